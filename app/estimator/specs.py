@@ -1,0 +1,204 @@
+"""The estimator's inputs: model × workload × plan × cluster, as frozen dataclasses.
+
+The four are kept apart (as in calculon-ai/calculon `calculon/llm/llm.py`) so that the planner can
+hold the model and workload fixed and vary plans and hardware cheaply. Units are in field names
+where they are not obvious. This module imports only the standard library.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+Task = Literal["pretrain", "full_finetune", "lora", "qlora", "inference"]
+Precision = Literal["fp32", "fp16", "bf16", "fp8"]
+Optimizer = Literal["adamw", "adamw_8bit", "lion", "sgd", "adafactor"]
+Offload = Literal["none", "optimizer", "optimizer_and_params"]
+Recompute = Literal["none", "selective", "full"]
+Mlp = Literal["gelu", "swiglu"]
+Norm = Literal["layernorm", "rmsnorm"]
+
+TASKS: tuple[str, ...] = ("pretrain", "full_finetune", "lora", "qlora", "inference")
+PRECISIONS: tuple[str, ...] = ("fp32", "fp16", "bf16", "fp8")
+OPTIMIZERS: tuple[str, ...] = ("adamw", "adamw_8bit", "lion", "sgd", "adafactor")
+LORA_TARGETS: tuple[str, ...] = ("q", "k", "v", "o", "gate", "up", "down")
+
+GIB = 2**30
+
+
+class EstimatorError(ValueError):
+    """Bad input to the estimator; the message says what is wrong and what is allowed.
+
+    `field` names the offending input (dotted path, e.g. "plan.tp") so the API can report it.
+    """
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+@dataclass(frozen=True, slots=True)
+class ModelSpec:
+    """A decoder-only transformer. Dense when `experts` == 0.
+
+    MoE: `moe_layers` of the `layers` use `experts` routed experts of width `expert_ffn`
+    (plus `shared_experts` always-active ones, DeepSeek style), `experts_per_token` active.
+    """
+
+    name: str
+    layers: int
+    hidden: int
+    heads: int
+    kv_heads: int
+    ffn: int
+    vocab: int
+    mlp: Mlp = "swiglu"
+    tied_embeddings: bool = False
+    head_dim: int | None = None  # None: hidden // heads (Gemma and Qwen3 set it explicitly)
+    norm: Norm = "rmsnorm"
+    qkv_bias: bool = False  # bias on q, k, v only (Qwen2)
+    linear_bias: bool = False  # bias on every linear layer (GPT-2, GPT-NeoX, Falcon off)
+    learned_positions: int = 0  # GPT-2 style learned position table rows; 0 for RoPE models
+    experts: int = 0
+    experts_per_token: int = 0
+    expert_ffn: int | None = None
+    shared_experts: int = 0
+    moe_layers: int = 0
+    approximate: bool = False  # architecture derived from a parameter count only
+
+    @property
+    def d_head(self) -> int:
+        return self.head_dim if self.head_dim is not None else self.hidden // self.heads
+
+    @property
+    def is_moe(self) -> bool:
+        return self.experts > 0 and self.moe_layers > 0
+
+
+@dataclass(frozen=True, slots=True)
+class LoraSpec:
+    rank: int = 16
+    targets: tuple[str, ...] = ("q", "k", "v", "o", "gate", "up", "down")
+    alpha: float | None = None  # does not change memory; kept for launch configs
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    """What the customer wants to do with the model, independent of how it is split.
+
+    For `inference`, `seq_len` is the context length (prompt + generated) and the batch is
+    `Plan.micro_batch` concurrent sequences; `output_tokens` is the generated length.
+    """
+
+    task: Task = "full_finetune"
+    precision: Precision = "bf16"
+    mixed_precision: bool = True  # fp32 master weights + optimizer states (Megatron/DeepSpeed/FSDP default)
+    optimizer: Optimizer = "adamw"
+    seq_len: int = 2048
+    global_batch: int | None = None  # sequences per optimizer step; None: dp × micro_batch
+    tokens: float | None = None  # tokens to train on (time to train) or to generate (inference)
+    lora: LoraSpec | None = None
+    kv_cache_precision: Precision | None = None  # None: same as the weights
+    output_tokens: int = 256  # inference only
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """How the work is split. Degrees multiply: dp × tp × pp × cp = GPUs (ep lives inside dp)."""
+
+    dp: int = 1
+    tp: int = 1
+    pp: int = 1
+    cp: int = 1
+    ep: int = 1
+    zero_stage: int = 0
+    offload: Offload = "none"
+    recompute: Recompute = "none"
+    sequence_parallel: bool = False
+    flash_attention: bool = True
+    micro_batch: int = 1
+    virtual_stages: int = 1  # interleaved 1F1B when > 1
+
+    @property
+    def gpus(self) -> int:
+        return self.dp * self.tp * self.pp * self.cp
+
+
+@dataclass(frozen=True, slots=True)
+class GpuSpec:
+    """Hardware facts of one GPU type; every figure is cited in data/gpus.json."""
+
+    id: str  # stable slug, e.g. "h100-80g-sxm"
+    name: str
+    memory_gib: float  # as reported by nvidia-smi (total), in GiB
+    usable_memory_gib: float  # what a training process can allocate (total minus reserved)
+    hbm_bytes_per_s: float
+    peak_flops: dict[str, float]  # dense tensor-core peak per precision: "fp32" (TF32), "fp16", "bf16", "fp8"
+    intra_node_link: str  # "nvlink3", "nvlink4", "nvlink5", "pcie4", "pcie5", ...
+    nvlink_bytes_per_s: float  # per GPU, one direction; 0 when the card has no NVLink
+    pcie_gen: int
+    max_gpus_per_node: int = 8
+    source: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Cluster:
+    """The GPUs a plan runs on: `nodes` servers of `gpus_per_node` cards each."""
+
+    gpu: GpuSpec
+    gpus_per_node: int = 1
+    nodes: int = 1
+    intra_node_link: str | None = None  # None: the GPU's own (a PCIe-only server overrides NVLink)
+    inter_node_gbps: float | None = None  # per-node injection bandwidth in Gbit/s; None: no fabric
+    host_ram_gib: float | None = None  # per node; None: unknown (offload is not checked)
+    extra: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def gpus(self) -> int:
+        return self.gpus_per_node * self.nodes
+
+
+@dataclass(frozen=True, slots=True)
+class Warning_:
+    """A named trap (code is stable, message is for people)."""
+
+    code: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryBreakdown:
+    """Per-GPU memory in bytes (worst pipeline stage); the API converts to GiB."""
+
+    weights: float
+    gradients: float
+    optimizer: float
+    activations: float
+    kv_cache: float
+    other: float
+    capacity: float  # usable bytes of the card
+    host_ram: float = 0.0  # bytes per node needed on the host when offloading
+
+    @property
+    def total(self) -> float:
+        return self.weights + self.gradients + self.optimizer + self.activations + self.kv_cache + self.other
+
+    @property
+    def fits(self) -> bool:
+        return self.total <= self.capacity
+
+
+@dataclass(frozen=True, slots=True)
+class Performance:
+    """Speed of one plan. Training fields are None for inference and vice versa."""
+
+    step_time_s: float | None = None
+    tokens_per_s: float | None = None  # whole job
+    tokens_per_s_per_gpu: float | None = None
+    mfu: float | None = None
+    breakdown_s: dict[str, float] = field(default_factory=dict)  # compute, exposed_comm, bubble, offload
+    time_to_train_hours: float | None = None
+    gpu_hours: float | None = None
+    prefill_tokens_per_s: float | None = None
+    decode_tokens_per_s: float | None = None
+    time_per_output_token_ms: float | None = None
