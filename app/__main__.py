@@ -1,0 +1,89 @@
+"""Command line: `python -m app serve|migrate|seed`. Bad configuration gives one line, not a traceback."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from pydantic import ValidationError
+
+
+def _settings():  # noqa: ANN202
+    from app.settings import Settings
+
+    return Settings()
+
+
+def _describe(exc: ValidationError) -> str:
+    first = exc.errors()[0]
+    field = ".".join(str(p) for p in first["loc"]).upper() or "settings"
+    return f"{field}: {first['msg'].removeprefix('Value error, ')}"
+
+
+def cmd_migrate(settings) -> None:  # noqa: ANN001
+    from app.db.engine import build_engine, check_connection
+    from app.db.migrate import upgrade
+
+    engine = build_engine(settings.database_url)
+    check_connection(engine)
+    engine.dispose()
+    upgrade(settings.database_url)
+    print("migrate: database is at the latest revision")
+
+
+def cmd_seed(settings) -> None:  # noqa: ANN001
+    from app.catalog.seed import seed_catalog
+    from app.db.engine import build_engine, build_sessionmaker, check_connection
+
+    engine = build_engine(settings.database_url)
+    check_connection(engine)
+    with build_sessionmaker(engine).begin() as session:
+        print(seed_catalog(session))
+    engine.dispose()
+
+
+def cmd_serve(settings, *, workers: int = 1) -> None:  # noqa: ANN001
+    import uvicorn
+
+    from app.db.engine import build_engine, check_connection
+
+    engine = build_engine(settings.database_url)
+    check_connection(engine)
+    engine.dispose()
+    print(f"serving on http://{settings.host}:{settings.port}", flush=True)
+    uvicorn.run(
+        "app.main:app", host=settings.host, port=settings.port, workers=workers,
+        log_level=settings.log_level, proxy_headers=True,
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m app", description="gpu-sizer service")
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("migrate", help="upgrade the database named by DATABASE_URL to the latest schema")
+    sub.add_parser("seed", help="insert the seed catalog (idempotent; never overwrites admin changes)")
+    serve = sub.add_parser("serve", help="serve HTTP on HOST:PORT")
+    serve.add_argument("--workers", type=int, default=1)
+    args = parser.parse_args(argv)
+
+    from app.db.engine import DatabaseUnavailable
+
+    try:
+        settings = _settings()
+        if args.command == "migrate":
+            cmd_migrate(settings)
+        elif args.command == "seed":
+            cmd_seed(settings)
+        elif args.command == "serve":
+            cmd_serve(settings, workers=args.workers)
+    except ValidationError as exc:
+        print(f"error: bad configuration: {_describe(exc)}", file=sys.stderr)
+        return 2
+    except DatabaseUnavailable as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,113 @@
+"""Catalog tables: GPU types (commercial references to the hardware data file), server SKUs,
+their price history and their term discounts.
+
+Money is stored as integer minor units (fen for CNY) beside an ISO 4217 code: SQLite keeps
+`Numeric` as a float, which would not round-trip exactly.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    DateTime,
+    ForeignKey,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from app.db.base import Base, TimestampMixin, utcnow
+
+
+class GpuType(TimestampMixin, Base):
+    """A GPU type the company rents. Its physics lives in app/estimator/data/gpus.json under `slug`."""
+
+    __tablename__ = "gpu_types"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    slug: Mapped[str] = mapped_column(String(64), unique=True)
+    name: Mapped[str] = mapped_column(String(128))
+
+
+class Sku(TimestampMixin, Base):
+    __tablename__ = "skus"
+    __table_args__ = (
+        CheckConstraint("rental_unit IN ('card', 'node')", name="rental_unit"),
+        CheckConstraint("status IN ('active', 'retired')", name="status"),
+        CheckConstraint("gpus_per_node > 0", name="gpus_per_node_positive"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    slug: Mapped[str] = mapped_column(String(64), unique=True)
+    name: Mapped[str] = mapped_column(String(200))
+    gpu_type_id: Mapped[int] = mapped_column(ForeignKey("gpu_types.id"))
+    rental_unit: Mapped[str] = mapped_column(String(8))  # 'card': priced per card; 'node': whole server
+    gpus_per_node: Mapped[int] = mapped_column(Integer)
+    card_counts: Mapped[list[int]] = mapped_column(JSON)  # cards one may rent in one server
+    intra_node_link: Mapped[str] = mapped_column(String(32))  # interconnect slug, e.g. nvlink4, pcie4
+    interconnect: Mapped[str] = mapped_column(String(200))  # as sold, for people
+    host_cpu: Mapped[str] = mapped_column(String(200), default="")
+    host_ram_gib: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    host_nvme_tb: Mapped[str] = mapped_column(String(100), default="")
+    network: Mapped[str] = mapped_column(String(200), default="")
+    inter_node_fabric: Mapped[str | None] = mapped_column(String(32), nullable=True)  # e.g. ib-ndr-400
+    infiniband_addon: Mapped[bool] = mapped_column(Boolean, default=False)
+    regions: Mapped[list[str]] = mapped_column(JSON)
+    status: Mapped[str] = mapped_column(String(16), default="active")
+    indicative_price: Mapped[bool] = mapped_column(Boolean, default=False)
+    notes: Mapped[str] = mapped_column(Text, default="")
+    version: Mapped[int] = mapped_column(Integer, default=1)
+
+    gpu_type: Mapped[GpuType] = relationship(lazy="joined")
+    prices: Mapped[list[SkuPrice]] = relationship(
+        back_populates="sku", order_by="SkuPrice.effective_from", lazy="selectin"
+    )
+    discounts: Mapped[list[TermDiscount]] = relationship(back_populates="sku", lazy="selectin")
+
+    __mapper_args__ = {"version_id_col": version}
+
+
+class SkuPrice(Base):
+    """One monthly list price per rental unit, valid from `effective_from`; rows are never updated."""
+
+    __tablename__ = "sku_prices"
+    __table_args__ = (CheckConstraint("amount_minor > 0", name="amount_positive"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    sku_id: Mapped[int] = mapped_column(ForeignKey("skus.id", ondelete="CASCADE"), index=True)
+    amount_minor: Mapped[int] = mapped_column(BigInteger)
+    currency: Mapped[str] = mapped_column(String(3))
+    effective_from: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    created_by: Mapped[str] = mapped_column(String(200), default="seed")
+    note: Mapped[str] = mapped_column(Text, default="")
+
+    sku: Mapped[Sku] = relationship(back_populates="prices")
+
+
+class TermDiscount(Base):
+    """Discount for a rental term, in basis points (2000 = 20 %)."""
+
+    __tablename__ = "term_discounts"
+    __table_args__ = (
+        CheckConstraint("term IN ('monthly', 'annual')", name="term"),
+        CheckConstraint("discount_bp >= 0 AND discount_bp <= 9000", name="discount_range"),
+        UniqueConstraint("sku_id", "term"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    sku_id: Mapped[int] = mapped_column(ForeignKey("skus.id", ondelete="CASCADE"), index=True)
+    term: Mapped[str] = mapped_column(String(16))
+    discount_bp: Mapped[int] = mapped_column(Integer)
+    version: Mapped[int] = mapped_column(Integer, default=1)
+
+    sku: Mapped[Sku] = relationship(back_populates="discounts")
+
+    __mapper_args__ = {"version_id_col": version}

@@ -1,0 +1,53 @@
+"""Price rules: which list price is in force, and what a term costs after its discount."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from decimal import Decimal
+
+from app.catalog.models import Sku, SkuPrice
+from app.money import apply_discount, from_minor
+
+TERMS = ("monthly", "annual")
+TERM_MONTHS = {"monthly": 1, "annual": 12}
+
+
+@dataclass(frozen=True, slots=True)
+class TermPrice:
+    term: str
+    discount_bp: int
+    monthly_effective: Decimal  # per rental unit
+
+
+@dataclass(frozen=True, slots=True)
+class SkuPricing:
+    currency: str
+    monthly_list: Decimal  # per rental unit
+    price_id: int
+    effective_from: datetime
+    terms: dict[str, TermPrice]
+
+
+def _aware(moment: datetime) -> datetime:
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def current_price(sku: Sku, *, at: datetime | None = None) -> SkuPrice | None:
+    """The newest price whose effective date has come (SQLite returns naive datetimes: read as UTC)."""
+    moment = at or datetime.now(UTC)
+    in_force = [p for p in sku.prices if _aware(p.effective_from) <= moment]
+    return max(in_force, key=lambda p: (_aware(p.effective_from), p.id), default=None)
+
+
+def sku_pricing(sku: Sku, *, at: datetime | None = None) -> SkuPricing | None:
+    price = current_price(sku, at=at)
+    if price is None:
+        return None
+    monthly_list = from_minor(price.amount_minor, price.currency)
+    discounts = {term: 0 for term in TERMS} | {d.term: d.discount_bp for d in sku.discounts}
+    terms = {
+        term: TermPrice(term, bp, apply_discount(monthly_list, bp, price.currency))
+        for term, bp in discounts.items()
+    }
+    return SkuPricing(price.currency, monthly_list, price.id, _aware(price.effective_from), terms)

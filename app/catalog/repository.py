@@ -1,0 +1,32 @@
+"""Catalog queries. The only place that writes SQL for the catalog."""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.catalog.models import GpuType, Sku, SkuPrice, TermDiscount
+
+
+def list_gpu_types(session: Session) -> list[GpuType]:
+    return list(session.scalars(select(GpuType).order_by(GpuType.slug)))
+
+
+def get_gpu_type_by_slug(session: Session, slug: str) -> GpuType | None:
+    return session.scalar(select(GpuType).where(GpuType.slug == slug))
+
+
+def list_skus(session: Session, *, include_retired: bool = False) -> list[Sku]:
+    query = select(Sku).order_by(Sku.id)
+    if not include_retired:
+        query = query.where(Sku.status == "active")
+    return list(session.scalars(query))
+
+
+def get_sku_by_slug(session: Session, slug: str) -> Sku | None:
+    return session.scalar(select(Sku).where(Sku.slug == slug))
+
+
+def add(session: Session, row: GpuType | Sku | SkuPrice | TermDiscount) -> None:
+    session.add(row)
+    session.flush()

@@ -1,0 +1,86 @@
+"""The catalog the company sells (BRIEF §3, from the company's 2026 article in shared seeds).
+
+The article quotes ranges "for reference, final on consultation": the seed takes the midpoint
+and marks the price as indicative. Amounts are CNY per month per rental unit.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+GPU_TYPES: list[dict[str, str]] = [
+    {"slug": "a100-40g-pcie", "name": "NVIDIA A100 40GB PCIe"},
+    {"slug": "a100-80g-sxm", "name": "NVIDIA A100 80GB SXM"},
+    {"slug": "h100-80g-sxm", "name": "NVIDIA H100 80GB SXM"},
+    {"slug": "h200-141g-sxm", "name": "NVIDIA H200 141GB SXM"},
+    {"slug": "l40s-48g", "name": "NVIDIA L40S 48GB"},
+]
+
+SKUS: list[dict] = [
+    {
+        "slug": "a100-40g-pcie-card",
+        "name": "A100 40G custom server, rented by the card",
+        "gpu": "a100-40g-pcie",
+        "rental_unit": "card",
+        "gpus_per_node": 4,
+        "card_counts": [1, 2, 4],
+        "intra_node_link": "pcie4",
+        "interconnect": "PCIe 4.0, no NVLink",
+        "host_cpu": "general-purpose server",
+        "host_ram_gib": None,
+        "host_nvme_tb": "",
+        "network": "100 Mbps BGP",
+        "inter_node_fabric": None,
+        "infiniband_addon": False,
+        "regions": ["shenzhen"],
+        "indicative_price": False,
+        "price": Decimal("2800.00"),
+        "discounts_bp": {"monthly": 0, "annual": 2000},
+        "notes": "Annual term 20% off (CNY 2,240 per card per month).",
+    },
+    {
+        "slug": "a100-80g-sxm-8x",
+        "name": "8x A100 80G SXM NVLink server",
+        "gpu": "a100-80g-sxm",
+        "rental_unit": "node",
+        "gpus_per_node": 8,
+        "card_counts": [8],
+        "intra_node_link": "nvlink3",
+        "interconnect": "NVLink 600 GB/s all-to-all (NVSwitch)",
+        "host_cpu": "2x Intel Xeon Platinum 8380 (80 cores)",
+        "host_ram_gib": 1024,
+        "host_nvme_tb": "4x 3.84 TB NVMe",
+        "network": "10 Gbps BGP",
+        "inter_node_fabric": None,
+        "infiniband_addon": False,
+        "regions": ["shenzhen"],
+        "indicative_price": True,
+        "price": Decimal("30000.00"),
+        "discounts_bp": {"monthly": 0, "annual": 1500},
+        "notes": "List range CNY 25,000-35,000 per month; annual 15% off (20% via custom channel, about "
+        "CNY 240,000 per year).",
+    },
+    {
+        "slug": "h100-80g-sxm-8x",
+        "name": "8x H100 80G SXM NVSwitch server",
+        "gpu": "h100-80g-sxm",
+        "rental_unit": "node",
+        "gpus_per_node": 8,
+        "card_counts": [8],
+        "intra_node_link": "nvlink4",
+        "interconnect": "NVLink + NVSwitch 900 GB/s",
+        "host_cpu": "2x Intel Xeon Platinum 8480+ (112 cores)",
+        "host_ram_gib": 2048,
+        "host_nvme_tb": "8x 15.36 TB NVMe",
+        "network": "10 Gbps international; InfiniBand 400G optional",
+        "inter_node_fabric": "ib-ndr-400",
+        "infiniband_addon": True,
+        "regions": ["singapore", "los-angeles"],
+        "indicative_price": True,
+        "price": Decimal("100000.00"),
+        "discounts_bp": {"monthly": 0, "annual": 1500},
+        "notes": "List range CNY 80,000-120,000 per month; annual 15% off.",
+    },
+]
+
+SEED_CURRENCY = "CNY"

@@ -1,0 +1,81 @@
+"""Catalog rules: what the public catalog shows and how prices are presented."""
+
+from __future__ import annotations
+
+from sqlalchemy.orm import Session
+
+from app.catalog import repository
+from app.catalog.models import Sku
+from app.catalog.pricing import sku_pricing
+from app.catalog.schemas import GpuOut, GpuRef, PriceOut, SkuOut, TermPriceOut
+from app.money import bp_to_percent
+
+
+def sku_out(sku: Sku) -> SkuOut:
+    return SkuOut(
+        id=sku.slug,
+        name=sku.name,
+        gpu=GpuRef(id=sku.gpu_type.slug, name=sku.gpu_type.name),
+        rental_unit=sku.rental_unit,
+        gpus_per_node=sku.gpus_per_node,
+        card_counts=list(sku.card_counts),
+        intra_node_link=sku.intra_node_link,
+        interconnect=sku.interconnect,
+        host_cpu=sku.host_cpu,
+        host_ram_gib=sku.host_ram_gib,
+        host_nvme=sku.host_nvme_tb,
+        network=sku.network,
+        inter_node_fabric=sku.inter_node_fabric,
+        infiniband_addon=sku.infiniband_addon,
+        regions=list(sku.regions),
+        status=sku.status,
+        notes=sku.notes,
+        version=sku.version,
+        price=_price_out(sku),
+    )
+
+
+def _price_out(sku: Sku) -> PriceOut | None:
+    pricing = sku_pricing(sku)
+    if pricing is None:
+        return None
+    terms = {
+        term: TermPriceOut(term=term, discount_percent=str(bp_to_percent(tp.discount_bp)),
+                           monthly_effective=str(tp.monthly_effective))
+        for term, tp in pricing.terms.items()
+    }
+    return PriceOut(
+        currency=pricing.currency,
+        unit=sku.rental_unit,
+        monthly_list=str(pricing.monthly_list),
+        effective_from=pricing.effective_from.isoformat(),
+        indicative=sku.indicative_price,
+        terms=terms,
+    )
+
+
+def public_skus(session: Session) -> list[SkuOut]:
+    return [sku_out(sku) for sku in repository.list_skus(session)]
+
+
+def gpu_catalog(session: Session | None) -> list[GpuOut]:
+    """Hardware facts from the shipped data file; `offered` needs the database (False without one)."""
+    from app.estimator.hardware import load_gpus
+
+    offered = {sku.gpu_type.slug for sku in repository.list_skus(session)} if session is not None else set()
+    return [
+        GpuOut(
+            id=gpu.id,
+            name=gpu.name,
+            memory_gib=gpu.memory_gib,
+            usable_memory_gib=gpu.usable_memory_gib,
+            hbm_bandwidth_gb_per_s=round(gpu.hbm_bytes_per_s / 1e9, 1),
+            peak_tflops={k: round(v / 1e12, 1) for k, v in gpu.peak_flops.items()},
+            intra_node_link=gpu.intra_node_link,
+            nvlink_gb_per_s=round(gpu.nvlink_bytes_per_s / 1e9, 1),
+            pcie_gen=gpu.pcie_gen,
+            offered=gpu.id in offered,
+            source=gpu.source,
+        )
+        for gpu in load_gpus().values()
+    ]

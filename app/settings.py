@@ -1,0 +1,66 @@
+"""Settings from the environment (pydantic-settings). Nothing is read at import time."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Literal
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DEFAULT_SQLITE_URL = "sqlite:///./data/gpu-sizer.db"
+SUPPORTED_SCHEMES = ("sqlite", "postgresql", "postgresql+psycopg")
+DEV_SECRET = "dev-insecure-secret-change-me"
+
+
+def normalise_database_url(url: str) -> str:
+    """Accept the URLs people paste (postgres://, postgresql://) and pin the psycopg 3 driver."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        raise ValueError(f"DATABASE_URL {url!r} is not a URL; expected sqlite:///path or postgresql://user@host/db")
+    scheme = scheme.lower()
+    if scheme in ("postgres", "postgresql", "postgresql+psycopg"):
+        return f"postgresql+psycopg://{rest}"
+    if scheme == "sqlite":
+        return url
+    raise ValueError(
+        f"DATABASE_URL scheme {scheme!r} is not supported; use one of sqlite:///path, postgresql://user@host/db"
+    )
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
+
+    env: Literal["dev", "test", "prod"] = "dev"
+    database_url: str = DEFAULT_SQLITE_URL
+    port: int = Field(default=8000, ge=1, le=65535)
+    host: str = "127.0.0.1"
+    secret_key: SecretStr = SecretStr(DEV_SECRET)
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
+    quote_validity_days: int = Field(default=14, ge=1, le=365)
+
+    @field_validator("database_url")
+    @classmethod
+    def _check_database_url(cls, value: str) -> str:
+        return normalise_database_url(value)
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _lower_log_level(cls, value: str) -> str:
+        return value.lower() if isinstance(value, str) else value
+
+    @field_validator("secret_key")
+    @classmethod
+    def _refuse_dev_secret_in_prod(cls, value: SecretStr, info) -> SecretStr:  # noqa: ANN001
+        if info.data.get("env") == "prod" and value.get_secret_value() == DEV_SECRET:
+            raise ValueError("SECRET_KEY must be set to a random value when ENV=prod")
+        return value
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.database_url.startswith("sqlite")
+
+
+@lru_cache
+def get_settings() -> Settings:
+    return Settings()

@@ -1,0 +1,1 @@
+// gpu-sizer progressive enhancement

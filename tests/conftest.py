@@ -1,0 +1,125 @@
+"""Test fixtures: every database test runs on SQLite and on PostgreSQL.
+
+The schema is built by the Alembic migrations once per backend and run, the seed catalog is
+committed, and each test runs inside a transaction that is rolled back (the app's own commits
+become savepoint releases). Under CI=true an unreachable PostgreSQL fails the run.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Iterator
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import Engine, create_engine, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.orm import Session
+
+from app.api.deps import get_session
+from app.catalog.seed import seed_catalog
+from app.db.engine import build_engine, build_sessionmaker
+from app.db.migrate import upgrade
+from app.main import create_app
+from app.settings import Settings
+
+DEFAULT_PG_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+BACKENDS = ("sqlite", "postgresql")
+_backend_counts: Counter[str] = Counter()
+
+
+def pg_url() -> str:
+    return Settings(database_url=os.environ.get("TEST_DATABASE_URL", DEFAULT_PG_URL)).database_url
+
+
+def _pg_reachable(url: str) -> str | None:
+    try:
+        engine = create_engine(url, connect_args={"connect_timeout": 3})
+        with engine.connect() as connection:
+            connection.execute(text("SELECT 1"))
+        engine.dispose()
+    except Exception as exc:  # noqa: BLE001 - any failure means "not reachable", reported below
+        return str(exc).splitlines()[0]
+    return None
+
+
+def reset_postgres(url: str) -> None:
+    """Empty the test database's public schema so the migrations start from nothing."""
+    engine = create_engine(url, isolation_level="AUTOCOMMIT")
+    with engine.connect() as connection:
+        connection.execute(text("DROP SCHEMA public CASCADE"))
+        connection.execute(text("CREATE SCHEMA public"))
+    engine.dispose()
+
+
+def require_backend_url(backend: str, tmp_factory: pytest.TempPathFactory, name: str = "test") -> str:
+    if backend == "sqlite":
+        return f"sqlite:///{tmp_factory.mktemp('sqlite') / f'{name}.db'}"
+    url = pg_url()
+    reason = _pg_reachable(url)
+    if reason:
+        message = f"PostgreSQL at {make_url(url).render_as_string(hide_password=True)} is unreachable: {reason}"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message, pytrace=False)
+        pytest.skip(message)
+    return url
+
+
+@pytest.fixture(scope="session", params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+@pytest.fixture(scope="session")
+def database_url(backend: str, tmp_path_factory: pytest.TempPathFactory) -> str:
+    url = require_backend_url(backend, tmp_path_factory)
+    if backend == "postgresql":
+        reset_postgres(url)
+    upgrade(url)
+    return url
+
+
+@pytest.fixture(scope="session")
+def engine(database_url: str) -> Iterator[Engine]:
+    engine = build_engine(database_url)
+    with build_sessionmaker(engine).begin() as session:
+        seed_catalog(session)
+    yield engine
+    engine.dispose()
+
+
+@pytest.fixture()
+def db(engine: Engine, backend: str) -> Iterator[Session]:
+    _backend_counts[backend] += 1
+    connection = engine.connect()
+    transaction = connection.begin()
+    session = Session(bind=connection, join_transaction_mode="create_savepoint", expire_on_commit=False)
+    yield session
+    session.close()
+    transaction.rollback()
+    connection.close()
+
+
+@pytest.fixture()
+def app_settings(database_url: str) -> Settings:
+    return Settings(database_url=database_url, env="test")
+
+
+@pytest.fixture()
+def client(app_settings: Settings, db: Session) -> Iterator[TestClient]:
+    app = create_app(app_settings)
+
+    def _session() -> Iterator[Session]:
+        yield db
+        db.flush()
+
+    app.dependency_overrides[get_session] = _session
+    with TestClient(app, raise_server_exceptions=False) as test_client:
+        yield test_client
+
+
+def pytest_terminal_summary(terminalreporter) -> None:  # noqa: ANN001
+    if _backend_counts:
+        counts = ", ".join(f"{name}: {_backend_counts[name]} tests" for name in BACKENDS)
+        terminalreporter.write_line(f"database backends exercised — {counts}")
