@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 PORT ?= 8000
 export PORT
 
-.PHONY: run test lint install install-dev migrate seed bench clean
+.PHONY: run test lint install install-dev migrate seed bench load clean system-deps browser
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -28,19 +28,39 @@ migrate: install
 seed: migrate
 	$(BIN)/python -m app seed
 
+## Debian packages WeasyPrint needs for quote PDFs (Pango, HarfBuzz font subsetting: fast, and a CJK font
+## so Chinese renders):
+## skipped when installed, else apt-get (as root, or through sudo).
+SYSTEM_PACKAGES := libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz-subset0 fonts-dejavu-core fonts-noto-cjk
+system-deps:
+	@dpkg -s $(SYSTEM_PACKAGES) >/dev/null 2>&1 || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $(SYSTEM_PACKAGES); }
+
+## Debian's Chromium for the browser tests (tests/web, Playwright with executable_path): quick when
+## /usr/bin/chromium exists, else apt-get. Playwright never downloads a browser of its own.
+browser:
+	@test -x /usr/bin/chromium || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium; }
+
 ## Start the service on DATABASE_URL (default: SQLite in ./data), migrated and seeded.
-run: seed
+run: system-deps seed
 	$(BIN)/python -m app serve
 
 lint: install-dev
 	$(BIN)/ruff check .
 
 ## Lint, then the whole suite on SQLite and PostgreSQL (TEST_DATABASE_URL).
-test: lint
+test: system-deps browser lint
 	$(BIN)/python -m pytest
 
 bench: install-dev
 	$(BIN)/python benchmarks/estimator.py
+
+## 50 clients for 60 s against `serve --workers 2` on PostgreSQL (LOAD_DATABASE_URL; it is emptied).
+load: install-dev
+	$(BIN)/python benchmarks/load.py
 
 clean:
 	rm -rf $(VENV) data .pytest_cache .ruff_cache

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import tempfile
 
 from pydantic import ValidationError
 
@@ -50,10 +52,14 @@ def cmd_serve(settings, *, workers: int = 1) -> None:  # noqa: ANN001
     engine = build_engine(settings.database_url)
     check_connection(engine)
     engine.dispose()
+    if workers > 1 and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        # Each worker writes its metrics here and /metrics sums them (prometheus-client multiprocess mode).
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="gpu-sizer-metrics-")
     print(f"serving on http://{settings.host}:{settings.port}", flush=True)
     uvicorn.run(
         "app.main:app", host=settings.host, port=settings.port, workers=workers,
         log_level=settings.log_level, proxy_headers=True,
+        access_log=False,  # app.http.observability writes one JSON line per request instead
     )
 
 
@@ -64,6 +70,13 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("seed", help="insert the seed catalog (idempotent; never overwrites admin changes)")
     serve = sub.add_parser("serve", help="serve HTTP on HOST:PORT")
     serve.add_argument("--workers", type=int, default=1)
+    from app.admin.cli import ADMIN_COMMANDS, add_admin_commands, run_admin_command
+    from app.planner.cli import add_recommend_command, run_recommend_command
+    from app.reference.cli import add_rate_command, run_rate_command
+
+    add_admin_commands(sub)
+    add_recommend_command(sub)
+    add_rate_command(sub)
     args = parser.parse_args(argv)
 
     from app.db.engine import DatabaseUnavailable
@@ -76,6 +89,12 @@ def main(argv: list[str] | None = None) -> int:
             cmd_seed(settings)
         elif args.command == "serve":
             cmd_serve(settings, workers=args.workers)
+        elif args.command == "recommend":
+            return run_recommend_command(args, settings)
+        elif args.command == "set-exchange-rate":
+            return run_rate_command(args, settings)
+        elif args.command in ADMIN_COMMANDS:
+            return run_admin_command(args, settings)
     except ValidationError as exc:
         print(f"error: bad configuration: {_describe(exc)}", file=sys.stderr)
         return 2

@@ -4,10 +4,15 @@
      ├── InvalidInput             422  the request is well-formed but its values are not allowed
      ├── NotFound                 404
      ├── Conflict                 409  stale version, idempotency key reuse
+     ├── Unauthorized             401  no or bad credentials
+     ├── Forbidden                403  authenticated but not allowed, CSRF token missing
+     ├── TooManyRequests          429  throttled; carries Retry-After
      └── ServiceUnavailable       503  the database is down
 
 FastAPI's validation errors are rendered here too, without echoing the rejected input (a huge
-value must not come back, and NaN/Infinity cannot be encoded as JSON at all).
+value must not come back, and NaN/Infinity cannot be encoded as JSON at all). Plain HTTP statuses
+(400, 404, 405, 413, 415, 429, …) get the stable types of HTTP_PROBLEMS; the middleware in app/http
+(body limit, rate limit, trusted hosts, last-resort 500) answers with the same `http_problem`.
 """
 
 from __future__ import annotations
@@ -35,10 +40,13 @@ class AppError(Exception):
     type_ = "internal"
     title = "Internal error"
 
-    def __init__(self, detail: str, *, errors: list[dict[str, Any]] | None = None) -> None:
+    def __init__(
+        self, detail: str, *, errors: list[dict[str, Any]] | None = None, headers: dict[str, str] | None = None
+    ) -> None:
         super().__init__(detail)
         self.detail = detail
         self.errors = errors or []
+        self.headers = headers or {}
 
 
 class InvalidInput(AppError):
@@ -57,21 +65,76 @@ class ServiceUnavailable(AppError):
     status, type_, title = 503, "service-unavailable", "Service unavailable"
 
 
-def problem(status: int, type_: str, title: str, detail: str, **extra: Any) -> JSONResponse:
+class Unauthorized(AppError):
+    status, type_, title = 401, "unauthorized", "Unauthorized"
+
+
+class Forbidden(AppError):
+    status, type_, title = 403, "forbidden", "Forbidden"
+
+
+class TooManyRequests(AppError):
+    status, type_, title = 429, "too-many-requests", "Too many requests"
+
+
+# The stable `type` (and title) of each HTTP status the API answers with outside AppError.
+HTTP_PROBLEMS: dict[int, tuple[str, str]] = {
+    400: ("bad-request", "Bad request"),
+    401: ("unauthorized", "Unauthorized"),
+    403: ("forbidden", "Forbidden"),
+    404: ("not-found", "Not found"),
+    405: ("method-not-allowed", "Method not allowed"),
+    406: ("not-acceptable", "Not acceptable"),
+    409: ("conflict", "Conflict"),
+    413: ("payload-too-large", "Payload too large"),
+    415: ("unsupported-media-type", "Unsupported media type"),
+    422: ("invalid-input", "Invalid input"),
+    429: ("too-many-requests", "Too many requests"),
+    500: ("internal", "Internal error"),
+    503: ("service-unavailable", "Service unavailable"),
+}
+MAX_MESSAGE_CHARS = 200  # a field error's message never carries a huge value back
+
+
+def problem(
+    status: int, type_: str, title: str, detail: str, *, headers: dict[str, str] | None = None, **extra: Any
+) -> JSONResponse:
     body = {"type": PROBLEM_BASE + type_, "title": title, "status": status, "detail": detail, **extra}
-    headers = {"Retry-After": "5"} if status == 503 else None
+    headers = {"Retry-After": "5", **(headers or {})} if status == 503 else headers
     return JSONResponse(body, status_code=status, media_type=PROBLEM_JSON, headers=headers)
+
+
+def http_problem(status: int, detail: str, *, headers: dict[str, str] | None = None, **extra: Any) -> JSONResponse:
+    """A problem for a plain HTTP status (404, 413, 429…) with its stable type and title."""
+    type_, title = HTTP_PROBLEMS.get(status, ("http-error", "HTTP error"))
+    return problem(status, type_, title, detail, headers=headers, **extra)
+
+
+def internal_error_response() -> JSONResponse:
+    return http_problem(500, "An unexpected error occurred; it has been logged.")
 
 
 def _field_errors(exc: RequestValidationError) -> list[dict[str, Any]]:
     out = []
     for err in exc.errors():
-        loc = [str(part) for part in err.get("loc", ()) if part != "body"]
-        out.append({"field": ".".join(loc) or "body", "message": str(err.get("msg", "invalid")), "type": err["type"]})
+        # A JSON syntax error's location is a character position, not a field.
+        loc = [] if err["type"] == "json_invalid" else [str(part) for part in err.get("loc", ()) if part != "body"]
+        message = str(err.get("msg", "invalid"))[:MAX_MESSAGE_CHARS]
+        out.append({"field": ".".join(loc) or "body", "message": message, "type": err["type"]})
     return out
 
 
-async def _on_validation(_request: Request, exc: RequestValidationError) -> JSONResponse:
+def _unsupported_media_type(request: Request, exc: RequestValidationError) -> bool:
+    """A body sent as something other than JSON (or a form) to a route that wants a JSON object."""
+    content_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    if not content_type or content_type.endswith("json") or content_type.endswith("form-urlencoded"):
+        return False
+    return any(tuple(err.get("loc", ())) == ("body",) for err in exc.errors())
+
+
+async def _on_validation(request: Request, exc: RequestValidationError) -> JSONResponse:
+    if _unsupported_media_type(request, exc):
+        return http_problem(415, "The request body must be JSON (Content-Type: application/json).")
     errors = _field_errors(exc)
     detail = "; ".join(f"{e['field']}: {e['message']}" for e in errors[:5])
     return problem(422, "invalid-input", "Invalid input", detail, errors=errors)
@@ -79,7 +142,7 @@ async def _on_validation(_request: Request, exc: RequestValidationError) -> JSON
 
 async def _on_app_error(_request: Request, exc: AppError) -> JSONResponse:
     extra = {"errors": exc.errors} if exc.errors else {}
-    return problem(exc.status, exc.type_, exc.title, exc.detail, **extra)
+    return problem(exc.status, exc.type_, exc.title, exc.detail, headers=exc.headers or None, **extra)
 
 
 async def _on_estimator_error(_request: Request, exc: EstimatorError) -> JSONResponse:
@@ -93,16 +156,13 @@ async def _on_database_down(_request: Request, exc: Exception) -> JSONResponse:
 
 
 async def _on_http_error(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
-    type_ = {404: "not-found", 405: "method-not-allowed", 413: "payload-too-large"}.get(exc.status_code, "http-error")
-    response = problem(exc.status_code, type_, str(exc.detail), str(exc.detail))
-    for key, value in (exc.headers or {}).items():
-        response.headers[key] = value
-    return response
+    detail = str(exc.detail)[:MAX_MESSAGE_CHARS]
+    return http_problem(exc.status_code, detail, headers=dict(exc.headers or {}))
 
 
 async def _on_unexpected(_request: Request, exc: Exception) -> JSONResponse:
     log.exception("unhandled error", exc_info=exc)
-    return problem(500, "internal", "Internal error", "An unexpected error occurred; it has been logged.")
+    return internal_error_response()
 
 
 def install_error_handlers(app: FastAPI) -> None:

@@ -10,10 +10,19 @@ from pathlib import Path
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
-from app.api import catalog, health
+from app.admin.routes import install_admin
+from app.api import catalog, estimate, health, quotes, recommend
 from app.db.engine import build_engine, build_sessionmaker
 from app.errors import install_error_handlers
+from app.planner.search import set_cache_size
+from app.http import install_middleware
+from app.http import metrics as metrics_api
+from app.http.docs import install_docs
+from app.http.logging import configure_logging
+from app.http.openapi import install_problem_openapi
 from app.settings import Settings, get_settings
+from app.web import routes as web_routes
+from app.web.errors import install_html_error_pages
 
 STATIC_DIR = Path(__file__).resolve().parents[1] / "static"
 DESCRIPTION = (
@@ -34,11 +43,23 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         yield
         engine.dispose()
 
-    app = FastAPI(title="gpu-sizer", version="0.1.0", description=DESCRIPTION, lifespan=lifespan)
+    configure_logging(settings.log_level)
+    set_cache_size(settings.planner_cache_size)
+    app = FastAPI(title="gpu-sizer", version="0.1.0", description=DESCRIPTION, lifespan=lifespan, docs_url=None)
     app.state.settings = settings
     install_error_handlers(app)
+    install_middleware(app, settings)
+    install_docs(app)
+    install_problem_openapi(app, settings)
+    app.include_router(metrics_api.router)
     app.include_router(health.router)
     app.include_router(catalog.router)
+    app.include_router(estimate.router)
+    app.include_router(recommend.router)
+    app.include_router(quotes.router)
+    install_admin(app)
+    app.include_router(web_routes.router)
+    install_html_error_pages(app)  # after every handler is installed: it wraps them
     if STATIC_DIR.is_dir():
         app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     return app

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, SecretStr, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 DEFAULT_SQLITE_URL = "sqlite:///./data/gpu-sizer.db"
 SUPPORTED_SCHEMES = ("sqlite", "postgresql", "postgresql+psycopg")
 DEV_SECRET = "dev-insecure-secret-change-me"
+# Comma-separated in the environment (`CORS_ORIGINS=https://a.example,https://b.example`).
+CommaList = Annotated[list[str], NoDecode]
 
 
 def normalise_database_url(url: str) -> str:
@@ -38,11 +40,26 @@ class Settings(BaseSettings):
     secret_key: SecretStr = SecretStr(DEV_SECRET)
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     quote_validity_days: int = Field(default=14, ge=1, le=365)
+    planner_cache_size: int = Field(default=1024, ge=0)  # plan searches remembered per process (0: off)
+
+    # Hardening (issue 9): limits, rate limiting, browsers and proxies.
+    max_body_bytes: int = Field(default=1024 * 1024, ge=1024)
+    rate_limit_per_minute: int = Field(default=120, ge=0)  # per client IP and path; 0 turns it off
+    rate_limit_paths: CommaList = ["/estimate", "/recommend", "/admin/login"]
+    cors_origins: CommaList = []
+    trusted_hosts: CommaList = ["localhost", "127.0.0.1", "testserver"]
 
     @field_validator("database_url")
     @classmethod
     def _check_database_url(cls, value: str) -> str:
         return normalise_database_url(value)
+
+    @field_validator("rate_limit_paths", "cors_origins", "trusted_hosts", mode="before")
+    @classmethod
+    def _split_commas(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
 
     @field_validator("log_level", mode="before")
     @classmethod

@@ -103,7 +103,9 @@ def db(engine: Engine, backend: str) -> Iterator[Session]:
 
 @pytest.fixture()
 def app_settings(database_url: str) -> Settings:
-    return Settings(database_url=database_url, env="test")
+    # Rate limiting counts in the database outside the test's rolled-back transaction; the tests
+    # that exercise it (tests/http/test_limits.py) build their own settings.
+    return Settings(database_url=database_url, env="test", rate_limit_per_minute=0)
 
 
 @pytest.fixture()

@@ -27,5 +27,5 @@ def get_app_settings(request: Request) -> Settings:
     return request.app.state.settings
 
 
-SessionDep = Annotated[Session, Depends(get_session)]
+SessionDep = Annotated[Session, Depends(get_session, scope="function")]  # commit before the response is sent
 SettingsDep = Annotated[Settings, Depends(get_app_settings)]

@@ -111,3 +111,24 @@ class TermDiscount(Base):
     sku: Mapped[Sku] = relationship(back_populates="discounts")
 
     __mapper_args__ = {"version_id_col": version}
+
+
+class SkuAvailability(Base):
+    """Units of a SKU (cards or servers, per its rental unit) an admin says are free to rent in a region."""
+
+    __tablename__ = "sku_availability"
+    __table_args__ = (
+        CheckConstraint("units_available >= 0", name="units_non_negative"),
+        UniqueConstraint("sku_id", "region"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    sku_id: Mapped[int] = mapped_column(ForeignKey("skus.id", ondelete="CASCADE"), index=True)
+    region: Mapped[str] = mapped_column(String(64))
+    units_available: Mapped[int] = mapped_column(Integer)
+    version: Mapped[int] = mapped_column(Integer, default=1)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
+
+    sku: Mapped[Sku] = relationship()
+
+    __mapper_args__ = {"version_id_col": version}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.catalog.models import GpuType, Sku, SkuPrice, TermDiscount
+from app.catalog.models import GpuType, Sku, SkuAvailability, SkuPrice, TermDiscount
 
 
 def list_gpu_types(session: Session) -> list[GpuType]:
@@ -30,3 +30,11 @@ def get_sku_by_slug(session: Session, slug: str) -> Sku | None:
 def add(session: Session, row: GpuType | Sku | SkuPrice | TermDiscount) -> None:
     session.add(row)
     session.flush()
+
+
+def availability_by_sku(session: Session) -> dict[int, dict[str, int]]:
+    """Units free per region for each SKU that tracks availability (SKUs without rows are absent)."""
+    out: dict[int, dict[str, int]] = {}
+    for row in session.scalars(select(SkuAvailability)):
+        out.setdefault(row.sku_id, {})[row.region] = row.units_available
+    return out

@@ -12,8 +12,11 @@ from sqlalchemy.orm import Session
 
 from app.catalog import repository
 from app.catalog.models import GpuType, Sku, SkuPrice, TermDiscount
-from app.catalog.seed_data import GPU_TYPES, SEED_CURRENCY, SKUS
+from app.catalog.seed_data import ADDONS, GPU_TYPES, SEED_CURRENCY, SKUS
 from app.money import to_minor
+from app.quotes import repository as quotes_repository
+from app.quotes.models import SkuAddon
+from app.reference.service import seed_reference_prices
 
 
 @dataclass
@@ -36,7 +39,23 @@ def seed_catalog(session: Session) -> SeedReport:
             sku = _create_sku(session, spec)
             report.created.append(f"sku {spec['slug']}")
         _seed_missing_prices(session, sku, spec, report)
+    _seed_missing_addons(session, report)
+    references = seed_reference_prices(session)
+    if references:
+        report.created.append(f"{references} reference cloud prices")
     return report
+
+
+def _seed_missing_addons(session: Session, report: SeedReport) -> None:
+    for spec in ADDONS:
+        sku = repository.get_sku_by_slug(session, spec["sku"])
+        if sku is None or quotes_repository.get_addon(session, sku.id, spec["code"]) is not None:
+            continue
+        amount = None if spec["price"] is None else to_minor(spec["price"], SEED_CURRENCY)
+        session.add(SkuAddon(sku_id=sku.id, code=spec["code"], name=spec["name"], amount_minor=amount,
+                             currency=SEED_CURRENCY, per_unit=spec["per_unit"], status="active"))
+        session.flush()
+        report.created.append(f"add-on {spec['code']} {spec['sku']}")
 
 
 def _create_sku(session: Session, spec: dict) -> Sku:

@@ -84,3 +84,15 @@ SKUS: list[dict] = [
 ]
 
 SEED_CURRENCY = "CNY"
+
+# Options sold with a SKU, monthly per unit. `price` None: the article gives no figure, so the
+# option is "priced on consultation" and a quote shows it without adding it to the total.
+ADDONS: list[dict] = [
+    {
+        "sku": "h100-80g-sxm-8x",
+        "code": "infiniband-400g",
+        "name": "InfiniBand NDR 400G, per node",
+        "price": None,
+        "per_unit": "node",
+    },
+]

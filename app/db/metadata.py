@@ -1,6 +1,10 @@
 """Imports every ORM module so that `target_metadata` knows all tables (Alembic autogenerate, tests)."""
 
+from app.admin import models as _admin  # noqa: F401
 from app.catalog import models as _catalog  # noqa: F401
 from app.db.base import Base
+from app.quotes import models as _quotes  # noqa: F401
+from app.ratelimit import models as _ratelimit  # noqa: F401
+from app.reference import models as _reference  # noqa: F401
 
 target_metadata = Base.metadata

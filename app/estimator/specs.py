@@ -80,6 +80,7 @@ class LoraSpec:
     rank: int = 16
     targets: tuple[str, ...] = ("q", "k", "v", "o", "gate", "up", "down")
     alpha: float | None = None  # does not change memory; kept for launch configs
+    dropout: float = 0.0  # > 0 keeps a dropped-out copy of each adapted input and its mask (PEFT default 0.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +119,7 @@ class Plan:
     flash_attention: bool = True
     micro_batch: int = 1
     virtual_stages: int = 1  # interleaved 1F1B when > 1
+    chunked_loss: bool = False  # cross-entropy in chunks/fused (torchtune, litgpt, Megatron): no full fp32 logits copy
 
     @property
     def gpus(self) -> int:

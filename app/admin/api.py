@@ -1,0 +1,152 @@
+"""The admin JSON API for scripts, authenticated by `Authorization: Bearer <token>` API tokens.
+
+Thin routes: the rules live in app/admin/editing.py, transfer.py and service.py. The router
+carries `require_admin`, so every route here refuses anonymous (401) and non-admin (403) calls.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Body, Depends, Path, Query, Response
+
+from app.admin import editing, service, transfer
+from app.admin.deps import AdminDep, require_admin
+from app.admin.schemas import (
+    AddonIn,
+    AddonOut,
+    AuditOut,
+    AuditPage,
+    AvailabilityIn,
+    AvailabilityOut,
+    CatalogDoc,
+    ImportReport,
+    PriceCreate,
+    SkuAdminOut,
+    SkuCreate,
+    SkuPatch,
+    VersionIn,
+)
+from app.api.deps import SessionDep
+from app.quotes import service as quotes_service
+from app.quotes.schemas import QuoteList, QuoteOut
+
+AUTH_RESPONSES = {401: {"description": "No or bad API token"}, 403: {"description": "Not an active admin"}}
+router = APIRouter(prefix="/admin/api", tags=["admin"], dependencies=[Depends(require_admin)],
+                   responses=AUTH_RESPONSES)
+EDIT_RESPONSES = {409: {"description": "Stale version: `errors` lists what changed, with current values"},
+                  422: {"description": "Invalid input, naming each field"}}
+SkuId = Annotated[str, Path(description="The SKU id (slug)", max_length=64)]
+
+
+@router.get("/skus", summary="Every SKU, retired ones included, with price history and availability")
+def list_skus(session: SessionDep) -> list[SkuAdminOut]:
+    return editing.admin_skus(session)
+
+
+@router.post("/skus", status_code=201, summary="Create a SKU with its first price", responses=EDIT_RESPONSES)
+def create_sku(body: SkuCreate, session: SessionDep, admin: AdminDep, response: Response) -> SkuAdminOut:
+    sku = editing.create_sku(session, data=body, actor=admin.actor)
+    response.headers["Location"] = f"/admin/api/skus/{sku.slug}"
+    return editing.sku_admin_out(session, sku)
+
+
+@router.get("/skus/{sku_id}", summary="One SKU with its version, price history and availability")
+def get_sku(sku_id: SkuId, session: SessionDep) -> SkuAdminOut:
+    return editing.sku_admin_out(session, editing.get_sku(session, sku_id))
+
+
+@router.patch("/skus/{sku_id}", summary="Edit a SKU (fields sent change; `version` required)",
+              responses=EDIT_RESPONSES)
+def patch_sku(sku_id: SkuId, body: SkuPatch, session: SessionDep, admin: AdminDep) -> SkuAdminOut:
+    return editing.sku_admin_out(session, editing.update_sku(session, slug=sku_id, data=body, actor=admin.actor))
+
+
+@router.post("/skus/{sku_id}/prices", status_code=201, responses=EDIT_RESPONSES,
+             summary="A new list price from `effective_from` (default now); the history stays")
+def add_price(sku_id: SkuId, body: PriceCreate, session: SessionDep, admin: AdminDep) -> SkuAdminOut:
+    return editing.sku_admin_out(session, editing.add_price(session, slug=sku_id, data=body, actor=admin.actor))
+
+
+@router.post("/skus/{sku_id}/retire", summary="Retire: no longer listed nor recommended; quotes stay valid",
+             responses=EDIT_RESPONSES)
+def retire_sku(sku_id: SkuId, body: VersionIn, session: SessionDep, admin: AdminDep) -> SkuAdminOut:
+    sku = editing.set_status(session, slug=sku_id, version=body.version, status="retired", actor=admin.actor)
+    return editing.sku_admin_out(session, sku)
+
+
+@router.post("/skus/{sku_id}/reactivate", summary="Put a retired SKU back on sale", responses=EDIT_RESPONSES)
+def reactivate_sku(sku_id: SkuId, body: VersionIn, session: SessionDep, admin: AdminDep) -> SkuAdminOut:
+    sku = editing.set_status(session, slug=sku_id, version=body.version, status="active", actor=admin.actor)
+    return editing.sku_admin_out(session, sku)
+
+
+@router.put("/skus/{sku_id}/availability/{region}", responses=EDIT_RESPONSES,
+            summary="Units available in a region (the planner reads them); `version` null for a new region")
+def set_availability(sku_id: SkuId, region: Annotated[str, Path(max_length=64)], body: AvailabilityIn,
+                     session: SessionDep, admin: AdminDep) -> AvailabilityOut:
+    row = editing.set_availability(session, slug=sku_id, region=region, data=body, actor=admin.actor)
+    return AvailabilityOut(region=row.region, units_available=row.units_available, version=row.version,
+                           updated_at=service.aware(row.updated_at))
+
+
+@router.put("/skus/{sku_id}/addons/{code}", responses=EDIT_RESPONSES,
+            summary="Create or edit an add-on (e.g. InfiniBand); `version` null for a new one")
+def set_addon(sku_id: SkuId, code: Annotated[str, Path(max_length=64)], body: AddonIn, session: SessionDep,
+              admin: AdminDep) -> AddonOut:
+    return editing.addon_out(editing.set_addon(session, slug=sku_id, code=code, data=body, actor=admin.actor))
+
+
+@router.get("/audit", summary="The audit log, newest first, filtered")
+def audit(
+    session: SessionDep,
+    actor: Annotated[str | None, Query(max_length=254, description="Email of who acted")] = None,
+    action: Annotated[str | None, Query(max_length=64, examples=["sku.update"])] = None,
+    entity_type: Annotated[str | None, Query(max_length=32, examples=["sku"])] = None,
+    entity_id: Annotated[str | None, Query(max_length=200)] = None,
+    since: Annotated[datetime | None, Query(description="Inclusive")] = None,
+    until: Annotated[datetime | None, Query(description="Exclusive")] = None,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
+) -> AuditPage:
+    rows, total = service.audit_page(session, actor=actor, action=action, entity_type=entity_type,
+                                     entity_id=entity_id, since=since, until=until, limit=limit, offset=offset)
+    items = [AuditOut.model_validate(row, from_attributes=True) for row in rows]
+    return AuditPage(total=total, limit=limit, offset=offset, items=items)
+
+
+@router.get("/quotes", summary="Quotes, newest first, filtered")
+def list_quotes(
+    session: SessionDep,
+    status: Annotated[Literal["issued", "accepted", "cancelled", "expired"] | None, Query()] = None,
+    customer: Annotated[str | None, Query(max_length=200, description="Name, company or email")] = None,
+    created_from: Annotated[datetime | None, Query(description="Inclusive")] = None,
+    created_to: Annotated[datetime | None, Query(description="Exclusive")] = None,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
+) -> QuoteList:
+    return quotes_service.list_quotes(session, status=status, customer=customer, created_from=created_from,
+                                      created_to=created_to, limit=limit, offset=offset)
+
+
+@router.post("/quotes/{public_id}/cancel", summary="Cancel an issued quote (recorded in the audit log)",
+             responses={409: {"description": "The quote is accepted or expired"}})
+def cancel_quote(public_id: str, session: SessionDep, admin: AdminDep) -> QuoteOut:
+    before = quotes_service.get_quote(session, public_id=public_id)
+    after = quotes_service.cancel_quote(session, public_id=public_id, actor=admin.actor.email)
+    if before.status != after.status:
+        service.record(session, actor=admin.actor, action="quote.cancel", entity_type="quote", entity_id=after.number,
+                       before={"status": before.status}, after={"status": after.status, "id": after.id})
+    return after
+
+
+@router.get("/catalog/export", summary="The whole catalog as one JSON document")
+def export_catalog(session: SessionDep) -> CatalogDoc:
+    return transfer.export_catalog(session)
+
+
+@router.post("/catalog/import", summary="Import a catalog document: validated whole, then applied",
+             responses={422: {"description": "Nothing was written; `errors` lists every problem"}})
+def import_catalog(body: Annotated[CatalogDoc, Body()], session: SessionDep, admin: AdminDep) -> ImportReport:
+    return transfer.import_catalog(session, doc=body, actor=admin.actor)

@@ -1,0 +1,107 @@
+"""Admin queries: users, sessions, tokens, login attempts and the audit log. The only SQL of app/admin."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import delete, func, select
+from sqlalchemy.orm import Session
+
+from app.admin.models import AdminSession, AdminUser, ApiToken, AuditEntry, LoginAttempt
+from app.catalog.models import SkuAvailability
+
+
+def add(session: Session, row: object) -> None:
+    session.add(row)
+    session.flush()
+
+
+def get_user_by_email(session: Session, email: str) -> AdminUser | None:
+    return session.scalar(select(AdminUser).where(AdminUser.email == email.lower()))
+
+
+def get_session_by_hash(session: Session, token_hash: str) -> AdminSession | None:
+    return session.scalar(select(AdminSession).where(AdminSession.token_hash == token_hash))
+
+
+def get_token_by_hash(session: Session, token_hash: str) -> ApiToken | None:
+    return session.scalar(select(ApiToken).where(ApiToken.token_hash == token_hash))
+
+
+def get_token(session: Session, token_id: int) -> ApiToken | None:
+    return session.get(ApiToken, token_id)
+
+
+def list_tokens(session: Session) -> list[ApiToken]:
+    return list(session.scalars(select(ApiToken).order_by(ApiToken.id.desc())))
+
+
+def recent_failures(session: Session, *, since: datetime, email: str | None = None,
+                    client_addr: str | None = None) -> list[datetime]:
+    """Times of failed sign-ins since `since` for an account or a client address, newest first."""
+    query = select(LoginAttempt.attempted_at).where(LoginAttempt.succeeded.is_(False),
+                                                     LoginAttempt.attempted_at >= since)
+    if email is not None:
+        query = query.where(LoginAttempt.email == email)
+    if client_addr is not None:
+        query = query.where(LoginAttempt.client_addr == client_addr)
+    return list(session.scalars(query.order_by(LoginAttempt.attempted_at.desc())))
+
+
+def has_recent_success(session: Session, *, email: str, client_addr: str, since: datetime) -> bool:
+    query = select(func.count()).select_from(LoginAttempt).where(
+        LoginAttempt.email == email, LoginAttempt.client_addr == client_addr,
+        LoginAttempt.succeeded.is_(True), LoginAttempt.attempted_at >= since,
+    )
+    return bool(session.scalar(query))
+
+
+def prune_attempts(session: Session, *, before: datetime) -> None:
+    session.execute(delete(LoginAttempt).where(LoginAttempt.attempted_at < before))
+
+
+def audit_entries(session: Session, *, actor: str | None = None, action: str | None = None,
+                  entity_type: str | None = None, entity_id: str | None = None,
+                  since: datetime | None = None, until: datetime | None = None,
+                  limit: int = 50, offset: int = 0) -> tuple[list[AuditEntry], int]:
+    """One page of the audit log, newest first, and the number of rows the filters match."""
+    conditions = []
+    if actor:
+        conditions.append(AuditEntry.actor == actor.lower())
+    if action:
+        conditions.append(AuditEntry.action == action)
+    if entity_type:
+        conditions.append(AuditEntry.entity_type == entity_type)
+    if entity_id:
+        conditions.append(AuditEntry.entity_id == entity_id)
+    if since:
+        conditions.append(AuditEntry.at >= since)
+    if until:
+        conditions.append(AuditEntry.at < until)
+    total = session.scalar(select(func.count()).select_from(AuditEntry).where(*conditions)) or 0
+    rows = session.scalars(
+        select(AuditEntry).where(*conditions).order_by(AuditEntry.id.desc()).limit(limit).offset(offset)
+    )
+    return list(rows), total
+
+
+def entity_history(session: Session, *, entity_type: str, entity_id: str) -> list[AuditEntry]:
+    query = select(AuditEntry).where(AuditEntry.entity_type == entity_type, AuditEntry.entity_id == entity_id)
+    return list(session.scalars(query.order_by(AuditEntry.id)))
+
+
+def availability_for(session: Session, sku_id: int) -> list[SkuAvailability]:
+    query = select(SkuAvailability).where(SkuAvailability.sku_id == sku_id).order_by(SkuAvailability.region)
+    return list(session.scalars(query))
+
+
+def get_availability(session: Session, *, sku_id: int, region: str) -> SkuAvailability | None:
+    query = select(SkuAvailability).where(SkuAvailability.sku_id == sku_id, SkuAvailability.region == region)
+    return session.scalar(query)
+
+
+def addons_for(session: Session, sku_id: int) -> list[Any]:
+    from app.quotes.models import SkuAddon  # the quotes domain owns add-ons
+
+    return list(session.scalars(select(SkuAddon).where(SkuAddon.sku_id == sku_id).order_by(SkuAddon.code)))

@@ -1,0 +1,33 @@
+"""Wires the admin into the app: its routers and the HTML rendering of its auth errors."""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+from fastapi import FastAPI, Request
+from fastapi.responses import RedirectResponse, Response
+
+from app.admin import api, web
+from app.admin.deps import API_PREFIX, LoginRequired
+from app.errors import Forbidden, problem
+from app.web.templating import templates
+
+
+async def _on_login_required(request: Request, exc: LoginRequired) -> Response:
+    target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    return RedirectResponse(f"/admin/login?next={quote(target)}", status_code=303)
+
+
+async def _on_forbidden(request: Request, exc: Forbidden) -> Response:
+    path = request.url.path
+    if path.startswith("/admin") and not path.startswith(API_PREFIX):
+        return templates.TemplateResponse(request, "admin/forbidden.html", {"detail": exc.detail}, status_code=403)
+    return problem(exc.status, exc.type_, exc.title, exc.detail, headers=exc.headers or None)
+
+
+def install_admin(app: FastAPI) -> None:
+    app.include_router(web.public)
+    app.include_router(web.router)
+    app.include_router(api.router)
+    app.add_exception_handler(LoginRequired, _on_login_required)
+    app.add_exception_handler(Forbidden, _on_forbidden)

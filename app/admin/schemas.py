@@ -1,0 +1,290 @@
+"""Admin API shapes. Money is a decimal string with its ISO 4217 code; discounts are percent strings.
+
+Write bodies forbid unknown fields, so a typo ("nmae") is a 422 naming the field instead of a
+silent no-op. Every edit of an existing row carries the `version` it was based on.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from decimal import Decimal
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+
+from app.catalog.schemas import MoneyStr
+from app.money import MoneyError, check_currency
+
+Term = Literal["monthly", "annual"]
+RentalUnit = Literal["card", "node"]
+Slug = Annotated[str, StringConstraints(strip_whitespace=True, pattern=r"^[a-z0-9][a-z0-9-]{0,63}$")]
+Line = Annotated[str, StringConstraints(strip_whitespace=True, max_length=200)]
+Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+Version = Annotated[int, Field(ge=1, strict=True, description="The version this edit was based on")]
+MAX_AMOUNT = Decimal("1000000000")
+
+
+def _percent(value: str) -> str:
+    number = Decimal(value)
+    if number > 90:
+        raise ValueError("a term discount is between 0 and 90 percent")
+    return value
+
+
+def _amount(value: str) -> str:
+    if Decimal(value) <= 0:
+        raise ValueError("must be a positive amount such as \"2800.00\"")
+    if Decimal(value) >= MAX_AMOUNT:
+        raise ValueError(f"must be below {MAX_AMOUNT} per month")
+    return value
+
+
+def _currency(value: str) -> str:
+    try:
+        return check_currency(value)
+    except MoneyError as exc:
+        raise ValueError(str(exc)) from exc
+
+
+Percent = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, pattern=r"^\d{1,2}(\.\d{1,2})?$"),
+    AfterValidator(_percent),
+    Field(description="Discount in percent, 0 to 90, at most two decimals", examples=["20"]),
+]
+Amount = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, pattern=r"^\d{1,12}(\.\d{1,4})?$"),
+    AfterValidator(_amount),
+    Field(description="Monthly list price per rental unit, a positive decimal string", examples=["2800.00"]),
+]
+Currency = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, pattern=r"^[A-Za-z]{3}$"),
+    AfterValidator(_currency),
+    Field(description="ISO 4217 code", examples=["CNY"]),
+]
+CardCounts = Annotated[list[Annotated[int, Field(ge=1, le=64, strict=True)]], Field(min_length=1, max_length=16)]
+Regions = Annotated[list[Slug], Field(min_length=1, max_length=32)]
+Discounts = Annotated[dict[Term, Percent], Field(description="Per-term discount, e.g. {\"annual\": \"20\"}")]
+
+
+class StrictModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class PriceIn(StrictModel):
+    amount: Amount
+    currency: Currency
+    effective_from: datetime | None = Field(
+        default=None, description="When the price takes effect (default: now); never in the past"
+    )
+    note: Annotated[str, StringConstraints(strip_whitespace=True, max_length=500)] = ""
+
+
+class PriceCreate(PriceIn):
+    """A new list price; the old ones stay as history. `terms` also sets the term discounts (then
+    `version`, the SKU's current version, is required)."""
+
+    terms: Discounts | None = None
+    version: Version | None = None
+
+
+class SkuFields(StrictModel):
+    name: Name
+    gpu: Slug = Field(description="GPU type id, e.g. h100-80g-sxm")
+    rental_unit: RentalUnit
+    gpus_per_node: int = Field(ge=1, le=64, strict=True)
+    card_counts: CardCounts
+    intra_node_link: Slug = Field(examples=["nvlink4"])
+    interconnect: Line = ""
+    host_cpu: Line = ""
+    host_ram_gib: int | None = Field(default=None, ge=1, le=1_000_000, strict=True)
+    host_nvme: Line = ""
+    network: Line = ""
+    inter_node_fabric: Slug | None = None
+    infiniband_addon: bool = False
+    regions: Regions
+    indicative_price: bool = False
+    notes: Annotated[str, StringConstraints(max_length=4000)] = ""
+
+
+class SkuCreate(SkuFields):
+    id: Slug = Field(description="Stable SKU id used by the public API", examples=["h200-141g-sxm-8x"])
+    price: PriceIn
+    discounts: Discounts = Field(default_factory=dict)
+
+
+class SkuPatch(StrictModel):
+    """Only the fields sent change. `version` is the one the edit was based on: stale → 409."""
+
+    version: Version
+    name: Name | None = None
+    gpu: Slug | None = None
+    rental_unit: RentalUnit | None = None
+    gpus_per_node: int | None = Field(default=None, ge=1, le=64, strict=True)
+    card_counts: CardCounts | None = None
+    intra_node_link: Slug | None = None
+    interconnect: Line | None = None
+    host_cpu: Line | None = None
+    host_ram_gib: int | None = Field(default=None, ge=1, le=1_000_000, strict=True)
+    host_nvme: Line | None = None
+    network: Line | None = None
+    inter_node_fabric: Slug | None = None
+    infiniband_addon: bool | None = None
+    regions: Regions | None = None
+    indicative_price: bool | None = None
+    notes: Annotated[str, StringConstraints(max_length=4000)] | None = None
+    discounts: Discounts | None = None
+
+
+class VersionIn(StrictModel):
+    version: Version
+
+
+class AvailabilityIn(StrictModel):
+    units_available: int = Field(ge=0, le=1_000_000, strict=True)
+    version: Version | None = Field(default=None, description="null when the region has no figure yet")
+
+
+class AddonIn(StrictModel):
+    """An option sold with the SKU, monthly per `per_unit`; `amount` null: priced on consultation."""
+
+    name: Name
+    amount: Amount | None = None
+    currency: Currency
+    per_unit: RentalUnit
+    status: Literal["active", "retired"] = "active"
+    version: Version | None = Field(default=None, description="null when the add-on is new")
+
+
+class PriceOut(BaseModel):
+    id: int
+    amount: MoneyStr
+    currency: str
+    effective_from: datetime
+    created_at: datetime
+    created_by: str
+    note: str
+    in_force: bool = Field(description="The price the public catalog shows now")
+
+
+class AvailabilityOut(BaseModel):
+    region: str
+    units_available: int
+    version: int
+    updated_at: datetime
+
+
+class AddonOut(BaseModel):
+    code: str
+    name: str
+    amount: MoneyStr | None
+    currency: str
+    per_unit: str
+    status: str
+    version: int
+
+
+class SkuAdminOut(BaseModel):
+    id: str
+    name: str
+    gpu: str
+    rental_unit: str
+    gpus_per_node: int
+    card_counts: list[int]
+    intra_node_link: str
+    interconnect: str
+    host_cpu: str
+    host_ram_gib: int | None
+    host_nvme: str
+    network: str
+    inter_node_fabric: str | None
+    infiniband_addon: bool
+    regions: list[str]
+    status: Literal["active", "retired"]
+    indicative_price: bool
+    notes: str
+    version: int
+    discounts: dict[str, str] = Field(description="Per-term discount in percent")
+    current_price: PriceOut | None
+    prices: list[PriceOut] = Field(description="The whole price history, oldest first")
+    availability: list[AvailabilityOut]
+    addons: list[AddonOut]
+    updated_at: datetime
+
+
+class AuditOut(BaseModel):
+    id: int
+    at: datetime
+    actor: str
+    via: str
+    action: str
+    entity_type: str
+    entity_id: str
+    before: dict[str, Any] | None
+    after: dict[str, Any] | None
+    client_addr: str
+
+
+class AuditPage(BaseModel):
+    total: int
+    limit: int
+    offset: int
+    items: list[AuditOut]
+
+
+# --- catalog export / import -------------------------------------------------------------------
+
+class GpuTypeDoc(StrictModel):
+    id: Slug
+    name: Name
+
+
+class PriceDoc(StrictModel):
+    amount: Amount
+    currency: Currency
+    effective_from: datetime
+    note: Annotated[str, StringConstraints(max_length=500)] = ""
+
+
+class AvailabilityDoc(StrictModel):
+    region: Slug
+    units_available: int = Field(ge=0, le=1_000_000, strict=True)
+
+
+class AddonDoc(StrictModel):
+    code: Slug
+    name: Name
+    amount: Amount | None = None
+    currency: Currency
+    per_unit: RentalUnit
+    status: Literal["active", "retired"] = "active"
+
+
+class SkuDoc(SkuFields):
+    id: Slug
+    status: Literal["active", "retired"] = "active"
+    prices: Annotated[list[PriceDoc], Field(min_length=1, max_length=1000)]
+    discounts: Discounts = Field(default_factory=dict)
+    availability: Annotated[list[AvailabilityDoc], Field(max_length=64)] = Field(default_factory=list)
+    addons: Annotated[list[AddonDoc], Field(max_length=64)] = Field(default_factory=list)
+
+
+class CatalogDoc(StrictModel):
+    """The whole catalog, to move it between environments. Import upserts by id, appends prices
+    that are not there yet (history is never deleted) and sets discounts, availability and add-ons."""
+
+    format: Literal["gpu-sizer-catalog"] = "gpu-sizer-catalog"
+    schema_version: Literal[1] = 1
+    exported_at: datetime | None = None
+    gpu_types: Annotated[list[GpuTypeDoc], Field(max_length=200)] = Field(default_factory=list)
+    skus: Annotated[list[SkuDoc], Field(max_length=500)]
+
+
+class ImportReport(BaseModel):
+    gpu_types_created: list[str]
+    skus_created: list[str]
+    skus_updated: list[str]
+    skus_unchanged: list[str]
+    prices_added: int

@@ -1,0 +1,240 @@
+"""Admin rules: accounts, sign-in with a database-backed throttle, browser sessions, API tokens and
+the audit log. Services take the session first and keyword-only arguments; they flush, never commit.
+
+The throttle (rows in `login_attempts`, so it holds across workers):
+- per client address: CLIENT_FAILURES failures within THROTTLE_WINDOW → 429 until the oldest of
+  them leaves the window;
+- per account: ACCOUNT_FAILURES failures within the window → 429 the same way, except for a client
+  that signed in to this account successfully within TRUSTED_CLIENT_DAYS: an attacker elsewhere
+  cannot lock the real admin out of their usual machine, and nobody is locked out for longer than
+  the window after the last counted failure. Attempts refused with 429 are not counted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+import secrets
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from argon2 import PasswordHasher, profiles
+from argon2.exceptions import InvalidHashError, VerificationError
+from sqlalchemy.orm import Session
+
+from app.admin import repository
+from app.admin.models import ROLES, AdminSession, AdminUser, ApiToken, AuditEntry, LoginAttempt
+from app.db.base import utcnow
+from app.errors import Conflict, InvalidInput, NotFound, TooManyRequests
+
+PASSWORD_MIN_LENGTH = 12
+SESSION_LIFETIME = timedelta(hours=8)
+SESSION_IDLE_TIMEOUT = timedelta(minutes=60)
+SESSION_TOUCH_EVERY = timedelta(minutes=1)
+THROTTLE_WINDOW = timedelta(minutes=15)
+ACCOUNT_FAILURES = 5
+CLIENT_FAILURES = 20
+TRUSTED_CLIENT_DAYS = 30
+TOKEN_PREFIX = "gsz_"
+_EMAIL = re.compile(r"^[^@\s]{1,64}@[^@\s]+\.[^@\s]+$")
+# RFC 9106's second recommendation (argon2id, 64 MiB, 3 passes, 4 lanes): argon2-cffi's default.
+PASSWORD_PARAMETERS = profiles.RFC_9106_LOW_MEMORY
+_hasher = PasswordHasher.from_parameters(PASSWORD_PARAMETERS)
+
+
+@dataclass(frozen=True, slots=True)
+class Actor:
+    """Who is acting, for the audit log: the user, through which door, from which address."""
+
+    user_id: int | None
+    email: str
+    via: str  # 'ui', 'api' or 'cli'
+    client_addr: str = ""
+
+
+def aware(moment: datetime) -> datetime:
+    """SQLite gives naive datetimes back: they are UTC."""
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def normalise_email(email: str) -> str:
+    email = email.strip().lower()
+    if not _EMAIL.match(email) or len(email) > 254:
+        raise InvalidInput(f"{email!r} is not an email address",
+                           errors=[{"field": "email", "message": "must be an email address", "type": "email"}])
+    return email
+
+
+# --- accounts ----------------------------------------------------------------------------------
+
+def create_user(session: Session, *, email: str, password: str, role: str = "admin") -> AdminUser:
+    email = normalise_email(email)
+    if role not in ROLES:
+        raise InvalidInput(f"role must be one of {', '.join(ROLES)}")
+    if len(password) < PASSWORD_MIN_LENGTH:
+        raise InvalidInput(f"the password must have at least {PASSWORD_MIN_LENGTH} characters",
+                           errors=[{"field": "password", "message": "too short", "type": "password"}])
+    if repository.get_user_by_email(session, email) is not None:
+        raise Conflict(f"an admin user {email} already exists")
+    user = AdminUser(email=email, password_hash=_hasher.hash(password), role=role, is_active=True)
+    repository.add(session, user)
+    return user
+
+
+def _verify(user: AdminUser | None, password: str) -> bool:
+    if user is None:
+        _hasher.hash(password)  # same work as a real check: response time does not reveal accounts
+        return False
+    try:
+        return _hasher.verify(user.password_hash, password)
+    except (VerificationError, InvalidHashError):
+        return False
+
+
+# --- sign-in and its throttle ------------------------------------------------------------------
+
+def _seconds_until_free(failures: list[datetime], limit: int, now: datetime) -> int:
+    """Failures are newest first; the limit-th newest must leave the window before one more try."""
+    frees_at = aware(failures[limit - 1]) + THROTTLE_WINDOW
+    return max(1, math.ceil((frees_at - now).total_seconds()))
+
+
+def throttle_wait(session: Session, *, email: str, client_addr: str, now: datetime) -> int | None:
+    """Seconds the client must wait before trying this account again, or None."""
+    since = now - THROTTLE_WINDOW
+    waits = []
+    by_client = repository.recent_failures(session, client_addr=client_addr, since=since)
+    if len(by_client) >= CLIENT_FAILURES:
+        waits.append(_seconds_until_free(by_client, CLIENT_FAILURES, now))
+    by_account = repository.recent_failures(session, email=email, since=since)
+    if len(by_account) >= ACCOUNT_FAILURES and not repository.has_recent_success(
+        session, email=email, client_addr=client_addr, since=now - timedelta(days=TRUSTED_CLIENT_DAYS)
+    ):
+        waits.append(_seconds_until_free(by_account, ACCOUNT_FAILURES, now))
+    return max(waits) if waits else None
+
+
+def authenticate(session: Session, *, email: str, password: str, client_addr: str,
+                 now: datetime | None = None) -> AdminUser | None:
+    """The user when the password is right and the account active, else None (the failure is
+    recorded). Raises TooManyRequests (with Retry-After) while throttled, before checking anything."""
+    now = now or utcnow()
+    email = email.strip().lower()[:254]
+    wait = throttle_wait(session, email=email, client_addr=client_addr, now=now)
+    if wait is not None:
+        raise TooManyRequests(f"too many failed sign-ins; try again in {wait} seconds",
+                              headers={"Retry-After": str(wait)})
+    user = repository.get_user_by_email(session, email)
+    ok = _verify(user, password) and user is not None and user.is_active
+    repository.add(session, LoginAttempt(email=email, client_addr=client_addr, attempted_at=now, succeeded=ok))
+    if not ok:
+        return None
+    if _hasher.check_needs_rehash(user.password_hash):
+        user.password_hash = _hasher.hash(password)
+    user.last_login_at = now
+    repository.prune_attempts(session, before=now - timedelta(days=TRUSTED_CLIENT_DAYS))
+    return user
+
+
+# --- browser sessions --------------------------------------------------------------------------
+
+def start_session(session: Session, *, user: AdminUser, client_addr: str, user_agent: str,
+                  now: datetime | None = None) -> tuple[str, AdminSession]:
+    """A new session; returns the cookie value (shown nowhere else) and the row."""
+    now = now or utcnow()
+    token = secrets.token_urlsafe(32)
+    row = AdminSession(token_hash=token_hash(token), user_id=user.id, csrf_token=secrets.token_urlsafe(32),
+                       created_at=now, last_seen_at=now, expires_at=now + SESSION_LIFETIME,
+                       client_addr=client_addr[:64], user_agent=user_agent[:300])
+    repository.add(session, row)
+    return token, row
+
+
+def resolve_session(session: Session, *, token: str, now: datetime | None = None) -> AdminSession | None:
+    """The live session for a cookie value: not revoked, not past its lifetime nor its idle timeout."""
+    now = now or utcnow()
+    row = repository.get_session_by_hash(session, token_hash(token))
+    if row is None or row.revoked_at is not None:
+        return None
+    if aware(row.expires_at) <= now or aware(row.last_seen_at) + SESSION_IDLE_TIMEOUT <= now:
+        return None
+    if now - aware(row.last_seen_at) >= SESSION_TOUCH_EVERY:
+        row.last_seen_at = now
+    return row
+
+
+def end_session(session: Session, *, row: AdminSession) -> None:
+    row.revoked_at = utcnow()
+    session.flush()
+
+
+# --- API tokens --------------------------------------------------------------------------------
+
+def create_token(session: Session, *, user: AdminUser, name: str, actor: Actor) -> tuple[str, ApiToken]:
+    """A new bearer token for `user`; the plain value is returned once and never stored."""
+    name = name.strip()
+    if not 1 <= len(name) <= 100:
+        raise InvalidInput("a token needs a name of 1 to 100 characters",
+                           errors=[{"field": "name", "message": "1 to 100 characters", "type": "string"}])
+    plain = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    row = ApiToken(user_id=user.id, name=name, prefix=plain[:12], token_hash=token_hash(plain))
+    repository.add(session, row)
+    record(session, actor=actor, action="token.create", entity_type="api_token", entity_id=str(row.id),
+           before=None, after=token_snapshot(row, user))
+    return plain, row
+
+
+def resolve_token(session: Session, *, token: str) -> ApiToken | None:
+    row = repository.get_token_by_hash(session, token_hash(token))
+    if row is None or row.revoked_at is not None:
+        return None
+    row.last_used_at = utcnow()
+    return row
+
+
+def revoke_token(session: Session, *, token_id: int, actor: Actor) -> ApiToken:
+    row = repository.get_token(session, token_id)
+    if row is None:
+        raise NotFound(f"no API token {token_id}")
+    if row.revoked_at is None:
+        before = token_snapshot(row, row.user)
+        row.revoked_at = utcnow()
+        session.flush()
+        record(session, actor=actor, action="token.revoke", entity_type="api_token", entity_id=str(row.id),
+               before=before, after=token_snapshot(row, row.user))
+    return row
+
+
+def token_snapshot(row: ApiToken, user: AdminUser) -> dict[str, Any]:
+    revoked = aware(row.revoked_at).isoformat() if row.revoked_at else None
+    return {"name": row.name, "prefix": row.prefix, "user": user.email, "revoked_at": revoked}
+
+
+def list_tokens(session: Session) -> list[ApiToken]:
+    return repository.list_tokens(session)
+
+
+# --- audit log ---------------------------------------------------------------------------------
+
+def record(session: Session, *, actor: Actor, action: str, entity_type: str, entity_id: str,
+           before: dict[str, Any] | None, after: dict[str, Any] | None) -> AuditEntry:
+    """Append one audit row (the only write path of the audit log)."""
+    entry = AuditEntry(actor_id=actor.user_id, actor=actor.email, via=actor.via, action=action,
+                       entity_type=entity_type, entity_id=entity_id, before=before, after=after,
+                       client_addr=actor.client_addr[:64])
+    repository.add(session, entry)
+    return entry
+
+
+def audit_page(session: Session, *, actor: str | None = None, action: str | None = None,
+               entity_type: str | None = None, entity_id: str | None = None, since: datetime | None = None,
+               until: datetime | None = None, limit: int = 50, offset: int = 0) -> tuple[list[AuditEntry], int]:
+    since, until = (aware(m) if m else None for m in (since, until))  # a bare date-time is UTC
+    return repository.audit_entries(session, actor=actor, action=action, entity_type=entity_type,
+                                    entity_id=entity_id, since=since, until=until, limit=limit, offset=offset)

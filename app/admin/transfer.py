@@ -1,0 +1,192 @@
+"""Catalog export and import as one JSON document, to move a catalog between environments.
+
+Import is validated whole before anything is written: the document's shape by pydantic (422 with
+the path of each bad field), then every cross-reference and rule here, all errors at once. Only a
+document with no error is applied: SKUs are upserted by id, prices the target lacks are appended
+(history is never deleted), discounts, availability and add-ons are set. Each changed SKU leaves
+an audit row with before/after, and the import itself one more.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from app.admin import editing, repository
+from app.admin.schemas import AddonDoc, AvailabilityDoc, CatalogDoc, ImportReport, SkuDoc
+from app.admin.service import Actor, aware, record
+from app.catalog import repository as catalog_repository
+from app.catalog.models import GpuType, Sku, SkuAvailability, SkuPrice
+from app.db.base import utcnow
+from app.errors import InvalidInput
+from app.money import MoneyError, from_minor, to_minor
+
+
+def export_catalog(session: Session) -> CatalogDoc:
+    gpu_types = [{"id": g.slug, "name": g.name} for g in catalog_repository.list_gpu_types(session)]
+    skus = [_sku_doc(session, sku) for sku in catalog_repository.list_skus(session, include_retired=True)]
+    return CatalogDoc(exported_at=datetime.now(UTC), gpu_types=gpu_types, skus=skus)
+
+
+def _sku_doc(session: Session, sku: Sku) -> dict[str, Any]:
+    data = editing.snapshot(sku)
+    data.pop("version")
+    prices = [{"amount": str(from_minor(p.amount_minor, p.currency)), "currency": p.currency,
+               "effective_from": aware(p.effective_from), "note": p.note}
+              for p in sorted(sku.prices, key=lambda p: (aware(p.effective_from), p.id))]
+    availability = [{"region": a.region, "units_available": a.units_available}
+                    for a in repository.availability_for(session, sku.id)]
+    addons = [{"code": a.code, "name": a.name, "currency": a.currency, "per_unit": a.per_unit, "status": a.status,
+               "amount": None if a.amount_minor is None else str(from_minor(a.amount_minor, a.currency))}
+              for a in editing.addons_of(session, sku)]
+    return {**data, "prices": prices, "availability": availability, "addons": addons}
+
+
+# --- validation ---------------------------------------------------------------------------------
+
+def _err(field: str, message: str) -> dict[str, str]:
+    return {"field": field, "message": message, "type": "catalog"}
+
+
+def _duplicates(values: list[str]) -> set[str]:
+    seen: set[str] = set()
+    return {v for v in values if v in seen or seen.add(v)}
+
+
+def validate(session: Session, doc: CatalogDoc) -> list[dict[str, str]]:
+    """Every rule the write would need, checked over the whole document first."""
+    errors = [_err("gpu_types", f"GPU type {g!r} appears twice") for g in _duplicates([g.id for g in doc.gpu_types])]
+    errors += [_err("skus", f"SKU {s!r} appears twice") for s in _duplicates([s.id for s in doc.skus])]
+    known_gpus = {g.id for g in doc.gpu_types} | {g.slug for g in catalog_repository.list_gpu_types(session)}
+    for i, sku in enumerate(doc.skus):
+        errors += _sku_errors(sku, f"skus.{i}.", known_gpus)
+    return errors
+
+
+def _sku_errors(sku: SkuDoc, prefix: str, known_gpus: set[str]) -> list[dict[str, str]]:
+    errors = []
+    if sku.gpu not in known_gpus:
+        errors.append(_err(f"{prefix}gpu", f"unknown GPU type {sku.gpu!r}; add it to gpu_types"))
+    errors += editing.shape_errors(gpu_slug=sku.gpu, rental_unit=sku.rental_unit, gpus_per_node=sku.gpus_per_node,
+                                   card_counts=sku.card_counts, prefix=prefix)
+    for j, price in enumerate(sku.prices):
+        if not _fits(price.amount, price.currency):
+            errors.append(_err(f"{prefix}prices.{j}.amount", f"too many decimal places for {price.currency}"))
+    for j, addon in enumerate(sku.addons):
+        if addon.amount is not None and not _fits(addon.amount, addon.currency):
+            errors.append(_err(f"{prefix}addons.{j}.amount", f"too many decimal places for {addon.currency}"))
+    for j, slot in enumerate(sku.availability):
+        if slot.region not in sku.regions:
+            errors.append(_err(f"{prefix}availability.{j}.region", f"not one of the SKU's regions {sku.regions}"))
+    errors += [_err(f"{prefix}availability", f"region {r!r} appears twice")
+               for r in _duplicates([a.region for a in sku.availability])]
+    errors += [_err(f"{prefix}addons", f"add-on {c!r} appears twice")
+               for c in _duplicates([a.code for a in sku.addons])]
+    return errors
+
+
+def _fits(amount: str, currency: str) -> bool:
+    try:
+        to_minor(Decimal(amount), currency)
+    except MoneyError:
+        return False
+    return True
+
+
+# --- applying -----------------------------------------------------------------------------------
+
+def import_catalog(session: Session, *, doc: CatalogDoc, actor: Actor) -> ImportReport:
+    errors = validate(session, doc)
+    if errors:
+        raise InvalidInput(f"the catalog has {len(errors)} error(s); nothing was imported: "
+                           + "; ".join(f"{e['field']}: {e['message']}" for e in errors[:5]), errors=errors)
+    report = ImportReport(gpu_types_created=[], skus_created=[], skus_updated=[], skus_unchanged=[], prices_added=0)
+    for gpu in doc.gpu_types:
+        if catalog_repository.get_gpu_type_by_slug(session, gpu.id) is None:
+            catalog_repository.add(session, GpuType(slug=gpu.id, name=gpu.name))
+            report.gpu_types_created.append(gpu.id)
+    for item in doc.skus:
+        _apply_sku(session, item, actor, report)
+    record(session, actor=actor, action="catalog.import", entity_type="catalog", entity_id="catalog",
+           before=None, after=report.model_dump())
+    return report
+
+
+def _apply_sku(session: Session, item: SkuDoc, actor: Actor, report: ImportReport) -> None:
+    sku = catalog_repository.get_sku_by_slug(session, item.id)
+    before = None if sku is None else _full_snapshot(session, sku)
+    gpu_type_id = catalog_repository.get_gpu_type_by_slug(session, item.gpu).id
+    fields = {attr: getattr(item, api) for api, attr in editing.SKU_FIELDS.items()}
+    if sku is None:
+        sku = Sku(slug=item.id, gpu_type_id=gpu_type_id, status=item.status, **fields)
+        catalog_repository.add(session, sku)
+    else:
+        for attr, value in {**fields, "gpu_type_id": gpu_type_id, "status": item.status}.items():
+            if getattr(sku, attr) != value:
+                setattr(sku, attr, value)
+    report.prices_added += _append_prices(session, sku, item, actor)
+    editing.set_discounts(session, sku, item.discounts)
+    _set_availability(session, sku, item.availability)
+    _set_addons(session, sku, item.addons)
+    session.flush()
+    session.refresh(sku)
+    after = _full_snapshot(session, sku)
+    if before is None:
+        report.skus_created.append(item.id)
+    elif before == after:
+        report.skus_unchanged.append(item.id)
+        return
+    else:
+        report.skus_updated.append(item.id)
+    record(session, actor=actor, action="sku.import", entity_type="sku", entity_id=sku.slug, before=before,
+           after=after)
+
+
+def _full_snapshot(session: Session, sku: Sku) -> dict[str, Any]:
+    doc = _sku_doc(session, sku)
+    doc["prices"] = [{**p, "effective_from": p["effective_from"].isoformat()} for p in doc["prices"]]
+    return {**doc, "version": sku.version}
+
+
+def _append_prices(session: Session, sku: Sku, item: SkuDoc, actor: Actor) -> int:
+    have = {(aware(p.effective_from), p.amount_minor, p.currency) for p in sku.prices}
+    added = 0
+    for price in item.prices:
+        key = (aware(price.effective_from), to_minor(Decimal(price.amount), price.currency), price.currency)
+        if key not in have:
+            catalog_repository.add(session, SkuPrice(sku_id=sku.id, amount_minor=key[1], currency=price.currency,
+                                                     effective_from=key[0], created_at=utcnow(),
+                                                     created_by=actor.email, note=price.note or "import"))
+            have.add(key)
+            added += 1
+    session.expire(sku, ["prices"])
+    return added
+
+
+def _set_availability(session: Session, sku: Sku, slots: list[AvailabilityDoc]) -> None:
+    for slot in slots:
+        row = repository.get_availability(session, sku_id=sku.id, region=slot.region)
+        if row is None:
+            session.add(SkuAvailability(sku_id=sku.id, region=slot.region, units_available=slot.units_available))
+        elif row.units_available != slot.units_available:
+            row.units_available = slot.units_available
+
+
+def _set_addons(session: Session, sku: Sku, addons: list[AddonDoc]) -> None:
+    from app.quotes.models import SkuAddon
+
+    existing = {a.code: a for a in editing.addons_of(session, sku)}
+    for addon in addons:
+        amount = None if addon.amount is None else to_minor(Decimal(addon.amount), addon.currency)
+        values = {"name": addon.name, "amount_minor": amount, "currency": addon.currency,
+                  "per_unit": addon.per_unit, "status": addon.status}
+        row = existing.get(addon.code)
+        if row is None:
+            session.add(SkuAddon(sku_id=sku.id, code=addon.code, **values))
+            continue
+        for attr, value in values.items():
+            if getattr(row, attr) != value:
+                setattr(row, attr, value)

@@ -1,0 +1,39 @@
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+
+from app.estimator.presets import list_presets
+from app.planner import service
+from app.planner.schemas import EstimateIn, EstimateOut
+
+router = APIRouter(tags=["estimate"])
+PROBLEM = {"content": {"application/problem+json": {}}}
+
+
+@router.post(
+    "/estimate",
+    summary="Per-GPU memory, fit, speed and time to train of a workload on given hardware",
+    responses={404: {"description": "Unknown SKU", **PROBLEM}, 422: {"description": "Invalid input", **PROBLEM}},
+)
+def estimate(body: EstimateIn, request: Request) -> EstimateOut:
+    return service.estimate(body, open_session=request.app.state.sessionmaker)
+
+
+@router.get("/models", summary="Shipped model presets with their sizes and sources")
+def models() -> list[dict]:
+    return [
+        {
+            "id": p.id,
+            "name": p.name,
+            "kind": p.kind,
+            "params": p.published_params,
+            "hf_repo": p.hf_repo,
+            "source": p.source,
+            "layers": p.model.layers,
+            "hidden": p.model.hidden,
+            "heads": p.model.heads,
+            "kv_heads": p.model.kv_heads,
+            "vocab": p.model.vocab,
+        }
+        for p in list_presets()
+    ]

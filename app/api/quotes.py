@@ -1,0 +1,74 @@
+"""Quotes: issue (idempotent), read, print, PDF, accept. Cancelling is an admin action
+(app.quotes.service.cancel_quote), exposed by the admin routes."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Depends, Header, Query, Response
+from fastapi.responses import HTMLResponse
+from sqlalchemy.orm import Session
+
+from app.api.deps import SessionDep, SettingsDep, get_session
+from app.quotes import printing, service
+from app.quotes.schemas import QuoteCreate, QuoteOut
+
+router = APIRouter(prefix="/quotes", tags=["quotes"])
+
+IdempotencyKey = Annotated[
+    str | None,
+    Header(
+        alias="Idempotency-Key", min_length=1, max_length=255, pattern=r"^[\x21-\x7e]+$",
+        description="Retry-safe creation (Stripe's design): the same key and body return the same quote "
+        "(200, `Idempotent-Replayed: true`); the same key with another body is a 409. Keys are kept with "
+        "their quote, i.e. well beyond 24 hours.",
+    ),
+]
+# Writes commit before the response is sent (FastAPI runs request-scoped yield dependencies' exit code
+# after sending it): a client holding a 201 can count on the quote and its number being stored.
+WriteSessionDep = Annotated[Session, Depends(get_session, scope="function")]
+Lang = Annotated[Literal["en", "zh"], Query(description="Language of the labels")]
+
+
+@router.post("", status_code=201, summary="Issue a quote priced from the catalog as it stands now",
+             responses={200: {"model": QuoteOut, "description": "An idempotent replay: the quote first issued"}})
+def create_quote(body: QuoteCreate, session: WriteSessionDep, settings: SettingsDep, response: Response,
+                 idempotency_key: IdempotencyKey = None) -> QuoteOut:
+    result = service.create_quote(session, data=body, idempotency_key=idempotency_key,
+                                  validity_days=settings.quote_validity_days)
+    response.headers["Location"] = result.quote.links.self
+    if not result.created:
+        response.status_code = 200
+        response.headers["Idempotent-Replayed"] = "true"
+    return result.quote
+
+
+@router.get("/{public_id}.pdf", summary="The quote as a PDF document", response_class=Response,
+            responses={200: {"content": {"application/pdf": {}}}})
+def quote_pdf(public_id: str, session: SessionDep, lang: Lang = "en") -> Response:
+    quote, seller = service.printable(session, public_id=public_id)
+    pdf = printing.render_pdf(quote, seller, lang=lang)
+    headers = {"Content-Disposition": f'inline; filename="{quote.number}.pdf"'}
+    return Response(pdf, media_type="application/pdf", headers=headers)
+
+
+@router.get("/{public_id}/pdf", summary="The quote as a PDF document (same as /quotes/{id}.pdf)",
+            response_class=Response, responses={200: {"content": {"application/pdf": {}}}})
+def quote_pdf_alias(public_id: str, session: SessionDep, lang: Lang = "en") -> Response:
+    return quote_pdf(public_id, session, lang)
+
+
+@router.get("/{public_id}/print", summary="The printable quote page", response_class=HTMLResponse)
+def quote_print(public_id: str, session: SessionDep, lang: Lang = "en") -> HTMLResponse:
+    quote, seller = service.printable(session, public_id=public_id)
+    return HTMLResponse(printing.render_html(quote, seller, lang=lang))
+
+
+@router.get("/{public_id}", summary="A quote by its public id")
+def get_quote(public_id: str, session: SessionDep) -> QuoteOut:
+    return service.get_quote(session, public_id=public_id)
+
+
+@router.post("/{public_id}/accept", summary="The customer accepts an issued quote (refused once expired or cancelled)")
+def accept_quote(public_id: str, session: WriteSessionDep) -> QuoteOut:
+    return service.accept_quote(session, public_id=public_id)

@@ -1,0 +1,19 @@
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from app.api.deps import SessionDep
+from app.planner import service
+from app.planner.schemas import RecommendIn, RecommendOut
+
+router = APIRouter(tags=["recommend"])
+PROBLEM = {"content": {"application/problem+json": {}}}
+
+
+@router.post(
+    "/recommend",
+    summary="Rank rentable configurations (SKU × cards/nodes × parallel plan) by cost and time",
+    responses={422: {"description": "Invalid input", **PROBLEM}, 503: {"description": "Database down", **PROBLEM}},
+)
+def recommend(body: RecommendIn, session: SessionDep) -> RecommendOut:
+    return service.run_recommend(session, body)

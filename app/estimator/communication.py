@@ -1,0 +1,225 @@
+"""Per-step communication and offload times of a plan, and how much of each hides behind compute.
+
+Volumes follow BRIEF §4 / ESTIMATOR-NOTES §6 (ring collectives, Megatron-LM TP, ZeRO paper §7);
+bandwidths come from `interconnects` (measured NCCL busbw). What overlaps with compute:
+
+- DP gradient all-reduce / ZeRO-1,2 reduce-scatter: overlaps the backward of the last micro-batch,
+  all buckets but the last (PyTorch DDP `bucket_cap_mb`=25).
+- ZeRO-1,2 parameter all-gather after the step: exposed (DeepSpeed runs it after `optimizer.step()`).
+- ZeRO-3 / FSDP all-gathers (forward, backward) and reduce-scatter: overlap the forward / backward of
+  every micro-batch by prefetch; the first layer's gather is exposed.
+- TP all-reduces (or SP all-gather + reduce-scatter): exposed (Megatron without `--tp-comm-overlap`).
+- PP activation / gradient sends: exposed, on the critical path of 1F1B.
+- CP ring K/V exchange: overlaps the attention core of the same layer (Megatron CP).
+- EP all-to-all (dispatch + combine, forward and backward): exposed.
+- Optimizer offload: gradient copies to the host overlap the backward (ZeRO-Offload, Ren et al.
+  2021 §4.1); CPU Adam and the parameter copy back are exposed (delayed parameter update is off by
+  default).
+
+Overlap is not free: NCCL kernels take SMs and HBM bandwidth from the compute they hide behind, so
+only `OVERLAP_HIDE_FRACTION` of the overlappable time is actually hidden.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from app.estimator.compute import BYTES_PER_ELEMENT, trainable_split
+from app.estimator.interconnects import (
+    LinkBandwidth,
+    all_reduce_s,
+    gather_or_scatter_s,
+    group_bandwidth,
+    host_pcie_bytes_per_s,
+    point_to_point_s,
+)
+from app.estimator.params import count_params
+from app.estimator.specs import Cluster, ModelSpec, Plan, Workload
+
+# Fraction of an overlappable collective that really hides behind compute. Assumed 0.7 (not
+# measured): NCCL kernels occupy SMs (one block per channel) and contend for HBM with the compute
+# they overlap. It was held fixed while calibrating performance.py on the published runs.
+OVERLAP_HIDE_FRACTION = 0.7
+DDP_BUCKET_BYTES = 25 * 2**20  # torch.nn.parallel.DistributedDataParallel(bucket_cap_mb=25) default
+ACTIVATION_BYTES = 2.0  # activations travel in bf16/fp16, also in FP8 recipes (Transformer Engine)
+# CPU Adam streams fp32 param, m, v, grad in (16 B) and param, m, v, bf16 copy out (14 B) per param.
+CPU_ADAM_BYTES_PER_PARAM = 30.0
+# Achieved host memory traffic of CPU Adam per node. Assumed 100 GB/s: a 2-socket DDR4-3200
+# 8-channel server peaks at ~410 GB/s and vectorised CPU Adam reaches a fraction of it. DeepSpeed:
+# "DeepSpeedCPUAdam is 5X-7X faster than the standard PyTorch implementation" (deepspeed.ai
+# tutorials/zero-offload) yet "significant time is spent on CPUAdam" (DeepSpeed PR #7474: Qwen2.5-3B
+# on 2 A100-40G with offload, 2.4-3.1 s per step; this constant gives ~0.9 s of CPU Adam for 3.1B).
+HOST_ADAM_BYTES_PER_S = 100e9
+
+
+@dataclass(slots=True)  # not frozen: frozen __init__ costs ~0.5 µs per field, built on every estimate
+class StepShape:
+    """Compute times the collectives can hide behind, per GPU."""
+
+    micro_batches: int
+    fwd_s: float  # forward of one micro-batch (its stage)
+    bwd_s: float  # backward of one micro-batch, recompute included
+    attention_s: float  # attention core of one micro-batch
+    layers_local: int
+    trainable_local: float  # parameters with gradients on one GPU before ZeRO sharding
+    placement: dict[str, int]  # GPUs of each group kind on one node (`per_node`)
+
+
+@dataclass(slots=True)
+class CommTimes:
+    """Exposed seconds per optimizer step: `per_microbatch_s` is stretched by the pipeline bubble,
+    `dp_s` (data-parallel / ZeRO) and `offload_s` happen once per step."""
+
+    per_microbatch_s: float
+    dp_s: float
+    offload_s: float
+
+
+def hide(comm_s: float, window_s: float) -> float:
+    """Exposed part of `comm_s` that can overlap a compute window of `window_s`."""
+    return comm_s - OVERLAP_HIDE_FRACTION * min(comm_s, window_s)
+
+
+@lru_cache(maxsize=16384)
+def per_node(plan: Plan, gpus_per_node: int) -> dict[str, int]:
+    """GPUs of one group on one node, ranks ordered tp, cp, dp (ep inside dp), pp (Megatron default)."""
+    tp = min(plan.tp, gpus_per_node)
+    cp = max(1, min(plan.cp, gpus_per_node // (plan.tp or 1)))
+    left = max(1, gpus_per_node // (plan.tp * plan.cp))
+    return {
+        "tp": tp,
+        "cp": cp,
+        "dp": min(plan.dp, left),
+        "ep": min(plan.ep, left),
+        "pp": max(1, min(plan.pp, gpus_per_node // (plan.tp * plan.cp * plan.dp))),
+    }
+
+
+def _link(cluster: Cluster, shape: StepShape, kind: str, size: int) -> LinkBandwidth:
+    return group_bandwidth(cluster, size, shape.placement[kind])
+
+
+def trainable_params_local(model: ModelSpec, workload: Workload, plan: Plan) -> float:
+    """Parameters with gradients on one GPU (before ZeRO sharding); experts split over ep."""
+    shared, experts = trainable_split(model, workload.task, workload.lora)
+    return local_trainable(shared, experts, plan)
+
+
+def local_trainable(shared: float, experts: float, plan: Plan) -> float:
+    return (shared + experts / plan.ep) / (plan.tp * plan.pp)
+
+
+def grad_bytes(workload: Workload) -> float:
+    """Gradients are reduced in 16 bits (fp32 for fp32 training); BRIEF §2's 7B → 14 GB check."""
+    return 4.0 if workload.precision == "fp32" else 2.0
+
+
+def tp_comm(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster, shape: StepShape) -> float:
+    """Megatron TP: 2 all-reduces forward + 2 backward per layer (+2 under full recompute), b·s·h each.
+
+    Sequence parallelism replaces each all-reduce by a reduce-scatter + all-gather pair that moves the
+    same bytes (Korthikanti et al. 2022 §4.2.2), so the time is the same with or without it.
+    """
+    if plan.tp <= 1:
+        return 0.0
+    count = 4 + (2 if plan.recompute == "full" else 0)
+    message = plan.micro_batch * workload.seq_len / plan.cp * model.hidden * ACTIVATION_BYTES
+    return shape.layers_local * count * all_reduce_s(message, plan.tp, _link(cluster, shape, "tp", plan.tp))
+
+
+def pp_comm(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster, shape: StepShape) -> float:
+    """One activation send forward and one gradient send backward per micro-batch and virtual stage
+    (÷tp: Megatron's scatter-gather; interleaving multiplies the sends by v, Narayanan et al. 2021 §2.2)."""
+    if plan.pp <= 1:
+        return 0.0
+    message = plan.micro_batch * workload.seq_len / plan.cp * model.hidden * ACTIVATION_BYTES / plan.tp
+    return 2.0 * plan.virtual_stages * point_to_point_s(message, _link(cluster, shape, "pp", plan.pp))
+
+
+def cp_comm(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster, shape: StepShape) -> float:
+    """Ring attention: K and V chunks go round the cp ring (forward), K, V and their grads backward."""
+    if plan.cp <= 1:
+        return 0.0
+    kv_width = model.kv_heads * model.d_head / plan.tp
+    chunk = plan.micro_batch * workload.seq_len / plan.cp * 2 * kv_width * ACTIVATION_BYTES
+    link = _link(cluster, shape, "cp", plan.cp)
+    per_layer = 3 * (plan.cp - 1) * point_to_point_s(chunk, link)
+    return hide(shape.layers_local * per_layer, shape.attention_s)
+
+
+def ep_comm(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster, shape: StepShape) -> float:
+    """Expert parallel: dispatch + combine all-to-all, forward and backward, per MoE layer."""
+    if plan.ep <= 1 or not model.is_moe:
+        return 0.0
+    tokens = plan.micro_batch * workload.seq_len / plan.cp
+    message = tokens * model.experts_per_token * model.hidden * ACTIVATION_BYTES
+    moe_layers = model.moe_layers / plan.pp
+    return moe_layers * 4 * gather_or_scatter_s(message, plan.ep, _link(cluster, shape, "ep", plan.ep))
+
+
+def dp_comm(
+    model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster, shape: StepShape
+) -> tuple[float, float]:
+    """(exposed, total) seconds per step of data-parallel and ZeRO traffic.
+
+    Gradients are reduced once per step, after the last micro-batch (DDP `no_sync`, Megatron's
+    gradient buffer), for ZeRO-0, 1 and 2 alike, so ZeRO-1 and ZeRO-2 cost the same time (the
+    planner relies on that tie). DeepSpeed stage 2 actually reduce-scatters after every micro-batch
+    (it keeps only its gradient partition); that extra traffic is not modelled.
+    """
+    if plan.dp <= 1:
+        return 0.0, 0.0
+    link = _link(cluster, shape, "dp", plan.dp)
+    size = shape.trainable_local * grad_bytes(workload)
+    if plan.zero_stage >= 3:
+        return _zero3_comm(size, plan, link, shape)
+    reduce = all_reduce_s(size, plan.dp, link) if plan.zero_stage == 0 else gather_or_scatter_s(size, plan.dp, link)
+    last_bucket = all_reduce_s(min(size, DDP_BUCKET_BYTES), plan.dp, link)
+    exposed = max(last_bucket, hide(reduce, shape.bwd_s))
+    gather = gather_or_scatter_s(size, plan.dp, link) if plan.zero_stage in (1, 2) else 0.0
+    return exposed + gather, reduce + gather
+
+
+def _zero3_comm(size: float, plan: Plan, link: LinkBandwidth, shape: StepShape) -> tuple[float, float]:
+    """FSDP / ZeRO-3: per micro-batch all-gather (fwd), all-gather + reduce-scatter (bwd); prefetched."""
+    gather = gather_or_scatter_s(size, plan.dp, link)
+    first_layer = gather / max(1, shape.layers_local)
+    per_mb = first_layer + hide(gather, shape.fwd_s) + hide(2 * gather, shape.bwd_s)
+    return shape.micro_batches * per_mb, shape.micro_batches * 3 * gather
+
+
+def offload_time(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster, shape: StepShape) -> float:
+    """Exposed seconds per step of CPU offload: PCIe copies and the CPU Adam step (ZeRO-Offload)."""
+    if plan.offload == "none":
+        return 0.0
+    pcie = host_pcie_bytes_per_s(cluster.gpu.pcie_gen)
+    shard = shape.trainable_local / (plan.dp if plan.zero_stage >= 1 else 1)
+    grads_down = hide(shard * grad_bytes(workload) / pcie, shape.bwd_s)
+    # every GPU of the node runs CPU Adam on its shard at the same time, sharing the host's memory
+    cpu_adam = shard * cluster.gpus_per_node * CPU_ADAM_BYTES_PER_PARAM / HOST_ADAM_BYTES_PER_S
+    params_up = shard * BYTES_PER_ELEMENT.get(workload.precision, 2.0) / pcie
+    exposed = grads_down + cpu_adam + params_up
+    if plan.offload == "optimizer_and_params":
+        local = count_params(model).total / (plan.tp * plan.pp * max(1, plan.dp if plan.zero_stage >= 3 else 1))
+        fetch = 2 * local * BYTES_PER_ELEMENT.get(workload.precision, 2.0) / pcie
+        exposed += shape.micro_batches * hide(fetch, shape.fwd_s + shape.bwd_s)
+    return exposed
+
+
+def step_communication(
+    model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster, shape: StepShape
+) -> CommTimes:
+    """All collectives of one optimizer step, split into pipeline-stretched and once-per-step parts."""
+    per_microbatch = 0.0
+    if plan.tp > 1:
+        per_microbatch += tp_comm(model, workload, plan, cluster, shape)
+    if plan.pp > 1:
+        per_microbatch += pp_comm(model, workload, plan, cluster, shape)
+    if plan.cp > 1:
+        per_microbatch += cp_comm(model, workload, plan, cluster, shape)
+    if plan.ep > 1:
+        per_microbatch += ep_comm(model, workload, plan, cluster, shape)
+    exposed_dp = dp_comm(model, workload, plan, cluster, shape)[0] if plan.dp > 1 else 0.0
+    offload = offload_time(model, workload, plan, cluster, shape) if plan.offload != "none" else 0.0
+    return CommTimes(per_microbatch, exposed_dp, offload)

@@ -1,0 +1,919 @@
+"""Per-GPU memory of one plan: model states, activations, KV cache and framework overheads.
+
+Everything is bytes per GPU for the worst pipeline stage. Sources, by term:
+
+- Model states, mixed-precision Adam: 2Ψ 16-bit weights + 2Ψ 16-bit gradients + 12Ψ fp32 master,
+  m and v = 16Ψ (Rajbhandari et al. 2020, "ZeRO", §3.1 and Fig. 1, K = 12). ZeRO-1/2/3 divide the
+  optimizer / + gradients / + weights by N = dp × cp (§5). We keep 16 bytes, not 18: FSDP (fp32
+  sharded params + fp32 grads + m, v = 16, PyTorch `MixedPrecisionPolicy`) and DeepSpeed bf16/fp16
+  ZeRO (16-bit grads) match it; Megatron's fp32 gradient buffer (`num_bytes_per_parameter` = 18
+  in megatron/training/theoretical_memory_usage.py) is the exception and is stated as an assumption.
+- Pure 16-bit training (mixed_precision=False, torchtune's single-device recipes): weights, grads and
+  optimizer states all in the training dtype, e.g. AdamW 2 + 2 + 4 = 8 bytes/param.
+- 8-bit Adam: 2 bytes of state per parameter (Dettmers et al. 2022, "8-bit Optimizers via Block-wise
+  Quantization", §2; block-wise constants ~0.06 B/param ignored). Lion: one momentum (Chen et al. 2023,
+  Alg. 1). SGD: one momentum buffer (torch.optim.SGD, momentum > 0). Adafactor: factored second
+  moment, rows + columns per matrix (Shazeer & Stern 2018, §3), no first moment (HF default beta1=None).
+- ZeRO-3/FSDP gathered working buffers: two layers' 16-bit weights (the current one and the
+  prefetched next one) plus one layer's unsharded gradient before reduce-scatter; DeepSpeed's
+  estimator charges 4 × largest_layer_params bytes (deepspeed/runtime/zero/stage3.py,
+  `estimate_zero3_model_states_mem_needs`).
+- LoRA: r·(d_in + d_out) trainable parameters per adapted matrix (Hu et al. 2021, §4.1), frozen base
+  in 16-bit. QLoRA: NF4 base at 4 bits plus block-wise absmax constants; with double quantisation
+  8-bit absmax per 64 weights + fp32 per 256 blocks = 8/64 + 32/(64·256) = 0.127 bit/param
+  (Dettmers et al. 2023, "QLoRA", §3 "Double Quantization"); embeddings, norms and lm_head stay 16-bit
+  (bitsandbytes/transformers keep `lm_head` unquantised: `get_keys_to_not_convert`).
+- Activations, per operation (Korthikanti et al. 2022, §4.1 method, Table 2): we count every tensor
+  autograd keeps for the backward pass of a Llama-style (RMSNorm, SwiGLU, GQA, no dropout) or a
+  GPT-style (LayerNorm, GELU) block, instead of the GPT-with-dropout constant 34. Flash attention keeps
+  q, k, v, the output and the log-sum-exp, no s² tensor (Dao et al. 2022, §3.1); without it the
+  softmax output (2·a·s² bytes per sequence) is kept as well. Tensor parallelism divides all but the
+  norm inputs/outputs; sequence parallelism divides those too (Korthikanti §4.2.2). Selective
+  recompute keeps matmul outputs and recomputes the attention core and pointwise ops (Korthikanti
+  §5; torchtitan `apply_ac` op-level policy). Full recompute keeps each layer's input plus one layer
+  being recomputed. 1F1B: the first stage keeps min(p, m) micro-batches in flight; interleaving
+  multiplies by 1 + (p-1)/(p·v) (Korthikanti §4.2.3; Megatron `compute_activation_memory`).
+- Logits and loss: the b·s·V logits in 16-bit, an fp32 copy for the loss and its fp32 gradient.
+- Inference: weights + KV cache 2·layers·kv_heads·head_dim·context·batch·bytes + one layer's prefill
+  working set + last-token logits.
+- `other`: cuBLAS/cuDNN workspaces in the caching allocator (~0.25 GiB: 2 × `CUBLAS_WORKSPACE_CONFIG`
+  :4096:8 = 32 MiB per handle, several streams/handles, PyTorch docs "Reproducibility"), NCCL buffers
+  when more than one GPU (NCCL_BUFFSIZE 4 MiB per channel and peer, NCCL environment docs; ~0.5 GiB),
+  and allocator fragmentation, 5 % of activations (PyTorch "CUDA semantics: memory management",
+  reserved vs allocated). The CUDA context itself is outside `capacity` (usable memory, gpus.json).
+
+Speed: the planner calls estimate_memory for thousands of plans of one (model, workload). Everything that
+no plan changes lives in a per-(model, workload) context found by object identity (hashing a 20-field
+frozen ModelSpec costs more than the arithmetic); per-split results (stages per tp/pp/ep, activation
+element sums, ZeRO-3 advice) are cached in that context under small int/str tuple keys.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from app.estimator.params import count_params, linear_shapes
+from app.estimator.specs import (
+    GIB,
+    LORA_TARGETS,
+    OPTIMIZERS,
+    PRECISIONS,
+    TASKS,
+    Cluster,
+    EstimatorError,
+    LoraSpec,
+    MemoryBreakdown,
+    ModelSpec,
+    Plan,
+    Warning_,
+    Workload,
+)
+
+# --- constants (each cited) --------------------------------------------------------------------
+
+BYTES = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0}
+NF4_BYTES_PER_PARAM = (4 + 0.127) / 8  # QLoRA §3: NF4 4 bits + 0.127 bits of double-quantised constants
+MASTER_BYTES = 4.0  # fp32 master copy under mixed precision (ZeRO §3.1)
+# optimizer state bytes per parameter in fp32 (mixed precision) and as a multiple of the dtype (pure)
+STATE_FP32_BYTES = {"adamw": 8.0, "adamw_8bit": 2.0, "lion": 4.0, "sgd": 4.0, "adafactor": 0.02}
+STATE_DTYPE_COPIES = {"adamw": 2.0, "adamw_8bit": 0.0, "lion": 1.0, "sgd": 1.0, "adafactor": 0.01}
+STATE_FIXED_BYTES = {"adamw_8bit": 2.0}  # 8-bit states do not follow the training dtype
+LOSS_BYTES_PER_LOGIT = 2.0 + 4.0 + 4.0  # 16-bit logits + fp32 log-probs kept for backward + their fp32 gradient
+# chunked/fused loss (torchtune CEWithChunkedOutputLoss, litgpt chunked_cross_entropy, Megatron fused vocab-parallel
+# CE): only the log-probs (fp32, or 16-bit logits + 16-bit log-probs) stay for the backward pass; chunks are transient
+CHUNKED_LOSS_BYTES_PER_LOGIT = 4.0
+OTHER_WORKSPACE_BYTES = 0.25 * GIB  # cuBLAS/cuDNN workspaces (module docstring)
+OTHER_NCCL_BYTES = 0.5 * GIB  # NCCL channel buffers when > 1 GPU (module docstring)
+FRAGMENTATION = 0.05  # caching-allocator slack on activations (module docstring)
+MAX_SEQ_LEN = 10_000_000
+MAX_BATCH = 1_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryEstimate:
+    breakdown: MemoryBreakdown  # bytes per GPU, worst pipeline stage
+    warnings: list[Warning_]
+    assumptions: list[str]
+
+
+# --- per-model quantities (cached on the frozen ModelSpec) ----------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Facts:
+    attn: float  # tensor-parallel part of one layer's attention
+    dense_mlp: float
+    routed_experts: float  # all routed experts of one MoE layer (ep- and tp-shardable)
+    moe_other: float  # router + shared experts of one MoE layer
+    norms: float  # per layer, replicated
+    embedding: float
+    lm_head: float  # 0 when tied
+    final_norm: float
+    moe_layers: int
+    layers: int
+    block_linear: float  # weights of all block linears (what NF4 quantises)
+    largest_linear: float  # one matrix, for the QLoRA dequantisation buffer
+
+
+@lru_cache(maxsize=4096)
+def _facts(model: ModelSpec) -> _Facts:
+    counts = count_params(model)
+    routed = 0.0
+    moe_other = 0.0
+    if model.is_moe:
+        shapes = linear_shapes(model)
+        expert_one = sum(d_in * d_out for key, (d_in, d_out, _) in shapes.items() if key.endswith("_experts"))
+        routed = expert_one * model.experts
+        moe_other = counts.moe_mlp_per_layer - routed
+    linear = sum(d_in * d_out * copies for d_in, d_out, copies in linear_shapes(model).values())
+    largest = max(d_in * d_out for d_in, d_out, _ in linear_shapes(model).values())
+    return _Facts(
+        attn=float(counts.attention_per_layer),
+        dense_mlp=float(counts.dense_mlp_per_layer),
+        routed_experts=float(routed),
+        moe_other=float(moe_other),
+        norms=float(counts.norms_per_layer),
+        embedding=float(counts.embedding),
+        lm_head=float(counts.lm_head),
+        final_norm=float(counts.final_norm),
+        moe_layers=model.moe_layers if model.is_moe else 0,
+        layers=model.layers,
+        block_linear=float(linear),
+        largest_linear=float(largest),
+    )
+
+
+def _lora_targets(lora: LoraSpec) -> frozenset[str]:
+    return frozenset(LORA_TARGETS if "all-linear" in lora.targets else lora.targets)
+
+
+@lru_cache(maxsize=4096)
+def _adapter_params(model: ModelSpec, rank: int, targets: frozenset[str]) -> float:
+    """r·(d_in + d_out) per adapted matrix (Hu et al. 2021, §4.1); MoE experts adapted one by one."""
+    total = 0
+    for key, (d_in, d_out, copies) in linear_shapes(model).items():
+        if key.removesuffix("_experts") in targets:
+            total += rank * (d_in + d_out) * copies
+    return float(total)
+
+
+@dataclass(frozen=True, slots=True)
+class _ActCoeffs:
+    """Elements kept per token for one layer's backward, split by how tensor parallelism divides them."""
+
+    replicated: float  # norm inputs/outputs: divided by tp only with sequence parallelism
+    q_side: float  # q and attention output: heads split by tp
+    kv_side: float  # k and v: kv heads split by tp (replicated when kv_heads < tp)
+    mlp: float  # MLP intermediates (dense layer), split by tp
+    moe_mlp: float  # MoE layer MLP intermediates incl. dispatched copies, split by tp
+    selective_replicated: float
+    selective_mlp: float
+    selective_moe_mlp: float
+    attn_heads: float  # a: softmax rows per token per query position (non-flash s² term)
+    kv_heads: int  # whole kv heads are replicated across tp ranks when kv_heads < tp
+    per_layer_input: float  # hidden: what full recompute keeps per layer
+
+
+@lru_cache(maxsize=4096)
+def _act_coeffs(model: ModelSpec, trainable: frozenset[str]) -> _ActCoeffs:
+    """Per-operation saved tensors (elements per token); `trainable` lists linears whose input is kept.
+
+    A frozen linear needs no saved input (autograd keeps x only for the weight gradient), which is why
+    LoRA on q and v keeps less than a full fine-tune (PyTorch autograd `mm` backward formula). Eager RMSNorm
+    (HF `LlamaRMSNorm`, torchtune and litgpt `RMSNorm`) upcasts its input and keeps that fp32 copy: 2 elements.
+    The attention output is kept twice: by flash attention and, after `.transpose().contiguous()`, as the
+    o_proj input (HF `LlamaAttention`, torchtitan `Attention`).
+    """
+    h, d = model.hidden, model.d_head
+    q, kv = model.heads * d, model.kv_heads * d
+    swiglu = model.mlp == "swiglu"
+    norm_in = 2 * h if model.norm == "rmsnorm" else h
+    norm1_out = h if trainable & {"q", "k", "v"} else 0
+    norm2_out = h if trainable & {"gate", "up"} else 0
+    o_in = q if "o" in trainable else 0
+    down_in = 1 if "down" in trainable else 0
+    # SwiGLU: gate output (SiLU input), SiLU output and up output (mul operands), product (down input)
+    per_width = (3 + down_in) if swiglu else (1 + down_in)  # GELU: fc1 output (GELU input), GELU output
+    width_e = model.expert_ffn or model.ffn
+    moe_mlp = 0.0
+    if model.is_moe:
+        k = model.experts_per_token
+        dispatched = k * h if trainable & {"gate", "up"} else 0  # permuted token copies feed the experts
+        moe_mlp = dispatched + (k + model.shared_experts) * per_width * width_e + model.experts
+    sel_width = 2 if swiglu else 1  # selective: keep the matmul outputs (gate, up / fc1)
+    sel_moe = (model.experts_per_token + model.shared_experts) * sel_width * width_e if model.is_moe else 0.0
+    return _ActCoeffs(
+        replicated=float(2 * norm_in + norm1_out + norm2_out),
+        q_side=float(2 * q + o_in),
+        kv_side=float(2 * kv),
+        mlp=float(per_width * model.ffn),
+        moe_mlp=float(moe_mlp),
+        selective_replicated=float(2 * h),
+        selective_mlp=float(sel_width * model.ffn),
+        selective_moe_mlp=float(sel_moe),
+        attn_heads=float(model.heads),
+        kv_heads=model.kv_heads,
+        per_layer_input=float(h),
+    )
+
+
+_FULL_TRAINABLE = frozenset(LORA_TARGETS)
+
+
+@lru_cache(maxsize=4096)
+def _lora_dropout_elements(model: ModelSpec, targets: frozenset[str]) -> float:
+    """Elements per token per layer kept by LoRA dropout: each adapted input's dropped-out 16-bit copy plus its
+    1-byte mask (half an element), one per adapted module as in PEFT `LoraLayer.lora_dropout` (nn.Dropout saves
+    the mask; lora_A saves its input)."""
+    d_in = {"q": model.hidden, "k": model.hidden, "v": model.hidden, "o": model.heads * model.d_head,
+            "gate": model.hidden, "up": model.hidden, "down": model.expert_ffn or model.ffn}
+    if model.is_moe and not model.ffn:
+        d_in["down"] = model.expert_ffn or 0
+    return 1.5 * sum(d_in[t] for t in targets if t in d_in)
+
+
+def _trainable_linears(workload: Workload) -> frozenset[str]:
+    if workload.task in ("lora", "qlora"):
+        return _lora_targets(workload.lora or LoraSpec())
+    return _FULL_TRAINABLE
+
+
+# --- pipeline stages ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Stage:
+    """Parameters held by one GPU of one pipeline stage (after tp/ep division, before ZeRO)."""
+
+    layers: int
+    moe_layers: int
+    params: float  # all parameters on this GPU
+    linear_params: float  # of which block linears (NF4-quantised under QLoRA)
+    largest_unit: float  # largest module gathered at once under ZeRO-3 (layer, embedding or head)
+    layer_params: float  # one transformer layer on this GPU
+    is_first: bool
+    is_last: bool
+
+
+def _layer_params(facts: _Facts, tp: int, ep: int, moe: bool) -> float:
+    mlp = (facts.routed_experts / ep + facts.moe_other) if moe else facts.dense_mlp
+    return (facts.attn + mlp) / tp + facts.norms
+
+
+def _stage(facts: _Facts, tp: int, pp: int, ep: int, *, first: bool, last: bool) -> _Stage:
+    layers = math.ceil(facts.layers / pp)
+    moe = min(layers, facts.moe_layers)  # worst case: a stage made of MoE layers when there are enough
+    dense_layer, moe_layer = _layer_params(facts, tp, 1, False), _layer_params(facts, tp, ep, True)
+    body = (layers - moe) * dense_layer + moe * moe_layer
+    head = facts.lm_head or (facts.embedding if pp > 1 else 0.0)  # tied head is a copy on the last stage
+    embedding = facts.embedding / tp if first else 0.0
+    output = (head / tp + facts.final_norm) if last else 0.0
+    norms = layers * facts.norms
+    largest_layer = moe_layer if moe else dense_layer
+    return _Stage(
+        layers=layers,
+        moe_layers=moe,
+        params=body + embedding + output,
+        linear_params=body - norms,
+        largest_unit=max(largest_layer, embedding, head / tp if last else 0.0),
+        layer_params=largest_layer,
+        is_first=first,
+        is_last=last,
+    )
+
+
+def _stages(facts: _Facts, tp: int, pp: int, ep: int) -> tuple[_Stage, ...]:
+    """The first and the last pipeline stage (one stage without pipelining)."""
+    if pp == 1:
+        return (_stage(facts, tp, pp, ep, first=True, last=True),)
+    return (_stage(facts, tp, pp, ep, first=True, last=False), _stage(facts, tp, pp, ep, first=False, last=True))
+
+
+def _optimizer_bytes_per_param(workload: Workload) -> float:
+    """Optimizer-owned bytes per trainable parameter: fp32 master + states (mixed) or states only."""
+    if workload.mixed_precision and workload.precision != "fp32":
+        return MASTER_BYTES + STATE_FP32_BYTES[workload.optimizer]
+    fixed = STATE_FIXED_BYTES.get(workload.optimizer)
+    if fixed is not None:
+        return fixed
+    return STATE_DTYPE_COPIES[workload.optimizer] * _train_dtype_bytes(workload)
+
+
+def _train_dtype_bytes(workload: Workload) -> float:
+    # fp8 training (Transformer Engine, torchao float8) keeps bf16 weights and casts per matmul
+    return 4.0 if workload.precision == "fp32" else 2.0
+
+
+# --- per (model, workload) context: what no plan changes, computed once ---------------------------
+
+
+@dataclass(slots=True)
+class _Ctx:
+    """Quantities of one (model, workload) pair; the dicts cache per-split results under small int keys,
+    which hash far faster than the 20-field ModelSpec (the planner varies only the plan)."""
+
+    model: ModelSpec
+    workload: Workload
+    facts: _Facts
+    coeffs: _ActCoeffs
+    dtype: float  # bytes of a training weight / gradient
+    optimizer_per_param: float
+    act_bytes: float
+    adapters: float  # LoRA parameters in the whole model (0 for other tasks)
+    adapter_dtype: float
+    adapter_optimizer: float
+    dropout_elements: float  # LoRA dropout copies, elements per token per layer
+    stages: dict[tuple[int, int, int], tuple[_Stage, ...]] = field(default_factory=dict)
+    elements: dict[tuple[object, ...], tuple[float, float]] = field(default_factory=dict)
+    advice: dict[tuple[object, ...], Warning_] = field(default_factory=dict)
+    assumptions: dict[tuple[object, ...], tuple[str, ...]] = field(default_factory=dict)
+
+
+def _lora_figures(model: ModelSpec, workload: Workload) -> tuple[float, float, float, float]:
+    """(adapter params, adapter weight/grad bytes, adapter optimizer bytes, dropout elements) for LoRA tasks."""
+    if workload.task not in ("lora", "qlora"):
+        return 0.0, 0.0, 0.0, 0.0
+    lora = workload.lora or LoraSpec()
+    targets = _lora_targets(lora)
+    dtype = 4.0 if workload.mixed_precision else _train_dtype_bytes(workload)  # adapters train like a full model
+    optim = STATE_FP32_BYTES[workload.optimizer] if workload.mixed_precision else _optimizer_bytes_per_param(workload)
+    dropout = _lora_dropout_elements(model, targets) if lora.dropout > 0 else 0.0
+    return _adapter_params(model, lora.rank, targets), dtype, optim, dropout
+
+
+@lru_cache(maxsize=1024)
+def _build_context(model: ModelSpec, workload: Workload) -> _Ctx:
+    _validate_workload(model, workload)  # raises before anything is cached
+    adapters, adapter_dtype, adapter_optim, dropout = _lora_figures(model, workload)
+    trainable = frozenset() if workload.task == "inference" else _trainable_linears(workload)
+    return _Ctx(
+        model=model,
+        workload=workload,
+        facts=_facts(model),
+        coeffs=_act_coeffs(model, trainable),
+        dtype=_train_dtype_bytes(workload),
+        optimizer_per_param=_optimizer_bytes_per_param(workload),
+        act_bytes=4.0 if workload.precision == "fp32" else 2.0,
+        adapters=adapters,
+        adapter_dtype=adapter_dtype,
+        adapter_optimizer=adapter_optim,
+        dropout_elements=dropout,
+    )
+
+
+_CONTEXTS: dict[tuple[int, int], _Ctx] = {}
+_MAX_CONTEXTS = 256
+
+
+def _context(model: ModelSpec, workload: Workload) -> _Ctx:
+    """Identity-keyed fast path: hashing a 20-field ModelSpec costs more than the rest of a lookup.
+
+    The context holds references to both objects, so their ids cannot be reused while the entry lives.
+    """
+    ctx = _CONTEXTS.get((id(model), id(workload)))
+    if ctx is not None and ctx.model is model and ctx.workload is workload:
+        return ctx
+    ctx = _build_context(model, workload)
+    if len(_CONTEXTS) >= _MAX_CONTEXTS:
+        _CONTEXTS.clear()
+    _CONTEXTS[(id(model), id(workload))] = ctx
+    return ctx
+
+
+def _stages_of(ctx: _Ctx, plan: Plan) -> tuple[_Stage, ...]:
+    key = (plan.tp, plan.pp, plan.ep)
+    stages = ctx.stages.get(key)
+    if stages is None:
+        stages = ctx.stages[key] = _stages(ctx.facts, *key)
+    return stages
+
+
+# --- model states ------------------------------------------------------------------------------
+
+
+def _shard(value: float, stage: int, needed: int, n: int) -> float:
+    return value / n if stage >= needed else value
+
+
+def _gathered(ctx: _Ctx, stage: _Stage) -> float:
+    """ZeRO-3 working set: two gathered units in 16-bit, the current one and the prefetched next one.
+
+    The unsharded gradient of one layer before its reduce-scatter exists under ZeRO-2 as well (a bucket),
+    so it is charged to neither.
+    """
+    return 2.0 * stage.largest_unit * ctx.dtype
+
+
+def _zero3_weights(full_bytes: float, n: int, gathered: float) -> float:
+    # a shard plus the gathered units, never more than the unsharded weights (n = 1 shards nothing)
+    return min(full_bytes, full_bytes / n + gathered)
+
+
+def _full_states(ctx: _Ctx, stage: _Stage, n: int, zero: int, offload: str) -> tuple[float, float, float, float]:
+    """(weights, gradients, optimizer, host bytes) per GPU for pretraining / full fine-tuning."""
+    # inlined _shard/_gathered: this is the planner's hottest path
+    weights = grads = stage.params * ctx.dtype
+    optim = stage.params * ctx.optimizer_per_param
+    if zero:
+        optim /= n
+        if zero >= 2:
+            grads /= n
+        if zero == 3:
+            weights = _zero3_weights(weights, n, 2.0 * stage.largest_unit * ctx.dtype)
+    if offload == "none":
+        return weights, grads, optim, 0.0
+    return _offloaded(ctx, stage, (weights, grads, optim), n if zero >= 1 else 1, offload)
+
+
+def _offloaded(
+    ctx: _Ctx, stage: _Stage, states: tuple[float, float, float], n: int, offload: str
+) -> tuple[float, float, float, float]:
+    """ZeRO-Offload keeps fp32 master, states and fp32 gradients on the host (Ren et al. 2021, §4.1)."""
+    weights, grads, optim = states
+    host = optim + stage.params * 4.0 / n
+    if offload == "optimizer":
+        return weights, grads, 0.0, host
+    host += stage.params * ctx.dtype / n  # FSDP CPUOffload / ZeRO-3 offload_param: the 16-bit shard too
+    return _gathered(ctx, stage), stage.layer_params * ctx.dtype, 0.0, host
+
+
+def _base_weight_bytes(ctx: _Ctx, stage: _Stage) -> float:
+    if ctx.workload.task == "qlora":
+        return (stage.params - stage.linear_params) * 2.0 + stage.linear_params * NF4_BYTES_PER_PARAM
+    return stage.params * ctx.dtype
+
+
+def _lora_states(
+    ctx: _Ctx, stage: _Stage, plan: Plan, n: int, zero: int, offload: str
+) -> tuple[float, float, float, float]:
+    adapters = ctx.adapters * stage.layers / ctx.facts.layers / plan.tp
+    weights = _base_weight_bytes(ctx, stage) + adapters * ctx.adapter_dtype
+    if zero == 3:
+        weights = _zero3_weights(weights, n, _gathered(ctx, stage))
+    grads = _shard(adapters * ctx.adapter_dtype, zero, 2, n)
+    optim = _shard(adapters * ctx.adapter_optimizer, zero, 1, n)
+    if offload == "none":
+        return weights, grads, optim, 0.0
+    return weights, grads, 0.0, optim + adapters * 4.0
+
+
+def _states(ctx: _Ctx, stage: _Stage, plan: Plan, n: int, zero: int, offload: str) -> tuple[float, ...]:
+    task = ctx.workload.task
+    if task == "inference":
+        return stage.params * BYTES[ctx.workload.precision], 0.0, 0.0, 0.0
+    if task in ("lora", "qlora"):
+        return _lora_states(ctx, stage, plan, n, zero, offload)
+    return _full_states(ctx, stage, n, zero, offload)
+
+
+# --- activations -------------------------------------------------------------------------------
+
+
+def _kv_share(c: _ActCoeffs, tp: int) -> float:
+    """Share of k/v one tp rank holds: 1/tp, but at least one whole head (Megatron replicates kv heads)."""
+    return 1.0 / min(tp, c.kv_heads)
+
+
+def _layer_elements(c: _ActCoeffs, tp: int, sp: bool, seq_local: float, flash: bool, moe: bool) -> float:
+    """Elements per token one layer keeps with no recompute."""
+    replicated = c.replicated / tp if sp else c.replicated
+    mlp = c.moe_mlp if moe else c.mlp
+    core = 2.0 * c.attn_heads / tp  # flash attention's fp32 log-sum-exp: a values per token (2 elements each)
+    if not flash:
+        core += c.attn_heads * seq_local / tp  # softmax output, a·s per token (Korthikanti Table 2)
+    return replicated + c.q_side / tp + c.kv_side * _kv_share(c, tp) + mlp / tp + core
+
+
+def _selective_elements(c: _ActCoeffs, tp: int, sp: bool, moe: bool) -> float:
+    """Matmul outputs kept, attention core and pointwise ops recomputed (Korthikanti §5)."""
+    replicated = c.selective_replicated / tp if sp else c.selective_replicated
+    mlp = c.selective_moe_mlp if moe else c.selective_mlp
+    return replicated + c.q_side / tp + c.kv_side * _kv_share(c, tp) + mlp / tp + 2.0 * c.attn_heads / tp
+
+
+def _stage_elements(c: _ActCoeffs, key: tuple[int, bool, str, bool, float, int, int]) -> tuple[float, float]:
+    """(elements per token kept by a stage's layers for one micro-batch, one layer's extra working set).
+
+    `key` is (tp, sequence_parallel, recompute, flash_attention, local seq length or 0 with flash, layers, moe).
+    """
+    tp, sp, recompute, flash, seq_local, layers, moe = key
+    worst_layer = _layer_elements(c, tp, sp, seq_local, flash, moe > 0)
+    if recompute == "full":
+        kept = c.per_layer_input / (tp if sp else 1)
+        # the layer being recomputed holds its full working set; its input is the checkpoint already counted
+        return layers * kept, max(0.0, worst_layer - kept)
+    if recompute == "selective":
+        return (layers - moe) * _selective_elements(c, tp, sp, False) + moe * _selective_elements(c, tp, sp, True), 0.0
+    dense = (layers - moe) * _layer_elements(c, tp, sp, seq_local, flash, False)
+    return dense + moe * worst_layer, 0.0
+
+
+def _elements_of(ctx: _Ctx, plan: Plan, stage: _Stage, seq_local: float) -> tuple[float, float]:
+    flash = plan.flash_attention
+    key = (plan.tp, plan.sequence_parallel, plan.recompute, flash, 0.0 if flash else seq_local,
+           stage.layers, stage.moe_layers)
+    found = ctx.elements.get(key)
+    if found is None:
+        found = ctx.elements[key] = _stage_elements(ctx.coeffs, key)
+    return found
+
+
+def _microbatches(workload: Workload, plan: Plan, dp: int) -> int:
+    """Micro-batches per optimizer step and pipeline; unknown global batch: assume the pipeline is full."""
+    if workload.global_batch is None:
+        return plan.pp
+    return max(1, workload.global_batch // (dp * plan.micro_batch))
+
+
+def _in_flight(workload: Workload, plan: Plan, stage: _Stage, dp: int) -> float:
+    """Micro-batches whose activations a stage holds: 1F1B first stage min(p, m); interleaving adds (p-1)/(p·v)."""
+    if plan.pp == 1 or not stage.is_first:
+        return 1.0
+    count = float(min(plan.pp, _microbatches(workload, plan, dp)))
+    if plan.virtual_stages > 1:
+        count *= 1.0 + (plan.pp - 1) / (plan.pp * plan.virtual_stages)
+    return count
+
+
+def _training_activations(ctx: _Ctx, plan: Plan, stage: _Stage, dp: int) -> float:
+    workload = ctx.workload
+    seq_local = workload.seq_len / plan.cp
+    tokens = plan.micro_batch * seq_local
+    kept, working = _elements_of(ctx, plan, stage, seq_local)
+    if ctx.dropout_elements and plan.recompute != "full":
+        kept += stage.layers * ctx.dropout_elements / plan.tp
+    in_flight = _in_flight(workload, plan, stage, dp) if plan.pp > 1 else 1.0
+    total = tokens * ctx.act_bytes * (kept * in_flight + working)
+    if stage.is_last:
+        per_logit = CHUNKED_LOSS_BYTES_PER_LOGIT if plan.chunked_loss else LOSS_BYTES_PER_LOGIT
+        total += tokens * ctx.model.vocab / plan.tp * per_logit
+    return total
+
+
+def _inference_activations(ctx: _Ctx, plan: Plan, stage: _Stage) -> float:
+    """One layer's prefill working set for the whole batch plus fp32 last-token logits."""
+    seq_local = ctx.workload.seq_len / plan.cp
+    tokens = plan.micro_batch * seq_local
+    moe = stage.moe_layers > 0
+    layer = _layer_elements(ctx.coeffs, plan.tp, plan.sequence_parallel, seq_local, plan.flash_attention, moe)
+    logits = plan.micro_batch * ctx.model.vocab / plan.tp * 4.0 if stage.is_last else 0.0
+    return tokens * ctx.act_bytes * layer + logits
+
+
+def _kv_cache(ctx: _Ctx, plan: Plan, stage: _Stage) -> float:
+    """2 · layers · kv_heads · head_dim · context · batch · bytes (K and V), per tp rank and stage."""
+    workload, model = ctx.workload, ctx.model
+    if workload.task != "inference":
+        return 0.0
+    dtype = BYTES[workload.kv_cache_precision or workload.precision]
+    kv_heads_local = model.kv_heads / min(plan.tp, model.kv_heads)
+    context = workload.seq_len / plan.cp
+    return 2.0 * stage.layers * kv_heads_local * model.d_head * context * plan.micro_batch * dtype
+
+
+def _other(ctx: _Ctx, plan: Plan, activations: float) -> float:
+    other = OTHER_WORKSPACE_BYTES + FRAGMENTATION * activations
+    if plan.dp * plan.tp * plan.pp * plan.cp > 1:
+        other += OTHER_NCCL_BYTES
+    if ctx.workload.task == "qlora":
+        other += ctx.facts.largest_linear / plan.tp * 2.0  # one dequantised NF4 matrix in 16-bit
+    return other
+
+
+# --- validation ----------------------------------------------------------------------------------
+
+
+def _positive_int(value: object, field: str, allowed: str = "a positive integer") -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        raise EstimatorError(f"{field.split('.')[-1]} must be {allowed}, got {value!r}.", field=field)
+
+
+def _validate_workload(model: ModelSpec, workload: Workload) -> None:
+    _validate_choices(workload)
+    _positive_int(workload.seq_len, "seq_len", f"an integer in 1..{MAX_SEQ_LEN}")
+    if workload.seq_len > MAX_SEQ_LEN:
+        raise EstimatorError(f"seq_len must be at most {MAX_SEQ_LEN}.", field="seq_len")
+    if workload.global_batch is not None:
+        _positive_int(workload.global_batch, "global_batch")
+    if workload.task in ("lora", "qlora"):
+        _validate_lora(model, workload.lora or LoraSpec())
+
+
+def _validate_choices(workload: Workload) -> None:
+    if workload.task not in TASKS:
+        raise EstimatorError(f"task must be one of {', '.join(TASKS)}.", field="task")
+    if workload.precision not in PRECISIONS:
+        raise EstimatorError(f"precision must be one of {', '.join(PRECISIONS)}.", field="precision")
+    if workload.optimizer not in OPTIMIZERS:
+        raise EstimatorError(f"optimizer must be one of {', '.join(OPTIMIZERS)}.", field="optimizer")
+
+
+def _validate_lora(model: ModelSpec, lora: LoraSpec) -> None:
+    _positive_int(lora.rank, "lora.rank", f"an integer in 1..hidden ({model.hidden})")
+    if lora.rank > model.hidden:
+        raise EstimatorError(
+            f"lora.rank ({lora.rank}) must not exceed the hidden size ({model.hidden}).", field="lora.rank"
+        )
+    if not 0.0 <= lora.dropout < 1.0:
+        raise EstimatorError(f"lora.dropout must be in [0, 1), got {lora.dropout!r}.", field="lora.dropout")
+    unknown = [t for t in lora.targets if t not in LORA_TARGETS and t != "all-linear"]
+    if unknown or not lora.targets:
+        raise EstimatorError(
+            f"lora.targets must be a non-empty list of {', '.join(LORA_TARGETS)} or 'all-linear'; got {unknown}.",
+            field="lora.targets",
+        )
+
+
+_DEGREES = ("dp", "tp", "pp", "cp", "ep", "micro_batch", "virtual_stages")
+
+
+def _degrees_are_positive_ints(plan: Plan) -> bool:
+    # fast path for the planner: one pass, no exception machinery
+    values = (plan.dp, plan.tp, plan.pp, plan.cp, plan.ep, plan.micro_batch, plan.virtual_stages)
+    return all(type(value) is int and value > 0 for value in values)
+
+
+def _validate_degrees(model: ModelSpec, plan: Plan) -> None:
+    if not _degrees_are_positive_ints(plan):
+        for name in _DEGREES:
+            _positive_int(getattr(plan, name), f"plan.{name}")
+    if plan.micro_batch > MAX_BATCH:
+        raise EstimatorError(f"micro_batch must be at most {MAX_BATCH}.", field="plan.micro_batch")
+    if plan.zero_stage not in (0, 1, 2, 3):
+        raise EstimatorError("zero_stage must be 0, 1, 2 or 3.", field="plan.zero_stage")
+    if model.heads % plan.tp:
+        divisors = [d for d in range(1, model.heads + 1) if model.heads % d == 0 and d <= 64]
+        raise EstimatorError(
+            f"tp={plan.tp} does not divide the {model.heads} attention heads; allowed tp: {divisors}.",
+            field="plan.tp",
+        )
+    if plan.pp > model.layers:
+        raise EstimatorError(f"pp={plan.pp} exceeds the {model.layers} layers.", field="plan.pp")
+    if plan.virtual_stages > 1 and plan.pp * plan.virtual_stages > model.layers:
+        raise EstimatorError("pp × virtual_stages exceeds the number of layers.", field="plan.virtual_stages")
+
+
+def _validate_moe_and_offload(model: ModelSpec, plan: Plan) -> None:
+    if plan.ep > 1 and not model.is_moe:
+        raise EstimatorError("ep > 1 needs a mixture-of-experts model.", field="plan.ep")
+    if plan.ep > 1 and (model.experts % plan.ep or plan.ep > plan.dp * plan.tp):
+        raise EstimatorError(
+            f"ep={plan.ep} must divide the {model.experts} experts and fit inside dp × tp.", field="plan.ep"
+        )
+    if plan.offload not in ("none", "optimizer", "optimizer_and_params"):
+        raise EstimatorError("offload must be none, optimizer or optimizer_and_params.", field="plan.offload")
+    if plan.offload == "optimizer_and_params" and plan.zero_stage != 3:
+        raise EstimatorError("offloading parameters needs zero_stage 3 (FSDP FULL_SHARD).", field="plan.offload")
+    if plan.recompute not in ("none", "selective", "full"):
+        raise EstimatorError("recompute must be none, selective or full.", field="plan.recompute")
+
+
+_ZERO_STAGES = (0, 1, 2, 3)
+_OFFLOADS = ("none", "optimizer", "optimizer_and_params")
+_RECOMPUTES = ("none", "selective", "full")
+
+
+def _plan_is_clean(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster) -> bool:
+    """One boolean pass over every plan rule (the planner's hot path); False sends the plan to validate_plan,
+    which names the broken rule. Must accept exactly what validate_plan accepts."""
+    dp, tp, pp, cp, ep, mb, vs = plan.dp, plan.tp, plan.pp, plan.cp, plan.ep, plan.micro_batch, plan.virtual_stages
+    return (
+        type(dp) is int and type(tp) is int and type(pp) is int and type(cp) is int and type(ep) is int
+        and type(mb) is int and type(vs) is int
+        and dp > 0 and tp > 0 and pp > 0 and cp > 0 and ep > 0 and 0 < mb <= MAX_BATCH and vs > 0
+        and plan.zero_stage in _ZERO_STAGES and plan.offload in _OFFLOADS and plan.recompute in _RECOMPUTES
+        and model.heads % tp == 0 and pp <= model.layers and (vs == 1 or pp * vs <= model.layers)
+        and (ep == 1 or (model.is_moe and model.experts % ep == 0 and ep <= dp * tp))
+        and (plan.offload != "optimizer_and_params" or plan.zero_stage == 3)
+        and (cp == 1 or workload.seq_len % cp == 0)
+        and dp * tp * pp * cp <= cluster.gpus_per_node * cluster.nodes
+    )
+
+
+def validate_plan(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster | None = None) -> None:
+    """Raise EstimatorError (field like "plan.tp") for plans that cannot run; traps are warnings instead."""
+    _validate_workload(model, workload)
+    _validate_degrees(model, plan)
+    _validate_moe_and_offload(model, plan)
+    if plan.cp > 1 and workload.seq_len % plan.cp:
+        raise EstimatorError(f"cp={plan.cp} must divide seq_len ({workload.seq_len}).", field="plan.cp")
+    if cluster is not None and plan.gpus > cluster.gpus:
+        raise EstimatorError(
+            f"The plan needs dp×tp×pp×cp = {plan.gpus} GPUs; the cluster has {cluster.gpus}.", field="plan"
+        )
+
+
+# --- warnings ------------------------------------------------------------------------------------
+
+
+def _plan_warnings(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster) -> list[Warning_]:
+    out: list[Warning_] = []
+    if plan.tp > 1 and model.kv_heads % plan.tp:
+        out.append(
+            Warning_(
+                "kv_heads_replicated",
+                f"kv_heads={model.kv_heads} is not divisible by tp={plan.tp}: each rank keeps a copy of "
+                f"{max(1, model.kv_heads // plan.tp)} kv head(s), so K/V weights and cache are replicated.",
+            )
+        )
+    if model.layers % plan.pp:
+        out.append(
+            Warning_(
+                "pp_uneven_layers",
+                f"{model.layers} layers do not split evenly into pp={plan.pp} stages; the largest stage "
+                f"({math.ceil(model.layers / plan.pp)} layers) sets memory and speed.",
+            )
+        )
+    if plan.tp > cluster.gpus_per_node:
+        out.append(
+            Warning_(
+                "tp_across_nodes",
+                f"tp={plan.tp} spans more than one {cluster.gpus_per_node}-GPU node: its per-layer all-reduces "
+                "would cross the network, usually slower than one GPU. Keep tp within a node.",
+            )
+        )
+    out.extend(_offload_and_pipeline_warnings(workload, plan, cluster))
+    if model.approximate:
+        out.append(
+            Warning_("approximate_model", "The architecture was derived from a parameter count; memory is approximate.")
+        )
+    return out
+
+
+def _offload_and_pipeline_warnings(workload: Workload, plan: Plan, cluster: Cluster) -> list[Warning_]:
+    out: list[Warning_] = []
+    if plan.offload != "none" and workload.task != "inference":
+        out.append(
+            Warning_(
+                "offload_over_pcie",
+                f"Offloading ({plan.offload}) moves optimizer traffic over PCIe gen {cluster.gpu.pcie_gen} "
+                "(~20-25 GB/s achieved per GPU on gen 4): expect the step to slow down by tens of percent.",
+            )
+        )
+    if plan.pp > 1 and workload.task != "inference":
+        micro = _microbatches(workload, plan, plan.dp)
+        if micro < 4 * plan.pp:
+            bubble = (plan.pp - 1) / (micro + plan.pp - 1)
+            out.append(
+                Warning_(
+                    "pipeline_few_microbatches",
+                    f"{micro} micro-batches for pp={plan.pp}: the 1F1B bubble (p-1)/(m+p-1) idles {bubble:.0%} "
+                    "of each step; use at least 4×pp micro-batches (larger global batch or smaller micro-batch).",
+                )
+            )
+    return out
+
+
+def _fit_warnings(ctx: _Ctx, plan: Plan, cluster: Cluster, breakdown: MemoryBreakdown) -> list[Warning_]:
+    out: list[Warning_] = []
+    ram = cluster.host_ram_gib
+    if breakdown.host_ram and ram is not None and breakdown.host_ram > ram * GIB:
+        needed = breakdown.host_ram / GIB
+        message = f"Offload needs {needed:,.0f} GiB of host RAM per node; the node has {ram:,.0f} GiB."
+        out.append(Warning_("host_ram_exceeded", message))
+    if not breakdown.fits and ctx.workload.task != "inference":
+        out.append(_zero3_advice(ctx, plan, cluster))
+    return out
+
+
+def _zero3_advice(ctx: _Ctx, plan: Plan, cluster: Cluster) -> Warning_:
+    """When a plan does not fit: would ZeRO-3 over every GPU fit, and if not, what would.
+
+    Cached per context: plans that differ only in dp, ZeRO stage or offload get the same advice.
+    """
+    model_parallel = plan.tp * plan.pp * plan.cp
+    dp = max(plan.dp, cluster.gpus_per_node * cluster.nodes // model_parallel)
+    key = ("advice", plan.tp, plan.pp, plan.cp, plan.ep, plan.micro_batch, plan.recompute, plan.sequence_parallel,
+           plan.flash_attention, plan.chunked_loss, plan.virtual_stages, dp, cluster.gpus_per_node,
+           cluster.gpu.usable_memory_gib)
+    advice = ctx.advice.get(key)
+    if advice is None:
+        advice = ctx.advice[key] = _advise(ctx, plan, cluster, dp, model_parallel)
+    return advice
+
+
+def _advise(ctx: _Ctx, plan: Plan, cluster: Cluster, dp: int, model_parallel: int) -> Warning_:
+    zero3 = _breakdown(ctx, plan, cluster, (dp, 3, "none"))
+    if zero3.fits:
+        return Warning_(
+            "no_fit",
+            f"Needs {breakdown_gib(zero3.total):.1f} GiB per GPU with ZeRO-3 over dp={dp}, which fits; "
+            "this plan does not.",
+        )
+    return Warning_("no_fit_zero3", _what_would_fit(dp * model_parallel, model_parallel, zero3, dp))
+
+
+def _what_would_fit(gpus_now: int, model_parallel: int, zero3: MemoryBreakdown, dp: int) -> str:
+    budget = zero3.capacity - (zero3.activations + zero3.kv_cache + zero3.other)
+    head = (
+        f"Does not fit even with ZeRO-3 over all {gpus_now} GPUs: {breakdown_gib(zero3.total):.1f} GiB per GPU "
+        f"needed, {breakdown_gib(zero3.capacity):.1f} GiB usable."
+    )
+    if budget <= 0:
+        return head + " Activations alone exceed the card: use full recompute, a smaller micro-batch, or tp/cp."
+    # sharded states scale as 1/dp: their total over the dp group divided by what one GPU can spare
+    states = (zero3.weights + zero3.gradients + zero3.optimizer) * dp
+    gpus = max(gpus_now + 1, math.ceil(states / budget) * model_parallel)
+    cards = _cards_that_fit(zero3.total)
+    card_text = f"; or a card with more memory: {', '.join(cards)}" if cards else ""
+    return head + f" About {gpus} GPUs of this type would hold the sharded model states{card_text}."
+
+
+def _cards_that_fit(total_bytes: float) -> list[str]:
+    from app.estimator.hardware import load_gpus  # local import: hardware loads JSON once, only when needed
+
+    fitting = [gpu for gpu in load_gpus().values() if gpu.usable_memory_gib * GIB >= total_bytes]
+    return [gpu.id for gpu in sorted(fitting, key=lambda g: g.usable_memory_gib)[:3]]
+
+
+def breakdown_gib(value: float) -> float:
+    return value / GIB
+
+
+# --- assumptions ---------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=1024)
+def _assumptions(
+    workload_key: tuple[str, str, bool, str], plan_key: tuple[int, str, str, bool, bool]
+) -> tuple[str, ...]:
+    task, precision, mixed, optimizer = workload_key
+    zero, offload, recompute, flash, pipelined = plan_key
+    out = ["Bytes per GPU for the worst pipeline stage; capacity is the card's usable memory (CUDA context excluded)."]
+    if task == "inference":
+        out.append(
+            "Inference: weights + KV cache (K and V per layer, kv heads × head_dim) + one layer's prefill "
+            "working set and fp32 last-token logits."
+        )
+    elif task in ("lora", "qlora"):
+        base = "NF4 + 0.127 bit/param double-quantised constants (QLoRA §3)" if task == "qlora" else "16-bit"
+        out.append(f"{task}: frozen base in {base}; adapters r·(d_in+d_out) train with their own grads and states.")
+    elif mixed and precision != "fp32":
+        out.append(
+            f"Mixed precision {optimizer}: 16-bit weights + 16-bit grads + fp32 master and states "
+            "(16 B/param for AdamW, ZeRO §3.1). Megatron's fp32 grad buffer would add 2 B/param."
+        )
+    else:
+        out.append(f"Pure {precision} training: weights, grads and {optimizer} states in the training dtype.")
+    if task != "inference":
+        out.append(
+            f"Activations counted per saved tensor (Korthikanti et al. 2022 method), recompute={recompute}, "
+            f"flash_attention={flash}; logits 16-bit + fp32 copy + fp32 grad for the loss."
+        )
+        out.append(f"ZeRO stage {zero} shards over dp × cp; offload={offload}.")
+    if pipelined:
+        out.append("1F1B: the first stage holds min(pp, micro-batches) in flight; the last stage holds the logits.")
+    out.append(
+        "other = cuBLAS workspaces 0.25 GiB + NCCL buffers 0.5 GiB (multi-GPU) + 5% allocator fragmentation "
+        "of activations."
+    )
+    return tuple(out)
+
+
+# --- the estimate --------------------------------------------------------------------------------
+
+
+def _stage_breakdown(ctx: _Ctx, plan: Plan, stage: _Stage, split: tuple[int, int, str]) -> tuple[float, ...]:
+    """(total, weights, gradients, optimizer, activations, kv, other, host) of one stage; `split` is
+    (dp, zero_stage, offload), separate from the plan so the ZeRO-3 advice can vary them without a new Plan."""
+    dp, zero, offload = split
+    weights, grads, optim, host = _states(ctx, stage, plan, dp * plan.cp, zero, offload)
+    if ctx.workload.task == "inference":
+        activations = _inference_activations(ctx, plan, stage)
+    else:
+        activations = _training_activations(ctx, plan, stage, dp)
+    kv = _kv_cache(ctx, plan, stage)
+    other = _other(ctx, plan, activations)
+    return weights + grads + optim + activations + kv + other, weights, grads, optim, activations, kv, other, host
+
+
+def _breakdown(ctx: _Ctx, plan: Plan, cluster: Cluster, split: tuple[int, int, str]) -> MemoryBreakdown:
+    stages = _stages_of(ctx, plan)
+    worst = _stage_breakdown(ctx, plan, stages[0], split)
+    if len(stages) > 1:
+        worst = max(worst, _stage_breakdown(ctx, plan, stages[1], split))  # tuples compare on the total first
+    _, weights, grads, optim, activations, kv, other, host_per_gpu = worst
+    gpus_on_node = min(cluster.gpus_per_node, split[0] * plan.tp * plan.pp * plan.cp)
+    capacity = cluster.gpu.usable_memory_gib * GIB
+    # positional: weights, gradients, optimizer, activations, kv_cache, other, capacity, host_ram
+    return MemoryBreakdown(weights, grads, optim, activations, kv, other, capacity, host_per_gpu * gpus_on_node)
+
+
+def estimate_memory(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster) -> MemoryEstimate:
+    """Per-GPU memory of `plan` (worst pipeline stage), with named traps and the assumptions used."""
+    ctx = _context(model, workload)  # validates the workload once per (model, workload)
+    if not _plan_is_clean(model, workload, plan, cluster):
+        validate_plan(model, workload, plan, cluster)
+    breakdown = _breakdown(ctx, plan, cluster, (plan.dp, plan.zero_stage, plan.offload))
+    plain = plan.tp == 1 and plan.pp == 1 and plan.offload == "none" and not model.approximate
+    warnings = [] if plain else _plan_warnings(model, workload, plan, cluster)  # no trap can apply to a plain plan
+    if breakdown.host_ram or not breakdown.fits:
+        warnings.extend(_fit_warnings(ctx, plan, cluster, breakdown))
+    key_p = (plan.zero_stage, plan.offload, plan.recompute, plan.flash_attention, plan.pp > 1)
+    assumptions = ctx.assumptions.get(key_p)
+    if assumptions is None:
+        key_w = (workload.task, workload.precision, workload.mixed_precision, workload.optimizer)
+        assumptions = ctx.assumptions[key_p] = _assumptions(key_w, key_p)
+    return MemoryEstimate(breakdown, warnings, list(assumptions))

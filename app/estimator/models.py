@@ -1,0 +1,467 @@
+"""Model descriptions, three ways: an explicit architecture, a bare parameter count, or a pasted
+Hugging Face `config.json`. Each path ends in a validated, frozen ModelSpec.
+
+Parameter counting itself lives in `params.py` (exact for the HF layer shapes); this module only
+builds and checks specs. Errors are EstimatorError with a dotted `field` (e.g. "model.heads").
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from typing import Any
+
+from app.estimator.params import count_params
+from app.estimator.specs import EstimatorError, ModelSpec, Warning_
+
+MAX_PARAMS = 1e13  # 10 T: ~10x the largest published dense/MoE model (DeepSeek-V3 671B, Llama 3.1 405B)
+MIN_PARAMS = 1e6
+MAX_DIM = 2**20  # no published model has a hidden/ffn/vocab dimension above ~1M
+PARAMS_MISMATCH_REFUSE = 0.05  # a stated count more than 5 % off the architecture is a different model
+PARAMS_MISMATCH_WARN = 0.001  # under 0.1 %: biases/norm variants we do not model (Qwen3 q/k norms, Gemma 2 extra norms)
+
+_POSITIVE_FIELDS = ("layers", "hidden", "heads", "kv_heads", "ffn", "vocab")
+
+
+# --- (a) explicit architecture -------------------------------------------------------------
+
+
+def _check_positive(model: ModelSpec) -> None:
+    for name in _POSITIVE_FIELDS:
+        value = getattr(model, name)
+        if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+            raise EstimatorError(f"{name} must be a positive integer, got {value!r}.", field=f"model.{name}")
+        if value > MAX_DIM:
+            raise EstimatorError(f"{name}={value} is absurd (at most {MAX_DIM}).", field=f"model.{name}")
+
+
+def _check_heads(model: ModelSpec) -> None:
+    if model.head_dim is None and model.hidden % model.heads:
+        raise EstimatorError(
+            f"hidden ({model.hidden}) must be divisible by heads ({model.heads}) unless head_dim is given.",
+            field="model.heads",
+        )
+    if model.head_dim is not None and model.head_dim <= 0:
+        raise EstimatorError(f"head_dim must be positive, got {model.head_dim}.", field="model.head_dim")
+    if model.kv_heads > model.heads or model.heads % model.kv_heads:
+        raise EstimatorError(
+            f"kv_heads ({model.kv_heads}) must divide heads ({model.heads}) (1 = MQA, heads = MHA, else GQA).",
+            field="model.kv_heads",
+        )
+
+
+def _check_moe(model: ModelSpec) -> None:
+    if model.experts < 0 or model.experts_per_token < 0 or model.moe_layers < 0 or model.shared_experts < 0:
+        raise EstimatorError("MoE counts must not be negative.", field="model.experts")
+    if model.experts == 0:
+        return
+    if not 1 <= model.experts_per_token <= model.experts:
+        raise EstimatorError(
+            f"experts_per_token must be between 1 and experts ({model.experts}), got {model.experts_per_token}.",
+            field="model.experts_per_token",
+        )
+    if model.moe_layers > model.layers:
+        raise EstimatorError(
+            f"moe_layers ({model.moe_layers}) cannot exceed layers ({model.layers}).", field="model.moe_layers"
+        )
+    if model.expert_ffn is not None and not 0 < model.expert_ffn <= MAX_DIM:
+        raise EstimatorError(f"expert_ffn must be in 1..{MAX_DIM}.", field="model.expert_ffn")
+
+
+def _check_stated_params(model: ModelSpec, params: float) -> list[Warning_]:
+    exact = count_params(model).total
+    if not math.isfinite(params) or params <= 0:
+        raise EstimatorError(f"params must be a positive number, got {params!r}.", field="model.params")
+    relative = (params - exact) / exact
+    if abs(relative) > PARAMS_MISMATCH_REFUSE:
+        raise EstimatorError(
+            f"params={params:,.0f} disagrees with the architecture, which has exactly {exact:,} parameters "
+            f"({relative:+.1%}); fix the architecture or omit params.",
+            field="model.params",
+        )
+    if abs(relative) > PARAMS_MISMATCH_WARN:
+        return [
+            Warning_(
+                "params_mismatch",
+                f"Stated params {params:,.0f} differ from the architecture's exact count {exact:,} by "
+                f"{params - exact:+,.0f} ({relative:+.2%}); memory uses the exact count.",
+            )
+        ]
+    return []
+
+
+def validate_model(model: ModelSpec, params: float | None = None) -> list[Warning_]:
+    """Check an explicit architecture; `params`, when stated too, is compared with the exact count.
+
+    Raises EstimatorError naming the field; returns warnings (e.g. a small params mismatch).
+    """
+    _check_positive(model)
+    _check_heads(model)
+    _check_moe(model)
+    if model.tied_embeddings is not True and model.tied_embeddings is not False:
+        raise EstimatorError("tied_embeddings must be true or false.", field="model.tied_embeddings")
+    total = count_params(model).total
+    if total > MAX_PARAMS:
+        raise EstimatorError(
+            f"The architecture has {total:.3g} parameters; at most {MAX_PARAMS:.0e} are supported.", field="model"
+        )
+    return _check_stated_params(model, params) if params is not None else []
+
+
+# --- (b) from a parameter count ------------------------------------------------------------
+
+# Published Llama-family shapes: (params_b, layers, hidden, heads, kv_heads, ffn). Sources: HF config.json of
+# EleutherAI/pythia-160m-sized Llama variants are not public, so the small rows follow TinyLlama/OpenLLaMA:
+#   1.1B TinyLlama/TinyLlama-1.1B (22, 2048, 32, 4, 5632); 3B openlm-research/open_llama_3b (26, 3200, 32, 32, 8640);
+#   7B/13B/70B meta-llama/Llama-2-*-hf; 34B codellama/CodeLlama-34b-hf (48, 8192, 64, 8, 22016);
+#   405B meta-llama/Llama-3.1-405B (126, 16384, 128, 8, 53248). The 0.1B/0.35B rows are GPT-2 small/medium
+#   widths with a SwiGLU ffn of 8h/3 rounded up to a multiple of 256, as in Llama (Touvron et al. 2023, §2.2).
+_SHAPES: tuple[tuple[float, int, int, int, int, int], ...] = (
+    (0.1, 12, 768, 12, 12, 2048),
+    (0.35, 24, 1024, 16, 16, 2816),
+    (1.1, 22, 2048, 32, 4, 5632),
+    (3.0, 26, 3200, 32, 32, 8640),
+    (7.0, 32, 4096, 32, 32, 11008),
+    (13.0, 40, 5120, 40, 40, 13824),
+    (34.0, 48, 8192, 64, 8, 22016),
+    (70.0, 80, 8192, 64, 8, 28672),
+    (405.0, 126, 16384, 128, 8, 53248),
+)
+_DEFAULT_VOCAB = 32000  # Llama 2 tokenizer
+
+
+def _nearest_shape(n_params: float) -> tuple[float, int, int, int, int, int]:
+    # compare on a log scale: 5B is "closer" to 7B than to 3B in architecture terms
+    return min(_SHAPES, key=lambda row: abs(math.log(row[0] * 1e9 / n_params)))
+
+
+def model_from_params(n_params: float, *, name: str | None = None, vocab: int = _DEFAULT_VOCAB) -> ModelSpec:
+    """A plausible Llama-style architecture with about `n_params` parameters (marked approximate).
+
+    Width, heads and ffn come from the nearest published Llama-family shape; the layer count is then
+    solved so that the total matches (embeddings + final norm + layers × per-layer params).
+    """
+    if not isinstance(n_params, int | float) or not math.isfinite(n_params):
+        raise EstimatorError(f"params must be a finite number, got {n_params!r}.", field="model.params")
+    if not MIN_PARAMS <= n_params <= MAX_PARAMS:
+        raise EstimatorError(
+            f"params={n_params:.3g} is outside the supported range {MIN_PARAMS:.0e}..{MAX_PARAMS:.0e}.",
+            field="model.params",
+        )
+    _, layers, hidden, heads, kv_heads, ffn = _nearest_shape(n_params)
+    probe = ModelSpec(name="probe", layers=1, hidden=hidden, heads=heads, kv_heads=kv_heads, ffn=ffn, vocab=vocab)
+    one_layer = count_params(probe).total - count_params(replace(probe, layers=0)).total
+    fixed = count_params(replace(probe, layers=0)).total
+    layers = max(1, round((n_params - fixed) / one_layer))
+    label = name or f"approx-{n_params / 1e9:.3g}B"
+    return replace(probe, name=label, layers=layers, approximate=True)
+
+
+# --- (c) from a Hugging Face config.json ---------------------------------------------------
+
+
+def _get(config: Mapping[str, Any], keys: tuple[str, ...], missing: list[str]) -> Any:
+    """First present key among aliases; records the first alias as missing otherwise."""
+    for key in keys:
+        if config.get(key) is not None:
+            return config[key]
+    missing.append(keys[0])
+    return None
+
+
+def _require(config: Mapping[str, Any], spec: dict[str, tuple[str, ...]]) -> dict[str, Any]:
+    missing: list[str] = []
+    values = {field: _get(config, keys, missing) for field, keys in spec.items()}
+    if missing:
+        model_type = config.get("model_type")
+        raise EstimatorError(
+            f"hf_config for model_type {model_type!r} is missing required keys: {', '.join(missing)}.",
+            field="model.hf_config",
+        )
+    return values
+
+
+_LLAMA_KEYS = {
+    "layers": ("num_hidden_layers",),
+    "hidden": ("hidden_size",),
+    "heads": ("num_attention_heads",),
+    "vocab": ("vocab_size",),
+}
+
+
+def _llama_like(config: Mapping[str, Any], *, qkv_bias: bool = False, tied_default: bool = False) -> ModelSpec:
+    v = _require(config, {**_LLAMA_KEYS, "ffn": ("intermediate_size",)})
+    return ModelSpec(
+        name=str(config.get("_name_or_path") or config.get("model_type")),
+        layers=int(v["layers"]),
+        hidden=int(v["hidden"]),
+        heads=int(v["heads"]),
+        kv_heads=int(config.get("num_key_value_heads") or v["heads"]),
+        ffn=int(v["ffn"]),
+        vocab=int(v["vocab"]),
+        mlp="swiglu",
+        tied_embeddings=bool(config.get("tie_word_embeddings", tied_default)),
+        head_dim=_head_dim(config),
+        qkv_bias=bool(config.get("attention_bias", qkv_bias)),
+    )
+
+
+def _head_dim(config: Mapping[str, Any]) -> int | None:
+    head_dim = config.get("head_dim")
+    if head_dim is None:
+        return None
+    if int(head_dim) * int(config["num_attention_heads"]) == int(config["hidden_size"]):
+        return None  # redundant with hidden // heads; keep the spec canonical
+    return int(head_dim)
+
+
+def _from_llama(config: Mapping[str, Any]) -> ModelSpec:
+    return _llama_like(config)
+
+
+def _from_qwen2(config: Mapping[str, Any]) -> ModelSpec:
+    # Qwen2 has biases on q, k and v only (transformers models/qwen2/modeling_qwen2.py, Qwen2Attention)
+    return replace(_llama_like(config), qkv_bias=True)
+
+
+def _from_qwen3(config: Mapping[str, Any]) -> ModelSpec:
+    # Qwen3 dropped the qkv bias and added per-head q/k RMSNorm (2·head_dim params a layer, not counted)
+    return _llama_like(config)
+
+
+def _from_gemma(config: Mapping[str, Any]) -> ModelSpec:
+    # Gemma/Gemma 2: GeGLU (3 matrices, like SwiGLU), explicit head_dim, tied embeddings (modeling_gemma.py)
+    return _llama_like(config, tied_default=True)
+
+
+def _from_mixtral(config: Mapping[str, Any]) -> ModelSpec:
+    base = _llama_like(config)
+    v = _require(config, {"experts": ("num_local_experts",), "top_k": ("num_experts_per_tok",)})
+    return replace(
+        base, experts=int(v["experts"]), experts_per_token=int(v["top_k"]), expert_ffn=base.ffn, moe_layers=base.layers
+    )
+
+
+def _sparse_layer_count(config: Mapping[str, Any], layers: int) -> int:
+    # Qwen MoE: layer i is sparse when i not in mlp_only_layers and (i + 1) % decoder_sparse_step == 0
+    step = int(config.get("decoder_sparse_step") or 1)
+    dense_only = set(config.get("mlp_only_layers") or [])
+    return sum(1 for i in range(layers) if i not in dense_only and (i + 1) % step == 0)
+
+
+def _from_qwen_moe(config: Mapping[str, Any], *, qkv_bias: bool) -> ModelSpec:
+    v = _require(
+        config,
+        {
+            **_LLAMA_KEYS,
+            "experts": ("num_experts",),
+            "top_k": ("num_experts_per_tok",),
+            "expert_ffn": ("moe_intermediate_size",),
+        },
+    )
+    base = _llama_like({**config, "intermediate_size": config.get("intermediate_size") or v["expert_ffn"]})
+    shared_width = int(config.get("shared_expert_intermediate_size") or 0)
+    # one shared expert of width k·moe_intermediate is counted as k shared experts (same parameter count)
+    shared = round(shared_width / int(v["expert_ffn"])) if shared_width else 0
+    return replace(
+        base,
+        qkv_bias=qkv_bias,
+        experts=int(v["experts"]),
+        experts_per_token=int(v["top_k"]),
+        expert_ffn=int(v["expert_ffn"]),
+        shared_experts=shared,
+        moe_layers=_sparse_layer_count(config, base.layers),
+    )
+
+
+def _from_phi3(config: Mapping[str, Any]) -> ModelSpec:
+    # fused qkv_proj and gate_up_proj have the same shapes as separate ones (modeling_phi3.py)
+    return _llama_like(config)
+
+
+def _from_gpt2(config: Mapping[str, Any]) -> ModelSpec:
+    v = _require(
+        config,
+        {"layers": ("n_layer",), "hidden": ("n_embd",), "heads": ("n_head",), "vocab": ("vocab_size",)},
+    )
+    hidden = int(v["hidden"])
+    return ModelSpec(
+        name=str(config.get("_name_or_path") or "gpt2"),
+        layers=int(v["layers"]),
+        hidden=hidden,
+        heads=int(v["heads"]),
+        kv_heads=int(v["heads"]),
+        ffn=int(config.get("n_inner") or 4 * hidden),
+        vocab=int(v["vocab"]),
+        mlp="gelu",
+        tied_embeddings=bool(config.get("tie_word_embeddings", True)),
+        norm="layernorm",
+        linear_bias=True,
+        learned_positions=int(config.get("n_positions") or config.get("n_ctx") or 1024),
+    )
+
+
+def _from_gpt_neox(config: Mapping[str, Any]) -> ModelSpec:
+    v = _require(config, {**_LLAMA_KEYS, "ffn": ("intermediate_size",)})
+    return ModelSpec(
+        name=str(config.get("_name_or_path") or "gpt_neox"),
+        layers=int(v["layers"]),
+        hidden=int(v["hidden"]),
+        heads=int(v["heads"]),
+        kv_heads=int(v["heads"]),
+        ffn=int(v["ffn"]),
+        vocab=int(v["vocab"]),
+        mlp="gelu",
+        tied_embeddings=bool(config.get("tie_word_embeddings", False)),
+        norm="layernorm",
+        linear_bias=bool(config.get("attention_bias", True)),
+    )
+
+
+def _falcon_kv_heads(config: Mapping[str, Any], heads: int) -> int:
+    # falcon-7b: multi_query=True (1 kv head); falcon-40b/180b: new_decoder_architecture with num_kv_heads
+    if config.get("new_decoder_architecture"):
+        return int(config.get("num_kv_heads") or heads)
+    return 1 if config.get("multi_query", True) else heads
+
+
+def _from_falcon(config: Mapping[str, Any]) -> ModelSpec:
+    v = _require(
+        config,
+        {
+            "layers": ("num_hidden_layers", "n_layer"),
+            "hidden": ("hidden_size",),
+            "heads": ("num_attention_heads", "n_head"),
+            "vocab": ("vocab_size",),
+        },
+    )
+    hidden, heads = int(v["hidden"]), int(v["heads"])
+    return ModelSpec(
+        name=str(config.get("_name_or_path") or "falcon"),
+        layers=int(v["layers"]),
+        hidden=hidden,
+        heads=heads,
+        kv_heads=_falcon_kv_heads(config, heads),
+        ffn=int(config.get("ffn_hidden_size") or 4 * hidden),
+        vocab=int(v["vocab"]),
+        mlp="gelu",
+        tied_embeddings=bool(config.get("tie_word_embeddings", True)),
+        norm="layernorm",
+        linear_bias=bool(config.get("bias", False)),
+    )
+
+
+_MLA_KEYS = {
+    **_LLAMA_KEYS,
+    "ffn": ("intermediate_size",),
+    "kv_lora_rank": ("kv_lora_rank",),
+    "rope_dim": ("qk_rope_head_dim",),
+    "nope_dim": ("qk_nope_head_dim",),
+    "v_dim": ("v_head_dim",),
+    "experts": ("n_routed_experts",),
+    "top_k": ("num_experts_per_tok",),
+    "expert_ffn": ("moe_intermediate_size",),
+}
+
+
+def mla_attention_params(config: Mapping[str, Any]) -> int:
+    """Exact MLA attention parameters of one DeepSeek-V2/V3 layer (modeling_deepseek.py, DeepseekV2Attention)."""
+    h, heads = int(config["hidden_size"]), int(config["num_attention_heads"])
+    q_head = int(config["qk_nope_head_dim"]) + int(config["qk_rope_head_dim"])
+    kv_rank, rope = int(config["kv_lora_rank"]), int(config["qk_rope_head_dim"])
+    q_rank = config.get("q_lora_rank")
+    q_params = h * heads * q_head if not q_rank else h * int(q_rank) + int(q_rank) + int(q_rank) * heads * q_head
+    kv_up = kv_rank * heads * (int(config["qk_nope_head_dim"]) + int(config["v_head_dim"]))
+    kv_params = h * (kv_rank + rope) + kv_rank + kv_up
+    return q_params + kv_params + heads * int(config["v_head_dim"]) * h
+
+
+def _mla_equivalent_heads(config: Mapping[str, Any]) -> tuple[int, int]:
+    """(head_dim, kv_heads) of a GQA layer with MLA's parameter count and about its KV-cache size.
+
+    MLA caches kv_lora_rank + rope_dim values per token and layer (DeepSeek-V2 paper, §2.1.2, Table 1);
+    GQA caches 2·kv_heads·head_dim. Both cannot match exactly; parameters are matched first.
+    """
+    h, heads = int(config["hidden_size"]), int(config["num_attention_heads"])
+    cache_values = int(config["kv_lora_rank"]) + int(config["qk_rope_head_dim"])
+    target = mla_attention_params(config)
+    head_dim = max(1, round((target / (2 * h) - cache_values / 2) / heads))
+    divisors = [d for d in range(1, heads + 1) if heads % d == 0]
+    kv_heads = min(divisors, key=lambda g: abs(2 * g * head_dim - cache_values))
+    head_dim = max(1, round(target / (2 * h * (heads + kv_heads))))
+    return head_dim, kv_heads
+
+
+def _from_deepseek(config: Mapping[str, Any]) -> ModelSpec:
+    v = _require(config, _MLA_KEYS)
+    head_dim, kv_heads = _mla_equivalent_heads(config)
+    layers = int(v["layers"])
+    first_dense = int(config.get("first_k_dense_replace") or 0)
+    step = int(config.get("moe_layer_freq") or 1)
+    moe_layers = sum(1 for i in range(first_dense, layers) if i % step == 0)
+    return ModelSpec(
+        name=str(config.get("_name_or_path") or config.get("model_type")),
+        layers=layers,
+        hidden=int(v["hidden"]),
+        heads=int(v["heads"]),
+        kv_heads=kv_heads,
+        ffn=int(v["ffn"]),
+        vocab=int(v["vocab"]),
+        tied_embeddings=bool(config.get("tie_word_embeddings", False)),
+        head_dim=head_dim,
+        experts=int(v["experts"]),
+        experts_per_token=int(v["top_k"]),
+        expert_ffn=int(v["expert_ffn"]),
+        shared_experts=int(config.get("n_shared_experts") or 0),
+        moe_layers=moe_layers,
+        approximate=True,
+    )
+
+
+_FAMILIES: dict[str, Callable[[Mapping[str, Any]], ModelSpec]] = {
+    "llama": _from_llama,
+    "mistral": _from_llama,
+    "mixtral": _from_mixtral,
+    "qwen2": _from_qwen2,
+    "qwen2_moe": lambda c: _from_qwen_moe(c, qkv_bias=True),
+    "qwen3": _from_qwen3,
+    "qwen3_moe": lambda c: _from_qwen_moe(c, qkv_bias=False),
+    "gemma": _from_gemma,
+    "gemma2": _from_gemma,
+    "phi3": _from_phi3,
+    "gpt2": _from_gpt2,
+    "gpt_neox": _from_gpt_neox,
+    "falcon": _from_falcon,
+    "deepseek_v2": _from_deepseek,
+    "deepseek_v3": _from_deepseek,
+}
+SUPPORTED_HF_TYPES: tuple[str, ...] = tuple(sorted(_FAMILIES))
+APPROXIMATE_NOTES = {
+    "deepseek_v2": "MLA attention approximated by GQA with the same parameter count; KV cache is approximate.",
+    "deepseek_v3": "MLA attention approximated by GQA with the same parameter count; KV cache is approximate. "
+    "The multi-token-prediction module is not counted.",
+}
+
+
+def model_from_hf_config(config: Mapping[str, Any], *, name: str | None = None) -> ModelSpec:
+    """A ModelSpec from a Hugging Face config.json dict; unknown model_type or missing keys raise."""
+    if not isinstance(config, Mapping):
+        raise EstimatorError("hf_config must be a JSON object (the contents of config.json).", field="model.hf_config")
+    model_type = config.get("model_type")
+    builder = _FAMILIES.get(str(model_type))
+    if builder is None:
+        raise EstimatorError(
+            f"Unknown hf_config model_type {model_type!r}; supported: {', '.join(SUPPORTED_HF_TYPES)}.",
+            field="model.hf_config.model_type",
+        )
+    try:
+        model = builder(config)
+    except (TypeError, ValueError, KeyError) as exc:
+        if isinstance(exc, EstimatorError):
+            raise
+        raise EstimatorError(f"hf_config has a malformed value: {exc}.", field="model.hf_config") from exc
+    if name:
+        model = replace(model, name=name)
+    validate_model(model)
+    return model

@@ -1,0 +1,431 @@
+"""Step time, throughput, MFU, time to train and inference speed of one plan.
+
+The efficiency model (what fraction of peak the compute reaches) is built from parts with a
+physical meaning rather than one MFU constant (ESTIMATOR-NOTES §7: a single constant is ±30 %):
+
+1. GEMMs run at `GEMM_EFFICIENCY[generation]` of dense peak, further reduced for small
+   shapes: rows M = micro-batch tokens, columns N = hidden / tp (`_shape_efficiency`).
+2. The attention core runs at `ATTENTION_EFFICIENCY[generation]` (FlashAttention kernels reach less
+   of peak than plain GEMMs; sources beside the constant).
+3. Memory-bound kernels (norms, activations, residuals, rotary, loss) move
+   `TrainingFlops.elementwise_bytes` at `HBM_EFFICIENCY` of HBM bandwidth. This is why an H100
+   (3.0× the A100's FLOPs, 1.6× its bandwidth) reaches a lower MFU than an A100.
+4. The optimizer step streams ~`OPTIMIZER_BYTES_PER_PARAM` over HBM per local parameter.
+5. Communication, pipeline bubble and offload are modelled explicitly (communication.py).
+
+The per-generation GEMM and attention fractions, the FP8 derate and `UNFUSED_TRAFFIC_FACTOR` were
+calibrated (a small grid search) on 20 published runs in tests/estimator/perf_cases.py:
+Megatron-LM on A100 (Narayanan et al. 2021 Table 1; Korthikanti et al. 2022 abstract), MosaicML
+llm-foundry MPT tables on A100 and H100, Llama 3 405B on H100 (Dubey et al. 2024 Table 4) and
+torchtitan Llama 3 8B/70B on A100 and H100. Four runs added after calibration (Megatron-LM README
+MFU table: 22B, 175B, 530B, 1T) land within 13 %. All 24: median |error| 4.6 %, worst 12.6 %.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+
+from app.estimator.communication import (
+    OVERLAP_HIDE_FRACTION,
+    StepShape,
+    local_trainable,
+    per_node,
+    step_communication,
+)
+from app.estimator.compute import (
+    TrainingFlops,
+    decode_flops_per_step,
+    decode_weight_bytes,
+    dequant_bytes_per_pass,
+    kv_cache_bytes,
+    prefill_flops_per_token,
+    training_flops,
+)
+from app.estimator.interconnects import all_reduce_s, fabric_entry, fabric_of, group_bandwidth, inter_node_fabrics
+from app.estimator.specs import Cluster, EstimatorError, GpuSpec, ModelSpec, Performance, Plan, Warning_, Workload
+
+# Achieved fraction of dense peak by large training GEMMs, calibrated (see module docstring).
+# Plausibility: cuBLAS bf16 GEMMs reach ~85-90 % of peak on A100 and ~70-80 % on H100 SXM at 700 W.
+# Only ampere and hopper are calibrated; the others are set by analogy (stated as such).
+GEMM_EFFICIENCY: dict[str, float] = {
+    "ampere": 0.78, "hopper": 0.60, "ada": 0.70, "blackwell": 0.60, "volta": 0.65, "other": 0.6,
+}  # fmt: skip
+# FlashAttention-2 "achieves only 35% utilization on H100" (Shah et al. 2024, FlashAttention-3, §1);
+# ~50 % of A100 peak end to end forward+backward (Dao 2023, FlashAttention-2, §4.1).
+ATTENTION_EFFICIENCY: dict[str, float] = {
+    "ampere": 0.50, "hopper": 0.35, "ada": 0.45, "blackwell": 0.35, "volta": 0.35, "other": 0.35,
+}  # fmt: skip
+FP8_GEMM_DERATE = 0.75  # FP8 GEMMs reach less of their 2x peak (scaling, casts); fitted to torchtitan Float8 8B (1.28x)
+EAGER_ATTENTION_DERATE = 0.5  # attention without FlashAttention: s² scores written to HBM
+HBM_EFFICIENCY = 0.8  # STREAM-like achieved fraction of HBM bandwidth
+# compute.py counts each element-wise tensor read and written once (ideal fusion). Eager PyTorch and
+# Megatron kernels also write dtype casts, bias-add and dropout outputs and re-read them: calibrated 3x
+# on the published runs (the same factor for every GPU; it is what makes small models on H100 slow).
+UNFUSED_TRAFFIC_FACTOR = 3.0
+OPTIMIZER_BYTES_PER_PARAM = 30.0  # Adam: read fp32 p, m, v, grad; write p, m, v and the bf16 copy
+SHAPE_ROWS_HALF = 256  # micro-batch tokens (GEMM rows) at which a GEMM would run at half speed
+SHAPE_COLS_HALF = 96  # hidden/tp (GEMM columns) at which a GEMM would run at half speed
+DECODE_COMPUTE_EFFICIENCY = 0.5  # decode GEMMs are skinny (M = batch)
+
+
+@dataclass(slots=True)
+class PerformanceEstimate:
+    performance: Performance
+    warnings: list[Warning_] = field(default_factory=list)
+    assumptions: list[str] = field(default_factory=list)
+
+
+_GENERATION_KEYS: tuple[tuple[str, str], ...] = (
+    ("gb200", "blackwell"), ("b200", "blackwell"), ("b100", "blackwell"),
+    ("h100", "hopper"), ("h200", "hopper"), ("h800", "hopper"), ("h20", "hopper"),
+    ("a100", "ampere"), ("a800", "ampere"), ("a40", "ampere"), ("a10", "ampere"), ("a6000", "ampere"),
+    ("l40", "ada"), ("4090", "ada"), ("v100", "volta"),
+)  # fmt: skip
+
+
+def generation(gpu: GpuSpec) -> str:
+    """GPU architecture from its id/name; decides the efficiency constants."""
+    return _generation(gpu.id, gpu.name)
+
+
+@lru_cache(maxsize=256)
+def _generation(gpu_id: str, name: str) -> str:
+    text = f"{gpu_id} {name}".lower()
+    for key, gen in _GENERATION_KEYS:
+        if key in text:
+            return gen
+    return "other"
+
+
+def compute_precision(gpu: GpuSpec, precision: str) -> str:
+    """The tensor-core format that really runs: FP8 on a GPU without FP8 (A100, V100) runs in 16 bits,
+    bf16 on a GPU without bf16 (V100) runs in fp16."""
+    for candidate in (precision, "bf16", "fp16"):
+        if gpu.peak_flops.get(candidate):
+            return candidate
+    raise EstimatorError(f"{gpu.name} has no {precision} peak", field="workload.precision")
+
+
+def peak_flops(gpu: GpuSpec, precision: str) -> float:
+    return gpu.peak_flops[compute_precision(gpu, precision)]
+
+
+def _shape_efficiency(rows: float, cols: float) -> float:
+    """Small GEMMs do not fill the GPU (tile and wave quantisation): saturating in rows and columns."""
+    return 1.0 / (1.0 + SHAPE_ROWS_HALF / rows) / (1.0 + SHAPE_COLS_HALF / cols)
+
+
+def _gemm_peak_rate(gpu: GpuSpec, precision: str) -> float:
+    """Large-GEMM FLOP/s: dense peak × the generation's achieved fraction (× FP8 derate)."""
+    precision = compute_precision(gpu, precision)
+    eff = GEMM_EFFICIENCY[generation(gpu)] * (FP8_GEMM_DERATE if precision == "fp8" else 1.0)
+    return gpu.peak_flops[precision] * eff
+
+
+def _attention_rate(gpu: GpuSpec, precision: str, flash: bool) -> float:
+    """Attention-core FLOP/s: it stays in 16 bits under FP8 recipes (Transformer Engine, torchao)."""
+    precision = compute_precision(gpu, "bf16" if precision == "fp8" else precision)
+    eff = ATTENTION_EFFICIENCY[generation(gpu)] * (1.0 if flash else EAGER_ATTENTION_DERATE)
+    return gpu.peak_flops[precision] * eff
+
+
+def microbatch_compute_s(
+    model: ModelSpec, workload: Workload, plan: Plan, gpu: GpuSpec, flops: TrainingFlops | None = None
+) -> tuple[float, float]:
+    """(forward+backward seconds, attention-core seconds) of one micro-batch on one GPU.
+
+    The GPU holds 1/tp of every layer of its stage; the slowest stage has ceil(L/p) of L layers.
+    """
+    flops = flops or training_flops(model, workload, plan.recompute, plan.flash_attention)
+    tokens = plan.micro_batch * workload.seq_len / plan.cp
+    share = math.ceil(model.layers / plan.pp) / model.layers / plan.tp
+    hbm = gpu.hbm_bytes_per_s * HBM_EFFICIENCY
+    gemm_rate = _gemm_peak_rate(gpu, workload.precision) * _shape_efficiency(tokens, model.hidden / plan.tp)
+    gemm = flops.matmul_hw * tokens * share / gemm_rate
+    attention = flops.attention_hw * tokens * share / _attention_rate(gpu, workload.precision, plan.flash_attention)
+    memory = UNFUSED_TRAFFIC_FACTOR * flops.elementwise_bytes * tokens * share / hbm
+    if workload.task == "qlora":
+        passes = 2 + (1 if plan.recompute == "full" else 0)
+        memory += passes * dequant_bytes_per_pass(model) * share / hbm
+    return gemm + attention + memory, attention
+
+
+def optimizer_step_s(plan: Plan, gpu: GpuSpec, trainable_local: float) -> float:
+    """Memory-bound Adam update of the local (ZeRO-sharded) trainable parameters; 0 when offloaded."""
+    if plan.offload != "none":
+        return 0.0
+    shard = trainable_local / (plan.dp if plan.zero_stage >= 1 else 1)
+    return shard * OPTIMIZER_BYTES_PER_PARAM / (gpu.hbm_bytes_per_s * HBM_EFFICIENCY)
+
+
+def micro_batches(workload: Workload, plan: Plan) -> int:
+    """m = global_batch / (dp × micro_batch), rounded up (a ragged last micro-batch still costs one)."""
+    if workload.global_batch is None:
+        return 1
+    return max(1, math.ceil(workload.global_batch / (plan.dp * plan.micro_batch)))
+
+
+def _check(workload: Workload, plan: Plan, cluster: Cluster) -> None:
+    if plan.gpus != cluster.gpus:
+        raise EstimatorError(f"plan uses {plan.gpus} GPUs but the cluster has {cluster.gpus}", field="plan")
+    if plan.micro_batch < 1 or workload.seq_len < 1:
+        raise EstimatorError("micro_batch and seq_len must be positive", field="plan.micro_batch")
+
+
+def _warnings(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster, m: int) -> list[Warning_]:
+    tcp = cluster.nodes > 1 and fabric_entry(fabric_of(cluster))["transport"] == "tcp"
+    ragged = workload.global_batch is not None and workload.global_batch % (plan.dp * plan.micro_batch) != 0
+    found = list(_plan_warnings(ragged, m, plan.pp, model.layers, plan.tp, cluster.gpus_per_node, tcp))
+    if workload.precision not in cluster.gpu.peak_flops:
+        runs_as = compute_precision(cluster.gpu, workload.precision)
+        found.append(
+            Warning_("precision_unsupported", f"{cluster.gpu.name} has no {workload.precision}: runs as {runs_as}")
+        )
+    return found
+
+
+@lru_cache(maxsize=8192)
+def _plan_warnings(
+    ragged: bool, m: int, pp: int, layers: int, tp: int, gpus_per_node: int, tcp: bool
+) -> tuple[Warning_, ...]:
+    """Named traps of a plan (cached: the planner meets the same few combinations again and again)."""
+    found: list[Warning_] = []
+    if ragged:
+        found.append(Warning_("ragged_batch", "the global batch is not a multiple of dp × micro_batch"))
+    if pp > 1 and m < 4 * pp:
+        found.append(
+            Warning_("pipeline_bubble", f"{m} micro-batches for {pp} stages: the bubble is large (want m ≥ 4p)")
+        )
+    if layers % pp:
+        found.append(Warning_("uneven_stages", f"{layers} layers do not split evenly into {pp} stages"))
+    if tp > gpus_per_node:
+        found.append(Warning_("tp_across_nodes", "tensor parallelism spans nodes: every layer waits for the network"))
+    if tcp:
+        found.append(
+            Warning_("ethernet_fabric", "multi-node over plain Ethernet (TCP): only data parallelism tolerates it")
+        )
+    return tuple(found)
+
+
+def _comm_warning(breakdown: dict[str, float]) -> list[Warning_]:
+    if breakdown["exposed_comm"] > breakdown["compute"]:
+        return [Warning_("communication_bound", "exposed communication takes longer than the compute it serves")]
+    return []
+
+
+def _assumptions(plan: Plan) -> list[str]:
+    return list(_assumption_lines(plan.pp, plan.virtual_stages))
+
+
+@lru_cache(maxsize=1024)
+def _assumption_lines(pp: int, virtual_stages: int) -> tuple[str, ...]:
+    return (
+        f"bubble: 1F1B adds (p−1)/v micro-batch times per step, p={pp}, v={virtual_stages}",
+        f"overlapped collectives hide {OVERLAP_HIDE_FRACTION:.0%} of their time behind compute",
+        "TP, PP and EP communication are not overlapped; gradients are reduced in 16-bit",
+        "MFU counts attention over the full s×s matrix (Megatron/PaLM convention) against the precision's dense peak",
+    )
+
+
+def estimate_performance(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster) -> PerformanceEstimate:
+    """Step time, throughput and MFU of one plan (or inference speed for task 'inference')."""
+    _check(workload, plan, cluster)
+    if workload.task == "inference":
+        return _estimate_inference(model, workload, plan, cluster)
+    return _estimate_training(model, workload, plan, cluster)
+
+
+def _step_shape(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster, flops: TrainingFlops) -> StepShape:
+    mb_s, attention_s = microbatch_compute_s(model, workload, plan, cluster.gpu, flops)
+    fwd_share = 0.25 if plan.recompute == "full" else 1 / 3  # backward ≈ 2 forwards, + 1 recomputed
+    return StepShape(
+        micro_batches=micro_batches(workload, plan),
+        fwd_s=mb_s * fwd_share,
+        bwd_s=mb_s * (1 - fwd_share),
+        attention_s=attention_s,
+        layers_local=math.ceil(model.layers / plan.pp),
+        trainable_local=local_trainable(flops.trainable_shared, flops.trainable_experts, plan),
+        placement=per_node(plan, cluster.gpus_per_node),
+    )
+
+
+def _estimate_training(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster) -> PerformanceEstimate:
+    """Step = m·(micro-batch compute + its exposed comm) + (p−1)/v of that (bubble) + once-per-step parts.
+
+    The bubble follows 1F1B (Narayanan et al. 2021 §2.2): a step takes (m + p − 1) micro-batch slots,
+    interleaving with v virtual stages shrinks the p − 1 warm-up/drain slots to (p − 1)/v.
+    """
+    flops = training_flops(model, workload, plan.recompute, plan.flash_attention)
+    shape = _step_shape(model, workload, plan, cluster, flops)
+    comm = step_communication(model, workload, plan, cluster, shape)
+    mb_s = shape.fwd_s + shape.bwd_s
+    per_mb_comm = comm.per_microbatch_s
+    m = shape.micro_batches
+    compute = m * mb_s + optimizer_step_s(plan, cluster.gpu, shape.trainable_local)
+    bubble = (plan.pp - 1) / plan.virtual_stages * (mb_s + per_mb_comm)
+    exposed = m * per_mb_comm + comm.dp_s
+    breakdown = {"compute": compute, "exposed_comm": exposed, "bubble": bubble, "offload": comm.offload_s}
+    step = compute + exposed + bubble + comm.offload_s
+    sequences = workload.global_batch or plan.dp * plan.micro_batch  # a ragged last micro-batch costs a slot
+    tokens_per_s = sequences * workload.seq_len / step
+    perf = _training_performance(workload, cluster, step, tokens_per_s, breakdown, flops.model)
+    warnings = _warnings(model, workload, plan, cluster, m) + _comm_warning(breakdown)
+    return PerformanceEstimate(perf, warnings, _assumptions(plan))
+
+
+def _training_performance(
+    workload: Workload,
+    cluster: Cluster,
+    step: float,
+    tokens_per_s: float,
+    breakdown: dict[str, float],
+    model_flops_per_token: float,
+) -> Performance:
+    mfu = model_flops_per_token * tokens_per_s / (cluster.gpus * peak_flops(cluster.gpu, workload.precision))
+    hours = workload.tokens / tokens_per_s / 3600 if workload.tokens else None
+    return Performance(
+        step_time_s=step,
+        tokens_per_s=tokens_per_s,
+        tokens_per_s_per_gpu=tokens_per_s / cluster.gpus,
+        mfu=mfu,
+        breakdown_s=breakdown,
+        time_to_train_hours=hours,
+        gpu_hours=hours * cluster.gpus if hours is not None else None,
+    )
+
+
+# --- inference -------------------------------------------------------------------------------
+
+
+def _tp_allreduce_s(model: ModelSpec, plan: Plan, cluster: Cluster, tokens: float) -> float:
+    """Two all-reduces per layer in a forward (Megatron TP), tokens × h × 2 bytes each."""
+    if plan.tp <= 1:
+        return 0.0
+    link = group_bandwidth(cluster, plan.tp, min(plan.tp, cluster.gpus_per_node))
+    return 2 * model.layers * all_reduce_s(tokens * model.hidden * 2.0, plan.tp, link)
+
+
+def _estimate_inference(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster) -> PerformanceEstimate:
+    gpu, batch = cluster.gpu, plan.micro_batch
+    prompt = max(1, workload.seq_len - workload.output_tokens)
+    split = plan.tp  # pipeline stages run one after another for a single batch
+    prefill_rate = _gemm_peak_rate(gpu, workload.precision) * _shape_efficiency(batch * prompt, model.hidden / plan.tp)
+    prefill_s = batch * prompt * prefill_flops_per_token(model, prompt) / split / prefill_rate
+    prefill_s += _tp_allreduce_s(model, plan, cluster, batch * prompt)
+    step_s = _decode_step_s(model, workload, plan, cluster, prompt + workload.output_tokens / 2)
+    decode_rate = plan.dp * batch / step_s  # every dp replica serves its own batch
+    # `tokens` to generate: each batch pays its prefill once, then output_tokens decode steps.
+    batch_s = prefill_s + workload.output_tokens * step_s
+    hours = workload.tokens / (plan.dp * batch * workload.output_tokens) * batch_s / 3600 if workload.tokens else None
+    perf = Performance(
+        prefill_tokens_per_s=plan.dp * batch * prompt / prefill_s,
+        decode_tokens_per_s=decode_rate,
+        time_per_output_token_ms=step_s * 1e3,
+        breakdown_s={"prefill": prefill_s, "decode_step": step_s},
+        time_to_train_hours=hours,
+        gpu_hours=hours * cluster.gpus if hours is not None else None,
+    )
+    notes = ["prefill is compute-bound; decode is bound by max(weight + KV-cache reads / HBM, FLOPs / peak)"]
+    return PerformanceEstimate(perf, [], notes)
+
+
+def _decode_step_s(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster, context: float) -> float:
+    gpu, batch = cluster.gpu, plan.micro_batch
+    kv_precision = workload.kv_cache_precision or workload.precision
+    weights = decode_weight_bytes(model, batch, workload.precision)
+    kv = kv_cache_bytes(model, int(context), batch, kv_precision)
+    memory_s = (weights + kv) / plan.tp / (gpu.hbm_bytes_per_s * HBM_EFFICIENCY)
+    compute_rate = _gemm_peak_rate(gpu, workload.precision) * DECODE_COMPUTE_EFFICIENCY
+    compute_s = decode_flops_per_step(model, int(context), batch) / plan.tp / compute_rate
+    return max(memory_s, compute_s) + _tp_allreduce_s(model, plan, cluster, batch)
+
+
+# --- scaling view ----------------------------------------------------------------------------
+
+NODE_COUNTS = (2, 4, 8, 16)
+
+
+def _tokens_per_s(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster) -> float:
+    return estimate_performance(model, workload, plan, cluster).performance.tokens_per_s or 0.0
+
+
+def _weak_scaled(workload: Workload, base: Plan, dp: int) -> tuple[Workload, Plan]:
+    """Same per-GPU work: micro-batches per step fixed, global batch grows with dp."""
+    m = micro_batches(workload, base)
+    plan = replace(base, dp=dp)
+    return replace(workload, global_batch=m * dp * base.micro_batch), plan
+
+
+def scaling_view(
+    model: ModelSpec,
+    workload: Workload,
+    gpu: GpuSpec,
+    base_plan: Plan | None = None,
+    *,
+    gpus_per_node: int = 8,
+    rdma_nics_per_node: int = 1,
+) -> list[dict[str, object]]:
+    """Speed-up and efficiency of data parallelism from 1 to 8 GPUs in a node (per intra-node link:
+    the GPU's own and a PCIe-only server of its generation) and over 2-16 nodes (per fabric),
+    relative to the base plan on one replica (tp × pp × cp GPUs).
+
+    Weak scaling: each replica keeps its micro-batches, so the global batch grows with dp. With
+    ZeRO ≥ 1 the optimizer step is sharded too, so a speed-up can slightly exceed the GPU count.
+    RDMA fabrics (InfiniBand, RoCE) get `rdma_nics_per_node` ports (HGX/DGX servers carry one per
+    GPU); plain Ethernet is one port. Memory is not checked here (memory.py does that).
+    """
+    base = base_plan or Plan()
+    unit = base.tp * base.pp * base.cp
+    one = Cluster(gpu=gpu, gpus_per_node=unit, nodes=1)
+    w1, p1 = _weak_scaled(workload, base, 1)
+    reference = _tokens_per_s(model, w1, p1, one)
+    rows = [_row("node", gpu.intra_node_link, unit, 1, reference, reference, unit)]
+    links = [gpu.intra_node_link, f"pcie{gpu.pcie_gen}"]
+    for link in dict.fromkeys(links):
+        for dp in range(2, gpus_per_node // unit + 1):
+            cluster = Cluster(gpu=gpu, gpus_per_node=dp * unit, nodes=1, intra_node_link=link)
+            w, p = _weak_scaled(workload, base, dp)
+            rows.append(_row("node", link, dp * unit, 1, _tokens_per_s(model, w, p, cluster), reference, unit))
+    rows.extend(_multi_node_rows(model, workload, gpu, base, gpus_per_node, rdma_nics_per_node, reference))
+    return rows
+
+
+def _multi_node_rows(
+    model: ModelSpec, workload: Workload, gpu: GpuSpec, base: Plan, gpus_per_node: int, nics: int, reference: float
+) -> list[dict[str, object]]:
+    rows: list[dict[str, object]] = []
+    unit = base.tp * base.pp * base.cp
+    for fabric in inter_node_fabrics():
+        entry = fabric_entry(fabric)
+        gbps = entry["port_gbps"] * (nics if entry["transport"] == "rdma" else 1)
+        for nodes in NODE_COUNTS:
+            dp = nodes * gpus_per_node // unit
+            cluster = Cluster(
+                gpu=gpu,
+                gpus_per_node=gpus_per_node,
+                nodes=nodes,
+                inter_node_gbps=gbps,
+                extra={"inter_node_fabric": fabric},
+            )
+            w, p = _weak_scaled(workload, base, dp)
+            tokens = _tokens_per_s(model, w, p, cluster)
+            rows.append(_row("multi-node", fabric, nodes * gpus_per_node, nodes, tokens, reference, unit))
+    return rows
+
+
+def _row(
+    scope: str, link: str, gpus: int, nodes: int, tokens_per_s: float, reference: float, unit: int
+) -> dict[str, object]:
+    """One scaling row; speed-up is against one replica (`unit` = tp × pp × cp GPUs)."""
+    speedup = tokens_per_s / reference if reference else 0.0
+    return {
+        "scope": scope,
+        "link": link,
+        "gpus": gpus,
+        "nodes": nodes,
+        "tokens_per_s": tokens_per_s,
+        "speedup": speedup,
+        "efficiency": speedup / (gpus / unit),
+    }

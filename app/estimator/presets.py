@@ -1,0 +1,80 @@
+"""Shipped model presets (data/presets.json): popular open models with their HF config values,
+published parameter counts and sources. Each preset is built through `model_from_hf_config`, so
+the presets also exercise the config parser.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from app.estimator.models import APPROXIMATE_NOTES, model_from_hf_config
+from app.estimator.specs import EstimatorError, ModelSpec
+
+
+@dataclass(frozen=True, slots=True)
+class Preset:
+    id: str
+    name: str
+    hf_repo: str
+    source: str  # URL of the config.json the values were taken from
+    kind: str  # "dense" or "moe"
+    published_params: int
+    params_tolerance: float  # accepted relative gap between count_params and published_params
+    model: ModelSpec
+    note: str = ""  # why the tolerance is not zero, or what is approximated
+
+
+@lru_cache(maxsize=1)
+def _raw() -> dict[str, Any]:
+    text = resources.files("app.estimator").joinpath("data", "presets.json").read_text(encoding="utf-8")
+    return json.loads(text)
+
+
+def _note(entry: dict[str, Any]) -> str:
+    parts = [entry.get("tolerance_reason", ""), APPROXIMATE_NOTES.get(entry["config"]["model_type"], "")]
+    return " ".join(part for part in parts if part)
+
+
+def _to_preset(entry: dict[str, Any]) -> Preset:
+    model = replace(model_from_hf_config(entry["config"]), name=entry["id"])
+    return Preset(
+        id=entry["id"],
+        name=entry["name"],
+        hf_repo=entry["hf_repo"],
+        source=entry["source"],
+        kind=entry["kind"],
+        published_params=int(entry["published_params"]),
+        params_tolerance=float(entry["params_tolerance"]),
+        model=model,
+        note=_note(entry),
+    )
+
+
+@lru_cache(maxsize=1)
+def _presets() -> dict[str, Preset]:
+    return {entry["id"]: _to_preset(entry) for entry in _raw()["presets"]}
+
+
+def presets_version() -> str:
+    return str(_raw()["version"])
+
+
+def list_presets() -> list[Preset]:
+    """All presets in file order (dense and MoE)."""
+    return list(_presets().values())
+
+
+def get_preset(preset_id: str) -> Preset:
+    """One preset by id; unknown ids raise EstimatorError with the closest matches."""
+    presets = _presets()
+    key = preset_id.strip().lower() if isinstance(preset_id, str) else preset_id
+    if key in presets:
+        return presets[key]
+    close = difflib.get_close_matches(str(key), list(presets), n=5, cutoff=0.5)
+    hint = f"closest: {', '.join(close)}" if close else f"known: {', '.join(presets)}"
+    raise EstimatorError(f"Unknown model preset {preset_id!r}; {hint}.", field="model.preset")

@@ -1,0 +1,38 @@
+"""HTTP hardening shared by every route: limits, security headers, CORS, trusted hosts, observability.
+
+Outermost first: observability (request id, access log, metrics, last-resort 500) → security
+headers → trusted hosts → CORS → body size limit → rate limit → the app's routes.
+"""
+
+from __future__ import annotations
+
+from fastapi import FastAPI
+from starlette.middleware.cors import CORSMiddleware
+
+from app.http.body_limit import BodyLimitMiddleware
+from app.http.hosts import TrustedHostMiddleware
+from app.http.observability import REQUEST_ID_HEADER, ObservabilityMiddleware
+from app.http.ratelimit import RateLimitMiddleware
+from app.http.security import SecurityHeadersMiddleware
+from app.settings import Settings
+
+
+def install_middleware(app: FastAPI, settings: Settings) -> None:
+    # add_middleware puts each new one outside the previous ones: add innermost first.
+    if settings.rate_limit_per_minute > 0 and settings.rate_limit_paths:
+        app.add_middleware(
+            RateLimitMiddleware, per_minute=settings.rate_limit_per_minute, paths=settings.rate_limit_paths
+        )
+    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
+    if settings.cors_origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=settings.cors_origins,
+            allow_methods=["GET", "POST", "PUT", "PATCH", "DELETE"],
+            allow_headers=["Content-Type", "Authorization", REQUEST_ID_HEADER, "Idempotency-Key", "If-Match"],
+            expose_headers=[REQUEST_ID_HEADER, "Retry-After", "ETag", "Location"],
+            max_age=600,
+        )
+    app.add_middleware(TrustedHostMiddleware, allowed_hosts=settings.trusted_hosts)
+    app.add_middleware(SecurityHeadersMiddleware)
+    app.add_middleware(ObservabilityMiddleware)

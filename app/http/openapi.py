@@ -1,0 +1,100 @@
+"""The OpenAPI schema tells the truth about errors: every error response is problem+json.
+
+FastAPI documents 422 as `HTTPValidationError` in application/json, and knows nothing of what the
+shared middleware answers. This adds to every operation the errors it can get (400/413/415/422 for
+a body, 422 for parameters, 404 for path parameters, 409 with an Idempotency-Key or If-Match
+header, 429 where rate-limited, 503 when the database is down) and makes every 4xx/5xx response
+`application/problem+json` with the `Problem` schema.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.openapi.utils import get_openapi
+
+from app.errors import PROBLEM_JSON
+from app.http.ratelimit import SAFE_METHODS
+from app.settings import Settings
+
+PROBLEM_SCHEMA = {
+    "title": "Problem",
+    "description": "RFC 9457 problem details",
+    "type": "object",
+    "required": ["type", "title", "status", "detail"],
+    "properties": {
+        "type": {"type": "string", "format": "uri"},
+        "title": {"type": "string"},
+        "status": {"type": "integer"},
+        "detail": {"type": "string"},
+        "errors": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["field", "message", "type"],
+                "properties": {"field": {"type": "string"}, "message": {"type": "string"}, "type": {"type": "string"}},
+            },
+        },
+    },
+}
+DESCRIPTIONS = {
+    400: "Malformed request (the body is not parseable JSON)",
+    409: "Conflict: an Idempotency-Key reused with another body, or a stale version",
+    404: "Not found",
+    413: "Request body too large",
+    415: "The body is not JSON",
+    422: "Invalid input, with field-level errors",
+    429: "Rate limited; see Retry-After",
+    503: "The database is unavailable; see Retry-After",
+}
+CONFLICT_HEADERS = {"idempotency-key", "if-match"}  # their reuse or staleness is a 409 (app.errors.Conflict)
+PROBLEM_CONTENT = {PROBLEM_JSON: {"schema": {"$ref": "#/components/schemas/Problem"}}}
+
+
+def _errors_for(path: str, method: str, operation: dict[str, Any], rate_limited: set[str]) -> list[int]:
+    params = operation.get("parameters", [])
+    statuses = [503]
+    if "requestBody" in operation:
+        statuses += [400, 413, 415, 422]
+    if params:
+        statuses.append(422)
+    if any(p.get("in") == "path" for p in params):
+        statuses.append(404)
+    if path in rate_limited and method.upper() not in SAFE_METHODS:
+        statuses.append(429)
+    if any(p.get("in") == "header" and p.get("name", "").lower() in CONFLICT_HEADERS for p in params):
+        statuses.append(409)
+    return statuses
+
+
+def problem_openapi(schema: dict[str, Any], settings: Settings) -> dict[str, Any]:
+    rate_limited = set(settings.rate_limit_paths) if settings.rate_limit_per_minute > 0 else set()
+    schema.setdefault("components", {}).setdefault("schemas", {})["Problem"] = PROBLEM_SCHEMA
+    for path, item in schema.get("paths", {}).items():
+        for method, operation in item.items():
+            if not isinstance(operation, dict) or "responses" not in operation:
+                continue
+            responses = operation["responses"]
+            for status in _errors_for(path, method, operation, rate_limited):
+                responses.setdefault(str(status), {"description": DESCRIPTIONS[status]})
+            for status, response in responses.items():
+                if status[0] in "45":
+                    response["content"] = PROBLEM_CONTENT
+    schemas = schema["components"]["schemas"]
+    for unused in ("HTTPValidationError", "ValidationError"):
+        schemas.pop(unused, None)
+    return schema
+
+
+def install_problem_openapi(app: FastAPI, settings: Settings) -> None:
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = get_openapi(
+                title=app.title, version=app.version, description=app.description, routes=app.routes,
+                openapi_version=app.openapi_version, tags=app.openapi_tags, servers=app.servers,
+            )
+            app.openapi_schema = problem_openapi(schema, settings)
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]

@@ -1,0 +1,174 @@
+"""Plain words for a plan, in the spirit of the company's article: why this split, and the traps.
+
+PURE. Every warning has a stable code (machine-readable) and a message (for people).
+"""
+
+from __future__ import annotations
+
+from app.estimator.params import count_params
+from app.estimator.specs import GIB, MemoryBreakdown, ModelSpec, Performance, Plan, Warning_, Workload
+from app.planner.offers import Configuration, Offer
+
+BUBBLE_WARN_FRACTION = 0.10
+OFFLOAD_WARN_FRACTION = 0.10
+TASK_WORDS = {
+    "pretrain": "pretraining",
+    "full_finetune": "full fine-tuning",
+    "lora": "LoRA fine-tuning",
+    "qlora": "QLoRA fine-tuning",
+    "inference": "inference",
+}
+
+
+def size_words(params: float) -> str:
+    if params >= 1e12:
+        return f"{params / 1e12:.1f}T"
+    if params >= 1e9:
+        return f"{params / 1e9:.0f}B" if params >= 1e10 else f"{params / 1e9:.1f}B".replace(".0B", "B")
+    return f"{params / 1e6:.0f}M"
+
+
+def describe_plan(plan: Plan) -> str:
+    """'ZeRO-3 over 8 GPUs, no tensor parallel' / 'tensor parallel 4 × pipeline 2 × data parallel 4'."""
+    if plan.gpus == 1:
+        parts = ["one GPU, no parallelism"]
+    elif plan.tp == 1 and plan.pp == 1:
+        sharding = f"ZeRO-{plan.zero_stage}" if plan.zero_stage else "data parallel"
+        parts = [f"{sharding} over {plan.dp} GPUs, no tensor parallel"]
+    else:
+        degrees = [f"tensor parallel {plan.tp}"] if plan.tp > 1 else []
+        degrees += [f"pipeline {plan.pp}"] if plan.pp > 1 else []
+        degrees += [f"data parallel {plan.dp}"] if plan.dp > 1 else []
+        parts = [" × ".join(degrees)]
+        if plan.zero_stage:
+            parts.append(f"ZeRO-{plan.zero_stage} over the data-parallel ranks")
+    if plan.offload != "none":
+        parts.append(
+            "optimizer states offloaded to host RAM"
+            if plan.offload == "optimizer"
+            else "optimizer states and parameters offloaded to host RAM"
+        )
+    if plan.recompute != "none":
+        parts.append(f"{plan.recompute} activation recomputation")
+    parts.append(f"micro-batch {plan.micro_batch}")
+    return ", ".join(parts)
+
+
+def model_state_bytes(model: ModelSpec, workload: Workload) -> float:
+    """Unsharded model states for the explanation (16 B/param mixed-precision Adam, ZeRO paper §3)."""
+    params = count_params(model).total
+    if workload.task in ("pretrain", "full_finetune"):
+        return params * (16 if workload.mixed_precision else 8)
+    return params * (0.5 if workload.task == "qlora" else 2)
+
+
+def explain(
+    model: ModelSpec, workload: Workload, offer: Offer, config: Configuration, plan: Plan, memory: MemoryBreakdown
+) -> str:
+    what = f"{size_words(count_params(model).total)} {TASK_WORDS[workload.task]}"
+    gpu = offer.gpu.name
+    if plan.gpus == 1:
+        return (
+            f"{what} fits on one {gpu} ({memory.total / GIB:.1f} of {memory.capacity / GIB:.1f} GiB): "
+            "no parallelism needed."
+        )
+    states_gib = model_state_bytes(model, workload) / GIB
+    link = "NVLink" if offer.intra_node_link.startswith("nvlink") else "PCIe"
+    where = (
+        f"{config.gpus} {link} GPUs" if config.nodes == 1 else f"{config.nodes} nodes × {config.cards_per_node} GPUs"
+    )
+    first = f"{what} needs {_bytes_words(states_gib)} of model states"
+    if config.nodes > 1:
+        first += f"; {config.nodes} nodes joined by {offer.inter_node_fabric or 'the network'}"
+    return f"{first}: {describe_plan(plan)} on {where}." + _why_not_tp(plan)
+
+
+def _why_not_tp(plan: Plan) -> str:
+    if plan.tp == 1:
+        return " Tensor parallel not needed."
+    return f" Tensor parallel {plan.tp} stays inside one server, on its NVLink."
+
+
+def _bytes_words(gib: float) -> str:
+    return f"{gib / 1024:.1f} TiB" if gib >= 1024 else f"{gib:.0f} GiB"
+
+
+def plan_warnings(
+    model: ModelSpec,
+    workload: Workload,
+    offer: Offer,
+    config: Configuration,
+    plan: Plan,
+    memory: MemoryBreakdown,
+    performance: Performance,
+) -> list[Warning_]:
+    warnings: list[Warning_] = []
+    breakdown = performance.breakdown_s or {}
+    step = performance.step_time_s or 0.0
+    if step and breakdown.get("bubble", 0.0) / step > BUBBLE_WARN_FRACTION:
+        warnings.append(
+            Warning_(
+                "pipeline_bubble",
+                f"Pipeline bubble is {breakdown['bubble'] / step:.0%} of each step; "
+                "more micro-batches per step or interleaved stages would shrink it.",
+            )
+        )
+    if step and breakdown.get("offload", 0.0) / step > OFFLOAD_WARN_FRACTION:
+        warnings.append(
+            Warning_(
+                "offload_slowdown",
+                f"Offload traffic over PCIe takes {breakdown['offload'] / step:.0%} "
+                "of each step (the article's 40-60 % slowdown).",
+            )
+        )
+    if model.is_moe and plan.ep == 1 and workload.task != "inference":
+        warnings.append(
+            Warning_(
+                "moe_experts_resident",
+                "Every MoE expert is resident on each GPU (no expert parallel): "
+                "memory follows the total parameters while compute follows the active ones.",
+            )
+        )
+    if workload.task == "inference" and memory.kv_cache > memory.weights:
+        warnings.append(
+            Warning_(
+                "kv_cache_dominates",
+                f"The KV cache ({memory.kv_cache / GIB:.1f} GiB per GPU) is "
+                "larger than the weights: batch and context length drive the memory.",
+            )
+        )
+    if model.approximate:
+        warnings.append(
+            Warning_(
+                "estimate_uncertain",
+                "The architecture was derived from a parameter count: memory and speed are approximate.",
+            )
+        )
+    warnings.extend(_offer_warnings(offer, config))
+    if workload.task == "pretrain" and not offer.may_span_nodes:
+        warnings.append(
+            Warning_(
+                "single_server_only",
+                f"{offer.sku_id} has no InfiniBand or RoCE fabric ({offer.intra_node_link} inside, a slow network "
+                "outside): pretraining cannot grow beyond this one server, and 10 GbE between servers would be "
+                "slower than one GPU for tensor parallel.",
+            )
+        )
+    return warnings
+
+
+def _offer_warnings(offer: Offer, config: Configuration) -> list[Warning_]:
+    warnings = []
+    if config.nodes > 1 and not offer.fabric_addon_priced:
+        warnings.append(
+            Warning_(
+                "fabric_priced_on_request",
+                f"{config.nodes} nodes need the {offer.inter_node_fabric} "
+                "add-on, priced on consultation and not included in the cost.",
+            )
+        )
+    if offer.indicative_price:
+        warnings.append(
+            Warning_("indicative_price", "Indicative price from the published range; final on consultation.")
+        )
+    return warnings

@@ -1,0 +1,116 @@
+"""What can be rented and what it costs. PURE (standard library + the estimator's specs).
+
+An `Offer` is a SKU as the search sees it; `configurations` yields the card and node counts it
+can be rented in; `price` turns a configuration and a duration into money. Money is Decimal.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from decimal import ROUND_HALF_UP, Decimal
+
+from app.estimator.specs import GpuSpec
+
+DAYS_PER_BILLED_MONTH = 30  # a rental month, as the company bills it
+TERM_MONTHS = {"monthly": 1, "annual": 12}
+# Per-node injection bandwidth of the fabrics a SKU may offer (line rates; the estimator applies
+# measured efficiencies): InfiniBand NDR 400 Gb/s per port (BRIEF §6).
+FABRIC_GBPS = {"ib-ndr-400": 400.0, "ib-hdr-200": 200.0, "roce-200": 200.0, "roce-100": 100.0}
+
+
+@dataclass(frozen=True, slots=True)
+class Offer:
+    sku_id: str
+    name: str
+    gpu: GpuSpec
+    regions: tuple[str, ...]
+    rental_unit: str  # "card" or "node"
+    gpus_per_node: int
+    card_counts: tuple[int, ...]
+    intra_node_link: str
+    inter_node_fabric: str | None  # a fabric the SKU can be joined with (InfiniBand add-on)
+    host_ram_gib: float | None
+    currency: str
+    unit_monthly_list: Decimal  # per card or per node
+    discount_bp: dict[str, int] = field(default_factory=dict)
+    indicative_price: bool = False
+    fabric_addon_priced: bool = False  # False: the fabric add-on is priced on consultation
+    availability: dict[str, int] | None = None  # units free per region; None: not tracked
+    money_quantum: Decimal = Decimal("0.01")  # the currency's minor unit
+
+    @property
+    def may_span_nodes(self) -> bool:
+        return self.inter_node_fabric is not None
+
+
+@dataclass(frozen=True, slots=True)
+class Constraints:
+    term: str = "monthly"
+    max_monthly_budget: Decimal | None = None
+    deadline_days: float | None = None
+    gpu_types: tuple[str, ...] = ()
+    regions: tuple[str, ...] = ()
+    max_nodes: int = 16
+    require_infiniband: bool = False
+    objective: str = "balanced"
+    limit: int = 5
+
+
+@dataclass(frozen=True, slots=True)
+class Configuration:
+    cards_per_node: int
+    nodes: int
+
+    @property
+    def gpus(self) -> int:
+        return self.cards_per_node * self.nodes
+
+
+@dataclass(frozen=True, slots=True)
+class Cost:
+    currency: str
+    term: str
+    units: int
+    monthly_list: Decimal
+    monthly_effective: Decimal
+    months: int | None  # billed months for the job; None without a token count
+    job_total: Decimal | None
+
+
+def configurations(offer: Offer, constraints: Constraints) -> Iterator[Configuration]:
+    """Card counts for SKUs rented by the card; whole servers, several only where a fabric joins them."""
+    if offer.rental_unit == "card":
+        for cards in offer.card_counts:
+            yield Configuration(cards, 1)
+        return
+    max_nodes = constraints.max_nodes if offer.may_span_nodes else 1
+    for nodes in range(1, max_nodes + 1):
+        yield Configuration(offer.gpus_per_node, nodes)
+
+
+def rented_units(offer: Offer, config: Configuration) -> int:
+    return config.gpus if offer.rental_unit == "card" else config.nodes
+
+
+def billed_months(hours: float, term: str) -> int:
+    """Whole months of the chosen term: a 41-day job on a monthly term bills 2 months, on an
+    annual term 12."""
+    months = max(1, math.ceil(hours / 24 / DAYS_PER_BILLED_MONTH - 1e-9))
+    per_term = TERM_MONTHS[term]
+    return per_term * math.ceil(months / per_term)
+
+
+def _money(amount: Decimal, quantum: Decimal) -> Decimal:
+    return amount.quantize(quantum, rounding=ROUND_HALF_UP)
+
+
+def price(offer: Offer, config: Configuration, term: str, hours: float | None) -> Cost:
+    units = rented_units(offer, config)
+    monthly_list = _money(offer.unit_monthly_list * units, offer.money_quantum)
+    discount = Decimal(offer.discount_bp.get(term, 0)) / Decimal(10000)
+    monthly_effective = _money(monthly_list * (1 - discount), offer.money_quantum)
+    months = billed_months(hours, term) if hours is not None else None
+    job_total = _money(monthly_effective * months, offer.money_quantum) if months is not None else None
+    return Cost(offer.currency, term, units, monthly_list, monthly_effective, months, job_total)

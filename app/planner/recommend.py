@@ -1,0 +1,270 @@
+"""Rank rentable configurations for a workload. PURE: offers in, options out.
+
+Objectives (documented in README "Ranking"):
+- cheapest: lowest job total (whole billed months of the term; monthly price without `tokens`),
+  then faster.
+- fastest: shortest time to train (highest throughput without `tokens`), then cheaper.
+- balanced: lowest cost × time (the same order as the geometric mean of cost and time, each
+  relative to the best of the feasible options): halving the time is worth doubling the cost.
+  It favours the configuration that buys the most speed per unit of money.
+Ties are broken by SKU id, then GPU count, so equal inputs always give the same order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from app.estimator.specs import GIB, ModelSpec, Warning_, Workload
+from app.planner.explain import explain, plan_warnings
+from app.planner.launch import launch_configs
+from app.planner.offers import (
+    FABRIC_GBPS,
+    Configuration,
+    Constraints,
+    Cost,
+    Offer,
+    configurations,
+    price,
+    rented_units,
+)
+from app.planner.search import Evaluated, Hardware, PlanSearch, SearchStats, cached_search_plans, default_global_batch
+
+OBJECTIVES = ("cheapest", "fastest", "balanced")
+
+
+@dataclass(slots=True)
+class Option:
+    offer: Offer
+    config: Configuration
+    region: str
+    evaluated: Evaluated
+    cost: Cost
+    hours: float | None
+    explanation: str
+    warnings: list[Warning_]
+    launch: dict
+    availability: str  # "available", "on request" or "not tracked"
+    rank: int | None = None
+    miss_reason: str | None = None
+
+    @property
+    def sort_time(self) -> float:
+        """Hours to train, or seconds per million tokens when no token count was given."""
+        if self.hours is not None:
+            return self.hours
+        return 1e6 / max(self.evaluated.throughput, 1e-9)
+
+    @property
+    def sort_cost(self) -> Decimal:
+        return self.cost.job_total if self.cost.job_total is not None else self.cost.monthly_effective
+
+    @property
+    def tie_key(self) -> tuple:
+        return (self.offer.sku_id, self.config.gpus)
+
+
+@dataclass(slots=True)
+class Rejection:
+    sku_id: str
+    reason: str
+
+
+@dataclass(slots=True)
+class Recommendation:
+    options: list[Option]
+    near_misses: list[Option]
+    rejected: list[Rejection]
+    pareto: list[Option]
+    global_batch: int
+    stats: SearchStats = field(default_factory=SearchStats)
+    configurations: int = 0
+
+
+def recommend(
+    model: ModelSpec,
+    workload: Workload,
+    offers: list[Offer],
+    constraints: Constraints,
+    *,
+    micro_batch: int | None = None,
+) -> Recommendation:
+    global_batch = default_global_batch(workload) if workload.task != "inference" else 0
+    result = Recommendation([], [], [], [], global_batch)
+    feasible: list[Option] = []
+    for offer in sorted(offers, key=lambda o: o.sku_id):
+        reason = _excluded(offer, constraints)
+        if reason:
+            result.rejected.append(Rejection(offer.sku_id, reason))
+            continue
+        found = _search_offer(model, workload, offer, constraints, result, micro_batch)
+        feasible.extend(found)
+    ranked, misses = _split_by_constraints(feasible, constraints)
+    ranked = rank(ranked, constraints.objective)
+    result.pareto = pareto(ranked)
+    result.options = ranked[: constraints.limit]
+    result.near_misses = sorted(misses, key=lambda o: (o.sort_cost, o.sort_time, o.tie_key))[: constraints.limit]
+    return result
+
+
+def _excluded(offer: Offer, constraints: Constraints) -> str | None:
+    if constraints.gpu_types and offer.gpu.id not in constraints.gpu_types:
+        return f"GPU type {offer.gpu.id} is not among the requested {', '.join(constraints.gpu_types)}"
+    if constraints.regions and not set(offer.regions) & set(constraints.regions):
+        return f"offered in {', '.join(offer.regions)}, not in {', '.join(constraints.regions)}"
+    if constraints.require_infiniband and not offer.may_span_nodes:
+        return "no InfiniBand or RoCE fabric is available for this SKU"
+    return None
+
+
+def _search_offer(
+    model: ModelSpec,
+    workload: Workload,
+    offer: Offer,
+    constraints: Constraints,
+    result: Recommendation,
+    micro_batch: int | None,
+) -> list[Option]:
+    found: list[Option] = []
+    closest: PlanSearch | None = None
+    for config in configurations(offer, constraints):
+        result.configurations += 1
+        search, cached = cached_search_plans(model, workload, _hardware(offer, config), micro_batch=micro_batch)
+        if cached:
+            result.stats.cached_configurations += 1
+        else:
+            result.stats.memory_evaluations += search.stats.memory_evaluations
+            result.stats.performance_evaluations += search.stats.performance_evaluations
+        if search.best is None:
+            closest = search
+            continue
+        found.append(_option(model, workload, offer, config, search.best, constraints, result.global_batch))
+    if not found:
+        result.rejected.append(Rejection(offer.sku_id, _no_fit_reason(offer, closest, constraints)))
+    return found
+
+
+def _hardware(offer: Offer, config: Configuration) -> Hardware:
+    fabric = offer.inter_node_fabric if config.nodes > 1 else None
+    return Hardware(
+        gpu=offer.gpu,
+        gpus_per_node=config.cards_per_node,
+        nodes=config.nodes,
+        intra_node_link=offer.intra_node_link,
+        inter_node_fabric=fabric,
+        inter_node_gbps=FABRIC_GBPS.get(fabric) if fabric else None,
+        host_ram_gib=offer.host_ram_gib,
+    )
+
+
+def _no_fit_reason(offer: Offer, closest: PlanSearch | None, constraints: Constraints) -> str:
+    largest = max(configurations(offer, constraints), key=lambda c: c.gpus)
+    where = f"{largest.gpus} × {offer.gpu.name}" + (f" on {largest.nodes} nodes" if largest.nodes > 1 else "")
+    if closest is None or closest.closest_miss is None:
+        return f"no parallel plan fits on {where}"
+    memory = closest.closest_miss.breakdown
+    need = memory.total / GIB
+    if memory.host_ram and offer.host_ram_gib and memory.host_ram / GIB > offer.host_ram_gib:
+        return (
+            f"does not fit: even with ZeRO-3 and offload over {where}, each node needs "
+            f"{memory.host_ram / GIB:.0f} GiB of host RAM and has {offer.host_ram_gib:.0f} GiB"
+        )
+    return (
+        f"does not fit: the leanest plan on {where} still needs {need:.1f} GiB per GPU, "
+        f"more than the {memory.capacity / GIB:.1f} GiB usable"
+    )
+
+
+def _option(
+    model: ModelSpec,
+    workload: Workload,
+    offer: Offer,
+    config: Configuration,
+    best: Evaluated,
+    constraints: Constraints,
+    global_batch: int,
+) -> Option:
+    perf = best.performance.performance
+    hours = perf.time_to_train_hours
+    cost = price(offer, config, constraints.term, hours)
+    memory = best.memory.breakdown
+    warnings = _unique(
+        best.memory.warnings
+        + best.performance.warnings
+        + plan_warnings(model, workload, offer, config, best.plan, memory, perf)
+    )
+    region = next((r for r in offer.regions if not constraints.regions or r in constraints.regions), offer.regions[0])
+    return Option(
+        offer=offer,
+        config=config,
+        region=region,
+        evaluated=best,
+        cost=cost,
+        hours=hours,
+        explanation=explain(model, workload, offer, config, best.plan, memory),
+        warnings=warnings,
+        launch=launch_configs(model, workload, best.plan, config.nodes, config.cards_per_node, global_batch),
+        availability=_availability(offer, config, region),
+    )
+
+
+def _unique(warnings: list[Warning_]) -> list[Warning_]:
+    seen: set[str] = set()
+    out = []
+    for warning in warnings:
+        if warning.code not in seen:
+            seen.add(warning.code)
+            out.append(warning)
+    return out
+
+
+def _availability(offer: Offer, config: Configuration, region: str) -> str:
+    if offer.availability is None:
+        return "not tracked"
+    free = offer.availability.get(region, 0)
+    return "available" if free >= rented_units(offer, config) else "on request"
+
+
+def _split_by_constraints(options: list[Option], constraints: Constraints) -> tuple[list[Option], list[Option]]:
+    ranked, misses = [], []
+    for option in options:
+        option.miss_reason = _miss_reason(option, constraints)
+        (misses if option.miss_reason else ranked).append(option)
+    return ranked, misses
+
+
+def _miss_reason(option: Option, constraints: Constraints) -> str | None:
+    reasons = []
+    if constraints.deadline_days is not None and option.hours is not None:
+        days = option.hours / 24
+        if days > constraints.deadline_days:
+            reasons.append(f"fits, but needs {days:.0f} days (deadline {constraints.deadline_days:g})")
+    budget = constraints.max_monthly_budget
+    if budget is not None and option.cost.monthly_effective > budget:
+        reasons.append(
+            f"fits, but costs {option.cost.monthly_effective} {option.cost.currency} a month (budget {budget})"
+        )
+    return "; ".join(reasons) or None
+
+
+def rank(options: list[Option], objective: str) -> list[Option]:
+    if not options:
+        return []
+    if objective == "cheapest":
+        ordered = sorted(options, key=lambda o: (o.sort_cost, o.sort_time, o.tie_key))
+    elif objective == "fastest":
+        ordered = sorted(options, key=lambda o: (o.sort_time, o.sort_cost, o.tie_key))
+    else:
+        ordered = sorted(options, key=lambda o: (float(o.sort_cost) * o.sort_time, o.sort_cost, o.tie_key))
+    for index, option in enumerate(ordered, start=1):
+        option.rank = index
+    return ordered
+
+
+def pareto(options: list[Option]) -> list[Option]:
+    """Options no other option beats on both cost and time, cheapest first."""
+    front: list[Option] = []
+    for option in sorted(options, key=lambda o: (o.sort_cost, o.sort_time, o.tie_key)):
+        if not front or option.sort_time < front[-1].sort_time:
+            front.append(option)
+    return front

@@ -1,0 +1,345 @@
+"""API shapes of POST /estimate and POST /recommend, and their conversion to estimator specs.
+
+Ranges on every number: a request outside them is a 422 naming the field and the allowed range,
+before any estimate runs. Memory is reported in GiB (2^30 bytes); money as decimal strings.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, Field, model_validator
+
+from app.api.schemas import RequestModel
+from app.estimator.specs import LORA_TARGETS, LoraSpec, Plan, Workload
+
+PositiveInt = Annotated[int, Field(ge=1)]
+MAX_PARAMS = 1e13  # 10 T parameters: larger than any model trained to date (Switch-C 1.6T, 2021)
+
+
+class ModelIn(RequestModel):
+    """One of: `preset`; `hf_config`; an explicit architecture (`layers`…`vocab`, `params` checked
+    against it); or `params` alone (architecture derived, flagged approximate)."""
+
+    preset: str | None = Field(default=None, max_length=100, examples=["llama-2-7b"])
+    hf_config: dict[str, Any] | None = Field(default=None, description="A pasted Hugging Face config.json")
+    params: float | None = Field(default=None, gt=0, le=MAX_PARAMS, examples=[7e9])
+    name: str | None = Field(default=None, max_length=200)
+    layers: int | None = Field(default=None, ge=1, le=1000)
+    hidden: int | None = Field(default=None, ge=1, le=131072)
+    heads: int | None = Field(default=None, ge=1, le=1024)
+    kv_heads: int | None = Field(default=None, ge=1, le=1024)
+    ffn: int | None = Field(default=None, ge=1, le=1048576)
+    vocab: int | None = Field(default=None, ge=1, le=4194304)
+    head_dim: int | None = Field(default=None, ge=1, le=4096)
+    mlp: Literal["gelu", "swiglu"] = "swiglu"
+    tied_embeddings: bool = False
+    experts: int = Field(default=0, ge=0, le=4096)
+    experts_per_token: int = Field(default=0, ge=0, le=4096)
+    expert_ffn: int | None = Field(default=None, ge=1, le=1048576)
+    shared_experts: int = Field(default=0, ge=0, le=64)
+    moe_layers: int | None = Field(default=None, ge=0, le=1000)
+
+    @model_validator(mode="after")
+    def _one_source(self) -> ModelIn:
+        explicit = self.layers is not None or self.hidden is not None
+        sources = [self.preset is not None, self.hf_config is not None, explicit]
+        if sum(sources) > 1:
+            raise ValueError("give exactly one of preset, hf_config or an explicit architecture (layers, hidden, …)")
+        if not any(sources) and self.params is None:
+            raise ValueError("describe the model: preset, hf_config, params, or layers/hidden/heads/ffn/vocab")
+        if explicit:
+            missing = [k for k in ("layers", "hidden", "heads", "ffn", "vocab") if getattr(self, k) is None]
+            if missing:
+                raise ValueError(f"an explicit architecture needs {', '.join(missing)}")
+        return self
+
+
+class LoraIn(RequestModel):
+    rank: int = Field(default=16, ge=1, le=65536)
+    targets: list[str] | Literal["all-linear"] = Field(default="all-linear", max_length=7)
+    alpha: float | None = Field(default=None, gt=0, le=1e6)
+
+    @model_validator(mode="after")
+    def _known_targets(self) -> LoraIn:
+        if isinstance(self.targets, list):
+            unknown = sorted(set(self.targets) - set(LORA_TARGETS))
+            if unknown or not self.targets:
+                raise ValueError(f"unknown LoRA targets {unknown}; allowed: {', '.join(LORA_TARGETS)} or 'all-linear'")
+        return self
+
+    def spec(self) -> LoraSpec:
+        targets = LORA_TARGETS if self.targets == "all-linear" else tuple(dict.fromkeys(self.targets))
+        return LoraSpec(rank=self.rank, targets=targets, alpha=self.alpha)
+
+
+ZERO_ALIASES = {"no_shard": 0, "shard_grad_op": 2, "full_shard": 3, "hybrid_shard": 3}
+
+
+class PlanIn(RequestModel):
+    dp: int = Field(default=1, ge=1, le=65536)
+    tp: int = Field(default=1, ge=1, le=64)
+    pp: int = Field(default=1, ge=1, le=256)
+    cp: int = Field(default=1, ge=1, le=64)
+    ep: int = Field(default=1, ge=1, le=1024)
+    zero_stage: (
+        int
+        | Literal[
+            "NO_SHARD",
+            "SHARD_GRAD_OP",
+            "FULL_SHARD",
+            "HYBRID_SHARD",
+            "no_shard",
+            "shard_grad_op",
+            "full_shard",
+            "hybrid_shard",
+        ]
+    ) = Field(default=0, description="0-3, or an FSDP sharding strategy name (FULL_SHARD = 3, SHARD_GRAD_OP = 2)")
+    offload: Literal["none", "optimizer", "optimizer_and_params"] = "none"
+    recompute: Literal["none", "selective", "full"] = "none"
+    sequence_parallel: bool = False
+    flash_attention: bool = True
+    micro_batch: int | None = Field(default=None, ge=1, le=4096)
+    global_batch: int | None = Field(default=None, ge=1, le=1048576)
+    virtual_stages: int = Field(default=1, ge=1, le=64)
+
+    @model_validator(mode="after")
+    def _zero_range(self) -> PlanIn:
+        if isinstance(self.zero_stage, int) and not 0 <= self.zero_stage <= 3:
+            raise ValueError("zero_stage must be 0, 1, 2 or 3 (or an FSDP name: NO_SHARD, SHARD_GRAD_OP, FULL_SHARD)")
+        return self
+
+    def spec(self, micro_batch: int) -> Plan:
+        zero = self.zero_stage if isinstance(self.zero_stage, int) else ZERO_ALIASES[self.zero_stage.lower()]
+        return Plan(
+            dp=self.dp,
+            tp=self.tp,
+            pp=self.pp,
+            cp=self.cp,
+            ep=self.ep,
+            zero_stage=zero,
+            offload=self.offload,
+            recompute=self.recompute,
+            sequence_parallel=self.sequence_parallel,
+            flash_attention=self.flash_attention,
+            micro_batch=self.micro_batch or micro_batch,
+            virtual_stages=self.virtual_stages,
+        )
+
+
+class HardwareIn(RequestModel):
+    gpu: str | None = Field(default=None, max_length=64, examples=["h100-80g-sxm"])
+    sku: str | None = Field(default=None, max_length=64, examples=["h100-80g-sxm-8x"])
+    gpus_per_node: int | None = Field(default=None, ge=1, le=16)
+    nodes: int = Field(default=1, ge=1, le=4096)
+    intra_node_link: str | None = Field(default=None, max_length=32)
+    inter_node_gbps: float | None = Field(
+        default=None, gt=0, le=102400, description="Per-node injection bandwidth of the fabric, Gbit/s"
+    )
+    inter_node_fabric: str | None = Field(default=None, max_length=32, examples=["ib-ndr-400"])
+    host_ram_gib: float | None = Field(default=None, gt=0, le=65536)
+
+    @model_validator(mode="after")
+    def _one_of(self) -> HardwareIn:
+        if (self.gpu is None) == (self.sku is None):
+            raise ValueError("give exactly one of hardware.gpu (a GPU type id) or hardware.sku (a SKU id)")
+        return self
+
+
+class WorkloadIn(RequestModel):
+    model: ModelIn
+    task: Literal["pretrain", "full_finetune", "lora", "qlora", "inference"] = "full_finetune"
+    precision: Literal["fp32", "fp16", "bf16", "fp8"] = "bf16"
+    mixed_precision: bool = True
+    optimizer: Literal["adamw", "adamw_8bit", "lion", "sgd", "adafactor"] = "adamw"
+    seq_len: int = Field(default=2048, ge=1, le=1048576)
+    micro_batch: int | None = Field(
+        default=None, ge=1, le=4096, description="Per-GPU micro-batch; for inference the concurrent sequences"
+    )
+    global_batch: int | None = Field(default=None, ge=1, le=1048576)
+    tokens: float | None = Field(default=None, gt=0, le=1e16, description="Tokens to train on")
+    lora: LoraIn | None = None
+    kv_cache_precision: Literal["fp32", "fp16", "bf16", "fp8"] | None = None
+    output_tokens: int = Field(default=256, ge=1, le=1048576)
+
+    def workload(self) -> Workload:
+        lora = self.lora.spec() if self.lora else (LoraSpec() if self.task in ("lora", "qlora") else None)
+        return Workload(
+            task=self.task,
+            precision=self.precision,
+            mixed_precision=self.mixed_precision,
+            optimizer=self.optimizer,
+            seq_len=self.seq_len,
+            global_batch=self.global_batch,
+            tokens=self.tokens,
+            lora=lora,
+            kv_cache_precision=self.kv_cache_precision,
+            output_tokens=self.output_tokens,
+        )
+
+
+class EstimateIn(WorkloadIn):
+    hardware: HardwareIn
+    plan: PlanIn | None = Field(default=None, description="Omit to get the best feasible plan for the hardware")
+
+
+class ConstraintsIn(RequestModel):
+    term: Literal["monthly", "annual"] = "monthly"
+    max_monthly_budget: Decimal | None = Field(default=None, gt=0, le=Decimal("1e12"), max_digits=16, decimal_places=2)
+    deadline_days: float | None = Field(default=None, gt=0, le=3650)
+    gpu_types: list[str] = Field(default_factory=list, max_length=32)
+    regions: list[str] = Field(default_factory=list, max_length=32)
+    max_nodes: int = Field(default=16, ge=1, le=64)
+    require_infiniband: bool = False
+    objective: Literal["cheapest", "fastest", "balanced"] = "balanced"
+    limit: int = Field(default=5, ge=1, le=50)
+
+
+class RecommendIn(WorkloadIn):
+    constraints: ConstraintsIn = Field(default_factory=ConstraintsIn)
+
+
+# ---- responses ---------------------------------------------------------------------------------
+
+
+class WarningOut(BaseModel):
+    code: str
+    message: str
+
+
+class MemoryOut(BaseModel):
+    per_gpu_gib: dict[str, float] = Field(
+        description="weights, gradients, optimizer, activations, kv_cache, "
+        "other, total (GiB per GPU, worst pipeline stage)"
+    )
+    capacity_gib: float
+    fits: bool
+    host_ram_gib: float
+
+
+class PerformanceOut(BaseModel):
+    step_time_s: float | None = None
+    tokens_per_s: float | None = None
+    tokens_per_s_per_gpu: float | None = None
+    mfu: float | None = None
+    breakdown_s: dict[str, float] = Field(default_factory=dict)
+    time_to_train_hours: float | None = None
+    gpu_hours: float | None = None
+    prefill_tokens_per_s: float | None = None
+    decode_tokens_per_s: float | None = None
+    time_per_output_token_ms: float | None = None
+
+
+class PlanOut(BaseModel):
+    dp: int
+    tp: int
+    pp: int
+    cp: int
+    ep: int
+    zero_stage: int
+    offload: str
+    recompute: str
+    sequence_parallel: bool
+    flash_attention: bool
+    micro_batch: int
+    global_batch: int | None
+    virtual_stages: int
+    summary: str
+
+
+class ModelOut(BaseModel):
+    name: str
+    params: int
+    active_params: int
+    layers: int
+    hidden: int
+    heads: int
+    kv_heads: int
+    ffn: int
+    vocab: int
+    approximate: bool
+
+
+class EstimateOut(BaseModel):
+    model: ModelOut
+    plan: PlanOut
+    memory: MemoryOut
+    performance: PerformanceOut | None
+    warnings: list[WarningOut]
+    assumptions: list[str]
+
+
+class SkuRefOut(BaseModel):
+    id: str
+    name: str
+    gpu: str
+    region: str
+
+
+class CostOut(BaseModel):
+    currency: str
+    term: str
+    units: int = Field(description="Cards or servers rented")
+    monthly_list: str
+    monthly_effective: str
+    months: int | None = Field(description="Whole months of the term billed for the job")
+    job_total: str | None
+    note: str
+
+
+class ReferencePriceOut(BaseModel):
+    """The same GPU-hours at a comparable cloud instance's on-demand list price."""
+
+    provider: str
+    region: str
+    instance_type: str
+    gpu_variant: str
+    usd_per_gpu_hour: str
+    gpu_hours: str
+    basis: str = Field(description="'job': the option's GPU-hours; 'month': its GPUs for 730 hours")
+    total_usd: str
+    total_converted: str | None = Field(description="In the catalog currency at the admin-set exchange rate")
+    converted_currency: str | None
+    data_date: str
+    confidence: str
+
+
+class OptionOut(BaseModel):
+    rank: int | None
+    sku: SkuRefOut
+    gpus_per_node: int
+    nodes: int
+    total_gpus: int
+    plan: PlanOut
+    memory: MemoryOut
+    performance: PerformanceOut
+    cost: CostOut
+    availability: str
+    explanation: str
+    warnings: list[WarningOut]
+    launch: dict[str, Any]
+    miss_reason: str | None = None
+    reference_prices: list[ReferencePriceOut] = Field(default_factory=list)
+
+
+class RejectedOut(BaseModel):
+    sku: str
+    reason: str
+
+
+class ParetoPointOut(BaseModel):
+    sku: str
+    total_gpus: int
+    cost: str
+    hours: float | None
+
+
+class RecommendOut(BaseModel):
+    model: ModelOut
+    options: list[OptionOut]
+    near_misses: list[OptionOut]
+    rejected: list[RejectedOut]
+    pareto: list[ParetoPointOut]
+    assumptions: list[str]
+    search: dict[str, int]

@@ -1,0 +1,399 @@
+"""Search of SKU × card/node count × parallel plan. PURE: imports only the estimator.
+
+Shape of the search (after calculon `optimal_execution.py`): generators yield only valid degrees,
+every plan is checked for memory first (cheap), and speed is estimated only for plans that fit
+and are not dominated by construction:
+
+- Within one (tp, pp, zero, micro-batch), memory savers are tried cheapest-first: for each offload
+  level the least recomputation that fits. A plan with more recomputation or more offload than
+  one that already fits can only be slower (more FLOPs or more PCIe traffic) for no gain.
+- With data parallelism, ZeRO-1 is not searched: ZeRO-2 moves the same bytes (reduce-scatter +
+  all-gather equals one all-reduce, ZeRO paper §7.2) and holds less memory. ZeRO-0 stays (one
+  all-reduce has half the latency terms, which wins for small LoRA gradients), and so does ZeRO-3
+  (its prefetched all-gathers can hide where ZeRO-2's post-step all-gather cannot).
+- Inside one server, once a plain data-parallel shape (tp = pp = 1) fits without any memory saver,
+  tensor and pipeline shapes are skipped: on the same link they only add per-layer all-reduces
+  that do not overlap, narrower GEMMs and a bubble. Across nodes this does not hold (tensor
+  parallel inside a node divides the gradient traffic on the slower fabric), so all shapes are
+  searched there.
+- Micro-batches grow until memory runs out; larger micro-batches only help GEMM efficiency, so
+  without a pipeline only the largest fitting one is kept.
+- Shapes (tp, pp) are searched in order of an upper bound on their speed (compute alone plus the
+  pipeline bubble, no recomputation or communication); the search stops at the first shape whose
+  bound is below the best plan found (branch and bound: the bound can only overestimate).
+- Within one server configuration the monthly price is fixed, so only its fastest plan can be the
+  configuration's best option; the ranking then compares configurations.
+
+`tests/planner/test_search.py` proves on small spaces that this returns the same best option as
+brute force over every plan.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+
+from app.estimator.memory import MemoryEstimate, estimate_memory
+from app.estimator.performance import PerformanceEstimate, estimate_performance, microbatch_compute_s
+from app.estimator.specs import Cluster, GpuSpec, ModelSpec, Plan, Workload
+
+TP_DEGREES = (1, 2, 4, 8)
+MICRO_BATCHES = (1, 2, 4, 8, 16)
+MAX_PP = 16
+OFFLOADS = ("none", "optimizer", "optimizer_and_params")
+RECOMPUTES = ("none", "selective", "full")
+
+
+@dataclass(frozen=True, slots=True)
+class Hardware:
+    """One rentable configuration: `nodes` servers with `gpus_per_node` cards of one GPU type."""
+
+    gpu: GpuSpec
+    gpus_per_node: int
+    nodes: int
+    intra_node_link: str
+    inter_node_fabric: str | None = None
+    inter_node_gbps: float | None = None
+    host_ram_gib: float | None = None
+
+    def cluster(self) -> Cluster:
+        extra = {"inter_node_fabric": self.inter_node_fabric} if self.inter_node_fabric and self.nodes > 1 else {}
+        return Cluster(
+            gpu=self.gpu,
+            gpus_per_node=self.gpus_per_node,
+            nodes=self.nodes,
+            intra_node_link=self.intra_node_link,
+            inter_node_gbps=self.inter_node_gbps if self.nodes > 1 else None,
+            host_ram_gib=self.host_ram_gib,
+            extra=extra,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Evaluated:
+    plan: Plan
+    memory: MemoryEstimate
+    performance: PerformanceEstimate
+
+    @property
+    def throughput(self) -> float:
+        """Tokens per second of the whole job: what 'fastest' maximises within one configuration."""
+        perf = self.performance.performance
+        if perf.tokens_per_s is not None:
+            return perf.tokens_per_s
+        return perf.decode_tokens_per_s or 0.0
+
+
+@dataclass(slots=True)
+class SearchStats:
+    memory_evaluations: int = 0
+    performance_evaluations: int = 0
+    cached_configurations: int = 0
+
+
+@dataclass(slots=True)
+class PlanSearch:
+    """Best plan of one hardware configuration, plus what the search learned on the way."""
+
+    best: Evaluated | None
+    closest_miss: MemoryEstimate | None = None  # the least-memory plan tried, when nothing fits
+    closest_plan: Plan | None = None
+    stats: SearchStats = field(default_factory=SearchStats)
+    unconstrained_simple: bool = False  # a tp = pp = 1 plan fitted with no memory saver
+    bound_cache: dict = field(default_factory=dict)  # (tp, pp, recompute, micro-batch) -> compute seconds
+
+
+def divisors(n: int, limit: int) -> list[int]:
+    return [d for d in range(1, min(n, limit) + 1) if n % d == 0]
+
+
+def default_global_batch(workload: Workload) -> int:
+    """Sequences per optimizer step when the customer gives none: ~2M tokens for pretraining
+    (GPT-3 used 0.5M-3.2M, Brown et al. 2020 Table 2.1), 128 sequences for fine-tuning
+    (Alpaca's recipe), so that every plan is compared at the same optimisation semantics."""
+    if workload.global_batch:
+        return workload.global_batch
+    if workload.task == "pretrain":
+        return _pow2(max(1, 2**21 // workload.seq_len))
+    return 128
+
+
+def _pow2(n: int) -> int:
+    return 1 << max(0, n.bit_length() - 1)
+
+
+def plan_shapes(model: ModelSpec, workload: Workload, hw: Hardware) -> Iterator[tuple[int, int, int]]:
+    """(tp, pp, dp) with tp inside one node and dividing the heads, pp dividing the layers."""
+    gpus = hw.gpus_per_node * hw.nodes
+    for tp in TP_DEGREES:
+        if tp > hw.gpus_per_node or hw.gpus_per_node % tp or model.heads % tp:
+            continue
+        for pp in divisors(model.layers, min(MAX_PP, gpus // tp)):
+            if gpus % (tp * pp):
+                continue
+            yield tp, pp, gpus // (tp * pp)
+
+
+def zero_stages(task: str, dp: int) -> tuple[int, ...]:
+    if task == "inference" or dp == 1:
+        return (0,)
+    return (0, 2, 3)
+
+
+def offloads(task: str, zero: int, host_ram_known: bool = True) -> tuple[str, ...]:
+    """DeepSpeed offloads optimizer states with ZeRO ≥ 1 and parameters only with ZeRO-3.
+
+    Offload needs host RAM the plan can count on: a server whose RAM is unknown gets none."""
+    if task == "inference" or not host_ram_known:
+        return ("none",)
+    return OFFLOADS if zero == 3 else ("none", "optimizer") if zero >= 1 else ("none",)
+
+
+def micro_batches(workload: Workload, dp: int, global_batch: int, pinned: int | None = None) -> tuple[int, ...]:
+    """Micro-batches dividing the global batch; a pinned one (the request's, or the inference
+    batch) is the only choice."""
+    if workload.task == "inference":
+        return (pinned or 1,)
+    if pinned is not None:
+        return (pinned,) if global_batch % (dp * pinned) == 0 else ()
+    return tuple(mb for mb in MICRO_BATCHES if global_batch % (dp * mb) == 0)
+
+
+_cache: dict[tuple, PlanSearch] = {}
+_cache_lock = threading.Lock()
+_cache_size = 1024
+
+
+def set_cache_size(entries: int) -> None:
+    """How many searches to remember (0: none). A search depends only on the model, the workload
+    and the hardware, never on prices, so a price change needs no invalidation."""
+    global _cache_size
+    _cache_size = entries
+    _cache.clear()
+
+
+def cached_search_plans(model: ModelSpec, workload: Workload, hw: Hardware, *,
+                        micro_batch: int | None = None) -> tuple[PlanSearch, bool]:
+    """search_plans, remembered per (model, workload, hardware); returns (search, was cached).
+    The GPU is keyed by its id: its specs are static shipped data."""
+    key = (model, workload, hw.gpu.id, hw.gpus_per_node, hw.nodes, hw.intra_node_link, hw.inter_node_fabric,
+           hw.inter_node_gbps, hw.host_ram_gib, micro_batch)
+    with _cache_lock:
+        if key in _cache:
+            return _cache[key], True
+    search = search_plans(model, workload, hw, micro_batch=micro_batch)
+    with _cache_lock:  # requests run in a thread pool
+        if _cache_size:
+            if len(_cache) >= _cache_size:
+                _cache.pop(next(iter(_cache)))  # oldest first: dicts keep insertion order
+            _cache[key] = search
+    return search, False
+
+
+def search_plans(model: ModelSpec, workload: Workload, hw: Hardware, *, micro_batch: int | None = None) -> PlanSearch:
+    """The fastest plan that fits on `hw` (None when none fits), with the search's counts.
+
+    `micro_batch` pins the micro-batch (for inference: the number of concurrent sequences)."""
+    cluster = hw.cluster()
+    global_batch = default_global_batch(workload)
+    if workload.task != "inference":
+        workload = replace(workload, global_batch=global_batch)
+    result = PlanSearch(best=None)
+    for bound, shape, mbs in _shapes_by_bound(model, workload, cluster, hw, global_batch, micro_batch,
+                                              result.bound_cache):
+        if hw.nodes == 1 and result.unconstrained_simple:
+            break
+        if result.best is not None and bound < result.best.throughput:
+            break  # shapes come fastest-bound first: none of the rest can win
+        _search_shape(model, workload, cluster, shape, mbs, result)
+    return result
+
+
+def _shapes_by_bound(model: ModelSpec, workload: Workload, cluster: Cluster, hw: Hardware, global_batch: int,
+                     micro_batch: int | None, cache: dict) -> list[tuple[float, Plan, tuple[int, ...]]]:
+    """Every (tp, pp, dp) shape with an upper bound on its speed, most promising first
+    (ties keep the simpler shape first: plan_shapes yields tp, then pp, ascending)."""
+    shapes = []
+    for tp, pp, dp in plan_shapes(model, workload, hw):
+        mbs = micro_batches(workload, dp, global_batch, micro_batch)
+        if mbs:
+            shape = Plan(dp=dp, tp=tp, pp=pp, sequence_parallel=tp > 1, micro_batch=mbs[-1])
+            bound = _speed_bound(model, workload, cluster, shape, mbs, global_batch, cache)
+            shapes.append((bound, shape, mbs))
+    return sorted(shapes, key=lambda item: -item[0])
+
+
+def _speed_bound(model: ModelSpec, workload: Workload, cluster: Cluster, shape: Plan, mbs: tuple[int, ...],
+                 global_batch: int, cache: dict) -> float:
+    """Tokens/s no plan of this shape can exceed: its compute alone (no communication, optimizer
+    step or offload) plus the 1F1B bubble, which the micro-batch count fixes exactly: a step takes
+    at least (m + p - 1) micro-batch slots (Narayanan et al. 2021 §2.2). Compute time depends only
+    on (tp, pp, recompute, micro-batch), so it is memoised per search in `cache`."""
+    if workload.task == "inference":
+        return float("inf")
+    best = 0.0
+    for mb in mbs if shape.pp > 1 else mbs[-1:]:  # without a pipeline, wider is always faster
+        key = (shape.tp, shape.pp, shape.recompute, mb)
+        if key not in cache:
+            plan = Plan(dp=shape.dp, tp=shape.tp, pp=shape.pp, recompute=shape.recompute, micro_batch=mb,
+                        sequence_parallel=shape.sequence_parallel)
+            cache[key] = microbatch_compute_s(model, workload, plan, cluster.gpu)[0]
+        slots = global_batch // (shape.dp * mb) + shape.pp - 1
+        best = max(best, global_batch * workload.seq_len / (slots * cache[key]))
+    return best
+
+
+def _plan(shape: Plan, zero: int, offload: str, recompute: str, micro_batch: int) -> Plan:
+    """A plan of `shape` with these settings (direct construction: dataclasses.replace costs
+    several times more, and the search builds thousands)."""
+    return Plan(dp=shape.dp, tp=shape.tp, pp=shape.pp, zero_stage=zero, offload=offload, recompute=recompute,
+                sequence_parallel=shape.sequence_parallel, micro_batch=micro_batch)
+
+
+Level = tuple[int, int, int]  # (ZeRO stage, offload index, recompute index)
+
+
+def _dominates(faster: Level, level: Level) -> bool:
+    """`faster` is at least as fast as `level` at any micro-batch both fit: the same ZeRO stage and
+    fewer or equal savers on every axis. ZeRO stages are not ordered by speed: ZeRO-2 shards the
+    optimizer step that ZeRO-0 repeats, and ZeRO-3 prefetches parameters under the forward pass
+    while ZeRO-2's all-gather after the step is exposed."""
+    return faster != level and faster[0] == level[0] and faster[1] <= level[1] and faster[2] <= level[2]
+
+
+def _search_shape(model: ModelSpec, workload: Workload, cluster: Cluster, shape: Plan, mbs: tuple[int, ...],
+                  result: PlanSearch) -> None:
+    """Every memory-saver level of one (tp, pp, dp) shape, timing only plans no faster level covers.
+
+    Savers only ever reduce memory, so a level fits every micro-batch a faster level fits: those
+    plans are dominated (same micro-batch, more work), and only larger micro-batches are tried."""
+    recomputes = ("none",) if workload.task == "inference" else RECOMPUTES
+    largest_fit: dict[Level, int] = {}
+    for zero in zero_stages(workload.task, shape.dp):
+        unconstrained = False
+        levels = offloads(workload.task, zero, cluster.host_ram_gib is not None)
+        if not _leanest_fits(model, workload, cluster, _plan(shape, zero, levels[-1], recomputes[-1], mbs[0]), result):
+            continue  # not even every memory saver at once fits: skip the stage's other levels
+        for o, offload in enumerate(levels):
+            for r, recompute in enumerate(recomputes):
+                level = (zero, o, r)
+                covered = max((mb for lv, mb in largest_fit.items() if _dominates(lv, level)), default=0)
+                base = _plan(shape, zero, offload, recompute, shape.micro_batch)
+                untried = tuple(m for m in mbs if m > covered)
+                if untried and result.best is not None and result.best.throughput > _speed_bound(
+                    model, workload, cluster, base, untried, workload.global_batch or 1, result.bound_cache
+                ):
+                    largest_fit[level] = covered
+                    break  # even its compute is too slow, and more recomputation is slower still
+                fitting = _fitting_micro_batches(model, workload, cluster, base, list(untried), result)
+                largest_fit[level] = fitting[-1][0].micro_batch if fitting else covered
+                for plan, memory in _worth_timing(fitting, shape, workload):
+                    _consider(model, workload, cluster, plan, memory, result)
+                if largest_fit[level] == mbs[-1]:
+                    unconstrained = o == 0 and r == 0
+                    break  # the largest micro-batch fits: more recompute only adds time
+            if largest_fit.get((zero, o, 0)) == mbs[-1]:
+                break  # ... and so would more offload
+        result.unconstrained_simple |= unconstrained and shape.tp == 1 and shape.pp == 1
+
+
+def _leanest_fits(model: ModelSpec, workload: Workload, cluster: Cluster, plan: Plan, result: PlanSearch) -> bool:
+    memory = estimate_memory(model, workload, plan, cluster)
+    result.stats.memory_evaluations += 1
+    if not memory.breakdown.fits:
+        _remember_miss(result, plan, memory)
+    return memory.breakdown.fits
+
+
+def _worth_timing(fitting: list[tuple[Plan, MemoryEstimate]], shape: Plan, workload: Workload) -> list:
+    """Without a pipeline the largest micro-batch is fastest (wider GEMMs, same bytes moved).
+    With one, micro-batches that leave fewer micro-batches per step than stages are skipped
+    (the 1F1B bubble (p-1)/m then exceeds half the step) unless nothing else fits."""
+    if shape.pp == 1:
+        return fitting[-1:]
+    global_batch = workload.global_batch or 1
+    enough = [(p, m) for p, m in fitting if global_batch // (shape.dp * p.micro_batch) >= shape.pp]
+    return enough or fitting[:1]
+
+
+def _fitting_micro_batches(model: ModelSpec, workload: Workload, cluster: Cluster, base: Plan, mbs: list[int],
+                           result: PlanSearch) -> list[tuple[Plan, MemoryEstimate]]:
+    """Plans with growing micro-batches until memory runs out (activations grow with the batch)."""
+    fitting = []
+    for mb in mbs:
+        plan = _plan(base, base.zero_stage, base.offload, base.recompute, mb)
+        memory = estimate_memory(model, workload, plan, cluster)
+        result.stats.memory_evaluations += 1
+        if not memory.breakdown.fits:
+            _remember_miss(result, plan, memory)
+            break
+        fitting.append((plan, memory))
+    return fitting
+
+
+def _consider(
+    model: ModelSpec, workload: Workload, cluster: Cluster, plan: Plan, memory: MemoryEstimate, result: PlanSearch
+) -> None:
+    performance = estimate_performance(model, workload, plan, cluster)
+    result.stats.performance_evaluations += 1
+    candidate = Evaluated(plan, memory, performance)
+    if result.best is None or _faster(candidate, result.best):
+        result.best = candidate
+
+
+def _faster(a: Evaluated, b: Evaluated) -> bool:
+    """Higher throughput wins; ties go to the simpler plan (fewer moving parts), deterministically."""
+    if abs(a.throughput - b.throughput) > 1e-9 * max(a.throughput, b.throughput):
+        return a.throughput > b.throughput
+    return plan_complexity(a.plan) < plan_complexity(b.plan)
+
+
+def plan_complexity(plan: Plan) -> tuple:
+    return (
+        plan.tp * plan.pp,
+        OFFLOADS.index(plan.offload),
+        RECOMPUTES.index(plan.recompute),
+        plan.zero_stage,
+        -plan.micro_batch,
+        plan.pp,
+    )
+
+
+def _remember_miss(result: PlanSearch, plan: Plan, memory: MemoryEstimate) -> None:
+    if result.best is not None:
+        return
+    if result.closest_miss is None or memory.breakdown.total < result.closest_miss.breakdown.total:
+        result.closest_miss, result.closest_plan = memory, plan
+
+
+def brute_force(
+    model: ModelSpec, workload: Workload, hw: Hardware, *, micro_batch: int | None = None
+) -> Evaluated | None:
+    """Every plan of the space, no pruning: the reference the tests compare the search with."""
+    cluster = hw.cluster()
+    global_batch = default_global_batch(workload)
+    workload = replace(workload, global_batch=global_batch) if workload.task != "inference" else workload
+    best: Evaluated | None = None
+    for tp, pp, dp in plan_shapes(model, workload, hw):
+        for zero in (0, 1, 2, 3) if dp > 1 and workload.task != "inference" else (0,):
+            for offload in offloads(workload.task, zero, hw.host_ram_gib is not None):
+                for recompute in ("none",) if workload.task == "inference" else RECOMPUTES:
+                    for mb in micro_batches(workload, dp, global_batch, micro_batch):
+                        plan = Plan(
+                            dp=dp,
+                            tp=tp,
+                            pp=pp,
+                            zero_stage=zero,
+                            offload=offload,
+                            recompute=recompute,
+                            micro_batch=mb,
+                            sequence_parallel=tp > 1,
+                        )
+                        memory = estimate_memory(model, workload, plan, cluster)
+                        if not memory.breakdown.fits:
+                            continue
+                        candidate = Evaluated(plan, memory, estimate_performance(model, workload, plan, cluster))
+                        if best is None or _faster(candidate, best):
+                            best = candidate
+    return best

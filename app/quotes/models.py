@@ -1,0 +1,139 @@
+"""Quote tables: the frozen quote, its line items, the gap-free yearly number counter, and the
+catalog's priced add-ons (e.g. InfiniBand) that a quote may include.
+
+A quote is a commercial document: every figure it shows is copied onto its own rows (minor
+units) and into `snapshot` when it is issued, so later catalog edits never change it.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    CheckConstraint,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from app.db.base import Base, TimestampMixin, utcnow
+
+QUOTE_STATUSES = ("issued", "accepted", "cancelled", "expired")
+
+
+class SkuAddon(TimestampMixin, Base):
+    """An option sold with a SKU. `amount_minor` NULL means "priced on consultation"."""
+
+    __tablename__ = "sku_addons"
+    __table_args__ = (
+        CheckConstraint("per_unit IN ('node', 'card')", name="per_unit"),
+        CheckConstraint("status IN ('active', 'retired')", name="status"),
+        CheckConstraint("amount_minor IS NULL OR amount_minor > 0", name="amount_positive"),
+        UniqueConstraint("sku_id", "code"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    sku_id: Mapped[int] = mapped_column(ForeignKey("skus.id", ondelete="CASCADE"), index=True)
+    code: Mapped[str] = mapped_column(String(64))
+    name: Mapped[str] = mapped_column(String(200))
+    amount_minor: Mapped[int | None] = mapped_column(BigInteger, nullable=True)  # monthly, per unit
+    currency: Mapped[str] = mapped_column(String(3))
+    per_unit: Mapped[str] = mapped_column(String(8))
+    status: Mapped[str] = mapped_column(String(16), default="active")
+    version: Mapped[int] = mapped_column(Integer, default=1)
+
+    __mapper_args__ = {"version_id_col": version}
+
+
+class QuoteNumberCounter(Base):
+    """One row per year; `last_value` is bumped inside the transaction that inserts the quote, so a
+    rolled-back quote gives its number back and committed numbers have no gaps."""
+
+    __tablename__ = "quote_number_counters"
+
+    year: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    last_value: Mapped[int] = mapped_column(BigInteger)
+
+
+class Quote(TimestampMixin, Base):
+    __tablename__ = "quotes"
+    __table_args__ = (
+        CheckConstraint("status IN ('issued', 'accepted', 'cancelled', 'expired')", name="status"),
+        CheckConstraint("term IN ('monthly', 'annual')", name="term"),
+        CheckConstraint("quantity > 0", name="quantity_positive"),
+        CheckConstraint("months > 0", name="months_positive"),
+        UniqueConstraint("year", "sequence"),
+        Index("ix_quotes_created_at", "created_at"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    public_id: Mapped[str] = mapped_column(String(64), unique=True)  # secrets.token_urlsafe(24): 192 bits
+    number: Mapped[str] = mapped_column(String(32), unique=True)  # Q-2026-000123
+    year: Mapped[int] = mapped_column(Integer)
+    sequence: Mapped[int] = mapped_column(BigInteger)
+    status: Mapped[str] = mapped_column(String(16), default="issued", index=True)
+    valid_until: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    currency: Mapped[str] = mapped_column(String(3))
+    sku_id: Mapped[int | None] = mapped_column(ForeignKey("skus.id", ondelete="SET NULL"), nullable=True)
+    sku_slug: Mapped[str] = mapped_column(String(64))
+    sku_version: Mapped[int] = mapped_column(Integer)
+    sku_price_id: Mapped[int] = mapped_column(Integer)  # the catalog price row (version) used
+    term: Mapped[str] = mapped_column(String(16))
+    months: Mapped[int] = mapped_column(Integer)
+    quantity: Mapped[int] = mapped_column(Integer)
+    discount_bp: Mapped[int] = mapped_column(Integer)
+    unit_list_minor: Mapped[int] = mapped_column(BigInteger)  # monthly, per rental unit
+    unit_effective_minor: Mapped[int] = mapped_column(BigInteger)  # monthly, per rental unit, after discount
+    subtotal_minor: Mapped[int] = mapped_column(BigInteger)
+    discount_total_minor: Mapped[int] = mapped_column(BigInteger)
+    total_minor: Mapped[int] = mapped_column(BigInteger)
+    estimator_version: Mapped[str] = mapped_column(String(32))
+    snapshot: Mapped[dict] = mapped_column(JSON)  # seller, SKU, prices, add-ons, workload, plan
+    customer_name: Mapped[str] = mapped_column(String(200))
+    customer_company: Mapped[str] = mapped_column(String(200), default="")
+    customer_email: Mapped[str] = mapped_column(String(320), index=True)
+    idempotency_key: Mapped[str | None] = mapped_column(String(255), unique=True, nullable=True)
+    request_hash: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    accepted_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    cancelled_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    cancelled_by: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    cancel_reason: Mapped[str] = mapped_column(Text, default="")
+
+    lines: Mapped[list[QuoteLine]] = relationship(
+        back_populates="quote", order_by="QuoteLine.position", lazy="selectin", cascade="all, delete-orphan"
+    )
+
+
+class QuoteLine(Base):
+    """One line item. `unit_price_minor`/`amount_minor` NULL: priced on consultation, not in the total."""
+
+    __tablename__ = "quote_lines"
+    __table_args__ = (
+        CheckConstraint("kind IN ('rental', 'addon')", name="kind"),
+        UniqueConstraint("quote_id", "position"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    quote_id: Mapped[int] = mapped_column(ForeignKey("quotes.id", ondelete="CASCADE"), index=True)
+    position: Mapped[int] = mapped_column(Integer)
+    kind: Mapped[str] = mapped_column(String(16))
+    code: Mapped[str] = mapped_column(String(64))
+    description: Mapped[str] = mapped_column(String(300))
+    unit: Mapped[str] = mapped_column(String(8))  # 'card' or 'node'
+    quantity: Mapped[int] = mapped_column(Integer)
+    months: Mapped[int] = mapped_column(Integer)
+    unit_price_minor: Mapped[int | None] = mapped_column(BigInteger, nullable=True)  # monthly list, per unit
+    discount_bp: Mapped[int] = mapped_column(Integer, default=0)
+    discount_minor: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    amount_minor: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    note: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    quote: Mapped[Quote] = relationship(back_populates="lines")

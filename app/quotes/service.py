@@ -1,0 +1,422 @@
+"""Quote rules: price a request from the catalog as it stands, freeze it, number it, and move it
+through its lifecycle (issued → accepted | cancelled | expired).
+
+Every figure is computed here in integer minor units from the catalog's Decimal prices; the
+client sends no prices (any it sends are ignored by the schema). The quote keeps its own copy of
+each figure, so later catalog edits never change an issued quote.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import secrets
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from app.catalog import repository as catalog_repository
+from app.catalog.models import Sku
+from app.catalog.pricing import sku_pricing
+from app.errors import Conflict, InvalidInput, NotFound
+from app.money import bp_to_percent, from_minor, to_minor
+from app.quotes import repository
+from app.quotes.models import Quote, QuoteLine, SkuAddon
+from app.quotes.schemas import CustomerOut, QuoteCreate, QuoteLineOut, QuoteLinks, QuoteList, QuoteOut
+
+PUBLIC_ID_BYTES = 24  # 192 random bits → 32 URL-safe characters
+PUBLIC_ID_RE = re.compile(r"^[A-Za-z0-9_-]{32}$")
+MAX_NODES = 64
+MAX_MONTHS = 60
+STATUSES = ("issued", "accepted", "cancelled", "expired")
+SELLER = {
+    "name": "GPU server rental (gpu-sizer)",
+    "address": "Shenzhen · Singapore · Los Angeles",
+    "services": "Dedicated machines; CUDA 12, PyTorch, DeepSpeed and Megatron pre-installed; "
+    "10-minute hardware failover",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Created:
+    quote: QuoteOut
+    created: bool  # False: an idempotent replay of an earlier request
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _aware(moment: datetime) -> datetime:
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)  # SQLite returns naive UTC
+
+
+def estimator_version() -> str:
+    try:
+        return version("gpu-sizer")
+    except PackageNotFoundError:  # running from a source tree that was never installed
+        return "0.0.0+source"
+
+
+# ---------------------------------------------------------------- pricing (integer minor units)
+
+
+def line_amounts(unit_minor: int, effective_minor: int, quantity: int, months: int) -> tuple[int, int, int]:
+    """(gross, discount, amount) of a line, all integers. Refuses anything but ints (no floats)."""
+    for value in (unit_minor, effective_minor, quantity, months):
+        if type(value) is not int:
+            raise TypeError(f"money arithmetic takes integer minor units, got {type(value).__name__}")
+    gross = unit_minor * quantity * months
+    amount = effective_minor * quantity * months
+    return gross, gross - amount, amount
+
+
+def _money(minor: int | None, currency: str) -> str | None:
+    return None if minor is None else str(from_minor(minor, currency))
+
+
+def _resolve_sku(session: Session, sku_id: str) -> Sku:
+    sku = catalog_repository.get_sku_by_slug(session, sku_id)
+    if sku is None or sku.status != "active":
+        active = ", ".join(s.slug for s in catalog_repository.list_skus(session))
+        why = "is retired and can no longer be quoted" if sku is not None else "is not in the catalog"
+        raise _invalid("sku_id", f"SKU {sku_id!r} {why}; active SKUs: {active}")
+    return sku
+
+
+def _invalid(field: str, message: str) -> InvalidInput:
+    return InvalidInput(f"{field}: {message}", errors=[{"field": field, "message": message, "type": "value_error"}])
+
+
+def _units(sku: Sku, quantity: int) -> tuple[int, int]:
+    """(nodes, cards) for the requested quantity, checked against how the SKU is rented."""
+    if sku.rental_unit == "card":
+        allowed = sorted(sku.card_counts)
+        if quantity not in allowed:
+            raise _invalid(
+                "quantity",
+                f"{sku.slug} is rented by the card within one server: {', '.join(map(str, allowed))} cards; "
+                "for more, quote an 8-GPU NVLink server",
+            )
+        return 1, quantity
+    if quantity > MAX_NODES:
+        raise _invalid("quantity", f"at most {MAX_NODES} servers per quote; larger clusters are quoted on consultation")
+    return quantity, quantity * sku.gpus_per_node
+
+
+def _months(term: str, months: int | None) -> int:
+    if term == "annual":
+        months = 12 if months is None else months
+        if months % 12:
+            raise _invalid("months", f"an annual term takes whole years (12, 24, …), got {months}")
+        return months
+    return 1 if months is None else months
+
+
+def _addons(session: Session, sku: Sku, codes: list[str]) -> list[SkuAddon]:
+    if len(set(codes)) != len(codes):
+        raise _invalid("addons", "each add-on may be listed once")
+    offered = [a for a in repository.addons_for_sku(session, sku.id) if a.status == "active"]
+    by_code = {a.code: a for a in offered}
+    unknown = [code for code in codes if code not in by_code]
+    if unknown:
+        allowed = ", ".join(by_code) or "none"
+        raise _invalid("addons", f"{', '.join(unknown)} not offered with {sku.slug}; allowed: {allowed}")
+    return [by_code[code] for code in codes]
+
+
+@dataclass(frozen=True, slots=True)
+class _Priced:
+    currency: str
+    price_id: int
+    price_effective_from: datetime
+    discount_bp: int
+    unit_list_minor: int
+    unit_effective_minor: int
+    lines: list[QuoteLine]
+    notes: list[str]
+
+
+def _price(sku: Sku, addons: list[SkuAddon], *, quantity: int, nodes: int, cards: int, term: str,
+           months: int) -> _Priced:
+    pricing = sku_pricing(sku)
+    if pricing is None:
+        raise _invalid("sku_id", f"{sku.slug} has no price in force; it is quoted on consultation")
+    currency = pricing.currency
+    term_price = pricing.terms[term]
+    unit_list = to_minor(pricing.monthly_list, currency)
+    unit_effective = to_minor(term_price.monthly_effective, currency)
+    gross, discount, amount = line_amounts(unit_list, unit_effective, quantity, months)
+    rental = QuoteLine(
+        position=1, kind="rental", code=sku.slug, description=sku.name, unit=sku.rental_unit, quantity=quantity,
+        months=months, unit_price_minor=unit_list, discount_bp=term_price.discount_bp, discount_minor=discount,
+        amount_minor=amount, note=_term_note(term, term_price.discount_bp),
+    )
+    lines, notes = [rental], []
+    for position, addon in enumerate(addons, start=2):
+        line, note = _addon_line(addon, position, nodes=nodes, cards=cards, months=months, currency=currency)
+        lines.append(line)
+        notes.extend([note] if note else [])
+    return _Priced(currency, pricing.price_id, pricing.effective_from, term_price.discount_bp, unit_list,
+                   unit_effective, lines, notes)
+
+
+def _term_note(term: str, discount_bp: int) -> str:
+    if not discount_bp:
+        return ""
+    return f"{term.capitalize()} term: {bp_to_percent(discount_bp)}% off the monthly list price"
+
+
+def _addon_line(addon: SkuAddon, position: int, *, nodes: int, cards: int, months: int,
+                currency: str) -> tuple[QuoteLine, str]:
+    quantity = nodes if addon.per_unit == "node" else cards
+    line = QuoteLine(position=position, kind="addon", code=addon.code, description=addon.name, unit=addon.per_unit,
+                     quantity=quantity, months=months, discount_bp=0)
+    if addon.amount_minor is None or addon.currency != currency:
+        line.note = "Priced on consultation; not included in the total"
+        return line, f"{addon.name}: priced on consultation, not included in the total."
+    _gross, discount, amount = line_amounts(addon.amount_minor, addon.amount_minor, quantity, months)
+    line.unit_price_minor, line.discount_minor, line.amount_minor = addon.amount_minor, discount, amount
+    return line, ""
+
+
+def _notes(sku: Sku, nodes: int, priced_notes: list[str]) -> list[str]:
+    notes = []
+    if sku.indicative_price:
+        notes.append("Indicative price: the catalog gives this price for reference; the final price is confirmed "
+                     "on consultation.")
+    notes.extend(priced_notes)
+    if nodes > 1 and not sku.inter_node_fabric:
+        notes.append(f"Multi-node plan on {sku.slug}, which has no InfiniBand: its {sku.network} network suits "
+                     "pure data parallelism only, not tensor or pipeline parallelism across servers.")
+    return notes
+
+
+# ---------------------------------------------------------------- snapshot
+
+
+def _sku_snapshot(sku: Sku) -> dict[str, Any]:
+    return {
+        "id": sku.slug, "name": sku.name, "gpu": {"id": sku.gpu_type.slug, "name": sku.gpu_type.name},
+        "rental_unit": sku.rental_unit, "gpus_per_node": sku.gpus_per_node, "card_counts": list(sku.card_counts),
+        "interconnect": sku.interconnect, "host_cpu": sku.host_cpu, "host_ram_gib": sku.host_ram_gib,
+        "host_nvme": sku.host_nvme_tb, "network": sku.network, "inter_node_fabric": sku.inter_node_fabric,
+        "regions": list(sku.regions), "indicative_price": sku.indicative_price, "notes": sku.notes,
+        "version": sku.version,
+    }
+
+
+def _snapshot(sku: Sku, priced: _Priced, addons: list[SkuAddon], data: QuoteCreate, *, nodes: int, cards: int,
+              notes: list[str]) -> dict[str, Any]:
+    currency = priced.currency
+    return {
+        "seller": dict(SELLER),
+        "sku": _sku_snapshot(sku),
+        "pricing": {
+            "price_id": priced.price_id, "effective_from": priced.price_effective_from.isoformat(),
+            "currency": currency, "monthly_list": _money(priced.unit_list_minor, currency),
+            "discount_bp": priced.discount_bp, "monthly_effective": _money(priced.unit_effective_minor, currency),
+        },
+        "addons": [
+            {"id": a.id, "code": a.code, "name": a.name, "per_unit": a.per_unit, "version": a.version,
+             "monthly_amount": _money(a.amount_minor, a.currency), "currency": a.currency}
+            for a in addons
+        ],
+        "nodes": nodes,
+        "cards": cards,
+        "workload": data.workload,
+        "plan": data.plan,
+        "notes": notes,
+    }
+
+
+def request_hash(data: QuoteCreate) -> str:
+    canonical = json.dumps(data.model_dump(mode="json"), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+# ---------------------------------------------------------------- create
+
+
+def create_quote(session: Session, *, data: QuoteCreate, idempotency_key: str | None = None,
+                 validity_days: int = 14, base_path: str = "/quotes") -> Created:
+    """Issue a quote. With an idempotency key, a replay of the same body returns the first quote."""
+    digest = request_hash(data)
+    if idempotency_key is not None and (earlier := repository.get_by_idempotency_key(session, idempotency_key)):
+        return _replay(earlier, digest, idempotency_key, base_path)
+    sku = _resolve_sku(session, data.sku_id)
+    nodes, cards = _units(sku, data.quantity)
+    months = _months(data.term, data.months)
+    addons = _addons(session, sku, data.addons)
+    priced = _price(sku, addons, quantity=data.quantity, nodes=nodes, cards=cards, term=data.term, months=months)
+    notes = _notes(sku, nodes, priced.notes)
+    now = _now()
+    repository.lock_counter(session, now.year)  # held until commit: numbers follow commit order, no gaps
+    if idempotency_key is not None and (earlier := repository.get_by_idempotency_key(session, idempotency_key)):
+        return _replay(earlier, digest, idempotency_key, base_path)  # a concurrent twin won the race
+    sequence = repository.bump_counter(session, now.year)
+    quote = _new_quote(sku, priced, addons, data, nodes=nodes, cards=cards, months=months, notes=notes, now=now,
+                       sequence=sequence, validity_days=validity_days)
+    quote.idempotency_key, quote.request_hash = idempotency_key, digest if idempotency_key else None
+    repository.add(session, quote)
+    return Created(quote_out(quote, base_path=base_path, now=now), created=True)
+
+
+def _replay(earlier: Quote, digest: str, key: str, base_path: str) -> Created:
+    if earlier.request_hash != digest:
+        raise Conflict(
+            f"Idempotency-Key {key!r} was already used with a different request body; "
+            "send the original body to get that quote again, or use a new key for a new quote"
+        )
+    return Created(quote_out(earlier, base_path=base_path), created=False)
+
+
+def _new_quote(sku: Sku, priced: _Priced, addons: list[SkuAddon], data: QuoteCreate, *, nodes: int, cards: int,
+               months: int, notes: list[str], now: datetime, sequence: int, validity_days: int) -> Quote:
+    priced_lines = [line for line in priced.lines if line.amount_minor is not None]
+    gross = sum(line.unit_price_minor * line.quantity * line.months for line in priced_lines)
+    discount_total = sum(line.discount_minor for line in priced_lines)
+    return Quote(
+        public_id=secrets.token_urlsafe(PUBLIC_ID_BYTES),
+        number=f"Q-{now.year}-{sequence:06d}", year=now.year, sequence=sequence, status="issued",
+        valid_until=now + timedelta(days=validity_days), currency=priced.currency,
+        sku_id=sku.id, sku_slug=sku.slug, sku_version=sku.version, sku_price_id=priced.price_id,
+        term=data.term, months=months, quantity=data.quantity, discount_bp=priced.discount_bp,
+        unit_list_minor=priced.unit_list_minor, unit_effective_minor=priced.unit_effective_minor,
+        subtotal_minor=gross, discount_total_minor=discount_total, total_minor=gross - discount_total,
+        estimator_version=_estimator_version(data.plan),
+        snapshot=_snapshot(sku, priced, addons, data, nodes=nodes, cards=cards, notes=notes),
+        customer_name=data.customer.name, customer_company=data.customer.company,
+        customer_email=str(data.customer.email), cancel_reason="", lines=priced.lines,
+        created_at=now, updated_at=now,
+    )
+
+
+def _estimator_version(plan: dict[str, Any] | None) -> str:
+    """The version the recommendation came from when the plan carries it, else this build's."""
+    carried = (plan or {}).get("estimator_version")
+    return carried[:32] if isinstance(carried, str) and carried else estimator_version()
+
+
+# ---------------------------------------------------------------- read
+
+
+def effective_status(quote: Quote, now: datetime | None = None) -> str:
+    if quote.status == "issued" and _aware(quote.valid_until) < (now or _now()):
+        return "expired"
+    return quote.status
+
+
+def quote_out(quote: Quote, *, base_path: str = "/quotes", now: datetime | None = None) -> QuoteOut:
+    currency, snap = quote.currency, quote.snapshot
+    path = f"{base_path}/{quote.public_id}"
+    return QuoteOut(
+        id=quote.public_id, number=quote.number, status=effective_status(quote, now),
+        created_at=_aware(quote.created_at), valid_until=_aware(quote.valid_until),
+        accepted_at=quote.accepted_at and _aware(quote.accepted_at),
+        cancelled_at=quote.cancelled_at and _aware(quote.cancelled_at),
+        currency=currency, sku=snap["sku"], term=quote.term, months=quote.months, quantity=quote.quantity,
+        unit=snap["sku"]["rental_unit"], discount_percent=str(bp_to_percent(quote.discount_bp)),
+        unit_list_price=_money(quote.unit_list_minor, currency),
+        unit_effective_price=_money(quote.unit_effective_minor, currency),
+        lines=[_line_out(line, currency) for line in quote.lines],
+        subtotal=_money(quote.subtotal_minor, currency), discount_total=_money(quote.discount_total_minor, currency),
+        total=_money(quote.total_minor, currency), indicative=bool(snap["sku"]["indicative_price"]),
+        notes=list(snap["notes"]),
+        customer=CustomerOut(name=quote.customer_name, company=quote.customer_company, email=quote.customer_email),
+        workload=snap.get("workload"), plan=snap.get("plan"),
+        catalog={"sku_version": quote.sku_version, "price_id": quote.sku_price_id,
+                 "price_effective_from": snap["pricing"]["effective_from"],
+                 "addons": [{"code": a["code"], "id": a["id"], "version": a["version"]} for a in snap["addons"]]},
+        estimator_version=quote.estimator_version,
+        links=QuoteLinks(self=path, print=f"{path}/print", pdf=f"{path}.pdf", accept=f"{path}/accept"),
+    )
+
+
+def _line_out(line: QuoteLine, currency: str) -> QuoteLineOut:
+    return QuoteLineOut(
+        position=line.position, kind=line.kind, code=line.code, description=line.description, unit=line.unit,
+        quantity=line.quantity, months=line.months, unit_price=_money(line.unit_price_minor, currency),
+        discount_percent=str(bp_to_percent(line.discount_bp)), discount=_money(line.discount_minor, currency),
+        amount=_money(line.amount_minor, currency), note=line.note,
+    )
+
+
+def get_quote_row(session: Session, *, public_id: str, for_update: bool = False) -> Quote:
+    """The quote behind a public id; malformed and unknown ids alike are 404 (nothing to guess from)."""
+    quote = None
+    if PUBLIC_ID_RE.fullmatch(public_id):
+        quote = repository.get_by_public_id(session, public_id, for_update=for_update)
+    if quote is None:
+        raise NotFound("no quote with this id")
+    return quote
+
+
+def get_quote(session: Session, *, public_id: str, base_path: str = "/quotes") -> QuoteOut:
+    return quote_out(get_quote_row(session, public_id=public_id), base_path=base_path)
+
+
+def list_quotes(
+    session: Session,
+    *,
+    status: str | None = None,
+    customer: str | None = None,
+    created_from: datetime | None = None,
+    created_to: datetime | None = None,
+    limit: int = 50,
+    offset: int = 0,
+) -> QuoteList:
+    """Quotes, newest first. `customer` matches name, company or email (substring, any case);
+    `created_from` is inclusive, `created_to` exclusive; status `expired` includes issued quotes past validity."""
+    if status is not None and status not in STATUSES:
+        raise _invalid("status", f"{status!r} is not a quote status; use one of {', '.join(STATUSES)}")
+    if not 1 <= limit <= 500 or offset < 0:
+        raise _invalid("limit", "limit must be 1–500 and offset ≥ 0")
+    now = _now()
+    rows, total = repository.list_quotes(session, now=now, status=status, customer=customer,
+                                         created_from=created_from, created_to=created_to, limit=limit, offset=offset)
+    return QuoteList(items=[quote_out(q, now=now) for q in rows], total=total, limit=limit, offset=offset)
+
+
+# ---------------------------------------------------------------- lifecycle
+
+
+def accept_quote(session: Session, *, public_id: str, base_path: str = "/quotes") -> QuoteOut:
+    """The customer accepts through the public link. Accepting twice is harmless."""
+    quote = get_quote_row(session, public_id=public_id, for_update=True)
+    now = _now()
+    status = effective_status(quote, now)
+    if status == "expired":
+        raise Conflict(f"quote {quote.number} expired on {_aware(quote.valid_until).date().isoformat()} and can no "
+                       "longer be accepted; ask for a new quote")
+    if status == "cancelled":
+        raise Conflict(f"quote {quote.number} was cancelled and can no longer be accepted")
+    if status == "issued":
+        quote.status, quote.accepted_at, quote.updated_at = "accepted", now, now
+        session.flush()
+    return quote_out(quote, base_path=base_path, now=now)
+
+
+def cancel_quote(session: Session, *, public_id: str, actor: str, reason: str = "",
+                 base_path: str = "/quotes") -> QuoteOut:
+    """An admin cancels an issued quote (`actor` is recorded). Cancelling twice is harmless."""
+    quote = get_quote_row(session, public_id=public_id, for_update=True)
+    now = _now()
+    status = effective_status(quote, now)
+    if status in ("accepted", "expired"):
+        raise Conflict(f"quote {quote.number} is {status}; only an issued quote can be cancelled")
+    if status == "issued":
+        quote.status, quote.cancelled_at, quote.cancelled_by = "cancelled", now, actor[:200]
+        quote.cancel_reason, quote.updated_at = reason, now
+        session.flush()
+    return quote_out(quote, base_path=base_path, now=now)
+
+
+def printable(session: Session, *, public_id: str, base_path: str = "/quotes") -> tuple[QuoteOut, dict[str, str]]:
+    """What the printed page and the PDF show: the quote and the seller block frozen with it."""
+    quote = get_quote_row(session, public_id=public_id)
+    return quote_out(quote, base_path=base_path), dict(quote.snapshot["seller"])

@@ -1,0 +1,67 @@
+"""Fixed-window rate limiter over the database, with a per-process fallback while the database is down.
+
+The counters live in the database so that every worker process and every app server shares them.
+When the database cannot be reached the limiter does not refuse traffic (the compute endpoints do
+not need the database), it counts in this process instead and retries the database after a pause.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+from dataclasses import dataclass
+
+from sqlalchemy import Engine
+from sqlalchemy.exc import SQLAlchemyError
+
+from app.ratelimit.repository import purge_before, record_hit
+
+log = logging.getLogger("app.ratelimit")
+WINDOW_S = 60
+RETRY_DATABASE_AFTER_S = 5.0
+PURGE_PROBABILITY = 0.01
+
+
+@dataclass(frozen=True)
+class Decision:
+    allowed: bool
+    remaining: int
+    retry_after_s: int  # seconds until the window resets
+
+
+class RateLimiter:
+    def __init__(self, *, limit: int, window_s: int = WINDOW_S) -> None:
+        self.limit = limit
+        self.window_s = window_s
+        self._lock = threading.Lock()
+        self._local: dict[str, tuple[int, int]] = {}
+        self._database_down_until = 0.0
+
+    def hit(self, engine: Engine, key: str, *, now: float | None = None) -> Decision:
+        now = time.time() if now is None else now
+        window_start = int(now) - int(now) % self.window_s
+        hits = self._count(engine, key, window_start)
+        retry_after = max(1, window_start + self.window_s - int(now))
+        return Decision(hits <= self.limit, max(0, self.limit - hits), retry_after)
+
+    def _count(self, engine: Engine, key: str, window_start: int) -> int:
+        if time.monotonic() >= self._database_down_until:
+            try:
+                with engine.begin() as connection:
+                    hits = record_hit(connection, key=key, window_start=window_start)
+                    if random.random() < PURGE_PROBABILITY:
+                        purge_before(connection, window_start=window_start - self.window_s)
+                return hits
+            except SQLAlchemyError as exc:
+                log.warning("rate limiter: database unavailable, counting in-process: %s", type(exc).__name__)
+                self._database_down_until = time.monotonic() + RETRY_DATABASE_AFTER_S
+        return self._count_locally(key, window_start)
+
+    def _count_locally(self, key: str, window_start: int) -> int:
+        with self._lock:
+            start, hits = self._local.get(key, (window_start, 0))
+            hits = hits + 1 if start == window_start else 1
+            self._local[key] = (window_start, hits)
+            return hits

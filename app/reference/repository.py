@@ -1,0 +1,36 @@
+"""Reference price and exchange rate queries."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.reference.models import ExchangeRate, ReferencePrice
+
+
+def list_prices(session: Session) -> list[ReferencePrice]:
+    return list(session.scalars(select(ReferencePrice).order_by(ReferencePrice.provider, ReferencePrice.id)))
+
+
+def find_price(session: Session, provider: str, region: str, instance_type: str) -> ReferencePrice | None:
+    query = select(ReferencePrice).where(ReferencePrice.provider == provider, ReferencePrice.region == region,
+                                         ReferencePrice.instance_type == instance_type)
+    return session.scalar(query)
+
+
+def latest_rate(session: Session, base: str, quote: str) -> ExchangeRate | None:
+    query = (
+        select(ExchangeRate)
+        .where(ExchangeRate.base == base, ExchangeRate.quote == quote,
+               ExchangeRate.effective_from <= datetime.now(UTC))
+        .order_by(ExchangeRate.effective_from.desc(), ExchangeRate.id.desc())
+        .limit(1)
+    )
+    return session.scalar(query)
+
+
+def add(session: Session, row: ReferencePrice | ExchangeRate) -> None:
+    session.add(row)
+    session.flush()

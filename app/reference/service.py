@@ -1,0 +1,106 @@
+"""What the same GPU-hours would cost at a hyperscaler or a neocloud: the comparison a rental
+company's sales team is asked for daily. Prices are USD; with an admin-set exchange rate the
+total is also given in the catalog's currency."""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
+from pathlib import Path
+
+from sqlalchemy.orm import Session
+
+from app.reference import repository
+from app.reference.models import MICROS, ExchangeRate, ReferencePrice
+
+SEED_CSV = Path(__file__).parent / "data" / "cloud_prices.csv"
+HOURS_PER_MONTH = 730  # the convention of the seed data's usd_per_month_730h column
+CENT = Decimal("0.01")
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    provider: str
+    region: str
+    instance_type: str
+    gpu_variant: str
+    gpu_count: int
+    usd_per_gpu_hour: Decimal
+    gpu_hours: Decimal
+    basis: str  # "job" (the option's GPU-hours) or "month" (its GPUs for 730 hours)
+    total_usd: Decimal
+    total_converted: Decimal | None
+    converted_currency: str | None
+    data_date: str
+    confidence: str
+
+
+def gpu_family(gpu_id: str) -> tuple[str, int]:
+    """("h100", 80) for "h100-80g-sxm": comparable instances share the chip and its memory size."""
+    family, memory = gpu_id.split("-")[:2]
+    return family, int(memory.rstrip("g"))
+
+
+def _matches(row: ReferencePrice, family: str, memory_gb: int) -> bool:
+    model = row.gpu_model.lower().replace(" ", "")
+    return model.startswith(family) and "nvl" not in model and row.gpu_memory_gb == memory_gb
+
+
+@dataclass(frozen=True, slots=True)
+class ReferenceBook:
+    """The reference prices and the exchange rate in force, loaded once per request."""
+
+    rows: tuple[ReferencePrice, ...]
+    rate: ExchangeRate | None
+
+    def compare(self, *, gpu_id: str, gpus: int, gpu_hours: float | None, limit: int = 6) -> list[Comparison]:
+        family, memory_gb = gpu_family(gpu_id)
+        basis = "job" if gpu_hours is not None else "month"
+        hours = Decimal(str(round(gpu_hours, 2))) if gpu_hours is not None else Decimal(gpus * HOURS_PER_MONTH)
+        out = [_compare(row, hours, basis, self.rate) for row in self.rows if _matches(row, family, memory_gb)]
+        return sorted(out, key=lambda c: (c.usd_per_gpu_hour, c.provider, c.instance_type))[:limit]
+
+
+def load_book(session: Session, currency: str) -> ReferenceBook:
+    rate = repository.latest_rate(session, "USD", currency) if currency != "USD" else None
+    return ReferenceBook(tuple(repository.list_prices(session)), rate)
+
+
+def _compare(row: ReferencePrice, hours: Decimal, basis: str, rate: ExchangeRate | None) -> Comparison:
+    per_gpu_hour = (Decimal(row.hourly_micros) / MICROS / row.gpu_count).quantize(Decimal("0.0001"), ROUND_HALF_UP)
+    total = (per_gpu_hour * hours).quantize(CENT, ROUND_HALF_UP)
+    converted = (total * Decimal(rate.rate_micros) / MICROS).quantize(CENT, ROUND_HALF_UP) if rate else None
+    return Comparison(row.provider, row.region, row.instance_type, row.gpu_variant, row.gpu_count, per_gpu_hour,
+                      hours, basis, total, converted, rate.quote if rate else None, row.data_date, row.confidence)
+
+
+def set_exchange_rate(session: Session, *, base: str, quote: str, rate: Decimal, set_by: str, note: str = "") -> None:
+    if rate <= 0:
+        raise ValueError("an exchange rate must be positive")
+    repository.add(session, ExchangeRate(base=base.upper(), quote=quote.upper(),
+                                         rate_micros=int((rate * MICROS).to_integral_value(ROUND_HALF_UP)),
+                                         set_by=set_by, note=note))
+
+
+def seed_reference_prices(session: Session) -> int:
+    """Insert the shipped snapshot's rows that are missing; never touches rows an admin edited."""
+    created = 0
+    with SEED_CSV.open(newline="", encoding="utf-8") as handle:
+        for line in csv.DictReader(handle):
+            if repository.find_price(session, line["provider"], line["region"], line["instance_type"]):
+                continue
+            repository.add(session, _row(line))
+            created += 1
+    return created
+
+
+def _row(line: dict[str, str]) -> ReferencePrice:
+    hourly = Decimal(line["price_usd_per_hour"])
+    return ReferencePrice(
+        provider=line["provider"], region=line["region"], instance_type=line["instance_type"],
+        gpu_model=line["gpu_model"], gpu_variant=line["gpu_variant"], gpu_memory_gb=int(line["gpu_memory_gb"]),
+        gpu_count=int(line["gpu_count"]), currency="USD", hourly_micros=int(hourly * MICROS),
+        pricing_type=line["pricing_type"], data_date=line["data_date"], confidence=line["confidence"],
+        source=f"{line['source_repo']} {line['source_path']} @ {line['source_commit']}", notes=line["notes"],
+    )

@@ -1,0 +1,134 @@
+"""Geometry for the results page's inline SVG: the per-GPU memory bar and the cost-versus-time
+scatter. Pure functions returning coordinates; the templates draw them (SVG is markup, so it runs
+under the strict Content-Security-Policy without inline styles: colours come from app.css classes).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from app.planner.schemas import MemoryOut, OptionOut, ParetoPointOut
+
+MEMORY_PARTS = ("weights", "gradients", "optimizer", "activations", "kv_cache", "other")
+BAR_WIDTH = 300.0
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    part: str
+    gib: float
+    x: float
+    width: float
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryBar:
+    segments: list[Segment]
+    capacity_x: float
+    total_gib: float
+    capacity_gib: float
+    fits: bool
+    width: float = BAR_WIDTH
+
+
+def memory_bar(memory: MemoryOut) -> MemoryBar:
+    """Segments scaled so that the larger of capacity and total spans the bar."""
+    parts = memory.per_gpu_gib
+    total = parts.get("total", sum(parts.get(p, 0.0) for p in MEMORY_PARTS))
+    scale = BAR_WIDTH / max(memory.capacity_gib, total, 1e-9)
+    x = 0.0
+    segments = []
+    for part in MEMORY_PARTS:
+        gib = float(parts.get(part, 0.0))
+        if gib <= 0:
+            continue
+        width = gib * scale
+        segments.append(Segment(part=part, gib=gib, x=round(x, 2), width=round(width, 2)))
+        x += width
+    return MemoryBar(segments=segments, capacity_x=round(memory.capacity_gib * scale, 2), total_gib=total,
+                     capacity_gib=memory.capacity_gib, fits=memory.fits)
+
+
+@dataclass(frozen=True, slots=True)
+class Point:
+    x: float
+    y: float
+    label: str
+    cost: float
+    hours: float
+    on_front: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Tick:
+    position: float
+    value: float
+
+
+@dataclass(frozen=True, slots=True)
+class Scatter:
+    points: list[Point]
+    front_path: str
+    x_ticks: list[Tick]
+    y_ticks: list[Tick]
+    width: int = 600
+    height: int = 320
+    left: int = 78
+    right: int = 16
+    top: int = 30
+    bottom: int = 44
+
+
+def _log_range(values: list[float]) -> tuple[float, float]:
+    low, high = math.log10(min(values)), math.log10(max(values))
+    if high - low < 0.3:  # a single point or a narrow spread: widen so it sits mid-axis
+        low, high = low - 0.3, high + 0.3
+    pad = (high - low) * 0.08
+    return low - pad, high + pad
+
+
+def _ticks(low: float, high: float) -> list[float]:
+    """1-2-5 steps per decade inside [10^low, 10^high], at most about six of them."""
+    values = []
+    for decade in range(math.floor(low), math.ceil(high) + 1):
+        for mantissa in (1, 2, 5):
+            value = mantissa * 10.0**decade
+            if low <= math.log10(value) <= high:
+                values.append(value)
+    if len(values) > 6:
+        values = [v for v in values if f"{v:.0e}".startswith("1")] or values[:: len(values) // 5]
+    return values
+
+
+def scatter(options: list[OptionOut], pareto: list[ParetoPointOut]) -> Scatter | None:
+    """Options and Pareto points with a time to finish, on log-log axes; None when none has a time."""
+    raw: list[tuple[str, float, float, bool]] = []
+    for option in options:
+        hours = option.performance.time_to_train_hours
+        cost = option.cost.job_total or option.cost.monthly_effective
+        if hours and float(cost) > 0:
+            raw.append((f"#{option.rank} {option.sku.id} × {option.total_gpus}", float(cost), hours, False))
+    for point in pareto:
+        if point.hours and float(point.cost) > 0:
+            raw.append((f"{point.sku} × {point.total_gpus}", float(point.cost), point.hours, True))
+    if not raw:
+        return None
+    chart = Scatter(points=[], front_path="", x_ticks=[], y_ticks=[])
+    xl, xh = _log_range([r[2] for r in raw])
+    yl, yh = _log_range([r[1] for r in raw])
+    inner_w = chart.width - chart.left - chart.right
+    inner_h = chart.height - chart.top - chart.bottom
+
+    def px(hours: float) -> float:
+        return round(chart.left + (math.log10(hours) - xl) / (xh - xl) * inner_w, 1)
+
+    def py(cost: float) -> float:
+        return round(chart.top + (yh - math.log10(cost)) / (yh - yl) * inner_h, 1)
+
+    points = [Point(x=px(h), y=py(c), label=label, cost=c, hours=h, on_front=front) for label, c, h, front in raw]
+    front = sorted((p for p in points if p.on_front), key=lambda p: p.x)
+    path = " ".join(f"{'M' if i == 0 else 'L'}{p.x},{p.y}" for i, p in enumerate(front))
+    return Scatter(points=points, front_path=path,
+                   x_ticks=[Tick(px(v), v) for v in _ticks(xl, xh)],
+                   y_ticks=[Tick(py(v), v) for v in _ticks(yl, yh)])

@@ -1,0 +1,282 @@
+"""The wizard's form: query-string (or form-post) fields ⇄ the `POST /recommend` body.
+
+The page state lives in the URL, so every field is a plain string in the query. `parse_wizard`
+turns them into a `RecommendIn` body (the same JSON a sales tool would send) or field errors;
+`field_errors_from_api` maps the API's 422 locations (`constraints.max_monthly_budget`,
+`model.preset`…) back onto the form's own field names, so messages sit next to their inputs.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from pydantic import ValidationError
+
+from app.planner.schemas import RecommendIn
+from app.web.i18n import Translator
+
+BILLION = 1_000_000_000
+TASKS = ("lora", "qlora", "full_finetune", "pretrain", "inference")
+PRECISIONS = ("bf16", "fp16", "fp8", "fp32")
+OPTIMIZERS = ("adamw", "adamw_8bit", "lion", "sgd", "adafactor")
+OBJECTIVES = ("balanced", "cheapest", "fastest")
+TERMS = ("monthly", "annual")
+SOURCES = ("preset", "params", "config")
+DEFAULTS: dict[str, str] = {
+    "source": "preset", "preset": "llama-2-7b", "task": "lora", "seq_len": "2048", "precision": "bf16",
+    "optimizer": "adamw", "lora_rank": "16", "epochs": "1", "term": "monthly", "objective": "balanced",
+}
+SINGLE_FIELDS = (
+    "source", "preset", "params_b", "hf_config", "task", "seq_len", "micro_batch", "global_batch", "precision",
+    "optimizer", "lora_rank", "tokens_b", "dataset_tokens_b", "epochs", "deadline_days", "budget", "term",
+    "objective",
+)
+MULTI_FIELDS = ("regions", "gpu_types")
+
+# API location (dotted) → the form field that shows its message; the longest matching prefix wins.
+API_TO_FIELD = {
+    "model.preset": "preset", "model.params": "params_b", "model.hf_config": "hf_config", "model": "source",
+    "task": "task", "seq_len": "seq_len", "micro_batch": "micro_batch", "global_batch": "global_batch",
+    "precision": "precision", "optimizer": "optimizer", "lora.rank": "lora_rank", "lora": "lora_rank",
+    "tokens": "tokens_b", "constraints.max_monthly_budget": "budget", "constraints.deadline_days": "deadline_days",
+    "constraints.term": "term", "constraints.gpu_types": "gpu_types", "constraints.regions": "regions",
+    "constraints.objective": "objective",
+}
+
+
+@dataclass
+class WizardForm:
+    """The raw strings as typed (re-shown on error) and the errors by field name."""
+
+    values: dict[str, str]
+    multi: dict[str, list[str]]
+    errors: dict[str, list[str]] = field(default_factory=dict)
+
+    def add_error(self, name: str, message: str) -> None:
+        self.errors.setdefault(name, []).append(message)
+
+    def value(self, name: str) -> str:
+        return self.values.get(name, "")
+
+    def query_items(self) -> list[tuple[str, str]]:
+        """The non-empty fields as (name, value) pairs, in a stable order, for the shareable URL."""
+        items = [(name, self.values[name]) for name in SINGLE_FIELDS if self.values.get(name)]
+        items += [(name, v) for name in MULTI_FIELDS for v in self.multi.get(name, [])]
+        return items
+
+
+def read_form(data: Mapping[str, str], multi_items: Iterable[tuple[str, str]]) -> WizardForm:
+    """From `request.query_params` (or a posted form); an empty wizard gets the defaults."""
+    given = {name: str(data.get(name, "")).strip() for name in SINGLE_FIELDS if name in data}
+    values = dict(DEFAULTS) if not given else {**_sparse_defaults(), **given}
+    multi: dict[str, list[str]] = {name: [] for name in MULTI_FIELDS}
+    for name, value in multi_items:
+        if name in MULTI_FIELDS and value.strip() and value.strip() not in multi[name]:
+            multi[name].append(value.strip())
+    return WizardForm(values=values, multi=multi)
+
+
+def _sparse_defaults() -> dict[str, str]:
+    """A shared link may omit fields: the choices that must have a value fall back to defaults."""
+    keep = ("source", "preset", "task", "precision", "optimizer", "term", "objective", "seq_len")
+    return {k: DEFAULTS[k] for k in keep}
+
+
+def _number(form: WizardForm, name: str, t: Translator, *, integer: bool = False) -> float | int | None:
+    raw = form.value(name).replace(",", "").replace("_", "")
+    if not raw:
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        form.add_error(name, t("err_integer" if integer else "err_number"))
+        return None
+    if not math.isfinite(value):
+        form.add_error(name, t("err_number"))
+        return None
+    if integer:
+        if value != int(value):
+            form.add_error(name, t("err_integer"))
+            return None
+        return int(value)
+    return value
+
+
+def _choice(form: WizardForm, name: str, allowed: tuple[str, ...], t: Translator) -> str:
+    value = form.value(name)
+    if value not in allowed:
+        form.add_error(name, t("err_choice"))
+        return allowed[0]
+    return value
+
+
+def _model(form: WizardForm, t: Translator) -> dict[str, Any] | None:
+    source = _choice(form, "source", SOURCES, t)
+    if source == "preset":
+        if not form.value("preset"):
+            form.add_error("preset", t("err_required"))
+            return None
+        return {"preset": form.value("preset")}
+    if source == "params":
+        params = _number(form, "params_b", t)
+        if params is None:
+            if "params_b" not in form.errors:
+                form.add_error("params_b", t("err_required"))
+            return None
+        return {"params": params * BILLION}
+    return _hf_config(form, t)
+
+
+def _hf_config(form: WizardForm, t: Translator) -> dict[str, Any] | None:
+    text = form.value("hf_config")
+    if not text:
+        form.add_error("hf_config", t("err_required"))
+        return None
+    try:
+        config = json.loads(text)
+    except json.JSONDecodeError as exc:
+        form.add_error("hf_config", t("err_json", detail=f"{exc.msg} (line {exc.lineno}, column {exc.colno})"))
+        return None
+    if not isinstance(config, dict):
+        form.add_error("hf_config", t("err_json_object"))
+        return None
+    return {"hf_config": config}
+
+
+def _tokens(form: WizardForm, t: Translator) -> float | None:
+    tokens = _number(form, "tokens_b", t)
+    if tokens is not None:
+        return tokens * BILLION
+    dataset = _number(form, "dataset_tokens_b", t)
+    epochs = _number(form, "epochs", t)
+    if dataset is None:
+        return None
+    if epochs is not None and epochs <= 0:
+        form.add_error("epochs", t("err_gt", limit=0))
+        return None
+    return dataset * BILLION * (epochs or 1)
+
+
+def _budget(form: WizardForm, t: Translator) -> str | None:
+    raw = form.value("budget").replace(",", "").replace("¥", "").strip()
+    if not raw:
+        return None
+    try:
+        value = Decimal(raw)
+    except InvalidOperation:
+        form.add_error("budget", t("err_number"))
+        return None
+    if not value.is_finite():
+        form.add_error("budget", t("err_number"))
+        return None
+    return str(value)
+
+
+def build_body(form: WizardForm, t: Translator) -> dict[str, Any]:
+    """The `POST /recommend` body for the form, leaving out what the API would default anyway."""
+    body: dict[str, Any] = {"model": _model(form, t), "task": _choice(form, "task", TASKS, t)}
+    for name, integer in (("seq_len", True), ("micro_batch", True), ("global_batch", True)):
+        value = _number(form, name, t, integer=integer)
+        if value is not None:
+            body[name] = value
+    body["precision"] = _choice(form, "precision", PRECISIONS, t)
+    body["optimizer"] = _choice(form, "optimizer", OPTIMIZERS, t)
+    if body["task"] in ("lora", "qlora"):
+        rank = _number(form, "lora_rank", t, integer=True)
+        if rank is not None:
+            body["lora"] = {"rank": rank}
+    tokens = _tokens(form, t)
+    if tokens is not None:
+        body["tokens"] = tokens
+    body["constraints"] = _constraints(form, t)
+    return body
+
+
+def _constraints(form: WizardForm, t: Translator) -> dict[str, Any]:
+    constraints: dict[str, Any] = {"term": _choice(form, "term", TERMS, t),
+                                   "objective": _choice(form, "objective", OBJECTIVES, t)}
+    budget = _budget(form, t)
+    if budget is not None:
+        constraints["max_monthly_budget"] = budget
+    deadline = _number(form, "deadline_days", t)
+    if deadline is not None:
+        constraints["deadline_days"] = deadline
+    for name in MULTI_FIELDS:
+        if form.multi.get(name):
+            constraints[name] = list(form.multi[name])
+    return constraints
+
+
+def parse_wizard(form: WizardForm, t: Translator) -> RecommendIn | None:
+    """The validated request, or None with `form.errors` filled."""
+    body = build_body(form, t)
+    already = set(form.errors)
+    # A model that failed to parse already has its message; a stand-in lets the other fields be
+    # checked too, so one submit reports every mistake.
+    probe = {**body, "model": body["model"] or {"params": BILLION}}
+    try:
+        validated = RecommendIn.model_validate(probe)
+    except ValidationError as exc:
+        for err in exc.errors():
+            name = field_for(".".join(str(part) for part in err.get("loc", ())))
+            if name not in already:
+                form.add_error(name, pydantic_message(err, t))
+        return None
+    return None if form.errors else validated
+
+
+def field_for(api_location: str) -> str:
+    """The form field showing an API location's message; `form` (the top of the page) if none."""
+    parts = api_location.split(".") if api_location else []
+    for end in range(len(parts), 0, -1):
+        prefix = ".".join(parts[:end])
+        if prefix in API_TO_FIELD:
+            return API_TO_FIELD[prefix]
+    return "form"
+
+
+def pydantic_message(err: Mapping[str, Any], t: Translator) -> str:
+    """A pydantic error in the page's language where its type is a plain bound; else its own message."""
+    ctx = err.get("ctx") or {}
+    bounds = {"greater_than": ("err_gt", "gt"), "greater_than_equal": ("err_ge", "ge"),
+              "less_than": ("err_lt", "lt"), "less_than_equal": ("err_le", "le")}
+    kind = err.get("type", "")
+    if kind in bounds and bounds[kind][1] in ctx:
+        key, bound = bounds[kind]
+        return t(key, limit=_limit_words(ctx[bound], err.get("loc", ()), t))
+    if kind in ("int_parsing", "int_from_float"):
+        return t("err_integer")
+    if kind in ("float_parsing", "decimal_parsing"):
+        return t("err_number")
+    if kind == "literal_error":
+        return t("err_choice")
+    if kind == "value_error" and "email" in str(err.get("msg", "")).lower():
+        return t("err_email")
+    message = str(err.get("msg", ""))
+    return message.removeprefix("Value error, ")
+
+
+def _limit_words(bound: Any, loc: Iterable[Any], t: Translator) -> str:
+    """Bounds in the form's units: the API counts parameters and tokens, the form billions."""
+    names = [str(part) for part in loc]
+    value = float(bound) if isinstance(bound, int | float | Decimal) else bound
+    if names[-1:] in (["params"], ["tokens"]) and isinstance(value, float):
+        value = value / BILLION
+    if isinstance(value, float):
+        return t.number(value, 2)
+    return str(value)
+
+
+def api_body_json(body: dict[str, Any]) -> str:
+    return json.dumps(body, indent=2, ensure_ascii=False)
+
+
+def curl_command(base_url: str, body: dict[str, Any]) -> str:
+    compact = json.dumps(body, ensure_ascii=False, separators=(",", ":")).replace("'", "'\\''")
+    return (f"curl -sS -X POST '{base_url.rstrip('/')}/recommend' \\\n"
+            f"  -H 'Content-Type: application/json' \\\n  -d '{compact}'")

@@ -1,0 +1,547 @@
+"""English and Simplified Chinese for the web pages: the message catalog, language negotiation,
+and number / money / duration formatting (Babel's CLDR data).
+
+Why a dict catalog rather than gettext .po/.mo files: two languages and a couple of hundred short
+strings, keyed by id rather than by English sentence; a dict needs no extract/compile step in the
+build, and tests/web/test_i18n.py checks that both languages define exactly the same keys and
+placeholders. Formatting of numbers and money goes through Babel, so grouping and symbols follow
+each locale.
+
+API texts that are English (warning messages, assumptions, rejection reasons) are translated by
+their stable code where we have one (`WARNINGS`); otherwise the API's English is shown as is.
+"""
+
+from __future__ import annotations
+
+import math
+from decimal import Decimal
+from typing import Any
+
+from babel.numbers import format_decimal, get_currency_precision, get_currency_symbol
+from starlette.requests import Request
+
+LANGS = ("en", "zh")
+LOCALES = {"en": "en_US", "zh": "zh_Hans_CN"}
+HTML_LANG = {"en": "en", "zh": "zh-CN"}
+
+EN: dict[str, str] = {
+    "brand": "gpu-sizer",
+    "tagline": "Which GPU servers to rent for your model, how to split the work, and what it costs.",
+    "skip": "Skip to content",
+    "switch_lang": "中文",
+    "switch_lang_label": "切换到中文",
+    "nav_wizard": "Size a job",
+    "nav_api": "API",
+    "wizard_title": "Size a GPU rental for your model",
+    "wizard_intro": "Three steps: the model, the task, the job. Every field has a sensible default; "
+    "the results page can be bookmarked and shared.",
+    "step_model": "1. The model",
+    "step_task": "2. The task",
+    "step_job": "3. The job",
+    "source": "How do you describe the model?",
+    "source_preset": "A known model",
+    "source_params": "A parameter count",
+    "source_config": "A pasted config.json",
+    "preset": "Model",
+    "preset_filter": "Filter the list",
+    "preset_filter_hint": "Type part of a name, e.g. llama 70",
+    "params_b": "Parameters (billions)",
+    "params_hint": "The architecture is derived from the count: memory is approximate.",
+    "hf_config": "Hugging Face config.json",
+    "hf_config_hint": "Paste the model's config.json (JSON object).",
+    "task": "Task",
+    "task_pretrain": "Pretraining",
+    "task_full_finetune": "Full fine-tune",
+    "task_lora": "LoRA",
+    "task_qlora": "QLoRA (4-bit base)",
+    "task_inference": "Inference",
+    "advanced": "Advanced settings",
+    "seq_len": "Sequence length (tokens)",
+    "micro_batch": "Micro-batch per GPU",
+    "global_batch": "Global batch (sequences)",
+    "auto_hint": "Leave empty to let the planner choose.",
+    "precision": "Precision",
+    "optimizer": "Optimizer",
+    "opt_adamw": "AdamW",
+    "opt_adamw_8bit": "AdamW 8-bit",
+    "opt_lion": "Lion",
+    "opt_sgd": "SGD with momentum",
+    "opt_adafactor": "Adafactor",
+    "lora_rank": "LoRA rank",
+    "lora_hint": "Used for LoRA and QLoRA only.",
+    "tokens_b": "Tokens to train (billions)",
+    "tokens_hint": "Or give the dataset size and epochs below. Without tokens there is no time to finish.",
+    "dataset_tokens_b": "Dataset size (billions of tokens)",
+    "epochs": "Epochs",
+    "deadline_days": "Deadline (days)",
+    "budget": "Monthly budget (¥)",
+    "term": "Rental term",
+    "term_monthly": "Monthly",
+    "term_annual": "Annual (discounted)",
+    "regions": "Regions",
+    "gpu_types": "GPU types",
+    "any_hint": "None ticked: any.",
+    "objective": "Rank by",
+    "objective_balanced": "Balanced (cost and time)",
+    "objective_cheapest": "Cheapest",
+    "objective_fastest": "Fastest",
+    "submit": "Show configurations",
+    "optional": "optional",
+    "errors_title": "Please correct the fields marked below.",
+    "results_title": "Recommended configurations",
+    "results_for": "{model} · {task} · {params} parameters",
+    "edit": "Change the inputs",
+    "no_options": "No configuration meets the constraints.",
+    "option": "Option {rank}",
+    "gpus_nodes": "{gpus} × {gpu}",
+    "cards": "{n} cards",
+    "cards_one": "{n} card",
+    "servers": "{n} servers",
+    "servers_one": "{n} server",
+    "monthly": "Per month",
+    "annual": "Per year",
+    "job_total": "Whole job",
+    "job_months": "{months} months billed",
+    "job_months_one": "{months} month billed",
+    "list_price": "list {price}",
+    "time_to_finish": "Time to finish",
+    "no_tokens": "give tokens to train",
+    "throughput": "Throughput",
+    "tokens_per_s": "{n} tokens/s",
+    "mfu": "MFU {n}",
+    "plan": "Parallel plan",
+    "why": "Why this plan",
+    "warnings": "Warnings",
+    "memory": "Memory per GPU",
+    "memory_of": "{total} of {capacity} GiB",
+    "memory_fits": "fits",
+    "memory_no_fit": "does not fit",
+    "mem_weights": "weights",
+    "mem_gradients": "gradients",
+    "mem_optimizer": "optimizer",
+    "mem_activations": "activations",
+    "mem_kv_cache": "KV cache",
+    "mem_other": "other",
+    "mem_capacity": "capacity",
+    "gib": "{n} GiB",
+    "region": "Region",
+    "availability": "Availability",
+    "availability_not tracked": "not tracked; confirmed with the quote",
+    "indicative": "Indicative price: from the published range, final on consultation.",
+    "download_launch": "Download launch config (JSON)",
+    "request_quote": "Request a quote",
+    "chart_title": "Cost versus time",
+    "chart_desc": "Each point is a configuration: the whole job's cost (log scale) against hours to finish "
+    "(log scale). "
+    "The line joins the Pareto front: nothing else is both cheaper and faster.",
+    "chart_x": "hours to finish",
+    "chart_y": "cost",
+    "chart_no_time": "Give the tokens to train to compare time to finish.",
+    "pareto": "Pareto front",
+    "pareto_item": "{sku}, {gpus} GPUs: {cost}, {time}",
+    "near_misses": "Near misses",
+    "near_misses_intro": "Configurations just outside the constraints.",
+    "rejected": "Rejected",
+    "rejected_intro": "Catalog SKUs that cannot run this job, and why.",
+    "assumptions": "Assumptions",
+    "assumptions_intro": "Every number rests on these; the API states them with each answer.",
+    "assumption_bytes": "Memory is counted in bytes per GPU from the architecture (weights, gradients, optimizer "
+    "states, activations, buffers) and shown in GiB (2^30 bytes).",
+    "assumption_efficiency": "Speed uses each GPU's dense peak at the chosen precision times an efficiency "
+    "calibrated on published training runs; communication uses measured bus bandwidths.",
+    "assumption_overheads": "Overheads: CUDA context excluded from capacity, allocator fragmentation and "
+    "communication buffers included in “other”.",
+    "assumption_details": "The estimator's own statements",
+    "uncertainty": "Uncertainty: memory is typically within 10% of a measured run; time to finish within "
+    "about ±30% (kernels, data loading and failures vary). Prices are the catalog's list prices in force today.",
+    "billing_note": "Whole months of the chosen term are billed (a month is 30 days); "
+    "without tokens, the price is per month.",
+    "script_title": "Script it",
+    "script_intro": "The same request as JSON for POST /recommend, and as a curl command.",
+    "json_body": "POST /recommend body",
+    "curl": "curl command",
+    "copy": "Copy",
+    "copied": "Copied",
+    "csv": "Download the options as CSV",
+    "search_stats": "{n} configurations searched.",
+    "quote_title": "Request a quote",
+    "quote_intro": "We will price option {rank} from the catalog as it stands now and open the printable quote.",
+    "customer_name": "Your name",
+    "company": "Company",
+    "email": "Email",
+    "months": "Months",
+    "months_hint": "An annual term takes whole years (12, 24, …).",
+    "issue_quote": "Issue the quote",
+    "back_to_results": "Back to the results",
+    "option_missing": "That option is no longer in the results; pick one again.",
+    "not_found_title": "Page not found",
+    "not_found_text": "There is no page at this address.",
+    "server_error_title": "Something went wrong",
+    "server_error_text": "An unexpected error occurred; it has been logged. Please try again.",
+    "error_title": "Error {status}",
+    "home": "Start a new sizing",
+    "request_id": "Request id: {id}",
+    "err_number": "Enter a number.",
+    "err_integer": "Enter a whole number.",
+    "err_required": "This field is required.",
+    "err_json": "This is not valid JSON: {detail}",
+    "err_json_object": "Paste a JSON object ({ … }).",
+    "err_choice": "Choose one of the listed values.",
+    "err_gt": "Must be greater than {limit}.",
+    "err_ge": "Must be at least {limit}.",
+    "err_lt": "Must be less than {limit}.",
+    "err_le": "Must be at most {limit}.",
+    "err_email": "Enter a valid email address.",
+    "hours": "{n} h",
+    "days": "{n} days",
+    "footer": "Figures are estimates from cited formulas; see the assumptions on each results page.",
+}
+
+ZH: dict[str, str] = {
+    "brand": "gpu-sizer",
+    "tagline": "为您的模型选择要租用的 GPU 服务器、并行方案及费用。",
+    "skip": "跳到正文",
+    "switch_lang": "English",
+    "switch_lang_label": "Switch to English",
+    "nav_wizard": "估算任务",
+    "nav_api": "API",
+    "wizard_title": "为您的模型估算 GPU 租用方案",
+    "wizard_intro": "三步：模型、任务、作业。每个字段都有合理的默认值；结果页可以收藏和分享。",
+    "step_model": "1. 模型",
+    "step_task": "2. 任务",
+    "step_job": "3. 作业",
+    "source": "如何描述模型？",
+    "source_preset": "常见模型",
+    "source_params": "参数量",
+    "source_config": "粘贴 config.json",
+    "preset": "模型",
+    "preset_filter": "筛选列表",
+    "preset_filter_hint": "输入名称的一部分，例如 llama 70",
+    "params_b": "参数量（十亿）",
+    "params_hint": "架构由参数量推算：显存为近似值。",
+    "hf_config": "Hugging Face config.json",
+    "hf_config_hint": "粘贴模型的 config.json（JSON 对象）。",
+    "task": "任务",
+    "task_pretrain": "预训练",
+    "task_full_finetune": "全参数微调",
+    "task_lora": "LoRA",
+    "task_qlora": "QLoRA（4 位基座）",
+    "task_inference": "推理",
+    "advanced": "高级设置",
+    "seq_len": "序列长度（token）",
+    "micro_batch": "每卡微批大小",
+    "global_batch": "全局批大小（序列）",
+    "auto_hint": "留空由规划器选择。",
+    "precision": "精度",
+    "optimizer": "优化器",
+    "opt_adamw": "AdamW",
+    "opt_adamw_8bit": "8 位 AdamW",
+    "opt_lion": "Lion",
+    "opt_sgd": "带动量的 SGD",
+    "opt_adafactor": "Adafactor",
+    "lora_rank": "LoRA 秩",
+    "lora_hint": "仅用于 LoRA 和 QLoRA。",
+    "tokens_b": "训练 token 数（十亿）",
+    "tokens_hint": "或在下方填写数据集大小和轮数。没有 token 数则无法估算完成时间。",
+    "dataset_tokens_b": "数据集大小（十亿 token）",
+    "epochs": "轮数",
+    "deadline_days": "截止期限（天）",
+    "budget": "每月预算（¥）",
+    "term": "租期",
+    "term_monthly": "月付",
+    "term_annual": "年付（有折扣）",
+    "regions": "地域",
+    "gpu_types": "GPU 型号",
+    "any_hint": "不勾选表示不限。",
+    "objective": "排序依据",
+    "objective_balanced": "均衡（费用与时间）",
+    "objective_cheapest": "最便宜",
+    "objective_fastest": "最快",
+    "submit": "查看配置",
+    "optional": "可选",
+    "errors_title": "请修改下面标出的字段。",
+    "results_title": "推荐配置",
+    "results_for": "{model} · {task} · {params} 参数",
+    "edit": "修改输入",
+    "no_options": "没有满足约束条件的配置。",
+    "option": "方案 {rank}",
+    "gpus_nodes": "{gpus} × {gpu}",
+    "cards": "{n} 张卡",
+    "cards_one": "{n} 张卡",
+    "servers": "{n} 台服务器",
+    "servers_one": "{n} 台服务器",
+    "monthly": "每月",
+    "annual": "每年",
+    "job_total": "整个作业",
+    "job_months": "计费 {months} 个月",
+    "job_months_one": "计费 {months} 个月",
+    "list_price": "标价 {price}",
+    "time_to_finish": "完成时间",
+    "no_tokens": "请填写训练 token 数",
+    "throughput": "吞吐量",
+    "tokens_per_s": "每秒 {n} token",
+    "mfu": "MFU {n}",
+    "plan": "并行方案",
+    "why": "为什么这样切分",
+    "warnings": "注意事项",
+    "memory": "每卡显存",
+    "memory_of": "{total} / {capacity} GiB",
+    "memory_fits": "放得下",
+    "memory_no_fit": "放不下",
+    "mem_weights": "权重",
+    "mem_gradients": "梯度",
+    "mem_optimizer": "优化器状态",
+    "mem_activations": "激活值",
+    "mem_kv_cache": "KV 缓存",
+    "mem_other": "其他",
+    "mem_capacity": "容量",
+    "gib": "{n} GiB",
+    "region": "地域",
+    "availability": "库存",
+    "availability_not tracked": "未跟踪；报价时确认",
+    "indicative": "参考价：取自公开价格区间，最终价格以协商为准。",
+    "download_launch": "下载启动配置（JSON）",
+    "request_quote": "申请报价",
+    "chart_title": "费用与时间",
+    "chart_desc": "每个点代表一种配置：整个作业的费用（对数坐标）与完成小时数（对数坐标）。"
+    "连线为帕累托前沿：没有其他配置既更便宜又更快。",
+    "chart_x": "完成小时数",
+    "chart_y": "费用",
+    "chart_no_time": "填写训练 token 数即可比较完成时间。",
+    "pareto": "帕累托前沿",
+    "pareto_item": "{sku}，{gpus} 张 GPU：{cost}，{time}",
+    "near_misses": "差一点满足的配置",
+    "near_misses_intro": "略超出约束条件的配置。",
+    "rejected": "已排除",
+    "rejected_intro": "无法运行该作业的 SKU 及原因（原因为英文）。",
+    "assumptions": "假设",
+    "assumptions_intro": "所有数字都基于以下假设；API 的每个响应都会列出它们。",
+    "assumption_bytes": "显存按架构逐卡计算字节数（权重、梯度、优化器状态、激活值、缓冲区），以 GiB（2^30 字节）显示。",
+    "assumption_efficiency": "速度按各 GPU 在所选精度下的稠密峰值乘以根据公开训练记录校准的效率估算；"
+    "通信采用实测总线带宽。",
+    "assumption_overheads": "开销：容量不含 CUDA 上下文，分配器碎片和通信缓冲计入“其他”。",
+    "assumption_details": "估算器给出的原文说明（英文）",
+    "uncertainty": "不确定性：显存通常与实测相差 10% 以内；完成时间约 ±30%（算子、数据加载和故障各不相同）。"
+    "价格为目录当前标价。",
+    "billing_note": "按所选租期的整月计费（每月按 30 天计）；未填写 token 数时，显示每月价格。",
+    "script_title": "脚本化",
+    "script_intro": "同一请求的 POST /recommend JSON 请求体和 curl 命令。",
+    "json_body": "POST /recommend 请求体",
+    "curl": "curl 命令",
+    "copy": "复制",
+    "copied": "已复制",
+    "csv": "下载方案 CSV",
+    "search_stats": "共搜索 {n} 种配置。",
+    "quote_title": "申请报价",
+    "quote_intro": "我们将按当前目录为方案 {rank} 定价，并打开可打印的报价单。",
+    "customer_name": "姓名",
+    "company": "公司",
+    "email": "电子邮箱",
+    "months": "月数",
+    "months_hint": "年付租期按整年计（12、24……）。",
+    "issue_quote": "生成报价单",
+    "back_to_results": "返回结果",
+    "option_missing": "该方案已不在结果中，请重新选择。",
+    "not_found_title": "页面不存在",
+    "not_found_text": "这个地址没有页面。",
+    "server_error_title": "出错了",
+    "server_error_text": "发生了意外错误，已记录。请重试。",
+    "error_title": "错误 {status}",
+    "home": "重新开始估算",
+    "request_id": "请求编号：{id}",
+    "err_number": "请输入数字。",
+    "err_integer": "请输入整数。",
+    "err_required": "此字段为必填项。",
+    "err_json": "不是有效的 JSON：{detail}",
+    "err_json_object": "请粘贴一个 JSON 对象（{ … }）。",
+    "err_choice": "请从列出的选项中选择。",
+    "err_gt": "必须大于 {limit}。",
+    "err_ge": "不能小于 {limit}。",
+    "err_lt": "必须小于 {limit}。",
+    "err_le": "不能大于 {limit}。",
+    "err_email": "请输入有效的电子邮箱地址。",
+    "hours": "{n} 小时",
+    "days": "{n} 天",
+    "footer": "数字均为依据所引公式的估算；请参阅每个结果页上的假设。",
+}
+
+# Planner and estimator warnings by stable code (app/estimator/memory.py, performance.py,
+# app/planner/explain.py). The API's English message stays the fallback for unknown codes.
+WARNINGS: dict[str, dict[str, str]] = {
+    "en": {
+        "indicative_price": "Indicative price from the published range; final on consultation.",
+        "fabric_priced_on_request": "Several servers need the InfiniBand add-on, priced on consultation and "
+        "not included in the cost.",
+        "offload_over_pcie": "Offloading moves optimizer traffic over PCIe: expect the step to slow down by tens "
+        "of percent.",
+        "offload_slowdown": "Offload traffic over PCIe takes a large share of each step (the article's 40-60% "
+        "slowdown).",
+        "host_ram_exceeded": "Offload needs more host RAM per server than the server has.",
+        "pipeline_bubble": "The pipeline bubble idles a large share of each step; more micro-batches or "
+        "interleaved stages would shrink it.",
+        "pipeline_few_microbatches": "Too few micro-batches for the pipeline stages; use at least 4 × pp.",
+        "uneven_stages": "The layers do not split evenly into the pipeline stages; the largest stage sets the pace.",
+        "pp_uneven_layers": "The layers do not split evenly into the pipeline stages; the largest stage sets "
+        "memory and speed.",
+        "tp_across_nodes": "Tensor parallel spans servers: every layer waits for the network. Keep it inside one "
+        "server.",
+        "kv_heads_replicated": "KV heads do not divide by the tensor-parallel degree: K/V weights and cache are "
+        "replicated.",
+        "approximate_model": "The architecture was derived from a parameter count; memory is approximate.",
+        "estimate_uncertain": "The architecture was derived from a parameter count: memory and speed are "
+        "approximate.",
+        "params_mismatch": "The stated parameter count differs from the architecture's exact count; memory uses "
+        "the exact count.",
+        "ragged_batch": "The global batch is not a multiple of data parallel × micro-batch.",
+        "moe_experts_resident": "Every MoE expert is resident on each GPU (no expert parallel): memory follows "
+        "the total parameters, compute the active ones.",
+        "kv_cache_dominates": "The KV cache is larger than the weights: batch and context length drive the memory.",
+        "no_fit": "This plan does not fit in GPU memory, although ZeRO-3 would.",
+        "no_fit_zero3": "Does not fit in GPU memory even with ZeRO-3.",
+        "ethernet_fabric": "Several servers over plain Ethernet (TCP): only data parallelism tolerates it.",
+        "communication_bound": "Exposed communication takes longer than the compute it serves.",
+        "precision_unsupported": "This GPU lacks the chosen precision (e.g. FP8 on an A100): it runs at the next "
+        "one it has, and speed is estimated so.",
+        "single_server_only": "This SKU has no InfiniBand or RoCE fabric: the job cannot grow beyond one server, "
+        "and tensor parallel over 10 GbE would be slower than one GPU.",
+    },
+    "zh": {
+        "indicative_price": "参考价，取自公开价格区间；最终价格以协商为准。",
+        "fabric_priced_on_request": "多台服务器需要 InfiniBand 附加项，其价格面议，未计入费用。",
+        "offload_over_pcie": "卸载会让优化器数据经 PCIe 传输：每步可能慢数十个百分点。",
+        "offload_slowdown": "经 PCIe 的卸载流量占每步时间的很大比例（文章所说的 40-60% 减速）。",
+        "host_ram_exceeded": "卸载所需的主机内存超过了服务器的内存。",
+        "pipeline_bubble": "流水线气泡让每步有很大比例的时间空闲；增加微批数量或使用交错流水线可以缩小气泡。",
+        "pipeline_few_microbatches": "相对流水线级数，微批数量太少；至少使用 4 × pp 个微批。",
+        "uneven_stages": "层数不能被流水线级数整除；最大的一级决定速度。",
+        "pp_uneven_layers": "层数不能被流水线级数整除；最大的一级决定显存和速度。",
+        "tp_across_nodes": "张量并行跨越了服务器：每一层都要等待网络。请将其限制在一台服务器内。",
+        "kv_heads_replicated": "KV 头数不能被张量并行度整除：K/V 权重和缓存会被复制。",
+        "approximate_model": "架构由参数量推算；显存为近似值。",
+        "estimate_uncertain": "架构由参数量推算：显存和速度为近似值。",
+        "params_mismatch": "给出的参数量与架构的精确计数不同；显存按精确计数计算。",
+        "ragged_batch": "全局批大小不是数据并行度 × 微批大小的整数倍。",
+        "moe_experts_resident": "每个 MoE 专家都常驻在每张 GPU 上（无专家并行）："
+        "显存取决于总参数量，计算量取决于激活参数量。",
+        "kv_cache_dominates": "KV 缓存大于权重：批大小和上下文长度决定显存。",
+        "no_fit": "该方案放不进显存，但 ZeRO-3 可以。",
+        "no_fit_zero3": "即使使用 ZeRO-3 也放不进显存。",
+        "ethernet_fabric": "多台服务器通过普通以太网（TCP）互联：只有数据并行能够容忍。",
+        "communication_bound": "未被掩盖的通信时间超过了它所服务的计算时间。",
+        "precision_unsupported": "该 GPU 不支持所选精度（例如 A100 不支持 FP8）："
+        "按其支持的下一档精度运行并据此估算速度。",
+        "single_server_only": "该 SKU 没有 InfiniBand 或 RoCE 网络：作业无法扩展到一台服务器之外，"
+        "而经 10 GbE 的张量并行会比单卡还慢。",
+    },
+}
+
+REGIONS: dict[str, dict[str, str]] = {
+    "en": {"shenzhen": "Shenzhen", "singapore": "Singapore", "los-angeles": "Los Angeles"},
+    "zh": {"shenzhen": "深圳", "singapore": "新加坡", "los-angeles": "洛杉矶"},
+}
+
+PLAN_WORDS: dict[str, dict[str, str]] = {
+    "en": {},  # English uses the API's own plan.summary
+    "zh": {
+        "single": "单卡，无需并行",
+        "dp": "数据并行",
+        "over": "{sharding}，{dp} 张卡，无张量并行",
+        "tp": "张量并行 {n}",
+        "pp": "流水线 {n}",
+        "dp_n": "数据并行 {n}",
+        "zero_ranks": "数据并行组内 ZeRO-{z}",
+        "offload_optimizer": "优化器状态卸载到主机内存",
+        "offload_optimizer_and_params": "优化器状态与参数卸载到主机内存",
+        "recompute_selective": "选择性激活重计算",
+        "recompute_full": "完整激活重计算",
+        "micro_batch": "微批 {n}",
+        "explain_one": "{what}：单张 {gpu} 即可放下（{total} / {capacity} GiB），无需并行。",
+        "explain_many": "{what}：{plan}，共 {gpus} 张 GPU（{nodes} 台服务器）；每卡显存 {total} / {capacity} GiB。",
+    },
+}
+
+CATALOGS = {"en": EN, "zh": ZH}
+
+
+def negotiate(request: Request) -> str:
+    """`?lang=` wins; then the first supported language in Accept-Language (by q); else English."""
+    asked = request.query_params.get("lang")
+    if asked in LANGS:
+        return asked
+    choices: list[tuple[float, int, str]] = []
+    for index, part in enumerate(request.headers.get("accept-language", "").split(",")):
+        tag, _, params = part.strip().partition(";")
+        quality = 1.0
+        if params.strip().startswith("q="):
+            try:
+                quality = float(params.strip()[2:])
+            except ValueError:
+                quality = 0.0
+        primary = tag.strip().lower().split("-")[0]
+        if primary in LANGS and quality > 0:
+            choices.append((-quality, index, primary))
+    return min(choices)[2] if choices else "en"
+
+
+class Translator:
+    """`t("key", n=3)` → the language's string with its placeholders filled; plus formatters."""
+
+    def __init__(self, lang: str) -> None:
+        self.lang = lang if lang in LANGS else "en"
+        self.locale = LOCALES[self.lang]
+        self.html_lang = HTML_LANG[self.lang]
+        self.messages = CATALOGS[self.lang]
+
+    def __call__(self, key: str, **values: Any) -> str:
+        text = self.messages.get(key, EN.get(key, key))
+        return text.format(**values) if values else text
+
+    def plural(self, key: str, count: int, **values: Any) -> str:
+        """`key_one` for a count of 1 where the language has it (Chinese does not inflect)."""
+        return self(f"{key}_one" if count == 1 and f"{key}_one" in self.messages else key, **values)
+
+    def has(self, key: str) -> bool:
+        return key in self.messages
+
+    def warning(self, code: str, fallback: str) -> str:
+        return WARNINGS[self.lang].get(code, fallback)
+
+    def region(self, slug: str) -> str:
+        return REGIONS[self.lang].get(slug, slug)
+
+    def number(self, value: float | int | Decimal, digits: int = 0) -> str:
+        pattern = "#,##0" + ("." + "#" * digits if digits else "")
+        return format_decimal(value, format=pattern, locale=self.locale)
+
+    def money(self, amount: str | Decimal | None, currency: str) -> str:
+        """'¥2,800.00': the yuan sign for CNY in both languages (CLDR's English 'CN¥' is unfamiliar)."""
+        if amount is None:
+            return "—"
+        places = get_currency_precision(currency)
+        pattern = "#,##0" + ("." + "0" * places if places else "")
+        symbol = "¥" if currency == "CNY" else get_currency_symbol(currency, locale=self.locale)
+        return symbol + format_decimal(Decimal(str(amount)), format=pattern, locale=self.locale)
+
+    def money_short(self, amount: float, currency: str) -> str:
+        """Axis labels: ¥30k / ¥1.6M in English, ¥3万 / ¥160万 in Chinese."""
+        symbol = "¥" if currency == "CNY" else get_currency_symbol(currency, locale=self.locale)
+        if self.lang == "zh" and amount >= 10_000:
+            return f"{symbol}{self.number(amount / 10_000, 1)}万"
+        if amount >= 1_000_000:
+            return f"{symbol}{self.number(amount / 1_000_000, 1)}M"
+        if amount >= 1_000:
+            return f"{symbol}{self.number(amount / 1_000, 1)}k"
+        return f"{symbol}{self.number(amount)}"
+
+    def duration(self, hours: float | None) -> str:
+        if hours is None or not math.isfinite(hours):
+            return self("no_tokens")
+        if hours < 48:
+            return self("hours", n=self.number(hours, 1))
+        return self("days", n=self.number(hours / 24, 1))
+
+    def gib(self, value: float) -> str:
+        return self("gib", n=self.number(value, 1))
+
+    def percent(self, fraction: float | None) -> str:
+        return "—" if fraction is None else f"{self.number(fraction * 100, 0)}%"

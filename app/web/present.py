@@ -1,0 +1,97 @@
+"""What the results page shows for each option, in the page's language: plan in plain words,
+explanation, translated warnings, costs per month / year / job, the memory bar, and the CSV rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+
+from app.planner.schemas import ModelOut, OptionOut, PlanOut
+from app.web.charts import MemoryBar, memory_bar
+from app.web.i18n import PLAN_WORDS, Translator
+
+CSV_COLUMNS = (
+    "rank", "sku", "gpu", "region", "nodes", "gpus_per_node", "total_gpus", "plan", "dp", "tp", "pp",
+    "zero_stage", "offload", "recompute", "micro_batch", "memory_per_gpu_gib", "capacity_gib", "fits",
+    "currency", "term", "units", "monthly_list", "monthly_effective", "annual", "months_billed", "job_total",
+    "time_to_train_hours", "tokens_per_s", "mfu", "availability", "warnings",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class OptionView:
+    option: OptionOut
+    summary: str
+    explanation: str
+    warnings: list[tuple[str, str]]
+    indicative: bool
+    annual: Decimal
+    bar: MemoryBar
+
+
+def plan_words(plan: PlanOut, t: Translator) -> str:
+    """The plan in the page's language; English is the API's own `plan.summary`."""
+    if t.lang == "en":
+        return plan.summary
+    w = PLAN_WORDS[t.lang]
+    if plan.dp * plan.tp * plan.pp * plan.cp == 1:
+        parts = [w["single"]]
+    elif plan.tp == 1 and plan.pp == 1:
+        sharding = f"ZeRO-{plan.zero_stage}" if plan.zero_stage else w["dp"]
+        parts = [w["over"].format(sharding=sharding, dp=plan.dp)]
+    else:
+        degrees = [w["tp"].format(n=plan.tp)] if plan.tp > 1 else []
+        degrees += [w["pp"].format(n=plan.pp)] if plan.pp > 1 else []
+        degrees += [w["dp_n"].format(n=plan.dp)] if plan.dp > 1 else []
+        parts = [" × ".join(degrees)]
+        if plan.zero_stage:
+            parts.append(w["zero_ranks"].format(z=plan.zero_stage))
+    if plan.offload != "none":
+        parts.append(w[f"offload_{plan.offload}"])
+    if plan.recompute != "none":
+        parts.append(w[f"recompute_{plan.recompute}"])
+    parts.append(w["micro_batch"].format(n=plan.micro_batch))
+    return "，".join(parts)
+
+
+def explanation(option: OptionOut, model: ModelOut, task: str, t: Translator, gpu_name: str) -> str:
+    if t.lang == "en":
+        return option.explanation
+    w = PLAN_WORDS[t.lang]
+    memory = option.memory
+    values = {"what": f"{model.name} {t('task_' + task)}", "gpu": gpu_name,
+              "total": t.number(memory.per_gpu_gib["total"], 1), "capacity": t.number(memory.capacity_gib, 1),
+              "plan": plan_words(option.plan, t), "gpus": option.total_gpus, "nodes": option.nodes}
+    return w["explain_one" if option.total_gpus == 1 else "explain_many"].format(**values)
+
+
+def option_view(option: OptionOut, model: ModelOut, task: str, t: Translator, gpu_names: dict[str, str]) -> OptionView:
+    codes = [w.code for w in option.warnings]
+    return OptionView(
+        option=option,
+        summary=plan_words(option.plan, t),
+        explanation=explanation(option, model, task, t, gpu_names.get(option.sku.gpu, option.sku.gpu)),
+        warnings=[(w.code, t.warning(w.code, w.message)) for w in option.warnings if w.code != "indicative_price"],
+        indicative="indicative_price" in codes,
+        annual=Decimal(option.cost.monthly_effective) * 12,
+        bar=memory_bar(option.memory),
+    )
+
+
+def csv_row(option: OptionOut) -> list[str]:
+    plan, perf, cost = option.plan, option.performance, option.cost
+    return [
+        str(option.rank), option.sku.id, option.sku.gpu, option.sku.region, str(option.nodes),
+        str(option.gpus_per_node), str(option.total_gpus), plan.summary, str(plan.dp), str(plan.tp), str(plan.pp),
+        str(plan.zero_stage), plan.offload, plan.recompute, str(plan.micro_batch),
+        f"{option.memory.per_gpu_gib['total']:.2f}", f"{option.memory.capacity_gib:.2f}",
+        str(option.memory.fits).lower(),
+        cost.currency, cost.term, str(cost.units), cost.monthly_list, cost.monthly_effective,
+        str(Decimal(cost.monthly_effective) * 12), "" if cost.months is None else str(cost.months),
+        cost.job_total or "",
+        "" if perf.time_to_train_hours is None else f"{perf.time_to_train_hours:.2f}",
+        "" if perf.tokens_per_s is None else f"{perf.tokens_per_s:.0f}",
+        "" if perf.mfu is None else f"{perf.mfu:.3f}",
+        option.availability, " ".join(w.code for w in option.warnings),
+    ]

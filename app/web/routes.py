@@ -1,0 +1,259 @@
+"""The wizard's pages. GET forms: the state lives in the URL, so a results page can be bookmarked
+and reproduces itself. The routes are thin: the planner (`run_recommend`) and the quotes service
+do the work; app.web.forms maps fields, app.web.present words the answer.
+
+    GET  /                      the wizard (pre-filled from the query when "change the inputs")
+    GET  /results?…             ranked options, or the wizard again with inline errors (422)
+    GET  /results.csv?…         the options as CSV
+    GET  /results/launch.json?…&option=N   option N's launch config (DeepSpeed, torchrun/FSDP, Megatron)
+    GET  /quote?…&option=N      the quote request form for option N
+    POST /quote                 issue the quote → 303 to its printable page
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Any
+from urllib.parse import urlencode
+
+from anyio import to_thread
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from pydantic import ValidationError
+from sqlalchemy.orm import Session
+
+from app.api.deps import SessionDep, SettingsDep
+from app.catalog.schemas import SkuOut
+from app.catalog.service import public_skus
+from app.errors import InvalidInput
+from app.estimator.presets import list_presets
+from app.estimator.specs import EstimatorError
+from app.planner.schemas import OptionOut, RecommendIn, RecommendOut
+from app.planner.service import run_recommend
+from app.quotes import service as quotes_service
+from app.quotes.schemas import QuoteCreate
+from app.web import forms
+from app.web.charts import MEMORY_PARTS, scatter
+from app.web.errors import WebRoute, error_page
+from app.web.i18n import Translator, negotiate
+from app.web.present import CSV_COLUMNS, csv_row, option_view, plan_words
+from app.web.templating import templates
+
+router = APIRouter(route_class=WebRoute, include_in_schema=False)
+QUOTE_FIELDS = ("name", "company", "email", "months")
+
+
+# ---- helpers -------------------------------------------------------------------------------------
+
+
+def _page(request: Request, name: str, context: dict[str, Any], t: Translator, *, status: int = 200,
+          query: list[tuple[str, str]] | None = None) -> HTMLResponse:
+    """Render with the context every page needs: translator, language switch link."""
+    items = [(k, v) for k, v in (query if query is not None else request.query_params.multi_items()) if k != "lang"]
+    other = "zh" if t.lang == "en" else "en"
+    switch = f"{request.url.path}?{urlencode([*items, ('lang', other)])}"
+    if request.method != "GET":
+        switch = f"/?{urlencode([('lang', other)])}"
+    return templates.TemplateResponse(request, name, {"t": t, "lang": t.lang, "switch_url": switch, **context},
+                                      status_code=status)
+
+
+def _catalog(session: Session) -> list[SkuOut]:
+    return public_skus(session)
+
+
+def _wizard(request: Request, session: Session, form: forms.WizardForm, t: Translator, *,
+            status: int = 200) -> HTMLResponse:
+    skus = _catalog(session)
+    regions = sorted({r for sku in skus for r in sku.regions})
+    gpus = sorted({(sku.gpu.id, sku.gpu.name) for sku in skus})
+    presets = [(p.id, p.name, p.published_params) for p in list_presets()]
+    context = {"form": form, "presets": presets, "regions": regions, "gpus": gpus, "forms": forms}
+    return _page(request, "web/wizard.html", context, t, status=status)
+
+
+def _recommend(session: Session, form: forms.WizardForm, t: Translator) -> tuple[RecommendIn, RecommendOut] | None:
+    """Parse and run the planner; None with the form's errors filled (bad input, or the planner's 422)."""
+    request_in = forms.parse_wizard(form, t)
+    if request_in is None:
+        return None
+    try:
+        return request_in, run_recommend(session, request_in)
+    except EstimatorError as exc:
+        form.add_error(forms.field_for(exc.field or ""), str(exc))
+    except InvalidInput as exc:
+        for err in exc.errors or [{"field": "", "message": exc.detail}]:
+            form.add_error(forms.field_for(str(err.get("field", ""))), str(err.get("message", exc.detail)))
+    return None
+
+
+def _state(form: forms.WizardForm, t: Translator) -> list[tuple[str, str]]:
+    return [*form.query_items(), ("lang", t.lang)]
+
+
+def _results_context(request: Request, session: Session, form: forms.WizardForm, request_in: RecommendIn,
+                     result: RecommendOut, t: Translator) -> dict[str, Any]:
+    state = _state(form, t)
+    qs = urlencode(state)
+    skus = _catalog(session)
+    gpu_names = {sku.gpu.id: sku.gpu.name for sku in skus}
+    body = request_in.model_dump(mode="json", exclude_defaults=True)
+    return {
+        "form": form, "result": result, "task": request_in.task, "qs": qs, "gpu_names": gpu_names,
+        "units": {sku.id: sku.rental_unit for sku in skus},
+        "views": [option_view(o, result.model, request_in.task, t, gpu_names) for o in result.options],
+        "near": [option_view(o, result.model, request_in.task, t, gpu_names) for o in result.near_misses],
+        "chart": scatter(result.options, result.pareto), "memory_parts": MEMORY_PARTS,
+        "currency": result.options[0].cost.currency if result.options else "CNY",
+        "body_json": forms.api_body_json(body), "curl": forms.curl_command(str(request.base_url), body),
+        "option_url": lambda path, rank: f"{path}?{urlencode([*state, ('option', rank)])}",
+    }
+
+
+def _find_option(result: RecommendOut, raw: str | None) -> OptionOut | None:
+    try:
+        rank = int(raw or "")
+    except ValueError:
+        return None
+    return next((o for o in result.options if o.rank == rank), None)
+
+
+# ---- pages ---------------------------------------------------------------------------------------
+
+
+@router.get("/", response_class=HTMLResponse)
+def wizard(request: Request, session: SessionDep) -> HTMLResponse:
+    t = Translator(negotiate(request))
+    form = forms.read_form(request.query_params, request.query_params.multi_items())
+    return _wizard(request, session, form, t)
+
+
+@router.get("/results", response_class=HTMLResponse)
+def results(request: Request, session: SessionDep) -> HTMLResponse:
+    t = Translator(negotiate(request))
+    form = forms.read_form(request.query_params, request.query_params.multi_items())
+    answer = _recommend(session, form, t)
+    if answer is None:
+        return _wizard(request, session, form, t, status=422)
+    context = _results_context(request, session, form, *answer, t)
+    return _page(request, "web/results.html", context, t)
+
+
+@router.get("/results.csv")
+def results_csv(request: Request, session: SessionDep) -> Response:
+    t = Translator(negotiate(request))
+    form = forms.read_form(request.query_params, request.query_params.multi_items())
+    answer = _recommend(session, form, t)
+    if answer is None:
+        return RedirectResponse(f"/results?{urlencode(_state(form, t))}", status_code=303)
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\r\n")
+    writer.writerow(CSV_COLUMNS)
+    writer.writerows(csv_row(o) for o in answer[1].options)
+    headers = {"Content-Disposition": 'attachment; filename="gpu-sizer-options.csv"'}
+    return Response(out.getvalue(), media_type="text/csv; charset=utf-8", headers=headers)
+
+
+@router.get("/results/launch.json")
+def launch_config(request: Request, session: SessionDep) -> Response:
+    t = Translator(negotiate(request))
+    form = forms.read_form(request.query_params, request.query_params.multi_items())
+    answer = _recommend(session, form, t)
+    if answer is None:
+        return RedirectResponse(f"/results?{urlencode(_state(form, t))}", status_code=303)
+    option = _find_option(answer[1], request.query_params.get("option"))
+    if option is None:
+        return error_page(request, 404, message=t("option_missing"))
+    name = f"launch-{option.sku.id}-{option.total_gpus}gpu.json"
+    payload = {"sku": option.sku.id, "nodes": option.nodes, "gpus_per_node": option.gpus_per_node,
+               "plan": option.plan.model_dump(), **option.launch}
+    return Response(json.dumps(payload, indent=2, ensure_ascii=False), media_type="application/json",
+                    headers={"Content-Disposition": f'attachment; filename="{name}"'})
+
+
+@router.get("/quote", response_class=HTMLResponse)
+def quote_form(request: Request, session: SessionDep) -> HTMLResponse:
+    t = Translator(negotiate(request))
+    form = forms.read_form(request.query_params, request.query_params.multi_items())
+    answer = _recommend(session, form, t)
+    if answer is None:
+        return _wizard(request, session, form, t, status=422)
+    option = _find_option(answer[1], request.query_params.get("option"))
+    if option is None:
+        return error_page(request, 404, message=t("option_missing"))
+    months = "12" if option.cost.term == "annual" else "1"
+    return _quote_page(request, session, form, option, t, {"months": months}, {})
+
+
+def _quote_page(request: Request, session: Session, form: forms.WizardForm, option: OptionOut, t: Translator,
+                customer: dict[str, str], errors: dict[str, list[str]], *, status: int = 200) -> HTMLResponse:
+    units = {sku.id: sku.rental_unit for sku in _catalog(session)}
+    state = _state(form, t)
+    context = {"form": form, "option": option, "state": state, "customer": customer, "errors": errors,
+               "unit": units.get(option.sku.id, "node"),
+               "summary": plan_words(option.plan, t),
+               "results_url": f"/results?{urlencode(state)}"}
+    return _page(request, "web/quote.html", context, t, status=status, query=state)
+
+
+@router.post("/quote", response_class=HTMLResponse)
+async def issue_quote(request: Request, session: SessionDep, settings: SettingsDep) -> Response:
+    posted = await request.form()
+    t = Translator(posted.get("lang") if posted.get("lang") in ("en", "zh") else negotiate(request))
+    fields = {k: str(v) for k, v in posted.items() if isinstance(v, str)}
+    form = forms.read_form(fields, [(k, str(v)) for k, v in posted.multi_items() if isinstance(v, str)])
+    # The planner and the database are synchronous: off the event loop.
+    return await to_thread.run_sync(_issue_quote, request, session, settings, form, fields, t)
+
+
+def _issue_quote(request: Request, session: Session, settings: Any, form: forms.WizardForm,
+                 fields: dict[str, str], t: Translator) -> Response:
+    answer = _recommend(session, form, t)
+    if answer is None:
+        return _wizard(request, session, form, t, status=422)
+    request_in, result = answer
+    option = _find_option(result, fields.get("option"))
+    if option is None:
+        return error_page(request, 404, message=t("option_missing"))
+    customer = {name: fields.get(name, "").strip() for name in QUOTE_FIELDS}
+    errors: dict[str, list[str]] = {}
+    data = _quote_data(request_in, option, customer, errors, t)
+    if data is not None:
+        try:
+            created = quotes_service.create_quote(session, data=data, validity_days=settings.quote_validity_days)
+            return RedirectResponse(f"{created.quote.links.print}?lang={t.lang}", status_code=303)
+        except InvalidInput as exc:
+            for err in exc.errors or [{"field": "", "message": exc.detail}]:
+                errors.setdefault(_quote_field(str(err.get("field", ""))), []).append(str(err.get("message")))
+    return _quote_page(request, session, form, option, t, customer, errors, status=422)
+
+
+def _quote_data(request_in: RecommendIn, option: OptionOut, customer: dict[str, str],
+                errors: dict[str, list[str]], t: Translator) -> QuoteCreate | None:
+    months: int | None = None
+    if customer["months"]:
+        try:
+            months = int(customer["months"])
+        except ValueError:
+            errors.setdefault("months", []).append(t("err_integer"))
+            return None
+    workload = request_in.model_dump(mode="json", exclude_defaults=True, exclude={"constraints"})
+    plan = option.plan.model_dump(mode="json")
+    try:
+        return QuoteCreate.model_validate({
+            "sku_id": option.sku.id, "quantity": option.cost.units, "term": option.cost.term, "months": months,
+            "workload": workload, "plan": plan,
+            "customer": {"name": customer["name"], "company": customer["company"], "email": customer["email"]},
+        })
+    except ValidationError as exc:
+        for err in exc.errors():
+            loc = ".".join(str(part) for part in err.get("loc", ()))
+            errors.setdefault(_quote_field(loc), []).append(forms.pydantic_message(err, t))
+        return None
+
+
+def _quote_field(loc: str) -> str:
+    name = loc.removeprefix("customer.")
+    return name if name in QUOTE_FIELDS else "form"

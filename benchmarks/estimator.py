@@ -1,0 +1,103 @@
+"""Plan evaluations per second of estimate_memory, and of llm-analysis's LLMAnalysis.training() in the same run.
+
+Run: .venv/bin/python benchmarks/estimator.py [--seconds 3]
+The mix is what the planner does: for a few (model, workload, cluster) scenarios, every tp (dividing the heads,
+<= 8), pp in 1/2/4/8, dp filling the cluster, ZeRO 0-3, three recompute modes and micro-batches 1/2/4.
+llm-analysis (no LoRA, no inference in .training()) gets the pretraining / full fine-tuning part of the same mix.
+Goal (issue 3): >= 50,000 evaluations/s on one core and >= 20x llm-analysis.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import time
+from itertools import product
+
+from _peers_env import PEER_REQUIREMENT, run_llm_analysis
+
+from app.estimator.hardware import get_gpu
+from app.estimator.memory import estimate_memory
+from app.estimator.presets import get_preset
+from app.estimator.specs import Cluster, LoraSpec, ModelSpec, Plan, Workload
+
+Scenario = tuple[ModelSpec, Workload, Plan, Cluster]
+
+SCENARIOS = (
+    ("llama-3.1-8b", Workload(task="full_finetune", seq_len=4096, global_batch=256), "h100-80g-sxm", 8, 1),
+    ("llama-3.1-70b", Workload(task="pretrain", seq_len=8192, global_batch=1024), "h100-80g-sxm", 8, 8),
+    ("mixtral-8x7b", Workload(task="full_finetune", seq_len=4096, global_batch=256), "a100-80g-sxm", 8, 4),
+    ("qwen2.5-7b", Workload(task="lora", seq_len=4096, global_batch=64, lora=LoraSpec(rank=16)), "l40s-48g", 8, 1),
+    ("llama-3.1-405b", Workload(task="pretrain", seq_len=8192, global_batch=2048), "h100-80g-sxm", 8, 64),
+    ("llama-3.1-70b", Workload(task="inference", seq_len=8192), "h100-80g-sxm", 8, 1),
+)
+
+
+def _plans(model: ModelSpec, gpus: int) -> list[Plan]:
+    tps = [t for t in (1, 2, 4, 8) if model.heads % t == 0]
+    pps = [p for p in (1, 2, 4, 8) if p <= model.layers]
+    plans = []
+    for tp, pp, zero, recompute, micro in product(tps, pps, (0, 1, 2, 3), ("none", "selective", "full"), (1, 2, 4)):
+        if gpus % (tp * pp) == 0:
+            dp = gpus // (tp * pp)
+            plans.append(Plan(dp=dp, tp=tp, pp=pp, zero_stage=zero, recompute=recompute, micro_batch=micro,
+                              sequence_parallel=tp > 1))
+    return plans
+
+
+def plan_mix() -> list[Scenario]:
+    mix: list[Scenario] = []
+    for preset, workload, gpu, per_node, nodes in SCENARIOS:
+        model = get_preset(preset).model
+        cluster = Cluster(gpu=get_gpu(gpu), gpus_per_node=per_node, nodes=nodes)
+        mix.extend((model, workload, plan, cluster) for plan in _plans(model, per_node * nodes))
+    random.Random(0).shuffle(mix)
+    return mix
+
+
+def measure_ours(mix: list[Scenario], seconds: float) -> tuple[int, float, float]:
+    """(evaluations, wall seconds, CPU seconds) of estimate_memory over the mix, repeated for `seconds`."""
+    count, wall, cpu = 0, time.perf_counter(), time.process_time()
+    while time.perf_counter() - wall < seconds:
+        for model, workload, plan, cluster in mix:
+            estimate_memory(model, workload, plan, cluster)
+        count += len(mix)
+    return count, time.perf_counter() - wall, time.process_time() - cpu
+
+
+def to_llm_analysis(scenario: Scenario, index: int) -> dict:
+    model, workload, plan, cluster = scenario
+    return {
+        "id": f"{model.name}-{index}", "kind": "training", "layers": model.layers, "heads": model.heads,
+        "kv_heads": model.kv_heads, "hidden": model.hidden, "ffn": model.expert_ffn or model.ffn,
+        "vocab": model.vocab, "gated": model.mlp == "swiglu", "experts": model.experts,
+        "top_k": model.experts_per_token, "gpu_mem_gb": cluster.gpu.memory_gib * 1.073741824,
+        "tp": plan.tp, "pp": plan.pp, "dp": plan.dp, "batch": plan.micro_batch, "seq": workload.seq_len,
+        "recompute": {"none": 0, "selective": 1, "full": 2}[plan.recompute], "zero": plan.zero_stage,
+        "flash": plan.flash_attention, "generate": 0,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=3.0)
+    args = parser.parse_args()
+    mix = plan_mix()
+    estimate_memory(*mix[0])  # build the per-(model, workload) contexts outside the timed loop, as the planner does
+    count, wall, cpu = measure_ours(mix, args.seconds)
+    ours = count / wall
+    print(f"plan mix: {len(mix)} plans over {len(SCENARIOS)} scenarios (training, LoRA, inference; 8-512 GPUs)")
+    print(f"estimate_memory: {count:,} evaluations in {wall:.2f} s = {ours:,.0f} evaluations/s "
+          f"(one core, wall clock; {count / cpu:,.0f}/s of CPU time)")
+    training = [s for s in mix if s[1].task in ("pretrain", "full_finetune")][:400]
+    cases = [to_llm_analysis(s, i) for i, s in enumerate(training)]
+    theirs = run_llm_analysis({"mode": "speed", "cases": cases, "seconds": args.seconds})
+    rate = theirs["per_second"]
+    print(f"{PEER_REQUIREMENT} LLMAnalysis.training(): {theirs['evaluations']:,} evaluations in "
+          f"{theirs['seconds']:.2f} s = {rate:,.0f} evaluations/s (same machine, subprocess in .peers-venv)")
+    print(f"ratio: {ours / rate:,.1f}x   goal: >= 50,000/s and >= 20x "
+          f"-> {'met' if ours >= 50_000 and ours / rate >= 20 else 'NOT met'}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,69 @@
+"""Two admins saving the same SKU at the same moment, each in its own committed transaction: both
+read version 1 and pass the version check, the first commits, and the second's UPDATE … WHERE
+version = 1 matches no row, so it gets 409 and the first edit survives. Runs on a scratch database
+of its own (SQLite file, PostgreSQL database) because it commits."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
+
+from app.admin import editing, service
+from app.admin.schemas import SkuPatch
+from app.catalog.seed import seed_catalog
+from app.db.engine import build_engine, build_sessionmaker
+from app.db.migrate import upgrade
+from app.errors import Conflict
+from tests.conftest import BACKENDS, require_backend_url
+
+CARD = "a100-40g-pcie-card"
+
+
+@pytest.fixture(params=BACKENDS)
+def scratch_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    url = require_backend_url(request.param, tmp_path_factory, name="race")
+    if request.param == "sqlite":
+        upgrade(url)
+        yield url
+        return
+    name = f"{make_url(url).database}_admin_race"
+    admin = create_engine(url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        connection.execute(text(f'CREATE DATABASE "{name}"'))
+    scratch = make_url(url).set(database=name).render_as_string(hide_password=False)
+    upgrade(scratch)
+    yield scratch
+    with admin.connect() as connection:
+        connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    admin.dispose()
+
+
+def test_simultaneous_saves_one_wins_the_other_gets_409(scratch_url: str) -> None:
+    engine = build_engine(scratch_url)
+    sessions = build_sessionmaker(engine)
+    with sessions.begin() as setup:
+        seed_catalog(setup)
+    alice = service.Actor(None, "alice@example.com", "api")
+    bob = service.Actor(None, "bob@example.com", "api")
+    first, second = sessions(), sessions()
+    try:
+        seen_by_alice, seen_by_bob = editing.get_sku(first, CARD), editing.get_sku(second, CARD)  # both hold v1
+        assert seen_by_alice.version == seen_by_bob.version == 1
+        editing.update_sku(first, slug=CARD, data=SkuPatch(version=1, name="Alice's name"), actor=alice)
+        first.commit()
+        with pytest.raises(Conflict, match="changed by someone else while saving version 1"):
+            editing.update_sku(second, slug=CARD, data=SkuPatch(version=1, name="Bob's name"), actor=bob)
+        second.rollback()
+    finally:
+        first.close()
+        second.close()
+    with sessions() as check:
+        sku = editing.get_sku(check, CARD)
+        assert (sku.name, sku.version) == ("Alice's name", 2)
+        history = service.audit_page(check, entity_type="sku")[0]
+        assert [(e.actor, e.after["name"]) for e in history] == [("alice@example.com", "Alice's name")]
+    engine.dispose()

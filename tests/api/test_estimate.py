@@ -1,0 +1,111 @@
+"""POST /estimate and GET /models over HTTP: the response contract, plan choice, clear 422s."""
+
+from __future__ import annotations
+
+import pytest
+from fastapi.testclient import TestClient
+
+H100_NODE = {"gpu": "h100-80g-sxm", "gpus_per_node": 8}
+
+
+def _estimate(client: TestClient, **body) -> dict:
+    response = client.post("/estimate", json=body)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def test_explicit_plan_gives_memory_breakdown_and_speed(client: TestClient) -> None:
+    result = _estimate(client, model={"preset": "llama-2-7b"}, task="full_finetune", tokens=1e9,
+                       hardware={"gpu": "a100-80g-sxm", "gpus_per_node": 8},
+                       plan={"dp": 8, "zero_stage": 3, "micro_batch": 2})
+    memory = result["memory"]["per_gpu_gib"]
+    parts = ("weights", "gradients", "optimizer", "activations", "kv_cache", "other")
+    assert memory["total"] == pytest.approx(sum(memory[p] for p in parts), abs=0.05)
+    # ZeRO-3 over 8 (ZeRO paper §3, K = 12): gradients 2Ψ/8 and optimizer 12Ψ/8 bytes; the weights
+    # are 2Ψ/8 plus the gathered working buffers of the layers in flight.
+    psi = 6_738_415_616
+    assert memory["gradients"] == pytest.approx(2 * psi / 8 / 2**30, abs=0.01)
+    assert memory["optimizer"] == pytest.approx(12 * psi / 8 / 2**30, abs=0.01)
+    assert memory["weights"] > 2 * psi / 8 / 2**30
+    assert result["memory"]["fits"] is True
+    perf = result["performance"]
+    assert perf["tokens_per_s"] == pytest.approx(perf["tokens_per_s_per_gpu"] * 8)
+    assert perf["gpu_hours"] == pytest.approx(perf["time_to_train_hours"] * 8)
+    assert 0 < perf["mfu"] < 1
+    assert result["plan"]["global_batch"] == 16
+
+
+def test_fsdp_names_are_zero_aliases(client: TestClient) -> None:
+    fsdp = _estimate(client, model={"preset": "llama-2-7b"}, hardware=H100_NODE,
+                     plan={"dp": 8, "zero_stage": "FULL_SHARD"})
+    assert fsdp["plan"]["zero_stage"] == 3
+
+
+def test_without_a_plan_the_best_feasible_one_is_chosen(client: TestClient) -> None:
+    result = _estimate(client, model={"preset": "llama-2-70b"}, task="full_finetune",
+                       hardware={"sku": "h100-80g-sxm-8x", "nodes": 2})
+    assert result["memory"]["fits"] is True
+    assert result["plan"]["dp"] * result["plan"]["tp"] * result["plan"]["pp"] == 16
+    assert result["plan"]["summary"]
+
+
+def test_inference_reports_kv_cache_and_decode_speed(client: TestClient) -> None:
+    result = _estimate(client, model={"preset": "llama-2-7b"}, task="inference", seq_len=4096, micro_batch=8,
+                       hardware={"gpu": "h100-80g-sxm"})
+    # KV cache: 2 · 32 layers · 32 kv heads · 128 · 4096 tokens · 8 sequences · 2 bytes = 16 GiB
+    assert result["memory"]["per_gpu_gib"]["kv_cache"] == pytest.approx(16.0, abs=0.01)
+    assert result["performance"]["decode_tokens_per_s"] > 0
+    assert result["performance"]["time_per_output_token_ms"] > 0
+
+
+def test_model_too_big_for_the_hardware_says_what_would_fit(client: TestClient) -> None:
+    response = client.post("/estimate", json={"model": {"preset": "llama-2-70b"}, "task": "full_finetune",
+                                              "hardware": {"gpu": "a100-40g-pcie"}})
+    assert response.status_code == 422
+    assert "does not fit" in response.json()["detail"]
+
+
+@pytest.mark.parametrize(
+    ("body", "field", "words"),
+    [
+        ({"plan": {"dp": 2, "tp": 3}}, "plan.tp", "does not divide the 32 attention heads"),
+        ({"plan": {"pp": 64}}, "plan.pp", "exceeds the 32 layers"),
+        ({"task": "lora", "lora": {"rank": 10000}}, "lora.rank", "hidden size"),
+        ({"model": {"params": 1e16}}, "model.params", "less than or equal"),
+        ({"model": {"params": -7e9}}, "model.params", "greater than 0"),
+        ({"model": {"preset": "nope"}}, "model.preset", "known: llama-2-7b"),
+        ({"hardware": {"gpu": "h100"}}, "hardware.gpu", "Did you mean h100-80g-sxm"),
+        ({"seq_len": 0}, "seq_len", "greater than or equal to 1"),
+        ({"model": {"hf_config": {"model_type": "llama", "hidden_size": 4096}}}, "model.hf_config", "missing"),
+        ({"model": {"hf_config": {"model_type": "bert"}}}, "model.hf_config.model_type", "supported"),
+    ],
+)
+def test_bad_input_is_422_saying_what_is_allowed(client: TestClient, body: dict, field: str, words: str) -> None:
+    request = {"model": {"preset": "llama-2-7b"}, "hardware": H100_NODE} | body
+    response = client.post("/estimate", json=request)
+    assert response.status_code == 422, response.text
+    problem = response.json()
+    assert field in {e["field"] for e in problem["errors"]}
+    assert words in problem["detail"]
+
+
+@pytest.mark.parametrize("raw", ["NaN", "Infinity", "-Infinity", "1e400"])
+def test_non_finite_numbers_are_422_not_500(client: TestClient, raw: str) -> None:
+    body = '{"model": {"params": %s}, "hardware": {"gpu": "h100-80g-sxm"}}' % raw
+    response = client.post("/estimate", content=body, headers={"content-type": "application/json"})
+    assert response.status_code == 422
+    assert "model.params" in {e["field"] for e in response.json()["errors"]}
+
+
+def test_unknown_sku_is_404(client: TestClient) -> None:
+    response = client.post("/estimate", json={"model": {"preset": "llama-2-7b"}, "hardware": {"sku": "zzz"}})
+    assert response.status_code == 404
+
+
+def test_models_lists_presets_with_sources(client: TestClient) -> None:
+    models = client.get("/models").json()
+    assert len(models) >= 25
+    assert {"dense", "moe"} <= {m["kind"] for m in models}
+    llama = next(m for m in models if m["id"] == "llama-2-7b")
+    assert llama["params"] == 6_738_415_616
+    assert llama["source"].startswith("http")

@@ -1,0 +1,215 @@
+"""estimate_memory: closed-form checks against the cited formulas, validation and named warnings."""
+
+from dataclasses import replace
+
+import pytest
+
+from app.estimator.hardware import get_gpu
+from app.estimator.memory import NF4_BYTES_PER_PARAM, estimate_memory, validate_plan
+from app.estimator.params import count_params
+from app.estimator.presets import get_preset
+from app.estimator.specs import GIB, Cluster, EstimatorError, LoraSpec, Plan, Workload
+
+LLAMA2_7B = get_preset("llama-2-7b").model
+LLAMA2_70B = get_preset("llama-2-70b").model
+LLAMA3_8B = get_preset("llama-3-8b").model
+P7 = count_params(LLAMA2_7B).total
+
+
+def _cluster(gpu: str = "a100-80g-sxm", per_node: int = 8, nodes: int = 1, ram: float | None = None) -> Cluster:
+    return Cluster(gpu=get_gpu(gpu), gpus_per_node=per_node, nodes=nodes, host_ram_gib=ram)
+
+
+def _estimate(model=LLAMA2_7B, workload: Workload | None = None, plan: Plan | None = None, cluster=None):
+    return estimate_memory(model, workload or Workload(), plan or Plan(), cluster or _cluster())
+
+
+def _states(estimate) -> float:
+    b = estimate.breakdown
+    return b.weights + b.gradients + b.optimizer
+
+
+def test_mixed_precision_adam_is_16_bytes_per_param_zero_paper() -> None:
+    # Rajbhandari et al. 2020 §3.1: 2Ψ + 2Ψ + 12Ψ without ZeRO
+    assert _states(_estimate()) == pytest.approx(16 * P7)
+
+
+@pytest.mark.parametrize(("stage", "bytes_per_param"), [(1, 4 + 12 / 8), (2, 2 + 14 / 8)])
+def test_zero_1_and_2_follow_the_paper(stage: int, bytes_per_param: float) -> None:
+    estimate = _estimate(plan=Plan(dp=8, zero_stage=stage))
+    assert _states(estimate) == pytest.approx(bytes_per_param * P7)
+
+
+def test_zero_3_is_16_over_n_plus_two_gathered_units() -> None:
+    counts = count_params(LLAMA2_7B)
+    estimate = _estimate(plan=Plan(dp=64, zero_stage=3), cluster=_cluster(nodes=8))
+    layer = counts.attention_per_layer + counts.dense_mlp_per_layer + counts.norms_per_layer  # > the embedding
+    assert _states(estimate) == pytest.approx(16 * P7 / 64 + 2 * 2 * layer)
+
+
+def test_pure_bf16_adamw_is_8_bytes_per_param_torchtune() -> None:
+    assert _states(_estimate(workload=Workload(mixed_precision=False))) == pytest.approx(8 * P7)
+
+
+@pytest.mark.parametrize(("optimizer", "per_param"), [("adamw_8bit", 2 + 2 + 4 + 2), ("sgd", 2 + 2 + 4 + 4),
+                                                      ("lion", 2 + 2 + 4 + 4)])
+def test_optimizer_state_sizes(optimizer: str, per_param: float) -> None:
+    assert _states(_estimate(workload=Workload(optimizer=optimizer))) == pytest.approx(per_param * P7)
+
+
+def test_tp_and_pp_divide_model_states() -> None:
+    whole = _states(_estimate())
+    split = _states(_estimate(plan=Plan(tp=4, pp=2)))
+    assert whole / 8 < split < whole / 8 * 1.2  # norms replicated, embedding and head on end stages
+
+
+def test_kv_cache_formula() -> None:
+    # 2 · layers · kv_heads · head_dim · context · batch · bytes
+    estimate = _estimate(workload=Workload(task="inference", seq_len=4096), plan=Plan(micro_batch=1))
+    assert estimate.breakdown.kv_cache == 2 * 32 * 32 * 128 * 4096 * 1 * 2
+    assert estimate.breakdown.gradients == 0 and estimate.breakdown.optimizer == 0
+
+
+def test_kv_cache_in_fp8_halves_and_gqa_shrinks_it() -> None:
+    bf16 = _estimate(LLAMA3_8B, Workload(task="inference", seq_len=8192), Plan(micro_batch=4)).breakdown.kv_cache
+    fp8 = _estimate(LLAMA3_8B, Workload(task="inference", seq_len=8192, kv_cache_precision="fp8"),
+                    Plan(micro_batch=4)).breakdown.kv_cache
+    assert fp8 == bf16 / 2 and bf16 == 2 * 32 * 8 * 128 * 8192 * 4 * 2
+
+
+def test_qlora_base_is_nf4_with_double_quant_constants() -> None:
+    counts = count_params(LLAMA2_7B)
+    qlora = _estimate(workload=Workload(task="qlora", lora=LoraSpec(rank=8, targets=("q", "v"))))
+    unquantised = counts.embedding + counts.lm_head + counts.final_norm + 32 * counts.norms_per_layer
+    adapters = 8 * (4096 + 4096) * 2 * 32
+    expected = (P7 - unquantised) * NF4_BYTES_PER_PARAM + unquantised * 2 + adapters * 4
+    assert qlora.breakdown.weights == pytest.approx(expected)
+    assert pytest.approx(4.127 / 8) == NF4_BYTES_PER_PARAM
+
+
+def test_lora_trains_only_adapters() -> None:
+    lora = _estimate(workload=Workload(task="lora", lora=LoraSpec(rank=16, targets=("q", "v"))))
+    adapters = 16 * (4096 + 4096) * 2 * 32
+    assert lora.breakdown.gradients == pytest.approx(adapters * 4)  # fp32 adapters under mixed precision
+    assert lora.breakdown.optimizer == pytest.approx(adapters * 8)
+
+
+def test_offload_moves_optimizer_to_host_and_checks_ram() -> None:
+    estimate = _estimate(plan=Plan(dp=8, zero_stage=2, offload="optimizer"), cluster=_cluster(ram=64))
+    assert estimate.breakdown.optimizer == 0
+    assert estimate.breakdown.host_ram == pytest.approx(8 * (12 + 4) * P7 / 8)
+    codes = {w.code for w in estimate.warnings}
+    assert {"offload_over_pcie", "host_ram_exceeded"} <= codes
+
+
+def test_pipeline_first_stage_holds_in_flight_micro_batches() -> None:
+    base = Plan(pp=4, recompute="none")
+    few = _estimate(workload=Workload(global_batch=1), plan=base).breakdown.activations
+    full = _estimate(workload=Workload(global_batch=64), plan=base).breakdown.activations
+    interleaved = _estimate(workload=Workload(global_batch=64), plan=replace(base, virtual_stages=2)).breakdown
+    assert few < full < interleaved.activations
+
+
+def test_selective_recompute_removes_the_quadratic_term_without_flash() -> None:
+    plain = _estimate(workload=Workload(seq_len=8192), plan=Plan(flash_attention=False)).breakdown.activations
+    flash = _estimate(workload=Workload(seq_len=8192), plan=Plan(flash_attention=True)).breakdown.activations
+    quadratic = 32 * 32 * 8192 * 8192 * 2  # a·s² elements in 16-bit per layer, 32 layers
+    assert plain - flash == pytest.approx(quadratic, rel=1e-6)
+
+
+def test_the_article_trap_70b_full_finetune_does_not_fit_8x80gb() -> None:
+    estimate = _estimate(LLAMA2_70B, Workload(seq_len=4096), Plan(dp=8, zero_stage=3, recompute="full"))
+    assert not estimate.breakdown.fits
+    warning = next(w for w in estimate.warnings if w.code == "no_fit_zero3")
+    assert "GPUs" in warning.message and "b200-180g-sxm" in warning.message
+
+
+def test_a_plan_that_fits_with_zero3_says_so() -> None:
+    estimate = _estimate(plan=Plan(dp=8, zero_stage=0), cluster=_cluster("a100-40g-sxm"))
+    assert [w.code for w in estimate.warnings if w.code.startswith("no_fit")] == ["no_fit"]
+
+
+@pytest.mark.parametrize(
+    ("plan", "field"),
+    [
+        (Plan(tp=3), "plan.tp"),
+        (Plan(pp=40), "plan.pp"),
+        (Plan(dp=0), "plan.dp"),
+        (Plan(micro_batch=-1), "plan.micro_batch"),
+        (Plan(zero_stage=4), "plan.zero_stage"),
+        (Plan(ep=2), "plan.ep"),
+        (Plan(offload="optimizer_and_params", zero_stage=2), "plan.offload"),
+        (Plan(dp=16), "plan"),
+    ],
+)
+def test_invalid_plans_name_the_field(plan: Plan, field: str) -> None:
+    with pytest.raises(EstimatorError) as error:
+        validate_plan(LLAMA2_7B, Workload(), plan, _cluster())
+    assert error.value.field == field
+
+
+def test_lora_rank_above_hidden_is_refused() -> None:
+    with pytest.raises(EstimatorError) as error:
+        _estimate(workload=Workload(task="lora", lora=LoraSpec(rank=8192)))
+    assert error.value.field == "lora.rank"
+
+
+@pytest.mark.parametrize("seq_len", [0, -5, 10**9])
+def test_bad_sequence_lengths_are_refused(seq_len: int) -> None:
+    with pytest.raises(EstimatorError) as error:
+        _estimate(workload=Workload(seq_len=seq_len))
+    assert error.value.field == "seq_len"
+
+
+def test_traps_are_warnings_with_stable_codes() -> None:
+    estimate = _estimate(
+        LLAMA3_8B,
+        Workload(global_batch=8),
+        Plan(tp=16, pp=3, micro_batch=1),
+        _cluster(nodes=6),
+    )
+    codes = {w.code for w in estimate.warnings}
+    assert {"kv_heads_replicated", "pp_uneven_layers", "tp_across_nodes", "pipeline_few_microbatches"} <= codes
+
+
+def test_approximate_models_are_flagged() -> None:
+    from app.estimator.models import model_from_params
+
+    estimate = _estimate(model_from_params(7e9))
+    assert "approximate_model" in {w.code for w in estimate.warnings}
+
+
+def test_breakdown_is_bytes_and_capacity_is_usable_memory() -> None:
+    breakdown = _estimate().breakdown
+    assert breakdown.capacity == 79.0 * GIB
+    assert estimate_memory(LLAMA2_7B, Workload(), Plan(), _cluster()).assumptions
+
+
+def test_lora_dropout_outside_0_1_is_refused() -> None:
+    with pytest.raises(EstimatorError) as error:
+        _estimate(workload=Workload(task="lora", lora=LoraSpec(dropout=1.5)))
+    assert error.value.field == "lora.dropout"
+
+
+def test_lora_dropout_keeps_input_copies_unless_fully_recomputed() -> None:
+    base = Workload(task="lora", lora=LoraSpec(rank=8, targets=("q", "v")))
+    dropped = Workload(task="lora", lora=LoraSpec(rank=8, targets=("q", "v"), dropout=0.05))
+    assert _estimate(workload=dropped).breakdown.activations > _estimate(workload=base).breakdown.activations
+    full = Plan(recompute="full")
+    assert _estimate(workload=dropped, plan=full).breakdown.activations == pytest.approx(
+        _estimate(workload=base, plan=full).breakdown.activations
+    )
+
+
+def test_inference_warnings_skip_training_traps() -> None:
+    estimate = _estimate(workload=Workload(task="inference", seq_len=4096), plan=Plan(micro_batch=1, pp=2))
+    assert "pipeline_few_microbatches" not in {w.code for w in estimate.warnings}
+
+
+def test_the_planner_fast_path_accepts_exactly_what_validation_accepts() -> None:
+    from app.estimator.memory import _plan_is_clean
+
+    cluster = _cluster()
+    for plan in (Plan(tp=3), Plan(pp=40), Plan(dp=16), Plan(ep=2), Plan(zero_stage=5), Plan(micro_batch=0)):
+        assert not _plan_is_clean(LLAMA2_7B, Workload(), plan, cluster)
+    assert _plan_is_clean(LLAMA2_7B, Workload(), Plan(dp=2, tp=2, pp=2), cluster)

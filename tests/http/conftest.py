@@ -1,0 +1,55 @@
+"""A small router of our own for the hardening tests, so they do not depend on other domains' routes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from fastapi import APIRouter, FastAPI
+from fastapi.testclient import TestClient
+from pydantic import Field
+
+from app.api.schemas import RequestModel
+from app.errors import NotFound
+from app.main import create_app
+from app.settings import Settings
+
+
+class Echo(RequestModel):
+    x: float
+    items: list[int] = Field(default=[], max_length=10)
+
+
+probe = APIRouter(prefix="/probe")
+
+
+@probe.post("/echo")
+def echo(body: Echo) -> dict[str, float]:
+    return {"x": body.x}
+
+
+@probe.get("/boom")
+def boom() -> dict[str, str]:
+    raise RuntimeError("secret-internal-detail")
+
+
+@probe.get("/missing")
+def missing() -> dict[str, str]:
+    raise NotFound("No such thing.")
+
+
+def probe_app(settings: Settings) -> FastAPI:
+    app = create_app(settings)
+    app.include_router(probe)
+    return app
+
+
+@pytest.fixture()
+def sqlite_settings(tmp_path) -> Settings:  # noqa: ANN001
+    return Settings(database_url=f"sqlite:///{tmp_path / 'probe.db'}", env="test", rate_limit_per_minute=0)
+
+
+@pytest.fixture()
+def probe_client(sqlite_settings: Settings) -> Iterator[TestClient]:
+    with TestClient(probe_app(sqlite_settings), raise_server_exceptions=False) as client:
+        yield client

@@ -1,0 +1,142 @@
+"""Every error path answers RFC 9457 problem+json with a stable type, and hostile input is a 4xx, never a 500."""
+
+from __future__ import annotations
+
+import pytest
+from fastapi.routing import APIRoute
+from fastapi.testclient import TestClient
+
+from app.errors import PROBLEM_BASE
+from app.main import create_app
+from app.settings import Settings
+
+JSON = {"content-type": "application/json"}
+PROBLEM = "application/problem+json"
+
+
+def _problem(response, status: int, type_: str) -> dict:  # noqa: ANN001
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"] == PROBLEM
+    body = response.json()
+    assert body["type"] == PROBLEM_BASE + type_
+    assert body["status"] == status
+    assert "Traceback" not in response.text
+    return body
+
+
+def test_404_unknown_path(probe_client: TestClient) -> None:
+    body = _problem(probe_client.get("/no/such/path"), 404, "not-found")
+    assert body == {"type": PROBLEM_BASE + "not-found", "title": "Not found", "status": 404, "detail": "Not Found"}
+
+
+def test_404_domain_error(probe_client: TestClient) -> None:
+    body = _problem(probe_client.get("/probe/missing"), 404, "not-found")
+    assert body["detail"] == "No such thing."
+
+
+def test_405_keeps_allow_header(probe_client: TestClient) -> None:
+    response = probe_client.delete("/probe/echo")
+    _problem(response, 405, "method-not-allowed")
+    assert response.headers["allow"] == "POST"
+
+
+def test_422_has_field_errors(probe_client: TestClient) -> None:
+    body = _problem(probe_client.post("/probe/echo", json={"x": "abc", "items": [1] * 11}), 422, "invalid-input")
+    assert [(e["field"], e["type"]) for e in body["errors"]] == [("x", "float_parsing"), ("items", "too_long")]
+
+
+def test_422_never_echoes_the_input(probe_client: TestClient) -> None:
+    secret = "s3cr3t-" + "y" * 5000
+    response = probe_client.post("/probe/echo", json={"x": secret})
+    _problem(response, 422, "invalid-input")
+    assert "s3cr3t" not in response.text
+    assert len(response.content) < 1000
+
+
+def test_unknown_fields_are_refused(probe_client: TestClient) -> None:
+    body = _problem(probe_client.post("/probe/echo", json={"x": 1, "typo": 2}), 422, "invalid-input")
+    assert body["errors"] == [{"field": "typo", "message": "Extra inputs are not permitted", "type": "extra_forbidden"}]
+
+
+def test_500_hides_the_stack_trace(probe_client: TestClient) -> None:
+    response = probe_client.get("/probe/boom")
+    body = _problem(response, 500, "internal")
+    assert body["detail"] == "An unexpected error occurred; it has been logged."
+    assert "secret-internal-detail" not in response.text
+    assert "RuntimeError" not in response.text
+    assert response.headers["x-request-id"]
+    assert response.headers["x-content-type-options"] == "nosniff"
+
+
+@pytest.mark.parametrize("literal", ["NaN", "Infinity", "-Infinity", "1e400", "-1e400"])
+def test_non_finite_numbers_are_422(probe_client: TestClient, literal: str) -> None:
+    response = probe_client.post("/probe/echo", content=f'{{"x": {literal}}}'.encode(), headers=JSON)
+    body = _problem(response, 422, "invalid-input")
+    assert body["errors"] == [{"field": "x", "message": "Input should be a finite number", "type": "finite_number"}]
+
+
+def test_malformed_json_is_422_without_position_as_field(probe_client: TestClient) -> None:
+    body = _problem(probe_client.post("/probe/echo", content=b'{"x":', headers=JSON), 422, "invalid-input")
+    assert body["errors"] == [{"field": "body", "message": "JSON decode error", "type": "json_invalid"}]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [b"[" * 10_000 + b"]" * 10_000, b'{"x": ' * 10_000 + b"1" + b"}" * 10_000],
+    ids=["nested-arrays", "nested-objects"],
+)
+def test_deeply_nested_json_is_400(probe_client: TestClient, body: bytes) -> None:
+    response = probe_client.post("/probe/echo", content=body, headers=JSON)
+    assert _problem(response, 400, "bad-request")["detail"] == "There was an error parsing the body"
+
+
+def test_invalid_utf8_is_400(probe_client: TestClient) -> None:
+    response = probe_client.post("/probe/echo", content=b'{"x": "\xff\xfe"}', headers=JSON)
+    _problem(response, 400, "bad-request")
+
+
+@pytest.mark.parametrize("content_type", ["text/plain", "application/xml", "application/octet-stream"])
+def test_wrong_content_type_is_415(probe_client: TestClient, content_type: str) -> None:
+    response = probe_client.post("/probe/echo", content=b'{"x": 1}', headers={"content-type": content_type})
+    _problem(response, 415, "unsupported-media-type")
+
+
+def test_20_mb_body_is_413_without_echo(probe_client: TestClient) -> None:
+    payload = b'{"x": "' + b"a" * (20 * 1024 * 1024) + b'"}'
+    response = probe_client.post("/probe/echo", content=payload, headers=JSON)
+    body = _problem(response, 413, "payload-too-large")
+    assert body["detail"] == "The request body is larger than the limit of 1048576 bytes."
+    assert len(response.content) < 500
+
+
+# The same hostile bodies against every real POST/PUT/PATCH route the app has (estimate, quotes, …).
+_HOSTILE = {
+    "nan": b'{"x": NaN}',
+    "infinity": b'{"x": Infinity}',
+    "1e400": b'{"x": 1e400}',
+    "nested": b"[" * 10_000 + b"]" * 10_000,
+    "bad-utf8": b'{"x": "\xff"}',
+    "not-json": b"not json at all",
+    "array": b"[1, 2, 3]",
+}
+
+
+def _body_routes() -> list[tuple[str, str]]:
+    app = create_app(Settings(database_url="sqlite:///:memory:", env="test"))
+    out = []
+    for route in app.routes:
+        if isinstance(route, APIRoute) and route.body_field is not None:
+            path = route.path_format
+            for name in route.param_convertors:
+                path = path.replace("{" + name + "}", "1")
+            out.extend((method, path) for method in sorted(route.methods & {"POST", "PUT", "PATCH"}))
+    return out
+
+
+@pytest.mark.parametrize(("method", "path"), _body_routes() or [pytest.param("POST", "/", marks=pytest.mark.skip)])
+@pytest.mark.parametrize("kind", sorted(_HOSTILE))
+def test_real_routes_answer_hostile_json_with_4xx(client: TestClient, method: str, path: str, kind: str) -> None:
+    response = client.request(method, path, content=_HOSTILE[kind], headers=JSON)
+    assert 400 <= response.status_code < 500, (method, path, kind, response.status_code, response.text[:300])
+    if response.headers["content-type"].startswith("application/json") or "problem" in response.headers["content-type"]:
+        assert response.headers["content-type"] == PROBLEM, (method, path, kind)

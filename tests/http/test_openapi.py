@@ -1,0 +1,37 @@
+"""The OpenAPI schema documents the shared error responses as problem+json on every operation."""
+
+from __future__ import annotations
+
+from app.main import create_app
+from app.settings import Settings
+
+PROBLEM = {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
+
+
+def _schema(**overrides: object) -> dict:
+    return create_app(Settings(database_url="sqlite://", env="test", **overrides)).openapi()
+
+
+def test_every_error_response_is_a_problem() -> None:
+    schema = _schema()
+    assert schema["components"]["schemas"]["Problem"]["required"] == ["type", "title", "status", "detail"]
+    assert "HTTPValidationError" not in schema["components"]["schemas"]
+    for path, item in schema["paths"].items():
+        for method, operation in item.items():
+            for status, response in operation["responses"].items():
+                if status[0] in "45":
+                    assert response["content"] == PROBLEM, (method, path, status)
+            assert "503" in operation["responses"], (method, path)
+
+
+def test_body_operations_document_body_errors_and_rate_limited_ones_429() -> None:
+    estimate = _schema()["paths"]["/estimate"]["post"]["responses"]
+    assert {"400", "413", "415", "422", "429", "503"} <= set(estimate)
+    assert "429" not in _schema(rate_limit_per_minute=0)["paths"]["/estimate"]["post"]["responses"]
+    assert "429" not in _schema()["paths"]["/catalog/skus"]["get"]["responses"]
+
+
+def test_path_parameters_document_404_and_idempotency_keys_409() -> None:
+    paths = _schema()["paths"]
+    assert "404" in paths["/quotes/{public_id}"]["get"]["responses"]
+    assert "409" in paths["/quotes"]["post"]["responses"]

@@ -1,0 +1,162 @@
+"""POST /recommend on the seeded catalog, on SQLite and PostgreSQL: the article's scenarios
+(BRIEF §2-§3), the response contract, and catalog changes taking effect at once."""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+
+from fastapi.testclient import TestClient
+from sqlalchemy.orm import Session
+
+from app.catalog.models import SkuPrice
+from app.catalog.repository import get_sku_by_slug
+
+GPT3_175B = {"name": "gpt3-175b", "layers": 96, "hidden": 12288, "heads": 96, "ffn": 49152, "vocab": 50257,
+             "mlp": "gelu"}  # Brown et al. 2020, Table 2.1
+
+
+def _recommend(client: TestClient, **body) -> dict:
+    response = client.post("/recommend", json=body)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def test_7b_lora_fits_one_a100_40g_card_and_it_is_the_cheapest(client: TestClient) -> None:
+    for objective in ("cheapest", "balanced"):
+        result = _recommend(client, model={"preset": "llama-2-7b"}, task="lora", tokens=1e8,
+                            constraints={"objective": objective})
+        top = result["options"][0]
+        assert (top["sku"]["id"], top["total_gpus"]) == ("a100-40g-pcie-card", 1)
+        assert top["cost"]["monthly_list"] == "2800.00"
+        assert top["plan"]["dp"] == top["plan"]["tp"] == top["plan"]["pp"] == 1
+        assert "no parallelism needed" in top["explanation"]
+
+
+def test_annual_term_bills_twelve_discounted_months(client: TestClient) -> None:
+    result = _recommend(client, model={"preset": "llama-2-7b"}, task="lora", tokens=1e8,
+                        constraints={"objective": "cheapest", "term": "annual"})
+    cost = result["options"][0]["cost"]
+    assert (cost["monthly_effective"], cost["months"], cost["job_total"]) == ("2240.00", 12, "26880.00")
+
+
+def test_7b_full_finetune_needs_several_gpus_with_sharding(client: TestClient) -> None:
+    result = _recommend(client, model={"preset": "llama-2-7b"}, task="full_finetune", tokens=1e9)
+    for option in result["options"]:
+        assert option["total_gpus"] > 1
+        assert option["memory"]["fits"]
+    top = result["options"][0]
+    assert top["plan"]["zero_stage"] >= 1 or top["plan"]["tp"] * top["plan"]["pp"] > 1
+
+
+def test_70b_full_finetune_fits_no_single_server_without_offload(client: TestClient) -> None:
+    result = _recommend(client, model={"preset": "llama-2-70b"}, task="full_finetune", tokens=1e9,
+                        constraints={"limit": 50})
+    single = [o for o in result["options"] if o["nodes"] == 1]
+    assert single, "one 8-GPU server with offload should still be offered"
+    assert all(o["plan"]["offload"] != "none" for o in single)
+    assert any(o["nodes"] > 1 and o["plan"]["offload"] == "none" for o in result["options"])
+    rejected = {r["sku"]: r["reason"] for r in result["rejected"]}
+    assert "does not fit" in rejected["a100-40g-pcie-card"]
+
+
+def test_70b_qlora_fits_one_or_two_cards(client: TestClient) -> None:
+    result = _recommend(client, model={"preset": "llama-2-70b"}, task="qlora", tokens=1e8,
+                        constraints={"objective": "cheapest"})
+    top = result["options"][0]
+    assert top["sku"]["id"] == "a100-40g-pcie-card"
+    assert top["total_gpus"] <= 2
+
+
+def test_175b_pretraining_in_90_days_needs_multi_node_h100_3d(client: TestClient) -> None:
+    result = _recommend(client, model=GPT3_175B, task="pretrain", tokens=3e11, seq_len=2048,
+                        constraints={"deadline_days": 90})
+    assert result["options"], result["near_misses"]
+    for option in result["options"]:
+        assert option["sku"]["id"] == "h100-80g-sxm-8x"
+        assert option["nodes"] > 1
+        assert option["performance"]["time_to_train_hours"] <= 90 * 24
+    top = result["options"][0]["plan"]
+    assert top["tp"] > 1 and top["pp"] > 1 and top["dp"] > 1
+    assert any(re.match(r"fits, but needs \d+ days", m["miss_reason"]) for m in result["near_misses"])
+
+
+def test_pretraining_on_the_10gbe_a100_servers_is_flagged(client: TestClient) -> None:
+    result = _recommend(client, model={"preset": "llama-2-7b"}, task="pretrain", tokens=1e12,
+                        constraints={"gpu_types": ["a100-80g-sxm"]})
+    option = result["options"][0]
+    assert option["sku"]["id"] == "a100-80g-sxm-8x" and option["nodes"] == 1
+    assert "single_server_only" in {w["code"] for w in option["warnings"]}
+
+
+def test_options_carry_money_as_strings_and_launch_configs(client: TestClient) -> None:
+    result = _recommend(client, model={"preset": "llama-2-7b"}, task="full_finetune", tokens=1e9)
+    option = result["options"][0]
+    for key in ("monthly_list", "monthly_effective", "job_total"):
+        assert re.fullmatch(r"\d+\.\d{2}", option["cost"][key])
+    ds = option["launch"]["deepspeed"]
+    plan = option["plan"]
+    assert ds["train_batch_size"] == plan["dp"] * plan["micro_batch"] * ds["gradient_accumulation_steps"]
+    assert ds["zero_optimization"]["stage"] == plan["zero_stage"]
+    assert f"--tensor-model-parallel-size {plan['tp']}" in option["launch"]["megatron"]
+    assert result["assumptions"]
+    assert result["pareto"]
+
+
+def test_retired_sku_is_never_recommended(client: TestClient, db: Session) -> None:
+    get_sku_by_slug(db, "a100-40g-pcie-card").status = "retired"
+    db.flush()
+    result = _recommend(client, model={"preset": "llama-2-7b"}, task="lora", tokens=1e8,
+                        constraints={"limit": 50})
+    assert all(o["sku"]["id"] != "a100-40g-pcie-card" for o in result["options"])
+
+
+def test_price_change_applies_to_the_next_request(client: TestClient, db: Session) -> None:
+    sku = get_sku_by_slug(db, "a100-40g-pcie-card")
+    db.add(SkuPrice(sku=sku, amount_minor=250_000, currency="CNY"))
+    db.flush()
+    result = _recommend(client, model={"preset": "llama-2-7b"}, task="lora", tokens=1e8,
+                        constraints={"objective": "cheapest"})
+    assert Decimal(result["options"][0]["cost"]["monthly_list"]) == Decimal("2500.00")
+
+
+def test_budget_turns_options_into_near_misses(client: TestClient) -> None:
+    result = _recommend(client, model={"preset": "llama-2-7b"}, task="full_finetune", tokens=1e9,
+                        constraints={"max_monthly_budget": "20000"})
+    assert all(Decimal(o["cost"]["monthly_effective"]) <= 20000 for o in result["options"])
+    assert any("budget 20000" in m["miss_reason"] for m in result["near_misses"])
+
+
+def test_region_and_gpu_filters_reject_with_reasons(client: TestClient) -> None:
+    result = _recommend(client, model={"preset": "llama-2-7b"}, task="lora", constraints={"regions": ["singapore"]})
+    assert {o["sku"]["id"] for o in result["options"]} == {"h100-80g-sxm-8x"}
+    reasons = {r["sku"]: r["reason"] for r in result["rejected"]}
+    assert "not in singapore" in reasons["a100-40g-pcie-card"]
+
+
+def test_bad_constraints_are_422_naming_the_field(client: TestClient) -> None:
+    for body, field in [
+        ({"model": {"preset": "llama-2-7b"}, "constraints": {"objective": "best"}}, "constraints.objective"),
+        ({"model": {"preset": "llama-2-7b"}, "constraints": {"max_nodes": 0}}, "constraints.max_nodes"),
+        ({"model": {"preset": "llama-2-7b"}, "constraints": {"max_monthly_budget": "-5"}},
+         "constraints.max_monthly_budget"),
+        ({"model": {"params": 1e16}}, "model.params"),
+    ]:
+        response = client.post("/recommend", json=body)
+        assert response.status_code == 422, body
+        assert response.headers["content-type"].startswith("application/problem+json")
+        assert field in {e["field"] for e in response.json()["errors"]}
+
+
+def test_sku_without_free_units_is_on_request_not_hidden(client: TestClient, db: Session) -> None:
+    from app.catalog.models import SkuAvailability
+
+    sku = get_sku_by_slug(db, "a100-40g-pcie-card")
+    db.add(SkuAvailability(sku_id=sku.id, region="shenzhen", units_available=0))
+    db.flush()
+    result = _recommend(client, model={"preset": "llama-2-7b"}, task="lora", tokens=1e8,
+                        constraints={"objective": "cheapest"})
+    top = result["options"][0]
+    assert (top["sku"]["id"], top["availability"]) == ("a100-40g-pcie-card", "on request")
+    others = {o["availability"] for o in result["options"][1:] if o["sku"]["id"] != "a100-40g-pcie-card"}
+    assert others <= {"not tracked"}

@@ -1,0 +1,63 @@
+"""The pruned plan search returns the same best option as brute force over every plan.
+
+Brute force (app.planner.search.brute_force) times every plan of the space that fits, ZeRO-1
+included; the search prunes by memory, dominance and a speed bound. Equality is asserted on the
+best throughput (to 1e-9): two plans may tie exactly (ZeRO-1 and ZeRO-2 move the same bytes), and
+then either is the same option to the customer.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from app.estimator.hardware import get_gpu
+from app.estimator.presets import get_preset
+from app.estimator.specs import LoraSpec, Workload
+from app.planner.search import Hardware, brute_force, search_plans
+
+HARDWARE = {
+    "1x a100-40g pcie": Hardware(get_gpu("a100-40g-pcie"), 1, 1, "pcie4"),
+    "4x a100-40g pcie": Hardware(get_gpu("a100-40g-pcie"), 4, 1, "pcie4"),
+    "8x a100-80g nvlink": Hardware(get_gpu("a100-80g-sxm"), 8, 1, "nvlink3", host_ram_gib=1024),
+    "2 nodes 8x h100 ib": Hardware(get_gpu("h100-80g-sxm"), 8, 2, "nvlink4", "ib-ndr-400", 400.0, 2048),
+}
+WORKLOADS = {
+    "full_finetune": Workload(task="full_finetune", seq_len=2048, tokens=1e9),
+    "lora": Workload(task="lora", seq_len=2048, lora=LoraSpec(rank=16), tokens=1e9),
+    "qlora": Workload(task="qlora", seq_len=2048, lora=LoraSpec(rank=16), tokens=1e9),
+    "pretrain": Workload(task="pretrain", seq_len=4096, tokens=1e10),
+}
+CASES = [
+    (model, hw, task)
+    for model in ("llama-2-7b", "llama-2-13b")
+    for hw in HARDWARE
+    for task in WORKLOADS
+    if not (model == "llama-2-13b" and task == "pretrain")
+]
+
+
+@pytest.mark.parametrize(("model_id", "hw_id", "task"), CASES)
+def test_pruned_search_finds_the_brute_force_best(model_id: str, hw_id: str, task: str) -> None:
+    model, hw, workload = get_preset(model_id).model, HARDWARE[hw_id], WORKLOADS[task]
+    pruned = search_plans(model, workload, hw)
+    reference = brute_force(model, workload, hw)
+    if reference is None:
+        assert pruned.best is None
+        return
+    assert pruned.best is not None
+    assert pruned.best.throughput == pytest.approx(reference.throughput, rel=1e-9)
+    assert pruned.stats.performance_evaluations < 200
+
+
+def test_search_evaluates_far_fewer_plans_than_brute_force() -> None:
+    model, hw, workload = get_preset("llama-2-70b").model, HARDWARE["2 nodes 8x h100 ib"], WORKLOADS["full_finetune"]
+    pruned = search_plans(model, workload, hw)
+    assert pruned.best is not None
+    assert pruned.stats.performance_evaluations <= 100
+
+
+def test_nothing_fits_reports_the_leanest_miss() -> None:
+    result = search_plans(get_preset("llama-2-70b").model, WORKLOADS["full_finetune"], HARDWARE["1x a100-40g pcie"])
+    assert result.best is None
+    assert result.closest_miss is not None
+    assert result.closest_miss.breakdown.total > result.closest_miss.breakdown.capacity

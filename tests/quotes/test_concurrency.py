@@ -1,0 +1,133 @@
+"""Numbers under real concurrency: a uvicorn server (2 worker processes, `python -m app serve`) on a
+migrated, seeded database of its own; 50 simultaneous POST /quotes get 50 distinct consecutive
+numbers, and simultaneous retries with one Idempotency-Key create one quote."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+import pytest
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
+
+from app.catalog.seed import seed_catalog
+from app.db.engine import build_engine, build_sessionmaker
+from app.db.migrate import upgrade
+from tests.conftest import BACKENDS, require_backend_url
+from tests.quotes.helpers import NUMBER_RE, a100_body
+
+ROOT = Path(__file__).resolve().parents[2]
+CONCURRENT = 50
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def server_db(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A database of the server's own (its commits must not leak into the rolled-back test databases)."""
+    url = require_backend_url(request.param, tmp_path_factory, name="quotes_server")
+    if request.param == "sqlite":
+        yield url
+        return
+    name = f"{make_url(url).database}_quotes_server"
+    admin = create_engine(url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        connection.execute(text(f'CREATE DATABASE "{name}"'))
+    yield make_url(url).set(database=name).render_as_string(hide_password=False)
+    with admin.connect() as connection:
+        connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    admin.dispose()
+
+
+@pytest.fixture(scope="module")
+def server(server_db: str) -> Iterator[str]:
+    upgrade(server_db)
+    engine = build_engine(server_db)
+    with build_sessionmaker(engine).begin() as session:
+        seed_catalog(session)
+    engine.dispose()
+    port = _free_port()
+    env = os.environ | {"DATABASE_URL": server_db, "PORT": str(port), "HOST": "127.0.0.1", "ENV": "test",
+                        "RATE_LIMIT_PER_MINUTE": "0", "LOG_LEVEL": "warning"}
+    process = subprocess.Popen([sys.executable, "-m", "app", "serve", "--workers", "2"], cwd=ROOT, env=env,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        _wait_ready(base, process)
+        yield base
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)  # the group this fixture started: uvicorn and its workers
+        process.wait(timeout=20)
+
+
+def _wait_ready(base: str, process: subprocess.Popen) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"server exited: {process.stderr.read().decode()[-2000:]}")
+        try:
+            if httpx.get(f"{base}/readyz", timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    raise RuntimeError("server did not become ready in 30 s")
+
+
+def _post_all(base: str, count: int, headers: dict[str, str] | None = None) -> list[httpx.Response]:
+    barrier = threading.Barrier(count)
+
+    def post(_: int) -> httpx.Response:
+        with httpx.Client(base_url=base, timeout=30) as client:
+            barrier.wait()  # all requests leave together
+            return client.post("/quotes", json=a100_body(), headers=headers)
+
+    with ThreadPoolExecutor(max_workers=count) as pool:
+        return list(pool.map(post, range(count)))
+
+
+def _sequences(numbers: list[str]) -> list[int]:
+    assert all(NUMBER_RE.fullmatch(n) for n in numbers), numbers
+    return sorted(int(n.rsplit("-", 1)[1]) for n in numbers)
+
+
+def test_concurrent_posts_get_distinct_consecutive_numbers(server: str, server_db: str) -> None:
+    started = time.perf_counter()
+    responses = _post_all(server, CONCURRENT)
+    elapsed = time.perf_counter() - started
+    assert [r.status_code for r in responses] == [201] * CONCURRENT, [r.text for r in responses if r.status_code != 201]
+    quotes = [r.json() for r in responses]
+    first = _sequences([q["number"] for q in quotes])[0]
+    assert _sequences([q["number"] for q in quotes]) == list(range(first, first + CONCURRENT))
+    assert len({q["id"] for q in quotes}) == CONCURRENT
+    with httpx.Client(base_url=server) as client:  # committed before each 201 was sent
+        assert {client.get(q["links"]["self"]).json()["number"] for q in quotes} == {q["number"] for q in quotes}
+    engine = create_engine(server_db)
+    with engine.connect() as connection:
+        stored = connection.execute(text("SELECT sequence FROM quotes ORDER BY sequence")).scalars().all()
+        last = connection.execute(text("SELECT max(last_value) FROM quote_number_counters")).scalar_one()
+    engine.dispose()
+    assert stored == list(range(1, len(stored) + 1)) and last == len(stored)  # no gaps, no duplicates
+    print(f"\n{CONCURRENT} concurrent POST /quotes on {make_url(server_db).get_backend_name()}: {elapsed:.2f} s")
+
+
+def test_concurrent_retries_with_one_key_create_one_quote(server: str) -> None:
+    responses = _post_all(server, 20, headers={"Idempotency-Key": "retry-storm-1"})
+    assert sorted(r.status_code for r in responses) == [200] * 19 + [201]
+    assert len({r.json()["number"] for r in responses}) == 1
+    assert all(r.headers.get("idempotent-replayed") == "true" for r in responses if r.status_code == 200)

@@ -1,0 +1,145 @@
+"""The web pages through the app factory (SQLite and PostgreSQL): what each route answers, the
+inline errors, languages, error pages, CSV and launch-config downloads, and the quote post."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+
+from fastapi import APIRouter
+from fastapi.testclient import TestClient
+
+from app.web.errors import WebRoute
+
+HTML = {"accept": "text/html,application/xhtml+xml"}
+LORA_7B = "preset=llama-2-7b&task=lora"
+
+
+def test_wizard_lists_every_preset_with_labels(client: TestClient) -> None:
+    from app.estimator.presets import list_presets
+
+    page = client.get("/", headers=HTML)
+    assert page.status_code == 200
+    values = re.findall(r'<option value="([^"]+)" data-search=', page.text)
+    assert values == [p.id for p in list_presets()]
+    ids = set(re.findall(r'<(?:input|select|textarea) id="([^"]+)"', page.text))
+    labelled = set(re.findall(r'<label for="([^"]+)"', page.text))
+    assert ids <= labelled
+    default = '<option value="llama-2-7b" data-search="llama-2-7b llama 2 7b" selected>Llama 2 7B — 6.7B</option>'
+    assert default in page.text
+
+
+def test_no_inline_script_or_style(client: TestClient) -> None:
+    for url in ("/", f"/results?{LORA_7B}", f"/quote?{LORA_7B}&option=1", "/nowhere"):
+        text = client.get(url, headers=HTML).text
+        assert re.findall(r"<script(?![^>]*\bsrc=)[^>]*>", text) == [], url
+        assert " style=" not in text and "<style" not in text, url
+
+
+def test_results_show_the_top_option_and_the_script(client: TestClient) -> None:
+    page = client.get(f"/results?{LORA_7B}&lang=en", headers=HTML)
+    assert page.status_code == 200
+    first = page.text.index('class="option"')
+    assert re.search(r'data-sku="a100-40g-pcie-card" data-gpus="1"', page.text[first:first + 300])
+    assert '<dd class="money monthly">¥2,800.00</dd>' in page.text
+    body = json.loads(re.search(r'<pre id="body-json"[^>]*><code>(.*?)</code>', page.text, re.S).group(1)
+                      .replace("&#34;", '"').replace("&quot;", '"'))
+    assert body == {"model": {"preset": "llama-2-7b"}, "task": "lora"}  # what the API would default is left out
+    assert client.post("/recommend", json=body).json()["options"][0]["sku"]["id"] == "a100-40g-pcie-card"
+    assert "curl -sS -X POST &#39;http://testserver/recommend&#39;" in page.text
+
+
+def test_language_from_accept_language_and_the_query(client: TestClient) -> None:
+    zh = client.get(f"/results?{LORA_7B}", headers={**HTML, "accept-language": "zh-CN,zh;q=0.9,en;q=0.8"})
+    assert '<html lang="zh-CN">' in zh.text and "<h1>推荐配置</h1>" in zh.text
+    assert 'href="/results?preset=llama-2-7b&amp;task=lora&amp;lang=en"' in zh.text
+    en = client.get(f"/results?{LORA_7B}&lang=en", headers={**HTML, "accept-language": "zh-CN"})
+    assert "<h1>Recommended configurations</h1>" in en.text
+    low_q = client.get("/", headers={**HTML, "accept-language": "zh;q=0.1, en;q=0.9"})
+    assert '<html lang="en">' in low_q.text
+
+
+def test_planner_errors_come_back_next_to_the_field(client: TestClient) -> None:
+    page = client.get("/results?preset=llama-9-1b&task=lora", headers=HTML)
+    assert page.status_code == 422
+    assert re.search(r'<p class="field-error" id="err-preset">Unknown model preset &#39;llama-9-1b&#39;; closest: ',
+                     page.text)
+    assert 'aria-describedby="err-preset" aria-invalid="true"' in page.text
+    budget = client.get("/results?preset=llama-2-7b&task=lora&budget=0&lang=zh", headers=HTML)
+    assert budget.status_code == 422
+    assert '<p class="field-error" id="err-budget">必须大于 0。</p>' in budget.text
+    assert 'name="budget" type="text" value="0"' in budget.text  # what was typed is shown again
+
+
+def test_csv_export(client: TestClient) -> None:
+    response = client.get(f"/results.csv?{LORA_7B}")
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "text/csv; charset=utf-8"
+    rows = list(csv.DictReader(io.StringIO(response.text)))
+    api = client.post("/recommend", json={"model": {"preset": "llama-2-7b"}, "task": "lora"}).json()
+    assert [r["sku"] for r in rows] == [o["sku"]["id"] for o in api["options"]]
+    assert (rows[0]["total_gpus"], rows[0]["monthly_effective"], rows[0]["annual"]) == ("1", "2800.00", "33600.00")
+
+
+def test_launch_config_download(client: TestClient) -> None:
+    response = client.get(f"/results/launch.json?{LORA_7B}&option=1")
+    assert response.status_code == 200
+    assert response.headers["content-disposition"] == 'attachment; filename="launch-a100-40g-pcie-card-1gpu.json"'
+    config = response.json()
+    assert (config["sku"], config["nodes"], config["gpus_per_node"]) == ("a100-40g-pcie-card", 1, 1)
+    assert config["deepspeed"]["zero_optimization"]["stage"] == config["plan"]["zero_stage"]
+    missing = client.get(f"/results/launch.json?{LORA_7B}&option=99", headers=HTML)
+    assert missing.status_code == 404 and "That option is no longer in the results" in missing.text
+
+
+def test_quote_post_redirects_to_the_printable_page(client: TestClient) -> None:
+    form = {"preset": "llama-2-7b", "task": "lora", "lang": "zh", "option": "1", "name": "Li Wei",
+            "company": "深圳算力科技", "email": "li.wei@example.com", "months": "3"}
+    response = client.post("/quote", data=form, follow_redirects=False)
+    assert response.status_code == 303
+    location = response.headers["location"]
+    assert re.fullmatch(r"/quotes/[A-Za-z0-9_-]{32}/print\?lang=zh", location)
+    quote = client.get(location.split("/print")[0]).json()
+    assert (quote["sku"]["id"], quote["quantity"], quote["months"], quote["total"]) == (
+        "a100-40g-pcie-card", 1, 3, "8400.00")
+    assert quote["workload"] == {"model": {"preset": "llama-2-7b"}, "task": "lora"}
+
+
+def test_quote_post_errors_are_inline(client: TestClient) -> None:
+    form = {"preset": "llama-2-7b", "task": "lora", "lang": "en", "option": "1", "name": "", "email": "nope",
+            "months": "x"}
+    response = client.post("/quote", data=form, follow_redirects=False)
+    assert response.status_code == 422
+    assert '<p class="field-error" id="err-months">Enter a whole number.</p>' in response.text
+    form["months"] = "1"
+    response = client.post("/quote", data=form, follow_redirects=False)
+    assert response.status_code == 422
+    assert re.search(r'<p class="field-error" id="err-name">[^<]+</p>', response.text)
+    assert '<p class="field-error" id="err-email">Enter a valid email address.</p>' in response.text
+
+
+def test_friendly_404_for_browsers_problem_json_for_the_api(client: TestClient) -> None:
+    page = client.get("/no/such/page", headers={**HTML, "accept-language": "zh"})
+    assert page.status_code == 404
+    assert page.headers["content-type"].startswith("text/html")
+    assert "<h1>页面不存在</h1>" in page.text
+    api = client.get("/no/such/page")
+    assert (api.status_code, api.headers["content-type"]) == (404, "application/problem+json")
+    quote = client.get("/quotes/nope", headers=HTML)
+    assert quote.headers["content-type"] == "application/problem+json"
+
+
+def test_friendly_500_for_an_unexpected_error_in_a_page(client: TestClient) -> None:
+    broken = APIRouter(route_class=WebRoute)
+
+    @broken.get("/broken-page")
+    def _boom() -> None:
+        raise RuntimeError("boom")
+
+    client.app.include_router(broken)
+    page = client.get("/broken-page", headers={**HTML, "x-request-id": "req-123"})
+    assert page.status_code == 500
+    assert "<h1>Something went wrong</h1>" in page.text and "Request id: req-123" in page.text
+    assert "boom" not in page.text

@@ -1,0 +1,108 @@
+"""The web layer's pure parts: the message catalog, formatting, form mapping, chart geometry."""
+
+from __future__ import annotations
+
+import re
+import string
+
+import pytest
+
+from app.planner.schemas import MemoryOut
+from app.web import forms
+from app.web.charts import BAR_WIDTH, memory_bar
+from app.web.i18n import EN, REGIONS, WARNINGS, ZH, Translator
+
+FIELD = string.Formatter()
+
+
+def _placeholders(text: str) -> set[str]:
+    return {name for _, name, _, _ in FIELD.parse(text) if name}
+
+
+def test_both_languages_define_the_same_keys_and_placeholders() -> None:
+    assert set(EN) == set(ZH)
+    assert {k: _placeholders(v) for k, v in EN.items()} == {k: _placeholders(v) for k, v in ZH.items()}
+    assert set(WARNINGS["en"]) == set(WARNINGS["zh"])
+    assert set(REGIONS["en"]) == set(REGIONS["zh"])
+
+
+def test_every_warning_code_the_planner_emits_is_translated() -> None:
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2] / "app"
+    source = "".join(p.read_text() for d in ("estimator", "planner") for p in (root / d).glob("*.py"))
+    codes = set(re.findall(r'Warning_\(\s*"([a-z_0-9]+)"', source))
+    assert codes and codes <= set(WARNINGS["zh"])
+
+
+@pytest.mark.parametrize(("lang", "expected"), [("en", "¥2,800.00"), ("zh", "¥2,800.00")])
+def test_money_in_yuan(lang: str, expected: str) -> None:
+    assert Translator(lang).money("2800.00", "CNY") == expected
+    assert Translator(lang).money("1600000.00", "CNY") == "¥1,600,000.00"
+
+
+def test_short_money_and_durations() -> None:
+    en, zh = Translator("en"), Translator("zh")
+    assert (en.money_short(30_000, "CNY"), en.money_short(1_600_000, "CNY")) == ("¥30k", "¥1.6M")
+    assert (zh.money_short(30_000, "CNY"), zh.money_short(1_600_000, "CNY")) == ("¥3万", "¥160万")
+    assert (en.duration(18.49), en.duration(100.35)) == ("18.5 h", "4.2 days")
+    assert en.duration(None) == "give tokens to train"
+    assert (zh.duration(18.49), zh.duration(100.35)) == ("18.5 小时", "4.2 天")
+    assert (en.plural("cards", 1, n=1), en.plural("cards", 4, n=4), zh.plural("cards", 1, n=1)) == (
+        "1 card", "4 cards", "1 张卡")
+
+
+def _form(**values: str) -> forms.WizardForm:
+    return forms.read_form(values, list(values.items()))
+
+
+def test_the_form_becomes_the_recommend_body() -> None:
+    t = Translator("en")
+    body = forms.build_body(_form(preset="llama-2-7b", task="qlora", lora_rank="64", dataset_tokens_b="2",
+                                  epochs="3", budget="50,000", deadline_days="7", term="annual",
+                                  regions="shenzhen"), t)
+    assert body == {
+        "model": {"preset": "llama-2-7b"}, "task": "qlora", "seq_len": 2048, "precision": "bf16",
+        "optimizer": "adamw", "lora": {"rank": 64}, "tokens": 6e9,
+        "constraints": {"term": "annual", "objective": "balanced", "max_monthly_budget": "50000",
+                        "deadline_days": 7.0, "regions": ["shenzhen"]},
+    }
+
+
+def test_form_errors_land_on_their_fields() -> None:
+    t = Translator("en")
+    form = _form(source="config", hf_config="{not json", seq_len="2048.5", budget="-5")
+    assert forms.parse_wizard(form, t) is None
+    assert form.errors == {
+        "hf_config": ["This is not valid JSON: Expecting property name enclosed in double quotes (line 1, column 2)"],
+        "seq_len": ["Enter a whole number."],
+        "budget": ["Must be greater than 0."],
+    }
+    zh_form = _form(source="params", params_b="20000")
+    assert forms.parse_wizard(zh_form, Translator("zh")) is None
+    assert zh_form.errors == {"params_b": ["不能大于 10,000。"]}
+
+
+def test_api_locations_map_to_form_fields() -> None:
+    assert forms.field_for("constraints.max_monthly_budget") == "budget"
+    assert forms.field_for("model.hf_config.num_hidden_layers") == "hf_config"
+    assert forms.field_for("lora.rank") == "lora_rank"
+    assert forms.field_for("plan.tp") == "form"
+
+
+def test_curl_command_quotes_the_body_for_a_shell() -> None:
+    cmd = forms.curl_command("http://127.0.0.1:8000/", {"model": {"name": "it's"}})
+    assert cmd == ("curl -sS -X POST 'http://127.0.0.1:8000/recommend' \\\n  -H 'Content-Type: application/json' "
+                   "\\\n  -d '{\"model\":{\"name\":\"it'\\''s\"}}'")
+
+
+def test_memory_bar_scales_to_the_larger_of_capacity_and_total() -> None:
+    fits = memory_bar(MemoryOut(per_gpu_gib={"weights": 12.7, "gradients": 0.15, "optimizer": 0.3,
+                                             "activations": 22.99, "kv_cache": 0.0, "other": 1.4, "total": 37.54},
+                                capacity_gib=39.0, fits=True, host_ram_gib=0))
+    assert [s.part for s in fits.segments] == ["weights", "gradients", "optimizer", "activations", "other"]
+    assert fits.capacity_x == BAR_WIDTH
+    assert sum(s.width for s in fits.segments) == pytest.approx(37.54 / 39.0 * BAR_WIDTH, abs=0.05)
+    over = memory_bar(MemoryOut(per_gpu_gib={"weights": 120.0, "total": 120.0}, capacity_gib=60.0, fits=False,
+                                host_ram_gib=0))
+    assert (over.segments[0].width, over.capacity_x, over.fits) == (BAR_WIDTH, BAR_WIDTH / 2, False)
