@@ -14,12 +14,12 @@ from app.admin.routes import install_admin
 from app.api import catalog, estimate, health, quotes, recommend
 from app.db.engine import build_engine, build_sessionmaker
 from app.errors import install_error_handlers
-from app.planner.search import set_cache_size
 from app.http import install_middleware
 from app.http import metrics as metrics_api
 from app.http.docs import install_docs
 from app.http.logging import configure_logging
 from app.http.openapi import install_problem_openapi
+from app.planner.search import set_cache_size
 from app.settings import Settings, get_settings
 from app.web import routes as web_routes
 from app.web.errors import install_html_error_pages

@@ -91,7 +91,7 @@ def test_bad_input_is_422_saying_what_is_allowed(client: TestClient, body: dict,
 
 @pytest.mark.parametrize("raw", ["NaN", "Infinity", "-Infinity", "1e400"])
 def test_non_finite_numbers_are_422_not_500(client: TestClient, raw: str) -> None:
-    body = '{"model": {"params": %s}, "hardware": {"gpu": "h100-80g-sxm"}}' % raw
+    body = '{"model": {"params": ' + raw + '}, "hardware": {"gpu": "h100-80g-sxm"}}'
     response = client.post("/estimate", content=body, headers={"content-type": "application/json"})
     assert response.status_code == 422
     assert "model.params" in {e["field"] for e in response.json()["errors"]}
