@@ -4,7 +4,7 @@ from fastapi import APIRouter, Request
 
 from app.estimator.presets import list_presets
 from app.planner import service
-from app.planner.schemas import EstimateIn, EstimateOut
+from app.planner.schemas import EstimateIn, EstimateOut, ScalingIn, ScalingOut
 
 router = APIRouter(tags=["estimate"])
 PROBLEM = {"content": {"application/problem+json": {}}}
@@ -17,6 +17,15 @@ PROBLEM = {"content": {"application/problem+json": {}}}
 )
 def estimate(body: EstimateIn, request: Request) -> EstimateOut:
     return service.estimate(body, open_session=request.app.state.sessionmaker)
+
+
+@router.post(
+    "/estimate/scaling",
+    summary="Speed-up and efficiency from 1 to 8 GPUs and across 2-16 nodes, for each interconnect",
+    responses={422: {"description": "Invalid input", **PROBLEM}},
+)
+def estimate_scaling(body: ScalingIn) -> ScalingOut:
+    return service.scaling(body)
 
 
 @router.get("/models", summary="Shipped model presets with their sizes and sources")

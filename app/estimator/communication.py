@@ -96,10 +96,6 @@ def per_node(plan: Plan, gpus_per_node: int) -> dict[str, int]:
     }
 
 
-def _link(cluster: Cluster, shape: StepShape, kind: str, size: int) -> LinkBandwidth:
-    return group_bandwidth(cluster, size, shape.placement[kind])
-
-
 def trainable_params_local(model: ModelSpec, workload: Workload, plan: Plan) -> float:
     """Parameters with gradients on one GPU (before ZeRO sharding); experts split over ep."""
     shared, experts = trainable_split(model, workload.task, workload.lora)
@@ -125,7 +121,11 @@ def tp_comm(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster, 
         return 0.0
     count = 4 + (2 if plan.recompute == "full" else 0)
     message = plan.micro_batch * workload.seq_len / plan.cp * model.hidden * ACTIVATION_BYTES
-    return shape.layers_local * count * all_reduce_s(message, plan.tp, _link(cluster, shape, "tp", plan.tp))
+    return (
+        shape.layers_local
+        * count
+        * all_reduce_s(message, plan.tp, group_bandwidth(cluster, plan.tp, shape.placement["tp"]))
+    )
 
 
 def pp_comm(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster, shape: StepShape) -> float:
@@ -134,7 +134,9 @@ def pp_comm(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster, 
     if plan.pp <= 1:
         return 0.0
     message = plan.micro_batch * workload.seq_len / plan.cp * model.hidden * ACTIVATION_BYTES / plan.tp
-    return 2.0 * plan.virtual_stages * point_to_point_s(message, _link(cluster, shape, "pp", plan.pp))
+    return (
+        2.0 * plan.virtual_stages * point_to_point_s(message, group_bandwidth(cluster, plan.pp, shape.placement["pp"]))
+    )
 
 
 def cp_comm(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster, shape: StepShape) -> float:
@@ -143,7 +145,7 @@ def cp_comm(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster, 
         return 0.0
     kv_width = model.kv_heads * model.d_head / plan.tp
     chunk = plan.micro_batch * workload.seq_len / plan.cp * 2 * kv_width * ACTIVATION_BYTES
-    link = _link(cluster, shape, "cp", plan.cp)
+    link = group_bandwidth(cluster, plan.cp, shape.placement["cp"])
     per_layer = 3 * (plan.cp - 1) * point_to_point_s(chunk, link)
     return hide(shape.layers_local * per_layer, shape.attention_s)
 
@@ -155,7 +157,9 @@ def ep_comm(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster, 
     tokens = plan.micro_batch * workload.seq_len / plan.cp
     message = tokens * model.experts_per_token * model.hidden * ACTIVATION_BYTES
     moe_layers = model.moe_layers / plan.pp
-    return moe_layers * 4 * gather_or_scatter_s(message, plan.ep, _link(cluster, shape, "ep", plan.ep))
+    return (
+        moe_layers * 4 * gather_or_scatter_s(message, plan.ep, group_bandwidth(cluster, plan.ep, shape.placement["ep"]))
+    )
 
 
 def dp_comm(
@@ -170,7 +174,7 @@ def dp_comm(
     """
     if plan.dp <= 1:
         return 0.0, 0.0
-    link = _link(cluster, shape, "dp", plan.dp)
+    link = group_bandwidth(cluster, plan.dp, shape.placement["dp"])
     size = shape.trainable_local * grad_bytes(workload)
     if plan.zero_stage >= 3:
         return _zero3_comm(size, plan, link, shape)

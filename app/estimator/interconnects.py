@@ -87,9 +87,10 @@ def _intra_latency_s(kind: str) -> float:
 def fabric_of(cluster: Cluster) -> str:
     """The named fabric, or one inferred from the per-node rate (stated in the module constants)."""
     named = cluster.extra.get("inter_node_fabric") if cluster.extra else None
-    if named:
-        return named
-    gbps = cluster.inter_node_gbps or 0.0
+    return named or _inferred_fabric(cluster.inter_node_gbps or 0.0)
+
+
+def _inferred_fabric(gbps: float) -> str:
     if gbps < _TCP_BELOW_GBPS:
         return "eth-25" if gbps >= 25 else "eth-10"
     return "roce-200" if gbps < 400 else "ib-ndr-400"
@@ -117,9 +118,14 @@ def group_bandwidth(cluster: Cluster, group_gpus: int, gpus_per_node_in_group: i
     """
     if group_gpus <= 1:
         return _SINGLE
-    fabric = fabric_of(cluster) if (cluster.inter_node_gbps or cluster.extra) else None
+    named = cluster.extra.get("inter_node_fabric") if cluster.extra else None
     return _group_bandwidth(
-        intra_link(cluster), cluster.gpus_per_node, cluster.inter_node_gbps, fabric, group_gpus, gpus_per_node_in_group
+        cluster.intra_node_link or cluster.gpu.intra_node_link,
+        cluster.gpus_per_node,
+        cluster.inter_node_gbps,
+        named,
+        group_gpus,
+        gpus_per_node_in_group,
     )
 
 
@@ -128,7 +134,7 @@ _SINGLE = LinkBandwidth(float("inf"), 0.0, 1, "none")
 
 @lru_cache(maxsize=65536)
 def _group_bandwidth(
-    kind: str, gpus_per_node: int, gbps: float | None, fabric: str | None, group_gpus: int, in_node: int
+    kind: str, gpus_per_node: int, gbps: float | None, named: str | None, group_gpus: int, in_node: int
 ) -> LinkBandwidth:
     """Cached core of `group_bandwidth` (the planner asks the same few questions thousands of times)."""
     per_node = max(1, min(in_node, group_gpus))
@@ -137,9 +143,9 @@ def _group_bandwidth(
     latency = _intra_latency_s(kind) if per_node > 1 else 0.0
     if nodes == 1:
         return LinkBandwidth(intra, latency, 1, "intra")
-    if fabric is None:
+    if not (named or gbps):
         raise EstimatorError("a multi-node group needs hardware.inter_node_gbps", field="hardware.inter_node_gbps")
-    entry = fabric_entry(fabric)
+    entry = fabric_entry(named or _inferred_fabric(gbps or 0.0))
     node_bytes_per_s = (gbps or entry["port_gbps"]) / _BITS_PER_BYTE * 1e9 * entry["efficiency"]
     inter = node_bytes_per_s * per_node / max(gpus_per_node, per_node)
     latency += entry["latency_us"] * 1e-6

@@ -119,16 +119,30 @@ def _shape_efficiency(rows: float, cols: float) -> float:
 
 def _gemm_peak_rate(gpu: GpuSpec, precision: str) -> float:
     """Large-GEMM FLOP/s: dense peak × the generation's achieved fraction (× FP8 derate)."""
-    precision = compute_precision(gpu, precision)
-    eff = GEMM_EFFICIENCY[generation(gpu)] * (FP8_GEMM_DERATE if precision == "fp8" else 1.0)
-    return gpu.peak_flops[precision] * eff
+    return _rates(gpu, precision, True)[0]
 
 
-def _attention_rate(gpu: GpuSpec, precision: str, flash: bool) -> float:
-    """Attention-core FLOP/s: it stays in 16 bits under FP8 recipes (Transformer Engine, torchao)."""
-    precision = compute_precision(gpu, "bf16" if precision == "fp8" else precision)
-    eff = ATTENTION_EFFICIENCY[generation(gpu)] * (1.0 if flash else EAGER_ATTENTION_DERATE)
-    return gpu.peak_flops[precision] * eff
+def _rates(gpu: GpuSpec, precision: str, flash: bool) -> tuple[float, float]:
+    """(large-GEMM, attention-core) FLOP/s; cached on the GPU's identity and the peaks that matter."""
+    peaks = gpu.peak_flops
+    return _cached_rates(gpu.id, gpu.name, precision, flash, peaks.get(precision), peaks.get("bf16"), peaks.get("fp16"))
+
+
+@lru_cache(maxsize=1024)
+def _cached_rates(
+    gpu_id: str, name: str, precision: str, flash: bool, peak: float | None, bf16: float | None, fp16: float | None
+) -> tuple[float, float]:
+    gen = _generation(gpu_id, name)
+    peaks = {k: v for k, v in ((precision, peak), ("bf16", bf16), ("fp16", fp16)) if v}
+    if not peaks:
+        raise EstimatorError(f"{name} has no {precision} peak", field="workload.precision")
+    runs_as = next(iter(peaks))
+    gemm = peaks[runs_as] * GEMM_EFFICIENCY[gen] * (FP8_GEMM_DERATE if runs_as == "fp8" else 1.0)
+    attention_peak = peaks[runs_as]
+    if runs_as == "fp8":  # the attention core stays in 16 bits under FP8 recipes (Transformer Engine, torchao)
+        attention_peak = peaks.get("bf16") or peaks.get("fp16") or attention_peak
+    attention = attention_peak * ATTENTION_EFFICIENCY[gen] * (1.0 if flash else EAGER_ATTENTION_DERATE)
+    return gemm, attention
 
 
 def microbatch_compute_s(
@@ -142,9 +156,9 @@ def microbatch_compute_s(
     tokens = plan.micro_batch * workload.seq_len / plan.cp
     share = math.ceil(model.layers / plan.pp) / model.layers / plan.tp
     hbm = gpu.hbm_bytes_per_s * HBM_EFFICIENCY
-    gemm_rate = _gemm_peak_rate(gpu, workload.precision) * _shape_efficiency(tokens, model.hidden / plan.tp)
-    gemm = flops.matmul_hw * tokens * share / gemm_rate
-    attention = flops.attention_hw * tokens * share / _attention_rate(gpu, workload.precision, plan.flash_attention)
+    gemm_rate, attention_rate = _rates(gpu, workload.precision, plan.flash_attention)
+    gemm = flops.matmul_hw * tokens * share / (gemm_rate * _shape_efficiency(tokens, model.hidden / plan.tp))
+    attention = flops.attention_hw * tokens * share / attention_rate
     memory = UNFUSED_TRAFFIC_FACTOR * flops.elementwise_bytes * tokens * share / hbm
     if workload.task == "qlora":
         passes = 2 + (1 if plan.recompute == "full" else 0)
@@ -168,14 +182,14 @@ def micro_batches(workload: Workload, plan: Plan) -> int:
 
 
 def _check(workload: Workload, plan: Plan, cluster: Cluster) -> None:
-    if plan.gpus != cluster.gpus:
+    if plan.dp * plan.tp * plan.pp * plan.cp != cluster.gpus_per_node * cluster.nodes:
         raise EstimatorError(f"plan uses {plan.gpus} GPUs but the cluster has {cluster.gpus}", field="plan")
     if plan.micro_batch < 1 or workload.seq_len < 1:
         raise EstimatorError("micro_batch and seq_len must be positive", field="plan.micro_batch")
 
 
 def _warnings(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster, m: int) -> list[Warning_]:
-    tcp = cluster.nodes > 1 and fabric_entry(fabric_of(cluster))["transport"] == "tcp"
+    tcp = cluster.nodes > 1 and _is_tcp(fabric_of(cluster))
     ragged = workload.global_batch is not None and workload.global_batch % (plan.dp * plan.micro_batch) != 0
     found = list(_plan_warnings(ragged, m, plan.pp, model.layers, plan.tp, cluster.gpus_per_node, tcp))
     if workload.precision not in cluster.gpu.peak_flops:
@@ -184,6 +198,11 @@ def _warnings(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster
             Warning_("precision_unsupported", f"{cluster.gpu.name} has no {workload.precision}: runs as {runs_as}")
         )
     return found
+
+
+@lru_cache(maxsize=64)
+def _is_tcp(fabric: str) -> bool:
+    return fabric_entry(fabric)["transport"] == "tcp"
 
 
 @lru_cache(maxsize=8192)
@@ -283,16 +302,17 @@ def _training_performance(
     breakdown: dict[str, float],
     model_flops_per_token: float,
 ) -> Performance:
-    mfu = model_flops_per_token * tokens_per_s / (cluster.gpus * peak_flops(cluster.gpu, workload.precision))
+    gpus = cluster.gpus_per_node * cluster.nodes
+    mfu = model_flops_per_token * tokens_per_s / (gpus * peak_flops(cluster.gpu, workload.precision))
     hours = workload.tokens / tokens_per_s / 3600 if workload.tokens else None
     return Performance(
         step_time_s=step,
         tokens_per_s=tokens_per_s,
-        tokens_per_s_per_gpu=tokens_per_s / cluster.gpus,
+        tokens_per_s_per_gpu=tokens_per_s / gpus,
         mfu=mfu,
         breakdown_s=breakdown,
         time_to_train_hours=hours,
-        gpu_hours=hours * cluster.gpus if hours is not None else None,
+        gpu_hours=hours * gpus if hours is not None else None,
     )
 
 

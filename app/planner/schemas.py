@@ -184,6 +184,13 @@ class EstimateIn(WorkloadIn):
     plan: PlanIn | None = Field(default=None, description="Omit to get the best feasible plan for the hardware")
 
 
+class ScalingIn(WorkloadIn):
+    gpu: str = Field(max_length=64, examples=["h100-80g-sxm"], description="A GPU type id (GET /catalog/gpus)")
+    plan: PlanIn | None = Field(default=None, description="The plan of one replica (tp, pp, ZeRO, micro-batch…)")
+    gpus_per_node: int = Field(default=8, ge=1, le=16)
+    rdma_nics_per_node: int = Field(default=1, ge=1, le=16, description="InfiniBand/RoCE ports per server")
+
+
 class ConstraintsIn(RequestModel):
     term: Literal["monthly", "annual"] = "monthly"
     max_monthly_budget: Decimal | None = Field(default=None, gt=0, le=Decimal("1e12"), max_digits=16, decimal_places=2)
@@ -268,6 +275,23 @@ class EstimateOut(BaseModel):
     performance: PerformanceOut | None
     warnings: list[WarningOut]
     assumptions: list[str]
+
+
+class ScalingRowOut(BaseModel):
+    scope: str = Field(description="'node': GPUs in one server; 'multi-node': servers joined by a fabric")
+    link: str = Field(description="Intra-node link or inter-node fabric")
+    gpus: int
+    nodes: int
+    tokens_per_s: float
+    speedup: float = Field(description="Relative to one replica")
+    efficiency: float = Field(description="speed-up per replica")
+
+
+class ScalingOut(BaseModel):
+    model: ModelOut
+    gpu: str
+    base_plan: PlanOut
+    rows: list[ScalingRowOut]
 
 
 class SkuRefOut(BaseModel):

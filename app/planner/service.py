@@ -20,7 +20,7 @@ from app.estimator.hardware import get_gpu
 from app.estimator.memory import MemoryEstimate, estimate_memory, validate_plan
 from app.estimator.models import model_from_hf_config, model_from_params, validate_model
 from app.estimator.params import count_params
-from app.estimator.performance import PerformanceEstimate, estimate_performance
+from app.estimator.performance import PerformanceEstimate, estimate_performance, scaling_view
 from app.estimator.presets import get_preset
 from app.estimator.specs import GIB, Cluster, ModelSpec, Plan, Warning_, Workload
 from app.money import quantum
@@ -43,6 +43,9 @@ from app.planner.schemas import (
     RecommendOut,
     ReferencePriceOut,
     RejectedOut,
+    ScalingIn,
+    ScalingOut,
+    ScalingRowOut,
     SkuRefOut,
     WarningOut,
     WorkloadIn,
@@ -279,6 +282,18 @@ def _no_plan_message(model: ModelSpec, cluster: Cluster, closest: MemoryEstimate
         f"{model.name} does not fit on {where} with any plan (ZeRO-3, recompute and offload included): the "
         f"leanest needs {need:.1f} GiB per GPU of {closest.breakdown.capacity / GIB:.1f} GiB; add GPUs or nodes"
     )
+
+
+def scaling(request: ScalingIn) -> ScalingOut:
+    """Data-parallel speed-up of a workload from 1 to 8 GPUs and over 2-16 nodes, per interconnect."""
+    model, model_warnings = resolve_model(request.model)
+    workload = request.workload()
+    plan = request.plan.spec(request.micro_batch or 1) if request.plan else Plan(micro_batch=request.micro_batch or 1)
+    validate_plan(model, workload, plan)
+    rows = scaling_view(model, workload, get_gpu(request.gpu), plan, gpus_per_node=request.gpus_per_node,
+                        rdma_nics_per_node=request.rdma_nics_per_node)
+    return ScalingOut(model=model_out(model), gpu=request.gpu, base_plan=plan_out(plan, workload.global_batch),
+                      rows=[ScalingRowOut(**row) for row in rows])
 
 
 # ---- recommend ---------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ their stable code where we have one (`WARNINGS`); otherwise the API's English is
 from __future__ import annotations
 
 import math
+import re
 from decimal import Decimal
 from typing import Any
 
@@ -141,6 +142,9 @@ EN: dict[str, str] = {
     "pareto_item": "{sku}, {gpus} GPUs: {cost}, {time}",
     "near_misses": "Near misses",
     "near_misses_intro": "Configurations just outside the constraints.",
+    "miss_deadline": "fits, but needs {days} days (deadline {deadline})",
+    "miss_budget": "fits, but costs {cost} a month (budget {budget})",
+    "list_sep": "; ",
     "rejected": "Rejected",
     "rejected_intro": "Catalog SKUs that cannot run this job, and why.",
     "assumptions": "Assumptions",
@@ -172,6 +176,9 @@ EN: dict[str, str] = {
     "months": "Months",
     "months_hint": "An annual term takes whole years (12, 24, …).",
     "issue_quote": "Issue the quote",
+    "addons": "Add-ons",
+    "addons_hint": "Options sold with this server; one priced on consultation is listed on the quote "
+    "but not added to the total.",
     "back_to_results": "Back to the results",
     "option_missing": "That option is no longer in the results; pick one again.",
     "not_found_title": "Page not found",
@@ -312,8 +319,11 @@ ZH: dict[str, str] = {
     "pareto_item": "{sku}，{gpus} 张 GPU：{cost}，{time}",
     "near_misses": "差一点满足的配置",
     "near_misses_intro": "略超出约束条件的配置。",
+    "miss_deadline": "放得下，但需要 {days} 天（截止期限 {deadline} 天）",
+    "miss_budget": "放得下，但每月费用 {cost}（预算 {budget}）",
+    "list_sep": "；",
     "rejected": "已排除",
-    "rejected_intro": "无法运行该作业的 SKU 及原因（原因为英文）。",
+    "rejected_intro": "无法运行该作业的 SKU 及原因。",
     "assumptions": "假设",
     "assumptions_intro": "所有数字都基于以下假设；API 的每个响应都会列出它们。",
     "assumption_bytes": "显存按架构逐卡计算字节数（权重、梯度、优化器状态、激活值、缓冲区），以 GiB（2^30 字节）显示。",
@@ -340,6 +350,8 @@ ZH: dict[str, str] = {
     "months": "月数",
     "months_hint": "年付租期按整年计（12、24……）。",
     "issue_quote": "生成报价单",
+    "addons": "附加项",
+    "addons_hint": "随该服务器提供的选项；价格面议的附加项会列在报价单上，但不计入合计。",
     "back_to_results": "返回结果",
     "option_missing": "该方案已不在结果中，请重新选择。",
     "not_found_title": "页面不存在",
@@ -462,6 +474,21 @@ PLAN_WORDS: dict[str, dict[str, str]] = {
 
 CATALOGS = {"en": EN, "zh": ZH}
 
+# The planner's rejection reasons (app/planner/recommend.py) are English sentences without a code:
+# Chinese renders the known shapes and keeps the English for any other.
+_WHERE_NODES = re.compile(r" on (\d+) nodes$")
+REASONS_ZH: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"^GPU type (\S+) is not among the requested (.+)$"), "GPU 型号 {0} 不在所选型号（{1}）之中"),
+    (re.compile(r"^offered in (.+), not in (.+)$"), "仅在 {0} 提供，不在所选地域（{1}）"),
+    (re.compile(r"^no InfiniBand or RoCE fabric is available for this SKU$"), "该 SKU 没有 InfiniBand 或 RoCE 网络"),
+    (re.compile(r"^no parallel plan fits on (.+)$"), "在 {0} 上没有可行的并行方案"),
+    (re.compile(r"^does not fit: even with ZeRO-3 and offload over (.+), each node needs (\S+) GiB of host RAM "
+                r"and has (\S+) GiB$"),
+     "放不下：即使在 {0} 上使用 ZeRO-3 和卸载，每个节点也需要 {1} GiB 主机内存，而只有 {2} GiB"),
+    (re.compile(r"^does not fit: the leanest plan on (.+) still needs (\S+) GiB per GPU, more than the (\S+) GiB "
+                r"usable$"), "放不下：{0} 上最省显存的方案仍需每卡 {1} GiB，超过可用的 {2} GiB"),
+]
+
 
 def negotiate(request: Request) -> str:
     """`?lang=` wins; then the first supported language in Accept-Language (by q); else English."""
@@ -505,6 +532,17 @@ class Translator:
 
     def warning(self, code: str, fallback: str) -> str:
         return WARNINGS[self.lang].get(code, fallback)
+
+    def reason(self, text: str) -> str:
+        """A rejection reason in the page's language (English as it came when no shape matches)."""
+        if self.lang != "zh":
+            return text
+        for pattern, template in REASONS_ZH:
+            match = pattern.match(text)
+            if match:
+                parts = [_WHERE_NODES.sub(r"，共 \1 个节点", part) for part in match.groups()]
+                return template.format(*parts)
+        return text
 
     def region(self, slug: str) -> str:
         return REGIONS[self.lang].get(slug, slug)

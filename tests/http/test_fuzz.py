@@ -14,6 +14,7 @@ from collections.abc import Iterator
 
 import pytest
 import schemathesis
+from argon2 import PasswordHasher, profiles
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, Phase, settings
@@ -25,12 +26,31 @@ from schemathesis.checks import (
 )
 from sqlalchemy.orm import Session
 
+from app.admin import service as admin_service
 from app.api.deps import get_session
 from app.main import create_app
 from app.settings import Settings
 
 FUZZ_EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "10"))
+# What the campaign found in routes owned by other domains, reported to their owners: expected to
+# fail (non-strict, so a fix shows as XPASS) until fixed there; then delete the entry.
+KNOWN_FINDINGS = {
+    "GET /admin/api/audit][sqlite": "AuditOut.at is a naive datetime on SQLite, not an RFC 3339 date-time",
+    "POST /admin/api/catalog/import][postgresql": "a gpu_types name over 128 characters passes validation "
+    "and then overflows VARCHAR(128): 500 (StringDataRightTruncation)",
+}
 CHECKS = [not_a_server_error, status_code_conformance, response_schema_conformance, content_type_conformance]
+
+
+@pytest.fixture()
+def admin_headers(db: Session, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """An admin's API token, so that /admin/api/... is fuzzed past its 401 (rolled back with `db`)."""
+    # argon2-cffi's cheapest profile, as tests/admin does: the same code path in milliseconds.
+    monkeypatch.setattr(admin_service, "_hasher", PasswordHasher.from_parameters(profiles.CHEAPEST))
+    user = admin_service.create_user(db, email="fuzz@example.com", password="fuzz fuzz fuzz fuzz", role="admin")
+    actor = admin_service.Actor(user.id, user.email, "cli")
+    token, _row = admin_service.create_token(db, user=user, name="fuzz", actor=actor)
+    return {"Authorization": f"Bearer {token}"}
 
 
 @pytest.fixture()
@@ -59,5 +79,5 @@ schema = schemathesis.openapi.from_asgi("/openapi.json", create_app(Settings(dat
     suppress_health_check=list(HealthCheck),
     database=None,
 )
-def test_api_conforms_to_its_schema(case: schemathesis.Case, fuzz_app: FastAPI) -> None:
-    case.call_and_validate(app=fuzz_app, checks=CHECKS)
+def test_api_conforms_to_its_schema(case: schemathesis.Case, fuzz_app: FastAPI, admin_headers: dict[str, str]) -> None:
+    case.call_and_validate(app=fuzz_app, checks=CHECKS, headers=admin_headers)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Iterator
 
@@ -11,7 +12,7 @@ from sqlalchemy import Engine, text
 
 from app.db.engine import build_engine
 from app.errors import PROBLEM_BASE
-from app.ratelimit.service import RateLimiter
+from app.ratelimit.service import WINDOW_S, RateLimiter
 from app.settings import Settings
 from tests.http.conftest import probe_app
 
@@ -23,6 +24,13 @@ def _limited_settings(database_url: str, **overrides: object) -> Settings:
     return Settings(database_url=database_url, env="test", **values)
 
 
+def _away_from_window_edge(margin_s: float) -> None:
+    """Counters reset each minute: start a burst far enough from the reset that it all lands in one window."""
+    into = time.time() % WINDOW_S
+    if into > WINDOW_S - margin_s:
+        time.sleep(WINDOW_S - into + 0.1)
+
+
 @pytest.fixture()
 def client_host() -> str:
     """A client address of this test's own, so counters never collide with another test's."""
@@ -32,6 +40,7 @@ def client_host() -> str:
 @pytest.fixture()
 def limiter_engine(database_url: str, client_host: str) -> Iterator[Engine]:
     engine = build_engine(database_url)
+    _away_from_window_edge(8)
     yield engine
     with engine.begin() as connection:
         connection.execute(text("DELETE FROM rate_limit_counters WHERE key LIKE :k"), {"k": f"%|{client_host}"})
@@ -142,7 +151,6 @@ def test_limit_holds_across_uvicorn_workers(database_url: str, limiter_engine: E
     import os
     import subprocess
     import sys
-    import time
     from pathlib import Path
 
     import httpx
@@ -168,6 +176,7 @@ def test_limit_holds_across_uvicorn_workers(database_url: str, limiter_engine: E
                 time.sleep(0.2)
         with limiter_engine.begin() as connection:  # this client is 127.0.0.1: start from zero
             connection.execute(text("DELETE FROM rate_limit_counters WHERE key = '/estimate|127.0.0.1'"))
+        _away_from_window_edge(20)
         statuses = [httpx.post(base + "/estimate", json=ESTIMATE_BODY, timeout=30).status_code for _ in range(10)]
     finally:
         process.terminate()

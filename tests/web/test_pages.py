@@ -143,3 +143,63 @@ def test_friendly_500_for_an_unexpected_error_in_a_page(client: TestClient) -> N
     assert page.status_code == 500
     assert "<h1>Something went wrong</h1>" in page.text and "Request id: req-123" in page.text
     assert "boom" not in page.text
+
+
+def test_a_multi_server_plan_quotes_the_fabric_add_on(client: TestClient) -> None:
+    query = "preset=llama-2-70b&task=full_finetune&tokens_b=1&lang=en"
+    api = client.post("/recommend", json={"model": {"preset": "llama-2-70b"}, "task": "full_finetune",
+                                          "tokens": 1e9}).json()
+    option = next(o for o in api["options"]
+                  if o["nodes"] > 1 and any(w["code"] == "fabric_priced_on_request" for w in o["warnings"]))
+    page = client.get(f"/quote?{query}&option={option['rank']}", headers=HTML)
+    assert page.status_code == 200
+    assert re.search(r'<input type="checkbox" name="addons" value="infiniband-400g" id="f-addons-infiniband-400g"'
+                     r' checked>', page.text)
+    form = [("preset", "llama-2-70b"), ("task", "full_finetune"), ("tokens_b", "1"), ("lang", "en"),
+            ("option", str(option["rank"])), ("name", "Li Wei"), ("email", "li@example.com"), ("months", "1"),
+            ("addons", "infiniband-400g")]
+    response = client.post("/quote", data=dict(form), follow_redirects=False)
+    assert response.status_code == 303
+    quote = client.get(response.headers["location"].split("/print")[0]).json()
+    assert (quote["sku"]["id"], quote["quantity"]) == (option["sku"]["id"], option["nodes"])
+    assert [(line["kind"], line["code"], line["amount"]) for line in quote["lines"]][1:] == [
+        ("addon", "infiniband-400g", None)]
+    assert quote["total"] == option["cost"]["job_total"]
+
+
+def test_a_pasted_config_or_a_parameter_count_describes_the_model(client: TestClient) -> None:
+    from urllib.parse import urlencode
+
+    config = ('{"model_type": "llama", "num_hidden_layers": 32, "hidden_size": 4096, "num_attention_heads": 32, '
+              '"num_key_value_heads": 32, "intermediate_size": 11008, "vocab_size": 32000}')
+    pasted = client.get("/results?" + urlencode({"source": "config", "hf_config": config, "task": "lora"}),
+                        headers=HTML)
+    assert pasted.status_code == 200
+    assert "· LoRA · 6.7B parameters</p>" in pasted.text  # the same architecture as the llama-2-7b preset
+    assert 'data-sku="a100-40g-pcie-card" data-gpus="1"' in pasted.text
+    counted = client.get("/results?source=params&params_b=7&task=lora&lang=zh", headers=HTML)
+    assert counted.status_code == 200
+    assert '<li data-code="estimate_uncertain">架构由参数量推算：显存和速度为近似值。</li>' in counted.text
+
+
+def test_near_misses_and_rejections_in_chinese(client: TestClient) -> None:
+    query = "preset=llama-2-70b&task=full_finetune&tokens_b=1&deadline_days=1&budget=150000&lang=zh"
+    page = client.get(f"/results?{query}", headers=HTML)
+    assert page.status_code == 200
+    api = client.post("/recommend", json={"model": {"preset": "llama-2-70b"}, "task": "full_finetune", "tokens": 1e9,
+                                          "constraints": {"deadline_days": 1, "max_monthly_budget": "150000"}}).json()
+    assert api["near_misses"], "the constraints leave near misses"
+    reasons = re.findall(r'<p class="miss-reason">([^<]+)</p>', page.text)
+    assert len(reasons) == len(api["near_misses"])
+    assert all(r.startswith("放得下，但") for r in reasons)
+    rejected = dict(re.findall(r'<li><strong>([^<]+)</strong>: <span class="reason">([^<]+)</span></li>', page.text))
+    assert rejected["a100-40g-pcie-card"].startswith("放不下：4 × NVIDIA A100 40GB PCIe 上最省显存的方案仍需每卡 ")
+
+
+def test_a_submitted_wizard_redirects_to_the_short_url(client: TestClient) -> None:
+    response = client.get("/results?lang=en&source=preset&preset=llama-2-7b&params_b=&hf_config=&task=lora"
+                          "&tokens_b=&regions=&objective=balanced", follow_redirects=False)
+    assert response.status_code == 303
+    assert response.headers["location"] == (
+        "/results?source=preset&preset=llama-2-7b&task=lora&seq_len=2048&precision=bf16&optimizer=adamw"
+        "&term=monthly&objective=balanced&lang=en")

@@ -106,3 +106,11 @@ def test_memory_bar_scales_to_the_larger_of_capacity_and_total() -> None:
     over = memory_bar(MemoryOut(per_gpu_gib={"weights": 120.0, "total": 120.0}, capacity_gib=60.0, fits=False,
                                 host_ram_gib=0))
     assert (over.segments[0].width, over.capacity_x, over.fits) == (BAR_WIDTH, BAR_WIDTH / 2, False)
+
+
+def test_rejection_reasons_in_chinese_with_the_english_as_fallback() -> None:
+    zh = Translator("zh")
+    assert zh.reason("no parallel plan fits on 16 × NVIDIA H100 80GB SXM on 2 nodes") == (
+        "在 16 × NVIDIA H100 80GB SXM，共 2 个节点 上没有可行的并行方案")
+    assert zh.reason("a reason the planner words differently") == "a reason the planner words differently"
+    assert Translator("en").reason("offered in shenzhen, not in singapore") == "offered in shenzhen, not in singapore"

@@ -1,0 +1,94 @@
+"""The admin over real HTTP: `python -m app serve --workers 2` on a migrated, seeded SQLite file.
+The sign-in throttle lives in the database, so it holds across worker processes; the session
+cookie, CSRF token and sign-out work through a real client's cookie jar."""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from app.admin import service
+
+ROOT = Path(__file__).resolve().parents[2]
+PASSWORD = "a long enough secret"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _cli(args: list[str], env: dict[str, str], stdin: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "app", *args], cwd=ROOT, env=env, input=stdin,
+                          capture_output=True, text=True, timeout=60, check=True)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    env = {**os.environ, "DATABASE_URL": f"sqlite:///{tmp_path_factory.mktemp('srv') / 'a.db'}",
+           "PORT": str(_free_port()), "LOG_LEVEL": "warning"}
+    _cli(["migrate"], env)
+    _cli(["seed"], env)
+    for email in ("ops@example.com", "target@example.com"):
+        _cli(["create-admin", email, "--password-stdin"], env, PASSWORD + "\n")
+    process = subprocess.Popen([sys.executable, "-m", "app", "serve", "--workers", "2"], cwd=ROOT, env=env,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{env['PORT']}"
+    try:
+        for _ in range(200):
+            try:
+                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                time.sleep(0.1)
+        yield base
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+
+
+def _csrf(html: str) -> str:
+    return re.search(r'name="csrf_token" value="([^"]+)"', html).group(1)
+
+
+def _login(client: httpx.Client, password: str, email: str = "ops@example.com") -> httpx.Response:
+    page = client.get("/admin/login")
+    return client.post("/admin/login", data={"email": email, "password": password,
+                                             "csrf_token": _csrf(page.text)})
+
+
+def test_session_csrf_and_sign_out_over_http(server: str) -> None:
+    with httpx.Client(base_url=server) as client:
+        assert client.get("/admin/skus").status_code == 303
+        signed_in = _login(client, PASSWORD)
+        assert (signed_in.status_code, signed_in.headers["location"]) == (303, "/admin/skus")
+        listing = client.get("/admin/skus")
+        assert listing.status_code == 200 and "a100-40g-pcie-card" in listing.text
+        csrf = _csrf(listing.text)
+        assert client.post("/admin/tokens", data={"name": "no csrf"}).status_code == 403
+        created = client.post("/admin/tokens", data={"name": "real http", "csrf_token": csrf})
+        token = re.search(r'<code class="token">(gsz_[^<]+)</code>', created.text).group(1)
+        assert client.post("/admin/logout", data={"csrf_token": csrf}).status_code == 303
+        assert client.get("/admin/skus").status_code == 303
+    api = httpx.get(f"{server}/admin/api/skus/a100-40g-pcie-card", headers={"Authorization": f"Bearer {token}"})
+    assert (api.status_code, api.json()["version"]) == (200, 1)
+
+
+def test_the_throttle_holds_across_worker_processes(server: str) -> None:
+    statuses = []
+    for _ in range(service.ACCOUNT_FAILURES + 1):
+        with httpx.Client(base_url=server) as client:  # a new connection each time: any worker may answer
+            response = _login(client, "not the password", "target@example.com")
+            statuses.append(response.status_code)
+    assert statuses == [401] * service.ACCOUNT_FAILURES + [429]
+    assert 0 < int(response.headers["retry-after"]) <= 900
