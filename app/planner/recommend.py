@@ -129,7 +129,9 @@ def _search_offer(
     closest: PlanSearch | None = None
     for config in configurations(offer, constraints):
         result.configurations += 1
-        search, cached = cached_search_plans(model, workload, _hardware(offer, config), micro_batch=micro_batch)
+        hint = found[-1].evaluated.plan if found else None  # the best plan on one node fewer
+        search, cached = cached_search_plans(model, workload, _hardware(offer, config), micro_batch=micro_batch,
+                                             hint=hint)
         if cached:
             result.stats.cached_configurations += 1
         else:

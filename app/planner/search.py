@@ -34,6 +34,7 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
+from app.estimator.communication import StepShape, per_node, tp_comm
 from app.estimator.memory import MemoryEstimate, estimate_memory
 from app.estimator.performance import PerformanceEstimate, estimate_performance, microbatch_compute_s
 from app.estimator.specs import Cluster, GpuSpec, ModelSpec, Plan, Workload
@@ -173,8 +174,8 @@ def set_cache_size(entries: int) -> None:
     _cache.clear()
 
 
-def cached_search_plans(model: ModelSpec, workload: Workload, hw: Hardware, *,
-                        micro_batch: int | None = None) -> tuple[PlanSearch, bool]:
+def cached_search_plans(model: ModelSpec, workload: Workload, hw: Hardware, *, micro_batch: int | None = None,
+                        hint: Plan | None = None) -> tuple[PlanSearch, bool]:
     """search_plans, remembered per (model, workload, hardware); returns (search, was cached).
     The GPU is keyed by its id: its specs are static shipped data."""
     key = (model, workload, hw.gpu.id, hw.gpus_per_node, hw.nodes, hw.intra_node_link, hw.inter_node_fabric,
@@ -182,7 +183,7 @@ def cached_search_plans(model: ModelSpec, workload: Workload, hw: Hardware, *,
     with _cache_lock:
         if key in _cache:
             return _cache[key], True
-    search = search_plans(model, workload, hw, micro_batch=micro_batch)
+    search = search_plans(model, workload, hw, micro_batch=micro_batch, hint=hint)
     with _cache_lock:  # requests run in a thread pool
         if _cache_size:
             if len(_cache) >= _cache_size:
@@ -191,15 +192,20 @@ def cached_search_plans(model: ModelSpec, workload: Workload, hw: Hardware, *,
     return search, False
 
 
-def search_plans(model: ModelSpec, workload: Workload, hw: Hardware, *, micro_batch: int | None = None) -> PlanSearch:
+def search_plans(model: ModelSpec, workload: Workload, hw: Hardware, *, micro_batch: int | None = None,
+                 hint: Plan | None = None) -> PlanSearch:
     """The fastest plan that fits on `hw` (None when none fits), with the search's counts.
 
-    `micro_batch` pins the micro-batch (for inference: the number of concurrent sequences)."""
+    `micro_batch` pins the micro-batch (for inference: the number of concurrent sequences).
+    `hint` (e.g. the best plan on one node fewer) is timed first when it fits: a good incumbent
+    lets the speed bounds prune from the start. The answer does not depend on it."""
     cluster = hw.cluster()
     global_batch = default_global_batch(workload)
     if workload.task != "inference":
         workload = replace(workload, global_batch=global_batch)
     result = PlanSearch(best=None)
+    if hint is not None:
+        _try_hint(model, workload, cluster, hw, hint, global_batch, micro_batch, result)
     for bound, shape, mbs in _shapes_by_bound(model, workload, cluster, hw, global_batch, micro_batch,
                                               result.bound_cache):
         if hw.nodes == 1 and result.unconstrained_simple:
@@ -208,6 +214,23 @@ def search_plans(model: ModelSpec, workload: Workload, hw: Hardware, *, micro_ba
             break  # shapes come fastest-bound first: none of the rest can win
         _search_shape(model, workload, cluster, shape, mbs, result)
     return result
+
+
+def _try_hint(model: ModelSpec, workload: Workload, cluster: Cluster, hw: Hardware, hint: Plan, global_batch: int,
+              micro_batch: int | None, result: PlanSearch) -> None:
+    gpus = hw.gpus_per_node * hw.nodes
+    if hint.tp > hw.gpus_per_node or gpus % (hint.tp * hint.pp):
+        return
+    dp = gpus // (hint.tp * hint.pp)
+    if hint.micro_batch not in micro_batches(workload, dp, global_batch, micro_batch):
+        return
+    plan = Plan(dp=dp, tp=hint.tp, pp=hint.pp, zero_stage=hint.zero_stage if dp > 1 else 0,
+                offload=hint.offload if dp > 1 or hint.offload == "none" else "none", recompute=hint.recompute,
+                sequence_parallel=hint.sequence_parallel, micro_batch=hint.micro_batch)
+    memory = estimate_memory(model, workload, plan, cluster)
+    result.stats.memory_evaluations += 1
+    if memory.breakdown.fits:
+        _consider(model, workload, cluster, plan, memory, result)
 
 
 def _shapes_by_bound(model: ModelSpec, workload: Workload, cluster: Cluster, hw: Hardware, global_batch: int,
@@ -226,22 +249,30 @@ def _shapes_by_bound(model: ModelSpec, workload: Workload, cluster: Cluster, hw:
 
 def _speed_bound(model: ModelSpec, workload: Workload, cluster: Cluster, shape: Plan, mbs: tuple[int, ...],
                  global_batch: int, cache: dict) -> float:
-    """Tokens/s no plan of this shape can exceed: its compute alone (no communication, optimizer
-    step or offload) plus the 1F1B bubble, which the micro-batch count fixes exactly: a step takes
-    at least (m + p - 1) micro-batch slots (Narayanan et al. 2021 §2.2). Compute time depends only
-    on (tp, pp, recompute, micro-batch), so it is memoised per search in `cache`."""
+    """Tokens/s no plan of this shape can exceed: per micro-batch, its compute plus its tensor-
+    parallel all-reduces (which the model never overlaps), stretched over the 1F1B schedule's
+    (m + p - 1) slots (Narayanan et al. 2021 §2.2); no DP communication, optimizer step or offload.
+    Both parts depend only on (tp, pp, recompute, micro-batch), so they are memoised per search."""
     if workload.task == "inference":
         return float("inf")
     best = 0.0
     for mb in mbs if shape.pp > 1 else mbs[-1:]:  # without a pipeline, wider is always faster
         key = (shape.tp, shape.pp, shape.recompute, mb)
         if key not in cache:
-            plan = Plan(dp=shape.dp, tp=shape.tp, pp=shape.pp, recompute=shape.recompute, micro_batch=mb,
-                        sequence_parallel=shape.sequence_parallel)
-            cache[key] = microbatch_compute_s(model, workload, plan, cluster.gpu)[0]
+            cache[key] = _microbatch_floor_s(model, workload, cluster, _plan(shape, 0, "none", shape.recompute, mb))
         slots = global_batch // (shape.dp * mb) + shape.pp - 1
         best = max(best, global_batch * workload.seq_len / (slots * cache[key]))
     return best
+
+
+def _microbatch_floor_s(model: ModelSpec, workload: Workload, cluster: Cluster, plan: Plan) -> float:
+    seconds = microbatch_compute_s(model, workload, plan, cluster.gpu)[0]
+    if plan.tp > 1:
+        shape = StepShape(micro_batches=1, fwd_s=0.0, bwd_s=0.0, attention_s=0.0,
+                          layers_local=-(-model.layers // plan.pp), trainable_local=0.0,
+                          placement=per_node(plan, cluster.gpus_per_node))
+        seconds += tp_comm(model, workload, plan, cluster, shape)
+    return seconds
 
 
 def _plan(shape: Plan, zero: int, offload: str, recompute: str, micro_batch: int) -> Plan:
