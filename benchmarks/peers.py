@@ -1,6 +1,11 @@
 """Side by side on the published cases: published, ours, llm-analysis, DeepSpeed and accelerate estimators.
 
 Run: .venv/bin/python benchmarks/peers.py   (creates .peers-venv with llm-analysis on first use)
+     .venv/bin/python benchmarks/peers.py --markdown docs/validation.md   (also regenerates the validation report)
+
+Two tables: per-GPU MEMORY on the published peak-memory cases (app/estimator/published_cases.py), below, and
+training SPEED (tokens/s per GPU) on the 24 published runs of tests/estimator/perf_cases.py against llm-analysis
+(benchmarks/_peers_perf.py says how llm-analysis is configured and how its tokens/s are derived).
 
 Peers and what each one computes:
 - llm-analysis 0.2.2 (PyPI, cli99/llm-analysis), run in its own venv: LLMAnalysis.training() total
@@ -20,10 +25,15 @@ Peers and what each one computes:
 
 from __future__ import annotations
 
+import argparse
 import statistics
 from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 
 from _peers_env import PEER_REQUIREMENT, run_llm_analysis
+from _peers_perf import performance_rows, print_performance, summarise
+from _validation_doc import write_report
 
 from app.estimator.memory import estimate_memory
 from app.estimator.params import count_params
@@ -104,44 +114,103 @@ def _beats_peers(mine: float, peers: list[float | None]) -> bool | None:
     return None if not applicable else abs(mine) < min(applicable)
 
 
-def main() -> None:
+PEERS = ("ours", "llm-analysis", "DeepSpeed", "accelerate")
+
+
+@dataclass
+class MemoryRow:
+    case: PublishedCase
+    values: dict[str, float | str | None]  # GiB per GPU by estimator; a str is a peer's failure
+
+    def error(self, name: str) -> float | None:
+        return _error(self.values[name], self.case.published_gib)
+
+
+@dataclass
+class MemorySummary:
+    errors: dict[str, list[float]]  # |error| over included cases where each applies
+    wins: int
+    losses: list[str]
+    head_to_head: dict[str, tuple[list[float], list[float]]]  # peer -> (ours, peer) |errors| on shared cases
+
+
+def memory_rows() -> list[MemoryRow]:
     cases = published_cases()
     la = llm_analysis_totals(cases)
-    names = " ".join(f"{name:>15s}" for name in ("ours", "llm-analysis", "DeepSpeed", "accelerate"))
-    header = f"{'case':44s} {'published':>9s} {names}"
-    print("GiB per GPU (error vs published); '*' = reported only, see why_excluded in published_cases.py")
-    print(header)
-    errors: dict[str, list[float]] = {"ours": [], "llm-analysis": [], "DeepSpeed": [], "accelerate": []}
+    return [
+        MemoryRow(case, {"ours": ours(case), "llm-analysis": la.get(case.id), "DeepSpeed": deepspeed(case),
+                         "accelerate": accelerate(case)})
+        for case in cases
+    ]
+
+
+def memory_summary(rows: list[MemoryRow]) -> MemorySummary:
+    errors: dict[str, list[float]] = {name: [] for name in PEERS}
+    head_to_head: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in PEERS[1:]}
     wins, losses = 0, []
-    for case in cases:
-        pub = case.published_gib
-        row = {"ours": ours(case), "llm-analysis": la.get(case.id), "DeepSpeed": deepspeed(case),
-               "accelerate": accelerate(case)}
-        mark = " " if case.included else "*"
-        cells = " ".join(f"{_cell(row[name], pub):>15s}" for name in row)
-        print(f"{mark}{case.id:43s} {pub:9.1f} {cells}")
-        if not case.included:
+    for row in rows:
+        if not row.case.included:
             continue
-        for name, value in row.items():
-            err = _error(value, pub)
+        for name in PEERS:
+            err = row.error(name)
             if err is not None:
                 errors[name].append(abs(err))
-        verdict = _beats_peers(_error(row["ours"], pub), [_error(row[n], pub) for n in row if n != "ours"])
+                if name != "ours":
+                    head_to_head[name][0].append(abs(row.error("ours")))
+                    head_to_head[name][1].append(abs(err))
+        verdict = _beats_peers(row.error("ours"), [row.error(n) for n in PEERS[1:]])
         if verdict:
             wins += 1
         elif verdict is False:
-            losses.append(case.id)
+            losses.append(row.case.id)
+    return MemorySummary(errors, wins, losses, head_to_head)
+
+
+def print_memory(rows: list[MemoryRow]) -> MemorySummary:
+    names = " ".join(f"{name:>15s}" for name in PEERS)
+    print("GiB per GPU (error vs published); '*' = reported only, see why_excluded in published_cases.py")
+    print(f"{'case':44s} {'published':>9s} {names}")
+    for row in rows:
+        pub = row.case.published_gib
+        mark = " " if row.case.included else "*"
+        cells = " ".join(f"{_cell(row.values[name], pub):>15s}" for name in PEERS)
+        print(f"{mark}{row.case.id:43s} {pub:9.1f} {cells}")
+    summary = memory_summary(rows)
     print()
-    for name, values in errors.items():
+    for name, values in summary.errors.items():
         if values:
             print(f"{name:13s} median |error| {statistics.median(values):6.1%}  max {max(values):6.1%}  "
                   f"over {len(values)} included cases where it applies")
-    for case_id, value in la.items():
-        if isinstance(value, str):
-            print(f"llm-analysis failed on {case_id}: {value}")
-    print(f"ours below every applicable peer on {wins} included cases; not on: {', '.join(losses) or 'none'}")
+    for name, (mine, theirs) in summary.head_to_head.items():
+        if mine:
+            print(f"on the {len(mine)} included cases {name} applies to: ours median {statistics.median(mine):.1%} "
+                  f"max {max(mine):.1%}, {name} median {statistics.median(theirs):.1%} max {max(theirs):.1%}")
+    for row in rows:
+        if isinstance(row.values["llm-analysis"], str):
+            print(f"llm-analysis failed on {row.case.id}: {row.values['llm-analysis']}")
+    print(f"ours below every applicable peer on {summary.wins} included cases; "
+          f"not on: {', '.join(summary.losses) or 'none'}")
     print(f"peers: {PEER_REQUIREMENT} (subprocess in .peers-venv); DeepSpeed and accelerate formulas reimplemented "
           "(see docstring) because both packages need torch")
+    return summary
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--memory-only", action="store_true", help="print only the memory table")
+    parser.add_argument("--performance", action="store_true", help="print only the training-speed table")
+    parser.add_argument("--markdown", metavar="PATH", help="also write the validation report (e.g. docs/validation.md)"
+                        " and its SVG scatter plots next to it")
+    args = parser.parse_args(argv)
+    mem = memory_rows() if not args.performance or args.markdown else None
+    perf = performance_rows() if not args.memory_only or args.markdown else None
+    if mem is not None and not args.performance:
+        print_memory(mem)
+    if perf is not None and not args.memory_only:
+        print_performance(perf)
+    if args.markdown:
+        written = write_report(Path(args.markdown), mem, memory_summary(mem), perf, summarise(perf))
+        print(f"\nwrote {', '.join(str(path) for path in written)}")
 
 
 if __name__ == "__main__":
