@@ -77,6 +77,7 @@ class Cost:
     monthly_effective: Decimal
     months: int | None  # billed months for the job; None without a token count
     job_total: Decimal | None
+    annual_total: Decimal  # a year on the annual term, whatever term was asked: the upsell figure
 
 
 def configurations(offer: Offer, constraints: Constraints) -> Iterator[Configuration]:
@@ -113,4 +114,6 @@ def price(offer: Offer, config: Configuration, term: str, hours: float | None) -
     monthly_effective = _money(monthly_list * (1 - discount), offer.money_quantum)
     months = billed_months(hours, term) if hours is not None else None
     job_total = _money(monthly_effective * months, offer.money_quantum) if months is not None else None
-    return Cost(offer.currency, term, units, monthly_list, monthly_effective, months, job_total)
+    annual_discount = Decimal(offer.discount_bp.get("annual", 0)) / Decimal(10000)
+    annual_total = _money(monthly_list * (1 - annual_discount), offer.money_quantum) * 12
+    return Cost(offer.currency, term, units, monthly_list, monthly_effective, months, job_total, annual_total)

@@ -309,6 +309,7 @@ class CostOut(BaseModel):
     monthly_effective: str
     months: int | None = Field(description="Whole months of the term billed for the job")
     job_total: str | None
+    annual_total: str = Field(description="Twelve months on the annual term, at its discount")
     note: str
 
 

@@ -393,6 +393,7 @@ def option_out(option: Option, global_batch: int, model_warnings: list[Warning_]
             monthly_effective=str(cost.monthly_effective),
             months=cost.months,
             job_total=str(cost.job_total) if cost.job_total is not None else None,
+            annual_total=str(cost.annual_total),
             note=BILLING_NOTE,
         ),
         availability=option.availability,

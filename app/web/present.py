@@ -93,7 +93,7 @@ def option_view(option: OptionOut, model: ModelOut, task: str, t: Translator, gp
         explanation=explanation(option, model, task, t, gpu_names.get(option.sku.gpu, option.sku.gpu)),
         warnings=[(w.code, t.warning(w.code, w.message)) for w in option.warnings if w.code != "indicative_price"],
         indicative="indicative_price" in codes,
-        annual=Decimal(option.cost.monthly_effective) * 12,
+        annual=Decimal(option.cost.annual_total),
         bar=memory_bar(option.memory),
         miss=miss_words(option, constraints, t),
     )
@@ -108,7 +108,7 @@ def csv_row(option: OptionOut) -> list[str]:
         f"{option.memory.per_gpu_gib['total']:.2f}", f"{option.memory.capacity_gib:.2f}",
         str(option.memory.fits).lower(),
         cost.currency, cost.term, str(cost.units), cost.monthly_list, cost.monthly_effective,
-        str(Decimal(cost.monthly_effective) * 12), "" if cost.months is None else str(cost.months),
+        cost.annual_total, "" if cost.months is None else str(cost.months),
         cost.job_total or "",
         "" if perf.time_to_train_hours is None else f"{perf.time_to_train_hours:.2f}",
         "" if perf.tokens_per_s is None else f"{perf.tokens_per_s:.0f}",

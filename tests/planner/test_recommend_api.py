@@ -160,3 +160,9 @@ def test_sku_without_free_units_is_on_request_not_hidden(client: TestClient, db:
     assert (top["sku"]["id"], top["availability"]) == ("a100-40g-pcie-card", "on request")
     others = {o["availability"] for o in result["options"][1:] if o["sku"]["id"] != "a100-40g-pcie-card"}
     assert others <= {"not tracked"}
+
+
+def test_annual_total_is_a_year_at_the_annual_discount_whatever_the_term(client: TestClient) -> None:
+    result = _recommend(client, model={"preset": "llama-2-7b"}, task="lora", constraints={"objective": "cheapest"})
+    cost = result["options"][0]["cost"]
+    assert (cost["term"], cost["monthly_effective"], cost["annual_total"]) == ("monthly", "2800.00", "26880.00")

@@ -80,7 +80,7 @@ def test_csv_export(client: TestClient) -> None:
     rows = list(csv.DictReader(io.StringIO(response.text)))
     api = client.post("/recommend", json={"model": {"preset": "llama-2-7b"}, "task": "lora"}).json()
     assert [r["sku"] for r in rows] == [o["sku"]["id"] for o in api["options"]]
-    assert (rows[0]["total_gpus"], rows[0]["monthly_effective"], rows[0]["annual"]) == ("1", "2800.00", "33600.00")
+    assert (rows[0]["total_gpus"], rows[0]["monthly_effective"], rows[0]["annual"]) == ("1", "2800.00", "26880.00")
 
 
 def test_launch_config_download(client: TestClient) -> None:
