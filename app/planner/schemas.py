@@ -15,6 +15,7 @@ from app.api.schemas import RequestModel
 from app.estimator.specs import LORA_TARGETS, LoraSpec, Plan, Workload
 
 PositiveInt = Annotated[int, Field(ge=1)]
+ShortId = Annotated[str, Field(min_length=1, max_length=64)]
 MAX_PARAMS = 1e13  # 10 T parameters: larger than any model trained to date (Switch-C 1.6T, 2021)
 
 
@@ -58,7 +59,7 @@ class ModelIn(RequestModel):
 
 class LoraIn(RequestModel):
     rank: int = Field(default=16, ge=1, le=65536)
-    targets: list[str] | Literal["all-linear"] = Field(default="all-linear", max_length=7)
+    targets: list[ShortId] | Literal["all-linear"] = Field(default="all-linear", max_length=7)
     alpha: float | None = Field(default=None, gt=0, le=1e6)
 
     @model_validator(mode="after")
@@ -195,8 +196,8 @@ class ConstraintsIn(RequestModel):
     term: Literal["monthly", "annual"] = "monthly"
     max_monthly_budget: Decimal | None = Field(default=None, gt=0, le=Decimal("1e12"), max_digits=16, decimal_places=2)
     deadline_days: float | None = Field(default=None, gt=0, le=3650)
-    gpu_types: list[str] = Field(default_factory=list, max_length=32)
-    regions: list[str] = Field(default_factory=list, max_length=32)
+    gpu_types: list[ShortId] = Field(default_factory=list, max_length=32)
+    regions: list[ShortId] = Field(default_factory=list, max_length=32)
     max_nodes: int = Field(default=16, ge=1, le=64)
     require_infiniband: bool = False
     objective: Literal["cheapest", "fastest", "balanced"] = "balanced"
