@@ -6,7 +6,7 @@ silent no-op. Every edit of an existing row carries the `version` it was based o
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Annotated, Any, Literal
 
@@ -19,9 +19,20 @@ Term = Literal["monthly", "annual"]
 RentalUnit = Literal["card", "node"]
 Slug = Annotated[str, StringConstraints(strip_whitespace=True, pattern=r"^[a-z0-9][a-z0-9-]{0,63}$")]
 Line = Annotated[str, StringConstraints(strip_whitespace=True, max_length=200)]
+# Lengths follow the columns (skus.intra_node_link / inter_node_fabric VARCHAR(32), host_nvme_tb 100).
+LinkSlug = Annotated[str, StringConstraints(strip_whitespace=True, pattern=r"^[a-z0-9][a-z0-9-]{0,31}$")]
+Nvme = Annotated[str, StringConstraints(strip_whitespace=True, max_length=100)]
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
 Version = Annotated[int, Field(ge=1, strict=True, description="The version this edit was based on")]
 MAX_AMOUNT = Decimal("1000000000")
+
+
+def _utc(moment: datetime) -> datetime:
+    """SQLite gives naive datetimes back: they are UTC; the API always says so (RFC 3339 with offset)."""
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+UtcDateTime = Annotated[datetime, AfterValidator(_utc)]
 
 
 def _percent(value: str) -> str:
@@ -96,13 +107,13 @@ class SkuFields(StrictModel):
     rental_unit: RentalUnit
     gpus_per_node: int = Field(ge=1, le=64, strict=True)
     card_counts: CardCounts
-    intra_node_link: Slug = Field(examples=["nvlink4"])
+    intra_node_link: LinkSlug = Field(examples=["nvlink4"])
     interconnect: Line = ""
     host_cpu: Line = ""
     host_ram_gib: int | None = Field(default=None, ge=1, le=1_000_000, strict=True)
-    host_nvme: Line = ""
+    host_nvme: Nvme = ""
     network: Line = ""
-    inter_node_fabric: Slug | None = None
+    inter_node_fabric: LinkSlug | None = None
     infiniband_addon: bool = False
     regions: Regions
     indicative_price: bool = False
@@ -124,13 +135,13 @@ class SkuPatch(StrictModel):
     rental_unit: RentalUnit | None = None
     gpus_per_node: int | None = Field(default=None, ge=1, le=64, strict=True)
     card_counts: CardCounts | None = None
-    intra_node_link: Slug | None = None
+    intra_node_link: LinkSlug | None = None
     interconnect: Line | None = None
     host_cpu: Line | None = None
     host_ram_gib: int | None = Field(default=None, ge=1, le=1_000_000, strict=True)
-    host_nvme: Line | None = None
+    host_nvme: Nvme | None = None
     network: Line | None = None
-    inter_node_fabric: Slug | None = None
+    inter_node_fabric: LinkSlug | None = None
     infiniband_addon: bool | None = None
     regions: Regions | None = None
     indicative_price: bool | None = None
@@ -162,8 +173,8 @@ class PriceOut(BaseModel):
     id: int
     amount: MoneyStr
     currency: str
-    effective_from: datetime
-    created_at: datetime
+    effective_from: UtcDateTime
+    created_at: UtcDateTime
     created_by: str
     note: str
     in_force: bool = Field(description="The price the public catalog shows now")
@@ -173,7 +184,7 @@ class AvailabilityOut(BaseModel):
     region: str
     units_available: int
     version: int
-    updated_at: datetime
+    updated_at: UtcDateTime
 
 
 class AddonOut(BaseModel):
@@ -211,12 +222,12 @@ class SkuAdminOut(BaseModel):
     prices: list[PriceOut] = Field(description="The whole price history, oldest first")
     availability: list[AvailabilityOut]
     addons: list[AddonOut]
-    updated_at: datetime
+    updated_at: UtcDateTime
 
 
 class AuditOut(BaseModel):
     id: int
-    at: datetime
+    at: UtcDateTime
     actor: str
     via: str
     action: str
@@ -238,7 +249,7 @@ class AuditPage(BaseModel):
 
 class GpuTypeDoc(StrictModel):
     id: Slug
-    name: Name
+    name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=128)]  # gpu_types.name
 
 
 class PriceDoc(StrictModel):

@@ -24,7 +24,7 @@ from app.admin.deps import SESSION_COOKIE, AdminDep, Principal, client_addr, req
 from app.admin.schemas import AddonIn, AvailabilityIn, PriceCreate, SkuCreate, SkuPatch
 from app.api.deps import SessionDep
 from app.catalog import repository as catalog_repository
-from app.errors import AppError, TooManyRequests
+from app.errors import AppError, InvalidInput, TooManyRequests
 from app.web.templating import templates
 
 LOGIN_CSRF_COOKIE = "gpu_sizer_admin_login"
@@ -255,9 +255,7 @@ async def sku_status(request: Request, slug: str, action: Literal["retire", "rea
 
 
 def _as_app_error(exc: Exception) -> AppError:
-    from app.errors import InvalidInput
-
-    return exc if isinstance(exc, AppError) else InvalidInput("version must be a whole number")
+    return exc if isinstance(exc, AppError) else InvalidInput("version and units must be whole numbers")
 
 
 @router.post("/skus/{slug}/availability/{region}", response_class=HTMLResponse)

@@ -314,3 +314,20 @@ def test_add_on_form_in_the_browser(client: TestClient, alice: Admin) -> None:
     assert stale.status_code == 409
     addon = client.get("/admin/api/skus/h100-80g-sxm-8x", headers=alice.headers).json()["addons"][0]
     assert (addon["name"], addon["amount"], addon["version"]) == ("IB 400G", "9000.00", 2)
+
+
+def test_field_lengths_follow_the_columns_so_postgresql_never_overflows(client: TestClient, alice: Admin) -> None:
+    patch = lambda body: client.patch(URL, headers=alice.headers, json={"version": 1, **body})  # noqa: E731
+    assert _fields(patch({"intra_node_link": "a" * 33})) == ["intra_node_link"]
+    assert _fields(patch({"inter_node_fabric": "b" * 33})) == ["inter_node_fabric"]
+    assert _fields(patch({"host_nvme": "n" * 101})) == ["host_nvme"]
+    assert patch({"intra_node_link": "a" * 32, "host_nvme": "n" * 100}).status_code == 200
+
+
+def test_every_datetime_the_admin_api_returns_carries_its_offset(client: TestClient, alice: Admin) -> None:
+    client.put(f"{URL}/availability/shenzhen", headers=alice.headers, json={"units_available": 1})
+    sku = client.get(URL, headers=alice.headers).json()
+    audit = client.get("/admin/api/audit", headers=alice.headers).json()["items"][0]
+    moments = [sku["updated_at"], sku["prices"][0]["effective_from"], sku["prices"][0]["created_at"],
+               sku["availability"][0]["updated_at"], audit["at"]]
+    assert all(m.endswith("Z") or m.endswith("+00:00") for m in moments), moments

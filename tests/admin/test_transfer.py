@@ -117,3 +117,15 @@ def test_a_malformed_document_is_422_with_paths_and_writes_nothing(client: TestC
 def test_import_and_export_need_an_admin(client: TestClient, viewer: Admin) -> None:
     assert client.get("/admin/api/catalog/export").status_code == 401
     assert client.post("/admin/api/catalog/import", headers=viewer.headers, json={"skus": []}).status_code == 403
+
+
+def test_a_gpu_type_name_longer_than_its_column_is_422_not_500(client: TestClient, db: Session,
+                                                               alice: Admin) -> None:
+    doc = _export(client, alice)
+    index = len(doc["gpu_types"])
+    doc["gpu_types"].append({"id": "long-name-gpu", "name": "N" * 129})
+    before = _counts(db)
+    response = client.post("/admin/api/catalog/import", headers=alice.headers, json=doc)
+    assert response.status_code == 422
+    assert [e["field"] for e in response.json()["errors"]] == [f"gpu_types.{index}.name"]
+    assert _counts(db) == before
