@@ -127,11 +127,12 @@ def _search_offer(
 ) -> list[Option]:
     found: list[Option] = []
     closest: PlanSearch | None = None
+    bounds: dict = {}  # speed bounds shared by the offer's configurations (same GPU and link)
     for config in configurations(offer, constraints):
         result.configurations += 1
         hint = found[-1].evaluated.plan if found else None  # the best plan on one node fewer
         search, cached = cached_search_plans(model, workload, _hardware(offer, config), micro_batch=micro_batch,
-                                             hint=hint)
+                                             hint=hint, bound_cache=bounds)
         if cached:
             result.stats.cached_configurations += 1
         else:

@@ -35,9 +35,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
 from app.estimator.communication import StepShape, per_node, tp_comm
-from app.estimator.memory import MemoryEstimate, estimate_memory
+from app.estimator.memory import MemoryEstimate, estimate_memory, memory_breakdown
 from app.estimator.performance import PerformanceEstimate, estimate_performance, microbatch_compute_s
-from app.estimator.specs import Cluster, GpuSpec, ModelSpec, Plan, Workload
+from app.estimator.specs import Cluster, GpuSpec, MemoryBreakdown, ModelSpec, Plan, Workload
 
 TP_DEGREES = (1, 2, 4, 8)
 MICRO_BATCHES = (1, 2, 4, 8, 16)
@@ -80,10 +80,7 @@ class Evaluated:
     @property
     def throughput(self) -> float:
         """Tokens per second of the whole job: what 'fastest' maximises within one configuration."""
-        perf = self.performance.performance
-        if perf.tokens_per_s is not None:
-            return perf.tokens_per_s
-        return perf.decode_tokens_per_s or 0.0
+        return _throughput(self.performance)
 
 
 @dataclass(slots=True)
@@ -99,6 +96,7 @@ class PlanSearch:
 
     best: Evaluated | None
     closest_miss: MemoryEstimate | None = None  # the least-memory plan tried, when nothing fits
+    closest_total: float = float("inf")
     closest_plan: Plan | None = None
     stats: SearchStats = field(default_factory=SearchStats)
     unconstrained_simple: bool = False  # a tp = pp = 1 plan fitted with no memory saver
@@ -175,7 +173,7 @@ def set_cache_size(entries: int) -> None:
 
 
 def cached_search_plans(model: ModelSpec, workload: Workload, hw: Hardware, *, micro_batch: int | None = None,
-                        hint: Plan | None = None) -> tuple[PlanSearch, bool]:
+                        hint: Plan | None = None, bound_cache: dict | None = None) -> tuple[PlanSearch, bool]:
     """search_plans, remembered per (model, workload, hardware); returns (search, was cached).
     The GPU is keyed by its id: its specs are static shipped data."""
     key = (model, workload, hw.gpu.id, hw.gpus_per_node, hw.nodes, hw.intra_node_link, hw.inter_node_fabric,
@@ -183,7 +181,7 @@ def cached_search_plans(model: ModelSpec, workload: Workload, hw: Hardware, *, m
     with _cache_lock:
         if key in _cache:
             return _cache[key], True
-    search = search_plans(model, workload, hw, micro_batch=micro_batch, hint=hint)
+    search = search_plans(model, workload, hw, micro_batch=micro_batch, hint=hint, bound_cache=bound_cache)
     with _cache_lock:  # requests run in a thread pool
         if _cache_size:
             if len(_cache) >= _cache_size:
@@ -193,17 +191,19 @@ def cached_search_plans(model: ModelSpec, workload: Workload, hw: Hardware, *, m
 
 
 def search_plans(model: ModelSpec, workload: Workload, hw: Hardware, *, micro_batch: int | None = None,
-                 hint: Plan | None = None) -> PlanSearch:
+                 hint: Plan | None = None, bound_cache: dict | None = None) -> PlanSearch:
     """The fastest plan that fits on `hw` (None when none fits), with the search's counts.
 
     `micro_batch` pins the micro-batch (for inference: the number of concurrent sequences).
     `hint` (e.g. the best plan on one node fewer) is timed first when it fits: a good incumbent
-    lets the speed bounds prune from the start. The answer does not depend on it."""
+    lets the speed bounds prune from the start. The answer does not depend on it.
+    `bound_cache` may be shared by searches on the same GPU type and link (node counts differ):
+    a micro-batch's compute and tensor-parallel time do not depend on how many nodes there are."""
     cluster = hw.cluster()
     global_batch = default_global_batch(workload)
     if workload.task != "inference":
         workload = replace(workload, global_batch=global_batch)
-    result = PlanSearch(best=None)
+    result = PlanSearch(best=None, bound_cache={} if bound_cache is None else bound_cache)
     if hint is not None:
         _try_hint(model, workload, cluster, hw, hint, global_batch, micro_batch, result)
     for bound, shape, mbs in _shapes_by_bound(model, workload, cluster, hw, global_batch, micro_batch,
@@ -213,6 +213,8 @@ def search_plans(model: ModelSpec, workload: Workload, hw: Hardware, *, micro_ba
         if result.best is not None and bound < result.best.throughput:
             break  # shapes come fastest-bound first: none of the rest can win
         _search_shape(model, workload, cluster, shape, mbs, result)
+    if result.best is None and result.closest_plan is not None:
+        result.closest_miss = estimate_memory(model, workload, result.closest_plan, cluster)
     return result
 
 
@@ -227,9 +229,9 @@ def _try_hint(model: ModelSpec, workload: Workload, cluster: Cluster, hw: Hardwa
     plan = Plan(dp=dp, tp=hint.tp, pp=hint.pp, zero_stage=hint.zero_stage if dp > 1 else 0,
                 offload=hint.offload if dp > 1 or hint.offload == "none" else "none", recompute=hint.recompute,
                 sequence_parallel=hint.sequence_parallel, micro_batch=hint.micro_batch)
-    memory = estimate_memory(model, workload, plan, cluster)
+    memory = memory_breakdown(model, workload, plan, cluster)
     result.stats.memory_evaluations += 1
-    if memory.breakdown.fits:
+    if memory.fits:
         _consider(model, workload, cluster, plan, memory, result)
 
 
@@ -330,14 +332,14 @@ def _search_shape(model: ModelSpec, workload: Workload, cluster: Cluster, shape:
 
 
 def _leanest_fits(model: ModelSpec, workload: Workload, cluster: Cluster, plan: Plan, result: PlanSearch) -> bool:
-    memory = estimate_memory(model, workload, plan, cluster)
+    memory = memory_breakdown(model, workload, plan, cluster)
     result.stats.memory_evaluations += 1
-    if not memory.breakdown.fits:
+    if not memory.fits:
         _remember_miss(result, plan, memory)
-    return memory.breakdown.fits
+    return memory.fits
 
 
-def _worth_timing(fitting: list[tuple[Plan, MemoryEstimate]], shape: Plan, workload: Workload) -> list:
+def _worth_timing(fitting: list[tuple[Plan, MemoryBreakdown]], shape: Plan, workload: Workload) -> list:
     """Without a pipeline the largest micro-batch is fastest (wider GEMMs, same bytes moved).
     With one, micro-batches that leave fewer micro-batches per step than stages are skipped
     (the 1F1B bubble (p-1)/m then exceeds half the step) unless nothing else fits."""
@@ -349,14 +351,14 @@ def _worth_timing(fitting: list[tuple[Plan, MemoryEstimate]], shape: Plan, workl
 
 
 def _fitting_micro_batches(model: ModelSpec, workload: Workload, cluster: Cluster, base: Plan, mbs: list[int],
-                           result: PlanSearch) -> list[tuple[Plan, MemoryEstimate]]:
+                           result: PlanSearch) -> list[tuple[Plan, MemoryBreakdown]]:
     """Plans with growing micro-batches until memory runs out (activations grow with the batch)."""
     fitting = []
     for mb in mbs:
         plan = _plan(base, base.zero_stage, base.offload, base.recompute, mb)
-        memory = estimate_memory(model, workload, plan, cluster)
+        memory = memory_breakdown(model, workload, plan, cluster)
         result.stats.memory_evaluations += 1
-        if not memory.breakdown.fits:
+        if not memory.fits:
             _remember_miss(result, plan, memory)
             break
         fitting.append((plan, memory))
@@ -364,20 +366,30 @@ def _fitting_micro_batches(model: ModelSpec, workload: Workload, cluster: Cluste
 
 
 def _consider(
-    model: ModelSpec, workload: Workload, cluster: Cluster, plan: Plan, memory: MemoryEstimate, result: PlanSearch
+    model: ModelSpec, workload: Workload, cluster: Cluster, plan: Plan, memory: MemoryBreakdown, result: PlanSearch
 ) -> None:
+    """Time a plan that fits; keep it (with its full memory estimate: warnings, assumptions) if it wins."""
     performance = estimate_performance(model, workload, plan, cluster)
     result.stats.performance_evaluations += 1
-    candidate = Evaluated(plan, memory, performance)
-    if result.best is None or _faster(candidate, result.best):
-        result.best = candidate
+    throughput = _throughput(performance)
+    if result.best is None or _wins(throughput, plan, result.best):
+        result.best = Evaluated(plan, estimate_memory(model, workload, plan, cluster), performance)
+
+
+def _throughput(estimate: PerformanceEstimate) -> float:
+    perf = estimate.performance
+    return perf.tokens_per_s if perf.tokens_per_s is not None else (perf.decode_tokens_per_s or 0.0)
+
+
+def _wins(throughput: float, plan: Plan, best: Evaluated) -> bool:
+    """Higher throughput wins; ties go to the simpler plan (fewer moving parts), deterministically."""
+    if abs(throughput - best.throughput) > 1e-9 * max(throughput, best.throughput):
+        return throughput > best.throughput
+    return plan_complexity(plan) < plan_complexity(best.plan)
 
 
 def _faster(a: Evaluated, b: Evaluated) -> bool:
-    """Higher throughput wins; ties go to the simpler plan (fewer moving parts), deterministically."""
-    if abs(a.throughput - b.throughput) > 1e-9 * max(a.throughput, b.throughput):
-        return a.throughput > b.throughput
-    return plan_complexity(a.plan) < plan_complexity(b.plan)
+    return _wins(a.throughput, a.plan, b)
 
 
 def plan_complexity(plan: Plan) -> tuple:
@@ -391,11 +403,9 @@ def plan_complexity(plan: Plan) -> tuple:
     )
 
 
-def _remember_miss(result: PlanSearch, plan: Plan, memory: MemoryEstimate) -> None:
-    if result.best is not None:
-        return
-    if result.closest_miss is None or memory.breakdown.total < result.closest_miss.breakdown.total:
-        result.closest_miss, result.closest_plan = memory, plan
+def _remember_miss(result: PlanSearch, plan: Plan, memory: MemoryBreakdown) -> None:
+    if result.best is None and memory.total < result.closest_total:
+        result.closest_total, result.closest_plan = memory.total, plan
 
 
 def brute_force(
