@@ -901,19 +901,24 @@ def _breakdown(ctx: _Ctx, plan: Plan, cluster: Cluster, split: tuple[int, int, s
     return MemoryBreakdown(weights, grads, optim, activations, kv, other, capacity, host_per_gpu * gpus_on_node)
 
 
-def memory_breakdown(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster) -> MemoryBreakdown:
-    """The per-GPU breakdown alone, without warnings or assumptions: the planner's hot path, which
-    only needs to know whether a plan fits (it asks estimate_memory for the plans it keeps)."""
+def _checked_context(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster) -> _Ctx:
     ctx = _context(model, workload)  # validates the workload once per (model, workload)
     if not _plan_is_clean(model, workload, plan, cluster):
         validate_plan(model, workload, plan, cluster)
+    return ctx
+
+
+def memory_breakdown(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster) -> MemoryBreakdown:
+    """The per-GPU breakdown alone, without warnings or assumptions: the planner's hot path, which
+    only needs to know whether a plan fits (it asks estimate_memory for the plans it keeps)."""
+    ctx = _checked_context(model, workload, plan, cluster)
     return _breakdown(ctx, plan, cluster, (plan.dp, plan.zero_stage, plan.offload))
 
 
 def estimate_memory(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster) -> MemoryEstimate:
     """Per-GPU memory of `plan` (worst pipeline stage), with named traps and the assumptions used."""
-    breakdown = memory_breakdown(model, workload, plan, cluster)
-    ctx = _context(model, workload)
+    ctx = _checked_context(model, workload, plan, cluster)
+    breakdown = _breakdown(ctx, plan, cluster, (plan.dp, plan.zero_stage, plan.offload))
     plain = plan.tp == 1 and plan.pp == 1 and plan.offload == "none" and not model.approximate
     warnings = [] if plain else _plan_warnings(model, workload, plan, cluster)  # no trap can apply to a plain plan
     if breakdown.host_ram or not breakdown.fits:
