@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -12,6 +11,8 @@ from pathlib import Path
 
 import httpx
 import pytest
+
+from tests.servers import free_port, running_server
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -39,30 +40,12 @@ def test_bad_database_url_is_one_clear_line(url: str, expected: str) -> None:
     assert time.monotonic() - started < 20
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def test_migrate_seed_serve_over_http(tmp_path: Path) -> None:
-    env = {"DATABASE_URL": f"sqlite:///{tmp_path / 'a.db'}", "PORT": str(_free_port())}
+    env = {"DATABASE_URL": f"sqlite:///{tmp_path / 'a.db'}", "PORT": str(free_port())}
     assert _run(["migrate"], env).returncode == 0
     assert "sku a100-40g-pcie-card" in _run(["seed"], env).stdout
     assert _run(["seed"], env).stdout.strip() == "seed: nothing to do"
-    server = subprocess.Popen([sys.executable, "-m", "app", "serve"], cwd=ROOT, env={**os.environ, **env},
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{env['PORT']}"
-    try:
-        for _ in range(100):
-            try:
-                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.1)
+    with running_server(env) as base:
         assert httpx.get(f"{base}/readyz").status_code == 200
         skus = {s["id"]: s for s in httpx.get(f"{base}/catalog/skus").json()}
         assert skus["a100-40g-pcie-card"]["price"]["terms"]["annual"]["monthly_effective"] == "2240.00"
-    finally:
-        server.terminate()
-        server.wait(timeout=10)

@@ -3,31 +3,22 @@ and the ORM models match the migrated schema (`alembic check`)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 from alembic import command
-from sqlalchemy import create_engine, inspect, text
-from sqlalchemy.engine import make_url
+from sqlalchemy import create_engine, inspect
 
 from app.db.migrate import alembic_config, downgrade, upgrade
-from tests.conftest import BACKENDS, require_backend_url
+from tests.conftest import BACKENDS
+from tests.servers import scratch_database
 
 
 @pytest.fixture(params=BACKENDS)
-def scratch_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
+def scratch_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A database of its own, so that going down to base does not disturb the other tests."""
-    url = require_backend_url(request.param, tmp_path_factory, name="migrations")
-    if request.param == "sqlite":
+    with scratch_database(request.param, tmp_path_factory, "migrations") as url:
         yield url
-        return
-    name = f"{make_url(url).database}_migrations"
-    admin = create_engine(url, isolation_level="AUTOCOMMIT")
-    with admin.connect() as connection:
-        connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        connection.execute(text(f'CREATE DATABASE "{name}"'))
-    yield make_url(url).set(database=name).render_as_string(hide_password=False)
-    with admin.connect() as connection:
-        connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-    admin.dispose()
 
 
 def _tables(url: str) -> set[str]:

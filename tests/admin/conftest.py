@@ -3,44 +3,20 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 import pytest
 from argon2 import PasswordHasher, profiles
 from fastapi.testclient import TestClient
-from sqlalchemy import create_engine, text
-from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session
 
 from app.admin import service
 from app.admin.models import AdminUser
-from tests.conftest import require_backend_url
 
 PASSWORD = "correct horse battery staple"
 CSRF_FIELD = re.compile(r'name="csrf_token" value="([^"]+)"')
 
 
-@contextmanager
-def scratch_database(backend: str, tmp_path_factory: pytest.TempPathFactory, name: str) -> Iterator[str]:
-    """An empty database of its own (a SQLite file, or `<test db>_admin_<name>` on PostgreSQL) for tests
-    that commit or migrate, so the shared rolled-back test database is never disturbed."""
-    url = require_backend_url(backend, tmp_path_factory, name=name)
-    if backend == "sqlite":
-        yield url
-        return
-    database = f"{make_url(url).database}_admin_{name}"
-    server = create_engine(url, isolation_level="AUTOCOMMIT")
-    with server.connect() as connection:
-        connection.execute(text(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)'))
-        connection.execute(text(f'CREATE DATABASE "{database}"'))
-    try:
-        yield make_url(url).set(database=database).render_as_string(hide_password=False)
-    finally:
-        with server.connect() as connection:
-            connection.execute(text(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)'))
-        server.dispose()
 
 
 @pytest.fixture(autouse=True)

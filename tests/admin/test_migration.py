@@ -9,15 +9,15 @@ import pytest
 from sqlalchemy import create_engine, inspect, text
 
 from app.db.migrate import downgrade, upgrade
-from tests.admin.conftest import scratch_database
 from tests.conftest import BACKENDS
+from tests.servers import scratch_database
 
 TABLES = {"admin_users", "admin_sessions", "api_tokens", "audit_log", "login_attempts", "sku_availability"}
 
 
 @pytest.fixture(params=BACKENDS)
 def scratch(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
-    with scratch_database(request.param, tmp_path_factory, "migration") as url:
+    with scratch_database(request.param, tmp_path_factory, "admin_migration") as url:
         yield request.param, url
 
 

@@ -15,15 +15,15 @@ from app.catalog.seed import seed_catalog
 from app.db.engine import build_engine, build_sessionmaker
 from app.db.migrate import upgrade
 from app.errors import Conflict
-from tests.admin.conftest import scratch_database
 from tests.conftest import BACKENDS
+from tests.servers import scratch_database
 
 CARD = "a100-40g-pcie-card"
 
 
 @pytest.fixture(params=BACKENDS)
 def scratch_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with scratch_database(request.param, tmp_path_factory, "race") as url:
+    with scratch_database(request.param, tmp_path_factory, "admin_race") as url:
         upgrade(url)
         yield url
 

@@ -4,57 +4,27 @@ cookie, CSRF token and sign-out work through a real client's cookie jar."""
 
 from __future__ import annotations
 
-import os
 import re
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
 
 from app.admin import service
+from tests.servers import app_cli, free_port, running_server
 
-ROOT = Path(__file__).resolve().parents[2]
 PASSWORD = "a long enough secret"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _cli(args: list[str], env: dict[str, str], stdin: str = "") -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "app", *args], cwd=ROOT, env=env, input=stdin,
-                          capture_output=True, text=True, timeout=60, check=True)
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    env = {**os.environ, "DATABASE_URL": f"sqlite:///{tmp_path_factory.mktemp('srv') / 'a.db'}",
-           "PORT": str(_free_port()), "LOG_LEVEL": "warning"}
-    _cli(["migrate"], env)
-    _cli(["seed"], env)
+    env = {"DATABASE_URL": f"sqlite:///{tmp_path_factory.mktemp('srv') / 'a.db'}", "PORT": str(free_port())}
+    app_cli(["migrate"], env)
+    app_cli(["seed"], env)
     for email in ("ops@example.com", "target@example.com"):
-        _cli(["create-admin", email, "--password-stdin"], env, PASSWORD + "\n")
-    process = subprocess.Popen([sys.executable, "-m", "app", "serve", "--workers", "2"], cwd=ROOT, env=env,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{env['PORT']}"
-    try:
-        for _ in range(200):
-            try:
-                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.1)
+        app_cli(["create-admin", email, "--password-stdin"], env, PASSWORD + "\n")
+    with running_server(env, workers=2) as base:
         yield base
-    finally:
-        process.terminate()
-        process.wait(timeout=20)
 
 
 def _csrf(html: str) -> str:

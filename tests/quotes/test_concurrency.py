@@ -4,16 +4,10 @@ numbers, and simultaneous retries with one Idempotency-Key create one quote."""
 
 from __future__ import annotations
 
-import os
-import signal
-import socket
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import httpx
 import pytest
@@ -23,35 +17,18 @@ from sqlalchemy.engine import make_url
 from app.catalog.seed import seed_catalog
 from app.db.engine import build_engine, build_sessionmaker
 from app.db.migrate import upgrade
-from tests.conftest import BACKENDS, require_backend_url
+from tests.conftest import BACKENDS
 from tests.quotes.helpers import NUMBER_RE, a100_body
+from tests.servers import free_port, running_server, scratch_database
 
-ROOT = Path(__file__).resolve().parents[2]
 CONCURRENT = 50
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
 def server_db(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A database of the server's own (its commits must not leak into the rolled-back test databases)."""
-    url = require_backend_url(request.param, tmp_path_factory, name="quotes_server")
-    if request.param == "sqlite":
+    with scratch_database(request.param, tmp_path_factory, "quotes_server") as url:
         yield url
-        return
-    name = f"{make_url(url).database}_quotes_server"
-    admin = create_engine(url, isolation_level="AUTOCOMMIT")
-    with admin.connect() as connection:
-        connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        connection.execute(text(f'CREATE DATABASE "{name}"'))
-    yield make_url(url).set(database=name).render_as_string(hide_password=False)
-    with admin.connect() as connection:
-        connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-    admin.dispose()
 
 
 @pytest.fixture(scope="module")
@@ -61,32 +38,9 @@ def server(server_db: str) -> Iterator[str]:
     with build_sessionmaker(engine).begin() as session:
         seed_catalog(session)
     engine.dispose()
-    port = _free_port()
-    env = os.environ | {"DATABASE_URL": server_db, "PORT": str(port), "HOST": "127.0.0.1", "ENV": "test",
-                        "RATE_LIMIT_PER_MINUTE": "0", "LOG_LEVEL": "warning"}
-    process = subprocess.Popen([sys.executable, "-m", "app", "serve", "--workers", "2"], cwd=ROOT, env=env,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        _wait_ready(base, process)
+    env = {"DATABASE_URL": server_db, "PORT": str(free_port()), "ENV": "test", "RATE_LIMIT_PER_MINUTE": "0"}
+    with running_server(env, workers=2) as base:
         yield base
-    finally:
-        os.killpg(process.pid, signal.SIGTERM)  # the group this fixture started: uvicorn and its workers
-        process.wait(timeout=20)
-
-
-def _wait_ready(base: str, process: subprocess.Popen) -> None:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"server exited: {process.stderr.read().decode()[-2000:]}")
-        try:
-            if httpx.get(f"{base}/readyz", timeout=1).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    raise RuntimeError("server did not become ready in 30 s")
 
 
 def _post_all(base: str, count: int, headers: dict[str, str] | None = None) -> list[httpx.Response]:

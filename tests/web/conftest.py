@@ -8,16 +8,11 @@ it). Without it the browser tests skip, or fail under CI=true.
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
-from pathlib import Path
 
-import httpx
 import pytest
 
+from tests.servers import app_cli, free_port, running_server
 from tests.web.browser import new_page
 
 CHROMIUM = "/usr/bin/chromium"
@@ -25,60 +20,18 @@ CHROMIUM_ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
 ]
-ROOT = Path(__file__).resolve().parents[2]
-STARTUP_TIMEOUT_S = 30
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _run_cli(command: str, env: dict[str, str]) -> None:
-    done = subprocess.run([sys.executable, "-m", "app", command], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=120)
-    if done.returncode:
-        raise RuntimeError(f"python -m app {command} failed: {done.stderr or done.stdout}")
-
-
-def _wait_ready(base_url: str, process: subprocess.Popen[str]) -> None:
-    deadline = time.monotonic() + STARTUP_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"the server exited: {process.stdout.read() if process.stdout else ''}")
-        try:
-            if httpx.get(f"{base_url}/readyz", timeout=1).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    raise RuntimeError(f"the server did not answer within {STARTUP_TIMEOUT_S} s")
 
 
 @pytest.fixture(scope="module")
 def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """`python -m app migrate`, `seed`, `serve` on a free port; the base URL, for one test module."""
-    port = _free_port()
     database = tmp_path_factory.mktemp("web") / "web.db"
-    env = {**os.environ, "DATABASE_URL": f"sqlite:///{database}", "HOST": "127.0.0.1", "PORT": str(port),
-           "ENV": "test", "LOG_LEVEL": "warning", "RATE_LIMIT_PER_MINUTE": "0"}
-    env.pop("PROMETHEUS_MULTIPROC_DIR", None)
-    _run_cli("migrate", env)
-    _run_cli("seed", env)
-    process = subprocess.Popen([sys.executable, "-m", "app", "serve"], cwd=ROOT, env=env, text=True,
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    base_url = f"http://127.0.0.1:{port}"
-    try:
-        _wait_ready(base_url, process)
+    env = {"DATABASE_URL": f"sqlite:///{database}", "PORT": str(free_port()), "ENV": "test",
+           "RATE_LIMIT_PER_MINUTE": "0"}
+    app_cli(["migrate"], env)
+    app_cli(["seed"], env)
+    with running_server(env) as base_url:
         yield base_url
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 @pytest.fixture(scope="module")

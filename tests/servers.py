@@ -1,0 +1,95 @@
+"""Real processes for the tests: `python -m app …` commands, a server on a free loopback port, and
+scratch databases of their own for tests that commit (so the shared rolled-back database is never
+disturbed)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import pytest
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
+
+from tests.conftest import require_backend_url
+
+ROOT = Path(__file__).resolve().parents[1]
+STARTUP_TIMEOUT_S = 30
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def app_cli(args: list[str], env: dict[str, str], stdin: str = "", *, check: bool = True,
+            timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """`python -m app ARGS` from the repository root with `env` (added to this process's environment)."""
+    return subprocess.run([sys.executable, "-m", "app", *args], cwd=ROOT, env={**os.environ, **env}, input=stdin,
+                          capture_output=True, text=True, timeout=timeout, check=check)
+
+
+@contextmanager
+def running_server(env: dict[str, str], *, workers: int = 1) -> Iterator[str]:
+    """`python -m app serve` with `env` (which names DATABASE_URL and PORT); yields the base URL once
+    /healthz answers, and stops the whole process group (uvicorn and its workers) afterwards."""
+    env = {**os.environ, "HOST": "127.0.0.1", "LOG_LEVEL": "warning", **env}
+    env.pop("PROMETHEUS_MULTIPROC_DIR", None)
+    process = subprocess.Popen([sys.executable, "-m", "app", "serve", "--workers", str(workers)], cwd=ROOT,
+                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                               start_new_session=True)
+    base = f"http://127.0.0.1:{env['PORT']}"
+    try:
+        _wait_ready(base, process)
+        yield base
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=5)
+
+
+def _wait_ready(base: str, process: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + STARTUP_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"the server exited: {process.stderr.read() if process.stderr else ''}")
+        try:
+            if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    raise RuntimeError(f"the server did not answer within {STARTUP_TIMEOUT_S} s")
+
+
+@contextmanager
+def scratch_database(backend: str, tmp_path_factory: pytest.TempPathFactory, name: str) -> Iterator[str]:
+    """An empty database of its own: a SQLite file, or `<test database>_<name>` on PostgreSQL
+    (created now, dropped afterwards)."""
+    url = require_backend_url(backend, tmp_path_factory, name=name)
+    if backend == "sqlite":
+        yield url
+        return
+    database = f"{make_url(url).database}_{name}"
+    server = create_engine(url, isolation_level="AUTOCOMMIT")
+    with server.connect() as connection:
+        connection.execute(text(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)'))
+        connection.execute(text(f'CREATE DATABASE "{database}"'))
+    try:
+        yield make_url(url).set(database=database).render_as_string(hide_password=False)
+    finally:
+        with server.connect() as connection:
+            connection.execute(text(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)'))
+        server.dispose()
