@@ -34,7 +34,7 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
-from app.estimator.communication import StepShape, per_node, tp_comm
+from app.estimator.communication import StepShape, offload_time, per_node, tp_comm, trainable_params_local
 from app.estimator.memory import MemoryEstimate, estimate_memory, memory_breakdown
 from app.estimator.performance import PerformanceEstimate, estimate_performance, microbatch_compute_s
 from app.estimator.specs import Cluster, GpuSpec, MemoryBreakdown, ModelSpec, Plan, Workload
@@ -253,8 +253,9 @@ def _speed_bound(model: ModelSpec, workload: Workload, cluster: Cluster, shape: 
                  global_batch: int, cache: dict) -> float:
     """Tokens/s no plan of this shape can exceed: per micro-batch, its compute plus its tensor-
     parallel all-reduces (which the model never overlaps), stretched over the 1F1B schedule's
-    (m + p - 1) slots (Narayanan et al. 2021 §2.2); no DP communication, optimizer step or offload.
-    Both parts depend only on (tp, pp, recompute, micro-batch), so they are memoised per search."""
+    (m + p - 1) slots (Narayanan et al. 2021 §2.2), plus the offload traffic the model can never
+    hide; no DP communication or optimizer step. The per-micro-batch part depends only on
+    (tp, pp, recompute, micro-batch), so it is memoised in `cache`."""
     if workload.task == "inference":
         return float("inf")
     best = 0.0
@@ -263,8 +264,22 @@ def _speed_bound(model: ModelSpec, workload: Workload, cluster: Cluster, shape: 
         if key not in cache:
             cache[key] = _microbatch_floor_s(model, workload, cluster, _plan(shape, 0, "none", shape.recompute, mb))
         slots = global_batch // (shape.dp * mb) + shape.pp - 1
-        best = max(best, global_batch * workload.seq_len / (slots * cache[key]))
+        step_floor = slots * cache[key] + _offload_floor_s(model, workload, cluster, _plan(
+            shape, shape.zero_stage, shape.offload, shape.recompute, mb))
+        best = max(best, global_batch * workload.seq_len / step_floor)
     return best
+
+
+def _offload_floor_s(model: ModelSpec, workload: Workload, cluster: Cluster, plan: Plan) -> float:
+    """The least offload time per step: with unbounded compute to overlap, the model still exposes
+    the unhidden share of each PCIe copy and the whole CPU Adam step (communication.offload_time)."""
+    if plan.offload == "none":
+        return 0.0
+    unbounded = StepShape(micro_batches=1, fwd_s=float("inf"), bwd_s=float("inf"), attention_s=0.0,
+                          layers_local=-(-model.layers // plan.pp),
+                          trainable_local=trainable_params_local(model, workload, plan),
+                          placement=per_node(plan, cluster.gpus_per_node))
+    return offload_time(model, workload, plan, cluster, unbounded)
 
 
 def _microbatch_floor_s(model: ModelSpec, workload: Workload, cluster: Cluster, plan: Plan) -> float:
