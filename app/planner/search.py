@@ -258,21 +258,23 @@ def _speed_bound(model: ModelSpec, workload: Workload, cluster: Cluster, shape: 
     (tp, pp, recompute, micro-batch), so it is memoised in `cache`."""
     if workload.task == "inference":
         return float("inf")
+    offload_key = ("offload", shape.tp, shape.pp, shape.dp, shape.zero_stage, shape.offload)
+    if offload_key not in cache:  # independent of the micro-batch (one per step)
+        cache[offload_key] = _offload_floor_s(model, workload, cluster, shape)
     best = 0.0
     for mb in mbs if shape.pp > 1 else mbs[-1:]:  # without a pipeline, wider is always faster
         key = (shape.tp, shape.pp, shape.recompute, mb)
         if key not in cache:
             cache[key] = _microbatch_floor_s(model, workload, cluster, _plan(shape, 0, "none", shape.recompute, mb))
         slots = global_batch // (shape.dp * mb) + shape.pp - 1
-        step_floor = slots * cache[key] + _offload_floor_s(model, workload, cluster, _plan(
-            shape, shape.zero_stage, shape.offload, shape.recompute, mb))
-        best = max(best, global_batch * workload.seq_len / step_floor)
+        best = max(best, global_batch * workload.seq_len / (slots * cache[key] + cache[offload_key]))
     return best
 
 
 def _offload_floor_s(model: ModelSpec, workload: Workload, cluster: Cluster, plan: Plan) -> float:
-    """The least offload time per step: with unbounded compute to overlap, the model still exposes
-    the unhidden share of each PCIe copy and the whole CPU Adam step (communication.offload_time)."""
+    """The least offload time per step: with unbounded compute to overlap and a single micro-batch,
+    the model still exposes the unhidden share of each PCIe copy and the whole CPU Adam step
+    (communication.offload_time)."""
     if plan.offload == "none":
         return 0.0
     unbounded = StepShape(micro_batches=1, fwd_s=float("inf"), bwd_s=float("inf"), attention_s=0.0,
