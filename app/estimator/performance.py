@@ -192,7 +192,7 @@ def _warnings(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster
     tcp = cluster.nodes > 1 and _is_tcp(fabric_of(cluster))
     ragged = workload.global_batch is not None and workload.global_batch % (plan.dp * plan.micro_batch) != 0
     found = list(_plan_warnings(ragged, m, plan.pp, model.layers, plan.tp, cluster.gpus_per_node, tcp))
-    if workload.precision not in cluster.gpu.peak_flops:
+    if not cluster.gpu.peak_flops.get(workload.precision):  # absent, or 0 in the GPU table (A100 FP8)
         runs_as = compute_precision(cluster.gpu, workload.precision)
         found.append(
             Warning_("precision_unsupported", f"{cluster.gpu.name} has no {workload.precision}: runs as {runs_as}")

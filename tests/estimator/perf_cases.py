@@ -9,43 +9,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.estimator.compute import megatron_flops_per_iteration
+from app.estimator.hardware import get_gpu
 from app.estimator.specs import Cluster, GpuSpec, ModelSpec, Plan, Workload
 
-# Dense peaks and HBM bandwidth: shared/data/gpu_specs.csv (glennklockwood.com/garden/processors/A100
-# and /h100, NVIDIA datasheets; dense, not sparse).
-A100_80_SXM = GpuSpec(
-    id="a100-80g-sxm",
-    name="A100 80GB SXM",
-    memory_gib=80,
-    usable_memory_gib=79,
-    hbm_bytes_per_s=2.039e12,
-    peak_flops={"fp32": 156e12, "fp16": 312e12, "bf16": 312e12},
-    intra_node_link="nvlink3",
-    nvlink_bytes_per_s=300e9,
-    pcie_gen=4,
-)
-A100_40_SXM = GpuSpec(
-    id="a100-40g-sxm",
-    name="A100 40GB SXM",
-    memory_gib=40,
-    usable_memory_gib=39.5,
-    hbm_bytes_per_s=1.555e12,
-    peak_flops={"fp32": 156e12, "fp16": 312e12, "bf16": 312e12},
-    intra_node_link="nvlink3",
-    nvlink_bytes_per_s=300e9,
-    pcie_gen=4,
-)
-H100_SXM = GpuSpec(
-    id="h100-80g-sxm",
-    name="H100 80GB SXM",
-    memory_gib=80,
-    usable_memory_gib=79,
-    hbm_bytes_per_s=3.35e12,
-    peak_flops={"fp32": 494.7e12, "fp16": 989.4e12, "bf16": 989.4e12, "fp8": 1978.9e12},
-    intra_node_link="nvlink4",
-    nvlink_bytes_per_s=450e9,
-    pcie_gen=5,
-)
+# The product's own GPU table (app/estimator/data/gpus.json, each figure cited there), so that the
+# published runs validate the shipped data, not a copy of it.
+A100_80_SXM = get_gpu("a100-80g-sxm")
+A100_40_SXM = get_gpu("a100-40g-sxm")
+H100_SXM = get_gpu("h100-80g-sxm")
 # torchtitan's Grand Teton H100: 96 GB HBM2e at 2.4 TB/s, 500 W (pytorch/torchtitan docs/performance.md).
 H100_96_TITAN = GpuSpec(
     id="h100-96g-hbm2e",
