@@ -232,7 +232,7 @@ def _try_hint(model: ModelSpec, workload: Workload, cluster: Cluster, hw: Hardwa
     memory = memory_breakdown(model, workload, plan, cluster)
     result.stats.memory_evaluations += 1
     if memory.fits:
-        _consider(model, workload, cluster, plan, memory, result)
+        _consider(model, workload, cluster, plan, result)
 
 
 def _shapes_by_bound(model: ModelSpec, workload: Workload, cluster: Cluster, hw: Hardware, global_batch: int,
@@ -338,8 +338,8 @@ def _search_shape(model: ModelSpec, workload: Workload, cluster: Cluster, shape:
                     break  # even its compute is too slow, and more recomputation is slower still
                 fitting = _fitting_micro_batches(model, workload, cluster, base, list(untried), result)
                 largest_fit[level] = fitting[-1][0].micro_batch if fitting else covered
-                for plan, memory in _worth_timing(fitting, shape, workload):
-                    _consider(model, workload, cluster, plan, memory, result)
+                for plan, _memory in _worth_timing(fitting, shape, workload):
+                    _consider(model, workload, cluster, plan, result)
                 if largest_fit[level] == mbs[-1]:
                     unconstrained = o == 0 and r == 0
                     break  # the largest micro-batch fits: more recompute only adds time
@@ -382,9 +382,7 @@ def _fitting_micro_batches(model: ModelSpec, workload: Workload, cluster: Cluste
     return fitting
 
 
-def _consider(
-    model: ModelSpec, workload: Workload, cluster: Cluster, plan: Plan, memory: MemoryBreakdown, result: PlanSearch
-) -> None:
+def _consider(model: ModelSpec, workload: Workload, cluster: Cluster, plan: Plan, result: PlanSearch) -> None:
     """Time a plan that fits; keep it (with its full memory estimate: warnings, assumptions) if it wins."""
     performance = estimate_performance(model, workload, plan, cluster)
     result.stats.performance_evaluations += 1
