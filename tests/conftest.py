@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import Engine, create_engine, text
+from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session
 
@@ -83,10 +83,29 @@ def database_url(backend: str, tmp_path_factory: pytest.TempPathFactory) -> str:
 @pytest.fixture(scope="session")
 def engine(database_url: str) -> Iterator[Engine]:
     engine = build_engine(database_url)
+    if engine.dialect.name == "sqlite":
+        _real_sqlite_savepoints(engine)
     with build_sessionmaker(engine).begin() as session:
         seed_catalog(session)
     yield engine
     engine.dispose()
+
+
+def _real_sqlite_savepoints(engine: Engine) -> None:
+    """The `db` fixture runs each test in a transaction that the app's commits turn into released SAVEPOINTs.
+
+    pysqlite only opens a transaction before DML, so a SAVEPOINT issued first starts one of its own and its
+    RELEASE commits it: a test's writes would outlive the test. SQLAlchemy's pysqlite recipe ("Serializable
+    isolation / Savepoints / Transactional DDL"): turn pysqlite's own handling off and emit BEGIN ourselves.
+    """
+
+    @event.listens_for(engine, "connect")
+    def _no_implicit_transactions(dbapi_connection, _record) -> None:  # noqa: ANN001
+        dbapi_connection.isolation_level = None
+
+    @event.listens_for(engine, "begin")
+    def _begin(connection) -> None:  # noqa: ANN001
+        connection.exec_driver_sql("BEGIN")
 
 
 @pytest.fixture()

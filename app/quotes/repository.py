@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import ColumnElement, and_, func, or_, select, update
+from sqlalchemy import ColumnElement, and_, func, or_, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -30,26 +30,19 @@ def get_addon(session: Session, sku_id: int, code: str) -> SkuAddon | None:
     return session.scalar(select(SkuAddon).where(SkuAddon.sku_id == sku_id, SkuAddon.code == code))
 
 
-def lock_counter(session: Session, year: int) -> None:
-    """Make sure the year's counter row exists, then hold its lock until the transaction ends.
+def next_number(session: Session, year: int) -> int:
+    """Take the year's next quote number and hold the counter row's lock until the transaction ends.
 
-    PostgreSQL: `INSERT … ON CONFLICT DO NOTHING` then `SELECT … FOR UPDATE` (a row lock that
-    concurrent quote creations queue on). SQLite: the INSERT opens the write transaction, which
-    already excludes every other writer until commit.
+    One statement, `INSERT … ON CONFLICT (year) DO UPDATE SET last_value = last_value + 1 RETURNING`,
+    creates the year's row or bumps it. On PostgreSQL the update takes the row lock that concurrent
+    quote creations queue on; on SQLite the statement opens the write transaction, which excludes every
+    other writer until commit. Either way a rolled-back quote gives its number back: no gaps.
     """
     insert = postgresql.insert if session.get_bind().dialect.name == "postgresql" else sqlite.insert
-    session.execute(insert(QuoteNumberCounter).values(year=year, last_value=0).on_conflict_do_nothing())
-    session.execute(select(QuoteNumberCounter.last_value).where(QuoteNumberCounter.year == year).with_for_update())
-
-
-def bump_counter(session: Session, year: int) -> int:
-    """The next number of `year`; call after lock_counter, in the transaction that inserts the quote."""
-    statement = (
-        update(QuoteNumberCounter)
-        .where(QuoteNumberCounter.year == year)
-        .values(last_value=QuoteNumberCounter.last_value + 1)
-        .returning(QuoteNumberCounter.last_value)
-    )
+    statement = insert(QuoteNumberCounter).values(year=year, last_value=1)
+    statement = statement.on_conflict_do_update(
+        index_elements=[QuoteNumberCounter.year], set_={"last_value": QuoteNumberCounter.last_value + 1}
+    ).returning(QuoteNumberCounter.last_value)
     return session.execute(statement).scalar_one()
 
 

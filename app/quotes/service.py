@@ -255,14 +255,19 @@ def create_quote(session: Session, *, data: QuoteCreate, idempotency_key: str | 
     priced = _price(sku, addons, quantity=data.quantity, nodes=nodes, cards=cards, term=data.term, months=months)
     notes = _notes(sku, nodes, priced.notes)
     now = _now()
-    repository.lock_counter(session, now.year)  # held until commit: numbers follow commit order, no gaps
-    if idempotency_key is not None and (earlier := repository.get_by_idempotency_key(session, idempotency_key)):
-        return _replay(earlier, digest, idempotency_key, base_path)  # a concurrent twin won the race
-    sequence = repository.bump_counter(session, now.year)
     quote = _new_quote(sku, priced, addons, data, nodes=nodes, cards=cards, months=months, notes=notes, now=now,
-                       sequence=sequence, validity_days=validity_days)
+                       validity_days=validity_days)
     quote.idempotency_key, quote.request_hash = idempotency_key, digest if idempotency_key else None
+    # Numbering last, then commit at once: the counter lock (numbers follow commit order, no gaps) is held for
+    # a few statements, not for the pricing above nor the response below, so concurrent quotes queue briefly.
+    quote.sequence = repository.next_number(session, now.year)
+    quote.number = f"Q-{now.year}-{quote.sequence:06d}"
+    if idempotency_key is not None and (earlier := repository.get_by_idempotency_key(session, idempotency_key)):
+        replay = _replay(earlier, digest, idempotency_key, base_path)  # a concurrent twin committed first
+        session.rollback()  # give the number back
+        return replay
     repository.add(session, quote)
+    session.commit()
     return Created(quote_out(quote, base_path=base_path, now=now), created=True)
 
 
@@ -276,13 +281,14 @@ def _replay(earlier: Quote, digest: str, key: str, base_path: str) -> Created:
 
 
 def _new_quote(sku: Sku, priced: _Priced, addons: list[SkuAddon], data: QuoteCreate, *, nodes: int, cards: int,
-               months: int, notes: list[str], now: datetime, sequence: int, validity_days: int) -> Quote:
+               months: int, notes: list[str], now: datetime, validity_days: int) -> Quote:
+    """The quote, priced and frozen; its number is set by the caller under the counter lock."""
     priced_lines = [line for line in priced.lines if line.amount_minor is not None]
     gross = sum(line.unit_price_minor * line.quantity * line.months for line in priced_lines)
     discount_total = sum(line.discount_minor for line in priced_lines)
     return Quote(
         public_id=secrets.token_urlsafe(PUBLIC_ID_BYTES),
-        number=f"Q-{now.year}-{sequence:06d}", year=now.year, sequence=sequence, status="issued",
+        year=now.year, status="issued",
         valid_until=now + timedelta(days=validity_days), currency=priced.currency,
         sku_id=sku.id, sku_slug=sku.slug, sku_version=sku.version, sku_price_id=priced.price_id,
         term=data.term, months=months, quantity=data.quantity, discount_bp=priced.discount_bp,
