@@ -41,11 +41,13 @@ class Settings(BaseSettings):
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     quote_validity_days: int = Field(default=14, ge=1, le=365)
     planner_cache_size: int = Field(default=1024, ge=0)  # plan searches remembered per process (0: off)
+    worker_threads: int = Field(default=4, ge=1, le=256)  # threads for synchronous endpoints, per worker process
 
     # Hardening (issue 9): limits, rate limiting, browsers and proxies.
     max_body_bytes: int = Field(default=1024 * 1024, ge=1024)
     rate_limit_per_minute: int = Field(default=120, ge=0)  # per client IP and path; 0 turns it off
     rate_limit_paths: CommaList = ["/estimate", "/recommend", "/admin/login"]
+    rate_limit_pages: CommaList = ["/results", "/results.csv", "/results/launch.json", "/quote"]  # run the planner
     cors_origins: CommaList = []
     trusted_hosts: CommaList = ["localhost", "127.0.0.1", "testserver"]
 
@@ -54,7 +56,7 @@ class Settings(BaseSettings):
     def _check_database_url(cls, value: str) -> str:
         return normalise_database_url(value)
 
-    @field_validator("rate_limit_paths", "cors_origins", "trusted_hosts", mode="before")
+    @field_validator("rate_limit_paths", "rate_limit_pages", "cors_origins", "trusted_hosts", mode="before")
     @classmethod
     def _split_commas(cls, value: object) -> object:
         if isinstance(value, str):

@@ -23,6 +23,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
+from app.catalog import revision as _revision  # noqa: F401 (its listener marks every catalog write)
 from app.db.base import Base, TimestampMixin, utcnow
 
 

@@ -51,3 +51,9 @@ def sku_pricing(sku: Sku, *, at: datetime | None = None) -> SkuPricing | None:
         for term, bp in discounts.items()
     }
     return SkuPricing(price.currency, monthly_list, price.id, _aware(price.effective_from), terms)
+
+
+def next_price_change(skus: list[Sku], *, after: datetime) -> datetime | None:
+    """When the earliest scheduled price of these SKUs takes effect (None: none is scheduled)."""
+    return min((_aware(p.effective_from) for sku in skus for p in sku.prices if _aware(p.effective_from) > after),
+               default=None)

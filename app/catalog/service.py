@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from sqlalchemy.orm import Session
 
 from app.catalog import repository
 from app.catalog.models import Sku
-from app.catalog.pricing import sku_pricing
+from app.catalog.pricing import next_price_change, sku_pricing
 from app.catalog.schemas import GpuOut, GpuRef, PriceOut, SkuOut, TermPriceOut
+from app.catalog.snapshot import catalog_snapshot
 from app.money import bp_to_percent
 
 
@@ -55,14 +58,25 @@ def _price_out(sku: Sku) -> PriceOut | None:
 
 
 def public_skus(session: Session) -> list[SkuOut]:
-    return [sku_out(sku) for sku in repository.list_skus(session)]
+    """Active SKUs with the price in force (cached per catalog revision: app.catalog.snapshot)."""
+    return catalog_snapshot(session).get("public_skus", _build_public_skus)
+
+
+def _build_public_skus(session: Session) -> tuple[list[SkuOut], datetime | None]:
+    now = datetime.now(UTC)
+    skus = repository.list_skus(session)
+    return [sku_out(sku) for sku in skus], next_price_change(skus, after=now)
+
+
+def _offered_gpus(session: Session) -> tuple[frozenset[str], None]:
+    return frozenset(sku.gpu_type.slug for sku in repository.list_skus(session)), None
 
 
 def gpu_catalog(session: Session | None) -> list[GpuOut]:
     """Hardware facts from the shipped data file; `offered` needs the database (False without one)."""
     from app.estimator.hardware import load_gpus
 
-    offered = {sku.gpu_type.slug for sku in repository.list_skus(session)} if session is not None else set()
+    offered = catalog_snapshot(session).get("offered_gpus", _offered_gpus) if session is not None else frozenset()
     return [
         GpuOut(
             id=gpu.id,

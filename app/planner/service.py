@@ -7,14 +7,18 @@ database is down; the session is opened lazily through `open_session` only for a
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import replace
+from datetime import UTC, datetime
+from functools import partial
 
 from sqlalchemy.orm import Session
 
 from app.catalog import repository as catalog_repository
 from app.catalog.models import Sku
-from app.catalog.pricing import sku_pricing
+from app.catalog.pricing import next_price_change, sku_pricing
+from app.catalog.snapshot import catalog_snapshot
 from app.errors import InvalidInput, NotFound
 from app.estimator.hardware import get_gpu
 from app.estimator.memory import MemoryEstimate, estimate_memory, validate_plan
@@ -24,6 +28,7 @@ from app.estimator.performance import PerformanceEstimate, estimate_performance,
 from app.estimator.presets import get_preset
 from app.estimator.specs import GIB, Cluster, ModelSpec, Plan, Warning_, Workload
 from app.money import quantum
+from app.planner import metrics
 from app.planner.explain import describe_plan
 from app.planner.offers import FABRIC_GBPS, Constraints, Offer
 from app.planner.recommend import Option, Recommendation, recommend
@@ -51,7 +56,7 @@ from app.planner.schemas import (
     WorkloadIn,
 )
 from app.planner.search import Hardware, default_global_batch, search_plans
-from app.reference.service import ReferenceBook, load_book
+from app.reference.service import ReferenceBook, build_book
 
 SessionOpener = Callable[[], Session]
 BILLING_NOTE = (
@@ -232,6 +237,7 @@ def estimate(request: EstimateIn, *, open_session: SessionOpener) -> EstimateOut
         validate_plan(model, workload, plan, cluster)
         memory = estimate_memory(model, workload, plan, cluster)
         perf = estimate_performance(model, workload, plan, cluster)
+    metrics.ESTIMATES.labels("estimate").inc()
     warnings = model_warnings + memory.warnings + perf.warnings
     return EstimateOut(
         model=model_out(model),
@@ -264,7 +270,9 @@ def _best_plan(model: ModelSpec, workload: Workload, cluster: Cluster, micro_bat
         inter_node_gbps=cluster.inter_node_gbps,
         host_ram_gib=cluster.host_ram_gib,
     )
+    started = time.perf_counter()
     search = search_plans(model, workload, hw, micro_batch=micro_batch)
+    metrics.record_search(search.stats, time.perf_counter() - started)
     if search.best is None:
         raise InvalidInput(_no_plan_message(model, cluster, search.closest_miss))
     best = search.best
@@ -292,6 +300,7 @@ def scaling(request: ScalingIn) -> ScalingOut:
     validate_plan(model, workload, plan)
     rows = scaling_view(model, workload, get_gpu(request.gpu), plan, gpus_per_node=request.gpus_per_node,
                         rdma_nics_per_node=request.rdma_nics_per_node)
+    metrics.ESTIMATES.labels("scaling").inc()
     return ScalingOut(model=model_out(model), gpu=request.gpu, base_plan=plan_out(plan, workload.global_batch),
                       rows=[ScalingRowOut(**row) for row in rows])
 
@@ -299,11 +308,14 @@ def scaling(request: ScalingIn) -> ScalingOut:
 # ---- recommend ---------------------------------------------------------------------------------
 
 
-def load_offers(session: Session) -> list[Offer]:
-    """Active SKUs with a price in force, as the pure planner sees them."""
+def load_offers(session: Session) -> tuple[list[Offer], datetime | None]:
+    """Active SKUs with a price in force, as the pure planner sees them, and when a scheduled price will
+    change that (a snapshot builder: app.catalog.snapshot)."""
     offers = []
+    now = datetime.now(UTC)
     availability = catalog_repository.availability_by_sku(session)
-    for sku in catalog_repository.list_skus(session):
+    skus = catalog_repository.list_skus(session)
+    for sku in skus:
         pricing = sku_pricing(sku)
         if pricing is None:
             continue
@@ -327,7 +339,7 @@ def load_offers(session: Session) -> list[Offer]:
                 availability=availability.get(sku.id),
             )
         )
-    return offers
+    return offers, next_price_change(skus, after=now)
 
 
 def constraints_of(request: RecommendIn) -> Constraints:
@@ -354,9 +366,14 @@ def recommend_workload(request: WorkloadIn) -> tuple[ModelSpec, Workload, list[W
 
 def run_recommend(session: Session, request: RecommendIn) -> RecommendOut:
     model, workload, model_warnings = recommend_workload(request)
-    offers = load_offers(session)
+    snapshot = catalog_snapshot(session)
+    offers = snapshot.get("offers", load_offers)
+    started = time.perf_counter()
     result = recommend(model, workload, offers, constraints_of(request), micro_batch=request.micro_batch)
-    book = load_book(session, offers[0].currency if offers else "CNY")
+    metrics.record_search(result.stats, time.perf_counter() - started, configurations=result.configurations)
+    metrics.record_recommendation(len(result.options), len(result.near_misses))
+    currency = offers[0].currency if offers else "CNY"
+    book = snapshot.get(f"reference_book:{currency}", partial(build_book, currency=currency))
     return recommendation_out(model, result, model_warnings, book)
 
 

@@ -49,7 +49,9 @@ class RateLimiter:
     def _count(self, engine: Engine, key: str, window_start: int) -> int:
         if time.monotonic() >= self._database_down_until:
             try:
-                with engine.begin() as connection:
+                # Autocommit: the upsert commits inside the database as it runs, so the counter row's lock is
+                # never held across a round trip (every client of one address shares that row).
+                with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
                     hits = record_hit(connection, key=key, window_start=window_start)
                     if random.random() < PURGE_PROBABILITY:
                         purge_before(connection, window_start=window_start - self.window_s)

@@ -12,6 +12,7 @@ from datetime import datetime
 from sqlalchemy import BigInteger, CheckConstraint, DateTime, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
+from app.catalog import revision as _revision  # noqa: F401 (its listener marks every catalog write)
 from app.db.base import Base, utcnow
 
 MICROS = 1_000_000

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from app.reference.models import ExchangeRate, ReferencePrice
@@ -20,15 +20,24 @@ def find_price(session: Session, provider: str, region: str, instance_type: str)
     return session.scalar(query)
 
 
-def latest_rate(session: Session, base: str, quote: str) -> ExchangeRate | None:
+def latest_rate(session: Session, base: str, quote: str, *, at: datetime | None = None) -> ExchangeRate | None:
     query = (
         select(ExchangeRate)
         .where(ExchangeRate.base == base, ExchangeRate.quote == quote,
-               ExchangeRate.effective_from <= datetime.now(UTC))
+               ExchangeRate.effective_from <= (at or datetime.now(UTC)))
         .order_by(ExchangeRate.effective_from.desc(), ExchangeRate.id.desc())
         .limit(1)
     )
     return session.scalar(query)
+
+
+def next_rate_change(session: Session, base: str, quote: str, *, after: datetime) -> datetime | None:
+    """When the next scheduled rate takes effect (SQLite returns naive UTC)."""
+    query = select(func.min(ExchangeRate.effective_from)).where(
+        ExchangeRate.base == base, ExchangeRate.quote == quote, ExchangeRate.effective_from > after
+    )
+    moment = session.scalar(query)
+    return moment.replace(tzinfo=UTC) if moment is not None and moment.tzinfo is None else moment
 
 
 def add(session: Session, row: ReferencePrice | ExchangeRate) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
@@ -42,17 +43,44 @@ def gpu_family(gpu_id: str) -> tuple[str, int]:
     return family, int(memory.rstrip("g"))
 
 
-def _matches(row: ReferencePrice, family: str, memory_gb: int) -> bool:
+def _matches(row: ReferenceRow, family: str, memory_gb: int) -> bool:
     model = row.gpu_model.lower().replace(" ", "")
     return model.startswith(family) and "nvl" not in model and row.gpu_memory_gb == memory_gb
 
 
 @dataclass(frozen=True, slots=True)
-class ReferenceBook:
-    """The reference prices and the exchange rate in force, loaded once per request."""
+class ReferenceRow:
+    """A reference price as plain data: a book outlives the session that read it (app.catalog.snapshot)."""
 
-    rows: tuple[ReferencePrice, ...]
-    rate: ExchangeRate | None
+    provider: str
+    region: str
+    instance_type: str
+    gpu_model: str
+    gpu_variant: str
+    gpu_memory_gb: int
+    gpu_count: int
+    hourly_micros: int
+    data_date: str
+    confidence: str
+
+    @classmethod
+    def of(cls, row: ReferencePrice) -> ReferenceRow:
+        return cls(row.provider, row.region, row.instance_type, row.gpu_model, row.gpu_variant, row.gpu_memory_gb,
+                   row.gpu_count, row.hourly_micros, row.data_date, row.confidence)
+
+
+@dataclass(frozen=True, slots=True)
+class Rate:
+    quote: str  # currency
+    rate_micros: int  # units of `quote` per USD, in millionths
+
+
+@dataclass(frozen=True, slots=True)
+class ReferenceBook:
+    """The reference prices and the exchange rate in force."""
+
+    rows: tuple[ReferenceRow, ...]
+    rate: Rate | None
 
     def compare(self, *, gpu_id: str, gpus: int, gpu_hours: float | None, limit: int = 6) -> list[Comparison]:
         family, memory_gb = gpu_family(gpu_id)
@@ -63,11 +91,19 @@ class ReferenceBook:
 
 
 def load_book(session: Session, currency: str) -> ReferenceBook:
-    rate = repository.latest_rate(session, "USD", currency) if currency != "USD" else None
-    return ReferenceBook(tuple(repository.list_prices(session)), rate)
+    return build_book(session, currency)[0]
 
 
-def _compare(row: ReferencePrice, hours: Decimal, basis: str, rate: ExchangeRate | None) -> Comparison:
+def build_book(session: Session, currency: str) -> tuple[ReferenceBook, datetime | None]:
+    """The book in force now, and when a scheduled exchange rate will replace its rate (None: not planned)."""
+    now = datetime.now(UTC)
+    found = repository.latest_rate(session, "USD", currency, at=now) if currency != "USD" else None
+    rate = Rate(found.quote, found.rate_micros) if found else None
+    next_change = repository.next_rate_change(session, "USD", currency, after=now) if currency != "USD" else None
+    return ReferenceBook(tuple(ReferenceRow.of(row) for row in repository.list_prices(session)), rate), next_change
+
+
+def _compare(row: ReferenceRow, hours: Decimal, basis: str, rate: Rate | None) -> Comparison:
     per_gpu_hour = (Decimal(row.hourly_micros) / MICROS / row.gpu_count).quantize(Decimal("0.0001"), ROUND_HALF_UP)
     total = (per_gpu_hour * hours).quantize(CENT, ROUND_HALF_UP)
     converted = (total * Decimal(rate.rate_micros) / MICROS).quantize(CENT, ROUND_HALF_UP) if rate else None

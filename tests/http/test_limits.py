@@ -146,6 +146,25 @@ def test_real_compute_endpoints_and_login_are_rate_limited(
     assert recommend == [422, 422, 429]
 
 
+def test_wizard_pages_that_run_the_planner_are_rate_limited_on_get(
+    database_url: str, limiter_engine: Engine, client_host: str
+) -> None:
+    from app.main import create_app
+
+    settings = Settings(database_url=database_url, env="test", rate_limit_per_minute=2)
+    results = "/results?preset=llama-2-7b&task=lora&lang=en"
+    with TestClient(create_app(settings), raise_server_exceptions=False, client=(client_host, 1)) as client:
+        pages = [client.get(results, headers={"accept": "text/html"}) for _ in range(3)]
+        csv = [client.get("/results.csv?preset=llama-2-7b&task=lora").status_code for _ in range(3)]
+        home = [client.get("/", headers={"accept": "text/html"}).status_code for _ in range(3)]  # runs no search
+    assert [p.status_code for p in pages] == [200, 200, 429]
+    refused = pages[2]
+    assert refused.headers["content-type"].startswith("text/html") and 0 < int(refused.headers["retry-after"]) <= 60
+    assert "Too many requests to /results" in refused.text
+    assert csv == [200, 200, 429]
+    assert home == [200, 200, 200]
+
+
 def test_limit_holds_across_uvicorn_workers(database_url: str, limiter_engine: Engine) -> None:
     """`python -m app serve --workers 2`: ten POSTs on fresh connections, exactly the limit pass."""
     import os

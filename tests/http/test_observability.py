@@ -74,6 +74,8 @@ def test_unexpected_error_is_logged_with_traceback_and_request_id(probe_client: 
 def _sample(text: str, name: str, **labels: str) -> float:
     wanted = ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
     for line in text.splitlines():
+        if not labels and line.startswith(name + " "):
+            return float(line.rsplit(" ", 1)[1])
         if line.startswith(name + "{"):
             got = ",".join(sorted(line[len(name) + 1 : line.index("}")].split(",")))
             if got == wanted:
@@ -103,3 +105,27 @@ def test_metrics_count_requests_by_route_template(probe_client: TestClient) -> N
     assert delta("http_requests_total", method="GET", route="/openapi.json", status="200") == 1
     assert "/no/such/page" not in after
     assert "db_pool_checked_out" in after
+
+
+def test_metrics_count_estimates_searches_and_plan_evaluations(client: TestClient) -> None:
+    before = client.get("/metrics").text
+    workload = {"model": {"preset": "llama-2-7b"}, "task": "full_finetune", "tokens": 1e9}
+    first = client.post("/recommend", json=workload).json()["search"]
+    second = client.post("/recommend", json=workload).json()["search"]  # the same searches: from the cache
+    assert second["cached_configurations"] == second["configurations"] > 0
+    estimate = {"model": {"preset": "llama-2-7b"}, "task": "lora", "hardware": {"gpu": "a100-40g-sxm"}}
+    assert client.post("/estimate", json=estimate).status_code == 200  # no plan: the planner's search picks one
+    after = client.get("/metrics").text
+
+    def delta(name: str, **labels: str) -> float:
+        return _sample(after, name, **labels) - _sample(before, name, **labels)
+
+    assert delta("planner_recommendations_total", outcome="options") == 2
+    misses = first["configurations"] - first["cached_configurations"] + 1  # + the estimate's one configuration
+    assert delta("planner_configurations_total", cache="miss") == misses
+    hits = first["cached_configurations"] + second["configurations"]
+    assert delta("planner_configurations_total", cache="hit") == hits
+    memory = delta("planner_plan_evaluations_total", kind="memory")
+    assert memory > first["memory_evaluations"]  # the recommendation's, plus the estimate's search
+    assert delta("planner_search_duration_seconds_count") == 3
+    assert delta("estimator_estimates_total", kind="estimate") == 1
