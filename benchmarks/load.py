@@ -184,7 +184,10 @@ def main() -> int:
         _fresh_database(database_url)
         process, base_url = start_server(database_url, args.workers)
     try:
+        cpu = time.process_time()
         results, skipped, seconds = asyncio.run(run(base_url, args.clients, args.duration))
+        cpu = time.process_time() - cpu
+        print(f"load generator: {cpu:.1f} CPU-s in {seconds:.0f} s ({cpu / seconds:.0%} of one core, same machine)")
     finally:
         if process is not None:
             process.terminate()
