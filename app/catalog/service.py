@@ -68,15 +68,11 @@ def _build_public_skus(session: Session) -> tuple[list[SkuOut], datetime | None]
     return [sku_out(sku) for sku in skus], next_price_change(skus, after=now)
 
 
-def _offered_gpus(session: Session) -> tuple[frozenset[str], None]:
-    return frozenset(sku.gpu_type.slug for sku in repository.list_skus(session)), None
-
-
 def gpu_catalog(session: Session | None) -> list[GpuOut]:
     """Hardware facts from the shipped data file; `offered` needs the database (False without one)."""
     from app.estimator.hardware import load_gpus
 
-    offered = catalog_snapshot(session).get("offered_gpus", _offered_gpus) if session is not None else frozenset()
+    offered = {sku.gpu.id for sku in public_skus(session)} if session is not None else set()
     return [
         GpuOut(
             id=gpu.id,

@@ -58,9 +58,3 @@ class CatalogSnapshot:
 
 def catalog_snapshot(session: Session) -> CatalogSnapshot:
     return CatalogSnapshot(session, current_token(session))
-
-
-def clear() -> None:
-    """Forget every cached value (tests that compare cached and fresh answers)."""
-    global _generation
-    _generation = None

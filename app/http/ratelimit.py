@@ -8,6 +8,8 @@ address). The refusal is problem+json, or the site's HTML error page for a brows
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from anyio import to_thread
 from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -21,7 +23,7 @@ SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 class RateLimitMiddleware:
-    def __init__(self, app: ASGIApp, *, per_minute: int, paths: list[str], pages: list[str] = ()) -> None:
+    def __init__(self, app: ASGIApp, *, per_minute: int, paths: Iterable[str], pages: Iterable[str] = ()) -> None:
         self.app = app
         self.paths = frozenset(path.rstrip("/") or "/" for path in paths)
         self.pages = frozenset(path.rstrip("/") or "/" for path in pages)

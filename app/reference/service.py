@@ -90,10 +90,6 @@ class ReferenceBook:
         return sorted(out, key=lambda c: (c.usd_per_gpu_hour, c.provider, c.instance_type))[:limit]
 
 
-def load_book(session: Session, currency: str) -> ReferenceBook:
-    return build_book(session, currency)[0]
-
-
 def build_book(session: Session, currency: str) -> tuple[ReferenceBook, datetime | None]:
     """The book in force now, and when a scheduled exchange rate will replace its rate (None: not planned)."""
     now = datetime.now(UTC)

@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
 from app.reference import repository
-from app.reference.service import SEED_CSV, load_book, seed_reference_prices, set_exchange_rate
+from app.reference.service import SEED_CSV, build_book, seed_reference_prices, set_exchange_rate
 
 
 def test_seed_keeps_every_row_with_its_date_and_confidence(db: Session) -> None:
@@ -26,7 +26,7 @@ def test_seed_keeps_every_row_with_its_date_and_confidence(db: Session) -> None:
 
 
 def test_same_gpu_hours_priced_per_comparable_instance(db: Session) -> None:
-    book = load_book(db, "CNY")
+    book = build_book(db, "CNY")[0]
     rows = book.compare(gpu_id="h100-80g-sxm", gpus=8, gpu_hours=100.0)
     assert rows, "H100 80GB rows are in the seed"
     assert all(r.gpu_variant.startswith("80GB") for r in rows)  # the 94 GB H100 NVL is not comparable
@@ -37,14 +37,14 @@ def test_same_gpu_hours_priced_per_comparable_instance(db: Session) -> None:
 
 
 def test_month_basis_without_a_token_count(db: Session) -> None:
-    rows = load_book(db, "CNY").compare(gpu_id="a100-40g-pcie", gpus=1, gpu_hours=None)
+    rows = build_book(db, "CNY")[0].compare(gpu_id="a100-40g-pcie", gpus=1, gpu_hours=None)
     assert {r.basis for r in rows} == {"month"}
     assert all(r.gpu_hours == Decimal(730) for r in rows)
 
 
 def test_exchange_rate_converts_the_totals(db: Session) -> None:
     set_exchange_rate(db, base="USD", quote="CNY", rate=Decimal("7.1"), set_by="test")
-    rows = load_book(db, "CNY").compare(gpu_id="h100-80g-sxm", gpus=8, gpu_hours=100.0)
+    rows = build_book(db, "CNY")[0].compare(gpu_id="h100-80g-sxm", gpus=8, gpu_hours=100.0)
     lambda_8x = next(r for r in rows if r.instance_type == "gpu_8x_h100_sxm5")
     assert (lambda_8x.total_converted, lambda_8x.converted_currency) == (Decimal("2832.90"), "CNY")
 
