@@ -49,6 +49,7 @@ run: system-deps seed
 	$(BIN)/python -m app serve
 
 lint: install-dev
+	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
 
 ## Lint, then the whole suite on SQLite and PostgreSQL (TEST_DATABASE_URL).

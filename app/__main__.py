@@ -57,8 +57,12 @@ def cmd_serve(settings, *, workers: int = 1) -> None:  # noqa: ANN001
         os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="gpu-sizer-metrics-")
     print(f"serving on http://{settings.host}:{settings.port}", flush=True)
     uvicorn.run(
-        "app.main:app", host=settings.host, port=settings.port, workers=workers,
-        log_level=settings.log_level, proxy_headers=True,
+        "app.main:app",
+        host=settings.host,
+        port=settings.port,
+        workers=workers,
+        log_level=settings.log_level,
+        proxy_headers=True,
         access_log=False,  # app.http.observability writes one JSON line per request instead
     )
 

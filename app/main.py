@@ -50,8 +50,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     configure_logging(settings.log_level)
     set_cache_size(settings.planner_cache_size)
-    app = FastAPI(title="gpu-sizer", version="0.1.0", description=DESCRIPTION, lifespan=lifespan, docs_url=None,
-                  redoc_url=None)
+    app = FastAPI(
+        title="gpu-sizer", version="0.1.0", description=DESCRIPTION, lifespan=lifespan, docs_url=None, redoc_url=None
+    )
     app.state.settings = settings
     install_error_handlers(app)
     install_middleware(app, settings)

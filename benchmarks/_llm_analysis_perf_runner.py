@@ -22,25 +22,41 @@ from llm_analysis.config import DtypeConfig, ModelConfig, ParallelismConfig, get
 logging.disable(logging.CRITICAL)
 
 KEEP = (
-    "latency_per_iter", "global_batch_size", "seq_len", "total_num_gpus", "flops_efficiency",
-    "num_flops_total_per_micro_batch", "gradient_accumulation_steps", "batch_size_per_gpu",
+    "latency_per_iter",
+    "global_batch_size",
+    "seq_len",
+    "total_num_gpus",
+    "flops_efficiency",
+    "num_flops_total_per_micro_batch",
+    "gradient_accumulation_steps",
+    "batch_size_per_gpu",
 )
 
 
 def _training(case: dict, efficiency) -> dict:
     model = ModelConfig(
-        name=case["id"], num_layers=case["layers"], n_head=case["heads"], hidden_dim=case["hidden"],
-        vocab_size=case["vocab"], max_seq_len=max(case["seq"], 2048), num_key_value_heads=case["kv_heads"],
-        ffn_embed_dim=case["ffn"], expansion_ratio=case["ffn"] / case["hidden"],
+        name=case["id"],
+        num_layers=case["layers"],
+        n_head=case["heads"],
+        hidden_dim=case["hidden"],
+        vocab_size=case["vocab"],
+        max_seq_len=max(case["seq"], 2048),
+        num_key_value_heads=case["kv_heads"],
+        ffn_embed_dim=case["ffn"],
+        expansion_ratio=case["ffn"] / case["hidden"],
     )
     gpu = get_gpu_config_by_name(case["gpu"])
     gpu.mem_per_GPU_in_GB = 10_000  # speed only: keep llm-analysis from refusing plans its memory model rejects
     parallel = ParallelismConfig(tp_size=case["tp"], pp_size=case["pp"], dp_size=case["dp"])
     analysis = LLMAnalysis(model, gpu, DtypeConfig(), parallel, flops_efficiency=efficiency)
     summary = analysis.training(
-        batch_size_per_gpu=case["micro_batch"], global_batch_size=case["global_batch"], seq_len=case["seq"],
-        activation_recomputation=ActivationRecomputation(case["recompute"]), ds_zero=DSZeRO(case["zero"]),
-        flash_attn=case["flash"], mlp_gated_linear_units=case["gated"],
+        batch_size_per_gpu=case["micro_batch"],
+        global_batch_size=case["global_batch"],
+        seq_len=case["seq"],
+        activation_recomputation=ActivationRecomputation(case["recompute"]),
+        ds_zero=DSZeRO(case["zero"]),
+        flash_attn=case["flash"],
+        mlp_gated_linear_units=case["gated"],
     )
     return {key: summary[key] for key in KEEP}
 

@@ -19,15 +19,26 @@ logging.disable(logging.CRITICAL)
 
 def _analysis(case: dict) -> LLMAnalysis:
     model = ModelConfig(
-        name=case["id"], num_layers=case["layers"], n_head=case["heads"], hidden_dim=case["hidden"],
-        vocab_size=case["vocab"], max_seq_len=max(case["seq"], 2048), num_key_value_heads=case["kv_heads"],
+        name=case["id"],
+        num_layers=case["layers"],
+        n_head=case["heads"],
+        hidden_dim=case["hidden"],
+        vocab_size=case["vocab"],
+        max_seq_len=max(case["seq"], 2048),
+        num_key_value_heads=case["kv_heads"],
         ffn_embed_dim=case["ffn"],
-        expansion_ratio=case["ffn"] / case["hidden"], moe_num_experts=max(1, case["experts"]),
+        expansion_ratio=case["ffn"] / case["hidden"],
+        moe_num_experts=max(1, case["experts"]),
         moe_top_k=max(1, case["top_k"]),
     )
-    gpu = GPUConfig(name="gpu", mem_per_GPU_in_GB=case["gpu_mem_gb"], hbm_bandwidth_in_GB_per_sec=2000,
-                    intra_node_bandwidth_in_GB_per_sec=300, intra_node_min_message_latency=8e-6,
-                    peak_fp16_TFLOPS=312)
+    gpu = GPUConfig(
+        name="gpu",
+        mem_per_GPU_in_GB=case["gpu_mem_gb"],
+        hbm_bandwidth_in_GB_per_sec=2000,
+        intra_node_bandwidth_in_GB_per_sec=300,
+        intra_node_min_message_latency=8e-6,
+        peak_fp16_TFLOPS=312,
+    )
     parallel = ParallelismConfig(tp_size=case["tp"], pp_size=case["pp"], dp_size=case["dp"])
     bits = case.get("weight_bits", 16)
     dtype = DtypeConfig(name=f"w{bits}a16e16", weight_bits=bits)
@@ -36,16 +47,21 @@ def _analysis(case: dict) -> LLMAnalysis:
 
 def _training_total(case: dict) -> float:
     summary = _analysis(case).training(
-        batch_size_per_gpu=case["batch"], seq_len=case["seq"], total_num_tokens=None,
-        activation_recomputation=ActivationRecomputation(case["recompute"]), ds_zero=DSZeRO(case["zero"]),
-        flash_attn=case["flash"], mlp_gated_linear_units=case["gated"],
+        batch_size_per_gpu=case["batch"],
+        seq_len=case["seq"],
+        total_num_tokens=None,
+        activation_recomputation=ActivationRecomputation(case["recompute"]),
+        ds_zero=DSZeRO(case["zero"]),
+        flash_attn=case["flash"],
+        mlp_gated_linear_units=case["gated"],
     )
     return summary["(weight+op_state+grad+act)_memory_per_gpu"]
 
 
 def _inference_total(case: dict) -> float:
-    summary = _analysis(case).inference(batch_size_per_gpu=case["batch"], seq_len=case["seq"],
-                                        num_tokens_to_generate=case["generate"])
+    summary = _analysis(case).inference(
+        batch_size_per_gpu=case["batch"], seq_len=case["seq"], num_tokens_to_generate=case["generate"]
+    )
     activations = max(summary["prefill_activation_memory_per_gpu"], summary["decode_activation_memory_per_gpu"])
     return summary["weight_memory_per_gpu"] + summary["kv_cache_memory_per_gpu"] + activations
 

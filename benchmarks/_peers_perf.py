@@ -86,8 +86,10 @@ def _published_as(case: Case) -> str:
 
 def _why_not_expressible(case: Case) -> str:
     if case.workload.precision == "fp8":
-        return ("FP8 training: llm-analysis's 8-bit dtypes are int8 weight/activation quantisation "
-                "(int8 peak, 8-bit weights), not an FP8 recipe with bf16 master weights")
+        return (
+            "FP8 training: llm-analysis's 8-bit dtypes are int8 weight/activation quantisation "
+            "(int8 peak, 8-bit weights), not an FP8 recipe with bf16 master weights"
+        )
     if case.model.is_moe:
         return "MoE layout (expert parallelism, MoE layer subset) not expressible"
     if case.plan.cp > 1:
@@ -100,8 +102,14 @@ def _why_not_expressible(case: Case) -> str:
 def _peer_notes(case: Case) -> list[str]:
     notes = []
     if case.plan.pp > 1:
-        notes.append("no pipeline bubble in llm-analysis" + (
-            f" (interleaving v={case.plan.virtual_stages} has no input there)" if case.plan.virtual_stages > 1 else ""))
+        notes.append(
+            "no pipeline bubble in llm-analysis"
+            + (
+                f" (interleaving v={case.plan.virtual_stages} has no input there)"
+                if case.plan.virtual_stages > 1
+                else ""
+            )
+        )
     if case.model.mlp == "swiglu" or case.model.ffn != 4 * case.model.hidden:
         notes.append("llm-analysis counts MLP FLOPs as 16·b·s·h² whatever the FFN width and gating")
     if case.cluster.gpu.id == "h100-96g-hbm2e":
@@ -118,11 +126,23 @@ def mlp_flops_ratio(case: Case) -> float:
 def _request(case: Case) -> dict:
     model, plan, workload = case.model, case.plan, case.workload
     return {
-        "id": case.label, "gpu": LA_GPU[case.cluster.gpu.id], "layers": model.layers, "heads": model.heads,
-        "kv_heads": model.kv_heads, "hidden": model.hidden, "ffn": model.ffn, "vocab": model.vocab,
-        "gated": model.mlp == "swiglu", "tp": plan.tp, "pp": plan.pp, "dp": plan.dp, "micro_batch": plan.micro_batch,
-        "global_batch": workload.global_batch, "seq": workload.seq_len,
-        "recompute": {"none": 0, "selective": 1, "full": 2}[plan.recompute], "zero": plan.zero_stage,
+        "id": case.label,
+        "gpu": LA_GPU[case.cluster.gpu.id],
+        "layers": model.layers,
+        "heads": model.heads,
+        "kv_heads": model.kv_heads,
+        "hidden": model.hidden,
+        "ffn": model.ffn,
+        "vocab": model.vocab,
+        "gated": model.mlp == "swiglu",
+        "tp": plan.tp,
+        "pp": plan.pp,
+        "dp": plan.dp,
+        "micro_batch": plan.micro_batch,
+        "global_batch": workload.global_batch,
+        "seq": workload.seq_len,
+        "recompute": {"none": 0, "selective": 1, "full": 2}[plan.recompute],
+        "zero": plan.zero_stage,
         "flash": plan.flash_attention,
     }
 
@@ -148,8 +168,16 @@ def performance_rows() -> list[PerfRow]:
     rows = []
     for case in CASES:
         perf = estimate_performance(case.model, case.workload, case.plan, case.cluster).performance
-        rows.append(PerfRow(case, case.tokens_per_s_per_gpu, _published_as(case), perf.tokens_per_s_per_gpu,
-                            perf.mfu, why_na=_why_not_expressible(case)))
+        rows.append(
+            PerfRow(
+                case,
+                case.tokens_per_s_per_gpu,
+                _published_as(case),
+                perf.tokens_per_s_per_gpu,
+                perf.mfu,
+                why_na=_why_not_expressible(case),
+            )
+        )
     expressible = [row.case for row in rows if not row.why_na]
     answers = run_llm_analysis_perf(expressible)
     for row in rows:
@@ -203,9 +231,11 @@ def _cell(value: float | None, published: float) -> str:
 
 def print_performance(rows: list[PerfRow]) -> None:
     print("\nTraining speed: tokens/s per GPU (error vs published); '+' = run added after the efficiency fit")
-    print(f"llm-analysis: {PEER_REQUIREMENT} LLMAnalysis.training(), flops_efficiency {LA_EFFICIENCY} (its README's "
-          f"figure for large-scale training; its default {LA_DEFAULT_EFFICIENCY:g} is the peak-hardware lower bound, "
-          "shown in the last column);")
+    print(
+        f"llm-analysis: {PEER_REQUIREMENT} LLMAnalysis.training(), flops_efficiency {LA_EFFICIENCY} (its README's "
+        f"figure for large-scale training; its default {LA_DEFAULT_EFFICIENCY:g} is the peak-hardware lower bound, "
+        "shown in the last column);"
+    )
     print("  its tokens/s per GPU = global_batch_size x seq_len / latency_per_iter / total_num_gpus")
     columns = ("ours", f"llm-a @{LA_EFFICIENCY:g}", f"llm-a @{LA_DEFAULT_EFFICIENCY:g}")
     names = " ".join(f"{name:>15s}" for name in columns)
@@ -221,9 +251,11 @@ def print_performance(rows: list[PerfRow]) -> None:
     print(f"llm-analysis @{LA_EFFICIENCY:<5g}  {stats(summary.peer)}")
     print(f"llm-analysis @{LA_DEFAULT_EFFICIENCY:<5g}  {stats(summary.peer_default)}  (its default efficiency)")
     print(f"ours, out of sample  {stats(summary.ours_out_of_sample)} (Megatron-LM README rows, added after fitting)")
-    print(f"ours closer than llm-analysis @{LA_EFFICIENCY:g} on {summary.closer} of {summary.shared} runs "
-          f"(not on: {', '.join(summary.not_closer) or 'none'}); "
-          f"closer than @{LA_DEFAULT_EFFICIENCY:g} on {summary.closer_default} of {summary.shared}")
+    print(
+        f"ours closer than llm-analysis @{LA_EFFICIENCY:g} on {summary.closer} of {summary.shared} runs "
+        f"(not on: {', '.join(summary.not_closer) or 'none'}); "
+        f"closer than @{LA_DEFAULT_EFFICIENCY:g} on {summary.closer_default} of {summary.shared}"
+    )
     for row in rows:
         if row.why_na:
             print(f"llm-analysis n/a on {row.case.label}: {row.why_na}")

@@ -111,9 +111,7 @@ def _worse(mem_rows: list[Any], mem_summary: Any, perf_rows: list[PerfRow], perf
     lines = ["Memory: cases where a peer is at least as close as we are:", ""]
     for case_id in mem_summary.losses:
         row = by_id[case_id]
-        errs = ", ".join(
-            f"{peer} {row.error(peer):+.1%}" for peer in MEMORY_PEERS if row.error(peer) is not None
-        )
+        errs = ", ".join(f"{peer} {row.error(peer):+.1%}" for peer in MEMORY_PEERS if row.error(peer) is not None)
         lines.append(f"- `{case_id}`: {errs}.")
     lines += [
         "",
@@ -199,20 +197,26 @@ def _svg_scatter(title: str, unit: str, series: list[tuple[str, str, str, list[t
             if shape == "circle":
                 out.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="4" fill="{colour}" fill-opacity="0.8"/>')
             else:
-                out.append(f'<path d="M{x:.1f},{y - 5:.1f} L{x + 5:.1f},{y + 4:.1f} L{x - 5:.1f},{y + 4:.1f} Z" '
-                           f'fill="none" stroke="{colour}" stroke-width="1.5"/>')
+                out.append(
+                    f'<path d="M{x:.1f},{y - 5:.1f} L{x + 5:.1f},{y + 4:.1f} L{x - 5:.1f},{y + 4:.1f} Z" '
+                    f'fill="none" stroke="{colour}" stroke-width="1.5"/>'
+                )
     out.append("</g>")
     out.append(f'<text x="{margin + size / 2}" y="{margin + size + 38}" text-anchor="middle">published ({unit})</text>')
-    out.append(f'<text x="16" y="{margin + size / 2}" text-anchor="middle" '
-               f'transform="rotate(-90 16 {margin + size / 2})">predicted ({unit})</text>')
+    out.append(
+        f'<text x="16" y="{margin + size / 2}" text-anchor="middle" '
+        f'transform="rotate(-90 16 {margin + size / 2})">predicted ({unit})</text>'
+    )
     legend_x = margin + size + 16
     for i, (name, colour, shape, _points) in enumerate(series):
         y = margin + 10 + 20 * i
         if shape == "circle":
             out.append(f'<circle cx="{legend_x + 5}" cy="{y}" r="4" fill="{colour}"/>')
         else:
-            out.append(f'<path d="M{legend_x + 5},{y - 5} L{legend_x + 10},{y + 4} L{legend_x},{y + 4} Z" fill="none" '
-                       f'stroke="{colour}" stroke-width="1.5"/>')
+            out.append(
+                f'<path d="M{legend_x + 5},{y - 5} L{legend_x + 10},{y + 4} L{legend_x},{y + 4} Z" fill="none" '
+                f'stroke="{colour}" stroke-width="1.5"/>'
+            )
         out.append(f'<text x="{legend_x + 16}" y="{y + 4}">{name}</text>')
     out.append(f'<text x="{legend_x}" y="{margin + 10 + 20 * len(series) + 10}" fill="#444">— y = x; - - ±20 %</text>')
     out.append("</svg>")
@@ -221,18 +225,33 @@ def _svg_scatter(title: str, unit: str, series: list[tuple[str, str, str, list[t
 
 def _svgs(mem_rows: list[Any], perf_rows: list[PerfRow]) -> dict[str, str]:
     def mem_points(peer: str) -> list[tuple[float, float]]:
-        return [(r.case.published_gib, r.values[peer]) for r in mem_rows
-                if r.case.included and isinstance(r.values[peer], float | int)]
+        return [
+            (r.case.published_gib, r.values[peer])
+            for r in mem_rows
+            if r.case.included and isinstance(r.values[peer], float | int)
+        ]
 
-    memory = _svg_scatter("Peak memory per GPU: predicted vs published (included cases)", "GiB", [
-        ("ours", "#1f77b4", "circle", mem_points("ours")),
-        ("llm-analysis", "#d62728", "triangle", mem_points("llm-analysis")),
-    ])
-    speed = _svg_scatter("Training tokens/s per GPU: predicted vs published", "tokens/s/GPU", [
-        ("ours", "#1f77b4", "circle", [(r.published, r.ours) for r in perf_rows]),
-        (f"llm-analysis @{LA_EFFICIENCY:g}", "#d62728", "triangle",
-         [(r.published, r.peer) for r in perf_rows if r.peer is not None]),
-    ])
+    memory = _svg_scatter(
+        "Peak memory per GPU: predicted vs published (included cases)",
+        "GiB",
+        [
+            ("ours", "#1f77b4", "circle", mem_points("ours")),
+            ("llm-analysis", "#d62728", "triangle", mem_points("llm-analysis")),
+        ],
+    )
+    speed = _svg_scatter(
+        "Training tokens/s per GPU: predicted vs published",
+        "tokens/s/GPU",
+        [
+            ("ours", "#1f77b4", "circle", [(r.published, r.ours) for r in perf_rows]),
+            (
+                f"llm-analysis @{LA_EFFICIENCY:g}",
+                "#d62728",
+                "triangle",
+                [(r.published, r.peer) for r in perf_rows if r.peer is not None],
+            ),
+        ],
+    )
     return {"validation-memory.svg": memory, "validation-speed.svg": speed}
 
 
@@ -308,8 +327,7 @@ def render(mem_rows: list[Any], mem_summary: Any, perf_rows: list[PerfRow], perf
         *_perf_table(perf_rows),
         "",
         "† Added after the efficiency constants were fitted (out of sample). "
-        "‡ llm-analysis cannot express the run: "
-        + "; ".join(f"{row.case.label}: {row.why_na}" for row in na) + ".",
+        "‡ llm-analysis cannot express the run: " + "; ".join(f"{row.case.label}: {row.why_na}" for row in na) + ".",
         "",
         "Notes on llm-analysis: (a) it has no pipeline-bubble model (so Llama 3's interleaving, v = 4, has no "
         "input there); (b) it counts MLP FLOPs as 16·b·s·h² whatever the FFN width and gating; SwiGLU models do "
@@ -324,8 +342,9 @@ def render(mem_rows: list[Any], mem_summary: Any, perf_rows: list[PerfRow], perf
     return "\n".join(lines)
 
 
-def write_report(path: Path, mem_rows: list[Any], mem_summary: Any, perf_rows: list[PerfRow], perf: PerfSummary
-                 ) -> list[Path]:
+def write_report(
+    path: Path, mem_rows: list[Any], mem_summary: Any, perf_rows: list[PerfRow], perf: PerfSummary
+) -> list[Path]:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(render(mem_rows, mem_summary, perf_rows, perf), encoding="utf-8")
     written = [path]

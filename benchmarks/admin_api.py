@@ -23,8 +23,9 @@ SKU = "a100-40g-pcie-card"
 
 
 def _cli(args: list[str], env: dict[str, str], stdin: str = "") -> str:
-    done = subprocess.run([sys.executable, "-m", "app", *args], cwd=ROOT, env=env, input=stdin,
-                          capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "app", *args], cwd=ROOT, env=env, input=stdin, capture_output=True, text=True, check=True
+    )
     return done.stdout
 
 
@@ -47,14 +48,23 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=50)
     n = parser.parse_args().n
     folder = tempfile.mkdtemp(prefix="gpu-sizer-admin-bench-")
-    env = {**os.environ, "DATABASE_URL": os.environ.get("DATABASE_URL", f"sqlite:///{folder}/bench.db"),
-           "PORT": str(_port()), "LOG_LEVEL": "warning"}
+    env = {
+        **os.environ,
+        "DATABASE_URL": os.environ.get("DATABASE_URL", f"sqlite:///{folder}/bench.db"),
+        "PORT": str(_port()),
+        "LOG_LEVEL": "warning",
+    }
     _cli(["migrate"], env)
     _cli(["seed"], env)
     _cli(["create-admin", "bench@example.com", "--password-stdin"], env, "benchmark password\n")
     token = _cli(["create-token", "bench@example.com"], env).strip().splitlines()[-1]
-    server = subprocess.Popen([sys.executable, "-m", "app", "serve", "--workers", "2"], cwd=ROOT, env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "app", "serve", "--workers", "2"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     base = f"http://127.0.0.1:{env['PORT']}"
     samples: dict[str, list[float]] = {}
     try:
@@ -69,17 +79,24 @@ def main() -> None:
                 _timed(samples, "GET /admin/api/skus", lambda: client.get("/admin/api/skus"))
                 version = _timed(samples, "GET /admin/api/skus/{id}", lambda: client.get(f"/admin/api/skus/{SKU}"))
                 body = {"version": version.json()["version"], "notes": f"bench {i}"}
-                _timed(samples, "PATCH /admin/api/skus/{id}",
-                       lambda b=body: client.patch(f"/admin/api/skus/{SKU}", json=b))
+                _timed(
+                    samples, "PATCH /admin/api/skus/{id}", lambda b=body: client.patch(f"/admin/api/skus/{SKU}", json=b)
+                )
                 price = {"amount": f"{2800 + i}.00", "currency": "CNY"}
-                _timed(samples, "POST /admin/api/skus/{id}/prices",
-                       lambda p=price: client.post(f"/admin/api/skus/{SKU}/prices", json=p))
+                _timed(
+                    samples,
+                    "POST /admin/api/skus/{id}/prices",
+                    lambda p=price: client.post(f"/admin/api/skus/{SKU}/prices", json=p),
+                )
                 _timed(samples, "GET /catalog/skus", lambda: client.get("/catalog/skus"))
                 _timed(samples, "GET /admin/api/audit", lambda: client.get("/admin/api/audit"))
             for _ in range(max(5, n // 5)):
                 doc = _timed(samples, "GET /admin/api/catalog/export", lambda: client.get("/admin/api/catalog/export"))
-                _timed(samples, "POST /admin/api/catalog/import",
-                       lambda d=doc.json(): client.post("/admin/api/catalog/import", json=d))
+                _timed(
+                    samples,
+                    "POST /admin/api/catalog/import",
+                    lambda d=doc.json(): client.post("/admin/api/catalog/import", json=d),
+                )
         login = {"email": "bench@example.com", "password": "benchmark password"}
         for _ in range(5):
             with httpx.Client(base_url=base) as browser:
@@ -88,7 +105,8 @@ def main() -> None:
                 started = time.perf_counter()
                 response = browser.post("/admin/login", data={**login, "csrf_token": csrf})
                 samples.setdefault("POST /admin/login (argon2id verify)", []).append(
-                    (time.perf_counter() - started) * 1000)
+                    (time.perf_counter() - started) * 1000
+                )
                 assert response.status_code == 303
     finally:
         server.terminate()

@@ -40,8 +40,17 @@ def _plans(model: ModelSpec, gpus: int) -> list[Plan]:
     for tp, pp, zero, recompute, micro in product(tps, pps, (0, 1, 2, 3), ("none", "selective", "full"), (1, 2, 4)):
         if gpus % (tp * pp) == 0:
             dp = gpus // (tp * pp)
-            plans.append(Plan(dp=dp, tp=tp, pp=pp, zero_stage=zero, recompute=recompute, micro_batch=micro,
-                              sequence_parallel=tp > 1))
+            plans.append(
+                Plan(
+                    dp=dp,
+                    tp=tp,
+                    pp=pp,
+                    zero_stage=zero,
+                    recompute=recompute,
+                    micro_batch=micro,
+                    sequence_parallel=tp > 1,
+                )
+            )
     return plans
 
 
@@ -68,13 +77,27 @@ def measure_ours(mix: list[Scenario], seconds: float) -> tuple[int, float, float
 def to_llm_analysis(scenario: Scenario, index: int) -> dict:
     model, workload, plan, cluster = scenario
     return {
-        "id": f"{model.name}-{index}", "kind": "training", "layers": model.layers, "heads": model.heads,
-        "kv_heads": model.kv_heads, "hidden": model.hidden, "ffn": model.expert_ffn or model.ffn,
-        "vocab": model.vocab, "gated": model.mlp == "swiglu", "experts": model.experts,
-        "top_k": model.experts_per_token, "gpu_mem_gb": cluster.gpu.memory_gib * 1.073741824,
-        "tp": plan.tp, "pp": plan.pp, "dp": plan.dp, "batch": plan.micro_batch, "seq": workload.seq_len,
-        "recompute": {"none": 0, "selective": 1, "full": 2}[plan.recompute], "zero": plan.zero_stage,
-        "flash": plan.flash_attention, "generate": 0,
+        "id": f"{model.name}-{index}",
+        "kind": "training",
+        "layers": model.layers,
+        "heads": model.heads,
+        "kv_heads": model.kv_heads,
+        "hidden": model.hidden,
+        "ffn": model.expert_ffn or model.ffn,
+        "vocab": model.vocab,
+        "gated": model.mlp == "swiglu",
+        "experts": model.experts,
+        "top_k": model.experts_per_token,
+        "gpu_mem_gb": cluster.gpu.memory_gib * 1.073741824,
+        "tp": plan.tp,
+        "pp": plan.pp,
+        "dp": plan.dp,
+        "batch": plan.micro_batch,
+        "seq": workload.seq_len,
+        "recompute": {"none": 0, "selective": 1, "full": 2}[plan.recompute],
+        "zero": plan.zero_stage,
+        "flash": plan.flash_attention,
+        "generate": 0,
     }
 
 
@@ -87,16 +110,22 @@ def main() -> None:
     count, wall, cpu = measure_ours(mix, args.seconds)
     ours = count / wall
     print(f"plan mix: {len(mix)} plans over {len(SCENARIOS)} scenarios (training, LoRA, inference; 8-512 GPUs)")
-    print(f"estimate_memory: {count:,} evaluations in {wall:.2f} s = {ours:,.0f} evaluations/s "
-          f"(one core, wall clock; {count / cpu:,.0f}/s of CPU time)")
+    print(
+        f"estimate_memory: {count:,} evaluations in {wall:.2f} s = {ours:,.0f} evaluations/s "
+        f"(one core, wall clock; {count / cpu:,.0f}/s of CPU time)"
+    )
     training = [s for s in mix if s[1].task in ("pretrain", "full_finetune")][:400]
     cases = [to_llm_analysis(s, i) for i, s in enumerate(training)]
     theirs = run_llm_analysis({"mode": "speed", "cases": cases, "seconds": args.seconds})
     rate = theirs["per_second"]
-    print(f"{PEER_REQUIREMENT} LLMAnalysis.training(): {theirs['evaluations']:,} evaluations in "
-          f"{theirs['seconds']:.2f} s = {rate:,.0f} evaluations/s (same machine, subprocess in .peers-venv)")
-    print(f"ratio: {ours / rate:,.1f}x   goal: >= 50,000/s and >= 20x "
-          f"-> {'met' if ours >= 50_000 and ours / rate >= 20 else 'NOT met'}")
+    print(
+        f"{PEER_REQUIREMENT} LLMAnalysis.training(): {theirs['evaluations']:,} evaluations in "
+        f"{theirs['seconds']:.2f} s = {rate:,.0f} evaluations/s (same machine, subprocess in .peers-venv)"
+    )
+    print(
+        f"ratio: {ours / rate:,.1f}x   goal: >= 50,000/s and >= 20x "
+        f"-> {'met' if ours >= 50_000 and ours / rate >= 20 else 'NOT met'}"
+    )
 
 
 if __name__ == "__main__":

@@ -50,19 +50,32 @@ class Endpoint:
 
 
 def _recommend_body(rng: random.Random) -> dict:
-    return {"model": {"preset": rng.choice(MODELS[:3])}, "task": rng.choice(["lora", "full_finetune"]),
-            "seq_len": rng.choice([2048, 4096]), "tokens": 1e9}
+    return {
+        "model": {"preset": rng.choice(MODELS[:3])},
+        "task": rng.choice(["lora", "full_finetune"]),
+        "seq_len": rng.choice([2048, 4096]),
+        "tokens": 1e9,
+    }
 
 
 def _estimate_body(rng: random.Random) -> dict:
-    return {"model": {"preset": rng.choice(MODELS)}, "task": rng.choice(["lora", "inference"]), "seq_len": 2048,
-            "micro_batch": 1, "hardware": {"gpu": rng.choice(["h100-80g-sxm", "a100-80g-sxm"]), "gpus_per_node": 8},
-            "plan": {"tp": 8}}
+    return {
+        "model": {"preset": rng.choice(MODELS)},
+        "task": rng.choice(["lora", "inference"]),
+        "seq_len": 2048,
+        "micro_batch": 1,
+        "hardware": {"gpu": rng.choice(["h100-80g-sxm", "a100-80g-sxm"]), "gpus_per_node": 8},
+        "plan": {"tp": 8},
+    }
 
 
 def _quote_body(rng: random.Random) -> dict:
-    return {"sku_id": "h100-80g-sxm-8x", "quantity": rng.randint(1, 4), "term": rng.choice(["monthly", "annual"]),
-            "customer": {"name": "Load Test", "company": "Bench Ltd", "email": "load@example.com"}}
+    return {
+        "sku_id": "h100-80g-sxm-8x",
+        "quantity": rng.randint(1, 4),
+        "term": rng.choice(["monthly", "annual"]),
+        "customer": {"name": "Load Test", "company": "Bench Ltd", "email": "load@example.com"},
+    }
 
 
 ENDPOINTS = [
@@ -109,13 +122,16 @@ def report(results: Results, seconds: float, skipped: list[str], clients: int, w
     total = sum(len(v) for v in results.latencies.values())
     errors = sum(results.errors.values())
     where = f"{workers} workers" if workers else "the given server"
-    print(f"\n{clients} clients, {seconds:.0f} s, {where}: {total} requests, {total / seconds:.1f} req/s, "
-          f"{errors} errors")
+    print(
+        f"\n{clients} clients, {seconds:.0f} s, {where}: {total} requests, {total / seconds:.1f} req/s, {errors} errors"
+    )
     print(f"{'endpoint':<22}{'requests':>9}{'req/s':>8}{'p50 ms':>9}{'p95 ms':>9}{'p99 ms':>9}{'errors':>8}")
     for name, values in results.latencies.items():
         ms = [v * 1000 for v in values]
-        print(f"{name:<22}{len(ms):>9}{len(ms) / seconds:>8.1f}{_percentile(ms, 50):>9.0f}{_percentile(ms, 95):>9.0f}"
-              f"{_percentile(ms, 99):>9.0f}{results.errors[name]:>8}")
+        print(
+            f"{name:<22}{len(ms):>9}{len(ms) / seconds:>8.1f}{_percentile(ms, 50):>9.0f}{_percentile(ms, 95):>9.0f}"
+            f"{_percentile(ms, 99):>9.0f}{results.errors[name]:>8}"
+        )
     for name in skipped:
         print(f"{name:<22}  skipped: the server has no such endpoint yet")
     for name, sample in results.samples.items():
@@ -140,12 +156,24 @@ def _fresh_database(url: str) -> None:
 
 def start_server(database_url: str, workers: int) -> tuple[subprocess.Popen, str]:
     port = _free_port()
-    env = {**os.environ, "DATABASE_URL": database_url, "PORT": str(port), "HOST": "127.0.0.1", "ENV": "dev",
-           "LOG_LEVEL": "warning", "RATE_LIMIT_PER_MINUTE": "1000000"}
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "PORT": str(port),
+        "HOST": "127.0.0.1",
+        "ENV": "dev",
+        "LOG_LEVEL": "warning",
+        "RATE_LIMIT_PER_MINUTE": "1000000",
+    }
     for step in ("migrate", "seed"):
         subprocess.run([sys.executable, "-m", "app", step], cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL)
-    process = subprocess.Popen([sys.executable, "-m", "app", "serve", "--workers", str(workers)], cwd=ROOT, env=env,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "app", "serve", "--workers", str(workers)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     base_url = f"http://127.0.0.1:{port}"
     for _ in range(300):
         try:

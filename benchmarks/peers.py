@@ -79,14 +79,27 @@ def _llm_analysis_case(case: PublishedCase) -> dict | None:
     if task not in TRAINING and task != "inference":
         return None
     return {
-        "id": case.id, "kind": "inference" if task == "inference" else "training", "layers": model.layers,
-        "heads": model.heads, "kv_heads": model.kv_heads, "hidden": model.hidden,
-        "ffn": model.expert_ffn or model.ffn, "vocab": model.vocab, "gated": model.mlp == "swiglu",
-        "experts": model.experts, "top_k": model.experts_per_token,
+        "id": case.id,
+        "kind": "inference" if task == "inference" else "training",
+        "layers": model.layers,
+        "heads": model.heads,
+        "kv_heads": model.kv_heads,
+        "hidden": model.hidden,
+        "ffn": model.expert_ffn or model.ffn,
+        "vocab": model.vocab,
+        "gated": model.mlp == "swiglu",
+        "experts": model.experts,
+        "top_k": model.experts_per_token,
         "gpu_mem_gb": 10_000,  # llm-analysis asserts when its estimate exceeds the card; we want the estimate
-        "tp": plan.tp, "pp": plan.pp, "dp": plan.dp * plan.cp, "batch": plan.micro_batch,
-        "seq": case.workload.seq_len, "recompute": {"none": 0, "selective": 1, "full": 2}[plan.recompute],
-        "zero": plan.zero_stage, "flash": plan.flash_attention, "generate": 60,
+        "tp": plan.tp,
+        "pp": plan.pp,
+        "dp": plan.dp * plan.cp,
+        "batch": plan.micro_batch,
+        "seq": case.workload.seq_len,
+        "recompute": {"none": 0, "selective": 1, "full": 2}[plan.recompute],
+        "zero": plan.zero_stage,
+        "flash": plan.flash_attention,
+        "generate": 60,
         "weight_bits": 8 if case.workload.precision == "fp8" else 16,
     }
 
@@ -138,8 +151,15 @@ def memory_rows() -> list[MemoryRow]:
     cases = published_cases()
     la = llm_analysis_totals(cases)
     return [
-        MemoryRow(case, {"ours": ours(case), "llm-analysis": la.get(case.id), "DeepSpeed": deepspeed(case),
-                         "accelerate": accelerate(case)})
+        MemoryRow(
+            case,
+            {
+                "ours": ours(case),
+                "llm-analysis": la.get(case.id),
+                "DeepSpeed": deepspeed(case),
+                "accelerate": accelerate(case),
+            },
+        )
         for case in cases
     ]
 
@@ -179,19 +199,27 @@ def print_memory(rows: list[MemoryRow]) -> MemorySummary:
     print()
     for name, values in summary.errors.items():
         if values:
-            print(f"{name:13s} median |error| {statistics.median(values):6.1%}  max {max(values):6.1%}  "
-                  f"over {len(values)} included cases where it applies")
+            print(
+                f"{name:13s} median |error| {statistics.median(values):6.1%}  max {max(values):6.1%}  "
+                f"over {len(values)} included cases where it applies"
+            )
     for name, (mine, theirs) in summary.head_to_head.items():
         if mine:
-            print(f"on the {len(mine)} included cases {name} applies to: ours median {statistics.median(mine):.1%} "
-                  f"max {max(mine):.1%}, {name} median {statistics.median(theirs):.1%} max {max(theirs):.1%}")
+            print(
+                f"on the {len(mine)} included cases {name} applies to: ours median {statistics.median(mine):.1%} "
+                f"max {max(mine):.1%}, {name} median {statistics.median(theirs):.1%} max {max(theirs):.1%}"
+            )
     for row in rows:
         if isinstance(row.values["llm-analysis"], str):
             print(f"llm-analysis failed on {row.case.id}: {row.values['llm-analysis']}")
-    print(f"ours below every applicable peer on {summary.wins} included cases; "
-          f"not on: {', '.join(summary.losses) or 'none'}")
-    print(f"peers: {PEER_REQUIREMENT} (subprocess in .peers-venv); DeepSpeed and accelerate formulas reimplemented "
-          "(see docstring) because both packages need torch")
+    print(
+        f"ours below every applicable peer on {summary.wins} included cases; "
+        f"not on: {', '.join(summary.losses) or 'none'}"
+    )
+    print(
+        f"peers: {PEER_REQUIREMENT} (subprocess in .peers-venv); DeepSpeed and accelerate formulas reimplemented "
+        "(see docstring) because both packages need torch"
+    )
     return summary
 
 
@@ -199,8 +227,11 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--memory-only", action="store_true", help="print only the memory table")
     parser.add_argument("--performance", action="store_true", help="print only the training-speed table")
-    parser.add_argument("--markdown", metavar="PATH", help="also write the validation report (e.g. docs/validation.md)"
-                        " and its SVG scatter plots next to it")
+    parser.add_argument(
+        "--markdown",
+        metavar="PATH",
+        help="also write the validation report (e.g. docs/validation.md) and its SVG scatter plots next to it",
+    )
     args = parser.parse_args(argv)
     mem = memory_rows() if not args.performance or args.markdown else None
     perf = performance_rows() if not args.memory_only or args.markdown else None

@@ -46,12 +46,19 @@ def _free_port() -> int:
 
 
 def _start_server(database: Path, port: int, cache_size: int) -> subprocess.Popen:
-    env = {**os.environ, "DATABASE_URL": f"sqlite:///{database}", "PORT": str(port), "LOG_LEVEL": "warning",
-           "PLANNER_CACHE_SIZE": str(cache_size), "RATE_LIMIT_PER_MINUTE": "0"}
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"sqlite:///{database}",
+        "PORT": str(port),
+        "LOG_LEVEL": "warning",
+        "PLANNER_CACHE_SIZE": str(cache_size),
+        "RATE_LIMIT_PER_MINUTE": "0",
+    }
     for command in ("migrate", "seed"):
         subprocess.run([sys.executable, "-m", "app", command], cwd=ROOT, env=env, check=True, capture_output=True)
-    server = subprocess.Popen([sys.executable, "-m", "app", "serve"], cwd=ROOT, env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "app", "serve"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     for _ in range(200):
         try:
             if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
@@ -94,8 +101,9 @@ def run(base: str, rounds: int) -> None:
                 client.get("/healthz").raise_for_status()
                 health.append(time.perf_counter() - started)
                 started = time.perf_counter()
-                response = client.post("/recommend", json=body | {"constraints": body.get("constraints", {})
-                                                                   | {"max_nodes": 16}})
+                response = client.post(
+                    "/recommend", json=body | {"constraints": body.get("constraints", {}) | {"max_nodes": 16}}
+                )
                 latencies.append(time.perf_counter() - started)
                 response.raise_for_status()
                 search = response.json()["search"]
@@ -105,8 +113,10 @@ def run(base: str, rounds: int) -> None:
     h50 = _percentile(health, 0.5) * 1e3
     print(f"POST /recommend  requests={len(latencies)}  workloads={len(MIX)}  max_nodes=16  one worker")
     print(f"  p50 {p50:7.1f} ms   p95 {p95:7.1f} ms   max {max(latencies) * 1e3:7.1f} ms")
-    print(f"  plan evaluations per request: median {statistics.median(evaluations):.0f}, "
-          f"max {max(evaluations)}; per second: {sum(evaluations) / total_s:,.0f}")
+    print(
+        f"  plan evaluations per request: median {statistics.median(evaluations):.0f}, "
+        f"max {max(evaluations)}; per second: {sum(evaluations) / total_s:,.0f}"
+    )
     print(f"GET /healthz     p50 {h50:7.2f} ms   (baseline, same run)")
     print(f"  ratio /recommend p50 / /healthz p50 = {p50 / h50:.0f}x")
 

@@ -31,11 +31,20 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def app_cli(args: list[str], env: dict[str, str], stdin: str = "", *, check: bool = True,
-            timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def app_cli(
+    args: list[str], env: dict[str, str], stdin: str = "", *, check: bool = True, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
     """`python -m app ARGS` from the repository root with `env` (added to this process's environment)."""
-    return subprocess.run([sys.executable, "-m", "app", *args], cwd=ROOT, env={**os.environ, **env}, input=stdin,
-                          capture_output=True, text=True, timeout=timeout, check=check)
+    return subprocess.run(
+        [sys.executable, "-m", "app", *args],
+        cwd=ROOT,
+        env={**os.environ, **env},
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=check,
+    )
 
 
 @contextmanager
@@ -44,9 +53,15 @@ def running_server(env: dict[str, str], *, workers: int = 1) -> Iterator[str]:
     /healthz answers, and stops the whole process group (uvicorn and its workers) afterwards."""
     env = {**os.environ, "HOST": "127.0.0.1", "LOG_LEVEL": "warning", **env}
     env.pop("PROMETHEUS_MULTIPROC_DIR", None)
-    process = subprocess.Popen([sys.executable, "-m", "app", "serve", "--workers", str(workers)], cwd=ROOT,
-                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                               start_new_session=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "app", "serve", "--workers", str(workers)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     base = f"http://127.0.0.1:{env['PORT']}"
     try:
         _wait_ready(base, process)

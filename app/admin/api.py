@@ -33,10 +33,11 @@ from app.quotes import service as quotes_service
 from app.quotes.schemas import QuoteList, QuoteOut
 
 AUTH_RESPONSES = {401: {"description": "No or bad API token"}, 403: {"description": "Not an active admin"}}
-router = APIRouter(prefix="/admin/api", tags=["admin"], dependencies=[Depends(require_admin)],
-                   responses=AUTH_RESPONSES)
-EDIT_RESPONSES = {409: {"description": "Stale version: `errors` lists what changed, with current values"},
-                  422: {"description": "Invalid input, naming each field"}}
+router = APIRouter(prefix="/admin/api", tags=["admin"], dependencies=[Depends(require_admin)], responses=AUTH_RESPONSES)
+EDIT_RESPONSES = {
+    409: {"description": "Stale version: `errors` lists what changed, with current values"},
+    422: {"description": "Invalid input, naming each field"},
+}
 SkuId = Annotated[str, Path(description="The SKU id (slug)", max_length=64)]
 
 
@@ -57,20 +58,26 @@ def get_sku(sku_id: SkuId, session: SessionDep) -> SkuAdminOut:
     return editing.sku_admin_out(session, editing.get_sku(session, sku_id))
 
 
-@router.patch("/skus/{sku_id}", summary="Edit a SKU (fields sent change; `version` required)",
-              responses=EDIT_RESPONSES)
+@router.patch("/skus/{sku_id}", summary="Edit a SKU (fields sent change; `version` required)", responses=EDIT_RESPONSES)
 def patch_sku(sku_id: SkuId, body: SkuPatch, session: SessionDep, admin: AdminDep) -> SkuAdminOut:
     return editing.sku_admin_out(session, editing.update_sku(session, slug=sku_id, data=body, actor=admin.actor))
 
 
-@router.post("/skus/{sku_id}/prices", status_code=201, responses=EDIT_RESPONSES,
-             summary="A new list price from `effective_from` (default now); the history stays")
+@router.post(
+    "/skus/{sku_id}/prices",
+    status_code=201,
+    responses=EDIT_RESPONSES,
+    summary="A new list price from `effective_from` (default now); the history stays",
+)
 def add_price(sku_id: SkuId, body: PriceCreate, session: SessionDep, admin: AdminDep) -> SkuAdminOut:
     return editing.sku_admin_out(session, editing.add_price(session, slug=sku_id, data=body, actor=admin.actor))
 
 
-@router.post("/skus/{sku_id}/retire", summary="Retire: no longer listed nor recommended; quotes stay valid",
-             responses=EDIT_RESPONSES)
+@router.post(
+    "/skus/{sku_id}/retire",
+    summary="Retire: no longer listed nor recommended; quotes stay valid",
+    responses=EDIT_RESPONSES,
+)
 def retire_sku(sku_id: SkuId, body: VersionIn, session: SessionDep, admin: AdminDep) -> SkuAdminOut:
     sku = editing.set_status(session, slug=sku_id, version=body.version, status="retired", actor=admin.actor)
     return editing.sku_admin_out(session, sku)
@@ -82,19 +89,35 @@ def reactivate_sku(sku_id: SkuId, body: VersionIn, session: SessionDep, admin: A
     return editing.sku_admin_out(session, sku)
 
 
-@router.put("/skus/{sku_id}/availability/{region}", responses=EDIT_RESPONSES,
-            summary="Units available in a region (the planner reads them); `version` null for a new region")
-def set_availability(sku_id: SkuId, region: Annotated[str, Path(max_length=64)], body: AvailabilityIn,
-                     session: SessionDep, admin: AdminDep) -> AvailabilityOut:
+@router.put(
+    "/skus/{sku_id}/availability/{region}",
+    responses=EDIT_RESPONSES,
+    summary="Units available in a region (the planner reads them); `version` null for a new region",
+)
+def set_availability(
+    sku_id: SkuId,
+    region: Annotated[str, Path(max_length=64)],
+    body: AvailabilityIn,
+    session: SessionDep,
+    admin: AdminDep,
+) -> AvailabilityOut:
     row = editing.set_availability(session, slug=sku_id, region=region, data=body, actor=admin.actor)
-    return AvailabilityOut(region=row.region, units_available=row.units_available, version=row.version,
-                           updated_at=service.aware(row.updated_at))
+    return AvailabilityOut(
+        region=row.region,
+        units_available=row.units_available,
+        version=row.version,
+        updated_at=service.aware(row.updated_at),
+    )
 
 
-@router.put("/skus/{sku_id}/addons/{code}", responses=EDIT_RESPONSES,
-            summary="Create or edit an add-on (e.g. InfiniBand); `version` null for a new one")
-def set_addon(sku_id: SkuId, code: Annotated[str, Path(max_length=64)], body: AddonIn, session: SessionDep,
-              admin: AdminDep) -> AddonOut:
+@router.put(
+    "/skus/{sku_id}/addons/{code}",
+    responses=EDIT_RESPONSES,
+    summary="Create or edit an add-on (e.g. InfiniBand); `version` null for a new one",
+)
+def set_addon(
+    sku_id: SkuId, code: Annotated[str, Path(max_length=64)], body: AddonIn, session: SessionDep, admin: AdminDep
+) -> AddonOut:
     return editing.addon_out(editing.set_addon(session, slug=sku_id, code=code, data=body, actor=admin.actor))
 
 
@@ -110,8 +133,17 @@ def audit(
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
 ) -> AuditPage:
-    rows, total = service.audit_page(session, actor=actor, action=action, entity_type=entity_type,
-                                     entity_id=entity_id, since=since, until=until, limit=limit, offset=offset)
+    rows, total = service.audit_page(
+        session,
+        actor=actor,
+        action=action,
+        entity_type=entity_type,
+        entity_id=entity_id,
+        since=since,
+        until=until,
+        limit=limit,
+        offset=offset,
+    )
     items = [AuditOut.model_validate(row, from_attributes=True) for row in rows]
     return AuditPage(total=total, limit=limit, offset=offset, items=items)
 
@@ -126,18 +158,35 @@ def list_quotes(
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
 ) -> QuoteList:
-    return quotes_service.list_quotes(session, status=status, customer=customer, created_from=created_from,
-                                      created_to=created_to, limit=limit, offset=offset)
+    return quotes_service.list_quotes(
+        session,
+        status=status,
+        customer=customer,
+        created_from=created_from,
+        created_to=created_to,
+        limit=limit,
+        offset=offset,
+    )
 
 
-@router.post("/quotes/{public_id}/cancel", summary="Cancel an issued quote (recorded in the audit log)",
-             responses={409: {"description": "The quote is accepted or expired"}})
+@router.post(
+    "/quotes/{public_id}/cancel",
+    summary="Cancel an issued quote (recorded in the audit log)",
+    responses={409: {"description": "The quote is accepted or expired"}},
+)
 def cancel_quote(public_id: str, session: SessionDep, admin: AdminDep) -> QuoteOut:
     before = quotes_service.get_quote(session, public_id=public_id)
     after = quotes_service.cancel_quote(session, public_id=public_id, actor=admin.actor.email)
     if before.status != after.status:
-        service.record(session, actor=admin.actor, action="quote.cancel", entity_type="quote", entity_id=after.number,
-                       before={"status": before.status}, after={"status": after.status, "id": after.id})
+        service.record(
+            session,
+            actor=admin.actor,
+            action="quote.cancel",
+            entity_type="quote",
+            entity_id=after.number,
+            before={"status": before.status},
+            after={"status": after.status, "id": after.id},
+        )
     return after
 
 
@@ -146,7 +195,10 @@ def export_catalog(session: SessionDep) -> CatalogDoc:
     return transfer.export_catalog(session)
 
 
-@router.post("/catalog/import", summary="Import a catalog document: validated whole, then applied",
-             responses={422: {"description": "Nothing was written; `errors` lists every problem"}})
+@router.post(
+    "/catalog/import",
+    summary="Import a catalog document: validated whole, then applied",
+    responses={422: {"description": "Nothing was written; `errors` lists every problem"}},
+)
 def import_catalog(body: Annotated[CatalogDoc, Body()], session: SessionDep, admin: AdminDep) -> ImportReport:
     return transfer.import_catalog(session, doc=body, actor=admin.actor)

@@ -70,8 +70,9 @@ async def require_admin(request: Request, session: SessionDep, bearer: BearerDep
     if request.url.path.startswith(API_PREFIX):
         row = service.resolve_token(session, token=bearer.credentials) if bearer else None
         if row is None:
-            raise Unauthorized("a valid API token is required: Authorization: Bearer <token>",
-                               headers={"WWW-Authenticate": "Bearer"})
+            raise Unauthorized(
+                "a valid API token is required: Authorization: Bearer <token>", headers={"WWW-Authenticate": "Bearer"}
+            )
         _check_role(row.user)
         return Principal(row.user, service.Actor(row.user.id, row.user.email, "api", addr))
     cookie = request.cookies.get(SESSION_COOKIE)

@@ -42,11 +42,21 @@ BACKDATE_TOLERANCE = timedelta(minutes=5)
 _CODE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 # API field → ORM attribute, for the plain columns an admin may edit.
 SKU_FIELDS = {
-    "name": "name", "rental_unit": "rental_unit", "gpus_per_node": "gpus_per_node", "card_counts": "card_counts",
-    "intra_node_link": "intra_node_link", "interconnect": "interconnect", "host_cpu": "host_cpu",
-    "host_ram_gib": "host_ram_gib", "host_nvme": "host_nvme_tb", "network": "network",
-    "inter_node_fabric": "inter_node_fabric", "infiniband_addon": "infiniband_addon", "regions": "regions",
-    "indicative_price": "indicative_price", "notes": "notes",
+    "name": "name",
+    "rental_unit": "rental_unit",
+    "gpus_per_node": "gpus_per_node",
+    "card_counts": "card_counts",
+    "intra_node_link": "intra_node_link",
+    "interconnect": "interconnect",
+    "host_cpu": "host_cpu",
+    "host_ram_gib": "host_ram_gib",
+    "host_nvme": "host_nvme_tb",
+    "network": "network",
+    "inter_node_fabric": "inter_node_fabric",
+    "infiniband_addon": "infiniband_addon",
+    "regions": "regions",
+    "indicative_price": "indicative_price",
+    "notes": "notes",
 }
 NULLABLE_FIELDS = {"host_ram_gib", "inter_node_fabric"}
 
@@ -56,6 +66,7 @@ def addons_of(session: Session, sku: Sku) -> list[Any]:
 
 
 # --- reading ------------------------------------------------------------------------------------
+
 
 def get_sku(session: Session, slug: str) -> Sku:
     sku = catalog_repository.get_sku_by_slug(session, slug)
@@ -74,28 +85,49 @@ def snapshot(sku: Sku) -> dict[str, Any]:
     """The SKU as the audit log and conflict messages show it (JSON-safe, percent strings)."""
     data = {api: getattr(sku, attr) for api, attr in SKU_FIELDS.items()}
     data["card_counts"], data["regions"] = list(sku.card_counts), list(sku.regions)
-    return {"id": sku.slug, "gpu": sku.gpu_type.slug, **data, "status": sku.status,
-            "discounts": {d.term: percent(d.discount_bp) for d in sorted(sku.discounts, key=lambda d: d.term)},
-            "version": sku.version}
+    return {
+        "id": sku.slug,
+        "gpu": sku.gpu_type.slug,
+        **data,
+        "status": sku.status,
+        "discounts": {d.term: percent(d.discount_bp) for d in sorted(sku.discounts, key=lambda d: d.term)},
+        "version": sku.version,
+    }
 
 
 def price_out(price: SkuPrice, in_force_id: int | None) -> PriceOut:
-    return PriceOut(id=price.id, amount=str(from_minor(price.amount_minor, price.currency)), currency=price.currency,
-                    effective_from=aware(price.effective_from), created_at=aware(price.created_at),
-                    created_by=price.created_by, note=price.note, in_force=price.id == in_force_id)
+    return PriceOut(
+        id=price.id,
+        amount=str(from_minor(price.amount_minor, price.currency)),
+        currency=price.currency,
+        effective_from=aware(price.effective_from),
+        created_at=aware(price.created_at),
+        created_by=price.created_by,
+        note=price.note,
+        in_force=price.id == in_force_id,
+    )
 
 
 def sku_admin_out(session: Session, sku: Sku) -> SkuAdminOut:
     current = current_price(sku)
     in_force = current.id if current else None
     prices = [price_out(p, in_force) for p in sorted(sku.prices, key=lambda p: (aware(p.effective_from), p.id))]
-    availability = [AvailabilityOut(region=a.region, units_available=a.units_available, version=a.version,
-                                    updated_at=aware(a.updated_at))
-                    for a in repository.availability_for(session, sku.id)]
+    availability = [
+        AvailabilityOut(
+            region=a.region, units_available=a.units_available, version=a.version, updated_at=aware(a.updated_at)
+        )
+        for a in repository.availability_for(session, sku.id)
+    ]
     addons = [addon_out(a) for a in addons_of(session, sku)]
     data = snapshot(sku)
-    return SkuAdminOut(**data, current_price=price_out(current, in_force) if current else None, prices=prices,
-                       availability=availability, addons=addons, updated_at=aware(sku.updated_at))
+    return SkuAdminOut(
+        **data,
+        current_price=price_out(current, in_force) if current else None,
+        prices=prices,
+        availability=availability,
+        addons=addons,
+        updated_at=aware(sku.updated_at),
+    )
 
 
 def admin_skus(session: Session) -> list[SkuAdminOut]:
@@ -104,25 +136,29 @@ def admin_skus(session: Session) -> list[SkuAdminOut]:
 
 # --- validation ---------------------------------------------------------------------------------
 
+
 def _error(field: str, message: str) -> dict[str, str]:
     return {"field": field, "message": message, "type": "catalog"}
 
 
-def shape_errors(*, gpu_slug: str, rental_unit: str, gpus_per_node: int, card_counts: list[int],
-                 prefix: str = "") -> list[dict[str, str]]:
+def shape_errors(
+    *, gpu_slug: str, rental_unit: str, gpus_per_node: int, card_counts: list[int], prefix: str = ""
+) -> list[dict[str, str]]:
     """Card counts and server size the GPU type allows (facts from the estimator's GPU table)."""
     from app.estimator.hardware import load_gpus
 
     errors = []
     spec = load_gpus().get(gpu_slug)
     if spec is not None and gpus_per_node > spec.max_gpus_per_node:
-        errors.append(_error(f"{prefix}gpus_per_node",
-                             f"{spec.name} servers hold at most {spec.max_gpus_per_node} GPUs"))
+        errors.append(
+            _error(f"{prefix}gpus_per_node", f"{spec.name} servers hold at most {spec.max_gpus_per_node} GPUs")
+        )
     if card_counts != sorted(set(card_counts)):
         errors.append(_error(f"{prefix}card_counts", "must be distinct and in increasing order, e.g. [1, 2, 4]"))
     if any(count > gpus_per_node for count in card_counts):
-        errors.append(_error(f"{prefix}card_counts",
-                             f"each count must be between 1 and gpus_per_node ({gpus_per_node})"))
+        errors.append(
+            _error(f"{prefix}card_counts", f"each count must be between 1 and gpus_per_node ({gpus_per_node})")
+        )
     if rental_unit == "node" and card_counts != [gpus_per_node]:
         errors.append(_error(f"{prefix}card_counts", f"a SKU rented by the node has card_counts [{gpus_per_node}]"))
     if spec is not None and gpu_slug.endswith("-sxm") and any(c & (c - 1) for c in card_counts):
@@ -156,11 +192,18 @@ def price_row(data: PriceIn, *, actor: Actor, field: str = "") -> SkuPrice:
         minor = to_minor(Decimal(data.amount), data.currency)
     except MoneyError as exc:
         _raise_if([_error(f"{field}amount", str(exc))])
-    return SkuPrice(amount_minor=minor, currency=data.currency, effective_from=effective, created_at=now,
-                    created_by=actor.email, note=data.note)
+    return SkuPrice(
+        amount_minor=minor,
+        currency=data.currency,
+        effective_from=effective,
+        created_at=now,
+        created_by=actor.email,
+        note=data.note,
+    )
 
 
 # --- optimistic locking -------------------------------------------------------------------------
+
 
 def stale(session: Session, sku: Sku, based_on: int) -> Conflict:
     """409 naming each field changed since `based_on`, with its current value, and who changed it."""
@@ -171,16 +214,27 @@ def stale(session: Session, sku: Sku, based_on: int) -> Conflict:
         before, after = entry.before or {}, entry.after or {}
         if after.get("version", 0) > based_on:
             last = entry
-            changed.update({k: current[k] for k in after
-                            if k in current and k != "version" and before.get(k) != after.get(k)})
-    errors = [{"field": "version", "message": f"the SKU is at version {sku.version}, not {based_on}",
-               "type": "stale", "current": sku.version}]
-    errors += [{"field": k, "message": "changed since your version", "type": "stale", "current": v}
-               for k, v in changed.items()]
+            changed.update(
+                {k: current[k] for k in after if k in current and k != "version" and before.get(k) != after.get(k)}
+            )
+    errors = [
+        {
+            "field": "version",
+            "message": f"the SKU is at version {sku.version}, not {based_on}",
+            "type": "stale",
+            "current": sku.version,
+        }
+    ]
+    errors += [
+        {"field": k, "message": "changed since your version", "type": "stale", "current": v} for k, v in changed.items()
+    ]
     by = f" by {last.actor} at {aware(last.at).isoformat(timespec='seconds')}" if last else ""
     fields = ", ".join(changed) or "unknown fields"
-    return Conflict(f"SKU {sku.slug} was changed{by} (version {based_on} → {sku.version}): {fields}. "
-                    "Nothing was saved; reload and apply your edit again.", errors=errors)
+    return Conflict(
+        f"SKU {sku.slug} was changed{by} (version {based_on} → {sku.version}): {fields}. "
+        "Nothing was saved; reload and apply your edit again.",
+        errors=errors,
+    )
 
 
 def check_version(session: Session, sku: Sku, version: int) -> None:
@@ -193,11 +247,14 @@ def flush(session: Session, sku: Sku, version: int) -> None:
     try:
         session.flush()
     except StaleDataError as exc:
-        raise Conflict(f"SKU {slug} was changed by someone else while saving version {version}; "
-                       "nothing was saved, reload and apply your edit again.") from exc
+        raise Conflict(
+            f"SKU {slug} was changed by someone else while saving version {version}; "
+            "nothing was saved, reload and apply your edit again."
+        ) from exc
 
 
 # --- writing ------------------------------------------------------------------------------------
+
 
 def set_discounts(session: Session, sku: Sku, discounts: dict[str, str]) -> bool:
     existing = {d.term: d for d in sku.discounts}
@@ -220,8 +277,14 @@ def create_sku(session: Session, *, data: SkuCreate, actor: Actor) -> Sku:
     if catalog_repository.get_sku_by_slug(session, data.id) is not None:
         raise Conflict(f"a SKU {data.id!r} already exists", errors=[_error("id", "already taken")])
     gpu_type_id = _gpu_type_id(session, data.gpu)
-    _raise_if(shape_errors(gpu_slug=data.gpu, rental_unit=data.rental_unit, gpus_per_node=data.gpus_per_node,
-                           card_counts=data.card_counts))
+    _raise_if(
+        shape_errors(
+            gpu_slug=data.gpu,
+            rental_unit=data.rental_unit,
+            gpus_per_node=data.gpus_per_node,
+            card_counts=data.card_counts,
+        )
+    )
     price = price_row(data.price, actor=actor, field="price.")
     fields = {attr: getattr(data, api) for api, attr in SKU_FIELDS.items()}
     sku = Sku(slug=data.id, gpu_type_id=gpu_type_id, status="active", **fields)
@@ -231,8 +294,15 @@ def create_sku(session: Session, *, data: SkuCreate, actor: Actor) -> Sku:
     for term, value in data.discounts.items():
         catalog_repository.add(session, TermDiscount(sku=sku, term=term, discount_bp=discount_bp(value)))
     session.refresh(sku)
-    record(session, actor=actor, action="sku.create", entity_type="sku", entity_id=sku.slug, before=None,
-           after={**snapshot(sku), "price": {"amount": data.price.amount, "currency": data.price.currency}})
+    record(
+        session,
+        actor=actor,
+        action="sku.create",
+        entity_type="sku",
+        entity_id=sku.slug,
+        before=None,
+        after={**snapshot(sku), "price": {"amount": data.price.amount, "currency": data.price.currency}},
+    )
     return sku
 
 
@@ -240,12 +310,15 @@ def update_sku(session: Session, *, slug: str, data: SkuPatch, actor: Actor) -> 
     sku = get_sku(session, slug)
     check_version(session, sku, data.version)
     sent = data.model_fields_set - {"version"}
-    _raise_if([_error(f, "must not be null") for f in sorted(sent) if getattr(data, f) is None
-               and f not in NULLABLE_FIELDS])
+    _raise_if(
+        [_error(f, "must not be null") for f in sorted(sent) if getattr(data, f) is None and f not in NULLABLE_FIELDS]
+    )
     before = snapshot(sku)
     gpu = data.gpu if "gpu" in sent else sku.gpu_type.slug
-    merged = {f: getattr(data, f) if f in sent else getattr(sku, SKU_FIELDS[f])
-              for f in ("rental_unit", "gpus_per_node", "card_counts")}
+    merged = {
+        f: getattr(data, f) if f in sent else getattr(sku, SKU_FIELDS[f])
+        for f in ("rental_unit", "gpus_per_node", "card_counts")
+    }
     if "gpu" in sent:
         gpu_type_id = _gpu_type_id(session, gpu)
     _raise_if(shape_errors(gpu_slug=gpu, **merged))
@@ -279,8 +352,15 @@ def add_price(session: Session, *, slug: str, data: PriceCreate, actor: Actor) -
     price = price_row(data, actor=actor)
     price.sku_id = sku.id
     catalog_repository.add(session, price)
-    record(session, actor=actor, action="price.create", entity_type="sku_price", entity_id=sku.slug,
-           before=_price_snapshot(old), after=_price_snapshot(price))
+    record(
+        session,
+        actor=actor,
+        action="price.create",
+        entity_type="sku_price",
+        entity_id=sku.slug,
+        before=_price_snapshot(old),
+        after=_price_snapshot(price),
+    )
     if data.terms:
         set_discounts(session, sku, data.terms)
         return _save(session, sku, data.version or sku.version, before, actor, "sku.update")
@@ -291,8 +371,12 @@ def add_price(session: Session, *, slug: str, data: PriceCreate, actor: Actor) -
 def _price_snapshot(price: SkuPrice | None) -> dict[str, Any] | None:
     if price is None:
         return None
-    return {"amount": str(from_minor(price.amount_minor, price.currency)), "currency": price.currency,
-            "effective_from": aware(price.effective_from).isoformat(), "note": price.note}
+    return {
+        "amount": str(from_minor(price.amount_minor, price.currency)),
+        "currency": price.currency,
+        "effective_from": aware(price.effective_from).isoformat(),
+        "note": price.note,
+    }
 
 
 def set_status(session: Session, *, slug: str, version: int, status: str, actor: Actor) -> Sku:
@@ -311,22 +395,32 @@ def _availability_snapshot(row: SkuAvailability | None) -> dict[str, Any] | None
     return None if row is None else {"units_available": row.units_available, "version": row.version}
 
 
-def set_availability(session: Session, *, slug: str, region: str, data: AvailabilityIn,
-                     actor: Actor) -> SkuAvailability:
+def set_availability(
+    session: Session, *, slug: str, region: str, data: AvailabilityIn, actor: Actor
+) -> SkuAvailability:
     sku = get_sku(session, slug)
     if region not in sku.regions:
         _raise_if([_error("region", f"{sku.slug} is sold in {', '.join(sku.regions)}")])
     row = repository.get_availability(session, sku_id=sku.id, region=region)
     if row is None and data.version is not None:
-        raise Conflict(f"{slug} has no availability figure in {region} yet; send version null",
-                       errors=[{"field": "version", "message": "no row yet", "type": "stale", "current": None}])
+        raise Conflict(
+            f"{slug} has no availability figure in {region} yet; send version null",
+            errors=[{"field": "version", "message": "no row yet", "type": "stale", "current": None}],
+        )
     if row is not None and data.version != row.version:
-        raise Conflict(f"availability of {slug} in {region} is at version {row.version}, not {data.version}: "
-                       f"now {row.units_available} units. Nothing was saved.",
-                       errors=[{"field": "units_available", "message": "changed since your version", "type": "stale",
-                                "current": row.units_available},
-                               {"field": "version", "message": "current version", "type": "stale",
-                                "current": row.version}])
+        raise Conflict(
+            f"availability of {slug} in {region} is at version {row.version}, not {data.version}: "
+            f"now {row.units_available} units. Nothing was saved.",
+            errors=[
+                {
+                    "field": "units_available",
+                    "message": "changed since your version",
+                    "type": "stale",
+                    "current": row.units_available,
+                },
+                {"field": "version", "message": "current version", "type": "stale", "current": row.version},
+            ],
+        )
     before = _availability_snapshot(row)
     if row is None:
         row = SkuAvailability(sku_id=sku.id, region=region, units_available=data.units_available)
@@ -339,15 +433,29 @@ def set_availability(session: Session, *, slug: str, region: str, data: Availabi
         session.flush()
     except StaleDataError as exc:
         raise Conflict(f"availability of {slug} in {region} changed while saving; reload") from exc
-    record(session, actor=actor, action="availability.set", entity_type="sku_availability",
-           entity_id=f"{slug}/{region}", before=before, after=_availability_snapshot(row))
+    record(
+        session,
+        actor=actor,
+        action="availability.set",
+        entity_type="sku_availability",
+        entity_id=f"{slug}/{region}",
+        before=before,
+        after=_availability_snapshot(row),
+    )
     return row
 
 
 def addon_out(addon: Any) -> AddonOut:
     amount = None if addon.amount_minor is None else str(from_minor(addon.amount_minor, addon.currency))
-    return AddonOut(code=addon.code, name=addon.name, amount=amount, currency=addon.currency,
-                    per_unit=addon.per_unit, status=addon.status, version=addon.version)
+    return AddonOut(
+        code=addon.code,
+        name=addon.name,
+        amount=amount,
+        currency=addon.currency,
+        per_unit=addon.per_unit,
+        status=addon.status,
+        version=addon.version,
+    )
 
 
 def set_addon(session: Session, *, slug: str, code: str, data: AddonIn, actor: Actor) -> Any:
@@ -365,12 +473,19 @@ def set_addon(session: Session, *, slug: str, code: str, data: AddonIn, actor: A
     row = next((a for a in addons_of(session, sku) if a.code == code), None)
     if (row.version if row else None) != data.version:
         current = addon_out(row).model_dump() if row else None
-        raise Conflict(f"add-on {code} of {slug} is at version {row.version if row else 'none (new)'}, "
-                       f"not {data.version}; nothing was saved",
-                       errors=[{"field": "version", "message": "stale", "type": "stale", "current": current}])
+        raise Conflict(
+            f"add-on {code} of {slug} is at version {row.version if row else 'none (new)'}, "
+            f"not {data.version}; nothing was saved",
+            errors=[{"field": "version", "message": "stale", "type": "stale", "current": current}],
+        )
     before = addon_out(row).model_dump() if row else None
-    values = {"name": data.name, "amount_minor": amount, "currency": data.currency, "per_unit": data.per_unit,
-              "status": data.status}
+    values = {
+        "name": data.name,
+        "amount_minor": amount,
+        "currency": data.currency,
+        "per_unit": data.per_unit,
+        "status": data.status,
+    }
     if row is None:
         row = SkuAddon(sku_id=sku.id, code=code, **values)
         session.add(row)
@@ -383,6 +498,13 @@ def set_addon(session: Session, *, slug: str, code: str, data: AddonIn, actor: A
         raise Conflict(f"add-on {code} of {slug} changed while saving; reload") from exc
     after = addon_out(row).model_dump()
     if after != before:
-        record(session, actor=actor, action="addon.set", entity_type="sku_addon", entity_id=f"{slug}/{code}",
-               before=before, after=after)
+        record(
+            session,
+            actor=actor,
+            action="addon.set",
+            entity_type="sku_addon",
+            entity_id=f"{slug}/{code}",
+            before=before,
+            after=after,
+        )
     return row

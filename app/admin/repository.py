@@ -37,11 +37,13 @@ def list_tokens(session: Session) -> list[ApiToken]:
     return list(session.scalars(select(ApiToken).order_by(ApiToken.id.desc())))
 
 
-def recent_failures(session: Session, *, since: datetime, email: str | None = None,
-                    client_addr: str | None = None) -> list[datetime]:
+def recent_failures(
+    session: Session, *, since: datetime, email: str | None = None, client_addr: str | None = None
+) -> list[datetime]:
     """Times of failed sign-ins since `since` for an account or a client address, newest first."""
-    query = select(LoginAttempt.attempted_at).where(LoginAttempt.succeeded.is_(False),
-                                                     LoginAttempt.attempted_at >= since)
+    query = select(LoginAttempt.attempted_at).where(
+        LoginAttempt.succeeded.is_(False), LoginAttempt.attempted_at >= since
+    )
     if email is not None:
         query = query.where(LoginAttempt.email == email)
     if client_addr is not None:
@@ -50,9 +52,15 @@ def recent_failures(session: Session, *, since: datetime, email: str | None = No
 
 
 def has_recent_success(session: Session, *, email: str, client_addr: str, since: datetime) -> bool:
-    query = select(func.count()).select_from(LoginAttempt).where(
-        LoginAttempt.email == email, LoginAttempt.client_addr == client_addr,
-        LoginAttempt.succeeded.is_(True), LoginAttempt.attempted_at >= since,
+    query = (
+        select(func.count())
+        .select_from(LoginAttempt)
+        .where(
+            LoginAttempt.email == email,
+            LoginAttempt.client_addr == client_addr,
+            LoginAttempt.succeeded.is_(True),
+            LoginAttempt.attempted_at >= since,
+        )
     )
     return bool(session.scalar(query))
 
@@ -61,10 +69,18 @@ def prune_attempts(session: Session, *, before: datetime) -> None:
     session.execute(delete(LoginAttempt).where(LoginAttempt.attempted_at < before))
 
 
-def audit_entries(session: Session, *, actor: str | None = None, action: str | None = None,
-                  entity_type: str | None = None, entity_id: str | None = None,
-                  since: datetime | None = None, until: datetime | None = None,
-                  limit: int = 50, offset: int = 0) -> tuple[list[AuditEntry], int]:
+def audit_entries(
+    session: Session,
+    *,
+    actor: str | None = None,
+    action: str | None = None,
+    entity_type: str | None = None,
+    entity_id: str | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    limit: int = 50,
+    offset: int = 0,
+) -> tuple[list[AuditEntry], int]:
     """One page of the audit log, newest first, and the number of rows the filters match."""
     conditions = []
     if actor:

@@ -44,7 +44,7 @@ def _percent(value: str) -> str:
 
 def _amount(value: str) -> str:
     if Decimal(value) <= 0:
-        raise ValueError("must be a positive amount such as \"2800.00\"")
+        raise ValueError('must be a positive amount such as "2800.00"')
     if Decimal(value) >= MAX_AMOUNT:
         raise ValueError(f"must be below {MAX_AMOUNT} per month")
     return value
@@ -77,7 +77,7 @@ Currency = Annotated[
 ]
 CardCounts = Annotated[list[Annotated[int, Field(ge=1, le=64, strict=True)]], Field(min_length=1, max_length=16)]
 Regions = Annotated[list[Slug], Field(min_length=1, max_length=32)]
-Discounts = Annotated[dict[Term, Percent], Field(description="Per-term discount, e.g. {\"annual\": \"20\"}")]
+Discounts = Annotated[dict[Term, Percent], Field(description='Per-term discount, e.g. {"annual": "20"}')]
 
 
 class StrictModel(BaseModel):
@@ -246,6 +246,7 @@ class AuditPage(BaseModel):
 
 
 # --- catalog export / import -------------------------------------------------------------------
+
 
 class GpuTypeDoc(StrictModel):
     id: Slug

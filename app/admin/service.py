@@ -66,20 +66,25 @@ def token_hash(token: str) -> str:
 def normalise_email(email: str) -> str:
     email = email.strip().lower()
     if not _EMAIL.match(email) or len(email) > 254:
-        raise InvalidInput(f"{email!r} is not an email address",
-                           errors=[{"field": "email", "message": "must be an email address", "type": "email"}])
+        raise InvalidInput(
+            f"{email!r} is not an email address",
+            errors=[{"field": "email", "message": "must be an email address", "type": "email"}],
+        )
     return email
 
 
 # --- accounts ----------------------------------------------------------------------------------
+
 
 def create_user(session: Session, *, email: str, password: str, role: str = "admin") -> AdminUser:
     email = normalise_email(email)
     if role not in ROLES:
         raise InvalidInput(f"role must be one of {', '.join(ROLES)}")
     if len(password) < PASSWORD_MIN_LENGTH:
-        raise InvalidInput(f"the password must have at least {PASSWORD_MIN_LENGTH} characters",
-                           errors=[{"field": "password", "message": "too short", "type": "password"}])
+        raise InvalidInput(
+            f"the password must have at least {PASSWORD_MIN_LENGTH} characters",
+            errors=[{"field": "password", "message": "too short", "type": "password"}],
+        )
     if repository.get_user_by_email(session, email) is not None:
         raise Conflict(f"an admin user {email} already exists")
     user = AdminUser(email=email, password_hash=_hasher.hash(password), role=role, is_active=True)
@@ -98,6 +103,7 @@ def _verify(user: AdminUser | None, password: str) -> bool:
 
 
 # --- sign-in and its throttle ------------------------------------------------------------------
+
 
 def _seconds_until_free(failures: list[datetime], limit: int, now: datetime) -> int:
     """Failures are newest first; the limit-th newest must leave the window before one more try."""
@@ -120,16 +126,18 @@ def throttle_wait(session: Session, *, email: str, client_addr: str, now: dateti
     return max(waits) if waits else None
 
 
-def authenticate(session: Session, *, email: str, password: str, client_addr: str,
-                 now: datetime | None = None) -> AdminUser | None:
+def authenticate(
+    session: Session, *, email: str, password: str, client_addr: str, now: datetime | None = None
+) -> AdminUser | None:
     """The user when the password is right and the account active, else None (the failure is
     recorded). Raises TooManyRequests (with Retry-After) while throttled, before checking anything."""
     now = now or utcnow()
     email = email.strip().lower()[:254]
     wait = throttle_wait(session, email=email, client_addr=client_addr, now=now)
     if wait is not None:
-        raise TooManyRequests(f"too many failed sign-ins; try again in {wait} seconds",
-                              headers={"Retry-After": str(wait)})
+        raise TooManyRequests(
+            f"too many failed sign-ins; try again in {wait} seconds", headers={"Retry-After": str(wait)}
+        )
     user = repository.get_user_by_email(session, email)
     ok = _verify(user, password) and user is not None and user.is_active
     repository.add(session, LoginAttempt(email=email, client_addr=client_addr, attempted_at=now, succeeded=ok))
@@ -144,14 +152,23 @@ def authenticate(session: Session, *, email: str, password: str, client_addr: st
 
 # --- browser sessions --------------------------------------------------------------------------
 
-def start_session(session: Session, *, user: AdminUser, client_addr: str, user_agent: str,
-                  now: datetime | None = None) -> tuple[str, AdminSession]:
+
+def start_session(
+    session: Session, *, user: AdminUser, client_addr: str, user_agent: str, now: datetime | None = None
+) -> tuple[str, AdminSession]:
     """A new session; returns the cookie value (shown nowhere else) and the row."""
     now = now or utcnow()
     token = secrets.token_urlsafe(32)
-    row = AdminSession(token_hash=token_hash(token), user_id=user.id, csrf_token=secrets.token_urlsafe(32),
-                       created_at=now, last_seen_at=now, expires_at=now + SESSION_LIFETIME,
-                       client_addr=client_addr[:64], user_agent=user_agent[:300])
+    row = AdminSession(
+        token_hash=token_hash(token),
+        user_id=user.id,
+        csrf_token=secrets.token_urlsafe(32),
+        created_at=now,
+        last_seen_at=now,
+        expires_at=now + SESSION_LIFETIME,
+        client_addr=client_addr[:64],
+        user_agent=user_agent[:300],
+    )
     repository.add(session, row)
     return token, row
 
@@ -176,17 +193,27 @@ def end_session(session: Session, *, row: AdminSession) -> None:
 
 # --- API tokens --------------------------------------------------------------------------------
 
+
 def create_token(session: Session, *, user: AdminUser, name: str, actor: Actor) -> tuple[str, ApiToken]:
     """A new bearer token for `user`; the plain value is returned once and never stored."""
     name = name.strip()
     if not 1 <= len(name) <= 100:
-        raise InvalidInput("a token needs a name of 1 to 100 characters",
-                           errors=[{"field": "name", "message": "1 to 100 characters", "type": "string"}])
+        raise InvalidInput(
+            "a token needs a name of 1 to 100 characters",
+            errors=[{"field": "name", "message": "1 to 100 characters", "type": "string"}],
+        )
     plain = TOKEN_PREFIX + secrets.token_urlsafe(32)
     row = ApiToken(user_id=user.id, name=name, prefix=plain[:12], token_hash=token_hash(plain))
     repository.add(session, row)
-    record(session, actor=actor, action="token.create", entity_type="api_token", entity_id=str(row.id),
-           before=None, after=token_snapshot(row, user))
+    record(
+        session,
+        actor=actor,
+        action="token.create",
+        entity_type="api_token",
+        entity_id=str(row.id),
+        before=None,
+        after=token_snapshot(row, user),
+    )
     return plain, row
 
 
@@ -206,8 +233,15 @@ def revoke_token(session: Session, *, token_id: int, actor: Actor) -> ApiToken:
         before = token_snapshot(row, row.user)
         row.revoked_at = utcnow()
         session.flush()
-        record(session, actor=actor, action="token.revoke", entity_type="api_token", entity_id=str(row.id),
-               before=before, after=token_snapshot(row, row.user))
+        record(
+            session,
+            actor=actor,
+            action="token.revoke",
+            entity_type="api_token",
+            entity_id=str(row.id),
+            before=before,
+            after=token_snapshot(row, row.user),
+        )
     return row
 
 
@@ -222,19 +256,54 @@ def list_tokens(session: Session) -> list[ApiToken]:
 
 # --- audit log ---------------------------------------------------------------------------------
 
-def record(session: Session, *, actor: Actor, action: str, entity_type: str, entity_id: str,
-           before: dict[str, Any] | None, after: dict[str, Any] | None) -> AuditEntry:
+
+def record(
+    session: Session,
+    *,
+    actor: Actor,
+    action: str,
+    entity_type: str,
+    entity_id: str,
+    before: dict[str, Any] | None,
+    after: dict[str, Any] | None,
+) -> AuditEntry:
     """Append one audit row (the only write path of the audit log)."""
-    entry = AuditEntry(actor_id=actor.user_id, actor=actor.email, via=actor.via, action=action,
-                       entity_type=entity_type, entity_id=entity_id, before=before, after=after,
-                       client_addr=actor.client_addr[:64])
+    entry = AuditEntry(
+        actor_id=actor.user_id,
+        actor=actor.email,
+        via=actor.via,
+        action=action,
+        entity_type=entity_type,
+        entity_id=entity_id,
+        before=before,
+        after=after,
+        client_addr=actor.client_addr[:64],
+    )
     repository.add(session, entry)
     return entry
 
 
-def audit_page(session: Session, *, actor: str | None = None, action: str | None = None,
-               entity_type: str | None = None, entity_id: str | None = None, since: datetime | None = None,
-               until: datetime | None = None, limit: int = 50, offset: int = 0) -> tuple[list[AuditEntry], int]:
+def audit_page(
+    session: Session,
+    *,
+    actor: str | None = None,
+    action: str | None = None,
+    entity_type: str | None = None,
+    entity_id: str | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    limit: int = 50,
+    offset: int = 0,
+) -> tuple[list[AuditEntry], int]:
     since, until = (aware(m) if m else None for m in (since, until))  # a bare date-time is UTC
-    return repository.audit_entries(session, actor=actor, action=action, entity_type=entity_type,
-                                    entity_id=entity_id, since=since, until=until, limit=limit, offset=offset)
+    return repository.audit_entries(
+        session,
+        actor=actor,
+        action=action,
+        entity_type=entity_type,
+        entity_id=entity_id,
+        since=since,
+        until=until,
+        limit=limit,
+        offset=offset,
+    )

@@ -34,18 +34,34 @@ def export_catalog(session: Session) -> CatalogDoc:
 def _sku_doc(session: Session, sku: Sku) -> dict[str, Any]:
     data = editing.snapshot(sku)
     data.pop("version")
-    prices = [{"amount": str(from_minor(p.amount_minor, p.currency)), "currency": p.currency,
-               "effective_from": aware(p.effective_from), "note": p.note}
-              for p in sorted(sku.prices, key=lambda p: (aware(p.effective_from), p.id))]
-    availability = [{"region": a.region, "units_available": a.units_available}
-                    for a in repository.availability_for(session, sku.id)]
-    addons = [{"code": a.code, "name": a.name, "currency": a.currency, "per_unit": a.per_unit, "status": a.status,
-               "amount": None if a.amount_minor is None else str(from_minor(a.amount_minor, a.currency))}
-              for a in editing.addons_of(session, sku)]
+    prices = [
+        {
+            "amount": str(from_minor(p.amount_minor, p.currency)),
+            "currency": p.currency,
+            "effective_from": aware(p.effective_from),
+            "note": p.note,
+        }
+        for p in sorted(sku.prices, key=lambda p: (aware(p.effective_from), p.id))
+    ]
+    availability = [
+        {"region": a.region, "units_available": a.units_available} for a in repository.availability_for(session, sku.id)
+    ]
+    addons = [
+        {
+            "code": a.code,
+            "name": a.name,
+            "currency": a.currency,
+            "per_unit": a.per_unit,
+            "status": a.status,
+            "amount": None if a.amount_minor is None else str(from_minor(a.amount_minor, a.currency)),
+        }
+        for a in editing.addons_of(session, sku)
+    ]
     return {**data, "prices": prices, "availability": availability, "addons": addons}
 
 
 # --- validation ---------------------------------------------------------------------------------
+
 
 def _err(field: str, message: str) -> dict[str, str]:
     return {"field": field, "message": message, "type": "catalog"}
@@ -70,8 +86,13 @@ def _sku_errors(sku: SkuDoc, prefix: str, known_gpus: set[str]) -> list[dict[str
     errors = []
     if sku.gpu not in known_gpus:
         errors.append(_err(f"{prefix}gpu", f"unknown GPU type {sku.gpu!r}; add it to gpu_types"))
-    errors += editing.shape_errors(gpu_slug=sku.gpu, rental_unit=sku.rental_unit, gpus_per_node=sku.gpus_per_node,
-                                   card_counts=sku.card_counts, prefix=prefix)
+    errors += editing.shape_errors(
+        gpu_slug=sku.gpu,
+        rental_unit=sku.rental_unit,
+        gpus_per_node=sku.gpus_per_node,
+        card_counts=sku.card_counts,
+        prefix=prefix,
+    )
     for j, price in enumerate(sku.prices):
         if not _fits(price.amount, price.currency):
             errors.append(_err(f"{prefix}prices.{j}.amount", f"too many decimal places for {price.currency}"))
@@ -81,10 +102,13 @@ def _sku_errors(sku: SkuDoc, prefix: str, known_gpus: set[str]) -> list[dict[str
     for j, slot in enumerate(sku.availability):
         if slot.region not in sku.regions:
             errors.append(_err(f"{prefix}availability.{j}.region", f"not one of the SKU's regions {sku.regions}"))
-    errors += [_err(f"{prefix}availability", f"region {r!r} appears twice")
-               for r in _duplicates([a.region for a in sku.availability])]
-    errors += [_err(f"{prefix}addons", f"add-on {c!r} appears twice")
-               for c in _duplicates([a.code for a in sku.addons])]
+    errors += [
+        _err(f"{prefix}availability", f"region {r!r} appears twice")
+        for r in _duplicates([a.region for a in sku.availability])
+    ]
+    errors += [
+        _err(f"{prefix}addons", f"add-on {c!r} appears twice") for c in _duplicates([a.code for a in sku.addons])
+    ]
     return errors
 
 
@@ -98,11 +122,15 @@ def _fits(amount: str, currency: str) -> bool:
 
 # --- applying -----------------------------------------------------------------------------------
 
+
 def import_catalog(session: Session, *, doc: CatalogDoc, actor: Actor) -> ImportReport:
     errors = validate(session, doc)
     if errors:
-        raise InvalidInput(f"the catalog has {len(errors)} error(s); nothing was imported: "
-                           + "; ".join(f"{e['field']}: {e['message']}" for e in errors[:5]), errors=errors)
+        raise InvalidInput(
+            f"the catalog has {len(errors)} error(s); nothing was imported: "
+            + "; ".join(f"{e['field']}: {e['message']}" for e in errors[:5]),
+            errors=errors,
+        )
     report = ImportReport(gpu_types_created=[], skus_created=[], skus_updated=[], skus_unchanged=[], prices_added=0)
     for gpu in doc.gpu_types:
         if catalog_repository.get_gpu_type_by_slug(session, gpu.id) is None:
@@ -110,8 +138,15 @@ def import_catalog(session: Session, *, doc: CatalogDoc, actor: Actor) -> Import
             report.gpu_types_created.append(gpu.id)
     for item in doc.skus:
         _apply_sku(session, item, actor, report)
-    record(session, actor=actor, action="catalog.import", entity_type="catalog", entity_id="catalog",
-           before=None, after=report.model_dump())
+    record(
+        session,
+        actor=actor,
+        action="catalog.import",
+        entity_type="catalog",
+        entity_id="catalog",
+        before=None,
+        after=report.model_dump(),
+    )
     return report
 
 
@@ -141,8 +176,7 @@ def _apply_sku(session: Session, item: SkuDoc, actor: Actor, report: ImportRepor
         return
     else:
         report.skus_updated.append(item.id)
-    record(session, actor=actor, action="sku.import", entity_type="sku", entity_id=sku.slug, before=before,
-           after=after)
+    record(session, actor=actor, action="sku.import", entity_type="sku", entity_id=sku.slug, before=before, after=after)
 
 
 def _full_snapshot(session: Session, sku: Sku) -> dict[str, Any]:
@@ -157,9 +191,18 @@ def _append_prices(session: Session, sku: Sku, item: SkuDoc, actor: Actor) -> in
     for price in item.prices:
         key = (aware(price.effective_from), to_minor(Decimal(price.amount), price.currency), price.currency)
         if key not in have:
-            catalog_repository.add(session, SkuPrice(sku_id=sku.id, amount_minor=key[1], currency=price.currency,
-                                                     effective_from=key[0], created_at=utcnow(),
-                                                     created_by=actor.email, note=price.note or "import"))
+            catalog_repository.add(
+                session,
+                SkuPrice(
+                    sku_id=sku.id,
+                    amount_minor=key[1],
+                    currency=price.currency,
+                    effective_from=key[0],
+                    created_at=utcnow(),
+                    created_by=actor.email,
+                    note=price.note or "import",
+                ),
+            )
             have.add(key)
             added += 1
     session.expire(sku, ["prices"])
@@ -181,8 +224,13 @@ def _set_addons(session: Session, sku: Sku, addons: list[AddonDoc]) -> None:
     existing = {a.code: a for a in editing.addons_of(session, sku)}
     for addon in addons:
         amount = None if addon.amount is None else to_minor(Decimal(addon.amount), addon.currency)
-        values = {"name": addon.name, "amount_minor": amount, "currency": addon.currency,
-                  "per_unit": addon.per_unit, "status": addon.status}
+        values = {
+            "name": addon.name,
+            "amount_minor": amount,
+            "currency": addon.currency,
+            "per_unit": addon.per_unit,
+            "status": addon.status,
+        }
         row = existing.get(addon.code)
         if row is None:
             session.add(SkuAddon(sku_id=sku.id, code=addon.code, **values))

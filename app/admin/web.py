@@ -28,9 +28,17 @@ from app.errors import AppError, InvalidInput, TooManyRequests
 from app.web.templating import templates
 
 LOGIN_CSRF_COOKIE = "gpu_sizer_admin_login"
-MESSAGES = {"saved": "Saved.", "price": "New price recorded.", "retired": "SKU retired.",
-            "reactivated": "SKU is on sale again.", "availability": "Availability saved.", "created": "SKU created.",
-            "revoked": "Token revoked.", "addon": "Add-on saved.", "signed-out": "You are signed out."}
+MESSAGES = {
+    "saved": "Saved.",
+    "price": "New price recorded.",
+    "retired": "SKU retired.",
+    "reactivated": "SKU is on sale again.",
+    "availability": "Availability saved.",
+    "created": "SKU created.",
+    "revoked": "Token revoked.",
+    "addon": "Add-on saved.",
+    "signed-out": "You are signed out.",
+}
 public = APIRouter(prefix="/admin", include_in_schema=False)
 router = APIRouter(prefix="/admin", include_in_schema=False, dependencies=[Depends(require_admin)])
 
@@ -39,8 +47,9 @@ def _cookie_kwargs(request: Request) -> dict[str, Any]:
     return {"httponly": True, "samesite": "lax", "secure": request.url.scheme == "https", "path": "/admin"}
 
 
-def _page(request: Request, name: str, context: dict[str, Any], status_code: int = 200,
-          headers: dict[str, str] | None = None) -> HTMLResponse:
+def _page(
+    request: Request, name: str, context: dict[str, Any], status_code: int = 200, headers: dict[str, str] | None = None
+) -> HTMLResponse:
     context = {"message": MESSAGES.get(request.query_params.get("msg", "")), **context}
     return templates.TemplateResponse(request, f"admin/{name}", context, status_code=status_code, headers=headers)
 
@@ -62,12 +71,23 @@ def _errors(exc: AppError | ValidationError) -> tuple[str, list[dict[str, Any]]]
 
 # --- sign-in / sign-out -------------------------------------------------------------------------
 
-def _login_page(request: Request, *, error: str | None = None, status_code: int = 200,
-                headers: dict[str, str] | None = None, email: str = "") -> HTMLResponse:
+
+def _login_page(
+    request: Request,
+    *,
+    error: str | None = None,
+    status_code: int = 200,
+    headers: dict[str, str] | None = None,
+    email: str = "",
+) -> HTMLResponse:
     token = request.cookies.get(LOGIN_CSRF_COOKIE) or secrets.token_urlsafe(32)
-    response = _page(request, "login.html", {"csrf_token": token, "error": error, "email": email,
-                                             "next": _safe_next(request.query_params.get("next"))},
-                     status_code=status_code, headers=headers)
+    response = _page(
+        request,
+        "login.html",
+        {"csrf_token": token, "error": error, "email": email, "next": _safe_next(request.query_params.get("next"))},
+        status_code=status_code,
+        headers=headers,
+    )
     response.set_cookie(LOGIN_CSRF_COOKIE, token, max_age=3600, **_cookie_kwargs(request))
     return response
 
@@ -78,9 +98,14 @@ def login_form(request: Request) -> HTMLResponse:
 
 
 @public.post("/login", response_class=HTMLResponse)
-def login(request: Request, session: SessionDep, email: Annotated[str, Form(max_length=254)],
-          password: Annotated[str, Form(max_length=1024)], csrf_token: Annotated[str, Form(max_length=100)] = "",
-          next: Annotated[str, Form(max_length=500)] = "") -> Response:
+def login(
+    request: Request,
+    session: SessionDep,
+    email: Annotated[str, Form(max_length=254)],
+    password: Annotated[str, Form(max_length=1024)],
+    csrf_token: Annotated[str, Form(max_length=100)] = "",
+    next: Annotated[str, Form(max_length=500)] = "",
+) -> Response:
     expected = request.cookies.get(LOGIN_CSRF_COOKIE, "")
     if not expected or not hmac.compare_digest(csrf_token.encode(), expected.encode()):
         return _login_page(request, error="The form expired; please sign in again.", status_code=403, email=email)
@@ -90,11 +115,13 @@ def login(request: Request, session: SessionDep, email: Annotated[str, Form(max_
         return _login_page(request, error=exc.detail, status_code=429, headers=exc.headers, email=email)
     if user is None:
         return _login_page(request, error="Wrong email or password.", status_code=401, email=email)
-    token, _row = service.start_session(session, user=user, client_addr=client_addr(request),
-                                        user_agent=request.headers.get("user-agent", ""))
+    token, _row = service.start_session(
+        session, user=user, client_addr=client_addr(request), user_agent=request.headers.get("user-agent", "")
+    )
     response = _see(_safe_next(next))
-    response.set_cookie(SESSION_COOKIE, token, max_age=int(service.SESSION_LIFETIME.total_seconds()),
-                        **_cookie_kwargs(request))
+    response.set_cookie(
+        SESSION_COOKIE, token, max_age=int(service.SESSION_LIFETIME.total_seconds()), **_cookie_kwargs(request)
+    )
     response.delete_cookie(LOGIN_CSRF_COOKIE, path="/admin")
     return response
 
@@ -110,6 +137,7 @@ def logout(session: SessionDep, admin: AdminDep) -> Response:
 
 # --- SKUs ----------------------------------------------------------------------------------------
 
+
 @router.get("", response_class=HTMLResponse)
 def home() -> Response:
     return _see("/admin/skus")
@@ -120,13 +148,27 @@ def sku_list(request: Request, session: SessionDep, admin: AdminDep) -> HTMLResp
     return _page(request, "skus.html", {"admin": admin, "skus": editing.admin_skus(session)})
 
 
-def _edit_page(request: Request, session: Session, admin: Principal, slug: str, *, status_code: int = 200,
-               error: str | None = None, errors: list[dict[str, Any]] | None = None,
-               submitted: dict[str, Any] | None = None) -> HTMLResponse:
+def _edit_page(
+    request: Request,
+    session: Session,
+    admin: Principal,
+    slug: str,
+    *,
+    status_code: int = 200,
+    error: str | None = None,
+    errors: list[dict[str, Any]] | None = None,
+    submitted: dict[str, Any] | None = None,
+) -> HTMLResponse:
     sku = editing.sku_admin_out(session, editing.get_sku(session, slug))
     gpus = catalog_repository.list_gpu_types(session)
-    context = {"admin": admin, "sku": sku, "gpus": gpus, "error": error, "errors": errors or [],
-               "submitted": submitted or {}}
+    context = {
+        "admin": admin,
+        "sku": sku,
+        "gpus": gpus,
+        "error": error,
+        "errors": errors or [],
+        "submitted": submitted or {},
+    }
     return _page(request, "sku_edit.html", context, status_code=status_code)
 
 
@@ -146,10 +188,23 @@ def _ints(value: str) -> list[Any]:
 
 def _sku_fields(form: dict[str, str]) -> dict[str, Any]:
     """The SKU form's text fields as API values (lists from comma-separated text, checkboxes)."""
-    fields: dict[str, Any] = {k: form.get(k, "") for k in (
-        "name", "gpu", "rental_unit", "intra_node_link", "interconnect", "host_cpu", "host_nvme", "network", "notes")}
-    fields["gpus_per_node"] = int(form["gpus_per_node"]) if form.get("gpus_per_node", "").isdigit() else form.get(
-        "gpus_per_node")
+    fields: dict[str, Any] = {
+        k: form.get(k, "")
+        for k in (
+            "name",
+            "gpu",
+            "rental_unit",
+            "intra_node_link",
+            "interconnect",
+            "host_cpu",
+            "host_nvme",
+            "network",
+            "notes",
+        )
+    }
+    fields["gpus_per_node"] = (
+        int(form["gpus_per_node"]) if form.get("gpus_per_node", "").isdigit() else form.get("gpus_per_node")
+    )
     fields["card_counts"] = _ints(form.get("card_counts", ""))
     fields["regions"] = _split(form.get("regions", ""))
     ram = form.get("host_ram_gib", "").strip()
@@ -157,8 +212,9 @@ def _sku_fields(form: dict[str, str]) -> dict[str, Any]:
     fields["inter_node_fabric"] = form.get("inter_node_fabric", "").strip() or None
     fields["infiniband_addon"] = form.get("infiniband_addon") == "on"
     fields["indicative_price"] = form.get("indicative_price") == "on"
-    fields["discounts"] = {t: form[f"discount_{t}"].strip() for t in ("monthly", "annual")
-                           if form.get(f"discount_{t}", "").strip()}
+    fields["discounts"] = {
+        t: form[f"discount_{t}"].strip() for t in ("monthly", "annual") if form.get(f"discount_{t}", "").strip()
+    }
     return fields
 
 
@@ -166,15 +222,22 @@ def _sku_fields(form: dict[str, str]) -> dict[str, Any]:
 async def sku_create(request: Request, session: SessionDep, admin: AdminDep) -> Response:
     form = {k: v for k, v in (await request.form()).items() if isinstance(v, str)}
     try:
-        data = SkuCreate(id=form.get("id", "").strip(), **_sku_fields(form),
-                         price={"amount": form.get("amount", ""), "currency": form.get("currency", "")})
+        data = SkuCreate(
+            id=form.get("id", "").strip(),
+            **_sku_fields(form),
+            price={"amount": form.get("amount", ""), "currency": form.get("currency", "")},
+        )
         with session.begin_nested():
             sku = editing.create_sku(session, data=data, actor=admin.actor)
     except (AppError, ValidationError) as exc:
         error, errors = _errors(exc)
         gpus = catalog_repository.list_gpu_types(session)
-        return _page(request, "sku_new.html", {"admin": admin, "gpus": gpus, "form": form, "error": error,
-                                               "errors": errors}, status_code=_status(exc))
+        return _page(
+            request,
+            "sku_new.html",
+            {"admin": admin, "gpus": gpus, "form": form, "error": error, "errors": errors},
+            status_code=_status(exc),
+        )
     return _see(f"/admin/skus/{sku.slug}?msg=created")
 
 
@@ -191,11 +254,18 @@ async def _form(request: Request) -> dict[str, str]:
     return {k: v for k, v in (await request.form()).items() if isinstance(v, str) and k != "csrf_token"}
 
 
-def _refused(request: Request, session: Session, admin: Principal, slug: str, exc: AppError | ValidationError,
-             form: dict[str, str]) -> HTMLResponse:
+def _refused(
+    request: Request,
+    session: Session,
+    admin: Principal,
+    slug: str,
+    exc: AppError | ValidationError,
+    form: dict[str, str],
+) -> HTMLResponse:
     error, errors = _errors(exc)
-    return _edit_page(request, session, admin, slug, status_code=_status(exc), error=error, errors=errors,
-                      submitted=form)
+    return _edit_page(
+        request, session, admin, slug, status_code=_status(exc), error=error, errors=errors, submitted=form
+    )
 
 
 @router.post("/skus/{slug}", response_class=HTMLResponse)
@@ -214,8 +284,12 @@ async def sku_save(request: Request, slug: str, session: SessionDep, admin: Admi
 async def sku_price(request: Request, slug: str, session: SessionDep, admin: AdminDep) -> Response:
     form = await _form(request)
     try:
-        data = PriceCreate(amount=form.get("amount", ""), currency=form.get("currency", ""),
-                           effective_from=form.get("effective_from") or None, note=form.get("note", ""))
+        data = PriceCreate(
+            amount=form.get("amount", ""),
+            currency=form.get("currency", ""),
+            effective_from=form.get("effective_from") or None,
+            note=form.get("note", ""),
+        )
         with session.begin_nested():
             editing.add_price(session, slug=slug, data=data, actor=admin.actor)
     except (AppError, ValidationError) as exc:
@@ -228,9 +302,14 @@ async def sku_addon(request: Request, slug: str, session: SessionDep, admin: Adm
     form = await _form(request)
     try:
         version = form.get("version") or None
-        data = AddonIn(name=form.get("name", ""), amount=form.get("amount") or None,
-                       currency=form.get("currency", ""), per_unit=form.get("per_unit", ""),
-                       status=form.get("status", "active"), version=int(version) if version else None)
+        data = AddonIn(
+            name=form.get("name", ""),
+            amount=form.get("amount") or None,
+            currency=form.get("currency", ""),
+            per_unit=form.get("per_unit", ""),
+            status=form.get("status", "active"),
+            version=int(version) if version else None,
+        )
         with session.begin_nested():
             editing.set_addon(session, slug=slug, code=form.get("code", "").strip(), data=data, actor=admin.actor)
     except (AppError, ValidationError) as exc:
@@ -241,8 +320,9 @@ async def sku_addon(request: Request, slug: str, session: SessionDep, admin: Adm
 
 
 @router.post("/skus/{slug}/{action}", response_class=HTMLResponse)
-async def sku_status(request: Request, slug: str, action: Literal["retire", "reactivate"], session: SessionDep,
-                     admin: AdminDep) -> Response:
+async def sku_status(
+    request: Request, slug: str, action: Literal["retire", "reactivate"], session: SessionDep, admin: AdminDep
+) -> Response:
     form = await _form(request)
     status, message = {"retire": ("retired", "retired"), "reactivate": ("active", "reactivated")}[action]
     try:
@@ -259,13 +339,13 @@ def _as_app_error(exc: Exception) -> AppError:
 
 
 @router.post("/skus/{slug}/availability/{region}", response_class=HTMLResponse)
-async def sku_availability(request: Request, slug: str, region: str, session: SessionDep,
-                           admin: AdminDep) -> Response:
+async def sku_availability(request: Request, slug: str, region: str, session: SessionDep, admin: AdminDep) -> Response:
     form = await _form(request)
     try:
         version = form.get("version") or None
-        data = AvailabilityIn(units_available=int(form.get("units_available", "-1") or -1),
-                              version=int(version) if version else None)
+        data = AvailabilityIn(
+            units_available=int(form.get("units_available", "-1") or -1), version=int(version) if version else None
+        )
         with session.begin_nested():
             editing.set_availability(session, slug=slug, region=region, data=data, actor=admin.actor)
     except (AppError, ValidationError) as exc:
@@ -277,31 +357,62 @@ async def sku_availability(request: Request, slug: str, region: str, session: Se
 
 # --- audit log -----------------------------------------------------------------------------------
 
+
 @router.get("/audit", response_class=HTMLResponse)
 def audit_page(
-    request: Request, session: SessionDep, admin: AdminDep,
-    actor: Annotated[str, Query(max_length=254)] = "", action: Annotated[str, Query(max_length=64)] = "",
-    entity_type: Annotated[str, Query(max_length=32)] = "", entity_id: Annotated[str, Query(max_length=200)] = "",
-    since: Annotated[str, Query(max_length=40)] = "", until: Annotated[str, Query(max_length=40)] = "",
+    request: Request,
+    session: SessionDep,
+    admin: AdminDep,
+    actor: Annotated[str, Query(max_length=254)] = "",
+    action: Annotated[str, Query(max_length=64)] = "",
+    entity_type: Annotated[str, Query(max_length=32)] = "",
+    entity_id: Annotated[str, Query(max_length=200)] = "",
+    since: Annotated[str, Query(max_length=40)] = "",
+    until: Annotated[str, Query(max_length=40)] = "",
     offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
 ) -> HTMLResponse:
-    filters = {"actor": actor, "action": action, "entity_type": entity_type, "entity_id": entity_id,
-               "since": since, "until": until}
+    filters = {
+        "actor": actor,
+        "action": action,
+        "entity_type": entity_type,
+        "entity_id": entity_id,
+        "since": since,
+        "until": until,
+    }
     error = None
     try:
         moments = {k: datetime.fromisoformat(v) if v else None for k, v in (("since", since), ("until", until))}
     except ValueError:
         error, moments = "Dates look like 2026-11-29 or 2026-11-29T10:00.", {"since": None, "until": None}
-    rows, total = service.audit_page(session, actor=actor or None, action=action or None,
-                                     entity_type=entity_type or None, entity_id=entity_id or None,
-                                     limit=50, offset=offset, **moments)
+    rows, total = service.audit_page(
+        session,
+        actor=actor or None,
+        action=action or None,
+        entity_type=entity_type or None,
+        entity_id=entity_id or None,
+        limit=50,
+        offset=offset,
+        **moments,
+    )
     query = "&".join(f"{k}={quote(v)}" for k, v in filters.items() if v)
-    return _page(request, "audit.html", {"admin": admin, "rows": rows, "total": total, "filters": filters,
-                                         "offset": offset, "query": query, "error": error},
-                 status_code=422 if error else 200)
+    return _page(
+        request,
+        "audit.html",
+        {
+            "admin": admin,
+            "rows": rows,
+            "total": total,
+            "filters": filters,
+            "offset": offset,
+            "query": query,
+            "error": error,
+        },
+        status_code=422 if error else 200,
+    )
 
 
 # --- API tokens ----------------------------------------------------------------------------------
+
 
 @router.get("/tokens", response_class=HTMLResponse)
 def tokens_page(request: Request, session: SessionDep, admin: AdminDep) -> HTMLResponse:
@@ -309,17 +420,27 @@ def tokens_page(request: Request, session: SessionDep, admin: AdminDep) -> HTMLR
 
 
 @router.post("/tokens", response_class=HTMLResponse)
-def token_create(request: Request, session: SessionDep, admin: AdminDep,
-                 name: Annotated[str, Form(max_length=200)] = "") -> HTMLResponse:
+def token_create(
+    request: Request, session: SessionDep, admin: AdminDep, name: Annotated[str, Form(max_length=200)] = ""
+) -> HTMLResponse:
     try:
         with session.begin_nested():
             plain, _row = service.create_token(session, user=admin.user, name=name, actor=admin.actor)
     except AppError as exc:
-        return _page(request, "tokens.html", {"admin": admin, "tokens": service.list_tokens(session),
-                                              "created": None, "error": exc.detail}, status_code=exc.status)
+        return _page(
+            request,
+            "tokens.html",
+            {"admin": admin, "tokens": service.list_tokens(session), "created": None, "error": exc.detail},
+            status_code=exc.status,
+        )
     # Shown once, on this response only; never stored in plain text.
-    return _page(request, "tokens.html", {"admin": admin, "tokens": service.list_tokens(session), "created": plain},
-                 status_code=201, headers={"Cache-Control": "no-store"})
+    return _page(
+        request,
+        "tokens.html",
+        {"admin": admin, "tokens": service.list_tokens(session), "created": plain},
+        status_code=201,
+        headers={"Cache-Control": "no-store"},
+    )
 
 
 @router.post("/tokens/{token_id}/revoke", response_class=HTMLResponse)

@@ -18,7 +18,10 @@ router = APIRouter(prefix="/quotes", tags=["quotes"])
 IdempotencyKey = Annotated[
     str | None,
     Header(
-        alias="Idempotency-Key", min_length=1, max_length=255, pattern=r"^[\x21-\x7e]+$",
+        alias="Idempotency-Key",
+        min_length=1,
+        max_length=255,
+        pattern=r"^[\x21-\x7e]+$",
         description="Retry-safe creation (Stripe's design): the same key and body return the same quote "
         "(200, `Idempotent-Replayed: true`); the same key with another body is a 409. Keys are kept with "
         "their quote, i.e. well beyond 24 hours.",
@@ -30,12 +33,22 @@ WriteSessionDep = Annotated[Session, Depends(get_session, scope="function")]
 Lang = Annotated[Literal["en", "zh"], Query(description="Language of the labels")]
 
 
-@router.post("", status_code=201, summary="Issue a quote priced from the catalog as it stands now",
-             responses={200: {"model": QuoteOut, "description": "An idempotent replay: the quote first issued"}})
-def create_quote(body: QuoteCreate, session: WriteSessionDep, settings: SettingsDep, response: Response,
-                 idempotency_key: IdempotencyKey = None) -> QuoteOut:
-    result = service.create_quote(session, data=body, idempotency_key=idempotency_key,
-                                  validity_days=settings.quote_validity_days)
+@router.post(
+    "",
+    status_code=201,
+    summary="Issue a quote priced from the catalog as it stands now",
+    responses={200: {"model": QuoteOut, "description": "An idempotent replay: the quote first issued"}},
+)
+def create_quote(
+    body: QuoteCreate,
+    session: WriteSessionDep,
+    settings: SettingsDep,
+    response: Response,
+    idempotency_key: IdempotencyKey = None,
+) -> QuoteOut:
+    result = service.create_quote(
+        session, data=body, idempotency_key=idempotency_key, validity_days=settings.quote_validity_days
+    )
     response.headers["Location"] = result.quote.links.self
     if not result.created:
         response.status_code = 200
@@ -43,8 +56,12 @@ def create_quote(body: QuoteCreate, session: WriteSessionDep, settings: Settings
     return result.quote
 
 
-@router.get("/{public_id}.pdf", summary="The quote as a PDF document", response_class=Response,
-            responses={200: {"content": {"application/pdf": {}}}})
+@router.get(
+    "/{public_id}.pdf",
+    summary="The quote as a PDF document",
+    response_class=Response,
+    responses={200: {"content": {"application/pdf": {}}}},
+)
 def quote_pdf(public_id: str, session: SessionDep, lang: Lang = "en") -> Response:
     quote, seller = service.printable(session, public_id=public_id)
     pdf = printing.render_pdf(quote, seller, lang=lang)
@@ -52,8 +69,12 @@ def quote_pdf(public_id: str, session: SessionDep, lang: Lang = "en") -> Respons
     return Response(pdf, media_type="application/pdf", headers=headers)
 
 
-@router.get("/{public_id}/pdf", summary="The quote as a PDF document (same as /quotes/{id}.pdf)",
-            response_class=Response, responses={200: {"content": {"application/pdf": {}}}})
+@router.get(
+    "/{public_id}/pdf",
+    summary="The quote as a PDF document (same as /quotes/{id}.pdf)",
+    response_class=Response,
+    responses={200: {"content": {"application/pdf": {}}}},
+)
 def quote_pdf_alias(public_id: str, session: SessionDep, lang: Lang = "en") -> Response:
     return quote_pdf(public_id, session, lang)
 

@@ -47,13 +47,13 @@ def sku_pricing(sku: Sku, *, at: datetime | None = None) -> SkuPricing | None:
     monthly_list = from_minor(price.amount_minor, price.currency)
     discounts = {term: 0 for term in TERMS} | {d.term: d.discount_bp for d in sku.discounts}
     terms = {
-        term: TermPrice(term, bp, apply_discount(monthly_list, bp, price.currency))
-        for term, bp in discounts.items()
+        term: TermPrice(term, bp, apply_discount(monthly_list, bp, price.currency)) for term, bp in discounts.items()
     }
     return SkuPricing(price.currency, monthly_list, price.id, _aware(price.effective_from), terms)
 
 
 def next_price_change(skus: list[Sku], *, after: datetime) -> datetime | None:
     """When the earliest scheduled price of these SKUs takes effect (None: none is scheduled)."""
-    return min((_aware(p.effective_from) for sku in skus for p in sku.prices if _aware(p.effective_from) > after),
-               default=None)
+    return min(
+        (_aware(p.effective_from) for sku in skus for p in sku.prices if _aware(p.effective_from) > after), default=None
+    )

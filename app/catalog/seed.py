@@ -52,8 +52,17 @@ def _seed_missing_addons(session: Session, report: SeedReport) -> None:
         if sku is None or quotes_repository.get_addon(session, sku.id, spec["code"]) is not None:
             continue
         amount = None if spec["price"] is None else to_minor(spec["price"], SEED_CURRENCY)
-        session.add(SkuAddon(sku_id=sku.id, code=spec["code"], name=spec["name"], amount_minor=amount,
-                             currency=SEED_CURRENCY, per_unit=spec["per_unit"], status="active"))
+        session.add(
+            SkuAddon(
+                sku_id=sku.id,
+                code=spec["code"],
+                name=spec["name"],
+                amount_minor=amount,
+                currency=SEED_CURRENCY,
+                per_unit=spec["per_unit"],
+                status="active",
+            )
+        )
         session.flush()
         report.created.append(f"add-on {spec['code']} {spec['sku']}")
 

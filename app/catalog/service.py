@@ -43,8 +43,9 @@ def _price_out(sku: Sku) -> PriceOut | None:
     if pricing is None:
         return None
     terms = {
-        term: TermPriceOut(term=term, discount_percent=str(bp_to_percent(tp.discount_bp)),
-                           monthly_effective=str(tp.monthly_effective))
+        term: TermPriceOut(
+            term=term, discount_percent=str(bp_to_percent(tp.discount_bp)), monthly_effective=str(tp.monthly_effective)
+        )
         for term, tp in pricing.terms.items()
     }
     return PriceOut(

@@ -227,8 +227,15 @@ def _lora_dropout_elements(model: ModelSpec, targets: frozenset[str]) -> float:
     """Elements per token per layer kept by LoRA dropout: each adapted input's dropped-out 16-bit copy plus its
     1-byte mask (half an element), one per adapted module as in PEFT `LoraLayer.lora_dropout` (nn.Dropout saves
     the mask; lora_A saves its input)."""
-    d_in = {"q": model.hidden, "k": model.hidden, "v": model.hidden, "o": model.heads * model.d_head,
-            "gate": model.hidden, "up": model.hidden, "down": model.expert_ffn or model.ffn}
+    d_in = {
+        "q": model.hidden,
+        "k": model.hidden,
+        "v": model.hidden,
+        "o": model.heads * model.d_head,
+        "gate": model.hidden,
+        "up": model.hidden,
+        "down": model.expert_ffn or model.ffn,
+    }
     if model.is_moe and not model.ffn:
         d_in["down"] = model.expert_ffn or 0
     return 1.5 * sum(d_in[t] for t in targets if t in d_in)
@@ -512,8 +519,15 @@ def _stage_elements(c: _ActCoeffs, key: tuple[int, bool, str, bool, float, int, 
 
 def _elements_of(ctx: _Ctx, plan: Plan, stage: _Stage, seq_local: float) -> tuple[float, float]:
     flash = plan.flash_attention
-    key = (plan.tp, plan.sequence_parallel, plan.recompute, flash, 0.0 if flash else seq_local,
-           stage.layers, stage.moe_layers)
+    key = (
+        plan.tp,
+        plan.sequence_parallel,
+        plan.recompute,
+        flash,
+        0.0 if flash else seq_local,
+        stage.layers,
+        stage.moe_layers,
+    )
     found = ctx.elements.get(key)
     if found is None:
         found = ctx.elements[key] = _stage_elements(ctx.coeffs, key)
@@ -680,11 +694,26 @@ def _plan_is_clean(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cl
     which names the broken rule. Must accept exactly what validate_plan accepts."""
     dp, tp, pp, cp, ep, mb, vs = plan.dp, plan.tp, plan.pp, plan.cp, plan.ep, plan.micro_batch, plan.virtual_stages
     return (
-        type(dp) is int and type(tp) is int and type(pp) is int and type(cp) is int and type(ep) is int
-        and type(mb) is int and type(vs) is int
-        and dp > 0 and tp > 0 and pp > 0 and cp > 0 and ep > 0 and 0 < mb <= MAX_BATCH and vs > 0
-        and plan.zero_stage in _ZERO_STAGES and plan.offload in _OFFLOADS and plan.recompute in _RECOMPUTES
-        and model.heads % tp == 0 and pp <= model.layers and (vs == 1 or pp * vs <= model.layers)
+        type(dp) is int
+        and type(tp) is int
+        and type(pp) is int
+        and type(cp) is int
+        and type(ep) is int
+        and type(mb) is int
+        and type(vs) is int
+        and dp > 0
+        and tp > 0
+        and pp > 0
+        and cp > 0
+        and ep > 0
+        and 0 < mb <= MAX_BATCH
+        and vs > 0
+        and plan.zero_stage in _ZERO_STAGES
+        and plan.offload in _OFFLOADS
+        and plan.recompute in _RECOMPUTES
+        and model.heads % tp == 0
+        and pp <= model.layers
+        and (vs == 1 or pp * vs <= model.layers)
         and (ep == 1 or (model.is_moe and model.experts % ep == 0 and ep <= dp * tp))
         and (plan.offload != "optimizer_and_params" or plan.zero_stage == 3)
         and (cp == 1 or workload.seq_len % cp == 0)
@@ -785,9 +814,22 @@ def _zero3_advice(ctx: _Ctx, plan: Plan, cluster: Cluster) -> Warning_:
     """
     model_parallel = plan.tp * plan.pp * plan.cp
     dp = max(plan.dp, cluster.gpus_per_node * cluster.nodes // model_parallel)
-    key = ("advice", plan.tp, plan.pp, plan.cp, plan.ep, plan.micro_batch, plan.recompute, plan.sequence_parallel,
-           plan.flash_attention, plan.chunked_loss, plan.virtual_stages, dp, cluster.gpus_per_node,
-           cluster.gpu.usable_memory_gib)
+    key = (
+        "advice",
+        plan.tp,
+        plan.pp,
+        plan.cp,
+        plan.ep,
+        plan.micro_batch,
+        plan.recompute,
+        plan.sequence_parallel,
+        plan.flash_attention,
+        plan.chunked_loss,
+        plan.virtual_stages,
+        dp,
+        cluster.gpus_per_node,
+        cluster.gpu.usable_memory_gib,
+    )
     advice = ctx.advice.get(key)
     if advice is None:
         advice = ctx.advice[key] = _advise(ctx, plan, cluster, dp, model_parallel)

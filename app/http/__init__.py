@@ -21,7 +21,9 @@ def install_middleware(app: FastAPI, settings: Settings) -> None:
     # add_middleware puts each new one outside the previous ones: add innermost first.
     if settings.rate_limit_per_minute > 0 and (settings.rate_limit_paths or settings.rate_limit_pages):
         app.add_middleware(
-            RateLimitMiddleware, per_minute=settings.rate_limit_per_minute, paths=settings.rate_limit_paths,
+            RateLimitMiddleware,
+            per_minute=settings.rate_limit_per_minute,
+            paths=settings.rate_limit_paths,
             pages=settings.rate_limit_pages,
         )
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)

@@ -91,8 +91,13 @@ def install_problem_openapi(app: FastAPI, settings: Settings) -> None:
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
             schema = get_openapi(
-                title=app.title, version=app.version, description=app.description, routes=app.routes,
-                openapi_version=app.openapi_version, tags=app.openapi_tags, servers=app.servers,
+                title=app.title,
+                version=app.version,
+                description=app.description,
+                routes=app.routes,
+                openapi_version=app.openapi_version,
+                tags=app.openapi_tags,
+                servers=app.servers,
             )
             app.openapi_schema = problem_openapi(schema, settings)
         return app.openapi_schema

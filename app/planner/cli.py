@@ -16,8 +16,9 @@ def add_recommend_command(sub: argparse._SubParsersAction) -> None:
     model = p.add_mutually_exclusive_group(required=True)
     model.add_argument("--preset", help="a model preset id (GET /models), e.g. llama-2-7b")
     model.add_argument("--params", type=float, help="parameter count, e.g. 7e9 (architecture derived)")
-    p.add_argument("--task", default="full_finetune",
-                   choices=["pretrain", "full_finetune", "lora", "qlora", "inference"])
+    p.add_argument(
+        "--task", default="full_finetune", choices=["pretrain", "full_finetune", "lora", "qlora", "inference"]
+    )
     p.add_argument("--tokens", type=float, help="tokens to train on (gives time to train and job cost)")
     p.add_argument("--seq-len", type=int, default=2048)
     p.add_argument("--micro-batch", type=int)
@@ -35,12 +36,25 @@ def add_recommend_command(sub: argparse._SubParsersAction) -> None:
 
 def request_from_args(args: argparse.Namespace) -> RecommendIn:
     model = {"preset": args.preset} if args.preset else {"params": args.params}
-    constraints = {"objective": args.objective, "term": args.term, "max_nodes": args.max_nodes,
-                   "deadline_days": args.deadline_days, "max_monthly_budget": args.budget,
-                   "gpu_types": args.gpu, "regions": args.region, "limit": args.limit}
-    body = {"model": model, "task": args.task, "tokens": args.tokens, "seq_len": args.seq_len,
-            "micro_batch": args.micro_batch, "global_batch": args.global_batch,
-            "constraints": {k: v for k, v in constraints.items() if v is not None}}
+    constraints = {
+        "objective": args.objective,
+        "term": args.term,
+        "max_nodes": args.max_nodes,
+        "deadline_days": args.deadline_days,
+        "max_monthly_budget": args.budget,
+        "gpu_types": args.gpu,
+        "regions": args.region,
+        "limit": args.limit,
+    }
+    body = {
+        "model": model,
+        "task": args.task,
+        "tokens": args.tokens,
+        "seq_len": args.seq_len,
+        "micro_batch": args.micro_batch,
+        "global_batch": args.global_batch,
+        "constraints": {k: v for k, v in constraints.items() if v is not None},
+    }
     return RecommendIn.model_validate({k: v for k, v in body.items() if v is not None})
 
 
@@ -49,9 +63,17 @@ def format_table(result: RecommendOut) -> str:
     rows = [header]
     for o in result.options + result.near_misses:
         days = o.performance.time_to_train_hours / 24 if o.performance.time_to_train_hours else None
-        rows.append((str(o.rank or "-"), o.sku.id, f"{o.total_gpus} ({o.nodes} node{'s' * (o.nodes > 1)})",
-                     o.plan.summary, f"{o.cost.monthly_effective} {o.cost.currency}", o.cost.job_total or "-",
-                     f"{days:.1f}" if days is not None else "-"))
+        rows.append(
+            (
+                str(o.rank or "-"),
+                o.sku.id,
+                f"{o.total_gpus} ({o.nodes} node{'s' * (o.nodes > 1)})",
+                o.plan.summary,
+                f"{o.cost.monthly_effective} {o.cost.currency}",
+                o.cost.job_total or "-",
+                f"{days:.1f}" if days is not None else "-",
+            )
+        )
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)) for row in rows]
     for o in result.near_misses:

@@ -10,10 +10,14 @@ from app.planner.search import SearchStats
 
 ESTIMATES = Counter("estimator_estimates_total", "Estimates answered", ["kind"])  # memory+speed, scaling
 RECOMMENDATIONS = Counter(
-    "planner_recommendations_total", "Recommendations computed", ["outcome"]  # options, near_misses_only, none
+    "planner_recommendations_total",
+    "Recommendations computed",
+    ["outcome"],  # options, near_misses_only, none
 )
 CONFIGURATIONS = Counter(
-    "planner_configurations_total", "SKU × cards/nodes configurations searched", ["cache"]  # hit, miss
+    "planner_configurations_total",
+    "SKU × cards/nodes configurations searched",
+    ["cache"],  # hit, miss
 )
 PLAN_EVALUATIONS = Counter("planner_plan_evaluations_total", "Plans evaluated by the search", ["kind"])
 SEARCH_SECONDS = Histogram(

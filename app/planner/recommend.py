@@ -131,8 +131,9 @@ def _search_offer(
     for config in configurations(offer, constraints):
         result.configurations += 1
         hint = found[-1].evaluated.plan if found else None  # the best plan on one node fewer
-        search, cached = cached_search_plans(model, workload, _hardware(offer, config), micro_batch=micro_batch,
-                                             hint=hint, bound_cache=bounds)
+        search, cached = cached_search_plans(
+            model, workload, _hardware(offer, config), micro_batch=micro_batch, hint=hint, bound_cache=bounds
+        )
         if cached:
             result.stats.cached_configurations += 1
         else:

@@ -172,12 +172,29 @@ def set_cache_size(entries: int) -> None:
     _cache.clear()
 
 
-def cached_search_plans(model: ModelSpec, workload: Workload, hw: Hardware, *, micro_batch: int | None = None,
-                        hint: Plan | None = None, bound_cache: dict | None = None) -> tuple[PlanSearch, bool]:
+def cached_search_plans(
+    model: ModelSpec,
+    workload: Workload,
+    hw: Hardware,
+    *,
+    micro_batch: int | None = None,
+    hint: Plan | None = None,
+    bound_cache: dict | None = None,
+) -> tuple[PlanSearch, bool]:
     """search_plans, remembered per (model, workload, hardware); returns (search, was cached).
     The GPU is keyed by its id: its specs are static shipped data."""
-    key = (model, workload, hw.gpu.id, hw.gpus_per_node, hw.nodes, hw.intra_node_link, hw.inter_node_fabric,
-           hw.inter_node_gbps, hw.host_ram_gib, micro_batch)
+    key = (
+        model,
+        workload,
+        hw.gpu.id,
+        hw.gpus_per_node,
+        hw.nodes,
+        hw.intra_node_link,
+        hw.inter_node_fabric,
+        hw.inter_node_gbps,
+        hw.host_ram_gib,
+        micro_batch,
+    )
     with _cache_lock:
         if key in _cache:
             return _cache[key], True
@@ -190,8 +207,15 @@ def cached_search_plans(model: ModelSpec, workload: Workload, hw: Hardware, *, m
     return search, False
 
 
-def search_plans(model: ModelSpec, workload: Workload, hw: Hardware, *, micro_batch: int | None = None,
-                 hint: Plan | None = None, bound_cache: dict | None = None) -> PlanSearch:
+def search_plans(
+    model: ModelSpec,
+    workload: Workload,
+    hw: Hardware,
+    *,
+    micro_batch: int | None = None,
+    hint: Plan | None = None,
+    bound_cache: dict | None = None,
+) -> PlanSearch:
     """The fastest plan that fits on `hw` (None when none fits), with the search's counts.
 
     `micro_batch` pins the micro-batch (for inference: the number of concurrent sequences).
@@ -206,8 +230,9 @@ def search_plans(model: ModelSpec, workload: Workload, hw: Hardware, *, micro_ba
     result = PlanSearch(best=None, bound_cache={} if bound_cache is None else bound_cache)
     if hint is not None:
         _try_hint(model, workload, cluster, hw, hint, global_batch, micro_batch, result)
-    for bound, shape, mbs in _shapes_by_bound(model, workload, cluster, hw, global_batch, micro_batch,
-                                              result.bound_cache):
+    for bound, shape, mbs in _shapes_by_bound(
+        model, workload, cluster, hw, global_batch, micro_batch, result.bound_cache
+    ):
         if hw.nodes == 1 and result.unconstrained_simple:
             break
         if result.best is not None and bound < result.best.throughput:
@@ -218,25 +243,47 @@ def search_plans(model: ModelSpec, workload: Workload, hw: Hardware, *, micro_ba
     return result
 
 
-def _try_hint(model: ModelSpec, workload: Workload, cluster: Cluster, hw: Hardware, hint: Plan, global_batch: int,
-              micro_batch: int | None, result: PlanSearch) -> None:
+def _try_hint(
+    model: ModelSpec,
+    workload: Workload,
+    cluster: Cluster,
+    hw: Hardware,
+    hint: Plan,
+    global_batch: int,
+    micro_batch: int | None,
+    result: PlanSearch,
+) -> None:
     gpus = hw.gpus_per_node * hw.nodes
     if hint.tp > hw.gpus_per_node or gpus % (hint.tp * hint.pp):
         return
     dp = gpus // (hint.tp * hint.pp)
     if hint.micro_batch not in micro_batches(workload, dp, global_batch, micro_batch):
         return
-    plan = Plan(dp=dp, tp=hint.tp, pp=hint.pp, zero_stage=hint.zero_stage if dp > 1 else 0,
-                offload=hint.offload if dp > 1 or hint.offload == "none" else "none", recompute=hint.recompute,
-                sequence_parallel=hint.sequence_parallel, micro_batch=hint.micro_batch)
+    plan = Plan(
+        dp=dp,
+        tp=hint.tp,
+        pp=hint.pp,
+        zero_stage=hint.zero_stage if dp > 1 else 0,
+        offload=hint.offload if dp > 1 or hint.offload == "none" else "none",
+        recompute=hint.recompute,
+        sequence_parallel=hint.sequence_parallel,
+        micro_batch=hint.micro_batch,
+    )
     memory = memory_breakdown(model, workload, plan, cluster)
     result.stats.memory_evaluations += 1
     if memory.fits:
         _consider(model, workload, cluster, plan, result)
 
 
-def _shapes_by_bound(model: ModelSpec, workload: Workload, cluster: Cluster, hw: Hardware, global_batch: int,
-                     micro_batch: int | None, cache: dict) -> list[tuple[float, Plan, tuple[int, ...]]]:
+def _shapes_by_bound(
+    model: ModelSpec,
+    workload: Workload,
+    cluster: Cluster,
+    hw: Hardware,
+    global_batch: int,
+    micro_batch: int | None,
+    cache: dict,
+) -> list[tuple[float, Plan, tuple[int, ...]]]:
     """Every (tp, pp, dp) shape with an upper bound on its speed, most promising first
     (ties keep the simpler shape first: plan_shapes yields tp, then pp, ascending)."""
     shapes = []
@@ -249,8 +296,15 @@ def _shapes_by_bound(model: ModelSpec, workload: Workload, cluster: Cluster, hw:
     return sorted(shapes, key=lambda item: -item[0])
 
 
-def _speed_bound(model: ModelSpec, workload: Workload, cluster: Cluster, shape: Plan, mbs: tuple[int, ...],
-                 global_batch: int, cache: dict) -> float:
+def _speed_bound(
+    model: ModelSpec,
+    workload: Workload,
+    cluster: Cluster,
+    shape: Plan,
+    mbs: tuple[int, ...],
+    global_batch: int,
+    cache: dict,
+) -> float:
     """Tokens/s no plan of this shape can exceed: per micro-batch, its compute plus its tensor-
     parallel all-reduces (which the model never overlaps), stretched over the 1F1B schedule's
     (m + p - 1) slots (Narayanan et al. 2021 §2.2), plus the offload traffic the model can never
@@ -277,19 +331,30 @@ def _offload_floor_s(model: ModelSpec, workload: Workload, cluster: Cluster, pla
     (communication.offload_time)."""
     if plan.offload == "none":
         return 0.0
-    unbounded = StepShape(micro_batches=1, fwd_s=float("inf"), bwd_s=float("inf"), attention_s=0.0,
-                          layers_local=-(-model.layers // plan.pp),
-                          trainable_local=trainable_params_local(model, workload, plan),
-                          placement=per_node(plan, cluster.gpus_per_node))
+    unbounded = StepShape(
+        micro_batches=1,
+        fwd_s=float("inf"),
+        bwd_s=float("inf"),
+        attention_s=0.0,
+        layers_local=-(-model.layers // plan.pp),
+        trainable_local=trainable_params_local(model, workload, plan),
+        placement=per_node(plan, cluster.gpus_per_node),
+    )
     return offload_time(model, workload, plan, cluster, unbounded)
 
 
 def _microbatch_floor_s(model: ModelSpec, workload: Workload, cluster: Cluster, plan: Plan) -> float:
     seconds = microbatch_compute_s(model, workload, plan, cluster.gpu)[0]
     if plan.tp > 1:
-        shape = StepShape(micro_batches=1, fwd_s=0.0, bwd_s=0.0, attention_s=0.0,
-                          layers_local=-(-model.layers // plan.pp), trainable_local=0.0,
-                          placement=per_node(plan, cluster.gpus_per_node))
+        shape = StepShape(
+            micro_batches=1,
+            fwd_s=0.0,
+            bwd_s=0.0,
+            attention_s=0.0,
+            layers_local=-(-model.layers // plan.pp),
+            trainable_local=0.0,
+            placement=per_node(plan, cluster.gpus_per_node),
+        )
         seconds += tp_comm(model, workload, plan, cluster, shape)
     return seconds
 
@@ -297,8 +362,16 @@ def _microbatch_floor_s(model: ModelSpec, workload: Workload, cluster: Cluster, 
 def _plan(shape: Plan, zero: int, offload: str, recompute: str, micro_batch: int) -> Plan:
     """A plan of `shape` with these settings (direct construction: dataclasses.replace costs
     several times more, and the search builds thousands)."""
-    return Plan(dp=shape.dp, tp=shape.tp, pp=shape.pp, zero_stage=zero, offload=offload, recompute=recompute,
-                sequence_parallel=shape.sequence_parallel, micro_batch=micro_batch)
+    return Plan(
+        dp=shape.dp,
+        tp=shape.tp,
+        pp=shape.pp,
+        zero_stage=zero,
+        offload=offload,
+        recompute=recompute,
+        sequence_parallel=shape.sequence_parallel,
+        micro_batch=micro_batch,
+    )
 
 
 Level = tuple[int, int, int]  # (ZeRO stage, offload index, recompute index)
@@ -312,8 +385,9 @@ def _dominates(faster: Level, level: Level) -> bool:
     return faster != level and faster[0] == level[0] and faster[1] <= level[1] and faster[2] <= level[2]
 
 
-def _search_shape(model: ModelSpec, workload: Workload, cluster: Cluster, shape: Plan, mbs: tuple[int, ...],
-                  result: PlanSearch) -> None:
+def _search_shape(
+    model: ModelSpec, workload: Workload, cluster: Cluster, shape: Plan, mbs: tuple[int, ...], result: PlanSearch
+) -> None:
     """Every memory-saver level of one (tp, pp, dp) shape, timing only plans no faster level covers.
 
     Savers only ever reduce memory, so a level fits every micro-batch a faster level fits: those
@@ -331,8 +405,13 @@ def _search_shape(model: ModelSpec, workload: Workload, cluster: Cluster, shape:
                 covered = max((mb for lv, mb in largest_fit.items() if _dominates(lv, level)), default=0)
                 base = _plan(shape, zero, offload, recompute, shape.micro_batch)
                 untried = tuple(m for m in mbs if m > covered)
-                if untried and result.best is not None and result.best.throughput > _speed_bound(
-                    model, workload, cluster, base, untried, workload.global_batch or 1, result.bound_cache
+                if (
+                    untried
+                    and result.best is not None
+                    and result.best.throughput
+                    > _speed_bound(
+                        model, workload, cluster, base, untried, workload.global_batch or 1, result.bound_cache
+                    )
                 ):
                     largest_fit[level] = covered
                     break  # even its compute is too slow, and more recomputation is slower still
@@ -367,8 +446,9 @@ def _worth_timing(fitting: list[tuple[Plan, MemoryBreakdown]], shape: Plan, work
     return enough or fitting[:1]
 
 
-def _fitting_micro_batches(model: ModelSpec, workload: Workload, cluster: Cluster, base: Plan, mbs: list[int],
-                           result: PlanSearch) -> list[tuple[Plan, MemoryBreakdown]]:
+def _fitting_micro_batches(
+    model: ModelSpec, workload: Workload, cluster: Cluster, base: Plan, mbs: list[int], result: PlanSearch
+) -> list[tuple[Plan, MemoryBreakdown]]:
     """Plans with growing micro-batches until memory runs out (activations grow with the batch)."""
     fitting = []
     for mb in mbs:

@@ -298,11 +298,21 @@ def scaling(request: ScalingIn) -> ScalingOut:
     workload = request.workload()
     plan = request.plan.spec(request.micro_batch or 1) if request.plan else Plan(micro_batch=request.micro_batch or 1)
     validate_plan(model, workload, plan)
-    rows = scaling_view(model, workload, get_gpu(request.gpu), plan, gpus_per_node=request.gpus_per_node,
-                        rdma_nics_per_node=request.rdma_nics_per_node)
+    rows = scaling_view(
+        model,
+        workload,
+        get_gpu(request.gpu),
+        plan,
+        gpus_per_node=request.gpus_per_node,
+        rdma_nics_per_node=request.rdma_nics_per_node,
+    )
     metrics.ESTIMATES.labels("scaling").inc()
-    return ScalingOut(model=model_out(model), gpu=request.gpu, base_plan=plan_out(plan, workload.global_batch),
-                      rows=[ScalingRowOut(**row) for row in rows])
+    return ScalingOut(
+        model=model_out(model),
+        gpu=request.gpu,
+        base_plan=plan_out(plan, workload.global_batch),
+        rows=[ScalingRowOut(**row) for row in rows],
+    )
 
 
 # ---- recommend ---------------------------------------------------------------------------------
@@ -381,10 +391,18 @@ def reference_out(book: ReferenceBook, option: Option) -> list[ReferencePriceOut
     perf = option.evaluated.performance.performance
     return [
         ReferencePriceOut(
-            provider=c.provider, region=c.region, instance_type=c.instance_type, gpu_variant=c.gpu_variant,
-            usd_per_gpu_hour=str(c.usd_per_gpu_hour), gpu_hours=str(c.gpu_hours), basis=c.basis,
-            total_usd=str(c.total_usd), total_converted=str(c.total_converted) if c.total_converted else None,
-            converted_currency=c.converted_currency, data_date=c.data_date, confidence=c.confidence,
+            provider=c.provider,
+            region=c.region,
+            instance_type=c.instance_type,
+            gpu_variant=c.gpu_variant,
+            usd_per_gpu_hour=str(c.usd_per_gpu_hour),
+            gpu_hours=str(c.gpu_hours),
+            basis=c.basis,
+            total_usd=str(c.total_usd),
+            total_converted=str(c.total_converted) if c.total_converted else None,
+            converted_currency=c.converted_currency,
+            data_date=c.data_date,
+            confidence=c.confidence,
         )
         for c in book.compare(gpu_id=option.offer.gpu.id, gpus=option.config.gpus, gpu_hours=perf.gpu_hours)
     ]

@@ -78,8 +78,12 @@ def list_quotes(
         escaped = customer.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         pattern = f"%{escaped}%"
         conditions.append(
-            or_(*(func.lower(column).like(pattern, escape="\\")
-                  for column in (Quote.customer_name, Quote.customer_company, Quote.customer_email)))
+            or_(
+                *(
+                    func.lower(column).like(pattern, escape="\\")
+                    for column in (Quote.customer_name, Quote.customer_company, Quote.customer_email)
+                )
+            )
         )
     if created_from is not None:
         conditions.append(Quote.created_at >= created_from)

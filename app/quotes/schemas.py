@@ -17,14 +17,26 @@ from app.catalog.schemas import MoneyStr
 
 Text200 = Annotated[str, StringConstraints(strip_whitespace=True, max_length=200)]
 MAX_FREEFORM_KEYS = 64
-IGNORED_PRICE_FIELDS = frozenset({
-    "price", "prices", "unit_price", "monthly_price", "monthly_cost", "cost", "currency", "discount",
-    "discount_percent", "subtotal", "discount_total", "total", "lines",
-})
+IGNORED_PRICE_FIELDS = frozenset(
+    {
+        "price",
+        "prices",
+        "unit_price",
+        "monthly_price",
+        "monthly_cost",
+        "cost",
+        "currency",
+        "discount",
+        "discount_percent",
+        "subtotal",
+        "discount_total",
+        "total",
+        "lines",
+    }
+)
 
 
 class CustomerIn(RequestModel):
-
     name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
     company: Text200 = ""
     email: EmailStr
@@ -57,7 +69,10 @@ class QuoteCreate(RequestModel):
     quantity: int = Field(ge=1, le=1000, strict=True, description="Cards (SKUs rented by the card) or nodes")
     term: Literal["monthly", "annual"]
     months: int | None = Field(
-        default=None, ge=1, le=60, strict=True,
+        default=None,
+        ge=1,
+        le=60,
+        strict=True,
         description="Rental length; default 1 (monthly) or 12 (annual). An annual term takes whole years.",
     )
     addons: list[Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=64)]] = Field(

@@ -141,8 +141,9 @@ class _Priced:
     notes: list[str]
 
 
-def _price(sku: Sku, addons: list[SkuAddon], *, quantity: int, nodes: int, cards: int, term: str,
-           months: int) -> _Priced:
+def _price(
+    sku: Sku, addons: list[SkuAddon], *, quantity: int, nodes: int, cards: int, term: str, months: int
+) -> _Priced:
     pricing = sku_pricing(sku)
     if pricing is None:
         raise _invalid("sku_id", f"{sku.slug} has no price in force; it is quoted on consultation")
@@ -152,17 +153,34 @@ def _price(sku: Sku, addons: list[SkuAddon], *, quantity: int, nodes: int, cards
     unit_effective = to_minor(term_price.monthly_effective, currency)
     gross, discount, amount = line_amounts(unit_list, unit_effective, quantity, months)
     rental = QuoteLine(
-        position=1, kind="rental", code=sku.slug, description=sku.name, unit=sku.rental_unit, quantity=quantity,
-        months=months, unit_price_minor=unit_list, discount_bp=term_price.discount_bp, discount_minor=discount,
-        amount_minor=amount, note=_term_note(term, term_price.discount_bp),
+        position=1,
+        kind="rental",
+        code=sku.slug,
+        description=sku.name,
+        unit=sku.rental_unit,
+        quantity=quantity,
+        months=months,
+        unit_price_minor=unit_list,
+        discount_bp=term_price.discount_bp,
+        discount_minor=discount,
+        amount_minor=amount,
+        note=_term_note(term, term_price.discount_bp),
     )
     lines, notes = [rental], []
     for position, addon in enumerate(addons, start=2):
         line, note = _addon_line(addon, position, nodes=nodes, cards=cards, months=months, currency=currency)
         lines.append(line)
         notes.extend([note] if note else [])
-    return _Priced(currency, pricing.price_id, pricing.effective_from, term_price.discount_bp, unit_list,
-                   unit_effective, lines, notes)
+    return _Priced(
+        currency,
+        pricing.price_id,
+        pricing.effective_from,
+        term_price.discount_bp,
+        unit_list,
+        unit_effective,
+        lines,
+        notes,
+    )
 
 
 def _term_note(term: str, discount_bp: int) -> str:
@@ -171,11 +189,20 @@ def _term_note(term: str, discount_bp: int) -> str:
     return f"{term.capitalize()} term: {bp_to_percent(discount_bp)}% off the monthly list price"
 
 
-def _addon_line(addon: SkuAddon, position: int, *, nodes: int, cards: int, months: int,
-                currency: str) -> tuple[QuoteLine, str]:
+def _addon_line(
+    addon: SkuAddon, position: int, *, nodes: int, cards: int, months: int, currency: str
+) -> tuple[QuoteLine, str]:
     quantity = nodes if addon.per_unit == "node" else cards
-    line = QuoteLine(position=position, kind="addon", code=addon.code, description=addon.name, unit=addon.per_unit,
-                     quantity=quantity, months=months, discount_bp=0)
+    line = QuoteLine(
+        position=position,
+        kind="addon",
+        code=addon.code,
+        description=addon.name,
+        unit=addon.per_unit,
+        quantity=quantity,
+        months=months,
+        discount_bp=0,
+    )
     if addon.amount_minor is None or addon.currency != currency:
         line.note = "Priced on consultation; not included in the total"
         return line, f"{addon.name}: priced on consultation, not included in the total."
@@ -187,12 +214,16 @@ def _addon_line(addon: SkuAddon, position: int, *, nodes: int, cards: int, month
 def _notes(sku: Sku, nodes: int, priced_notes: list[str]) -> list[str]:
     notes = []
     if sku.indicative_price:
-        notes.append("Indicative price: the catalog gives this price for reference; the final price is confirmed "
-                     "on consultation.")
+        notes.append(
+            "Indicative price: the catalog gives this price for reference; the final price is confirmed "
+            "on consultation."
+        )
     notes.extend(priced_notes)
     if nodes > 1 and not sku.inter_node_fabric:
-        notes.append(f"Multi-node plan on {sku.slug}, which has no InfiniBand: its {sku.network} network suits "
-                     "pure data parallelism only, not tensor or pipeline parallelism across servers.")
+        notes.append(
+            f"Multi-node plan on {sku.slug}, which has no InfiniBand: its {sku.network} network suits "
+            "pure data parallelism only, not tensor or pipeline parallelism across servers."
+        )
     return notes
 
 
@@ -201,29 +232,50 @@ def _notes(sku: Sku, nodes: int, priced_notes: list[str]) -> list[str]:
 
 def _sku_snapshot(sku: Sku) -> dict[str, Any]:
     return {
-        "id": sku.slug, "name": sku.name, "gpu": {"id": sku.gpu_type.slug, "name": sku.gpu_type.name},
-        "rental_unit": sku.rental_unit, "gpus_per_node": sku.gpus_per_node, "card_counts": list(sku.card_counts),
-        "interconnect": sku.interconnect, "host_cpu": sku.host_cpu, "host_ram_gib": sku.host_ram_gib,
-        "host_nvme": sku.host_nvme_tb, "network": sku.network, "inter_node_fabric": sku.inter_node_fabric,
-        "regions": list(sku.regions), "indicative_price": sku.indicative_price, "notes": sku.notes,
+        "id": sku.slug,
+        "name": sku.name,
+        "gpu": {"id": sku.gpu_type.slug, "name": sku.gpu_type.name},
+        "rental_unit": sku.rental_unit,
+        "gpus_per_node": sku.gpus_per_node,
+        "card_counts": list(sku.card_counts),
+        "interconnect": sku.interconnect,
+        "host_cpu": sku.host_cpu,
+        "host_ram_gib": sku.host_ram_gib,
+        "host_nvme": sku.host_nvme_tb,
+        "network": sku.network,
+        "inter_node_fabric": sku.inter_node_fabric,
+        "regions": list(sku.regions),
+        "indicative_price": sku.indicative_price,
+        "notes": sku.notes,
         "version": sku.version,
     }
 
 
-def _snapshot(sku: Sku, priced: _Priced, addons: list[SkuAddon], data: QuoteCreate, *, nodes: int, cards: int,
-              notes: list[str]) -> dict[str, Any]:
+def _snapshot(
+    sku: Sku, priced: _Priced, addons: list[SkuAddon], data: QuoteCreate, *, nodes: int, cards: int, notes: list[str]
+) -> dict[str, Any]:
     currency = priced.currency
     return {
         "seller": dict(SELLER),
         "sku": _sku_snapshot(sku),
         "pricing": {
-            "price_id": priced.price_id, "effective_from": priced.price_effective_from.isoformat(),
-            "currency": currency, "monthly_list": _money(priced.unit_list_minor, currency),
-            "discount_bp": priced.discount_bp, "monthly_effective": _money(priced.unit_effective_minor, currency),
+            "price_id": priced.price_id,
+            "effective_from": priced.price_effective_from.isoformat(),
+            "currency": currency,
+            "monthly_list": _money(priced.unit_list_minor, currency),
+            "discount_bp": priced.discount_bp,
+            "monthly_effective": _money(priced.unit_effective_minor, currency),
         },
         "addons": [
-            {"id": a.id, "code": a.code, "name": a.name, "per_unit": a.per_unit, "version": a.version,
-             "monthly_amount": _money(a.amount_minor, a.currency), "currency": a.currency}
+            {
+                "id": a.id,
+                "code": a.code,
+                "name": a.name,
+                "per_unit": a.per_unit,
+                "version": a.version,
+                "monthly_amount": _money(a.amount_minor, a.currency),
+                "currency": a.currency,
+            }
             for a in addons
         ],
         "nodes": nodes,
@@ -242,8 +294,14 @@ def request_hash(data: QuoteCreate) -> str:
 # ---------------------------------------------------------------- create
 
 
-def create_quote(session: Session, *, data: QuoteCreate, idempotency_key: str | None = None,
-                 validity_days: int = 14, base_path: str = "/quotes") -> Created:
+def create_quote(
+    session: Session,
+    *,
+    data: QuoteCreate,
+    idempotency_key: str | None = None,
+    validity_days: int = 14,
+    base_path: str = "/quotes",
+) -> Created:
     """Issue a quote. With an idempotency key, a replay of the same body returns the first quote."""
     digest = request_hash(data)
     if idempotency_key is not None and (earlier := repository.get_by_idempotency_key(session, idempotency_key)):
@@ -255,8 +313,18 @@ def create_quote(session: Session, *, data: QuoteCreate, idempotency_key: str | 
     priced = _price(sku, addons, quantity=data.quantity, nodes=nodes, cards=cards, term=data.term, months=months)
     notes = _notes(sku, nodes, priced.notes)
     now = _now()
-    quote = _new_quote(sku, priced, addons, data, nodes=nodes, cards=cards, months=months, notes=notes, now=now,
-                       validity_days=validity_days)
+    quote = _new_quote(
+        sku,
+        priced,
+        addons,
+        data,
+        nodes=nodes,
+        cards=cards,
+        months=months,
+        notes=notes,
+        now=now,
+        validity_days=validity_days,
+    )
     quote.idempotency_key, quote.request_hash = idempotency_key, digest if idempotency_key else None
     # Numbering last, then commit at once: the counter lock (numbers follow commit order, no gaps) is held for
     # a few statements, not for the pricing above nor the response below, so concurrent quotes queue briefly.
@@ -280,25 +348,51 @@ def _replay(earlier: Quote, digest: str, key: str, base_path: str) -> Created:
     return Created(quote_out(earlier, base_path=base_path), created=False)
 
 
-def _new_quote(sku: Sku, priced: _Priced, addons: list[SkuAddon], data: QuoteCreate, *, nodes: int, cards: int,
-               months: int, notes: list[str], now: datetime, validity_days: int) -> Quote:
+def _new_quote(
+    sku: Sku,
+    priced: _Priced,
+    addons: list[SkuAddon],
+    data: QuoteCreate,
+    *,
+    nodes: int,
+    cards: int,
+    months: int,
+    notes: list[str],
+    now: datetime,
+    validity_days: int,
+) -> Quote:
     """The quote, priced and frozen; its number is set by the caller under the counter lock."""
     priced_lines = [line for line in priced.lines if line.amount_minor is not None]
     gross = sum(line.unit_price_minor * line.quantity * line.months for line in priced_lines)
     discount_total = sum(line.discount_minor for line in priced_lines)
     return Quote(
         public_id=secrets.token_urlsafe(PUBLIC_ID_BYTES),
-        year=now.year, status="issued",
-        valid_until=now + timedelta(days=validity_days), currency=priced.currency,
-        sku_id=sku.id, sku_slug=sku.slug, sku_version=sku.version, sku_price_id=priced.price_id,
-        term=data.term, months=months, quantity=data.quantity, discount_bp=priced.discount_bp,
-        unit_list_minor=priced.unit_list_minor, unit_effective_minor=priced.unit_effective_minor,
-        subtotal_minor=gross, discount_total_minor=discount_total, total_minor=gross - discount_total,
+        year=now.year,
+        status="issued",
+        valid_until=now + timedelta(days=validity_days),
+        currency=priced.currency,
+        sku_id=sku.id,
+        sku_slug=sku.slug,
+        sku_version=sku.version,
+        sku_price_id=priced.price_id,
+        term=data.term,
+        months=months,
+        quantity=data.quantity,
+        discount_bp=priced.discount_bp,
+        unit_list_minor=priced.unit_list_minor,
+        unit_effective_minor=priced.unit_effective_minor,
+        subtotal_minor=gross,
+        discount_total_minor=discount_total,
+        total_minor=gross - discount_total,
         estimator_version=_estimator_version(data.plan),
         snapshot=_snapshot(sku, priced, addons, data, nodes=nodes, cards=cards, notes=notes),
-        customer_name=data.customer.name, customer_company=data.customer.company,
-        customer_email=str(data.customer.email), cancel_reason="", lines=priced.lines,
-        created_at=now, updated_at=now,
+        customer_name=data.customer.name,
+        customer_company=data.customer.company,
+        customer_email=str(data.customer.email),
+        cancel_reason="",
+        lines=priced.lines,
+        created_at=now,
+        updated_at=now,
     )
 
 
@@ -321,23 +415,37 @@ def quote_out(quote: Quote, *, base_path: str = "/quotes", now: datetime | None 
     currency, snap = quote.currency, quote.snapshot
     path = f"{base_path}/{quote.public_id}"
     return QuoteOut(
-        id=quote.public_id, number=quote.number, status=effective_status(quote, now),
-        created_at=_aware(quote.created_at), valid_until=_aware(quote.valid_until),
+        id=quote.public_id,
+        number=quote.number,
+        status=effective_status(quote, now),
+        created_at=_aware(quote.created_at),
+        valid_until=_aware(quote.valid_until),
         accepted_at=quote.accepted_at and _aware(quote.accepted_at),
         cancelled_at=quote.cancelled_at and _aware(quote.cancelled_at),
-        currency=currency, sku=snap["sku"], term=quote.term, months=quote.months, quantity=quote.quantity,
-        unit=snap["sku"]["rental_unit"], discount_percent=str(bp_to_percent(quote.discount_bp)),
+        currency=currency,
+        sku=snap["sku"],
+        term=quote.term,
+        months=quote.months,
+        quantity=quote.quantity,
+        unit=snap["sku"]["rental_unit"],
+        discount_percent=str(bp_to_percent(quote.discount_bp)),
         unit_list_price=_money(quote.unit_list_minor, currency),
         unit_effective_price=_money(quote.unit_effective_minor, currency),
         lines=[_line_out(line, currency) for line in quote.lines],
-        subtotal=_money(quote.subtotal_minor, currency), discount_total=_money(quote.discount_total_minor, currency),
-        total=_money(quote.total_minor, currency), indicative=bool(snap["sku"]["indicative_price"]),
+        subtotal=_money(quote.subtotal_minor, currency),
+        discount_total=_money(quote.discount_total_minor, currency),
+        total=_money(quote.total_minor, currency),
+        indicative=bool(snap["sku"]["indicative_price"]),
         notes=list(snap["notes"]),
         customer=CustomerOut(name=quote.customer_name, company=quote.customer_company, email=quote.customer_email),
-        workload=snap.get("workload"), plan=snap.get("plan"),
-        catalog={"sku_version": quote.sku_version, "price_id": quote.sku_price_id,
-                 "price_effective_from": snap["pricing"]["effective_from"],
-                 "addons": [{"code": a["code"], "id": a["id"], "version": a["version"]} for a in snap["addons"]]},
+        workload=snap.get("workload"),
+        plan=snap.get("plan"),
+        catalog={
+            "sku_version": quote.sku_version,
+            "price_id": quote.sku_price_id,
+            "price_effective_from": snap["pricing"]["effective_from"],
+            "addons": [{"code": a["code"], "id": a["id"], "version": a["version"]} for a in snap["addons"]],
+        },
         estimator_version=quote.estimator_version,
         links=QuoteLinks(self=path, print=f"{path}/print", pdf=f"{path}.pdf", accept=f"{path}/accept"),
     )
@@ -345,10 +453,18 @@ def quote_out(quote: Quote, *, base_path: str = "/quotes", now: datetime | None 
 
 def _line_out(line: QuoteLine, currency: str) -> QuoteLineOut:
     return QuoteLineOut(
-        position=line.position, kind=line.kind, code=line.code, description=line.description, unit=line.unit,
-        quantity=line.quantity, months=line.months, unit_price=_money(line.unit_price_minor, currency),
-        discount_percent=str(bp_to_percent(line.discount_bp)), discount=_money(line.discount_minor, currency),
-        amount=_money(line.amount_minor, currency), note=line.note,
+        position=line.position,
+        kind=line.kind,
+        code=line.code,
+        description=line.description,
+        unit=line.unit,
+        quantity=line.quantity,
+        months=line.months,
+        unit_price=_money(line.unit_price_minor, currency),
+        discount_percent=str(bp_to_percent(line.discount_bp)),
+        discount=_money(line.discount_minor, currency),
+        amount=_money(line.amount_minor, currency),
+        note=line.note,
     )
 
 
@@ -383,8 +499,16 @@ def list_quotes(
     if not 1 <= limit <= 500 or offset < 0:
         raise _invalid("limit", "limit must be 1–500 and offset ≥ 0")
     now = _now()
-    rows, total = repository.list_quotes(session, now=now, status=status, customer=customer,
-                                         created_from=created_from, created_to=created_to, limit=limit, offset=offset)
+    rows, total = repository.list_quotes(
+        session,
+        now=now,
+        status=status,
+        customer=customer,
+        created_from=created_from,
+        created_to=created_to,
+        limit=limit,
+        offset=offset,
+    )
     return QuoteList(items=[quote_out(q, now=now) for q in rows], total=total, limit=limit, offset=offset)
 
 
@@ -397,8 +521,10 @@ def accept_quote(session: Session, *, public_id: str, base_path: str = "/quotes"
     now = _now()
     status = effective_status(quote, now)
     if status == "expired":
-        raise Conflict(f"quote {quote.number} expired on {_aware(quote.valid_until).date().isoformat()} and can no "
-                       "longer be accepted; ask for a new quote")
+        raise Conflict(
+            f"quote {quote.number} expired on {_aware(quote.valid_until).date().isoformat()} and can no "
+            "longer be accepted; ask for a new quote"
+        )
     if status == "cancelled":
         raise Conflict(f"quote {quote.number} was cancelled and can no longer be accepted")
     if status == "issued":
@@ -407,8 +533,9 @@ def accept_quote(session: Session, *, public_id: str, base_path: str = "/quotes"
     return quote_out(quote, base_path=base_path, now=now)
 
 
-def cancel_quote(session: Session, *, public_id: str, actor: str, reason: str = "",
-                 base_path: str = "/quotes") -> QuoteOut:
+def cancel_quote(
+    session: Session, *, public_id: str, actor: str, reason: str = "", base_path: str = "/quotes"
+) -> QuoteOut:
     """An admin cancels an issued quote (`actor` is recorded). Cancelling twice is harmless."""
     quote = get_quote_row(session, public_id=public_id, for_update=True)
     now = _now()

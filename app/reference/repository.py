@@ -15,16 +15,22 @@ def list_prices(session: Session) -> list[ReferencePrice]:
 
 
 def find_price(session: Session, provider: str, region: str, instance_type: str) -> ReferencePrice | None:
-    query = select(ReferencePrice).where(ReferencePrice.provider == provider, ReferencePrice.region == region,
-                                         ReferencePrice.instance_type == instance_type)
+    query = select(ReferencePrice).where(
+        ReferencePrice.provider == provider,
+        ReferencePrice.region == region,
+        ReferencePrice.instance_type == instance_type,
+    )
     return session.scalar(query)
 
 
 def latest_rate(session: Session, base: str, quote: str, *, at: datetime | None = None) -> ExchangeRate | None:
     query = (
         select(ExchangeRate)
-        .where(ExchangeRate.base == base, ExchangeRate.quote == quote,
-               ExchangeRate.effective_from <= (at or datetime.now(UTC)))
+        .where(
+            ExchangeRate.base == base,
+            ExchangeRate.quote == quote,
+            ExchangeRate.effective_from <= (at or datetime.now(UTC)),
+        )
         .order_by(ExchangeRate.effective_from.desc(), ExchangeRate.id.desc())
         .limit(1)
     )

@@ -65,8 +65,18 @@ class ReferenceRow:
 
     @classmethod
     def of(cls, row: ReferencePrice) -> ReferenceRow:
-        return cls(row.provider, row.region, row.instance_type, row.gpu_model, row.gpu_variant, row.gpu_memory_gb,
-                   row.gpu_count, row.hourly_micros, row.data_date, row.confidence)
+        return cls(
+            row.provider,
+            row.region,
+            row.instance_type,
+            row.gpu_model,
+            row.gpu_variant,
+            row.gpu_memory_gb,
+            row.gpu_count,
+            row.hourly_micros,
+            row.data_date,
+            row.confidence,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,16 +113,36 @@ def _compare(row: ReferenceRow, hours: Decimal, basis: str, rate: Rate | None) -
     per_gpu_hour = (Decimal(row.hourly_micros) / MICROS / row.gpu_count).quantize(Decimal("0.0001"), ROUND_HALF_UP)
     total = (per_gpu_hour * hours).quantize(CENT, ROUND_HALF_UP)
     converted = (total * Decimal(rate.rate_micros) / MICROS).quantize(CENT, ROUND_HALF_UP) if rate else None
-    return Comparison(row.provider, row.region, row.instance_type, row.gpu_variant, row.gpu_count, per_gpu_hour,
-                      hours, basis, total, converted, rate.quote if rate else None, row.data_date, row.confidence)
+    return Comparison(
+        row.provider,
+        row.region,
+        row.instance_type,
+        row.gpu_variant,
+        row.gpu_count,
+        per_gpu_hour,
+        hours,
+        basis,
+        total,
+        converted,
+        rate.quote if rate else None,
+        row.data_date,
+        row.confidence,
+    )
 
 
 def set_exchange_rate(session: Session, *, base: str, quote: str, rate: Decimal, set_by: str, note: str = "") -> None:
     if rate <= 0:
         raise ValueError("an exchange rate must be positive")
-    repository.add(session, ExchangeRate(base=base.upper(), quote=quote.upper(),
-                                         rate_micros=int((rate * MICROS).to_integral_value(ROUND_HALF_UP)),
-                                         set_by=set_by, note=note))
+    repository.add(
+        session,
+        ExchangeRate(
+            base=base.upper(),
+            quote=quote.upper(),
+            rate_micros=int((rate * MICROS).to_integral_value(ROUND_HALF_UP)),
+            set_by=set_by,
+            note=note,
+        ),
+    )
 
 
 def seed_reference_prices(session: Session) -> int:
@@ -130,9 +160,18 @@ def seed_reference_prices(session: Session) -> int:
 def _row(line: dict[str, str]) -> ReferencePrice:
     hourly = Decimal(line["price_usd_per_hour"])
     return ReferencePrice(
-        provider=line["provider"], region=line["region"], instance_type=line["instance_type"],
-        gpu_model=line["gpu_model"], gpu_variant=line["gpu_variant"], gpu_memory_gb=int(line["gpu_memory_gb"]),
-        gpu_count=int(line["gpu_count"]), currency="USD", hourly_micros=int(hourly * MICROS),
-        pricing_type=line["pricing_type"], data_date=line["data_date"], confidence=line["confidence"],
-        source=f"{line['source_repo']} {line['source_path']} @ {line['source_commit']}", notes=line["notes"],
+        provider=line["provider"],
+        region=line["region"],
+        instance_type=line["instance_type"],
+        gpu_model=line["gpu_model"],
+        gpu_variant=line["gpu_variant"],
+        gpu_memory_gb=int(line["gpu_memory_gb"]),
+        gpu_count=int(line["gpu_count"]),
+        currency="USD",
+        hourly_micros=int(hourly * MICROS),
+        pricing_type=line["pricing_type"],
+        data_date=line["data_date"],
+        confidence=line["confidence"],
+        source=f"{line['source_repo']} {line['source_path']} @ {line['source_commit']}",
+        notes=line["notes"],
     )

@@ -46,8 +46,13 @@ def memory_bar(memory: MemoryOut) -> MemoryBar:
         width = gib * scale
         segments.append(Segment(part=part, gib=gib, x=round(x, 2), width=round(width, 2)))
         x += width
-    return MemoryBar(segments=segments, capacity_x=round(memory.capacity_gib * scale, 2), total_gib=total,
-                     capacity_gib=memory.capacity_gib, fits=memory.fits)
+    return MemoryBar(
+        segments=segments,
+        capacity_x=round(memory.capacity_gib * scale, 2),
+        total_gib=total,
+        capacity_gib=memory.capacity_gib,
+        fits=memory.fits,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +134,9 @@ def scatter(options: list[OptionOut], pareto: list[ParetoPointOut]) -> Scatter |
     points = [Point(x=px(h), y=py(c), label=label, cost=c, hours=h, on_front=front) for label, c, h, front in raw]
     front = sorted((p for p in points if p.on_front), key=lambda p: p.x)
     path = " ".join(f"{'M' if i == 0 else 'L'}{p.x},{p.y}" for i, p in enumerate(front))
-    return Scatter(points=points, front_path=path,
-                   x_ticks=[Tick(px(v), v) for v in _ticks(xl, xh)],
-                   y_ticks=[Tick(py(v), v) for v in _ticks(yl, yh)])
+    return Scatter(
+        points=points,
+        front_path=path,
+        x_ticks=[Tick(px(v), v) for v in _ticks(xl, xh)],
+        y_ticks=[Tick(py(v), v) for v in _ticks(yl, yh)],
+    )

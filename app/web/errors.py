@@ -21,23 +21,40 @@ from app.web.i18n import Translator, negotiate
 from app.web.templating import templates
 
 log = logging.getLogger("app.web")
-API_PREFIXES = ("/catalog", "/estimate", "/recommend", "/quotes", "/healthz", "/readyz", "/metrics", "/docs",
-                "/openapi.json", "/admin", "/static")
+API_PREFIXES = (
+    "/catalog",
+    "/estimate",
+    "/recommend",
+    "/quotes",
+    "/healthz",
+    "/readyz",
+    "/metrics",
+    "/docs",
+    "/openapi.json",
+    "/admin",
+    "/static",
+)
 Handler = Callable[[Request, Exception], Awaitable[Response]]
 
 
 def wants_html(request: Request) -> bool:
     path = request.url.path
-    is_api = any(path == prefix or path.startswith(prefix + "/") or path.startswith(prefix + ".")
-                 for prefix in API_PREFIXES)
+    is_api = any(
+        path == prefix or path.startswith(prefix + "/") or path.startswith(prefix + ".") for prefix in API_PREFIXES
+    )
     return not is_api and "text/html" in request.headers.get("accept", "")
 
 
 def error_page(request: Request, status: int, *, message: str | None = None) -> HTMLResponse:
     t = Translator(negotiate(request))
     template = {404: "errors/404.html", 500: "errors/500.html"}.get(status, "errors/error.html")
-    context = {"t": t, "lang": t.lang, "status": status, "message": message,
-               "request_id": getattr(request.state, "request_id", None)}
+    context = {
+        "t": t,
+        "lang": t.lang,
+        "status": status,
+        "message": message,
+        "request_id": getattr(request.state, "request_id", None),
+    }
     return templates.TemplateResponse(request, template, context, status_code=status)
 
 
@@ -82,8 +99,11 @@ class WebRoute(APIRoute):
             except Exception as exc:
                 if _handled_elsewhere(request, exc):
                     raise
-                log.exception("unhandled error in a web page",
-                              extra={"request_id": getattr(request.state, "request_id", None)}, exc_info=exc)
+                log.exception(
+                    "unhandled error in a web page",
+                    extra={"request_id": getattr(request.state, "request_id", None)},
+                    exc_info=exc,
+                )
                 return error_page(request, 500)
 
         return guarded

@@ -28,23 +28,59 @@ OBJECTIVES = ("balanced", "cheapest", "fastest")
 TERMS = ("monthly", "annual")
 SOURCES = ("preset", "params", "config")
 DEFAULTS: dict[str, str] = {
-    "source": "preset", "preset": "llama-2-7b", "task": "lora", "seq_len": "2048", "precision": "bf16",
-    "optimizer": "adamw", "lora_rank": "16", "epochs": "1", "term": "monthly", "objective": "balanced",
+    "source": "preset",
+    "preset": "llama-2-7b",
+    "task": "lora",
+    "seq_len": "2048",
+    "precision": "bf16",
+    "optimizer": "adamw",
+    "lora_rank": "16",
+    "epochs": "1",
+    "term": "monthly",
+    "objective": "balanced",
 }
 SINGLE_FIELDS = (
-    "source", "preset", "params_b", "hf_config", "task", "seq_len", "micro_batch", "global_batch", "precision",
-    "optimizer", "lora_rank", "tokens_b", "dataset_tokens_b", "epochs", "deadline_days", "budget", "term",
+    "source",
+    "preset",
+    "params_b",
+    "hf_config",
+    "task",
+    "seq_len",
+    "micro_batch",
+    "global_batch",
+    "precision",
+    "optimizer",
+    "lora_rank",
+    "tokens_b",
+    "dataset_tokens_b",
+    "epochs",
+    "deadline_days",
+    "budget",
+    "term",
     "objective",
 )
 MULTI_FIELDS = ("regions", "gpu_types")
 
 # API location (dotted) → the form field that shows its message; the longest matching prefix wins.
 API_TO_FIELD = {
-    "model.preset": "preset", "model.params": "params_b", "model.hf_config": "hf_config", "model": "source",
-    "task": "task", "seq_len": "seq_len", "micro_batch": "micro_batch", "global_batch": "global_batch",
-    "precision": "precision", "optimizer": "optimizer", "lora.rank": "lora_rank", "lora": "lora_rank",
-    "tokens": "tokens_b", "constraints.max_monthly_budget": "budget", "constraints.deadline_days": "deadline_days",
-    "constraints.term": "term", "constraints.gpu_types": "gpu_types", "constraints.regions": "regions",
+    "model.preset": "preset",
+    "model.params": "params_b",
+    "model.hf_config": "hf_config",
+    "model": "source",
+    "task": "task",
+    "seq_len": "seq_len",
+    "micro_batch": "micro_batch",
+    "global_batch": "global_batch",
+    "precision": "precision",
+    "optimizer": "optimizer",
+    "lora.rank": "lora_rank",
+    "lora": "lora_rank",
+    "tokens": "tokens_b",
+    "constraints.max_monthly_budget": "budget",
+    "constraints.deadline_days": "deadline_days",
+    "constraints.term": "term",
+    "constraints.gpu_types": "gpu_types",
+    "constraints.regions": "regions",
     "constraints.objective": "objective",
 }
 
@@ -198,8 +234,10 @@ def build_body(form: WizardForm, t: Translator) -> dict[str, Any]:
 
 
 def _constraints(form: WizardForm, t: Translator) -> dict[str, Any]:
-    constraints: dict[str, Any] = {"term": _choice(form, "term", TERMS, t),
-                                   "objective": _choice(form, "objective", OBJECTIVES, t)}
+    constraints: dict[str, Any] = {
+        "term": _choice(form, "term", TERMS, t),
+        "objective": _choice(form, "objective", OBJECTIVES, t),
+    }
     budget = _budget(form, t)
     if budget is not None:
         constraints["max_monthly_budget"] = budget
@@ -243,8 +281,12 @@ def field_for(api_location: str) -> str:
 def pydantic_message(err: Mapping[str, Any], t: Translator) -> str:
     """A pydantic error in the page's language where its type is a plain bound; else its own message."""
     ctx = err.get("ctx") or {}
-    bounds = {"greater_than": ("err_gt", "gt"), "greater_than_equal": ("err_ge", "ge"),
-              "less_than": ("err_lt", "lt"), "less_than_equal": ("err_le", "le")}
+    bounds = {
+        "greater_than": ("err_gt", "gt"),
+        "greater_than_equal": ("err_ge", "ge"),
+        "less_than": ("err_lt", "lt"),
+        "less_than_equal": ("err_le", "le"),
+    }
     kind = err.get("type", "")
     if kind in bounds and bounds[kind][1] in ctx:
         key, bound = bounds[kind]
@@ -278,5 +320,7 @@ def api_body_json(body: dict[str, Any]) -> str:
 
 def curl_command(base_url: str, body: dict[str, Any]) -> str:
     compact = json.dumps(body, ensure_ascii=False, separators=(",", ":")).replace("'", "'\\''")
-    return (f"curl -sS -X POST '{base_url.rstrip('/')}/recommend' \\\n"
-            f"  -H 'Content-Type: application/json' \\\n  -d '{compact}'")
+    return (
+        f"curl -sS -X POST '{base_url.rstrip('/')}/recommend' \\\n"
+        f"  -H 'Content-Type: application/json' \\\n  -d '{compact}'"
+    )

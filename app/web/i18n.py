@@ -400,8 +400,7 @@ WARNINGS: dict[str, dict[str, str]] = {
         "kv_heads_replicated": "KV heads do not divide by the tensor-parallel degree: K/V weights and cache are "
         "replicated.",
         "approximate_model": "The architecture was derived from a parameter count; memory is approximate.",
-        "estimate_uncertain": "The architecture was derived from a parameter count: memory and speed are "
-        "approximate.",
+        "estimate_uncertain": "The architecture was derived from a parameter count: memory and speed are approximate.",
         "params_mismatch": "The stated parameter count differs from the architecture's exact count; memory uses "
         "the exact count.",
         "ragged_batch": "The global batch is not a multiple of data parallel × micro-batch.",
@@ -482,11 +481,20 @@ REASONS_ZH: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"^offered in (.+), not in (.+)$"), "仅在 {0} 提供，不在所选地域（{1}）"),
     (re.compile(r"^no InfiniBand or RoCE fabric is available for this SKU$"), "该 SKU 没有 InfiniBand 或 RoCE 网络"),
     (re.compile(r"^no parallel plan fits on (.+)$"), "在 {0} 上没有可行的并行方案"),
-    (re.compile(r"^does not fit: even with ZeRO-3 and offload over (.+), each node needs (\S+) GiB of host RAM "
-                r"and has (\S+) GiB$"),
-     "放不下：即使在 {0} 上使用 ZeRO-3 和卸载，每个节点也需要 {1} GiB 主机内存，而只有 {2} GiB"),
-    (re.compile(r"^does not fit: the leanest plan on (.+) still needs (\S+) GiB per GPU, more than the (\S+) GiB "
-                r"usable$"), "放不下：{0} 上最省显存的方案仍需每卡 {1} GiB，超过可用的 {2} GiB"),
+    (
+        re.compile(
+            r"^does not fit: even with ZeRO-3 and offload over (.+), each node needs (\S+) GiB of host RAM "
+            r"and has (\S+) GiB$"
+        ),
+        "放不下：即使在 {0} 上使用 ZeRO-3 和卸载，每个节点也需要 {1} GiB 主机内存，而只有 {2} GiB",
+    ),
+    (
+        re.compile(
+            r"^does not fit: the leanest plan on (.+) still needs (\S+) GiB per GPU, more than the (\S+) GiB "
+            r"usable$"
+        ),
+        "放不下：{0} 上最省显存的方案仍需每卡 {1} GiB，超过可用的 {2} GiB",
+    ),
 ]
 
 

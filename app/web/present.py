@@ -12,10 +12,37 @@ from app.web.charts import MemoryBar, memory_bar
 from app.web.i18n import PLAN_WORDS, Translator
 
 CSV_COLUMNS = (
-    "rank", "sku", "gpu", "region", "nodes", "gpus_per_node", "total_gpus", "plan", "dp", "tp", "pp",
-    "zero_stage", "offload", "recompute", "micro_batch", "memory_per_gpu_gib", "capacity_gib", "fits",
-    "currency", "term", "units", "monthly_list", "monthly_effective", "annual", "months_billed", "job_total",
-    "time_to_train_hours", "tokens_per_s", "mfu", "availability", "warnings",
+    "rank",
+    "sku",
+    "gpu",
+    "region",
+    "nodes",
+    "gpus_per_node",
+    "total_gpus",
+    "plan",
+    "dp",
+    "tp",
+    "pp",
+    "zero_stage",
+    "offload",
+    "recompute",
+    "micro_batch",
+    "memory_per_gpu_gib",
+    "capacity_gib",
+    "fits",
+    "currency",
+    "term",
+    "units",
+    "monthly_list",
+    "monthly_effective",
+    "annual",
+    "months_billed",
+    "job_total",
+    "time_to_train_hours",
+    "tokens_per_s",
+    "mfu",
+    "availability",
+    "warnings",
 )
 
 
@@ -61,9 +88,15 @@ def explanation(option: OptionOut, model: ModelOut, task: str, t: Translator, gp
         return option.explanation
     w = PLAN_WORDS[t.lang]
     memory = option.memory
-    values = {"what": f"{model.name} {t('task_' + task)}", "gpu": gpu_name,
-              "total": t.number(memory.per_gpu_gib["total"], 1), "capacity": t.number(memory.capacity_gib, 1),
-              "plan": plan_words(option.plan, t), "gpus": option.total_gpus, "nodes": option.nodes}
+    values = {
+        "what": f"{model.name} {t('task_' + task)}",
+        "gpu": gpu_name,
+        "total": t.number(memory.per_gpu_gib["total"], 1),
+        "capacity": t.number(memory.capacity_gib, 1),
+        "plan": plan_words(option.plan, t),
+        "gpus": option.total_gpus,
+        "nodes": option.nodes,
+    }
     return w["explain_one" if option.total_gpus == 1 else "explain_many"].format(**values)
 
 
@@ -79,13 +112,20 @@ def miss_words(option: OptionOut, constraints: ConstraintsIn | None, t: Translat
     budget = constraints.max_monthly_budget
     if budget is not None and Decimal(option.cost.monthly_effective) > budget:
         currency = option.cost.currency
-        reasons.append(t("miss_budget", cost=t.money(option.cost.monthly_effective, currency),
-                         budget=t.money(budget, currency)))
+        reasons.append(
+            t("miss_budget", cost=t.money(option.cost.monthly_effective, currency), budget=t.money(budget, currency))
+        )
     return t("list_sep").join(reasons) or option.miss_reason
 
 
-def option_view(option: OptionOut, model: ModelOut, task: str, t: Translator, gpu_names: dict[str, str],
-                constraints: ConstraintsIn | None = None) -> OptionView:
+def option_view(
+    option: OptionOut,
+    model: ModelOut,
+    task: str,
+    t: Translator,
+    gpu_names: dict[str, str],
+    constraints: ConstraintsIn | None = None,
+) -> OptionView:
     codes = [w.code for w in option.warnings]
     return OptionView(
         option=option,
@@ -102,16 +142,35 @@ def option_view(option: OptionOut, model: ModelOut, task: str, t: Translator, gp
 def csv_row(option: OptionOut) -> list[str]:
     plan, perf, cost = option.plan, option.performance, option.cost
     return [
-        str(option.rank), option.sku.id, option.sku.gpu, option.sku.region, str(option.nodes),
-        str(option.gpus_per_node), str(option.total_gpus), plan.summary, str(plan.dp), str(plan.tp), str(plan.pp),
-        str(plan.zero_stage), plan.offload, plan.recompute, str(plan.micro_batch),
-        f"{option.memory.per_gpu_gib['total']:.2f}", f"{option.memory.capacity_gib:.2f}",
+        str(option.rank),
+        option.sku.id,
+        option.sku.gpu,
+        option.sku.region,
+        str(option.nodes),
+        str(option.gpus_per_node),
+        str(option.total_gpus),
+        plan.summary,
+        str(plan.dp),
+        str(plan.tp),
+        str(plan.pp),
+        str(plan.zero_stage),
+        plan.offload,
+        plan.recompute,
+        str(plan.micro_batch),
+        f"{option.memory.per_gpu_gib['total']:.2f}",
+        f"{option.memory.capacity_gib:.2f}",
         str(option.memory.fits).lower(),
-        cost.currency, cost.term, str(cost.units), cost.monthly_list, cost.monthly_effective,
-        cost.annual_total, "" if cost.months is None else str(cost.months),
+        cost.currency,
+        cost.term,
+        str(cost.units),
+        cost.monthly_list,
+        cost.monthly_effective,
+        cost.annual_total,
+        "" if cost.months is None else str(cost.months),
         cost.job_total or "",
         "" if perf.time_to_train_hours is None else f"{perf.time_to_train_hours:.2f}",
         "" if perf.tokens_per_s is None else f"{perf.tokens_per_s:.0f}",
         "" if perf.mfu is None else f"{perf.mfu:.3f}",
-        option.availability, " ".join(w.code for w in option.warnings),
+        option.availability,
+        " ".join(w.code for w in option.warnings),
     ]

@@ -50,24 +50,33 @@ QUOTE_FIELDS = ("name", "company", "email", "months")
 # ---- helpers -------------------------------------------------------------------------------------
 
 
-def _page(request: Request, name: str, context: dict[str, Any], t: Translator, *, status: int = 200,
-          query: list[tuple[str, str]] | None = None) -> HTMLResponse:
+def _page(
+    request: Request,
+    name: str,
+    context: dict[str, Any],
+    t: Translator,
+    *,
+    status: int = 200,
+    query: list[tuple[str, str]] | None = None,
+) -> HTMLResponse:
     """Render with the context every page needs: translator, language switch link."""
     items = [(k, v) for k, v in (query if query is not None else request.query_params.multi_items()) if k != "lang"]
     other = "zh" if t.lang == "en" else "en"
     switch = f"{request.url.path}?{urlencode([*items, ('lang', other)])}"
     if request.method != "GET":
         switch = f"/?{urlencode([('lang', other)])}"
-    return templates.TemplateResponse(request, name, {"t": t, "lang": t.lang, "switch_url": switch, **context},
-                                      status_code=status)
+    return templates.TemplateResponse(
+        request, name, {"t": t, "lang": t.lang, "switch_url": switch, **context}, status_code=status
+    )
 
 
 def _catalog(session: Session) -> list[SkuOut]:
     return public_skus(session)
 
 
-def _wizard(request: Request, session: Session, form: forms.WizardForm, t: Translator, *,
-            status: int = 200) -> HTMLResponse:
+def _wizard(
+    request: Request, session: Session, form: forms.WizardForm, t: Translator, *, status: int = 200
+) -> HTMLResponse:
     skus = _catalog(session)
     regions = sorted({r for sku in skus for r in sku.regions})
     gpus = sorted({(sku.gpu.id, sku.gpu.name) for sku in skus})
@@ -95,22 +104,36 @@ def _state(form: forms.WizardForm, t: Translator) -> list[tuple[str, str]]:
     return [*form.query_items(), ("lang", t.lang)]
 
 
-def _results_context(request: Request, session: Session, form: forms.WizardForm, request_in: RecommendIn,
-                     result: RecommendOut, t: Translator) -> dict[str, Any]:
+def _results_context(
+    request: Request,
+    session: Session,
+    form: forms.WizardForm,
+    request_in: RecommendIn,
+    result: RecommendOut,
+    t: Translator,
+) -> dict[str, Any]:
     state = _state(form, t)
     qs = urlencode(state)
     skus = _catalog(session)
     gpu_names = {sku.gpu.id: sku.gpu.name for sku in skus}
     body = request_in.model_dump(mode="json", exclude_defaults=True)
     return {
-        "form": form, "result": result, "task": request_in.task, "qs": qs, "gpu_names": gpu_names,
+        "form": form,
+        "result": result,
+        "task": request_in.task,
+        "qs": qs,
+        "gpu_names": gpu_names,
         "units": {sku.id: sku.rental_unit for sku in skus},
         "views": [option_view(o, result.model, request_in.task, t, gpu_names) for o in result.options],
-        "near": [option_view(o, result.model, request_in.task, t, gpu_names, request_in.constraints)
-                 for o in result.near_misses],
-        "chart": scatter(result.options, result.pareto), "memory_parts": MEMORY_PARTS,
+        "near": [
+            option_view(o, result.model, request_in.task, t, gpu_names, request_in.constraints)
+            for o in result.near_misses
+        ],
+        "chart": scatter(result.options, result.pareto),
+        "memory_parts": MEMORY_PARTS,
         "currency": result.options[0].cost.currency if result.options else "CNY",
-        "body_json": forms.api_body_json(body), "curl": forms.curl_command(str(request.base_url), body),
+        "body_json": forms.api_body_json(body),
+        "curl": forms.curl_command(str(request.base_url), body),
         "option_url": lambda path, rank: f"{path}?{urlencode([*state, ('option', rank)])}",
     }
 
@@ -187,10 +210,18 @@ def launch_config(request: Request, session: SessionDep) -> Response:
     if option is None:
         return error_page(request, 404, message=t("option_missing"))
     name = f"launch-{option.sku.id}-{option.total_gpus}gpu.json"
-    payload = {"sku": option.sku.id, "nodes": option.nodes, "gpus_per_node": option.gpus_per_node,
-               "plan": option.plan.model_dump(), **option.launch}
-    return Response(json.dumps(payload, indent=2, ensure_ascii=False), media_type="application/json",
-                    headers={"Content-Disposition": f'attachment; filename="{name}"'})
+    payload = {
+        "sku": option.sku.id,
+        "nodes": option.nodes,
+        "gpus_per_node": option.gpus_per_node,
+        "plan": option.plan.model_dump(),
+        **option.launch,
+    }
+    return Response(
+        json.dumps(payload, indent=2, ensure_ascii=False),
+        media_type="application/json",
+        headers={"Content-Disposition": f'attachment; filename="{name}"'},
+    )
 
 
 @router.get("/quote", response_class=HTMLResponse)
@@ -207,17 +238,33 @@ def quote_form(request: Request, session: SessionDep) -> HTMLResponse:
     return _quote_page(request, session, form, option, t, {"months": months}, {})
 
 
-def _quote_page(request: Request, session: Session, form: forms.WizardForm, option: OptionOut, t: Translator,
-                customer: dict[str, str], errors: dict[str, list[str]], *, chosen: list[str] | None = None,
-                status: int = 200) -> HTMLResponse:
+def _quote_page(
+    request: Request,
+    session: Session,
+    form: forms.WizardForm,
+    option: OptionOut,
+    t: Translator,
+    customer: dict[str, str],
+    errors: dict[str, list[str]],
+    *,
+    chosen: list[str] | None = None,
+    status: int = 200,
+) -> HTMLResponse:
     units = {sku.id: sku.rental_unit for sku in _catalog(session)}
     offered = _addons(session, option.sku.id)
     state = _state(form, t)
-    context = {"form": form, "option": option, "state": state, "customer": customer, "errors": errors,
-               "unit": units.get(option.sku.id, "node"), "offered_addons": offered,
-               "chosen_addons": chosen if chosen is not None else _default_addons(option, offered),
-               "summary": plan_words(option.plan, t),
-               "results_url": f"/results?{urlencode(state)}"}
+    context = {
+        "form": form,
+        "option": option,
+        "state": state,
+        "customer": customer,
+        "errors": errors,
+        "unit": units.get(option.sku.id, "node"),
+        "offered_addons": offered,
+        "chosen_addons": chosen if chosen is not None else _default_addons(option, offered),
+        "summary": plan_words(option.plan, t),
+        "results_url": f"/results?{urlencode(state)}",
+    }
     return _page(request, "web/quote.html", context, t, status=status, query=state)
 
 
@@ -232,8 +279,15 @@ async def issue_quote(request: Request, session: SessionDep, settings: SettingsD
     return await to_thread.run_sync(_issue_quote, request, session, settings, form, fields, addons, t)
 
 
-def _issue_quote(request: Request, session: Session, settings: Any, form: forms.WizardForm,
-                 fields: dict[str, str], addons: list[str], t: Translator) -> Response:
+def _issue_quote(
+    request: Request,
+    session: Session,
+    settings: Any,
+    form: forms.WizardForm,
+    fields: dict[str, str],
+    addons: list[str],
+    t: Translator,
+) -> Response:
     answer = _recommend(session, form, t)
     if answer is None:
         return _wizard(request, session, form, t, status=422)
@@ -254,8 +308,14 @@ def _issue_quote(request: Request, session: Session, settings: Any, form: forms.
     return _quote_page(request, session, form, option, t, customer, errors, chosen=addons, status=422)
 
 
-def _quote_data(request_in: RecommendIn, option: OptionOut, customer: dict[str, str], addons: list[str],
-                errors: dict[str, list[str]], t: Translator) -> QuoteCreate | None:
+def _quote_data(
+    request_in: RecommendIn,
+    option: OptionOut,
+    customer: dict[str, str],
+    addons: list[str],
+    errors: dict[str, list[str]],
+    t: Translator,
+) -> QuoteCreate | None:
     months: int | None = None
     if customer["months"]:
         try:
@@ -266,11 +326,18 @@ def _quote_data(request_in: RecommendIn, option: OptionOut, customer: dict[str, 
     workload = request_in.model_dump(mode="json", exclude_defaults=True, exclude={"constraints"})
     plan = option.plan.model_dump(mode="json")
     try:
-        return QuoteCreate.model_validate({
-            "sku_id": option.sku.id, "quantity": option.cost.units, "term": option.cost.term, "months": months,
-            "addons": addons, "workload": workload, "plan": plan,
-            "customer": {"name": customer["name"], "company": customer["company"], "email": customer["email"]},
-        })
+        return QuoteCreate.model_validate(
+            {
+                "sku_id": option.sku.id,
+                "quantity": option.cost.units,
+                "term": option.cost.term,
+                "months": months,
+                "addons": addons,
+                "workload": workload,
+                "plan": plan,
+                "customer": {"name": customer["name"], "company": customer["company"], "email": customer["email"]},
+            }
+        )
     except ValidationError as exc:
         for err in exc.errors():
             loc = ".".join(str(part) for part in err.get("loc", ()))

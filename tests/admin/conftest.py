@@ -17,8 +17,6 @@ PASSWORD = "correct horse battery staple"
 CSRF_FIELD = re.compile(r'name="csrf_token" value="([^"]+)"')
 
 
-
-
 @pytest.fixture(autouse=True)
 def cheap_password_hashing(monkeypatch: pytest.MonkeyPatch) -> None:
     """argon2id with argon2-cffi's CHEAPEST profile (meant for tests): same code path, milliseconds
@@ -66,7 +64,10 @@ def csrf_of(html: str) -> str:
 def sign_in(client: TestClient, email: str, password: str = PASSWORD, base: str = "") -> str:
     """Signs in through the login form; returns the session's CSRF token (from the next page)."""
     page = client.get(f"{base}/admin/login")
-    response = client.post(f"{base}/admin/login", data={"email": email, "password": password,
-                                                        "csrf_token": csrf_of(page.text)}, follow_redirects=False)
+    response = client.post(
+        f"{base}/admin/login",
+        data={"email": email, "password": password, "csrf_token": csrf_of(page.text)},
+        follow_redirects=False,
+    )
     assert response.status_code == 303, response.text
     return csrf_of(client.get(f"{base}/admin/skus").text)

@@ -32,14 +32,21 @@ def test_the_api_has_no_way_to_change_the_audit_log(client: TestClient, alice: A
 def test_audit_api_filters(client: TestClient, alice: Admin, bob: Admin) -> None:
     client.patch(f"/admin/api/skus/{CARD}", headers=alice.headers, json={"version": 1, "notes": "a"})
     client.patch(f"/admin/api/skus/{CARD}", headers=bob.headers, json={"version": 2, "notes": "b"})
-    page = client.get("/admin/api/audit", headers=alice.headers,
-                      params={"actor": "bob@example.com", "entity_type": "sku"}).json()
+    page = client.get(
+        "/admin/api/audit", headers=alice.headers, params={"actor": "bob@example.com", "entity_type": "sku"}
+    ).json()
     assert page["total"] == 1
     item = page["items"][0]
     assert (item["actor"], item["action"], item["before"]["notes"], item["after"]["notes"]) == (
-        "bob@example.com", "sku.update", "a", "b")
-    assert client.get("/admin/api/audit", headers=alice.headers, params={"since": "2999-01-01T00:00:00Z"}).json()[
-        "total"] == 0
+        "bob@example.com",
+        "sku.update",
+        "a",
+        "b",
+    )
+    assert (
+        client.get("/admin/api/audit", headers=alice.headers, params={"since": "2999-01-01T00:00:00Z"}).json()["total"]
+        == 0
+    )
     bad = client.get("/admin/api/audit", headers=alice.headers, params={"limit": 0})
     assert bad.status_code == 422 and bad.json()["errors"][0]["field"] == "query.limit"
 
@@ -54,15 +61,19 @@ def test_audit_page_filters_in_the_browser(client: TestClient, alice: Admin) -> 
 
 
 def _quote(client: TestClient) -> dict:
-    body = {"sku_id": CARD, "quantity": 2, "term": "monthly", "months": 3,
-            "customer": {"name": "Ada", "company": "", "email": "ada@example.org"}}
+    body = {
+        "sku_id": CARD,
+        "quantity": 2,
+        "term": "monthly",
+        "months": 3,
+        "customer": {"name": "Ada", "company": "", "email": "ada@example.org"},
+    }
     response = client.post("/quotes", json=body)
     assert response.status_code == 201, response.text
     return response.json()
 
 
-def test_admins_list_and_cancel_quotes_and_the_cancel_is_audited(client: TestClient, db: Session,
-                                                                 alice: Admin) -> None:
+def test_admins_list_and_cancel_quotes_and_the_cancel_is_audited(client: TestClient, db: Session, alice: Admin) -> None:
     quote = _quote(client)
     listed = client.get("/admin/api/quotes", headers=alice.headers, params={"customer": "ada"}).json()
     assert [q["id"] for q in listed["items"]] == [quote["id"]]
@@ -71,7 +82,11 @@ def test_admins_list_and_cancel_quotes_and_the_cancel_is_audited(client: TestCli
     assert cancelled.json()["status"] == "cancelled"
     entry = db.scalar(select(AuditEntry).where(AuditEntry.action == "quote.cancel"))
     assert (entry.actor, entry.entity_id, entry.before, entry.after["status"]) == (
-        "alice@example.com", quote["number"], {"status": "issued"}, "cancelled")
+        "alice@example.com",
+        quote["number"],
+        {"status": "issued"},
+        "cancelled",
+    )
     assert client.get("/admin/api/quotes", headers=alice.headers, params={"status": "issued"}).json()["total"] == 0
 
 

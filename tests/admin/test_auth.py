@@ -62,19 +62,35 @@ def _call(client: TestClient, method: str, path: str, **kwargs):  # noqa: ANN202
 
 
 ADMIN_ROUTES = {
-    ("POST", "/admin/logout"), ("GET", "/admin"), ("GET", "/admin/skus"), ("GET", "/admin/skus/new"),
-    ("POST", "/admin/skus/new"), ("GET", "/admin/skus/{slug}"), ("POST", "/admin/skus/{slug}"),
-    ("POST", "/admin/skus/{slug}/prices"), ("POST", "/admin/skus/{slug}/{action}"),
+    ("POST", "/admin/logout"),
+    ("GET", "/admin"),
+    ("GET", "/admin/skus"),
+    ("GET", "/admin/skus/new"),
+    ("POST", "/admin/skus/new"),
+    ("GET", "/admin/skus/{slug}"),
+    ("POST", "/admin/skus/{slug}"),
+    ("POST", "/admin/skus/{slug}/prices"),
+    ("POST", "/admin/skus/{slug}/{action}"),
     ("POST", "/admin/skus/{slug}/addons"),
-    ("POST", "/admin/skus/{slug}/availability/{region}"), ("GET", "/admin/audit"), ("GET", "/admin/tokens"),
-    ("POST", "/admin/tokens"), ("POST", "/admin/tokens/{token_id}/revoke"),
-    ("GET", "/admin/api/skus"), ("POST", "/admin/api/skus"), ("GET", "/admin/api/skus/{sku_id}"),
-    ("PATCH", "/admin/api/skus/{sku_id}"), ("POST", "/admin/api/skus/{sku_id}/prices"),
-    ("POST", "/admin/api/skus/{sku_id}/retire"), ("POST", "/admin/api/skus/{sku_id}/reactivate"),
-    ("PUT", "/admin/api/skus/{sku_id}/availability/{region}"), ("PUT", "/admin/api/skus/{sku_id}/addons/{code}"),
+    ("POST", "/admin/skus/{slug}/availability/{region}"),
+    ("GET", "/admin/audit"),
+    ("GET", "/admin/tokens"),
+    ("POST", "/admin/tokens"),
+    ("POST", "/admin/tokens/{token_id}/revoke"),
+    ("GET", "/admin/api/skus"),
+    ("POST", "/admin/api/skus"),
+    ("GET", "/admin/api/skus/{sku_id}"),
+    ("PATCH", "/admin/api/skus/{sku_id}"),
+    ("POST", "/admin/api/skus/{sku_id}/prices"),
+    ("POST", "/admin/api/skus/{sku_id}/retire"),
+    ("POST", "/admin/api/skus/{sku_id}/reactivate"),
+    ("PUT", "/admin/api/skus/{sku_id}/availability/{region}"),
+    ("PUT", "/admin/api/skus/{sku_id}/addons/{code}"),
     ("GET", "/admin/api/audit"),
-    ("GET", "/admin/api/quotes"), ("POST", "/admin/api/quotes/{public_id}/cancel"),
-    ("GET", "/admin/api/catalog/export"), ("POST", "/admin/api/catalog/import"),
+    ("GET", "/admin/api/quotes"),
+    ("POST", "/admin/api/quotes/{public_id}/cancel"),
+    ("GET", "/admin/api/catalog/export"),
+    ("POST", "/admin/api/catalog/import"),
 }
 
 
@@ -119,8 +135,11 @@ def test_non_admin_and_revoked_tokens_are_refused_on_every_api_route(
 
 def test_a_signed_in_non_admin_is_refused_on_every_page(client: TestClient, viewer: Admin) -> None:
     page = client.get("/admin/login")  # a viewer may sign in, then is refused everywhere
-    client.post("/admin/login", data={"email": "viewer@example.com", "password": PASSWORD,
-                                      "csrf_token": csrf_of(page.text)}, follow_redirects=False)
+    client.post(
+        "/admin/login",
+        data={"email": "viewer@example.com", "password": PASSWORD, "csrf_token": csrf_of(page.text)},
+        follow_redirects=False,
+    )
     for method, path, _route in admin_routes(client):
         if path.startswith("/admin/api"):
             continue
@@ -137,12 +156,20 @@ def test_api_token_does_not_open_the_html_pages(client: TestClient, alice: Admin
     assert response.status_code == 303
 
 
-def test_sign_in_sets_a_safe_session_cookie_and_records_the_login(client: TestClient, db: Session,
-                                                                  alice: Admin) -> None:
+def test_sign_in_sets_a_safe_session_cookie_and_records_the_login(
+    client: TestClient, db: Session, alice: Admin
+) -> None:
     page = client.get("/admin/login")
-    response = client.post("/admin/login", data={"email": "Alice@Example.com", "password": PASSWORD,
-                                                 "csrf_token": csrf_of(page.text), "next": "/admin/audit"},
-                           follow_redirects=False)
+    response = client.post(
+        "/admin/login",
+        data={
+            "email": "Alice@Example.com",
+            "password": PASSWORD,
+            "csrf_token": csrf_of(page.text),
+            "next": "/admin/audit",
+        },
+        follow_redirects=False,
+    )
     assert response.status_code == 303
     assert response.headers["location"] == "/admin/audit"
     cookie = next(c for c in response.headers.get_list("set-cookie") if c.startswith("gpu_sizer_admin="))
@@ -156,33 +183,45 @@ def test_sign_in_sets_a_safe_session_cookie_and_records_the_login(client: TestCl
 
 def test_session_cookie_is_secure_over_https(client: TestClient, alice: Admin) -> None:
     page = client.get("https://testserver/admin/login")
-    response = client.post("https://testserver/admin/login", data={
-        "email": "alice@example.com", "password": PASSWORD, "csrf_token": csrf_of(page.text)},
-        follow_redirects=False)
+    response = client.post(
+        "https://testserver/admin/login",
+        data={"email": "alice@example.com", "password": PASSWORD, "csrf_token": csrf_of(page.text)},
+        follow_redirects=False,
+    )
     cookie = next(c for c in response.headers.get_list("set-cookie") if c.startswith("gpu_sizer_admin="))
     assert "Secure" in cookie and "HttpOnly" in cookie
 
 
 def test_login_redirects_only_inside_the_admin(client: TestClient, alice: Admin) -> None:
     page = client.get("/admin/login")
-    response = client.post("/admin/login", data={"email": "alice@example.com", "password": PASSWORD,
-                                                 "csrf_token": csrf_of(page.text), "next": "//evil.example/x"},
-                           follow_redirects=False)
+    response = client.post(
+        "/admin/login",
+        data={
+            "email": "alice@example.com",
+            "password": PASSWORD,
+            "csrf_token": csrf_of(page.text),
+            "next": "//evil.example/x",
+        },
+        follow_redirects=False,
+    )
     assert response.headers["location"] == "/admin/skus"
 
 
 def test_login_form_without_its_csrf_token_is_refused(client: TestClient, db: Session, alice: Admin) -> None:
     client.get("/admin/login")
-    response = client.post("/admin/login", data={"email": "alice@example.com", "password": PASSWORD},
-                           follow_redirects=False)
+    response = client.post(
+        "/admin/login", data={"email": "alice@example.com", "password": PASSWORD}, follow_redirects=False
+    )
     assert response.status_code == 403
     assert db.scalar(select(func.count()).select_from(AdminSession)) == 0
 
 
 def test_wrong_password_is_401_and_counted(client: TestClient, db: Session, alice: Admin) -> None:
     page = client.get("/admin/login")
-    response = client.post("/admin/login", data={"email": "alice@example.com", "password": "nope nope nope",
-                                                 "csrf_token": csrf_of(page.text)})
+    response = client.post(
+        "/admin/login",
+        data={"email": "alice@example.com", "password": "nope nope nope", "csrf_token": csrf_of(page.text)},
+    )
     assert response.status_code == 401
     assert "Wrong email or password." in response.text
     attempt = db.scalar(select(LoginAttempt))
@@ -202,8 +241,7 @@ def test_state_changing_form_without_csrf_token_is_refused_and_writes_nothing(
         assert "CSRF" in response.text
     db.expire_all()
     assert len(db.scalar(select(Sku).where(Sku.slug == "a100-40g-pcie-card")).prices) == prices_before
-    ok = client.post("/admin/skus/a100-40g-pcie-card/prices", data={**form, "csrf_token": csrf},
-                     follow_redirects=False)
+    ok = client.post("/admin/skus/a100-40g-pcie-card/prices", data={**form, "csrf_token": csrf}, follow_redirects=False)
     assert ok.status_code == 303
 
 
@@ -238,10 +276,12 @@ def test_sessions_expire(client: TestClient, db: Session, alice: Admin, column: 
 
 # --- the sign-in throttle --------------------------------------------------------------------------
 
+
 def _fail(client: TestClient, email: str) -> object:
     page = client.get("/admin/login")
-    return client.post("/admin/login", data={"email": email, "password": "wrong password!",
-                                             "csrf_token": csrf_of(page.text)})
+    return client.post(
+        "/admin/login", data={"email": email, "password": "wrong password!", "csrf_token": csrf_of(page.text)}
+    )
 
 
 def test_failed_logins_per_account_get_429_with_retry_after(client: TestClient, db: Session, alice: Admin) -> None:
@@ -252,8 +292,11 @@ def test_failed_logins_per_account_get_429_with_retry_after(client: TestClient, 
     assert 890 <= int(throttled.headers["retry-after"]) <= 900
     # even the right password waits: the throttle answers before any check
     page = client.get("/admin/login")
-    right = client.post("/admin/login", data={"email": "alice@example.com", "password": PASSWORD,
-                                              "csrf_token": csrf_of(page.text)}, follow_redirects=False)
+    right = client.post(
+        "/admin/login",
+        data={"email": "alice@example.com", "password": PASSWORD, "csrf_token": csrf_of(page.text)},
+        follow_redirects=False,
+    )
     assert right.status_code == 429
     assert db.scalar(select(func.count()).select_from(LoginAttempt)) == service.ACCOUNT_FAILURES  # 429s not counted
     # never a permanent lock-out: once the failures leave the window, the admin signs in
@@ -271,15 +314,20 @@ def test_failed_logins_per_client_address_get_429(client: TestClient, db: Sessio
 
 def test_an_attacker_elsewhere_cannot_lock_out_the_admins_usual_client(db: Session, alice: Admin) -> None:
     now = utcnow()
-    assert service.authenticate(db, email="alice@example.com", password=PASSWORD, client_addr="198.51.100.7",
-                                now=now - timedelta(days=2)) is not None
+    assert (
+        service.authenticate(
+            db, email="alice@example.com", password=PASSWORD, client_addr="198.51.100.7", now=now - timedelta(days=2)
+        )
+        is not None
+    )
     for i in range(service.ACCOUNT_FAILURES):
-        assert service.authenticate(db, email="alice@example.com", password="guess", client_addr=f"203.0.113.{i}",
-                                    now=now) is None
+        assert (
+            service.authenticate(db, email="alice@example.com", password="guess", client_addr=f"203.0.113.{i}", now=now)
+            is None
+        )
     with pytest.raises(service.TooManyRequests):
         service.authenticate(db, email="alice@example.com", password=PASSWORD, client_addr="203.0.113.99", now=now)
-    user = service.authenticate(db, email="alice@example.com", password=PASSWORD, client_addr="198.51.100.7",
-                                now=now)
+    user = service.authenticate(db, email="alice@example.com", password=PASSWORD, client_addr="198.51.100.7", now=now)
     assert user is not None and user.email == "alice@example.com"
 
 
@@ -301,8 +349,9 @@ def test_passwords_use_the_rfc_9106_parameters() -> None:
     assert production.hash(PASSWORD).startswith("$argon2id$v=19$m=65536,t=3,p=4$")
 
 
-def test_a_cheap_test_hash_is_upgraded_at_the_next_sign_in(db: Session, alice: Admin,
-                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_cheap_test_hash_is_upgraded_at_the_next_sign_in(
+    db: Session, alice: Admin, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from argon2 import PasswordHasher
 
     monkeypatch.setattr(service, "_hasher", PasswordHasher.from_parameters(service.PASSWORD_PARAMETERS))
@@ -318,6 +367,7 @@ def test_short_password_and_duplicate_email_are_refused(db: Session, alice: Admi
 
 
 # --- API tokens ------------------------------------------------------------------------------------
+
 
 def test_token_page_shows_a_new_token_once_and_revoking_it_closes_the_api(
     client: TestClient, db: Session, alice: Admin
@@ -342,7 +392,8 @@ def test_token_page_shows_a_new_token_once_and_revoking_it_closes_the_api(
 def test_the_admin_api_is_documented_with_its_bearer_scheme(client: TestClient) -> None:
     schema = client.get("/openapi.json").json()
     assert {p for p in schema["paths"] if p.startswith("/admin/api")} == {
-        p for m, p, _ in admin_routes(client) if p.startswith("/admin/api")}
+        p for m, p, _ in admin_routes(client) if p.startswith("/admin/api")
+    }
     assert not any(p.startswith("/admin") and not p.startswith("/admin/api") for p in schema["paths"])
     assert schema["components"]["securitySchemes"]["HTTPBearer"]["scheme"] == "bearer"
     patch = schema["paths"]["/admin/api/skus/{sku_id}"]["patch"]

@@ -18,8 +18,15 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _run(args: list[str], env: dict[str, str], stdin: str = "") -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "app", *args], cwd=ROOT, env={**os.environ, **env}, input=stdin,
-                          capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "app", *args],
+        cwd=ROOT,
+        env={**os.environ, **env},
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -61,14 +68,17 @@ def test_cli_errors_are_one_line(cli_env: dict[str, str], args: list[str], stdin
 
 
 def test_create_admin_twice_is_refused(cli_env: dict[str, str]) -> None:
-    assert _run(["create-admin", "twice@example.com", "--password-stdin"], cli_env, "a long enough secret\n"
-                ).returncode == 0
+    assert (
+        _run(["create-admin", "twice@example.com", "--password-stdin"], cli_env, "a long enough secret\n").returncode
+        == 0
+    )
     again = _run(["create-admin", "twice@example.com", "--password-stdin"], cli_env, "another long secret\n")
     assert (again.returncode, again.stderr) == (1, "error: an admin user twice@example.com already exists\n")
 
 
-def test_create_admin_prompts_twice_and_refuses_a_mismatch(cli_env: dict[str, str], monkeypatch: pytest.MonkeyPatch,
-                                                           capsys: pytest.CaptureFixture[str]) -> None:
+def test_create_admin_prompts_twice_and_refuses_a_mismatch(
+    cli_env: dict[str, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setenv("DATABASE_URL", cli_env["DATABASE_URL"])
     answers = iter(["first long password", "second long password"])
     monkeypatch.setattr("getpass.getpass", lambda prompt: next(answers))

@@ -43,12 +43,14 @@ def test_two_admins_edit_the_same_sku_the_second_gets_409_and_the_first_edit_sur
 ) -> None:
     seen_by_alice = client.get(URL, headers=alice.headers).json()["version"]
     seen_by_bob = client.get(URL, headers=bob.headers).json()["version"]
-    first = client.patch(URL, headers=alice.headers, json={"version": seen_by_alice, "name": "A100 40G by the card",
-                                                          "discounts": {"annual": "25"}})
+    first = client.patch(
+        URL,
+        headers=alice.headers,
+        json={"version": seen_by_alice, "name": "A100 40G by the card", "discounts": {"annual": "25"}},
+    )
     assert first.status_code == 200
     assert first.json()["version"] == 2
-    second = client.patch(URL, headers=bob.headers, json={"version": seen_by_bob, "name": "Bob's name",
-                                                         "notes": "bob"})
+    second = client.patch(URL, headers=bob.headers, json={"version": seen_by_bob, "name": "Bob's name", "notes": "bob"})
     assert second.status_code == 409
     problem = second.json()
     assert second.headers["content-type"].startswith("application/problem+json")
@@ -57,8 +59,12 @@ def test_two_admins_edit_the_same_sku_the_second_gets_409_and_the_first_edit_sur
     assert problem["errors"] == [
         {"field": "version", "message": "the SKU is at version 2, not 1", "type": "stale", "current": 2},
         {"field": "name", "message": "changed since your version", "type": "stale", "current": "A100 40G by the card"},
-        {"field": "discounts", "message": "changed since your version", "type": "stale",
-         "current": {"annual": "25", "monthly": "0"}},
+        {
+            "field": "discounts",
+            "message": "changed since your version",
+            "type": "stale",
+            "current": {"annual": "25", "monthly": "0"},
+        },
     ]
     now = client.get(URL, headers=alice.headers).json()
     assert (now["name"], now["notes"], now["version"]) == ("A100 40G by the card", _seed_notes(), 2)
@@ -73,11 +79,26 @@ def test_a_stale_form_in_the_browser_shows_what_changed_and_overwrites_nothing(
     client: TestClient, db: Session, alice: Admin
 ) -> None:
     csrf = sign_in(client, "alice@example.com")
-    form = {"csrf_token": csrf, "version": "1", "name": "Edited in the browser", "gpu": "a100-40g-pcie",
-            "rental_unit": "card", "gpus_per_node": "4", "card_counts": "1, 2, 4", "intra_node_link": "pcie4",
-            "interconnect": "PCIe 4.0", "host_cpu": "", "host_ram_gib": "", "host_nvme": "", "network": "100 Mbps",
-            "inter_node_fabric": "", "regions": "shenzhen", "discount_monthly": "0", "discount_annual": "20",
-            "notes": "n"}
+    form = {
+        "csrf_token": csrf,
+        "version": "1",
+        "name": "Edited in the browser",
+        "gpu": "a100-40g-pcie",
+        "rental_unit": "card",
+        "gpus_per_node": "4",
+        "card_counts": "1, 2, 4",
+        "intra_node_link": "pcie4",
+        "interconnect": "PCIe 4.0",
+        "host_cpu": "",
+        "host_ram_gib": "",
+        "host_nvme": "",
+        "network": "100 Mbps",
+        "inter_node_fabric": "",
+        "regions": "shenzhen",
+        "discount_monthly": "0",
+        "discount_annual": "20",
+        "notes": "n",
+    }
     client.patch(URL, headers=alice.headers, json={"version": 1, "network": "1 Gbps BGP"})  # someone else first
     response = client.post(f"/admin/skus/{CARD}", data=form, follow_redirects=False)
     assert response.status_code == 409
@@ -85,16 +106,18 @@ def test_a_stale_form_in_the_browser_shows_what_changed_and_overwrites_nothing(
     assert "<code>network</code>: changed since your version — now <code>1 Gbps BGP</code>" in response.text
     assert "Your edit, not saved" in response.text
     sku = client.get(URL, headers=alice.headers).json()
-    assert (sku["name"], sku["network"], sku["version"]) == ("A100 40G custom server, rented by the card",
-                                                             "1 Gbps BGP", 2)
+    assert (sku["name"], sku["network"], sku["version"]) == (
+        "A100 40G custom server, rented by the card",
+        "1 Gbps BGP",
+        2,
+    )
     saved = client.post(f"/admin/skus/{CARD}", data={**form, "version": "2"}, follow_redirects=False)
     assert saved.status_code == 303
     assert saved.headers["location"] == f"/admin/skus/{CARD}?msg=saved"
     assert client.get(URL, headers=alice.headers).json()["name"] == "Edited in the browser"
 
 
-def test_every_change_leaves_an_audit_row_with_before_and_after(client: TestClient, db: Session,
-                                                                alice: Admin) -> None:
+def test_every_change_leaves_an_audit_row_with_before_and_after(client: TestClient, db: Session, alice: Admin) -> None:
     h = alice.headers
     assert client.patch(URL, headers=h, json={"version": 1, "host_ram_gib": 256}).status_code == 200
     assert client.post(f"{URL}/prices", headers=h, json={"amount": "2900.00", "currency": "CNY"}).status_code == 201
@@ -106,16 +129,23 @@ def test_every_change_leaves_an_audit_row_with_before_and_after(client: TestClie
     assert client.post("/admin/api/skus", headers=h, json=new).status_code == 201
     rows = _audit(db)
     assert [(r.action, r.entity_type, r.entity_id) for r in rows] == [
-        ("sku.update", "sku", CARD), ("price.create", "sku_price", CARD), ("sku.retire", "sku", CARD),
-        ("sku.reactivate", "sku", CARD), ("availability.set", "sku_availability", f"{CARD}/shenzhen"),
+        ("sku.update", "sku", CARD),
+        ("price.create", "sku_price", CARD),
+        ("sku.retire", "sku", CARD),
+        ("sku.reactivate", "sku", CARD),
+        ("availability.set", "sku_availability", f"{CARD}/shenzhen"),
         ("sku.create", "sku", "h200-141g-sxm-8x"),
     ]
     assert all((r.actor, r.via, r.client_addr) == ("alice@example.com", "api", "testclient") for r in rows)
     update, price, retire, _, availability, create = rows
     assert (update.before["host_ram_gib"], update.after["host_ram_gib"]) == (None, 256)
     assert (update.before["version"], update.after["version"]) == (1, 2)
-    assert price.before == {"amount": "2800.00", "currency": "CNY", "effective_from": price.before["effective_from"],
-                            "note": "seed"}
+    assert price.before == {
+        "amount": "2800.00",
+        "currency": "CNY",
+        "effective_from": price.before["effective_from"],
+        "note": "seed",
+    }
     assert (price.after["amount"], price.after["currency"]) == ("2900.00", "CNY")
     assert (retire.before["status"], retire.after["status"]) == ("active", "retired")
     assert (availability.before, availability.after) == (None, {"units_available": 12, "version": 1})
@@ -128,20 +158,26 @@ def test_every_change_leaves_an_audit_row_with_before_and_after(client: TestClie
 def test_a_new_price_shows_in_the_next_public_catalog_and_the_history_stays(
     client: TestClient, db: Session, alice: Admin
 ) -> None:
-    response = client.post(f"{URL}/prices", headers=alice.headers,
-                           json={"amount": "3000.00", "currency": "CNY", "note": "2027 list"})
+    response = client.post(
+        f"{URL}/prices", headers=alice.headers, json={"amount": "3000.00", "currency": "CNY", "note": "2027 list"}
+    )
     assert response.status_code == 201
     price = _public(client)[CARD]["price"]
     assert (price["monthly_list"], price["terms"]["annual"]["monthly_effective"]) == ("3000.00", "2400.00")
     history = response.json()["prices"]
     assert [(p["amount"], p["in_force"], p["created_by"]) for p in history] == [
-        ("2800.00", False, "seed"), ("3000.00", True, "alice@example.com")]
+        ("2800.00", False, "seed"),
+        ("3000.00", True, "alice@example.com"),
+    ]
     assert _count(db, SkuPrice) == 4  # three seeded + one; nothing overwritten
 
 
 def test_a_future_price_waits_for_its_date(client: TestClient, alice: Admin) -> None:
-    response = client.post(f"{URL}/prices", headers=alice.headers,
-                           json={"amount": "3100.00", "currency": "CNY", "effective_from": "2099-01-01T00:00:00Z"})
+    response = client.post(
+        f"{URL}/prices",
+        headers=alice.headers,
+        json={"amount": "3100.00", "currency": "CNY", "effective_from": "2099-01-01T00:00:00Z"},
+    )
     assert response.status_code == 201
     assert _public(client)[CARD]["price"]["monthly_list"] == "2800.00"
     assert [p["in_force"] for p in response.json()["prices"]] == [True, False]
@@ -174,7 +210,8 @@ def test_bad_prices_are_422_naming_the_field(client: TestClient, db: Session, al
     assert _fields(unknown) == ["currency"]
     assert "unknown currency code 'XYZ'" in unknown.json()["errors"][0]["message"]
     assert _fields(post({"amount": "2800.00", "currency": "CNY", "effective_from": "2001-01-01T00:00:00Z"})) == [
-        "effective_from"]
+        "effective_from"
+    ]
     assert _fields(post({"amount": "2800.00", "currency": "CNY", "price": "1"})) == ["price"]
     assert _count(db, SkuPrice) == 3
 
@@ -204,10 +241,18 @@ def test_unknown_sku_is_404(client: TestClient, alice: Admin) -> None:
 
 def _new_sku() -> dict:
     return {
-        "id": "h200-141g-sxm-8x", "name": "8x H200 141G SXM", "gpu": "h200-141g-sxm", "rental_unit": "node",
-        "gpus_per_node": 8, "card_counts": [8], "intra_node_link": "nvlink4", "interconnect": "NVSwitch 900 GB/s",
-        "regions": ["singapore"], "price": {"amount": "150000.00", "currency": "CNY"},
-        "discounts": {"annual": "15"}, "indicative_price": True,
+        "id": "h200-141g-sxm-8x",
+        "name": "8x H200 141G SXM",
+        "gpu": "h200-141g-sxm",
+        "rental_unit": "node",
+        "gpus_per_node": 8,
+        "card_counts": [8],
+        "intra_node_link": "nvlink4",
+        "interconnect": "NVSwitch 900 GB/s",
+        "regions": ["singapore"],
+        "price": {"amount": "150000.00", "currency": "CNY"},
+        "discounts": {"annual": "15"},
+        "indicative_price": True,
     }
 
 
@@ -234,14 +279,20 @@ def test_availability_per_region_with_its_own_version(client: TestClient, db: Se
     assert client.put(url, headers=alice.headers, json={"units_available": 10}).json()["version"] == 1
     stale = client.put(url, headers=alice.headers, json={"units_available": 3})
     assert stale.status_code == 409
-    assert stale.json()["errors"][0] == {"field": "units_available", "message": "changed since your version",
-                                         "type": "stale", "current": 10}
+    assert stale.json()["errors"][0] == {
+        "field": "units_available",
+        "message": "changed since your version",
+        "type": "stale",
+        "current": 10,
+    }
     ok = client.put(url, headers=alice.headers, json={"units_available": 4, "version": 1})
     assert (ok.json()["units_available"], ok.json()["version"]) == (4, 2)
-    assert _fields(client.put(f"{URL}/availability/tokyo", headers=alice.headers,
-                              json={"units_available": 1})) == ["region"]
+    assert _fields(client.put(f"{URL}/availability/tokyo", headers=alice.headers, json={"units_available": 1})) == [
+        "region"
+    ]
     assert _fields(client.put(url, headers=alice.headers, json={"units_available": -1, "version": 2})) == [
-        "units_available"]
+        "units_available"
+    ]
     rows = db.scalars(select(SkuAvailability)).all()
     assert [(r.region, r.units_available) for r in rows] == [("shenzhen", 4)]
 
@@ -256,19 +307,22 @@ def test_browser_pages_render_the_catalog(client: TestClient, db: Session, alice
     price = client.post(f"/admin/skus/{CARD}/prices", data={"csrf_token": csrf, "amount": "abc", "currency": "CNY"})
     assert price.status_code == 422
     assert _count(db, SkuPrice) == 3
-    retire = client.post(f"/admin/skus/{CARD}/retire", data={"csrf_token": csrf, "version": "1"},
-                         follow_redirects=False)
+    retire = client.post(
+        f"/admin/skus/{CARD}/retire", data={"csrf_token": csrf, "version": "1"}, follow_redirects=False
+    )
     assert retire.headers["location"] == f"/admin/skus/{CARD}?msg=retired"
     assert db.scalar(select(Sku.status).where(Sku.slug == CARD)) == "retired"
-    avail = client.post(f"/admin/skus/{CARD}/availability/shenzhen",
-                        data={"csrf_token": csrf, "units_available": "7", "version": ""}, follow_redirects=False)
+    avail = client.post(
+        f"/admin/skus/{CARD}/availability/shenzhen",
+        data={"csrf_token": csrf, "units_available": "7", "version": ""},
+        follow_redirects=False,
+    )
     assert avail.status_code == 303
     audit = client.get("/admin/audit", params={"action": "sku.retire"}).text
     assert "1 entry." in audit and "sku.retire" in audit
 
 
-def test_a_price_change_and_availability_reach_the_very_next_recommendation(client: TestClient,
-                                                                             alice: Admin) -> None:
+def test_a_price_change_and_availability_reach_the_very_next_recommendation(client: TestClient, alice: Admin) -> None:
     body = {"model": {"preset": "llama-2-7b"}, "task": "lora", "tokens": 1e8, "constraints": {"objective": "cheapest"}}
     top = client.post("/recommend", json=body).json()["options"][0]
     assert (top["sku"]["id"], top["cost"]["monthly_list"], top["availability"]) == (CARD, "2800.00", "not tracked")
@@ -288,26 +342,42 @@ def test_add_ons_are_created_priced_and_versioned(client: TestClient, db: Sessio
     assert priced.status_code == 200
     assert (priced.json()["amount"], priced.json()["version"]) == ("8000.00", 2)
     assert client.put(url, headers=alice.headers, json={**body, "version": 1}).status_code == 409
-    new = client.put("/admin/api/skus/h100-80g-sxm-8x/addons/extra-nvme", headers=alice.headers,
-                     json={"name": "Extra 15.36 TB NVMe", "amount": "1200", "currency": "CNY", "per_unit": "node"})
+    new = client.put(
+        "/admin/api/skus/h100-80g-sxm-8x/addons/extra-nvme",
+        headers=alice.headers,
+        json={"name": "Extra 15.36 TB NVMe", "amount": "1200", "currency": "CNY", "per_unit": "node"},
+    )
     assert (new.status_code, new.json()["version"], new.json()["amount"]) == (200, 1, "1200.00")
     assert _fields(client.put(url, headers=alice.headers, json={**body, "amount": "-1", "version": 2})) == ["amount"]
-    assert _fields(client.put("/admin/api/skus/h100-80g-sxm-8x/addons/Bad_Code", headers=alice.headers,
-                              json=body)) == ["code"]
+    assert _fields(client.put("/admin/api/skus/h100-80g-sxm-8x/addons/Bad_Code", headers=alice.headers, json=body)) == [
+        "code"
+    ]
     sku = client.get("/admin/api/skus/h100-80g-sxm-8x", headers=alice.headers).json()
-    assert [(a["code"], a["amount"]) for a in sku["addons"]] == [("extra-nvme", "1200.00"),
-                                                                  ("infiniband-400g", "8000.00")]
+    assert [(a["code"], a["amount"]) for a in sku["addons"]] == [
+        ("extra-nvme", "1200.00"),
+        ("infiniband-400g", "8000.00"),
+    ]
     entries = [e for e in _audit(db) if e.action == "addon.set"]
     assert [(e.entity_id, (e.before or {}).get("amount"), e.after["amount"]) for e in entries] == [
-        ("h100-80g-sxm-8x/infiniband-400g", None, "8000.00"), ("h100-80g-sxm-8x/extra-nvme", None, "1200.00")]
+        ("h100-80g-sxm-8x/infiniband-400g", None, "8000.00"),
+        ("h100-80g-sxm-8x/extra-nvme", None, "1200.00"),
+    ]
 
 
 def test_add_on_form_in_the_browser(client: TestClient, alice: Admin) -> None:
     csrf = sign_in(client, "alice@example.com")
     page = client.get("/admin/skus/h100-80g-sxm-8x").text
     assert 'name="code" value="infiniband-400g"' in page
-    form = {"csrf_token": csrf, "code": "infiniband-400g", "version": "1", "name": "IB 400G", "amount": "9000",
-            "currency": "CNY", "per_unit": "node", "status": "active"}
+    form = {
+        "csrf_token": csrf,
+        "code": "infiniband-400g",
+        "version": "1",
+        "name": "IB 400G",
+        "amount": "9000",
+        "currency": "CNY",
+        "per_unit": "node",
+        "status": "active",
+    }
     saved = client.post("/admin/skus/h100-80g-sxm-8x/addons", data=form, follow_redirects=False)
     assert saved.headers["location"] == "/admin/skus/h100-80g-sxm-8x?msg=addon"
     stale = client.post("/admin/skus/h100-80g-sxm-8x/addons", data={**form, "name": "Other"})
@@ -328,6 +398,11 @@ def test_every_datetime_the_admin_api_returns_carries_its_offset(client: TestCli
     client.put(f"{URL}/availability/shenzhen", headers=alice.headers, json={"units_available": 1})
     sku = client.get(URL, headers=alice.headers).json()
     audit = client.get("/admin/api/audit", headers=alice.headers).json()["items"][0]
-    moments = [sku["updated_at"], sku["prices"][0]["effective_from"], sku["prices"][0]["created_at"],
-               sku["availability"][0]["updated_at"], audit["at"]]
+    moments = [
+        sku["updated_at"],
+        sku["prices"][0]["effective_from"],
+        sku["prices"][0]["created_at"],
+        sku["availability"][0]["updated_at"],
+        audit["at"],
+    ]
     assert all(m.endswith("Z") or m.endswith("+00:00") for m in moments), moments

@@ -25,20 +25,30 @@ def _state(url: str, backend: str) -> tuple[set[str], set[str]]:
     engine = create_engine(url)
     with engine.connect() as connection:
         tables = set(inspect(connection).get_table_names()) & TABLES
-        query = ("SELECT tgname FROM pg_trigger WHERE NOT tgisinternal" if backend == "postgresql"
-                 else "SELECT name FROM sqlite_master WHERE type = 'trigger'")
+        query = (
+            "SELECT tgname FROM pg_trigger WHERE NOT tgisinternal"
+            if backend == "postgresql"
+            else "SELECT name FROM sqlite_master WHERE type = 'trigger'"
+        )
         triggers = {row[0] for row in connection.execute(text(query)) if "audit" in row[0]}
         if backend == "postgresql":
-            triggers |= {f"function {row[0]}" for row in connection.execute(
-                text("SELECT proname FROM pg_proc WHERE proname = 'audit_log_append_only'"))}
+            triggers |= {
+                f"function {row[0]}"
+                for row in connection.execute(
+                    text("SELECT proname FROM pg_proc WHERE proname = 'audit_log_append_only'")
+                )
+            }
     engine.dispose()
     return tables, triggers
 
 
 def test_0003_up_down_up(scratch: tuple[str, str]) -> None:
     backend, url = scratch
-    expected_triggers = ({"audit_log_append_only", "function audit_log_append_only"} if backend == "postgresql"
-                         else {"audit_log_no_update", "audit_log_no_delete"})
+    expected_triggers = (
+        {"audit_log_append_only", "function audit_log_append_only"}
+        if backend == "postgresql"
+        else {"audit_log_no_update", "audit_log_no_delete"}
+    )
     upgrade(url)
     assert _state(url, backend) == (TABLES, expected_triggers)
     downgrade(url, "0002")

@@ -33,8 +33,7 @@ def _csrf(html: str) -> str:
 
 def _login(client: httpx.Client, password: str, email: str = "ops@example.com") -> httpx.Response:
     page = client.get("/admin/login")
-    return client.post("/admin/login", data={"email": email, "password": password,
-                                             "csrf_token": _csrf(page.text)})
+    return client.post("/admin/login", data={"email": email, "password": password, "csrf_token": _csrf(page.text)})
 
 
 def test_session_csrf_and_sign_out_over_http(server: str) -> None:

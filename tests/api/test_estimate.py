@@ -15,9 +15,14 @@ def _estimate(client: TestClient, **body) -> dict:
 
 
 def test_explicit_plan_gives_memory_breakdown_and_speed(client: TestClient) -> None:
-    result = _estimate(client, model={"preset": "llama-2-7b"}, task="full_finetune", tokens=1e9,
-                       hardware={"gpu": "a100-80g-sxm", "gpus_per_node": 8},
-                       plan={"dp": 8, "zero_stage": 3, "micro_batch": 2})
+    result = _estimate(
+        client,
+        model={"preset": "llama-2-7b"},
+        task="full_finetune",
+        tokens=1e9,
+        hardware={"gpu": "a100-80g-sxm", "gpus_per_node": 8},
+        plan={"dp": 8, "zero_stage": 3, "micro_batch": 2},
+    )
     memory = result["memory"]["per_gpu_gib"]
     parts = ("weights", "gradients", "optimizer", "activations", "kv_cache", "other")
     assert memory["total"] == pytest.approx(sum(memory[p] for p in parts), abs=0.05)
@@ -36,22 +41,30 @@ def test_explicit_plan_gives_memory_breakdown_and_speed(client: TestClient) -> N
 
 
 def test_fsdp_names_are_zero_aliases(client: TestClient) -> None:
-    fsdp = _estimate(client, model={"preset": "llama-2-7b"}, hardware=H100_NODE,
-                     plan={"dp": 8, "zero_stage": "FULL_SHARD"})
+    fsdp = _estimate(
+        client, model={"preset": "llama-2-7b"}, hardware=H100_NODE, plan={"dp": 8, "zero_stage": "FULL_SHARD"}
+    )
     assert fsdp["plan"]["zero_stage"] == 3
 
 
 def test_without_a_plan_the_best_feasible_one_is_chosen(client: TestClient) -> None:
-    result = _estimate(client, model={"preset": "llama-2-70b"}, task="full_finetune",
-                       hardware={"sku": "h100-80g-sxm-8x", "nodes": 2})
+    result = _estimate(
+        client, model={"preset": "llama-2-70b"}, task="full_finetune", hardware={"sku": "h100-80g-sxm-8x", "nodes": 2}
+    )
     assert result["memory"]["fits"] is True
     assert result["plan"]["dp"] * result["plan"]["tp"] * result["plan"]["pp"] == 16
     assert result["plan"]["summary"]
 
 
 def test_inference_reports_kv_cache_and_decode_speed(client: TestClient) -> None:
-    result = _estimate(client, model={"preset": "llama-2-7b"}, task="inference", seq_len=4096, micro_batch=8,
-                       hardware={"gpu": "h100-80g-sxm"})
+    result = _estimate(
+        client,
+        model={"preset": "llama-2-7b"},
+        task="inference",
+        seq_len=4096,
+        micro_batch=8,
+        hardware={"gpu": "h100-80g-sxm"},
+    )
     # KV cache: 2 · 32 layers · 32 kv heads · 128 · 4096 tokens · 8 sequences · 2 bytes = 16 GiB
     assert result["memory"]["per_gpu_gib"]["kv_cache"] == pytest.approx(16.0, abs=0.01)
     assert result["performance"]["decode_tokens_per_s"] > 0
@@ -59,8 +72,10 @@ def test_inference_reports_kv_cache_and_decode_speed(client: TestClient) -> None
 
 
 def test_model_too_big_for_the_hardware_says_what_would_fit(client: TestClient) -> None:
-    response = client.post("/estimate", json={"model": {"preset": "llama-2-70b"}, "task": "full_finetune",
-                                              "hardware": {"gpu": "a100-40g-pcie"}})
+    response = client.post(
+        "/estimate",
+        json={"model": {"preset": "llama-2-70b"}, "task": "full_finetune", "hardware": {"gpu": "a100-40g-pcie"}},
+    )
     assert response.status_code == 422
     assert "does not fit" in response.json()["detail"]
 
@@ -115,9 +130,16 @@ def test_scaling_view_matches_the_articles_claims(client: TestClient) -> None:
     """BRIEF §2: 8-GPU data parallel on NVLink is 6-7.5× in practice; 10 GbE between nodes is
     only tolerable for pure data parallelism. Case: Llama-2-7B full fine-tune, plain DDP, one
     1,024-token sequence per GPU on 8×A100 80G SXM (tests/estimator/test_perf_article.py)."""
-    response = client.post("/estimate/scaling", json={
-        "model": {"preset": "llama-2-7b"}, "task": "full_finetune", "seq_len": 1024, "gpu": "a100-80g-sxm",
-        "plan": {"zero_stage": 0, "micro_batch": 1}})
+    response = client.post(
+        "/estimate/scaling",
+        json={
+            "model": {"preset": "llama-2-7b"},
+            "task": "full_finetune",
+            "seq_len": 1024,
+            "gpu": "a100-80g-sxm",
+            "plan": {"zero_stage": 0, "micro_batch": 1},
+        },
+    )
     assert response.status_code == 200, response.text
     rows = response.json()["rows"]
     nvlink8 = next(r for r in rows if r["scope"] == "node" and r["link"] == "nvlink3" and r["gpus"] == 8)

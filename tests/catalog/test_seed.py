@@ -28,8 +28,15 @@ def test_seed_twice_changes_nothing(db: Session) -> None:
 
 def test_seed_keeps_an_admin_price_and_discount(db: Session) -> None:
     sku = get_sku_by_slug(db, "h100-80g-sxm-8x")
-    db.add(SkuPrice(sku=sku, amount_minor=9_500_000, currency="CNY",
-                    effective_from=datetime.now(UTC), created_by="admin@example.com"))
+    db.add(
+        SkuPrice(
+            sku=sku,
+            amount_minor=9_500_000,
+            currency="CNY",
+            effective_from=datetime.now(UTC),
+            created_by="admin@example.com",
+        )
+    )
     next(d for d in sku.discounts if d.term == "annual").discount_bp = 1800
     db.flush()
     seed_catalog(db)

@@ -29,8 +29,15 @@ CARD = "a100-40g-pcie-card"  # seeded at 2800.00 CNY a month
 
 
 def _new_price(db: Session, amount_minor: int, *, at: datetime | None = None) -> None:
-    db.add(SkuPrice(sku=get_sku_by_slug(db, CARD), amount_minor=amount_minor, currency="CNY",
-                    effective_from=at or datetime.now(UTC), created_by="test"))
+    db.add(
+        SkuPrice(
+            sku=get_sku_by_slug(db, CARD),
+            amount_minor=amount_minor,
+            currency="CNY",
+            effective_from=at or datetime.now(UTC),
+            created_by="test",
+        )
+    )
     db.flush()
 
 

@@ -6,8 +6,19 @@ from app.estimator.hardware import data_version, get_gpu, gpu_sources, load_gpus
 from app.estimator.specs import EstimatorError
 
 REQUIRED = (
-    "v100-32g-sxm", "a10-24g", "rtx4090-24g", "rtxa6000-48g", "l40s-48g", "a100-40g-pcie", "a100-40g-sxm",
-    "a100-80g-pcie", "a100-80g-sxm", "h100-80g-pcie", "h100-80g-sxm", "h200-141g-sxm", "b200-180g-sxm",
+    "v100-32g-sxm",
+    "a10-24g",
+    "rtx4090-24g",
+    "rtxa6000-48g",
+    "l40s-48g",
+    "a100-40g-pcie",
+    "a100-40g-sxm",
+    "a100-80g-pcie",
+    "a100-80g-sxm",
+    "h100-80g-pcie",
+    "h100-80g-sxm",
+    "h200-141g-sxm",
+    "b200-180g-sxm",
 )
 CITED_FIELDS = ("memory_gib", "usable_memory_gib", "hbm_bytes_per_s", "peak_flops", "nvlink_bytes_per_s", "pcie_gen")
 

@@ -51,8 +51,9 @@ def test_pure_bf16_adamw_is_8_bytes_per_param_torchtune() -> None:
     assert _states(_estimate(workload=Workload(mixed_precision=False))) == pytest.approx(8 * P7)
 
 
-@pytest.mark.parametrize(("optimizer", "per_param"), [("adamw_8bit", 2 + 2 + 4 + 2), ("sgd", 2 + 2 + 4 + 4),
-                                                      ("lion", 2 + 2 + 4 + 4)])
+@pytest.mark.parametrize(
+    ("optimizer", "per_param"), [("adamw_8bit", 2 + 2 + 4 + 2), ("sgd", 2 + 2 + 4 + 4), ("lion", 2 + 2 + 4 + 4)]
+)
 def test_optimizer_state_sizes(optimizer: str, per_param: float) -> None:
     assert _states(_estimate(workload=Workload(optimizer=optimizer))) == pytest.approx(per_param * P7)
 
@@ -72,8 +73,9 @@ def test_kv_cache_formula() -> None:
 
 def test_kv_cache_in_fp8_halves_and_gqa_shrinks_it() -> None:
     bf16 = _estimate(LLAMA3_8B, Workload(task="inference", seq_len=8192), Plan(micro_batch=4)).breakdown.kv_cache
-    fp8 = _estimate(LLAMA3_8B, Workload(task="inference", seq_len=8192, kv_cache_precision="fp8"),
-                    Plan(micro_batch=4)).breakdown.kv_cache
+    fp8 = _estimate(
+        LLAMA3_8B, Workload(task="inference", seq_len=8192, kv_cache_precision="fp8"), Plan(micro_batch=4)
+    ).breakdown.kv_cache
     assert fp8 == bf16 / 2 and bf16 == 2 * 32 * 8 * 128 * 8192 * 4 * 2
 
 

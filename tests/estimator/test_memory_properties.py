@@ -10,8 +10,10 @@ from app.estimator.memory import estimate_memory
 from app.estimator.presets import get_preset
 from app.estimator.specs import Cluster, LoraSpec, ModelSpec, Plan, Workload
 
-MODELS = [get_preset(p).model for p in ("llama-2-7b", "mixtral-8x7b", "gpt2", "qwen2.5-0.5b", "gemma-2-9b",
-                                          "deepseek-v2-lite", "llama-3.1-70b")]
+MODELS = [
+    get_preset(p).model
+    for p in ("llama-2-7b", "mixtral-8x7b", "gpt2", "qwen2.5-0.5b", "gemma-2-9b", "deepseek-v2-lite", "llama-3.1-70b")
+]
 H100 = get_gpu("h100-80g-sxm")
 
 
@@ -89,6 +91,7 @@ def test_doubling_dp_with_zero3_shrinks_model_states(scenario: tuple) -> None:
 @given(scenarios())
 def test_recompute_never_increases_activations(scenario: tuple) -> None:
     model, workload, plan, cluster = scenario
+
     def activations(mode: str) -> float:
         return estimate_memory(model, workload, replace(plan, recompute=mode), cluster).breakdown.activations
 

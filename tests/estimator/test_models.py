@@ -87,8 +87,15 @@ def test_model_from_params_refuses_bad_sizes(bad: float) -> None:
 
 
 def test_hf_config_llama_round_trip() -> None:
-    config = {"model_type": "llama", "num_hidden_layers": 32, "hidden_size": 4096, "num_attention_heads": 32,
-              "num_key_value_heads": 32, "intermediate_size": 11008, "vocab_size": 32000}
+    config = {
+        "model_type": "llama",
+        "num_hidden_layers": 32,
+        "hidden_size": 4096,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 32,
+        "intermediate_size": 11008,
+        "vocab_size": 32000,
+    }
     assert count_params(model_from_hf_config(config)).total == 6_738_415_616
 
 
@@ -113,17 +120,44 @@ def test_hf_config_must_be_an_object() -> None:
 
 
 def test_all_required_families_are_supported() -> None:
-    required = {"llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gemma", "gemma2",
-                "phi3", "gpt2", "gpt_neox", "falcon", "deepseek_v2", "deepseek_v3"}
+    required = {
+        "llama",
+        "mistral",
+        "mixtral",
+        "qwen2",
+        "qwen2_moe",
+        "qwen3",
+        "qwen3_moe",
+        "gemma",
+        "gemma2",
+        "phi3",
+        "gpt2",
+        "gpt_neox",
+        "falcon",
+        "deepseek_v2",
+        "deepseek_v3",
+    }
     assert required <= set(SUPPORTED_HF_TYPES)
 
 
 def test_qwen2_moe_shared_expert_and_sparse_layers() -> None:
     # Qwen/Qwen1.5-MoE-A2.7B config.json; published 14,315,784,192 params (shared_expert_gate h per layer not modelled)
-    config = {"model_type": "qwen2_moe", "num_hidden_layers": 24, "hidden_size": 2048, "num_attention_heads": 16,
-              "num_key_value_heads": 16, "intermediate_size": 5632, "vocab_size": 151936, "num_experts": 60,
-              "num_experts_per_tok": 4, "moe_intermediate_size": 1408, "shared_expert_intermediate_size": 5632,
-              "decoder_sparse_step": 1, "mlp_only_layers": [], "tie_word_embeddings": False}
+    config = {
+        "model_type": "qwen2_moe",
+        "num_hidden_layers": 24,
+        "hidden_size": 2048,
+        "num_attention_heads": 16,
+        "num_key_value_heads": 16,
+        "intermediate_size": 5632,
+        "vocab_size": 151936,
+        "num_experts": 60,
+        "num_experts_per_tok": 4,
+        "moe_intermediate_size": 1408,
+        "shared_expert_intermediate_size": 5632,
+        "decoder_sparse_step": 1,
+        "mlp_only_layers": [],
+        "tie_word_embeddings": False,
+    }
     model = model_from_hf_config(config)
     assert model.moe_layers == 24 and model.shared_experts == 4
     assert count_params(model).total == pytest.approx(14_315_784_192, rel=1e-4)
@@ -136,8 +170,15 @@ def test_deepseek_mla_is_matched_in_parameters() -> None:
 
 
 def test_mla_attention_count_is_exact_for_v3() -> None:
-    config = {"hidden_size": 7168, "num_attention_heads": 128, "q_lora_rank": 1536, "kv_lora_rank": 512,
-              "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128}
+    config = {
+        "hidden_size": 7168,
+        "num_attention_heads": 128,
+        "q_lora_rank": 1536,
+        "kv_lora_rank": 512,
+        "qk_nope_head_dim": 128,
+        "qk_rope_head_dim": 64,
+        "v_head_dim": 128,
+    }
     q = 7168 * 1536 + 1536 + 1536 * 128 * 192
     kv = 7168 * 576 + 512 + 512 * 128 * 256
     assert mla_attention_params(config) == q + kv + 128 * 128 * 7168

@@ -36,9 +36,21 @@ def test_every_preset_cites_its_config(preset) -> None:
 
 def test_the_popular_models_are_there() -> None:
     ids = {p.id for p in PRESETS}
-    for wanted in ("llama-2-7b", "llama-2-70b", "llama-3.1-405b", "mixtral-8x7b", "mixtral-8x22b", "qwen2.5-72b",
-                   "qwen3-30b-a3b", "gemma-2-27b", "phi-3-mini-4k", "gpt2", "gpt-neox-20b", "falcon-7b",
-                   "deepseek-v3"):
+    for wanted in (
+        "llama-2-7b",
+        "llama-2-70b",
+        "llama-3.1-405b",
+        "mixtral-8x7b",
+        "mixtral-8x22b",
+        "qwen2.5-72b",
+        "qwen3-30b-a3b",
+        "gemma-2-27b",
+        "phi-3-mini-4k",
+        "gpt2",
+        "gpt-neox-20b",
+        "falcon-7b",
+        "deepseek-v3",
+    ):
         assert wanted in ids
 
 

@@ -59,6 +59,7 @@ def test_body_over_a_configured_limit_is_413(sqlite_settings: Settings) -> None:
 
 def test_chunked_body_over_the_limit_is_413(sqlite_settings: Settings) -> None:
     settings = sqlite_settings.model_copy(update={"max_body_bytes": 4096})
+
     def chunks() -> Iterator[bytes]:  # no Content-Length: the limit is found while the body streams
         for _ in range(100):
             yield b"a" * 1024
@@ -116,7 +117,9 @@ def test_window_resets(limiter_engine: Engine, client_host: str) -> None:
     t0 = 1_800_000_000 - 1_800_000_000 % 60 + 10  # 10 s into a window
     decisions = [limiter.hit(limiter_engine, key, now=t0 + i) for i in range(3)]
     assert [(d.allowed, d.remaining, d.retry_after_s) for d in decisions] == [
-        (True, 1, 50), (True, 0, 49), (False, 0, 48),
+        (True, 1, 50),
+        (True, 0, 49),
+        (False, 0, 48),
     ]
     next_window = limiter.hit(limiter_engine, key, now=t0 + 55)
     assert (next_window.allowed, next_window.remaining, next_window.retry_after_s) == (True, 1, 55)
@@ -178,12 +181,24 @@ def test_limit_holds_across_uvicorn_workers(database_url: str, limiter_engine: E
     from tests.http.test_outage import _free_port
 
     port = _free_port()
-    env = {**os.environ, "DATABASE_URL": database_url, "PORT": str(port), "HOST": "127.0.0.1", "ENV": "test",
-           "LOG_LEVEL": "warning", "RATE_LIMIT_PER_MINUTE": "4"}
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "PORT": str(port),
+        "HOST": "127.0.0.1",
+        "ENV": "test",
+        "LOG_LEVEL": "warning",
+        "RATE_LIMIT_PER_MINUTE": "4",
+    }
     env.pop("PROMETHEUS_MULTIPROC_DIR", None)
     root = Path(__file__).resolve().parents[2]
-    process = subprocess.Popen([sys.executable, "-m", "app", "serve", "--workers", "2"], cwd=root, env=env,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "app", "serve", "--workers", "2"],
+        cwd=root,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60

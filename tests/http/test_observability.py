@@ -53,7 +53,11 @@ def test_one_json_line_per_request(probe_client: TestClient, access_lines: list[
     assert len(access_lines) == 2
     first, second = access_lines
     assert {k: first[k] for k in ("logger", "method", "path", "route", "status", "request_id")} == {
-        "logger": "app.access", "method": "GET", "path": "/healthz", "route": "/healthz", "status": 200,
+        "logger": "app.access",
+        "method": "GET",
+        "path": "/healthz",
+        "route": "/healthz",
+        "status": 200,
         "request_id": "req-1",
     }
     assert (second["method"], second["status"], second["request_id"]) == ("POST", 422, "req-2")

@@ -84,8 +84,20 @@ def postgres() -> Iterator[PrivatePostgres]:
     engine.dispose()
     yield server
     subprocess.run(
-        ["runuser", "-u", "postgres", "--", str(server.bin / "pg_ctl"), "-D", str(server.data), "-m", "immediate",
-         "stop"], capture_output=True, timeout=60,
+        [
+            "runuser",
+            "-u",
+            "postgres",
+            "--",
+            str(server.bin / "pg_ctl"),
+            "-D",
+            str(server.data),
+            "-m",
+            "immediate",
+            "stop",
+        ],
+        capture_output=True,
+        timeout=60,
     )
     shutil.rmtree(root, ignore_errors=True)
 

@@ -85,5 +85,8 @@ def test_trusted_host_wildcards(sqlite_settings: Settings) -> None:
             for host in ("api.example.com", "a.internal.example.com:443", "internal.example.com", "localhost")
         }
     assert statuses == {
-        "api.example.com": 200, "a.internal.example.com:443": 200, "internal.example.com": 400, "localhost": 400,
+        "api.example.com": 200,
+        "a.internal.example.com:443": 200,
+        "internal.example.com": 400,
+        "localhost": 400,
     }

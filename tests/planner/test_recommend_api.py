@@ -12,8 +12,15 @@ from sqlalchemy.orm import Session
 from app.catalog.models import SkuPrice
 from app.catalog.repository import get_sku_by_slug
 
-GPT3_175B = {"name": "gpt3-175b", "layers": 96, "hidden": 12288, "heads": 96, "ffn": 49152, "vocab": 50257,
-             "mlp": "gelu"}  # Brown et al. 2020, Table 2.1
+GPT3_175B = {
+    "name": "gpt3-175b",
+    "layers": 96,
+    "hidden": 12288,
+    "heads": 96,
+    "ffn": 49152,
+    "vocab": 50257,
+    "mlp": "gelu",
+}  # Brown et al. 2020, Table 2.1
 
 
 def _recommend(client: TestClient, **body) -> dict:
@@ -24,8 +31,9 @@ def _recommend(client: TestClient, **body) -> dict:
 
 def test_7b_lora_fits_one_a100_40g_card_and_it_is_the_cheapest(client: TestClient) -> None:
     for objective in ("cheapest", "balanced"):
-        result = _recommend(client, model={"preset": "llama-2-7b"}, task="lora", tokens=1e8,
-                            constraints={"objective": objective})
+        result = _recommend(
+            client, model={"preset": "llama-2-7b"}, task="lora", tokens=1e8, constraints={"objective": objective}
+        )
         top = result["options"][0]
         assert (top["sku"]["id"], top["total_gpus"]) == ("a100-40g-pcie-card", 1)
         assert top["cost"]["monthly_list"] == "2800.00"
@@ -34,8 +42,13 @@ def test_7b_lora_fits_one_a100_40g_card_and_it_is_the_cheapest(client: TestClien
 
 
 def test_annual_term_bills_twelve_discounted_months(client: TestClient) -> None:
-    result = _recommend(client, model={"preset": "llama-2-7b"}, task="lora", tokens=1e8,
-                        constraints={"objective": "cheapest", "term": "annual"})
+    result = _recommend(
+        client,
+        model={"preset": "llama-2-7b"},
+        task="lora",
+        tokens=1e8,
+        constraints={"objective": "cheapest", "term": "annual"},
+    )
     cost = result["options"][0]["cost"]
     assert (cost["monthly_effective"], cost["months"], cost["job_total"]) == ("2240.00", 12, "26880.00")
 
@@ -50,8 +63,9 @@ def test_7b_full_finetune_needs_several_gpus_with_sharding(client: TestClient) -
 
 
 def test_70b_full_finetune_fits_no_single_server_without_offload(client: TestClient) -> None:
-    result = _recommend(client, model={"preset": "llama-2-70b"}, task="full_finetune", tokens=1e9,
-                        constraints={"limit": 50})
+    result = _recommend(
+        client, model={"preset": "llama-2-70b"}, task="full_finetune", tokens=1e9, constraints={"limit": 50}
+    )
     single = [o for o in result["options"] if o["nodes"] == 1]
     assert single, "one 8-GPU server with offload should still be offered"
     assert all(o["plan"]["offload"] != "none" for o in single)
@@ -61,16 +75,18 @@ def test_70b_full_finetune_fits_no_single_server_without_offload(client: TestCli
 
 
 def test_70b_qlora_fits_one_or_two_cards(client: TestClient) -> None:
-    result = _recommend(client, model={"preset": "llama-2-70b"}, task="qlora", tokens=1e8,
-                        constraints={"objective": "cheapest"})
+    result = _recommend(
+        client, model={"preset": "llama-2-70b"}, task="qlora", tokens=1e8, constraints={"objective": "cheapest"}
+    )
     top = result["options"][0]
     assert top["sku"]["id"] == "a100-40g-pcie-card"
     assert top["total_gpus"] <= 2
 
 
 def test_175b_pretraining_in_90_days_needs_multi_node_h100_3d(client: TestClient) -> None:
-    result = _recommend(client, model=GPT3_175B, task="pretrain", tokens=3e11, seq_len=2048,
-                        constraints={"deadline_days": 90})
+    result = _recommend(
+        client, model=GPT3_175B, task="pretrain", tokens=3e11, seq_len=2048, constraints={"deadline_days": 90}
+    )
     assert result["options"], result["near_misses"]
     for option in result["options"]:
         assert option["sku"]["id"] == "h100-80g-sxm-8x"
@@ -82,8 +98,13 @@ def test_175b_pretraining_in_90_days_needs_multi_node_h100_3d(client: TestClient
 
 
 def test_pretraining_on_the_10gbe_a100_servers_is_flagged(client: TestClient) -> None:
-    result = _recommend(client, model={"preset": "llama-2-7b"}, task="pretrain", tokens=1e12,
-                        constraints={"gpu_types": ["a100-80g-sxm"]})
+    result = _recommend(
+        client,
+        model={"preset": "llama-2-7b"},
+        task="pretrain",
+        tokens=1e12,
+        constraints={"gpu_types": ["a100-80g-sxm"]},
+    )
     option = result["options"][0]
     assert option["sku"]["id"] == "a100-80g-sxm-8x" and option["nodes"] == 1
     assert "single_server_only" in {w["code"] for w in option["warnings"]}
@@ -106,8 +127,7 @@ def test_options_carry_money_as_strings_and_launch_configs(client: TestClient) -
 def test_retired_sku_is_never_recommended(client: TestClient, db: Session) -> None:
     get_sku_by_slug(db, "a100-40g-pcie-card").status = "retired"
     db.flush()
-    result = _recommend(client, model={"preset": "llama-2-7b"}, task="lora", tokens=1e8,
-                        constraints={"limit": 50})
+    result = _recommend(client, model={"preset": "llama-2-7b"}, task="lora", tokens=1e8, constraints={"limit": 50})
     assert all(o["sku"]["id"] != "a100-40g-pcie-card" for o in result["options"])
 
 
@@ -115,14 +135,20 @@ def test_price_change_applies_to_the_next_request(client: TestClient, db: Sessio
     sku = get_sku_by_slug(db, "a100-40g-pcie-card")
     db.add(SkuPrice(sku=sku, amount_minor=250_000, currency="CNY"))
     db.flush()
-    result = _recommend(client, model={"preset": "llama-2-7b"}, task="lora", tokens=1e8,
-                        constraints={"objective": "cheapest"})
+    result = _recommend(
+        client, model={"preset": "llama-2-7b"}, task="lora", tokens=1e8, constraints={"objective": "cheapest"}
+    )
     assert Decimal(result["options"][0]["cost"]["monthly_list"]) == Decimal("2500.00")
 
 
 def test_budget_turns_options_into_near_misses(client: TestClient) -> None:
-    result = _recommend(client, model={"preset": "llama-2-7b"}, task="full_finetune", tokens=1e9,
-                        constraints={"max_monthly_budget": "20000"})
+    result = _recommend(
+        client,
+        model={"preset": "llama-2-7b"},
+        task="full_finetune",
+        tokens=1e9,
+        constraints={"max_monthly_budget": "20000"},
+    )
     assert all(Decimal(o["cost"]["monthly_effective"]) <= 20000 for o in result["options"])
     assert any("budget 20000" in m["miss_reason"] for m in result["near_misses"])
 
@@ -138,8 +164,10 @@ def test_bad_constraints_are_422_naming_the_field(client: TestClient) -> None:
     for body, field in [
         ({"model": {"preset": "llama-2-7b"}, "constraints": {"objective": "best"}}, "constraints.objective"),
         ({"model": {"preset": "llama-2-7b"}, "constraints": {"max_nodes": 0}}, "constraints.max_nodes"),
-        ({"model": {"preset": "llama-2-7b"}, "constraints": {"max_monthly_budget": "-5"}},
-         "constraints.max_monthly_budget"),
+        (
+            {"model": {"preset": "llama-2-7b"}, "constraints": {"max_monthly_budget": "-5"}},
+            "constraints.max_monthly_budget",
+        ),
         ({"model": {"params": 1e16}}, "model.params"),
     ]:
         response = client.post("/recommend", json=body)
@@ -154,8 +182,9 @@ def test_sku_without_free_units_is_on_request_not_hidden(client: TestClient, db:
     sku = get_sku_by_slug(db, "a100-40g-pcie-card")
     db.add(SkuAvailability(sku_id=sku.id, region="shenzhen", units_available=0))
     db.flush()
-    result = _recommend(client, model={"preset": "llama-2-7b"}, task="lora", tokens=1e8,
-                        constraints={"objective": "cheapest"})
+    result = _recommend(
+        client, model={"preset": "llama-2-7b"}, task="lora", tokens=1e8, constraints={"objective": "cheapest"}
+    )
     top = result["options"][0]
     assert (top["sku"]["id"], top["availability"]) == ("a100-40g-pcie-card", "on request")
     others = {o["availability"] for o in result["options"][1:] if o["sku"]["id"] != "a100-40g-pcie-card"}

@@ -22,13 +22,19 @@ def test_printable_page_has_every_block(client: TestClient) -> None:
     assert '<link rel="stylesheet" href="/static/css/print.css">' in page
     assert client.get("/static/css/print.css").status_code == 200
     for text in (
-        f"Quote <span class=\"number\">{quote['number']}</span>",  # header
+        f'Quote <span class="number">{quote["number"]}</span>',  # header
         "GPU server rental (gpu-sizer)",  # seller block
-        "<strong>深圳算力科技</strong>", "li.wei@example.com",  # customer block
-        "8 × NVIDIA H100 80GB SXM", "NVLink + NVSwitch 900 GB/s",  # configuration
-        "<dt>tp</dt><dd>8</dd>", "<dt>model</dt><dd>llama-3-70b</dd>",  # plan summary and workload
-        "100,000.00", "−360,000.00 (15%)", "2,040,000.00",  # line items and term discount
-        "Term discount (15%)", "CNY 2,040,000.00",  # totals
+        "<strong>深圳算力科技</strong>",
+        "li.wei@example.com",  # customer block
+        "8 × NVIDIA H100 80GB SXM",
+        "NVLink + NVSwitch 900 GB/s",  # configuration
+        "<dt>tp</dt><dd>8</dd>",
+        "<dt>model</dt><dd>llama-3-70b</dd>",  # plan summary and workload
+        "100,000.00",
+        "−360,000.00 (15%)",
+        "2,040,000.00",  # line items and term discount
+        "Term discount (15%)",
+        "CNY 2,040,000.00",  # totals
         "Indicative price: the catalog gives this price for reference",  # the catalog's note
         "InfiniBand NDR 400G, per node: priced on consultation, not included in the total.",
     ):

@@ -24,8 +24,15 @@ def _documents(client: TestClient, quote_id: str) -> tuple[bytes, bytes, bytes]:
 
 def _change_the_catalog(db: Session) -> None:
     sku = get_sku_by_slug(db, "h100-80g-sxm-8x")
-    db.add(SkuPrice(sku=sku, amount_minor=9_500_000, currency="CNY",
-                    effective_from=datetime.now(UTC), created_by="admin@example.com"))
+    db.add(
+        SkuPrice(
+            sku=sku,
+            amount_minor=9_500_000,
+            currency="CNY",
+            effective_from=datetime.now(UTC),
+            created_by="admin@example.com",
+        )
+    )
     next(d for d in sku.discounts if d.term == "annual").discount_bp = 2000
     sku.name = "8x H100 80G SXM (renamed)"
     get_addon(db, sku.id, "infiniband-400g").amount_minor = 500_000

@@ -58,7 +58,9 @@ def test_admin_cancels_then_accepting_is_refused(client: TestClient, db: Session
     assert (row.cancelled_by, row.cancel_reason) == ("admin@example.com", "duplicate")
     refused = client.post(quote["links"]["accept"])
     assert (refused.status_code, refused.json()["detail"]) == (
-        409, f"quote {quote['number']} was cancelled and can no longer be accepted")
+        409,
+        f"quote {quote['number']} was cancelled and can no longer be accepted",
+    )
     assert "This quote was cancelled." in client.get(quote["links"]["print"]).text
     assert service.cancel_quote(db, public_id=quote["id"], actor="other@example.com").status == "cancelled"
 

@@ -14,8 +14,9 @@ from tests.quotes.helpers import h100_body
 def _pdf(response_content: bytes) -> tuple[str, set[str]]:
     reader = PdfReader(io.BytesIO(response_content))
     text = "\n".join(page.extract_text() for page in reader.pages)
-    fonts = {str(font.get_object()["/BaseFont"])
-             for page in reader.pages for font in page["/Resources"]["/Font"].values()}
+    fonts = {
+        str(font.get_object()["/BaseFont"]) for page in reader.pages for font in page["/Resources"]["/Font"].values()
+    }
     return text, fonts
 
 

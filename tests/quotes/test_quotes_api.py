@@ -25,18 +25,39 @@ def test_h100_annual_quote_with_infiniband_on_consultation(client: TestClient) -
     assert quote["status"] == "issued"
     assert quote["currency"] == "CNY"
     assert (quote["unit_list_price"], quote["unit_effective_price"], quote["discount_percent"]) == (
-        "100000.00", "85000.00", "15")
+        "100000.00",
+        "85000.00",
+        "15",
+    )
     assert (quote["subtotal"], quote["discount_total"], quote["total"]) == ("2400000.00", "360000.00", "2040000.00")
     rental, infiniband = quote["lines"]
     assert rental == {
-        "position": 1, "kind": "rental", "code": "h100-80g-sxm-8x", "description": "8x H100 80G SXM NVSwitch server",
-        "unit": "node", "quantity": 2, "months": 12, "unit_price": "100000.00", "discount_percent": "15",
-        "discount": "360000.00", "amount": "2040000.00", "note": "Annual term: 15% off the monthly list price",
+        "position": 1,
+        "kind": "rental",
+        "code": "h100-80g-sxm-8x",
+        "description": "8x H100 80G SXM NVSwitch server",
+        "unit": "node",
+        "quantity": 2,
+        "months": 12,
+        "unit_price": "100000.00",
+        "discount_percent": "15",
+        "discount": "360000.00",
+        "amount": "2040000.00",
+        "note": "Annual term: 15% off the monthly list price",
     }
     assert infiniband == {
-        "position": 2, "kind": "addon", "code": "infiniband-400g", "description": "InfiniBand NDR 400G, per node",
-        "unit": "node", "quantity": 2, "months": 12, "unit_price": None, "discount_percent": "0", "discount": None,
-        "amount": None, "note": "Priced on consultation; not included in the total",
+        "position": 2,
+        "kind": "addon",
+        "code": "infiniband-400g",
+        "description": "InfiniBand NDR 400G, per node",
+        "unit": "node",
+        "quantity": 2,
+        "months": 12,
+        "unit_price": None,
+        "discount_percent": "0",
+        "discount": None,
+        "amount": None,
+        "note": "Priced on consultation; not included in the total",
     }
     assert quote["indicative"] is True
     assert quote["notes"] == [
@@ -48,8 +69,10 @@ def test_h100_annual_quote_with_infiniband_on_consultation(client: TestClient) -
     assert quote["workload"]["tokens"] == 2_000_000_000
     assert quote["sku"]["id"] == "h100-80g-sxm-8x" and quote["sku"]["gpus_per_node"] == 8
     assert quote["links"] == {
-        "self": f"/quotes/{quote['id']}", "print": f"/quotes/{quote['id']}/print",
-        "pdf": f"/quotes/{quote['id']}.pdf", "accept": f"/quotes/{quote['id']}/accept",
+        "self": f"/quotes/{quote['id']}",
+        "print": f"/quotes/{quote['id']}/print",
+        "pdf": f"/quotes/{quote['id']}.pdf",
+        "accept": f"/quotes/{quote['id']}/accept",
     }
     assert client.get(quote["links"]["self"]).json() == quote
 
@@ -93,15 +116,19 @@ def test_multi_node_without_infiniband_is_flagged(client: TestClient) -> None:
         ({"term": "weekly"}, "term", "'monthly' or 'annual'"),
         ({"term": "annual", "months": 18}, "months", "an annual term takes whole years (12, 24, …), got 18"),
         ({"months": 61}, "months", "less than or equal to 60"),
-        ({"addons": ["infiniband-400g"]}, "addons",
-         "infiniband-400g not offered with a100-40g-pcie-card; allowed: none"),
+        (
+            {"addons": ["infiniband-400g"]},
+            "addons",
+            "infiniband-400g not offered with a100-40g-pcie-card; allowed: none",
+        ),
         ({"customer": {"name": "Ada", "email": "not-an-email"}}, "customer.email", "email"),
         ({"customer": {"name": "", "email": "a@example.org"}}, "customer.name", "at least 1 character"),
         ({"adons": []}, "adons", "Extra inputs are not permitted"),
     ],
 )
-def test_bad_input_is_a_422_naming_the_field(client: TestClient, db: Session, changes: dict, field: str,
-                                              fragment: str) -> None:
+def test_bad_input_is_a_422_naming_the_field(
+    client: TestClient, db: Session, changes: dict, field: str, fragment: str
+) -> None:
     before = _count(db)
     response = client.post("/quotes", json=a100_body(**changes))
     assert response.status_code == 422, response.text

@@ -9,14 +9,19 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 # The README's screenshots are refreshed only on request (UPDATE_SCREENSHOTS=1 make test), so that an
 # ordinary test run leaves the working tree clean; otherwise they go to a temporary folder.
-SCREENSHOTS = (ROOT / "docs" / "screenshots" if os.environ.get("UPDATE_SCREENSHOTS") == "1"
-               else Path(tempfile.gettempdir()) / "gpu-sizer-screenshots")
+SCREENSHOTS = (
+    ROOT / "docs" / "screenshots"
+    if os.environ.get("UPDATE_SCREENSHOTS") == "1"
+    else Path(tempfile.gettempdir()) / "gpu-sizer-screenshots"
+)
 
 
-def new_page(chromium: object, *, javascript: bool = True, width: int = 1200, height: int = 900,
-             locale: str = "en-US") -> object:
-    context = chromium.new_context(java_script_enabled=javascript, viewport={"width": width, "height": height},
-                                   locale=locale)
+def new_page(
+    chromium: object, *, javascript: bool = True, width: int = 1200, height: int = 900, locale: str = "en-US"
+) -> object:
+    context = chromium.new_context(
+        java_script_enabled=javascript, viewport={"width": width, "height": height}, locale=locale
+    )
     context.set_default_timeout(15_000)
     return context.new_page()
 

@@ -17,8 +17,14 @@ from tests.web.browser import new_page
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
 ]
 
 
@@ -26,8 +32,12 @@ CHROMIUM_ARGS = [
 def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """`python -m app migrate`, `seed`, `serve` on a free port; the base URL, for one test module."""
     database = tmp_path_factory.mktemp("web") / "web.db"
-    env = {"DATABASE_URL": f"sqlite:///{database}", "PORT": str(free_port()), "ENV": "test",
-           "RATE_LIMIT_PER_MINUTE": "0"}
+    env = {
+        "DATABASE_URL": f"sqlite:///{database}",
+        "PORT": str(free_port()),
+        "ENV": "test",
+        "RATE_LIMIT_PER_MINUTE": "0",
+    }
     app_cli(["migrate"], env)
     app_cli(["seed"], env)
     with running_server(env) as base_url:

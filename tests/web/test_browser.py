@@ -81,8 +81,11 @@ def test_b_70b_full_finetune_shows_multi_gpu_plans_and_memory_bars(live_server: 
         assert card["sku"] == option["sku"]["id"]
         assert card["plan"] == option["plan"]["summary"]
         assert card["bars"] == 1
-        parts = [k for k in ("weights", "gradients", "optimizer", "activations", "kv_cache", "other")
-                 if option["memory"]["per_gpu_gib"][k] > 0]
+        parts = [
+            k
+            for k in ("weights", "gradients", "optimizer", "activations", "kv_cache", "other")
+            if option["memory"]["per_gpu_gib"][k] > 0
+        ]
         assert card["segments"] == len(parts)
     assert page.locator("svg.scatter circle").count() == len(api["options"]) + len(api["pareto"])
     rejected = page.inner_text("ul.rejected")
@@ -110,7 +113,11 @@ def test_c_request_a_quote_lands_on_its_printable_page(live_server: str, page) -
     assert page.inner_text("h1").startswith("Quote")
     quote = httpx.get(f"{live_server}/quotes/{quote_id}", timeout=10).json()
     assert (quote["sku"]["id"], quote["quantity"], quote["term"], quote["months"]) == (
-        "a100-40g-pcie-card", 1, "monthly", 1)
+        "a100-40g-pcie-card",
+        1,
+        "monthly",
+        1,
+    )
     assert quote["total"] == "2800.00"
     assert quote["customer"] == {"name": "Li Wei", "company": "Shenzhen Compute", "email": "li.wei@example.com"}
     assert quote["number"] in page.inner_text("h1")
@@ -177,7 +184,8 @@ def test_narrow_screen_labels_and_keyboard(live_server: str, chromium, javascrip
             assert page.evaluate("document.documentElement.scrollWidth") <= 375, path
             unlabeled = page.eval_on_selector_all(
                 "input:not([type=hidden]), select, textarea",
-                "els => els.filter(e => e.labels.length === 0 && !e.getAttribute('aria-label')).map(e => e.id)")
+                "els => els.filter(e => e.labels.length === 0 && !e.getAttribute('aria-label')).map(e => e.id)",
+            )
             assert unlabeled == []
         page.goto(f"{live_server}/")
         page.keyboard.press("Tab")

@@ -42,10 +42,14 @@ def test_results_show_the_top_option_and_the_script(client: TestClient) -> None:
     page = client.get(f"/results?{LORA_7B}&lang=en", headers=HTML)
     assert page.status_code == 200
     first = page.text.index('class="option"')
-    assert re.search(r'data-sku="a100-40g-pcie-card" data-gpus="1"', page.text[first:first + 300])
+    assert re.search(r'data-sku="a100-40g-pcie-card" data-gpus="1"', page.text[first : first + 300])
     assert '<dd class="money monthly">¥2,800.00</dd>' in page.text
-    body = json.loads(re.search(r'<pre id="body-json"[^>]*><code>(.*?)</code>', page.text, re.S).group(1)
-                      .replace("&#34;", '"').replace("&quot;", '"'))
+    body = json.loads(
+        re.search(r'<pre id="body-json"[^>]*><code>(.*?)</code>', page.text, re.S)
+        .group(1)
+        .replace("&#34;", '"')
+        .replace("&quot;", '"')
+    )
     assert body == {"model": {"preset": "llama-2-7b"}, "task": "lora"}  # what the API would default is left out
     assert client.post("/recommend", json=body).json()["options"][0]["sku"]["id"] == "a100-40g-pcie-card"
     assert "curl -sS -X POST &#39;http://testserver/recommend&#39;" in page.text
@@ -64,8 +68,9 @@ def test_language_from_accept_language_and_the_query(client: TestClient) -> None
 def test_planner_errors_come_back_next_to_the_field(client: TestClient) -> None:
     page = client.get("/results?preset=llama-9-1b&task=lora", headers=HTML)
     assert page.status_code == 422
-    assert re.search(r'<p class="field-error" id="err-preset">Unknown model preset &#39;llama-9-1b&#39;; closest: ',
-                     page.text)
+    assert re.search(
+        r'<p class="field-error" id="err-preset">Unknown model preset &#39;llama-9-1b&#39;; closest: ', page.text
+    )
     assert 'aria-describedby="err-preset" aria-invalid="true"' in page.text
     budget = client.get("/results?preset=llama-2-7b&task=lora&budget=0&lang=zh", headers=HTML)
     assert budget.status_code == 422
@@ -95,21 +100,40 @@ def test_launch_config_download(client: TestClient) -> None:
 
 
 def test_quote_post_redirects_to_the_printable_page(client: TestClient) -> None:
-    form = {"preset": "llama-2-7b", "task": "lora", "lang": "zh", "option": "1", "name": "Li Wei",
-            "company": "深圳算力科技", "email": "li.wei@example.com", "months": "3"}
+    form = {
+        "preset": "llama-2-7b",
+        "task": "lora",
+        "lang": "zh",
+        "option": "1",
+        "name": "Li Wei",
+        "company": "深圳算力科技",
+        "email": "li.wei@example.com",
+        "months": "3",
+    }
     response = client.post("/quote", data=form, follow_redirects=False)
     assert response.status_code == 303
     location = response.headers["location"]
     assert re.fullmatch(r"/quotes/[A-Za-z0-9_-]{32}/print\?lang=zh", location)
     quote = client.get(location.split("/print")[0]).json()
     assert (quote["sku"]["id"], quote["quantity"], quote["months"], quote["total"]) == (
-        "a100-40g-pcie-card", 1, 3, "8400.00")
+        "a100-40g-pcie-card",
+        1,
+        3,
+        "8400.00",
+    )
     assert quote["workload"] == {"model": {"preset": "llama-2-7b"}, "task": "lora"}
 
 
 def test_quote_post_errors_are_inline(client: TestClient) -> None:
-    form = {"preset": "llama-2-7b", "task": "lora", "lang": "en", "option": "1", "name": "", "email": "nope",
-            "months": "x"}
+    form = {
+        "preset": "llama-2-7b",
+        "task": "lora",
+        "lang": "en",
+        "option": "1",
+        "name": "",
+        "email": "nope",
+        "months": "x",
+    }
     response = client.post("/quote", data=form, follow_redirects=False)
     assert response.status_code == 422
     assert '<p class="field-error" id="err-months">Enter a whole number.</p>' in response.text
@@ -147,33 +171,52 @@ def test_friendly_500_for_an_unexpected_error_in_a_page(client: TestClient) -> N
 
 def test_a_multi_server_plan_quotes_the_fabric_add_on(client: TestClient) -> None:
     query = "preset=llama-2-70b&task=full_finetune&tokens_b=1&lang=en"
-    api = client.post("/recommend", json={"model": {"preset": "llama-2-70b"}, "task": "full_finetune",
-                                          "tokens": 1e9}).json()
-    option = next(o for o in api["options"]
-                  if o["nodes"] > 1 and any(w["code"] == "fabric_priced_on_request" for w in o["warnings"]))
+    api = client.post(
+        "/recommend", json={"model": {"preset": "llama-2-70b"}, "task": "full_finetune", "tokens": 1e9}
+    ).json()
+    option = next(
+        o
+        for o in api["options"]
+        if o["nodes"] > 1 and any(w["code"] == "fabric_priced_on_request" for w in o["warnings"])
+    )
     page = client.get(f"/quote?{query}&option={option['rank']}", headers=HTML)
     assert page.status_code == 200
-    assert re.search(r'<input type="checkbox" name="addons" value="infiniband-400g" id="f-addons-infiniband-400g"'
-                     r' checked>', page.text)
-    form = [("preset", "llama-2-70b"), ("task", "full_finetune"), ("tokens_b", "1"), ("lang", "en"),
-            ("option", str(option["rank"])), ("name", "Li Wei"), ("email", "li@example.com"), ("months", "1"),
-            ("addons", "infiniband-400g")]
+    assert re.search(
+        r'<input type="checkbox" name="addons" value="infiniband-400g" id="f-addons-infiniband-400g"'
+        r" checked>",
+        page.text,
+    )
+    form = [
+        ("preset", "llama-2-70b"),
+        ("task", "full_finetune"),
+        ("tokens_b", "1"),
+        ("lang", "en"),
+        ("option", str(option["rank"])),
+        ("name", "Li Wei"),
+        ("email", "li@example.com"),
+        ("months", "1"),
+        ("addons", "infiniband-400g"),
+    ]
     response = client.post("/quote", data=dict(form), follow_redirects=False)
     assert response.status_code == 303
     quote = client.get(response.headers["location"].split("/print")[0]).json()
     assert (quote["sku"]["id"], quote["quantity"]) == (option["sku"]["id"], option["nodes"])
     assert [(line["kind"], line["code"], line["amount"]) for line in quote["lines"]][1:] == [
-        ("addon", "infiniband-400g", None)]
+        ("addon", "infiniband-400g", None)
+    ]
     assert quote["total"] == option["cost"]["job_total"]
 
 
 def test_a_pasted_config_or_a_parameter_count_describes_the_model(client: TestClient) -> None:
     from urllib.parse import urlencode
 
-    config = ('{"model_type": "llama", "num_hidden_layers": 32, "hidden_size": 4096, "num_attention_heads": 32, '
-              '"num_key_value_heads": 32, "intermediate_size": 11008, "vocab_size": 32000}')
-    pasted = client.get("/results?" + urlencode({"source": "config", "hf_config": config, "task": "lora"}),
-                        headers=HTML)
+    config = (
+        '{"model_type": "llama", "num_hidden_layers": 32, "hidden_size": 4096, "num_attention_heads": 32, '
+        '"num_key_value_heads": 32, "intermediate_size": 11008, "vocab_size": 32000}'
+    )
+    pasted = client.get(
+        "/results?" + urlencode({"source": "config", "hf_config": config, "task": "lora"}), headers=HTML
+    )
     assert pasted.status_code == 200
     assert "· LoRA · 6.7B parameters</p>" in pasted.text  # the same architecture as the llama-2-7b preset
     assert 'data-sku="a100-40g-pcie-card" data-gpus="1"' in pasted.text
@@ -186,8 +229,15 @@ def test_near_misses_and_rejections_in_chinese(client: TestClient) -> None:
     query = "preset=llama-2-70b&task=full_finetune&tokens_b=1&deadline_days=1&budget=150000&lang=zh"
     page = client.get(f"/results?{query}", headers=HTML)
     assert page.status_code == 200
-    api = client.post("/recommend", json={"model": {"preset": "llama-2-70b"}, "task": "full_finetune", "tokens": 1e9,
-                                          "constraints": {"deadline_days": 1, "max_monthly_budget": "150000"}}).json()
+    api = client.post(
+        "/recommend",
+        json={
+            "model": {"preset": "llama-2-70b"},
+            "task": "full_finetune",
+            "tokens": 1e9,
+            "constraints": {"deadline_days": 1, "max_monthly_budget": "150000"},
+        },
+    ).json()
     assert api["near_misses"], "the constraints leave near misses"
     reasons = re.findall(r'<p class="miss-reason">([^<]+)</p>', page.text)
     assert len(reasons) == len(api["near_misses"])
@@ -197,9 +247,13 @@ def test_near_misses_and_rejections_in_chinese(client: TestClient) -> None:
 
 
 def test_a_submitted_wizard_redirects_to_the_short_url(client: TestClient) -> None:
-    response = client.get("/results?lang=en&source=preset&preset=llama-2-7b&params_b=&hf_config=&task=lora"
-                          "&tokens_b=&regions=&objective=balanced", follow_redirects=False)
+    response = client.get(
+        "/results?lang=en&source=preset&preset=llama-2-7b&params_b=&hf_config=&task=lora"
+        "&tokens_b=&regions=&objective=balanced",
+        follow_redirects=False,
+    )
     assert response.status_code == 303
     assert response.headers["location"] == (
         "/results?source=preset&preset=llama-2-7b&task=lora&seq_len=2048&precision=bf16&optimizer=adamw"
-        "&term=monthly&objective=balanced&lang=en")
+        "&term=monthly&objective=balanced&lang=en"
+    )

@@ -49,7 +49,10 @@ def test_short_money_and_durations() -> None:
     assert en.duration(None) == "give tokens to train"
     assert (zh.duration(18.49), zh.duration(100.35)) == ("18.5 小时", "4.2 天")
     assert (en.plural("cards", 1, n=1), en.plural("cards", 4, n=4), zh.plural("cards", 1, n=1)) == (
-        "1 card", "4 cards", "1 张卡")
+        "1 card",
+        "4 cards",
+        "1 张卡",
+    )
 
 
 def _form(**values: str) -> forms.WizardForm:
@@ -58,14 +61,35 @@ def _form(**values: str) -> forms.WizardForm:
 
 def test_the_form_becomes_the_recommend_body() -> None:
     t = Translator("en")
-    body = forms.build_body(_form(preset="llama-2-7b", task="qlora", lora_rank="64", dataset_tokens_b="2",
-                                  epochs="3", budget="50,000", deadline_days="7", term="annual",
-                                  regions="shenzhen"), t)
+    body = forms.build_body(
+        _form(
+            preset="llama-2-7b",
+            task="qlora",
+            lora_rank="64",
+            dataset_tokens_b="2",
+            epochs="3",
+            budget="50,000",
+            deadline_days="7",
+            term="annual",
+            regions="shenzhen",
+        ),
+        t,
+    )
     assert body == {
-        "model": {"preset": "llama-2-7b"}, "task": "qlora", "seq_len": 2048, "precision": "bf16",
-        "optimizer": "adamw", "lora": {"rank": 64}, "tokens": 6e9,
-        "constraints": {"term": "annual", "objective": "balanced", "max_monthly_budget": "50000",
-                        "deadline_days": 7.0, "regions": ["shenzhen"]},
+        "model": {"preset": "llama-2-7b"},
+        "task": "qlora",
+        "seq_len": 2048,
+        "precision": "bf16",
+        "optimizer": "adamw",
+        "lora": {"rank": 64},
+        "tokens": 6e9,
+        "constraints": {
+            "term": "annual",
+            "objective": "balanced",
+            "max_monthly_budget": "50000",
+            "deadline_days": 7.0,
+            "regions": ["shenzhen"],
+        },
     }
 
 
@@ -92,25 +116,42 @@ def test_api_locations_map_to_form_fields() -> None:
 
 def test_curl_command_quotes_the_body_for_a_shell() -> None:
     cmd = forms.curl_command("http://127.0.0.1:8000/", {"model": {"name": "it's"}})
-    assert cmd == ("curl -sS -X POST 'http://127.0.0.1:8000/recommend' \\\n  -H 'Content-Type: application/json' "
-                   "\\\n  -d '{\"model\":{\"name\":\"it'\\''s\"}}'")
+    assert cmd == (
+        "curl -sS -X POST 'http://127.0.0.1:8000/recommend' \\\n  -H 'Content-Type: application/json' "
+        '\\\n  -d \'{"model":{"name":"it\'\\\'\'s"}}\''
+    )
 
 
 def test_memory_bar_scales_to_the_larger_of_capacity_and_total() -> None:
-    fits = memory_bar(MemoryOut(per_gpu_gib={"weights": 12.7, "gradients": 0.15, "optimizer": 0.3,
-                                             "activations": 22.99, "kv_cache": 0.0, "other": 1.4, "total": 37.54},
-                                capacity_gib=39.0, fits=True, host_ram_gib=0))
+    fits = memory_bar(
+        MemoryOut(
+            per_gpu_gib={
+                "weights": 12.7,
+                "gradients": 0.15,
+                "optimizer": 0.3,
+                "activations": 22.99,
+                "kv_cache": 0.0,
+                "other": 1.4,
+                "total": 37.54,
+            },
+            capacity_gib=39.0,
+            fits=True,
+            host_ram_gib=0,
+        )
+    )
     assert [s.part for s in fits.segments] == ["weights", "gradients", "optimizer", "activations", "other"]
     assert fits.capacity_x == BAR_WIDTH
     assert sum(s.width for s in fits.segments) == pytest.approx(37.54 / 39.0 * BAR_WIDTH, abs=0.05)
-    over = memory_bar(MemoryOut(per_gpu_gib={"weights": 120.0, "total": 120.0}, capacity_gib=60.0, fits=False,
-                                host_ram_gib=0))
+    over = memory_bar(
+        MemoryOut(per_gpu_gib={"weights": 120.0, "total": 120.0}, capacity_gib=60.0, fits=False, host_ram_gib=0)
+    )
     assert (over.segments[0].width, over.capacity_x, over.fits) == (BAR_WIDTH, BAR_WIDTH / 2, False)
 
 
 def test_rejection_reasons_in_chinese_with_the_english_as_fallback() -> None:
     zh = Translator("zh")
     assert zh.reason("no parallel plan fits on 16 × NVIDIA H100 80GB SXM on 2 nodes") == (
-        "在 16 × NVIDIA H100 80GB SXM，共 2 个节点 上没有可行的并行方案")
+        "在 16 × NVIDIA H100 80GB SXM，共 2 个节点 上没有可行的并行方案"
+    )
     assert zh.reason("a reason the planner words differently") == "a reason the planner words differently"
     assert Translator("en").reason("offered in shenzhen, not in singapore") == "offered in shenzhen, not in singapore"
