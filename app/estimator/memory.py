@@ -658,7 +658,7 @@ def _validate_degrees(model: ModelSpec, plan: Plan) -> None:
     if plan.zero_stage not in (0, 1, 2, 3):
         raise EstimatorError("zero_stage must be 0, 1, 2 or 3.", field="plan.zero_stage")
     if model.heads % plan.tp:
-        divisors = [d for d in range(1, model.heads + 1) if model.heads % d == 0 and d <= 64]
+        divisors = [d for d in range(1, min(model.heads, 64) + 1) if model.heads % d == 0]
         raise EstimatorError(
             f"tp={plan.tp} does not divide the {model.heads} attention heads; allowed tp: {divisors}.",
             field="plan.tp",

@@ -243,11 +243,17 @@ def _from_mixtral(config: Mapping[str, Any]) -> ModelSpec:
     )
 
 
+def _multiples_in(start: int, stop: int, step: int) -> int:
+    """How many i in range(start, stop) have i % step == 0, counted without iterating."""
+    return max(0, (stop - 1) // step - (start - 1) // step) if stop > start else 0
+
+
 def _sparse_layer_count(config: Mapping[str, Any], layers: int) -> int:
     # Qwen MoE: layer i is sparse when i not in mlp_only_layers and (i + 1) % decoder_sparse_step == 0
     step = int(config.get("decoder_sparse_step") or 1)
-    dense_only = set(config.get("mlp_only_layers") or [])
-    return sum(1 for i in range(layers) if i not in dense_only and (i + 1) % step == 0)
+    dense_only = {int(i) for i in config.get("mlp_only_layers") or []}
+    sparse = _multiples_in(1, layers + 1, step)  # i + 1 runs over 1..layers
+    return sparse - sum(1 for i in dense_only if 0 <= i < layers and (i + 1) % step == 0)
 
 
 def _from_qwen_moe(config: Mapping[str, Any], *, qkv_bias: bool) -> ModelSpec:
@@ -377,6 +383,12 @@ def mla_attention_params(config: Mapping[str, Any]) -> int:
     return q_params + kv_params + heads * int(config["v_head_dim"]) * h
 
 
+def _divisors(n: int) -> list[int]:
+    """The divisors of n in O(sqrt n) steps."""
+    small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
+    return sorted({*small, *(n // d for d in small)})
+
+
 def _mla_equivalent_heads(config: Mapping[str, Any]) -> tuple[int, int]:
     """(head_dim, kv_heads) of a GQA layer with MLA's parameter count and about its KV-cache size.
 
@@ -387,7 +399,7 @@ def _mla_equivalent_heads(config: Mapping[str, Any]) -> tuple[int, int]:
     cache_values = int(config["kv_lora_rank"]) + int(config["qk_rope_head_dim"])
     target = mla_attention_params(config)
     head_dim = max(1, round((target / (2 * h) - cache_values / 2) / heads))
-    divisors = [d for d in range(1, heads + 1) if heads % d == 0]
+    divisors = _divisors(heads)
     kv_heads = min(divisors, key=lambda g: abs(2 * g * head_dim - cache_values))
     head_dim = max(1, round(target / (2 * h * (heads + kv_heads))))
     return head_dim, kv_heads
@@ -399,7 +411,7 @@ def _from_deepseek(config: Mapping[str, Any]) -> ModelSpec:
     layers = int(v["layers"])
     first_dense = int(config.get("first_k_dense_replace") or 0)
     step = int(config.get("moe_layer_freq") or 1)
-    moe_layers = sum(1 for i in range(first_dense, layers) if i % step == 0)
+    moe_layers = _multiples_in(first_dense, layers, step)
     return ModelSpec(
         name=str(config.get("_name_or_path") or config.get("model_type")),
         layers=layers,
@@ -417,6 +429,49 @@ def _from_deepseek(config: Mapping[str, Any]) -> ModelSpec:
         moe_layers=moe_layers,
         approximate=True,
     )
+
+
+# Every count a family reads from config.json, with its least allowed value; the most is MAX_DIM. They are
+# all checked before a builder runs, so no builder sees a bool, a string, a fraction, an infinity or a count
+# large enough to make arithmetic on it slow. (Non-zero steps: transformers divides by decoder_sparse_step and
+# moe_layer_freq, modeling_qwen2_moe.py and modeling_deepseek.py.)
+_HF_COUNTS: dict[str, int] = {
+    **dict.fromkeys(("num_hidden_layers", "n_layer", "hidden_size", "n_embd", "num_attention_heads", "n_head"), 1),
+    **dict.fromkeys(("num_key_value_heads", "num_kv_heads", "intermediate_size", "n_inner", "ffn_hidden_size"), 1),
+    **dict.fromkeys(("vocab_size", "head_dim", "moe_intermediate_size", "n_positions", "n_ctx"), 1),
+    **dict.fromkeys(("kv_lora_rank", "v_head_dim", "decoder_sparse_step", "moe_layer_freq"), 1),
+    **dict.fromkeys(("num_local_experts", "num_experts", "n_routed_experts", "num_experts_per_tok"), 0),
+    **dict.fromkeys(("shared_expert_intermediate_size", "n_shared_experts", "first_k_dense_replace"), 0),
+    **dict.fromkeys(("qk_rope_head_dim", "qk_nope_head_dim", "q_lora_rank"), 0),
+}
+
+
+def _as_count(value: Any, key: str, least: int) -> int:
+    """An integer in least..MAX_DIM (an integral float such as 4096.0 counts), or EstimatorError naming the key."""
+    ok = (type(value) is int) or (type(value) is float and math.isfinite(value) and value.is_integer())
+    if not ok or not least <= value <= MAX_DIM:
+        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+        raise EstimatorError(
+            f"hf_config.{key} must be an integer from {least} to {MAX_DIM}, got {shown}.",
+            field=f"model.hf_config.{key}",
+        )
+    return int(value)
+
+
+def _checked_counts(config: Mapping[str, Any]) -> dict[str, Any]:
+    """config with every known count validated and made an int, before any builder uses one."""
+    checked = dict(config)
+    for key, least in _HF_COUNTS.items():
+        if checked.get(key) is not None:
+            checked[key] = _as_count(checked[key], key, least)
+    dense_only = checked.get("mlp_only_layers")
+    if dense_only is not None:
+        if not isinstance(dense_only, list) or len(dense_only) > MAX_DIM:
+            raise EstimatorError(
+                "hf_config.mlp_only_layers must be a list of layer indices.", field="model.hf_config.mlp_only_layers"
+            )
+        checked["mlp_only_layers"] = [_as_count(i, "mlp_only_layers", 0) for i in dense_only]
+    return checked
 
 
 _FAMILIES: dict[str, Callable[[Mapping[str, Any]], ModelSpec]] = {
@@ -455,9 +510,10 @@ def model_from_hf_config(config: Mapping[str, Any], *, name: str | None = None) 
             f"Unknown hf_config model_type {model_type!r}; supported: {', '.join(SUPPORTED_HF_TYPES)}.",
             field="model.hf_config.model_type",
         )
+    config = _checked_counts(config)
     try:
         model = builder(config)
-    except (TypeError, ValueError, KeyError) as exc:
+    except (TypeError, ValueError, KeyError, ArithmeticError) as exc:
         if isinstance(exc, EstimatorError):
             raise
         raise EstimatorError(f"hf_config has a malformed value: {exc}.", field="model.hf_config") from exc

@@ -182,3 +182,46 @@ def test_mla_attention_count_is_exact_for_v3() -> None:
     q = 7168 * 1536 + 1536 + 1536 * 128 * 192
     kv = 7168 * 576 + 512 + 512 * 128 * 256
     assert mla_attention_params(config) == q + kv + 128 * 128 * 7168
+
+
+def test_sparse_and_moe_layer_counts_are_arithmetic_and_match_the_definitions() -> None:
+    # transformers' definitions: Qwen MoE layer i is sparse when i not in mlp_only_layers and (i + 1) % step == 0
+    # (modeling_qwen2_moe.py); DeepSeek layer i is MoE when i >= first_k_dense_replace and i % moe_layer_freq == 0
+    from app.estimator.models import _multiples_in, _sparse_layer_count
+
+    for layers in range(1, 30):
+        for step in range(1, 7):
+            dense = [0, 3, 8, 40]
+            expected = sum(1 for i in range(layers) if i not in dense and (i + 1) % step == 0)
+            assert _sparse_layer_count({"decoder_sparse_step": step, "mlp_only_layers": dense}, layers) == expected
+            for first in range(0, 8):
+                assert _multiples_in(first, layers, step) == sum(1 for i in range(first, layers) if i % step == 0)
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("num_hidden_layers", 10**12),
+        ("num_hidden_layers", float("inf")),
+        ("decoder_sparse_step", "0"),
+        ("num_experts", -1),
+        ("hidden_size", 4096.5),
+        ("vocab_size", True),
+        ("mlp_only_layers", [1, "x"]),
+    ],
+)
+def test_hf_config_counts_are_checked_before_use(key: str, value: object) -> None:
+    config = {
+        "model_type": "qwen2_moe",
+        "num_hidden_layers": 24,
+        "hidden_size": 2048,
+        "num_attention_heads": 16,
+        "vocab_size": 151936,
+        "num_experts": 60,
+        "num_experts_per_tok": 4,
+        "moe_intermediate_size": 1408,
+    }
+    with pytest.raises(EstimatorError) as error:
+        model_from_hf_config({**config, key: value})
+    assert error.value.field == f"model.hf_config.{key}"
+    assert "must be an integer from" in str(error.value)
