@@ -1,0 +1,726 @@
+"""Serving a model: KV-cache capacity, time to first token, time per output token and throughput of
+an inference engine (vLLM, SGLang, TensorRT-LLM) under a traffic load, and the replicas it needs.
+
+How the engines work, and how this module models them:
+
+- Memory (per GPU). Each engine takes a memory budget and fills what the weights and its working
+  buffers leave with a paged KV cache:
+  * vLLM: `gpu_memory_utilization` × total memory is the budget; a profiling forward over
+    `max_num_batched_tokens` measures the activation peak; the KV cache gets the budget minus the
+    weights, that peak and the memory outside PyTorch (CUDA context, NCCL buffers). CUDA graphs are
+    captured afterwards and live in the (1 − utilisation) margin (vLLM docs, "Engine arguments";
+    vllm/worker/worker.py `determine_num_available_blocks`, log line "Memory profiling results").
+  * SGLang: `mem_fraction_static` × total memory holds weights and the KV pool; the rest is left for
+    activations and CUDA graphs (sglang/srt/server_args.py; model_runner.py `profile_max_num_token`:
+    rest = available after weights − total × (1 − fraction)).
+  * TensorRT-LLM: the KV cache takes `free_gpu_memory_fraction` (0.9) of the memory still free after
+    the weights and the runtime's activation buffers are allocated (llmapi/llm_args.py KvCacheConfig).
+  The cache is paged in blocks of `block_size` tokens; a sequence holds ceil(len / block) blocks.
+- A decode step reads the weights a batch touches and the batch's KV cache from HBM, or is bound by
+  the FLOPs at large batch: max(bytes / achieved HBM bandwidth, FLOPs / achieved compute), plus a
+  per-step engine overhead (scheduler, sampling, launch gaps: CPU time that CUDA graphs shorten but
+  do not remove) and, with tensor parallelism, two all-reduces per layer whose fixed latency does
+  not shrink with the message (Megatron-LM TP; nccl-tests small-message times).
+- Prefill is compute-bound: 2 FLOPs per weight per token plus the causal attention, whose cost
+  grows with the square of the prompt.
+- Continuous batching with chunked prefill (vLLM ≥ 0.6 default, SGLang, TRT-LLM in-flight
+  batching): every step carries the decode token of each running sequence and a chunk of waiting
+  prompts, up to `max_num_batched_tokens`. In steady state a request's prompt is spread over the
+  steps its generation takes; its first token comes after ceil(prompt / free chunk) steps.
+- Static batching (FasterTransformer, gpt-fast, LMDeploy's static benchmark): a batch prefills
+  together, then decodes together; time per token is the decode step.
+- MoE decode reads only the experts the batch routes to: with B tokens each picking k of E experts
+  (uniform routing), E·(1 − (1 − k/E)^B) distinct experts per MoE layer are read.
+- Throughput from Little's law: requests/s = concurrency / end-to-end latency; given an offered
+  load, the per-replica concurrency solving it is found by bisection, and the replicas needed are
+  those that carry the load within the latency targets.
+
+The achieved fractions (HBM bandwidth, decode and prefill compute), the per-step overhead and the
+activation-workspace factor were fitted on the calibration cases in tests/estimator/serving_cases.py
+and checked on held-out cases from other sources (docs/validation.md, "Serving"). Standard library only.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Literal
+
+from app.estimator.compute import attention_width, matmul_params
+from app.estimator.interconnects import all_reduce_s, group_bandwidth, point_to_point_s
+from app.estimator.params import count_params, mlp_params
+from app.estimator.performance import compute_precision
+from app.estimator.specs import GIB, Cluster, EstimatorError, GpuSpec, ModelSpec
+
+Engine = Literal["vllm", "sglang", "trt-llm"]
+Batching = Literal["continuous", "static"]
+WeightFormat = Literal["fp16", "bf16", "fp8", "int8", "int4"]
+KvFormat = Literal["fp16", "bf16", "fp8"]
+MathPrecision = Literal["fp16", "bf16", "fp8"]
+
+ENGINES: tuple[str, ...] = ("vllm", "sglang", "trt-llm")
+BATCHING: tuple[str, ...] = ("continuous", "static")
+WEIGHT_FORMATS: tuple[str, ...] = ("fp16", "bf16", "fp8", "int8", "int4")
+KV_FORMATS: tuple[str, ...] = ("fp16", "bf16", "fp8")
+MATH_PRECISIONS: tuple[str, ...] = ("fp16", "bf16", "fp8")
+
+# Bytes per weight of each storage format. Quantised formats also store one 16-bit scale per group
+# of `group` weights (int4 also a packed 4-bit zero point): AWQ/GPTQ default group size 128
+# (AutoAWQ `q_group_size=128`, AutoGPTQ `group_size=128`); int8 weight-only and FP8 use one scale per
+# output channel (vLLM fp8 per-channel/per-tensor, gpt-fast int8), i.e. a negligible group scale.
+WEIGHT_BYTES: dict[str, float] = {"fp16": 2.0, "bf16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5}
+GROUP_OVERHEAD_BYTES: dict[str, float] = {"int4": 2.0 + 0.5, "int8": 2.0, "fp8": 4.0}  # per group
+DEFAULT_GROUP_SIZE: dict[str, int] = {"int4": 128, "int8": 4096, "fp8": 4096}  # per-channel ≈ one group per row
+KV_BYTES: dict[str, float] = {"fp16": 2.0, "bf16": 2.0, "fp8": 1.0}
+
+
+@dataclass(frozen=True, slots=True)
+class EngineDefaults:
+    """What an engine does when the user does not say (each value from the engine's docs/source)."""
+
+    memory_fraction: float  # vLLM gpu_memory_utilization, SGLang mem_fraction_static, TRT-LLM free fraction
+    block_size: int  # tokens per KV page
+    max_num_seqs: int  # sequences a replica runs at once
+    max_num_batched_tokens: int  # tokens per step (chunked-prefill budget)
+    graph_max_batch: int  # largest decode batch captured in a CUDA graph
+    source: str
+
+
+ENGINE_DEFAULTS: dict[str, EngineDefaults] = {
+    "vllm": EngineDefaults(
+        memory_fraction=0.9,
+        block_size=16,
+        max_num_seqs=256,
+        max_num_batched_tokens=8192,
+        graph_max_batch=512,
+        source="vLLM docs 'Engine arguments' (v0.6-v0.10): --gpu-memory-utilization default 0.9, --block-size 16 "
+        "on CUDA, --max-num-seqs 256; V1 scheduler chunked prefill with max_num_batched_tokens 8192 for the "
+        "OpenAI server (vllm/engine/arg_utils.py); CUDA graphs captured up to batch 512 (compilation config "
+        "max_capture_size).",
+    ),
+    "sglang": EngineDefaults(
+        memory_fraction=0.88,  # tp 1; 0.87 / 0.85 / 0.81 at tp 2 / 4 / 8 (see sglang_memory_fraction)
+        block_size=1,
+        max_num_seqs=1024,
+        max_num_batched_tokens=8192,
+        graph_max_batch=160,
+        source="sglang/srt/server_args.py __post_init__: mem_fraction_static 0.88 (tp1), 0.87 (tp2), 0.85 "
+        "(tp4), 0.81 (tp8), 0.79 (tp16); chunked_prefill_size 8192 (2048 under 25 GB); cuda_graph_max_bs "
+        "160 (8 under 25 GB); page_size 1; max running requests bounded by the token pool.",
+    ),
+    "trt-llm": EngineDefaults(
+        memory_fraction=0.9,
+        block_size=32,
+        max_num_seqs=2048,
+        max_num_batched_tokens=8192,
+        graph_max_batch=2048,
+        source="tensorrt_llm/llmapi/llm_args.py KvCacheConfig: free_gpu_memory_fraction 0.9, tokens_per_block "
+        "32; max_batch_size 2048 and max_num_tokens 8192 (BuildConfig/LlmArgs defaults); docs "
+        "performance/perf-overview.md: 'the default setting of 0.90'.",
+    ),
+}
+
+
+def sglang_memory_fraction(tp: int) -> float:
+    """SGLang's default mem_fraction_static by tensor-parallel size (server_args.py)."""
+    if tp >= 16:
+        return 0.79
+    if tp >= 8:
+        return 0.81
+    if tp >= 4:
+        return 0.85
+    if tp >= 2:
+        return 0.87
+    return 0.88
+
+
+# --- fitted constants (benchmarks/serving_fit.py on the `fit` cases of tests/estimator/serving_cases.py) ---
+# Starting points were the cited figures below; the values are the fit's (rounded). The fit cases are
+# TensorRT-LLM's perf overview (H100/H200, FP8) and gpt-fast (A100, batch 1, int8/int4, TP 1-8).
+# Achieved fraction of HBM peak when a step streams the weights. STREAM-class kernels reach 80-90 % of
+# peak; gpt-fast measures 1.40 TB/s of an A100's 2.04 TB/s at batch 1 (README "Memory Bandwidth").
+DECODE_HBM_EFFICIENCY = 0.77
+# Achieved fraction of HBM peak when attention reads the paged KV cache (gather over pages, softmax and
+# a second pass: lower than a weight stream).
+KV_HBM_EFFICIENCY = 0.575
+# Weight-only quantised GEMV kernels dequantise on the fly and stream below the 16-bit rate: gpt-fast
+# int8 1069 GB/s and int4 (g32) 863 GB/s against 1397 GB/s for bf16 on the same A100 (README).
+WEIGHT_ONLY_STREAM_EFFICIENCY: dict[str, float] = {"int8": 0.82, "int4": 0.51}
+# Achieved fraction of dense peak by the GEMMs of a decode-dominated step (skinny M = batch) and of a
+# prefill-dominated step (large M).
+STEP_COMPUTE_EFFICIENCY = 0.315
+PREFILL_COMPUTE_EFFICIENCY = 0.72
+# The attention core runs in 16 bits (FP8 recipes keep softmax(QK^T)V in bf16 unless FP8 FMHA is
+# enabled) at a FlashAttention-class fraction of the 16-bit peak (FlashAttention-2/3 papers: 35-50 %).
+ATTENTION_COMPUTE_EFFICIENCY = 0.28
+# Routed-expert GEMMs (grouped GEMMs with few rows per expert, token permutation and routing) reach a
+# fraction of a dense GEMM's speed.
+MOE_GEMM_EFFICIENCY = 0.225
+# FP8 GEMMs reach less of their 2x peak than 16-bit ones reach of theirs (scales, casts);
+# the same derate as training (performance.FP8_GEMM_DERATE, fitted on torchtitan Float8).
+FP8_DERATE = 0.75
+# Per-step engine overhead (scheduling, sampling, input preparation, launch gaps), seconds, plus a
+# per-sequence part (detokenisation, sampling). vLLM's V1 rewrite cut CPU overhead to a few ms per step
+# (vLLM blog 2025-01-27 "vLLM V1"); "none" is a compiled single-stream loop (gpt-fast).
+STEP_OVERHEAD_S: dict[str, float] = {"vllm": 2.0e-3, "sglang": 1.5e-3, "trt-llm": 1.0e-3, "none": 0.1e-3}
+PER_SEQUENCE_OVERHEAD_S: dict[str, float] = {"vllm": 8e-6, "sglang": 6e-6, "trt-llm": 3e-6, "none": 0.0}
+# Fixed latency of one small TP all-reduce. Engines run one-shot custom kernels over NVLink (vLLM
+# custom_all_reduce.cu, SGLang's copy, TRT-LLM's allreduce plugin): a few µs. gpt-fast's PyTorch
+# collectives: fitted on its TP rows. Without NVLink the interconnect table's latency applies.
+ALLREDUCE_LATENCY_S: dict[str, float] = {"vllm": 8e-6, "sglang": 8e-6, "trt-llm": 10e-6, "none": 28e-6}
+# Activation workspace of the memory profile: bytes per batched token = factor x (3*ffn/tp + 4*h) x 2
+# bytes, plus the sampler's fp32 logits for max_num_seqs rows. Fitted on vLLM "Memory profiling
+# results" lines (#10517: peak_torch_memory - weights = 2.07 GiB at 20000 tokens, 2.99 GiB at 29000).
+WORKSPACE_FACTOR = 0.88
+# Memory outside the PyTorch allocator: CUDA context, cuBLAS workspaces; NCCL and custom all-reduce
+# buffers with TP (vLLM logs: non_torch_memory 0.35 GiB on an RTX 3090 (#10517), 1.79 GiB at TP1 and
+# 3.58 GiB at TP2 on an 80 GB card (#10511)).
+NON_TORCH_GIB = 0.6
+NON_TORCH_TP_GIB = 1.8
+# CUDA graphs for decode batches up to graph_max_batch: vLLM logs "Graph capturing finished ... took
+# 0.3-1.2 GiB"; they live in the (1 - utilisation) margin for vLLM and SGLang, inside TRT-LLM's.
+GRAPH_GIB = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class ServingConfig:
+    """The serving request: lengths, load, engine, formats and latency targets."""
+
+    input_tokens: int
+    output_tokens: int
+    concurrency: int | None = None  # sequences in flight per replica
+    requests_per_s: float | None = None  # offered load for the whole deployment
+    batching: Batching = "continuous"
+    engine: Engine = "vllm"
+    precision: MathPrecision = "bf16"  # the math
+    weights: WeightFormat | None = None  # storage; None: same as precision
+    kv_cache_precision: KvFormat | None = None  # None: 16-bit (the math's 16-bit type)
+    gpu_memory_utilization: float | None = None  # engine default otherwise
+    max_model_len: int | None = None  # None: input + output
+    max_num_seqs: int | None = None
+    max_num_batched_tokens: int | None = None
+    slo_ttft_ms: float | None = None
+    slo_tpot_ms: float | None = None
+    group_size: int | None = None  # quantisation group; None: format default
+    mla_cache_values: int = 0  # MLA (DeepSeek): values cached per token and layer (kv_lora_rank + rope dim)
+    engine_overhead: str | None = None  # None: the engine's; "none" for a compiled loop (gpt-fast)
+
+    @property
+    def weight_format(self) -> str:
+        return self.weights or self.precision
+
+    @property
+    def kv_format(self) -> str:
+        return self.kv_cache_precision or ("bf16" if self.precision == "fp8" else self.precision)
+
+    @property
+    def context_len(self) -> int:
+        return self.max_model_len or (self.input_tokens + self.output_tokens)
+
+
+@dataclass(frozen=True, slots=True)
+class ServingMemory:
+    """Per-GPU memory of one replica's GPUs, in bytes."""
+
+    weights: float
+    kv_cache: float
+    activations: float  # activation workspace of the largest step
+    engine_reserve: float  # CUDA context, NCCL buffers, CUDA graphs, the unused utilisation margin
+    capacity: float  # the card's total memory
+
+    @property
+    def total(self) -> float:
+        return self.weights + self.kv_cache + self.activations + self.engine_reserve
+
+
+@dataclass(frozen=True, slots=True)
+class ServingEstimate:
+    ttft_ms: float
+    tpot_ms: float
+    e2e_latency_ms: float
+    output_tokens_per_s: float  # whole deployment
+    output_tokens_per_s_per_gpu: float
+    requests_per_s: float  # whole deployment
+    concurrency: float  # per replica at the operating point
+    max_concurrency: int  # what one replica's KV cache and engine limits hold at these lengths
+    kv_cache_tokens: int  # per replica
+    replicas: int
+    replicas_needed: int | None  # for requests_per_s: replicas that carry it within the SLO
+    meets_slo: bool | None  # None without an SLO
+    memory: ServingMemory
+    gpus_per_replica: int
+    bound: str  # "memory" or "compute" for the decode step at the operating point
+    notes: list[str] = field(default_factory=list)
+
+
+# --- model quantities ---------------------------------------------------------------------------
+
+
+def kv_bytes_per_token(model: ModelSpec, kv_format: str, mla_cache_values: int = 0) -> float:
+    """KV-cache bytes per token for the whole model: 2·L·kv_heads·head_dim (GQA) or L·(rank + rope) (MLA)."""
+    values = mla_cache_values if mla_cache_values else 2 * model.kv_heads * model.d_head
+    return model.layers * values * KV_BYTES[kv_format]
+
+
+def kv_bytes_per_token_per_gpu(model: ModelSpec, kv_format: str, tp: int, pp: int, mla_cache_values: int = 0) -> float:
+    """KV heads split over TP ranks (replicated when kv_heads < tp; MLA's latent is replicated); layers over PP."""
+    if mla_cache_values:
+        per_layer = mla_cache_values * KV_BYTES[kv_format]
+    else:
+        heads_per_rank = max(1.0, model.kv_heads / tp)
+        per_layer = 2 * heads_per_rank * model.d_head * KV_BYTES[kv_format]
+    return math.ceil(model.layers / pp) * per_layer
+
+
+def weight_bytes_per_param(fmt: str, group_size: int | None = None) -> float:
+    group = group_size or DEFAULT_GROUP_SIZE.get(fmt, 0)
+    return WEIGHT_BYTES[fmt] + (GROUP_OVERHEAD_BYTES.get(fmt, 0.0) / group if group else 0.0)
+
+
+@dataclass(frozen=True, slots=True)
+class _Parts:
+    """Parameter groups of a model as serving reads them."""
+
+    quantised: float  # linear layers outside the routed experts (attention, dense MLPs, shared experts, router)
+    expert: float  # one routed expert's parameters
+    experts_total: float  # all routed experts of all MoE layers
+    head: float  # the LM head matrix (16-bit; quantisers keep it and the embedding unquantised)
+    embedding: float  # input table (16-bit; looked up, not streamed)
+    small: float  # norms, biases
+
+
+@lru_cache(maxsize=1024)
+def _parts(model: ModelSpec) -> _Parts:
+    counts = count_params(model)
+    head = float(model.vocab * model.hidden)  # tied or not, the LM head GEMM reads V × h
+    small = float(counts.norms_per_layer * model.layers + counts.final_norm)
+    if model.is_moe:
+        one = float(mlp_params(model, model.expert_ffn or model.ffn))
+        experts_total = one * model.experts * model.moe_layers
+    else:
+        one = experts_total = 0.0
+    quantised = float(counts.total) - counts.embedding - counts.lm_head - small - experts_total
+    return _Parts(quantised, one, experts_total, head, float(counts.embedding), small)
+
+
+def weights_bytes(model: ModelSpec, fmt: str, group_size: int | None = None) -> float:
+    """Stored bytes of the whole model: linear layers in `fmt` (with group scales); embedding, head and norms
+    in 16 bits."""
+    p = _parts(model)
+    per = weight_bytes_per_param(fmt, group_size)
+    head = 0.0 if model.tied_embeddings else p.head
+    return (p.quantised + p.experts_total) * per + (p.embedding + head + p.small) * 2.0
+
+
+def expected_experts_touched(experts: int, top_k: int, tokens: float) -> float:
+    """Distinct experts per MoE layer that `tokens` uniformly routed top-k picks touch: E·(1 − (1 − k/E)^T)."""
+    if experts <= 0 or tokens <= 0:
+        return 0.0
+    return experts * (1.0 - (1.0 - top_k / experts) ** tokens)
+
+
+def _weight_read_bytes(model: ModelSpec, fmt: str, group_size: int | None, tokens: float) -> float:
+    """Bytes of weights a step over `tokens` tokens reads (whole model, before the TP/PP split)."""
+    p = _parts(model)
+    per = weight_bytes_per_param(fmt, group_size)
+    read = p.quantised * per + p.head * 2.0
+    if model.is_moe:
+        touched = expected_experts_touched(model.experts, model.experts_per_token, tokens)
+        read += touched * p.expert * model.moe_layers * per
+    return read
+
+
+# --- engine limits and memory -------------------------------------------------------------------
+
+
+def _memory_fraction(cfg: ServingConfig, tp: int) -> float:
+    if cfg.gpu_memory_utilization is not None:
+        return cfg.gpu_memory_utilization
+    if cfg.engine == "sglang":
+        return sglang_memory_fraction(tp)
+    return ENGINE_DEFAULTS[cfg.engine].memory_fraction
+
+
+def _max_num_seqs(cfg: ServingConfig) -> int:
+    return cfg.max_num_seqs or ENGINE_DEFAULTS[cfg.engine].max_num_seqs
+
+
+def _batched_tokens(cfg: ServingConfig, gpu: GpuSpec) -> int:
+    if cfg.max_num_batched_tokens:
+        return cfg.max_num_batched_tokens
+    if cfg.engine == "sglang" and gpu.memory_gib < 25:
+        return 2048  # server_args.py: chunked_prefill_size 2048 under 25 GB
+    return ENGINE_DEFAULTS[cfg.engine].max_num_batched_tokens
+
+
+def _workspace_bytes(model: ModelSpec, cfg: ServingConfig, tp: int, tokens: int) -> float:
+    """Activation peak of the engine's profiling step over `tokens` tokens, per GPU."""
+    width = model.ffn if not model.is_moe else max(model.ffn, (model.expert_ffn or model.ffn) * model.experts_per_token)
+    per_token = WORKSPACE_FACTOR * (3.0 * width / tp + 4.0 * model.hidden) * 2.0
+    logits = _max_num_seqs(cfg) * model.vocab * 4.0  # fp32 logits of the last token of each sequence
+    return tokens * per_token + logits
+
+
+def serving_memory(model: ModelSpec, cfg: ServingConfig, gpu: GpuSpec, tp: int, pp: int) -> ServingMemory:
+    """Per-GPU memory: weights, the KV cache the engine allocates, workspace and reserve."""
+    total = gpu.memory_gib * GIB
+    weights = weights_bytes(model, cfg.weight_format, cfg.group_size) / (tp * pp)
+    fraction = _memory_fraction(cfg, tp)
+    non_torch = (NON_TORCH_GIB + (NON_TORCH_TP_GIB if tp * pp > 1 else 0.0)) * GIB
+    workspace = _workspace_bytes(model, cfg, tp, _batched_tokens(cfg, gpu))
+    graphs = GRAPH_GIB * GIB
+    if cfg.engine == "sglang":
+        kv = total * fraction - weights - non_torch
+    elif cfg.engine == "trt-llm":
+        kv = fraction * (total - weights - workspace - non_torch - graphs)
+    else:
+        kv = total * fraction - weights - workspace - non_torch
+    kv = max(0.0, kv)
+    reserve = max(0.0, total - weights - kv - workspace)
+    return ServingMemory(weights=weights, kv_cache=kv, activations=workspace, engine_reserve=reserve, capacity=total)
+
+
+def kv_cache_tokens(model: ModelSpec, cfg: ServingConfig, gpu: GpuSpec, tp: int, pp: int) -> int:
+    """Tokens one replica's paged KV cache holds (whole blocks)."""
+    memory = serving_memory(model, cfg, gpu, tp, pp)
+    per_token = kv_bytes_per_token_per_gpu(model, cfg.kv_format, tp, pp, cfg.mla_cache_values)
+    block = ENGINE_DEFAULTS[cfg.engine].block_size
+    return int(memory.kv_cache // (per_token * block)) * block
+
+
+def _blocks_per_sequence(tokens: int, block: int) -> int:
+    return math.ceil(tokens / block)
+
+
+def max_concurrency(model: ModelSpec, cfg: ServingConfig, gpu: GpuSpec, tp: int, pp: int) -> int:
+    """Sequences of input + output tokens one replica holds at once: KV blocks, max_num_seqs."""
+    block = ENGINE_DEFAULTS[cfg.engine].block_size
+    cache_tokens = kv_cache_tokens(model, cfg, gpu, tp, pp)
+    per_seq = _blocks_per_sequence(cfg.input_tokens + cfg.output_tokens, block) * block
+    return max(0, min(_max_num_seqs(cfg), cache_tokens // per_seq))
+
+
+# --- step time ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Hardware:
+    gpu: GpuSpec
+    tp: int
+    pp: int
+    cluster: Cluster
+
+
+def _math_rates(gpu: GpuSpec, cfg: ServingConfig) -> tuple[float, float]:
+    """(GEMM, attention) dense peaks of the math that runs: weight-only int4/int8 dequantise into 16-bit
+    GEMMs; the attention core runs in 16 bits."""
+    math_precision = cfg.precision
+    if cfg.weight_format != "fp8" and math_precision == "fp8":
+        math_precision = "bf16"
+    runs_as = compute_precision(gpu, math_precision)
+    gemm = gpu.peak_flops[runs_as] * (FP8_DERATE if runs_as == "fp8" else 1.0)
+    attention = gpu.peak_flops[compute_precision(gpu, "bf16")]
+    return gemm, attention
+
+
+def _overhead_key(cfg: ServingConfig) -> str:
+    return cfg.engine_overhead or cfg.engine
+
+
+def _allreduce_s(model: ModelSpec, cfg: ServingConfig, hw: _Hardware, tokens: float) -> float:
+    """Two all-reduces of tokens x h x 2 bytes per layer of a stage: a fixed latency plus bytes over bandwidth."""
+    if hw.tp <= 1:
+        return 0.0
+    link = group_bandwidth(hw.cluster, hw.tp, min(hw.tp, hw.cluster.gpus_per_node))
+    transfer = all_reduce_s(tokens * model.hidden * 2.0, hw.tp, link) - link.latency_s
+    nvlink = "nvlink" in (hw.cluster.intra_node_link or hw.gpu.intra_node_link) and hw.tp <= hw.cluster.gpus_per_node
+    latency = ALLREDUCE_LATENCY_S[_overhead_key(cfg)] if nvlink else link.latency_s
+    return 2 * math.ceil(model.layers / hw.pp) * (latency + transfer)
+
+
+@lru_cache(maxsize=1024)
+def _expert_active_params(model: ModelSpec) -> float:
+    """GEMM weights per token inside routed experts (top-k of them, every MoE layer)."""
+    if not model.is_moe:
+        return 0.0
+    return float(mlp_params(model, model.expert_ffn or model.ffn)) * model.experts_per_token * model.moe_layers
+
+
+def _weight_stream_efficiency(cfg: ServingConfig) -> float:
+    return DECODE_HBM_EFFICIENCY * WEIGHT_ONLY_STREAM_EFFICIENCY.get(cfg.weight_format, 1.0)
+
+
+def _step_s(
+    model: ModelSpec,
+    cfg: ServingConfig,
+    hw: _Hardware,
+    decode_seqs: float,
+    context: float,
+    prefill_tokens: float,
+    prefill_len: float,
+) -> tuple[float, str]:
+    """One engine step on one pipeline stage: `decode_seqs` sequences at `context` tokens decode one token each
+    and `prefill_tokens` prompt tokens of prompts of length `prefill_len` are prefilled. Returns (s, bound)."""
+    split = hw.tp * hw.pp
+    tokens = decode_seqs + prefill_tokens
+    hbm = hw.gpu.hbm_bytes_per_s
+    weights = _weight_read_bytes(model, cfg.weight_format, cfg.group_size, max(tokens, 1.0)) / split
+    kv_token = kv_bytes_per_token_per_gpu(model, cfg.kv_format, hw.tp, hw.pp, cfg.mla_cache_values)
+    kv = (decode_seqs * context + prefill_tokens) * kv_token  # read the cache; write the new rows
+    memory_s = weights / (hbm * _weight_stream_efficiency(cfg)) + kv / (hbm * KV_HBM_EFFICIENCY)
+    gemm_rate, attention_rate = _math_rates(hw.gpu, cfg)
+    expert = _expert_active_params(model)
+    dense_flops = 2.0 * (matmul_params(model) - expert) * tokens
+    expert_flops = 2.0 * expert * tokens / MOE_GEMM_EFFICIENCY
+    attention = 4.0 * model.layers * attention_width(model) * (decode_seqs * context + prefill_tokens * prefill_len / 2)
+    decode_share = decode_seqs / tokens if tokens else 1.0
+    efficiency = decode_share * STEP_COMPUTE_EFFICIENCY + (1 - decode_share) * PREFILL_COMPUTE_EFFICIENCY
+    compute_s = (dense_flops + expert_flops) / split / (gemm_rate * efficiency)
+    compute_s += attention / split / (attention_rate * ATTENTION_COMPUTE_EFFICIENCY)
+    key = _overhead_key(cfg)
+    overhead = STEP_OVERHEAD_S[key] + PER_SEQUENCE_OVERHEAD_S[key] * decode_seqs
+    comm = _allreduce_s(model, cfg, hw, tokens)
+    bound = "memory" if memory_s >= compute_s else "compute"
+    return max(memory_s, compute_s) + overhead / hw.pp + comm, bound
+
+
+@dataclass(frozen=True, slots=True)
+class _Point:
+    ttft_s: float
+    tpot_s: float
+    e2e_s: float
+    requests_per_s: float  # per replica
+    concurrency: float
+    bound: str
+
+
+def _pipeline_hop_s(model: ModelSpec, hw: _Hardware, tokens: float) -> float:
+    if hw.pp <= 1:
+        return 0.0
+    link = group_bandwidth(hw.cluster, 2, min(2, hw.cluster.gpus_per_node))
+    return (hw.pp - 1) * point_to_point_s(tokens * model.hidden * 2.0, link)
+
+
+def _operating_point(model: ModelSpec, cfg: ServingConfig, hw: _Hardware, concurrency: float) -> _Point:
+    """Latencies and throughput of one replica with `concurrency` sequences in flight."""
+    c = max(concurrency, 1e-9)
+    prompt, out = cfg.input_tokens, max(cfg.output_tokens, 1)
+    pp = hw.pp
+    if cfg.batching == "static":
+        batch = max(1.0, math.ceil(c))
+        prefill, _ = _step_s(model, cfg, hw, 0.0, 0.0, batch * prompt, prompt)
+        ttft = pp * prefill + _pipeline_hop_s(model, hw, batch * prompt)
+        per_stage_batch = max(1.0, batch / pp)
+        step, bound = _step_s(model, cfg, hw, per_stage_batch, prompt + out / 2, 0.0, 0.0)
+        tpot = pp * step + _pipeline_hop_s(model, hw, per_stage_batch)
+        e2e = ttft + (out - 1) * tpot
+        return _Point(ttft, tpot, e2e, batch / e2e, batch, bound)
+    budget = _batched_tokens(cfg, hw.gpu)
+    chunk = max(budget - c, budget / 2)
+    prefill_steps = math.ceil(prompt / chunk)
+    steps_per_request = prefill_steps + out - 1
+    # Steady state: each step carries c decodes and the prompt tokens of the requests that start.
+    per_stage = c / pp
+    prefill_tokens = per_stage * prompt / steps_per_request
+    step, bound = _step_s(model, cfg, hw, per_stage, prompt + out / 2, prefill_tokens, prompt)
+    hop = _pipeline_hop_s(model, hw, per_stage + prefill_tokens)
+    tpot = pp * step + hop
+    ttft = _chunked_prefill_s(model, cfg, hw, per_stage, prompt + out / 2, prompt, chunk) * pp + hop
+    e2e = ttft + (out - 1) * tpot
+    return _Point(ttft, tpot, e2e, c / e2e, c, bound)
+
+
+def _chunked_prefill_s(
+    model: ModelSpec, cfg: ServingConfig, hw: _Hardware, decodes: float, context: float, prompt: int, chunk: float
+) -> float:
+    """A prompt's prefill in chunks, each sharing a step with the running decodes; chunk k attends to the
+    offset + its own causal half. Queueing before admission is not included."""
+    chunk = max(1, int(chunk))
+    steps = math.ceil(prompt / chunk)
+    if steps > 64:  # long prompts in small chunks: the average chunk stands for all of them
+        step, _ = _step_s(model, cfg, hw, decodes, context, chunk, prompt)
+        return steps * step
+    total, offset = 0.0, 0
+    while offset < prompt:
+        size = min(chunk, prompt - offset)
+        step, _ = _step_s(model, cfg, hw, decodes, context, size, 2 * offset + size)
+        total += step
+        offset += size
+    return total
+
+
+def _meets(point: _Point, cfg: ServingConfig) -> bool:
+    if cfg.slo_ttft_ms is not None and point.ttft_s * 1e3 > cfg.slo_ttft_ms:
+        return False
+    return not (cfg.slo_tpot_ms is not None and point.tpot_s * 1e3 > cfg.slo_tpot_ms)
+
+
+def _has_slo(cfg: ServingConfig) -> bool:
+    return cfg.slo_ttft_ms is not None or cfg.slo_tpot_ms is not None
+
+
+def _best_within_slo(model: ModelSpec, cfg: ServingConfig, hw: _Hardware, limit: int) -> _Point | None:
+    """The highest-throughput concurrency (≤ limit) that meets the SLO; latency grows with concurrency."""
+    top = _operating_point(model, cfg, hw, limit)
+    if _meets(top, cfg):
+        return top
+    low = _operating_point(model, cfg, hw, 1)
+    if not _meets(low, cfg):
+        return None
+    lo, hi = 1, limit
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if _meets(_operating_point(model, cfg, hw, mid), cfg):
+            lo = mid
+        else:
+            hi = mid
+    return _operating_point(model, cfg, hw, lo)
+
+
+def _solve_load(model: ModelSpec, cfg: ServingConfig, hw: _Hardware, per_replica_rps: float, limit: int) -> _Point:
+    """The concurrency at which one replica completes `per_replica_rps` requests/s (Little's law); capped at limit."""
+    top = _operating_point(model, cfg, hw, limit)
+    if top.requests_per_s <= per_replica_rps:
+        return top
+    lo, hi = 1e-3, float(limit)
+    for _ in range(50):
+        mid = (lo + hi) / 2
+        if _operating_point(model, cfg, hw, mid).requests_per_s < per_replica_rps:
+            lo = mid
+        else:
+            hi = mid
+    return _operating_point(model, cfg, hw, hi)
+
+
+def validate_config(cfg: ServingConfig) -> None:
+    """Field-named errors for inputs no engine accepts."""
+    if cfg.input_tokens < 1:
+        raise EstimatorError("input_tokens must be at least 1", field="serving.input_tokens")
+    if cfg.output_tokens < 1:
+        raise EstimatorError("output_tokens must be at least 1", field="serving.output_tokens")
+    if cfg.engine not in ENGINES:
+        raise EstimatorError(f"engine must be one of {', '.join(ENGINES)}", field="serving.engine")
+    if cfg.batching not in BATCHING:
+        raise EstimatorError(f"batching must be one of {', '.join(BATCHING)}", field="serving.batching")
+    if cfg.weight_format not in WEIGHT_FORMATS:
+        raise EstimatorError(f"weights must be one of {', '.join(WEIGHT_FORMATS)}", field="weights")
+    if cfg.kv_format not in KV_FORMATS:
+        raise EstimatorError(f"kv_cache_precision must be one of {', '.join(KV_FORMATS)}", field="kv_cache_precision")
+    if cfg.concurrency is not None and cfg.concurrency < 1:
+        raise EstimatorError("concurrency must be at least 1", field="serving.concurrency")
+    if cfg.requests_per_s is not None and not cfg.requests_per_s > 0:
+        raise EstimatorError("requests_per_s must be positive", field="serving.requests_per_s")
+    if cfg.gpu_memory_utilization is not None and not 0.05 <= cfg.gpu_memory_utilization <= 0.99:
+        raise EstimatorError(
+            "gpu_memory_utilization must be between 0.05 and 0.99", field="serving.gpu_memory_utilization"
+        )
+    if cfg.max_model_len is not None and cfg.max_model_len < cfg.input_tokens + cfg.output_tokens:
+        raise EstimatorError(
+            f"max_model_len ({cfg.max_model_len}) is shorter than input_tokens + output_tokens "
+            f"({cfg.input_tokens + cfg.output_tokens})",
+            field="serving.max_model_len",
+        )
+
+
+def kernel_support(gpu: GpuSpec, cfg: ServingConfig) -> tuple[str, str] | None:
+    """(field, reason) when the GPU/engine has no kernels for the formats, else None.
+
+    FP8 weights/KV/math need FP8 tensor cores (Ada, Hopper, Blackwell; vLLM falls back to weight-only
+    FP8 Marlin on Ampere, so FP8 *weights* are allowed there with 16-bit math). int4/int8 weight-only
+    kernels (Marlin, AWQ, GPTQ, TRT-LLM weight-only) need compute capability ≥ 8.0: V100 has none in
+    vLLM (docs "Supported hardware" for quantization kernels). SGLang's AWQ/GPTQ run on ≥ 8.0 too.
+    """
+    name = f"{gpu.id} {gpu.name}".lower()
+    volta = "v100" in name
+    has_fp8 = bool(gpu.peak_flops.get("fp8"))
+    if cfg.precision == "fp8" and not has_fp8:
+        return "precision", f"{gpu.name} has no FP8 tensor cores; use bf16 or fp16 math"
+    if cfg.kv_format == "fp8" and volta:
+        return "kv_cache_precision", f"{gpu.name} has no FP8 KV-cache kernels; use fp16"
+    if cfg.weight_format in ("int4", "int8", "fp8") and volta:
+        return "weights", f"{cfg.engine} has no {cfg.weight_format} kernels for {gpu.name} (compute capability 7.0)"
+    if cfg.weight_format == "fp8" and not has_fp8 and cfg.engine != "vllm":
+        return "weights", f"{cfg.engine} runs FP8 weights only on GPUs with FP8 tensor cores"
+    if cfg.precision == "bf16" and not gpu.peak_flops.get("bf16"):
+        return "precision", f"{gpu.name} has no bf16; use fp16"
+    return None
+
+
+def estimate_serving(
+    model: ModelSpec,
+    cfg: ServingConfig,
+    cluster: Cluster,
+    *,
+    tp: int = 1,
+    pp: int = 1,
+    replicas: int = 1,
+) -> ServingEstimate:
+    """Latency, throughput, KV capacity and memory of `replicas` independent copies of a tp × pp replica."""
+    validate_config(cfg)
+    if tp < 1 or pp < 1 or replicas < 1:
+        raise EstimatorError("tp, pp and replicas must be at least 1", field="plan")
+    if model.layers < pp:
+        raise EstimatorError(f"pp ({pp}) exceeds the model's {model.layers} layers", field="plan.pp")
+    gpu = cluster.gpu
+    unsupported = kernel_support(gpu, cfg)
+    if unsupported:
+        raise EstimatorError(unsupported[1], field=unsupported[0])
+    hw = _Hardware(gpu, tp, pp, cluster)
+    memory = serving_memory(model, cfg, gpu, tp, pp)
+    cache_tokens = kv_cache_tokens(model, cfg, gpu, tp, pp)
+    limit = max_concurrency(model, cfg, gpu, tp, pp)
+    notes: list[str] = []
+    if cfg.context_len > cache_tokens:
+        notes.append(
+            f"max_model_len {cfg.context_len} exceeds the {cache_tokens} tokens the KV cache holds: "
+            "the engine refuses to start; lower max_model_len or add GPUs"
+        )
+    gpus_per_replica = tp * pp
+    if limit < 1:
+        point = None
+    elif cfg.requests_per_s is not None:
+        point = _solve_load(model, cfg, hw, cfg.requests_per_s / replicas, limit)
+    else:
+        wanted = cfg.concurrency if cfg.concurrency is not None else limit
+        if wanted > limit:
+            notes.append(f"concurrency {wanted} exceeds the {limit} sequences a replica holds: capped at {limit}")
+        point = _operating_point(model, cfg, hw, min(wanted, limit))
+    if point is None:
+        zero = ServingEstimate(
+            ttft_ms=math.inf, tpot_ms=math.inf, e2e_latency_ms=math.inf, output_tokens_per_s=0.0,
+            output_tokens_per_s_per_gpu=0.0, requests_per_s=0.0, concurrency=0.0, max_concurrency=0,
+            kv_cache_tokens=cache_tokens, replicas=replicas, replicas_needed=None,
+            meets_slo=False if _has_slo(cfg) else None, memory=memory, gpus_per_replica=gpus_per_replica,
+            bound="memory", notes=notes + ["the weights leave no room for one sequence's KV cache"],
+        )  # fmt: skip
+        return zero
+    replicas_needed = None
+    if cfg.requests_per_s is not None:
+        capacity = _best_within_slo(model, cfg, hw, limit) if _has_slo(cfg) else _operating_point(model, cfg, hw, limit)
+        replicas_needed = math.ceil(cfg.requests_per_s / capacity.requests_per_s - 1e-9) if capacity else None
+        if point.requests_per_s * replicas < cfg.requests_per_s * (1 - 1e-6):
+            notes.append(
+                f"{replicas} replica(s) carry at most {point.requests_per_s * replicas:.3g} requests/s "
+                f"of the {cfg.requests_per_s:g} offered"
+            )
+    rps = point.requests_per_s * replicas
+    tokens_per_s = rps * cfg.output_tokens
+    return ServingEstimate(
+        ttft_ms=point.ttft_s * 1e3,
+        tpot_ms=point.tpot_s * 1e3,
+        e2e_latency_ms=point.e2e_s * 1e3,
+        output_tokens_per_s=tokens_per_s,
+        output_tokens_per_s_per_gpu=tokens_per_s / (replicas * gpus_per_replica),
+        requests_per_s=rps,
+        concurrency=point.concurrency,
+        max_concurrency=limit,
+        kv_cache_tokens=cache_tokens,
+        replicas=replicas,
+        replicas_needed=replicas_needed,
+        meets_slo=_meets(point, cfg) if _has_slo(cfg) else None,
+        memory=memory,
+        gpus_per_replica=gpus_per_replica,
+        bound=point.bound,
+        notes=notes,
+    )

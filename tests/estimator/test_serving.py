@@ -1,0 +1,181 @@
+"""Serving estimator: memory formats, KV capacity, step physics, batching, load and SLO handling."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import pytest
+
+from app.estimator.hardware import get_gpu
+from app.estimator.presets import get_preset
+from app.estimator.serving import (
+    ServingConfig,
+    estimate_serving,
+    expected_experts_touched,
+    kv_bytes_per_token,
+    kv_bytes_per_token_per_gpu,
+    kv_cache_tokens,
+    weight_bytes_per_param,
+    weights_bytes,
+)
+from app.estimator.specs import GIB, Cluster, EstimatorError
+
+H100 = get_gpu("h100-80g-sxm")
+A100 = get_gpu("a100-80g-sxm")
+V100 = get_gpu("v100-32g-sxm")
+L40S = get_gpu("l40s-48g")
+LLAMA3_8B = get_preset("llama-3.1-8b").model
+LLAMA3_70B = get_preset("llama-3.1-70b").model
+MIXTRAL = get_preset("mixtral-8x7b").model
+NODE = Cluster(gpu=H100, gpus_per_node=8)
+
+
+def serve(model=LLAMA3_8B, cluster=NODE, tp=1, replicas=1, **kw):  # noqa: ANN001, ANN003, ANN201
+    kw.setdefault("input_tokens", 512)
+    kw.setdefault("output_tokens", 256)
+    return estimate_serving(model, ServingConfig(**kw), cluster, tp=tp, replicas=replicas)
+
+
+def test_int4_weights_count_their_group_scales() -> None:
+    """4 bits + a 16-bit scale and a 4-bit zero per 128 weights = 0.5195 bytes; embedding and head stay 16-bit."""
+    assert weight_bytes_per_param("int4") == pytest.approx(0.5 + 2.5 / 128)
+    assert weight_bytes_per_param("int4", 32) == pytest.approx(0.5 + 2.5 / 32)
+    bf16, int4 = weights_bytes(LLAMA3_8B, "bf16"), weights_bytes(LLAMA3_8B, "int4")
+    assert bf16 / GIB == pytest.approx(14.96, rel=0.01)  # vLLM: "Loading model weights took 14.9888 GB" (GiB)
+    assert 0.25 * bf16 < int4 < 0.4 * bf16  # 2 × 0.53 GB of 16-bit embedding and head remain
+
+
+def test_kv_cache_per_token_gqa_and_mla() -> None:
+    """Llama 3 8B: 2 · 32 layers · 8 KV heads · 128 · 2 bytes = 128 KiB; DeepSeek-V3 MLA caches 512 + 64 values."""
+    assert kv_bytes_per_token(LLAMA3_8B, "bf16") == 131072
+    assert kv_bytes_per_token(LLAMA3_8B, "fp8") == 65536
+    deepseek = get_preset("deepseek-v3").model
+    assert kv_bytes_per_token(deepseek, "bf16", mla_cache_values=576) == 61 * 576 * 2
+    # TP splits KV heads; with more ranks than KV heads each rank keeps one head
+    assert kv_bytes_per_token_per_gpu(LLAMA3_70B, "bf16", 8, 1) == 80 * 2 * 1 * 128 * 2
+    assert kv_bytes_per_token_per_gpu(LLAMA3_70B, "bf16", 16, 1) == kv_bytes_per_token_per_gpu(LLAMA3_70B, "bf16", 8, 1)
+
+
+def test_paged_capacity_follows_the_memory_budget() -> None:
+    """More utilisation, FP8 KV and more TP ranks all enlarge the cache; the block size rounds it."""
+    base = ServingConfig(input_tokens=512, output_tokens=256)
+    tokens = kv_cache_tokens(LLAMA3_8B, base, H100, 1, 1)
+    assert tokens % 16 == 0
+    assert kv_cache_tokens(LLAMA3_8B, replace(base, gpu_memory_utilization=0.95), H100, 1, 1) > tokens
+    assert kv_cache_tokens(LLAMA3_8B, replace(base, kv_cache_precision="fp8"), H100, 1, 1) > 1.9 * tokens
+    # 80 GB x 0.9 minus 15 GiB of weights and ~2 GiB of workspace: ~55 GiB / 128 KiB ≈ 450k tokens
+    assert 400_000 < tokens < 500_000
+
+
+def test_decode_at_batch_one_is_bandwidth_bound_and_batching_amortises_the_weights() -> None:
+    one = serve(concurrency=1)
+    many = serve(concurrency=64)
+    roofline_ms = weights_bytes(LLAMA3_8B, "bf16") / H100.hbm_bytes_per_s * 1e3
+    assert roofline_ms < one.tpot_ms < 1.6 * roofline_ms + 3
+    assert one.bound == "memory"
+    assert many.output_tokens_per_s > 20 * one.output_tokens_per_s
+    assert many.tpot_ms > one.tpot_ms
+
+
+def test_prefill_pays_the_quadratic_attention() -> None:
+    short, long_ = serve(concurrency=1, input_tokens=2048), serve(concurrency=1, input_tokens=32768)
+    assert long_.ttft_ms > 16 * short.ttft_ms  # 16x the tokens, plus the s^2 attention term
+
+
+def test_tensor_parallel_all_reduce_latency_does_not_shrink() -> None:
+    tp2 = serve(LLAMA3_70B, tp=2, concurrency=1).tpot_ms
+    tp8 = serve(LLAMA3_70B, tp=8, concurrency=1).tpot_ms
+    assert 0.25 * tp2 < tp8 < 0.5 * tp2
+
+
+def test_moe_decode_reads_the_experts_the_batch_touches() -> None:
+    assert expected_experts_touched(8, 2, 1) == pytest.approx(2)
+    assert expected_experts_touched(8, 2, 64) == pytest.approx(8, rel=1e-6)
+    assert 2 < expected_experts_touched(128, 8, 4) < 32
+    one, batch = serve(MIXTRAL, tp=2, concurrency=1), serve(MIXTRAL, tp=2, concurrency=32)
+    assert batch.tpot_ms > 1.5 * one.tpot_ms  # batch 1 reads 2 of 8 experts, batch 32 all 8
+
+
+def test_static_batching_is_slower_than_continuous_for_long_mixed_work() -> None:
+    continuous = serve(concurrency=64, input_tokens=2048, output_tokens=512)
+    static = serve(concurrency=64, input_tokens=2048, output_tokens=512, batching="static")
+    assert static.ttft_ms > continuous.ttft_ms
+
+
+def test_littles_law_and_deployment_totals() -> None:
+    est = serve(concurrency=32, replicas=3, tp=2)
+    assert est.requests_per_s == pytest.approx(3 * 32 / (est.e2e_latency_ms / 1e3))
+    assert est.output_tokens_per_s == pytest.approx(est.requests_per_s * 256)
+    assert est.output_tokens_per_s_per_gpu == pytest.approx(est.output_tokens_per_s / 6)
+    assert est.e2e_latency_ms == pytest.approx(est.ttft_ms + 255 * est.tpot_ms)
+
+
+def test_offered_load_finds_the_operating_point_and_the_replicas() -> None:
+    light = serve(requests_per_s=2.0)
+    assert light.requests_per_s == pytest.approx(2.0, rel=1e-3)
+    assert light.concurrency == pytest.approx(2.0 * light.e2e_latency_ms / 1e3, rel=1e-3)
+    heavy = serve(requests_per_s=500.0, slo_tpot_ms=40)
+    assert heavy.replicas_needed is not None and heavy.replicas_needed > 1
+    assert heavy.requests_per_s < 500
+    assert any("carry at most" in note for note in heavy.notes)
+    enough = serve(requests_per_s=500.0, slo_tpot_ms=40, replicas=heavy.replicas_needed)
+    assert enough.requests_per_s == pytest.approx(500, rel=1e-3) and enough.meets_slo
+
+
+def test_slo_is_judged_and_absent_without_targets() -> None:
+    assert serve(concurrency=8).meets_slo is None
+    assert serve(concurrency=8, slo_tpot_ms=1000, slo_ttft_ms=5000).meets_slo is True
+    assert serve(concurrency=256, slo_tpot_ms=1).meets_slo is False
+
+
+def test_concurrency_beyond_the_cache_is_capped_with_a_note() -> None:
+    est = serve(LLAMA3_70B, cluster=Cluster(gpu=H100, gpus_per_node=2), tp=2, concurrency=100_000)
+    assert est.concurrency == est.max_concurrency < 100_000
+    assert any("capped" in note for note in est.notes)
+
+
+def test_a_model_that_leaves_no_cache_says_so() -> None:
+    est = serve(LLAMA3_70B, cluster=Cluster(gpu=H100, gpus_per_node=1), concurrency=1)
+    assert est.max_concurrency == 0 and est.output_tokens_per_s == 0
+    assert math.isinf(est.tpot_ms)
+    assert any("no room" in note for note in est.notes)
+
+
+def test_max_model_len_beyond_the_cache_is_reported() -> None:
+    est = serve(concurrency=1, max_model_len=10_000_000, input_tokens=512, output_tokens=256)
+    assert any("max_model_len" in note for note in est.notes)
+
+
+@pytest.mark.parametrize(
+    ("cluster", "kw", "field"),
+    [
+        (Cluster(gpu=V100), {"weights": "int4"}, "weights"),
+        (Cluster(gpu=A100), {"precision": "fp8"}, "precision"),
+        (Cluster(gpu=V100), {"kv_cache_precision": "fp8", "precision": "fp16"}, "kv_cache_precision"),
+        (NODE, {"input_tokens": 0}, "serving.input_tokens"),
+        (NODE, {"concurrency": 0}, "serving.concurrency"),
+        (NODE, {"requests_per_s": -1.0}, "serving.requests_per_s"),
+        (NODE, {"gpu_memory_utilization": 1.5}, "serving.gpu_memory_utilization"),
+        (NODE, {"max_model_len": 100}, "serving.max_model_len"),
+        (NODE, {"engine": "tgi"}, "serving.engine"),
+    ],
+)
+def test_bad_input_names_the_field(cluster: Cluster, kw: dict, field: str) -> None:
+    with pytest.raises(EstimatorError) as info:
+        serve(cluster=cluster, concurrency=kw.pop("concurrency", 1), **kw)
+    assert info.value.field == field
+
+
+def test_fp8_weights_on_ampere_run_weight_only_in_vllm() -> None:
+    est = serve(cluster=Cluster(gpu=A100), concurrency=4, weights="fp8")
+    assert est.memory.weights < 0.6 * serve(cluster=Cluster(gpu=A100), concurrency=4).memory.weights
+    with pytest.raises(EstimatorError):
+        serve(cluster=Cluster(gpu=A100), concurrency=4, weights="fp8", engine="sglang")
+
+
+def test_memory_breakdown_adds_up_to_the_card() -> None:
+    est = serve(concurrency=8, cluster=Cluster(gpu=L40S))
+    mem = est.memory
+    assert mem.total == pytest.approx(mem.capacity)
+    assert mem.kv_cache > 0 and mem.activations > 0 and mem.engine_reserve > 0
