@@ -86,6 +86,16 @@ LOSS_BYTES_PER_LOGIT = 2.0 + 4.0 + 4.0  # 16-bit logits + fp32 log-probs kept fo
 CHUNKED_LOSS_BYTES_PER_LOGIT = 4.0
 OTHER_WORKSPACE_BYTES = 0.25 * GIB  # cuBLAS/cuDNN workspaces (module docstring)
 OTHER_NCCL_BYTES = 0.5 * GIB  # NCCL channel buffers when > 1 GPU (module docstring)
+# Host RAM an offloading plan may not count on, per node (host_ram_reserve_gib):
+# - the operating system and node agents, by the tiered rule Google Kubernetes Engine reserves on every
+#   node: 25 % of the first 4 GiB, 20 % of the next 4, 10 % of the next 8, 6 % of the next 112, 2 % above
+#   128 GiB (cloud.google.com/kubernetes-engine/docs/concepts/plan-node-sizes, "memory reservations");
+# - per GPU, its training process outside the offloaded states (CUDA/PyTorch runtime, pinned staging
+#   buffers for the host copies) and its DataLoader workers: "typically there are at least 2x 8 DL workers
+#   running on each node" (Bekman, ml-engineering, compute/cpu-memory). Assumed 2 GiB for the process and
+#   2 GiB for each of 2 workers: 6 GiB per GPU.
+OS_RESERVE_TIERS = ((4.0, 0.25), (4.0, 0.20), (8.0, 0.10), (112.0, 0.06), (float("inf"), 0.02))
+HOST_RESERVE_PER_GPU_GIB = 6.0
 FRAGMENTATION = 0.05  # caching-allocator slack on activations (module docstring)
 MAX_SEQ_LEN = 10_000_000
 MAX_BATCH = 1_000_000
@@ -798,13 +808,28 @@ def _offload_and_pipeline_warnings(workload: Workload, plan: Plan, cluster: Clus
 def _fit_warnings(ctx: _Ctx, plan: Plan, cluster: Cluster, breakdown: MemoryBreakdown) -> list[Warning_]:
     out: list[Warning_] = []
     ram = cluster.host_ram_gib
-    if breakdown.host_ram and ram is not None and breakdown.host_ram > ram * GIB:
-        needed = breakdown.host_ram / GIB
-        message = f"Offload needs {needed:,.0f} GiB of host RAM per node; the node has {ram:,.0f} GiB."
-        out.append(Warning_("host_ram_exceeded", message))
-    if not breakdown.fits and ctx.workload.task != "inference":
+    if not breakdown.host_fits and ram is not None and breakdown.host_ram_limit is not None:
+        out.append(Warning_("host_ram_exceeded", host_ram_message(breakdown, ram)))
+    if not breakdown.gpu_fits and ctx.workload.task != "inference":
         out.append(_zero3_advice(ctx, plan, cluster))
     return out
+
+
+def host_ram_message(breakdown: MemoryBreakdown, host_ram_gib: float) -> str:
+    available = (breakdown.host_ram_limit or 0.0) / GIB
+    return (
+        f"Offload needs {breakdown.host_ram / GIB:,.0f} GiB of host RAM per node; the node has "
+        f"{host_ram_gib:,.0f} GiB, {available:,.0f} GiB after {host_ram_gib - available:,.0f} GiB kept for the OS, "
+        "the training processes and their data loaders."
+    )
+
+
+def gpu_memory_message(breakdown: MemoryBreakdown) -> str:
+    limit = breakdown.capacity if breakdown.limit is None else breakdown.limit
+    return (
+        f"Needs {breakdown.total / GIB:.1f} GiB per GPU; the card has {breakdown.capacity / GIB:.1f} GiB usable, "
+        f"{limit / GIB:.1f} GiB after the {1 - limit / breakdown.capacity:.0%} headroom."
+    )
 
 
 def _zero3_advice(ctx: _Ctx, plan: Plan, cluster: Cluster) -> Warning_:
@@ -848,10 +873,11 @@ def _advise(ctx: _Ctx, plan: Plan, cluster: Cluster, dp: int, model_parallel: in
 
 
 def _what_would_fit(gpus_now: int, model_parallel: int, zero3: MemoryBreakdown, dp: int) -> str:
-    budget = zero3.capacity - (zero3.activations + zero3.kv_cache + zero3.other)
+    limit = zero3.capacity if zero3.limit is None else zero3.limit
+    budget = limit - (zero3.activations + zero3.kv_cache + zero3.other)
     head = (
         f"Does not fit even with ZeRO-3 over all {gpus_now} GPUs: {breakdown_gib(zero3.total):.1f} GiB per GPU "
-        f"needed, {breakdown_gib(zero3.capacity):.1f} GiB usable."
+        f"needed, {breakdown_gib(limit):.1f} GiB usable after the headroom."
     )
     if budget <= 0:
         return head + " Activations alone exceed the card: use full recompute, a smaller micro-batch, or tp/cp."
@@ -868,6 +894,19 @@ def _cards_that_fit(total_bytes: float) -> list[str]:
 
     fitting = [gpu for gpu in load_gpus().values() if gpu.usable_memory_gib * GIB >= total_bytes]
     return [gpu.id for gpu in sorted(fitting, key=lambda g: g.usable_memory_gib)[:3]]
+
+
+def host_ram_reserve_gib(host_ram_gib: float, gpus_on_node: int) -> float:
+    """Host RAM per node kept for the OS, the training processes and their data loaders (see the
+    constants): 1,024 GiB with 8 GPUs keeps 27.2 + 48 = 75.2 GiB."""
+    left, reserve = host_ram_gib, 0.0
+    for size, share in OS_RESERVE_TIERS:
+        take = min(left, size)
+        reserve += take * share
+        left -= take
+        if left <= 0:
+            break
+    return reserve + HOST_RESERVE_PER_GPU_GIB * gpus_on_node
 
 
 def breakdown_gib(value: float) -> float:
@@ -939,8 +978,13 @@ def _breakdown(ctx: _Ctx, plan: Plan, cluster: Cluster, split: tuple[int, int, s
     _, weights, grads, optim, activations, kv, other, host_per_gpu = worst
     gpus_on_node = min(cluster.gpus_per_node, split[0] * plan.tp * plan.pp * plan.cp)
     capacity = cluster.gpu.usable_memory_gib * GIB
-    # positional: weights, gradients, optimizer, activations, kv_cache, other, capacity, host_ram
-    return MemoryBreakdown(weights, grads, optim, activations, kv, other, capacity, host_per_gpu * gpus_on_node)
+    limit = capacity * (1.0 - cluster.memory_headroom)
+    ram = cluster.host_ram_gib
+    host_limit = None if ram is None else max(0.0, ram - host_ram_reserve_gib(ram, cluster.gpus_per_node)) * GIB
+    # positional: weights, gradients, optimizer, activations, kv_cache, other, capacity, host_ram, limit, host limit
+    return MemoryBreakdown(
+        weights, grads, optim, activations, kv, other, capacity, host_per_gpu * gpus_on_node, limit, host_limit
+    )
 
 
 def _checked_context(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster) -> _Ctx:

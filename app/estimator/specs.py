@@ -154,6 +154,7 @@ class Cluster:
     inter_node_gbps: float | None = None  # per-node injection bandwidth in Gbit/s; None: no fabric
     host_ram_gib: float | None = None  # per node; None: unknown (offload is not checked)
     extra: dict[str, str] = field(default_factory=dict)
+    memory_headroom: float = 0.05  # share of the card's usable memory a plan must leave free
 
     @property
     def gpus(self) -> int:
@@ -180,14 +181,25 @@ class MemoryBreakdown:
     other: float
     capacity: float  # usable bytes of the card
     host_ram: float = 0.0  # bytes per node needed on the host when offloading
+    limit: float | None = None  # bytes a plan may use: capacity less the headroom; None: capacity
+    host_ram_limit: float | None = None  # host bytes per node offload may use (after the reserve); None: unknown
 
     @property
     def total(self) -> float:
         return self.weights + self.gradients + self.optimizer + self.activations + self.kv_cache + self.other
 
     @property
+    def gpu_fits(self) -> bool:
+        return self.total <= (self.capacity if self.limit is None else self.limit)
+
+    @property
+    def host_fits(self) -> bool:
+        return not self.host_ram or self.host_ram_limit is None or self.host_ram <= self.host_ram_limit
+
+    @property
     def fits(self) -> bool:
-        return self.total <= self.capacity
+        """The feasibility gate: GPU memory within the headroom and host RAM within the reserve."""
+        return self.gpu_fits and self.host_fits
 
 
 @dataclass(frozen=True, slots=True)

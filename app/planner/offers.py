@@ -56,6 +56,7 @@ class Constraints:
     require_infiniband: bool = False
     objective: str = "balanced"
     limit: int = 5
+    memory_headroom: float = 0.05  # share of each card's usable memory a plan leaves free
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +79,8 @@ class Cost:
     months: int | None  # billed months for the job; None without a token count
     job_total: Decimal | None
     annual_total: Decimal  # a year on the annual term, whatever term was asked: the upsell figure
+    used_hours: float | None = None  # the job's duration; None without a token count
+    billed_hours: float | None = None  # the billed months in hours (30-day months)
 
 
 def configurations(offer: Offer, constraints: Constraints) -> Iterator[Configuration]:
@@ -116,4 +119,16 @@ def price(offer: Offer, config: Configuration, term: str, hours: float | None) -
     job_total = _money(monthly_effective * months, offer.money_quantum) if months is not None else None
     annual_discount = Decimal(offer.discount_bp.get("annual", 0)) / Decimal(10000)
     annual_total = _money(monthly_list * (1 - annual_discount), offer.money_quantum) * 12
-    return Cost(offer.currency, term, units, monthly_list, monthly_effective, months, job_total, annual_total)
+    billed_hours = months * DAYS_PER_BILLED_MONTH * 24.0 if months is not None else None
+    return Cost(
+        offer.currency,
+        term,
+        units,
+        monthly_list,
+        monthly_effective,
+        months,
+        job_total,
+        annual_total,
+        used_hours=hours,
+        billed_hours=billed_hours,
+    )

@@ -4,16 +4,25 @@ Objectives (documented in README "Ranking"):
 - cheapest: lowest job total (whole billed months of the term; monthly price without `tokens`),
   then faster.
 - fastest: shortest time to train (highest throughput without `tokens`), then cheaper.
-- balanced: lowest cost × time (the same order as the geometric mean of cost and time, each
-  relative to the best of the feasible options): halving the time is worth doubling the cost.
-  It favours the configuration that buys the most speed per unit of money.
+- balanced, with a deadline: the options that meet it, by what the customer pays, then time.
+- balanced, without a deadline: lowest cost × max(time, MEANINGFUL_HOURS): halving the time is
+  worth doubling the cost, but only while the job takes longer than a day: a job that finishes
+  overnight either way gains nothing the customer can use from a bigger cluster, so below a day
+  only the price counts. Options costing more than BALANCED_COST_CAP × the cheapest option are
+  left out (`fastest` and the Pareto list still show them): balanced never leads with a cluster
+  several times the price of one that finishes within a few times its time.
 Ties are broken by SKU id, then GPU count, so equal inputs always give the same order.
+
+The Pareto list (cheapest first) keeps an option only when it saves at least
+PARETO_MIN_SAVING of the previous point's time, and stops after the first point that finishes
+within MEANINGFUL_HOURS: past it, more money buys no meaningful time.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import Literal
 
 from app.estimator.specs import GIB, ModelSpec, Warning_, Workload
 from app.planner.explain import explain, plan_warnings
@@ -31,6 +40,13 @@ from app.planner.offers import (
 from app.planner.search import Evaluated, Hardware, PlanSearch, SearchStats, cached_search_plans, default_global_batch
 
 OBJECTIVES = ("cheapest", "fastest", "balanced")
+MEANINGFUL_HOURS = 24.0  # a job shorter than a day finishes overnight: speed below it buys nothing usable
+BALANCED_COST_CAP = 4  # balanced shows no option costing more than 4 × the cheapest (without a deadline)
+PARETO_MIN_SAVING = 0.2  # a Pareto point must cut the previous point's time by at least 20 %
+TERM_WARN_RATIO = 2  # warn when the billed hours exceed twice the job's duration
+# Why a SKU yields no option: excluded by a constraint, or no plan passes the feasibility gate
+# (GPU memory within the headroom, host RAM within the reserve).
+RejectionCode = Literal["gpu_type", "region", "no_fabric", "gpu_memory", "host_ram"]
 
 
 @dataclass(slots=True)
@@ -67,6 +83,7 @@ class Option:
 @dataclass(slots=True)
 class Rejection:
     sku_id: str
+    code: RejectionCode
     reason: str
 
 
@@ -93,27 +110,27 @@ def recommend(
     result = Recommendation([], [], [], [], global_batch)
     feasible: list[Option] = []
     for offer in sorted(offers, key=lambda o: o.sku_id):
-        reason = _excluded(offer, constraints)
-        if reason:
-            result.rejected.append(Rejection(offer.sku_id, reason))
+        excluded = _excluded(offer, constraints)
+        if excluded:
+            result.rejected.append(Rejection(offer.sku_id, *excluded))
             continue
         found = _search_offer(model, workload, offer, constraints, result, micro_batch)
         feasible.extend(found)
     ranked, misses = _split_by_constraints(feasible, constraints)
-    ranked = rank(ranked, constraints.objective)
     result.pareto = pareto(ranked)
+    ranked = rank(ranked, constraints.objective, deadline=constraints.deadline_days is not None)
     result.options = ranked[: constraints.limit]
     result.near_misses = sorted(misses, key=lambda o: (o.sort_cost, o.sort_time, o.tie_key))[: constraints.limit]
     return result
 
 
-def _excluded(offer: Offer, constraints: Constraints) -> str | None:
+def _excluded(offer: Offer, constraints: Constraints) -> tuple[RejectionCode, str] | None:
     if constraints.gpu_types and offer.gpu.id not in constraints.gpu_types:
-        return f"GPU type {offer.gpu.id} is not among the requested {', '.join(constraints.gpu_types)}"
+        return "gpu_type", f"GPU type {offer.gpu.id} is not among the requested {', '.join(constraints.gpu_types)}"
     if constraints.regions and not set(offer.regions) & set(constraints.regions):
-        return f"offered in {', '.join(offer.regions)}, not in {', '.join(constraints.regions)}"
+        return "region", f"offered in {', '.join(offer.regions)}, not in {', '.join(constraints.regions)}"
     if constraints.require_infiniband and not offer.may_span_nodes:
-        return "no InfiniBand or RoCE fabric is available for this SKU"
+        return "no_fabric", "no InfiniBand or RoCE fabric is available for this SKU"
     return None
 
 
@@ -132,7 +149,12 @@ def _search_offer(
         result.configurations += 1
         hint = found[-1].evaluated.plan if found else None  # the best plan on one node fewer
         search, cached = cached_search_plans(
-            model, workload, _hardware(offer, config), micro_batch=micro_batch, hint=hint, bound_cache=bounds
+            model,
+            workload,
+            _hardware(offer, config, constraints),
+            micro_batch=micro_batch,
+            hint=hint,
+            bound_cache=bounds,
         )
         if cached:
             result.stats.cached_configurations += 1
@@ -144,11 +166,11 @@ def _search_offer(
             continue
         found.append(_option(model, workload, offer, config, search.best, constraints, result.global_batch))
     if not found:
-        result.rejected.append(Rejection(offer.sku_id, _no_fit_reason(offer, closest, constraints)))
+        result.rejected.append(Rejection(offer.sku_id, *_no_fit_reason(offer, closest, constraints)))
     return found
 
 
-def _hardware(offer: Offer, config: Configuration) -> Hardware:
+def _hardware(offer: Offer, config: Configuration, constraints: Constraints) -> Hardware:
     fabric = offer.inter_node_fabric if config.nodes > 1 else None
     return Hardware(
         gpu=offer.gpu,
@@ -158,24 +180,27 @@ def _hardware(offer: Offer, config: Configuration) -> Hardware:
         inter_node_fabric=fabric,
         inter_node_gbps=FABRIC_GBPS.get(fabric) if fabric else None,
         host_ram_gib=offer.host_ram_gib,
+        memory_headroom=constraints.memory_headroom,
     )
 
 
-def _no_fit_reason(offer: Offer, closest: PlanSearch | None, constraints: Constraints) -> str:
+def _no_fit_reason(offer: Offer, closest: PlanSearch | None, constraints: Constraints) -> tuple[RejectionCode, str]:
     largest = max(configurations(offer, constraints), key=lambda c: c.gpus)
     where = f"{largest.gpus} × {offer.gpu.name}" + (f" on {largest.nodes} nodes" if largest.nodes > 1 else "")
     if closest is None or closest.closest_miss is None:
-        return f"no parallel plan fits on {where}"
+        return "gpu_memory", f"no parallel plan fits on {where}"
     memory = closest.closest_miss.breakdown
-    need = memory.total / GIB
-    if memory.host_ram and offer.host_ram_gib and memory.host_ram / GIB > offer.host_ram_gib:
-        return (
-            f"does not fit: even with ZeRO-3 and offload over {where}, each node needs "
-            f"{memory.host_ram / GIB:.0f} GiB of host RAM and has {offer.host_ram_gib:.0f} GiB"
+    if memory.gpu_fits and not memory.host_fits and offer.host_ram_gib:
+        return "host_ram", (
+            f"does not fit: the leanest plan on {where} offloads {memory.host_ram / GIB:,.0f} GiB of host RAM "
+            f"per node; the node has {offer.host_ram_gib:,.0f} GiB, {(memory.host_ram_limit or 0) / GIB:,.0f} GiB "
+            "after the reserve for the OS, the training processes and their data loaders"
         )
-    return (
-        f"does not fit: the leanest plan on {where} still needs {need:.1f} GiB per GPU, "
-        f"more than the {memory.capacity / GIB:.1f} GiB usable"
+    limit = memory.capacity if memory.limit is None else memory.limit
+    return "gpu_memory", (
+        f"does not fit: the leanest plan on {where} still needs {memory.total / GIB:.1f} GiB per GPU, "
+        f"more than the {limit / GIB:.1f} GiB left of {memory.capacity / GIB:.1f} GiB usable after the "
+        f"{constraints.memory_headroom:.0%} headroom"
     )
 
 
@@ -196,6 +221,7 @@ def _option(
         best.memory.warnings
         + best.performance.warnings
         + plan_warnings(model, workload, offer, config, best.plan, memory, perf)
+        + _billing_warnings(cost)
     )
     region = next((r for r in offer.regions if not constraints.regions or r in constraints.regions), offer.regions[0])
     return Option(
@@ -210,6 +236,19 @@ def _option(
         launch=launch_configs(model, workload, best.plan, config.nodes, config.cards_per_node, global_batch),
         availability=_availability(offer, config, region),
     )
+
+
+def _billing_warnings(cost: Cost) -> list[Warning_]:
+    if cost.used_hours is None or cost.billed_hours is None or cost.billed_hours <= TERM_WARN_RATIO * cost.used_hours:
+        return []
+    return [
+        Warning_(
+            "term_longer_than_job",
+            f"The {cost.term} term bills {cost.months} month{'s' if cost.months != 1 else ''} "
+            f"({cost.billed_hours:,.0f} h) for a job of {cost.used_hours:,.1f} h: "
+            f"{cost.used_hours / cost.billed_hours:.1%} of the billed time is used.",
+        )
+    ]
 
 
 def _unique(warnings: list[Warning_]) -> list[Warning_]:
@@ -251,24 +290,39 @@ def _miss_reason(option: Option, constraints: Constraints) -> str | None:
     return "; ".join(reasons) or None
 
 
-def rank(options: list[Option], objective: str) -> list[Option]:
+def rank(options: list[Option], objective: str, *, deadline: bool = False) -> list[Option]:
     if not options:
         return []
-    if objective == "cheapest":
+    if objective == "cheapest" or (objective == "balanced" and deadline):
         ordered = sorted(options, key=lambda o: (o.sort_cost, o.sort_time, o.tie_key))
     elif objective == "fastest":
         ordered = sorted(options, key=lambda o: (o.sort_time, o.sort_cost, o.tie_key))
     else:
-        ordered = sorted(options, key=lambda o: (float(o.sort_cost) * o.sort_time, o.sort_cost, o.tie_key))
+        cap = min(o.sort_cost for o in options) * BALANCED_COST_CAP
+        ordered = sorted(
+            (o for o in options if o.sort_cost <= cap),
+            key=lambda o: (float(o.sort_cost) * _balanced_time(o), o.sort_cost, o.sort_time, o.tie_key),
+        )
     for index, option in enumerate(ordered, start=1):
         option.rank = index
     return ordered
 
 
+def _balanced_time(option: Option) -> float:
+    """Hours to train, floored at a day; without a token count, the time per million tokens."""
+    return max(option.hours, MEANINGFUL_HOURS) if option.hours is not None else option.sort_time
+
+
 def pareto(options: list[Option]) -> list[Option]:
-    """Options no other option beats on both cost and time, cheapest first."""
+    """Options no other option beats on both cost and time, cheapest first, while more money still
+    buys meaningful time (module docstring)."""
     front: list[Option] = []
     for option in sorted(options, key=lambda o: (o.sort_cost, o.sort_time, o.tie_key)):
+        if front and option.hours is not None and front[-1].hours is not None:
+            if front[-1].hours <= MEANINGFUL_HOURS:
+                break
+            if option.sort_time > front[-1].sort_time * (1 - PARETO_MIN_SAVING):
+                continue
         if not front or option.sort_time < front[-1].sort_time:
             front.append(option)
     return front

@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field, model_validator
 
 from app.api.schemas import RequestModel
 from app.estimator.specs import LORA_TARGETS, LoraSpec, Plan, Workload
+from app.planner.recommend import RejectionCode
 
 PositiveInt = Annotated[int, Field(ge=1)]
 ShortId = Annotated[str, Field(min_length=1, max_length=64)]
@@ -180,8 +181,20 @@ class WorkloadIn(RequestModel):
         )
 
 
+MemoryHeadroom = Annotated[
+    float,
+    Field(
+        ge=0,
+        le=0.5,
+        description="Share of each card's usable memory a plan must leave free (allocator spikes, "
+        "fragmentation, framework versions); 0.05 by default",
+    ),
+]
+
+
 class EstimateIn(WorkloadIn):
     hardware: HardwareIn
+    memory_headroom: MemoryHeadroom = 0.05
     plan: PlanIn | None = Field(default=None, description="Omit to get the best feasible plan for the hardware")
 
 
@@ -202,6 +215,7 @@ class ConstraintsIn(RequestModel):
     require_infiniband: bool = False
     objective: Literal["cheapest", "fastest", "balanced"] = "balanced"
     limit: int = Field(default=5, ge=1, le=50)
+    memory_headroom: MemoryHeadroom = 0.05
 
 
 class RecommendIn(WorkloadIn):
@@ -222,8 +236,12 @@ class MemoryOut(BaseModel):
         "other, total (GiB per GPU, worst pipeline stage)"
     )
     capacity_gib: float
-    fits: bool
+    limit_gib: float | None = Field(default=None, description="What a plan may use: capacity less the headroom")
+    fits: bool = Field(description="GPU memory within the limit and host RAM within the node's RAM after the reserve")
     host_ram_gib: float
+    host_ram_limit_gib: float | None = Field(
+        default=None, description="Host RAM per node offload may use: the node's RAM less the OS/process reserve"
+    )
 
 
 class PerformanceOut(BaseModel):
@@ -311,6 +329,8 @@ class CostOut(BaseModel):
     months: int | None = Field(description="Whole months of the term billed for the job")
     job_total: str | None
     annual_total: str = Field(description="Twelve months on the annual term, at its discount")
+    used_hours: float | None = Field(default=None, description="The job's duration; null without tokens")
+    billed_hours: float | None = Field(default=None, description="The billed months in hours (30-day months)")
     note: str
 
 
@@ -351,6 +371,7 @@ class OptionOut(BaseModel):
 
 class RejectedOut(BaseModel):
     sku: str
+    code: RejectionCode
     reason: str
 
 

@@ -57,6 +57,7 @@ class Hardware:
     inter_node_fabric: str | None = None
     inter_node_gbps: float | None = None
     host_ram_gib: float | None = None
+    memory_headroom: float = 0.05
 
     def cluster(self) -> Cluster:
         extra = {"inter_node_fabric": self.inter_node_fabric} if self.inter_node_fabric and self.nodes > 1 else {}
@@ -68,6 +69,7 @@ class Hardware:
             inter_node_gbps=self.inter_node_gbps if self.nodes > 1 else None,
             host_ram_gib=self.host_ram_gib,
             extra=extra,
+            memory_headroom=self.memory_headroom,
         )
 
 
@@ -193,6 +195,7 @@ def cached_search_plans(
         hw.inter_node_fabric,
         hw.inter_node_gbps,
         hw.host_ram_gib,
+        hw.memory_headroom,
         micro_batch,
     )
     with _cache_lock:
@@ -428,11 +431,14 @@ def _search_shape(
 
 
 def _leanest_fits(model: ModelSpec, workload: Workload, cluster: Cluster, plan: Plan, result: PlanSearch) -> bool:
+    """Whether every memory saver at once leaves the GPU memory within its limit. Only the GPU side
+    prunes: offload raises the host RAM a plan needs, so a plan with less offload may pass the host
+    RAM gate where this one fails it."""
     memory = memory_breakdown(model, workload, plan, cluster)
     result.stats.memory_evaluations += 1
     if not memory.fits:
         _remember_miss(result, plan, memory)
-    return memory.fits
+    return memory.gpu_fits
 
 
 def _worth_timing(fitting: list[tuple[Plan, MemoryBreakdown]], shape: Plan, workload: Workload) -> list:

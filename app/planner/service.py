@@ -21,7 +21,13 @@ from app.catalog.pricing import next_price_change, sku_pricing
 from app.catalog.snapshot import catalog_snapshot
 from app.errors import InvalidInput, NotFound
 from app.estimator.hardware import get_gpu
-from app.estimator.memory import MemoryEstimate, estimate_memory, validate_plan
+from app.estimator.memory import (
+    MemoryEstimate,
+    estimate_memory,
+    gpu_memory_message,
+    host_ram_message,
+    validate_plan,
+)
 from app.estimator.models import model_from_hf_config, model_from_params, validate_model
 from app.estimator.params import count_params
 from app.estimator.performance import PerformanceEstimate, estimate_performance, scaling_view
@@ -174,8 +180,10 @@ def memory_out(memory: MemoryEstimate) -> MemoryOut:
     return MemoryOut(
         per_gpu_gib={k: round(v / GIB, 2) for k, v in parts.items()},
         capacity_gib=round(b.capacity / GIB, 2),
+        limit_gib=round(b.limit / GIB, 2) if b.limit is not None else None,
         fits=b.fits,
         host_ram_gib=round(b.host_ram / GIB, 1),
+        host_ram_limit_gib=round(b.host_ram_limit / GIB, 1) if b.host_ram_limit is not None else None,
     )
 
 
@@ -227,7 +235,7 @@ def warnings_out(warnings: list[Warning_]) -> list[WarningOut]:
 def estimate(request: EstimateIn, *, open_session: SessionOpener) -> EstimateOut:
     model, model_warnings = resolve_model(request.model)
     workload = request.workload()
-    cluster = resolve_cluster(request.hardware, open_session)
+    cluster = replace(resolve_cluster(request.hardware, open_session), memory_headroom=request.memory_headroom)
     micro_batch = request.micro_batch or 1
     if request.plan is None:
         workload, plan, memory, perf = _best_plan(model, workload, cluster, request.micro_batch)
@@ -269,6 +277,7 @@ def _best_plan(model: ModelSpec, workload: Workload, cluster: Cluster, micro_bat
         inter_node_fabric=cluster.extra.get("inter_node_fabric"),
         inter_node_gbps=cluster.inter_node_gbps,
         host_ram_gib=cluster.host_ram_gib,
+        memory_headroom=cluster.memory_headroom,
     )
     started = time.perf_counter()
     search = search_plans(model, workload, hw, micro_batch=micro_batch)
@@ -285,10 +294,14 @@ def _no_plan_message(model: ModelSpec, cluster: Cluster, closest: MemoryEstimate
     where = f"{cluster.gpus} × {cluster.gpu.name}"
     if closest is None:
         return f"no parallel plan fits {model.name} on {where}"
-    need = closest.breakdown.total / GIB
+    memory = closest.breakdown
+    if memory.gpu_fits and not memory.host_fits and cluster.host_ram_gib is not None:
+        detail = host_ram_message(memory, cluster.host_ram_gib)
+    else:
+        detail = gpu_memory_message(memory)
     return (
-        f"{model.name} does not fit on {where} with any plan (ZeRO-3, recompute and offload included): the "
-        f"leanest needs {need:.1f} GiB per GPU of {closest.breakdown.capacity / GIB:.1f} GiB; add GPUs or nodes"
+        f"{model.name} does not fit on {where} with any plan (ZeRO-3, recompute and offload included); "
+        f"the leanest: {detail} Add GPUs or nodes."
     )
 
 
@@ -364,6 +377,7 @@ def constraints_of(request: RecommendIn) -> Constraints:
         require_infiniband=c.require_infiniband,
         objective=c.objective,
         limit=c.limit,
+        memory_headroom=c.memory_headroom,
     )
 
 
@@ -429,6 +443,8 @@ def option_out(option: Option, global_batch: int, model_warnings: list[Warning_]
             months=cost.months,
             job_total=str(cost.job_total) if cost.job_total is not None else None,
             annual_total=str(cost.annual_total),
+            used_hours=cost.used_hours,
+            billed_hours=cost.billed_hours,
             note=BILLING_NOTE,
         ),
         availability=option.availability,
@@ -452,7 +468,7 @@ def recommendation_out(
         model=model_out(model),
         options=[option_out(o, result.global_batch, model_warnings, book) for o in result.options],
         near_misses=[option_out(o, result.global_batch, model_warnings, book) for o in result.near_misses],
-        rejected=[RejectedOut(sku=r.sku_id, reason=r.reason) for r in result.rejected],
+        rejected=[RejectedOut(sku=r.sku_id, code=r.code, reason=r.reason) for r in result.rejected],
         pareto=[
             ParetoPointOut(sku=o.offer.sku_id, total_gpus=o.config.gpus, cost=str(o.sort_cost), hours=o.hours)
             for o in result.pareto

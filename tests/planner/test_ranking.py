@@ -1,0 +1,92 @@
+"""Right-sizing: balanced never leads with a cluster several times the price of one that does the
+job in reasonable time; billing shows what is used against what is billed (README "Ranking")."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from fastapi.testclient import TestClient
+
+from app.planner.recommend import BALANCED_COST_CAP, MEANINGFUL_HOURS, PARETO_MIN_SAVING
+
+
+def _recommend(client: TestClient, **body) -> dict:
+    response = client.post("/recommend", json=body)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def _cost(option: dict) -> Decimal:
+    return Decimal(option["cost"]["job_total"])
+
+
+def test_with_a_deadline_the_cheapest_option_meeting_it_leads(client: TestClient) -> None:
+    # Before: 8B LoRA on 50M tokens, 7-day deadline, ranked 4 cards (CNY 11,200) above 1 card (2,800, 2.8 h).
+    result = _recommend(
+        client, model={"preset": "llama-3.1-8b"}, task="lora", tokens=5e7, constraints={"deadline_days": 7}
+    )
+    options = result["options"]
+    top = options[0]
+    assert (top["sku"]["id"], top["total_gpus"], top["cost"]["job_total"]) == ("a100-40g-pcie-card", 1, "2800.00")
+    costs = [(_cost(o), o["performance"]["time_to_train_hours"]) for o in options]
+    assert costs == sorted(costs)
+
+
+def test_without_a_deadline_no_top_three_option_costs_more_than_four_times_the_cheapest(client: TestClient) -> None:
+    # Before: 72B LoRA ranked 64 H100 (CNY 800,000, 17 min) second.
+    for body in (
+        {"model": {"preset": "qwen2.5-72b"}, "task": "lora", "tokens": 1e8},
+        {"model": {"preset": "llama-3.1-8b"}, "task": "lora", "tokens": 5e7},
+        {"model": {"preset": "llama-2-70b"}, "task": "full_finetune", "tokens": 1e9},
+        {"model": {"preset": "llama-3.1-405b"}, "task": "full_finetune", "tokens": 1e9},
+    ):
+        result = _recommend(client, **body, constraints={"limit": 50})
+        options = result["options"]
+        assert options, body
+        cheapest = min(_cost(o) for o in options)
+        assert all(_cost(o) <= BALANCED_COST_CAP * cheapest for o in options[:3]), body
+        fastest = _recommend(client, **body, constraints={"limit": 50, "objective": "fastest"})["options"]
+        assert min(_cost(o) for o in fastest) == cheapest, "balanced hides no cheaper option than fastest lists"
+
+
+def test_billed_and_used_hours_and_the_term_warning(client: TestClient) -> None:
+    # Before: the annual term billed 12 months for a 26-hour job without a word.
+    result = _recommend(
+        client,
+        model={"preset": "llama-2-7b"},
+        task="lora",
+        tokens=1e9,
+        constraints={"objective": "cheapest", "term": "annual"},
+    )
+    option = result["options"][0]
+    cost = option["cost"]
+    assert cost["billed_hours"] == 12 * 30 * 24
+    assert cost["used_hours"] == option["performance"]["time_to_train_hours"]
+    warning = {w["code"]: w["message"] for w in option["warnings"]}["term_longer_than_job"]
+    assert "12 months (8,640 h)" in warning and f"{cost['used_hours']:,.1f} h" in warning
+
+
+def test_a_job_using_most_of_its_billed_month_carries_no_term_warning(client: TestClient) -> None:
+    result = _recommend(
+        client,
+        model={"preset": "llama-2-7b"},
+        task="lora",
+        tokens=1e10,
+        constraints={"objective": "cheapest", "limit": 50},
+    )
+    for option in result["options"]:
+        cost = option["cost"]
+        warned = "term_longer_than_job" in {w["code"] for w in option["warnings"]}
+        assert warned == (cost["billed_hours"] > 2 * cost["used_hours"])
+    assert any(o["cost"]["billed_hours"] <= 2 * o["cost"]["used_hours"] for o in result["options"])
+
+
+def test_pareto_stops_where_more_money_buys_no_meaningful_time(client: TestClient) -> None:
+    result = _recommend(client, model={"preset": "llama-2-70b"}, task="full_finetune", tokens=1e9)
+    front = result["pareto"]
+    assert front
+    costs = [Decimal(p["cost"]) for p in front]
+    assert costs == sorted(costs)
+    for before, after in zip(front, front[1:], strict=False):
+        assert before["hours"] > MEANINGFUL_HOURS
+        assert after["hours"] <= before["hours"] * (1 - PARETO_MIN_SAVING)
