@@ -389,6 +389,7 @@ WARNINGS: dict[str, dict[str, str]] = {
         "offload_slowdown": "Offload traffic over PCIe takes a large share of each step (the article's 40-60% "
         "slowdown).",
         "host_ram_exceeded": "Offload needs more host RAM per server than the server has.",
+        "term_longer_than_job": "The term bills more than twice the time the job takes.",
         "pipeline_bubble": "The pipeline bubble idles a large share of each step; more micro-batches or "
         "interleaved stages would shrink it.",
         "pipeline_few_microbatches": "Too few micro-batches for the pipeline stages; use at least 4 × pp.",
@@ -422,6 +423,7 @@ WARNINGS: dict[str, dict[str, str]] = {
         "offload_over_pcie": "卸载会让优化器数据经 PCIe 传输：每步可能慢数十个百分点。",
         "offload_slowdown": "经 PCIe 的卸载流量占每步时间的很大比例（文章所说的 40-60% 减速）。",
         "host_ram_exceeded": "卸载所需的主机内存超过了服务器的内存。",
+        "term_longer_than_job": "计费时长超过任务所需时间的两倍。",
         "pipeline_bubble": "流水线气泡让每步有很大比例的时间空闲；增加微批数量或使用交错流水线可以缩小气泡。",
         "pipeline_few_microbatches": "相对流水线级数，微批数量太少；至少使用 4 × pp 个微批。",
         "uneven_stages": "层数不能被流水线级数整除；最大的一级决定速度。",
