@@ -2,10 +2,13 @@
 
 Run: .venv/bin/python benchmarks/peers.py   (creates .peers-venv with llm-analysis on first use)
      .venv/bin/python benchmarks/peers.py --markdown docs/validation.md   (also regenerates the validation report)
+     .venv/bin/python benchmarks/peers.py --serving [--markdown docs/validation-serving.md]   (serving only)
 
 Two tables: per-GPU MEMORY on the published peak-memory cases (app/estimator/published_cases.py), below, and
 training SPEED (tokens/s per GPU) on the 24 published runs of tests/estimator/perf_cases.py against llm-analysis
 (benchmarks/_peers_perf.py says how llm-analysis is configured and how its tokens/s are derived).
+`--serving`: SERVING throughput, latency and KV capacity on tests/estimator/serving_cases.py, fitted and held-out
+errors of ours and llm-analysis in one table (benchmarks/_peers_serving.py).
 
 Peers and what each one computes:
 - llm-analysis 0.2.2 (PyPI, cli99/llm-analysis), run in its own venv: LLMAnalysis.training() total
@@ -33,6 +36,7 @@ from pathlib import Path
 
 from _peers_env import PEER_REQUIREMENT, run_llm_analysis
 from _peers_perf import performance_rows, print_performance, summarise
+from _peers_serving import print_serving, serving_markdown, serving_rows
 from _validation_doc import write_report
 
 from app.estimator.memory import estimate_memory
@@ -232,7 +236,15 @@ def main(argv: list[str] | None = None) -> None:
         metavar="PATH",
         help="also write the validation report (e.g. docs/validation.md) and its SVG scatter plots next to it",
     )
+    parser.add_argument("--serving", action="store_true", help="print only the serving table (see _peers_serving.py)")
     args = parser.parse_args(argv)
+    if args.serving:
+        rows = serving_rows()
+        print_serving(rows)
+        if args.markdown:
+            Path(args.markdown).write_text(serving_markdown(rows), encoding="utf-8")
+            print(f"\nwrote {args.markdown}")
+        return
     mem = memory_rows() if not args.performance or args.markdown else None
     perf = performance_rows() if not args.memory_only or args.markdown else None
     if mem is not None and not args.performance:
