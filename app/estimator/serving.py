@@ -593,6 +593,21 @@ def _solve_load(model: ModelSpec, cfg: ServingConfig, hw: _Hardware, per_replica
     return _operating_point(model, cfg, hw, hi)
 
 
+def _capacity(model: ModelSpec, cfg: ServingConfig, hw: _Hardware, limit: int) -> float:
+    point = _best_within_slo(model, cfg, hw, limit) if _has_slo(cfg) else _operating_point(model, cfg, hw, limit)
+    return point.requests_per_s if point else 0.0
+
+
+def replica_capacity(model: ModelSpec, cfg: ServingConfig, cluster: Cluster, *, tp: int = 1, pp: int = 1) -> float:
+    """Requests/s one tp × pp replica completes at the highest concurrency that meets the SLO (all it holds
+    without an SLO); 0 when not even one sequence fits or meets it."""
+    validate_config(cfg)
+    limit = max_concurrency(model, cfg, cluster.gpu, tp, pp)
+    if limit < 1:
+        return 0.0
+    return _capacity(model, cfg, _Hardware(cluster.gpu, tp, pp, cluster), limit)
+
+
 def validate_config(cfg: ServingConfig) -> None:
     """Field-named errors for inputs no engine accepts."""
     if cfg.input_tokens < 1:
@@ -697,8 +712,8 @@ def estimate_serving(
         return zero
     replicas_needed = None
     if cfg.requests_per_s is not None:
-        capacity = _best_within_slo(model, cfg, hw, limit) if _has_slo(cfg) else _operating_point(model, cfg, hw, limit)
-        replicas_needed = math.ceil(cfg.requests_per_s / capacity.requests_per_s - 1e-9) if capacity else None
+        capacity = _capacity(model, cfg, hw, limit)
+        replicas_needed = math.ceil(cfg.requests_per_s / capacity - 1e-9) if capacity > 0 else None
         if point.requests_per_s * replicas < cfg.requests_per_s * (1 - 1e-6):
             notes.append(
                 f"{replicas} replica(s) carry at most {point.requests_per_s * replicas:.3g} requests/s "

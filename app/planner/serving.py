@@ -1,0 +1,319 @@
+"""Serving deployments: search SKU × tensor parallel × replicas for the cheapest that carry an offered
+load within latency targets. PURE: offers in, options out (estimator and offers only).
+
+For each offer and TP degree the estimator gives one replica's capacity at the SLO (the highest
+concurrency whose TTFT and TPOT meet the targets, `app.estimator.serving`). The replicas needed for
+the peak load (offered requests/s × peak factor) set the GPU count; a rentable configuration is the
+smallest that holds them. Replicas share nothing (each is its own engine behind a load balancer), so
+they may sit on separate servers without any inter-node fabric. Ranking: lowest monthly effective
+price, then lower TPOT, then SKU id (deterministic).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from decimal import ROUND_HALF_UP, Decimal
+
+from app.estimator.serving import (
+    ENGINE_DEFAULTS,
+    ServingConfig,
+    ServingEstimate,
+    estimate_serving,
+    kernel_support,
+    max_concurrency,
+    replica_capacity,
+    sglang_memory_fraction,
+)
+from app.estimator.specs import Cluster, EstimatorError, ModelSpec
+from app.planner.offers import Configuration, Constraints, Cost, Offer, price
+
+SECONDS_PER_BILLED_MONTH = 30 * 86400  # the rental month (offers.DAYS_PER_BILLED_MONTH)
+TP_DEGREES = (1, 2, 4, 8, 16)
+NO_FABRIC_NOTE = "Replicas share nothing: separate servers need no InfiniBand or RoCE, only the ordinary network."
+
+
+@dataclass(slots=True)
+class ServingOption:
+    offer: Offer
+    config: Configuration
+    region: str
+    tp: int
+    replicas: int
+    estimate: ServingEstimate  # at the offered load
+    peak: ServingEstimate  # at the peak load
+    cost: Cost
+    per_million_output_tokens: Decimal
+    headroom: float  # what the replicas carry within the SLO ÷ the peak load
+    launch: dict
+    notes: list[str] = field(default_factory=list)
+    rank: int | None = None
+    miss_reason: str | None = None
+
+
+@dataclass(slots=True)
+class ServingSearch:
+    options: list[ServingOption]
+    near_misses: list[ServingOption]
+    rejected: list[tuple[str, str]]  # (sku id, reason)
+    evaluations: int = 0
+
+
+def valid_tp(model: ModelSpec, tp: int) -> bool:
+    """Engines split attention heads evenly: heads % tp == 0 and KV heads divide or are divided by tp."""
+    return model.heads % tp == 0 and (model.kv_heads % tp == 0 or tp % model.kv_heads == 0)
+
+
+def _region(offer: Offer, constraints: Constraints) -> str | None:
+    allowed = [r for r in offer.regions if not constraints.regions or r in constraints.regions]
+    return allowed[0] if allowed else None
+
+
+def _configuration(offer: Offer, gpus: int, constraints: Constraints) -> Configuration | None:
+    """The smallest rentable configuration with at least `gpus` cards (independent replicas may span servers)."""
+    if offer.rental_unit == "card":
+        counts = [c for c in sorted(offer.card_counts) if c >= gpus]
+        return Configuration(counts[0], 1) if counts else None
+    nodes = math.ceil(gpus / offer.gpus_per_node)
+    return Configuration(offer.gpus_per_node, nodes) if nodes <= constraints.max_nodes else None
+
+
+def _money(amount: Decimal, quantum: Decimal) -> Decimal:
+    return amount.quantize(quantum, rounding=ROUND_HALF_UP)
+
+
+def per_million_tokens(monthly: Decimal, tokens_per_s: float, quantum: Decimal) -> Decimal:
+    """Monthly price ÷ output tokens produced in a billed month at that rate, per million tokens."""
+    if tokens_per_s <= 0:
+        return Decimal(0)
+    per_month = Decimal(str(tokens_per_s)) * SECONDS_PER_BILLED_MONTH
+    return _money(monthly * Decimal(1_000_000) / per_month, quantum)
+
+
+def _slo_text(cfg: ServingConfig) -> str:
+    parts = []
+    if cfg.slo_ttft_ms is not None:
+        parts.append(f"TTFT ≤ {cfg.slo_ttft_ms:g} ms")
+    if cfg.slo_tpot_ms is not None:
+        parts.append(f"TPOT ≤ {cfg.slo_tpot_ms:g} ms")
+    return " and ".join(parts)
+
+
+def search_serving(
+    model: ModelSpec,
+    cfg: ServingConfig,
+    offers: list[Offer],
+    constraints: Constraints,
+    *,
+    peak_factor: float = 1.5,
+    model_repo: str | None = None,
+) -> ServingSearch:
+    """Cheapest deployments per offer and TP degree that carry cfg.requests_per_s × peak_factor within the SLO.
+
+    Without requests_per_s, one replica per configuration at cfg.concurrency (or the most it holds).
+    """
+    options: list[ServingOption] = []
+    misses: list[ServingOption] = []
+    rejected: list[tuple[str, str]] = []
+    evaluations = 0
+    for offer in offers:
+        if constraints.gpu_types and offer.gpu.id not in constraints.gpu_types:
+            continue
+        region = _region(offer, constraints)
+        if region is None:
+            continue
+        unsupported = kernel_support(offer.gpu, cfg)
+        if unsupported:
+            rejected.append((offer.sku_id, unsupported[1]))
+            continue
+        best_for_offer: ServingOption | None = None
+        offer_miss: ServingOption | None = None
+        why_not = "the weights leave no room for a KV cache at any tensor-parallel degree this SKU offers"
+        for tp in TP_DEGREES:
+            if tp > offer.gpus_per_node or not valid_tp(model, tp):
+                continue
+            evaluations += 1
+            option, reason = _evaluate(model, cfg, offer, region, tp, constraints, peak_factor, model_repo)
+            if option is None:
+                why_not = reason or why_not
+                continue
+            if option.miss_reason is None:
+                if best_for_offer is None or _key(option) < _key(best_for_offer):
+                    best_for_offer = option
+            elif offer_miss is None or option.peak.tpot_ms < offer_miss.peak.tpot_ms:
+                offer_miss = option
+        if best_for_offer is not None:
+            options.append(best_for_offer)
+        elif offer_miss is not None:
+            misses.append(offer_miss)
+        else:
+            rejected.append((offer.sku_id, why_not))
+    if constraints.max_monthly_budget is not None:
+        over = [o for o in options if o.cost.monthly_effective > constraints.max_monthly_budget]
+        for option in over:
+            option.miss_reason = (
+                f"costs {option.cost.monthly_effective} {option.cost.currency} a month, over the budget of "
+                f"{constraints.max_monthly_budget}"
+            )
+        options = [o for o in options if o.miss_reason is None]
+        misses.extend(over)
+    options.sort(key=_key)
+    misses.sort(key=lambda o: (o.peak.tpot_ms, o.cost.monthly_effective, o.offer.sku_id))
+    options = options[: constraints.limit]
+    for rank, option in enumerate(options, start=1):
+        option.rank = rank
+    return ServingSearch(options, misses[: constraints.limit], rejected, evaluations)
+
+
+def _key(option: ServingOption) -> tuple:
+    return (option.cost.monthly_effective, option.estimate.tpot_ms, option.offer.sku_id, option.config.gpus)
+
+
+def _evaluate(
+    model: ModelSpec,
+    cfg: ServingConfig,
+    offer: Offer,
+    region: str,
+    tp: int,
+    constraints: Constraints,
+    peak_factor: float,
+    model_repo: str | None,
+) -> tuple[ServingOption | None, str | None]:
+    node = Cluster(gpu=offer.gpu, gpus_per_node=offer.gpus_per_node, intra_node_link=offer.intra_node_link)
+    if max_concurrency(model, cfg, offer.gpu, tp, 1) < 1:
+        return None, None
+    one = estimate_serving(model, replace(cfg, requests_per_s=None, concurrency=1), node, tp=tp)
+    per_replica = replica_capacity(model, cfg, node, tp=tp)
+    replicas = 1
+    if cfg.requests_per_s is not None and per_replica > 0:
+        replicas = max(1, math.ceil(cfg.requests_per_s * peak_factor / per_replica - 1e-9))
+    config = _configuration(offer, tp * replicas, constraints)
+    if config is None:
+        limit = "card counts" if offer.rental_unit == "card" else f"max_nodes {constraints.max_nodes}"
+        return None, f"{replicas} replica(s) of {tp} GPUs exceed the SKU's {limit}"
+    replicas = config.gpus // tp  # whole configuration in use: spare GPUs become spare replicas
+    at_load = estimate_serving(model, cfg, node, tp=tp, replicas=replicas)
+    peak = at_load
+    if cfg.requests_per_s is not None:
+        peak_cfg = replace(cfg, requests_per_s=cfg.requests_per_s * peak_factor)
+        peak = estimate_serving(model, peak_cfg, node, tp=tp, replicas=replicas)
+    cost = price(offer, config, constraints.term, None)
+    capacity = per_replica * replicas
+    offered = (cfg.requests_per_s or at_load.requests_per_s) * (peak_factor if cfg.requests_per_s else 1.0)
+    headroom = capacity / offered if offered > 0 else 0.0
+    option = ServingOption(
+        offer=offer,
+        config=config,
+        region=region,
+        tp=tp,
+        replicas=replicas,
+        estimate=at_load,
+        peak=peak,
+        cost=cost,
+        per_million_output_tokens=per_million_tokens(
+            cost.monthly_effective, at_load.output_tokens_per_s, offer.money_quantum
+        ),
+        headroom=headroom,
+        launch=launch_block(model, cfg, tp, replicas, config, offer, at_load, model_repo),
+        notes=list(at_load.notes),
+    )
+    slo_missed = one.meets_slo is False or peak.meets_slo is False
+    if slo_missed:
+        option.miss_reason = _miss_reason(cfg, one, peak)
+    elif cfg.requests_per_s is not None and peak.requests_per_s < cfg.requests_per_s * peak_factor * (1 - 1e-6):
+        option.miss_reason = f"{replicas} replicas carry {peak.requests_per_s:.3g} of the {offered:.3g} requests/s peak"
+    return option, None
+
+
+def _miss_reason(cfg: ServingConfig, one: ServingEstimate, peak: ServingEstimate) -> str:
+    slo = _slo_text(cfg)
+    if one.meets_slo is False:
+        return (
+            f"even one request at a time misses {slo}: TTFT {one.ttft_ms:.0f} ms, TPOT {one.tpot_ms:.1f} ms "
+            "(a faster GPU, more tensor parallelism or a smaller weight format is needed)"
+        )
+    return f"at the peak load TTFT is {peak.ttft_ms:.0f} ms and TPOT {peak.tpot_ms:.1f} ms, missing {slo}"
+
+
+# ---- launch commands ---------------------------------------------------------------------------
+
+VLLM_QUANTIZATION = {"fp8": "fp8", "int4": "awq", "int8": "gptq"}
+SGLANG_QUANTIZATION = {"fp8": "fp8", "int4": "awq", "int8": "gptq"}
+CHECKPOINT_NOTE = {
+    "int4": "int4 needs an AWQ (4-bit, group 128) checkpoint of the model",
+    "int8": "int8 weight-only needs a GPTQ 8-bit checkpoint of the model",
+    "fp8": "fp8 quantises a 16-bit checkpoint on load (or use an FP8 checkpoint)",
+}
+
+
+def _max_seqs(cfg: ServingConfig, estimate: ServingEstimate) -> int:
+    """Sequences the engine may run: what the KV cache holds at these lengths, at least the operating point."""
+    return max(1, min(estimate.max_concurrency, max(math.ceil(estimate.concurrency), 1) * 2))
+
+
+def launch_block(
+    model: ModelSpec,
+    cfg: ServingConfig,
+    tp: int,
+    replicas: int,
+    config: Configuration,
+    offer: Offer,
+    estimate: ServingEstimate,
+    model_repo: str | None,
+) -> dict:
+    """The engine's command line for one replica, and how replicas are laid out."""
+    repo = model_repo or model.name
+    max_len = cfg.context_len
+    seqs = _max_seqs(cfg, estimate)
+    weights = cfg.weight_format
+    if cfg.engine == "sglang":
+        fraction = cfg.gpu_memory_utilization or sglang_memory_fraction(tp)
+        parts = ["python -m sglang.launch_server", f"--model-path {repo}", f"--tp {tp}", f"--context-length {max_len}"]
+        parts += [f"--mem-fraction-static {fraction:g}", f"--max-running-requests {seqs}"]
+        if cfg.kv_format == "fp8":
+            parts.append("--kv-cache-dtype fp8_e5m2")
+        if weights in SGLANG_QUANTIZATION:
+            parts.append(f"--quantization {SGLANG_QUANTIZATION[weights]}")
+    elif cfg.engine == "trt-llm":
+        fraction = cfg.gpu_memory_utilization or ENGINE_DEFAULTS["trt-llm"].memory_fraction
+        parts = [f"trtllm-serve {repo}", f"--tp_size {tp}", f"--max_seq_len {max_len}", f"--max_batch_size {seqs}"]
+        parts.append(f"--kv_cache_free_gpu_memory_fraction {fraction:g}")
+    else:
+        fraction = cfg.gpu_memory_utilization or ENGINE_DEFAULTS["vllm"].memory_fraction
+        parts = ["vllm serve", repo, f"--tensor-parallel-size {tp}", f"--max-model-len {max_len}"]
+        parts += [f"--gpu-memory-utilization {fraction:g}", f"--max-num-seqs {seqs}"]
+        if cfg.kv_format == "fp8":
+            parts.append("--kv-cache-dtype fp8")
+        if weights in VLLM_QUANTIZATION:
+            parts.append(f"--quantization {VLLM_QUANTIZATION[weights]}")
+    per_node = config.cards_per_node // tp if config.cards_per_node >= tp else 0
+    layout = (
+        f"{replicas} replica(s) of {tp} GPU(s): {per_node} per server, each pinned with CUDA_VISIBLE_DEVICES "
+        "to its own GPUs and listening on its own port, behind a load balancer"
+    )
+    notes = [NO_FABRIC_NOTE] if config.nodes > 1 or replicas > 1 else []
+    if weights in CHECKPOINT_NOTE and cfg.engine != "trt-llm":
+        notes.append(CHECKPOINT_NOTE[weights])
+    if cfg.engine == "trt-llm" and weights != cfg.precision:
+        notes.append(f"quantise the checkpoint to {weights} with TensorRT Model Optimizer before serving")
+    return {
+        "engine": cfg.engine,
+        "command": " ".join(parts),
+        "replicas": replicas,
+        "gpus_per_replica": tp,
+        "layout": layout,
+        "needs_infiniband": False,
+        "notes": notes,
+    }
+
+
+def check_serving_plan(model: ModelSpec, tp: int, pp: int) -> None:
+    """Field-named errors for a TP/PP split the engines refuse."""
+    if not valid_tp(model, tp):
+        raise EstimatorError(
+            f"tp {tp} must divide the model's {model.heads} attention heads (and its {model.kv_heads} KV heads "
+            "must divide or be divided by it)",
+            field="plan.tp",
+        )
+    if pp > model.layers:
+        raise EstimatorError(f"pp {pp} exceeds the model's {model.layers} layers", field="plan.pp")

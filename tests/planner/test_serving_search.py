@@ -1,0 +1,101 @@
+"""Serving deployment search (pure): cheapest SKU × TP × replicas within the SLO, launch commands."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from app.estimator.hardware import get_gpu
+from app.estimator.presets import get_preset
+from app.estimator.serving import ServingConfig
+from app.planner.offers import Constraints, Offer
+from app.planner.serving import per_million_tokens, search_serving, valid_tp
+
+LLAMA3_8B = get_preset("llama-3.1-8b").model
+LLAMA3_70B = get_preset("llama-3.1-70b").model
+
+
+def offer(
+    sku: str, gpu: str, monthly: str, *, per_node: int = 8, unit: str = "node", fabric: str | None = None
+) -> Offer:
+    return Offer(
+        sku_id=sku,
+        name=sku,
+        gpu=get_gpu(gpu),
+        regions=("cn-east",),
+        rental_unit=unit,
+        gpus_per_node=per_node,
+        card_counts=(1, 2, 4, 8) if unit == "card" else (),
+        intra_node_link=get_gpu(gpu).intra_node_link,
+        inter_node_fabric=fabric,
+        host_ram_gib=1024,
+        currency="CNY",
+        unit_monthly_list=Decimal(monthly),
+    )
+
+
+OFFERS = [
+    offer("h100-node", "h100-80g-sxm", "400000"),
+    offer("a100-card", "a100-80g-sxm", "9000", unit="card"),
+    offer("l40s-card", "l40s-48g", "5000", unit="card"),
+]
+
+
+def test_tp_must_split_heads_evenly() -> None:
+    assert valid_tp(LLAMA3_70B, 8) and not valid_tp(LLAMA3_70B, 3)
+
+
+def test_cheapest_deployment_carries_the_peak_within_the_slo() -> None:
+    cfg = ServingConfig(input_tokens=1024, output_tokens=256, requests_per_s=5.0, slo_tpot_ms=50, slo_ttft_ms=2000)
+    result = search_serving(LLAMA3_8B, cfg, OFFERS, Constraints(), peak_factor=1.5)
+    assert result.options, result.rejected
+    best = result.options[0]
+    assert best.rank == 1
+    assert best.peak.requests_per_s >= 7.5 * (1 - 1e-6) and best.peak.meets_slo
+    assert best.headroom >= 1.0
+    costs = [o.cost.monthly_effective for o in result.options]
+    assert costs == sorted(costs)
+    assert best.per_million_output_tokens > 0
+    assert best.launch["command"].startswith("vllm serve")
+    assert "--tensor-parallel-size" in best.launch["command"] and "--max-num-seqs" in best.launch["command"]
+    assert best.launch["needs_infiniband"] is False
+
+
+def test_independent_replicas_span_servers_without_a_fabric() -> None:
+    cfg = ServingConfig(input_tokens=1024, output_tokens=512, requests_per_s=50.0, slo_tpot_ms=40)
+    result = search_serving(LLAMA3_70B, cfg, [offer("h100-node", "h100-80g-sxm", "400000")], Constraints())
+    best = result.options[0]
+    assert best.config.nodes > 1 and best.replicas > 1
+    assert any("InfiniBand" in note for note in best.launch["notes"])
+
+
+def test_an_slo_no_gpu_meets_gives_near_misses_with_reasons() -> None:
+    cfg = ServingConfig(input_tokens=1024, output_tokens=256, requests_per_s=1.0, slo_tpot_ms=1.0)
+    result = search_serving(LLAMA3_70B, cfg, OFFERS, Constraints())
+    assert not result.options
+    assert result.near_misses and all("TPOT" in m.miss_reason for m in result.near_misses)
+
+
+def test_int4_on_a_gpu_without_kernels_is_rejected_with_the_reason() -> None:
+    cfg = ServingConfig(input_tokens=512, output_tokens=128, requests_per_s=1.0, weights="int4")
+    v100 = offer("v100-node", "v100-32g-sxm", "50000")
+    result = search_serving(LLAMA3_8B, cfg, [v100], Constraints())
+    assert not result.options and result.rejected and "int4" in result.rejected[0][1]
+
+
+def test_sglang_and_quantisation_flags() -> None:
+    cfg = ServingConfig(
+        input_tokens=512,
+        output_tokens=128,
+        requests_per_s=1.0,
+        engine="sglang",
+        weights="int4",
+        kv_cache_precision="fp8",
+    )
+    command = search_serving(LLAMA3_8B, cfg, OFFERS, Constraints()).options[0].launch["command"]
+    assert command.startswith("python -m sglang.launch_server --model-path")
+    assert "--quantization awq" in command and "--kv-cache-dtype fp8_e5m2" in command
+
+
+def test_cost_per_million_output_tokens() -> None:
+    """30 days at 1,000 tokens/s = 2.592e9 tokens; 2,592 CNY a month is 1.00 CNY per million."""
+    assert per_million_tokens(Decimal("2592"), 1000.0, Decimal("0.01")) == Decimal("1.00")
