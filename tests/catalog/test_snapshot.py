@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 
 import httpx
 import pytest
@@ -72,7 +73,7 @@ def test_a_scheduled_price_takes_effect_on_time_without_a_write(client: TestClie
     def recommended_monthly() -> str:
         body = {"model": {"preset": "llama-2-7b"}, "task": "lora", "constraints": {"gpu_types": ["a100-40g-pcie"]}}
         option = client.post("/recommend", json=body).json()["options"][0]
-        return option["cost"]["monthly_list"]
+        return str(Decimal(option["cost"]["monthly_list"]) / option["cost"]["units"])  # per card, whatever the rank
 
     starts = datetime.now(UTC) + timedelta(seconds=1.5)
     _new_price(db, 320_000, at=starts)
