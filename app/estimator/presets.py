@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import difflib
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
@@ -78,3 +79,24 @@ def get_preset(preset_id: str) -> Preset:
     close = difflib.get_close_matches(str(key), list(presets), n=5, cutoff=0.5)
     hint = f"closest: {', '.join(close)}" if close else f"known: {', '.join(presets)}"
     raise EstimatorError(f"Unknown model preset {preset_id!r}; {hint}.", field="model.preset")
+
+
+def model_title(model: Mapping[str, Any]) -> str | None:
+    """The name people call a requested model by (a request's `model` object): the preset's name
+    ("Llama 3 8B"), a Hugging Face id (`hf_id`, or a pasted config's `_name_or_path`), or the
+    request's own `name`; None when it gave only a size (the caller words "a 7B model")."""
+    preset = model.get("preset")
+    if isinstance(preset, str):
+        found = _presets().get(preset.strip().lower())
+        return found.name if found else preset
+    for key in ("hf_id", "name"):
+        if isinstance(model.get(key), str) and model[key]:
+            return str(model[key])
+    config = model.get("hf_config")
+    if isinstance(config, Mapping):
+        named = config.get("_name_or_path")
+        if isinstance(named, str) and named.strip():
+            return named.strip()
+        kind = config.get("model_type")
+        return f"{kind} (config.json)" if isinstance(kind, str) else "config.json"
+    return None

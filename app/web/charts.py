@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from decimal import Decimal
 
 from app.planner.schemas import MemoryOut, OptionOut, ParetoPointOut
 
@@ -55,6 +56,13 @@ def memory_bar(memory: MemoryOut) -> MemoryBar:
     )
 
 
+# The cost-versus-time front stops where paying more saves less than this: half an hour, and a
+# tenth of the time. (A 100M-token LoRA's front otherwise runs on to 128 H100s at ¥1.6M to save
+# seconds; the planner's own `pareto` keeps every point, the page shows the useful part.)
+MIN_SAVING_HOURS = 0.5
+MIN_SAVING_FRACTION = 0.1
+
+
 @dataclass(frozen=True, slots=True)
 class Point:
     x: float
@@ -63,6 +71,7 @@ class Point:
     cost: float
     hours: float
     on_front: bool
+    anchor: str = "start"
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,11 +87,11 @@ class Scatter:
     x_ticks: list[Tick]
     y_ticks: list[Tick]
     width: int = 600
-    height: int = 320
+    height: int = 340
     left: int = 78
     right: int = 16
     top: int = 30
-    bottom: int = 44
+    bottom: int = 50
 
 
 def _log_range(values: list[float]) -> tuple[float, float]:
@@ -94,34 +103,62 @@ def _log_range(values: list[float]) -> tuple[float, float]:
 
 
 def _ticks(low: float, high: float) -> list[float]:
-    """1-2-5 steps per decade inside [10^low, 10^high], at most about six of them."""
+    """1-2-5 steps per decade inside [10^low, 10^high], at most about five of them."""
     values = []
     for decade in range(math.floor(low), math.ceil(high) + 1):
         for mantissa in (1, 2, 5):
             value = mantissa * 10.0**decade
             if low <= math.log10(value) <= high:
                 values.append(value)
-    if len(values) > 6:
-        values = [v for v in values if f"{v:.0e}".startswith("1")] or values[:: len(values) // 5]
+    if len(values) > 5:
+        values = [v for v in values if f"{v:.0e}".startswith("1")] or values[:: len(values) // 4]
     return values
 
 
-def scatter(options: list[OptionOut], pareto: list[ParetoPointOut]) -> Scatter | None:
-    """Options and Pareto points with a time to finish, on log-log axes; None when none has a time."""
-    raw: list[tuple[str, float, float, bool]] = []
+def useful_front(pareto: list[ParetoPointOut]) -> tuple[list[ParetoPointOut], int]:
+    """The Pareto points, cheapest first, up to where paying more saves under half an hour or a
+    tenth of the time; and how many dearer points were left out."""
+    ordered = sorted((p for p in pareto if p.hours), key=lambda p: Decimal(p.cost))
+    kept: list[ParetoPointOut] = []
+    for point in ordered:
+        if kept:
+            previous = kept[-1].hours or 0.0
+            saved = previous - (point.hours or 0.0)
+            if saved < MIN_SAVING_HOURS or saved < MIN_SAVING_FRACTION * previous:
+                break
+        kept.append(point)
+    return kept, len(ordered) - len(kept)
+
+
+def _short_gpu(name: str) -> str:
+    """'NVIDIA A100 40GB PCIe' → 'A100 40GB': the words a point's label has room for."""
+    words = name.removeprefix("NVIDIA ").split()
+    return " ".join(words[:2])
+
+
+def scatter(
+    options: list[OptionOut], front: list[ParetoPointOut], gpu_of_sku: dict[str, str] | None = None
+) -> Scatter | None:
+    """Options and front points with a time to finish, on log-log axes, each labelled with its size
+    ("#1 4× A100 40GB"); None when none has a time. A point both an option and on the front is drawn once."""
+    gpu_of_sku = gpu_of_sku or {}
+    raw: dict[tuple[str, int], dict] = {}
     for option in options:
         hours = option.performance.time_to_train_hours
         cost = option.cost.job_total or option.cost.monthly_effective
         if hours and float(cost) > 0:
-            raw.append((f"#{option.rank} {option.sku.id} × {option.total_gpus}", float(cost), hours, False))
-    for point in pareto:
+            key = (option.sku.id, option.total_gpus)
+            raw[key] = {"cost": float(cost), "hours": hours, "rank": option.rank, "front": False}
+    for point in front:
         if point.hours and float(point.cost) > 0:
-            raw.append((f"{point.sku} × {point.total_gpus}", float(point.cost), point.hours, True))
+            key = (point.sku, point.total_gpus)
+            entry = raw.setdefault(key, {"cost": float(point.cost), "hours": point.hours, "rank": None})
+            entry["front"] = True
     if not raw:
         return None
     chart = Scatter(points=[], front_path="", x_ticks=[], y_ticks=[])
-    xl, xh = _log_range([r[2] for r in raw])
-    yl, yh = _log_range([r[1] for r in raw])
+    xl, xh = _log_range([r["hours"] for r in raw.values()])
+    yl, yh = _log_range([r["cost"] for r in raw.values()])
     inner_w = chart.width - chart.left - chart.right
     inner_h = chart.height - chart.top - chart.bottom
 
@@ -131,9 +168,23 @@ def scatter(options: list[OptionOut], pareto: list[ParetoPointOut]) -> Scatter |
     def py(cost: float) -> float:
         return round(chart.top + (yh - math.log10(cost)) / (yh - yl) * inner_h, 1)
 
-    points = [Point(x=px(h), y=py(c), label=label, cost=c, hours=h, on_front=front) for label, c, h, front in raw]
-    front = sorted((p for p in points if p.on_front), key=lambda p: p.x)
-    path = " ".join(f"{'M' if i == 0 else 'L'}{p.x},{p.y}" for i, p in enumerate(front))
+    points = []
+    for (sku, gpus), r in raw.items():
+        size = f"{gpus}× {_short_gpu(gpu_of_sku.get(sku, sku))}"
+        x = px(r["hours"])
+        points.append(
+            Point(
+                x=x,
+                y=py(r["cost"]),
+                label=f"#{r['rank']} {size}" if r["rank"] else size,
+                cost=r["cost"],
+                hours=r["hours"],
+                on_front=r["front"],
+                anchor="end" if x > chart.width - chart.right - 150 else "start",
+            )
+        )
+    on_front = sorted((p for p in points if p.on_front), key=lambda p: p.x)
+    path = " ".join(f"{'M' if i == 0 else 'L'}{p.x},{p.y}" for i, p in enumerate(on_front))
     return Scatter(
         points=points,
         front_path=path,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
@@ -123,6 +124,24 @@ def _sparse_defaults() -> dict[str, str]:
     return {k: DEFAULTS[k] for k in keep}
 
 
+# A count typed with its unit, in the form's billions field: "100M", "2B", "1.5T", "5000万", "1亿".
+COUNT_UNITS = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12, "万": 1e4, "亿": 1e8}
+COUNT_PATTERN = re.compile(r"^(?P<number>[0-9]*\.?[0-9]+(?:e[+-]?[0-9]+)?)\s*(?P<unit>[kmbgt万亿])?$", re.IGNORECASE)
+
+
+def _count(form: WizardForm, name: str, t: Translator) -> float | None:
+    """A raw count from a billions field: a bare number is billions, a unit ("100M", "1亿") says its own scale."""
+    raw = form.value(name).replace(",", "").replace("_", "").replace("，", "").strip()
+    if not raw:
+        return None
+    match = COUNT_PATTERN.match(raw)
+    value = float(match["number"]) * COUNT_UNITS[(match["unit"] or "b").lower()] if match else None
+    if value is None or not math.isfinite(value):
+        form.add_error(name, t("err_billions"))
+        return None
+    return value
+
+
 def _number(form: WizardForm, name: str, t: Translator, *, integer: bool = False) -> float | int | None:
     raw = form.value(name).replace(",", "").replace("_", "")
     if not raw:
@@ -159,12 +178,12 @@ def _model(form: WizardForm, t: Translator) -> dict[str, Any] | None:
             return None
         return {"preset": form.value("preset")}
     if source == "params":
-        params = _number(form, "params_b", t)
+        params = _count(form, "params_b", t)
         if params is None:
             if "params_b" not in form.errors:
                 form.add_error("params_b", t("err_required"))
             return None
-        return {"params": params * BILLION}
+        return {"params": params}
     return _hf_config(form, t)
 
 
@@ -185,17 +204,17 @@ def _hf_config(form: WizardForm, t: Translator) -> dict[str, Any] | None:
 
 
 def _tokens(form: WizardForm, t: Translator) -> float | None:
-    tokens = _number(form, "tokens_b", t)
-    if tokens is not None:
-        return tokens * BILLION
-    dataset = _number(form, "dataset_tokens_b", t)
+    tokens = _count(form, "tokens_b", t)
+    if tokens is not None or "tokens_b" in form.errors:
+        return tokens
+    dataset = _count(form, "dataset_tokens_b", t)
     epochs = _number(form, "epochs", t)
     if dataset is None:
         return None
     if epochs is not None and epochs <= 0:
         form.add_error("epochs", t("err_gt", limit=0))
         return None
-    return dataset * BILLION * (epochs or 1)
+    return dataset * (epochs or 1)
 
 
 def _budget(form: WizardForm, t: Translator) -> str | None:
@@ -297,6 +316,8 @@ def pydantic_message(err: Mapping[str, Any], t: Translator) -> str:
         return t("err_number")
     if kind == "literal_error":
         return t("err_choice")
+    if kind == "missing" or (kind == "string_too_short" and ctx.get("min_length") == 1):
+        return t("err_required")
     if kind == "value_error" and "email" in str(err.get("msg", "")).lower():
         return t("err_email")
     message = str(err.get("msg", ""))

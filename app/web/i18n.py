@@ -199,6 +199,16 @@ EN: dict[str, str] = {
     "err_lt": "Must be less than {limit}.",
     "err_le": "Must be at most {limit}.",
     "err_email": "Enter a valid email address.",
+    "err_billions": "Enter a number, e.g. 2 or 0.1 (billions), or 100M.",
+    "err_item": "{field}: {message}",
+    "preset_no_match": "No model matches “{query}”: change the filter or clear it.",
+    "chart_no_options": "No configuration meets the constraints, so there is nothing to plot; the near misses "
+    "below show what it would take.",
+    "chart_front_note": "The front stops where paying more saves less than {saving} ({n} faster, dearer "
+    "configurations left out).",
+    "params_model": "A {n}-billion-parameter model",
+    "minutes": "{m} min",
+    "hours_minutes": "{h} h {m} min",
     "hours": "{n} h",
     "days": "{n} days",
     "footer": "Figures are estimates from cited formulas; see the assumptions on each results page.",
@@ -372,6 +382,14 @@ ZH: dict[str, str] = {
     "err_lt": "必须小于 {limit}。",
     "err_le": "不能大于 {limit}。",
     "err_email": "请输入有效的电子邮箱地址。",
+    "err_billions": "请输入数字，例如 2 或 0.1（十亿），或 100M、1亿。",
+    "err_item": "{field}：{message}",
+    "preset_no_match": "没有与“{query}”匹配的模型：请修改或清空筛选条件。",
+    "chart_no_options": "没有满足约束条件的配置，因此无从绘图；下方差一点满足的配置说明了需要什么条件。",
+    "chart_front_note": "付更多钱只能节省不到 {saving} 时，前沿就此截止（省略了 {n} 个更快但更贵的配置）。",
+    "params_model": "{n}B 参数的模型",
+    "minutes": "{m} 分钟",
+    "hours_minutes": "{h} 小时 {m} 分钟",
     "hours": "{n} 小时",
     "days": "{n} 天",
     "footer": "数字均为依据所引公式的估算；请参阅每个结果页上的假设。",
@@ -582,11 +600,22 @@ class Translator:
         return f"{symbol}{self.number(amount)}"
 
     def duration(self, hours: float | None) -> str:
+        """Minutes under an hour, hours and minutes under two days, then days."""
         if hours is None or not math.isfinite(hours):
             return self("no_tokens")
+        minutes = max(1, round(hours * 60))
+        if minutes < 60:
+            return self("minutes", m=minutes)
         if hours < 48:
-            return self("hours", n=self.number(hours, 1))
+            whole, rest = divmod(minutes, 60)
+            return self("hours_minutes", h=whole, m=rest) if rest else self("hours", n=whole)
         return self("days", n=self.number(hours / 24, 1))
+
+    def axis_hours(self, hours: float) -> str:
+        """A tick on the time axis: minutes below an hour, else whole hours."""
+        if hours < 1:
+            return self("minutes", m=self.number(hours * 60))
+        return self("hours", n=self.number(hours, 1))
 
     def gib(self, value: float) -> str:
         return self("gib", n=self.number(value, 1))

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import Any
 
+from app.estimator.presets import model_title
 from app.planner.schemas import ConstraintsIn, ModelOut, OptionOut, PlanOut
 from app.web.charts import MemoryBar, memory_bar
 from app.web.i18n import PLAN_WORDS, Translator
@@ -58,6 +60,11 @@ class OptionView:
     miss: str | None = None
 
 
+def model_name(model_in: dict[str, Any], model: ModelOut, t: Translator) -> str:
+    """The model as people name it ("Llama 3 8B", "Qwen/Qwen2.5-7B-Instruct"), never a preset id."""
+    return model_title(model_in) or t("params_model", n=t.number(model.params / 1e9, 1))
+
+
 def plan_words(plan: PlanOut, t: Translator) -> str:
     """The plan in the page's language; English is the API's own `plan.summary`."""
     if t.lang == "en":
@@ -83,13 +90,13 @@ def plan_words(plan: PlanOut, t: Translator) -> str:
     return "，".join(parts)
 
 
-def explanation(option: OptionOut, model: ModelOut, task: str, t: Translator, gpu_name: str) -> str:
+def explanation(option: OptionOut, model: ModelOut, task: str, t: Translator, gpu_name: str, name: str) -> str:
     if t.lang == "en":
         return option.explanation
     w = PLAN_WORDS[t.lang]
     memory = option.memory
     values = {
-        "what": f"{model.name} {t('task_' + task)}",
+        "what": f"{name} {t('task_' + task)}",
         "gpu": gpu_name,
         "total": t.number(memory.per_gpu_gib["total"], 1),
         "capacity": t.number(memory.capacity_gib, 1),
@@ -125,12 +132,15 @@ def option_view(
     t: Translator,
     gpu_names: dict[str, str],
     constraints: ConstraintsIn | None = None,
+    name: str = "",
 ) -> OptionView:
     codes = [w.code for w in option.warnings]
     return OptionView(
         option=option,
         summary=plan_words(option.plan, t),
-        explanation=explanation(option, model, task, t, gpu_names.get(option.sku.gpu, option.sku.gpu)),
+        explanation=explanation(
+            option, model, task, t, gpu_names.get(option.sku.gpu, option.sku.gpu), name or model.name
+        ),
         warnings=[(w.code, t.warning(w.code, w.message)) for w in option.warnings if w.code != "indicative_price"],
         indicative="indicative_price" in codes,
         annual=Decimal(option.cost.annual_total),

@@ -37,10 +37,10 @@ from app.quotes import repository as quotes_repository
 from app.quotes import service as quotes_service
 from app.quotes.schemas import QuoteCreate
 from app.web import forms
-from app.web.charts import MEMORY_PARTS, scatter
+from app.web.charts import MEMORY_PARTS, MIN_SAVING_HOURS, scatter, useful_front
 from app.web.errors import WebRoute, error_page
 from app.web.i18n import Translator, negotiate
-from app.web.present import CSV_COLUMNS, csv_row, option_view, plan_words
+from app.web.present import CSV_COLUMNS, csv_row, model_name, option_view, plan_words
 from app.web.templating import templates
 
 router = APIRouter(route_class=WebRoute, include_in_schema=False)
@@ -117,19 +117,28 @@ def _results_context(
     skus = _catalog(session)
     gpu_names = {sku.gpu.id: sku.gpu.name for sku in skus}
     body = request_in.model_dump(mode="json", exclude_defaults=True)
+    name = model_name(body["model"], result.model, t)
+    front, left_out = useful_front(result.pareto)
+    gpu_of_sku = {sku.id: sku.gpu.name for sku in skus}
     return {
         "form": form,
         "result": result,
+        "model_name": name,
         "task": request_in.task,
+        "tokens_given": request_in.tokens is not None,
         "qs": qs,
         "gpu_names": gpu_names,
+        "sku_names": {sku.id: sku.name for sku in skus},
         "units": {sku.id: sku.rental_unit for sku in skus},
-        "views": [option_view(o, result.model, request_in.task, t, gpu_names) for o in result.options],
+        "views": [option_view(o, result.model, request_in.task, t, gpu_names, name=name) for o in result.options],
         "near": [
-            option_view(o, result.model, request_in.task, t, gpu_names, request_in.constraints)
+            option_view(o, result.model, request_in.task, t, gpu_names, request_in.constraints, name=name)
             for o in result.near_misses
         ],
-        "chart": scatter(result.options, result.pareto),
+        "chart": scatter(result.options, front, gpu_of_sku),
+        "front": front,
+        "front_left_out": left_out,
+        "min_saving": t.duration(MIN_SAVING_HOURS),
         "memory_parts": MEMORY_PARTS,
         "currency": result.options[0].cost.currency if result.options else "CNY",
         "body_json": forms.api_body_json(body),

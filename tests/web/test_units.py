@@ -45,9 +45,12 @@ def test_short_money_and_durations() -> None:
     en, zh = Translator("en"), Translator("zh")
     assert (en.money_short(30_000, "CNY"), en.money_short(1_600_000, "CNY")) == ("¥30k", "¥1.6M")
     assert (zh.money_short(30_000, "CNY"), zh.money_short(1_600_000, "CNY")) == ("¥3万", "¥160万")
-    assert (en.duration(18.49), en.duration(100.35)) == ("18.5 h", "4.2 days")
+    assert (en.duration(18.49), en.duration(100.35)) == ("18 h 29 min", "4.2 days")
+    # A short job in hours and minutes, never "0 h" (a 100M-token LoRA on 8 H100s takes 17 minutes).
+    assert (en.duration(0.2833), en.duration(0.01), en.duration(2.0)) == ("17 min", "1 min", "2 h")
     assert en.duration(None) == "give tokens to train"
-    assert (zh.duration(18.49), zh.duration(100.35)) == ("18.5 小时", "4.2 天")
+    assert (zh.duration(18.49), zh.duration(100.35)) == ("18 小时 29 分钟", "4.2 天")
+    assert (zh.duration(0.2833), en.axis_hours(0.1), en.axis_hours(2)) == ("17 分钟", "6 min", "2 h")
     assert (en.plural("cards", 1, n=1), en.plural("cards", 4, n=4), zh.plural("cards", 1, n=1)) == (
         "1 card",
         "4 cards",
