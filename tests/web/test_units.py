@@ -158,3 +158,25 @@ def test_rejection_reasons_in_chinese_with_the_english_as_fallback() -> None:
     )
     assert zh.reason("a reason the planner words differently") == "a reason the planner words differently"
     assert Translator("en").reason("offered in shenzhen, not in singapore") == "offered in shenzhen, not in singapore"
+
+
+def test_the_front_stops_where_more_money_buys_no_meaningful_time() -> None:
+    """The front a 100M-token Llama 3 8B LoRA had before billing by whole months (issue: "runs to
+    128 H100s at ¥1,600,000 and '0 h'"): GPUs, cost, hours as the planner answered them."""
+    from app.planner.schemas import ParetoPointOut
+    from app.web.charts import useful_front
+
+    seen = [
+        ("a100-40g-pcie-card", 1, "2800.00", 5.523),
+        ("a100-40g-pcie-card", 2, "5600.00", 2.762),
+        ("a100-40g-pcie-card", 4, "11200.00", 1.362),
+        ("a100-80g-sxm-8x", 8, "30000.00", 0.624),
+        ("h100-80g-sxm-8x", 8, "100000.00", 0.283),
+        ("h100-80g-sxm-8x", 16, "200000.00", 0.142),
+        ("h100-80g-sxm-8x", 128, "1600000.00", 0.019),
+    ]
+    pareto = [ParetoPointOut(sku=s, total_gpus=g, cost=c, hours=h) for s, g, c, h in reversed(seen)]
+    kept, left_out = useful_front(pareto)
+    # 1 → 2 → 4 cards → 8 A100s each save over half an hour; 8 H100s would save 20 minutes for ¥70,000 more.
+    assert [(p.sku, p.total_gpus) for p in kept] == [(s, g) for s, g, _, _ in seen[:4]]
+    assert left_out == 3

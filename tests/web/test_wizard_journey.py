@@ -7,6 +7,7 @@ ran to 128 GPUs with unlabeled points and 5 px tick labels on a phone.
 
 from __future__ import annotations
 
+import re
 from urllib.parse import parse_qs, urlparse
 
 import httpx
@@ -116,21 +117,20 @@ def _chart_facts(page) -> dict:
     )
 
 
-def test_the_chart_labels_points_in_hours_and_minutes_and_stops_where_money_buys_no_time(
-    live_server: str, page
-) -> None:
-    page.goto(f"{live_server}/results?preset=llama-3-8b&task=lora&tokens_b=0.1&lang=en")
+def test_the_chart_labels_its_points_and_shows_minutes_for_short_jobs(live_server: str, page) -> None:
+    page.goto(f"{live_server}/results?preset=llama-3-8b&task=lora&tokens_b=0.02&lang=en")
     facts = _chart_facts(page)
-    assert facts["points"] > 0 and len(facts["labels"]) == facts["points"]
-    assert all(label.strip() for label in facts["labels"])
-    assert "0 h" not in facts["ticks"] and any("min" in tick for tick in facts["ticks"])
     api = httpx.post(
-        f"{live_server}/recommend", json={"model": {"preset": "llama-3-8b"}, "task": "lora", "tokens": 1e8}, timeout=60
+        f"{live_server}/recommend", json={"model": {"preset": "llama-3-8b"}, "task": "lora", "tokens": 2e7}, timeout=60
     ).json()
-    # The API's front runs on to 128 H100s; the page stops before the points that save minutes for 6-figure sums.
-    assert max(p["total_gpus"] for p in api["pareto"]) >= 64
-    assert not any("128 GPUs" in item or "64 GPUs" in item for item in facts["pareto"])
-    assert "1,600,000" not in page.inner_text("#chart-title ~ *")
+    assert facts["points"] >= len(api["options"]) > 1
+    assert len(facts["labels"]) == facts["points"]
+    assert {f"#{o['rank']} {o['total_gpus']}× A100 40GB" for o in api["options"]} <= set(facts["labels"])
+    assert min(o["performance"]["time_to_train_hours"] for o in api["options"]) < 1
+    x_ticks = [tick for tick in facts["ticks"] if not tick.startswith("¥")]
+    assert "0 h" not in x_ticks and any(tick.endswith(" min") for tick in x_ticks), x_ticks
+    times = page.eval_on_selector_all("ol.options .costs dd.time", "els => els.map(e => e.textContent.trim())")
+    assert any(re.fullmatch(r"\d+ min", time) for time in times), times
 
 
 def test_the_chart_is_readable_on_a_phone(live_server: str, chromium) -> None:
