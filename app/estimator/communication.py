@@ -7,7 +7,10 @@ bandwidths come from `interconnects` (measured NCCL busbw). What overlaps with c
   all buckets but the last (PyTorch DDP `bucket_cap_mb`=25).
 - ZeRO-1,2 parameter all-gather after the step: exposed (DeepSpeed runs it after `optimizer.step()`).
 - ZeRO-3 / FSDP all-gathers (forward, backward) and reduce-scatter: overlap the forward / backward of
-  every micro-batch by prefetch; the first layer's gather is exposed.
+  every micro-batch by prefetch; the first layer's gather is exposed. The all-gathers move every
+  sharded weight, trainable or frozen (FSDP shards the whole module; LoRA's frozen base is gathered
+  like any other parameter, in NF4 for QLoRA as in FSDP-QLoRA); only the gradient reduce-scatter
+  shrinks to the adapters for LoRA.
 - TP all-reduces (or SP all-gather + reduce-scatter): exposed (Megatron without `--tp-comm-overlap`).
 - PP activation / gradient sends: exposed, on the critical path of 1F1B.
 - CP ring K/V exchange: overlaps the attention core of the same layer (Megatron CP).
@@ -25,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from app.estimator.compute import BYTES_PER_ELEMENT, trainable_split
+from app.estimator.compute import BYTES_PER_ELEMENT, NF4_BYTES_PER_PARAM, trainable_split
 from app.estimator.interconnects import (
     LinkBandwidth,
     all_reduce_s,
@@ -64,6 +67,7 @@ class StepShape:
     layers_local: int
     trainable_local: float  # parameters with gradients on one GPU before ZeRO sharding
     placement: dict[str, int]  # GPUs of each group kind on one node (`per_node`)
+    weights_local: float = 0.0  # every parameter on one GPU before ZeRO sharding; 0: the trainable ones
 
 
 @dataclass(slots=True)
@@ -104,6 +108,18 @@ def trainable_params_local(model: ModelSpec, workload: Workload, plan: Plan) -> 
 
 def local_trainable(shared: float, experts: float, plan: Plan) -> float:
     return (shared + experts / plan.ep) / (plan.tp * plan.pp)
+
+
+def weights_params_local(model: ModelSpec, plan: Plan) -> float:
+    """Parameters on one GPU before ZeRO sharding, trainable or frozen; experts split over ep."""
+    counts = count_params(model)
+    experts = counts.total - counts.active if model.is_moe else 0
+    return (counts.total - experts + experts / plan.ep) / (plan.tp * plan.pp)
+
+
+def gathered_bytes(workload: Workload) -> float:
+    """Bytes per parameter a ZeRO-3 / FSDP all-gather moves: the training dtype, NF4 for QLoRA's base."""
+    return NF4_BYTES_PER_PARAM if workload.task == "qlora" else grad_bytes(workload)
 
 
 def grad_bytes(workload: Workload) -> float:
@@ -177,7 +193,8 @@ def dp_comm(
     link = group_bandwidth(cluster, plan.dp, shape.placement["dp"])
     size = shape.trainable_local * grad_bytes(workload)
     if plan.zero_stage >= 3:
-        return _zero3_comm(size, plan, link, shape)
+        weights = (shape.weights_local or shape.trainable_local) * gathered_bytes(workload)
+        return _zero3_comm(weights, size, plan, link, shape)
     reduce = all_reduce_s(size, plan.dp, link) if plan.zero_stage == 0 else gather_or_scatter_s(size, plan.dp, link)
     last_bucket = all_reduce_s(min(size, DDP_BUCKET_BYTES), plan.dp, link)
     exposed = max(last_bucket, hide(reduce, shape.bwd_s))
@@ -185,12 +202,16 @@ def dp_comm(
     return exposed + gather, reduce + gather
 
 
-def _zero3_comm(size: float, plan: Plan, link: LinkBandwidth, shape: StepShape) -> tuple[float, float]:
-    """FSDP / ZeRO-3: per micro-batch all-gather (fwd), all-gather + reduce-scatter (bwd); prefetched."""
-    gather = gather_or_scatter_s(size, plan.dp, link)
+def _zero3_comm(
+    weights: float, grads: float, plan: Plan, link: LinkBandwidth, shape: StepShape
+) -> tuple[float, float]:
+    """FSDP / ZeRO-3 per micro-batch: all-gather of the weights (fwd), all-gather again + reduce-scatter
+    of the gradients (bwd); prefetched. `weights` and `grads` are the unsharded bytes on one GPU."""
+    gather = gather_or_scatter_s(weights, plan.dp, link)
+    scatter = gather_or_scatter_s(grads, plan.dp, link)
     first_layer = gather / max(1, shape.layers_local)
-    per_mb = first_layer + hide(gather, shape.fwd_s) + hide(2 * gather, shape.bwd_s)
-    return shape.micro_batches * per_mb, shape.micro_batches * 3 * gather
+    per_mb = first_layer + hide(gather, shape.fwd_s) + hide(gather + scatter, shape.bwd_s)
+    return shape.micro_batches * per_mb, shape.micro_batches * (2 * gather + scatter)
 
 
 def offload_time(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster, shape: StepShape) -> float:

@@ -33,6 +33,7 @@ from app.estimator.communication import (
     local_trainable,
     per_node,
     step_communication,
+    weights_params_local,
 )
 from app.estimator.compute import (
     TrainingFlops,
@@ -267,6 +268,7 @@ def _step_shape(model: ModelSpec, workload: Workload, plan: Plan, cluster: Clust
         layers_local=math.ceil(model.layers / plan.pp),
         trainable_local=local_trainable(flops.trainable_shared, flops.trainable_experts, plan),
         placement=per_node(plan, cluster.gpus_per_node),
+        weights_local=weights_params_local(model, plan) if plan.zero_stage >= 3 else 0.0,
     )
 
 

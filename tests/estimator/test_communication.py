@@ -73,3 +73,37 @@ def test_every_catalogue_gpu_has_a_known_intra_node_link() -> None:
     for gpu in load_gpus().values():
         assert gpu.intra_node_link in intra_node_kinds(), gpu.id
         assert intra_busbw_bytes_per_s(gpu.intra_node_link, 8) > 0
+
+
+def test_zero3_lora_gathers_the_frozen_weights_and_scatters_only_the_adapters() -> None:
+    """FSDP shards the whole module, so each micro-batch all-gathers every weight twice (forward,
+    backward), trainable or frozen; only the gradient reduce-scatter shrinks to the adapters.
+    An 8B model's 16 GB of bf16 weights over PCIe 4 (4 cards) cannot be a rounding error."""
+    from app.estimator.communication import StepShape, dp_comm, per_node, weights_params_local
+    from app.estimator.hardware import get_gpu
+    from app.estimator.interconnects import gather_or_scatter_s
+    from app.estimator.presets import get_preset
+    from app.estimator.specs import LoraSpec, Plan, Workload
+
+    model = get_preset("llama-3.1-8b").model
+    cluster = Cluster(gpu=get_gpu("a100-40g-pcie"), gpus_per_node=4, intra_node_link="pcie4")
+    plan = Plan(dp=4, zero_stage=3, micro_batch=2)
+    workload = Workload(task="lora", lora=LoraSpec())
+    adapters = 42e6  # rank-16 all-linear LoRA on Llama 3.1 8B: about 42 M parameters (Hu et al. 2021 §4.1)
+    weights = weights_params_local(model, plan)
+    assert weights == count_params(model).total
+    shape = StepShape(
+        micro_batches=1,
+        fwd_s=0.0,
+        bwd_s=0.0,
+        attention_s=0.0,
+        layers_local=model.layers,
+        trainable_local=adapters,
+        placement=per_node(plan, 4),
+        weights_local=weights,
+    )
+    _exposed, total = dp_comm(model, workload, plan, cluster, shape)
+    link = group_bandwidth(cluster, 4, 4)
+    expected = 2 * gather_or_scatter_s(weights * 2, 4, link) + gather_or_scatter_s(adapters * 2, 4, link)
+    assert total == pytest.approx(expected, rel=1e-9)
+    assert total > 50 * gather_or_scatter_s(adapters * 2, 4, link)  # the old, trainable-only size

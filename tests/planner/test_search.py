@@ -61,3 +61,13 @@ def test_nothing_fits_reports_the_leanest_miss() -> None:
     assert result.best is None
     assert result.closest_miss is not None
     assert result.closest_miss.breakdown.total > result.closest_miss.breakdown.capacity
+
+
+def test_8b_lora_on_four_pcie_cards_does_not_pick_zero3() -> None:
+    """Before ZeRO-3 counted the frozen base's all-gathers, 8B LoRA on four PCIe cards chose ZeRO-3
+    (its communication sized from the 42 M adapters only); gathering 16 GB twice per micro-batch over
+    PCIe makes plain data parallel (replicated frozen weights, all-reduced adapter gradients) faster."""
+    workload = Workload(task="lora", seq_len=2048, lora=LoraSpec(rank=16), tokens=5e7)
+    best = search_plans(get_preset("llama-3.1-8b").model, workload, HARDWARE["4x a100-40g pcie"]).best
+    assert best is not None
+    assert best.plan.zero_stage != 3
