@@ -202,9 +202,7 @@ def dp_comm(
     return exposed + gather, reduce + gather
 
 
-def _zero3_comm(
-    weights: float, grads: float, plan: Plan, link: LinkBandwidth, shape: StepShape
-) -> tuple[float, float]:
+def _zero3_comm(weights: float, grads: float, plan: Plan, link: LinkBandwidth, shape: StepShape) -> tuple[float, float]:
     """FSDP / ZeRO-3 per micro-batch: all-gather of the weights (fwd), all-gather again + reduce-scatter
     of the gradients (bwd); prefetched. `weights` and `grads` are the unsharded bytes on one GPU."""
     gather = gather_or_scatter_s(weights, plan.dp, link)

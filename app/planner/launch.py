@@ -1,33 +1,104 @@
-"""A plan as ready-to-use launch configuration. PURE.
+"""A plan as the named stack's complete launch configuration. PURE.
 
-- DeepSpeed `ds_config.json`: keys from the DeepSpeed configuration docs
-  (deepspeed.readthedocs.io, "DeepSpeed Configuration JSON": train_batch_size,
-  train_micro_batch_size_per_gpu, gradient_accumulation_steps, bf16/fp16, zero_optimization with
-  stage, offload_optimizer / offload_param {device, pin_memory}, overlap_comm, contiguous_gradients).
-  DeepSpeed checks train_batch_size = micro × accumulation × data-parallel size.
-- torchrun + FSDP: torchrun's documented flags (--nnodes, --nproc-per-node, --rdzv-backend,
-  --rdzv-endpoint) and FSDP's ShardingStrategy names (FULL_SHARD ≈ ZeRO-3, SHARD_GRAD_OP ≈ ZeRO-2,
-  NO_SHARD = DDP). FSDP's CPUOffload offloads parameters, gradients and the optimizer step together.
-- Megatron-LM arguments from `megatron/training/arguments.py` (--tensor-model-parallel-size,
-  --pipeline-model-parallel-size, --num-layers-per-virtual-pipeline-stage, --sequence-parallel,
-  --use-distributed-optimizer, --recompute-granularity/--recompute-method/--recompute-num-layers,
-  --micro-batch-size, --global-batch-size, --group-query-attention/--num-query-groups, --swiglu).
+Every configuration carries the world size, the batch arithmetic over the ranks that really see
+different data (data parallel only: tensor, pipeline and context ranks share a batch), recompute,
+and for LoRA/QLoRA the adapter settings. Keys come from each tool's documentation:
+
+- DeepSpeed `ds_config.json` (deepspeed.readthedocs.io "DeepSpeed Configuration JSON"):
+  train_batch_size = train_micro_batch_size_per_gpu × gradient_accumulation_steps × data-parallel
+  size, which DeepSpeed checks at start-up (the pipeline engine asserts the same over
+  `grid.data_parallel_size`, deepspeed/runtime/pipe/engine.py); zero_optimization.stage,
+  offload_optimizer / offload_param {device, pin_memory}, overlap_comm, contiguous_gradients,
+  stage3_gather_16bit_weights_on_model_save; bf16 / fp16. Pipeline stages go to PipelineModule
+  (num_stages) and its activation checkpointing to `pipeline.activation_checkpoint_interval`.
+  LoRA: PEFT `LoraConfig` (r, lora_alpha, lora_dropout, target_modules, bias, task_type); QLoRA:
+  transformers `BitsAndBytesConfig` with NF4, double quantisation and `bnb_4bit_quant_storage`
+  (PEFT docs: needed to shard the 4-bit weights under ZeRO-3).
+- torchtitan job config (docs/composability.md, torchtitan/config/job_config.py):
+  parallelism.{data_parallel_replicate_degree, data_parallel_shard_degree, tensor_parallel_degree,
+  pipeline_parallel_degree, context_parallel_degree, fsdp_reshard_after_forward,
+  pipeline_parallel_microbatch_size}, training.{local_batch_size, global_batch_size, seq_len,
+  mixed_precision_param, mixed_precision_reduce, enable_cpu_offload}, activation_checkpoint.{mode,
+  selective_ac_option}. torchtune `lora_finetune_distributed` for LoRA/QLoRA (model.lora_rank,
+  lora_alpha, lora_dropout, lora_attn_modules, apply_lora_to_mlp, quantize_base; batch_size,
+  gradient_accumulation_steps, enable_activation_checkpointing, fsdp_cpu_offload).
+- Megatron-LM arguments (megatron/training/arguments.py): parallel sizes, --sequence-parallel,
+  --use-distributed-optimizer, recompute, batch sizes, and the architecture flags without which
+  Megatron builds a GPT-2-style model: --normalization RMSNorm, --position-embedding-type rope,
+  --swiglu, --untie-embeddings-and-output-weights, --disable-bias-linear, --group-query-attention
+  --num-query-groups, and for MoE --num-experts, --moe-router-topk, --moe-ffn-hidden-size,
+  --expert-model-parallel-size. LoRA through Megatron-Bridge's PEFT (`LoRA(dim, alpha, dropout,
+  target_modules)` on linear_qkv, linear_proj, linear_fc1, linear_fc2).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from app.estimator.specs import ModelSpec, Plan, Workload
+from app.estimator.specs import LORA_TARGETS, LoraSpec, ModelSpec, Plan, Workload
+from app.planner.stacks import Stack
 
 FSDP_STRATEGY = {0: "NO_SHARD", 1: "SHARD_GRAD_OP", 2: "SHARD_GRAD_OP", 3: "FULL_SHARD"}
+# LoRA target names: ours → Hugging Face Llama module names (PEFT) / Megatron-Core linear layers.
+HF_MODULES = {
+    "q": "q_proj",
+    "k": "k_proj",
+    "v": "v_proj",
+    "o": "o_proj",
+    "gate": "gate_proj",
+    "up": "up_proj",
+    "down": "down_proj",
+}
+MEGATRON_MODULES = {
+    "q": "linear_qkv",
+    "k": "linear_qkv",
+    "v": "linear_qkv",
+    "o": "linear_proj",
+    "gate": "linear_fc1",
+    "up": "linear_fc1",
+    "down": "linear_fc2",
+}
+TORCHTUNE_ATTN = {"q": "q_proj", "k": "k_proj", "v": "v_proj", "o": "output_proj"}
+TORCH_DTYPE = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "fp8": "bfloat16"}
 
 
 def accumulation_steps(plan: Plan, global_batch: int) -> int:
     return max(1, global_batch // (plan.dp * plan.micro_batch))
 
 
+def _lora(workload: Workload) -> LoraSpec:
+    return workload.lora or LoraSpec()
+
+
+def _alpha(lora: LoraSpec) -> float:
+    return lora.alpha if lora.alpha is not None else 2.0 * lora.rank
+
+
+def peft_config(workload: Workload) -> dict[str, Any]:
+    lora = _lora(workload)
+    return {
+        "r": lora.rank,
+        "lora_alpha": _alpha(lora),
+        "lora_dropout": lora.dropout,
+        "target_modules": [HF_MODULES[t] for t in LORA_TARGETS if t in lora.targets],
+        "bias": "none",
+        "task_type": "CAUSAL_LM",
+    }
+
+
+def bnb_config(workload: Workload) -> dict[str, Any]:
+    dtype = TORCH_DTYPE[workload.precision]
+    return {
+        "load_in_4bit": True,
+        "bnb_4bit_quant_type": "nf4",
+        "bnb_4bit_use_double_quant": True,
+        "bnb_4bit_compute_dtype": dtype,
+        "bnb_4bit_quant_storage": dtype,
+    }
+
+
 def deepspeed_config(workload: Workload, plan: Plan, global_batch: int) -> dict[str, Any]:
+    """ds_config.json. The data-parallel size DeepSpeed divides by is plan.dp (world / pp)."""
     zero: dict[str, Any] = {"stage": plan.zero_stage, "overlap_comm": True, "contiguous_gradients": True}
     if plan.offload != "none":
         zero["offload_optimizer"] = {"device": "cpu", "pin_memory": True}
@@ -35,10 +106,11 @@ def deepspeed_config(workload: Workload, plan: Plan, global_batch: int) -> dict[
         zero["offload_param"] = {"device": "cpu", "pin_memory": True}
     if plan.zero_stage == 3:
         zero["stage3_gather_16bit_weights_on_model_save"] = True
+    steps = accumulation_steps(plan, global_batch)
     config: dict[str, Any] = {
-        "train_batch_size": plan.dp * plan.micro_batch * accumulation_steps(plan, global_batch),
+        "train_batch_size": plan.dp * plan.micro_batch * steps,
         "train_micro_batch_size_per_gpu": plan.micro_batch,
-        "gradient_accumulation_steps": accumulation_steps(plan, global_batch),
+        "gradient_accumulation_steps": steps,
         "gradient_clipping": 1.0,
         "zero_optimization": zero,
     }
@@ -46,25 +118,102 @@ def deepspeed_config(workload: Workload, plan: Plan, global_batch: int) -> dict[
         config["bf16"] = {"enabled": True}
     elif workload.precision == "fp16":
         config["fp16"] = {"enabled": True, "loss_scale": 0}
+    if plan.pp > 1:
+        config["pipeline"] = {"activation_checkpoint_interval": 1 if plan.recompute == "full" else 0}
     return config
 
 
-def torchrun_fsdp(plan: Plan, nodes: int, gpus_per_node: int, workload: Workload) -> dict[str, Any]:
-    command = (
+def _deepspeed(workload: Workload, plan: Plan, nodes: int, gpus_per_node: int, global_batch: int) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "command": f"deepspeed --num_nodes {nodes} --num_gpus {gpus_per_node} train.py --deepspeed ds_config.json",
+        "world_size": nodes * gpus_per_node,
+        "data_parallel_size": plan.dp,
+        "ds_config": deepspeed_config(workload, plan, global_batch),
+    }
+    if plan.pp > 1:
+        out["pipeline_module"] = {"num_stages": plan.pp, "partition_method": "type:DecoderLayer"}
+    else:
+        out["trainer"] = {
+            "gradient_checkpointing": plan.recompute == "full",
+            "bf16": workload.precision in ("bf16", "fp8"),
+            "fp16": workload.precision == "fp16",
+        }
+    if workload.task in ("lora", "qlora"):
+        out["peft"] = peft_config(workload)
+    if workload.task == "qlora":
+        out["quantization"] = bnb_config(workload)
+    return out
+
+
+def _torchrun(nodes: int, gpus_per_node: int, target: str) -> str:
+    return (
         f"torchrun --nnodes={nodes} --nproc-per-node={gpus_per_node} --rdzv-backend=c10d "
-        f"--rdzv-endpoint=$MASTER_ADDR:29500 train.py"
+        f"--rdzv-endpoint=$MASTER_ADDR:29500 {target}"
     )
+
+
+def _fsdp(
+    model: ModelSpec, workload: Workload, plan: Plan, nodes: int, gpus_per_node: int, global_batch: int
+) -> dict[str, Any]:
+    steps = accumulation_steps(plan, global_batch)
+    sharded = plan.zero_stage >= 2 and plan.dp > 1
+    common: dict[str, Any] = {
+        "world_size": nodes * gpus_per_node,
+        "data_parallel_size": plan.dp,
+        "fsdp": {"sharding_strategy": FSDP_STRATEGY[plan.zero_stage if plan.dp > 1 else 0]},
+    }
+    if workload.task in ("lora", "qlora"):
+        lora = _lora(workload)
+        attention = [TORCHTUNE_ATTN[t] for t in ("q", "k", "v", "o") if t in lora.targets]
+        return {
+            "command": _torchrun(nodes, gpus_per_node, "-m torchtune._cli.tune run lora_finetune_distributed"),
+            **common,
+            "torchtune": {
+                "model": {
+                    "lora_attn_modules": attention,
+                    "apply_lora_to_mlp": bool({"gate", "up", "down"} & set(lora.targets)),
+                    "apply_lora_to_output": False,
+                    "lora_rank": lora.rank,
+                    "lora_alpha": _alpha(lora),
+                    "lora_dropout": lora.dropout,
+                    "quantize_base": workload.task == "qlora",
+                },
+                "batch_size": plan.micro_batch,
+                "gradient_accumulation_steps": steps,
+                "enable_activation_checkpointing": plan.recompute == "full",
+                "fsdp_cpu_offload": plan.offload != "none",
+                "dtype": "bf16" if workload.precision in ("bf16", "fp8") else workload.precision,
+            },
+        }
+    per_rank = global_batch // plan.dp
+    parallelism: dict[str, Any] = {
+        "data_parallel_replicate_degree": 1 if sharded else plan.dp,
+        "data_parallel_shard_degree": plan.dp if sharded else 1,
+        "tensor_parallel_degree": plan.tp,
+        "pipeline_parallel_degree": plan.pp,
+        "context_parallel_degree": plan.cp,
+        "fsdp_reshard_after_forward": "always" if plan.zero_stage == 3 else "never",
+    }
+    if plan.pp > 1:
+        parallelism["pipeline_parallel_microbatch_size"] = plan.micro_batch
+        parallelism["pipeline_parallel_schedule"] = "Interleaved1F1B" if plan.virtual_stages > 1 else "1F1B"
     return {
-        "command": command,
-        "fsdp": {
-            "sharding_strategy": FSDP_STRATEGY[plan.zero_stage],
-            "cpu_offload": plan.offload != "none",
-            "activation_checkpointing": plan.recompute != "none",
-            "mixed_precision": workload.precision if workload.precision != "fp8" else "bf16",
+        "command": _torchrun(nodes, gpus_per_node, "-m torchtitan.train --job.config_file train.toml"),
+        **common,
+        "torchtitan": {
+            "parallelism": parallelism,
+            "training": {
+                # torchtitan accumulates gradients itself when global > local × data-parallel ranks
+                "local_batch_size": per_rank if plan.pp > 1 else plan.micro_batch,
+                "global_batch_size": global_batch,
+                "seq_len": workload.seq_len,
+                "mixed_precision_param": TORCH_DTYPE[workload.precision],
+                "mixed_precision_reduce": "float32",
+                "enable_cpu_offload": plan.offload != "none",
+            },
+            "activation_checkpoint": {"mode": plan.recompute, "selective_ac_option": "op"},
+            "float8": {"enabled": workload.precision == "fp8"},
         },
-        "applies": plan.tp == 1 and plan.pp == 1,
-        "note": "FSDP alone covers data parallel and sharding; tensor or pipeline parallel plans need Megatron-LM "
-        "or torchtitan. FSDP's CPU offload also moves parameters (slower than optimizer-only offload).",
     }
 
 
@@ -75,27 +224,29 @@ def megatron_args(model: ModelSpec, workload: Workload, plan: Plan, global_batch
         f"--micro-batch-size {plan.micro_batch}",
         f"--global-batch-size {global_batch}",
         f"--seq-length {workload.seq_len}",
+        f"--max-position-embeddings {max(workload.seq_len, model.learned_positions)}",
         f"--num-layers {model.layers}",
         f"--hidden-size {model.hidden}",
         f"--num-attention-heads {model.heads}",
         f"--ffn-hidden-size {model.ffn}",
+        "--attention-dropout 0.0",
+        "--hidden-dropout 0.0",
     ]
-    if model.kv_heads != model.heads:
-        args += ["--group-query-attention", f"--num-query-groups {model.kv_heads}"]
-    if model.mlp == "swiglu":
-        args.append("--swiglu")
+    args += _architecture_args(model)
     if plan.virtual_stages > 1:
         args.append(f"--num-layers-per-virtual-pipeline-stage {model.layers // (plan.pp * plan.virtual_stages)}")
-    if plan.sequence_parallel and plan.tp > 1:
+    if plan.tp > 1:
         args.append("--sequence-parallel")
-    if plan.zero_stage >= 1:
+    if plan.cp > 1:
+        args.append(f"--context-parallel-size {plan.cp}")
+    if plan.ep > 1:
+        args.append(f"--expert-model-parallel-size {plan.ep}")
+    if plan.zero_stage >= 1 and plan.dp > 1:
         args.append("--use-distributed-optimizer")
     if plan.recompute == "selective":
         args.append("--recompute-activations")
     elif plan.recompute == "full":
         args += ["--recompute-granularity full", "--recompute-method uniform", "--recompute-num-layers 1"]
-    if plan.cp > 1:
-        args.append(f"--context-parallel-size {plan.cp}")
     if workload.precision in ("bf16", "fp8"):
         args.append("--bf16")
     elif workload.precision == "fp16":
@@ -105,11 +256,77 @@ def megatron_args(model: ModelSpec, workload: Workload, plan: Plan, global_batch
     return args
 
 
-def launch_configs(
+def _architecture_args(model: ModelSpec) -> list[str]:
+    """Megatron defaults describe GPT-2 (LayerNorm, learned positions, GELU, tied embeddings, biases)."""
+    args = []
+    if model.norm == "rmsnorm":
+        args.append("--normalization RMSNorm")
+    if not model.learned_positions:
+        args.append("--position-embedding-type rope")
+    if model.mlp == "swiglu":
+        args.append("--swiglu")
+    if not model.tied_embeddings:
+        args.append("--untie-embeddings-and-output-weights")
+    if not model.linear_bias:
+        args.append("--disable-bias-linear")
+    if model.qkv_bias:
+        args.append("--add-qkv-bias")
+    if model.head_dim is not None:
+        args.append(f"--kv-channels {model.head_dim}")
+    if model.kv_heads != model.heads:
+        args += ["--group-query-attention", f"--num-query-groups {model.kv_heads}"]
+    if model.is_moe:
+        args += [
+            f"--num-experts {model.experts}",
+            f"--moe-router-topk {model.experts_per_token}",
+            f"--moe-ffn-hidden-size {model.expert_ffn or model.ffn}",
+            "--moe-token-dispatcher-type alltoall",
+            "--moe-grouped-gemm",
+        ]
+        if model.shared_experts:
+            args.append(
+                f"--moe-shared-expert-intermediate-size {model.shared_experts * (model.expert_ffn or model.ffn)}"
+            )
+    return args
+
+
+def _megatron(
     model: ModelSpec, workload: Workload, plan: Plan, nodes: int, gpus_per_node: int, global_batch: int
 ) -> dict[str, Any]:
-    return {
-        "deepspeed": deepspeed_config(workload, plan, global_batch),
-        "torchrun_fsdp": torchrun_fsdp(plan, nodes, gpus_per_node, workload),
-        "megatron": megatron_args(model, workload, plan, global_batch),
+    out: dict[str, Any] = {
+        "command": _torchrun(nodes, gpus_per_node, "pretrain_gpt.py $(cat megatron_args.txt)"),
+        "world_size": nodes * gpus_per_node,
+        "data_parallel_size": plan.dp,
+        "args": megatron_args(model, workload, plan, global_batch),
     }
+    if workload.task == "lora":
+        lora = _lora(workload)
+        out["peft"] = {
+            "type": "lora",
+            "dim": lora.rank,
+            "alpha": _alpha(lora),
+            "dropout": lora.dropout,
+            "target_modules": list(dict.fromkeys(MEGATRON_MODULES[t] for t in LORA_TARGETS if t in lora.targets)),
+        }
+        out["command"] = _torchrun(nodes, gpus_per_node, "finetune.py")
+        out["recipe"] = "Megatron-Bridge fine-tuning recipe with the peft block below and the same parallel sizes"
+    return out
+
+
+def launch_configs(
+    stack: Stack | None,
+    model: ModelSpec,
+    workload: Workload,
+    plan: Plan,
+    nodes: int,
+    gpus_per_node: int,
+    global_batch: int,
+) -> dict[str, Any]:
+    """{stack: its configuration} for the stack that runs the plan (empty for none)."""
+    if stack == "deepspeed":
+        return {stack: _deepspeed(workload, plan, nodes, gpus_per_node, global_batch)}
+    if stack == "fsdp":
+        return {stack: _fsdp(model, workload, plan, nodes, gpus_per_node, global_batch)}
+    if stack == "megatron":
+        return {stack: _megatron(model, workload, plan, nodes, gpus_per_node, global_batch)}
+    return {}

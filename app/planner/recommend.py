@@ -38,6 +38,7 @@ from app.planner.offers import (
     rented_units,
 )
 from app.planner.search import Evaluated, Hardware, PlanSearch, SearchStats, cached_search_plans, default_global_batch
+from app.planner.stacks import Stack, stack_for
 
 OBJECTIVES = ("cheapest", "fastest", "balanced")
 MEANINGFUL_HOURS = 24.0  # a job shorter than a day finishes overnight: speed below it buys nothing usable
@@ -60,7 +61,8 @@ class Option:
     explanation: str
     warnings: list[Warning_]
     launch: dict
-    availability: str  # "available", "on request" or "not tracked"
+    availability: str
+    stack: Stack | None = None  # "available", "on request" or "not tracked"
     rank: int | None = None
     miss_reason: str | None = None
 
@@ -223,6 +225,7 @@ def _option(
         + plan_warnings(model, workload, offer, config, best.plan, memory, perf)
         + _billing_warnings(cost)
     )
+    stack = stack_for(workload, best.plan)
     region = next((r for r in offer.regions if not constraints.regions or r in constraints.regions), offer.regions[0])
     return Option(
         offer=offer,
@@ -233,8 +236,9 @@ def _option(
         hours=hours,
         explanation=explain(model, workload, offer, config, best.plan, memory),
         warnings=warnings,
-        launch=launch_configs(model, workload, best.plan, config.nodes, config.cards_per_node, global_batch),
+        launch=launch_configs(stack, model, workload, best.plan, config.nodes, config.cards_per_node, global_batch),
         availability=_availability(offer, config, region),
+        stack=stack,
     )
 
 

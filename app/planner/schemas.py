@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field, model_validator
 from app.api.schemas import RequestModel
 from app.estimator.specs import LORA_TARGETS, LoraSpec, Plan, Workload
 from app.planner.recommend import RejectionCode
+from app.planner.stacks import Stack
 
 PositiveInt = Annotated[int, Field(ge=1)]
 ShortId = Annotated[str, Field(min_length=1, max_length=64)]
@@ -364,7 +365,10 @@ class OptionOut(BaseModel):
     availability: str
     explanation: str
     warnings: list[WarningOut]
-    launch: dict[str, Any]
+    stack: Stack | None = Field(
+        default=None, description="The training stack that runs the plan (README 'Stacks'); null for inference"
+    )
+    launch: dict[str, Any] = Field(description="{stack: that stack's complete launch configuration}")
     miss_reason: str | None = None
     reference_prices: list[ReferencePriceOut] = Field(default_factory=list)
 

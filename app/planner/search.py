@@ -1,4 +1,8 @@
-"""Search of SKU × card/node count × parallel plan. PURE: imports only the estimator.
+"""Search of SKU × card/node count × parallel plan. PURE: imports only the estimator and the stack
+support matrix (`app.planner.stacks`).
+
+Only plans some training stack runs are searched (stacks.MATRIX): a (ZeRO stage, offload,
+recompute) level no stack runs at a shape is skipped, so every plan found names its stack.
 
 Shape of the search (after calculon `optimal_execution.py`): generators yield only valid degrees,
 every plan is checked for memory first (cheap), and speed is estimated only for plans that fit
@@ -7,8 +11,10 @@ and are not dominated by construction:
 - Within one (tp, pp, zero, micro-batch), memory savers are tried cheapest-first: for each offload
   level the least recomputation that fits. A plan with more recomputation or more offload than
   one that already fits can only be slower (more FLOPs or more PCIe traffic) for no gain.
-- With data parallelism, ZeRO-1 is not searched: ZeRO-2 moves the same bytes (reduce-scatter +
-  all-gather equals one all-reduce, ZeRO paper §7.2) and holds less memory. ZeRO-0 stays (one
+- With data parallelism, ZeRO-1 is searched only where no stack runs ZeRO-2 at that shape (pipeline
+  parallel under DeepSpeed, anything under Megatron's distributed optimizer): elsewhere ZeRO-2 moves
+  the same bytes (reduce-scatter + all-gather equals one all-reduce, ZeRO paper §7.2) and holds less
+  memory. ZeRO-0 stays (one
   all-reduce has half the latency terms, which wins for small LoRA gradients), and so does ZeRO-3
   (its prefetched all-gathers can hide where ZeRO-2's post-step all-gather cannot).
 - Inside one server, once a plain data-parallel shape (tp = pp = 1) fits without any memory saver,
@@ -38,6 +44,7 @@ from app.estimator.communication import StepShape, offload_time, per_node, tp_co
 from app.estimator.memory import MemoryEstimate, estimate_memory, memory_breakdown
 from app.estimator.performance import PerformanceEstimate, estimate_performance, microbatch_compute_s
 from app.estimator.specs import Cluster, GpuSpec, MemoryBreakdown, ModelSpec, Plan, Workload
+from app.planner.stacks import supported
 
 TP_DEGREES = (1, 2, 4, 8)
 MICRO_BATCHES = (1, 2, 4, 8, 16)
@@ -139,7 +146,7 @@ def plan_shapes(model: ModelSpec, workload: Workload, hw: Hardware) -> Iterator[
 def zero_stages(task: str, dp: int) -> tuple[int, ...]:
     if task == "inference" or dp == 1:
         return (0,)
-    return (0, 2, 3)
+    return (0, 1, 2, 3)
 
 
 def offloads(task: str, zero: int, host_ram_known: bool = True) -> tuple[str, ...]:
@@ -272,6 +279,8 @@ def _try_hint(
         sequence_parallel=hint.sequence_parallel,
         micro_batch=hint.micro_batch,
     )
+    if not supported(workload, plan):
+        return
     memory = memory_breakdown(model, workload, plan, cluster)
     result.stats.memory_evaluations += 1
     if memory.fits:
@@ -397,13 +406,22 @@ def _search_shape(
     plans are dominated (same micro-batch, more work), and only larger micro-batches are tried."""
     recomputes = ("none",) if workload.task == "inference" else RECOMPUTES
     largest_fit: dict[Level, int] = {}
+    runnable = _runnable_levels(workload, shape, recomputes, cluster.host_ram_gib is not None)
     for zero in zero_stages(workload.task, shape.dp):
         unconstrained = False
-        levels = offloads(workload.task, zero, cluster.host_ram_gib is not None)
+        if not runnable.get(zero) or (zero == 1 and runnable[1] <= runnable.get(2, set())):
+            continue  # no stack runs it, or ZeRO-2 runs everything ZeRO-1 would, in less memory
+        levels = [
+            o
+            for o in offloads(workload.task, zero, cluster.host_ram_gib is not None)
+            if any((o, r) in runnable[zero] for r in recomputes)
+        ]
         if not _leanest_fits(model, workload, cluster, _plan(shape, zero, levels[-1], recomputes[-1], mbs[0]), result):
             continue  # not even every memory saver at once fits: skip the stage's other levels
         for o, offload in enumerate(levels):
             for r, recompute in enumerate(recomputes):
+                if (offload, recompute) not in runnable[zero]:
+                    continue
                 level = (zero, o, r)
                 covered = max((mb for lv, mb in largest_fit.items() if _dominates(lv, level)), default=0)
                 base = _plan(shape, zero, offload, recompute, shape.micro_batch)
@@ -428,6 +446,21 @@ def _search_shape(
             if largest_fit.get((zero, o, 0)) == mbs[-1]:
                 break  # ... and so would more offload
         result.unconstrained_simple |= unconstrained and shape.tp == 1 and shape.pp == 1
+
+
+def _runnable_levels(
+    workload: Workload, shape: Plan, recomputes: tuple[str, ...], host_ram_known: bool
+) -> dict[int, set[tuple[str, str]]]:
+    """Per ZeRO stage, the (offload, recompute) pairs some stack runs at this shape."""
+    out: dict[int, set[tuple[str, str]]] = {}
+    for zero in zero_stages(workload.task, shape.dp):
+        out[zero] = {
+            (offload, recompute)
+            for offload in offloads(workload.task, zero, host_ram_known)
+            for recompute in recomputes
+            if supported(workload, _plan(shape, zero, offload, recompute, shape.micro_batch))
+        }
+    return out
 
 
 def _leanest_fits(model: ModelSpec, workload: Workload, cluster: Cluster, plan: Plan, result: PlanSearch) -> bool:
@@ -532,6 +565,8 @@ def brute_force(
                             micro_batch=mb,
                             sequence_parallel=tp > 1,
                         )
+                        if not supported(workload, plan):
+                            continue
                         memory = estimate_memory(model, workload, plan, cluster)
                         if not memory.breakdown.fits:
                             continue

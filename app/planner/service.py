@@ -450,6 +450,7 @@ def option_out(option: Option, global_batch: int, model_warnings: list[Warning_]
         availability=option.availability,
         explanation=option.explanation,
         warnings=warnings_out(model_warnings + option.warnings),
+        stack=option.stack,
         launch=option.launch,
         miss_reason=option.miss_reason,
         reference_prices=reference_out(book, option),

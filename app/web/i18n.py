@@ -503,17 +503,18 @@ REASONS_ZH: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"^no parallel plan fits on (.+)$"), "在 {0} 上没有可行的并行方案"),
     (
         re.compile(
-            r"^does not fit: even with ZeRO-3 and offload over (.+), each node needs (\S+) GiB of host RAM "
-            r"and has (\S+) GiB$"
+            r"^does not fit: the leanest plan on (.+) offloads (\S+) GiB of host RAM per node; the node has (\S+) GiB, "
+            r"(\S+) GiB after the reserve for the OS, the training processes and their data loaders$"
         ),
-        "放不下：即使在 {0} 上使用 ZeRO-3 和卸载，每个节点也需要 {1} GiB 主机内存，而只有 {2} GiB",
+        "放不下：{0} 上最省显存的方案每个节点需要卸载 {1} GiB 到主机内存；节点有 {2} GiB，"
+        "扣除操作系统、训练进程和数据加载的预留后只有 {3} GiB",
     ),
     (
         re.compile(
             r"^does not fit: the leanest plan on (.+) still needs (\S+) GiB per GPU, more than the (\S+) GiB "
-            r"usable$"
+            r"left of (\S+) GiB usable after the (\S+) headroom$"
         ),
-        "放不下：{0} 上最省显存的方案仍需每卡 {1} GiB，超过可用的 {2} GiB",
+        "放不下：{0} 上最省显存的方案仍需每卡 {1} GiB，超过可用 {3} GiB 扣除 {4} 余量后的 {2} GiB",
     ),
 ]
 

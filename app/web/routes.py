@@ -5,7 +5,7 @@ do the work; app.web.forms maps fields, app.web.present words the answer.
     GET  /                      the wizard (pre-filled from the query when "change the inputs")
     GET  /results?…             ranked options, or the wizard again with inline errors (422)
     GET  /results.csv?…         the options as CSV
-    GET  /results/launch.json?…&option=N   option N's launch config (DeepSpeed, torchrun/FSDP, Megatron)
+    GET  /results/launch.json?…&option=N   option N's launch config for its stack (DeepSpeed, FSDP or Megatron)
     GET  /quote?…&option=N      the quote request form for option N
     POST /quote                 issue the quote → 303 to its printable page
 """
@@ -224,6 +224,7 @@ def launch_config(request: Request, session: SessionDep) -> Response:
         "nodes": option.nodes,
         "gpus_per_node": option.gpus_per_node,
         "plan": option.plan.model_dump(),
+        "stack": option.stack,
         **option.launch,
     }
     return Response(

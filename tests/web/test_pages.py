@@ -94,7 +94,9 @@ def test_launch_config_download(client: TestClient) -> None:
     assert response.headers["content-disposition"] == 'attachment; filename="launch-a100-40g-pcie-card-1gpu.json"'
     config = response.json()
     assert (config["sku"], config["nodes"], config["gpus_per_node"]) == ("a100-40g-pcie-card", 1, 1)
-    assert config["deepspeed"]["zero_optimization"]["stage"] == config["plan"]["zero_stage"]
+    stack = config["stack"]
+    assert set(config) - {"sku", "nodes", "gpus_per_node", "plan", "stack"} == {stack}
+    assert config[stack]["world_size"] == config["nodes"] * config["gpus_per_node"]
     missing = client.get(f"/results/launch.json?{LORA_7B}&option=99", headers=HTML)
     assert missing.status_code == 404 and "That option is no longer in the results" in missing.text
 
