@@ -14,6 +14,7 @@ injection bandwidth shared by the groups that communicate at the same time on th
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -87,10 +88,10 @@ def _intra_latency_s(kind: str) -> float:
 def fabric_of(cluster: Cluster) -> str:
     """The named fabric, or one inferred from the per-node rate (stated in the module constants)."""
     named = cluster.extra.get("inter_node_fabric") if cluster.extra else None
-    return named or _inferred_fabric(cluster.inter_node_gbps or 0.0)
+    return named or inferred_fabric(cluster.inter_node_gbps or 0.0)
 
 
-def _inferred_fabric(gbps: float) -> str:
+def inferred_fabric(gbps: float) -> str:
     if gbps < _TCP_BELOW_GBPS:
         return "eth-25" if gbps >= 25 else "eth-10"
     return "roce-200" if gbps < 400 else "ib-ndr-400"
@@ -145,7 +146,7 @@ def _group_bandwidth(
         return LinkBandwidth(intra, latency, 1, "intra")
     if not (named or gbps):
         raise EstimatorError("a multi-node group needs hardware.inter_node_gbps", field="hardware.inter_node_gbps")
-    entry = fabric_entry(named or _inferred_fabric(gbps or 0.0))
+    entry = fabric_entry(named or inferred_fabric(gbps or 0.0))
     node_bytes_per_s = (gbps or entry["port_gbps"]) / _BITS_PER_BYTE * 1e9 * entry["efficiency"]
     inter = node_bytes_per_s * per_node / max(gpus_per_node, per_node)
     latency += entry["latency_us"] * 1e-6
@@ -172,3 +173,38 @@ def point_to_point_s(message_bytes: float, link: LinkBandwidth) -> float:
     if message_bytes <= 0 or link.nodes == 0:
         return 0.0
     return link.latency_s + message_bytes / link.busbw_bytes_per_s
+
+
+@dataclass(frozen=True, slots=True)
+class NodeDefault:
+    """The server a GPU type usually comes in (data/interconnects.json `node_defaults`, each row cited)."""
+
+    server: str
+    gpus_per_node: int
+    fabric: str
+    nics: int
+    source: str
+
+    @property
+    def inter_node_gbps(self) -> float:
+        return float(self.nics * fabric_entry(self.fabric)["port_gbps"])
+
+
+def usual_node(gpu_id: str) -> NodeDefault | None:
+    """The usual server of a built-in GPU type; None for a GPU the table does not know."""
+    row = _table()["node_defaults"].get(gpu_id)
+    if row is None:
+        return None
+    return NodeDefault(row["server"], int(row["gpus_per_node"]), row["fabric"], int(row["nics"]), row["source"])
+
+
+_RATE = re.compile(r"(\d+(?:\.\d+)?)\s*([GM])(?:bps|bit/s|b/s)", re.IGNORECASE)
+
+
+def ethernet_gbps(network: str) -> float | None:
+    """The first line rate a catalog's network text states ("10 Gbps BGP" → 10, "100 Mbps" → 0.1)."""
+    found = _RATE.search(network or "")
+    if found is None:
+        return None
+    value = float(found.group(1))
+    return value if found.group(2).upper() == "G" else value / 1000.0

@@ -318,6 +318,13 @@ def _optimizer_bytes_per_param(workload: Workload) -> float:
     return STATE_DTYPE_COPIES[workload.optimizer] * _train_dtype_bytes(workload)
 
 
+def checkpoint_bytes_per_param(workload: Workload) -> float:
+    """Bytes a checkpoint stores per trainable parameter: the training weight plus the optimizer's state
+    (14 for bf16 mixed-precision Adam: 2 + fp32 master 4 + m 4 + v 4, as Megatron-LM's distributed
+    checkpoints and DeepSpeed's ZeRO checkpoints hold them)."""
+    return _train_dtype_bytes(workload) + _optimizer_bytes_per_param(workload)
+
+
 def _train_dtype_bytes(workload: Workload) -> float:
     # fp8 training (Transformer Engine, torchao float8) keeps bf16 weights and casts per matmul
     return 4.0 if workload.precision == "fp32" else 2.0

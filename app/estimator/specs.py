@@ -216,3 +216,15 @@ class Performance:
     prefill_tokens_per_s: float | None = None
     decode_tokens_per_s: float | None = None
     time_per_output_token_ms: float | None = None
+    # [low, high]: low for a typical stack (HF Trainer/accelerate + DeepSpeed or FSDP), high for a tuned
+    # one (Megatron-LM, torchtitan); time and GPU-hours ranges run the other way ([tuned, typical]).
+    tokens_per_s_per_gpu_range: tuple[float, float] | None = None
+    time_to_train_hours_range: tuple[float, float] | None = None
+    gpu_hours_range: tuple[float, float] | None = None
+    ideal_hours: float | None = None  # compute alone, before goodput
+    goodput: float | None = None  # ideal ÷ wall hours
+    goodput_hours: dict[str, float] = field(default_factory=dict)  # failures, checkpoints, evaluation, startup
+    interruptions: float | None = None  # expected over the run
+    checkpoint_bytes: float | None = None
+    checkpoint_interval_hours: float | None = None
+    storage_bytes: float | None = None  # checkpoints kept + final weights

@@ -1,0 +1,135 @@
+"""A cluster as people describe it: a GPU type (or a catalog server) and a node count.
+
+What the request leaves out is filled from the GPU's usual server (data/interconnects.json
+`node_defaults`: 8 SXM GPUs on an HGX board with one InfiniBand NIC per GPU, rail-optimised) or
+from the catalog server's own shape and network, and every filled-in value is returned as an
+assumption sentence so the response says what it assumed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.estimator.interconnects import NodeDefault, ethernet_gbps, fabric_entry, inferred_fabric, usual_node
+from app.estimator.specs import Cluster, EstimatorError, GpuSpec
+
+
+@dataclass(frozen=True, slots=True)
+class HardwareAsked:
+    """What a request said about its hardware; None where it said nothing."""
+
+    gpus_per_node: int | None = None
+    nodes: int | None = None
+    intra_node_link: str | None = None
+    inter_node_gbps: float | None = None
+    inter_node_fabric: str | None = None
+    host_ram_gib: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogServer:
+    """A catalog SKU's server: its shape, links, host and network as the catalog lists them."""
+
+    name: str
+    gpus_per_node: int
+    intra_node_link: str
+    inter_node_fabric: str | None  # an RDMA fabric the SKU can be joined with
+    network: str  # free text, e.g. "10 Gbps BGP"
+    host_ram_gib: float | None
+
+
+def gpu_cluster(gpu: GpuSpec, asked: HardwareAsked) -> tuple[Cluster, list[str]]:
+    """A cluster of a GPU type. `{"gpu"}` alone is one card; with `nodes`, whole usual servers."""
+    notes: list[str] = []
+    usual = usual_node(gpu.id)
+    nodes = asked.nodes or 1
+    per_node = asked.gpus_per_node
+    if per_node is None:
+        if asked.nodes is None:
+            per_node = 1
+            notes.append(f"hardware: one {gpu.name} (give hardware.nodes for whole servers)")
+        else:
+            per_node = usual.gpus_per_node if usual else gpu.max_gpus_per_node
+            where = usual.server if usual else "the GPU table's largest server"
+            notes.append(f"hardware: {per_node} × {gpu.name} per node, as in the usual server ({where})")
+    gbps, fabric = asked.inter_node_gbps, asked.inter_node_fabric
+    if fabric:
+        fabric_entry(fabric)  # unknown names are a 422 naming the known ones
+    if nodes > 1 and not (gbps or fabric):
+        if usual is None:
+            raise EstimatorError(
+                f"no usual fabric is known for {gpu.name}: give hardware.inter_node_gbps or inter_node_fabric",
+                field="hardware.inter_node_gbps",
+            )
+        fabric, gbps = usual.fabric, usual.inter_node_gbps
+        notes.append(_fabric_note(usual))
+    elif nodes > 1 and fabric and not gbps:
+        gbps = _nics_for(fabric, usual) * fabric_entry(fabric)["port_gbps"]
+        notes.append(f"fabric: {fabric} at {gbps:g} Gb/s per node ({gbps / fabric_entry(fabric)['port_gbps']:g} ports)")
+    cluster = Cluster(
+        gpu=gpu,
+        gpus_per_node=per_node,
+        nodes=nodes,
+        intra_node_link=asked.intra_node_link,
+        inter_node_gbps=gbps if nodes > 1 else None,
+        host_ram_gib=asked.host_ram_gib,
+        extra={"inter_node_fabric": fabric} if fabric and nodes > 1 else {},
+    )
+    return cluster, notes
+
+
+def server_cluster(gpu: GpuSpec, server: CatalogServer, asked: HardwareAsked) -> tuple[Cluster, list[str]]:
+    """A cluster of catalog servers: their node shape, links, host RAM and network unless overridden."""
+    notes: list[str] = []
+    nodes = asked.nodes or 1
+    per_node = asked.gpus_per_node or server.gpus_per_node
+    gbps, fabric = asked.inter_node_gbps, asked.inter_node_fabric
+    if nodes > 1 and not (gbps or fabric):
+        if server.inter_node_fabric:
+            fabric = server.inter_node_fabric
+            gbps = float(fabric_entry(fabric)["port_gbps"])
+            notes.append(f"fabric: {server.name} joined by its {fabric} option, {gbps:g} Gb/s per node (catalog)")
+        else:
+            gbps = ethernet_gbps(server.network)
+            if gbps is None:
+                raise EstimatorError(
+                    f"the catalog states no network rate for {server.name}: give hardware.inter_node_gbps",
+                    field="hardware.inter_node_gbps",
+                )
+            fabric = inferred_fabric(gbps)
+            notes.append(
+                f"fabric: {server.name} has no InfiniBand or RoCE; its network ({server.network}) carries "
+                f"the traffic between nodes at {gbps:g} Gb/s over TCP"
+            )
+    elif nodes > 1 and fabric and not gbps:
+        gbps = float(fabric_entry(fabric)["port_gbps"])
+    host = asked.host_ram_gib or server.host_ram_gib
+    if asked.gpus_per_node is None or asked.host_ram_gib is None:
+        host_text = f", {host:g} GiB host RAM" if host else ""
+        notes.append(f"hardware: {nodes} × {server.name} ({per_node} GPUs, {server.intra_node_link}{host_text})")
+    cluster = Cluster(
+        gpu=gpu,
+        gpus_per_node=per_node,
+        nodes=nodes,
+        intra_node_link=asked.intra_node_link or server.intra_node_link,
+        inter_node_gbps=gbps if nodes > 1 else None,
+        host_ram_gib=host,
+        extra={"inter_node_fabric": fabric} if fabric and nodes > 1 else {},
+    )
+    return cluster, notes
+
+
+def _nics_for(fabric: str, usual: NodeDefault | None) -> int:
+    """Ports per node for a named RDMA fabric: the usual server's NIC count; one port for Ethernet."""
+    if fabric_entry(fabric)["transport"] != "rdma" or usual is None:
+        return 1
+    return usual.nics
+
+
+def _fabric_note(usual: NodeDefault) -> str:
+    port = fabric_entry(usual.fabric)["port_gbps"]
+    per_gpu = ", one NIC per GPU, rail-optimised" if usual.nics == usual.gpus_per_node else ""
+    return (
+        f"fabric: {usual.fabric}, {usual.nics} × {port:g} Gb/s = {usual.inter_node_gbps:g} Gb/s per node{per_gpu} "
+        f"(the usual {usual.server} cluster; override with hardware.inter_node_gbps or inter_node_fabric)"
+    )

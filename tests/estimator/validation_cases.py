@@ -1,0 +1,424 @@
+"""Published runs for out-of-sample validation: training throughput and GPU-hours.
+
+Every case gives its exact configuration, the published figure and where it was published. Each
+case is either in the *fit* set (the runs the efficiency constants and the range were calibrated
+on: `tests/estimator/perf_cases.py`, 24 runs from the Megatron-LM papers and README, MosaicML
+llm-foundry, Llama 3 and torchtitan) or *held out*: the runs below come from other sources (NeMo
+Megatron-Bridge and NeMo AutoModel benchmark pages, OPT, BLOOM, MT-NLG, Llama 1, TinyLlama for
+throughput; model cards and papers for GPU-hours), and nothing was tuned on them.
+`benchmarks/validation.py` prints the errors per set and the range coverage.
+
+Where a source does not publish the parallel layout, the case says "plan assumed": GPU-hours and
+per-GPU throughput depend on the layout only through communication and the pipeline bubble, so a
+plausible layout for the stated cluster is used and named.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.estimator.compute import megatron_flops_per_iteration
+from app.estimator.hardware import get_gpu
+from app.estimator.presets import get_preset
+from app.estimator.specs import Cluster, GpuSpec, LoraSpec, ModelSpec, Plan, Workload
+from tests.estimator import perf_cases
+from tests.estimator.perf_cases import gpt3_style
+
+A100_80 = get_gpu("a100-80g-sxm")
+A100_40 = get_gpu("a100-40g-sxm")
+H100 = get_gpu("h100-80g-sxm")
+B200 = get_gpu("b200-180g-sxm")
+# H800: the H100 SXM die with NVLink cut to 400 GB/s total (DeepSeek-V3 technical report §3.1: "NVLink
+# bandwidth of 160 GB/s" achieved, IB 50 GB/s); same tensor peaks as the H100 SXM.
+H800 = GpuSpec(
+    id="h800-80g-sxm",
+    name="H800 80GB SXM",
+    memory_gib=79.6,
+    usable_memory_gib=79.0,
+    hbm_bytes_per_s=3.35e12,
+    peak_flops=dict(H100.peak_flops),
+    intra_node_link="nvlink4",
+    nvlink_bytes_per_s=200e9,
+    pcie_gen=5,
+)
+
+
+@dataclass(frozen=True)
+class ThroughputCase:
+    label: str
+    source: str  # the publishing project or paper (the independence unit)
+    citation: str
+    model: ModelSpec
+    workload: Workload
+    plan: Plan
+    cluster: Cluster
+    tokens_per_s_per_gpu: float
+    split: str  # "fit" or "holdout"
+    stack: str = "tuned"  # "tuned" (Megatron-LM, NeMo, torchtitan, metaseq) or "typical"
+
+
+@dataclass(frozen=True)
+class GpuHoursCase:
+    label: str
+    source: str
+    citation: str
+    model: ModelSpec
+    workload: Workload  # tokens = the published training tokens
+    plan: Plan
+    cluster: Cluster
+    gpu_hours: float
+    split: str
+
+
+def _nodes(gpu: GpuSpec, gpus: int, gbps: float | None, fabric: str | None) -> Cluster:
+    extra = {"inter_node_fabric": fabric} if fabric else {}
+    return Cluster(gpu=gpu, gpus_per_node=min(8, gpus), nodes=max(1, gpus // 8), inter_node_gbps=gbps, extra=extra)
+
+
+def _hdr(gpu: GpuSpec, gpus: int) -> Cluster:
+    """DGX/HGX A100 with eight HDR 200 Gb/s NICs (Selene, Meta RSC)."""
+    return _nodes(gpu, gpus, 1600.0, "ib-hdr-200")
+
+
+def _ndr(gpu: GpuSpec, gpus: int) -> Cluster:
+    """DGX H100/B200 with eight NDR 400 Gb/s NICs (NVIDIA's benchmark systems)."""
+    return _nodes(gpu, gpus, 3200.0, "ib-ndr-400")
+
+
+def _m(preset: str) -> ModelSpec:
+    return get_preset(preset).model
+
+
+def llama1(name: str, layers: int, hidden: int, heads: int, ffn: int) -> ModelSpec:
+    """LLaMA 1 (Touvron et al. 2023a Table 2): SwiGLU, RMSNorm, RoPE, 32,000 vocabulary, untied."""
+    return ModelSpec(name=name, layers=layers, hidden=hidden, heads=heads, kv_heads=heads, ffn=ffn, vocab=32000)
+
+
+LLAMA1_7B = llama1("llama1-7b", 32, 4096, 32, 11008)
+LLAMA1_13B = llama1("llama1-13b", 40, 5120, 40, 13824)
+LLAMA1_33B = llama1("llama1-33b", 60, 6656, 52, 17920)
+LLAMA1_65B = llama1("llama1-65b", 80, 8192, 64, 22016)
+# OPT-175B (Zhang et al. 2022 Table 1): 96 layers, 96 heads, d_model 12288, ReLU 4h MLP, learned positions.
+OPT_175B = ModelSpec(
+    name="opt-175b", layers=96, hidden=12288, heads=96, kv_heads=96, ffn=49152, vocab=50272, mlp="gelu",
+    tied_embeddings=True, norm="layernorm", linear_bias=True, learned_positions=2048,
+)  # fmt: skip
+# BLOOM (BigScience 2022, bigscience/bloom config.json): 70 layers, 14336 hidden, 112 heads, 250,880 vocab, ALiBi.
+BLOOM_176B = ModelSpec(
+    name="bloom-176b", layers=70, hidden=14336, heads=112, kv_heads=112, ffn=57344, vocab=250880, mlp="gelu",
+    tied_embeddings=True, norm="layernorm", linear_bias=True,
+)  # fmt: skip
+# StarCoder (Li et al. 2023): GPTBigCode 15.5B, 40 layers, 6144 hidden, 48 heads, multi-query, 8k context.
+STARCODER = ModelSpec(
+    name="starcoder-15.5b", layers=40, hidden=6144, heads=48, kv_heads=1, ffn=24576, vocab=49152, mlp="gelu",
+    tied_embeddings=True, norm="layernorm", linear_bias=True, learned_positions=8192,
+)  # fmt: skip
+MT_NLG = gpt3_style("mt-nlg-530b", 105, 20480, 128)
+
+BRIDGE = "NVIDIA-NeMo/Megatron-Bridge docs/performance-summary.md (25.11 container, DGX-H100 / DGX-B200 tables)"
+BRIDGE_ARCHIVE = "NVIDIA-NeMo/Megatron-Bridge docs/performance-summary-archive.md (26.02 container, DGX-H100 rows)"
+AUTOMODEL = "NVIDIA-NeMo/Automodel docs/performance-summary.md (DGX-H100, BF16, updated 2025-10-02)"
+MTNLG = (
+    "Smith et al. 2022 (Megatron-Turing NLG 530B) §2.4: batch 1920 x 2048 tokens, iteration 60.1 / 50.2 / 44.4 s on "
+    "280 / 350 / 420 DGX A100 (tp 8, pp 35); quoted in cli99/llm-analysis examples/megatron-turing-nlg/README.md"
+)
+
+
+def _plan(gpus: int, *, tp: int = 1, pp: int = 1, cp: int = 1, ep: int = 1, mbs: int = 1, vp: int = 1, **kw) -> Plan:  # noqa: ANN003
+    dp = gpus // (tp * pp * cp)
+    seq_par = tp > 1
+    return Plan(
+        dp=dp, tp=tp, pp=pp, cp=cp, ep=ep, micro_batch=mbs, virtual_stages=vp, sequence_parallel=seq_par, **kw
+    )  # fmt: skip
+
+
+def _tflops_tokens(tflops: float, model: ModelSpec, seq: int, *, full_recompute: bool) -> float:
+    per_token = megatron_flops_per_iteration(
+        1, seq, model.layers, model.hidden, model.vocab, full_recompute=full_recompute
+    )
+    return tflops * 1e12 / (per_token / seq)
+
+
+def _held_out_throughput() -> list[ThroughputCase]:
+    fp8 = Workload(task="pretrain", precision="fp8", seq_len=8192)
+    moe_fp8 = Workload(task="pretrain", precision="fp8", seq_len=4096)
+    cases = [
+        ThroughputCase(
+            "NeMo Llama 3 8B FP8, 8 H100",
+            "megatron-bridge",
+            BRIDGE,
+            _m("llama-3-8b"),
+            _gbs(fp8, 128),
+            _plan(8, zero_stage=3, recompute="none"),
+            _ndr(H100, 8),
+            14451,
+            "holdout",
+        ),
+        ThroughputCase(
+            "NeMo Llama 3 70B FP8, 64 H100, tp4 pp8 vp5",
+            "megatron-bridge",
+            BRIDGE,
+            _m("llama-3-70b"),
+            _gbs(fp8, 128),
+            _plan(64, tp=4, pp=8, vp=5, zero_stage=1),
+            _ndr(H100, 64),
+            1602,
+            "holdout",
+        ),
+        ThroughputCase(
+            "NeMo Llama 3 70B FP8, 64 H100, gbs 256",
+            "megatron-bridge",
+            BRIDGE_ARCHIVE,
+            _m("llama-3-70b"),
+            _gbs(fp8, 256),
+            _plan(64, tp=4, pp=8, vp=5, zero_stage=1),
+            _ndr(H100, 64),
+            1621,
+            "holdout",
+        ),
+        ThroughputCase(
+            "NeMo Llama 3.1 405B FP8, 1024 H100, tp8 pp8 cp2 vp8",
+            "megatron-bridge",
+            BRIDGE,
+            _m("llama-3.1-405b"),
+            _gbs(fp8, 512),
+            _plan(1024, tp=8, pp=8, cp=2, vp=8, zero_stage=1),
+            _ndr(H100, 1024),
+            292,
+            "holdout",
+        ),
+        ThroughputCase(
+            "NeMo Qwen3-30B-A3B FP8, 16 H100, pp2 ep8",
+            "megatron-bridge",
+            BRIDGE,
+            _m("qwen3-30b-a3b"),
+            _gbs(moe_fp8, 512),
+            _plan(16, pp=2, ep=8, vp=24, mbs=2, zero_stage=1),
+            _ndr(H100, 16),
+            5275,
+            "holdout",
+        ),
+        ThroughputCase(
+            "NeMo Llama 3 8B FP8, 8 B200",
+            "megatron-bridge",
+            BRIDGE,
+            _m("llama-3-8b"),
+            _gbs(fp8, 128),
+            _plan(8, mbs=2, zero_stage=1),
+            _ndr(B200, 8),
+            30624,
+            "holdout",
+        ),
+        ThroughputCase(
+            "NeMo Llama 3.1 405B FP8, 128 B200, tp4 pp8 cp2 vp8",
+            "megatron-bridge",
+            BRIDGE,
+            _m("llama-3.1-405b"),
+            _gbs(fp8, 64),
+            _plan(128, tp=4, pp=8, cp=2, vp=8, zero_stage=1),
+            _ndr(B200, 128),
+            661,
+            "holdout",
+        ),
+        ThroughputCase(
+            "AutoModel DeepSeek-V3 BF16, 256 H100, pp4 ep64",
+            "nemo-automodel",
+            AUTOMODEL,
+            _m("deepseek-v3"),
+            _gbs(Workload(task="pretrain", seq_len=4096), 512),
+            _plan(256, pp=4, ep=64, vp=8, zero_stage=3),
+            _ndr(H100, 256),
+            1002,
+            "holdout",
+        ),
+        ThroughputCase(
+            "AutoModel Qwen3-30B-A3B BF16, 8 H100, ep8 FSDP",
+            "nemo-automodel",
+            AUTOMODEL,
+            _m("qwen3-30b-a3b"),
+            _gbs(Workload(task="pretrain", seq_len=4096), 512),
+            _plan(8, ep=8, mbs=4, zero_stage=3),
+            _ndr(H100, 8),
+            12040,
+            "holdout",
+        ),
+        ThroughputCase(
+            "AutoModel Llama 3.3 70B LoRA, 8 H100, tp2 pp4 vp10",
+            "nemo-automodel",
+            AUTOMODEL,
+            _m("llama-3.1-70b"),
+            _gbs(Workload(task="lora", seq_len=4096, lora=LoraSpec(rank=8)), 32),
+            _plan(8, tp=2, pp=4, vp=10),
+            _ndr(H100, 8),
+            608.42,
+            "holdout",
+        ),
+    ]
+    for nodes, seconds in ((280, 60.1), (350, 50.2), (420, 44.4)):
+        gpus = nodes * 8
+        cases.append(
+            ThroughputCase(
+                f"MT-NLG 530B, {gpus} A100",
+                "mt-nlg",
+                MTNLG,
+                MT_NLG,
+                Workload(task="pretrain", seq_len=2048, global_batch=1920),
+                _plan(gpus, tp=8, pp=35, recompute="full", zero_stage=1),
+                _hdr(A100_80, gpus),
+                1920 * 2048 / seconds / gpus,
+                "holdout",
+            )  # fmt: skip
+        )
+    cases += [
+        ThroughputCase(
+            "OPT-175B, 992 A100, tp8 FSDP", "opt",
+            "Zhang et al. 2022 (OPT) §2.3: 992 A100 80GB, Megatron tensor parallel with FSDP, up to 147 TFLOP/s per "
+            "GPU (converted with 6N + 12·L·h·s per token); batch 2M tokens; plan: tp 8 (paper), dp 124, one "
+            "micro-batch of 8 sequences per replica (assumed)",
+            OPT_175B, Workload(task="pretrain", seq_len=2048, global_batch=992),
+            _plan(992, tp=8, mbs=8, zero_stage=3, recompute="full"), _hdr(A100_80, 992),
+            _tflops_tokens(147, OPT_175B, 2048, full_recompute=False), "holdout",
+        ),
+        ThroughputCase(
+            "BLOOM 176B, 384 A100, tp4 pp12", "bloom",
+            "bigscience/bloom model card (Training: about 150 TFLOP per GPU per second, Megatron-DeepSpeed counts with "
+            "recompute); bigscience-workshop tr11-176B-ml README: tp 4, pp 12, dp 8, micro-batch 2, global batch 2048, "
+            "ZeRO-1, activation checkpointing; Jean Zay: 4 x 100 Gb/s Omni-Path per node (assumed EDR-class)",
+            BLOOM_176B, Workload(task="pretrain", seq_len=2048, global_batch=2048),
+            _plan(384, tp=4, pp=12, mbs=2, recompute="full", zero_stage=1), _nodes(A100_80, 384, 400.0, "ib-edr-100"),
+            _tflops_tokens(150, BLOOM_176B, 2048, full_recompute=True), "holdout",
+        ),
+        ThroughputCase(
+            "LLaMA 65B, 2048 A100", "llama1",
+            "Touvron et al. 2023a (LLaMA) §2.4: 'around 380 tokens/sec/GPU on 2048 A100 GPU with 80GB of RAM'; "
+            "model and sequence parallelism, selective checkpointing (§2.4); batch 4M tokens; plan assumed: tp 8",
+            LLAMA1_65B, Workload(task="pretrain", seq_len=2048, global_batch=2048),
+            _plan(2048, tp=8, recompute="selective", zero_stage=1), _hdr(A100_80, 2048), 380, "holdout",
+        ),
+        ThroughputCase(
+            "TinyLlama 1.1B, 16 A100-40G", "tinyllama",
+            "jzhang38/TinyLlama README: 24,000 tokens/s per A100-40G GPU (56% MFU without activation checkpointing), "
+            "16 A100-40G, FSDP, FlashAttention-2 and fused kernels, batch 2M tokens of 2048",
+            _m("tinyllama-1.1b"), Workload(task="pretrain", seq_len=2048, global_batch=1024),
+            _plan(16, zero_stage=3, mbs=16), _nodes(A100_40, 16, 1600.0, "ib-hdr-200"), 24000, "holdout",
+        ),
+    ]  # fmt: skip
+    return cases
+
+
+def _gbs(workload: Workload, global_batch: int) -> Workload:
+    from dataclasses import replace
+
+    return replace(workload, global_batch=global_batch)
+
+
+def _fit_throughput() -> list[ThroughputCase]:
+    return [
+        ThroughputCase(
+            c.label,
+            _source_of(c.source),
+            c.source,
+            c.model,
+            c.workload,
+            c.plan,
+            c.cluster,
+            c.tokens_per_s_per_gpu,
+            "fit",
+        )  # fmt: skip
+        for c in perf_cases.CASES
+    ]
+
+
+def _source_of(citation: str) -> str:
+    for key, name in (("Narayanan", "megatron-papers"), ("Korthikanti", "megatron-papers"),
+                      ("Megatron-LM README", "megatron-papers"), ("llm-foundry", "llm-foundry"),
+                      ("Llama 3", "llama3"), ("torchtitan", "torchtitan")):  # fmt: skip
+        if key in citation:
+            return name
+    return citation
+
+
+THROUGHPUT: tuple[ThroughputCase, ...] = tuple(_fit_throughput() + _held_out_throughput())
+
+
+# ---- GPU-hours -------------------------------------------------------------------------------------------------
+
+LLAMA1_T15 = "Touvron et al. 2023a (LLaMA) Table 15: GPU-hours on A100-80GB; tokens from Table 2 (1.0T / 1.4T)"
+LLAMA2_T2 = (
+    "Touvron et al. 2023b (Llama 2) Table 2 and the meta-llama/Llama-2 model card: GPU-hours on A100-80GB, 2.0T tokens"
+)
+LLAMA31_CARD = (
+    "meta-llama/Llama-3.1 model card, 'Training Time (GPU hours)' on H100-80GB: 8B 1.46M, 70B 7.0M, 405B 30.84M; "
+    "15T+ tokens (15.6T for 405B, Dubey et al. 2024 §3); 405B plan from Table 4, the others assumed"
+)
+
+
+def _gpu_hours_cases() -> list[GpuHoursCase]:
+    l1 = Workload(task="pretrain", seq_len=2048, global_batch=2048)
+    l2 = Workload(task="pretrain", seq_len=4096, global_batch=1024)
+    l3 = Workload(task="pretrain", seq_len=8192, global_batch=2048)
+
+    def tokens(w: Workload, t: float) -> Workload:
+        from dataclasses import replace
+
+        return replace(w, tokens=t)
+
+    return [
+        GpuHoursCase("LLaMA 7B, 1T tokens", "llama1", LLAMA1_T15, LLAMA1_7B, tokens(l1, 1.0e12),
+                     _plan(2048, zero_stage=1, recompute="selective"), _hdr(A100_80, 2048), 82432, "fit"),
+        GpuHoursCase("LLaMA 13B, 1T tokens", "llama1", LLAMA1_T15, LLAMA1_13B, tokens(l1, 1.0e12),
+                     _plan(2048, tp=2, zero_stage=1, recompute="selective"), _hdr(A100_80, 2048), 135168, "fit"),
+        GpuHoursCase("LLaMA 33B, 1.4T tokens", "llama1", LLAMA1_T15, LLAMA1_33B, tokens(l1, 1.4e12),
+                     _plan(2048, tp=4, zero_stage=1, recompute="selective"), _hdr(A100_80, 2048), 530432, "fit"),
+        GpuHoursCase("LLaMA 65B, 1.4T tokens", "llama1", LLAMA1_T15, LLAMA1_65B, tokens(l1, 1.4e12),
+                     _plan(2048, tp=8, zero_stage=1, recompute="selective"), _hdr(A100_80, 2048), 1022362, "fit"),
+        GpuHoursCase("Llama 2 7B, 2T tokens", "llama2", LLAMA2_T2, _m("llama-2-7b"), tokens(l2, 2e12),
+                     _plan(1024, zero_stage=1, recompute="selective"), _hdr(A100_80, 1024), 184320, "fit"),
+        GpuHoursCase("Llama 2 13B, 2T tokens", "llama2", LLAMA2_T2, _m("llama-2-13b"), tokens(l2, 2e12),
+                     _plan(1024, tp=2, zero_stage=1, recompute="selective"), _hdr(A100_80, 1024), 368640, "fit"),
+        GpuHoursCase("Llama 2 70B, 2T tokens", "llama2", LLAMA2_T2, _m("llama-2-70b"), tokens(l2, 2e12),
+                     _plan(1024, tp=8, zero_stage=1, recompute="selective"), _hdr(A100_80, 1024), 1720320, "fit"),
+        GpuHoursCase("Llama 3.1 8B, 15T tokens", "llama3.1-card", LLAMA31_CARD, _m("llama-3.1-8b"),
+                     tokens(l3, 15e12), _plan(2048, zero_stage=1), _nodes(H100, 2048, 3200.0, "roce-200"),
+                     1.46e6, "holdout"),
+        GpuHoursCase("Llama 3.1 70B, 15T tokens", "llama3.1-card", LLAMA31_CARD, _m("llama-3.1-70b"),
+                     tokens(l3, 15e12), _plan(2048, tp=8, pp=4, vp=5, zero_stage=1),
+                     _nodes(H100, 2048, 3200.0, "roce-200"), 7.0e6, "holdout"),
+        GpuHoursCase("Llama 3.1 405B, 15.6T tokens", "llama3.1-card", LLAMA31_CARD, _m("llama-3.1-405b"),
+                     tokens(l3, 15.6e12), _plan(16384, tp=8, pp=16, vp=4, zero_stage=1),
+                     _nodes(H100, 16384, 3200.0, "roce-200"), 30.84e6, "holdout"),
+        GpuHoursCase(
+            "StarCoder 15.5B, 1T tokens", "starcoder",
+            "bigcode/starcoder model card (Training: 512 Tesla A100, 24 days, 320,256 GPU hours pre-training); "
+            "Li et al. 2023 (StarCoder) §5: Megatron-LM, tp 4, pp 4, dp 32, batch 512 x 8192, 250k iterations",
+            STARCODER, Workload(task="pretrain", seq_len=8192, global_batch=512, tokens=1e12),
+            _plan(512, tp=4, pp=4, zero_stage=1, recompute="selective"), _hdr(A100_80, 512), 320256, "holdout",
+        ),
+        GpuHoursCase(
+            "MPT-7B, 1T tokens", "mpt-blog",
+            "MosaicML, 'Introducing MPT-7B' (2023): 1T tokens on 440 A100-40GB in 9.5 days, no human intervention "
+            "= 100,320 GPU-hours; llm-foundry FSDP; plan assumed: FSDP full shard, micro-batch 4, batch 1760 x 2048",
+            perf_cases.MPT_7B, Workload(task="pretrain", seq_len=2048, global_batch=1760, tokens=1e12),
+            _plan(440, zero_stage=3, mbs=4), _nodes(A100_40, 440, 1600.0, "roce-200"), 440 * 9.5 * 24, "holdout",
+        ),
+        GpuHoursCase(
+            "DeepSeek-V3 671B, 14.8T tokens, FP8", "deepseek-v3",
+            "DeepSeek-AI 2024 (DeepSeek-V3 Technical Report) Table 1: 2,664K H800 GPU-hours pre-training, "
+            "14.8T tokens; "
+            "§3.2: 2048 H800, pp 16, ep 64, ZeRO-1, FP8 mixed precision; batch up to 15,360 x 4096",
+            _m("deepseek-v3"),
+            Workload(task="pretrain", precision="fp8", seq_len=4096, global_batch=15360, tokens=14.8e12),
+            _plan(2048, pp=16, ep=64, zero_stage=1), _nodes(H800, 2048, 3200.0, "ib-ndr-400"), 2.664e6, "holdout",
+        ),
+        GpuHoursCase(
+            "BLOOM 176B, 366B tokens", "bloom",
+            "Luccioni et al. 2022 ('Estimating the Carbon Footprint of BLOOM') §4: 1,082,990 GPU-hours on A100 80GB; "
+            "366B tokens (BigScience 2022, BLOOM paper §3.5); layout as the BLOOM throughput case",
+            BLOOM_176B, Workload(task="pretrain", seq_len=2048, global_batch=2048, tokens=366e9),
+            _plan(384, tp=4, pp=12, mbs=2, recompute="full", zero_stage=1), _nodes(A100_80, 384, 400.0, "ib-edr-100"),
+            1082990, "holdout",
+        ),
+    ]  # fmt: skip
+
+
+GPU_HOURS: tuple[GpuHoursCase, ...] = tuple(_gpu_hours_cases())
