@@ -71,7 +71,9 @@ def test_a_multi_node_estimate_needs_no_bandwidth_from_the_customer() -> None:
 
 
 A100_SERVER = CatalogServer("8x A100 80G SXM NVLink server", 8, "nvlink3", None, "10 Gbps BGP", 1024)
-H100_SERVER = CatalogServer("8x H100", 8, "nvlink4", "ib-ndr-400", "10 Gbps international; InfiniBand 400G optional", 2048)
+H100_SERVER = CatalogServer(
+    "8x H100", 8, "nvlink4", "ib-ndr-400", "10 Gbps international; InfiniBand 400G optional", 2048
+)
 
 
 def test_a_catalog_server_without_rdma_uses_its_own_network() -> None:
