@@ -1,10 +1,12 @@
-"""Plan evaluations per second of estimate_memory, and of llm-analysis's LLMAnalysis.training() in the same run.
+"""Plan evaluations per second of estimate_memory (and of memory + performance with the speed and GPU-hours ranges
+and the goodput parts), and of llm-analysis's LLMAnalysis.training() in the same run.
 
 Run: .venv/bin/python benchmarks/estimator.py [--seconds 3]
 The mix is what the planner does: for a few (model, workload, cluster) scenarios, every tp (dividing the heads,
 <= 8), pp in 1/2/4/8, dp filling the cluster, ZeRO 0-3, three recompute modes and micro-batches 1/2/4.
 llm-analysis (no LoRA, no inference in .training()) gets the pretraining / full fine-tuning part of the same mix.
-Goal (issue 3): >= 50,000 evaluations/s on one core and >= 20x llm-analysis.
+Goals: >= 50,000 memory evaluations/s on one core and >= 20x llm-analysis; memory + performance (what
+LLMAnalysis.training() also computes: memory and latency) >= 20x llm-analysis.
 """
 
 from __future__ import annotations
@@ -18,18 +20,25 @@ from _peers_env import PEER_REQUIREMENT, run_llm_analysis
 
 from app.estimator.hardware import get_gpu
 from app.estimator.memory import estimate_memory
+from app.estimator.performance import estimate_performance
 from app.estimator.presets import get_preset
 from app.estimator.specs import Cluster, LoraSpec, ModelSpec, Plan, Workload
 
 Scenario = tuple[ModelSpec, Workload, Plan, Cluster]
 
 SCENARIOS = (
-    ("llama-3.1-8b", Workload(task="full_finetune", seq_len=4096, global_batch=256), "h100-80g-sxm", 8, 1),
-    ("llama-3.1-70b", Workload(task="pretrain", seq_len=8192, global_batch=1024), "h100-80g-sxm", 8, 8),
-    ("mixtral-8x7b", Workload(task="full_finetune", seq_len=4096, global_batch=256), "a100-80g-sxm", 8, 4),
-    ("qwen2.5-7b", Workload(task="lora", seq_len=4096, global_batch=64, lora=LoraSpec(rank=16)), "l40s-48g", 8, 1),
-    ("llama-3.1-405b", Workload(task="pretrain", seq_len=8192, global_batch=2048), "h100-80g-sxm", 8, 64),
-    ("llama-3.1-70b", Workload(task="inference", seq_len=8192), "h100-80g-sxm", 8, 1),
+    ("llama-3.1-8b", Workload(task="full_finetune", seq_len=4096, global_batch=256, tokens=1e9), "h100-80g-sxm", 8, 1),
+    ("llama-3.1-70b", Workload(task="pretrain", seq_len=8192, global_batch=1024, tokens=1e11), "h100-80g-sxm", 8, 8),
+    ("mixtral-8x7b", Workload(task="full_finetune", seq_len=4096, global_batch=256, tokens=1e9), "a100-80g-sxm", 8, 4),
+    (
+        "qwen2.5-7b",
+        Workload(task="lora", seq_len=4096, global_batch=64, tokens=1e8, lora=LoraSpec(rank=16)),
+        "l40s-48g",
+        8,
+        1,
+    ),
+    ("llama-3.1-405b", Workload(task="pretrain", seq_len=8192, global_batch=2048, tokens=1e12), "h100-80g-sxm", 8, 64),
+    ("llama-3.1-70b", Workload(task="inference", seq_len=8192, tokens=1e8), "h100-80g-sxm", 8, 1),
 )
 
 
@@ -58,7 +67,9 @@ def plan_mix() -> list[Scenario]:
     mix: list[Scenario] = []
     for preset, workload, gpu, per_node, nodes in SCENARIOS:
         model = get_preset(preset).model
-        cluster = Cluster(gpu=get_gpu(gpu), gpus_per_node=per_node, nodes=nodes)
+        gbps = 3200.0 if nodes > 1 else None  # eight NDR 400 Gb/s NICs per HGX H100 (data/interconnects.json)
+        fabric = {"inter_node_fabric": "ib-ndr-400"} if nodes > 1 else {}
+        cluster = Cluster(gpu=get_gpu(gpu), gpus_per_node=per_node, nodes=nodes, inter_node_gbps=gbps, extra=fabric)
         mix.extend((model, workload, plan, cluster) for plan in _plans(model, per_node * nodes))
     random.Random(0).shuffle(mix)
     return mix
@@ -72,6 +83,17 @@ def measure_ours(mix: list[Scenario], seconds: float) -> tuple[int, float, float
             estimate_memory(model, workload, plan, cluster)
         count += len(mix)
     return count, time.perf_counter() - wall, time.process_time() - cpu
+
+
+def measure_both(mix: list[Scenario], seconds: float) -> tuple[int, float]:
+    """(evaluations, wall seconds) of estimate_memory + estimate_performance (ranges and goodput included)."""
+    count, wall = 0, time.perf_counter()
+    while time.perf_counter() - wall < seconds:
+        for model, workload, plan, cluster in mix:
+            estimate_memory(model, workload, plan, cluster)
+            estimate_performance(model, workload, plan, cluster)
+        count += len(mix)
+    return count, time.perf_counter() - wall
 
 
 def to_llm_analysis(scenario: Scenario, index: int) -> dict:
@@ -114,6 +136,13 @@ def main() -> None:
         f"estimate_memory: {count:,} evaluations in {wall:.2f} s = {ours:,.0f} evaluations/s "
         f"(one core, wall clock; {count / cpu:,.0f}/s of CPU time)"
     )
+    both, both_wall = measure_both(mix, args.seconds)
+    ranged = estimate_performance(*mix[0]).performance
+    assert ranged.tokens_per_s_per_gpu_range is None or ranged.tokens_per_s_per_gpu_range[0] > 0
+    print(
+        f"estimate_memory + estimate_performance (ranges, goodput): {both:,} evaluations in {both_wall:.2f} s = "
+        f"{both / both_wall:,.0f} evaluations/s"
+    )
     training = [s for s in mix if s[1].task in ("pretrain", "full_finetune")][:400]
     cases = [to_llm_analysis(s, i) for i, s in enumerate(training)]
     theirs = run_llm_analysis({"mode": "speed", "cases": cases, "seconds": args.seconds})
@@ -125,6 +154,11 @@ def main() -> None:
     print(
         f"ratio: {ours / rate:,.1f}x   goal: >= 50,000/s and >= 20x "
         f"-> {'met' if ours >= 50_000 and ours / rate >= 20 else 'NOT met'}"
+    )
+    full = both / both_wall
+    print(
+        f"ratio with performance, ranges and goodput: {full / rate:,.1f}x   goal: >= 20x -> "
+        f"{'met' if full / rate >= 20 else 'NOT met'}"
     )
 
 

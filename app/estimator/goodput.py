@@ -24,6 +24,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
+from app.estimator.specs import Goodput
+
 _DATA_FILE = "goodput.json"
 _READ_OVER_WRITE = 2.0  # checkpoint loads read about twice as fast as saves write (assumed, see goodput.json)
 
@@ -34,23 +36,36 @@ def _table() -> dict[str, Any]:
     return json.loads(text)
 
 
-def _figure(name: str, end: str) -> float:
-    row = _table()[name]
-    return float(row.get(end, row["expected"]))
-
-
 @dataclass(frozen=True, slots=True)
-class Goodput:
-    """Where a run's wall time goes, in hours of the whole job (not GPU-hours)."""
+class _Figures:
+    rate_per_gpu_hour: float
+    write_bytes_per_s_per_node: float
+    restart_h: float
+    startup_h: float
+    floor_h: float
+    evaluation: dict[bool, float]  # by pretraining or not
+    kept: float
 
-    factor: float  # ideal ÷ wall
-    ideal_hours: float
-    wall_hours: float
-    parts_hours: dict[str, float]  # failures, checkpoints, evaluation, startup
-    interruptions: float  # expected number over the run
-    checkpoint_bytes: float
-    checkpoint_interval_hours: float
-    storage_bytes: float  # checkpoints kept plus the final weights
+
+@lru_cache(maxsize=2)
+def _figures(end: str) -> _Figures:
+    """The figures of one end of goodput.json as plain floats (read once)."""
+    table = _table()
+
+    def figure(name: str) -> float:
+        row = table[name]
+        return float(row.get(end, row["expected"]))
+
+    evaluation = table["evaluation_fraction"]
+    return _Figures(
+        rate_per_gpu_hour=figure("interruptions_per_gpu_day") / 24.0,
+        write_bytes_per_s_per_node=figure("checkpoint_write_gbytes_per_s_per_node") * 1e9,
+        restart_h=figure("restart_minutes") / 60.0,
+        startup_h=figure("startup_minutes") / 60.0,
+        floor_h=figure("checkpoint_min_interval_minutes") / 60.0,
+        evaluation={True: float(evaluation["pretrain"]), False: float(evaluation["finetune"])},
+        kept=float(table["checkpoints_kept"]["expected"]),
+    )
 
 
 def estimate_goodput(
@@ -67,31 +82,42 @@ def estimate_goodput(
 
     `end` is "expected" (the point estimate) or "typical" (the pessimistic end of the range).
     """
-    rate_per_hour = _figure("interruptions_per_gpu_day", end) / 24.0 * gpus
-    write = _figure("checkpoint_write_gbytes_per_s_per_node", end) * 1e9 * max(1, nodes)
-    save_h = checkpoint_bytes / write / 3600.0
-    load_h = checkpoint_bytes / (write * _READ_OVER_WRITE) / 3600.0
-    restart_h = _figure("restart_minutes", end) / 60.0
-    startup_h = _figure("startup_minutes", end) / 60.0 + load_h
-    mtbi_h = 1.0 / rate_per_hour if rate_per_hour > 0 else math.inf
-    floor_h = _figure("checkpoint_min_interval_minutes", end) / 60.0
-    interval = min(max(math.sqrt(2.0 * save_h * mtbi_h), floor_h), max(ideal_hours, floor_h))
-    evaluation = ideal_hours * _table()["evaluation_fraction"]["pretrain" if pretraining else "finetune"]
-    saves = ideal_hours / interval * save_h
-    # Interruptions happen over the wall time; solve wall = base + rate × wall × cost per interruption.
-    base = ideal_hours + evaluation + saves + startup_h
-    cost = interval / 2.0 + restart_h + load_h
-    lost_share = min(rate_per_hour * cost, 0.9)  # above 0.9 the run would never finish: capped
-    wall = base / (1.0 - lost_share)
-    failures = wall - base
-    kept = _table()["checkpoints_kept"]["expected"]
+    f = _figures(end)
+    wall, parts, interval = _wall(f, ideal_hours, gpus, nodes, checkpoint_bytes, pretraining)
     return Goodput(
         factor=ideal_hours / wall if wall > 0 else 1.0,
         ideal_hours=ideal_hours,
         wall_hours=wall,
-        parts_hours={"failures": failures, "checkpoints": saves, "evaluation": evaluation, "startup": startup_h},
-        interruptions=rate_per_hour * wall,
+        parts_hours={"failures": parts[0], "checkpoints": parts[1], "evaluation": parts[2], "startup": parts[3]},
+        interruptions=f.rate_per_gpu_hour * gpus * wall,
         checkpoint_bytes=checkpoint_bytes,
         checkpoint_interval_hours=interval,
-        storage_bytes=kept * checkpoint_bytes + weights_bytes,
+        storage_bytes=f.kept * checkpoint_bytes + weights_bytes,
     )
+
+
+def wall_hours(
+    ideal_hours: float, gpus: int, nodes: int, checkpoint_bytes: float, *, pretraining: bool, end: str = "expected"
+) -> float:
+    """Only the wall hours of `estimate_goodput` (the range ends need nothing else)."""
+    return _wall(_figures(end), ideal_hours, gpus, nodes, checkpoint_bytes, pretraining)[0]
+
+
+def _wall(
+    f: _Figures, ideal_hours: float, gpus: int, nodes: int, checkpoint_bytes: float, pretraining: bool
+) -> tuple[float, tuple[float, float, float, float], float]:
+    """(wall hours, (failures, checkpoints, evaluation, startup) hours, checkpoint interval hours)."""
+    rate_per_hour = f.rate_per_gpu_hour * gpus
+    save_h = checkpoint_bytes / (f.write_bytes_per_s_per_node * max(1, nodes)) / 3600.0
+    load_h = save_h / _READ_OVER_WRITE
+    startup_h = f.startup_h + load_h
+    mtbi_h = 1.0 / rate_per_hour if rate_per_hour > 0 else math.inf
+    interval = min(max(math.sqrt(2.0 * save_h * mtbi_h), f.floor_h), max(ideal_hours, f.floor_h))
+    evaluation = ideal_hours * f.evaluation[pretraining]
+    saves = ideal_hours / interval * save_h
+    # Interruptions happen over the wall time; solve wall = base + rate × wall × cost per interruption.
+    base = ideal_hours + evaluation + saves + startup_h
+    cost = interval / 2.0 + f.restart_h + load_h
+    lost_share = min(rate_per_hour * cost, 0.9)  # above 0.9 the run would never finish: capped
+    wall = base / (1.0 - lost_share)
+    return wall, (wall - base, saves, evaluation, startup_h), interval

@@ -44,7 +44,7 @@ from app.estimator.compute import (
     prefill_flops_per_token,
     training_flops,
 )
-from app.estimator.goodput import estimate_goodput
+from app.estimator.goodput import estimate_goodput, wall_hours
 from app.estimator.interconnects import all_reduce_s, fabric_entry, fabric_of, group_bandwidth, inter_node_fabrics
 from app.estimator.memory import checkpoint_bytes_per_param
 from app.estimator.specs import Cluster, EstimatorError, GpuSpec, ModelSpec, Performance, Plan, Warning_, Workload
@@ -318,36 +318,34 @@ def _training_performance(
     gpus = cluster.gpus_per_node * cluster.nodes
     mfu = model_flops_per_token * tokens_per_s / (gpus * peak_flops(cluster.gpu, workload.precision))
     per_gpu = tokens_per_s / gpus
-    point = Performance(
+    speed_range = (per_gpu * RANGE_LOW, per_gpu * RANGE_HIGH)
+    if not workload.tokens:
+        return Performance(
+            step_time_s=step,
+            tokens_per_s=tokens_per_s,
+            tokens_per_s_per_gpu=per_gpu,
+            mfu=mfu,
+            breakdown_s=breakdown,
+            tokens_per_s_per_gpu_range=speed_range,
+        )
+    ideal = workload.tokens / tokens_per_s / 3600
+    checkpoint = trainable * checkpoint_bytes_per_param(workload)
+    pretraining = workload.task == "pretrain"
+    run = estimate_goodput(ideal, gpus, cluster.nodes, checkpoint, trainable * 2.0, pretraining=pretraining)
+    fast = wall_hours(ideal / RANGE_HIGH, gpus, cluster.nodes, checkpoint, pretraining=pretraining)
+    slow = wall_hours(ideal / RANGE_LOW, gpus, cluster.nodes, checkpoint, pretraining=pretraining, end="typical")
+    return Performance(
         step_time_s=step,
         tokens_per_s=tokens_per_s,
         tokens_per_s_per_gpu=per_gpu,
         mfu=mfu,
         breakdown_s=breakdown,
-        tokens_per_s_per_gpu_range=(per_gpu * RANGE_LOW, per_gpu * RANGE_HIGH),
-    )
-    if not workload.tokens:
-        return point
-    ideal = workload.tokens / tokens_per_s / 3600
-    checkpoint = trainable * checkpoint_bytes_per_param(workload)
-    pretraining = workload.task == "pretrain"
-    args = (gpus, cluster.nodes, checkpoint, trainable * 2.0)
-    run = estimate_goodput(ideal, *args, pretraining=pretraining)
-    fast = estimate_goodput(ideal / RANGE_HIGH, *args, pretraining=pretraining)
-    slow = estimate_goodput(ideal / RANGE_LOW, *args, pretraining=pretraining, end="typical")
-    return replace(
-        point,
+        tokens_per_s_per_gpu_range=speed_range,
         time_to_train_hours=run.wall_hours,
         gpu_hours=run.wall_hours * gpus,
-        time_to_train_hours_range=(fast.wall_hours, slow.wall_hours),
-        gpu_hours_range=(fast.wall_hours * gpus, slow.wall_hours * gpus),
-        ideal_hours=ideal,
-        goodput=run.factor,
-        goodput_hours=run.parts_hours,
-        interruptions=run.interruptions,
-        checkpoint_bytes=checkpoint,
-        checkpoint_interval_hours=run.checkpoint_interval_hours,
-        storage_bytes=run.storage_bytes,
+        time_to_train_hours_range=(fast, slow),
+        gpu_hours_range=(fast * gpus, slow * gpus),
+        goodput=run,
     )
 
 

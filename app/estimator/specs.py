@@ -221,10 +221,18 @@ class Performance:
     tokens_per_s_per_gpu_range: tuple[float, float] | None = None
     time_to_train_hours_range: tuple[float, float] | None = None
     gpu_hours_range: tuple[float, float] | None = None
-    ideal_hours: float | None = None  # compute alone, before goodput
-    goodput: float | None = None  # ideal ÷ wall hours
-    goodput_hours: dict[str, float] = field(default_factory=dict)  # failures, checkpoints, evaluation, startup
-    interruptions: float | None = None  # expected over the run
-    checkpoint_bytes: float | None = None
-    checkpoint_interval_hours: float | None = None
-    storage_bytes: float | None = None  # checkpoints kept + final weights
+    goodput: Goodput | None = None  # what the run loses besides compute (training with `tokens` only)
+
+
+@dataclass(frozen=True, slots=True)
+class Goodput:
+    """Where a training run's wall time goes besides compute (app/estimator/goodput.py), in job hours."""
+
+    factor: float  # ideal ÷ wall
+    ideal_hours: float  # compute alone
+    wall_hours: float
+    parts_hours: dict[str, float]  # failures, checkpoints, evaluation, startup
+    interruptions: float  # expected number over the run
+    checkpoint_bytes: float
+    checkpoint_interval_hours: float
+    storage_bytes: float  # checkpoints kept plus the final weights

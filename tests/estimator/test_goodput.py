@@ -64,5 +64,5 @@ def test_ranges_bracket_the_point_and_run_the_right_way() -> None:
     assert fast < perf.gpu_hours < slow  # the tuned stack spends the fewest GPU-hours
     t_fast, t_slow = perf.time_to_train_hours_range
     assert t_fast < perf.time_to_train_hours < t_slow
-    assert perf.checkpoint_bytes == pytest.approx(8.03e9 * 14, rel=0.01)
-    assert perf.time_to_train_hours == pytest.approx(perf.ideal_hours / perf.goodput)
+    assert perf.goodput.checkpoint_bytes == pytest.approx(8.03e9 * 14, rel=0.01)
+    assert perf.time_to_train_hours == pytest.approx(perf.goodput.ideal_hours / perf.goodput.factor)

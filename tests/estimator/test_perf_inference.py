@@ -74,10 +74,10 @@ def test_time_to_train_and_gpu_hours() -> None:
     workload = Workload(task="pretrain", seq_len=2048, global_batch=64, tokens=1e9)
     node = Cluster(gpu=A100_80_SXM, gpus_per_node=8)
     perf = estimate_performance(LLAMA2_7B, workload, Plan(dp=8, zero_stage=3, micro_batch=2), node).performance
-    assert perf.ideal_hours == pytest.approx(1e9 / perf.tokens_per_s / 3600)
-    assert perf.time_to_train_hours == pytest.approx(perf.ideal_hours + sum(perf.goodput_hours.values()))
-    assert perf.goodput == pytest.approx(perf.ideal_hours / perf.time_to_train_hours)
-    assert 0.8 < perf.goodput < 1.0
+    assert perf.goodput.ideal_hours == pytest.approx(1e9 / perf.tokens_per_s / 3600)
+    assert perf.time_to_train_hours == pytest.approx(perf.goodput.ideal_hours + sum(perf.goodput.parts_hours.values()))
+    assert perf.goodput.factor == pytest.approx(perf.goodput.ideal_hours / perf.time_to_train_hours)
+    assert 0.8 < perf.goodput.factor < 1.0
     assert perf.gpu_hours == pytest.approx(8 * perf.time_to_train_hours)
 
 
