@@ -88,7 +88,27 @@ def _elementwise_elements_fwd(model: ModelSpec) -> float:
         expert_width = (model.expert_ffn or model.ffn) * (model.experts_per_token + model.shared_experts)
         width = (model.ffn * (model.layers - model.moe_layers) + expert_width * model.moe_layers) / model.layers
     activation = (3 if model.mlp == "swiglu" else 2) * width
-    return 4 * h + 6 * h + rotary + activation
+    return 4 * h + 6 * h + rotary + activation + _dispatch_elements(model)
+
+
+def _dispatch_elements(model: ModelSpec) -> float:
+    """MoE token dispatch, per token averaged over layers: the permutation copies each token once per chosen
+    expert (read h, write k·h) and the un-permutation reads the k expert outputs back and writes their
+    weighted sum (read k·h, write h) - Megatron-Core `moe_utils.permute` / `unpermute`; the router's
+    logits (E per token) are read and written once."""
+    if not model.is_moe:
+        return 0.0
+    k, h = model.experts_per_token, model.hidden
+    return (2 * h + 2 * k * h + 2 * model.experts) * model.moe_layers / model.layers
+
+
+@lru_cache(maxsize=1024)
+def routed_expert_share(model: ModelSpec) -> float:
+    """Fraction of the per-token GEMM weights that sit in routed experts (run as grouped GEMMs)."""
+    if not model.is_moe:
+        return 0.0
+    per_expert = (3 if model.mlp == "swiglu" else 2) * model.hidden * (model.expert_ffn or model.ffn)
+    return model.moe_layers * model.experts_per_token * per_expert / matmul_params(model)
 
 
 def _loss_bytes_per_token(model: ModelSpec) -> float:

@@ -10,6 +10,8 @@ physical meaning rather than one MFU constant (ESTIMATOR-NOTES §7: a single con
 3. Memory-bound kernels (norms, activations, residuals, rotary, loss) move
    `TrainingFlops.elementwise_bytes` at `HBM_EFFICIENCY` of HBM bandwidth. This is why an H100
    (3.0× the A100's FLOPs, 1.6× its bandwidth) reaches a lower MFU than an A100.
+   MoE routed experts run as grouped GEMMs whose rows are the tokens each local expert receives
+   (`_gemm_shape_factor`), and the token dispatch adds its permutation traffic (compute.py).
 4. The optimizer step streams ~`OPTIMIZER_BYTES_PER_PARAM` over HBM per local parameter.
 5. Communication, pipeline bubble and offload are modelled explicitly (communication.py).
 
@@ -42,6 +44,7 @@ from app.estimator.compute import (
     dequant_bytes_per_pass,
     kv_cache_bytes,
     prefill_flops_per_token,
+    routed_expert_share,
     training_flops,
 )
 from app.estimator.goodput import estimate_goodput, wall_hours
@@ -167,13 +170,26 @@ def microbatch_compute_s(
     share = math.ceil(model.layers / plan.pp) / model.layers / plan.tp
     hbm = gpu.hbm_bytes_per_s * HBM_EFFICIENCY
     gemm_rate, attention_rate = _rates(gpu, workload.precision, plan.flash_attention)
-    gemm = flops.matmul_hw * tokens * share / (gemm_rate * _shape_efficiency(tokens, model.hidden / plan.tp))
+    gemm = flops.matmul_hw * tokens * share / gemm_rate * _gemm_shape_factor(model, tokens, plan)
     attention = flops.attention_hw * tokens * share / attention_rate
     memory = UNFUSED_TRAFFIC_FACTOR * flops.elementwise_bytes * tokens * share / hbm
     if workload.task == "qlora":
         passes = 2 + (1 if plan.recompute == "full" else 0)
         memory += passes * dequant_bytes_per_pass(model) * share / hbm
     return gemm + attention + memory, attention
+
+
+def _gemm_shape_factor(model: ModelSpec, tokens: float, plan: Plan) -> float:
+    """1 / shape efficiency of the micro-batch's GEMMs. Routed experts run as grouped GEMMs whose rows are
+    the tokens each local expert receives from the whole expert-parallel group (tokens × k × ep / E) and
+    whose columns are the expert width, so small experts and few tokens per expert run slower."""
+    dense = 1.0 / _shape_efficiency(tokens, model.hidden / plan.tp)
+    routed = routed_expert_share(model)
+    if not routed:
+        return dense
+    rows = tokens * model.experts_per_token * plan.ep / model.experts
+    grouped = 1.0 / _shape_efficiency(max(rows, 1.0), float(model.expert_ffn or model.ffn))
+    return (1.0 - routed) * dense + routed * grouped
 
 
 def optimizer_step_s(plan: Plan, gpu: GpuSpec, trainable_local: float) -> float:
