@@ -1,7 +1,8 @@
 """HTTP hardening shared by every route: limits, security headers, CORS, trusted hosts, observability.
 
 Outermost first: observability (request id, access log, metrics, last-resort 500) → security
-headers → trusted hosts → CORS → body size limit → rate limit → the app's routes.
+headers → trusted hosts → CORS → body size limit → rate limit → request hygiene (NUL characters,
+non-finite numbers, JSON depth) → the app's routes.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from starlette.middleware.cors import CORSMiddleware
 
 from app.http.body_limit import BodyLimitMiddleware
 from app.http.hosts import TrustedHostMiddleware
+from app.http.hygiene import HygieneMiddleware
 from app.http.observability import REQUEST_ID_HEADER, ObservabilityMiddleware
 from app.http.ratelimit import RateLimitMiddleware
 from app.http.security import SecurityHeadersMiddleware
@@ -19,6 +21,7 @@ from app.settings import Settings
 
 def install_middleware(app: FastAPI, settings: Settings) -> None:
     # add_middleware puts each new one outside the previous ones: add innermost first.
+    app.add_middleware(HygieneMiddleware)
     if settings.rate_limit_per_minute > 0 and (settings.rate_limit_paths or settings.rate_limit_pages):
         app.add_middleware(
             RateLimitMiddleware,

@@ -86,9 +86,9 @@ def test_malformed_json_is_422_without_position_as_field(probe_client: TestClien
     [b"[" * 10_000 + b"]" * 10_000, b'{"x": ' * 10_000 + b"1" + b"}" * 10_000],
     ids=["nested-arrays", "nested-objects"],
 )
-def test_deeply_nested_json_is_400(probe_client: TestClient, body: bytes) -> None:
+def test_deeply_nested_json_is_422(probe_client: TestClient, body: bytes) -> None:
     response = probe_client.post("/probe/echo", content=body, headers=JSON)
-    assert _problem(response, 400, "bad-request")["detail"] == "There was an error parsing the body"
+    assert _problem(response, 422, "invalid-input")["errors"][0]["type"] == "json_too_deep"
 
 
 def test_invalid_utf8_is_400(probe_client: TestClient) -> None:
