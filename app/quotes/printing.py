@@ -119,11 +119,21 @@ def _grouped(amount: str | None) -> str:
     return "" if amount is None else f"{Decimal(amount):,}"
 
 
+def _text(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))  # 2e9 tokens print as 2000000000, not 2000000000.0
+    return str(value)
+
+
 def _flat(mapping: dict[str, Any] | None) -> list[tuple[str, str]]:
-    """A workload or plan object as label/value rows (nested values as compact text)."""
+    """A workload or plan object as label/value rows (nested values as compact text).
+
+    The labels are the schema's own field names (QuoteCreate refuses any other key) and each value is
+    cut to 300 characters, so the block's size is bounded whatever was sent.
+    """
     rows = []
     for key, value in (mapping or {}).items():
-        text = ", ".join(f"{k}={v}" for k, v in value.items()) if isinstance(value, dict) else str(value)
+        text = ", ".join(f"{k}={_text(v)}" for k, v in value.items()) if isinstance(value, dict) else _text(value)
         rows.append((str(key), text[:300]))
     return rows
 

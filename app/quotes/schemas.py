@@ -3,10 +3,16 @@
 Request bodies refuse unknown fields (`RequestModel`), except price fields a client may echo from
 a recommendation (`IGNORED_PRICE_FIELDS`): those are dropped, because every figure on a quote is
 computed by the server from the catalog at the moment the quote is issued.
+
+A quote is the seller's document: `workload` and `plan` are the API's own workload and plan shapes
+(`WorkloadIn`, `PlanIn` plus the recommendation's plan summary), with no free keys, so nothing a
+customer sends can print under a label of its own; the stored workload is capped in size and depth
+(a pasted config.json is its only free-form part).
 """
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -14,9 +20,11 @@ from pydantic import BaseModel, ConfigDict, EmailStr, Field, StringConstraints, 
 
 from app.api.schemas import RequestModel
 from app.catalog.schemas import MoneyStr
+from app.planner.schemas import PlanIn, WorkloadIn
 
 Text200 = Annotated[str, StringConstraints(strip_whitespace=True, max_length=200)]
-MAX_FREEFORM_KEYS = 64
+MAX_WORKLOAD_JSON_BYTES = 8192  # a real config.json is 1-2 KB (DeepSeek-V3's, the largest shipped preset: ~1.7 KB)
+MAX_WORKLOAD_DEPTH = 5  # containers: workload.model.hf_config.quantization_config.<a list> (4) in real configs
 IGNORED_PRICE_FIELDS = frozenset(
     {
         "price",
@@ -42,6 +50,31 @@ class CustomerIn(RequestModel):
     email: EmailStr
 
 
+class QuotePlan(PlanIn):
+    """The parallel plan a quote was made for: the API's plan, plus the summary a recommendation gives it."""
+
+    summary: str | None = Field(default=None, max_length=300)
+
+
+def _depth(value: Any) -> int:
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        deepest = max(deepest, depth)
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return deepest
+
+
+def _whole(value: Any) -> Any:
+    """Integral floats as ints (a token count of 2e9 is kept as 2000000000): a quote carries no float it need not."""
+    if isinstance(value, dict):
+        return {key: _whole(child) for key, child in value.items()}
+    if isinstance(value, list):
+        return [_whole(child) for child in value]
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
 class QuoteCreate(RequestModel):
     """`quantity` counts cards for SKUs rented by the card (one of the SKU's `card_counts`: cards
     share one server) and whole servers (nodes) for the others."""
@@ -57,7 +90,7 @@ class QuoteCreate(RequestModel):
                     "term": "annual",
                     "months": 12,
                     "addons": ["infiniband-400g"],
-                    "workload": {"model": "llama-3-70b", "task": "full-finetune"},
+                    "workload": {"model": {"preset": "llama-3-70b"}, "task": "full_finetune"},
                     "plan": {"tp": 8, "pp": 2, "dp": 1},
                     "customer": {"name": "Li Wei", "company": "深圳算力科技", "email": "li.wei@example.com"},
                 }
@@ -78,8 +111,10 @@ class QuoteCreate(RequestModel):
     addons: list[Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=64)]] = Field(
         default_factory=list, max_length=10
     )
-    workload: dict[str, Any] | None = Field(default=None, description="What the recommendation was for (kept)")
-    plan: dict[str, Any] | None = Field(default=None, description="The chosen parallel plan (kept for the record)")
+    workload: WorkloadIn | None = Field(
+        default=None, description="What the recommendation was for (kept): the workload of POST /recommend"
+    )
+    plan: QuotePlan | None = Field(default=None, description="The chosen parallel plan (kept for the record)")
     customer: CustomerIn
 
     @model_validator(mode="before")
@@ -89,12 +124,24 @@ class QuoteCreate(RequestModel):
             return {key: value for key, value in data.items() if key not in IGNORED_PRICE_FIELDS}
         return data
 
-    @field_validator("workload", "plan")
+    @field_validator("workload")
     @classmethod
-    def _small_object(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
-        if value is not None and len(value) > MAX_FREEFORM_KEYS:
-            raise ValueError(f"at most {MAX_FREEFORM_KEYS} keys")
+    def _bounded_workload(cls, value: WorkloadIn | None) -> WorkloadIn | None:
+        if value is None:
+            return None
+        stored = value.model_dump(mode="json", exclude_unset=True)
+        if len(json.dumps(stored, ensure_ascii=False).encode()) > MAX_WORKLOAD_JSON_BYTES:
+            raise ValueError(f"the workload is larger than {MAX_WORKLOAD_JSON_BYTES} bytes as JSON")
+        if _depth(stored) > MAX_WORKLOAD_DEPTH:
+            raise ValueError(f"the workload is nested deeper than {MAX_WORKLOAD_DEPTH} levels")
         return value
+
+    def stored_workload(self) -> dict[str, Any] | None:
+        """The workload and plan as kept on the quote: what was sent, in the schema's own names."""
+        return None if self.workload is None else _whole(self.workload.model_dump(mode="json", exclude_unset=True))
+
+    def stored_plan(self) -> dict[str, Any] | None:
+        return None if self.plan is None else self.plan.model_dump(mode="json", exclude_unset=True)
 
 
 class QuoteLineOut(BaseModel):

@@ -280,8 +280,8 @@ def _snapshot(
         ],
         "nodes": nodes,
         "cards": cards,
-        "workload": data.workload,
-        "plan": data.plan,
+        "workload": data.stored_workload(),
+        "plan": data.stored_plan(),
         "notes": notes,
     }
 
@@ -384,7 +384,7 @@ def _new_quote(
         subtotal_minor=gross,
         discount_total_minor=discount_total,
         total_minor=gross - discount_total,
-        estimator_version=_estimator_version(data.plan),
+        estimator_version=estimator_version(),
         snapshot=_snapshot(sku, priced, addons, data, nodes=nodes, cards=cards, notes=notes),
         customer_name=data.customer.name,
         customer_company=data.customer.company,
@@ -394,12 +394,6 @@ def _new_quote(
         created_at=now,
         updated_at=now,
     )
-
-
-def _estimator_version(plan: dict[str, Any] | None) -> str:
-    """The version the recommendation came from when the plan carries it, else this build's."""
-    carried = (plan or {}).get("estimator_version")
-    return carried[:32] if isinstance(carried, str) and carried else estimator_version()
 
 
 # ---------------------------------------------------------------- read

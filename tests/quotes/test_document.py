@@ -29,7 +29,8 @@ def test_printable_page_has_every_block(client: TestClient) -> None:
         "8 × NVIDIA H100 80GB SXM",
         "NVLink + NVSwitch 900 GB/s",  # configuration
         "<dt>tp</dt><dd>8</dd>",
-        "<dt>model</dt><dd>llama-3-70b</dd>",  # plan summary and workload
+        "<dt>model</dt><dd>preset=llama-3-70b</dd>",  # plan summary and workload
+        "<dt>tokens</dt><dd>2000000000</dd>",
         "100,000.00",
         "−360,000.00 (15%)",
         "2,040,000.00",  # line items and term discount
