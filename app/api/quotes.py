@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Depends, Header, Query, Response
+from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from fastapi.responses import HTMLResponse
 from sqlalchemy.orm import Session
 
@@ -62,9 +62,9 @@ def create_quote(
     response_class=Response,
     responses={200: {"content": {"application/pdf": {}}}},
 )
-def quote_pdf(public_id: str, session: SessionDep, lang: Lang = "en") -> Response:
+def quote_pdf(public_id: str, request: Request, session: SessionDep, lang: Lang = "en") -> Response:
     quote, seller = service.printable(session, public_id=public_id)
-    pdf = printing.render_pdf(quote, seller, lang=lang)
+    pdf = printing.render_pdf(quote, seller, lang=lang, base_url=str(request.base_url))
     headers = {"Content-Disposition": f'inline; filename="{quote.number}.pdf"'}
     return Response(pdf, media_type="application/pdf", headers=headers)
 
@@ -75,14 +75,14 @@ def quote_pdf(public_id: str, session: SessionDep, lang: Lang = "en") -> Respons
     response_class=Response,
     responses={200: {"content": {"application/pdf": {}}}},
 )
-def quote_pdf_alias(public_id: str, session: SessionDep, lang: Lang = "en") -> Response:
-    return quote_pdf(public_id, session, lang)
+def quote_pdf_alias(public_id: str, request: Request, session: SessionDep, lang: Lang = "en") -> Response:
+    return quote_pdf(public_id, request, session, lang)
 
 
 @router.get("/{public_id}/print", summary="The printable quote page", response_class=HTMLResponse)
-def quote_print(public_id: str, session: SessionDep, lang: Lang = "en") -> HTMLResponse:
+def quote_print(public_id: str, request: Request, session: SessionDep, lang: Lang = "en") -> HTMLResponse:
     quote, seller = service.printable(session, public_id=public_id)
-    return HTMLResponse(printing.render_html(quote, seller, lang=lang))
+    return HTMLResponse(printing.render_html(quote, seller, lang=lang, base_url=str(request.base_url)))
 
 
 @router.get("/{public_id}", summary="A quote by its public id")

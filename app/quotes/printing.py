@@ -12,6 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from app.errors import ServiceUnavailable
+from app.estimator.models import model_from_hf_config
+from app.estimator.params import count_params
+from app.estimator.presets import get_preset, model_title
+from app.estimator.specs import EstimatorError
+from app.planner import words
 from app.quotes.schemas import QuoteOut
 from app.web.templating import templates
 
@@ -28,8 +33,7 @@ LABELS: dict[str, dict[str, str]] = {
         "seller": "Seller",
         "customer": "Customer",
         "configuration": "Configuration",
-        "plan": "Plan summary",
-        "workload": "Workload",
+        "plan": "Parallel plan",
         "lines": "Line items",
         "description": "Description",
         "quantity": "Quantity",
@@ -54,7 +58,6 @@ LABELS: dict[str, dict[str, str]] = {
         "node": "server",
         "catalog": "Catalog version",
         "estimator": "Estimator version",
-        "accept": "Accept this quote at",
         "status_issued": "issued",
         "status_accepted": "accepted",
         "status_cancelled": "cancelled",
@@ -62,6 +65,45 @@ LABELS: dict[str, dict[str, str]] = {
         "expired_banner": "This quote has expired and can no longer be accepted.",
         "cancelled_banner": "This quote was cancelled.",
         "indicative": "Indicative price",
+        "at_a_glance": "At a glance",
+        "configuration_words": "{quantity} × {sku} ({gpus} GPUs)",
+        "term_words_one": "{term}, {months} month",
+        "term_words": "{term}, {months} months",
+        "Monthly": "Monthly",
+        "Annual": "Annual",
+        "job": "The job",
+        "model": "Model",
+        "model_words": "{name}, {size} parameters",
+        "task": "Task",
+        "task_pretrain": "Pretraining",
+        "task_full_finetune": "Full fine-tune",
+        "task_lora": "LoRA fine-tune",
+        "task_qlora": "QLoRA fine-tune (4-bit base)",
+        "task_inference": "Inference",
+        "task_serving": "Serving",
+        "tokens": "Training tokens",
+        "tokens_words": "{n} tokens",
+        "time": "Time to finish",
+        "about": "about {time}",
+        "range": "{low} to {high}",
+        "paren": " ({text})",
+        "no_time": "not estimated: the quote gives no token count",
+        "billed": "Billed versus used",
+        "billed_words_one": "{months} month billed ({hours} h); the job uses about {used}",
+        "billed_words": "{months} months billed ({hours} h); the job uses about {used}",
+        "params_model": "a model of {size} parameters",
+        "pdf": "Download PDF",
+        "print": "Print",
+        "accept_button": "Accept this quote",
+        "back": "Size another job",
+        "accept_online": "To accept, open {url} and choose “Accept this quote” before {date}.",
+        "accepted_banner": "Accepted on {date}. The seller will contact you to arrange the rental.",
+        "confirm_title": "Accept quote {number}?",
+        "confirm_text": "You accept {configuration}, {term}, for {total} as priced on this quote. The seller "
+        "will contact {email} to arrange the rental.",
+        "confirm_button": "Accept the quote",
+        "back_to_quote": "Back to the quote",
+        "not_acceptable": "This quote can no longer be accepted: it is {status}.",
     },
     "zh": {
         "quote": "报价单",
@@ -73,7 +115,6 @@ LABELS: dict[str, dict[str, str]] = {
         "customer": "客户",
         "configuration": "配置",
         "plan": "并行方案",
-        "workload": "工作负载",
         "lines": "明细",
         "description": "项目",
         "quantity": "数量",
@@ -98,7 +139,6 @@ LABELS: dict[str, dict[str, str]] = {
         "node": "台",
         "catalog": "目录版本",
         "estimator": "估算器版本",
-        "accept": "在线确认报价",
         "status_issued": "有效",
         "status_accepted": "已接受",
         "status_cancelled": "已取消",
@@ -106,6 +146,45 @@ LABELS: dict[str, dict[str, str]] = {
         "expired_banner": "本报价已过期，无法再接受。",
         "cancelled_banner": "本报价已取消。",
         "indicative": "参考价格",
+        "at_a_glance": "概要",
+        "configuration_words": "{quantity} × {sku}（共 {gpus} 张 GPU）",
+        "term_words_one": "{term}，{months} 个月",
+        "term_words": "{term}，{months} 个月",
+        "Monthly": "月付",
+        "Annual": "年付",
+        "job": "作业",
+        "model": "模型",
+        "model_words": "{name}，{size}参数",
+        "task": "任务",
+        "task_pretrain": "预训练",
+        "task_full_finetune": "全参数微调",
+        "task_lora": "LoRA 微调",
+        "task_qlora": "QLoRA 微调（4 位基座）",
+        "task_inference": "推理",
+        "task_serving": "在线推理服务",
+        "tokens": "训练 token 数",
+        "tokens_words": "{n} token",
+        "time": "完成时间",
+        "about": "约 {time}",
+        "range": "{low}至 {high}",
+        "paren": "（{text}）",
+        "no_time": "未估算：报价未给出训练 token 数",
+        "billed": "计费与实际使用",
+        "billed_words_one": "计费 {months} 个月（{hours} 小时）；作业约用 {used}",
+        "billed_words": "计费 {months} 个月（{hours} 小时）；作业约用 {used}",
+        "params_model": "{size}参数的模型",
+        "pdf": "下载 PDF",
+        "print": "打印",
+        "accept_button": "接受报价",
+        "back": "重新估算",
+        "accept_online": "如需接受，请在 {date} 前打开 {url} 并选择“接受报价”。",
+        "accepted_banner": "已于 {date} 接受。供应方会联系您安排租用。",
+        "confirm_title": "接受报价单 {number}？",
+        "confirm_text": "您将按本报价单的价格接受 {configuration}，{term}，合计 {total}。"
+        "供应方会通过 {email} 与您联系安排租用。",
+        "confirm_button": "确认接受",
+        "back_to_quote": "返回报价单",
+        "not_acceptable": "该报价已无法接受：状态为{status}。",
     },
 }
 
@@ -119,41 +198,120 @@ def _grouped(amount: str | None) -> str:
     return "" if amount is None else f"{Decimal(amount):,}"
 
 
-def _text(value: Any) -> str:
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))  # 2e9 tokens print as 2000000000, not 2000000000.0
-    return str(value)
+def _model_size(model: dict[str, Any]) -> float | None:
+    """The parameter count of a quote's model, where its description gives one."""
+    try:
+        if model.get("preset"):
+            return float(get_preset(str(model["preset"])).published_params)
+        if isinstance(model.get("params"), int | float):
+            return float(model["params"])
+        if isinstance(model.get("hf_config"), dict):
+            return float(count_params(model_from_hf_config(model["hf_config"])).total)
+    except (EstimatorError, KeyError, TypeError, ValueError):
+        return None
+    return None
 
 
-def _flat(mapping: dict[str, Any] | None) -> list[tuple[str, str]]:
-    """A workload or plan object as label/value rows (nested values as compact text).
+def _hours(plan: dict[str, Any], key: str) -> float | None:
+    value = plan.get(key)
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) and value > 0 else None
 
-    The labels are the schema's own field names (QuoteCreate refuses any other key) and each value is
-    cut to 300 characters, so the block's size is bounded whatever was sent.
-    """
-    rows = []
-    for key, value in (mapping or {}).items():
-        text = ", ".join(f"{k}={_text(v)}" for k, v in value.items()) if isinstance(value, dict) else _text(value)
-        rows.append((str(key), text[:300]))
+
+def job_rows(quote: QuoteOut, lang: str) -> list[tuple[str, str]]:
+    """The job the quote sizes, as label/prose rows in the reader's language: model and size, task,
+    tokens, the plan in words, time to finish (with its range), billed against used time."""
+    t = LABELS.get(lang, LABELS["en"])
+    workload, plan = dict(quote.workload or {}), dict(quote.plan or {})
+    rows: list[tuple[str, str]] = []
+    raw_model = workload.get("model")
+    model = {"preset": raw_model} if isinstance(raw_model, str) else dict(raw_model or {})
+    if model:
+        if isinstance(raw_model, str):
+            try:
+                get_preset(raw_model)
+            except EstimatorError:
+                model = {"hf_id": raw_model}
+        size = _model_size(model)
+        name = model_title(model)
+        size_words = words.count(size, lang, 1) if size else ""
+        if name and size_words:
+            rows.append((t["model"], t["model_words"].format(name=name, size=size_words)))
+        elif name or size_words:
+            rows.append((t["model"], name or t["params_model"].format(size=size_words)))
+    task = str(workload.get("task", "")).replace("-", "_")
+    if task:
+        rows.append((t["task"], t.get(f"task_{task}", task)))
+    tokens = workload.get("tokens")
+    if isinstance(tokens, int | float) and not isinstance(tokens, bool) and tokens > 0:
+        rows.append((t["tokens"], t["tokens_words"].format(n=words.count(float(tokens), lang))))
+    if plan:
+        # Worded from the plan's own fields: a summary sent with the quote never prints as is.
+        rows.append((t["plan"], words.plan_summary({k: v for k, v in plan.items() if k != "summary"}, lang)))
+    hours = _hours(plan, "time_to_train_hours")
+    if hours is not None:
+        text = t["about"].format(time=words.duration(hours, lang))
+        spread = plan.get("time_to_train_hours_range")
+        if isinstance(spread, list | tuple) and len(spread) == 2 and all(isinstance(v, int | float) for v in spread):
+            low, high = sorted(float(v) for v in spread)
+            span = t["range"].format(low=words.duration(low, lang), high=words.duration(high, lang))
+            text += t["paren"].format(text=span)
+        rows.append((t["time"], text))
+        billed = "billed_words_one" if quote.months == 1 else "billed_words"
+        used = words.duration(hours, lang)
+        rows.append((t["billed"], t[billed].format(months=quote.months, hours=quote.months * 720, used=used)))
+    elif workload or plan:
+        rows.append((t["time"], t["no_time"]))
     return rows
 
 
-def render_html(quote: QuoteOut, seller: dict[str, str], *, lang: str = "en", inline_css: bool = False) -> str:
-    template = templates.get_template("quotes/print.html")
-    return template.render(
+def term_words(quote: QuoteOut, lang: str) -> str:
+    """'Monthly, 1 month' / 'Annual, 12 months' / '年付，12 个月'."""
+    t = LABELS.get(lang, LABELS["en"])
+    key = "term_words_one" if quote.months == 1 else "term_words"
+    return t[key].format(term=t[quote.term.capitalize()], months=quote.months)
+
+
+def configuration_words(quote: QuoteOut, lang: str) -> str:
+    t = LABELS.get(lang, LABELS["en"])
+    gpus_per_unit = 1 if quote.unit == "card" else int(quote.sku.get("gpus_per_node") or 1)
+    return t["configuration_words"].format(
+        quantity=quote.quantity, sku=quote.sku.get("name", ""), gpus=quote.quantity * gpus_per_unit
+    )
+
+
+def render_html(
+    quote: QuoteOut,
+    seller: dict[str, str],
+    *,
+    lang: str = "en",
+    inline_css: bool = False,
+    base_url: str = "",
+    template: str = "quotes/print.html",
+    problem: str | None = None,
+) -> str:
+    """The printable page (`inline_css`: the PDF's copy, without the screen's toolbar), or another
+    page about the quote (`template`, e.g. the accept confirmation). `base_url` makes the accept
+    address absolute on paper."""
+    lang = lang if lang in LANGUAGES else "en"
+    return templates.get_template(template).render(
+        problem=problem,
         q=quote,
         seller=seller,
-        t=LABELS.get(lang, LABELS["en"]),
-        lang=lang if lang in LANGUAGES else "en",
+        t=LABELS[lang],
+        lang=lang,
         when=_when,
+        day=lambda moment: moment.strftime("%Y-%m-%d"),
         fmt=_grouped,
-        workload_rows=_flat(quote.workload),
-        plan_rows=_flat(quote.plan),
+        job_rows=job_rows(quote, lang),
+        term_words=term_words(quote, lang),
+        configuration_words=configuration_words(quote, lang),
+        accept_url=f"{base_url.rstrip('/')}/quote/{quote.id}/accept?lang={lang}",
+        screen=not inline_css,
         css=PRINT_CSS.read_text(encoding="utf-8") if inline_css else None,
     )
 
 
-def render_pdf(quote: QuoteOut, seller: dict[str, str], *, lang: str = "en") -> bytes:
+def render_pdf(quote: QuoteOut, seller: dict[str, str], *, lang: str = "en", base_url: str = "") -> bytes:
     try:
         from weasyprint import HTML  # heavy import, only when a PDF is asked for
     except OSError as exc:  # Pango missing: say so instead of a bare 500
@@ -161,5 +319,5 @@ def render_pdf(quote: QuoteOut, seller: dict[str, str], *, lang: str = "en") -> 
             f"PDF rendering is unavailable on this server ({exc}); run `make system-deps`, or use the printable page"
         ) from exc
 
-    html = render_html(quote, seller, lang=lang, inline_css=True)
+    html = render_html(quote, seller, lang=lang, inline_css=True, base_url=base_url)
     return HTML(string=html, base_url=str(PRINT_CSS.parent)).write_pdf()

@@ -54,6 +54,23 @@ class QuotePlan(PlanIn):
     """The parallel plan a quote was made for: the API's plan, plus the summary a recommendation gives it."""
 
     summary: str | None = Field(default=None, max_length=300)
+    time_to_train_hours: float | None = Field(
+        default=None,
+        gt=0,
+        le=1e7,
+        description="The recommendation's time to finish in hours (`options[].performance.time_to_train_hours`); "
+        "the quote document states it",
+    )
+    time_to_train_hours_range: tuple[float, float] | None = Field(
+        default=None, description="Its range in hours, [tuned stack, typical stack], where the estimate gives one"
+    )
+
+    @field_validator("time_to_train_hours_range")
+    @classmethod
+    def _hours_range(cls, value: tuple[float, float] | None) -> tuple[float, float] | None:
+        if value is not None and not all(0 < hours <= 1e7 for hours in value):
+            raise ValueError("both ends must be more than 0 and at most 10,000,000 hours")
+        return value
 
 
 def _depth(value: Any) -> int:

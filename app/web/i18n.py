@@ -21,6 +21,8 @@ from typing import Any
 from babel.numbers import format_decimal, get_currency_precision, get_currency_symbol
 from starlette.requests import Request
 
+from app.planner import words
+
 LANGS = ("en", "zh")
 LOCALES = {"en": "en_US", "zh": "zh_Hans_CN"}
 HTML_LANG = {"en": "en", "zh": "zh-CN"}
@@ -208,9 +210,7 @@ EN: dict[str, str] = {
     "configurations left out).",
     "params_model": "A {n}-billion-parameter model",
     "minutes": "{m} min",
-    "hours_minutes": "{h} h {m} min",
     "hours": "{n} h",
-    "days": "{n} days",
     "footer": "Figures are estimates from cited formulas; see the assumptions on each results page.",
 }
 
@@ -389,9 +389,7 @@ ZH: dict[str, str] = {
     "chart_front_note": "付更多钱只能节省不到 {saving} 时，前沿就此截止（省略了 {n} 个更快但更贵的配置）。",
     "params_model": "{n}B 参数的模型",
     "minutes": "{m} 分钟",
-    "hours_minutes": "{h} 小时 {m} 分钟",
     "hours": "{n} 小时",
-    "days": "{n} 天",
     "footer": "数字均为依据所引公式的估算；请参阅每个结果页上的假设。",
 }
 
@@ -469,26 +467,6 @@ WARNINGS: dict[str, dict[str, str]] = {
 REGIONS: dict[str, dict[str, str]] = {
     "en": {"shenzhen": "Shenzhen", "singapore": "Singapore", "los-angeles": "Los Angeles"},
     "zh": {"shenzhen": "深圳", "singapore": "新加坡", "los-angeles": "洛杉矶"},
-}
-
-PLAN_WORDS: dict[str, dict[str, str]] = {
-    "en": {},  # English uses the API's own plan.summary
-    "zh": {
-        "single": "单卡，无需并行",
-        "dp": "数据并行",
-        "over": "{sharding}，{dp} 张卡，无张量并行",
-        "tp": "张量并行 {n}",
-        "pp": "流水线 {n}",
-        "dp_n": "数据并行 {n}",
-        "zero_ranks": "数据并行组内 ZeRO-{z}",
-        "offload_optimizer": "优化器状态卸载到主机内存",
-        "offload_optimizer_and_params": "优化器状态与参数卸载到主机内存",
-        "recompute_selective": "选择性激活重计算",
-        "recompute_full": "完整激活重计算",
-        "micro_batch": "微批 {n}",
-        "explain_one": "{what}：单张 {gpu} 即可放下（{total} / {capacity} GiB），无需并行。",
-        "explain_many": "{what}：{plan}，共 {gpus} 张 GPU（{nodes} 台服务器）；每卡显存 {total} / {capacity} GiB。",
-    },
 }
 
 CATALOGS = {"en": EN, "zh": ZH}
@@ -604,13 +582,7 @@ class Translator:
         """Minutes under an hour, hours and minutes under two days, then days."""
         if hours is None or not math.isfinite(hours):
             return self("no_tokens")
-        minutes = max(1, round(hours * 60))
-        if minutes < 60:
-            return self("minutes", m=minutes)
-        if hours < 48:
-            whole, rest = divmod(minutes, 60)
-            return self("hours_minutes", h=whole, m=rest) if rest else self("hours", n=whole)
-        return self("days", n=self.number(hours / 24, 1))
+        return words.duration(hours, self.lang)
 
     def axis_hours(self, hours: float) -> str:
         """A tick on the time axis: minutes below an hour, else whole hours."""

@@ -10,8 +10,9 @@ from typing import Any
 
 from app.estimator.presets import model_title
 from app.planner.schemas import ConstraintsIn, ModelOut, OptionOut, PlanOut
+from app.planner.words import PLAN_WORDS, plan_summary
 from app.web.charts import MemoryBar, memory_bar
-from app.web.i18n import PLAN_WORDS, Translator
+from app.web.i18n import Translator
 
 CSV_COLUMNS = (
     "rank",
@@ -67,27 +68,7 @@ def model_name(model_in: dict[str, Any], model: ModelOut, t: Translator) -> str:
 
 def plan_words(plan: PlanOut, t: Translator) -> str:
     """The plan in the page's language; English is the API's own `plan.summary`."""
-    if t.lang == "en":
-        return plan.summary
-    w = PLAN_WORDS[t.lang]
-    if plan.dp * plan.tp * plan.pp * plan.cp == 1:
-        parts = [w["single"]]
-    elif plan.tp == 1 and plan.pp == 1:
-        sharding = f"ZeRO-{plan.zero_stage}" if plan.zero_stage else w["dp"]
-        parts = [w["over"].format(sharding=sharding, dp=plan.dp)]
-    else:
-        degrees = [w["tp"].format(n=plan.tp)] if plan.tp > 1 else []
-        degrees += [w["pp"].format(n=plan.pp)] if plan.pp > 1 else []
-        degrees += [w["dp_n"].format(n=plan.dp)] if plan.dp > 1 else []
-        parts = [" × ".join(degrees)]
-        if plan.zero_stage:
-            parts.append(w["zero_ranks"].format(z=plan.zero_stage))
-    if plan.offload != "none":
-        parts.append(w[f"offload_{plan.offload}"])
-    if plan.recompute != "none":
-        parts.append(w[f"recompute_{plan.recompute}"])
-    parts.append(w["micro_batch"].format(n=plan.micro_batch))
-    return "，".join(parts)
+    return plan_summary(plan.model_dump(), t.lang)
 
 
 def explanation(option: OptionOut, model: ModelOut, task: str, t: Translator, gpu_name: str, name: str) -> str:

@@ -8,6 +8,8 @@ do the work; app.web.forms maps fields, app.web.present words the answer.
     GET  /results/launch.json?…&option=N   option N's launch config for its stack (DeepSpeed, FSDP or Megatron)
     GET  /quote?…&option=N      the quote request form for option N
     POST /quote                 issue the quote → 303 to its printable page
+    GET  /quote/{id}/accept     the customer's confirmation page for accepting a quote
+    POST /quote/{id}/accept     accept it → 303 to the printable page, now marked accepted
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from anyio import to_thread
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import ValidationError
 from sqlalchemy.orm import Session
@@ -28,11 +30,12 @@ from app.api.deps import SessionDep, SettingsDep
 from app.catalog import repository as catalog_repository
 from app.catalog.schemas import SkuOut
 from app.catalog.service import public_skus
-from app.errors import InvalidInput
+from app.errors import Conflict, InvalidInput
 from app.estimator.presets import list_presets
 from app.estimator.specs import EstimatorError
 from app.planner.schemas import OptionOut, RecommendIn, RecommendOut
 from app.planner.service import run_recommend
+from app.quotes import printing
 from app.quotes import repository as quotes_repository
 from app.quotes import service as quotes_service
 from app.quotes.schemas import QuoteCreate
@@ -273,6 +276,7 @@ def _quote_page(
         "offered_addons": offered,
         "chosen_addons": chosen if chosen is not None else _default_addons(option, offered),
         "summary": plan_words(option.plan, t),
+        "labels": {"name": "customer_name", "addons": "addons"},
         "results_url": f"/results?{urlencode(state)}",
     }
     return _page(request, "web/quote.html", context, t, status=status, query=state)
@@ -335,6 +339,11 @@ def _quote_data(
             return None
     workload = request_in.model_dump(mode="json", exclude_defaults=True, exclude={"constraints"})
     plan = option.plan.model_dump(mode="json")
+    # The estimate travels with the plan, so the quote document can say how long the job takes.
+    performance = option.performance.model_dump(mode="json")
+    for key in ("time_to_train_hours", "time_to_train_hours_range"):
+        if performance.get(key) is not None:
+            plan[key] = performance[key]
     try:
         return QuoteCreate.model_validate(
             {
@@ -358,3 +367,37 @@ def _quote_data(
 def _quote_field(loc: str) -> str:
     name = loc.removeprefix("customer.").split(".")[0]
     return name if name in (*QUOTE_FIELDS, "addons") else "form"
+
+
+# ---- accepting a quote from the browser ----------------------------------------------------------
+
+
+def _quote_lang(request: Request, posted: str | None = None) -> str:
+    return posted if posted in printing.LANGUAGES else negotiate(request)
+
+
+@router.get("/quote/{public_id}/accept", response_class=HTMLResponse)
+def accept_page(public_id: str, request: Request, session: SessionDep) -> HTMLResponse:
+    quote, seller = quotes_service.printable(session, public_id=public_id)
+    lang = _quote_lang(request)
+    problem = None if quote.status == "issued" else _not_acceptable(quote.status, lang)
+    html = printing.render_html(quote, seller, lang=lang, template="quotes/accept.html", problem=problem)
+    return HTMLResponse(html, status_code=200 if problem is None else 409)
+
+
+def _not_acceptable(status: str, lang: str) -> str:
+    labels = printing.LABELS[lang]
+    return labels["not_acceptable"].format(status=labels[f"status_{status}"])
+
+
+@router.post("/quote/{public_id}/accept")
+def accept_from_browser(public_id: str, request: Request, session: SessionDep, lang: str = Form("")) -> Response:
+    lang = _quote_lang(request, lang)
+    try:
+        quote = quotes_service.accept_quote(session, public_id=public_id)
+    except Conflict:
+        quote, seller = quotes_service.printable(session, public_id=public_id)
+        problem = _not_acceptable(quote.status, lang)
+        html = printing.render_html(quote, seller, lang=lang, template="quotes/accept.html", problem=problem)
+        return HTMLResponse(html, status_code=409)
+    return RedirectResponse(f"{quote.links.print}?lang={lang}", status_code=303)

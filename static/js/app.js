@@ -95,6 +95,14 @@
     });
   }
 
+  // The printable quote's "Print" button (hidden without JavaScript: the browser's own menu prints).
+  function printButtons() {
+    Array.prototype.forEach.call(document.querySelectorAll("button[data-print]"), function (button) {
+      button.hidden = false;
+      button.addEventListener("click", function () { window.print(); });
+    });
+  }
+
   // After a failed submit, move focus to the error summary so keyboard and screen-reader users hear it.
   function focusErrors() {
     var summary = document.getElementById("error-summary");
@@ -105,6 +113,7 @@
     presetFilter();
     sourcePanels();
     copyButtons();
+    printButtons();
     focusErrors();
   }
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);

@@ -48,8 +48,11 @@ def test_the_footer_and_terms_are_the_servers(http: httpx.Client) -> None:
     assert quote["estimator_version"] == estimator_version()
     page = http.get(quote["links"]["print"]).text
     assert f"Estimator version: {estimator_version()}" in page
-    labels = {"tp", "pp", "summary", "model", "task", "tokens"}
+    labels = {"Model", "Task", "Training tokens", "Parallel plan", "Time to finish", "Billed versus used"}
     import re
 
-    printed = set(re.findall(r"<dt>([^<]+)</dt><dd>", page.split('<section class="plan">')[1].split("</section>")[0]))
-    assert printed <= labels, printed - labels
+    job = page.split('<section class="job"')[1].split("</section>")[0]
+    printed = dict(re.findall(r"<dt>([^<]+)</dt><dd>([^<]*)</dd>", job))
+    assert set(printed) <= labels, set(printed) - labels
+    # The plan is worded by the server from its fields; the summary sent with it never prints.
+    assert printed["Parallel plan"] == "tensor parallel 8 × pipeline 2" and "TP 8 × PP 2" not in page

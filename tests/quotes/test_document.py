@@ -28,9 +28,8 @@ def test_printable_page_has_every_block(client: TestClient) -> None:
         "li.wei@example.com",  # customer block
         "8 × NVIDIA H100 80GB SXM",
         "NVLink + NVSwitch 900 GB/s",  # configuration
-        "<dt>tp</dt><dd>8</dd>",
-        "<dt>model</dt><dd>preset=llama-3-70b</dd>",  # plan summary and workload
-        "<dt>tokens</dt><dd>2000000000</dd>",
+        "<dt>Parallel plan</dt><dd>tensor parallel 8 × pipeline 2, ZeRO-1 over the data-parallel ranks</dd>",
+        "<dt>Model</dt><dd>Llama 3 70B, 70.6 billion parameters</dd>",  # the job in words
         "100,000.00",
         "−360,000.00 (15%)",
         "2,040,000.00",  # line items and term discount
