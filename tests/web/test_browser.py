@@ -138,8 +138,9 @@ def test_d_switch_to_chinese_translates_the_results(live_server: str, page) -> N
     assert page.inner_text(f"{first} >> .costs dt >> nth=0") == "每月"
     assert page.inner_text(f"{first} >> .money.monthly") == "¥2,800.00"
     api = _recommend(live_server, {"model": {"preset": "llama-2-7b"}, "task": "lora"})
-    micro_batch = api["options"][0]["plan"]["micro_batch"]
-    assert page.inner_text(f"{first} >> .plan-summary") == f"单卡，无需并行，微批 {micro_batch}"
+    plan = api["options"][0]["plan"]
+    recompute = {"none": "", "selective": "选择性激活重计算，", "full": "完整激活重计算，"}[plan["recompute"]]
+    assert page.inner_text(f"{first} >> .plan-summary") == f"单卡，无需并行，{recompute}微批 {plan['micro_batch']}"
     assert page.inner_text(f"{first} >> .units") == "1 张卡"
     assert page.inner_text("a.lang-switch") == "English"
     screenshot(page, "results-zh.png")
