@@ -31,7 +31,6 @@ WIZARD_PLAN = {
     "summary": "one GPU, no parallelism, micro-batch 4",
     "time_to_train_hours": 5.52,
     "time_to_train_hours_range": [4.9, 7.3],
-    "billed_hours": 720.0,
 }
 
 
