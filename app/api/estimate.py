@@ -1,7 +1,10 @@
 from __future__ import annotations
 
-from fastapi import APIRouter, Request
+from typing import Annotated
 
+from fastapi import APIRouter, Body, Request
+
+from app.api import examples
 from app.estimator.presets import list_presets
 from app.planner import service
 from app.planner.schemas import EstimateIn, EstimateOut, ScalingIn, ScalingOut
@@ -15,7 +18,7 @@ PROBLEM = {"content": {"application/problem+json": {}}}
     summary="Per-GPU memory, fit, speed and time to train of a workload on given hardware",
     responses={404: {"description": "Unknown SKU", **PROBLEM}, 422: {"description": "Invalid input", **PROBLEM}},
 )
-def estimate(body: EstimateIn, request: Request) -> EstimateOut:
+def estimate(body: Annotated[EstimateIn, Body(openapi_examples=examples.ESTIMATE)], request: Request) -> EstimateOut:
     return service.estimate(body, open_session=request.app.state.sessionmaker)
 
 
@@ -24,7 +27,7 @@ def estimate(body: EstimateIn, request: Request) -> EstimateOut:
     summary="Speed-up and efficiency from 1 to 8 GPUs and across 2-16 nodes, for each interconnect",
     responses={422: {"description": "Invalid input", **PROBLEM}},
 )
-def estimate_scaling(body: ScalingIn) -> ScalingOut:
+def estimate_scaling(body: Annotated[ScalingIn, Body(openapi_examples=examples.SCALING)]) -> ScalingOut:
     return service.scaling(body)
 
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Depends, Header, Query, Request, Response
+from fastapi import APIRouter, Body, Depends, Header, Query, Request, Response
 from fastapi.responses import HTMLResponse
 from sqlalchemy.orm import Session
 
+from app.api import examples
 from app.api.deps import SessionDep, SettingsDep, get_session
 from app.quotes import printing, service
 from app.quotes.schemas import QuoteCreate, QuoteOut
@@ -40,7 +41,7 @@ Lang = Annotated[Literal["en", "zh"], Query(description="Language of the labels"
     responses={200: {"model": QuoteOut, "description": "An idempotent replay: the quote first issued"}},
 )
 def create_quote(
-    body: QuoteCreate,
+    body: Annotated[QuoteCreate, Body(openapi_examples=examples.QUOTE)],
     session: WriteSessionDep,
     settings: SettingsDep,
     response: Response,

@@ -1,7 +1,10 @@
 from __future__ import annotations
 
-from fastapi import APIRouter
+from typing import Annotated
 
+from fastapi import APIRouter, Body
+
+from app.api import examples
 from app.api.deps import SessionDep
 from app.planner import service
 from app.planner.schemas import RecommendIn, RecommendOut
@@ -15,5 +18,7 @@ PROBLEM = {"content": {"application/problem+json": {}}}
     summary="Rank rentable configurations (SKU × cards/nodes × parallel plan) by cost and time",
     responses={422: {"description": "Invalid input", **PROBLEM}, 503: {"description": "Database down", **PROBLEM}},
 )
-def recommend(body: RecommendIn, session: SessionDep) -> RecommendOut:
+def recommend(
+    body: Annotated[RecommendIn, Body(openapi_examples=examples.RECOMMEND)], session: SessionDep
+) -> RecommendOut:
     return service.run_recommend(session, body)

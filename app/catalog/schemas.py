@@ -6,6 +6,11 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
+# Words the recommendation and the quote share, so both documents say the same thing.
+TERM_DESCRIPTION = (
+    "Rental term: monthly at the list price, or annual at the SKU's annual discount (billed in whole years)"
+)
+
 MoneyStr = Annotated[str, Field(pattern=r"^-?\d+(\.\d+)?$", examples=["2240.00"])]
 
 

@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field, model_validator
 
 from app.api.schemas import RequestModel
+from app.catalog.schemas import TERM_DESCRIPTION
 from app.estimator.specs import LORA_TARGETS, LoraSpec, Plan, Workload
 from app.planner.recommend import RejectionCode
 from app.planner.stacks import Stack
@@ -25,24 +26,67 @@ class ModelIn(RequestModel):
     """One of: `preset`; `hf_config`; an explicit architecture (`layers`…`vocab`, `params` checked
     against it); or `params` alone (architecture derived, flagged approximate)."""
 
-    preset: str | None = Field(default=None, max_length=100, examples=["llama-2-7b"])
+    preset: str | None = Field(
+        default=None,
+        max_length=100,
+        description="A shipped model's id (GET /models), e.g. llama-2-7b. Give one of preset, hf_config, params or "
+        "an architecture.",
+    )
     hf_config: dict[str, Any] | None = Field(default=None, description="A pasted Hugging Face config.json")
-    params: float | None = Field(default=None, gt=0, le=MAX_PARAMS, examples=[7e9])
-    name: str | None = Field(default=None, max_length=200)
-    layers: int | None = Field(default=None, ge=1, le=1000)
-    hidden: int | None = Field(default=None, ge=1, le=131072)
-    heads: int | None = Field(default=None, ge=1, le=1024)
-    kv_heads: int | None = Field(default=None, ge=1, le=1024)
-    ffn: int | None = Field(default=None, ge=1, le=1048576)
-    vocab: int | None = Field(default=None, ge=1, le=4194304)
-    head_dim: int | None = Field(default=None, ge=1, le=4096)
-    mlp: Literal["gelu", "swiglu"] = "swiglu"
-    tied_embeddings: bool = False
-    experts: int = Field(default=0, ge=0, le=4096)
-    experts_per_token: int = Field(default=0, ge=0, le=4096)
-    expert_ffn: int | None = Field(default=None, ge=1, le=1048576)
-    shared_experts: int = Field(default=0, ge=0, le=64)
-    moe_layers: int | None = Field(default=None, ge=0, le=1000)
+    params: float | None = Field(
+        default=None,
+        gt=0,
+        le=MAX_PARAMS,
+        description="Parameter count as a raw number (7e9 for a 7B model). Alone, the architecture is derived from "
+        "it and memory is approximate; with an architecture it is checked against it.",
+    )
+    name: str | None = Field(
+        default=None,
+        max_length=200,
+        description="A label for the model in the answer; default: the preset's id or the config's model_type.",
+    )
+    layers: int | None = Field(
+        default=None,
+        ge=1,
+        le=1000,
+        description="Transformer layers (num_hidden_layers). An explicit architecture needs layers, hidden, heads, "
+        "ffn and vocab.",
+    )
+    hidden: int | None = Field(default=None, ge=1, le=131072, description="Hidden size (hidden_size).")
+    heads: int | None = Field(default=None, ge=1, le=1024, description="Attention heads (num_attention_heads).")
+    kv_heads: int | None = Field(
+        default=None,
+        ge=1,
+        le=1024,
+        description="Key/value heads for grouped-query attention (num_key_value_heads); default: heads.",
+    )
+    ffn: int | None = Field(default=None, ge=1, le=1048576, description="Feed-forward inner size (intermediate_size).")
+    vocab: int | None = Field(default=None, ge=1, le=4194304, description="Vocabulary size (vocab_size).")
+    head_dim: int | None = Field(
+        default=None, ge=1, le=4096, description="Per-head dimension; default: hidden / heads."
+    )
+    mlp: Literal["gelu", "swiglu"] = Field(
+        default="swiglu",
+        description="Feed-forward kind: swiglu (three matrices, Llama) or gelu (two, GPT-2); default swiglu.",
+    )
+    tied_embeddings: bool = Field(
+        default=False, description="Input and output embeddings share one matrix; default false."
+    )
+    experts: int = Field(
+        default=0, ge=0, le=4096, description="Routed experts per MoE layer; 0 (default) for a dense model."
+    )
+    experts_per_token: int = Field(
+        default=0, ge=0, le=4096, description="Experts each token is routed to (top-k); 0 for a dense model."
+    )
+    expert_ffn: int | None = Field(
+        default=None, ge=1, le=1048576, description="Feed-forward size of one expert; default: ffn."
+    )
+    shared_experts: int = Field(
+        default=0, ge=0, le=64, description="Always-active shared experts per MoE layer; default 0."
+    )
+    moe_layers: int | None = Field(
+        default=None, ge=0, le=1000, description="How many layers are MoE; default: all of them when experts > 0."
+    )
 
     @model_validator(mode="after")
     def _one_source(self) -> ModelIn:
@@ -60,9 +104,19 @@ class ModelIn(RequestModel):
 
 
 class LoraIn(RequestModel):
-    rank: int = Field(default=16, ge=1, le=65536)
-    targets: list[ShortId] | Literal["all-linear"] = Field(default="all-linear", max_length=7)
-    alpha: float | None = Field(default=None, gt=0, le=1e6)
+    rank: int = Field(default=16, ge=1, le=65536, description="LoRA rank r; default 16.")
+    targets: list[ShortId] | Literal["all-linear"] = Field(
+        default="all-linear",
+        max_length=7,
+        description="Adapted projections (q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj), or "
+        "all-linear (default).",
+    )
+    alpha: float | None = Field(
+        default=None,
+        gt=0,
+        le=1e6,
+        description="LoRA alpha (scaling only, no effect on memory or speed); default 2 × rank.",
+    )
 
     @model_validator(mode="after")
     def _known_targets(self) -> LoraIn:
@@ -81,11 +135,15 @@ ZERO_ALIASES = {"no_shard": 0, "shard_grad_op": 2, "full_shard": 3, "hybrid_shar
 
 
 class PlanIn(RequestModel):
-    dp: int = Field(default=1, ge=1, le=65536)
-    tp: int = Field(default=1, ge=1, le=64)
-    pp: int = Field(default=1, ge=1, le=256)
-    cp: int = Field(default=1, ge=1, le=64)
-    ep: int = Field(default=1, ge=1, le=1024)
+    dp: int = Field(default=1, ge=1, le=65536, description="Data-parallel degree; default 1.")
+    tp: int = Field(
+        default=1, ge=1, le=64, description="Tensor-parallel degree (keep it within one server); default 1."
+    )
+    pp: int = Field(default=1, ge=1, le=256, description="Pipeline-parallel stages; default 1.")
+    cp: int = Field(
+        default=1, ge=1, le=64, description="Context-parallel degree (long sequences split across GPUs); default 1."
+    )
+    ep: int = Field(default=1, ge=1, le=1024, description="Expert-parallel degree for MoE models; default 1.")
     zero_stage: (
         int
         | Literal[
@@ -99,13 +157,28 @@ class PlanIn(RequestModel):
             "hybrid_shard",
         ]
     ) = Field(default=0, description="0-3, or an FSDP sharding strategy name (FULL_SHARD = 3, SHARD_GRAD_OP = 2)")
-    offload: Literal["none", "optimizer", "optimizer_and_params"] = "none"
-    recompute: Literal["none", "selective", "full"] = "none"
-    sequence_parallel: bool = False
-    flash_attention: bool = True
-    micro_batch: int | None = Field(default=None, ge=1, le=4096)
-    global_batch: int | None = Field(default=None, ge=1, le=1048576)
-    virtual_stages: int = Field(default=1, ge=1, le=64)
+    offload: Literal["none", "optimizer", "optimizer_and_params"] = Field(
+        default="none", description="What is offloaded to host RAM: none (default), optimizer, optimizer_and_params."
+    )
+    recompute: Literal["none", "selective", "full"] = Field(
+        default="none", description="Activation recomputation: none (default), selective, full."
+    )
+    sequence_parallel: bool = Field(
+        default=False, description="Megatron sequence parallelism alongside tensor parallel; default false."
+    )
+    flash_attention: bool = Field(
+        default=True, description="FlashAttention (no seq_len² attention matrix); default true."
+    )
+    micro_batch: int | None = Field(
+        default=None, ge=1, le=4096, description="Sequences per GPU per step; default: the largest that fits."
+    )
+    global_batch: int | None = Field(
+        default=None,
+        ge=1,
+        le=1048576,
+        description="Sequences per optimizer step across all GPUs; default: the workload's.",
+    )
+    virtual_stages: int = Field(default=1, ge=1, le=64, description="Interleaved pipeline chunks per stage; default 1.")
 
     @model_validator(mode="after")
     def _zero_range(self) -> PlanIn:
@@ -132,16 +205,39 @@ class PlanIn(RequestModel):
 
 
 class HardwareIn(RequestModel):
-    gpu: str | None = Field(default=None, max_length=64, examples=["h100-80g-sxm"])
-    sku: str | None = Field(default=None, max_length=64, examples=["h100-80g-sxm-8x"])
-    gpus_per_node: int | None = Field(default=None, ge=1, le=16)
-    nodes: int = Field(default=1, ge=1, le=4096)
-    intra_node_link: str | None = Field(default=None, max_length=32)
+    gpu: str | None = Field(
+        default=None,
+        max_length=64,
+        description="A GPU type id (GET /catalog/gpus), e.g. h100-80g-sxm; give gpu or sku.",
+    )
+    sku: str | None = Field(
+        default=None,
+        max_length=64,
+        description="A rentable SKU id (GET /catalog/skus), e.g. h100-80g-sxm-8x; its server shape and fabric are "
+        "used.",
+    )
+    gpus_per_node: int | None = Field(
+        default=None, ge=1, le=16, description="GPUs per server; default: the SKU's, or the GPU's usual server."
+    )
+    nodes: int = Field(default=1, ge=1, le=4096, description="Servers; default 1.")
+    intra_node_link: str | None = Field(
+        default=None,
+        max_length=32,
+        description="GPU-to-GPU link inside a server (e.g. nvlink4, pcie4); default: the SKU's or the GPU's usual one.",
+    )
     inter_node_gbps: float | None = Field(
         default=None, gt=0, le=102400, description="Per-node injection bandwidth of the fabric, Gbit/s"
     )
-    inter_node_fabric: str | None = Field(default=None, max_length=32, examples=["ib-ndr-400"])
-    host_ram_gib: float | None = Field(default=None, gt=0, le=65536)
+    inter_node_fabric: str | None = Field(
+        default=None,
+        max_length=32,
+        examples=["ib-ndr-400"],
+        description="Network between servers (e.g. ib-ndr-400, roce-200, eth-10); default: the SKU's or the usual "
+        "cluster's.",
+    )
+    host_ram_gib: float | None = Field(
+        default=None, gt=0, le=65536, description="Host RAM per server in GiB (limits offload); default: the SKU's."
+    )
 
     @model_validator(mode="after")
     def _one_of(self) -> HardwareIn:
@@ -151,20 +247,54 @@ class HardwareIn(RequestModel):
 
 
 class WorkloadIn(RequestModel):
-    model: ModelIn
-    task: Literal["pretrain", "full_finetune", "lora", "qlora", "inference"] = "full_finetune"
-    precision: Literal["fp32", "fp16", "bf16", "fp8"] = "bf16"
-    mixed_precision: bool = True
-    optimizer: Literal["adamw", "adamw_8bit", "lion", "sgd", "adafactor"] = "adamw"
-    seq_len: int = Field(default=2048, ge=1, le=1048576)
+    model: ModelIn = Field(
+        description="The model: a preset, a pasted Hugging Face config.json, a parameter count, or an explicit "
+        "architecture."
+    )
+    task: Literal["pretrain", "full_finetune", "lora", "qlora", "inference"] = Field(
+        default="full_finetune",
+        description="pretrain, full_finetune (default), lora, qlora (4-bit base weights) or inference.",
+    )
+    precision: Literal["fp32", "fp16", "bf16", "fp8"] = Field(
+        default="bf16", description="Compute precision of weights and activations: bf16 (default), fp16, fp8 or fp32."
+    )
+    mixed_precision: bool = Field(
+        default=True,
+        description="Keep FP32 master weights beside the low-precision copy (standard mixed precision); default true.",
+    )
+    optimizer: Literal["adamw", "adamw_8bit", "lion", "sgd", "adafactor"] = Field(
+        default="adamw",
+        description="adamw (default), adamw_8bit, lion, sgd (with momentum) or adafactor: sets the optimizer-state "
+        "bytes.",
+    )
+    seq_len: int = Field(default=2048, ge=1, le=1048576, description="Tokens per sequence; default 2048.")
     micro_batch: int | None = Field(
         default=None, ge=1, le=4096, description="Per-GPU micro-batch; for inference the concurrent sequences"
     )
-    global_batch: int | None = Field(default=None, ge=1, le=1048576)
-    tokens: float | None = Field(default=None, gt=0, le=1e16, description="Tokens to train on")
-    lora: LoraIn | None = None
-    kv_cache_precision: Literal["fp32", "fp16", "bf16", "fp8"] | None = None
-    output_tokens: int = Field(default=256, ge=1, le=1048576)
+    global_batch: int | None = Field(
+        default=None,
+        ge=1,
+        le=1048576,
+        description="Sequences per optimizer step across all GPUs; default: chosen by the planner.",
+    )
+    tokens: float | None = Field(
+        default=None,
+        gt=0,
+        le=1e16,
+        description="Tokens to train on, as a raw count: 100000000 for 100M, 2e9 for 2B (the web wizard asks in "
+        "billions). Epochs are included: dataset tokens × epochs. Without it there is no time to finish and the "
+        "price is per month.",
+        examples=[2_000_000_000],
+    )
+    lora: LoraIn | None = Field(
+        default=None, description="LoRA settings for task lora or qlora; default rank 16 on all linear layers."
+    )
+    kv_cache_precision: Literal["fp32", "fp16", "bf16", "fp8"] | None = Field(
+        default=None, description="KV-cache precision for inference; default: precision."
+    )
+    output_tokens: int = Field(
+        default=256, ge=1, le=1048576, description="Tokens generated per request (inference); default 256."
+    )
 
     def workload(self) -> Workload:
         lora = self.lora.spec() if self.lora else (LoraSpec() if self.task in ("lora", "qlora") else None)
@@ -194,7 +324,7 @@ MemoryHeadroom = Annotated[
 
 
 class EstimateIn(WorkloadIn):
-    hardware: HardwareIn
+    hardware: HardwareIn = Field(description="Where it runs: a GPU type or a SKU, and how many servers")
     memory_headroom: MemoryHeadroom = 0.05
     plan: PlanIn | None = Field(default=None, description="Omit to get the best feasible plan for the hardware")
 
@@ -202,25 +332,56 @@ class EstimateIn(WorkloadIn):
 class ScalingIn(WorkloadIn):
     gpu: str = Field(max_length=64, examples=["h100-80g-sxm"], description="A GPU type id (GET /catalog/gpus)")
     plan: PlanIn | None = Field(default=None, description="The plan of one replica (tp, pp, ZeRO, micro-batch…)")
-    gpus_per_node: int = Field(default=8, ge=1, le=16)
+    gpus_per_node: int = Field(default=8, ge=1, le=16, description="GPUs per server; default 8.")
     rdma_nics_per_node: int = Field(default=1, ge=1, le=16, description="InfiniBand/RoCE ports per server")
 
 
 class ConstraintsIn(RequestModel):
-    term: Literal["monthly", "annual"] = "monthly"
-    max_monthly_budget: Decimal | None = Field(default=None, gt=0, le=Decimal("1e12"), max_digits=16, decimal_places=2)
-    deadline_days: float | None = Field(default=None, gt=0, le=3650)
-    gpu_types: list[ShortId] = Field(default_factory=list, max_length=32)
-    regions: list[ShortId] = Field(default_factory=list, max_length=32)
-    max_nodes: int = Field(default=16, ge=1, le=64)
-    require_infiniband: bool = False
-    objective: Literal["cheapest", "fastest", "balanced"] = "balanced"
-    limit: int = Field(default=5, ge=1, le=50)
+    term: Literal["monthly", "annual"] = Field(default="monthly", description=TERM_DESCRIPTION)
+    max_monthly_budget: Decimal | None = Field(
+        default=None,
+        gt=0,
+        le=Decimal("1e12"),
+        max_digits=16,
+        decimal_places=2,
+        description="Most to spend per month on one option, in CNY (the catalog's currency), as a decimal string "
+        'such as "300000.00"; options above it become near misses. Default: no limit.',
+        examples=["300000.00"],
+    )
+    deadline_days: float | None = Field(
+        default=None,
+        gt=0,
+        le=3650,
+        description="Finish within this many days (needs tokens); options that miss it become near misses.",
+    )
+    gpu_types: list[ShortId] = Field(
+        default_factory=list,
+        max_length=32,
+        description="Only these GPU type ids (GET /catalog/gpus); empty (default): any.",
+    )
+    regions: list[ShortId] = Field(
+        default_factory=list,
+        max_length=32,
+        description="Only SKUs offered in these regions (shenzhen, singapore, los-angeles); empty (default): any.",
+    )
+    max_nodes: int = Field(default=16, ge=1, le=64, description="At most this many servers per option; default 16.")
+    require_infiniband: bool = Field(
+        default=False, description="Only SKUs with an InfiniBand or RoCE fabric; default false."
+    )
+    objective: Literal["cheapest", "fastest", "balanced"] = Field(
+        default="balanced", description="Ranking: balanced (default: cost and time together), cheapest or fastest."
+    )
+    limit: int = Field(
+        default=5, ge=1, le=50, description="How many options to return, best first; default 5, at most 50."
+    )
     memory_headroom: MemoryHeadroom = 0.05
 
 
 class RecommendIn(WorkloadIn):
-    constraints: ConstraintsIn = Field(default_factory=ConstraintsIn)
+    constraints: ConstraintsIn = Field(
+        default_factory=ConstraintsIn,
+        description="Budget, deadline, term, GPU types, regions and ranking; all optional",
+    )
 
 
 # ---- responses ---------------------------------------------------------------------------------

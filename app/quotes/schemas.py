@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, EmailStr, Field, StringConstraints, field_validator, model_validator
 
 from app.api.schemas import RequestModel
-from app.catalog.schemas import MoneyStr
+from app.catalog.schemas import TERM_DESCRIPTION, MoneyStr
 from app.planner.schemas import PlanIn, WorkloadIn
 
 Text200 = Annotated[str, StringConstraints(strip_whitespace=True, max_length=200)]
@@ -45,15 +45,21 @@ IGNORED_PRICE_FIELDS = frozenset(
 
 
 class CustomerIn(RequestModel):
-    name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
-    company: Text200 = ""
-    email: EmailStr
+    name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)] = Field(
+        description="The customer's name, printed on the quote."
+    )
+    company: Text200 = Field(default="", description="Company, printed above the name; default empty.")
+    email: EmailStr = Field(description="Where the seller answers about this quote.")
 
 
 class QuotePlan(PlanIn):
     """The parallel plan a quote was made for: the API's plan, plus the summary a recommendation gives it."""
 
-    summary: str | None = Field(default=None, max_length=300)
+    summary: str | None = Field(
+        default=None,
+        max_length=300,
+        description="The recommendation's plan summary (kept; the document words the plan from the fields).",
+    )
     time_to_train_hours: float | None = Field(
         default=None,
         gt=0,
@@ -115,9 +121,11 @@ class QuoteCreate(RequestModel):
         },
     )
 
-    sku_id: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=64)]
+    sku_id: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=64)] = Field(
+        description="The SKU to rent (an option's sku.id from POST /recommend, or GET /catalog/skus)."
+    )
     quantity: int = Field(ge=1, le=1000, strict=True, description="Cards (SKUs rented by the card) or nodes")
-    term: Literal["monthly", "annual"]
+    term: Literal["monthly", "annual"] = Field(description=TERM_DESCRIPTION)
     months: int | None = Field(
         default=None,
         ge=1,
@@ -126,13 +134,16 @@ class QuoteCreate(RequestModel):
         description="Rental length; default 1 (monthly) or 12 (annual). An annual term takes whole years.",
     )
     addons: list[Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=64)]] = Field(
-        default_factory=list, max_length=10
+        default_factory=list,
+        max_length=10,
+        description="Add-on codes offered with the SKU (e.g. infiniband-400g); one priced on consultation is "
+        "listed but not added to the total. Default none.",
     )
     workload: WorkloadIn | None = Field(
         default=None, description="What the recommendation was for (kept): the workload of POST /recommend"
     )
     plan: QuotePlan | None = Field(default=None, description="The chosen parallel plan (kept for the record)")
-    customer: CustomerIn
+    customer: CustomerIn = Field(description="Who the quote is for.")
 
     @model_validator(mode="before")
     @classmethod

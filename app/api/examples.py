@@ -1,0 +1,92 @@
+"""Request examples for /docs: each works as shipped (Swagger's "Try it out" posts it unchanged;
+tests/api/test_openapi_docs.py posts every one to the app). Ids are the seeded catalog's."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi.openapi.models import Example
+
+CUSTOMER = {"name": "Li Wei", "company": "Shenzhen Compute", "email": "li.wei@example.com"}
+
+
+def _examples(**bodies: tuple[str, dict[str, Any]]) -> dict[str, Example]:
+    return {name: Example(summary=summary, value=value) for name, (summary, value) in bodies.items()}
+
+
+RECOMMEND = _examples(
+    lora_7b=(
+        "LoRA of Llama 2 7B on 100M tokens",
+        {"model": {"preset": "llama-2-7b"}, "task": "lora", "tokens": 100_000_000},
+    ),
+    full_finetune_13b=(
+        "Full fine-tune of Llama 2 13B on 2B tokens within a budget and a deadline",
+        {
+            "model": {"preset": "llama-2-13b"},
+            "task": "full_finetune",
+            "tokens": 2_000_000_000,
+            "constraints": {"term": "monthly", "max_monthly_budget": "300000.00", "deadline_days": 14, "limit": 3},
+        },
+    ),
+    parameter_count=(
+        "QLoRA of a 7B model known only by its size",
+        {"model": {"params": 7_000_000_000}, "task": "qlora", "tokens": 500_000_000},
+    ),
+)
+
+ESTIMATE = _examples(
+    one_gpu=(
+        "LoRA of Llama 2 7B on one A100 40GB",
+        {
+            "model": {"preset": "llama-2-7b"},
+            "task": "lora",
+            "tokens": 100_000_000,
+            "hardware": {"gpu": "a100-40g-pcie"},
+        },
+    ),
+    two_servers=(
+        "Full fine-tune of Llama 2 70B on two 8× H100 servers with a given plan",
+        {
+            "model": {"preset": "llama-2-70b"},
+            "task": "full_finetune",
+            "tokens": 1_000_000_000,
+            "hardware": {"sku": "h100-80g-sxm-8x", "nodes": 2},
+            "plan": {"tp": 8, "pp": 2, "zero_stage": 1},
+        },
+    ),
+)
+
+SCALING = _examples(
+    h100=(
+        "How a 13B full fine-tune scales on H100s",
+        {"model": {"preset": "llama-2-13b"}, "task": "full_finetune", "tokens": 2_000_000_000, "gpu": "h100-80g-sxm"},
+    ),
+)
+
+QUOTE = _examples(
+    lora_card=(
+        "One A100 card for a month, for a LoRA job sized by POST /recommend",
+        {
+            "sku_id": "a100-40g-pcie-card",
+            "quantity": 1,
+            "term": "monthly",
+            "months": 1,
+            "workload": {"model": {"preset": "llama-2-7b"}, "task": "lora", "tokens": 100_000_000},
+            "plan": {"dp": 1, "micro_batch": 4, "time_to_train_hours": 5.5},
+            "customer": CUSTOMER,
+        },
+    ),
+    annual_h100=(
+        "Two 8× H100 servers for a year with InfiniBand, for a 70B full fine-tune",
+        {
+            "sku_id": "h100-80g-sxm-8x",
+            "quantity": 2,
+            "term": "annual",
+            "months": 12,
+            "addons": ["infiniband-400g"],
+            "workload": {"model": {"preset": "llama-3-70b"}, "task": "full_finetune", "tokens": 2_000_000_000},
+            "plan": {"tp": 8, "pp": 2, "dp": 1},
+            "customer": CUSTOMER,
+        },
+    ),
+)
