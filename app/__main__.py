@@ -9,6 +9,8 @@ import tempfile
 
 from pydantic import ValidationError
 
+GRACEFUL_SHUTDOWN_S = 10
+
 
 def _settings():  # noqa: ANN202
     from app.settings import Settings
@@ -64,6 +66,9 @@ def cmd_serve(settings, *, workers: int = 1) -> None:  # noqa: ANN001
         log_level=settings.log_level,
         proxy_headers=True,
         access_log=False,  # app.http.observability writes one JSON line per request instead
+        # SIGTERM: stop accepting, let requests in flight finish, and cancel what is left after this long
+        # (a database wait ends by itself within DB_LOCK_TIMEOUT_MS / DB_STATEMENT_TIMEOUT_MS).
+        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
     )
 
 

@@ -9,6 +9,10 @@
      ├── TooManyRequests          429  throttled; carries Retry-After
      └── ServiceUnavailable       503  the database is down
 
+Database errors map here too: unreachable or out of pool → 503; a lock or statement wait past its limit,
+a deadlock or serialisation failure (PostgreSQL) or a locked SQLite file → 503 with Retry-After: 1; a
+unique or foreign-key check lost to a concurrent write → 409.
+
 FastAPI's validation errors are rendered here too, without echoing the rejected input (a huge
 value must not come back, and NaN/Infinity cannot be encoded as JSON at all). Plain HTTP statuses
 (400, 404, 405, 413, 415, 429, …) get the stable types of HTTP_PROBLEMS; the middleware in app/http
@@ -23,7 +27,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from sqlalchemy.exc import InterfaceError, OperationalError
+from sqlalchemy.exc import IntegrityError, InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -150,9 +154,49 @@ async def _on_estimator_error(_request: Request, exc: EstimatorError) -> JSONRes
     return problem(422, "invalid-input", "Invalid input", str(exc), errors=errors)
 
 
+# PostgreSQL SQLSTATEs of a wait that ran out (DB_LOCK_TIMEOUT_MS, DB_STATEMENT_TIMEOUT_MS) or of a
+# transaction the database gave up on for another one's sake: the request may simply be sent again.
+BUSY_SQLSTATES = {
+    "55P03": "lock_not_available",
+    "57014": "query_canceled",
+    "40P01": "deadlock_detected",
+    "40001": "serialization_failure",
+}
+BUSY_RETRY_AFTER_S = 1
+
+
+def _sqlstate(exc: Exception) -> str | None:
+    return getattr(getattr(exc, "orig", None), "sqlstate", None)
+
+
+def _sqlite_busy(exc: Exception) -> bool:
+    return "database is locked" in str(getattr(exc, "orig", ""))
+
+
 async def _on_database_down(_request: Request, exc: Exception) -> JSONResponse:
+    state = _sqlstate(exc)
+    if state in BUSY_SQLSTATES or _sqlite_busy(exc):
+        log.warning("database busy: %s", BUSY_SQLSTATES.get(state or "", "database is locked"))
+        return problem(
+            503,
+            "service-unavailable",
+            "Service unavailable",
+            "The data this request needs is busy with another change; try again in a moment.",
+            headers={"Retry-After": str(BUSY_RETRY_AFTER_S)},
+        )
     log.warning("database unavailable: %s", str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
     return problem(503, "service-unavailable", "Service unavailable", "The database is unavailable; try again shortly.")
+
+
+async def _on_integrity_error(_request: Request, exc: IntegrityError) -> JSONResponse:
+    """A unique or foreign-key check lost to a concurrent write (two admins creating the same row)."""
+    log.info("integrity conflict: %s", str(exc.orig).splitlines()[0] if exc.orig else type(exc).__name__)
+    return problem(
+        409,
+        "conflict",
+        "Conflict",
+        "A concurrent change got there first (the row now exists or changed); reload it and try again.",
+    )
 
 
 async def _on_http_error(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
@@ -171,5 +215,6 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(EstimatorError, _on_estimator_error)
     for exc_type in (DatabaseUnavailable, OperationalError, InterfaceError, PoolTimeout):
         app.add_exception_handler(exc_type, _on_database_down)
+    app.add_exception_handler(IntegrityError, _on_integrity_error)
     app.add_exception_handler(StarletteHTTPException, _on_http_error)
     app.add_exception_handler(Exception, _on_unexpected)

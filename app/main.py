@@ -13,7 +13,7 @@ from fastapi.staticfiles import StaticFiles
 
 from app.admin.routes import install_admin
 from app.api import catalog, estimate, health, quotes, recommend
-from app.db.engine import build_engine, build_sessionmaker
+from app.db.engine import ServerLimits, build_engine, build_sessionmaker
 from app.errors import install_error_handlers
 from app.http import install_middleware
 from app.http import metrics as metrics_api
@@ -38,7 +38,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        engine = build_engine(settings.database_url)
+        limits = ServerLimits(
+            threads=settings.worker_threads,
+            lock_timeout_ms=settings.db_lock_timeout_ms,
+            statement_timeout_ms=settings.db_statement_timeout_ms,
+            idle_in_transaction_timeout_ms=settings.db_idle_in_transaction_timeout_ms,
+        )
+        engine = build_engine(settings.database_url, limits)
         app.state.engine = engine
         app.state.sessionmaker = build_sessionmaker(engine)
         # Synchronous endpoints run on this many threads per worker (anyio's default is 40). Under the GIL

@@ -42,6 +42,12 @@ class Settings(BaseSettings):
     quote_validity_days: int = Field(default=14, ge=1, le=365)
     planner_cache_size: int = Field(default=1024, ge=0)  # plan searches remembered per process (0: off)
     worker_threads: int = Field(default=4, ge=1, le=256)  # threads for synchronous endpoints, per worker process
+    # PostgreSQL limits per connection of the server, in milliseconds (0 turns one off): a row-lock wait
+    # ends in 503 + Retry-After after DB_LOCK_TIMEOUT_MS, a statement after DB_STATEMENT_TIMEOUT_MS; a
+    # transaction left idle longer than DB_IDLE_IN_TRANSACTION_TIMEOUT_MS is ended by the database.
+    db_lock_timeout_ms: int = Field(default=2_000, ge=0)
+    db_statement_timeout_ms: int = Field(default=15_000, ge=0)
+    db_idle_in_transaction_timeout_ms: int = Field(default=60_000, ge=0)
 
     # Hardening (issue 9): limits, rate limiting, browsers and proxies.
     max_body_bytes: int = Field(default=1024 * 1024, ge=1024)

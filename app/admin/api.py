@@ -28,12 +28,18 @@ from app.admin.schemas import (
     SkuPatch,
     VersionIn,
 )
-from app.api.deps import SessionDep
+from app.api.deps import SessionDep, UnitOfWorkRoute
 from app.quotes import service as quotes_service
 from app.quotes.schemas import QuoteList, QuoteOut
 
 AUTH_RESPONSES = {401: {"description": "No or bad API token"}, 403: {"description": "Not an active admin"}}
-router = APIRouter(prefix="/admin/api", tags=["admin"], dependencies=[Depends(require_admin)], responses=AUTH_RESPONSES)
+router = APIRouter(
+    prefix="/admin/api",
+    tags=["admin"],
+    dependencies=[Depends(require_admin)],
+    responses=AUTH_RESPONSES,
+    route_class=UnitOfWorkRoute,
+)
 EDIT_RESPONSES = {
     409: {"description": "Stale version: `errors` lists what changed, with current values"},
     422: {"description": "Invalid input, naming each field"},

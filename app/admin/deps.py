@@ -15,6 +15,7 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from sqlalchemy.orm import Session
 
 from app.admin import service
 from app.admin.models import AdminSession, AdminUser
@@ -55,17 +56,38 @@ def _check_role(user: AdminUser) -> None:
         raise Forbidden(f"{user.email} is not an active admin")
 
 
-async def _check_csrf(request: Request, expected: str) -> None:
+async def sent_csrf_token(request: Request) -> str | None:
+    """The CSRF token a state-changing page request carries (header, or the form's field); reading a form
+    body needs the event loop, so this part of the check is async and the rest is not."""
+    if request.method in SAFE_METHODS or request.url.path.startswith(API_PREFIX):
+        return None
     sent = request.headers.get("x-csrf-token")
     if sent is None and request.headers.get("content-type", "").startswith(
         ("application/x-www-form-urlencoded", "multipart/form-data")
     ):
         sent = (await request.form()).get("csrf_token")
-    if not isinstance(sent, str) or not hmac.compare_digest(sent.encode(), expected.encode()):
+    return sent if isinstance(sent, str) else None
+
+
+def _check_csrf(sent: str | None, expected: str) -> None:
+    if sent is None or not hmac.compare_digest(sent.encode(), expected.encode()):
         raise Forbidden("the form's CSRF token is missing or wrong; reload the page and try again")
 
 
-async def require_admin(request: Request, session: SessionDep, bearer: BearerDep) -> Principal:
+def require_admin(
+    request: Request, session: SessionDep, bearer: BearerDep, sent_csrf: Annotated[str | None, Depends(sent_csrf_token)]
+) -> Principal:
+    """Synchronous, so its queries run on a worker thread rather than the event loop; it ends its own
+    transaction (the credential's last-used touch) so that no connection waits with the request for a
+    thread to run the endpoint."""
+    principal = _authenticate(request, session, bearer, sent_csrf)
+    session.commit()
+    return principal
+
+
+def _authenticate(
+    request: Request, session: Session, bearer: HTTPAuthorizationCredentials | None, sent_csrf: str | None
+) -> Principal:
     addr = client_addr(request)
     if request.url.path.startswith(API_PREFIX):
         row = service.resolve_token(session, token=bearer.credentials) if bearer else None
@@ -81,7 +103,7 @@ async def require_admin(request: Request, session: SessionDep, bearer: BearerDep
         raise LoginRequired("sign in first")
     _check_role(live.user)
     if request.method not in SAFE_METHODS:
-        await _check_csrf(request, live.csrf_token)
+        _check_csrf(sent_csrf, live.csrf_token)
     return Principal(live.user, service.Actor(live.user.id, live.user.email, "ui", addr), live)
 
 

@@ -221,7 +221,11 @@ def resolve_token(session: Session, *, token: str) -> ApiToken | None:
     row = repository.get_token_by_hash(session, token_hash(token))
     if row is None or row.revoked_at is not None:
         return None
-    row.last_used_at = utcnow()
+    now = utcnow()
+    # Touched at most once a minute, like a browser session: concurrent calls with one token do not
+    # all queue on a write to its row.
+    if row.last_used_at is None or now - aware(row.last_used_at) >= SESSION_TOUCH_EVERY:
+        row.last_used_at = now
     return row
 
 

@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session
 from app.admin import editing, service
 from app.admin.deps import SESSION_COOKIE, AdminDep, Principal, client_addr, require_admin
 from app.admin.schemas import AddonIn, AvailabilityIn, PriceCreate, SkuCreate, SkuPatch
-from app.api.deps import SessionDep
+from app.api.deps import SessionDep, UnitOfWorkRoute
 from app.catalog import repository as catalog_repository
 from app.errors import AppError, InvalidInput, TooManyRequests
 from app.web.templating import templates
@@ -39,8 +39,10 @@ MESSAGES = {
     "addon": "Add-on saved.",
     "signed-out": "You are signed out.",
 }
-public = APIRouter(prefix="/admin", include_in_schema=False)
-router = APIRouter(prefix="/admin", include_in_schema=False, dependencies=[Depends(require_admin)])
+public = APIRouter(prefix="/admin", include_in_schema=False, route_class=UnitOfWorkRoute)
+router = APIRouter(
+    prefix="/admin", include_in_schema=False, dependencies=[Depends(require_admin)], route_class=UnitOfWorkRoute
+)
 
 
 def _cookie_kwargs(request: Request) -> dict[str, Any]:
@@ -138,6 +140,14 @@ def logout(session: SessionDep, admin: AdminDep) -> Response:
 # --- SKUs ----------------------------------------------------------------------------------------
 
 
+async def _form(request: Request) -> dict[str, str]:
+    return {k: v for k, v in (await request.form()).items() if isinstance(v, str) and k != "csrf_token"}
+
+
+# The form is read on the event loop; the saves then run on a worker thread, like every database call.
+FormDep = Annotated[dict[str, str], Depends(_form)]
+
+
 @router.get("", response_class=HTMLResponse)
 def home() -> Response:
     return _see("/admin/skus")
@@ -219,8 +229,7 @@ def _sku_fields(form: dict[str, str]) -> dict[str, Any]:
 
 
 @router.post("/skus/new", response_class=HTMLResponse)
-async def sku_create(request: Request, session: SessionDep, admin: AdminDep) -> Response:
-    form = {k: v for k, v in (await request.form()).items() if isinstance(v, str)}
+def sku_create(request: Request, session: SessionDep, admin: AdminDep, form: FormDep) -> Response:
     try:
         data = SkuCreate(
             id=form.get("id", "").strip(),
@@ -250,10 +259,6 @@ def sku_edit_form(request: Request, slug: str, session: SessionDep, admin: Admin
     return _edit_page(request, session, admin, slug)
 
 
-async def _form(request: Request) -> dict[str, str]:
-    return {k: v for k, v in (await request.form()).items() if isinstance(v, str) and k != "csrf_token"}
-
-
 def _refused(
     request: Request,
     session: Session,
@@ -269,8 +274,7 @@ def _refused(
 
 
 @router.post("/skus/{slug}", response_class=HTMLResponse)
-async def sku_save(request: Request, slug: str, session: SessionDep, admin: AdminDep) -> Response:
-    form = await _form(request)
+def sku_save(request: Request, slug: str, session: SessionDep, admin: AdminDep, form: FormDep) -> Response:
     try:
         data = SkuPatch(version=int(form.get("version", "0") or 0), **_sku_fields(form))
         with session.begin_nested():
@@ -281,8 +285,7 @@ async def sku_save(request: Request, slug: str, session: SessionDep, admin: Admi
 
 
 @router.post("/skus/{slug}/prices", response_class=HTMLResponse)
-async def sku_price(request: Request, slug: str, session: SessionDep, admin: AdminDep) -> Response:
-    form = await _form(request)
+def sku_price(request: Request, slug: str, session: SessionDep, admin: AdminDep, form: FormDep) -> Response:
     try:
         data = PriceCreate(
             amount=form.get("amount", ""),
@@ -298,8 +301,7 @@ async def sku_price(request: Request, slug: str, session: SessionDep, admin: Adm
 
 
 @router.post("/skus/{slug}/addons", response_class=HTMLResponse)
-async def sku_addon(request: Request, slug: str, session: SessionDep, admin: AdminDep) -> Response:
-    form = await _form(request)
+def sku_addon(request: Request, slug: str, session: SessionDep, admin: AdminDep, form: FormDep) -> Response:
     try:
         version = form.get("version") or None
         data = AddonIn(
@@ -320,10 +322,14 @@ async def sku_addon(request: Request, slug: str, session: SessionDep, admin: Adm
 
 
 @router.post("/skus/{slug}/{action}", response_class=HTMLResponse)
-async def sku_status(
-    request: Request, slug: str, action: Literal["retire", "reactivate"], session: SessionDep, admin: AdminDep
+def sku_status(
+    request: Request,
+    slug: str,
+    action: Literal["retire", "reactivate"],
+    session: SessionDep,
+    admin: AdminDep,
+    form: FormDep,
 ) -> Response:
-    form = await _form(request)
     status, message = {"retire": ("retired", "retired"), "reactivate": ("active", "reactivated")}[action]
     try:
         version = int(form.get("version", "0") or 0)
@@ -339,8 +345,9 @@ def _as_app_error(exc: Exception) -> AppError:
 
 
 @router.post("/skus/{slug}/availability/{region}", response_class=HTMLResponse)
-async def sku_availability(request: Request, slug: str, region: str, session: SessionDep, admin: AdminDep) -> Response:
-    form = await _form(request)
+def sku_availability(
+    request: Request, slug: str, region: str, session: SessionDep, admin: AdminDep, form: FormDep
+) -> Response:
     try:
         version = form.get("version") or None
         data = AvailabilityIn(

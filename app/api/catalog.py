@@ -2,11 +2,11 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from app.api.deps import SessionDep
+from app.api.deps import SessionDep, UnitOfWorkRoute
 from app.catalog import service
 from app.catalog.schemas import GpuOut, SkuOut
 
-router = APIRouter(prefix="/catalog", tags=["catalog"])
+router = APIRouter(prefix="/catalog", tags=["catalog"], route_class=UnitOfWorkRoute)
 
 
 @router.get("/skus", summary="Active server SKUs with list and per-term prices")

@@ -1,21 +1,37 @@
-"""Request-scoped dependencies. One unit of work per request: commit on success, roll back on error."""
+"""Request-scoped dependencies and the unit of work that ends each request's transaction.
+
+One unit of work per request: commit on success, roll back on error, in the thread that ran the
+endpoint and as soon as it returns, so the connection goes back to the pool (and its row locks are
+released) before the response is serialised. FastAPI ends a yield dependency only after serialising
+the response, and for a synchronous route that serialisation waits for one of the WORKER_THREADS:
+a transaction ended there held its locks and its connection while the other threads sat in routes
+waiting on those very locks, and nothing was left to commit it. `UnitOfWorkRoute` (the route class of
+every router) ends the sessions an endpoint receives; the dependency's own exit only closes.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Annotated
+import functools
+import inspect
+from collections.abc import Callable, Iterator
+from typing import Annotated, Any
 
+from anyio import CapacityLimiter, to_thread
 from fastapi import Depends, Request
+from fastapi.routing import APIRoute
 from sqlalchemy.orm import Session
 
 from app.settings import Settings
 
+REQUEST_SESSION = "request_session"  # marks (in Session.info) the sessions the unit of work ends
+
 
 def get_session(request: Request) -> Iterator[Session]:
     session: Session = request.app.state.sessionmaker()
+    session.info[REQUEST_SESSION] = True
     try:
         yield session
-        session.commit()
+        session.commit()  # a no-op once the route has ended its unit of work
     except BaseException:
         session.rollback()
         raise
@@ -27,5 +43,69 @@ def get_app_settings(request: Request) -> Settings:
     return request.app.state.settings
 
 
-SessionDep = Annotated[Session, Depends(get_session, scope="function")]  # commit before the response is sent
+SessionDep = Annotated[Session, Depends(get_session, scope="function")]
 SettingsDep = Annotated[Settings, Depends(get_app_settings)]
+
+
+def end_unit_of_work(sessions: list[Session], *, ok: bool) -> None:
+    """Commit (or roll back) each session; either way its connection goes back to the pool."""
+    try:
+        for session in sessions:
+            session.commit() if ok else session.rollback()
+    except BaseException:
+        for session in sessions:
+            session.rollback()
+        raise
+
+
+def _sessions(arguments: dict[str, Any]) -> list[Session]:
+    return [value for value in arguments.values() if isinstance(value, Session) and value.info.get(REQUEST_SESSION)]
+
+
+def unit_of_work(endpoint: Callable[..., Any]) -> Callable[..., Any]:
+    """`endpoint` ending the transactions of the sessions it receives before it returns."""
+    if getattr(endpoint, "__unit_of_work__", False):
+        return endpoint
+    if inspect.iscoroutinefunction(endpoint):
+
+        @functools.wraps(endpoint)
+        async def run_async(*args: Any, **kwargs: Any) -> Any:
+            sessions = _sessions(kwargs)
+            try:
+                result = await endpoint(*args, **kwargs)
+            except BaseException:
+                await _off_the_loop(end_unit_of_work, sessions, ok=False)
+                raise
+            await _off_the_loop(end_unit_of_work, sessions, ok=True)
+            return result
+
+        run_async.__unit_of_work__ = True  # type: ignore[attr-defined]
+        return run_async
+
+    @functools.wraps(endpoint)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        sessions = _sessions(kwargs)
+        try:
+            result = endpoint(*args, **kwargs)
+        except BaseException:
+            end_unit_of_work(sessions, ok=False)
+            raise
+        end_unit_of_work(sessions, ok=True)
+        return result
+
+    run.__unit_of_work__ = True  # type: ignore[attr-defined]
+    return run
+
+
+async def _off_the_loop(function: Callable[..., None], sessions: list[Session], *, ok: bool) -> None:
+    """Commit from a thread of its own: not the event loop, and not a WORKER_THREADS token (which may all
+    be taken by routes waiting on this very transaction's locks)."""
+    if sessions:
+        await to_thread.run_sync(functools.partial(function, sessions, ok=ok), limiter=CapacityLimiter(1))
+
+
+class UnitOfWorkRoute(APIRoute):
+    """The route class of every router: the endpoint's sessions commit in the endpoint's own thread."""
+
+    def __init__(self, path: str, endpoint: Callable[..., Any], **kwargs: Any) -> None:
+        super().__init__(path, unit_of_work(endpoint), **kwargs)

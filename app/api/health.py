@@ -3,14 +3,16 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
+from app.api.deps import UnitOfWorkRoute
 from app.db.engine import DatabaseUnavailable, check_connection
 from app.errors import problem
 
-router = APIRouter(tags=["health"])
+router = APIRouter(tags=["health"], route_class=UnitOfWorkRoute)
 
 
 @router.get("/healthz", summary="The process is alive")
-def healthz() -> dict[str, str]:
+async def healthz() -> dict[str, str]:
+    # On the event loop, not a worker thread: it answers while every thread is busy.
     return {"status": "ok"}
 
 

@@ -5,16 +5,15 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Body, Depends, Header, Query, Request, Response
+from fastapi import APIRouter, Body, Header, Query, Request, Response
 from fastapi.responses import HTMLResponse
-from sqlalchemy.orm import Session
 
 from app.api import examples
-from app.api.deps import SessionDep, SettingsDep, get_session
+from app.api.deps import SessionDep, SettingsDep, UnitOfWorkRoute
 from app.quotes import printing, service
 from app.quotes.schemas import QuoteCreate, QuoteOut
 
-router = APIRouter(prefix="/quotes", tags=["quotes"])
+router = APIRouter(prefix="/quotes", tags=["quotes"], route_class=UnitOfWorkRoute)
 
 IdempotencyKey = Annotated[
     str | None,
@@ -28,9 +27,6 @@ IdempotencyKey = Annotated[
         "their quote, i.e. well beyond 24 hours.",
     ),
 ]
-# Writes commit before the response is sent (FastAPI runs request-scoped yield dependencies' exit code
-# after sending it): a client holding a 201 can count on the quote and its number being stored.
-WriteSessionDep = Annotated[Session, Depends(get_session, scope="function")]
 Lang = Annotated[Literal["en", "zh"], Query(description="Language of the labels")]
 
 
@@ -42,7 +38,7 @@ Lang = Annotated[Literal["en", "zh"], Query(description="Language of the labels"
 )
 def create_quote(
     body: Annotated[QuoteCreate, Body(openapi_examples=examples.QUOTE)],
-    session: WriteSessionDep,
+    session: SessionDep,
     settings: SettingsDep,
     response: Response,
     idempotency_key: IdempotencyKey = None,
@@ -92,5 +88,5 @@ def get_quote(public_id: str, session: SessionDep) -> QuoteOut:
 
 
 @router.post("/{public_id}/accept", summary="The customer accepts an issued quote (refused once expired or cancelled)")
-def accept_quote(public_id: str, session: WriteSessionDep) -> QuoteOut:
+def accept_quote(public_id: str, session: SessionDep) -> QuoteOut:
     return service.accept_quote(session, public_id=public_id)

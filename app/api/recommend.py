@@ -5,11 +5,11 @@ from typing import Annotated
 from fastapi import APIRouter, Body
 
 from app.api import examples
-from app.api.deps import SessionDep
+from app.api.deps import SessionDep, UnitOfWorkRoute
 from app.planner import service
 from app.planner.schemas import RecommendIn, RecommendOut
 
-router = APIRouter(tags=["recommend"])
+router = APIRouter(tags=["recommend"], route_class=UnitOfWorkRoute)
 PROBLEM = {"content": {"application/problem+json": {}}}
 
 

@@ -22,6 +22,8 @@ from prometheus_client import (
 from sqlalchemy import Engine
 from sqlalchemy.pool import QueuePool
 
+from app.api.deps import UnitOfWorkRoute
+
 REQUESTS = Counter("http_requests_total", "HTTP requests answered", ["method", "route", "status"])
 LATENCY = Histogram(
     "http_request_duration_seconds",
@@ -33,7 +35,7 @@ POOL_CHECKED_OUT = Gauge("db_pool_checked_out", "Database connections in use", m
 POOL_SIZE = Gauge("db_pool_size", "Database connections held by the pool", multiprocess_mode="livesum")
 RATE_LIMITED = Counter("http_rate_limited_total", "Requests refused with 429", ["route"])
 
-router = APIRouter(tags=["observability"])
+router = APIRouter(tags=["observability"], route_class=UnitOfWorkRoute)
 
 
 def observe_pool(engine: Engine | None) -> None:

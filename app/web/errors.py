@@ -14,9 +14,9 @@ from collections.abc import Awaitable, Callable
 
 from fastapi import FastAPI, Request, Response
 from fastapi.exceptions import RequestValidationError
-from fastapi.routing import APIRoute
 from starlette.responses import HTMLResponse
 
+from app.api.deps import UnitOfWorkRoute
 from app.web.i18n import Translator, negotiate
 from app.web.templating import templates
 
@@ -87,7 +87,7 @@ def _handled_elsewhere(request: Request, exc: Exception) -> bool:
     return any(cls in handlers for cls in type(exc).__mro__ if cls is not Exception)
 
 
-class WebRoute(APIRoute):
+class WebRoute(UnitOfWorkRoute):
     """A page route: an unexpected exception becomes the friendly 500 page (and is logged)."""
 
     def get_route_handler(self) -> Callable[[Request], Awaitable[Response]]:
