@@ -1,4 +1,5 @@
-"""Command line: `python -m app serve|migrate|seed`. Bad configuration gives one line, not a traceback."""
+"""Command line: `gpu-sizer serve|migrate|seed|…` (the console script `make install` puts in
+.venv/bin), the same as `python -m app …`. Bad configuration gives one line, not a traceback."""
 
 from __future__ import annotations
 
@@ -73,7 +74,7 @@ def cmd_serve(settings, *, workers: int = 1) -> None:  # noqa: ANN001
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m app", description="gpu-sizer service")
+    parser = argparse.ArgumentParser(prog="gpu-sizer", description="gpu-sizer service")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("migrate", help="upgrade the database named by DATABASE_URL to the latest schema")
     sub.add_parser("seed", help="insert the seed catalog (idempotent; never overwrites admin changes)")
@@ -113,5 +114,10 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-if __name__ == "__main__":
+def run() -> None:
+    """The `gpu-sizer` console script ([project.scripts] in pyproject.toml)."""
     sys.exit(main())
+
+
+if __name__ == "__main__":
+    run()

@@ -4,12 +4,13 @@ explanation, translated warnings, costs per month / year / job, the memory bar, 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
 from app.estimator.presets import model_title
-from app.planner.schemas import ConstraintsIn, ModelOut, OptionOut, PlanOut
+from app.planner.schemas import ConstraintsIn, ModelOut, OptionOut, PlanOut, RecommendIn, RecommendOut
 from app.planner.words import PLAN_WORDS, plan_summary
 from app.web.charts import MemoryBar, memory_bar
 from app.web.i18n import Translator
@@ -64,6 +65,15 @@ class OptionView:
 def model_name(model_in: dict[str, Any], model: ModelOut, t: Translator) -> str:
     """The model as people name it ("Llama 3 8B", "Qwen/Qwen2.5-7B-Instruct"), never a preset id."""
     return model_title(model_in) or t("params_model", n=t.number(model.params / 1e9, 1))
+
+
+def download_stem(request_in: RecommendIn, result: RecommendOut) -> str:
+    """'llama-3-8b-lora', 'qwen-qwen2.5-7b-instruct-full_finetune', '7b-qlora': names a download after its job."""
+    model = request_in.model
+    size = model.params or result.model.params
+    title = model.preset or model_title(model.model_dump(mode="json")) or f"{size / 1e9:.3g}b"
+    slug = re.sub(r"[^a-z0-9.]+", "-", title.lower()).strip("-.")[:60] or "model"
+    return f"{slug}-{request_in.task}"
 
 
 def plan_words(plan: PlanOut, t: Translator) -> str:

@@ -17,12 +17,13 @@ from __future__ import annotations
 import csv
 import io
 import json
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
 from anyio import to_thread
 from fastapi import APIRouter, Form, Request
-from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 from pydantic import ValidationError
 from sqlalchemy.orm import Session
 
@@ -43,7 +44,7 @@ from app.web import forms
 from app.web.charts import MEMORY_PARTS, MIN_SAVING_HOURS, scatter, useful_front
 from app.web.errors import WebRoute, error_page
 from app.web.i18n import Translator, negotiate
-from app.web.present import CSV_COLUMNS, csv_row, model_name, option_view, plan_words
+from app.web.present import CSV_COLUMNS, csv_row, download_stem, model_name, option_view, plan_words
 from app.web.templating import templates
 
 router = APIRouter(route_class=WebRoute, include_in_schema=False)
@@ -174,6 +175,14 @@ def _find_option(result: RecommendOut, raw: str | None) -> OptionOut | None:
 
 # ---- pages ---------------------------------------------------------------------------------------
 
+FAVICON = Path(__file__).resolve().parents[2] / "static" / "favicon.ico"
+
+
+@router.get("/favicon.ico")
+def favicon() -> FileResponse:
+    """Browsers ask for it on every site; without it each page logs a 404 in the console."""
+    return FileResponse(FAVICON, media_type="image/x-icon", headers={"Cache-Control": "public, max-age=86400"})
+
 
 @router.get("/", response_class=HTMLResponse)
 def wizard(request: Request, session: SessionDep) -> HTMLResponse:
@@ -207,7 +216,7 @@ def results_csv(request: Request, session: SessionDep) -> Response:
     writer = csv.writer(out, lineterminator="\r\n")
     writer.writerow(CSV_COLUMNS)
     writer.writerows(csv_row(o) for o in answer[1].options)
-    headers = {"Content-Disposition": 'attachment; filename="gpu-sizer-options.csv"'}
+    headers = {"Content-Disposition": f'attachment; filename="gpu-sizer-{download_stem(*answer)}.csv"'}
     return Response(out.getvalue(), media_type="text/csv; charset=utf-8", headers=headers)
 
 
@@ -221,8 +230,13 @@ def launch_config(request: Request, session: SessionDep) -> Response:
     option = _find_option(answer[1], request.query_params.get("option"))
     if option is None:
         return error_page(request, 404, message=t("option_missing"))
-    name = f"launch-{option.sku.id}-{option.total_gpus}gpu.json"
+    request_in, result = answer
+    name = f"{download_stem(request_in, result)}-option{option.rank}-{option.sku.id}-{option.total_gpus}gpu.json"
+    model = request_in.model.model_dump(mode="json", exclude_defaults=True, exclude={"hf_config"})
     payload = {
+        "model": {"name": model_name(request_in.model.model_dump(mode="json"), result.model, t), **model},
+        "task": request_in.task,
+        "tokens": request_in.tokens,
         "sku": option.sku.id,
         "nodes": option.nodes,
         "gpus_per_node": option.gpus_per_node,

@@ -91,11 +91,13 @@ def test_csv_export(client: TestClient) -> None:
 def test_launch_config_download(client: TestClient) -> None:
     response = client.get(f"/results/launch.json?{LORA_7B}&option=1")
     assert response.status_code == 200
-    assert response.headers["content-disposition"] == 'attachment; filename="launch-a100-40g-pcie-card-1gpu.json"'
     config = response.json()
-    assert (config["sku"], config["nodes"], config["gpus_per_node"]) == ("a100-40g-pcie-card", 1, 1)
+    gpus = config["nodes"] * config["gpus_per_node"]
+    disposition = f'attachment; filename="llama-2-7b-lora-option1-a100-40g-pcie-card-{gpus}gpu.json"'
+    assert response.headers["content-disposition"] == disposition
+    assert config["sku"] == "a100-40g-pcie-card"
     stack = config["stack"]
-    assert set(config) - {"sku", "nodes", "gpus_per_node", "plan", "stack"} == {stack}
+    assert set(config) - {"model", "task", "tokens", "sku", "nodes", "gpus_per_node", "plan", "stack"} == {stack}
     assert config[stack]["world_size"] == config["nodes"] * config["gpus_per_node"]
     missing = client.get(f"/results/launch.json?{LORA_7B}&option=99", headers=HTML)
     assert missing.status_code == 404 and "That option is no longer in the results" in missing.text
