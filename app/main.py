@@ -21,6 +21,7 @@ from app.http.docs import install_docs
 from app.http.logging import configure_logging
 from app.http.openapi import install_problem_openapi
 from app.planner.search import set_cache_size
+from app.quotes.documents import PdfRenderer
 from app.settings import Settings, get_settings
 from app.web import routes as web_routes
 from app.web.errors import install_html_error_pages
@@ -52,6 +53,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         # instead of queueing briefly and running through (benchmarks/load.py: p99 halves at 4 vs 40).
         to_thread.current_default_thread_limiter().total_tokens = settings.worker_threads
         yield
+        app.state.pdf_renderer.close()
         engine.dispose()
 
     configure_logging(settings.log_level)
@@ -60,6 +62,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         title="gpu-sizer", version="0.1.0", description=DESCRIPTION, lifespan=lifespan, docs_url=None, redoc_url=None
     )
     app.state.settings = settings
+    app.state.pdf_renderer = PdfRenderer(
+        workers=settings.pdf_workers, timeout_s=settings.pdf_timeout_s, max_waiting=settings.pdf_max_waiting
+    )
     install_error_handlers(app)
     install_middleware(app, settings)
     install_docs(app)

@@ -48,6 +48,11 @@ class Settings(BaseSettings):
     db_lock_timeout_ms: int = Field(default=2_000, ge=0)
     db_statement_timeout_ms: int = Field(default=15_000, ge=0)
     db_idle_in_transaction_timeout_ms: int = Field(default=60_000, ge=0)
+    # Quote PDFs render in processes of their own (app.quotes.documents): per worker process, this many
+    # renderers, a time limit per rendering, and at most this many renderings in flight or queued.
+    pdf_workers: int = Field(default=1, ge=1, le=16)
+    pdf_timeout_s: float = Field(default=30.0, gt=0, le=600)
+    pdf_max_waiting: int = Field(default=4, ge=1, le=256)
 
     # Hardening (issue 9): limits, rate limiting, browsers and proxies.
     max_body_bytes: int = Field(default=1024 * 1024, ge=1024)

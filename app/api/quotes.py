@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Body, Header, Query, Request, Response
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse
 
 from app.api import examples
@@ -59,9 +60,16 @@ def create_quote(
     response_class=Response,
     responses={200: {"content": {"application/pdf": {}}}},
 )
-def quote_pdf(public_id: str, request: Request, session: SessionDep, lang: Lang = "en") -> Response:
-    quote, seller = service.printable(session, public_id=public_id)
-    pdf = printing.render_pdf(quote, seller, lang=lang, base_url=str(request.base_url))
+async def quote_pdf(public_id: str, request: Request, session: SessionDep, lang: Lang = "en") -> Response:
+    # async, so that waiting on the rendering process holds no worker thread; the database work runs on one
+    quote, html, pdf = await run_in_threadpool(
+        service.pdf_source, session, public_id=public_id, lang=lang, base_url=str(request.base_url)
+    )
+    if pdf is None:
+        # end the read's transaction first: no connection is held while the document renders
+        await run_in_threadpool(session.commit)
+        pdf = await request.app.state.pdf_renderer.render(html)
+        await run_in_threadpool(service.keep_pdf, session, public_id=public_id, html=html, pdf=pdf)
     headers = {"Content-Disposition": f'inline; filename="{quote.number}.pdf"'}
     return Response(pdf, media_type="application/pdf", headers=headers)
 
@@ -72,8 +80,8 @@ def quote_pdf(public_id: str, request: Request, session: SessionDep, lang: Lang 
     response_class=Response,
     responses={200: {"content": {"application/pdf": {}}}},
 )
-def quote_pdf_alias(public_id: str, request: Request, session: SessionDep, lang: Lang = "en") -> Response:
-    return quote_pdf(public_id, request, session, lang)
+async def quote_pdf_alias(public_id: str, request: Request, session: SessionDep, lang: Lang = "en") -> Response:
+    return await quote_pdf(public_id, request, session, lang)
 
 
 @router.get("/{public_id}/print", summary="The printable quote page", response_class=HTMLResponse)

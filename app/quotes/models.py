@@ -17,6 +17,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     String,
     Text,
     UniqueConstraint,
@@ -137,3 +138,16 @@ class QuoteLine(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
     quote: Mapped[Quote] = relationship(back_populates="lines")
+
+
+class QuoteDocument(Base):
+    """A quote's PDF, rendered once and kept: keyed by the SHA-256 of the HTML it was rendered from, so a
+    change of language, status (accepted, cancelled, expired) or template is a new document, and every
+    worker process and app server on the database shares the one rendering."""
+
+    __tablename__ = "quote_documents"
+
+    html_sha256: Mapped[str] = mapped_column(String(64), primary_key=True)
+    quote_id: Mapped[int] = mapped_column(ForeignKey("quotes.id", ondelete="CASCADE"), index=True)
+    pdf: Mapped[bytes] = mapped_column(LargeBinary)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

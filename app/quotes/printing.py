@@ -1,5 +1,6 @@
 """The printable quote: one HTML document, shown in the browser (with print CSS) and rendered to
-PDF by WeasyPrint. It is drawn only from the quote's own frozen figures, never from the catalog.
+PDF by WeasyPrint (app.quotes.documents). It is drawn only from the quote's own frozen figures, never
+from the catalog.
 
 WeasyPrint needs Pango and, for Chinese, a CJK font (`make system-deps` installs both on Debian).
 """
@@ -11,7 +12,6 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from app.errors import ServiceUnavailable
 from app.estimator.models import model_from_hf_config
 from app.estimator.params import count_params
 from app.estimator.presets import get_preset, model_title
@@ -309,15 +309,3 @@ def render_html(
         screen=not inline_css,
         css=PRINT_CSS.read_text(encoding="utf-8") if inline_css else None,
     )
-
-
-def render_pdf(quote: QuoteOut, seller: dict[str, str], *, lang: str = "en", base_url: str = "") -> bytes:
-    try:
-        from weasyprint import HTML  # heavy import, only when a PDF is asked for
-    except OSError as exc:  # Pango missing: say so instead of a bare 500
-        raise ServiceUnavailable(
-            f"PDF rendering is unavailable on this server ({exc}); run `make system-deps`, or use the printable page"
-        ) from exc
-
-    html = render_html(quote, seller, lang=lang, inline_css=True, base_url=base_url)
-    return HTML(string=html, base_url=str(PRINT_CSS.parent)).write_pdf()

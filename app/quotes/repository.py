@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 
 from sqlalchemy import ColumnElement, and_, func, or_, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
-from app.quotes.models import Quote, QuoteNumberCounter, SkuAddon
+from app.quotes.models import Quote, QuoteDocument, QuoteNumberCounter, SkuAddon
 
 
 def get_by_public_id(session: Session, public_id: str, *, for_update: bool = False) -> Quote | None:
@@ -94,3 +94,16 @@ def list_quotes(
         select(Quote).where(*conditions).order_by(Quote.created_at.desc(), Quote.id.desc()).limit(limit).offset(offset)
     )
     return list(rows), total
+
+
+def cached_document(session: Session, html_sha256: str) -> bytes | None:
+    return session.scalar(select(QuoteDocument.pdf).where(QuoteDocument.html_sha256 == html_sha256))
+
+
+def keep_document(session: Session, *, quote_id: int, html_sha256: str, pdf: bytes) -> None:
+    """Store a rendered PDF; a second worker that rendered the same document meanwhile changes nothing."""
+    insert = postgresql.insert if session.get_bind().dialect.name == "postgresql" else sqlite.insert
+    statement = insert(QuoteDocument).values(
+        html_sha256=html_sha256, quote_id=quote_id, pdf=pdf, created_at=datetime.now(UTC)
+    )
+    session.execute(statement.on_conflict_do_nothing(index_elements=["html_sha256"]))

@@ -24,7 +24,7 @@ from app.catalog.models import Sku
 from app.catalog.pricing import sku_pricing
 from app.errors import Conflict, InvalidInput, NotFound
 from app.money import bp_to_percent, from_minor, to_minor
-from app.quotes import repository
+from app.quotes import documents, printing, repository
 from app.quotes.models import Quote, QuoteLine, SkuAddon
 from app.quotes.schemas import CustomerOut, QuoteCreate, QuoteLineOut, QuoteLinks, QuoteList, QuoteOut
 
@@ -547,3 +547,17 @@ def printable(session: Session, *, public_id: str, base_path: str = "/quotes") -
     """What the printed page and the PDF show: the quote and the seller block frozen with it."""
     quote = get_quote_row(session, public_id=public_id)
     return quote_out(quote, base_path=base_path), dict(quote.snapshot["seller"])
+
+
+def pdf_source(
+    session: Session, *, public_id: str, lang: str, base_url: str = ""
+) -> tuple[QuoteOut, str, bytes | None]:
+    """The quote, the HTML its PDF is made from, and that PDF when it was rendered before."""
+    quote, seller = printable(session, public_id=public_id)
+    html = printing.render_html(quote, seller, lang=lang, inline_css=True, base_url=base_url)
+    return quote, html, repository.cached_document(session, documents.html_digest(html))
+
+
+def keep_pdf(session: Session, *, public_id: str, html: str, pdf: bytes) -> None:
+    row = get_quote_row(session, public_id=public_id)
+    repository.keep_document(session, quote_id=row.id, html_sha256=documents.html_digest(html), pdf=pdf)

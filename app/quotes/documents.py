@@ -1,0 +1,88 @@
+"""Quote PDFs: rendered once per document, off the request threads, within a time limit.
+
+WeasyPrint lays a page out in Python: on a request thread it would hold the interpreter lock for the
+whole rendering and every other request of the worker (`/healthz` included) would wait on it. So PDFs
+are rendered in a small pool of processes of their own (pebble's ProcessPool: a rendering past its
+time limit has its process killed, and the pool starts a fresh one), the request waits without holding
+a thread, and at most `max_waiting` renderings per worker process are in flight or queued; more is a
+503 with Retry-After, as is a rendering that times out.
+
+A rendered PDF is kept in the database (`quote_documents`), keyed by the SHA-256 of the HTML it was
+made from: the same quote, language, status and template give the same bytes, so each document is
+rendered once for every worker process and app server, and any change makes a new one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import multiprocessing
+import threading
+from concurrent.futures import TimeoutError as FutureTimeout
+
+from pebble import ProcessPool
+
+from app.errors import ServiceUnavailable
+from app.quotes.printing import PRINT_CSS
+
+RETRY_AFTER_S = "10"
+
+
+def html_digest(html: str) -> str:
+    return hashlib.sha256(html.encode("utf-8")).hexdigest()
+
+
+def write_pdf(html: str) -> bytes:
+    """Runs in a pool process: the HTML (with its CSS inlined) to PDF bytes."""
+    from weasyprint import HTML  # heavy import, paid once per pool process
+
+    return HTML(string=html, base_url=str(PRINT_CSS.parent)).write_pdf()
+
+
+class PdfRenderer:
+    def __init__(self, *, workers: int, timeout_s: float, max_waiting: int) -> None:
+        self.workers = workers
+        self.timeout_s = timeout_s
+        self.max_waiting = max_waiting
+        self._pool: ProcessPool | None = None
+        self._lock = threading.Lock()
+        self._in_flight = 0
+
+    def _get_pool(self) -> ProcessPool:
+        with self._lock:
+            if self._pool is None or not self._pool.active:
+                # spawn, not fork: a forked copy of a threaded server process can inherit a held lock
+                self._pool = ProcessPool(max_workers=self.workers, context=multiprocessing.get_context("spawn"))
+            return self._pool
+
+    async def render(self, html: str) -> bytes:
+        with self._lock:
+            if self._in_flight >= self.max_waiting:
+                raise ServiceUnavailable(
+                    "Too many PDFs are being rendered; try again shortly, or use the printable page.",
+                    headers={"Retry-After": RETRY_AFTER_S},
+                )
+            self._in_flight += 1
+        try:
+            future = self._get_pool().schedule(write_pdf, args=(html,), timeout=self.timeout_s)
+            return await asyncio.wrap_future(future)
+        except FutureTimeout as exc:
+            raise ServiceUnavailable(
+                f"The PDF took longer than {self.timeout_s:g} s to render; try again later, or use the printable page.",
+                headers={"Retry-After": RETRY_AFTER_S},
+            ) from exc
+        except OSError as exc:  # Pango missing in the pool process: say so instead of a bare 500
+            raise ServiceUnavailable(
+                f"PDF rendering is unavailable on this server ({exc}); "
+                "run `make system-deps`, or use the printable page"
+            ) from exc
+        finally:
+            with self._lock:
+                self._in_flight -= 1
+
+    def close(self) -> None:
+        with self._lock:
+            if self._pool is not None:
+                self._pool.stop()
+                self._pool.join(timeout=5)
+                self._pool = None
