@@ -94,3 +94,43 @@ def test_healthz_stays_fast_while_pdfs_render(pdf_server: tuple[str, Path]) -> N
     assert slowest < 5
     assert median < 0.25
     assert len(latencies) >= 5, "the PDFs were done before /healthz was asked: nothing was measured"
+
+
+def test_a_rendering_past_its_time_limit_is_a_503_and_the_pool_recovers() -> None:
+    import asyncio
+
+    from app.errors import ServiceUnavailable
+    from app.quotes.documents import PdfRenderer
+
+    html = "<p>" + "字" * 20000 + "</p>"
+    renderer = PdfRenderer(workers=1, timeout_s=0.05, max_waiting=1)
+    try:
+        with pytest.raises(ServiceUnavailable) as refused:
+            asyncio.run(renderer.render(html))
+        assert "longer than 0.05 s" in refused.value.detail
+        assert refused.value.headers["Retry-After"]
+        renderer.timeout_s = 120
+        assert asyncio.run(renderer.render("<p>ok</p>")).startswith(b"%PDF")  # the killed process was replaced
+    finally:
+        renderer.close()
+
+
+def test_more_renderings_than_the_queue_takes_are_a_503() -> None:
+    import asyncio
+
+    from app.errors import ServiceUnavailable
+    from app.quotes.documents import PdfRenderer
+
+    renderer = PdfRenderer(workers=1, timeout_s=120, max_waiting=1)
+
+    async def two_at_once() -> list[object]:
+        return await asyncio.gather(
+            renderer.render("<p>one</p>"), renderer.render("<p>two</p>"), return_exceptions=True
+        )
+
+    try:
+        results = asyncio.run(two_at_once())
+    finally:
+        renderer.close()
+    assert isinstance(results[0], bytes)
+    assert isinstance(results[1], ServiceUnavailable) and "Too many PDFs" in results[1].detail
