@@ -37,13 +37,13 @@ def cmd_migrate(settings) -> None:  # noqa: ANN001
 
 
 def cmd_seed(settings) -> None:  # noqa: ANN001
-    from app.catalog.seed import seed_catalog
     from app.db.engine import build_engine, build_sessionmaker, check_connection
+    from app.seed import seed_database
 
     engine = build_engine(settings.database_url)
     check_connection(engine)
     with build_sessionmaker(engine).begin() as session:
-        print(seed_catalog(session))
+        print(seed_database(session))
     engine.dispose()
 
 

@@ -14,6 +14,7 @@ from fastapi.staticfiles import StaticFiles
 from app.admin.routes import install_admin
 from app.api import catalog, estimate, health, quotes, recommend
 from app.db.engine import ServerLimits, build_engine, build_sessionmaker
+from app.error_pages import install_html_error_pages
 from app.errors import install_error_handlers
 from app.http import install_middleware
 from app.http import metrics as metrics_api
@@ -24,7 +25,6 @@ from app.planner.search import set_cache_size
 from app.quotes.documents import PdfRenderer
 from app.settings import Settings, get_settings
 from app.web import routes as web_routes
-from app.web.errors import install_html_error_pages
 
 STATIC_DIR = Path(__file__).resolve().parents[1] / "static"
 DESCRIPTION = (

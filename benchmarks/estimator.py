@@ -68,8 +68,10 @@ def plan_mix() -> list[Scenario]:
     for preset, workload, gpu, per_node, nodes in SCENARIOS:
         model = get_preset(preset).model
         gbps = 3200.0 if nodes > 1 else None  # eight NDR 400 Gb/s NICs per HGX H100 (data/interconnects.json)
-        fabric = {"inter_node_fabric": "ib-ndr-400"} if nodes > 1 else {}
-        cluster = Cluster(gpu=get_gpu(gpu), gpus_per_node=per_node, nodes=nodes, inter_node_gbps=gbps, extra=fabric)
+        fabric = "ib-ndr-400" if nodes > 1 else None
+        cluster = Cluster(
+            gpu=get_gpu(gpu), gpus_per_node=per_node, nodes=nodes, inter_node_gbps=gbps, inter_node_fabric=fabric
+        )
         mix.extend((model, workload, plan, cluster) for plan in _plans(model, per_node * nodes))
     random.Random(0).shuffle(mix)
     return mix

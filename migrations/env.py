@@ -9,7 +9,7 @@ from __future__ import annotations
 from alembic import context
 
 from app.db.engine import build_engine
-from app.db.metadata import target_metadata
+from app.models import target_metadata
 
 config = context.config
 

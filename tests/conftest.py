@@ -17,11 +17,11 @@ from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session
 
-from app.api.deps import get_session
-from app.catalog.seed import seed_catalog
 from app.db.engine import build_engine, build_sessionmaker
 from app.db.migrate import upgrade
+from app.deps import get_session
 from app.main import create_app
+from app.seed import seed_database
 from app.settings import Settings
 
 DEFAULT_PG_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
@@ -86,7 +86,7 @@ def engine(database_url: str) -> Iterator[Engine]:
     if engine.dialect.name == "sqlite":
         _real_sqlite_savepoints(engine)
     with build_sessionmaker(engine).begin() as session:
-        seed_catalog(session)
+        seed_database(session)
     yield engine
     engine.dispose()
 

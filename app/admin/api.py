@@ -28,7 +28,7 @@ from app.admin.schemas import (
     SkuPatch,
     VersionIn,
 )
-from app.api.deps import SessionDep, UnitOfWorkRoute
+from app.deps import SessionDep, UnitOfWorkRoute
 from app.quotes import service as quotes_service
 from app.quotes.schemas import QuoteList, QuoteOut
 

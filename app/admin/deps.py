@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 
 from app.admin import service
 from app.admin.models import AdminSession, AdminUser
-from app.api.deps import SessionDep
+from app.deps import SessionDep
 from app.errors import Forbidden, Unauthorized
 
 SESSION_COOKIE = "gpu_sizer_admin"

@@ -32,7 +32,7 @@ from app.admin.schemas import (
 )
 from app.admin.service import Actor, aware, record
 from app.catalog import repository as catalog_repository
-from app.catalog.models import Sku, SkuAvailability, SkuPrice, TermDiscount
+from app.catalog.models import Sku, SkuAddon, SkuAvailability, SkuPrice, TermDiscount
 from app.catalog.pricing import current_price
 from app.db.base import utcnow
 from app.errors import Conflict, InvalidInput, NotFound
@@ -62,7 +62,7 @@ NULLABLE_FIELDS = {"host_ram_gib", "inter_node_fabric"}
 
 
 def addons_of(session: Session, sku: Sku) -> list[Any]:
-    return repository.addons_for(session, sku.id)
+    return catalog_repository.addons_for_sku(session, sku.id)
 
 
 # --- reading ------------------------------------------------------------------------------------
@@ -350,7 +350,7 @@ def add_price(session: Session, *, slug: str, data: PriceCreate, actor: Actor) -
     before = snapshot(sku)
     old = current_price(sku)
     price = price_row(data, actor=actor)
-    price.sku_id = sku.id
+    price.sku_pk = sku.id
     catalog_repository.add(session, price)
     record(
         session,
@@ -401,7 +401,7 @@ def set_availability(
     sku = get_sku(session, slug)
     if region not in sku.regions:
         _raise_if([_error("region", f"{sku.slug} is sold in {', '.join(sku.regions)}")])
-    row = repository.get_availability(session, sku_id=sku.id, region=region)
+    row = repository.get_availability(session, sku_pk=sku.id, region=region)
     if row is None and data.version is not None:
         raise Conflict(
             f"{slug} has no availability figure in {region} yet; send version null",
@@ -423,7 +423,7 @@ def set_availability(
         )
     before = _availability_snapshot(row)
     if row is None:
-        row = SkuAvailability(sku_id=sku.id, region=region, units_available=data.units_available)
+        row = SkuAvailability(sku_pk=sku.id, region=region, units_available=data.units_available)
         session.add(row)
     elif row.units_available == data.units_available:
         return row
@@ -460,7 +460,6 @@ def addon_out(addon: Any) -> AddonOut:
 
 def set_addon(session: Session, *, slug: str, code: str, data: AddonIn, actor: Actor) -> Any:
     """Create or edit one add-on of a SKU (e.g. InfiniBand); quotes keep the price they were issued with."""
-    from app.quotes.models import SkuAddon  # the quotes domain owns the table
 
     sku = get_sku(session, slug)
     _raise_if([] if _CODE.match(code) else [_error("code", "lower-case letters, digits and dashes")])
@@ -487,7 +486,7 @@ def set_addon(session: Session, *, slug: str, code: str, data: AddonIn, actor: A
         "status": data.status,
     }
     if row is None:
-        row = SkuAddon(sku_id=sku.id, code=code, **values)
+        row = SkuAddon(sku_pk=sku.id, code=code, **values)
         session.add(row)
     for attr, value in values.items():
         if getattr(row, attr) != value:

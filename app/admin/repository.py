@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
@@ -107,17 +106,11 @@ def entity_history(session: Session, *, entity_type: str, entity_id: str) -> lis
     return list(session.scalars(query.order_by(AuditEntry.id)))
 
 
-def availability_for(session: Session, sku_id: int) -> list[SkuAvailability]:
-    query = select(SkuAvailability).where(SkuAvailability.sku_id == sku_id).order_by(SkuAvailability.region)
+def availability_for(session: Session, sku_pk: int) -> list[SkuAvailability]:
+    query = select(SkuAvailability).where(SkuAvailability.sku_pk == sku_pk).order_by(SkuAvailability.region)
     return list(session.scalars(query))
 
 
-def get_availability(session: Session, *, sku_id: int, region: str) -> SkuAvailability | None:
-    query = select(SkuAvailability).where(SkuAvailability.sku_id == sku_id, SkuAvailability.region == region)
+def get_availability(session: Session, *, sku_pk: int, region: str) -> SkuAvailability | None:
+    query = select(SkuAvailability).where(SkuAvailability.sku_pk == sku_pk, SkuAvailability.region == region)
     return session.scalar(query)
-
-
-def addons_for(session: Session, sku_id: int) -> list[Any]:
-    from app.quotes.models import SkuAddon  # the quotes domain owns add-ons
-
-    return list(session.scalars(select(SkuAddon).where(SkuAddon.sku_id == sku_id).order_by(SkuAddon.code)))

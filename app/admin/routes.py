@@ -10,7 +10,7 @@ from fastapi.responses import RedirectResponse, Response
 from app.admin import api, web
 from app.admin.deps import API_PREFIX, LoginRequired
 from app.errors import Forbidden, problem
-from app.web.templating import templates
+from app.templating import templates
 
 
 async def _on_login_required(request: Request, exc: LoginRequired) -> Response:

@@ -13,10 +13,9 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
 from app.catalog.schemas import MoneyStr
+from app.estimator.vocabulary import RentalUnit, Term
 from app.money import MoneyError, check_currency
 
-Term = Literal["monthly", "annual"]
-RentalUnit = Literal["card", "node"]
 Slug = Annotated[str, StringConstraints(strip_whitespace=True, pattern=r"^[a-z0-9][a-z0-9-]{0,63}$")]
 Line = Annotated[str, StringConstraints(strip_whitespace=True, max_length=200)]
 # Lengths follow the columns (skus.intra_node_link / inter_node_fabric VARCHAR(32), host_nvme_tb 100).

@@ -19,7 +19,7 @@ from app.admin import editing, repository
 from app.admin.schemas import AddonDoc, AvailabilityDoc, CatalogDoc, ImportReport, SkuDoc
 from app.admin.service import Actor, aware, record
 from app.catalog import repository as catalog_repository
-from app.catalog.models import GpuType, Sku, SkuAvailability, SkuPrice
+from app.catalog.models import GpuType, Sku, SkuAddon, SkuAvailability, SkuPrice
 from app.db.base import utcnow
 from app.errors import InvalidInput
 from app.money import MoneyError, from_minor, to_minor
@@ -194,7 +194,7 @@ def _append_prices(session: Session, sku: Sku, item: SkuDoc, actor: Actor) -> in
             catalog_repository.add(
                 session,
                 SkuPrice(
-                    sku_id=sku.id,
+                    sku_pk=sku.id,
                     amount_minor=key[1],
                     currency=price.currency,
                     effective_from=key[0],
@@ -211,15 +211,14 @@ def _append_prices(session: Session, sku: Sku, item: SkuDoc, actor: Actor) -> in
 
 def _set_availability(session: Session, sku: Sku, slots: list[AvailabilityDoc]) -> None:
     for slot in slots:
-        row = repository.get_availability(session, sku_id=sku.id, region=slot.region)
+        row = repository.get_availability(session, sku_pk=sku.id, region=slot.region)
         if row is None:
-            session.add(SkuAvailability(sku_id=sku.id, region=slot.region, units_available=slot.units_available))
+            session.add(SkuAvailability(sku_pk=sku.id, region=slot.region, units_available=slot.units_available))
         elif row.units_available != slot.units_available:
             row.units_available = slot.units_available
 
 
 def _set_addons(session: Session, sku: Sku, addons: list[AddonDoc]) -> None:
-    from app.quotes.models import SkuAddon
 
     existing = {a.code: a for a in editing.addons_of(session, sku)}
     for addon in addons:
@@ -233,7 +232,7 @@ def _set_addons(session: Session, sku: Sku, addons: list[AddonDoc]) -> None:
         }
         row = existing.get(addon.code)
         if row is None:
-            session.add(SkuAddon(sku_id=sku.id, code=addon.code, **values))
+            session.add(SkuAddon(sku_pk=sku.id, code=addon.code, **values))
             continue
         for attr, value in values.items():
             if getattr(row, attr) != value:

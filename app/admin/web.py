@@ -22,10 +22,11 @@ from sqlalchemy.orm import Session
 from app.admin import editing, service
 from app.admin.deps import SESSION_COOKIE, AdminDep, Principal, client_addr, require_admin
 from app.admin.schemas import AddonIn, AvailabilityIn, PriceCreate, SkuCreate, SkuPatch
-from app.api.deps import SessionDep, UnitOfWorkRoute
 from app.catalog import repository as catalog_repository
+from app.deps import SessionDep, UnitOfWorkRoute
 from app.errors import AppError, InvalidInput, TooManyRequests
-from app.web.templating import templates
+from app.estimator.vocabulary import TERMS
+from app.templating import templates
 
 LOGIN_CSRF_COOKIE = "gpu_sizer_admin_login"
 MESSAGES = {
@@ -222,9 +223,7 @@ def _sku_fields(form: dict[str, str]) -> dict[str, Any]:
     fields["inter_node_fabric"] = form.get("inter_node_fabric", "").strip() or None
     fields["infiniband_addon"] = form.get("infiniband_addon") == "on"
     fields["indicative_price"] = form.get("indicative_price") == "on"
-    fields["discounts"] = {
-        t: form[f"discount_{t}"].strip() for t in ("monthly", "annual") if form.get(f"discount_{t}", "").strip()
-    }
+    fields["discounts"] = {t: form[f"discount_{t}"].strip() for t in TERMS if form.get(f"discount_{t}", "").strip()}
     return fields
 
 

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from app.api.deps import SessionDep, UnitOfWorkRoute
 from app.catalog import service
 from app.catalog.schemas import GpuOut, SkuOut
+from app.deps import SessionDep, UnitOfWorkRoute
 
 router = APIRouter(prefix="/catalog", tags=["catalog"], route_class=UnitOfWorkRoute)
 

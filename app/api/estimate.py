@@ -5,7 +5,7 @@ from typing import Annotated
 from fastapi import APIRouter, Body, Request
 
 from app.api import examples
-from app.api.deps import UnitOfWorkRoute
+from app.deps import UnitOfWorkRoute
 from app.estimator.presets import list_presets
 from app.planner import service
 from app.planner.schemas import EstimateIn, EstimateOut, ScalingIn, ScalingOut

@@ -3,8 +3,8 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
-from app.api.deps import UnitOfWorkRoute
 from app.db.engine import DatabaseUnavailable, check_connection
+from app.deps import UnitOfWorkRoute
 from app.errors import problem
 
 router = APIRouter(tags=["health"], route_class=UnitOfWorkRoute)

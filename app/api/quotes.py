@@ -10,7 +10,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse
 
 from app.api import examples
-from app.api.deps import SessionDep, SettingsDep, UnitOfWorkRoute
+from app.deps import SessionDep, SettingsDep, UnitOfWorkRoute
 from app.quotes import printing, service
 from app.quotes.schemas import QuoteCreate, QuoteOut
 

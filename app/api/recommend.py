@@ -5,7 +5,7 @@ from typing import Annotated
 from fastapi import APIRouter, Body
 
 from app.api import examples
-from app.api.deps import SessionDep, UnitOfWorkRoute
+from app.deps import SessionDep, UnitOfWorkRoute
 from app.planner import service
 from app.planner.schemas import RecommendIn, RecommendOut
 

@@ -1,5 +1,6 @@
 """Catalog tables: GPU types (commercial references to the hardware data file), server SKUs,
-their price history and their term discounts.
+their price history, their term discounts, their availability and the add-ons sold with them
+(e.g. InfiniBand).
 
 Money is stored as integer minor units (fen for CNY) beside an ISO 4217 code: SQLite keeps
 `Numeric` as a float, which would not round-trip exactly.
@@ -82,7 +83,7 @@ class SkuPrice(Base):
     __table_args__ = (CheckConstraint("amount_minor > 0", name="amount_positive"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    sku_id: Mapped[int] = mapped_column(ForeignKey("skus.id", ondelete="CASCADE"), index=True)
+    sku_pk: Mapped[int] = mapped_column("sku_id", ForeignKey("skus.id", ondelete="CASCADE"), index=True)
     amount_minor: Mapped[int] = mapped_column(BigInteger)
     currency: Mapped[str] = mapped_column(String(3))
     effective_from: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
@@ -104,7 +105,7 @@ class TermDiscount(Base):
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    sku_id: Mapped[int] = mapped_column(ForeignKey("skus.id", ondelete="CASCADE"), index=True)
+    sku_pk: Mapped[int] = mapped_column("sku_id", ForeignKey("skus.id", ondelete="CASCADE"), index=True)
     term: Mapped[str] = mapped_column(String(16))
     discount_bp: Mapped[int] = mapped_column(Integer)
     version: Mapped[int] = mapped_column(Integer, default=1)
@@ -124,12 +125,36 @@ class SkuAvailability(Base):
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    sku_id: Mapped[int] = mapped_column(ForeignKey("skus.id", ondelete="CASCADE"), index=True)
+    sku_pk: Mapped[int] = mapped_column("sku_id", ForeignKey("skus.id", ondelete="CASCADE"), index=True)
     region: Mapped[str] = mapped_column(String(64))
     units_available: Mapped[int] = mapped_column(Integer)
     version: Mapped[int] = mapped_column(Integer, default=1)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
 
     sku: Mapped[Sku] = relationship()
+
+    __mapper_args__ = {"version_id_col": version}
+
+
+class SkuAddon(TimestampMixin, Base):
+    """An option sold with a SKU. `amount_minor` NULL means "priced on consultation"."""
+
+    __tablename__ = "sku_addons"
+    __table_args__ = (
+        CheckConstraint("per_unit IN ('node', 'card')", name="per_unit"),
+        CheckConstraint("status IN ('active', 'retired')", name="status"),
+        CheckConstraint("amount_minor IS NULL OR amount_minor > 0", name="amount_positive"),
+        UniqueConstraint("sku_id", "code"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    sku_pk: Mapped[int] = mapped_column("sku_id", ForeignKey("skus.id", ondelete="CASCADE"), index=True)
+    code: Mapped[str] = mapped_column(String(64))
+    name: Mapped[str] = mapped_column(String(200))
+    amount_minor: Mapped[int | None] = mapped_column(BigInteger, nullable=True)  # monthly, per unit
+    currency: Mapped[str] = mapped_column(String(3))
+    per_unit: Mapped[str] = mapped_column(String(8))
+    status: Mapped[str] = mapped_column(String(16), default="active")
+    version: Mapped[int] = mapped_column(Integer, default=1)
 
     __mapper_args__ = {"version_id_col": version}

@@ -7,15 +7,13 @@ from datetime import UTC, datetime
 from decimal import Decimal
 
 from app.catalog.models import Sku, SkuPrice
+from app.estimator.vocabulary import TERMS, Term
 from app.money import apply_discount, from_minor
-
-TERMS = ("monthly", "annual")
-TERM_MONTHS = {"monthly": 1, "annual": 12}
 
 
 @dataclass(frozen=True, slots=True)
 class TermPrice:
-    term: str
+    term: Term
     discount_bp: int
     monthly_effective: Decimal  # per rental unit
 
@@ -26,7 +24,7 @@ class SkuPricing:
     monthly_list: Decimal  # per rental unit
     price_id: int
     effective_from: datetime
-    terms: dict[str, TermPrice]
+    terms: dict[Term, TermPrice]
 
 
 def _aware(moment: datetime) -> datetime:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.catalog.models import GpuType, Sku, SkuAvailability, SkuPrice, TermDiscount
+from app.catalog.models import GpuType, Sku, SkuAddon, SkuAvailability, SkuPrice, TermDiscount
 
 
 def list_gpu_types(session: Session) -> list[GpuType]:
@@ -36,5 +36,13 @@ def availability_by_sku(session: Session) -> dict[int, dict[str, int]]:
     """Units free per region for each SKU that tracks availability (SKUs without rows are absent)."""
     out: dict[int, dict[str, int]] = {}
     for row in session.scalars(select(SkuAvailability)):
-        out.setdefault(row.sku_id, {})[row.region] = row.units_available
+        out.setdefault(row.sku_pk, {})[row.region] = row.units_available
     return out
+
+
+def addons_for_sku(session: Session, sku_pk: int) -> list[SkuAddon]:
+    return list(session.scalars(select(SkuAddon).where(SkuAddon.sku_pk == sku_pk).order_by(SkuAddon.code)))
+
+
+def get_addon(session: Session, sku_pk: int, code: str) -> SkuAddon | None:
+    return session.scalar(select(SkuAddon).where(SkuAddon.sku_pk == sku_pk, SkuAddon.code == code))

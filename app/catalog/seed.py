@@ -11,12 +11,9 @@ from dataclasses import dataclass, field
 from sqlalchemy.orm import Session
 
 from app.catalog import repository
-from app.catalog.models import GpuType, Sku, SkuPrice, TermDiscount
+from app.catalog.models import GpuType, Sku, SkuAddon, SkuPrice, TermDiscount
 from app.catalog.seed_data import ADDONS, GPU_TYPES, SEED_CURRENCY, SKUS
 from app.money import to_minor
-from app.quotes import repository as quotes_repository
-from app.quotes.models import SkuAddon
-from app.reference.service import seed_reference_prices
 
 
 @dataclass
@@ -40,21 +37,18 @@ def seed_catalog(session: Session) -> SeedReport:
             report.created.append(f"sku {spec['slug']}")
         _seed_missing_prices(session, sku, spec, report)
     _seed_missing_addons(session, report)
-    references = seed_reference_prices(session)
-    if references:
-        report.created.append(f"{references} reference cloud prices")
     return report
 
 
 def _seed_missing_addons(session: Session, report: SeedReport) -> None:
     for spec in ADDONS:
         sku = repository.get_sku_by_slug(session, spec["sku"])
-        if sku is None or quotes_repository.get_addon(session, sku.id, spec["code"]) is not None:
+        if sku is None or repository.get_addon(session, sku.id, spec["code"]) is not None:
             continue
         amount = None if spec["price"] is None else to_minor(spec["price"], SEED_CURRENCY)
         session.add(
             SkuAddon(
-                sku_id=sku.id,
+                sku_pk=sku.id,
                 code=spec["code"],
                 name=spec["name"],
                 amount_minor=amount,

@@ -73,7 +73,7 @@ def gpu_cluster(gpu: GpuSpec, asked: HardwareAsked) -> tuple[Cluster, list[str]]
         intra_node_link=asked.intra_node_link,
         inter_node_gbps=gbps if nodes > 1 else None,
         host_ram_gib=asked.host_ram_gib,
-        extra={"inter_node_fabric": fabric} if fabric and nodes > 1 else {},
+        inter_node_fabric=fabric if fabric and nodes > 1 else None,
     )
     return cluster, notes
 
@@ -114,7 +114,7 @@ def server_cluster(gpu: GpuSpec, server: CatalogServer, asked: HardwareAsked) ->
         intra_node_link=asked.intra_node_link or server.intra_node_link,
         inter_node_gbps=gbps if nodes > 1 else None,
         host_ram_gib=host,
-        extra={"inter_node_fabric": fabric} if fabric and nodes > 1 else {},
+        inter_node_fabric=fabric if fabric and nodes > 1 else None,
     )
     return cluster, notes
 

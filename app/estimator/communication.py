@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from app.estimator.compute import BYTES_PER_ELEMENT, NF4_BYTES_PER_PARAM, trainable_split
+from app.estimator.compute import NF4_BYTES_PER_PARAM, trainable_split
 from app.estimator.interconnects import (
     LinkBandwidth,
     all_reduce_s,
@@ -39,6 +39,7 @@ from app.estimator.interconnects import (
 )
 from app.estimator.params import count_params
 from app.estimator.specs import Cluster, ModelSpec, Plan, Workload
+from app.estimator.vocabulary import BYTES_PER_ELEMENT
 
 # Fraction of an overlappable collective that really hides behind compute. Assumed 0.7 (not
 # measured): NCCL kernels occupy SMs (one block per channel) and contend for HBM with the compute

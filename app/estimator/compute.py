@@ -26,10 +26,9 @@ from functools import lru_cache
 
 from app.estimator.params import count_params, linear_shapes
 from app.estimator.specs import LoraSpec, ModelSpec, Workload
+from app.estimator.vocabulary import BYTES_PER_ELEMENT, LORA_TASKS
 
-BYTES_PER_ELEMENT: dict[str, float] = {"fp32": 4.0, "fp16": 2.0, "bf16": 2.0, "fp8": 1.0}
 NF4_BYTES_PER_PARAM = 0.5 + 0.127 / 8  # 4-bit weights + double-quantised constants (Dettmers et al. 2023 §3)
-LORA_TASKS = ("lora", "qlora")
 
 
 @dataclass(frozen=True, slots=True)

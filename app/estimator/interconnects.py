@@ -87,8 +87,7 @@ def _intra_latency_s(kind: str) -> float:
 
 def fabric_of(cluster: Cluster) -> str:
     """The named fabric, or one inferred from the per-node rate (stated in the module constants)."""
-    named = cluster.extra.get("inter_node_fabric") if cluster.extra else None
-    return named or inferred_fabric(cluster.inter_node_gbps or 0.0)
+    return cluster.inter_node_fabric or inferred_fabric(cluster.inter_node_gbps or 0.0)
 
 
 def inferred_fabric(gbps: float) -> str:
@@ -119,12 +118,11 @@ def group_bandwidth(cluster: Cluster, group_gpus: int, gpus_per_node_in_group: i
     """
     if group_gpus <= 1:
         return _SINGLE
-    named = cluster.extra.get("inter_node_fabric") if cluster.extra else None
     return _group_bandwidth(
         cluster.intra_node_link or cluster.gpu.intra_node_link,
         cluster.gpus_per_node,
         cluster.inter_node_gbps,
-        named,
+        cluster.inter_node_fabric,
         group_gpus,
         gpus_per_node_in_group,
     )

@@ -57,10 +57,6 @@ from functools import lru_cache
 from app.estimator.params import count_params, linear_shapes
 from app.estimator.specs import (
     GIB,
-    LORA_TARGETS,
-    OPTIMIZERS,
-    PRECISIONS,
-    TASKS,
     Cluster,
     EstimatorError,
     LoraSpec,
@@ -70,10 +66,19 @@ from app.estimator.specs import (
     Warning_,
     Workload,
 )
+from app.estimator.vocabulary import (
+    BYTES_PER_ELEMENT,
+    LORA_TARGETS,
+    LORA_TASKS,
+    OFFLOADS,
+    OPTIMIZERS,
+    PRECISIONS,
+    RECOMPUTES,
+    TASKS,
+)
 
 # --- constants (each cited) --------------------------------------------------------------------
 
-BYTES = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0}
 NF4_BYTES_PER_PARAM = (4 + 0.127) / 8  # QLoRA §3: NF4 4 bits + 0.127 bits of double-quantised constants
 MASTER_BYTES = 4.0  # fp32 master copy under mixed precision (ZeRO §3.1)
 # optimizer state bytes per parameter in fp32 (mixed precision) and as a multiple of the dtype (pure)
@@ -252,7 +257,7 @@ def _lora_dropout_elements(model: ModelSpec, targets: frozenset[str]) -> float:
 
 
 def _trainable_linears(workload: Workload) -> frozenset[str]:
-    if workload.task in ("lora", "qlora"):
+    if workload.task in LORA_TASKS:
         return _lora_targets(workload.lora or LoraSpec())
     return _FULL_TRAINABLE
 
@@ -357,7 +362,7 @@ class _Ctx:
 
 def _lora_figures(model: ModelSpec, workload: Workload) -> tuple[float, float, float, float]:
     """(adapter params, adapter weight/grad bytes, adapter optimizer bytes, dropout elements) for LoRA tasks."""
-    if workload.task not in ("lora", "qlora"):
+    if workload.task not in LORA_TASKS:
         return 0.0, 0.0, 0.0, 0.0
     lora = workload.lora or LoraSpec()
     targets = _lora_targets(lora)
@@ -486,8 +491,8 @@ def _lora_states(
 def _states(ctx: _Ctx, stage: _Stage, plan: Plan, n: int, zero: int, offload: str) -> tuple[float, ...]:
     task = ctx.workload.task
     if task == "inference":
-        return stage.params * BYTES[ctx.workload.precision], 0.0, 0.0, 0.0
-    if task in ("lora", "qlora"):
+        return stage.params * BYTES_PER_ELEMENT[ctx.workload.precision], 0.0, 0.0, 0.0
+    if task in LORA_TASKS:
         return _lora_states(ctx, stage, plan, n, zero, offload)
     return _full_states(ctx, stage, n, zero, offload)
 
@@ -598,7 +603,7 @@ def _kv_cache(ctx: _Ctx, plan: Plan, stage: _Stage) -> float:
     workload, model = ctx.workload, ctx.model
     if workload.task != "inference":
         return 0.0
-    dtype = BYTES[workload.kv_cache_precision or workload.precision]
+    dtype = BYTES_PER_ELEMENT[workload.kv_cache_precision or workload.precision]
     kv_heads_local = model.kv_heads / min(plan.tp, model.kv_heads)
     context = workload.seq_len / plan.cp
     return 2.0 * stage.layers * kv_heads_local * model.d_head * context * plan.micro_batch * dtype
@@ -628,7 +633,7 @@ def _validate_workload(model: ModelSpec, workload: Workload) -> None:
         raise EstimatorError(f"seq_len must be at most {MAX_SEQ_LEN}.", field="seq_len")
     if workload.global_batch is not None:
         _positive_int(workload.global_batch, "global_batch")
-    if workload.task in ("lora", "qlora"):
+    if workload.task in LORA_TASKS:
         _validate_lora(model, workload.lora or LoraSpec())
 
 
@@ -693,17 +698,19 @@ def _validate_moe_and_offload(model: ModelSpec, plan: Plan) -> None:
         raise EstimatorError(
             f"ep={plan.ep} must divide the {model.experts} experts and fit inside dp × tp.", field="plan.ep"
         )
-    if plan.offload not in ("none", "optimizer", "optimizer_and_params"):
-        raise EstimatorError("offload must be none, optimizer or optimizer_and_params.", field="plan.offload")
+    if plan.offload not in OFFLOADS:
+        raise EstimatorError(f"offload must be {_either(OFFLOADS)}.", field="plan.offload")
     if plan.offload == "optimizer_and_params" and plan.zero_stage != 3:
         raise EstimatorError("offloading parameters needs zero_stage 3 (FSDP FULL_SHARD).", field="plan.offload")
-    if plan.recompute not in ("none", "selective", "full"):
-        raise EstimatorError("recompute must be none, selective or full.", field="plan.recompute")
+    if plan.recompute not in RECOMPUTES:
+        raise EstimatorError(f"recompute must be {_either(RECOMPUTES)}.", field="plan.recompute")
+
+
+def _either(choices: tuple[str, ...]) -> str:
+    return f"{', '.join(choices[:-1])} or {choices[-1]}"
 
 
 _ZERO_STAGES = (0, 1, 2, 3)
-_OFFLOADS = ("none", "optimizer", "optimizer_and_params")
-_RECOMPUTES = ("none", "selective", "full")
 
 
 def _plan_is_clean(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster) -> bool:
@@ -726,8 +733,8 @@ def _plan_is_clean(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cl
         and 0 < mb <= MAX_BATCH
         and vs > 0
         and plan.zero_stage in _ZERO_STAGES
-        and plan.offload in _OFFLOADS
-        and plan.recompute in _RECOMPUTES
+        and plan.offload in OFFLOADS
+        and plan.recompute in RECOMPUTES
         and model.heads % tp == 0
         and pp <= model.layers
         and (vs == 1 or pp * vs <= model.layers)
@@ -935,7 +942,7 @@ def _assumptions(
             "Inference: weights + KV cache (K and V per layer, kv heads × head_dim) + one layer's prefill "
             "working set and fp32 last-token logits."
         )
-    elif task in ("lora", "qlora"):
+    elif task in LORA_TASKS:
         base = "NF4 + 0.127 bit/param double-quantised constants (QLoRA §3)" if task == "qlora" else "16-bit"
         out.append(f"{task}: frozen base in {base}; adapters r·(d_in+d_out) train with their own grads and states.")
     elif mixed and precision != "fp32":

@@ -476,7 +476,7 @@ def _multi_node_rows(
                 gpus_per_node=gpus_per_node,
                 nodes=nodes,
                 inter_node_gbps=gbps,
-                extra={"inter_node_fabric": fabric},
+                inter_node_fabric=fabric,
             )
             w, p = _weak_scaled(workload, base, dp)
             tokens = _tokens_per_s(model, w, p, cluster)

@@ -8,20 +8,8 @@ where they are not obvious. This module imports only the standard library.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
 
-Task = Literal["pretrain", "full_finetune", "lora", "qlora", "inference"]
-Precision = Literal["fp32", "fp16", "bf16", "fp8"]
-Optimizer = Literal["adamw", "adamw_8bit", "lion", "sgd", "adafactor"]
-Offload = Literal["none", "optimizer", "optimizer_and_params"]
-Recompute = Literal["none", "selective", "full"]
-Mlp = Literal["gelu", "swiglu"]
-Norm = Literal["layernorm", "rmsnorm"]
-
-TASKS: tuple[str, ...] = ("pretrain", "full_finetune", "lora", "qlora", "inference")
-PRECISIONS: tuple[str, ...] = ("fp32", "fp16", "bf16", "fp8")
-OPTIMIZERS: tuple[str, ...] = ("adamw", "adamw_8bit", "lion", "sgd", "adafactor")
-LORA_TARGETS: tuple[str, ...] = ("q", "k", "v", "o", "gate", "up", "down")
+from app.estimator.vocabulary import LORA_TARGETS, LoraTarget, Mlp, Norm, Offload, Optimizer, Precision, Recompute, Task
 
 GIB = 2**30
 
@@ -78,7 +66,7 @@ class ModelSpec:
 @dataclass(frozen=True, slots=True)
 class LoraSpec:
     rank: int = 16
-    targets: tuple[str, ...] = ("q", "k", "v", "o", "gate", "up", "down")
+    targets: tuple[LoraTarget, ...] = LORA_TARGETS
     alpha: float | None = None  # does not change memory; kept for launch configs
     dropout: float = 0.0  # > 0 keeps a dropped-out copy of each adapted input and its mask (PEFT default 0.0)
 
@@ -153,7 +141,7 @@ class Cluster:
     intra_node_link: str | None = None  # None: the GPU's own (a PCIe-only server overrides NVLink)
     inter_node_gbps: float | None = None  # per-node injection bandwidth in Gbit/s; None: no fabric
     host_ram_gib: float | None = None  # per node; None: unknown (offload is not checked)
-    extra: dict[str, str] = field(default_factory=dict)
+    inter_node_fabric: str | None = None  # a named fabric (data/interconnects.json); None: inferred from the rate
     memory_headroom: float = 0.05  # share of the card's usable memory a plan must leave free
 
     @property

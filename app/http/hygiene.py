@@ -19,8 +19,8 @@ from urllib.parse import parse_qsl
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from app.error_pages import error_page, wants_html
 from app.errors import problem
-from app.web.errors import error_page, wants_html
 
 MAX_JSON_DEPTH = 32  # the deepest real body (an admin SKU with prices, a quote's plan) is 5 levels
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})

@@ -14,10 +14,10 @@ from anyio import to_thread
 from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from app.error_pages import error_page, wants_html
 from app.errors import http_problem
 from app.http.metrics import RATE_LIMITED
 from app.ratelimit.service import RateLimiter
-from app.web.errors import error_page, wants_html
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 

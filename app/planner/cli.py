@@ -8,6 +8,7 @@ import json
 from pydantic import ValidationError
 
 from app.estimator.specs import EstimatorError
+from app.estimator.vocabulary import OBJECTIVES, TASKS, TERMS
 from app.planner.schemas import RecommendIn, RecommendOut
 
 
@@ -16,15 +17,13 @@ def add_recommend_command(sub: argparse._SubParsersAction) -> None:
     model = p.add_mutually_exclusive_group(required=True)
     model.add_argument("--preset", help="a model preset id (GET /models), e.g. llama-2-7b")
     model.add_argument("--params", type=float, help="parameter count, e.g. 7e9 (architecture derived)")
-    p.add_argument(
-        "--task", default="full_finetune", choices=["pretrain", "full_finetune", "lora", "qlora", "inference"]
-    )
+    p.add_argument("--task", default="full_finetune", choices=TASKS)
     p.add_argument("--tokens", type=float, help="tokens to train on (gives time to train and job cost)")
     p.add_argument("--seq-len", type=int, default=2048)
     p.add_argument("--micro-batch", type=int)
     p.add_argument("--global-batch", type=int)
-    p.add_argument("--objective", default="balanced", choices=["cheapest", "fastest", "balanced"])
-    p.add_argument("--term", default="monthly", choices=["monthly", "annual"])
+    p.add_argument("--objective", default="balanced", choices=OBJECTIVES)
+    p.add_argument("--term", default="monthly", choices=TERMS)
     p.add_argument("--max-nodes", type=int, default=16)
     p.add_argument("--deadline-days", type=float)
     p.add_argument("--budget", help="maximum monthly budget, a decimal amount")

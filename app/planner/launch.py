@@ -35,7 +35,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.estimator.specs import LORA_TARGETS, LoraSpec, ModelSpec, Plan, Workload
+from app.estimator.specs import LoraSpec, ModelSpec, Plan, Workload
+from app.estimator.vocabulary import LORA_TARGETS
 from app.planner.stacks import Stack
 
 FSDP_STRATEGY = {0: "NO_SHARD", 1: "SHARD_GRAD_OP", 2: "SHARD_GRAD_OP", 3: "FULL_SHARD"}

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 
 from app.estimator.specs import GpuSpec
+from app.estimator.vocabulary import TERM_MONTHS, Objective, RentalUnit, Term
 
 DAYS_PER_BILLED_MONTH = 30  # a rental month, as the company bills it
-TERM_MONTHS = {"monthly": 1, "annual": 12}
 # Per-node injection bandwidth of the fabrics a SKU may offer (line rates; the estimator applies
 # measured efficiencies): InfiniBand NDR 400 Gb/s per port (BRIEF §6).
 FABRIC_GBPS = {"ib-ndr-400": 400.0, "ib-hdr-200": 200.0, "roce-200": 200.0, "roce-100": 100.0}
@@ -26,7 +26,7 @@ class Offer:
     name: str
     gpu: GpuSpec
     regions: tuple[str, ...]
-    rental_unit: str  # "card" or "node"
+    rental_unit: RentalUnit
     gpus_per_node: int
     card_counts: tuple[int, ...]
     intra_node_link: str
@@ -34,7 +34,7 @@ class Offer:
     host_ram_gib: float | None
     currency: str
     unit_monthly_list: Decimal  # per card or per node
-    discount_bp: dict[str, int] = field(default_factory=dict)
+    discount_bp: dict[Term, int] = field(default_factory=dict)
     indicative_price: bool = False
     fabric_addon_priced: bool = False  # False: the fabric add-on is priced on consultation
     availability: dict[str, int] | None = None  # units free per region; None: not tracked
@@ -47,14 +47,14 @@ class Offer:
 
 @dataclass(frozen=True, slots=True)
 class Constraints:
-    term: str = "monthly"
+    term: Term = "monthly"
     max_monthly_budget: Decimal | None = None
     deadline_days: float | None = None
     gpu_types: tuple[str, ...] = ()
     regions: tuple[str, ...] = ()
     max_nodes: int = 16
     require_infiniband: bool = False
-    objective: str = "balanced"
+    objective: Objective = "balanced"
     limit: int = 5
     memory_headroom: float = 0.05  # share of each card's usable memory a plan leaves free
 
@@ -72,7 +72,7 @@ class Configuration:
 @dataclass(frozen=True, slots=True)
 class Cost:
     currency: str
-    term: str
+    term: Term
     units: int
     monthly_list: Decimal
     monthly_effective: Decimal
@@ -98,7 +98,7 @@ def rented_units(offer: Offer, config: Configuration) -> int:
     return config.gpus if offer.rental_unit == "card" else config.nodes
 
 
-def billed_months(hours: float, term: str) -> int:
+def billed_months(hours: float, term: Term) -> int:
     """Whole months of the chosen term: a 41-day job on a monthly term bills 2 months, on an
     annual term 12."""
     months = max(1, math.ceil(hours / 24 / DAYS_PER_BILLED_MONTH - 1e-9))
@@ -110,7 +110,7 @@ def _money(amount: Decimal, quantum: Decimal) -> Decimal:
     return amount.quantize(quantum, rounding=ROUND_HALF_UP)
 
 
-def price(offer: Offer, config: Configuration, term: str, hours: float | None) -> Cost:
+def price(offer: Offer, config: Configuration, term: Term, hours: float | None) -> Cost:
     units = rented_units(offer, config)
     monthly_list = _money(offer.unit_monthly_list * units, offer.money_quantum)
     discount = Decimal(offer.discount_bp.get(term, 0)) / Decimal(10000)

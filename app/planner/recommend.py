@@ -24,8 +24,9 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Literal
 
-from app.estimator.specs import GIB, ModelSpec, Warning_, Workload
-from app.planner.explain import explain, plan_warnings
+from app.estimator.specs import GIB, Cluster, ModelSpec, Warning_, Workload
+from app.estimator.vocabulary import Objective
+from app.planner.explain import plan_warnings
 from app.planner.launch import launch_configs
 from app.planner.offers import (
     FABRIC_GBPS,
@@ -37,10 +38,9 @@ from app.planner.offers import (
     price,
     rented_units,
 )
-from app.planner.search import Evaluated, Hardware, PlanSearch, SearchStats, cached_search_plans, default_global_batch
+from app.planner.search import Evaluated, PlanSearch, SearchStats, cached_search_plans, default_global_batch
 from app.planner.stacks import Stack, stack_for
 
-OBJECTIVES = ("cheapest", "fastest", "balanced")
 MEANINGFUL_HOURS = 24.0  # a job shorter than a day finishes overnight: speed below it buys nothing usable
 BALANCED_COST_CAP = 4  # balanced shows no option costing more than 4 × the cheapest (without a deadline)
 PARETO_MIN_SAVING = 0.2  # a Pareto point must cut the previous point's time by at least 20 %
@@ -58,7 +58,6 @@ class Option:
     evaluated: Evaluated
     cost: Cost
     hours: float | None
-    explanation: str
     warnings: list[Warning_]
     launch: dict
     availability: str
@@ -153,7 +152,7 @@ def _search_offer(
         search, cached = cached_search_plans(
             model,
             workload,
-            _hardware(offer, config, constraints),
+            _cluster(offer, config, constraints),
             micro_batch=micro_batch,
             hint=hint,
             bound_cache=bounds,
@@ -172,17 +171,17 @@ def _search_offer(
     return found
 
 
-def _hardware(offer: Offer, config: Configuration, constraints: Constraints) -> Hardware:
+def _cluster(offer: Offer, config: Configuration, constraints: Constraints) -> Cluster:
     fabric = offer.inter_node_fabric if config.nodes > 1 else None
-    return Hardware(
+    return Cluster(
         gpu=offer.gpu,
         gpus_per_node=config.cards_per_node,
         nodes=config.nodes,
         intra_node_link=offer.intra_node_link,
-        inter_node_fabric=fabric,
         inter_node_gbps=FABRIC_GBPS.get(fabric) if fabric else None,
         host_ram_gib=offer.host_ram_gib,
         memory_headroom=constraints.memory_headroom,
+        inter_node_fabric=fabric,
     )
 
 
@@ -234,7 +233,6 @@ def _option(
         evaluated=best,
         cost=cost,
         hours=hours,
-        explanation=explain(model, workload, offer, config, best.plan, memory),
         warnings=warnings,
         launch=launch_configs(stack, model, workload, best.plan, config.nodes, config.cards_per_node, global_batch),
         availability=_availability(offer, config, region),
@@ -294,7 +292,7 @@ def _miss_reason(option: Option, constraints: Constraints) -> str | None:
     return "; ".join(reasons) or None
 
 
-def rank(options: list[Option], objective: str, *, deadline: bool = False) -> list[Option]:
+def rank(options: list[Option], objective: Objective, *, deadline: bool = False) -> list[Option]:
     if not options:
         return []
     if objective == "cheapest" or (objective == "balanced" and deadline):

@@ -11,11 +11,23 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
-from app.api.schemas import RequestModel
 from app.catalog.schemas import TERM_DESCRIPTION
-from app.estimator.specs import LORA_TARGETS, LoraSpec, Plan, Workload
+from app.estimator.specs import LoraSpec, Plan, Workload
+from app.estimator.vocabulary import (
+    LORA_TARGETS,
+    LORA_TASKS,
+    Mlp,
+    Objective,
+    Offload,
+    Optimizer,
+    Precision,
+    Recompute,
+    Task,
+    Term,
+)
 from app.planner.recommend import RejectionCode
 from app.planner.stacks import Stack
+from app.schemas import RequestModel
 
 PositiveInt = Annotated[int, Field(ge=1)]
 ShortId = Annotated[str, Field(min_length=1, max_length=64)]
@@ -65,7 +77,7 @@ class ModelIn(RequestModel):
     head_dim: int | None = Field(
         default=None, ge=1, le=4096, description="Per-head dimension; default: hidden / heads."
     )
-    mlp: Literal["gelu", "swiglu"] = Field(
+    mlp: Mlp = Field(
         default="swiglu",
         description="Feed-forward kind: swiglu (three matrices, Llama) or gelu (two, GPT-2); default swiglu.",
     )
@@ -157,10 +169,10 @@ class PlanIn(RequestModel):
             "hybrid_shard",
         ]
     ) = Field(default=0, description="0-3, or an FSDP sharding strategy name (FULL_SHARD = 3, SHARD_GRAD_OP = 2)")
-    offload: Literal["none", "optimizer", "optimizer_and_params"] = Field(
+    offload: Offload = Field(
         default="none", description="What is offloaded to host RAM: none (default), optimizer, optimizer_and_params."
     )
-    recompute: Literal["none", "selective", "full"] = Field(
+    recompute: Recompute = Field(
         default="none", description="Activation recomputation: none (default), selective, full."
     )
     sequence_parallel: bool = Field(
@@ -251,18 +263,18 @@ class WorkloadIn(RequestModel):
         description="The model: a preset, a pasted Hugging Face config.json, a parameter count, or an explicit "
         "architecture."
     )
-    task: Literal["pretrain", "full_finetune", "lora", "qlora", "inference"] = Field(
+    task: Task = Field(
         default="full_finetune",
         description="pretrain, full_finetune (default), lora, qlora (4-bit base weights) or inference.",
     )
-    precision: Literal["fp32", "fp16", "bf16", "fp8"] = Field(
+    precision: Precision = Field(
         default="bf16", description="Compute precision of weights and activations: bf16 (default), fp16, fp8 or fp32."
     )
     mixed_precision: bool = Field(
         default=True,
         description="Keep FP32 master weights beside the low-precision copy (standard mixed precision); default true.",
     )
-    optimizer: Literal["adamw", "adamw_8bit", "lion", "sgd", "adafactor"] = Field(
+    optimizer: Optimizer = Field(
         default="adamw",
         description="adamw (default), adamw_8bit, lion, sgd (with momentum) or adafactor: sets the optimizer-state "
         "bytes.",
@@ -289,7 +301,7 @@ class WorkloadIn(RequestModel):
     lora: LoraIn | None = Field(
         default=None, description="LoRA settings for task lora or qlora; default rank 16 on all linear layers."
     )
-    kv_cache_precision: Literal["fp32", "fp16", "bf16", "fp8"] | None = Field(
+    kv_cache_precision: Precision | None = Field(
         default=None, description="KV-cache precision for inference; default: precision."
     )
     output_tokens: int = Field(
@@ -297,7 +309,7 @@ class WorkloadIn(RequestModel):
     )
 
     def workload(self) -> Workload:
-        lora = self.lora.spec() if self.lora else (LoraSpec() if self.task in ("lora", "qlora") else None)
+        lora = self.lora.spec() if self.lora else (LoraSpec() if self.task in LORA_TASKS else None)
         return Workload(
             task=self.task,
             precision=self.precision,
@@ -337,7 +349,7 @@ class ScalingIn(WorkloadIn):
 
 
 class ConstraintsIn(RequestModel):
-    term: Literal["monthly", "annual"] = Field(default="monthly", description=TERM_DESCRIPTION)
+    term: Term = Field(default="monthly", description=TERM_DESCRIPTION)
     max_monthly_budget: Decimal | None = Field(
         default=None,
         gt=0,
@@ -368,7 +380,7 @@ class ConstraintsIn(RequestModel):
     require_infiniband: bool = Field(
         default=False, description="Only SKUs with an InfiniBand or RoCE fabric; default false."
     )
-    objective: Literal["cheapest", "fastest", "balanced"] = Field(
+    objective: Objective = Field(
         default="balanced", description="Ranking: balanced (default: cost and time together), cheapest or fastest."
     )
     limit: int = Field(

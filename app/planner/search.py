@@ -31,7 +31,7 @@ and are not dominated by construction:
   configuration's best option; the ranking then compares configurations.
 
 `tests/planner/test_search.py` proves on small spaces that this returns the same best option as
-brute force over every plan.
+brute force over every plan (`tests/planner/brute_force.py`).
 """
 
 from __future__ import annotations
@@ -43,41 +43,13 @@ from dataclasses import dataclass, field, replace
 from app.estimator.communication import StepShape, offload_time, per_node, tp_comm, trainable_params_local
 from app.estimator.memory import MemoryEstimate, estimate_memory, memory_breakdown
 from app.estimator.performance import PerformanceEstimate, estimate_performance, microbatch_compute_s
-from app.estimator.specs import Cluster, GpuSpec, MemoryBreakdown, ModelSpec, Plan, Workload
+from app.estimator.specs import Cluster, MemoryBreakdown, ModelSpec, Plan, Workload
+from app.estimator.vocabulary import OFFLOADS, RECOMPUTES, Offload, Recompute, Task
 from app.planner.stacks import supported
 
 TP_DEGREES = (1, 2, 4, 8)
 MICRO_BATCHES = (1, 2, 4, 8, 16)
 MAX_PP = 16
-OFFLOADS = ("none", "optimizer", "optimizer_and_params")
-RECOMPUTES = ("none", "selective", "full")
-
-
-@dataclass(frozen=True, slots=True)
-class Hardware:
-    """One rentable configuration: `nodes` servers with `gpus_per_node` cards of one GPU type."""
-
-    gpu: GpuSpec
-    gpus_per_node: int
-    nodes: int
-    intra_node_link: str
-    inter_node_fabric: str | None = None
-    inter_node_gbps: float | None = None
-    host_ram_gib: float | None = None
-    memory_headroom: float = 0.05
-
-    def cluster(self) -> Cluster:
-        extra = {"inter_node_fabric": self.inter_node_fabric} if self.inter_node_fabric and self.nodes > 1 else {}
-        return Cluster(
-            gpu=self.gpu,
-            gpus_per_node=self.gpus_per_node,
-            nodes=self.nodes,
-            intra_node_link=self.intra_node_link,
-            inter_node_gbps=self.inter_node_gbps if self.nodes > 1 else None,
-            host_ram_gib=self.host_ram_gib,
-            extra=extra,
-            memory_headroom=self.memory_headroom,
-        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,11 +103,11 @@ def _pow2(n: int) -> int:
     return 1 << max(0, n.bit_length() - 1)
 
 
-def plan_shapes(model: ModelSpec, workload: Workload, hw: Hardware) -> Iterator[tuple[int, int, int]]:
+def plan_shapes(model: ModelSpec, workload: Workload, cluster: Cluster) -> Iterator[tuple[int, int, int]]:
     """(tp, pp, dp) with tp inside one node and dividing the heads, pp dividing the layers."""
-    gpus = hw.gpus_per_node * hw.nodes
+    gpus = cluster.gpus
     for tp in TP_DEGREES:
-        if tp > hw.gpus_per_node or hw.gpus_per_node % tp or model.heads % tp:
+        if tp > cluster.gpus_per_node or cluster.gpus_per_node % tp or model.heads % tp:
             continue
         for pp in divisors(model.layers, min(MAX_PP, gpus // tp)):
             if gpus % (tp * pp):
@@ -143,13 +115,13 @@ def plan_shapes(model: ModelSpec, workload: Workload, hw: Hardware) -> Iterator[
             yield tp, pp, gpus // (tp * pp)
 
 
-def zero_stages(task: str, dp: int) -> tuple[int, ...]:
+def zero_stages(task: Task, dp: int) -> tuple[int, ...]:
     if task == "inference" or dp == 1:
         return (0,)
     return (0, 1, 2, 3)
 
 
-def offloads(task: str, zero: int, host_ram_known: bool = True) -> tuple[str, ...]:
+def offloads(task: Task, zero: int, host_ram_known: bool = True) -> tuple[Offload, ...]:
     """DeepSpeed offloads optimizer states with ZeRO ≥ 1 and parameters only with ZeRO-3.
 
     Offload needs host RAM the plan can count on: a server whose RAM is unknown gets none."""
@@ -184,7 +156,7 @@ def set_cache_size(entries: int) -> None:
 def cached_search_plans(
     model: ModelSpec,
     workload: Workload,
-    hw: Hardware,
+    cluster: Cluster,
     *,
     micro_batch: int | None = None,
     hint: Plan | None = None,
@@ -195,20 +167,20 @@ def cached_search_plans(
     key = (
         model,
         workload,
-        hw.gpu.id,
-        hw.gpus_per_node,
-        hw.nodes,
-        hw.intra_node_link,
-        hw.inter_node_fabric,
-        hw.inter_node_gbps,
-        hw.host_ram_gib,
-        hw.memory_headroom,
+        cluster.gpu.id,
+        cluster.gpus_per_node,
+        cluster.nodes,
+        cluster.intra_node_link,
+        cluster.inter_node_fabric,
+        cluster.inter_node_gbps,
+        cluster.host_ram_gib,
+        cluster.memory_headroom,
         micro_batch,
     )
     with _cache_lock:
         if key in _cache:
             return _cache[key], True
-    search = search_plans(model, workload, hw, micro_batch=micro_batch, hint=hint, bound_cache=bound_cache)
+    search = search_plans(model, workload, cluster, micro_batch=micro_batch, hint=hint, bound_cache=bound_cache)
     with _cache_lock:  # requests run in a thread pool
         if _cache_size:
             if len(_cache) >= _cache_size:
@@ -220,30 +192,27 @@ def cached_search_plans(
 def search_plans(
     model: ModelSpec,
     workload: Workload,
-    hw: Hardware,
+    cluster: Cluster,
     *,
     micro_batch: int | None = None,
     hint: Plan | None = None,
     bound_cache: dict | None = None,
 ) -> PlanSearch:
-    """The fastest plan that fits on `hw` (None when none fits), with the search's counts.
+    """The fastest plan that fits on `cluster` (None when none fits), with the search's counts.
 
     `micro_batch` pins the micro-batch (for inference: the number of concurrent sequences).
     `hint` (e.g. the best plan on one node fewer) is timed first when it fits: a good incumbent
     lets the speed bounds prune from the start. The answer does not depend on it.
     `bound_cache` may be shared by searches on the same GPU type and link (node counts differ):
     a micro-batch's compute and tensor-parallel time do not depend on how many nodes there are."""
-    cluster = hw.cluster()
     global_batch = default_global_batch(workload)
     if workload.task != "inference":
         workload = replace(workload, global_batch=global_batch)
     result = PlanSearch(best=None, bound_cache={} if bound_cache is None else bound_cache)
     if hint is not None:
-        _try_hint(model, workload, cluster, hw, hint, global_batch, micro_batch, result)
-    for bound, shape, mbs in _shapes_by_bound(
-        model, workload, cluster, hw, global_batch, micro_batch, result.bound_cache
-    ):
-        if hw.nodes == 1 and result.unconstrained_simple:
+        _try_hint(model, workload, cluster, hint, global_batch, micro_batch, result)
+    for bound, shape, mbs in _shapes_by_bound(model, workload, cluster, global_batch, micro_batch, result.bound_cache):
+        if cluster.nodes == 1 and result.unconstrained_simple:
             break
         if result.best is not None and bound < result.best.throughput:
             break  # shapes come fastest-bound first: none of the rest can win
@@ -257,14 +226,13 @@ def _try_hint(
     model: ModelSpec,
     workload: Workload,
     cluster: Cluster,
-    hw: Hardware,
     hint: Plan,
     global_batch: int,
     micro_batch: int | None,
     result: PlanSearch,
 ) -> None:
-    gpus = hw.gpus_per_node * hw.nodes
-    if hint.tp > hw.gpus_per_node or gpus % (hint.tp * hint.pp):
+    gpus = cluster.gpus
+    if hint.tp > cluster.gpus_per_node or gpus % (hint.tp * hint.pp):
         return
     dp = gpus // (hint.tp * hint.pp)
     if hint.micro_batch not in micro_batches(workload, dp, global_batch, micro_batch):
@@ -291,7 +259,6 @@ def _shapes_by_bound(
     model: ModelSpec,
     workload: Workload,
     cluster: Cluster,
-    hw: Hardware,
     global_batch: int,
     micro_batch: int | None,
     cache: dict,
@@ -299,7 +266,7 @@ def _shapes_by_bound(
     """Every (tp, pp, dp) shape with an upper bound on its speed, most promising first
     (ties keep the simpler shape first: plan_shapes yields tp, then pp, ascending)."""
     shapes = []
-    for tp, pp, dp in plan_shapes(model, workload, hw):
+    for tp, pp, dp in plan_shapes(model, workload, cluster):
         mbs = micro_batches(workload, dp, global_batch, micro_batch)
         if mbs:
             shape = Plan(dp=dp, tp=tp, pp=pp, sequence_parallel=tp > 1, micro_batch=mbs[-1])
@@ -371,7 +338,7 @@ def _microbatch_floor_s(model: ModelSpec, workload: Workload, cluster: Cluster, 
     return seconds
 
 
-def _plan(shape: Plan, zero: int, offload: str, recompute: str, micro_batch: int) -> Plan:
+def _plan(shape: Plan, zero: int, offload: Offload, recompute: Recompute, micro_batch: int) -> Plan:
     """A plan of `shape` with these settings (direct construction: dataclasses.replace costs
     several times more, and the search builds thousands)."""
     return Plan(
@@ -404,7 +371,7 @@ def _search_shape(
 
     Savers only ever reduce memory, so a level fits every micro-batch a faster level fits: those
     plans are dominated (same micro-batch, more work), and only larger micro-batches are tried."""
-    recomputes = ("none",) if workload.task == "inference" else RECOMPUTES
+    recomputes: tuple[Recompute, ...] = ("none",) if workload.task == "inference" else RECOMPUTES
     largest_fit: dict[Level, int] = {}
     runnable = _runnable_levels(workload, shape, recomputes, cluster.host_ram_gib is not None)
     for zero in zero_stages(workload.task, shape.dp):
@@ -522,7 +489,8 @@ def _wins(throughput: float, plan: Plan, best: Evaluated) -> bool:
     return plan_complexity(plan) < plan_complexity(best.plan)
 
 
-def _faster(a: Evaluated, b: Evaluated) -> bool:
+def faster(a: Evaluated, b: Evaluated) -> bool:
+    """`a` beats `b` by the search's own rule (throughput, then the simpler plan)."""
     return _wins(a.throughput, a.plan, b)
 
 
@@ -540,37 +508,3 @@ def plan_complexity(plan: Plan) -> tuple:
 def _remember_miss(result: PlanSearch, plan: Plan, memory: MemoryBreakdown) -> None:
     if result.best is None and memory.total < result.closest_total:
         result.closest_total, result.closest_plan = memory.total, plan
-
-
-def brute_force(
-    model: ModelSpec, workload: Workload, hw: Hardware, *, micro_batch: int | None = None
-) -> Evaluated | None:
-    """Every plan of the space, no pruning: the reference the tests compare the search with."""
-    cluster = hw.cluster()
-    global_batch = default_global_batch(workload)
-    workload = replace(workload, global_batch=global_batch) if workload.task != "inference" else workload
-    best: Evaluated | None = None
-    for tp, pp, dp in plan_shapes(model, workload, hw):
-        for zero in (0, 1, 2, 3) if dp > 1 and workload.task != "inference" else (0,):
-            for offload in offloads(workload.task, zero, hw.host_ram_gib is not None):
-                for recompute in ("none",) if workload.task == "inference" else RECOMPUTES:
-                    for mb in micro_batches(workload, dp, global_batch, micro_batch):
-                        plan = Plan(
-                            dp=dp,
-                            tp=tp,
-                            pp=pp,
-                            zero_stage=zero,
-                            offload=offload,
-                            recompute=recompute,
-                            micro_batch=mb,
-                            sequence_parallel=tp > 1,
-                        )
-                        if not supported(workload, plan):
-                            continue
-                        memory = estimate_memory(model, workload, plan, cluster)
-                        if not memory.breakdown.fits:
-                            continue
-                        candidate = Evaluated(plan, memory, estimate_performance(model, workload, plan, cluster))
-                        if best is None or _faster(candidate, best):
-                            best = candidate
-    return best

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from app.estimator.specs import Plan, Workload
+from app.estimator.vocabulary import RECOMPUTES
 
 Stack = Literal["deepspeed", "fsdp", "megatron"]
 STACKS: tuple[Stack, ...] = ("deepspeed", "fsdp", "megatron")
@@ -91,7 +92,7 @@ MATRIX: dict[Stack, Row] = {
         ep=False,
         zero={False: frozenset({0, 2, 3}), True: frozenset({0, 2, 3})},
         offload={"none": frozenset({0, 2, 3}), "optimizer_and_params": frozenset({3})},
-        recompute=frozenset({"none", "selective", "full"}),
+        recompute=frozenset(RECOMPUTES),
         lora_recompute=frozenset({"none", "full"}),
         lora=True,
         lora_model_parallel=False,
@@ -104,8 +105,8 @@ MATRIX: dict[Stack, Row] = {
         ep=True,
         zero={False: frozenset({0, 1}), True: frozenset({0, 1})},
         offload={"none": frozenset({0, 1})},
-        recompute=frozenset({"none", "selective", "full"}),
-        lora_recompute=frozenset({"none", "selective", "full"}),
+        recompute=frozenset(RECOMPUTES),
+        lora_recompute=frozenset(RECOMPUTES),
         lora=True,
         lora_model_parallel=True,
         qlora=False,

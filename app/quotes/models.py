@@ -1,5 +1,5 @@
-"""Quote tables: the frozen quote, its line items, the gap-free yearly number counter, and the
-catalog's priced add-ons (e.g. InfiniBand) that a quote may include.
+"""Quote tables: the frozen quote, its line items and the gap-free yearly number counter (the
+priced add-ons a quote may include belong to the catalog: app.catalog.models.SkuAddon).
 
 A quote is a commercial document: every figure it shows is copied onto its own rows (minor
 units) and into `snapshot` when it is issued, so later catalog edits never change it.
@@ -27,30 +27,6 @@ from sqlalchemy.orm import Mapped, mapped_column, relationship
 from app.db.base import Base, TimestampMixin, utcnow
 
 QUOTE_STATUSES = ("issued", "accepted", "cancelled", "expired")
-
-
-class SkuAddon(TimestampMixin, Base):
-    """An option sold with a SKU. `amount_minor` NULL means "priced on consultation"."""
-
-    __tablename__ = "sku_addons"
-    __table_args__ = (
-        CheckConstraint("per_unit IN ('node', 'card')", name="per_unit"),
-        CheckConstraint("status IN ('active', 'retired')", name="status"),
-        CheckConstraint("amount_minor IS NULL OR amount_minor > 0", name="amount_positive"),
-        UniqueConstraint("sku_id", "code"),
-    )
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    sku_id: Mapped[int] = mapped_column(ForeignKey("skus.id", ondelete="CASCADE"), index=True)
-    code: Mapped[str] = mapped_column(String(64))
-    name: Mapped[str] = mapped_column(String(200))
-    amount_minor: Mapped[int | None] = mapped_column(BigInteger, nullable=True)  # monthly, per unit
-    currency: Mapped[str] = mapped_column(String(3))
-    per_unit: Mapped[str] = mapped_column(String(8))
-    status: Mapped[str] = mapped_column(String(16), default="active")
-    version: Mapped[int] = mapped_column(Integer, default=1)
-
-    __mapper_args__ = {"version_id_col": version}
 
 
 class QuoteNumberCounter(Base):
@@ -82,7 +58,7 @@ class Quote(TimestampMixin, Base):
     status: Mapped[str] = mapped_column(String(16), default="issued", index=True)
     valid_until: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     currency: Mapped[str] = mapped_column(String(3))
-    sku_id: Mapped[int | None] = mapped_column(ForeignKey("skus.id", ondelete="SET NULL"), nullable=True)
+    sku_pk: Mapped[int | None] = mapped_column("sku_id", ForeignKey("skus.id", ondelete="SET NULL"), nullable=True)
     sku_slug: Mapped[str] = mapped_column(String(64))
     sku_version: Mapped[int] = mapped_column(Integer)
     sku_price_id: Mapped[int] = mapped_column(Integer)  # the catalog price row (version) used

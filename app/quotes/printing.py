@@ -18,7 +18,7 @@ from app.estimator.presets import get_preset, model_title
 from app.estimator.specs import EstimatorError
 from app.planner import words
 from app.quotes.schemas import QuoteOut
-from app.web.templating import templates
+from app.templating import templates
 
 PRINT_CSS = Path(__file__).resolve().parents[2] / "static" / "css" / "print.css"
 LANGUAGES = ("en", "zh")

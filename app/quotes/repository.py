@@ -1,4 +1,4 @@
-"""Quote queries. The only place that writes SQL for quotes, their numbers and SKU add-ons."""
+"""Quote queries. The only place that writes SQL for quotes and their numbers."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from sqlalchemy import ColumnElement, and_, func, or_, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
-from app.quotes.models import Quote, QuoteDocument, QuoteNumberCounter, SkuAddon
+from app.quotes.models import Quote, QuoteDocument, QuoteNumberCounter
 
 
 def get_by_public_id(session: Session, public_id: str, *, for_update: bool = False) -> Quote | None:
@@ -20,14 +20,6 @@ def get_by_public_id(session: Session, public_id: str, *, for_update: bool = Fal
 
 def get_by_idempotency_key(session: Session, key: str) -> Quote | None:
     return session.scalar(select(Quote).where(Quote.idempotency_key == key))
-
-
-def addons_for_sku(session: Session, sku_id: int) -> list[SkuAddon]:
-    return list(session.scalars(select(SkuAddon).where(SkuAddon.sku_id == sku_id).order_by(SkuAddon.code)))
-
-
-def get_addon(session: Session, sku_id: int, code: str) -> SkuAddon | None:
-    return session.scalar(select(SkuAddon).where(SkuAddon.sku_id == sku_id, SkuAddon.code == code))
 
 
 def next_number(session: Session, year: int) -> int:

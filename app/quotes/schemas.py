@@ -18,9 +18,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, EmailStr, Field, StringConstraints, field_validator, model_validator
 
-from app.api.schemas import RequestModel
 from app.catalog.schemas import TERM_DESCRIPTION, MoneyStr
+from app.estimator.vocabulary import Term
 from app.planner.schemas import PlanIn, WorkloadIn
+from app.schemas import RequestModel
 
 Text200 = Annotated[str, StringConstraints(strip_whitespace=True, max_length=200)]
 MAX_WORKLOAD_JSON_BYTES = 8192  # a real config.json is 1-2 KB (DeepSeek-V3's, the largest shipped preset: ~1.7 KB)
@@ -125,7 +126,7 @@ class QuoteCreate(RequestModel):
         description="The SKU to rent (an option's sku.id from POST /recommend, or GET /catalog/skus)."
     )
     quantity: int = Field(ge=1, le=1000, strict=True, description="Cards (SKUs rented by the card) or nodes")
-    term: Literal["monthly", "annual"] = Field(description=TERM_DESCRIPTION)
+    term: Term = Field(description=TERM_DESCRIPTION)
     months: int | None = Field(
         default=None,
         ge=1,

@@ -20,12 +20,12 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from app.catalog import repository as catalog_repository
-from app.catalog.models import Sku
+from app.catalog.models import Sku, SkuAddon
 from app.catalog.pricing import sku_pricing
 from app.errors import Conflict, InvalidInput, NotFound
 from app.money import bp_to_percent, from_minor, to_minor
 from app.quotes import documents, printing, repository
-from app.quotes.models import Quote, QuoteLine, SkuAddon
+from app.quotes.models import Quote, QuoteLine
 from app.quotes.schemas import CustomerOut, QuoteCreate, QuoteLineOut, QuoteLinks, QuoteList, QuoteOut
 
 PUBLIC_ID_BYTES = 24  # 192 random bits → 32 URL-safe characters
@@ -120,7 +120,7 @@ def _months(term: str, months: int | None) -> int:
 def _addons(session: Session, sku: Sku, codes: list[str]) -> list[SkuAddon]:
     if len(set(codes)) != len(codes):
         raise _invalid("addons", "each add-on may be listed once")
-    offered = [a for a in repository.addons_for_sku(session, sku.id) if a.status == "active"]
+    offered = [a for a in catalog_repository.addons_for_sku(session, sku.id) if a.status == "active"]
     by_code = {a.code: a for a in offered}
     unknown = [code for code in codes if code not in by_code]
     if unknown:
@@ -371,7 +371,7 @@ def _new_quote(
         status="issued",
         valid_until=now + timedelta(days=validity_days),
         currency=priced.currency,
-        sku_id=sku.id,
+        sku_pk=sku.id,
         sku_slug=sku.slug,
         sku_version=sku.version,
         sku_price_id=priced.price_id,

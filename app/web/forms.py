@@ -18,15 +18,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from app.estimator.vocabulary import LORA_TASKS, OBJECTIVES, OPTIMIZERS, PRECISIONS, TASKS, TERMS
+from app.i18n import Translator
 from app.planner.schemas import RecommendIn
-from app.web.i18n import Translator
 
 BILLION = 1_000_000_000
-TASKS = ("lora", "qlora", "full_finetune", "pretrain", "inference")
-PRECISIONS = ("bf16", "fp16", "fp8", "fp32")
-OPTIMIZERS = ("adamw", "adamw_8bit", "lion", "sgd", "adafactor")
-OBJECTIVES = ("balanced", "cheapest", "fastest")
-TERMS = ("monthly", "annual")
 SOURCES = ("preset", "params", "config")
 DEFAULTS: dict[str, str] = {
     "source": "preset",
@@ -105,6 +101,12 @@ class WizardForm:
         items = [(name, self.values[name]) for name in SINGLE_FIELDS if self.values.get(name)]
         items += [(name, v) for name in MULTI_FIELDS for v in self.multi.get(name, [])]
         return items
+
+
+def options(values: tuple[str, ...], t: Translator, label_prefix: str | None = None) -> list[tuple[str, str]]:
+    """(value, label) pairs for a select or radio group, in the vocabulary's order; without a label
+    prefix the label is the value in capitals (BF16)."""
+    return [(v, t(label_prefix + v) if label_prefix else v.upper()) for v in values]
 
 
 def read_form(data: Mapping[str, str], multi_items: Iterable[tuple[str, str]]) -> WizardForm:
@@ -241,7 +243,7 @@ def build_body(form: WizardForm, t: Translator) -> dict[str, Any]:
             body[name] = value
     body["precision"] = _choice(form, "precision", PRECISIONS, t)
     body["optimizer"] = _choice(form, "optimizer", OPTIMIZERS, t)
-    if body["task"] in ("lora", "qlora"):
+    if body["task"] in LORA_TASKS:
         rank = _number(form, "lora_rank", t, integer=True)
         if rank is not None:
             body["lora"] = {"rank": rank}

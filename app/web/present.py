@@ -10,10 +10,10 @@ from decimal import Decimal
 from typing import Any
 
 from app.estimator.presets import model_title
+from app.i18n import Translator
 from app.planner.schemas import ConstraintsIn, ModelOut, OptionOut, PlanOut, RecommendIn, RecommendOut
 from app.planner.words import PLAN_WORDS, plan_summary
 from app.web.charts import MemoryBar, memory_bar
-from app.web.i18n import Translator
 
 CSV_COLUMNS = (
     "rank",

@@ -27,25 +27,24 @@ from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Resp
 from pydantic import ValidationError
 from sqlalchemy.orm import Session
 
-from app.api.deps import SessionDep, SettingsDep
 from app.catalog import repository as catalog_repository
 from app.catalog.schemas import SkuOut
 from app.catalog.service import public_skus
+from app.deps import SessionDep, SettingsDep
+from app.error_pages import WebRoute, error_page
 from app.errors import Conflict, InvalidInput
 from app.estimator.presets import list_presets
 from app.estimator.specs import EstimatorError
+from app.i18n import Translator, negotiate
 from app.planner.schemas import OptionOut, RecommendIn, RecommendOut
 from app.planner.service import run_recommend
 from app.quotes import printing
-from app.quotes import repository as quotes_repository
 from app.quotes import service as quotes_service
 from app.quotes.schemas import QuoteCreate
+from app.templating import templates
 from app.web import forms
 from app.web.charts import MEMORY_PARTS, MIN_SAVING_HOURS, scatter, useful_front
-from app.web.errors import WebRoute, error_page
-from app.web.i18n import Translator, negotiate
 from app.web.present import CSV_COLUMNS, csv_row, download_stem, model_name, option_view, plan_words
-from app.web.templating import templates
 
 router = APIRouter(route_class=WebRoute, include_in_schema=False)
 QUOTE_FIELDS = ("name", "company", "email", "months")
@@ -156,7 +155,7 @@ def _addons(session: Session, sku_slug: str) -> list[tuple[str, str]]:
     sku = catalog_repository.get_sku_by_slug(session, sku_slug)
     if sku is None:
         return []
-    return [(a.code, a.name) for a in quotes_repository.addons_for_sku(session, sku.id) if a.status == "active"]
+    return [(a.code, a.name) for a in catalog_repository.addons_for_sku(session, sku.id) if a.status == "active"]
 
 
 def _default_addons(option: OptionOut, offered: list[tuple[str, str]]) -> list[str]:

@@ -11,10 +11,10 @@ import pytest
 
 from app.admin import editing, service
 from app.admin.schemas import SkuPatch
-from app.catalog.seed import seed_catalog
 from app.db.engine import build_engine, build_sessionmaker
 from app.db.migrate import upgrade
 from app.errors import Conflict
+from app.seed import seed_database
 from tests.conftest import BACKENDS
 from tests.servers import scratch_database
 
@@ -32,7 +32,7 @@ def test_simultaneous_saves_one_wins_the_other_gets_409(scratch_url: str) -> Non
     engine = build_engine(scratch_url)
     sessions = build_sessionmaker(engine)
     with sessions.begin() as setup:
-        seed_catalog(setup)
+        seed_database(setup)
     alice = service.Actor(None, "alice@example.com", "api")
     bob = service.Actor(None, "bob@example.com", "api")
     first, second = sessions(), sessions()

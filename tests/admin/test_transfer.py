@@ -10,8 +10,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from app.admin.models import AuditEntry
-from app.catalog.models import GpuType, Sku, SkuAvailability, SkuPrice, TermDiscount
-from app.quotes.models import SkuAddon
+from app.catalog.models import GpuType, Sku, SkuAddon, SkuAvailability, SkuPrice, TermDiscount
 from tests.admin.conftest import Admin
 
 TABLES = (GpuType, Sku, SkuPrice, TermDiscount, SkuAvailability, SkuAddon, AuditEntry)

@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 from app.catalog.models import GpuType, Sku, SkuPrice, TermDiscount
 from app.catalog.pricing import sku_pricing
 from app.catalog.repository import get_sku_by_slug
-from app.catalog.seed import seed_catalog
+from app.seed import seed_database
 
 
 def _counts(db: Session) -> tuple[int, ...]:
@@ -20,7 +20,7 @@ def _counts(db: Session) -> tuple[int, ...]:
 
 def test_seed_twice_changes_nothing(db: Session) -> None:
     before = _counts(db)
-    report = seed_catalog(db)
+    report = seed_database(db)
     assert report.created == []
     assert _counts(db) == before
     assert before == (5, 3, 3, 6)
@@ -39,7 +39,7 @@ def test_seed_keeps_an_admin_price_and_discount(db: Session) -> None:
     )
     next(d for d in sku.discounts if d.term == "annual").discount_bp = 1800
     db.flush()
-    seed_catalog(db)
+    seed_database(db)
     db.expire_all()
     pricing = sku_pricing(get_sku_by_slug(db, "h100-80g-sxm-8x"))
     assert pricing.monthly_list == Decimal("95000.00")

@@ -17,12 +17,12 @@ from sqlalchemy.orm import Session
 from app.catalog.models import SkuPrice
 from app.catalog.repository import get_sku_by_slug
 from app.catalog.revision import current_token
-from app.catalog.seed import seed_catalog
 from app.catalog.service import public_skus
 from app.catalog.snapshot import catalog_snapshot
 from app.db.engine import build_engine, build_sessionmaker
 from app.db.migrate import upgrade
 from app.ratelimit.models import RateLimitCounter
+from app.seed import seed_database
 from tests.conftest import BACKENDS
 from tests.servers import free_port, running_server, scratch_database
 
@@ -106,7 +106,7 @@ def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
         upgrade(url)
         engine = build_engine(url)
         with build_sessionmaker(engine).begin() as session:
-            seed_catalog(session)
+            seed_database(session)
         engine.dispose()
         env = {"DATABASE_URL": url, "PORT": str(free_port()), "ENV": "test", "RATE_LIMIT_PER_MINUTE": "0"}
         with running_server(env, workers=2) as base:

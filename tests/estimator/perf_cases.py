@@ -96,8 +96,9 @@ def _mfu_tokens(mfu: float, model: ModelSpec, seq: int, peak: float) -> float:
 
 
 def _nodes(gpu: GpuSpec, gpus: int, gbps: float | None, fabric: str | None = None) -> Cluster:
-    extra = {"inter_node_fabric": fabric} if fabric else {}
-    return Cluster(gpu=gpu, gpus_per_node=min(8, gpus), nodes=max(1, gpus // 8), inter_node_gbps=gbps, extra=extra)
+    return Cluster(
+        gpu=gpu, gpus_per_node=min(8, gpus), nodes=max(1, gpus // 8), inter_node_gbps=gbps, inter_node_fabric=fabric
+    )
 
 
 # Selene: DGX A100 with 8 × HDR 200 Gb/s InfiniBand per node (Narayanan et al. 2021 §5).

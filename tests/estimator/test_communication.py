@@ -48,20 +48,14 @@ def test_multi_node_group_is_bounded_by_the_slowest_stage() -> None:
 
 def test_concurrent_groups_share_the_node_injection_bandwidth() -> None:
     """With TP = 8 inside the node, eight DP groups cross the network at once, each with 1/8 of it."""
-    cluster = Cluster(
-        gpu=H100_SXM, gpus_per_node=8, nodes=4, inter_node_gbps=3200, extra={"inter_node_fabric": "ib-ndr-400"}
-    )
+    cluster = Cluster(gpu=H100_SXM, gpus_per_node=8, nodes=4, inter_node_gbps=3200, inter_node_fabric="ib-ndr-400")
     one_per_node = group_bandwidth(cluster, 4, 1)
     assert one_per_node.busbw_bytes_per_s == pytest.approx(node_injection_bytes_per_s(cluster) / 8)
 
 
 def test_infiniband_beats_ethernet_at_equal_line_rate() -> None:
-    ib = Cluster(
-        gpu=A100_80_SXM, gpus_per_node=8, nodes=2, inter_node_gbps=100, extra={"inter_node_fabric": "roce-100"}
-    )
-    tcp = Cluster(
-        gpu=A100_80_SXM, gpus_per_node=8, nodes=2, inter_node_gbps=100, extra={"inter_node_fabric": "eth-100"}
-    )
+    ib = Cluster(gpu=A100_80_SXM, gpus_per_node=8, nodes=2, inter_node_gbps=100, inter_node_fabric="roce-100")
+    tcp = Cluster(gpu=A100_80_SXM, gpus_per_node=8, nodes=2, inter_node_gbps=100, inter_node_fabric="eth-100")
     assert node_injection_bytes_per_s(ib) > 1.5 * node_injection_bytes_per_s(tcp)
 
 

@@ -71,8 +71,9 @@ class GpuHoursCase:
 
 
 def _nodes(gpu: GpuSpec, gpus: int, gbps: float | None, fabric: str | None) -> Cluster:
-    extra = {"inter_node_fabric": fabric} if fabric else {}
-    return Cluster(gpu=gpu, gpus_per_node=min(8, gpus), nodes=max(1, gpus // 8), inter_node_gbps=gbps, extra=extra)
+    return Cluster(
+        gpu=gpu, gpus_per_node=min(8, gpus), nodes=max(1, gpus // 8), inter_node_gbps=gbps, inter_node_fabric=fabric
+    )
 
 
 def _hdr(gpu: GpuSpec, gpus: int) -> Cluster:

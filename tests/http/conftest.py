@@ -9,9 +9,9 @@ from fastapi import APIRouter, FastAPI
 from fastapi.testclient import TestClient
 from pydantic import Field
 
-from app.api.schemas import RequestModel
 from app.errors import NotFound
 from app.main import create_app
+from app.schemas import RequestModel
 from app.settings import Settings
 
 

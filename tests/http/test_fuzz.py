@@ -27,7 +27,7 @@ from schemathesis.checks import (
 from sqlalchemy.orm import Session
 
 from app.admin import service as admin_service
-from app.api.deps import get_session
+from app.deps import get_session
 from app.main import create_app
 from app.settings import Settings
 

@@ -23,10 +23,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from app.catalog.seed import seed_catalog
 from app.db.engine import build_engine, build_sessionmaker
 from app.db.migrate import upgrade
 from app.errors import PROBLEM_BASE
+from app.seed import seed_database
 
 ROOT = Path(__file__).resolve().parents[2]
 PG_BINARIES = sorted(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"))
@@ -80,7 +80,7 @@ def postgres() -> Iterator[PrivatePostgres]:
     upgrade(server.url)
     engine = build_engine(server.url)
     with build_sessionmaker(engine).begin() as session:
-        seed_catalog(session)
+        seed_database(session)
     engine.dispose()
     yield server
     subprocess.run(

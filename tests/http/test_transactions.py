@@ -267,7 +267,7 @@ def _all_routes(routes: list) -> Iterator:
 
 
 def _uses_session(dependant: object) -> bool:
-    from app.api.deps import get_session
+    from app.deps import get_session
 
     return getattr(dependant, "call", None) is get_session or any(
         _uses_session(sub) for sub in getattr(dependant, "dependencies", [])
@@ -278,7 +278,7 @@ def test_every_route_with_a_session_ends_its_unit_of_work_in_its_own_thread() ->
     """A router made without `route_class=UnitOfWorkRoute` would commit after serialising again."""
     from fastapi.routing import APIRoute
 
-    from app.api.deps import UnitOfWorkRoute
+    from app.deps import UnitOfWorkRoute
     from app.main import create_app
     from app.settings import Settings
 

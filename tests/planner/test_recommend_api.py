@@ -179,7 +179,7 @@ def test_sku_without_free_units_is_on_request_not_hidden(client: TestClient, db:
     from app.catalog.models import SkuAvailability
 
     sku = get_sku_by_slug(db, "a100-40g-pcie-card")
-    db.add(SkuAvailability(sku_id=sku.id, region="shenzhen", units_available=0))
+    db.add(SkuAvailability(sku_pk=sku.id, region="shenzhen", units_available=0))
     db.flush()
     result = _recommend(
         client, model={"preset": "llama-2-7b"}, task="lora", tokens=1e8, constraints={"objective": "cheapest"}

@@ -1,6 +1,6 @@
 """The pruned plan search returns the same best option as brute force over every plan.
 
-Brute force (app.planner.search.brute_force) times every plan of the space that fits, ZeRO-1
+Brute force (tests/planner/brute_force.py) times every plan of the space that fits, ZeRO-1
 included; the search prunes by memory, dominance and a speed bound. Equality is asserted on the
 best throughput (to 1e-9): two plans may tie exactly (ZeRO-1 and ZeRO-2 move the same bytes), and
 then either is the same option to the customer.
@@ -12,14 +12,23 @@ import pytest
 
 from app.estimator.hardware import get_gpu
 from app.estimator.presets import get_preset
-from app.estimator.specs import LoraSpec, Workload
-from app.planner.search import Hardware, brute_force, search_plans
+from app.estimator.specs import Cluster, LoraSpec, Workload
+from app.planner.search import search_plans
+from tests.planner.brute_force import brute_force
 
 HARDWARE = {
-    "1x a100-40g pcie": Hardware(get_gpu("a100-40g-pcie"), 1, 1, "pcie4"),
-    "4x a100-40g pcie": Hardware(get_gpu("a100-40g-pcie"), 4, 1, "pcie4"),
-    "8x a100-80g nvlink": Hardware(get_gpu("a100-80g-sxm"), 8, 1, "nvlink3", host_ram_gib=1024),
-    "2 nodes 8x h100 ib": Hardware(get_gpu("h100-80g-sxm"), 8, 2, "nvlink4", "ib-ndr-400", 400.0, 2048),
+    "1x a100-40g pcie": Cluster(get_gpu("a100-40g-pcie"), 1, 1, "pcie4"),
+    "4x a100-40g pcie": Cluster(get_gpu("a100-40g-pcie"), 4, 1, "pcie4"),
+    "8x a100-80g nvlink": Cluster(get_gpu("a100-80g-sxm"), 8, 1, "nvlink3", host_ram_gib=1024),
+    "2 nodes 8x h100 ib": Cluster(
+        get_gpu("h100-80g-sxm"),
+        8,
+        2,
+        "nvlink4",
+        inter_node_gbps=400.0,
+        host_ram_gib=2048,
+        inter_node_fabric="ib-ndr-400",
+    ),
 }
 WORKLOADS = {
     "full_finetune": Workload(task="full_finetune", seq_len=2048, tokens=1e9),

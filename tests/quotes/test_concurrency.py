@@ -14,9 +14,9 @@ import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
-from app.catalog.seed import seed_catalog
 from app.db.engine import build_engine, build_sessionmaker
 from app.db.migrate import upgrade
+from app.seed import seed_database
 from tests.conftest import BACKENDS
 from tests.quotes.helpers import NUMBER_RE, a100_body
 from tests.servers import free_port, running_server, scratch_database
@@ -36,7 +36,7 @@ def server(server_db: str) -> Iterator[str]:
     upgrade(server_db)
     engine = build_engine(server_db)
     with build_sessionmaker(engine).begin() as session:
-        seed_catalog(session)
+        seed_database(session)
     engine.dispose()
     env = {"DATABASE_URL": server_db, "PORT": str(free_port()), "ENV": "test", "RATE_LIMIT_PER_MINUTE": "0"}
     with running_server(env, workers=2) as base:

@@ -9,8 +9,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
 from app.catalog.models import SkuPrice
-from app.catalog.repository import get_sku_by_slug
-from app.quotes.repository import get_addon
+from app.catalog.repository import get_addon, get_sku_by_slug
 from tests.quotes.helpers import h100_body
 
 

@@ -11,7 +11,7 @@ import re
 from fastapi import APIRouter
 from fastapi.testclient import TestClient
 
-from app.web.errors import WebRoute
+from app.error_pages import WebRoute
 
 HTML = {"accept": "text/html,application/xhtml+xml"}
 LORA_7B = "preset=llama-2-7b&task=lora"

@@ -7,10 +7,10 @@ import string
 
 import pytest
 
+from app.i18n import EN, REGIONS, WARNINGS, ZH, Translator
 from app.planner.schemas import MemoryOut
 from app.web import forms
 from app.web.charts import BAR_WIDTH, memory_bar
-from app.web.i18n import EN, REGIONS, WARNINGS, ZH, Translator
 
 FIELD = string.Formatter()
 

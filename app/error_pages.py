@@ -16,9 +16,9 @@ from fastapi import FastAPI, Request, Response
 from fastapi.exceptions import RequestValidationError
 from starlette.responses import HTMLResponse
 
-from app.api.deps import UnitOfWorkRoute
-from app.web.i18n import Translator, negotiate
-from app.web.templating import templates
+from app.deps import UnitOfWorkRoute
+from app.i18n import Translator, negotiate
+from app.templating import templates
 
 log = logging.getLogger("app.web")
 API_PREFIXES = (

@@ -1,0 +1,49 @@
+"""The product's domain words, each declared once as a `Literal` beside what it means.
+
+Everything else imports these: the estimator's specs, the API schemas, the planner search, the
+CLI and the wizard's form. Tuples of the allowed values are derived with `typing.get_args`, in the
+order declared here, which is the order people are offered them (the wizard's selects, the CLI's
+choices, the API's enums). Labels for people (en/zh) live in `app/i18n.py`, keyed by these
+values. Standard library only: the estimator owns this module.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, get_args
+
+# What the customer does with the model. LoRA and QLoRA freeze the base weights and train small
+# adapters (QLoRA on a 4-bit base); `inference` serves the model.
+Task = Literal["lora", "qlora", "full_finetune", "pretrain", "inference"]
+# Number format of the weights and the GEMMs (fp32 means TF32 tensor cores).
+Precision = Literal["bf16", "fp16", "fp8", "fp32"]
+Optimizer = Literal["adamw", "adamw_8bit", "lion", "sgd", "adafactor"]
+# Where optimizer states (and with ZeRO-3 the parameters) live between steps; ordered from the
+# fastest to the leanest, as the planner tries them.
+Offload = Literal["none", "optimizer", "optimizer_and_params"]
+# Activation recomputation, from none to the whole layer; ordered as Offload.
+Recompute = Literal["none", "selective", "full"]
+Mlp = Literal["gelu", "swiglu"]
+Norm = Literal["layernorm", "rmsnorm"]
+# The linear layers LoRA may adapt (attention q, k, v, o; MLP gate, up, down).
+LoraTarget = Literal["q", "k", "v", "o", "gate", "up", "down"]
+# A rental term: billed by the month, or a year at the annual discount.
+Term = Literal["monthly", "annual"]
+# What the recommendation ranks by (app/planner/ranking.py).
+Objective = Literal["balanced", "cheapest", "fastest"]
+# What one price buys: one card, or a whole server.
+RentalUnit = Literal["card", "node"]
+
+TASKS: tuple[Task, ...] = get_args(Task)
+PRECISIONS: tuple[Precision, ...] = get_args(Precision)
+OPTIMIZERS: tuple[Optimizer, ...] = get_args(Optimizer)
+OFFLOADS: tuple[Offload, ...] = get_args(Offload)
+RECOMPUTES: tuple[Recompute, ...] = get_args(Recompute)
+LORA_TARGETS: tuple[LoraTarget, ...] = get_args(LoraTarget)
+TERMS: tuple[Term, ...] = get_args(Term)
+OBJECTIVES: tuple[Objective, ...] = get_args(Objective)
+RENTAL_UNITS: tuple[RentalUnit, ...] = get_args(RentalUnit)
+
+LORA_TASKS: tuple[Task, ...] = ("lora", "qlora")  # tasks that train adapters on a frozen base
+# Bytes one element of each precision occupies.
+BYTES_PER_ELEMENT: dict[str, float] = {"fp32": 4.0, "fp16": 2.0, "bf16": 2.0, "fp8": 1.0}
+TERM_MONTHS: dict[Term, int] = {"monthly": 1, "annual": 12}  # months a term commits to

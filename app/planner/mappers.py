@@ -1,0 +1,233 @@
+"""Estimator and planner results as API responses (app.planner.schemas). Money leaves as decimal
+strings, memory as GiB; the plan's summary and the option's explanation are written here, the one
+place that turns a plan into words for the API.
+"""
+
+from __future__ import annotations
+
+from app.estimator.memory import MemoryEstimate
+from app.estimator.params import count_params
+from app.estimator.performance import PerformanceEstimate
+from app.estimator.specs import GIB, ModelSpec, Plan, Warning_, Workload
+from app.planner.explain import describe_plan, explain
+from app.planner.recommend import Option, Recommendation
+from app.planner.schemas import (
+    CostOut,
+    EstimateOut,
+    MemoryOut,
+    ModelOut,
+    OptionOut,
+    ParetoPointOut,
+    PerformanceOut,
+    PlanOut,
+    RecommendOut,
+    ReferencePriceOut,
+    RejectedOut,
+    ScalingOut,
+    ScalingRowOut,
+    SkuRefOut,
+    WarningOut,
+)
+from app.reference.service import ReferenceBook
+
+BILLING_NOTE = (
+    "Whole months of the chosen term are billed (a month is 30 days); without tokens, the price is per month."
+)
+
+
+def model_out(model: ModelSpec) -> ModelOut:
+    counts = count_params(model)
+    return ModelOut(
+        name=model.name,
+        params=counts.total,
+        active_params=counts.active,
+        layers=model.layers,
+        hidden=model.hidden,
+        heads=model.heads,
+        kv_heads=model.kv_heads,
+        ffn=model.ffn,
+        vocab=model.vocab,
+        approximate=model.approximate,
+    )
+
+
+def memory_out(memory: MemoryEstimate) -> MemoryOut:
+    b = memory.breakdown
+    parts = {
+        "weights": b.weights,
+        "gradients": b.gradients,
+        "optimizer": b.optimizer,
+        "activations": b.activations,
+        "kv_cache": b.kv_cache,
+        "other": b.other,
+        "total": b.total,
+    }
+    return MemoryOut(
+        per_gpu_gib={k: round(v / GIB, 2) for k, v in parts.items()},
+        capacity_gib=round(b.capacity / GIB, 2),
+        limit_gib=round(b.limit / GIB, 2) if b.limit is not None else None,
+        fits=b.fits,
+        host_ram_gib=round(b.host_ram / GIB, 1),
+        host_ram_limit_gib=round(b.host_ram_limit / GIB, 1) if b.host_ram_limit is not None else None,
+    )
+
+
+def performance_out(estimate: PerformanceEstimate) -> PerformanceOut:
+    p = estimate.performance
+    return PerformanceOut(
+        step_time_s=p.step_time_s,
+        tokens_per_s=p.tokens_per_s,
+        tokens_per_s_per_gpu=p.tokens_per_s_per_gpu,
+        mfu=p.mfu,
+        breakdown_s=dict(p.breakdown_s),
+        time_to_train_hours=p.time_to_train_hours,
+        gpu_hours=p.gpu_hours,
+        prefill_tokens_per_s=p.prefill_tokens_per_s,
+        decode_tokens_per_s=p.decode_tokens_per_s,
+        time_per_output_token_ms=p.time_per_output_token_ms,
+    )
+
+
+def plan_out(plan: Plan, global_batch: int | None) -> PlanOut:
+    return PlanOut(
+        dp=plan.dp,
+        tp=plan.tp,
+        pp=plan.pp,
+        cp=plan.cp,
+        ep=plan.ep,
+        zero_stage=plan.zero_stage,
+        offload=plan.offload,
+        recompute=plan.recompute,
+        sequence_parallel=plan.sequence_parallel,
+        flash_attention=plan.flash_attention,
+        micro_batch=plan.micro_batch,
+        global_batch=global_batch,
+        virtual_stages=plan.virtual_stages,
+        summary=describe_plan(plan),
+    )
+
+
+def warnings_out(warnings: list[Warning_]) -> list[WarningOut]:
+    seen: dict[str, WarningOut] = {}
+    for w in warnings:
+        seen.setdefault(w.code, WarningOut(code=w.code, message=w.message))
+    return list(seen.values())
+
+
+def estimate_out(
+    model: ModelSpec,
+    workload: Workload,
+    plan: Plan,
+    memory: MemoryEstimate,
+    performance: PerformanceEstimate,
+    warnings: list[Warning_],
+) -> EstimateOut:
+    return EstimateOut(
+        model=model_out(model),
+        plan=plan_out(plan, workload.global_batch),
+        memory=memory_out(memory),
+        performance=performance_out(performance),
+        warnings=warnings_out(warnings),
+        assumptions=list(dict.fromkeys(memory.assumptions + performance.assumptions)),
+    )
+
+
+def scaling_out(model: ModelSpec, gpu: str, plan: Plan, workload: Workload, rows: list[dict]) -> ScalingOut:
+    return ScalingOut(
+        model=model_out(model),
+        gpu=gpu,
+        base_plan=plan_out(plan, workload.global_batch),
+        rows=[ScalingRowOut(**row) for row in rows],
+    )
+
+
+def reference_out(book: ReferenceBook, option: Option) -> list[ReferencePriceOut]:
+    perf = option.evaluated.performance.performance
+    return [
+        ReferencePriceOut(
+            provider=c.provider,
+            region=c.region,
+            instance_type=c.instance_type,
+            gpu_variant=c.gpu_variant,
+            usd_per_gpu_hour=str(c.usd_per_gpu_hour),
+            gpu_hours=str(c.gpu_hours),
+            basis=c.basis,
+            total_usd=str(c.total_usd),
+            total_converted=str(c.total_converted) if c.total_converted else None,
+            converted_currency=c.converted_currency,
+            data_date=c.data_date,
+            confidence=c.confidence,
+        )
+        for c in book.compare(gpu_id=option.offer.gpu.id, gpus=option.config.gpus, gpu_hours=perf.gpu_hours)
+    ]
+
+
+def option_out(
+    model: ModelSpec,
+    workload: Workload,
+    option: Option,
+    global_batch: int,
+    model_warnings: list[Warning_],
+    book: ReferenceBook,
+) -> OptionOut:
+    best = option.evaluated
+    cost = option.cost
+    return OptionOut(
+        rank=option.rank,
+        sku=SkuRefOut(id=option.offer.sku_id, name=option.offer.name, gpu=option.offer.gpu.id, region=option.region),
+        gpus_per_node=option.config.cards_per_node,
+        nodes=option.config.nodes,
+        total_gpus=option.config.gpus,
+        plan=plan_out(best.plan, global_batch or None),
+        memory=memory_out(best.memory),
+        performance=performance_out(best.performance),
+        cost=CostOut(
+            currency=cost.currency,
+            term=cost.term,
+            units=cost.units,
+            monthly_list=str(cost.monthly_list),
+            monthly_effective=str(cost.monthly_effective),
+            months=cost.months,
+            job_total=str(cost.job_total) if cost.job_total is not None else None,
+            annual_total=str(cost.annual_total),
+            used_hours=cost.used_hours,
+            billed_hours=cost.billed_hours,
+            note=BILLING_NOTE,
+        ),
+        availability=option.availability,
+        explanation=explain(model, workload, option.offer, option.config, best.plan, best.memory.breakdown),
+        warnings=warnings_out(model_warnings + option.warnings),
+        stack=option.stack,
+        launch=option.launch,
+        miss_reason=option.miss_reason,
+        reference_prices=reference_out(book, option),
+    )
+
+
+def recommendation_out(
+    model: ModelSpec, workload: Workload, result: Recommendation, model_warnings: list[Warning_], book: ReferenceBook
+) -> RecommendOut:
+    assumptions: list[str] = []
+    for option in result.options[:1] or result.near_misses[:1]:
+        assumptions = list(
+            dict.fromkeys(option.evaluated.memory.assumptions + option.evaluated.performance.assumptions)
+        )
+    return RecommendOut(
+        model=model_out(model),
+        options=[option_out(model, workload, o, result.global_batch, model_warnings, book) for o in result.options],
+        near_misses=[
+            option_out(model, workload, o, result.global_batch, model_warnings, book) for o in result.near_misses
+        ],
+        rejected=[RejectedOut(sku=r.sku_id, code=r.code, reason=r.reason) for r in result.rejected],
+        pareto=[
+            ParetoPointOut(sku=o.offer.sku_id, total_gpus=o.config.gpus, cost=str(o.sort_cost), hours=o.hours)
+            for o in result.pareto
+        ],
+        assumptions=assumptions,
+        search={
+            "configurations": result.configurations,
+            "memory_evaluations": result.stats.memory_evaluations,
+            "performance_evaluations": result.stats.performance_evaluations,
+            "cached_configurations": result.stats.cached_configurations,
+        },
+    )

@@ -1,0 +1,113 @@
+"""Resolve a request into the estimator's specs: the model, the workload and, for /estimate, the
+cluster it runs on.
+
+Only a SKU on /estimate needs the database; the session is opened lazily through `open_session`,
+so an estimate on a built-in GPU type keeps answering when the database is down.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+from sqlalchemy.orm import Session
+
+from app.catalog import repository as catalog_repository
+from app.catalog.models import Sku
+from app.errors import InvalidInput, NotFound
+from app.estimator.hardware import get_gpu
+from app.estimator.memory import validate_plan
+from app.estimator.models import model_from_hf_config, model_from_params, validate_model
+from app.estimator.presets import get_preset
+from app.estimator.specs import Cluster, ModelSpec, Plan, Warning_, Workload
+from app.planner.offers import FABRIC_GBPS
+from app.planner.schemas import HardwareIn, ModelIn, WorkloadIn
+
+SessionOpener = Callable[[], Session]
+
+
+def resolve_model(spec: ModelIn) -> tuple[ModelSpec, list[Warning_]]:
+    if spec.preset is not None:
+        model = get_preset(spec.preset).model
+        return model, []
+    if spec.hf_config is not None:
+        model = model_from_hf_config(spec.hf_config, name=spec.name)
+        return model, validate_model(model, spec.params)
+    if spec.layers is not None:
+        model = ModelSpec(
+            name=spec.name or "custom",
+            layers=spec.layers,
+            hidden=spec.hidden,
+            heads=spec.heads,
+            kv_heads=spec.kv_heads or spec.heads,
+            ffn=spec.ffn,
+            vocab=spec.vocab,
+            mlp=spec.mlp,
+            tied_embeddings=spec.tied_embeddings,
+            head_dim=spec.head_dim,
+            experts=spec.experts,
+            experts_per_token=spec.experts_per_token,
+            expert_ffn=spec.expert_ffn,
+            shared_experts=spec.shared_experts,
+            moe_layers=spec.moe_layers if spec.moe_layers is not None else (spec.layers if spec.experts else 0),
+        )
+        return model, validate_model(model, spec.params)
+    model = model_from_params(spec.params, name=spec.name)
+    return model, validate_model(model)
+
+
+def resolve_workload(request: WorkloadIn) -> tuple[ModelSpec, Workload, list[Warning_]]:
+    """The model and workload of a recommendation, checked against a one-GPU plan (a workload the
+    estimator refuses is a 422 before any search)."""
+    model, warnings = resolve_model(request.model)
+    workload = request.workload()
+    validate_plan(model, workload, Plan(micro_batch=request.micro_batch or 1))
+    return model, workload, warnings
+
+
+def resolve_cluster(hardware: HardwareIn, open_session: SessionOpener) -> Cluster:
+    if hardware.gpu is not None:
+        return Cluster(
+            gpu=get_gpu(hardware.gpu),
+            gpus_per_node=hardware.gpus_per_node or 1,
+            nodes=hardware.nodes,
+            intra_node_link=hardware.intra_node_link,
+            inter_node_gbps=hardware.inter_node_gbps or FABRIC_GBPS.get(hardware.inter_node_fabric or ""),
+            host_ram_gib=hardware.host_ram_gib,
+            inter_node_fabric=hardware.inter_node_fabric or None,
+        )
+    with open_session() as session:
+        sku = _sku_or_404(session, hardware.sku)
+        per_node = hardware.gpus_per_node or sku.gpus_per_node
+        if sku.rental_unit == "card" and per_node not in sku.card_counts:
+            raise InvalidInput(f"{sku.slug} is rented with {sku.card_counts} cards, not {per_node}")
+        fabric = hardware.inter_node_fabric or (sku.inter_node_fabric if hardware.nodes > 1 else None)
+        return Cluster(
+            gpu=get_gpu(sku.gpu_type.slug),
+            gpus_per_node=per_node,
+            nodes=hardware.nodes,
+            intra_node_link=sku.intra_node_link,
+            inter_node_gbps=hardware.inter_node_gbps or FABRIC_GBPS.get(fabric or ""),
+            host_ram_gib=hardware.host_ram_gib or sku.host_ram_gib,
+            inter_node_fabric=fabric or None,
+        )
+
+
+def _sku_or_404(session: Session, sku_id: str) -> Sku:
+    sku = catalog_repository.get_sku_by_slug(session, sku_id)
+    if sku is None:
+        raise NotFound(f"no SKU {sku_id!r}; GET /catalog/skus lists them")
+    return sku
+
+
+def with_global_batch(workload: Workload, plan_global: int | None, plan: Plan) -> Workload:
+    """The workload with the global batch of a given plan: the plan's, the workload's, or one
+    sequence per data-parallel micro-batch; it must be a multiple of dp × micro-batch."""
+    if workload.task == "inference":
+        return workload
+    global_batch = plan_global or workload.global_batch or plan.dp * plan.micro_batch
+    if global_batch % (plan.dp * plan.micro_batch):
+        raise InvalidInput(
+            f"global_batch {global_batch} must be a multiple of dp × micro_batch = {plan.dp * plan.micro_batch}"
+        )
+    return replace(workload, global_batch=global_batch)

@@ -1,0 +1,45 @@
+"""Every plan of the search space, no pruning: the reference `tests/planner/test_search.py` compares
+the pruned search (app.planner.search) with. ZeRO-1 included, which the search skips by argument."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from app.estimator.memory import estimate_memory
+from app.estimator.performance import estimate_performance
+from app.estimator.specs import Cluster, ModelSpec, Plan, Workload
+from app.estimator.vocabulary import RECOMPUTES
+from app.planner.search import Evaluated, default_global_batch, faster, micro_batches, offloads, plan_shapes
+from app.planner.stacks import supported
+
+
+def brute_force(
+    model: ModelSpec, workload: Workload, cluster: Cluster, *, micro_batch: int | None = None
+) -> Evaluated | None:
+    global_batch = default_global_batch(workload)
+    workload = replace(workload, global_batch=global_batch) if workload.task != "inference" else workload
+    best: Evaluated | None = None
+    for tp, pp, dp in plan_shapes(model, workload, cluster):
+        for zero in (0, 1, 2, 3) if dp > 1 and workload.task != "inference" else (0,):
+            for offload in offloads(workload.task, zero, cluster.host_ram_gib is not None):
+                for recompute in ("none",) if workload.task == "inference" else RECOMPUTES:
+                    for mb in micro_batches(workload, dp, global_batch, micro_batch):
+                        plan = Plan(
+                            dp=dp,
+                            tp=tp,
+                            pp=pp,
+                            zero_stage=zero,
+                            offload=offload,
+                            recompute=recompute,
+                            micro_batch=mb,
+                            sequence_parallel=tp > 1,
+                        )
+                        if not supported(workload, plan):
+                            continue
+                        memory = estimate_memory(model, workload, plan, cluster)
+                        if not memory.breakdown.fits:
+                            continue
+                        candidate = Evaluated(plan, memory, estimate_performance(model, workload, plan, cluster))
+                        if best is None or faster(candidate, best):
+                            best = candidate
+    return best
