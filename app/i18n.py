@@ -21,6 +21,7 @@ from typing import Any
 from babel.numbers import format_decimal, get_currency_precision, get_currency_symbol
 from starlette.requests import Request
 
+from app.i18n_serve import SERVE_EN, SERVE_ZH
 from app.planner import words
 
 LANGS = ("en", "zh")
@@ -469,6 +470,8 @@ REGIONS: dict[str, dict[str, str]] = {
     "zh": {"shenzhen": "深圳", "singapore": "新加坡", "los-angeles": "洛杉矶"},
 }
 
+EN.update(SERVE_EN)
+ZH.update(SERVE_ZH)
 CATALOGS = {"en": EN, "zh": ZH}
 
 # The planner's rejection reasons (app/planner/recommend.py) are English sentences without a code:

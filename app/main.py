@@ -25,6 +25,7 @@ from app.planner.search import set_cache_size
 from app.quotes.documents import PdfRenderer
 from app.settings import Settings, get_settings
 from app.web import routes as web_routes
+from app.web import serve as web_serve
 
 STATIC_DIR = Path(__file__).resolve().parents[1] / "static"
 DESCRIPTION = (
@@ -77,6 +78,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(quotes.router)
     install_admin(app)
     app.include_router(web_routes.router)
+    app.include_router(web_serve.router)
     install_html_error_pages(app)  # after every handler is installed: it wraps them
     if STATIC_DIR.is_dir():
         app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")

@@ -57,23 +57,8 @@ class Settings(BaseSettings):
     # Hardening (issue 9): limits, rate limiting, browsers and proxies.
     max_body_bytes: int = Field(default=1024 * 1024, ge=1024)
     rate_limit_per_minute: int = Field(default=120, ge=0)  # per client IP and path; 0 turns it off
-    # Unsafe methods count on these; every method on the pages (they run the planner or render a PDF).
-    # Entries are fnmatch patterns (`*` matches within a path); all paths of one entry share a counter per client.
-    rate_limit_paths: CommaList = [
-        "/estimate",
-        "/estimate/scaling",
-        "/recommend",
-        "/admin/login",
-        "/quotes",
-        "/quotes/*/accept",
-    ]
-    rate_limit_pages: CommaList = [
-        "/results",
-        "/results.csv",
-        "/results/launch.json",
-        "/quote",
-        "/quotes/*[./]pdf",  # /quotes/{id}.pdf and /quotes/{id}/pdf: one counter
-    ]
+    rate_limit_paths: CommaList = ["/estimate", "/recommend", "/admin/login"]
+    rate_limit_pages: CommaList = ["/results", "/results.csv", "/results/launch.json", "/quote"]  # run the planner
     cors_origins: CommaList = []
     trusted_hosts: CommaList = ["localhost", "127.0.0.1", "testserver"]
 

@@ -1,6 +1,7 @@
 """Latency of POST /recommend on the real server (one uvicorn worker, seeded SQLite catalog).
 
-Prints p50/p95 of /recommend over a mix of workloads with max_nodes 16, the plans evaluated per
+Prints p50/p95 of /recommend over a mix of workloads with max_nodes 16 (training/inference plan
+search; and, separately, the serving deployment search of `task: "serving"`), the plans evaluated per
 request and per second, and GET /healthz measured in the same run as the baseline. Two runs:
 "cold" with the plan-search cache off (PLANNER_CACHE_SIZE=0: every request searches from scratch)
 and "warm" with the default cache (a repeated workload, e.g. the results page, its CSV export and
@@ -37,6 +38,18 @@ MIX = [
     {"model": GPT3_175B, "task": "pretrain", "tokens": 3e11, "constraints": {"deadline_days": 90}},
     {"model": {"params": 3e10}, "task": "pretrain", "tokens": 1e11},
 ]
+# task "serving": SKU x TP x replicas for an offered load within latency targets (no plan cache involved).
+SERVING_MIX = [
+    {"model": {"preset": "llama-3.1-8b"}, "task": "serving",
+     "serving": {"input_tokens": 1024, "output_tokens": 256, "requests_per_s": 10, "slo": {"tpot_ms": 60}}},
+    {"model": {"preset": "llama-3.1-70b"}, "task": "serving", "weights": "fp8", "precision": "fp8",
+     "serving": {"input_tokens": 2000, "output_tokens": 500, "requests_per_s": 20,
+                 "slo": {"ttft_ms": 2000, "tpot_ms": 50}}},
+    {"model": {"preset": "mixtral-8x7b"}, "task": "serving",
+     "serving": {"input_tokens": 512, "output_tokens": 512, "requests_per_s": 5, "engine": "sglang"}},
+    {"model": {"preset": "qwen2.5-72b"}, "task": "serving", "weights": "int4",
+     "serving": {"input_tokens": 4000, "output_tokens": 300, "requests_per_s": 3, "slo": {"tpot_ms": 40}}},
+]  # fmt: skip
 
 
 def _free_port() -> int:
@@ -92,8 +105,14 @@ def main() -> None:
 
 def run(base: str, rounds: int) -> None:
     with httpx.Client(base_url=base, timeout=60) as client:
-        for body in MIX:  # warm-up: imports, caches of per-model quantities
+        for body in MIX + SERVING_MIX:  # warm-up: imports, caches of per-model quantities
             client.post("/recommend", json=body).raise_for_status()
+        serving = []
+        for _ in range(rounds):
+            for body in SERVING_MIX:
+                started = time.perf_counter()
+                client.post("/recommend", json=body).raise_for_status()
+                serving.append(time.perf_counter() - started)
         health, latencies, evaluations = [], [], []
         for _ in range(rounds):
             for body in MIX:
@@ -117,6 +136,9 @@ def run(base: str, rounds: int) -> None:
         f"  plan evaluations per request: median {statistics.median(evaluations):.0f}, "
         f"max {max(evaluations)}; per second: {sum(evaluations) / total_s:,.0f}"
     )
+    s50, s95 = _percentile(serving, 0.5) * 1e3, _percentile(serving, 0.95) * 1e3
+    print(f"POST /recommend task=serving  requests={len(serving)}  workloads={len(SERVING_MIX)}")
+    print(f"  p50 {s50:7.1f} ms   p95 {s95:7.1f} ms   max {max(serving) * 1e3:7.1f} ms")
     print(f"GET /healthz     p50 {h50:7.2f} ms   (baseline, same run)")
     print(f"  ratio /recommend p50 / /healthz p50 = {p50 / h50:.0f}x")
 

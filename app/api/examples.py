@@ -32,6 +32,21 @@ RECOMMEND = _examples(
         "QLoRA of a 7B model known only by its size",
         {"model": {"params": 7_000_000_000}, "task": "qlora", "tokens": 500_000_000},
     ),
+    serving_70b=(
+        "Serve Llama 3.1 70B in FP8 at 20 requests/s within 2 s to first token and 50 ms per token",
+        {
+            "model": {"preset": "llama-3.1-70b"},
+            "task": "serving",
+            "precision": "fp8",
+            "weights": "fp8",
+            "serving": {
+                "input_tokens": 2000,
+                "output_tokens": 500,
+                "requests_per_s": 20,
+                "slo": {"ttft_ms": 2000, "tpot_ms": 50},
+            },
+        },
+    ),
 )
 
 ESTIMATE = _examples(
@@ -52,6 +67,16 @@ ESTIMATE = _examples(
             "tokens": 1_000_000_000,
             "hardware": {"sku": "h100-80g-sxm-8x", "nodes": 2},
             "plan": {"tp": 8, "pp": 2, "zero_stage": 1},
+        },
+    ),
+    serving_replicas=(
+        "Serve Llama 3.1 8B on an 8× H100 server as four TP-2 replicas at 32 sequences each",
+        {
+            "model": {"preset": "llama-3.1-8b"},
+            "task": "serving",
+            "hardware": {"sku": "h100-80g-sxm-8x"},
+            "plan": {"tp": 2, "dp": 4},
+            "serving": {"input_tokens": 1024, "output_tokens": 256, "concurrency": 32, "slo": {"tpot_ms": 50}},
         },
     ),
 )

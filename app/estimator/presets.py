@@ -70,6 +70,12 @@ def list_presets() -> list[Preset]:
     return list(_presets().values())
 
 
+def preset_config(preset_id: str) -> dict[str, Any]:
+    """The Hugging Face config.json values a preset was built from (for fields ModelSpec does not keep)."""
+    preset = get_preset(preset_id)
+    return next(entry["config"] for entry in _raw()["presets"] if entry["id"] == preset.id)
+
+
 def get_preset(preset_id: str) -> Preset:
     """One preset by id; unknown ids raise EstimatorError with the closest matches."""
     presets = _presets()

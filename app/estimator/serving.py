@@ -43,27 +43,26 @@ and checked on held-out cases from other sources (docs/validation.md, "Serving")
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Literal
+from typing import Any
 
 from app.estimator.compute import attention_width, matmul_params
 from app.estimator.interconnects import all_reduce_s, group_bandwidth, point_to_point_s
 from app.estimator.params import count_params, mlp_params
 from app.estimator.performance import compute_precision
 from app.estimator.specs import GIB, Cluster, EstimatorError, GpuSpec, ModelSpec
-
-Engine = Literal["vllm", "sglang", "trt-llm"]
-Batching = Literal["continuous", "static"]
-WeightFormat = Literal["fp16", "bf16", "fp8", "int8", "int4"]
-KvFormat = Literal["fp16", "bf16", "fp8"]
-MathPrecision = Literal["fp16", "bf16", "fp8"]
-
-ENGINES: tuple[str, ...] = ("vllm", "sglang", "trt-llm")
-BATCHING: tuple[str, ...] = ("continuous", "static")
-WEIGHT_FORMATS: tuple[str, ...] = ("fp16", "bf16", "fp8", "int8", "int4")
-KV_FORMATS: tuple[str, ...] = ("fp16", "bf16", "fp8")
-MATH_PRECISIONS: tuple[str, ...] = ("fp16", "bf16", "fp8")
+from app.estimator.vocabulary import (
+    BATCHINGS,
+    ENGINES,
+    SERVING_PRECISIONS,
+    WEIGHT_FORMATS,
+    Batching,
+    Engine,
+    ServingPrecision,
+    WeightFormat,
+)
 
 # Bytes per weight of each storage format. Quantised formats also store one 16-bit scale per group
 # of `group` weights (int4 also a packed 4-bit zero point): AWQ/GPTQ default group size 128
@@ -193,9 +192,9 @@ class ServingConfig:
     requests_per_s: float | None = None  # offered load for the whole deployment
     batching: Batching = "continuous"
     engine: Engine = "vllm"
-    precision: MathPrecision = "bf16"  # the math
+    precision: ServingPrecision = "bf16"  # the math
     weights: WeightFormat | None = None  # storage; None: same as precision
-    kv_cache_precision: KvFormat | None = None  # None: 16-bit (the math's 16-bit type)
+    kv_cache_precision: ServingPrecision | None = None  # None: 16-bit (the math's 16-bit type)
     gpu_memory_utilization: float | None = None  # engine default otherwise
     max_model_len: int | None = None  # None: input + output
     max_num_seqs: int | None = None
@@ -255,6 +254,14 @@ class ServingEstimate:
 
 
 # --- model quantities ---------------------------------------------------------------------------
+
+
+def mla_cache_values(hf_config: Mapping[str, Any] | None) -> int:
+    """Values MLA caches per token and layer, kv_lora_rank + qk_rope_head_dim (DeepSeek-V2 paper §2.1.2);
+    0 for a model without MLA."""
+    if not hf_config or not hf_config.get("kv_lora_rank"):
+        return 0
+    return int(hf_config["kv_lora_rank"]) + int(hf_config.get("qk_rope_head_dim") or 0)
 
 
 def kv_bytes_per_token(model: ModelSpec, kv_format: str, mla_cache_values: int = 0) -> float:
@@ -404,12 +411,70 @@ def max_concurrency(model: ModelSpec, cfg: ServingConfig, gpu: GpuSpec, tp: int,
 # --- step time ----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class _Hardware:
+    """One replica's GPUs and the per-step constants derived once per estimate (the search calls a step
+    function thousands of times)."""
+
     gpu: GpuSpec
     tp: int
     pp: int
     cluster: Cluster
+    split: int = 1
+    weight_bytes_static: float = 0.0  # per GPU, every step (non-expert linear layers, head)
+    expert_bytes: float = 0.0  # per GPU, per distinct expert touched in every MoE layer
+    experts: int = 0
+    top_k: int = 0
+    hbm_weights: float = 1.0  # achieved bytes/s for weights
+    hbm_kv: float = 1.0  # achieved bytes/s for the KV cache
+    kv_token: float = 0.0  # KV bytes per token per GPU
+    dense_flops_per_token: float = 0.0  # per GPU
+    expert_flops_per_token: float = 0.0  # per GPU, already divided by the MoE GEMM efficiency
+    attention_coef: float = 0.0  # per GPU: FLOPs per (token x key)
+    gemm_rate: float = 1.0
+    attention_rate: float = 1.0
+    overhead_s: float = 0.0  # per stage
+    overhead_per_seq_s: float = 0.0  # per stage
+    allreduce_fixed_s: float = 0.0
+    allreduce_per_token_s: float = 0.0
+    hop_fixed_s: float = 0.0
+    hop_per_token_s: float = 0.0
+
+
+def _hardware(model: ModelSpec, cfg: ServingConfig, cluster: Cluster, tp: int, pp: int) -> _Hardware:
+    gpu = cluster.gpu
+    split = tp * pp
+    parts = _parts(model)
+    per = weight_bytes_per_param(cfg.weight_format, cfg.group_size)
+    gemm_rate, attention_rate = _math_rates(gpu, cfg)
+    expert = _expert_active_params(model)
+    key = _overhead_key(cfg)
+    hw = _Hardware(gpu, tp, pp, cluster, split=split)
+    hw.weight_bytes_static = (parts.quantised * per + parts.head * 2.0) / split
+    hw.expert_bytes = parts.expert * model.moe_layers * per / split if model.is_moe else 0.0
+    hw.experts, hw.top_k = (model.experts, model.experts_per_token) if model.is_moe else (0, 0)
+    hw.hbm_weights = gpu.hbm_bytes_per_s * _weight_stream_efficiency(cfg)
+    hw.hbm_kv = gpu.hbm_bytes_per_s * KV_HBM_EFFICIENCY
+    hw.kv_token = kv_bytes_per_token_per_gpu(model, cfg.kv_format, tp, pp, cfg.mla_cache_values)
+    hw.dense_flops_per_token = 2.0 * (matmul_params(model) - expert) / split / gemm_rate
+    hw.expert_flops_per_token = 2.0 * expert / MOE_GEMM_EFFICIENCY / split / gemm_rate
+    hw.attention_coef = (
+        4.0 * model.layers * attention_width(model) / split / (attention_rate * ATTENTION_COMPUTE_EFFICIENCY)
+    )
+    hw.overhead_s = STEP_OVERHEAD_S[key] / pp
+    hw.overhead_per_seq_s = PER_SEQUENCE_OVERHEAD_S[key] / pp
+    if tp > 1:
+        link = group_bandwidth(cluster, tp, min(tp, cluster.gpus_per_node))
+        nvlink = "nvlink" in (cluster.intra_node_link or gpu.intra_node_link) and tp <= cluster.gpus_per_node
+        latency = ALLREDUCE_LATENCY_S[key] if nvlink else link.latency_s
+        calls = 2 * math.ceil(model.layers / pp)
+        hw.allreduce_fixed_s = calls * latency
+        hw.allreduce_per_token_s = calls * (all_reduce_s(model.hidden * 2.0, tp, link) - link.latency_s)
+    if pp > 1:
+        link = group_bandwidth(cluster, 2, min(2, cluster.gpus_per_node))
+        hw.hop_fixed_s = (pp - 1) * link.latency_s
+        hw.hop_per_token_s = (pp - 1) * (point_to_point_s(model.hidden * 2.0, link) - link.latency_s)
+    return hw
 
 
 def _math_rates(gpu: GpuSpec, cfg: ServingConfig) -> tuple[float, float]:
@@ -428,17 +493,6 @@ def _overhead_key(cfg: ServingConfig) -> str:
     return cfg.engine_overhead or cfg.engine
 
 
-def _allreduce_s(model: ModelSpec, cfg: ServingConfig, hw: _Hardware, tokens: float) -> float:
-    """Two all-reduces of tokens x h x 2 bytes per layer of a stage: a fixed latency plus bytes over bandwidth."""
-    if hw.tp <= 1:
-        return 0.0
-    link = group_bandwidth(hw.cluster, hw.tp, min(hw.tp, hw.cluster.gpus_per_node))
-    transfer = all_reduce_s(tokens * model.hidden * 2.0, hw.tp, link) - link.latency_s
-    nvlink = "nvlink" in (hw.cluster.intra_node_link or hw.gpu.intra_node_link) and hw.tp <= hw.cluster.gpus_per_node
-    latency = ALLREDUCE_LATENCY_S[_overhead_key(cfg)] if nvlink else link.latency_s
-    return 2 * math.ceil(model.layers / hw.pp) * (latency + transfer)
-
-
 @lru_cache(maxsize=1024)
 def _expert_active_params(model: ModelSpec) -> float:
     """GEMM weights per token inside routed experts (top-k of them, every MoE layer)."""
@@ -452,37 +506,29 @@ def _weight_stream_efficiency(cfg: ServingConfig) -> float:
 
 
 def _step_s(
-    model: ModelSpec,
-    cfg: ServingConfig,
-    hw: _Hardware,
-    decode_seqs: float,
-    context: float,
-    prefill_tokens: float,
-    prefill_len: float,
+    hw: _Hardware, decode_seqs: float, context: float, prefill_tokens: float, prefill_len: float
 ) -> tuple[float, str]:
     """One engine step on one pipeline stage: `decode_seqs` sequences at `context` tokens decode one token each
-    and `prefill_tokens` prompt tokens of prompts of length `prefill_len` are prefilled. Returns (s, bound)."""
-    split = hw.tp * hw.pp
+    and `prefill_tokens` prompt tokens of prompts of length `prefill_len` are prefilled. Returns (s, bound).
+
+    Memory: the weights the step touches (MoE: the distinct experts its tokens route to) and the KV cache
+    read (decodes) and written (prefill), at achieved bandwidths. Compute: dense and expert GEMMs at the
+    decode/prefill mix's efficiency, the attention core at its own. The larger of the two, plus the
+    engine's per-step overhead and the TP all-reduces (fixed latency + bytes)."""
     tokens = decode_seqs + prefill_tokens
-    hbm = hw.gpu.hbm_bytes_per_s
-    weights = _weight_read_bytes(model, cfg.weight_format, cfg.group_size, max(tokens, 1.0)) / split
-    kv_token = kv_bytes_per_token_per_gpu(model, cfg.kv_format, hw.tp, hw.pp, cfg.mla_cache_values)
-    kv = (decode_seqs * context + prefill_tokens) * kv_token  # read the cache; write the new rows
-    memory_s = weights / (hbm * _weight_stream_efficiency(cfg)) + kv / (hbm * KV_HBM_EFFICIENCY)
-    gemm_rate, attention_rate = _math_rates(hw.gpu, cfg)
-    expert = _expert_active_params(model)
-    dense_flops = 2.0 * (matmul_params(model) - expert) * tokens
-    expert_flops = 2.0 * expert * tokens / MOE_GEMM_EFFICIENCY
-    attention = 4.0 * model.layers * attention_width(model) * (decode_seqs * context + prefill_tokens * prefill_len / 2)
+    weights = hw.weight_bytes_static
+    if hw.experts:
+        weights += expected_experts_touched(hw.experts, hw.top_k, max(tokens, 1.0)) * hw.expert_bytes
+    kv = (decode_seqs * context + prefill_tokens) * hw.kv_token
+    memory_s = weights / hw.hbm_weights + kv / hw.hbm_kv
     decode_share = decode_seqs / tokens if tokens else 1.0
     efficiency = decode_share * STEP_COMPUTE_EFFICIENCY + (1 - decode_share) * PREFILL_COMPUTE_EFFICIENCY
-    compute_s = (dense_flops + expert_flops) / split / (gemm_rate * efficiency)
-    compute_s += attention / split / (attention_rate * ATTENTION_COMPUTE_EFFICIENCY)
-    key = _overhead_key(cfg)
-    overhead = STEP_OVERHEAD_S[key] + PER_SEQUENCE_OVERHEAD_S[key] * decode_seqs
-    comm = _allreduce_s(model, cfg, hw, tokens)
+    compute_s = (hw.dense_flops_per_token + hw.expert_flops_per_token) * tokens / efficiency
+    compute_s += hw.attention_coef * (decode_seqs * context + prefill_tokens * prefill_len / 2)
+    overhead = hw.overhead_s + hw.overhead_per_seq_s * decode_seqs
+    comm = hw.allreduce_fixed_s + hw.allreduce_per_token_s * tokens if hw.tp > 1 else 0.0
     bound = "memory" if memory_s >= compute_s else "compute"
-    return max(memory_s, compute_s) + overhead / hw.pp + comm, bound
+    return max(memory_s, compute_s) + overhead + comm, bound
 
 
 @dataclass(frozen=True, slots=True)
@@ -495,11 +541,8 @@ class _Point:
     bound: str
 
 
-def _pipeline_hop_s(model: ModelSpec, hw: _Hardware, tokens: float) -> float:
-    if hw.pp <= 1:
-        return 0.0
-    link = group_bandwidth(hw.cluster, 2, min(2, hw.cluster.gpus_per_node))
-    return (hw.pp - 1) * point_to_point_s(tokens * model.hidden * 2.0, link)
+def _pipeline_hop_s(hw: _Hardware, tokens: float) -> float:
+    return hw.hop_fixed_s + hw.hop_per_token_s * tokens if hw.pp > 1 else 0.0
 
 
 def _operating_point(model: ModelSpec, cfg: ServingConfig, hw: _Hardware, concurrency: float) -> _Point:
@@ -509,11 +552,11 @@ def _operating_point(model: ModelSpec, cfg: ServingConfig, hw: _Hardware, concur
     pp = hw.pp
     if cfg.batching == "static":
         batch = max(1.0, math.ceil(c))
-        prefill, _ = _step_s(model, cfg, hw, 0.0, 0.0, batch * prompt, prompt)
-        ttft = pp * prefill + _pipeline_hop_s(model, hw, batch * prompt)
+        prefill, _ = _step_s(hw, 0.0, 0.0, batch * prompt, prompt)
+        ttft = pp * prefill + _pipeline_hop_s(hw, batch * prompt)
         per_stage_batch = max(1.0, batch / pp)
-        step, bound = _step_s(model, cfg, hw, per_stage_batch, prompt + out / 2, 0.0, 0.0)
-        tpot = pp * step + _pipeline_hop_s(model, hw, per_stage_batch)
+        step, bound = _step_s(hw, per_stage_batch, prompt + out / 2, 0.0, 0.0)
+        tpot = pp * step + _pipeline_hop_s(hw, per_stage_batch)
         e2e = ttft + (out - 1) * tpot
         return _Point(ttft, tpot, e2e, batch / e2e, batch, bound)
     budget = _batched_tokens(cfg, hw.gpu)
@@ -523,8 +566,8 @@ def _operating_point(model: ModelSpec, cfg: ServingConfig, hw: _Hardware, concur
     # Steady state: each step carries c decodes and the prompt tokens of the requests that start.
     per_stage = c / pp
     prefill_tokens = per_stage * prompt / steps_per_request
-    step, bound = _step_s(model, cfg, hw, per_stage, prompt + out / 2, prefill_tokens, prompt)
-    hop = _pipeline_hop_s(model, hw, per_stage + prefill_tokens)
+    step, bound = _step_s(hw, per_stage, prompt + out / 2, prefill_tokens, prompt)
+    hop = _pipeline_hop_s(hw, per_stage + prefill_tokens)
     tpot = pp * step + hop
     ttft = _chunked_prefill_s(model, cfg, hw, per_stage, prompt + out / 2, prompt, chunk) * pp + hop
     e2e = ttft + (out - 1) * tpot
@@ -539,12 +582,12 @@ def _chunked_prefill_s(
     chunk = max(1, int(chunk))
     steps = math.ceil(prompt / chunk)
     if steps > 64:  # long prompts in small chunks: the average chunk stands for all of them
-        step, _ = _step_s(model, cfg, hw, decodes, context, chunk, prompt)
+        step, _ = _step_s(hw, decodes, context, chunk, prompt)
         return steps * step
     total, offset = 0.0, 0
     while offset < prompt:
         size = min(chunk, prompt - offset)
-        step, _ = _step_s(model, cfg, hw, decodes, context, size, 2 * offset + size)
+        step, _ = _step_s(hw, decodes, context, size, 2 * offset + size)
         total += step
         offset += size
     return total
@@ -579,33 +622,50 @@ def _best_within_slo(model: ModelSpec, cfg: ServingConfig, hw: _Hardware, limit:
 
 
 def _solve_load(model: ModelSpec, cfg: ServingConfig, hw: _Hardware, per_replica_rps: float, limit: int) -> _Point:
-    """The concurrency at which one replica completes `per_replica_rps` requests/s (Little's law); capped at limit."""
+    """The concurrency at which one replica completes `per_replica_rps` requests/s (Little's law: C = λ·E2E(C));
+    capped at limit. E2E grows with C more slowly than C itself below saturation, so the fixed-point
+    iteration from C = λ·E2E(0) climbs monotonically to the solution; bisection finishes slow cases."""
     top = _operating_point(model, cfg, hw, limit)
     if top.requests_per_s <= per_replica_rps:
         return top
-    lo, hi = 1e-3, float(limit)
-    for _ in range(50):
+    c = per_replica_rps * _operating_point(model, cfg, hw, 1e-6).e2e_s
+    for _ in range(40):
+        following = per_replica_rps * _operating_point(model, cfg, hw, c).e2e_s
+        if abs(following - c) <= 1e-7 * max(c, 1e-6):
+            return _operating_point(model, cfg, hw, following)
+        c = following
+    lo, hi = c, float(limit)
+    for _ in range(40):
         mid = (lo + hi) / 2
         if _operating_point(model, cfg, hw, mid).requests_per_s < per_replica_rps:
             lo = mid
         else:
             hi = mid
+        if hi - lo <= 1e-7 * hi:
+            break
     return _operating_point(model, cfg, hw, hi)
 
 
+def _capacity_point(model: ModelSpec, cfg: ServingConfig, hw: _Hardware, limit: int) -> _Point | None:
+    return _best_within_slo(model, cfg, hw, limit) if _has_slo(cfg) else _operating_point(model, cfg, hw, limit)
+
+
 def _capacity(model: ModelSpec, cfg: ServingConfig, hw: _Hardware, limit: int) -> float:
-    point = _best_within_slo(model, cfg, hw, limit) if _has_slo(cfg) else _operating_point(model, cfg, hw, limit)
+    point = _capacity_point(model, cfg, hw, limit)
     return point.requests_per_s if point else 0.0
 
 
-def replica_capacity(model: ModelSpec, cfg: ServingConfig, cluster: Cluster, *, tp: int = 1, pp: int = 1) -> float:
-    """Requests/s one tp × pp replica completes at the highest concurrency that meets the SLO (all it holds
-    without an SLO); 0 when not even one sequence fits or meets it."""
+def replica_capacity(
+    model: ModelSpec, cfg: ServingConfig, cluster: Cluster, *, tp: int = 1, pp: int = 1
+) -> tuple[float, float]:
+    """(requests/s, concurrency) of one tp × pp replica at the highest concurrency that meets the SLO (all it
+    holds without an SLO); (0, 0) when not even one sequence fits or meets it."""
     validate_config(cfg)
     limit = max_concurrency(model, cfg, cluster.gpu, tp, pp)
     if limit < 1:
-        return 0.0
-    return _capacity(model, cfg, _Hardware(cluster.gpu, tp, pp, cluster), limit)
+        return 0.0, 0.0
+    point = _capacity_point(model, cfg, _hardware(model, cfg, cluster, tp, pp), limit)
+    return (point.requests_per_s, point.concurrency) if point else (0.0, 0.0)
 
 
 def validate_config(cfg: ServingConfig) -> None:
@@ -616,12 +676,14 @@ def validate_config(cfg: ServingConfig) -> None:
         raise EstimatorError("output_tokens must be at least 1", field="serving.output_tokens")
     if cfg.engine not in ENGINES:
         raise EstimatorError(f"engine must be one of {', '.join(ENGINES)}", field="serving.engine")
-    if cfg.batching not in BATCHING:
-        raise EstimatorError(f"batching must be one of {', '.join(BATCHING)}", field="serving.batching")
+    if cfg.batching not in BATCHINGS:
+        raise EstimatorError(f"batching must be one of {', '.join(BATCHINGS)}", field="serving.batching")
     if cfg.weight_format not in WEIGHT_FORMATS:
         raise EstimatorError(f"weights must be one of {', '.join(WEIGHT_FORMATS)}", field="weights")
-    if cfg.kv_format not in KV_FORMATS:
-        raise EstimatorError(f"kv_cache_precision must be one of {', '.join(KV_FORMATS)}", field="kv_cache_precision")
+    if cfg.kv_format not in SERVING_PRECISIONS:
+        raise EstimatorError(
+            f"kv_cache_precision must be one of {', '.join(SERVING_PRECISIONS)}", field="kv_cache_precision"
+        )
     if cfg.concurrency is not None and cfg.concurrency < 1:
         raise EstimatorError("concurrency must be at least 1", field="serving.concurrency")
     if cfg.requests_per_s is not None and not cfg.requests_per_s > 0:
@@ -657,9 +719,7 @@ def kernel_support(gpu: GpuSpec, cfg: ServingConfig) -> tuple[str, str] | None:
         return "weights", f"{cfg.engine} has no {cfg.weight_format} kernels for {gpu.name} (compute capability 7.0)"
     if cfg.weight_format == "fp8" and not has_fp8 and cfg.engine != "vllm":
         return "weights", f"{cfg.engine} runs FP8 weights only on GPUs with FP8 tensor cores"
-    if cfg.precision == "bf16" and not gpu.peak_flops.get("bf16"):
-        return "precision", f"{gpu.name} has no bf16; use fp16"
-    return None
+    return None  # bf16 on a GPU without it (V100) runs as fp16, as the engines' dtype "auto" does
 
 
 def estimate_serving(
@@ -681,7 +741,7 @@ def estimate_serving(
     unsupported = kernel_support(gpu, cfg)
     if unsupported:
         raise EstimatorError(unsupported[1], field=unsupported[0])
-    hw = _Hardware(gpu, tp, pp, cluster)
+    hw = _hardware(model, cfg, cluster, tp, pp)
     memory = serving_memory(model, cfg, gpu, tp, pp)
     cache_tokens = kv_cache_tokens(model, cfg, gpu, tp, pp)
     limit = max_concurrency(model, cfg, gpu, tp, pp)
@@ -714,7 +774,7 @@ def estimate_serving(
     if cfg.requests_per_s is not None:
         capacity = _capacity(model, cfg, hw, limit)
         replicas_needed = math.ceil(cfg.requests_per_s / capacity - 1e-9) if capacity > 0 else None
-        if point.requests_per_s * replicas < cfg.requests_per_s * (1 - 1e-6):
+        if point.requests_per_s * replicas < cfg.requests_per_s * (1 - 1e-3):
             notes.append(
                 f"{replicas} replica(s) carry at most {point.requests_per_s * replicas:.3g} requests/s "
                 f"of the {cfg.requests_per_s:g} offered"

@@ -33,6 +33,19 @@ Objective = Literal["balanced", "cheapest", "fastest"]
 # What one price buys: one card, or a whole server.
 RentalUnit = Literal["card", "node"]
 
+# Serving: an inference deployment under traffic and latency targets (app/estimator/serving.py), asked
+# of POST /estimate and /recommend beside the tasks above; the wizard's "serve a model" path.
+ServingTask = Literal["serving"]
+RequestTask = Literal[Task, ServingTask]
+# The inference engine whose memory budget, paging and launch command a serving estimate follows.
+Engine = Literal["vllm", "sglang", "trt-llm"]
+# Continuous (in-flight, chunked prefill) or static batching.
+Batching = Literal["continuous", "static"]
+# Stored weights of a served model: int8/int4 are weight-only with group scales.
+WeightFormat = Literal["fp16", "bf16", "fp8", "int8", "int4"]
+# The math and the KV cache of a served model.
+ServingPrecision = Literal["fp16", "bf16", "fp8"]
+
 TASKS: tuple[Task, ...] = get_args(Task)
 PRECISIONS: tuple[Precision, ...] = get_args(Precision)
 OPTIMIZERS: tuple[Optimizer, ...] = get_args(Optimizer)
@@ -42,6 +55,11 @@ LORA_TARGETS: tuple[LoraTarget, ...] = get_args(LoraTarget)
 TERMS: tuple[Term, ...] = get_args(Term)
 OBJECTIVES: tuple[Objective, ...] = get_args(Objective)
 RENTAL_UNITS: tuple[RentalUnit, ...] = get_args(RentalUnit)
+
+ENGINES: tuple[Engine, ...] = get_args(Engine)
+BATCHINGS: tuple[Batching, ...] = get_args(Batching)
+WEIGHT_FORMATS: tuple[WeightFormat, ...] = get_args(WeightFormat)
+SERVING_PRECISIONS: tuple[ServingPrecision, ...] = get_args(ServingPrecision)
 
 LORA_TASKS: tuple[Task, ...] = ("lora", "qlora")  # tasks that train adapters on a frozen base
 # Bytes one element of each precision occupies.

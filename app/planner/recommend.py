@@ -47,7 +47,7 @@ PARETO_MIN_SAVING = 0.2  # a Pareto point must cut the previous point's time by 
 TERM_WARN_RATIO = 2  # warn when the billed hours exceed twice the job's duration
 # Why a SKU yields no option: excluded by a constraint, or no plan passes the feasibility gate
 # (GPU memory within the headroom, host RAM within the reserve).
-RejectionCode = Literal["gpu_type", "region", "no_fabric", "gpu_memory", "host_ram"]
+RejectionCode = Literal["gpu_type", "region", "no_fabric", "gpu_memory", "host_ram", "kernels", "capacity"]
 
 
 @dataclass(slots=True)

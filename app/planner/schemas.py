@@ -22,10 +22,12 @@ from app.estimator.vocabulary import (
     Optimizer,
     Precision,
     Recompute,
-    Task,
+    RequestTask,
     Term,
+    WeightFormat,
 )
 from app.planner.recommend import RejectionCode
+from app.planner.serving_schemas import ServingIn, ServingOut
 from app.planner.stacks import Stack
 from app.schemas import RequestModel
 
@@ -263,9 +265,10 @@ class WorkloadIn(RequestModel):
         description="The model: a preset, a pasted Hugging Face config.json, a parameter count, or an explicit "
         "architecture."
     )
-    task: Task = Field(
+    task: RequestTask = Field(
         default="full_finetune",
-        description="pretrain, full_finetune (default), lora, qlora (4-bit base weights) or inference.",
+        description="pretrain, full_finetune (default), lora, qlora (4-bit base weights), inference (a batch "
+        "job), or serving (traffic and latency targets: see `serving`).",
     )
     precision: Precision = Field(
         default="bf16", description="Compute precision of weights and activations: bf16 (default), fp16, fp8 or fp32."
@@ -307,6 +310,17 @@ class WorkloadIn(RequestModel):
     output_tokens: int = Field(
         default=256, ge=1, le=1048576, description="Tokens generated per request (inference); default 256."
     )
+    weights: WeightFormat | None = Field(
+        default=None,
+        description="Serving: stored weight format (int4/int8 weight-only with group scales); default = precision",
+    )
+    serving: ServingIn | None = Field(default=None, description='Traffic, lengths, engine and SLO for task "serving"')
+
+    @model_validator(mode="after")
+    def _serving_fields_only_for_serving(self) -> WorkloadIn:
+        if self.task != "serving" and (self.serving is not None or self.weights is not None):
+            raise ValueError('weights and serving apply to task "serving" only')
+        return self
 
     def workload(self) -> Workload:
         lora = self.lora.spec() if self.lora else (LoraSpec() if self.task in LORA_TASKS else None)
@@ -468,6 +482,7 @@ class EstimateOut(BaseModel):
     performance: PerformanceOut | None
     warnings: list[WarningOut]
     assumptions: list[str]
+    serving: ServingOut | None = Field(default=None, description='task "serving": latency, throughput, KV cache')
 
 
 class ScalingRowOut(BaseModel):
@@ -505,6 +520,9 @@ class CostOut(BaseModel):
     annual_total: str = Field(description="Twelve months on the annual term, at its discount")
     used_hours: float | None = Field(default=None, description="The job's duration; null without tokens")
     billed_hours: float | None = Field(default=None, description="The billed months in hours (30-day months)")
+    per_million_output_tokens: str | None = Field(
+        default=None, description="Serving: monthly effective price per million output tokens at the offered load"
+    )
     note: str
 
 
@@ -544,6 +562,7 @@ class OptionOut(BaseModel):
     launch: dict[str, Any] = Field(description="{stack: that stack's complete launch configuration}")
     miss_reason: str | None = None
     reference_prices: list[ReferencePriceOut] = Field(default_factory=list)
+    serving: ServingOut | None = Field(default=None, description='task "serving": latency, throughput, KV cache')
 
 
 class RejectedOut(BaseModel):

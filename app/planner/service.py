@@ -21,7 +21,7 @@ from app.estimator.memory import (
 )
 from app.estimator.performance import PerformanceEstimate, estimate_performance, scaling_view
 from app.estimator.specs import Cluster, ModelSpec, Plan, Workload
-from app.planner import mappers, metrics
+from app.planner import mappers, metrics, serving_service
 from app.planner.market import load_market
 from app.planner.offers import Constraints
 from app.planner.recommend import recommend
@@ -32,6 +32,10 @@ from app.planner.workload import SessionOpener, resolve_cluster, resolve_model, 
 
 def estimate(request: EstimateIn, *, open_session: SessionOpener) -> EstimateOut:
     model, model_warnings = resolve_model(request.model)
+    if request.task == "serving":
+        cluster = resolve_cluster(request.hardware, open_session)
+        metrics.ESTIMATES.labels("estimate").inc()
+        return serving_service.estimate(request, model, mappers.model_out(model), model_warnings, cluster)
     workload = request.workload()
     cluster = replace(resolve_cluster(request.hardware, open_session), memory_headroom=request.memory_headroom)
     micro_batch = request.micro_batch or 1
@@ -107,6 +111,11 @@ def scaling(request: ScalingIn) -> ScalingOut:
 
 
 def run_recommend(session: Session, request: RecommendIn) -> RecommendOut:
+    if request.task == "serving":
+        model, model_warnings = resolve_model(request.model)
+        offers = load_market(session).offers
+        summary = mappers.model_out(model)
+        return serving_service.recommendation(model, request, offers, constraints_of(request), summary, model_warnings)
     model, workload, model_warnings = resolve_workload(request)
     market = load_market(session)
     started = time.perf_counter()

@@ -6,7 +6,7 @@ concurrency whose TTFT and TPOT meet the targets, `app.estimator.serving`). The 
 the peak load (offered requests/s × peak factor) set the GPU count; a rentable configuration is the
 smallest that holds them. Replicas share nothing (each is its own engine behind a load balancer), so
 they may sit on separate servers without any inter-node fabric. Ranking: lowest monthly effective
-price, then lower TPOT, then SKU id (deterministic).
+price, then the larger capacity within the SLO (headroom), then lower TPOT, then SKU id (deterministic).
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ class ServingOption:
 class ServingSearch:
     options: list[ServingOption]
     near_misses: list[ServingOption]
-    rejected: list[tuple[str, str]]  # (sku id, reason)
+    rejected: list[tuple[str, str, str]]  # (sku id, code, reason)
     evaluations: int = 0
 
 
@@ -124,18 +124,21 @@ def search_serving(
             continue
         unsupported = kernel_support(offer.gpu, cfg)
         if unsupported:
-            rejected.append((offer.sku_id, unsupported[1]))
+            rejected.append((offer.sku_id, "kernels", unsupported[1]))
             continue
         best_for_offer: ServingOption | None = None
         offer_miss: ServingOption | None = None
-        why_not = "the weights leave no room for a KV cache at any tensor-parallel degree this SKU offers"
+        why_not = (
+            "gpu_memory",
+            "the weights leave no room for a KV cache at any tensor-parallel degree this SKU offers",
+        )
         for tp in TP_DEGREES:
             if tp > offer.gpus_per_node or not valid_tp(model, tp):
                 continue
             evaluations += 1
             option, reason = _evaluate(model, cfg, offer, region, tp, constraints, peak_factor, model_repo)
             if option is None:
-                why_not = reason or why_not
+                why_not = ("capacity", reason) if reason else why_not
                 continue
             if option.miss_reason is None:
                 if best_for_offer is None or _key(option) < _key(best_for_offer):
@@ -147,7 +150,7 @@ def search_serving(
         elif offer_miss is not None:
             misses.append(offer_miss)
         else:
-            rejected.append((offer.sku_id, why_not))
+            rejected.append((offer.sku_id, *why_not))
     if constraints.max_monthly_budget is not None:
         over = [o for o in options if o.cost.monthly_effective > constraints.max_monthly_budget]
         for option in over:
@@ -166,7 +169,14 @@ def search_serving(
 
 
 def _key(option: ServingOption) -> tuple:
-    return (option.cost.monthly_effective, option.estimate.tpot_ms, option.offer.sku_id, option.config.gpus)
+    """Cheaper first; at the same price the larger capacity (headroom), then the lower TPOT."""
+    return (
+        option.cost.monthly_effective,
+        -round(option.headroom, 3),
+        option.estimate.tpot_ms,
+        option.offer.sku_id,
+        option.config.gpus,
+    )
 
 
 def _evaluate(
@@ -183,7 +193,7 @@ def _evaluate(
     if max_concurrency(model, cfg, offer.gpu, tp, 1) < 1:
         return None, None
     one = estimate_serving(model, replace(cfg, requests_per_s=None, concurrency=1), node, tp=tp)
-    per_replica = replica_capacity(model, cfg, node, tp=tp)
+    per_replica, slo_concurrency = replica_capacity(model, cfg, node, tp=tp)
     replicas = 1
     if cfg.requests_per_s is not None and per_replica > 0:
         replicas = max(1, math.ceil(cfg.requests_per_s * peak_factor / per_replica - 1e-9))
@@ -214,13 +224,13 @@ def _evaluate(
             cost.monthly_effective, at_load.output_tokens_per_s, offer.money_quantum
         ),
         headroom=headroom,
-        launch=launch_block(model, cfg, tp, replicas, config, offer, at_load, model_repo),
+        launch=launch_block(model, cfg, tp, replicas, config, at_load, slo_concurrency, model_repo),
         notes=list(at_load.notes),
     )
     slo_missed = one.meets_slo is False or peak.meets_slo is False
     if slo_missed:
         option.miss_reason = _miss_reason(cfg, one, peak)
-    elif cfg.requests_per_s is not None and peak.requests_per_s < cfg.requests_per_s * peak_factor * (1 - 1e-6):
+    elif cfg.requests_per_s is not None and peak.requests_per_s < cfg.requests_per_s * peak_factor * (1 - 1e-3):
         option.miss_reason = f"{replicas} replicas carry {peak.requests_per_s:.3g} of the {offered:.3g} requests/s peak"
     return option, None
 
@@ -246,9 +256,10 @@ CHECKPOINT_NOTE = {
 }
 
 
-def _max_seqs(cfg: ServingConfig, estimate: ServingEstimate) -> int:
-    """Sequences the engine may run: what the KV cache holds at these lengths, at least the operating point."""
-    return max(1, min(estimate.max_concurrency, max(math.ceil(estimate.concurrency), 1) * 2))
+def _max_seqs(estimate: ServingEstimate, slo_concurrency: float) -> int:
+    """--max-num-seqs: the most sequences a replica runs within the SLO (admitting more would break the
+    latency targets; the load balancer queues the rest), never more than the KV cache holds."""
+    return max(1, min(estimate.max_concurrency, math.floor(slo_concurrency) or 1))
 
 
 def launch_block(
@@ -257,14 +268,14 @@ def launch_block(
     tp: int,
     replicas: int,
     config: Configuration,
-    offer: Offer,
     estimate: ServingEstimate,
+    slo_concurrency: float,
     model_repo: str | None,
 ) -> dict:
     """The engine's command line for one replica, and how replicas are laid out."""
     repo = model_repo or model.name
     max_len = cfg.context_len
-    seqs = _max_seqs(cfg, estimate)
+    seqs = _max_seqs(estimate, slo_concurrency)
     weights = cfg.weight_format
     if cfg.engine == "sglang":
         fraction = cfg.gpu_memory_utilization or sglang_memory_fraction(tp)

@@ -167,6 +167,12 @@ def test_bad_input_names_the_field(cluster: Cluster, kw: dict, field: str) -> No
     assert info.value.field == field
 
 
+def test_bf16_on_a_gpu_without_it_runs_as_fp16() -> None:
+    """vLLM's dtype "auto" serves a bf16 checkpoint in fp16 on a V100 (compute capability 7.0)."""
+    est = serve(cluster=Cluster(gpu=V100), concurrency=4)
+    assert est.max_concurrency >= 4 and est.tpot_ms > 0
+
+
 def test_fp8_weights_on_ampere_run_weight_only_in_vllm() -> None:
     est = serve(cluster=Cluster(gpu=A100), concurrency=4, weights="fp8")
     assert est.memory.weights < 0.6 * serve(cluster=Cluster(gpu=A100), concurrency=4).memory.weights

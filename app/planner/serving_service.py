@@ -1,0 +1,327 @@
+"""`task: "serving"` as a service: resolve the request into a serving config, run the pure estimator
+(POST /estimate) or the deployment search (POST /recommend), and shape the response."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from app.estimator.presets import get_preset, preset_config
+from app.estimator.serving import (
+    ServingConfig,
+    ServingEstimate,
+    estimate_serving,
+    kernel_support,
+    max_concurrency,
+    mla_cache_values,
+)
+from app.estimator.specs import GIB, Cluster, EstimatorError, ModelSpec, Warning_
+from app.estimator.vocabulary import SERVING_PRECISIONS
+from app.planner.schemas import (
+    CostOut,
+    EstimateOut,
+    MemoryOut,
+    ModelIn,
+    ModelOut,
+    OptionOut,
+    ParetoPointOut,
+    PerformanceOut,
+    PlanOut,
+    RecommendOut,
+    RejectedOut,
+    SkuRefOut,
+    WarningOut,
+    WorkloadIn,
+)
+from app.planner.serving import (
+    NO_FABRIC_NOTE,
+    TP_DEGREES,
+    ServingOption,
+    ServingSearch,
+    check_serving_plan,
+    search_serving,
+    valid_tp,
+)
+from app.planner.serving_schemas import ServingIn, ServingMemoryOut, ServingOut
+
+if TYPE_CHECKING:
+    from app.planner.offers import Constraints, Offer
+    from app.planner.schemas import EstimateIn, RecommendIn
+
+SERVING_NOTE = (
+    "Monthly price of the whole configuration; cost per million output tokens at the offered load "
+    "(30-day months, around the clock)."
+)
+
+
+SERVING_ASSUMPTIONS = [
+    "engines at their documented defaults unless set: vLLM gpu_memory_utilization 0.9, block 16, max_num_seqs 256; "
+    "SGLang mem_fraction_static 0.88-0.79 by TP, chunked prefill 8192; TensorRT-LLM free-memory fraction 0.9",
+    "continuous batching with chunked prefill; TTFT excludes queueing before admission",
+    "decode = max(weights + KV-cache reads / achieved HBM bandwidth, FLOPs / achieved compute) + engine "
+    "overhead + TP all-reduce latency; constants fitted on published results (docs/validation-serving.md)",
+]
+
+
+def serving_config(request: WorkloadIn) -> ServingConfig:
+    """The estimator's serving config from the request; 422 naming the field for formats serving has not."""
+    serving = request.serving or ServingIn()
+    if request.precision not in SERVING_PRECISIONS:
+        raise EstimatorError(
+            f"serving runs fp16, bf16 or fp8 math, not {request.precision}; set precision", field="precision"
+        )
+    if request.kv_cache_precision is not None and request.kv_cache_precision not in SERVING_PRECISIONS:
+        raise EstimatorError(
+            f"kv_cache_precision must be one of {', '.join(SERVING_PRECISIONS)} for serving", field="kv_cache_precision"
+        )
+    slo = serving.slo
+    return ServingConfig(
+        input_tokens=serving.input_tokens,
+        output_tokens=serving.output_tokens,
+        concurrency=serving.concurrency,
+        requests_per_s=serving.requests_per_s,
+        batching=serving.batching,
+        engine=serving.engine,
+        precision=request.precision,  # type: ignore[arg-type]  # checked above
+        weights=request.weights,
+        kv_cache_precision=request.kv_cache_precision,  # type: ignore[arg-type]  # checked above
+        gpu_memory_utilization=serving.gpu_memory_utilization,
+        max_model_len=serving.max_model_len,
+        slo_ttft_ms=slo.ttft_ms if slo else None,
+        slo_tpot_ms=slo.tpot_ms if slo else None,
+        mla_cache_values=_mla(request.model),
+    )
+
+
+def _mla(spec: ModelIn) -> int:
+    if spec.preset is not None:
+        return mla_cache_values(preset_config(spec.preset))
+    return mla_cache_values(spec.hf_config)
+
+
+def model_repo(spec: ModelIn, model: ModelSpec) -> str:
+    """What the engine's command line loads: the preset's Hugging Face repo, else the model's name."""
+    if spec.preset is not None:
+        return get_preset(spec.preset).hf_repo
+    name = spec.hf_config.get("_name_or_path") if spec.hf_config else None
+    return str(name or spec.name or model.name)
+
+
+def _finite(value: float) -> float | None:
+    return None if math.isinf(value) or math.isnan(value) else value
+
+
+def serving_out(estimate: ServingEstimate, cfg: ServingConfig, option: ServingOption | None = None) -> ServingOut:
+    mem = estimate.memory
+    return ServingOut(
+        ttft_ms=_finite(estimate.ttft_ms),
+        tpot_ms=_finite(estimate.tpot_ms),
+        e2e_latency_ms=_finite(estimate.e2e_latency_ms),
+        output_tokens_per_s=estimate.output_tokens_per_s,
+        output_tokens_per_s_per_gpu=estimate.output_tokens_per_s_per_gpu,
+        requests_per_s=estimate.requests_per_s,
+        concurrency=estimate.concurrency,
+        max_concurrency=estimate.max_concurrency,
+        kv_cache_tokens=estimate.kv_cache_tokens,
+        replicas=estimate.replicas,
+        replicas_needed=estimate.replicas_needed,
+        gpus_per_replica=estimate.gpus_per_replica,
+        meets_slo=estimate.meets_slo,
+        bound=estimate.bound,
+        headroom=round(option.headroom, 3) if option else None,
+        peak_requests_per_s=option.peak.requests_per_s if option else None,
+        memory_per_gpu_gib=ServingMemoryOut(
+            weights=round(mem.weights / GIB, 2),
+            kv_cache=round(mem.kv_cache / GIB, 2),
+            activations=round(mem.activations / GIB, 2),
+            engine_reserve=round(mem.engine_reserve / GIB, 2),
+            total=round(mem.total / GIB, 2),
+            capacity=round(mem.capacity / GIB, 2),
+        ),
+        engine=cfg.engine,
+        batching=cfg.batching,
+        notes=list(estimate.notes),
+    )
+
+
+def _memory_out(estimate: ServingEstimate) -> MemoryOut:
+    mem = estimate.memory
+    parts = {
+        "weights": mem.weights,
+        "gradients": 0.0,
+        "optimizer": 0.0,
+        "activations": mem.activations,
+        "kv_cache": mem.kv_cache,
+        "other": mem.engine_reserve,
+        "total": mem.total,
+    }
+    return MemoryOut(
+        per_gpu_gib={k: round(v / GIB, 2) for k, v in parts.items()},
+        capacity_gib=round(mem.capacity / GIB, 2),
+        fits=estimate.max_concurrency >= 1,
+        host_ram_gib=0.0,
+    )
+
+
+def _performance_out(estimate: ServingEstimate) -> PerformanceOut:
+    return PerformanceOut(
+        tokens_per_s=estimate.output_tokens_per_s,
+        tokens_per_s_per_gpu=estimate.output_tokens_per_s_per_gpu,
+        decode_tokens_per_s=estimate.output_tokens_per_s,
+        time_per_output_token_ms=_finite(estimate.tpot_ms),
+        breakdown_s={"ttft": estimate.ttft_ms / 1e3} if _finite(estimate.ttft_ms) is not None else {},
+    )
+
+
+def _plan_out(replicas: int, tp: int, pp: int, concurrency: float) -> PlanOut:
+    summary = f"{replicas} independent replica(s) × TP {tp}" + (f" × PP {pp}" if pp > 1 else "")
+    return PlanOut(
+        dp=replicas,
+        tp=tp,
+        pp=pp,
+        cp=1,
+        ep=1,
+        zero_stage=0,
+        offload="none",
+        recompute="none",
+        sequence_parallel=False,
+        flash_attention=True,
+        micro_batch=max(1, math.ceil(concurrency)),
+        global_batch=None,
+        virtual_stages=1,
+        summary=summary,
+    )
+
+
+def _default_split(model: ModelSpec, cfg: ServingConfig, cluster: Cluster) -> tuple[int, int]:
+    """(tp, replicas): the smallest TP degree within a server that holds a sequence; every GPU serves."""
+    for tp in TP_DEGREES:
+        if tp > cluster.gpus_per_node or cluster.gpus % tp or not valid_tp(model, tp):
+            continue
+        if max_concurrency(model, cfg, cluster.gpu, tp, 1) >= 1:
+            return tp, cluster.gpus // tp
+    raise EstimatorError(
+        f"{model.name} leaves no room for a KV cache on {cluster.gpus_per_node} × {cluster.gpu.name} at any "
+        "tensor-parallel degree within a server; add GPUs, use a smaller weight format, or a larger GPU",
+        field="hardware",
+    )
+
+
+def estimate(
+    request: EstimateIn, model: ModelSpec, model_summary: ModelOut, warnings_in: list, cluster: Cluster
+) -> EstimateOut:
+    """POST /estimate with task serving: the plan's tp × pp per replica, dp independent replicas."""
+    cfg = serving_config(request)
+    unsupported = kernel_support(cluster.gpu, cfg)
+    if unsupported:
+        raise EstimatorError(unsupported[1], field=unsupported[0])
+    if request.plan is not None:
+        tp, pp, replicas = request.plan.tp, request.plan.pp, request.plan.dp
+        check_serving_plan(model, tp, pp)
+        if tp * pp * replicas != cluster.gpus:
+            raise EstimatorError(
+                f"plan uses dp × tp × pp = {replicas * tp * pp} GPUs but the hardware has {cluster.gpus}", field="plan"
+            )
+    else:
+        (tp, replicas), pp = _default_split(model, cfg, cluster), 1
+    result = estimate_serving(model, cfg, cluster, tp=tp, pp=pp, replicas=replicas)
+    warnings = [WarningOut(code=w.code, message=w.message) for w in warnings_in]
+    if result.max_concurrency < 1:
+        warnings.append(WarningOut(code="no_kv_cache", message=result.notes[-1]))
+    if result.meets_slo is False:
+        warnings.append(WarningOut(code="slo_missed", message=_slo_miss(result, cfg)))
+    notes = SERVING_ASSUMPTIONS + ([NO_FABRIC_NOTE] if replicas > 1 else [])
+    return EstimateOut(
+        model=model_summary,
+        plan=_plan_out(replicas, tp, pp, result.concurrency),
+        memory=_memory_out(result),
+        performance=_performance_out(result),
+        warnings=warnings,
+        assumptions=notes,
+        serving=serving_out(result, cfg),
+    )
+
+
+def _slo_miss(result: ServingEstimate, cfg: ServingConfig) -> str:
+    return (
+        f"TTFT {result.ttft_ms:.0f} ms and TPOT {result.tpot_ms:.1f} ms at concurrency {result.concurrency:.1f} "
+        f"against targets TTFT {cfg.slo_ttft_ms} ms, TPOT {cfg.slo_tpot_ms} ms"
+    )
+
+
+def option_out(option: ServingOption, cfg: ServingConfig, model_warnings: list[Warning_]) -> OptionOut:
+    cost = option.cost
+    est = option.estimate
+    explanation = (
+        f"{option.replicas} replica(s) × TP {option.tp} on {option.offer.name}: "
+        f"{est.requests_per_s:.3g} requests/s at TTFT {est.ttft_ms:.0f} ms and TPOT {est.tpot_ms:.1f} ms; "
+        f"the peak of {option.peak.requests_per_s:.3g} requests/s with {option.headroom:.2f}× headroom"
+    )
+    return OptionOut(
+        rank=option.rank,
+        sku=SkuRefOut(id=option.offer.sku_id, name=option.offer.name, gpu=option.offer.gpu.id, region=option.region),
+        gpus_per_node=option.config.cards_per_node,
+        nodes=option.config.nodes,
+        total_gpus=option.config.gpus,
+        plan=_plan_out(option.replicas, option.tp, 1, est.concurrency),
+        memory=_memory_out(est),
+        performance=_performance_out(est),
+        cost=CostOut(
+            currency=cost.currency,
+            term=cost.term,
+            units=cost.units,
+            monthly_list=str(cost.monthly_list),
+            monthly_effective=str(cost.monthly_effective),
+            months=None,
+            job_total=None,
+            annual_total=str(cost.annual_total),
+            per_million_output_tokens=str(option.per_million_output_tokens),
+            note=SERVING_NOTE,
+        ),
+        availability=_availability(option),
+        explanation=explanation,
+        warnings=[WarningOut(code=w.code, message=w.message) for w in model_warnings],
+        launch=option.launch,
+        miss_reason=option.miss_reason,
+        serving=serving_out(est, cfg, option),
+    )
+
+
+def _availability(option: ServingOption) -> str:
+    offer = option.offer
+    if offer.availability is None:
+        return "not tracked"
+    units = option.cost.units
+    return "available" if offer.availability.get(option.region, 0) >= units else "on request"
+
+
+def rejected_out(search: ServingSearch) -> list[RejectedOut]:
+    return [RejectedOut(sku=sku, code=code, reason=reason) for sku, code, reason in search.rejected]
+
+
+def recommendation(
+    model: ModelSpec,
+    request: RecommendIn,
+    offers: list[Offer],
+    constraints: Constraints,
+    model_summary: ModelOut,
+    model_warnings: list[Warning_],
+) -> RecommendOut:
+    """POST /recommend with task serving: the cheapest deployments that carry the peak within the SLO."""
+    cfg = serving_config(request)
+    serving = request.serving or ServingIn()
+    search = search_serving(
+        model, cfg, offers, constraints, peak_factor=serving.peak_factor, model_repo=model_repo(request.model, model)
+    )
+    return RecommendOut(
+        model=model_summary,
+        options=[option_out(o, cfg, model_warnings) for o in search.options],
+        near_misses=[option_out(o, cfg, model_warnings) for o in search.near_misses],
+        rejected=rejected_out(search),
+        pareto=[
+            ParetoPointOut(sku=o.offer.sku_id, total_gpus=o.config.gpus, cost=str(o.cost.monthly_effective), hours=None)
+            for o in search.options
+        ],
+        assumptions=SERVING_ASSUMPTIONS,
+        search={"configurations": search.evaluations},
+    )

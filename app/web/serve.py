@@ -1,0 +1,190 @@
+"""The wizard's "serve a model" path: traffic, lengths and latency targets in; the cheapest deployments
+that carry them, with latency, cost per million output tokens, a memory bar with the KV cache and the
+engine's command line out. GET only: the state lives in the URL (bookmarkable), like the wizard.
+
+    GET /serve            the form (pre-filled from the query)
+    GET /serve/results?…  the deployments, or the form again with inline errors (422)
+
+The route is thin: `run_recommend` with `task: "serving"` does the work.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlencode
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse
+from pydantic import ValidationError
+
+from app.deps import SessionDep
+from app.error_pages import WebRoute
+from app.errors import InvalidInput
+from app.estimator.presets import list_presets
+from app.estimator.specs import EstimatorError
+from app.estimator.vocabulary import ENGINES, WEIGHT_FORMATS
+from app.i18n import Translator, negotiate
+from app.planner.schemas import RecommendIn
+from app.planner.service import run_recommend
+from app.templating import templates
+from app.web.charts import memory_bar
+
+router = APIRouter(route_class=WebRoute, include_in_schema=False)
+
+FIELDS = (
+    "preset", "input_tokens", "output_tokens", "requests_per_s", "peak_factor", "ttft_ms", "tpot_ms",
+    "engine", "weights", "kv_cache", "term",
+)  # fmt: skip
+DEFAULTS = {
+    "preset": "llama-3.1-8b",
+    "input_tokens": "1024",
+    "output_tokens": "256",
+    "requests_per_s": "5",
+    "peak_factor": "1.5",
+    "ttft_ms": "2000",
+    "tpot_ms": "50",
+    "engine": "vllm",
+    "weights": "bf16",
+    "kv_cache": "bf16",
+    "term": "monthly",
+}
+# API location → the form field that shows its message.
+API_TO_FIELD = {
+    "model.preset": "preset",
+    "serving.input_tokens": "input_tokens",
+    "serving.output_tokens": "output_tokens",
+    "serving.requests_per_s": "requests_per_s",
+    "serving.peak_factor": "peak_factor",
+    "serving.slo.ttft_ms": "ttft_ms",
+    "serving.slo.tpot_ms": "tpot_ms",
+    "serving.engine": "engine",
+    "weights": "weights",
+    "precision": "weights",
+    "kv_cache_precision": "kv_cache",
+    "constraints.term": "term",
+}
+INTEGER_FIELDS = ("input_tokens", "output_tokens")
+NUMBER_FIELDS = ("requests_per_s", "peak_factor", "ttft_ms", "tpot_ms")
+
+
+@dataclass
+class ServeForm:
+    values: dict[str, str]
+    errors: dict[str, list[str]] = field(default_factory=dict)
+    multi: dict[str, list[str]] = field(default_factory=dict)  # the shared macros read it
+
+    def value(self, name: str) -> str:
+        return self.values.get(name, "")
+
+    def add_error(self, name: str, message: str) -> None:
+        self.errors.setdefault(name, []).append(message)
+
+
+def read_form(query: Any) -> ServeForm:
+    given = {name: str(query.get(name, "")).strip() for name in FIELDS if name in query}
+    return ServeForm(values={**DEFAULTS, **given} if not given else {**DEFAULTS, **given})
+
+
+def field_for(location: str) -> str:
+    best = max((key for key in API_TO_FIELD if location == key or location.startswith(key + ".")), key=len, default="")
+    return API_TO_FIELD.get(best, "preset")
+
+
+def _number(form: ServeForm, name: str, t: Translator, *, integer: bool) -> float | int | None:
+    raw = form.value(name).replace(",", "")
+    if raw == "":
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        form.add_error(name, t("serve_err_number"))
+        return None
+    if value != value or value in (float("inf"), float("-inf")):
+        form.add_error(name, t("serve_err_number"))
+        return None
+    if integer:
+        if value != int(value):
+            form.add_error(name, t("serve_err_integer"))
+            return None
+        return int(value)
+    return value
+
+
+def parse(form: ServeForm, t: Translator) -> RecommendIn | None:
+    """The POST /recommend body for the form, or None with the form's errors filled."""
+    numbers = {name: _number(form, name, t, integer=name in INTEGER_FIELDS) for name in INTEGER_FIELDS + NUMBER_FIELDS}
+    if form.errors:
+        return None
+    weights = form.value("weights")
+    slo = {k: numbers[k] for k in ("ttft_ms", "tpot_ms") if numbers[k] is not None}
+    serving: dict[str, Any] = {
+        "input_tokens": numbers["input_tokens"],
+        "output_tokens": numbers["output_tokens"],
+        "requests_per_s": numbers["requests_per_s"],
+        "peak_factor": numbers["peak_factor"],
+        "engine": form.value("engine"),
+        "slo": slo or None,
+    }
+    body = {
+        "model": {"preset": form.value("preset")},
+        "task": "serving",
+        "precision": "fp8" if weights == "fp8" else "bf16",
+        "weights": weights,
+        "kv_cache_precision": form.value("kv_cache"),
+        "serving": {k: v for k, v in serving.items() if v is not None},
+        "constraints": {"term": form.value("term")},
+    }
+    try:
+        return RecommendIn.model_validate(body)
+    except ValidationError as exc:
+        for err in exc.errors():
+            location = ".".join(str(p) for p in err["loc"] if not isinstance(p, int))
+            form.add_error(field_for(location), err["msg"])
+        return None
+
+
+def _page(request: Request, t: Translator, context: dict[str, Any], *, status: int = 200) -> HTMLResponse:
+    items = [(k, v) for k, v in request.query_params.multi_items() if k != "lang"]
+    switch = f"{request.url.path}?{urlencode([*items, ('lang', 'zh' if t.lang == 'en' else 'en')])}"
+    presets = [(p.id, p.name) for p in list_presets()]
+    return templates.TemplateResponse(
+        request,
+        "web/serve.html",
+        {
+            "t": t,
+            "lang": t.lang,
+            "switch_url": switch,
+            "presets": presets,
+            "engines": ENGINES,
+            "weight_formats": WEIGHT_FORMATS,
+            **context,
+        },
+        status_code=status,
+    )
+
+
+@router.get("/serve", response_class=HTMLResponse)
+def serve_form(request: Request) -> HTMLResponse:
+    t = Translator(negotiate(request))
+    return _page(request, t, {"form": read_form(request.query_params), "result": None})
+
+
+@router.get("/serve/results", response_class=HTMLResponse)
+def serve_results(request: Request, session: SessionDep) -> HTMLResponse:
+    t = Translator(negotiate(request))
+    form = read_form(request.query_params)
+    body = parse(form, t)
+    result = None
+    if body is not None:
+        try:
+            result = run_recommend(session, body)
+        except EstimatorError as exc:
+            form.add_error(field_for(exc.field or ""), str(exc))
+        except InvalidInput as exc:
+            form.add_error("preset", exc.detail)
+    if result is None:
+        return _page(request, t, {"form": form, "result": None}, status=422)
+    views = [(o, memory_bar(o.memory)) for o in result.options]
+    near = [(o, memory_bar(o.memory)) for o in result.near_misses]
+    return _page(request, t, {"form": form, "result": result, "views": views, "near": near})

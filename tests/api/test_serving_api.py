@@ -1,0 +1,159 @@
+"""task "serving" over HTTP: POST /estimate and POST /recommend on the seeded catalog (SQLite and PostgreSQL)."""
+
+from __future__ import annotations
+
+import pytest
+from fastapi.testclient import TestClient
+
+H100_NODE = {"gpu": "h100-80g-sxm", "gpus_per_node": 8}
+
+
+def _post(client: TestClient, path: str, **body) -> dict:
+    response = client.post(path, json=body)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def _error(client: TestClient, path: str, **body) -> dict:
+    response = client.post(path, json=body)
+    assert response.status_code == 422, response.text
+    return response.json()
+
+
+def test_estimate_serving_on_a_node_of_replicas(client: TestClient) -> None:
+    result = _post(
+        client,
+        "/estimate",
+        model={"preset": "llama-3.1-8b"},
+        task="serving",
+        hardware=H100_NODE,
+        plan={"tp": 2, "dp": 4},
+        serving={"input_tokens": 1024, "output_tokens": 256, "concurrency": 32, "slo": {"tpot_ms": 50}},
+    )
+    serving = result["serving"]
+    assert serving["replicas"] == 4 and serving["gpus_per_replica"] == 2
+    assert serving["concurrency"] == 32 and serving["max_concurrency"] >= 32
+    assert serving["output_tokens_per_s"] == pytest.approx(serving["output_tokens_per_s_per_gpu"] * 8)
+    assert serving["e2e_latency_ms"] == pytest.approx(serving["ttft_ms"] + 255 * serving["tpot_ms"])
+    assert serving["meets_slo"] is True and serving["kv_cache_tokens"] > 100_000
+    memory = serving["memory_per_gpu_gib"]
+    assert memory["total"] == pytest.approx(memory["capacity"], abs=0.05)
+    assert result["memory"]["per_gpu_gib"]["kv_cache"] == memory["kv_cache"]
+    assert result["plan"]["dp"] == 4 and result["plan"]["tp"] == 2
+    assert any("InfiniBand" in line for line in result["assumptions"])
+
+
+def test_estimate_serving_offered_load_and_default_split(client: TestClient) -> None:
+    result = _post(
+        client,
+        "/estimate",
+        model={"preset": "llama-3.1-70b"},
+        task="serving",
+        precision="bf16",
+        weights="int4",
+        hardware=H100_NODE,
+        serving={"input_tokens": 2000, "output_tokens": 500, "requests_per_s": 2.0},
+    )
+    serving = result["serving"]
+    assert serving["gpus_per_replica"] == 1 and serving["replicas"] == 8  # int4 70B fits one H100
+    assert serving["requests_per_s"] == pytest.approx(2.0, rel=1e-3)
+    assert serving["memory_per_gpu_gib"]["weights"] < 40
+
+
+def test_estimate_serving_without_slo_gives_null_meets_slo(client: TestClient) -> None:
+    result = _post(
+        client, "/estimate", model={"preset": "qwen2.5-7b"}, task="serving", hardware={"gpu": "l40s-48g"},
+        serving={"concurrency": 4},
+    )  # fmt: skip
+    assert result["serving"]["meets_slo"] is None and result["serving"]["ttft_ms"] > 0
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"weights": "int4", "hardware": {"gpu": "v100-32g-sxm"}}, "weights"),
+        ({"precision": "fp8", "hardware": {"gpu": "a100-80g-sxm"}}, "precision"),
+        ({"precision": "fp32", "hardware": {"gpu": "a100-80g-sxm"}}, "precision"),
+        ({"plan": {"tp": 3}, "hardware": {"gpu": "h100-80g-sxm", "gpus_per_node": 3}}, "plan.tp"),
+        ({"plan": {"tp": 2, "dp": 2}, "hardware": H100_NODE}, "plan"),
+        ({"serving": {"concurrency": 4, "requests_per_s": 1}, "hardware": H100_NODE}, "serving"),
+        ({"serving": {"input_tokens": 0}, "hardware": H100_NODE}, "serving.input_tokens"),
+        ({"serving": {"engine": "tgi"}, "hardware": H100_NODE}, "serving.engine"),
+        ({"serving": {"max_model_len": 100}, "hardware": H100_NODE}, "serving.max_model_len"),
+        ({"weights": "nf4", "hardware": H100_NODE}, "weights"),
+        ({"task": "lora", "weights": "int4", "hardware": H100_NODE}, "body"),
+    ],
+)
+def test_bad_serving_input_is_422_naming_the_field(client: TestClient, body: dict, field: str) -> None:
+    problem = _error(client, "/estimate", **({"model": {"preset": "llama-3.1-8b"}, "task": "serving"} | body))
+    fields = [e.get("field") or ".".join(str(p) for p in e.get("loc", [])) for e in problem.get("errors", [])]
+    assert any(f == field or f.endswith(field) for f in fields), problem
+
+
+def test_a_model_too_large_for_the_hardware_is_a_clear_422(client: TestClient) -> None:
+    problem = _error(
+        client, "/estimate", model={"preset": "llama-3.1-405b"}, task="serving", hardware={"gpu": "l40s-48g"}
+    )
+    assert "no room for a KV cache" in problem["detail"]
+
+
+def test_recommend_serving_returns_cheapest_deployments_with_launch_and_cost(client: TestClient) -> None:
+    result = _post(
+        client,
+        "/recommend",
+        model={"preset": "llama-3.1-8b"},
+        task="serving",
+        serving={"input_tokens": 1024, "output_tokens": 256, "requests_per_s": 10, "slo": {"tpot_ms": 60}},
+    )
+    assert result["options"], result
+    top = result["options"][0]
+    assert top["rank"] == 1 and top["serving"]["meets_slo"] is True
+    assert top["serving"]["headroom"] >= 1.0
+    assert float(top["cost"]["per_million_output_tokens"]) > 0
+    assert float(top["cost"]["monthly_effective"]) > 0
+    assert top["launch"]["command"].startswith("vllm serve meta-llama/")
+    assert "--max-num-seqs" in top["launch"]["command"] and top["launch"]["needs_infiniband"] is False
+    costs = [float(o["cost"]["monthly_effective"]) for o in result["options"]]
+    assert costs == sorted(costs)
+
+
+def test_recommend_serving_slo_nothing_meets_gives_near_misses(client: TestClient) -> None:
+    result = _post(
+        client,
+        "/recommend",
+        model={"preset": "llama-3.1-70b"},
+        task="serving",
+        serving={"requests_per_s": 1, "slo": {"tpot_ms": 0.5}},
+    )
+    assert result["options"] == []
+    assert result["near_misses"] and all(m["miss_reason"] for m in result["near_misses"])
+
+
+def test_a_serving_option_is_quoted_like_any_other(client: TestClient) -> None:
+    result = _post(
+        client,
+        "/recommend",
+        model={"preset": "llama-3.1-8b"},
+        task="serving",
+        serving={"input_tokens": 1024, "output_tokens": 256, "requests_per_s": 10, "slo": {"tpot_ms": 60}},
+    )
+    top = result["options"][0]
+    response = client.post(
+        "/quotes",
+        json={
+            "sku_id": top["sku"]["id"],
+            "quantity": top["cost"]["units"],
+            "term": "monthly",
+            "workload": {
+                "model": {"preset": "llama-3.1-8b"},
+                "task": "serving",
+                "serving": {"input_tokens": 1024, "output_tokens": 256, "requests_per_s": 10, "slo": {"tpot_ms": 60}},
+            },
+            "plan": top["plan"],
+            "customer": {"name": "Li Wei", "email": "li.wei@example.com"},
+        },
+    )
+    assert response.status_code == 201, response.text
+    quote = response.json()
+    assert quote["total"] == top["cost"]["monthly_effective"]
+    assert quote["workload"]["task"] == "serving" and quote["workload"]["serving"]["requests_per_s"] == 10

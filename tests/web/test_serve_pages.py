@@ -1,0 +1,72 @@
+"""The "serve a model" pages through the app factory (SQLite and PostgreSQL): the form, the deployments
+with latency, cost per million tokens, memory bars and launch commands, inline errors, both languages."""
+
+from __future__ import annotations
+
+import re
+
+from fastapi.testclient import TestClient
+
+HTML = {"accept": "text/html,application/xhtml+xml"}
+QUERY = "preset=llama-3.1-8b&requests_per_s=10&input_tokens=1024&output_tokens=256&ttft_ms=2000&tpot_ms=60"
+
+
+def test_form_labels_every_field_and_is_linked_from_the_wizard(client: TestClient) -> None:
+    page = client.get("/serve", headers=HTML)
+    assert page.status_code == 200
+    ids = set(re.findall(r'<(?:input|select|textarea) id="([^"]+)"', page.text))
+    assert {"f-preset", "f-requests_per_s", "f-tpot_ms", "f-engine", "f-weights"} <= ids
+    assert ids <= set(re.findall(r'<label for="([^"]+)"', page.text))
+    assert 'href="/serve?lang=en"' in client.get("/", headers=HTML).text
+
+
+def test_results_match_the_api(client: TestClient) -> None:
+    page = client.get(f"/serve/results?{QUERY}", headers=HTML)
+    assert page.status_code == 200, page.text[:2000]
+    api = client.post(
+        "/recommend",
+        json={
+            "model": {"preset": "llama-3.1-8b"},
+            "task": "serving",
+            "precision": "bf16",
+            "weights": "bf16",
+            "kv_cache_precision": "bf16",
+            "serving": {
+                "input_tokens": 1024, "output_tokens": 256, "requests_per_s": 10, "peak_factor": 1.5,
+                "slo": {"ttft_ms": 2000, "tpot_ms": 60},
+            },
+        },
+    ).json()  # fmt: skip
+    shown = re.findall(r'class="option serve-option" data-sku="([^"]+)" data-gpus="(\d+)"', page.text)
+    assert shown == [(o["sku"]["id"], str(o["total_gpus"])) for o in api["options"]]
+    assert page.text.count('<svg class="memory-bar"') == len(api["options"]) + len(api["near_misses"])
+    assert 'class="mem-kv_cache"' in page.text
+    assert "vllm serve meta-llama/Llama-3.1-8B --tensor-parallel-size" in page.text
+    assert "Per million output tokens" in page.text
+
+
+def test_chinese_page(client: TestClient) -> None:
+    page = client.get(f"/serve/results?{QUERY}&lang=zh", headers=HTML)
+    assert page.status_code == 200
+    assert "每百万输出 token" in page.text and "部署方案" in page.text
+
+
+def test_bad_input_is_shown_next_to_the_field(client: TestClient) -> None:
+    page = client.get("/serve/results?preset=llama-3.1-8b&requests_per_s=abc&output_tokens=0", headers=HTML)
+    assert page.status_code == 422
+    assert 'id="err-requests_per_s"' in page.text
+    page = client.get("/serve/results?preset=llama-3.1-8b&requests_per_s=5&output_tokens=0", headers=HTML)
+    assert page.status_code == 422 and 'id="err-output_tokens"' in page.text
+
+
+def test_an_slo_nothing_meets_lists_near_misses_with_reasons(client: TestClient) -> None:
+    page = client.get("/serve/results?preset=llama-3.1-70b&requests_per_s=1&tpot_ms=0.5", headers=HTML)
+    assert page.status_code == 200
+    assert 'class="option serve-option near-miss"' in page.text and 'class="miss-reason"' in page.text
+
+
+def test_no_inline_script_or_style(client: TestClient) -> None:
+    for url in ("/serve", f"/serve/results?{QUERY}"):
+        text = client.get(url, headers=HTML).text
+        assert re.findall(r"<script(?![^>]*\bsrc=)[^>]*>", text) == [], url
+        assert " style=" not in text and "<style" not in text, url
