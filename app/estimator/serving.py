@@ -324,18 +324,8 @@ def expected_experts_touched(experts: int, top_k: int, tokens: float) -> float:
     """Distinct experts per MoE layer that `tokens` uniformly routed top-k picks touch: E·(1 − (1 − k/E)^T)."""
     if experts <= 0 or tokens <= 0:
         return 0.0
-    return experts * (1.0 - (1.0 - top_k / experts) ** tokens)
-
-
-def _weight_read_bytes(model: ModelSpec, fmt: str, group_size: int | None, tokens: float) -> float:
-    """Bytes of weights a step over `tokens` tokens reads (whole model, before the TP/PP split)."""
-    p = _parts(model)
-    per = weight_bytes_per_param(fmt, group_size)
-    read = p.quantised * per + p.head * 2.0
-    if model.is_moe:
-        touched = expected_experts_touched(model.experts, model.experts_per_token, tokens)
-        read += touched * p.expert * model.moe_layers * per
-    return read
+    untouched: float = (1.0 - top_k / experts) ** tokens
+    return experts * (1.0 - untouched)
 
 
 # --- engine limits and memory -------------------------------------------------------------------

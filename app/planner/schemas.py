@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field, model_validator
 
 from app.catalog.schemas import TERM_DESCRIPTION
-from app.estimator.specs import LoraSpec, Plan, Workload
+from app.estimator.specs import EstimatorError, LoraSpec, Plan, Workload
 from app.estimator.vocabulary import (
     LORA_TARGETS,
     LORA_TASKS,
@@ -323,6 +323,9 @@ class WorkloadIn(RequestModel):
         return self
 
     def workload(self) -> Workload:
+        """The estimator's workload of a training or batch-inference task (serving has its own config)."""
+        if self.task == "serving":
+            raise EstimatorError('task "serving" is sized by the serving estimator', field="task")
         lora = self.lora.spec() if self.lora else (LoraSpec() if self.task in LORA_TASKS else None)
         return Workload(
             task=self.task,

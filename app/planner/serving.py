@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
 
 from app.estimator.serving import (
     ENGINE_DEFAULTS,
@@ -45,7 +46,7 @@ class ServingOption:
     cost: Cost
     per_million_output_tokens: Decimal
     headroom: float  # what the replicas carry within the SLO ÷ the peak load
-    launch: dict
+    launch: dict[str, Any]
     notes: list[str] = field(default_factory=list)
     rank: int | None = None
     miss_reason: str | None = None
@@ -114,7 +115,7 @@ def search_serving(
     """
     options: list[ServingOption] = []
     misses: list[ServingOption] = []
-    rejected: list[tuple[str, str]] = []
+    rejected: list[tuple[str, str, str]] = []
     evaluations = 0
     for offer in offers:
         if constraints.gpu_types and offer.gpu.id not in constraints.gpu_types:
@@ -168,7 +169,7 @@ def search_serving(
     return ServingSearch(options, misses[: constraints.limit], rejected, evaluations)
 
 
-def _key(option: ServingOption) -> tuple:
+def _key(option: ServingOption) -> tuple[Decimal, float, float, str, int]:
     """Cheaper first; at the same price the larger capacity (headroom), then the lower TPOT."""
     return (
         option.cost.monthly_effective,
@@ -271,7 +272,7 @@ def launch_block(
     estimate: ServingEstimate,
     slo_concurrency: float,
     model_repo: str | None,
-) -> dict:
+) -> dict[str, Any]:
     """The engine's command line for one replica, and how replicas are laid out."""
     repo = model_repo or model.name
     max_len = cfg.context_len

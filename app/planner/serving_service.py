@@ -16,7 +16,7 @@ from app.estimator.serving import (
     mla_cache_values,
 )
 from app.estimator.specs import GIB, Cluster, EstimatorError, ModelSpec, Warning_
-from app.estimator.vocabulary import SERVING_PRECISIONS
+from app.estimator.vocabulary import SERVING_PRECISIONS, ServingPrecision
 from app.planner.schemas import (
     CostOut,
     EstimateOut,
@@ -66,11 +66,13 @@ SERVING_ASSUMPTIONS = [
 def serving_config(request: WorkloadIn) -> ServingConfig:
     """The estimator's serving config from the request; 422 naming the field for formats serving has not."""
     serving = request.serving or ServingIn()
-    if request.precision not in SERVING_PRECISIONS:
+    precision = _serving_precision(request.precision)
+    if precision is None:
         raise EstimatorError(
             f"serving runs fp16, bf16 or fp8 math, not {request.precision}; set precision", field="precision"
         )
-    if request.kv_cache_precision is not None and request.kv_cache_precision not in SERVING_PRECISIONS:
+    kv_precision = _serving_precision(request.kv_cache_precision)
+    if request.kv_cache_precision is not None and kv_precision is None:
         raise EstimatorError(
             f"kv_cache_precision must be one of {', '.join(SERVING_PRECISIONS)} for serving", field="kv_cache_precision"
         )
@@ -82,15 +84,20 @@ def serving_config(request: WorkloadIn) -> ServingConfig:
         requests_per_s=serving.requests_per_s,
         batching=serving.batching,
         engine=serving.engine,
-        precision=request.precision,  # type: ignore[arg-type]  # checked above
+        precision=precision,
         weights=request.weights,
-        kv_cache_precision=request.kv_cache_precision,  # type: ignore[arg-type]  # checked above
+        kv_cache_precision=kv_precision,
         gpu_memory_utilization=serving.gpu_memory_utilization,
         max_model_len=serving.max_model_len,
         slo_ttft_ms=slo.ttft_ms if slo else None,
         slo_tpot_ms=slo.tpot_ms if slo else None,
         mla_cache_values=_mla(request.model),
     )
+
+
+def _serving_precision(value: str | None) -> ServingPrecision | None:
+    """The value as a serving precision (fp16, bf16, fp8), None for anything else."""
+    return next((p for p in SERVING_PRECISIONS if p == value), None)
 
 
 def _mla(spec: ModelIn) -> int:
@@ -208,7 +215,7 @@ def _default_split(model: ModelSpec, cfg: ServingConfig, cluster: Cluster) -> tu
 
 
 def estimate(
-    request: EstimateIn, model: ModelSpec, model_summary: ModelOut, warnings_in: list, cluster: Cluster
+    request: EstimateIn, model: ModelSpec, model_summary: ModelOut, warnings_in: list[Warning_], cluster: Cluster
 ) -> EstimateOut:
     """POST /estimate with task serving: the plan's tp × pp per replica, dp independent replicas."""
     cfg = serving_config(request)
