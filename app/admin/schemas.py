@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, computed_field
 
 from app.catalog.schemas import MoneyStr
 from app.estimator.vocabulary import RentalUnit, Term
@@ -224,6 +224,32 @@ class SkuAdminOut(BaseModel):
     updated_at: UtcDateTime
 
 
+class FieldChange(BaseModel):
+    field: str = Field(description="Dotted path of the field, e.g. price.amount or discounts_bp.annual")
+    before: Any = Field(description="Its value before the change; null when it did not exist")
+    after: Any = Field(description="Its value after the change; null when it was removed")
+
+
+def audit_changes(before: dict[str, Any] | None, after: dict[str, Any] | None) -> list[FieldChange]:
+    """What an audit entry changed, field by field (nested objects by dotted path, in the entry's order)."""
+
+    def flat(value: Any, prefix: str = "") -> dict[str, Any]:
+        if isinstance(value, dict) and value:
+            out: dict[str, Any] = {}
+            for key, child in value.items():
+                out.update(flat(child, f"{prefix}{key}."))
+            return out
+        return {prefix.rstrip("."): value} if prefix else {}
+
+    old, new = flat(before or {}), flat(after or {})
+    fields = [*old, *(key for key in new if key not in old)]
+    return [
+        FieldChange(field=key, before=old.get(key), after=new.get(key))
+        for key in fields
+        if old.get(key) != new.get(key)
+    ]
+
+
 class AuditOut(BaseModel):
     id: int
     at: UtcDateTime
@@ -235,6 +261,11 @@ class AuditOut(BaseModel):
     before: dict[str, Any] | None
     after: dict[str, Any] | None
     client_addr: str
+
+    @computed_field(description="The fields this entry changed, with their values before and after")  # type: ignore[prop-decorator]
+    @property
+    def changes(self) -> list[FieldChange]:
+        return audit_changes(self.before, self.after)
 
 
 class AuditPage(BaseModel):

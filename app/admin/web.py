@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session
 
 from app.admin import editing, service
 from app.admin.deps import SESSION_COOKIE, AdminDep, Principal, client_addr, require_admin
-from app.admin.schemas import AddonIn, AvailabilityIn, PriceCreate, SkuCreate, SkuPatch
+from app.admin.schemas import AddonIn, AvailabilityIn, PriceCreate, SkuCreate, SkuPatch, audit_changes
 from app.catalog import repository as catalog_repository
 from app.deps import SessionDep, UnitOfWorkRoute
 from app.errors import AppError, InvalidInput, TooManyRequests
@@ -330,6 +330,12 @@ def sku_status(
     form: FormDep,
 ) -> Response:
     status, message = {"retire": ("retired", "retired"), "reactivate": ("active", "reactivated")}[action]
+    if action == "retire" and form.get("confirm") != "yes":
+        refusal = InvalidInput(
+            "Retiring takes the SKU off sale: tick the box to confirm.",
+            errors=[{"field": "confirm", "message": "tick “Yes, retire this SKU” to confirm", "type": "missing"}],
+        )
+        return _refused(request, session, admin, slug, refusal, form)
     try:
         version = int(form.get("version", "0") or 0)
         with session.begin_nested():
@@ -412,6 +418,7 @@ def audit_page(
             "offset": offset,
             "query": query,
             "error": error,
+            "changes": audit_changes,
         },
         status_code=422 if error else 200,
     )

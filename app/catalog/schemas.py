@@ -27,6 +27,11 @@ class PriceOut(BaseModel):
     effective_from: str
     indicative: bool = Field(description="A reference price, final on consultation")
     terms: dict[str, TermPriceOut]
+    summary: str = Field(
+        description="The price and term discounts in words, made from the figures above on every request "
+        "(never stored, so it cannot go stale)",
+        examples=["CNY 2,800.00 per card per month; annual term 20% off: CNY 2,240.00 per card per month."],
+    )
 
 
 class GpuRef(BaseModel):

@@ -2,6 +2,9 @@
 
 The article quotes ranges "for reference, final on consultation": the seed takes the midpoint
 and marks the price as indicative. Amounts are CNY per month per rental unit.
+
+Notes never restate a price or a discount: those change, and the catalog states them from the data
+(`price.summary` of GET /catalog/skus); a note keeps what the data cannot say (the article's range).
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ SKUS: list[dict] = [
         "indicative_price": False,
         "price": Decimal("2800.00"),
         "discounts_bp": {"monthly": 0, "annual": 2000},
-        "notes": "Annual term 20% off (CNY 2,240 per card per month).",
+        "notes": "",
     },
     {
         "slug": "a100-80g-sxm-8x",
@@ -57,8 +60,8 @@ SKUS: list[dict] = [
         "indicative_price": True,
         "price": Decimal("30000.00"),
         "discounts_bp": {"monthly": 0, "annual": 1500},
-        "notes": "List range CNY 25,000-35,000 per month; annual 15% off (20% via custom channel, about "
-        "CNY 240,000 per year).",
+        "notes": "The article's list range is CNY 25,000-35,000 per month; a custom channel may offer more off "
+        "an annual term, on consultation.",
     },
     {
         "slug": "h100-80g-sxm-8x",
@@ -79,7 +82,7 @@ SKUS: list[dict] = [
         "indicative_price": True,
         "price": Decimal("100000.00"),
         "discounts_bp": {"monthly": 0, "annual": 1500},
-        "notes": "List range CNY 80,000-120,000 per month; annual 15% off.",
+        "notes": "The article's list range is CNY 80,000-120,000 per month.",
     },
 ]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from decimal import Decimal
 
 from sqlalchemy.orm import Session
 
@@ -55,7 +56,19 @@ def _price_out(sku: Sku) -> PriceOut | None:
         effective_from=pricing.effective_from.isoformat(),
         indicative=sku.indicative_price,
         terms=terms,
+        summary=price_summary(pricing.currency, sku.rental_unit, pricing.monthly_list, terms),
     )
+
+
+def price_summary(currency: str, unit: str, monthly_list: Decimal, terms: dict[str, TermPriceOut]) -> str:
+    """'CNY 2,800.00 per card per month; annual term 20% off: CNY 2,240.00 per card per month.'"""
+    per = f"per {'server' if unit == 'node' else unit} per month"
+    parts = [f"{currency} {monthly_list:,} {per}"]
+    for term, price in terms.items():
+        if Decimal(price.discount_percent) > 0:
+            effective = Decimal(price.monthly_effective)
+            parts.append(f"{term} term {price.discount_percent}% off: {currency} {effective:,} {per}")
+    return "; ".join(parts) + "."
 
 
 def public_skus(session: Session) -> list[SkuOut]:

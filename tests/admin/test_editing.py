@@ -72,7 +72,7 @@ def test_two_admins_edit_the_same_sku_the_second_gets_409_and_the_first_edit_sur
 
 
 def _seed_notes() -> str:
-    return "Annual term 20% off (CNY 2,240 per card per month)."
+    return ""  # the card's terms are stated from the data (price.summary), never in its notes
 
 
 def test_a_stale_form_in_the_browser_shows_what_changed_and_overwrites_nothing(
@@ -308,7 +308,9 @@ def test_browser_pages_render_the_catalog(client: TestClient, db: Session, alice
     assert price.status_code == 422
     assert _count(db, SkuPrice) == 3
     retire = client.post(
-        f"/admin/skus/{CARD}/retire", data={"csrf_token": csrf, "version": "1"}, follow_redirects=False
+        f"/admin/skus/{CARD}/retire",
+        data={"csrf_token": csrf, "version": "1", "confirm": "yes"},
+        follow_redirects=False,
     )
     assert retire.headers["location"] == f"/admin/skus/{CARD}?msg=retired"
     assert db.scalar(select(Sku.status).where(Sku.slug == CARD)) == "retired"

@@ -1,0 +1,72 @@
+"""An admin's journey in headless Chromium against a real server: the admin shares the site's look
+and links back to it, a price change shows in the audit log as a readable diff, the new-price box
+suggests the SKU's own price, and retiring needs the confirmation box ticked."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from tests.servers import app_cli, free_port, running_server
+
+EMAIL, PASSWORD = "ops@example.com", "correct horse battery staple"
+SKU = "h100-80g-sxm-8x"
+
+
+@pytest.fixture(scope="module")
+def admin_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    database = tmp_path_factory.mktemp("admin-web") / "admin.db"
+    env = {
+        "DATABASE_URL": f"sqlite:///{database}",
+        "PORT": str(free_port()),
+        "ENV": "test",
+        "RATE_LIMIT_PER_MINUTE": "0",
+    }
+    app_cli(["migrate"], env)
+    app_cli(["seed"], env)
+    app_cli(["create-admin", EMAIL, "--password-stdin"], env, stdin=f"{PASSWORD}\n")
+    with running_server(env) as base_url:
+        yield base_url
+
+
+def _sign_in(page, base: str) -> None:
+    page.goto(f"{base}/admin/login")
+    page.fill("input[name=email]", EMAIL)
+    page.fill("input[name=password]", PASSWORD)
+    with page.expect_navigation():
+        page.click("form button[type=submit]")
+
+
+def test_the_admin_looks_like_the_site_and_links_back(admin_server: str, page) -> None:
+    _sign_in(page, admin_server)
+    assert page.is_visible("header.site-header a.brand")
+    assert page.get_attribute("header.site-header a.brand", "href") == "/"
+    assert page.is_visible("a.back-to-site")
+    site_bg = page.evaluate("getComputedStyle(document.querySelector('header.site-header')).backgroundColor")
+    page.goto(f"{admin_server}/")
+    assert page.evaluate("getComputedStyle(document.querySelector('header.site-header')).backgroundColor") == site_bg
+
+
+def test_a_price_change_reads_as_a_diff_and_retiring_needs_confirmation(admin_server: str, page) -> None:
+    _sign_in(page, admin_server)
+    page.goto(f"{admin_server}/admin/skus/{SKU}")
+    box = "form[action$='/prices'] input[name=amount]"
+    assert page.get_attribute(box, "placeholder") == "100000.00"
+    page.fill(box, "95000.00")
+    with page.expect_navigation():
+        page.click("form[action$='/prices'] button[type=submit]")
+    page.goto(f"{admin_server}/admin/audit?entity_id={SKU}")
+    first = "table.audit > tbody > tr >> nth=0"
+    assert page.inner_text(f"{first} >> table.changes th >> nth=0") == "amount"
+    assert page.inner_text(f"{first} >> del >> nth=0") == "100000.00"
+    assert page.inner_text(f"{first} >> ins >> nth=0") == "95000.00"
+    assert not page.is_visible(f"{first} >> details pre")  # the full record stays folded
+
+    page.goto(f"{admin_server}/admin/skus/{SKU}")
+    page.click("button.danger")  # the unticked box stops the browser from sending the form
+    assert page.url.endswith(f"/admin/skus/{SKU}") and "active" in page.inner_text("h1")
+    page.check("input[name=confirm]")
+    with page.expect_navigation():
+        page.click("button.danger")
+    assert "retired" in page.inner_text("h1")
