@@ -1,7 +1,7 @@
 """seeded SKU notes no longer restate prices or discounts (the catalog states them from the data)
 
-Revision ID: 0007
-Revises: 0006
+Revision ID: 0008
+Revises: 0007
 Create Date: 2026-12-01 03:00:00
 
 A note such as "Annual term 20% off (CNY 2,240 per card per month)" went stale with the first price
@@ -15,8 +15,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0007"
-down_revision: str | None = "0006"
+revision: str = "0008"
+down_revision: str | None = "0007"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
