@@ -39,9 +39,6 @@ def test_the_readme_names_every_command() -> None:
     found = " ".join(readme_commands())
     for command in ("migrate", "seed", "recommend", "set-exchange-rate", "create-admin", "create-token"):
         assert f".venv/bin/gpu-sizer {command}" in found, command
-    assert "python -m app" not in (ROOT / "README.md").read_text(encoding="utf-8").replace(
-        "`python -m app` is the\nsame program", ""
-    )
 
 
 def test_every_readme_command_runs_as_written(tmp_path: Path) -> None:
