@@ -2,8 +2,10 @@
 that carry them, with latency, cost per million output tokens, a memory bar with the KV cache and the
 engine's command line out. GET only: the state lives in the URL (bookmarkable), like the wizard.
 
-    GET /serve            the form (pre-filled from the query)
-    GET /serve/results?…  the deployments, or the form again with inline errors (422)
+    GET /serve                     the form (pre-filled from the query)
+    GET /serve/results?…           the deployments, or the form again with inline errors (422)
+    GET /serve/quote?…&option=N    the quote request form for deployment N (the wizard's quote page)
+    POST /serve/quote              issue the quote → 303 to its printable page
 
 The route is thin: `run_recommend` with `task: "serving"` does the work.
 """
@@ -14,19 +16,24 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
 
+from anyio import to_thread
 from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import ValidationError
+from sqlalchemy.orm import Session
 
-from app.deps import SessionDep
-from app.error_pages import WebRoute
+from app.catalog import repository as catalog_repository
+from app.deps import SessionDep, SettingsDep
+from app.error_pages import WebRoute, error_page
 from app.errors import InvalidInput
 from app.estimator.presets import list_presets
 from app.estimator.specs import EstimatorError
 from app.estimator.vocabulary import ENGINES, WEIGHT_FORMATS
 from app.i18n import Translator, negotiate
-from app.planner.schemas import RecommendIn
+from app.planner.schemas import OptionOut, RecommendIn, RecommendOut
 from app.planner.service import run_recommend
+from app.quotes import service as quotes_service
+from app.quotes.schemas import QuoteCreate
 from app.templating import templates
 from app.web.charts import memory_bar
 
@@ -187,4 +194,138 @@ def serve_results(request: Request, session: SessionDep) -> HTMLResponse:
         return _page(request, t, {"form": form, "result": None}, status=422)
     views = [(o, memory_bar(o.memory)) for o in result.options]
     near = [(o, memory_bar(o.memory)) for o in result.near_misses]
-    return _page(request, t, {"form": form, "result": result, "views": views, "near": near})
+    quote_qs = urlencode(_state(form, t))
+    return _page(request, t, {"form": form, "result": result, "views": views, "near": near, "quote_qs": quote_qs})
+
+
+# ---- quotes from a deployment --------------------------------------------------------------------
+
+QUOTE_FIELDS = ("name", "company", "email", "months")
+
+
+def _answer(session: Session, form: ServeForm, t: Translator) -> tuple[RecommendIn, RecommendOut] | None:
+    body = parse(form, t)
+    if body is None:
+        return None
+    try:
+        return body, run_recommend(session, body)
+    except (EstimatorError, InvalidInput):
+        return None
+
+
+def _option(result: RecommendOut, raw: str | None) -> OptionOut | None:
+    return next((o for o in result.options if raw and str(o.rank) == raw), None)
+
+
+def _state(form: ServeForm, t: Translator) -> list[tuple[str, str]]:
+    return [*((name, form.value(name)) for name in FIELDS if form.value(name)), ("lang", t.lang)]
+
+
+def _addons(session: Session, sku_slug: str) -> list[tuple[str, str]]:
+    sku = catalog_repository.get_sku_by_slug(session, sku_slug)
+    if sku is None:
+        return []
+    return [(a.code, a.name) for a in catalog_repository.addons_for_sku(session, sku.id) if a.status == "active"]
+
+
+def _quote_page(
+    request: Request,
+    session: Session,
+    form: ServeForm,
+    option: OptionOut,
+    t: Translator,
+    customer: dict[str, str],
+    errors: dict[str, list[str]],
+    *,
+    chosen: list[str] | None = None,
+    status: int = 200,
+) -> HTMLResponse:
+    state = _state(form, t)
+    items = [(k, v) for k, v in state if k != "lang"]
+    switch = f"/serve/results?{urlencode([*items, ('lang', 'zh' if t.lang == 'en' else 'en')])}"
+    sku = catalog_repository.get_sku_by_slug(session, option.sku.id)
+    context = {
+        "t": t,
+        "lang": t.lang,
+        "switch_url": switch,
+        "option": option,
+        "state": state,
+        "customer": customer,
+        "errors": errors,
+        "unit": sku.rental_unit if sku is not None else "node",
+        "offered_addons": _addons(session, option.sku.id),
+        "chosen_addons": chosen or [],
+        "summary": option.plan.summary,
+        "labels": {"name": "customer_name", "addons": "addons"},
+        "results_url": f"/serve/results?{urlencode(state)}",
+        "form_action": "/serve/quote",
+    }
+    return templates.TemplateResponse(request, "web/quote.html", context, status_code=status)
+
+
+@router.get("/serve/quote", response_class=HTMLResponse)
+def serve_quote_form(request: Request, session: SessionDep) -> Response:
+    t = Translator(negotiate(request))
+    form = read_form(request.query_params)
+    answer = _answer(session, form, t)
+    option = _option(answer[1], request.query_params.get("option")) if answer else None
+    if option is None:
+        return error_page(request, 404, message=t("option_missing"))
+    months = "12" if option.cost.term == "annual" else "1"
+    return _quote_page(request, session, form, option, t, {"months": months}, {})
+
+
+@router.post("/serve/quote", response_class=HTMLResponse)
+async def serve_issue_quote(request: Request, session: SessionDep, settings: SettingsDep) -> Response:
+    posted = await request.form()
+    lang = posted.get("lang")
+    t = Translator(lang if lang in ("en", "zh") else negotiate(request))
+    fields = {k: v for k, v in posted.items() if isinstance(v, str)}
+    addons = [v for k, v in posted.multi_items() if k == "addons" and isinstance(v, str)]
+    return await to_thread.run_sync(_issue, request, session, settings.quote_validity_days, fields, addons, t)
+
+
+def _issue(
+    request: Request,
+    session: Session,
+    validity_days: int,
+    fields: dict[str, str],
+    addons: list[str],
+    t: Translator,
+) -> Response:
+    form = read_form(fields)
+    answer = _answer(session, form, t)
+    option = _option(answer[1], fields.get("option")) if answer else None
+    if answer is None or option is None:
+        return error_page(request, 404, message=t("option_missing"))
+    customer = {name: fields.get(name, "").strip() for name in QUOTE_FIELDS}
+    errors: dict[str, list[str]] = {}
+    months: int | None = None
+    if customer["months"]:
+        try:
+            months = int(customer["months"])
+        except ValueError:
+            errors.setdefault("months", []).append(t("err_integer"))
+    if not errors:
+        try:
+            data = QuoteCreate.model_validate(
+                {
+                    "sku_id": option.sku.id,
+                    "quantity": option.cost.units,
+                    "term": option.cost.term,
+                    "months": months,
+                    "addons": addons,
+                    "workload": answer[0].model_dump(mode="json", exclude_defaults=True, exclude={"constraints"}),
+                    "plan": option.plan.model_dump(mode="json"),
+                    "customer": {k: customer[k] for k in ("name", "company", "email")},
+                }
+            )
+            created = quotes_service.create_quote(session, data=data, validity_days=validity_days)
+            return RedirectResponse(f"{created.quote.links.print}?lang={t.lang}", status_code=303)
+        except ValidationError as exc:
+            for err in exc.errors():
+                name = str(err["loc"][1]) if len(err["loc"]) > 1 and err["loc"][0] == "customer" else str(err["loc"][0])
+                errors.setdefault(name if name in (*QUOTE_FIELDS, "addons") else "form", []).append(err["msg"])
+        except InvalidInput as exc:
+            errors.setdefault("form", []).append(exc.detail)
+    return _quote_page(request, session, form, option, t, customer, errors, chosen=addons, status=422)

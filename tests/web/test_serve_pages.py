@@ -70,3 +70,30 @@ def test_no_inline_script_or_style(client: TestClient) -> None:
         text = client.get(url, headers=HTML).text
         assert re.findall(r"<script(?![^>]*\bsrc=)[^>]*>", text) == [], url
         assert " style=" not in text and "<style" not in text, url
+
+
+def test_a_deployment_is_quoted_from_its_card(client: TestClient) -> None:
+    page = client.get(f"/serve/results?{QUERY}", headers=HTML)
+    link = re.search(r'href="(/serve/quote\?[^"]+option=1)"', page.text)
+    assert link, "no quote link on the first deployment"
+    form = client.get(link.group(1).replace("&amp;", "&"), headers=HTML)
+    assert form.status_code == 200 and 'action="/serve/quote"' in form.text
+    hidden = dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)">', form.text))
+    assert hidden["option"] == "1" and hidden["requests_per_s"] == "10"
+    posted = client.post(
+        "/serve/quote",
+        data={**hidden, "name": "Li Wei", "company": "", "email": "li.wei@example.com", "months": "1"},
+        headers=HTML,
+        follow_redirects=False,
+    )
+    assert posted.status_code == 303, posted.text[:1000]
+    printed = client.get(posted.headers["location"], headers=HTML)
+    assert printed.status_code == 200 and "Li Wei" in printed.text
+
+
+def test_a_quote_with_a_bad_email_comes_back_with_the_error(client: TestClient) -> None:
+    page = client.get(f"/serve/results?{QUERY}", headers=HTML)
+    link = re.search(r'href="(/serve/quote\?[^"]+option=1)"', page.text).group(1).replace("&amp;", "&")
+    hidden = dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)">', client.get(link).text))
+    posted = client.post("/serve/quote", data={**hidden, "name": "Li Wei", "email": "nope"}, headers=HTML)
+    assert posted.status_code == 422 and 'id="err-email"' in posted.text
