@@ -42,6 +42,19 @@ def test_serve_a_model_from_the_form(live_server: str, page) -> None:
     assert all(s["kv"] == 1 for s in shown)
     assert [s["command"] for s in shown] == [o["launch"]["command"] for o in api["options"]]
     screenshot(page, "serve-results.png")
+    results_url = page.url
     with page.expect_navigation():
         page.click("a.lang-switch")
     assert "每百万输出 token" in page.inner_text("ol.serve-options.options")
+    # Quote the cheapest deployment from its card: the printable quote names the SKU and the customer.
+    page.goto(results_url)
+    with page.expect_navigation():
+        page.click("ol.serve-options.options article.serve-option >> nth=0 >> a:has-text('Request a quote')")
+    assert urlparse(page.url).path == "/serve/quote"
+    page.fill("#f-name", "Li Wei")
+    page.fill("#f-email", "li.wei@example.com")
+    with page.expect_navigation():
+        page.click("form.quote-form button[type=submit]")
+    assert "/print" in page.url
+    text = page.inner_text("body")
+    assert "Li Wei" in text and api["options"][0]["sku"]["id"] in text
