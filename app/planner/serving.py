@@ -27,9 +27,9 @@ from app.estimator.serving import (
     sglang_memory_fraction,
 )
 from app.estimator.specs import Cluster, EstimatorError, ModelSpec
-from app.planner.offers import Configuration, Constraints, Cost, Offer, price
+from app.planner.offers import DAYS_PER_BILLED_MONTH, Configuration, Constraints, Cost, Offer, price
 
-SECONDS_PER_BILLED_MONTH = 30 * 86400  # the rental month (offers.DAYS_PER_BILLED_MONTH)
+SECONDS_PER_BILLED_MONTH = DAYS_PER_BILLED_MONTH * 86400
 TP_DEGREES = (1, 2, 4, 8, 16)
 NO_FABRIC_NOTE = "Replicas share nothing: separate servers need no InfiniBand or RoCE, only the ordinary network."
 

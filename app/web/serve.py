@@ -90,7 +90,7 @@ class ServeForm:
 
 def read_form(query: Any) -> ServeForm:
     given = {name: str(query.get(name, "")).strip() for name in FIELDS if name in query}
-    return ServeForm(values={**DEFAULTS, **given} if not given else {**DEFAULTS, **given})
+    return ServeForm(values={**DEFAULTS, **given})
 
 
 def field_for(location: str) -> str:
