@@ -8,12 +8,13 @@ from __future__ import annotations
 from app.estimator.memory import MemoryEstimate
 from app.estimator.params import count_params
 from app.estimator.performance import PerformanceEstimate
-from app.estimator.specs import GIB, ModelSpec, Plan, Warning_, Workload
+from app.estimator.specs import GIB, Goodput, ModelSpec, Plan, Warning_, Workload
 from app.planner.explain import describe_plan, explain
 from app.planner.recommend import Option, Recommendation
 from app.planner.schemas import (
     CostOut,
     EstimateOut,
+    GoodputOut,
     MemoryOut,
     ModelOut,
     OptionOut,
@@ -85,6 +86,26 @@ def performance_out(estimate: PerformanceEstimate) -> PerformanceOut:
         prefill_tokens_per_s=p.prefill_tokens_per_s,
         decode_tokens_per_s=p.decode_tokens_per_s,
         time_per_output_token_ms=p.time_per_output_token_ms,
+        tokens_per_s_per_gpu_range=_pair(p.tokens_per_s_per_gpu_range),
+        time_to_train_hours_range=_pair(p.time_to_train_hours_range),
+        gpu_hours_range=_pair(p.gpu_hours_range),
+        goodput=goodput_out(p.goodput) if p.goodput else None,
+    )
+
+
+def _pair(values: tuple[float, float] | None) -> list[float] | None:
+    return [round(values[0], 4), round(values[1], 4)] if values else None
+
+
+def goodput_out(run: Goodput) -> GoodputOut:
+    return GoodputOut(
+        factor=round(run.factor, 4),
+        compute_hours=run.ideal_hours,
+        lost_hours={part: round(hours, 4) for part, hours in run.parts_hours.items()},
+        interruptions=round(run.interruptions, 2),
+        checkpoint_gib=round(run.checkpoint_bytes / GIB, 1),
+        checkpoint_interval_hours=round(run.checkpoint_interval_hours, 3),
+        storage_gib=round(run.storage_bytes / GIB, 1),
     )
 
 
@@ -121,14 +142,16 @@ def estimate_out(
     memory: MemoryEstimate,
     performance: PerformanceEstimate,
     warnings: list[Warning_],
+    notes: list[str] | None = None,
 ) -> EstimateOut:
+    """The /estimate response; `notes` are what the request left out and the service assumed."""
     return EstimateOut(
         model=model_out(model),
         plan=plan_out(plan, workload.global_batch),
         memory=memory_out(memory),
         performance=performance_out(performance),
         warnings=warnings_out(warnings),
-        assumptions=list(dict.fromkeys(memory.assumptions + performance.assumptions)),
+        assumptions=list(dict.fromkeys((notes or []) + memory.assumptions + performance.assumptions)),
     )
 
 

@@ -119,11 +119,9 @@ class ModelIn(RequestModel):
 
 class LoraIn(RequestModel):
     rank: int = Field(default=16, ge=1, le=65536, description="LoRA rank r; default 16.")
-    targets: list[ShortId] | Literal["all-linear"] = Field(
+    targets: Annotated[list[ShortId], Field(max_length=7)] | Literal["all-linear"] = Field(
         default="all-linear",
-        max_length=7,
-        description="Adapted projections (q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj), or "
-        "all-linear (default).",
+        description="Adapted projections: q, k, v, o, gate, up, down (at most 7), or all-linear (default).",
     )
     alpha: float | None = Field(
         default=None,
@@ -177,8 +175,10 @@ class PlanIn(RequestModel):
     recompute: Recompute = Field(
         default="none", description="Activation recomputation: none (default), selective, full."
     )
-    sequence_parallel: bool = Field(
-        default=False, description="Megatron sequence parallelism alongside tensor parallel; default false."
+    sequence_parallel: bool | None = Field(
+        default=None,
+        description="Megatron sequence parallelism alongside tensor parallel; default: on when tp > 1, as "
+        "Megatron-LM and torchtitan run it.",
     )
     flash_attention: bool = Field(
         default=True, description="FlashAttention (no seq_len² attention matrix); default true."
@@ -211,7 +211,7 @@ class PlanIn(RequestModel):
             zero_stage=zero,
             offload=self.offload,
             recompute=self.recompute,
-            sequence_parallel=self.sequence_parallel,
+            sequence_parallel=self.sequence_parallel if self.sequence_parallel is not None else self.tp > 1,
             flash_attention=self.flash_attention,
             micro_batch=self.micro_batch or micro_batch,
             virtual_stages=self.virtual_stages,
@@ -435,6 +435,16 @@ class MemoryOut(BaseModel):
     )
 
 
+class GoodputOut(BaseModel):
+    factor: float = Field(description="Compute hours ÷ wall hours")
+    compute_hours: float = Field(description="Tokens ÷ throughput: the GPUs' compute alone")
+    lost_hours: dict[str, float] = Field(description="failures, checkpoints, evaluation, startup (job hours)")
+    interruptions: float = Field(description="Expected interruptions over the run (Llama 3's rate per GPU-day)")
+    checkpoint_gib: float = Field(description="One checkpoint: weights and optimizer state of the trained parameters")
+    checkpoint_interval_hours: float
+    storage_gib: float = Field(description="Storage the run needs: two checkpoints kept plus the final weights")
+
+
 class PerformanceOut(BaseModel):
     step_time_s: float | None = None
     tokens_per_s: float | None = None
@@ -446,6 +456,20 @@ class PerformanceOut(BaseModel):
     prefill_tokens_per_s: float | None = None
     decode_tokens_per_s: float | None = None
     time_per_output_token_ms: float | None = None
+    tokens_per_s_per_gpu_range: list[float] | None = Field(
+        default=None,
+        description="[low, high]: a typical stack (HF Trainer/accelerate with DeepSpeed or FSDP) to a tuned one "
+        "(Megatron-LM, torchtitan)",
+    )
+    time_to_train_hours_range: list[float] | None = Field(
+        default=None, description="[tuned, typical] wall hours, goodput included"
+    )
+    gpu_hours_range: list[float] | None = Field(
+        default=None, description="[tuned, typical] GPU-hours, goodput included"
+    )
+    goodput: GoodputOut | None = Field(
+        default=None, description="What the run loses besides compute; time_to_train_hours includes it"
+    )
 
 
 class PlanOut(BaseModel):

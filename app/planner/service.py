@@ -37,19 +37,29 @@ def estimate(request: EstimateIn, *, open_session: SessionOpener) -> EstimateOut
         metrics.ESTIMATES.labels("estimate").inc()
         return serving_service.estimate(request, model, mappers.model_out(model), model_warnings, cluster)
     workload = request.workload()
-    cluster = replace(resolve_cluster(request.hardware, open_session), memory_headroom=request.memory_headroom)
+    cluster, notes = resolve_cluster(request.hardware, open_session)
+    cluster = replace(cluster, memory_headroom=request.memory_headroom)
     micro_batch = request.micro_batch or 1
     if request.plan is None:
         workload, plan, memory, perf = _best_plan(model, workload, cluster, request.micro_batch)
     else:
         plan = request.plan.spec(micro_batch)
-        workload = with_global_batch(workload, request.plan.global_batch, plan)
+        if request.plan.sequence_parallel is None and plan.tp > 1:
+            notes.append(SEQUENCE_PARALLEL_NOTE)
+        workload, batch_warnings = with_global_batch(workload, request.plan.global_batch, plan)
+        model_warnings = model_warnings + batch_warnings
         validate_plan(model, workload, plan, cluster)
         memory = estimate_memory(model, workload, plan, cluster)
         perf = estimate_performance(model, workload, plan, cluster)
     metrics.ESTIMATES.labels("estimate").inc()
     warnings = model_warnings + memory.warnings + perf.warnings
-    return mappers.estimate_out(model, workload, plan, memory, perf, warnings)
+    return mappers.estimate_out(model, workload, plan, memory, perf, warnings, notes)
+
+
+SEQUENCE_PARALLEL_NOTE = (
+    "sequence parallel: on, as Megatron-LM and torchtitan run tensor parallelism (norms and dropout sharded "
+    "along the sequence); say plan.sequence_parallel false to turn it off"
+)
 
 
 def _best_plan(

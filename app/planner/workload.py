@@ -15,12 +15,12 @@ from sqlalchemy.orm import Session
 from app.catalog import repository as catalog_repository
 from app.catalog.models import Sku
 from app.errors import InvalidInput, NotFound
+from app.estimator.clusters import CatalogServer, HardwareAsked, gpu_cluster, server_cluster
 from app.estimator.hardware import get_gpu
 from app.estimator.memory import validate_plan
 from app.estimator.models import model_from_hf_config, model_from_params, validate_model
 from app.estimator.presets import get_preset
 from app.estimator.specs import Cluster, ModelSpec, Plan, Warning_, Workload
-from app.planner.offers import FABRIC_GBPS
 from app.planner.schemas import HardwareIn, ModelIn, WorkloadIn
 
 SessionOpener = Callable[[], Session]
@@ -65,32 +65,34 @@ def resolve_workload(request: WorkloadIn) -> tuple[ModelSpec, Workload, list[War
     return model, workload, warnings
 
 
-def resolve_cluster(hardware: HardwareIn, open_session: SessionOpener) -> Cluster:
+def resolve_cluster(hardware: HardwareIn, open_session: SessionOpener) -> tuple[Cluster, list[str]]:
+    """The cluster a request describes, and what was assumed to complete it: a GPU type with a node count
+    means whole usual servers on that GPU's usual fabric; a catalog SKU brings its own node shape, host
+    RAM and network (app/estimator/clusters.py). The sentences go to the response's `assumptions`."""
+    asked = HardwareAsked(
+        gpus_per_node=hardware.gpus_per_node,
+        nodes=hardware.nodes if "nodes" in hardware.model_fields_set else None,
+        intra_node_link=hardware.intra_node_link,
+        inter_node_gbps=hardware.inter_node_gbps,
+        inter_node_fabric=hardware.inter_node_fabric,
+        host_ram_gib=hardware.host_ram_gib,
+    )
     if hardware.gpu is not None:
-        return Cluster(
-            gpu=get_gpu(hardware.gpu),
-            gpus_per_node=hardware.gpus_per_node or 1,
-            nodes=hardware.nodes,
-            intra_node_link=hardware.intra_node_link,
-            inter_node_gbps=hardware.inter_node_gbps or FABRIC_GBPS.get(hardware.inter_node_fabric or ""),
-            host_ram_gib=hardware.host_ram_gib,
-            inter_node_fabric=hardware.inter_node_fabric or None,
-        )
+        return gpu_cluster(get_gpu(hardware.gpu), asked)
     with open_session() as session:
         sku = _sku_or_404(session, hardware.sku)
         per_node = hardware.gpus_per_node or sku.gpus_per_node
         if sku.rental_unit == "card" and per_node not in sku.card_counts:
             raise InvalidInput(f"{sku.slug} is rented with {sku.card_counts} cards, not {per_node}")
-        fabric = hardware.inter_node_fabric or (sku.inter_node_fabric if hardware.nodes > 1 else None)
-        return Cluster(
-            gpu=get_gpu(sku.gpu_type.slug),
-            gpus_per_node=per_node,
-            nodes=hardware.nodes,
+        server = CatalogServer(
+            name=sku.slug,
+            gpus_per_node=sku.gpus_per_node,
             intra_node_link=sku.intra_node_link,
-            inter_node_gbps=hardware.inter_node_gbps or FABRIC_GBPS.get(fabric or ""),
-            host_ram_gib=hardware.host_ram_gib or sku.host_ram_gib,
-            inter_node_fabric=fabric or None,
+            inter_node_fabric=sku.inter_node_fabric,
+            network=sku.network,
+            host_ram_gib=sku.host_ram_gib,
         )
+        return server_cluster(get_gpu(sku.gpu_type.slug), server, asked)
 
 
 def _sku_or_404(session: Session, sku_id: str) -> Sku:
@@ -100,14 +102,23 @@ def _sku_or_404(session: Session, sku_id: str) -> Sku:
     return sku
 
 
-def with_global_batch(workload: Workload, plan_global: int | None, plan: Plan) -> Workload:
-    """The workload with the global batch of a given plan: the plan's, the workload's, or one
-    sequence per data-parallel micro-batch; it must be a multiple of dp × micro-batch."""
+def with_global_batch(workload: Workload, plan_global: int | None, plan: Plan) -> tuple[Workload, list[Warning_]]:
+    """The workload with the global batch of a given plan: the plan's, the workload's, or one sequence per
+    data-parallel micro-batch. One that dp × micro-batch does not divide is rounded to the nearest
+    multiple (never below one), with a warning: the frameworks step on whole micro-batches."""
     if workload.task == "inference":
-        return workload
-    global_batch = plan_global or workload.global_batch or plan.dp * plan.micro_batch
-    if global_batch % (plan.dp * plan.micro_batch):
-        raise InvalidInput(
-            f"global_batch {global_batch} must be a multiple of dp × micro_batch = {plan.dp * plan.micro_batch}"
+        return workload, []
+    step = plan.dp * plan.micro_batch
+    global_batch = plan_global or workload.global_batch or step
+    warnings = []
+    if global_batch % step:
+        rounded = max(step, int(global_batch / step + 0.5) * step)
+        warnings.append(
+            Warning_(
+                "global_batch_rounded",
+                f"global_batch {global_batch} is not a multiple of dp × micro_batch = {step}: estimated with "
+                f"{rounded}, the nearest one that is",
+            )
         )
-    return replace(workload, global_batch=global_batch)
+        global_batch = rounded
+    return replace(workload, global_batch=global_batch), warnings

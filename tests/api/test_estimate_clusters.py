@@ -1,0 +1,120 @@
+"""POST /estimate as people describe clusters: defaults for what they leave out, stated in `assumptions`.
+
+Each test here answered 422 (or silently used one GPU per node) before the cluster defaults existed.
+"""
+
+from __future__ import annotations
+
+import pytest
+from fastapi.testclient import TestClient
+
+LLAMA_8B = {"preset": "llama-3.1-8b"}
+
+
+def _estimate(client: TestClient, **body) -> dict:
+    response = client.post("/estimate", json=body)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def _gpus(result: dict) -> int:
+    plan = result["plan"]
+    return plan["dp"] * plan["tp"] * plan["pp"] * plan["cp"]
+
+
+def test_a_catalog_sku_over_two_nodes_uses_the_catalogs_network(client: TestClient) -> None:
+    """a100-80g-sxm-8x lists '10 Gbps BGP' and no RDMA fabric: 2 × 8 GPUs over 10 GbE, said so."""
+    result = _estimate(
+        client,
+        model=LLAMA_8B,
+        task="pretrain",
+        tokens=1e9,
+        hardware={"sku": "a100-80g-sxm-8x", "nodes": 2},
+        plan={"dp": 16, "zero_stage": 1},
+    )
+    assert _gpus(result) == 16
+    assert any("10 Gbps BGP" in a and "TCP" in a for a in result["assumptions"])
+    assert "ethernet_fabric" in {w["code"] for w in result["warnings"]}
+
+
+def test_a_gpu_type_and_a_node_count_mean_whole_usual_servers(client: TestClient) -> None:
+    """A100 SXM: 8 per HGX board and eight HDR 200 Gb/s NICs (data/interconnects.json, DGX A100)."""
+    result = _estimate(
+        client,
+        model=LLAMA_8B,
+        task="pretrain",
+        tokens=1e10,
+        hardware={"gpu": "a100-80g-sxm", "nodes": 2},
+        plan={"dp": 16, "zero_stage": 3},
+    )
+    assert _gpus(result) == 16
+    assert any("ib-hdr-200, 8 × 200 Gb/s = 1600 Gb/s per node" in a for a in result["assumptions"])
+    one_node = _estimate(client, model=LLAMA_8B, hardware={"gpu": "h100-80g-sxm", "nodes": 1})
+    assert _gpus(one_node) == 8
+
+
+def test_a_named_fabric_or_a_rate_overrides_the_default(client: TestClient) -> None:
+    base = {"model": LLAMA_8B, "task": "pretrain", "tokens": 1e10, "plan": {"dp": 16, "zero_stage": 3}}
+    default = _estimate(client, hardware={"gpu": "h100-80g-sxm", "nodes": 2}, **base)
+    slow = _estimate(client, hardware={"gpu": "h100-80g-sxm", "nodes": 2, "inter_node_gbps": 25}, **base)
+    assert slow["performance"]["tokens_per_s"] < default["performance"]["tokens_per_s"]
+    assert not any(a.startswith("fabric:") for a in slow["assumptions"])
+
+
+def test_tensor_parallel_turns_sequence_parallel_on_unless_told(client: TestClient) -> None:
+    hardware = {"gpu": "h100-80g-sxm", "gpus_per_node": 8}
+    said = _estimate(client, model=LLAMA_8B, hardware=hardware, plan={"dp": 4, "tp": 2})
+    assert said["plan"]["sequence_parallel"] is True
+    assert any(a.startswith("sequence parallel: on") for a in said["assumptions"])
+    off = _estimate(client, model=LLAMA_8B, hardware=hardware, plan={"dp": 4, "tp": 2, "sequence_parallel": False})
+    assert off["plan"]["sequence_parallel"] is False
+    assert said["memory"]["per_gpu_gib"]["activations"] < off["memory"]["per_gpu_gib"]["activations"]
+
+
+@pytest.mark.parametrize(("asked", "used"), [(100, 104), (99, 96), (3, 8)])
+def test_a_global_batch_that_does_not_divide_is_rounded_with_a_warning(
+    client: TestClient, asked: int, used: int
+) -> None:
+    """OPT-175B's 2M-token batch on 124 data-parallel replicas is such a shape (Zhang et al. 2022)."""
+    result = _estimate(
+        client,
+        model=LLAMA_8B,
+        hardware={"gpu": "h100-80g-sxm", "gpus_per_node": 8},
+        plan={"dp": 8, "zero_stage": 3, "global_batch": asked},
+    )
+    assert result["plan"]["global_batch"] == used
+    warning = next(w for w in result["warnings"] if w["code"] == "global_batch_rounded")
+    assert str(asked) in warning["message"] and str(used) in warning["message"]
+
+
+def test_lora_targets_accept_all_linear(client: TestClient) -> None:
+    body = {"model": LLAMA_8B, "task": "lora", "hardware": {"gpu": "a100-80g-sxm", "gpus_per_node": 1}}
+    explicit = _estimate(client, lora={"rank": 16, "targets": "all-linear"}, **body)
+    default = _estimate(client, lora={"rank": 16}, **body)
+    assert explicit["memory"] == default["memory"]
+    too_many = client.post("/estimate", json={**body, "lora": {"targets": ["q"] * 8}})
+    assert too_many.status_code == 422
+
+
+def test_speed_comes_with_ranges_goodput_and_storage(client: TestClient) -> None:
+    result = _estimate(
+        client,
+        model=LLAMA_8B,
+        task="pretrain",
+        tokens=2e10,
+        hardware={"gpu": "h100-80g-sxm", "nodes": 2},
+        plan={"dp": 16, "zero_stage": 3, "recompute": "selective"},
+    )
+    perf = result["performance"]
+    low, high = perf["tokens_per_s_per_gpu_range"]
+    assert low < perf["tokens_per_s_per_gpu"] < high
+    fast, slow = perf["gpu_hours_range"]
+    assert fast < perf["gpu_hours"] < slow
+    goodput = perf["goodput"]
+    assert 0.5 < goodput["factor"] < 1
+    assert perf["time_to_train_hours"] == pytest.approx(
+        goodput["compute_hours"] + sum(goodput["lost_hours"].values()), rel=1e-3
+    )
+    assert goodput["checkpoint_gib"] == pytest.approx(8.03e9 * 14 / 2**30, rel=0.01)  # bf16 + fp32 master, m, v
+    assert goodput["storage_gib"] > 2 * goodput["checkpoint_gib"]
+    assert any("goodput" in a for a in result["assumptions"])
