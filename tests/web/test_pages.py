@@ -261,3 +261,17 @@ def test_a_submitted_wizard_redirects_to_the_short_url(client: TestClient) -> No
         "/results?source=preset&preset=llama-2-7b&task=lora&seq_len=2048&precision=bf16&optimizer=adamw"
         "&term=monthly&objective=balanced&lang=en"
     )
+
+
+def test_results_show_the_time_and_gpu_hours_ranges(client: TestClient) -> None:
+    """The card gives the range (tuned to typical stack) and the goodput, not only the point estimate."""
+    en = client.get(f"/results?{LORA_7B}&tokens_b=1&lang=en", headers=HTML).text
+    first = en[en.index('class="option"') :]
+    ranged = re.search(r'<dd class="small time-range">(.+?) \(tuned stack\) to (.+?) \(typical stack\)</dd>', first)
+    assert ranged, first[:3000]
+    hours = re.search(r'<dd class="small gpu-hours-range">([\d,]+)–([\d,]+) GPU-hours, goodput (\d+)%</dd>', first)
+    assert hours
+    low, high = (float(x.replace(",", "")) for x in hours.group(1, 2))
+    assert low < high and 50 <= int(hours.group(3)) <= 100
+    zh = client.get(f"/results?{LORA_7B}&tokens_b=1&lang=zh", headers=HTML).text
+    assert "（调优框架）至" in zh and "GPU 小时，有效率" in zh
