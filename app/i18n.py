@@ -426,6 +426,7 @@ WARNINGS: dict[str, dict[str, str]] = {
         "params_mismatch": "The stated parameter count differs from the architecture's exact count; memory uses "
         "the exact count.",
         "ragged_batch": "The global batch is not a multiple of data parallel × micro-batch.",
+        "global_batch_rounded": "The global batch was rounded to the nearest multiple of data parallel × micro-batch.",
         "moe_experts_resident": "Every MoE expert is resident on each GPU (no expert parallel): memory follows "
         "the total parameters, compute the active ones.",
         "kv_cache_dominates": "The KV cache is larger than the weights: batch and context length drive the memory.",
@@ -455,6 +456,7 @@ WARNINGS: dict[str, dict[str, str]] = {
         "estimate_uncertain": "架构由参数量推算：显存和速度为近似值。",
         "params_mismatch": "给出的参数量与架构的精确计数不同；显存按精确计数计算。",
         "ragged_batch": "全局批大小不是数据并行度 × 微批大小的整数倍。",
+        "global_batch_rounded": "全局批大小已取整为数据并行 × 微批的最近倍数。",
         "moe_experts_resident": "每个 MoE 专家都常驻在每张 GPU 上（无专家并行）："
         "显存取决于总参数量，计算量取决于激活参数量。",
         "kv_cache_dominates": "KV 缓存大于权重：批大小和上下文长度决定显存。",
