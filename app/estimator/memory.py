@@ -81,6 +81,7 @@ from app.estimator.vocabulary import (
 
 NF4_BYTES_PER_PARAM = (4 + 0.127) / 8  # QLoRA §3: NF4 4 bits + 0.127 bits of double-quantised constants
 MASTER_BYTES = 4.0  # fp32 master copy under mixed precision (ZeRO §3.1)
+FSDP_REDUCE_BYTES = 4.0  # FSDP2 MixedPrecisionPolicy(reduce_dtype=float32), torchtitan's default: fp32 gradients
 # optimizer state bytes per parameter in fp32 (mixed precision) and as a multiple of the dtype (pure)
 STATE_FP32_BYTES = {"adamw": 8.0, "adamw_8bit": 2.0, "lion": 4.0, "sgd": 4.0, "adafactor": 0.02}
 STATE_DTYPE_COPIES = {"adamw": 2.0, "adamw_8bit": 0.0, "lion": 1.0, "sgd": 1.0, "adafactor": 0.01}
@@ -440,16 +441,28 @@ def _zero3_weights(full_bytes: float, n: int, gathered: float) -> float:
     return min(full_bytes, full_bytes / n + gathered)
 
 
-def _full_states(ctx: _Ctx, stage: _Stage, n: int, zero: int, offload: str) -> tuple[float, float, float, float]:
-    """(weights, gradients, optimizer, host bytes) per GPU for pretraining / full fine-tuning."""
+def _full_states(
+    ctx: _Ctx, stage: _Stage, n: int, zero: int, offload: str, pp: int = 1
+) -> tuple[float, float, float, float]:
+    """(weights, gradients, optimizer, host bytes) per GPU for pretraining / full fine-tuning.
+
+    ZeRO-3 with pipeline stages is FSDP2 under a pipeline schedule, as torchtitan runs it: the stage's
+    parameters are not resharded after forward ("to avoid per-microbatch all-gathers", torchtitan
+    `apply_fsdp`, reshard_after_forward = False when PP is on) and gradient sync waits for the last
+    micro-batch (torch.distributed.pipelining sets requires_gradient_sync only on the last backward), so
+    the stage's 16-bit weights and its unsharded gradients, accumulated in the fp32 reduce dtype, stay
+    resident for the whole step; only the optimizer state and master weights are sharded.
+    """
     # inlined _shard/_gathered: this is the planner's hottest path
     weights = grads = stage.params * ctx.dtype
     optim = stage.params * ctx.optimizer_per_param
     if zero:
         optim /= n
-        if zero >= 2:
+        if zero == 3 and pp > 1 and n > 1:
+            grads = stage.params * (FSDP_REDUCE_BYTES if ctx.workload.mixed_precision else ctx.dtype)
+        elif zero >= 2:
             grads /= n
-        if zero == 3:
+        if zero == 3 and pp == 1:
             weights = _zero3_weights(weights, n, 2.0 * stage.largest_unit * ctx.dtype)
     if offload == "none":
         return weights, grads, optim, 0.0
@@ -494,7 +507,7 @@ def _states(ctx: _Ctx, stage: _Stage, plan: Plan, n: int, zero: int, offload: st
         return stage.params * BYTES_PER_ELEMENT[ctx.workload.precision], 0.0, 0.0, 0.0
     if task in LORA_TASKS:
         return _lora_states(ctx, stage, plan, n, zero, offload)
-    return _full_states(ctx, stage, n, zero, offload)
+    return _full_states(ctx, stage, n, zero, offload, plan.pp)
 
 
 # --- activations -------------------------------------------------------------------------------

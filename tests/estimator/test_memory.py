@@ -215,3 +215,18 @@ def test_the_planner_fast_path_accepts_exactly_what_validation_accepts() -> None
     for plan in (Plan(tp=3), Plan(pp=40), Plan(dp=16), Plan(ep=2), Plan(zero_stage=5), Plan(micro_batch=0)):
         assert not _plan_is_clean(LLAMA2_7B, Workload(), plan, cluster)
     assert _plan_is_clean(LLAMA2_7B, Workload(), Plan(dp=2, tp=2, pp=2), cluster)
+
+
+def test_fsdp_under_a_pipeline_keeps_the_stage_gathered_with_fp32_gradients() -> None:
+    """torchtitan: reshard_after_forward = False when PP is on (torchtitan `apply_fsdp`), and the pipeline
+    schedule syncs gradients only on the last micro-batch, accumulating them in the fp32 reduce dtype.
+    Llama 3.1 405B, tp 8 x pp 8 x FSDP 8 (torchtitan benchmarks/llama3_h100_202412_torchtitan.md Table 5):
+    the first stage's 16 of 126 layers plus the embedding, 1/8 of each by TP."""
+    model = get_preset("llama-3.1-405b").model
+    workload = Workload(task="pretrain", seq_len=8192, global_batch=256)
+    cluster = Cluster(gpu=get_gpu("h100-80g-sxm"), gpus_per_node=8, nodes=64, inter_node_gbps=3200.0)
+    plan = Plan(dp=8, tp=8, pp=8, zero_stage=3, recompute="full", sequence_parallel=True)
+    piped = estimate_memory(model, workload, plan, cluster).breakdown
+    assert piped.gradients == pytest.approx(2 * piped.weights)  # fp32 gradients, 16-bit weights, both whole
+    flat = estimate_memory(model, workload, replace(plan, pp=1, dp=64), cluster).breakdown
+    assert flat.gradients < piped.gradients / 10  # without a pipeline FSDP shards the whole model over 64
