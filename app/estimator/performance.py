@@ -193,9 +193,9 @@ def _gemm_shape_factor(model: ModelSpec, tokens: float, plan: Plan) -> float:
     the tokens each local expert receives from the whole expert-parallel group (tokens × k × ep / E) and
     whose columns are the expert width, so small experts and few tokens per expert run slower."""
     dense = 1.0 / _shape_efficiency(tokens, model.hidden / plan.tp)
-    routed = routed_expert_share(model)
-    if not routed:
+    if not model.is_moe:
         return dense
+    routed = routed_expert_share(model)
     rows = tokens * model.experts_per_token * plan.ep / model.experts
     grouped = 1.0 / _shape_efficiency(max(rows, 1.0), float(model.expert_ffn or model.ffn))
     return (1.0 - routed) * dense + routed * grouped
