@@ -32,12 +32,11 @@ from app.planner.workload import SessionOpener, resolve_cluster, resolve_model, 
 
 def estimate(request: EstimateIn, *, open_session: SessionOpener) -> EstimateOut:
     model, model_warnings = resolve_model(request.model)
+    cluster, notes = resolve_cluster(request.hardware, open_session)
     if request.task == "serving":
-        cluster = resolve_cluster(request.hardware, open_session)
         metrics.ESTIMATES.labels("estimate").inc()
         return serving_service.estimate(request, model, mappers.model_out(model), model_warnings, cluster)
     workload = request.workload()
-    cluster, notes = resolve_cluster(request.hardware, open_session)
     cluster = replace(cluster, memory_headroom=request.memory_headroom)
     micro_batch = request.micro_batch or 1
     if request.plan is None:
