@@ -23,6 +23,7 @@ from typing import Any
 from argon2 import PasswordHasher, profiles
 from argon2.exceptions import InvalidHashError, VerificationError
 from sqlalchemy.orm import Session
+from zxcvbn import zxcvbn
 
 from app.admin import repository
 from app.admin.models import ROLES, AdminSession, AdminUser, ApiToken, AuditEntry, LoginAttempt
@@ -30,6 +31,7 @@ from app.db.base import utcnow
 from app.errors import Conflict, InvalidInput, NotFound, TooManyRequests
 
 PASSWORD_MIN_LENGTH = 12
+PASSWORD_MIN_SCORE = 3  # zxcvbn's 0-4 scale; 3: "safely unguessable", over 10^8 guesses
 SESSION_LIFETIME = timedelta(hours=8)
 SESSION_IDLE_TIMEOUT = timedelta(minutes=60)
 SESSION_TOUCH_EVERY = timedelta(minutes=1)
@@ -76,15 +78,34 @@ def normalise_email(email: str) -> str:
 # --- accounts ----------------------------------------------------------------------------------
 
 
+def check_password(password: str, *, email: str = "") -> None:
+    """At least PASSWORD_MIN_LENGTH characters, not blank, and not easily guessed.
+
+    Guessability is zxcvbn's (Dropbox's estimator; its dictionaries hold the most common leaked passwords,
+    English words, names and keyboard patterns): a score under PASSWORD_MIN_SCORE, i.e. an estimate under
+    10^8 guesses, is refused, as is a password built from the account's own email address.
+    """
+    if len(password) < PASSWORD_MIN_LENGTH or not password.strip():
+        message = "too short" if len(password) < PASSWORD_MIN_LENGTH else "blank (only spaces)"
+        raise InvalidInput(
+            f"the password must have at least {PASSWORD_MIN_LENGTH} characters other than spaces",
+            errors=[{"field": "password", "message": message, "type": "password"}],
+        )
+    # zxcvbn refuses inputs over 72 characters; the first 72 decide whether a password is guessable
+    strength = zxcvbn(password[:72], user_inputs=[email, *email.split("@")] if email else None)
+    if strength["score"] < PASSWORD_MIN_SCORE:
+        hint = strength["feedback"]["warning"] or "it is too easy to guess"
+        raise InvalidInput(
+            f"the password is too common or too easy to guess: {hint}. Use a longer phrase of unrelated words.",
+            errors=[{"field": "password", "message": "too easy to guess", "type": "password"}],
+        )
+
+
 def create_user(session: Session, *, email: str, password: str, role: str = "admin") -> AdminUser:
     email = normalise_email(email)
     if role not in ROLES:
         raise InvalidInput(f"role must be one of {', '.join(ROLES)}")
-    if len(password) < PASSWORD_MIN_LENGTH:
-        raise InvalidInput(
-            f"the password must have at least {PASSWORD_MIN_LENGTH} characters",
-            errors=[{"field": "password", "message": "too short", "type": "password"}],
-        )
+    check_password(password, email=email)
     if repository.get_user_by_email(session, email) is not None:
         raise Conflict(f"an admin user {email} already exists")
     user = AdminUser(email=email, password_hash=_hasher.hash(password), role=role, is_active=True)

@@ -58,6 +58,11 @@ def test_create_admin_from_stdin_then_a_token_that_opens_the_api(cli_env: dict[s
         (["create-admin", "short@example.com", "--password-stdin"], "short\n", "at least 12 characters"),
         (["create-admin", "not-an-email", "--password-stdin"], "a long enough secret\n", "is not an email address"),
         (["create-token", "ghost@example.com"], "", "no admin user ghost@example.com"),
+        # blank and very common passwords (zxcvbn's dictionaries of leaked passwords and keyboard patterns)
+        (["create-admin", "blank@example.com", "--password-stdin"], " " * 12 + "\n", "at least 12 characters"),
+        (["create-admin", "common@example.com", "--password-stdin"], "password1234\n", "too common"),
+        (["create-admin", "keys@example.com", "--password-stdin"], "qwertyuiop12\n", "too common"),
+        (["create-admin", "mine@example.com", "--password-stdin"], "mine@example.com\n", "too common"),
     ],
 )
 def test_cli_errors_are_one_line(cli_env: dict[str, str], args: list[str], stdin: str, message: str) -> None:
