@@ -70,7 +70,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_middleware(app, settings)
     install_docs(app)
     install_problem_openapi(app, settings)
-    app.include_router(metrics_api.router)
+    if settings.metrics_enabled:  # off by default: the public port does not publish the service's internals
+        app.include_router(metrics_api.router)
     app.include_router(health.router)
     app.include_router(catalog.router)
     app.include_router(estimate.router)

@@ -57,8 +57,26 @@ class Settings(BaseSettings):
     # Hardening (issue 9): limits, rate limiting, browsers and proxies.
     max_body_bytes: int = Field(default=1024 * 1024, ge=1024)
     rate_limit_per_minute: int = Field(default=120, ge=0)  # per client IP and path; 0 turns it off
-    rate_limit_paths: CommaList = ["/estimate", "/recommend", "/admin/login"]
-    rate_limit_pages: CommaList = ["/results", "/results.csv", "/results/launch.json", "/quote"]  # run the planner
+    # Unsafe methods count on these; every method on the pages (they run the planner or render a PDF).
+    # Entries are fnmatch patterns (`*` matches within a path); all paths of one entry share a counter per client.
+    rate_limit_paths: CommaList = [
+        "/estimate",
+        "/estimate/scaling",
+        "/recommend",
+        "/admin/login",
+        "/quotes",
+        "/quotes/*/accept",
+    ]
+    rate_limit_pages: CommaList = [
+        "/results",
+        "/results.csv",
+        "/results/launch.json",
+        "/quote",
+        "/quotes/*[./]pdf",  # /quotes/{id}.pdf and /quotes/{id}/pdf: one counter
+    ]
+    # GET /metrics (Prometheus) on the service's port: off unless turned on, and then kept to the internal
+    # network by the proxy (request counts, latencies and pool figures are no business of the public).
+    metrics_enabled: bool = False
     cors_origins: CommaList = []
     trusted_hosts: CommaList = ["localhost", "127.0.0.1", "testserver"]
 

@@ -124,7 +124,7 @@ def db(engine: Engine, backend: str) -> Iterator[Session]:
 def app_settings(database_url: str) -> Settings:
     # Rate limiting counts in the database outside the test's rolled-back transaction; the tests
     # that exercise it (tests/http/test_limits.py) build their own settings.
-    return Settings(database_url=database_url, env="test", rate_limit_per_minute=0)
+    return Settings(database_url=database_url, env="test", rate_limit_per_minute=0, metrics_enabled=True)
 
 
 @pytest.fixture()

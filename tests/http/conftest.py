@@ -46,7 +46,9 @@ def probe_app(settings: Settings) -> FastAPI:
 
 @pytest.fixture()
 def sqlite_settings(tmp_path) -> Settings:  # noqa: ANN001
-    return Settings(database_url=f"sqlite:///{tmp_path / 'probe.db'}", env="test", rate_limit_per_minute=0)
+    return Settings(
+        database_url=f"sqlite:///{tmp_path / 'probe.db'}", env="test", rate_limit_per_minute=0, metrics_enabled=True
+    )
 
 
 @pytest.fixture()
