@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, select, text, update
 from sqlalchemy.exc import DatabaseError
 from sqlalchemy.orm import Session
 
@@ -22,6 +22,16 @@ def test_audit_rows_cannot_be_updated_or_deleted(db: Session, alice: Admin) -> N
             db.execute(statement)
     db.expire_all()
     assert db.scalar(select(AuditEntry.actor).where(AuditEntry.id == entry.id)) == "alice@example.com"
+
+
+def test_the_audit_log_cannot_be_truncated(db: Session, backend: str, alice: Admin) -> None:
+    # PostgreSQL: a statement-level BEFORE TRUNCATE trigger (migration 0008). SQLite has no TRUNCATE; its
+    # unqualified DELETE (which it would otherwise "truncate") meets the row trigger, as tested above.
+    statement = text("TRUNCATE audit_log") if backend == "postgresql" else text("DELETE FROM audit_log")
+    with pytest.raises(DatabaseError, match="append-only"), db.begin_nested():
+        db.execute(statement)
+    db.expire_all()
+    assert db.scalar(select(AuditEntry.actor)) == "alice@example.com"
 
 
 def test_the_api_has_no_way_to_change_the_audit_log(client: TestClient, alice: Admin) -> None:

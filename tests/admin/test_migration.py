@@ -45,7 +45,7 @@ def _state(url: str, backend: str) -> tuple[set[str], set[str]]:
 def test_0003_up_down_up(scratch: tuple[str, str]) -> None:
     backend, url = scratch
     expected_triggers = (
-        {"audit_log_append_only", "function audit_log_append_only"}
+        {"audit_log_append_only", "audit_log_no_truncate", "function audit_log_append_only"}
         if backend == "postgresql"
         else {"audit_log_no_update", "audit_log_no_delete"}
     )
