@@ -204,7 +204,17 @@ def export_catalog(session: SessionDep) -> CatalogDoc:
 @router.post(
     "/catalog/import",
     summary="Import a catalog document: validated whole, then applied",
-    responses={422: {"description": "Nothing was written; `errors` lists every problem"}},
+    responses={
+        409: {"description": "The catalog changed here after the document was exported; nothing was written"},
+        422: {"description": "Nothing was written; `errors` lists every problem"},
+    },
 )
-def import_catalog(body: Annotated[CatalogDoc, Body()], session: SessionDep, admin: AdminDep) -> ImportReport:
-    return transfer.import_catalog(session, doc=body, actor=admin.actor)
+def import_catalog(
+    body: Annotated[CatalogDoc, Body()],
+    session: SessionDep,
+    admin: AdminDep,
+    force: Annotated[
+        bool, Query(description="Import even over catalog changes made here after the document was exported")
+    ] = False,
+) -> ImportReport:
+    return transfer.import_catalog(session, doc=body, actor=admin.actor, force=force)

@@ -114,3 +114,13 @@ def availability_for(session: Session, sku_pk: int) -> list[SkuAvailability]:
 def get_availability(session: Session, *, sku_pk: int, region: str) -> SkuAvailability | None:
     query = select(SkuAvailability).where(SkuAvailability.sku_pk == sku_pk, SkuAvailability.region == region)
     return session.scalar(query)
+
+
+def catalog_changes_after(session: Session, moment: datetime, *, entity_types: tuple[str, ...]) -> list[AuditEntry]:
+    query = (
+        select(AuditEntry)
+        .where(AuditEntry.at > moment, AuditEntry.entity_type.in_(entity_types))
+        .order_by(AuditEntry.at, AuditEntry.id)
+        .limit(50)
+    )
+    return list(session.scalars(query))

@@ -5,6 +5,12 @@ the path of each bad field), then every cross-reference and rule here, all error
 document with no error is applied: SKUs are upserted by id, prices the target lacks are appended
 (history is never deleted), discounts, availability and add-ons are set. Each changed SKU leaves
 an audit row with before/after, and the import itself one more.
+
+The rules the edit API keeps hold here too: a GPU type the estimator has no specification for is
+refused (every SKU on it would be unpriceable by the planner), and a SKU that exists here gets no
+back-dated price (its history is what past quotes were priced from; a new SKU brings its history
+along). An export records when it was made: importing it over catalog changes made here after that
+moment (the audit log says which) is a 409 naming them, unless `force` says to overwrite them.
 """
 
 from __future__ import annotations
@@ -21,7 +27,8 @@ from app.admin.service import Actor, aware, record
 from app.catalog import repository as catalog_repository
 from app.catalog.models import GpuType, Sku, SkuAddon, SkuAvailability, SkuPrice
 from app.db.base import utcnow
-from app.errors import InvalidInput
+from app.errors import Conflict, InvalidInput
+from app.estimator.hardware import load_gpus
 from app.money import MoneyError, from_minor, to_minor
 
 
@@ -60,6 +67,10 @@ def _sku_doc(session: Session, sku: Sku) -> dict[str, Any]:
     return {**data, "prices": prices, "availability": availability, "addons": addons}
 
 
+# Audit entity types of catalog edits (app.admin.editing) and imports
+CATALOG_ENTITIES = ("sku", "sku_price", "sku_availability", "sku_addon", "catalog")
+
+
 # --- validation ---------------------------------------------------------------------------------
 
 
@@ -76,10 +87,54 @@ def validate(session: Session, doc: CatalogDoc) -> list[dict[str, str]]:
     """Every rule the write would need, checked over the whole document first."""
     errors = [_err("gpu_types", f"GPU type {g!r} appears twice") for g in _duplicates([g.id for g in doc.gpu_types])]
     errors += [_err("skus", f"SKU {s!r} appears twice") for s in _duplicates([s.id for s in doc.skus])]
+    estimator_gpus = load_gpus()
+    errors += [
+        _err(
+            f"gpu_types.{i}.id",
+            f"the estimator has no specification for GPU type {g.id!r}; known: " + ", ".join(sorted(estimator_gpus)),
+        )
+        for i, g in enumerate(doc.gpu_types)
+        if g.id not in estimator_gpus
+    ]
     known_gpus = {g.id for g in doc.gpu_types} | {g.slug for g in catalog_repository.list_gpu_types(session)}
+    now = utcnow()
     for i, sku in enumerate(doc.skus):
         errors += _sku_errors(sku, f"skus.{i}.", known_gpus)
+        if sku.gpu in known_gpus and sku.gpu not in estimator_gpus:
+            errors.append(_err(f"skus.{i}.gpu", f"the estimator has no specification for GPU type {sku.gpu!r}"))
+        errors += _backdated_prices(session, sku, f"skus.{i}.", now)
     return errors
+
+
+def _backdated_prices(session: Session, item: SkuDoc, prefix: str, now: datetime) -> list[dict[str, str]]:
+    """Prices an existing SKU lacks must take effect now or later, as through the edit API."""
+    sku = catalog_repository.get_sku_by_slug(session, item.id)
+    if sku is None:
+        return []
+    have = {(aware(p.effective_from), p.amount_minor, p.currency) for p in sku.prices}
+    errors = []
+    for j, price in enumerate(item.prices):
+        if not _fits(price.amount, price.currency):
+            continue  # reported by _sku_errors
+        key = (aware(price.effective_from), to_minor(Decimal(price.amount), price.currency), price.currency)
+        if key not in have and key[0] < now - editing.BACKDATE_TOLERANCE:
+            errors.append(
+                _err(
+                    f"{prefix}prices.{j}.effective_from",
+                    "a new price of an existing SKU must take effect now or later (history is not rewritten)",
+                )
+            )
+    return errors
+
+
+def changes_since(session: Session, doc: CatalogDoc) -> list[str]:
+    """Catalog changes recorded here after the document was exported ("sku h100-8x, 2026-11-30 10:02 by a@b")."""
+    if doc.exported_at is None:
+        return []
+    return [
+        f"{entry.entity_type} {entry.entity_id} ({entry.action}, {aware(entry.at):%Y-%m-%d %H:%M} UTC by {entry.actor})"
+        for entry in repository.catalog_changes_after(session, aware(doc.exported_at), entity_types=CATALOG_ENTITIES)
+    ]
 
 
 def _sku_errors(sku: SkuDoc, prefix: str, known_gpus: set[str]) -> list[dict[str, str]]:
@@ -123,13 +178,21 @@ def _fits(amount: str, currency: str) -> bool:
 # --- applying -----------------------------------------------------------------------------------
 
 
-def import_catalog(session: Session, *, doc: CatalogDoc, actor: Actor) -> ImportReport:
+def import_catalog(session: Session, *, doc: CatalogDoc, actor: Actor, force: bool = False) -> ImportReport:
     errors = validate(session, doc)
     if errors:
         raise InvalidInput(
             f"the catalog has {len(errors)} error(s); nothing was imported: "
             + "; ".join(f"{e['field']}: {e['message']}" for e in errors[:5]),
             errors=errors,
+        )
+    newer = [] if force else changes_since(session, doc)
+    if newer:
+        raise Conflict(
+            f"the catalog changed here after this export was made ({doc.exported_at:%Y-%m-%d %H:%M} UTC): "
+            + "; ".join(newer[:10])
+            + ("; …" if len(newer) > 10 else "")
+            + ". Export again, or import with force=true to overwrite those changes; nothing was imported."
         )
     report = ImportReport(gpu_types_created=[], skus_created=[], skus_updated=[], skus_unchanged=[], prices_added=0)
     for gpu in doc.gpu_types:

@@ -9,6 +9,8 @@ header, 429 where rate-limited, 503 when the database is down) and makes every 4
 
 from __future__ import annotations
 
+import re
+from fnmatch import fnmatchcase
 from typing import Any
 
 from fastapi import FastAPI
@@ -52,7 +54,13 @@ CONFLICT_HEADERS = {"idempotency-key", "if-match"}  # their reuse or staleness i
 PROBLEM_CONTENT = {PROBLEM_JSON: {"schema": {"$ref": "#/components/schemas/Problem"}}}
 
 
-def _errors_for(path: str, method: str, operation: dict[str, Any], rate_limited: set[str]) -> list[int]:
+def _limited(path: str, entries: list[str]) -> bool:
+    """Whether an OpenAPI path (`/quotes/{public_id}/accept`) falls under a rate-limit entry (`/quotes/*/accept`)."""
+    concrete = re.sub(r"\{[^}]+\}", "x", path)
+    return any(fnmatchcase(concrete, entry) for entry in entries)
+
+
+def _errors_for(path: str, method: str, operation: dict[str, Any], limits: dict[str, list[str]]) -> list[int]:
     params = operation.get("parameters", [])
     statuses = [503]
     if "requestBody" in operation:
@@ -61,7 +69,7 @@ def _errors_for(path: str, method: str, operation: dict[str, Any], rate_limited:
         statuses.append(422)
     if any(p.get("in") == "path" for p in params):
         statuses.append(404)
-    if path in rate_limited and method.upper() not in SAFE_METHODS:
+    if _limited(path, limits["pages"]) or (_limited(path, limits["paths"]) and method.upper() not in SAFE_METHODS):
         statuses.append(429)
     if any(p.get("in") == "header" and p.get("name", "").lower() in CONFLICT_HEADERS for p in params):
         statuses.append(409)
@@ -69,14 +77,15 @@ def _errors_for(path: str, method: str, operation: dict[str, Any], rate_limited:
 
 
 def problem_openapi(schema: dict[str, Any], settings: Settings) -> dict[str, Any]:
-    rate_limited = set(settings.rate_limit_paths) if settings.rate_limit_per_minute > 0 else set()
+    on = settings.rate_limit_per_minute > 0
+    limits = {"paths": settings.rate_limit_paths if on else [], "pages": settings.rate_limit_pages if on else []}
     schema.setdefault("components", {}).setdefault("schemas", {})["Problem"] = PROBLEM_SCHEMA
     for path, item in schema.get("paths", {}).items():
         for method, operation in item.items():
             if not isinstance(operation, dict) or "responses" not in operation:
                 continue
             responses = operation["responses"]
-            for status in _errors_for(path, method, operation, rate_limited):
+            for status in _errors_for(path, method, operation, limits):
                 responses.setdefault(str(status), {"description": DESCRIPTIONS[status]})
             for status, response in responses.items():
                 if status[0] in "45":

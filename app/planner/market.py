@@ -7,6 +7,7 @@ A warm request reuses what this process built for the catalog's revision token; 
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
@@ -17,10 +18,12 @@ from app.catalog import repository as catalog_repository
 from app.catalog.pricing import next_price_change, sku_pricing
 from app.catalog.snapshot import catalog_snapshot
 from app.estimator.hardware import get_gpu
+from app.estimator.specs import EstimatorError
 from app.money import quantum
 from app.planner.offers import Offer
 from app.reference.service import ReferenceBook, build_book
 
+log = logging.getLogger("app.planner")
 DEFAULT_CURRENCY = "CNY"  # the reference book's currency while the catalog has no priced SKU
 
 
@@ -49,11 +52,17 @@ def load_offers(session: Session) -> tuple[list[Offer], datetime | None]:
         pricing = sku_pricing(sku)
         if pricing is None:
             continue
+        try:
+            gpu = get_gpu(sku.gpu_type.slug)
+        except EstimatorError:
+            # the catalog import refuses such GPU types; one written another way must not stop every request
+            log.warning("planner: SKU %s skipped: the estimator has no GPU type %r", sku.slug, sku.gpu_type.slug)
+            continue
         offers.append(
             Offer(
                 sku_id=sku.slug,
                 name=sku.name,
-                gpu=get_gpu(sku.gpu_type.slug),
+                gpu=gpu,
                 regions=tuple(sku.regions),
                 rental_unit=sku.rental_unit,
                 gpus_per_node=sku.gpus_per_node,

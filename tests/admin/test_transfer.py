@@ -64,30 +64,30 @@ def test_round_trip_changes_nothing(client: TestClient, db: Session, alice: Admi
 def test_import_applies_new_and_changed_skus_and_audits_them(client: TestClient, db: Session, alice: Admin) -> None:
     doc = _export(client, alice)
     card = doc["skus"][0]
-    card["prices"].append({"amount": "2600.00", "currency": "CNY", "effective_from": "2026-01-01T00:00:00Z"})
+    card["prices"].append({"amount": "2600.00", "currency": "CNY", "effective_from": "2031-01-01T00:00:00Z"})
     card["discounts"] = {"annual": "22.5", "monthly": "0"}
     card["availability"] = [{"region": "shenzhen", "units_available": 40}]
     new = copy.deepcopy(doc["skus"][2])
     new.update(
         id="h200-141g-sxm-8x",
         name="8x H200",
-        gpu="h200-nvl-new",
+        gpu="b200-180g-sxm",
         addons=[],
         prices=[{"amount": "150000", "currency": "CNY", "effective_from": "2026-11-01T00:00:00Z"}],
     )
-    doc["gpu_types"].append({"id": "h200-nvl-new", "name": "NVIDIA H200 NVL"})
+    doc["gpu_types"].append({"id": "b200-180g-sxm", "name": "NVIDIA B200 180GB SXM"})
     doc["skus"].append(new)
     response = client.post("/admin/api/catalog/import", headers=alice.headers, json=doc)
     assert response.status_code == 200, response.text
     assert response.json() == {
-        "gpu_types_created": ["h200-nvl-new"],
+        "gpu_types_created": ["b200-180g-sxm"],
         "skus_created": ["h200-141g-sxm-8x"],
         "skus_updated": ["a100-40g-pcie-card"],
         "skus_unchanged": ["a100-80g-sxm-8x", "h100-80g-sxm-8x"],
         "prices_added": 2,
     }
     public = {s["id"]: s for s in client.get("/catalog/skus").json()}
-    # the seed price (effective at seeding) is newer than the imported 2026-01-01 one: it stays in force
+    # the imported 2031 price is scheduled: the seed price stays in force until then
     assert public["a100-40g-pcie-card"]["price"]["terms"]["annual"]["discount_percent"] == "22.5"
     assert public["h200-141g-sxm-8x"]["price"]["monthly_list"] == "150000.00"
     entries = db.scalars(
@@ -108,7 +108,8 @@ def test_import_applies_new_and_changed_skus_and_audits_them(client: TestClient,
 def test_a_failed_import_writes_nothing(client: TestClient, db: Session, alice: Admin) -> None:
     doc = _export(client, alice)
     doc["skus"][0]["name"] = "Would be renamed"  # valid on its own: must not be written either
-    doc["gpu_types"].append({"id": "brand-new-gpu", "name": "New"})
+    unknown_gpu = len(doc["gpu_types"])
+    doc["gpu_types"].append({"id": "brand-new-gpu", "name": "New"})  # no estimator specification
     bad = copy.deepcopy(doc["skus"][1])
     bad.update(
         id="bad-sku",
@@ -123,9 +124,10 @@ def test_a_failed_import_writes_nothing(client: TestClient, db: Session, alice: 
     response = client.post("/admin/api/catalog/import", headers=alice.headers, json=doc)
     assert response.status_code == 422
     problem = response.json()
-    assert problem["detail"].startswith("the catalog has 5 error(s); nothing was imported: ")
+    assert problem["detail"].startswith("the catalog has 6 error(s); nothing was imported: ")
     assert [e["field"] for e in problem["errors"]] == [
         "skus",
+        f"gpu_types.{unknown_gpu}.id",
         "skus.3.gpu",
         "skus.3.card_counts",
         "skus.3.card_counts",
