@@ -25,7 +25,7 @@ def test_audit_rows_cannot_be_updated_or_deleted(db: Session, alice: Admin) -> N
 
 
 def test_the_audit_log_cannot_be_truncated(db: Session, backend: str, alice: Admin) -> None:
-    # PostgreSQL: a statement-level BEFORE TRUNCATE trigger (migration 0008). SQLite has no TRUNCATE; its
+    # PostgreSQL: a statement-level BEFORE TRUNCATE trigger (migration 0009). SQLite has no TRUNCATE; its
     # unqualified DELETE (which it would otherwise "truncate") meets the row trigger, as tested above.
     statement = text("TRUNCATE audit_log") if backend == "postgresql" else text("DELETE FROM audit_log")
     with pytest.raises(DatabaseError, match="append-only"), db.begin_nested():

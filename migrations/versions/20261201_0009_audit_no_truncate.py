@@ -1,7 +1,7 @@
 """audit log: TRUNCATE refused too
 
-Revision ID: 0008
-Revises: 0007
+Revision ID: 0009
+Revises: 0008
 Create Date: 2026-12-01 03:20:00.000000
 
 The append-only guard of 0003 fires on UPDATE and DELETE of each row; PostgreSQL's TRUNCATE deletes no
@@ -14,8 +14,8 @@ from collections.abc import Sequence
 
 from alembic import op
 
-revision: str = "0008"
-down_revision: str | None = "0007"
+revision: str = "0009"
+down_revision: str | None = "0008"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
