@@ -93,6 +93,13 @@ def test_b_70b_full_finetune_shows_multi_gpu_plans_and_memory_bars(live_server: 
     assert len(api["options"]) <= points <= len(api["options"]) + len(api["pareto"])
     rejected = page.inner_text("ul.rejected")
     assert "a100-40g-pcie-card" in rejected
+    # The time comes with its range (tuned to typical stack) and the GPU-hours with the goodput.
+    first = page.locator("article.option").first
+    assert first.locator("dd.time-range").is_visible()
+    assert "(tuned stack)" in first.locator("dd.time-range").inner_text()
+    fast, slow = api["options"][0]["performance"]["gpu_hours_range"]
+    shown_hours = first.locator("dd.gpu-hours-range").inner_text()
+    assert f"{fast:,.0f}–{slow:,.0f} GPU-hours" in shown_hours and "goodput" in shown_hours
     screenshot(page, "results-70b-full-finetune.png")
 
 
