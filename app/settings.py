@@ -5,12 +5,11 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Annotated, Literal
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 DEFAULT_SQLITE_URL = "sqlite:///./data/gpu-sizer.db"
 SUPPORTED_SCHEMES = ("sqlite", "postgresql", "postgresql+psycopg")
-DEV_SECRET = "dev-insecure-secret-change-me"
 # Comma-separated in the environment (`CORS_ORIGINS=https://a.example,https://b.example`).
 CommaList = Annotated[list[str], NoDecode]
 
@@ -31,13 +30,17 @@ def normalise_database_url(url: str) -> str:
 
 
 class Settings(BaseSettings):
+    """There is no SECRET_KEY: nothing is signed without being stored. Admin sessions, API tokens and CSRF
+    tokens are random values kept (hashed where they authenticate) in the database, and quote ids are
+    192 random bits; a server-wide key would sign nothing and only add a secret to deploy and rotate.
+    A SECRET_KEY left in an environment is ignored (extra="ignore")."""
+
     model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
 
     env: Literal["dev", "test", "prod"] = "dev"
     database_url: str = DEFAULT_SQLITE_URL
     port: int = Field(default=8000, ge=1, le=65535)
     host: str = "127.0.0.1"
-    secret_key: SecretStr = SecretStr(DEV_SECRET)
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     quote_validity_days: int = Field(default=14, ge=1, le=365)
     planner_cache_size: int = Field(default=1024, ge=0)  # plan searches remembered per process (0: off)
@@ -96,13 +99,6 @@ class Settings(BaseSettings):
     @classmethod
     def _lower_log_level(cls, value: str) -> str:
         return value.lower() if isinstance(value, str) else value
-
-    @field_validator("secret_key")
-    @classmethod
-    def _refuse_dev_secret_in_prod(cls, value: SecretStr, info) -> SecretStr:  # noqa: ANN001
-        if info.data.get("env") == "prod" and value.get_secret_value() == DEV_SECRET:
-            raise ValueError("SECRET_KEY must be set to a random value when ENV=prod")
-        return value
 
     @property
     def is_sqlite(self) -> bool:
