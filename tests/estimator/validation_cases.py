@@ -423,3 +423,69 @@ def _gpu_hours_cases() -> list[GpuHoursCase]:
 
 
 GPU_HOURS: tuple[GpuHoursCase, ...] = tuple(_gpu_hours_cases())
+
+
+# ---- peak memory -------------------------------------------------------------------------------------------------
+
+TITAN_2412 = (
+    "pytorch/torchtitan benchmarks/llama3_h100_202412_torchtitan.md (Dec 2024; H100 96 GB HBM2e, torch.compile, "
+    "Float8 linears, full activation checkpointing, local batch 1; memory = max reserved GiB, max over ranks)"
+)
+
+
+@dataclass(frozen=True)
+class MemoryCase:
+    label: str
+    source: str
+    citation: str
+    model: ModelSpec
+    workload: Workload
+    plan: Plan
+    cluster: Cluster
+    published_gib: float
+    split: str
+
+
+def _memory_cases() -> list[MemoryCase]:
+    h100 = perf_cases.H100_96_TITAN
+    cases = []
+    # Table 2: Llama 3.1 8B on 8 GPUs, FSDP x CP (FSDP shards over dp x cp); the FSDP 2 x CP 4 row is already in
+    # app/estimator/published_cases.py (from docs/performance.md), so it is not repeated here.
+    for dp, cp, seq, published in ((8, 1, 32768, 83.9), (4, 2, 65536, 84.2), (1, 8, 262144, 84.5)):
+        cases.append(
+            MemoryCase(
+                f"torchtitan Llama 3.1 8B, FSDP {dp} x CP {cp}, seq {seq}",
+                "torchtitan-2412",
+                TITAN_2412,
+                _m("llama-3.1-8b"),
+                Workload(task="pretrain", precision="fp8", seq_len=seq),
+                Plan(dp=dp, cp=cp, zero_stage=3, recompute="full", micro_batch=1),
+                Cluster(gpu=h100, gpus_per_node=8),
+                published,
+                "holdout",
+            )  # fmt: skip
+        )
+    # Table 6: Llama 3.1 405B on 512 GPUs, TP 8 x PP 8 x FSDP x CP, 1F1B: FSDP2 under a pipeline schedule.
+    for dp, cp, seq, published in (
+        (8, 1, 32768, 75.3),
+        (4, 2, 65536, 75.9),
+        (2, 4, 131072, 77.1),
+        (1, 8, 262144, 84.9),
+    ):
+        cases.append(
+            MemoryCase(
+                f"torchtitan Llama 3.1 405B, TP 8 x PP 8 x FSDP {dp} x CP {cp}, seq {seq}",
+                "torchtitan-2412",
+                TITAN_2412,
+                _m("llama-3.1-405b"),
+                Workload(task="pretrain", precision="fp8", seq_len=seq, global_batch=8 * dp),
+                Plan(dp=dp, tp=8, pp=8, cp=cp, zero_stage=3, recompute="full", micro_batch=1, sequence_parallel=True),
+                Cluster(gpu=h100, gpus_per_node=8, nodes=64, inter_node_gbps=3200.0, inter_node_fabric="roce-200"),
+                published,
+                "holdout",
+            )  # fmt: skip
+        )
+    return cases
+
+
+MEMORY: tuple[MemoryCase, ...] = tuple(_memory_cases())
