@@ -94,7 +94,7 @@ def check_password(password: str, *, email: str = "") -> None:
     # zxcvbn refuses inputs over 72 characters; the first 72 decide whether a password is guessable
     strength = zxcvbn(password[:72], user_inputs=[email, *email.split("@")] if email else None)
     if strength["score"] < PASSWORD_MIN_SCORE:
-        hint = strength["feedback"]["warning"] or "it is too easy to guess"
+        hint = (strength["feedback"]["warning"] or "it is too easy to guess").rstrip(".")
         raise InvalidInput(
             f"the password is too common or too easy to guess: {hint}. Use a longer phrase of unrelated words.",
             errors=[{"field": "password", "message": "too easy to guess", "type": "password"}],

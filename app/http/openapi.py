@@ -76,6 +76,38 @@ def _errors_for(path: str, method: str, operation: dict[str, Any], limits: dict[
     return statuses
 
 
+# OpenAPI links (3.0 §4.7.25): what a client (or a stateful fuzzer) can do next with a response's `id`.
+# (source path, method, statuses) -> [(link name, target path, method)]
+QUOTE = "/quotes/{public_id}"
+LINKS: dict[tuple[str, str, tuple[str, ...]], list[tuple[str, str, str]]] = {
+    ("/quotes", "post", ("200", "201")): [
+        ("GetQuote", QUOTE, "get"),
+        ("AcceptQuote", QUOTE + "/accept", "post"),
+        ("CancelQuote", "/admin/api/quotes/{public_id}/cancel", "post"),
+    ],
+    (QUOTE + "/accept", "post", ("200",)): [
+        ("GetQuote", QUOTE, "get"),
+        ("CancelQuote", "/admin/api/quotes/{public_id}/cancel", "post"),
+    ],
+}
+
+
+def _add_links(schema: dict[str, Any]) -> None:
+    paths = schema.get("paths", {})
+    for (source, method, statuses), targets in LINKS.items():
+        operation = paths.get(source, {}).get(method)
+        if operation is None:
+            continue
+        links = {
+            name: {"operationId": paths[path][verb]["operationId"], "parameters": {"public_id": "$response.body#/id"}}
+            for name, path, verb in targets
+            if verb in paths.get(path, {})
+        }
+        for status in statuses:
+            if status in operation["responses"]:
+                operation["responses"][status]["links"] = links
+
+
 def problem_openapi(schema: dict[str, Any], settings: Settings) -> dict[str, Any]:
     on = settings.rate_limit_per_minute > 0
     limits = {"paths": settings.rate_limit_paths if on else [], "pages": settings.rate_limit_pages if on else []}
@@ -90,6 +122,7 @@ def problem_openapi(schema: dict[str, Any], settings: Settings) -> dict[str, Any
             for status, response in responses.items():
                 if status[0] in "45":
                     response["content"] = PROBLEM_CONTENT
+    _add_links(schema)
     schemas = schema["components"]["schemas"]
     for unused in ("HTTPValidationError", "ValidationError"):
         schemas.pop(unused, None)

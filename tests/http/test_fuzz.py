@@ -43,7 +43,7 @@ def admin_headers(db: Session, monkeypatch: pytest.MonkeyPatch) -> dict[str, str
     """An admin's API token, so that /admin/api/... is fuzzed past its 401 (rolled back with `db`)."""
     # argon2-cffi's cheapest profile, as tests/admin does: the same code path in milliseconds.
     monkeypatch.setattr(admin_service, "_hasher", PasswordHasher.from_parameters(profiles.CHEAPEST))
-    user = admin_service.create_user(db, email="fuzz@example.com", password="fuzz fuzz fuzz fuzz", role="admin")
+    user = admin_service.create_user(db, email="fuzz@example.com", password="a fuzzing admin of the api", role="admin")
     actor = admin_service.Actor(user.id, user.email, "cli")
     token, _row = admin_service.create_token(db, user=user, name="fuzz", actor=actor)
     return {"Authorization": f"Bearer {token}"}
