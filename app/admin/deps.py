@@ -85,8 +85,22 @@ def require_admin(
     return principal
 
 
+def require_signed_in(
+    request: Request, session: SessionDep, sent_csrf: Annotated[str | None, Depends(sent_csrf_token)]
+) -> Principal:
+    """Any live browser session, a viewer's too (signing out needs no role); CSRF checked as for admins."""
+    principal = _authenticate(request, session, None, sent_csrf, role_required=False)
+    session.commit()
+    return principal
+
+
 def _authenticate(
-    request: Request, session: Session, bearer: HTTPAuthorizationCredentials | None, sent_csrf: str | None
+    request: Request,
+    session: Session,
+    bearer: HTTPAuthorizationCredentials | None,
+    sent_csrf: str | None,
+    *,
+    role_required: bool = True,
 ) -> Principal:
     addr = client_addr(request)
     if request.url.path.startswith(API_PREFIX):
@@ -101,10 +115,18 @@ def _authenticate(
     live = service.resolve_session(session, token=cookie) if cookie else None
     if live is None:
         raise LoginRequired("sign in first")
-    _check_role(live.user)
+    principal = Principal(live.user, service.Actor(live.user.id, live.user.email, "ui", addr), live)
+    if role_required:
+        try:
+            _check_role(live.user)
+        except Forbidden:
+            # The refusal page still offers a way to sign out (plain values: a refusal rolls the session back).
+            request.state.sign_out_csrf = live.csrf_token
+            raise
     if request.method not in SAFE_METHODS:
         _check_csrf(sent_csrf, live.csrf_token)
-    return Principal(live.user, service.Actor(live.user.id, live.user.email, "ui", addr), live)
+    return principal
 
 
 AdminDep = Annotated[Principal, Depends(require_admin)]
+SignedInDep = Annotated[Principal, Depends(require_signed_in)]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from datetime import datetime
 
 from sqlalchemy import delete, func, select
@@ -36,13 +37,37 @@ def list_tokens(session: Session) -> list[ApiToken]:
     return list(session.scalars(select(ApiToken).order_by(ApiToken.id.desc())))
 
 
+def _lock_key(kind: str, value: str) -> int:
+    """A 64-bit PostgreSQL advisory-lock key for one account or one client address."""
+    digest = hashlib.blake2b(f"sign-in|{kind}|{value}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big", signed=True)
+
+
+def lock_sign_ins(session: Session, *, email: str, client_addr: str) -> bool:
+    """Take, until the transaction ends, the right to decide a sign-in for this account and this client
+    address; False when another one is being decided at this moment. PostgreSQL: transaction-level
+    advisory locks, tried without waiting. SQLite: always True, because the attempt's insert takes the
+    database's single write lock, which serialises the deciding just the same."""
+    if session.get_bind().dialect.name != "postgresql":
+        return True
+    keys = sorted({_lock_key("client", client_addr), _lock_key("account", email)})
+    return all(session.scalar(select(func.pg_try_advisory_xact_lock(key))) for key in keys)
+
+
 def recent_failures(
-    session: Session, *, since: datetime, email: str | None = None, client_addr: str | None = None
+    session: Session,
+    *,
+    since: datetime,
+    email: str | None = None,
+    client_addr: str | None = None,
+    exclude_id: int | None = None,
 ) -> list[datetime]:
     """Times of failed sign-ins since `since` for an account or a client address, newest first."""
     query = select(LoginAttempt.attempted_at).where(
         LoginAttempt.succeeded.is_(False), LoginAttempt.attempted_at >= since
     )
+    if exclude_id is not None:
+        query = query.where(LoginAttempt.id != exclude_id)
     if email is not None:
         query = query.where(LoginAttempt.email == email)
     if client_addr is not None:

@@ -21,7 +21,8 @@ async def _on_login_required(request: Request, exc: LoginRequired) -> Response:
 async def _on_forbidden(request: Request, exc: Forbidden) -> Response:
     path = request.url.path
     if path.startswith("/admin") and not path.startswith(API_PREFIX):
-        return templates.TemplateResponse(request, "admin/forbidden.html", {"detail": exc.detail}, status_code=403)
+        context = {"detail": exc.detail, "sign_out_csrf": getattr(request.state, "sign_out_csrf", None)}
+        return templates.TemplateResponse(request, "admin/forbidden.html", context, status_code=403)
     return problem(exc.status, exc.type_, exc.title, exc.detail, headers=exc.headers or None)
 
 

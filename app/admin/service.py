@@ -132,14 +132,17 @@ def _seconds_until_free(failures: list[datetime], limit: int, now: datetime) -> 
     return max(1, math.ceil((frees_at - now).total_seconds()))
 
 
-def throttle_wait(session: Session, *, email: str, client_addr: str, now: datetime) -> int | None:
-    """Seconds the client must wait before trying this account again, or None."""
+def throttle_wait(
+    session: Session, *, email: str, client_addr: str, now: datetime, exclude_id: int | None = None
+) -> int | None:
+    """Seconds the client must wait before trying this account again, or None (attempt `exclude_id`,
+    the one being decided, is not counted)."""
     since = now - THROTTLE_WINDOW
     waits = []
-    by_client = repository.recent_failures(session, client_addr=client_addr, since=since)
+    by_client = repository.recent_failures(session, client_addr=client_addr, since=since, exclude_id=exclude_id)
     if len(by_client) >= CLIENT_FAILURES:
         waits.append(_seconds_until_free(by_client, CLIENT_FAILURES, now))
-    by_account = repository.recent_failures(session, email=email, since=since)
+    by_account = repository.recent_failures(session, email=email, since=since, exclude_id=exclude_id)
     if len(by_account) >= ACCOUNT_FAILURES and not repository.has_recent_success(
         session, email=email, client_addr=client_addr, since=now - timedelta(days=TRUSTED_CLIENT_DAYS)
     ):
@@ -147,28 +150,55 @@ def throttle_wait(session: Session, *, email: str, client_addr: str, now: dateti
     return max(waits) if waits else None
 
 
-def authenticate(
-    session: Session, *, email: str, password: str, client_addr: str, now: datetime | None = None
-) -> AdminUser | None:
-    """The user when the password is right and the account active, else None (the failure is
-    recorded). Raises TooManyRequests (with Retry-After) while throttled, before checking anything."""
+def claim_sign_in(session: Session, *, email: str, client_addr: str, now: datetime | None = None) -> LoginAttempt:
+    """Decide whether this sign-in may be tried and, in the same transaction, record it as a failure (the
+    password check turns it into a success), so parallel attempts each count the ones before them.
+
+    The attempt is written first, under the throttle's locks for this account and client (PostgreSQL:
+    advisory locks, and a sign-in that finds them taken is refused at once rather than queued; SQLite:
+    the write lock its insert takes), then the earlier failures are counted. The sign-in page commits
+    it before the slow password check, so the locks are held for a few statements. Raises
+    TooManyRequests (with Retry-After) while throttled; a refused attempt is not recorded.
+    """
     now = now or utcnow()
     email = email.strip().lower()[:254]
-    wait = throttle_wait(session, email=email, client_addr=client_addr, now=now)
+    if not repository.lock_sign_ins(session, email=email, client_addr=client_addr):
+        raise TooManyRequests(
+            "another sign-in to this account is being checked; try again in 1 second", headers={"Retry-After": "1"}
+        )
+    attempt = LoginAttempt(email=email, client_addr=client_addr, attempted_at=now, succeeded=False)
+    repository.add(session, attempt)
+    wait = throttle_wait(session, email=email, client_addr=client_addr, now=now, exclude_id=attempt.id)
     if wait is not None:
+        session.delete(attempt)
+        session.flush()
         raise TooManyRequests(
             f"too many failed sign-ins; try again in {wait} seconds", headers={"Retry-After": str(wait)}
         )
-    user = repository.get_user_by_email(session, email)
-    ok = _verify(user, password) and user is not None and user.is_active
-    repository.add(session, LoginAttempt(email=email, client_addr=client_addr, attempted_at=now, succeeded=ok))
-    if not ok:
+    return attempt
+
+
+def verify_sign_in(session: Session, *, attempt: LoginAttempt, password: str) -> AdminUser | None:
+    """The user when the password of the claimed attempt's account is right and the account active, else
+    None (the attempt stays a failure)."""
+    user = repository.get_user_by_email(session, attempt.email)
+    if not (_verify(user, password) and user is not None and user.is_active):
         return None
+    now = aware(attempt.attempted_at)
+    attempt.succeeded = True
     if _hasher.check_needs_rehash(user.password_hash):
         user.password_hash = _hasher.hash(password)
     user.last_login_at = now
     repository.prune_attempts(session, before=now - timedelta(days=TRUSTED_CLIENT_DAYS))
     return user
+
+
+def authenticate(
+    session: Session, *, email: str, password: str, client_addr: str, now: datetime | None = None
+) -> AdminUser | None:
+    """claim_sign_in then verify_sign_in, in one transaction (the sign-in page commits in between)."""
+    attempt = claim_sign_in(session, email=email, client_addr=client_addr, now=now)
+    return verify_sign_in(session, attempt=attempt, password=password)
 
 
 # --- browser sessions --------------------------------------------------------------------------

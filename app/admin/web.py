@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from sqlalchemy.orm import Session
 
 from app.admin import editing, service
-from app.admin.deps import SESSION_COOKIE, AdminDep, Principal, client_addr, require_admin
+from app.admin.deps import SESSION_COOKIE, AdminDep, Principal, SignedInDep, client_addr, require_admin
 from app.admin.schemas import AddonIn, AvailabilityIn, PriceCreate, SkuCreate, SkuPatch, audit_changes
 from app.catalog import repository as catalog_repository
 from app.deps import SessionDep, UnitOfWorkRoute
@@ -113,9 +113,11 @@ def login(
     if not expected or not hmac.compare_digest(csrf_token.encode(), expected.encode()):
         return _login_page(request, error="The form expired; please sign in again.", status_code=403, email=email)
     try:
-        user = service.authenticate(session, email=email, password=password, client_addr=client_addr(request))
+        attempt = service.claim_sign_in(session, email=email, client_addr=client_addr(request))
     except TooManyRequests as exc:
         return _login_page(request, error=exc.detail, status_code=429, headers=exc.headers, email=email)
+    session.commit()  # the throttle's count and this attempt, stored together before the slow password check
+    user = service.verify_sign_in(session, attempt=attempt, password=password)
     if user is None:
         return _login_page(request, error="Wrong email or password.", status_code=401, email=email)
     token, _row = service.start_session(
@@ -129,10 +131,11 @@ def login(
     return response
 
 
-@router.post("/logout")
-def logout(session: SessionDep, admin: AdminDep) -> Response:
-    if admin.browser_session is not None:
-        service.end_session(session, row=admin.browser_session)
+@public.post("/logout")
+def logout(session: SessionDep, user: SignedInDep) -> Response:
+    """Any signed-in user may sign out, a viewer included."""
+    if user.browser_session is not None:
+        service.end_session(session, row=user.browser_session)
     response = _see("/admin/login?msg=signed-out")
     response.delete_cookie(SESSION_COOKIE, path="/admin")
     return response

@@ -1,7 +1,9 @@
 """Security headers on every response (pure ASGI).
 
 The Content-Security-Policy allows no inline script. Swagger UI at /docs is served from our own
-/static/swagger (see app/http/docs.py), so it needs no relaxation of the policy.
+/static/swagger (see app/http/docs.py), so it needs no relaxation of the policy. Everything under
+/admin (pages and API) is private to the signed-in user: `Cache-Control: no-store` keeps it out of
+browser and proxy caches.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ SECURITY_HEADERS = {
     "Cross-Origin-Opener-Policy": "same-origin",
 }
 
+PRIVATE_PREFIX = "/admin"
+
 
 class SecurityHeadersMiddleware:
     def __init__(self, app: ASGIApp) -> None:
@@ -31,11 +35,15 @@ class SecurityHeadersMiddleware:
             await self.app(scope, receive, send)
             return
 
+        private = scope.get("path", "").startswith(PRIVATE_PREFIX)
+
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 headers = MutableHeaders(scope=message)
                 for name, value in SECURITY_HEADERS.items():
                     headers.setdefault(name, value)
+                if private:
+                    headers["Cache-Control"] = "no-store"
             await send(message)
 
         await self.app(scope, receive, send_with_headers)

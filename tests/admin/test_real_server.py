@@ -23,6 +23,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     app_cli(["seed"], env)
     for email in ("ops@example.com", "target@example.com"):
         app_cli(["create-admin", email, "--password-stdin"], env, PASSWORD + "\n")
+    app_cli(["create-admin", "viewer@example.com", "--role", "viewer", "--password-stdin"], env, PASSWORD + "\n")
     with running_server(env, workers=2) as base:
         yield base
 
@@ -61,3 +62,27 @@ def test_the_throttle_holds_across_worker_processes(server: str) -> None:
             statuses.append(response.status_code)
     assert statuses == [401] * service.ACCOUNT_FAILURES + [429]
     assert 0 < int(response.headers["retry-after"]) <= 900
+
+
+def test_a_viewer_can_sign_out(server: str) -> None:
+    """A viewer may not use the admin, but may end their own session (before: 403 on /admin/logout)."""
+    with httpx.Client(base_url=server) as client:
+        assert _login(client, PASSWORD, "viewer@example.com").status_code == 303
+        refused = client.get("/admin/skus")
+        assert refused.status_code == 403 and 'action="/admin/logout"' in refused.text
+        cookie = client.cookies["gpu_sizer_admin"]
+        signed_out = client.post("/admin/logout", data={"csrf_token": _csrf(refused.text)})
+        assert (signed_out.status_code, signed_out.headers["location"]) == (303, "/admin/login?msg=signed-out")
+        assert "gpu_sizer_admin" not in client.cookies
+    with httpx.Client(base_url=server, cookies={"gpu_sizer_admin": cookie}) as stale:
+        assert stale.get("/admin/skus").headers["location"].startswith("/admin/login")  # the session ended
+        assert stale.post("/admin/logout", data={"csrf_token": "x"}).status_code == 303  # not signed in: to sign-in
+
+
+def test_admin_responses_are_never_cached(server: str) -> None:
+    with httpx.Client(base_url=server) as client:
+        assert client.get("/admin/login").headers["cache-control"] == "no-store"
+        assert _login(client, PASSWORD).headers["cache-control"] == "no-store"
+        assert client.get("/admin/skus").headers["cache-control"] == "no-store"
+        assert client.get("/admin/audit").headers["cache-control"] == "no-store"
+        assert httpx.get(f"{server}/admin/api/skus").headers["cache-control"] == "no-store"  # a 401 too
