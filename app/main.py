@@ -21,6 +21,7 @@ from app.http import metrics as metrics_api
 from app.http.docs import install_docs
 from app.http.logging import configure_logging
 from app.http.openapi import install_problem_openapi
+from app.planner.recommend import set_time_budget
 from app.planner.search import set_cache_size
 from app.quotes.documents import PdfRenderer
 from app.settings import Settings, get_settings
@@ -59,6 +60,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     configure_logging(settings.log_level)
     set_cache_size(settings.planner_cache_size)
+    set_time_budget(settings.planner_time_budget_ms)
     app = FastAPI(
         title="gpu-sizer", version="0.1.0", description=DESCRIPTION, lifespan=lifespan, docs_url=None, redoc_url=None
     )

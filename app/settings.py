@@ -43,6 +43,7 @@ class Settings(BaseSettings):
     host: str = "127.0.0.1"
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     quote_validity_days: int = Field(default=14, ge=1, le=365)
+    planner_time_budget_ms: int = Field(default=3_000, ge=0)  # search time per recommendation (0: no limit)
     planner_cache_size: int = Field(default=1024, ge=0)  # plan searches remembered per process (0: off)
     worker_threads: int = Field(default=4, ge=1, le=256)  # threads for synchronous endpoints, per worker process
     # PostgreSQL limits per connection of the server, in milliseconds (0 turns one off): a row-lock wait

@@ -247,6 +247,7 @@ def recommendation_out(
             for o in result.pareto
         ],
         assumptions=assumptions,
+        stopped_early=result.stopped_early,
         search={
             "configurations": result.configurations,
             "memory_evaluations": result.stats.memory_evaluations,

@@ -20,6 +20,7 @@ within MEANINGFUL_HOURS: past it, more money buys no meaningful time.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Literal
@@ -47,7 +48,11 @@ PARETO_MIN_SAVING = 0.2  # a Pareto point must cut the previous point's time by 
 TERM_WARN_RATIO = 2  # warn when the billed hours exceed twice the job's duration
 # Why a SKU yields no option: excluded by a constraint, or no plan passes the feasibility gate
 # (GPU memory within the headroom, host RAM within the reserve).
-RejectionCode = Literal["gpu_type", "region", "no_fabric", "gpu_memory", "host_ram", "kernels", "capacity"]
+# "time_budget": not searched, because the request's time budget ran out first (see set_time_budget).
+RejectionCode = Literal[
+    "gpu_type", "region", "no_fabric", "gpu_memory", "host_ram", "kernels", "capacity", "time_budget"
+]
+_time_budget_s: float | None = None
 
 
 @dataclass(slots=True)
@@ -97,6 +102,15 @@ class Recommendation:
     global_batch: int
     stats: SearchStats = field(default_factory=SearchStats)
     configurations: int = 0
+    stopped_early: bool = False  # the time budget ran out: some SKUs were not searched (rejected: time_budget)
+
+
+def set_time_budget(milliseconds: int) -> None:
+    """How long one recommendation may search (0: no limit). Checked between SKUs: once it has passed,
+    the SKUs left are not searched and are listed as rejected with code `time_budget`, so a large
+    catalog cannot hold a request (and its thread) for long."""
+    global _time_budget_s
+    _time_budget_s = milliseconds / 1000 if milliseconds > 0 else None
 
 
 def recommend(
@@ -110,7 +124,12 @@ def recommend(
     global_batch = default_global_batch(workload) if workload.task != "inference" else 0
     result = Recommendation([], [], [], [], global_batch)
     feasible: list[Option] = []
+    deadline = time.monotonic() + _time_budget_s if _time_budget_s is not None else None
     for offer in sorted(offers, key=lambda o: o.sku_id):
+        if deadline is not None and time.monotonic() > deadline:
+            result.stopped_early = True
+            result.rejected.append(Rejection(offer.sku_id, "time_budget", "not searched: the time budget ran out"))
+            continue
         excluded = _excluded(offer, constraints)
         if excluded:
             result.rejected.append(Rejection(offer.sku_id, *excluded))

@@ -612,4 +612,9 @@ class RecommendOut(BaseModel):
     rejected: list[RejectedOut]
     pareto: list[ParetoPointOut]
     assumptions: list[str]
+    stopped_early: bool = Field(
+        default=False,
+        description="True when the search used up PLANNER_TIME_BUDGET_MS before every SKU was searched: "
+        "the SKUs left are in `rejected` with code `time_budget`, and the options come from the others.",
+    )
     search: dict[str, int]

@@ -1,0 +1,40 @@
+"""The planner's time budget per request (PLANNER_TIME_BUDGET_MS): checked between SKUs, so a large
+catalog cannot hold a request for long; the response says when it stopped early and which SKUs it
+did not search. The clock is a fake one that moves a second per reading, so no test depends on speed."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from itertools import count
+
+import pytest
+from fastapi.testclient import TestClient
+
+from app.planner import recommend as recommend_module
+from app.planner.recommend import set_time_budget
+
+BODY = {"model": {"preset": "llama-2-7b"}, "task": "lora", "tokens": 1e8}
+
+
+@pytest.fixture()
+def one_second_per_reading(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    clock = count()
+    monkeypatch.setattr(recommend_module.time, "monotonic", lambda: float(next(clock)))
+    yield
+    set_time_budget(0)
+
+
+def test_a_search_past_its_budget_stops_and_says_so(client: TestClient, one_second_per_reading: None) -> None:
+    set_time_budget(1500)  # the first SKU is searched (1 s in), the next check (2 s) is past the budget
+    answer = client.post("/recommend", json=BODY).json()
+    skipped = [r for r in answer["rejected"] if r["code"] == "time_budget"]
+    all_skus = sorted(s["id"] for s in client.get("/catalog/skus").json())
+    assert answer["stopped_early"] is True
+    assert [r["sku"] for r in skipped] == all_skus[1:]
+    assert {o["sku"]["id"] for o in answer["options"]} == {all_skus[0]}
+
+
+def test_within_the_budget_every_sku_is_searched(client: TestClient) -> None:
+    answer = client.post("/recommend", json=BODY).json()
+    assert answer["stopped_early"] is False
+    assert not [r for r in answer["rejected"] if r["code"] == "time_budget"]
