@@ -67,6 +67,7 @@ LABELS: dict[str, dict[str, str]] = {
         "indicative": "Indicative price",
         "at_a_glance": "At a glance",
         "configuration_words": "{quantity} × {sku} ({gpus} GPUs)",
+        "configuration_words_one": "{quantity} × {sku} ({gpus} GPU)",
         "term_words_one": "{term}, {months} month",
         "term_words": "{term}, {months} months",
         "Monthly": "Monthly",
@@ -148,6 +149,7 @@ LABELS: dict[str, dict[str, str]] = {
         "indicative": "参考价格",
         "at_a_glance": "概要",
         "configuration_words": "{quantity} × {sku}（共 {gpus} 张 GPU）",
+        "configuration_words_one": "{quantity} × {sku}（共 {gpus} 张 GPU）",
         "term_words_one": "{term}，{months} 个月",
         "term_words": "{term}，{months} 个月",
         "Monthly": "月付",
@@ -274,9 +276,9 @@ def term_words(quote: QuoteOut, lang: str) -> str:
 def configuration_words(quote: QuoteOut, lang: str) -> str:
     t = LABELS.get(lang, LABELS["en"])
     gpus_per_unit = 1 if quote.unit == "card" else int(quote.sku.get("gpus_per_node") or 1)
-    return t["configuration_words"].format(
-        quantity=quote.quantity, sku=quote.sku.get("name", ""), gpus=quote.quantity * gpus_per_unit
-    )
+    gpus = quote.quantity * gpus_per_unit
+    key = "configuration_words_one" if gpus == 1 else "configuration_words"
+    return t[key].format(quantity=quote.quantity, sku=quote.sku.get("name", ""), gpus=gpus)
 
 
 def render_html(

@@ -26,11 +26,15 @@ def new_page(
     return context.new_page()
 
 
-def screenshot(page: object, name: str, *, max_height: int = 2400) -> Path:
-    """The page from the top, at most `max_height` CSS pixels tall (keeps the PNGs small). The
-    screenshot is taken either way, so a page that cannot render fails the test."""
+def screenshot(page: object, name: str, *, max_height: int = 2400, viewport: bool = False) -> Path:
+    """The page from the top, at most `max_height` CSS pixels tall (keeps the PNGs small), or what
+    the viewport shows now (`viewport`). The screenshot is taken either way, so a page that cannot
+    render fails the test."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     path = SCREENSHOTS / name
+    if viewport:
+        page.screenshot(path=str(path))
+        return path
     width = page.viewport_size["width"]
     height = min(page.evaluate("document.documentElement.scrollHeight"), max_height)
     page.screenshot(path=str(path), full_page=True, clip={"x": 0, "y": 0, "width": width, "height": height})

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.servers import app_cli, free_port, running_server
+from tests.web.browser import screenshot
 
 EMAIL, PASSWORD = "ops@example.com", "correct horse battery staple"
 SKU = "h100-80g-sxm-8x"
@@ -62,10 +63,13 @@ def test_a_price_change_reads_as_a_diff_and_retiring_needs_confirmation(admin_se
     assert page.inner_text(f"{first} >> del >> nth=0") == "100000.00"
     assert page.inner_text(f"{first} >> ins >> nth=0") == "95000.00"
     assert not page.is_visible(f"{first} >> details pre")  # the full record stays folded
+    screenshot(page, "admin-audit.png", max_height=900)
 
     page.goto(f"{admin_server}/admin/skus/{SKU}")
     page.click("button.danger")  # the unticked box stops the browser from sending the form
     assert page.url.endswith(f"/admin/skus/{SKU}") and "active" in page.inner_text("h1")
+    page.locator("button.danger").scroll_into_view_if_needed()
+    screenshot(page, "admin-retire.png", viewport=True)
     page.check("input[name=confirm]")
     with page.expect_navigation():
         page.click("button.danger")

@@ -10,6 +10,8 @@ from urllib.parse import urlparse
 import httpx
 import pytest
 
+from tests.web.browser import screenshot
+
 QUOTE_PRINT = re.compile(r"/quotes/([A-Za-z0-9_-]{32})/print\?lang=(en|zh)$")
 
 
@@ -32,7 +34,8 @@ def test_the_printable_quote_has_pdf_print_back_and_accept(live_server: str, pag
     text = page.inner_text("main")
     assert "Llama 3 8B" in text and "100 million tokens" in text and "LoRA fine-tune" in text
     assert re.search(r"Time to finish\s+about \d+ (h|min)", text), text
-    assert "preset" not in text and "100000000" not in text and "1 months" not in text
+    assert "preset" not in text and "100000000" not in text and "1 months" not in text and "1 GPUs" not in text
+    screenshot(page, "quote-en.png")
     pdf_href = page.get_attribute("a[href$='.pdf?lang=en']", "href")
     pdf = httpx.get(f"{live_server}{pdf_href}", timeout=60)
     assert (pdf.status_code, pdf.headers["content-type"]) == (200, "application/pdf")
@@ -43,6 +46,7 @@ def test_the_printable_quote_has_pdf_print_back_and_accept(live_server: str, pag
     assert urlparse(page.url).path == f"/quote/{quote_id}/accept"
     number = httpx.get(f"{live_server}/quotes/{quote_id}", timeout=10).json()["number"]
     assert number in page.inner_text("h1") and "CNY" in page.inner_text("main")
+    screenshot(page, "quote-accept.png")
     with page.expect_navigation():
         page.click("button[type=submit]")
     assert QUOTE_PRINT.search(page.url)
@@ -64,6 +68,7 @@ def test_the_chinese_quote_reads_in_chinese(live_server: str, page) -> None:
     text = page.inner_text("main")
     assert "月付，1 个月" in text and "1 月数" not in text
     assert "1亿 token" in text and "LoRA 微调" in text and "完成时间" in text
+    screenshot(page, "quote-zh.png")
     assert page.inner_text("text=接受报价")
 
 

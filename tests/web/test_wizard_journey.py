@@ -13,7 +13,7 @@ from urllib.parse import parse_qs, urlparse
 import httpx
 import pytest
 
-from tests.web.browser import new_page
+from tests.web.browser import new_page, screenshot
 
 
 def _submit(page) -> None:
@@ -71,6 +71,7 @@ def test_every_error_names_its_field_in_the_summary_and_beside_the_input(live_se
     ]
     assert page.inner_text("#err-tokens_b") == "Enter a number, e.g. 2 or 0.1 (billions), or 100M."
     assert page.get_attribute("#error-summary li a >> nth=0", "href") == "#f-tokens_b"
+    screenshot(page, "wizard-errors.png", max_height=900)
 
 
 def test_errors_in_chinese_name_the_field_in_chinese(live_server: str, page) -> None:
@@ -139,5 +140,7 @@ def test_the_chart_is_readable_on_a_phone(live_server: str, chromium) -> None:
         page.goto(f"{live_server}/results?preset=llama-3-8b&task=lora&tokens_b=0.1&lang=en")
         facts = _chart_facts(page)
         assert facts["tickHeights"] and min(facts["tickHeights"]) >= 10, facts["tickHeights"]
+        page.locator("svg.scatter").scroll_into_view_if_needed()
+        screenshot(page, "chart-phone.png", viewport=True)
     finally:
         page.context.close()
