@@ -11,7 +11,9 @@ from tests.web.browser import screenshot
 
 @pytest.mark.parametrize(("path", "status"), [("/recommend", "200"), ("/quotes", "201")])
 def test_try_it_out_succeeds_with_the_shipped_example(live_server: str, page, path: str, status: str) -> None:
+    page.set_default_timeout(60_000)  # Swagger UI is a large script: slow on a loaded machine
     page.goto(f"{live_server}/docs")
+    page.wait_for_selector(".opblock-summary-path")
     block = f".opblock-post:has(.opblock-summary-path[data-path='{path}'])"
     page.click(f"{block} .opblock-summary")
     page.click(f"{block} button.try-out__btn")
