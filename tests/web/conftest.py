@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.servers import app_cli, free_port, running_server
+from tests.servers import seeded_server
 from tests.web.browser import new_page
 
 CHROMIUM = "/usr/bin/chromium"
@@ -30,17 +30,8 @@ CHROMIUM_ARGS = [
 
 @pytest.fixture(scope="module")
 def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """`python -m app migrate`, `seed`, `serve` on a free port; the base URL, for one test module."""
-    database = tmp_path_factory.mktemp("web") / "web.db"
-    env = {
-        "DATABASE_URL": f"sqlite:///{database}",
-        "PORT": str(free_port()),
-        "ENV": "test",
-        "RATE_LIMIT_PER_MINUTE": "0",
-    }
-    app_cli(["migrate"], env)
-    app_cli(["seed"], env)
-    with running_server(env) as base_url:
+    """`gpu-sizer migrate`, `seed`, `serve` on a free port; the base URL, for one test module."""
+    with seeded_server(tmp_path_factory, "web") as base_url:
         yield base_url
 
 

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.servers import app_cli, free_port, running_server
+from tests.servers import seeded_server
 from tests.web.browser import screenshot
 
 EMAIL, PASSWORD = "ops@example.com", "correct horse battery staple"
@@ -17,17 +17,8 @@ SKU = "h100-80g-sxm-8x"
 
 @pytest.fixture(scope="module")
 def admin_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    database = tmp_path_factory.mktemp("admin-web") / "admin.db"
-    env = {
-        "DATABASE_URL": f"sqlite:///{database}",
-        "PORT": str(free_port()),
-        "ENV": "test",
-        "RATE_LIMIT_PER_MINUTE": "0",
-    }
-    app_cli(["migrate"], env)
-    app_cli(["seed"], env)
-    app_cli(["create-admin", EMAIL, "--password-stdin"], env, stdin=f"{PASSWORD}\n")
-    with running_server(env) as base_url:
+    admin = (["create-admin", EMAIL, "--password-stdin"], f"{PASSWORD}\n")
+    with seeded_server(tmp_path_factory, "admin-web", [admin]) as base_url:
         yield base_url
 
 
