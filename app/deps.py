@@ -6,7 +6,8 @@ released) before the response is serialised. FastAPI ends a yield dependency onl
 the response, and for a synchronous route that serialisation waits for one of the WORKER_THREADS:
 a transaction ended there held its locks and its connection while the other threads sat in routes
 waiting on those very locks, and nothing was left to commit it. `UnitOfWorkRoute` (the route class of
-every router) ends the sessions an endpoint receives; the dependency's own exit only closes.
+every router) ends the sessions an endpoint receives; the dependency's own exit then finds nothing
+left to commit, and closes.
 """
 
 from __future__ import annotations
