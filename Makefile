@@ -48,9 +48,12 @@ browser:
 run: system-deps seed
 	$(BIN)/python -m app serve
 
+## Format, lint, types (strict for app/estimator and app/planner) and the import layers (pyproject.toml).
 lint: install-dev
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
+	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 ## Lint, then the whole suite on SQLite and PostgreSQL (TEST_DATABASE_URL).
 test: system-deps browser lint
@@ -64,4 +67,4 @@ load: install-dev
 	$(BIN)/python benchmarks/load.py
 
 clean:
-	rm -rf $(VENV) data .pytest_cache .ruff_cache
+	rm -rf $(VENV) data .pytest_cache .ruff_cache .mypy_cache .import_linter_cache

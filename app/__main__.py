@@ -8,14 +8,21 @@ import os
 import sys
 import tempfile
 
+import uvicorn
 from pydantic import ValidationError
+
+from app.admin.cli import ADMIN_COMMANDS, add_admin_commands, run_admin_command
+from app.db.engine import DatabaseUnavailable, build_engine, build_sessionmaker, check_connection
+from app.db.migrate import upgrade
+from app.planner.cli import add_recommend_command, run_recommend_command
+from app.reference.cli import add_rate_command, run_rate_command
+from app.seed import seed_database
+from app.settings import Settings
 
 GRACEFUL_SHUTDOWN_S = 10
 
 
-def _settings():  # noqa: ANN202
-    from app.settings import Settings
-
+def _settings() -> Settings:
     return Settings()
 
 
@@ -25,10 +32,7 @@ def _describe(exc: ValidationError) -> str:
     return f"{field}: {first['msg'].removeprefix('Value error, ')}"
 
 
-def cmd_migrate(settings) -> None:  # noqa: ANN001
-    from app.db.engine import build_engine, check_connection
-    from app.db.migrate import upgrade
-
+def cmd_migrate(settings: Settings) -> None:
     engine = build_engine(settings.database_url)
     check_connection(engine)
     engine.dispose()
@@ -36,10 +40,7 @@ def cmd_migrate(settings) -> None:  # noqa: ANN001
     print("migrate: database is at the latest revision")
 
 
-def cmd_seed(settings) -> None:  # noqa: ANN001
-    from app.db.engine import build_engine, build_sessionmaker, check_connection
-    from app.seed import seed_database
-
+def cmd_seed(settings: Settings) -> None:
     engine = build_engine(settings.database_url)
     check_connection(engine)
     with build_sessionmaker(engine).begin() as session:
@@ -47,11 +48,7 @@ def cmd_seed(settings) -> None:  # noqa: ANN001
     engine.dispose()
 
 
-def cmd_serve(settings, *, workers: int = 1) -> None:  # noqa: ANN001
-    import uvicorn
-
-    from app.db.engine import build_engine, check_connection
-
+def cmd_serve(settings: Settings, *, workers: int = 1) -> None:
     engine = build_engine(settings.database_url)
     check_connection(engine)
     engine.dispose()
@@ -80,16 +77,10 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("seed", help="insert the seed catalog (idempotent; never overwrites admin changes)")
     serve = sub.add_parser("serve", help="serve HTTP on HOST:PORT")
     serve.add_argument("--workers", type=int, default=1)
-    from app.admin.cli import ADMIN_COMMANDS, add_admin_commands, run_admin_command
-    from app.planner.cli import add_recommend_command, run_recommend_command
-    from app.reference.cli import add_rate_command, run_rate_command
-
     add_admin_commands(sub)
     add_recommend_command(sub)
     add_rate_command(sub)
     args = parser.parse_args(argv)
-
-    from app.db.engine import DatabaseUnavailable
 
     try:
         settings = _settings()

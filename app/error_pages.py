@@ -10,7 +10,8 @@ middleware keeps the last word.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any
 
 from fastapi import FastAPI, Request, Response
 from fastapi.exceptions import RequestValidationError
@@ -34,7 +35,7 @@ API_PREFIXES = (
     "/admin",
     "/static",
 )
-Handler = Callable[[Request, Exception], Awaitable[Response]]
+Handler = Callable[[Request, Any], Response | Awaitable[Response]]  # as Starlette keeps them
 
 
 def wants_html(request: Request) -> bool:
@@ -62,14 +63,15 @@ def _status_of(exc: Exception) -> int:
     return int(getattr(exc, "status_code", None) or getattr(exc, "status", None) or 500)
 
 
-def _html_or(handler: Handler) -> Handler:
+def _html_or(handler: Handler) -> Callable[[Request, Exception], Awaitable[Response]]:
     async def handle(request: Request, exc: Exception) -> Response:
         if wants_html(request) and not isinstance(exc, RequestValidationError):
             response = error_page(request, _status_of(exc))
             for name, value in (getattr(exc, "headers", None) or {}).items():
                 response.headers.setdefault(name, value)
             return response
-        return await handler(request, exc)
+        answer = handler(request, exc)
+        return await answer if isinstance(answer, Awaitable) else answer
 
     return handle
 
@@ -90,7 +92,7 @@ def _handled_elsewhere(request: Request, exc: Exception) -> bool:
 class WebRoute(UnitOfWorkRoute):
     """A page route: an unexpected exception becomes the friendly 500 page (and is logged)."""
 
-    def get_route_handler(self) -> Callable[[Request], Awaitable[Response]]:
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
 
         async def guarded(request: Request) -> Response:

@@ -22,11 +22,12 @@ value must not come back, and NaN/Infinity cannot be encoded as JSON at all). Pl
 from __future__ import annotations
 
 import logging
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar, cast
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from sqlalchemy.exc import IntegrityError, InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -35,6 +36,7 @@ from app.db.engine import DatabaseUnavailable
 from app.estimator.specs import EstimatorError
 
 log = logging.getLogger("app.errors")
+E = TypeVar("E", bound=Exception)
 PROBLEM_BASE = "https://gpu-sizer.dev/problems/"
 PROBLEM_JSON = "application/problem+json"
 
@@ -209,12 +211,20 @@ async def _on_unexpected(_request: Request, exc: Exception) -> JSONResponse:
     return internal_error_response()
 
 
+ExceptionHandler = Callable[[Request, Exception], Awaitable[Response]]
+
+
+def handler_of(handle: Callable[[Request, E], Awaitable[Response]]) -> ExceptionHandler:
+    """Starlette types every handler as taking any Exception; ours take the class they are installed for."""
+    return cast(ExceptionHandler, handle)
+
+
 def install_error_handlers(app: FastAPI) -> None:
-    app.add_exception_handler(RequestValidationError, _on_validation)
-    app.add_exception_handler(AppError, _on_app_error)
-    app.add_exception_handler(EstimatorError, _on_estimator_error)
+    app.add_exception_handler(RequestValidationError, handler_of(_on_validation))
+    app.add_exception_handler(AppError, handler_of(_on_app_error))
+    app.add_exception_handler(EstimatorError, handler_of(_on_estimator_error))
     for exc_type in (DatabaseUnavailable, OperationalError, InterfaceError, PoolTimeout):
         app.add_exception_handler(exc_type, _on_database_down)
-    app.add_exception_handler(IntegrityError, _on_integrity_error)
-    app.add_exception_handler(StarletteHTTPException, _on_http_error)
+    app.add_exception_handler(IntegrityError, handler_of(_on_integrity_error))
+    app.add_exception_handler(StarletteHTTPException, handler_of(_on_http_error))
     app.add_exception_handler(Exception, _on_unexpected)

@@ -15,8 +15,8 @@ from typing import Any
 from _peers_env import PEER_REQUIREMENT
 from _peers_perf import LA_DEFAULT_EFFICIENCY, LA_EFFICIENCY, PerfRow, PerfSummary
 
-from app.estimator.published_cases import CASE_TOLERANCE as MEMORY_CASE_TOLERANCE
-from app.estimator.published_cases import MEDIAN_TOLERANCE as MEMORY_MEDIAN_TOLERANCE
+from tests.estimator.published_cases import CASE_TOLERANCE as MEMORY_CASE_TOLERANCE
+from tests.estimator.published_cases import MEDIAN_TOLERANCE as MEMORY_MEDIAN_TOLERANCE
 
 COMMAND = ".venv/bin/python benchmarks/peers.py --markdown docs/validation.md"
 PERF_CASE_TOLERANCE, PERF_MEDIAN_TOLERANCE = 0.20, 0.10  # tests/estimator/test_perf_published.py
@@ -265,7 +265,7 @@ def render(mem_rows: list[Any], mem_summary: Any, perf_rows: list[PerfRow], perf
         "and the figures come from the run.",
         "",
         "The estimator (`app/estimator/`) is checked against measurements other people published: peak memory "
-        "per GPU (`app/estimator/published_cases.py`, asserted by `tests/estimator/test_memory_published.py`) and "
+        "per GPU (`tests/estimator/published_cases.py`, asserted by `tests/estimator/test_memory_published.py`) and "
         "training speed (`tests/estimator/perf_cases.py`, asserted by `tests/estimator/test_perf_published.py`). "
         f"The same cases go through the peers: llm-analysis ({PEER_REQUIREMENT}, in its own virtualenv "
         "`.peers-venv`), plus DeepSpeed's and accelerate's memory estimators. Both of those formulas are "

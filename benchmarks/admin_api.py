@@ -35,7 +35,7 @@ def _port() -> int:
         return sock.getsockname()[1]
 
 
-def _timed(samples: dict[str, list[float]], name: str, call) -> httpx.Response:  # noqa: ANN001
+def _timed(samples: dict[str, list[float]], name: str, call) -> httpx.Response:
     started = time.perf_counter()
     response = call()
     samples.setdefault(name, []).append((time.perf_counter() - started) * 1000)

@@ -4,7 +4,7 @@ Run: .venv/bin/python benchmarks/peers.py   (creates .peers-venv with llm-analys
      .venv/bin/python benchmarks/peers.py --markdown docs/validation.md   (also regenerates the validation report)
      .venv/bin/python benchmarks/peers.py --serving [--markdown docs/validation-serving.md]   (serving only)
 
-Two tables: per-GPU MEMORY on the published peak-memory cases (app/estimator/published_cases.py), below, and
+Two tables: per-GPU MEMORY on the published peak-memory cases (tests/estimator/published_cases.py), below, and
 training SPEED (tokens/s per GPU) on the 24 published runs of tests/estimator/perf_cases.py against llm-analysis
 (benchmarks/_peers_perf.py says how llm-analysis is configured and how its tokens/s are derived).
 `--serving`: SERVING throughput, latency and KV capacity on tests/estimator/serving_cases.py, fitted and held-out
@@ -41,8 +41,8 @@ from _validation_doc import write_report
 
 from app.estimator.memory import estimate_memory
 from app.estimator.params import count_params
-from app.estimator.published_cases import PublishedCase, published_cases
 from app.estimator.specs import GIB
+from tests.estimator.published_cases import PublishedCase, published_cases
 
 Estimator = Callable[[PublishedCase], float | None]
 TRAINING = ("pretrain", "full_finetune")

@@ -17,8 +17,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app.estimator import serving  # noqa: E402
-from tests.estimator.serving_cases import CASES, relative_error  # noqa: E402
+from app.estimator import serving
+from tests.estimator.serving_cases import CASES, relative_error
 
 SCALARS = (
     "DECODE_HBM_EFFICIENCY",

@@ -32,10 +32,10 @@ from pathlib import Path
 if str(Path(__file__).resolve().parents[1]) not in sys.path:
     sys.path.append(str(Path(__file__).resolve().parents[1]))
 
-from app.estimator.memory import estimate_memory  # noqa: E402
-from app.estimator.performance import estimate_performance  # noqa: E402
-from app.estimator.specs import GIB  # noqa: E402
-from tests.estimator.validation_cases import GPU_HOURS, MEMORY, THROUGHPUT  # noqa: E402
+from app.estimator.memory import estimate_memory
+from app.estimator.performance import estimate_performance
+from app.estimator.specs import GIB
+from tests.estimator.validation_cases import GPU_HOURS, MEMORY, THROUGHPUT
 
 
 @dataclass

@@ -10,6 +10,7 @@ from alembic import context
 
 from app.db.engine import build_engine
 from app.models import target_metadata
+from app.settings import get_settings
 
 config = context.config
 
@@ -18,8 +19,6 @@ def _database_url() -> str:
     url = config.attributes.get("database_url")
     if url:
         return url
-    from app.settings import get_settings
-
     return get_settings().database_url
 
 
@@ -48,7 +47,7 @@ def run_migrations_online() -> None:
         engine.dispose()  # one-shot: leave no pooled connections behind
 
 
-def _run(connection) -> None:  # noqa: ANN001
+def _run(connection) -> None:
     context.configure(
         connection=connection,
         target_metadata=target_metadata,

@@ -39,7 +39,7 @@ def _pg_reachable(url: str) -> str | None:
         with engine.connect() as connection:
             connection.execute(text("SELECT 1"))
         engine.dispose()
-    except Exception as exc:  # noqa: BLE001 - any failure means "not reachable", reported below
+    except Exception as exc:
         return str(exc).splitlines()[0]
     return None
 
@@ -100,11 +100,11 @@ def _real_sqlite_savepoints(engine: Engine) -> None:
     """
 
     @event.listens_for(engine, "connect")
-    def _no_implicit_transactions(dbapi_connection, _record) -> None:  # noqa: ANN001
+    def _no_implicit_transactions(dbapi_connection, _record) -> None:
         dbapi_connection.isolation_level = None
 
     @event.listens_for(engine, "begin")
-    def _begin(connection) -> None:  # noqa: ANN001
+    def _begin(connection) -> None:
         connection.exec_driver_sql("BEGIN")
 
 
@@ -140,7 +140,7 @@ def client(app_settings: Settings, db: Session) -> Iterator[TestClient]:
         yield test_client
 
 
-def pytest_terminal_summary(terminalreporter) -> None:  # noqa: ANN001
+def pytest_terminal_summary(terminalreporter) -> None:
     if _backend_counts:
         counts = ", ".join(f"{name}: {_backend_counts[name]} tests" for name in BACKENDS)
         terminalreporter.write_line(f"database backends exercised — {counts}")

@@ -7,7 +7,7 @@ carries `require_admin`, so every route here refuses anonymous (401) and non-adm
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Body, Depends, Path, Query, Response
 
@@ -32,7 +32,10 @@ from app.deps import SessionDep, UnitOfWorkRoute
 from app.quotes import service as quotes_service
 from app.quotes.schemas import QuoteList, QuoteOut
 
-AUTH_RESPONSES = {401: {"description": "No or bad API token"}, 403: {"description": "Not an active admin"}}
+AUTH_RESPONSES: dict[int | str, dict[str, Any]] = {
+    401: {"description": "No or bad API token"},
+    403: {"description": "Not an active admin"},
+}
 router = APIRouter(
     prefix="/admin/api",
     tags=["admin"],
@@ -40,7 +43,7 @@ router = APIRouter(
     responses=AUTH_RESPONSES,
     route_class=UnitOfWorkRoute,
 )
-EDIT_RESPONSES = {
+EDIT_RESPONSES: dict[int | str, dict[str, Any]] = {
     409: {"description": "Stale version: `errors` lists what changed, with current values"},
     422: {"description": "Invalid input, naming each field"},
 }

@@ -11,10 +11,15 @@ import argparse
 import getpass
 import sys
 
+from app.admin import repository, service
+from app.db.engine import build_engine, build_sessionmaker, check_connection
+from app.errors import AppError
+from app.settings import Settings
+
 ADMIN_COMMANDS = ("create-admin", "create-token")
 
 
-def add_admin_commands(sub: argparse._SubParsersAction) -> None:
+def add_admin_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     create_admin = sub.add_parser("create-admin", help="create an admin user (prompts for the password)")
     create_admin.add_argument("email")
     create_admin.add_argument("--password-stdin", action="store_true", help="read the password from standard input")
@@ -33,11 +38,7 @@ def _read_password(from_stdin: bool) -> str:
     return first
 
 
-def run_admin_command(args: argparse.Namespace, settings) -> int:  # noqa: ANN001
-    from app.admin import repository, service
-    from app.db.engine import build_engine, build_sessionmaker, check_connection
-    from app.errors import AppError
-
+def run_admin_command(args: argparse.Namespace, settings: Settings) -> int:
     engine = build_engine(settings.database_url)
     check_connection(engine)
     try:
@@ -47,13 +48,13 @@ def run_admin_command(args: argparse.Namespace, settings) -> int:  # noqa: ANN00
                 user = service.create_user(session, email=args.email, password=password, role=args.role)
                 print(f"created {user.role} {user.email}")
                 return 0
-            user = repository.get_user_by_email(session, args.email.strip())
-            if user is None:
+            found = repository.get_user_by_email(session, args.email.strip())
+            if found is None:
                 print(f"error: no admin user {args.email}; create one with create-admin", file=sys.stderr)
                 return 1
-            actor = service.Actor(user.id, user.email, "cli")
-            token, _row = service.create_token(session, user=user, name=args.name, actor=actor)
-            print(f"API token for {user.email} (shown once; send it as 'Authorization: Bearer <token>'):")
+            actor = service.Actor(found.id, found.email, "cli")
+            token, _row = service.create_token(session, user=found, name=args.name, actor=actor)
+            print(f"API token for {found.email} (shown once; send it as 'Authorization: Bearer <token>'):")
             print(token)
             return 0
     except (AppError, ValueError) as exc:

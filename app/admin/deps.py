@@ -65,8 +65,9 @@ async def sent_csrf_token(request: Request) -> str | None:
     if sent is None and request.headers.get("content-type", "").startswith(
         ("application/x-www-form-urlencoded", "multipart/form-data")
     ):
-        sent = (await request.form()).get("csrf_token")
-    return sent if isinstance(sent, str) else None
+        posted = (await request.form()).get("csrf_token")
+        sent = posted if isinstance(posted, str) else None
+    return sent
 
 
 def _check_csrf(sent: str | None, expected: str) -> None:

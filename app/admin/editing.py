@@ -10,9 +10,10 @@ audit row with the entity before and after.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from datetime import timedelta
 from decimal import Decimal
-from typing import Any
+from typing import Any, NoReturn
 
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.exc import StaleDataError
@@ -36,7 +37,9 @@ from app.catalog.models import Sku, SkuAddon, SkuAvailability, SkuPrice, TermDis
 from app.catalog.pricing import current_price
 from app.db.base import utcnow
 from app.errors import Conflict, InvalidInput, NotFound
-from app.money import MoneyError, from_minor, to_minor
+from app.estimator.hardware import load_gpus
+from app.estimator.vocabulary import Term
+from app.money import MoneyError, bp_to_percent, from_minor, to_minor
 
 BACKDATE_TOLERANCE = timedelta(minutes=5)
 _CODE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
@@ -76,8 +79,6 @@ def get_sku(session: Session, slug: str) -> Sku:
 
 
 def percent(discount_bp: int) -> str:
-    from app.money import bp_to_percent
-
     return str(bp_to_percent(discount_bp))
 
 
@@ -145,8 +146,6 @@ def shape_errors(
     *, gpu_slug: str, rental_unit: str, gpus_per_node: int, card_counts: list[int], prefix: str = ""
 ) -> list[dict[str, str]]:
     """Card counts and server size the GPU type allows (facts from the estimator's GPU table)."""
-    from app.estimator.hardware import load_gpus
-
     errors = []
     spec = load_gpus().get(gpu_slug)
     if spec is not None and gpus_per_node > spec.max_gpus_per_node:
@@ -168,14 +167,18 @@ def shape_errors(
 
 def _raise_if(errors: list[dict[str, str]]) -> None:
     if errors:
-        raise InvalidInput("; ".join(f"{e['field']}: {e['message']}" for e in errors[:5]), errors=errors)
+        _invalid(errors)
+
+
+def _invalid(errors: list[dict[str, str]]) -> NoReturn:
+    raise InvalidInput("; ".join(f"{e['field']}: {e['message']}" for e in errors[:5]), errors=errors)
 
 
 def _gpu_type_id(session: Session, slug: str, field: str = "gpu") -> int:
     gpu = catalog_repository.get_gpu_type_by_slug(session, slug)
     if gpu is None:
         known = ", ".join(g.slug for g in catalog_repository.list_gpu_types(session))
-        _raise_if([_error(field, f"unknown GPU type {slug!r}; known: {known}")])
+        _invalid([_error(field, f"unknown GPU type {slug!r}; known: {known}")])
     return gpu.id
 
 
@@ -256,7 +259,7 @@ def flush(session: Session, sku: Sku, version: int) -> None:
 # --- writing ------------------------------------------------------------------------------------
 
 
-def set_discounts(session: Session, sku: Sku, discounts: dict[str, str]) -> bool:
+def set_discounts(session: Session, sku: Sku, discounts: Mapping[Term, str]) -> bool:
     existing = {d.term: d for d in sku.discounts}
     changed = False
     for term, value in discounts.items():
@@ -314,7 +317,7 @@ def update_sku(session: Session, *, slug: str, data: SkuPatch, actor: Actor) -> 
         [_error(f, "must not be null") for f in sorted(sent) if getattr(data, f) is None and f not in NULLABLE_FIELDS]
     )
     before = snapshot(sku)
-    gpu = data.gpu if "gpu" in sent else sku.gpu_type.slug
+    gpu = data.gpu if data.gpu is not None and "gpu" in sent else sku.gpu_type.slug
     merged = {
         f: getattr(data, f) if f in sent else getattr(sku, SKU_FIELDS[f])
         for f in ("rental_unit", "gpus_per_node", "card_counts")

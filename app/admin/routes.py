@@ -9,7 +9,7 @@ from fastapi.responses import RedirectResponse, Response
 
 from app.admin import api, web
 from app.admin.deps import API_PREFIX, LoginRequired
-from app.errors import Forbidden, problem
+from app.errors import Forbidden, handler_of, problem
 from app.templating import templates
 
 
@@ -30,5 +30,5 @@ def install_admin(app: FastAPI) -> None:
     app.include_router(web.public)
     app.include_router(web.router)
     app.include_router(api.router)
-    app.add_exception_handler(LoginRequired, _on_login_required)
-    app.add_exception_handler(Forbidden, _on_forbidden)
+    app.add_exception_handler(LoginRequired, handler_of(_on_login_required))
+    app.add_exception_handler(Forbidden, handler_of(_on_forbidden))

@@ -80,7 +80,10 @@ def _err(field: str, message: str) -> dict[str, str]:
 
 def _duplicates(values: list[str]) -> set[str]:
     seen: set[str] = set()
-    return {v for v in values if v in seen or seen.add(v)}
+    repeated: set[str] = set()
+    for value in values:
+        (repeated if value in seen else seen).add(value)
+    return repeated
 
 
 def validate(session: Session, doc: CatalogDoc) -> list[dict[str, str]]:
@@ -216,7 +219,9 @@ def import_catalog(session: Session, *, doc: CatalogDoc, actor: Actor, force: bo
 def _apply_sku(session: Session, item: SkuDoc, actor: Actor, report: ImportReport) -> None:
     sku = catalog_repository.get_sku_by_slug(session, item.id)
     before = None if sku is None else _full_snapshot(session, sku)
-    gpu_type_id = catalog_repository.get_gpu_type_by_slug(session, item.gpu).id
+    gpu_type = catalog_repository.get_gpu_type_by_slug(session, item.gpu)
+    assert gpu_type is not None  # validation checked every SKU's GPU type, and the import created the new ones
+    gpu_type_id = gpu_type.id
     fields = {attr: getattr(item, api) for api, attr in editing.SKU_FIELDS.items()}
     if sku is None:
         sku = Sku(slug=item.id, gpu_type_id=gpu_type_id, status=item.status, **fields)

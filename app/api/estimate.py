@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Request
 
@@ -11,7 +11,7 @@ from app.planner import service
 from app.planner.schemas import EstimateIn, EstimateOut, ScalingIn, ScalingOut
 
 router = APIRouter(tags=["estimate"], route_class=UnitOfWorkRoute)
-PROBLEM = {"content": {"application/problem+json": {}}}
+PROBLEM: dict[str, Any] = {"content": {"application/problem+json": {}}}
 
 
 @router.post(
@@ -33,7 +33,7 @@ def estimate_scaling(body: Annotated[ScalingIn, Body(openapi_examples=examples.S
 
 
 @router.get("/models", summary="Shipped model presets with their sizes and sources")
-def models() -> list[dict]:
+def models() -> list[dict[str, Any]]:
     return [
         {
             "id": p.id,

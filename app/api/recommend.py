@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Body
 
@@ -10,7 +10,7 @@ from app.planner import service
 from app.planner.schemas import RecommendIn, RecommendOut
 
 router = APIRouter(tags=["recommend"], route_class=UnitOfWorkRoute)
-PROBLEM = {"content": {"application/problem+json": {}}}
+PROBLEM: dict[str, Any] = {"content": {"application/problem+json": {}}}
 
 
 @router.post(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
+from typing import cast
 
 from app.catalog.models import Sku, SkuPrice
 from app.estimator.vocabulary import TERMS, Term
@@ -43,7 +44,10 @@ def sku_pricing(sku: Sku, *, at: datetime | None = None) -> SkuPricing | None:
     if price is None:
         return None
     monthly_list = from_minor(price.amount_minor, price.currency)
-    discounts = {term: 0 for term in TERMS} | {d.term: d.discount_bp for d in sku.discounts}
+    # a CHECK constraint holds TermDiscount.term to the vocabulary
+    discounts: dict[Term, int] = {term: 0 for term in TERMS} | {
+        cast(Term, d.term): d.discount_bp for d in sku.discounts
+    }
     terms = {
         term: TermPrice(term, bp, apply_discount(monthly_list, bp, price.currency)) for term, bp in discounts.items()
     }

@@ -63,6 +63,7 @@ def _seed_missing_addons(session: Session, report: SeedReport) -> None:
 
 def _create_sku(session: Session, spec: dict) -> Sku:
     gpu_type = repository.get_gpu_type_by_slug(session, spec["gpu"])
+    assert gpu_type is not None  # seed_catalog creates the GPU types first
     fields = {k: v for k, v in spec.items() if k not in ("gpu", "price", "discounts_bp")}
     sku = Sku(gpu_type_id=gpu_type.id, status="active", **fields)
     repository.add(session, sku)

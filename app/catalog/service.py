@@ -12,6 +12,7 @@ from app.catalog.models import Sku
 from app.catalog.pricing import next_price_change, sku_pricing
 from app.catalog.schemas import GpuOut, GpuRef, PriceOut, SkuOut, TermPriceOut
 from app.catalog.snapshot import catalog_snapshot
+from app.estimator.hardware import load_gpus
 from app.money import bp_to_percent
 
 
@@ -84,8 +85,6 @@ def _build_public_skus(session: Session) -> tuple[list[SkuOut], datetime | None]
 
 def gpu_catalog(session: Session | None) -> list[GpuOut]:
     """Hardware facts from the shipped data file; `offered` needs the database (False without one)."""
-    from app.estimator.hardware import load_gpus
-
     offered = {sku.gpu.id for sku in public_skus(session)} if session is not None else set()
     return [
         GpuOut(

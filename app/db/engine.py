@@ -16,7 +16,7 @@ class DatabaseUnavailable(RuntimeError):
     """The configured database cannot be reached; the message is one line for people."""
 
 
-def _sqlite_pragmas(dbapi_connection, _record) -> None:  # noqa: ANN001
+def _sqlite_pragmas(dbapi_connection, _record) -> None:
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA journal_mode=WAL")

@@ -33,7 +33,8 @@ _READ_OVER_WRITE = 2.0  # checkpoint loads read about twice as fast as saves wri
 @lru_cache(maxsize=1)
 def _table() -> dict[str, Any]:
     text = resources.files("app.estimator").joinpath("data", _DATA_FILE).read_text(encoding="utf-8")
-    return json.loads(text)
+    loaded: dict[str, Any] = json.loads(text)
+    return loaded
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,8 @@ _DATA_FILE = "gpus.json"
 @lru_cache(maxsize=1)
 def _raw_table() -> dict[str, Any]:
     text = resources.files("app.estimator").joinpath("data", _DATA_FILE).read_text(encoding="utf-8")
-    return json.loads(text)
+    loaded: dict[str, Any] = json.loads(text)
+    return loaded
 
 
 def data_version() -> str:

@@ -42,7 +42,8 @@ class LinkBandwidth:
 @lru_cache(maxsize=1)
 def _table() -> dict[str, Any]:
     text = (Path(__file__).parent / "data" / _DATA_FILE).read_text(encoding="utf-8")
-    return json.loads(text)
+    loaded: dict[str, Any] = json.loads(text)
+    return loaded
 
 
 def intra_node_kinds() -> tuple[str, ...]:
@@ -59,14 +60,16 @@ def _intra_entry(kind: str) -> dict[str, Any]:
         raise EstimatorError(
             f"unknown intra-node link {kind!r}; known: {sorted(table)}", field="hardware.intra_node_link"
         )
-    return table[kind]
+    entry: dict[str, Any] = table[kind]
+    return entry
 
 
 def fabric_entry(fabric: str) -> dict[str, Any]:
     table = _table()["inter_node"]
     if fabric not in table:
         raise EstimatorError(f"unknown fabric {fabric!r}; known: {sorted(table)}", field="hardware.inter_node_fabric")
-    return table[fabric]
+    entry: dict[str, Any] = table[fabric]
+    return entry
 
 
 def intra_link(cluster: Cluster) -> str:
@@ -78,11 +81,11 @@ def intra_busbw_bytes_per_s(kind: str, group_gpus: int) -> float:
     entry = _intra_entry(kind)
     if group_gpus > entry.get("max_gpus", group_gpus):
         entry = _intra_entry("pcie4")
-    return entry["allreduce_busbw_gbytes_per_s"] * 1e9
+    return float(entry["allreduce_busbw_gbytes_per_s"]) * 1e9
 
 
 def _intra_latency_s(kind: str) -> float:
-    return _intra_entry(kind)["latency_us"] * 1e-6
+    return float(_intra_entry(kind)["latency_us"]) * 1e-6
 
 
 def fabric_of(cluster: Cluster) -> str:
@@ -99,15 +102,15 @@ def inferred_fabric(gbps: float) -> str:
 def node_injection_bytes_per_s(cluster: Cluster) -> float:
     """Achieved per-node network bandwidth: line rate × the fabric's measured efficiency."""
     entry = fabric_entry(fabric_of(cluster))
-    gbps = cluster.inter_node_gbps if cluster.inter_node_gbps else entry["port_gbps"]
-    return gbps / _BITS_PER_BYTE * 1e9 * entry["efficiency"]
+    gbps = cluster.inter_node_gbps if cluster.inter_node_gbps else float(entry["port_gbps"])
+    return gbps / _BITS_PER_BYTE * 1e9 * float(entry["efficiency"])
 
 
 def host_pcie_bytes_per_s(pcie_gen: int) -> float:
     """Achieved GPU<->host copy bandwidth of one x16 link (offload traffic)."""
     table = _table()["pcie_host"]
     key = str(min(max(pcie_gen, 3), 6))
-    return table[key]["gbytes_per_s"] * 1e9
+    return float(table[key]["gbytes_per_s"]) * 1e9
 
 
 def group_bandwidth(cluster: Cluster, group_gpus: int, gpus_per_node_in_group: int) -> LinkBandwidth:

@@ -54,6 +54,7 @@ import math
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from app.estimator.hardware import load_gpus
 from app.estimator.params import count_params, linear_shapes
 from app.estimator.specs import (
     GIB,
@@ -917,8 +918,6 @@ def _what_would_fit(gpus_now: int, model_parallel: int, zero3: MemoryBreakdown, 
 
 
 def _cards_that_fit(total_bytes: float) -> list[str]:
-    from app.estimator.hardware import load_gpus  # local import: hardware loads JSON once, only when needed
-
     fitting = [gpu for gpu in load_gpus().values() if gpu.usable_memory_gib * GIB >= total_bytes]
     return [gpu.id for gpu in sorted(fitting, key=lambda g: g.usable_memory_gib)[:3]]
 

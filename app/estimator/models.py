@@ -170,7 +170,7 @@ def _get(config: Mapping[str, Any], keys: tuple[str, ...], missing: list[str]) -
     return None
 
 
-def _require(config: Mapping[str, Any], spec: dict[str, tuple[str, ...]]) -> dict[str, Any]:
+def _require(config: Mapping[str, Any], spec: Mapping[str, tuple[str, ...]]) -> dict[str, Any]:
     missing: list[str] = []
     values = {field: _get(config, keys, missing) for field, keys in spec.items()}
     if missing:

@@ -237,7 +237,7 @@ def _warnings(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster
 
 @lru_cache(maxsize=64)
 def _is_tcp(fabric: str) -> bool:
-    return fabric_entry(fabric)["transport"] == "tcp"
+    return bool(fabric_entry(fabric)["transport"] == "tcp")
 
 
 @lru_cache(maxsize=8192)

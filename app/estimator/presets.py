@@ -33,7 +33,8 @@ class Preset:
 @lru_cache(maxsize=1)
 def _raw() -> dict[str, Any]:
     text = resources.files("app.estimator").joinpath("data", "presets.json").read_text(encoding="utf-8")
-    return json.loads(text)
+    loaded: dict[str, Any] = json.loads(text)
+    return loaded
 
 
 def _note(entry: dict[str, Any]) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from app.estimator.vocabulary import LORA_TARGETS, LoraTarget, Mlp, Norm, Offload, Optimizer, Precision, Recompute, Task
+from app.estimator.vocabulary import LORA_TARGETS, Mlp, Norm, Offload, Optimizer, Precision, Recompute, Task
 
 GIB = 2**30
 
@@ -66,7 +66,7 @@ class ModelSpec:
 @dataclass(frozen=True, slots=True)
 class LoraSpec:
     rank: int = 16
-    targets: tuple[LoraTarget, ...] = LORA_TARGETS
+    targets: tuple[str, ...] = LORA_TARGETS  # validated by the estimator ("all-linear" allowed)
     alpha: float | None = None  # does not change memory; kept for launch configs
     dropout: float = 0.0  # > 0 keeps a dropped-out copy of each adapted input and its mask (PEFT default 0.0)
 

@@ -7,12 +7,15 @@ import json
 
 from pydantic import ValidationError
 
+from app.db.engine import build_engine, build_sessionmaker, check_connection
 from app.estimator.specs import EstimatorError
 from app.estimator.vocabulary import OBJECTIVES, TASKS, TERMS
 from app.planner.schemas import RecommendIn, RecommendOut
+from app.planner.service import run_recommend
+from app.settings import Settings
 
 
-def add_recommend_command(sub: argparse._SubParsersAction) -> None:
+def add_recommend_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("recommend", help="rank rentable configurations for a workload (like POST /recommend)")
     model = p.add_mutually_exclusive_group(required=True)
     model.add_argument("--preset", help="a model preset id (GET /models), e.g. llama-2-7b")
@@ -82,10 +85,7 @@ def format_table(result: RecommendOut) -> str:
     return "\n".join(lines)
 
 
-def run_recommend_command(args: argparse.Namespace, settings) -> int:  # noqa: ANN001
-    from app.db.engine import build_engine, build_sessionmaker, check_connection
-    from app.planner.service import run_recommend
-
+def run_recommend_command(args: argparse.Namespace, settings: Settings) -> int:
     try:
         request = request_from_args(args)
     except ValidationError as exc:

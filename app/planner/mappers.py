@@ -5,6 +5,8 @@ place that turns a plan into words for the API.
 
 from __future__ import annotations
 
+from typing import Any
+
 from app.estimator.memory import MemoryEstimate
 from app.estimator.params import count_params
 from app.estimator.performance import PerformanceEstimate
@@ -155,7 +157,7 @@ def estimate_out(
     )
 
 
-def scaling_out(model: ModelSpec, gpu: str, plan: Plan, workload: Workload, rows: list[dict]) -> ScalingOut:
+def scaling_out(model: ModelSpec, gpu: str, plan: Plan, workload: Workload, rows: list[dict[str, Any]]) -> ScalingOut:
     return ScalingOut(
         model=model_out(model),
         gpu=gpu,

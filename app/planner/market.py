@@ -11,6 +11,7 @@ import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
+from typing import cast
 
 from sqlalchemy.orm import Session
 
@@ -19,6 +20,7 @@ from app.catalog.pricing import next_price_change, sku_pricing
 from app.catalog.snapshot import catalog_snapshot
 from app.estimator.hardware import get_gpu
 from app.estimator.specs import EstimatorError
+from app.estimator.vocabulary import RentalUnit
 from app.money import quantum
 from app.planner.offers import Offer
 from app.reference.service import ReferenceBook, build_book
@@ -64,7 +66,7 @@ def load_offers(session: Session) -> tuple[list[Offer], datetime | None]:
                 name=sku.name,
                 gpu=gpu,
                 regions=tuple(sku.regions),
-                rental_unit=sku.rental_unit,
+                rental_unit=cast(RentalUnit, sku.rental_unit),  # a CHECK constraint holds the column to it
                 gpus_per_node=sku.gpus_per_node,
                 card_counts=tuple(sku.card_counts),
                 intra_node_link=sku.intra_node_link,

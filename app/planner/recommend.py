@@ -23,7 +23,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Literal
+from typing import Any, Literal
 
 from app.estimator.specs import GIB, Cluster, ModelSpec, Warning_, Workload
 from app.estimator.vocabulary import Objective
@@ -39,7 +39,7 @@ from app.planner.offers import (
     price,
     rented_units,
 )
-from app.planner.search import Evaluated, PlanSearch, SearchStats, cached_search_plans, default_global_batch
+from app.planner.search import BoundCache, Evaluated, PlanSearch, SearchStats, cached_search_plans, default_global_batch
 from app.planner.stacks import Stack, stack_for
 
 MEANINGFUL_HOURS = 24.0  # a job shorter than a day finishes overnight: speed below it buys nothing usable
@@ -64,7 +64,7 @@ class Option:
     cost: Cost
     hours: float | None
     warnings: list[Warning_]
-    launch: dict
+    launch: dict[str, Any]
     availability: str
     stack: Stack | None = None  # "available", "on request" or "not tracked"
     rank: int | None = None
@@ -82,7 +82,7 @@ class Option:
         return self.cost.job_total if self.cost.job_total is not None else self.cost.monthly_effective
 
     @property
-    def tie_key(self) -> tuple:
+    def tie_key(self) -> tuple[str, int]:
         return (self.offer.sku_id, self.config.gpus)
 
 
@@ -164,7 +164,7 @@ def _search_offer(
 ) -> list[Option]:
     found: list[Option] = []
     closest: PlanSearch | None = None
-    bounds: dict = {}  # speed bounds shared by the offer's configurations (same GPU and link)
+    bounds: BoundCache = {}  # speed bounds shared by the offer's configurations (same GPU and link)
     for config in configurations(offer, constraints):
         result.configurations += 1
         hint = found[-1].evaluated.plan if found else None  # the best plan on one node fewer
@@ -290,7 +290,8 @@ def _availability(offer: Offer, config: Configuration, region: str) -> str:
 
 
 def _split_by_constraints(options: list[Option], constraints: Constraints) -> tuple[list[Option], list[Option]]:
-    ranked, misses = [], []
+    ranked: list[Option] = []
+    misses: list[Option] = []
     for option in options:
         option.miss_reason = _miss_reason(option, constraints)
         (misses if option.miss_reason else ranked).append(option)

@@ -50,6 +50,8 @@ from app.planner.stacks import supported
 TP_DEGREES = (1, 2, 4, 8)
 MICRO_BATCHES = (1, 2, 4, 8, 16)
 MAX_PP = 16
+# Speed-bound terms memoised by shape: (tp, pp, recompute, micro-batch) or ("offload", …) -> seconds.
+BoundCache = dict[tuple[object, ...], float]
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +83,7 @@ class PlanSearch:
     closest_plan: Plan | None = None
     stats: SearchStats = field(default_factory=SearchStats)
     unconstrained_simple: bool = False  # a tp = pp = 1 plan fitted with no memory saver
-    bound_cache: dict = field(default_factory=dict)  # (tp, pp, recompute, micro-batch) -> compute seconds
+    bound_cache: BoundCache = field(default_factory=dict)
 
 
 def divisors(n: int, limit: int) -> list[int]:
@@ -140,7 +142,7 @@ def micro_batches(workload: Workload, dp: int, global_batch: int, pinned: int | 
     return tuple(mb for mb in MICRO_BATCHES if global_batch % (dp * mb) == 0)
 
 
-_cache: dict[tuple, PlanSearch] = {}
+_cache: dict[tuple[object, ...], PlanSearch] = {}
 _cache_lock = threading.Lock()
 _cache_size = 1024
 
@@ -160,7 +162,7 @@ def cached_search_plans(
     *,
     micro_batch: int | None = None,
     hint: Plan | None = None,
-    bound_cache: dict | None = None,
+    bound_cache: BoundCache | None = None,
 ) -> tuple[PlanSearch, bool]:
     """search_plans, remembered per (model, workload, hardware); returns (search, was cached).
     The GPU is keyed by its id: its specs are static shipped data."""
@@ -196,7 +198,7 @@ def search_plans(
     *,
     micro_batch: int | None = None,
     hint: Plan | None = None,
-    bound_cache: dict | None = None,
+    bound_cache: BoundCache | None = None,
 ) -> PlanSearch:
     """The fastest plan that fits on `cluster` (None when none fits), with the search's counts.
 
@@ -261,7 +263,7 @@ def _shapes_by_bound(
     cluster: Cluster,
     global_batch: int,
     micro_batch: int | None,
-    cache: dict,
+    cache: BoundCache,
 ) -> list[tuple[float, Plan, tuple[int, ...]]]:
     """Every (tp, pp, dp) shape with an upper bound on its speed, most promising first
     (ties keep the simpler shape first: plan_shapes yields tp, then pp, ascending)."""
@@ -282,7 +284,7 @@ def _speed_bound(
     shape: Plan,
     mbs: tuple[int, ...],
     global_batch: int,
-    cache: dict,
+    cache: BoundCache,
 ) -> float:
     """Tokens/s no plan of this shape can exceed: per micro-batch, its compute plus its tensor-
     parallel all-reduces (which the model never overlaps), stretched over the 1F1B schedule's
@@ -416,10 +418,10 @@ def _search_shape(
 
 
 def _runnable_levels(
-    workload: Workload, shape: Plan, recomputes: tuple[str, ...], host_ram_known: bool
-) -> dict[int, set[tuple[str, str]]]:
+    workload: Workload, shape: Plan, recomputes: tuple[Recompute, ...], host_ram_known: bool
+) -> dict[int, set[tuple[Offload, Recompute]]]:
     """Per ZeRO stage, the (offload, recompute) pairs some stack runs at this shape."""
-    out: dict[int, set[tuple[str, str]]] = {}
+    out: dict[int, set[tuple[Offload, Recompute]]] = {}
     for zero in zero_stages(workload.task, shape.dp):
         out[zero] = {
             (offload, recompute)
@@ -441,7 +443,9 @@ def _leanest_fits(model: ModelSpec, workload: Workload, cluster: Cluster, plan: 
     return memory.gpu_fits
 
 
-def _worth_timing(fitting: list[tuple[Plan, MemoryBreakdown]], shape: Plan, workload: Workload) -> list:
+def _worth_timing(
+    fitting: list[tuple[Plan, MemoryBreakdown]], shape: Plan, workload: Workload
+) -> list[tuple[Plan, MemoryBreakdown]]:
     """Without a pipeline the largest micro-batch is fastest (wider GEMMs, same bytes moved).
     With one, micro-batches that leave fewer micro-batches per step than stages are skipped
     (the 1F1B bubble (p-1)/m then exceeds half the step) unless nothing else fits."""
@@ -494,7 +498,7 @@ def faster(a: Evaluated, b: Evaluated) -> bool:
     return _wins(a.throughput, a.plan, b)
 
 
-def plan_complexity(plan: Plan) -> tuple:
+def plan_complexity(plan: Plan) -> tuple[int, ...]:
     return (
         plan.tp * plan.pp,
         OFFLOADS.index(plan.offload),

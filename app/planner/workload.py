@@ -34,6 +34,8 @@ def resolve_model(spec: ModelIn) -> tuple[ModelSpec, list[Warning_]]:
         model = model_from_hf_config(spec.hf_config, name=spec.name)
         return model, validate_model(model, spec.params)
     if spec.layers is not None:
+        # ModelIn's validator guarantees the rest of an explicit architecture (the asserts narrow types)
+        assert spec.hidden is not None and spec.heads is not None and spec.ffn is not None and spec.vocab is not None
         model = ModelSpec(
             name=spec.name or "custom",
             layers=spec.layers,
@@ -52,6 +54,7 @@ def resolve_model(spec: ModelIn) -> tuple[ModelSpec, list[Warning_]]:
             moe_layers=spec.moe_layers if spec.moe_layers is not None else (spec.layers if spec.experts else 0),
         )
         return model, validate_model(model, spec.params)
+    assert spec.params is not None  # ModelIn: without another source, params is required
     model = model_from_params(spec.params, name=spec.name)
     return model, validate_model(model)
 
@@ -79,6 +82,7 @@ def resolve_cluster(hardware: HardwareIn, open_session: SessionOpener) -> tuple[
     )
     if hardware.gpu is not None:
         return gpu_cluster(get_gpu(hardware.gpu), asked)
+    assert hardware.sku is not None  # HardwareIn: exactly one of gpu and sku
     with open_session() as session:
         sku = _sku_or_404(session, hardware.sku)
         per_node = hardware.gpus_per_node or sku.gpus_per_node

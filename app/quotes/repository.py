@@ -32,10 +32,10 @@ def next_number(session: Session, year: int) -> int:
     """
     insert = postgresql.insert if session.get_bind().dialect.name == "postgresql" else sqlite.insert
     statement = insert(QuoteNumberCounter).values(year=year, last_value=1)
-    statement = statement.on_conflict_do_update(
+    upsert = statement.on_conflict_do_update(
         index_elements=[QuoteNumberCounter.year], set_={"last_value": QuoteNumberCounter.last_value + 1}
     ).returning(QuoteNumberCounter.last_value)
-    return session.execute(statement).scalar_one()
+    return int(session.execute(upsert).scalar_one())
 
 
 def add(session: Session, row: Quote) -> None:

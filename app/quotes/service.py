@@ -23,6 +23,7 @@ from app.catalog import repository as catalog_repository
 from app.catalog.models import Sku, SkuAddon
 from app.catalog.pricing import sku_pricing
 from app.errors import Conflict, InvalidInput, NotFound
+from app.estimator.vocabulary import Term
 from app.money import bp_to_percent, from_minor, to_minor
 from app.quotes import documents, printing, repository
 from app.quotes.models import Quote, QuoteLine
@@ -142,7 +143,7 @@ class _Priced:
 
 
 def _price(
-    sku: Sku, addons: list[SkuAddon], *, quantity: int, nodes: int, cards: int, term: str, months: int
+    sku: Sku, addons: list[SkuAddon], *, quantity: int, nodes: int, cards: int, term: Term, months: int
 ) -> _Priced:
     pricing = sku_pricing(sku)
     if pricing is None:
@@ -363,8 +364,8 @@ def _new_quote(
 ) -> Quote:
     """The quote, priced and frozen; its number is set by the caller under the counter lock."""
     priced_lines = [line for line in priced.lines if line.amount_minor is not None]
-    gross = sum(line.unit_price_minor * line.quantity * line.months for line in priced_lines)
-    discount_total = sum(line.discount_minor for line in priced_lines)
+    gross = sum((line.unit_price_minor or 0) * line.quantity * line.months for line in priced_lines)
+    discount_total = sum(line.discount_minor or 0 for line in priced_lines)
     return Quote(
         public_id=secrets.token_urlsafe(PUBLIC_ID_BYTES),
         year=now.year,

@@ -5,10 +5,13 @@ from __future__ import annotations
 import argparse
 from decimal import Decimal, InvalidOperation
 
+from app.db.engine import build_engine, build_sessionmaker, check_connection
 from app.money import MoneyError, check_currency
+from app.reference.service import set_exchange_rate
+from app.settings import Settings
 
 
-def add_rate_command(sub: argparse._SubParsersAction) -> None:
+def add_rate_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("set-exchange-rate", help="set how many QUOTE one BASE buys (e.g. USD CNY 7.10)")
     p.add_argument("base")
     p.add_argument("quote")
@@ -17,10 +20,7 @@ def add_rate_command(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--note", default="")
 
 
-def run_rate_command(args: argparse.Namespace, settings) -> int:  # noqa: ANN001
-    from app.db.engine import build_engine, build_sessionmaker, check_connection
-    from app.reference.service import set_exchange_rate
-
+def run_rate_command(args: argparse.Namespace, settings: Settings) -> int:
     try:
         base, quote = check_currency(args.base), check_currency(args.quote)
     except MoneyError as exc:

@@ -35,7 +35,7 @@ from app.error_pages import WebRoute, error_page
 from app.errors import Conflict, InvalidInput
 from app.estimator.presets import list_presets
 from app.estimator.specs import EstimatorError
-from app.i18n import Translator, negotiate
+from app.i18n import LANGS, Translator, negotiate
 from app.planner.schemas import OptionOut, RecommendIn, RecommendOut
 from app.planner.service import run_recommend
 from app.quotes import printing
@@ -298,7 +298,8 @@ def _quote_page(
 @router.post("/quote", response_class=HTMLResponse)
 async def issue_quote(request: Request, session: SessionDep, settings: SettingsDep) -> Response:
     posted = await request.form()
-    t = Translator(posted.get("lang") if posted.get("lang") in ("en", "zh") else negotiate(request))
+    lang = posted.get("lang")
+    t = Translator(lang if isinstance(lang, str) and lang in LANGS else negotiate(request))
     fields = {k: str(v) for k, v in posted.items() if isinstance(v, str)}
     form = forms.read_form(fields, [(k, str(v)) for k, v in posted.multi_items() if isinstance(v, str)])
     # The planner and the database are synchronous: off the event loop.

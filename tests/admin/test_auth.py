@@ -50,11 +50,11 @@ def concrete(path: str) -> str:
     return re.sub(r"\{token_id\}", "1", re.sub(r"\{(?!token_id)[^}]+\}", "x", path))
 
 
-def _depends_on_require_admin(dependant, gate=require_admin) -> bool:  # noqa: ANN001
+def _depends_on_require_admin(dependant, gate=require_admin) -> bool:
     return any(d.call is gate or _depends_on_require_admin(d, gate) for d in dependant.dependencies)
 
 
-def _call(client: TestClient, method: str, path: str, **kwargs):  # noqa: ANN202
+def _call(client: TestClient, method: str, path: str, **kwargs):
     body = {"json": {}} if path.startswith("/admin/api") and method != "GET" else {}
     if not path.startswith("/admin/api") and method != "GET":
         body = {"data": {}}

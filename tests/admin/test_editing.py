@@ -194,7 +194,7 @@ def test_price_with_terms_needs_the_version_and_sets_the_discounts(client: TestC
     assert _public(client)[CARD]["price"]["terms"]["annual"]["monthly_effective"] == "1960.00"
 
 
-def _fields(response) -> list[str]:  # noqa: ANN001
+def _fields(response) -> list[str]:
     assert response.status_code == 422, response.text
     assert response.headers["content-type"].startswith("application/problem+json")
     return [e["field"] for e in response.json()["errors"]]

@@ -47,7 +47,7 @@ def test_sku_hardware_facts(client: TestClient) -> None:
     assert card["intra_node_link"] == "pcie4"
 
 
-def test_retired_skus_are_not_listed(client: TestClient, db) -> None:  # noqa: ANN001
+def test_retired_skus_are_not_listed(client: TestClient, db) -> None:
     from app.catalog.repository import get_sku_by_slug
 
     get_sku_by_slug(db, "a100-80g-sxm-8x").status = "retired"

@@ -1,4 +1,4 @@
-"""estimate_memory against published, measured peak memory (cases in app/estimator/published_cases.py).
+"""estimate_memory against published, measured peak memory (cases in tests/estimator/published_cases.py).
 
 Tolerance per case: 25 %; over all included cases: median |error| <= 10 %, max <= 25 %.
 Measured today (`python -m benchmarks.peers` prints the same table): median 8.5 %, max 19.8 % over 14 cases.
@@ -41,14 +41,14 @@ import statistics
 import pytest
 
 from app.estimator.memory import estimate_memory
-from app.estimator.published_cases import (
+from app.estimator.specs import GIB
+from tests.estimator.published_cases import (
     CASE_TOLERANCE,
     MEDIAN_TOLERANCE,
     PublishedCase,
     included_cases,
     published_cases,
 )
-from app.estimator.specs import GIB
 
 CASES = included_cases()
 

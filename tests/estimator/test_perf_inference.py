@@ -13,7 +13,7 @@ MIXTRAL = ModelSpec(name="mixtral-8x7b", layers=32, hidden=4096, heads=32, kv_he
                     experts=8, experts_per_token=2, moe_layers=32)  # fmt: skip
 
 
-def serve(batch: int, context: int = 1024, tp: int = 1, model: ModelSpec = LLAMA2_7B, gpu=A100_80_SXM) -> Performance:  # noqa: ANN001
+def serve(batch: int, context: int = 1024, tp: int = 1, model: ModelSpec = LLAMA2_7B, gpu=A100_80_SXM) -> Performance:
     workload = Workload(task="inference", seq_len=context, output_tokens=256)
     cluster = Cluster(gpu=gpu, gpus_per_node=tp)
     return estimate_performance(model, workload, Plan(tp=tp, micro_batch=batch), cluster).performance

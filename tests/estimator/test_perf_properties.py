@@ -27,14 +27,14 @@ plans = st.builds(
 )
 
 
-def cluster_for(plan: Plan, gpu, gbps: float = 400.0) -> Cluster:  # noqa: ANN001
+def cluster_for(plan: Plan, gpu, gbps: float = 400.0) -> Cluster:
     per_node = min(8, plan.gpus)
     return Cluster(gpu=gpu, gpus_per_node=per_node, nodes=plan.gpus // per_node, inter_node_gbps=gbps)
 
 
 @settings(max_examples=200, deadline=None)
 @given(models, gpus, tasks, plans, st.sampled_from([512, 2048, 8192]), st.integers(1, 16))
-def test_times_are_positive(model, gpu, task, plan, seq, accumulation) -> None:  # noqa: ANN001
+def test_times_are_positive(model, gpu, task, plan, seq, accumulation) -> None:
     workload = Workload(task=task, seq_len=seq, global_batch=plan.dp * plan.micro_batch * accumulation)
     perf = estimate_performance(model, workload, plan, cluster_for(plan, gpu)).performance
     assert perf.step_time_s > 0 and perf.tokens_per_s > 0 and 0 < perf.mfu < 1
@@ -43,7 +43,7 @@ def test_times_are_positive(model, gpu, task, plan, seq, accumulation) -> None: 
 
 @settings(max_examples=100, deadline=None)
 @given(models, gpus, plans, st.integers(1, 8))
-def test_more_data_parallel_gpus_never_add_per_gpu_compute(model, gpu, plan, accumulation) -> None:  # noqa: ANN001
+def test_more_data_parallel_gpus_never_add_per_gpu_compute(model, gpu, plan, accumulation) -> None:
     """Fixed global batch: doubling dp halves (or keeps) each GPU's compute, it never grows it."""
     workload = Workload(task="pretrain", seq_len=2048, global_batch=16 * plan.micro_batch * accumulation)
     small = replace(plan, dp=1)
@@ -55,7 +55,7 @@ def test_more_data_parallel_gpus_never_add_per_gpu_compute(model, gpu, plan, acc
 
 @settings(max_examples=100, deadline=None)
 @given(models, gpus, plans, st.sampled_from([(10, 25), (25, 100), (100, 400), (400, 3200)]))
-def test_faster_interconnect_never_slows_a_step(model, gpu, plan, rates) -> None:  # noqa: ANN001
+def test_faster_interconnect_never_slows_a_step(model, gpu, plan, rates) -> None:
     workload = Workload(task="pretrain", seq_len=2048, global_batch=plan.dp * plan.micro_batch * 4)
     slow, fast = (
         estimate_performance(model, workload, plan, cluster_for(plan, gpu, gbps)).performance for gbps in rates
@@ -65,7 +65,7 @@ def test_faster_interconnect_never_slows_a_step(model, gpu, plan, rates) -> None
 
 @settings(max_examples=50, deadline=None)
 @given(models, gpus, plans)
-def test_nvlink_never_slower_than_pcie(model, gpu, plan) -> None:  # noqa: ANN001
+def test_nvlink_never_slower_than_pcie(model, gpu, plan) -> None:
     workload = Workload(task="pretrain", seq_len=2048, global_batch=plan.dp * plan.micro_batch * 4)
     cluster = cluster_for(plan, gpu)
     nvlink = estimate_performance(model, workload, plan, cluster).performance.step_time_s

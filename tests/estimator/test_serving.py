@@ -31,7 +31,7 @@ MIXTRAL = get_preset("mixtral-8x7b").model
 NODE = Cluster(gpu=H100, gpus_per_node=8)
 
 
-def serve(model=LLAMA3_8B, cluster=NODE, tp=1, replicas=1, **kw):  # noqa: ANN001, ANN003, ANN201
+def serve(model=LLAMA3_8B, cluster=NODE, tp=1, replicas=1, **kw):
     kw.setdefault("input_tokens", 512)
     kw.setdefault("output_tokens", 256)
     return estimate_serving(model, ServingConfig(**kw), cluster, tp=tp, replicas=replicas)

@@ -125,7 +125,7 @@ MTNLG = (
 )
 
 
-def _plan(gpus: int, *, tp: int = 1, pp: int = 1, cp: int = 1, ep: int = 1, mbs: int = 1, vp: int = 1, **kw) -> Plan:  # noqa: ANN003
+def _plan(gpus: int, *, tp: int = 1, pp: int = 1, cp: int = 1, ep: int = 1, mbs: int = 1, vp: int = 1, **kw) -> Plan:
     dp = gpus // (tp * pp * cp)
     seq_par = tp > 1
     return Plan(

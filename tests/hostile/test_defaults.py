@@ -11,7 +11,7 @@ def test_metrics_are_off_on_the_public_port_by_default(http: httpx.Client) -> No
     assert http.get("/healthz").status_code == 200
 
 
-def test_there_is_no_secret_key_to_set_or_leak(monkeypatch) -> None:  # noqa: ANN001
+def test_there_is_no_secret_key_to_set_or_leak(monkeypatch) -> None:
     # Nothing is signed statelessly (sessions, API and CSRF tokens are random and kept in the database), so
     # production needs no SECRET_KEY, and one left in the environment configures nothing.
     from app.settings import Settings

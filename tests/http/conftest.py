@@ -45,7 +45,7 @@ def probe_app(settings: Settings) -> FastAPI:
 
 
 @pytest.fixture()
-def sqlite_settings(tmp_path) -> Settings:  # noqa: ANN001
+def sqlite_settings(tmp_path) -> Settings:
     return Settings(
         database_url=f"sqlite:///{tmp_path / 'probe.db'}", env="test", rate_limit_per_minute=0, metrics_enabled=True
     )

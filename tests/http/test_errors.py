@@ -15,7 +15,7 @@ JSON = {"content-type": "application/json"}
 PROBLEM = "application/problem+json"
 
 
-def _problem(response, status: int, type_: str) -> dict:  # noqa: ANN001
+def _problem(response, status: int, type_: str) -> dict:
     assert response.status_code == status, response.text
     assert response.headers["content-type"] == PROBLEM
     body = response.json()

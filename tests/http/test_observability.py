@@ -23,7 +23,7 @@ class _Lines(logging.Handler):
 
 
 @pytest.fixture()
-def access_lines():  # noqa: ANN201
+def access_lines():
     handler = _Lines()
     logger = logging.getLogger("app.access")
     logger.addHandler(handler)

@@ -60,7 +60,7 @@ def test_cors_allows_configured_origins_only(sqlite_settings: Settings) -> None:
     assert simple.headers["access-control-expose-headers"].lower().split(",")[0] == "x-request-id"
 
 
-def test_cors_origins_from_the_environment(monkeypatch) -> None:  # noqa: ANN001
+def test_cors_origins_from_the_environment(monkeypatch) -> None:
     monkeypatch.setenv("CORS_ORIGINS", "https://a.example.com, https://b.example.com")
     monkeypatch.setenv("TRUSTED_HOSTS", "api.example.com,*.internal.example.com")
     settings = Settings(_env_file=None)

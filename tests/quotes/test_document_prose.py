@@ -43,7 +43,7 @@ def _runs_past_the_margin(content: bytes) -> list[tuple[float, str]]:
     page = PdfReader(io.BytesIO(content)).pages[0]
     over: list[tuple[float, str]] = []
 
-    def visit(text, cm, tm, _font, size) -> None:  # noqa: ANN001
+    def visit(text, cm, tm, _font, size) -> None:
         if not text.strip():
             return
         x = tm[4] * cm[0] + cm[4]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 
-def test_swagger_ui_renders_without_csp_violations(live_server: str, page) -> None:  # noqa: ANN001
+def test_swagger_ui_renders_without_csp_violations(live_server: str, page) -> None:
     messages: list[str] = []
     page.on("console", lambda message: messages.append(message.text))
     page.on("pageerror", lambda error: messages.append(str(error)))
