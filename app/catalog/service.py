@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from decimal import Decimal
 
@@ -13,6 +14,7 @@ from app.catalog.pricing import next_price_change, sku_pricing
 from app.catalog.schemas import GpuOut, GpuRef, PriceOut, SkuOut, TermPriceOut
 from app.catalog.snapshot import catalog_snapshot
 from app.estimator.hardware import load_gpus
+from app.estimator.vocabulary import Term
 from app.money import bp_to_percent
 
 
@@ -61,7 +63,7 @@ def _price_out(sku: Sku) -> PriceOut | None:
     )
 
 
-def price_summary(currency: str, unit: str, monthly_list: Decimal, terms: dict[str, TermPriceOut]) -> str:
+def price_summary(currency: str, unit: str, monthly_list: Decimal, terms: Mapping[Term, TermPriceOut]) -> str:
     """'CNY 2,800.00 per card per month; annual term 20% off: CNY 2,240.00 per card per month.'"""
     per = f"per {'server' if unit == 'node' else unit} per month"
     parts = [f"{currency} {monthly_list:,} {per}"]
