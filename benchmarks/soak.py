@@ -39,10 +39,10 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from load import ROOT, _free_port, _fresh_database  # noqa: E402
+from load import ROOT, _free_port, _fresh_database
 
 sys.path.insert(0, str(ROOT))
-from app.settings import normalise_database_url  # noqa: E402
+from app.settings import normalise_database_url
 
 DEFAULT_DATABASE_URL = "postgresql://postgres@127.0.0.1:5432/gpu_sizer_soak"
 HANG_S = 30  # a request unanswered this long is a hang
