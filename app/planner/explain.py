@@ -62,9 +62,33 @@ def model_state_bytes(model: ModelSpec, workload: Workload) -> float:
     return params * (0.5 if workload.task == "qlora" else 2)
 
 
+LINK_WORDS = {
+    "nvlink2": "NVLink 2",
+    "nvlink3": "NVLink 3",
+    "nvlink4": "NVLink 4",
+    "nvlink5": "NVLink 5",
+    "nvlink-bridge": "an NVLink bridge",
+    "pcie3": "PCIe 3.0",
+    "pcie4": "PCIe 4.0",
+    "pcie5": "PCIe 5.0",
+}
+FABRIC_WORDS = {
+    "ib-ndr-400": "InfiniBand NDR 400 Gb/s",
+    "ib-hdr-200": "InfiniBand HDR 200 Gb/s",
+    "roce-200": "RoCE 200 Gb/s",
+    "roce-100": "RoCE 100 Gb/s",
+}
+
+
+def link_words(offer: Offer) -> str:
+    """The link inside the server as the catalog sells it, else the link kind in words."""
+    return offer.interconnect or LINK_WORDS.get(offer.intra_node_link, offer.intra_node_link)
+
+
 def explain(
     model: ModelSpec, workload: Workload, offer: Offer, config: Configuration, plan: Plan, memory: MemoryBreakdown
 ) -> str:
+    """Plain words for the option; every hardware fact (link, fabric, host RAM, NVMe) comes from the SKU."""
     what = f"{size_words(count_params(model).total)} {TASK_WORDS[workload.task]}"
     gpu = offer.gpu.name
     if plan.gpus == 1:
@@ -73,20 +97,35 @@ def explain(
             "no parallelism needed."
         )
     states_gib = model_state_bytes(model, workload) / GIB
-    link = "NVLink" if offer.intra_node_link.startswith("nvlink") else "PCIe"
-    where = (
-        f"{config.gpus} {link} GPUs" if config.nodes == 1 else f"{config.nodes} nodes × {config.cards_per_node} GPUs"
-    )
-    first = f"{what} needs {_bytes_words(states_gib)} of model states"
+    where = f"{config.gpus} × {gpu}" if config.nodes == 1 else f"{config.nodes} servers × {config.cards_per_node} {gpu}"
+    first = f"{what} needs {_bytes_words(states_gib)} of model states: {describe_plan(plan)} on {where}"
+    first += f" ({link_words(offer)} inside each server"
     if config.nodes > 1:
-        first += f"; {config.nodes} nodes joined by {offer.inter_node_fabric or 'the network'}"
-    return f"{first}: {describe_plan(plan)} on {where}." + _why_not_tp(plan)
+        fabric = offer.inter_node_fabric or ""
+        first += f"; {FABRIC_WORDS.get(fabric, fabric or offer.network or 'the network')} between them"
+    first += ")."
+    return first + _why_tp(plan, offer) + _offload_words(plan, offer, memory)
 
 
-def _why_not_tp(plan: Plan) -> str:
+def _why_tp(plan: Plan, offer: Offer) -> str:
     if plan.tp == 1:
         return " Tensor parallel not needed."
-    return f" Tensor parallel {plan.tp} stays inside one server, on its NVLink."
+    if offer.intra_node_link.startswith("nvlink"):
+        return f" Tensor parallel {plan.tp} stays inside one server, on its {link_words(offer)}."
+    return (
+        f" Tensor parallel {plan.tp} stays inside one server, over {link_words(offer)}: its per-layer "
+        "all-reduces cross PCIe, which the step time counts."
+    )
+
+
+def _offload_words(plan: Plan, offer: Offer, memory: MemoryBreakdown) -> str:
+    if plan.offload == "none" or not memory.host_ram or offer.host_ram_gib is None:
+        return ""
+    limit = memory.host_ram_limit / GIB if memory.host_ram_limit is not None else offer.host_ram_gib
+    return (
+        f" Offload keeps {memory.host_ram / GIB:,.0f} GiB per server in host RAM, within the "
+        f"{limit:,.0f} GiB left of its {offer.host_ram_gib:,.0f} GiB after the OS and data-loader reserve."
+    )
 
 
 def _bytes_words(gib: float) -> str:
@@ -113,12 +152,14 @@ def plan_warnings(
                 "more micro-batches per step or interleaved stages would shrink it.",
             )
         )
-    if step and breakdown.get("offload", 0.0) / step > OFFLOAD_WARN_FRACTION:
+    offload = breakdown.get("offload", 0.0)
+    if step and offload / step > OFFLOAD_WARN_FRACTION:
         warnings.append(
             Warning_(
                 "offload_slowdown",
-                f"Offload traffic over PCIe takes {breakdown['offload'] / step:.0%} "
-                "of each step (the article's 40-60 % slowdown).",
+                f"Offload traffic over PCIe takes {offload / step:.0%} of each step: the step takes "
+                f"{step / (step - offload):.2f}× as long as it would without offload (the article measured "
+                "40-60 % slower steps, i.e. 1.4-1.6×).",
             )
         )
     if model.is_moe and plan.ep == 1 and workload.task != "inference":

@@ -78,6 +78,9 @@ def load_offers(session: Session) -> tuple[list[Offer], datetime | None]:
                 indicative_price=sku.indicative_price,
                 money_quantum=quantum(pricing.currency),
                 availability=availability.get(sku.id),
+                interconnect=sku.interconnect,
+                network=sku.network,
+                host_nvme=sku.host_nvme_tb,
             )
         )
     return offers, next_price_change(skus, after=now)

@@ -39,6 +39,9 @@ class Offer:
     fabric_addon_priced: bool = False  # False: the fabric add-on is priced on consultation
     availability: dict[str, int] | None = None  # units free per region; None: not tracked
     money_quantum: Decimal = Decimal("0.01")  # the currency's minor unit
+    interconnect: str = ""  # the catalog's words for the link inside a server ("PCIe 4.0, no NVLink")
+    network: str = ""  # the catalog's words for the network between servers
+    host_nvme: str = ""  # the catalog's NVMe ("4x 3.84 TB NVMe"); "" when none is listed
 
     @property
     def may_span_nodes(self) -> bool:

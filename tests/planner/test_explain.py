@@ -1,0 +1,61 @@
+"""Explanations state the catalog's own facts: the link and fabric of the SKU, its host RAM; a
+slowdown is said as ×, a share as a share."""
+
+from __future__ import annotations
+
+import re
+
+from fastapi.testclient import TestClient
+
+
+def _recommend(client: TestClient, **body) -> dict:
+    response = client.post("/recommend", json=body)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def test_tensor_parallel_on_the_pcie_sku_never_says_nvlink(client: TestClient) -> None:
+    # Before: "Tensor parallel 4 stays inside one server, on its NVLink" for the "PCIe 4.0, no NVLink" SKU.
+    result = _recommend(
+        client,
+        model={"preset": "qwen2.5-72b"},
+        task="lora",
+        tokens=1e8,
+        constraints={"gpu_types": ["a100-40g-pcie"], "limit": 50},
+    )
+    tensor_parallel = [o for o in result["options"] if o["plan"]["tp"] > 1]
+    assert tensor_parallel
+    for option in tensor_parallel:
+        text = option["explanation"]
+        assert "PCIe 4.0, no NVLink" in text
+        assert "on its NVLink" not in text
+
+
+def test_multi_node_explanations_name_the_fabric_and_nvlink_sku_its_link(client: TestClient) -> None:
+    result = _recommend(
+        client, model={"preset": "llama-2-70b"}, task="full_finetune", tokens=1e9, constraints={"limit": 50}
+    )
+    multi = [o for o in result["options"] if o["nodes"] > 1]
+    assert multi
+    for option in multi:
+        assert "NVLink + NVSwitch 900 GB/s inside each server" in option["explanation"]
+        assert "InfiniBand NDR 400 Gb/s between them" in option["explanation"]
+
+
+def test_offload_is_explained_with_the_servers_ram_and_its_slowdown_as_a_factor(client: TestClient) -> None:
+    result = _recommend(
+        client, model={"preset": "llama-2-70b"}, task="full_finetune", tokens=1e9, constraints={"limit": 50}
+    )
+    offloading = [o for o in result["options"] if o["plan"]["offload"] != "none"]
+    assert offloading
+    for option in offloading:
+        assert re.search(r"within the [\d,]+ GiB left of its 2,048 GiB", option["explanation"]), option["explanation"]
+        for warning in option["warnings"]:
+            if warning["code"] == "offload_slowdown":
+                share, factor = re.search(
+                    r"takes (\d+)% of each step: the step takes ([\d.]+)×", warning["message"]
+                ).groups()
+                assert (
+                    float(factor) == round(1 / (1 - int(share) / 100), 2)
+                    or abs(float(factor) - 1 / (1 - int(share) / 100)) < 0.05
+                )
