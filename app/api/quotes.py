@@ -11,6 +11,7 @@ from fastapi.responses import HTMLResponse
 
 from app.api import examples
 from app.deps import SessionDep, SettingsDep, UnitOfWorkRoute
+from app.planner.quote_check import check_quote
 from app.quotes import printing, service
 from app.quotes.schemas import QuoteCreate, QuoteOut
 
@@ -45,7 +46,11 @@ def create_quote(
     idempotency_key: IdempotencyKey = None,
 ) -> QuoteOut:
     result = service.create_quote(
-        session, data=body, idempotency_key=idempotency_key, validity_days=settings.quote_validity_days
+        session,
+        data=body,
+        idempotency_key=idempotency_key,
+        validity_days=settings.quote_validity_days,
+        check_plan=check_quote,
     )
     response.headers["Location"] = result.quote.links.self
     if not result.created:

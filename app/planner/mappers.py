@@ -11,6 +11,7 @@ from app.estimator.memory import MemoryEstimate
 from app.estimator.params import count_params
 from app.estimator.performance import PerformanceEstimate
 from app.estimator.specs import GIB, Goodput, ModelSpec, Plan, Warning_, Workload
+from app.estimator.vocabulary import TERM_MONTHS
 from app.planner.explain import describe_plan, explain
 from app.planner.recommend import Option, Recommendation
 from app.planner.schemas import (
@@ -23,6 +24,7 @@ from app.planner.schemas import (
     ParetoPointOut,
     PerformanceOut,
     PlanOut,
+    QuoteBodyOut,
     RecommendOut,
     ReferencePriceOut,
     RejectedOut,
@@ -187,6 +189,21 @@ def reference_out(book: ReferenceBook, option: Option) -> list[ReferencePriceOut
     ]
 
 
+def quote_body(option: Option, plan: PlanOut, workload_body: dict[str, Any]) -> QuoteBodyOut:
+    """The POST /quotes body of an option: the quote prices `quantity` units for `months`, which is
+    the option's job total (offers.price prices per unit after discount, as a quote does)."""
+    cost = option.cost
+    plan_body = plan.model_dump() | {"time_to_train_hours": option.hours}
+    return QuoteBodyOut(
+        sku_id=option.offer.sku_id,
+        quantity=cost.units,
+        term=cost.term,
+        months=cost.months if cost.months is not None else TERM_MONTHS[cost.term],
+        plan={key: value for key, value in plan_body.items() if value is not None},
+        workload=workload_body,
+    )
+
+
 def option_out(
     model: ModelSpec,
     workload: Workload,
@@ -194,16 +211,18 @@ def option_out(
     global_batch: int,
     model_warnings: list[Warning_],
     book: ReferenceBook,
+    workload_body: dict[str, Any] | None = None,
 ) -> OptionOut:
     best = option.evaluated
     cost = option.cost
+    plan = plan_out(best.plan, global_batch or None)
     return OptionOut(
         rank=option.rank,
         sku=SkuRefOut(id=option.offer.sku_id, name=option.offer.name, gpu=option.offer.gpu.id, region=option.region),
         gpus_per_node=option.config.cards_per_node,
         nodes=option.config.nodes,
         total_gpus=option.config.gpus,
-        plan=plan_out(best.plan, global_batch or None),
+        plan=plan,
         memory=memory_out(best.memory),
         performance=performance_out(best.performance),
         cost=CostOut(
@@ -226,11 +245,17 @@ def option_out(
         launch=option.launch,
         miss_reason=option.miss_reason,
         reference_prices=reference_out(book, option),
+        quote=quote_body(option, plan, workload_body) if workload_body is not None else None,
     )
 
 
 def recommendation_out(
-    model: ModelSpec, workload: Workload, result: Recommendation, model_warnings: list[Warning_], book: ReferenceBook
+    model: ModelSpec,
+    workload: Workload,
+    result: Recommendation,
+    model_warnings: list[Warning_],
+    book: ReferenceBook,
+    workload_body: dict[str, Any] | None = None,
 ) -> RecommendOut:
     assumptions: list[str] = []
     for option in result.options[:1] or result.near_misses[:1]:
@@ -239,9 +264,13 @@ def recommendation_out(
         )
     return RecommendOut(
         model=model_out(model),
-        options=[option_out(model, workload, o, result.global_batch, model_warnings, book) for o in result.options],
+        options=[
+            option_out(model, workload, o, result.global_batch, model_warnings, book, workload_body)
+            for o in result.options
+        ],
         near_misses=[
-            option_out(model, workload, o, result.global_batch, model_warnings, book) for o in result.near_misses
+            option_out(model, workload, o, result.global_batch, model_warnings, book, workload_body)
+            for o in result.near_misses
         ],
         rejected=[RejectedOut(sku=r.sku_id, code=r.code, reason=r.reason) for r in result.rejected],
         pareto=[

@@ -117,7 +117,8 @@ def price(offer: Offer, config: Configuration, term: Term, hours: float | None) 
     units = rented_units(offer, config)
     monthly_list = _money(offer.unit_monthly_list * units, offer.money_quantum)
     discount = Decimal(offer.discount_bp.get(term, 0)) / Decimal(10000)
-    monthly_effective = _money(monthly_list * (1 - discount), offer.money_quantum)
+    # per unit first, as a quote prices it (app.quotes.service: unit price after discount × units × months)
+    monthly_effective = _money(offer.unit_monthly_list * (1 - discount), offer.money_quantum) * units
     months = billed_months(hours, term) if hours is not None else None
     job_total = _money(monthly_effective * months, offer.money_quantum) if months is not None else None
     annual_discount = Decimal(offer.discount_bp.get("annual", 0)) / Decimal(10000)

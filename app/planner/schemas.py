@@ -590,6 +590,20 @@ class OptionOut(BaseModel):
     miss_reason: str | None = None
     reference_prices: list[ReferencePriceOut] = Field(default_factory=list)
     serving: ServingOut | None = Field(default=None, description='task "serving": latency, throughput, KV cache')
+    quote: QuoteBodyOut | None = Field(default=None, description="POST /quotes body for this option")
+
+
+class QuoteBodyOut(BaseModel):
+    """The body of POST /quotes for this option: add `customer` (and `addons` where wanted) and post
+    it as is. `plan` is in /estimate's plan shape, `workload` in /recommend's; the quote's total is
+    the option's `cost.job_total`."""
+
+    sku_id: str
+    quantity: int = Field(description="Cards or servers, as the SKU is rented (the option's cost.units)")
+    term: str
+    months: int
+    plan: dict[str, Any]
+    workload: dict[str, Any]
 
 
 class RejectedOut(BaseModel):

@@ -25,7 +25,15 @@ from app.planner import mappers, metrics, serving_service
 from app.planner.market import load_market
 from app.planner.offers import Constraints
 from app.planner.recommend import recommend
-from app.planner.schemas import EstimateIn, EstimateOut, RecommendIn, RecommendOut, ScalingIn, ScalingOut
+from app.planner.schemas import (
+    EstimateIn,
+    EstimateOut,
+    RecommendIn,
+    RecommendOut,
+    ScalingIn,
+    ScalingOut,
+    WorkloadIn,
+)
 from app.planner.search import default_global_batch, search_plans
 from app.planner.workload import SessionOpener, resolve_cluster, resolve_model, resolve_workload, with_global_batch
 
@@ -131,7 +139,8 @@ def run_recommend(session: Session, request: RecommendIn) -> RecommendOut:
     result = recommend(model, workload, market.offers, constraints_of(request), micro_batch=request.micro_batch)
     metrics.record_search(result.stats, time.perf_counter() - started, configurations=result.configurations)
     metrics.record_recommendation(len(result.options), len(result.near_misses))
-    return mappers.recommendation_out(model, workload, result, model_warnings, market.references)
+    workload_body = request.model_dump(mode="json", include=set(WorkloadIn.model_fields), exclude_none=True)
+    return mappers.recommendation_out(model, workload, result, model_warnings, market.references, workload_body)
 
 
 def constraints_of(request: RecommendIn) -> Constraints:

@@ -12,6 +12,7 @@ import hashlib
 import json
 import re
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from importlib.metadata import PackageNotFoundError, version
@@ -302,11 +303,16 @@ def create_quote(
     idempotency_key: str | None = None,
     validity_days: int = 14,
     base_path: str = "/quotes",
+    check_plan: Callable[[Session, QuoteCreate], None] | None = None,
 ) -> Created:
-    """Issue a quote. With an idempotency key, a replay of the same body returns the first quote."""
+    """Issue a quote. With an idempotency key, a replay of the same body returns the first quote.
+    `check_plan` (the planner's quantity/feasibility check, app.planner.quote_check) runs on a new
+    quote before it is priced; it raises to refuse it."""
     digest = request_hash(data)
     if idempotency_key is not None and (earlier := repository.get_by_idempotency_key(session, idempotency_key)):
         return _replay(earlier, digest, idempotency_key, base_path)
+    if check_plan is not None:
+        check_plan(session, data)
     sku = _resolve_sku(session, data.sku_id)
     nodes, cards = _units(sku, data.quantity)
     months = _months(data.term, data.months)

@@ -1,0 +1,102 @@
+"""A quote's plan against what it rents: the GPUs the quantity rents must be the GPUs the plan runs
+on, and the plan must pass the feasibility gate on that SKU (GPU memory within the headroom, host
+RAM within the reserve). Runs before a quote is issued; a plan or workload in another shape than
+/estimate's (an older free-form record) is kept for the record and not checked.
+"""
+
+from __future__ import annotations
+
+from contextlib import nullcontext
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+from sqlalchemy.orm import Session
+
+from app.catalog import repository as catalog_repository
+from app.errors import InvalidInput
+from app.estimator.memory import estimate_memory, gpu_memory_message, host_ram_message, validate_plan
+from app.estimator.specs import EstimatorError
+from app.planner.schemas import HardwareIn, PlanIn, WorkloadIn
+from app.planner.workload import resolve_cluster, resolve_model
+
+if TYPE_CHECKING:
+    from app.quotes.schemas import QuoteCreate
+
+DEGREES = ("dp", "tp", "pp", "cp")
+
+
+def _invalid(field: str, message: str) -> InvalidInput:
+    return InvalidInput(f"{field}: {message}", errors=[{"field": field, "message": message, "type": "value_error"}])
+
+
+def _plan_gpus(plan: dict[str, Any]) -> int | None:
+    """dp × tp × pp × cp when the plan states any degree, else None (nothing to check)."""
+    if not any(key in plan for key in DEGREES):
+        return None
+    gpus = 1
+    for key in DEGREES:
+        value = plan.get(key, 1)
+        if type(value) is not int or value < 1:
+            raise _invalid(f"plan.{key}", f"must be a positive integer, got {value!r}")
+        gpus *= value
+    return gpus
+
+
+def check_quote(session: Session, data: QuoteCreate) -> None:
+    """Raise a 422 naming both numbers when the quantity disagrees with the plan, or the plan does not
+    fit the SKU. An unknown SKU is left to the quote service (its own 422)."""
+    check_plan(session, sku_id=data.sku_id, quantity=data.quantity, plan=data.plan, workload=data.workload)
+
+
+def check_plan(
+    session: Session, *, sku_id: str, quantity: int, plan: dict[str, Any] | None, workload: dict[str, Any] | None
+) -> None:
+    if not plan:
+        return
+    sku = catalog_repository.get_sku_by_slug(session, sku_id)
+    if sku is None:
+        return
+    gpus = _plan_gpus(plan)
+    if gpus is None:
+        return
+    by_card = sku.rental_unit == "card"
+    rented = quantity if by_card else quantity * sku.gpus_per_node
+    if rented != gpus:
+        unit = "cards" if by_card else f"servers of {sku.gpus_per_node} GPUs"
+        needed = gpus if by_card else f"{gpus / sku.gpus_per_node:g}"
+        raise _invalid(
+            "quantity",
+            f"quantity {quantity} rents {rented} GPUs ({quantity} {unit}) but the plan runs on "
+            f"dp × tp × pp × cp = {gpus} GPUs; quote quantity {needed}",
+        )
+    _check_fits(session, sku.slug, quantity, by_card, plan, workload)
+
+
+def _check_fits(
+    session: Session, sku_id: str, quantity: int, by_card: bool, plan: dict[str, Any], workload: dict[str, Any] | None
+) -> None:
+    if not workload:
+        return
+    try:
+        request = WorkloadIn.model_validate(workload)
+        plan_in = PlanIn.model_validate({k: v for k, v in plan.items() if k in PlanIn.model_fields})
+    except ValidationError:
+        return  # an older free-form record: kept, not checked
+    hardware = HardwareIn(sku=sku_id, nodes=1 if by_card else quantity, gpus_per_node=quantity if by_card else None)
+    cluster = resolve_cluster(hardware, lambda: nullcontext(session))
+    model, _warnings = resolve_model(request.model)
+    spec = plan_in.spec(request.micro_batch or 1)
+    work = request.workload()
+    if work.task != "inference":
+        global_batch = plan_in.global_batch or work.global_batch or spec.dp * spec.micro_batch
+        work = replace(work, global_batch=global_batch)
+    try:
+        validate_plan(model, work, spec, cluster)
+        memory = estimate_memory(model, work, spec, cluster).breakdown
+    except EstimatorError as error:
+        raise _invalid("plan", str(error)) from error
+    if not memory.gpu_fits:
+        raise _invalid("plan", f"does not fit {sku_id}: {gpu_memory_message(memory)}")
+    if not memory.host_fits and cluster.host_ram_gib is not None:
+        raise _invalid("plan", f"does not fit {sku_id}: {host_ram_message(memory, cluster.host_ram_gib)}")
