@@ -1,16 +1,15 @@
 """A quote's plan against what it rents: the GPUs the quantity rents must be the GPUs the plan runs
 on, and the plan must pass the feasibility gate on that SKU (GPU memory within the headroom, host
-RAM within the reserve). Runs before a quote is issued; a plan or workload in another shape than
-/estimate's (an older free-form record) is kept for the record and not checked.
+RAM within the reserve). Runs before a new quote is priced (app.quotes.service.create_quote's
+`check_plan`); a plan without parallel degrees, or a quote without a workload, has nothing to check.
 """
 
 from __future__ import annotations
 
 from contextlib import nullcontext
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from pydantic import ValidationError
 from sqlalchemy.orm import Session
 
 from app.catalog import repository as catalog_repository
@@ -30,19 +29,6 @@ def _invalid(field: str, message: str) -> InvalidInput:
     return InvalidInput(f"{field}: {message}", errors=[{"field": field, "message": message, "type": "value_error"}])
 
 
-def _plan_gpus(plan: dict[str, Any]) -> int | None:
-    """dp × tp × pp × cp when the plan states any degree, else None (nothing to check)."""
-    if not any(key in plan for key in DEGREES):
-        return None
-    gpus = 1
-    for key in DEGREES:
-        value = plan.get(key, 1)
-        if type(value) is not int or value < 1:
-            raise _invalid(f"plan.{key}", f"must be a positive integer, got {value!r}")
-        gpus *= value
-    return gpus
-
-
 def check_quote(session: Session, data: QuoteCreate) -> None:
     """Raise a 422 naming both numbers when the quantity disagrees with the plan, or the plan does not
     fit the SKU. An unknown SKU is left to the quote service (its own 422)."""
@@ -50,16 +36,14 @@ def check_quote(session: Session, data: QuoteCreate) -> None:
 
 
 def check_plan(
-    session: Session, *, sku_id: str, quantity: int, plan: dict[str, Any] | None, workload: dict[str, Any] | None
+    session: Session, *, sku_id: str, quantity: int, plan: PlanIn | None, workload: WorkloadIn | None
 ) -> None:
-    if not plan:
-        return
+    if plan is None or not set(DEGREES) & plan.model_fields_set:
+        return  # no parallel degrees stated: nothing to check the quantity against
     sku = catalog_repository.get_sku_by_slug(session, sku_id)
     if sku is None:
         return
-    gpus = _plan_gpus(plan)
-    if gpus is None:
-        return
+    gpus = plan.dp * plan.tp * plan.pp * plan.cp
     by_card = sku.rental_unit == "card"
     rented = quantity if by_card else quantity * sku.gpus_per_node
     if rented != gpus:
@@ -70,27 +54,18 @@ def check_plan(
             f"quantity {quantity} rents {rented} GPUs ({quantity} {unit}) but the plan runs on "
             f"dp × tp × pp × cp = {gpus} GPUs; quote quantity {needed}",
         )
-    _check_fits(session, sku.slug, quantity, by_card, plan, workload)
+    if workload is not None:
+        _check_fits(session, sku.slug, quantity, by_card, plan, workload)
 
 
-def _check_fits(
-    session: Session, sku_id: str, quantity: int, by_card: bool, plan: dict[str, Any], workload: dict[str, Any] | None
-) -> None:
-    if not workload:
-        return
-    try:
-        request = WorkloadIn.model_validate(workload)
-        plan_in = PlanIn.model_validate({k: v for k, v in plan.items() if k in PlanIn.model_fields})
-    except ValidationError:
-        return  # an older free-form record: kept, not checked
+def _check_fits(session: Session, sku_id: str, quantity: int, by_card: bool, plan: PlanIn, request: WorkloadIn) -> None:
     hardware = HardwareIn(sku=sku_id, nodes=1 if by_card else quantity, gpus_per_node=quantity if by_card else None)
     cluster = resolve_cluster(hardware, lambda: nullcontext(session))
     model, _warnings = resolve_model(request.model)
-    spec = plan_in.spec(request.micro_batch or 1)
+    spec = plan.spec(request.micro_batch or 1)
     work = request.workload()
     if work.task != "inference":
-        global_batch = plan_in.global_batch or work.global_batch or spec.dp * spec.micro_batch
-        work = replace(work, global_batch=global_batch)
+        work = replace(work, global_batch=plan.global_batch or work.global_batch or spec.dp * spec.micro_batch)
     try:
         validate_plan(model, work, spec, cluster)
         memory = estimate_memory(model, work, spec, cluster).breakdown

@@ -42,7 +42,8 @@ def test_each_option_quotes_back_to_its_own_total(client: TestClient, body: dict
         assert response.status_code == 201, response.text
         quote = response.json()
         assert Decimal(quote["total"]) == Decimal(option["cost"]["job_total"])
-        assert quote["plan"] == quote_body["plan"] and quote["workload"] == quote_body["workload"]
+        assert quote["plan"]["summary"] == option["plan"]["summary"]
+        assert quote["workload"]["model"] == quote_body["workload"]["model"]
 
 
 def test_quantity_that_disagrees_with_the_plan_names_both_numbers(client: TestClient) -> None:
@@ -77,13 +78,14 @@ def test_a_plan_that_does_not_fit_the_sku_is_refused(client: TestClient) -> None
     assert "GiB per GPU" in message and "headroom" in message
 
 
-def test_free_form_records_are_still_quoted(client: TestClient) -> None:
+def test_a_quote_without_a_workload_checks_only_the_quantity(client: TestClient) -> None:
     body = {
         "sku_id": "h100-80g-sxm-8x",
         "quantity": 2,
         "term": "monthly",
-        "workload": {"model": "llama-3-70b", "task": "full-finetune"},
         "plan": {"tp": 8, "pp": 2, "dp": 1},
         "customer": CUSTOMER,
     }
     assert client.post("/quotes", json=body).status_code == 201
+    message = _errors(client.post("/quotes", json={**body, "plan": {"tp": 8, "dp": 1}}))["quantity"]
+    assert "quantity 2 rents 16 GPUs" in message and "= 8 GPUs" in message
