@@ -2,10 +2,13 @@
 
 Prints p50/p95 of /recommend over a mix of workloads with max_nodes 16 (training/inference plan
 search; and, separately, the serving deployment search of `task: "serving"`), the plans evaluated per
-request and per second, and GET /healthz measured in the same run as the baseline. Two runs:
-"cold" with the plan-search cache off (PLANNER_CACHE_SIZE=0: every request searches from scratch)
-and "warm" with the default cache (a repeated workload, e.g. the results page, its CSV export and
-its quote form, reuses the searches; prices are still applied fresh).
+request and per second, and GET /healthz measured in the same run as the baseline. Three runs:
+"cold" with the plan-search cache off (PLANNER_CACHE_SIZE=0: every request searches from scratch),
+"warm" with the default cache (a repeated workload, e.g. the results page, its CSV export and
+its quote form, reuses the searches; prices are still applied fresh), and "cold, large catalog":
+a synthetic 40-SKU catalog over 4 regions (the 3 seeded SKUs and 37 more across 7 GPU types,
+node and card rental, with and without an InfiniBand fabric) searched with max_nodes 64.
+Targets: cold p95 <= 100 ms on the seeded catalog, <= 300 ms on the large one.
 
     .venv/bin/python benchmarks/recommend.py [--rounds 5]
 """
@@ -58,7 +61,70 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _start_server(database: Path, port: int, cache_size: int) -> subprocess.Popen:
+LARGE_GPUS = (
+    # (GPU type, name, link, cards per node, host RAM GiB, price per unit per month CNY, rented by)
+    ("a100-40g-pcie", "NVIDIA A100 40GB PCIe", "pcie4", 8, 512, "2600.00", "card"),
+    ("a100-80g-pcie", "NVIDIA A100 80GB PCIe", "pcie4", 8, 1024, "4200.00", "card"),
+    ("a100-80g-sxm", "NVIDIA A100 80GB SXM", "nvlink3", 8, 1024, "28000.00", "node"),
+    ("h100-80g-pcie", "NVIDIA H100 80GB PCIe", "pcie5", 8, 1024, "7000.00", "card"),
+    ("h100-80g-sxm", "NVIDIA H100 80GB SXM", "nvlink4", 8, 2048, "95000.00", "node"),
+    ("h200-141g-sxm", "NVIDIA H200 141GB SXM", "nvlink4", 8, 2048, "120000.00", "node"),
+    ("l40s-48g", "NVIDIA L40S 48GB", "pcie4", 8, 512, "3000.00", "card"),
+)
+LARGE_REGIONS = ("shenzhen", "singapore", "los-angeles", "frankfurt")
+
+
+def _large_catalog(database: Path) -> None:
+    """37 SKUs beside the seeded 3: every GPU type in every region, node SKUs with and without a
+    fabric, prices varied by region so the ranking has real choices."""
+    from decimal import Decimal
+
+    from app.catalog.models import GpuType, Sku, SkuPrice, TermDiscount
+    from app.db.engine import build_engine, build_sessionmaker
+
+    engine = build_engine(f"sqlite:///{database}")
+    with build_sessionmaker(engine)() as session:
+        types = {t.slug: t for t in session.query(GpuType).all()}
+        count = 3
+        for index in range(64):
+            if count == 40:
+                break
+            slug, name, link, cards, ram, price, unit = LARGE_GPUS[index % len(LARGE_GPUS)]
+            region = LARGE_REGIONS[(index // len(LARGE_GPUS)) % len(LARGE_REGIONS)]
+            fabric = "ib-ndr-400" if unit == "node" and index % 2 == 0 else None
+            gpu_type = types.get(slug) or GpuType(slug=slug, name=name)
+            types[slug] = gpu_type
+            sku = Sku(
+                slug=f"bench-{slug}-{region}-{index}",
+                name=f"{name} server in {region}",
+                gpu_type=gpu_type,
+                rental_unit=unit,
+                gpus_per_node=cards,
+                card_counts=[1, 2, 4, 8] if unit == "card" else [cards],
+                intra_node_link=link,
+                interconnect=link,
+                host_cpu="",
+                host_ram_gib=ram,
+                host_nvme_tb="",
+                network="10 Gbps",
+                inter_node_fabric=fabric,
+                infiniband_addon=fabric is not None,
+                regions=[region],
+                indicative_price=False,
+                notes="",
+                status="active",
+            )
+            session.add(sku)
+            amount = int(Decimal(price) * 100 * (100 + 5 * (index % 5)) // 100)
+            session.add(SkuPrice(sku=sku, amount_minor=amount, currency="CNY", note="benchmark"))
+            session.add(TermDiscount(sku=sku, term="monthly", discount_bp=0))
+            session.add(TermDiscount(sku=sku, term="annual", discount_bp=1500))
+            count += 1
+        session.commit()
+    engine.dispose()
+
+
+def _start_server(database: Path, port: int, cache_size: int, large: bool = False) -> subprocess.Popen:
     env = {
         **os.environ,
         "DATABASE_URL": f"sqlite:///{database}",
@@ -69,6 +135,8 @@ def _start_server(database: Path, port: int, cache_size: int) -> subprocess.Pope
     }
     for command in ("migrate", "seed"):
         subprocess.run([sys.executable, "-m", "app", command], cwd=ROOT, env=env, check=True, capture_output=True)
+    if large:
+        _large_catalog(database)
     server = subprocess.Popen(
         [sys.executable, "-m", "app", "serve"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
@@ -91,19 +159,24 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
-    for label, cache_size in (("cold (PLANNER_CACHE_SIZE=0)", 0), ("warm (default cache)", 1024)):
+    runs = (
+        ("cold (PLANNER_CACHE_SIZE=0)", 0, False, 16),
+        ("warm (default cache)", 1024, False, 16),
+        ("cold, synthetic 40-SKU 4-region catalog", 0, True, 64),
+    )
+    for label, cache_size, large, max_nodes in runs:
         with tempfile.TemporaryDirectory() as tmp:
             port = _free_port()
-            server = _start_server(Path(tmp) / "bench.db", port, cache_size)
+            server = _start_server(Path(tmp) / "bench.db", port, cache_size, large)
             try:
                 print(f"== {label}")
-                run(f"http://127.0.0.1:{port}", args.rounds)
+                run(f"http://127.0.0.1:{port}", args.rounds, max_nodes)
             finally:
                 server.terminate()
                 server.wait(timeout=10)
 
 
-def run(base: str, rounds: int) -> None:
+def run(base: str, rounds: int, max_nodes: int = 16) -> None:
     with httpx.Client(base_url=base, timeout=60) as client:
         for body in MIX + SERVING_MIX:  # warm-up: imports, caches of per-model quantities
             client.post("/recommend", json=body).raise_for_status()
@@ -121,7 +194,7 @@ def run(base: str, rounds: int) -> None:
                 health.append(time.perf_counter() - started)
                 started = time.perf_counter()
                 response = client.post(
-                    "/recommend", json=body | {"constraints": body.get("constraints", {}) | {"max_nodes": 16}}
+                    "/recommend", json=body | {"constraints": body.get("constraints", {}) | {"max_nodes": max_nodes}}
                 )
                 latencies.append(time.perf_counter() - started)
                 response.raise_for_status()
@@ -130,7 +203,7 @@ def run(base: str, rounds: int) -> None:
     total_s = sum(latencies)
     p50, p95 = _percentile(latencies, 0.5) * 1e3, _percentile(latencies, 0.95) * 1e3
     h50 = _percentile(health, 0.5) * 1e3
-    print(f"POST /recommend  requests={len(latencies)}  workloads={len(MIX)}  max_nodes=16  one worker")
+    print(f"POST /recommend  requests={len(latencies)}  workloads={len(MIX)}  max_nodes={max_nodes}  one worker")
     print(f"  p50 {p50:7.1f} ms   p95 {p95:7.1f} ms   max {max(latencies) * 1e3:7.1f} ms")
     print(
         f"  plan evaluations per request: median {statistics.median(evaluations):.0f}, "

@@ -61,7 +61,10 @@ def check_plan(
 def _check_fits(session: Session, sku_id: str, quantity: int, by_card: bool, plan: PlanIn, request: WorkloadIn) -> None:
     hardware = HardwareIn(sku=sku_id, nodes=1 if by_card else quantity, gpus_per_node=quantity if by_card else None)
     cluster = resolve_cluster(hardware, lambda: nullcontext(session))
-    model, _warnings = resolve_model(request.model)
+    try:
+        model, _warnings = resolve_model(request.model)
+    except EstimatorError:
+        return  # a model the estimator cannot size (an incomplete pasted config) is kept for the record, unchecked
     spec = plan.spec(request.micro_batch or 1)
     work = request.workload()
     if work.task != "inference":

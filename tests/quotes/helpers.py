@@ -20,7 +20,12 @@ def h100_body(**changes: Any) -> dict[str, Any]:
         "term": "annual",
         "months": 12,
         "addons": ["infiniband-400g"],
-        "workload": {"model": {"preset": "llama-3-70b"}, "task": "full_finetune", "tokens": 2_000_000_000},
+        "workload": {
+            "model": {"preset": "llama-3-70b"},
+            "task": "full_finetune",
+            "tokens": 2_000_000_000,
+            "seq_len": 1024,
+        },
         "plan": {"tp": 8, "pp": 2, "dp": 1, "zero_stage": 1},
         "customer": {"name": "Li Wei", "company": "深圳算力科技", "email": "li.wei@example.com"},
     }

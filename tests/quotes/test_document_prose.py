@@ -26,9 +26,9 @@ WIZARD_PLAN = {
     "cp": 1,
     "zero_stage": 0,
     "offload": "none",
-    "recompute": "none",
-    "micro_batch": 4,
-    "summary": "one GPU, no parallelism, micro-batch 4",
+    "recompute": "selective",
+    "micro_batch": 2,
+    "summary": "one GPU, no parallelism, selective activation recomputation, micro-batch 2",
     "time_to_train_hours": 5.52,
     "time_to_train_hours_range": [4.9, 7.3],
 }
