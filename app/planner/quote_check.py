@@ -54,7 +54,7 @@ def check_plan(
             f"quantity {quantity} rents {rented} GPUs ({quantity} {unit}) but the plan runs on "
             f"dp × tp × pp × cp = {gpus} GPUs; quote quantity {needed}",
         )
-    if workload is not None:
+    if workload is not None and workload.task != "serving":  # serving deployments are sized by app.planner.serving
         _check_fits(session, sku.slug, quantity, by_card, plan, workload)
 
 
