@@ -60,7 +60,7 @@ def check_plan(
 
 def _check_fits(session: Session, sku_id: str, quantity: int, by_card: bool, plan: PlanIn, request: WorkloadIn) -> None:
     hardware = HardwareIn(sku=sku_id, nodes=1 if by_card else quantity, gpus_per_node=quantity if by_card else None)
-    cluster = resolve_cluster(hardware, lambda: nullcontext(session))
+    cluster, _assumed = resolve_cluster(hardware, lambda: nullcontext(session))
     try:
         model, _warnings = resolve_model(request.model)
     except EstimatorError:
