@@ -23,9 +23,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from decimal import Decimal
 from pathlib import Path
 
 import httpx
+
+from app.catalog.models import GpuType, Sku, SkuPrice, TermDiscount
+from app.db.engine import build_engine, build_sessionmaker
 
 ROOT = Path(__file__).resolve().parents[1]
 GPT3_175B = {"layers": 96, "hidden": 12288, "heads": 96, "ffn": 49152, "vocab": 50257, "mlp": "gelu"}
@@ -77,11 +81,6 @@ LARGE_REGIONS = ("shenzhen", "singapore", "los-angeles", "frankfurt")
 def _large_catalog(database: Path) -> None:
     """37 SKUs beside the seeded 3: every GPU type in every region, node SKUs with and without a
     fabric, prices varied by region so the ranking has real choices."""
-    from decimal import Decimal
-
-    from app.catalog.models import GpuType, Sku, SkuPrice, TermDiscount
-    from app.db.engine import build_engine, build_sessionmaker
-
     engine = build_engine(f"sqlite:///{database}")
     with build_sessionmaker(engine)() as session:
         types = {t.slug: t for t in session.query(GpuType).all()}

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from contextlib import nullcontext
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from sqlalchemy.orm import Session
 
@@ -17,7 +17,7 @@ from app.errors import InvalidInput
 from app.estimator.memory import estimate_memory, gpu_memory_message, host_ram_message, validate_plan
 from app.estimator.specs import EstimatorError
 from app.planner.schemas import HardwareIn, PlanIn, WorkloadIn
-from app.planner.workload import resolve_cluster, resolve_model
+from app.planner.workload import SessionOpener, resolve_cluster, resolve_model
 
 if TYPE_CHECKING:
     from app.quotes.schemas import QuoteCreate
@@ -60,7 +60,8 @@ def check_plan(
 
 def _check_fits(session: Session, sku_id: str, quantity: int, by_card: bool, plan: PlanIn, request: WorkloadIn) -> None:
     hardware = HardwareIn(sku=sku_id, nodes=1 if by_card else quantity, gpus_per_node=quantity if by_card else None)
-    cluster, _assumed = resolve_cluster(hardware, lambda: nullcontext(session))
+    # the quote's own session, left open: resolve_cluster closes what the opener gives it
+    cluster, _assumed = resolve_cluster(hardware, cast("SessionOpener", lambda: nullcontext(session)))
     try:
         model, _warnings = resolve_model(request.model)
     except EstimatorError:
