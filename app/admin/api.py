@@ -7,7 +7,7 @@ carries `require_admin`, so every route here refuses anonymous (401) and non-adm
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends, Path, Query, Response
 
@@ -29,6 +29,7 @@ from app.admin.schemas import (
     VersionIn,
 )
 from app.deps import SessionDep, UnitOfWorkRoute
+from app.estimator.vocabulary import QuoteStatus
 from app.quotes import service as quotes_service
 from app.quotes.schemas import QuoteList, QuoteOut
 
@@ -160,7 +161,7 @@ def audit(
 @router.get("/quotes", summary="Quotes, newest first, filtered")
 def list_quotes(
     session: SessionDep,
-    status: Annotated[Literal["issued", "accepted", "cancelled", "expired"] | None, Query()] = None,
+    status: Annotated[QuoteStatus | None, Query()] = None,
     customer: Annotated[str | None, Query(max_length=200, description="Name, company or email")] = None,
     created_from: Annotated[datetime | None, Query(description="Inclusive")] = None,
     created_to: Annotated[datetime | None, Query(description="Exclusive")] = None,

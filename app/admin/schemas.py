@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, computed_field
 
 from app.catalog.schemas import MoneyStr
-from app.estimator.vocabulary import RentalUnit, Term
+from app.estimator.vocabulary import RentalUnit, SkuStatus, Term
 from app.money import MoneyError, check_currency
 
 Slug = Annotated[str, StringConstraints(strip_whitespace=True, pattern=r"^[a-z0-9][a-z0-9-]{0,63}$")]
@@ -164,7 +164,7 @@ class AddonIn(StrictModel):
     amount: Amount | None = None
     currency: Currency
     per_unit: RentalUnit
-    status: Literal["active", "retired"] = "active"
+    status: SkuStatus = "active"
     version: Version | None = Field(default=None, description="null when the add-on is new")
 
 
@@ -212,7 +212,7 @@ class SkuAdminOut(BaseModel):
     inter_node_fabric: str | None
     infiniband_addon: bool
     regions: list[str]
-    status: Literal["active", "retired"]
+    status: SkuStatus
     indicative_price: bool
     notes: str
     version: int
@@ -301,12 +301,12 @@ class AddonDoc(StrictModel):
     amount: Amount | None = None
     currency: Currency
     per_unit: RentalUnit
-    status: Literal["active", "retired"] = "active"
+    status: SkuStatus = "active"
 
 
 class SkuDoc(SkuFields):
     id: Slug
-    status: Literal["active", "retired"] = "active"
+    status: SkuStatus = "active"
     prices: Annotated[list[PriceDoc], Field(min_length=1, max_length=1000)]
     discounts: Discounts = Field(default_factory=dict)
     availability: Annotated[list[AvailabilityDoc], Field(max_length=64)] = Field(default_factory=list)

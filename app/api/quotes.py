@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated
 
 from fastapi import APIRouter, Body, Header, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
@@ -11,6 +11,7 @@ from fastapi.responses import HTMLResponse
 
 from app.api import examples
 from app.deps import SessionDep, SettingsDep, UnitOfWorkRoute
+from app.estimator.vocabulary import Language
 from app.planner.quote_check import check_quote
 from app.quotes import printing, service
 from app.quotes.schemas import QuoteCreate, QuoteOut
@@ -29,7 +30,7 @@ IdempotencyKey = Annotated[
         "their quote, i.e. well beyond 24 hours.",
     ),
 ]
-Lang = Annotated[Literal["en", "zh"], Query(description="Language of the labels")]
+Lang = Annotated[Language, Query(description="Language of the labels")]
 
 
 @router.post(

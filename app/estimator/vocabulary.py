@@ -32,6 +32,12 @@ Term = Literal["monthly", "annual"]
 Objective = Literal["balanced", "cheapest", "fastest"]
 # What one price buys: one card, or a whole server.
 RentalUnit = Literal["card", "node"]
+# A SKU (or an add-on) on sale, or retired from the catalog and recommendations.
+SkuStatus = Literal["active", "retired"]
+# A quote's life: issued, then accepted by the customer, cancelled by an admin, or expired unanswered.
+QuoteStatus = Literal["issued", "accepted", "cancelled", "expired"]
+# The languages of pages and printed quotes.
+Language = Literal["en", "zh"]
 
 # Serving: an inference deployment under traffic and latency targets (app/estimator/serving.py), asked
 # of POST /estimate and /recommend beside the tasks above; the wizard's "serve a model" path.
@@ -55,6 +61,9 @@ LORA_TARGETS: tuple[LoraTarget, ...] = get_args(LoraTarget)
 TERMS: tuple[Term, ...] = get_args(Term)
 OBJECTIVES: tuple[Objective, ...] = get_args(Objective)
 RENTAL_UNITS: tuple[RentalUnit, ...] = get_args(RentalUnit)
+SKU_STATUSES: tuple[SkuStatus, ...] = get_args(SkuStatus)
+QUOTE_STATUSES: tuple[QuoteStatus, ...] = get_args(QuoteStatus)
+LANGUAGES: tuple[Language, ...] = get_args(Language)
 
 ENGINES: tuple[Engine, ...] = get_args(Engine)
 BATCHINGS: tuple[Batching, ...] = get_args(Batching)

@@ -26,8 +26,6 @@ from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.db.base import Base, TimestampMixin, utcnow
 
-QUOTE_STATUSES = ("issued", "accepted", "cancelled", "expired")
-
 
 class QuoteNumberCounter(Base):
     """One row per year; `last_value` is bumped inside the transaction that inserts the quote, so a

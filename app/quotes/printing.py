@@ -16,12 +16,12 @@ from app.estimator.models import model_from_hf_config
 from app.estimator.params import count_params
 from app.estimator.presets import get_preset, model_title
 from app.estimator.specs import EstimatorError
+from app.estimator.vocabulary import LANGUAGES
 from app.planner import words
 from app.quotes.schemas import QuoteOut
 from app.templating import templates
 
 PRINT_CSS = Path(__file__).resolve().parents[2] / "static" / "css" / "print.css"
-LANGUAGES = ("en", "zh")
 
 LABELS: dict[str, dict[str, str]] = {
     "en": {

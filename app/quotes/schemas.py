@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, EmailStr, Field, StringConstraints, field_validator, model_validator
 
 from app.catalog.schemas import TERM_DESCRIPTION, MoneyStr
-from app.estimator.vocabulary import Term
+from app.estimator.vocabulary import QuoteStatus, Term
 from app.planner.schemas import PlanIn, WorkloadIn
 from app.schemas import RequestModel
 
@@ -204,7 +204,7 @@ class QuoteLinks(BaseModel):
 class QuoteOut(BaseModel):
     id: str = Field(description="Public id (192 random bits), used in the quote's URLs")
     number: str = Field(examples=["Q-2026-000123"])
-    status: Literal["issued", "accepted", "cancelled", "expired"]
+    status: QuoteStatus
     created_at: datetime
     valid_until: datetime
     accepted_at: datetime | None = None

@@ -29,7 +29,7 @@ from app.errors import InvalidInput
 from app.estimator.presets import list_presets
 from app.estimator.specs import EstimatorError
 from app.estimator.vocabulary import ENGINES, WEIGHT_FORMATS
-from app.i18n import Translator, negotiate
+from app.i18n import LANGS, Translator, negotiate
 from app.planner.schemas import OptionOut, RecommendIn, RecommendOut
 from app.planner.service import run_recommend
 from app.quotes import service as quotes_service
@@ -279,7 +279,7 @@ def serve_quote_form(request: Request, session: SessionDep) -> Response:
 async def serve_issue_quote(request: Request, session: SessionDep, settings: SettingsDep) -> Response:
     posted = await request.form()
     lang = posted.get("lang")
-    t = Translator(lang if lang in ("en", "zh") else negotiate(request))
+    t = Translator(lang if lang in LANGS else negotiate(request))
     fields = {k: v for k, v in posted.items() if isinstance(v, str)}
     addons = [v for k, v in posted.multi_items() if k == "addons" and isinstance(v, str)]
     return await to_thread.run_sync(_issue, request, session, settings.quote_validity_days, fields, addons, t)
