@@ -67,13 +67,28 @@ def memory_out(memory: MemoryEstimate) -> MemoryOut:
         "other": b.other,
         "total": b.total,
     }
+    return gib_memory_out(
+        parts, capacity=b.capacity, fits=b.fits, limit=b.limit, host_ram=b.host_ram, host_ram_limit=b.host_ram_limit
+    )
+
+
+def gib_memory_out(
+    parts: dict[str, float],
+    *,
+    capacity: float,
+    fits: bool,
+    limit: float | None = None,
+    host_ram: float = 0.0,
+    host_ram_limit: float | None = None,
+) -> MemoryOut:
+    """Per-GPU bytes by component, as the response's GiB figures (training and serving alike)."""
     return MemoryOut(
         per_gpu_gib={k: round(v / GIB, 2) for k, v in parts.items()},
-        capacity_gib=round(b.capacity / GIB, 2),
-        limit_gib=round(b.limit / GIB, 2) if b.limit is not None else None,
-        fits=b.fits,
-        host_ram_gib=round(b.host_ram / GIB, 1),
-        host_ram_limit_gib=round(b.host_ram_limit / GIB, 1) if b.host_ram_limit is not None else None,
+        capacity_gib=round(capacity / GIB, 2),
+        limit_gib=round(limit / GIB, 2) if limit is not None else None,
+        fits=fits,
+        host_ram_gib=round(host_ram / GIB, 1),
+        host_ram_limit_gib=round(host_ram_limit / GIB, 1) if host_ram_limit is not None else None,
     )
 
 

@@ -17,6 +17,7 @@ from app.estimator.serving import (
 )
 from app.estimator.specs import GIB, Cluster, EstimatorError, ModelSpec, Warning_
 from app.estimator.vocabulary import SERVING_PRECISIONS, ServingPrecision
+from app.planner.mappers import gib_memory_out
 from app.planner.schemas import (
     CostOut,
     EstimateOut,
@@ -162,12 +163,7 @@ def _memory_out(estimate: ServingEstimate) -> MemoryOut:
         "other": mem.engine_reserve,
         "total": mem.total,
     }
-    return MemoryOut(
-        per_gpu_gib={k: round(v / GIB, 2) for k, v in parts.items()},
-        capacity_gib=round(mem.capacity / GIB, 2),
-        fits=estimate.max_concurrency >= 1,
-        host_ram_gib=0.0,
-    )
+    return gib_memory_out(parts, capacity=mem.capacity, fits=estimate.max_concurrency >= 1)
 
 
 def _performance_out(estimate: ServingEstimate) -> PerformanceOut:
