@@ -1,6 +1,6 @@
 """Rank rentable configurations for a workload. PURE: offers in, options out.
 
-Objectives (documented in README "Ranking"):
+Objectives (documented in docs/estimator.md "Ranking"):
 - cheapest: lowest job total (whole billed months of the term; monthly price without `tokens`),
   then faster.
 - fastest: shortest time to train (highest throughput without `tokens`), then cheaper.

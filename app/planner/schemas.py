@@ -584,7 +584,7 @@ class OptionOut(BaseModel):
     explanation: str
     warnings: list[WarningOut]
     stack: Stack | None = Field(
-        default=None, description="The training stack that runs the plan (README 'Stacks'); null for inference"
+        default=None, description="The training stack that runs the plan (docs/stacks.md); null for inference"
     )
     launch: dict[str, Any] = Field(description="{stack: that stack's complete launch configuration}")
     miss_reason: str | None = None

@@ -1,5 +1,5 @@
 """Right-sizing: balanced never leads with a cluster several times the price of one that does the
-job in reasonable time; billing shows what is used against what is billed (README "Ranking")."""
+job in reasonable time; billing shows what is used against what is billed (docs/estimator.md "Ranking")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Helpers for the browser tests: a fresh Chromium page, and screenshots for the README."""
+"""Helpers for the browser tests: a fresh Chromium page, and screenshots for the README and docs/api.md."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-# The README's screenshots are refreshed only on request (UPDATE_SCREENSHOTS=1 make test), so that an
+# The docs' screenshots are refreshed only on request (UPDATE_SCREENSHOTS=1 make test), so that an
 # ordinary test run leaves the working tree clean; otherwise they go to a temporary folder.
 SCREENSHOTS = (
     ROOT / "docs" / "screenshots"
