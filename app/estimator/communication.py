@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from app.estimator.compute import NF4_BYTES_PER_PARAM, trainable_split
+from app.estimator.compute import nf4_bytes_per_param, trainable_split
 from app.estimator.interconnects import (
     LinkBandwidth,
     all_reduce_s,
@@ -120,7 +120,7 @@ def weights_params_local(model: ModelSpec, plan: Plan) -> float:
 
 def gathered_bytes(workload: Workload) -> float:
     """Bytes per parameter a ZeRO-3 / FSDP all-gather moves: the training dtype, NF4 for QLoRA's base."""
-    return NF4_BYTES_PER_PARAM if workload.task == "qlora" else grad_bytes(workload)
+    return nf4_bytes_per_param(workload) if workload.task == "qlora" else grad_bytes(workload)
 
 
 def grad_bytes(workload: Workload) -> float:

@@ -28,7 +28,18 @@ from app.estimator.params import count_params, linear_shapes
 from app.estimator.specs import LoraSpec, ModelSpec, Workload
 from app.estimator.vocabulary import BYTES_PER_ELEMENT, LORA_TASKS
 
-NF4_BYTES_PER_PARAM = 0.5 + 0.127 / 8  # 4-bit weights + double-quantised constants (Dettmers et al. 2023 §3)
+# NF4 storage (Dettmers et al. 2023, "QLoRA", §3): 4-bit codes plus one absmax constant per block of 64 weights,
+# fp32 without double quantisation (32/64 = 0.5 bit per weight) or, with it, 8-bit constants and one fp32 constant
+# per 256 blocks (8/64 + 32/(64·256) = 0.127 bit, the paper's figure). bitsandbytes `bnb_4bit_use_double_quant`,
+# litgpt `bnb.nf4` / `bnb.nf4-dq`; torchao's NF4Tensor (torchtune) double-quantises its scalers the same way.
+NF4_BYTES_PER_PARAM = (4 + 0.127) / 8
+NF4_PLAIN_BYTES_PER_PARAM = (4 + 32 / 64) / 8
+
+
+def nf4_bytes_per_param(workload: Workload) -> float:
+    """Bytes per NF4-stored weight of a QLoRA workload: double quantisation unless its LoRA spec turns it off."""
+    lora = workload.lora
+    return NF4_BYTES_PER_PARAM if lora is None or lora.double_quant else NF4_PLAIN_BYTES_PER_PARAM
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,10 +19,17 @@ Everything is bytes per GPU for the worst pipeline stage. Sources, by term:
   estimator charges 4 × largest_layer_params bytes (deepspeed/runtime/zero/stage3.py,
   `estimate_zero3_model_states_mem_needs`).
 - LoRA: r·(d_in + d_out) trainable parameters per adapted matrix (Hu et al. 2021, §4.1), frozen base
-  in 16-bit. QLoRA: NF4 base at 4 bits plus block-wise absmax constants; with double quantisation
-  8-bit absmax per 64 weights + fp32 per 256 blocks = 8/64 + 32/(64·256) = 0.127 bit/param
-  (Dettmers et al. 2023, "QLoRA", §3 "Double Quantization"); embeddings, norms and lm_head stay 16-bit
-  (bitsandbytes/transformers keep `lm_head` unquantised: `get_keys_to_not_convert`).
+  in 16-bit; under mixed precision the adapters are fp32 with fp32 states (PEFT `autocast_adapter_dtype`).
+  QLoRA: NF4 base at 4 bits plus block-wise absmax constants; with double quantisation
+  8-bit absmax per 64 weights + fp32 per 256 blocks = 8/64 + 32/(64·256) = 0.127 bit/param, without it
+  one fp32 absmax per 64 weights = 0.5 bit (Dettmers et al. 2023, "QLoRA", §3 "Double Quantization");
+  embeddings, norms and lm_head stay 16-bit (bitsandbytes/transformers keep `lm_head` unquantised:
+  `get_keys_to_not_convert`). The QLoRA recipe's own accounting (§3, eq. 5: adapters L1, L2 in BF16;
+  artidoro/qlora `qlora.py` casts LoRA layers to bf16 and trains with `paged_adamw_32bit`): 16-bit adapters
+  and gradients, fp32 optimizer states and no master copy; paged optimizer states are "automatically
+  evicted to CPU RAM when the GPU runs out-of-memory and paged back into GPU memory when the memory is
+  needed in the optimizer update step" (§3 "Paged Optimizers"), so they and the activations never need
+  the card at the same time: the peak holds max(activations, states), not their sum.
 - Activations, per operation (Korthikanti et al. 2022, §4.1 method, Table 2): we count every tensor
   autograd keeps for the backward pass of a Llama-style (RMSNorm, SwiGLU, GQA, no dropout) or a
   GPT-style (LayerNorm, GELU) block, instead of the GPT-with-dropout constant 34. Flash attention keeps
@@ -54,6 +61,7 @@ import math
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from app.estimator.compute import nf4_bytes_per_param
 from app.estimator.hardware import load_gpus
 from app.estimator.params import count_params, linear_shapes
 from app.estimator.specs import (
@@ -80,7 +88,6 @@ from app.estimator.vocabulary import (
 
 # --- constants (each cited) --------------------------------------------------------------------
 
-NF4_BYTES_PER_PARAM = (4 + 0.127) / 8  # QLoRA §3: NF4 4 bits + 0.127 bits of double-quantised constants
 MASTER_BYTES = 4.0  # fp32 master copy under mixed precision (ZeRO §3.1)
 FSDP_REDUCE_BYTES = 4.0  # FSDP2 MixedPrecisionPolicy(reduce_dtype=float32), torchtitan's default: fp32 gradients
 # optimizer state bytes per parameter in fp32 (mixed precision) and as a multiple of the dtype (pure)
@@ -356,6 +363,8 @@ class _Ctx:
     adapter_dtype: float
     adapter_optimizer: float
     dropout_elements: float  # LoRA dropout copies, elements per token per layer
+    nf4_bytes: float  # bytes per NF4-stored base weight (QLoRA)
+    paged: bool  # optimizer states in paged memory: they give way to activations (QLoRA §3)
     stages: dict[tuple[int, int, int], tuple[_Stage, ...]] = field(default_factory=dict)
     elements: dict[tuple[object, ...], tuple[float, float]] = field(default_factory=dict)
     advice: dict[tuple[object, ...], Warning_] = field(default_factory=dict)
@@ -368,8 +377,12 @@ def _lora_figures(model: ModelSpec, workload: Workload) -> tuple[float, float, f
         return 0.0, 0.0, 0.0, 0.0
     lora = workload.lora or LoraSpec()
     targets = _lora_targets(lora)
-    dtype = 4.0 if workload.mixed_precision else _train_dtype_bytes(workload)  # adapters train like a full model
-    optim = STATE_FP32_BYTES[workload.optimizer] if workload.mixed_precision else _optimizer_bytes_per_param(workload)
+    if not workload.mixed_precision:
+        dtype, optim = _train_dtype_bytes(workload), _optimizer_bytes_per_param(workload)
+    elif workload.task == "qlora":  # QLoRA eq. 5: BF16 adapters, 32-bit optimizer states, no master copy
+        dtype, optim = _train_dtype_bytes(workload), STATE_FP32_BYTES[workload.optimizer]
+    else:  # PEFT keeps adapters in fp32 over a 16-bit base: fp32 weights, gradients and states
+        dtype, optim = 4.0, STATE_FP32_BYTES[workload.optimizer]
     dropout = _lora_dropout_elements(model, targets) if lora.dropout > 0 else 0.0
     return _adapter_params(model, lora.rank, targets), dtype, optim, dropout
 
@@ -391,7 +404,16 @@ def _build_context(model: ModelSpec, workload: Workload) -> _Ctx:
         adapter_dtype=adapter_dtype,
         adapter_optimizer=adapter_optim,
         dropout_elements=dropout,
+        nf4_bytes=nf4_bytes_per_param(workload),
+        paged=paged_optimizer(workload),
     )
+
+
+def paged_optimizer(workload: Workload) -> bool:
+    """Whether the optimizer states are paged: as asked, else on for QLoRA (its recipe's `paged_adamw_32bit`)."""
+    if workload.paged_optimizer is not None:
+        return workload.paged_optimizer
+    return workload.task == "qlora"
 
 
 _CONTEXTS: dict[tuple[int, int], _Ctx] = {}
@@ -484,7 +506,7 @@ def _offloaded(
 
 def _base_weight_bytes(ctx: _Ctx, stage: _Stage) -> float:
     if ctx.workload.task == "qlora":
-        return (stage.params - stage.linear_params) * 2.0 + stage.linear_params * NF4_BYTES_PER_PARAM
+        return (stage.params - stage.linear_params) * 2.0 + stage.linear_params * ctx.nf4_bytes
     return stage.params * ctx.dtype
 
 
@@ -944,9 +966,9 @@ def breakdown_gib(value: float) -> float:
 
 @lru_cache(maxsize=1024)
 def _assumptions(
-    workload_key: tuple[str, str, bool, str], plan_key: tuple[int, str, str, bool, bool]
+    workload_key: tuple[str, str, bool, str, bool, float], plan_key: tuple[int, str, str, bool, bool]
 ) -> tuple[str, ...]:
-    task, precision, mixed, optimizer = workload_key
+    task, precision, mixed, optimizer, paged, nf4_bytes = workload_key
     zero, offload, recompute, flash, pipelined = plan_key
     out = ["Bytes per GPU for the worst pipeline stage; capacity is the card's usable memory (CUDA context excluded)."]
     if task == "inference":
@@ -955,8 +977,13 @@ def _assumptions(
             "working set and fp32 last-token logits."
         )
     elif task in LORA_TASKS:
-        base = "NF4 + 0.127 bit/param double-quantised constants (QLoRA §3)" if task == "qlora" else "16-bit"
-        out.append(f"{task}: frozen base in {base}; adapters r·(d_in+d_out) train with their own grads and states.")
+        constants = f"{nf4_bytes * 8 - 4:.3g} bit/param of {'double-' if nf4_bytes < 0.55 else ''}quantised constants"
+        base = f"NF4 + {constants} (QLoRA §3)" if task == "qlora" else "16-bit"
+        adapters = "16-bit adapters and grads with fp32 states (QLoRA eq. 5)" if task == "qlora" and mixed else ""
+        out.append(
+            f"{task}: frozen base in {base}; adapters r·(d_in+d_out) train with their own grads and states"
+            + (f": {adapters}." if adapters else ".")
+        )
     elif mixed and precision != "fp32":
         out.append(
             f"Mixed precision {optimizer}: 16-bit weights + 16-bit grads + fp32 master and states "
@@ -964,6 +991,11 @@ def _assumptions(
         )
     else:
         out.append(f"Pure {precision} training: weights, grads and {optimizer} states in the training dtype.")
+    if paged and task != "inference":
+        out.append(
+            "Paged optimizer (QLoRA §3): its states are evicted to host RAM while activations need the card and "
+            "paged back for the step, so the peak counts the larger of the two, not both."
+        )
     if task != "inference":
         out.append(
             f"Activations counted per saved tensor (Korthikanti et al. 2022 method), recompute={recompute}, "
@@ -993,6 +1025,8 @@ def _stage_breakdown(ctx: _Ctx, plan: Plan, stage: _Stage, split: tuple[int, int
         activations = _training_activations(ctx, plan, stage, dp)
     kv = _kv_cache(ctx, plan, stage)
     other = _other(ctx, plan, activations)
+    if ctx.paged and offload == "none":
+        optim = max(0.0, optim - activations)  # paged states make room for the activations (module docstring)
     return weights + grads + optim + activations + kv + other, weights, grads, optim, activations, kv, other, host
 
 
@@ -1038,6 +1072,13 @@ def estimate_memory(model: ModelSpec, workload: Workload, plan: Plan, cluster: C
     key_p = (plan.zero_stage, plan.offload, plan.recompute, plan.flash_attention, plan.pp > 1)
     assumptions = ctx.assumptions.get(key_p)
     if assumptions is None:
-        key_w = (workload.task, workload.precision, workload.mixed_precision, workload.optimizer)
+        key_w = (
+            workload.task,
+            workload.precision,
+            workload.mixed_precision,
+            workload.optimizer,
+            ctx.paged,
+            ctx.nf4_bytes,
+        )
         assumptions = ctx.assumptions[key_p] = _assumptions(key_w, key_p)
     return MemoryEstimate(breakdown, warnings, list(assumptions))

@@ -69,6 +69,7 @@ class LoraSpec:
     targets: tuple[str, ...] = LORA_TARGETS  # validated by the estimator ("all-linear" allowed)
     alpha: float | None = None  # does not change memory; kept for launch configs
     dropout: float = 0.0  # > 0 keeps a dropped-out copy of each adapted input and its mask (PEFT default 0.0)
+    double_quant: bool = True  # QLoRA: quantise the NF4 block constants too (QLoRA §3; bitsandbytes, torchao)
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +90,9 @@ class Workload:
     lora: LoraSpec | None = None
     kv_cache_precision: Precision | None = None  # None: same as the weights
     output_tokens: int = 256  # inference only
+    # optimizer states in paged (unified) memory that give way to activations and return for the step
+    # (QLoRA §3, bitsandbytes paged optimizers); None: on for qlora, as the QLoRA recipe runs it, off otherwise
+    paged_optimizer: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -129,6 +129,10 @@ class LoraIn(RequestModel):
         le=1e6,
         description="LoRA alpha (scaling only, no effect on memory or speed); default 2 × rank.",
     )
+    double_quant: bool = Field(
+        default=True,
+        description="QLoRA: quantise the NF4 block constants too (0.127 instead of 0.5 bit per weight); default true.",
+    )
 
     @model_validator(mode="after")
     def _known_targets(self) -> LoraIn:
@@ -140,7 +144,7 @@ class LoraIn(RequestModel):
 
     def spec(self) -> LoraSpec:
         targets = LORA_TARGETS if self.targets == "all-linear" else tuple(dict.fromkeys(self.targets))
-        return LoraSpec(rank=self.rank, targets=targets, alpha=self.alpha)
+        return LoraSpec(rank=self.rank, targets=targets, alpha=self.alpha, double_quant=self.double_quant)
 
 
 ZERO_ALIASES = {"no_shard": 0, "shard_grad_op": 2, "full_shard": 3, "hybrid_shard": 3}
@@ -282,6 +286,11 @@ class WorkloadIn(RequestModel):
         description="adamw (default), adamw_8bit, lion, sgd (with momentum) or adafactor: sets the optimizer-state "
         "bytes.",
     )
+    paged_optimizer: bool | None = Field(
+        default=None,
+        description="Optimizer states in paged memory that make room for activations (bitsandbytes paged "
+        "optimizers); default: on for qlora, as the QLoRA recipe trains, off otherwise.",
+    )
     seq_len: int = Field(default=2048, ge=1, le=1048576, description="Tokens per sequence; default 2048.")
     micro_batch: int | None = Field(
         default=None, ge=1, le=4096, description="Per-GPU micro-batch; for inference the concurrent sequences"
@@ -338,6 +347,7 @@ class WorkloadIn(RequestModel):
             lora=lora,
             kv_cache_precision=self.kv_cache_precision,
             output_tokens=self.output_tokens,
+            paged_optimizer=self.paged_optimizer,
         )
 
 

@@ -4,8 +4,9 @@ from dataclasses import replace
 
 import pytest
 
+from app.estimator.compute import NF4_BYTES_PER_PARAM
 from app.estimator.hardware import get_gpu
-from app.estimator.memory import NF4_BYTES_PER_PARAM, estimate_memory, validate_plan
+from app.estimator.memory import estimate_memory, validate_plan
 from app.estimator.params import count_params
 from app.estimator.presets import get_preset
 from app.estimator.specs import GIB, Cluster, EstimatorError, LoraSpec, Plan, Workload
@@ -84,7 +85,7 @@ def test_qlora_base_is_nf4_with_double_quant_constants() -> None:
     qlora = _estimate(workload=Workload(task="qlora", lora=LoraSpec(rank=8, targets=("q", "v"))))
     unquantised = counts.embedding + counts.lm_head + counts.final_norm + 32 * counts.norms_per_layer
     adapters = 8 * (4096 + 4096) * 2 * 32
-    expected = (P7 - unquantised) * NF4_BYTES_PER_PARAM + unquantised * 2 + adapters * 4
+    expected = (P7 - unquantised) * NF4_BYTES_PER_PARAM + unquantised * 2 + adapters * 2  # bf16 adapters (eq. 5)
     assert qlora.breakdown.weights == pytest.approx(expected)
     assert pytest.approx(4.127 / 8) == NF4_BYTES_PER_PARAM
 
