@@ -168,17 +168,18 @@ def serving_markdown(rows: list[ServingRow]) -> str:
         "Every configuration a source ran is held by the estimate (max concurrency ≥ 1): none is called "
         "'does not fit' (`tests/estimator/test_serving_published.py`).",
         "",
-        "Beyond 40 % (both held out, so not tuned away):",
+        "Two held-out sources ran releases that behave differently from current ones; the model takes the "
+        "release the source states (`ENGINE_RELEASES` in `app/estimator/serving.py`, each behaviour cited to "
+        "the engine's code or thread, none fitted):",
         "",
-        "- *lmdeploy llama-2-70b tp4 b64 128/2048*: LMDeploy v0.1.0a1 took 29.7 ms per token at batch 1 and 46 ms "
-        "at batch 64 on TP 4 (the table's throughput), while the model's extra KV-cache read (64 sequences x ~1,150 "
-        "tokens x 320 KiB / 4 GPUs, ~6 GB per GPU) accounts for ~5 ms of the 16 ms growth: that early TurboMind "
-        "release read or reduced more per sequence than the model counts. Its batch-1 and prefill rows land "
-        "within 21 %.",
-        "- *vllm llama-2-70b a100 tp4 kv*: vLLM 0.2.x (Dec 2023) allocated 20,865 blocks after #2031, which "
-        "reserved what its profiler missed at TP 4 (NCCL and cupy buffers, ~13 GiB per GPU, 31,615 blocks "
-        "before the fix). Current vLLM logs ~1.8 GiB of non-torch memory per TP rank (#10511), which the model "
-        "follows; the 7B TP 1 line from the same thread lands within 2 %.",
+        "- *LMDeploy v0.1 (TurboMind)*: its TP all-reduce is NCCL's (`ftNcclAllReduceSum`, no one-shot custom "
+        "kernel), and its decode attention serves at most 4 query heads per CTA, so Llama-2-70B's groups of 8 "
+        "read each KV head twice. Before this, *llama-2-70b tp4 b64 128/2048* was 45.6 % over.",
+        "- *vLLM 0.2 at #2031* (the 20,865-block line): the profiler counted everything the allocator held, and "
+        "torch's NCCL all-reduce record-streams its inputs, so none of the profile forward's 2 x 80 + 1 "
+        "all-reduce inputs of 4,096 x 8,192 fp16 was reused (#2150; fixed by #2151) — ~10 GiB per GPU at TP 4. "
+        "Before this the line was 45.6 % over; the 7B TP 1 line of the same comment has no all-reduce and is "
+        "unchanged.",
         "",
         "Fitted cases are in-sample: they show one set of physical constants fits them, not that it predicts "
         "them. The held-out rows are the out-of-sample check.",

@@ -121,6 +121,48 @@ ENGINE_DEFAULTS: dict[str, EngineDefaults] = {
 }
 
 
+@dataclass(frozen=True, slots=True)
+class EngineRelease:
+    """How a past engine release differs from the current one, for measurements taken on it (the defaults
+    above describe current releases; each field cites the code or thread that shows the behaviour)."""
+
+    nccl_allreduce: bool = False  # TP all-reduce through NCCL, no one-shot custom kernel over NVLink
+    gqa_heads_per_cta: int = 0  # decode attention reads a KV head once per this many query heads; 0: once
+    profile_holds_allreduce_inputs: bool = False  # the memory profile keeps every all-reduce input alive
+    source: str = ""
+
+
+ENGINE_RELEASES: dict[str, EngineRelease] = {
+    "vllm-0.2": EngineRelease(
+        nccl_allreduce=True,
+        profile_holds_allreduce_inputs=True,
+        source="vLLM 0.2 line after vllm-project/vllm#2031 (2023-12-12: peak = total - free after the profile "
+        "run) and before #2151 (2023-12-17): torch.distributed.all_reduce record-streams its input, so the "
+        "caching allocator reuses none of the profile forward's all-reduce inputs (#2150: 'when using TP, the "
+        "activation memory for all reduce is not reused'); the custom all-reduce kernel came in v0.3.",
+    ),
+    "turbomind-0.1": EngineRelease(
+        nccl_allreduce=True,
+        gqa_heads_per_cta=4,
+        source="LMDeploy v0.1 TurboMind: LlamaFfnLayer/attention all-reduce via ftNcclAllReduceSum (NCCL); "
+        "kernels/decoder_multihead_attention/decoder_multihead_attention.cu dispatches at most 4 query heads "
+        "per CTA (the group_size % 8 branch is commented out), so a group of 8 reads each KV head twice.",
+    ),
+}
+
+
+def engine_release(cfg_release: str | None) -> EngineRelease:
+    """The behaviour of a named past release; the current release's when None."""
+    if cfg_release is None:
+        return _CURRENT_RELEASE
+    if cfg_release not in ENGINE_RELEASES:
+        raise EstimatorError(f"release must be one of {', '.join(ENGINE_RELEASES)}", field="serving.release")
+    return ENGINE_RELEASES[cfg_release]
+
+
+_CURRENT_RELEASE = EngineRelease()
+
+
 def sglang_memory_fraction(tp: int) -> float:
     """SGLang's default mem_fraction_static by tensor-parallel size (server_args.py)."""
     if tp >= 16:
@@ -204,6 +246,7 @@ class ServingConfig:
     group_size: int | None = None  # quantisation group; None: format default
     mla_cache_values: int = 0  # MLA (DeepSeek): values cached per token and layer (kv_lora_rank + rope dim)
     engine_overhead: str | None = None  # None: the engine's; "none" for a compiled loop (gpt-fast)
+    release: str | None = None  # a past release in ENGINE_RELEASES a measurement ran on; None: current
 
     @property
     def weight_format(self) -> str:
@@ -351,12 +394,17 @@ def _batched_tokens(cfg: ServingConfig, gpu: GpuSpec) -> int:
     return ENGINE_DEFAULTS[cfg.engine].max_num_batched_tokens
 
 
-def _workspace_bytes(model: ModelSpec, cfg: ServingConfig, tp: int, tokens: int) -> float:
-    """Activation peak of the engine's profiling step over `tokens` tokens, per GPU."""
+def _workspace_bytes(model: ModelSpec, cfg: ServingConfig, tp: int, tokens: int, layers: int) -> float:
+    """Activation peak of the engine's profiling step over `tokens` tokens, per GPU (`layers` on this GPU)."""
     width = model.ffn if not model.is_moe else max(model.ffn, (model.expert_ffn or model.ffn) * model.experts_per_token)
     per_token = WORKSPACE_FACTOR * (3.0 * width / tp + 4.0 * model.hidden) * 2.0
     logits = _max_num_seqs(cfg) * model.vocab * 4.0  # fp32 logits of the last token of each sequence
-    return tokens * per_token + logits
+    held = 0.0
+    if tp > 1 and engine_release(cfg.release).profile_holds_allreduce_inputs:
+        # two all-reduces per layer (attention and MLP outputs) and the vocab-parallel embedding's, each
+        # a [tokens, hidden] 16-bit tensor that stays reserved until the forward synchronises
+        held = (2 * layers + 1) * tokens * model.hidden * 2.0
+    return tokens * per_token + logits + held
 
 
 def serving_memory(model: ModelSpec, cfg: ServingConfig, gpu: GpuSpec, tp: int, pp: int) -> ServingMemory:
@@ -365,7 +413,7 @@ def serving_memory(model: ModelSpec, cfg: ServingConfig, gpu: GpuSpec, tp: int, 
     weights = weights_bytes(model, cfg.weight_format, cfg.group_size) / (tp * pp)
     fraction = _memory_fraction(cfg, tp)
     non_torch = (NON_TORCH_GIB + (NON_TORCH_TP_GIB if tp * pp > 1 else 0.0)) * GIB
-    workspace = _workspace_bytes(model, cfg, tp, _batched_tokens(cfg, gpu))
+    workspace = _workspace_bytes(model, cfg, tp, _batched_tokens(cfg, gpu), math.ceil(model.layers / pp))
     graphs = GRAPH_GIB * GIB
     if cfg.engine == "sglang":
         kv = total * fraction - weights - non_torch
@@ -418,6 +466,7 @@ class _Hardware:
     hbm_weights: float = 1.0  # achieved bytes/s for weights
     hbm_kv: float = 1.0  # achieved bytes/s for the KV cache
     kv_token: float = 0.0  # KV bytes per token per GPU
+    kv_reads: float = 1.0  # times decode attention reads each cached KV byte
     dense_flops_per_token: float = 0.0  # per GPU
     expert_flops_per_token: float = 0.0  # per GPU, already divided by the MoE GEMM efficiency
     attention_coef: float = 0.0  # per GPU: FLOPs per (token x key)
@@ -446,6 +495,9 @@ def _hardware(model: ModelSpec, cfg: ServingConfig, cluster: Cluster, tp: int, p
     hw.hbm_weights = gpu.hbm_bytes_per_s * _weight_stream_efficiency(cfg)
     hw.hbm_kv = gpu.hbm_bytes_per_s * KV_HBM_EFFICIENCY
     hw.kv_token = kv_bytes_per_token_per_gpu(model, cfg.kv_format, tp, pp, cfg.mla_cache_values)
+    release = engine_release(cfg.release)
+    if release.gqa_heads_per_cta and not cfg.mla_cache_values:
+        hw.kv_reads = float(max(1, math.ceil(model.heads // model.kv_heads / release.gqa_heads_per_cta)))
     hw.dense_flops_per_token = 2.0 * (matmul_params(model) - expert) / split / gemm_rate
     hw.expert_flops_per_token = 2.0 * expert / MOE_GEMM_EFFICIENCY / split / gemm_rate
     hw.attention_coef = (
@@ -456,7 +508,9 @@ def _hardware(model: ModelSpec, cfg: ServingConfig, cluster: Cluster, tp: int, p
     if tp > 1:
         link = group_bandwidth(cluster, tp, min(tp, cluster.gpus_per_node))
         nvlink = "nvlink" in (cluster.intra_node_link or gpu.intra_node_link) and tp <= cluster.gpus_per_node
-        latency = ALLREDUCE_LATENCY_S[key] if nvlink else link.latency_s
+        # NCCL's own small-message latency: the PyTorch-collective value fitted on gpt-fast's TP rows
+        engine_latency = ALLREDUCE_LATENCY_S["none" if release.nccl_allreduce else key]
+        latency = engine_latency if nvlink else link.latency_s
         calls = 2 * math.ceil(model.layers / pp)
         hw.allreduce_fixed_s = calls * latency
         hw.allreduce_per_token_s = calls * (all_reduce_s(model.hidden * 2.0, tp, link) - link.latency_s)
@@ -509,7 +563,7 @@ def _step_s(
     weights = hw.weight_bytes_static
     if hw.experts:
         weights += expected_experts_touched(hw.experts, hw.top_k, max(tokens, 1.0)) * hw.expert_bytes
-    kv = (decode_seqs * context + prefill_tokens) * hw.kv_token
+    kv = (decode_seqs * context * hw.kv_reads + prefill_tokens) * hw.kv_token
     memory_s = weights / hw.hbm_weights + kv / hw.hbm_kv
     decode_share = decode_seqs / tokens if tokens else 1.0
     efficiency = decode_share * STEP_COMPUTE_EFFICIENCY + (1 - decode_share) * PREFILL_COMPUTE_EFFICIENCY

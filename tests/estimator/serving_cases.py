@@ -13,12 +13,14 @@ Sources (five independent projects, each measuring its own runs):
   [lmdeploy] InternLM/lmdeploy docs/en/benchmark/a100_fp16.md (commit 3e391df4673326, lmdeploy v0.1.0a1,
             TurboMind engine): "Static Inference Benchmark" on A100-80G, fp16, `batch` concurrent sessions
             each with exactly prompt_tokens in and output_tokens out, throughput(out tok/s) and FTL (first
-            token latency, seconds).
+            token latency, seconds). Run as release "turbomind-0.1" (NCCL all-reduce, 4 query heads per CTA in
+            decode attention: app/estimator/serving.py ENGINE_RELEASES cites the code).
   [vllm]    KV-capacity log lines in vLLM threads: PR vllm-project/vllm#2031 (W. Kwon, 2023-12-12: "# GPU
             blocks" on A100-80GB, block 16, gpu_memory_utilization 0.9, vLLM 0.2.x, max_model_len 4096) and
             issue vllm-project/vllm#10517 (comment 2024-12-02: RTX 3090, total_gpu_memory 23.58 GiB,
             meta-llama/Llama-3.1-8B-Instruct bf16, utilisation 0.90, chunked prefill off so the profile runs
-            max_model_len tokens).
+            max_model_len tokens). The #2031 lines run as release "vllm-0.2": that profiler kept every all-reduce
+            input of its forward (#2150, fixed by #2151 five days later).
   [sglang]  SGLang's own log in vllm-project/vllm#21348 (2025-07-22): Qwen3-235B-A22B-FP8, --tp 4 on 4xH100,
             --mem-fraction-static 0.93: "KV Cache is allocated. #tokens: 367404".
 
@@ -129,6 +131,7 @@ def _lmdeploy(
     cfg = ServingConfig(
         input_tokens=prompt, output_tokens=out, concurrency=batch, batching="static", precision="fp16",
         engine="trt-llm",  # TurboMind: FasterTransformer-lineage C++ engine, the same per-step overhead class
+        release="turbomind-0.1",  # the benchmark's stated version: NCCL all-reduce, 4 query heads per CTA
     )  # fmt: skip
     return ServingCase(
         f"lmdeploy {label} tp{tp} b{batch} {prompt}/{out} {metric.split('_')[0]}",
@@ -210,13 +213,15 @@ KV_CASES: tuple[ServingCase, ...] = (
     ServingCase(
         "vllm llama-2-7b a100 tp1 kv",
         "vllm-project/vllm#2031 (2023-12-12): 'Llama2-7B with TP=1 and 1xA100-80GB ... # GPU blocks: 7351' x 16",
-        LLAMA2_7B, A100, ServingConfig(input_tokens=2048, output_tokens=2048, max_num_batched_tokens=4096),
+        LLAMA2_7B, A100, ServingConfig(input_tokens=2048, output_tokens=2048, max_num_batched_tokens=4096,
+                                      release="vllm-0.2"),
         1, "kv_cache_tokens", 7351 * 16, "holdout", 1,
     ),
     ServingCase(
         "vllm llama-2-70b a100 tp4 kv",
         "vllm-project/vllm#2031 (2023-12-12): 'Llama2-70B with TP=4 and 4xA100-80GB ... # GPU blocks: 20865' x 16",
-        LLAMA2_70B, A100, ServingConfig(input_tokens=2048, output_tokens=2048, max_num_batched_tokens=4096),
+        LLAMA2_70B, A100, ServingConfig(input_tokens=2048, output_tokens=2048, max_num_batched_tokens=4096,
+                                      release="vllm-0.2"),
         4, "kv_cache_tokens", 20865 * 16, "holdout", 4,
     ),
     ServingCase(

@@ -16,6 +16,7 @@ from app.estimator.serving import (
     kv_bytes_per_token,
     kv_bytes_per_token_per_gpu,
     kv_cache_tokens,
+    serving_memory,
     weight_bytes_per_param,
     weights_bytes,
 )
@@ -159,6 +160,7 @@ def test_max_model_len_beyond_the_cache_is_reported() -> None:
         (NODE, {"gpu_memory_utilization": 1.5}, "serving.gpu_memory_utilization"),
         (NODE, {"max_model_len": 100}, "serving.max_model_len"),
         (NODE, {"engine": "tgi"}, "serving.engine"),
+        (NODE, {"release": "vllm-0.0"}, "serving.release"),
     ],
 )
 def test_bad_input_names_the_field(cluster: Cluster, kw: dict, field: str) -> None:
@@ -185,3 +187,30 @@ def test_memory_breakdown_adds_up_to_the_card() -> None:
     mem = est.memory
     assert mem.total == pytest.approx(mem.capacity)
     assert mem.kv_cache > 0 and mem.activations > 0 and mem.engine_reserve > 0
+
+
+def test_vllm_0_2_profile_keeps_every_all_reduce_input_at_tp_above_one() -> None:
+    """vllm-project/vllm#2150: in the 0.2 line the profile forward reused none of its all-reduce inputs, so
+    the workspace grows by (2 layers + embedding) x tokens x hidden x 2 bytes; nothing changes at TP 1."""
+    llama2_70b, llama2_7b = get_preset("llama-2-70b").model, get_preset("llama-2-7b").model
+    cfg = ServingConfig(input_tokens=2048, output_tokens=2048, max_num_batched_tokens=4096)
+    old = replace(cfg, release="vllm-0.2")
+    held = (
+        serving_memory(llama2_70b, old, A100, 4, 1).activations
+        - serving_memory(llama2_70b, cfg, A100, 4, 1).activations
+    )
+    assert held == (2 * 80 + 1) * 4096 * 8192 * 2
+    assert serving_memory(llama2_7b, old, A100, 1, 1) == serving_memory(llama2_7b, cfg, A100, 1, 1)
+
+
+def test_turbomind_0_1_reads_grouped_kv_twice_and_all_reduces_through_nccl() -> None:
+    """LMDeploy v0.1: 4 query heads per CTA (a group of 8 reads each KV head twice) and NCCL all-reduce:
+    a slower decode step for Llama-2-70B at TP 4; an MHA model at TP 1 is unchanged."""
+    llama2_70b, llama2_7b = get_preset("llama-2-70b").model, get_preset("llama-2-7b").model
+    node = Cluster(gpu=A100, gpus_per_node=8)
+    kw = {"input_tokens": 128, "output_tokens": 2048, "concurrency": 64, "batching": "static", "engine": "trt-llm"}
+    now = estimate_serving(llama2_70b, ServingConfig(**kw), node, tp=4)
+    old = estimate_serving(llama2_70b, ServingConfig(**kw, release="turbomind-0.1"), node, tp=4)
+    assert old.tpot_ms > now.tpot_ms + 3.0
+    same = estimate_serving(llama2_7b, ServingConfig(**kw, release="turbomind-0.1"), node, tp=1)
+    assert same.tpot_ms == estimate_serving(llama2_7b, ServingConfig(**kw), node, tp=1).tpot_ms

@@ -1,8 +1,7 @@
 """The serving estimator against published measurements (tests/estimator/serving_cases.py cites each).
 
 Goals (the issue's): median |error| ≤ 15 % on throughput/latency and ≤ 10 % on KV capacity, for the
-fitted and for the held-out cases separately. Every case must stay within 50 %: two held-out cases
-exceed the 40 % goal and are named in docs/validation.md ("Serving") with the reason.
+fitted and for the held-out cases separately, and no case worse than 40 %.
 """
 
 from __future__ import annotations
@@ -17,7 +16,7 @@ from tests.estimator.serving_cases import CASES, ServingCase, relative_error
 
 SPEED_MEDIAN = 0.15
 KV_MEDIAN = 0.10
-CASE_CEILING = 0.50
+CASE_CEILING = 0.40
 
 
 def _errors(split: str, kv: bool) -> list[float]:
