@@ -14,7 +14,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstra
 
 from app.catalog.schemas import MoneyStr
 from app.estimator.vocabulary import RentalUnit, SkuStatus, Term
-from app.money import MoneyError, check_currency
+from app.schemas import Currency
 
 Slug = Annotated[str, StringConstraints(strip_whitespace=True, pattern=r"^[a-z0-9][a-z0-9-]{0,63}$")]
 Line = Annotated[str, StringConstraints(strip_whitespace=True, max_length=200)]
@@ -49,13 +49,6 @@ def _amount(value: str) -> str:
     return value
 
 
-def _currency(value: str) -> str:
-    try:
-        return check_currency(value)
-    except MoneyError as exc:
-        raise ValueError(str(exc)) from exc
-
-
 Percent = Annotated[
     str,
     StringConstraints(strip_whitespace=True, pattern=r"^\d{1,2}(\.\d{1,2})?$"),
@@ -67,12 +60,6 @@ Amount = Annotated[
     StringConstraints(strip_whitespace=True, pattern=r"^\d{1,12}(\.\d{1,4})?$"),
     AfterValidator(_amount),
     Field(description="Monthly list price per rental unit, a positive decimal string", examples=["2800.00"]),
-]
-Currency = Annotated[
-    str,
-    StringConstraints(strip_whitespace=True, pattern=r"^[A-Za-z]{3}$"),
-    AfterValidator(_currency),
-    Field(description="ISO 4217 code", examples=["CNY"]),
 ]
 CardCounts = Annotated[list[Annotated[int, Field(ge=1, le=64, strict=True)]], Field(min_length=1, max_length=16)]
 Regions = Annotated[list[Slug], Field(min_length=1, max_length=32)]

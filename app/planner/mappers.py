@@ -13,8 +13,10 @@ from app.estimator.performance import PerformanceEstimate
 from app.estimator.specs import GIB, Goodput, ModelSpec, Plan, Warning_, Workload
 from app.estimator.vocabulary import TERM_MONTHS
 from app.planner.explain import describe_plan, explain
+from app.planner.offers import Cost
 from app.planner.recommend import Option, Recommendation
 from app.planner.schemas import (
+    ConvertedCostOut,
     CostOut,
     EstimateOut,
     GoodputOut,
@@ -204,6 +206,20 @@ def reference_out(book: ReferenceBook, option: Option) -> list[ReferencePriceOut
     ]
 
 
+def converted_out(cost: Cost) -> ConvertedCostOut | None:
+    converted = cost.converted
+    if converted is None:
+        return None
+    return ConvertedCostOut(
+        currency=converted.currency,
+        rate=str(converted.rate.normalize()),
+        monthly_list=str(converted.monthly_list),
+        monthly_effective=str(converted.monthly_effective),
+        job_total=str(converted.job_total) if converted.job_total is not None else None,
+        annual_total=str(converted.annual_total),
+    )
+
+
 def quote_body(option: Option, plan: PlanOut, workload_body: dict[str, Any]) -> QuoteBodyOut:
     """The POST /quotes body of an option: the quote prices `quantity` units for `months`, which is
     the option's job total (offers.price prices per unit after discount, as a quote does)."""
@@ -251,6 +267,7 @@ def option_out(
             annual_total=str(cost.annual_total),
             used_hours=cost.used_hours,
             billed_hours=cost.billed_hours,
+            converted=converted_out(cost),
             note=BILLING_NOTE,
         ),
         availability=option.availability,
@@ -271,6 +288,8 @@ def recommendation_out(
     model_warnings: list[Warning_],
     book: ReferenceBook,
     workload_body: dict[str, Any] | None = None,
+    *,
+    currency: str,
 ) -> RecommendOut:
     assumptions: list[str] = []
     for option in result.options[:1] or result.near_misses[:1]:
@@ -279,6 +298,7 @@ def recommendation_out(
         )
     return RecommendOut(
         model=model_out(model),
+        currency=currency,
         options=[
             option_out(model, workload, o, result.global_batch, model_warnings, book, workload_body)
             for o in result.options

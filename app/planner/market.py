@@ -2,13 +2,18 @@
 reference cloud prices to compare them with, read from one catalog snapshot (app.catalog.snapshot).
 
 A warm request reuses what this process built for the catalog's revision token; a price change
-(or a scheduled price taking effect) rebuilds it.
+(or a scheduled price or exchange rate taking effect) rebuilds it.
+
+Prices are compared in one currency, the request's (its budget's, else the catalog's): each offer
+carries the exchange rate from its own currency into it (`Offer.exchange`), so the pure planner
+ranks and budgets converted amounts, and an offer without a known rate is rejected, never ranked
+as if USD 20,000 were less than CNY 30,000.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from functools import partial
 from typing import cast
@@ -17,30 +22,37 @@ from sqlalchemy.orm import Session
 
 from app.catalog import repository as catalog_repository
 from app.catalog.pricing import next_price_change, sku_pricing
+from app.catalog.seed_data import SEED_CURRENCY
 from app.catalog.snapshot import catalog_snapshot
 from app.estimator.hardware import get_gpu
 from app.estimator.specs import EstimatorError
 from app.estimator.vocabulary import RentalUnit
 from app.money import quantum
-from app.planner.offers import Offer
-from app.reference.service import ReferenceBook, build_book
+from app.planner.offers import Exchange, Offer
+from app.reference.service import ReferenceBook, build_book, build_rates
 
 log = logging.getLogger("app.planner")
-DEFAULT_CURRENCY = "CNY"  # the reference book's currency while the catalog has no priced SKU
+CATALOG_CURRENCY = SEED_CURRENCY  # what a request compares in unless it names a currency: the catalog's
 
 
 @dataclass(frozen=True, slots=True)
 class Market:
+    currency: str  # the request's: offers are ranked and budgeted in it, reference totals converted into it
     offers: list[Offer]
     references: ReferenceBook
 
 
-def load_market(session: Session) -> Market:
+def load_market(session: Session, currency: str | None = None) -> Market:
     snapshot = catalog_snapshot(session)
-    offers = snapshot.get("offers", load_offers)
-    currency = offers[0].currency if offers else DEFAULT_CURRENCY
-    references = snapshot.get(f"reference_book:{currency}", partial(build_book, currency=currency))
-    return Market(offers, references)
+    target = currency or CATALOG_CURRENCY
+    rates = snapshot.get("exchange_rates", build_rates)
+    minor = quantum(target)
+    offers = [
+        replace(offer, exchange=Exchange(target, rates.rate(offer.currency, target), minor))
+        for offer in snapshot.get("offers", load_offers)
+    ]
+    references = snapshot.get(f"reference_book:{target}", partial(build_book, currency=target))
+    return Market(target, offers, references)
 
 
 def load_offers(session: Session) -> tuple[list[Offer], datetime | None]:

@@ -21,6 +21,16 @@ FABRIC_GBPS = {"ib-ndr-400": 400.0, "ib-hdr-200": 200.0, "roce-200": 200.0, "roc
 
 
 @dataclass(frozen=True, slots=True)
+class Exchange:
+    """The currency a request compares and budgets in, and what one unit of an offer's currency is worth
+    in it (app.planner.market sets it per request from the admin-set exchange rates)."""
+
+    currency: str
+    rate: Decimal | None  # None: no exchange rate is known; the offer cannot be compared with the others
+    quantum: Decimal = Decimal("0.01")  # the request currency's minor unit
+
+
+@dataclass(frozen=True, slots=True)
 class Offer:
     sku_id: str
     name: str
@@ -42,6 +52,12 @@ class Offer:
     interconnect: str = ""  # the catalog's words for the link inside a server ("PCIe 4.0, no NVLink")
     network: str = ""  # the catalog's words for the network between servers
     host_nvme: str = ""  # the catalog's NVMe ("4x 3.84 TB NVMe"); "" when none is listed
+    exchange: Exchange | None = None  # None: compared in its own currency
+
+    @property
+    def unconvertible(self) -> bool:
+        """Priced in a currency no known exchange rate turns into the request's."""
+        return self.exchange is not None and self.exchange.rate is None
 
     @property
     def may_span_nodes(self) -> bool:
@@ -73,6 +89,18 @@ class Configuration:
 
 
 @dataclass(frozen=True, slots=True)
+class Converted:
+    """A cost in the request's currency, for an offer priced in another (the quote bills the original)."""
+
+    currency: str
+    rate: Decimal  # units of `currency` per unit of the offer's
+    monthly_list: Decimal
+    monthly_effective: Decimal
+    job_total: Decimal | None
+    annual_total: Decimal
+
+
+@dataclass(frozen=True, slots=True)
 class Cost:
     currency: str
     term: Term
@@ -84,6 +112,22 @@ class Cost:
     annual_total: Decimal  # a year on the annual term, whatever term was asked: the upsell figure
     used_hours: float | None = None  # the job's duration; None without a token count
     billed_hours: float | None = None  # the billed months in hours (30-day months)
+    converted: Converted | None = None  # in the request's currency when the offer is priced in another
+
+    @property
+    def compared_currency(self) -> str:
+        """The currency options are ranked and budgeted in."""
+        return self.converted.currency if self.converted else self.currency
+
+    @property
+    def compared_monthly(self) -> Decimal:
+        return self.converted.monthly_effective if self.converted else self.monthly_effective
+
+    @property
+    def compared_total(self) -> Decimal:
+        """The job total (the monthly price without a token count), in the compared currency."""
+        job_total = self.converted.job_total if self.converted else self.job_total
+        return job_total if job_total is not None else self.compared_monthly
 
 
 def configurations(offer: Offer, constraints: Constraints) -> Iterator[Configuration]:
@@ -124,6 +168,7 @@ def price(offer: Offer, config: Configuration, term: Term, hours: float | None) 
     annual_discount = Decimal(offer.discount_bp.get("annual", 0)) / Decimal(10000)
     annual_total = _money(monthly_list * (1 - annual_discount), offer.money_quantum) * 12
     billed_hours = months * DAYS_PER_BILLED_MONTH * 24.0 if months is not None else None
+    converted = convert(offer, monthly_list, monthly_effective, job_total, annual_total)
     return Cost(
         offer.currency,
         term,
@@ -135,4 +180,37 @@ def price(offer: Offer, config: Configuration, term: Term, hours: float | None) 
         annual_total,
         used_hours=hours,
         billed_hours=billed_hours,
+        converted=converted,
     )
+
+
+def convert(
+    offer: Offer, monthly_list: Decimal, monthly_effective: Decimal, job_total: Decimal | None, annual_total: Decimal
+) -> Converted | None:
+    """The amounts in the request's currency, each rounded to its minor unit; None when no conversion applies."""
+    exchange = offer.exchange
+    if exchange is None or exchange.rate is None or exchange.currency == offer.currency:
+        return None
+    rate, quantum = exchange.rate, exchange.quantum
+    return Converted(
+        exchange.currency,
+        rate,
+        _money(monthly_list * rate, quantum),
+        _money(monthly_effective * rate, quantum),
+        _money(job_total * rate, quantum) if job_total is not None else None,
+        _money(annual_total * rate, quantum),
+    )
+
+
+def unconvertible_reason(offer: Offer) -> str:
+    target = offer.exchange.currency if offer.exchange else offer.currency
+    return (
+        f"priced in {offer.currency}, and no exchange rate from {offer.currency} to {target} is set, so it cannot "
+        f"be compared with the other prices (python -m app set-exchange-rate {offer.currency} {target} RATE)"
+    )
+
+
+def monthly_text(cost: Cost) -> str:
+    """ "30000.00 CNY", or "4000.00 USD (28400.00 CNY)" when converted into the request's currency."""
+    own = f"{cost.monthly_effective} {cost.currency}"
+    return f"{own} ({cost.converted.monthly_effective} {cost.converted.currency})" if cost.converted else own

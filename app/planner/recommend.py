@@ -36,8 +36,10 @@ from app.planner.offers import (
     Cost,
     Offer,
     configurations,
+    monthly_text,
     price,
     rented_units,
+    unconvertible_reason,
 )
 from app.planner.search import BoundCache, Evaluated, PlanSearch, SearchStats, cached_search_plans, default_global_batch
 from app.planner.stacks import Stack, stack_for
@@ -49,8 +51,10 @@ TERM_WARN_RATIO = 2  # warn when the billed hours exceed twice the job's duratio
 # Why a SKU yields no option: excluded by a constraint, or no plan passes the feasibility gate
 # (GPU memory within the headroom, host RAM within the reserve).
 # "time_budget": not searched, because the request's time budget ran out first (see set_time_budget).
+# "exchange_rate": priced in a currency no admin-set exchange rate turns into the request's, so it
+# cannot be ranked or budgeted against the others.
 RejectionCode = Literal[
-    "gpu_type", "region", "no_fabric", "gpu_memory", "host_ram", "kernels", "capacity", "time_budget"
+    "gpu_type", "region", "no_fabric", "gpu_memory", "host_ram", "kernels", "capacity", "time_budget", "exchange_rate"
 ]
 _time_budget_s: float | None = None
 
@@ -79,7 +83,8 @@ class Option:
 
     @property
     def sort_cost(self) -> Decimal:
-        return self.cost.job_total if self.cost.job_total is not None else self.cost.monthly_effective
+        """The job total (the monthly price without a token count) in the request's currency."""
+        return self.cost.compared_total
 
     @property
     def tie_key(self) -> tuple[str, int]:
@@ -151,6 +156,8 @@ def _excluded(offer: Offer, constraints: Constraints) -> tuple[RejectionCode, st
         return "region", f"offered in {', '.join(offer.regions)}, not in {', '.join(constraints.regions)}"
     if constraints.require_infiniband and not offer.may_span_nodes:
         return "no_fabric", "no InfiniBand or RoCE fabric is available for this SKU"
+    if offer.unconvertible:
+        return "exchange_rate", unconvertible_reason(offer)
     return None
 
 
@@ -305,9 +312,9 @@ def _miss_reason(option: Option, constraints: Constraints) -> str | None:
         if days > constraints.deadline_days:
             reasons.append(f"fits, but needs {days:.0f} days (deadline {constraints.deadline_days:g})")
     budget = constraints.max_monthly_budget
-    if budget is not None and option.cost.monthly_effective > budget:
+    if budget is not None and option.cost.compared_monthly > budget:
         reasons.append(
-            f"fits, but costs {option.cost.monthly_effective} {option.cost.currency} a month (budget {budget})"
+            f"fits, but costs {monthly_text(option.cost)} a month (budget {budget} {option.cost.compared_currency})"
         )
     return "; ".join(reasons) or None
 

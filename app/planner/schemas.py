@@ -29,7 +29,7 @@ from app.estimator.vocabulary import (
 from app.planner.recommend import RejectionCode
 from app.planner.serving_schemas import ServingIn, ServingOut
 from app.planner.stacks import Stack
-from app.schemas import RequestModel
+from app.schemas import Currency, RequestModel
 
 PositiveInt = Annotated[int, Field(ge=1)]
 ShortId = Annotated[str, Field(min_length=1, max_length=64)]
@@ -383,9 +383,15 @@ class ConstraintsIn(RequestModel):
         le=Decimal("1e12"),
         max_digits=16,
         decimal_places=2,
-        description="Most to spend per month on one option, in CNY (the catalog's currency), as a decimal string "
-        'such as "300000.00"; options above it become near misses. Default: no limit.',
+        description="Most to spend per month on one option, in `currency` (default CNY, the catalog's currency), as "
+        'a decimal string such as "300000.00"; options above it become near misses. Default: no limit.',
         examples=["300000.00"],
+    )
+    currency: Currency | None = Field(
+        default=None,
+        description="ISO 4217 code of the budget and of the prices options are ranked by: every SKU's price is "
+        "converted into it at the admin-set exchange rate first (a SKU priced in a currency without a rate is in "
+        "`rejected` with code `exchange_rate`). Default: CNY, the catalog's currency.",
     )
     deadline_days: float | None = Field(
         default=None,
@@ -546,6 +552,18 @@ class SkuRefOut(BaseModel):
     region: str
 
 
+class ConvertedCostOut(BaseModel):
+    """The cost in the request's currency, for a SKU priced in another: what options are ranked and budgeted
+    by. The quote bills the SKU's own currency (the cost's other fields)."""
+
+    currency: str
+    rate: str = Field(description="Units of this currency one unit of the SKU's buys (the admin-set exchange rate)")
+    monthly_list: str
+    monthly_effective: str
+    job_total: str | None
+    annual_total: str
+
+
 class CostOut(BaseModel):
     currency: str
     term: str
@@ -559,6 +577,9 @@ class CostOut(BaseModel):
     billed_hours: float | None = Field(default=None, description="The billed months in hours (30-day months)")
     per_million_output_tokens: str | None = Field(
         default=None, description="Serving: monthly effective price per million output tokens at the offered load"
+    )
+    converted: ConvertedCostOut | None = Field(
+        default=None, description="In the request's currency when the SKU is priced in another; null otherwise"
     )
     note: str
 
@@ -625,12 +646,15 @@ class RejectedOut(BaseModel):
 class ParetoPointOut(BaseModel):
     sku: str
     total_gpus: int
-    cost: str
+    cost: str = Field(description="The job total (monthly price without tokens) in the request's currency")
     hours: float | None
 
 
 class RecommendOut(BaseModel):
     model: ModelOut
+    currency: str = Field(
+        description="The currency options are ranked, budgeted and compared in (constraints.currency)"
+    )
     options: list[OptionOut]
     near_misses: list[OptionOut]
     rejected: list[RejectedOut]

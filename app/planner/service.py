@@ -130,17 +130,21 @@ def scaling(request: ScalingIn) -> ScalingOut:
 def run_recommend(session: Session, request: RecommendIn) -> RecommendOut:
     if request.task == "serving":
         model, model_warnings = resolve_model(request.model)
-        offers = load_market(session).offers
+        market = load_market(session, request.constraints.currency)
         summary = mappers.model_out(model)
-        return serving_service.recommendation(model, request, offers, constraints_of(request), summary, model_warnings)
+        return serving_service.recommendation(
+            model, request, market.offers, constraints_of(request), summary, model_warnings, currency=market.currency
+        )
     model, workload, model_warnings = resolve_workload(request)
-    market = load_market(session)
+    market = load_market(session, request.constraints.currency)
     started = time.perf_counter()
     result = recommend(model, workload, market.offers, constraints_of(request), micro_batch=request.micro_batch)
     metrics.record_search(result.stats, time.perf_counter() - started, configurations=result.configurations)
     metrics.record_recommendation(len(result.options), len(result.near_misses))
     workload_body = request.model_dump(mode="json", include=set(WorkloadIn.model_fields), exclude_none=True)
-    return mappers.recommendation_out(model, workload, result, model_warnings, market.references, workload_body)
+    return mappers.recommendation_out(
+        model, workload, result, model_warnings, market.references, workload_body, currency=market.currency
+    )
 
 
 def constraints_of(request: RecommendIn) -> Constraints:

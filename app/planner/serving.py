@@ -6,7 +6,8 @@ concurrency whose TTFT and TPOT meet the targets, `app.estimator.serving`). The 
 the peak load (offered requests/s × peak factor) set the GPU count; a rentable configuration is the
 smallest that holds them. Replicas share nothing (each is its own engine behind a load balancer), so
 they may sit on separate servers without any inter-node fabric. Ranking: lowest monthly effective
-price, then the larger capacity within the SLO (headroom), then lower TPOT, then SKU id (deterministic).
+price (in the request's currency, app.planner.market), then the larger capacity within the SLO
+(headroom), then lower TPOT, then SKU id (deterministic).
 """
 
 from __future__ import annotations
@@ -27,7 +28,16 @@ from app.estimator.serving import (
     sglang_memory_fraction,
 )
 from app.estimator.specs import Cluster, EstimatorError, ModelSpec
-from app.planner.offers import DAYS_PER_BILLED_MONTH, Configuration, Constraints, Cost, Offer, price
+from app.planner.offers import (
+    DAYS_PER_BILLED_MONTH,
+    Configuration,
+    Constraints,
+    Cost,
+    Offer,
+    monthly_text,
+    price,
+    unconvertible_reason,
+)
 
 SECONDS_PER_BILLED_MONTH = DAYS_PER_BILLED_MONTH * 86400
 TP_DEGREES = (1, 2, 4, 8, 16)
@@ -123,6 +133,9 @@ def search_serving(
         region = _region(offer, constraints)
         if region is None:
             continue
+        if offer.unconvertible:
+            rejected.append((offer.sku_id, "exchange_rate", unconvertible_reason(offer)))
+            continue
         unsupported = kernel_support(offer.gpu, cfg)
         if unsupported:
             rejected.append((offer.sku_id, "kernels", unsupported[1]))
@@ -153,16 +166,16 @@ def search_serving(
         else:
             rejected.append((offer.sku_id, *why_not))
     if constraints.max_monthly_budget is not None:
-        over = [o for o in options if o.cost.monthly_effective > constraints.max_monthly_budget]
+        over = [o for o in options if o.cost.compared_monthly > constraints.max_monthly_budget]
         for option in over:
             option.miss_reason = (
-                f"costs {option.cost.monthly_effective} {option.cost.currency} a month, over the budget of "
-                f"{constraints.max_monthly_budget}"
+                f"costs {monthly_text(option.cost)} a month, over the budget of {constraints.max_monthly_budget} "
+                f"{option.cost.compared_currency}"
             )
         options = [o for o in options if o.miss_reason is None]
         misses.extend(over)
     options.sort(key=_key)
-    misses.sort(key=lambda o: (o.peak.tpot_ms, o.cost.monthly_effective, o.offer.sku_id))
+    misses.sort(key=lambda o: (o.peak.tpot_ms, o.cost.compared_monthly, o.offer.sku_id))
     options = options[: constraints.limit]
     for rank, option in enumerate(options, start=1):
         option.rank = rank
@@ -172,7 +185,7 @@ def search_serving(
 def _key(option: ServingOption) -> tuple[Decimal, float, float, str, int]:
     """Cheaper first; at the same price the larger capacity (headroom), then the lower TPOT."""
     return (
-        option.cost.monthly_effective,
+        option.cost.compared_monthly,
         -round(option.headroom, 3),
         option.estimate.tpot_ms,
         option.offer.sku_id,

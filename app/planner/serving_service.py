@@ -17,7 +17,7 @@ from app.estimator.serving import (
 )
 from app.estimator.specs import GIB, Cluster, EstimatorError, ModelSpec, Warning_
 from app.estimator.vocabulary import SERVING_PRECISIONS, ServingPrecision
-from app.planner.mappers import gib_memory_out
+from app.planner.mappers import converted_out, gib_memory_out
 from app.planner.schemas import (
     CostOut,
     EstimateOut,
@@ -279,6 +279,7 @@ def option_out(option: ServingOption, cfg: ServingConfig, model_warnings: list[W
             job_total=None,
             annual_total=str(cost.annual_total),
             per_million_output_tokens=str(option.per_million_output_tokens),
+            converted=converted_out(cost),
             note=SERVING_NOTE,
         ),
         availability=_availability(option),
@@ -309,6 +310,8 @@ def recommendation(
     constraints: Constraints,
     model_summary: ModelOut,
     model_warnings: list[Warning_],
+    *,
+    currency: str,
 ) -> RecommendOut:
     """POST /recommend with task serving: the cheapest deployments that carry the peak within the SLO."""
     cfg = serving_config(request)
@@ -318,11 +321,12 @@ def recommendation(
     )
     return RecommendOut(
         model=model_summary,
+        currency=currency,
         options=[option_out(o, cfg, model_warnings) for o in search.options],
         near_misses=[option_out(o, cfg, model_warnings) for o in search.near_misses],
         rejected=rejected_out(search),
         pareto=[
-            ParetoPointOut(sku=o.offer.sku_id, total_gpus=o.config.gpus, cost=str(o.cost.monthly_effective), hours=None)
+            ParetoPointOut(sku=o.offer.sku_id, total_gpus=o.config.gpus, cost=str(o.cost.compared_monthly), hours=None)
             for o in search.options
         ],
         assumptions=SERVING_ASSUMPTIONS,

@@ -100,6 +100,37 @@ class ReferenceBook:
         return sorted(out, key=lambda c: (c.usd_per_gpu_hour, c.provider, c.instance_type))[:limit]
 
 
+@dataclass(frozen=True, slots=True)
+class ExchangeRates:
+    """The exchange rates in force: units of `quote` one `base` buys, per (base, quote) pair as an admin set it."""
+
+    pairs: dict[tuple[str, str], Decimal]
+
+    def rate(self, source: str, target: str) -> Decimal | None:
+        """Units of `target` one unit of `source` buys: 1 for the same currency, else the pair as set, its
+        inverse, or across a base both are quoted against (USD→CNY and USD→EUR give EUR→CNY); None when no
+        rate is known."""
+        if source == target:
+            return Decimal(1)
+        if (source, target) in self.pairs:
+            return self.pairs[source, target]
+        if (target, source) in self.pairs:
+            return 1 / self.pairs[target, source]
+        for (base, quote), to_target in sorted(self.pairs.items()):
+            if quote == target and (base, source) in self.pairs:
+                return to_target / self.pairs[base, source]
+        return None
+
+
+def build_rates(session: Session) -> tuple[ExchangeRates, datetime | None]:
+    """The rates in force now, and when a scheduled rate will change them (a catalog snapshot builder)."""
+    now = datetime.now(UTC)
+    pairs: dict[tuple[str, str], Decimal] = {}
+    for row in repository.rates_in_force(session, at=now):
+        pairs.setdefault((row.base, row.quote), Decimal(row.rate_micros) / MICROS)
+    return ExchangeRates(pairs), repository.next_any_rate_change(session, after=now)
+
+
 def build_book(session: Session, currency: str) -> tuple[ReferenceBook, datetime | None]:
     """The book in force now, and when a scheduled exchange rate will replace its rate (None: not planned)."""
     now = datetime.now(UTC)

@@ -108,10 +108,11 @@ def miss_words(option: OptionOut, constraints: ConstraintsIn | None, t: Translat
         deadline = t.number(constraints.deadline_days, 1)
         reasons.append(t("miss_deadline", days=t.number(hours / 24, 1), deadline=deadline))
     budget = constraints.max_monthly_budget
-    if budget is not None and Decimal(option.cost.monthly_effective) > budget:
-        currency = option.cost.currency
+    compared = option.cost.converted or option.cost  # budgets are in the request's currency
+    if budget is not None and Decimal(compared.monthly_effective) > budget:
+        currency = compared.currency
         reasons.append(
-            t("miss_budget", cost=t.money(option.cost.monthly_effective, currency), budget=t.money(budget, currency))
+            t("miss_budget", cost=t.money(compared.monthly_effective, currency), budget=t.money(budget, currency))
         )
     return t("list_sep").join(reasons) or option.miss_reason
 

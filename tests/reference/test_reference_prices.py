@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
 from app.reference import repository
-from app.reference.service import SEED_CSV, build_book, seed_reference_prices, set_exchange_rate
+from app.reference.service import SEED_CSV, ExchangeRates, build_book, seed_reference_prices, set_exchange_rate
 
 
 def test_seed_keeps_every_row_with_its_date_and_confidence(db: Session) -> None:
@@ -56,3 +56,12 @@ def test_recommend_options_carry_the_comparison(client: TestClient) -> None:
     assert refs and all(re.fullmatch(r"\d+\.\d{2}", r["total_usd"]) for r in refs)
     assert refs[0]["basis"] == "job"
     assert Decimal(refs[0]["gpu_hours"]) == Decimal(str(round(option["performance"]["gpu_hours"], 2)))
+
+
+def test_rates_convert_directly_inversely_and_across_a_common_base() -> None:
+    rates = ExchangeRates({("USD", "CNY"): Decimal("7.1"), ("USD", "EUR"): Decimal("0.9")})
+    assert rates.rate("CNY", "CNY") == 1
+    assert rates.rate("USD", "CNY") == Decimal("7.1")
+    assert rates.rate("CNY", "USD") == 1 / Decimal("7.1")
+    assert rates.rate("EUR", "CNY") == Decimal("7.1") / Decimal("0.9")
+    assert rates.rate("JPY", "CNY") is None

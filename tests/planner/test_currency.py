@@ -1,0 +1,100 @@
+"""Prices in several currencies are converted into the request's before ranking, Pareto and budgets
+(app.planner.market): the seeded catalog with one SKU repriced in USD, on SQLite and PostgreSQL.
+
+The scenario of issue 18: an H100 server at USD 20,000 a month and an A100 server at CNY 30,000.
+At USD 1 = CNY 7.10 the H100 costs CNY 142,000, so the A100 is the cheaper one; compared as bare
+numbers (20,000 < 30,000) it would not be.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy.orm import Session
+
+from app.catalog.models import SkuPrice
+from app.catalog.repository import get_sku_by_slug
+from app.reference.service import set_exchange_rate
+
+SERVERS = ["a100-80g-sxm", "h100-80g-sxm"]  # the seeded a100-80g-sxm-8x (CNY 30,000) and h100-80g-sxm-8x
+LORA_7B = {"model": {"preset": "llama-2-7b"}, "task": "lora", "tokens": 1e8}  # fits one server of either
+
+
+@pytest.fixture()
+def h100_in_usd(db: Session) -> None:
+    sku = get_sku_by_slug(db, "h100-80g-sxm-8x")
+    db.add(SkuPrice(sku=sku, amount_minor=2_000_000, currency="USD"))
+    db.flush()
+
+
+def _recommend(client: TestClient, **constraints: object) -> dict:
+    body = LORA_7B | {"constraints": {"gpu_types": SERVERS, "max_nodes": 1, "limit": 10} | constraints}
+    response = client.post("/recommend", json=body)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def _by_sku(options: list[dict]) -> dict[str, dict]:
+    return {o["sku"]["id"]: o for o in options}
+
+
+def test_usd_20000_ranks_above_cny_30000_once_converted(client: TestClient, db: Session, h100_in_usd: None) -> None:
+    set_exchange_rate(db, base="USD", quote="CNY", rate=Decimal("7.10"), set_by="test")
+    result = _recommend(client, objective="cheapest")
+    assert [o["sku"]["id"] for o in result["options"]] == ["a100-80g-sxm-8x", "h100-80g-sxm-8x"]
+    assert result["currency"] == "CNY"
+    h100 = _by_sku(result["options"])["h100-80g-sxm-8x"]
+    # the quote bills the SKU's own currency; the comparison is in the request's
+    assert (h100["cost"]["currency"], h100["cost"]["monthly_list"]) == ("USD", "20000.00")
+    converted = h100["cost"]["converted"]
+    assert (converted["currency"], converted["rate"], converted["monthly_list"]) == ("CNY", "7.1", "142000.00")
+    assert _by_sku(result["options"])["a100-80g-sxm-8x"]["cost"]["converted"] is None
+    assert [(p["sku"], p["cost"]) for p in result["pareto"]][0] == ("a100-80g-sxm-8x", "30000.00")
+
+
+def test_budget_applies_to_the_converted_price(client: TestClient, db: Session, h100_in_usd: None) -> None:
+    set_exchange_rate(db, base="USD", quote="CNY", rate=Decimal("7.10"), set_by="test")
+    result = _recommend(client, max_monthly_budget="100000.00")
+    assert [o["sku"]["id"] for o in result["options"]] == ["a100-80g-sxm-8x"]
+    miss = _by_sku(result["near_misses"])["h100-80g-sxm-8x"]
+    assert miss["miss_reason"] == "fits, but costs 20000.00 USD (142000.00 CNY) a month (budget 100000.00 CNY)"
+
+
+def test_a_budget_in_usd_converts_the_cny_prices(client: TestClient, db: Session, h100_in_usd: None) -> None:
+    set_exchange_rate(db, base="USD", quote="CNY", rate=Decimal("7.10"), set_by="test")
+    result = _recommend(client, currency="usd", max_monthly_budget="10000.00")
+    assert result["currency"] == "USD"
+    a100 = _by_sku(result["options"])["a100-80g-sxm-8x"]
+    assert a100["cost"]["converted"]["monthly_list"] == "4225.35"  # 30,000 / 7.10, to the cent
+    assert [o["sku"]["id"] for o in result["near_misses"]] == ["h100-80g-sxm-8x"]
+
+
+def test_without_an_exchange_rate_the_offer_is_rejected_not_misranked(client: TestClient, h100_in_usd: None) -> None:
+    result = _recommend(client, objective="cheapest")
+    assert [o["sku"]["id"] for o in result["options"]] == ["a100-80g-sxm-8x"]
+    rejected = {r["sku"]: r for r in result["rejected"]}
+    assert rejected["h100-80g-sxm-8x"]["code"] == "exchange_rate"
+    assert "no exchange rate from USD to CNY" in rejected["h100-80g-sxm-8x"]["reason"]
+
+
+def test_serving_ranks_and_budgets_the_converted_price(client: TestClient, db: Session, h100_in_usd: None) -> None:
+    set_exchange_rate(db, base="USD", quote="CNY", rate=Decimal("7.10"), set_by="test")
+    body = {
+        "model": {"preset": "llama-2-7b"},
+        "task": "serving",
+        "serving": {"input_tokens": 512, "output_tokens": 128, "concurrency": 4},
+        "constraints": {"gpu_types": SERVERS, "max_nodes": 1, "max_monthly_budget": "100000.00"},
+    }
+    response = client.post("/recommend", json=body)
+    assert response.status_code == 200, response.text
+    result = response.json()
+    assert "h100-80g-sxm-8x" not in [o["sku"]["id"] for o in result["options"]]
+    assert "h100-80g-sxm-8x" in [o["sku"]["id"] for o in result["near_misses"]]
+
+
+def test_an_unknown_currency_is_a_422_naming_the_field(client: TestClient) -> None:
+    response = client.post("/recommend", json=LORA_7B | {"constraints": {"currency": "XYZ"}})
+    assert response.status_code == 422
+    assert "constraints.currency" in response.text
