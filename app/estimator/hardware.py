@@ -45,6 +45,7 @@ def _to_spec(row: dict[str, Any]) -> GpuSpec:
         nvlink_bytes_per_s=float(row["nvlink_bytes_per_s"]),
         pcie_gen=int(row["pcie_gen"]),
         max_gpus_per_node=int(row.get("max_gpus_per_node", 8)),
+        sustained_fraction=float(row.get("sustained_fraction", 1.0)),
         source=_source_text(row["sources"]),
     )
 

@@ -149,15 +149,25 @@ def _gemm_peak_rate(gpu: GpuSpec, precision: str) -> float:
 def _rates(gpu: GpuSpec, precision: str, flash: bool) -> tuple[float, float]:
     """(large-GEMM, attention-core) FLOP/s; cached on the GPU's identity and the peaks that matter."""
     peaks = gpu.peak_flops
-    return _cached_rates(gpu.id, gpu.name, precision, flash, peaks.get(precision), peaks.get("bf16"), peaks.get("fp16"))
+    listed = (peaks.get(precision), peaks.get("bf16"), peaks.get("fp16"))
+    return _cached_rates(gpu.id, gpu.name, precision, flash, *listed, gpu.sustained_fraction)
 
 
 @lru_cache(maxsize=1024)
 def _cached_rates(
-    gpu_id: str, name: str, precision: str, flash: bool, peak: float | None, bf16: float | None, fp16: float | None
+    gpu_id: str,
+    name: str,
+    precision: str,
+    flash: bool,
+    peak: float | None,
+    bf16: float | None,
+    fp16: float | None,
+    sustained: float = 1.0,
 ) -> tuple[float, float]:
+    """The generation's achieved fractions apply to the peak the part sustains at its own power limit
+    (`GpuSpec.sustained_fraction`: an A100 PCIe lists the SXM4's peaks but runs at 250-300 W, not 400 W)."""
     gen = _generation(gpu_id, name)
-    peaks = {k: v for k, v in ((precision, peak), ("bf16", bf16), ("fp16", fp16)) if v}
+    peaks = {k: v * sustained for k, v in ((precision, peak), ("bf16", bf16), ("fp16", fp16)) if v}
     if not peaks:
         raise EstimatorError(f"{name} has no {precision} peak", field="workload.precision")
     runs_as = next(iter(peaks))

@@ -133,6 +133,10 @@ class GpuSpec:
     pcie_gen: int
     max_gpus_per_node: int = 8
     source: str = ""
+    # share of the listed dense peak the card sustains through a training step at its own power limit: 1.0
+    # where the listed peak already uses the part's own clocks; below 1 where a PCIe part shares the SXM part's
+    # listed peak but runs at a lower power limit (cited per GPU in data/gpus.json)
+    sustained_fraction: float = 1.0
 
 
 @dataclass(frozen=True, slots=True)
