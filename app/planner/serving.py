@@ -5,9 +5,9 @@ For each offer and TP degree the estimator gives one replica's capacity at the S
 concurrency whose TTFT and TPOT meet the targets, `app.estimator.serving`). The replicas needed for
 the peak load (offered requests/s × peak factor) set the GPU count; a rentable configuration is the
 smallest that holds them. Replicas share nothing (each is its own engine behind a load balancer), so
-they may sit on separate servers without any inter-node fabric. Ranking: lowest monthly effective
-price (in the request's currency, app.planner.market), then the larger capacity within the SLO
-(headroom), then lower TPOT, then SKU id (deterministic).
+they may sit on separate servers without any inter-node fabric. Ranking: lowest cost per million output
+tokens in the request's currency (app.planner.market; for an offered load, the lowest monthly price),
+then the lower monthly price, the larger capacity within the SLO (headroom), lower TPOT, then SKU id.
 """
 
 from __future__ import annotations
@@ -182,9 +182,20 @@ def search_serving(
     return ServingSearch(options, misses[: constraints.limit], rejected, evaluations)
 
 
-def _key(option: ServingOption) -> tuple[Decimal, float, float, str, int]:
-    """Cheaper first; at the same price the larger capacity (headroom), then the lower TPOT."""
+def _compared_per_token(option: ServingOption) -> Decimal:
+    """Monthly price in the compared currency per output token/s at the offered load (∝ cost per token). The
+    rate is read to 3 significant figures: options that carry the same offered load tie, whatever the last
+    digits of the load solver, and the next keys decide."""
+    tokens = float(f"{option.estimate.output_tokens_per_s:.3g}")
+    return option.cost.compared_monthly / Decimal(str(tokens)) if tokens > 0 else Decimal("Infinity")
+
+
+def _key(option: ServingOption) -> tuple[Decimal, Decimal, float, float, str, int]:
+    """Lowest cost per million output tokens first (for an offered load every option carries the same tokens,
+    so this is the cheapest; at a given concurrency, the same price buys the layout that produces more), then
+    the lower monthly price, the larger capacity (headroom), the lower TPOT."""
     return (
+        _compared_per_token(option),
         option.cost.compared_monthly,
         -round(option.headroom, 3),
         option.estimate.tpot_ms,

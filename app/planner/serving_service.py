@@ -14,6 +14,7 @@ from app.estimator.serving import (
     kernel_support,
     max_concurrency,
     mla_cache_values,
+    replica_capacity,
 )
 from app.estimator.specs import GIB, Cluster, EstimatorError, ModelSpec, Warning_
 from app.estimator.vocabulary import SERVING_PRECISIONS, ServingPrecision
@@ -197,17 +198,34 @@ def _plan_out(replicas: int, tp: int, pp: int, concurrency: float) -> PlanOut:
 
 
 def _default_split(model: ModelSpec, cfg: ServingConfig, cluster: Cluster) -> tuple[int, int]:
-    """(tp, replicas): the smallest TP degree within a server that holds a sequence; every GPU serves."""
+    """(tp, replicas) within a server, every GPU serving: of the TP degrees that hold a sequence, the one whose
+    replicas carry the most (the smaller degree on a tie); the same GPUs, so also the lowest cost per token."""
+    best: tuple[tuple[bool, float], int] | None = None
     for tp in TP_DEGREES:
         if tp > cluster.gpus_per_node or cluster.gpus % tp or not valid_tp(model, tp):
             continue
-        if max_concurrency(model, cfg, cluster.gpu, tp, 1) >= 1:
-            return tp, cluster.gpus // tp
-    raise EstimatorError(
-        f"{model.name} leaves no room for a KV cache on {cluster.gpus_per_node} × {cluster.gpu.name} at any "
-        "tensor-parallel degree within a server; add GPUs, use a smaller weight format, or a larger GPU",
-        field="hardware",
-    )
+        if max_concurrency(model, cfg, cluster.gpu, tp, 1) < 1:
+            continue
+        score = _split_score(model, cfg, cluster, tp, cluster.gpus // tp)
+        if best is None or score > best[0]:
+            best = (score, tp)
+    if best is None:
+        raise EstimatorError(
+            f"{model.name} leaves no room for a KV cache on {cluster.gpus_per_node} × {cluster.gpu.name} at any "
+            "tensor-parallel degree within a server; add GPUs, use a smaller weight format, or a larger GPU",
+            field="hardware",
+        )
+    return best[1], cluster.gpus // best[1]
+
+
+def _split_score(model: ModelSpec, cfg: ServingConfig, cluster: Cluster, tp: int, replicas: int) -> tuple[bool, float]:
+    """(meets the SLO or carries the offered load, output tokens/s): at the requested concurrency, or for an
+    offered load what the replicas carry within the SLO."""
+    if cfg.requests_per_s is None:
+        result = estimate_serving(model, cfg, cluster, tp=tp, replicas=replicas)
+        return result.meets_slo is not False, result.output_tokens_per_s
+    per_replica, _ = replica_capacity(model, cfg, cluster, tp=tp)
+    return per_replica * replicas >= cfg.requests_per_s, per_replica * replicas * cfg.output_tokens
 
 
 def estimate(

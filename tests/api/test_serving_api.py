@@ -60,6 +60,22 @@ def test_estimate_serving_offered_load_and_default_split(client: TestClient) -> 
     assert serving["memory_per_gpu_gib"]["weights"] < 40
 
 
+def test_estimate_serving_default_split_carries_the_most(client: TestClient) -> None:
+    """Llama-3-70B bf16 at 64 sequences per replica on 8 x H100: 2 x TP 4, not 4 x TP 2 (whose KV cache holds
+    ~12 sequences a replica), and more tokens/s than either forced alternative."""
+    body = {
+        "model": {"preset": "llama-3.1-70b"},
+        "task": "serving",
+        "hardware": H100_NODE,
+        "serving": {"input_tokens": 1024, "output_tokens": 256, "concurrency": 64},
+    }
+    chosen = _post(client, "/estimate", **body)["serving"]
+    assert (chosen["gpus_per_replica"], chosen["replicas"]) == (4, 2)
+    for tp, dp in ((2, 4), (8, 1)):
+        forced = _post(client, "/estimate", **body, plan={"tp": tp, "dp": dp})["serving"]
+        assert forced["output_tokens_per_s"] < chosen["output_tokens_per_s"]
+
+
 def test_estimate_serving_without_slo_gives_null_meets_slo(client: TestClient) -> None:
     result = _post(
         client, "/estimate", model={"preset": "qwen2.5-7b"}, task="serving", hardware={"gpu": "l40s-48g"},

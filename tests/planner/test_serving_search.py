@@ -109,3 +109,16 @@ def test_sglang_and_quantisation_flags() -> None:
 def test_cost_per_million_output_tokens() -> None:
     """30 days at 1,000 tokens/s = 2.592e9 tokens; 2,592 CNY a month is 1.00 CNY per million."""
     assert per_million_tokens(Decimal("2592"), 1000.0, Decimal("0.01")) == Decimal("1.00")
+
+
+def test_at_a_given_concurrency_the_server_goes_to_the_layout_with_the_lowest_cost_per_token() -> None:
+    """Llama-3-70B bf16 on one 8 x H100 server, 64 sequences per replica: TP 2 leaves ~12 sequences of KV
+    cache per replica, TP 8 runs one replica; 2 x TP 4 produces the most for the same monthly price."""
+    node = Cluster(gpu=get_gpu("h100-80g-sxm"), gpus_per_node=8)
+    for kw in ({"concurrency": 64}, {}):
+        cfg = ServingConfig(input_tokens=1024, output_tokens=256, **kw)
+        best = search_serving(LLAMA3_70B, cfg, [offer("h100-node", "h100-80g-sxm", "400000")], Constraints()).options[0]
+        assert (best.tp, best.replicas) == (4, 2)
+        for tp in (2, 8):
+            other = estimate_serving(LLAMA3_70B, cfg, node, tp=tp, replicas=8 // tp)
+            assert other.output_tokens_per_s < best.estimate.output_tokens_per_s
