@@ -7,20 +7,22 @@ build, and tests/web/test_i18n.py checks that both languages define exactly the 
 placeholders. Formatting of numbers and money goes through Babel, so grouping and symbols follow
 each locale.
 
-API texts that are English (warning messages, assumptions, rejection reasons) are translated by
-their stable code where we have one (`WARNINGS`); otherwise the API's English is shown as is.
+Text the planner states as codes with parameters (warnings, rejections, near misses) is worded in
+app/messages.py, the same catalog the API's English comes from; API text without a code (assumptions)
+is shown as the API wrote it.
 """
 
 from __future__ import annotations
 
 import math
-import re
+from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
 from babel.numbers import format_decimal, get_currency_precision, get_currency_symbol
 from starlette.requests import Request
 
+from app import messages
 from app.estimator.vocabulary import LANGUAGES
 from app.i18n_serve import SERVE_EN, SERVE_ZH
 from app.planner import words
@@ -149,9 +151,6 @@ EN: dict[str, str] = {
     "pareto_item_one": "{sku}, {gpus} GPU: {cost}, {time}",
     "near_misses": "Near misses",
     "near_misses_intro": "Configurations just outside the constraints.",
-    "miss_deadline": "fits, but needs {days} days (deadline {deadline})",
-    "miss_budget": "fits, but costs {cost} a month (budget {budget})",
-    "list_sep": "; ",
     "rejected": "Rejected",
     "rejected_intro": "Catalog SKUs that cannot run this job, and why.",
     "assumptions": "Assumptions",
@@ -337,9 +336,6 @@ ZH: dict[str, str] = {
     "pareto_item_one": "{sku}，{gpus} 张 GPU：{cost}，{time}",
     "near_misses": "差一点满足的配置",
     "near_misses_intro": "略超出约束条件的配置。",
-    "miss_deadline": "放得下，但需要 {days} 天（截止期限 {deadline} 天）",
-    "miss_budget": "放得下，但每月费用 {cost}（预算 {budget}）",
-    "list_sep": "；",
     "rejected": "已排除",
     "rejected_intro": "无法运行该作业的 SKU 及原因。",
     "assumptions": "假设",
@@ -401,79 +397,6 @@ ZH: dict[str, str] = {
     "footer": "数字均为依据所引公式的估算；请参阅每个结果页上的假设。",
 }
 
-# Planner and estimator warnings by stable code (app/estimator/memory.py, performance.py,
-# app/planner/explain.py). The API's English message stays the fallback for unknown codes.
-WARNINGS: dict[str, dict[str, str]] = {
-    "en": {
-        "indicative_price": "Indicative price from the published range; final on consultation.",
-        "fabric_priced_on_request": "Several servers need the InfiniBand add-on, priced on consultation and "
-        "not included in the cost.",
-        "offload_over_pcie": "Offloading moves optimizer traffic over PCIe: expect the step to slow down by tens "
-        "of percent.",
-        "offload_slowdown": "Offload traffic over PCIe takes a large share of each step, making it markedly "
-        "slower (the article measured 1.4-1.6× longer steps).",
-        "host_ram_exceeded": "Offload needs more host RAM per server than the server has.",
-        "term_longer_than_job": "The term bills more than twice the time the job takes.",
-        "pipeline_bubble": "The pipeline bubble idles a large share of each step; more micro-batches or "
-        "interleaved stages would shrink it.",
-        "pipeline_few_microbatches": "Too few micro-batches for the pipeline stages; use at least 4 × pp.",
-        "uneven_stages": "The layers do not split evenly into the pipeline stages; the largest stage sets the pace.",
-        "pp_uneven_layers": "The layers do not split evenly into the pipeline stages; the largest stage sets "
-        "memory and speed.",
-        "tp_across_nodes": "Tensor parallel spans servers: every layer waits for the network. Keep it inside one "
-        "server.",
-        "kv_heads_replicated": "KV heads do not divide by the tensor-parallel degree: K/V weights and cache are "
-        "replicated.",
-        "approximate_model": "The architecture was derived from a parameter count; memory is approximate.",
-        "estimate_uncertain": "The architecture was derived from a parameter count: memory and speed are approximate.",
-        "params_mismatch": "The stated parameter count differs from the architecture's exact count; memory uses "
-        "the exact count.",
-        "ragged_batch": "The global batch is not a multiple of data parallel × micro-batch.",
-        "global_batch_rounded": "The global batch was rounded to the nearest multiple of data parallel × micro-batch.",
-        "moe_experts_resident": "Every MoE expert is resident on each GPU (no expert parallel): memory follows "
-        "the total parameters, compute the active ones.",
-        "kv_cache_dominates": "The KV cache is larger than the weights: batch and context length drive the memory.",
-        "no_fit": "This plan does not fit in GPU memory, although ZeRO-3 would.",
-        "no_fit_zero3": "Does not fit in GPU memory even with ZeRO-3.",
-        "ethernet_fabric": "Several servers over plain Ethernet (TCP): only data parallelism tolerates it.",
-        "communication_bound": "Exposed communication takes longer than the compute it serves.",
-        "precision_unsupported": "This GPU lacks the chosen precision (e.g. FP8 on an A100): it runs at the next "
-        "one it has, and speed is estimated so.",
-        "single_server_only": "This SKU has no InfiniBand or RoCE fabric: the job cannot grow beyond one server, "
-        "and tensor parallel over 10 GbE would be slower than one GPU.",
-    },
-    "zh": {
-        "indicative_price": "参考价，取自公开价格区间；最终价格以协商为准。",
-        "fabric_priced_on_request": "多台服务器需要 InfiniBand 附加项，其价格面议，未计入费用。",
-        "offload_over_pcie": "卸载会让优化器数据经 PCIe 传输：每步可能慢数十个百分点。",
-        "offload_slowdown": "经 PCIe 的卸载流量占每步时间的很大比例，每步明显变慢（文章测得每步时间为 1.4-1.6 倍）。",
-        "host_ram_exceeded": "卸载所需的主机内存超过了服务器的内存。",
-        "term_longer_than_job": "计费时长超过任务所需时间的两倍。",
-        "pipeline_bubble": "流水线气泡让每步有很大比例的时间空闲；增加微批数量或使用交错流水线可以缩小气泡。",
-        "pipeline_few_microbatches": "相对流水线级数，微批数量太少；至少使用 4 × pp 个微批。",
-        "uneven_stages": "层数不能被流水线级数整除；最大的一级决定速度。",
-        "pp_uneven_layers": "层数不能被流水线级数整除；最大的一级决定显存和速度。",
-        "tp_across_nodes": "张量并行跨越了服务器：每一层都要等待网络。请将其限制在一台服务器内。",
-        "kv_heads_replicated": "KV 头数不能被张量并行度整除：K/V 权重和缓存会被复制。",
-        "approximate_model": "架构由参数量推算；显存为近似值。",
-        "estimate_uncertain": "架构由参数量推算：显存和速度为近似值。",
-        "params_mismatch": "给出的参数量与架构的精确计数不同；显存按精确计数计算。",
-        "ragged_batch": "全局批大小不是数据并行度 × 微批大小的整数倍。",
-        "global_batch_rounded": "全局批大小已取整为数据并行 × 微批的最近倍数。",
-        "moe_experts_resident": "每个 MoE 专家都常驻在每张 GPU 上（无专家并行）："
-        "显存取决于总参数量，计算量取决于激活参数量。",
-        "kv_cache_dominates": "KV 缓存大于权重：批大小和上下文长度决定显存。",
-        "no_fit": "该方案放不进显存，但 ZeRO-3 可以。",
-        "no_fit_zero3": "即使使用 ZeRO-3 也放不进显存。",
-        "ethernet_fabric": "多台服务器通过普通以太网（TCP）互联：只有数据并行能够容忍。",
-        "communication_bound": "未被掩盖的通信时间超过了它所服务的计算时间。",
-        "precision_unsupported": "该 GPU 不支持所选精度（例如 A100 不支持 FP8）："
-        "按其支持的下一档精度运行并据此估算速度。",
-        "single_server_only": "该 SKU 没有 InfiniBand 或 RoCE 网络：作业无法扩展到一台服务器之外，"
-        "而经 10 GbE 的张量并行会比单卡还慢。",
-    },
-}
-
 REGIONS: dict[str, dict[str, str]] = {
     "en": {"shenzhen": "Shenzhen", "singapore": "Singapore", "los-angeles": "Los Angeles"},
     "zh": {"shenzhen": "深圳", "singapore": "新加坡", "los-angeles": "洛杉矶"},
@@ -482,31 +405,6 @@ REGIONS: dict[str, dict[str, str]] = {
 EN.update(SERVE_EN)
 ZH.update(SERVE_ZH)
 CATALOGS = {"en": EN, "zh": ZH}
-
-# The planner's rejection reasons (app/planner/recommend.py) are English sentences without a code:
-# Chinese renders the known shapes and keeps the English for any other.
-_WHERE_NODES = re.compile(r" on (\d+) nodes$")
-REASONS_ZH: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(r"^GPU type (\S+) is not among the requested (.+)$"), "GPU 型号 {0} 不在所选型号（{1}）之中"),
-    (re.compile(r"^offered in (.+), not in (.+)$"), "仅在 {0} 提供，不在所选地域（{1}）"),
-    (re.compile(r"^no InfiniBand or RoCE fabric is available for this SKU$"), "该 SKU 没有 InfiniBand 或 RoCE 网络"),
-    (re.compile(r"^no parallel plan fits on (.+)$"), "在 {0} 上没有可行的并行方案"),
-    (
-        re.compile(
-            r"^does not fit: the leanest plan on (.+) offloads (\S+) GiB of host RAM per node; the node has (\S+) GiB, "
-            r"(\S+) GiB after the reserve for the OS, the training processes and their data loaders$"
-        ),
-        "放不下：{0} 上最省显存的方案每个节点需要卸载 {1} GiB 到主机内存；节点有 {2} GiB，"
-        "扣除操作系统、训练进程和数据加载的预留后只有 {3} GiB",
-    ),
-    (
-        re.compile(
-            r"^does not fit: the leanest plan on (.+) still needs (\S+) GiB per GPU, more than the (\S+) GiB "
-            r"left of (\S+) GiB usable after the (\S+) headroom$"
-        ),
-        "放不下：{0} 上最省显存的方案仍需每卡 {1} GiB，超过可用 {3} GiB 扣除 {4} 余量后的 {2} GiB",
-    ),
-]
 
 
 def negotiate(request: Request) -> str:
@@ -550,18 +448,18 @@ class Translator:
         return key in self.messages
 
     def warning(self, code: str, fallback: str) -> str:
-        return WARNINGS[self.lang].get(code, fallback)
+        return messages.WARNINGS[self.lang].get(code, fallback)
 
-    def reason(self, text: str) -> str:
-        """A rejection reason in the page's language (English as it came when no shape matches)."""
-        if self.lang != "zh":
-            return text
-        for pattern, template in REASONS_ZH:
-            match = pattern.match(text)
-            if match:
-                parts = [_WHERE_NODES.sub(r"，共 \1 个节点", part) for part in match.groups()]
-                return template.format(*parts)
-        return text
+    def rejection(self, code: str, params: Mapping[str, Any], fallback: str) -> str:
+        """Why a SKU yields no option, in the page's language; the API's English for a code the catalog
+        does not word (the serving search's `kernels` and `capacity`, which carry no parameters)."""
+        try:
+            return messages.rejection(code, params, self.lang, self.money)
+        except (KeyError, IndexError):
+            return fallback
+
+    def misses(self, reasons: list[tuple[str, Mapping[str, Any]]]) -> str | None:
+        return messages.misses(reasons, self.lang, self.money)
 
     def region(self, slug: str) -> str:
         return REGIONS[self.lang].get(slug, slug)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from app import messages
 from app.estimator.memory import MemoryEstimate
 from app.estimator.params import count_params
 from app.estimator.performance import PerformanceEstimate
@@ -21,6 +22,7 @@ from app.planner.schemas import (
     EstimateOut,
     GoodputOut,
     MemoryOut,
+    MissOut,
     ModelOut,
     OptionOut,
     ParetoPointOut,
@@ -275,7 +277,8 @@ def option_out(
         warnings=warnings_out(model_warnings + option.warnings),
         stack=option.stack,
         launch=option.launch,
-        miss_reason=option.miss_reason,
+        miss_reason=messages.misses(option.misses),
+        misses=[MissOut(code=code, params=params) for code, params in option.misses],
         reference_prices=reference_out(book, option),
         quote=quote_body(option, plan, workload_body) if workload_body is not None else None,
     )
@@ -307,7 +310,10 @@ def recommendation_out(
             option_out(model, workload, o, result.global_batch, model_warnings, book, workload_body)
             for o in result.near_misses
         ],
-        rejected=[RejectedOut(sku=r.sku_id, code=r.code, reason=r.reason) for r in result.rejected],
+        rejected=[
+            RejectedOut(sku=r.sku_id, code=r.code, params=r.params, reason=messages.rejection(r.code, r.params))
+            for r in result.rejected
+        ],
         pareto=[
             ParetoPointOut(sku=o.offer.sku_id, total_gpus=o.config.gpus, cost=str(o.sort_cost), hours=o.hours)
             for o in result.pareto

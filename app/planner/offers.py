@@ -10,7 +10,9 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
 
+from app import messages
 from app.estimator.specs import GpuSpec
 from app.estimator.vocabulary import TERM_MONTHS, Objective, RentalUnit, Term
 
@@ -202,12 +204,22 @@ def convert(
     )
 
 
+def unconvertible(offer: Offer) -> dict[str, Any]:
+    """The parameters of an `exchange_rate` rejection: the SKU's currency and the request's."""
+    return {"currency": offer.currency, "target": offer.exchange.currency if offer.exchange else offer.currency}
+
+
 def unconvertible_reason(offer: Offer) -> str:
-    target = offer.exchange.currency if offer.exchange else offer.currency
-    return (
-        f"priced in {offer.currency}, and no exchange rate from {offer.currency} to {target} is set, so it cannot "
-        f"be compared with the other prices (python -m app set-exchange-rate {offer.currency} {target} RATE)"
-    )
+    return messages.rejection("exchange_rate", unconvertible(offer))
+
+
+def budget_params(cost: Cost, budget: Decimal) -> dict[str, Any]:
+    """The parameters of a `budget` near miss: the monthly price in its own currency, converted into the
+    request's when it differs, and the budget (in the request's currency)."""
+    params: dict[str, Any] = {"monthly": str(cost.monthly_effective), "currency": cost.currency}
+    if cost.converted:
+        params["converted_monthly"] = str(cost.converted.monthly_effective)
+    return params | {"budget": str(budget), "compared_currency": cost.compared_currency}
 
 
 def monthly_text(cost: Cost) -> str:

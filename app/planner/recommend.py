@@ -36,10 +36,10 @@ from app.planner.offers import (
     Cost,
     Offer,
     configurations,
-    monthly_text,
+    budget_params,
     price,
     rented_units,
-    unconvertible_reason,
+    unconvertible,
 )
 from app.planner.search import BoundCache, Evaluated, PlanSearch, SearchStats, cached_search_plans, default_global_batch
 from app.planner.stacks import Stack, stack_for
@@ -56,6 +56,9 @@ TERM_WARN_RATIO = 2  # warn when the billed hours exceed twice the job's duratio
 RejectionCode = Literal[
     "gpu_type", "region", "no_fabric", "gpu_memory", "host_ram", "kernels", "capacity", "time_budget", "exchange_rate"
 ]
+# Why a plan that fits is a near miss: it misses the deadline or the monthly budget.
+MissCode = Literal["deadline", "budget"]
+Miss = tuple[MissCode, dict[str, Any]]  # a code and its parameters, rendered to text by app/messages.py
 _time_budget_s: float | None = None
 
 
@@ -72,7 +75,7 @@ class Option:
     availability: str
     stack: Stack | None = None  # "available", "on request" or "not tracked"
     rank: int | None = None
-    miss_reason: str | None = None
+    misses: list[Miss] = field(default_factory=list)
 
     @property
     def sort_time(self) -> float:
@@ -93,9 +96,11 @@ class Option:
 
 @dataclass(slots=True)
 class Rejection:
+    """Why a SKU yields no option, as data: a code and its parameters (text: app/messages.py)."""
+
     sku_id: str
     code: RejectionCode
-    reason: str
+    params: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -133,7 +138,7 @@ def recommend(
     for offer in sorted(offers, key=lambda o: o.sku_id):
         if deadline is not None and time.monotonic() > deadline:
             result.stopped_early = True
-            result.rejected.append(Rejection(offer.sku_id, "time_budget", "not searched: the time budget ran out"))
+            result.rejected.append(Rejection(offer.sku_id, "time_budget"))
             continue
         excluded = _excluded(offer, constraints)
         if excluded:
@@ -149,15 +154,15 @@ def recommend(
     return result
 
 
-def _excluded(offer: Offer, constraints: Constraints) -> tuple[RejectionCode, str] | None:
+def _excluded(offer: Offer, constraints: Constraints) -> tuple[RejectionCode, dict[str, Any]] | None:
     if constraints.gpu_types and offer.gpu.id not in constraints.gpu_types:
-        return "gpu_type", f"GPU type {offer.gpu.id} is not among the requested {', '.join(constraints.gpu_types)}"
+        return "gpu_type", {"gpu_type": offer.gpu.id, "requested": list(constraints.gpu_types)}
     if constraints.regions and not set(offer.regions) & set(constraints.regions):
-        return "region", f"offered in {', '.join(offer.regions)}, not in {', '.join(constraints.regions)}"
+        return "region", {"regions": list(offer.regions), "requested": list(constraints.regions)}
     if constraints.require_infiniband and not offer.may_span_nodes:
-        return "no_fabric", "no InfiniBand or RoCE fabric is available for this SKU"
+        return "no_fabric", {}
     if offer.unconvertible:
-        return "exchange_rate", unconvertible_reason(offer)
+        return "exchange_rate", unconvertible(offer)
     return None
 
 
@@ -211,24 +216,33 @@ def _cluster(offer: Offer, config: Configuration, constraints: Constraints) -> C
     )
 
 
-def _no_fit_reason(offer: Offer, closest: PlanSearch | None, constraints: Constraints) -> tuple[RejectionCode, str]:
+def _no_fit_reason(
+    offer: Offer, closest: PlanSearch | None, constraints: Constraints
+) -> tuple[RejectionCode, dict[str, Any]]:
+    """`gpu_memory` with the leanest plan's figures, `host_ram` when only the offload misses; without
+    a measured plan, `gpu_memory` names the largest configuration alone."""
     largest = max(configurations(offer, constraints), key=lambda c: c.gpus)
-    where = f"{largest.gpus} × {offer.gpu.name}" + (f" on {largest.nodes} nodes" if largest.nodes > 1 else "")
+    where: dict[str, Any] = {"gpus": largest.gpus, "gpu_name": offer.gpu.name, "nodes": largest.nodes}
     if closest is None or closest.closest_miss is None:
-        return "gpu_memory", f"no parallel plan fits on {where}"
+        return "gpu_memory", where
     memory = closest.closest_miss.breakdown
     if memory.gpu_fits and not memory.host_fits and offer.host_ram_gib:
-        return "host_ram", (
-            f"does not fit: the leanest plan on {where} offloads {memory.host_ram / GIB:,.0f} GiB of host RAM "
-            f"per node; the node has {offer.host_ram_gib:,.0f} GiB, {(memory.host_ram_limit or 0) / GIB:,.0f} GiB "
-            "after the reserve for the OS, the training processes and their data loaders"
-        )
+        return "host_ram", where | {
+            "offload_gib": _gib(memory.host_ram),
+            "host_ram_gib": offer.host_ram_gib,
+            "host_ram_limit_gib": _gib(memory.host_ram_limit or 0),
+        }
     limit = memory.capacity if memory.limit is None else memory.limit
-    return "gpu_memory", (
-        f"does not fit: the leanest plan on {where} still needs {memory.total / GIB:.1f} GiB per GPU, "
-        f"more than the {limit / GIB:.1f} GiB left of {memory.capacity / GIB:.1f} GiB usable after the "
-        f"{constraints.memory_headroom:.0%} headroom"
-    )
+    return "gpu_memory", where | {
+        "needed_gib": _gib(memory.total),
+        "limit_gib": _gib(limit),
+        "usable_gib": _gib(memory.capacity),
+        "headroom": constraints.memory_headroom,
+    }
+
+
+def _gib(value: float) -> float:
+    return round(value / GIB, 3)
 
 
 def _option(
@@ -300,23 +314,21 @@ def _split_by_constraints(options: list[Option], constraints: Constraints) -> tu
     ranked: list[Option] = []
     misses: list[Option] = []
     for option in options:
-        option.miss_reason = _miss_reason(option, constraints)
-        (misses if option.miss_reason else ranked).append(option)
+        option.misses = _misses(option, constraints)
+        (misses if option.misses else ranked).append(option)
     return ranked, misses
 
 
-def _miss_reason(option: Option, constraints: Constraints) -> str | None:
-    reasons = []
+def _misses(option: Option, constraints: Constraints) -> list[Miss]:
+    reasons: list[Miss] = []
     if constraints.deadline_days is not None and option.hours is not None:
         days = option.hours / 24
         if days > constraints.deadline_days:
-            reasons.append(f"fits, but needs {days:.0f} days (deadline {constraints.deadline_days:g})")
+            reasons.append(("deadline", {"days": round(days, 3), "deadline_days": constraints.deadline_days}))
     budget = constraints.max_monthly_budget
     if budget is not None and option.cost.compared_monthly > budget:
-        reasons.append(
-            f"fits, but costs {monthly_text(option.cost)} a month (budget {budget} {option.cost.compared_currency})"
-        )
-    return "; ".join(reasons) or None
+        reasons.append(("budget", budget_params(option.cost, budget)))
+    return reasons
 
 
 def rank(options: list[Option], objective: Objective, *, deadline: bool = False) -> list[Option]:

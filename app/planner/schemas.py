@@ -26,7 +26,7 @@ from app.estimator.vocabulary import (
     Term,
     WeightFormat,
 )
-from app.planner.recommend import RejectionCode
+from app.planner.recommend import MissCode, RejectionCode
 from app.planner.serving_schemas import ServingIn, ServingOut
 from app.planner.stacks import Stack
 from app.schemas import Currency, RequestModel
@@ -618,7 +618,10 @@ class OptionOut(BaseModel):
         default=None, description="The training stack that runs the plan (docs/stacks.md); null for inference"
     )
     launch: dict[str, Any] = Field(description="{stack: that stack's complete launch configuration}")
-    miss_reason: str | None = None
+    miss_reason: str | None = Field(default=None, description="Why a near miss misses, in English (from `misses`)")
+    misses: list[MissOut] = Field(
+        default_factory=list, description="A near miss's reasons as codes with parameters (`deadline`, `budget`)"
+    )
     reference_prices: list[ReferencePriceOut] = Field(default_factory=list)
     serving: ServingOut | None = Field(default=None, description='task "serving": latency, throughput, KV cache')
     quote: QuoteBodyOut | None = Field(default=None, description="POST /quotes body for this option")
@@ -637,9 +640,18 @@ class QuoteBodyOut(BaseModel):
     workload: dict[str, Any]
 
 
+class MissOut(BaseModel):
+    code: MissCode
+    params: dict[str, Any] = Field(description="deadline: days, deadline_days; budget: monthly, budget, currency")
+
+
 class RejectedOut(BaseModel):
     sku: str
     code: RejectionCode
+    params: dict[str, Any] = Field(
+        default_factory=dict,
+        description="The figures behind the reason (GiB, GPU names, regions…); `reason` is them in English",
+    )
     reason: str
 
 

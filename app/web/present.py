@@ -11,7 +11,7 @@ from typing import Any
 
 from app.estimator.presets import model_title
 from app.i18n import Translator
-from app.planner.schemas import ConstraintsIn, ModelOut, OptionOut, PlanOut, RecommendIn, RecommendOut
+from app.planner.schemas import ModelOut, OptionOut, PlanOut, RecommendIn, RecommendOut
 from app.planner.words import PLAN_WORDS, plan_summary
 from app.web.charts import MemoryBar, memory_bar
 
@@ -98,23 +98,12 @@ def explanation(option: OptionOut, model: ModelOut, task: str, t: Translator, gp
     return w["explain_one" if option.total_gpus == 1 else "explain_many"].format(**values)
 
 
-def miss_words(option: OptionOut, constraints: ConstraintsIn | None, t: Translator) -> str | None:
-    """Why a near miss misses, in the page's language (the planner's rules: deadline, then budget)."""
-    if option.miss_reason is None or constraints is None:
+def miss_words(option: OptionOut, t: Translator) -> str | None:
+    """Why a near miss misses, in the page's language, from the planner's codes (app/messages.py);
+    a serving near miss carries only its English `miss_reason`."""
+    if not option.misses:
         return option.miss_reason
-    reasons = []
-    hours = option.performance.time_to_train_hours
-    if constraints.deadline_days is not None and hours is not None and hours / 24 > constraints.deadline_days:
-        deadline = t.number(constraints.deadline_days, 1)
-        reasons.append(t("miss_deadline", days=t.number(hours / 24, 1), deadline=deadline))
-    budget = constraints.max_monthly_budget
-    compared = option.cost.converted or option.cost  # budgets are in the request's currency
-    if budget is not None and Decimal(compared.monthly_effective) > budget:
-        currency = compared.currency
-        reasons.append(
-            t("miss_budget", cost=t.money(compared.monthly_effective, currency), budget=t.money(budget, currency))
-        )
-    return t("list_sep").join(reasons) or option.miss_reason
+    return t.misses([(m.code, m.params) for m in option.misses])
 
 
 def option_view(
@@ -123,7 +112,6 @@ def option_view(
     task: str,
     t: Translator,
     gpu_names: dict[str, str],
-    constraints: ConstraintsIn | None = None,
     name: str = "",
 ) -> OptionView:
     codes = [w.code for w in option.warnings]
@@ -137,7 +125,7 @@ def option_view(
         indicative="indicative_price" in codes,
         annual=Decimal(option.cost.annual_total),
         bar=memory_bar(option.memory),
-        miss=miss_words(option, constraints, t),
+        miss=miss_words(option, t),
     )
 
 

@@ -134,10 +134,7 @@ def _results_context(
         "sku_names": {sku.id: sku.name for sku in skus},
         "units": {sku.id: sku.rental_unit for sku in skus},
         "views": [option_view(o, result.model, request_in.task, t, gpu_names, name=name) for o in result.options],
-        "near": [
-            option_view(o, result.model, request_in.task, t, gpu_names, request_in.constraints, name=name)
-            for o in result.near_misses
-        ],
+        "near": [option_view(o, result.model, request_in.task, t, gpu_names, name=name) for o in result.near_misses],
         "chart": scatter(result.options, front, gpu_of_sku),
         "front": front,
         "front_left_out": left_out,

@@ -7,7 +7,8 @@ import string
 
 import pytest
 
-from app.i18n import EN, REGIONS, WARNINGS, ZH, Translator
+from app.i18n import EN, REGIONS, ZH, Translator
+from app.messages import WARNINGS
 from app.planner.schemas import MemoryOut
 from app.web import forms
 from app.web.charts import BAR_WIDTH, memory_bar
@@ -152,12 +153,17 @@ def test_memory_bar_scales_to_the_larger_of_capacity_and_total() -> None:
 
 
 def test_rejection_reasons_in_chinese_with_the_english_as_fallback() -> None:
+    """Rejections are worded from the planner's code and parameters (no English parsed back); a code
+    the catalog does not word (the serving search's `kernels`) keeps the API's English."""
     zh = Translator("zh")
-    assert zh.reason("no parallel plan fits on 16 × NVIDIA H100 80GB SXM on 2 nodes") == (
-        "在 16 × NVIDIA H100 80GB SXM，共 2 个节点 上没有可行的并行方案"
+    where = {"gpus": 16, "gpu_name": "NVIDIA H100 80GB SXM", "nodes": 2}
+    assert zh.rejection("gpu_memory", where, "") == "在 16 × NVIDIA H100 80GB SXM，共 2 个节点 上没有可行的并行方案"
+    assert (
+        zh.rejection("kernels", {}, "a reason the planner words differently")
+        == "a reason the planner words differently"
     )
-    assert zh.reason("a reason the planner words differently") == "a reason the planner words differently"
-    assert Translator("en").reason("offered in shenzhen, not in singapore") == "offered in shenzhen, not in singapore"
+    region = {"regions": ["shenzhen"], "requested": ["singapore"]}
+    assert Translator("en").rejection("region", region, "") == "offered in shenzhen, not in singapore"
 
 
 def test_the_front_stops_where_more_money_buys_no_meaningful_time() -> None:

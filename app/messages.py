@@ -1,0 +1,192 @@
+"""Text for people rendered from stable codes and parameters, in English and Simplified Chinese: the
+one catalog behind the API's `reason` and `miss_reason` texts, the web pages and the wizard's results.
+
+The planner says *why* as data (a code and its parameters: GiB, GPU names, days, money as decimal
+strings); this module turns that into sentences, so nothing downstream ever parses English back into
+meaning. Templates use `str.format` fields with format specs; `{x!m}` is an amount of money in the
+`currency` parameter and `{x!c}` one in `compared_currency` (the request's), written by the caller's
+money formatter (the API: `2800.00 CNY`; the web: `¥2,800.00`). Lists are joined with the language's separator. Both languages
+define the same codes with the same fields (tests/test_messages.py).
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+MoneyFormat = Callable[[Any, str], str]
+
+# Planner and estimator warnings by stable code (app/estimator/memory.py, performance.py,
+# app/planner/explain.py). The estimator writes its own English (it imports nothing of the app); the
+# web renders these, with the API's English message as the fallback for an unknown code.
+WARNINGS: dict[str, dict[str, str]] = {
+    "en": {
+        "indicative_price": "Indicative price from the published range; final on consultation.",
+        "fabric_priced_on_request": "Several servers need the InfiniBand add-on, priced on consultation and "
+        "not included in the cost.",
+        "offload_over_pcie": "Offloading moves optimizer traffic over PCIe: expect the step to slow down by tens "
+        "of percent.",
+        "offload_slowdown": "Offload traffic over PCIe takes a large share of each step, making it markedly "
+        "slower (the article measured 1.4-1.6× longer steps).",
+        "host_ram_exceeded": "Offload needs more host RAM per server than the server has.",
+        "term_longer_than_job": "The term bills more than twice the time the job takes.",
+        "pipeline_bubble": "The pipeline bubble idles a large share of each step; more micro-batches or "
+        "interleaved stages would shrink it.",
+        "pipeline_few_microbatches": "Too few micro-batches for the pipeline stages; use at least 4 × pp.",
+        "uneven_stages": "The layers do not split evenly into the pipeline stages; the largest stage sets the pace.",
+        "pp_uneven_layers": "The layers do not split evenly into the pipeline stages; the largest stage sets "
+        "memory and speed.",
+        "tp_across_nodes": "Tensor parallel spans servers: every layer waits for the network. Keep it inside one "
+        "server.",
+        "kv_heads_replicated": "KV heads do not divide by the tensor-parallel degree: K/V weights and cache are "
+        "replicated.",
+        "approximate_model": "The architecture was derived from a parameter count; memory is approximate.",
+        "estimate_uncertain": "The architecture was derived from a parameter count: memory and speed are approximate.",
+        "params_mismatch": "The stated parameter count differs from the architecture's exact count; memory uses "
+        "the exact count.",
+        "ragged_batch": "The global batch is not a multiple of data parallel × micro-batch.",
+        "global_batch_rounded": "The global batch was rounded to the nearest multiple of data parallel × micro-batch.",
+        "moe_experts_resident": "Every MoE expert is resident on each GPU (no expert parallel): memory follows "
+        "the total parameters, compute the active ones.",
+        "kv_cache_dominates": "The KV cache is larger than the weights: batch and context length drive the memory.",
+        "no_fit": "This plan does not fit in GPU memory, although ZeRO-3 would.",
+        "no_fit_zero3": "Does not fit in GPU memory even with ZeRO-3.",
+        "ethernet_fabric": "Several servers over plain Ethernet (TCP): only data parallelism tolerates it.",
+        "communication_bound": "Exposed communication takes longer than the compute it serves.",
+        "precision_unsupported": "This GPU lacks the chosen precision (e.g. FP8 on an A100): it runs at the next "
+        "one it has, and speed is estimated so.",
+        "single_server_only": "This SKU has no InfiniBand or RoCE fabric: the job cannot grow beyond one server, "
+        "and tensor parallel over 10 GbE would be slower than one GPU.",
+    },
+    "zh": {
+        "indicative_price": "参考价，取自公开价格区间；最终价格以协商为准。",
+        "fabric_priced_on_request": "多台服务器需要 InfiniBand 附加项，其价格面议，未计入费用。",
+        "offload_over_pcie": "卸载会让优化器数据经 PCIe 传输：每步可能慢数十个百分点。",
+        "offload_slowdown": "经 PCIe 的卸载流量占每步时间的很大比例，每步明显变慢（文章测得每步时间为 1.4-1.6 倍）。",
+        "host_ram_exceeded": "卸载所需的主机内存超过了服务器的内存。",
+        "term_longer_than_job": "计费时长超过任务所需时间的两倍。",
+        "pipeline_bubble": "流水线气泡让每步有很大比例的时间空闲；增加微批数量或使用交错流水线可以缩小气泡。",
+        "pipeline_few_microbatches": "相对流水线级数，微批数量太少；至少使用 4 × pp 个微批。",
+        "uneven_stages": "层数不能被流水线级数整除；最大的一级决定速度。",
+        "pp_uneven_layers": "层数不能被流水线级数整除；最大的一级决定显存和速度。",
+        "tp_across_nodes": "张量并行跨越了服务器：每一层都要等待网络。请将其限制在一台服务器内。",
+        "kv_heads_replicated": "KV 头数不能被张量并行度整除：K/V 权重和缓存会被复制。",
+        "approximate_model": "架构由参数量推算；显存为近似值。",
+        "estimate_uncertain": "架构由参数量推算：显存和速度为近似值。",
+        "params_mismatch": "给出的参数量与架构的精确计数不同；显存按精确计数计算。",
+        "ragged_batch": "全局批大小不是数据并行度 × 微批大小的整数倍。",
+        "global_batch_rounded": "全局批大小已取整为数据并行 × 微批的最近倍数。",
+        "moe_experts_resident": "每个 MoE 专家都常驻在每张 GPU 上（无专家并行）："
+        "显存取决于总参数量，计算量取决于激活参数量。",
+        "kv_cache_dominates": "KV 缓存大于权重：批大小和上下文长度决定显存。",
+        "no_fit": "该方案放不进显存，但 ZeRO-3 可以。",
+        "no_fit_zero3": "即使使用 ZeRO-3 也放不进显存。",
+        "ethernet_fabric": "多台服务器通过普通以太网（TCP）互联：只有数据并行能够容忍。",
+        "communication_bound": "未被掩盖的通信时间超过了它所服务的计算时间。",
+        "precision_unsupported": "该 GPU 不支持所选精度（例如 A100 不支持 FP8）："
+        "按其支持的下一档精度运行并据此估算速度。",
+        "single_server_only": "该 SKU 没有 InfiniBand 或 RoCE 网络：作业无法扩展到一台服务器之外，"
+        "而经 10 GbE 的张量并行会比单卡还慢。",
+    },
+}
+
+# Why a catalog SKU yields no option (app/planner/recommend.py, `RejectionCode`). `gpu_memory` without a
+# measured plan (`needed_gib`) reads as `no_plan`; `where` is filled from gpus, gpu_name and nodes.
+REJECTIONS: dict[str, dict[str, str]] = {
+    "en": {
+        "gpu_type": "GPU type {gpu_type} is not among the requested {requested}",
+        "region": "offered in {regions}, not in {requested}",
+        "no_fabric": "no InfiniBand or RoCE fabric is available for this SKU",
+        "no_plan": "no parallel plan fits on {where}",
+        "gpu_memory": "does not fit: the leanest plan on {where} still needs {needed_gib:.1f} GiB per GPU, "
+        "more than the {limit_gib:.1f} GiB left of {usable_gib:.1f} GiB usable after the {headroom:.0%} headroom",
+        "host_ram": "does not fit: the leanest plan on {where} offloads {offload_gib:,.0f} GiB of host RAM per "
+        "node; the node has {host_ram_gib:,.0f} GiB, {host_ram_limit_gib:,.0f} GiB after the reserve for the OS, "
+        "the training processes and their data loaders",
+        "time_budget": "not searched: the time budget ran out",
+        "exchange_rate": "priced in {currency}, and no exchange rate from {currency} to {target} is set, so it "
+        "cannot be compared with the other prices (python -m app set-exchange-rate {currency} {target} RATE)",
+    },
+    "zh": {
+        "gpu_type": "GPU 型号 {gpu_type} 不在所选型号（{requested}）之中",
+        "region": "仅在 {regions} 提供，不在所选地域（{requested}）",
+        "no_fabric": "该 SKU 没有 InfiniBand 或 RoCE 网络",
+        "no_plan": "在 {where} 上没有可行的并行方案",
+        "gpu_memory": "放不下：{where} 上最省显存的方案仍需每卡 {needed_gib:.1f} GiB，"
+        "超过可用 {usable_gib:.1f} GiB 扣除 {headroom:.0%} 余量后的 {limit_gib:.1f} GiB",
+        "host_ram": "放不下：{where} 上最省显存的方案每个节点需要卸载 {offload_gib:,.0f} GiB 到主机内存；"
+        "节点有 {host_ram_gib:,.0f} GiB，扣除操作系统、训练进程和数据加载的预留后只有 {host_ram_limit_gib:,.0f} GiB",
+        "time_budget": "未搜索：时间预算已用完",
+        "exchange_rate": "以 {currency} 计价，且未设置从 {currency} 到 {target} 的汇率，无法与其他价格比较"
+        "（python -m app set-exchange-rate {currency} {target} RATE）",
+    },
+}
+
+# Why a plan that fits is a near miss rather than an option (app/planner/recommend.py, `MissCode`).
+# `budget` with `converted_monthly` (priced in another currency than the request's) reads as
+# `budget_converted`.
+MISSES: dict[str, dict[str, str]] = {
+    "en": {
+        "deadline": "fits, but needs {days:.0f} days (deadline {deadline_days:g})",
+        "budget": "fits, but costs {monthly!m} a month (budget {budget!c})",
+        "budget_converted": "fits, but costs {monthly!m} ({converted_monthly!c}) a month (budget {budget!c})",
+    },
+    "zh": {
+        "deadline": "放得下，但需要 {days:.0f} 天（截止期限 {deadline_days:g} 天）",
+        "budget": "放得下，但每月费用 {monthly!m}（预算 {budget!c}）",
+        "budget_converted": "放得下，但每月费用 {monthly!m}（{converted_monthly!c}）（预算 {budget!c}）",
+    },
+}
+
+WHERE: dict[str, dict[str, str]] = {
+    "en": {"one": "{gpus} × {gpu_name}", "nodes": "{gpus} × {gpu_name} on {nodes} nodes"},
+    "zh": {"one": "{gpus} × {gpu_name}", "nodes": "{gpus} × {gpu_name}，共 {nodes} 个节点"},
+}
+LIST_SEP = {"en": ", ", "zh": "、"}
+REASON_SEP = {"en": "; ", "zh": "；"}
+
+
+def plain_money(amount: Any, currency: str) -> str:
+    """The API's money in text: the decimal string and its ISO 4217 code."""
+    return f"{amount} {currency}"
+
+
+class _Formatter(string.Formatter):
+    def __init__(self, params: Mapping[str, Any], money: MoneyFormat) -> None:
+        self.params = params
+        self.money = money
+
+    def convert_field(self, value: Any, conversion: str | None) -> Any:
+        if conversion in ("m", "c"):
+            currency = self.params.get("currency" if conversion == "m" else "compared_currency", "")
+            return self.money(value, str(currency))
+        return super().convert_field(value, conversion)
+
+
+def _render(template: str, params: Mapping[str, Any], lang: str, money: MoneyFormat) -> str:
+    values = {k: LIST_SEP[lang].join(map(str, v)) if isinstance(v, list | tuple) else v for k, v in params.items()}
+    if "gpu_name" in params:
+        values["where"] = WHERE[lang]["nodes" if params.get("nodes", 1) > 1 else "one"].format(**params)
+    return _Formatter(params, money).vformat(template, (), values)
+
+
+def _lang(lang: str) -> str:
+    return lang if lang in REJECTIONS else "en"
+
+
+def rejection(code: str, params: Mapping[str, Any], lang: str = "en", money: MoneyFormat = plain_money) -> str:
+    """Why a SKU yields no option, in `lang`."""
+    lang = _lang(lang)
+    key = "no_plan" if code == "gpu_memory" and "needed_gib" not in params else code
+    return _render(REJECTIONS[lang][key], params, lang, money)
+
+
+def misses(
+    reasons: Sequence[tuple[str, Mapping[str, Any]]], lang: str = "en", money: MoneyFormat = plain_money
+) -> str | None:
+    """Why a fitting plan misses the request's deadline or budget, in `lang` (None: it misses nothing)."""
+    lang = _lang(lang)
+    keys = ["budget_converted" if c == "budget" and "converted_monthly" in p else c for c, p in reasons]
+    texts = [_render(MISSES[lang][key], params, lang, money) for key, (_, params) in zip(keys, reasons, strict=True)]
+    return REASON_SEP[lang].join(texts) or None

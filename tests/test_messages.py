@@ -1,0 +1,68 @@
+"""The one en/zh catalog of text rendered from codes (app/messages.py): both languages word the same
+codes with the same fields, every code the training planner emits is worded, and the API's English
+reads as it did when the planner wrote the sentences itself (the strings below are that old output)."""
+
+from __future__ import annotations
+
+import string
+from typing import get_args
+
+import pytest
+
+from app import messages
+from app.planner.recommend import MissCode, RejectionCode
+
+NOT_WORDED = {"kernels", "capacity"}  # serving search only: it sends its own English without parameters
+
+
+def fields(template: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(template) if name}
+
+
+@pytest.mark.parametrize("table", [messages.REJECTIONS, messages.MISSES, messages.WARNINGS, messages.WHERE])
+def test_both_languages_word_the_same_codes_with_the_same_fields(table: dict[str, dict[str, str]]) -> None:
+    assert set(table["en"]) == set(table["zh"])
+    assert {k: fields(v) for k, v in table["en"].items()} == {k: fields(v) for k, v in table["zh"].items()}
+
+
+def test_every_code_the_planner_emits_is_worded() -> None:
+    assert set(get_args(RejectionCode)) - NOT_WORDED <= set(messages.REJECTIONS["en"])
+    assert set(get_args(MissCode)) == set(messages.MISSES["en"]) - {"budget_converted"}
+
+
+def test_the_english_is_the_planners_old_sentence() -> None:
+    where = {"gpus": 4, "gpu_name": "NVIDIA A100 40GB PCIe", "nodes": 1}
+    memory = where | {"needed_gib": 45.04, "limit_gib": 37.05, "usable_gib": 39.0, "headroom": 0.05}
+    assert messages.rejection("gpu_memory", memory) == (
+        "does not fit: the leanest plan on 4 × NVIDIA A100 40GB PCIe still needs 45.0 GiB per GPU, more than "
+        "the 37.0 GiB left of 39.0 GiB usable after the 5% headroom"
+    )
+    ram = where | {"nodes": 2, "gpus": 16, "offload_gib": 1234.4, "host_ram_gib": 1024, "host_ram_limit_gib": 950.2}
+    assert messages.rejection("host_ram", ram) == (
+        "does not fit: the leanest plan on 16 × NVIDIA A100 40GB PCIe on 2 nodes offloads 1,234 GiB of host RAM "
+        "per node; the node has 1,024 GiB, 950 GiB after the reserve for the OS, the training processes and their "
+        "data loaders"
+    )
+    assert messages.rejection("gpu_type", {"gpu_type": "a10-24g", "requested": ["h100-80g-sxm", "a100-80g-sxm"]}) == (
+        "GPU type a10-24g is not among the requested h100-80g-sxm, a100-80g-sxm"
+    )
+    assert messages.rejection("time_budget", {}) == "not searched: the time budget ran out"
+    budget = {"monthly": "30000.00", "currency": "CNY", "budget": "20000", "compared_currency": "CNY"}
+    assert messages.misses([("deadline", {"days": 41.2, "deadline_days": 30.0}), ("budget", budget)]) == (
+        "fits, but needs 41 days (deadline 30); fits, but costs 30000.00 CNY a month (budget 20000 CNY)"
+    )
+    converted = budget | {"monthly": "4000.00", "currency": "USD", "converted_monthly": "28400.00"}
+    assert messages.misses([("budget", converted)]) == (
+        "fits, but costs 4000.00 USD (28400.00 CNY) a month (budget 20000 CNY)"
+    )
+    assert messages.misses([]) is None
+
+
+def test_chinese_and_a_callers_money() -> None:
+    budget = {"monthly": "30000.00", "currency": "CNY", "budget": "20000", "compared_currency": "CNY"}
+    assert messages.misses([("budget", budget)], "zh", lambda amount, currency: f"¥{amount}") == (
+        "放得下，但每月费用 ¥30000.00（预算 ¥20000）"
+    )
+    assert messages.rejection("region", {"regions": ["shenzhen", "singapore"], "requested": ["los-angeles"]}, "zh") == (
+        "仅在 shenzhen、singapore 提供，不在所选地域（los-angeles）"
+    )
