@@ -5,8 +5,9 @@ The planner says *why* as data (a code and its parameters: GiB, GPU names, days,
 strings); this module turns that into sentences, so nothing downstream ever parses English back into
 meaning. Templates use `str.format` fields with format specs; `{x!m}` is an amount of money in the
 `currency` parameter and `{x!c}` one in `compared_currency` (the request's), written by the caller's
-money formatter (the API: `2800.00 CNY`; the web: `¥2,800.00`). Lists are joined with the language's separator. Both languages
-define the same codes with the same fields (tests/test_messages.py).
+money formatter (the API: `2800.00 CNY`; the web: `¥2,800.00`). Lists are joined with the
+language's separator. Both languages define the same codes with the same fields
+(tests/test_messages.py).
 """
 
 from __future__ import annotations
