@@ -3,7 +3,7 @@
 Shared by `tests/estimator/test_memory_published.py` (accuracy assertions) and `benchmarks/peers.py`
 (side-by-side with llm-analysis, DeepSpeed and accelerate), so both use one set of numbers.
 
-Sources (four independent projects, each measuring its own runs):
+Sources (four independent projects, each measuring its own runs; litgpt twice, two years apart):
   [torchtune]  pytorch/torchtune README.md, "Memory and training speed" table (commit 0031bfb080bd, Sept 2024):
                Llama 3.1, batch size 2, dataset packed to 2048 tokens, torch.compile on, no gradient
                accumulation; recipe configs recipes/configs/llama3_1/*.yaml (activation checkpointing on,
@@ -15,6 +15,11 @@ Sources (four independent projects, each measuring its own runs):
   [litgpt]     Lightning-AI/litgpt config_hub/finetune/README.md (1x A10G 24 GB, Alpaca2k, max_seq_length 512,
                precision bf16-true, torch AdamW, no activation checkpointing, chunked cross-entropy);
                "Peak memory" = torch.cuda.max_memory_allocated() / 1e9 (GB, converted here to GiB).
+  [litgpt-resource-tables] Lightning-AI/litgpt tutorials/resource-tables.md (10/20/2023, lit-gpt commit 8641822,
+               1x A100-SXM4-40GB, PyTorch 2.1.0, bitsandbytes 0.41.1, --precision bf16-true, Alpaca with its longest
+               Llama 2 example at 1,304 tokens, finetune/lora.py defaults: r=8 on query and value, dropout 0.05,
+               torch AdamW, no activation checkpointing, lm_head in chunks of 128 with chunked cross-entropy; generate
+               with a KV cache of prompt + 50 new tokens); "Max GPU RAM" = torch.cuda.max_memory_allocated() / 1e9.
   [hf-llm-opt] huggingface/transformers docs/source/en/llm_tutorial_optimization.md ("Optimizing LLMs for
                speed and memory", P. von Platen): bigcode/octocoder generation, bytes/1024**3 of
                torch.cuda.max_memory_allocated().
@@ -100,8 +105,15 @@ def _torchtune_cases() -> list[PublishedCase]:
     lora8 = Workload(task="lora", mixed_precision=False, seq_len=2048, lora=LoraSpec(rank=8, targets=TORCHTUNE_LORA))
     rank16 = LoraSpec(rank=16, targets=TORCHTUNE_LORA)
     lora16 = Workload(task="lora", mixed_precision=False, seq_len=2048, lora=rank16)
-    qlora8 = Workload(task="qlora", mixed_precision=False, seq_len=2048, lora=LoraSpec(rank=8, targets=TORCHTUNE_LORA))
-    qlora16 = Workload(task="qlora", mixed_precision=False, seq_len=2048, lora=rank16)
+    # torchtune's QLoRA recipes step a fused torch AdamW, not a paged one
+    qlora8 = Workload(
+        task="qlora",
+        mixed_precision=False,
+        seq_len=2048,
+        lora=LoraSpec(rank=8, targets=TORCHTUNE_LORA),
+        paged_optimizer=False,
+    )
+    qlora16 = Workload(task="qlora", mixed_precision=False, seq_len=2048, lora=rank16, paged_optimizer=False)
     full = Workload(task="full_finetune", mixed_precision=False, seq_len=2048)
     single = Plan(micro_batch=2, recompute="full", chunked_loss=True)
     fsdp8 = Plan(dp=8, zero_stage=3, micro_batch=2, recompute="full", chunked_loss=True)
@@ -405,7 +417,8 @@ def _litgpt_cases() -> list[PublishedCase]:
                 task="qlora",
                 mixed_precision=False,
                 seq_len=512,
-                lora=LoraSpec(rank=32, targets=LITGPT_LORA, dropout=0.05),
+                lora=LoraSpec(rank=32, targets=LITGPT_LORA, dropout=0.05, double_quant=False),
+                paged_optimizer=False,
             ),
             Plan(micro_batch=2, chunked_loss=True),
             "a10-24g",
@@ -417,6 +430,65 @@ def _litgpt_cases() -> list[PublishedCase]:
             "the whole run, and its peak is reached while loading bf16 weights before quantising them",
         ),
     ]
+
+
+_LIT_TABLES_URL = "https://github.com/Lightning-AI/litgpt/blob/main/tutorials/resource-tables.md"
+_BNB_041 = (
+    "; bitsandbytes 0.41's MatMul4Bit keeps every quantised linear's input for backward (`ctx.tensors = (A, B)`, "
+    "dropped in later releases), which a frozen 16-bit linear does not: the estimate, which follows current "
+    "releases, reads 15 % low"
+)
+
+
+def _litgpt_resource_cases() -> list[PublishedCase]:
+    note = "1x A100 40GB, Alpaca (longest 1,304 tokens), bf16-true, r=8 on q, v, dropout 0.05, AdamW, no AC"
+    cases = []
+    rows = (
+        ("llama-2-7b", None, 1, 21.30),
+        ("llama-2-7b", "bnb.nf4", 1, 14.14),
+        ("llama-2-7b", "bnb.nf4-dq", 1, 13.84),
+        ("llama-2-7b", None, 2, 29.07),
+        ("llama-2-13b", None, 1, 38.12),
+        ("llama-2-13b", "bnb.nf4", 1, 23.14),
+        ("llama-2-13b", "bnb.nf4-dq", 1, 22.55),
+    )
+    for preset, quantize, micro_batch, published_gb in rows:
+        lora = LoraSpec(rank=8, targets=LITGPT_LORA, dropout=0.05, double_quant=quantize == "bnb.nf4-dq")
+        task = "qlora" if quantize else "lora"
+        workload = Workload(task=task, mixed_precision=False, seq_len=1304, lora=lora, paged_optimizer=False)
+        cases.append(
+            PublishedCase(
+                f"litgpt-tables-{preset}-{quantize or 'bf16'}-mb{micro_batch}-a100",
+                "litgpt-resource-tables",
+                _LIT_TABLES_URL,
+                f"{preset} LoRA, --quantize {quantize or 'none'}, micro-batch {micro_batch}; {note}"
+                + (_BNB_041 if quantize else ""),
+                _preset(preset),
+                workload,
+                Plan(micro_batch=micro_batch, chunked_loss=True),
+                "a100-40g-sxm",
+                1,
+                1,
+                published_gb * GB_TO_GIB,
+            )
+        )
+    for preset, published_gb in (("llama-2-7b", 13.52), ("llama-2-13b", 26.21)):
+        cases.append(
+            PublishedCase(
+                f"litgpt-tables-{preset}-generate-a100",
+                "litgpt-resource-tables",
+                _LIT_TABLES_URL,
+                f"{preset} bf16 generate, one ~10-token prompt + 50 new tokens (KV cache sized to both), 1x A100 40GB",
+                _preset(preset),
+                Workload(task="inference", precision="bf16", seq_len=64),
+                Plan(micro_batch=1),
+                "a100-40g-sxm",
+                1,
+                1,
+                published_gb * GB_TO_GIB,
+            )
+        )
+    return cases
 
 
 def _hf_cases() -> list[PublishedCase]:
@@ -455,7 +527,7 @@ def _hf_cases() -> list[PublishedCase]:
 
 def published_cases() -> list[PublishedCase]:
     """Every case, included or not (see `included` and `why_excluded`)."""
-    return _torchtune_cases() + _torchtitan_cases() + _litgpt_cases() + _hf_cases()
+    return _torchtune_cases() + _torchtitan_cases() + _litgpt_cases() + _litgpt_resource_cases() + _hf_cases()
 
 
 def included_cases() -> list[PublishedCase]:

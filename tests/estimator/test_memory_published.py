@@ -1,7 +1,7 @@
 """estimate_memory against published, measured peak memory (cases in tests/estimator/published_cases.py).
 
 Tolerance per case: 25 %; over all included cases: median |error| <= 10 %, max <= 25 %.
-Measured today (`python -m benchmarks.peers` prints the same table): median 8.5 %, max 19.8 % over 14 cases.
+Measured today (`python -m benchmarks.peers` prints the same table): median 8.1 %, max 19.8 % over 23 cases.
 
 - torchtune-llama3.1-70b-lora-8xa100 = 27.6 GiB  [torchtune README @0031bfb]
     Llama 3.1 70B LoRA r16 q,v,o+MLP, FSDP2 8x A100 80GB, bs 2, packed 2048, AC, chunked CE, bf16
@@ -27,6 +27,10 @@ Measured today (`python -m benchmarks.peers` prints the same table): median 8.5 
     TinyLlama 1.1B LoRA r32 all linear+head, dropout .05, mb 8, seq 512, 1x A10G
 - litgpt-gemma-2b-lora-a10g = 12.62 GB  [litgpt config_hub/finetune/README.md]
     Gemma 2B LoRA r8 all linear+head, dropout .1, mb 2, seq 512, 1x A10G
+- litgpt-tables-* (9 rows)  [litgpt tutorials/resource-tables.md, 10/20/2023, 1x A100 40GB, GB]
+    Llama 2 7B / 13B LoRA r8 q,v at 1,304 tokens: bf16 21.30 / 38.12, micro-batch 2 29.07 (7B), bnb.nf4 14.14 /
+    23.14, bnb.nf4-dq 13.84 / 22.55 (read 15 % low: bitsandbytes 0.41 kept each quantised linear's input);
+    bf16 generate 13.52 / 26.21
 - hf-octocoder-bf16-generate = 29.03 GiB  [transformers docs llm_tutorial_optimization.md]
     bigcode/octocoder 15.5B bf16, generate 60 tokens, batch 1
 - hf-octocoder-int8-generate = 15.22 GiB  [transformers docs llm_tutorial_optimization.md]

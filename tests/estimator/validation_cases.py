@@ -23,6 +23,7 @@ from app.estimator.presets import get_preset
 from app.estimator.specs import Cluster, GpuSpec, LoraSpec, ModelSpec, Plan, Workload
 from tests.estimator import perf_cases
 from tests.estimator.perf_cases import gpt3_style
+from tests.estimator.published_cases import included_cases
 
 A100_80 = get_gpu("a100-80g-sxm")
 A100_40 = get_gpu("a100-40g-sxm")
@@ -488,4 +489,54 @@ def _memory_cases() -> list[MemoryCase]:
     return cases
 
 
-MEMORY: tuple[MemoryCase, ...] = tuple(_memory_cases())
+UNSLOTH = (
+    "unslothai/unsloth README, 'Context length benchmarks' (Llama 3.1 8B and Llama 3.3 70B Instruct, 4-bit QLoRA on "
+    "q, k, v, o, gate, up, down at rank 32, batch 1, sequences padded to the length; column 'Hugging Face + FA2': "
+    "transformers + PEFT + bitsandbytes with FlashAttention-2 and gradient checkpointing, adamw_8bit as in Unsloth's "
+    "notebooks). Each row is the longest sequence that fits a card of that size, so the peak is at most the card: "
+    "published = the card's GB read as GiB (an upper bound)"
+)
+
+
+def _unsloth_cases() -> list[MemoryCase]:
+    cases = []
+    rows = (
+        ("llama-3.1-8b", 932, 12),
+        ("llama-3.1-8b", 2551, 16),
+        ("llama-3.1-8b", 5789, 24),
+        ("llama-3.1-8b", 12264, 40),
+        ("llama-3.1-8b", 15502, 48),
+        ("llama-3.1-8b", 28454, 80),
+        ("llama-3.1-70b", 6916, 80),
+    )
+    for preset, seq, card_gb in rows:
+        workload = Workload(
+            task="qlora", seq_len=seq, optimizer="adamw_8bit", lora=LoraSpec(rank=32), paged_optimizer=False
+        )
+        cases.append(
+            MemoryCase(
+                f"HF + FA2 QLoRA {preset}, seq {seq:,} (longest on a {card_gb} GB card)",
+                "unsloth-readme",
+                UNSLOTH,
+                _m(preset),
+                workload,
+                Plan(micro_batch=1, recompute="full"),
+                Cluster(gpu=A100_80),
+                float(card_gb),
+                "holdout",
+            )
+        )
+    return cases
+
+
+def _fit_memory_cases() -> list[MemoryCase]:
+    """The published peaks the memory model was built against (tests/estimator/published_cases.py, asserted by
+    tests/estimator/test_memory_published.py), in the same shape as the held-out rows."""
+    return [
+        MemoryCase(c.id, c.source, c.url, c.model, c.workload, c.plan, c.cluster(), c.published_gib, "fit")
+        for c in included_cases()
+    ]
+
+
+MEMORY_HELD_OUT: tuple[MemoryCase, ...] = tuple(_memory_cases() + _unsloth_cases())
+MEMORY: tuple[MemoryCase, ...] = tuple(_fit_memory_cases()) + MEMORY_HELD_OUT
