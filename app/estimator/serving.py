@@ -307,6 +307,35 @@ def mla_cache_values(hf_config: Mapping[str, Any] | None) -> int:
     return int(hf_config["kv_lora_rank"]) + int(hf_config.get("qk_rope_head_dim") or 0)
 
 
+# config.json keys that bound the sequence length, as vLLM reads them (vllm/config.py
+# `_get_and_verify_max_len`: the smallest of those present), and the rope scalings that do not extend it
+# there (llama3 and longrope configs already state the extended length).
+CONTEXT_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "max_sequence_length")
+UNSCALED_ROPE = ("default", "llama3", "longrope", "su", "mrope")
+
+
+def context_limit(hf_config: Mapping[str, Any] | None) -> int | None:
+    """The longest sequence (prompt + output) an engine serves the model at, None when the config says none:
+    the config's length times the rope_scaling factor (YaRN: of original_max_position_embeddings)."""
+    if not hf_config:
+        return None
+    lengths = [
+        int(hf_config[k]) for k in CONTEXT_KEYS if isinstance(hf_config.get(k), int | float) and hf_config[k] > 0
+    ]
+    if not lengths:
+        return None
+    limit = float(min(lengths))
+    scaling = hf_config.get("rope_scaling")
+    if isinstance(scaling, Mapping) and isinstance(scaling.get("factor"), int | float):
+        kind = scaling.get("rope_type", scaling.get("type"))
+        if kind not in UNSCALED_ROPE:
+            original = scaling.get("original_max_position_embeddings")
+            if kind == "yarn" and isinstance(original, int | float) and original > 0:
+                limit = float(original)
+            limit *= float(scaling["factor"])
+    return int(limit)
+
+
 def kv_bytes_per_token(model: ModelSpec, kv_format: str, mla_cache_values: int = 0) -> float:
     """KV-cache bytes per token for the whole model: 2·L·kv_heads·head_dim (GQA) or L·(rank + rope) (MLA)."""
     values = mla_cache_values if mla_cache_values else 2 * model.kv_heads * model.d_head
@@ -766,6 +795,16 @@ def kernel_support(gpu: GpuSpec, cfg: ServingConfig) -> tuple[str, str] | None:
     return None  # bf16 on a GPU without it (V100) runs as fp16, as the engines' dtype "auto" does
 
 
+def _no_sequence_note(cfg: ServingConfig, cache_tokens: int, tp: int) -> str:
+    """Why not even one sequence runs: no room for a cache at all, or a cache shorter than one sequence."""
+    if cache_tokens <= 0:
+        return "the weights leave no room for one sequence's KV cache"
+    return (
+        f"one sequence of {cfg.context_len:,} tokens does not fit: the KV cache holds {cache_tokens:,} tokens at "
+        f"TP {tp}; shorten input_tokens + output_tokens (or max_model_len), or use more or larger GPUs"
+    )
+
+
 def estimate_serving(
     model: ModelSpec,
     cfg: ServingConfig,
@@ -790,7 +829,7 @@ def estimate_serving(
     cache_tokens = kv_cache_tokens(model, cfg, gpu, tp, pp)
     limit = max_concurrency(model, cfg, gpu, tp, pp)
     notes: list[str] = []
-    if cfg.context_len > cache_tokens:
+    if cfg.context_len > cache_tokens and limit >= 1:
         notes.append(
             f"max_model_len {cfg.context_len} exceeds the {cache_tokens} tokens the KV cache holds: "
             "the engine refuses to start; lower max_model_len or add GPUs"
@@ -811,7 +850,7 @@ def estimate_serving(
             output_tokens_per_s_per_gpu=0.0, requests_per_s=0.0, concurrency=0.0, max_concurrency=0,
             kv_cache_tokens=cache_tokens, replicas=replicas, replicas_needed=None,
             meets_slo=False if _has_slo(cfg) else None, memory=memory, gpus_per_replica=gpus_per_replica,
-            bound="memory", notes=notes + ["the weights leave no room for one sequence's KV cache"],
+            bound="memory", notes=notes + [_no_sequence_note(cfg, cache_tokens, tp)],
         )  # fmt: skip
         return zero
     replicas_needed = None

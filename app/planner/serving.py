@@ -23,6 +23,7 @@ from app.estimator.serving import (
     ServingEstimate,
     estimate_serving,
     kernel_support,
+    kv_cache_tokens,
     max_concurrency,
     replica_capacity,
     sglang_memory_fraction,
@@ -157,7 +158,7 @@ def search_serving(
             if option.miss_reason is None:
                 if best_for_offer is None or _key(option) < _key(best_for_offer):
                     best_for_offer = option
-            elif offer_miss is None or option.peak.tpot_ms < offer_miss.peak.tpot_ms:
+            elif offer_miss is None or _miss_key(option) < _miss_key(offer_miss):
                 offer_miss = option
         if best_for_offer is not None:
             options.append(best_for_offer)
@@ -180,6 +181,12 @@ def search_serving(
     for rank, option in enumerate(options, start=1):
         option.rank = rank
     return ServingSearch(options, misses[: constraints.limit], rejected, evaluations)
+
+
+def _miss_key(option: ServingOption) -> tuple[float, int]:
+    """The nearer miss of one offer: the lower TPOT at the peak, then the larger KV cache (a sequence too long
+    for every degree is reported at the one that comes closest)."""
+    return option.peak.tpot_ms, -option.estimate.kv_cache_tokens
 
 
 def _compared_per_token(option: ServingOption) -> Decimal:
@@ -216,7 +223,9 @@ def _evaluate(
 ) -> tuple[ServingOption | None, str | None]:
     node = Cluster(gpu=offer.gpu, gpus_per_node=offer.gpus_per_node, intra_node_link=offer.intra_node_link)
     if max_concurrency(model, cfg, offer.gpu, tp, 1) < 1:
-        return None, None
+        if kv_cache_tokens(model, cfg, offer.gpu, tp, 1) < 1:
+            return None, None  # the weights leave no cache at all: rejected for memory
+        return _sequence_too_long(model, cfg, offer, region, tp, constraints, node, model_repo), None
     one = estimate_serving(model, replace(cfg, requests_per_s=None, concurrency=1), node, tp=tp)
     per_replica, slo_concurrency = replica_capacity(model, cfg, node, tp=tp)
     replicas = 1
@@ -258,6 +267,39 @@ def _evaluate(
     elif cfg.requests_per_s is not None and peak.requests_per_s < cfg.requests_per_s * peak_factor * (1 - 1e-3):
         option.miss_reason = f"{replicas} replicas carry {peak.requests_per_s:.3g} of the {offered:.3g} requests/s peak"
     return option, None
+
+
+def _sequence_too_long(
+    model: ModelSpec,
+    cfg: ServingConfig,
+    offer: Offer,
+    region: str,
+    tp: int,
+    constraints: Constraints,
+    node: Cluster,
+    model_repo: str | None,
+) -> ServingOption | None:
+    """A near miss: the KV cache exists but is shorter than one sequence of the requested lengths."""
+    config = _configuration(offer, tp, constraints)
+    if config is None:
+        return None
+    result = estimate_serving(model, replace(cfg, requests_per_s=None, concurrency=1), node, tp=tp)
+    option = ServingOption(
+        offer=offer,
+        config=config,
+        region=region,
+        tp=tp,
+        replicas=1,
+        estimate=result,
+        peak=result,
+        cost=price(offer, config, constraints.term, None),
+        per_million_output_tokens=Decimal(0),
+        headroom=0.0,
+        launch=launch_block(model, cfg, tp, 1, config, result, 1.0, model_repo),
+        notes=list(result.notes),
+    )
+    option.miss_reason = result.notes[-1]
+    return option
 
 
 def _miss_reason(cfg: ServingConfig, one: ServingEstimate, peak: ServingEstimate) -> str:

@@ -4,14 +4,17 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from app.estimator.presets import get_preset, preset_config
 from app.estimator.serving import (
     ServingConfig,
     ServingEstimate,
+    context_limit,
     estimate_serving,
     kernel_support,
+    kv_cache_tokens,
     max_concurrency,
     mla_cache_values,
     replica_capacity,
@@ -79,7 +82,7 @@ def serving_config(request: WorkloadIn) -> ServingConfig:
             f"kv_cache_precision must be one of {', '.join(SERVING_PRECISIONS)} for serving", field="kv_cache_precision"
         )
     slo = serving.slo
-    return ServingConfig(
+    cfg = ServingConfig(
         input_tokens=serving.input_tokens,
         output_tokens=serving.output_tokens,
         concurrency=serving.concurrency,
@@ -95,6 +98,28 @@ def serving_config(request: WorkloadIn) -> ServingConfig:
         slo_tpot_ms=slo.tpot_ms if slo else None,
         mla_cache_values=_mla(request.model),
     )
+    _check_context(_hf_config(request.model), cfg)
+    return cfg
+
+
+def _check_context(config: Mapping[str, Any] | None, cfg: ServingConfig) -> None:
+    """422 naming the field when the lengths exceed the model's context (the engine refuses to start)."""
+    limit = context_limit(config)
+    if limit is None:
+        return
+    if cfg.max_model_len is not None and cfg.max_model_len > limit:
+        raise EstimatorError(
+            f"max_model_len {cfg.max_model_len:,} exceeds the model's context of {limit:,} tokens "
+            "(max_position_embeddings in its config.json)",
+            field="serving.max_model_len",
+        )
+    total = cfg.input_tokens + cfg.output_tokens
+    if total > limit:
+        raise EstimatorError(
+            f"input_tokens + output_tokens = {total:,} exceeds the model's context of {limit:,} tokens "
+            "(max_position_embeddings in its config.json); shorten the prompt or the output",
+            field="serving.input_tokens",
+        )
 
 
 def _serving_precision(value: str | None) -> ServingPrecision | None:
@@ -102,10 +127,13 @@ def _serving_precision(value: str | None) -> ServingPrecision | None:
     return next((p for p in SERVING_PRECISIONS if p == value), None)
 
 
+def _hf_config(spec: ModelIn) -> Mapping[str, Any] | None:
+    """The config.json values behind the model: the preset's, or the one pasted."""
+    return preset_config(spec.preset) if spec.preset is not None else spec.hf_config
+
+
 def _mla(spec: ModelIn) -> int:
-    if spec.preset is not None:
-        return mla_cache_values(preset_config(spec.preset))
-    return mla_cache_values(spec.hf_config)
+    return mla_cache_values(_hf_config(spec))
 
 
 def model_repo(spec: ModelIn, model: ModelSpec) -> str:
@@ -201,21 +229,30 @@ def _default_split(model: ModelSpec, cfg: ServingConfig, cluster: Cluster) -> tu
     """(tp, replicas) within a server, every GPU serving: of the TP degrees that hold a sequence, the one whose
     replicas carry the most (the smaller degree on a tie); the same GPUs, so also the lowest cost per token."""
     best: tuple[tuple[bool, float], int] | None = None
+    largest_cache = (0, 1)  # (tokens, tp)
     for tp in TP_DEGREES:
         if tp > cluster.gpus_per_node or cluster.gpus % tp or not valid_tp(model, tp):
             continue
         if max_concurrency(model, cfg, cluster.gpu, tp, 1) < 1:
+            largest_cache = max(largest_cache, (kv_cache_tokens(model, cfg, cluster.gpu, tp, 1), tp))
             continue
         score = _split_score(model, cfg, cluster, tp, cluster.gpus // tp)
         if best is None or score > best[0]:
             best = (score, tp)
-    if best is None:
+    if best is not None:
+        return best[1], cluster.gpus // best[1]
+    where = f"{cluster.gpus_per_node} × {cluster.gpu.name}"
+    if largest_cache[0] > 0:
         raise EstimatorError(
-            f"{model.name} leaves no room for a KV cache on {cluster.gpus_per_node} × {cluster.gpu.name} at any "
-            "tensor-parallel degree within a server; add GPUs, use a smaller weight format, or a larger GPU",
-            field="hardware",
+            f"one sequence of {cfg.context_len:,} tokens does not fit the KV cache on {where}: it holds at most "
+            f"{largest_cache[0]:,} tokens (TP {largest_cache[1]}); shorten input_tokens + output_tokens, or add GPUs",
+            field="serving.input_tokens",
         )
-    return best[1], cluster.gpus // best[1]
+    raise EstimatorError(
+        f"{model.name} leaves no room for a KV cache on {where} at any tensor-parallel degree within a server; "
+        "add GPUs, use a smaller weight format, or a larger GPU",
+        field="hardware",
+    )
 
 
 def _split_score(model: ModelSpec, cfg: ServingConfig, cluster: Cluster, tp: int, replicas: int) -> tuple[bool, float]:

@@ -76,6 +76,50 @@ def test_estimate_serving_default_split_carries_the_most(client: TestClient) -> 
         assert forced["output_tokens_per_s"] < chosen["output_tokens_per_s"]
 
 
+@pytest.mark.parametrize(
+    ("preset", "serving", "field", "limit"),
+    [
+        ("llama-3-8b", {"input_tokens": 120_000, "output_tokens": 1_000}, "serving.input_tokens", "8,192"),
+        ("llama-3.1-8b", {"input_tokens": 1_000_000, "output_tokens": 500}, "serving.input_tokens", "131,072"),
+        ("llama-3.1-8b", {"input_tokens": 1_000, "max_model_len": 200_000}, "serving.max_model_len", "131,072"),
+    ],
+)
+@pytest.mark.parametrize("path", ["/estimate", "/recommend"])
+def test_lengths_beyond_the_models_context_are_refused(
+    client: TestClient, path: str, preset: str, serving: dict, field: str, limit: str
+) -> None:
+    """config.json max_position_embeddings: Llama 3 8B 8,192, Llama 3.1 8B 131,072 (vLLM refuses longer)."""
+    body = {"model": {"preset": preset}, "task": "serving", "serving": {**serving, "concurrency": 1}}
+    body["hardware" if path == "/estimate" else "constraints"] = H100_NODE if path == "/estimate" else {}
+    problem = _error(client, path, **body)
+    assert problem["errors"][0]["field"] == field and limit in problem["detail"]
+
+
+def test_a_pasted_config_with_yarn_scaling_extends_the_context(client: TestClient) -> None:
+    """vLLM derives original_max_position_embeddings x factor for YaRN (Qwen2.5's 32k x 4 = 128k recipe)."""
+    config = {
+        "model_type": "qwen2", "hidden_size": 3584, "intermediate_size": 18944, "num_attention_heads": 28,
+        "num_hidden_layers": 28, "num_key_value_heads": 4, "vocab_size": 152064, "max_position_embeddings": 32768,
+        "rope_scaling": {"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768},
+    }  # fmt: skip
+    body = {"model": {"hf_config": config}, "task": "serving", "hardware": H100_NODE}
+    ok = _post(client, "/estimate", **body, serving={"input_tokens": 100_000, "output_tokens": 1_000, "concurrency": 1})
+    assert ok["serving"]["max_concurrency"] >= 1
+    problem = _error(client, "/estimate", **body, serving={"input_tokens": 131_000, "output_tokens": 1_000})
+    assert problem["errors"][0]["field"] == "serving.input_tokens" and "131,072" in problem["detail"]
+
+
+def test_a_sequence_longer_than_the_kv_cache_names_the_capacity(client: TestClient) -> None:
+    """Llama-3.1-70B int4 on one H100 holds ~106k tokens of KV cache: a 120k prompt is refused with both numbers."""
+    problem = _error(
+        client, "/estimate", model={"preset": "llama-3.1-70b"}, task="serving", weights="int4",
+        hardware={"gpu": "h100-80g-sxm", "gpus_per_node": 1},
+        serving={"input_tokens": 120_000, "output_tokens": 1_000, "concurrency": 1},
+    )  # fmt: skip
+    assert problem["errors"][0]["field"] == "serving.input_tokens"
+    assert "one sequence of 121,000 tokens does not fit" in problem["detail"]
+
+
 def test_estimate_serving_without_slo_gives_null_meets_slo(client: TestClient) -> None:
     result = _post(
         client, "/estimate", model={"preset": "qwen2.5-7b"}, task="serving", hardware={"gpu": "l40s-48g"},

@@ -122,3 +122,16 @@ def test_at_a_given_concurrency_the_server_goes_to_the_layout_with_the_lowest_co
         for tp in (2, 8):
             other = estimate_serving(LLAMA3_70B, cfg, node, tp=tp, replicas=8 // tp)
             assert other.output_tokens_per_s < best.estimate.output_tokens_per_s
+
+
+def test_a_sequence_longer_than_the_kv_cache_is_a_near_miss_with_the_reason() -> None:
+    """Llama-3.1-70B int4 on one H100: the weights leave ~106k tokens of KV cache, so a 120k-token prompt
+    cannot run even alone: a near miss that says so (not a rejection for weights, not an option)."""
+    cfg = ServingConfig(input_tokens=120_000, output_tokens=1_000, concurrency=1, weights="int4")
+    one_card = offer("h100-card", "h100-80g-sxm", "30000", per_node=1, unit="card")
+    result = search_serving(LLAMA3_70B, cfg, [one_card], Constraints())
+    assert not result.options and not result.rejected
+    (miss,) = result.near_misses
+    assert "one sequence of 121,000 tokens does not fit" in miss.miss_reason
+    assert f"holds {miss.estimate.kv_cache_tokens:,} tokens" in miss.miss_reason
+    assert 100_000 < miss.estimate.kv_cache_tokens < 121_000
