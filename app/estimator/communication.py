@@ -86,18 +86,21 @@ def hide(comm_s: float, window_s: float) -> float:
     return comm_s - OVERLAP_HIDE_FRACTION * min(comm_s, window_s)
 
 
-@lru_cache(maxsize=16384)
 def per_node(plan: Plan, gpus_per_node: int) -> dict[str, int]:
     """GPUs of one group on one node, ranks ordered tp, cp, dp (ep inside dp), pp (Megatron default)."""
-    tp = min(plan.tp, gpus_per_node)
-    cp = max(1, min(plan.cp, gpus_per_node // (plan.tp or 1)))
-    left = max(1, gpus_per_node // (plan.tp * plan.cp))
+    return _per_node(plan.tp, plan.cp, plan.dp, plan.ep, plan.pp, gpus_per_node)
+
+
+@lru_cache(maxsize=16384)
+def _per_node(tp: int, cp: int, dp: int, ep: int, pp: int, gpus_per_node: int) -> dict[str, int]:
+    # keyed by ints: hashing the Plan dataclass costs more than this arithmetic
+    left = max(1, gpus_per_node // (tp * cp))
     return {
-        "tp": tp,
-        "cp": cp,
-        "dp": min(plan.dp, left),
-        "ep": min(plan.ep, left),
-        "pp": max(1, min(plan.pp, gpus_per_node // (plan.tp * plan.cp * plan.dp))),
+        "tp": min(tp, gpus_per_node),
+        "cp": max(1, min(cp, gpus_per_node // (tp or 1))),
+        "dp": min(dp, left),
+        "ep": min(ep, left),
+        "pp": max(1, min(pp, gpus_per_node // (tp * cp * dp))),
     }
 
 
@@ -235,6 +238,16 @@ def step_communication(
     model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster, shape: StepShape
 ) -> CommTimes:
     """All collectives of one optimizer step, split into pipeline-stretched and once-per-step parts."""
+    per_microbatch = microbatch_communication(model, workload, plan, cluster, shape)
+    exposed_dp = dp_comm(model, workload, plan, cluster, shape)[0] if plan.dp > 1 else 0.0
+    offload = offload_time(model, workload, plan, cluster, shape) if plan.offload != "none" else 0.0
+    return CommTimes(per_microbatch, exposed_dp, offload)
+
+
+def microbatch_communication(
+    model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster, shape: StepShape
+) -> float:
+    """Exposed seconds of the per-micro-batch collectives (tp, pp, cp, ep): independent of ZeRO and offload."""
     per_microbatch = 0.0
     if plan.tp > 1:
         per_microbatch += tp_comm(model, workload, plan, cluster, shape)
@@ -244,6 +257,4 @@ def step_communication(
         per_microbatch += cp_comm(model, workload, plan, cluster, shape)
     if plan.ep > 1:
         per_microbatch += ep_comm(model, workload, plan, cluster, shape)
-    exposed_dp = dp_comm(model, workload, plan, cluster, shape)[0] if plan.dp > 1 else 0.0
-    offload = offload_time(model, workload, plan, cluster, shape) if plan.offload != "none" else 0.0
-    return CommTimes(per_microbatch, exposed_dp, offload)
+    return per_microbatch

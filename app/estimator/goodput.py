@@ -97,11 +97,23 @@ def estimate_goodput(
     )
 
 
-def wall_hours(
-    ideal_hours: float, gpus: int, nodes: int, checkpoint_bytes: float, *, pretraining: bool, end: str = "expected"
-) -> float:
-    """Only the wall hours of `estimate_goodput` (the range ends need nothing else)."""
-    return _wall(_figures(end), ideal_hours, gpus, nodes, checkpoint_bytes, pretraining)[0]
+def goodput_with_range(
+    ideal_hours: float,
+    gpus: int,
+    nodes: int,
+    checkpoint_bytes: float,
+    weights_bytes: float,
+    *,
+    pretraining: bool,
+    fast: float,
+    slow: float,
+) -> tuple[Goodput, float, float]:
+    """`estimate_goodput` and the wall hours of the range ends in one call: the tuned end runs `fast` times
+    quicker with expected goodput, the typical end `slow` times as fast with the "typical" figures."""
+    run = estimate_goodput(ideal_hours, gpus, nodes, checkpoint_bytes, weights_bytes, pretraining=pretraining)
+    quick = _wall(_figures("expected"), ideal_hours / fast, gpus, nodes, checkpoint_bytes, pretraining)[0]
+    long = _wall(_figures("typical"), ideal_hours / slow, gpus, nodes, checkpoint_bytes, pretraining)[0]
+    return run, quick, long
 
 
 def _wall(

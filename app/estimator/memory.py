@@ -115,7 +115,7 @@ MAX_SEQ_LEN = 10_000_000
 MAX_BATCH = 1_000_000
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # an output, built on every estimate (not frozen: see MemoryBreakdown)
 class MemoryEstimate:
     breakdown: MemoryBreakdown  # bytes per GPU, worst pipeline stage
     warnings: list[Warning_]
@@ -798,61 +798,73 @@ def validate_plan(model: ModelSpec, workload: Workload, plan: Plan, cluster: Clu
 
 
 def _plan_warnings(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster) -> list[Warning_]:
+    micro = _microbatches(workload, plan, plan.dp) if plan.pp > 1 else 0
+    trains = workload.task != "inference"
+    key = (model.kv_heads, model.layers, model.approximate, plan.tp, plan.pp, plan.offload, trains, micro)
+    return list(_trap_warnings(*key, cluster.gpus_per_node, cluster.gpu.pcie_gen))
+
+
+@lru_cache(maxsize=4096)
+def _trap_warnings(
+    kv_heads: int,
+    layers: int,
+    approximate: bool,
+    tp: int,
+    pp: int,
+    offload: str,
+    trains: bool,
+    micro: int,
+    gpus_per_node: int,
+    pcie_gen: int,
+) -> tuple[Warning_, ...]:
+    """The named traps of a plan, from the few numbers they depend on (cached: plans repeat them)."""
     out: list[Warning_] = []
-    if plan.tp > 1 and model.kv_heads % plan.tp:
+    if tp > 1 and kv_heads % tp:
         out.append(
             Warning_(
                 "kv_heads_replicated",
-                f"kv_heads={model.kv_heads} is not divisible by tp={plan.tp}: each rank keeps a copy of "
-                f"{max(1, model.kv_heads // plan.tp)} kv head(s), so K/V weights and cache are replicated.",
+                f"kv_heads={kv_heads} is not divisible by tp={tp}: each rank keeps a copy of "
+                f"{max(1, kv_heads // tp)} kv head(s), so K/V weights and cache are replicated.",
             )
         )
-    if model.layers % plan.pp:
+    if layers % pp:
         out.append(
             Warning_(
                 "pp_uneven_layers",
-                f"{model.layers} layers do not split evenly into pp={plan.pp} stages; the largest stage "
-                f"({math.ceil(model.layers / plan.pp)} layers) sets memory and speed.",
+                f"{layers} layers do not split evenly into pp={pp} stages; the largest stage "
+                f"({math.ceil(layers / pp)} layers) sets memory and speed.",
             )
         )
-    if plan.tp > cluster.gpus_per_node:
+    if tp > gpus_per_node:
         out.append(
             Warning_(
                 "tp_across_nodes",
-                f"tp={plan.tp} spans more than one {cluster.gpus_per_node}-GPU node: its per-layer all-reduces "
+                f"tp={tp} spans more than one {gpus_per_node}-GPU node: its per-layer all-reduces "
                 "would cross the network, usually slower than one GPU. Keep tp within a node.",
             )
         )
-    out.extend(_offload_and_pipeline_warnings(workload, plan, cluster))
-    if model.approximate:
-        out.append(
-            Warning_("approximate_model", "The architecture was derived from a parameter count; memory is approximate.")
-        )
-    return out
-
-
-def _offload_and_pipeline_warnings(workload: Workload, plan: Plan, cluster: Cluster) -> list[Warning_]:
-    out: list[Warning_] = []
-    if plan.offload != "none" and workload.task != "inference":
+    if offload != "none" and trains:
         out.append(
             Warning_(
                 "offload_over_pcie",
-                f"Offloading ({plan.offload}) moves optimizer traffic over PCIe gen {cluster.gpu.pcie_gen} "
+                f"Offloading ({offload}) moves optimizer traffic over PCIe gen {pcie_gen} "
                 "(~20-25 GB/s achieved per GPU on gen 4): expect the step to slow down by tens of percent.",
             )
         )
-    if plan.pp > 1 and workload.task != "inference":
-        micro = _microbatches(workload, plan, plan.dp)
-        if micro < 4 * plan.pp:
-            bubble = (plan.pp - 1) / (micro + plan.pp - 1)
-            out.append(
-                Warning_(
-                    "pipeline_few_microbatches",
-                    f"{micro} micro-batches for pp={plan.pp}: the 1F1B bubble (p-1)/(m+p-1) idles {bubble:.0%} "
-                    "of each step; use at least 4×pp micro-batches (larger global batch or smaller micro-batch).",
-                )
+    if pp > 1 and trains and micro < 4 * pp:
+        bubble = (pp - 1) / (micro + pp - 1)
+        out.append(
+            Warning_(
+                "pipeline_few_microbatches",
+                f"{micro} micro-batches for pp={pp}: the 1F1B bubble (p-1)/(m+p-1) idles {bubble:.0%} "
+                "of each step; use at least 4×pp micro-batches (larger global batch or smaller micro-batch).",
             )
-    return out
+        )
+    if approximate:
+        out.append(
+            Warning_("approximate_model", "The architecture was derived from a parameter count; memory is approximate.")
+        )
+    return tuple(out)
 
 
 def _fit_warnings(ctx: _Ctx, plan: Plan, cluster: Cluster, breakdown: MemoryBreakdown) -> list[Warning_]:

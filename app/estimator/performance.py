@@ -32,9 +32,11 @@ from functools import lru_cache
 from app.estimator.communication import (
     OVERLAP_HIDE_FRACTION,
     StepShape,
+    dp_comm,
     local_trainable,
+    microbatch_communication,
+    offload_time,
     per_node,
-    step_communication,
     weights_params_local,
 )
 from app.estimator.compute import (
@@ -47,7 +49,7 @@ from app.estimator.compute import (
     routed_expert_share,
     training_flops,
 )
-from app.estimator.goodput import estimate_goodput, wall_hours
+from app.estimator.goodput import goodput_with_range
 from app.estimator.interconnects import all_reduce_s, fabric_entry, fabric_of, group_bandwidth, inter_node_fabrics
 from app.estimator.memory import checkpoint_bytes_per_param
 from app.estimator.specs import Cluster, EstimatorError, GpuSpec, ModelSpec, Performance, Plan, Warning_, Workload
@@ -235,16 +237,18 @@ def _check(workload: Workload, plan: Plan, cluster: Cluster) -> None:
         raise EstimatorError("micro_batch and seq_len must be positive", field="plan.micro_batch")
 
 
-def _warnings(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster, m: int) -> list[Warning_]:
-    tcp = cluster.nodes > 1 and _is_tcp(fabric_of(cluster))
-    ragged = workload.global_batch is not None and workload.global_batch % (plan.dp * plan.micro_batch) != 0
-    found = list(_plan_warnings(ragged, m, plan.pp, model.layers, plan.tp, cluster.gpus_per_node, tcp))
-    if not cluster.gpu.peak_flops.get(workload.precision):  # absent, or 0 in the GPU table (A100 FP8)
-        runs_as = compute_precision(cluster.gpu, workload.precision)
-        found.append(
-            Warning_("precision_unsupported", f"{cluster.gpu.name} has no {workload.precision}: runs as {runs_as}")
-        )
-    return found
+def _warnings(ctx: _Ctx, plan: Plan, m: int) -> list[Warning_]:
+    global_batch = ctx.workload.global_batch
+    ragged = global_batch is not None and global_batch % (plan.dp * plan.micro_batch) != 0
+    found = list(_plan_warnings(ragged, m, plan.pp, ctx.model.layers, plan.tp, ctx.cluster.gpus_per_node, ctx.tcp))
+    return found + list(ctx.warnings) if ctx.warnings else found
+
+
+def _precision_warnings(workload: Workload, cluster: Cluster) -> tuple[Warning_, ...]:
+    if cluster.gpu.peak_flops.get(workload.precision):  # absent, or 0 in the GPU table (A100 FP8)
+        return ()
+    runs_as = compute_precision(cluster.gpu, workload.precision)
+    return (Warning_("precision_unsupported", f"{cluster.gpu.name} has no {workload.precision}: runs as {runs_as}"),)
 
 
 @lru_cache(maxsize=64)
@@ -314,8 +318,73 @@ def _step_shape(model: ModelSpec, workload: Workload, plan: Plan, cluster: Clust
         layers_local=math.ceil(model.layers / plan.pp),
         trainable_local=local_trainable(flops.trainable_shared, flops.trainable_experts, plan),
         placement=per_node(plan, cluster.gpus_per_node),
-        weights_local=weights_params_local(model, plan) if plan.zero_stage >= 3 else 0.0,
+        weights_local=weights_params_local(model, plan),  # all-gathered under ZeRO-3 only (dp_comm)
     )
+
+
+@dataclass(slots=True)
+class _Ctx:
+    """What no plan changes for one (model, workload, cluster), found by object identity as in memory.py
+    (hashing the 20-field ModelSpec and the Workload costs more than the arithmetic). `shapes` caches, per
+    (tp, pp, cp, ep, dp, micro-batch, recompute, flash, virtual stages), the step shape, the per-micro-batch
+    collectives and the FLOPs: the planner varies ZeRO stage and offload at each shape, which change neither."""
+
+    model: ModelSpec
+    workload: Workload
+    cluster: Cluster
+    gpus: int
+    peak: float
+    checkpoint_per_param: float
+    warnings: tuple[Warning_, ...]  # those that depend on no plan (precision the card lacks)
+    tcp: bool  # multi-node over plain Ethernet
+    shapes: dict[tuple[object, ...], tuple[StepShape, float, TrainingFlops]] = field(default_factory=dict)
+
+
+_CONTEXTS: dict[tuple[int, int, int], _Ctx] = {}
+_MAX_CONTEXTS = 256
+
+
+def _context(model: ModelSpec, workload: Workload, cluster: Cluster) -> _Ctx:
+    """The context of one (model, workload, cluster); it holds the three objects, so their ids stay theirs."""
+    key = (id(model), id(workload), id(cluster))
+    ctx = _CONTEXTS.get(key)
+    if ctx is not None and ctx.model is model and ctx.workload is workload and ctx.cluster is cluster:
+        return ctx
+    if len(_CONTEXTS) >= _MAX_CONTEXTS:
+        _CONTEXTS.clear()
+    ctx = _CONTEXTS[key] = _Ctx(
+        model=model,
+        workload=workload,
+        cluster=cluster,
+        gpus=cluster.gpus_per_node * cluster.nodes,
+        peak=peak_flops(cluster.gpu, workload.precision),
+        checkpoint_per_param=checkpoint_bytes_per_param(workload),
+        warnings=_precision_warnings(workload, cluster),
+        tcp=cluster.nodes > 1 and _is_tcp(fabric_of(cluster)),
+    )
+    return ctx
+
+
+def _shape_of(ctx: _Ctx, plan: Plan) -> tuple[StepShape, float, TrainingFlops]:
+    key = (
+        plan.tp,
+        plan.pp,
+        plan.cp,
+        plan.ep,
+        plan.dp,
+        plan.micro_batch,
+        plan.recompute,
+        plan.flash_attention,
+        plan.virtual_stages,
+    )
+    found = ctx.shapes.get(key)
+    if found is None:
+        model, workload, cluster = ctx.model, ctx.workload, ctx.cluster
+        flops = training_flops(model, workload, plan.recompute, plan.flash_attention)
+        shape = _step_shape(model, workload, plan, cluster, flops)
+        per_microbatch = microbatch_communication(model, workload, plan, cluster, shape)
+        found = ctx.shapes[key] = (shape, per_microbatch, flops)
+    return found
 
 
 def _estimate_training(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster) -> PerformanceEstimate:
@@ -324,37 +393,36 @@ def _estimate_training(model: ModelSpec, workload: Workload, plan: Plan, cluster
     The bubble follows 1F1B (Narayanan et al. 2021 §2.2): a step takes (m + p − 1) micro-batch slots,
     interleaving with v virtual stages shrinks the p − 1 warm-up/drain slots to (p − 1)/v.
     """
-    flops = training_flops(model, workload, plan.recompute, plan.flash_attention)
-    shape = _step_shape(model, workload, plan, cluster, flops)
-    comm = step_communication(model, workload, plan, cluster, shape)
+    ctx = _context(model, workload, cluster)
+    shape, per_mb_comm, flops = _shape_of(ctx, plan)
+    dp_s = dp_comm(model, workload, plan, cluster, shape)[0] if plan.dp > 1 else 0.0
+    offload_s = offload_time(model, workload, plan, cluster, shape) if plan.offload != "none" else 0.0
     mb_s = shape.fwd_s + shape.bwd_s
-    per_mb_comm = comm.per_microbatch_s
     m = shape.micro_batches
     compute = m * mb_s + optimizer_step_s(plan, cluster.gpu, shape.trainable_local)
     bubble = (plan.pp - 1) / plan.virtual_stages * (mb_s + per_mb_comm)
-    exposed = m * per_mb_comm + comm.dp_s
-    breakdown = {"compute": compute, "exposed_comm": exposed, "bubble": bubble, "offload": comm.offload_s}
-    step = compute + exposed + bubble + comm.offload_s
+    exposed = m * per_mb_comm + dp_s
+    breakdown = {"compute": compute, "exposed_comm": exposed, "bubble": bubble, "offload": offload_s}
+    step = compute + exposed + bubble + offload_s
     sequences = workload.global_batch or plan.dp * plan.micro_batch  # a ragged last micro-batch costs a slot
     tokens_per_s = sequences * workload.seq_len / step
     trainable = flops.trainable_shared + flops.trainable_experts
-    perf = _training_performance(workload, cluster, step, tokens_per_s, breakdown, flops.model, trainable)
-    warnings = _warnings(model, workload, plan, cluster, m) + _comm_warning(breakdown)
+    perf = _training_performance(ctx, step, tokens_per_s, breakdown, flops.model, trainable)
+    warnings = _warnings(ctx, plan, m) + _comm_warning(breakdown)
     assumptions = _assumptions(plan) + [RANGE_NOTE] + ([GOODPUT_NOTE] if perf.goodput else [])
     return PerformanceEstimate(perf, warnings, assumptions)
 
 
 def _training_performance(
-    workload: Workload,
-    cluster: Cluster,
+    ctx: _Ctx,
     step: float,
     tokens_per_s: float,
     breakdown: dict[str, float],
     model_flops_per_token: float,
     trainable: float,
 ) -> Performance:
-    gpus = cluster.gpus_per_node * cluster.nodes
-    mfu = model_flops_per_token * tokens_per_s / (gpus * peak_flops(cluster.gpu, workload.precision))
+    workload, gpus = ctx.workload, ctx.gpus
+    mfu = model_flops_per_token * tokens_per_s / (gpus * ctx.peak)
     per_gpu = tokens_per_s / gpus
     speed_range = (per_gpu * RANGE_LOW, per_gpu * RANGE_HIGH)
     if not workload.tokens:
@@ -367,11 +435,17 @@ def _training_performance(
             tokens_per_s_per_gpu_range=speed_range,
         )
     ideal = workload.tokens / tokens_per_s / 3600
-    checkpoint = trainable * checkpoint_bytes_per_param(workload)
-    pretraining = workload.task == "pretrain"
-    run = estimate_goodput(ideal, gpus, cluster.nodes, checkpoint, trainable * 2.0, pretraining=pretraining)
-    fast = wall_hours(ideal / RANGE_HIGH, gpus, cluster.nodes, checkpoint, pretraining=pretraining)
-    slow = wall_hours(ideal / RANGE_LOW, gpus, cluster.nodes, checkpoint, pretraining=pretraining, end="typical")
+    checkpoint = trainable * ctx.checkpoint_per_param
+    run, fast, slow = goodput_with_range(
+        ideal,
+        gpus,
+        ctx.cluster.nodes,
+        checkpoint,
+        trainable * 2.0,
+        pretraining=workload.task == "pretrain",
+        fast=RANGE_HIGH,
+        slow=RANGE_LOW,
+    )
     return Performance(
         step_time_s=step,
         tokens_per_s=tokens_per_s,
