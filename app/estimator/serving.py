@@ -544,7 +544,9 @@ def _hardware(model: ModelSpec, cfg: ServingConfig, cluster: Cluster, tp: int, p
         hw.allreduce_fixed_s = calls * latency
         hw.allreduce_per_token_s = calls * (all_reduce_s(model.hidden * 2.0, tp, link) - link.latency_s)
     if pp > 1:
-        link = group_bandwidth(cluster, 2, min(2, cluster.gpus_per_node))
+        # neighbouring stages share a server only while the whole replica does; beyond, each hop crosses the
+        # inter-node fabric (the slowest hop sets the pipeline's pace)
+        link = group_bandwidth(cluster, 2, 1 if split > cluster.gpus_per_node else min(2, cluster.gpus_per_node))
         hw.hop_fixed_s = (pp - 1) * link.latency_s
         hw.hop_per_token_s = (pp - 1) * (point_to_point_s(model.hidden * 2.0, link) - link.latency_s)
     return hw

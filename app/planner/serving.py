@@ -13,6 +13,7 @@ then the lower monthly price, the larger capacity within the SLO (headroom), low
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
@@ -31,6 +32,7 @@ from app.estimator.serving import (
 from app.estimator.specs import Cluster, EstimatorError, ModelSpec
 from app.planner.offers import (
     DAYS_PER_BILLED_MONTH,
+    FABRIC_GBPS,
     Configuration,
     Constraints,
     Cost,
@@ -43,6 +45,10 @@ from app.planner.offers import (
 SECONDS_PER_BILLED_MONTH = DAYS_PER_BILLED_MONTH * 86400
 TP_DEGREES = (1, 2, 4, 8, 16)
 NO_FABRIC_NOTE = "Replicas share nothing: separate servers need no InfiniBand or RoCE, only the ordinary network."
+PIPELINE_NOTE = (
+    "Each replica's {pp} pipeline stages pass activations between servers over the SKU's {fabric} (a few MB a "
+    "step: far less than tensor parallelism across servers would need); replicas still share nothing."
+)
 
 
 @dataclass(slots=True)
@@ -61,6 +67,18 @@ class ServingOption:
     notes: list[str] = field(default_factory=list)
     rank: int | None = None
     miss_reason: str | None = None
+    pp: int = 1  # pipeline stages of one replica, one server each beyond a server's TP
+
+
+@dataclass(frozen=True, slots=True)
+class _Ask:
+    """What every evaluation of one search shares."""
+
+    model: ModelSpec
+    cfg: ServingConfig
+    constraints: Constraints
+    peak_factor: float
+    model_repo: str | None
 
 
 @dataclass(slots=True)
@@ -122,8 +140,11 @@ def search_serving(
 ) -> ServingSearch:
     """Cheapest deployments per offer and TP degree that carry cfg.requests_per_s × peak_factor within the SLO.
 
-    Without requests_per_s, one replica per configuration at cfg.concurrency (or the most it holds).
+    Without requests_per_s, one replica per configuration at cfg.concurrency (or the most it holds). A model
+    no server of the offer serves is tried as a pipeline: TP over a server's GPUs, one stage per server,
+    on SKUs a fabric joins.
     """
+    ask = _Ask(model, cfg, constraints, peak_factor, model_repo)
     options: list[ServingOption] = []
     misses: list[ServingOption] = []
     rejected: list[tuple[str, str, str]] = []
@@ -147,11 +168,11 @@ def search_serving(
             "gpu_memory",
             "the weights leave no room for a KV cache at any tensor-parallel degree this SKU offers",
         )
-        for tp in TP_DEGREES:
-            if tp > offer.gpus_per_node or not valid_tp(model, tp):
-                continue
+        for tp, pp in _shapes(model, offer, constraints):
+            if pp > 1 and best_for_offer is not None:
+                break  # pipelines across servers only for what one server cannot serve
             evaluations += 1
-            option, reason = _evaluate(model, cfg, offer, region, tp, constraints, peak_factor, model_repo)
+            option, reason = _evaluate(ask, offer, region, tp, pp)
             if option is None:
                 why_not = ("capacity", reason) if reason else why_not
                 continue
@@ -160,6 +181,8 @@ def search_serving(
                     best_for_offer = option
             elif offer_miss is None or _miss_key(option) < _miss_key(offer_miss):
                 offer_miss = option
+        if why_not[0] == "gpu_memory" and offer.rental_unit == "node" and not offer.may_span_nodes:
+            why_not = ("gpu_memory", why_not[1] + "; the SKU has no fabric to pipeline one replica across servers")
         if best_for_offer is not None:
             options.append(best_for_offer)
         elif offer_miss is not None:
@@ -211,56 +234,57 @@ def _key(option: ServingOption) -> tuple[Decimal, Decimal, float, float, str, in
     )
 
 
-def _evaluate(
-    model: ModelSpec,
-    cfg: ServingConfig,
-    offer: Offer,
-    region: str,
-    tp: int,
-    constraints: Constraints,
-    peak_factor: float,
-    model_repo: str | None,
-) -> tuple[ServingOption | None, str | None]:
-    node = Cluster(gpu=offer.gpu, gpus_per_node=offer.gpus_per_node, intra_node_link=offer.intra_node_link)
-    if max_concurrency(model, cfg, offer.gpu, tp, 1) < 1:
-        if kv_cache_tokens(model, cfg, offer.gpu, tp, 1) < 1:
+def _shapes(model: ModelSpec, offer: Offer, constraints: Constraints) -> Iterator[tuple[int, int]]:
+    """(tp, pp) per replica: every TP degree within a server; then a server's TP with 2, 3, … stages, one
+    server each, where the SKU's fabric joins servers."""
+    for tp in TP_DEGREES:
+        if tp <= offer.gpus_per_node and valid_tp(model, tp):
+            yield tp, 1
+    if offer.rental_unit != "node" or not offer.may_span_nodes or not valid_tp(model, offer.gpus_per_node):
+        return
+    for pp in range(2, min(constraints.max_nodes, model.layers) + 1):
+        yield offer.gpus_per_node, pp
+
+
+def _replica_cluster(offer: Offer, tp: int, pp: int) -> Cluster:
+    """The servers one replica occupies, joined by the SKU's fabric when it spans several."""
+    nodes = math.ceil(tp * pp / offer.gpus_per_node)
+    fabric = offer.inter_node_fabric if nodes > 1 else None
+    return Cluster(
+        gpu=offer.gpu,
+        gpus_per_node=offer.gpus_per_node,
+        nodes=nodes,
+        intra_node_link=offer.intra_node_link,
+        inter_node_gbps=FABRIC_GBPS.get(fabric) if fabric else None,
+        inter_node_fabric=fabric,
+    )
+
+
+def _evaluate(ask: _Ask, offer: Offer, region: str, tp: int, pp: int) -> tuple[ServingOption | None, str | None]:
+    model, cfg, peak_factor = ask.model, ask.cfg, ask.peak_factor
+    node = _replica_cluster(offer, tp, pp)
+    if max_concurrency(model, cfg, offer.gpu, tp, pp) < 1:
+        if kv_cache_tokens(model, cfg, offer.gpu, tp, pp) < 1:
             return None, None  # the weights leave no cache at all: rejected for memory
-        return _sequence_too_long(model, cfg, offer, region, tp, constraints, node, model_repo), None
-    one = estimate_serving(model, replace(cfg, requests_per_s=None, concurrency=1), node, tp=tp)
-    per_replica, slo_concurrency = replica_capacity(model, cfg, node, tp=tp)
+        return _sequence_too_long(ask, offer, region, node, (tp, pp)), None
+    one = estimate_serving(model, replace(cfg, requests_per_s=None, concurrency=1), node, tp=tp, pp=pp)
+    per_replica, slo_concurrency = replica_capacity(model, cfg, node, tp=tp, pp=pp)
     replicas = 1
     if cfg.requests_per_s is not None and per_replica > 0:
         replicas = max(1, math.ceil(cfg.requests_per_s * peak_factor / per_replica - 1e-9))
-    config = _configuration(offer, tp * replicas, constraints)
+    config = _configuration(offer, tp * pp * replicas, ask.constraints)
     if config is None:
-        limit = "card counts" if offer.rental_unit == "card" else f"max_nodes {constraints.max_nodes}"
-        return None, f"{replicas} replica(s) of {tp} GPUs exceed the SKU's {limit}"
-    replicas = config.gpus // tp  # whole configuration in use: spare GPUs become spare replicas
-    at_load = estimate_serving(model, cfg, node, tp=tp, replicas=replicas)
+        limit = "card counts" if offer.rental_unit == "card" else f"max_nodes {ask.constraints.max_nodes}"
+        return None, f"{replicas} replica(s) of {tp * pp} GPUs exceed the SKU's {limit}"
+    replicas = config.gpus // (tp * pp)  # whole configuration in use: spare GPUs become spare replicas
+    at_load = estimate_serving(model, cfg, node, tp=tp, pp=pp, replicas=replicas)
     peak = at_load
     if cfg.requests_per_s is not None:
         peak_cfg = replace(cfg, requests_per_s=cfg.requests_per_s * peak_factor)
-        peak = estimate_serving(model, peak_cfg, node, tp=tp, replicas=replicas)
-    cost = price(offer, config, constraints.term, None)
-    capacity = per_replica * replicas
+        peak = estimate_serving(model, peak_cfg, node, tp=tp, pp=pp, replicas=replicas)
     offered = (cfg.requests_per_s or at_load.requests_per_s) * (peak_factor if cfg.requests_per_s else 1.0)
-    headroom = capacity / offered if offered > 0 else 0.0
-    option = ServingOption(
-        offer=offer,
-        config=config,
-        region=region,
-        tp=tp,
-        replicas=replicas,
-        estimate=at_load,
-        peak=peak,
-        cost=cost,
-        per_million_output_tokens=per_million_tokens(
-            cost.monthly_effective, at_load.output_tokens_per_s, offer.money_quantum
-        ),
-        headroom=headroom,
-        launch=launch_block(model, cfg, tp, replicas, config, at_load, slo_concurrency, model_repo),
-        notes=list(at_load.notes),
-    )
+    headroom = per_replica * replicas / offered if offered > 0 else 0.0
+    option = _option(ask, offer, region, (tp, pp, replicas), config, (at_load, peak), slo_concurrency, headroom)
     slo_missed = one.meets_slo is False or peak.meets_slo is False
     if slo_missed:
         option.miss_reason = _miss_reason(cfg, one, peak)
@@ -269,35 +293,52 @@ def _evaluate(
     return option, None
 
 
-def _sequence_too_long(
-    model: ModelSpec,
-    cfg: ServingConfig,
+def _option(
+    ask: _Ask,
     offer: Offer,
     region: str,
-    tp: int,
-    constraints: Constraints,
-    node: Cluster,
-    model_repo: str | None,
-) -> ServingOption | None:
-    """A near miss: the KV cache exists but is shorter than one sequence of the requested lengths."""
-    config = _configuration(offer, tp, constraints)
-    if config is None:
-        return None
-    result = estimate_serving(model, replace(cfg, requests_per_s=None, concurrency=1), node, tp=tp)
-    option = ServingOption(
+    shape: tuple[int, int, int],
+    config: Configuration,
+    estimates: tuple[ServingEstimate, ServingEstimate],
+    slo_concurrency: float,
+    headroom: float,
+) -> ServingOption:
+    """An option of `replicas` tp × pp replicas on `config`: (at the offered load, at the peak) estimates."""
+    tp, pp, replicas = shape
+    at_load, peak = estimates
+    cost = price(offer, config, ask.constraints.term, None)
+    fabric = offer.inter_node_fabric if tp * pp > offer.gpus_per_node else None
+    return ServingOption(
         offer=offer,
         config=config,
         region=region,
         tp=tp,
-        replicas=1,
-        estimate=result,
-        peak=result,
-        cost=price(offer, config, constraints.term, None),
-        per_million_output_tokens=Decimal(0),
-        headroom=0.0,
-        launch=launch_block(model, cfg, tp, 1, config, result, 1.0, model_repo),
-        notes=list(result.notes),
+        pp=pp,
+        replicas=replicas,
+        estimate=at_load,
+        peak=peak,
+        cost=cost,
+        per_million_output_tokens=per_million_tokens(
+            cost.monthly_effective, at_load.output_tokens_per_s, offer.money_quantum
+        ),
+        headroom=headroom,
+        launch=launch_block(
+            ask.model, ask.cfg, (tp, pp, replicas), config, at_load, slo_concurrency, ask.model_repo, fabric=fabric
+        ),
+        notes=list(at_load.notes),
     )
+
+
+def _sequence_too_long(
+    ask: _Ask, offer: Offer, region: str, node: Cluster, split: tuple[int, int]
+) -> ServingOption | None:
+    """A near miss: the KV cache exists but is shorter than one sequence of the requested lengths."""
+    tp, pp = split
+    config = _configuration(offer, tp * pp, ask.constraints)
+    if config is None:
+        return None
+    result = estimate_serving(ask.model, replace(ask.cfg, requests_per_s=None, concurrency=1), node, tp=tp, pp=pp)
+    option = _option(ask, offer, region, (tp, pp, 1), config, (result, result), 1.0, 0.0)
     option.miss_reason = result.notes[-1]
     return option
 
@@ -332,57 +373,81 @@ def _max_seqs(estimate: ServingEstimate, slo_concurrency: float) -> int:
 def launch_block(
     model: ModelSpec,
     cfg: ServingConfig,
-    tp: int,
-    replicas: int,
+    shape: tuple[int, int, int],
     config: Configuration,
     estimate: ServingEstimate,
     slo_concurrency: float,
     model_repo: str | None,
+    *,
+    fabric: str | None = None,
 ) -> dict[str, Any]:
-    """The engine's command line for one replica, and how replicas are laid out."""
-    repo = model_repo or model.name
-    max_len = cfg.context_len
+    """The engine's command line for one (tp, pp, replicas) replica, and how replicas are laid out; `fabric`
+    joins the servers of a replica whose pipeline stages span several."""
+    tp, pp, replicas = shape
     seqs = _max_seqs(estimate, slo_concurrency)
-    weights = cfg.weight_format
+    notes = [NO_FABRIC_NOTE] if (config.nodes > 1 or replicas > 1) and fabric is None else []
+    if fabric is not None:
+        notes.append(PIPELINE_NOTE.format(pp=pp, fabric=fabric))
+    if cfg.weight_format in CHECKPOINT_NOTE and cfg.engine != "trt-llm":
+        notes.append(CHECKPOINT_NOTE[cfg.weight_format])
+    if cfg.engine == "trt-llm" and cfg.weight_format != cfg.precision:
+        notes.append(f"quantise the checkpoint to {cfg.weight_format} with TensorRT Model Optimizer before serving")
+    return {
+        "engine": cfg.engine,
+        "command": " ".join(_command(model_repo or model.name, cfg, tp, pp, seqs)),
+        "replicas": replicas,
+        "gpus_per_replica": tp * pp,
+        "layout": _layout(config, tp, pp, replicas, fabric),
+        "needs_infiniband": fabric is not None,
+        "notes": notes,
+    }
+
+
+def _command(repo: str, cfg: ServingConfig, tp: int, pp: int, seqs: int) -> list[str]:
+    """One replica's command line: vLLM `vllm serve`, SGLang `sglang.launch_server`, `trtllm-serve`."""
+    max_len, weights = cfg.context_len, cfg.weight_format
     if cfg.engine == "sglang":
         fraction = cfg.gpu_memory_utilization or sglang_memory_fraction(tp)
-        parts = ["python -m sglang.launch_server", f"--model-path {repo}", f"--tp {tp}", f"--context-length {max_len}"]
-        parts += [f"--mem-fraction-static {fraction:g}", f"--max-running-requests {seqs}"]
+        parts = ["python -m sglang.launch_server", f"--model-path {repo}", f"--tp {tp}"]
+        parts += [f"--pp-size {pp}", f"--nnodes {pp}"] if pp > 1 else []
+        parts += [
+            f"--context-length {max_len}",
+            f"--mem-fraction-static {fraction:g}",
+            f"--max-running-requests {seqs}",
+        ]
         if cfg.kv_format == "fp8":
             parts.append("--kv-cache-dtype fp8_e5m2")
         if weights in SGLANG_QUANTIZATION:
             parts.append(f"--quantization {SGLANG_QUANTIZATION[weights]}")
-    elif cfg.engine == "trt-llm":
+        return parts
+    if cfg.engine == "trt-llm":
         fraction = cfg.gpu_memory_utilization or ENGINE_DEFAULTS["trt-llm"].memory_fraction
-        parts = [f"trtllm-serve {repo}", f"--tp_size {tp}", f"--max_seq_len {max_len}", f"--max_batch_size {seqs}"]
-        parts.append(f"--kv_cache_free_gpu_memory_fraction {fraction:g}")
-    else:
-        fraction = cfg.gpu_memory_utilization or ENGINE_DEFAULTS["vllm"].memory_fraction
-        parts = ["vllm serve", repo, f"--tensor-parallel-size {tp}", f"--max-model-len {max_len}"]
-        parts += [f"--gpu-memory-utilization {fraction:g}", f"--max-num-seqs {seqs}"]
-        if cfg.kv_format == "fp8":
-            parts.append("--kv-cache-dtype fp8")
-        if weights in VLLM_QUANTIZATION:
-            parts.append(f"--quantization {VLLM_QUANTIZATION[weights]}")
-    per_node = config.cards_per_node // tp if config.cards_per_node >= tp else 0
-    layout = (
-        f"{replicas} replica(s) of {tp} GPU(s): {per_node} per server, each pinned with CUDA_VISIBLE_DEVICES "
+        parts = [f"trtllm-serve {repo}", f"--tp_size {tp}"] + ([f"--pp_size {pp}"] if pp > 1 else [])
+        parts += [f"--max_seq_len {max_len}", f"--max_batch_size {seqs}"]
+        return parts + [f"--kv_cache_free_gpu_memory_fraction {fraction:g}"]
+    fraction = cfg.gpu_memory_utilization or ENGINE_DEFAULTS["vllm"].memory_fraction
+    parts = ["vllm serve", repo, f"--tensor-parallel-size {tp}"]
+    parts += [f"--pipeline-parallel-size {pp}"] if pp > 1 else []
+    parts += [f"--max-model-len {max_len}", f"--gpu-memory-utilization {fraction:g}", f"--max-num-seqs {seqs}"]
+    if cfg.kv_format == "fp8":
+        parts.append("--kv-cache-dtype fp8")
+    if weights in VLLM_QUANTIZATION:
+        parts.append(f"--quantization {VLLM_QUANTIZATION[weights]}")
+    return parts
+
+
+def _layout(config: Configuration, tp: int, pp: int, replicas: int, fabric: str | None) -> str:
+    if fabric is not None:
+        return (
+            f"{replicas} replica(s) of {pp} servers: TP {tp} inside each server, {pp} pipeline stages across "
+            f"servers joined by {fabric}; vLLM runs each replica as one Ray cluster (ray start --head on the "
+            "first server, ray start --address on the others, the command on the head), behind a load balancer"
+        )
+    per_node = config.cards_per_node // (tp * pp) if config.cards_per_node >= tp * pp else 0
+    return (
+        f"{replicas} replica(s) of {tp * pp} GPU(s): {per_node} per server, each pinned with CUDA_VISIBLE_DEVICES "
         "to its own GPUs and listening on its own port, behind a load balancer"
     )
-    notes = [NO_FABRIC_NOTE] if config.nodes > 1 or replicas > 1 else []
-    if weights in CHECKPOINT_NOTE and cfg.engine != "trt-llm":
-        notes.append(CHECKPOINT_NOTE[weights])
-    if cfg.engine == "trt-llm" and weights != cfg.precision:
-        notes.append(f"quantise the checkpoint to {weights} with TensorRT Model Optimizer before serving")
-    return {
-        "engine": cfg.engine,
-        "command": " ".join(parts),
-        "replicas": replicas,
-        "gpus_per_replica": tp,
-        "layout": layout,
-        "needs_infiniband": False,
-        "notes": notes,
-    }
 
 
 def check_serving_plan(model: ModelSpec, tp: int, pp: int) -> None:

@@ -225,9 +225,10 @@ def _plan_out(replicas: int, tp: int, pp: int, concurrency: float) -> PlanOut:
     )
 
 
-def _default_split(model: ModelSpec, cfg: ServingConfig, cluster: Cluster) -> tuple[int, int]:
-    """(tp, replicas) within a server, every GPU serving: of the TP degrees that hold a sequence, the one whose
-    replicas carry the most (the smaller degree on a tie); the same GPUs, so also the lowest cost per token."""
+def _default_split(model: ModelSpec, cfg: ServingConfig, cluster: Cluster) -> tuple[int, int, int]:
+    """(tp, pp, replicas), every GPU serving: of the TP degrees within a server that hold a sequence, the one
+    whose replicas carry the most (the smaller degree on a tie; the same GPUs, so also the lowest cost per
+    token); a model no server holds runs TP over a server and one pipeline stage per server."""
     best: tuple[tuple[bool, float], int] | None = None
     largest_cache = (0, 1)  # (tokens, tp)
     for tp in TP_DEGREES:
@@ -240,8 +241,11 @@ def _default_split(model: ModelSpec, cfg: ServingConfig, cluster: Cluster) -> tu
         if best is None or score > best[0]:
             best = (score, tp)
     if best is not None:
-        return best[1], cluster.gpus // best[1]
-    where = f"{cluster.gpus_per_node} × {cluster.gpu.name}"
+        return best[1], 1, cluster.gpus // best[1]
+    pipeline = _pipeline_split(model, cfg, cluster)
+    if pipeline is not None:
+        return pipeline
+    where = f"{cluster.nodes} × {cluster.gpus_per_node} × {cluster.gpu.name}"
     if largest_cache[0] > 0:
         raise EstimatorError(
             f"one sequence of {cfg.context_len:,} tokens does not fit the KV cache on {where}: it holds at most "
@@ -249,10 +253,22 @@ def _default_split(model: ModelSpec, cfg: ServingConfig, cluster: Cluster) -> tu
             field="serving.input_tokens",
         )
     raise EstimatorError(
-        f"{model.name} leaves no room for a KV cache on {where} at any tensor-parallel degree within a server; "
-        "add GPUs, use a smaller weight format, or a larger GPU",
+        f"{model.name} leaves no room for a KV cache on {where} at any tensor-parallel degree within a server"
+        f"{' or pipeline across the servers' if cluster.nodes > 1 else ''}; add GPUs, use a smaller weight format, "
+        "or a larger GPU",
         field="hardware",
     )
+
+
+def _pipeline_split(model: ModelSpec, cfg: ServingConfig, cluster: Cluster) -> tuple[int, int, int] | None:
+    """TP over one server's GPUs, the fewest servers as pipeline stages that hold a sequence."""
+    tp = cluster.gpus_per_node
+    if cluster.nodes < 2 or not valid_tp(model, tp):
+        return None
+    for pp in range(2, min(cluster.nodes, model.layers) + 1):
+        if cluster.nodes % pp == 0 and max_concurrency(model, cfg, cluster.gpu, tp, pp) >= 1:
+            return tp, pp, cluster.nodes // pp
+    return None
 
 
 def _split_score(model: ModelSpec, cfg: ServingConfig, cluster: Cluster, tp: int, replicas: int) -> tuple[bool, float]:
@@ -281,7 +297,7 @@ def estimate(
                 f"plan uses dp × tp × pp = {replicas * tp * pp} GPUs but the hardware has {cluster.gpus}", field="plan"
             )
     else:
-        (tp, replicas), pp = _default_split(model, cfg, cluster), 1
+        tp, pp, replicas = _default_split(model, cfg, cluster)
     result = estimate_serving(model, cfg, cluster, tp=tp, pp=pp, replicas=replicas)
     warnings = [WarningOut(code=w.code, message=w.message) for w in warnings_in]
     if result.max_concurrency < 1:
@@ -311,7 +327,8 @@ def option_out(option: ServingOption, cfg: ServingConfig, model_warnings: list[W
     cost = option.cost
     est = option.estimate
     explanation = (
-        f"{option.replicas} replica(s) × TP {option.tp} on {option.offer.name}: "
+        f"{option.replicas} replica(s) × TP {option.tp}{f' × PP {option.pp}' if option.pp > 1 else ''} "
+        f"on {option.offer.name}: "
         f"{est.requests_per_s:.3g} requests/s at TTFT {est.ttft_ms:.0f} ms and TPOT {est.tpot_ms:.1f} ms; "
         f"the peak of {option.peak.requests_per_s:.3g} requests/s with {option.headroom:.2f}× headroom"
     )
@@ -321,7 +338,7 @@ def option_out(option: ServingOption, cfg: ServingConfig, model_warnings: list[W
         gpus_per_node=option.config.cards_per_node,
         nodes=option.config.nodes,
         total_gpus=option.config.gpus,
-        plan=_plan_out(option.replicas, option.tp, 1, est.concurrency),
+        plan=_plan_out(option.replicas, option.tp, option.pp, est.concurrency),
         memory=_memory_out(est),
         performance=_performance_out(est),
         cost=CostOut(

@@ -120,6 +120,20 @@ def test_a_sequence_longer_than_the_kv_cache_names_the_capacity(client: TestClie
     assert "one sequence of 121,000 tokens does not fit" in problem["detail"]
 
 
+def test_estimate_serving_pipelines_a_model_no_server_holds(client: TestClient) -> None:
+    """Llama-3.1-405B bf16 on 2 servers of 8 x H100: TP 8 per server, 2 pipeline stages, as the forced plan."""
+    body = {
+        "model": {"preset": "llama-3.1-405b"},
+        "task": "serving",
+        "hardware": {"gpu": "h100-80g-sxm", "gpus_per_node": 8, "nodes": 2},
+        "serving": {"input_tokens": 1024, "output_tokens": 256, "concurrency": 32},
+    }
+    chosen = _post(client, "/estimate", **body)
+    assert (chosen["plan"]["tp"], chosen["plan"]["pp"], chosen["plan"]["dp"]) == (8, 2, 1)
+    forced = _post(client, "/estimate", **body, plan={"tp": 8, "pp": 2, "dp": 1})
+    assert chosen["serving"] == forced["serving"] and chosen["serving"]["max_concurrency"] >= 32
+
+
 def test_estimate_serving_without_slo_gives_null_meets_slo(client: TestClient) -> None:
     result = _post(
         client, "/estimate", model={"preset": "qwen2.5-7b"}, task="serving", hardware={"gpu": "l40s-48g"},

@@ -135,3 +135,19 @@ def test_a_sequence_longer_than_the_kv_cache_is_a_near_miss_with_the_reason() ->
     assert "one sequence of 121,000 tokens does not fit" in miss.miss_reason
     assert f"holds {miss.estimate.kv_cache_tokens:,} tokens" in miss.miss_reason
     assert 100_000 < miss.estimate.kv_cache_tokens < 121_000
+
+
+def test_a_model_no_server_holds_is_pipelined_across_servers_joined_by_the_skus_fabric() -> None:
+    """Llama-3.1-405B bf16 (~756 GiB) on 8 x H100 servers: no server holds it; TP 8 inside a server and two
+    pipeline stages over the SKU's InfiniBand do (vLLM --pipeline-parallel-size). Without a fabric: rejected."""
+    model = get_preset("llama-3.1-405b").model
+    cfg = ServingConfig(input_tokens=1024, output_tokens=256, concurrency=32)
+    joined = offer("h100-ib", "h100-80g-sxm", "400000", fabric="ib-ndr-400")
+    best = search_serving(model, cfg, [joined], Constraints(max_nodes=2)).options[0]
+    assert (best.tp, best.pp, best.replicas, best.config.nodes) == (8, 2, 1, 2)
+    assert "--tensor-parallel-size 8 --pipeline-parallel-size 2" in best.launch["command"]
+    assert best.launch["needs_infiniband"] is True and best.launch["gpus_per_replica"] == 16
+    assert any("ib-ndr-400" in note for note in best.launch["notes"])
+    assert best.estimate.max_concurrency >= 32 and best.estimate.output_tokens_per_s > 0
+    alone = search_serving(model, cfg, [offer("h100-node", "h100-80g-sxm", "400000")], Constraints(max_nodes=2))
+    assert not alone.options and "no fabric" in alone.rejected[0][2]
