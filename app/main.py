@@ -7,7 +7,7 @@ from contextlib import asynccontextmanager
 from functools import cache
 from pathlib import Path
 
-from anyio import to_thread
+from anyio import CapacityLimiter, to_thread
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
@@ -54,6 +54,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         # more threads only take turns on one core: a request then waits behind every other one in flight
         # instead of queueing briefly and running through (benchmarks/load.py: p99 halves at 4 vs 40).
         to_thread.current_default_thread_limiter().total_tokens = settings.worker_threads
+        app.state.ready_limiter = CapacityLimiter(1)  # /readyz checks the database on a thread of its own
         yield
         app.state.pdf_renderer.close()
         engine.dispose()

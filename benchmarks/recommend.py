@@ -10,7 +10,13 @@ a synthetic 40-SKU catalog over 4 regions (the 3 seeded SKUs and 37 more across 
 node and card rental, with and without an InfiniBand fabric) searched with max_nodes 64.
 Targets: cold p95 <= 100 ms on the seeded catalog, <= 300 ms on the large one.
 
-    .venv/bin/python benchmarks/recommend.py [--rounds 5]
+`--skus 500 --only-large` runs only the large catalog, with 500 SKUs: the planner's time budget
+(PLANNER_TIME_BUDGET_MS, default 3 s) bounds each search, and the run reports how many responses
+said they stopped early (`stopped_early`, SKUs left in `rejected` with code `time_budget`), the
+first request after start (the catalog snapshot built), and GET /healthz polled every 50 ms from a
+second client while the searches run (one worker: does a long search hold the health check?).
+
+    .venv/bin/python benchmarks/recommend.py [--rounds 5] [--skus 40] [--only-large]
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from decimal import Decimal
 from pathlib import Path
@@ -78,16 +85,13 @@ LARGE_GPUS = (
 LARGE_REGIONS = ("shenzhen", "singapore", "los-angeles", "frankfurt")
 
 
-def _large_catalog(database: Path) -> None:
-    """37 SKUs beside the seeded 3: every GPU type in every region, node SKUs with and without a
-    fabric, prices varied by region so the ranking has real choices."""
+def _large_catalog(database: Path, skus: int) -> None:
+    """SKUs beside the seeded 3 up to `skus`: every GPU type in every region, node SKUs with and without
+    a fabric, prices varied by region so the ranking has real choices."""
     engine = build_engine(f"sqlite:///{database}")
     with build_sessionmaker(engine)() as session:
         types = {t.slug: t for t in session.query(GpuType).all()}
-        count = 3
-        for index in range(64):
-            if count == 40:
-                break
+        for index in range(max(skus - 3, 0)):
             slug, name, link, cards, ram, price, unit = LARGE_GPUS[index % len(LARGE_GPUS)]
             region = LARGE_REGIONS[(index // len(LARGE_GPUS)) % len(LARGE_REGIONS)]
             fabric = "ib-ndr-400" if unit == "node" and index % 2 == 0 else None
@@ -118,12 +122,11 @@ def _large_catalog(database: Path) -> None:
             session.add(SkuPrice(sku=sku, amount_minor=amount, currency="CNY", note="benchmark"))
             session.add(TermDiscount(sku=sku, term="monthly", discount_bp=0))
             session.add(TermDiscount(sku=sku, term="annual", discount_bp=1500))
-            count += 1
         session.commit()
     engine.dispose()
 
 
-def _start_server(database: Path, port: int, cache_size: int, large: bool = False) -> subprocess.Popen:
+def _start_server(database: Path, port: int, cache_size: int, large_skus: int = 0) -> subprocess.Popen:
     env = {
         **os.environ,
         "DATABASE_URL": f"sqlite:///{database}",
@@ -134,8 +137,8 @@ def _start_server(database: Path, port: int, cache_size: int, large: bool = Fals
     }
     for command in ("migrate", "seed"):
         subprocess.run([sys.executable, "-m", "app", command], cwd=ROOT, env=env, check=True, capture_output=True)
-    if large:
-        _large_catalog(database)
+    if large_skus:
+        _large_catalog(database, large_skus)
     server = subprocess.Popen(
         [sys.executable, "-m", "app", "serve"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
@@ -157,16 +160,18 @@ def _percentile(values: list[float], q: float) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--skus", type=int, default=40, help="size of the synthetic large catalog")
+    parser.add_argument("--only-large", action="store_true", help="run only the large catalog")
     args = parser.parse_args()
     runs = (
-        ("cold (PLANNER_CACHE_SIZE=0)", 0, False, 16),
-        ("warm (default cache)", 1024, False, 16),
-        ("cold, synthetic 40-SKU 4-region catalog", 0, True, 64),
+        ("cold (PLANNER_CACHE_SIZE=0)", 0, 0, 16),
+        ("warm (default cache)", 1024, 0, 16),
+        (f"cold, synthetic {args.skus}-SKU 4-region catalog", 0, args.skus, 64),
     )
-    for label, cache_size, large, max_nodes in runs:
+    for label, cache_size, large_skus, max_nodes in runs[2:] if args.only_large else runs:
         with tempfile.TemporaryDirectory() as tmp:
             port = _free_port()
-            server = _start_server(Path(tmp) / "bench.db", port, cache_size, large)
+            server = _start_server(Path(tmp) / "bench.db", port, cache_size, large_skus)
             try:
                 print(f"== {label}")
                 run(f"http://127.0.0.1:{port}", args.rounds, max_nodes)
@@ -175,8 +180,38 @@ def main() -> None:
                 server.wait(timeout=10)
 
 
+class _HealthPoller:
+    """GET /healthz every 50 ms from its own client while the main loop runs its searches."""
+
+    def __init__(self, base: str) -> None:
+        self.base, self.latencies, self.failures = base, [], 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._poll, daemon=True)
+
+    def _poll(self) -> None:
+        with httpx.Client(base_url=self.base, timeout=10) as client:
+            while not self._stop.wait(0.05):
+                started = time.perf_counter()
+                try:
+                    client.get("/healthz").raise_for_status()
+                    self.latencies.append(time.perf_counter() - started)
+                except httpx.HTTPError:
+                    self.failures += 1
+
+    def __enter__(self) -> _HealthPoller:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
 def run(base: str, rounds: int, max_nodes: int = 16) -> None:
-    with httpx.Client(base_url=base, timeout=60) as client:
+    with httpx.Client(base_url=base, timeout=60) as client, _HealthPoller(base) as poller:
+        started = time.perf_counter()
+        client.post("/recommend", json=MIX[0]).raise_for_status()
+        first = time.perf_counter() - started
         for body in MIX + SERVING_MIX:  # warm-up: imports, caches of per-model quantities
             client.post("/recommend", json=body).raise_for_status()
         serving = []
@@ -185,7 +220,7 @@ def run(base: str, rounds: int, max_nodes: int = 16) -> None:
                 started = time.perf_counter()
                 client.post("/recommend", json=body).raise_for_status()
                 serving.append(time.perf_counter() - started)
-        health, latencies, evaluations = [], [], []
+        health, latencies, evaluations, stopped, time_budget = [], [], [], 0, []
         for _ in range(rounds):
             for body in MIX:
                 started = time.perf_counter()
@@ -197,8 +232,11 @@ def run(base: str, rounds: int, max_nodes: int = 16) -> None:
                 )
                 latencies.append(time.perf_counter() - started)
                 response.raise_for_status()
-                search = response.json()["search"]
+                result = response.json()
+                search = result["search"]
                 evaluations.append(search["memory_evaluations"] + search["performance_evaluations"])
+                stopped += result["stopped_early"]
+                time_budget.append(sum(r["code"] == "time_budget" for r in result["rejected"]))
     total_s = sum(latencies)
     p50, p95 = _percentile(latencies, 0.5) * 1e3, _percentile(latencies, 0.95) * 1e3
     h50 = _percentile(health, 0.5) * 1e3
@@ -211,8 +249,17 @@ def run(base: str, rounds: int, max_nodes: int = 16) -> None:
     s50, s95 = _percentile(serving, 0.5) * 1e3, _percentile(serving, 0.95) * 1e3
     print(f"POST /recommend task=serving  requests={len(serving)}  workloads={len(SERVING_MIX)}")
     print(f"  p50 {s50:7.1f} ms   p95 {s95:7.1f} ms   max {max(serving) * 1e3:7.1f} ms")
+    print(f"  stopped early (time budget): {stopped} of {len(latencies)} responses; SKUs not searched per "
+          f"response: median {statistics.median(time_budget):.0f}, max {max(time_budget)}")  # fmt: skip
+    print(f"  first request after start (catalog snapshot built): {first * 1e3:.0f} ms")
     print(f"GET /healthz     p50 {h50:7.2f} ms   (baseline, same run)")
     print(f"  ratio /recommend p50 / /healthz p50 = {p50 / h50:.0f}x")
+    polled = poller.latencies
+    print(
+        f"GET /healthz polled during the searches: {len(polled)} requests, {poller.failures} failed; "
+        f"p50 {_percentile(polled, 0.5) * 1e3:.1f} ms  p99 {_percentile(polled, 0.99) * 1e3:.1f} ms  "
+        f"max {max(polled) * 1e3:.1f} ms"
+    )
 
 
 if __name__ == "__main__":

@@ -221,6 +221,24 @@ def test_a_lock_wait_ends_in_503_with_retry_after(pg_db: str, held_quote_lock: s
         assert httpx.get(f"{base}/healthz", timeout=2).status_code == 200
 
 
+def test_readyz_answers_while_every_worker_thread_waits_on_a_lock(pg_db: str, held_quote_lock: str) -> None:
+    """Both WORKER_THREADS sit in accepts waiting on a row lock held elsewhere: /readyz still answers 200
+    within a second (the database does answer). Before, it was a synchronous route queued behind them for
+    as long as their lock wait lasted, so a busy instance read as down."""
+    env = server_env(pg_db, WORKER_THREADS="2", DB_LOCK_TIMEOUT_MS="5000")
+    with running_server(env, workers=1) as base, ThreadPoolExecutor(max_workers=2) as pool:
+        accept = f"{base}/quotes/{held_quote_lock}/accept"
+        waits = [pool.submit(httpx.post, accept, timeout=CLIENT_TIMEOUT_S) for _ in range(2)]
+        time.sleep(1.5)  # both threads are inside the accept, waiting on the lock
+        assert not any(wait.done() for wait in waits)
+        started = time.perf_counter()
+        ready = httpx.get(f"{base}/readyz", timeout=CLIENT_TIMEOUT_S)
+        elapsed = time.perf_counter() - started
+        assert (ready.status_code, ready.json()["status"]) == (200, "ready")
+        assert elapsed < 1, f"/readyz took {elapsed:.1f} s"
+        assert [wait.result().status_code for wait in waits] == [503, 503]  # the lock timeout ended the waits
+
+
 def test_sigterm_stops_the_server_while_requests_wait_on_a_lock(pg_db: str, held_quote_lock: str) -> None:
     """Requests stuck behind a lock held elsewhere do not keep SIGTERM from stopping both workers."""
     env = {**os.environ, **server_env(pg_db, DB_LOCK_TIMEOUT_MS="60000"), "HOST": "127.0.0.1", "LOG_LEVEL": "warning"}
