@@ -21,7 +21,7 @@ from app.http import metrics as metrics_api
 from app.http.docs import install_docs
 from app.http.logging import configure_logging
 from app.http.openapi import install_problem_openapi
-from app.planner.recommend import set_time_budget
+from app.planner.budget import set_time_budget
 from app.planner.search import set_cache_size
 from app.quotes.documents import PdfRenderer
 from app.settings import Settings, get_settings

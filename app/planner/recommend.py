@@ -20,13 +20,13 @@ within MEANINGFUL_HOURS: past it, more money buys no meaningful time.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Literal
 
 from app.estimator.specs import GIB, Cluster, ModelSpec, Warning_, Workload
 from app.estimator.vocabulary import Objective
+from app.planner.budget import past, search_deadline
 from app.planner.explain import plan_warnings
 from app.planner.launch import launch_configs
 from app.planner.offers import (
@@ -50,7 +50,7 @@ PARETO_MIN_SAVING = 0.2  # a Pareto point must cut the previous point's time by 
 TERM_WARN_RATIO = 2  # warn when the billed hours exceed twice the job's duration
 # Why a SKU yields no option: excluded by a constraint, or no plan passes the feasibility gate
 # (GPU memory within the headroom, host RAM within the reserve).
-# "time_budget": not searched, because the request's time budget ran out first (see set_time_budget).
+# "time_budget": not searched, because the request's time budget ran out first (app.planner.budget).
 # "exchange_rate": priced in a currency no admin-set exchange rate turns into the request's, so it
 # cannot be ranked or budgeted against the others.
 RejectionCode = Literal[
@@ -59,7 +59,6 @@ RejectionCode = Literal[
 # Why a plan that fits is a near miss: it misses the deadline or the monthly budget.
 MissCode = Literal["deadline", "budget"]
 Miss = tuple[MissCode, dict[str, Any]]  # a code and its parameters, rendered to text by app/messages.py
-_time_budget_s: float | None = None
 
 
 @dataclass(slots=True)
@@ -115,14 +114,6 @@ class Recommendation:
     stopped_early: bool = False  # the time budget ran out: some SKUs were not searched (rejected: time_budget)
 
 
-def set_time_budget(milliseconds: int) -> None:
-    """How long one recommendation may search (0: no limit). Checked between SKUs: once it has passed,
-    the SKUs left are not searched and are listed as rejected with code `time_budget`, so a large
-    catalog cannot hold a request (and its thread) for long."""
-    global _time_budget_s
-    _time_budget_s = milliseconds / 1000 if milliseconds > 0 else None
-
-
 def recommend(
     model: ModelSpec,
     workload: Workload,
@@ -134,9 +125,9 @@ def recommend(
     global_batch = default_global_batch(workload) if workload.task != "inference" else 0
     result = Recommendation([], [], [], [], global_batch)
     feasible: list[Option] = []
-    deadline = time.monotonic() + _time_budget_s if _time_budget_s is not None else None
+    deadline = search_deadline()
     for offer in sorted(offers, key=lambda o: o.sku_id):
-        if deadline is not None and time.monotonic() > deadline:
+        if past(deadline):
             result.stopped_early = True
             result.rejected.append(Rejection(offer.sku_id, "time_budget"))
             continue

@@ -1,5 +1,5 @@
 """Serving deployments: search SKU × tensor parallel × replicas for the cheapest that carry an offered
-load within latency targets. PURE: offers in, options out (estimator and offers only).
+load within latency targets. PURE: offers in, options out (estimator, offers and the time budget only).
 
 For each offer and TP degree the estimator gives one replica's capacity at the SLO (the highest
 concurrency whose TTFT and TPOT meet the targets, `app.estimator.serving`). The replicas needed for
@@ -30,6 +30,7 @@ from app.estimator.serving import (
     sglang_memory_fraction,
 )
 from app.estimator.specs import Cluster, EstimatorError, ModelSpec
+from app.planner.budget import past, search_deadline
 from app.planner.offers import (
     DAYS_PER_BILLED_MONTH,
     FABRIC_GBPS,
@@ -87,6 +88,11 @@ class ServingSearch:
     near_misses: list[ServingOption]
     rejected: list[tuple[str, str, str]]  # (sku id, code, reason)
     evaluations: int = 0
+    not_searched: list[str] = field(default_factory=list)  # SKUs left when the time budget ran out
+
+    @property
+    def stopped_early(self) -> bool:
+        return bool(self.not_searched)
 
 
 def valid_tp(model: ModelSpec, tp: int) -> bool:
@@ -149,7 +155,12 @@ def search_serving(
     misses: list[ServingOption] = []
     rejected: list[tuple[str, str, str]] = []
     evaluations = 0
+    not_searched: list[str] = []
+    deadline = search_deadline()
     for offer in offers:
+        if past(deadline):
+            not_searched.append(offer.sku_id)
+            continue
         if constraints.gpu_types and offer.gpu.id not in constraints.gpu_types:
             continue
         region = _region(offer, constraints)
@@ -203,7 +214,7 @@ def search_serving(
     options = options[: constraints.limit]
     for rank, option in enumerate(options, start=1):
         option.rank = rank
-    return ServingSearch(options, misses[: constraints.limit], rejected, evaluations)
+    return ServingSearch(options, misses[: constraints.limit], rejected, evaluations, not_searched)
 
 
 def _miss_key(option: ServingOption) -> tuple[float, int]:

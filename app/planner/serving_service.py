@@ -7,6 +7,7 @@ import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from app import messages
 from app.estimator.presets import get_preset, preset_config
 from app.estimator.serving import (
     ServingConfig,
@@ -372,7 +373,9 @@ def _availability(option: ServingOption) -> str:
 
 
 def rejected_out(search: ServingSearch) -> list[RejectedOut]:
-    return [RejectedOut(sku=sku, code=code, reason=reason) for sku, code, reason in search.rejected]
+    rejected = [RejectedOut(sku=sku, code=code, reason=reason) for sku, code, reason in search.rejected]
+    skipped = messages.rejection("time_budget", {})
+    return rejected + [RejectedOut(sku=sku, code="time_budget", reason=skipped) for sku in search.not_searched]
 
 
 def recommendation(
@@ -402,5 +405,6 @@ def recommendation(
             for o in search.options
         ],
         assumptions=SERVING_ASSUMPTIONS,
+        stopped_early=search.stopped_early,
         search={"configurations": search.evaluations},
     )
