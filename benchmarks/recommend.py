@@ -16,7 +16,9 @@ said they stopped early (`stopped_early`, SKUs left in `rejected` with code `tim
 first request after start (the catalog snapshot built), and GET /healthz polled every 50 ms from a
 second client while the searches run (one worker: does a long search hold the health check?).
 
-    .venv/bin/python benchmarks/recommend.py [--rounds 5] [--skus 40] [--only-large]
+    .venv/bin/python benchmarks/recommend.py [--rounds 5] [--skus 40] [--only-large] [--serving]
+
+`--serving` times the serving requests alone.
 """
 
 from __future__ import annotations
@@ -63,6 +65,10 @@ SERVING_MIX = [
      "serving": {"input_tokens": 512, "output_tokens": 512, "requests_per_s": 5, "engine": "sglang"}},
     {"model": {"preset": "qwen2.5-72b"}, "task": "serving", "weights": "int4",
      "serving": {"input_tokens": 4000, "output_tokens": 300, "requests_per_s": 3, "slo": {"tpot_ms": 40}}},
+    {"model": {"preset": "llama-3.1-70b"}, "task": "serving",
+     "serving": {"input_tokens": 1024, "output_tokens": 256, "concurrency": 64}},
+    {"model": {"preset": "llama-3.1-405b"}, "task": "serving",  # no server holds it: pipelines across servers
+     "serving": {"input_tokens": 1024, "output_tokens": 256, "requests_per_s": 2}},
 ]  # fmt: skip
 
 
@@ -162,6 +168,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--skus", type=int, default=40, help="size of the synthetic large catalog")
     parser.add_argument("--only-large", action="store_true", help="run only the large catalog")
+    parser.add_argument("--serving", action="store_true", help="time only the task=serving requests")
     args = parser.parse_args()
     runs = (
         ("cold (PLANNER_CACHE_SIZE=0)", 0, 0, 16),
@@ -174,7 +181,10 @@ def main() -> None:
             server = _start_server(Path(tmp) / "bench.db", port, cache_size, large_skus)
             try:
                 print(f"== {label}")
-                run(f"http://127.0.0.1:{port}", args.rounds, max_nodes)
+                if args.serving:
+                    run_serving(f"http://127.0.0.1:{port}", args.rounds)
+                else:
+                    run(f"http://127.0.0.1:{port}", args.rounds, max_nodes)
             finally:
                 server.terminate()
                 server.wait(timeout=10)
@@ -207,6 +217,30 @@ class _HealthPoller:
         self._thread.join()
 
 
+def _time_serving(client: httpx.Client, rounds: int) -> list[float]:
+    serving = []
+    for _ in range(rounds):
+        for body in SERVING_MIX:
+            started = time.perf_counter()
+            client.post("/recommend", json=body).raise_for_status()
+            serving.append(time.perf_counter() - started)
+    return serving
+
+
+def _print_serving(serving: list[float]) -> None:
+    s50, s95 = _percentile(serving, 0.5) * 1e3, _percentile(serving, 0.95) * 1e3
+    print(f"POST /recommend task=serving  requests={len(serving)}  workloads={len(SERVING_MIX)}")
+    print(f"  p50 {s50:7.1f} ms   p95 {s95:7.1f} ms   max {max(serving) * 1e3:7.1f} ms")
+
+
+def run_serving(base: str, rounds: int) -> None:
+    """The serving requests alone (warm-up once each, then `rounds` of the mix)."""
+    with httpx.Client(base_url=base, timeout=60) as client:
+        for body in SERVING_MIX:
+            client.post("/recommend", json=body).raise_for_status()
+        _print_serving(_time_serving(client, rounds))
+
+
 def run(base: str, rounds: int, max_nodes: int = 16) -> None:
     with httpx.Client(base_url=base, timeout=60) as client, _HealthPoller(base) as poller:
         started = time.perf_counter()
@@ -214,12 +248,7 @@ def run(base: str, rounds: int, max_nodes: int = 16) -> None:
         first = time.perf_counter() - started
         for body in MIX + SERVING_MIX:  # warm-up: imports, caches of per-model quantities
             client.post("/recommend", json=body).raise_for_status()
-        serving = []
-        for _ in range(rounds):
-            for body in SERVING_MIX:
-                started = time.perf_counter()
-                client.post("/recommend", json=body).raise_for_status()
-                serving.append(time.perf_counter() - started)
+        serving = _time_serving(client, rounds)
         health, latencies, evaluations, stopped, time_budget = [], [], [], 0, []
         for _ in range(rounds):
             for body in MIX:
@@ -246,9 +275,7 @@ def run(base: str, rounds: int, max_nodes: int = 16) -> None:
         f"  plan evaluations per request: median {statistics.median(evaluations):.0f}, "
         f"max {max(evaluations)}; per second: {sum(evaluations) / total_s:,.0f}"
     )
-    s50, s95 = _percentile(serving, 0.5) * 1e3, _percentile(serving, 0.95) * 1e3
-    print(f"POST /recommend task=serving  requests={len(serving)}  workloads={len(SERVING_MIX)}")
-    print(f"  p50 {s50:7.1f} ms   p95 {s95:7.1f} ms   max {max(serving) * 1e3:7.1f} ms")
+    _print_serving(serving)
     print(f"  stopped early (time budget): {stopped} of {len(latencies)} responses; SKUs not searched per "
           f"response: median {statistics.median(time_budget):.0f}, max {max(time_budget)}")  # fmt: skip
     print(f"  first request after start (catalog snapshot built): {first * 1e3:.0f} ms")
