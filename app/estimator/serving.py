@@ -139,14 +139,19 @@ ENGINE_RELEASES: dict[str, EngineRelease] = {
         source="vLLM 0.2 line after vllm-project/vllm#2031 (2023-12-12: peak = total - free after the profile "
         "run) and before #2151 (2023-12-17): torch.distributed.all_reduce record-streams its input, so the "
         "caching allocator reuses none of the profile forward's all-reduce inputs (#2150: 'when using TP, the "
-        "activation memory for all reduce is not reused'); the custom all-reduce kernel came in v0.3.",
+        "activation memory for all reduce is not reused'); the custom all-reduce kernel came later (#2192). "
+        "All inputs are taken as held; #2151 measured 6 GiB less peak at TP 8 after its fix, against 10 GiB "
+        "held by this count, so some may have been freed in time (at 60 % held, the held-out #2031 TP 4 line "
+        "would read +22 % instead of +6 %).",
     ),
     "turbomind-0.1": EngineRelease(
         nccl_allreduce=True,
         gqa_heads_per_cta=4,
-        source="LMDeploy v0.1 TurboMind: LlamaFfnLayer/attention all-reduce via ftNcclAllReduceSum (NCCL); "
-        "kernels/decoder_multihead_attention/decoder_multihead_attention.cu dispatches at most 4 query heads "
-        "per CTA (the group_size % 8 branch is commented out), so a group of 8 reads each KV head twice.",
+        source="LMDeploy tag v0.1.0a1 (the benchmark's version), TurboMind: LlamaFfnLayer.cc, "
+        "LlamaContextAttentionLayer.cc and LlamaDecoderSelfAttentionLayer.cc all-reduce with ftNcclAllReduceSum "
+        "(NCCL; LlamaTritonModel's enable_custom_all_reduce defaults to 0); kernels/decoder_multihead_attention/"
+        "decoder_multihead_attention.cu dispatches at most 4 query heads per CTA (the group_size % 8 branch is "
+        "commented out), so a group of 8 reads each KV head twice.",
     ),
 }
 
