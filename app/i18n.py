@@ -57,11 +57,6 @@ EN: dict[str, str] = {
     "hf_config": "Hugging Face config.json",
     "hf_config_hint": "Paste the model's config.json (JSON object).",
     "task": "Task",
-    "task_pretrain": "Pretraining",
-    "task_full_finetune": "Full fine-tune",
-    "task_lora": "LoRA",
-    "task_qlora": "QLoRA (4-bit base)",
-    "task_inference": "Inference",
     "advanced": "Advanced settings",
     "seq_len": "Sequence length (tokens)",
     "micro_batch": "Micro-batch per GPU",
@@ -243,11 +238,6 @@ ZH: dict[str, str] = {
     "hf_config": "Hugging Face config.json",
     "hf_config_hint": "粘贴模型的 config.json（JSON 对象）。",
     "task": "任务",
-    "task_pretrain": "预训练",
-    "task_full_finetune": "全参数微调",
-    "task_lora": "LoRA",
-    "task_qlora": "QLoRA（4 位基座）",
-    "task_inference": "推理",
     "advanced": "高级设置",
     "seq_len": "序列长度（token）",
     "micro_batch": "每卡微批大小",
@@ -404,6 +394,8 @@ REGIONS: dict[str, dict[str, str]] = {
 
 EN.update(SERVE_EN)
 ZH.update(SERVE_ZH)
+for _lang, _table in (("en", EN), ("zh", ZH)):
+    _table.update({f"task_{task}": label for task, label in messages.TASK_LABELS["label"][_lang].items()})
 CATALOGS = {"en": EN, "zh": ZH}
 
 

@@ -92,6 +92,66 @@ WARNINGS: dict[str, dict[str, str]] = {
     },
 }
 
+# The tasks (app/estimator/vocabulary.py `RequestTask`) in three forms: `label`, short, for the
+# wizard's select and the results page's heading; `title`, for the quote's rows; `words`, inside the
+# planner's explanation ("7B LoRA fine-tuning fits on one …").
+TASK_LABELS: dict[str, dict[str, dict[str, str]]] = {
+    "label": {
+        "en": {
+            "lora": "LoRA",
+            "qlora": "QLoRA (4-bit base)",
+            "full_finetune": "Full fine-tune",
+            "pretrain": "Pretraining",
+            "inference": "Inference",
+            "serving": "Serving",
+        },
+        "zh": {
+            "lora": "LoRA",
+            "qlora": "QLoRA（4 位基座）",
+            "full_finetune": "全参数微调",
+            "pretrain": "预训练",
+            "inference": "推理",
+            "serving": "在线推理服务",
+        },
+    },
+    "title": {
+        "en": {
+            "lora": "LoRA fine-tune",
+            "qlora": "QLoRA fine-tune (4-bit base)",
+            "full_finetune": "Full fine-tune",
+            "pretrain": "Pretraining",
+            "inference": "Inference",
+            "serving": "Serving",
+        },
+        "zh": {
+            "lora": "LoRA 微调",
+            "qlora": "QLoRA 微调（4 位基座）",
+            "full_finetune": "全参数微调",
+            "pretrain": "预训练",
+            "inference": "推理",
+            "serving": "在线推理服务",
+        },
+    },
+    "words": {
+        "en": {
+            "lora": "LoRA fine-tuning",
+            "qlora": "QLoRA fine-tuning",
+            "full_finetune": "full fine-tuning",
+            "pretrain": "pretraining",
+            "inference": "inference",
+            "serving": "serving",
+        },
+        "zh": {
+            "lora": "LoRA 微调",
+            "qlora": "QLoRA 微调",
+            "full_finetune": "全参数微调",
+            "pretrain": "预训练",
+            "inference": "推理",
+            "serving": "在线推理服务",
+        },
+    },
+}
+
 # Why a catalog SKU yields no option (app/planner/recommend.py, `RejectionCode`). `gpu_memory` without a
 # measured plan (`needed_gib`) reads as `no_plan`; `where` is filled from gpus, gpu_name and nodes.
 REJECTIONS: dict[str, dict[str, str]] = {

@@ -10,6 +10,7 @@ from typing import get_args
 import pytest
 
 from app import messages
+from app.estimator.vocabulary import RequestTask
 from app.planner.recommend import MissCode, RejectionCode
 
 NOT_WORDED = {"kernels", "capacity"}  # serving search only: it sends its own English without parameters
@@ -23,6 +24,11 @@ def fields(template: str) -> set[str]:
 def test_both_languages_word_the_same_codes_with_the_same_fields(table: dict[str, dict[str, str]]) -> None:
     assert set(table["en"]) == set(table["zh"])
     assert {k: fields(v) for k, v in table["en"].items()} == {k: fields(v) for k, v in table["zh"].items()}
+
+
+def test_every_task_has_its_label_title_and_words_in_both_languages() -> None:
+    for form in messages.TASK_LABELS.values():
+        assert set(form["en"]) == set(form["zh"]) == set(get_args(RequestTask))
 
 
 def test_every_code_the_planner_emits_is_worded() -> None:

@@ -25,7 +25,8 @@ from sqlalchemy import (
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.catalog import revision as _revision  # noqa: F401 (its listener marks every catalog write)
-from app.db.base import Base, TimestampMixin, utcnow
+from app.db.base import Base, TimestampMixin, one_of, utcnow
+from app.estimator.vocabulary import RENTAL_UNITS, SKU_STATUSES, TERMS
 
 
 class GpuType(TimestampMixin, Base):
@@ -41,8 +42,8 @@ class GpuType(TimestampMixin, Base):
 class Sku(TimestampMixin, Base):
     __tablename__ = "skus"
     __table_args__ = (
-        CheckConstraint("rental_unit IN ('card', 'node')", name="rental_unit"),
-        CheckConstraint("status IN ('active', 'retired')", name="status"),
+        one_of("rental_unit", RENTAL_UNITS),
+        one_of("status", SKU_STATUSES),
         CheckConstraint("gpus_per_node > 0", name="gpus_per_node_positive"),
     )
 
@@ -99,7 +100,7 @@ class TermDiscount(Base):
 
     __tablename__ = "term_discounts"
     __table_args__ = (
-        CheckConstraint("term IN ('monthly', 'annual')", name="term"),
+        one_of("term", TERMS),
         CheckConstraint("discount_bp >= 0 AND discount_bp <= 9000", name="discount_range"),
         UniqueConstraint("sku_id", "term"),
     )
@@ -141,8 +142,8 @@ class SkuAddon(TimestampMixin, Base):
 
     __tablename__ = "sku_addons"
     __table_args__ = (
-        CheckConstraint("per_unit IN ('node', 'card')", name="per_unit"),
-        CheckConstraint("status IN ('active', 'retired')", name="status"),
+        one_of("per_unit", RENTAL_UNITS),
+        one_of("status", SKU_STATUSES),
         CheckConstraint("amount_minor IS NULL OR amount_minor > 0", name="amount_positive"),
         UniqueConstraint("sku_id", "code"),
     )

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import UTC, datetime
 
-from sqlalchemy import DateTime, MetaData
+from sqlalchemy import CheckConstraint, DateTime, MetaData
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 NAMING_CONVENTION = {
@@ -14,6 +15,13 @@ NAMING_CONVENTION = {
     "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
     "pk": "pk_%(table_name)s",
 }
+
+
+def one_of(column: str, values: Iterable[str], *, name: str | None = None) -> CheckConstraint:
+    """`column IN ('a', 'b')`, from a vocabulary tuple (app/estimator/vocabulary.py), so the database
+    refuses what the code does not know. The values are the code's own words, never user input."""
+    listed = ", ".join(f"'{value}'" for value in values)
+    return CheckConstraint(f"{column} IN ({listed})", name=name or column)
 
 
 def utcnow() -> datetime:

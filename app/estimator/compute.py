@@ -137,7 +137,7 @@ def _training_flops(
     model_flops = base_factor * mm + 6.0 * adapters + 3.0 * attn_fwd
     recomputed_mm = 2.0 * (mm - model.vocab * model.hidden) if recompute == "full" else 0.0
     causal = 0.5 if flash else 1.0  # FlashAttention skips masked tiles; eager attention computes them
-    attn_passes = 3.0 + (1.0 if recompute in ("full", "selective") else 0.0)
+    attn_passes = 3.0 + (1.0 if recompute != "none" else 0.0)  # both modes recompute the attention core
     elem_passes = 3.0 + (1.0 if recompute == "full" else 0.0)  # backward ≈ 2 forwards of traffic
     elementwise = elem_passes * _elementwise_elements_fwd(model) * model.layers * 2.0 + _loss_bytes_per_token(model)
     shared, experts = trainable_split(model, task, lora)

@@ -14,8 +14,10 @@ from typing import Literal, get_args
 # What the customer does with the model. LoRA and QLoRA freeze the base weights and train small
 # adapters (QLoRA on a 4-bit base); `inference` serves the model.
 Task = Literal["lora", "qlora", "full_finetune", "pretrain", "inference"]
+# The 16-bit number formats: brain float (8-bit exponent) and IEEE half (5-bit exponent, loss scaling).
+HalfPrecision = Literal["bf16", "fp16"]
 # Number format of the weights and the GEMMs (fp32 means TF32 tensor cores).
-Precision = Literal["bf16", "fp16", "fp8", "fp32"]
+Precision = Literal[HalfPrecision, "fp8", "fp32"]
 Optimizer = Literal["adamw", "adamw_8bit", "lion", "sgd", "adafactor"]
 # Where optimizer states (and with ZeRO-3 the parameters) live between steps; ordered from the
 # fastest to the leanest, as the planner tries them.
@@ -47,10 +49,10 @@ RequestTask = Literal[Task, ServingTask]
 Engine = Literal["vllm", "sglang", "trt-llm"]
 # Continuous (in-flight, chunked prefill) or static batching.
 Batching = Literal["continuous", "static"]
+# The math and the KV cache of a served model: the training precisions but fp32.
+ServingPrecision = Literal[HalfPrecision, "fp8"]
 # Stored weights of a served model: int8/int4 are weight-only with group scales.
-WeightFormat = Literal["fp16", "bf16", "fp8", "int8", "int4"]
-# The math and the KV cache of a served model.
-ServingPrecision = Literal["fp16", "bf16", "fp8"]
+WeightFormat = Literal[ServingPrecision, "int8", "int4"]
 
 TASKS: tuple[Task, ...] = get_args(Task)
 PRECISIONS: tuple[Precision, ...] = get_args(Precision)
@@ -71,6 +73,10 @@ WEIGHT_FORMATS: tuple[WeightFormat, ...] = get_args(WeightFormat)
 SERVING_PRECISIONS: tuple[ServingPrecision, ...] = get_args(ServingPrecision)
 
 LORA_TASKS: tuple[Task, ...] = ("lora", "qlora")  # tasks that train adapters on a frozen base
+FULL_TRAINING_TASKS: tuple[Task, ...] = ("full_finetune", "pretrain")  # tasks that train every weight
+# Precisions a training stack runs as bf16: FP8 keeps bf16 weights and activations and runs only its
+# GEMMs in FP8 (Transformer Engine's `fp8_autocast` inside a bf16 run), so the launch flags are bf16's.
+BF16_RUN_PRECISIONS: tuple[Precision, ...] = ("bf16", "fp8")
 # Bytes one element of each precision occupies.
 BYTES_PER_ELEMENT: dict[str, float] = {"fp32": 4.0, "fp16": 2.0, "bf16": 2.0, "fp8": 1.0}
 TERM_MONTHS: dict[Term, int] = {"monthly": 1, "annual": 12}  # months a term commits to

@@ -7,17 +7,12 @@ from __future__ import annotations
 
 from app.estimator.params import count_params
 from app.estimator.specs import GIB, MemoryBreakdown, ModelSpec, Performance, Plan, Warning_, Workload
+from app.estimator.vocabulary import FULL_TRAINING_TASKS
+from app.messages import TASK_LABELS
 from app.planner.offers import Configuration, Offer
 
 BUBBLE_WARN_FRACTION = 0.10
 OFFLOAD_WARN_FRACTION = 0.10
-TASK_WORDS = {
-    "pretrain": "pretraining",
-    "full_finetune": "full fine-tuning",
-    "lora": "LoRA fine-tuning",
-    "qlora": "QLoRA fine-tuning",
-    "inference": "inference",
-}
 
 
 def size_words(params: float) -> str:
@@ -57,7 +52,7 @@ def describe_plan(plan: Plan) -> str:
 def model_state_bytes(model: ModelSpec, workload: Workload) -> float:
     """Unsharded model states for the explanation (16 B/param mixed-precision Adam, ZeRO paper §3)."""
     params = count_params(model).total
-    if workload.task in ("pretrain", "full_finetune"):
+    if workload.task in FULL_TRAINING_TASKS:
         return params * (16 if workload.mixed_precision else 8)
     return params * (0.5 if workload.task == "qlora" else 2)
 
@@ -89,7 +84,7 @@ def explain(
     model: ModelSpec, workload: Workload, offer: Offer, config: Configuration, plan: Plan, memory: MemoryBreakdown
 ) -> str:
     """Plain words for the option; every hardware fact (link, fabric, host RAM, NVMe) comes from the SKU."""
-    what = f"{size_words(count_params(model).total)} {TASK_WORDS[workload.task]}"
+    what = f"{size_words(count_params(model).total)} {TASK_LABELS['words']['en'][workload.task]}"
     gpu = offer.gpu.name
     if plan.gpus == 1:
         return (

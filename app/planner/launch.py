@@ -36,7 +36,7 @@ from __future__ import annotations
 from typing import Any
 
 from app.estimator.specs import LoraSpec, ModelSpec, Plan, Workload
-from app.estimator.vocabulary import LORA_TARGETS
+from app.estimator.vocabulary import BF16_RUN_PRECISIONS, LORA_TARGETS, LORA_TASKS
 from app.planner.stacks import Stack
 
 FSDP_STRATEGY = {0: "NO_SHARD", 1: "SHARD_GRAD_OP", 2: "SHARD_GRAD_OP", 3: "FULL_SHARD"}
@@ -115,7 +115,7 @@ def deepspeed_config(workload: Workload, plan: Plan, global_batch: int) -> dict[
         "gradient_clipping": 1.0,
         "zero_optimization": zero,
     }
-    if workload.precision in ("bf16", "fp8"):
+    if workload.precision in BF16_RUN_PRECISIONS:
         config["bf16"] = {"enabled": True}
     elif workload.precision == "fp16":
         config["fp16"] = {"enabled": True, "loss_scale": 0}
@@ -136,10 +136,10 @@ def _deepspeed(workload: Workload, plan: Plan, nodes: int, gpus_per_node: int, g
     else:
         out["trainer"] = {
             "gradient_checkpointing": plan.recompute == "full",
-            "bf16": workload.precision in ("bf16", "fp8"),
+            "bf16": workload.precision in BF16_RUN_PRECISIONS,
             "fp16": workload.precision == "fp16",
         }
-    if workload.task in ("lora", "qlora"):
+    if workload.task in LORA_TASKS:
         out["peft"] = peft_config(workload)
     if workload.task == "qlora":
         out["quantization"] = bnb_config(workload)
@@ -163,7 +163,7 @@ def _fsdp(
         "data_parallel_size": plan.dp,
         "fsdp": {"sharding_strategy": FSDP_STRATEGY[plan.zero_stage if plan.dp > 1 else 0]},
     }
-    if workload.task in ("lora", "qlora"):
+    if workload.task in LORA_TASKS:
         lora = _lora(workload)
         attention = [TORCHTUNE_ATTN[t] for t in ("q", "k", "v", "o") if t in lora.targets]
         return {
@@ -183,7 +183,7 @@ def _fsdp(
                 "gradient_accumulation_steps": steps,
                 "enable_activation_checkpointing": plan.recompute == "full",
                 "fsdp_cpu_offload": plan.offload != "none",
-                "dtype": "bf16" if workload.precision in ("bf16", "fp8") else workload.precision,
+                "dtype": "bf16" if workload.precision in BF16_RUN_PRECISIONS else workload.precision,
             },
         }
     per_rank = global_batch // plan.dp
@@ -248,7 +248,7 @@ def megatron_args(model: ModelSpec, workload: Workload, plan: Plan, global_batch
         args.append("--recompute-activations")
     elif plan.recompute == "full":
         args += ["--recompute-granularity full", "--recompute-method uniform", "--recompute-num-layers 1"]
-    if workload.precision in ("bf16", "fp8"):
+    if workload.precision in BF16_RUN_PRECISIONS:
         args.append("--bf16")
     elif workload.precision == "fp16":
         args.append("--fp16")

@@ -38,14 +38,13 @@ Three stacks, each a row of what it runs (docs/stacks.md shows the matrix as a t
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 
 from app.estimator.specs import Plan, Workload
-from app.estimator.vocabulary import RECOMPUTES
+from app.estimator.vocabulary import LORA_TASKS, RECOMPUTES
 
 Stack = Literal["deepspeed", "fsdp", "megatron"]
-STACKS: tuple[Stack, ...] = ("deepspeed", "fsdp", "megatron")
-LORA_TASKS = ("lora", "qlora")
+STACKS: tuple[Stack, ...] = get_args(Stack)
 
 
 @dataclass(frozen=True, slots=True)

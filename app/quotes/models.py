@@ -24,7 +24,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from app.db.base import Base, TimestampMixin, utcnow
+from app.db.base import Base, TimestampMixin, one_of, utcnow
+from app.estimator.vocabulary import QUOTE_STATUSES, TERMS
 
 
 class QuoteNumberCounter(Base):
@@ -40,8 +41,8 @@ class QuoteNumberCounter(Base):
 class Quote(TimestampMixin, Base):
     __tablename__ = "quotes"
     __table_args__ = (
-        CheckConstraint("status IN ('issued', 'accepted', 'cancelled', 'expired')", name="status"),
-        CheckConstraint("term IN ('monthly', 'annual')", name="term"),
+        one_of("status", QUOTE_STATUSES),
+        one_of("term", TERMS),
         CheckConstraint("quantity > 0", name="quantity_positive"),
         CheckConstraint("months > 0", name="months_positive"),
         UniqueConstraint("year", "sequence"),

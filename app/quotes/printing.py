@@ -12,6 +12,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from app import messages
 from app.estimator.models import model_from_hf_config
 from app.estimator.params import count_params
 from app.estimator.presets import get_preset, model_title
@@ -76,12 +77,6 @@ LABELS: dict[str, dict[str, str]] = {
         "model": "Model",
         "model_words": "{name}, {size} parameters",
         "task": "Task",
-        "task_pretrain": "Pretraining",
-        "task_full_finetune": "Full fine-tune",
-        "task_lora": "LoRA fine-tune",
-        "task_qlora": "QLoRA fine-tune (4-bit base)",
-        "task_inference": "Inference",
-        "task_serving": "Serving",
         "tokens": "Training tokens",
         "tokens_words": "{n} tokens",
         "time": "Time to finish",
@@ -158,12 +153,6 @@ LABELS: dict[str, dict[str, str]] = {
         "model": "模型",
         "model_words": "{name}，{size}参数",
         "task": "任务",
-        "task_pretrain": "预训练",
-        "task_full_finetune": "全参数微调",
-        "task_lora": "LoRA 微调",
-        "task_qlora": "QLoRA 微调（4 位基座）",
-        "task_inference": "推理",
-        "task_serving": "在线推理服务",
         "tokens": "训练 token 数",
         "tokens_words": "{n} token",
         "time": "完成时间",
@@ -189,6 +178,8 @@ LABELS: dict[str, dict[str, str]] = {
         "not_acceptable": "该报价已无法接受：状态为{status}。",
     },
 }
+for _lang, _labels in LABELS.items():
+    _labels.update({f"task_{task}": label for task, label in messages.TASK_LABELS["title"][_lang].items()})
 
 
 def _when(moment: datetime) -> str:
