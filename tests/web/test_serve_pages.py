@@ -97,3 +97,10 @@ def test_a_quote_with_a_bad_email_comes_back_with_the_error(client: TestClient) 
     hidden = dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)">', client.get(link).text))
     posted = client.post("/serve/quote", data={**hidden, "name": "Li Wei", "email": "nope"}, headers=HTML)
     assert posted.status_code == 422 and 'id="err-email"' in posted.text
+
+
+def test_a_prompt_beyond_the_models_context_is_shown_next_to_the_field(client: TestClient) -> None:
+    """Llama 3.1 8B's config.json allows 131,072 tokens: a million-token prompt is refused on the form."""
+    page = client.get("/serve/results?preset=llama-3.1-8b&requests_per_s=1&input_tokens=1000000", headers=HTML)
+    assert page.status_code == 422
+    assert 'id="err-input_tokens"' in page.text and "131,072" in page.text
