@@ -37,7 +37,7 @@ def _table() -> dict[str, Any]:
     return loaded
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)  # hashed by identity: _figures hands out one object per end
 class _Figures:
     rate_per_gpu_hour: float
     write_bytes_per_s_per_node: float
@@ -84,17 +84,8 @@ def estimate_goodput(
     `end` is "expected" (the point estimate) or "typical" (the pessimistic end of the range).
     """
     f = _figures(end)
-    wall, parts, interval = _wall(f, ideal_hours, gpus, nodes, checkpoint_bytes, pretraining)
-    return Goodput(
-        factor=ideal_hours / wall if wall > 0 else 1.0,
-        ideal_hours=ideal_hours,
-        wall_hours=wall,
-        parts_hours={"failures": parts[0], "checkpoints": parts[1], "evaluation": parts[2], "startup": parts[3]},
-        interruptions=f.rate_per_gpu_hour * gpus * wall,
-        checkpoint_bytes=checkpoint_bytes,
-        checkpoint_interval_hours=interval,
-        storage_bytes=f.kept * checkpoint_bytes + weights_bytes,
-    )
+    fixed = _fixed(f, gpus, nodes, checkpoint_bytes)
+    return _goodput(f, fixed, ideal_hours, gpus, checkpoint_bytes, weights_bytes, pretraining)
 
 
 def goodput_with_range(
@@ -110,22 +101,45 @@ def goodput_with_range(
 ) -> tuple[Goodput, float, float]:
     """`estimate_goodput` and the wall hours of the range ends in one call: the tuned end runs `fast` times
     quicker with expected goodput, the typical end `slow` times as fast with the "typical" figures."""
-    run = estimate_goodput(ideal_hours, gpus, nodes, checkpoint_bytes, weights_bytes, pretraining=pretraining)
-    quick = _wall(_figures("expected"), ideal_hours / fast, gpus, nodes, checkpoint_bytes, pretraining)[0]
-    long = _wall(_figures("typical"), ideal_hours / slow, gpus, nodes, checkpoint_bytes, pretraining)[0]
+    f = _figures("expected")
+    fixed = _fixed(f, gpus, nodes, checkpoint_bytes)
+    run = _goodput(f, fixed, ideal_hours, gpus, checkpoint_bytes, weights_bytes, pretraining)
+    quick = _wall(f, fixed, ideal_hours / fast, pretraining)[0]
+    typical = _figures("typical")
+    long = _wall(typical, _fixed(typical, gpus, nodes, checkpoint_bytes), ideal_hours / slow, pretraining)[0]
     return run, quick, long
 
 
+def _goodput(
+    f: _Figures,
+    fixed: tuple[float, float, float, float, float],
+    ideal_hours: float,
+    gpus: int,
+    checkpoint_bytes: float,
+    weights_bytes: float,
+    pretraining: bool,
+) -> Goodput:
+    wall, parts, interval = _wall(f, fixed, ideal_hours, pretraining)
+    failures, saves, evaluation, startup = parts
+    # positional: factor, ideal, wall, parts, interruptions, checkpoint bytes, interval, storage
+    return Goodput(
+        ideal_hours / wall if wall > 0 else 1.0,
+        ideal_hours,
+        wall,
+        {"failures": failures, "checkpoints": saves, "evaluation": evaluation, "startup": startup},
+        f.rate_per_gpu_hour * gpus * wall,
+        checkpoint_bytes,
+        interval,
+        f.kept * checkpoint_bytes + weights_bytes,
+    )
+
+
 def _wall(
-    f: _Figures, ideal_hours: float, gpus: int, nodes: int, checkpoint_bytes: float, pretraining: bool
+    f: _Figures, fixed: tuple[float, float, float, float, float], ideal_hours: float, pretraining: bool
 ) -> tuple[float, tuple[float, float, float, float], float]:
     """(wall hours, (failures, checkpoints, evaluation, startup) hours, checkpoint interval hours)."""
-    rate_per_hour = f.rate_per_gpu_hour * gpus
-    save_h = checkpoint_bytes / (f.write_bytes_per_s_per_node * max(1, nodes)) / 3600.0
-    load_h = save_h / _READ_OVER_WRITE
-    startup_h = f.startup_h + load_h
-    mtbi_h = 1.0 / rate_per_hour if rate_per_hour > 0 else math.inf
-    interval = min(max(math.sqrt(2.0 * save_h * mtbi_h), f.floor_h), max(ideal_hours, f.floor_h))
+    rate_per_hour, save_h, load_h, startup_h, young_h = fixed
+    interval = min(young_h, max(ideal_hours, f.floor_h))
     evaluation = ideal_hours * f.evaluation[pretraining]
     saves = ideal_hours / interval * save_h
     # Interruptions happen over the wall time; solve wall = base + rate × wall × cost per interruption.
@@ -134,3 +148,15 @@ def _wall(
     lost_share = min(rate_per_hour * cost, 0.9)  # above 0.9 the run would never finish: capped
     wall = base / (1.0 - lost_share)
     return wall, (wall - base, saves, evaluation, startup_h), interval
+
+
+@lru_cache(maxsize=4096)
+def _fixed(f: _Figures, gpus: int, nodes: int, checkpoint_bytes: float) -> tuple[float, float, float, float, float]:
+    """(interruptions per hour, save, load and start-up hours, Young's interval at its floor): what the run's
+    length does not change, so one cluster and checkpoint size compute it once."""
+    rate_per_hour = f.rate_per_gpu_hour * gpus
+    save_h = checkpoint_bytes / (f.write_bytes_per_s_per_node * max(1, nodes)) / 3600.0
+    load_h = save_h / _READ_OVER_WRITE
+    mtbi_h = 1.0 / rate_per_hour if rate_per_hour > 0 else math.inf
+    young_h = max(math.sqrt(2.0 * save_h * mtbi_h), f.floor_h)  # Young's interval, not below the floor
+    return rate_per_hour, save_h, load_h, f.startup_h + load_h, young_h

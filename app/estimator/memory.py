@@ -367,6 +367,8 @@ class _Ctx:
     paged: bool  # optimizer states in paged memory: they give way to activations (QLoRA §3)
     stages: dict[tuple[int, int, int], tuple[_Stage, ...]] = field(default_factory=dict)
     elements: dict[tuple[object, ...], tuple[float, float]] = field(default_factory=dict)
+    working: dict[tuple[object, ...], tuple[float, float, float]] = field(default_factory=dict)
+    states: dict[tuple[object, ...], tuple[float, ...]] = field(default_factory=dict)
     advice: dict[tuple[object, ...], Warning_] = field(default_factory=dict)
     assumptions: dict[tuple[object, ...], tuple[str, ...]] = field(default_factory=dict)
 
@@ -1030,16 +1032,42 @@ def _stage_breakdown(ctx: _Ctx, plan: Plan, stage: _Stage, split: tuple[int, int
     """(total, weights, gradients, optimizer, activations, kv, other, host) of one stage; `split` is
     (dp, zero_stage, offload), separate from the plan so the ZeRO-3 advice can vary them without a new Plan."""
     dp, zero, offload = split
-    weights, grads, optim, host = _states(ctx, stage, plan, dp * plan.cp, zero, offload)
-    if ctx.workload.task == "inference":
-        activations = _inference_activations(ctx, plan, stage)
-    else:
-        activations = _training_activations(ctx, plan, stage, dp)
-    kv = _kv_cache(ctx, plan, stage)
-    other = _other(ctx, plan, activations)
+    # model states do not depend on micro-batch, recompute or attention: cached for the plans that vary those
+    key = (id(stage), dp * plan.cp, zero, offload, plan.tp, plan.pp)
+    states = ctx.states.get(key)
+    if states is None:
+        states = ctx.states[key] = _states(ctx, stage, plan, dp * plan.cp, zero, offload)
+    weights, grads, optim, host = states
+    activations, kv, other = _working_set(ctx, plan, stage, dp)
     if ctx.paged and offload == "none":
         optim = max(0.0, optim - activations)  # paged states make room for the activations (module docstring)
     return weights + grads + optim + activations + kv + other, weights, grads, optim, activations, kv, other, host
+
+
+def _working_set(ctx: _Ctx, plan: Plan, stage: _Stage, dp: int) -> tuple[float, float, float]:
+    """(activations, KV cache, other) of one stage: independent of ZeRO stage and offload, so cached per
+    stage and the plan fields they read (the planner tries every ZeRO stage and offload at one shape)."""
+    key = (
+        id(stage),  # stages live in ctx.stages for the context's lifetime, so their ids are stable
+        plan.tp,
+        plan.cp,
+        plan.micro_batch,
+        plan.recompute,
+        plan.sequence_parallel,
+        plan.flash_attention,
+        plan.chunked_loss,
+        plan.virtual_stages,
+        dp if plan.pp > 1 else 0,  # micro-batches in flight (pipelines only)
+        plan.dp * plan.tp * plan.pp * plan.cp > 1,  # NCCL buffers
+    )
+    found = ctx.working.get(key)
+    if found is None:
+        if ctx.workload.task == "inference":
+            activations = _inference_activations(ctx, plan, stage)
+        else:
+            activations = _training_activations(ctx, plan, stage, dp)
+        found = ctx.working[key] = (activations, _kv_cache(ctx, plan, stage), _other(ctx, plan, activations))
+    return found
 
 
 def _breakdown(ctx: _Ctx, plan: Plan, cluster: Cluster, split: tuple[int, int, str]) -> MemoryBreakdown:
@@ -1052,11 +1080,16 @@ def _breakdown(ctx: _Ctx, plan: Plan, cluster: Cluster, split: tuple[int, int, s
     capacity = cluster.gpu.usable_memory_gib * GIB
     limit = capacity * (1.0 - cluster.memory_headroom)
     ram = cluster.host_ram_gib
-    host_limit = None if ram is None else max(0.0, ram - host_ram_reserve_gib(ram, cluster.gpus_per_node)) * GIB
+    host_limit = None if ram is None else _host_limit(ram, cluster.gpus_per_node)
     # positional: weights, gradients, optimizer, activations, kv_cache, other, capacity, host_ram, limit, host limit
     return MemoryBreakdown(
         weights, grads, optim, activations, kv, other, capacity, host_per_gpu * gpus_on_node, limit, host_limit
     )
+
+
+@lru_cache(maxsize=1024)
+def _host_limit(host_ram_gib: float, gpus_per_node: int) -> float:
+    return max(0.0, host_ram_gib - host_ram_reserve_gib(host_ram_gib, gpus_per_node)) * GIB
 
 
 def _checked_context(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster) -> _Ctx:

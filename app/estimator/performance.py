@@ -290,6 +290,11 @@ def _assumptions(plan: Plan) -> list[str]:
 
 
 @lru_cache(maxsize=1024)
+def _training_assumptions(pp: int, virtual_stages: int, goodput: bool) -> tuple[str, ...]:
+    return _assumption_lines(pp, virtual_stages) + (RANGE_NOTE,) + ((GOODPUT_NOTE,) if goodput else ())
+
+
+@lru_cache(maxsize=1024)
 def _assumption_lines(pp: int, virtual_stages: int) -> tuple[str, ...]:
     return (
         f"bubble: 1F1B adds (p−1)/v micro-batch times per step, p={pp}, v={virtual_stages}",
@@ -337,7 +342,17 @@ class _Ctx:
     checkpoint_per_param: float
     warnings: tuple[Warning_, ...]  # those that depend on no plan (precision the card lacks)
     tcp: bool  # multi-node over plain Ethernet
-    shapes: dict[tuple[object, ...], tuple[StepShape, float, TrainingFlops]] = field(default_factory=dict)
+    shapes: dict[tuple[object, ...], _Shape] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class _Shape:
+    """One shape's step shape, per-micro-batch collectives, FLOPs and exposed DP/ZeRO seconds by ZeRO stage."""
+
+    step: StepShape
+    per_microbatch_s: float
+    flops: TrainingFlops
+    dp_s: dict[int, float] = field(default_factory=dict)
 
 
 _CONTEXTS: dict[tuple[int, int, int], _Ctx] = {}
@@ -365,7 +380,7 @@ def _context(model: ModelSpec, workload: Workload, cluster: Cluster) -> _Ctx:
     return ctx
 
 
-def _shape_of(ctx: _Ctx, plan: Plan) -> tuple[StepShape, float, TrainingFlops]:
+def _shape_of(ctx: _Ctx, plan: Plan) -> _Shape:
     key = (
         plan.tp,
         plan.pp,
@@ -383,8 +398,18 @@ def _shape_of(ctx: _Ctx, plan: Plan) -> tuple[StepShape, float, TrainingFlops]:
         flops = training_flops(model, workload, plan.recompute, plan.flash_attention)
         shape = _step_shape(model, workload, plan, cluster, flops)
         per_microbatch = microbatch_communication(model, workload, plan, cluster, shape)
-        found = ctx.shapes[key] = (shape, per_microbatch, flops)
+        found = ctx.shapes[key] = _Shape(shape, per_microbatch, flops)
     return found
+
+
+def _dp_s(ctx: _Ctx, plan: Plan, entry: _Shape) -> float:
+    """Exposed data-parallel / ZeRO seconds per step: depends on the shape and the ZeRO stage only."""
+    if plan.dp <= 1:
+        return 0.0
+    seconds = entry.dp_s.get(plan.zero_stage)
+    if seconds is None:
+        seconds = entry.dp_s[plan.zero_stage] = dp_comm(ctx.model, ctx.workload, plan, ctx.cluster, entry.step)[0]
+    return seconds
 
 
 def _estimate_training(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster) -> PerformanceEstimate:
@@ -394,8 +419,9 @@ def _estimate_training(model: ModelSpec, workload: Workload, plan: Plan, cluster
     interleaving with v virtual stages shrinks the p − 1 warm-up/drain slots to (p − 1)/v.
     """
     ctx = _context(model, workload, cluster)
-    shape, per_mb_comm, flops = _shape_of(ctx, plan)
-    dp_s = dp_comm(model, workload, plan, cluster, shape)[0] if plan.dp > 1 else 0.0
+    entry = _shape_of(ctx, plan)
+    shape, per_mb_comm, flops = entry.step, entry.per_microbatch_s, entry.flops
+    dp_s = _dp_s(ctx, plan, entry)
     offload_s = offload_time(model, workload, plan, cluster, shape) if plan.offload != "none" else 0.0
     mb_s = shape.fwd_s + shape.bwd_s
     m = shape.micro_batches
@@ -409,8 +435,9 @@ def _estimate_training(model: ModelSpec, workload: Workload, plan: Plan, cluster
     trainable = flops.trainable_shared + flops.trainable_experts
     perf = _training_performance(ctx, step, tokens_per_s, breakdown, flops.model, trainable)
     warnings = _warnings(ctx, plan, m) + _comm_warning(breakdown)
-    assumptions = _assumptions(plan) + [RANGE_NOTE] + ([GOODPUT_NOTE] if perf.goodput else [])
-    return PerformanceEstimate(perf, warnings, assumptions)
+    return PerformanceEstimate(
+        perf, warnings, list(_training_assumptions(plan.pp, plan.virtual_stages, bool(perf.goodput)))
+    )
 
 
 def _training_performance(
