@@ -41,49 +41,7 @@ PROBLEM_BASE = "https://gpu-sizer.dev/problems/"
 PROBLEM_JSON = "application/problem+json"
 
 
-class AppError(Exception):
-    status = 500
-    type_ = "internal"
-    title = "Internal error"
-
-    def __init__(
-        self, detail: str, *, errors: list[dict[str, Any]] | None = None, headers: dict[str, str] | None = None
-    ) -> None:
-        super().__init__(detail)
-        self.detail = detail
-        self.errors = errors or []
-        self.headers = headers or {}
-
-
-class InvalidInput(AppError):
-    status, type_, title = 422, "invalid-input", "Invalid input"
-
-
-class NotFound(AppError):
-    status, type_, title = 404, "not-found", "Not found"
-
-
-class Conflict(AppError):
-    status, type_, title = 409, "conflict", "Conflict"
-
-
-class ServiceUnavailable(AppError):
-    status, type_, title = 503, "service-unavailable", "Service unavailable"
-
-
-class Unauthorized(AppError):
-    status, type_, title = 401, "unauthorized", "Unauthorized"
-
-
-class Forbidden(AppError):
-    status, type_, title = 403, "forbidden", "Forbidden"
-
-
-class TooManyRequests(AppError):
-    status, type_, title = 429, "too-many-requests", "Too many requests"
-
-
-# The stable `type` (and title) of each HTTP status the API answers with outside AppError.
+# The stable `type` (and title) of each HTTP status the API answers with, AppError's subclasses included.
 HTTP_PROBLEMS: dict[int, tuple[str, str]] = {
     400: ("bad-request", "Bad request"),
     401: ("unauthorized", "Unauthorized"),
@@ -99,6 +57,55 @@ HTTP_PROBLEMS: dict[int, tuple[str, str]] = {
     500: ("internal", "Internal error"),
     503: ("service-unavailable", "Service unavailable"),
 }
+
+
+class AppError(Exception):
+    """A subclass names only its HTTP status; its problem type and title come from HTTP_PROBLEMS."""
+
+    status = 500
+    type_, title = HTTP_PROBLEMS[500]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.type_, cls.title = HTTP_PROBLEMS[cls.status]
+
+    def __init__(
+        self, detail: str, *, errors: list[dict[str, Any]] | None = None, headers: dict[str, str] | None = None
+    ) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.errors = errors or []
+        self.headers = headers or {}
+
+
+class InvalidInput(AppError):
+    status = 422
+
+
+class NotFound(AppError):
+    status = 404
+
+
+class Conflict(AppError):
+    status = 409
+
+
+class ServiceUnavailable(AppError):
+    status = 503
+
+
+class Unauthorized(AppError):
+    status = 401
+
+
+class Forbidden(AppError):
+    status = 403
+
+
+class TooManyRequests(AppError):
+    status = 429
+
+
 MAX_MESSAGE_CHARS = 200  # a field error's message never carries a huge value back
 
 
@@ -143,17 +150,21 @@ async def _on_validation(request: Request, exc: RequestValidationError) -> JSONR
         return http_problem(415, "The request body must be JSON (Content-Type: application/json).")
     errors = _field_errors(exc)
     detail = "; ".join(f"{e['field']}: {e['message']}" for e in errors[:5])
-    return problem(422, "invalid-input", "Invalid input", detail, errors=errors)
+    return http_problem(422, detail, errors=errors)
 
 
-async def _on_app_error(_request: Request, exc: AppError) -> JSONResponse:
+def app_error_response(exc: AppError) -> JSONResponse:
     extra = {"errors": exc.errors} if exc.errors else {}
     return problem(exc.status, exc.type_, exc.title, exc.detail, headers=exc.headers or None, **extra)
 
 
+async def _on_app_error(_request: Request, exc: AppError) -> JSONResponse:
+    return app_error_response(exc)
+
+
 async def _on_estimator_error(_request: Request, exc: EstimatorError) -> JSONResponse:
     errors = [{"field": exc.field or "body", "message": str(exc), "type": "estimator"}]
-    return problem(422, "invalid-input", "Invalid input", str(exc), errors=errors)
+    return http_problem(422, str(exc), errors=errors)
 
 
 # PostgreSQL SQLSTATEs of a wait that ran out (DB_LOCK_TIMEOUT_MS, DB_STATEMENT_TIMEOUT_MS) or of a
@@ -179,25 +190,20 @@ async def _on_database_down(_request: Request, exc: Exception) -> JSONResponse:
     state = _sqlstate(exc)
     if state in BUSY_SQLSTATES or _sqlite_busy(exc):
         log.warning("database busy: %s", BUSY_SQLSTATES.get(state or "", "database is locked"))
-        return problem(
+        return http_problem(
             503,
-            "service-unavailable",
-            "Service unavailable",
             "The data this request needs is busy with another change; try again in a moment.",
             headers={"Retry-After": str(BUSY_RETRY_AFTER_S)},
         )
     log.warning("database unavailable: %s", str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
-    return problem(503, "service-unavailable", "Service unavailable", "The database is unavailable; try again shortly.")
+    return http_problem(503, "The database is unavailable; try again shortly.")
 
 
 async def _on_integrity_error(_request: Request, exc: IntegrityError) -> JSONResponse:
     """A unique or foreign-key check lost to a concurrent write (two admins creating the same row)."""
     log.info("integrity conflict: %s", str(exc.orig).splitlines()[0] if exc.orig else type(exc).__name__)
-    return problem(
-        409,
-        "conflict",
-        "Conflict",
-        "A concurrent change got there first (the row now exists or changed); reload it and try again.",
+    return http_problem(
+        409, "A concurrent change got there first (the row now exists or changed); reload it and try again."
     )
 
 

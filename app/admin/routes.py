@@ -9,7 +9,7 @@ from fastapi.responses import RedirectResponse, Response
 
 from app.admin import api, web
 from app.admin.deps import API_PREFIX, LoginRequired
-from app.errors import Forbidden, handler_of, problem
+from app.errors import Forbidden, app_error_response, handler_of
 from app.templating import templates
 
 
@@ -23,7 +23,7 @@ async def _on_forbidden(request: Request, exc: Forbidden) -> Response:
     if path.startswith("/admin") and not path.startswith(API_PREFIX):
         context = {"detail": exc.detail, "sign_out_csrf": getattr(request.state, "sign_out_csrf", None)}
         return templates.TemplateResponse(request, "admin/forbidden.html", context, status_code=403)
-    return problem(exc.status, exc.type_, exc.title, exc.detail, headers=exc.headers or None)
+    return app_error_response(exc)
 
 
 def install_admin(app: FastAPI) -> None:

@@ -17,10 +17,11 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from starlette.requests import Request
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from app.error_pages import error_page, wants_html
-from app.errors import problem
+from app.errors import http_problem
+from app.http.asgi import HttpMiddleware
 
 MAX_JSON_DEPTH = 32  # the deepest real body (an admin SKU with prices, a quote's plan) is 5 levels
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
@@ -139,14 +140,8 @@ def _content_type(scope: Scope) -> str:
     return ""
 
 
-class HygieneMiddleware:
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+class HygieneMiddleware(HttpMiddleware):
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
             if b"\x00" in scope.get("path", "").encode() or b"%00" in scope.get("raw_path", b""):
                 raise Refusal("path", NO_NUL, "nul_character")
@@ -196,4 +191,4 @@ async def _refuse(scope: Scope, receive: Receive, send: Send, refusal: Refusal) 
         await error_page(request, 422, message=detail)(scope, receive, send)
         return
     errors = [{"field": refusal.field, "message": refusal.message, "type": refusal.type}]
-    await problem(422, "invalid-input", "Invalid input", detail, errors=errors)(scope, receive, send)
+    await http_problem(422, detail, errors=errors)(scope, receive, send)

@@ -15,9 +15,10 @@ import uuid
 
 from starlette.datastructures import MutableHeaders
 from starlette.routing import Match, Mount, Route
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from app.errors import internal_error_response
+from app.http.asgi import HttpMiddleware
 from app.http.metrics import LATENCY, REQUESTS, observe_pool
 from app.http.security import SECURITY_HEADERS
 
@@ -50,14 +51,8 @@ def route_template(scope: Scope) -> str:
     return "<unmatched>"
 
 
-class ObservabilityMiddleware:
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+class ObservabilityMiddleware(HttpMiddleware):
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         request_id = _request_id(scope)
         scope.setdefault("state", {})["request_id"] = request_id
         started_at = time.perf_counter()

@@ -9,7 +9,9 @@ browser and proxy caches.
 from __future__ import annotations
 
 from starlette.datastructures import MutableHeaders
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
+
+from app.http.asgi import HttpMiddleware
 
 CONTENT_SECURITY_POLICY = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -26,15 +28,8 @@ SECURITY_HEADERS = {
 PRIVATE_PREFIX = "/admin"
 
 
-class SecurityHeadersMiddleware:
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-
+class SecurityHeadersMiddleware(HttpMiddleware):
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         private = scope.get("path", "").startswith(PRIVATE_PREFIX)
 
         async def send_with_headers(message: Message) -> None:
