@@ -35,6 +35,7 @@ from app.admin.service import Actor, aware, record
 from app.catalog import repository as catalog_repository
 from app.catalog.models import Sku, SkuAddon, SkuAvailability, SkuPrice, TermDiscount
 from app.catalog.pricing import current_price
+from app.catalog.service import SKU_COLUMNS, sku_columns
 from app.db.base import utcnow
 from app.errors import Conflict, InvalidInput, NotFound
 from app.estimator.hardware import load_gpus
@@ -44,23 +45,7 @@ from app.money import MoneyError, bp_to_percent, from_minor, to_minor
 BACKDATE_TOLERANCE = timedelta(minutes=5)
 _CODE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 # API field → ORM attribute, for the plain columns an admin may edit.
-SKU_FIELDS = {
-    "name": "name",
-    "rental_unit": "rental_unit",
-    "gpus_per_node": "gpus_per_node",
-    "card_counts": "card_counts",
-    "intra_node_link": "intra_node_link",
-    "interconnect": "interconnect",
-    "host_cpu": "host_cpu",
-    "host_ram_gib": "host_ram_gib",
-    "host_nvme": "host_nvme_tb",
-    "network": "network",
-    "inter_node_fabric": "inter_node_fabric",
-    "infiniband_addon": "infiniband_addon",
-    "regions": "regions",
-    "indicative_price": "indicative_price",
-    "notes": "notes",
-}
+SKU_FIELDS = {**SKU_COLUMNS, "indicative_price": "indicative_price"}
 NULLABLE_FIELDS = {"host_ram_gib", "inter_node_fabric"}
 
 
@@ -84,12 +69,11 @@ def percent(discount_bp: int) -> str:
 
 def snapshot(sku: Sku) -> dict[str, Any]:
     """The SKU as the audit log and conflict messages show it (JSON-safe, percent strings)."""
-    data = {api: getattr(sku, attr) for api, attr in SKU_FIELDS.items()}
-    data["card_counts"], data["regions"] = list(sku.card_counts), list(sku.regions)
     return {
         "id": sku.slug,
         "gpu": sku.gpu_type.slug,
-        **data,
+        **sku_columns(sku),
+        "indicative_price": sku.indicative_price,
         "status": sku.status,
         "discounts": {d.term: percent(d.discount_bp) for d in sorted(sku.discounts, key=lambda d: d.term)},
         "version": sku.version,

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, computed_field
 
-from app.catalog.schemas import MoneyStr
+from app.catalog.schemas import MoneyStr, SkuColumnsOut
 from app.estimator.vocabulary import RentalUnit, SkuStatus, Term
 from app.schemas import Currency
 
@@ -183,25 +183,10 @@ class AddonOut(BaseModel):
     version: int
 
 
-class SkuAdminOut(BaseModel):
-    id: str
-    name: str
+class SkuAdminOut(SkuColumnsOut):
     gpu: str
-    rental_unit: str
-    gpus_per_node: int
-    card_counts: list[int]
-    intra_node_link: str
-    interconnect: str
-    host_cpu: str
-    host_ram_gib: int | None
-    host_nvme: str
-    network: str
-    inter_node_fabric: str | None
-    infiniband_addon: bool
-    regions: list[str]
     status: SkuStatus
     indicative_price: bool
-    notes: str
     version: int
     discounts: dict[str, str] = Field(description="Per-term discount in percent")
     current_price: PriceOut | None

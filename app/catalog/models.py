@@ -25,7 +25,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.catalog import revision as _revision  # noqa: F401 (its listener marks every catalog write)
-from app.db.base import Base, TimestampMixin, one_of, utcnow
+from app.db.base import Base, TimestampMixin, VersionedMixin, one_of, utcnow
 from app.estimator.vocabulary import RENTAL_UNITS, SKU_STATUSES, TERMS
 
 
@@ -39,7 +39,7 @@ class GpuType(TimestampMixin, Base):
     name: Mapped[str] = mapped_column(String(128))
 
 
-class Sku(TimestampMixin, Base):
+class Sku(TimestampMixin, VersionedMixin, Base):
     __tablename__ = "skus"
     __table_args__ = (
         one_of("rental_unit", RENTAL_UNITS),
@@ -66,7 +66,6 @@ class Sku(TimestampMixin, Base):
     status: Mapped[str] = mapped_column(String(16), default="active")
     indicative_price: Mapped[bool] = mapped_column(Boolean, default=False)
     notes: Mapped[str] = mapped_column(Text, default="")
-    version: Mapped[int] = mapped_column(Integer, default=1)
 
     gpu_type: Mapped[GpuType] = relationship(lazy="joined")
     prices: Mapped[list[SkuPrice]] = relationship(
@@ -74,17 +73,21 @@ class Sku(TimestampMixin, Base):
     )
     discounts: Mapped[list[TermDiscount]] = relationship(back_populates="sku", lazy="selectin")
 
-    __mapper_args__ = {"version_id_col": version}
+
+class OfSkuMixin:
+    """A row that belongs to one SKU and is deleted with it (column `sku_id`; `sku_pk` in Python, as the
+    API's SKU id is the slug)."""
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, sort_order=-1)
+    sku_pk: Mapped[int] = mapped_column("sku_id", ForeignKey("skus.id", ondelete="CASCADE"), index=True, sort_order=-1)
 
 
-class SkuPrice(Base):
+class SkuPrice(OfSkuMixin, Base):
     """One monthly list price per rental unit, valid from `effective_from`; rows are never updated."""
 
     __tablename__ = "sku_prices"
     __table_args__ = (CheckConstraint("amount_minor > 0", name="amount_positive"),)
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    sku_pk: Mapped[int] = mapped_column("sku_id", ForeignKey("skus.id", ondelete="CASCADE"), index=True)
     amount_minor: Mapped[int] = mapped_column(BigInteger)
     currency: Mapped[str] = mapped_column(String(3))
     effective_from: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
@@ -95,7 +98,7 @@ class SkuPrice(Base):
     sku: Mapped[Sku] = relationship(back_populates="prices")
 
 
-class TermDiscount(Base):
+class TermDiscount(OfSkuMixin, VersionedMixin, Base):
     """Discount for a rental term, in basis points (2000 = 20 %)."""
 
     __tablename__ = "term_discounts"
@@ -105,18 +108,13 @@ class TermDiscount(Base):
         UniqueConstraint("sku_id", "term"),
     )
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    sku_pk: Mapped[int] = mapped_column("sku_id", ForeignKey("skus.id", ondelete="CASCADE"), index=True)
     term: Mapped[str] = mapped_column(String(16))
     discount_bp: Mapped[int] = mapped_column(Integer)
-    version: Mapped[int] = mapped_column(Integer, default=1)
 
     sku: Mapped[Sku] = relationship(back_populates="discounts")
 
-    __mapper_args__ = {"version_id_col": version}
 
-
-class SkuAvailability(Base):
+class SkuAvailability(OfSkuMixin, VersionedMixin, Base):
     """Units of a SKU (cards or servers, per its rental unit) an admin says are free to rent in a region."""
 
     __tablename__ = "sku_availability"
@@ -125,19 +123,14 @@ class SkuAvailability(Base):
         UniqueConstraint("sku_id", "region"),
     )
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    sku_pk: Mapped[int] = mapped_column("sku_id", ForeignKey("skus.id", ondelete="CASCADE"), index=True)
     region: Mapped[str] = mapped_column(String(64))
     units_available: Mapped[int] = mapped_column(Integer)
-    version: Mapped[int] = mapped_column(Integer, default=1)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
 
     sku: Mapped[Sku] = relationship()
 
-    __mapper_args__ = {"version_id_col": version}
 
-
-class SkuAddon(TimestampMixin, Base):
+class SkuAddon(OfSkuMixin, TimestampMixin, VersionedMixin, Base):
     """An option sold with a SKU. `amount_minor` NULL means "priced on consultation"."""
 
     __tablename__ = "sku_addons"
@@ -148,14 +141,9 @@ class SkuAddon(TimestampMixin, Base):
         UniqueConstraint("sku_id", "code"),
     )
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    sku_pk: Mapped[int] = mapped_column("sku_id", ForeignKey("skus.id", ondelete="CASCADE"), index=True)
     code: Mapped[str] = mapped_column(String(64))
     name: Mapped[str] = mapped_column(String(200))
     amount_minor: Mapped[int | None] = mapped_column(BigInteger, nullable=True)  # monthly, per unit
     currency: Mapped[str] = mapped_column(String(3))
     per_unit: Mapped[str] = mapped_column(String(8))
     status: Mapped[str] = mapped_column(String(16), default="active")
-    version: Mapped[int] = mapped_column(Integer, default=1)
-
-    __mapper_args__ = {"version_id_col": version}

@@ -39,10 +39,11 @@ class GpuRef(BaseModel):
     name: str
 
 
-class SkuOut(BaseModel):
+class SkuColumnsOut(BaseModel):
+    """A SKU's plain columns, as the public catalog and the admin API both show them."""
+
     id: str = Field(examples=["h100-80g-sxm-8x"])
     name: str
-    gpu: GpuRef
     rental_unit: str
     gpus_per_node: int
     card_counts: list[int]
@@ -55,8 +56,12 @@ class SkuOut(BaseModel):
     inter_node_fabric: str | None
     infiniband_addon: bool
     regions: list[str]
-    status: str
     notes: str
+
+
+class SkuOut(SkuColumnsOut):
+    gpu: GpuRef
+    status: str
     version: int
     price: PriceOut | None
 

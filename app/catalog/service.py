@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from decimal import Decimal
+from typing import Any
 
 from sqlalchemy.orm import Session
 
@@ -16,27 +17,40 @@ from app.catalog.snapshot import catalog_snapshot
 from app.estimator.hardware import load_gpus
 from app.estimator.vocabulary import Term
 from app.money import bp_to_percent
+from app.schemas import mirror
+
+# A SKU's plain columns: API name → ORM attribute (the API says host_nvme for host_nvme_tb).
+SKU_COLUMNS = {
+    "name": "name",
+    "rental_unit": "rental_unit",
+    "gpus_per_node": "gpus_per_node",
+    "card_counts": "card_counts",
+    "intra_node_link": "intra_node_link",
+    "interconnect": "interconnect",
+    "host_cpu": "host_cpu",
+    "host_ram_gib": "host_ram_gib",
+    "host_nvme": "host_nvme_tb",
+    "network": "network",
+    "inter_node_fabric": "inter_node_fabric",
+    "infiniband_addon": "infiniband_addon",
+    "regions": "regions",
+    "notes": "notes",
+}
+
+
+def sku_columns(sku: Sku) -> dict[str, Any]:
+    """The plain columns under their API names, JSON-safe (the list columns copied)."""
+    data = {api: getattr(sku, attr) for api, attr in SKU_COLUMNS.items()}
+    data["card_counts"], data["regions"] = list(sku.card_counts), list(sku.regions)
+    return data
 
 
 def sku_out(sku: Sku) -> SkuOut:
     return SkuOut(
         id=sku.slug,
-        name=sku.name,
+        **sku_columns(sku),
         gpu=GpuRef(id=sku.gpu_type.slug, name=sku.gpu_type.name),
-        rental_unit=sku.rental_unit,
-        gpus_per_node=sku.gpus_per_node,
-        card_counts=list(sku.card_counts),
-        intra_node_link=sku.intra_node_link,
-        interconnect=sku.interconnect,
-        host_cpu=sku.host_cpu,
-        host_ram_gib=sku.host_ram_gib,
-        host_nvme=sku.host_nvme_tb,
-        network=sku.network,
-        inter_node_fabric=sku.inter_node_fabric,
-        infiniband_addon=sku.infiniband_addon,
-        regions=list(sku.regions),
         status=sku.status,
-        notes=sku.notes,
         version=sku.version,
         price=_price_out(sku),
     )
@@ -89,18 +103,13 @@ def gpu_catalog(session: Session | None) -> list[GpuOut]:
     """Hardware facts from the shipped data file; `offered` needs the database (False without one)."""
     offered = {sku.gpu.id for sku in public_skus(session)} if session is not None else set()
     return [
-        GpuOut(
-            id=gpu.id,
-            name=gpu.name,
-            memory_gib=gpu.memory_gib,
-            usable_memory_gib=gpu.usable_memory_gib,
+        mirror(
+            GpuOut,
+            gpu,
             hbm_bandwidth_gb_per_s=round(gpu.hbm_bytes_per_s / 1e9, 1),
             peak_tflops={k: round(v / 1e12, 1) for k, v in gpu.peak_flops.items()},
-            intra_node_link=gpu.intra_node_link,
             nvlink_gb_per_s=round(gpu.nvlink_bytes_per_s / 1e9, 1),
-            pcie_gen=gpu.pcie_gen,
             offered=gpu.id in offered,
-            source=gpu.source,
         )
         for gpu in load_gpus().values()
     ]
