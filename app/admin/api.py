@@ -143,17 +143,10 @@ def audit(
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
 ) -> AuditPage:
-    rows, total = service.audit_page(
-        session,
-        actor=actor,
-        action=action,
-        entity_type=entity_type,
-        entity_id=entity_id,
-        since=since,
-        until=until,
-        limit=limit,
-        offset=offset,
+    filters = service.AuditFilter(
+        actor=actor, action=action, entity_type=entity_type, entity_id=entity_id, since=since, until=until
     )
+    rows, total = service.audit_page(session, filters, limit=limit, offset=offset)
     items = [AuditOut.model_validate(row, from_attributes=True) for row in rows]
     return AuditPage(total=total, limit=limit, offset=offset, items=items)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import delete, func, select
@@ -93,32 +94,35 @@ def prune_attempts(session: Session, *, before: datetime) -> None:
     session.execute(delete(LoginAttempt).where(LoginAttempt.attempted_at < before))
 
 
+@dataclass(frozen=True, slots=True)
+class AuditFilter:
+    """Which rows of the audit log to show: each given field must match (`since` inclusive, `until` not)."""
+
+    actor: str | None = None
+    action: str | None = None
+    entity_type: str | None = None
+    entity_id: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+
+
 def audit_entries(
-    session: Session,
-    *,
-    actor: str | None = None,
-    action: str | None = None,
-    entity_type: str | None = None,
-    entity_id: str | None = None,
-    since: datetime | None = None,
-    until: datetime | None = None,
-    limit: int = 50,
-    offset: int = 0,
+    session: Session, filters: AuditFilter, *, limit: int = 50, offset: int = 0
 ) -> tuple[list[AuditEntry], int]:
     """One page of the audit log, newest first, and the number of rows the filters match."""
     conditions = []
-    if actor:
-        conditions.append(AuditEntry.actor == actor.lower())
-    if action:
-        conditions.append(AuditEntry.action == action)
-    if entity_type:
-        conditions.append(AuditEntry.entity_type == entity_type)
-    if entity_id:
-        conditions.append(AuditEntry.entity_id == entity_id)
-    if since:
-        conditions.append(AuditEntry.at >= since)
-    if until:
-        conditions.append(AuditEntry.at < until)
+    if filters.actor:
+        conditions.append(AuditEntry.actor == filters.actor.lower())
+    if filters.action:
+        conditions.append(AuditEntry.action == filters.action)
+    if filters.entity_type:
+        conditions.append(AuditEntry.entity_type == filters.entity_type)
+    if filters.entity_id:
+        conditions.append(AuditEntry.entity_id == filters.entity_id)
+    if filters.since:
+        conditions.append(AuditEntry.at >= filters.since)
+    if filters.until:
+        conditions.append(AuditEntry.at < filters.until)
     total = session.scalar(select(func.count()).select_from(AuditEntry).where(*conditions)) or 0
     rows = session.scalars(
         select(AuditEntry).where(*conditions).order_by(AuditEntry.id.desc()).limit(limit).offset(offset)

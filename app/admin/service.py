@@ -16,7 +16,7 @@ import hashlib
 import math
 import re
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -27,6 +27,7 @@ from zxcvbn import zxcvbn
 
 from app.admin import repository
 from app.admin.models import ROLES, AdminSession, AdminUser, ApiToken, AuditEntry, LoginAttempt
+from app.admin.repository import AuditFilter
 from app.db.base import utcnow
 from app.errors import Conflict, InvalidInput, NotFound, TooManyRequests
 
@@ -254,17 +255,9 @@ def create_token(session: Session, *, user: AdminUser, name: str, actor: Actor) 
             errors=[{"field": "name", "message": "1 to 100 characters", "type": "string"}],
         )
     plain = TOKEN_PREFIX + secrets.token_urlsafe(32)
-    row = ApiToken(user_id=user.id, name=name, prefix=plain[:12], token_hash=token_hash(plain))
+    row = ApiToken(user=user, name=name, prefix=plain[:12], token_hash=token_hash(plain))
     repository.add(session, row)
-    record(
-        session,
-        actor=actor,
-        action="token.create",
-        entity_type="api_token",
-        entity_id=str(row.id),
-        before=None,
-        after=token_snapshot(row, user),
-    )
+    _record_token(session, actor=actor, action="token.create", row=row, before=None)
     return plain, row
 
 
@@ -288,21 +281,26 @@ def revoke_token(session: Session, *, token_id: int, actor: Actor) -> ApiToken:
         before = token_snapshot(row, row.user)
         row.revoked_at = utcnow()
         session.flush()
-        record(
-            session,
-            actor=actor,
-            action="token.revoke",
-            entity_type="api_token",
-            entity_id=str(row.id),
-            before=before,
-            after=token_snapshot(row, row.user),
-        )
+        _record_token(session, actor=actor, action="token.revoke", row=row, before=before)
     return row
 
 
 def token_snapshot(row: ApiToken, user: AdminUser) -> dict[str, Any]:
     revoked = aware(row.revoked_at).isoformat() if row.revoked_at else None
     return {"name": row.name, "prefix": row.prefix, "user": user.email, "revoked_at": revoked}
+
+
+def _record_token(session: Session, *, actor: Actor, action: str, row: ApiToken, before: dict[str, Any] | None) -> None:
+    """Audit a change of an API token: `after` is the token as it stands now."""
+    record(
+        session,
+        actor=actor,
+        action=action,
+        entity_type="api_token",
+        entity_id=str(row.id),
+        before=before,
+        after=token_snapshot(row, row.user),
+    )
 
 
 def list_tokens(session: Session) -> list[ApiToken]:
@@ -339,26 +337,8 @@ def record(
 
 
 def audit_page(
-    session: Session,
-    *,
-    actor: str | None = None,
-    action: str | None = None,
-    entity_type: str | None = None,
-    entity_id: str | None = None,
-    since: datetime | None = None,
-    until: datetime | None = None,
-    limit: int = 50,
-    offset: int = 0,
+    session: Session, filters: AuditFilter, *, limit: int = 50, offset: int = 0
 ) -> tuple[list[AuditEntry], int]:
-    since, until = (aware(m) if m else None for m in (since, until))  # a bare date-time is UTC
-    return repository.audit_entries(
-        session,
-        actor=actor,
-        action=action,
-        entity_type=entity_type,
-        entity_id=entity_id,
-        since=since,
-        until=until,
-        limit=limit,
-        offset=offset,
-    )
+    # A bare date-time is UTC.
+    since, until = (aware(m) if m else None for m in (filters.since, filters.until))
+    return repository.audit_entries(session, replace(filters, since=since, until=until), limit=limit, offset=offset)

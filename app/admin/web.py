@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hmac
 import secrets
+from collections.abc import Callable
 from datetime import datetime
 from typing import Annotated, Any, Literal
 from urllib.parse import quote
@@ -275,52 +276,70 @@ def _refused(
     )
 
 
-@router.post("/skus/{slug}", response_class=HTMLResponse)
-def sku_save(request: Request, slug: str, session: SessionDep, admin: AdminDep, form: FormDep) -> Response:
+def _edit(
+    request: Request,
+    session: Session,
+    admin: Principal,
+    slug: str,
+    form: dict[str, str],
+    change: Callable[[], object],
+    *,
+    done: str,
+) -> Response:
+    """Apply one form's change to the SKU in a savepoint, then back to its page with `?msg=done`;
+    a refused change shows the page again, saying why."""
     try:
-        data = SkuPatch(version=int(form.get("version", "0") or 0), **_sku_fields(form))
         with session.begin_nested():
-            editing.update_sku(session, slug=slug, data=data, actor=admin.actor)
+            change()
     except (AppError, ValidationError) as exc:
         return _refused(request, session, admin, slug, exc, form)
-    return _see(f"/admin/skus/{slug}?msg=saved")
+    except ValueError as exc:  # int() of a version or a count that is not a whole number
+        return _refused(request, session, admin, slug, _as_app_error(exc), form)
+    return _see(f"/admin/skus/{slug}?msg={done}")
+
+
+def _version(form: dict[str, str]) -> int | None:
+    version = form.get("version") or None
+    return int(version) if version else None
+
+
+@router.post("/skus/{slug}", response_class=HTMLResponse)
+def sku_save(request: Request, slug: str, session: SessionDep, admin: AdminDep, form: FormDep) -> Response:
+    def change() -> None:
+        data = SkuPatch(version=int(form.get("version", "0") or 0), **_sku_fields(form))
+        editing.update_sku(session, slug=slug, data=data, actor=admin.actor)
+
+    return _edit(request, session, admin, slug, form, change, done="saved")
 
 
 @router.post("/skus/{slug}/prices", response_class=HTMLResponse)
 def sku_price(request: Request, slug: str, session: SessionDep, admin: AdminDep, form: FormDep) -> Response:
-    try:
+    def change() -> None:
         data = PriceCreate(
             amount=form.get("amount", ""),
             currency=form.get("currency", ""),
             effective_from=form.get("effective_from") or None,
             note=form.get("note", ""),
         )
-        with session.begin_nested():
-            editing.add_price(session, slug=slug, data=data, actor=admin.actor)
-    except (AppError, ValidationError) as exc:
-        return _refused(request, session, admin, slug, exc, form)
-    return _see(f"/admin/skus/{slug}?msg=price")
+        editing.add_price(session, slug=slug, data=data, actor=admin.actor)
+
+    return _edit(request, session, admin, slug, form, change, done="price")
 
 
 @router.post("/skus/{slug}/addons", response_class=HTMLResponse)
 def sku_addon(request: Request, slug: str, session: SessionDep, admin: AdminDep, form: FormDep) -> Response:
-    try:
-        version = form.get("version") or None
+    def change() -> None:
         data = AddonIn(
             name=form.get("name", ""),
             amount=form.get("amount") or None,
             currency=form.get("currency", ""),
             per_unit=form.get("per_unit", ""),
             status=form.get("status", "active"),
-            version=int(version) if version else None,
+            version=_version(form),
         )
-        with session.begin_nested():
-            editing.set_addon(session, slug=slug, code=form.get("code", "").strip(), data=data, actor=admin.actor)
-    except (AppError, ValidationError) as exc:
-        return _refused(request, session, admin, slug, exc, form)
-    except ValueError:
-        return _refused(request, session, admin, slug, _as_app_error(ValueError()), form)
-    return _see(f"/admin/skus/{slug}?msg=addon")
+        editing.set_addon(session, slug=slug, code=form.get("code", "").strip(), data=data, actor=admin.actor)
+
+    return _edit(request, session, admin, slug, form, change, done="addon")
 
 
 @router.post("/skus/{slug}/{action}", response_class=HTMLResponse)
@@ -339,13 +358,12 @@ def sku_status(
             errors=[{"field": "confirm", "message": "tick “Yes, retire this SKU” to confirm", "type": "missing"}],
         )
         return _refused(request, session, admin, slug, refusal, form)
-    try:
+
+    def change() -> None:
         version = int(form.get("version", "0") or 0)
-        with session.begin_nested():
-            editing.set_status(session, slug=slug, version=version, status=status, actor=admin.actor)
-    except (AppError, ValueError) as exc:
-        return _refused(request, session, admin, slug, _as_app_error(exc), form)
-    return _see(f"/admin/skus/{slug}?msg={message}")
+        editing.set_status(session, slug=slug, version=version, status=status, actor=admin.actor)
+
+    return _edit(request, session, admin, slug, form, change, done=message)
 
 
 def _as_app_error(exc: Exception) -> AppError:
@@ -356,18 +374,12 @@ def _as_app_error(exc: Exception) -> AppError:
 def sku_availability(
     request: Request, slug: str, region: str, session: SessionDep, admin: AdminDep, form: FormDep
 ) -> Response:
-    try:
-        version = form.get("version") or None
-        data = AvailabilityIn(
-            units_available=int(form.get("units_available", "-1") or -1), version=int(version) if version else None
-        )
-        with session.begin_nested():
-            editing.set_availability(session, slug=slug, region=region, data=data, actor=admin.actor)
-    except (AppError, ValidationError) as exc:
-        return _refused(request, session, admin, slug, exc, form)
-    except ValueError:
-        return _refused(request, session, admin, slug, _as_app_error(ValueError()), form)
-    return _see(f"/admin/skus/{slug}?msg=availability")
+    def change() -> None:
+        units = int(form.get("units_available", "-1") or -1)
+        data = AvailabilityIn(units_available=units, version=_version(form))
+        editing.set_availability(session, slug=slug, region=region, data=data, actor=admin.actor)
+
+    return _edit(request, session, admin, slug, form, change, done="availability")
 
 
 # --- audit log -----------------------------------------------------------------------------------
@@ -396,19 +408,18 @@ def audit_page(
     }
     error = None
     try:
-        moments = {k: datetime.fromisoformat(v) if v else None for k, v in (("since", since), ("until", until))}
+        since_at, until_at = (datetime.fromisoformat(v) if v else None for v in (since, until))
     except ValueError:
-        error, moments = "Dates look like 2026-11-29 or 2026-11-29T10:00.", {"since": None, "until": None}
-    rows, total = service.audit_page(
-        session,
+        error, since_at, until_at = "Dates look like 2026-11-29 or 2026-11-29T10:00.", None, None
+    chosen = service.AuditFilter(
         actor=actor or None,
         action=action or None,
         entity_type=entity_type or None,
         entity_id=entity_id or None,
-        limit=50,
-        offset=offset,
-        **moments,
+        since=since_at,
+        until=until_at,
     )
+    rows, total = service.audit_page(session, chosen, limit=50, offset=offset)
     query = "&".join(f"{k}={quote(v)}" for k, v in filters.items() if v)
     return _page(
         request,

@@ -50,6 +50,6 @@ def test_simultaneous_saves_one_wins_the_other_gets_409(scratch_url: str) -> Non
     with sessions() as check:
         sku = editing.get_sku(check, CARD)
         assert (sku.name, sku.version) == ("Alice's name", 2)
-        history = service.audit_page(check, entity_type="sku")[0]
+        history = service.audit_page(check, service.AuditFilter(entity_type="sku"))[0]
         assert [(e.actor, e.after["name"]) for e in history] == [("alice@example.com", "Alice's name")]
     engine.dispose()
