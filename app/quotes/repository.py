@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from sqlalchemy import ColumnElement, and_, func, or_, select
@@ -52,22 +53,24 @@ def _status_clause(status: str, now: datetime) -> ColumnElement[bool]:
     return Quote.status == status
 
 
+@dataclass(frozen=True, slots=True)
+class QuoteFilter:
+    """Which quotes to list: each given field must match (`created_from` inclusive, `created_to` not)."""
+
+    status: str | None = None
+    customer: str | None = None  # a substring of the name, company or email, any case
+    created_from: datetime | None = None
+    created_to: datetime | None = None
+
+
 def list_quotes(
-    session: Session,
-    *,
-    now: datetime,
-    status: str | None,
-    customer: str | None,
-    created_from: datetime | None,
-    created_to: datetime | None,
-    limit: int,
-    offset: int,
+    session: Session, filters: QuoteFilter, *, now: datetime, limit: int, offset: int
 ) -> tuple[list[Quote], int]:
     conditions: list[ColumnElement[bool]] = []
-    if status:
-        conditions.append(_status_clause(status, now))
-    if customer:
-        escaped = customer.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    if filters.status:
+        conditions.append(_status_clause(filters.status, now))
+    if filters.customer:
+        escaped = filters.customer.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         pattern = f"%{escaped}%"
         conditions.append(
             or_(
@@ -77,10 +80,10 @@ def list_quotes(
                 )
             )
         )
-    if created_from is not None:
-        conditions.append(Quote.created_at >= created_from)
-    if created_to is not None:
-        conditions.append(Quote.created_at < created_to)
+    if filters.created_from is not None:
+        conditions.append(Quote.created_at >= filters.created_from)
+    if filters.created_to is not None:
+        conditions.append(Quote.created_at < filters.created_to)
     total = session.scalar(select(func.count()).select_from(Quote).where(*conditions)) or 0
     rows = session.scalars(
         select(Quote).where(*conditions).order_by(Quote.created_at.desc(), Quote.id.desc()).limit(limit).offset(offset)

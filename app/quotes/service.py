@@ -500,16 +500,8 @@ def list_quotes(
     if not 1 <= limit <= 500 or offset < 0:
         raise _invalid("limit", "limit must be 1–500 and offset ≥ 0")
     now = _now()
-    rows, total = repository.list_quotes(
-        session,
-        now=now,
-        status=status,
-        customer=customer,
-        created_from=created_from,
-        created_to=created_to,
-        limit=limit,
-        offset=offset,
-    )
+    filters = repository.QuoteFilter(status=status, customer=customer, created_from=created_from, created_to=created_to)
+    rows, total = repository.list_quotes(session, filters, now=now, limit=limit, offset=offset)
     return QuoteList(items=[quote_out(q, now=now) for q in rows], total=total, limit=limit, offset=offset)
 
 
