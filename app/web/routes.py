@@ -27,7 +27,6 @@ from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Resp
 from pydantic import ValidationError
 from sqlalchemy.orm import Session
 
-from app.catalog import repository as catalog_repository
 from app.catalog.schemas import SkuOut
 from app.catalog.service import public_skus
 from app.deps import SessionDep, SettingsDep
@@ -45,9 +44,9 @@ from app.templating import templates
 from app.web import forms
 from app.web.charts import MEMORY_PARTS, MIN_SAVING_HOURS, scatter, useful_front
 from app.web.present import CSV_COLUMNS, csv_row, download_stem, model_name, option_view, plan_words
+from app.web.quote_form import QUOTE_FIELDS, find_option, quote_form_context
 
 router = APIRouter(route_class=WebRoute, include_in_schema=False)
-QUOTE_FIELDS = ("name", "company", "email", "months")
 
 
 # ---- helpers -------------------------------------------------------------------------------------
@@ -103,6 +102,23 @@ def _recommend(session: Session, form: forms.WizardForm, t: Translator) -> tuple
     return None
 
 
+def _query_form(request: Request) -> tuple[forms.WizardForm, Translator]:
+    """The wizard's fields from the URL, and the language to answer in."""
+    return forms.read_form(request.query_params, request.query_params.multi_items()), Translator(negotiate(request))
+
+
+def _download_answer(
+    request: Request, session: Session
+) -> tuple[tuple[RecommendIn, RecommendOut] | Response, Translator]:
+    """The answer a download (CSV, launch config) is made from; inputs the planner refuses send the
+    browser to the results page, which shows why."""
+    form, t = _query_form(request)
+    answer = _recommend(session, form, t)
+    if answer is None:
+        return RedirectResponse(f"/results?{urlencode(_state(form, t))}", status_code=303), t
+    return answer, t
+
+
 def _state(form: forms.WizardForm, t: Translator) -> list[tuple[str, str]]:
     return [*form.query_items(), ("lang", t.lang)]
 
@@ -147,28 +163,6 @@ def _results_context(
     }
 
 
-def _addons(session: Session, sku_slug: str) -> list[tuple[str, str]]:
-    """The SKU's active add-ons as (code, name), for the quote form's checkboxes."""
-    sku = catalog_repository.get_sku_by_slug(session, sku_slug)
-    if sku is None:
-        return []
-    return [(a.code, a.name) for a in catalog_repository.addons_for_sku(session, sku.id) if a.status == "active"]
-
-
-def _default_addons(option: OptionOut, offered: list[tuple[str, str]]) -> list[str]:
-    """A plan over several servers needs the fabric add-on the planner warned about: ticked by default."""
-    needs_fabric = any(w.code == "fabric_priced_on_request" for w in option.warnings)
-    return [code for code, _ in offered if needs_fabric and option.nodes > 1 and "infiniband" in code]
-
-
-def _find_option(result: RecommendOut, raw: str | None) -> OptionOut | None:
-    try:
-        rank = int(raw or "")
-    except ValueError:
-        return None
-    return next((o for o in result.options if o.rank == rank), None)
-
-
 # ---- pages ---------------------------------------------------------------------------------------
 
 FAVICON = Path(__file__).resolve().parents[2] / "static" / "favicon.ico"
@@ -182,15 +176,13 @@ def favicon() -> FileResponse:
 
 @router.get("/", response_class=HTMLResponse)
 def wizard(request: Request, session: SessionDep) -> HTMLResponse:
-    t = Translator(negotiate(request))
-    form = forms.read_form(request.query_params, request.query_params.multi_items())
+    form, t = _query_form(request)
     return _wizard(request, session, form, t)
 
 
 @router.get("/results", response_class=HTMLResponse)
 def results(request: Request, session: SessionDep) -> Response:
-    t = Translator(negotiate(request))
-    form = forms.read_form(request.query_params, request.query_params.multi_items())
+    form, t = _query_form(request)
     if any(value == "" for _, value in request.query_params.multi_items()):
         # The wizard submits its empty fields too: answer with the short URL worth bookmarking.
         return RedirectResponse(f"/results?{urlencode(_state(form, t))}", status_code=303)
@@ -203,11 +195,9 @@ def results(request: Request, session: SessionDep) -> Response:
 
 @router.get("/results.csv")
 def results_csv(request: Request, session: SessionDep) -> Response:
-    t = Translator(negotiate(request))
-    form = forms.read_form(request.query_params, request.query_params.multi_items())
-    answer = _recommend(session, form, t)
-    if answer is None:
-        return RedirectResponse(f"/results?{urlencode(_state(form, t))}", status_code=303)
+    answer, _ = _download_answer(request, session)
+    if isinstance(answer, Response):
+        return answer
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\r\n")
     writer.writerow(CSV_COLUMNS)
@@ -218,12 +208,10 @@ def results_csv(request: Request, session: SessionDep) -> Response:
 
 @router.get("/results/launch.json")
 def launch_config(request: Request, session: SessionDep) -> Response:
-    t = Translator(negotiate(request))
-    form = forms.read_form(request.query_params, request.query_params.multi_items())
-    answer = _recommend(session, form, t)
-    if answer is None:
-        return RedirectResponse(f"/results?{urlencode(_state(form, t))}", status_code=303)
-    option = _find_option(answer[1], request.query_params.get("option"))
+    answer, t = _download_answer(request, session)
+    if isinstance(answer, Response):
+        return answer
+    option = find_option(answer[1], request.query_params.get("option"))
     if option is None:
         return error_page(request, 404, message=t("option_missing"))
     request_in, result = answer
@@ -249,12 +237,11 @@ def launch_config(request: Request, session: SessionDep) -> Response:
 
 @router.get("/quote", response_class=HTMLResponse)
 def quote_form(request: Request, session: SessionDep) -> HTMLResponse:
-    t = Translator(negotiate(request))
-    form = forms.read_form(request.query_params, request.query_params.multi_items())
+    form, t = _query_form(request)
     answer = _recommend(session, form, t)
     if answer is None:
         return _wizard(request, session, form, t, status=422)
-    option = _find_option(answer[1], request.query_params.get("option"))
+    option = find_option(answer[1], request.query_params.get("option"))
     if option is None:
         return error_page(request, 404, message=t("option_missing"))
     months = "12" if option.cost.term == "annual" else "1"
@@ -273,22 +260,17 @@ def _quote_page(
     chosen: list[str] | None = None,
     status: int = 200,
 ) -> HTMLResponse:
-    units = {sku.id: sku.rental_unit for sku in _catalog(session)}
-    offered = _addons(session, option.sku.id)
     state = _state(form, t)
-    context = {
-        "form": form,
-        "option": option,
-        "state": state,
-        "customer": customer,
-        "errors": errors,
-        "unit": units.get(option.sku.id, "node"),
-        "offered_addons": offered,
-        "chosen_addons": chosen if chosen is not None else _default_addons(option, offered),
-        "summary": plan_words(option.plan, t),
-        "labels": {"name": "customer_name", "addons": "addons"},
-        "results_url": f"/results?{urlencode(state)}",
-    }
+    context = quote_form_context(
+        session,
+        option,
+        state,
+        customer=customer,
+        errors=errors,
+        chosen=chosen,
+        summary=plan_words(option.plan, t),
+        results_url=f"/results?{urlencode(state)}",
+    )
     return _page(request, "web/quote.html", context, t, status=status, query=state)
 
 
@@ -317,7 +299,7 @@ def _issue_quote(
     if answer is None:
         return _wizard(request, session, form, t, status=422)
     request_in, result = answer
-    option = _find_option(result, fields.get("option"))
+    option = find_option(result, fields.get("option"))
     if option is None:
         return error_page(request, 404, message=t("option_missing"))
     customer = {name: fields.get(name, "").strip() for name in QUOTE_FIELDS}

@@ -22,7 +22,6 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import ValidationError
 from sqlalchemy.orm import Session
 
-from app.catalog import repository as catalog_repository
 from app.deps import SessionDep, SettingsDep
 from app.error_pages import WebRoute, error_page
 from app.errors import InvalidInput
@@ -36,6 +35,7 @@ from app.quotes import service as quotes_service
 from app.quotes.schemas import QuoteCreate
 from app.templating import templates
 from app.web.charts import memory_bar
+from app.web.quote_form import QUOTE_FIELDS, find_option, quote_form_context
 
 router = APIRouter(route_class=WebRoute, include_in_schema=False)
 
@@ -200,8 +200,6 @@ def serve_results(request: Request, session: SessionDep) -> HTMLResponse:
 
 # ---- quotes from a deployment --------------------------------------------------------------------
 
-QUOTE_FIELDS = ("name", "company", "email", "months")
-
 
 def _answer(session: Session, form: ServeForm, t: Translator) -> tuple[RecommendIn, RecommendOut] | None:
     body = parse(form, t)
@@ -213,19 +211,8 @@ def _answer(session: Session, form: ServeForm, t: Translator) -> tuple[Recommend
         return None
 
 
-def _option(result: RecommendOut, raw: str | None) -> OptionOut | None:
-    return next((o for o in result.options if raw and str(o.rank) == raw), None)
-
-
 def _state(form: ServeForm, t: Translator) -> list[tuple[str, str]]:
     return [*((name, form.value(name)) for name in FIELDS if form.value(name)), ("lang", t.lang)]
-
-
-def _addons(session: Session, sku_slug: str) -> list[tuple[str, str]]:
-    sku = catalog_repository.get_sku_by_slug(session, sku_slug)
-    if sku is None:
-        return []
-    return [(a.code, a.name) for a in catalog_repository.addons_for_sku(session, sku.id) if a.status == "active"]
 
 
 def _quote_page(
@@ -243,23 +230,17 @@ def _quote_page(
     state = _state(form, t)
     items = [(k, v) for k, v in state if k != "lang"]
     switch = f"/serve/results?{urlencode([*items, ('lang', 'zh' if t.lang == 'en' else 'en')])}"
-    sku = catalog_repository.get_sku_by_slug(session, option.sku.id)
-    context = {
-        "t": t,
-        "lang": t.lang,
-        "switch_url": switch,
-        "option": option,
-        "state": state,
-        "customer": customer,
-        "errors": errors,
-        "unit": sku.rental_unit if sku is not None else "node",
-        "offered_addons": _addons(session, option.sku.id),
-        "chosen_addons": chosen or [],
-        "summary": option.plan.summary,
-        "labels": {"name": "customer_name", "addons": "addons"},
-        "results_url": f"/serve/results?{urlencode(state)}",
-        "form_action": "/serve/quote",
-    }
+    quote_form = quote_form_context(
+        session,
+        option,
+        state,
+        customer=customer,
+        errors=errors,
+        chosen=chosen or [],
+        summary=option.plan.summary,
+        results_url=f"/serve/results?{urlencode(state)}",
+    )
+    context = {"t": t, "lang": t.lang, "switch_url": switch, **quote_form, "form_action": "/serve/quote"}
     return templates.TemplateResponse(request, "web/quote.html", context, status_code=status)
 
 
@@ -268,7 +249,7 @@ def serve_quote_form(request: Request, session: SessionDep) -> Response:
     t = Translator(negotiate(request))
     form = read_form(request.query_params)
     answer = _answer(session, form, t)
-    option = _option(answer[1], request.query_params.get("option")) if answer else None
+    option = find_option(answer[1], request.query_params.get("option")) if answer else None
     if option is None:
         return error_page(request, 404, message=t("option_missing"))
     months = "12" if option.cost.term == "annual" else "1"
@@ -295,7 +276,7 @@ def _issue(
 ) -> Response:
     form = read_form(fields)
     answer = _answer(session, form, t)
-    option = _option(answer[1], fields.get("option")) if answer else None
+    option = find_option(answer[1], fields.get("option")) if answer else None
     if answer is None or option is None:
         return error_page(request, 404, message=t("option_missing"))
     customer = {name: fields.get(name, "").strip() for name in QUOTE_FIELDS}
