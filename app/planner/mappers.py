@@ -5,7 +5,7 @@ place that turns a plan into words for the API.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app import messages
 from app.estimator.memory import MemoryEstimate
@@ -38,6 +38,10 @@ from app.planner.schemas import (
     WarningOut,
 )
 from app.reference.service import ReferenceBook
+from app.schemas import mirror
+
+if TYPE_CHECKING:
+    from app.planner.serving import ServingOption
 
 BILLING_NOTE = (
     "Whole months of the chosen term are billed (a month is 30 days); without tokens, the price is per month."
@@ -46,18 +50,7 @@ BILLING_NOTE = (
 
 def model_out(model: ModelSpec) -> ModelOut:
     counts = count_params(model)
-    return ModelOut(
-        name=model.name,
-        params=counts.total,
-        active_params=counts.active,
-        layers=model.layers,
-        hidden=model.hidden,
-        heads=model.heads,
-        kv_heads=model.kv_heads,
-        ffn=model.ffn,
-        vocab=model.vocab,
-        approximate=model.approximate,
-    )
+    return mirror(ModelOut, model, params=counts.total, active_params=counts.active)
 
 
 def memory_out(memory: MemoryEstimate) -> MemoryOut:
@@ -98,17 +91,9 @@ def gib_memory_out(
 
 def performance_out(estimate: PerformanceEstimate) -> PerformanceOut:
     p = estimate.performance
-    return PerformanceOut(
-        step_time_s=p.step_time_s,
-        tokens_per_s=p.tokens_per_s,
-        tokens_per_s_per_gpu=p.tokens_per_s_per_gpu,
-        mfu=p.mfu,
-        breakdown_s=dict(p.breakdown_s),
-        time_to_train_hours=p.time_to_train_hours,
-        gpu_hours=p.gpu_hours,
-        prefill_tokens_per_s=p.prefill_tokens_per_s,
-        decode_tokens_per_s=p.decode_tokens_per_s,
-        time_per_output_token_ms=p.time_per_output_token_ms,
+    return mirror(
+        PerformanceOut,
+        p,
         tokens_per_s_per_gpu_range=_pair(p.tokens_per_s_per_gpu_range),
         time_to_train_hours_range=_pair(p.time_to_train_hours_range),
         gpu_hours_range=_pair(p.gpu_hours_range),
@@ -133,22 +118,7 @@ def goodput_out(run: Goodput) -> GoodputOut:
 
 
 def plan_out(plan: Plan, global_batch: int | None) -> PlanOut:
-    return PlanOut(
-        dp=plan.dp,
-        tp=plan.tp,
-        pp=plan.pp,
-        cp=plan.cp,
-        ep=plan.ep,
-        zero_stage=plan.zero_stage,
-        offload=plan.offload,
-        recompute=plan.recompute,
-        sequence_parallel=plan.sequence_parallel,
-        flash_attention=plan.flash_attention,
-        micro_batch=plan.micro_batch,
-        global_batch=global_batch,
-        virtual_stages=plan.virtual_stages,
-        summary=describe_plan(plan),
-    )
+    return mirror(PlanOut, plan, global_batch=global_batch, summary=describe_plan(plan))
 
 
 def warnings_out(warnings: list[Warning_]) -> list[WarningOut]:
@@ -190,19 +160,13 @@ def scaling_out(model: ModelSpec, gpu: str, plan: Plan, workload: Workload, rows
 def reference_out(book: ReferenceBook, option: Option) -> list[ReferencePriceOut]:
     perf = option.evaluated.performance.performance
     return [
-        ReferencePriceOut(
-            provider=c.provider,
-            region=c.region,
-            instance_type=c.instance_type,
-            gpu_variant=c.gpu_variant,
+        mirror(
+            ReferencePriceOut,
+            c,
             usd_per_gpu_hour=str(c.usd_per_gpu_hour),
             gpu_hours=str(c.gpu_hours),
-            basis=c.basis,
             total_usd=str(c.total_usd),
             total_converted=str(c.total_converted) if c.total_converted else None,
-            converted_currency=c.converted_currency,
-            data_date=c.data_date,
-            confidence=c.confidence,
         )
         for c in book.compare(gpu_id=option.offer.gpu.id, gpus=option.config.gpus, gpu_hours=perf.gpu_hours)
     ]
@@ -247,31 +211,13 @@ def option_out(
     workload_body: dict[str, Any] | None = None,
 ) -> OptionOut:
     best = option.evaluated
-    cost = option.cost
     plan = plan_out(best.plan, global_batch or None)
-    return OptionOut(
-        rank=option.rank,
-        sku=SkuRefOut(id=option.offer.sku_id, name=option.offer.name, gpu=option.offer.gpu.id, region=option.region),
-        gpus_per_node=option.config.cards_per_node,
-        nodes=option.config.nodes,
-        total_gpus=option.config.gpus,
+    return placed_option_out(
+        option,
         plan=plan,
         memory=memory_out(best.memory),
         performance=performance_out(best.performance),
-        cost=CostOut(
-            currency=cost.currency,
-            term=cost.term,
-            units=cost.units,
-            monthly_list=str(cost.monthly_list),
-            monthly_effective=str(cost.monthly_effective),
-            months=cost.months,
-            job_total=str(cost.job_total) if cost.job_total is not None else None,
-            annual_total=str(cost.annual_total),
-            used_hours=cost.used_hours,
-            billed_hours=cost.billed_hours,
-            converted=converted_out(cost),
-            note=BILLING_NOTE,
-        ),
+        cost=cost_out(option.cost, BILLING_NOTE),
         availability=option.availability,
         explanation=explain(model, workload, option.offer, option.config, best.plan, best.memory.breakdown),
         warnings=warnings_out(model_warnings + option.warnings),
@@ -281,6 +227,35 @@ def option_out(
         misses=[MissOut(code=code, params=params) for code, params in option.misses],
         reference_prices=reference_out(book, option),
         quote=quote_body(option, plan, workload_body) if workload_body is not None else None,
+    )
+
+
+def placed_option_out(option: Option | ServingOption, **rest: Any) -> OptionOut:
+    """An option of either search (training or serving) as the API shows it: where it runs (its rank,
+    SKU and region, servers and GPUs) and the `rest`."""
+    offer, config = option.offer, option.config
+    return OptionOut(
+        rank=option.rank,
+        sku=SkuRefOut(id=offer.sku_id, name=offer.name, gpu=offer.gpu.id, region=option.region),
+        gpus_per_node=config.cards_per_node,
+        nodes=config.nodes,
+        total_gpus=config.gpus,
+        **rest,
+    )
+
+
+def cost_out(cost: Cost, note: str, per_million_output_tokens: str | None = None) -> CostOut:
+    """The price of an option; money as decimal strings."""
+    return mirror(
+        CostOut,
+        cost,
+        monthly_list=str(cost.monthly_list),
+        monthly_effective=str(cost.monthly_effective),
+        job_total=str(cost.job_total) if cost.job_total is not None else None,
+        annual_total=str(cost.annual_total),
+        per_million_output_tokens=per_million_output_tokens,
+        converted=converted_out(cost),
+        note=note,
     )
 
 

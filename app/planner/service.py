@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import replace
+from dataclasses import fields, replace
 
 from sqlalchemy.orm import Session
 
@@ -148,16 +148,7 @@ def run_recommend(session: Session, request: RecommendIn) -> RecommendOut:
 
 
 def constraints_of(request: RecommendIn) -> Constraints:
+    """The search's constraints: the request's, field for field (its lists as tuples)."""
     c = request.constraints
-    return Constraints(
-        term=c.term,
-        max_monthly_budget=c.max_monthly_budget,
-        deadline_days=c.deadline_days,
-        gpu_types=tuple(c.gpu_types),
-        regions=tuple(c.regions),
-        max_nodes=c.max_nodes,
-        require_infiniband=c.require_infiniband,
-        objective=c.objective,
-        limit=c.limit,
-        memory_headroom=c.memory_headroom,
-    )
+    same = c.model_dump(include={f.name for f in fields(Constraints)})
+    return Constraints(**same | {"gpu_types": tuple(c.gpu_types), "regions": tuple(c.regions)})

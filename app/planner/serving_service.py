@@ -22,9 +22,8 @@ from app.estimator.serving import (
 )
 from app.estimator.specs import GIB, Cluster, EstimatorError, ModelSpec, Warning_
 from app.estimator.vocabulary import SERVING_PRECISIONS, ServingPrecision
-from app.planner.mappers import converted_out, gib_memory_out
+from app.planner.mappers import cost_out, gib_memory_out, placed_option_out
 from app.planner.schemas import (
-    CostOut,
     EstimateOut,
     MemoryOut,
     ModelIn,
@@ -35,7 +34,6 @@ from app.planner.schemas import (
     PlanOut,
     RecommendOut,
     RejectedOut,
-    SkuRefOut,
     WarningOut,
     WorkloadIn,
 )
@@ -49,6 +47,7 @@ from app.planner.serving import (
     valid_tp,
 )
 from app.planner.serving_schemas import ServingIn, ServingMemoryOut, ServingOut
+from app.schemas import mirror
 
 if TYPE_CHECKING:
     from app.planner.offers import Constraints, Offer
@@ -151,21 +150,12 @@ def _finite(value: float) -> float | None:
 
 def serving_out(estimate: ServingEstimate, cfg: ServingConfig, option: ServingOption | None = None) -> ServingOut:
     mem = estimate.memory
-    return ServingOut(
+    return mirror(
+        ServingOut,
+        estimate,
         ttft_ms=_finite(estimate.ttft_ms),
         tpot_ms=_finite(estimate.tpot_ms),
         e2e_latency_ms=_finite(estimate.e2e_latency_ms),
-        output_tokens_per_s=estimate.output_tokens_per_s,
-        output_tokens_per_s_per_gpu=estimate.output_tokens_per_s_per_gpu,
-        requests_per_s=estimate.requests_per_s,
-        concurrency=estimate.concurrency,
-        max_concurrency=estimate.max_concurrency,
-        kv_cache_tokens=estimate.kv_cache_tokens,
-        replicas=estimate.replicas,
-        replicas_needed=estimate.replicas_needed,
-        gpus_per_replica=estimate.gpus_per_replica,
-        meets_slo=estimate.meets_slo,
-        bound=estimate.bound,
         headroom=round(option.headroom, 3) if option else None,
         peak_requests_per_s=option.peak.requests_per_s if option else None,
         memory_per_gpu_gib=ServingMemoryOut(
@@ -325,7 +315,6 @@ def _slo_miss(result: ServingEstimate, cfg: ServingConfig) -> str:
 
 
 def option_out(option: ServingOption, cfg: ServingConfig, model_warnings: list[Warning_]) -> OptionOut:
-    cost = option.cost
     est = option.estimate
     explanation = (
         f"{option.replicas} replica(s) × TP {option.tp}{f' × PP {option.pp}' if option.pp > 1 else ''} "
@@ -333,28 +322,12 @@ def option_out(option: ServingOption, cfg: ServingConfig, model_warnings: list[W
         f"{est.requests_per_s:.3g} requests/s at TTFT {est.ttft_ms:.0f} ms and TPOT {est.tpot_ms:.1f} ms; "
         f"the peak of {option.peak.requests_per_s:.3g} requests/s with {option.headroom:.2f}× headroom"
     )
-    return OptionOut(
-        rank=option.rank,
-        sku=SkuRefOut(id=option.offer.sku_id, name=option.offer.name, gpu=option.offer.gpu.id, region=option.region),
-        gpus_per_node=option.config.cards_per_node,
-        nodes=option.config.nodes,
-        total_gpus=option.config.gpus,
+    return placed_option_out(
+        option,
         plan=_plan_out(option.replicas, option.tp, option.pp, est.concurrency),
         memory=_memory_out(est),
         performance=_performance_out(est),
-        cost=CostOut(
-            currency=cost.currency,
-            term=cost.term,
-            units=cost.units,
-            monthly_list=str(cost.monthly_list),
-            monthly_effective=str(cost.monthly_effective),
-            months=None,
-            job_total=None,
-            annual_total=str(cost.annual_total),
-            per_million_output_tokens=str(option.per_million_output_tokens),
-            converted=converted_out(cost),
-            note=SERVING_NOTE,
-        ),
+        cost=cost_out(option.cost, SERVING_NOTE, per_million_output_tokens=str(option.per_million_output_tokens)),
         availability=_availability(option),
         explanation=explanation,
         warnings=[WarningOut(code=w.code, message=w.message) for w in model_warnings],
