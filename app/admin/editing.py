@@ -41,6 +41,7 @@ from app.errors import Conflict, InvalidInput, NotFound
 from app.estimator.hardware import load_gpus
 from app.estimator.vocabulary import Term
 from app.money import MoneyError, bp_to_percent, from_minor, to_minor
+from app.schemas import mirror
 
 BACKDATE_TOLERANCE = timedelta(minutes=5)
 _CODE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
@@ -81,14 +82,12 @@ def snapshot(sku: Sku) -> dict[str, Any]:
 
 
 def price_out(price: SkuPrice, in_force_id: int | None) -> PriceOut:
-    return PriceOut(
-        id=price.id,
+    return mirror(
+        PriceOut,
+        price,
         amount=str(from_minor(price.amount_minor, price.currency)),
-        currency=price.currency,
         effective_from=aware(price.effective_from),
         created_at=aware(price.created_at),
-        created_by=price.created_by,
-        note=price.note,
         in_force=price.id == in_force_id,
     )
 
@@ -434,15 +433,7 @@ def set_availability(
 
 def addon_out(addon: Any) -> AddonOut:
     amount = None if addon.amount_minor is None else str(from_minor(addon.amount_minor, addon.currency))
-    return AddonOut(
-        code=addon.code,
-        name=addon.name,
-        amount=amount,
-        currency=addon.currency,
-        per_unit=addon.per_unit,
-        status=addon.status,
-        version=addon.version,
-    )
+    return mirror(AddonOut, addon, amount=amount)
 
 
 def set_addon(session: Session, *, slug: str, code: str, data: AddonIn, actor: Actor) -> Any:
