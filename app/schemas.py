@@ -5,19 +5,21 @@ silent default) and `NaN`/`Infinity` (which Python's JSON parser accepts, and `1
 are refused as values. Numeric ranges and list lengths stay on each field (`Field(ge=…, le=…)`,
 `max_length=…`).
 
-A response that shows a domain result field for field is built with `mirror`: the fields named like
-the result's attributes are copied, and only what the response words differently is spelled out.
+A response that shows a domain result field for field, or a domain value read from a request, is
+built with `mirror`: the fields named like the source's attributes are copied, and only what the
+target words differently is spelled out.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Annotated, Any, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
 from app.money import MoneyError, check_currency
 
-M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
 
 
 class RequestModel(BaseModel):
@@ -39,8 +41,14 @@ Currency = Annotated[
 ]
 
 
-def mirror(model: type[M], source: object, **computed: Any) -> M:
-    """`model` from `source`'s attributes that bear its field names, and the `computed` fields (which win)."""
-    names = [name for name in model.model_fields if name not in computed and hasattr(source, name)]
-    copied = {name: getattr(source, name) for name in names}
-    return model(**copied, **computed)
+def mirror(target: type[T], source: object, **computed: Any) -> T:
+    """`target` (a pydantic model or a dataclass) from `source`'s attributes that bear its field names,
+    and the `computed` fields (which win)."""
+    names = [name for name in _field_names(target) if name not in computed and hasattr(source, name)]
+    return target(**{name: getattr(source, name) for name in names}, **computed)
+
+
+def _field_names(target: type[Any]) -> list[str]:
+    if issubclass(target, BaseModel):
+        return list(target.model_fields)
+    return [f.name for f in dataclasses.fields(target)]

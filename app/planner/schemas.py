@@ -29,7 +29,7 @@ from app.estimator.vocabulary import (
 from app.planner.recommend import MissCode, RejectionCode
 from app.planner.serving_schemas import ServingIn, ServingOut
 from app.planner.stacks import Stack
-from app.schemas import Currency, RequestModel
+from app.schemas import Currency, RequestModel, mirror
 
 PositiveInt = Annotated[int, Field(ge=1)]
 ShortId = Annotated[str, Field(min_length=1, max_length=64)]
@@ -206,19 +206,12 @@ class PlanIn(RequestModel):
 
     def spec(self, micro_batch: int) -> Plan:
         zero = self.zero_stage if isinstance(self.zero_stage, int) else ZERO_ALIASES[self.zero_stage.lower()]
-        return Plan(
-            dp=self.dp,
-            tp=self.tp,
-            pp=self.pp,
-            cp=self.cp,
-            ep=self.ep,
+        return mirror(
+            Plan,
+            self,
             zero_stage=zero,
-            offload=self.offload,
-            recompute=self.recompute,
             sequence_parallel=self.sequence_parallel if self.sequence_parallel is not None else self.tp > 1,
-            flash_attention=self.flash_attention,
             micro_batch=self.micro_batch or micro_batch,
-            virtual_stages=self.virtual_stages,
         )
 
 
@@ -336,19 +329,7 @@ class WorkloadIn(RequestModel):
         if self.task == "serving":
             raise EstimatorError('task "serving" is sized by the serving estimator', field="task")
         lora = self.lora.spec() if self.lora else (LoraSpec() if self.task in LORA_TASKS else None)
-        return Workload(
-            task=self.task,
-            precision=self.precision,
-            mixed_precision=self.mixed_precision,
-            optimizer=self.optimizer,
-            seq_len=self.seq_len,
-            global_batch=self.global_batch,
-            tokens=self.tokens,
-            lora=lora,
-            kv_cache_precision=self.kv_cache_precision,
-            output_tokens=self.output_tokens,
-            paged_optimizer=self.paged_optimizer,
-        )
+        return mirror(Workload, self, lora=lora)
 
 
 MemoryHeadroom = Annotated[

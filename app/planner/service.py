@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import fields, replace
+from dataclasses import replace
 
 from sqlalchemy.orm import Session
 
@@ -36,6 +36,7 @@ from app.planner.schemas import (
 )
 from app.planner.search import default_global_batch, search_plans
 from app.planner.workload import SessionOpener, resolve_cluster, resolve_model, resolve_workload, with_global_batch
+from app.schemas import mirror
 
 
 def estimate(request: EstimateIn, *, open_session: SessionOpener) -> EstimateOut:
@@ -150,5 +151,4 @@ def run_recommend(session: Session, request: RecommendIn) -> RecommendOut:
 def constraints_of(request: RecommendIn) -> Constraints:
     """The search's constraints: the request's, field for field (its lists as tuples)."""
     c = request.constraints
-    same = c.model_dump(include={f.name for f in fields(Constraints)})
-    return Constraints(**same | {"gpu_types": tuple(c.gpu_types), "regions": tuple(c.regions)})
+    return mirror(Constraints, c, gpu_types=tuple(c.gpu_types), regions=tuple(c.regions))

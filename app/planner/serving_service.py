@@ -82,18 +82,12 @@ def serving_config(request: WorkloadIn) -> ServingConfig:
             f"kv_cache_precision must be one of {', '.join(SERVING_PRECISIONS)} for serving", field="kv_cache_precision"
         )
     slo = serving.slo
-    cfg = ServingConfig(
-        input_tokens=serving.input_tokens,
-        output_tokens=serving.output_tokens,
-        concurrency=serving.concurrency,
-        requests_per_s=serving.requests_per_s,
-        batching=serving.batching,
-        engine=serving.engine,
+    cfg = mirror(
+        ServingConfig,
+        serving,
         precision=precision,
         weights=request.weights,
         kv_cache_precision=kv_precision,
-        gpu_memory_utilization=serving.gpu_memory_utilization,
-        max_model_len=serving.max_model_len,
         slo_ttft_ms=slo.ttft_ms if slo else None,
         slo_tpot_ms=slo.tpot_ms if slo else None,
         mla_cache_values=_mla(request.model),

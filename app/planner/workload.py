@@ -22,6 +22,7 @@ from app.estimator.models import model_from_hf_config, model_from_params, valida
 from app.estimator.presets import get_preset
 from app.estimator.specs import Cluster, ModelSpec, Plan, Warning_, Workload
 from app.planner.schemas import HardwareIn, ModelIn, WorkloadIn
+from app.schemas import mirror
 
 SessionOpener = Callable[[], Session]
 
@@ -72,14 +73,7 @@ def resolve_cluster(hardware: HardwareIn, open_session: SessionOpener) -> tuple[
     """The cluster a request describes, and what was assumed to complete it: a GPU type with a node count
     means whole usual servers on that GPU's usual fabric; a catalog SKU brings its own node shape, host
     RAM and network (app/estimator/clusters.py). The sentences go to the response's `assumptions`."""
-    asked = HardwareAsked(
-        gpus_per_node=hardware.gpus_per_node,
-        nodes=hardware.nodes if "nodes" in hardware.model_fields_set else None,
-        intra_node_link=hardware.intra_node_link,
-        inter_node_gbps=hardware.inter_node_gbps,
-        inter_node_fabric=hardware.inter_node_fabric,
-        host_ram_gib=hardware.host_ram_gib,
-    )
+    asked = mirror(HardwareAsked, hardware, nodes=hardware.nodes if "nodes" in hardware.model_fields_set else None)
     if hardware.gpu is not None:
         return gpu_cluster(get_gpu(hardware.gpu), asked)
     assert hardware.sku is not None  # HardwareIn: exactly one of gpu and sku
@@ -88,14 +82,7 @@ def resolve_cluster(hardware: HardwareIn, open_session: SessionOpener) -> tuple[
         per_node = hardware.gpus_per_node or sku.gpus_per_node
         if sku.rental_unit == "card" and per_node not in sku.card_counts:
             raise InvalidInput(f"{sku.slug} is rented with {sku.card_counts} cards, not {per_node}")
-        server = CatalogServer(
-            name=sku.slug,
-            gpus_per_node=sku.gpus_per_node,
-            intra_node_link=sku.intra_node_link,
-            inter_node_fabric=sku.inter_node_fabric,
-            network=sku.network,
-            host_ram_gib=sku.host_ram_gib,
-        )
+        server = mirror(CatalogServer, sku, name=sku.slug)
         return server_cluster(get_gpu(sku.gpu_type.slug), server, asked)
 
 
