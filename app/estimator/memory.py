@@ -74,6 +74,7 @@ from app.estimator.specs import (
     Plan,
     Warning_,
     Workload,
+    require_choice,
 )
 from app.estimator.vocabulary import (
     BYTES_PER_ELEMENT,
@@ -676,12 +677,9 @@ def _validate_workload(model: ModelSpec, workload: Workload) -> None:
 
 
 def _validate_choices(workload: Workload) -> None:
-    if workload.task not in TASKS:
-        raise EstimatorError(f"task must be one of {', '.join(TASKS)}.", field="task")
-    if workload.precision not in PRECISIONS:
-        raise EstimatorError(f"precision must be one of {', '.join(PRECISIONS)}.", field="precision")
-    if workload.optimizer not in OPTIMIZERS:
-        raise EstimatorError(f"optimizer must be one of {', '.join(OPTIMIZERS)}.", field="optimizer")
+    require_choice(workload.task, TASKS, "task")
+    require_choice(workload.precision, PRECISIONS, "precision")
+    require_choice(workload.optimizer, OPTIMIZERS, "optimizer")
 
 
 def _validate_lora(model: ModelSpec, lora: LoraSpec) -> None:

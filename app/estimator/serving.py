@@ -52,7 +52,7 @@ from app.estimator.compute import attention_width, matmul_params
 from app.estimator.interconnects import all_reduce_s, group_bandwidth, point_to_point_s
 from app.estimator.params import count_params, mlp_params
 from app.estimator.performance import compute_precision
-from app.estimator.specs import GIB, Cluster, EstimatorError, GpuSpec, ModelSpec
+from app.estimator.specs import GIB, Cluster, EstimatorError, GpuSpec, ModelSpec, require_choice
 from app.estimator.vocabulary import (
     BATCHINGS,
     ENGINES,
@@ -160,8 +160,7 @@ def engine_release(cfg_release: str | None) -> EngineRelease:
     """The behaviour of a named past release; the current release's when None."""
     if cfg_release is None:
         return _CURRENT_RELEASE
-    if cfg_release not in ENGINE_RELEASES:
-        raise EstimatorError(f"release must be one of {', '.join(ENGINE_RELEASES)}", field="serving.release")
+    require_choice(cfg_release, ENGINE_RELEASES, "serving.release")
     return ENGINE_RELEASES[cfg_release]
 
 
@@ -754,16 +753,10 @@ def validate_config(cfg: ServingConfig) -> None:
         raise EstimatorError("input_tokens must be at least 1", field="serving.input_tokens")
     if cfg.output_tokens < 1:
         raise EstimatorError("output_tokens must be at least 1", field="serving.output_tokens")
-    if cfg.engine not in ENGINES:
-        raise EstimatorError(f"engine must be one of {', '.join(ENGINES)}", field="serving.engine")
-    if cfg.batching not in BATCHINGS:
-        raise EstimatorError(f"batching must be one of {', '.join(BATCHINGS)}", field="serving.batching")
-    if cfg.weight_format not in WEIGHT_FORMATS:
-        raise EstimatorError(f"weights must be one of {', '.join(WEIGHT_FORMATS)}", field="weights")
-    if cfg.kv_format not in SERVING_PRECISIONS:
-        raise EstimatorError(
-            f"kv_cache_precision must be one of {', '.join(SERVING_PRECISIONS)}", field="kv_cache_precision"
-        )
+    require_choice(cfg.engine, ENGINES, "serving.engine")
+    require_choice(cfg.batching, BATCHINGS, "serving.batching")
+    require_choice(cfg.weight_format, WEIGHT_FORMATS, "weights")
+    require_choice(cfg.kv_format, SERVING_PRECISIONS, "kv_cache_precision")
     if cfg.concurrency is not None and cfg.concurrency < 1:
         raise EstimatorError("concurrency must be at least 1", field="serving.concurrency")
     if cfg.requests_per_s is not None and not cfg.requests_per_s > 0:

@@ -7,6 +7,7 @@ where they are not obvious. This module imports only the standard library.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from app.estimator.vocabulary import LORA_TARGETS, Mlp, Norm, Offload, Optimizer, Precision, Recompute, Task
@@ -23,6 +24,13 @@ class EstimatorError(ValueError):
     def __init__(self, message: str, *, field: str | None = None) -> None:
         super().__init__(message)
         self.field = field
+
+
+def require_choice(value: object, allowed: Collection[str], field: str) -> None:
+    """An EstimatorError naming `field` (its last part in the message) and what it allows, unless
+    `value` is one of `allowed`."""
+    if value not in allowed:
+        raise EstimatorError(f"{field.rsplit('.', 1)[-1]} must be one of {', '.join(allowed)}", field=field)
 
 
 @dataclass(frozen=True, slots=True)
