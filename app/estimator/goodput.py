@@ -88,26 +88,43 @@ def estimate_goodput(
     return _goodput(f, fixed, ideal_hours, gpus, checkpoint_bytes, weights_bytes, pretraining)
 
 
-def goodput_with_range(
-    ideal_hours: float,
-    gpus: int,
-    nodes: int,
-    checkpoint_bytes: float,
-    weights_bytes: float,
-    *,
-    pretraining: bool,
-    fast: float,
-    slow: float,
-) -> tuple[Goodput, float, float]:
-    """`estimate_goodput` and the wall hours of the range ends in one call: the tuned end runs `fast` times
-    quicker with expected goodput, the typical end `slow` times as fast with the "typical" figures."""
-    f = _figures("expected")
-    fixed = _fixed(f, gpus, nodes, checkpoint_bytes)
-    run = _goodput(f, fixed, ideal_hours, gpus, checkpoint_bytes, weights_bytes, pretraining)
-    quick = _wall(f, fixed, ideal_hours / fast, pretraining)[0]
-    typical = _figures("typical")
-    long = _wall(typical, _fixed(typical, gpus, nodes, checkpoint_bytes), ideal_hours / slow, pretraining)[0]
-    return run, quick, long
+@dataclass(frozen=True, slots=True, eq=False)
+class RunCosts:
+    """Goodput of one cluster, checkpoint size and task for any run length: the parts that do not depend on
+    the length are computed once (`run_costs`), the rest per call (the planner asks for many run lengths)."""
+
+    gpus: int
+    checkpoint_bytes: float
+    weights_bytes: float
+    pretraining: bool
+    expected: _Figures
+    expected_fixed: tuple[float, float, float, float, float]
+    typical: _Figures
+    typical_fixed: tuple[float, float, float, float, float]
+
+    def with_range(self, ideal_hours: float, fast: float, slow: float) -> tuple[Goodput, float, float]:
+        """The expected run of `ideal_hours` of compute, and the wall hours of the range ends: the tuned end
+        runs `fast` times quicker with expected goodput, the typical end `slow` times as fast with the
+        "typical" figures."""
+        f, fixed = self.expected, self.expected_fixed
+        run = _goodput(f, fixed, ideal_hours, self.gpus, self.checkpoint_bytes, self.weights_bytes, self.pretraining)
+        quick = _wall(f, fixed, ideal_hours / fast, self.pretraining)[0]
+        long = _wall(self.typical, self.typical_fixed, ideal_hours / slow, self.pretraining)[0]
+        return run, quick, long
+
+
+def run_costs(gpus: int, nodes: int, checkpoint_bytes: float, weights_bytes: float, *, pretraining: bool) -> RunCosts:
+    expected, typical = _figures("expected"), _figures("typical")
+    return RunCosts(
+        gpus,
+        checkpoint_bytes,
+        weights_bytes,
+        pretraining,
+        expected,
+        _fixed(expected, gpus, nodes, checkpoint_bytes),
+        typical,
+        _fixed(typical, gpus, nodes, checkpoint_bytes),
+    )
 
 
 def _goodput(

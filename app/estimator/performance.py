@@ -47,9 +47,10 @@ from app.estimator.compute import (
     kv_cache_bytes,
     prefill_flops_per_token,
     routed_expert_share,
+    trainable_split,
     training_flops,
 )
-from app.estimator.goodput import goodput_with_range
+from app.estimator.goodput import RunCosts, run_costs
 from app.estimator.interconnects import all_reduce_s, fabric_entry, fabric_of, group_bandwidth, inter_node_fabrics
 from app.estimator.memory import checkpoint_bytes_per_param
 from app.estimator.specs import Cluster, EstimatorError, GpuSpec, ModelSpec, Performance, Plan, Warning_, Workload
@@ -240,7 +241,11 @@ def _check(workload: Workload, plan: Plan, cluster: Cluster) -> None:
 def _warnings(ctx: _Ctx, plan: Plan, m: int) -> list[Warning_]:
     global_batch = ctx.workload.global_batch
     ragged = global_batch is not None and global_batch % (plan.dp * plan.micro_batch) != 0
-    found = list(_plan_warnings(ragged, m, plan.pp, ctx.model.layers, plan.tp, ctx.cluster.gpus_per_node, ctx.tcp))
+    gpus_per_node = ctx.cluster.gpus_per_node
+    if ragged or plan.pp > 1 or plan.tp > gpus_per_node or ctx.tcp:
+        found = list(_plan_warnings(ragged, m, plan.pp, ctx.model.layers, plan.tp, gpus_per_node, ctx.tcp))
+    else:
+        found = []  # none of _plan_warnings' traps can apply
     return found + list(ctx.warnings) if ctx.warnings else found
 
 
@@ -339,8 +344,8 @@ class _Ctx:
     cluster: Cluster
     gpus: int
     peak: float
-    checkpoint_per_param: float
     warnings: tuple[Warning_, ...]  # those that depend on no plan (precision the card lacks)
+    run_costs: RunCosts | None  # goodput for any run length (training with `tokens` only)
     tcp: bool  # multi-node over plain Ethernet
     shapes: dict[tuple[object, ...], _Shape] = field(default_factory=dict)
 
@@ -373,11 +378,21 @@ def _context(model: ModelSpec, workload: Workload, cluster: Cluster) -> _Ctx:
         cluster=cluster,
         gpus=cluster.gpus_per_node * cluster.nodes,
         peak=peak_flops(cluster.gpu, workload.precision),
-        checkpoint_per_param=checkpoint_bytes_per_param(workload),
         warnings=_precision_warnings(workload, cluster),
+        run_costs=_run_costs(model, workload, cluster),
         tcp=cluster.nodes > 1 and _is_tcp(fabric_of(cluster)),
     )
     return ctx
+
+
+def _run_costs(model: ModelSpec, workload: Workload, cluster: Cluster) -> RunCosts | None:
+    """Checkpoints hold the trained parameters with their optimizer states; the final weights are 16-bit."""
+    if not workload.tokens or workload.task == "inference":
+        return None
+    trainable = sum(trainable_split(model, workload.task, workload.lora))
+    checkpoint = trainable * checkpoint_bytes_per_param(workload)
+    gpus = cluster.gpus_per_node * cluster.nodes
+    return run_costs(gpus, cluster.nodes, checkpoint, trainable * 2.0, pretraining=workload.task == "pretrain")
 
 
 def _shape_of(ctx: _Ctx, plan: Plan) -> _Shape:
@@ -432,8 +447,7 @@ def _estimate_training(model: ModelSpec, workload: Workload, plan: Plan, cluster
     step = compute + exposed + bubble + offload_s
     sequences = workload.global_batch or plan.dp * plan.micro_batch  # a ragged last micro-batch costs a slot
     tokens_per_s = sequences * workload.seq_len / step
-    trainable = flops.trainable_shared + flops.trainable_experts
-    perf = _training_performance(ctx, step, tokens_per_s, breakdown, flops.model, trainable)
+    perf = _training_performance(ctx, step, tokens_per_s, breakdown, flops.model)
     warnings = _warnings(ctx, plan, m) + _comm_warning(breakdown)
     return PerformanceEstimate(
         perf, warnings, list(_training_assumptions(plan.pp, plan.virtual_stages, bool(perf.goodput)))
@@ -446,13 +460,12 @@ def _training_performance(
     tokens_per_s: float,
     breakdown: dict[str, float],
     model_flops_per_token: float,
-    trainable: float,
 ) -> Performance:
     workload, gpus = ctx.workload, ctx.gpus
     mfu = model_flops_per_token * tokens_per_s / (gpus * ctx.peak)
     per_gpu = tokens_per_s / gpus
     speed_range = (per_gpu * RANGE_LOW, per_gpu * RANGE_HIGH)
-    if not workload.tokens:
+    if ctx.run_costs is None:
         return Performance(
             step_time_s=step,
             tokens_per_s=tokens_per_s,
@@ -461,18 +474,8 @@ def _training_performance(
             breakdown_s=breakdown,
             tokens_per_s_per_gpu_range=speed_range,
         )
-    ideal = workload.tokens / tokens_per_s / 3600
-    checkpoint = trainable * ctx.checkpoint_per_param
-    run, fast, slow = goodput_with_range(
-        ideal,
-        gpus,
-        ctx.cluster.nodes,
-        checkpoint,
-        trainable * 2.0,
-        pretraining=workload.task == "pretrain",
-        fast=RANGE_HIGH,
-        slow=RANGE_LOW,
-    )
+    ideal = (workload.tokens or 0.0) / tokens_per_s / 3600
+    run, fast, slow = ctx.run_costs.with_range(ideal, RANGE_HIGH, RANGE_LOW)
     return Performance(
         step_time_s=step,
         tokens_per_s=tokens_per_s,
