@@ -101,10 +101,6 @@ class Settings(BaseSettings):
     def _lower_log_level(cls, value: str) -> str:
         return value.lower() if isinstance(value, str) else value
 
-    @property
-    def is_sqlite(self) -> bool:
-        return self.database_url.startswith("sqlite")
-
 
 @lru_cache
 def get_settings() -> Settings:

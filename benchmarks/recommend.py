@@ -289,7 +289,7 @@ def run(base: str, rounds: int, max_nodes: int = 16) -> None:
     print(f"  {_stopped(results)}")
     f50, f95 = _percentile(first, 0.5) * 1e3, _percentile(first, 0.95) * 1e3
     print(f"first request of each workload  p50 {f50:7.1f} ms   p95 {f95:7.1f} ms   max {max(first) * 1e3:7.1f} ms")
-    print(f"  the very first after start (catalog snapshot built): {first[0] * 1e3:.0f} ms; {_stopped(firsts)}")
+    print(f"  the very first after start (catalog cache built): {first[0] * 1e3:.0f} ms; {_stopped(firsts)}")
     _print_serving(serving)
     print(f"GET /healthz     p50 {h50:7.2f} ms   (baseline, same run)")
     print(f"  ratio /recommend p50 / /healthz p50 = {p50 / h50:.0f}x")

@@ -1,6 +1,6 @@
 """The admin JSON API for scripts, authenticated by `Authorization: Bearer <token>` API tokens.
 
-Thin routes: the rules live in app/admin/editing.py, transfer.py and service.py. The router
+Thin routes: the rules live in app/admin/catalog_editing.py, catalog_transfer.py and service.py. The router
 carries `require_admin`, so every route here refuses anonymous (401) and non-admin (403) calls.
 """
 
@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends, Path, Query, Response
 
-from app.admin import editing, service, transfer
+from app.admin import catalog_editing, catalog_transfer, service
 from app.admin.deps import AdminDep, require_admin
 from app.admin.schemas import (
     AddonIn,
@@ -53,24 +53,26 @@ SkuId = Annotated[str, Path(description="The SKU id (slug)", max_length=64)]
 
 @router.get("/skus", summary="Every SKU, retired ones included, with price history and availability")
 def list_skus(session: SessionDep) -> list[SkuAdminOut]:
-    return editing.admin_skus(session)
+    return catalog_editing.admin_skus(session)
 
 
 @router.post("/skus", status_code=201, summary="Create a SKU with its first price", responses=EDIT_RESPONSES)
 def create_sku(body: SkuCreate, session: SessionDep, admin: AdminDep, response: Response) -> SkuAdminOut:
-    sku = editing.create_sku(session, data=body, actor=admin.actor)
+    sku = catalog_editing.create_sku(session, data=body, actor=admin.actor)
     response.headers["Location"] = f"/admin/api/skus/{sku.slug}"
-    return editing.sku_admin_out(session, sku)
+    return catalog_editing.sku_admin_out(session, sku)
 
 
 @router.get("/skus/{sku_id}", summary="One SKU with its version, price history and availability")
 def get_sku(sku_id: SkuId, session: SessionDep) -> SkuAdminOut:
-    return editing.sku_admin_out(session, editing.get_sku(session, sku_id))
+    return catalog_editing.sku_admin_out(session, catalog_editing.get_sku(session, sku_id))
 
 
 @router.patch("/skus/{sku_id}", summary="Edit a SKU (fields sent change; `version` required)", responses=EDIT_RESPONSES)
 def patch_sku(sku_id: SkuId, body: SkuPatch, session: SessionDep, admin: AdminDep) -> SkuAdminOut:
-    return editing.sku_admin_out(session, editing.update_sku(session, slug=sku_id, data=body, actor=admin.actor))
+    return catalog_editing.sku_admin_out(
+        session, catalog_editing.update_sku(session, slug=sku_id, data=body, actor=admin.actor)
+    )
 
 
 @router.post(
@@ -80,7 +82,9 @@ def patch_sku(sku_id: SkuId, body: SkuPatch, session: SessionDep, admin: AdminDe
     summary="A new list price from `effective_from` (default now); the history stays",
 )
 def add_price(sku_id: SkuId, body: PriceCreate, session: SessionDep, admin: AdminDep) -> SkuAdminOut:
-    return editing.sku_admin_out(session, editing.add_price(session, slug=sku_id, data=body, actor=admin.actor))
+    return catalog_editing.sku_admin_out(
+        session, catalog_editing.add_price(session, slug=sku_id, data=body, actor=admin.actor)
+    )
 
 
 @router.post(
@@ -89,14 +93,14 @@ def add_price(sku_id: SkuId, body: PriceCreate, session: SessionDep, admin: Admi
     responses=EDIT_RESPONSES,
 )
 def retire_sku(sku_id: SkuId, body: VersionIn, session: SessionDep, admin: AdminDep) -> SkuAdminOut:
-    sku = editing.set_status(session, slug=sku_id, version=body.version, status="retired", actor=admin.actor)
-    return editing.sku_admin_out(session, sku)
+    sku = catalog_editing.set_status(session, slug=sku_id, version=body.version, status="retired", actor=admin.actor)
+    return catalog_editing.sku_admin_out(session, sku)
 
 
 @router.post("/skus/{sku_id}/reactivate", summary="Put a retired SKU back on sale", responses=EDIT_RESPONSES)
 def reactivate_sku(sku_id: SkuId, body: VersionIn, session: SessionDep, admin: AdminDep) -> SkuAdminOut:
-    sku = editing.set_status(session, slug=sku_id, version=body.version, status="active", actor=admin.actor)
-    return editing.sku_admin_out(session, sku)
+    sku = catalog_editing.set_status(session, slug=sku_id, version=body.version, status="active", actor=admin.actor)
+    return catalog_editing.sku_admin_out(session, sku)
 
 
 @router.put(
@@ -111,7 +115,7 @@ def set_availability(
     session: SessionDep,
     admin: AdminDep,
 ) -> AvailabilityOut:
-    row = editing.set_availability(session, slug=sku_id, region=region, data=body, actor=admin.actor)
+    row = catalog_editing.set_availability(session, slug=sku_id, region=region, data=body, actor=admin.actor)
     return AvailabilityOut(
         region=row.region,
         units_available=row.units_available,
@@ -128,7 +132,9 @@ def set_availability(
 def set_addon(
     sku_id: SkuId, code: Annotated[str, Path(max_length=64)], body: AddonIn, session: SessionDep, admin: AdminDep
 ) -> AddonOut:
-    return editing.addon_out(editing.set_addon(session, slug=sku_id, code=code, data=body, actor=admin.actor))
+    return catalog_editing.addon_out(
+        catalog_editing.set_addon(session, slug=sku_id, code=code, data=body, actor=admin.actor)
+    )
 
 
 @router.get("/audit", summary="The audit log, newest first, filtered")
@@ -195,7 +201,7 @@ def cancel_quote(public_id: str, session: SessionDep, admin: AdminDep) -> QuoteO
 
 @router.get("/catalog/export", summary="The whole catalog as one JSON document")
 def export_catalog(session: SessionDep) -> CatalogDoc:
-    return transfer.export_catalog(session)
+    return catalog_transfer.export_catalog(session)
 
 
 @router.post(
@@ -214,4 +220,4 @@ def import_catalog(
         bool, Query(description="Import even over catalog changes made here after the document was exported")
     ] = False,
 ) -> ImportReport:
-    return transfer.import_catalog(session, doc=body, actor=admin.actor, force=force)
+    return catalog_transfer.import_catalog(session, doc=body, actor=admin.actor, force=force)

@@ -1,6 +1,6 @@
 """The catalog revision: one row whose random token every write to a catalog table replaces.
 
-Per-process caches of what the catalog says (app.catalog.snapshot) compare their token with this row, so
+Per-process caches of what the catalog says (app.catalog.cache) compare their token with this row, so
 a price change reaches the very next request on every worker and app server. The token is random, not a
 counter: a rolled-back change takes its token with it, and no later change can bring the same one back.
 
@@ -20,7 +20,7 @@ from sqlalchemy.orm import Mapped, Session, mapped_column
 from app.db.base import Base
 
 ROW_ID = 1
-# Everything a catalog snapshot is built from: SKUs, GPU types, prices, discounts, availability, cloud
+# Everything the catalog cache builds from: SKUs, GPU types, prices, discounts, availability, cloud
 # reference prices and exchange rates (quotes and their add-ons are priced from the database directly).
 CATALOG_TABLES = frozenset(
     {"gpu_types", "skus", "sku_prices", "term_discounts", "sku_availability", "reference_prices", "exchange_rates"}

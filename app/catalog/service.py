@@ -10,10 +10,10 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from app.catalog import repository
+from app.catalog.cache import catalog_cache
 from app.catalog.models import Sku
 from app.catalog.pricing import next_price_change, sku_pricing
 from app.catalog.schemas import GpuOut, GpuRef, PriceOut, SkuOut, TermPriceOut
-from app.catalog.snapshot import catalog_snapshot
 from app.estimator.hardware import load_gpus
 from app.estimator.vocabulary import Term
 from app.money import bp_to_percent
@@ -89,8 +89,8 @@ def price_summary(currency: str, unit: str, monthly_list: Decimal, terms: Mappin
 
 
 def public_skus(session: Session) -> list[SkuOut]:
-    """Active SKUs with the price in force (cached per catalog revision: app.catalog.snapshot)."""
-    return catalog_snapshot(session).get("public_skus", _build_public_skus)
+    """Active SKUs with the price in force (cached per catalog revision: app.catalog.cache)."""
+    return catalog_cache(session).get("public_skus", _build_public_skus)
 
 
 def _build_public_skus(session: Session) -> tuple[list[SkuOut], datetime | None]:

@@ -71,16 +71,6 @@ class StepShape:
     weights_local: float = 0.0  # every parameter on one GPU before ZeRO sharding; 0: the trainable ones
 
 
-@dataclass(slots=True)
-class CommTimes:
-    """Exposed seconds per optimizer step: `per_microbatch_s` is stretched by the pipeline bubble,
-    `dp_s` (data-parallel / ZeRO) and `offload_s` happen once per step."""
-
-    per_microbatch_s: float
-    dp_s: float
-    offload_s: float
-
-
 def hide(comm_s: float, window_s: float) -> float:
     """Exposed part of `comm_s` that can overlap a compute window of `window_s`."""
     return comm_s - OVERLAP_HIDE_FRACTION * min(comm_s, window_s)
@@ -232,16 +222,6 @@ def offload_time(model: ModelSpec, workload: Workload, plan: Plan, cluster: Clus
         fetch = 2 * local * BYTES_PER_ELEMENT.get(workload.precision, 2.0) / pcie
         exposed += shape.micro_batches * hide(fetch, shape.fwd_s + shape.bwd_s)
     return exposed
-
-
-def step_communication(
-    model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster, shape: StepShape
-) -> CommTimes:
-    """All collectives of one optimizer step, split into pipeline-stretched and once-per-step parts."""
-    per_microbatch = microbatch_communication(model, workload, plan, cluster, shape)
-    exposed_dp = dp_comm(model, workload, plan, cluster, shape)[0] if plan.dp > 1 else 0.0
-    offload = offload_time(model, workload, plan, cluster, shape) if plan.offload != "none" else 0.0
-    return CommTimes(per_microbatch, exposed_dp, offload)
 
 
 def microbatch_communication(

@@ -72,10 +72,6 @@ def fabric_entry(fabric: str) -> dict[str, Any]:
     return entry
 
 
-def intra_link(cluster: Cluster) -> str:
-    return cluster.intra_node_link or cluster.gpu.intra_node_link
-
-
 def intra_busbw_bytes_per_s(kind: str, group_gpus: int) -> float:
     """All-reduce busbw inside one node; an NVLink bridge joins pairs only, larger groups use PCIe."""
     entry = _intra_entry(kind)

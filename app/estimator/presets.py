@@ -62,10 +62,6 @@ def _presets() -> dict[str, Preset]:
     return {entry["id"]: _to_preset(entry) for entry in _raw()["presets"]}
 
 
-def presets_version() -> str:
-    return str(_raw()["version"])
-
-
 def list_presets() -> list[Preset]:
     """All presets in file order (dense and MoE)."""
     return list(_presets().values())

@@ -1,5 +1,5 @@
 """The market a recommendation is searched in: the offers (active SKUs with a price in force) and the
-reference cloud prices to compare them with, read from one catalog snapshot (app.catalog.snapshot).
+reference cloud prices to compare them with, read through one catalog cache (app.catalog.cache).
 
 A warm request reuses what this process built for the catalog's revision token; a price change
 (or a scheduled price or exchange rate taking effect) rebuilds it.
@@ -21,9 +21,9 @@ from typing import cast
 from sqlalchemy.orm import Session
 
 from app.catalog import repository as catalog_repository
+from app.catalog.cache import catalog_cache
 from app.catalog.pricing import next_price_change, sku_pricing
 from app.catalog.seed_data import SEED_CURRENCY
-from app.catalog.snapshot import catalog_snapshot
 from app.estimator.hardware import get_gpu
 from app.estimator.specs import EstimatorError
 from app.estimator.vocabulary import RentalUnit
@@ -43,21 +43,21 @@ class Market:
 
 
 def load_market(session: Session, currency: str | None = None) -> Market:
-    snapshot = catalog_snapshot(session)
+    cache = catalog_cache(session)
     target = currency or CATALOG_CURRENCY
-    rates = snapshot.get("exchange_rates", build_rates)
+    rates = cache.get("exchange_rates", build_rates)
     minor = quantum(target)
     offers = [
         replace(offer, exchange=Exchange(target, rates.rate(offer.currency, target), minor))
-        for offer in snapshot.get("offers", load_offers)
+        for offer in cache.get("offers", load_offers)
     ]
-    references = snapshot.get(f"reference_book:{target}", partial(build_book, currency=target))
+    references = cache.get(f"reference_book:{target}", partial(build_book, currency=target))
     return Market(target, offers, references)
 
 
 def load_offers(session: Session) -> tuple[list[Offer], datetime | None]:
     """Active SKUs with a price in force, as the pure planner sees them, and when a scheduled price will
-    change that (a snapshot builder)."""
+    change that (a catalog cache builder)."""
     offers = []
     now = datetime.now(UTC)
     availability = catalog_repository.availability_by_sku(session)

@@ -50,7 +50,7 @@ def _matches(row: ReferenceRow, family: str, memory_gb: int) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class ReferenceRow:
-    """A reference price as plain data: a book outlives the session that read it (app.catalog.snapshot)."""
+    """A reference price as plain data: a book outlives the session that read it (app.catalog.cache)."""
 
     provider: str
     region: str
@@ -123,7 +123,7 @@ class ExchangeRates:
 
 
 def build_rates(session: Session) -> tuple[ExchangeRates, datetime | None]:
-    """The rates in force now, and when a scheduled rate will change them (a catalog snapshot builder)."""
+    """The rates in force now, and when a scheduled rate will change them (a catalog cache builder)."""
     now = datetime.now(UTC)
     pairs: dict[tuple[str, str], Decimal] = {}
     for row in repository.rates_in_force(session, at=now):

@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from app.admin import service
-from app.admin.web import LOGIN_CSRF_COOKIE
+from app.admin.pages import LOGIN_CSRF_COOKIE
 from tests.conftest import BACKENDS
 from tests.http.test_transactions import HealthProbe, burst, statuses
 from tests.servers import app_cli, free_port, running_server, scratch_database

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from app.admin import editing, service
+from app.admin import catalog_editing, service
 from app.admin.schemas import SkuPatch
 from app.db.engine import build_engine, build_sessionmaker
 from app.db.migrate import upgrade
@@ -37,18 +37,21 @@ def test_simultaneous_saves_one_wins_the_other_gets_409(scratch_url: str) -> Non
     bob = service.Actor(None, "bob@example.com", "api")
     first, second = sessions(), sessions()
     try:
-        seen_by_alice, seen_by_bob = editing.get_sku(first, CARD), editing.get_sku(second, CARD)  # both hold v1
+        seen_by_alice, seen_by_bob = (
+            catalog_editing.get_sku(first, CARD),
+            catalog_editing.get_sku(second, CARD),
+        )  # both hold v1
         assert seen_by_alice.version == seen_by_bob.version == 1
-        editing.update_sku(first, slug=CARD, data=SkuPatch(version=1, name="Alice's name"), actor=alice)
+        catalog_editing.update_sku(first, slug=CARD, data=SkuPatch(version=1, name="Alice's name"), actor=alice)
         first.commit()
         with pytest.raises(Conflict, match="changed by someone else while saving version 1"):
-            editing.update_sku(second, slug=CARD, data=SkuPatch(version=1, name="Bob's name"), actor=bob)
+            catalog_editing.update_sku(second, slug=CARD, data=SkuPatch(version=1, name="Bob's name"), actor=bob)
         second.rollback()
     finally:
         first.close()
         second.close()
     with sessions() as check:
-        sku = editing.get_sku(check, CARD)
+        sku = catalog_editing.get_sku(check, CARD)
         assert (sku.name, sku.version) == ("Alice's name", 2)
         history = service.audit_page(check, service.AuditFilter(entity_type="sku"))[0]
         assert [(e.actor, e.after["name"]) for e in history] == [("alice@example.com", "Alice's name")]

@@ -21,7 +21,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from app.admin import editing, repository
+from app.admin import catalog_editing, repository
 from app.admin.schemas import AddonDoc, AvailabilityDoc, CatalogDoc, ImportReport, SkuDoc
 from app.admin.service import Actor, aware, record
 from app.catalog import repository as catalog_repository
@@ -39,7 +39,7 @@ def export_catalog(session: Session) -> CatalogDoc:
 
 
 def _sku_doc(session: Session, sku: Sku) -> dict[str, Any]:
-    data = editing.snapshot(sku)
+    data = catalog_editing.snapshot(sku)
     data.pop("version")
     prices = [
         {
@@ -62,12 +62,12 @@ def _sku_doc(session: Session, sku: Sku) -> dict[str, Any]:
             "status": a.status,
             "amount": None if a.amount_minor is None else str(from_minor(a.amount_minor, a.currency)),
         }
-        for a in editing.addons_of(session, sku)
+        for a in catalog_editing.addons_of(session, sku)
     ]
     return {**data, "prices": prices, "availability": availability, "addons": addons}
 
 
-# Audit entity types of catalog edits (app.admin.editing) and imports
+# Audit entity types of catalog edits (app.admin.catalog_editing) and imports
 CATALOG_ENTITIES = ("sku", "sku_price", "sku_availability", "sku_addon", "catalog")
 
 
@@ -120,7 +120,7 @@ def _backdated_prices(session: Session, item: SkuDoc, prefix: str, now: datetime
         if not _fits(price.amount, price.currency):
             continue  # reported by _sku_errors
         key = (aware(price.effective_from), to_minor(Decimal(price.amount), price.currency), price.currency)
-        if key not in have and key[0] < now - editing.BACKDATE_TOLERANCE:
+        if key not in have and key[0] < now - catalog_editing.BACKDATE_TOLERANCE:
             errors.append(
                 _err(
                     f"{prefix}prices.{j}.effective_from",
@@ -144,7 +144,7 @@ def _sku_errors(sku: SkuDoc, prefix: str, known_gpus: set[str]) -> list[dict[str
     errors = []
     if sku.gpu not in known_gpus:
         errors.append(_err(f"{prefix}gpu", f"unknown GPU type {sku.gpu!r}; add it to gpu_types"))
-    errors += editing.shape_errors(
+    errors += catalog_editing.shape_errors(
         gpu_slug=sku.gpu,
         rental_unit=sku.rental_unit,
         gpus_per_node=sku.gpus_per_node,
@@ -222,7 +222,7 @@ def _apply_sku(session: Session, item: SkuDoc, actor: Actor, report: ImportRepor
     gpu_type = catalog_repository.get_gpu_type_by_slug(session, item.gpu)
     assert gpu_type is not None  # validation checked every SKU's GPU type, and the import created the new ones
     gpu_type_id = gpu_type.id
-    fields = {attr: getattr(item, api) for api, attr in editing.SKU_FIELDS.items()}
+    fields = {attr: getattr(item, api) for api, attr in catalog_editing.SKU_FIELDS.items()}
     if sku is None:
         sku = Sku(slug=item.id, gpu_type_id=gpu_type_id, status=item.status, **fields)
         catalog_repository.add(session, sku)
@@ -231,7 +231,7 @@ def _apply_sku(session: Session, item: SkuDoc, actor: Actor, report: ImportRepor
             if getattr(sku, attr) != value:
                 setattr(sku, attr, value)
     report.prices_added += _append_prices(session, sku, item, actor)
-    editing.set_discounts(session, sku, item.discounts)
+    catalog_editing.set_discounts(session, sku, item.discounts)
     _set_availability(session, sku, item.availability)
     _set_addons(session, sku, item.addons)
     session.flush()
@@ -288,7 +288,7 @@ def _set_availability(session: Session, sku: Sku, slots: list[AvailabilityDoc]) 
 
 def _set_addons(session: Session, sku: Sku, addons: list[AddonDoc]) -> None:
 
-    existing = {a.code: a for a in editing.addons_of(session, sku)}
+    existing = {a.code: a for a in catalog_editing.addons_of(session, sku)}
     for addon in addons:
         amount = None if addon.amount is None else to_minor(Decimal(addon.amount), addon.currency)
         values = {

@@ -20,7 +20,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import ValidationError
 from sqlalchemy.orm import Session
 
-from app.admin import editing, service
+from app.admin import catalog_editing, service
 from app.admin.deps import SESSION_COOKIE, AdminDep, Principal, SignedInDep, client_addr, require_admin
 from app.admin.schemas import AddonIn, AvailabilityIn, PriceCreate, SkuCreate, SkuPatch, audit_changes
 from app.catalog import repository as catalog_repository
@@ -160,7 +160,7 @@ def home() -> Response:
 
 @router.get("/skus", response_class=HTMLResponse)
 def sku_list(request: Request, session: SessionDep, admin: AdminDep) -> HTMLResponse:
-    return _page(request, "skus.html", {"admin": admin, "skus": editing.admin_skus(session)})
+    return _page(request, "skus.html", {"admin": admin, "skus": catalog_editing.admin_skus(session)})
 
 
 def _edit_page(
@@ -174,7 +174,7 @@ def _edit_page(
     errors: list[dict[str, Any]] | None = None,
     submitted: dict[str, Any] | None = None,
 ) -> HTMLResponse:
-    sku = editing.sku_admin_out(session, editing.get_sku(session, slug))
+    sku = catalog_editing.sku_admin_out(session, catalog_editing.get_sku(session, slug))
     gpus = catalog_repository.list_gpu_types(session)
     context = {
         "admin": admin,
@@ -240,7 +240,7 @@ def sku_create(request: Request, session: SessionDep, admin: AdminDep, form: For
             price={"amount": form.get("amount", ""), "currency": form.get("currency", "")},
         )
         with session.begin_nested():
-            sku = editing.create_sku(session, data=data, actor=admin.actor)
+            sku = catalog_editing.create_sku(session, data=data, actor=admin.actor)
     except (AppError, ValidationError) as exc:
         error, errors = _errors(exc)
         gpus = catalog_repository.list_gpu_types(session)
@@ -307,7 +307,7 @@ def _version(form: dict[str, str]) -> int | None:
 def sku_save(request: Request, slug: str, session: SessionDep, admin: AdminDep, form: FormDep) -> Response:
     def change() -> None:
         data = SkuPatch(version=int(form.get("version", "0") or 0), **_sku_fields(form))
-        editing.update_sku(session, slug=slug, data=data, actor=admin.actor)
+        catalog_editing.update_sku(session, slug=slug, data=data, actor=admin.actor)
 
     return _edit(request, session, admin, slug, form, change, done="saved")
 
@@ -321,7 +321,7 @@ def sku_price(request: Request, slug: str, session: SessionDep, admin: AdminDep,
             effective_from=form.get("effective_from") or None,
             note=form.get("note", ""),
         )
-        editing.add_price(session, slug=slug, data=data, actor=admin.actor)
+        catalog_editing.add_price(session, slug=slug, data=data, actor=admin.actor)
 
     return _edit(request, session, admin, slug, form, change, done="price")
 
@@ -337,7 +337,7 @@ def sku_addon(request: Request, slug: str, session: SessionDep, admin: AdminDep,
             status=form.get("status", "active"),
             version=_version(form),
         )
-        editing.set_addon(session, slug=slug, code=form.get("code", "").strip(), data=data, actor=admin.actor)
+        catalog_editing.set_addon(session, slug=slug, code=form.get("code", "").strip(), data=data, actor=admin.actor)
 
     return _edit(request, session, admin, slug, form, change, done="addon")
 
@@ -361,7 +361,7 @@ def sku_status(
 
     def change() -> None:
         version = int(form.get("version", "0") or 0)
-        editing.set_status(session, slug=slug, version=version, status=status, actor=admin.actor)
+        catalog_editing.set_status(session, slug=slug, version=version, status=status, actor=admin.actor)
 
     return _edit(request, session, admin, slug, form, change, done=message)
 
@@ -377,7 +377,7 @@ def sku_availability(
     def change() -> None:
         units = int(form.get("units_available", "-1") or -1)
         data = AvailabilityIn(units_available=units, version=_version(form))
-        editing.set_availability(session, slug=slug, region=region, data=data, actor=admin.actor)
+        catalog_editing.set_availability(session, slug=slug, region=region, data=data, actor=admin.actor)
 
     return _edit(request, session, admin, slug, form, change, done="availability")
 

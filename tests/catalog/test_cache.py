@@ -1,4 +1,4 @@
-"""Catalog snapshots: each process caches what it built from the catalog for one revision token, and
+"""The catalog cache: each process caches what it built from the catalog for one revision token, and
 every catalog write replaces the token, so a change reaches the very next request on every worker;
 a rolled-back change never does, and a scheduled price takes effect on time without any write."""
 
@@ -14,11 +14,11 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
+from app.catalog.cache import catalog_cache
 from app.catalog.models import SkuPrice
 from app.catalog.repository import get_sku_by_slug
 from app.catalog.revision import current_token
 from app.catalog.service import public_skus
-from app.catalog.snapshot import catalog_snapshot
 from app.db.engine import build_engine, build_sessionmaker
 from app.db.migrate import upgrade
 from app.ratelimit.models import RateLimitCounter
@@ -91,10 +91,10 @@ def test_values_are_built_once_per_token(db: Session) -> None:
         builds.append(1)
         return len(builds), None
 
-    first = catalog_snapshot(db).get("test-value", build)
-    assert catalog_snapshot(db).get("test-value", build) == first == 1
+    first = catalog_cache(db).get("test-value", build)
+    assert catalog_cache(db).get("test-value", build) == first == 1
     _new_price(db, 330_000)
-    assert catalog_snapshot(db).get("test-value", build) == 2
+    assert catalog_cache(db).get("test-value", build) == 2
 
 
 # ---- several worker processes -------------------------------------------------------------------
@@ -102,7 +102,7 @@ def test_values_are_built_once_per_token(db: Session) -> None:
 
 @pytest.fixture(scope="module", params=BACKENDS)
 def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
-    with scratch_database(request.param, tmp_path_factory, "snapshot_server") as url:
+    with scratch_database(request.param, tmp_path_factory, "cache_server") as url:
         upgrade(url)
         engine = build_engine(url)
         with build_sessionmaker(engine).begin() as session:

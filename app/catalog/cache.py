@@ -10,6 +10,9 @@ rebuilt from then on.
 
 Values must be plain data (frozen dataclasses, pydantic models), never ORM rows: those belong to the
 session that loaded them.
+
+A cache, not a snapshot: in this code base a snapshot is a frozen copy kept as a record (a quote's
+terms as issued, an audit entry's before and after, the shipped list of public cloud prices).
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ _generation: _Generation | None = None  # replaced whole, never mutated across t
 
 
 @dataclass(slots=True)
-class CatalogSnapshot:
+class CatalogCache:
     """The catalog as one request sees it: read the token once, then look values up by name."""
 
     session: Session
@@ -56,5 +59,5 @@ class CatalogSnapshot:
         return found[0]  # type: ignore[return-value]
 
 
-def catalog_snapshot(session: Session) -> CatalogSnapshot:
-    return CatalogSnapshot(session, current_token(session))
+def catalog_cache(session: Session) -> CatalogCache:
+    return CatalogCache(session, current_token(session))
