@@ -10,7 +10,7 @@ from pydantic import ValidationError
 from app.db.engine import build_engine, build_sessionmaker, check_connection
 from app.estimator.specs import EstimatorError
 from app.estimator.vocabulary import OBJECTIVES, TASKS, TERMS
-from app.planner.schemas import RecommendIn, RecommendOut
+from app.planner.schemas import CostOut, RecommendIn, RecommendOut
 from app.planner.service import run_recommend
 from app.settings import Settings
 
@@ -30,6 +30,7 @@ def add_recommend_command(sub: argparse._SubParsersAction[argparse.ArgumentParse
     p.add_argument("--max-nodes", type=int, default=16)
     p.add_argument("--deadline-days", type=float)
     p.add_argument("--budget", help="maximum monthly budget, a decimal amount")
+    p.add_argument("--currency", help="ISO 4217 code of the budget and the comparison; default CNY")
     p.add_argument("--gpu", action="append", default=[], help="allowed GPU type (repeatable)")
     p.add_argument("--region", action="append", default=[], help="allowed region (repeatable)")
     p.add_argument("--limit", type=int, default=5)
@@ -44,6 +45,7 @@ def request_from_args(args: argparse.Namespace) -> RecommendIn:
         "max_nodes": args.max_nodes,
         "deadline_days": args.deadline_days,
         "max_monthly_budget": args.budget,
+        "currency": args.currency,
         "gpu_types": args.gpu,
         "regions": args.region,
         "limit": args.limit,
@@ -71,7 +73,7 @@ def format_table(result: RecommendOut) -> str:
                 o.sku.id,
                 f"{o.total_gpus} ({o.nodes} node{'s' * (o.nodes > 1)})",
                 o.plan.summary,
-                f"{o.cost.monthly_effective} {o.cost.currency}",
+                _per_month(o.cost),
                 o.cost.job_total or "-",
                 f"{days:.1f}" if days is not None else "-",
             )
@@ -83,6 +85,12 @@ def format_table(result: RecommendOut) -> str:
     for r in result.rejected:
         lines.append(f"rejected {r.sku}: {r.reason}")
     return "\n".join(lines)
+
+
+def _per_month(cost: CostOut) -> str:
+    """ "20000.00 USD (142000.00 CNY)" for a SKU priced in another currency than the comparison's."""
+    own = f"{cost.monthly_effective} {cost.currency}"
+    return f"{own} ({cost.converted.monthly_effective} {cost.converted.currency})" if cost.converted else own
 
 
 def run_recommend_command(args: argparse.Namespace, settings: Settings) -> int:

@@ -8,6 +8,7 @@ numbers (20,000 < 30,000) it would not be.
 
 from __future__ import annotations
 
+import argparse
 from decimal import Decimal
 
 import pytest
@@ -16,6 +17,8 @@ from sqlalchemy.orm import Session
 
 from app.catalog.models import SkuPrice
 from app.catalog.repository import get_sku_by_slug
+from app.planner.cli import add_recommend_command, format_table, request_from_args
+from app.planner.service import run_recommend
 from app.reference.service import set_exchange_rate
 
 SERVERS = ["a100-80g-sxm", "h100-80g-sxm"]  # the seeded a100-80g-sxm-8x (CNY 30,000) and h100-80g-sxm-8x
@@ -98,3 +101,16 @@ def test_an_unknown_currency_is_a_422_naming_the_field(client: TestClient) -> No
     response = client.post("/recommend", json=LORA_7B | {"constraints": {"currency": "XYZ"}})
     assert response.status_code == 422
     assert "constraints.currency" in response.text
+
+
+def test_the_command_line_compares_in_the_currency_it_is_given(db: Session, h100_in_usd: None) -> None:
+    set_exchange_rate(db, base="USD", quote="CNY", rate=Decimal("7.10"), set_by="test")
+    parser = argparse.ArgumentParser()
+    add_recommend_command(parser.add_subparsers())
+    args = parser.parse_args(
+        ["recommend", "--preset", "llama-2-7b", "--task", "lora", "--tokens", "1e8", "--objective", "cheapest"]
+        + ["--gpu", "a100-80g-sxm", "--gpu", "h100-80g-sxm", "--max-nodes", "1", "--currency", "USD"]
+    )
+    table = format_table(run_recommend(db, request_from_args(args)))
+    assert "30000.00 CNY (4225.35 USD)" in table
+    assert table.index("a100-80g-sxm-8x") < table.index("h100-80g-sxm-8x")
