@@ -289,8 +289,9 @@ def render(mem_rows: list[Any], mem_summary: Any, perf_rows: list[PerfRow], perf
         "## Method",
         "",
         "**Memory.** Each case is a run whose peak memory was measured and published with its full "
-        "configuration: torchtune's and torchtitan's tables, litgpt's fine-tuning hub and the Hugging Face LLM "
-        "optimisation guide. The module docstring of `published_cases.py` says how each source measured. "
+        "configuration: torchtune's and torchtitan's tables, litgpt's fine-tuning hub and resource tables, and "
+        "the Hugging Face LLM optimisation guide. The module docstring of `published_cases.py` says how each source "
+        "measured. "
         "Ours is `estimate_memory(...).breakdown.total`, in GiB per GPU. Rows marked *reported only* are printed "
         "but not asserted, and their reasons are listed below the table. llm-analysis is `LLMAnalysis.training()` "
         "weights + optimizer + gradients + activations (inference: weights + KV cache + activations). It has no "

@@ -1110,7 +1110,7 @@ def estimate_memory(model: ModelSpec, workload: Workload, plan: Plan, cluster: C
     breakdown = _breakdown(ctx, plan, cluster, (plan.dp, plan.zero_stage, plan.offload))
     plain = plan.tp == 1 and plan.pp == 1 and plan.offload == "none" and not model.approximate
     warnings = [] if plain else _plan_warnings(model, workload, plan, cluster)  # no trap can apply to a plain plan
-    if breakdown.host_ram or not breakdown.fits:
+    if breakdown.host_ram or not breakdown.gpu_fits:  # host RAM is checked only when something is offloaded
         warnings.extend(_fit_warnings(ctx, plan, cluster, breakdown))
     key_p = (plan.zero_stage, plan.offload, plan.recompute, plan.flash_attention, plan.pp > 1)
     assumptions = ctx.assumptions.get(key_p)
