@@ -16,7 +16,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 PEERS_VENV = ROOT / ".peers-venv"
 RUNNER = Path(__file__).resolve().parent / "_llm_analysis_runner.py"
-PEER_REQUIREMENT = "llm-analysis==0.2.2"  # the version ESTIMATOR-NOTES.md was read against
+PEER_REQUIREMENT = "llm-analysis==0.2.2"  # the version docs/validation.md compares against
 
 
 def peers_python() -> Path:

@@ -17,7 +17,7 @@ Peers and what each one computes:
   context parallelism, so LoRA rows are "n/a" and offload/CP rows are computed as if neither were used.
 - DeepSpeed `estimate_zero2_model_states_mem_needs` / `estimate_zero3_model_states_mem_needs` (model states
   only, no activations), REIMPLEMENTED here from deepspeed/runtime/zero/stage_1_and_2.py and stage3.py
-  (commit 38327e0, as read in ESTIMATOR-NOTES.md) because installing deepspeed needs torch + CUDA:
+  (commit 38327e0) because installing deepspeed needs torch + CUDA:
     ZeRO-2: GPU = 2P + 18P/N (offload: 2P)   [before PR #5099: 4P + 16P/N]
     ZeRO-3: GPU = 4*largest_layer + 18P/N (offload optimizer: + 2P/N; offload params too: 4*largest_layer)
   Applies to pretraining / full fine-tuning with ZeRO-2/3 or FSDP; "n/a" elsewhere.

@@ -1,10 +1,12 @@
 """Every relative link in README.md and docs/*.md points at a file of the repository, and every
 `#anchor` at a heading of its target (GitHub's slugs: lower case, punctuation dropped, spaces as
-hyphens). Moving text between documents must not leave a dead link behind."""
+hyphens). Moving text between documents must not leave a dead link behind, and no text cites a
+document that is not in the repository."""
 
 from __future__ import annotations
 
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -45,6 +47,21 @@ def test_every_relative_link_resolves(document: Path) -> None:
         if not resolved.is_file() or (anchor and resolved.suffix == ".md" and anchor not in anchors(resolved)):
             dead.append(target)
     assert dead == []
+
+
+def test_nothing_cites_a_document_outside_the_repository() -> None:
+    """The product brief and estimator notes the project started from are not in the repository: code,
+    data and docs cite the primary sources (papers, specifications, measurements) instead."""
+    outside = re.compile(r"\bBRIEF\b|ESTIMATOR-NOTES")
+    tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    texts = [ROOT / f for f in tracked if Path(f).suffix in {".py", ".md", ".json", ".csv", ".html", ".toml"}]
+    here = Path(__file__).resolve()
+    found = [
+        str(p.relative_to(ROOT))
+        for p in texts
+        if p.resolve() != here and p.is_file() and outside.search(p.read_text("utf-8"))
+    ]
+    assert found == []
 
 
 def test_the_readme_links_every_document() -> None:

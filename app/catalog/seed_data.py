@@ -1,4 +1,4 @@
-"""The catalog the company sells (BRIEF §3, from the company's 2026 article in shared seeds).
+"""The catalog the company sells, from the company's 2026 article.
 
 The article quotes ranges "for reference, final on consultation": the seed takes the midpoint
 and marks the price as indicative. Amounts are CNY per month per rental unit.

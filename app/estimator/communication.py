@@ -1,6 +1,8 @@
 """Per-step communication and offload times of a plan, and how much of each hides behind compute.
 
-Volumes follow BRIEF §4 / ESTIMATOR-NOTES §6 (ring collectives, Megatron-LM TP, ZeRO paper §7);
+Volumes: ring collectives move 2(n-1)/n of the bytes per GPU (all-reduce; reduce-scatter and all-gather
+half that), Megatron-LM TP all-reduces b·s·h twice forward and twice backward per layer, ZeRO-3 moves
+1.5× data parallel's volume (ZeRO paper §7), pipeline stages send b·s·h per micro-batch;
 bandwidths come from `interconnects` (measured NCCL busbw). What overlaps with compute:
 
 - DP gradient all-reduce / ZeRO-1,2 reduce-scatter: overlaps the backward of the last micro-batch,
@@ -117,7 +119,7 @@ def gathered_bytes(workload: Workload) -> float:
 
 
 def grad_bytes(workload: Workload) -> float:
-    """Gradients are reduced in 16 bits (fp32 for fp32 training); BRIEF §2's 7B → 14 GB check."""
+    """Gradients are reduced in 16 bits (fp32 for fp32 training); a 7B model's bf16 gradients are 14 GB."""
     return 4.0 if workload.precision == "fp32" else 2.0
 
 

@@ -190,7 +190,7 @@ def prefill_flops_per_token(model: ModelSpec, context: int) -> float:
 
 
 def kv_cache_bytes(model: ModelSpec, context: int, batch: int, kv_precision: str) -> float:
-    """2 (K and V) · layers · kv_heads · head_dim · tokens · batch · bytes (BRIEF §4)."""
+    """2 (K and V) · layers · kv_heads · head_dim · tokens · batch · bytes: K and V of every layer's KV heads."""
     per_token = 2 * model.layers * model.kv_heads * model.d_head * BYTES_PER_ELEMENT[kv_precision]
     return per_token * context * batch
 

@@ -5,7 +5,7 @@ no biases, RMSNorm weight only; GPT-2/GPT-NeoX: biases everywhere, LayerNorm wei
 agrees with Megatron-LM `megatron/training/theoretical_memory_usage.py` (attention
 2h²(1 + g/a), MLP 2hf × 3/2 for SwiGLU) when head_dim = hidden/heads.
 MoE (Mixtral, DeepSeek): memory follows the total, FLOPs follow the active count
-(BRIEF §4; Fedus et al. 2021 "Switch Transformers" §2).
+(Fedus et al. 2021 "Switch Transformers" §2).
 """
 
 from __future__ import annotations

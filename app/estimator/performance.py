@@ -1,7 +1,8 @@
 """Step time, throughput, MFU, time to train and inference speed of one plan.
 
 The efficiency model (what fraction of peak the compute reaches) is built from parts with a
-physical meaning rather than one MFU constant (ESTIMATOR-NOTES §7: a single constant is ±30 %):
+physical meaning rather than one MFU constant (published runs depend on the GPU generation, sharding,
+TP degree, sequence length, micro-batch and kernels: a single constant misses them by up to ±30 %):
 
 1. GEMMs run at `GEMM_EFFICIENCY[generation]` of dense peak, further reduced for small
    shapes: rows M = micro-batch tokens, columns N = hidden / tp (`_shape_efficiency`).

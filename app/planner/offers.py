@@ -18,7 +18,7 @@ from app.estimator.vocabulary import TERM_MONTHS, Objective, RentalUnit, Term
 
 DAYS_PER_BILLED_MONTH = 30  # a rental month, as the company bills it
 # Per-node injection bandwidth of the fabrics a SKU may offer (line rates; the estimator applies
-# measured efficiencies): InfiniBand NDR 400 Gb/s per port (BRIEF §6).
+# measured efficiencies): InfiniBand NDR 400 Gb/s per port (50 GB/s line rate).
 FABRIC_GBPS = {"ib-ndr-400": 400.0, "ib-hdr-200": 200.0, "roce-200": 200.0, "roce-100": 100.0}
 
 

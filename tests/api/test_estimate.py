@@ -127,7 +127,7 @@ def test_models_lists_presets_with_sources(client: TestClient) -> None:
 
 
 def test_scaling_view_matches_the_articles_claims(client: TestClient) -> None:
-    """BRIEF §2: 8-GPU data parallel on NVLink is 6-7.5× in practice; 10 GbE between nodes is
+    """The company's article: 8-GPU data parallel on NVLink is 6-7.5× in practice; 10 GbE between nodes is
     only tolerable for pure data parallelism. Case: Llama-2-7B full fine-tune, plain DDP, one
     1,024-token sequence per GPU on 8×A100 80G SXM (tests/estimator/test_perf_article.py)."""
     response = client.post(

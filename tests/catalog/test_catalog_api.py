@@ -1,4 +1,4 @@
-"""The public catalog over HTTP, on both databases, with the seed prices of BRIEF §3."""
+"""The public catalog over HTTP, on both databases, with the seed prices (app/catalog/seed_data.py)."""
 
 from __future__ import annotations
 

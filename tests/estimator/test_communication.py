@@ -18,7 +18,7 @@ NODE_A100 = Cluster(gpu=A100_80_SXM, gpus_per_node=8)
 
 
 def test_7b_gradient_all_reduce_on_8_a100_nvlink_is_about_100_ms() -> None:
-    """BRIEF §2: not 'under 30 ms': 2·7/8 · 13.5 GB (bf16 grads) / 230 GB/s busbw ≈ 103 ms."""
+    """The article's 'under 30 ms' does not hold: 2·7/8 · 13.5 GB (bf16 grads) / 230 GB/s busbw ≈ 103 ms."""
     grads_bytes = count_params(LLAMA2_7B).total * 2
     seconds = all_reduce_s(grads_bytes, 8, group_bandwidth(NODE_A100, 8, 8))
     assert seconds == pytest.approx(2 * 7 / 8 * grads_bytes / 230e9, rel=0.01)

@@ -1,4 +1,4 @@
-"""The article's claims (BRIEF §2), each on a precisely stated workload, or why physics disagrees."""
+"""The company's article's claims, each on a precisely stated workload, or why physics disagrees."""
 
 from __future__ import annotations
 

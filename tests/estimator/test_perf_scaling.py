@@ -34,5 +34,5 @@ def test_faster_fabrics_scale_better() -> None:
 
 
 def test_data_parallel_over_10gbe_is_barely_better_than_one_node() -> None:
-    """BRIEF §2: 10 GbE is 'only tolerable for pure data parallelism': 16 nodes gain little over one."""
+    """The company's article: 10 GbE is 'only tolerable for pure data parallelism': 16 nodes gain little over one."""
     assert row("eth-10", 16)["speedup"] < 2 * row("nvlink3", 8)["speedup"]

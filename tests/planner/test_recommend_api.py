@@ -1,5 +1,5 @@
 """POST /recommend on the seeded catalog, on SQLite and PostgreSQL: the article's scenarios
-(BRIEF §2-§3), the response contract, and catalog changes taking effect at once."""
+(the company's article and its seed catalog), the response contract, and catalog changes taking effect at once."""
 
 from __future__ import annotations
 

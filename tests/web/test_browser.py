@@ -1,6 +1,6 @@
 """The wizard in headless Chromium against a real server (issue 8's acceptance tests (a)-(e)).
 
-The figures asserted come from the catalog seed (BRIEF §3) and, where the planner decides, from
+The figures asserted come from the catalog seed (app/catalog/seed_data.py) and, where the planner decides, from
 the same request sent to the JSON API `POST /recommend` of the same server: the page must show
 exactly what the API answers.
 """
