@@ -26,7 +26,11 @@ How the engines work, and how this module models them:
 - Continuous batching with chunked prefill (vLLM ≥ 0.6 default, SGLang, TRT-LLM in-flight
   batching): every step carries the decode token of each running sequence and a chunk of waiting
   prompts, up to `max_num_batched_tokens`. In steady state a request's prompt is spread over the
-  steps its generation takes; its first token comes after ceil(prompt / free chunk) steps.
+  steps its generation takes, in the steps of the OTHER requests in flight (its own prompt is its TTFT);
+  its first token comes after ceil(prompt / free chunk) steps. MoE expert touches average the steps that
+  carry a whole chunk and those that carry decodes only.
+- Pipeline parallelism: every token crosses all stages in turn, so it never shortens one sequence's time
+  per token; below pp sequences in flight each stage's micro-batch holds one sequence.
 - Static batching (FasterTransformer, gpt-fast, LMDeploy's static benchmark): a batch prefills
   together, then decodes together; time per token is the decode step.
 - MoE decode reads only the experts the batch routes to: with B tokens each picking k of E experts
@@ -585,19 +589,33 @@ def _weight_stream_efficiency(cfg: ServingConfig) -> float:
 
 
 def _step_s(
-    hw: _Hardware, decode_seqs: float, context: float, prefill_tokens: float, prefill_len: float
+    hw: _Hardware,
+    decode_seqs: float,
+    context: float,
+    prefill_tokens: float,
+    prefill_len: float,
+    prefill_chunk: float | None = None,
 ) -> tuple[float, str]:
     """One engine step on one pipeline stage: `decode_seqs` sequences at `context` tokens decode one token each
     and `prefill_tokens` prompt tokens of prompts of length `prefill_len` are prefilled. Returns (s, bound).
 
-    Memory: the weights the step touches (MoE: the distinct experts its tokens route to) and the KV cache
-    read (decodes) and written (prefill), at achieved bandwidths. Compute: dense and expert GEMMs at the
-    decode/prefill mix's efficiency, the attention core at its own. The larger of the two, plus the
-    engine's per-step overhead and the TP all-reduces (fixed latency + bytes)."""
+    `prefill_chunk`: the size of the chunks the prefill tokens come in when `prefill_tokens` is an average
+    over steps (a prompt is scheduled whole, up to the chunk budget, on one step, not a little on each):
+    a fraction prefill_tokens / chunk of the steps carries one chunk. None: this step carries them all.
+
+    Memory: the weights the step touches (MoE: the distinct experts its tokens route to, averaged over the
+    steps with and without a chunk) and the KV cache read (decodes) and written (prefill), at achieved
+    bandwidths. Compute: dense and expert GEMMs at the decode/prefill mix's efficiency, the attention core at
+    its own. The larger of the two, plus the engine's per-step overhead and the TP all-reduces (fixed latency
+    + bytes)."""
     tokens = decode_seqs + prefill_tokens
     weights = hw.weight_bytes_static
     if hw.experts:
-        weights += expected_experts_touched(hw.experts, hw.top_k, max(tokens, 1.0)) * hw.expert_bytes
+        chunk = max(prefill_chunk or prefill_tokens, prefill_tokens)
+        share = prefill_tokens / chunk if chunk else 0.0
+        touched = (1.0 - share) * expected_experts_touched(hw.experts, hw.top_k, max(decode_seqs, 1.0))
+        touched += share * expected_experts_touched(hw.experts, hw.top_k, max(decode_seqs + chunk, 1.0))
+        weights += touched * hw.expert_bytes
     kv = (decode_seqs * context * hw.kv_reads + prefill_tokens) * hw.kv_token
     memory_s = weights / hw.hbm_weights + kv / hw.hbm_kv
     decode_share = decode_seqs / tokens if tokens else 1.0
@@ -642,10 +660,15 @@ def _operating_point(model: ModelSpec, cfg: ServingConfig, hw: _Hardware, concur
     chunk = max(budget - c, budget / 2)
     prefill_steps = math.ceil(prompt / chunk)
     steps_per_request = prefill_steps + out - 1
-    # Steady state: each step carries c decodes and the prompt tokens of the requests that start.
-    per_stage = c / pp
-    prefill_tokens = per_stage * prompt / steps_per_request
-    step, bound = _step_s(hw, per_stage, prompt + out / 2, prefill_tokens, prompt)
+    # Steady state: a request's decode steps carry the decodes of its micro-batch and the prompt tokens of the
+    # OTHER requests that start meanwhile (its own prompt is its TTFT). With pp stages the c sequences form pp
+    # micro-batches in flight, but one sequence cannot be split: below pp sequences each micro-batch holds
+    # one, and every token still crosses all pp stages (pipelining adds latency; it adds throughput only
+    # once there are micro-batches to overlap). A request in flight at a mean concurrency under 1 decodes
+    # alone (its step holds itself).
+    per_stage = max(1.0, c / pp)
+    prefill_tokens = max(0.0, per_stage - 1.0) * prompt / steps_per_request
+    step, bound = _step_s(hw, per_stage, prompt + out / 2, prefill_tokens, prompt, min(prompt, chunk))
     hop = _pipeline_hop_s(hw, per_stage + prefill_tokens)
     tpot = pp * step + hop
     ttft = _chunked_prefill_s(model, cfg, hw, per_stage, prompt + out / 2, prompt, chunk) * pp + hop
