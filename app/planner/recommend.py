@@ -20,6 +20,8 @@ within MEANINGFUL_HOURS: past it, more money buys no meaningful time.
 
 from __future__ import annotations
 
+import heapq
+import math
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Literal
@@ -41,7 +43,16 @@ from app.planner.offers import (
     rented_units,
     unconvertible,
 )
-from app.planner.search import BoundCache, Evaluated, PlanSearch, SearchStats, cached_search_plans, default_global_batch
+from app.planner.pruning import Frontier, Point, Rules
+from app.planner.search import (
+    BoundCache,
+    Evaluated,
+    PlanSearch,
+    SearchStats,
+    cached_search_plans,
+    default_global_batch,
+    throughput_bound,
+)
 from app.planner.stacks import Stack, stack_for
 
 MEANINGFUL_HOURS = 24.0  # a job shorter than a day finishes overnight: speed below it buys nothing usable
@@ -124,19 +135,23 @@ def recommend(
 ) -> Recommendation:
     global_batch = default_global_batch(workload) if workload.task != "inference" else 0
     result = Recommendation([], [], [], [], global_batch)
-    feasible: list[Option] = []
-    deadline = search_deadline()
+    rejected: list[Rejection] = []
+    progress: list[_OfferSearch] = []
     for offer in sorted(offers, key=lambda o: o.sku_id):
-        if past(deadline):
-            result.stopped_early = True
-            result.rejected.append(Rejection(offer.sku_id, "time_budget"))
-            continue
         excluded = _excluded(offer, constraints)
         if excluded:
-            result.rejected.append(Rejection(offer.sku_id, *excluded))
-            continue
-        found = _search_offer(model, workload, offer, constraints, result, micro_batch)
-        feasible.extend(found)
+            rejected.append(Rejection(offer.sku_id, *excluded))
+        else:
+            progress.append(_OfferSearch(offer, list(configurations(offer, constraints))))
+    search = _Search(model, workload, constraints, micro_batch, result)
+    search.run(progress)
+    feasible: list[Option] = []
+    for offer_search in progress:
+        feasible.extend(offer_search.found)
+        rejection = search.rejection(offer_search)
+        if rejection is not None:
+            rejected.append(rejection)
+    result.rejected = sorted(rejected, key=lambda r: r.sku_id)
     ranked, misses = _split_by_constraints(feasible, constraints)
     result.pareto = pareto(ranked)
     ranked = rank(ranked, constraints.objective, deadline=constraints.deadline_days is not None)
@@ -157,40 +172,162 @@ def _excluded(offer: Offer, constraints: Constraints) -> tuple[RejectionCode, di
     return None
 
 
-def _search_offer(
-    model: ModelSpec,
-    workload: Workload,
-    offer: Offer,
-    constraints: Constraints,
-    result: Recommendation,
-    micro_batch: int | None,
-) -> list[Option]:
-    found: list[Option] = []
-    closest: PlanSearch | None = None
-    bounds: BoundCache = {}  # speed bounds shared by the offer's configurations (same GPU and link)
-    for config in configurations(offer, constraints):
-        result.configurations += 1
-        hint = found[-1].evaluated.plan if found else None  # the best plan on one node fewer
-        search, cached = cached_search_plans(
-            model,
-            workload,
-            _cluster(offer, config, constraints),
-            micro_batch=micro_batch,
-            hint=hint,
-            bound_cache=bounds,
+@dataclass(slots=True)
+class _OfferSearch:
+    """One SKU's configurations and what their searches found."""
+
+    offer: Offer
+    configs: list[Configuration]
+    found: list[Option] = field(default_factory=list)
+    searches: dict[int, PlanSearch] = field(default_factory=dict)  # by index in `configs`
+    skipped: list[int] = field(default_factory=list)  # provably outside every list shown (app.planner.pruning)
+    started: bool = False
+    unsearched: bool = False  # the time budget ran out before every configuration was looked at
+
+
+class _Search:
+    """Configurations searched cheapest floor first, each hardware shape once per request, and those
+    that cannot change the answer skipped (app.planner.pruning)."""
+
+    def __init__(
+        self,
+        model: ModelSpec,
+        workload: Workload,
+        constraints: Constraints,
+        micro_batch: int | None,
+        result: Recommendation,
+    ) -> None:
+        self.model, self.workload, self.constraints = model, workload, constraints
+        self.micro_batch, self.result = micro_batch, result
+        self.memo: dict[tuple[object, ...], PlanSearch] = {}  # same hardware in several SKUs or regions: once
+        self.bounds: dict[tuple[object, ...], BoundCache] = {}  # speed bounds shared by one hardware shape
+        timed = bool(workload.tokens)
+        deadline_hours = constraints.deadline_days * 24 if constraints.deadline_days is not None and timed else None
+        self.frontier = Frontier(
+            Rules(
+                objective=constraints.objective,
+                ranked_by_cost=constraints.deadline_days is not None,
+                deadline_hours=deadline_hours,
+                timed=timed,
+                budget=constraints.max_monthly_budget,
+                limit=constraints.limit,
+                cost_cap=BALANCED_COST_CAP,
+                meaningful_hours=MEANINGFUL_HOURS,
+                pareto_min_saving=PARETO_MIN_SAVING,
+            )
         )
+
+    def run(self, progress: list[_OfferSearch]) -> None:
+        """Configurations by their cost floor, refined once by their time floor (a heap: a refined floor
+        only grows, so whatever is popped costs at least as little as everything still queued)."""
+        queue: list[tuple[Decimal, int, int, Decimal, float | None]] = []
+        for i, offer_search in enumerate(progress):
+            for j, config in enumerate(offer_search.configs):
+                floor, monthly = self._floor(offer_search.offer, config, None)
+                queue.append((floor, i, j, monthly, None))
+        heapq.heapify(queue)
+        deadline = search_deadline()
+        while queue:
+            floor, i, j, monthly, time_floor = heapq.heappop(queue)
+            offer_search = progress[i]
+            if not offer_search.started:
+                if past(deadline):
+                    self.result.stopped_early = True
+                    break
+                offer_search.started = True
+            config = offer_search.configs[j]
+            if time_floor is None:
+                if self.frontier.excludes(floor, monthly, 0.0):
+                    offer_search.skipped.append(j)  # out of every list at any speed
+                    continue
+                time_floor = self._time_floor(offer_search.offer, config)
+                if time_floor != math.inf:
+                    refined, _monthly = self._floor(offer_search.offer, config, time_floor)
+                    heapq.heappush(queue, (refined, i, j, monthly, time_floor))
+                    continue
+            if time_floor == math.inf or self.frontier.excludes(floor, monthly, time_floor):
+                offer_search.skipped.append(j)  # nothing runs on it, or it changes no list shown
+                continue
+            self._search(offer_search, j)
+        for offer_search in progress:
+            done = len(offer_search.searches) + len(offer_search.skipped)
+            offer_search.unsearched = done < len(offer_search.configs)
+            if not offer_search.found and not offer_search.unsearched:
+                self._search_skipped(offer_search)
+
+    def _floor(self, offer: Offer, config: Configuration, time_floor: float | None) -> tuple[Decimal, Decimal]:
+        """The least the configuration's option can cost (`Option.sort_cost`: the months billed for its
+        time floor, at least the term's; the month without a token count), and its monthly price."""
+        hours = (time_floor or 0.0) if self.workload.tokens else None
+        cost = price(offer, config, self.constraints.term, hours)
+        return cost.compared_total, cost.compared_monthly
+
+    def _time_floor(self, offer: Offer, config: Configuration) -> float:
+        """`Option.sort_time` no plan on the configuration can beat (hours, or seconds per million
+        tokens); infinite when nothing runs on it."""
+        bound = throughput_bound(
+            self.model,
+            self.workload,
+            _cluster(offer, config, self.constraints),
+            micro_batch=self.micro_batch,
+            bound_cache=self._bound_cache(offer),
+        )
+        if bound == 0.0:
+            return math.inf  # no shape divides the batch
+        seconds_per_token = (1 - 1e-9) / bound  # a hair under: rounding must not lift the floor past the time
+        if self.workload.tokens:
+            return self.workload.tokens * seconds_per_token / 3600
+        return 1e6 * seconds_per_token
+
+    def _bound_cache(self, offer: Offer) -> BoundCache:
+        key = (offer.gpu.id, offer.intra_node_link, offer.rental_unit, offer.gpus_per_node, offer.card_counts)
+        return self.bounds.setdefault(key, {})
+
+    def _search(self, offer_search: _OfferSearch, index: int) -> None:
+        offer, config = offer_search.offer, offer_search.configs[index]
+        self.result.configurations += 1
+        hint = offer_search.found[-1].evaluated.plan if offer_search.found else None  # on fewer nodes
+        search, cached = cached_search_plans(
+            self.model,
+            self.workload,
+            _cluster(offer, config, self.constraints),
+            micro_batch=self.micro_batch,
+            hint=hint,
+            bound_cache=self._bound_cache(offer),
+            memo=self.memo,
+        )
+        offer_search.searches[index] = search
+        stats = self.result.stats
         if cached:
-            result.stats.cached_configurations += 1
+            stats.cached_configurations += 1
         else:
-            result.stats.memory_evaluations += search.stats.memory_evaluations
-            result.stats.performance_evaluations += search.stats.performance_evaluations
-        if search.best is None:
-            closest = search
-            continue
-        found.append(_option(model, workload, offer, config, search.best, constraints, result.global_batch))
-    if not found:
-        result.rejected.append(Rejection(offer.sku_id, *_no_fit_reason(offer, closest, constraints)))
-    return found
+            stats.memory_evaluations += search.stats.memory_evaluations
+            stats.performance_evaluations += search.stats.performance_evaluations
+        if search.best is not None:
+            option = _option(
+                self.model, self.workload, offer, config, search.best, self.constraints, self.result.global_batch
+            )
+            option.misses = _misses(option, self.constraints)
+            offer_search.found.append(option)
+            self.frontier.add(Point(option.sort_cost, option.sort_time, option.hours, bool(option.misses)))
+
+    def _search_skipped(self, offer_search: _OfferSearch) -> None:
+        """A SKU whose searched configurations found nothing: whether it fits at all decides whether
+        it is rejected, so its skipped configurations are searched until one fits."""
+        for index in sorted(offer_search.skipped):
+            self._search(offer_search, index)
+            if offer_search.found:
+                return
+
+    def rejection(self, offer_search: _OfferSearch) -> Rejection | None:
+        offer = offer_search.offer
+        if offer_search.found:
+            return None
+        if offer_search.unsearched:
+            return Rejection(offer.sku_id, "time_budget")
+        last = len(offer_search.configs) - 1
+        closest = offer_search.searches.get(last)
+        return Rejection(offer.sku_id, *_no_fit_reason(offer, closest, self.constraints))
 
 
 def _cluster(offer: Offer, config: Configuration, constraints: Constraints) -> Cluster:

@@ -163,9 +163,12 @@ def cached_search_plans(
     micro_batch: int | None = None,
     hint: Plan | None = None,
     bound_cache: BoundCache | None = None,
+    memo: dict[tuple[object, ...], PlanSearch] | None = None,
 ) -> tuple[PlanSearch, bool]:
     """search_plans, remembered per (model, workload, hardware); returns (search, was cached).
-    The GPU is keyed by its id: its specs are static shipped data."""
+    The GPU is keyed by its id: its specs are static shipped data. `memo` remembers searches for one
+    request whatever the process cache holds: the same hardware shape offered by several SKUs or in
+    several regions is searched once (prices never enter a search)."""
     key = (
         model,
         workload,
@@ -179,10 +182,17 @@ def cached_search_plans(
         cluster.memory_headroom,
         micro_batch,
     )
+    if memo is not None and key in memo:
+        return memo[key], True
     with _cache_lock:
-        if key in _cache:
-            return _cache[key], True
+        cached = _cache.get(key)
+    if cached is not None:
+        if memo is not None:
+            memo[key] = cached
+        return cached, True
     search = search_plans(model, workload, cluster, micro_batch=micro_batch, hint=hint, bound_cache=bound_cache)
+    if memo is not None:
+        memo[key] = search
     with _cache_lock:  # requests run in a thread pool
         if _cache_size:
             if len(_cache) >= _cache_size:
@@ -222,6 +232,44 @@ def search_plans(
     if result.best is None and result.closest_plan is not None:
         result.closest_miss = estimate_memory(model, workload, result.closest_plan, cluster)
     return result
+
+
+def throughput_bound(
+    model: ModelSpec,
+    workload: Workload,
+    cluster: Cluster,
+    *,
+    micro_batch: int | None = None,
+    bound_cache: BoundCache | None = None,
+) -> float:
+    """Tokens/s no plan on `cluster` can exceed (training: the best shape's speed bound,
+    `_speed_bound`; inference: `_decode_bound`); 0 when no shape divides the batch."""
+    cache: BoundCache = {} if bound_cache is None else bound_cache
+    if workload.task == "inference":
+        return _decode_bound(model, workload, cluster, micro_batch or 1, cache)
+    global_batch = default_global_batch(workload)
+    workload = replace(workload, global_batch=global_batch)
+    shapes = _shapes_by_bound(model, workload, cluster, global_batch, micro_batch, cache)
+    return shapes[0][0] if shapes else 0.0
+
+
+def _decode_bound(model: ModelSpec, workload: Workload, cluster: Cluster, batch: int, cache: BoundCache) -> float:
+    """Decode tokens/s no inference plan exceeds: every GPU decoding at one unsplit replica's rate."""
+    return _decode_rate_per_gpu(model, workload, cluster, batch, cache) * cluster.gpus
+
+
+def _decode_rate_per_gpu(
+    model: ModelSpec, workload: Workload, cluster: Cluster, batch: int, cache: BoundCache
+) -> float:
+    """One GPU's decode tokens/s holding a whole replica. A decode step is max(HBM reads, FLOPs) / tp plus
+    tensor-parallel all-reduces, and pipeline stages run one after another (performance._decode_step_s):
+    a replica on tp × pp GPUs decodes at most tp times one GPU's rate."""
+    key = ("decode", batch)
+    if key not in cache:
+        one = replace(cluster, gpus_per_node=1, nodes=1, inter_node_gbps=None, inter_node_fabric=None)
+        performance = estimate_performance(model, workload, Plan(micro_batch=batch), one).performance
+        cache[key] = performance.decode_tokens_per_s or 0.0
+    return cache[key]
 
 
 def _try_hint(
@@ -292,7 +340,7 @@ def _speed_bound(
     hide; no DP communication or optimizer step. The per-micro-batch part depends only on
     (tp, pp, recompute, micro-batch), so it is memoised in `cache`."""
     if workload.task == "inference":
-        return float("inf")
+        return shape.dp * shape.tp * _decode_rate_per_gpu(model, workload, cluster, mbs[-1], cache)
     offload_key = ("offload", shape.tp, shape.pp, shape.dp, shape.zero_stage, shape.offload)
     if offload_key not in cache:  # independent of the micro-batch (one per step)
         cache[offload_key] = _offload_floor_s(model, workload, cluster, shape)
