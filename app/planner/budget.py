@@ -1,9 +1,10 @@
 """How long one recommendation may search (PLANNER_TIME_BUDGET_MS; 0: no limit). PURE (standard library).
 
-Checked between SKUs by the training search (app.planner.recommend) and the serving search
-(app.planner.serving): once the budget has passed, the SKUs left are not searched and are listed
-as rejected with code `time_budget`, and the response says `stopped_early`, so a large catalog
-cannot hold a request (and its thread) for long.
+Checked between SKUs by the serving search (app.planner.serving), and before each SKU is started by
+the training search (app.planner.recommend, which starts SKUs in the order of their cheapest
+configuration): once the budget has passed, the SKUs left (for training, also those started without
+a fitting plan yet) are not searched and are listed as rejected with code `time_budget`, and the
+response says `stopped_early`, so a large catalog cannot hold a request (and its thread) for long.
 """
 
 from __future__ import annotations
