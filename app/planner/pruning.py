@@ -13,8 +13,10 @@ least `time_floor` (a speed bound no plan on it can beat, `search.throughput_bou
   cost less than X.
 - ranked, `fastest` (time, then cost): `limit` known ranked options take less than its time floor.
 - ranked, `balanced` without a deadline (cost × max(time, a day) among options within
-  BALANCED_COST_CAP × the cheapest): X is above the cap (the cheapest option is known: it costs
-  less than X), or `limit` known options within the cap score less than X × max(time floor, a day).
+  BALANCED_COST_CAP × the cheapest, the right-sizing rule first): X is above the cap (the cheapest
+  option is known: it costs less than X), or `limit` known options score less than
+  X × max(time floor, a day) and cost less than RIGHT_SIZE_RATIO × the cheapest (so no option can
+  rank them last as oversized).
 - near misses (cost, then time): it cannot miss (no deadline, within the budget), or `limit` known
   misses cost less than X.
 - Pareto (cheapest first, each point PARETO_MIN_SAVING faster than the last, ending after the first
@@ -55,6 +57,7 @@ class Rules:
     budget: Decimal | None
     limit: int
     cost_cap: int  # balanced: options above cost_cap × the cheapest are not ranked
+    right_size_ratio: int  # balanced: an option right_size_ratio × dearer than a twin finishing in its term ranks last
     meaningful_hours: float  # balanced floors times at it; the Pareto list ends after a point within it
     pareto_min_saving: float
 
@@ -108,13 +111,14 @@ class Frontier:
         cap = self.ranked_costs[0] * rules.cost_cap
         if floor > cap:
             return True
+        right_sized = self.ranked_costs[0] * rules.right_size_ratio  # below it no option has a cheaper twin
         bound = float(floor) * (max(time_floor, rules.meaningful_hours) if rules.timed else time_floor)
-        within = 0
+        ahead = 0
         for score, cost in self.scores:
             if score >= bound:
                 return False
-            within += cost <= cap
-            if within >= rules.limit:
+            ahead += cost <= cap and cost < right_sized
+            if ahead >= rules.limit:
                 return True
         return False
 

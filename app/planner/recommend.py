@@ -10,7 +10,11 @@ Objectives (documented in docs/estimator.md "Ranking"):
   overnight either way gains nothing the customer can use from a bigger cluster, so below a day
   only the price counts. Options costing more than BALANCED_COST_CAP × the cheapest option are
   left out (`fastest` and the Pareto list still show them): balanced never leads with a cluster
-  several times the price of one that finishes within a few times its time.
+  several times the price of one that finishes within a few times its time. Right-sizing: an option
+  costing RIGHT_SIZE_RATIO × or more what another costs that finishes the job within the hours the
+  dearer one's term bills anyway is ranked after every option without such a cheaper twin: the
+  customer pays for that term either way, and the dearer cluster only buys speed inside it (405B on
+  1B tokens: 4 H100 servers for 111 h, not 14 for 17 h at 3.5 × the price).
 Ties are broken by SKU id, then GPU count, so equal inputs always give the same order.
 
 The Pareto list (cheapest first) keeps an option only when it saves at least
@@ -22,8 +26,10 @@ from __future__ import annotations
 
 import heapq
 import math
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from decimal import Decimal
+from itertools import accumulate
 from typing import Any, Literal
 
 from app.estimator.specs import GIB, Cluster, ModelSpec, Warning_, Workload
@@ -57,6 +63,7 @@ from app.planner.stacks import Stack, stack_for
 
 MEANINGFUL_HOURS = 24.0  # a job shorter than a day finishes overnight: speed below it buys nothing usable
 BALANCED_COST_CAP = 4  # balanced shows no option costing more than 4 × the cheapest (without a deadline)
+RIGHT_SIZE_RATIO = 2  # balanced ranks last an option costing 2 × one that finishes within its billed term
 PARETO_MIN_SAVING = 0.2  # a Pareto point must cut the previous point's time by at least 20 %
 TERM_WARN_RATIO = 2  # warn when the billed hours exceed twice the job's duration
 # Why a SKU yields no option: excluded by a constraint, or no plan passes the feasibility gate
@@ -212,6 +219,7 @@ class _Search:
                 budget=constraints.max_monthly_budget,
                 limit=constraints.limit,
                 cost_cap=BALANCED_COST_CAP,
+                right_size_ratio=RIGHT_SIZE_RATIO,
                 meaningful_hours=MEANINGFUL_HOURS,
                 pareto_min_saving=PARETO_MIN_SAVING,
             )
@@ -468,13 +476,36 @@ def rank(options: list[Option], objective: Objective, *, deadline: bool = False)
         ordered = sorted(options, key=lambda o: (o.sort_time, o.sort_cost, o.tie_key))
     else:
         cap = min(o.sort_cost for o in options) * BALANCED_COST_CAP
+        capped = [o for o in options if o.sort_cost <= cap]
+        oversized = _oversized(capped)
         ordered = sorted(
-            (o for o in options if o.sort_cost <= cap),
-            key=lambda o: (float(o.sort_cost) * _balanced_time(o), o.sort_cost, o.sort_time, o.tie_key),
+            capped,
+            key=lambda o: (
+                id(o) in oversized,
+                float(o.sort_cost) * _balanced_time(o),
+                o.sort_cost,
+                o.sort_time,
+                o.tie_key,
+            ),
         )
     for index, option in enumerate(ordered, start=1):
         option.rank = index
     return ordered
+
+
+def _oversized(options: list[Option]) -> set[int]:
+    """ids of the options that cost RIGHT_SIZE_RATIO × or more what another costs which finishes the job
+    within the hours the dearer one bills anyway (its term): balanced ranks them after the others."""
+    timed = sorted((o for o in options if o.hours is not None), key=lambda o: o.hours or 0.0)
+    hours = [o.hours or 0.0 for o in timed]
+    cheapest_within: list[Decimal] = list(accumulate((o.sort_cost for o in timed), min))
+    out = set()
+    for option in timed:
+        billed = option.cost.billed_hours
+        within = bisect_right(hours, billed) if billed is not None else 0
+        if within and cheapest_within[within - 1] * RIGHT_SIZE_RATIO <= option.sort_cost:
+            out.add(id(option))
+    return out
 
 
 def _balanced_time(option: Option) -> float:

@@ -7,7 +7,7 @@ from decimal import Decimal
 
 from fastapi.testclient import TestClient
 
-from app.planner.recommend import BALANCED_COST_CAP, MEANINGFUL_HOURS, PARETO_MIN_SAVING
+from app.planner.recommend import BALANCED_COST_CAP, MEANINGFUL_HOURS, PARETO_MIN_SAVING, RIGHT_SIZE_RATIO
 
 
 def _recommend(client: TestClient, **body) -> dict:
@@ -90,3 +90,14 @@ def test_pareto_stops_where_more_money_buys_no_meaningful_time(client: TestClien
     for before, after in zip(front, front[1:], strict=False):
         assert before["hours"] > MEANINGFUL_HOURS
         assert after["hours"] <= before["hours"] * (1 - PARETO_MIN_SAVING)
+
+
+def test_balanced_right_sizes_a_job_that_fits_in_the_billed_term(client: TestClient) -> None:
+    """Before: 405B on 1B tokens ranked 14 H100 servers (CNY 1,400,000, 17 h) above 4 servers
+    (CNY 400,000, 111 h): both bill one month, and the 4 servers finish inside it."""
+    options = _recommend(client, model={"preset": "llama-3.1-405b"}, task="full_finetune", tokens=1e9)["options"]
+    top = options[0]
+    assert (top["total_gpus"], top["cost"]["job_total"]) == (32, "400000.00")
+    assert top["performance"]["time_to_train_hours"] <= top["cost"]["billed_hours"]
+    for dearer in options[1:]:
+        assert _cost(dearer) >= RIGHT_SIZE_RATIO * _cost(top)
