@@ -66,13 +66,20 @@ def gpu_cluster(gpu: GpuSpec, asked: HardwareAsked) -> tuple[Cluster, list[str]]
     elif nodes > 1 and fabric and not gbps:
         gbps = _nics_for(fabric, usual) * fabric_entry(fabric)["port_gbps"]
         notes.append(f"fabric: {fabric} at {gbps:g} Gb/s per node ({gbps / fabric_entry(fabric)['port_gbps']:g} ports)")
+    host_ram = asked.host_ram_gib
+    if host_ram is None and usual is not None and usual.host_ram_gib and per_node == usual.gpus_per_node:
+        host_ram = usual.host_ram_gib  # whole usual servers: their RAM, so that offload can be planned
+        notes.append(
+            f"host RAM: {host_ram:,.0f} GiB per node, as in the usual server ({usual.server}); "
+            "give hardware.host_ram_gib to change it"
+        )
     cluster = Cluster(
         gpu=gpu,
         gpus_per_node=per_node,
         nodes=nodes,
         intra_node_link=asked.intra_node_link,
         inter_node_gbps=gbps if nodes > 1 else None,
-        host_ram_gib=asked.host_ram_gib,
+        host_ram_gib=host_ram,
         inter_node_fabric=fabric if fabric and nodes > 1 else None,
     )
     return cluster, notes

@@ -181,6 +181,7 @@ class NodeDefault:
     fabric: str
     nics: int
     source: str
+    host_ram_gib: float | None = None  # DGX rows: the server's RAM (host_ram_source cites it)
 
     @property
     def inter_node_gbps(self) -> float:
@@ -192,7 +193,15 @@ def usual_node(gpu_id: str) -> NodeDefault | None:
     row = _table()["node_defaults"].get(gpu_id)
     if row is None:
         return None
-    return NodeDefault(row["server"], int(row["gpus_per_node"]), row["fabric"], int(row["nics"]), row["source"])
+    ram = row.get("host_ram_gib")
+    return NodeDefault(
+        row["server"],
+        int(row["gpus_per_node"]),
+        row["fabric"],
+        int(row["nics"]),
+        row["source"],
+        float(ram) if ram is not None else None,
+    )
 
 
 _RATE = re.compile(r"(\d+(?:\.\d+)?)\s*([GM])(?:bps|bit/s|b/s)", re.IGNORECASE)

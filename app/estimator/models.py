@@ -104,7 +104,7 @@ def validate_model(model: ModelSpec, params: float | None = None) -> list[Warnin
     total = count_params(model).total
     if total > MAX_PARAMS:
         raise EstimatorError(
-            f"The architecture has {total:.3g} parameters; at most {MAX_PARAMS:.0e} are supported.", field="model"
+            f"The architecture has {total:,.0f} parameters; at most {MAX_PARAMS:,.0f} are supported.", field="model"
         )
     return _check_stated_params(model, params) if params is not None else []
 
@@ -146,7 +146,7 @@ def model_from_params(n_params: float, *, name: str | None = None, vocab: int = 
         raise EstimatorError(f"params must be a finite number, got {n_params!r}.", field="model.params")
     if not MIN_PARAMS <= n_params <= MAX_PARAMS:
         raise EstimatorError(
-            f"params={n_params:.3g} is outside the supported range {MIN_PARAMS:.0e}..{MAX_PARAMS:.0e}.",
+            f"params={n_params:,.0f} is outside the supported range {MIN_PARAMS:,.0f} to {MAX_PARAMS:,.0f}.",
             field="model.params",
         )
     _, layers, hidden, heads, kv_heads, ffn = _nearest_shape(n_params)

@@ -155,6 +155,15 @@ def set_cache_size(entries: int) -> None:
     _cache.clear()
 
 
+def batch_splits(model: ModelSpec, workload: Workload, cluster: Cluster, micro_batch: int | None = None) -> bool:
+    """Whether some (tp, pp, dp) shape of the cluster has a micro-batch that divides the global batch:
+    when none does, no plan exists whatever the memory (the batch, not the model, is the obstacle)."""
+    global_batch = default_global_batch(workload)
+    return any(
+        micro_batches(workload, dp, global_batch, micro_batch) for _tp, _pp, dp in plan_shapes(model, workload, cluster)
+    )
+
+
 def cached_search_plans(
     model: ModelSpec,
     workload: Workload,

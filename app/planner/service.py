@@ -34,7 +34,7 @@ from app.planner.schemas import (
     ScalingOut,
     WorkloadIn,
 )
-from app.planner.search import default_global_batch, search_plans
+from app.planner.search import batch_splits, default_global_batch, search_plans
 from app.planner.workload import SessionOpener, resolve_cluster, resolve_model, resolve_workload, with_global_batch
 from app.schemas import mirror
 
@@ -77,6 +77,9 @@ def _best_plan(
     search = search_plans(model, workload, _as_searched(cluster), micro_batch=micro_batch)
     metrics.record_search(search.stats, time.perf_counter() - started)
     if search.best is None:
+        if not batch_splits(model, workload, cluster, micro_batch):
+            message = _batch_split_message(workload, cluster)
+            raise InvalidInput(message, errors=[{"field": "global_batch", "message": message, "type": "value_error"}])
         raise InvalidInput(_no_plan_message(model, cluster, search.closest_miss))
     best = search.best
     if workload.task != "inference":
@@ -95,6 +98,17 @@ def _as_searched(cluster: Cluster) -> Cluster:
     )
 
 
+def _batch_split_message(workload: Workload, cluster: Cluster) -> str:
+    global_batch = default_global_batch(workload)
+    gpus = cluster.gpus
+    multiple = -(-global_batch // gpus) * gpus
+    return (
+        f"the global batch of {global_batch} sequences does not split over {cluster.gpus} × {cluster.gpu.name}: "
+        "no data-parallel degree × micro-batch divides it, with or without tensor and pipeline parallel. "
+        f"Give a global_batch that {gpus} divides (e.g. {multiple}), or a GPU count that divides {global_batch}."
+    )
+
+
 def _no_plan_message(model: ModelSpec, cluster: Cluster, closest: MemoryEstimate | None) -> str:
     where = f"{cluster.gpus} × {cluster.gpu.name}"
     if closest is None:
@@ -104,10 +118,11 @@ def _no_plan_message(model: ModelSpec, cluster: Cluster, closest: MemoryEstimate
         detail = host_ram_message(memory, cluster.host_ram_gib)
     else:
         detail = gpu_memory_message(memory)
-    return (
-        f"{model.name} does not fit on {where} with any plan (ZeRO-3, recompute and offload included); "
-        f"the leanest: {detail} Add GPUs or nodes."
-    )
+    if cluster.host_ram_gib is None:
+        tried = "ZeRO-3 and recompute included; offload not tried: give hardware.host_ram_gib"
+    else:
+        tried = "ZeRO-3, recompute and offload included"
+    return f"{model.name} does not fit on {where} with any plan ({tried}); the leanest: {detail} Add GPUs or nodes."
 
 
 def scaling(request: ScalingIn) -> ScalingOut:

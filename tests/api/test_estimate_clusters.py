@@ -118,3 +118,61 @@ def test_speed_comes_with_ranges_goodput_and_storage(client: TestClient) -> None
     assert goodput["checkpoint_gib"] == pytest.approx(8.03e9 * 14 / 2**30, rel=0.01)  # bf16 + fp32 master, m, v
     assert goodput["storage_gib"] > 2 * goodput["checkpoint_gib"]
     assert any("goodput" in a for a in result["assumptions"])
+
+
+def test_one_usual_server_brings_its_host_ram_so_the_search_can_offload(client: TestClient) -> None:
+    """Before: 70B pretraining at 8k on one 8 × H100 server named by GPU type was a 422 ("no plan
+    fits, offload included") although ZeRO-3 with full CPU offload and full recompute fits: the host
+    RAM was unknown, so offload was never tried. The DGX H100's 2 TB (NVIDIA datasheet) is assumed."""
+    result = _estimate(
+        client,
+        model={"preset": "llama-3.1-70b"},
+        task="pretrain",
+        seq_len=8192,
+        hardware={"gpu": "h100-80g-sxm", "gpus_per_node": 8},
+    )
+    plan = result["plan"]
+    assert (plan["zero_stage"], plan["offload"], plan["recompute"]) == (3, "optimizer_and_params", "full")
+    assert result["memory"]["fits"] is True
+    assert any(a.startswith("host RAM: 2,048 GiB per node") for a in result["assumptions"])
+
+
+def test_without_host_ram_the_refusal_says_offload_was_not_tried(client: TestClient) -> None:
+    response = client.post(
+        "/estimate",
+        json={
+            "model": {"preset": "llama-3.1-70b"},
+            "task": "pretrain",
+            "seq_len": 8192,
+            "hardware": {"gpu": "h100-80g-pcie", "gpus_per_node": 8},
+        },
+    )
+    assert response.status_code == 422
+    assert "offload not tried: give hardware.host_ram_gib" in response.json()["detail"]
+
+
+def test_three_cards_say_the_batch_does_not_split_not_that_nothing_fits(client: TestClient) -> None:
+    """Before: "no parallel plan fits llama-2-7b on 3 × A100": 7B LoRA fits one card; it is the
+    default global batch of 128 that no dp × micro-batch on 3 GPUs divides (and 3 divides neither
+    the 32 heads nor the 32 layers)."""
+    response = client.post(
+        "/estimate",
+        json={
+            "model": {"preset": "llama-2-7b"},
+            "task": "lora",
+            "hardware": {"gpu": "a100-40g-pcie", "gpus_per_node": 3},
+        },
+    )
+    assert response.status_code == 422
+    problem = response.json()
+    assert "global batch of 128 sequences does not split over 3 ×" in problem["detail"]
+    assert "(e.g. 129)" in problem["detail"]
+    assert problem["errors"][0]["field"] == "global_batch"
+    fixed = _estimate(
+        client,
+        model={"preset": "llama-2-7b"},
+        task="lora",
+        global_batch=129,
+        hardware={"gpu": "a100-40g-pcie", "gpus_per_node": 3},
+    )
+    assert fixed["plan"]["dp"] == 3

@@ -225,3 +225,21 @@ def test_hf_config_counts_are_checked_before_use(key: str, value: object) -> Non
         model_from_hf_config({**config, key: value})
     assert error.value.field == f"model.hf_config.{key}"
     assert "must be an integer from" in str(error.value)
+
+
+def test_a_model_over_the_size_limit_is_refused_with_two_different_figures() -> None:
+    """Before: "1e+13 parameters; at most 1e+13 are supported": the limit printed equal to the value."""
+    model = ModelSpec(name="huge", layers=146, hidden=65536, heads=512, kv_heads=512, ffn=4 * 65536, vocab=32000)
+    total = count_params(model).total
+    assert 1e13 < total < 1.01e13
+    with pytest.raises(EstimatorError) as refused:
+        validate_model(model)
+    assert f"{total:,} parameters; at most 10,000,000,000,000 are supported" in str(refused.value)
+
+
+def test_a_parameter_count_out_of_range_names_the_range_in_full() -> None:
+    with pytest.raises(EstimatorError) as refused:
+        model_from_params(1.0000001e13)
+    assert "params=10,000,001,000,000 is outside the supported range 1,000,000 to 10,000,000,000,000" in str(
+        refused.value
+    )
