@@ -54,7 +54,7 @@ def test_what_the_request_says_wins() -> None:
     assert not any(n.startswith("fabric") for n in notes)
     named, notes = gpu_cluster(gpu, HardwareAsked(nodes=2, inter_node_fabric="roce-200"))
     assert (fabric_of(named), named.inter_node_gbps) == ("roce-200", 1600.0)  # one 200G port per GPU, as the server
-    assert notes[-1] == "fabric: roce-200 at 1600 Gb/s per node (8 ports)"
+    assert "fabric: roce-200 at 1600 Gb/s per node (8 ports)" in notes
     with pytest.raises(EstimatorError) as raised:
         gpu_cluster(gpu, HardwareAsked(nodes=2, inter_node_fabric="token-ring"))
     assert raised.value.field == "hardware.inter_node_fabric"
