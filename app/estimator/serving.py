@@ -828,6 +828,28 @@ def _no_sequence_note(cfg: ServingConfig, cache_tokens: int, tp: int) -> str:
     )
 
 
+def check_fits(model: ModelSpec, cfg: ServingConfig, gpu: GpuSpec, tp: int, pp: int) -> None:
+    """Raise a field-named EstimatorError, naming both numbers, when a tp × pp replica cannot serve one sequence
+    on `gpu`: no kernels for the formats (the kernel's field), the weights leave no KV cache (`hardware`), or
+    the cache is shorter than one sequence (`serving.input_tokens`)."""
+    unsupported = kernel_support(gpu, cfg)
+    if unsupported:
+        raise EstimatorError(unsupported[1], field=unsupported[0])
+    if max_concurrency(model, cfg, gpu, tp, pp) >= 1:
+        return
+    cache_tokens = kv_cache_tokens(model, cfg, gpu, tp, pp)
+    if cache_tokens > 0:
+        raise EstimatorError(_no_sequence_note(cfg, cache_tokens, tp), field="serving.input_tokens")
+    memory = serving_memory(model, cfg, gpu, tp, pp)
+    budget = gpu.memory_gib * _memory_fraction(cfg, tp)
+    raise EstimatorError(
+        f"{model.name}'s {cfg.weight_format} weights take {memory.weights / GIB:.1f} GiB per GPU at TP {tp} × PP {pp}, "
+        f"leaving no KV cache in the {budget:.1f} GiB {cfg.engine} uses of {gpu.name}'s {gpu.memory_gib:g} GiB; "
+        "use more GPUs per replica, a smaller weight format or a larger GPU",
+        field="hardware",
+    )
+
+
 def estimate_serving(
     model: ModelSpec,
     cfg: ServingConfig,

@@ -15,8 +15,11 @@ from sqlalchemy.orm import Session
 from app.catalog import repository as catalog_repository
 from app.errors import InvalidInput
 from app.estimator.memory import estimate_memory, gpu_memory_message, host_ram_message, validate_plan
+from app.estimator.serving import check_fits
 from app.estimator.specs import EstimatorError
 from app.planner.schemas import HardwareIn, PlanIn, WorkloadIn
+from app.planner.serving import check_serving_plan
+from app.planner.serving_service import serving_config
 from app.planner.workload import SessionOpener, resolve_cluster, resolve_model
 
 if TYPE_CHECKING:
@@ -54,8 +57,29 @@ def check_plan(
             f"quantity {quantity} rents {rented} GPUs ({quantity} {unit}) but the plan runs on "
             f"dp × tp × pp × cp = {gpus} GPUs; quote quantity {needed}",
         )
-    if workload is not None and workload.task != "serving":  # serving deployments are sized by app.planner.serving
-        _check_fits(session, sku.slug, quantity, by_card, plan, workload)
+    if workload is not None:
+        check = _check_serving_fits if workload.task == "serving" else _check_fits
+        check(session, sku.slug, quantity, by_card, plan, workload)
+
+
+def _check_serving_fits(
+    session: Session, sku_id: str, quantity: int, by_card: bool, plan: PlanIn, request: WorkloadIn
+) -> None:
+    """A serving plan: dp replicas of tp × pp, each must have kernels for its formats and hold one sequence
+    (the same feasibility /estimate and /recommend apply)."""
+    hardware = HardwareIn(sku=sku_id, nodes=1 if by_card else quantity, gpus_per_node=quantity if by_card else None)
+    cluster, _assumed = resolve_cluster(hardware, cast("SessionOpener", lambda: nullcontext(session)))
+    try:
+        model, _warnings = resolve_model(request.model)
+    except EstimatorError:
+        return  # a model the estimator cannot size is kept for the record, unchecked
+    try:
+        cfg = serving_config(request)
+        check_serving_plan(model, plan.tp, plan.pp)
+        check_fits(model, cfg, cluster.gpu, plan.tp, plan.pp)
+    except EstimatorError as error:
+        field = error.field if error.field and not error.field.startswith("plan") else "plan"
+        raise _invalid(field, f"does not fit {sku_id}: {error}") from error
 
 
 def _check_fits(session: Session, sku_id: str, quantity: int, by_card: bool, plan: PlanIn, request: WorkloadIn) -> None:

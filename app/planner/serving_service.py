@@ -12,6 +12,7 @@ from app.estimator.presets import get_preset, preset_config
 from app.estimator.serving import (
     ServingConfig,
     ServingEstimate,
+    check_fits,
     context_limit,
     estimate_serving,
     kernel_support,
@@ -281,6 +282,7 @@ def estimate(
             raise EstimatorError(
                 f"plan uses dp × tp × pp = {replicas * tp * pp} GPUs but the hardware has {cluster.gpus}", field="plan"
             )
+        check_fits(model, cfg, cluster.gpu, tp, pp)
     else:
         tp, pp, replicas = _default_split(model, cfg, cluster)
     result = estimate_serving(model, cfg, cluster, tp=tp, pp=pp, replicas=replicas)

@@ -231,3 +231,39 @@ def test_a_serving_option_is_quoted_like_any_other(client: TestClient) -> None:
     quote = response.json()
     assert quote["total"] == top["cost"]["monthly_effective"]
     assert quote["workload"]["task"] == "serving" and quote["workload"]["serving"]["requests_per_s"] == 10
+
+
+def _quote(client: TestClient, workload: dict, plan: dict) -> str:
+    """POST /quotes for one A100 40 GB card; the 422 text."""
+    customer = {"name": "Li Wei", "email": "li.wei@example.com"}
+    body = {"sku_id": "a100-40g-pcie-card", "quantity": 1, "term": "monthly", "customer": customer}
+    response = client.post("/quotes", json=body | {"workload": workload, "plan": plan})
+    assert response.status_code == 422, response.text
+    return response.text
+
+
+def test_a_serving_quote_whose_plan_does_not_fit_the_sku_is_refused(client: TestClient) -> None:
+    """Llama 3.1 405B in bf16 is ~756 GiB of weights: one A100 40 GB card holds no KV cache, so the quote is a
+    422 naming the weights per GPU and the card's memory (not a 201 for a deployment that cannot start)."""
+    text = _quote(client, {"model": {"preset": "llama-3.1-405b"}, "task": "serving"}, {"dp": 1, "tp": 1})
+    assert "hardware" in text and "GiB per GPU" in text and "40 GiB" in text
+
+
+def test_a_serving_quote_without_kernels_for_its_formats_is_refused(client: TestClient) -> None:
+    """FP8 math on an A100 (no FP8 tensor cores): the quote is refused on `precision`, as /estimate is."""
+    workload = {"model": {"preset": "llama-3.1-8b"}, "task": "serving", "precision": "fp8"}
+    text = _quote(client, workload, {"dp": 1, "tp": 1})
+    assert "precision" in text and "FP8" in text
+
+
+def test_estimate_with_a_plan_that_leaves_no_kv_room_is_a_422_on_hardware(client: TestClient) -> None:
+    """docs/serving.md: a model that leaves no room for a KV cache is a 422 on `hardware`, with a plan too."""
+    body = _error(
+        client,
+        "/estimate",
+        model={"preset": "llama-3.1-70b"},
+        task="serving",
+        hardware={"gpu": "h100-80g-sxm", "gpus_per_node": 1},
+        plan={"tp": 1, "dp": 1},
+    )
+    assert "hardware" in str(body) and "GiB per GPU" in str(body)
