@@ -55,6 +55,7 @@ from app.estimator.goodput import RunCosts, run_costs
 from app.estimator.interconnects import all_reduce_s, fabric_entry, fabric_of, group_bandwidth, inter_node_fabrics
 from app.estimator.memory import checkpoint_bytes_per_param
 from app.estimator.specs import Cluster, EstimatorError, GpuSpec, ModelSpec, Performance, Plan, Warning_, Workload
+from app.estimator.vocabulary import HALF_PRECISIONS
 
 # Achieved fraction of dense peak by large training GEMMs, calibrated (see module docstring).
 # Plausibility: cuBLAS bf16 GEMMs reach ~85-90 % of peak on A100 and ~70-80 % on H100 SXM at 700 W.
@@ -130,7 +131,7 @@ def _generation(gpu_id: str, name: str) -> str:
 def compute_precision(gpu: GpuSpec, precision: str) -> str:
     """The tensor-core format that really runs: FP8 on a GPU without FP8 (A100, V100) runs in 16 bits,
     bf16 on a GPU without bf16 (V100) runs in fp16."""
-    for candidate in (precision, "bf16", "fp16"):
+    for candidate in (precision, *HALF_PRECISIONS):
         if gpu.peak_flops.get(candidate):
             return candidate
     raise EstimatorError(f"{gpu.name} has no {precision} peak", field="workload.precision")

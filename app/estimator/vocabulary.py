@@ -26,8 +26,10 @@ Offload = Literal["none", "optimizer", "optimizer_and_params"]
 Recompute = Literal["none", "selective", "full"]
 Mlp = Literal["gelu", "swiglu"]
 Norm = Literal["layernorm", "rmsnorm"]
-# The linear layers LoRA may adapt (attention q, k, v, o; MLP gate, up, down).
-LoraTarget = Literal["q", "k", "v", "o", "gate", "up", "down"]
+# The linear layers LoRA may adapt: the attention projections q, k, v, o and the MLP's gate, up, down.
+AttentionTarget = Literal["q", "k", "v", "o"]
+MlpTarget = Literal["gate", "up", "down"]
+LoraTarget = Literal[AttentionTarget, MlpTarget]
 # A rental term: billed by the month, or a year at the annual discount.
 Term = Literal["monthly", "annual"]
 # What the recommendation ranks by (app/planner/ranking.py).
@@ -56,10 +58,13 @@ WeightFormat = Literal[ServingPrecision, "int8", "int4"]
 
 TASKS: tuple[Task, ...] = get_args(Task)
 PRECISIONS: tuple[Precision, ...] = get_args(Precision)
+HALF_PRECISIONS: tuple[HalfPrecision, ...] = get_args(HalfPrecision)
 OPTIMIZERS: tuple[Optimizer, ...] = get_args(Optimizer)
 OFFLOADS: tuple[Offload, ...] = get_args(Offload)
 RECOMPUTES: tuple[Recompute, ...] = get_args(Recompute)
 LORA_TARGETS: tuple[LoraTarget, ...] = get_args(LoraTarget)
+ATTENTION_TARGETS: tuple[AttentionTarget, ...] = get_args(AttentionTarget)
+MLP_TARGETS: tuple[MlpTarget, ...] = get_args(MlpTarget)
 TERMS: tuple[Term, ...] = get_args(Term)
 OBJECTIVES: tuple[Objective, ...] = get_args(Objective)
 RENTAL_UNITS: tuple[RentalUnit, ...] = get_args(RentalUnit)

@@ -36,7 +36,7 @@ from __future__ import annotations
 from typing import Any
 
 from app.estimator.specs import LoraSpec, ModelSpec, Plan, Workload
-from app.estimator.vocabulary import BF16_RUN_PRECISIONS, LORA_TARGETS, LORA_TASKS
+from app.estimator.vocabulary import ATTENTION_TARGETS, BF16_RUN_PRECISIONS, LORA_TARGETS, LORA_TASKS, MLP_TARGETS
 from app.planner.stacks import Stack
 
 FSDP_STRATEGY = {0: "NO_SHARD", 1: "SHARD_GRAD_OP", 2: "SHARD_GRAD_OP", 3: "FULL_SHARD"}
@@ -165,14 +165,14 @@ def _fsdp(
     }
     if workload.task in LORA_TASKS:
         lora = _lora(workload)
-        attention = [TORCHTUNE_ATTN[t] for t in ("q", "k", "v", "o") if t in lora.targets]
+        attention = [TORCHTUNE_ATTN[t] for t in ATTENTION_TARGETS if t in lora.targets]
         return {
             "command": _torchrun(nodes, gpus_per_node, "-m torchtune._cli.tune run lora_finetune_distributed"),
             **common,
             "torchtune": {
                 "model": {
                     "lora_attn_modules": attention,
-                    "apply_lora_to_mlp": bool({"gate", "up", "down"} & set(lora.targets)),
+                    "apply_lora_to_mlp": bool(set(MLP_TARGETS) & set(lora.targets)),
                     "apply_lora_to_output": False,
                     "lora_rank": lora.rank,
                     "lora_alpha": _alpha(lora),
