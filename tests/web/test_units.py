@@ -164,6 +164,9 @@ def test_rejection_reasons_in_chinese_with_the_english_as_fallback() -> None:
     )
     region = {"regions": ["shenzhen"], "requested": ["singapore"]}
     assert Translator("en").rejection("region", region, "") == "offered in shenzhen, not in singapore"
+    # the serving search's rejections carry a code without parameters: worded when the code needs none
+    assert zh.rejection("time_budget", {}, "not searched: the time budget ran out") == "未搜索：时间预算已用完"
+    assert zh.rejection("exchange_rate", {}, "priced in USD, …") == "priced in USD, …"
 
 
 def test_the_front_stops_where_more_money_buys_no_meaningful_time() -> None:
