@@ -186,11 +186,13 @@ def converted_out(cost: Cost) -> ConvertedCostOut | None:
     )
 
 
-def quote_body(option: Option, plan: PlanOut, workload_body: dict[str, Any]) -> QuoteBodyOut:
+def quote_body(option: Option | ServingOption, plan: PlanOut, workload_body: dict[str, Any]) -> QuoteBodyOut:
     """The POST /quotes body of an option: the quote prices `quantity` units for `months`, which is
-    the option's job total (offers.price prices per unit after discount, as a quote does)."""
+    the option's job total (offers.price prices per unit after discount, as a quote does); a serving
+    deployment rents one term."""
     cost = option.cost
-    plan_body = plan.model_dump() | {"time_to_train_hours": option.hours}
+    hours = option.hours if isinstance(option, Option) else None
+    plan_body = plan.model_dump() | {"time_to_train_hours": hours}
     return QuoteBodyOut(
         sku_id=option.offer.sku_id,
         quantity=cost.units,

@@ -7,7 +7,8 @@ the peak load (offered requests/s × peak factor) set the GPU count; a rentable 
 smallest that holds them. Replicas share nothing (each is its own engine behind a load balancer), so
 they may sit on separate servers without any inter-node fabric. Ranking: lowest cost per million output
 tokens in the request's currency (app.planner.market; for an offered load, the lowest monthly price),
-then the lower monthly price, the larger capacity within the SLO (headroom), lower TPOT, then SKU id.
+then the lower monthly price, the larger capacity within the SLO (headroom), lower TPOT, then SKU id;
+objective "fastest" ranks by a request's end-to-end latency at the offered load first.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from app.estimator.serving import (
     sglang_memory_fraction,
 )
 from app.estimator.specs import Cluster, EstimatorError, ModelSpec
+from app.estimator.vocabulary import TERM_MONTHS
 from app.planner.budget import past, search_deadline
 from app.planner.offers import (
     DAYS_PER_BILLED_MONTH,
@@ -151,6 +153,7 @@ def search_serving(
     on SKUs a fabric joins.
     """
     ask = _Ask(model, cfg, constraints, peak_factor, model_repo)
+    rank_key = _fastest_key if constraints.objective == "fastest" else _key
     options: list[ServingOption] = []
     misses: list[ServingOption] = []
     rejected: list[tuple[str, str, str]] = []
@@ -188,7 +191,7 @@ def search_serving(
                 why_not = ("capacity", reason) if reason else why_not
                 continue
             if option.miss_reason is None:
-                if best_for_offer is None or _key(option) < _key(best_for_offer):
+                if best_for_offer is None or rank_key(option) < rank_key(best_for_offer):
                     best_for_offer = option
             elif offer_miss is None or _miss_key(option) < _miss_key(offer_miss):
                 offer_miss = option
@@ -209,7 +212,7 @@ def search_serving(
             )
         options = [o for o in options if o.miss_reason is None]
         misses.extend(over)
-    options.sort(key=_key)
+    options.sort(key=rank_key)
     misses.sort(key=lambda o: (o.peak.tpot_ms, o.cost.compared_monthly, o.offer.sku_id))
     options = options[: constraints.limit]
     for rank, option in enumerate(options, start=1):
@@ -243,6 +246,14 @@ def _key(option: ServingOption) -> tuple[Decimal, Decimal, float, float, str, in
         option.offer.sku_id,
         option.config.gpus,
     )
+
+
+def _fastest_key(option: ServingOption) -> tuple[float, float, Decimal, Decimal, str, int]:
+    """objective "fastest": the lowest end-to-end latency of a request at the offered load (TTFT + the
+    output's TPOTs, read to 3 significant figures), then the lower TTFT, then as the cheapest."""
+    cheapest = _key(option)
+    latency = float(f"{option.estimate.e2e_latency_ms:.3g}")
+    return latency, option.estimate.ttft_ms, cheapest[0], cheapest[1], option.offer.sku_id, option.config.gpus
 
 
 def _shapes(model: ModelSpec, offer: Offer, constraints: Constraints) -> Iterator[tuple[int, int]]:
@@ -317,7 +328,8 @@ def _option(
     """An option of `replicas` tp × pp replicas on `config`: (at the offered load, at the peak) estimates."""
     tp, pp, replicas = shape
     at_load, peak = estimates
-    cost = price(offer, config, ask.constraints.term, None)
+    term = ask.constraints.term
+    cost = price(offer, config, term, TERM_MONTHS[term] * DAYS_PER_BILLED_MONTH * 24.0)  # a deployment runs its term
     fabric = offer.inter_node_fabric if tp * pp > offer.gpus_per_node else None
     return ServingOption(
         offer=offer,

@@ -23,7 +23,7 @@ from app.estimator.serving import (
 )
 from app.estimator.specs import GIB, Cluster, EstimatorError, ModelSpec, Warning_
 from app.estimator.vocabulary import SERVING_PRECISIONS, ServingPrecision
-from app.planner.mappers import cost_out, gib_memory_out, placed_option_out
+from app.planner.mappers import cost_out, gib_memory_out, placed_option_out, quote_body
 from app.planner.schemas import (
     EstimateOut,
     MemoryOut,
@@ -56,7 +56,7 @@ if TYPE_CHECKING:
 
 SERVING_NOTE = (
     "Monthly price of the whole configuration; cost per million output tokens at the offered load "
-    "(30-day months, around the clock)."
+    "(30-day months, around the clock); the job total is one term of the deployment, what its quote bills."
 )
 
 
@@ -310,7 +310,9 @@ def _slo_miss(result: ServingEstimate, cfg: ServingConfig) -> str:
     )
 
 
-def option_out(option: ServingOption, cfg: ServingConfig, model_warnings: list[Warning_]) -> OptionOut:
+def option_out(
+    option: ServingOption, cfg: ServingConfig, model_warnings: list[Warning_], workload_body: dict[str, Any]
+) -> OptionOut:
     est = option.estimate
     explanation = (
         f"{option.replicas} replica(s) × TP {option.tp}{f' × PP {option.pp}' if option.pp > 1 else ''} "
@@ -318,9 +320,10 @@ def option_out(option: ServingOption, cfg: ServingConfig, model_warnings: list[W
         f"{est.requests_per_s:.3g} requests/s at TTFT {est.ttft_ms:.0f} ms and TPOT {est.tpot_ms:.1f} ms; "
         f"the peak of {option.peak.requests_per_s:.3g} requests/s with {option.headroom:.2f}× headroom"
     )
+    plan = _plan_out(option.replicas, option.tp, option.pp, est.concurrency)
     return placed_option_out(
         option,
-        plan=_plan_out(option.replicas, option.tp, option.pp, est.concurrency),
+        plan=plan,
         memory=_memory_out(est),
         performance=_performance_out(est),
         cost=cost_out(option.cost, SERVING_NOTE, per_million_output_tokens=str(option.per_million_output_tokens)),
@@ -330,6 +333,7 @@ def option_out(option: ServingOption, cfg: ServingConfig, model_warnings: list[W
         launch=option.launch,
         miss_reason=option.miss_reason,
         serving=serving_out(est, cfg, option),
+        quote=quote_body(option, plan, workload_body),
     )
 
 
@@ -363,11 +367,12 @@ def recommendation(
     search = search_serving(
         model, cfg, offers, constraints, peak_factor=serving.peak_factor, model_repo=model_repo(request.model, model)
     )
+    body = request.model_dump(mode="json", include=set(WorkloadIn.model_fields), exclude_none=True)
     return RecommendOut(
         model=model_summary,
         currency=currency,
-        options=[option_out(o, cfg, model_warnings) for o in search.options],
-        near_misses=[option_out(o, cfg, model_warnings) for o in search.near_misses],
+        options=[option_out(o, cfg, model_warnings, body) for o in search.options],
+        near_misses=[option_out(o, cfg, model_warnings, body) for o in search.near_misses],
         rejected=rejected_out(search),
         pareto=[
             ParetoPointOut(sku=o.offer.sku_id, total_gpus=o.config.gpus, cost=str(o.cost.compared_monthly), hours=None)

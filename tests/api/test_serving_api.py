@@ -231,6 +231,12 @@ def test_a_serving_option_is_quoted_like_any_other(client: TestClient) -> None:
     quote = response.json()
     assert quote["total"] == top["cost"]["monthly_effective"]
     assert quote["workload"]["task"] == "serving" and quote["workload"]["serving"]["requests_per_s"] == 10
+    # like a training option, the option carries that POST /quotes body, and its quote bills cost.job_total
+    # (one term of the deployment)
+    ready = top["quote"] | {"customer": {"name": "Li Wei", "email": "li.wei@example.com"}}
+    response = client.post("/quotes", json=ready)
+    assert response.status_code == 201, response.text
+    assert response.json()["total"] == top["cost"]["job_total"] == top["cost"]["monthly_effective"]
 
 
 def _quote(client: TestClient, workload: dict, plan: dict) -> str:
@@ -267,3 +273,20 @@ def test_estimate_with_a_plan_that_leaves_no_kv_room_is_a_422_on_hardware(client
         plan={"tp": 1, "dp": 1},
     )
     assert "hardware" in str(body) and "GiB per GPU" in str(body)
+
+
+def test_serving_objective_fastest_ranks_by_request_latency(client: TestClient) -> None:
+    """constraints.objective "fastest": options in order of end-to-end latency at the offered load; the
+    default ranks by cost per token, so the two orders differ on this catalog."""
+    body = {
+        "model": {"preset": "llama-3.1-8b"},
+        "task": "serving",
+        "serving": {"input_tokens": 1024, "output_tokens": 256, "requests_per_s": 5},
+        "constraints": {"limit": 10},
+    }
+    fastest = _post(client, "/recommend", **(body | {"constraints": {"limit": 10, "objective": "fastest"}}))
+    latencies = [o["serving"]["e2e_latency_ms"] for o in fastest["options"]]
+    assert len(latencies) > 2
+    assert latencies == sorted(latencies, key=lambda x: float(f"{x:.3g}"))
+    cheapest = _post(client, "/recommend", **body)
+    assert [o["sku"]["id"] for o in cheapest["options"]] != [o["sku"]["id"] for o in fastest["options"]]
