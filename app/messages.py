@@ -35,6 +35,8 @@ WARNINGS: dict[str, dict[str, str]] = {
         "pipeline_bubble": "The pipeline bubble idles a large share of each step; more micro-batches or "
         "interleaved stages would shrink it.",
         "pipeline_few_microbatches": "Too few micro-batches for the pipeline stages; use at least 4 × pp.",
+        "global_batch_small": "The global batch is too small for this many GPUs: a larger one (named in the "
+        "warning) would raise MFU with the same plan; retune the learning rate if you change it.",
         "uneven_stages": "The layers do not split evenly into the pipeline stages; the largest stage sets the pace.",
         "pp_uneven_layers": "The layers do not split evenly into the pipeline stages; the largest stage sets "
         "memory and speed.",
@@ -69,6 +71,8 @@ WARNINGS: dict[str, dict[str, str]] = {
         "term_longer_than_job": "计费时长超过任务所需时间的两倍。",
         "pipeline_bubble": "流水线气泡让每步有很大比例的时间空闲；增加微批数量或使用交错流水线可以缩小气泡。",
         "pipeline_few_microbatches": "相对流水线级数，微批数量太少；至少使用 4 × pp 个微批。",
+        "global_batch_small": "相对 GPU 数量，全局批太小：换用警告中给出的更大全局批，同一方案的 MFU 会更高；"
+        "改批大小时请重新调整学习率。",
         "uneven_stages": "层数不能被流水线级数整除；最大的一级决定速度。",
         "pp_uneven_layers": "层数不能被流水线级数整除；最大的一级决定显存和速度。",
         "tp_across_nodes": "张量并行跨越了服务器：每一层都要等待网络。请将其限制在一台服务器内。",

@@ -5,8 +5,11 @@ PURE. Every warning has a stable code (machine-readable) and a message (for peop
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from app.estimator.params import count_params
-from app.estimator.specs import GIB, MemoryBreakdown, ModelSpec, Performance, Plan, Warning_, Workload
+from app.estimator.performance import estimate_performance
+from app.estimator.specs import GIB, Cluster, MemoryBreakdown, ModelSpec, Performance, Plan, Warning_, Workload
 from app.estimator.vocabulary import FULL_TRAINING_TASKS
 from app.messages import TASK_LABELS
 from app.planner.offers import Configuration, Offer
@@ -208,3 +211,39 @@ def _offer_warnings(offer: Offer, config: Configuration) -> list[Warning_]:
             Warning_("indicative_price", "Indicative price from the published range; final on consultation.")
         )
     return warnings
+
+
+# A step wants at least 4 micro-batches per pipeline stage (bubble (p-1)/(m+p-1) under 20 %, Narayanan
+# et al. 2021 §2.2), and the data-parallel reduction is paid once per step whatever its size.
+MICRO_BATCHES_PER_STAGE = 4
+BATCH_GAIN_WARN = 1.25  # say so when the larger batch would raise MFU by a quarter or more
+
+
+def batch_warnings(
+    model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster, performance: Performance
+) -> list[Warning_]:
+    """`global_batch_small`: so many GPUs share so small a global batch that each data-parallel rank
+    runs fewer than 4 micro-batches per pipeline stage (the bubble and the gradient reduction are not
+    amortised); the warning names the batch that would, and the MFU the same plan reaches with it."""
+    if workload.task == "inference" or not workload.global_batch or performance.mfu is None:
+        return []
+    steps = workload.global_batch // (plan.dp * plan.micro_batch)
+    wanted = MICRO_BATCHES_PER_STAGE * plan.pp
+    if steps >= wanted:
+        return []
+    larger = plan.dp * plan.micro_batch * wanted
+    better = estimate_performance(model, replace(workload, global_batch=larger), plan, cluster).performance.mfu
+    if better is None or better < performance.mfu * BATCH_GAIN_WARN:
+        return []
+    return [
+        Warning_(
+            "global_batch_small",
+            f"A global batch of {workload.global_batch:,} sequences over {plan.gpus:,} GPUs gives each of the "
+            f"{plan.dp:,} data-parallel ranks {steps} micro-batch{'es' if steps != 1 else ''} of "
+            f"{plan.micro_batch} per step for {plan.pp} pipeline stage{'s' if plan.pp != 1 else ''}: MFU "
+            f"{performance.mfu:.1%}. A global batch of {larger:,} ({larger * workload.seq_len / 1e6:,.1f}M tokens, "
+            f"{wanted} micro-batches per rank) would reach {better:.1%} with the same plan; Llama 3 405B "
+            "trained at up to 16M tokens per step (Dubey et al. 2024 §3.4.1). A larger batch changes the "
+            "optimisation: retune the learning rate.",
+        )
+    ]

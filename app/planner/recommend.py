@@ -27,7 +27,7 @@ from __future__ import annotations
 import heapq
 import math
 from bisect import bisect_right
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from itertools import accumulate
 from typing import Any, Literal
@@ -35,7 +35,7 @@ from typing import Any, Literal
 from app.estimator.specs import GIB, Cluster, ModelSpec, Warning_, Workload
 from app.estimator.vocabulary import Objective
 from app.planner.budget import past, search_deadline
-from app.planner.explain import plan_warnings
+from app.planner.explain import batch_warnings, plan_warnings
 from app.planner.launch import launch_configs
 from app.planner.offers import (
     FABRIC_GBPS,
@@ -164,7 +164,19 @@ def recommend(
     ranked = rank(ranked, constraints.objective, deadline=constraints.deadline_days is not None)
     result.options = ranked[: constraints.limit]
     result.near_misses = sorted(misses, key=lambda o: (o.sort_cost, o.sort_time, o.tie_key))[: constraints.limit]
+    for option in {id(o): o for o in result.options + result.near_misses + result.pareto}.values():
+        _add_batch_warning(model, workload, option, constraints, global_batch)
     return result
+
+
+def _add_batch_warning(
+    model: ModelSpec, workload: Workload, option: Option, constraints: Constraints, global_batch: int
+) -> None:
+    """The batch hint costs one more estimate: only options shown get it."""
+    sized = replace(workload, global_batch=global_batch) if workload.task != "inference" else workload
+    cluster = _cluster(option.offer, option.config, constraints)
+    found = batch_warnings(model, sized, option.evaluated.plan, cluster, option.evaluated.performance.performance)
+    option.warnings = _unique(option.warnings + found)
 
 
 def _excluded(offer: Offer, constraints: Constraints) -> tuple[RejectionCode, dict[str, Any]] | None:

@@ -21,7 +21,7 @@ from app.estimator.memory import (
 )
 from app.estimator.performance import PerformanceEstimate, estimate_performance, scaling_view
 from app.estimator.specs import Cluster, ModelSpec, Plan, Workload
-from app.planner import mappers, metrics, serving_service
+from app.planner import explain, mappers, metrics, serving_service
 from app.planner.market import load_market
 from app.planner.offers import Constraints
 from app.planner.recommend import recommend
@@ -61,6 +61,7 @@ def estimate(request: EstimateIn, *, open_session: SessionOpener) -> EstimateOut
         perf = estimate_performance(model, workload, plan, cluster)
     metrics.ESTIMATES.labels("estimate").inc()
     warnings = model_warnings + memory.warnings + perf.warnings
+    warnings += explain.batch_warnings(model, workload, plan, _as_searched(cluster), perf.performance)
     return mappers.estimate_out(model, workload, plan, memory, perf, warnings, notes)
 
 

@@ -176,3 +176,34 @@ def test_three_cards_say_the_batch_does_not_split_not_that_nothing_fits(client: 
         hardware={"gpu": "a100-40g-pcie", "gpus_per_node": 3},
     )
     assert fixed["plan"]["dp"] == 3
+
+
+def test_a_global_batch_too_small_for_the_cluster_names_a_larger_one_and_its_mfu(client: TestClient) -> None:
+    """Before: 2,048 H100 servers (16,384 GPUs) at a fixed global batch of 1,024 ran one micro-batch
+    per rank through a 2-stage pipeline at 13.6 % MFU with no word on the batch."""
+    result = _estimate(
+        client,
+        model={"preset": "llama-3.1-70b"},
+        task="pretrain",
+        tokens=1e12,
+        seq_len=4096,
+        global_batch=1024,
+        hardware={"gpu": "h100-80g-sxm", "nodes": 2048},
+    )
+    warning = next(w for w in result["warnings"] if w["code"] == "global_batch_small")
+    mfu = result["performance"]["mfu"]
+    assert mfu < 0.2
+    assert f"MFU {mfu:.1%}" in warning["message"]
+    assert "A global batch of 8,192 (33.6M tokens, 8 micro-batches per rank) would reach" in warning["message"]
+    larger = _estimate(
+        client,
+        model={"preset": "llama-3.1-70b"},
+        task="pretrain",
+        tokens=1e12,
+        seq_len=4096,
+        global_batch=8192,
+        hardware={"gpu": "h100-80g-sxm", "nodes": 2048},
+        plan={key: result["plan"][key] for key in ("dp", "tp", "pp", "zero_stage", "recompute", "micro_batch")},
+    )
+    assert f"would reach {larger['performance']['mfu']:.1%}" in warning["message"]
+    assert "global_batch_small" not in {w["code"] for w in larger["warnings"]}
