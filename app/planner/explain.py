@@ -183,7 +183,7 @@ def plan_warnings(
                 "The architecture was derived from a parameter count: memory and speed are approximate.",
             )
         )
-    warnings.extend(_offer_warnings(offer, config))
+    warnings.extend(offer_warnings(offer, config.nodes))
     if workload.task == "pretrain" and not offer.may_span_nodes:
         warnings.append(
             Warning_(
@@ -196,13 +196,15 @@ def plan_warnings(
     return warnings
 
 
-def _offer_warnings(offer: Offer, config: Configuration) -> list[Warning_]:
+def offer_warnings(offer: Offer, joined_nodes: int) -> list[Warning_]:
+    """What the price leaves out: the fabric add-on `joined_nodes` servers working as one need (priced on
+    consultation), an indicative price."""
     warnings = []
-    if config.nodes > 1 and not offer.fabric_addon_priced:
+    if joined_nodes > 1 and not offer.fabric_addon_priced:
         warnings.append(
             Warning_(
                 "fabric_priced_on_request",
-                f"{config.nodes} nodes need the {offer.inter_node_fabric} "
+                f"{joined_nodes} nodes need the {offer.inter_node_fabric} "
                 "add-on, priced on consultation and not included in the cost.",
             )
         )

@@ -50,7 +50,8 @@ TP_DEGREES = (1, 2, 4, 8, 16)
 NO_FABRIC_NOTE = "Replicas share nothing: separate servers need no InfiniBand or RoCE, only the ordinary network."
 PIPELINE_NOTE = (
     "Each replica's {pp} pipeline stages pass activations between servers over the SKU's {fabric} (a few MB a "
-    "step: far less than tensor parallelism across servers would need); replicas still share nothing."
+    "step: far less than tensor parallelism across servers would need); rent the SKU's {fabric} add-on for "
+    "every server (quote `addons`; see the option's warnings for its price); replicas still share nothing."
 )
 
 

@@ -23,6 +23,7 @@ from app.estimator.serving import (
 )
 from app.estimator.specs import GIB, Cluster, EstimatorError, ModelSpec, Warning_
 from app.estimator.vocabulary import SERVING_PRECISIONS, ServingPrecision
+from app.planner.explain import offer_warnings
 from app.planner.mappers import cost_out, gib_memory_out, placed_option_out, quote_body
 from app.planner.schemas import (
     EstimateOut,
@@ -329,12 +330,19 @@ def option_out(
         cost=cost_out(option.cost, SERVING_NOTE, per_million_output_tokens=str(option.per_million_output_tokens)),
         availability=_availability(option),
         explanation=explanation,
-        warnings=[WarningOut(code=w.code, message=w.message) for w in model_warnings],
+        warnings=[WarningOut(code=w.code, message=w.message) for w in model_warnings + _offer_warnings(option)],
         launch=option.launch,
         miss_reason=option.miss_reason,
         serving=serving_out(est, cfg, option),
         quote=quote_body(option, plan, workload_body),
     )
+
+
+def _offer_warnings(option: ServingOption) -> list[Warning_]:
+    """The price's omissions: the fabric add-on of every server when a replica's pipeline spans servers
+    (replicas that share nothing need none), an indicative price."""
+    joined = option.config.nodes if option.launch["needs_infiniband"] else 1
+    return offer_warnings(option.offer, joined)
 
 
 def _availability(option: ServingOption) -> str:

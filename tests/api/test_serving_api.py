@@ -290,3 +290,23 @@ def test_serving_objective_fastest_ranks_by_request_latency(client: TestClient) 
     assert latencies == sorted(latencies, key=lambda x: float(f"{x:.3g}"))
     cheapest = _post(client, "/recommend", **body)
     assert [o["sku"]["id"] for o in cheapest["options"]] != [o["sku"]["id"] for o in fastest["options"]]
+
+
+def test_a_pipeline_across_servers_names_the_fabric_add_on_its_price_leaves_out(client: TestClient) -> None:
+    """Llama 3.1 405B in bf16 needs two 8 x H100 servers per replica joined by InfiniBand: the SKU's
+    InfiniBand add-on is priced on consultation (app/catalog/seed_data.py ADDONS), so, as for a multi-node
+    training option, the option warns that the cost leaves it out and the launch notes say to rent it."""
+    result = _post(
+        client,
+        "/recommend",
+        model={"preset": "llama-3.1-405b"},
+        task="serving",
+        serving={"input_tokens": 1024, "output_tokens": 256, "concurrency": 8},
+    )
+    piped = [o for o in result["options"] + result["near_misses"] if o["launch"]["needs_infiniband"]]
+    assert piped
+    for option in piped:
+        assert "fabric_priced_on_request" in [w["code"] for w in option["warnings"]]
+        assert any("add-on" in note for note in option["launch"]["notes"])
+    single = [o for o in result["options"] if not o["launch"]["needs_infiniband"]]
+    assert all("fabric_priced_on_request" not in [w["code"] for w in o["warnings"]] for o in single)
