@@ -112,6 +112,9 @@ OTHER_NCCL_BYTES = 0.5 * GIB  # NCCL channel buffers when > 1 GPU (module docstr
 OS_RESERVE_TIERS = ((4.0, 0.25), (4.0, 0.20), (8.0, 0.10), (112.0, 0.06), (float("inf"), 0.02))
 HOST_RESERVE_PER_GPU_GIB = 6.0
 FRAGMENTATION = 0.05  # caching-allocator slack on activations (module docstring)
+# Activation offloading keeps two layers' saved tensors on the GPU: the one in use and the one in flight over PCIe
+# (torchtune `OffloadActivations` copies on a side stream and syncs one layer ahead)
+ACTIVATION_OFFLOAD_LAYERS = 2.0
 MAX_SEQ_LEN = 10_000_000
 MAX_BATCH = 1_000_000
 
@@ -368,7 +371,7 @@ class _Ctx:
     paged: bool  # optimizer states in paged memory: they give way to activations (QLoRA §3)
     stages: dict[tuple[int, int, int], tuple[_Stage, ...]] = field(default_factory=dict)
     elements: dict[tuple[object, ...], tuple[float, float]] = field(default_factory=dict)
-    working: dict[tuple[object, ...], tuple[float, float, float]] = field(default_factory=dict)
+    working: dict[tuple[object, ...], tuple[float, float, float, float]] = field(default_factory=dict)
     states: dict[tuple[object, ...], tuple[float, ...]] = field(default_factory=dict)
     advice: dict[tuple[object, ...], Warning_] = field(default_factory=dict)
     assumptions: dict[tuple[object, ...], tuple[str, ...]] = field(default_factory=dict)
@@ -612,7 +615,8 @@ def _in_flight(workload: Workload, plan: Plan, stage: _Stage, dp: int) -> float:
     return count
 
 
-def _training_activations(ctx: _Ctx, plan: Plan, stage: _Stage, dp: int) -> float:
+def _training_activations(ctx: _Ctx, plan: Plan, stage: _Stage, dp: int) -> tuple[float, float]:
+    """(bytes on the GPU, bytes offloaded to host RAM) of one stage's activations for one GPU."""
     workload = ctx.workload
     seq_local = workload.seq_len / plan.cp
     tokens = plan.micro_batch * seq_local
@@ -620,11 +624,31 @@ def _training_activations(ctx: _Ctx, plan: Plan, stage: _Stage, dp: int) -> floa
     if ctx.dropout_elements and plan.recompute != "full":
         kept += stage.layers * ctx.dropout_elements / plan.tp
     in_flight = _in_flight(workload, plan, stage, dp) if plan.pp > 1 else 1.0
-    total = tokens * ctx.act_bytes * (kept * in_flight + working)
+    saved = tokens * ctx.act_bytes * kept * in_flight
+    host = 0.0
+    if plan.activation_offload:
+        # the saved tensors go to host RAM as they are made and come back layer by layer for the backward: the GPU
+        # holds the layer in use and the one being copied (torchtune OffloadActivations, double-buffered streams)
+        host = saved
+        saved = saved * min(1.0, ACTIVATION_OFFLOAD_LAYERS / (stage.layers * in_flight))
+    total = saved + tokens * ctx.act_bytes * working
     if stage.is_last:
         per_logit = CHUNKED_LOSS_BYTES_PER_LOGIT if plan.chunked_loss else LOSS_BYTES_PER_LOGIT
         total += tokens * ctx.model.vocab / plan.tp * per_logit
-    return total
+    return total, host
+
+
+def offloaded_activation_bytes(model: ModelSpec, workload: Workload, plan: Plan) -> float:
+    """Bytes one GPU copies to host RAM per micro-batch under `activation_offload` (and back for the backward)."""
+    if not plan.activation_offload or workload.task == "inference":
+        return 0.0
+    ctx = _context(model, workload)
+    stage = _stages_of(ctx, plan)[0]
+    seq_local = workload.seq_len / plan.cp
+    kept = _elements_of(ctx, plan, stage, seq_local)[0]
+    if ctx.dropout_elements and plan.recompute != "full":
+        kept += stage.layers * ctx.dropout_elements / plan.tp
+    return plan.micro_batch * seq_local * ctx.act_bytes * kept
 
 
 def _inference_activations(ctx: _Ctx, plan: Plan, stage: _Stage) -> float:
@@ -912,6 +936,7 @@ def _zero3_advice(ctx: _Ctx, plan: Plan, cluster: Cluster) -> Warning_:
         plan.sequence_parallel,
         plan.flash_attention,
         plan.chunked_loss,
+        plan.activation_offload,
         plan.virtual_stages,
         dp,
         cluster.gpus_per_node,
@@ -978,10 +1003,10 @@ def breakdown_gib(value: float) -> float:
 
 @lru_cache(maxsize=1024)
 def _assumptions(
-    workload_key: tuple[str, str, bool, str, bool, float], plan_key: tuple[int, str, str, bool, bool]
+    workload_key: tuple[str, str, bool, str, bool, float], plan_key: tuple[int, str, str, bool, bool, bool]
 ) -> tuple[str, ...]:
     task, precision, mixed, optimizer, paged, nf4_bytes = workload_key
-    zero, offload, recompute, flash, pipelined = plan_key
+    zero, offload, recompute, flash, pipelined, activation_offload = plan_key
     out = ["Bytes per GPU for the worst pipeline stage; capacity is the card's usable memory (CUDA context excluded)."]
     if task == "inference":
         out.append(
@@ -1014,6 +1039,11 @@ def _assumptions(
             f"flash_attention={flash}; logits 16-bit + fp32 copy + fp32 grad for the loss."
         )
         out.append(f"ZeRO stage {zero} shards over dp × cp; offload={offload}.")
+        if activation_offload:
+            out.append(
+                "Activation offload: saved activations wait in host RAM (counted in host_ram); the GPU holds two "
+                "layers' worth, the one in use and the one in flight over PCIe."
+            )
     if pipelined:
         out.append("1F1B: the first stage holds min(pp, micro-batches) in flight; the last stage holds the logits.")
     out.append(
@@ -1036,15 +1066,17 @@ def _stage_breakdown(ctx: _Ctx, plan: Plan, stage: _Stage, split: tuple[int, int
     if states is None:
         states = ctx.states[key] = _states(ctx, stage, plan, dp * plan.cp, zero, offload)
     weights, grads, optim, host = states
-    activations, kv, other = _working_set(ctx, plan, stage, dp)
+    activations, kv, other, host_activations = _working_set(ctx, plan, stage, dp)
+    host += host_activations
     if ctx.paged and offload == "none":
         optim = max(0.0, optim - activations)  # paged states make room for the activations (module docstring)
     return weights + grads + optim + activations + kv + other, weights, grads, optim, activations, kv, other, host
 
 
-def _working_set(ctx: _Ctx, plan: Plan, stage: _Stage, dp: int) -> tuple[float, float, float]:
-    """(activations, KV cache, other) of one stage: independent of ZeRO stage and offload, so cached per
-    stage and the plan fields they read (the planner tries every ZeRO stage and offload at one shape)."""
+def _working_set(ctx: _Ctx, plan: Plan, stage: _Stage, dp: int) -> tuple[float, float, float, float]:
+    """(activations, KV cache, other, activations offloaded to host) of one stage: independent of ZeRO stage and
+    offload, so cached per stage and the plan fields they read (the planner tries every ZeRO stage and offload at
+    one shape)."""
     key = (
         id(stage),  # stages live in ctx.stages for the context's lifetime, so their ids are stable
         plan.tp,
@@ -1057,14 +1089,16 @@ def _working_set(ctx: _Ctx, plan: Plan, stage: _Stage, dp: int) -> tuple[float, 
         plan.virtual_stages,
         dp if plan.pp > 1 else 0,  # micro-batches in flight (pipelines only)
         plan.dp * plan.tp * plan.pp * plan.cp > 1,  # NCCL buffers
+        plan.activation_offload,
     )
     found = ctx.working.get(key)
     if found is None:
         if ctx.workload.task == "inference":
-            activations = _inference_activations(ctx, plan, stage)
+            activations, host = _inference_activations(ctx, plan, stage), 0.0
         else:
-            activations = _training_activations(ctx, plan, stage, dp)
-        found = ctx.working[key] = (activations, _kv_cache(ctx, plan, stage), _other(ctx, plan, activations))
+            activations, host = _training_activations(ctx, plan, stage, dp)
+        kv = _kv_cache(ctx, plan, stage)
+        found = ctx.working[key] = (activations, kv, _other(ctx, plan, activations), host)
     return found
 
 
@@ -1112,7 +1146,7 @@ def estimate_memory(model: ModelSpec, workload: Workload, plan: Plan, cluster: C
     warnings = [] if plain else _plan_warnings(model, workload, plan, cluster)  # no trap can apply to a plain plan
     if breakdown.host_ram or not breakdown.gpu_fits:  # host RAM is checked only when something is offloaded
         warnings.extend(_fit_warnings(ctx, plan, cluster, breakdown))
-    key_p = (plan.zero_stage, plan.offload, plan.recompute, plan.flash_attention, plan.pp > 1)
+    key_p = (plan.zero_stage, plan.offload, plan.recompute, plan.flash_attention, plan.pp > 1, plan.activation_offload)
     assumptions = ctx.assumptions.get(key_p)
     if assumptions is None:
         key_w = (

@@ -34,6 +34,7 @@ from app.estimator.communication import (
     OVERLAP_HIDE_FRACTION,
     StepShape,
     dp_comm,
+    hide,
     local_trainable,
     microbatch_communication,
     offload_time,
@@ -52,8 +53,15 @@ from app.estimator.compute import (
     training_flops,
 )
 from app.estimator.goodput import RunCosts, run_costs
-from app.estimator.interconnects import all_reduce_s, fabric_entry, fabric_of, group_bandwidth, inter_node_fabrics
-from app.estimator.memory import checkpoint_bytes_per_param
+from app.estimator.interconnects import (
+    all_reduce_s,
+    fabric_entry,
+    fabric_of,
+    group_bandwidth,
+    host_pcie_bytes_per_s,
+    inter_node_fabrics,
+)
+from app.estimator.memory import checkpoint_bytes_per_param, offloaded_activation_bytes
 from app.estimator.specs import Cluster, EstimatorError, GpuSpec, ModelSpec, Performance, Plan, Warning_, Workload
 from app.estimator.vocabulary import HALF_PRECISIONS
 
@@ -408,6 +416,7 @@ def _shape_of(ctx: _Ctx, plan: Plan) -> _Shape:
         plan.recompute,
         plan.flash_attention,
         plan.virtual_stages,
+        plan.activation_offload,
     )
     found = ctx.shapes.get(key)
     if found is None:
@@ -415,8 +424,19 @@ def _shape_of(ctx: _Ctx, plan: Plan) -> _Shape:
         flops = training_flops(model, workload, plan.recompute, plan.flash_attention)
         shape = _step_shape(model, workload, plan, cluster, flops)
         per_microbatch = microbatch_communication(model, workload, plan, cluster, shape)
+        if plan.activation_offload:
+            per_microbatch += _activation_offload_s(model, workload, plan, cluster, shape)
         found = ctx.shapes[key] = _Shape(shape, per_microbatch, flops)
     return found
+
+
+def _activation_offload_s(
+    model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster, shape: StepShape
+) -> float:
+    """Exposed seconds of activation offload per micro-batch: the saved activations go to host RAM in the forward and
+    come back in the backward over the GPU's PCIe link, on a side stream that overlaps the compute."""
+    copy = 2.0 * offloaded_activation_bytes(model, workload, plan) / host_pcie_bytes_per_s(cluster.gpu.pcie_gen)
+    return hide(copy, shape.fwd_s + shape.bwd_s)
 
 
 def _dp_s(ctx: _Ctx, plan: Plan, entry: _Shape) -> float:

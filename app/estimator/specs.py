@@ -120,6 +120,9 @@ class Plan:
     micro_batch: int = 1
     virtual_stages: int = 1  # interleaved 1F1B when > 1
     chunked_loss: bool = False  # cross-entropy in chunks/fused (torchtune, litgpt, Megatron): no full fp32 logits copy
+    # saved activations (with full recompute: the layer inputs) kept in host RAM and brought back for the backward
+    # (torchtune `enable_activation_offloading`, Unsloth's offloaded gradient checkpointing)
+    activation_offload: bool = False
 
     @property
     def gpus(self) -> int:

@@ -197,6 +197,16 @@ class PlanIn(RequestModel):
         description="Sequences per optimizer step across all GPUs; default: the workload's.",
     )
     virtual_stages: int = Field(default=1, ge=1, le=64, description="Interleaved pipeline chunks per stage; default 1.")
+    chunked_loss: bool = Field(
+        default=False,
+        description="Cross-entropy in chunks or fused (torchtune, litgpt, Megatron): no full fp32 copy of the "
+        "logits; default false, as the Hugging Face Trainer computes it.",
+    )
+    activation_offload: bool = Field(
+        default=False,
+        description="Keep saved activations in host RAM and bring them back for the backward (torchtune "
+        "enable_activation_offloading, Unsloth's offloaded checkpointing); default false.",
+    )
 
     @model_validator(mode="after")
     def _zero_range(self) -> PlanIn:

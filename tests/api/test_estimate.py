@@ -160,3 +160,15 @@ def test_70b_qlora_on_one_48gb_card_is_answered_with_a_fitting_plan(client: Test
     assert result["memory"]["fits"] is True
     assert result["memory"]["per_gpu_gib"]["total"] < 44.7
     assert any("Paged optimizer" in line for line in result["assumptions"])
+
+
+def test_plan_says_chunked_loss_and_activation_offload(client: TestClient) -> None:
+    body = {"model": {"preset": "llama-3.1-8b"}, "seq_len": 8192, "hardware": {"gpu": "h100-80g-sxm"}}
+    plain = {"micro_batch": 1, "recompute": "full"}
+    base = _estimate(client, **body, plan=plain)["memory"]["per_gpu_gib"]
+    chunked = _estimate(client, **body, plan={**plain, "chunked_loss": True})["memory"]["per_gpu_gib"]
+    offload = _estimate(client, **body, plan={**plain, "activation_offload": True})["memory"]["per_gpu_gib"]
+    # 8,192 tokens x 128,256 logits: 10 bytes each unfused (bf16 + fp32 copy + fp32 gradient), 4 chunked = 5.9 GiB
+    assert base["activations"] - chunked["activations"] == pytest.approx(8192 * 128256 * 6 / 2**30, abs=0.01)
+    # the layer-input checkpoints (32 x 8,192 x 4,096 x 2 bytes = 2 GiB) leave but two layers' worth on the GPU
+    assert base["activations"] - offload["activations"] == pytest.approx(2 * 30 / 32, abs=0.01)
