@@ -562,10 +562,14 @@ def _hardware(model: ModelSpec, cfg: ServingConfig, cluster: Cluster, tp: int, p
 
 def _math_rates(gpu: GpuSpec, cfg: ServingConfig) -> tuple[float, float]:
     """(GEMM, attention) dense peaks of the math that runs: weight-only int4/int8 dequantise into 16-bit
-    GEMMs; the attention core runs in 16 bits."""
+    GEMMs; FP8 weights run FP8 GEMMs on GPUs with FP8 tensor cores; the attention core runs in 16 bits."""
     math_precision = cfg.precision
     if cfg.weight_format != "fp8" and math_precision == "fp8":
         math_precision = "bf16"
+    if cfg.weight_format == "fp8" and gpu.peak_flops.get("fp8"):
+        # engines run FP8 weights as W8A8 where FP8 tensor cores exist (vLLM Fp8LinearMethod: cutlass_scaled_mm
+        # with dynamic activation scales on SM89+, FP8-Marlin weight-only below; SGLang and TensorRT-LLM alike)
+        math_precision = "fp8"
     runs_as = compute_precision(gpu, math_precision)
     gemm = gpu.peak_flops[runs_as] * (FP8_DERATE if runs_as == "fp8" else 1.0)
     attention = gpu.peak_flops[compute_precision(gpu, "bf16")]
@@ -815,6 +819,10 @@ def kernel_support(gpu: GpuSpec, cfg: ServingConfig) -> tuple[str, str] | None:
         return "weights", f"{cfg.engine} has no {cfg.weight_format} kernels for {gpu.name} (compute capability 7.0)"
     if cfg.weight_format == "fp8" and not has_fp8 and cfg.engine != "vllm":
         return "weights", f"{cfg.engine} runs FP8 weights only on GPUs with FP8 tensor cores"
+    if cfg.kv_format == "fp8" and not has_fp8 and cfg.engine == "trt-llm":
+        # TensorRT-LLM docs, features/quantization.html: FP8 recipes (FP8 KV cache included) in its support
+        # matrix need SM89+ (Ada, Hopper, Blackwell); Ampere (SM80/86) has INT8 KV cache only
+        return "kv_cache_precision", f"trt-llm's FP8 KV cache needs FP8 tensor cores (SM89+); {gpu.name} has none"
     return None  # bf16 on a GPU without it (V100) runs as fp16, as the engines' dtype "auto" does
 
 

@@ -379,13 +379,36 @@ def _miss_reason(cfg: ServingConfig, one: ServingEstimate, peak: ServingEstimate
 
 # ---- launch commands ---------------------------------------------------------------------------
 
-VLLM_QUANTIZATION = {"fp8": "fp8", "int4": "awq", "int8": "gptq"}
-SGLANG_QUANTIZATION = {"fp8": "fp8", "int4": "awq", "int8": "gptq"}
+# Weight formats read from a quantised checkpoint's config.json (quantization_config): vLLM and SGLang pick the
+# fast kernel themselves (vllm/model_executor/layers/quantization/awq_marlin.py and gptq_marlin.py
+# `override_quantization_method`: awq_marlin / gptq_marlin when no --quantization is given, or marlin; an
+# explicit `--quantization awq` / `gptq` keeps the slower AWQ / GPTQ kernels). So no flag: the checkpoint is
+# named instead. FP8 from a 16-bit checkpoint is quantised on load with `--quantization fp8` (W8A8 on GPUs
+# with FP8 tensor cores: FP8 math, as the sizing assumes; FP8-Marlin weight-only on Ampere).
+ONLINE_QUANTIZATION = {"fp8": "fp8"}
 CHECKPOINT_NOTE = {
-    "int4": "int4 needs an AWQ (4-bit, group 128) checkpoint of the model",
-    "int8": "int8 weight-only needs a GPTQ 8-bit checkpoint of the model",
-    "fp8": "fp8 quantises a 16-bit checkpoint on load (or use an FP8 checkpoint)",
+    "int4": "int4 needs a 4-bit AWQ or GPTQ checkpoint (group 128) of {repo}; the engine reads its "
+    "quantization_config and picks the Marlin kernels itself (no --quantization flag)",
+    "int8": "int8 weight-only needs an 8-bit GPTQ checkpoint of {repo}; the engine reads its "
+    "quantization_config and picks the Marlin kernels itself (no --quantization flag)",
+    "fp8": "fp8 quantises the 16-bit checkpoint on load (or use an FP8 checkpoint of {repo}); on GPUs with FP8 "
+    "tensor cores the GEMMs run in FP8",
 }
+QUANTISED_CHECKPOINT = "<{fmt} checkpoint of {repo}>"
+# TensorRT-LLM serves a quantised checkpoint made by TensorRT Model Optimizer (docs features/quantization.html:
+# "Offline Quantization with ModelOpt", examples/llm_ptq/hf_ptq.py --qformat), and sets the KV-cache dtype
+# through the LLM API's KvCacheConfig(dtype="fp8"), passed to trtllm-serve as --extra_llm_api_options YAML.
+TRTLLM_QFORMAT = {"fp8": "fp8", "int4": "int4_awq", "int8": "int8_wo"}
+TRTLLM_CHECKPOINT_NOTE = (
+    "quantise {repo} with TensorRT Model Optimizer first (examples/llm_ptq/hf_ptq.py --qformat {qformat}"
+    "{kv}) and serve the exported checkpoint"
+)
+TRTLLM_KV_OPTIONS = "extra_llm_api_options.yaml"
+TRTLLM_KV_NOTE = f"{TRTLLM_KV_OPTIONS} holds `kv_cache_config: {{dtype: fp8}}` (the FP8 KV cache the sizing assumes)"
+STATIC_NOTE = (
+    "{engine} always batches continuously: the static-batching figures describe a fixed batch run offline; "
+    "the server admits requests as they come"
+)
 
 
 def _max_seqs(estimate: ServingEstimate, slo_concurrency: float) -> int:
@@ -412,13 +435,11 @@ def launch_block(
     notes = [NO_FABRIC_NOTE] if (config.nodes > 1 or replicas > 1) and fabric is None else []
     if fabric is not None:
         notes.append(PIPELINE_NOTE.format(pp=pp, fabric=fabric))
-    if cfg.weight_format in CHECKPOINT_NOTE and cfg.engine != "trt-llm":
-        notes.append(CHECKPOINT_NOTE[cfg.weight_format])
-    if cfg.engine == "trt-llm" and cfg.weight_format != cfg.precision:
-        notes.append(f"quantise the checkpoint to {cfg.weight_format} with TensorRT Model Optimizer before serving")
+    repo = model_repo or model.name
+    notes += _format_notes(cfg, repo)
     return {
         "engine": cfg.engine,
-        "command": " ".join(_command(model_repo or model.name, cfg, tp, pp, seqs)),
+        "command": " ".join(_command(repo, cfg, tp, pp, seqs)),
         "replicas": replicas,
         "gpus_per_replica": tp * pp,
         "layout": _layout(config, tp, pp, replicas, fabric),
@@ -427,12 +448,40 @@ def launch_block(
     }
 
 
+def _format_notes(cfg: ServingConfig, repo: str) -> list[str]:
+    """How the weights and KV cache the sizing assumed reach the engine, and batching it does not do."""
+    notes = []
+    weights = cfg.weight_format
+    if cfg.engine == "trt-llm":
+        kv = " --kv_cache_qformat fp8" if cfg.kv_format == "fp8" else ""
+        if weights in TRTLLM_QFORMAT:
+            notes.append(TRTLLM_CHECKPOINT_NOTE.format(repo=repo, qformat=TRTLLM_QFORMAT[weights], kv=kv))
+        if cfg.kv_format == "fp8":
+            notes.append(TRTLLM_KV_NOTE)
+    elif weights in CHECKPOINT_NOTE:
+        notes.append(CHECKPOINT_NOTE[weights].format(repo=repo))
+    if cfg.batching == "static":
+        notes.append(STATIC_NOTE.format(engine=cfg.engine))
+    return notes
+
+
+def _model_argument(repo: str, cfg: ServingConfig) -> str:
+    """What the command loads: the repo, or a quantised checkpoint of it (vLLM/SGLang int4/int8; TensorRT-LLM
+    every quantised format)."""
+    if cfg.engine == "trt-llm" and cfg.weight_format in TRTLLM_QFORMAT:
+        return QUANTISED_CHECKPOINT.format(fmt=f"{cfg.weight_format} Model Optimizer", repo=repo)
+    if cfg.engine != "trt-llm" and cfg.weight_format in ("int4", "int8"):
+        return QUANTISED_CHECKPOINT.format(fmt=cfg.weight_format, repo=repo)
+    return repo
+
+
 def _command(repo: str, cfg: ServingConfig, tp: int, pp: int, seqs: int) -> list[str]:
     """One replica's command line: vLLM `vllm serve`, SGLang `sglang.launch_server`, `trtllm-serve`."""
     max_len, weights = cfg.context_len, cfg.weight_format
+    model = _model_argument(repo, cfg)
     if cfg.engine == "sglang":
         fraction = cfg.gpu_memory_utilization or sglang_memory_fraction(tp)
-        parts = ["python -m sglang.launch_server", f"--model-path {repo}", f"--tp {tp}"]
+        parts = ["python -m sglang.launch_server", f"--model-path {model}", f"--tp {tp}"]
         parts += [f"--pp-size {pp}", f"--nnodes {pp}"] if pp > 1 else []
         parts += [
             f"--context-length {max_len}",
@@ -441,22 +490,23 @@ def _command(repo: str, cfg: ServingConfig, tp: int, pp: int, seqs: int) -> list
         ]
         if cfg.kv_format == "fp8":
             parts.append("--kv-cache-dtype fp8_e5m2")
-        if weights in SGLANG_QUANTIZATION:
-            parts.append(f"--quantization {SGLANG_QUANTIZATION[weights]}")
+        if weights in ONLINE_QUANTIZATION:
+            parts.append(f"--quantization {ONLINE_QUANTIZATION[weights]}")
         return parts
     if cfg.engine == "trt-llm":
         fraction = cfg.gpu_memory_utilization or ENGINE_DEFAULTS["trt-llm"].memory_fraction
-        parts = [f"trtllm-serve {repo}", f"--tp_size {tp}"] + ([f"--pp_size {pp}"] if pp > 1 else [])
+        parts = [f"trtllm-serve {model}", f"--tp_size {tp}"] + ([f"--pp_size {pp}"] if pp > 1 else [])
         parts += [f"--max_seq_len {max_len}", f"--max_batch_size {seqs}"]
-        return parts + [f"--kv_cache_free_gpu_memory_fraction {fraction:g}"]
+        parts.append(f"--kv_cache_free_gpu_memory_fraction {fraction:g}")
+        return parts + ([f"--extra_llm_api_options {TRTLLM_KV_OPTIONS}"] if cfg.kv_format == "fp8" else [])
     fraction = cfg.gpu_memory_utilization or ENGINE_DEFAULTS["vllm"].memory_fraction
-    parts = ["vllm serve", repo, f"--tensor-parallel-size {tp}"]
+    parts = ["vllm serve", model, f"--tensor-parallel-size {tp}"]
     parts += [f"--pipeline-parallel-size {pp}"] if pp > 1 else []
     parts += [f"--max-model-len {max_len}", f"--gpu-memory-utilization {fraction:g}", f"--max-num-seqs {seqs}"]
     if cfg.kv_format == "fp8":
         parts.append("--kv-cache-dtype fp8")
-    if weights in VLLM_QUANTIZATION:
-        parts.append(f"--quantization {VLLM_QUANTIZATION[weights]}")
+    if weights in ONLINE_QUANTIZATION:
+        parts.append(f"--quantization {ONLINE_QUANTIZATION[weights]}")
     return parts
 
 

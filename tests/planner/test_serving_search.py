@@ -101,9 +101,73 @@ def test_sglang_and_quantisation_flags() -> None:
         weights="int4",
         kv_cache_precision="fp8",
     )
-    command = search_serving(LLAMA3_8B, cfg, OFFERS, Constraints()).options[0].launch["command"]
-    assert command.startswith("python -m sglang.launch_server --model-path")
-    assert "--quantization awq" in command and "--kv-cache-dtype fp8_e5m2" in command
+    launch = search_serving(LLAMA3_8B, cfg, OFFERS, Constraints()).options[0].launch
+    command = launch["command"]
+    assert command.startswith("python -m sglang.launch_server --model-path <int4 checkpoint of ")
+    assert "--quantization" not in command and "--kv-cache-dtype fp8_e5m2" in command
+    assert any("AWQ or GPTQ checkpoint" in note for note in launch["notes"])
+
+
+def _launch(cfg: ServingConfig, offers: list[Offer] = OFFERS) -> dict:
+    return (
+        search_serving(LLAMA3_8B, cfg, offers, Constraints(), model_repo="meta-llama/Llama-3.1-8B-Instruct")
+        .options[0]
+        .launch
+    )
+
+
+def test_vllm_int4_and_int8_launch_a_quantised_checkpoint_and_leave_the_marlin_kernels_to_vllm() -> None:
+    """vLLM awq_marlin.py / gptq_marlin.py `override_quantization_method`: with no --quantization flag vLLM reads
+    the checkpoint's quantization_config and runs awq_marlin / gptq_marlin; `--quantization awq` or `gptq` pins
+    the slower kernels. So the command loads a quantised checkpoint (named as such) and sets no flag."""
+    for weights in ("int4", "int8"):
+        cfg = ServingConfig(input_tokens=512, output_tokens=128, requests_per_s=1.0, weights=weights)
+        launch = _launch(cfg)
+        assert "--quantization" not in launch["command"]
+        assert launch["command"].startswith(f"vllm serve <{weights} checkpoint of meta-llama/Llama-3.1-8B-Instruct>")
+        assert any("Marlin" in note for note in launch["notes"])
+
+
+def test_fp8_weights_with_16_bit_math_on_hopper_are_sized_as_the_fp8_math_vllm_runs() -> None:
+    """`--quantization fp8` on an FP8 GPU runs W8A8 FP8 GEMMs (vLLM Fp8LinearMethod, cutlass_scaled_mm): the
+    sizing of bf16 math + fp8 weights must be that of fp8 math, and the command sets the flag."""
+    node = Cluster(gpu=get_gpu("h100-80g-sxm"), gpus_per_node=8)
+    base = ServingConfig(input_tokens=4096, output_tokens=256, concurrency=64, weights="fp8")
+    bf16_math = estimate_serving(LLAMA3_8B, base, node)
+    fp8_math = estimate_serving(LLAMA3_8B, replace(base, precision="fp8"), node)
+    assert bf16_math.ttft_ms == fp8_math.ttft_ms and bf16_math.tpot_ms == fp8_math.tpot_ms
+    assert "--quantization fp8" in _launch(replace(base, concurrency=None, requests_per_s=1.0))["command"]
+
+
+def test_trtllm_launch_carries_fp8_weights_and_fp8_kv_cache() -> None:
+    """TensorRT-LLM serves a Model Optimizer checkpoint (docs features/quantization.html, hf_ptq.py --qformat
+    fp8 --kv_cache_qformat fp8) and takes the KV-cache dtype through KvCacheConfig(dtype="fp8"), passed to
+    trtllm-serve as --extra_llm_api_options YAML: the command and notes must carry both."""
+    cfg = ServingConfig(
+        input_tokens=512, output_tokens=128, requests_per_s=1.0, engine="trt-llm", precision="fp8",
+        kv_cache_precision="fp8",
+    )  # fmt: skip
+    launch = _launch(cfg, OFFERS[:1])
+    assert launch["command"].startswith("trtllm-serve <fp8 Model Optimizer checkpoint of meta-llama/")
+    assert "--extra_llm_api_options" in launch["command"]
+    notes = " ".join(launch["notes"])
+    assert "--qformat fp8 --kv_cache_qformat fp8" in notes and "kv_cache_config: {dtype: fp8}" in notes
+
+
+def test_trtllm_fp8_kv_cache_on_an_a100_is_rejected_for_kernels() -> None:
+    """TensorRT-LLM's FP8 recipes, FP8 KV cache included, need SM89+ (docs features/quantization.html support
+    matrix); an A100 (SM80) is rejected with code `kernels` rather than sized."""
+    cfg = ServingConfig(
+        input_tokens=512, output_tokens=128, requests_per_s=1.0, engine="trt-llm", kv_cache_precision="fp8"
+    )
+    result = search_serving(LLAMA3_8B, cfg, [OFFERS[1]], Constraints())
+    assert not result.options and result.rejected[0][1] == "kernels"
+
+
+def test_static_batching_launched_on_a_server_says_the_server_batches_continuously() -> None:
+    """vLLM's server always batches continuously: a static-batching sizing says so in the launch notes."""
+    cfg = ServingConfig(input_tokens=512, output_tokens=128, concurrency=8, batching="static")
+    assert any("always batches continuously" in note for note in _launch(cfg)["notes"])
 
 
 def test_cost_per_million_output_tokens() -> None:
