@@ -517,6 +517,9 @@ def model_from_hf_config(config: Mapping[str, Any], *, name: str | None = None) 
         if isinstance(exc, EstimatorError):
             raise
         raise EstimatorError(f"hf_config has a malformed value: {exc}.", field="model.hf_config") from exc
+    theta = config.get("rope_theta", config.get("rotary_emb_base"))
+    if isinstance(theta, int | float) and not isinstance(theta, bool) and theta > 0 and not model.learned_positions:
+        model = replace(model, rope_theta=float(theta))
     if name:
         model = replace(model, name=name)
     validate_model(model)

@@ -61,6 +61,7 @@ class ModelSpec:
     shared_experts: int = 0
     moe_layers: int = 0
     approximate: bool = False  # architecture derived from a parameter count only
+    rope_theta: float | None = None  # RoPE base frequency (config.json rope_theta / rotary_emb_base); None: unstated
 
     @property
     def d_head(self) -> int:

@@ -30,14 +30,17 @@ def describe_plan(plan: Plan) -> str:
     """'ZeRO-3 over 8 GPUs, no tensor parallel' / 'tensor parallel 4 × pipeline 2 × data parallel 4'."""
     if plan.gpus == 1:
         parts = ["one GPU, no parallelism"]
-    elif plan.tp == 1 and plan.pp == 1:
+    elif plan.tp == 1 and plan.pp == 1 and plan.cp == 1 and plan.ep == 1:
         sharding = f"ZeRO-{plan.zero_stage}" if plan.zero_stage else "data parallel"
         parts = [f"{sharding} over {plan.dp} GPUs, no tensor parallel"]
     else:
         degrees = [f"tensor parallel {plan.tp}"] if plan.tp > 1 else []
         degrees += [f"pipeline {plan.pp}"] if plan.pp > 1 else []
+        degrees += [f"context parallel {plan.cp}"] if plan.cp > 1 else []
         degrees += [f"data parallel {plan.dp}"] if plan.dp > 1 else []
         parts = [" × ".join(degrees)]
+        if plan.ep > 1:  # experts are sharded inside the data-parallel ranks (dp × tp × pp × cp = GPUs)
+            parts.append(f"expert parallel {plan.ep} (each rank holds 1/{plan.ep} of the experts)")
         if plan.zero_stage:
             parts.append(f"ZeRO-{plan.zero_stage} over the data-parallel ranks")
     if plan.offload != "none":

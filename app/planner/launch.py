@@ -24,7 +24,8 @@ and for LoRA/QLoRA the adapter settings. Keys come from each tool's documentatio
   gradient_accumulation_steps, enable_activation_checkpointing, fsdp_cpu_offload).
 - Megatron-LM arguments (megatron/training/arguments.py): parallel sizes, --sequence-parallel,
   --use-distributed-optimizer, recompute, batch sizes, and the architecture flags without which
-  Megatron builds a GPT-2-style model: --normalization RMSNorm, --position-embedding-type rope,
+  Megatron builds a GPT-2-style model: --normalization RMSNorm, --position-embedding-type rope with
+  --rotary-base (the model's rope_theta),
   --swiglu, --untie-embeddings-and-output-weights, --disable-bias-linear, --group-query-attention
   --num-query-groups, and for MoE --num-experts, --moe-router-topk, --moe-ffn-hidden-size,
   --expert-model-parallel-size. LoRA through Megatron-Bridge's PEFT (`LoRA(dim, alpha, dropout,
@@ -264,6 +265,8 @@ def _architecture_args(model: ModelSpec) -> list[str]:
         args.append("--normalization RMSNorm")
     if not model.learned_positions:
         args.append("--position-embedding-type rope")
+        if model.rope_theta is not None:  # Megatron's default base is 10,000; Llama 3 uses 500,000
+            args.append(f"--rotary-base {model.rope_theta:.0f}")
     if model.mlp == "swiglu":
         args.append("--swiglu")
     if not model.tied_embeddings:

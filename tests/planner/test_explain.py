@@ -7,6 +7,9 @@ import re
 
 from fastapi.testclient import TestClient
 
+from app.estimator.specs import Plan
+from app.planner.explain import describe_plan
+
 
 def _recommend(client: TestClient, **body) -> dict:
     response = client.post("/recommend", json=body)
@@ -59,3 +62,11 @@ def test_offload_is_explained_with_the_servers_ram_and_its_slowdown_as_a_factor(
                     float(factor) == round(1 / (1 - int(share) / 100), 2)
                     or abs(float(factor) - 1 / (1 - int(share) / 100)) < 0.05
                 )
+
+
+def test_the_plan_summary_names_expert_and_context_parallel() -> None:
+    """Before: a plan with ep 8 read 'tensor parallel 2 × data parallel 8, …': the experts' split was dropped."""
+    summary = describe_plan(Plan(dp=8, tp=2, ep=8, micro_batch=1))
+    assert summary.startswith("tensor parallel 2 × data parallel 8, expert parallel 8 (each rank holds 1/8")
+    assert describe_plan(Plan(dp=4, cp=2, micro_batch=1)).startswith("context parallel 2 × data parallel 4")
+    assert "expert parallel 4" in describe_plan(Plan(dp=4, ep=4, micro_batch=1))

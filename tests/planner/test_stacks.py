@@ -120,6 +120,7 @@ def test_megatron_describes_a_llama_not_a_gpt2() -> None:
     for flag in (
         "--normalization RMSNorm",
         "--position-embedding-type rope",
+        "--rotary-base 500000",  # Llama 3.1's rope_theta (config.json); Megatron's default 10,000 is Llama 2's
         "--swiglu",
         "--untie-embeddings-and-output-weights",
         "--disable-bias-linear",
@@ -141,6 +142,14 @@ def test_megatron_describes_a_llama_not_a_gpt2() -> None:
     assert all(a.startswith("--") for a in args)
 
 
+def test_a_pasted_config_brings_its_rope_base_and_gpt2_has_none() -> None:
+    from_config = get_preset("qwen2.5-7b").model
+    assert from_config.rope_theta == 1_000_000.0
+    plan = Plan(dp=8, micro_batch=1)
+    gpt2 = launch_configs("megatron", get_preset("gpt2").model, FULL, plan, nodes=1, gpus_per_node=8, global_batch=64)
+    assert not [a for a in gpt2["megatron"]["args"] if a.startswith(("--rotary-base", "--position-embedding-type"))]
+
+
 def test_megatron_moe_flags_for_mixtral() -> None:
     model = get_preset("mixtral-8x7b").model
     plan = Plan(dp=2, tp=2, pp=2, ep=2, zero_stage=1, micro_batch=1, sequence_parallel=True)
@@ -150,6 +159,7 @@ def test_megatron_moe_flags_for_mixtral() -> None:
         "--moe-router-topk 2",
         "--moe-ffn-hidden-size 14336",
         "--expert-model-parallel-size 2",
+        "--rotary-base 1000000",  # Mixtral's rope_theta (config.json)
         "--num-query-groups 8",
         "--normalization RMSNorm",
         "--swiglu",
