@@ -156,13 +156,15 @@ def _wall(
 ) -> tuple[float, tuple[float, float, float, float], float]:
     """(wall hours, (failures, checkpoints, evaluation, startup) hours, checkpoint interval hours)."""
     rate_per_hour, save_h, load_h, startup_h, young_h = fixed
-    interval = min(young_h, max(ideal_hours, f.floor_h))
+    # min(young, max(ideal, floor)) with young >= floor, as conditionals (this runs three times per plan)
+    interval = young_h if ideal_hours >= young_h else (ideal_hours if ideal_hours > f.floor_h else f.floor_h)
     evaluation = ideal_hours * f.evaluation[pretraining]
     saves = ideal_hours / interval * save_h
     # Interruptions happen over the wall time; solve wall = base + rate × wall × cost per interruption.
     base = ideal_hours + evaluation + saves + startup_h
-    cost = interval / 2.0 + f.restart_h + load_h
-    lost_share = min(rate_per_hour * cost, 0.9)  # above 0.9 the run would never finish: capped
+    lost_share = rate_per_hour * (interval / 2.0 + f.restart_h + load_h)
+    if lost_share > 0.9:  # above 0.9 the run would never finish: capped
+        lost_share = 0.9
     wall = base / (1.0 - lost_share)
     return wall, (wall - base, saves, evaluation, startup_h), interval
 

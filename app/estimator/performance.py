@@ -498,18 +498,23 @@ def _training_performance(
         )
     ideal = (workload.tokens or 0.0) / tokens_per_s / 3600
     run, fast, slow = ctx.run_costs.with_range(ideal, RANGE_HIGH, RANGE_LOW)
+    hours = run.wall_hours
+    # positional, in field order (the planner's hot path): the three inference fields are None
     return Performance(
-        step_time_s=step,
-        tokens_per_s=tokens_per_s,
-        tokens_per_s_per_gpu=per_gpu,
-        mfu=mfu,
-        breakdown_s=breakdown,
-        tokens_per_s_per_gpu_range=speed_range,
-        time_to_train_hours=run.wall_hours,
-        gpu_hours=run.wall_hours * gpus,
-        time_to_train_hours_range=(fast, slow),
-        gpu_hours_range=(fast * gpus, slow * gpus),
-        goodput=run,
+        step,
+        tokens_per_s,
+        per_gpu,
+        mfu,
+        breakdown,
+        hours,
+        hours * gpus,
+        None,
+        None,
+        None,
+        speed_range,
+        (fast, slow),
+        (fast * gpus, slow * gpus),
+        run,
     )
 
 
