@@ -101,6 +101,10 @@ def get_quote(public_id: str, session: SessionDep) -> QuoteOut:
     return service.get_quote(session, public_id=public_id)
 
 
-@router.post("/{public_id}/accept", summary="The customer accepts an issued quote (refused once expired or cancelled)")
+@router.post(
+    "/{public_id}/accept",
+    summary="The customer accepts an issued quote (refused once expired or cancelled)",
+    responses={409: {"description": "The quote is cancelled or expired"}},
+)
 def accept_quote(public_id: str, session: SessionDep) -> QuoteOut:
     return service.accept_quote(session, public_id=public_id)
