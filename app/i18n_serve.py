@@ -57,6 +57,7 @@ SERVE_EN: dict[str, str] = {
     "serve_rejected": "Not considered",
     "serve_err_number": "enter a number",
     "serve_err_integer": "enter a whole number",
+    "serve_err_choice": "choose one of {allowed}",
 }
 
 SERVE_ZH: dict[str, str] = {
@@ -113,4 +114,5 @@ SERVE_ZH: dict[str, str] = {
     "serve_rejected": "未纳入考虑",
     "serve_err_number": "请输入数字",
     "serve_err_integer": "请输入整数",
+    "serve_err_choice": "请从 {allowed} 中选择",
 }

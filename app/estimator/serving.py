@@ -98,7 +98,8 @@ ENGINE_DEFAULTS: dict[str, EngineDefaults] = {
         max_num_batched_tokens=8192,
         graph_max_batch=512,
         source="vLLM docs 'Engine arguments' (v0.6-v0.10): --gpu-memory-utilization default 0.9, --block-size 16 "
-        "on CUDA, --max-num-seqs 256; V1 scheduler chunked prefill with max_num_batched_tokens 8192 for the "
+        "on CUDA, --max-num-seqs 256 (1024 on GPUs of 70 GiB or more other than the A100: "
+        "_max_num_seqs); V1 scheduler chunked prefill with max_num_batched_tokens 8192 for the "
         "OpenAI server (vllm/engine/arg_utils.py); CUDA graphs captured up to batch 512 (compilation config "
         "max_capture_size).",
     ),
@@ -419,8 +420,19 @@ def _memory_fraction(cfg: ServingConfig, tp: int) -> float:
     return ENGINE_DEFAULTS[cfg.engine].memory_fraction
 
 
-def _max_num_seqs(cfg: ServingConfig) -> int:
-    return cfg.max_num_seqs or ENGINE_DEFAULTS[cfg.engine].max_num_seqs
+# vLLM's max_num_seqs default depends on the GPU (vllm/engine/arg_utils.py `get_batch_defaults`, v0.9 on):
+# 1024 for the OpenAI server on a GPU of ≥ 70 GiB that is not an A100 ("For GPUs like H100 and MI300x, use
+# larger default values"; A100 excluded after PR #17885), 256 elsewhere (ENGINE_DEFAULTS).
+VLLM_LARGE_GPU_GIB = 70
+VLLM_LARGE_GPU_MAX_NUM_SEQS = 1024
+
+
+def _max_num_seqs(cfg: ServingConfig, gpu: GpuSpec) -> int:
+    if cfg.max_num_seqs:
+        return cfg.max_num_seqs
+    if cfg.engine == "vllm" and gpu.memory_gib >= VLLM_LARGE_GPU_GIB and "a100" not in gpu.id.lower():
+        return VLLM_LARGE_GPU_MAX_NUM_SEQS
+    return ENGINE_DEFAULTS[cfg.engine].max_num_seqs
 
 
 def _batched_tokens(cfg: ServingConfig, gpu: GpuSpec) -> int:
@@ -431,11 +443,11 @@ def _batched_tokens(cfg: ServingConfig, gpu: GpuSpec) -> int:
     return ENGINE_DEFAULTS[cfg.engine].max_num_batched_tokens
 
 
-def _workspace_bytes(model: ModelSpec, cfg: ServingConfig, tp: int, tokens: int, layers: int) -> float:
+def _workspace_bytes(model: ModelSpec, cfg: ServingConfig, gpu: GpuSpec, tp: int, tokens: int, layers: int) -> float:
     """Activation peak of the engine's profiling step over `tokens` tokens, per GPU (`layers` on this GPU)."""
     width = model.ffn if not model.is_moe else max(model.ffn, (model.expert_ffn or model.ffn) * model.experts_per_token)
     per_token = WORKSPACE_FACTOR * (3.0 * width / tp + 4.0 * model.hidden) * 2.0
-    logits = _max_num_seqs(cfg) * model.vocab * 4.0  # fp32 logits of the last token of each sequence
+    logits = _max_num_seqs(cfg, gpu) * model.vocab * 4.0  # fp32 logits of the last token of each sequence
     held = 0.0
     if tp > 1 and engine_release(cfg.release).profile_holds_allreduce_inputs:
         # two all-reduces per layer (attention and MLP outputs) and the vocab-parallel embedding's, each
@@ -450,7 +462,7 @@ def serving_memory(model: ModelSpec, cfg: ServingConfig, gpu: GpuSpec, tp: int, 
     weights = weights_bytes(model, cfg.weight_format, cfg.group_size) / (tp * pp)
     fraction = _memory_fraction(cfg, tp)
     non_torch = (NON_TORCH_GIB + (NON_TORCH_TP_GIB if tp * pp > 1 else 0.0)) * GIB
-    workspace = _workspace_bytes(model, cfg, tp, _batched_tokens(cfg, gpu), math.ceil(model.layers / pp))
+    workspace = _workspace_bytes(model, cfg, gpu, tp, _batched_tokens(cfg, gpu), math.ceil(model.layers / pp))
     graphs = GRAPH_GIB * GIB
     if cfg.engine == "sglang":
         kv = total * fraction - weights - non_torch
@@ -480,7 +492,7 @@ def max_concurrency(model: ModelSpec, cfg: ServingConfig, gpu: GpuSpec, tp: int,
     block = ENGINE_DEFAULTS[cfg.engine].block_size
     cache_tokens = kv_cache_tokens(model, cfg, gpu, tp, pp)
     per_seq = _blocks_per_sequence(cfg.input_tokens + cfg.output_tokens, block) * block
-    return max(0, min(_max_num_seqs(cfg), cache_tokens // per_seq))
+    return max(0, min(_max_num_seqs(cfg, gpu), cache_tokens // per_seq))
 
 
 # --- step time ----------------------------------------------------------------------------------
@@ -895,7 +907,15 @@ def estimate_serving(
     else:
         wanted = cfg.concurrency if cfg.concurrency is not None else limit
         if wanted > limit:
-            notes.append(f"concurrency {wanted} exceeds the {limit} sequences a replica holds: capped at {limit}")
+            seqs = _max_num_seqs(cfg, gpu)
+            why = (
+                f"{cfg.engine}'s max_num_seqs default of {seqs} on {gpu.name}"
+                if limit == seqs and not cfg.max_num_seqs
+                else "what its KV cache holds at these lengths"
+            )
+            notes.append(
+                f"concurrency {wanted} exceeds the {limit} sequences a replica runs ({why}): capped at {limit}"
+            )
         point = _operating_point(model, cfg, hw, min(wanted, limit))
     if point is None:
         zero = ServingEstimate(
@@ -909,7 +929,7 @@ def estimate_serving(
     replicas_needed = None
     if cfg.requests_per_s is not None:
         capacity = _capacity(model, cfg, hw, limit)
-        replicas_needed = math.ceil(cfg.requests_per_s / capacity - 1e-9) if capacity > 0 else None
+        replicas_needed = max(1, math.ceil(cfg.requests_per_s / capacity - 1e-9)) if capacity > 0 else None
         if point.requests_per_s * replicas < cfg.requests_per_s * (1 - 1e-3):
             notes.append(
                 f"{replicas} replica(s) carry at most {point.requests_per_s * replicas:.3g} requests/s "

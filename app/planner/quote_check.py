@@ -19,7 +19,7 @@ from app.estimator.serving import check_fits
 from app.estimator.specs import EstimatorError
 from app.planner.schemas import HardwareIn, PlanIn, WorkloadIn
 from app.planner.serving import check_serving_plan
-from app.planner.serving_service import serving_config
+from app.planner.serving_service import check_training_levers, serving_config
 from app.planner.workload import SessionOpener, resolve_cluster, resolve_model
 
 if TYPE_CHECKING:
@@ -75,6 +75,7 @@ def _check_serving_fits(
         return  # a model the estimator cannot size is kept for the record, unchecked
     try:
         cfg = serving_config(request)
+        check_training_levers(plan)
         check_serving_plan(model, plan.tp, plan.pp)
         check_fits(model, cfg, cluster.gpu, plan.tp, plan.pp)
     except EstimatorError as error:

@@ -179,6 +179,7 @@ def search_serving(
             continue
         best_for_offer: ServingOption | None = None
         offer_miss: ServingOption | None = None
+        smallest: int | None = None  # GPUs of the smallest deployment refused for the SKU's size limits
         why_not = (
             "gpu_memory",
             "the weights leave no room for a KV cache at any tensor-parallel degree this SKU offers",
@@ -189,7 +190,8 @@ def search_serving(
             evaluations += 1
             option, reason = _evaluate(ask, offer, region, tp, pp)
             if option is None:
-                why_not = ("capacity", reason) if reason else why_not
+                if reason and (smallest is None or reason[0] < smallest):  # the shape needing the fewest GPUs
+                    smallest, why_not = reason[0], ("capacity", reason[1])
                 continue
             if option.miss_reason is None:
                 if best_for_offer is None or rank_key(option) < rank_key(best_for_offer):
@@ -283,7 +285,11 @@ def _replica_cluster(offer: Offer, tp: int, pp: int) -> Cluster:
     )
 
 
-def _evaluate(ask: _Ask, offer: Offer, region: str, tp: int, pp: int) -> tuple[ServingOption | None, str | None]:
+def _evaluate(
+    ask: _Ask, offer: Offer, region: str, tp: int, pp: int
+) -> tuple[ServingOption | None, tuple[int, str] | None]:
+    """The option of `tp` × `pp` replicas on the offer; or None with (GPUs needed, why) when the SKU cannot rent
+    that many, or None alone when the weights leave no KV cache."""
     model, cfg, peak_factor = ask.model, ask.cfg, ask.peak_factor
     node = _replica_cluster(offer, tp, pp)
     if max_concurrency(model, cfg, offer.gpu, tp, pp) < 1:
@@ -298,7 +304,7 @@ def _evaluate(ask: _Ask, offer: Offer, region: str, tp: int, pp: int) -> tuple[S
     config = _configuration(offer, tp * pp * replicas, ask.constraints)
     if config is None:
         limit = "card counts" if offer.rental_unit == "card" else f"max_nodes {ask.constraints.max_nodes}"
-        return None, f"{replicas} replica(s) of {tp * pp} GPUs exceed the SKU's {limit}"
+        return None, (replicas * tp * pp, f"{replicas} replica(s) of {tp * pp} GPUs exceed the SKU's {limit}")
     replicas = config.gpus // (tp * pp)  # whole configuration in use: spare GPUs become spare replicas
     at_load = estimate_serving(model, cfg, node, tp=tp, pp=pp, replicas=replicas)
     peak = at_load

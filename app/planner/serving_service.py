@@ -33,6 +33,7 @@ from app.planner.schemas import (
     OptionOut,
     ParetoPointOut,
     PerformanceOut,
+    PlanIn,
     PlanOut,
     RecommendOut,
     RejectedOut,
@@ -62,12 +63,48 @@ SERVING_NOTE = (
 
 
 SERVING_ASSUMPTIONS = [
-    "engines at their documented defaults unless set: vLLM gpu_memory_utilization 0.9, block 16, max_num_seqs 256; "
+    "engines at their documented defaults unless set: vLLM gpu_memory_utilization 0.9, block 16, max_num_seqs "
+    "1024 on GPUs of 70 GiB or more other than the A100, 256 elsewhere; "
     "SGLang mem_fraction_static 0.88-0.79 by TP, chunked prefill 8192; TensorRT-LLM free-memory fraction 0.9",
     "continuous batching with chunked prefill; TTFT excludes queueing before admission",
     "decode = max(weights + KV-cache reads / achieved HBM bandwidth, FLOPs / achieved compute) + engine "
     "overhead + TP all-reduce latency; constants fitted on published results (docs/validation-serving.md)",
 ]
+
+
+NO_SERVING_BLOCK = (
+    "no serving block was given: input_tokens {input_tokens}, output_tokens {output_tokens}, and the most "
+    "sequences a replica holds (set serving.input_tokens, output_tokens and concurrency or requests_per_s)"
+)
+# Plan fields of training that serving does not size (defaults: not used), with what each would mean.
+TRAINING_LEVERS: dict[str, tuple[object, ...]] = {
+    "ep": (1,),
+    "cp": (1,),
+    "zero_stage": (0, "NO_SHARD", "no_shard"),
+    "offload": ("none",),
+    "recompute": ("none",),
+}
+
+
+def serving_assumptions(request: WorkloadIn) -> list[str]:
+    """What the serving figures assume; the default lengths when the request gave no serving block."""
+    if request.serving is not None:
+        return list(SERVING_ASSUMPTIONS)
+    default = ServingIn()
+    return [*SERVING_ASSUMPTIONS, NO_SERVING_BLOCK.format(**default.model_dump())]
+
+
+def check_training_levers(plan: PlanIn) -> None:
+    """422 on a training lever (expert/context parallel, ZeRO, offload, recompute) in a serving plan: serving
+    sizes tp × pp replicas and dp of them, so the lever would be silently ignored."""
+    for name, unused in TRAINING_LEVERS.items():
+        value = getattr(plan, name)
+        if value not in unused:
+            raise EstimatorError(
+                f"{name} {value} is a training setting serving does not size: a serving plan is tp × pp per replica "
+                f"and dp replicas; leave {name} at {unused[0]}",
+                field=f"plan.{name}",
+            )
 
 
 def serving_config(request: WorkloadIn) -> ServingConfig:
@@ -278,6 +315,7 @@ def estimate(
         raise EstimatorError(unsupported[1], field=unsupported[0])
     if request.plan is not None:
         tp, pp, replicas = request.plan.tp, request.plan.pp, request.plan.dp
+        check_training_levers(request.plan)
         check_serving_plan(model, tp, pp)
         if tp * pp * replicas != cluster.gpus:
             raise EstimatorError(
@@ -292,7 +330,7 @@ def estimate(
         warnings.append(WarningOut(code="no_kv_cache", message=result.notes[-1]))
     if result.meets_slo is False:
         warnings.append(WarningOut(code="slo_missed", message=_slo_miss(result, cfg)))
-    notes = SERVING_ASSUMPTIONS + ([NO_FABRIC_NOTE] if replicas > 1 else [])
+    notes = serving_assumptions(request) + ([NO_FABRIC_NOTE] if replicas > 1 else [])
     return EstimateOut(
         model=model_summary,
         plan=_plan_out(replicas, tp, pp, result.concurrency),
@@ -386,7 +424,7 @@ def recommendation(
             ParetoPointOut(sku=o.offer.sku_id, total_gpus=o.config.gpus, cost=str(o.cost.compared_monthly), hours=None)
             for o in search.options
         ],
-        assumptions=SERVING_ASSUMPTIONS,
+        assumptions=serving_assumptions(request),
         stopped_early=search.stopped_early,
         search={"configurations": search.evaluations},
     )

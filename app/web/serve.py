@@ -27,7 +27,7 @@ from app.error_pages import WebRoute, error_page
 from app.errors import InvalidInput
 from app.estimator.presets import list_presets
 from app.estimator.specs import EstimatorError
-from app.estimator.vocabulary import ENGINES, WEIGHT_FORMATS
+from app.estimator.vocabulary import ENGINES, SERVING_PRECISIONS, WEIGHT_FORMATS
 from app.i18n import LANGS, Translator, negotiate
 from app.planner.schemas import OptionOut, RecommendIn, RecommendOut
 from app.planner.service import run_recommend
@@ -121,6 +121,8 @@ def _number(form: ServeForm, name: str, t: Translator, *, integer: bool) -> floa
 def parse(form: ServeForm, t: Translator) -> RecommendIn | None:
     """The POST /recommend body for the form, or None with the form's errors filled."""
     numbers = {name: _number(form, name, t, integer=name in INTEGER_FIELDS) for name in INTEGER_FIELDS + NUMBER_FIELDS}
+    if form.value("kv_cache") not in SERVING_PRECISIONS:  # the API's precision type also holds fp32, not served
+        form.add_error("kv_cache", t("serve_err_choice", allowed=", ".join(SERVING_PRECISIONS)))
     if form.errors:
         return None
     weights = form.value("weights")

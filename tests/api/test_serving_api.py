@@ -310,3 +310,23 @@ def test_a_pipeline_across_servers_names_the_fabric_add_on_its_price_leaves_out(
         assert any("add-on" in note for note in option["launch"]["notes"])
     single = [o for o in result["options"] if not o["launch"]["needs_infiniband"]]
     assert all("fabric_priced_on_request" not in [w["code"] for w in o["warnings"]] for o in single)
+
+
+def test_serving_defaults_are_listed_when_no_serving_block_is_given(client: TestClient) -> None:
+    """Without a serving block the lengths are the defaults (1024 in, 256 out): the answer says so."""
+    result = _post(client, "/estimate", model={"preset": "llama-3.1-8b"}, task="serving", hardware=H100_NODE)
+    assert any("no serving block" in a and "1024" in a and "256" in a for a in result["assumptions"])
+    given = _post(
+        client, "/estimate", model={"preset": "llama-3.1-8b"}, task="serving", hardware=H100_NODE,
+        serving={"input_tokens": 1024},
+    )  # fmt: skip
+    assert not any("no serving block" in a for a in given["assumptions"])
+
+
+@pytest.mark.parametrize("lever", [{"ep": 2}, {"zero_stage": 3}, {"cp": 2}])
+def test_a_training_lever_in_a_serving_plan_is_a_422_not_silently_ignored(client: TestClient, lever: dict) -> None:
+    """Serving sizes tp × pp per replica and dp replicas; an expert/context-parallel degree or a ZeRO stage
+    would be silently ignored, so it is a 422 naming the field."""
+    plan = {"tp": 1, "dp": 8} | lever
+    body = _error(client, "/estimate", model={"preset": "llama-3.1-8b"}, task="serving", hardware=H100_NODE, plan=plan)
+    assert f"plan.{next(iter(lever))}" in str(body)

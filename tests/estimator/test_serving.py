@@ -242,3 +242,19 @@ def test_a_lone_request_is_not_charged_its_own_prompt_in_its_decode_steps() -> N
     long = estimate_serving(QWEN3_MOE, ServingConfig(input_tokens=8000, output_tokens=500, concurrency=1), FOUR_H100)
     assert long.tpot_ms < short.tpot_ms * 1.5
     assert long.ttft_ms > 10 * short.ttft_ms  # the prompt is charged once, in the TTFT
+
+
+def test_the_concurrency_cap_is_vllms_default_for_the_gpu() -> None:
+    """vllm/engine/arg_utils.py get_batch_defaults: the OpenAI server's max_num_seqs is 1024 on a GPU of
+    ≥ 70 GiB other than the A100 (H100), 256 elsewhere (A100, L40S). 64-token requests: the KV cache is not
+    the limit, so the cap is the default, and the note says which."""
+    short = {"input_tokens": 32, "output_tokens": 32, "concurrency": 5000}
+    h100 = serve(**short)
+    assert h100.max_concurrency == 1024 and "max_num_seqs default of 1024" in h100.notes[0]
+    a100 = serve(cluster=Cluster(gpu=A100, gpus_per_node=8), **short)
+    assert a100.max_concurrency == 256 and "max_num_seqs default of 256" in a100.notes[0]
+
+
+def test_a_tiny_offered_load_still_needs_one_replica() -> None:
+    """requests_per_s is only bounded below by 0: any positive load needs at least one replica."""
+    assert serve(requests_per_s=1e-300).replicas_needed == 1

@@ -215,3 +215,14 @@ def test_a_model_no_server_holds_is_pipelined_across_servers_joined_by_the_skus_
     assert best.estimate.max_concurrency >= 32 and best.estimate.output_tokens_per_s > 0
     alone = search_serving(model, cfg, [offer("h100-node", "h100-80g-sxm", "400000")], Constraints(max_nodes=2))
     assert not alone.options and "no fabric" in alone.rejected[0][2]
+
+
+def test_a_load_no_shape_carries_is_refused_with_the_smallest_deployment_it_would_need() -> None:
+    """Llama 3.1 8B at 20,000 requests/s on 8 x H100 servers (InfiniBand, at most 2 servers): every shape is
+    refused for the SKU's size; the reason names the smallest deployment tried (TP 1 replicas of 1 GPU), not
+    the last (a 16-GPU pipeline)."""
+    ib = offer("h100-ib", "h100-80g-sxm", "400000", fabric="ib-ndr-400")
+    cfg = ServingConfig(input_tokens=1024, output_tokens=256, requests_per_s=20_000.0)
+    result = search_serving(LLAMA3_8B, cfg, [ib], Constraints(max_nodes=2))
+    assert not result.options and result.rejected[0][1] == "capacity"
+    assert "replica(s) of 1 GPUs exceed the SKU's max_nodes 2" in result.rejected[0][2]

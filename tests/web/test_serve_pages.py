@@ -104,3 +104,10 @@ def test_a_prompt_beyond_the_models_context_is_shown_next_to_the_field(client: T
     page = client.get("/serve/results?preset=llama-3.1-8b&requests_per_s=1&input_tokens=1000000", headers=HTML)
     assert page.status_code == 422
     assert 'id="err-input_tokens"' in page.text and "131,072" in page.text
+
+
+def test_a_bad_kv_cache_format_offers_only_the_formats_serving_has(client: TestClient) -> None:
+    """Serving keeps the KV cache in fp16, bf16 or fp8; the error must not offer fp32."""
+    page = client.get("/serve/results?preset=llama-3.1-8b&requests_per_s=1&kv_cache=fp4", headers=HTML)
+    assert page.status_code == 422 and 'id="err-kv_cache"' in page.text
+    assert "fp32" not in page.text and "bf16, fp16, fp8" in page.text
