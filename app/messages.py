@@ -233,7 +233,9 @@ def _render(template: str, params: Mapping[str, Any], lang: str, money: MoneyFor
     values = {k: LIST_SEP[lang].join(map(str, v)) if isinstance(v, list | tuple) else v for k, v in params.items()}
     if "gpu_name" in params:
         values["where"] = WHERE[lang]["nodes" if params.get("nodes", 1) > 1 else "one"].format(**params)
-    return _Formatter(params, money).vformat(template, (), values)
+    if "!m}" in template or "!c}" in template:
+        return _Formatter(params, money).vformat(template, (), values)
+    return template.format(**values)  # no money in it: the plain (C) formatter, about ten times faster
 
 
 def _lang(lang: str) -> str:
