@@ -197,6 +197,13 @@ KV_HBM_EFFICIENCY = 0.575
 # Weight-only quantised GEMV kernels dequantise on the fly and stream below the 16-bit rate: gpt-fast
 # int8 1069 GB/s and int4 (g32) 863 GB/s against 1397 GB/s for bf16 on the same A100 (README).
 WEIGHT_ONLY_STREAM_EFFICIENCY: dict[str, float] = {"int8": 0.82, "int4": 0.51}
+# vLLM and SGLang run 4-bit AWQ/GPTQ checkpoints through Marlin (awq_marlin / gptq_marlin), which streams them
+# at the 16-bit rate: "Marlin delivers essentially ideal speedups at all batchsizes, enabling the maximum
+# possible 3.87x speedup [16 / 4.125 bits with group-128 scales] up to batchsizes around 16-32"
+# (IST-DASLab/marlin README, A10; PPoPP'25 paper arXiv 2408.11743: close to 4x per layer at batch 16-32). Not
+# fitted; the gpt-fast (tinygemm) and TensorRT-LLM int4 rates above stay as they were.
+MARLIN_ENGINES = ("vllm", "sglang")
+MARLIN_INT4_STREAM_EFFICIENCY = 1.0
 # Achieved fraction of dense peak by the GEMMs of a decode-dominated step (skinny M = batch) and of a
 # prefill-dominated step (large M).
 STEP_COMPUTE_EFFICIENCY = 0.315
@@ -601,6 +608,8 @@ def _expert_active_params(model: ModelSpec) -> float:
 
 
 def _weight_stream_efficiency(cfg: ServingConfig) -> float:
+    if cfg.weight_format == "int4" and _overhead_key(cfg) in MARLIN_ENGINES:
+        return DECODE_HBM_EFFICIENCY * MARLIN_INT4_STREAM_EFFICIENCY
     return DECODE_HBM_EFFICIENCY * WEIGHT_ONLY_STREAM_EFFICIENCY.get(cfg.weight_format, 1.0)
 
 
