@@ -1142,8 +1142,15 @@ def estimate_memory(model: ModelSpec, workload: Workload, plan: Plan, cluster: C
     """Per-GPU memory of `plan` (worst pipeline stage), with named traps and the assumptions used."""
     ctx = _checked_context(model, workload, plan, cluster)
     breakdown = _breakdown(ctx, plan, cluster, (plan.dp, plan.zero_stage, plan.offload))
-    plain = plan.tp == 1 and plan.pp == 1 and plan.offload == "none" and not model.approximate
-    warnings = [] if plain else _plan_warnings(model, workload, plan, cluster)  # no trap can apply to a plain plan
+    # no trap can apply to a plan without pipeline, offload or a tp that splits kv heads or crosses a node
+    tp = plan.tp
+    plain = (
+        plan.pp == 1
+        and plan.offload == "none"
+        and not model.approximate
+        and (tp == 1 or (model.kv_heads % tp == 0 and tp <= cluster.gpus_per_node))
+    )
+    warnings = [] if plain else _plan_warnings(model, workload, plan, cluster)
     if breakdown.host_ram or not breakdown.gpu_fits:  # host RAM is checked only when something is offloaded
         warnings.extend(_fit_warnings(ctx, plan, cluster, breakdown))
     key_p = (plan.zero_stage, plan.offload, plan.recompute, plan.flash_attention, plan.pp > 1, plan.activation_offload)
