@@ -4,6 +4,9 @@ support matrix (`app.planner.stacks`).
 Only plans some training stack runs are searched (stacks.MATRIX): a (ZeRO stage, offload,
 recompute) level no stack runs at a shape is skipped, so every plan found names its stack.
 
+Degrees: tensor parallel inside a node, pipeline over the layers, context parallel from 32k-token
+sequences, expert parallel for MoE models (inside data parallel); `plan_shapes`.
+
 Shape of the search (after calculon `optimal_execution.py`): generators yield only valid degrees,
 every plan is checked for memory first (cheap), and speed is estimated only for plans that fit
 and are not dominated by construction:
@@ -50,7 +53,7 @@ from app.planner.stacks import supported
 TP_DEGREES = (1, 2, 4, 8)
 MICRO_BATCHES = (1, 2, 4, 8, 16)
 MAX_PP = 16
-# Speed-bound terms memoised by shape: (tp, pp, recompute, micro-batch) or ("offload", …) -> seconds.
+# Speed-bound terms memoised by shape: (tp, pp, cp, ep, recompute, micro-batch) or ("offload", …) -> seconds.
 BoundCache = dict[tuple[object, ...], float]
 
 
@@ -105,16 +108,43 @@ def _pow2(n: int) -> int:
     return 1 << max(0, n.bit_length() - 1)
 
 
-def plan_shapes(model: ModelSpec, workload: Workload, cluster: Cluster) -> Iterator[tuple[int, int, int]]:
-    """(tp, pp, dp) with tp inside one node and dividing the heads, pp dividing the layers."""
+def plan_shapes(model: ModelSpec, workload: Workload, cluster: Cluster) -> Iterator[Plan]:
+    """Shapes (dp, tp, pp, cp, ep): tp inside one node and dividing the heads, pp dividing the layers,
+    context parallel for long sequences (`context_degrees`), expert parallel for MoE models
+    (`expert_degrees`, inside dp). Yielded tp, then pp, then cp, then ep ascending."""
     gpus = cluster.gpus
     for tp in TP_DEGREES:
         if tp > cluster.gpus_per_node or cluster.gpus_per_node % tp or model.heads % tp:
             continue
         for pp in divisors(model.layers, min(MAX_PP, gpus // tp)):
-            if gpus % (tp * pp):
-                continue
-            yield tp, pp, gpus // (tp * pp)
+            for cp in context_degrees(workload, gpus // (tp * pp)):
+                if gpus % (tp * pp * cp):
+                    continue
+                dp = gpus // (tp * pp * cp)
+                for ep in expert_degrees(model, workload, dp):
+                    yield Plan(dp=dp, tp=tp, pp=pp, cp=cp, ep=ep, sequence_parallel=tp > 1)
+
+
+# Context parallel splits each sequence over cp GPUs (ring attention: Megatron-Core `--context-parallel-size`,
+# torchtitan `context_parallel_degree`); it pays off where activations, not weights, fill the card: from
+# 32k tokens (Llama 3 trained its 128k stage with cp 16, Dubey et al. 2024 §3.3.2 Table 4).
+CP_MIN_SEQ_LEN = 32768
+CP_DEGREES = (1, 2, 4, 8, 16)
+EP_DEGREES = (1, 2, 4, 8, 16, 32, 64)
+
+
+def context_degrees(workload: Workload, most: int) -> tuple[int, ...]:
+    if workload.task == "inference" or workload.seq_len < CP_MIN_SEQ_LEN:
+        return (1,)
+    return tuple(cp for cp in CP_DEGREES if cp <= most and workload.seq_len % cp == 0)
+
+
+def expert_degrees(model: ModelSpec, workload: Workload, dp: int) -> tuple[int, ...]:
+    """Expert parallel degrees: dividing the experts and the data-parallel ranks they are sharded over
+    (the estimator places the expert-parallel group inside data parallel, `Plan`)."""
+    if workload.task == "inference" or not model.is_moe:
+        return (1,)
+    return tuple(ep for ep in EP_DEGREES if model.experts % ep == 0 and dp % ep == 0)
 
 
 def zero_stages(task: Task, dp: int) -> tuple[int, ...]:
@@ -156,11 +186,11 @@ def set_cache_size(entries: int) -> None:
 
 
 def batch_splits(model: ModelSpec, workload: Workload, cluster: Cluster, micro_batch: int | None = None) -> bool:
-    """Whether some (tp, pp, dp) shape of the cluster has a micro-batch that divides the global batch:
+    """Whether some shape of the cluster has a micro-batch that divides the global batch:
     when none does, no plan exists whatever the memory (the batch, not the model, is the obstacle)."""
     global_batch = default_global_batch(workload)
     return any(
-        micro_batches(workload, dp, global_batch, micro_batch) for _tp, _pp, dp in plan_shapes(model, workload, cluster)
+        micro_batches(workload, shape.dp, global_batch, micro_batch) for shape in plan_shapes(model, workload, cluster)
     )
 
 
@@ -291,15 +321,22 @@ def _try_hint(
     result: PlanSearch,
 ) -> None:
     gpus = cluster.gpus
-    if hint.tp > cluster.gpus_per_node or gpus % (hint.tp * hint.pp):
+    model_parallel = hint.tp * hint.pp * hint.cp
+    if hint.tp > cluster.gpus_per_node or gpus % model_parallel:
         return
-    dp = gpus // (hint.tp * hint.pp)
+    dp = gpus // model_parallel
+    if hint.cp not in context_degrees(workload, gpus // (hint.tp * hint.pp)):
+        return
+    if hint.ep not in expert_degrees(model, workload, dp):
+        return
     if hint.micro_batch not in micro_batches(workload, dp, global_batch, micro_batch):
         return
     plan = Plan(
         dp=dp,
         tp=hint.tp,
         pp=hint.pp,
+        cp=hint.cp,
+        ep=hint.ep,
         zero_stage=hint.zero_stage if dp > 1 else 0,
         offload=hint.offload if dp > 1 or hint.offload == "none" else "none",
         recompute=hint.recompute,
@@ -325,10 +362,10 @@ def _shapes_by_bound(
     """Every (tp, pp, dp) shape with an upper bound on its speed, most promising first
     (ties keep the simpler shape first: plan_shapes yields tp, then pp, ascending)."""
     shapes = []
-    for tp, pp, dp in plan_shapes(model, workload, cluster):
-        mbs = micro_batches(workload, dp, global_batch, micro_batch)
+    for degrees in plan_shapes(model, workload, cluster):
+        mbs = micro_batches(workload, degrees.dp, global_batch, micro_batch)
         if mbs:
-            shape = Plan(dp=dp, tp=tp, pp=pp, sequence_parallel=tp > 1, micro_batch=mbs[-1])
+            shape = replace(degrees, micro_batch=mbs[-1])
             bound = _speed_bound(model, workload, cluster, shape, mbs, global_batch, cache)
             shapes.append((bound, shape, mbs))
     return sorted(shapes, key=lambda item: -item[0])
@@ -350,12 +387,12 @@ def _speed_bound(
     (tp, pp, recompute, micro-batch), so it is memoised in `cache`."""
     if workload.task == "inference":
         return shape.dp * shape.tp * _decode_rate_per_gpu(model, workload, cluster, mbs[-1], cache)
-    offload_key = ("offload", shape.tp, shape.pp, shape.dp, shape.zero_stage, shape.offload)
+    offload_key = ("offload", shape.tp, shape.pp, shape.cp, shape.ep, shape.dp, shape.zero_stage, shape.offload)
     if offload_key not in cache:  # independent of the micro-batch (one per step)
         cache[offload_key] = _offload_floor_s(model, workload, cluster, shape)
     best = 0.0
     for mb in mbs if shape.pp > 1 else mbs[-1:]:  # without a pipeline, wider is always faster
-        key = (shape.tp, shape.pp, shape.recompute, mb)
+        key = (shape.tp, shape.pp, shape.cp, shape.ep, shape.recompute, mb)
         if key not in cache:
             cache[key] = _microbatch_floor_s(model, workload, cluster, _plan(shape, 0, "none", shape.recompute, mb))
         slots = global_batch // (shape.dp * mb) + shape.pp - 1
@@ -404,6 +441,8 @@ def _plan(shape: Plan, zero: int, offload: Offload, recompute: Recompute, micro_
         dp=shape.dp,
         tp=shape.tp,
         pp=shape.pp,
+        cp=shape.cp,
+        ep=shape.ep,
         zero_stage=zero,
         offload=offload,
         recompute=recompute,

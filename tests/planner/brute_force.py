@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from app.estimator.memory import estimate_memory
 from app.estimator.performance import estimate_performance
-from app.estimator.specs import Cluster, ModelSpec, Plan, Workload
+from app.estimator.specs import Cluster, ModelSpec, Workload
 from app.estimator.vocabulary import RECOMPUTES
 from app.planner.search import Evaluated, default_global_batch, faster, micro_batches, offloads, plan_shapes
 from app.planner.stacks import supported
@@ -19,20 +19,18 @@ def brute_force(
     global_batch = default_global_batch(workload)
     workload = replace(workload, global_batch=global_batch) if workload.task != "inference" else workload
     best: Evaluated | None = None
-    for tp, pp, dp in plan_shapes(model, workload, cluster):
+    for shape in plan_shapes(model, workload, cluster):
+        dp = shape.dp
         for zero in (0, 1, 2, 3) if dp > 1 and workload.task != "inference" else (0,):
             for offload in offloads(workload.task, zero, cluster.host_ram_gib is not None):
                 for recompute in ("none",) if workload.task == "inference" else RECOMPUTES:
                     for mb in micro_batches(workload, dp, global_batch, micro_batch):
-                        plan = Plan(
-                            dp=dp,
-                            tp=tp,
-                            pp=pp,
+                        plan = replace(
+                            shape,
                             zero_stage=zero,
                             offload=offload,
                             recompute=recompute,
                             micro_batch=mb,
-                            sequence_parallel=tp > 1,
                         )
                         if not supported(workload, plan):
                             continue

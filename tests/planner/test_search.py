@@ -80,3 +80,40 @@ def test_8b_lora_on_four_pcie_cards_does_not_pick_zero3() -> None:
     best = search_plans(get_preset("llama-3.1-8b").model, workload, HARDWARE["4x a100-40g pcie"]).best
     assert best is not None
     assert best.plan.zero_stage != 3
+
+
+@pytest.mark.parametrize(
+    ("model_id", "workload"),
+    [
+        ("mixtral-8x7b", Workload(task="full_finetune", seq_len=4096, tokens=1e9)),
+        ("llama-3.1-8b", Workload(task="pretrain", seq_len=131072, global_batch=16, tokens=1e9)),
+    ],
+    ids=["moe: expert parallel", "128k: context parallel"],
+)
+def test_expert_and_context_parallel_are_searched_and_pruned_like_the_rest(model_id: str, workload: Workload) -> None:
+    """Expert parallel (MoE) and context parallel (from 32k tokens) are in the search space, brute force
+    included, and the pruned search still finds the brute-force best."""
+    model, hw = get_preset(model_id).model, HARDWARE["2 nodes 8x h100 ib"]
+    pruned = search_plans(model, workload, hw)
+    reference = brute_force(model, workload, hw)
+    assert reference is not None and pruned.best is not None
+    assert pruned.best.throughput == pytest.approx(reference.throughput, rel=1e-9)
+
+
+def test_a_128k_sequence_is_split_by_context_parallel() -> None:
+    """Llama 3.1 8B at 128k tokens on one 8 × H100 server: context parallel 4 × ZeRO-3 over dp 2
+    (about 15,100 tokens/s) beats the best plan without it, tensor parallel 4 (about 14,400)."""
+    workload = Workload(task="pretrain", seq_len=131072, global_batch=8, tokens=1e9)
+    cluster = Cluster(get_gpu("h100-80g-sxm"), 8, 1, "nvlink4", host_ram_gib=2048)
+    best = search_plans(get_preset("llama-3.1-8b").model, workload, cluster).best
+    assert best is not None
+    assert best.plan.cp > 1
+
+
+def test_mixtral_full_finetune_shards_its_experts() -> None:
+    """Before, Mixtral got only an 'all experts resident' warning. On 2 × 8 H100: expert parallel 8 ×
+    pipeline 2 × dp 8 (about 78,800 tokens/s) beats the best plan without it, tp 4 × pp 2 (about 73,000)."""
+    workload = Workload(task="full_finetune", seq_len=4096, tokens=1e9)
+    best = search_plans(get_preset("mixtral-8x7b").model, workload, HARDWARE["2 nodes 8x h100 ib"]).best
+    assert best is not None
+    assert best.plan.ep > 1
