@@ -7,7 +7,8 @@
      ├── Unauthorized             401  no or bad credentials
      ├── Forbidden                403  authenticated but not allowed, CSRF token missing
      ├── TooManyRequests          429  throttled; carries Retry-After
-     └── ServiceUnavailable       503  the database is down
+     ├── BadGateway               502  a service we read from (the Hugging Face Hub) answered wrongly
+     └── ServiceUnavailable       503  the database, or the Hugging Face Hub, is down or too slow
 
 Database errors map here too: unreachable or out of pool → 503; a lock or statement wait past its limit,
 a deadlock or serialisation failure (PostgreSQL) or a locked SQLite file → 503 with Retry-After: 1; a
@@ -55,6 +56,7 @@ HTTP_PROBLEMS: dict[int, tuple[str, str]] = {
     422: ("invalid-input", "Invalid input"),
     429: ("too-many-requests", "Too many requests"),
     500: ("internal", "Internal error"),
+    502: ("bad-gateway", "Bad gateway"),
     503: ("service-unavailable", "Service unavailable"),
 }
 
@@ -88,6 +90,10 @@ class NotFound(AppError):
 
 class Conflict(AppError):
     status = 409
+
+
+class BadGateway(AppError):
+    status = 502
 
 
 class ServiceUnavailable(AppError):

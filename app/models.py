@@ -4,6 +4,7 @@ from app.admin import models as _admin  # noqa: F401
 from app.catalog import models as _catalog  # noqa: F401
 from app.catalog import revision as _revision  # noqa: F401
 from app.db.base import Base
+from app.hub import models as _hub  # noqa: F401
 from app.quotes import models as _quotes  # noqa: F401
 from app.ratelimit import models as _ratelimit  # noqa: F401
 from app.reference import models as _reference  # noqa: F401

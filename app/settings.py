@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Annotated, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 DEFAULT_SQLITE_URL = "sqlite:///./data/gpu-sizer.db"
@@ -81,6 +81,12 @@ class Settings(BaseSettings):
     # GET /metrics (Prometheus) on the service's port: off unless turned on, and then kept to the internal
     # network by the proxy (request counts, latencies and pool figures are no business of the public).
     metrics_enabled: bool = False
+    # Hugging Face model ids (`model.hf_id`): config.json is read from HF_ENDPOINT (the variable the
+    # huggingface_hub library reads too; a mirror or an internal Hub works), with HF_TOKEN as a Bearer
+    # token for gated and private models, and kept in the database (app.hub). HF_TIMEOUT_S bounds one fetch.
+    hf_endpoint: str = "https://huggingface.co"
+    hf_token: SecretStr | None = None
+    hf_timeout_s: float = Field(default=10.0, gt=0, le=120)
     cors_origins: CommaList = []
     trusted_hosts: CommaList = ["localhost", "127.0.0.1", "testserver"]
 
@@ -95,6 +101,13 @@ class Settings(BaseSettings):
         if isinstance(value, str):
             return [part.strip() for part in value.split(",") if part.strip()]
         return value
+
+    @field_validator("hf_endpoint")
+    @classmethod
+    def _check_hf_endpoint(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ValueError(f"HF_ENDPOINT {value!r} is not an http(s) URL; e.g. https://huggingface.co")
+        return value.rstrip("/")
 
     @field_validator("log_level", mode="before")
     @classmethod

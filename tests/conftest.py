@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from collections import Counter
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 from fastapi.testclient import TestClient
@@ -23,6 +24,7 @@ from app.deps import get_session
 from app.main import create_app
 from app.seed import seed_database
 from app.settings import Settings
+from tests.hub_server import StandInHub, stand_in_hub
 
 DEFAULT_PG_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 BACKENDS = ("sqlite", "postgresql")
@@ -120,16 +122,37 @@ def db(engine: Engine, backend: str) -> Iterator[Session]:
     connection.close()
 
 
+@pytest.fixture(scope="session")
+def hub_server() -> Iterator[StandInHub]:
+    """The local stand-in for the Hugging Face Hub that every test app reads `model.hf_id` from."""
+    with stand_in_hub() as hub:
+        yield hub
+
+
 @pytest.fixture()
-def app_settings(database_url: str) -> Settings:
+def hub(hub_server: StandInHub) -> StandInHub:
+    """The stand-in Hub with only the shipped configs and no hits recorded yet."""
+    hub_server.reset()
+    return hub_server
+
+
+@pytest.fixture()
+def app_settings(database_url: str, hub_server: StandInHub) -> Settings:
     # Rate limiting counts in the database outside the test's rolled-back transaction; the tests
     # that exercise it (tests/http/test_limits.py) build their own settings.
-    return Settings(database_url=database_url, env="test", rate_limit_per_minute=0, metrics_enabled=True)
+    return Settings(
+        database_url=database_url,
+        env="test",
+        rate_limit_per_minute=0,
+        metrics_enabled=True,
+        hf_endpoint=hub_server.url,
+    )
 
 
-@pytest.fixture()
-def client(app_settings: Settings, db: Session) -> Iterator[TestClient]:
-    app = create_app(app_settings)
+@contextmanager
+def client_for(settings: Settings, db: Session) -> Iterator[TestClient]:
+    """A client of the app built with `settings`, its requests in the test's transaction (`db`)."""
+    app = create_app(settings)
 
     def _session() -> Iterator[Session]:
         yield db
@@ -137,6 +160,12 @@ def client(app_settings: Settings, db: Session) -> Iterator[TestClient]:
 
     app.dependency_overrides[get_session] = _session
     with TestClient(app, raise_server_exceptions=False) as test_client:
+        yield test_client
+
+
+@pytest.fixture()
+def client(app_settings: Settings, db: Session) -> Iterator[TestClient]:
+    with client_for(app_settings, db) as test_client:
         yield test_client
 
 

@@ -112,16 +112,20 @@ def scratch_database(backend: str, tmp_path_factory: pytest.TempPathFactory, nam
 
 @contextmanager
 def seeded_server(
-    tmp_path_factory: pytest.TempPathFactory, name: str, setup: list[tuple[list[str], str]] | None = None
+    tmp_path_factory: pytest.TempPathFactory,
+    name: str,
+    setup: list[tuple[list[str], str]] | None = None,
+    extra_env: dict[str, str] | None = None,
 ) -> Iterator[str]:
     """`migrate`, `seed`, then each (`args`, stdin) of `setup`, then `serve` on a free port, on a
-    throwaway SQLite file, as `make run` does; yields the base URL."""
+    throwaway SQLite file, as `make run` does (with `extra_env` set); yields the base URL."""
     database = tmp_path_factory.mktemp(name) / f"{name}.db"
     env = {
         "DATABASE_URL": f"sqlite:///{database}",
         "PORT": str(free_port()),
         "ENV": "test",
         "RATE_LIMIT_PER_MINUTE": "0",
+        **(extra_env or {}),
     }
     for args, stdin in [(["migrate"], ""), (["seed"], ""), *(setup or [])]:
         app_cli(args, env, stdin)

@@ -30,7 +30,7 @@ def _tables(url: str) -> set[str]:
 
 def test_up_down_up(scratch_url: str) -> None:
     upgrade(scratch_url)
-    assert {"gpu_types", "skus", "sku_prices", "term_discounts"} <= _tables(scratch_url)
+    assert {"gpu_types", "skus", "sku_prices", "term_discounts", "hub_configs"} <= _tables(scratch_url)
     downgrade(scratch_url, "base")
     assert _tables(scratch_url) == set()
     upgrade(scratch_url)

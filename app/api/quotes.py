@@ -10,8 +10,10 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse
 
 from app.api import examples
+from app.api.responses import HUB
 from app.deps import SessionDep, SettingsDep, UnitOfWorkRoute
 from app.estimator.vocabulary import Language
+from app.hub.service import quote_with_hub_config
 from app.planner.quote_check import check_quote
 from app.quotes import printing, service
 from app.quotes.schemas import QuoteCreate, QuoteOut
@@ -37,7 +39,7 @@ Lang = Annotated[Language, Query(description="Language of the labels")]
     "",
     status_code=201,
     summary="Issue a quote priced from the catalog as it stands now",
-    responses={200: {"model": QuoteOut, "description": "An idempotent replay: the quote first issued"}},
+    responses={200: {"model": QuoteOut, "description": "An idempotent replay: the quote first issued"}, **HUB},
 )
 def create_quote(
     body: Annotated[QuoteCreate, Body(openapi_examples=examples.QUOTE)],
@@ -48,7 +50,7 @@ def create_quote(
 ) -> QuoteOut:
     result = service.create_quote(
         session,
-        data=body,
+        data=quote_with_hub_config(session, body, settings=settings),
         idempotency_key=idempotency_key,
         validity_days=settings.quote_validity_days,
         check_plan=check_quote,

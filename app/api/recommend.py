@@ -1,24 +1,29 @@
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Body
 
 from app.api import examples
-from app.deps import SessionDep, UnitOfWorkRoute
+from app.api.responses import HUB, PROBLEM
+from app.deps import SessionDep, SettingsDep, UnitOfWorkRoute
+from app.hub.service import with_hub_config
 from app.planner import service
 from app.planner.schemas import RecommendIn, RecommendOut
 
 router = APIRouter(tags=["recommend"], route_class=UnitOfWorkRoute)
-PROBLEM: dict[str, Any] = {"content": {"application/problem+json": {}}}
 
 
 @router.post(
     "/recommend",
     summary="Rank rentable configurations (SKU × cards/nodes × parallel plan) by cost and time",
-    responses={422: {"description": "Invalid input", **PROBLEM}, 503: {"description": "Database down", **PROBLEM}},
+    responses={
+        422: {"description": "Invalid input", **PROBLEM},
+        503: {"description": "The database or the Hugging Face Hub is down", **PROBLEM},
+        **HUB,
+    },
 )
 def recommend(
-    body: Annotated[RecommendIn, Body(openapi_examples=examples.RECOMMEND)], session: SessionDep
+    body: Annotated[RecommendIn, Body(openapi_examples=examples.RECOMMEND)], session: SessionDep, settings: SettingsDep
 ) -> RecommendOut:
-    return service.run_recommend(session, body)
+    return service.run_recommend(session, with_hub_config(session, body, settings=settings))

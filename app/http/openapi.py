@@ -48,7 +48,7 @@ DESCRIPTIONS = {
     415: "The body is not JSON",
     422: "Invalid input, with field-level errors",
     429: "Rate limited; see Retry-After",
-    503: "The database is unavailable; see Retry-After",
+    503: "The database (or, for a model named by hf_id, the Hugging Face Hub) is unavailable; see Retry-After",
 }
 CONFLICT_HEADERS = {"idempotency-key", "if-match"}  # their reuse or staleness is a 409 (app.errors.Conflict)
 PROBLEM_CONTENT = {PROBLEM_JSON: {"schema": {"$ref": "#/components/schemas/Problem"}}}

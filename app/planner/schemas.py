@@ -6,10 +6,11 @@ before any estimate runs. Memory is reported in GiB (2^30 bytes); money as decim
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 from app.catalog.schemas import TERM_DESCRIPTION
 from app.estimator.specs import EstimatorError, LoraSpec, Plan, Workload
@@ -33,20 +34,37 @@ from app.schemas import Currency, RequestModel, mirror
 
 PositiveInt = Annotated[int, Field(ge=1)]
 ShortId = Annotated[str, Field(min_length=1, max_length=64)]
+# A Hub repository id (huggingface_hub's validate_repo_id): an optional namespace, then the name, each of
+# letters, digits, '-', '_', '.', at most 96 characters, starting and ending with a letter or digit.
+_HF_PART = r"[A-Za-z0-9](?:[\w.-]{0,94}[A-Za-z0-9])?"
+HF_ID_PATTERN = re.compile(rf"(?:{_HF_PART}/)?{_HF_PART}", re.ASCII)
+HF_ID_MAX_CHARS = 96 * 2 + 1
 MAX_PARAMS = 1e13  # 10 T parameters: larger than any model trained to date (Switch-C 1.6T, 2021)
 
 
 class ModelIn(RequestModel):
-    """One of: `preset`; `hf_config`; an explicit architecture (`layers`…`vocab`, `params` checked
-    against it); or `params` alone (architecture derived, flagged approximate)."""
+    """One of: `preset`; `hf_id` (its config.json read from the Hugging Face Hub: app.hub); `hf_config`;
+    an explicit architecture (`layers`…`vocab`, `params` checked against it); or `params` alone
+    (architecture derived, flagged approximate). `hf_id` with `hf_config` names a pasted config."""
 
     preset: str | None = Field(
         default=None,
         max_length=100,
-        description="A shipped model's id (GET /models), e.g. llama-2-7b. Give one of preset, hf_config, params or "
-        "an architecture.",
+        description="A shipped model's id (GET /models), e.g. llama-2-7b. Give one of preset, hf_id, hf_config, "
+        "params or an architecture.",
     )
-    hf_config: dict[str, Any] | None = Field(default=None, description="A pasted Hugging Face config.json")
+    hf_id: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=HF_ID_MAX_CHARS,
+        description="A Hugging Face model id, e.g. Qwen/Qwen2.5-7B-Instruct: the server reads its config.json from "
+        "the Hub (revision main; gated models need the server's HF_TOKEN) and keeps it. With hf_config, the id "
+        "only names that config.",
+        examples=["Qwen/Qwen2.5-7B-Instruct"],
+    )
+    hf_config: dict[str, Any] | None = Field(
+        default=None, description="A pasted Hugging Face config.json (the JSON object, not its text)"
+    )
     params: float | None = Field(
         default=None,
         gt=0,
@@ -102,14 +120,27 @@ class ModelIn(RequestModel):
         default=None, ge=0, le=1000, description="How many layers are MoE; default: all of them when experts > 0."
     )
 
+    @field_validator("hf_id")
+    @classmethod
+    def _hub_id(cls, value: str | None) -> str | None:
+        if value is not None and (not HF_ID_PATTERN.fullmatch(value) or ".." in value or "--" in value):
+            raise ValueError(
+                "hf_id must be a Hugging Face model id: [namespace/]name of letters, digits, '-', '_' and '.', "
+                "e.g. Qwen/Qwen2.5-7B-Instruct"
+            )
+        return value
+
     @model_validator(mode="after")
     def _one_source(self) -> ModelIn:
         explicit = self.layers is not None or self.hidden is not None
-        sources = [self.preset is not None, self.hf_config is not None, explicit]
+        hub = self.hf_id is not None or self.hf_config is not None
+        sources = [self.preset is not None, hub, explicit]
         if sum(sources) > 1:
-            raise ValueError("give exactly one of preset, hf_config or an explicit architecture (layers, hidden, …)")
+            raise ValueError(
+                "give exactly one of preset, hf_id (or hf_config) or an explicit architecture (layers, hidden, …)"
+            )
         if not any(sources) and self.params is None:
-            raise ValueError("describe the model: preset, hf_config, params, or layers/hidden/heads/ffn/vocab")
+            raise ValueError("describe the model: preset, hf_id, hf_config, params, or layers/hidden/heads/ffn/vocab")
         if explicit:
             missing = [k for k in ("layers", "hidden", "heads", "ffn", "vocab") if getattr(self, k) is None]
             if missing:

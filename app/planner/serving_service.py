@@ -170,9 +170,11 @@ def _mla(spec: ModelIn) -> int:
 
 
 def model_repo(spec: ModelIn, model: ModelSpec) -> str:
-    """What the engine's command line loads: the preset's Hugging Face repo, else the model's name."""
+    """What the engine's command line loads: the preset's Hugging Face repo, the model's hf_id, else its name."""
     if spec.preset is not None:
         return get_preset(spec.preset).hf_repo
+    if spec.hf_id is not None:
+        return spec.hf_id
     name = spec.hf_config.get("_name_or_path") if spec.hf_config else None
     return str(name or spec.name or model.name)
 

@@ -20,7 +20,7 @@ from app.estimator.hardware import get_gpu
 from app.estimator.memory import validate_plan
 from app.estimator.models import model_from_hf_config, model_from_params, validate_model
 from app.estimator.presets import get_preset
-from app.estimator.specs import Cluster, ModelSpec, Plan, Warning_, Workload
+from app.estimator.specs import Cluster, EstimatorError, ModelSpec, Plan, Warning_, Workload
 from app.planner.schemas import HardwareIn, ModelIn, WorkloadIn
 from app.schemas import mirror
 
@@ -32,8 +32,10 @@ def resolve_model(spec: ModelIn) -> tuple[ModelSpec, list[Warning_]]:
         model = get_preset(spec.preset).model
         return model, []
     if spec.hf_config is not None:
-        model = model_from_hf_config(spec.hf_config, name=spec.name)
+        model = model_from_hf_config(spec.hf_config, name=spec.name or spec.hf_id)
         return model, validate_model(model, spec.params)
+    if spec.hf_id is not None:  # the delivery layer fills hf_config from the Hub first (app.hub)
+        raise EstimatorError(f"the config of {spec.hf_id} was not read from the Hub", field="model.hf_id")
     if spec.layers is not None:
         # ModelIn's validator guarantees the rest of an explicit architecture (the asserts narrow types)
         assert spec.hidden is not None and spec.heads is not None and spec.ffn is not None and spec.vocab is not None

@@ -23,7 +23,7 @@ from app.i18n import Translator
 from app.planner.schemas import RecommendIn
 
 BILLION = 1_000_000_000
-SOURCES = ("preset", "params", "config")
+SOURCES = ("preset", "hub", "params", "config")
 DEFAULTS: dict[str, str] = {
     "source": "preset",
     "preset": "llama-2-7b",
@@ -40,6 +40,7 @@ SINGLE_FIELDS = (
     "source",
     "preset",
     "params_b",
+    "hf_id",
     "hf_config",
     "task",
     "seq_len",
@@ -62,6 +63,7 @@ MULTI_FIELDS = ("regions", "gpu_types")
 API_TO_FIELD = {
     "model.preset": "preset",
     "model.params": "params_b",
+    "model.hf_id": "hf_id",
     "model.hf_config": "hf_config",
     "model": "source",
     "task": "task",
@@ -179,6 +181,11 @@ def _model(form: WizardForm, t: Translator) -> dict[str, Any] | None:
             form.add_error("preset", t("err_required"))
             return None
         return {"preset": form.value("preset")}
+    if source == "hub":
+        if not form.value("hf_id"):
+            form.add_error("hf_id", t("err_required"))
+            return None
+        return {"hf_id": form.value("hf_id")}
     if source == "params":
         params = _count(form, "params_b", t)
         if params is None:

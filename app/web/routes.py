@@ -31,9 +31,10 @@ from app.catalog.schemas import SkuOut
 from app.catalog.service import public_skus
 from app.deps import SessionDep, SettingsDep
 from app.error_pages import WebRoute, error_page
-from app.errors import Conflict, InvalidInput
+from app.errors import BadGateway, Conflict, InvalidInput, ServiceUnavailable
 from app.estimator.presets import list_presets
 from app.estimator.specs import EstimatorError
+from app.hub.service import with_hub_config
 from app.i18n import LANGS, Translator, negotiate
 from app.planner.schemas import OptionOut, RecommendIn, RecommendOut
 from app.planner.service import run_recommend
@@ -87,16 +88,20 @@ def _wizard(
     return _page(request, "web/wizard.html", context, t, status=status)
 
 
-def _recommend(session: Session, form: forms.WizardForm, t: Translator) -> tuple[RecommendIn, RecommendOut] | None:
-    """Parse and run the planner; None with the form's errors filled (bad input, or the planner's 422)."""
+def _recommend(
+    request: Request, session: Session, form: forms.WizardForm, t: Translator
+) -> tuple[RecommendIn, RecommendOut] | None:
+    """Parse and run the planner; None with the form's errors filled (bad input, the planner's 422, or a
+    Hugging Face id the Hub could not give). The request comes back with a Hub model's config filled in."""
     request_in = forms.parse_wizard(form, t)
     if request_in is None:
         return None
     try:
+        request_in = with_hub_config(session, request_in, settings=request.app.state.settings)
         return request_in, run_recommend(session, request_in)
     except EstimatorError as exc:
         form.add_error(forms.field_for(exc.field or ""), str(exc))
-    except InvalidInput as exc:
+    except (InvalidInput, BadGateway, ServiceUnavailable) as exc:
         for err in exc.errors or [{"field": "", "message": exc.detail}]:
             form.add_error(forms.field_for(str(err.get("field", ""))), str(err.get("message", exc.detail)))
     return None
@@ -113,7 +118,7 @@ def _download_answer(
     """The answer a download (CSV, launch config) is made from; inputs the planner refuses send the
     browser to the results page, which shows why."""
     form, t = _query_form(request)
-    answer = _recommend(session, form, t)
+    answer = _recommend(request, session, form, t)
     if answer is None:
         return RedirectResponse(f"/results?{urlencode(_state(form, t))}", status_code=303), t
     return answer, t
@@ -135,7 +140,9 @@ def _results_context(
     qs = urlencode(state)
     skus = _catalog(session)
     gpu_names = {sku.gpu.id: sku.gpu.name for sku in skus}
-    body = request_in.model_dump(mode="json", exclude_defaults=True)
+    # A Hub model's body names it by id alone: the server reads (or has kept) its config
+    hub_config = {"model": {"hf_config"}} if request_in.model.hf_id else None
+    body = request_in.model_dump(mode="json", exclude_defaults=True, exclude=hub_config)
     name = model_name(body["model"], result.model, t)
     front, left_out = useful_front(result.pareto)
     gpu_of_sku = {sku.id: sku.gpu.name for sku in skus}
@@ -186,7 +193,7 @@ def results(request: Request, session: SessionDep) -> Response:
     if any(value == "" for _, value in request.query_params.multi_items()):
         # The wizard submits its empty fields too: answer with the short URL worth bookmarking.
         return RedirectResponse(f"/results?{urlencode(_state(form, t))}", status_code=303)
-    answer = _recommend(session, form, t)
+    answer = _recommend(request, session, form, t)
     if answer is None:
         return _wizard(request, session, form, t, status=422)
     context = _results_context(request, session, form, *answer, t)
@@ -238,7 +245,7 @@ def launch_config(request: Request, session: SessionDep) -> Response:
 @router.get("/quote", response_class=HTMLResponse)
 def quote_form(request: Request, session: SessionDep) -> HTMLResponse:
     form, t = _query_form(request)
-    answer = _recommend(session, form, t)
+    answer = _recommend(request, session, form, t)
     if answer is None:
         return _wizard(request, session, form, t, status=422)
     option = find_option(answer[1], request.query_params.get("option"))
@@ -295,7 +302,7 @@ def _issue_quote(
     addons: list[str],
     t: Translator,
 ) -> Response:
-    answer = _recommend(session, form, t)
+    answer = _recommend(request, session, form, t)
     if answer is None:
         return _wizard(request, session, form, t, status=422)
     request_in, result = answer

@@ -1,0 +1,12 @@
+"""Error responses the JSON routers document beside the ones app.http.openapi adds to every operation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+PROBLEM: dict[str, Any] = {"content": {"application/problem+json": {}}}
+# Routes that read a model named by `model.hf_id` from the Hugging Face Hub (app.hub); its 503 (the Hub
+# unreachable or too slow) is the one every operation documents.
+HUB: dict[int | str, dict[str, Any]] = {
+    502: {"description": "model.hf_id: the Hugging Face Hub answered wrongly (an error, or no JSON config)", **PROBLEM}
+}

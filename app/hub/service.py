@@ -1,0 +1,173 @@
+"""A model named by its Hugging Face id (`model.hf_id`, e.g. Qwen/Qwen2.5-7B-Instruct): its config.json
+read from the Hub once, kept in the database, and put in the request as if it had been pasted.
+
+    {HF_ENDPOINT}/{hf_id}/resolve/main/config.json      (the URL huggingface_hub's hf_hub_download reads)
+
+What can go wrong, and what the caller gets (every error names the field):
+
+    the Hub is unreachable, too slow (HF_TIMEOUT_S) or busy (429)  503 with Retry-After
+    no such model, or no config.json in it                          422
+    a gated or private model (401/403)                              422: needs HF_TOKEN with access
+    a Hub error (5xx), a body over MAX_BODY_BYTES, not JSON          502
+    a config the estimator cannot size (not a decoder LLM)           422 with the parser's reason
+
+A fetched config passes the same bounds as a pasted one: the size of a request body (MAX_BODY_BYTES),
+the JSON bounds of app.jsonguard, then the estimator's own checks (app.estimator.models).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any, TypeVar
+
+import httpx
+from sqlalchemy.orm import Session
+
+from app.errors import AppError, BadGateway, InvalidInput, ServiceUnavailable
+from app.estimator.models import model_from_hf_config
+from app.estimator.specs import EstimatorError
+from app.hub import repository
+from app.jsonguard import Refusal, check_body
+from app.planner.schemas import WorkloadIn
+from app.quotes.schemas import QuoteCreate
+from app.settings import Settings
+
+REVISION = "main"
+FIELD = "model.hf_id"
+HUB_RETRY_AFTER_S = "30"
+W = TypeVar("W", bound=WorkloadIn)
+
+
+def with_hub_config(session: Session, request: W, *, settings: Settings, field: str = FIELD) -> W:
+    """The request with `model.hf_config` filled from the Hub when it names a model by `hf_id` alone."""
+    model = request.model
+    if model.hf_id is None or model.hf_config is not None:
+        return request
+    config = hub_config(session, model.hf_id, settings=settings, field=field)
+    return request.model_copy(update={"model": model.model_copy(update={"hf_config": config})})
+
+
+def quote_with_hub_config(session: Session, data: QuoteCreate, *, settings: Settings) -> QuoteCreate:
+    """A quote's workload with its Hub model's config filled in: the quote keeps the config it was priced on."""
+    if data.workload is None:
+        return data
+    workload = with_hub_config(session, data.workload, settings=settings, field="workload." + FIELD)
+    return data.model_copy(update={"workload": workload})
+
+
+def hub_config(session: Session, hf_id: str, *, settings: Settings, field: str = FIELD) -> dict[str, Any]:
+    """config.json of `hf_id` at REVISION: from the database, else from the Hub (then kept)."""
+    text = repository.get_config(session, hf_id, REVISION)
+    if text is None:
+        raw = fetch_config(hf_id, settings=settings, field=field)
+        config = _parsed(raw, hf_id, field)
+        repository.keep_config(session, hf_id, REVISION, raw.decode("utf-8"))
+    else:
+        config = json.loads(text)
+    _check_sizeable(config, hf_id, field)
+    return config
+
+
+def fetch_config(hf_id: str, *, settings: Settings, field: str = FIELD) -> bytes:
+    """The bytes of config.json as the Hub serves them, at most MAX_BODY_BYTES, within HF_TIMEOUT_S."""
+    url = f"{settings.hf_endpoint}/{hf_id}/resolve/{REVISION}/config.json"
+    token = settings.hf_token.get_secret_value() if settings.hf_token else ""
+    headers = {"Accept": "application/json", "User-Agent": "gpu-sizer"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"  # httpx drops it on a redirect to another host
+    deadline = time.monotonic() + settings.hf_timeout_s
+    try:
+        with (
+            httpx.Client(timeout=settings.hf_timeout_s, follow_redirects=True, max_redirects=5) as client,
+            client.stream("GET", url, headers=headers) as response,
+        ):
+            _check_status(response, hf_id, field, has_token=bool(token))
+            return _capped_body(response, settings.max_body_bytes, deadline, hf_id, field)
+    except httpx.TimeoutException as exc:
+        raise _unavailable(field, f"the Hugging Face Hub did not answer within {settings.hf_timeout_s:g} s") from exc
+    except httpx.TooManyRedirects as exc:
+        raise _bad_gateway(field, f"the Hub redirected config.json of {hf_id} too many times") from exc
+    except httpx.TransportError as exc:
+        where = settings.hf_endpoint
+        raise _unavailable(field, f"the Hugging Face Hub ({where}) is unreachable: {type(exc).__name__}") from exc
+
+
+def _check_status(response: httpx.Response, hf_id: str, field: str, *, has_token: bool) -> None:
+    if response.status_code == 200:
+        return
+    # The Hub names the reason in X-Error-Code (RepoNotFound, GatedRepo, EntryNotFound, RevisionNotFound);
+    # it answers 401 for a repository it will not show an anonymous caller, whether private or absent.
+    code = response.headers.get("x-error-code", "")
+    status = response.status_code
+    if code == "GatedRepo" or (status in (401, 403) and code != "RepoNotFound"):
+        needs = "HF_TOKEN's account has not been granted access" if has_token else "set HF_TOKEN to a token with access"
+        raise _invalid(field, f"{hf_id} is gated or private on the Hugging Face Hub: {needs} (huggingface.co/{hf_id})")
+    if code == "EntryNotFound":
+        raise _invalid(
+            field, f"{hf_id} has no config.json on the Hugging Face Hub; paste its config as model.hf_config"
+        )
+    if status in (401, 404) or code in ("RepoNotFound", "RevisionNotFound"):
+        private = "" if has_token else " (a private model needs HF_TOKEN)"
+        raise _invalid(
+            field, f"no model {hf_id} on the Hugging Face Hub{private}; ids look like Qwen/Qwen2.5-7B-Instruct"
+        )
+    if status == 429:
+        raise _unavailable(field, "the Hugging Face Hub is rate-limiting this server; try again shortly")
+    raise _bad_gateway(field, f"the Hugging Face Hub answered {status} for config.json of {hf_id}")
+
+
+def _capped_body(response: httpx.Response, limit: int, deadline: float, hf_id: str, field: str) -> bytes:
+    too_large = f"config.json of {hf_id} is larger than {limit} bytes (MAX_BODY_BYTES); not a model config"
+    declared = response.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise _bad_gateway(field, too_large)
+    chunks: list[bytes] = []
+    size = 0
+    for chunk in response.iter_bytes():
+        size += len(chunk)
+        if size > limit:
+            raise _bad_gateway(field, too_large)
+        if time.monotonic() > deadline:
+            raise httpx.ReadTimeout("config.json arrived too slowly")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _parsed(raw: bytes, hf_id: str, field: str) -> dict[str, Any]:
+    try:
+        check_body(raw)
+        config = json.loads(raw.decode("utf-8"))
+    except Refusal as refusal:
+        raise _bad_gateway(field, f"config.json of {hf_id}: {refusal.field}: {refusal.message}") from refusal
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise _bad_gateway(field, f"config.json of {hf_id} is not JSON") from exc
+    if not isinstance(config, dict):
+        raise _invalid(field, f"config.json of {hf_id} is not a JSON object, so not a model config")
+    return config
+
+
+def _check_sizeable(config: dict[str, Any], hf_id: str, field: str) -> None:
+    """Refuse now, naming the id, a config the estimator cannot size (an encoder, a vision model…)."""
+    try:
+        model_from_hf_config(config, name=hf_id)
+    except EstimatorError as exc:
+        raise _invalid(field, f"{hf_id} cannot be sized as a decoder language model: {exc}") from exc
+
+
+def _errors(field: str, message: str, type_: str) -> dict[str, Any]:
+    return {"errors": [{"field": field, "message": message, "type": type_}]}
+
+
+def _invalid(field: str, message: str) -> AppError:
+    return InvalidInput(f"{field}: {message}", **_errors(field, message, "hub"))
+
+
+def _bad_gateway(field: str, message: str) -> AppError:
+    return BadGateway(f"{field}: {message}", **_errors(field, message, "hub"))
+
+
+def _unavailable(field: str, message: str) -> AppError:
+    return ServiceUnavailable(
+        f"{field}: {message}", **_errors(field, message, "hub"), headers={"Retry-After": HUB_RETRY_AFTER_S}
+    )
