@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends, Path, Query, Response
 
-from app.admin import catalog_editing, catalog_transfer, service
+from app.admin import catalog_editing, catalog_transfer, examples, service
 from app.admin.deps import AdminDep, require_admin
 from app.admin.schemas import (
     AddonIn,
@@ -48,7 +48,7 @@ EDIT_RESPONSES: dict[int | str, dict[str, Any]] = {
     409: {"description": "Stale version: `errors` lists what changed, with current values"},
     422: {"description": "Invalid input, naming each field"},
 }
-SkuId = Annotated[str, Path(description="The SKU id (slug)", max_length=64)]
+SkuId = Annotated[str, Path(description="The SKU id (slug)", max_length=64, examples=[examples.CARD])]
 
 
 @router.get("/skus", summary="Every SKU, retired ones included, with price history and availability")
@@ -57,7 +57,12 @@ def list_skus(session: SessionDep) -> list[SkuAdminOut]:
 
 
 @router.post("/skus", status_code=201, summary="Create a SKU with its first price", responses=EDIT_RESPONSES)
-def create_sku(body: SkuCreate, session: SessionDep, admin: AdminDep, response: Response) -> SkuAdminOut:
+def create_sku(
+    body: Annotated[SkuCreate, Body(openapi_examples=examples.SKU_CREATE)],
+    session: SessionDep,
+    admin: AdminDep,
+    response: Response,
+) -> SkuAdminOut:
     sku = catalog_editing.create_sku(session, data=body, actor=admin.actor)
     response.headers["Location"] = f"/admin/api/skus/{sku.slug}"
     return catalog_editing.sku_admin_out(session, sku)
@@ -69,7 +74,12 @@ def get_sku(sku_id: SkuId, session: SessionDep) -> SkuAdminOut:
 
 
 @router.patch("/skus/{sku_id}", summary="Edit a SKU (fields sent change; `version` required)", responses=EDIT_RESPONSES)
-def patch_sku(sku_id: SkuId, body: SkuPatch, session: SessionDep, admin: AdminDep) -> SkuAdminOut:
+def patch_sku(
+    sku_id: SkuId,
+    body: Annotated[SkuPatch, Body(openapi_examples=examples.SKU_PATCH)],
+    session: SessionDep,
+    admin: AdminDep,
+) -> SkuAdminOut:
     return catalog_editing.sku_admin_out(
         session, catalog_editing.update_sku(session, slug=sku_id, data=body, actor=admin.actor)
     )
@@ -81,7 +91,12 @@ def patch_sku(sku_id: SkuId, body: SkuPatch, session: SessionDep, admin: AdminDe
     responses=EDIT_RESPONSES,
     summary="A new list price from `effective_from` (default now); the history stays",
 )
-def add_price(sku_id: SkuId, body: PriceCreate, session: SessionDep, admin: AdminDep) -> SkuAdminOut:
+def add_price(
+    sku_id: SkuId,
+    body: Annotated[PriceCreate, Body(openapi_examples=examples.PRICE)],
+    session: SessionDep,
+    admin: AdminDep,
+) -> SkuAdminOut:
     return catalog_editing.sku_admin_out(
         session, catalog_editing.add_price(session, slug=sku_id, data=body, actor=admin.actor)
     )
@@ -92,13 +107,23 @@ def add_price(sku_id: SkuId, body: PriceCreate, session: SessionDep, admin: Admi
     summary="Retire: no longer listed nor recommended; quotes stay valid",
     responses=EDIT_RESPONSES,
 )
-def retire_sku(sku_id: SkuId, body: VersionIn, session: SessionDep, admin: AdminDep) -> SkuAdminOut:
+def retire_sku(
+    sku_id: SkuId,
+    body: Annotated[VersionIn, Body(openapi_examples=examples.VERSION)],
+    session: SessionDep,
+    admin: AdminDep,
+) -> SkuAdminOut:
     sku = catalog_editing.set_status(session, slug=sku_id, version=body.version, status="retired", actor=admin.actor)
     return catalog_editing.sku_admin_out(session, sku)
 
 
 @router.post("/skus/{sku_id}/reactivate", summary="Put a retired SKU back on sale", responses=EDIT_RESPONSES)
-def reactivate_sku(sku_id: SkuId, body: VersionIn, session: SessionDep, admin: AdminDep) -> SkuAdminOut:
+def reactivate_sku(
+    sku_id: SkuId,
+    body: Annotated[VersionIn, Body(openapi_examples=examples.VERSION)],
+    session: SessionDep,
+    admin: AdminDep,
+) -> SkuAdminOut:
     sku = catalog_editing.set_status(session, slug=sku_id, version=body.version, status="active", actor=admin.actor)
     return catalog_editing.sku_admin_out(session, sku)
 
@@ -110,8 +135,8 @@ def reactivate_sku(sku_id: SkuId, body: VersionIn, session: SessionDep, admin: A
 )
 def set_availability(
     sku_id: SkuId,
-    region: Annotated[str, Path(max_length=64)],
-    body: AvailabilityIn,
+    region: Annotated[str, Path(max_length=64, description="Region id", examples=["shenzhen"])],
+    body: Annotated[AvailabilityIn, Body(openapi_examples=examples.AVAILABILITY)],
     session: SessionDep,
     admin: AdminDep,
 ) -> AvailabilityOut:
@@ -130,7 +155,11 @@ def set_availability(
     summary="Create or edit an add-on (e.g. InfiniBand); `version` null for a new one",
 )
 def set_addon(
-    sku_id: SkuId, code: Annotated[str, Path(max_length=64)], body: AddonIn, session: SessionDep, admin: AdminDep
+    sku_id: SkuId,
+    code: Annotated[str, Path(max_length=64, description="The add-on's id within the SKU", examples=["uplink-10g"])],
+    body: Annotated[AddonIn, Body(openapi_examples=examples.ADDON)],
+    session: SessionDep,
+    admin: AdminDep,
 ) -> AddonOut:
     return catalog_editing.addon_out(
         catalog_editing.set_addon(session, slug=sku_id, code=code, data=body, actor=admin.actor)
@@ -184,19 +213,7 @@ def list_quotes(
     responses={409: {"description": "The quote is accepted or expired"}},
 )
 def cancel_quote(public_id: str, session: SessionDep, admin: AdminDep) -> QuoteOut:
-    before = quotes_service.get_quote(session, public_id=public_id)
-    after = quotes_service.cancel_quote(session, public_id=public_id, actor=admin.actor.email)
-    if before.status != after.status:
-        service.record(
-            session,
-            actor=admin.actor,
-            action="quote.cancel",
-            entity_type="quote",
-            entity_id=after.number,
-            before={"status": before.status},
-            after={"status": after.status, "id": after.id},
-        )
-    return after
+    return service.cancel_quote(session, public_id=public_id, actor=admin.actor)
 
 
 @router.get("/catalog/export", summary="The whole catalog as one JSON document")
@@ -213,7 +230,7 @@ def export_catalog(session: SessionDep) -> CatalogDoc:
     },
 )
 def import_catalog(
-    body: Annotated[CatalogDoc, Body()],
+    body: Annotated[CatalogDoc, Body(openapi_examples=examples.CATALOG)],
     session: SessionDep,
     admin: AdminDep,
     force: Annotated[

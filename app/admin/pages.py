@@ -11,6 +11,7 @@ from __future__ import annotations
 import hmac
 import secrets
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any, Literal
 from urllib.parse import quote
@@ -26,7 +27,8 @@ from app.admin.schemas import AddonIn, AvailabilityIn, PriceCreate, SkuCreate, S
 from app.catalog import repository as catalog_repository
 from app.deps import SessionDep, UnitOfWorkRoute
 from app.errors import AppError, InvalidInput, TooManyRequests
-from app.estimator.vocabulary import TERMS
+from app.estimator.vocabulary import QUOTE_STATUSES, TERMS, QuoteStatus
+from app.quotes import service as quotes_service
 from app.templating import templates
 
 LOGIN_CSRF_COOKIE = "gpu_sizer_admin_login"
@@ -38,6 +40,7 @@ MESSAGES = {
     "availability": "Availability saved.",
     "created": "SKU created.",
     "revoked": "Token revoked.",
+    "cancelled": "Quote cancelled.",
     "addon": "Add-on saved.",
     "signed-out": "You are signed out.",
 }
@@ -470,7 +473,133 @@ def token_create(
     )
 
 
-@router.post("/tokens/{token_id}/revoke", response_class=HTMLResponse)
-def token_revoke(token_id: int, session: SessionDep, admin: AdminDep) -> Response:
-    service.revoke_token(session, token_id=token_id, actor=admin.actor)
-    return _see("/admin/tokens?msg=revoked")
+@router.api_route("/tokens/{token_id}/revoke", methods=["GET", "POST"], response_class=HTMLResponse)
+def token_revoke(request: Request, token_id: int, session: SessionDep, admin: AdminDep, form: FormDep) -> Response:
+    return _confirmed(request, session, admin, form, _revoke_confirmation(session, token_id, admin))
+
+
+def _revoke_confirmation(session: Session, token_id: int, admin: Principal) -> Confirmation:
+    token = service.get_token(session, token_id=token_id)
+    return Confirmation(
+        title=f"Revoke the API token “{token.name}”?",
+        rows=[
+            ("name", token.name),
+            ("starts with", f"{token.prefix}…"),
+            ("owner", token.user.email),
+            ("last used", token.last_used_at.strftime("%Y-%m-%d %H:%M") if token.last_used_at else "never"),
+        ],
+        consequence="Scripts using it get 401 from the next request on. A revoked token cannot be restored.",
+        action=f"/admin/tokens/{token_id}/revoke",
+        check=f"Yes, revoke “{token.name}”",
+        button="Revoke this token",
+        back="/admin/tokens",
+        done="This token is already revoked." if token.revoked_at else None,
+        act=lambda: service.revoke_token(session, token_id=token_id, actor=admin.actor),
+        then="/admin/tokens?msg=revoked",
+    )
+
+
+# --- quotes --------------------------------------------------------------------------------------
+
+
+@router.get("/quotes", response_class=HTMLResponse)
+def quotes_page(
+    request: Request,
+    session: SessionDep,
+    admin: AdminDep,
+    status: Annotated[QuoteStatus | None, Query()] = None,
+    customer: Annotated[str, Query(max_length=200)] = "",
+    offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
+) -> HTMLResponse:
+    page = quotes_service.list_quotes(session, status=status, customer=customer or None, limit=50, offset=offset)
+    filters = {"status": status or "", "customer": customer}
+    context = {"admin": admin, "page": page, "filters": filters, "statuses": QUOTE_STATUSES}
+    return _page(request, "quotes.html", context)
+
+
+@router.api_route("/quotes/{public_id}/cancel", methods=["GET", "POST"], response_class=HTMLResponse)
+def quote_cancel(request: Request, public_id: str, session: SessionDep, admin: AdminDep, form: FormDep) -> Response:
+    return _confirmed(request, session, admin, form, _cancel_confirmation(session, public_id, admin))
+
+
+def _cancel_confirmation(session: Session, public_id: str, admin: Principal) -> Confirmation:
+    quote = quotes_service.get_quote(session, public_id=public_id)
+    customer = ", ".join(part for part in (quote.customer.name, quote.customer.company, quote.customer.email) if part)
+    return Confirmation(
+        title=f"Cancel quote {quote.number}?",
+        rows=[
+            ("customer", customer),
+            ("total", f"{quote.total} {quote.currency}"),
+            ("status", quote.status),
+            ("valid until", quote.valid_until.strftime("%Y-%m-%d")),
+        ],
+        consequence="The customer can no longer accept it; the cancellation is recorded in the audit log and "
+        "cannot be undone (issue a new quote instead).",
+        action=f"/admin/quotes/{public_id}/cancel",
+        check=f"Yes, cancel {quote.number}",
+        button="Cancel this quote",
+        back="/admin/quotes",
+        done=None
+        if quote.status == "issued"
+        else f"This quote is {quote.status}: only an issued quote can be cancelled.",
+        link=(quote.links.print, "The printable quote"),
+        act=lambda: service.cancel_quote(session, public_id=public_id, actor=admin.actor),
+        then="/admin/quotes?msg=cancelled",
+    )
+
+
+# --- confirmations -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Confirmation:
+    """A page that asks before an action that cannot be undone; its form posts `confirm=yes` only when
+    the box is ticked (plain HTML: no script needed), and the action refuses without it."""
+
+    title: str
+    rows: list[tuple[str, str]]
+    consequence: str
+    action: str
+    check: str
+    button: str
+    back: str
+    done: str | None = None  # already revoked, cancelled, accepted or expired: why nothing is left to confirm
+    link: tuple[str, str] | None = None
+    act: Callable[[], object] = lambda: None  # the action, run once the box is ticked
+    then: str = "/admin"  # where to go after it
+
+
+def _confirmed(
+    request: Request, session: Session, admin: Principal, form: dict[str, str], confirmation: Confirmation
+) -> Response:
+    """GET: the confirmation page. POST: the action, run only when the form carries the ticked box;
+    otherwise, or when the action is refused (a quote accepted meanwhile), nothing is written and the
+    confirmation page comes back saying why."""
+    if request.method == "GET":
+        return _confirm_page(request, admin, confirmation)
+    if form.get("confirm") != "yes":
+        return _confirm_page(request, admin, confirmation, refused=True)
+    try:
+        with session.begin_nested():
+            confirmation.act()
+    except AppError as exc:
+        return _confirm_page(request, admin, confirmation, error=exc)
+    return _see(confirmation.then)
+
+
+def _confirm_page(
+    request: Request,
+    admin: Principal,
+    confirmation: Confirmation,
+    *,
+    refused: bool = False,
+    error: AppError | None = None,
+) -> HTMLResponse:
+    context: dict[str, Any] = {"admin": admin, "c": confirmation}
+    if refused:
+        context["error"] = "Nothing was done: tick the box to confirm."
+        context["errors"] = [{"field": "confirm", "message": f"tick “{confirmation.check}” to confirm"}]
+    if error is not None:
+        context["error"], context["errors"] = _errors(error)
+    status = error.status if error is not None else 422 if refused else 200
+    return _page(request, "confirm.html", context, status_code=status)

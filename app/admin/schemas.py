@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from decimal import Decimal
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, computed_field
 
@@ -66,11 +66,74 @@ Regions = Annotated[list[Slug], Field(min_length=1, max_length=32)]
 Discounts = Annotated[dict[Term, Percent], Field(description='Per-term discount, e.g. {"annual": "20"}')]
 
 
+# What each field of an admin body means (units, currency, defaults), said once for the models that share
+# it (a SKU's fields in SkuCreate, SkuPatch and the catalog document's SkuDoc); a field's own description,
+# where it has one, wins. Read by `_describe_fields` into the OpenAPI schema.
+SKU_FIELD_DOCS: dict[str, str] = {
+    "id": "Stable SKU id used by the public API (lower-case letters, digits, '-'), e.g. h200-141g-sxm-8x",
+    "name": "The SKU's name as customers read it, e.g. '8x H200 141G SXM NVSwitch server'",
+    "gpu": "GPU type id, e.g. h100-80g-sxm (GET /catalog/gpus lists them)",
+    "rental_unit": "What one unit of the price rents: card (single GPUs of a shared server) or node (a whole server)",
+    "gpus_per_node": "GPUs in one server, 1 to 64",
+    "card_counts": "For rental_unit card: the card counts offered (e.g. [1, 2, 4]); for node: [gpus_per_node]",
+    "intra_node_link": "Link between the GPUs of one server (app/estimator/data/interconnects.json): pcie4, nvlink3, "
+    "nvlink4, …",
+    "interconnect": "The same link in words, as the catalog shows it, e.g. 'NVLink + NVSwitch 900 GB/s'; default empty",
+    "host_cpu": "The server's CPUs in words, e.g. '2x Intel Xeon Platinum 8480+ (112 cores)'; default empty",
+    "host_ram_gib": "The server's RAM in GiB (offload is planned within it); null (default) when unknown: no offload",
+    "host_nvme": "Local NVMe storage in words, e.g. '8x 15.36 TB NVMe'; default empty",
+    "network": "Internet connectivity in words, e.g. '10 Gbps BGP'; default empty",
+    "inter_node_fabric": "Fabric joining servers for multi-node jobs (interconnects.json), e.g. ib-ndr-400; null "
+    "(default): single-server only",
+    "infiniband_addon": "The inter-node fabric is an add-on priced on consultation; default false",
+    "regions": 'Region ids where the SKU is offered, e.g. ["shenzhen"]',
+    "indicative_price": "The list price is indicative (final on consultation); quotes say so; default false",
+    "notes": "Free text shown with the SKU; never restate prices or discounts here (they are generated from the "
+    "data); default empty",
+    "price": "The first list price (monthly, per rental unit)",
+    "discounts": 'Discount per term in percent, 0 to 90, e.g. {"annual": "20"}; a term left out has none',
+    "status": "active (on sale, default) or retired (off the catalog; issued quotes stay valid)",
+    "prices": "The price history, each with its effective_from (oldest first); prices not yet here are appended",
+    "availability": "Units free per region; a region left out is 'on request'",
+    "addons": "Options sold with the SKU, e.g. the InfiniBand fabric",
+    "version": "The version this edit was based on (from GET /admin/api/skus/{id}); a stale one is a 409",
+}
+PRICE_FIELD_DOCS: dict[str, str] = {
+    "amount": 'Monthly list price per rental unit, a positive decimal string, e.g. "2800.00"',
+    "currency": "ISO 4217 currency code, e.g. CNY",
+    "effective_from": "When the price takes effect, RFC 3339 (default: now); never in the past for an existing SKU",
+    "note": "Why the price changed, kept in the history and the audit log; default empty",
+    "terms": 'Also set the term discounts in percent, e.g. {"annual": "20"}; then version is required',
+    "version": "The SKU's current version; required with terms, else optional (a stale one is a 409)",
+}
+ADDON_FIELD_DOCS: dict[str, str] = {
+    "code": "The add-on's id within its SKU, e.g. ib-ndr-400",
+    "name": "The add-on's name on quotes, e.g. 'InfiniBand NDR 400G'",
+    "amount": "Monthly price per per_unit, a decimal string; null (default): on consultation, left out of totals",
+    "currency": "ISO 4217 currency code, e.g. CNY",
+    "per_unit": "What the price is per: card or node",
+    "status": "active (offered, default) or retired",
+    "version": "The add-on's current version; null when the add-on is new (a stale one is a 409)",
+}
+
+
+def _describe_fields(schema: dict[str, Any], model: type[BaseModel]) -> None:
+    docs: dict[str, str] = {}
+    for klass in reversed(model.__mro__):
+        docs.update(getattr(klass, "field_docs", {}))
+    for name, definition in schema.get("properties", {}).items():
+        if not definition.get("description") and name in docs:
+            definition["description"] = docs[name]
+
+
 class StrictModel(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_describe_fields)
+    field_docs: ClassVar[dict[str, str]] = {}
 
 
 class PriceIn(StrictModel):
+    field_docs = PRICE_FIELD_DOCS
+
     amount: Amount
     currency: Currency
     effective_from: datetime | None = Field(
@@ -88,6 +151,8 @@ class PriceCreate(PriceIn):
 
 
 class SkuFields(StrictModel):
+    field_docs = SKU_FIELD_DOCS
+
     name: Name
     gpu: Slug = Field(description="GPU type id, e.g. h100-80g-sxm")
     rental_unit: RentalUnit
@@ -115,6 +180,8 @@ class SkuCreate(SkuFields):
 class SkuPatch(StrictModel):
     """Only the fields sent change. `version` is the one the edit was based on: stale → 409."""
 
+    field_docs = SKU_FIELD_DOCS
+
     version: Version
     name: Name | None = None
     gpu: Slug | None = None
@@ -136,16 +203,22 @@ class SkuPatch(StrictModel):
 
 
 class VersionIn(StrictModel):
+    field_docs = SKU_FIELD_DOCS
+
     version: Version
 
 
 class AvailabilityIn(StrictModel):
-    units_available: int = Field(ge=0, le=1_000_000, strict=True)
+    units_available: int = Field(
+        ge=0, le=1_000_000, strict=True, description="Units (cards or servers, as the SKU rents) free in the region"
+    )
     version: Version | None = Field(default=None, description="null when the region has no figure yet")
 
 
 class AddonIn(StrictModel):
     """An option sold with the SKU, monthly per `per_unit`; `amount` null: priced on consultation."""
+
+    field_docs = ADDON_FIELD_DOCS
 
     name: Name
     amount: Amount | None = None
@@ -251,11 +324,15 @@ class AuditPage(BaseModel):
 
 
 class GpuTypeDoc(StrictModel):
-    id: Slug
-    name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=128)]  # gpu_types.name
+    id: Slug = Field(description="GPU type id; the estimator must know it (GET /catalog/gpus), e.g. h200-141g-sxm")
+    name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=128)] = Field(
+        description="Its name, e.g. NVIDIA H200 141GB SXM"  # gpu_types.name
+    )
 
 
 class PriceDoc(StrictModel):
+    field_docs = PRICE_FIELD_DOCS
+
     amount: Amount
     currency: Currency
     effective_from: datetime
@@ -263,11 +340,15 @@ class PriceDoc(StrictModel):
 
 
 class AvailabilityDoc(StrictModel):
-    region: Slug
-    units_available: int = Field(ge=0, le=1_000_000, strict=True)
+    region: Slug = Field(description="Region id, e.g. shenzhen")
+    units_available: int = Field(
+        ge=0, le=1_000_000, strict=True, description="Units (cards or servers, as the SKU rents) free in the region"
+    )
 
 
 class AddonDoc(StrictModel):
+    field_docs = ADDON_FIELD_DOCS
+
     code: Slug
     name: Name
     amount: Amount | None = None
@@ -289,11 +370,19 @@ class CatalogDoc(StrictModel):
     """The whole catalog, to move it between environments. Import upserts by id, appends prices
     that are not there yet (history is never deleted) and sets discounts, availability and add-ons."""
 
-    format: Literal["gpu-sizer-catalog"] = "gpu-sizer-catalog"
-    schema_version: Literal[1] = 1
-    exported_at: datetime | None = None
-    gpu_types: Annotated[list[GpuTypeDoc], Field(max_length=200)] = Field(default_factory=list)
-    skus: Annotated[list[SkuDoc], Field(max_length=500)]
+    format: Literal["gpu-sizer-catalog"] = Field(
+        default="gpu-sizer-catalog", description="Always gpu-sizer-catalog (the default)"
+    )
+    schema_version: Literal[1] = Field(default=1, description="The document's layout version: 1 (the default)")
+    exported_at: datetime | None = Field(
+        default=None,
+        description="When it was exported (RFC 3339); catalog changes made here since then are a 409 unless "
+        "?force=true; null (default): no such check",
+    )
+    gpu_types: Annotated[list[GpuTypeDoc], Field(max_length=200)] = Field(
+        default_factory=list, description="GPU types to create if missing (at most 200); default none"
+    )
+    skus: Annotated[list[SkuDoc], Field(max_length=500)] = Field(description="The SKUs, upserted by id (at most 500)")
 
 
 class ImportReport(BaseModel):

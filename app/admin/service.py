@@ -30,6 +30,8 @@ from app.admin.models import ROLES, AdminSession, AdminUser, ApiToken, AuditEntr
 from app.admin.repository import AuditFilter
 from app.db.base import utcnow
 from app.errors import Conflict, InvalidInput, NotFound, TooManyRequests
+from app.quotes import service as quotes_service
+from app.quotes.schemas import QuoteOut
 
 PASSWORD_MIN_LENGTH = 12
 PASSWORD_MIN_SCORE = 3  # zxcvbn's 0-4 scale; 3: "safely unguessable", over 10^8 guesses
@@ -273,10 +275,15 @@ def resolve_token(session: Session, *, token: str) -> ApiToken | None:
     return row
 
 
-def revoke_token(session: Session, *, token_id: int, actor: Actor) -> ApiToken:
+def get_token(session: Session, *, token_id: int) -> ApiToken:
     row = repository.get_token(session, token_id)
     if row is None:
         raise NotFound(f"no API token {token_id}")
+    return row
+
+
+def revoke_token(session: Session, *, token_id: int, actor: Actor) -> ApiToken:
+    row = get_token(session, token_id=token_id)
     if row.revoked_at is None:
         before = token_snapshot(row, row.user)
         row.revoked_at = utcnow()
@@ -305,6 +312,27 @@ def _record_token(session: Session, *, actor: Actor, action: str, row: ApiToken,
 
 def list_tokens(session: Session) -> list[ApiToken]:
     return repository.list_tokens(session)
+
+
+# --- quotes ------------------------------------------------------------------------------------
+
+
+def cancel_quote(session: Session, *, public_id: str, actor: Actor) -> QuoteOut:
+    """Cancel an issued quote, recorded in the audit log (the JSON API and the pages both call this);
+    an accepted or expired quote is a 409, an already cancelled one is returned as it is."""
+    before = quotes_service.get_quote(session, public_id=public_id)
+    after = quotes_service.cancel_quote(session, public_id=public_id, actor=actor.email)
+    if before.status != after.status:
+        record(
+            session,
+            actor=actor,
+            action="quote.cancel",
+            entity_type="quote",
+            entity_id=after.number,
+            before={"status": before.status},
+            after={"status": after.status, "id": after.id},
+        )
+    return after
 
 
 # --- audit log ---------------------------------------------------------------------------------

@@ -28,6 +28,10 @@ RECOMMEND = _examples(
             "constraints": {"term": "monthly", "max_monthly_budget": "300000.00", "deadline_days": 14, "limit": 3},
         },
     ),
+    hugging_face_id=(
+        "LoRA of a model named by its Hugging Face id (config.json read from the Hub)",
+        {"model": {"hf_id": "Qwen/Qwen2.5-7B"}, "task": "lora", "tokens": 100_000_000},
+    ),
     parameter_count=(
         "QLoRA of a 7B model known only by its size",
         {"model": {"params": 7_000_000_000}, "task": "qlora", "tokens": 500_000_000},

@@ -76,7 +76,11 @@ ADMIN_ROUTES = {
     ("GET", "/admin/audit"),
     ("GET", "/admin/tokens"),
     ("POST", "/admin/tokens"),
+    ("GET", "/admin/tokens/{token_id}/revoke"),
     ("POST", "/admin/tokens/{token_id}/revoke"),
+    ("GET", "/admin/quotes"),
+    ("GET", "/admin/quotes/{public_id}/cancel"),
+    ("POST", "/admin/quotes/{public_id}/cancel"),
     ("GET", "/admin/api/skus"),
     ("POST", "/admin/api/skus"),
     ("GET", "/admin/api/skus/{sku_id}"),
@@ -385,7 +389,9 @@ def test_token_page_shows_a_new_token_once_and_revoking_it_closes_the_api(
     assert token not in client.get("/admin/tokens").text  # shown once
     headers = {"Authorization": f"Bearer {token}"}
     assert client.get("/admin/api/skus", headers=headers).status_code == 200
-    revoked = client.post(f"/admin/tokens/{row.id}/revoke", data={"csrf_token": csrf}, follow_redirects=False)
+    revoked = client.post(
+        f"/admin/tokens/{row.id}/revoke", data={"csrf_token": csrf, "confirm": "yes"}, follow_redirects=False
+    )
     assert revoked.status_code == 303
     assert client.get("/admin/api/skus", headers=headers).status_code == 401
     actions = [e.action for e in db.scalars(select(AuditEntry).where(AuditEntry.entity_id == str(row.id)))]
