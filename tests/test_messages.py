@@ -20,7 +20,9 @@ def fields(template: str) -> set[str]:
     return {name for _, name, _, _ in string.Formatter().parse(template) if name}
 
 
-@pytest.mark.parametrize("table", [messages.REJECTIONS, messages.MISSES, messages.WARNINGS, messages.WHERE])
+@pytest.mark.parametrize(
+    "table", [messages.REJECTIONS, messages.MISSES, messages.WARNINGS, messages.WHERE, messages.HUB]
+)
 def test_both_languages_word_the_same_codes_with_the_same_fields(table: dict[str, dict[str, str]]) -> None:
     assert set(table["en"]) == set(table["zh"])
     assert {k: fields(v) for k, v in table["en"].items()} == {k: fields(v) for k, v in table["zh"].items()}

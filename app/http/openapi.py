@@ -35,7 +35,15 @@ PROBLEM_SCHEMA = {
             "items": {
                 "type": "object",
                 "required": ["field", "message", "type"],
-                "properties": {"field": {"type": "string"}, "message": {"type": "string"}, "type": {"type": "string"}},
+                "properties": {
+                    "field": {"type": "string"},
+                    "message": {"type": "string"},
+                    "type": {"type": "string"},
+                    "params": {
+                        "type": "object",
+                        "description": "The parameters of `type`'s message, where it has some",
+                    },
+                },
             },
         },
     },

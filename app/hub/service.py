@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import httpx
 from sqlalchemy.orm import Session
 
+from app import messages
 from app.errors import AppError, BadGateway, InvalidInput, ServiceUnavailable
 from app.estimator.models import model_from_hf_config
 from app.estimator.specs import EstimatorError
@@ -37,6 +38,22 @@ REVISION = "main"
 FIELD = "model.hf_id"
 HUB_RETRY_AFTER_S = "30"
 W = TypeVar("W", bound=WorkloadIn)
+HubCode = Literal[
+    "hub_unreachable",
+    "hub_timeout",
+    "hub_rate_limited",
+    "hub_gated",
+    "hub_gated_token",
+    "hub_no_config",
+    "hub_not_found",
+    "hub_redirects",
+    "hub_status",
+    "hub_too_large",
+    "hub_not_json",
+    "hub_json_bounds",
+    "hub_not_object",
+    "hub_not_sizeable",
+]
 
 
 def with_hub_config(session: Session, request: W, *, settings: Settings, field: str = FIELD) -> W:
@@ -85,12 +102,11 @@ def fetch_config(hf_id: str, *, settings: Settings, field: str = FIELD) -> bytes
             _check_status(response, hf_id, field, has_token=bool(token))
             return _capped_body(response, settings.max_body_bytes, deadline, hf_id, field)
     except httpx.TimeoutException as exc:
-        raise _unavailable(field, f"the Hugging Face Hub did not answer within {settings.hf_timeout_s:g} s") from exc
+        raise _unavailable(field, "hub_timeout", seconds=settings.hf_timeout_s) from exc
     except httpx.TooManyRedirects as exc:
-        raise _bad_gateway(field, f"the Hub redirected config.json of {hf_id} too many times") from exc
+        raise _bad_gateway(field, "hub_redirects", hf_id=hf_id) from exc
     except httpx.TransportError as exc:
-        where = settings.hf_endpoint
-        raise _unavailable(field, f"the Hugging Face Hub ({where}) is unreachable: {type(exc).__name__}") from exc
+        raise _unavailable(field, "hub_unreachable", endpoint=settings.hf_endpoint, error=type(exc).__name__) from exc
 
 
 def _check_status(response: httpx.Response, hf_id: str, field: str, *, has_token: bool) -> None:
@@ -101,33 +117,26 @@ def _check_status(response: httpx.Response, hf_id: str, field: str, *, has_token
     code = response.headers.get("x-error-code", "")
     status = response.status_code
     if code == "GatedRepo" or (status in (401, 403) and code != "RepoNotFound"):
-        needs = "HF_TOKEN's account has not been granted access" if has_token else "set HF_TOKEN to a token with access"
-        raise _invalid(field, f"{hf_id} is gated or private on the Hugging Face Hub: {needs} (huggingface.co/{hf_id})")
+        raise _invalid(field, "hub_gated_token" if has_token else "hub_gated", hf_id=hf_id)
     if code == "EntryNotFound":
-        raise _invalid(
-            field, f"{hf_id} has no config.json on the Hugging Face Hub; paste its config as model.hf_config"
-        )
+        raise _invalid(field, "hub_no_config", hf_id=hf_id)
     if status in (401, 404) or code in ("RepoNotFound", "RevisionNotFound"):
-        private = "" if has_token else " (a private model needs HF_TOKEN)"
-        raise _invalid(
-            field, f"no model {hf_id} on the Hugging Face Hub{private}; ids look like Qwen/Qwen2.5-7B-Instruct"
-        )
+        raise _invalid(field, "hub_not_found", hf_id=hf_id)
     if status == 429:
-        raise _unavailable(field, "the Hugging Face Hub is rate-limiting this server; try again shortly")
-    raise _bad_gateway(field, f"the Hugging Face Hub answered {status} for config.json of {hf_id}")
+        raise _unavailable(field, "hub_rate_limited")
+    raise _bad_gateway(field, "hub_status", hf_id=hf_id, status=status)
 
 
 def _capped_body(response: httpx.Response, limit: int, deadline: float, hf_id: str, field: str) -> bytes:
-    too_large = f"config.json of {hf_id} is larger than {limit} bytes (MAX_BODY_BYTES); not a model config"
     declared = response.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > limit:
-        raise _bad_gateway(field, too_large)
+        raise _bad_gateway(field, "hub_too_large", hf_id=hf_id, limit=limit)
     chunks: list[bytes] = []
     size = 0
     for chunk in response.iter_bytes():
         size += len(chunk)
         if size > limit:
-            raise _bad_gateway(field, too_large)
+            raise _bad_gateway(field, "hub_too_large", hf_id=hf_id, limit=limit)
         if time.monotonic() > deadline:
             raise httpx.ReadTimeout("config.json arrived too slowly")
         chunks.append(chunk)
@@ -139,11 +148,13 @@ def _parsed(raw: bytes, hf_id: str, field: str) -> dict[str, Any]:
         check_body(raw)
         config = json.loads(raw.decode("utf-8"))
     except Refusal as refusal:
-        raise _bad_gateway(field, f"config.json of {hf_id}: {refusal.field}: {refusal.message}") from refusal
+        raise _bad_gateway(
+            field, "hub_json_bounds", hf_id=hf_id, where=refusal.field, problem=refusal.message
+        ) from refusal
     except (UnicodeDecodeError, ValueError) as exc:
-        raise _bad_gateway(field, f"config.json of {hf_id} is not JSON") from exc
+        raise _bad_gateway(field, "hub_not_json", hf_id=hf_id) from exc
     if not isinstance(config, dict):
-        raise _invalid(field, f"config.json of {hf_id} is not a JSON object, so not a model config")
+        raise _invalid(field, "hub_not_object", hf_id=hf_id)
     return config
 
 
@@ -152,22 +163,26 @@ def _check_sizeable(config: dict[str, Any], hf_id: str, field: str) -> None:
     try:
         model_from_hf_config(config, name=hf_id)
     except EstimatorError as exc:
-        raise _invalid(field, f"{hf_id} cannot be sized as a decoder language model: {exc}") from exc
+        raise _invalid(field, "hub_not_sizeable", hf_id=hf_id, reason=str(exc)) from exc
 
 
-def _errors(field: str, message: str, type_: str) -> dict[str, Any]:
-    return {"errors": [{"field": field, "message": message, "type": type_}]}
+def _errors(field: str, code: HubCode, params: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
+    """The English detail, and the error naming the field with its code and parameters (the wizard words
+    them in the page's language: app.messages.HUB)."""
+    message = messages.hub(code, params)
+    return f"{field}: {message}", [{"field": field, "message": message, "type": code, "params": params}]
 
 
-def _invalid(field: str, message: str) -> AppError:
-    return InvalidInput(f"{field}: {message}", **_errors(field, message, "hub"))
+def _invalid(field: str, code: HubCode, **params: Any) -> AppError:
+    detail, errors = _errors(field, code, params)
+    return InvalidInput(detail, errors=errors)
 
 
-def _bad_gateway(field: str, message: str) -> AppError:
-    return BadGateway(f"{field}: {message}", **_errors(field, message, "hub"))
+def _bad_gateway(field: str, code: HubCode, **params: Any) -> AppError:
+    detail, errors = _errors(field, code, params)
+    return BadGateway(detail, errors=errors)
 
 
-def _unavailable(field: str, message: str) -> AppError:
-    return ServiceUnavailable(
-        f"{field}: {message}", **_errors(field, message, "hub"), headers={"Retry-After": HUB_RETRY_AFTER_S}
-    )
+def _unavailable(field: str, code: HubCode, **params: Any) -> AppError:
+    detail, errors = _errors(field, code, params)
+    return ServiceUnavailable(detail, errors=errors, headers={"Retry-After": HUB_RETRY_AFTER_S})

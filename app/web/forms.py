@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from app import messages
 from app.estimator.vocabulary import LORA_TASKS, OBJECTIVES, OPTIMIZERS, PRECISIONS, TASKS, TERMS
 from app.i18n import Translator
 from app.planner.schemas import RecommendIn
@@ -304,6 +305,15 @@ def field_for(api_location: str) -> str:
         if prefix in API_TO_FIELD:
             return API_TO_FIELD[prefix]
     return "form"
+
+
+def api_message(err: Mapping[str, Any], t: Translator) -> str:
+    """An API error's message in the page's language where the catalog words its code (a Hugging Face Hub
+    refusal, app.messages.HUB); else the API's own message."""
+    code, params = err.get("type"), err.get("params")
+    if isinstance(code, str) and code in messages.HUB["en"] and isinstance(params, Mapping):
+        return messages.hub(code, params, t.lang)
+    return str(err.get("message", ""))
 
 
 def pydantic_message(err: Mapping[str, Any], t: Translator) -> str:

@@ -103,7 +103,7 @@ def _recommend(
         form.add_error(forms.field_for(exc.field or ""), str(exc))
     except (InvalidInput, BadGateway, ServiceUnavailable) as exc:
         for err in exc.errors or [{"field": "", "message": exc.detail}]:
-            form.add_error(forms.field_for(str(err.get("field", ""))), str(err.get("message", exc.detail)))
+            form.add_error(forms.field_for(str(err.get("field", ""))), forms.api_message(err, t))
     return None
 
 

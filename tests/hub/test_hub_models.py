@@ -93,8 +93,11 @@ def test_gated_model_needs_hf_token(app_settings: Settings, db: Session, hub: St
 
 
 def test_unknown_model_is_a_422_naming_the_field(client: TestClient, hub: StandInHub) -> None:
-    message = _hub_error(client.post("/estimate", json=_estimate("nobody/no-such-model")), 422)
+    response = client.post("/estimate", json=_estimate("nobody/no-such-model"))
+    message = _hub_error(response, 422)
     assert message.startswith("no model nobody/no-such-model on the Hugging Face Hub")
+    error = response.json()["errors"][0]
+    assert (error["type"], error["params"]) == ("hub_not_found", {"hf_id": "nobody/no-such-model"})
 
 
 def test_a_model_without_config_json(client: TestClient, hub: StandInHub) -> None:

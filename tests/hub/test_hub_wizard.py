@@ -60,9 +60,11 @@ def test_hub_refusals_sit_beside_the_field(client: TestClient, hub: StandInHub) 
     assert page.status_code == 422
     assert '<p class="field-error" id="err-hf_id">no model nobody/no-such-model on the Hugging Face Hub' in page.text
     assert 'href="#f-hf_id"' in page.text  # the summary links to the field
+    zh = client.get(f"/results?{_query('nobody/no-such-model')}&lang=zh", headers=HTML)
+    assert '<p class="field-error" id="err-hf_id">Hugging Face Hub 上没有模型 nobody/no-such-model' in zh.text
     empty = client.get("/results?source=hub&hf_id=&task=lora&lang=zh", headers=HTML, follow_redirects=True)
     assert empty.status_code == 422
     assert 'id="err-hf_id"' in empty.text
     malformed = client.get(f"/results?{_query('../etc')}&lang=en", headers=HTML)
     assert malformed.status_code == 422 and 'id="err-hf_id"' in malformed.text
-    assert hub.hits == ["/nobody/no-such-model/resolve/main/config.json"]
+    assert hub.hits == ["/nobody/no-such-model/resolve/main/config.json"] * 2

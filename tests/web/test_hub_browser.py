@@ -47,6 +47,6 @@ def test_a_hub_refusal_is_shown_beside_the_field_in_chinese(hub_site: tuple[str,
     base, _hub = hub_site
     _size(page, base, "nobody/no-such-model", "zh")
     assert page.is_visible("#err-hf_id")
-    assert "nobody/no-such-model" in page.inner_text("#err-hf_id")
+    assert "Hugging Face Hub 上没有模型 nobody/no-such-model" in page.inner_text("#err-hf_id")
     assert page.input_value("#f-hf_id") == "nobody/no-such-model"
     assert "Hugging Face 模型 ID" in page.inner_text("label[for=f-hf_id]")
