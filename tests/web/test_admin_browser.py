@@ -1,11 +1,14 @@
 """An admin's journey in headless Chromium against a real server: the admin shares the site's look
 and links back to it, a price change shows in the audit log as a readable diff, the new-price box
-suggests the SKU's own price, and retiring needs the confirmation box ticked."""
+suggests the SKU's own price, retiring needs the confirmation box ticked, and cancelling a quote asks
+on a confirmation page of its own, JavaScript off (tests/admin/test_confirmations.py: a post without
+the box does nothing)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
+import httpx
 import pytest
 
 from tests.servers import seeded_server
@@ -65,3 +68,27 @@ def test_a_price_change_reads_as_a_diff_and_retiring_needs_confirmation(admin_se
     with page.expect_navigation():
         page.click("button.danger")
     assert "retired" in page.inner_text("h1")
+
+
+def test_cancelling_a_quote_asks_on_a_page_of_its_own_without_javascript(admin_server: str, page_no_js) -> None:
+    customer = {"name": "Li Wei", "company": "Shenzhen Compute", "email": "li.wei@example.com"}
+    created = httpx.post(
+        f"{admin_server}/quotes",
+        json={"sku_id": "a100-40g-pcie-card", "quantity": 1, "term": "monthly", "customer": customer},
+    )
+    assert created.status_code == 201, created.text
+    quote = created.json()
+    page = page_no_js
+    _sign_in(page, admin_server)
+    page.goto(f"{admin_server}/admin/quotes")
+    with page.expect_navigation():
+        page.click(f"a[href='/admin/quotes/{quote['id']}/cancel']")
+    assert page.inner_text("h1") == f"Cancel quote {quote['number']}?"
+    page.click("button.danger")  # the unticked (required) box stops the browser, script or not
+    assert page.url.endswith(f"/admin/quotes/{quote['id']}/cancel")
+    screenshot(page, "admin-cancel-quote.png", viewport=True)
+    page.check("input[name=confirm]")
+    with page.expect_navigation():
+        page.click("button.danger")
+    assert page.url.endswith("/admin/quotes?msg=cancelled")
+    assert httpx.get(f"{admin_server}/quotes/{quote['id']}").json()["status"] == "cancelled"
