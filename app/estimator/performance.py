@@ -362,12 +362,13 @@ class _Ctx:
 
 @dataclass(slots=True)
 class _Shape:
-    """One shape's step shape, per-micro-batch collectives, FLOPs and exposed DP/ZeRO seconds by ZeRO stage."""
+    """One shape's step shape, per-micro-batch collectives, FLOPs, and its once-per-step seconds by ZeRO stage and
+    offload."""
 
     step: StepShape
     per_microbatch_s: float
     flops: TrainingFlops
-    dp_s: dict[int, float] = field(default_factory=dict)
+    once_per_step_s: dict[tuple[int, str], tuple[float, float]] = field(default_factory=dict)
 
 
 _CONTEXTS: dict[tuple[int, int, int], _Ctx] = {}
@@ -439,14 +440,16 @@ def _activation_offload_s(
     return hide(copy, shape.fwd_s + shape.bwd_s)
 
 
-def _dp_s(ctx: _Ctx, plan: Plan, entry: _Shape) -> float:
-    """Exposed data-parallel / ZeRO seconds per step: depends on the shape and the ZeRO stage only."""
-    if plan.dp <= 1:
-        return 0.0
-    seconds = entry.dp_s.get(plan.zero_stage)
-    if seconds is None:
-        seconds = entry.dp_s[plan.zero_stage] = dp_comm(ctx.model, ctx.workload, plan, ctx.cluster, entry.step)[0]
-    return seconds
+def _once_per_step_s(ctx: _Ctx, plan: Plan, entry: _Shape) -> tuple[float, float]:
+    """(exposed data-parallel / ZeRO seconds, optimizer step seconds) per step: they depend on the shape, the
+    ZeRO stage and whether the optimizer is offloaded only."""
+    key = (plan.zero_stage, plan.offload)
+    found = entry.once_per_step_s.get(key)
+    if found is None:
+        dp_s = dp_comm(ctx.model, ctx.workload, plan, ctx.cluster, entry.step)[0] if plan.dp > 1 else 0.0
+        found = (dp_s, optimizer_step_s(plan, ctx.cluster.gpu, entry.step.trainable_local))
+        entry.once_per_step_s[key] = found
+    return found
 
 
 def _estimate_training(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster) -> PerformanceEstimate:
@@ -458,11 +461,11 @@ def _estimate_training(model: ModelSpec, workload: Workload, plan: Plan, cluster
     ctx = _context(model, workload, cluster)
     entry = _shape_of(ctx, plan)
     shape, per_mb_comm, flops = entry.step, entry.per_microbatch_s, entry.flops
-    dp_s = _dp_s(ctx, plan, entry)
+    dp_s, optimizer_s = _once_per_step_s(ctx, plan, entry)
     offload_s = offload_time(model, workload, plan, cluster, shape) if plan.offload != "none" else 0.0
     mb_s = shape.fwd_s + shape.bwd_s
     m = shape.micro_batches
-    compute = m * mb_s + optimizer_step_s(plan, cluster.gpu, shape.trainable_local)
+    compute = m * mb_s + optimizer_s
     bubble = (plan.pp - 1) / plan.virtual_stages * (mb_s + per_mb_comm)
     exposed = m * per_mb_comm + dp_s
     breakdown = {"compute": compute, "exposed_comm": exposed, "bubble": bubble, "offload": offload_s}
