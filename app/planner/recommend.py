@@ -33,7 +33,7 @@ from itertools import accumulate
 from typing import Any, Literal
 
 from app.estimator.specs import GIB, Cluster, ModelSpec, Warning_, Workload
-from app.estimator.vocabulary import Objective
+from app.estimator.vocabulary import TERM_MONTHS, Objective
 from app.planner.budget import past, search_deadline
 from app.planner.explain import batch_warnings, plan_warnings
 from app.planner.launch import launch_configs
@@ -43,6 +43,7 @@ from app.planner.offers import (
     Constraints,
     Cost,
     Offer,
+    billed_months,
     budget_params,
     configurations,
     price,
@@ -261,7 +262,7 @@ class _Search:
                     offer_search.skipped.append(j)  # out of every list at any speed
                     continue
                 time_floor = self._time_floor(offer_search.offer, config)
-                if time_floor != math.inf:
+                if time_floor != math.inf and self._bills_more(time_floor):
                     refined, _monthly = self._floor(offer_search.offer, config, time_floor)
                     heapq.heappush(queue, (refined, i, j, monthly, time_floor))
                     continue
@@ -282,6 +283,11 @@ class _Search:
         cost = price(offer, config, self.constraints.term, hours)
         return cost.compared_total, cost.compared_monthly
 
+    def _bills_more(self, time_floor: float) -> bool:
+        """Whether the time floor bills more than the term's fewest months (else the floor stands)."""
+        term = self.constraints.term
+        return bool(self.workload.tokens) and billed_months(time_floor, term) > TERM_MONTHS[term]
+
     def _time_floor(self, offer: Offer, config: Configuration) -> float:
         """`Option.sort_time` no plan on the configuration can beat (hours, or seconds per million
         tokens); infinite when nothing runs on it."""
@@ -301,7 +307,7 @@ class _Search:
 
     def _bound_cache(self, offer: Offer) -> BoundCache:
         key = (offer.gpu.id, offer.intra_node_link, offer.rental_unit, offer.gpus_per_node, offer.card_counts)
-        return self.bounds.setdefault(key, {})
+        return self.bounds.setdefault(key, BoundCache())
 
     def _search(self, offer_search: _OfferSearch, index: int) -> None:
         offer, config = offer_search.offer, offer_search.configs[index]

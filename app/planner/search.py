@@ -42,11 +42,12 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
 from app.estimator.communication import StepShape, offload_time, per_node, tp_comm, trainable_params_local
 from app.estimator.memory import MemoryEstimate, estimate_memory, memory_breakdown
 from app.estimator.performance import PerformanceEstimate, estimate_performance, microbatch_compute_s
-from app.estimator.specs import Cluster, MemoryBreakdown, ModelSpec, Plan, Workload
+from app.estimator.specs import Cluster, LoraSpec, MemoryBreakdown, ModelSpec, Plan, Workload
 from app.estimator.vocabulary import OFFLOADS, RECOMPUTES, Offload, Recompute, Task
 from app.planner.stacks import supported
 
@@ -54,7 +55,17 @@ TP_DEGREES = (1, 2, 4, 8)
 MICRO_BATCHES = (1, 2, 4, 8, 16)
 MAX_PP = 16
 # Speed-bound terms memoised by shape: (tp, pp, cp, ep, recompute, micro-batch) or ("offload", …) -> seconds.
-BoundCache = dict[tuple[object, ...], float]
+Shape = tuple[float, Plan, tuple[int, ...]]  # (speed bound, shape, micro-batches that divide the batch)
+
+
+@dataclass(slots=True)
+class BoundCache:
+    """What one request learns about one hardware shape (GPU, link, node size), whatever the node count:
+    speed-bound terms (`seconds`), and each cluster's shapes sorted by bound (`shapes`, keyed by
+    (GPUs per node, nodes, pinned micro-batch)): the time floor and the search ask for both."""
+
+    seconds: dict[tuple[object, ...], float] = field(default_factory=dict)
+    shapes: dict[tuple[int, int, int | None], list[Shape]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +97,7 @@ class PlanSearch:
     closest_plan: Plan | None = None
     stats: SearchStats = field(default_factory=SearchStats)
     unconstrained_simple: bool = False  # a tp = pp = 1 plan fitted with no memory saver
-    bound_cache: BoundCache = field(default_factory=dict)
+    bound_cache: BoundCache = field(default_factory=BoundCache)
 
 
 def divisors(n: int, limit: int) -> list[int]:
@@ -259,7 +270,7 @@ def search_plans(
     global_batch = default_global_batch(workload)
     if workload.task != "inference":
         workload = replace(workload, global_batch=global_batch)
-    result = PlanSearch(best=None, bound_cache={} if bound_cache is None else bound_cache)
+    result = PlanSearch(best=None, bound_cache=BoundCache() if bound_cache is None else bound_cache)
     if hint is not None:
         _try_hint(model, workload, cluster, hint, global_batch, micro_batch, result)
     for bound, shape, mbs in _shapes_by_bound(model, workload, cluster, global_batch, micro_batch, result.bound_cache):
@@ -283,7 +294,7 @@ def throughput_bound(
 ) -> float:
     """Tokens/s no plan on `cluster` can exceed (training: the best shape's speed bound,
     `_speed_bound`; inference: `_decode_bound`); 0 when no shape divides the batch."""
-    cache: BoundCache = {} if bound_cache is None else bound_cache
+    cache = BoundCache() if bound_cache is None else bound_cache
     if workload.task == "inference":
         return _decode_bound(model, workload, cluster, micro_batch or 1, cache)
     global_batch = default_global_batch(workload)
@@ -304,11 +315,11 @@ def _decode_rate_per_gpu(
     tensor-parallel all-reduces, and pipeline stages run one after another (performance._decode_step_s):
     a replica on tp × pp GPUs decodes at most tp times one GPU's rate."""
     key = ("decode", batch)
-    if key not in cache:
+    if key not in cache.seconds:
         one = replace(cluster, gpus_per_node=1, nodes=1, inter_node_gbps=None, inter_node_fabric=None)
         performance = estimate_performance(model, workload, Plan(micro_batch=batch), one).performance
-        cache[key] = performance.decode_tokens_per_s or 0.0
-    return cache[key]
+        cache.seconds[key] = performance.decode_tokens_per_s or 0.0
+    return cache.seconds[key]
 
 
 def _try_hint(
@@ -358,9 +369,13 @@ def _shapes_by_bound(
     global_batch: int,
     micro_batch: int | None,
     cache: BoundCache,
-) -> list[tuple[float, Plan, tuple[int, ...]]]:
-    """Every (tp, pp, dp) shape with an upper bound on its speed, most promising first
-    (ties keep the simpler shape first: plan_shapes yields tp, then pp, ascending)."""
+) -> list[Shape]:
+    """Every shape with an upper bound on its speed, most promising first (ties keep the simpler
+    shape first: plan_shapes yields tp, then pp, ascending); remembered in `cache`."""
+    key = (cluster.gpus_per_node, cluster.nodes, micro_batch)
+    known = cache.shapes.get(key)
+    if known is not None:
+        return known
     shapes = []
     for degrees in plan_shapes(model, workload, cluster):
         mbs = micro_batches(workload, degrees.dp, global_batch, micro_batch)
@@ -368,7 +383,8 @@ def _shapes_by_bound(
             shape = replace(degrees, micro_batch=mbs[-1])
             bound = _speed_bound(model, workload, cluster, shape, mbs, global_batch, cache)
             shapes.append((bound, shape, mbs))
-    return sorted(shapes, key=lambda item: -item[0])
+    cache.shapes[key] = sorted(shapes, key=lambda item: -item[0])
+    return cache.shapes[key]
 
 
 def _speed_bound(
@@ -388,15 +404,16 @@ def _speed_bound(
     if workload.task == "inference":
         return shape.dp * shape.tp * _decode_rate_per_gpu(model, workload, cluster, mbs[-1], cache)
     offload_key = ("offload", shape.tp, shape.pp, shape.cp, shape.ep, shape.dp, shape.zero_stage, shape.offload)
-    if offload_key not in cache:  # independent of the micro-batch (one per step)
-        cache[offload_key] = _offload_floor_s(model, workload, cluster, shape)
+    seconds = cache.seconds
+    if offload_key not in seconds:  # independent of the micro-batch (one per step)
+        seconds[offload_key] = _offload_floor_s(model, workload, cluster, shape)
     best = 0.0
     for mb in mbs if shape.pp > 1 else mbs[-1:]:  # without a pipeline, wider is always faster
         key = (shape.tp, shape.pp, shape.cp, shape.ep, shape.recompute, mb)
-        if key not in cache:
-            cache[key] = _microbatch_floor_s(model, workload, cluster, _plan(shape, 0, "none", shape.recompute, mb))
+        if key not in seconds:
+            seconds[key] = _microbatch_floor_s(model, workload, cluster, _plan(shape, 0, "none", shape.recompute, mb))
         slots = global_batch // (shape.dp * mb) + shape.pp - 1
-        best = max(best, global_batch * workload.seq_len / (slots * cache[key] + cache[offload_key]))
+        best = max(best, global_batch * workload.seq_len / (slots * seconds[key] + seconds[offload_key]))
     return best
 
 
@@ -516,14 +533,26 @@ def _search_shape(
 def _runnable_levels(
     workload: Workload, shape: Plan, recomputes: tuple[Recompute, ...], host_ram_known: bool
 ) -> dict[int, set[tuple[Offload, Recompute]]]:
-    """Per ZeRO stage, the (offload, recompute) pairs some stack runs at this shape."""
+    """Per ZeRO stage, the (offload, recompute) pairs some stack runs at this shape. The support
+    matrix reads the task and which degrees exceed 1, so the answer is remembered by those."""
+    parallel = (shape.dp > 1, shape.tp > 1, shape.pp > 1, shape.cp > 1, shape.ep > 1)
+    return _runnable_by_kind(workload.task, parallel, recomputes, host_ram_known)
+
+
+@lru_cache(maxsize=512)
+def _runnable_by_kind(
+    task: Task, parallel: tuple[bool, ...], recomputes: tuple[Recompute, ...], host_ram_known: bool
+) -> dict[int, set[tuple[Offload, Recompute]]]:
+    dp, tp, pp, cp, ep = (2 if on else 1 for on in parallel)
+    shape = Plan(dp=dp, tp=tp, pp=pp, cp=cp, ep=ep)
+    workload = Workload(task=task, lora=LoraSpec() if task in ("lora", "qlora") else None)
     out: dict[int, set[tuple[Offload, Recompute]]] = {}
-    for zero in zero_stages(workload.task, shape.dp):
+    for zero in zero_stages(task, shape.dp):
         out[zero] = {
             (offload, recompute)
-            for offload in offloads(workload.task, zero, host_ram_known)
+            for offload in offloads(task, zero, host_ram_known)
             for recompute in recomputes
-            if supported(workload, _plan(shape, zero, offload, recompute, shape.micro_batch))
+            if supported(workload, _plan(shape, zero, offload, recompute, 1))
         }
     return out
 
