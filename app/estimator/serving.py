@@ -240,6 +240,36 @@ NON_TORCH_TP_GIB = 1.8
 GRAPH_GIB = 0.5
 
 
+# Fine-grained MoE at low concurrency is outside the validated range. The MoE speed cases of
+# tests/estimator/serving_cases.py are offline maximum-throughput runs (TensorRT-LLM, Qwen3-235B-A22B, all
+# requests queued); with few sequences in flight a step of a fine-grained MoE (DeepSeekMoE segmentation, arXiv
+# 2401.06066: many small routed experts, 64 in DeepSeek-V2-Lite, 128 in Qwen3, 256 in DeepSeek-V3) runs a chain
+# of small latency-bound kernels per layer (grouped top-k routing, token alignment, per-token FP8 quantisation,
+# two grouped expert GEMMs on tiny tiles, the MLA absorb GEMMs) that this model does not count: it streams the
+# touched weights at the fitted bandwidth. Published DeepSeek-V3/R1 FP8 decode measurements read slower than
+# the estimate: SemiAnalysisAI/InferenceX#870 (SGLang v0.5.7, TP 8 on 8xH200, 1k/1k) TPOT 12.8 / 17.2 / 25.6 /
+# 34.6 ms at 8 / 16 / 32 / 64 sequences, 24-33 % above the estimate; tenstorrent/tt-inference-server#356 (SGLang,
+# TP 16 on 16xH100 over InfiniBand, 128/128) 23.1 ms at one sequence, 3.6x the estimate; sgl-project/sglang#2643
+# (v0.4.1.post2, --tp 8) 30.29 tokens/s at batch 1, 128/256. Answers in that range carry a warning.
+FINE_GRAINED_MOE_EXPERTS = 64  # routed experts per MoE layer from which the warning applies (Mixtral's 8 do not)
+MOE_VALIDATED_CONCURRENCY = 64  # sequences per replica at and below which the published measurements above ran
+MOE_LOW_CONCURRENCY_WARNING = "moe_low_concurrency_unvalidated"
+
+
+def moe_low_concurrency_note(model: ModelSpec, concurrency: float) -> str | None:
+    """The warning text when a fine-grained MoE decodes at low concurrency (not validated; the estimate is
+    optimistic there), else None."""
+    if not model.is_moe or model.experts < FINE_GRAINED_MOE_EXPERTS or concurrency > MOE_VALIDATED_CONCURRENCY:
+        return None
+    return (
+        f"{model.name} routes to {model.experts} small experts per layer: at {concurrency:.3g} sequence(s) in flight "
+        f"(at most {MOE_VALIDATED_CONCURRENCY}) decode is not validated and this time per token is optimistic. "
+        "Per-layer routing and grouped-GEMM kernels dominate there; published DeepSeek-V3/R1 FP8 measurements read "
+        "23-33 ms per token at one sequence (SGLang, 16xH100: tenstorrent/tt-inference-server#356; 8 GPUs: "
+        "sgl-project/sglang#2643) and 12.8 ms at 8 (SGLang v0.5.7, 8xH200: SemiAnalysisAI/InferenceX#870)"
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class ServingConfig:
     """The serving request: lengths, load, engine, formats and latency targets."""

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from app import messages
 from app.estimator.presets import get_preset, preset_config
 from app.estimator.serving import (
+    MOE_LOW_CONCURRENCY_WARNING,
     ServingConfig,
     ServingEstimate,
     check_fits,
@@ -19,6 +20,7 @@ from app.estimator.serving import (
     kv_cache_tokens,
     max_concurrency,
     mla_cache_values,
+    moe_low_concurrency_note,
     replica_capacity,
 )
 from app.estimator.specs import GIB, Cluster, EstimatorError, ModelSpec, Warning_
@@ -332,6 +334,7 @@ def estimate(
         warnings.append(WarningOut(code="no_kv_cache", message=result.notes[-1]))
     if result.meets_slo is False:
         warnings.append(WarningOut(code="slo_missed", message=_slo_miss(result, cfg)))
+    warnings += [WarningOut(code=w.code, message=w.message) for w in regime_warnings(model, result)]
     notes = serving_assumptions(request) + ([NO_FABRIC_NOTE] if replicas > 1 else [])
     return EstimateOut(
         model=model_summary,
@@ -344,6 +347,12 @@ def estimate(
     )
 
 
+def regime_warnings(model: ModelSpec, result: ServingEstimate) -> list[Warning_]:
+    """Where the estimate leaves its validated range: a fine-grained MoE at low concurrency."""
+    note = moe_low_concurrency_note(model, result.concurrency) if result.max_concurrency >= 1 else None
+    return [Warning_(MOE_LOW_CONCURRENCY_WARNING, note)] if note else []
+
+
 def _slo_miss(result: ServingEstimate, cfg: ServingConfig) -> str:
     return (
         f"TTFT {result.ttft_ms:.0f} ms and TPOT {result.tpot_ms:.1f} ms at concurrency {result.concurrency:.1f} "
@@ -352,7 +361,11 @@ def _slo_miss(result: ServingEstimate, cfg: ServingConfig) -> str:
 
 
 def option_out(
-    option: ServingOption, cfg: ServingConfig, model_warnings: list[Warning_], workload_body: dict[str, Any]
+    option: ServingOption,
+    cfg: ServingConfig,
+    model_warnings: list[Warning_],
+    workload_body: dict[str, Any],
+    model: ModelSpec,
 ) -> OptionOut:
     est = option.estimate
     explanation = (
@@ -370,7 +383,10 @@ def option_out(
         cost=cost_out(option.cost, SERVING_NOTE, per_million_output_tokens=str(option.per_million_output_tokens)),
         availability=_availability(option),
         explanation=explanation,
-        warnings=[WarningOut(code=w.code, message=w.message) for w in model_warnings + _offer_warnings(option)],
+        warnings=[
+            WarningOut(code=w.code, message=w.message)
+            for w in model_warnings + regime_warnings(model, est) + _offer_warnings(option)
+        ],
         launch=option.launch,
         miss_reason=option.miss_reason,
         serving=serving_out(est, cfg, option),
@@ -419,8 +435,8 @@ def recommendation(
     return RecommendOut(
         model=model_summary,
         currency=currency,
-        options=[option_out(o, cfg, model_warnings, body) for o in search.options],
-        near_misses=[option_out(o, cfg, model_warnings, body) for o in search.near_misses],
+        options=[option_out(o, cfg, model_warnings, body, model) for o in search.options],
+        near_misses=[option_out(o, cfg, model_warnings, body, model) for o in search.near_misses],
         rejected=rejected_out(search),
         pareto=[
             ParetoPointOut(sku=o.offer.sku_id, total_gpus=o.config.gpus, cost=str(o.cost.compared_monthly), hours=None)

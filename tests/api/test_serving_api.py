@@ -330,3 +330,18 @@ def test_a_training_lever_in_a_serving_plan_is_a_422_not_silently_ignored(client
     plan = {"tp": 1, "dp": 8} | lever
     body = _error(client, "/estimate", model={"preset": "llama-3.1-8b"}, task="serving", hardware=H100_NODE, plan=plan)
     assert f"plan.{next(iter(lever))}" in str(body)
+
+
+def test_fine_grained_moe_at_low_concurrency_says_it_is_not_validated(client: TestClient) -> None:
+    """DeepSeek-V3 decoding one sequence: outside the validated range (tests/estimator/test_serving_moe_regime.py
+    cites the published measurements), so the answer carries the code; a dense model at the same load does not."""
+    body = {
+        "task": "serving", "precision": "fp8", "weights": "fp8",
+        "serving": {"input_tokens": 16, "output_tokens": 200, "concurrency": 1, "engine": "sglang"},
+        "hardware": {"gpu": "h200-141g-sxm", "nodes": 1}, "plan": {"tp": 8, "dp": 1},
+    }  # fmt: skip
+    moe = _post(client, "/estimate", model={"preset": "deepseek-v3"}, **body)
+    codes = {w["code"]: w["message"] for w in moe["warnings"]}
+    assert "not validated" in codes["moe_low_concurrency_unvalidated"]
+    dense = _post(client, "/estimate", model={"preset": "llama-3.1-70b"}, **body)
+    assert "moe_low_concurrency_unvalidated" not in {w["code"] for w in dense["warnings"]}
