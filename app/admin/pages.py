@@ -204,22 +204,25 @@ def _ints(value: str) -> list[Any]:
     return [int(p) if p.isdigit() else p for p in _split(value)]
 
 
+def _texts(form: dict[str, str], *names: str) -> dict[str, Any]:
+    """These form fields as typed (a missing one: empty text)."""
+    return {name: form.get(name, "") for name in names}
+
+
 def _sku_fields(form: dict[str, str]) -> dict[str, Any]:
     """The SKU form's text fields as API values (lists from comma-separated text, checkboxes)."""
-    fields: dict[str, Any] = {
-        k: form.get(k, "")
-        for k in (
-            "name",
-            "gpu",
-            "rental_unit",
-            "intra_node_link",
-            "interconnect",
-            "host_cpu",
-            "host_nvme",
-            "network",
-            "notes",
-        )
-    }
+    fields = _texts(
+        form,
+        "name",
+        "gpu",
+        "rental_unit",
+        "intra_node_link",
+        "interconnect",
+        "host_cpu",
+        "host_nvme",
+        "network",
+        "notes",
+    )
     fields["gpus_per_node"] = (
         int(form["gpus_per_node"]) if form.get("gpus_per_node", "").isdigit() else form.get("gpus_per_node")
     )
@@ -240,7 +243,7 @@ def sku_create(request: Request, session: SessionDep, admin: AdminDep, form: For
         data = SkuCreate(
             id=form.get("id", "").strip(),
             **_sku_fields(form),
-            price={"amount": form.get("amount", ""), "currency": form.get("currency", "")},
+            price=_texts(form, "amount", "currency"),
         )
         with session.begin_nested():
             sku = catalog_editing.create_sku(session, data=data, actor=admin.actor)
@@ -319,10 +322,7 @@ def sku_save(request: Request, slug: str, session: SessionDep, admin: AdminDep, 
 def sku_price(request: Request, slug: str, session: SessionDep, admin: AdminDep, form: FormDep) -> Response:
     def change() -> None:
         data = PriceCreate(
-            amount=form.get("amount", ""),
-            currency=form.get("currency", ""),
-            effective_from=form.get("effective_from") or None,
-            note=form.get("note", ""),
+            **_texts(form, "amount", "currency", "note"), effective_from=form.get("effective_from") or None
         )
         catalog_editing.add_price(session, slug=slug, data=data, actor=admin.actor)
 
@@ -333,10 +333,8 @@ def sku_price(request: Request, slug: str, session: SessionDep, admin: AdminDep,
 def sku_addon(request: Request, slug: str, session: SessionDep, admin: AdminDep, form: FormDep) -> Response:
     def change() -> None:
         data = AddonIn(
-            name=form.get("name", ""),
+            **_texts(form, "name", "currency", "per_unit"),
             amount=form.get("amount") or None,
-            currency=form.get("currency", ""),
-            per_unit=form.get("per_unit", ""),
             status=form.get("status", "active"),
             version=_version(form),
         )

@@ -24,7 +24,6 @@ from urllib.parse import urlencode
 from anyio import to_thread
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
-from pydantic import ValidationError
 from sqlalchemy.orm import Session
 
 from app.catalog.schemas import SkuOut
@@ -40,12 +39,11 @@ from app.planner.schemas import OptionOut, RecommendIn, RecommendOut
 from app.planner.service import run_recommend
 from app.quotes import printing
 from app.quotes import service as quotes_service
-from app.quotes.schemas import QuoteCreate
 from app.templating import templates
 from app.web import forms
 from app.web.charts import MEMORY_PARTS, MIN_SAVING_HOURS, scatter, useful_front
 from app.web.present import CSV_COLUMNS, csv_row, download_stem, model_name, option_view, plan_words
-from app.web.quote_form import QUOTE_FIELDS, find_option, quote_form_context
+from app.web.quote_form import find_option, quote_form_context, quote_from_form
 
 router = APIRouter(route_class=WebRoute, include_in_schema=False)
 
@@ -309,64 +307,12 @@ def _issue_quote(
     option = find_option(result, fields.get("option"))
     if option is None:
         return error_page(request, 404, message=t("option_missing"))
-    customer = {name: fields.get(name, "").strip() for name in QUOTE_FIELDS}
-    errors: dict[str, list[str]] = {}
-    data = _quote_data(request_in, option, customer, addons, errors, t)
-    if data is not None:
-        try:
-            created = quotes_service.create_quote(session, data=data, validity_days=settings.quote_validity_days)
-            return RedirectResponse(f"{created.quote.links.print}?lang={t.lang}", status_code=303)
-        except InvalidInput as exc:
-            for err in exc.errors or [{"field": "", "message": exc.detail}]:
-                errors.setdefault(_quote_field(str(err.get("field", ""))), []).append(str(err.get("message")))
+    printable, customer, errors = quote_from_form(
+        session, request_in, option, fields, addons, t, settings.quote_validity_days
+    )
+    if printable is not None:
+        return RedirectResponse(printable, status_code=303)
     return _quote_page(request, session, form, option, t, customer, errors, chosen=addons, status=422)
-
-
-def _quote_data(
-    request_in: RecommendIn,
-    option: OptionOut,
-    customer: dict[str, str],
-    addons: list[str],
-    errors: dict[str, list[str]],
-    t: Translator,
-) -> QuoteCreate | None:
-    months: int | None = None
-    if customer["months"]:
-        try:
-            months = int(customer["months"])
-        except ValueError:
-            errors.setdefault("months", []).append(t("err_integer"))
-            return None
-    workload = request_in.model_dump(mode="json", exclude_defaults=True, exclude={"constraints"})
-    plan = option.plan.model_dump(mode="json")
-    # The estimate travels with the plan, so the quote document can say how long the job takes.
-    performance = option.performance.model_dump(mode="json")
-    for key in ("time_to_train_hours", "time_to_train_hours_range"):
-        if performance.get(key) is not None:
-            plan[key] = performance[key]
-    try:
-        return QuoteCreate.model_validate(
-            {
-                "sku_id": option.sku.id,
-                "quantity": option.cost.units,
-                "term": option.cost.term,
-                "months": months,
-                "addons": addons,
-                "workload": workload,
-                "plan": plan,
-                "customer": {"name": customer["name"], "company": customer["company"], "email": customer["email"]},
-            }
-        )
-    except ValidationError as exc:
-        for err in exc.errors():
-            loc = ".".join(str(part) for part in err.get("loc", ()))
-            errors.setdefault(_quote_field(loc), []).append(forms.pydantic_message(err, t))
-        return None
-
-
-def _quote_field(loc: str) -> str:
-    name = loc.removeprefix("customer.").split(".")[0]
-    return name if name in (*QUOTE_FIELDS, "addons") else "form"
 
 
 # ---- accepting a quote from the browser ----------------------------------------------------------

@@ -31,11 +31,9 @@ from app.estimator.vocabulary import ENGINES, SERVING_PRECISIONS, WEIGHT_FORMATS
 from app.i18n import LANGS, Translator, negotiate
 from app.planner.schemas import OptionOut, RecommendIn, RecommendOut
 from app.planner.service import run_recommend
-from app.quotes import service as quotes_service
-from app.quotes.schemas import QuoteCreate
 from app.templating import templates
 from app.web.charts import memory_bar
-from app.web.quote_form import QUOTE_FIELDS, find_option, quote_form_context
+from app.web.quote_form import find_option, quote_form_context, quote_from_form
 
 router = APIRouter(route_class=WebRoute, include_in_schema=False)
 
@@ -281,34 +279,7 @@ def _issue(
     option = find_option(answer[1], fields.get("option")) if answer else None
     if answer is None or option is None:
         return error_page(request, 404, message=t("option_missing"))
-    customer = {name: fields.get(name, "").strip() for name in QUOTE_FIELDS}
-    errors: dict[str, list[str]] = {}
-    months: int | None = None
-    if customer["months"]:
-        try:
-            months = int(customer["months"])
-        except ValueError:
-            errors.setdefault("months", []).append(t("err_integer"))
-    if not errors:
-        try:
-            data = QuoteCreate.model_validate(
-                {
-                    "sku_id": option.sku.id,
-                    "quantity": option.cost.units,
-                    "term": option.cost.term,
-                    "months": months,
-                    "addons": addons,
-                    "workload": answer[0].model_dump(mode="json", exclude_defaults=True, exclude={"constraints"}),
-                    "plan": option.plan.model_dump(mode="json"),
-                    "customer": {k: customer[k] for k in ("name", "company", "email")},
-                }
-            )
-            created = quotes_service.create_quote(session, data=data, validity_days=validity_days)
-            return RedirectResponse(f"{created.quote.links.print}?lang={t.lang}", status_code=303)
-        except ValidationError as exc:
-            for err in exc.errors():
-                name = str(err["loc"][1]) if len(err["loc"]) > 1 and err["loc"][0] == "customer" else str(err["loc"][0])
-                errors.setdefault(name if name in (*QUOTE_FIELDS, "addons") else "form", []).append(err["msg"])
-        except InvalidInput as exc:
-            errors.setdefault("form", []).append(exc.detail)
+    printable, customer, errors = quote_from_form(session, answer[0], option, fields, addons, t, validity_days)
+    if printable is not None:
+        return RedirectResponse(printable, status_code=303)
     return _quote_page(request, session, form, option, t, customer, errors, chosen=addons, status=422)
