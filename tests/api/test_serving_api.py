@@ -345,3 +345,18 @@ def test_fine_grained_moe_at_low_concurrency_says_it_is_not_validated(client: Te
     assert "not validated" in codes["moe_low_concurrency_unvalidated"]
     dense = _post(client, "/estimate", model={"preset": "llama-3.1-70b"}, **body)
     assert "moe_low_concurrency_unvalidated" not in {w["code"] for w in dense["warnings"]}
+
+
+def test_recommended_fine_grained_moe_options_at_light_load_carry_the_warning(client: TestClient) -> None:
+    """Each option is judged at its own operating point: a light load keeps a few sequences in flight."""
+    result = _post(
+        client,
+        "/recommend",
+        model={"preset": "qwen3-30b-a3b"},
+        task="serving",
+        serving={"input_tokens": 512, "output_tokens": 256, "requests_per_s": 0.2},
+    )
+    assert result["options"], result
+    for option in result["options"]:
+        assert option["serving"]["concurrency"] <= 64
+        assert "moe_low_concurrency_unvalidated" in {w["code"] for w in option["warnings"]}
