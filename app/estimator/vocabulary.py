@@ -53,8 +53,10 @@ Engine = Literal["vllm", "sglang", "trt-llm"]
 Batching = Literal["continuous", "static"]
 # The math and the KV cache of a served model: the training precisions but fp32.
 ServingPrecision = Literal[HalfPrecision, "fp8"]
-# Stored weights of a served model: int8/int4 are weight-only with group scales.
-WeightFormat = Literal[ServingPrecision, "int8", "int4"]
+# Integer weight formats of a served model: weight-only quantisation with group scales.
+IntegerWeightFormat = Literal["int8", "int4"]
+# Stored weights of a served model.
+WeightFormat = Literal[ServingPrecision, IntegerWeightFormat]
 
 TASKS: tuple[Task, ...] = get_args(Task)
 PRECISIONS: tuple[Precision, ...] = get_args(Precision)
@@ -75,6 +77,7 @@ LANGUAGES: tuple[Language, ...] = get_args(Language)
 ENGINES: tuple[Engine, ...] = get_args(Engine)
 BATCHINGS: tuple[Batching, ...] = get_args(Batching)
 WEIGHT_FORMATS: tuple[WeightFormat, ...] = get_args(WeightFormat)
+INTEGER_WEIGHT_FORMATS: tuple[IntegerWeightFormat, ...] = get_args(IntegerWeightFormat)
 SERVING_PRECISIONS: tuple[ServingPrecision, ...] = get_args(ServingPrecision)
 
 LORA_TASKS: tuple[Task, ...] = ("lora", "qlora")  # tasks that train adapters on a frozen base

@@ -31,7 +31,7 @@ from app.estimator.serving import (
     sglang_memory_fraction,
 )
 from app.estimator.specs import Cluster, EstimatorError, ModelSpec
-from app.estimator.vocabulary import TERM_MONTHS
+from app.estimator.vocabulary import INTEGER_WEIGHT_FORMATS, TERM_MONTHS
 from app.planner.budget import past, search_deadline
 from app.planner.offers import (
     DAYS_PER_BILLED_MONTH,
@@ -476,7 +476,7 @@ def _model_argument(repo: str, cfg: ServingConfig) -> str:
     every quantised format)."""
     if cfg.engine == "trt-llm" and cfg.weight_format in TRTLLM_QFORMAT:
         return QUANTISED_CHECKPOINT.format(fmt=f"{cfg.weight_format} Model Optimizer", repo=repo)
-    if cfg.engine != "trt-llm" and cfg.weight_format in ("int4", "int8"):
+    if cfg.engine != "trt-llm" and cfg.weight_format in INTEGER_WEIGHT_FORMATS:
         return QUANTISED_CHECKPOINT.format(fmt=cfg.weight_format, repo=repo)
     return repo
 
