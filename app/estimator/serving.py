@@ -46,10 +46,12 @@ and checked on held-out cases from other sources (docs/validation.md, "Serving")
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 from app.estimator.compute import attention_width, matmul_params
@@ -80,7 +82,7 @@ KV_BYTES: dict[str, float] = {"fp16": 2.0, "bf16": 2.0, "fp8": 1.0}
 
 @dataclass(frozen=True, slots=True)
 class EngineDefaults:
-    """What an engine does when the user does not say (each value from the engine's docs/source)."""
+    """What an engine does when the user does not say (data/engines.json, each row citing its source)."""
 
     memory_fraction: float  # vLLM gpu_memory_utilization, SGLang mem_fraction_static, TRT-LLM free fraction
     block_size: int  # tokens per KV page
@@ -90,40 +92,14 @@ class EngineDefaults:
     source: str
 
 
-ENGINE_DEFAULTS: dict[str, EngineDefaults] = {
-    "vllm": EngineDefaults(
-        memory_fraction=0.9,
-        block_size=16,
-        max_num_seqs=256,
-        max_num_batched_tokens=8192,
-        graph_max_batch=512,
-        source="vLLM docs 'Engine arguments' (v0.6-v0.10): --gpu-memory-utilization default 0.9, --block-size 16 "
-        "on CUDA, --max-num-seqs 256 (1024 on GPUs of 70 GiB or more other than the A100: "
-        "_max_num_seqs); V1 scheduler chunked prefill with max_num_batched_tokens 8192 for the "
-        "OpenAI server (vllm/engine/arg_utils.py); CUDA graphs captured up to batch 512 (compilation config "
-        "max_capture_size).",
-    ),
-    "sglang": EngineDefaults(
-        memory_fraction=0.88,  # tp 1; 0.87 / 0.85 / 0.81 at tp 2 / 4 / 8 (see sglang_memory_fraction)
-        block_size=1,
-        max_num_seqs=1024,
-        max_num_batched_tokens=8192,
-        graph_max_batch=160,
-        source="sglang/srt/server_args.py __post_init__: mem_fraction_static 0.88 (tp1), 0.87 (tp2), 0.85 "
-        "(tp4), 0.81 (tp8), 0.79 (tp16); chunked_prefill_size 8192 (2048 under 25 GB); cuda_graph_max_bs "
-        "160 (8 under 25 GB); page_size 1; max running requests bounded by the token pool.",
-    ),
-    "trt-llm": EngineDefaults(
-        memory_fraction=0.9,
-        block_size=32,
-        max_num_seqs=2048,
-        max_num_batched_tokens=8192,
-        graph_max_batch=2048,
-        source="tensorrt_llm/llmapi/llm_args.py KvCacheConfig: free_gpu_memory_fraction 0.9, tokens_per_block "
-        "32; max_batch_size 2048 and max_num_tokens 8192 (BuildConfig/LlmArgs defaults); docs "
-        "performance/perf-overview.md: 'the default setting of 0.90'.",
-    ),
-}
+def _engine_defaults() -> dict[str, EngineDefaults]:
+    """data/engines.json, each row with its source."""
+    text = (Path(__file__).parent / "data" / "engines.json").read_text(encoding="utf-8")
+    rows: dict[str, dict[str, Any]] = json.loads(text)["engines"]
+    return {engine: EngineDefaults(**row) for engine, row in rows.items()}
+
+
+ENGINE_DEFAULTS = _engine_defaults()
 
 
 @dataclass(frozen=True, slots=True)
