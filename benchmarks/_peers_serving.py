@@ -154,7 +154,8 @@ def serving_markdown(rows: list[ServingRow]) -> str:
         "",
         "Published inference results with their exact configurations and citations are in "
         "`tests/estimator/serving_cases.py` (TensorRT-LLM perf overview, gpt-fast README, LMDeploy A100 "
-        "benchmark, vLLM and SGLang KV-capacity log lines). The serving constants were fitted "
+        "benchmark, SemiAnalysis InferenceX DeepSeek-R1 sweep, vLLM and SGLang KV-capacity log lines). "
+        "The serving constants were fitted "
         "(`benchmarks/serving_fit.py`) on the *fitted* cases only; the *held-out* cases come from other "
         f"projects. llm-analysis ({PEER_REQUIREMENT}) runs the same cases (`benchmarks/_peers_serving.py` says how).",
         "",
@@ -180,6 +181,10 @@ def serving_markdown(rows: list[ServingRow]) -> str:
         "all-reduce inputs of 4,096 x 8,192 fp16 was reused (#2150; fixed by #2151) — ~10 GiB per GPU at TP 4. "
         "Before this the line was 45.6 % over; the 7B TP 1 line of the same comment has no all-reduce and is "
         "unchanged.",
+        "",
+        "The InferenceX rows (DeepSeek-R1, a fine-grained MoE, at 8 to 64 sequences) read 24-33 % fast: per-layer "
+        "routing and grouped-GEMM kernels the model does not count; below that range the estimate is further off "
+        "and answers carry the warning `moe_low_concurrency_unvalidated` ([serving.md](serving.md)).",
         "",
         "Fitted cases are in-sample: they show one set of physical constants fits them, not that it predicts "
         "them. The held-out rows are the out-of-sample check.",

@@ -4,7 +4,7 @@
     .venv/bin/python benchmarks/serving_fit.py --refit  # search again from the shipped values
 
 Coordinate descent over a small grid per constant, minimising median |error| + mean |error| / 2 over
-the fit cases' throughput/latency figures. The held-out cases ([lmdeploy], [vllm]#2031, [sglang]) are
+the fit cases' throughput/latency figures. The held-out cases ([lmdeploy], [vllm]#2031, [sglang], [inferencex]) are
 only evaluated, never optimised. The KV-capacity constants come straight from logged values (see
 app/estimator/serving.py) and are not searched. Paste the printed values into serving.py.
 """

@@ -23,10 +23,15 @@ Sources (five independent projects, each measuring its own runs):
             input of its forward (#2150, fixed by #2151 five days later).
   [sglang]  SGLang's own log in vllm-project/vllm#21348 (2025-07-22): Qwen3-235B-A22B-FP8, --tp 4 on 4xH100,
             --mem-fraction-static 0.93: "KV Cache is allocated. #tokens: 367404".
+  [inferencex] SemiAnalysisAI/InferenceX#870 (2026-03-05, concurrency sweep run on the project's CI): DeepSeek-R1-0528
+            (DeepSeek-V3 architecture), SGLang v0.5.7, FP8, TP 8 (EP 1) on 8xH200, ISL 1024 / OSL 1024, mean TPOT
+            at concurrency 8 / 16 / 32 / 64. Fine-grained MoE at low concurrency: the estimate reads 24-33 % fast
+            there, and lower concurrency carries the warning moe_low_concurrency_unvalidated
+            (tests/estimator/test_serving_moe_regime.py).
 
 Split: the constants of app/estimator/serving.py were fitted (benchmarks/serving_fit.py) on the `fit` cases
 only ([trtllm], [gptfast], and the [vllm] #10517 KV lines); the `holdout` cases ([lmdeploy], [vllm] #2031,
-[sglang]) come from other projects and never entered the fit.
+[sglang], [inferencex]) come from other projects and never entered the fit.
 
 Tolerances: the issue's goals — median |error| ≤ 15 % for throughput/latency and ≤ 10 % for KV capacity,
 worst ≤ 40 % — asserted per split in test_serving_published.py.
@@ -84,6 +89,9 @@ QWEN3_235B = replace(
     expert_ffn=1536,
     moe_layers=94,
 )
+
+DEEPSEEK_V3 = get_preset("deepseek-v3").model  # DeepSeek-R1-0528 shares its architecture
+DEEPSEEK_MLA_VALUES = 512 + 64  # deepseek-ai/DeepSeek-V3 config.json: kv_lora_rank 512, qk_rope_head_dim 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,6 +205,26 @@ LMDEPLOY_CASES: tuple[ServingCase, ...] = (
     _lmdeploy(LLAMA2_70B, 4, 64, 2048, 2048, 930.46, "llama-2-70b", "output_tokens_per_s"),
 )
 
+
+def _inferencex(concurrency: int, tpot_ms: float) -> ServingCase:
+    cfg = ServingConfig(
+        input_tokens=1024, output_tokens=1024, concurrency=concurrency, engine="sglang", precision="fp8",
+        weights="fp8", mla_cache_values=DEEPSEEK_MLA_VALUES,
+    )  # fmt: skip
+    return ServingCase(
+        f"inferencex deepseek-r1 h200 tp8 c{concurrency} 1024/1024 tpot",
+        "SemiAnalysisAI/InferenceX#870 (2026-03-05): SGLang v0.5.7, DeepSeek-R1-0528 FP8, TP 8 on 8xH200, mean TPOT",
+        DEEPSEEK_V3, H200, cfg, 8, "tpot_ms", tpot_ms, "holdout",
+    )  # fmt: skip
+
+
+INFERENCEX_CASES: tuple[ServingCase, ...] = (
+    _inferencex(8, 12.8),
+    _inferencex(16, 17.2),
+    _inferencex(32, 25.6),
+    _inferencex(64, 34.6),
+)
+
 KV_CASES: tuple[ServingCase, ...] = (
     ServingCase(
         "vllm llama-3.1-8b rtx3090 max_model_len 20000 kv",
@@ -234,7 +262,7 @@ KV_CASES: tuple[ServingCase, ...] = (
     ),
 )  # fmt: skip
 
-CASES: tuple[ServingCase, ...] = TRTLLM_CASES + GPTFAST_CASES + LMDEPLOY_CASES + KV_CASES
+CASES: tuple[ServingCase, ...] = TRTLLM_CASES + GPTFAST_CASES + LMDEPLOY_CASES + INFERENCEX_CASES + KV_CASES
 
 
 def predict(case: ServingCase) -> float:

@@ -3,18 +3,16 @@ DeepSeek-V3/R1 measurements there read slower than the estimate, so those answer
 (app/estimator/serving.py `moe_low_concurrency_note`).
 
 Measurements (DeepSeek-R1-0528 has DeepSeek-V3's architecture; FP8 weights; MLA cache of 512 + 64 values):
-  [inferencex] SemiAnalysisAI/InferenceX#870 (2026-03-05): SGLang v0.5.7, FP8, TP 8 (EP 1) on 8xH200,
-               ISL 1024 / OSL 1024, mean TPOT 12.8 / 17.2 / 25.6 / 34.6 ms at concurrency 8 / 16 / 32 / 64.
+  [inferencex] the held-out cases of tests/estimator/serving_cases.py (SGLang v0.5.7, TP 8 on 8xH200, 1k/1k,
+               concurrency 8 to 64).
   [tt]         tenstorrent/tt-inference-server#356 (comment 2025-07-09, "16 H100 (SGLANG + INFINIBAND)"):
                DeepSeek-R1-0528, concurrency 1, ISL 128 / OSL 128, TPOT 23.1 ms (inter-node rate not stated:
-               8 x 400 Gb/s NDR per server assumed).
+               8 x 400 Gb/s NDR per server assumed). Not in the validation set: the estimate is 73 % fast here.
 None of them enters a fit; they bound where the warning must apply. Tolerance: a case whose estimate is off
 by more than the issue's 40 % ceiling must be inside the warned range.
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 import pytest
 
@@ -27,50 +25,38 @@ from app.estimator.serving import (
     moe_low_concurrency_note,
 )
 from app.estimator.specs import Cluster
+from tests.estimator.serving_cases import DEEPSEEK_MLA_VALUES, DEEPSEEK_V3, INFERENCEX_CASES, relative_error
 
-DEEPSEEK_V3 = get_preset("deepseek-v3").model
-MLA_VALUES = 512 + 64  # deepseek-ai/DeepSeek-V3 config.json: kv_lora_rank 512, qk_rope_head_dim 64
-H200_NODE = Cluster(gpu=get_gpu("h200-141g-sxm"), gpus_per_node=8)
-H100_2_NODES = Cluster(gpu=get_gpu("h100-80g-sxm"), gpus_per_node=8, nodes=2, inter_node_gbps=3200)
 CEILING = 0.40
 
 
-@dataclass(frozen=True)
-class Measured:
-    label: str
-    cluster: Cluster
-    tp: int
-    isl: int
-    osl: int
-    concurrency: int
-    tpot_ms: float
-
-
-MEASURED = (
-    Measured("inferencex h200 tp8 c8", H200_NODE, 8, 1024, 1024, 8, 12.8),
-    Measured("inferencex h200 tp8 c16", H200_NODE, 8, 1024, 1024, 16, 17.2),
-    Measured("inferencex h200 tp8 c32", H200_NODE, 8, 1024, 1024, 32, 25.6),
-    Measured("inferencex h200 tp8 c64", H200_NODE, 8, 1024, 1024, 64, 34.6),
-    Measured("tt 16xh100 tp16 c1", H100_2_NODES, 16, 128, 128, 1, 23.1),
-)
-
-
-def _estimate(case: Measured):
+def _tt_error() -> tuple[float, float]:
+    """(relative TPOT error, concurrency) of tt-inference-server#356's 16xH100 SGLang line."""
+    cluster = Cluster(gpu=get_gpu("h100-80g-sxm"), gpus_per_node=8, nodes=2, inter_node_gbps=3200)
     cfg = ServingConfig(
-        input_tokens=case.isl, output_tokens=case.osl, concurrency=case.concurrency, engine="sglang",
-        precision="fp8", weights="fp8", mla_cache_values=MLA_VALUES,
+        input_tokens=128, output_tokens=128, concurrency=1, engine="sglang", precision="fp8", weights="fp8",
+        mla_cache_values=DEEPSEEK_MLA_VALUES,
     )  # fmt: skip
-    return estimate_serving(DEEPSEEK_V3, cfg, case.cluster, tp=case.tp)
+    estimate = estimate_serving(DEEPSEEK_V3, cfg, cluster, tp=16)
+    return estimate.tpot_ms / 23.1 - 1.0, estimate.concurrency
 
 
-@pytest.mark.parametrize("case", MEASURED, ids=lambda c: c.label)
-def test_published_low_concurrency_measurements_are_inside_the_warned_range(case: Measured) -> None:
-    estimate = _estimate(case)
-    error = estimate.tpot_ms / case.tpot_ms - 1.0
+def _measured() -> list[tuple[str, float, float]]:
+    cases = [(c.label, relative_error(c), float(c.cfg.concurrency or 0)) for c in INFERENCEX_CASES]
+    return [*cases, ("tt 16xh100 tp16 c1", *_tt_error())]
+
+
+MEASURED = _measured()
+
+
+@pytest.mark.parametrize(("label", "error", "concurrency"), MEASURED, ids=[m[0] for m in MEASURED])
+def test_published_low_concurrency_measurements_are_inside_the_warned_range(
+    label: str, error: float, concurrency: float
+) -> None:
     assert error < 0  # the estimate is optimistic here, which is what the warning says
-    assert moe_low_concurrency_note(DEEPSEEK_V3, estimate.concurrency) is not None
+    assert moe_low_concurrency_note(DEEPSEEK_V3, concurrency) is not None
     if abs(error) > CEILING:
-        assert estimate.concurrency <= MOE_VALIDATED_CONCURRENCY
+        assert concurrency <= MOE_VALIDATED_CONCURRENCY
 
 
 def test_the_warning_names_the_regime_and_the_published_figures() -> None:
