@@ -1,47 +1,22 @@
 """Which training stack runs a plan: the support matrix. PURE (standard library + estimator specs).
 
-Three stacks, each a row of what it runs (docs/stacks.md shows the matrix as a table):
+Three stacks, each a row of what it runs, with its sources, in data/stacks.json (docs/stacks.md
+shows the matrix as a table):
 
 - `deepspeed`: DeepSpeed ZeRO under the Hugging Face Trainer / accelerate, PEFT for LoRA/QLoRA.
-  - ZeRO 0-3 over data parallel; `offload_optimizer` with ZeRO 1-3 and `offload_param` with ZeRO-3
-    only (DeepSpeed configuration docs, "ZeRO Optimizations": offload_param "valid only with stage 3").
-  - Pipeline parallel through its PipelineModule with ZeRO 0 or 1 only: the engine asserts
-    "ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism"
-    (deepspeed/runtime/pipe/engine.py, PipelineEngine.__init__); no offload, no PEFT there (PEFT wraps
-    Hugging Face modules, a PipelineModule is a flat layer list).
-  - No tensor, context or expert parallel in this stack (those are Megatron-DeepSpeed, not the
-    Trainer path named here).
-  - Activation checkpointing is the Trainer's `gradient_checkpointing` (whole layers): full recompute
-    only, no selective.
-  - QLoRA with ZeRO-3 needs `bnb_4bit_quant_storage` = the compute dtype so the 4-bit weights can be
-    sharded (PEFT docs, "DeepSpeed": "Use PEFT QLoRA and DeepSpeed with ZeRO3").
-- `fsdp`: torchrun + FSDP2. Full training is torchtitan (FSDP2 × tensor parallel with sequence
-  parallel × pipeline × context parallel, torchtitan docs/composability.md); LoRA/QLoRA is
-  torchtune's `lora_finetune_distributed` recipe (FSDP2, data parallel only, `quantize_base` for
-  QLoRA).
-  - ZeRO-3 = `reshard_after_forward=True` (FULL_SHARD), ZeRO-2 = `reshard_after_forward=False`
-    (SHARD_GRAD_OP), ZeRO-0 = replicate (DDP); FSDP has no ZeRO-1.
-  - CPU offload (`CPUOffloadPolicy`) moves parameters, gradients and the optimizer step together:
-    offload = optimizer_and_params with ZeRO-3, data parallel only; no optimizer-only offload.
-  - Recompute: torchtitan `activation_checkpoint.mode` none / selective / full; torchtune
-    `enable_activation_checkpointing` (whole layers): LoRA runs none or full.
-- `megatron`: Megatron-LM / Megatron-Core (arguments from megatron/training/arguments.py); LoRA through
-  Megatron-Bridge's PEFT (LoRA on linear_qkv, linear_proj, linear_fc1, linear_fc2, with tensor and
-  pipeline parallel).
-  - Tensor (with `--sequence-parallel`), pipeline, context and expert parallel.
-  - ZeRO-0 or ZeRO-1 (`--use-distributed-optimizer` shards the optimizer states over data
-    parallel); no ZeRO-2/3 and no CPU offload in the arguments we emit.
-  - Recompute: `--recompute-activations` (selective) or `--recompute-granularity full`.
-  - No QLoRA (no 4-bit base in Megatron-Core).
+- `fsdp`: torchrun + FSDP2 (torchtitan for full training, torchtune for LoRA/QLoRA).
+- `megatron`: Megatron-LM / Megatron-Core; LoRA through Megatron-Bridge's PEFT.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
-from typing import Literal, get_args
+from pathlib import Path
+from typing import Any, Literal, get_args
 
 from app.estimator.specs import Plan, Workload
-from app.estimator.vocabulary import LORA_TASKS, RECOMPUTES
+from app.estimator.vocabulary import LORA_TASKS, OFFLOADS, RECOMPUTES
 
 Stack = Literal["deepspeed", "fsdp", "megatron"]
 STACKS: tuple[Stack, ...] = get_args(Stack)
@@ -64,53 +39,28 @@ class Row:
     lora: bool  # LoRA (data parallel)
     lora_model_parallel: bool  # LoRA with tp/pp/cp/ep > 1
     qlora: bool  # QLoRA (data parallel only in every stack that has it)
+    source: str
 
 
-MATRIX: dict[Stack, Row] = {
-    "deepspeed": Row(
-        tp=False,
-        pp=True,
-        cp=False,
-        ep=False,
-        zero={False: frozenset({0, 1, 2, 3}), True: frozenset({0, 1})},
-        offload={
-            "none": frozenset({0, 1, 2, 3}),
-            "optimizer": frozenset({1, 2, 3}),
-            "optimizer_and_params": frozenset({3}),
-        },
-        recompute=frozenset({"none", "full"}),
-        lora_recompute=frozenset({"none", "full"}),
-        lora=True,
-        lora_model_parallel=False,
-        qlora=True,
-    ),
-    "fsdp": Row(
-        tp=True,
-        pp=True,
-        cp=True,
-        ep=False,
-        zero={False: frozenset({0, 2, 3}), True: frozenset({0, 2, 3})},
-        offload={"none": frozenset({0, 2, 3}), "optimizer_and_params": frozenset({3})},
-        recompute=frozenset(RECOMPUTES),
-        lora_recompute=frozenset({"none", "full"}),
-        lora=True,
-        lora_model_parallel=False,
-        qlora=True,
-    ),
-    "megatron": Row(
-        tp=True,
-        pp=True,
-        cp=True,
-        ep=True,
-        zero={False: frozenset({0, 1}), True: frozenset({0, 1})},
-        offload={"none": frozenset({0, 1})},
-        recompute=frozenset(RECOMPUTES),
-        lora_recompute=frozenset(RECOMPUTES),
-        lora=True,
-        lora_model_parallel=True,
-        qlora=False,
-    ),
-}
+def _row(entry: dict[str, Any]) -> Row:
+    """One stack's row of data/stacks.json; a word outside the vocabulary is an error at import."""
+    zero = {False: frozenset(entry["zero"]["data_parallel"]), True: frozenset(entry["zero"]["model_parallel"])}
+    offload = {level: frozenset(stages) for level, stages in entry["offload"].items()}
+    recompute, lora_recompute = frozenset(entry["recompute"]), frozenset(entry["lora_recompute"])
+    if not set(offload) <= set(OFFLOADS) or not recompute | lora_recompute <= set(RECOMPUTES):
+        raise ValueError(f"data/stacks.json: offload {sorted(offload)} or recompute {sorted(recompute)} unknown")
+    return Row(**{**entry, "zero": zero, "offload": offload, "recompute": recompute, "lora_recompute": lora_recompute})
+
+
+def _matrix() -> dict[Stack, Row]:
+    text = (Path(__file__).parent / "data" / "stacks.json").read_text(encoding="utf-8")
+    rows: dict[str, dict[str, Any]] = json.loads(text)["stacks"]
+    if set(rows) != set(STACKS):
+        raise ValueError(f"data/stacks.json lists {sorted(rows)}; the stacks are {', '.join(STACKS)}")
+    return {stack: _row(rows[stack]) for stack in STACKS}
+
+
+MATRIX = _matrix()
 
 # When several stacks run a plan: model-parallel plans go to the stack built for them first;
 # data-parallel fine-tuning to the Hugging Face path most teams already use.
