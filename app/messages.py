@@ -169,6 +169,8 @@ REJECTIONS: dict[str, dict[str, str]] = {
         "host_ram": "does not fit: the leanest plan on {where} offloads {offload_gib:,.0f} GiB of host RAM per "
         "node; the node has {host_ram_gib:,.0f} GiB, {host_ram_limit_gib:,.0f} GiB after the reserve for the OS, "
         "the training processes and their data loaders",
+        "batch_split": "the global batch of {global_batch} sequences does not split over {where}: no "
+        "data-parallel degree × micro-batch divides it; give a global_batch that {gpus} divides",
         "time_budget": "not searched: the time budget ran out",
         "exchange_rate": "priced in {currency}, and no exchange rate from {currency} to {target} is set, so it "
         "cannot be compared with the other prices (python -m app set-exchange-rate {currency} {target} RATE)",
@@ -182,6 +184,8 @@ REJECTIONS: dict[str, dict[str, str]] = {
         "超过可用 {usable_gib:.1f} GiB 扣除 {headroom:.0%} 余量后的 {limit_gib:.1f} GiB",
         "host_ram": "放不下：{where} 上最省显存的方案每个节点需要卸载 {offload_gib:,.0f} GiB 到主机内存；"
         "节点有 {host_ram_gib:,.0f} GiB，扣除操作系统、训练进程和数据加载的预留后只有 {host_ram_limit_gib:,.0f} GiB",
+        "batch_split": "全局批 {global_batch} 条序列无法在 {where} 上均分：没有数据并行度 × 微批能整除它；"
+        "请把 global_batch 设为 {gpus} 的倍数",
         "time_budget": "未搜索：时间预算已用完",
         "exchange_rate": "以 {currency} 计价，且未设置从 {currency} 到 {target} 的汇率，无法与其他价格比较"
         "（python -m app set-exchange-rate {currency} {target} RATE）",

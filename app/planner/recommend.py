@@ -56,6 +56,7 @@ from app.planner.search import (
     Evaluated,
     PlanSearch,
     SearchStats,
+    batch_splits,
     cached_search_plans,
     default_global_batch,
     throughput_bound,
@@ -72,8 +73,19 @@ TERM_WARN_RATIO = 2  # warn when the billed hours exceed twice the job's duratio
 # "time_budget": not searched, because the request's time budget ran out first (app.planner.budget).
 # "exchange_rate": priced in a currency no admin-set exchange rate turns into the request's, so it
 # cannot be ranked or budgeted against the others.
+# "batch_split": no data-parallel degree × micro-batch on the SKU's largest configuration divides the
+# global batch (nor do tensor and pipeline parallel help): the batch, not the memory, is the obstacle.
 RejectionCode = Literal[
-    "gpu_type", "region", "no_fabric", "gpu_memory", "host_ram", "kernels", "capacity", "time_budget", "exchange_rate"
+    "gpu_type",
+    "region",
+    "no_fabric",
+    "gpu_memory",
+    "host_ram",
+    "batch_split",
+    "kernels",
+    "capacity",
+    "time_budget",
+    "exchange_rate",
 ]
 # Why a plan that fits is a near miss: it misses the deadline or the monthly budget.
 MissCode = Literal["deadline", "budget"]
@@ -353,6 +365,12 @@ class _Search:
             return Rejection(offer.sku_id, "time_budget")
         last = len(offer_search.configs) - 1
         closest = offer_search.searches.get(last)
+        if closest is None or closest.closest_miss is None:  # no plan was even sized: is the batch the obstacle?
+            config = offer_search.configs[last]
+            cluster = _cluster(offer, config, self.constraints)
+            if not batch_splits(self.model, self.workload, cluster, self.micro_batch):
+                where = {"gpus": config.gpus, "gpu_name": offer.gpu.name, "nodes": config.nodes}
+                return Rejection(offer.sku_id, "batch_split", where | {"global_batch": self.result.global_batch})
         return Rejection(offer.sku_id, *_no_fit_reason(offer, closest, self.constraints))
 
 

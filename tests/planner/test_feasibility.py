@@ -4,13 +4,18 @@ with a reason code and both numbers."""
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import pytest
 from fastapi.testclient import TestClient
 
+from app import messages
 from app.estimator.hardware import get_gpu
 from app.estimator.memory import estimate_memory, host_ram_reserve_gib
 from app.estimator.presets import get_preset
-from app.estimator.specs import GIB, Cluster, Plan, Workload
+from app.estimator.specs import GIB, Cluster, LoraSpec, Plan, Workload
+from app.planner.offers import Constraints, Offer
+from app.planner.recommend import recommend
 
 
 def _recommend(client: TestClient, **body) -> dict:
@@ -112,3 +117,30 @@ def test_a_plan_inside_the_card_but_inside_the_headroom_does_not_fit() -> None:
     tight = estimate_memory(model, workload, plan, Cluster(gpu=gpu, memory_headroom=headroom)).breakdown
     loose = estimate_memory(model, workload, plan, Cluster(gpu=gpu, memory_headroom=0.0)).breakdown
     assert loose.fits and not tight.fits
+
+
+def test_a_sku_whose_card_count_cannot_split_the_batch_says_so() -> None:
+    """Before: three A100 PCIe cards were rejected as 'no parallel plan fits' for 7B LoRA, which fits one
+    card: the default global batch of 128 sequences splits over no dp × micro-batch on 3 GPUs (and 3
+    divides neither the 32 heads nor the 32 layers)."""
+    three = Offer(
+        sku_id="a100-40g-pcie-3",
+        name="3 × A100 PCIe",
+        gpu=get_gpu("a100-40g-pcie"),
+        regions=("shenzhen",),
+        rental_unit="card",
+        gpus_per_node=8,
+        card_counts=(3,),
+        intra_node_link="pcie4",
+        inter_node_fabric=None,
+        host_ram_gib=512,
+        currency="CNY",
+        unit_monthly_list=Decimal("2800.00"),
+    )
+    workload = Workload(task="lora", lora=LoraSpec(rank=16), tokens=1e8)
+    result = recommend(get_preset("llama-2-7b").model, workload, [three], Constraints())
+    [rejected] = result.rejected
+    assert (rejected.code, rejected.params["global_batch"], rejected.params["gpus"]) == ("batch_split", 128, 3)
+    assert messages.rejection(rejected.code, rejected.params).startswith(
+        "the global batch of 128 sequences does not split over 3 × NVIDIA A100 40GB PCIe"
+    )
