@@ -43,6 +43,7 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
+from typing import TypedDict, Unpack
 
 from app.estimator.communication import StepShape, offload_time, per_node, tp_comm, trainable_params_local
 from app.estimator.memory import MemoryEstimate, estimate_memory, memory_breakdown
@@ -205,20 +206,26 @@ def batch_splits(model: ModelSpec, workload: Workload, cluster: Cluster, micro_b
     )
 
 
+class SearchOptions(TypedDict, total=False):
+    """search_plans' keyword arguments: only `micro_batch` changes its answer."""
+
+    micro_batch: int | None
+    hint: Plan | None
+    bound_cache: BoundCache | None
+
+
 def cached_search_plans(
     model: ModelSpec,
     workload: Workload,
     cluster: Cluster,
     *,
-    micro_batch: int | None = None,
-    hint: Plan | None = None,
-    bound_cache: BoundCache | None = None,
     memo: dict[tuple[object, ...], PlanSearch] | None = None,
+    **options: Unpack[SearchOptions],
 ) -> tuple[PlanSearch, bool]:
-    """search_plans, remembered per (model, workload, hardware); returns (search, was cached).
-    The GPU is keyed by its id: its specs are static shipped data. `memo` remembers searches for one
-    request whatever the process cache holds: the same hardware shape offered by several SKUs or in
-    several regions is searched once (prices never enter a search)."""
+    """search_plans, remembered per (model, workload, hardware, micro-batch); returns (search, was
+    cached). The GPU is keyed by its id: its specs are static shipped data. `memo` remembers searches
+    for one request whatever the process cache holds: the same hardware shape offered by several SKUs
+    or in several regions is searched once (prices never enter a search)."""
     key = (
         model,
         workload,
@@ -230,7 +237,7 @@ def cached_search_plans(
         cluster.inter_node_gbps,
         cluster.host_ram_gib,
         cluster.memory_headroom,
-        micro_batch,
+        options.get("micro_batch"),
     )
     if memo is not None and key in memo:
         return memo[key], True
@@ -240,7 +247,7 @@ def cached_search_plans(
         if memo is not None:
             memo[key] = cached
         return cached, True
-    search = search_plans(model, workload, cluster, micro_batch=micro_batch, hint=hint, bound_cache=bound_cache)
+    search = search_plans(model, workload, cluster, **options)
     if memo is not None:
         memo[key] = search
     with _cache_lock:  # requests run in a thread pool
