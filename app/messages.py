@@ -52,6 +52,9 @@ WARNINGS: dict[str, dict[str, str]] = {
         "global_batch_rounded": "The global batch was rounded to the nearest multiple of data parallel × micro-batch.",
         "moe_experts_resident": "Every MoE expert is resident on each GPU (no expert parallel): memory follows "
         "the total parameters, compute the active ones.",
+        "moe_low_concurrency_unvalidated": "A fine-grained MoE decoding few sequences at once is outside the "
+        "validated range: the time per token shown is optimistic (published DeepSeek-V3/R1 measurements are "
+        "several times slower at one sequence; see docs/serving.md).",
         "kv_cache_dominates": "The KV cache is larger than the weights: batch and context length drive the memory.",
         "no_fit": "This plan does not fit in GPU memory, although ZeRO-3 would.",
         "no_fit_zero3": "Does not fit in GPU memory even with ZeRO-3.",
@@ -84,6 +87,8 @@ WARNINGS: dict[str, dict[str, str]] = {
         "global_batch_rounded": "全局批大小已取整为数据并行 × 微批的最近倍数。",
         "moe_experts_resident": "每个 MoE 专家都常驻在每张 GPU 上（无专家并行）："
         "显存取决于总参数量，计算量取决于激活参数量。",
+        "moe_low_concurrency_unvalidated": "细粒度 MoE 在同时解码序列很少时超出已验证范围：所示每 token "
+        "时间偏乐观（公开的 DeepSeek-V3/R1 实测在单序列时慢数倍；见 docs/serving.md）。",
         "kv_cache_dominates": "KV 缓存大于权重：批大小和上下文长度决定显存。",
         "no_fit": "该方案放不进显存，但 ZeRO-3 可以。",
         "no_fit_zero3": "即使使用 ZeRO-3 也放不进显存。",

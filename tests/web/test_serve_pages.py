@@ -111,3 +111,12 @@ def test_a_bad_kv_cache_format_offers_only_the_formats_serving_has(client: TestC
     page = client.get("/serve/results?preset=llama-3.1-8b&requests_per_s=1&kv_cache=fp4", headers=HTML)
     assert page.status_code == 422 and 'id="err-kv_cache"' in page.text
     assert "fp32" not in page.text and "bf16, fp16, fp8" in page.text
+
+
+def test_a_fine_grained_moe_at_light_load_is_flagged_in_the_pages_language(client: TestClient) -> None:
+    query = "preset=qwen3-30b-a3b&requests_per_s=0.2&input_tokens=512&output_tokens=256"
+    english = client.get(f"/serve/results?{query}", headers=HTML)
+    assert english.status_code == 200, english.text[:2000]
+    assert "outside the validated range" in english.text
+    chinese = client.get(f"/serve/results?{query}&lang=zh", headers=HTML)
+    assert "超出已验证范围" in chinese.text
