@@ -153,19 +153,16 @@ def _price(
     term_price = pricing.terms[term]
     unit_list = to_minor(pricing.monthly_list, currency)
     unit_effective = to_minor(term_price.monthly_effective, currency)
-    gross, discount, amount = line_amounts(unit_list, unit_effective, quantity, months)
-    rental = QuoteLine(
-        position=1,
-        kind="rental",
-        code=sku.slug,
-        description=sku.name,
-        unit=sku.rental_unit,
-        quantity=quantity,
-        months=months,
-        unit_price_minor=unit_list,
+    rental = _line(
+        1,
+        "rental",
+        sku.slug,
+        sku.name,
+        sku.rental_unit,
+        quantity,
+        months,
+        prices=(unit_list, unit_effective),
         discount_bp=term_price.discount_bp,
-        discount_minor=discount,
-        amount_minor=amount,
         note=_term_note(term, term_price.discount_bp),
     )
     lines, notes = [rental], []
@@ -195,22 +192,43 @@ def _addon_line(
     addon: SkuAddon, position: int, *, nodes: int, cards: int, months: int, currency: str
 ) -> tuple[QuoteLine, str]:
     quantity = nodes if addon.per_unit == "node" else cards
+    amount = addon.amount_minor if addon.currency == currency else None  # another currency: not in the total
+    prices = None if amount is None else (amount, amount)
+    note = "" if prices else "Priced on consultation; not included in the total"
+    line = _line(position, "addon", addon.code, addon.name, addon.per_unit, quantity, months, prices=prices, note=note)
+    return line, "" if prices else f"{addon.name}: priced on consultation, not included in the total."
+
+
+def _line(
+    position: int,
+    kind: str,
+    code: str,
+    description: str,
+    unit: str,
+    quantity: int,
+    months: int,
+    *,
+    prices: tuple[int, int] | None,
+    discount_bp: int = 0,
+    note: str = "",
+) -> QuoteLine:
+    """One line item; `prices`: (list, effective) a unit a month in minor units, None when priced on
+    consultation (then it stays out of the total)."""
     line = QuoteLine(
         position=position,
-        kind="addon",
-        code=addon.code,
-        description=addon.name,
-        unit=addon.per_unit,
+        kind=kind,
+        code=code,
+        description=description,
+        unit=unit,
         quantity=quantity,
         months=months,
-        discount_bp=0,
+        discount_bp=discount_bp,
+        note=note,
     )
-    if addon.amount_minor is None or addon.currency != currency:
-        line.note = "Priced on consultation; not included in the total"
-        return line, f"{addon.name}: priced on consultation, not included in the total."
-    _gross, discount, amount = line_amounts(addon.amount_minor, addon.amount_minor, quantity, months)
-    line.unit_price_minor, line.discount_minor, line.amount_minor = addon.amount_minor, discount, amount
-    return line, ""
+    if prices is not None:
+        line.unit_price_minor = prices[0]
+        _gross, line.discount_minor, line.amount_minor = line_amounts(*prices, quantity, months)
+    return line
 
 
 def _notes(sku: Sku, nodes: int, priced_notes: list[str]) -> list[str]:
