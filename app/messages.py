@@ -220,6 +220,7 @@ HUB: dict[str, dict[str, str]] = {
         "hub_unreachable": "the Hugging Face Hub ({endpoint}) is unreachable: {error}",
         "hub_timeout": "the Hugging Face Hub did not answer within {seconds:g} s",
         "hub_rate_limited": "the Hugging Face Hub is rate-limiting this server; try again shortly",
+        "hub_busy": "this server is already waiting on the Hugging Face Hub for other models; try again in {seconds} s",
         "hub_gated": "{hf_id} is gated or private on the Hugging Face Hub: set HF_TOKEN to a token with access "
         "(huggingface.co/{hf_id})",
         "hub_gated_token": "{hf_id} is gated or private on the Hugging Face Hub: HF_TOKEN's account has not been "
@@ -239,6 +240,7 @@ HUB: dict[str, dict[str, str]] = {
         "hub_unreachable": "无法连接 Hugging Face Hub（{endpoint}）：{error}",
         "hub_timeout": "Hugging Face Hub 在 {seconds:g} 秒内没有响应",
         "hub_rate_limited": "Hugging Face Hub 正在限制本服务器的请求频率，请稍后再试",
+        "hub_busy": "本服务器正在等待 Hugging Face Hub 返回其他模型的配置；请 {seconds} 秒后再试",
         "hub_gated": "{hf_id} 在 Hugging Face Hub 上需申请访问或为私有模型：请将 HF_TOKEN 设为有权限的令牌"
         "（huggingface.co/{hf_id}）",
         "hub_gated_token": "{hf_id} 在 Hugging Face Hub 上需申请访问或为私有模型：HF_TOKEN 所属账号尚未获得访问权限"

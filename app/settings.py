@@ -83,10 +83,13 @@ class Settings(BaseSettings):
     metrics_enabled: bool = False
     # Hugging Face model ids (`model.hf_id`): config.json is read from HF_ENDPOINT (the variable the
     # huggingface_hub library reads too; a mirror or an internal Hub works), with HF_TOKEN as a Bearer
-    # token for gated and private models, and kept in the database (app.hub). HF_TIMEOUT_S bounds one fetch.
+    # token for gated and private models, and kept in the database (app.hub). HF_TIMEOUT_S bounds one fetch;
+    # HF_MAX_FETCHES bounds the fetches waiting at once in a worker process (the others answer 503 with
+    # Retry-After), so a slow Hub leaves the rest of the WORKER_THREADS to everyone else.
     hf_endpoint: str = "https://huggingface.co"
     hf_token: SecretStr | None = None
     hf_timeout_s: float = Field(default=10.0, gt=0, le=120)
+    hf_max_fetches: int = Field(default=2, ge=1, le=64)
     cors_origins: CommaList = []
     trusted_hosts: CommaList = ["localhost", "127.0.0.1", "testserver"]
 

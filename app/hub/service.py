@@ -6,10 +6,15 @@ read from the Hub once, kept in the database, and put in the request as if it ha
 What can go wrong, and what the caller gets (every error names the field):
 
     the Hub is unreachable, too slow (HF_TIMEOUT_S) or busy (429)  503 with Retry-After
+    HF_MAX_FETCHES fetches (or one of this id) already waiting      503 with Retry-After (HF_TIMEOUT_S)
     no such model, or no config.json in it                          422
     a gated or private model (401/403)                              422: needs HF_TOKEN with access
     a Hub error (5xx), a body over MAX_BODY_BYTES, not JSON          502
     a config the estimator cannot size (not a decoder LLM)           422 with the parser's reason
+
+No database transaction stays open while the Hub is asked: the cache is read, the transaction ended (its
+connection back in the pool), the Hub asked, and the config kept in a short transaction of its own. So
+`with_hub_config` runs before the route writes anything.
 
 A fetched config passes the same bounds as a pasted one: the size of a request body (MAX_BODY_BYTES),
 the JSON bounds of app.jsonguard, then the estimator's own checks (app.estimator.models).
@@ -18,7 +23,11 @@ the JSON bounds of app.jsonguard, then the estimator's own checks (app.estimator
 from __future__ import annotations
 
 import json
+import math
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, Literal, TypeVar
 
 import httpx
@@ -42,6 +51,7 @@ HubCode = Literal[
     "hub_unreachable",
     "hub_timeout",
     "hub_rate_limited",
+    "hub_busy",
     "hub_gated",
     "hub_gated_token",
     "hub_no_config",
@@ -77,13 +87,46 @@ def hub_config(session: Session, hf_id: str, *, settings: Settings, field: str =
     """config.json of `hf_id` at REVISION: from the database, else from the Hub (then kept)."""
     text = repository.get_config(session, hf_id, REVISION)
     if text is None:
-        raw = fetch_config(hf_id, settings=settings, field=field)
+        session.commit()  # end the read: no connection or transaction is held while the Hub is waited on
+        with _fetching(hf_id, settings=settings, field=field):
+            raw = fetch_config(hf_id, settings=settings, field=field)
         config = _parsed(raw, hf_id, field)
         repository.keep_config(session, hf_id, REVISION, raw.decode("utf-8"))
+        session.commit()
     else:
         config = json.loads(text)
     _check_sizeable(config, hf_id, field)
     return config
+
+
+class _Fetches:
+    """The Hub fetches waiting in this process: at most `limit` at once, and one per id."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.ids: set[str] = set()
+
+
+_FETCHES = _Fetches()
+
+
+@contextmanager
+def _fetching(hf_id: str, *, settings: Settings, field: str) -> Iterator[None]:
+    """A place among the HF_MAX_FETCHES fetches of this process, else 503 at once (a thread that waited
+    here would be a thread taken from everyone else by a slow Hub)."""
+    with _FETCHES.lock:
+        busy = hf_id in _FETCHES.ids or len(_FETCHES.ids) >= settings.hf_max_fetches
+        if not busy:
+            _FETCHES.ids.add(hf_id)
+    if busy:
+        seconds = str(math.ceil(settings.hf_timeout_s))  # the longest a fetch in flight can take
+        detail, errors = _errors(field, "hub_busy", {"seconds": seconds})
+        raise ServiceUnavailable(detail, errors=errors, headers={"Retry-After": seconds})
+    try:
+        yield
+    finally:
+        with _FETCHES.lock:
+            _FETCHES.ids.discard(hf_id)
 
 
 def fetch_config(hf_id: str, *, settings: Settings, field: str = FIELD) -> bytes:
