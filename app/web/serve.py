@@ -24,24 +24,29 @@ from sqlalchemy.orm import Session
 
 from app.deps import SessionDep, SettingsDep
 from app.error_pages import WebRoute, error_page
-from app.errors import InvalidInput
+from app.errors import BadGateway, InvalidInput, ServiceUnavailable
 from app.estimator.presets import list_presets
 from app.estimator.specs import EstimatorError
 from app.estimator.vocabulary import ENGINES, SERVING_PRECISIONS, WEIGHT_FORMATS
+from app.hub.service import with_hub_config
 from app.i18n import LANGS, Translator, negotiate
 from app.planner.schemas import OptionOut, RecommendIn, RecommendOut
 from app.planner.service import run_recommend
+from app.settings import Settings
 from app.templating import templates
 from app.web.charts import memory_bar
+from app.web.forms import api_message
 from app.web.quote_form import find_option, quote_form_context, quote_from_form
 
 router = APIRouter(route_class=WebRoute, include_in_schema=False)
 
 FIELDS = (
-    "preset", "input_tokens", "output_tokens", "requests_per_s", "peak_factor", "ttft_ms", "tpot_ms",
+    "source", "preset", "hf_id", "input_tokens", "output_tokens", "requests_per_s", "peak_factor", "ttft_ms", "tpot_ms",
     "engine", "weights", "kv_cache", "term",
 )  # fmt: skip
+SOURCES = ("preset", "hub")  # a shipped preset, or a Hugging Face model id (its config.json read from the Hub)
 DEFAULTS = {
+    "source": "preset",
     "preset": "llama-3.1-8b",
     "input_tokens": "1024",
     "output_tokens": "256",
@@ -57,6 +62,7 @@ DEFAULTS = {
 # API location → the form field that shows its message.
 API_TO_FIELD = {
     "model.preset": "preset",
+    "model.hf_id": "hf_id",
     "serving.input_tokens": "input_tokens",
     "serving.output_tokens": "output_tokens",
     "serving.requests_per_s": "requests_per_s",
@@ -119,6 +125,11 @@ def _number(form: ServeForm, name: str, t: Translator, *, integer: bool) -> floa
 def parse(form: ServeForm, t: Translator) -> RecommendIn | None:
     """The POST /recommend body for the form, or None with the form's errors filled."""
     numbers = {name: _number(form, name, t, integer=name in INTEGER_FIELDS) for name in INTEGER_FIELDS + NUMBER_FIELDS}
+    source = form.value("source")
+    if source not in SOURCES:
+        form.add_error("source", t("serve_err_choice", allowed=", ".join(SOURCES)))
+    elif source == "hub" and not form.value("hf_id"):
+        form.add_error("hf_id", t("err_required"))
     if form.value("kv_cache") not in SERVING_PRECISIONS:  # the API's precision type also holds fp32, not served
         form.add_error("kv_cache", t("serve_err_choice", allowed=", ".join(SERVING_PRECISIONS)))
     if form.errors:
@@ -134,7 +145,7 @@ def parse(form: ServeForm, t: Translator) -> RecommendIn | None:
         "slo": slo or None,
     }
     body = {
-        "model": {"preset": form.value("preset")},
+        "model": {"hf_id": form.value("hf_id")} if source == "hub" else {"preset": form.value("preset")},
         "task": "serving",
         "precision": "fp8" if weights == "fp8" else "bf16",
         "weights": weights,
@@ -177,19 +188,25 @@ def serve_form(request: Request) -> HTMLResponse:
     return _page(request, t, {"form": read_form(request.query_params), "result": None})
 
 
+def _run(session: Session, body: RecommendIn, settings: Settings) -> RecommendOut:
+    """The deployments for the form's request, a Hugging Face model's config read first (app.hub)."""
+    return run_recommend(session, with_hub_config(session, body, settings=settings))
+
+
 @router.get("/serve/results", response_class=HTMLResponse)
-def serve_results(request: Request, session: SessionDep) -> HTMLResponse:
+def serve_results(request: Request, session: SessionDep, settings: SettingsDep) -> HTMLResponse:
     t = Translator(negotiate(request))
     form = read_form(request.query_params)
     body = parse(form, t)
     result = None
     if body is not None:
         try:
-            result = run_recommend(session, body)
+            result = _run(session, body, settings)
         except EstimatorError as exc:
             form.add_error(field_for(exc.field or ""), str(exc))
-        except InvalidInput as exc:
-            form.add_error("preset", exc.detail)
+        except (InvalidInput, BadGateway, ServiceUnavailable) as exc:
+            for err in exc.errors or [{"field": "model.preset", "message": exc.detail}]:
+                form.add_error(field_for(str(err.get("field", ""))), api_message(err, t))
     if result is None:
         return _page(request, t, {"form": form, "result": None}, status=422)
     views = [(o, memory_bar(o.memory)) for o in result.options]
@@ -201,13 +218,16 @@ def serve_results(request: Request, session: SessionDep) -> HTMLResponse:
 # ---- quotes from a deployment --------------------------------------------------------------------
 
 
-def _answer(session: Session, form: ServeForm, t: Translator) -> tuple[RecommendIn, RecommendOut] | None:
+def _answer(
+    session: Session, form: ServeForm, t: Translator, settings: Settings
+) -> tuple[RecommendIn, RecommendOut] | None:
     body = parse(form, t)
     if body is None:
         return None
     try:
+        body = with_hub_config(session, body, settings=settings)
         return body, run_recommend(session, body)
-    except (EstimatorError, InvalidInput):
+    except (EstimatorError, InvalidInput, BadGateway, ServiceUnavailable):
         return None
 
 
@@ -245,10 +265,10 @@ def _quote_page(
 
 
 @router.get("/serve/quote", response_class=HTMLResponse)
-def serve_quote_form(request: Request, session: SessionDep) -> Response:
+def serve_quote_form(request: Request, session: SessionDep, settings: SettingsDep) -> Response:
     t = Translator(negotiate(request))
     form = read_form(request.query_params)
-    answer = _answer(session, form, t)
+    answer = _answer(session, form, t, settings)
     option = find_option(answer[1], request.query_params.get("option")) if answer else None
     if option is None:
         return error_page(request, 404, message=t("option_missing"))
@@ -263,23 +283,25 @@ async def serve_issue_quote(request: Request, session: SessionDep, settings: Set
     t = Translator(lang if lang in LANGS else negotiate(request))
     fields = {k: v for k, v in posted.items() if isinstance(v, str)}
     addons = [v for k, v in posted.multi_items() if k == "addons" and isinstance(v, str)]
-    return await to_thread.run_sync(_issue, request, session, settings.quote_validity_days, fields, addons, t)
+    return await to_thread.run_sync(_issue, request, session, settings, fields, addons, t)
 
 
 def _issue(
     request: Request,
     session: Session,
-    validity_days: int,
+    settings: Settings,
     fields: dict[str, str],
     addons: list[str],
     t: Translator,
 ) -> Response:
     form = read_form(fields)
-    answer = _answer(session, form, t)
+    answer = _answer(session, form, t, settings)
     option = find_option(answer[1], fields.get("option")) if answer else None
     if answer is None or option is None:
         return error_page(request, 404, message=t("option_missing"))
-    printable, customer, errors = quote_from_form(session, answer[0], option, fields, addons, t, validity_days)
+    printable, customer, errors = quote_from_form(
+        session, answer[0], option, fields, addons, t, settings.quote_validity_days
+    )
     if printable is not None:
         return RedirectResponse(printable, status_code=303)
     return _quote_page(request, session, form, option, t, customer, errors, chosen=addons, status=422)

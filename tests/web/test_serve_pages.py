@@ -7,7 +7,11 @@ import re
 
 from fastapi.testclient import TestClient
 
+from app.estimator.presets import get_preset
+from tests.hub_server import StandInHub
+
 HTML = {"accept": "text/html,application/xhtml+xml"}
+QWEN = get_preset("qwen2.5-7b")  # served by the stand-in Hub under its hf_repo, Qwen/Qwen2.5-7B
 QUERY = "preset=llama-3.1-8b&requests_per_s=10&input_tokens=1024&output_tokens=256&ttft_ms=2000&tpot_ms=60"
 
 
@@ -120,3 +124,24 @@ def test_a_fine_grained_moe_at_light_load_is_flagged_in_the_pages_language(clien
     assert "outside the validated range" in english.text
     chinese = client.get(f"/serve/results?{query}&lang=zh", headers=HTML)
     assert "超出已验证范围" in chinese.text
+
+
+def test_a_model_is_named_by_its_hugging_face_id_in_both_languages(client: TestClient, hub: StandInHub) -> None:
+    form = client.get("/serve?lang=zh", headers=HTML)
+    assert 'id="f-hf_id"' in form.text and 'name="source" value="hub"' in form.text
+    assert "Hugging Face 模型 ID" in form.text
+    traffic = "requests_per_s=5&input_tokens=1024&output_tokens=256"
+    page = client.get(f"/serve/results?source=hub&hf_id={QWEN.hf_repo}&{traffic}", headers=HTML)
+    assert page.status_code == 200, page.text[:2000]
+    assert hub.hits == [f"/{QWEN.hf_repo}/resolve/main/config.json"]
+    assert f"vllm serve {QWEN.hf_repo} " in page.text  # the engine loads the model the id names
+    quote_link = re.search(r'href="/serve/quote\?([^"]+)"', page.text)
+    assert quote_link and "hf_id=" in quote_link.group(1)  # the quote page keeps the id
+    assert client.get(f"/serve/quote?{quote_link.group(1).replace('&amp;', '&')}", headers=HTML).status_code == 200
+    assert len(hub.hits) == 1  # the quote page read the kept config
+
+    missing = client.get(f"/serve/results?source=hub&hf_id=&{traffic}&lang=zh", headers=HTML)
+    assert missing.status_code == 422 and 'id="err-hf_id"' in missing.text and "此字段为必填项" in missing.text
+    unknown = client.get(f"/serve/results?source=hub&hf_id=nobody/no-such-model&{traffic}&lang=zh", headers=HTML)
+    assert unknown.status_code == 422 and 'id="err-hf_id"' in unknown.text
+    assert "Hugging Face Hub 上没有模型 nobody/no-such-model" in unknown.text
