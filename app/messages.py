@@ -64,6 +64,10 @@ WARNINGS: dict[str, dict[str, str]] = {
         "one it has, and speed is estimated so.",
         "single_server_only": "This SKU has no InfiniBand or RoCE fabric: the job cannot grow beyond one server, "
         "and tensor parallel over 10 GbE would be slower than one GPU.",
+        "no_kv_cache": "The weights and the engine's reserve leave no GPU memory for the KV cache of even one "
+        "sequence at these lengths: use more GPUs per replica, a smaller weight format or shorter requests.",
+        "slo_missed": "The latency targets are not met at this load (the TTFT and TPOT reached are shown): add "
+        "replicas or GPUs per replica, or relax the targets.",
     },
     "zh": {
         "indicative_price": "参考价，取自公开价格区间；最终价格以协商为准。",
@@ -98,6 +102,9 @@ WARNINGS: dict[str, dict[str, str]] = {
         "按其支持的下一档精度运行并据此估算速度。",
         "single_server_only": "该 SKU 没有 InfiniBand 或 RoCE 网络：作业无法扩展到一台服务器之外，"
         "而经 10 GbE 的张量并行会比单卡还慢。",
+        "no_kv_cache": "权重和推理引擎的预留占满了显存，按这些请求长度连一条序列的 KV 缓存也放不下："
+        "请为每个副本使用更多 GPU、更小的权重格式或更短的请求。",
+        "slo_missed": "在此负载下达不到延迟目标（已列出实际的 TTFT 和 TPOT）：请增加副本或每个副本的 GPU，或放宽目标。",
     },
 }
 

@@ -10,6 +10,7 @@ from typing import get_args
 import pytest
 
 from app import messages
+from app.estimator.specs import WarningCode
 from app.estimator.vocabulary import RequestTask
 from app.planner.recommend import MissCode, RejectionCode
 
@@ -36,6 +37,14 @@ def test_every_task_has_its_label_title_and_words_in_both_languages() -> None:
 def test_every_code_the_planner_emits_is_worded() -> None:
     assert set(get_args(RejectionCode)) - NOT_WORDED <= set(messages.REJECTIONS["en"])
     assert set(get_args(MissCode)) == set(messages.MISSES["en"]) - {"budget_converted"}
+
+
+def test_every_warning_code_is_worded_in_both_languages() -> None:
+    """WarningCode lists every code the estimator and the planner emit (mypy holds each Warning_ and
+    WarningOut to it), so a Chinese page never falls back to the API's English for a warning."""
+    for lang in ("en", "zh"):
+        assert sorted(set(get_args(WarningCode)) - set(messages.WARNINGS[lang])) == [], lang
+    assert set(messages.WARNINGS["en"]) <= set(get_args(WarningCode))  # no text for a code nothing emits
 
 
 def test_the_english_is_the_planners_old_sentence() -> None:

@@ -52,7 +52,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from app.estimator.compute import attention_width, matmul_params
 from app.estimator.interconnects import all_reduce_s, group_bandwidth, point_to_point_s
@@ -229,7 +229,7 @@ GRAPH_GIB = 0.5
 # (v0.4.1.post2, --tp 8) 30.29 tokens/s at batch 1, 128/256. Answers in that range carry a warning.
 FINE_GRAINED_MOE_EXPERTS = 64  # routed experts per MoE layer from which the warning applies (Mixtral's 8 do not)
 MOE_VALIDATED_CONCURRENCY = 64  # sequences per replica at and below which the published measurements above ran
-MOE_LOW_CONCURRENCY_WARNING = "moe_low_concurrency_unvalidated"
+MOE_LOW_CONCURRENCY_WARNING: Final = "moe_low_concurrency_unvalidated"
 
 
 def moe_low_concurrency_note(model: ModelSpec, concurrency: float) -> str | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass, field
+from typing import Literal
 
 from app.estimator.vocabulary import LORA_TARGETS, Mlp, Norm, Offload, Optimizer, Precision, Recompute, Task
 
@@ -169,11 +170,46 @@ class Cluster:
         return self.gpus_per_node * self.nodes
 
 
+# Every warning code the estimator and the planner can emit (API `warnings[].code`): app/messages.py
+# words each in English and Chinese (tests/test_messages.py), and mypy holds each Warning_ to this list.
+WarningCode = Literal[
+    "indicative_price",
+    "fabric_priced_on_request",
+    "offload_over_pcie",
+    "offload_slowdown",
+    "host_ram_exceeded",
+    "term_longer_than_job",
+    "pipeline_bubble",
+    "pipeline_few_microbatches",
+    "global_batch_small",
+    "uneven_stages",
+    "pp_uneven_layers",
+    "tp_across_nodes",
+    "kv_heads_replicated",
+    "approximate_model",
+    "estimate_uncertain",
+    "params_mismatch",
+    "ragged_batch",
+    "global_batch_rounded",
+    "moe_experts_resident",
+    "moe_low_concurrency_unvalidated",
+    "kv_cache_dominates",
+    "no_fit",
+    "no_fit_zero3",
+    "precision_unsupported",
+    "ethernet_fabric",
+    "communication_bound",
+    "single_server_only",
+    "no_kv_cache",
+    "slo_missed",
+]
+
+
 @dataclass(frozen=True, slots=True)
 class Warning_:
     """A named trap (code is stable, message is for people)."""
 
-    code: str
+    code: WarningCode
     message: str
 
 

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from app.catalog.schemas import TERM_DESCRIPTION
-from app.estimator.specs import EstimatorError, LoraSpec, Plan, Workload
+from app.estimator.specs import EstimatorError, LoraSpec, Plan, WarningCode, Workload
 from app.estimator.vocabulary import (
     LORA_TARGETS,
     LORA_TASKS,
@@ -455,7 +455,7 @@ class RecommendIn(WorkloadIn):
 
 
 class WarningOut(BaseModel):
-    code: str
+    code: WarningCode
     message: str
 
 
