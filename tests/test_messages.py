@@ -12,6 +12,7 @@ import pytest
 from app import messages
 from app.estimator.specs import WarningCode
 from app.estimator.vocabulary import RequestTask
+from app.hub.service import HubCode
 from app.planner.recommend import MissCode, RejectionCode
 
 NOT_WORDED = {"kernels", "capacity"}  # serving search only: it sends its own English without parameters
@@ -45,6 +46,10 @@ def test_every_warning_code_is_worded_in_both_languages() -> None:
     for lang in ("en", "zh"):
         assert sorted(set(get_args(WarningCode)) - set(messages.WARNINGS[lang])) == [], lang
     assert set(messages.WARNINGS["en"]) <= set(get_args(WarningCode))  # no text for a code nothing emits
+
+
+def test_every_hub_code_is_worded() -> None:
+    assert set(get_args(HubCode)) == set(messages.HUB["en"]) == set(messages.HUB["zh"])
 
 
 def test_the_english_is_the_planners_old_sentence() -> None:

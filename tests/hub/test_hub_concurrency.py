@@ -19,7 +19,10 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 
+from app.errors import ServiceUnavailable
 from app.estimator.presets import preset_config
+from app.hub.service import FIELD, _fetching
+from app.settings import Settings
 from tests.http.test_transactions import HealthProbe, burst, open_transactions, server_env, statuses
 from tests.hub_server import Answer, StandInHub, stand_in_hub
 from tests.servers import app_cli, running_server, scratch_database
@@ -101,3 +104,20 @@ def test_a_slow_hub_holds_no_transaction_and_leaves_threads_for_everyone(pg_db: 
         again = httpx.post(f"{base}/estimate", json={"model": {"hf_id": _slow_id(fetched[0])}, **LORA}, timeout=30)
         assert again.status_code == 200 and time.perf_counter() - started < 1.0
         assert len(slow_hub.hits) == hits
+
+
+def test_one_fetch_per_id_and_at_most_hf_max_fetches_at_once() -> None:
+    settings = Settings(hf_max_fetches=2, hf_timeout_s=7.5)
+    with _fetching("a/one", settings=settings, field=FIELD):
+        with pytest.raises(ServiceUnavailable) as same:  # the same id already on its way: not asked twice
+            with _fetching("a/one", settings=settings, field=FIELD):
+                pass
+        with _fetching("a/two", settings=settings, field=FIELD):
+            with pytest.raises(ServiceUnavailable) as full:  # two fetches waiting: the third is refused
+                with _fetching("a/three", settings=settings, field=FIELD):
+                    pass
+    for refused in (same.value, full.value):
+        assert refused.headers == {"Retry-After": "8"}  # HF_TIMEOUT_S rounded up: the longest one can wait
+        assert refused.errors is not None and refused.errors[0]["type"] == "hub_busy"
+    with _fetching("a/three", settings=settings, field=FIELD):  # places are given back
+        pass
