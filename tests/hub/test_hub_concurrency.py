@@ -109,13 +109,14 @@ def test_a_slow_hub_holds_no_transaction_and_leaves_threads_for_everyone(pg_db: 
 def test_one_fetch_per_id_and_at_most_hf_max_fetches_at_once() -> None:
     settings = Settings(hf_max_fetches=2, hf_timeout_s=7.5)
     with _fetching("a/one", settings=settings, field=FIELD):
-        with pytest.raises(ServiceUnavailable) as same:  # the same id already on its way: not asked twice
-            with _fetching("a/one", settings=settings, field=FIELD):
-                pass
-        with _fetching("a/two", settings=settings, field=FIELD):
-            with pytest.raises(ServiceUnavailable) as full:  # two fetches waiting: the third is refused
-                with _fetching("a/three", settings=settings, field=FIELD):
-                    pass
+        with pytest.raises(ServiceUnavailable) as same, _fetching("a/one", settings=settings, field=FIELD):
+            pass  # the same id already on its way: not asked twice
+        with (
+            _fetching("a/two", settings=settings, field=FIELD),
+            pytest.raises(ServiceUnavailable) as full,
+            _fetching("a/three", settings=settings, field=FIELD),
+        ):
+            pass  # two fetches waiting: the third is refused
     for refused in (same.value, full.value):
         assert refused.headers == {"Retry-After": "8"}  # HF_TIMEOUT_S rounded up: the longest one can wait
         assert refused.errors is not None and refused.errors[0]["type"] == "hub_busy"
