@@ -16,6 +16,8 @@ import string
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from app.estimator.serving import KERNEL_GAPS
+
 MoneyFormat = Callable[[Any, str], str]
 
 # Planner and estimator warnings by stable code (app/estimator/memory.py, performance.py,
@@ -183,6 +185,12 @@ REJECTIONS: dict[str, dict[str, str]] = {
         "the training processes and their data loaders",
         "batch_split": "the global batch of {global_batch} sequences does not split over {where}: no "
         "data-parallel degree × micro-batch divides it; give a global_batch that {gpus} divides",
+        "kernels": "{kernel_gap}",
+        "capacity": "{replicas} replica(s) of {replica_gpus} GPUs exceed the SKU's max_nodes {max_nodes}",
+        "capacity_cards": "{replicas} replica(s) of {replica_gpus} GPUs exceed the SKU's card counts",
+        "no_kv_cache": "the weights leave no room for a KV cache at any tensor-parallel degree this SKU offers",
+        "no_kv_cache_one_server": "the weights leave no room for a KV cache at any tensor-parallel degree this SKU "
+        "offers; the SKU has no fabric to pipeline one replica across servers",
         "time_budget": "not searched: the time budget ran out",
         "exchange_rate": "priced in {currency}, and no exchange rate from {currency} to {target} is set, so it "
         "cannot be compared with the other prices (python -m app set-exchange-rate {currency} {target} RATE)",
@@ -198,9 +206,28 @@ REJECTIONS: dict[str, dict[str, str]] = {
         "节点有 {host_ram_gib:,.0f} GiB，扣除操作系统、训练进程和数据加载的预留后只有 {host_ram_limit_gib:,.0f} GiB",
         "batch_split": "全局批 {global_batch} 条序列无法在 {where} 上均分：没有数据并行度 × 微批能整除它；"
         "请把 global_batch 设为 {gpus} 的倍数",
+        "kernels": "{kernel_gap}",
+        "capacity": "{replicas} 个副本（每个 {replica_gpus} 张 GPU）超出该 SKU 的节点上限 max_nodes {max_nodes}",
+        "capacity_cards": "{replicas} 个副本（每个 {replica_gpus} 张 GPU）超出该 SKU 可租的卡数",
+        "no_kv_cache": "权重占满了显存：该 SKU 提供的任何张量并行度下都没有留给 KV 缓存的空间",
+        "no_kv_cache_one_server": "权重占满了显存：该 SKU 提供的任何张量并行度下都没有留给 KV 缓存的空间；"
+        "该 SKU 没有 InfiniBand 或 RoCE 网络，无法把一个副本以流水线方式跨服务器部署",
         "time_budget": "未搜索：时间预算已用完",
         "exchange_rate": "以 {currency} 计价，且未设置从 {currency} 到 {target} 的汇率，无法与其他价格比较"
         "（python -m app set-exchange-rate {currency} {target} RATE）",
+    },
+}
+
+# What a GPU/engine lacks to run a serving request's formats (a `kernels` rejection's `gap`): the English is
+# the estimator's own (its errors are worded without the app), the Chinese is here.
+KERNELS: dict[str, dict[str, str]] = {
+    "en": KERNEL_GAPS,
+    "zh": {
+        "fp8_math": "{gpu} 没有 FP8 张量核心；请使用 bf16 或 fp16 计算",
+        "fp8_kv_volta": "{gpu} 没有 FP8 KV 缓存内核；请使用 fp16",
+        "weights_volta": "{engine} 在 {gpu}（计算能力 7.0）上没有 {weight_format} 内核",
+        "fp8_weights": "{engine} 仅在有 FP8 张量核心的 GPU 上运行 FP8 权重",
+        "trt_fp8_kv": "trt-llm 的 FP8 KV 缓存需要 FP8 张量核心（SM89 及以上）；{gpu} 没有",
     },
 }
 
@@ -294,6 +321,8 @@ def _render(template: str, params: Mapping[str, Any], lang: str, money: MoneyFor
     values = {k: LIST_SEP[lang].join(map(str, v)) if isinstance(v, list | tuple) else v for k, v in params.items()}
     if "gpu_name" in params:
         values["where"] = WHERE[lang]["nodes" if params.get("nodes", 1) > 1 else "one"].format(**params)
+    if "gap" in params:
+        values["kernel_gap"] = KERNELS[lang][params["gap"]].format(**values)
     if "!m}" in template or "!c}" in template:
         return _Formatter(params, money).vformat(template, (), values)
     return template.format(**values)  # no money in it: the plain (C) formatter, about ten times faster
@@ -306,8 +335,18 @@ def _lang(lang: str) -> str:
 def rejection(code: str, params: Mapping[str, Any], lang: str = "en", money: MoneyFormat = plain_money) -> str:
     """Why a SKU yields no option, in `lang`."""
     lang = _lang(lang)
-    key = "no_plan" if code == "gpu_memory" and "needed_gib" not in params else code
-    return _render(REJECTIONS[lang][key], params, lang, money)
+    return _render(REJECTIONS[lang][_rejection_key(code, params)], params, lang, money)
+
+
+def _rejection_key(code: str, params: Mapping[str, Any]) -> str:
+    """The catalog entry of a rejection: some codes read differently by which parameters they carry."""
+    if code == "gpu_memory" and "one_server" in params:  # serving: the weights leave no KV cache
+        return "no_kv_cache_one_server" if params["one_server"] else "no_kv_cache"
+    if code == "gpu_memory" and "needed_gib" not in params:
+        return "no_plan"
+    if code == "capacity" and "max_nodes" not in params:
+        return "capacity_cards"
+    return code
 
 
 def misses(

@@ -15,15 +15,14 @@ from app.estimator.vocabulary import RequestTask
 from app.hub.service import HubCode
 from app.planner.recommend import MissCode, RejectionCode
 
-NOT_WORDED = {"kernels", "capacity"}  # serving search only: it sends its own English without parameters
-
 
 def fields(template: str) -> set[str]:
     return {name for _, name, _, _ in string.Formatter().parse(template) if name}
 
 
 @pytest.mark.parametrize(
-    "table", [messages.REJECTIONS, messages.MISSES, messages.WARNINGS, messages.WHERE, messages.HUB]
+    "table",
+    [messages.REJECTIONS, messages.KERNELS, messages.MISSES, messages.WARNINGS, messages.WHERE, messages.HUB],
 )
 def test_both_languages_word_the_same_codes_with_the_same_fields(table: dict[str, dict[str, str]]) -> None:
     assert set(table["en"]) == set(table["zh"])
@@ -36,7 +35,7 @@ def test_every_task_has_its_label_title_and_words_in_both_languages() -> None:
 
 
 def test_every_code_the_planner_emits_is_worded() -> None:
-    assert set(get_args(RejectionCode)) - NOT_WORDED <= set(messages.REJECTIONS["en"])
+    assert set(get_args(RejectionCode)) <= set(messages.REJECTIONS["en"])
     assert set(get_args(MissCode)) == set(messages.MISSES["en"]) - {"budget_converted"}
 
 
@@ -88,3 +87,38 @@ def test_chinese_and_a_callers_money() -> None:
     assert messages.rejection("region", {"regions": ["shenzhen", "singapore"], "requested": ["los-angeles"]}, "zh") == (
         "仅在 shenzhen、singapore 提供，不在所选地域（los-angeles）"
     )
+
+
+def test_the_serving_rejections_read_as_the_search_wrote_them_and_in_chinese() -> None:
+    """The serving search's `kernels`, `capacity` and `gpu_memory` rejections: the English is the search's old
+    sentence, the Chinese is Chinese (no English sentence left in it)."""
+    int4 = {"gap": "weights_volta", "gpu": "Tesla V100", "engine": "vllm", "weight_format": "int4"}
+    nodes = {"replicas": 3, "replica_gpus": 1, "max_nodes": 2}
+    cards = {"replicas": 9, "replica_gpus": 2}
+    kv = {"gpu": "NVIDIA A10", "one_server": False}
+    alone = kv | {"one_server": True}
+    cases = [
+        ("kernels", int4, "vllm has no int4 kernels for Tesla V100 (compute capability 7.0)"),
+        ("capacity", nodes, "3 replica(s) of 1 GPUs exceed the SKU's max_nodes 2"),
+        ("capacity", cards, "9 replica(s) of 2 GPUs exceed the SKU's card counts"),
+        ("gpu_memory", kv, "the weights leave no room for a KV cache at any tensor-parallel degree this SKU offers"),
+        (
+            "gpu_memory",
+            alone,
+            "the weights leave no room for a KV cache at any tensor-parallel degree this SKU offers; the SKU has no "
+            "fabric to pipeline one replica across servers",
+        ),
+    ]
+    for code, params, text in cases:
+        assert messages.rejection(code, params) == text
+        chinese = messages.rejection(code, params, "zh")
+        assert not any(word in chinese for word in ("the ", "replica", "weights", "kernels")), chinese
+    assert messages.rejection("capacity", nodes, "zh") == "3 个副本（每个 1 张 GPU）超出该 SKU 的节点上限 max_nodes 2"
+    assert messages.rejection("kernels", int4, "zh") == "vllm 在 Tesla V100（计算能力 7.0）上没有 int4 内核"
+
+
+@pytest.mark.parametrize("gap", sorted(messages.KERNELS["en"]))
+def test_every_kernel_gap_is_worded_in_chinese(gap: str) -> None:
+    params = {"gap": gap, "gpu": "Tesla V100", "engine": "sglang", "weight_format": "fp8"}
+    english, chinese = messages.rejection("kernels", params), messages.rejection("kernels", params, "zh")
+    assert english == messages.KERNELS["en"][gap].format(**params) and chinese != english

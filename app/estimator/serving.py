@@ -827,8 +827,32 @@ def validate_config(cfg: ServingConfig) -> None:
         )
 
 
-def kernel_support(gpu: GpuSpec, cfg: ServingConfig) -> tuple[str, str] | None:
-    """(field, reason) when the GPU/engine has no kernels for the formats, else None.
+# What a GPU/engine lacks to run the request's formats (`KernelGap.gap`), in English; the API's rejections
+# word the same gaps in Chinese too (app/messages.py KERNELS reads this table as its English).
+KERNEL_GAPS: Final[dict[str, str]] = {
+    "fp8_math": "{gpu} has no FP8 tensor cores; use bf16 or fp16 math",
+    "fp8_kv_volta": "{gpu} has no FP8 KV-cache kernels; use fp16",
+    "weights_volta": "{engine} has no {weight_format} kernels for {gpu} (compute capability 7.0)",
+    "fp8_weights": "{engine} runs FP8 weights only on GPUs with FP8 tensor cores",
+    "trt_fp8_kv": "trt-llm's FP8 KV cache needs FP8 tensor cores (SM89+); {gpu} has none",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class KernelGap:
+    """The request field whose format the GPU/engine cannot run, the gap (a KERNEL_GAPS key) and its figures."""
+
+    field: str
+    gap: str
+    params: dict[str, str]
+
+    @property
+    def text(self) -> str:
+        return KERNEL_GAPS[self.gap].format(**self.params)
+
+
+def kernel_support(gpu: GpuSpec, cfg: ServingConfig) -> KernelGap | None:
+    """What the GPU/engine lacks to run the formats, else None.
 
     FP8 weights/KV/math need FP8 tensor cores (Ada, Hopper, Blackwell; vLLM falls back to weight-only
     FP8 Marlin on Ampere, so FP8 *weights* are allowed there with 16-bit math). int4/int8 weight-only
@@ -838,18 +862,19 @@ def kernel_support(gpu: GpuSpec, cfg: ServingConfig) -> tuple[str, str] | None:
     name = f"{gpu.id} {gpu.name}".lower()
     volta = "v100" in name
     has_fp8 = bool(gpu.peak_flops.get("fp8"))
+    params = {"gpu": gpu.name, "engine": cfg.engine, "weight_format": cfg.weight_format}
     if cfg.precision == "fp8" and not has_fp8:
-        return "precision", f"{gpu.name} has no FP8 tensor cores; use bf16 or fp16 math"
+        return KernelGap("precision", "fp8_math", params)
     if cfg.kv_format == "fp8" and volta:
-        return "kv_cache_precision", f"{gpu.name} has no FP8 KV-cache kernels; use fp16"
+        return KernelGap("kv_cache_precision", "fp8_kv_volta", params)
     if cfg.weight_format in ("int4", "int8", "fp8") and volta:
-        return "weights", f"{cfg.engine} has no {cfg.weight_format} kernels for {gpu.name} (compute capability 7.0)"
+        return KernelGap("weights", "weights_volta", params)
     if cfg.weight_format == "fp8" and not has_fp8 and cfg.engine != "vllm":
-        return "weights", f"{cfg.engine} runs FP8 weights only on GPUs with FP8 tensor cores"
+        return KernelGap("weights", "fp8_weights", params)
     if cfg.kv_format == "fp8" and not has_fp8 and cfg.engine == "trt-llm":
         # TensorRT-LLM docs, features/quantization.html: FP8 recipes (FP8 KV cache included) in its support
         # matrix need SM89+ (Ada, Hopper, Blackwell); Ampere (SM80/86) has INT8 KV cache only
-        return "kv_cache_precision", f"trt-llm's FP8 KV cache needs FP8 tensor cores (SM89+); {gpu.name} has none"
+        return KernelGap("kv_cache_precision", "trt_fp8_kv", params)
     return None  # bf16 on a GPU without it (V100) runs as fp16, as the engines' dtype "auto" does
 
 
@@ -869,7 +894,7 @@ def check_fits(model: ModelSpec, cfg: ServingConfig, gpu: GpuSpec, tp: int, pp: 
     the cache is shorter than one sequence (`serving.input_tokens`)."""
     unsupported = kernel_support(gpu, cfg)
     if unsupported:
-        raise EstimatorError(unsupported[1], field=unsupported[0])
+        raise EstimatorError(unsupported.text, field=unsupported.field)
     if max_concurrency(model, cfg, gpu, tp, pp) >= 1:
         return
     cache_tokens = kv_cache_tokens(model, cfg, gpu, tp, pp)
@@ -903,7 +928,7 @@ def estimate_serving(
     gpu = cluster.gpu
     unsupported = kernel_support(gpu, cfg)
     if unsupported:
-        raise EstimatorError(unsupported[1], field=unsupported[0])
+        raise EstimatorError(unsupported.text, field=unsupported.field)
     hw = _hardware(model, cfg, cluster, tp, pp)
     memory = serving_memory(model, cfg, gpu, tp, pp)
     cache_tokens = kv_cache_tokens(model, cfg, gpu, tp, pp)

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
-from app import messages
 from app.estimator.specs import GpuSpec
 from app.estimator.vocabulary import TERM_MONTHS, Objective, RentalUnit, Term
 
@@ -207,10 +206,6 @@ def convert(
 def unconvertible(offer: Offer) -> dict[str, Any]:
     """The parameters of an `exchange_rate` rejection: the SKU's currency and the request's."""
     return {"currency": offer.currency, "target": offer.exchange.currency if offer.exchange else offer.currency}
-
-
-def unconvertible_reason(offer: Offer) -> str:
-    return messages.rejection("exchange_rate", unconvertible(offer))
 
 
 def budget_params(cost: Cost, budget: Decimal) -> dict[str, Any]:

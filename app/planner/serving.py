@@ -42,7 +42,7 @@ from app.planner.offers import (
     Offer,
     monthly_text,
     price,
-    unconvertible_reason,
+    unconvertible,
 )
 
 SECONDS_PER_BILLED_MONTH = DAYS_PER_BILLED_MONTH * 86400
@@ -89,7 +89,7 @@ class _Ask:
 class ServingSearch:
     options: list[ServingOption]
     near_misses: list[ServingOption]
-    rejected: list[tuple[str, str, str]]  # (sku id, code, reason)
+    rejected: list[tuple[str, str, dict[str, Any]]]  # (sku id, code, its parameters for app/messages.py)
     evaluations: int = 0
     not_searched: list[str] = field(default_factory=list)  # SKUs left when the time budget ran out
 
@@ -157,7 +157,7 @@ def search_serving(
     rank_key = _fastest_key if constraints.objective == "fastest" else _key
     options: list[ServingOption] = []
     misses: list[ServingOption] = []
-    rejected: list[tuple[str, str, str]] = []
+    rejected: list[tuple[str, str, dict[str, Any]]] = []
     evaluations = 0
     not_searched: list[str] = []
     deadline = search_deadline()
@@ -171,19 +171,18 @@ def search_serving(
         if region is None:
             continue
         if offer.unconvertible:
-            rejected.append((offer.sku_id, "exchange_rate", unconvertible_reason(offer)))
+            rejected.append((offer.sku_id, "exchange_rate", unconvertible(offer)))
             continue
         unsupported = kernel_support(offer.gpu, cfg)
         if unsupported:
-            rejected.append((offer.sku_id, "kernels", unsupported[1]))
+            rejected.append((offer.sku_id, "kernels", {"gap": unsupported.gap, **unsupported.params}))
             continue
         best_for_offer: ServingOption | None = None
         offer_miss: ServingOption | None = None
         smallest: int | None = None  # GPUs of the smallest deployment refused for the SKU's size limits
-        why_not = (
-            "gpu_memory",
-            "the weights leave no room for a KV cache at any tensor-parallel degree this SKU offers",
-        )
+        # the weights leave no KV cache at any degree; a SKU of servers without a fabric cannot pipeline either
+        one_server = offer.rental_unit == "node" and not offer.may_span_nodes
+        why_not: tuple[str, dict[str, Any]] = ("gpu_memory", {"gpu": offer.gpu.name, "one_server": one_server})
         for tp, pp in _shapes(model, offer, constraints):
             if pp > 1 and best_for_offer is not None:
                 break  # pipelines across servers only for what one server cannot serve
@@ -198,8 +197,6 @@ def search_serving(
                     best_for_offer = option
             elif offer_miss is None or _miss_key(option) < _miss_key(offer_miss):
                 offer_miss = option
-        if why_not[0] == "gpu_memory" and offer.rental_unit == "node" and not offer.may_span_nodes:
-            why_not = ("gpu_memory", why_not[1] + "; the SKU has no fabric to pipeline one replica across servers")
         if best_for_offer is not None:
             options.append(best_for_offer)
         elif offer_miss is not None:
@@ -287,7 +284,7 @@ def _replica_cluster(offer: Offer, tp: int, pp: int) -> Cluster:
 
 def _evaluate(
     ask: _Ask, offer: Offer, region: str, tp: int, pp: int
-) -> tuple[ServingOption | None, tuple[int, str] | None]:
+) -> tuple[ServingOption | None, tuple[int, dict[str, Any]] | None]:
     """The option of `tp` × `pp` replicas on the offer; or None with (GPUs needed, why) when the SKU cannot rent
     that many, or None alone when the weights leave no KV cache."""
     model, cfg, peak_factor = ask.model, ask.cfg, ask.peak_factor
@@ -303,8 +300,10 @@ def _evaluate(
         replicas = max(1, math.ceil(cfg.requests_per_s * peak_factor / per_replica - 1e-9))
     config = _configuration(offer, tp * pp * replicas, ask.constraints)
     if config is None:
-        limit = "card counts" if offer.rental_unit == "card" else f"max_nodes {ask.constraints.max_nodes}"
-        return None, (replicas * tp * pp, f"{replicas} replica(s) of {tp * pp} GPUs exceed the SKU's {limit}")
+        params: dict[str, Any] = {"replicas": replicas, "replica_gpus": tp * pp}
+        if offer.rental_unit != "card":
+            params["max_nodes"] = ask.constraints.max_nodes
+        return None, (replicas * tp * pp, params)
     replicas = config.gpus // (tp * pp)  # whole configuration in use: spare GPUs become spare replicas
     at_load = estimate_serving(model, cfg, node, tp=tp, pp=pp, replicas=replicas)
     peak = at_load

@@ -316,7 +316,7 @@ def estimate(
     cfg = serving_config(request)
     unsupported = kernel_support(cluster.gpu, cfg)
     if unsupported:
-        raise EstimatorError(unsupported[1], field=unsupported[0])
+        raise EstimatorError(unsupported.text, field=unsupported.field)
     if request.plan is not None:
         tp, pp, replicas = request.plan.tp, request.plan.pp, request.plan.dp
         check_training_levers(request.plan)
@@ -410,7 +410,10 @@ def _availability(option: ServingOption) -> str:
 
 
 def rejected_out(search: ServingSearch) -> list[RejectedOut]:
-    rejected = [RejectedOut(sku=sku, code=code, reason=reason) for sku, code, reason in search.rejected]
+    rejected = [
+        RejectedOut(sku=sku, code=code, params=params, reason=messages.rejection(code, params))
+        for sku, code, params in search.rejected
+    ]
     skipped = messages.rejection("time_budget", {})
     return rejected + [RejectedOut(sku=sku, code="time_budget", reason=skipped) for sku in search.not_searched]
 

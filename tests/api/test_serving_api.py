@@ -360,3 +360,23 @@ def test_recommended_fine_grained_moe_options_at_light_load_carry_the_warning(cl
     for option in result["options"]:
         assert option["serving"]["concurrency"] <= 64
         assert "moe_low_concurrency_unvalidated" in {w["code"] for w in option["warnings"]}
+
+
+def test_serving_rejections_carry_their_code_and_parameters(client: TestClient) -> None:
+    """TensorRT-LLM's FP8 KV cache needs FP8 tensor cores (SM89+): GPUs without them are rejected with code
+    `kernels`, the gap and its names as parameters, and the English reason rendered from them."""
+    result = _post(
+        client,
+        "/recommend",
+        model={"preset": "llama-3.1-8b"},
+        task="serving",
+        kv_cache_precision="fp8",
+        serving={"requests_per_s": 1, "engine": "trt-llm"},
+    )
+    kernels = [r for r in result["rejected"] if r["code"] == "kernels"]
+    assert kernels, result["rejected"]
+    for rejected in kernels:
+        assert rejected["params"]["gap"] == "trt_fp8_kv" and rejected["params"]["engine"] == "trt-llm"
+        assert rejected["reason"] == (
+            f"trt-llm's FP8 KV cache needs FP8 tensor cores (SM89+); {rejected['params']['gpu']} has none"
+        )

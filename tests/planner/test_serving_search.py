@@ -6,6 +6,7 @@ import re
 from dataclasses import replace
 from decimal import Decimal
 
+from app import messages
 from app.estimator.hardware import get_gpu
 from app.estimator.presets import get_preset
 from app.estimator.serving import ServingConfig, estimate_serving
@@ -88,8 +89,10 @@ def test_int4_on_a_gpu_without_kernels_is_rejected_with_the_reason() -> None:
     cfg = ServingConfig(input_tokens=512, output_tokens=128, requests_per_s=1.0, weights="int4")
     v100 = offer("v100-node", "v100-32g-sxm", "50000")
     result = search_serving(LLAMA3_8B, cfg, [v100], Constraints())
-    assert not result.options and result.rejected and "int4" in result.rejected[0][2]
-    assert result.rejected[0][1] == "kernels"
+    assert not result.options and result.rejected
+    _, code, params = result.rejected[0]
+    assert code == "kernels" and params["gap"] == "weights_volta" and params["weight_format"] == "int4"
+    assert "int4" in messages.rejection(code, params) and "int4 内核" in messages.rejection(code, params, "zh")
 
 
 def test_sglang_and_quantisation_flags() -> None:
@@ -161,7 +164,10 @@ def test_trtllm_fp8_kv_cache_on_an_a100_is_rejected_for_kernels() -> None:
         input_tokens=512, output_tokens=128, requests_per_s=1.0, engine="trt-llm", kv_cache_precision="fp8"
     )
     result = search_serving(LLAMA3_8B, cfg, [OFFERS[1]], Constraints())
-    assert not result.options and result.rejected[0][1] == "kernels"
+    assert not result.options and result.rejected[0][1:] == (
+        "kernels",
+        {"gap": "trt_fp8_kv", "gpu": OFFERS[1].gpu.name, "engine": "trt-llm", "weight_format": "bf16"},
+    )
 
 
 def test_static_batching_launched_on_a_server_says_the_server_batches_continuously() -> None:
@@ -214,7 +220,11 @@ def test_a_model_no_server_holds_is_pipelined_across_servers_joined_by_the_skus_
     assert any("ib-ndr-400" in note for note in best.launch["notes"])
     assert best.estimate.max_concurrency >= 32 and best.estimate.output_tokens_per_s > 0
     alone = search_serving(model, cfg, [offer("h100-node", "h100-80g-sxm", "400000")], Constraints(max_nodes=2))
-    assert not alone.options and "no fabric" in alone.rejected[0][2]
+    assert not alone.options and alone.rejected[0][1:] == (
+        "gpu_memory",
+        {"gpu": get_gpu("h100-80g-sxm").name, "one_server": True},
+    )
+    assert "no fabric" in messages.rejection("gpu_memory", alone.rejected[0][2])
 
 
 def test_a_load_no_shape_carries_is_refused_with_the_smallest_deployment_it_would_need() -> None:
@@ -225,4 +235,5 @@ def test_a_load_no_shape_carries_is_refused_with_the_smallest_deployment_it_woul
     cfg = ServingConfig(input_tokens=1024, output_tokens=256, requests_per_s=20_000.0)
     result = search_serving(LLAMA3_8B, cfg, [ib], Constraints(max_nodes=2))
     assert not result.options and result.rejected[0][1] == "capacity"
-    assert "replica(s) of 1 GPUs exceed the SKU's max_nodes 2" in result.rejected[0][2]
+    assert result.rejected[0][2]["replica_gpus"] == 1 and result.rejected[0][2]["max_nodes"] == 2
+    assert "replica(s) of 1 GPUs exceed the SKU's max_nodes 2" in messages.rejection("capacity", result.rejected[0][2])

@@ -145,3 +145,15 @@ def test_a_model_is_named_by_its_hugging_face_id_in_both_languages(client: TestC
     unknown = client.get(f"/serve/results?source=hub&hf_id=nobody/no-such-model&{traffic}&lang=zh", headers=HTML)
     assert unknown.status_code == 422 and 'id="err-hf_id"' in unknown.text
     assert "Hugging Face Hub 上没有模型 nobody/no-such-model" in unknown.text
+
+
+def test_a_sku_without_kernels_for_the_formats_is_rejected_in_the_pages_language(client: TestClient) -> None:
+    """The `kernels` rejection is worded from its code and parameters: Chinese on the Chinese page."""
+    query = "preset=llama-3.1-8b&requests_per_s=1&engine=trt-llm&kv_cache=fp8"
+    english = client.get(f"/serve/results?{query}", headers=HTML)
+    assert english.status_code == 200, english.text[:2000]
+    assert re.search(r'data-code="kernels">.*?trt-llm&#39;s FP8 KV cache needs FP8 tensor cores', english.text)
+    chinese = client.get(f"/serve/results?{query}&lang=zh", headers=HTML).text
+    rejected = re.findall(r'<li data-code="kernels">(.*?)</li>', chinese)
+    assert rejected and all("trt-llm 的 FP8 KV 缓存需要 FP8 张量核心" in item for item in rejected), rejected
+    assert all('lang="en"' not in item for item in rejected)
