@@ -190,7 +190,9 @@ def dp_comm(
     size = shape.trainable_local * grad_bytes(workload)
     if plan.zero_stage >= 3:
         weights = (shape.weights_local or shape.trainable_local) * gathered_bytes(workload)
-        return _zero3_comm(weights, size, plan, link, shape)
+        if plan.hybrid:
+            return _hybrid_comm(weights, size, plan, cluster, shape)
+        return _zero3_comm(weights, size, plan.dp, link, shape)
     reduce = all_reduce_s(size, plan.dp, link) if plan.zero_stage == 0 else gather_or_scatter_s(size, plan.dp, link)
     last_bucket = all_reduce_s(min(size, DDP_BUCKET_BYTES), plan.dp, link)
     exposed = max(last_bucket, hide(reduce, shape.bwd_s))
@@ -198,14 +200,34 @@ def dp_comm(
     return exposed + gather, reduce + gather
 
 
-def _zero3_comm(weights: float, grads: float, plan: Plan, link: LinkBandwidth, shape: StepShape) -> tuple[float, float]:
+def _zero3_comm(
+    weights: float, grads: float, shard: int, link: LinkBandwidth, shape: StepShape, replicas_s: float = 0.0
+) -> tuple[float, float]:
     """FSDP / ZeRO-3 per micro-batch: all-gather of the weights (fwd), all-gather again + reduce-scatter
-    of the gradients (bwd); prefetched. `weights` and `grads` are the unsharded bytes on one GPU."""
-    gather = gather_or_scatter_s(weights, plan.dp, link)
-    scatter = gather_or_scatter_s(grads, plan.dp, link)
+    of the gradients (bwd) over the `shard` ranks, then `replicas_s` of hybrid-sharding all-reduce; prefetched.
+    `weights` and `grads` are the unsharded bytes on one GPU."""
+    gather = gather_or_scatter_s(weights, shard, link)
+    scatter = gather_or_scatter_s(grads, shard, link) + replicas_s
     first_layer = gather / max(1, shape.layers_local)
     per_mb = first_layer + hide(gather, shape.fwd_s) + hide(gather + scatter, shape.bwd_s)
     return shape.micro_batches * per_mb, shape.micro_batches * (2 * gather + scatter)
+
+
+def _hybrid_comm(weights: float, grads: float, plan: Plan, cluster: Cluster, shape: StepShape) -> tuple[float, float]:
+    """Hybrid sharding (HSDP): the ZeRO-3 all-gathers and reduce-scatter run inside each shard group of
+    `dp_shard` consecutive data-parallel ranks (one server's NVLink when the group is the node's ranks), and
+    each rank's gradient shard (grads / dp_shard) is then all-reduced across the dp / dp_shard replica groups
+    over the inter-node fabric. PyTorch FSDP docs (`ShardingStrategy.HYBRID_SHARD`: "Apply FULL_SHARD within a
+    node, and replicate parameters across nodes"); FSDP2 `fully_shard(mesh=2-D DeviceMesh)` all-reduces the
+    reduce-scattered gradients over the replicate dimension after every backward (`set_requires_all_reduce`
+    defaults to True), so the all-reduce is counted per micro-batch, as the reduce-scatter is."""
+    shard = plan.shard_dp
+    replicas = plan.dp // shard
+    in_node = shape.placement["dp"]  # data-parallel ranks on one node, consecutive: the shard group fills them first
+    shard_link = group_bandwidth(cluster, shard, min(shard, in_node))
+    replica_link = group_bandwidth(cluster, replicas, max(1, in_node // shard))
+    replicas_s = all_reduce_s(grads / shard, replicas, replica_link)
+    return _zero3_comm(weights, grads, shard, shard_link, shape, replicas_s)
 
 
 def offload_time(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster, shape: StepShape) -> float:
@@ -213,14 +235,14 @@ def offload_time(model: ModelSpec, workload: Workload, plan: Plan, cluster: Clus
     if plan.offload == "none":
         return 0.0
     pcie = host_pcie_bytes_per_s(cluster.gpu.pcie_gen)
-    shard = shape.trainable_local / (plan.dp if plan.zero_stage >= 1 else 1)
+    shard = shape.trainable_local / (plan.shard_dp if plan.zero_stage >= 1 else 1)
     grads_down = hide(shard * grad_bytes(workload) / pcie, shape.bwd_s)
     # every GPU of the node runs CPU Adam on its shard at the same time, sharing the host's memory
     cpu_adam = shard * cluster.gpus_per_node * CPU_ADAM_BYTES_PER_PARAM / HOST_ADAM_BYTES_PER_S
     params_up = shard * BYTES_PER_ELEMENT.get(workload.precision, 2.0) / pcie
     exposed = grads_down + cpu_adam + params_up
     if plan.offload == "optimizer_and_params":
-        local = count_params(model).total / (plan.tp * plan.pp * max(1, plan.dp if plan.zero_stage >= 3 else 1))
+        local = count_params(model).total / (plan.tp * plan.pp * max(1, plan.shard_dp if plan.zero_stage >= 3 else 1))
         fetch = 2 * local * BYTES_PER_ELEMENT.get(workload.precision, 2.0) / pcie
         exposed += shape.micro_batches * hide(fetch, shape.fwd_s + shape.bwd_s)
     return exposed

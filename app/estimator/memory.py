@@ -764,6 +764,23 @@ def _validate_moe_and_offload(model: ModelSpec, plan: Plan) -> None:
         raise EstimatorError("offloading parameters needs zero_stage 3 (FSDP FULL_SHARD).", field="plan.offload")
     if plan.recompute not in RECOMPUTES:
         raise EstimatorError(f"recompute must be {_either(RECOMPUTES)}.", field="plan.recompute")
+    _validate_shard_group(plan)
+
+
+def _validate_shard_group(plan: Plan) -> None:
+    shard = plan.dp_shard
+    if shard is None:
+        return
+    if type(shard) is not int or shard < 1 or plan.dp % shard:
+        allowed = [d for d in range(1, plan.dp + 1) if plan.dp % d == 0]
+        raise EstimatorError(
+            f"dp_shard={shard} must divide dp={plan.dp}; allowed dp_shard: {allowed}.", field="plan.dp_shard"
+        )
+    if shard < plan.dp and plan.zero_stage != 3:
+        raise EstimatorError(
+            f"dp_shard={shard} < dp={plan.dp} (hybrid sharding) needs zero_stage 3 (FSDP HYBRID_SHARD).",
+            field="plan.dp_shard",
+        )
 
 
 def _either(choices: tuple[str, ...]) -> str:
@@ -800,9 +817,15 @@ def _plan_is_clean(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cl
         and (vs == 1 or pp * vs <= model.layers)
         and (ep == 1 or (model.is_moe and model.experts % ep == 0 and ep <= dp * tp))
         and (plan.offload != "optimizer_and_params" or plan.zero_stage == 3)
+        and (plan.dp_shard is None or _shard_group_is_clean(plan))
         and (cp == 1 or workload.seq_len % cp == 0)
         and dp * tp * pp * cp <= cluster.gpus_per_node * cluster.nodes
     )
+
+
+def _shard_group_is_clean(plan: Plan) -> bool:
+    shard = plan.dp_shard
+    return type(shard) is int and shard > 0 and plan.dp % shard == 0 and (shard == plan.dp or plan.zero_stage == 3)
 
 
 def validate_plan(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster | None = None) -> None:
@@ -1038,7 +1061,7 @@ def _assumptions(
             f"Activations counted per saved tensor (Korthikanti et al. 2022 method), recompute={recompute}, "
             f"flash_attention={flash}; logits 16-bit + fp32 copy + fp32 grad for the loss."
         )
-        out.append(f"ZeRO stage {zero} shards over dp × cp; offload={offload}.")
+        out.append(f"ZeRO stage {zero} shards over dp × cp (with hybrid sharding, dp_shard × cp); offload={offload}.")
         if activation_offload:
             out.append(
                 "Activation offload: saved activations wait in host RAM (counted in host_ram); the GPU holds two "
@@ -1060,11 +1083,14 @@ def _stage_breakdown(ctx: _Ctx, plan: Plan, stage: _Stage, split: tuple[int, int
     """(total, weights, gradients, optimizer, activations, kv, other, host) of one stage; `split` is
     (dp, zero_stage, offload), separate from the plan so the ZeRO-3 advice can vary them without a new Plan."""
     dp, zero, offload = split
+    # hybrid sharding shards the states over the shard group only (Plan.dp_shard); the ZeRO-3 advice (dp other
+    # than the plan's) shards over all of its dp
+    shard = plan.dp_shard if plan.dp_shard and dp == plan.dp else dp
     # model states do not depend on micro-batch, recompute or attention: cached for the plans that vary those
-    key = (id(stage), dp * plan.cp, zero, offload, plan.tp, plan.pp)
+    key = (id(stage), shard * plan.cp, zero, offload, plan.tp, plan.pp)
     states = ctx.states.get(key)
     if states is None:
-        states = ctx.states[key] = _states(ctx, stage, plan, dp * plan.cp, zero, offload)
+        states = ctx.states[key] = _states(ctx, stage, plan, shard * plan.cp, zero, offload)
     weights, grads, optim, host = states
     activations, kv, other, host_activations = _working_set(ctx, plan, stage, dp)
     host += host_activations

@@ -230,7 +230,7 @@ def optimizer_step_s(plan: Plan, gpu: GpuSpec, trainable_local: float) -> float:
     """Memory-bound Adam update of the local (ZeRO-sharded) trainable parameters; 0 when offloaded."""
     if plan.offload != "none":
         return 0.0
-    shard = trainable_local / (plan.dp if plan.zero_stage >= 1 else 1)
+    shard = trainable_local / (plan.shard_dp if plan.zero_stage >= 1 else 1)
     return shard * OPTIMIZER_BYTES_PER_PARAM / (gpu.hbm_bytes_per_s * HBM_EFFICIENCY)
 
 
@@ -368,7 +368,7 @@ class _Shape:
     step: StepShape
     per_microbatch_s: float
     flops: TrainingFlops
-    once_per_step_s: dict[tuple[int, str], tuple[float, float]] = field(default_factory=dict)
+    once_per_step_s: dict[tuple[int, str, int | None], tuple[float, float]] = field(default_factory=dict)
 
 
 _CONTEXTS: dict[tuple[int, int, int], _Ctx] = {}
@@ -443,7 +443,7 @@ def _activation_offload_s(
 def _once_per_step_s(ctx: _Ctx, plan: Plan, entry: _Shape) -> tuple[float, float]:
     """(exposed data-parallel / ZeRO seconds, optimizer step seconds) per step: they depend on the shape, the
     ZeRO stage and whether the optimizer is offloaded only."""
-    key = (plan.zero_stage, plan.offload)
+    key = (plan.zero_stage, plan.offload, plan.dp_shard)
     found = entry.once_per_step_s.get(key)
     if found is None:
         dp_s = dp_comm(ctx.model, ctx.workload, plan, ctx.cluster, entry.step)[0] if plan.dp > 1 else 0.0

@@ -125,10 +125,24 @@ class Plan:
     # saved activations (with full recompute: the layer inputs) kept in host RAM and brought back for the backward
     # (torchtune `enable_activation_offloading`, Unsloth's offloaded gradient checkpointing)
     activation_offload: bool = False
+    # hybrid sharding (HSDP): ZeRO-3 states sharded over groups of `dp_shard` data-parallel ranks and replicated
+    # across the dp / dp_shard groups (PyTorch FSDP ShardingStrategy.HYBRID_SHARD, FSDP2 fully_shard on a 2-D
+    # DeviceMesh; torchtitan data_parallel_shard_degree × data_parallel_replicate_degree); None: all of dp
+    dp_shard: int | None = None
 
     @property
     def gpus(self) -> int:
         return self.dp * self.tp * self.pp * self.cp
+
+    @property
+    def shard_dp(self) -> int:
+        """Data-parallel ranks the ZeRO / FSDP states are sharded over: the shard group, or all of dp."""
+        return self.dp_shard or self.dp
+
+    @property
+    def hybrid(self) -> bool:
+        """Hybrid sharding: a shard group smaller than dp, replicated across the rest."""
+        return self.dp_shard is not None and self.dp_shard < self.dp
 
 
 @dataclass(frozen=True, slots=True)

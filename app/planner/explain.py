@@ -43,6 +43,11 @@ def describe_plan(plan: Plan) -> str:
             parts.append(f"expert parallel {plan.ep} (each rank holds 1/{plan.ep} of the experts)")
         if plan.zero_stage:
             parts.append(f"ZeRO-{plan.zero_stage} over the data-parallel ranks")
+    if plan.hybrid:
+        parts.append(
+            f"hybrid sharding: states sharded within groups of {plan.shard_dp} data-parallel GPUs, "
+            f"replicated across {plan.dp // plan.shard_dp} groups"
+        )
     if plan.offload != "none":
         parts.append(
             "optimizer states offloaded to host RAM"

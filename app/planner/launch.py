@@ -162,7 +162,9 @@ def _fsdp(
     common: dict[str, Any] = {
         "world_size": nodes * gpus_per_node,
         "data_parallel_size": plan.dp,
-        "fsdp": {"sharding_strategy": FSDP_STRATEGY[plan.zero_stage if plan.dp > 1 else 0]},
+        "fsdp": {
+            "sharding_strategy": "HYBRID_SHARD" if plan.hybrid else FSDP_STRATEGY[plan.zero_stage if plan.dp > 1 else 0]
+        },
     }
     if workload.task in LORA_TASKS:
         lora = _lora(workload)
@@ -188,9 +190,11 @@ def _fsdp(
             },
         }
     per_rank = global_batch // plan.dp
+    # hybrid sharding: shard over dp_shard, replicate over the rest (torchtitan runs HSDP when both exceed 1)
+    shard = plan.shard_dp if sharded else 1
     parallelism: dict[str, Any] = {
-        "data_parallel_replicate_degree": 1 if sharded else plan.dp,
-        "data_parallel_shard_degree": plan.dp if sharded else 1,
+        "data_parallel_replicate_degree": plan.dp // shard,
+        "data_parallel_shard_degree": shard,
         "tensor_parallel_degree": plan.tp,
         "pipeline_parallel_degree": plan.pp,
         "context_parallel_degree": plan.cp,

@@ -10,7 +10,7 @@ import re
 from decimal import Decimal
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, field_validator, model_validator
+from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
 
 from app.catalog.schemas import TERM_DESCRIPTION
 from app.estimator.specs import EstimatorError, LoraSpec, Plan, WarningCode, Workload
@@ -181,6 +181,13 @@ class LoraIn(RequestModel):
 ZERO_ALIASES = {"no_shard": 0, "shard_grad_op": 2, "full_shard": 3, "hybrid_shard": 3}
 
 
+DP_SHARD_DESCRIPTION = (
+    "Hybrid sharding (FSDP HYBRID_SHARD / HSDP): ZeRO-3 states sharded over groups of dp_shard data-parallel "
+    "ranks (often one server's GPUs) and replicated across the dp / dp_shard groups; must divide dp and needs "
+    "zero_stage 3 when smaller than dp. Default: all of dp (plain ZeRO-3 / FSDP FULL_SHARD)."
+)
+
+
 class PlanIn(RequestModel):
     dp: int = Field(default=1, ge=1, le=65536, description="Data-parallel degree; default 1.")
     tp: int = Field(
@@ -191,6 +198,7 @@ class PlanIn(RequestModel):
         default=1, ge=1, le=64, description="Context-parallel degree (long sequences split across GPUs); default 1."
     )
     ep: int = Field(default=1, ge=1, le=1024, description="Expert-parallel degree for MoE models; default 1.")
+    dp_shard: int | None = Field(default=None, ge=1, le=65536, description=DP_SHARD_DESCRIPTION)
     zero_stage: (
         int
         | Literal[
@@ -244,6 +252,15 @@ class PlanIn(RequestModel):
         if isinstance(self.zero_stage, int) and not 0 <= self.zero_stage <= 3:
             raise ValueError("zero_stage must be 0, 1, 2 or 3 (or an FSDP name: NO_SHARD, SHARD_GRAD_OP, FULL_SHARD)")
         return self
+
+    @field_validator("dp_shard")
+    @classmethod
+    def _shard_divides_dp(cls, shard: int | None, info: ValidationInfo) -> int | None:
+        dp = info.data.get("dp")
+        if shard is not None and isinstance(dp, int) and dp % shard:
+            allowed = [d for d in range(1, dp + 1) if dp % d == 0]
+            raise ValueError(f"dp_shard={shard} must divide dp={dp}; allowed dp_shard: {allowed}")
+        return shard
 
     def spec(self, micro_batch: int) -> Plan:
         zero = self.zero_stage if isinstance(self.zero_stage, int) else ZERO_ALIASES[self.zero_stage.lower()]
@@ -512,6 +529,7 @@ class PerformanceOut(BaseModel):
 
 class PlanOut(BaseModel):
     dp: int
+    dp_shard: int | None = None  # hybrid sharding's shard group; None: all of dp
     tp: int
     pp: int
     cp: int

@@ -49,7 +49,7 @@ from app.estimator.communication import StepShape, offload_time, per_node, tp_co
 from app.estimator.memory import MemoryEstimate, estimate_memory, memory_breakdown
 from app.estimator.performance import PerformanceEstimate, estimate_performance, microbatch_compute_s
 from app.estimator.specs import Cluster, LoraSpec, MemoryBreakdown, ModelSpec, Plan, Workload
-from app.estimator.vocabulary import OFFLOADS, RECOMPUTES, Offload, Recompute, Task
+from app.estimator.vocabulary import LORA_TASKS, OFFLOADS, RECOMPUTES, Offload, Recompute, Task
 from app.planner.stacks import supported
 
 TP_DEGREES = (1, 2, 4, 8)
@@ -133,8 +133,22 @@ def plan_shapes(model: ModelSpec, workload: Workload, cluster: Cluster) -> Itera
                 if gpus % (tp * pp * cp):
                     continue
                 dp = gpus // (tp * pp * cp)
+                shard = hybrid_shard(workload, cluster, dp, tp * cp)
                 for ep in expert_degrees(model, workload, dp):
                     yield Plan(dp=dp, tp=tp, pp=pp, cp=cp, ep=ep, sequence_parallel=tp > 1)
+                    if shard is not None:
+                        yield Plan(dp=dp, tp=tp, pp=pp, cp=cp, ep=ep, sequence_parallel=tp > 1, dp_shard=shard)
+
+
+def hybrid_shard(workload: Workload, cluster: Cluster, dp: int, inner: int) -> int | None:
+    """The shard group of hybrid sharding (HSDP) worth searching: the data-parallel ranks of one server,
+    when data parallel spans servers (ZeRO-3's gathers then stay on the server's own link and only the
+    gradient all-reduce crosses the fabric); None where it cannot help (one server, no data parallel on
+    the server, LoRA/QLoRA or inference, which no stack runs with it: data/stacks.json)."""
+    if cluster.nodes == 1 or workload.task in LORA_TASKS or workload.task == "inference":
+        return None
+    in_node = min(dp, max(1, cluster.gpus_per_node // inner))
+    return in_node if 1 < in_node < dp and dp % in_node == 0 else None
 
 
 # Context parallel splits each sequence over cp GPUs (ring attention: Megatron-Core `--context-parallel-size`,
@@ -360,6 +374,7 @@ def _try_hint(
         recompute=hint.recompute,
         sequence_parallel=hint.sequence_parallel,
         micro_batch=hint.micro_batch,
+        dp_shard=hint.dp_shard if hint.dp_shard == hybrid_shard(workload, cluster, dp, hint.tp * hint.cp) else None,
     )
     if not supported(workload, plan):
         return
@@ -410,7 +425,17 @@ def _speed_bound(
     (tp, pp, recompute, micro-batch), so it is memoised in `cache`."""
     if workload.task == "inference":
         return shape.dp * shape.tp * _decode_rate_per_gpu(model, workload, cluster, mbs[-1], cache)
-    offload_key = ("offload", shape.tp, shape.pp, shape.cp, shape.ep, shape.dp, shape.zero_stage, shape.offload)
+    offload_key = (
+        "offload",
+        shape.tp,
+        shape.pp,
+        shape.cp,
+        shape.ep,
+        shape.dp,
+        shape.dp_shard,
+        shape.zero_stage,
+        shape.offload,
+    )
     seconds = cache.seconds
     if offload_key not in seconds:  # independent of the micro-batch (one per step)
         seconds[offload_key] = _offload_floor_s(model, workload, cluster, shape)
@@ -472,6 +497,7 @@ def _plan(shape: Plan, zero: int, offload: Offload, recompute: Recompute, micro_
         recompute=recompute,
         sequence_parallel=shape.sequence_parallel,
         micro_batch=micro_batch,
+        dp_shard=shape.dp_shard,
     )
 
 
@@ -496,7 +522,7 @@ def _search_shape(
     recomputes: tuple[Recompute, ...] = ("none",) if workload.task == "inference" else RECOMPUTES
     largest_fit: dict[Level, int] = {}
     runnable = _runnable_levels(workload, shape, recomputes, cluster.host_ram_gib is not None)
-    for zero in zero_stages(workload.task, shape.dp):
+    for zero in (3,) if shape.dp_shard else zero_stages(workload.task, shape.dp):  # hybrid sharding is ZeRO-3
         unconstrained = False
         if not runnable.get(zero) or (zero == 1 and runnable[1] <= runnable.get(2, set())):
             continue  # no stack runs it, or ZeRO-2 runs everything ZeRO-1 would, in less memory
@@ -542,7 +568,7 @@ def _runnable_levels(
 ) -> dict[int, set[tuple[Offload, Recompute]]]:
     """Per ZeRO stage, the (offload, recompute) pairs some stack runs at this shape. The support
     matrix reads the task and which degrees exceed 1, so the answer is remembered by those."""
-    parallel = (shape.dp > 1, shape.tp > 1, shape.pp > 1, shape.cp > 1, shape.ep > 1)
+    parallel = (shape.dp > 1, shape.tp > 1, shape.pp > 1, shape.cp > 1, shape.ep > 1, shape.hybrid)
     return _runnable_by_kind(workload.task, parallel, recomputes, host_ram_known)
 
 
@@ -550,8 +576,8 @@ def _runnable_levels(
 def _runnable_by_kind(
     task: Task, parallel: tuple[bool, ...], recomputes: tuple[Recompute, ...], host_ram_known: bool
 ) -> dict[int, set[tuple[Offload, Recompute]]]:
-    dp, tp, pp, cp, ep = (2 if on else 1 for on in parallel)
-    shape = Plan(dp=dp, tp=tp, pp=pp, cp=cp, ep=ep)
+    dp, tp, pp, cp, ep = (2 if on else 1 for on in parallel[:5])
+    shape = Plan(dp=2 * dp, tp=tp, pp=pp, cp=cp, ep=ep, dp_shard=2) if parallel[5] else Plan(dp, tp, pp, cp, ep)
     workload = Workload(task=task, lora=LoraSpec() if task in ("lora", "qlora") else None)
     out: dict[int, set[tuple[Offload, Recompute]]] = {}
     for zero in zero_stages(task, shape.dp):
@@ -638,6 +664,7 @@ def plan_complexity(plan: Plan) -> tuple[int, ...]:
         plan.zero_stage,
         -plan.micro_batch,
         plan.pp,
+        plan.hybrid,
     )
 
 

@@ -39,6 +39,7 @@ class Row:
     lora: bool  # LoRA (data parallel)
     lora_model_parallel: bool  # LoRA with tp/pp/cp/ep > 1
     qlora: bool  # QLoRA (data parallel only in every stack that has it)
+    hsdp: bool  # hybrid sharding (Plan.dp_shard < dp) for full training
     source: str
 
 
@@ -83,6 +84,8 @@ def runs(stack: Stack, workload: Workload, plan: Plan) -> bool:
     if (plan.cp > 1 and not row.cp) or (plan.ep > 1 and not row.ep):
         return False
     zero = plan.zero_stage if plan.dp > 1 else 0
+    if plan.hybrid and (zero != 3 or not row.hsdp or workload.task in LORA_TASKS):
+        return False
     if zero not in row.zero[parallel]:
         return False
     allowed = row.offload.get(plan.offload)
