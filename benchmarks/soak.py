@@ -43,6 +43,7 @@ from load import ROOT, _free_port, _fresh_database
 
 sys.path.insert(0, str(ROOT))
 from app.settings import normalise_database_url
+from tests.hf_configs import QWEN15_MOE
 
 DEFAULT_DATABASE_URL = "postgresql://postgres@127.0.0.1:5432/gpu_sizer_soak"
 HANG_S = 30  # a request unanswered this long is a hang
@@ -51,19 +52,7 @@ HEALTH_P99_MS = 200
 OVERSIZE = "hostile: 2 MiB body"
 PASSWORD = "soak-admin-password-2026-long"
 CARD = "a100-40g-pcie-card"
-QWEN_MOE = {
-    "model_type": "qwen2_moe",
-    "num_hidden_layers": 1_000_000_000_000,
-    "hidden_size": 2048,
-    "num_attention_heads": 16,
-    "num_key_value_heads": 16,
-    "intermediate_size": 5632,
-    "vocab_size": 151936,
-    "num_experts": 60,
-    "num_experts_per_tok": 4,
-    "moe_intermediate_size": 1408,
-    "decoder_sparse_step": 1,
-}
+QWEN_MOE = {**QWEN15_MOE, "num_hidden_layers": 1_000_000_000_000}  # hostile: an absurd layer count
 
 
 @dataclass

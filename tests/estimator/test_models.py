@@ -14,6 +14,7 @@ from app.estimator.models import (
 from app.estimator.params import count_params
 from app.estimator.presets import get_preset
 from app.estimator.specs import EstimatorError, ModelSpec
+from tests.hf_configs import QWEN15_MOE
 
 LLAMA2_7B = get_preset("llama-2-7b").model
 
@@ -142,22 +143,7 @@ def test_all_required_families_are_supported() -> None:
 
 def test_qwen2_moe_shared_expert_and_sparse_layers() -> None:
     # Qwen/Qwen1.5-MoE-A2.7B config.json; published 14,315,784,192 params (shared_expert_gate h per layer not modelled)
-    config = {
-        "model_type": "qwen2_moe",
-        "num_hidden_layers": 24,
-        "hidden_size": 2048,
-        "num_attention_heads": 16,
-        "num_key_value_heads": 16,
-        "intermediate_size": 5632,
-        "vocab_size": 151936,
-        "num_experts": 60,
-        "num_experts_per_tok": 4,
-        "moe_intermediate_size": 1408,
-        "shared_expert_intermediate_size": 5632,
-        "decoder_sparse_step": 1,
-        "mlp_only_layers": [],
-        "tie_word_embeddings": False,
-    }
+    config = {**QWEN15_MOE, "mlp_only_layers": [], "tie_word_embeddings": False}
     model = model_from_hf_config(config)
     assert model.moe_layers == 24 and model.shared_experts == 4
     assert count_params(model).total == pytest.approx(14_315_784_192, rel=1e-4)

@@ -9,21 +9,8 @@ from urllib.parse import urlencode
 import httpx
 import pytest
 
-# Qwen1.5-MoE-A2.7B's config.json (huggingface.co/Qwen/Qwen1.5-MoE-A2.7B), the keys the estimator reads
-QWEN_MOE = {
-    "model_type": "qwen2_moe",
-    "num_hidden_layers": 24,
-    "hidden_size": 2048,
-    "num_attention_heads": 16,
-    "num_key_value_heads": 16,
-    "intermediate_size": 5632,
-    "vocab_size": 151936,
-    "num_experts": 60,
-    "num_experts_per_tok": 4,
-    "moe_intermediate_size": 1408,
-    "shared_expert_intermediate_size": 5632,
-    "decoder_sparse_step": 1,
-}
+from tests.hf_configs import QWEN15_MOE
+
 # DeepSeek-V2-Lite's config.json (huggingface.co/deepseek-ai/DeepSeek-V2-Lite)
 DEEPSEEK = {
     "model_type": "deepseek_v2",
@@ -46,11 +33,11 @@ DEEPSEEK = {
 }
 
 HOSTILE = [
-    (QWEN_MOE, "num_hidden_layers", 1_000_000_000_000),
-    (QWEN_MOE, "decoder_sparse_step", "0"),
-    (QWEN_MOE, "decoder_sparse_step", 0),
-    (QWEN_MOE, "num_hidden_layers", "1" * 5000),
-    (QWEN_MOE, "mlp_only_layers", 7),
+    (QWEN15_MOE, "num_hidden_layers", 1_000_000_000_000),
+    (QWEN15_MOE, "decoder_sparse_step", "0"),
+    (QWEN15_MOE, "decoder_sparse_step", 0),
+    (QWEN15_MOE, "num_hidden_layers", "1" * 5000),
+    (QWEN15_MOE, "mlp_only_layers", 7),
     (DEEPSEEK, "num_hidden_layers", 10**15),
     (DEEPSEEK, "num_attention_heads", 10**12),
     (DEEPSEEK, "moe_layer_freq", 0),
@@ -72,14 +59,14 @@ def test_an_absurd_count_is_a_422_naming_it(http: httpx.Client, base: dict, key:
 @pytest.mark.parametrize("literal", ["1e400", "-1e400", "1e12"])
 def test_a_huge_number_literal_is_a_422(http: httpx.Client, literal: str) -> None:
     # 1e400 parses as infinity in Python's json; 1e12 as the float 1000000000000.0
-    text = json.dumps(_body(QWEN_MOE)).replace('"num_hidden_layers": 24', f'"num_hidden_layers": {literal}')
+    text = json.dumps(_body(QWEN15_MOE)).replace('"num_hidden_layers": 24', f'"num_hidden_layers": {literal}')
     response = http.post("/estimate", content=text, headers={"content-type": "application/json"})
     assert response.status_code == 422, response.text
     assert "num_hidden_layers" in response.json()["errors"][0]["field"]
 
 
 def test_a_get_link_to_results_with_an_absurd_config_answers(http: httpx.Client) -> None:
-    config = json.dumps({**QWEN_MOE, "num_hidden_layers": 1_000_000_000_000})
+    config = json.dumps({**QWEN15_MOE, "num_hidden_layers": 1_000_000_000_000})
     query = urlencode({"source": "config", "hf_config": config, "task": "lora", "lang": "en"})
     response = http.get(f"/results?{query}", headers={"accept": "text/html"})
     assert response.status_code in (200, 422)
@@ -87,6 +74,6 @@ def test_a_get_link_to_results_with_an_absurd_config_answers(http: httpx.Client)
 
 
 def test_the_real_configs_still_estimate(http: httpx.Client) -> None:
-    for config in (QWEN_MOE, DEEPSEEK, {**QWEN_MOE, "decoder_sparse_step": 2, "mlp_only_layers": [1, 3, 30]}):
+    for config in (QWEN15_MOE, DEEPSEEK, {**QWEN15_MOE, "decoder_sparse_step": 2, "mlp_only_layers": [1, 3, 30]}):
         response = http.post("/estimate", json=_body(config))
         assert response.status_code == 200, response.text

@@ -1,0 +1,17 @@
+"""Published Hugging Face config.json files, the keys the estimator reads, shared by tests and benchmarks."""
+
+# Qwen1.5-MoE-A2.7B (huggingface.co/Qwen/Qwen1.5-MoE-A2.7B/blob/main/config.json)
+QWEN15_MOE = {
+    "model_type": "qwen2_moe",
+    "num_hidden_layers": 24,
+    "hidden_size": 2048,
+    "num_attention_heads": 16,
+    "num_key_value_heads": 16,
+    "intermediate_size": 5632,
+    "vocab_size": 151936,
+    "num_experts": 60,
+    "num_experts_per_tok": 4,
+    "moe_intermediate_size": 1408,
+    "shared_expert_intermediate_size": 5632,
+    "decoder_sparse_step": 1,
+}
