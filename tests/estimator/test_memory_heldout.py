@@ -26,6 +26,12 @@ def test_held_out_peak_memory_within_tolerance(case: MemoryCase) -> None:
     assert total == pytest.approx(case.published_gib, rel=TOLERANCE)
 
 
+def test_enough_memory_cases_from_enough_sources() -> None:
+    # issue #16: at least 40 published peaks from at least 8 independent sources, fitted on at most two thirds
+    assert len(MEMORY) >= 40
+    assert len({c.source for c in MEMORY}) >= 8
+
+
 def test_held_out_third_comes_from_other_sources() -> None:
     fit = [c for c in MEMORY if c.split == "fit"]
     held_out = [c for c in MEMORY if c.split == "holdout"]

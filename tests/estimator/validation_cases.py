@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from app.estimator.compute import megatron_flops_per_iteration
 from app.estimator.hardware import get_gpu
 from app.estimator.presets import get_preset
-from app.estimator.specs import Cluster, GpuSpec, LoraSpec, ModelSpec, Plan, Workload
+from app.estimator.specs import GIB, Cluster, GpuSpec, LoraSpec, ModelSpec, Plan, Workload
 from tests.estimator import perf_cases
 from tests.estimator.perf_cases import gpt3_style
 from tests.estimator.published_cases import included_cases
@@ -529,6 +529,99 @@ def _unsloth_cases() -> list[MemoryCase]:
     return cases
 
 
+PEFT_METHODS = (
+    "huggingface/peft method_comparison/MetaMathQA (results/*.json at commit 5d602fd, runs of July 2026 on one NVIDIA "
+    "L40S 48GB, transformers 5.13.1, torch 2.13): Llama 3.2 3B, bf16 weights without autocast (use_amp false; PEFT "
+    "autocast_adapter_dtype keeps the adapters fp32), torch AdamW, batch 4, samples of at most 768 tokens padded to "
+    "the longest of the batch, no gradient checkpointing, default (SDPA) attention, transformers' own causal-LM loss; "
+    "published = train_info.accelerator_memory_max = max_memory_reserved() over the run less the reserve at start "
+    "(method_comparison/MetaMathQA/utils.py), bytes read as GiB"
+)
+PEFT_DOCS = (
+    "huggingface/peft docs/source/accelerate/{fsdp,deepspeed}.md, section 'Memory usage' (S. Mangrulkar, PRs #1489 and "
+    "#1550, Feb-Mar 2024): Llama 2 70B SFT with examples/sft/train.py (TRL SFTTrainer), packed 2048-token sequences, "
+    "FlashAttention-2, gradient checkpointing, LoRA r=8 on all linear layers with dropout 0.1, bf16, Trainer's "
+    "default torch AdamW; 'memory consumed per GPU' as the GPU monitor shows it (process memory: the caching "
+    "allocator's reserve plus the CUDA context), GB read as GiB"
+)
+
+
+def _peft_cases() -> list[MemoryCase]:
+    llama32 = _m("llama-3.2-3b")
+    l40s = Cluster(gpu=get_gpu("l40s-48g"))
+    plan = Plan(micro_batch=4)
+    cases = []
+    for name, targets, rank, published in (
+        ("LoRA r=32 on q, v", ("q", "v"), 32, 22292725760),
+        ("LoRA r=64 on q, v", ("q", "v"), 64, 22552772608),
+        ("LoRA r=10 on gate, up, down", ("gate", "up", "down"), 10, 24698159104),
+    ):
+        workload = Workload(task="lora", mixed_precision=False, seq_len=768, lora=LoraSpec(rank=rank, targets=targets))
+        cases.append(
+            MemoryCase(
+                f"PEFT MetaMathQA Llama 3.2 3B {name}, batch 4 x 768, L40S",
+                "peft-method-comparison",
+                PEFT_METHODS,
+                llama32,
+                workload,
+                plan,
+                l40s,
+                published / GIB,
+                "holdout",
+            )  # fmt: skip
+        )
+    cases.append(
+        MemoryCase(
+            "PEFT MetaMathQA Llama 3.2 3B full fine-tune (bf16 AdamW), batch 4 x 768, L40S",
+            "peft-method-comparison",
+            PEFT_METHODS,
+            llama32,
+            Workload(task="full_finetune", mixed_precision=False, seq_len=768),
+            plan,
+            l40s,
+            38868615168 / GIB,
+            "holdout",
+        )  # fmt: skip
+    )
+    llama70 = _m("llama-2-70b")
+    lora = LoraSpec(rank=8, targets=("all-linear",), dropout=0.1)
+    qlora = Workload(task="qlora", seq_len=2048, lora=lora, paged_optimizer=False)
+    two = Cluster(gpu=A100_80, gpus_per_node=2)
+    zero3 = Plan(dp=2, zero_stage=3, micro_batch=2, recompute="full")
+    for label, workload, plan, cluster, published in (
+        (
+            "DeepSpeed ZeRO-3 LoRA, 8 GPUs, batch 8 (deepspeed.md, '64 GB (80%)' of an H100)",
+            Workload(task="lora", seq_len=2048, lora=lora),
+            Plan(dp=8, zero_stage=3, micro_batch=8, recompute="full"),
+            Cluster(gpu=H100, gpus_per_node=8),
+            64.0,
+        ),
+        ("FSDP QLoRA, 2 GPUs, batch 2, no CPU offload (fsdp.md)", qlora, zero3, two, 35.6),
+        (
+            "FSDP QLoRA, 2 GPUs, batch 2, parameters offloaded to CPU (fsdp.md)",
+            qlora,
+            Plan(dp=2, zero_stage=3, micro_batch=2, recompute="full", offload="optimizer_and_params"),
+            two,
+            19.6,
+        ),
+        ("DeepSpeed ZeRO-3 QLoRA, 2 GPUs, batch 2 (deepspeed.md)", qlora, zero3, two, 36.6),
+    ):
+        cases.append(
+            MemoryCase(
+                f"PEFT docs Llama 2 70B {label}",
+                "peft-accelerate-docs",
+                PEFT_DOCS,
+                llama70,
+                workload,
+                plan,
+                cluster,
+                published,
+                "holdout",
+            )  # fmt: skip
+        )
+    return cases
+
+
 def _fit_memory_cases() -> list[MemoryCase]:
     """The published peaks the memory model was built against (tests/estimator/published_cases.py, asserted by
     tests/estimator/test_memory_published.py), in the same shape as the held-out rows."""
@@ -538,5 +631,5 @@ def _fit_memory_cases() -> list[MemoryCase]:
     ]
 
 
-MEMORY_HELD_OUT: tuple[MemoryCase, ...] = tuple(_memory_cases() + _unsloth_cases())
+MEMORY_HELD_OUT: tuple[MemoryCase, ...] = tuple(_memory_cases() + _unsloth_cases() + _peft_cases())
 MEMORY: tuple[MemoryCase, ...] = tuple(_fit_memory_cases()) + MEMORY_HELD_OUT
