@@ -62,13 +62,15 @@ HTTP_PROBLEMS: dict[int, tuple[str, str]] = {
 
 
 class AppError(Exception):
-    """A subclass names only its HTTP status; its problem type and title come from HTTP_PROBLEMS."""
+    """A subclass names its HTTP status in its header (`class NotFound(AppError, status=404)`), or inherits
+    its parent's; its problem type and title come from HTTP_PROBLEMS."""
 
     status = 500
     type_, title = HTTP_PROBLEMS[500]
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
+    def __init_subclass__(cls, *, status: int | None = None, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        cls.status = status or cls.status
         cls.type_, cls.title = HTTP_PROBLEMS[cls.status]
 
     def __init__(
@@ -80,36 +82,28 @@ class AppError(Exception):
         self.headers = headers or {}
 
 
-class InvalidInput(AppError):
-    status = 422
+class InvalidInput(AppError, status=422): ...
 
 
-class NotFound(AppError):
-    status = 404
+class NotFound(AppError, status=404): ...
 
 
-class Conflict(AppError):
-    status = 409
+class Conflict(AppError, status=409): ...
 
 
-class BadGateway(AppError):
-    status = 502
+class Unauthorized(AppError, status=401): ...
 
 
-class ServiceUnavailable(AppError):
-    status = 503
+class Forbidden(AppError, status=403): ...
 
 
-class Unauthorized(AppError):
-    status = 401
+class TooManyRequests(AppError, status=429): ...
 
 
-class Forbidden(AppError):
-    status = 403
+class BadGateway(AppError, status=502): ...
 
 
-class TooManyRequests(AppError):
-    status = 429
+class ServiceUnavailable(AppError, status=503): ...
 
 
 MAX_MESSAGE_CHARS = 200  # a field error's message never carries a huge value back
