@@ -3,7 +3,9 @@ SKU's add-ons to tick, the customer's name and the rental months."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlencode
 
 from pydantic import ValidationError
 from sqlalchemy.orm import Session
@@ -17,6 +19,22 @@ from app.quotes.schemas import QuoteCreate
 from app.web.forms import pydantic_message
 
 QUOTE_FIELDS = ("name", "company", "email", "months")
+
+
+@dataclass(frozen=True, slots=True)
+class QuoteEntry:
+    """The quote form as the customer left it: the option quoted, what was typed, why it was refused
+    (by form field) and the add-ons ticked (None: the default ones)."""
+
+    option: OptionOut
+    customer: dict[str, str]
+    errors: dict[str, list[str]] = field(default_factory=dict)
+    chosen: list[str] | None = None
+
+    @classmethod
+    def blank(cls, option: OptionOut, *, chosen: list[str] | None = None) -> QuoteEntry:
+        """A fresh form: nothing typed yet but the rental months of the option's term."""
+        return cls(option, {"months": "12" if option.cost.term == "annual" else "1"}, chosen=chosen)
 
 
 def active_addons(session: Session, sku_slug: str) -> list[tuple[str, str]]:
@@ -43,31 +61,24 @@ def default_addons(option: OptionOut, offered: list[tuple[str, str]]) -> list[st
 
 
 def quote_form_context(
-    session: Session,
-    option: OptionOut,
-    state: list[tuple[str, str]],
-    *,
-    customer: dict[str, str],
-    errors: dict[str, list[str]],
-    chosen: list[str] | None,
-    summary: str,
-    results_url: str,
+    session: Session, entry: QuoteEntry, state: list[tuple[str, str]], *, summary: str, results_path: str
 ) -> dict[str, Any]:
     """What web/quote.html shows: the option, what was typed (and why it was refused), the add-ons
-    (`chosen` None: the default ones) and the way back to the results."""
+    and the way back to the results (`results_path` with the wizard's `state`)."""
+    option = entry.option
     sku = catalog_repository.get_sku_by_slug(session, option.sku.id)
     offered = active_addons(session, option.sku.id)
     return {
         "option": option,
         "state": state,
-        "customer": customer,
-        "errors": errors,
+        "customer": entry.customer,
+        "errors": entry.errors,
         "unit": sku.rental_unit if sku is not None else "node",
         "offered_addons": offered,
-        "chosen_addons": chosen if chosen is not None else default_addons(option, offered),
+        "chosen_addons": entry.chosen if entry.chosen is not None else default_addons(option, offered),
         "summary": summary,
         "labels": {"name": "customer_name", "addons": "addons"},
-        "results_url": results_url,
+        "results_url": f"{results_path}?{urlencode(state)}",
     }
 
 
@@ -79,20 +90,20 @@ def quote_from_form(
     addons: list[str],
     t: Translator,
     validity_days: int,
-) -> tuple[str | None, dict[str, str], dict[str, list[str]]]:
+) -> tuple[str | None, QuoteEntry]:
     """Issue the quote the posted form asks for on `option`: the printable quote's address (None
-    when refused), with what was typed and the refusals by form field, in the page's language."""
+    when refused), with the form as posted and its refusals by form field, in the page's language."""
     customer = {name: fields.get(name, "").strip() for name in QUOTE_FIELDS}
     errors: dict[str, list[str]] = {}
     data = _quote_data(request_in, option, customer, addons, errors, t)
     if data is not None:
         try:
             created = quotes_service.create_quote(session, data=data, validity_days=validity_days)
-            return f"{created.quote.links.print}?lang={t.lang}", customer, errors
+            return f"{created.quote.links.print}?lang={t.lang}", QuoteEntry(option, customer, errors, addons)
         except InvalidInput as exc:
             for err in exc.errors or [{"field": "", "message": exc.detail}]:
                 errors.setdefault(_quote_field(str(err.get("field", ""))), []).append(str(err.get("message")))
-    return None, customer, errors
+    return None, QuoteEntry(option, customer, errors, addons)
 
 
 def _quote_data(

@@ -35,7 +35,7 @@ from app.estimator.presets import list_presets
 from app.estimator.specs import EstimatorError
 from app.hub.service import with_hub_config
 from app.i18n import LANGS, Translator, negotiate
-from app.planner.schemas import OptionOut, RecommendIn, RecommendOut
+from app.planner.schemas import RecommendIn, RecommendOut
 from app.planner.service import run_recommend
 from app.quotes import printing
 from app.quotes import service as quotes_service
@@ -43,7 +43,7 @@ from app.templating import templates
 from app.web import forms
 from app.web.charts import MEMORY_PARTS, MIN_SAVING_HOURS, scatter, useful_front
 from app.web.present import CSV_COLUMNS, csv_row, download_stem, model_name, option_view, plan_words
-from app.web.quote_form import find_option, quote_form_context, quote_from_form
+from app.web.quote_form import QuoteEntry, find_option, quote_form_context, quote_from_form
 
 router = APIRouter(route_class=WebRoute, include_in_schema=False)
 
@@ -249,33 +249,15 @@ def quote_form(request: Request, session: SessionDep) -> HTMLResponse:
     option = find_option(answer[1], request.query_params.get("option"))
     if option is None:
         return error_page(request, 404, message=t("option_missing"))
-    months = "12" if option.cost.term == "annual" else "1"
-    return _quote_page(request, session, form, option, t, {"months": months}, {})
+    return _quote_page(request, session, form, t, QuoteEntry.blank(option))
 
 
 def _quote_page(
-    request: Request,
-    session: Session,
-    form: forms.WizardForm,
-    option: OptionOut,
-    t: Translator,
-    customer: dict[str, str],
-    errors: dict[str, list[str]],
-    *,
-    chosen: list[str] | None = None,
-    status: int = 200,
+    request: Request, session: Session, form: forms.WizardForm, t: Translator, entry: QuoteEntry, status: int = 200
 ) -> HTMLResponse:
     state = _state(form, t)
-    context = quote_form_context(
-        session,
-        option,
-        state,
-        customer=customer,
-        errors=errors,
-        chosen=chosen,
-        summary=plan_words(option.plan, t),
-        results_url=f"/results?{urlencode(state)}",
-    )
+    summary = plan_words(entry.option.plan, t)
+    context = quote_form_context(session, entry, state, summary=summary, results_path="/results")
     return _page(request, "web/quote.html", context, t, status=status, query=state)
 
 
@@ -307,12 +289,10 @@ def _issue_quote(
     option = find_option(result, fields.get("option"))
     if option is None:
         return error_page(request, 404, message=t("option_missing"))
-    printable, customer, errors = quote_from_form(
-        session, request_in, option, fields, addons, t, settings.quote_validity_days
-    )
+    printable, entry = quote_from_form(session, request_in, option, fields, addons, t, settings.quote_validity_days)
     if printable is not None:
         return RedirectResponse(printable, status_code=303)
-    return _quote_page(request, session, form, option, t, customer, errors, chosen=addons, status=422)
+    return _quote_page(request, session, form, t, entry, status=422)
 
 
 # ---- accepting a quote from the browser ----------------------------------------------------------

@@ -30,13 +30,13 @@ from app.estimator.specs import EstimatorError
 from app.estimator.vocabulary import ENGINES, SERVING_PRECISIONS, WEIGHT_FORMATS
 from app.hub.service import with_hub_config
 from app.i18n import LANGS, Translator, negotiate
-from app.planner.schemas import OptionOut, RecommendIn, RecommendOut
+from app.planner.schemas import RecommendIn, RecommendOut
 from app.planner.service import run_recommend
 from app.settings import Settings
 from app.templating import templates
 from app.web.charts import memory_bar
 from app.web.forms import api_message
-from app.web.quote_form import find_option, quote_form_context, quote_from_form
+from app.web.quote_form import QuoteEntry, find_option, quote_form_context, quote_from_form
 
 router = APIRouter(route_class=WebRoute, include_in_schema=False)
 
@@ -236,30 +236,13 @@ def _state(form: ServeForm, t: Translator) -> list[tuple[str, str]]:
 
 
 def _quote_page(
-    request: Request,
-    session: Session,
-    form: ServeForm,
-    option: OptionOut,
-    t: Translator,
-    customer: dict[str, str],
-    errors: dict[str, list[str]],
-    *,
-    chosen: list[str] | None = None,
-    status: int = 200,
+    request: Request, session: Session, form: ServeForm, t: Translator, entry: QuoteEntry, status: int = 200
 ) -> HTMLResponse:
     state = _state(form, t)
     items = [(k, v) for k, v in state if k != "lang"]
     switch = f"/serve/results?{urlencode([*items, ('lang', 'zh' if t.lang == 'en' else 'en')])}"
-    quote_form = quote_form_context(
-        session,
-        option,
-        state,
-        customer=customer,
-        errors=errors,
-        chosen=chosen or [],
-        summary=option.plan.summary,
-        results_url=f"/serve/results?{urlencode(state)}",
-    )
+    summary = entry.option.plan.summary
+    quote_form = quote_form_context(session, entry, state, summary=summary, results_path="/serve/results")
     context = {"t": t, "lang": t.lang, "switch_url": switch, **quote_form, "form_action": "/serve/quote"}
     return templates.TemplateResponse(request, "web/quote.html", context, status_code=status)
 
@@ -272,8 +255,7 @@ def serve_quote_form(request: Request, session: SessionDep, settings: SettingsDe
     option = find_option(answer[1], request.query_params.get("option")) if answer else None
     if option is None:
         return error_page(request, 404, message=t("option_missing"))
-    months = "12" if option.cost.term == "annual" else "1"
-    return _quote_page(request, session, form, option, t, {"months": months}, {})
+    return _quote_page(request, session, form, t, QuoteEntry.blank(option, chosen=[]))
 
 
 @router.post("/serve/quote", response_class=HTMLResponse)
@@ -299,9 +281,7 @@ def _issue(
     option = find_option(answer[1], fields.get("option")) if answer else None
     if answer is None or option is None:
         return error_page(request, 404, message=t("option_missing"))
-    printable, customer, errors = quote_from_form(
-        session, answer[0], option, fields, addons, t, settings.quote_validity_days
-    )
+    printable, entry = quote_from_form(session, answer[0], option, fields, addons, t, settings.quote_validity_days)
     if printable is not None:
         return RedirectResponse(printable, status_code=303)
-    return _quote_page(request, session, form, option, t, customer, errors, chosen=addons, status=422)
+    return _quote_page(request, session, form, t, entry, status=422)
