@@ -176,10 +176,15 @@ INTRO = """## Out of sample: published runs the constants were not fitted to
 
 Cases: `tests/estimator/validation_cases.py`, each with its configuration and citation. **fit**: the 24 throughput
 runs the efficiency constants were calibrated on (`tests/estimator/perf_cases.py`) and the range was set against,
-plus the Llama 1 and Llama 2 GPU-hours of the papers' tables. **holdout**: other sources, not looked at while
-fitting: NVIDIA's NeMo Megatron-Bridge and NeMo AutoModel benchmark tables (H100 and B200, dense and MoE, FP8 and
-BF16, LoRA), MT-NLG 530B, OPT-175B, BLOOM-176B, LLaMA 65B and TinyLlama for throughput; the Llama 3.1 model card,
-StarCoder, MPT-7B, DeepSeek-V3 and BLOOM for GPU-hours. Error = ours / published − 1. A range holds a case when
+NeMo's BF16 and FP8 runs of Llama 3.1 8B, 70B and 405B on DGX H100 from NVIDIA's DGX Cloud Benchmarking recipes
+(added as fit rows on 2026-12-01: the FP8 constants and the tuned end of the range are set on them), plus the Llama 1
+and Llama 2 GPU-hours of the papers' tables. **holdout**: other sources, not looked at while fitting: NVIDIA's NeMo
+Megatron-Bridge and NeMo AutoModel benchmark tables (H100 and B200, dense and MoE, FP8 and BF16, LoRA), MT-NLG 530B,
+OPT-175B, BLOOM-176B, LLaMA 65B and TinyLlama for throughput; the Llama 3.1 model card, StarCoder, MPT-7B,
+DeepSeek-V3 and BLOOM for GPU-hours. The Megatron-Bridge and AutoModel rows were seen before the FP8 and range
+changes of 2026-12-01, so fresh held-out rows were recorded before those changes from publications no earlier case
+used: torchtitan's June 2025 async-TP benchmark (70B and 8B, BF16 and Float8, FSDP × TP), Trainy's H200 torchtitan
+runs, and the SmolLM3 and Phi-2 GPU-hours. Error = ours / published − 1. A range holds a case when
 the published value lies in `performance.tokens_per_s_per_gpu_range` (throughput) or `performance.gpu_hours_range`
 (GPU-hours); half-width = (high − low) / (high + low). Baseline: the estimator before these changes (commit
 {baseline}), run on the same cases; it had no ranges, no goodput, and it could not express BLOOM's fabric (the API
