@@ -520,7 +520,31 @@ def model_from_hf_config(config: Mapping[str, Any], *, name: str | None = None) 
     theta = config.get("rope_theta", config.get("rotary_emb_base"))
     if isinstance(theta, int | float) and not isinstance(theta, bool) and theta > 0 and not model.learned_positions:
         model = replace(model, rope_theta=float(theta))
+    model = replace(model, rope_scaling=_rope_scaling(config), norm_eps=_norm_eps(config))
     if name:
         model = replace(model, name=name)
     validate_model(model)
     return model
+
+
+NORM_EPS_KEYS = ("rms_norm_eps", "layer_norm_epsilon", "layer_norm_eps", "norm_epsilon")
+
+
+def _norm_eps(config: Mapping[str, Any]) -> float | None:
+    """The normalisation epsilon config.json states (the key depends on the family), None when absent."""
+    for key in NORM_EPS_KEYS:
+        value = config.get(key)
+        if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+            return float(value)
+    return None
+
+
+def _rope_scaling(config: Mapping[str, Any]) -> tuple[str, float] | None:
+    """config.json rope_scaling as (rope_type, factor); transformers reads `rope_type`, older configs `type`."""
+    scaling = config.get("rope_scaling")
+    if not isinstance(scaling, Mapping):
+        return None
+    kind, factor = scaling.get("rope_type", scaling.get("type")), scaling.get("factor")
+    if not isinstance(kind, str) or not isinstance(factor, int | float) or isinstance(factor, bool):
+        return None
+    return kind, float(factor)

@@ -43,7 +43,7 @@ def _note(entry: dict[str, Any]) -> str:
 
 
 def _to_preset(entry: dict[str, Any]) -> Preset:
-    model = replace(model_from_hf_config(entry["config"]), name=entry["id"])
+    model = replace(model_from_hf_config(entry["config"]), name=entry["id"], hf_repo=entry["hf_repo"])
     return Preset(
         id=entry["id"],
         name=entry["name"],

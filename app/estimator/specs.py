@@ -63,6 +63,10 @@ class ModelSpec:
     moe_layers: int = 0
     approximate: bool = False  # architecture derived from a parameter count only
     rope_theta: float | None = None  # RoPE base frequency (config.json rope_theta / rotary_emb_base); None: unstated
+    # config.json rope_scaling: its rope_type ("llama3", "yarn", …) and factor; None: no scaling stated
+    rope_scaling: tuple[str, float] | None = None
+    norm_eps: float | None = None  # config.json rms_norm_eps / layer_norm_epsilon / layer_norm_eps; None: unstated
+    hf_repo: str | None = None  # the Hugging Face repository of the weights and tokenizer; None: unknown
 
     @property
     def d_head(self) -> int:

@@ -14,33 +14,46 @@ and for LoRA/QLoRA the adapter settings. Keys come from each tool's documentatio
   LoRA: PEFT `LoraConfig` (r, lora_alpha, lora_dropout, target_modules, bias, task_type); QLoRA:
   transformers `BitsAndBytesConfig` with NF4, double quantisation and `bnb_4bit_quant_storage`
   (PEFT docs: needed to shard the 4-bit weights under ZeRO-3).
-- torchtitan job config (docs/composability.md, torchtitan/config/job_config.py):
-  parallelism.{data_parallel_replicate_degree, data_parallel_shard_degree, tensor_parallel_degree,
-  pipeline_parallel_degree, context_parallel_degree, fsdp_reshard_after_forward,
-  pipeline_parallel_microbatch_size}, training.{local_batch_size, global_batch_size, seq_len,
-  mixed_precision_param, mixed_precision_reduce, enable_cpu_offload}, activation_checkpoint.{mode,
-  selective_ac_option}. torchtune `lora_finetune_distributed` for LoRA/QLoRA (model.lora_rank,
-  lora_alpha, lora_dropout, lora_attn_modules, apply_lora_to_mlp, quantize_base; batch_size,
-  gradient_accumulation_steps, enable_activation_checkpointing, fsdp_cpu_offload).
+- torchtitan job config (torchtitan/config/job_config.py at v0.2.2, the last release configured by a
+  TOML file; docs/composability.md): parallelism.{data_parallel_replicate_degree,
+  data_parallel_shard_degree, tensor_parallel_degree, pipeline_parallel_degree,
+  context_parallel_degree, fsdp_reshard_after_forward, pipeline_parallel_microbatch_size},
+  training.{local_batch_size, global_batch_size, seq_len, steps, mixed_precision_param,
+  mixed_precision_reduce, enable_cpu_offload}, activation_checkpoint.{mode, selective_ac_option},
+  checkpoint.{initial_load_in_hf, interval}, optimizer, lr_scheduler, model.converters for float8.
+  FSDP2 has no FSDP1 `sharding_strategy`: the shard and replicate degrees say it. torchtune
+  `lora_finetune_distributed` for LoRA/QLoRA (model.lora_rank, lora_alpha, lora_dropout,
+  lora_attn_modules, apply_lora_to_mlp, quantize_base; batch_size, gradient_accumulation_steps,
+  enable_activation_checkpointing, fsdp_cpu_offload).
 - Megatron-LM arguments (megatron/training/arguments.py): parallel sizes, --sequence-parallel,
   --use-distributed-optimizer, recompute, batch sizes, and the architecture flags without which
-  Megatron builds a GPT-2-style model: --normalization RMSNorm, --position-embedding-type rope with
-  --rotary-base (the model's rope_theta),
-  --swiglu, --untie-embeddings-and-output-weights, --disable-bias-linear, --group-query-attention
-  --num-query-groups, and for MoE --num-experts, --moe-router-topk, --moe-ffn-hidden-size,
-  --expert-model-parallel-size. LoRA through Megatron-Bridge's PEFT (`LoRA(dim, alpha, dropout,
+  Megatron builds a GPT-2-style model: --normalization RMSNorm with the model's --norm-epsilon,
+  --position-embedding-type rope with --rotary-base (the model's rope_theta) and, for Llama 3.1/3.2,
+  --use-rope-scaling --rope-scaling-factor, --swiglu, --untie-embeddings-and-output-weights,
+  --disable-bias-linear, --add-qkv-bias (Qwen2), --group-query-attention --num-query-groups, and for
+  MoE --num-experts, --moe-router-topk, --moe-ffn-hidden-size, --expert-model-parallel-size. A
+  fine-tune loads the converted checkpoint (--load, --finetune: iteration 0, no optimizer or RNG
+  state) and saves elsewhere (--save, --save-interval from the estimator's checkpoint interval); the
+  tokenizer is HuggingFaceTokenizer with the model's repository; data is a --data-path placeholder
+  with --split; --train-iters = tokens ÷ (global batch × sequence length); AdamW with a cosine
+  schedule (SCHEDULES). LoRA through Megatron-Bridge's PEFT (`LoRA(dim, alpha, dropout,
   target_modules)` on linear_qkv, linear_proj, linear_fc1, linear_fc2).
+
+tests/planner/test_launch_schemas.py checks every emitted Megatron flag and torchtitan key against the
+lists extracted from those files (tests/planner/data/, with their commits).
 """
 
 from __future__ import annotations
 
+import math
+import re
+from dataclasses import dataclass
 from typing import Any
 
-from app.estimator.specs import LoraSpec, ModelSpec, Plan, Workload
+from app.estimator.specs import LoraSpec, ModelSpec, Performance, Plan, Workload
 from app.estimator.vocabulary import ATTENTION_TARGETS, BF16_RUN_PRECISIONS, LORA_TARGETS, LORA_TASKS, MLP_TARGETS
 from app.planner.stacks import Stack
 
-FSDP_STRATEGY = {0: "NO_SHARD", 1: "SHARD_GRAD_OP", 2: "SHARD_GRAD_OP", 3: "FULL_SHARD"}
 # LoRA target names: ours → Hugging Face Llama module names (PEFT) / Megatron-Core linear layers.
 HF_MODULES = {
     "q": "q_proj",
@@ -64,8 +77,62 @@ TORCHTUNE_ATTN = {"q": "q_proj", "k": "k_proj", "v": "v_proj", "o": "output_proj
 TORCH_DTYPE = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "fp8": "bfloat16"}
 
 
+@dataclass(frozen=True, slots=True)
+class Schedule:
+    """Peak learning rate and warm-up of a run, by task. AdamW with beta1 0.9, beta2 0.95, weight decay 0.1,
+    gradient clipping 1.0 and a cosine decay to a tenth of the peak, as Llama 2 was trained (Touvron et al.
+    2023 §2.2); the customer tunes the rate, the launch block only has to start a sane run."""
+
+    lr: float
+    warmup_fraction: float
+
+
+SCHEDULES = {
+    "pretrain": Schedule(3e-4, 0.03),  # Llama 2 7B/13B peak (§2.2, Table 1); warm-up: PRETRAIN_WARMUP_ITERS
+    "full_finetune": Schedule(2e-5, 0.03),  # Llama 2 SFT: 2e-5, cosine (§3.1); warm-up ratio 0.03: Stanford Alpaca
+    "lora": Schedule(2e-4, 0.03),  # QLoRA's 2e-4 for 7B-13B adapters (Dettmers et al. 2023, App. B.2), ratio 0.03
+    "qlora": Schedule(2e-4, 0.03),
+}
+PRETRAIN_WARMUP_ITERS = 2000  # Llama 2's warm-up (§2.2); a shorter run warms up over its first 3 %
+MIN_LR_RATIO = 0.1  # cosine decay to 10 % of the peak (Llama 2 §2.2)
+# Megatron-LM examples/gpt3/train_gpt3_175b_distributed.sh: train / validation / test shares of the data
+MEGATRON_SPLIT = "949,50,1"
+# Megatron's --use-rope-scaling applies the llama3 frequency scaling (low 1, high 4, original 8,192 positions);
+# config.json's other rope types (yarn, linear, dynamic…) have no such flag.
+MEGATRON_ROPE_SCALING = "llama3"
+
+
 def accumulation_steps(plan: Plan, global_batch: int) -> int:
     return max(1, global_batch // (plan.dp * plan.micro_batch))
+
+
+def train_iters(workload: Workload, global_batch: int) -> int | None:
+    """Optimizer steps that train on `workload.tokens`: tokens ÷ (global batch × sequence length), rounded up;
+    None without a token count."""
+    if not workload.tokens or not global_batch:
+        return None
+    return max(1, math.ceil(workload.tokens / (global_batch * workload.seq_len)))
+
+
+def save_interval(iters: int, performance: Performance | None) -> int:
+    """Steps between checkpoints: the estimator's checkpoint interval (Young's optimum, app/estimator/goodput.py)
+    over the step time; the whole run when the estimate has none."""
+    goodput = performance.goodput if performance is not None else None
+    step = performance.step_time_s if performance is not None else None
+    if goodput is None or not step:
+        return iters
+    return max(1, min(iters, math.floor(goodput.checkpoint_interval_hours * 3600 / step)))
+
+
+def _repo(model: ModelSpec) -> str:
+    """The Hugging Face repository the weights and tokenizer come from, or a local path to fill in."""
+    return model.hf_repo or f"/models/{_slug(model)}-hf"
+
+
+def _slug(model: ModelSpec) -> str:
+    """A file-name-safe name for the model's checkpoint and data directories."""
+    name = (model.hf_repo or model.name).rsplit("/", 1)[-1].lower()
+    return re.sub(r"[^a-z0-9._-]+", "-", name).strip("-") or "model"
 
 
 def _lora(workload: Workload) -> LoraSpec:
@@ -155,41 +222,59 @@ def _torchrun(nodes: int, gpus_per_node: int, target: str) -> str:
 
 
 def _fsdp(
-    model: ModelSpec, workload: Workload, plan: Plan, nodes: int, gpus_per_node: int, global_batch: int
+    model: ModelSpec,
+    workload: Workload,
+    plan: Plan,
+    shape: tuple[int, int],
+    global_batch: int,
+    performance: Performance | None,
 ) -> dict[str, Any]:
-    steps = accumulation_steps(plan, global_batch)
-    sharded = plan.zero_stage >= 2 and plan.dp > 1
-    common: dict[str, Any] = {
-        "world_size": nodes * gpus_per_node,
-        "data_parallel_size": plan.dp,
-        "fsdp": {
-            "sharding_strategy": "HYBRID_SHARD" if plan.hybrid else FSDP_STRATEGY[plan.zero_stage if plan.dp > 1 else 0]
-        },
-    }
+    nodes, gpus_per_node = shape
+    common: dict[str, Any] = {"world_size": nodes * gpus_per_node, "data_parallel_size": plan.dp}
     if workload.task in LORA_TASKS:
-        lora = _lora(workload)
-        attention = [TORCHTUNE_ATTN[t] for t in ATTENTION_TARGETS if t in lora.targets]
         return {
             "command": _torchrun(nodes, gpus_per_node, "-m torchtune._cli.tune run lora_finetune_distributed"),
             **common,
-            "torchtune": {
-                "model": {
-                    "lora_attn_modules": attention,
-                    "apply_lora_to_mlp": bool(set(MLP_TARGETS) & set(lora.targets)),
-                    "apply_lora_to_output": False,
-                    "lora_rank": lora.rank,
-                    "lora_alpha": _alpha(lora),
-                    "lora_dropout": lora.dropout,
-                    "quantize_base": workload.task == "qlora",
-                },
-                "batch_size": plan.micro_batch,
-                "gradient_accumulation_steps": steps,
-                "enable_activation_checkpointing": plan.recompute == "full",
-                "fsdp_cpu_offload": plan.offload != "none",
-                "dtype": "bf16" if workload.precision in BF16_RUN_PRECISIONS else workload.precision,
-            },
+            "torchtune": _torchtune(workload, plan, global_batch),
         }
-    per_rank = global_batch // plan.dp
+    return {
+        "command": _torchrun(nodes, gpus_per_node, "-m torchtitan.train --job.config_file train.toml"),
+        **common,
+        "torchtitan": torchtitan_config(model, workload, plan, global_batch, performance),
+        "notes": [
+            f"Download {_repo(model)} with scripts/download_hf_assets.py (weights and tokenizer) and set "
+            "model.name and model.flavor to torchtitan's entry for it; register the dataset at training.dataset_path.",
+        ],
+    }
+
+
+def _torchtune(workload: Workload, plan: Plan, global_batch: int) -> dict[str, Any]:
+    lora = _lora(workload)
+    attention = [TORCHTUNE_ATTN[t] for t in ATTENTION_TARGETS if t in lora.targets]
+    return {
+        "model": {
+            "lora_attn_modules": attention,
+            "apply_lora_to_mlp": bool(set(MLP_TARGETS) & set(lora.targets)),
+            "apply_lora_to_output": False,
+            "lora_rank": lora.rank,
+            "lora_alpha": _alpha(lora),
+            "lora_dropout": lora.dropout,
+            "quantize_base": workload.task == "qlora",
+        },
+        "batch_size": plan.micro_batch,
+        "gradient_accumulation_steps": accumulation_steps(plan, global_batch),
+        "enable_activation_checkpointing": plan.recompute == "full",
+        "fsdp_cpu_offload": plan.offload != "none",
+        "dtype": "bf16" if workload.precision in BF16_RUN_PRECISIONS else workload.precision,
+    }
+
+
+def torchtitan_config(
+    model: ModelSpec, workload: Workload, plan: Plan, global_batch: int, performance: Performance | None = None
+) -> dict[str, Any]:
+    """train.toml for torchtitan (job_config.py's sections; FSDP2, so no FSDP1 sharding strategy: ZeRO-3 is
+    fsdp_reshard_after_forward "always", ZeRO-2 "never", hybrid sharding a replicate degree above 1)."""
+    sharded = plan.zero_stage >= 2 and plan.dp > 1
     # hybrid sharding: shard over dp_shard, replicate over the rest (torchtitan runs HSDP when both exceed 1)
     shard = plan.shard_dp if sharded else 1
     parallelism: dict[str, Any] = {
@@ -203,27 +288,52 @@ def _fsdp(
     if plan.pp > 1:
         parallelism["pipeline_parallel_microbatch_size"] = plan.micro_batch
         parallelism["pipeline_parallel_schedule"] = "Interleaved1F1B" if plan.virtual_stages > 1 else "1F1B"
-    return {
-        "command": _torchrun(nodes, gpus_per_node, "-m torchtitan.train --job.config_file train.toml"),
-        **common,
-        "torchtitan": {
-            "parallelism": parallelism,
-            "training": {
-                # torchtitan accumulates gradients itself when global > local × data-parallel ranks
-                "local_batch_size": per_rank if plan.pp > 1 else plan.micro_batch,
-                "global_batch_size": global_batch,
-                "seq_len": workload.seq_len,
-                "mixed_precision_param": TORCH_DTYPE[workload.precision],
-                "mixed_precision_reduce": "float32",
-                "enable_cpu_offload": plan.offload != "none",
-            },
-            "activation_checkpoint": {"mode": plan.recompute, "selective_ac_option": "op"},
-            "float8": {"enabled": workload.precision == "fp8"},
-        },
+    training: dict[str, Any] = {
+        # torchtitan accumulates gradients itself when global > local × data-parallel ranks
+        "local_batch_size": global_batch // plan.dp if plan.pp > 1 else plan.micro_batch,
+        "global_batch_size": global_batch,
+        "seq_len": workload.seq_len,
+        "mixed_precision_param": TORCH_DTYPE[workload.precision],
+        "mixed_precision_reduce": "float32",
+        "enable_cpu_offload": plan.offload != "none",
+        "max_norm": 1.0,
+        "dataset_path": f"/data/{_slug(model)}",
     }
+    # scripts/download_hf_assets.py --repo_id <repo> writes ./assets/hf/<name> (torchtitan's example configs)
+    assets = f"./assets/hf/{(model.hf_repo or _slug(model)).rsplit('/', 1)[-1]}"
+    config: dict[str, Any] = {
+        "model": {"hf_assets_path": assets},
+        "parallelism": parallelism,
+        "training": training,
+        "activation_checkpoint": {"mode": plan.recompute, "selective_ac_option": "op"},
+    }
+    iters = train_iters(workload, global_batch)
+    schedule = SCHEDULES.get(workload.task, SCHEDULES["full_finetune"])
+    config["optimizer"] = {"name": "AdamW", "lr": schedule.lr, "weight_decay": 0.1, "beta1": 0.9, "beta2": 0.95}
+    config["lr_scheduler"] = {"decay_type": "cosine", "min_lr_factor": MIN_LR_RATIO}
+    checkpoint: dict[str, Any] = {"enable": True, "folder": f"{_slug(model)}-{workload.task.replace('_', '-')}"}
+    if iters is not None:
+        training["steps"] = iters
+        config["lr_scheduler"]["warmup_steps"] = max(1, math.ceil(iters * schedule.warmup_fraction))
+        checkpoint["interval"] = save_interval(iters, performance)
+    if workload.task != "pretrain":  # start from the published weights in hf_assets_path (docs/checkpoint.md)
+        checkpoint |= {"initial_load_in_hf": True, "initial_load_model_only": True}
+    config["checkpoint"] = checkpoint
+    if workload.precision == "fp8":
+        config["model"]["converters"] = ["quantize.linear.float8"]  # torchtitan docs/float8.md
+    return config
 
 
-def megatron_args(model: ModelSpec, workload: Workload, plan: Plan, global_batch: int) -> list[str]:
+def megatron_args(
+    model: ModelSpec, workload: Workload, plan: Plan, global_batch: int, performance: Performance | None = None
+) -> list[str]:
+    args = _megatron_parallel_args(model, workload, plan, global_batch)
+    args += _architecture_args(model)
+    args += _megatron_run_args(model, workload, global_batch, performance)
+    return args
+
+
+def _megatron_parallel_args(model: ModelSpec, workload: Workload, plan: Plan, global_batch: int) -> list[str]:
     args = [
         f"--tensor-model-parallel-size {plan.tp}",
         f"--pipeline-model-parallel-size {plan.pp}",
@@ -238,7 +348,6 @@ def megatron_args(model: ModelSpec, workload: Workload, plan: Plan, global_batch
         "--attention-dropout 0.0",
         "--hidden-dropout 0.0",
     ]
-    args += _architecture_args(model)
     if plan.virtual_stages > 1:
         args.append(f"--num-layers-per-virtual-pipeline-stage {model.layers // (plan.pp * plan.virtual_stages)}")
     if plan.tp > 1:
@@ -262,6 +371,44 @@ def megatron_args(model: ModelSpec, workload: Workload, plan: Plan, global_batch
     return args
 
 
+def _megatron_run_args(
+    model: ModelSpec, workload: Workload, global_batch: int, performance: Performance | None
+) -> list[str]:
+    """Checkpoints, tokenizer, data, length and schedule. A fine-tune loads the converted checkpoint and starts
+    a new run from it (--finetune: iteration 0, optimizer and RNG state not loaded); pretraining starts from
+    scratch. The data prefix is a placeholder for the customer's dataset, preprocessed by Megatron's
+    tools/preprocess_data.py with the same tokenizer."""
+    slug = _slug(model)
+    args = []
+    if workload.task != "pretrain":
+        args += [f"--load /checkpoints/{slug}-mcore", "--finetune"]
+    args += [
+        f"--save /checkpoints/{slug}-{workload.task.replace('_', '-')}",
+        "--tokenizer-type HuggingFaceTokenizer",
+        f"--tokenizer-model {_repo(model)}",
+        f"--data-path /data/{slug}_text_document",
+        f"--split {MEGATRON_SPLIT}",
+    ]
+    iters = train_iters(workload, global_batch)
+    if iters is not None:
+        args += [f"--train-iters {iters}", f"--save-interval {save_interval(iters, performance)}"]
+    schedule = SCHEDULES.get(workload.task, SCHEDULES["full_finetune"])
+    args += [
+        f"--lr {schedule.lr:g}",
+        f"--min-lr {schedule.lr * MIN_LR_RATIO:g}",
+        "--lr-decay-style cosine",
+        "--weight-decay 0.1",
+        "--clip-grad 1.0",
+        "--adam-beta1 0.9",
+        "--adam-beta2 0.95",
+    ]
+    if workload.task == "pretrain" and iters is not None:
+        args.append(f"--lr-warmup-iters {min(PRETRAIN_WARMUP_ITERS, math.ceil(iters * schedule.warmup_fraction))}")
+    else:
+        args.append(f"--lr-warmup-fraction {schedule.warmup_fraction:g}")
+    return args
+
+
 def _architecture_args(model: ModelSpec) -> list[str]:
     """Megatron defaults describe GPT-2 (LayerNorm, learned positions, GELU, tied embeddings, biases)."""
     args = []
@@ -271,6 +418,10 @@ def _architecture_args(model: ModelSpec) -> list[str]:
         args.append("--position-embedding-type rope")
         if model.rope_theta is not None:  # Megatron's default base is 10,000; Llama 3 uses 500,000
             args.append(f"--rotary-base {model.rope_theta:.0f}")
+        if model.rope_scaling is not None and model.rope_scaling[0] == MEGATRON_ROPE_SCALING:
+            args += ["--use-rope-scaling", f"--rope-scaling-factor {model.rope_scaling[1]:g}"]
+    if model.norm_eps is not None:  # Megatron's default is 1e-5; Qwen and Gemma use 1e-6
+        args.append(f"--norm-epsilon {model.norm_eps:g}")
     if model.mlp == "swiglu":
         args.append("--swiglu")
     if not model.tied_embeddings:
@@ -299,13 +450,20 @@ def _architecture_args(model: ModelSpec) -> list[str]:
 
 
 def _megatron(
-    model: ModelSpec, workload: Workload, plan: Plan, nodes: int, gpus_per_node: int, global_batch: int
+    model: ModelSpec,
+    workload: Workload,
+    plan: Plan,
+    shape: tuple[int, int],
+    global_batch: int,
+    performance: Performance | None,
 ) -> dict[str, Any]:
+    nodes, gpus_per_node = shape
     out: dict[str, Any] = {
         "command": _torchrun(nodes, gpus_per_node, "pretrain_gpt.py $(cat megatron_args.txt)"),
         "world_size": nodes * gpus_per_node,
         "data_parallel_size": plan.dp,
-        "args": megatron_args(model, workload, plan, global_batch),
+        "args": megatron_args(model, workload, plan, global_batch, performance),
+        "notes": _megatron_notes(model, workload, global_batch),
     }
     if workload.task == "lora":
         lora = _lora(workload)
@@ -321,6 +479,29 @@ def _megatron(
     return out
 
 
+def _megatron_notes(model: ModelSpec, workload: Workload, global_batch: int) -> list[str]:
+    """What the customer does before launching: convert the weights, tokenize the data; what is left to fill."""
+    slug = _slug(model)
+    notes = []
+    if workload.task != "pretrain":
+        notes.append(
+            f"Convert the Hugging Face weights of {_repo(model)} to a Megatron checkpoint in /checkpoints/{slug}-mcore "
+            "first (Megatron-Bridge, or Megatron-LM tools/checkpoint/convert.py), with the same tensor and "
+            "pipeline sizes."
+        )
+    notes.append(
+        f"Tokenize the dataset with tools/preprocess_data.py and the same tokenizer into /data/{slug}_text_document."
+    )
+    if train_iters(workload, global_batch) is None:
+        notes.append("No token count was given: add --train-iters (tokens ÷ (global batch × sequence length)).")
+    if model.rope_scaling is not None and model.rope_scaling[0] != MEGATRON_ROPE_SCALING:
+        notes.append(
+            f"config.json scales RoPE the {model.rope_scaling[0]} way (factor {model.rope_scaling[1]:g}); "
+            "Megatron-LM's arguments have no flag for it: set it in the model provider."
+        )
+    return notes
+
+
 def launch_configs(
     stack: Stack | None,
     model: ModelSpec,
@@ -329,12 +510,15 @@ def launch_configs(
     nodes: int,
     gpus_per_node: int,
     global_batch: int,
+    *,
+    performance: Performance | None = None,
 ) -> dict[str, Any]:
-    """{stack: its configuration} for the stack that runs the plan (empty for none)."""
+    """{stack: its configuration} for the stack that runs the plan (empty for none). `performance` (the plan's
+    estimate) sets how often a run saves its checkpoint."""
     if stack == "deepspeed":
         return {stack: _deepspeed(workload, plan, nodes, gpus_per_node, global_batch)}
     if stack == "fsdp":
-        return {stack: _fsdp(model, workload, plan, nodes, gpus_per_node, global_batch)}
+        return {stack: _fsdp(model, workload, plan, (nodes, gpus_per_node), global_batch, performance)}
     if stack == "megatron":
-        return {stack: _megatron(model, workload, plan, nodes, gpus_per_node, global_batch)}
+        return {stack: _megatron(model, workload, plan, (nodes, gpus_per_node), global_batch, performance)}
     return {}

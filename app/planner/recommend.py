@@ -446,7 +446,9 @@ def _option(
         cost=cost,
         hours=hours,
         warnings=warnings,
-        launch=launch_configs(stack, model, workload, best.plan, config.nodes, config.cards_per_node, global_batch),
+        launch=launch_configs(
+            stack, model, workload, best.plan, config.nodes, config.cards_per_node, global_batch, performance=perf
+        ),
         availability=_availability(offer, config, region),
         stack=stack,
     )

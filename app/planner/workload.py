@@ -33,6 +33,8 @@ def resolve_model(spec: ModelIn) -> tuple[ModelSpec, list[Warning_]]:
         return model, []
     if spec.hf_config is not None:
         model = model_from_hf_config(spec.hf_config, name=spec.name or spec.hf_id)
+        repo = spec.hf_id or spec.hf_config.get("_name_or_path")
+        model = replace(model, hf_repo=str(repo)) if repo else model
         return model, validate_model(model, spec.params)
     if spec.hf_id is not None:  # the delivery layer fills hf_config from the Hub first (app.hub)
         raise EstimatorError(f"the config of {spec.hf_id} was not read from the Hub", field="model.hf_id")

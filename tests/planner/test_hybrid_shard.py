@@ -62,7 +62,7 @@ def test_a_multi_node_8b_full_finetune_chooses_hybrid_sharding_with_its_launch_c
     assert parallelism["data_parallel_shard_degree"] == 8
     assert parallelism["data_parallel_replicate_degree"] == 4
     assert parallelism["fsdp_reshard_after_forward"] == "always"
-    assert config["fsdp"]["sharding_strategy"] == "HYBRID_SHARD"
+    assert "fsdp" not in config  # FSDP2: no FSDP1 sharding_strategy; HSDP is the replicate degree above 1
     assert "hybrid sharding: states sharded within groups of 8 data-parallel GPUs" in describe_plan(plan)
 
 

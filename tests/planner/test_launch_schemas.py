@@ -1,0 +1,187 @@
+"""Launch blocks checked against the tools' own option lists, extracted from their source and committed
+beside this file with the commit they come from (tests/planner/data/):
+
+- megatron_arguments.txt: every flag megatron/training/arguments.py declares (NVIDIA/Megatron-LM core_v0.15.3);
+- torchtitan_job_config_keys.txt: every `section.field` of torchtitan/config/job_config.py's JobConfig
+  (pytorch/torchtitan v0.2.2).
+
+Before: the Megatron fine-tune block loaded no checkpoint and named no tokenizer, data, length or schedule,
+Llama 3.1 ran without its RoPE scaling and Qwen with Megatron's 1e-5 norm epsilon; the torchtitan block
+carried FSDP1's `sharding_strategy` and a `float8` section torchtitan does not have.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from app.estimator.presets import get_preset
+from app.estimator.specs import LoraSpec, Plan, Workload
+from app.planner.launch import launch_configs
+
+DATA = Path(__file__).parent / "data"
+
+
+def _listed(name: str) -> set[str]:
+    lines = (DATA / name).read_text(encoding="utf-8").splitlines()
+    return {line.strip() for line in lines if line.strip() and not line.startswith("#")}
+
+
+MEGATRON_FLAGS = _listed("megatron_arguments.txt")
+TORCHTITAN_KEYS = _listed("torchtitan_job_config_keys.txt")
+
+
+def _parsed(args: list[str]) -> dict[str, str | None]:
+    """Megatron's argument list as {flag: value}; every flag must be one arguments.py declares."""
+    out: dict[str, str | None] = {}
+    for entry in args:
+        flag, _, value = entry.partition(" ")
+        assert flag in MEGATRON_FLAGS, f"{flag} is not a Megatron-LM argument"
+        assert flag not in out, f"{flag} given twice"
+        out[flag] = value or None
+    return out
+
+
+def _dotted(config: dict[str, Any], prefix: str = "") -> set[str]:
+    keys: set[str] = set()
+    for key, value in config.items():
+        if isinstance(value, dict):
+            keys |= _dotted(value, f"{prefix}{key}.")
+        else:
+            keys.add(f"{prefix}{key}")
+    return keys
+
+
+def _megatron(preset: str, workload: Workload, plan: Plan, nodes: int, global_batch: int) -> dict[str, Any]:
+    model = get_preset(preset).model
+    return launch_configs("megatron", model, workload, plan, nodes, 8, global_batch)["megatron"]
+
+
+def _assert_batch_arithmetic(args: dict[str, str | None], data_parallel: int) -> None:
+    """Megatron derives gradient accumulation as global ÷ (micro × data parallel) and refuses a remainder."""
+    global_batch, micro = int(args["--global-batch-size"] or 0), int(args["--micro-batch-size"] or 0)
+    accumulation, remainder = divmod(global_batch, micro * data_parallel)
+    assert remainder == 0 and accumulation >= 1
+    assert global_batch == micro * data_parallel * accumulation
+
+
+def test_megatron_llama_3_1_fine_tune_is_complete_and_every_flag_exists() -> None:
+    workload = Workload(task="full_finetune", seq_len=4096, tokens=2e9)
+    plan = Plan(dp=2, tp=8, pp=4, zero_stage=1, micro_batch=1, recompute="selective", sequence_parallel=True)
+    config = _megatron("llama-3.1-70b", workload, plan, nodes=8, global_batch=512)
+    args = _parsed(config["args"])
+    _assert_batch_arithmetic(args, config["data_parallel_size"])
+    assert config["data_parallel_size"] == config["world_size"] // (8 * 4) == 2
+    # fine-tune: load the converted checkpoint, reset iteration and optimizer, save elsewhere
+    assert args["--load"] and "--finetune" in args and args["--save"] and args["--save"] != args["--load"]
+    assert (args["--tokenizer-type"], args["--tokenizer-model"]) == ("HuggingFaceTokenizer", "meta-llama/Llama-3.1-70B")
+    assert args["--data-path"] and args["--split"] == "949,50,1"
+    assert int(args["--train-iters"] or 0) == math.ceil(2e9 / (512 * 4096)) == 954
+    assert 1 <= int(args["--save-interval"] or 0) <= 954
+    assert float(args["--lr"] or 0) == 2e-5 and args["--lr-decay-style"] == "cosine"
+    assert float(args["--min-lr"] or 0) == pytest.approx(2e-6)
+    # Llama 3.1 config.json: rope_theta 500,000, rope_scaling llama3 factor 8, rms_norm_eps 1e-5, GQA 8 groups
+    architecture = {
+        "--normalization": "RMSNorm",
+        "--position-embedding-type": "rope",
+        "--rotary-base": "500000",
+        "--use-rope-scaling": None,
+        "--rope-scaling-factor": "8",
+        "--norm-epsilon": "1e-05",
+        "--swiglu": None,
+        "--untie-embeddings-and-output-weights": None,
+        "--disable-bias-linear": None,
+        "--group-query-attention": None,
+        "--num-query-groups": "8",
+    }
+    assert {flag: args.get(flag, "absent") for flag in architecture} == architecture
+
+
+def test_megatron_mixtral_moe_flags_and_batch() -> None:
+    workload = Workload(task="full_finetune", seq_len=4096, tokens=1e9)
+    plan = Plan(dp=4, pp=2, ep=4, zero_stage=1, micro_batch=1, recompute="full")
+    config = _megatron("mixtral-8x7b", workload, plan, nodes=1, global_batch=256)
+    args = _parsed(config["args"])
+    _assert_batch_arithmetic(args, config["data_parallel_size"])
+    assert config["data_parallel_size"] == 4 and config["world_size"] == 8
+    moe = {
+        "--num-experts": "8",
+        "--moe-router-topk": "2",
+        "--moe-ffn-hidden-size": "14336",
+        "--expert-model-parallel-size": "4",
+        "--rotary-base": "1000000",
+        "--norm-epsilon": "1e-05",
+        "--num-query-groups": "8",
+    }
+    assert {flag: args.get(flag) for flag in moe} == moe
+    assert "--use-rope-scaling" not in args  # Mixtral's config.json scales no RoPE
+    assert args["--tokenizer-model"] == "mistralai/Mixtral-8x7B-v0.1" and "--finetune" in args
+    assert int(args["--train-iters"] or 0) == math.ceil(1e9 / (256 * 4096))
+
+
+def test_megatron_qwen_lora_keeps_its_epsilon_and_qkv_bias() -> None:
+    workload = Workload(task="lora", seq_len=2048, tokens=1e8, lora=LoraSpec(rank=16))
+    plan = Plan(dp=2, tp=4, micro_batch=1, recompute="full", sequence_parallel=True)
+    args = _parsed(_megatron("qwen2.5-72b", workload, plan, nodes=1, global_batch=128)["args"])
+    assert args["--norm-epsilon"] == "1e-06" and "--add-qkv-bias" in args  # Qwen2.5 config.json
+    assert float(args["--lr"] or 0) == 2e-4
+
+
+def test_pretraining_starts_from_scratch() -> None:
+    workload = Workload(task="pretrain", seq_len=4096, tokens=1e12)
+    args = _parsed(_megatron("llama-3.1-8b", workload, Plan(dp=8, zero_stage=1), nodes=1, global_batch=1024)["args"])
+    assert "--load" not in args and "--finetune" not in args
+    assert args["--lr-warmup-iters"] == "2000"  # Llama 2's warm-up, a long run
+
+
+def test_torchtitan_keys_exist_in_its_job_config() -> None:
+    model = get_preset("llama-3.1-8b").model
+    workload = Workload(task="full_finetune", seq_len=4096, tokens=1e9, precision="fp8")
+    plans = [
+        Plan(dp=32, dp_shard=8, zero_stage=3, recompute="full"),
+        Plan(dp=2, tp=2, pp=2, zero_stage=2, micro_batch=2, recompute="selective", sequence_parallel=True),
+    ]
+    for plan in plans:
+        nodes = max(1, plan.gpus // 8)
+        config = launch_configs("fsdp", model, workload, plan, nodes, min(8, plan.gpus), 512)["fsdp"]
+        assert set(config) == {"command", "world_size", "data_parallel_size", "torchtitan", "notes"}  # no FSDP1 key
+        titan = config["torchtitan"]
+        unknown = _dotted(titan) - TORCHTITAN_KEYS
+        assert not unknown, f"not in torchtitan's JobConfig: {sorted(unknown)}"
+        training = titan["training"]
+        assert training["steps"] == math.ceil(1e9 / (512 * 4096))
+        assert titan["model"]["converters"] == ["quantize.linear.float8"]
+        local = training["local_batch_size"]
+        assert training["global_batch_size"] % (local * plan.dp) == 0  # torchtitan accumulates the rest
+
+
+def _recommend(client: TestClient, body: dict[str, Any]) -> dict[str, Any]:
+    response = client.post("/recommend", json=body)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"model": {"preset": "mixtral-8x7b"}, "task": "full_finetune", "tokens": 1e9},
+        {"model": {"preset": "llama-3.1-8b"}, "task": "full_finetune", "tokens": 1e9, "seq_len": 4096},
+    ],
+)
+def test_recommended_launch_blocks_use_only_the_tools_options(client: TestClient, body: dict[str, Any]) -> None:
+    result = _recommend(client, {**body, "constraints": {"limit": 20}})
+    seen = set()
+    for option in result["options"]:
+        stack, launch = option["stack"], option["launch"][option["stack"]]
+        seen.add(stack)
+        if stack == "megatron":
+            args = _parsed(launch["args"])
+            _assert_batch_arithmetic(args, option["plan"]["dp"])
+            assert "--finetune" in args
+        elif stack == "fsdp" and "torchtitan" in launch:
+            assert not _dotted(launch["torchtitan"]) - TORCHTITAN_KEYS
+    assert seen & {"megatron", "fsdp"}
