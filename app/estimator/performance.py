@@ -346,8 +346,9 @@ def _step_shape(model: ModelSpec, workload: Workload, plan: Plan, cluster: Clust
 class _Ctx:
     """What no plan changes for one (model, workload, cluster), found by object identity as in memory.py
     (hashing the 20-field ModelSpec and the Workload costs more than the arithmetic). `shapes` caches, per
-    (tp, pp, cp, ep, dp, micro-batch, recompute, flash, virtual stages), the step shape, the per-micro-batch
-    collectives and the FLOPs: the planner varies ZeRO stage and offload at each shape, which change neither."""
+    (tp, pp, cp, ep, dp, micro-batch, recompute, flash, virtual stages, activation offload, sequence parallel), the
+    step shape, the per-micro-batch collectives and the FLOPs: the planner varies ZeRO stage and offload at each
+    shape, which change neither."""
 
     model: ModelSpec
     workload: Workload
@@ -418,6 +419,7 @@ def _shape_of(ctx: _Ctx, plan: Plan) -> _Shape:
         plan.flash_attention,
         plan.virtual_stages,
         plan.activation_offload,
+        plan.sequence_parallel,  # sequence parallel shards the activations activation offload copies
     )
     found = ctx.shapes.get(key)
     if found is None:

@@ -1,0 +1,100 @@
+"""The performance estimate keeps per-(model, workload, cluster) caches keyed by the plan fields each part reads
+(step shapes, warnings and assumptions per shape; once-per-step seconds per shape, ZeRO stage and offload;
+inference times per tp and batch). Property: an estimate made after a sibling plan filled those caches equals
+the estimate made in a fresh context (copies of the inputs, so nothing is found by identity). Exact equality:
+the caches must return the very numbers and texts a fresh computation gives."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from app.estimator.performance import estimate_performance
+from app.estimator.specs import Cluster, GpuSpec, LoraSpec, ModelSpec, Plan, Workload
+from tests.estimator.perf_cases import A100_80_SXM, H100_SXM, LLAMA2_7B, LLAMA3_70B
+
+MIXTRAL = ModelSpec(  # mistralai/Mixtral-8x7B-v0.1 config.json
+    name="mixtral-8x7b",
+    layers=32,
+    hidden=4096,
+    heads=32,
+    kv_heads=8,
+    ffn=14336,
+    vocab=32000,
+    experts=8,
+    experts_per_token=2,
+    expert_ffn=14336,
+    moe_layers=32,
+)
+tasks = st.sampled_from(["pretrain", "full_finetune", "lora", "qlora", "inference"])
+plans = st.builds(
+    Plan,
+    dp=st.sampled_from([1, 2, 4, 8]),
+    tp=st.sampled_from([1, 2, 4, 8]),
+    pp=st.sampled_from([1, 2, 4]),
+    ep=st.sampled_from([1, 2]),
+    zero_stage=st.sampled_from([0, 1, 2, 3]),
+    recompute=st.sampled_from(["none", "selective", "full"]),
+    offload=st.sampled_from(["none", "optimizer", "optimizer_and_params"]),
+    micro_batch=st.sampled_from([1, 2, 4]),
+    flash_attention=st.booleans(),
+    activation_offload=st.booleans(),
+)
+# what a sibling plan changes: fields outside the shape key, and fields that only inference ignores
+siblings = st.fixed_dictionaries(
+    {
+        "zero_stage": st.sampled_from([0, 1, 2, 3]),
+        "offload": st.sampled_from(["none", "optimizer"]),
+        "recompute": st.sampled_from(["none", "selective", "full"]),
+        "flash_attention": st.booleans(),
+        "sequence_parallel": st.booleans(),
+        "chunked_loss": st.booleans(),
+    }
+)
+
+
+def _inputs(
+    model: ModelSpec, gpu: GpuSpec, task: str, plan: Plan, accumulation: int, tokens: float | None, gbps: float
+) -> tuple[ModelSpec, Workload, Cluster]:
+    per_node = min(8, plan.gpus)
+    cluster = Cluster(gpu=gpu, gpus_per_node=per_node, nodes=plan.gpus // per_node, inter_node_gbps=gbps)
+    lora = LoraSpec(rank=16) if task in ("lora", "qlora") else None
+    batch = None if task == "inference" else plan.dp * plan.micro_batch * accumulation
+    return model, Workload(task=task, seq_len=2048, global_batch=batch, tokens=tokens, lora=lora), cluster
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from([LLAMA2_7B, LLAMA3_70B]),
+    st.sampled_from([A100_80_SXM, H100_SXM]),
+    tasks,
+    plans,
+    siblings,
+    st.booleans(),
+    st.integers(1, 9),
+    st.sampled_from([None, 1e9, 1e12]),
+    st.sampled_from([25.0, 400.0, 3200.0]),
+)
+def test_cached_estimate_equals_a_fresh_one(model, gpu, task, plan, sibling, swap, accumulation, tokens, gbps) -> None:
+    if plan.ep > 1:  # expert parallel: an MoE model, ep inside dp
+        model, plan = MIXTRAL, replace(plan, dp=max(plan.dp, plan.ep))
+    model, workload, cluster = _inputs(model, gpu, task, plan, accumulation, tokens, gbps)
+    other = replace(plan, **sibling)
+    if swap:  # same GPU count, another pipeline depth
+        other = replace(other, dp=plan.pp * max(1, plan.ep), pp=plan.dp // max(1, plan.ep))
+    estimate_performance(model, workload, other, cluster)
+    cached = estimate_performance(model, workload, plan, cluster)
+    fresh = estimate_performance(replace(model), replace(workload), plan, replace(cluster))
+    assert cached == fresh
+
+
+def test_activation_offload_copies_depend_on_sequence_parallel() -> None:
+    """Sequence parallel shards the saved activations over tp, so activation offload copies fewer bytes: a plan
+    that differs only in sequence_parallel must not reuse its sibling's cached step (it once did)."""
+    model, workload, cluster = _inputs(LLAMA2_7B, H100_SXM, "pretrain", Plan(tp=2), 1, None, 400.0)
+    plan = Plan(tp=2, recompute="selective", activation_offload=True)
+    estimate_performance(model, workload, replace(plan, sequence_parallel=True), cluster)
+    cached = estimate_performance(model, workload, plan, cluster)
+    assert cached == estimate_performance(replace(model), replace(workload), plan, replace(cluster))
