@@ -231,20 +231,40 @@ KERNELS: dict[str, dict[str, str]] = {
     },
 }
 
-# Why a plan that fits is a near miss rather than an option (app/planner/recommend.py, `MissCode`).
-# `budget` with `converted_monthly` (priced in another currency than the request's) reads as
-# `budget_converted`.
+# Why a configuration that fits is a near miss rather than an option (app/planner/offers.py, `MissCode`;
+# training: app/planner/recommend.py, serving: app/planner/serving.py). `budget` with `converted_monthly`
+# (priced in another currency than the request's) reads as `budget_converted`; `{slo}` is the latency
+# targets set (`slo_ttft_ms`, `slo_tpot_ms`), worded by SLO.
 MISSES: dict[str, dict[str, str]] = {
     "en": {
         "deadline": "fits, but needs {days:.0f} days (deadline {deadline_days:g})",
         "budget": "fits, but costs {monthly!m} a month (budget {budget!c})",
         "budget_converted": "fits, but costs {monthly!m} ({converted_monthly!c}) a month (budget {budget!c})",
+        "slo_one_request": "even one request at a time misses {slo}: TTFT {ttft_ms:.0f} ms, TPOT {tpot_ms:.1f} ms "
+        "(a faster GPU, more tensor parallelism or a smaller weight format is needed)",
+        "slo_peak": "at the peak load TTFT is {ttft_ms:.0f} ms and TPOT {tpot_ms:.1f} ms, missing {slo}",
+        "peak_load": "{replicas} replicas carry {carried:.3g} of the {offered:.3g} requests/s peak",
+        "sequence_too_long": "one sequence of {context_len:,} tokens does not fit: the KV cache holds "
+        "{kv_cache_tokens:,} tokens at TP {tp}; shorten input_tokens + output_tokens (or max_model_len), or use "
+        "more or larger GPUs",
     },
     "zh": {
         "deadline": "放得下，但需要 {days:.0f} 天（截止期限 {deadline_days:g} 天）",
         "budget": "放得下，但每月费用 {monthly!m}（预算 {budget!c}）",
         "budget_converted": "放得下，但每月费用 {monthly!m}（{converted_monthly!c}）（预算 {budget!c}）",
+        "slo_one_request": "即使一次只处理一个请求也达不到 {slo}：TTFT {ttft_ms:.0f} ms，TPOT {tpot_ms:.1f} ms"
+        "（需要更快的 GPU、更高的张量并行度或更小的权重格式）",
+        "slo_peak": "峰值负载下 TTFT 为 {ttft_ms:.0f} ms、TPOT 为 {tpot_ms:.1f} ms，达不到 {slo}",
+        "peak_load": "{replicas} 个副本只能承载峰值 {offered:.3g} 请求/秒中的 {carried:.3g} 请求/秒",
+        "sequence_too_long": "一条 {context_len:,} token 的序列放不下：张量并行度 {tp} 下 KV 缓存只能容纳 "
+        "{kv_cache_tokens:,} 个 token；请缩短 input_tokens + output_tokens（或 max_model_len），或使用更多或更大的 GPU",
     },
+}
+
+# A serving request's latency targets, as `{slo}` in a text: the targets set, joined by `and`.
+SLO: dict[str, dict[str, str]] = {
+    "en": {"slo_ttft_ms": "TTFT ≤ {slo_ttft_ms:g} ms", "slo_tpot_ms": "TPOT ≤ {slo_tpot_ms:g} ms", "and": " and "},
+    "zh": {"slo_ttft_ms": "TTFT ≤ {slo_ttft_ms:g} ms", "slo_tpot_ms": "TPOT ≤ {slo_tpot_ms:g} ms", "and": " 且 "},
 }
 
 # Why a model named by its Hugging Face id (`model.hf_id`) could not be read or sized (app/hub/service.py):
@@ -323,6 +343,9 @@ def _render(template: str, params: Mapping[str, Any], lang: str, money: MoneyFor
         values["where"] = WHERE[lang]["nodes" if params.get("nodes", 1) > 1 else "one"].format(**params)
     if "gap" in params:
         values["kernel_gap"] = KERNELS[lang][params["gap"]].format(**values)
+    targets = [SLO[lang][name].format(**params) for name in ("slo_ttft_ms", "slo_tpot_ms") if name in params]
+    if targets:
+        values["slo"] = SLO[lang]["and"].join(targets)
     if "!m}" in template or "!c}" in template:
         return _Formatter(params, money).vformat(template, (), values)
     return template.format(**values)  # no money in it: the plain (C) formatter, about ten times faster

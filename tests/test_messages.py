@@ -13,7 +13,8 @@ from app import messages
 from app.estimator.specs import WarningCode
 from app.estimator.vocabulary import RequestTask
 from app.hub.service import HubCode
-from app.planner.recommend import MissCode, RejectionCode
+from app.planner.offers import MissCode
+from app.planner.recommend import RejectionCode
 
 
 def fields(template: str) -> set[str]:
@@ -122,3 +123,42 @@ def test_every_kernel_gap_is_worded_in_chinese(gap: str) -> None:
     params = {"gap": gap, "gpu": "Tesla V100", "engine": "sglang", "weight_format": "fp8"}
     english, chinese = messages.rejection("kernels", params), messages.rejection("kernels", params, "zh")
     assert english == messages.KERNELS["en"][gap].format(**params) and chinese != english
+
+
+def test_the_serving_near_misses_read_as_the_search_wrote_them_and_in_chinese() -> None:
+    """The serving search's near misses (latency targets, the peak load, the sequence length, the budget): the
+    English is the search's old sentence, the Chinese is Chinese."""
+    both = {"ttft_ms": 812.4, "tpot_ms": 61.25, "slo_ttft_ms": 500.0, "slo_tpot_ms": 50.0}
+    cases = [
+        (
+            "slo_one_request",
+            both,
+            "even one request at a time misses TTFT ≤ 500 ms and TPOT ≤ 50 ms: TTFT 812 ms, TPOT 61.2 ms (a faster "
+            "GPU, more tensor parallelism or a smaller weight format is needed)",
+        ),
+        (
+            "slo_peak",
+            {"ttft_ms": 240.0, "tpot_ms": 75.04, "slo_tpot_ms": 60.0},
+            "at the peak load TTFT is 240 ms and TPOT 75.0 ms, missing TPOT ≤ 60 ms",
+        ),
+        (
+            "peak_load",
+            {"replicas": 4, "carried": 11.234, "offered": 15.0},
+            "4 replicas carry 11.2 of the 15 requests/s peak",
+        ),
+        (
+            "sequence_too_long",
+            {"context_len": 121000, "kv_cache_tokens": 45312, "tp": 2},
+            "one sequence of 121,000 tokens does not fit: the KV cache holds 45,312 tokens at TP 2; shorten "
+            "input_tokens + output_tokens (or max_model_len), or use more or larger GPUs",
+        ),
+    ]
+    for code, params, text in cases:
+        assert messages.misses([(code, params)]) == text
+        chinese = messages.misses([(code, params)], "zh") or ""
+        assert not any(word in chinese for word in ("the ", "missing", "replicas", "sequence")), chinese
+    assert messages.misses([("slo_one_request", both)], "zh") == (
+        "即使一次只处理一个请求也达不到 TTFT ≤ 500 ms 且 TPOT ≤ 50 ms：TTFT 812 ms，TPOT 61.2 ms"
+        "（需要更快的 GPU、更高的张量并行度或更小的权重格式）"
+    )
+    assert set(messages.SLO["en"]) == set(messages.SLO["zh"])

@@ -42,6 +42,7 @@ from app.planner.offers import (
     Configuration,
     Constraints,
     Cost,
+    Miss,
     Offer,
     billed_months,
     budget_params,
@@ -87,9 +88,6 @@ RejectionCode = Literal[
     "time_budget",
     "exchange_rate",
 ]
-# Why a plan that fits is a near miss: it misses the deadline or the monthly budget.
-MissCode = Literal["deadline", "budget"]
-Miss = tuple[MissCode, dict[str, Any]]  # a code and its parameters, rendered to text by app/messages.py
 
 
 @dataclass(slots=True)

@@ -27,7 +27,8 @@ from app.estimator.vocabulary import (
     Term,
     WeightFormat,
 )
-from app.planner.recommend import MissCode, RejectionCode
+from app.planner.offers import MissCode
+from app.planner.recommend import RejectionCode
 from app.planner.serving_schemas import ServingIn, ServingOut
 from app.planner.stacks import Stack
 from app.schemas import Currency, RequestModel, mirror
@@ -660,7 +661,7 @@ class OptionOut(BaseModel):
     launch: dict[str, Any] = Field(description="{stack: that stack's complete launch configuration}")
     miss_reason: str | None = Field(default=None, description="Why a near miss misses, in English (from `misses`)")
     misses: list[MissOut] = Field(
-        default_factory=list, description="A near miss's reasons as codes with parameters (`deadline`, `budget`)"
+        default_factory=list, description="A near miss's reasons as codes with parameters (app/messages.py words them)"
     )
     reference_prices: list[ReferencePriceOut] = Field(default_factory=list)
     serving: ServingOut | None = Field(default=None, description='task "serving": latency, throughput, KV cache')
@@ -682,7 +683,11 @@ class QuoteBodyOut(BaseModel):
 
 class MissOut(BaseModel):
     code: MissCode
-    params: dict[str, Any] = Field(description="deadline: days, deadline_days; budget: monthly, budget, currency")
+    params: dict[str, Any] = Field(
+        description="deadline: days, deadline_days; budget: monthly, budget, currency (converted_monthly, "
+        "compared_currency); slo_one_request, slo_peak: ttft_ms, tpot_ms, slo_ttft_ms, slo_tpot_ms; peak_load: "
+        "replicas, carried, offered (requests/s); sequence_too_long: context_len, kv_cache_tokens, tp"
+    )
 
 
 class RejectedOut(BaseModel):

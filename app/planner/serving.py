@@ -32,6 +32,7 @@ from app.estimator.serving import (
 )
 from app.estimator.specs import Cluster, EstimatorError, ModelSpec
 from app.estimator.vocabulary import INTEGER_WEIGHT_FORMATS, TERM_MONTHS
+from app.messages import misses as miss_text
 from app.planner.budget import past, search_deadline
 from app.planner.offers import (
     DAYS_PER_BILLED_MONTH,
@@ -39,8 +40,9 @@ from app.planner.offers import (
     Configuration,
     Constraints,
     Cost,
+    Miss,
     Offer,
-    monthly_text,
+    budget_params,
     price,
     unconvertible,
 )
@@ -70,8 +72,13 @@ class ServingOption:
     launch: dict[str, Any]
     notes: list[str] = field(default_factory=list)
     rank: int | None = None
-    miss_reason: str | None = None
+    misses: list[Miss] = field(default_factory=list)  # a near miss's reasons (app/messages.py words them)
     pp: int = 1  # pipeline stages of one replica, one server each beyond a server's TP
+
+    @property
+    def miss_reason(self) -> str | None:
+        """Why a near miss misses, in English."""
+        return miss_text(self.misses)
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,15 +136,6 @@ def per_million_tokens(monthly: Decimal, tokens_per_s: float, quantum: Decimal) 
     return _money(monthly * Decimal(1_000_000) / per_month, quantum)
 
 
-def _slo_text(cfg: ServingConfig) -> str:
-    parts = []
-    if cfg.slo_ttft_ms is not None:
-        parts.append(f"TTFT ≤ {cfg.slo_ttft_ms:g} ms")
-    if cfg.slo_tpot_ms is not None:
-        parts.append(f"TPOT ≤ {cfg.slo_tpot_ms:g} ms")
-    return " and ".join(parts)
-
-
 def search_serving(
     model: ModelSpec,
     cfg: ServingConfig,
@@ -192,7 +190,7 @@ def search_serving(
                 if reason and (smallest is None or reason[0] < smallest):  # the shape needing the fewest GPUs
                     smallest, why_not = reason[0], ("capacity", reason[1])
                 continue
-            if option.miss_reason is None:
+            if not option.misses:
                 if best_for_offer is None or rank_key(option) < rank_key(best_for_offer):
                     best_for_offer = option
             elif offer_miss is None or _miss_key(option) < _miss_key(offer_miss):
@@ -203,14 +201,12 @@ def search_serving(
             misses.append(offer_miss)
         else:
             rejected.append((offer.sku_id, *why_not))
-    if constraints.max_monthly_budget is not None:
-        over = [o for o in options if o.cost.compared_monthly > constraints.max_monthly_budget]
+    budget = constraints.max_monthly_budget
+    if budget is not None:
+        over = [o for o in options if o.cost.compared_monthly > budget]
         for option in over:
-            option.miss_reason = (
-                f"costs {monthly_text(option.cost)} a month, over the budget of {constraints.max_monthly_budget} "
-                f"{option.cost.compared_currency}"
-            )
-        options = [o for o in options if o.miss_reason is None]
+            option.misses.append(("budget", budget_params(option.cost, budget)))
+        options = [o for o in options if not o.misses]
         misses.extend(over)
     options.sort(key=rank_key)
     misses.sort(key=lambda o: (o.peak.tpot_ms, o.cost.compared_monthly, o.offer.sku_id))
@@ -315,9 +311,10 @@ def _evaluate(
     option = _option(ask, offer, region, (tp, pp, replicas), config, (at_load, peak), slo_concurrency, headroom)
     slo_missed = one.meets_slo is False or peak.meets_slo is False
     if slo_missed:
-        option.miss_reason = _miss_reason(cfg, one, peak)
+        option.misses.append(_slo_miss(cfg, one, peak))
     elif cfg.requests_per_s is not None and peak.requests_per_s < cfg.requests_per_s * peak_factor * (1 - 1e-3):
-        option.miss_reason = f"{replicas} replicas carry {peak.requests_per_s:.3g} of the {offered:.3g} requests/s peak"
+        carried = {"replicas": replicas, "carried": peak.requests_per_s, "offered": offered}
+        option.misses.append(("peak_load", carried))
     return option, None
 
 
@@ -368,18 +365,22 @@ def _sequence_too_long(
         return None
     result = estimate_serving(ask.model, replace(ask.cfg, requests_per_s=None, concurrency=1), node, tp=tp, pp=pp)
     option = _option(ask, offer, region, (tp, pp, 1), config, (result, result), 1.0, 0.0)
-    option.miss_reason = result.notes[-1]
+    tokens = {"context_len": ask.cfg.context_len, "kv_cache_tokens": result.kv_cache_tokens, "tp": tp}
+    option.misses.append(("sequence_too_long", tokens))
     return option
 
 
-def _miss_reason(cfg: ServingConfig, one: ServingEstimate, peak: ServingEstimate) -> str:
-    slo = _slo_text(cfg)
-    if one.meets_slo is False:
-        return (
-            f"even one request at a time misses {slo}: TTFT {one.ttft_ms:.0f} ms, TPOT {one.tpot_ms:.1f} ms "
-            "(a faster GPU, more tensor parallelism or a smaller weight format is needed)"
-        )
-    return f"at the peak load TTFT is {peak.ttft_ms:.0f} ms and TPOT {peak.tpot_ms:.1f} ms, missing {slo}"
+def _slo_miss(cfg: ServingConfig, one: ServingEstimate, peak: ServingEstimate) -> Miss:
+    """The latency targets missed, with the TTFT and TPOT reached: by one request at a time, or at the peak."""
+    reached = one if one.meets_slo is False else peak
+    params = {"ttft_ms": reached.ttft_ms, "tpot_ms": reached.tpot_ms} | slo_params(cfg)
+    return ("slo_one_request" if one.meets_slo is False else "slo_peak"), params
+
+
+def slo_params(cfg: ServingConfig) -> dict[str, Any]:
+    """The latency targets set (`slo_ttft_ms`, `slo_tpot_ms`): app/messages.py words them as `{slo}`."""
+    targets = {"slo_ttft_ms": cfg.slo_ttft_ms, "slo_tpot_ms": cfg.slo_tpot_ms}
+    return {name: value for name, value in targets.items() if value is not None}
 
 
 # ---- launch commands ---------------------------------------------------------------------------

@@ -30,6 +30,7 @@ from app.planner.mappers import cost_out, gib_memory_out, placed_option_out, quo
 from app.planner.schemas import (
     EstimateOut,
     MemoryOut,
+    MissOut,
     ModelIn,
     ModelOut,
     OptionOut,
@@ -389,6 +390,7 @@ def option_out(
         ],
         launch=option.launch,
         miss_reason=option.miss_reason,
+        misses=[MissOut(code=code, params=params) for code, params in option.misses],
         serving=serving_out(est, cfg, option),
         quote=quote_body(option, plan, workload_body),
     )

@@ -99,10 +99,7 @@ def explanation(option: OptionOut, model: ModelOut, task: str, t: Translator, gp
 
 
 def miss_words(option: OptionOut, t: Translator) -> str | None:
-    """Why a near miss misses, in the page's language, from the planner's codes (app/messages.py);
-    a serving near miss carries only its English `miss_reason`."""
-    if not option.misses:
-        return option.miss_reason
+    """Why a near miss misses, in the page's language, from the planner's codes (app/messages.py)."""
     return t.misses([(m.code, m.params) for m in option.misses])
 
 

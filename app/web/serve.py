@@ -36,6 +36,7 @@ from app.settings import Settings
 from app.templating import templates
 from app.web.charts import memory_bar
 from app.web.forms import api_message
+from app.web.present import miss_words
 from app.web.quote_form import QuoteEntry, find_option, quote_form_context, quote_from_form
 
 router = APIRouter(route_class=WebRoute, include_in_schema=False)
@@ -209,8 +210,8 @@ def serve_results(request: Request, session: SessionDep, settings: SettingsDep) 
                 form.add_error(field_for(str(err.get("field", ""))), api_message(err, t))
     if result is None:
         return _page(request, t, {"form": form, "result": None}, status=422)
-    views = [(o, memory_bar(o.memory)) for o in result.options]
-    near = [(o, memory_bar(o.memory)) for o in result.near_misses]
+    views = [(o, memory_bar(o.memory), None) for o in result.options]
+    near = [(o, memory_bar(o.memory), miss_words(o, t)) for o in result.near_misses]
     quote_qs = urlencode(_state(form, t))
     return _page(request, t, {"form": form, "result": result, "views": views, "near": near, "quote_qs": quote_qs})
 

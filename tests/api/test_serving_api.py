@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 from fastapi.testclient import TestClient
 
+from app import messages
+
 H100_NODE = {"gpu": "h100-80g-sxm", "gpus_per_node": 8}
 
 
@@ -201,6 +203,11 @@ def test_recommend_serving_slo_nothing_meets_gives_near_misses(client: TestClien
     )
     assert result["options"] == []
     assert result["near_misses"] and all(m["miss_reason"] for m in result["near_misses"])
+    for miss in result["near_misses"]:
+        (reason,) = miss["misses"]  # the latency target as a code with the figures reached
+        assert reason["code"] in ("slo_one_request", "slo_peak") and reason["params"]["slo_tpot_ms"] == 0.5
+        assert miss["miss_reason"] == messages.misses([(reason["code"], reason["params"])])
+        assert f"TPOT {reason['params']['tpot_ms']:.1f} ms" in miss["miss_reason"]
 
 
 def test_a_serving_option_is_quoted_like_any_other(client: TestClient) -> None:

@@ -69,6 +69,12 @@ def test_an_slo_nothing_meets_lists_near_misses_with_reasons(client: TestClient)
     assert 'class="option serve-option near-miss"' in page.text and 'class="miss-reason"' in page.text
 
 
+def test_a_near_miss_reads_in_chinese_on_the_chinese_page(client: TestClient) -> None:
+    page = client.get("/serve/results?preset=llama-3.1-70b&requests_per_s=1&tpot_ms=0.5&lang=zh", headers=HTML)
+    reasons = re.findall(r'<p class="miss-reason">([^<]+)</p>', page.text)
+    assert reasons and all("且 TPOT ≤ 0.5 ms：TTFT" in r and "missing" not in r for r in reasons), reasons
+
+
 def test_no_inline_script_or_style(client: TestClient) -> None:
     for url in ("/serve", f"/serve/results?{QUERY}"):
         text = client.get(url, headers=HTML).text
