@@ -294,10 +294,8 @@ def _plan_warnings(
     return tuple(found)
 
 
-def _comm_warning(breakdown: dict[str, float]) -> list[Warning_]:
-    if breakdown["exposed_comm"] > breakdown["compute"]:
-        return [Warning_("communication_bound", "exposed communication takes longer than the compute it serves")]
-    return []
+# one shared instance: Warning_ is frozen, and building it costs more than the comparison that asks for it
+COMMUNICATION_BOUND = Warning_("communication_bound", "exposed communication takes longer than the compute it serves")
 
 
 def _assumptions(plan: Plan) -> list[str]:
@@ -347,8 +345,10 @@ class _Ctx:
     """What no plan changes for one (model, workload, cluster), found by object identity as in memory.py
     (hashing the 20-field ModelSpec and the Workload costs more than the arithmetic). `shapes` caches, per
     (tp, pp, cp, ep, dp, micro-batch, recompute, flash, virtual stages, activation offload, sequence parallel), the
-    step shape, the per-micro-batch collectives and the FLOPs: the planner varies ZeRO stage and offload at each
-    shape, which change neither."""
+    step shape, the per-micro-batch collectives, the FLOPs, the plan's warnings and assumptions: the planner varies
+    ZeRO stage and offload at each shape, which change none of them. `steps` finds a shape and its once-per-step
+    seconds (which also depend on ZeRO stage, offload and the shard group) with one lookup; `inference` holds the
+    prefill and decode-step seconds by (tp, batch), all an inference estimate computes."""
 
     model: ModelSpec
     workload: Workload
@@ -359,17 +359,20 @@ class _Ctx:
     run_costs: RunCosts | None  # goodput for any run length (training with `tokens` only)
     tcp: bool  # multi-node over plain Ethernet
     shapes: dict[tuple[object, ...], _Shape] = field(default_factory=dict)
+    steps: dict[tuple[object, ...], tuple[_Shape, float, float]] = field(default_factory=dict)
+    inference: dict[tuple[int, int], tuple[float, float]] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
 class _Shape:
-    """One shape's step shape, per-micro-batch collectives, FLOPs, and its once-per-step seconds by ZeRO stage and
-    offload."""
+    """One shape's step shape, per-micro-batch collectives, FLOPs, and what no ZeRO stage or offload changes in its
+    answer: the plan's warnings (`_warnings`) and assumptions."""
 
     step: StepShape
     per_microbatch_s: float
     flops: TrainingFlops
-    once_per_step_s: dict[tuple[int, str, int | None], tuple[float, float]] = field(default_factory=dict)
+    warnings: tuple[Warning_, ...]
+    assumptions: tuple[str, ...]
 
 
 _CONTEXTS: dict[tuple[int, int, int], _Ctx] = {}
@@ -384,17 +387,24 @@ def _context(model: ModelSpec, workload: Workload, cluster: Cluster) -> _Ctx:
         return ctx
     if len(_CONTEXTS) >= _MAX_CONTEXTS:
         _CONTEXTS.clear()
-    ctx = _CONTEXTS[key] = _Ctx(
+    ctx = _CONTEXTS[key] = _new_context(model, workload, cluster)
+    return ctx
+
+
+def _new_context(model: ModelSpec, workload: Workload, cluster: Cluster) -> _Ctx:
+    gpus = cluster.gpus_per_node * cluster.nodes
+    if workload.task == "inference":  # the inference estimate reads none of the training figures
+        return _Ctx(model, workload, cluster, gpus, 0.0, (), None, False)
+    return _Ctx(
         model=model,
         workload=workload,
         cluster=cluster,
-        gpus=cluster.gpus_per_node * cluster.nodes,
+        gpus=gpus,
         peak=peak_flops(cluster.gpu, workload.precision),
         warnings=_precision_warnings(workload, cluster),
         run_costs=_run_costs(model, workload, cluster),
         tcp=cluster.nodes > 1 and _is_tcp(fabric_of(cluster)),
     )
-    return ctx
 
 
 def _run_costs(model: ModelSpec, workload: Workload, cluster: Cluster) -> RunCosts | None:
@@ -429,7 +439,35 @@ def _shape_of(ctx: _Ctx, plan: Plan) -> _Shape:
         per_microbatch = microbatch_communication(model, workload, plan, cluster, shape)
         if plan.activation_offload:
             per_microbatch += _activation_offload_s(model, workload, plan, cluster, shape)
-        found = ctx.shapes[key] = _Shape(shape, per_microbatch, flops)
+        warnings = tuple(_warnings(ctx, plan, shape.micro_batches))
+        assumptions = _training_assumptions(plan.pp, plan.virtual_stages, ctx.run_costs is not None)
+        found = ctx.shapes[key] = _Shape(shape, per_microbatch, flops, warnings, assumptions)
+    return found
+
+
+def _step_of(ctx: _Ctx, plan: Plan) -> tuple[_Shape, float, float]:
+    """(shape entry, exposed data-parallel / ZeRO seconds, optimizer step seconds) of a plan, keyed by every plan
+    field the training estimate reads."""
+    key = (
+        plan.tp,
+        plan.pp,
+        plan.cp,
+        plan.ep,
+        plan.dp,
+        plan.micro_batch,
+        plan.recompute,
+        plan.flash_attention,
+        plan.virtual_stages,
+        plan.activation_offload,
+        plan.sequence_parallel,  # sequence parallel shards the activations activation offload copies
+        plan.zero_stage,
+        plan.offload,
+        plan.dp_shard,
+    )
+    found = ctx.steps.get(key)
+    if found is None:
+        entry = _shape_of(ctx, plan)
+        found = ctx.steps[key] = (entry, *_once_per_step_s(ctx, plan, entry))
     return found
 
 
@@ -444,14 +482,9 @@ def _activation_offload_s(
 
 def _once_per_step_s(ctx: _Ctx, plan: Plan, entry: _Shape) -> tuple[float, float]:
     """(exposed data-parallel / ZeRO seconds, optimizer step seconds) per step: they depend on the shape, the
-    ZeRO stage and whether the optimizer is offloaded only."""
-    key = (plan.zero_stage, plan.offload, plan.dp_shard)
-    found = entry.once_per_step_s.get(key)
-    if found is None:
-        dp_s = dp_comm(ctx.model, ctx.workload, plan, ctx.cluster, entry.step)[0] if plan.dp > 1 else 0.0
-        found = (dp_s, optimizer_step_s(plan, ctx.cluster.gpu, entry.step.trainable_local))
-        entry.once_per_step_s[key] = found
-    return found
+    ZeRO stage, the shard group and whether the optimizer is offloaded only (cached in `_step_of`)."""
+    dp_s = dp_comm(ctx.model, ctx.workload, plan, ctx.cluster, entry.step)[0] if plan.dp > 1 else 0.0
+    return dp_s, optimizer_step_s(plan, ctx.cluster.gpu, entry.step.trainable_local)
 
 
 def _estimate_training(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster) -> PerformanceEstimate:
@@ -461,9 +494,8 @@ def _estimate_training(model: ModelSpec, workload: Workload, plan: Plan, cluster
     interleaving with v virtual stages shrinks the p − 1 warm-up/drain slots to (p − 1)/v.
     """
     ctx = _context(model, workload, cluster)
-    entry = _shape_of(ctx, plan)
-    shape, per_mb_comm, flops = entry.step, entry.per_microbatch_s, entry.flops
-    dp_s, optimizer_s = _once_per_step_s(ctx, plan, entry)
+    entry, dp_s, optimizer_s = _step_of(ctx, plan)
+    shape, per_mb_comm = entry.step, entry.per_microbatch_s
     offload_s = offload_time(model, workload, plan, cluster, shape) if plan.offload != "none" else 0.0
     mb_s = shape.fwd_s + shape.bwd_s
     m = shape.micro_batches
@@ -474,11 +506,11 @@ def _estimate_training(model: ModelSpec, workload: Workload, plan: Plan, cluster
     step = compute + exposed + bubble + offload_s
     sequences = workload.global_batch or plan.dp * plan.micro_batch  # a ragged last micro-batch costs a slot
     tokens_per_s = sequences * workload.seq_len / step
-    perf = _training_performance(ctx, step, tokens_per_s, breakdown, flops.model)
-    warnings = _warnings(ctx, plan, m) + _comm_warning(breakdown)
-    return PerformanceEstimate(
-        perf, warnings, list(_training_assumptions(plan.pp, plan.virtual_stages, bool(perf.goodput)))
-    )
+    perf = _training_performance(ctx, step, tokens_per_s, breakdown, entry.flops.model)
+    warnings = list(entry.warnings)
+    if exposed > compute:
+        warnings.append(COMMUNICATION_BOUND)
+    return PerformanceEstimate(perf, warnings, list(entry.assumptions))
 
 
 def _training_performance(
@@ -534,28 +566,48 @@ def _tp_allreduce_s(model: ModelSpec, plan: Plan, cluster: Cluster, tokens: floa
     return 2 * model.layers * all_reduce_s(tokens * model.hidden * 2.0, plan.tp, link)
 
 
+INFERENCE_NOTE = "prefill is compute-bound; decode is bound by max(weight + KV-cache reads / HBM, FLOPs / peak)"
+
+
 def _estimate_inference(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster) -> PerformanceEstimate:
+    batch = plan.micro_batch
+    key = (plan.tp, batch)
+    inference = _context(model, workload, cluster).inference
+    times = inference.get(key)
+    if times is None:
+        times = inference[key] = _inference_times(model, workload, plan, cluster)
+    prefill_s, step_s = times
+    prompt = max(1, workload.seq_len - workload.output_tokens)
+    decode_rate = plan.dp * batch / step_s  # every dp replica serves its own batch
+    # `tokens` to generate: each batch pays its prefill once, then output_tokens decode steps.
+    batch_s = prefill_s + workload.output_tokens * step_s
+    hours = workload.tokens / (plan.dp * batch * workload.output_tokens) * batch_s / 3600 if workload.tokens else None
+    # positional, in field order: step time, tokens/s, per GPU, MFU (training only), breakdown, hours, GPU-hours,
+    # prefill tokens/s, decode tokens/s, time per output token
+    perf = Performance(
+        None,
+        None,
+        None,
+        None,
+        {"prefill": prefill_s, "decode_step": step_s},
+        hours,
+        hours * cluster.gpus if hours is not None else None,
+        plan.dp * batch * prompt / prefill_s,
+        decode_rate,
+        step_s * 1e3,
+    )
+    return PerformanceEstimate(perf, [], [INFERENCE_NOTE])
+
+
+def _inference_times(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster) -> tuple[float, float]:
+    """(prefill seconds, decode step seconds) of one batch: they depend on tp and the batch only."""
     gpu, batch = cluster.gpu, plan.micro_batch
     prompt = max(1, workload.seq_len - workload.output_tokens)
     split = plan.tp  # pipeline stages run one after another for a single batch
     prefill_rate = _gemm_peak_rate(gpu, workload.precision) * _shape_efficiency(batch * prompt, model.hidden / plan.tp)
     prefill_s = batch * prompt * prefill_flops_per_token(model, prompt) / split / prefill_rate
     prefill_s += _tp_allreduce_s(model, plan, cluster, batch * prompt)
-    step_s = _decode_step_s(model, workload, plan, cluster, prompt + workload.output_tokens / 2)
-    decode_rate = plan.dp * batch / step_s  # every dp replica serves its own batch
-    # `tokens` to generate: each batch pays its prefill once, then output_tokens decode steps.
-    batch_s = prefill_s + workload.output_tokens * step_s
-    hours = workload.tokens / (plan.dp * batch * workload.output_tokens) * batch_s / 3600 if workload.tokens else None
-    perf = Performance(
-        prefill_tokens_per_s=plan.dp * batch * prompt / prefill_s,
-        decode_tokens_per_s=decode_rate,
-        time_per_output_token_ms=step_s * 1e3,
-        breakdown_s={"prefill": prefill_s, "decode_step": step_s},
-        time_to_train_hours=hours,
-        gpu_hours=hours * cluster.gpus if hours is not None else None,
-    )
-    notes = ["prefill is compute-bound; decode is bound by max(weight + KV-cache reads / HBM, FLOPs / peak)"]
-    return PerformanceEstimate(perf, [], notes)
+    return prefill_s, _decode_step_s(model, workload, plan, cluster, prompt + workload.output_tokens / 2)
 
 
 def _decode_step_s(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster, context: float) -> float:
