@@ -312,6 +312,26 @@ HUB: dict[str, dict[str, str]] = {
     },
 }
 
+# What a multi-server option assumes about the fabric joining its servers (app/planner/mappers.py
+# `fabric_assumptions`): the SKU's own, or its add-on, priced (in the cost and the quote) or on consultation.
+ASSUMPTIONS: dict[str, dict[str, str]] = {
+    "en": {
+        "fabric_with_server": "The speed assumes {nodes} servers joined by {sku}'s {fabric} fabric; the catalog sells "
+        "no separate add-on for it.",
+        "fabric_addon_priced": "The speed assumes {nodes} servers joined by {sku}'s {fabric} fabric: its add-on "
+        "{addon} ({addon_name}; {monthly!m} a month for the {nodes} servers) is in the cost and the quote.",
+        "fabric_addon_on_consultation": "The speed assumes {nodes} servers joined by {sku}'s {fabric} fabric: its "
+        "add-on {addon} ({addon_name}) is in the quote, priced on consultation and not in the cost.",
+    },
+    "zh": {
+        "fabric_with_server": "速度按 {nodes} 台服务器经 {sku} 的 {fabric} 网络互联估算；目录中没有单独的网络附加项。",
+        "fabric_addon_priced": "速度按 {nodes} 台服务器经 {sku} 的 {fabric} 网络互联估算：其附加项 {addon}"
+        "（{addon_name}；{nodes} 台服务器每月 {monthly!m}）已计入费用和报价。",
+        "fabric_addon_on_consultation": "速度按 {nodes} 台服务器经 {sku} 的 {fabric} 网络互联估算：其附加项 "
+        "{addon}（{addon_name}）已列入报价，价格面议，未计入费用。",
+    },
+}
+
 WHERE: dict[str, dict[str, str]] = {
     "en": {"one": "{gpus} × {gpu_name}", "nodes": "{gpus} × {gpu_name} on {nodes} nodes"},
     "zh": {"one": "{gpus} × {gpu_name}", "nodes": "{gpus} × {gpu_name}，共 {nodes} 个节点"},
@@ -386,3 +406,9 @@ def hub(code: str, params: Mapping[str, Any], lang: str = "en") -> str:
     """Why a Hugging Face model id could not be read or sized, in `lang`."""
     lang = _lang(lang)
     return _render(HUB[lang][code], params, lang, plain_money)
+
+
+def assumption(code: str, params: Mapping[str, Any], lang: str = "en", money: MoneyFormat = plain_money) -> str:
+    """What an option assumes beyond its plan (the fabric joining its servers), in `lang`."""
+    lang = _lang(lang)
+    return _render(ASSUMPTIONS[lang][code], params, lang, money)

@@ -23,7 +23,15 @@ def fields(template: str) -> set[str]:
 
 @pytest.mark.parametrize(
     "table",
-    [messages.REJECTIONS, messages.KERNELS, messages.MISSES, messages.WARNINGS, messages.WHERE, messages.HUB],
+    [
+        messages.REJECTIONS,
+        messages.KERNELS,
+        messages.MISSES,
+        messages.WARNINGS,
+        messages.WHERE,
+        messages.HUB,
+        messages.ASSUMPTIONS,
+    ],
 )
 def test_both_languages_word_the_same_codes_with_the_same_fields(table: dict[str, dict[str, str]]) -> None:
     assert set(table["en"]) == set(table["zh"])

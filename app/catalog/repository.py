@@ -40,6 +40,15 @@ def availability_by_sku(session: Session) -> dict[int, dict[str, int]]:
     return out
 
 
+def active_addons_by_sku(session: Session) -> dict[int, list[SkuAddon]]:
+    """Each SKU's active add-ons, by code (SKUs without any are absent)."""
+    out: dict[int, list[SkuAddon]] = {}
+    query = select(SkuAddon).where(SkuAddon.status == "active").order_by(SkuAddon.sku_pk, SkuAddon.code)
+    for row in session.scalars(query):
+        out.setdefault(row.sku_pk, []).append(row)
+    return out
+
+
 def addons_for_sku(session: Session, sku_pk: int) -> list[SkuAddon]:
     return list(session.scalars(select(SkuAddon).where(SkuAddon.sku_pk == sku_pk).order_by(SkuAddon.code)))
 

@@ -20,10 +20,20 @@ from sqlalchemy.orm import Mapped, Session, mapped_column
 from app.db.base import Base
 
 ROW_ID = 1
-# Everything the catalog cache builds from: SKUs, GPU types, prices, discounts, availability, cloud
-# reference prices and exchange rates (quotes and their add-ons are priced from the database directly).
+# Everything the catalog cache builds from: SKUs, GPU types, prices, discounts, availability, add-ons (the
+# fabric add-on prices a multi-server option), cloud reference prices and exchange rates (quotes are priced
+# from the database directly).
 CATALOG_TABLES = frozenset(
-    {"gpu_types", "skus", "sku_prices", "term_discounts", "sku_availability", "reference_prices", "exchange_rates"}
+    {
+        "gpu_types",
+        "skus",
+        "sku_prices",
+        "term_discounts",
+        "sku_availability",
+        "sku_addons",
+        "reference_prices",
+        "exchange_rates",
+    }
 )
 
 

@@ -208,7 +208,7 @@ def offer_warnings(offer: Offer, joined_nodes: int) -> list[Warning_]:
     """What the price leaves out: the fabric add-on `joined_nodes` servers working as one need (priced on
     consultation), an indicative price."""
     warnings = []
-    if joined_nodes > 1 and not offer.fabric_addon_priced:
+    if joined_nodes > 1 and offer.fabric_on_consultation:
         warnings.append(
             Warning_(
                 "fabric_priced_on_request",

@@ -193,14 +193,40 @@ def quote_body(option: Option | ServingOption, plan: PlanOut, workload_body: dic
     cost = option.cost
     hours = option.hours if isinstance(option, Option) else None
     plan_body = plan.model_dump() | {"time_to_train_hours": hours}
+    addon = option.offer.fabric_addon
     return QuoteBodyOut(
         sku_id=option.offer.sku_id,
         quantity=cost.units,
         term=cost.term,
         months=cost.months if cost.months is not None else TERM_MONTHS[cost.term],
+        addons=[addon.code] if addon is not None and joined_nodes(option) > 1 else [],
         plan={key: value for key, value in plan_body.items() if value is not None},
         workload=workload_body,
     )
+
+
+def joined_nodes(option: Option | ServingOption) -> int:
+    """Servers that work as one over the SKU's fabric: a training option's, or a serving replica's that spans
+    servers (replicas that share nothing need no fabric)."""
+    if isinstance(option, Option):
+        return option.config.nodes
+    return option.config.nodes if option.launch.get("needs_infiniband") else 1
+
+
+def fabric_assumptions(option: Option | ServingOption) -> list[str]:
+    """Which fabric the speed of a multi-server option assumes, and how the price and quote carry it."""
+    offer, nodes = option.offer, joined_nodes(option)
+    if nodes < 2 or offer.inter_node_fabric is None:
+        return []
+    params: dict[str, Any] = {"nodes": nodes, "fabric": offer.inter_node_fabric, "sku": offer.sku_id}
+    addon = offer.fabric_addon
+    if addon is None:
+        return [messages.assumption("fabric_with_server", params)]
+    params |= {"addon": addon.code, "addon_name": addon.name}
+    if addon.unit_monthly is None:
+        return [messages.assumption("fabric_addon_on_consultation", params)]
+    monthly = str(option.cost.fabric_monthly)
+    return [messages.assumption("fabric_addon_priced", params | {"monthly": monthly, "currency": offer.currency})]
 
 
 def option_out(
@@ -229,6 +255,7 @@ def option_out(
         misses=[MissOut(code=code, params=params) for code, params in option.misses],
         reference_prices=reference_out(book, option),
         quote=quote_body(option, plan, workload_body) if workload_body is not None else None,
+        assumptions=fabric_assumptions(option),
     )
 
 
@@ -255,6 +282,7 @@ def cost_out(cost: Cost, note: str, per_million_output_tokens: str | None = None
         monthly_effective=str(cost.monthly_effective),
         job_total=str(cost.job_total) if cost.job_total is not None else None,
         annual_total=str(cost.annual_total),
+        fabric_monthly=str(cost.fabric_monthly) if cost.fabric_monthly else None,
         per_million_output_tokens=per_million_output_tokens,
         converted=converted_out(cost),
         note=note,

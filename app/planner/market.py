@@ -22,13 +22,14 @@ from sqlalchemy.orm import Session
 
 from app.catalog import repository as catalog_repository
 from app.catalog.cache import catalog_cache
+from app.catalog.models import Sku, SkuAddon
 from app.catalog.pricing import next_price_change, sku_pricing
 from app.catalog.seed_data import SEED_CURRENCY
 from app.estimator.hardware import get_gpu
 from app.estimator.specs import EstimatorError
 from app.estimator.vocabulary import RentalUnit
-from app.money import quantum
-from app.planner.offers import Exchange, Offer
+from app.money import from_minor, quantum
+from app.planner.offers import Exchange, FabricAddon, Offer
 from app.reference.service import ReferenceBook, build_book, build_rates
 
 log = logging.getLogger("app.planner")
@@ -61,6 +62,7 @@ def load_offers(session: Session) -> tuple[list[Offer], datetime | None]:
     offers = []
     now = datetime.now(UTC)
     availability = catalog_repository.availability_by_sku(session)
+    addons = catalog_repository.active_addons_by_sku(session)
     skus = catalog_repository.list_skus(session)
     for sku in skus:
         pricing = sku_pricing(sku)
@@ -83,6 +85,7 @@ def load_offers(session: Session) -> tuple[list[Offer], datetime | None]:
                 card_counts=tuple(sku.card_counts),
                 intra_node_link=sku.intra_node_link,
                 inter_node_fabric=sku.inter_node_fabric,
+                fabric_addon=fabric_addon(sku, addons.get(sku.id, []), pricing.currency),
                 host_ram_gib=sku.host_ram_gib,
                 currency=pricing.currency,
                 unit_monthly_list=pricing.monthly_list,
@@ -96,3 +99,21 @@ def load_offers(session: Session) -> tuple[list[Offer], datetime | None]:
             )
         )
     return offers, next_price_change(skus, after=now)
+
+
+# Add-on codes that join servers over a fabric (the seed's `infiniband-400g`; an admin may add a RoCE one).
+FABRIC_ADDON_PREFIXES = ("infiniband", "roce")
+
+
+def fabric_addon(sku: Sku, addons: list[SkuAddon], currency: str) -> FabricAddon | None:
+    """The SKU's fabric add-on, when its fabric is one: its price a unit a month in the SKU's currency, None when
+    priced on consultation or in another currency (a quote leaves both out of its total)."""
+    if sku.inter_node_fabric is None:
+        return None
+    addon = next((a for a in addons if a.code.startswith(FABRIC_ADDON_PREFIXES)), None)
+    if addon is None:
+        return None
+    priced = addon.amount_minor is not None and addon.currency == currency
+    unit_monthly = from_minor(addon.amount_minor, currency) if priced and addon.amount_minor is not None else None
+    per_unit = cast(RentalUnit, addon.per_unit)  # a CHECK constraint holds the column to it
+    return FabricAddon(addon.code, addon.name, per_unit, unit_monthly)

@@ -32,6 +32,17 @@ class Exchange:
 
 
 @dataclass(frozen=True, slots=True)
+class FabricAddon:
+    """The catalog add-on that joins a SKU's servers over its inter-node fabric (the InfiniBand option): the
+    speed of a plan over several servers assumes it, so their price and quote include it."""
+
+    code: str
+    name: str
+    per_unit: RentalUnit  # what its quantity counts: servers ("node") or cards
+    unit_monthly: Decimal | None  # a unit a month in the SKU's currency; None: priced on consultation
+
+
+@dataclass(frozen=True, slots=True)
 class Offer:
     sku_id: str
     name: str
@@ -41,13 +52,13 @@ class Offer:
     gpus_per_node: int
     card_counts: tuple[int, ...]
     intra_node_link: str
-    inter_node_fabric: str | None  # a fabric the SKU can be joined with (InfiniBand add-on)
+    inter_node_fabric: str | None  # a fabric the SKU can be joined with (its own, or the fabric add-on's)
     host_ram_gib: float | None
     currency: str
     unit_monthly_list: Decimal  # per card or per node
     discount_bp: dict[Term, int] = field(default_factory=dict)
     indicative_price: bool = False
-    fabric_addon_priced: bool = False  # False: the fabric add-on is priced on consultation
+    fabric_addon: FabricAddon | None = None  # None: the fabric comes with the server (or there is none)
     availability: dict[str, int] | None = None  # units free per region; None: not tracked
     money_quantum: Decimal = Decimal("0.01")  # the currency's minor unit
     interconnect: str = ""  # the catalog's words for the link inside a server ("PCIe 4.0, no NVLink")
@@ -63,6 +74,11 @@ class Offer:
     @property
     def may_span_nodes(self) -> bool:
         return self.inter_node_fabric is not None
+
+    @property
+    def fabric_on_consultation(self) -> bool:
+        """The fabric is an add-on without a price: quoted, but left out of the totals."""
+        return self.fabric_addon is not None and self.fabric_addon.unit_monthly is None
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +130,7 @@ class Cost:
     used_hours: float | None = None  # the job's duration; None without a token count
     billed_hours: float | None = None  # the billed months in hours (30-day months)
     converted: Converted | None = None  # in the request's currency when the offer is priced in another
+    fabric_monthly: Decimal = Decimal(0)  # the fabric add-on, a month, inside monthly_list/effective and job_total
 
     @property
     def compared_currency(self) -> str:
@@ -158,16 +175,39 @@ def _money(amount: Decimal, quantum: Decimal) -> Decimal:
     return amount.quantize(quantum, rounding=ROUND_HALF_UP)
 
 
-def price(offer: Offer, config: Configuration, term: Term, hours: float | None) -> Cost:
+def joins_nodes(config: Configuration) -> bool:
+    """A training configuration over several servers runs over their fabric (one job, one set of collectives)."""
+    return config.nodes > 1
+
+
+def fabric_units(offer: Offer, config: Configuration) -> int:
+    """The fabric add-on's quantity: one per server joined (or per card, as the catalog prices it)."""
+    addon = offer.fabric_addon
+    return config.gpus if addon is not None and addon.per_unit == "card" else config.nodes
+
+
+def fabric_monthly(offer: Offer, config: Configuration, joined: bool) -> Decimal:
+    """What the fabric add-on costs a month when the servers are joined; 0 when the fabric comes with the
+    server, is priced on consultation (a quote leaves it out of its total too) or is not used. A quote prices
+    an add-on line at its unit price × quantity × months, without the term's discount."""
+    addon = offer.fabric_addon
+    if not joined or addon is None or addon.unit_monthly is None:
+        return Decimal(0)
+    return addon.unit_monthly * fabric_units(offer, config)
+
+
+def price(offer: Offer, config: Configuration, term: Term, hours: float | None, *, joined: bool | None = None) -> Cost:
+    """`joined`: the servers work as one over the SKU's fabric (its add-on is rented); default: several servers."""
     units = rented_units(offer, config)
-    monthly_list = _money(offer.unit_monthly_list * units, offer.money_quantum)
+    fabric = fabric_monthly(offer, config, joins_nodes(config) if joined is None else joined)
+    monthly_list = _money(offer.unit_monthly_list * units, offer.money_quantum) + fabric
     discount = Decimal(offer.discount_bp.get(term, 0)) / Decimal(10000)
     # per unit first, as a quote prices it (app.quotes.service: unit price after discount × units × months)
-    monthly_effective = _money(offer.unit_monthly_list * (1 - discount), offer.money_quantum) * units
+    monthly_effective = _money(offer.unit_monthly_list * (1 - discount), offer.money_quantum) * units + fabric
     months = billed_months(hours, term) if hours is not None else None
     job_total = _money(monthly_effective * months, offer.money_quantum) if months is not None else None
     annual_discount = Decimal(offer.discount_bp.get("annual", 0)) / Decimal(10000)
-    annual_total = _money(monthly_list * (1 - annual_discount), offer.money_quantum) * 12
+    annual_total = (_money((monthly_list - fabric) * (1 - annual_discount), offer.money_quantum) + fabric) * 12
     billed_hours = months * DAYS_PER_BILLED_MONTH * 24.0 if months is not None else None
     converted = convert(offer, monthly_list, monthly_effective, job_total, annual_total)
     return Cost(
@@ -182,6 +222,7 @@ def price(offer: Offer, config: Configuration, term: Term, hours: float | None) 
         used_hours=hours,
         billed_hours=billed_hours,
         converted=converted,
+        fabric_monthly=fabric,
     )
 
 

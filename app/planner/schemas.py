@@ -616,6 +616,11 @@ class CostOut(BaseModel):
     annual_total: str = Field(description="Twelve months on the annual term, at its discount")
     used_hours: float | None = Field(default=None, description="The job's duration; null without tokens")
     billed_hours: float | None = Field(default=None, description="The billed months in hours (30-day months)")
+    fabric_monthly: str | None = Field(
+        default=None,
+        description="The fabric add-on a multi-server option rents (InfiniBand), a month, included in monthly_list, "
+        "monthly_effective and job_total; null when none is rented or it is priced on consultation",
+    )
     per_million_output_tokens: str | None = Field(
         default=None, description="Serving: monthly effective price per million output tokens at the offered load"
     )
@@ -666,17 +671,26 @@ class OptionOut(BaseModel):
     reference_prices: list[ReferencePriceOut] = Field(default_factory=list)
     serving: ServingOut | None = Field(default=None, description='task "serving": latency, throughput, KV cache')
     quote: QuoteBodyOut | None = Field(default=None, description="POST /quotes body for this option")
+    assumptions: list[str] = Field(
+        default_factory=list,
+        description="What this option assumes beyond the plan: the inter-node fabric a multi-server option's "
+        "speed counts on, and whether its add-on is in the price and the quote",
+    )
 
 
 class QuoteBodyOut(BaseModel):
-    """The body of POST /quotes for this option: add `customer` (and `addons` where wanted) and post
-    it as is. `plan` is in /estimate's plan shape, `workload` in /recommend's; the quote's total is
-    the option's `cost.job_total`."""
+    """The body of POST /quotes for this option: add `customer` and post it as is. `plan` is in /estimate's
+    plan shape, `workload` in /recommend's; the quote's total is the option's `cost.job_total`."""
 
     sku_id: str
     quantity: int = Field(description="Cards or servers, as the SKU is rented (the option's cost.units)")
     term: str
     months: int
+    addons: list[str] = Field(
+        default_factory=list,
+        description="The fabric add-on (e.g. infiniband-400g) when the option joins several servers over it; "
+        "one priced on consultation is listed on the quote but left out of its total, as out of job_total",
+    )
     plan: dict[str, Any]
     workload: dict[str, Any]
 

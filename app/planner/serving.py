@@ -332,8 +332,9 @@ def _option(
     tp, pp, replicas = shape
     at_load, peak = estimates
     term = ask.constraints.term
-    cost = price(offer, config, term, TERM_MONTHS[term] * DAYS_PER_BILLED_MONTH * 24.0)  # a deployment runs its term
     fabric = offer.inter_node_fabric if tp * pp > offer.gpus_per_node else None
+    hours = TERM_MONTHS[term] * DAYS_PER_BILLED_MONTH * 24.0  # a deployment runs its term
+    cost = price(offer, config, term, hours, joined=fabric is not None)  # replicas sharing nothing need no fabric
     return ServingOption(
         offer=offer,
         config=config,

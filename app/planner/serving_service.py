@@ -26,7 +26,7 @@ from app.estimator.serving import (
 from app.estimator.specs import GIB, Cluster, EstimatorError, ModelSpec, Warning_
 from app.estimator.vocabulary import SERVING_PRECISIONS, ServingPrecision
 from app.planner.explain import offer_warnings
-from app.planner.mappers import cost_out, gib_memory_out, placed_option_out, quote_body
+from app.planner.mappers import cost_out, fabric_assumptions, gib_memory_out, placed_option_out, quote_body
 from app.planner.schemas import (
     EstimateOut,
     MemoryOut,
@@ -393,6 +393,7 @@ def option_out(
         misses=[MissOut(code=code, params=params) for code, params in option.misses],
         serving=serving_out(est, cfg, option),
         quote=quote_body(option, plan, workload_body),
+        assumptions=fabric_assumptions(option),
     )
 
 

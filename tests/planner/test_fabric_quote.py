@@ -1,0 +1,111 @@
+"""A multi-server option's speed assumes the SKU's inter-node fabric, so its price and quote carry the fabric
+add-on (app/planner/offers.py `fabric_monthly`, app/planner/mappers.py `quote_body`): posted as is, the quote
+totals the option's `cost.job_total`, add-on included. Before: the quote left the add-on out, and a priced
+add-on was in neither the cost nor the quote; an option said nothing of the fabric it assumed."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from fastapi.testclient import TestClient
+from sqlalchemy.orm import Session
+
+from app.catalog.models import SkuAddon
+from app.catalog.repository import get_addon, get_sku_by_slug
+
+CUSTOMER = {"name": "Li Wei", "company": "", "email": "li.wei@example.com"}
+H100 = "h100-80g-sxm-8x"
+BODY = {
+    "model": {"preset": "llama-3.1-70b"},
+    "task": "full_finetune",
+    "tokens": 2e10,
+    "constraints": {"gpu_types": ["h100-80g-sxm"], "limit": 5},
+}
+
+
+def _options(client: TestClient, body: dict[str, Any] = BODY) -> list[dict[str, Any]]:
+    response = client.post("/recommend", json=body)
+    assert response.status_code == 200, response.text
+    return response.json()["options"]
+
+
+def _quote(client: TestClient, option: dict[str, Any]) -> dict[str, Any]:
+    response = client.post("/quotes", json={**option["quote"], "customer": CUSTOMER})
+    assert response.status_code == 201, response.text
+    return response.json()
+
+
+def _infiniband(db: Session) -> SkuAddon:
+    sku = get_sku_by_slug(db, H100)
+    assert sku is not None
+    addon = get_addon(db, sku.id, "infiniband-400g")
+    assert addon is not None
+    return addon
+
+
+def test_a_priced_fabric_add_on_is_in_the_cost_and_the_quote(client: TestClient, db: Session) -> None:
+    _infiniband(db).amount_minor = 500_000  # CNY 5,000 a server a month
+    db.flush()
+    options = _options(client)
+    multi = [o for o in options if o["nodes"] > 1]
+    assert multi and any(o["nodes"] == 1 for o in options)
+    for option in options:
+        cost, quote = option["cost"], _quote(client, option)
+        assert Decimal(quote["total"]) == Decimal(cost["job_total"])
+        if option["nodes"] == 1:
+            assert option["quote"]["addons"] == [] and cost["fabric_monthly"] is None
+            continue
+        fabric = Decimal(5000) * option["nodes"]
+        assert option["quote"]["addons"] == ["infiniband-400g"]
+        assert Decimal(cost["fabric_monthly"]) == fabric
+        assert Decimal(cost["job_total"]) == (Decimal(100_000) * option["nodes"] + fabric) * cost["months"]
+        line = next(line for line in quote["lines"] if line["code"] == "infiniband-400g")
+        assert Decimal(line["amount"]) == fabric * cost["months"]
+        assert "infiniband-400g" in option["assumptions"][0] and "ib-ndr-400" in option["assumptions"][0]
+        assert "fabric_priced_on_request" not in [w["code"] for w in option["warnings"]]
+
+
+def test_a_fabric_add_on_on_consultation_is_quoted_outside_the_total(client: TestClient) -> None:
+    multi = [o for o in _options(client) if o["nodes"] > 1]
+    assert multi
+    for option in multi:
+        assert option["quote"]["addons"] == ["infiniband-400g"]
+        assert "priced on consultation" in option["assumptions"][0]
+        assert "fabric_priced_on_request" in [w["code"] for w in option["warnings"]]
+        assert Decimal(_quote(client, option)["total"]) == Decimal(option["cost"]["job_total"])
+
+
+def test_a_fabric_sold_with_the_server_is_named_in_the_assumptions(client: TestClient, db: Session) -> None:
+    _infiniband(db).status = "retired"  # the catalog no longer sells the fabric separately
+    db.flush()
+    multi = [o for o in _options(client) if o["nodes"] > 1]
+    assert multi
+    for option in multi:
+        assert option["quote"]["addons"] == []
+        assert option["assumptions"] == [
+            f"The speed assumes {option['nodes']} servers joined by {H100}'s ib-ndr-400 fabric; the catalog sells "
+            "no separate add-on for it."
+        ]
+        assert Decimal(_quote(client, option)["total"]) == Decimal(option["cost"]["job_total"])
+
+
+def test_a_serving_replica_across_servers_rents_the_priced_add_on(client: TestClient, db: Session) -> None:
+    """Llama 3.1 405B in bf16 pipelines each replica over two 8 x H100 servers: those servers rent the fabric
+    add-on; replicas that share nothing rent none."""
+    _infiniband(db).amount_minor = 500_000
+    db.flush()
+    body = {
+        "model": {"preset": "llama-3.1-405b"},
+        "task": "serving",
+        "serving": {"input_tokens": 1024, "output_tokens": 256, "concurrency": 8},
+    }
+    options = _options(client, body)
+    assert any(o["launch"]["needs_infiniband"] for o in options)
+    for option in options:
+        piped = option["launch"]["needs_infiniband"]
+        assert option["quote"]["addons"] == (["infiniband-400g"] if piped else [])
+        fabric = Decimal(5000) * option["nodes"] if piped else None
+        assert (Decimal(option["cost"]["fabric_monthly"]) if option["cost"]["fabric_monthly"] else None) == fabric
+        quote = _quote(client, option)
+        assert Decimal(quote["total"]) == Decimal(option["cost"]["monthly_effective"]) * option["quote"]["months"]
