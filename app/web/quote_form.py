@@ -55,9 +55,9 @@ def find_option(result: RecommendOut, raw: str | None) -> OptionOut | None:
 
 
 def default_addons(option: OptionOut, offered: list[tuple[str, str]]) -> list[str]:
-    """A plan over several servers needs the fabric add-on the planner warned about: ticked by default."""
-    needs_fabric = any(w.code == "fabric_priced_on_request" for w in option.warnings)
-    return [code for code, _ in offered if needs_fabric and option.nodes > 1 and "infiniband" in code]
+    """The add-ons the option's own quote rents (the fabric a multi-server plan runs over): ticked by default."""
+    wanted = option.quote.addons if option.quote is not None else []
+    return [code for code, _ in offered if code in wanted]
 
 
 def quote_form_context(

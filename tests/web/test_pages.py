@@ -10,6 +10,7 @@ import re
 
 from fastapi import APIRouter
 from fastapi.testclient import TestClient
+from sqlalchemy.orm import Session
 
 from app.error_pages import WebRoute
 
@@ -209,6 +210,23 @@ def test_a_multi_server_plan_quotes_the_fabric_add_on(client: TestClient) -> Non
         ("addon", "infiniband-400g", None)
     ]
     assert quote["total"] == option["cost"]["job_total"]
+
+
+def test_a_priced_fabric_add_on_is_ticked_as_the_option_quotes_it(client: TestClient, db: Session) -> None:
+    """Before: the form ticked the add-on only beside the "priced on consultation" warning, so a priced add-on
+    (in the option's cost) was left unticked and the web quote came to less than the option's total."""
+    from app.catalog.repository import get_addon, get_sku_by_slug
+
+    sku = get_sku_by_slug(db, "h100-80g-sxm-8x")
+    addon = get_addon(db, sku.id, "infiniband-400g") if sku is not None else None
+    assert addon is not None
+    addon.amount_minor = 500_000
+    db.flush()
+    body = {"model": {"preset": "llama-2-70b"}, "task": "full_finetune", "tokens": 1e9}
+    option = next(o for o in client.post("/recommend", json=body).json()["options"] if o["nodes"] > 1)
+    assert option["quote"]["addons"] == ["infiniband-400g"] and option["cost"]["fabric_monthly"]
+    page = client.get(f"/quote?preset=llama-2-70b&task=full_finetune&tokens_b=1&lang=en&option={option['rank']}")
+    assert re.search(r'value="infiniband-400g" id="f-addons-infiniband-400g" checked>', page.text)
 
 
 def test_a_pasted_config_or_a_parameter_count_describes_the_model(client: TestClient) -> None:
