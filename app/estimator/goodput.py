@@ -84,8 +84,14 @@ def estimate_goodput(
     `end` is "expected" (the point estimate) or "typical" (the pessimistic end of the range).
     """
     f = _figures(end)
-    fixed = _fixed(f, gpus, nodes, checkpoint_bytes)
-    return _goodput(f, fixed, ideal_hours, gpus, checkpoint_bytes, weights_bytes, pretraining)
+    fixed = _fixed(f, gpus, nodes, checkpoint_bytes, pretraining)
+    return _goodput(f, fixed, ideal_hours, gpus, checkpoint_bytes, weights_bytes)
+
+
+# What `_wall` reads, fixed for one end's figures, cluster, checkpoint size and task (`_fixed`): interruptions per
+# hour, save, load and start-up hours, Young's interval, the interval's floor, the evaluation share and the restart
+# hours. One flat tuple: the wall-time solve runs three times per plan.
+_Fixed = tuple[float, float, float, float, float, float, float, float]
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -98,18 +104,18 @@ class RunCosts:
     weights_bytes: float
     pretraining: bool
     expected: _Figures
-    expected_fixed: tuple[float, float, float, float, float]
+    expected_fixed: _Fixed
     typical: _Figures
-    typical_fixed: tuple[float, float, float, float, float]
+    typical_fixed: _Fixed
 
     def with_range(self, ideal_hours: float, fast: float, slow: float) -> tuple[Goodput, float, float]:
         """The expected run of `ideal_hours` of compute, and the wall hours of the range ends: the tuned end
         runs `fast` times quicker with expected goodput, the typical end `slow` times as fast with the
         "typical" figures."""
-        f, fixed = self.expected, self.expected_fixed
-        run = _goodput(f, fixed, ideal_hours, self.gpus, self.checkpoint_bytes, self.weights_bytes, self.pretraining)
-        quick = _wall(f, fixed, ideal_hours / fast, self.pretraining)[0]
-        long = _wall(self.typical, self.typical_fixed, ideal_hours / slow, self.pretraining)[0]
+        fixed = self.expected_fixed
+        run = _goodput(self.expected, fixed, ideal_hours, self.gpus, self.checkpoint_bytes, self.weights_bytes)
+        quick = _wall(fixed, ideal_hours / fast)[0]
+        long = _wall(self.typical_fixed, ideal_hours / slow)[0]
         return run, quick, long
 
 
@@ -121,29 +127,22 @@ def run_costs(gpus: int, nodes: int, checkpoint_bytes: float, weights_bytes: flo
         weights_bytes,
         pretraining,
         expected,
-        _fixed(expected, gpus, nodes, checkpoint_bytes),
+        _fixed(expected, gpus, nodes, checkpoint_bytes, pretraining),
         typical,
-        _fixed(typical, gpus, nodes, checkpoint_bytes),
+        _fixed(typical, gpus, nodes, checkpoint_bytes, pretraining),
     )
 
 
 def _goodput(
-    f: _Figures,
-    fixed: tuple[float, float, float, float, float],
-    ideal_hours: float,
-    gpus: int,
-    checkpoint_bytes: float,
-    weights_bytes: float,
-    pretraining: bool,
+    f: _Figures, fixed: _Fixed, ideal_hours: float, gpus: int, checkpoint_bytes: float, weights_bytes: float
 ) -> Goodput:
-    wall, parts, interval = _wall(f, fixed, ideal_hours, pretraining)
-    failures, saves, evaluation, startup = parts
+    wall, base, saves, evaluation, interval = _wall(fixed, ideal_hours)
     # positional: factor, ideal, wall, parts, interruptions, checkpoint bytes, interval, storage
     return Goodput(
         ideal_hours / wall if wall > 0 else 1.0,
         ideal_hours,
         wall,
-        {"failures": failures, "checkpoints": saves, "evaluation": evaluation, "startup": startup},
+        {"failures": wall - base, "checkpoints": saves, "evaluation": evaluation, "startup": fixed[3]},
         f.rate_per_gpu_hour * gpus * wall,
         checkpoint_bytes,
         interval,
@@ -151,31 +150,28 @@ def _goodput(
     )
 
 
-def _wall(
-    f: _Figures, fixed: tuple[float, float, float, float, float], ideal_hours: float, pretraining: bool
-) -> tuple[float, tuple[float, float, float, float], float]:
-    """(wall hours, (failures, checkpoints, evaluation, startup) hours, checkpoint interval hours)."""
-    rate_per_hour, save_h, load_h, startup_h, young_h = fixed
+def _wall(fixed: _Fixed, ideal_hours: float) -> tuple[float, float, float, float, float]:
+    """(wall hours, wall hours less failures, checkpoint hours, evaluation hours, checkpoint interval hours)."""
+    rate_per_hour, save_h, load_h, startup_h, young_h, floor_h, evaluation_share, restart_h = fixed
     # min(young, max(ideal, floor)) with young >= floor, as conditionals (this runs three times per plan)
-    interval = young_h if ideal_hours >= young_h else (ideal_hours if ideal_hours > f.floor_h else f.floor_h)
-    evaluation = ideal_hours * f.evaluation[pretraining]
+    interval = young_h if ideal_hours >= young_h else (ideal_hours if ideal_hours > floor_h else floor_h)
+    evaluation = ideal_hours * evaluation_share
     saves = ideal_hours / interval * save_h
     # Interruptions happen over the wall time; solve wall = base + rate × wall × cost per interruption.
     base = ideal_hours + evaluation + saves + startup_h
-    lost_share = rate_per_hour * (interval / 2.0 + f.restart_h + load_h)
+    lost_share = rate_per_hour * (interval / 2.0 + restart_h + load_h)
     if lost_share > 0.9:  # above 0.9 the run would never finish: capped
         lost_share = 0.9
-    wall = base / (1.0 - lost_share)
-    return wall, (wall - base, saves, evaluation, startup_h), interval
+    return base / (1.0 - lost_share), base, saves, evaluation, interval
 
 
 @lru_cache(maxsize=4096)
-def _fixed(f: _Figures, gpus: int, nodes: int, checkpoint_bytes: float) -> tuple[float, float, float, float, float]:
-    """(interruptions per hour, save, load and start-up hours, Young's interval at its floor): what the run's
-    length does not change, so one cluster and checkpoint size compute it once."""
+def _fixed(f: _Figures, gpus: int, nodes: int, checkpoint_bytes: float, pretraining: bool) -> _Fixed:
+    """What the run's length does not change (`_Fixed`), so one cluster, checkpoint size and task compute it once."""
     rate_per_hour = f.rate_per_gpu_hour * gpus
     save_h = checkpoint_bytes / (f.write_bytes_per_s_per_node * max(1, nodes)) / 3600.0
     load_h = save_h / _READ_OVER_WRITE
     mtbi_h = 1.0 / rate_per_hour if rate_per_hour > 0 else math.inf
     young_h = max(math.sqrt(2.0 * save_h * mtbi_h), f.floor_h)  # Young's interval, not below the floor
-    return rate_per_hour, save_h, load_h, f.startup_h + load_h, young_h
+    evaluation_share = f.evaluation[pretraining]
+    return rate_per_hour, save_h, load_h, f.startup_h + load_h, young_h, f.floor_h, evaluation_share, f.restart_h
