@@ -34,6 +34,8 @@ WARNINGS: dict[str, dict[str, str]] = {
         "slower (the article measured 1.4-1.6× longer steps).",
         "host_ram_exceeded": "Offload needs more host RAM per server than the server has.",
         "term_longer_than_job": "The term bills more than twice the time the job takes.",
+        "deadline_within_range": "The estimate meets the deadline, but the slow end of its range does not: leave "
+        "margin or choose a faster option.",
         "pipeline_bubble": "The pipeline bubble idles a large share of each step; more micro-batches or "
         "interleaved stages would shrink it.",
         "pipeline_few_microbatches": "Too few micro-batches for the pipeline stages; use at least 4 × pp.",
@@ -78,6 +80,7 @@ WARNINGS: dict[str, dict[str, str]] = {
         "offload_slowdown": "经 PCIe 的卸载流量占每步时间的很大比例，每步明显变慢（文章测得每步时间为 1.4-1.6 倍）。",
         "host_ram_exceeded": "卸载所需的主机内存超过了服务器的内存。",
         "term_longer_than_job": "计费时长超过任务所需时间的两倍。",
+        "deadline_within_range": "估算时间满足截止期限，但其区间的慢端超出期限：请留出余量或选择更快的方案。",
         "pipeline_bubble": "流水线气泡让每步有很大比例的时间空闲；增加微批数量或使用交错流水线可以缩小气泡。",
         "pipeline_few_microbatches": "相对流水线级数，微批数量太少；至少使用 4 × pp 个微批。",
         "global_batch_small": "相对 GPU 数量，全局批太小：换用警告中给出的更大全局批，同一方案的 MFU 会更高；"

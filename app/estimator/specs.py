@@ -197,6 +197,7 @@ WarningCode = Literal[
     "offload_slowdown",
     "host_ram_exceeded",
     "term_longer_than_job",
+    "deadline_within_range",
     "pipeline_bubble",
     "pipeline_few_microbatches",
     "global_batch_small",

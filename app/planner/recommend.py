@@ -17,6 +17,15 @@ Objectives (documented in docs/estimator.md "Ranking"):
   1B tokens: 4 H100 servers for 111 h, not 14 for 17 h at 3.5 × the price).
 Ties are broken by SKU id, then GPU count, so equal inputs always give the same order.
 
+Balanced shows an option after the leader only if it buys time (`worth_showing`): one that costs more
+than an option already shown or on the Pareto list and takes as long or longer, or that costs more
+than one finishing within MEANINGFUL_HOURS, gains nothing the customer can use (8B LoRA on 50M tokens
+on an annual term: one card for 3 h, not two or four for 1.6 or 0.8 h at two or four times the price).
+The rule reads only lists the pruning keeps exact (the ranked options cut at `limit`, the Pareto list).
+
+With a deadline, an option whose estimate meets it but whose time range's slow end
+(`time_to_train_hours_range`) does not carries the warning `deadline_within_range` with the figures.
+
 The Pareto list (cheapest first) keeps an option only when it saves at least
 PARETO_MIN_SAVING of the previous point's time, and stops after the first point that finishes
 within MEANINGFUL_HOURS: past it, more money buys no meaningful time.
@@ -27,6 +36,7 @@ from __future__ import annotations
 import heapq
 import math
 from bisect import bisect_right
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from itertools import accumulate
@@ -174,6 +184,11 @@ def recommend(
     result.pareto = pareto(ranked)
     ranked = rank(ranked, constraints.objective, deadline=constraints.deadline_days is not None)
     result.options = ranked[: constraints.limit]
+    if constraints.objective == "balanced":
+        result.options = worth_showing(result.options, result.pareto)
+    if constraints.deadline_days is not None:
+        for option in result.options:
+            option.warnings = _unique(option.warnings + _deadline_warnings(option, constraints.deadline_days))
     result.near_misses = sorted(misses, key=lambda o: (o.sort_cost, o.sort_time, o.tie_key))[: constraints.limit]
     for option in {id(o): o for o in result.options + result.near_misses + result.pareto}.values():
         _add_batch_warning(model, workload, option, constraints, global_batch)
@@ -527,6 +542,43 @@ def rank(options: list[Option], objective: Objective, *, deadline: bool = False)
     for index, option in enumerate(ordered, start=1):
         option.rank = index
     return ordered
+
+
+def worth_showing(ranked: list[Option], front: list[Option]) -> list[Option]:
+    """The ranked options without those after the leader that buy no time over a cheaper option shown or on
+    the Pareto list `front` (module docstring), ranks renumbered."""
+    references = {id(o): o for o in ranked + front}.values()
+    kept = [option for index, option in enumerate(ranked) if index == 0 or not _gains_nothing(option, references)]
+    for index, option in enumerate(kept, start=1):
+        option.rank = index
+    return kept
+
+
+def _gains_nothing(option: Option, references: Iterable[Option]) -> bool:
+    for other in references:
+        if other.sort_cost >= option.sort_cost:
+            continue
+        if other.sort_time <= option.sort_time:
+            return True  # as long or longer, at a higher price
+        if other.hours is not None and other.hours <= MEANINGFUL_HOURS:
+            return True  # the cheaper one finishes within a day: the speed buys nothing usable
+    return False
+
+
+def _deadline_warnings(option: Option, deadline_days: float) -> list[Warning_]:
+    """`deadline_within_range`: the estimate meets the deadline, the slow end of its range does not."""
+    span = option.evaluated.performance.performance.time_to_train_hours_range
+    deadline_hours = deadline_days * 24
+    if option.hours is None or span is None or option.hours > deadline_hours or span[1] <= deadline_hours:
+        return []
+    return [
+        Warning_(
+            "deadline_within_range",
+            f"The estimate of {option.hours / 24:,.1f} days meets the {deadline_days:g}-day deadline, but the "
+            f"range runs to {span[1] / 24:,.1f} days (a typical stack on a less reliable cluster): leave margin "
+            "or choose a faster option.",
+        )
+    ]
 
 
 def _oversized(options: list[Option]) -> set[int]:

@@ -101,3 +101,47 @@ def test_balanced_right_sizes_a_job_that_fits_in_the_billed_term(client: TestCli
     assert top["performance"]["time_to_train_hours"] <= top["cost"]["billed_hours"]
     for dearer in options[1:]:
         assert _cost(dearer) >= RIGHT_SIZE_RATIO * _cost(top)
+
+
+def _buys_nothing(option: dict, cheaper: tuple[Decimal, float]) -> bool:
+    """A `cheaper` (cost, hours) that finishes as soon, or within a day: `option`'s extra money buys no usable
+    time."""
+    cost, hours = cheaper
+    as_soon = hours <= option["performance"]["time_to_train_hours"]
+    return cost < _cost(option) and (as_soon or hours <= MEANINGFUL_HOURS)
+
+
+def test_balanced_lists_no_option_that_buys_no_usable_time(client: TestClient) -> None:
+    """Before: 8B LoRA on 50M tokens on the annual term listed 2 and 4 cards (CNY 53,760 and 107,520, 1.6 and
+    0.8 h) after 1 card (CNY 26,880, 3.1 h): the one card finishes within the day and the term bills a year."""
+    for constraints in ({"term": "annual"}, {"term": "annual", "deadline_days": 7}, {"deadline_days": 7}):
+        body = {"model": {"preset": "llama-3.1-8b"}, "task": "lora", "tokens": 5e7, "constraints": constraints}
+        options = _recommend(client, **body)["options"]
+        assert [(o["rank"], o["sku"]["id"], o["total_gpus"]) for o in options] == [(1, "a100-40g-pcie-card", 1)]
+    for body in (
+        {"model": {"preset": "llama-3.1-8b"}, "task": "lora", "tokens": 5e9, "constraints": {"deadline_days": 7}},
+        {"model": {"preset": "llama-2-70b"}, "task": "full_finetune", "tokens": 1e9, "constraints": {"limit": 50}},
+    ):
+        result = _recommend(client, **body)
+        options = result["options"]
+        assert len(options) > 1 and [o["rank"] for o in options] == list(range(1, len(options) + 1))
+        references = [(_cost(o), o["performance"]["time_to_train_hours"]) for o in options]
+        references += [(Decimal(p["cost"]), p["hours"]) for p in result["pareto"]]
+        for option in options[1:]:
+            assert not any(_buys_nothing(option, other) for other in references), option["plan"]["summary"]
+
+
+def test_an_estimate_inside_the_deadline_whose_range_is_not_says_so(client: TestClient) -> None:
+    """8B LoRA on 5B tokens, 7-day deadline: two cards take 6.3 days by the estimate, up to 8.5 by its range."""
+    options = _recommend(
+        client, model={"preset": "llama-3.1-8b"}, task="lora", tokens=5e9, constraints={"deadline_days": 7}
+    )["options"]
+    for option in options:
+        hours = option["performance"]["time_to_train_hours"]
+        slow = option["performance"]["time_to_train_hours_range"][1]
+        warnings = {w["code"]: w["message"] for w in option["warnings"]}
+        assert ("deadline_within_range" in warnings) == (hours <= 7 * 24 < slow)
+    leader = options[0]
+    message = {w["code"]: w["message"] for w in leader["warnings"]}["deadline_within_range"]
+    hours, slow = leader["performance"]["time_to_train_hours"], leader["performance"]["time_to_train_hours_range"][1]
+    assert f"{hours / 24:,.1f} days" in message and f"{slow / 24:,.1f} days" in message and "7-day" in message

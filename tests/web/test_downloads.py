@@ -22,14 +22,15 @@ def test_the_csv_is_named_after_the_model_and_task(client: TestClient) -> None:
 
 
 def test_a_launch_file_names_and_carries_its_model_task_and_option(client: TestClient) -> None:
-    response = client.get(f"/results/launch.json?{LORA_8B}&option=2")
+    # 1B tokens: one card takes 2.5 days, so two cards buy usable time and are option 2
+    response = client.get("/results/launch.json?preset=llama-3-8b&task=lora&tokens_b=1&option=2")
     assert response.status_code == 200
     config = response.json()
     gpus = config["nodes"] * config["gpus_per_node"]
     expected = f'attachment; filename="llama-3-8b-lora-option2-{config["sku"]}-{gpus}gpu.json"'
     assert response.headers["content-disposition"] == expected
     assert config["model"] == {"name": "Llama 3 8B", "preset": "llama-3-8b"}
-    assert (config["task"], config["tokens"]) == ("lora", 100_000_000)
+    assert (config["task"], config["tokens"]) == ("lora", 1_000_000_000)
 
 
 def test_a_model_given_by_size_names_its_download_by_size(client: TestClient) -> None:
