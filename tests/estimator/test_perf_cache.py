@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from app.estimator import performance
 from app.estimator.performance import estimate_performance
 from app.estimator.specs import Cluster, GpuSpec, LoraSpec, ModelSpec, Plan, Workload
 from tests.estimator.perf_cases import A100_80_SXM, H100_SXM, LLAMA2_7B, LLAMA3_70B
@@ -98,3 +100,53 @@ def test_activation_offload_copies_depend_on_sequence_parallel() -> None:
     estimate_performance(model, workload, replace(plan, sequence_parallel=True), cluster)
     cached = estimate_performance(model, workload, plan, cluster)
     assert cached == estimate_performance(replace(model), replace(workload), plan, replace(cluster))
+
+
+class _Reads:
+    """Stands in for a Plan and records the fields read from it (a property through the fields it reads)."""
+
+    def __init__(self, plan: Plan) -> None:
+        self.plan = plan
+        self.read: set[str] = set()
+
+    def __getattr__(self, name: str) -> object:
+        attribute = getattr(Plan, name, None)
+        if isinstance(attribute, property):
+            return attribute.fget(self)
+        self.read.add(name)
+        return getattr(self.plan, name)
+
+
+def _reads(find, ctx, plan: Plan) -> set[str]:
+    recorder = _Reads(plan)
+    find(ctx, recorder)
+    return recorder.read
+
+
+STRUCTURE_PLANS = (  # every branch of the cached computations: offloads, pipelines, cp, ep, hybrid sharding
+    Plan(dp=8),
+    Plan(dp=8, zero_stage=3, offload="optimizer_and_params", recompute="full"),
+    Plan(dp=4, tp=2, zero_stage=1, offload="optimizer", activation_offload=True, sequence_parallel=True),
+    Plan(dp=2, tp=2, pp=2, virtual_stages=2, micro_batch=2, zero_stage=2),
+    Plan(dp=2, tp=2, cp=2, ep=2, zero_stage=3, dp_shard=1, flash_attention=False),
+    Plan(dp=8, tp=1, pp=2, zero_stage=3, dp_shard=4, recompute="selective"),
+)
+
+
+@pytest.mark.parametrize("task", ["pretrain", "full_finetune", "qlora", "inference"])
+@pytest.mark.parametrize("plan", STRUCTURE_PLANS, ids=range(len(STRUCTURE_PLANS)))
+def test_cache_keys_hold_every_plan_field_their_computation_reads(task: str, plan: Plan) -> None:
+    """A cached part may read only plan fields its key holds (else a sibling plan would get its answer): the fields
+    read while computing it, on a miss, are among those read to build its key, on a hit. A new Plan field that the
+    step, the shape or inference times come to depend on must join their key."""
+    model = MIXTRAL if plan.ep > 1 else LLAMA2_7B
+    model, workload, cluster = _inputs(model, H100_SXM, task, plan, 2, 1e9, 25.0)
+    if task == "inference":  # keyed by (tp, micro_batch) in _estimate_inference
+        read = _reads(lambda _, p: performance._inference_times(model, workload, p, cluster), None, plan)
+        assert read <= {"tp", "micro_batch"}, read
+        return
+    for find in (performance._shape_of, performance._step_of):
+        ctx = performance._context(replace(model), workload, cluster)  # fresh: the first call misses
+        miss = _reads(find, ctx, plan)
+        hit = _reads(find, ctx, plan)
+        assert miss <= hit, f"{find.__name__} reads {sorted(miss - hit)} without keying on them"
