@@ -114,6 +114,12 @@ def train_iters(workload: Workload, global_batch: int) -> int | None:
     return max(1, math.ceil(workload.tokens / (global_batch * workload.seq_len)))
 
 
+def warmup_steps(workload: Workload, iters: int) -> int:
+    """Learning-rate warm-up: the task's share of the run (SCHEDULES), pretraining at most Llama 2's 2,000 steps."""
+    steps = max(1, math.ceil(iters * SCHEDULES.get(workload.task, SCHEDULES["full_finetune"]).warmup_fraction))
+    return min(PRETRAIN_WARMUP_ITERS, steps) if workload.task == "pretrain" else steps
+
+
 def save_interval(iters: int, performance: Performance | None) -> int:
     """Steps between checkpoints: the estimator's checkpoint interval (Young's optimum, app/estimator/goodput.py)
     over the step time; the whole run when the estimate has none."""
@@ -314,7 +320,7 @@ def torchtitan_config(
     checkpoint: dict[str, Any] = {"enable": True, "folder": f"{_slug(model)}-{workload.task.replace('_', '-')}"}
     if iters is not None:
         training["steps"] = iters
-        config["lr_scheduler"]["warmup_steps"] = max(1, math.ceil(iters * schedule.warmup_fraction))
+        config["lr_scheduler"]["warmup_steps"] = warmup_steps(workload, iters)
         checkpoint["interval"] = save_interval(iters, performance)
     if workload.task != "pretrain":  # start from the published weights in hf_assets_path (docs/checkpoint.md)
         checkpoint |= {"initial_load_in_hf": True, "initial_load_model_only": True}
@@ -379,11 +385,12 @@ def _megatron_run_args(
     scratch. The data prefix is a placeholder for the customer's dataset, preprocessed by Megatron's
     tools/preprocess_data.py with the same tokenizer."""
     slug = _slug(model)
-    args = []
-    if workload.task != "pretrain":
-        args += [f"--load /checkpoints/{slug}-mcore", "--finetune"]
+    save = _save_dir(model, workload)
+    # pretraining loads its own save directory: a relaunch resumes there, a first launch finds none and starts
+    # from scratch (Megatron-LM examples/gpt3/train_gpt3_175b_distributed.sh passes one path to both)
+    args = [f"--load /checkpoints/{slug}-mcore", "--finetune"] if workload.task != "pretrain" else [f"--load {save}"]
     args += [
-        f"--save /checkpoints/{slug}-{workload.task.replace('_', '-')}",
+        f"--save {save}",
         "--tokenizer-type HuggingFaceTokenizer",
         f"--tokenizer-model {_repo(model)}",
         f"--data-path /data/{slug}_text_document",
@@ -403,7 +410,7 @@ def _megatron_run_args(
         "--adam-beta2 0.95",
     ]
     if workload.task == "pretrain" and iters is not None:
-        args.append(f"--lr-warmup-iters {min(PRETRAIN_WARMUP_ITERS, math.ceil(iters * schedule.warmup_fraction))}")
+        args.append(f"--lr-warmup-iters {warmup_steps(workload, iters)}")
     else:
         args.append(f"--lr-warmup-fraction {schedule.warmup_fraction:g}")
     return args
@@ -479,6 +486,10 @@ def _megatron(
     return out
 
 
+def _save_dir(model: ModelSpec, workload: Workload) -> str:
+    return f"/checkpoints/{_slug(model)}-{workload.task.replace('_', '-')}"
+
+
 def _megatron_notes(model: ModelSpec, workload: Workload, global_batch: int) -> list[str]:
     """What the customer does before launching: convert the weights, tokenize the data; what is left to fill."""
     slug = _slug(model)
@@ -487,7 +498,8 @@ def _megatron_notes(model: ModelSpec, workload: Workload, global_batch: int) -> 
         notes.append(
             f"Convert the Hugging Face weights of {_repo(model)} to a Megatron checkpoint in /checkpoints/{slug}-mcore "
             "first (Megatron-Bridge, or Megatron-LM tools/checkpoint/convert.py), with the same tensor and "
-            "pipeline sizes."
+            f"pipeline sizes. To resume after an interruption, relaunch with --load {_save_dir(model, workload)} "
+            "and without --finetune."
         )
     notes.append(
         f"Tokenize the dataset with tools/preprocess_data.py and the same tokenizer into /data/{slug}_text_document."

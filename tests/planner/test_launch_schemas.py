@@ -134,7 +134,7 @@ def test_megatron_qwen_lora_keeps_its_epsilon_and_qkv_bias() -> None:
 def test_pretraining_starts_from_scratch() -> None:
     workload = Workload(task="pretrain", seq_len=4096, tokens=1e12)
     args = _parsed(_megatron("llama-3.1-8b", workload, Plan(dp=8, zero_stage=1), nodes=1, global_batch=1024)["args"])
-    assert "--load" not in args and "--finetune" not in args
+    assert args["--load"] == args["--save"] and "--finetune" not in args  # a relaunch resumes, a first run starts
     assert args["--lr-warmup-iters"] == "2000"  # Llama 2's warm-up, a long run
 
 
@@ -182,6 +182,9 @@ def test_recommended_launch_blocks_use_only_the_tools_options(client: TestClient
             args = _parsed(launch["args"])
             _assert_batch_arithmetic(args, option["plan"]["dp"])
             assert "--finetune" in args
+            assert 1 <= int(args["--save-interval"] or 0) <= int(args["--train-iters"] or 0)
         elif stack == "fsdp" and "torchtitan" in launch:
             assert not _dotted(launch["torchtitan"]) - TORCHTITAN_KEYS
+            titan = launch["torchtitan"]
+            assert 1 <= titan["checkpoint"]["interval"] <= titan["training"]["steps"]
     assert seen & {"megatron", "fsdp"}
