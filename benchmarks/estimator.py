@@ -8,6 +8,8 @@ llm-analysis (no LoRA, no inference in .training()) gets the pretraining / full 
 Goals: >= 50,000 memory evaluations/s on one core and >= 20x llm-analysis; memory + performance (what
 LLMAnalysis.training() also computes: memory and latency) >= 20x llm-analysis. Wall-clock ratios are printed as
 before; the CPU-time ratios beside them do not move with the load of a shared machine (say `uptime` with either).
+The timed loops meet every plan again, so the estimator's per-shape caches are warm; the first pass over the mix,
+with every cache empty (as a planner search meets its plans), is printed beside them.
 """
 
 from __future__ import annotations
@@ -78,6 +80,15 @@ def plan_mix() -> list[Scenario]:
     return mix
 
 
+def first_pass(mix: list[Scenario]) -> float:
+    """CPU seconds of estimate_memory + estimate_performance over the mix, each plan met once, caches empty."""
+    cpu = time.process_time()
+    for model, workload, plan, cluster in mix:
+        estimate_memory(model, workload, plan, cluster)
+        estimate_performance(model, workload, plan, cluster)
+    return time.process_time() - cpu
+
+
 def measure_ours(mix: list[Scenario], seconds: float) -> tuple[int, float, float]:
     """(evaluations, wall seconds, CPU seconds) of estimate_memory over the mix, repeated for `seconds`."""
     count, wall, cpu = 0, time.perf_counter(), time.process_time()
@@ -131,7 +142,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=3.0)
     args = parser.parse_args()
     mix = plan_mix()
-    estimate_memory(*mix[0])  # build the per-(model, workload) contexts outside the timed loop, as the planner does
+    cold = first_pass(mix)  # first: nothing has filled a cache yet
     count, wall, cpu = measure_ours(mix, args.seconds)
     ours = count / wall
     print(f"plan mix: {len(mix)} plans over {len(SCENARIOS)} scenarios (training, LoRA, inference; 8-512 GPUs)")
@@ -169,6 +180,10 @@ def main() -> None:
     print(
         f"the same on CPU time (load-independent): memory {count / cpu / cpu_rate:,.1f}x, with performance "
         f"{both / both_cpu / cpu_rate:,.1f}x (llm-analysis {cpu_rate:,.0f}/s of CPU time)"
+    )
+    print(
+        f"first pass, every plan new and every cache empty: memory + performance {len(mix) / cold:,.0f}/s of CPU "
+        f"time = {len(mix) / cold / cpu_rate:,.1f}x llm-analysis"
     )
 
 
