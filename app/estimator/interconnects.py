@@ -102,6 +102,7 @@ def node_injection_bytes_per_s(cluster: Cluster) -> float:
     return gbps / _BITS_PER_BYTE * 1e9 * float(entry["efficiency"])
 
 
+@lru_cache(maxsize=16)
 def host_pcie_bytes_per_s(pcie_gen: int) -> float:
     """Achieved GPU<->host copy bandwidth of one x16 link (offload traffic)."""
     table = _table()["pcie_host"]

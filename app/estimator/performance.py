@@ -359,7 +359,7 @@ class _Ctx:
     run_costs: RunCosts | None  # goodput for any run length (training with `tokens` only)
     tcp: bool  # multi-node over plain Ethernet
     shapes: dict[tuple[object, ...], _Shape] = field(default_factory=dict)
-    steps: dict[tuple[object, ...], tuple[_Shape, float, float]] = field(default_factory=dict)
+    steps: dict[tuple[object, ...], tuple[_Shape, float, float, float]] = field(default_factory=dict)
     inference: dict[tuple[int, int], tuple[float, float]] = field(default_factory=dict)
 
 
@@ -445,9 +445,9 @@ def _shape_of(ctx: _Ctx, plan: Plan) -> _Shape:
     return found
 
 
-def _step_of(ctx: _Ctx, plan: Plan) -> tuple[_Shape, float, float]:
-    """(shape entry, exposed data-parallel / ZeRO seconds, optimizer step seconds) of a plan, keyed by every plan
-    field the training estimate reads."""
+def _step_of(ctx: _Ctx, plan: Plan) -> tuple[_Shape, float, float, float]:
+    """(shape entry, exposed data-parallel / ZeRO seconds, optimizer step seconds, offload seconds) of a plan, keyed
+    by every plan field the training estimate reads."""
     key = (
         plan.tp,
         plan.pp,
@@ -480,11 +480,13 @@ def _activation_offload_s(
     return hide(copy, shape.fwd_s + shape.bwd_s)
 
 
-def _once_per_step_s(ctx: _Ctx, plan: Plan, entry: _Shape) -> tuple[float, float]:
-    """(exposed data-parallel / ZeRO seconds, optimizer step seconds) per step: they depend on the shape, the
-    ZeRO stage, the shard group and whether the optimizer is offloaded only (cached in `_step_of`)."""
-    dp_s = dp_comm(ctx.model, ctx.workload, plan, ctx.cluster, entry.step)[0] if plan.dp > 1 else 0.0
-    return dp_s, optimizer_step_s(plan, ctx.cluster.gpu, entry.step.trainable_local)
+def _once_per_step_s(ctx: _Ctx, plan: Plan, entry: _Shape) -> tuple[float, float, float]:
+    """(exposed data-parallel / ZeRO seconds, optimizer step seconds, exposed offload seconds) per step: they depend
+    on the shape, the ZeRO stage, the shard group and the offload only (cached in `_step_of`)."""
+    model, workload, cluster, shape = ctx.model, ctx.workload, ctx.cluster, entry.step
+    dp_s = dp_comm(model, workload, plan, cluster, shape)[0] if plan.dp > 1 else 0.0
+    offload_s = offload_time(model, workload, plan, cluster, shape) if plan.offload != "none" else 0.0
+    return dp_s, optimizer_step_s(plan, cluster.gpu, shape.trainable_local), offload_s
 
 
 def _estimate_training(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster) -> PerformanceEstimate:
@@ -494,9 +496,8 @@ def _estimate_training(model: ModelSpec, workload: Workload, plan: Plan, cluster
     interleaving with v virtual stages shrinks the p − 1 warm-up/drain slots to (p − 1)/v.
     """
     ctx = _context(model, workload, cluster)
-    entry, dp_s, optimizer_s = _step_of(ctx, plan)
+    entry, dp_s, optimizer_s, offload_s = _step_of(ctx, plan)
     shape, per_mb_comm = entry.step, entry.per_microbatch_s
-    offload_s = offload_time(model, workload, plan, cluster, shape) if plan.offload != "none" else 0.0
     mb_s = shape.fwd_s + shape.bwd_s
     m = shape.micro_batches
     compute = m * mb_s + optimizer_s
