@@ -4,10 +4,13 @@ Everything is bytes per GPU for the worst pipeline stage. Sources, by term:
 
 - Model states, mixed-precision Adam: 2Ψ 16-bit weights + 2Ψ 16-bit gradients + 12Ψ fp32 master,
   m and v = 16Ψ (Rajbhandari et al. 2020, "ZeRO", §3.1 and Fig. 1, K = 12). ZeRO-1/2/3 divide the
-  optimizer / + gradients / + weights by N = dp × cp (§5). We keep 16 bytes, not 18: FSDP (fp32
-  sharded params + fp32 grads + m, v = 16, PyTorch `MixedPrecisionPolicy`) and DeepSpeed bf16/fp16
-  ZeRO (16-bit grads) match it; Megatron's fp32 gradient buffer (`num_bytes_per_parameter` = 18
-  in megatron/training/theoretical_memory_usage.py) is the exception and is stated as an assumption.
+  optimizer / + gradients / + weights by N = dp × cp (§5); routed experts' states only over their
+  expert-data-parallel group, N / ep (Megatron-LM `compute_weight_and_optimizer_memory`,
+  expert_data_parallel_size = world / (expert tp × ep × pp)). FSDP (fp32 sharded params + fp32 grads +
+  m, v = 16, PyTorch `MixedPrecisionPolicy`) and DeepSpeed bf16/fp16 ZeRO (16-bit grads) hold 16 bytes;
+  Megatron-LM keeps an fp32 main-gradient buffer (`Plan.fp32_main_grads`): 18 bytes, 6 + 12/d with its
+  distributed optimizer (`num_bytes_per_parameter` in megatron/training/theoretical_memory_usage.py).
+  With pipeline parallel, ZeRO-2/3 gradients stay whole in fp32 until the last micro-batch (`_full_states`).
 - Pure 16-bit training (mixed_precision=False, torchtune's single-device recipes): weights, grads and
   optimizer states all in the training dtype, e.g. AdamW 2 + 2 + 4 = 8 bytes/param.
 - 8-bit Adam: 2 bytes of state per parameter (Dettmers et al. 2022, "8-bit Optimizers via Block-wise
@@ -285,6 +288,7 @@ class _Stage:
     layers: int
     moe_layers: int
     params: float  # all parameters on this GPU
+    expert_params: float  # of which routed experts (sharded by ZeRO over the expert-data-parallel group)
     linear_params: float  # of which block linears (NF4-quantised under QLoRA)
     largest_unit: float  # largest module gathered at once under ZeRO-3 (layer, embedding or head)
     layer_params: float  # one transformer layer on this GPU
@@ -311,6 +315,7 @@ def _stage(facts: _Facts, tp: int, pp: int, ep: int, *, first: bool, last: bool)
         layers=layers,
         moe_layers=moe,
         params=body + embedding + output,
+        expert_params=moe * facts.routed_experts / (ep * tp),
         linear_params=body - norms,
         largest_unit=max(largest_layer, embedding, head / tp if last else 0.0),
         layer_params=largest_layer,
@@ -471,42 +476,54 @@ def _zero3_weights(full_bytes: float, n: int, gathered: float) -> float:
 
 
 def _full_states(
-    ctx: _Ctx, stage: _Stage, n: int, zero: int, offload: str, pp: int = 1
+    ctx: _Ctx, stage: _Stage, plan: Plan, n: int, zero: int, offload: str
 ) -> tuple[float, float, float, float]:
     """(weights, gradients, optimizer, host bytes) per GPU for pretraining / full fine-tuning.
 
-    ZeRO-3 with pipeline stages is FSDP2 under a pipeline schedule, as torchtitan runs it: the stage's
-    parameters are not resharded after forward ("to avoid per-microbatch all-gathers", torchtitan
-    `apply_fsdp`, reshard_after_forward = False when PP is on) and gradient sync waits for the last
-    micro-batch (torch.distributed.pipelining sets requires_gradient_sync only on the last backward), so
-    the stage's 16-bit weights and its unsharded gradients, accumulated in the fp32 reduce dtype, stay
-    resident for the whole step; only the optimizer state and master weights are sharded.
+    ZeRO shards over n = dp × cp, but a routed expert's states only over its expert-data-parallel group:
+    the ranks holding the same experts, world / (ep × expert tp × pp) = n / ep here (Megatron-LM
+    `compute_weight_and_optimizer_memory` charges expert params at expert_data_parallel_size; torchtitan
+    shards experts over the dp_shard_mod_ep mesh).
+
+    With pipeline stages, ZeRO-2 and ZeRO-3 run as FSDP2 under a pipeline schedule, as torchtitan runs them
+    (DeepSpeed's pipeline engine refuses both): gradient sync waits for the last micro-batch
+    (torch.distributed.pipelining `PipelineStage.backward_maybe_with_nosync` turns requires_gradient_sync
+    off for every backward but the last), so the stage's unsharded gradients, accumulated in the fp32
+    reduce dtype (FSDP2 `FSDPParam.to_accumulated_grad_if_needed`), stay resident for the whole step; under
+    ZeRO-3 the parameters are not resharded after forward either ("to avoid per-microbatch all-gathers",
+    torchtitan `apply_fsdp`, reshard_after_forward = False when PP is on). Only the optimizer state and
+    master weights are sharded then.
     """
-    # inlined _shard/_gathered: this is the planner's hottest path
-    weights = grads = stage.params * ctx.dtype
-    optim = stage.params * ctx.optimizer_per_param
-    if zero:
-        optim /= n
-        if zero == 3 and pp > 1 and n > 1:
-            grads = stage.params * (FSDP_REDUCE_BYTES if ctx.workload.mixed_precision else ctx.dtype)
-        elif zero >= 2:
-            grads /= n
-        if zero == 3 and pp == 1:
-            weights = _zero3_weights(weights, n, 2.0 * stage.largest_unit * ctx.dtype)
+    params = stage.params
+    # a GPU's shard of the parameters: dense ones over n, routed experts over n / ep (at least one rank)
+    shard = params if zero == 0 else (params - stage.expert_params) / n + stage.expert_params / max(1.0, n / plan.ep)
+    mixed = ctx.workload.mixed_precision and ctx.workload.precision != "fp32"
+    grad_bytes = MASTER_BYTES if plan.fp32_main_grads and mixed else ctx.dtype
+    weights = params * ctx.dtype
+    grads = params * grad_bytes
+    optim = (shard if zero else params) * ctx.optimizer_per_param
+    if zero >= 2:
+        if plan.pp > 1 and n > 1:  # deferred reduce-scatter: whole gradients in the fp32 reduce dtype
+            grads = params * (FSDP_REDUCE_BYTES if ctx.workload.mixed_precision else ctx.dtype)
+        else:
+            grads = shard * grad_bytes
+        if zero == 3 and plan.pp == 1:
+            weights = min(weights, shard * ctx.dtype + 2.0 * stage.largest_unit * ctx.dtype)
     if offload == "none":
         return weights, grads, optim, 0.0
-    return _offloaded(ctx, stage, (weights, grads, optim), n if zero >= 1 else 1, offload)
+    return _offloaded(ctx, stage, (weights, grads, optim), shard, offload)
 
 
 def _offloaded(
-    ctx: _Ctx, stage: _Stage, states: tuple[float, float, float], n: int, offload: str
+    ctx: _Ctx, stage: _Stage, states: tuple[float, float, float], shard: float, offload: str
 ) -> tuple[float, float, float, float]:
-    """ZeRO-Offload keeps fp32 master, states and fp32 gradients on the host (Ren et al. 2021, §4.1)."""
+    """ZeRO-Offload keeps fp32 master, states and fp32 gradients on the host (Ren et al. 2021, §4.1);
+    `shard` is the parameters this GPU owns (all of them without ZeRO)."""
     weights, grads, optim = states
-    host = optim + stage.params * 4.0 / n
+    host = optim + shard * 4.0
     if offload == "optimizer":
         return weights, grads, 0.0, host
-    host += stage.params * ctx.dtype / n  # FSDP CPUOffload / ZeRO-3 offload_param: the 16-bit shard too
+    host += shard * ctx.dtype  # FSDP CPUOffload / ZeRO-3 offload_param: the 16-bit shard too
     return _gathered(ctx, stage), stage.layer_params * ctx.dtype, 0.0, host
 
 
@@ -536,7 +553,7 @@ def _states(ctx: _Ctx, stage: _Stage, plan: Plan, n: int, zero: int, offload: st
         return stage.params * BYTES_PER_ELEMENT[ctx.workload.precision], 0.0, 0.0, 0.0
     if task in LORA_TASKS:
         return _lora_states(ctx, stage, plan, n, zero, offload)
-    return _full_states(ctx, stage, n, zero, offload, plan.pp)
+    return _full_states(ctx, stage, plan, n, zero, offload)
 
 
 # --- activations -------------------------------------------------------------------------------
@@ -1026,10 +1043,10 @@ def breakdown_gib(value: float) -> float:
 
 @lru_cache(maxsize=1024)
 def _assumptions(
-    workload_key: tuple[str, str, bool, str, bool, float], plan_key: tuple[int, str, str, bool, bool, bool]
+    workload_key: tuple[str, str, bool, str, bool, float], plan_key: tuple[int, str, str, bool, bool, bool, bool]
 ) -> tuple[str, ...]:
     task, precision, mixed, optimizer, paged, nf4_bytes = workload_key
-    zero, offload, recompute, flash, pipelined, activation_offload = plan_key
+    zero, offload, recompute, flash, pipelined, activation_offload, fp32_grads = plan_key
     out = ["Bytes per GPU for the worst pipeline stage; capacity is the card's usable memory (CUDA context excluded)."]
     if task == "inference":
         out.append(
@@ -1044,10 +1061,16 @@ def _assumptions(
             f"{task}: frozen base in {base}; adapters r·(d_in+d_out) train with their own grads and states"
             + (f": {adapters}." if adapters else ".")
         )
+    elif mixed and precision != "fp32" and fp32_grads:
+        out.append(
+            f"Mixed precision {optimizer}, as Megatron-LM runs it: 16-bit weights + an fp32 main-gradient buffer + "
+            "fp32 master and states (18 B/param for AdamW; 6 + 12/d with the distributed optimizer, Megatron-LM "
+            "dist_optimizer docs)."
+        )
     elif mixed and precision != "fp32":
         out.append(
             f"Mixed precision {optimizer}: 16-bit weights + 16-bit grads + fp32 master and states "
-            "(16 B/param for AdamW, ZeRO §3.1). Megatron's fp32 grad buffer would add 2 B/param."
+            "(16 B/param for AdamW, ZeRO §3.1)."
         )
     else:
         out.append(f"Pure {precision} training: weights, grads and {optimizer} states in the training dtype.")
@@ -1061,7 +1084,15 @@ def _assumptions(
             f"Activations counted per saved tensor (Korthikanti et al. 2022 method), recompute={recompute}, "
             f"flash_attention={flash}; logits 16-bit + fp32 copy + fp32 grad for the loss."
         )
-        out.append(f"ZeRO stage {zero} shards over dp × cp (with hybrid sharding, dp_shard × cp); offload={offload}.")
+        out.append(
+            f"ZeRO stage {zero} shards over dp × cp (with hybrid sharding, dp_shard × cp), routed experts over "
+            f"dp × cp / ep; offload={offload}."
+        )
+        if zero >= 2 and pipelined:
+            out.append(
+                "Pipeline with sharded gradients: the reduce-scatter waits for the last micro-batch, so the stage's "
+                "gradients stay whole in fp32 through the step (torch.distributed.pipelining, torchtitan)."
+            )
         if activation_offload:
             out.append(
                 "Activation offload: saved activations wait in host RAM (counted in host_ram); the GPU holds two "
@@ -1087,7 +1118,7 @@ def _stage_breakdown(ctx: _Ctx, plan: Plan, stage: _Stage, split: tuple[int, int
     # than the plan's) shards over all of its dp
     shard = plan.dp_shard if plan.dp_shard and dp == plan.dp else dp
     # model states do not depend on micro-batch, recompute or attention: cached for the plans that vary those
-    key = (id(stage), shard * plan.cp, zero, offload, plan.tp, plan.pp)
+    key = (id(stage), shard * plan.cp, zero, offload, plan.tp, plan.pp, plan.fp32_main_grads)
     states = ctx.states.get(key)
     if states is None:
         states = ctx.states[key] = _states(ctx, stage, plan, shard * plan.cp, zero, offload)
@@ -1179,7 +1210,15 @@ def estimate_memory(model: ModelSpec, workload: Workload, plan: Plan, cluster: C
     warnings = [] if plain else _plan_warnings(model, workload, plan, cluster)
     if breakdown.host_ram or not breakdown.gpu_fits:  # host RAM is checked only when something is offloaded
         warnings.extend(_fit_warnings(ctx, plan, cluster, breakdown))
-    key_p = (plan.zero_stage, plan.offload, plan.recompute, plan.flash_attention, plan.pp > 1, plan.activation_offload)
+    key_p = (
+        plan.zero_stage,
+        plan.offload,
+        plan.recompute,
+        plan.flash_attention,
+        plan.pp > 1,
+        plan.activation_offload,
+        plan.fp32_main_grads,
+    )
     assumptions = ctx.assumptions.get(key_p)
     if assumptions is None:
         key_w = (

@@ -133,6 +133,11 @@ class Plan:
     # across the dp / dp_shard groups (PyTorch FSDP ShardingStrategy.HYBRID_SHARD, FSDP2 fully_shard on a 2-D
     # DeviceMesh; torchtitan data_parallel_shard_degree × data_parallel_replicate_degree); None: all of dp
     dp_shard: int | None = None
+    # gradients accumulated in an fp32 main-gradient buffer beside the 16-bit weights, whole on every rank unless
+    # ZeRO-2/3 shards it: Megatron-LM's DDP buffer (main_grads_dtype fp32, on with --bf16: megatron/training/
+    # arguments.py), 18 B/param with Adam, 6 + 12/d with the distributed optimizer (Megatron-LM docs/user-guide/
+    # features/dist_optimizer.md); the planner sets it for the plans its megatron stack runs (app/planner/stacks.py)
+    fp32_main_grads: bool = False
 
     @property
     def gpus(self) -> int:

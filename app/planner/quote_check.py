@@ -18,6 +18,7 @@ from app.estimator.memory import estimate_memory, gpu_memory_message, host_ram_m
 from app.estimator.serving import check_fits
 from app.estimator.specs import EstimatorError
 from app.planner.schemas import HardwareIn, PlanIn, WorkloadIn
+from app.planner.search import as_held
 from app.planner.serving import check_serving_plan
 from app.planner.serving_service import check_training_levers, serving_config
 from app.planner.workload import SessionOpener, resolve_cluster, resolve_model
@@ -97,7 +98,7 @@ def _check_fits(session: Session, sku_id: str, quantity: int, by_card: bool, pla
         work = replace(work, global_batch=plan.global_batch or work.global_batch or spec.dp * spec.micro_batch)
     try:
         validate_plan(model, work, spec, cluster)
-        memory = estimate_memory(model, work, spec, cluster).breakdown
+        memory = estimate_memory(model, work, as_held(model, work, spec, cluster), cluster).breakdown
     except EstimatorError as error:
         raise _invalid("plan", str(error)) from error
     if not memory.gpu_fits:

@@ -50,7 +50,7 @@ from app.estimator.memory import MemoryEstimate, estimate_memory, memory_breakdo
 from app.estimator.performance import PerformanceEstimate, estimate_performance, microbatch_compute_s
 from app.estimator.specs import Cluster, LoraSpec, MemoryBreakdown, ModelSpec, Plan, Workload
 from app.estimator.vocabulary import LORA_TASKS, OFFLOADS, RECOMPUTES, Offload, Recompute, Task
-from app.planner.stacks import supported
+from app.planner.stacks import as_run, supported
 
 TP_DEGREES = (1, 2, 4, 8)
 MICRO_BATCHES = (1, 2, 4, 8, 16)
@@ -378,10 +378,30 @@ def _try_hint(
     )
     if not supported(workload, plan):
         return
-    memory = memory_breakdown(model, workload, plan, cluster)
-    result.stats.memory_evaluations += 1
+    plan, memory = _memory(model, workload, cluster, plan, result)
     if memory.fits:
         _consider(model, workload, cluster, plan, result)
+
+
+def as_held(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster) -> Plan:
+    """`plan` as the stack that will run it holds it in memory (`_memory`), for a plan the customer or a
+    quote states: the same gate /recommend applies."""
+    return _memory(model, workload, cluster, plan, PlanSearch(best=None))[0]
+
+
+def _memory(
+    model: ModelSpec, workload: Workload, cluster: Cluster, plan: Plan, result: PlanSearch
+) -> tuple[Plan, MemoryBreakdown]:
+    """The plan with its memory as the stack that will run it holds it (stacks.as_run): the preferred
+    stack's account, else a leaner one another stack runs (Megatron-LM's fp32 gradient buffer or not);
+    the last tried, the leanest, when none fits."""
+    for accounted in as_run(workload, plan):
+        plan = accounted
+        memory = memory_breakdown(model, workload, plan, cluster)
+        result.stats.memory_evaluations += 1
+        if memory.fits:
+            break
+    return plan, memory
 
 
 def _shapes_by_bound(
@@ -594,8 +614,7 @@ def _leanest_fits(model: ModelSpec, workload: Workload, cluster: Cluster, plan: 
     """Whether every memory saver at once leaves the GPU memory within its limit. Only the GPU side
     prunes: offload raises the host RAM a plan needs, so a plan with less offload may pass the host
     RAM gate where this one fails it."""
-    memory = memory_breakdown(model, workload, plan, cluster)
-    result.stats.memory_evaluations += 1
+    plan, memory = _memory(model, workload, cluster, plan, result)
     if not memory.fits:
         _remember_miss(result, plan, memory)
     return memory.gpu_fits
@@ -620,9 +639,9 @@ def _fitting_micro_batches(
     """Plans with growing micro-batches until memory runs out (activations grow with the batch)."""
     fitting = []
     for mb in mbs:
-        plan = _plan(base, base.zero_stage, base.offload, base.recompute, mb)
-        memory = memory_breakdown(model, workload, plan, cluster)
-        result.stats.memory_evaluations += 1
+        plan, memory = _memory(
+            model, workload, cluster, _plan(base, base.zero_stage, base.offload, base.recompute, mb), result
+        )
         if not memory.fits:
             _remember_miss(result, plan, memory)
             break

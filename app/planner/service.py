@@ -34,7 +34,7 @@ from app.planner.schemas import (
     ScalingOut,
     WorkloadIn,
 )
-from app.planner.search import batch_splits, default_global_batch, search_plans
+from app.planner.search import as_held, batch_splits, default_global_batch, search_plans
 from app.planner.workload import SessionOpener, resolve_cluster, resolve_model, resolve_workload, with_global_batch
 from app.schemas import mirror
 
@@ -57,6 +57,7 @@ def estimate(request: EstimateIn, *, open_session: SessionOpener) -> EstimateOut
         workload, batch_warnings = with_global_batch(workload, request.plan.global_batch, plan)
         model_warnings = model_warnings + batch_warnings
         validate_plan(model, workload, plan, cluster)
+        plan = as_held(model, workload, plan, cluster)
         memory = estimate_memory(model, workload, plan, cluster)
         perf = estimate_performance(model, workload, plan, cluster)
     metrics.ESTIMATES.labels("estimate").inc()

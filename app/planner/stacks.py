@@ -11,12 +11,23 @@ shows the matrix as a table):
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, Literal, cast, get_args
 
-from app.estimator.specs import Plan, Workload
-from app.estimator.vocabulary import LORA_TASKS, OFFLOADS, RECOMPUTES
+from app.estimator.specs import LoraSpec, Plan, Workload
+from app.estimator.vocabulary import (
+    BF16_RUN_PRECISIONS,
+    FULL_TRAINING_TASKS,
+    LORA_TASKS,
+    OFFLOADS,
+    RECOMPUTES,
+    Offload,
+    Precision,
+    Recompute,
+    Task,
+)
 
 Stack = Literal["deepspeed", "fsdp", "megatron"]
 STACKS: tuple[Stack, ...] = get_args(Stack)
@@ -101,15 +112,85 @@ def runs(stack: Stack, workload: Workload, plan: Plan) -> bool:
     return True
 
 
+def fp32_main_grads(stack: Stack, workload: Workload) -> bool:
+    """Whether `stack` accumulates this workload's gradients in an fp32 buffer beside 16-bit weights
+    (`Plan.fp32_main_grads`): Megatron-LM does for bf16 runs (main_grads_dtype defaults to fp32 and --bf16
+    turns on accumulate_allreduce_grads_in_fp32: megatron/training/arguments.py). LoRA adapters are already
+    counted with fp32 gradients, so only full training changes."""
+    return (
+        stack == "megatron"
+        and workload.task in FULL_TRAINING_TASKS
+        and workload.mixed_precision
+        and workload.precision in BF16_RUN_PRECISIONS
+    )
+
+
+def _accounts(stack: Stack, workload: Workload, plan: Plan) -> bool:
+    """Whether the plan's memory was counted with `stack`'s gradient buffer."""
+    return plan.fp32_main_grads == fp32_main_grads(stack, workload)
+
+
 def stack_for(workload: Workload, plan: Plan) -> Stack | None:
-    """The preferred stack that runs the plan, or None when none does (the search never emits it)."""
+    """The preferred stack that runs the plan as its memory was counted (`as_run`), or None when none
+    does (the search never emits it)."""
     if workload.task == "inference":
         return None
     for stack in PREFERENCE[model_parallel(plan)]:
-        if runs(stack, workload, plan):
+        if runs(stack, workload, plan) and _accounts(stack, workload, plan):
             return stack
     return None
 
 
 def supported(workload: Workload, plan: Plan) -> bool:
-    return workload.task == "inference" or stack_for(workload, plan) is not None
+    """Whether some stack runs the plan's shape and levels, whatever its gradient buffer."""
+    if workload.task == "inference":
+        return True
+    return any(runs(stack, workload, plan) for stack in PREFERENCE[model_parallel(plan)])
+
+
+def as_run(workload: Workload, plan: Plan) -> tuple[Plan, ...]:
+    """The plan as the stacks that run it would hold it in memory, to try in order: the preferred stack's
+    account first and, when that is Megatron-LM's fp32 gradient buffer and another stack runs the plan
+    without one (torchtitan's FSDP2 / DDP: 16 B/param), that leaner account second. The feasibility gate
+    takes the first that fits, and `stack_for` names the stack that holds it so."""
+    flags = gradient_accounts(workload.task, workload.precision, workload.mixed_precision, _kind(plan))
+    return tuple(plan if flag == plan.fp32_main_grads else replace(plan, fp32_main_grads=flag) for flag in flags)
+
+
+def _kind(plan: Plan) -> tuple[object, ...]:
+    """What the support matrix reads of a plan: which degrees exceed 1 and the levels."""
+    return (
+        plan.dp > 1,
+        plan.tp > 1,
+        plan.pp > 1,
+        plan.cp > 1,
+        plan.ep > 1,
+        plan.hybrid,
+        plan.zero_stage,
+        plan.offload,
+        plan.recompute,
+    )
+
+
+@lru_cache(maxsize=4096)
+def gradient_accounts(task: Task, precision: Precision, mixed: bool, kind: tuple[object, ...]) -> tuple[bool, ...]:
+    """`Plan.fp32_main_grads` values to try for a plan of this kind (`as_run`), from the support matrix."""
+    dp, tp, pp, cp, ep, hybrid, zero, offload, recompute = kind
+    plan = Plan(
+        dp=4 if dp else 1,
+        tp=2 if tp else 1,
+        pp=2 if pp else 1,
+        cp=2 if cp else 1,
+        ep=2 if ep else 1,
+        dp_shard=2 if hybrid else None,
+        zero_stage=cast(int, zero),
+        offload=cast(Offload, offload),
+        recompute=cast(Recompute, recompute),
+    )
+    workload = Workload(task=task, precision=precision, mixed_precision=mixed, lora=LoraSpec())
+    flags = [
+        fp32_main_grads(stack, workload) for stack in PREFERENCE[model_parallel(plan)] if runs(stack, workload, plan)
+    ]
+    if not flags:
+        return (False,)
+    return (True, False) if flags[0] and not all(flags) else (flags[0],)

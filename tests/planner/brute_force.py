@@ -9,7 +9,15 @@ from app.estimator.memory import estimate_memory
 from app.estimator.performance import estimate_performance
 from app.estimator.specs import Cluster, ModelSpec, Workload
 from app.estimator.vocabulary import RECOMPUTES
-from app.planner.search import Evaluated, default_global_batch, faster, micro_batches, offloads, plan_shapes
+from app.planner.search import (
+    Evaluated,
+    as_held,
+    default_global_batch,
+    faster,
+    micro_batches,
+    offloads,
+    plan_shapes,
+)
 from app.planner.stacks import supported
 
 
@@ -34,6 +42,7 @@ def brute_force(
                         )
                         if not supported(workload, plan):
                             continue
+                        plan = as_held(model, workload, plan, cluster)  # the stack that runs it, within memory
                         memory = estimate_memory(model, workload, plan, cluster)
                         if not memory.breakdown.fits:
                             continue

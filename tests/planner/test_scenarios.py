@@ -26,6 +26,7 @@ SCENARIOS = [
     {"model": {"preset": "mixtral-8x7b"}, "task": "full_finetune", "tokens": 1e9, "constraints": {"deadline_days": 7}},
     {"model": {"preset": "llama-3.1-8b"}, "task": "lora", "tokens": 2e8, "seq_len": 32768},
     {"model": {"preset": "llama-3.1-8b"}, "task": "pretrain", "tokens": 5e10, "seq_len": 8192},
+    {"model": {"preset": "llama-3.1-8b"}, "task": "full_finetune", "tokens": 2e9, "constraints": {"deadline_days": 3}},
 ]
 
 
@@ -50,6 +51,10 @@ def test_every_option_is_gated_runnable_launchable_and_quotable(client: TestClie
         if memory["host_ram_gib"]:
             assert memory["host_ram_gib"] <= memory["host_ram_limit_gib"]
         assert runs(option["stack"], workload, _plan(option["plan"])), (option["stack"], option["plan"])
+        if option["stack"] == "megatron" and body["task"] in ("full_finetune", "pretrain"):
+            # Megatron-LM's fp32 main-gradient buffer, whole beside the bf16 weights (dist_optimizer.md)
+            per_gpu = memory["per_gpu_gib"]
+            assert abs(per_gpu["gradients"] - 2 * per_gpu["weights"]) <= 0.011, (option["plan"], per_gpu)
         launch = option["launch"][option["stack"]]
         assert launch["world_size"] == option["total_gpus"]
     for option in options[:2]:

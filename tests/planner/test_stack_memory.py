@@ -1,0 +1,75 @@
+"""Memory is counted for the stack that will run the plan (app/planner/stacks.py `as_run`, the search's gate).
+
+Megatron-LM holds an fp32 main-gradient buffer for bf16 runs (18 B/param, 6 + 12/d with its distributed
+optimizer: Megatron-LM docs/user-guide/features/dist_optimizer.md); torchtitan's FSDP2 / DDP holds 16.
+A plan both run is tried with Megatron's account first and, when that does not fit, with torchtitan's,
+and the option names the stack whose account it passed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from app.estimator.hardware import get_gpu
+from app.estimator.memory import estimate_memory
+from app.estimator.presets import get_preset
+from app.estimator.specs import Cluster, LoraSpec, Plan, Workload
+from app.planner.search import default_global_batch, search_plans
+from app.planner.stacks import as_run, fp32_main_grads, stack_for
+
+FULL = Workload(task="full_finetune", tokens=2e9)
+FOUR_PCIE_A100_40G = Cluster(get_gpu("a100-40g-pcie"), 4, 1, "pcie4")
+TWO_H100_SERVERS = Cluster(
+    get_gpu("h100-80g-sxm"), 8, 2, "nvlink4", inter_node_gbps=400.0, host_ram_gib=2048, inter_node_fabric="ib-ndr-400"
+)
+
+
+def _accounts(workload: Workload, plan: Plan) -> list[bool]:
+    return [p.fp32_main_grads for p in as_run(workload, plan)]
+
+
+def test_a_plan_megatron_and_torchtitan_both_run_is_tried_with_megatrons_buffer_first() -> None:
+    plan = Plan(tp=2, pp=2, sequence_parallel=True)
+    assert _accounts(FULL, plan) == [True, False]
+    assert stack_for(FULL, replace(plan, fp32_main_grads=True)) == "megatron"
+    assert stack_for(FULL, plan) == "fsdp"  # counted without the buffer: torchtitan runs it
+
+
+def test_a_megatron_only_level_is_counted_with_the_buffer_only() -> None:
+    plan = Plan(dp=2, tp=2, zero_stage=1, sequence_parallel=True)  # distributed optimizer: Megatron's alone
+    assert _accounts(FULL, plan) == [True]
+    assert stack_for(FULL, plan) is None
+
+
+def test_adapters_fp16_and_data_parallel_plans_keep_their_accounts() -> None:
+    assert _accounts(Workload(task="lora", lora=LoraSpec()), Plan(tp=2)) == [False]  # adapters: fp32 grads already
+    assert _accounts(Workload(task="full_finetune", precision="fp16"), Plan(tp=2)) == [False]
+    assert _accounts(FULL, Plan(dp=8, zero_stage=2)) == [False]  # DeepSpeed ZeRO-2: 16-bit gradients
+
+
+def test_8b_full_finetune_on_four_pcie_cards_names_the_stack_whose_memory_it_counted() -> None:
+    """The reviewer's case: tp 2 × pp 2 on 4 × A100 40G PCIe was named Megatron-LM at 36.8 of 37.05 GiB;
+    with Megatron's fp32 gradient buffer it needs 40.6 GiB. torchtitan runs the same plan at 16 B/param."""
+    model = get_preset("llama-3.1-8b").model
+    best = search_plans(model, FULL, FOUR_PCIE_A100_40G).best
+    assert best is not None
+    stack = stack_for(FULL, best.plan)
+    assert stack is not None and best.plan.fp32_main_grads == fp32_main_grads(stack, FULL)
+    workload = replace(FULL, global_batch=default_global_batch(FULL))
+    as_megatron = estimate_memory(model, workload, replace(best.plan, fp32_main_grads=True), FOUR_PCIE_A100_40G)
+    assert stack == "megatron" or not as_megatron.breakdown.fits
+    assert best.memory.breakdown.fits
+
+
+def test_mixtral_8x22b_no_longer_shards_expert_optimizer_states_it_cannot() -> None:
+    """ep 8 × pp 2 × dp 8 ZeRO-1 on 16 H100 leaves each expert's optimizer states on one rank
+    (expert data parallel = 16 / (8 × 2) = 1): about 94 GiB of them per GPU, not 15.5. The search used to
+    rank it first; it does not fit, and the plan chosen instead does."""
+    model = get_preset("mixtral-8x22b").model
+    workload = Workload(task="full_finetune", seq_len=4096, tokens=1e9)
+    gated = replace(workload, global_batch=default_global_batch(workload))
+    plan = Plan(dp=8, pp=2, ep=8, zero_stage=1, recompute="full", fp32_main_grads=True)
+    assert not estimate_memory(model, gated, plan, TWO_H100_SERVERS).breakdown.fits
+    best = search_plans(model, workload, TWO_H100_SERVERS).best
+    assert best is not None and best.memory.breakdown.fits
+    assert (best.plan.ep, best.plan.zero_stage) != (8, 1)
