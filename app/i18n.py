@@ -445,8 +445,10 @@ class Translator:
     def has(self, key: str) -> bool:
         return key in self.messages
 
-    def warning(self, code: str, fallback: str) -> str:
-        return messages.WARNINGS[self.lang].get(code, fallback)
+    def warning(self, code: str, params: Mapping[str, Any], fallback: str) -> str:
+        """A warning in the page's language from its code and figures; the API's English for a code the
+        catalog does not word."""
+        return messages.warning(code, params, self.lang) if code in messages.WARNINGS[self.lang] else fallback
 
     def rejection(self, code: str, params: Mapping[str, Any], fallback: str) -> str:
         """Why a SKU yields no option, in the page's language; the API's English for a code the catalog

@@ -21,95 +21,114 @@ from app.estimator.serving import KERNEL_GAPS
 MoneyFormat = Callable[[Any, str], str]
 
 # Planner and estimator warnings by stable code (app/estimator/memory.py, performance.py,
-# app/planner/explain.py). The estimator writes its own English (it imports nothing of the app); the
-# web renders these, with the API's English message as the fallback for an unknown code.
+# app/planner/explain.py, serving_service.py) with the figures each carries in `params` (`{slo}`: the latency
+# targets, as in MISSES). The estimator writes its own English message too (it imports nothing of the app): the
+# API returns it as `message`; the web words code and params here.
 WARNINGS: dict[str, dict[str, str]] = {
     "en": {
         "indicative_price": "Indicative price from the published range; final on consultation.",
-        "fabric_priced_on_request": "Several servers need the InfiniBand add-on, priced on consultation and "
-        "not included in the cost.",
-        "offload_over_pcie": "Offloading moves optimizer traffic over PCIe: expect the step to slow down by tens "
-        "of percent.",
-        "offload_slowdown": "Offload traffic over PCIe takes a large share of each step, making it markedly "
-        "slower (the article measured 1.4-1.6× longer steps).",
-        "host_ram_exceeded": "Offload needs more host RAM per server than the server has.",
-        "term_longer_than_job": "The term bills more than twice the time the job takes.",
-        "deadline_within_range": "The estimate meets the deadline, but the slow end of its range does not: leave "
-        "margin or choose a faster option.",
-        "pipeline_bubble": "The pipeline bubble idles a large share of each step; more micro-batches or "
-        "interleaved stages would shrink it.",
-        "pipeline_few_microbatches": "Too few micro-batches for the pipeline stages; use at least 4 × pp.",
-        "global_batch_small": "The global batch is too small for this many GPUs: a larger one (named in the "
-        "warning) would raise MFU with the same plan; retune the learning rate if you change it.",
-        "uneven_stages": "The layers do not split evenly into the pipeline stages; the largest stage sets the pace.",
-        "pp_uneven_layers": "The layers do not split evenly into the pipeline stages; the largest stage sets "
-        "memory and speed.",
-        "tp_across_nodes": "Tensor parallel spans servers: every layer waits for the network. Keep it inside one "
-        "server.",
-        "kv_heads_replicated": "KV heads do not divide by the tensor-parallel degree: K/V weights and cache are "
-        "replicated.",
+        "fabric_priced_on_request": "{nodes} servers need the InfiniBand add-on, priced on consultation and not "
+        "included in the cost.",
+        "offload_over_pcie": "Offloading ({offload}) moves optimizer traffic over PCIe gen {pcie_gen}: expect the "
+        "step to slow down by tens of percent.",
+        "offload_slowdown": "Offload traffic over PCIe takes {share:.0%} of each step, making it {slowdown:.2f}× as "
+        "long (the article measured 1.4-1.6× longer steps).",
+        "host_ram_exceeded": "Offload needs {offload_gib:,.0f} GiB of host RAM per server; the server has "
+        "{host_ram_gib:,.0f} GiB, {host_ram_limit_gib:,.0f} GiB after the reserve for the OS, the training "
+        "processes and their data loaders.",
+        "term_longer_than_job": "The term bills {billed_hours:,.0f} h for a job of {used_hours:,.1f} h: more than "
+        "twice the time the job takes.",
+        "deadline_within_range": "The estimate of {days:,.1f} days meets the {deadline_days:g}-day deadline, but the "
+        "slow end of its range, {slow_days:,.1f} days, does not: leave margin or choose a faster option.",
+        "pipeline_bubble": "The pipeline bubble idles {bubble:.0%} of each step; more micro-batches or interleaved "
+        "stages would shrink it.",
+        "pipeline_few_microbatches": "{micro_batches} micro-batches for {pp} pipeline stages idle {bubble:.0%} of "
+        "each step; use at least 4 × pp.",
+        "global_batch_small": "A global batch of {global_batch:,} sequences is too small for {gpus:,} GPUs (MFU "
+        "{mfu:.1%}): one of {larger:,} would reach {better:.1%} with the same plan; retune the learning rate if you "
+        "change it.",
+        "uneven_stages": "The {layers} layers do not split evenly into {pp} pipeline stages; the largest stage sets "
+        "the pace.",
+        "pp_uneven_layers": "The {layers} layers do not split evenly into {pp} pipeline stages; the largest stage "
+        "({stage_layers} layers) sets memory and speed.",
+        "tp_across_nodes": "Tensor parallel {tp} spans servers of {gpus_per_node} GPUs: every layer waits for the "
+        "network. Keep it inside one server.",
+        "kv_heads_replicated": "The {kv_heads} KV heads do not divide by tensor parallel {tp}: K/V weights and "
+        "cache are replicated.",
         "approximate_model": "The architecture was derived from a parameter count; memory is approximate.",
         "estimate_uncertain": "The architecture was derived from a parameter count: memory and speed are approximate.",
-        "params_mismatch": "The stated parameter count differs from the architecture's exact count; memory uses "
-        "the exact count.",
+        "params_mismatch": "The stated parameter count ({stated:,.0f}) differs from the architecture's exact count "
+        "({exact:,}); memory uses the exact count.",
         "ragged_batch": "The global batch is not a multiple of data parallel × micro-batch.",
-        "global_batch_rounded": "The global batch was rounded to the nearest multiple of data parallel × micro-batch.",
+        "global_batch_rounded": "The global batch {global_batch} is not a multiple of data parallel × micro-batch "
+        "({step}): it was rounded to {rounded}, the nearest one that is.",
         "moe_experts_resident": "Every MoE expert is resident on each GPU (no expert parallel): memory follows "
         "the total parameters, compute the active ones.",
-        "moe_low_concurrency_unvalidated": "A fine-grained MoE decoding few sequences at once is outside the "
-        "validated range: the time per token shown is optimistic (published DeepSeek-V3/R1 measurements are "
-        "several times slower at one sequence; see docs/serving.md).",
-        "kv_cache_dominates": "The KV cache is larger than the weights: batch and context length drive the memory.",
-        "no_fit": "This plan does not fit in GPU memory, although ZeRO-3 would.",
-        "no_fit_zero3": "Does not fit in GPU memory even with ZeRO-3.",
+        "moe_low_concurrency_unvalidated": "A fine-grained MoE ({experts} experts per layer) decoding "
+        "{concurrency:.3g} sequences at once is outside the validated range: the time per token shown is optimistic "
+        "(published DeepSeek-V3/R1 measurements are several times slower at one sequence; see docs/serving.md).",
+        "kv_cache_dominates": "The KV cache ({kv_cache_gib:.1f} GiB per GPU) is larger than the weights: batch and "
+        "context length drive the memory.",
+        "no_fit": "This plan does not fit in GPU memory, although ZeRO-3 over {dp} data-parallel GPUs would "
+        "({zero3_gib:.1f} GiB per GPU).",
+        "no_fit_zero3": "Does not fit in GPU memory even with ZeRO-3 over all {gpus} GPUs: {needed_gib:.1f} GiB per "
+        "GPU needed, {limit_gib:.1f} GiB usable after the headroom.",
         "ethernet_fabric": "Several servers over plain Ethernet (TCP): only data parallelism tolerates it.",
         "communication_bound": "Exposed communication takes longer than the compute it serves.",
-        "precision_unsupported": "This GPU lacks the chosen precision (e.g. FP8 on an A100): it runs at the next "
-        "one it has, and speed is estimated so.",
+        "precision_unsupported": "{gpu} lacks {precision}: it runs at {runs_as}, and speed is estimated so.",
         "single_server_only": "This SKU has no InfiniBand or RoCE fabric: the job cannot grow beyond one server, "
         "and tensor parallel over 10 GbE would be slower than one GPU.",
-        "no_kv_cache": "The weights and the engine's reserve leave no GPU memory for the KV cache of even one "
-        "sequence at these lengths: use more GPUs per replica, a smaller weight format or shorter requests.",
-        "slo_missed": "The latency targets are not met at this load (the TTFT and TPOT reached are shown): add "
-        "replicas or GPUs per replica, or relax the targets.",
+        "no_kv_cache": "The weights and the engine's reserve leave GPU memory for {kv_cache_tokens:,} tokens of KV "
+        "cache, less than one sequence of {context_len:,}: use more GPUs per replica, a smaller weight format or "
+        "shorter requests.",
+        "slo_missed": "At concurrency {concurrency:.1f} TTFT is {ttft_ms:.0f} ms and TPOT {tpot_ms:.1f} ms, missing "
+        "{slo}: add replicas or GPUs per replica, or relax the targets.",
     },
     "zh": {
         "indicative_price": "参考价，取自公开价格区间；最终价格以协商为准。",
-        "fabric_priced_on_request": "多台服务器需要 InfiniBand 附加项，其价格面议，未计入费用。",
-        "offload_over_pcie": "卸载会让优化器数据经 PCIe 传输：每步可能慢数十个百分点。",
-        "offload_slowdown": "经 PCIe 的卸载流量占每步时间的很大比例，每步明显变慢（文章测得每步时间为 1.4-1.6 倍）。",
-        "host_ram_exceeded": "卸载所需的主机内存超过了服务器的内存。",
-        "term_longer_than_job": "计费时长超过任务所需时间的两倍。",
-        "deadline_within_range": "估算时间满足截止期限，但其区间的慢端超出期限：请留出余量或选择更快的方案。",
-        "pipeline_bubble": "流水线气泡让每步有很大比例的时间空闲；增加微批数量或使用交错流水线可以缩小气泡。",
-        "pipeline_few_microbatches": "相对流水线级数，微批数量太少；至少使用 4 × pp 个微批。",
-        "global_batch_small": "相对 GPU 数量，全局批太小：换用警告中给出的更大全局批，同一方案的 MFU 会更高；"
-        "改批大小时请重新调整学习率。",
-        "uneven_stages": "层数不能被流水线级数整除；最大的一级决定速度。",
-        "pp_uneven_layers": "层数不能被流水线级数整除；最大的一级决定显存和速度。",
-        "tp_across_nodes": "张量并行跨越了服务器：每一层都要等待网络。请将其限制在一台服务器内。",
-        "kv_heads_replicated": "KV 头数不能被张量并行度整除：K/V 权重和缓存会被复制。",
+        "fabric_priced_on_request": "{nodes} 台服务器需要 InfiniBand 附加项，其价格面议，未计入费用。",
+        "offload_over_pcie": "卸载（{offload}）会让优化器数据经第 {pcie_gen} 代 PCIe 传输：每步可能慢数十个百分点。",
+        "offload_slowdown": "经 PCIe 的卸载流量占每步时间的 {share:.0%}，每步时间变为 {slowdown:.2f} 倍"
+        "（文章测得每步时间为 1.4-1.6 倍）。",
+        "host_ram_exceeded": "卸载每台服务器需要 {offload_gib:,.0f} GiB 主机内存；服务器有 {host_ram_gib:,.0f} GiB，"
+        "扣除操作系统、训练进程和数据加载的预留后只有 {host_ram_limit_gib:,.0f} GiB。",
+        "term_longer_than_job": "计费 {billed_hours:,.0f} 小时，而任务只需 {used_hours:,.1f} 小时："
+        "超过所需时间的两倍。",
+        "deadline_within_range": "估算的 {days:,.1f} 天满足 {deadline_days:g} 天的截止期限，但其区间的慢端 "
+        "{slow_days:,.1f} 天超出期限：请留出余量或选择更快的方案。",
+        "pipeline_bubble": "流水线气泡让每步 {bubble:.0%} 的时间空闲；增加微批数量或使用交错流水线可以缩小气泡。",
+        "pipeline_few_microbatches": "{pp} 级流水线只有 {micro_batches} 个微批，每步 {bubble:.0%} 的时间空闲；"
+        "至少使用 4 × pp 个微批。",
+        "global_batch_small": "全局批 {global_batch:,} 条序列对 {gpus:,} 张 GPU 来说太小（MFU {mfu:.1%}）："
+        "换成 {larger:,} 条，同一方案的 MFU 可达 {better:.1%}；改批大小时请重新调整学习率。",
+        "uneven_stages": "{layers} 层不能被 {pp} 级流水线整除；最大的一级决定速度。",
+        "pp_uneven_layers": "{layers} 层不能被 {pp} 级流水线整除；最大的一级（{stage_layers} 层）决定显存和速度。",
+        "tp_across_nodes": "张量并行度 {tp} 超过每台服务器的 {gpus_per_node} 张 GPU，跨越了服务器：每一层都要等待网络。"
+        "请将其限制在一台服务器内。",
+        "kv_heads_replicated": "{kv_heads} 个 KV 头不能被张量并行度 {tp} 整除：K/V 权重和缓存会被复制。",
         "approximate_model": "架构由参数量推算；显存为近似值。",
         "estimate_uncertain": "架构由参数量推算：显存和速度为近似值。",
-        "params_mismatch": "给出的参数量与架构的精确计数不同；显存按精确计数计算。",
+        "params_mismatch": "给出的参数量（{stated:,.0f}）与架构的精确计数（{exact:,}）不同；显存按精确计数计算。",
         "ragged_batch": "全局批大小不是数据并行度 × 微批大小的整数倍。",
-        "global_batch_rounded": "全局批大小已取整为数据并行 × 微批的最近倍数。",
+        "global_batch_rounded": "全局批大小 {global_batch} 不是数据并行 × 微批（{step}）的倍数：已取整为最近的倍数 "
+        "{rounded}。",
         "moe_experts_resident": "每个 MoE 专家都常驻在每张 GPU 上（无专家并行）："
         "显存取决于总参数量，计算量取决于激活参数量。",
-        "moe_low_concurrency_unvalidated": "细粒度 MoE 在同时解码序列很少时超出已验证范围：所示每 token "
-        "时间偏乐观（公开的 DeepSeek-V3/R1 实测在单序列时慢数倍；见 docs/serving.md）。",
-        "kv_cache_dominates": "KV 缓存大于权重：批大小和上下文长度决定显存。",
-        "no_fit": "该方案放不进显存，但 ZeRO-3 可以。",
-        "no_fit_zero3": "即使使用 ZeRO-3 也放不进显存。",
+        "moe_low_concurrency_unvalidated": "细粒度 MoE（每层 {experts} 个专家）同时解码 {concurrency:.3g} 条序列时"
+        "超出已验证范围：所示每 token 时间偏乐观（公开的 DeepSeek-V3/R1 实测在单序列时慢数倍；见 docs/serving.md）。",
+        "kv_cache_dominates": "KV 缓存（每卡 {kv_cache_gib:.1f} GiB）大于权重：批大小和上下文长度决定显存。",
+        "no_fit": "该方案放不进显存，但在 {dp} 路数据并行上使用 ZeRO-3 可以（每卡 {zero3_gib:.1f} GiB）。",
+        "no_fit_zero3": "即使在全部 {gpus} 张 GPU 上使用 ZeRO-3 也放不进显存：每卡需要 {needed_gib:.1f} GiB，"
+        "扣除余量后可用 {limit_gib:.1f} GiB。",
         "ethernet_fabric": "多台服务器通过普通以太网（TCP）互联：只有数据并行能够容忍。",
         "communication_bound": "未被掩盖的通信时间超过了它所服务的计算时间。",
-        "precision_unsupported": "该 GPU 不支持所选精度（例如 A100 不支持 FP8）："
-        "按其支持的下一档精度运行并据此估算速度。",
+        "precision_unsupported": "{gpu} 不支持 {precision}：按 {runs_as} 运行并据此估算速度。",
         "single_server_only": "该 SKU 没有 InfiniBand 或 RoCE 网络：作业无法扩展到一台服务器之外，"
         "而经 10 GbE 的张量并行会比单卡还慢。",
-        "no_kv_cache": "权重和推理引擎的预留占满了显存，按这些请求长度连一条序列的 KV 缓存也放不下："
-        "请为每个副本使用更多 GPU、更小的权重格式或更短的请求。",
-        "slo_missed": "在此负载下达不到延迟目标（已列出实际的 TTFT 和 TPOT）：请增加副本或每个副本的 GPU，或放宽目标。",
+        "no_kv_cache": "权重和推理引擎的预留只给 KV 缓存留下 {kv_cache_tokens:,} 个 token 的显存，"
+        "不够一条 {context_len:,} token 的序列：请为每个副本使用更多 GPU、更小的权重格式或更短的请求。",
+        "slo_missed": "并发 {concurrency:.1f} 时 TTFT 为 {ttft_ms:.0f} ms、TPOT 为 {tpot_ms:.1f} ms，达不到 {slo}："
+        "请增加副本或每个副本的 GPU，或放宽目标。",
     },
 }
 
@@ -409,6 +428,12 @@ def hub(code: str, params: Mapping[str, Any], lang: str = "en") -> str:
     """Why a Hugging Face model id could not be read or sized, in `lang`."""
     lang = _lang(lang)
     return _render(HUB[lang][code], params, lang, plain_money)
+
+
+def warning(code: str, params: Mapping[str, Any], lang: str = "en") -> str:
+    """A warning's text, in `lang`, from its code and the figures it carries."""
+    lang = _lang(lang)
+    return _render(WARNINGS[lang][code], params, lang, plain_money)
 
 
 def assumption(code: str, params: Mapping[str, Any], lang: str = "en", money: MoneyFormat = plain_money) -> str:

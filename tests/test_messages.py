@@ -4,7 +4,9 @@ reads as it did when the planner wrote the sentences itself (the strings below a
 
 from __future__ import annotations
 
+import ast
 import string
+from pathlib import Path
 from typing import get_args
 
 import pytest
@@ -170,3 +172,76 @@ def test_the_serving_near_misses_read_as_the_search_wrote_them_and_in_chinese() 
         "（需要更快的 GPU、更高的张量并行度或更小的权重格式）"
     )
     assert set(messages.SLO["en"]) == set(messages.SLO["zh"])
+
+
+def _warning_calls() -> list[tuple[str, str, set[str]]]:
+    """(file:line, code, the parameter names it passes) of every `Warning_(code, message, params)` in app/, read
+    from the source: a dict literal, `a | b` of them, a name assigned one in the same function, or a call of a
+    function of the same file that returns one (`slo_params(...)` stands for the latency targets)."""
+    root = Path(__file__).resolve().parents[1] / "app"
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        functions = {f.name: f for f in ast.walk(tree) if isinstance(f, ast.FunctionDef)}
+        constants = {
+            t.id: n.value.value
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Assign | ast.AnnAssign) and isinstance(n.value, ast.Constant)
+            for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+            if isinstance(t, ast.Name)
+        }
+        constants |= {"MOE_LOW_CONCURRENCY_WARNING": "moe_low_concurrency_unvalidated"}  # from the estimator
+        for function in functions.values():
+            for call in ast.walk(function):
+                if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "Warning_"):
+                    continue
+                first = call.args[0]
+                code = first.value if isinstance(first, ast.Constant) else constants[ast.unparse(first)]
+                given = call.args[2] if len(call.args) > 2 else next((k.value for k in call.keywords), None)
+                names = _keys(given, function, functions) if given is not None else set()
+                found.append((f"{path.relative_to(root)}:{call.lineno}", code, names))
+    return found
+
+
+def _keys(node: ast.expr, scope: ast.FunctionDef, functions: dict[str, ast.FunctionDef]) -> set[str]:
+    if isinstance(node, ast.Dict):
+        return {k.value for k in node.keys if isinstance(k, ast.Constant)}
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return _keys(node.left, scope, functions) | _keys(node.right, scope, functions)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        if node.func.id == "slo_params":
+            return {"slo"}
+        returned = next(n.value for n in ast.walk(functions[node.func.id]) if isinstance(n, ast.Return) and n.value)
+        return _keys(returned, functions[node.func.id], functions)
+    if isinstance(node, ast.Name):
+        assigned = [
+            n.value
+            for n in ast.walk(scope)
+            if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == node.id for t in n.targets)
+        ]
+        return _keys(assigned[-1], scope, functions)
+    raise AssertionError(f"cannot read the parameters of {ast.unparse(node)}")
+
+
+def test_every_warning_carries_the_figures_its_text_names() -> None:
+    """Each Warning_ the estimator and the planner build passes every field its catalog text names, so the
+    web page words it from code and params (in both languages: the fields are the same)."""
+    calls = _warning_calls()
+    assert len({code for _, code, _ in calls}) >= 25
+    for where, code, names in calls:
+        assert fields(messages.WARNINGS["en"][code]) <= names, (where, code)
+
+
+def test_a_warning_reads_in_both_languages_with_its_figures() -> None:
+    bubble = {"micro_batches": 3, "pp": 4, "bubble": 0.5}
+    assert messages.warning("pipeline_few_microbatches", bubble) == (
+        "3 micro-batches for 4 pipeline stages idle 50% of each step; use at least 4 × pp."
+    )
+    assert messages.warning("pipeline_few_microbatches", bubble, "zh") == (
+        "4 级流水线只有 3 个微批，每步 50% 的时间空闲；至少使用 4 × pp 个微批。"
+    )
+    slo = {"concurrency": 12.0, "ttft_ms": 950.2, "tpot_ms": 48.04, "slo_ttft_ms": 500.0}
+    assert messages.warning("slo_missed", slo) == (
+        "At concurrency 12.0 TTFT is 950 ms and TPOT 48.0 ms, missing TTFT ≤ 500 ms: add replicas or GPUs per "
+        "replica, or relax the targets."
+    )

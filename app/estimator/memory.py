@@ -63,6 +63,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any
 
 from app.estimator.compute import nf4_bytes_per_param
 from app.estimator.hardware import load_gpus
@@ -889,6 +890,7 @@ def _trap_warnings(
                 "kv_heads_replicated",
                 f"kv_heads={kv_heads} is not divisible by tp={tp}: each rank keeps a copy of "
                 f"{max(1, kv_heads // tp)} kv head(s), so K/V weights and cache are replicated.",
+                {"kv_heads": kv_heads, "tp": tp},
             )
         )
     if layers % pp:
@@ -897,6 +899,7 @@ def _trap_warnings(
                 "pp_uneven_layers",
                 f"{layers} layers do not split evenly into pp={pp} stages; the largest stage "
                 f"({math.ceil(layers / pp)} layers) sets memory and speed.",
+                {"layers": layers, "pp": pp, "stage_layers": math.ceil(layers / pp)},
             )
         )
     if tp > gpus_per_node:
@@ -905,6 +908,7 @@ def _trap_warnings(
                 "tp_across_nodes",
                 f"tp={tp} spans more than one {gpus_per_node}-GPU node: its per-layer all-reduces "
                 "would cross the network, usually slower than one GPU. Keep tp within a node.",
+                {"tp": tp, "gpus_per_node": gpus_per_node},
             )
         )
     if offload != "none" and trains:
@@ -913,6 +917,7 @@ def _trap_warnings(
                 "offload_over_pcie",
                 f"Offloading ({offload}) moves optimizer traffic over PCIe gen {pcie_gen} "
                 "(~20-25 GB/s achieved per GPU on gen 4): expect the step to slow down by tens of percent.",
+                {"offload": offload, "pcie_gen": pcie_gen},
             )
         )
     if pp > 1 and trains and micro < 4 * pp:
@@ -922,6 +927,7 @@ def _trap_warnings(
                 "pipeline_few_microbatches",
                 f"{micro} micro-batches for pp={pp}: the 1F1B bubble (p-1)/(m+p-1) idles {bubble:.0%} "
                 "of each step; use at least 4×pp micro-batches (larger global batch or smaller micro-batch).",
+                {"micro_batches": micro, "pp": pp, "bubble": bubble},
             )
         )
     if approximate:
@@ -935,7 +941,7 @@ def _fit_warnings(ctx: _Ctx, plan: Plan, cluster: Cluster, breakdown: MemoryBrea
     out: list[Warning_] = []
     ram = cluster.host_ram_gib
     if not breakdown.host_fits and ram is not None and breakdown.host_ram_limit is not None:
-        out.append(Warning_("host_ram_exceeded", host_ram_message(breakdown, ram)))
+        out.append(Warning_("host_ram_exceeded", host_ram_message(breakdown, ram), host_ram_params(breakdown, ram)))
     if not breakdown.gpu_fits and ctx.workload.task != "inference":
         out.append(_zero3_advice(ctx, plan, cluster))
     return out
@@ -948,6 +954,12 @@ def host_ram_message(breakdown: MemoryBreakdown, host_ram_gib: float) -> str:
         f"{host_ram_gib:,.0f} GiB, {available:,.0f} GiB after {host_ram_gib - available:,.0f} GiB kept for the OS, "
         "the training processes and their data loaders."
     )
+
+
+def host_ram_params(breakdown: MemoryBreakdown, host_ram_gib: float) -> dict[str, Any]:
+    """The figures of host_ram_message, by name (GiB per node)."""
+    limit_gib = (breakdown.host_ram_limit or 0.0) / GIB
+    return {"offload_gib": breakdown.host_ram / GIB, "host_ram_gib": host_ram_gib, "host_ram_limit_gib": limit_gib}
 
 
 def gpu_memory_message(breakdown: MemoryBreakdown) -> str:
@@ -995,8 +1007,11 @@ def _advise(ctx: _Ctx, plan: Plan, cluster: Cluster, dp: int, model_parallel: in
             "no_fit",
             f"Needs {breakdown_gib(zero3.total):.1f} GiB per GPU with ZeRO-3 over dp={dp}, which fits; "
             "this plan does not.",
+            {"zero3_gib": breakdown_gib(zero3.total), "dp": dp},
         )
-    return Warning_("no_fit_zero3", _what_would_fit(dp * model_parallel, model_parallel, zero3, dp))
+    limit = zero3.capacity if zero3.limit is None else zero3.limit
+    needed = {"gpus": dp * model_parallel, "needed_gib": breakdown_gib(zero3.total), "limit_gib": breakdown_gib(limit)}
+    return Warning_("no_fit_zero3", _what_would_fit(dp * model_parallel, model_parallel, zero3, dp), needed)
 
 
 def _what_would_fit(gpus_now: int, model_parallel: int, zero3: MemoryBreakdown, dp: int) -> str:

@@ -263,7 +263,10 @@ def _precision_warnings(workload: Workload, cluster: Cluster) -> tuple[Warning_,
     if cluster.gpu.peak_flops.get(workload.precision):  # absent, or 0 in the GPU table (A100 FP8)
         return ()
     runs_as = compute_precision(cluster.gpu, workload.precision)
-    return (Warning_("precision_unsupported", f"{cluster.gpu.name} has no {workload.precision}: runs as {runs_as}"),)
+    names = {"gpu": cluster.gpu.name, "precision": workload.precision, "runs_as": runs_as}
+    return (
+        Warning_("precision_unsupported", f"{cluster.gpu.name} has no {workload.precision}: runs as {runs_as}", names),
+    )
 
 
 @lru_cache(maxsize=64)
@@ -280,13 +283,15 @@ def _plan_warnings(
     if ragged:
         found.append(Warning_("ragged_batch", "the global batch is not a multiple of dp × micro_batch"))
     if pp > 1 and m < 4 * pp:
-        found.append(
-            Warning_("pipeline_bubble", f"{m} micro-batches for {pp} stages: the bubble is large (want m ≥ 4p)")
-        )
+        bubble = (pp - 1) / (m + pp - 1)  # 1F1B's idle share of a step (Narayanan et al. 2021 §2.2)
+        text = f"{m} micro-batches for {pp} stages: the bubble is large (want m ≥ 4p)"
+        found.append(Warning_("pipeline_bubble", text, {"bubble": bubble}))
     if layers % pp:
-        found.append(Warning_("uneven_stages", f"{layers} layers do not split evenly into {pp} stages"))
+        text = f"{layers} layers do not split evenly into {pp} stages"
+        found.append(Warning_("uneven_stages", text, {"layers": layers, "pp": pp}))
     if tp > gpus_per_node:
-        found.append(Warning_("tp_across_nodes", "tensor parallelism spans nodes: every layer waits for the network"))
+        text = "tensor parallelism spans nodes: every layer waits for the network"
+        found.append(Warning_("tp_across_nodes", text, {"tp": tp, "gpus_per_node": gpus_per_node}))
     if tcp:
         found.append(
             Warning_("ethernet_fabric", "multi-node over plain Ethernet (TCP): only data parallelism tolerates it")

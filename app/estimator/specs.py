@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from app.estimator.vocabulary import LORA_TARGETS, Mlp, Norm, Offload, Optimizer, Precision, Recompute, Task
 
@@ -231,10 +231,12 @@ WarningCode = Literal[
 
 @dataclass(frozen=True, slots=True)
 class Warning_:
-    """A named trap (code is stable, message is for people)."""
+    """A named trap: the stable code, the estimator's English message, and the figures in it by name
+    (app/messages.py words code and params in English and Chinese)."""
 
     code: WarningCode
     message: str
+    params: dict[str, Any] = field(default_factory=dict, hash=False)
 
 
 @dataclass(slots=True)  # an output, built on every estimate: a frozen __init__ costs ~0.3 µs per field

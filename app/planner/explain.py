@@ -156,6 +156,7 @@ def plan_warnings(
                 "pipeline_bubble",
                 f"Pipeline bubble is {breakdown['bubble'] / step:.0%} of each step; "
                 "more micro-batches per step or interleaved stages would shrink it.",
+                {"bubble": breakdown["bubble"] / step},
             )
         )
     offload = breakdown.get("offload", 0.0)
@@ -166,6 +167,7 @@ def plan_warnings(
                 f"Offload traffic over PCIe takes {offload / step:.0%} of each step: the step takes "
                 f"{step / (step - offload):.2f}× as long as it would without offload (the article measured "
                 "40-60 % slower steps, i.e. 1.4-1.6×).",
+                {"share": offload / step, "slowdown": step / (step - offload)},
             )
         )
     if model.is_moe and plan.ep == 1 and workload.task != "inference":
@@ -182,6 +184,7 @@ def plan_warnings(
                 "kv_cache_dominates",
                 f"The KV cache ({memory.kv_cache / GIB:.1f} GiB per GPU) is "
                 "larger than the weights: batch and context length drive the memory.",
+                {"kv_cache_gib": memory.kv_cache / GIB},
             )
         )
     if model.approximate:
@@ -214,6 +217,7 @@ def offer_warnings(offer: Offer, joined_nodes: int) -> list[Warning_]:
                 "fabric_priced_on_request",
                 f"{joined_nodes} nodes need the {offer.inter_node_fabric} "
                 "add-on, priced on consultation and not included in the cost.",
+                {"nodes": joined_nodes, "fabric": offer.inter_node_fabric},
             )
         )
     if offer.indicative_price:
@@ -255,5 +259,7 @@ def batch_warnings(
             f"{wanted} micro-batches per rank) would reach {better:.1%} with the same plan; Llama 3 405B "
             "trained at up to 16M tokens per step (Dubey et al. 2024 §3.4.1). A larger batch changes the "
             "optimisation: retune the learning rate.",
+            {"global_batch": workload.global_batch, "gpus": plan.gpus, "mfu": performance.mfu, "larger": larger}
+            | {"better": better},
         )
     ]

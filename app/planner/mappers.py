@@ -124,7 +124,7 @@ def plan_out(plan: Plan, global_batch: int | None) -> PlanOut:
 def warnings_out(warnings: list[Warning_]) -> list[WarningOut]:
     seen: dict[str, WarningOut] = {}
     for w in warnings:
-        seen.setdefault(w.code, WarningOut(code=w.code, message=w.message))
+        seen.setdefault(w.code, WarningOut(code=w.code, message=w.message, params=w.params))
     return list(seen.values())
 
 

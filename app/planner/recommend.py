@@ -476,6 +476,7 @@ def _billing_warnings(cost: Cost) -> list[Warning_]:
             f"The {cost.term} term bills {cost.months} month{'s' if cost.months != 1 else ''} "
             f"({cost.billed_hours:,.0f} h) for a job of {cost.used_hours:,.1f} h: "
             f"{cost.used_hours / cost.billed_hours:.1%} of the billed time is used.",
+            {"months": cost.months, "billed_hours": cost.billed_hours, "used_hours": cost.used_hours},
         )
     ]
 
@@ -577,6 +578,7 @@ def _deadline_warnings(option: Option, deadline_days: float) -> list[Warning_]:
             f"The estimate of {option.hours / 24:,.1f} days meets the {deadline_days:g}-day deadline, but the "
             f"range runs to {span[1] / 24:,.1f} days (a typical stack on a less reliable cluster): leave margin "
             "or choose a faster option.",
+            {"days": option.hours / 24, "deadline_days": deadline_days, "slow_days": span[1] / 24},
         )
     ]
 

@@ -474,7 +474,12 @@ class RecommendIn(WorkloadIn):
 
 class WarningOut(BaseModel):
     code: WarningCode
-    message: str
+    message: str = Field(description="In English, as the estimator or the planner wrote it")
+    params: dict[str, Any] = Field(
+        default_factory=dict,
+        description="The figures and names of the warning by name (e.g. pipeline_bubble: bubble, the idle share of "
+        "a step); app/messages.py words code and params in English and Chinese, as the web pages show them",
+    )
 
 
 class MemoryOut(BaseModel):

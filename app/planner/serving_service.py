@@ -26,7 +26,14 @@ from app.estimator.serving import (
 from app.estimator.specs import GIB, Cluster, EstimatorError, ModelSpec, Warning_
 from app.estimator.vocabulary import SERVING_PRECISIONS, ServingPrecision
 from app.planner.explain import offer_warnings
-from app.planner.mappers import cost_out, fabric_assumptions, gib_memory_out, placed_option_out, quote_body
+from app.planner.mappers import (
+    cost_out,
+    fabric_assumptions,
+    gib_memory_out,
+    placed_option_out,
+    quote_body,
+    warnings_out,
+)
 from app.planner.schemas import (
     EstimateOut,
     MemoryOut,
@@ -40,7 +47,6 @@ from app.planner.schemas import (
     PlanOut,
     RecommendOut,
     RejectedOut,
-    WarningOut,
     WorkloadIn,
 )
 from app.planner.serving import (
@@ -50,6 +56,7 @@ from app.planner.serving import (
     ServingSearch,
     check_serving_plan,
     search_serving,
+    slo_params,
     valid_tp,
 )
 from app.planner.serving_schemas import ServingIn, ServingMemoryOut, ServingOut
@@ -330,19 +337,20 @@ def estimate(
     else:
         tp, pp, replicas = _default_split(model, cfg, cluster)
     result = estimate_serving(model, cfg, cluster, tp=tp, pp=pp, replicas=replicas)
-    warnings = [WarningOut(code=w.code, message=w.message) for w in warnings_in]
+    warnings = list(warnings_in)
     if result.max_concurrency < 1:
-        warnings.append(WarningOut(code="no_kv_cache", message=result.notes[-1]))
+        tokens = {"context_len": cfg.context_len, "kv_cache_tokens": result.kv_cache_tokens}
+        warnings.append(Warning_("no_kv_cache", result.notes[-1], tokens))
     if result.meets_slo is False:
-        warnings.append(WarningOut(code="slo_missed", message=_slo_miss(result, cfg)))
-    warnings += [WarningOut(code=w.code, message=w.message) for w in regime_warnings(model, result)]
+        warnings.append(_slo_miss(result, cfg))
+    warnings += regime_warnings(model, result)
     notes = serving_assumptions(request) + ([NO_FABRIC_NOTE] if replicas > 1 else [])
     return EstimateOut(
         model=model_summary,
         plan=_plan_out(replicas, tp, pp, result.concurrency),
         memory=_memory_out(result),
         performance=_performance_out(result),
-        warnings=warnings,
+        warnings=warnings_out(warnings),
         assumptions=notes,
         serving=serving_out(result, cfg),
     )
@@ -351,14 +359,18 @@ def estimate(
 def regime_warnings(model: ModelSpec, result: ServingEstimate) -> list[Warning_]:
     """Where the estimate leaves its validated range: a fine-grained MoE at low concurrency."""
     note = moe_low_concurrency_note(model, result.concurrency) if result.max_concurrency >= 1 else None
-    return [Warning_(MOE_LOW_CONCURRENCY_WARNING, note)] if note else []
+    if note is None:
+        return []
+    return [Warning_(MOE_LOW_CONCURRENCY_WARNING, note, {"experts": model.experts, "concurrency": result.concurrency})]
 
 
-def _slo_miss(result: ServingEstimate, cfg: ServingConfig) -> str:
-    return (
+def _slo_miss(result: ServingEstimate, cfg: ServingConfig) -> Warning_:
+    text = (
         f"TTFT {result.ttft_ms:.0f} ms and TPOT {result.tpot_ms:.1f} ms at concurrency {result.concurrency:.1f} "
         f"against targets TTFT {cfg.slo_ttft_ms} ms, TPOT {cfg.slo_tpot_ms} ms"
     )
+    reached = {"ttft_ms": result.ttft_ms, "tpot_ms": result.tpot_ms, "concurrency": result.concurrency}
+    return Warning_("slo_missed", text, reached | slo_params(cfg))
 
 
 def option_out(
@@ -384,10 +396,7 @@ def option_out(
         cost=cost_out(option.cost, SERVING_NOTE, per_million_output_tokens=str(option.per_million_output_tokens)),
         availability=_availability(option),
         explanation=explanation,
-        warnings=[
-            WarningOut(code=w.code, message=w.message)
-            for w in model_warnings + regime_warnings(model, est) + _offer_warnings(option)
-        ],
+        warnings=warnings_out(model_warnings + regime_warnings(model, est) + _offer_warnings(option)),
         launch=option.launch,
         miss_reason=option.miss_reason,
         misses=[MissOut(code=code, params=params) for code, params in option.misses],

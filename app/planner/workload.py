@@ -113,6 +113,7 @@ def with_global_batch(workload: Workload, plan_global: int | None, plan: Plan) -
                 "global_batch_rounded",
                 f"global_batch {global_batch} is not a multiple of dp × micro_batch = {step}: estimated with "
                 f"{rounded}, the nearest one that is",
+                {"global_batch": global_batch, "step": step, "rounded": rounded},
             )
         )
         global_batch = rounded

@@ -387,3 +387,19 @@ def test_serving_rejections_carry_their_code_and_parameters(client: TestClient) 
         assert rejected["reason"] == (
             f"trt-llm's FP8 KV cache needs FP8 tensor cores (SM89+); {rejected['params']['gpu']} has none"
         )
+
+
+def test_serving_warnings_carry_the_figures_their_text_names(client: TestClient) -> None:
+    """/estimate of a deployment that misses its TPOT target: the `slo_missed` warning keeps its English
+    `message` and carries the figures in `params`, from which the catalog words it in English and Chinese."""
+    result = _post(
+        client, "/estimate", model={"preset": "llama-3.1-70b"}, task="serving", hardware=H100_NODE,
+        plan={"tp": 8, "dp": 1}, serving={"concurrency": 64, "slo": {"tpot_ms": 1}},
+    )  # fmt: skip
+    (slo,) = [w for w in result["warnings"] if w["code"] == "slo_missed"]
+    assert "TPOT" in slo["message"] and slo["params"]["slo_tpot_ms"] == 1
+    assert slo["params"]["tpot_ms"] > 1 and slo["params"]["concurrency"] == result["serving"]["concurrency"]
+    assert f"TPOT {slo['params']['tpot_ms']:.1f} ms, missing TPOT ≤ 1 ms" in messages.warning(
+        "slo_missed", slo["params"]
+    )
+    assert "达不到 TPOT ≤ 1 ms" in messages.warning("slo_missed", slo["params"], "zh")
