@@ -43,7 +43,9 @@ Everything is bytes per GPU for the worst pipeline stage. Sources, by term:
   §5; torchtitan `apply_ac` op-level policy). Full recompute keeps each layer's input plus one layer
   being recomputed. 1F1B: the first stage keeps min(p, m) micro-batches in flight; interleaving
   multiplies by 1 + (p-1)/(p·v) (Korthikanti §4.2.3; Megatron `compute_activation_memory`).
-- Logits and loss: the b·s·V logits in 16-bit, an fp32 copy for the loss and its fp32 gradient.
+- Logits and loss, unfused: fp32 log-probs saved by log_softmax, nll_loss's fp32 gradient and the fp32 gradient of
+  the logits, 12 bytes per logit at the start of the backward (transformers `ForCausalLMLoss`, PyTorch
+  `log_softmax_backward`); chunked or fused: the fp32 log-probs only.
 - Inference: weights + KV cache 2·layers·kv_heads·head_dim·context·batch·bytes + one layer's prefill
   working set + last-token logits.
 - `other`: cuBLAS/cuDNN workspaces in the caching allocator (~0.25 GiB: 2 × `CUBLAS_WORKSPACE_CONFIG`
@@ -99,7 +101,12 @@ FSDP_REDUCE_BYTES = 4.0  # FSDP2 MixedPrecisionPolicy(reduce_dtype=float32), tor
 STATE_FP32_BYTES = {"adamw": 8.0, "adamw_8bit": 2.0, "lion": 4.0, "sgd": 4.0, "adafactor": 0.02}
 STATE_DTYPE_COPIES = {"adamw": 2.0, "adamw_8bit": 0.0, "lion": 1.0, "sgd": 1.0, "adafactor": 0.01}
 STATE_FIXED_BYTES = {"adamw_8bit": 2.0}  # 8-bit states do not follow the training dtype
-LOSS_BYTES_PER_LOGIT = 2.0 + 4.0 + 4.0  # 16-bit logits + fp32 log-probs kept for backward + their fp32 gradient
+# Unfused cross-entropy on fp32-upcast logits (transformers `ForCausalLMLoss`, src/transformers/loss/loss_utils.py:
+# `logits.float()` then `nn.functional.cross_entropy`; torchtitan `cross_entropy_loss` likewise): log_softmax saves its
+# fp32 output; at the start of the backward, when every saved activation is still held, nll_loss's dense fp32 gradient
+# and log_softmax's fp32 gradient of the logits exist beside it. The 16-bit logits are dropped before the backward
+# (transformers Trainer.compute_loss returns the loss only; torchtitan's train step `del pred`).
+LOSS_BYTES_PER_LOGIT = 4.0 + 4.0 + 4.0
 # chunked/fused loss (torchtune CEWithChunkedOutputLoss, litgpt chunked_cross_entropy, Megatron fused vocab-parallel
 # CE): only the log-probs (fp32, or 16-bit logits + 16-bit log-probs) stay for the backward pass; chunks are transient
 CHUNKED_LOSS_BYTES_PER_LOGIT = 4.0
@@ -404,6 +411,7 @@ def _build_context(model: ModelSpec, workload: Workload) -> _Ctx:
     _validate_workload(model, workload)  # raises before anything is cached
     adapters, adapter_dtype, adapter_optim, dropout = _lora_figures(model, workload)
     trainable = frozenset() if workload.task == "inference" else _trainable_linears(workload)
+    upcast = kbit_upcast(workload)
     return _Ctx(
         model=model,
         workload=workload,
@@ -411,7 +419,7 @@ def _build_context(model: ModelSpec, workload: Workload) -> _Ctx:
         coeffs=_act_coeffs(model, trainable),
         dtype=_train_dtype_bytes(workload),
         optimizer_per_param=_optimizer_bytes_per_param(workload),
-        act_bytes=4.0 if workload.precision == "fp32" else 2.0,
+        act_bytes=4.0 if workload.precision == "fp32" or upcast else 2.0,
         adapters=adapters,
         adapter_dtype=adapter_dtype,
         adapter_optimizer=adapter_optim,
@@ -419,6 +427,22 @@ def _build_context(model: ModelSpec, workload: Workload) -> _Ctx:
         nf4_bytes=nf4_bytes_per_param(workload),
         paged=paged_optimizer(workload),
     )
+
+
+def kbit_upcast(workload: Workload) -> bool:
+    """Whether PEFT's `prepare_model_for_kbit_training` runs: as asked, else on for QLoRA (TRL's SFTTrainer calls it
+    for a 4-bit model that is not sharded, trl/trainer/sft_trainer.py 2024-2025; so does artidoro/qlora qlora.py).
+
+    It casts every parameter that is not 4-bit to fp32 (peft/utils/other.py); with bf16 both trainers cast the
+    embedding and head back (TRL `peft_module_casting_to_bf16`, qlora.py) but keep the norms fp32. transformers'
+    LlamaRMSNorm returns `self.weight * hidden_states.to(input_dtype)`, fp32 with an fp32 weight; bitsandbytes
+    `Linear4bit.forward` casts its output back to its input's dtype, and the residual add promotes: from the first
+    layer on the residual stream, the norm outputs and the projections run in fp32, and so do the tensors saved for
+    the backward (the flash-attention path warns that its inputs were "silently casted in float32" and casts q, k, v
+    back for the kernel). Weights stay as counted: NF4 linears, 16-bit embedding and head."""
+    if workload.task != "qlora":
+        return False
+    return True if workload.kbit_upcast is None else workload.kbit_upcast
 
 
 def paged_optimizer(workload: Workload) -> bool:
@@ -466,8 +490,14 @@ def _gathered(ctx: _Ctx, stage: _Stage) -> float:
     """ZeRO-3 working set: two gathered units in 16-bit, the current one and the prefetched next one.
 
     The unsharded gradient of one layer before its reduce-scatter exists under ZeRO-2 as well (a bucket),
-    so it is charged to neither.
+    so it is charged to neither. Under QLoRA a layer is gathered as stored, NF4-packed (FSDP shards and all-gathers
+    the `bnb_4bit_quant_storage` tensors; bitsandbytes dequantises one matrix at a time in forward, counted in
+    `other`); the embedding and head stay 16-bit.
     """
+    if ctx.workload.task == "qlora":
+        layer = stage.layer_params * ctx.nf4_bytes
+        other = stage.largest_unit * 2.0 if stage.largest_unit > stage.layer_params else 0.0
+        return 2.0 * max(layer, other)
     return 2.0 * stage.largest_unit * ctx.dtype
 
 
@@ -538,14 +568,18 @@ def _lora_states(
     ctx: _Ctx, stage: _Stage, plan: Plan, n: int, zero: int, offload: str
 ) -> tuple[float, float, float, float]:
     adapters = ctx.adapters * stage.layers / ctx.facts.layers / plan.tp
-    weights = _base_weight_bytes(ctx, stage) + adapters * ctx.adapter_dtype
-    if zero == 3:
-        weights = _zero3_weights(weights, n, _gathered(ctx, stage))
+    full = _base_weight_bytes(ctx, stage) + adapters * ctx.adapter_dtype
+    weights = _zero3_weights(full, n, _gathered(ctx, stage)) if zero == 3 else full
     grads = _shard(adapters * ctx.adapter_dtype, zero, 2, n)
     optim = _shard(adapters * ctx.adapter_optimizer, zero, 1, n)
     if offload == "none":
         return weights, grads, optim, 0.0
-    return weights, grads, 0.0, optim + adapters * 4.0
+    host = optim + adapters * 4.0
+    if offload == "optimizer_and_params":
+        # FSDP CPUOffload(offload_params=True) / ZeRO-3 offload_param: the sharded base and adapters wait in host RAM
+        # and each unit comes to the GPU for its all-gather, as under full fine-tuning (`_offloaded`)
+        return _gathered(ctx, stage), grads, 0.0, host + full / n
+    return weights, grads, 0.0, host
 
 
 def _states(ctx: _Ctx, stage: _Stage, plan: Plan, n: int, zero: int, offload: str) -> tuple[float, ...]:
@@ -716,6 +750,8 @@ def _validate_workload(model: ModelSpec, workload: Workload) -> None:
         _positive_int(workload.global_batch, "global_batch")
     if workload.task in LORA_TASKS:
         _validate_lora(model, workload.lora or LoraSpec())
+    if workload.kbit_upcast and workload.task != "qlora":
+        raise EstimatorError("kbit_upcast applies to task qlora only.", field="kbit_upcast")
 
 
 def _validate_choices(workload: Workload) -> None:
@@ -1058,9 +1094,9 @@ def breakdown_gib(value: float) -> float:
 
 @lru_cache(maxsize=1024)
 def _assumptions(
-    workload_key: tuple[str, str, bool, str, bool, float], plan_key: tuple[int, str, str, bool, bool, bool, bool]
+    workload_key: tuple[str, str, bool, str, bool, float, bool], plan_key: tuple[int, str, str, bool, bool, bool, bool]
 ) -> tuple[str, ...]:
-    task, precision, mixed, optimizer, paged, nf4_bytes = workload_key
+    task, precision, mixed, optimizer, paged, nf4_bytes, upcast = workload_key
     zero, offload, recompute, flash, pipelined, activation_offload, fp32_grads = plan_key
     out = ["Bytes per GPU for the worst pipeline stage; capacity is the card's usable memory (CUDA context excluded)."]
     if task == "inference":
@@ -1076,6 +1112,12 @@ def _assumptions(
             f"{task}: frozen base in {base}; adapters r·(d_in+d_out) train with their own grads and states"
             + (f": {adapters}." if adapters else ".")
         )
+        if upcast:
+            out.append(
+                "PEFT prepare_model_for_kbit_training (TRL SFTTrainer, the QLoRA recipe): fp32 norms put the residual "
+                "stream and the saved activations in fp32 (kbit_upcast=false: torchtune, litgpt, Unsloth, FSDP/ZeRO-3 "
+                "QLoRA)."
+            )
     elif mixed and precision != "fp32" and fp32_grads:
         out.append(
             f"Mixed precision {optimizer}, as Megatron-LM runs it: 16-bit weights + an fp32 main-gradient buffer + "
@@ -1097,7 +1139,7 @@ def _assumptions(
     if task != "inference":
         out.append(
             f"Activations counted per saved tensor (Korthikanti et al. 2022 method), recompute={recompute}, "
-            f"flash_attention={flash}; logits 16-bit + fp32 copy + fp32 grad for the loss."
+            f"flash_attention={flash}; unfused loss: fp32 log-probs + two fp32 gradients per logit."
         )
         out.append(
             f"ZeRO stage {zero} shards over dp × cp (with hybrid sharding, dp_shard × cp), routed experts over "
@@ -1243,6 +1285,7 @@ def estimate_memory(model: ModelSpec, workload: Workload, plan: Plan, cluster: C
             workload.optimizer,
             ctx.paged,
             ctx.nf4_bytes,
+            kbit_upcast(workload),
         )
         assumptions = ctx.assumptions[key_p] = _assumptions(key_w, key_p)
     return MemoryEstimate(breakdown, warnings, list(assumptions))

@@ -107,6 +107,11 @@ class Workload:
     # optimizer states in paged (unified) memory that give way to activations and return for the step
     # (QLoRA §3, bitsandbytes paged optimizers); None: on for qlora, as the QLoRA recipe runs it, off otherwise
     paged_optimizer: bool | None = None
+    # QLoRA through PEFT's `prepare_model_for_kbit_training` (peft/utils/other.py; called by TRL's SFTTrainer for a
+    # 4-bit model that is not sharded, and by the QLoRA recipe artidoro/qlora qlora.py): its fp32 norms put the
+    # residual stream and the saved activations in fp32 (memory.kbit_upcast). None: on for qlora; torchtune, litgpt,
+    # Unsloth and FSDP/ZeRO-3 QLoRA do not
+    kbit_upcast: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -343,6 +343,12 @@ class WorkloadIn(RequestModel):
         description="Optimizer states in paged memory that make room for activations (bitsandbytes paged "
         "optimizers); default: on for qlora, as the QLoRA recipe trains, off otherwise.",
     )
+    kbit_upcast: bool | None = Field(
+        default=None,
+        description="QLoRA through PEFT's prepare_model_for_kbit_training (TRL SFTTrainer on one GPU, the QLoRA "
+        "recipe): fp32 norms put the activations in fp32; default: on for qlora. false for torchtune, litgpt, "
+        "Unsloth and FSDP/ZeRO-3 QLoRA.",
+    )
     seq_len: int = Field(default=2048, ge=1, le=1048576, description="Tokens per sequence; default 2048.")
     micro_batch: int | None = Field(
         default=None, ge=1, le=4096, description="Per-GPU micro-batch; for inference the concurrent sequences"

@@ -1,11 +1,17 @@
-"""Peak memory on torchtitan's December 2024 runs (tests/estimator/validation_cases.py MEMORY): 3D and 4D
-parallel Llama 3.1 405B and context-parallel 8B, measured as max reserved GiB over all ranks
-(pytorch/torchtitan benchmarks/llama3_h100_202412_torchtitan.md, Tables 2 and 6).
+"""Peak memory on held-out published runs (tests/estimator/validation_cases.py MEMORY_HELD_OUT).
 
-Tolerance 25 % per run, the same as the other published memory cases: these runs add torch.compile and
-Float8 buffers the estimator does not model, so it reads low (11-21 %). Before FSDP2 under a pipeline
-schedule was modelled (weights gathered and fp32 gradients unsynced for the step), the 405B runs read
-55-60 % low.
+- torchtitan's December 2024 runs: 3D and 4D parallel Llama 3.1 405B and context-parallel 8B, measured as max
+  reserved GiB over all ranks (pytorch/torchtitan benchmarks/llama3_h100_202412_torchtitan.md, Tables 2 and 6).
+  Tolerance 25 % per run, the same as the other published memory cases: these runs add torch.compile and Float8
+  buffers the estimator does not model. Before FSDP2 under a pipeline schedule was modelled the 405B runs read
+  55-60 % low; before the unfused loss counted 12 bytes per logit the 8B runs read 13 % low (now 3-4 %).
+- PEFT's method comparison (huggingface/peft method_comparison/MetaMathQA/results, Llama 3.2 3B on an L40S): max
+  reserved. Tolerance 15 %: the figure is the caching allocator's reserve, not the allocated peak, and the harness
+  keeps the model output (16-bit logits) alive through the backward, which a trainer does not; -8 % to +9 % today.
+- Unsloth README, "Hugging Face + FA2": the longest sequence that fits a card, so the card bounds the peak from
+  above. Asserted: the estimate does not exceed the card (we would refuse a run that was done) and reads at most
+  35 % under it. Before the fp32 activations of PEFT's prepare_model_for_kbit_training were counted they read
+  25-36 % under; these rows were looked at before that change (see docs/validation.md).
 """
 
 from __future__ import annotations
@@ -17,13 +23,29 @@ from app.estimator.specs import GIB
 from tests.estimator.validation_cases import MEMORY, MEMORY_HELD_OUT, MemoryCase
 
 TOLERANCE = 0.25
+PEFT_TOLERANCE = 0.15
 TITAN = [c for c in MEMORY_HELD_OUT if c.source == "torchtitan-2412"]
+PEFT = [c for c in MEMORY_HELD_OUT if c.source == "peft-method-comparison"]
+UNSLOTH = [c for c in MEMORY_HELD_OUT if c.source == "unsloth-readme"]
+
+
+def _gib(case: MemoryCase) -> float:
+    return estimate_memory(case.model, case.workload, case.plan, case.cluster).breakdown.total / GIB
 
 
 @pytest.mark.parametrize("case", TITAN, ids=[c.label for c in TITAN])
 def test_held_out_peak_memory_within_tolerance(case: MemoryCase) -> None:
-    total = estimate_memory(case.model, case.workload, case.plan, case.cluster).breakdown.total / GIB
-    assert total == pytest.approx(case.published_gib, rel=TOLERANCE)
+    assert _gib(case) == pytest.approx(case.published_gib, rel=TOLERANCE)
+
+
+@pytest.mark.parametrize("case", PEFT, ids=[c.label for c in PEFT])
+def test_peft_method_comparison_within_tolerance(case: MemoryCase) -> None:
+    assert _gib(case) == pytest.approx(case.published_gib, rel=PEFT_TOLERANCE)
+
+
+@pytest.mark.parametrize("case", UNSLOTH, ids=[c.label for c in UNSLOTH])
+def test_longest_context_that_fits_a_card_stays_under_it(case: MemoryCase) -> None:
+    assert 0.65 * case.published_gib <= _gib(case) <= case.published_gib
 
 
 def test_enough_memory_cases_from_enough_sources() -> None:

@@ -1,7 +1,8 @@
 """estimate_memory against published, measured peak memory (cases in tests/estimator/published_cases.py).
 
 Tolerance per case: 25 %; over all included cases: median |error| <= 10 %, max <= 25 %.
-Measured today (`python -m benchmarks.peers` prints the same table): median 8.1 %, max 19.8 % over 23 cases.
+Measured today (`python -m benchmarks.peers` prints the same table): median 5.9 %, max 20.7 % over 23 cases (8.1 % and
+19.8 % before the unfused loss counted 12 bytes per logit and FSDP gathered QLoRA layers as stored, NF4).
 
 - torchtune-llama3.1-70b-lora-8xa100 = 27.6 GiB  [torchtune README @0031bfb]
     Llama 3.1 70B LoRA r16 q,v,o+MLP, FSDP2 8x A100 80GB, bs 2, packed 2048, AC, chunked CE, bf16
