@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import ClassVar
 
 from app.planner.schemas import MemoryOut, OptionOut, ParetoPointOut
 
@@ -17,6 +18,8 @@ BAR_WIDTH = 300.0
 
 @dataclass(frozen=True, slots=True)
 class Segment:
+    """One memory part's rectangle on the bar: its GiB, left edge and width in the bar's units."""
+
     part: str
     gib: float
     x: float
@@ -25,6 +28,8 @@ class Segment:
 
 @dataclass(frozen=True, slots=True)
 class MemoryBar:
+    """The per-GPU memory bar: its parts, the capacity line's position, and what the numbers say."""
+
     segments: list[Segment]
     capacity_x: float
     total_gib: float
@@ -65,6 +70,9 @@ MIN_SAVING_FRACTION = 0.1
 
 @dataclass(frozen=True, slots=True)
 class Point:
+    """An option or a front point on the chart: its position, label, figures, and which side of it the label
+    sits on (`end`: to its left, near the right edge)."""
+
     x: float
     y: float
     label: str
@@ -76,6 +84,8 @@ class Point:
 
 @dataclass(frozen=True, slots=True)
 class Tick:
+    """An axis tick: its position along the axis and the value it reads."""
+
     position: float
     value: float
 
@@ -86,12 +96,13 @@ class Scatter:
     front_path: str
     x_ticks: list[Tick]
     y_ticks: list[Tick]
-    width: int = 600
-    height: int = 340
-    left: int = 78
-    right: int = 16
-    top: int = 30
-    bottom: int = 50
+    # The frame, the same for every chart: the SVG's size and the margins around the plot area.
+    width: ClassVar[int] = 600
+    height: ClassVar[int] = 340
+    left: ClassVar[int] = 78
+    right: ClassVar[int] = 16
+    top: ClassVar[int] = 30
+    bottom: ClassVar[int] = 50
 
 
 def _log_range(values: list[float]) -> tuple[float, float]:
