@@ -422,8 +422,9 @@ def _run_costs(model: ModelSpec, workload: Workload, cluster: Cluster) -> RunCos
     return run_costs(gpus, cluster.nodes, checkpoint, trainable * 2.0, pretraining=workload.task == "pretrain")
 
 
-def _shape_of(ctx: _Ctx, plan: Plan) -> _Shape:
-    key = (
+def _shape_key(plan: Plan) -> tuple[object, ...]:
+    """The plan fields a step's shape (compute, per-micro-batch communication, warnings) depends on."""
+    return (
         plan.tp,
         plan.pp,
         plan.cp,
@@ -436,6 +437,10 @@ def _shape_of(ctx: _Ctx, plan: Plan) -> _Shape:
         plan.activation_offload,
         plan.sequence_parallel,  # sequence parallel shards the activations activation offload copies
     )
+
+
+def _shape_of(ctx: _Ctx, plan: Plan) -> _Shape:
+    key = _shape_key(plan)
     found = ctx.shapes.get(key)
     if found is None:
         model, workload, cluster = ctx.model, ctx.workload, ctx.cluster
@@ -453,22 +458,7 @@ def _shape_of(ctx: _Ctx, plan: Plan) -> _Shape:
 def _step_of(ctx: _Ctx, plan: Plan) -> tuple[_Shape, float, float, float]:
     """(shape entry, exposed data-parallel / ZeRO seconds, optimizer step seconds, offload seconds) of a plan, keyed
     by every plan field the training estimate reads."""
-    key = (
-        plan.tp,
-        plan.pp,
-        plan.cp,
-        plan.ep,
-        plan.dp,
-        plan.micro_batch,
-        plan.recompute,
-        plan.flash_attention,
-        plan.virtual_stages,
-        plan.activation_offload,
-        plan.sequence_parallel,  # sequence parallel shards the activations activation offload copies
-        plan.zero_stage,
-        plan.offload,
-        plan.dp_shard,
-    )
+    key = (_shape_key(plan), plan.zero_stage, plan.offload, plan.dp_shard)
     found = ctx.steps.get(key)
     if found is None:
         entry = _shape_of(ctx, plan)
