@@ -1,0 +1,62 @@
+"""FP8 speed-ups and the throughput range against published runs (tests/estimator/validation_cases.py).
+
+FP8: the speed-up of FP8 over BF16 on the same stack, model and cluster, as published in pairs:
+- torchtitan Float8 on Llama 3.1 8B, 8 H100: 8,532 / 6,667 tokens/s per GPU = 1.28x (pytorch/torchtitan
+  docs/performance.md);
+- NeMo 25.04 on DGX H100, Llama 3.1 8B (8 GPUs) 112,388 / 85,459 = 1.32x, 70B (64 GPUs) 106,346 / 71,526 = 1.49x,
+  405B (1,024 GPUs) 337,706 / 211,406 = 1.60x tokens/s of the job (NVIDIA/dgxc-benchmarking llama3.1/README.md at
+  25.04.02).
+Tolerance 10 % on each speed-up: one FP8 GEMM fraction serves every model size and both recipes (torchao tensorwise
+scaling, Transformer Engine current scaling); the fit leaves the pairs within -7 % to +6 %.
+
+Range: `performance.tokens_per_s_per_gpu_range` runs from a typical stack to a tuned one. The issue's goals: about 80 %
+of published runs inside, and a median half-width under ±30 %. The fit rows are held to 80 %; the held-out rows
+(other sources, never fitted to) to the issue's 70 %.
+"""
+
+from __future__ import annotations
+
+import statistics
+
+import pytest
+
+from app.estimator.performance import estimate_performance
+from tests.estimator.validation_cases import THROUGHPUT, ThroughputCase
+
+FP8_TOLERANCE = 0.10
+BY_LABEL = {case.label: case for case in THROUGHPUT}
+PAIRS = (
+    ("torchtitan Llama 3.1 8B, 8 H100, FSDP+compile+Float8", "torchtitan Llama 3.1 8B, 8 H100, FSDP+compile"),
+    ("NeMo 25.04 llama-3.1-8b FP8, 8 H100", "NeMo 25.04 llama-3.1-8b BF16, 8 H100"),
+    ("NeMo 25.04 llama-3.1-70b FP8, 64 H100", "NeMo 25.04 llama-3.1-70b BF16, 64 H100"),
+    ("NeMo 25.04 llama-3.1-405b FP8, 1024 H100", "NeMo 25.04 llama-3.1-405b BF16, 1024 H100"),
+)
+
+
+def _speed(case: ThroughputCase) -> tuple[float, tuple[float, float]]:
+    perf = estimate_performance(case.model, case.workload, case.plan, case.cluster).performance
+    assert perf.tokens_per_s_per_gpu is not None and perf.tokens_per_s_per_gpu_range is not None
+    return perf.tokens_per_s_per_gpu, perf.tokens_per_s_per_gpu_range
+
+
+@pytest.mark.parametrize(("fp8", "bf16"), PAIRS)
+def test_fp8_speedup_matches_the_published_pair(fp8: str, bf16: str) -> None:
+    published = BY_LABEL[fp8].tokens_per_s_per_gpu / BY_LABEL[bf16].tokens_per_s_per_gpu
+    ours = _speed(BY_LABEL[fp8])[0] / _speed(BY_LABEL[bf16])[0]
+    assert ours == pytest.approx(published, rel=FP8_TOLERANCE)
+
+
+def _coverage(split: str) -> tuple[float, float]:
+    inside, widths = [], []
+    for case in (c for c in THROUGHPUT if c.split == split):
+        low, high = _speed(case)[1]
+        inside.append(low <= case.tokens_per_s_per_gpu <= high)
+        widths.append((high - low) / (high + low))
+    return sum(inside) / len(inside), statistics.median(widths)
+
+
+@pytest.mark.parametrize(("split", "wanted"), [("fit", 0.80), ("holdout", 0.70)])
+def test_throughput_range_holds_the_published_runs(split: str, wanted: float) -> None:
+    share, half_width = _coverage(split)
+    assert share >= wanted
+    assert half_width < 0.30
