@@ -253,7 +253,7 @@ KERNELS: dict[str, dict[str, str]] = {
     },
 }
 
-# Why a configuration that fits is a near miss rather than an option (app/planner/offers.py, `MissCode`;
+# Why a configuration that fits is a near miss rather than an option (app/planner/misses.py, `MissCode`;
 # training: app/planner/recommend.py, serving: app/planner/serving.py). `budget` with `converted_monthly`
 # (priced in another currency than the request's) reads as `budget_converted`; `{slo}` is the latency
 # targets set (`slo_ttft_ms`, `slo_tpot_ms`), worded by SLO.

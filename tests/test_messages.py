@@ -15,7 +15,7 @@ from app import messages
 from app.estimator.specs import WarningCode
 from app.estimator.vocabulary import RequestTask
 from app.hub.service import HubCode
-from app.planner.offers import MissCode
+from app.planner.misses import MissCode
 from app.planner.recommend import RejectionCode
 
 

@@ -10,7 +10,7 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
-from typing import Any, Literal
+from typing import Any
 
 from app.estimator.specs import GpuSpec
 from app.estimator.vocabulary import TERM_MONTHS, Objective, RentalUnit, Term
@@ -247,19 +247,3 @@ def convert(
 def unconvertible(offer: Offer) -> dict[str, Any]:
     """The parameters of an `exchange_rate` rejection: the SKU's currency and the request's."""
     return {"currency": offer.currency, "target": offer.exchange.currency if offer.exchange else offer.currency}
-
-
-# Why a configuration that fits is a near miss rather than an option: training misses the deadline or the monthly
-# budget; a serving deployment the budget, its latency targets (already at one request, or at the peak load), the
-# peak load itself (the replicas the SKU rents carry less), or the sequence length (a KV cache shorter than one).
-MissCode = Literal["deadline", "budget", "slo_one_request", "slo_peak", "peak_load", "sequence_too_long"]
-Miss = tuple[MissCode, dict[str, Any]]  # a code and its parameters, rendered to text by app/messages.py
-
-
-def budget_params(cost: Cost, budget: Decimal) -> dict[str, Any]:
-    """The parameters of a `budget` near miss: the monthly price in its own currency, converted into the
-    request's when it differs, and the budget (in the request's currency)."""
-    params: dict[str, Any] = {"monthly": str(cost.monthly_effective), "currency": cost.currency}
-    if cost.converted:
-        params["converted_monthly"] = str(cost.converted.monthly_effective)
-    return params | {"budget": str(budget), "compared_currency": cost.compared_currency}

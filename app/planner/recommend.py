@@ -47,15 +47,14 @@ from app.estimator.vocabulary import TERM_MONTHS, Objective
 from app.planner.budget import past, search_deadline
 from app.planner.explain import batch_warnings, plan_warnings
 from app.planner.launch import launch_configs
+from app.planner.misses import Miss, budget_params
 from app.planner.offers import (
     FABRIC_GBPS,
     Configuration,
     Constraints,
     Cost,
-    Miss,
     Offer,
     billed_months,
-    budget_params,
     configurations,
     price,
     rented_units,

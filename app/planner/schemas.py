@@ -27,7 +27,7 @@ from app.estimator.vocabulary import (
     Term,
     WeightFormat,
 )
-from app.planner.offers import MissCode
+from app.planner.misses import MissCode
 from app.planner.recommend import RejectionCode
 from app.planner.serving_schemas import ServingIn, ServingOut
 from app.planner.stacks import Stack

@@ -34,15 +34,14 @@ from app.estimator.specs import Cluster, EstimatorError, ModelSpec
 from app.estimator.vocabulary import INTEGER_WEIGHT_FORMATS, TERM_MONTHS
 from app.messages import misses as miss_text
 from app.planner.budget import past, search_deadline
+from app.planner.misses import Miss, budget_params, slo_params
 from app.planner.offers import (
     DAYS_PER_BILLED_MONTH,
     FABRIC_GBPS,
     Configuration,
     Constraints,
     Cost,
-    Miss,
     Offer,
-    budget_params,
     price,
     unconvertible,
 )
@@ -376,12 +375,6 @@ def _slo_miss(cfg: ServingConfig, one: ServingEstimate, peak: ServingEstimate) -
     reached = one if one.meets_slo is False else peak
     params = {"ttft_ms": reached.ttft_ms, "tpot_ms": reached.tpot_ms} | slo_params(cfg)
     return ("slo_one_request" if one.meets_slo is False else "slo_peak"), params
-
-
-def slo_params(cfg: ServingConfig) -> dict[str, Any]:
-    """The latency targets set (`slo_ttft_ms`, `slo_tpot_ms`): app/messages.py words them as `{slo}`."""
-    targets = {"slo_ttft_ms": cfg.slo_ttft_ms, "slo_tpot_ms": cfg.slo_tpot_ms}
-    return {name: value for name, value in targets.items() if value is not None}
 
 
 # ---- launch commands ---------------------------------------------------------------------------

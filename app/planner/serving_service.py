@@ -34,6 +34,7 @@ from app.planner.mappers import (
     quote_body,
     warnings_out,
 )
+from app.planner.misses import slo_params
 from app.planner.schemas import (
     EstimateOut,
     MemoryOut,
@@ -56,7 +57,6 @@ from app.planner.serving import (
     ServingSearch,
     check_serving_plan,
     search_serving,
-    slo_params,
     valid_tp,
 )
 from app.planner.serving_schemas import ServingIn, ServingMemoryOut, ServingOut
