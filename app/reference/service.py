@@ -188,21 +188,27 @@ def seed_reference_prices(session: Session) -> int:
     return created
 
 
+# The seed CSV's columns the table keeps as they are; _row types or combines the others.
+TEXT_COLUMNS = (
+    "provider",
+    "region",
+    "instance_type",
+    "gpu_model",
+    "gpu_variant",
+    "pricing_type",
+    "data_date",
+    "confidence",
+    "notes",
+)
+
+
 def _row(line: dict[str, str]) -> ReferencePrice:
     hourly = Decimal(line["price_usd_per_hour"])
     return ReferencePrice(
-        provider=line["provider"],
-        region=line["region"],
-        instance_type=line["instance_type"],
-        gpu_model=line["gpu_model"],
-        gpu_variant=line["gpu_variant"],
+        **{column: line[column] for column in TEXT_COLUMNS},
         gpu_memory_gb=int(line["gpu_memory_gb"]),
         gpu_count=int(line["gpu_count"]),
         currency="USD",
         hourly_micros=int(hourly * MICROS),
-        pricing_type=line["pricing_type"],
-        data_date=line["data_date"],
-        confidence=line["confidence"],
         source=f"{line['source_repo']} {line['source_path']} @ {line['source_commit']}",
-        notes=line["notes"],
     )
