@@ -12,6 +12,15 @@ scaling, Transformer Engine current scaling); the fit leaves the pairs within -7
 Range: `performance.tokens_per_s_per_gpu_range` runs from a typical stack to a tuned one. The issue's goals: about 80 %
 of published runs inside, and a median half-width under ±30 %. The fit rows are held to 80 %; the held-out rows
 (other sources, never fitted to) to the issue's 70 %.
+
+GPU-hours: `performance.gpu_hours` (compute plus goodput) against whole runs' published GPU-hours, and
+`performance.gpu_hours_range` (tuned stack with expected goodput to typical stack with a less reliable cluster):
+- DeepSeek-V3: 2,664K H800 GPU-hours for 14.8T tokens (DeepSeek-V3 Technical Report, Table 1);
+- SmolLM3 3B: 384 H100 for 24 days, 11.2T tokens = 221,184 GPU-hours (huggingface/smollm pretraining README);
+- Llama 2 70B: 1,720,320 A100 GPU-hours for 2T tokens (Touvron et al. 2023b, Table 2);
+- MPT-7B: 440 A100-40GB for 9.5 days, 1T tokens = 100,320 GPU-hours (MosaicML, 'Introducing MPT-7B').
+Tolerance 20 % (the issue's goal for the held-out median): these runs' layouts are partly assumed, and a published
+figure is the job's allocation, restarts and all. Coverage is held to the issue's 70 % over the held-out set.
 """
 
 from __future__ import annotations
@@ -21,7 +30,7 @@ import statistics
 import pytest
 
 from app.estimator.performance import estimate_performance
-from tests.estimator.validation_cases import THROUGHPUT, ThroughputCase
+from tests.estimator.validation_cases import GPU_HOURS, THROUGHPUT, ThroughputCase
 
 FP8_TOLERANCE = 0.10
 BY_LABEL = {case.label: case for case in THROUGHPUT}
@@ -60,3 +69,29 @@ def test_throughput_range_holds_the_published_runs(split: str, wanted: float) ->
     share, half_width = _coverage(split)
     assert share >= wanted
     assert half_width < 0.30
+
+
+GPU_HOURS_TOLERANCE = 0.20
+HOURS_BY_LABEL = {case.label: case for case in GPU_HOURS}
+
+
+@pytest.mark.parametrize(
+    "label",
+    ["DeepSeek-V3 671B, 14.8T tokens, FP8", "SmolLM3 3B, 11.2T tokens", "Llama 2 70B, 2T tokens", "MPT-7B, 1T tokens"],
+)
+def test_gpu_hours_of_published_runs(label: str) -> None:
+    case = HOURS_BY_LABEL[label]
+    perf = estimate_performance(case.model, case.workload, case.plan, case.cluster).performance
+    assert perf.gpu_hours == pytest.approx(case.gpu_hours, rel=GPU_HOURS_TOLERANCE)
+
+
+def test_gpu_hours_range_holds_the_held_out_runs() -> None:
+    inside, widths = [], []
+    for case in (c for c in GPU_HOURS if c.split == "holdout"):
+        perf = estimate_performance(case.model, case.workload, case.plan, case.cluster).performance
+        assert perf.gpu_hours_range is not None
+        fast, slow = perf.gpu_hours_range
+        inside.append(fast <= case.gpu_hours <= slow)
+        widths.append((slow - fast) / (slow + fast))
+    assert sum(inside) / len(inside) >= 0.70
+    assert statistics.median(widths) < 0.30
