@@ -184,7 +184,8 @@ OPT-175B, BLOOM-176B, LLaMA 65B and TinyLlama for throughput; the Llama 3.1 mode
 DeepSeek-V3 and BLOOM for GPU-hours. The Megatron-Bridge and AutoModel rows were seen before the FP8 and range
 changes of 2026-12-01, so fresh held-out rows were recorded before those changes from publications no earlier case
 used: torchtitan's June 2025 async-TP benchmark (70B and 8B, BF16 and Float8, FSDP × TP), Trainy's H200 torchtitan
-runs, and the SmolLM3 and Phi-2 GPU-hours. On these same cases, just before those changes (commit 7f51b42), throughput
+runs, NeMo 24.07's FP8 pre-training table (Llama 2 7B/13B/70B, Llama 3 8B/70B on DGX H100), and the SmolLM3 and
+Phi-2 GPU-hours. On these same cases, just before those changes (commit 7f51b42), throughput
 read 6.3 % fit / 23.7 % held out at the median with 21 of 30 / 11 of 23 inside a ±19 % range, GPU-hours 15.3 % /
 22.9 % with 5 of 7 / 4 of 9 inside; the baseline column below is the older estimator on the older, smaller sets.
 

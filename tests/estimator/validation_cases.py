@@ -440,8 +440,43 @@ def _fresh_held_out_throughput() -> list[ThroughputCase]:
     return cases
 
 
+NEMO_2407 = (
+    "NVIDIA/NeMo docs/source/performance/performance_summary.md at commit 9c5c5e9709 (NeMo 24.07 container, "
+    "DGX-H100, FP8, 'Pretraining' table); recorded on 2026-12-01 before the stack input of that day"
+)
+
+
+def _nemo_2407_held_out() -> list[ThroughputCase]:
+    rows = (
+        ("llama-2-7b", 8, 4096, dict(), 16934),
+        ("llama-2-13b", 16, 4096, dict(pp=4, vp=10), 8715),
+        ("llama-2-70b", 64, 4096, dict(tp=4, pp=4, vp=20), 1728),
+        ("llama-3-8b", 8, 8192, dict(cp=2), 12273),
+        ("llama-3-70b", 64, 8192, dict(tp=4, pp=4, cp=2, vp=5), 1524),
+    )
+    return [
+        ThroughputCase(
+            f"NeMo 24.07 {preset} FP8, {gpus} H100",
+            "nemo-2407",
+            NEMO_2407,
+            _m(preset),
+            Workload(task="pretrain", precision="fp8", seq_len=seq, global_batch=128),
+            _plan(gpus, zero_stage=1, **layout),
+            _ndr(H100, gpus),
+            published,
+            "holdout",
+            stack="nemo",
+        )
+        for preset, gpus, seq, layout, published in rows
+    ]
+
+
 THROUGHPUT: tuple[ThroughputCase, ...] = tuple(
-    _fit_throughput() + _dgxc_fit_throughput() + _held_out_throughput() + _fresh_held_out_throughput()
+    _fit_throughput()
+    + _dgxc_fit_throughput()
+    + _held_out_throughput()
+    + _fresh_held_out_throughput()
+    + _nemo_2407_held_out()
 )
 
 
