@@ -216,7 +216,7 @@ class _ActCoeffs:
 
 
 @lru_cache(maxsize=4096)
-def _act_coeffs(model: ModelSpec, trainable: frozenset[str]) -> _ActCoeffs:
+def _act_coeffs(model: ModelSpec, trainable: frozenset[str], compiled: bool = False) -> _ActCoeffs:
     """Per-operation saved tensors (elements per token); `trainable` lists linears whose input is kept.
 
     A frozen linear needs no saved input (autograd keeps x only for the weight gradient), which is why
@@ -224,17 +224,25 @@ def _act_coeffs(model: ModelSpec, trainable: frozenset[str]) -> _ActCoeffs:
     (HF `LlamaRMSNorm`, torchtune and litgpt `RMSNorm`) upcasts its input and keeps that fp32 copy: 2 elements.
     The attention output is kept twice: by flash attention and, after `.transpose().contiguous()`, as the
     o_proj input (HF `LlamaAttention`, torchtitan `Attention`).
+
+    `compiled` (torch.compile): Inductor's training graphs go through the min-cut partitioner
+    (torch/_functorch/partitioners.py `min_cut_rematerialization_partition`), which saves matmul outputs and
+    recomputes the fusible pointwise ops in the backward: an RMSNorm keeps its 16-bit input (and a per-token rstd),
+    not an fp32 copy; a SwiGLU MLP keeps the gate and up outputs and recomputes SiLU and the product that feeds down;
+    a GELU MLP keeps the fc1 output.
     """
     h, d = model.hidden, model.d_head
     q, kv = model.heads * d, model.kv_heads * d
     swiglu = model.mlp == "swiglu"
-    norm_in = 2 * h if model.norm == "rmsnorm" else h
+    norm_in = 2 * h if model.norm == "rmsnorm" and not compiled else h
     norm1_out = h if trainable & {"q", "k", "v"} else 0
     norm2_out = h if trainable & {"gate", "up"} else 0
     o_in = q if "o" in trainable else 0
     down_in = 1 if "down" in trainable else 0
     # SwiGLU: gate output (SiLU input), SiLU output and up output (mul operands), product (down input)
     per_width = (3 + down_in) if swiglu else (1 + down_in)  # GELU: fc1 output (GELU input), GELU output
+    if compiled:
+        per_width = 2 if swiglu else 1
     width_e = model.expert_ffn or model.ffn
     moe_mlp = 0.0
     if model.is_moe:
@@ -373,6 +381,7 @@ class _Ctx:
     workload: Workload
     facts: _Facts
     coeffs: _ActCoeffs
+    compiled_coeffs: _ActCoeffs  # under torch.compile (Plan.compiled)
     dtype: float  # bytes of a training weight / gradient
     optimizer_per_param: float
     act_bytes: float
@@ -417,6 +426,7 @@ def _build_context(model: ModelSpec, workload: Workload) -> _Ctx:
         workload=workload,
         facts=_facts(model),
         coeffs=_act_coeffs(model, trainable),
+        compiled_coeffs=_act_coeffs(model, trainable, compiled=True),
         dtype=_train_dtype_bytes(workload),
         optimizer_per_param=_optimizer_bytes_per_param(workload),
         act_bytes=4.0 if workload.precision == "fp32" or upcast else 2.0,
@@ -616,12 +626,13 @@ def _selective_elements(c: _ActCoeffs, tp: int, sp: bool, moe: bool) -> float:
     return replicated + c.q_side / tp + c.kv_side * _kv_share(c, tp) + mlp / tp + 2.0 * c.attn_heads / tp
 
 
-def _stage_elements(c: _ActCoeffs, key: tuple[int, bool, str, bool, float, int, int]) -> tuple[float, float]:
+def _stage_elements(c: _ActCoeffs, key: tuple[int, bool, str, bool, float, int, int, bool]) -> tuple[float, float]:
     """(elements per token kept by a stage's layers for one micro-batch, one layer's extra working set).
 
-    `key` is (tp, sequence_parallel, recompute, flash_attention, local seq length or 0 with flash, layers, moe).
+    `key` is (tp, sequence_parallel, recompute, flash_attention, local seq length or 0 with flash, layers, moe,
+    compiled); `c` already holds the compiled or eager coefficients.
     """
-    tp, sp, recompute, flash, seq_local, layers, moe = key
+    tp, sp, recompute, flash, seq_local, layers, moe, _ = key
     worst_layer = _layer_elements(c, tp, sp, seq_local, flash, moe > 0)
     if recompute == "full":
         kept = c.per_layer_input / (tp if sp else 1)
@@ -643,10 +654,11 @@ def _elements_of(ctx: _Ctx, plan: Plan, stage: _Stage, seq_local: float) -> tupl
         0.0 if flash else seq_local,
         stage.layers,
         stage.moe_layers,
+        plan.compiled,
     )
     found = ctx.elements.get(key)
     if found is None:
-        found = ctx.elements[key] = _stage_elements(ctx.coeffs, key)
+        found = ctx.elements[key] = _stage_elements(ctx.compiled_coeffs if plan.compiled else ctx.coeffs, key)
     return found
 
 
@@ -1025,6 +1037,7 @@ def _zero3_advice(ctx: _Ctx, plan: Plan, cluster: Cluster) -> Warning_:
         plan.flash_attention,
         plan.chunked_loss,
         plan.activation_offload,
+        plan.compiled,
         plan.virtual_stages,
         dp,
         cluster.gpus_per_node,
@@ -1204,6 +1217,7 @@ def _working_set(ctx: _Ctx, plan: Plan, stage: _Stage, dp: int) -> tuple[float, 
         dp if plan.pp > 1 else 0,  # micro-batches in flight (pipelines only)
         plan.dp * plan.tp * plan.pp * plan.cp > 1,  # NCCL buffers
         plan.activation_offload,
+        plan.compiled,
     )
     found = ctx.working.get(key)
     if found is None:

@@ -443,6 +443,7 @@ def _shape_key(plan: Plan) -> tuple[object, ...]:
         plan.virtual_stages,
         plan.activation_offload,
         plan.sequence_parallel,  # sequence parallel shards the activations activation offload copies
+        plan.compiled,  # torch.compile saves fewer tensors for activation offload to copy
     )
 
 

@@ -134,6 +134,10 @@ class Plan:
     # saved activations (with full recompute: the layer inputs) kept in host RAM and brought back for the backward
     # (torchtune `enable_activation_offloading`, Unsloth's offloaded gradient checkpointing)
     activation_offload: bool = False
+    # torch.compile of the model (torchtune `compile: True`, torchtitan `--compile`): pointwise ops are fused and
+    # recomputed in the backward, so fewer tensors are saved (memory._act_coeffs); HF Trainer's torch_compile
+    # defaults to off
+    compiled: bool = False
     # hybrid sharding (HSDP): ZeRO-3 states sharded over groups of `dp_shard` data-parallel ranks and replicated
     # across the dp / dp_shard groups (PyTorch FSDP ShardingStrategy.HYBRID_SHARD, FSDP2 fully_shard on a 2-D
     # DeviceMesh; torchtitan data_parallel_shard_degree × data_parallel_replicate_degree); None: all of dp

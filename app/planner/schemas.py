@@ -247,6 +247,12 @@ class PlanIn(RequestModel):
         description="Keep saved activations in host RAM and bring them back for the backward (torchtune "
         "enable_activation_offloading, Unsloth's offloaded checkpointing); default false.",
     )
+    compiled: bool = Field(
+        default=False,
+        description="torch.compile of the model (torchtune compile, torchtitan --compile): fused pointwise ops are "
+        "recomputed in the backward, so RMSNorm and the MLP save fewer tensors; default false, as the Hugging Face "
+        "Trainer runs (torch_compile off).",
+    )
 
     @model_validator(mode="after")
     def _zero_range(self) -> PlanIn:

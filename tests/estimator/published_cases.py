@@ -119,8 +119,8 @@ def _torchtune_cases() -> list[PublishedCase]:
         task="qlora", mixed_precision=False, seq_len=2048, lora=rank16, paged_optimizer=False, kbit_upcast=False
     )
     full = Workload(task="full_finetune", mixed_precision=False, seq_len=2048)
-    single = Plan(micro_batch=2, recompute="full", chunked_loss=True)
-    fsdp8 = Plan(dp=8, zero_stage=3, micro_batch=2, recompute="full", chunked_loss=True)
+    single = Plan(micro_batch=2, recompute="full", chunked_loss=True, compiled=True)
+    fsdp8 = Plan(dp=8, zero_stage=3, micro_batch=2, recompute="full", chunked_loss=True, compiled=True)
     note = "torchtune README table; batch 2, packed seq 2048, compile, activation checkpointing, chunked CE, bf16"
     return [
         PublishedCase(
@@ -191,7 +191,13 @@ def _torchtune_cases() -> list[PublishedCase]:
             _preset("llama-3.1-70b"),
             full,
             Plan(
-                dp=8, zero_stage=3, offload="optimizer_and_params", micro_batch=2, recompute="full", chunked_loss=True
+                dp=8,
+                zero_stage=3,
+                offload="optimizer_and_params",
+                micro_batch=2,
+                recompute="full",
+                chunked_loss=True,
+                compiled=True,
             ),
             "a100-80g-sxm",
             8,
@@ -259,7 +265,7 @@ def _torchtitan_cases() -> list[PublishedCase]:
             "torch.compile + Float8 linears (Table 2)",
             _preset("llama-3.1-8b"),
             Workload(task="pretrain", seq_len=131072),
-            Plan(dp=2, cp=4, zero_stage=3, micro_batch=1, recompute="full"),
+            Plan(dp=2, cp=4, zero_stage=3, micro_batch=1, recompute="full", compiled=True),
             "h100-80g-sxm",
             8,
             1,
@@ -273,7 +279,7 @@ def _torchtitan_cases() -> list[PublishedCase]:
             "seq 8192, full activation checkpointing, torch.compile + Float8 (Table 4, row 2D)",
             _preset("llama-3.1-70b"),
             Workload(task="pretrain", seq_len=8192),
-            Plan(dp=32, tp=8, zero_stage=3, micro_batch=16, recompute="full", sequence_parallel=True),
+            Plan(dp=32, tp=8, zero_stage=3, micro_batch=16, recompute="full", sequence_parallel=True, compiled=True),
             "h100-80g-sxm",
             8,
             32,
@@ -301,6 +307,7 @@ def _torchtitan_cases() -> list[PublishedCase]:
                     recompute="full",
                     sequence_parallel=True,
                     virtual_stages=stages,
+                    compiled=True,
                 ),  # fmt: skip
                 "h100-80g-sxm",
                 8,

@@ -4,7 +4,8 @@
   reserved GiB over all ranks (pytorch/torchtitan benchmarks/llama3_h100_202412_torchtitan.md, Tables 2 and 6).
   Tolerance 25 % per run, the same as the other published memory cases: these runs add torch.compile and Float8
   buffers the estimator does not model. Before FSDP2 under a pipeline schedule was modelled the 405B runs read
-  55-60 % low; before the unfused loss counted 12 bytes per logit the 8B runs read 13 % low (now 3-4 %).
+  55-60 % low; before the unfused loss counted 12 bytes per logit the 8B runs read 13 % low (now 6-7 %,
+  torch.compile counted).
 - PEFT's method comparison (huggingface/peft method_comparison/MetaMathQA/results, Llama 3.2 3B on an L40S): max
   reserved. Tolerance 15 %: the figure is the caching allocator's reserve, not the allocated peak, and the harness
   keeps the model output (16-bit logits) alive through the backward, which a trainer does not; -8 % to +9 % today.
