@@ -420,7 +420,6 @@ def _build_context(model: ModelSpec, workload: Workload) -> _Ctx:
     _validate_workload(model, workload)  # raises before anything is cached
     adapters, adapter_dtype, adapter_optim, dropout = _lora_figures(model, workload)
     trainable = frozenset() if workload.task == "inference" else _trainable_linears(workload)
-    upcast = kbit_upcast(workload)
     return _Ctx(
         model=model,
         workload=workload,
@@ -429,7 +428,7 @@ def _build_context(model: ModelSpec, workload: Workload) -> _Ctx:
         compiled_coeffs=_act_coeffs(model, trainable, compiled=True),
         dtype=_train_dtype_bytes(workload),
         optimizer_per_param=_optimizer_bytes_per_param(workload),
-        act_bytes=4.0 if workload.precision == "fp32" or upcast else 2.0,
+        act_bytes=4.0 if workload.precision == "fp32" else 2.0,
         adapters=adapters,
         adapter_dtype=adapter_dtype,
         adapter_optimizer=adapter_optim,
@@ -439,9 +438,10 @@ def _build_context(model: ModelSpec, workload: Workload) -> _Ctx:
     )
 
 
-def kbit_upcast(workload: Workload) -> bool:
-    """Whether PEFT's `prepare_model_for_kbit_training` runs: as asked, else on for QLoRA (TRL's SFTTrainer calls it
-    for a 4-bit model that is not sharded, trl/trainer/sft_trainer.py 2024-2025; so does artidoro/qlora qlora.py).
+def kbit_upcast(workload: Workload, plan: Plan | None = None) -> bool:
+    """Whether PEFT's `prepare_model_for_kbit_training` runs: as asked, else on for QLoRA unless its 4-bit weights are
+    sharded by ZeRO-3 / FSDP over more than one GPU (TRL's SFTTrainer calls it for a 4-bit model, but not for
+    `is_sharded_qlora`, trl/trainer/sft_trainer.py 2024-2025; artidoro/qlora qlora.py calls it too).
 
     It casts every parameter that is not 4-bit to fp32 (peft/utils/other.py); with bf16 both trainers cast the
     embedding and head back (TRL `peft_module_casting_to_bf16`, qlora.py) but keep the norms fp32. transformers'
@@ -452,7 +452,14 @@ def kbit_upcast(workload: Workload) -> bool:
     back for the kernel). Weights stay as counted: NF4 linears, 16-bit embedding and head."""
     if workload.task != "qlora":
         return False
-    return True if workload.kbit_upcast is None else workload.kbit_upcast
+    if workload.kbit_upcast is not None:
+        return workload.kbit_upcast
+    return plan is None or not (plan.zero_stage == 3 and plan.dp * plan.cp > 1)
+
+
+def _act_bytes(ctx: _Ctx, plan: Plan) -> float:
+    """Bytes per saved activation element: the training dtype, or fp32 under PEFT's k-bit preparation."""
+    return 4.0 if ctx.act_bytes == 4.0 or kbit_upcast(ctx.workload, plan) else ctx.act_bytes
 
 
 def paged_optimizer(workload: Workload) -> bool:
@@ -688,14 +695,15 @@ def _training_activations(ctx: _Ctx, plan: Plan, stage: _Stage, dp: int) -> tupl
     if ctx.dropout_elements and plan.recompute != "full":
         kept += stage.layers * ctx.dropout_elements / plan.tp
     in_flight = _in_flight(workload, plan, stage, dp) if plan.pp > 1 else 1.0
-    saved = tokens * ctx.act_bytes * kept * in_flight
+    act_bytes = _act_bytes(ctx, plan)
+    saved = tokens * act_bytes * kept * in_flight
     host = 0.0
     if plan.activation_offload:
         # the saved tensors go to host RAM as they are made and come back layer by layer for the backward: the GPU
         # holds the layer in use and the one being copied (torchtune OffloadActivations, double-buffered streams)
         host = saved
         saved = saved * min(1.0, ACTIVATION_OFFLOAD_LAYERS / (stage.layers * in_flight))
-    total = saved + tokens * ctx.act_bytes * working
+    total = saved + tokens * act_bytes * working
     if stage.is_last:
         per_logit = CHUNKED_LOSS_BYTES_PER_LOGIT if plan.chunked_loss else LOSS_BYTES_PER_LOGIT
         total += tokens * ctx.model.vocab / plan.tp * per_logit
@@ -712,7 +720,7 @@ def offloaded_activation_bytes(model: ModelSpec, workload: Workload, plan: Plan)
     kept = _elements_of(ctx, plan, stage, seq_local)[0]
     if ctx.dropout_elements and plan.recompute != "full":
         kept += stage.layers * ctx.dropout_elements / plan.tp
-    return plan.micro_batch * seq_local * ctx.act_bytes * kept
+    return plan.micro_batch * seq_local * _act_bytes(ctx, plan) * kept
 
 
 def _inference_activations(ctx: _Ctx, plan: Plan, stage: _Stage) -> float:
@@ -1107,10 +1115,11 @@ def breakdown_gib(value: float) -> float:
 
 @lru_cache(maxsize=1024)
 def _assumptions(
-    workload_key: tuple[str, str, bool, str, bool, float, bool], plan_key: tuple[int, str, str, bool, bool, bool, bool]
+    workload_key: tuple[str, str, bool, str, bool, float, bool],
+    plan_key: tuple[int, str, str, bool, bool, bool, bool, bool],
 ) -> tuple[str, ...]:
     task, precision, mixed, optimizer, paged, nf4_bytes, upcast = workload_key
-    zero, offload, recompute, flash, pipelined, activation_offload, fp32_grads = plan_key
+    zero, offload, recompute, flash, pipelined, activation_offload, fp32_grads, _ = plan_key
     out = ["Bytes per GPU for the worst pipeline stage; capacity is the card's usable memory (CUDA context excluded)."]
     if task == "inference":
         out.append(
@@ -1128,8 +1137,8 @@ def _assumptions(
         if upcast:
             out.append(
                 "PEFT prepare_model_for_kbit_training (TRL SFTTrainer, the QLoRA recipe): fp32 norms put the residual "
-                "stream and the saved activations in fp32 (kbit_upcast=false: torchtune, litgpt, Unsloth, FSDP/ZeRO-3 "
-                "QLoRA)."
+                "stream and the saved activations in fp32 (kbit_upcast=false: torchtune, litgpt, Unsloth; off by "
+                "default for QLoRA sharded by ZeRO-3 / FSDP)."
             )
     elif mixed and precision != "fp32" and fp32_grads:
         out.append(
@@ -1218,6 +1227,7 @@ def _working_set(ctx: _Ctx, plan: Plan, stage: _Stage, dp: int) -> tuple[float, 
         plan.dp * plan.tp * plan.pp * plan.cp > 1,  # NCCL buffers
         plan.activation_offload,
         plan.compiled,
+        plan.zero_stage == 3 and plan.dp * plan.cp > 1,  # sharded QLoRA skips PEFT's k-bit preparation (kbit_upcast)
     )
     found = ctx.working.get(key)
     if found is None:
@@ -1289,6 +1299,7 @@ def estimate_memory(model: ModelSpec, workload: Workload, plan: Plan, cluster: C
         plan.pp > 1,
         plan.activation_offload,
         plan.fp32_main_grads,
+        kbit_upcast(workload, plan),
     )
     assumptions = ctx.assumptions.get(key_p)
     if assumptions is None:
@@ -1299,7 +1310,7 @@ def estimate_memory(model: ModelSpec, workload: Workload, plan: Plan, cluster: C
             workload.optimizer,
             ctx.paged,
             ctx.nf4_bytes,
-            kbit_upcast(workload),
+            key_p[-1],
         )
         assumptions = ctx.assumptions[key_p] = _assumptions(key_w, key_p)
     return MemoryEstimate(breakdown, warnings, list(assumptions))

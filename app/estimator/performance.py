@@ -444,6 +444,7 @@ def _shape_key(plan: Plan) -> tuple[object, ...]:
         plan.activation_offload,
         plan.sequence_parallel,  # sequence parallel shards the activations activation offload copies
         plan.compiled,  # torch.compile saves fewer tensors for activation offload to copy
+        plan.zero_stage == 3,  # sharded QLoRA keeps 16-bit activations (memory.kbit_upcast) for offload to copy
     )
 
 

@@ -109,8 +109,8 @@ class Workload:
     paged_optimizer: bool | None = None
     # QLoRA through PEFT's `prepare_model_for_kbit_training` (peft/utils/other.py; called by TRL's SFTTrainer for a
     # 4-bit model that is not sharded, and by the QLoRA recipe artidoro/qlora qlora.py): its fp32 norms put the
-    # residual stream and the saved activations in fp32 (memory.kbit_upcast). None: on for qlora; torchtune, litgpt,
-    # Unsloth and FSDP/ZeRO-3 QLoRA do not
+    # residual stream and the saved activations in fp32 (memory.kbit_upcast). None: on for qlora unless ZeRO-3 / FSDP
+    # shards it over more than one GPU (TRL skips it then); torchtune, litgpt and Unsloth do not
     kbit_upcast: bool | None = None
 
 

@@ -352,8 +352,8 @@ class WorkloadIn(RequestModel):
     kbit_upcast: bool | None = Field(
         default=None,
         description="QLoRA through PEFT's prepare_model_for_kbit_training (TRL SFTTrainer on one GPU, the QLoRA "
-        "recipe): fp32 norms put the activations in fp32; default: on for qlora. false for torchtune, litgpt, "
-        "Unsloth and FSDP/ZeRO-3 QLoRA.",
+        "recipe): fp32 norms put the activations in fp32; default: on for qlora, except ZeRO-3 / FSDP over more than "
+        "one GPU (TRL skips it there). false for torchtune, litgpt and Unsloth.",
     )
     seq_len: int = Field(default=2048, ge=1, le=1048576, description="Tokens per sequence; default 2048.")
     micro_batch: int | None = Field(

@@ -79,3 +79,17 @@ def test_torch_compile_saves_fewer_tensors_per_layer() -> None:
     eager = estimate_memory(LLAMA31_8B, workload, plan, H100).breakdown.activations
     compiled = estimate_memory(LLAMA31_8B, workload, replace(plan, compiled=True), H100).breakdown.activations
     assert eager - compiled == pytest.approx(2048 * 32 * (2 * 4096 + 2 * 14336) * 2)
+
+
+def test_sharded_qlora_skips_the_kbit_preparation_by_default() -> None:
+    """TRL's SFTTrainer does not call prepare_model_for_kbit_training for QLoRA sharded by FSDP / ZeRO-3
+    (`is_sharded_qlora`, TRL PR #1416), so such a plan's activations stay 16-bit unless the request says otherwise."""
+    qlora = Workload(task="qlora", seq_len=2048, lora=LoraSpec(rank=8), paged_optimizer=False)
+    plan = Plan(dp=2, zero_stage=3, micro_batch=2, recompute="full")
+    cluster = Cluster(gpu=get_gpu("a100-80g-sxm"), gpus_per_node=2)
+    sharded = estimate_memory(LLAMA2_70B, qlora, plan, cluster).breakdown
+    plain = estimate_memory(LLAMA2_70B, replace(qlora, kbit_upcast=False), plan, cluster).breakdown
+    upcast = estimate_memory(LLAMA2_70B, replace(qlora, kbit_upcast=True), plan, cluster).breakdown
+    assert sharded.activations == plain.activations < upcast.activations
+    one_gpu = estimate_memory(LLAMA2_70B, qlora, replace(plan, dp=1), cluster).breakdown
+    assert one_gpu.activations == upcast.activations

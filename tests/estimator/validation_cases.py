@@ -772,8 +772,9 @@ def _peft_cases() -> list[MemoryCase]:
     llama70 = _m("llama-2-70b")
     lora = LoraSpec(rank=8, targets=("all-linear",), dropout=0.1)
     # TRL's SFTTrainer skips prepare_model_for_kbit_training for sharded QLoRA (parameters on the CPU at load with
-    # `fsdp_cpu_ram_efficient_loading` / zero3_init: `is_sharded_qlora`, TRL PR #1416): no fp32 upcast
-    qlora = Workload(task="qlora", seq_len=2048, lora=lora, paged_optimizer=False, kbit_upcast=False)
+    # `fsdp_cpu_ram_efficient_loading` / zero3_init: `is_sharded_qlora`, TRL PR #1416): the default kbit_upcast of a
+    # ZeRO-3 plan over 2 GPUs
+    qlora = Workload(task="qlora", seq_len=2048, lora=lora, paged_optimizer=False)
     two = Cluster(gpu=A100_80, gpus_per_node=2)
     zero3 = Plan(dp=2, zero_stage=3, micro_batch=2, recompute="full")
     for label, workload, plan, cluster, published in (
