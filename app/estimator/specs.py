@@ -11,7 +11,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from app.estimator.vocabulary import LORA_TARGETS, Mlp, Norm, Offload, Optimizer, Precision, Recompute, Task
+from app.estimator.vocabulary import LORA_TARGETS, Mlp, Norm, Offload, Optimizer, Precision, Recompute, Task, Tuning
 
 GIB = 2**30
 
@@ -142,6 +142,9 @@ class Plan:
     # across the dp / dp_shard groups (PyTorch FSDP ShardingStrategy.HYBRID_SHARD, FSDP2 fully_shard on a 2-D
     # DeviceMesh; torchtitan data_parallel_shard_degree × data_parallel_replicate_degree); None: all of dp
     dp_shard: int | None = None
+    # the stack that runs the plan, where known: moves the speed point inside its range (performance.TUNING_SPEED);
+    # None: not stated, the point is the median tuned run
+    tuning: Tuning | None = None
     # gradients accumulated in an fp32 main-gradient buffer beside the 16-bit weights, whole on every rank unless
     # ZeRO-2/3 shards it: Megatron-LM's DDP buffer (main_grads_dtype fp32, on with --bf16: megatron/training/
     # arguments.py), 18 B/param with Adam, 6 + 12/d with the distributed optimizer (Megatron-LM docs/user-guide/

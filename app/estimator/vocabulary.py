@@ -24,6 +24,10 @@ Optimizer = Literal["adamw", "adamw_8bit", "lion", "sgd", "adafactor"]
 Offload = Literal["none", "optimizer", "optimizer_and_params"]
 # Activation recomputation, from none to the whole layer; ordered as Offload.
 Recompute = Literal["none", "selective", "full"]
+# How far the training stack is tuned, for the speed estimate: `typical` (HF Trainer or accelerate with DeepSpeed or
+# FSDP, default kernels), `tuned` (Megatron-LM, torchtitan, llm-foundry: the runs the efficiency constants are fitted
+# to) or `nemo` (NVIDIA NeMo / Megatron-Bridge recipes: Transformer Engine's fused kernels, overlapped communication).
+Tuning = Literal["typical", "tuned", "nemo"]
 Mlp = Literal["gelu", "swiglu"]
 Norm = Literal["layernorm", "rmsnorm"]
 # The linear layers LoRA may adapt: the attention projections q, k, v, o and the MLP's gate, up, down.

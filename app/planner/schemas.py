@@ -25,6 +25,7 @@ from app.estimator.vocabulary import (
     Recompute,
     RequestTask,
     Term,
+    Tuning,
     WeightFormat,
 )
 from app.planner.misses import MissCode
@@ -252,6 +253,13 @@ class PlanIn(RequestModel):
         description="torch.compile of the model (torchtune compile, torchtitan --compile): fused pointwise ops are "
         "recomputed in the backward, so RMSNorm and the MLP save fewer tensors; default false, as the Hugging Face "
         "Trainer runs (torch_compile off).",
+    )
+    tuning: Tuning | None = Field(
+        default=None,
+        description="The stack that runs the plan, where known: typical (HF Trainer or accelerate with DeepSpeed or "
+        "FSDP, default kernels), tuned (Megatron-LM, torchtitan, llm-foundry) or nemo (NVIDIA NeMo / Megatron-Bridge "
+        "recipes). It moves the speed estimate inside its range (typical: the low end; nemo: 1.25x); default: not "
+        "stated, the median tuned run.",
     )
 
     @model_validator(mode="after")

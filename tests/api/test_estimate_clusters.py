@@ -207,3 +207,26 @@ def test_a_global_batch_too_small_for_the_cluster_names_a_larger_one_and_its_mfu
     )
     assert f"would reach {larger['performance']['mfu']:.1%}" in warning["message"]
     assert "global_batch_small" not in {w["code"] for w in larger["warnings"]}
+
+
+def test_a_named_stack_moves_the_speed_inside_its_range(client: TestClient) -> None:
+    """plan.tuning: NeMo's recipes run 1.25x the median tuned run (performance.TUNING_SPEED), a typical stack at the
+    range's low end; the range itself spans the stacks whichever is named."""
+    body = dict(
+        model=LLAMA_8B,
+        task="pretrain",
+        tokens=2e10,
+        hardware={"gpu": "h100-80g-sxm", "nodes": 2},
+        plan={"dp": 16, "zero_stage": 3, "recompute": "selective"},
+    )
+    plain = _estimate(client, **body)["performance"]
+    nemo = _estimate(client, **{**body, "plan": {**body["plan"], "tuning": "nemo"}})["performance"]
+    typical = _estimate(client, **{**body, "plan": {**body["plan"], "tuning": "typical"}})["performance"]
+    assert nemo["tokens_per_s_per_gpu"] == pytest.approx(1.25 * plain["tokens_per_s_per_gpu"], rel=1e-4)
+    assert typical["tokens_per_s_per_gpu"] == pytest.approx(plain["tokens_per_s_per_gpu_range"][0], rel=1e-4)
+    assert nemo["tokens_per_s_per_gpu_range"] == pytest.approx(plain["tokens_per_s_per_gpu_range"], rel=1e-4)
+    assert nemo["gpu_hours_range"] == pytest.approx(plain["gpu_hours_range"], rel=1e-4)
+    assert nemo["gpu_hours"] < plain["gpu_hours"] < typical["gpu_hours"]
+    wrong = client.post("/estimate", json={**body, "plan": {**body["plan"], "tuning": "handwritten"}})
+    assert wrong.status_code == 422
+    assert "tuning" in wrong.text

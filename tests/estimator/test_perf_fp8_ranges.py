@@ -19,8 +19,14 @@ GPU-hours: `performance.gpu_hours` (compute plus goodput) against whole runs' pu
 - SmolLM3 3B: 384 H100 for 24 days, 11.2T tokens = 221,184 GPU-hours (huggingface/smollm pretraining README);
 - Llama 2 70B: 1,720,320 A100 GPU-hours for 2T tokens (Touvron et al. 2023b, Table 2);
 - MPT-7B: 440 A100-40GB for 9.5 days, 1T tokens = 100,320 GPU-hours (MosaicML, 'Introducing MPT-7B').
-Tolerance 20 % (the issue's goal for the held-out median): these runs' layouts are partly assumed, and a published
-figure is the job's allocation, restarts and all. Coverage is held to the issue's 70 % over the held-out set.
+Stack: Plan.tuning "nemo" puts the point at 1.25x, the median of NeMo 25.04's six DGX H100 runs above (fit). Checked
+on NeMo 24.07's FP8 pre-training table (NVIDIA/NeMo docs/source/performance/performance_summary.md at 9c5c5e9709),
+recorded as held-out rows before the factor existed: Llama 2 7B 16,934, 13B 8,715, 70B 1,728, Llama 3 8B 12,273,
+70B 1,524 tokens/s per GPU. Tolerance 15 %: an earlier release than the runs the factor is set on, and one factor for
+every model size (they land within -3 % to +14 %; without the factor they read 9-22 % low).
+
+GPU-hours tolerance 20 % (the issue's goal for the held-out median): these runs' layouts are partly assumed, and a
+published figure is the job's allocation, restarts and all. Coverage is held to the issue's 70 % over the held-out set.
 """
 
 from __future__ import annotations
@@ -95,3 +101,13 @@ def test_gpu_hours_range_holds_the_held_out_runs() -> None:
         widths.append((slow - fast) / (slow + fast))
     assert sum(inside) / len(inside) >= 0.70
     assert statistics.median(widths) < 0.30
+
+
+NEMO_TOLERANCE = 0.15
+
+
+@pytest.mark.parametrize("label", [c.label for c in THROUGHPUT if c.source == "nemo-2407"])
+def test_nemo_recipes_run_at_their_published_speed(label: str) -> None:
+    case = BY_LABEL[label]
+    assert case.plan.tuning == "nemo"
+    assert _speed(case)[0] == pytest.approx(case.tokens_per_s_per_gpu, rel=NEMO_TOLERANCE)
