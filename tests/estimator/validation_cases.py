@@ -55,7 +55,9 @@ class ThroughputCase:
     cluster: Cluster
     tokens_per_s_per_gpu: float
     split: str  # "fit" or "holdout"
-    stack: str = "tuned"  # "tuned" (Megatron-LM, NeMo, torchtitan, metaseq) or "typical"
+    # the stack as the source names it: "nemo" (NeMo / Megatron-Bridge recipes; their plans carry Plan.tuning "nemo"),
+    # "tuned" (Megatron-LM, torchtitan, llm-foundry, metaseq, Meta's and others' own stacks) or "typical"
+    stack: str = "tuned"
 
 
 @dataclass(frozen=True)
@@ -368,6 +370,10 @@ TRAINY = (
     "torch.compile, Float8 linears with Float8 FSDP all-gather; 8 H200 per host, 400 Gb/s CX-7 per GPU; TPS/GPU at "
     "iteration 100"
 )
+
+
+# Held-out sources recorded on 2026-12-01 before the changes they test (benchmarks/validation.py reports them apart).
+FRESH_SOURCES = frozenset({"torchtitan-2506", "trainy-whitefiber", "nemo-2407", "smollm3", "phi-2-card"})
 
 
 def _dgxc_fit_throughput() -> list[ThroughputCase]:
