@@ -1,4 +1,4 @@
-"""FP8 speed-ups and the throughput range against published runs (tests/estimator/validation_cases.py).
+"""Out of sample: FP8 speed-ups, the NeMo stack, held-out runs, throughput and GPU-hours ranges (validation_cases.py).
 
 FP8: the speed-up of FP8 over BF16 on the same stack, model and cluster, as published in pairs:
 - torchtitan Float8 on Llama 3.1 8B, 8 H100: 8,532 / 6,667 tokens/s per GPU = 1.28x (pytorch/torchtitan
@@ -24,6 +24,12 @@ on NeMo 24.07's FP8 pre-training table (NVIDIA/NeMo docs/source/performance/perf
 recorded as held-out rows before the factor existed: Llama 2 7B 16,934, 13B 8,715, 70B 1,728, Llama 3 8B 12,273,
 70B 1,524 tokens/s per GPU. Tolerance 15 %: an earlier release than the runs the factor is set on, and one factor for
 every model size (they land within -3 % to +14 %; without the factor they read 9-22 % low).
+
+Held out, recorded before the changes above: Trainy's torchtitan Llama 3.1 8B Float8 on 32 and 64 H200 (10,938 and
+10,753 tokens/s per GPU; pytorch/torchtitan benchmarks/llama3-8b_h200_202506_trainy-whitefiber.md) and torchtitan's
+Llama 3.1 70B on 256 H100, FSDP 32 x TP 8, vanilla TP (597.3 BF16, 809.8 Float8; benchmarks/asyncTP_llama3_h100_
+2025-06_torchtitan.md). Tolerance 10 %, the issue's held-out median goal. The same document's 8B at TP 8 reads 25-37 %
+high: reported in docs/validation.md, not asserted.
 
 GPU-hours tolerance 20 % (the issue's goal for the held-out median): these runs' layouts are partly assumed, and a
 published figure is the job's allocation, restarts and all. Coverage is held to the issue's 70 % over the held-out set.
@@ -111,3 +117,21 @@ def test_nemo_recipes_run_at_their_published_speed(label: str) -> None:
     case = BY_LABEL[label]
     assert case.plan.tuning == "nemo"
     assert _speed(case)[0] == pytest.approx(case.tokens_per_s_per_gpu, rel=NEMO_TOLERANCE)
+
+
+HELD_OUT_TOLERANCE = 0.10
+
+
+@pytest.mark.parametrize(
+    "label",
+    [
+        "Trainy Llama 3.1 8B FP8, 32 H200, FSDP",
+        "Trainy Llama 3.1 8B FP8, 64 H200, FSDP",
+        "torchtitan 2025-06 Llama 3.1 70B BF16, 256 H100, FSDP 32 x TP 8",
+        "torchtitan 2025-06 Llama 3.1 70B FP8, 256 H100, FSDP 32 x TP 8",
+    ],
+)
+def test_held_out_torchtitan_runs(label: str) -> None:
+    case = BY_LABEL[label]
+    assert case.split == "holdout"
+    assert _speed(case)[0] == pytest.approx(case.tokens_per_s_per_gpu, rel=HELD_OUT_TOLERANCE)
