@@ -206,8 +206,8 @@ assumed no activation checkpointing, a plan 40 GB does not hold (42 GiB by the m
 A100-40GB runs of MPT-7B checkpoint activations, and the case now does (corrected after its error was seen).
 What still reads off, left as measured: the Qwen3-30B-A3B row of Megatron-Bridge's 25.11 table (5,275 tokens/s)
 is a release-to-release low; the same tables give the same layout 10,494 in 25.09 and a like one (vp 12, GBS 1024)
-9,058 in 26.02.01, which our 14,449 (at NeMo's speed) is 38-60 % above: the MoE dispatch and grouped-GEMM cost on
-this layout is not what NeMo's dense runs measure, and no constant was set on it. NeMo AutoModel's Llama 3.3 70B
+9,058 in 26.02.01, which our 11,559 is 10-28 % above. NeMo's stack factor is measured on dense runs and not applied
+to MoE, whose NeMo runs all sit below the point; no constant was set on this row. NeMo AutoModel's Llama 3.3 70B
 LoRA (608 tokens/s, 17 % MFU) runs at a quarter of what NeMo's own Megatron LoRA recipe published for Llama 2 70B
 on the same 8 H100 (2,621 in FP8, NeMo 24.07; FP8 explains at most 1.6x of that), so it sits at a typical stack,
 below our range. MT-NLG (Megatron-DeepSpeed, 2021) reads 31-36 % high, at the typical end. Llama 3.1 8B's 1.46M
