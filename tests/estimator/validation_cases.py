@@ -3,9 +3,12 @@
 Every case gives its exact configuration, the published figure and where it was published. Each
 case is either in the *fit* set (the runs the efficiency constants and the range were calibrated
 on: `tests/estimator/perf_cases.py`, 24 runs from the Megatron-LM papers and README, MosaicML
-llm-foundry, Llama 3 and torchtitan) or *held out*: the runs below come from other sources (NeMo
-Megatron-Bridge and NeMo AutoModel benchmark pages, OPT, BLOOM, MT-NLG, Llama 1, TinyLlama for
-throughput; model cards and papers for GPU-hours), and nothing was tuned on them.
+llm-foundry, Llama 3 and torchtitan; NeMo's BF16/FP8 runs from NVIDIA's DGX Cloud Benchmarking, which set
+the FP8 constant, the tuned end of the range and NeMo's point) or *held out*: the other runs come from
+other sources (NeMo Megatron-Bridge, NeMo 24.07 and NeMo AutoModel benchmark pages, torchtitan's June 2025
+and Trainy's benchmarks, OPT, BLOOM, MT-NLG, Llama 1, TinyLlama for throughput; model cards, papers and
+READMEs for GPU-hours), and nothing was tuned on them. `FRESH_SOURCES` names those recorded on 2026-12-01
+before the changes they test.
 `benchmarks/validation.py` prints the errors per set and the range coverage.
 
 Where a source does not publish the parallel layout, the case says "plan assumed": GPU-hours and
