@@ -94,8 +94,8 @@ QUOTE_LIFE = {
 }
 # enough scenarios that the derandomized campaign reaches the admin cancel's 200 with every optional field of
 # the quote body in play: which scenario first reaches it moves with the schema (30 stopped reaching it once the
-# plan gained dp_shard, 60 after the next schema change; 90 reaches it)
-STATEFUL_EXAMPLES = int(os.environ.get("FUZZ_STATEFUL_EXAMPLES", "90"))
+# plan gained dp_shard, 60 after the next schema change; 90 stopped once the plan gained `compiled`; 200 reaches it)
+STATEFUL_EXAMPLES = int(os.environ.get("FUZZ_STATEFUL_EXAMPLES", "200"))
 
 
 def test_quote_life_follows_its_links(db: Session, fuzz_app: FastAPI, admin_headers: dict[str, str]) -> None:
