@@ -10,9 +10,10 @@ from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends, Path, Query, Response
+from sqlalchemy.orm import Session
 
 from app.admin import catalog_editing, catalog_transfer, examples, service
-from app.admin.deps import AdminDep, require_admin
+from app.admin.deps import AdminDep, Principal, require_admin
 from app.admin.schemas import (
     AddonIn,
     AddonOut,
@@ -29,7 +30,7 @@ from app.admin.schemas import (
     VersionIn,
 )
 from app.deps import SessionDep, UnitOfWorkRoute
-from app.estimator.vocabulary import QuoteStatus
+from app.estimator.vocabulary import QuoteStatus, SkuStatus
 from app.quotes import service as quotes_service
 from app.quotes.schemas import QuoteList, QuoteOut
 
@@ -49,6 +50,13 @@ EDIT_RESPONSES: dict[int | str, dict[str, Any]] = {
     422: {"description": "Invalid input, naming each field"},
 }
 SkuId = Annotated[str, Path(description="The SKU id (slug)", max_length=64, examples=[examples.CARD])]
+SkuPatchBody = Annotated[SkuPatch, Body(openapi_examples=examples.SKU_PATCH)]
+PriceBody = Annotated[PriceCreate, Body(openapi_examples=examples.PRICE)]
+VersionBody = Annotated[VersionIn, Body(openapi_examples=examples.VERSION)]
+AvailabilityBody = Annotated[AvailabilityIn, Body(openapi_examples=examples.AVAILABILITY)]
+AddonBody = Annotated[AddonIn, Body(openapi_examples=examples.ADDON)]
+Region = Annotated[str, Path(max_length=64, description="Region id", examples=["shenzhen"])]
+AddonCode = Annotated[str, Path(max_length=64, description="The add-on's id within the SKU", examples=["uplink-10g"])]
 
 
 @router.get("/skus", summary="Every SKU, retired ones included, with price history and availability")
@@ -74,15 +82,9 @@ def get_sku(sku_id: SkuId, session: SessionDep) -> SkuAdminOut:
 
 
 @router.patch("/skus/{sku_id}", summary="Edit a SKU (fields sent change; `version` required)", responses=EDIT_RESPONSES)
-def patch_sku(
-    sku_id: SkuId,
-    body: Annotated[SkuPatch, Body(openapi_examples=examples.SKU_PATCH)],
-    session: SessionDep,
-    admin: AdminDep,
-) -> SkuAdminOut:
-    return catalog_editing.sku_admin_out(
-        session, catalog_editing.update_sku(session, slug=sku_id, data=body, actor=admin.actor)
-    )
+def patch_sku(sku_id: SkuId, body: SkuPatchBody, session: SessionDep, admin: AdminDep) -> SkuAdminOut:
+    sku = catalog_editing.update_sku(session, slug=sku_id, data=body, actor=admin.actor)
+    return catalog_editing.sku_admin_out(session, sku)
 
 
 @router.post(
@@ -91,15 +93,9 @@ def patch_sku(
     responses=EDIT_RESPONSES,
     summary="A new list price from `effective_from` (default now); the history stays",
 )
-def add_price(
-    sku_id: SkuId,
-    body: Annotated[PriceCreate, Body(openapi_examples=examples.PRICE)],
-    session: SessionDep,
-    admin: AdminDep,
-) -> SkuAdminOut:
-    return catalog_editing.sku_admin_out(
-        session, catalog_editing.add_price(session, slug=sku_id, data=body, actor=admin.actor)
-    )
+def add_price(sku_id: SkuId, body: PriceBody, session: SessionDep, admin: AdminDep) -> SkuAdminOut:
+    sku = catalog_editing.add_price(session, slug=sku_id, data=body, actor=admin.actor)
+    return catalog_editing.sku_admin_out(session, sku)
 
 
 @router.post(
@@ -107,24 +103,17 @@ def add_price(
     summary="Retire: no longer listed nor recommended; quotes stay valid",
     responses=EDIT_RESPONSES,
 )
-def retire_sku(
-    sku_id: SkuId,
-    body: Annotated[VersionIn, Body(openapi_examples=examples.VERSION)],
-    session: SessionDep,
-    admin: AdminDep,
-) -> SkuAdminOut:
-    sku = catalog_editing.set_status(session, slug=sku_id, version=body.version, status="retired", actor=admin.actor)
-    return catalog_editing.sku_admin_out(session, sku)
+def retire_sku(sku_id: SkuId, body: VersionBody, session: SessionDep, admin: AdminDep) -> SkuAdminOut:
+    return _set_status(session, sku_id, body, admin, "retired")
 
 
 @router.post("/skus/{sku_id}/reactivate", summary="Put a retired SKU back on sale", responses=EDIT_RESPONSES)
-def reactivate_sku(
-    sku_id: SkuId,
-    body: Annotated[VersionIn, Body(openapi_examples=examples.VERSION)],
-    session: SessionDep,
-    admin: AdminDep,
-) -> SkuAdminOut:
-    sku = catalog_editing.set_status(session, slug=sku_id, version=body.version, status="active", actor=admin.actor)
+def reactivate_sku(sku_id: SkuId, body: VersionBody, session: SessionDep, admin: AdminDep) -> SkuAdminOut:
+    return _set_status(session, sku_id, body, admin, "active")
+
+
+def _set_status(session: Session, sku_id: str, body: VersionIn, admin: Principal, status: SkuStatus) -> SkuAdminOut:
+    sku = catalog_editing.set_status(session, slug=sku_id, version=body.version, status=status, actor=admin.actor)
     return catalog_editing.sku_admin_out(session, sku)
 
 
@@ -134,11 +123,7 @@ def reactivate_sku(
     summary="Units available in a region (the planner reads them); `version` null for a new region",
 )
 def set_availability(
-    sku_id: SkuId,
-    region: Annotated[str, Path(max_length=64, description="Region id", examples=["shenzhen"])],
-    body: Annotated[AvailabilityIn, Body(openapi_examples=examples.AVAILABILITY)],
-    session: SessionDep,
-    admin: AdminDep,
+    sku_id: SkuId, region: Region, body: AvailabilityBody, session: SessionDep, admin: AdminDep
 ) -> AvailabilityOut:
     row = catalog_editing.set_availability(session, slug=sku_id, region=region, data=body, actor=admin.actor)
     return AvailabilityOut(
@@ -154,13 +139,7 @@ def set_availability(
     responses=EDIT_RESPONSES,
     summary="Create or edit an add-on (e.g. InfiniBand); `version` null for a new one",
 )
-def set_addon(
-    sku_id: SkuId,
-    code: Annotated[str, Path(max_length=64, description="The add-on's id within the SKU", examples=["uplink-10g"])],
-    body: Annotated[AddonIn, Body(openapi_examples=examples.ADDON)],
-    session: SessionDep,
-    admin: AdminDep,
-) -> AddonOut:
+def set_addon(sku_id: SkuId, code: AddonCode, body: AddonBody, session: SessionDep, admin: AdminDep) -> AddonOut:
     return catalog_editing.addon_out(
         catalog_editing.set_addon(session, slug=sku_id, code=code, data=body, actor=admin.actor)
     )

@@ -268,40 +268,47 @@ def sku_edit_form(request: Request, slug: str, session: SessionDep, admin: Admin
     return _edit_page(request, session, admin, slug)
 
 
-def _refused(
-    request: Request,
-    session: Session,
-    admin: Principal,
-    slug: str,
-    exc: AppError | ValidationError,
-    form: dict[str, str],
-) -> HTMLResponse:
-    error, errors = _errors(exc)
-    return _edit_page(
-        request, session, admin, slug, status_code=_status(exc), error=error, errors=errors, submitted=form
-    )
+@dataclass(frozen=True)
+class SkuEdit:
+    """One form posted to a SKU's edit page: who posted what to which SKU, and the page to answer with."""
+
+    request: Request
+    session: Session
+    admin: Principal
+    slug: str
+    form: dict[str, str]
+
+    def refused(self, exc: AppError | ValidationError) -> HTMLResponse:
+        error, errors = _errors(exc)
+        return _edit_page(
+            self.request,
+            self.session,
+            self.admin,
+            self.slug,
+            status_code=_status(exc),
+            error=error,
+            errors=errors,
+            submitted=self.form,
+        )
+
+    def apply(self, change: Callable[[], object], *, done: str) -> Response:
+        """Apply the change in a savepoint, then back to the SKU's page with `?msg=done`; a refused
+        change shows the page again, saying why."""
+        try:
+            with self.session.begin_nested():
+                change()
+        except (AppError, ValidationError) as exc:
+            return self.refused(exc)
+        except ValueError as exc:  # int() of a version or a count that is not a whole number
+            return self.refused(_as_app_error(exc))
+        return _see(f"/admin/skus/{self.slug}?msg={done}")
 
 
-def _edit(
-    request: Request,
-    session: Session,
-    admin: Principal,
-    slug: str,
-    form: dict[str, str],
-    change: Callable[[], object],
-    *,
-    done: str,
-) -> Response:
-    """Apply one form's change to the SKU in a savepoint, then back to its page with `?msg=done`;
-    a refused change shows the page again, saying why."""
-    try:
-        with session.begin_nested():
-            change()
-    except (AppError, ValidationError) as exc:
-        return _refused(request, session, admin, slug, exc, form)
-    except ValueError as exc:  # int() of a version or a count that is not a whole number
-        return _refused(request, session, admin, slug, _as_app_error(exc), form)
-    return _see(f"/admin/skus/{slug}?msg={done}")
+def _sku_edit(request: Request, slug: str, session: SessionDep, admin: AdminDep, form: FormDep) -> SkuEdit:
+    return SkuEdit(request, session, admin, slug, form)
+
+
+SkuEditDep = Annotated[SkuEdit, Depends(_sku_edit)]
 
 
 def _version(form: dict[str, str]) -> int | None:
@@ -309,62 +316,70 @@ def _version(form: dict[str, str]) -> int | None:
     return int(version) if version else None
 
 
-@router.post("/skus/{slug}", response_class=HTMLResponse)
-def sku_save(request: Request, slug: str, session: SessionDep, admin: AdminDep, form: FormDep) -> Response:
-    def change() -> None:
-        data = SkuPatch(version=int(form.get("version", "0") or 0), **_sku_fields(form))
-        catalog_editing.update_sku(session, slug=slug, data=data, actor=admin.actor)
+def _sku_patch(form: dict[str, str]) -> SkuPatch:
+    return SkuPatch(version=int(form.get("version", "0") or 0), **_sku_fields(form))
 
-    return _edit(request, session, admin, slug, form, change, done="saved")
+
+def _price(form: dict[str, str]) -> PriceCreate:
+    return PriceCreate(**_texts(form, "amount", "currency", "note"), effective_from=form.get("effective_from") or None)
+
+
+def _addon(form: dict[str, str]) -> AddonIn:
+    return AddonIn(
+        **_texts(form, "name", "currency", "per_unit"),
+        amount=form.get("amount") or None,
+        status=form.get("status", "active"),
+        version=_version(form),
+    )
+
+
+def _availability(form: dict[str, str]) -> AvailabilityIn:
+    return AvailabilityIn(units_available=int(form.get("units_available", "-1") or -1), version=_version(form))
+
+
+@router.post("/skus/{slug}", response_class=HTMLResponse)
+def sku_save(edit: SkuEditDep) -> Response:
+    actor = edit.admin.actor
+    return edit.apply(
+        lambda: catalog_editing.update_sku(edit.session, slug=edit.slug, data=_sku_patch(edit.form), actor=actor),
+        done="saved",
+    )
 
 
 @router.post("/skus/{slug}/prices", response_class=HTMLResponse)
-def sku_price(request: Request, slug: str, session: SessionDep, admin: AdminDep, form: FormDep) -> Response:
-    def change() -> None:
-        data = PriceCreate(
-            **_texts(form, "amount", "currency", "note"), effective_from=form.get("effective_from") or None
-        )
-        catalog_editing.add_price(session, slug=slug, data=data, actor=admin.actor)
-
-    return _edit(request, session, admin, slug, form, change, done="price")
+def sku_price(edit: SkuEditDep) -> Response:
+    actor = edit.admin.actor
+    return edit.apply(
+        lambda: catalog_editing.add_price(edit.session, slug=edit.slug, data=_price(edit.form), actor=actor),
+        done="price",
+    )
 
 
 @router.post("/skus/{slug}/addons", response_class=HTMLResponse)
-def sku_addon(request: Request, slug: str, session: SessionDep, admin: AdminDep, form: FormDep) -> Response:
-    def change() -> None:
-        data = AddonIn(
-            **_texts(form, "name", "currency", "per_unit"),
-            amount=form.get("amount") or None,
-            status=form.get("status", "active"),
-            version=_version(form),
-        )
-        catalog_editing.set_addon(session, slug=slug, code=form.get("code", "").strip(), data=data, actor=admin.actor)
-
-    return _edit(request, session, admin, slug, form, change, done="addon")
+def sku_addon(edit: SkuEditDep) -> Response:
+    code, actor = edit.form.get("code", "").strip(), edit.admin.actor
+    return edit.apply(
+        lambda: catalog_editing.set_addon(edit.session, slug=edit.slug, code=code, data=_addon(edit.form), actor=actor),
+        done="addon",
+    )
 
 
 @router.post("/skus/{slug}/{action}", response_class=HTMLResponse)
-def sku_status(
-    request: Request,
-    slug: str,
-    action: Literal["retire", "reactivate"],
-    session: SessionDep,
-    admin: AdminDep,
-    form: FormDep,
-) -> Response:
+def sku_status(edit: SkuEditDep, action: Literal["retire", "reactivate"]) -> Response:
     status, message = {"retire": ("retired", "retired"), "reactivate": ("active", "reactivated")}[action]
-    if action == "retire" and form.get("confirm") != "yes":
-        refusal = InvalidInput(
-            "Retiring takes the SKU off sale: tick the box to confirm.",
-            errors=[{"field": "confirm", "message": "tick “Yes, retire this SKU” to confirm", "type": "missing"}],
+    if action == "retire" and edit.form.get("confirm") != "yes":
+        return edit.refused(
+            InvalidInput(
+                "Retiring takes the SKU off sale: tick the box to confirm.",
+                errors=[{"field": "confirm", "message": "tick “Yes, retire this SKU” to confirm", "type": "missing"}],
+            )
         )
-        return _refused(request, session, admin, slug, refusal, form)
 
     def change() -> None:
-        version = int(form.get("version", "0") or 0)
-        catalog_editing.set_status(session, slug=slug, version=version, status=status, actor=admin.actor)
+        version = int(edit.form.get("version", "0") or 0)
+        catalog_editing.set_status(edit.session, slug=edit.slug, version=version, status=status, actor=edit.admin.actor)
 
-    return _edit(request, session, admin, slug, form, change, done=message)
+    return edit.apply(change, done=message)
 
 
 def _as_app_error(exc: Exception) -> AppError:
@@ -372,15 +387,14 @@ def _as_app_error(exc: Exception) -> AppError:
 
 
 @router.post("/skus/{slug}/availability/{region}", response_class=HTMLResponse)
-def sku_availability(
-    request: Request, slug: str, region: str, session: SessionDep, admin: AdminDep, form: FormDep
-) -> Response:
-    def change() -> None:
-        units = int(form.get("units_available", "-1") or -1)
-        data = AvailabilityIn(units_available=units, version=_version(form))
-        catalog_editing.set_availability(session, slug=slug, region=region, data=data, actor=admin.actor)
-
-    return _edit(request, session, admin, slug, form, change, done="availability")
+def sku_availability(edit: SkuEditDep, region: str) -> Response:
+    actor = edit.admin.actor
+    return edit.apply(
+        lambda: catalog_editing.set_availability(
+            edit.session, slug=edit.slug, region=region, data=_availability(edit.form), actor=actor
+        ),
+        done="availability",
+    )
 
 
 # --- audit log -----------------------------------------------------------------------------------
