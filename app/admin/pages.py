@@ -18,7 +18,7 @@ from urllib.parse import quote
 
 from fastapi import APIRouter, Depends, Form, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
-from pydantic import ValidationError
+from pydantic import BaseModel, Field, ValidationError
 from sqlalchemy.orm import Session
 
 from app.admin import catalog_editing, service
@@ -303,6 +303,14 @@ class SkuEdit:
             return self.refused(_as_app_error(exc))
         return _see(f"/admin/skus/{self.slug}?msg={done}")
 
+    def save(
+        self, edit: Callable[..., object], parse: Callable[[dict[str, str]], BaseModel], *, done: str, **at: str
+    ) -> Response:
+        """Parse the form into the edit's body and apply `edit(session, slug, data, actor, **at)`."""
+        return self.apply(
+            lambda: edit(self.session, slug=self.slug, data=parse(self.form), actor=self.admin.actor, **at), done=done
+        )
+
 
 def _sku_edit(request: Request, slug: str, session: SessionDep, admin: AdminDep, form: FormDep) -> SkuEdit:
     return SkuEdit(request, session, admin, slug, form)
@@ -339,29 +347,17 @@ def _availability(form: dict[str, str]) -> AvailabilityIn:
 
 @router.post("/skus/{slug}", response_class=HTMLResponse)
 def sku_save(edit: SkuEditDep) -> Response:
-    actor = edit.admin.actor
-    return edit.apply(
-        lambda: catalog_editing.update_sku(edit.session, slug=edit.slug, data=_sku_patch(edit.form), actor=actor),
-        done="saved",
-    )
+    return edit.save(catalog_editing.update_sku, _sku_patch, done="saved")
 
 
 @router.post("/skus/{slug}/prices", response_class=HTMLResponse)
 def sku_price(edit: SkuEditDep) -> Response:
-    actor = edit.admin.actor
-    return edit.apply(
-        lambda: catalog_editing.add_price(edit.session, slug=edit.slug, data=_price(edit.form), actor=actor),
-        done="price",
-    )
+    return edit.save(catalog_editing.add_price, _price, done="price")
 
 
 @router.post("/skus/{slug}/addons", response_class=HTMLResponse)
 def sku_addon(edit: SkuEditDep) -> Response:
-    code, actor = edit.form.get("code", "").strip(), edit.admin.actor
-    return edit.apply(
-        lambda: catalog_editing.set_addon(edit.session, slug=edit.slug, code=code, data=_addon(edit.form), actor=actor),
-        done="addon",
-    )
+    return edit.save(catalog_editing.set_addon, _addon, done="addon", code=edit.form.get("code", "").strip())
 
 
 @router.post("/skus/{slug}/{action}", response_class=HTMLResponse)
@@ -388,49 +384,40 @@ def _as_app_error(exc: Exception) -> AppError:
 
 @router.post("/skus/{slug}/availability/{region}", response_class=HTMLResponse)
 def sku_availability(edit: SkuEditDep, region: str) -> Response:
-    actor = edit.admin.actor
-    return edit.apply(
-        lambda: catalog_editing.set_availability(
-            edit.session, slug=edit.slug, region=region, data=_availability(edit.form), actor=actor
-        ),
-        done="availability",
-    )
+    return edit.save(catalog_editing.set_availability, _availability, done="availability", region=region)
 
 
 # --- audit log -----------------------------------------------------------------------------------
 
 
+class AuditQuery(BaseModel):
+    """The audit page's filters as its form sends them: text, empty for any."""
+
+    actor: str = Field("", max_length=254)
+    action: str = Field("", max_length=64)
+    entity_type: str = Field("", max_length=32)
+    entity_id: str = Field("", max_length=200)
+    since: str = Field("", max_length=40)
+    until: str = Field("", max_length=40)
+    offset: int = Field(0, ge=0, le=1_000_000)
+
+
 @router.get("/audit", response_class=HTMLResponse)
 def audit_page(
-    request: Request,
-    session: SessionDep,
-    admin: AdminDep,
-    actor: Annotated[str, Query(max_length=254)] = "",
-    action: Annotated[str, Query(max_length=64)] = "",
-    entity_type: Annotated[str, Query(max_length=32)] = "",
-    entity_id: Annotated[str, Query(max_length=200)] = "",
-    since: Annotated[str, Query(max_length=40)] = "",
-    until: Annotated[str, Query(max_length=40)] = "",
-    offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
+    request: Request, session: SessionDep, admin: AdminDep, asked: Annotated[AuditQuery, Query()]
 ) -> HTMLResponse:
-    filters = {
-        "actor": actor,
-        "action": action,
-        "entity_type": entity_type,
-        "entity_id": entity_id,
-        "since": since,
-        "until": until,
-    }
+    filters = asked.model_dump(exclude={"offset"})
+    offset = asked.offset
     error = None
     try:
-        since_at, until_at = (datetime.fromisoformat(v) if v else None for v in (since, until))
+        since_at, until_at = (datetime.fromisoformat(v) if v else None for v in (asked.since, asked.until))
     except ValueError:
         error, since_at, until_at = "Dates look like 2026-11-29 or 2026-11-29T10:00.", None, None
     chosen = service.AuditFilter(
-        actor=actor or None,
-        action=action or None,
-        entity_type=entity_type or None,
-        entity_id=entity_id or None,
+        actor=asked.actor or None,
+        action=asked.action or None,
+        entity_type=asked.entity_type or None,
+        entity_id=asked.entity_id or None,
         since=since_at,
         until=until_at,
     )
