@@ -354,6 +354,48 @@ ASSUMPTIONS: dict[str, dict[str, str]] = {
     },
 }
 
+# Why POST /quotes refuses a quantity for the plan it carries (app/planner/quote_check.py): the API's
+# `errors[].type` is the code and `errors[].params` its figures. Quantities are whole servers (or one of a
+# card SKU's card counts): never a fraction of a server.
+QUOTE_CHECKS: dict[str, dict[str, str]] = {
+    "en": {
+        "quantity_servers": "quantity {quantity} rents {rented} GPUs ({quantity} × {sku}, {gpus_per_node} GPUs a "
+        "server) but the plan runs on dp × tp × pp × cp = {gpus} GPUs; quote quantity {servers}",
+        "quantity_cards": "quantity {quantity} rents {rented} cards of {sku} but the plan runs on dp × tp × pp × cp "
+        "= {gpus} GPUs; quote quantity {gpus}",
+        "quantity_elsewhere": "quantity {quantity} rents {rented} GPUs of {sku} but the plan runs on dp × tp × pp × "
+        "cp = {gpus} GPUs, which {sku} cannot rent exactly (the fewest that carry the plan: quantity {fits_quantity}, "
+        "{fits_gpus} GPUs, {idle} of them idle); quote {alt_sku} with quantity {alt_quantity}, which rents {gpus} "
+        "GPUs, or re-plan for {fits_gpus} GPUs",
+        "quantity_replan": "quantity {quantity} rents {rented} GPUs of {sku} but the plan runs on dp × tp × pp × cp "
+        "= {gpus} GPUs, which {sku} cannot rent exactly and no other SKU of its GPU rents either; quantity "
+        "{fits_quantity} ({fits_gpus} GPUs) carries the plan with {idle} GPUs idle: re-plan for {fits_gpus} GPUs",
+        "quantity_unrentable": "quantity {quantity} rents {rented} GPUs of {sku} but the plan runs on dp × tp × pp × "
+        "cp = {gpus} GPUs, more than {sku} rents ({most_gpus} at most) and an amount no SKU of its GPU rents exactly",
+        "quantity_beyond": "quantity {quantity} rents {rented} GPUs of {sku} but the plan runs on dp × tp × pp × cp "
+        "= {gpus} GPUs, more than {sku} rents ({most_gpus} at most); quote {alt_sku} with quantity {alt_quantity}, "
+        "which rents {gpus} GPUs",
+    },
+    "zh": {
+        "quantity_servers": "数量 {quantity} 租用 {rented} 张 GPU（{quantity} × {sku}，"
+        "每台服务器 {gpus_per_node} 张），但方案运行在 dp × tp × pp × cp = {gpus} 张 GPU 上；请报价数量 {servers}",
+        "quantity_cards": "数量 {quantity} 租用 {sku} 的 {rented} 张卡，但方案运行在 dp × tp × pp × cp = {gpus} 张 "
+        "GPU 上；请报价数量 {gpus}",
+        "quantity_elsewhere": "数量 {quantity} 租用 {sku} 的 {rented} 张 GPU，但方案运行在 dp × tp × pp × cp = "
+        "{gpus} 张 GPU 上，{sku} 无法正好租出这么多（能承载该方案的最少数量：{fits_quantity}，即 {fits_gpus} 张 GPU，"
+        "其中 {idle} 张空闲）；请按数量 {alt_quantity} 报价 {alt_sku}（正好 {gpus} 张 GPU），或按 {fits_gpus} 张 GPU "
+        "重新规划",
+        "quantity_replan": "数量 {quantity} 租用 {sku} 的 {rented} 张 GPU，但方案运行在 dp × tp × pp × cp = "
+        "{gpus} 张 GPU 上，{sku} 无法正好租出这么多，同型号 GPU 的其他 SKU 也不能；数量 {fits_quantity}"
+        "（{fits_gpus} 张 GPU）可以承载该方案，但有 {idle} 张空闲：请按 {fits_gpus} 张 GPU 重新规划",
+        "quantity_unrentable": "数量 {quantity} 租用 {sku} 的 {rented} 张 GPU，但方案运行在 dp × tp × pp × cp = "
+        "{gpus} 张 GPU 上，超过 {sku} 可租的上限（{most_gpus} 张），同型号 GPU 也没有 SKU 正好租出这么多",
+        "quantity_beyond": "数量 {quantity} 租用 {sku} 的 {rented} 张 GPU，但方案运行在 dp × tp × pp × cp = "
+        "{gpus} 张 GPU 上，超过 {sku} 可租的上限（{most_gpus} 张）；请按数量 {alt_quantity} 报价 {alt_sku}"
+        "（正好 {gpus} 张 GPU）",
+    },
+}
+
 WHERE: dict[str, dict[str, str]] = {
     "en": {"one": "{gpus} × {gpu_name}", "nodes": "{gpus} × {gpu_name} on {nodes} nodes"},
     "zh": {"one": "{gpus} × {gpu_name}", "nodes": "{gpus} × {gpu_name}，共 {nodes} 个节点"},
@@ -440,3 +482,9 @@ def assumption(code: str, params: Mapping[str, Any], lang: str = "en", money: Mo
     """What an option assumes beyond its plan (the fabric joining its servers), in `lang`."""
     lang = _lang(lang)
     return _render(ASSUMPTIONS[lang][code], params, lang, money)
+
+
+def quote_check(code: str, params: Mapping[str, Any], lang: str = "en") -> str:
+    """Why a quote's quantity does not carry its plan, in `lang`."""
+    lang = _lang(lang)
+    return _render(QUOTE_CHECKS[lang][code], params, lang, plain_money)

@@ -8,20 +8,25 @@ from __future__ import annotations
 
 from contextlib import nullcontext
 from dataclasses import replace
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from sqlalchemy.orm import Session
 
+from app import messages
 from app.catalog import repository as catalog_repository
+from app.catalog.models import Sku
 from app.errors import InvalidInput
-from app.estimator.memory import estimate_memory, gpu_memory_message, host_ram_message, validate_plan
+from app.estimator.memory import MemoryEstimate, estimate_memory, gpu_memory_message, host_ram_message, validate_plan
+from app.estimator.performance import PerformanceEstimate, estimate_performance
 from app.estimator.serving import check_fits
-from app.estimator.specs import EstimatorError
+from app.estimator.specs import Cluster, EstimatorError
+from app.planner.mappers import memory_out, performance_out
 from app.planner.schemas import HardwareIn, PlanIn, WorkloadIn
 from app.planner.search import as_held
 from app.planner.serving import check_serving_plan
 from app.planner.serving_service import check_training_levers, serving_config
 from app.planner.workload import SessionOpener, resolve_cluster, resolve_model
+from app.quotes.service import MAX_NODES
 
 if TYPE_CHECKING:
     from app.quotes.schemas import QuoteCreate
@@ -33,34 +38,77 @@ def _invalid(field: str, message: str) -> InvalidInput:
     return InvalidInput(f"{field}: {message}", errors=[{"field": field, "message": message, "type": "value_error"}])
 
 
-def check_quote(session: Session, data: QuoteCreate) -> None:
+def check_quote(session: Session, data: QuoteCreate) -> dict[str, Any]:
     """Raise a 422 naming both numbers when the quantity disagrees with the plan, or the plan does not
-    fit the SKU. An unknown SKU is left to the quote service (its own 422)."""
-    check_plan(session, sku_id=data.sku_id, quantity=data.quantity, plan=data.plan, workload=data.workload)
+    fit the SKU; else the plan's figures recomputed on the SKU and quantity quoted (`estimate_figures`).
+    An unknown SKU is left to the quote service (its own 422)."""
+    return check_plan(session, sku_id=data.sku_id, quantity=data.quantity, plan=data.plan, workload=data.workload)
 
 
 def check_plan(
     session: Session, *, sku_id: str, quantity: int, plan: PlanIn | None, workload: WorkloadIn | None
-) -> None:
+) -> dict[str, Any]:
     if plan is None or not set(DEGREES) & plan.model_fields_set:
-        return  # no parallel degrees stated: nothing to check the quantity against
+        return {}  # no parallel degrees stated: nothing to check the quantity against, nothing to estimate
     sku = catalog_repository.get_sku_by_slug(session, sku_id)
     if sku is None:
-        return
+        return {}
     gpus = plan.dp * plan.tp * plan.pp * plan.cp
     by_card = sku.rental_unit == "card"
     rented = quantity if by_card else quantity * sku.gpus_per_node
     if rented != gpus:
-        unit = "cards" if by_card else f"servers of {sku.gpus_per_node} GPUs"
-        needed = gpus if by_card else f"{gpus / sku.gpus_per_node:g}"
-        raise _invalid(
-            "quantity",
-            f"quantity {quantity} rents {rented} GPUs ({quantity} {unit}) but the plan runs on "
-            f"dp × tp × pp × cp = {gpus} GPUs; quote quantity {needed}",
+        code, params = _quantity_refusal(session, sku, quantity, rented, gpus)
+        message = messages.quote_check(code, params)
+        raise InvalidInput(
+            f"quantity: {message}",
+            errors=[{"field": "quantity", "message": message, "type": code, "params": params}],
         )
-    if workload is not None:
-        check = _check_serving_fits if workload.task == "serving" else _check_fits
-        check(session, sku.slug, quantity, by_card, plan, workload)
+    if workload is None:
+        return {}
+    if workload.task == "serving":
+        _check_serving_fits(session, sku.slug, quantity, by_card, plan, workload)
+        return {}
+    return _check_fits(session, sku.slug, quantity, by_card, plan, workload)
+
+
+def _rents(sku: Sku) -> list[tuple[int, int]]:
+    """(quantity, GPUs) a SKU rents: its card counts, or 1 to MAX_NODES whole servers."""
+    if sku.rental_unit == "card":
+        return [(cards, cards) for cards in sorted(sku.card_counts)]
+    return [(nodes, nodes * sku.gpus_per_node) for nodes in range(1, MAX_NODES + 1)]
+
+
+def _quantity_refusal(session: Session, sku: Sku, quantity: int, rented: int, gpus: int) -> tuple[str, dict[str, Any]]:
+    """The message code and figures of a quantity that does not rent the plan's GPUs: the whole number of
+    units that does; where the SKU cannot rent exactly that many, a SKU of the same GPU that can, and the
+    fewest units of this one that carry the plan (never a fraction of a server)."""
+    params: dict[str, Any] = {"quantity": quantity, "rented": rented, "gpus": gpus, "sku": sku.slug}
+    rents = _rents(sku)
+    exact = next((units for units, count in rents if count == gpus), None)
+    if exact is not None:
+        if sku.rental_unit == "card":
+            return "quantity_cards", params
+        return "quantity_servers", params | {"gpus_per_node": sku.gpus_per_node, "servers": exact}
+    alternative = next(
+        (
+            (other.slug, units)
+            for other in catalog_repository.list_skus(session)
+            if other.gpu_type_id == sku.gpu_type_id and other.slug != sku.slug
+            for units, count in _rents(other)
+            if count == gpus
+        ),
+        None,
+    )
+    fits = next(((units, count) for units, count in rents if count >= gpus), None)
+    if fits is None:
+        params["most_gpus"] = rents[-1][1]
+        if alternative is None:
+            return "quantity_unrentable", params
+        return "quantity_beyond", params | {"alt_sku": alternative[0], "alt_quantity": alternative[1]}
+    params |= {"fits_quantity": fits[0], "fits_gpus": fits[1], "idle": fits[1] - gpus}
+    if alternative is None:
+        return "quantity_replan", params
+    return "quantity_elsewhere", params | {"alt_sku": alternative[0], "alt_quantity": alternative[1]}
 
 
 def _check_serving_fits(
@@ -84,24 +132,67 @@ def _check_serving_fits(
         raise _invalid(field, f"does not fit {sku_id}: {error}") from error
 
 
-def _check_fits(session: Session, sku_id: str, quantity: int, by_card: bool, plan: PlanIn, request: WorkloadIn) -> None:
+def _check_fits(
+    session: Session, sku_id: str, quantity: int, by_card: bool, plan: PlanIn, request: WorkloadIn
+) -> dict[str, Any]:
     hardware = HardwareIn(sku=sku_id, nodes=1 if by_card else quantity, gpus_per_node=quantity if by_card else None)
     # the quote's own session, left open: resolve_cluster closes what the opener gives it
     cluster, _assumed = resolve_cluster(hardware, cast("SessionOpener", lambda: nullcontext(session)))
     try:
         model, _warnings = resolve_model(request.model)
     except EstimatorError:
-        return  # a model the estimator cannot size (an incomplete pasted config) is kept for the record, unchecked
+        return {}  # a model the estimator cannot size (an incomplete pasted config) is kept for the record, unchecked
     spec = plan.spec(request.micro_batch or 1)
     work = request.workload()
     if work.task != "inference":
         work = replace(work, global_batch=plan.global_batch or work.global_batch or spec.dp * spec.micro_batch)
     try:
         validate_plan(model, work, spec, cluster)
-        memory = estimate_memory(model, work, as_held(model, work, spec, cluster), cluster).breakdown
+        held = as_held(model, work, spec, cluster)
+        memory = estimate_memory(model, work, held, cluster)
     except EstimatorError as error:
         raise _invalid("plan", str(error)) from error
-    if not memory.gpu_fits:
-        raise _invalid("plan", f"does not fit {sku_id}: {gpu_memory_message(memory)}")
-    if not memory.host_fits and cluster.host_ram_gib is not None:
-        raise _invalid("plan", f"does not fit {sku_id}: {host_ram_message(memory, cluster.host_ram_gib)}")
+    breakdown = memory.breakdown
+    if not breakdown.gpu_fits:
+        raise _invalid("plan", f"does not fit {sku_id}: {gpu_memory_message(breakdown)}")
+    if not breakdown.host_fits and cluster.host_ram_gib is not None:
+        raise _invalid("plan", f"does not fit {sku_id}: {host_ram_message(breakdown, cluster.host_ram_gib)}")
+    return estimate_figures(memory, estimate_performance(model, work, held, _as_rented(cluster)))
+
+
+def _as_rented(cluster: Cluster) -> Cluster:
+    """The cluster as /recommend prices it (app.planner.recommend `_cluster`): no fabric within one server."""
+    multi = cluster.nodes > 1
+    return replace(
+        cluster,
+        intra_node_link=cluster.intra_node_link or cluster.gpu.intra_node_link,
+        inter_node_gbps=cluster.inter_node_gbps if multi else None,
+        inter_node_fabric=cluster.inter_node_fabric if multi else None,
+    )
+
+
+def estimate_figures(memory: MemoryEstimate, performance: PerformanceEstimate) -> dict[str, Any]:
+    """The figures a quote freezes with its plan, from the estimates /recommend words (app.planner.mappers): time
+    to train and GPU-hours with their ranges (none without a token count), throughput per GPU, per-GPU memory
+    against its limit. Decimal strings, as the quote's money is: a quote carries no float."""
+    perf = performance_out(performance)
+    mem = memory_out(memory)
+    figures: dict[str, Any] = {
+        "time_to_train_hours": _decimal(perf.time_to_train_hours, 2),
+        "time_to_train_hours_range": _decimals(perf.time_to_train_hours_range, 2),
+        "gpu_hours": _decimal(perf.gpu_hours, 1),
+        "gpu_hours_range": _decimals(perf.gpu_hours_range, 1),
+        "tokens_per_s_per_gpu": _decimal(perf.tokens_per_s_per_gpu, 0),
+        "memory_per_gpu_gib": _decimal(mem.per_gpu_gib["total"], 2),
+        "memory_limit_gib": _decimal(mem.limit_gib if mem.limit_gib is not None else mem.capacity_gib, 2),
+        "fits": mem.fits,
+    }
+    return {key: value for key, value in figures.items() if value is not None}
+
+
+def _decimal(value: float | None, places: int) -> str | None:
+    return None if value is None else f"{value:.{places}f}"
+
+
+def _decimals(values: list[float] | None, places: int) -> list[str] | None:
+    return None if values is None else [f"{value:.{places}f}" for value in values]

@@ -7,6 +7,7 @@ WeasyPrint needs Pango and, for Chinese, a CJK font (`make system-deps` installs
 
 from __future__ import annotations
 
+import math
 from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
@@ -206,8 +207,18 @@ def _model_size(model: dict[str, Any]) -> float | None:
 
 
 def _hours(plan: dict[str, Any], key: str) -> float | None:
-    value = plan.get(key)
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) and value > 0 else None
+    """Hours the quote froze (a decimal string, app.planner.quote_check; a number on quotes issued before)."""
+    return _positive(plan.get(key))
+
+
+def _positive(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        return None
+    return number if 0 < number < math.inf else None
 
 
 def job_rows(quote: QuoteOut, lang: str) -> list[tuple[str, str]]:
@@ -244,8 +255,9 @@ def job_rows(quote: QuoteOut, lang: str) -> list[tuple[str, str]]:
     if hours is not None:
         text = t["about"].format(time=words.duration(hours, lang))
         spread = plan.get("time_to_train_hours_range")
-        if isinstance(spread, list | tuple) and len(spread) == 2 and all(isinstance(v, int | float) for v in spread):
-            low, high = sorted(float(v) for v in spread)
+        ends = [_positive(v) for v in spread] if isinstance(spread, list | tuple) and len(spread) == 2 else []
+        if ends and all(end is not None for end in ends):
+            low, high = sorted(end or 0.0 for end in ends)
             span = t["range"].format(low=words.duration(low, lang), high=words.duration(high, lang))
             text += t["paren"].format(text=span)
         rows.append((t["time"], text))

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, EmailStr, Field, StringConstraints, field_validator, model_validator
 
@@ -54,7 +54,15 @@ class CustomerIn(RequestModel):
 
 
 class QuotePlan(PlanIn):
-    """The parallel plan a quote was made for: the API's plan, plus the summary a recommendation gives it."""
+    """The parallel plan a quote was made for: the API's plan, plus the summary a recommendation gives it.
+
+    `time_to_train_hours` and its range are accepted, so that an option's `quote` body posts as is, but never
+    kept: the quote recomputes the estimate on the SKU and quantity it rents, with the workload sent, and freezes
+    that (time, GPU-hours, throughput, per-GPU memory and fit); a client's figure, agreeing or not, is dropped, as
+    its prices are. Without a workload, a token count or parallel degrees there is no time to compute, and none
+    is printed."""
+
+    DERIVED: ClassVar[tuple[str, ...]] = ("time_to_train_hours", "time_to_train_hours_range")
 
     summary: str | None = Field(
         default=None,
@@ -65,11 +73,12 @@ class QuotePlan(PlanIn):
         default=None,
         gt=0,
         le=1e7,
-        description="The recommendation's time to finish in hours (`options[].performance.time_to_train_hours`); "
-        "the quote document states it",
+        description="The recommendation's time to finish in hours (`options[].performance.time_to_train_hours`). "
+        "Ignored: the quote recomputes it on the SKU and quantity quoted, with the workload sent, and states that",
     )
     time_to_train_hours_range: tuple[float, float] | None = Field(
-        default=None, description="Its range in hours, [tuned stack, typical stack], where the estimate gives one"
+        default=None,
+        description="Its range in hours, [tuned stack, typical stack]. Ignored: recomputed with the time",
     )
 
     @field_validator("time_to_train_hours_range")
@@ -169,8 +178,12 @@ class QuoteCreate(RequestModel):
         """The workload and plan as kept on the quote: what was sent, in the schema's own names."""
         return None if self.workload is None else _whole(self.workload.model_dump(mode="json", exclude_unset=True))
 
-    def stored_plan(self) -> dict[str, Any] | None:
-        return None if self.plan is None else self.plan.model_dump(mode="json", exclude_unset=True)
+    def stored_plan(self, figures: dict[str, Any] | None = None) -> dict[str, Any] | None:
+        """The plan as sent, less the figures a client may echo (QuotePlan.DERIVED), plus `figures`: the
+        estimate the server recomputed on the SKU and quantity quoted (app.planner.quote_check)."""
+        if self.plan is None:
+            return None
+        return self.plan.model_dump(mode="json", exclude_unset=True, exclude=set(QuotePlan.DERIVED)) | (figures or {})
 
 
 class QuoteLineOut(BaseModel):

@@ -272,7 +272,15 @@ def _sku_snapshot(sku: Sku) -> dict[str, Any]:
 
 
 def _snapshot(
-    sku: Sku, priced: _Priced, addons: list[SkuAddon], data: QuoteCreate, *, nodes: int, cards: int, notes: list[str]
+    sku: Sku,
+    priced: _Priced,
+    addons: list[SkuAddon],
+    data: QuoteCreate,
+    *,
+    nodes: int,
+    cards: int,
+    notes: list[str],
+    figures: dict[str, Any],
 ) -> dict[str, Any]:
     currency = priced.currency
     return {
@@ -301,7 +309,7 @@ def _snapshot(
         "nodes": nodes,
         "cards": cards,
         "workload": data.stored_workload(),
-        "plan": data.stored_plan(),
+        "plan": data.stored_plan(figures),
         "notes": notes,
     }
 
@@ -321,16 +329,17 @@ def create_quote(
     idempotency_key: str | None = None,
     validity_days: int = 14,
     base_path: str = "/quotes",
-    check_plan: Callable[[Session, QuoteCreate], None] | None = None,
+    check_plan: Callable[[Session, QuoteCreate], dict[str, Any]] | None = None,
 ) -> Created:
     """Issue a quote. With an idempotency key, a replay of the same body returns the first quote.
     `check_plan` (the planner's quantity/feasibility check, app.planner.quote_check) runs on a new
-    quote before it is priced; it raises to refuse it."""
+    quote before it is priced; it raises to refuse it, and returns the plan's estimate recomputed on the
+    SKU and quantity quoted, which the quote freezes with its plan in place of any figure the client sent
+    (`QuotePlan.DERIVED`): a quote never prints a time it did not compute."""
     digest = request_hash(data)
     if idempotency_key is not None and (earlier := repository.get_by_idempotency_key(session, idempotency_key)):
         return _replay(earlier, digest, idempotency_key, base_path)
-    if check_plan is not None:
-        check_plan(session, data)
+    figures = check_plan(session, data) if check_plan is not None else {}
     sku = _resolve_sku(session, data.sku_id)
     nodes, cards = _units(sku, data.quantity)
     months = _months(data.term, data.months)
@@ -349,6 +358,7 @@ def create_quote(
         notes=notes,
         now=now,
         validity_days=validity_days,
+        figures=figures,
     )
     quote.idempotency_key, quote.request_hash = idempotency_key, digest if idempotency_key else None
     # Numbering last, then commit at once: the counter lock (numbers follow commit order, no gaps) is held for
@@ -385,6 +395,7 @@ def _new_quote(
     notes: list[str],
     now: datetime,
     validity_days: int,
+    figures: dict[str, Any],
 ) -> Quote:
     """The quote, priced and frozen; its number is set by the caller under the counter lock."""
     priced_lines = [line for line in priced.lines if line.amount_minor is not None]
@@ -410,7 +421,7 @@ def _new_quote(
         discount_total_minor=discount_total,
         total_minor=gross - discount_total,
         estimator_version=estimator_version(),
-        snapshot=_snapshot(sku, priced, addons, data, nodes=nodes, cards=cards, notes=notes),
+        snapshot=_snapshot(sku, priced, addons, data, nodes=nodes, cards=cards, notes=notes, figures=figures),
         customer_name=data.customer.name,
         customer_company=data.customer.company,
         customer_email=str(data.customer.email),

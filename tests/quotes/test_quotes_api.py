@@ -65,7 +65,9 @@ def test_h100_annual_quote_with_infiniband_on_consultation(client: TestClient) -
         "InfiniBand NDR 400G, per node: priced on consultation, not included in the total.",
     ]
     assert quote["customer"] == {"name": "Li Wei", "company": "深圳算力科技", "email": "li.wei@example.com"}
-    assert quote["plan"] == {"tp": 8, "pp": 2, "dp": 1, "zero_stage": 1}
+    sent = {"tp": 8, "pp": 2, "dp": 1, "zero_stage": 1}
+    assert {key: quote["plan"][key] for key in sent} == sent  # kept as sent, with the estimate recomputed on the SKU
+    assert set(quote["plan"]) - set(sent) >= {"time_to_train_hours", "gpu_hours", "memory_per_gpu_gib", "fits"}
     assert quote["workload"]["tokens"] == 2_000_000_000
     assert quote["sku"]["id"] == "h100-80g-sxm-8x" and quote["sku"]["gpus_per_node"] == 8
     assert quote["links"] == {

@@ -1,0 +1,79 @@
+"""A quote's quantity is whole servers (or one of a card SKU's card counts): the 422 for a quantity that does
+not rent the plan's GPUs names the whole number of units that does, or, where the SKU cannot rent exactly the
+plan's GPUs, a SKU of the same GPU that can and the fewest units of this one that carry it; worded from a code
+and its figures in app/messages.py (QUOTE_CHECKS), in English and Chinese. Before: "quote quantity 0.5"."""
+
+from __future__ import annotations
+
+import string
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from app import messages
+
+CUSTOMER = {"name": "Li Wei", "company": "", "email": "li.wei@example.com"}
+WORKLOAD = {"model": {"preset": "llama-3.1-8b"}, "task": "lora", "tokens": 1e8}
+
+
+def _error(client: TestClient, **body: Any) -> dict[str, Any]:
+    response = client.post("/quotes", json={"term": "monthly", "customer": CUSTOMER, **body})
+    assert response.status_code == 422, response.text
+    return next(e for e in response.json()["errors"] if e["field"] == "quantity")
+
+
+def test_a_plan_that_does_not_fill_a_server_names_the_whole_server_that_carries_it(client: TestClient) -> None:
+    # Before: "quote quantity 0.5" (a 4-GPU plan on an 8-GPU server).
+    error = _error(client, sku_id="a100-80g-sxm-8x", quantity=2, plan={"dp": 4}, workload=WORKLOAD)
+    assert "0.5" not in error["message"]
+    assert error["type"] == "quantity_replan"  # the seed catalog rents no 4 A100 80GB SXM on their own
+    params = error["params"]
+    assert (params["gpus"], params["rented"], params["fits_quantity"], params["fits_gpus"], params["idle"]) == (
+        4,
+        16,
+        1,
+        8,
+        4,
+    )
+    assert "quantity 1 (8 GPUs) carries the plan with 4 GPUs idle: re-plan for 8 GPUs" in error["message"]
+
+
+def test_a_plan_beyond_what_a_card_sku_rents_says_so(client: TestClient) -> None:
+    error = _error(client, sku_id="a100-40g-pcie-card", quantity=4, plan={"dp": 8}, workload=WORKLOAD)
+    assert error["type"] == "quantity_unrentable" and error["params"]["most_gpus"] == 4
+
+
+def test_a_plan_of_whole_servers_names_the_servers(client: TestClient) -> None:
+    error = _error(client, sku_id="h100-80g-sxm-8x", quantity=1, plan={"dp": 16}, workload=WORKLOAD)
+    assert error["type"] == "quantity_servers" and error["params"]["servers"] == 2
+    assert error["message"].endswith("quote quantity 2")
+
+
+def test_a_plan_no_sku_rents_exactly_names_the_fewest_servers_that_carry_it(client: TestClient) -> None:
+    error = _error(client, sku_id="h100-80g-sxm-8x", quantity=1, plan={"dp": 12}, workload=WORKLOAD)
+    assert error["type"] == "quantity_replan"
+    assert (error["params"]["fits_quantity"], error["params"]["fits_gpus"], error["params"]["idle"]) == (2, 16, 4)
+    assert "quantity 2 (16 GPUs) carries the plan with 4 GPUs idle" in error["message"]
+
+
+def test_a_card_sku_names_the_cards(client: TestClient) -> None:
+    error = _error(client, sku_id="a100-40g-pcie-card", quantity=1, plan={"dp": 2}, workload=WORKLOAD)
+    assert error["type"] == "quantity_cards" and error["message"].endswith("quote quantity 2")
+
+
+def _fields(template: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(template) if name}
+
+
+def test_both_languages_word_the_same_codes_with_the_same_fields() -> None:
+    en, zh = messages.QUOTE_CHECKS["en"], messages.QUOTE_CHECKS["zh"]
+    assert set(en) == set(zh)
+    assert {k: _fields(v) for k, v in en.items()} == {k: _fields(v) for k, v in zh.items()}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_refusal_reads_in_each_language_from_its_code(client: TestClient, lang: str) -> None:
+    error = _error(client, sku_id="h100-80g-sxm-8x", quantity=1, plan={"dp": 16}, workload=WORKLOAD)
+    text = messages.quote_check(error["type"], error["params"], lang)
+    assert ("quote quantity 2" if lang == "en" else "请报价数量 2") in text
