@@ -10,9 +10,11 @@ from urllib.parse import urlencode
 from pydantic import ValidationError
 from sqlalchemy.orm import Session
 
+from app import messages
 from app.catalog import repository as catalog_repository
 from app.errors import InvalidInput
 from app.i18n import Translator
+from app.planner.quote_check import check_quote
 from app.planner.schemas import OptionOut, RecommendIn, RecommendOut
 from app.quotes import service as quotes_service
 from app.quotes.schemas import QuoteCreate
@@ -98,11 +100,16 @@ def quote_from_form(
     data = _quote_data(request_in, option, customer, addons, errors, t)
     if data is not None:
         try:
-            created = quotes_service.create_quote(session, data=data, validity_days=validity_days)
+            created = quotes_service.create_quote(
+                session, data=data, validity_days=validity_days, check_plan=check_quote
+            )
             return f"{created.quote.links.print}?lang={t.lang}", QuoteEntry(option, customer, errors, addons)
         except InvalidInput as exc:
             for err in exc.errors or [{"field": "", "message": exc.detail}]:
-                errors.setdefault(_quote_field(str(err.get("field", ""))), []).append(str(err.get("message")))
+                code, message = str(err.get("type", "")), str(err.get("message"))
+                if code in messages.QUOTE_CHECKS["en"]:  # worded in the page's language from its code
+                    message = messages.quote_check(code, err.get("params") or {}, t.lang)
+                errors.setdefault(_quote_field(str(err.get("field", ""))), []).append(message)
     return None, QuoteEntry(option, customer, errors, addons)
 
 
