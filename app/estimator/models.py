@@ -429,6 +429,14 @@ def _from_deepseek(config: Mapping[str, Any]) -> ModelSpec:
         shared_experts=int(config.get("n_shared_experts") or 0),
         moe_layers=moe_layers,
         approximate=True,
+        mla=(
+            int(config.get("q_lora_rank") or 0),
+            int(v["kv_lora_rank"]),
+            int(v["nope_dim"]),
+            int(v["rope_dim"]),
+            int(v["v_dim"]),
+        ),
+        first_dense_layers=first_dense if step == 1 else 0,
     )
 
 
@@ -521,7 +529,7 @@ def model_from_hf_config(config: Mapping[str, Any], *, name: str | None = None) 
     theta = config.get("rope_theta", config.get("rotary_emb_base"))
     if isinstance(theta, int | float) and not isinstance(theta, bool) and theta > 0 and not model.learned_positions:
         model = replace(model, rope_theta=float(theta))
-    model = replace(model, rope_scaling=_rope_scaling(config), norm_eps=_norm_eps(config))
+    model = replace(model, rope_scaling=_rope_scaling(config), norm_eps=_norm_eps(config), family=str(model_type))
     if name:
         model = replace(model, name=name)
     validate_model(model)

@@ -67,6 +67,11 @@ class ModelSpec:
     rope_scaling: tuple[str, float] | None = None
     norm_eps: float | None = None  # config.json rms_norm_eps / layer_norm_epsilon / layer_norm_eps; None: unstated
     hf_repo: str | None = None  # the Hugging Face repository of the weights and tokenizer; None: unknown
+    family: str | None = None  # config.json model_type ("llama", "gemma", "deepseek_v3"…); None: given by its shape
+    # MLA (DeepSeek-V2/V3, modeling_deepseek.py): (q_lora_rank (0: none), kv_lora_rank, qk_nope_head_dim,
+    # qk_rope_head_dim, v_head_dim); None: multi-head / grouped-query attention
+    mla: tuple[int, int, int, int, int] | None = None
+    first_dense_layers: int = 0  # MoE: leading dense layers (DeepSeek first_k_dense_replace)
 
     @property
     def d_head(self) -> int:

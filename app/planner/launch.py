@@ -52,7 +52,7 @@ from typing import Any
 
 from app.estimator.specs import LoraSpec, ModelSpec, Performance, Plan, Workload
 from app.estimator.vocabulary import ATTENTION_TARGETS, BF16_RUN_PRECISIONS, LORA_TARGETS, LORA_TASKS, MLP_TARGETS
-from app.planner.stacks import Stack
+from app.planner.stacks import Stack, flavor
 
 # LoRA target names: ours → Hugging Face Llama module names (PEFT) / Megatron-Core linear layers.
 HF_MODULES = {
@@ -72,6 +72,47 @@ MEGATRON_MODULES = {
     "gate": "linear_fc1",
     "up": "linear_fc1",
     "down": "linear_fc2",
+}
+# Hugging Face module names that differ from Llama's, per config.json model_type (transformers modeling files):
+# Phi-3 fuses qkv_proj and gate_up_proj (models/phi3/modeling_phi3.py); Falcon and GPT-NeoX name them
+# query_key_value, dense, dense_h_to_4h, dense_4h_to_h and have no gate (modeling_falcon.py, modeling_gpt_neox.py);
+# GPT-2 has Conv1D c_attn, c_proj, c_fc (modeling_gpt2.py); Mixtral's experts are w1 (gate), w3 (up), w2 (down)
+# under block_sparse_moe (modeling_mixtral.py, MixtralBlockSparseTop2MLP); DeepSeek-V2/V3 MLA projects q through
+# q_a_proj/q_b_proj (q_proj without a q rank) and k, v through kv_a_proj_with_mqa/kv_b_proj (modeling_deepseek.py).
+_FALCON: dict[str, tuple[str, ...]] = {
+    "q": ("query_key_value",),
+    "k": ("query_key_value",),
+    "v": ("query_key_value",),
+    "o": ("dense",),
+}
+_FALCON |= {"gate": ("dense_h_to_4h",), "up": ("dense_h_to_4h",), "down": ("dense_4h_to_h",)}
+HF_FAMILY_MODULES: dict[str, dict[str, tuple[str, ...]]] = {
+    "phi3": {
+        "q": ("qkv_proj",),
+        "k": ("qkv_proj",),
+        "v": ("qkv_proj",),
+        "gate": ("gate_up_proj",),
+        "up": ("gate_up_proj",),
+    },
+    "falcon": _FALCON,
+    "gpt_neox": _FALCON,
+    "gpt2": {
+        "q": ("c_attn",),
+        "k": ("c_attn",),
+        "v": ("c_attn",),
+        "o": ("c_proj",),
+        "up": ("c_fc",),
+        "down": ("c_proj",),
+    },
+    "mixtral": {"gate": ("gate_proj", "w1"), "up": ("up_proj", "w3"), "down": ("down_proj", "w2")},
+}
+_DEEPSEEK_KV = ("kv_a_proj_with_mqa", "kv_b_proj")
+# Megatron-Core MultiLatentAttention's linear layers (megatron/core/transformer/multi_latent_attention.py)
+MEGATRON_MLA_MODULES = {
+    "q": ("linear_q_down_proj", "linear_q_up_proj"),
+    "k": ("linear_kv_down_proj", "linear_kv_up_proj"),
+    "v": ("linear_kv_down_proj", "linear_kv_up_proj"),
+    "o": ("linear_proj",),
 }
 TORCHTUNE_ATTN = {"q": "q_proj", "k": "k_proj", "v": "v_proj", "o": "output_proj"}
 TORCH_DTYPE = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "fp8": "bfloat16"}
@@ -149,16 +190,36 @@ def _alpha(lora: LoraSpec) -> float:
     return lora.alpha if lora.alpha is not None else 2.0 * lora.rank
 
 
-def peft_config(workload: Workload) -> dict[str, Any]:
+def hf_modules(model: ModelSpec | None, target: str) -> tuple[str, ...]:
+    """The Hugging Face module names PEFT adapts for one of our targets, in this model's family."""
+    family = model.family if model is not None else None
+    if model is not None and model.mla is not None and target in ("q", "k", "v"):
+        return (("q_a_proj", "q_b_proj") if model.mla[0] else ("q_proj",)) if target == "q" else _DEEPSEEK_KV
+    names = HF_FAMILY_MODULES.get(family or "", {})
+    return names.get(target, (HF_MODULES[target],))
+
+
+def lora_targets(lora: LoraSpec, names: Any) -> list[str]:
+    """Module names for the LoRA targets, each once, in our target order."""
+    chosen = LORA_TARGETS if "all-linear" in lora.targets else tuple(t for t in LORA_TARGETS if t in lora.targets)
+    return list(dict.fromkeys(name for t in chosen for name in names(t)))
+
+
+def peft_config(workload: Workload, model: ModelSpec | None = None) -> dict[str, Any]:
     lora = _lora(workload)
-    return {
+    # "all-linear": PEFT's own shorthand for every linear layer but the output head (peft/tuners/tuners_utils.py)
+    targets: Any = "all-linear" if "all-linear" in lora.targets else lora_targets(lora, lambda t: hf_modules(model, t))
+    config: dict[str, Any] = {
         "r": lora.rank,
         "lora_alpha": _alpha(lora),
         "lora_dropout": lora.dropout,
-        "target_modules": [HF_MODULES[t] for t in LORA_TARGETS if t in lora.targets],
+        "target_modules": targets,
         "bias": "none",
         "task_type": "CAUSAL_LM",
     }
+    if model is not None and model.family == "gpt2":
+        config["fan_in_fan_out"] = True  # GPT-2's Conv1D stores weights transposed (PEFT LoraConfig)
+    return config
 
 
 def bnb_config(workload: Workload) -> dict[str, Any]:
@@ -198,7 +259,9 @@ def deepspeed_config(workload: Workload, plan: Plan, global_batch: int) -> dict[
     return config
 
 
-def _deepspeed(workload: Workload, plan: Plan, nodes: int, gpus_per_node: int, global_batch: int) -> dict[str, Any]:
+def _deepspeed(
+    model: ModelSpec, workload: Workload, plan: Plan, nodes: int, gpus_per_node: int, global_batch: int
+) -> dict[str, Any]:
     out: dict[str, Any] = {
         "command": f"deepspeed --num_nodes {nodes} --num_gpus {gpus_per_node} train.py --deepspeed ds_config.json",
         "world_size": nodes * gpus_per_node,
@@ -214,7 +277,7 @@ def _deepspeed(workload: Workload, plan: Plan, nodes: int, gpus_per_node: int, g
             "fp16": workload.precision == "fp16",
         }
     if workload.task in LORA_TASKS:
-        out["peft"] = peft_config(workload)
+        out["peft"] = peft_config(workload, model)
     if workload.task == "qlora":
         out["quantization"] = bnb_config(workload)
     return out
@@ -248,8 +311,8 @@ def _fsdp(
         **common,
         "torchtitan": torchtitan_config(model, workload, plan, global_batch, performance),
         "notes": [
-            f"Download {_repo(model)} with scripts/download_hf_assets.py (weights and tokenizer) and set "
-            "model.name and model.flavor to torchtitan's entry for it; register the dataset at training.dataset_path.",
+            f"Download {_repo(model)} with scripts/download_hf_assets.py (weights and tokenizer) into "
+            "model.hf_assets_path; register the dataset at training.dataset_path.",
         ],
     }
 
@@ -307,8 +370,11 @@ def torchtitan_config(
     }
     # scripts/download_hf_assets.py --repo_id <repo> writes ./assets/hf/<name> (torchtitan's example configs)
     assets = f"./assets/hf/{(model.hf_repo or _slug(model)).rsplit('/', 1)[-1]}"
+    # the registered model and flavor (torchtitan/models/*/__init__.py); the stack is only chosen for those
+    entry = flavor("fsdp", model)
+    named = {"name": entry.name, "flavor": entry.flavor} if entry is not None else {}
     config: dict[str, Any] = {
-        "model": {"hf_assets_path": assets},
+        "model": {**named, "hf_assets_path": assets},
         "parallelism": parallelism,
         "training": training,
         "activation_checkpoint": {"mode": plan.recompute, "selective_ac_option": "op"},
@@ -437,10 +503,19 @@ def _architecture_args(model: ModelSpec) -> list[str]:
         args.append("--disable-bias-linear")
     if model.qkv_bias:
         args.append("--add-qkv-bias")
-    if model.head_dim is not None:
-        args.append(f"--kv-channels {model.head_dim}")
-    if model.kv_heads != model.heads:
-        args += ["--group-query-attention", f"--num-query-groups {model.kv_heads}"]
+    if model.family in QK_NORM_FAMILIES:
+        args.append("--qk-layernorm")
+    if model.mla is not None:
+        args += _mla_args(model.mla)
+    else:
+        if model.head_dim is not None:
+            args.append(f"--kv-channels {model.head_dim}")
+        if model.kv_heads != model.heads:
+            args += ["--group-query-attention", f"--num-query-groups {model.kv_heads}"]
+    if model.is_moe and model.moe_layers < model.layers and model.first_dense_layers:
+        dense = model.first_dense_layers
+        args.append(f"--moe-layer-freq ([0]*{dense}+[1]*{model.layers - dense})")
+    args += DEEPSEEK_ROUTER.get(model.family or "", [])
     if model.is_moe:
         args += [
             f"--num-experts {model.experts}",
@@ -454,6 +529,41 @@ def _architecture_args(model: ModelSpec) -> list[str]:
                 f"--moe-shared-expert-intermediate-size {model.shared_experts * (model.expert_ffn or model.ffn)}"
             )
     return args
+
+
+# Qwen3 normalises q and k per head (modeling_qwen3.py q_norm/k_norm; Megatron-LM
+# examples/post_training/modelopt/conf/qwen/Qwen3-8B.sh, Qwen3-30B-A3B.sh pass --qk-layernorm); DeepSeek's MLA
+# normalises its q and kv latents (q_a_layernorm, kv_a_layernorm; conf/deepseek-ai/*.sh pass --qk-layernorm too).
+QK_NORM_FAMILIES = frozenset({"qwen3", "qwen3_moe", "deepseek_v2", "deepseek_v3"})
+# DeepSeek routing, as Megatron-LM's examples/post_training/modelopt/conf/deepseek-ai/ configure it from the models'
+# config.json: V2-Lite softmax top-k without renormalisation (DeepSeek-V2-Lite.sh), V3 sigmoid scores with the
+# expert bias, 8 groups of which 4 are routed to and a 2.5 scaling (DeepSeek-R1.sh, the V3 architecture).
+DEEPSEEK_ROUTER = {
+    "deepseek_v2": [
+        "--moe-router-score-function softmax",
+        "--moe-router-topk-scaling-factor 1.0",
+        "--moe-router-pre-softmax",
+    ],
+    "deepseek_v3": [
+        "--moe-router-score-function sigmoid",
+        "--moe-router-enable-expert-bias",
+        "--moe-router-num-groups 8",
+        "--moe-router-group-topk 4",
+        "--moe-router-topk-scaling-factor 2.5",
+    ],
+}
+
+
+def _mla_args(mla: tuple[int, int, int, int, int]) -> list[str]:
+    """Megatron-Core multi-latent attention with the model's ranks (arguments.py --multi-latent-attention group)."""
+    q_rank, kv_rank, nope, rope, v_dim = mla
+    args = ["--multi-latent-attention"] + ([f"--q-lora-rank {q_rank}"] if q_rank else [])
+    return args + [
+        f"--kv-lora-rank {kv_rank}",
+        f"--qk-head-dim {nope}",
+        f"--qk-pos-emb-head-dim {rope}",
+        f"--v-head-dim {v_dim}",
+    ]
 
 
 def _megatron(
@@ -479,11 +589,20 @@ def _megatron(
             "dim": lora.rank,
             "alpha": _alpha(lora),
             "dropout": lora.dropout,
-            "target_modules": list(dict.fromkeys(MEGATRON_MODULES[t] for t in LORA_TARGETS if t in lora.targets)),
+            "target_modules": lora_targets(lora, lambda t: _megatron_modules(model, t)),
         }
         out["command"] = _torchrun(nodes, gpus_per_node, "finetune.py")
         out["recipe"] = "Megatron-Bridge fine-tuning recipe with the peft block below and the same parallel sizes"
     return out
+
+
+def _megatron_modules(model: ModelSpec, target: str) -> tuple[str, ...]:
+    """Megatron-Core linear layers for one of our LoRA targets: MLA's own projections for attention."""
+    if model.mla is not None and target in MEGATRON_MLA_MODULES:
+        if target == "q" and not model.mla[0]:
+            return ("linear_q_proj",)  # no q compression (DeepSeek-V2-Lite: q_lora_rank null)
+        return MEGATRON_MLA_MODULES[target]
+    return (MEGATRON_MODULES[target],)
 
 
 def _save_dir(model: ModelSpec, workload: Workload) -> str:
@@ -528,7 +647,7 @@ def launch_configs(
     """{stack: its configuration} for the stack that runs the plan (empty for none). `performance` (the plan's
     estimate) sets how often a run saves its checkpoint."""
     if stack == "deepspeed":
-        return {stack: _deepspeed(workload, plan, nodes, gpus_per_node, global_batch)}
+        return {stack: _deepspeed(model, workload, plan, nodes, gpus_per_node, global_batch)}
     if stack == "fsdp":
         return {stack: _fsdp(model, workload, plan, (nodes, gpus_per_node), global_batch, performance)}
     if stack == "megatron":

@@ -448,7 +448,7 @@ def _option(
         + plan_warnings(model, workload, offer, config, best.plan, memory, perf)
         + _billing_warnings(cost)
     )
-    stack = stack_for(workload, best.plan)
+    stack = stack_for(workload, best.plan, model)
     region = next((r for r in offer.regions if not constraints.regions or r in constraints.regions), offer.regions[0])
     return Option(
         offer=offer,

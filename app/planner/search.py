@@ -50,7 +50,7 @@ from app.estimator.memory import MemoryEstimate, estimate_memory, memory_breakdo
 from app.estimator.performance import PerformanceEstimate, estimate_performance, microbatch_compute_s
 from app.estimator.specs import Cluster, LoraSpec, MemoryBreakdown, ModelSpec, Plan, Workload
 from app.estimator.vocabulary import LORA_TASKS, OFFLOADS, RECOMPUTES, Offload, Recompute, Task
-from app.planner.stacks import as_run, supported
+from app.planner.stacks import Stack, as_run, model_stacks, supported
 
 TP_DEGREES = (1, 2, 4, 8)
 MICRO_BATCHES = (1, 2, 4, 8, 16)
@@ -128,6 +128,8 @@ def plan_shapes(model: ModelSpec, workload: Workload, cluster: Cluster) -> Itera
     for tp in TP_DEGREES:
         if tp > cluster.gpus_per_node or cluster.gpus_per_node % tp or model.heads % tp:
             continue
+        if tp > 1 and workload.task != "inference" and not model_stacks(model, workload.task, tp) - {"deepspeed"}:
+            continue  # no tensor-parallel stack builds the model at this tp (kv heads, family: data/stacks.json)
         for pp in divisors(model.layers, min(MAX_PP, gpus // tp)):
             for cp in context_degrees(workload, gpus // (tp * pp)):
                 if gpus % (tp * pp * cp):
@@ -376,7 +378,7 @@ def _try_hint(
         micro_batch=hint.micro_batch,
         dp_shard=hint.dp_shard if hint.dp_shard == hybrid_shard(workload, cluster, dp, hint.tp * hint.cp) else None,
     )
-    if not supported(workload, plan):
+    if not supported(workload, plan, model):
         return
     plan, memory = _memory(model, workload, cluster, plan, result)
     if memory.fits:
@@ -395,7 +397,7 @@ def _memory(
     """The plan with its memory as the stack that will run it holds it (stacks.as_run): the preferred
     stack's account, else a leaner one another stack runs (Megatron-LM's fp32 gradient buffer or not);
     the last tried, the leanest, when none fits."""
-    for accounted in as_run(workload, plan):
+    for accounted in as_run(workload, plan, model):
         plan = accounted
         memory = memory_breakdown(model, workload, plan, cluster)
         result.stats.memory_evaluations += 1
@@ -541,7 +543,7 @@ def _search_shape(
     plans are dominated (same micro-batch, more work), and only larger micro-batches are tried."""
     recomputes: tuple[Recompute, ...] = ("none",) if workload.task == "inference" else RECOMPUTES
     largest_fit: dict[Level, int] = {}
-    runnable = _runnable_levels(workload, shape, recomputes, cluster.host_ram_gib is not None)
+    runnable = _runnable_levels(workload, shape, recomputes, cluster.host_ram_gib is not None, model)
     for zero in (3,) if shape.dp_shard else zero_stages(workload.task, shape.dp):  # hybrid sharding is ZeRO-3
         unconstrained = False
         if not runnable.get(zero) or (zero == 1 and runnable[1] <= runnable.get(2, set())):
@@ -584,17 +586,22 @@ def _search_shape(
 
 
 def _runnable_levels(
-    workload: Workload, shape: Plan, recomputes: tuple[Recompute, ...], host_ram_known: bool
+    workload: Workload, shape: Plan, recomputes: tuple[Recompute, ...], host_ram_known: bool, model: ModelSpec
 ) -> dict[int, set[tuple[Offload, Recompute]]]:
     """Per ZeRO stage, the (offload, recompute) pairs some stack runs at this shape. The support
     matrix reads the task and which degrees exceed 1, so the answer is remembered by those."""
     parallel = (shape.dp > 1, shape.tp > 1, shape.pp > 1, shape.cp > 1, shape.ep > 1, shape.hybrid)
-    return _runnable_by_kind(workload.task, parallel, recomputes, host_ram_known)
+    allowed = model_stacks(model, workload.task, shape.tp)
+    return _runnable_by_kind(workload.task, parallel, recomputes, host_ram_known, allowed)
 
 
 @lru_cache(maxsize=512)
 def _runnable_by_kind(
-    task: Task, parallel: tuple[bool, ...], recomputes: tuple[Recompute, ...], host_ram_known: bool
+    task: Task,
+    parallel: tuple[bool, ...],
+    recomputes: tuple[Recompute, ...],
+    host_ram_known: bool,
+    allowed: frozenset[Stack] | None = None,
 ) -> dict[int, set[tuple[Offload, Recompute]]]:
     dp, tp, pp, cp, ep = (2 if on else 1 for on in parallel[:5])
     shape = Plan(dp=2 * dp, tp=tp, pp=pp, cp=cp, ep=ep, dp_shard=2) if parallel[5] else Plan(dp, tp, pp, cp, ep)
@@ -605,7 +612,7 @@ def _runnable_by_kind(
             (offload, recompute)
             for offload in offloads(task, zero, host_ram_known)
             for recompute in recomputes
-            if supported(workload, _plan(shape, zero, offload, recompute, 1))
+            if supported(workload, _plan(shape, zero, offload, recompute, 1), allowed=allowed)
         }
     return out
 

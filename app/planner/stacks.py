@@ -16,7 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal, cast, get_args
 
-from app.estimator.specs import LoraSpec, Plan, Workload
+from app.estimator.specs import LoraSpec, ModelSpec, Plan, Workload
 from app.estimator.vocabulary import (
     BF16_RUN_PRECISIONS,
     FULL_TRAINING_TASKS,
@@ -52,6 +52,28 @@ class Row:
     qlora: bool  # QLoRA (data parallel only in every stack that has it)
     hsdp: bool  # hybrid sharding (Plan.dp_shard < dp) for full training
     source: str
+    families: frozenset[str | None] | None = None  # config.json model_types it builds; None: every family
+    lora_families: frozenset[str | None] | None = None  # the same for LoRA/QLoRA; None: as `families`
+    flavors: tuple[Flavor, ...] = ()  # torchtitan's [model] name and flavor per implemented shape
+    tp_divides: tuple[str, ...] = ()  # ModelSpec counts tensor parallel must divide ("heads", "kv_heads")
+
+
+@dataclass(frozen=True, slots=True)
+class Flavor:
+    """One model a stack implements by name and flavor (torchtitan's model registry), matched on its shape."""
+
+    family: str
+    name: str
+    flavor: str
+    layers: int
+    hidden: int
+    heads: int
+    kv_heads: int | None  # None: not matched (MLA has no key/value heads)
+
+    def matches(self, model: ModelSpec) -> bool:
+        shape = (model.family, model.layers, model.hidden, model.heads)
+        kv = self.kv_heads is None or self.kv_heads == model.kv_heads
+        return kv and shape == (self.family, self.layers, self.hidden, self.heads)
 
 
 def _row(entry: dict[str, Any]) -> Row:
@@ -61,7 +83,21 @@ def _row(entry: dict[str, Any]) -> Row:
     recompute, lora_recompute = frozenset(entry["recompute"]), frozenset(entry["lora_recompute"])
     if not set(offload) <= set(OFFLOADS) or not recompute | lora_recompute <= set(RECOMPUTES):
         raise ValueError(f"data/stacks.json: offload {sorted(offload)} or recompute {sorted(recompute)} unknown")
-    return Row(**{**entry, "zero": zero, "offload": offload, "recompute": recompute, "lora_recompute": lora_recompute})
+    entry = {key: value for key, value in entry.items() if key != "families_source"}
+    families = {key: None if entry[key] is None else frozenset(entry[key]) for key in ("families", "lora_families")}
+    flavors = tuple(Flavor(**flavor) for flavor in entry["flavors"])
+    return Row(
+        **{
+            **entry,
+            **families,
+            "flavors": flavors,
+            "tp_divides": tuple(entry["tp_divides"]),
+            "zero": zero,
+            "offload": offload,
+            "recompute": recompute,
+            "lora_recompute": lora_recompute,
+        }
+    )
 
 
 def _matrix() -> dict[Stack, Row]:
@@ -112,6 +148,35 @@ def runs(stack: Stack, workload: Workload, plan: Plan) -> bool:
     return True
 
 
+def flavor(stack: Stack, model: ModelSpec) -> Flavor | None:
+    """The stack's registered model for this one (torchtitan's [model] name and flavor), None without one."""
+    return next((entry for entry in MATRIX[stack].flavors if entry.matches(model)), None)
+
+
+def _tp_count(model: ModelSpec, count: str) -> int:
+    """A count tensor parallel splits: MLA has no key/value heads to split (Megatron's MultiLatentAttention
+    shards its heads only), so kv_heads means the heads there."""
+    return model.heads if count == "kv_heads" and model.mla is not None else int(getattr(model, count))
+
+
+def builds(stack: Stack, model: ModelSpec, task: Task, tp: int = 1) -> bool:
+    """Whether `stack` builds this model for this task at tensor parallel `tp` (data/stacks.json families,
+    flavors and tp_divides)."""
+    row = MATRIX[stack]
+    lora = task in LORA_TASKS
+    families = row.lora_families if lora and row.lora_families is not None else row.families
+    if families is not None and model.family not in families:
+        return False
+    if row.flavors and not lora and flavor(stack, model) is None:
+        return False
+    return all(_tp_count(model, count) % tp == 0 for count in row.tp_divides)
+
+
+def model_stacks(model: ModelSpec, task: Task, tp: int = 1) -> frozenset[Stack]:
+    """The stacks that build this model for this task at tensor parallel `tp`."""
+    return frozenset(stack for stack in STACKS if builds(stack, model, task, tp))
+
+
 def fp32_main_grads(stack: Stack, workload: Workload) -> bool:
     """Whether `stack` accumulates this workload's gradients in an fp32 buffer beside 16-bit weights
     (`Plan.fp32_main_grads`): Megatron-LM does for bf16 runs (main_grads_dtype defaults to fp32 and --bf16
@@ -130,30 +195,43 @@ def _accounts(stack: Stack, workload: Workload, plan: Plan) -> bool:
     return plan.fp32_main_grads == fp32_main_grads(stack, workload)
 
 
-def stack_for(workload: Workload, plan: Plan) -> Stack | None:
-    """The preferred stack that runs the plan as its memory was counted (`as_run`), or None when none
-    does (the search never emits it)."""
+def _candidates(workload: Workload, plan: Plan, allowed: frozenset[Stack] | None) -> tuple[Stack, ...]:
+    return tuple(stack for stack in PREFERENCE[model_parallel(plan)] if allowed is None or stack in allowed)
+
+
+def _allowed(model: ModelSpec | None, workload: Workload, plan: Plan) -> frozenset[Stack] | None:
+    return None if model is None else model_stacks(model, workload.task, plan.tp)
+
+
+def stack_for(workload: Workload, plan: Plan, model: ModelSpec | None = None) -> Stack | None:
+    """The preferred stack that runs the plan as its memory was counted (`as_run`) and builds `model` at
+    the plan's tensor parallel, or None when none does (the search never emits it)."""
     if workload.task == "inference":
         return None
-    for stack in PREFERENCE[model_parallel(plan)]:
+    for stack in _candidates(workload, plan, _allowed(model, workload, plan)):
         if runs(stack, workload, plan) and _accounts(stack, workload, plan):
             return stack
     return None
 
 
-def supported(workload: Workload, plan: Plan) -> bool:
-    """Whether some stack runs the plan's shape and levels, whatever its gradient buffer."""
+def supported(
+    workload: Workload, plan: Plan, model: ModelSpec | None = None, *, allowed: frozenset[Stack] | None = None
+) -> bool:
+    """Whether some stack runs the plan's shape and levels (of those that build `model`, or of `allowed`),
+    whatever its gradient buffer."""
     if workload.task == "inference":
         return True
-    return any(runs(stack, workload, plan) for stack in PREFERENCE[model_parallel(plan)])
+    allowed = _allowed(model, workload, plan) if model is not None else allowed
+    return any(runs(stack, workload, plan) for stack in _candidates(workload, plan, allowed))
 
 
-def as_run(workload: Workload, plan: Plan) -> tuple[Plan, ...]:
+def as_run(workload: Workload, plan: Plan, model: ModelSpec | None = None) -> tuple[Plan, ...]:
     """The plan as the stacks that run it would hold it in memory, to try in order: the preferred stack's
     account first and, when that is Megatron-LM's fp32 gradient buffer and another stack runs the plan
     without one (torchtitan's FSDP2 / DDP: 16 B/param), that leaner account second. The feasibility gate
     takes the first that fits, and `stack_for` names the stack that holds it so."""
-    flags = gradient_accounts(workload.task, workload.precision, workload.mixed_precision, _kind(plan))
+    allowed = _allowed(model, workload, plan)
+    flags = gradient_accounts(workload.task, workload.precision, workload.mixed_precision, _kind(plan), allowed)
     return tuple(plan if flag == plan.fp32_main_grads else replace(plan, fp32_main_grads=flag) for flag in flags)
 
 
@@ -173,7 +251,9 @@ def _kind(plan: Plan) -> tuple[object, ...]:
 
 
 @lru_cache(maxsize=4096)
-def gradient_accounts(task: Task, precision: Precision, mixed: bool, kind: tuple[object, ...]) -> tuple[bool, ...]:
+def gradient_accounts(
+    task: Task, precision: Precision, mixed: bool, kind: tuple[object, ...], allowed: frozenset[Stack] | None = None
+) -> tuple[bool, ...]:
     """`Plan.fp32_main_grads` values to try for a plan of this kind (`as_run`), from the support matrix."""
     dp, tp, pp, cp, ep, hybrid, zero, offload, recompute = kind
     plan = Plan(
@@ -189,7 +269,9 @@ def gradient_accounts(task: Task, precision: Precision, mixed: bool, kind: tuple
     )
     workload = Workload(task=task, precision=precision, mixed_precision=mixed, lora=LoraSpec())
     flags = [
-        fp32_main_grads(stack, workload) for stack in PREFERENCE[model_parallel(plan)] if runs(stack, workload, plan)
+        fp32_main_grads(stack, workload)
+        for stack in _candidates(workload, plan, allowed)
+        if runs(stack, workload, plan)
     ]
     if not flags:
         return (False,)

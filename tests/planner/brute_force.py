@@ -40,7 +40,7 @@ def brute_force(
                             recompute=recompute,
                             micro_batch=mb,
                         )
-                        if not supported(workload, plan):
+                        if not supported(workload, plan, model):  # a stack that runs it and builds the model
                             continue
                         plan = as_held(model, workload, plan, cluster)  # the stack that runs it, within memory
                         memory = estimate_memory(model, workload, plan, cluster)
