@@ -37,7 +37,10 @@ and for LoRA/QLoRA the adapter settings. Keys come from each tool's documentatio
   tokenizer is HuggingFaceTokenizer with the model's repository; data is a --data-path placeholder
   with --split; --train-iters = tokens ÷ (global batch × sequence length); AdamW with a cosine
   schedule (SCHEDULES). LoRA through Megatron-Bridge's PEFT (`LoRA(dim, alpha, dropout,
-  target_modules)` on linear_qkv, linear_proj, linear_fc1, linear_fc2).
+  target_modules)` on linear_qkv, linear_proj, linear_fc1, linear_fc2; MLA's own projections for DeepSeek).
+  Per family: --qk-layernorm (Qwen3, DeepSeek), --multi-latent-attention with its ranks, --moe-layer-freq and
+  the router flags (DeepSeek); families Megatron's arguments cannot build never reach here (data/stacks.json).
+  PEFT target_modules are the family's transformers module names (HF_FAMILY_MODULES).
 
 tests/planner/test_launch_schemas.py checks every emitted Megatron flag and torchtitan key against the
 lists extracted from those files (tests/planner/data/, with their commits).
