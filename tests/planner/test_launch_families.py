@@ -123,3 +123,19 @@ def test_peft_targets_are_the_familys_module_names(preset: str, expected: list[s
 def test_all_linear_stays_peft_shorthand() -> None:
     workload = Workload(task="lora", seq_len=4096, tokens=1e8, lora=LoraSpec(targets=("all-linear",)))
     assert peft_config(workload, get_preset("falcon-7b").model)["target_modules"] == "all-linear"
+
+
+@pytest.mark.parametrize("preset", ["qwen2.5-3b", "gemma-2b", "gemma-7b", "phi-3-mini-4k"])
+def test_recommended_options_name_a_stack_that_builds_the_model(client: Any, preset: str) -> None:
+    body = {"model": {"preset": preset}, "task": "full_finetune", "tokens": 1e9, "constraints": {"limit": 20}}
+    response = client.post("/recommend", json=body)
+    assert response.status_code == 200, response.text
+    model = get_preset(preset).model
+    options = response.json()["options"]
+    assert options
+    for option in options:
+        stack, plan = option["stack"], option["plan"]
+        assert builds(stack, model, "full_finetune", plan["tp"]), (stack, plan["tp"])
+        assert model.kv_heads % plan["tp"] == 0
+        if stack == "fsdp":
+            assert option["launch"]["fsdp"]["torchtitan"]["model"]["flavor"]
