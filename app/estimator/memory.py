@@ -40,7 +40,9 @@ Everything is bytes per GPU for the worst pipeline stage. Sources, by term:
   softmax output (2·a·s² bytes per sequence) is kept as well. Tensor parallelism divides all but the
   norm inputs/outputs; sequence parallelism divides those too (Korthikanti §4.2.2). Selective
   recompute keeps matmul outputs and recomputes the attention core and pointwise ops (Korthikanti
-  §5; torchtitan `apply_ac` op-level policy). Full recompute keeps each layer's input plus one layer
+  §5; torchtitan `apply_ac` op-level policy); Megatron-LM's selective (`--recompute-activations`, a plan with
+  `fp32_main_grads`) recomputes the core attention only and keeps the whole MLP (transformer_config.py
+  `recompute_modules` default ["core_attn"]). Full recompute keeps each layer's input plus one layer
   being recomputed. 1F1B: the first stage keeps min(p, m) micro-batches in flight; interleaving
   multiplies by 1 + (p-1)/(p·v) (Korthikanti §4.2.3; Megatron `compute_activation_memory`).
 - Logits and loss, unfused: fp32 log-probs saved by log_softmax, nll_loss's fp32 gradient and the fp32 gradient of
@@ -126,6 +128,9 @@ FRAGMENTATION = 0.05  # caching-allocator slack on activations (module docstring
 # Activation offloading keeps two layers' saved tensors on the GPU: the one in use and the one in flight over PCIe
 # (torchtune `OffloadActivations` copies on a side stream and syncs one layer ahead)
 ACTIVATION_OFFLOAD_LAYERS = 2.0
+MEGATRON_SELECTIVE = (
+    "selective_megatron"  # activation-count key for Megatron-LM's selective recompute (_recompute_kind)
+)
 MAX_SEQ_LEN = 10_000_000
 MAX_BATCH = 1_000_000
 
@@ -210,6 +215,8 @@ class _ActCoeffs:
     selective_replicated: float
     selective_mlp: float
     selective_moe_mlp: float
+    megatron_selective_mlp: float  # Megatron's selective recompute: the MLP is not recomputed (see _act_coeffs)
+    megatron_selective_moe_mlp: float
     attn_heads: float  # a: softmax rows per token per query position (non-flash s² term)
     kv_heads: int  # whole kv heads are replicated across tp ranks when kv_heads < tp
     per_layer_input: float  # hidden: what full recompute keeps per layer
@@ -251,6 +258,13 @@ def _act_coeffs(model: ModelSpec, trainable: frozenset[str], compiled: bool = Fa
         moe_mlp = dispatched + (k + model.shared_experts) * per_width * width_e + model.experts
     sel_width = 2 if swiglu else 1  # selective: keep the matmul outputs (gate, up / fc1)
     sel_moe = (model.experts_per_token + model.shared_experts) * sel_width * width_e if model.is_moe else 0.0
+    # Megatron-LM's selective recompute (--recompute-activations) recomputes the core attention only
+    # (megatron/core/transformer/transformer_config.py, core_v0.15.3: recompute_modules defaults to ["core_attn"];
+    # "mlp" and "moe_act" are modules of their own, off by default): the MLP keeps the fc1 output (gate and up,
+    # the fused bias_swiglu's input, 2 × ffn) and the SwiGLU output that linear_fc2 saves (ffn); GELU: fc1 output and
+    # GELU output
+    mega_width = (2 + down_in) if swiglu else (1 + down_in)
+    mega_moe = (model.experts_per_token + model.shared_experts) * mega_width * width_e if model.is_moe else 0.0
     return _ActCoeffs(
         replicated=float(2 * norm_in + norm1_out + norm2_out),
         q_side=float(2 * q + o_in),
@@ -260,6 +274,8 @@ def _act_coeffs(model: ModelSpec, trainable: frozenset[str], compiled: bool = Fa
         selective_replicated=float(2 * h),
         selective_mlp=float(sel_width * model.ffn),
         selective_moe_mlp=float(sel_moe),
+        megatron_selective_mlp=float(mega_width * model.ffn),
+        megatron_selective_moe_mlp=float(mega_moe),
         attn_heads=float(model.heads),
         kv_heads=model.kv_heads,
         per_layer_input=float(h),
@@ -626,10 +642,14 @@ def _layer_elements(c: _ActCoeffs, tp: int, sp: bool, seq_local: float, flash: b
     return replicated + c.q_side / tp + c.kv_side * _kv_share(c, tp) + mlp / tp + core
 
 
-def _selective_elements(c: _ActCoeffs, tp: int, sp: bool, moe: bool) -> float:
-    """Matmul outputs kept, attention core and pointwise ops recomputed (Korthikanti §5)."""
+def _selective_elements(c: _ActCoeffs, tp: int, sp: bool, moe: bool, megatron: bool = False) -> float:
+    """Matmul outputs kept, attention core and pointwise ops recomputed (Korthikanti §5); `megatron`: Megatron-LM's
+    selective recompute, which recomputes the core attention only and keeps the whole MLP."""
     replicated = c.selective_replicated / tp if sp else c.selective_replicated
-    mlp = c.selective_moe_mlp if moe else c.selective_mlp
+    if megatron:
+        mlp = c.megatron_selective_moe_mlp if moe else c.megatron_selective_mlp
+    else:
+        mlp = c.selective_moe_mlp if moe else c.selective_mlp
     return replicated + c.q_side / tp + c.kv_side * _kv_share(c, tp) + mlp / tp + 2.0 * c.attn_heads / tp
 
 
@@ -645,8 +665,10 @@ def _stage_elements(c: _ActCoeffs, key: tuple[int, bool, str, bool, float, int, 
         kept = c.per_layer_input / (tp if sp else 1)
         # the layer being recomputed holds its full working set; its input is the checkpoint already counted
         return layers * kept, max(0.0, worst_layer - kept)
-    if recompute == "selective":
-        return (layers - moe) * _selective_elements(c, tp, sp, False) + moe * _selective_elements(c, tp, sp, True), 0.0
+    if recompute in ("selective", MEGATRON_SELECTIVE):
+        mega = recompute == MEGATRON_SELECTIVE
+        dense = (layers - moe) * _selective_elements(c, tp, sp, False, mega)
+        return dense + moe * _selective_elements(c, tp, sp, True, mega), 0.0
     dense = (layers - moe) * _layer_elements(c, tp, sp, seq_local, flash, False)
     return dense + moe * worst_layer, 0.0
 
@@ -656,7 +678,7 @@ def _elements_of(ctx: _Ctx, plan: Plan, stage: _Stage, seq_local: float) -> tupl
     key = (
         plan.tp,
         plan.sequence_parallel,
-        plan.recompute,
+        _recompute_kind(plan),
         flash,
         0.0 if flash else seq_local,
         stage.layers,
@@ -667,6 +689,14 @@ def _elements_of(ctx: _Ctx, plan: Plan, stage: _Stage, seq_local: float) -> tupl
     if found is None:
         found = ctx.elements[key] = _stage_elements(ctx.compiled_coeffs if plan.compiled else ctx.coeffs, key)
     return found
+
+
+def _recompute_kind(plan: Plan) -> str:
+    """The plan's recompute, with Megatron-LM's selective told apart: a plan with the fp32 main-gradient buffer is one
+    the megatron stack runs (Plan.fp32_main_grads, set by app/planner/stacks.py)."""
+    if plan.recompute == "selective" and plan.fp32_main_grads:
+        return MEGATRON_SELECTIVE
+    return plan.recompute
 
 
 def _microbatches(workload: Workload, plan: Plan, dp: int) -> int:
@@ -1040,7 +1070,7 @@ def _zero3_advice(ctx: _Ctx, plan: Plan, cluster: Cluster) -> Warning_:
         plan.cp,
         plan.ep,
         plan.micro_batch,
-        plan.recompute,
+        _recompute_kind(plan),
         plan.sequence_parallel,
         plan.flash_attention,
         plan.chunked_loss,
@@ -1218,7 +1248,7 @@ def _working_set(ctx: _Ctx, plan: Plan, stage: _Stage, dp: int) -> tuple[float, 
         plan.tp,
         plan.cp,
         plan.micro_batch,
-        plan.recompute,
+        _recompute_kind(plan),
         plan.sequence_parallel,
         plan.flash_attention,
         plan.chunked_loss,

@@ -1,0 +1,41 @@
+"""Megatron-LM's selective recompute (`--recompute-activations`) recomputes the core attention only.
+
+Megatron-LM core_v0.15.3 megatron/core/transformer/transformer_config.py: `recompute_modules` defaults to
+["core_attn"] ("core_attn: recompute the core attention part of the transformer layer"; "mlp" is a separate module,
+off by default), and `--recompute-activations` sets `recompute_granularity="selective"` (megatron/training/
+arguments.py). So the MLP keeps what it keeps without recompute: the fc1 output (gate and up, 2 × ffn, the input of
+the fused `bias_swiglu`) and the SwiGLU output (ffn, the input of fc2, linear_fc2 saves it for its weight and LoRA
+gradients). torch's op-level selective AC (torchtitan `apply_ac`) keeps the matmul outputs only (2 × ffn). A plan
+the megatron stack runs says so with `fp32_main_grads` (app/planner/stacks.py sets it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from app.estimator.hardware import get_gpu
+from app.estimator.memory import estimate_memory
+from app.estimator.presets import get_preset
+from app.estimator.specs import Cluster, LoraSpec, Plan, Workload
+
+
+def _activations(plan: Plan) -> float:
+    model = get_preset("qwen2.5-72b").model
+    workload = Workload(task="lora", seq_len=4096, global_batch=64, lora=LoraSpec(rank=16, targets=("all-linear",)))
+    cluster = Cluster(gpu=get_gpu("h100-80g-sxm"), gpus_per_node=8)
+    return estimate_memory(model, workload, plan, cluster).breakdown.activations
+
+
+def test_megatron_selective_keeps_the_swiglu_output() -> None:
+    """Qwen2.5-72B LoRA at tp 2 × pp 2: the first stage's 40 layers hold 2 micro-batches, and each keeps the
+    SwiGLU output (ffn / tp elements per token, bf16) beside what torch's selective AC keeps."""
+    torch_plan = Plan(dp=2, tp=2, pp=2, recompute="selective", sequence_parallel=True, micro_batch=1)
+    megatron_plan = replace(torch_plan, fp32_main_grads=True)
+    swiglu_output = 4096 * 2.0 * 40 * 2 * (29568 / 2)  # tokens × bytes × layers × in flight × ffn / tp
+    extra = _activations(megatron_plan) - _activations(torch_plan)
+    assert extra == swiglu_output
+
+
+def test_megatron_selective_stays_below_no_recompute() -> None:
+    plan = Plan(dp=2, tp=2, pp=2, recompute="selective", sequence_parallel=True, micro_batch=1, fp32_main_grads=True)
+    assert _activations(plan) < _activations(replace(plan, recompute="none"))
