@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -262,14 +263,36 @@ def deepspeed_config(workload: Workload, plan: Plan, global_batch: int) -> dict[
     return config
 
 
-def _deepspeed(
-    model: ModelSpec, workload: Workload, plan: Plan, nodes: int, gpus_per_node: int, global_batch: int
-) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Job:
+    """What every stack's launch block is written from: the model, the workload, the plan, the servers it
+    runs on, and the plan's estimate (which sets how often a run saves)."""
+
+    model: ModelSpec
+    workload: Workload
+    plan: Plan
+    nodes: int
+    gpus_per_node: int
+    global_batch: int
+    performance: Performance | None
+
+    def world(self) -> dict[str, Any]:
+        return {"world_size": self.nodes * self.gpus_per_node, "data_parallel_size": self.plan.dp}
+
+    def torchrun(self, target: str) -> str:
+        return (
+            f"torchrun --nnodes={self.nodes} --nproc-per-node={self.gpus_per_node} --rdzv-backend=c10d "
+            f"--rdzv-endpoint=$MASTER_ADDR:29500 {target}"
+        )
+
+
+def _deepspeed(job: Job) -> dict[str, Any]:
+    model, workload, plan = job.model, job.workload, job.plan
     out: dict[str, Any] = {
-        "command": f"deepspeed --num_nodes {nodes} --num_gpus {gpus_per_node} train.py --deepspeed ds_config.json",
-        "world_size": nodes * gpus_per_node,
-        "data_parallel_size": plan.dp,
-        "ds_config": deepspeed_config(workload, plan, global_batch),
+        "command": f"deepspeed --num_nodes {job.nodes} --num_gpus {job.gpus_per_node} train.py "
+        "--deepspeed ds_config.json",
+        **job.world(),
+        "ds_config": deepspeed_config(workload, plan, job.global_batch),
     }
     if plan.pp > 1:
         out["pipeline_module"] = {"num_stages": plan.pp, "partition_method": "type:DecoderLayer"}
@@ -286,33 +309,18 @@ def _deepspeed(
     return out
 
 
-def _torchrun(nodes: int, gpus_per_node: int, target: str) -> str:
-    return (
-        f"torchrun --nnodes={nodes} --nproc-per-node={gpus_per_node} --rdzv-backend=c10d "
-        f"--rdzv-endpoint=$MASTER_ADDR:29500 {target}"
-    )
-
-
-def _fsdp(
-    model: ModelSpec,
-    workload: Workload,
-    plan: Plan,
-    shape: tuple[int, int],
-    global_batch: int,
-    performance: Performance | None,
-) -> dict[str, Any]:
-    nodes, gpus_per_node = shape
-    common: dict[str, Any] = {"world_size": nodes * gpus_per_node, "data_parallel_size": plan.dp}
+def _fsdp(job: Job) -> dict[str, Any]:
+    model, workload, plan = job.model, job.workload, job.plan
     if workload.task in LORA_TASKS:
         return {
-            "command": _torchrun(nodes, gpus_per_node, "-m torchtune._cli.tune run lora_finetune_distributed"),
-            **common,
-            "torchtune": _torchtune(workload, plan, global_batch),
+            "command": job.torchrun("-m torchtune._cli.tune run lora_finetune_distributed"),
+            **job.world(),
+            "torchtune": _torchtune(workload, plan, job.global_batch),
         }
     return {
-        "command": _torchrun(nodes, gpus_per_node, "-m torchtitan.train --job.config_file train.toml"),
-        **common,
-        "torchtitan": torchtitan_config(model, workload, plan, global_batch, performance),
+        "command": job.torchrun("-m torchtitan.train --job.config_file train.toml"),
+        **job.world(),
+        "torchtitan": torchtitan_config(model, workload, plan, job.global_batch, job.performance),
         "notes": [
             f"Download {_repo(model)} with scripts/download_hf_assets.py (weights and tokenizer) into "
             "model.hf_assets_path; register the dataset at training.dataset_path.",
@@ -569,21 +577,13 @@ def _mla_args(mla: tuple[int, int, int, int, int]) -> list[str]:
     ]
 
 
-def _megatron(
-    model: ModelSpec,
-    workload: Workload,
-    plan: Plan,
-    shape: tuple[int, int],
-    global_batch: int,
-    performance: Performance | None,
-) -> dict[str, Any]:
-    nodes, gpus_per_node = shape
+def _megatron(job: Job) -> dict[str, Any]:
+    model, workload = job.model, job.workload
     out: dict[str, Any] = {
-        "command": _torchrun(nodes, gpus_per_node, "pretrain_gpt.py $(cat megatron_args.txt)"),
-        "world_size": nodes * gpus_per_node,
-        "data_parallel_size": plan.dp,
-        "args": megatron_args(model, workload, plan, global_batch, performance),
-        "notes": _megatron_notes(model, workload, global_batch),
+        "command": job.torchrun("pretrain_gpt.py $(cat megatron_args.txt)"),
+        **job.world(),
+        "args": megatron_args(model, workload, job.plan, job.global_batch, job.performance),
+        "notes": _megatron_notes(model, workload, job.global_batch),
     }
     if workload.task == "lora":
         lora = _lora(workload)
@@ -594,7 +594,7 @@ def _megatron(
             "dropout": lora.dropout,
             "target_modules": lora_targets(lora, lambda t: _megatron_modules(model, t)),
         }
-        out["command"] = _torchrun(nodes, gpus_per_node, "finetune.py")
+        out["command"] = job.torchrun("finetune.py")
         out["recipe"] = "Megatron-Bridge fine-tuning recipe with the peft block below and the same parallel sizes"
     return out
 
@@ -649,10 +649,10 @@ def launch_configs(
 ) -> dict[str, Any]:
     """{stack: its configuration} for the stack that runs the plan (empty for none). `performance` (the plan's
     estimate) sets how often a run saves its checkpoint."""
-    if stack == "deepspeed":
-        return {stack: _deepspeed(model, workload, plan, nodes, gpus_per_node, global_batch)}
-    if stack == "fsdp":
-        return {stack: _fsdp(model, workload, plan, (nodes, gpus_per_node), global_batch, performance)}
-    if stack == "megatron":
-        return {stack: _megatron(model, workload, plan, (nodes, gpus_per_node), global_batch, performance)}
-    return {}
+    if stack is None:
+        return {}
+    job = Job(model, workload, plan, nodes, gpus_per_node, global_batch, performance)
+    return {stack: BUILDERS[stack](job)}
+
+
+BUILDERS: dict[Stack, Callable[[Job], dict[str, Any]]] = {"deepspeed": _deepspeed, "fsdp": _fsdp, "megatron": _megatron}
