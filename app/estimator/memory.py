@@ -1344,3 +1344,28 @@ def estimate_memory(model: ModelSpec, workload: Workload, plan: Plan, cluster: C
         )
         assumptions = ctx.assumptions[key_p] = _assumptions(key_w, key_p)
     return MemoryEstimate(breakdown, warnings, list(assumptions))
+
+
+# --- what a published peak measured ---------------------------------------------------------------
+
+# How a published per-GPU peak was read. The estimate's `total` is the planner's gate figure: everything the process
+# needs on the card beside the CUDA context, NCCL's buffers included.
+# - "reserved": torch.cuda.max_memory_reserved() (torchtitan's memory monitor, PEFT's method comparison): the caching
+#   allocator's segments only. NCCL allocates its channel buffers itself (cudaMalloc / cuMem in NCCL's
+#   src/allocator.cc, outside PyTorch's CUDACachingAllocator unless a tensor-register allocator hook is set), so they
+#   are not in it; cuBLAS workspaces are (PyTorch aten/src/ATen/cuda/CublasHandlePool.cpp takes them from the
+#   caching allocator), and so is the allocator's slack.
+# - "device": nvidia-smi / the GPU monitor, or the card a run just fits: the process's whole footprint, the CUDA
+#   context included (gpus.json: memory_gib, nvidia-smi's total, less usable_memory_gib).
+MEASURED = ("total", "reserved", "device")
+
+
+def measured_bytes(breakdown: MemoryBreakdown, plan: Plan, cluster: Cluster, measured: str) -> float:
+    """The estimate read the way a published figure was measured (see MEASURED); "total" is the gate figure."""
+    require_choice(measured, MEASURED, "measured")
+    if measured == "reserved":
+        nccl = OTHER_NCCL_BYTES if plan.dp * plan.tp * plan.pp * plan.cp > 1 else 0.0
+        return breakdown.total - nccl
+    if measured == "device":
+        return breakdown.total + (cluster.gpu.memory_gib - cluster.gpu.usable_memory_gib) * GIB
+    return breakdown.total
