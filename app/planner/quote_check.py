@@ -19,13 +19,13 @@ from app.errors import InvalidInput
 from app.estimator.memory import MemoryEstimate, estimate_memory, gpu_memory_message, host_ram_message, validate_plan
 from app.estimator.performance import PerformanceEstimate, estimate_performance
 from app.estimator.serving import check_fits
-from app.estimator.specs import Cluster, EstimatorError
+from app.estimator.specs import EstimatorError
 from app.planner.mappers import memory_out, performance_out
 from app.planner.schemas import HardwareIn, PlanIn, WorkloadIn
 from app.planner.search import as_held
 from app.planner.serving import check_serving_plan
 from app.planner.serving_service import check_training_levers, serving_config
-from app.planner.workload import SessionOpener, resolve_cluster, resolve_model
+from app.planner.workload import SessionOpener, as_rented, resolve_cluster, resolve_model
 from app.quotes.service import MAX_NODES
 
 if TYPE_CHECKING:
@@ -157,18 +157,7 @@ def _check_fits(
         raise _invalid("plan", f"does not fit {sku_id}: {gpu_memory_message(breakdown)}")
     if not breakdown.host_fits and cluster.host_ram_gib is not None:
         raise _invalid("plan", f"does not fit {sku_id}: {host_ram_message(breakdown, cluster.host_ram_gib)}")
-    return estimate_figures(memory, estimate_performance(model, work, held, _as_rented(cluster)))
-
-
-def _as_rented(cluster: Cluster) -> Cluster:
-    """The cluster as /recommend prices it (app.planner.recommend `_cluster`): no fabric within one server."""
-    multi = cluster.nodes > 1
-    return replace(
-        cluster,
-        intra_node_link=cluster.intra_node_link or cluster.gpu.intra_node_link,
-        inter_node_gbps=cluster.inter_node_gbps if multi else None,
-        inter_node_fabric=cluster.inter_node_fabric if multi else None,
-    )
+    return estimate_figures(memory, estimate_performance(model, work, held, as_rented(cluster)))
 
 
 def estimate_figures(memory: MemoryEstimate, performance: PerformanceEstimate) -> dict[str, Any]:

@@ -35,7 +35,14 @@ from app.planner.schemas import (
     WorkloadIn,
 )
 from app.planner.search import as_held, batch_splits, default_global_batch, search_plans
-from app.planner.workload import SessionOpener, resolve_cluster, resolve_model, resolve_workload, with_global_batch
+from app.planner.workload import (
+    SessionOpener,
+    as_rented,
+    resolve_cluster,
+    resolve_model,
+    resolve_workload,
+    with_global_batch,
+)
 from app.schemas import mirror
 
 
@@ -62,7 +69,7 @@ def estimate(request: EstimateIn, *, open_session: SessionOpener) -> EstimateOut
         perf = estimate_performance(model, workload, plan, cluster)
     metrics.ESTIMATES.labels("estimate").inc()
     warnings = model_warnings + memory.warnings + perf.warnings
-    warnings += explain.batch_warnings(model, workload, plan, _as_searched(cluster), perf.performance)
+    warnings += explain.batch_warnings(model, workload, plan, as_rented(cluster), perf.performance)
     return mappers.estimate_out(model, workload, plan, memory, perf, warnings, notes)
 
 
@@ -76,7 +83,7 @@ def _best_plan(
     model: ModelSpec, workload: Workload, cluster: Cluster, micro_batch: int | None
 ) -> tuple[Workload, Plan, MemoryEstimate, PerformanceEstimate]:
     started = time.perf_counter()
-    search = search_plans(model, workload, _as_searched(cluster), micro_batch=micro_batch)
+    search = search_plans(model, workload, as_rented(cluster), micro_batch=micro_batch)
     metrics.record_search(search.stats, time.perf_counter() - started)
     if search.best is None:
         if not batch_splits(model, workload, cluster, micro_batch):
@@ -87,17 +94,6 @@ def _best_plan(
     if workload.task != "inference":
         workload = replace(workload, global_batch=default_global_batch(workload))
     return workload, best.plan, best.memory, best.performance
-
-
-def _as_searched(cluster: Cluster) -> Cluster:
-    """The cluster as the search sees a rentable configuration: the link named, and no fabric on one node."""
-    multi = cluster.nodes > 1
-    return replace(
-        cluster,
-        intra_node_link=cluster.intra_node_link or cluster.gpu.intra_node_link,
-        inter_node_gbps=cluster.inter_node_gbps if multi else None,
-        inter_node_fabric=cluster.inter_node_fabric if multi else None,
-    )
 
 
 def _batch_split_message(workload: Workload, cluster: Cluster) -> str:

@@ -118,3 +118,15 @@ def with_global_batch(workload: Workload, plan_global: int | None, plan: Plan) -
         )
         global_batch = rounded
     return replace(workload, global_batch=global_batch), warnings
+
+
+def as_rented(cluster: Cluster) -> Cluster:
+    """The cluster as the search and the quotes see a rentable configuration: the link named, and no
+    fabric within one server."""
+    multi = cluster.nodes > 1
+    return replace(
+        cluster,
+        intra_node_link=cluster.intra_node_link or cluster.gpu.intra_node_link,
+        inter_node_gbps=cluster.inter_node_gbps if multi else None,
+        inter_node_fabric=cluster.inter_node_fabric if multi else None,
+    )
