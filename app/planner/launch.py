@@ -197,7 +197,7 @@ def _alpha(lora: LoraSpec) -> float:
 def hf_modules(model: ModelSpec | None, target: str) -> tuple[str, ...]:
     """The Hugging Face module names PEFT adapts for one of our targets, in this model's family."""
     family = model.family if model is not None else None
-    if model is not None and model.mla is not None and target in ("q", "k", "v"):
+    if model is not None and model.mla is not None and target in ATTENTION_TARGETS and target != "o":
         return (("q_a_proj", "q_b_proj") if model.mla[0] else ("q_proj",)) if target == "q" else _DEEPSEEK_KV
     names = HF_FAMILY_MODULES.get(family or "", {})
     return names.get(target, (HF_MODULES[target],))
