@@ -128,6 +128,9 @@ FRAGMENTATION = 0.05  # caching-allocator slack on activations (module docstring
 # Activation offloading keeps two layers' saved tensors on the GPU: the one in use and the one in flight over PCIe
 # (torchtune `OffloadActivations` copies on a side stream and syncs one layer ahead)
 ACTIVATION_OFFLOAD_LAYERS = 2.0
+MEGATRON_SELECTIVE = (
+    "selective_megatron"  # activation-count key for Megatron-LM's selective recompute (_recompute_kind)
+)
 MAX_SEQ_LEN = 10_000_000
 MAX_BATCH = 1_000_000
 
@@ -650,23 +653,22 @@ def _selective_elements(c: _ActCoeffs, tp: int, sp: bool, moe: bool, megatron: b
     return replicated + c.q_side / tp + c.kv_side * _kv_share(c, tp) + mlp / tp + 2.0 * c.attn_heads / tp
 
 
-def _stage_elements(
-    c: _ActCoeffs, key: tuple[int, bool, str, bool, float, int, int, bool, bool]
-) -> tuple[float, float]:
+def _stage_elements(c: _ActCoeffs, key: tuple[int, bool, str, bool, float, int, int, bool]) -> tuple[float, float]:
     """(elements per token kept by a stage's layers for one micro-batch, one layer's extra working set).
 
     `key` is (tp, sequence_parallel, recompute, flash_attention, local seq length or 0 with flash, layers, moe,
-    compiled, Megatron's recompute: Plan.fp32_main_grads); `c` already holds the compiled or eager coefficients.
+    compiled); `c` already holds the compiled or eager coefficients.
     """
-    tp, sp, recompute, flash, seq_local, layers, moe, _, megatron = key
+    tp, sp, recompute, flash, seq_local, layers, moe, _ = key
     worst_layer = _layer_elements(c, tp, sp, seq_local, flash, moe > 0)
     if recompute == "full":
         kept = c.per_layer_input / (tp if sp else 1)
         # the layer being recomputed holds its full working set; its input is the checkpoint already counted
         return layers * kept, max(0.0, worst_layer - kept)
-    if recompute == "selective":
-        dense = (layers - moe) * _selective_elements(c, tp, sp, False, megatron)
-        return dense + moe * _selective_elements(c, tp, sp, True, megatron), 0.0
+    if recompute in ("selective", MEGATRON_SELECTIVE):
+        mega = recompute == MEGATRON_SELECTIVE
+        dense = (layers - moe) * _selective_elements(c, tp, sp, False, mega)
+        return dense + moe * _selective_elements(c, tp, sp, True, mega), 0.0
     dense = (layers - moe) * _layer_elements(c, tp, sp, seq_local, flash, False)
     return dense + moe * worst_layer, 0.0
 
@@ -676,18 +678,25 @@ def _elements_of(ctx: _Ctx, plan: Plan, stage: _Stage, seq_local: float) -> tupl
     key = (
         plan.tp,
         plan.sequence_parallel,
-        plan.recompute,
+        _recompute_kind(plan),
         flash,
         0.0 if flash else seq_local,
         stage.layers,
         stage.moe_layers,
         plan.compiled,
-        plan.fp32_main_grads,  # a plan the megatron stack runs: its selective recompute keeps the MLP
     )
     found = ctx.elements.get(key)
     if found is None:
         found = ctx.elements[key] = _stage_elements(ctx.compiled_coeffs if plan.compiled else ctx.coeffs, key)
     return found
+
+
+def _recompute_kind(plan: Plan) -> str:
+    """The plan's recompute, with Megatron-LM's selective told apart: a plan with the fp32 main-gradient buffer is one
+    the megatron stack runs (Plan.fp32_main_grads, set by app/planner/stacks.py)."""
+    if plan.recompute == "selective" and plan.fp32_main_grads:
+        return MEGATRON_SELECTIVE
+    return plan.recompute
 
 
 def _microbatches(workload: Workload, plan: Plan, dp: int) -> int:
@@ -1061,8 +1070,7 @@ def _zero3_advice(ctx: _Ctx, plan: Plan, cluster: Cluster) -> Warning_:
         plan.cp,
         plan.ep,
         plan.micro_batch,
-        plan.recompute,
-        plan.fp32_main_grads,
+        _recompute_kind(plan),
         plan.sequence_parallel,
         plan.flash_attention,
         plan.chunked_loss,
@@ -1240,8 +1248,7 @@ def _working_set(ctx: _Ctx, plan: Plan, stage: _Stage, dp: int) -> tuple[float, 
         plan.tp,
         plan.cp,
         plan.micro_batch,
-        plan.recompute,
-        plan.fp32_main_grads,  # Megatron's selective recompute (_selective_elements)
+        _recompute_kind(plan),
         plan.sequence_parallel,
         plan.flash_attention,
         plan.chunked_loss,
