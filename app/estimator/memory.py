@@ -1357,15 +1357,20 @@ def estimate_memory(model: ModelSpec, workload: Workload, plan: Plan, cluster: C
 #   caching allocator), and so is the allocator's slack.
 # - "device": nvidia-smi / the GPU monitor, or the card a run just fits: the process's whole footprint, the CUDA
 #   context included (gpus.json: memory_gib, nvidia-smi's total, less usable_memory_gib).
-MEASURED = ("total", "reserved", "device")
+# - "allocated": torch.cuda.max_memory_allocated() (the Trainer's memory metrics, skip_memory_metrics=False): the live
+#   tensors only, so the reserved pool less the allocator's slack (FRAGMENTATION of the activations, module
+#   docstring); the cuBLAS workspaces are tensors of the caching allocator and stay in it.
+MEASURED = ("total", "reserved", "device", "allocated")
 
 
 def measured_bytes(breakdown: MemoryBreakdown, plan: Plan, cluster: Cluster, measured: str) -> float:
     """The estimate read the way a published figure was measured (see MEASURED); "total" is the gate figure."""
     require_choice(measured, MEASURED, "measured")
+    nccl = OTHER_NCCL_BYTES if plan.dp * plan.tp * plan.pp * plan.cp > 1 else 0.0
     if measured == "reserved":
-        nccl = OTHER_NCCL_BYTES if plan.dp * plan.tp * plan.pp * plan.cp > 1 else 0.0
         return breakdown.total - nccl
+    if measured == "allocated":
+        return breakdown.total - nccl - FRAGMENTATION * breakdown.activations
     if measured == "device":
         return breakdown.total + (cluster.gpu.memory_gib - cluster.gpu.usable_memory_gib) * GIB
     return breakdown.total
