@@ -1193,10 +1193,16 @@ def _assumptions(
             f"Activations counted per saved tensor (Korthikanti et al. 2022 method), recompute={recompute}, "
             f"flash_attention={flash}; unfused loss: fp32 log-probs + two fp32 gradients per logit."
         )
-        out.append(
-            f"ZeRO stage {zero} shards over dp × cp (with hybrid sharding, dp_shard × cp), routed experts over "
-            f"dp × cp / ep; offload={offload}."
-        )
+        if zero:
+            out.append(
+                f"ZeRO stage {zero} shards over dp × cp (with hybrid sharding, dp_shard × cp), routed experts over "
+                f"dp × cp / ep; offload={offload}."
+            )
+        else:
+            out.append(
+                "ZeRO stage 0: every data-parallel rank holds the whole weights, gradients and optimizer states of "
+                f"its tp × pp part (routed experts split over ep); offload={offload}."
+            )
         if zero >= 2 and pipelined:
             out.append(
                 "Pipeline with sharded gradients: the reduce-scatter waits for the last micro-batch, so the stage's "

@@ -17,8 +17,9 @@ least `time_floor` (a speed bound no plan on it can beat, `search.throughput_bou
   option is known: it costs less than X), or `limit` known options score less than
   X × max(time floor, a day) and cost less than RIGHT_SIZE_RATIO × the cheapest (so no option can
   rank them last as oversized).
-- near misses (cost, then time): it cannot miss (no deadline, within the budget), or `limit` known
-  misses cost less than X.
+- near misses (with a deadline: time, then cost, the closest to the deadline first; without one: cost,
+  then time): it cannot miss (no deadline, within the budget), or `limit` known misses take less than its
+  time floor (with a deadline) or cost less than X (without).
 - Pareto (cheapest first, each point PARETO_MIN_SAVING faster than the last, ending after the first
   point within MEANINGFUL_HOURS): the front of the options cheaper than X, which are all known,
   already ends within a day, or its last point is not PARETO_MIN_SAVING slower than the time floor.
@@ -70,6 +71,7 @@ class Frontier:
 
     rules: Rules
     miss_costs: list[Decimal] = field(default_factory=list)
+    miss_times: list[float] = field(default_factory=list)
     ranked: list[Point] = field(default_factory=list)  # by (cost, time)
     ranked_costs: list[Decimal] = field(default_factory=list)
     ranked_times: list[float] = field(default_factory=list)
@@ -79,6 +81,7 @@ class Frontier:
     def add(self, point: Point) -> None:
         if point.miss:
             insort(self.miss_costs, point.cost)
+            insort(self.miss_times, point.time)
             return
         insort(self.ranked, point, key=lambda p: (p.cost, p.time))
         insort(self.ranked_costs, point.cost)
@@ -92,13 +95,19 @@ class Frontier:
         rules = self.rules
         budget_miss = rules.budget is not None and monthly > rules.budget
         may_miss = budget_miss or rules.deadline_hours is not None
-        if may_miss and bisect_left(self.miss_costs, floor) < rules.limit:
+        if may_miss and self._may_be_near_miss(floor, time_floor):
             return False
         if budget_miss:
             return True
         if rules.deadline_hours is not None and rules.deadline_hours < time_floor:
             return True  # it surely misses the deadline: only the near misses could show it
         return self._outranked(floor, time_floor) and self._off_pareto(floor, time_floor)
+
+    def _may_be_near_miss(self, floor: Decimal, time_floor: float) -> bool:
+        """Whether fewer than `limit` known misses come before it in the near misses' order."""
+        if self.rules.deadline_hours is not None:
+            return bisect_left(self.miss_times, time_floor) < self.rules.limit
+        return bisect_left(self.miss_costs, floor) < self.rules.limit
 
     def _outranked(self, floor: Decimal, time_floor: float) -> bool:
         rules = self.rules

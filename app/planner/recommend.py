@@ -188,10 +188,21 @@ def recommend(
     if constraints.deadline_days is not None:
         for option in result.options:
             option.warnings = _unique(option.warnings + _deadline_warnings(option, constraints.deadline_days))
-    result.near_misses = sorted(misses, key=lambda o: (o.sort_cost, o.sort_time, o.tie_key))[: constraints.limit]
+    result.near_misses = _near_misses(misses, constraints, timed=bool(workload.tokens))
     for option in {id(o): o for o in result.options + result.near_misses + result.pareto}.values():
         _add_batch_warning(model, workload, option, constraints, global_batch)
     return result
+
+
+def _near_misses(misses: list[Option], constraints: Constraints, *, timed: bool) -> list[Option]:
+    """Options that miss the deadline or the budget, those closest to the deadline first when one can be missed
+    (the fastest is the one a customer can move the deadline to), else the cheapest first (pruning.Frontier
+    skips configurations in the same order)."""
+    if constraints.deadline_days is not None and timed:
+        ordered = sorted(misses, key=lambda o: (o.sort_time, o.sort_cost, o.tie_key))
+    else:
+        ordered = sorted(misses, key=lambda o: (o.sort_cost, o.sort_time, o.tie_key))
+    return ordered[: constraints.limit]
 
 
 def _add_batch_warning(

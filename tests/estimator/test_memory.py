@@ -231,3 +231,11 @@ def test_fsdp_under_a_pipeline_keeps_the_stage_gathered_with_fp32_gradients() ->
     assert piped.gradients == pytest.approx(2 * piped.weights)  # fp32 gradients, 16-bit weights, both whole
     flat = estimate_memory(model, workload, replace(plan, pp=1, dp=64), cluster).breakdown
     assert flat.gradients < piped.gradients / 10  # without a pipeline FSDP shards the whole model over 64
+
+
+def test_zero_0_assumption_says_the_states_are_replicated_not_sharded() -> None:
+    replicated = estimate_memory(LLAMA2_7B, Workload(), Plan(dp=4, zero_stage=0), _cluster()).assumptions
+    assert not any("shards over" in line for line in replicated)
+    assert any("every data-parallel rank holds the whole" in line for line in replicated)
+    sharded = estimate_memory(LLAMA2_7B, Workload(), Plan(dp=4, zero_stage=3), _cluster()).assumptions
+    assert any("ZeRO stage 3 shards over dp × cp" in line for line in sharded)

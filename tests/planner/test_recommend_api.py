@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 
+import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
@@ -194,3 +195,15 @@ def test_annual_total_is_a_year_at_the_annual_discount_whatever_the_term(client:
     result = _recommend(client, model={"preset": "llama-2-7b"}, task="lora", constraints={"objective": "cheapest"})
     cost = result["options"][0]["cost"]
     assert (cost["term"], cost["monthly_effective"], cost["annual_total"]) == ("monthly", "2800.00", "26880.00")
+
+
+def test_deadline_near_misses_come_closest_to_the_deadline_first(client: TestClient) -> None:
+    # 70B pre-training on 1e12 tokens in 60 days: nothing meets it. The near misses used to come cheapest first
+    # (356, 297, 187, 827, 154 days) and left out the fastest configuration, the one the deadline could move to.
+    body = {"model": {"preset": "llama-3.1-70b"}, "task": "pretrain", "tokens": 1e12}
+    result = _recommend(client, **body, constraints={"deadline_days": 60})
+    assert not result["options"]
+    days = [m["performance"]["time_to_train_hours"] / 24 for m in result["near_misses"]]
+    assert days and days == sorted(days)
+    fastest = _recommend(client, **body, constraints={"objective": "fastest", "limit": 1})["options"][0]
+    assert days[0] == pytest.approx(fastest["performance"]["time_to_train_hours"] / 24)
