@@ -265,10 +265,14 @@ def _act_coeffs(model: ModelSpec, trainable: frozenset[str], compiled: bool = Fa
     # GELU output
     mega_width = (2 + down_in) if swiglu else (1 + down_in)
     mega_moe = (model.experts_per_token + model.shared_experts) * mega_width * width_e if model.is_moe else 0.0
+    q_side, kv_side, low_rank = 2 * q + o_in, 2 * kv, 0
+    if model.mla is not None:
+        q_side, low_rank = _mla_elements(model, trainable, compiled)
+        kv_side = 0  # MLA's keys and values are per head after the up-projection: counted with the queries
     return _ActCoeffs(
-        replicated=float(2 * norm_in + norm1_out + norm2_out),
-        q_side=float(2 * q + o_in),
-        kv_side=float(2 * kv),
+        replicated=float(2 * norm_in + norm1_out + norm2_out + low_rank),
+        q_side=float(q_side),
+        kv_side=float(kv_side),
         mlp=float(per_width * model.ffn),
         moe_mlp=float(moe_mlp),
         selective_replicated=float(2 * h),
@@ -280,6 +284,26 @@ def _act_coeffs(model: ModelSpec, trainable: frozenset[str], compiled: bool = Fa
         kv_heads=model.kv_heads,
         per_layer_input=float(h),
     )
+
+
+def _mla_elements(model: ModelSpec, trainable: frozenset[str], compiled: bool) -> tuple[int, int]:
+    """(per-head elements, low-rank elements) one multi-latent-attention layer keeps per token (DeepSeek-V2/V3).
+
+    The GQA-equivalent shape that stands in for MLA's parameters (models._mla_equivalent_heads) does not say what
+    its attention keeps: after the up-projections every head has its own query and key (nope + rope dims) and value
+    (transformers DeepseekV3Attention.forward; Megatron-Core MultiLatentAttention), and the attention keeps q, k, v
+    and its output, o_proj its input, as in `_act_coeffs`. The rotary multiply keeps cos/sin, not its input. The
+    low-rank side: q_a_layernorm and kv_a_layernorm keep their input (fp32 when eager, as any RMSNorm here), and
+    q_b_proj / kv_b_proj keep their normed input when trained; q_lora_rank 0 (V2-Lite) has no query compression.
+    Those low-rank projections are not split by tensor parallel (Megatron-Core duplicates the down-projections)."""
+    assert model.mla is not None
+    q_rank, kv_rank, nope, rope, v_dim = model.mla
+    heads = model.heads
+    per_head = heads * (2 * (nope + rope) + 2 * v_dim) + (heads * v_dim if "o" in trainable else 0)
+    norm_in = 1 if compiled else 2
+    low_rank = norm_in * (q_rank + kv_rank)
+    low_rank += (q_rank if "q" in trainable else 0) + (kv_rank if trainable & {"k", "v"} else 0)
+    return per_head, low_rank
 
 
 _FULL_TRAINABLE = frozenset(LORA_TARGETS)

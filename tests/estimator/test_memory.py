@@ -239,3 +239,24 @@ def test_zero_0_assumption_says_the_states_are_replicated_not_sharded() -> None:
     assert any("every data-parallel rank holds the whole" in line for line in replicated)
     sharded = estimate_memory(LLAMA2_7B, Workload(), Plan(dp=4, zero_stage=3), _cluster()).assumptions
     assert any("ZeRO stage 3 shards over dp × cp" in line for line in sharded)
+
+
+def test_mla_activations_count_per_head_queries_keys_and_values() -> None:
+    # DeepSeek-V3 (config.json: 128 heads, q_lora_rank 1536, kv_lora_rank 512, qk_nope 128, qk_rope 64, v_head 128):
+    # its GQA-equivalent shape (100-dim heads, 2 KV heads) matches MLA's parameters, not what attention keeps. Per
+    # token and layer MLA keeps, after the up-projections (transformers DeepseekV3Attention.forward): query and key
+    # of 192 dims and value, attention output and o_proj input of 128 dims per head; the two latent norms' fp32
+    # inputs and the normed latents that q_b_proj and kv_b_proj keep.
+    mla = get_preset("deepseek-v3").model
+    gqa = replace(mla, mla=None)
+    workload, plan = Workload(task="full_finetune", seq_len=1024), Plan(recompute="none")
+    cluster = Cluster(gpu=get_gpu("h100-80g-sxm"))
+    heads, qk, v, q_rank, kv_rank = 128, 192, 128, 1536, 512
+    mla_elements = heads * (2 * qk + 3 * v) + 3 * (q_rank + kv_rank)
+    gqa_elements = 3 * heads * mla.d_head + 2 * mla.kv_heads * mla.d_head
+    expected = mla.layers * 1024 * 2 * (mla_elements - gqa_elements)  # bytes: 16-bit tensors, 1,024 tokens
+    got = (
+        estimate_memory(mla, workload, plan, cluster).breakdown.activations
+        - estimate_memory(gqa, workload, plan, cluster).breakdown.activations
+    )
+    assert got == pytest.approx(expected, rel=1e-9)
