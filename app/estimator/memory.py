@@ -1195,15 +1195,17 @@ def _assumptions(
                 "default for QLoRA sharded by ZeRO-3 / FSDP)."
             )
     elif mixed and precision != "fp32" and fp32_grads:
+        owned = MASTER_BYTES + STATE_FP32_BYTES[optimizer]  # what the distributed optimizer shards
         out.append(
             f"Mixed precision {optimizer}, as Megatron-LM runs it: 16-bit weights + an fp32 main-gradient buffer + "
-            "fp32 master and states (18 B/param for AdamW; 6 + 12/d with the distributed optimizer, Megatron-LM "
-            "dist_optimizer docs)."
+            f"fp32 master and {optimizer} states ({2 + 4 + owned:g} B/param; 6 + {owned:g}/d with the distributed "
+            "optimizer, Megatron-LM dist_optimizer docs)."
         )
     elif mixed and precision != "fp32":
+        state = STATE_FP32_BYTES[optimizer]
         out.append(
-            f"Mixed precision {optimizer}: 16-bit weights + 16-bit grads + fp32 master and states "
-            "(16 B/param for AdamW, ZeRO §3.1)."
+            f"Mixed precision {optimizer}: 16-bit weights + 16-bit grads + fp32 master + {state:g} B of {optimizer} "
+            f"states ({2 + 2 + MASTER_BYTES + state:g} B/param; ZeRO §3.1 counts 16 for Adam)."
         )
     else:
         out.append(f"Pure {precision} training: weights, grads and {optimizer} states in the training dtype.")

@@ -428,7 +428,6 @@ def _from_deepseek(config: Mapping[str, Any]) -> ModelSpec:
         expert_ffn=int(v["expert_ffn"]),
         shared_experts=int(config.get("n_shared_experts") or 0),
         moe_layers=moe_layers,
-        approximate=True,
         mla=(
             int(config.get("q_lora_rank") or 0),
             int(v["kv_lora_rank"]),
@@ -529,7 +528,13 @@ def model_from_hf_config(config: Mapping[str, Any], *, name: str | None = None) 
     theta = config.get("rope_theta", config.get("rotary_emb_base"))
     if isinstance(theta, int | float) and not isinstance(theta, bool) and theta > 0 and not model.learned_positions:
         model = replace(model, rope_theta=float(theta))
-    model = replace(model, rope_scaling=_rope_scaling(config), norm_eps=_norm_eps(config), family=str(model_type))
+    model = replace(
+        model,
+        rope_scaling=_rope_scaling(config),
+        rope_params=_rope_params(config),
+        norm_eps=_norm_eps(config),
+        family=str(model_type),
+    )
     if name:
         model = replace(model, name=name)
     validate_model(model)
@@ -557,3 +562,20 @@ def _rope_scaling(config: Mapping[str, Any]) -> tuple[str, float] | None:
     if not isinstance(kind, str) or not isinstance(factor, int | float) or isinstance(factor, bool):
         return None
     return kind, float(factor)
+
+
+# rope_scaling keys beyond the type and factor that a launch passes on (YaRN: transformers
+# modeling_rope_utils._compute_yarn_parameters; DeepSeek-V2/V3 config.json)
+ROPE_PARAM_KEYS = ("beta_fast", "beta_slow", "mscale", "mscale_all_dim", "original_max_position_embeddings")
+
+
+def _rope_params(config: Mapping[str, Any]) -> tuple[tuple[str, float], ...]:
+    """config.json rope_scaling's numbers other than the factor (ROPE_PARAM_KEYS), those it states."""
+    scaling = config.get("rope_scaling")
+    if not isinstance(scaling, Mapping):
+        return ()
+    return tuple(
+        (key, float(value))
+        for key in ROPE_PARAM_KEYS
+        if isinstance(value := scaling.get(key), int | float) and not isinstance(value, bool)
+    )

@@ -61,10 +61,13 @@ class ModelSpec:
     expert_ffn: int | None = None
     shared_experts: int = 0
     moe_layers: int = 0
-    approximate: bool = False  # architecture derived from a parameter count only
+    approximate: bool = False  # architecture derived from a parameter count only (not a config.json's shape)
     rope_theta: float | None = None  # RoPE base frequency (config.json rope_theta / rotary_emb_base); None: unstated
     # config.json rope_scaling: its rope_type ("llama3", "yarn", …) and factor; None: no scaling stated
     rope_scaling: tuple[str, float] | None = None
+    # rope_scaling's other numbers as (key, value) pairs, sorted: YaRN's mscale, mscale_all_dim, beta_fast, beta_slow,
+    # original_max_position_embeddings (DeepSeek-V2/V3 config.json); empty: none stated
+    rope_params: tuple[tuple[str, float], ...] = ()
     norm_eps: float | None = None  # config.json rms_norm_eps / layer_norm_epsilon / layer_norm_eps; None: unstated
     hf_repo: str | None = None  # the Hugging Face repository of the weights and tokenizer; None: unknown
     family: str | None = None  # config.json model_type ("llama", "gemma", "deepseek_v3"…); None: given by its shape

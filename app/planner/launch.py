@@ -35,8 +35,9 @@ and for LoRA/QLoRA the adapter settings. Keys come from each tool's documentatio
   fine-tune loads the converted checkpoint (--load, --finetune: iteration 0, no optimizer or RNG
   state) and saves elsewhere (--save, --save-interval from the estimator's checkpoint interval); the
   tokenizer is HuggingFaceTokenizer with the model's repository; data is a --data-path placeholder
-  with --split; --train-iters = tokens ÷ (global batch × sequence length); AdamW with a cosine
-  schedule (SCHEDULES). LoRA through Megatron-Bridge's PEFT (`LoRA(dim, alpha, dropout,
+  with --split; --train-iters = tokens ÷ (global batch × sequence length); the optimizer the estimate
+  sized (--optimizer adam | sgd: TRAINER_OPTIM and its neighbours name it per tool) with a cosine schedule
+  (SCHEDULES). LoRA through Megatron-Bridge's PEFT (`LoRA(dim, alpha, dropout,
   target_modules)` on linear_qkv, linear_proj, linear_fc1, linear_fc2; MLA's own projections for DeepSeek).
   Per family: --qk-layernorm (Qwen3, DeepSeek), --multi-latent-attention with its ranks, --moe-layer-freq and
   the router flags (DeepSeek); families Megatron's arguments cannot build never reach here (data/stacks.json).
@@ -51,11 +52,22 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import Any, cast
 
-from app.estimator.specs import LoraSpec, ModelSpec, Performance, Plan, Workload
-from app.estimator.vocabulary import ATTENTION_TARGETS, BF16_RUN_PRECISIONS, LORA_TARGETS, LORA_TASKS, MLP_TARGETS
+from app.estimator.params import count_params
+from app.estimator.performance import compute_precision
+from app.estimator.specs import GpuSpec, LoraSpec, MemoryBreakdown, ModelSpec, Performance, Plan, Workload
+from app.estimator.vocabulary import (
+    ATTENTION_TARGETS,
+    BF16_RUN_PRECISIONS,
+    BYTES_PER_ELEMENT,
+    LORA_TARGETS,
+    LORA_TASKS,
+    MLP_TARGETS,
+    Optimizer,
+    Precision,
+)
 from app.planner.stacks import Stack, flavor
 
 # LoRA target names: ours → Hugging Face Llama module names (PEFT) / Megatron-Core linear layers.
@@ -138,13 +150,66 @@ SCHEDULES = {
     "lora": Schedule(2e-4, 0.03),  # QLoRA's 2e-4 for 7B-13B adapters (Dettmers et al. 2023, App. B.2), ratio 0.03
     "qlora": Schedule(2e-4, 0.03),
 }
+GIB_BYTES = 1024**3
 PRETRAIN_WARMUP_ITERS = 2000  # Llama 2's warm-up (§2.2); a shorter run warms up over its first 3 %
 MIN_LR_RATIO = 0.1  # cosine decay to 10 % of the peak (Llama 2 §2.2)
 # Megatron-LM examples/gpt3/train_gpt3_175b_distributed.sh: train / validation / test shares of the data
 MEGATRON_SPLIT = "949,50,1"
 # Megatron's --use-rope-scaling applies the llama3 frequency scaling (low 1, high 4, original 8,192 positions);
-# config.json's other rope types (yarn, linear, dynamic…) have no such flag.
+# config.json's other rope types (linear, dynamic…) have no such flag. YaRN has flags for multi-latent attention
+# only (MEGATRON_MLA_YARN).
 MEGATRON_ROPE_SCALING = "llama3"
+MEGATRON_YARN = "yarn"
+# Megatron-LM core_v0.15.3 arguments.py `_add_mla_args`: --rotary-scaling-factor (default 1.0), --mscale (1.0),
+# --mscale-all-dim (0.0) feed MLATransformerConfig (megatron/core/transformer/transformer_config.py), whose YaRN
+# rope is the default for MLA; config.json key -> flag.
+MEGATRON_MLA_YARN = {"mscale": "--mscale", "mscale_all_dim": "--mscale-all-dim"}
+# MLATransformerConfig's YaRN fields no argument sets (original_max_position_embeddings 4096, beta_fast 32,
+# beta_slow 1): a model stating other values needs them set in the model provider.
+MEGATRON_MLA_YARN_FIXED = {"original_max_position_embeddings": 4096.0, "beta_fast": 32.0, "beta_slow": 1.0}
+
+# The optimizer the estimate sized (Workload.optimizer), as each tool names it. A stack without an entry cannot
+# express it (the support matrix never chooses it then; `expresses`).
+# - Hugging Face Trainer `TrainingArguments.optim` (transformers training_args.py OptimizerNames; trainer.py
+#   get_optimizer_cls_and_kwargs: adamw_torch = torch.optim.AdamW, adamw_bnb_8bit = bitsandbytes 8-bit AdamW,
+#   lion_32bit = bitsandbytes Lion, sgd = torch.optim.SGD, adafactor = transformers' Adafactor).
+TRAINER_OPTIM: dict[Optimizer, str] = {
+    "adamw": "adamw_torch",
+    "adamw_8bit": "adamw_bnb_8bit",
+    "lion": "lion_32bit",
+    "sgd": "sgd",
+    "adafactor": "adafactor",
+}
+# - DeepSpeed ds_config `optimizer.type` (deepspeed/runtime/engine.py `_configure_basic_optimizer`): AdamW and
+#   Lion are its own, with a CPU implementation under ZeRO-Offload (DeepSpeedCPUAdam, DeepSpeedCPULion); any
+#   other name is looked up in torch.optim (SGD; Adafactor from torch 2.5). bitsandbytes' 8-bit AdamW has none.
+DEEPSPEED_OPTIMIZER: dict[Optimizer, str] = {"adamw": "AdamW", "lion": "Lion", "sgd": "SGD", "adafactor": "Adafactor"}
+# engine.py `_configure_optimizer` refuses a client (Trainer-built) optimizer under ZeRO-Offload unless it is
+# DeepSpeedCPUAdam / DeepSpeedCPULion or the config sets "zero_force_ds_cpu_optimizer": false.
+DEEPSPEED_CPU_OPTIMIZERS: frozenset[Optimizer] = frozenset({"adamw", "lion"})
+# bitsandbytes' 8-bit optimizer steps CUDA tensors: it cannot step the CPU partitions of ZeRO-Offload.
+NO_CPU_STEP: frozenset[Optimizer] = frozenset({"adamw_8bit"})
+# - Megatron-LM core_v0.15.3 arguments.py `--optimizer` choices ['adam', 'sgd'] (megatron/core/optimizer: adam is
+#   Transformer Engine's FusedAdam with decoupled weight decay, i.e. AdamW; sgd is FusedSGD with --sgd-momentum).
+MEGATRON_OPTIMIZER: dict[Optimizer, str] = {"adamw": "adam", "sgd": "sgd"}
+MEGATRON_SGD_MOMENTUM = 0.9  # arguments.py --sgd-momentum default; the estimate counts its momentum buffer
+# - torchtitan v0.2.2 torchtitan/components/optimizer.py `build_optimizers`: {"Adam", "AdamW"}, anything else
+#   raises NotImplementedError.
+TORCHTITAN_OPTIMIZER: dict[Optimizer, str] = {"adamw": "AdamW"}
+# - torchtune recipes instantiate `optimizer._component_` by import path (torchtune/config/_instantiate.py): torch's
+#   AdamW, SGD and Adafactor (torch >= 2.5), bitsandbytes' AdamW8bit and Lion.
+TORCHTUNE_OPTIMIZER: dict[Optimizer, str] = {
+    "adamw": "torch.optim.AdamW",
+    "adamw_8bit": "bitsandbytes.optim.AdamW8bit",
+    "lion": "bitsandbytes.optim.Lion",
+    "sgd": "torch.optim.SGD",
+    "adafactor": "torch.optim.Adafactor",
+}
+
+# Megatron-LM examples/llama/train_llama3_8b_h100_fp8.sh: FP8 through Transformer Engine (the default
+# --transformer-impl) in a --bf16 run, E4M3 forward / E5M2 backward ("hybrid") with delayed scaling over a
+# 1,024-step amax history. --fp8-param-gather (fp8 weights) is left out: the estimate counts 16-bit weights.
+MEGATRON_FP8 = ["--fp8-format hybrid", "--fp8-amax-history-len 1024", "--fp8-amax-compute-algo max"]
 
 
 def accumulation_steps(plan: Plan, global_batch: int) -> int:
@@ -237,15 +302,19 @@ def bnb_config(workload: Workload) -> dict[str, Any]:
     }
 
 
-def deepspeed_config(workload: Workload, plan: Plan, global_batch: int) -> dict[str, Any]:
-    """ds_config.json. The data-parallel size DeepSpeed divides by is plan.dp (world / pp)."""
+def deepspeed_config(
+    workload: Workload, plan: Plan, global_batch: int, *, gather_on_save: bool = True
+) -> dict[str, Any]:
+    """ds_config.json. The data-parallel size DeepSpeed divides by is plan.dp (world / pp). `gather_on_save`:
+    whether rank 0 may gather the whole 16-bit model into its host RAM at each save (ZeRO-3;
+    `consolidated_save_fits`)."""
     zero: dict[str, Any] = {"stage": plan.zero_stage, "overlap_comm": True, "contiguous_gradients": True}
     if plan.offload != "none":
         zero["offload_optimizer"] = {"device": "cpu", "pin_memory": True}
     if plan.offload == "optimizer_and_params":
         zero["offload_param"] = {"device": "cpu", "pin_memory": True}
     if plan.zero_stage == 3:
-        zero["stage3_gather_16bit_weights_on_model_save"] = True
+        zero["stage3_gather_16bit_weights_on_model_save"] = gather_on_save
     steps = accumulation_steps(plan, global_batch)
     config: dict[str, Any] = {
         "train_batch_size": plan.dp * plan.micro_batch * steps,
@@ -260,7 +329,39 @@ def deepspeed_config(workload: Workload, plan: Plan, global_batch: int) -> dict[
         config["fp16"] = {"enabled": True, "loss_scale": 0}
     if plan.pp > 1:
         config["pipeline"] = {"activation_checkpoint_interval": 1 if plan.recompute == "full" else 0}
+    config |= _deepspeed_optimizer(workload, plan)
     return config
+
+
+def _deepspeed_optimizer(workload: Workload, plan: Plan) -> dict[str, Any]:
+    """ds_config's optimizer keys. Under the Hugging Face Trainer (pp = 1) the Trainer builds the optimizer named
+    by `optim` when ds_config has no "optimizer" block (transformers integrations/deepspeed.py
+    `deepspeed_optim_sched`: trainer.create_optimizer(), zero_allow_untested_optimizer set); ZeRO-Offload wants
+    DeepSpeed's own CPU optimizer, so AdamW and Lion are named in ds_config there with "auto" values the Trainer
+    fills from its arguments (HfTrainerDeepSpeedConfig.trainer_config_process), and a torch optimizer is allowed
+    with zero_force_ds_cpu_optimizer false. A PipelineModule (pp > 1) has no Trainer: ds_config names it."""
+    optimizer = workload.optimizer
+    name = DEEPSPEED_OPTIMIZER.get(optimizer)
+    if plan.pp > 1:
+        return {} if name is None else {"optimizer": {"type": name, "params": _optimizer_params(workload)}}
+    if plan.offload == "none":
+        return {}
+    if optimizer in DEEPSPEED_CPU_OPTIMIZERS and name is not None:
+        params = {"lr": "auto", "betas": "auto", "weight_decay": "auto"} | (
+            {"eps": "auto"} if optimizer == "adamw" else {}
+        )
+        return {"optimizer": {"type": name, "params": params}}  # Lion takes no eps (deepspeed/ops/lion)
+    return {"zero_force_ds_cpu_optimizer": False}
+
+
+def _optimizer_params(workload: Workload) -> dict[str, Any]:
+    """The schedule's peak rate and the optimizer's own settings (SCHEDULES: AdamW betas 0.9 / 0.95, decay 0.1)."""
+    lr = SCHEDULES.get(workload.task, SCHEDULES["full_finetune"]).lr
+    if workload.optimizer in ("adamw", "lion"):
+        return {"lr": lr, "betas": [0.9, 0.95], "weight_decay": 0.1}
+    if workload.optimizer == "sgd":
+        return {"lr": lr, "momentum": MEGATRON_SGD_MOMENTUM}
+    return {"lr": lr}
 
 
 @dataclass(frozen=True)
@@ -275,6 +376,7 @@ class Job:
     gpus_per_node: int
     global_batch: int
     performance: Performance | None
+    memory: MemoryBreakdown | None = None  # the plan's per-GPU breakdown: host RAM used and left on a node
 
     def world(self) -> dict[str, Any]:
         return {"world_size": self.nodes * self.gpus_per_node, "data_parallel_size": self.plan.dp}
@@ -286,27 +388,91 @@ class Job:
         )
 
 
+def consolidated_save_bytes(model: ModelSpec, workload: Workload) -> float:
+    """Host bytes rank 0 holds when DeepSpeed gathers the ZeRO-3 model for a save
+    (deepspeed/runtime/engine.py `_zero3_consolidated_16bit_state_dict`: layer by layer, `param.detach().cpu()` into
+    one state_dict on rank 0, frozen weights included unless excluded, which the Trainer does not ask): every
+    parameter in the dtype ZeRO-3 holds it, the training dtype (bf16 for fp8 runs, whose weights stay bf16; fp32 for a
+    pure fp32 run), QLoRA's base as NF4 packed two values a byte into its quant storage."""
+    params = count_params(model).total
+    if workload.task == "qlora":
+        return params * 0.5
+    return params * BYTES_PER_ELEMENT["bf16" if workload.precision == "fp8" else workload.precision]
+
+
+def consolidated_save_fits(job: Job) -> bool:
+    """Whether the gathered 16-bit model fits in the host RAM the plan leaves free on node 0 (rank 0's node): the
+    estimate's host figure per node (offloaded states, pinned buffers) against the node's limit after the reserve
+    (app/estimator/memory.py host_ram_limit). Unknown host RAM or no estimate: assumed to fit, DeepSpeed's usual
+    setting."""
+    memory = job.memory
+    if job.plan.zero_stage != 3 or memory is None or memory.host_ram_limit is None:
+        return True
+    return memory.host_ram + consolidated_save_bytes(job.model, job.workload) <= memory.host_ram_limit
+
+
 def _deepspeed(job: Job) -> dict[str, Any]:
     model, workload, plan = job.model, job.workload, job.plan
+    gather = consolidated_save_fits(job)
     out: dict[str, Any] = {
         "command": f"deepspeed --num_nodes {job.nodes} --num_gpus {job.gpus_per_node} train.py "
         "--deepspeed ds_config.json",
         **job.world(),
-        "ds_config": deepspeed_config(workload, plan, job.global_batch),
+        "ds_config": deepspeed_config(workload, plan, job.global_batch, gather_on_save=gather),
     }
     if plan.pp > 1:
         out["pipeline_module"] = {"num_stages": plan.pp, "partition_method": "type:DecoderLayer"}
     else:
-        out["trainer"] = {
-            "gradient_checkpointing": plan.recompute == "full",
-            "bf16": workload.precision in BF16_RUN_PRECISIONS,
-            "fp16": workload.precision == "fp16",
-        }
+        out["trainer"] = _trainer_arguments(workload, plan)
     if workload.task in LORA_TASKS:
         out["peft"] = peft_config(workload, model)
     if workload.task == "qlora":
         out["quantization"] = bnb_config(workload)
+    notes = _deepspeed_notes(job, gather)
+    if notes:
+        out["notes"] = notes
     return out
+
+
+def _trainer_arguments(workload: Workload, plan: Plan) -> dict[str, Any]:
+    """Hugging Face TrainingArguments: recompute, dtype, and the optimizer the estimate sized (`optim`) with the
+    schedule's rate; ds_config's "auto" optimizer values are filled from these."""
+    schedule = SCHEDULES.get(workload.task, SCHEDULES["full_finetune"])
+    arguments: dict[str, Any] = {
+        "gradient_checkpointing": plan.recompute == "full",
+        "bf16": workload.precision in BF16_RUN_PRECISIONS,
+        "fp16": workload.precision == "fp16",
+        "optim": TRAINER_OPTIM[workload.optimizer],
+        "learning_rate": schedule.lr,
+        "weight_decay": 0.1,
+        "lr_scheduler_type": "cosine",
+        "warmup_ratio": schedule.warmup_fraction,
+        "max_grad_norm": 1.0,
+    }
+    if workload.optimizer in ("adamw", "adamw_8bit", "lion"):
+        arguments |= {"adam_beta1": 0.9, "adam_beta2": 0.95}  # the Trainer passes them as these optimizers' betas
+    return arguments
+
+
+def _deepspeed_notes(job: Job, gather: bool) -> list[str]:
+    notes = []
+    if not gather:
+        size = consolidated_save_bytes(job.model, job.workload) / GIB_BYTES
+        memory = job.memory
+        free = (memory.host_ram_limit or 0.0) - memory.host_ram if memory is not None else 0.0
+        notes.append(
+            f"stage3_gather_16bit_weights_on_model_save is false: gathering the whole model ({size:,.0f} GiB) into "
+            f"rank 0's host RAM at each save would not fit in the {max(0.0, free) / GIB_BYTES:,.0f} GiB the plan "
+            "leaves free on node 0. The Trainer then saves the checkpoint as ZeRO shards (DeepSpeed save_checkpoint); "
+            "convert it after training with the zero_to_fp32.py script DeepSpeed writes into the checkpoint folder "
+            "(python zero_to_fp32.py <checkpoint_dir> <output_dir> --safe_serialization)."
+        )
+    if job.workload.optimizer == "sgd" and job.plan.pp == 1:
+        notes.append(
+            "The Trainer's sgd is torch.optim.SGD without momentum (transformers get_optimizer_cls_and_kwargs); the "
+            "estimate counts a momentum buffer, so it holds less than sized."
+        )
+    return notes
 
 
 def _fsdp(job: Job) -> dict[str, Any]:
@@ -346,7 +512,13 @@ def _torchtune(workload: Workload, plan: Plan, global_batch: int) -> dict[str, A
         "enable_activation_checkpointing": plan.recompute == "full",
         "fsdp_cpu_offload": plan.offload != "none",
         "dtype": "bf16" if workload.precision in BF16_RUN_PRECISIONS else workload.precision,
+        "optimizer": _torchtune_optimizer(workload),
     }
+
+
+def _torchtune_optimizer(workload: Workload) -> dict[str, Any]:
+    params = {k: v for k, v in _optimizer_params(workload).items() if k != "betas" or workload.optimizer != "lion"}
+    return {"_component_": TORCHTUNE_OPTIMIZER[workload.optimizer], **params}
 
 
 def torchtitan_config(
@@ -392,7 +564,8 @@ def torchtitan_config(
     }
     iters = train_iters(workload, global_batch)
     schedule = SCHEDULES.get(workload.task, SCHEDULES["full_finetune"])
-    config["optimizer"] = {"name": "AdamW", "lr": schedule.lr, "weight_decay": 0.1, "beta1": 0.9, "beta2": 0.95}
+    name = TORCHTITAN_OPTIMIZER[workload.optimizer]
+    config["optimizer"] = {"name": name, "lr": schedule.lr, "weight_decay": 0.1, "beta1": 0.9, "beta2": 0.95}
     config["lr_scheduler"] = {"decay_type": "cosine", "min_lr_factor": MIN_LR_RATIO}
     checkpoint: dict[str, Any] = {"enable": True, "folder": f"{_slug(model)}-{workload.task.replace('_', '-')}"}
     if iters is not None:
@@ -403,8 +576,19 @@ def torchtitan_config(
         checkpoint |= {"initial_load_in_hf": True, "initial_load_model_only": True}
     config["checkpoint"] = checkpoint
     if workload.precision == "fp8":
-        config["model"]["converters"] = ["quantize.linear.float8"]  # torchtitan docs/float8.md
+        config |= _torchtitan_float8(shard > 1)
+        config["model"]["converters"] = ["quantize.linear.float8"]
     return config
+
+
+def _torchtitan_float8(sharded: bool) -> dict[str, Any]:
+    """torchtitan v0.2.2 float8 training (docs/float8.md, torchtitan/components/quantization/float8.py): the
+    quantize.linear.float8 converter swaps nn.Linear for torchao's Float8Linear, tensorwise scaling by default;
+    with FSDP sharding it all-gathers the weights in float8 and precomputes their scales in one all-reduce;
+    torch.compile fuses the casts ("required for competitive performance"). The converter raises below SM89, so it
+    is only emitted where the GPU runs fp8 (`launch_configs`)."""
+    float8 = {"enable_fsdp_float8_all_gather": True, "precompute_float8_dynamic_scale_for_fsdp": True}
+    return {"quantize": {"linear": {"float8": float8 if sharded else {}}}, "compile": {"enable": True}}
 
 
 def megatron_args(
@@ -450,7 +634,7 @@ def _megatron_parallel_args(model: ModelSpec, workload: Workload, plan: Plan, gl
     elif workload.precision == "fp16":
         args.append("--fp16")
     if workload.precision == "fp8":
-        args.append("--fp8-format hybrid")
+        args += MEGATRON_FP8
     return args
 
 
@@ -477,15 +661,19 @@ def _megatron_run_args(
     if iters is not None:
         args += [f"--train-iters {iters}", f"--save-interval {save_interval(iters, performance)}"]
     schedule = SCHEDULES.get(workload.task, SCHEDULES["full_finetune"])
+    optimizer = MEGATRON_OPTIMIZER[workload.optimizer]
     args += [
+        f"--optimizer {optimizer}",
         f"--lr {schedule.lr:g}",
         f"--min-lr {schedule.lr * MIN_LR_RATIO:g}",
         "--lr-decay-style cosine",
         "--weight-decay 0.1",
         "--clip-grad 1.0",
-        "--adam-beta1 0.9",
-        "--adam-beta2 0.95",
     ]
+    if optimizer == "adam":
+        args += ["--adam-beta1 0.9", "--adam-beta2 0.95"]
+    else:
+        args.append(f"--sgd-momentum {MEGATRON_SGD_MOMENTUM:g}")
     if workload.task == "pretrain" and iters is not None:
         args.append(f"--lr-warmup-iters {warmup_steps(workload, iters)}")
     else:
@@ -504,6 +692,7 @@ def _architecture_args(model: ModelSpec) -> list[str]:
             args.append(f"--rotary-base {model.rope_theta:.0f}")
         if model.rope_scaling is not None and model.rope_scaling[0] == MEGATRON_ROPE_SCALING:
             args += ["--use-rope-scaling", f"--rope-scaling-factor {model.rope_scaling[1]:g}"]
+        args += _mla_yarn_args(model)
     if model.norm_eps is not None:  # Megatron's default is 1e-5; Qwen and Gemma use 1e-6
         args.append(f"--norm-epsilon {model.norm_eps:g}")
     if model.mlp == "swiglu":
@@ -563,6 +752,21 @@ DEEPSEEK_ROUTER = {
         "--moe-router-topk-scaling-factor 2.5",
     ],
 }
+
+
+def _mla_yarn(model: ModelSpec) -> bool:
+    """Whether Megatron's MLA YaRN flags express the model's RoPE scaling."""
+    return model.mla is not None and model.rope_scaling is not None and model.rope_scaling[0] == MEGATRON_YARN
+
+
+def _mla_yarn_args(model: ModelSpec) -> list[str]:
+    """YaRN for multi-latent attention, as Megatron-LM's conf/deepseek-ai/DeepSeek-V2-Lite.sh and DeepSeek-R1.sh
+    pass it: the factor and config.json's mscale / mscale_all_dim (arguments.py defaults 1.0 / 1.0 / 0.0 differ)."""
+    if not _mla_yarn(model) or model.rope_scaling is None:
+        return []
+    params = dict(model.rope_params)
+    args = [f"--rotary-scaling-factor {model.rope_scaling[1]:g}"]
+    return args + [f"{flag} {params[key]:g}" for key, flag in MEGATRON_MLA_YARN.items() if key in params]
 
 
 def _mla_args(mla: tuple[int, int, int, int, int]) -> list[str]:
@@ -628,12 +832,35 @@ def _megatron_notes(model: ModelSpec, workload: Workload, global_batch: int) -> 
     )
     if train_iters(workload, global_batch) is None:
         notes.append("No token count was given: add --train-iters (tokens ÷ (global batch × sequence length)).")
-    if model.rope_scaling is not None and model.rope_scaling[0] != MEGATRON_ROPE_SCALING:
+    fixed = {k: v for k, v in model.rope_params if k in MEGATRON_MLA_YARN_FIXED and MEGATRON_MLA_YARN_FIXED[k] != v}
+    if _mla_yarn(model) and fixed:
+        stated = ", ".join(f"{k} {v:g}" for k, v in fixed.items())
+        notes.append(
+            f"config.json's YaRN states {stated}; Megatron-LM's arguments set no such field "
+            "(MLATransformerConfig keeps original_max_position_embeddings 4096, beta_fast 32, beta_slow 1): set it in "
+            "the model provider."
+        )
+    elif model.rope_scaling is not None and model.rope_scaling[0] != MEGATRON_ROPE_SCALING and not _mla_yarn(model):
         notes.append(
             f"config.json scales RoPE the {model.rope_scaling[0]} way (factor {model.rope_scaling[1]:g}); "
             "Megatron-LM's arguments have no flag for it: set it in the model provider."
         )
     return notes
+
+
+def optimizer_name(stack: Stack, workload: Workload, plan: Plan) -> str | None:
+    """The stack's name for the optimizer the estimate sized, None where the stack cannot run it: torchtitan has
+    AdamW only, Megatron-LM AdamW and SGD; under ZeRO-Offload the optimizer must step on the CPU."""
+    optimizer = workload.optimizer
+    if stack == "megatron":
+        return MEGATRON_OPTIMIZER.get(optimizer)
+    if stack == "fsdp":
+        return (TORCHTUNE_OPTIMIZER if workload.task in LORA_TASKS else TORCHTITAN_OPTIMIZER).get(optimizer)
+    if plan.pp > 1:
+        return DEEPSPEED_OPTIMIZER.get(optimizer)
+    if plan.offload != "none" and optimizer in NO_CPU_STEP:
+        return None
+    return TRAINER_OPTIM.get(optimizer)
 
 
 def launch_configs(
@@ -646,12 +873,19 @@ def launch_configs(
     global_batch: int,
     *,
     performance: Performance | None = None,
+    gpu: GpuSpec | None = None,
+    memory: MemoryBreakdown | None = None,
 ) -> dict[str, Any]:
-    """{stack: its configuration} for the stack that runs the plan (empty for none). `performance` (the plan's
-    estimate) sets how often a run saves its checkpoint."""
-    if stack is None:
+    """{stack: its configuration} for the stack that runs the plan (empty for none, or where the stack cannot
+    express the workload's optimizer: `optimizer_name`). `performance` (the plan's estimate) sets how often a run
+    saves its checkpoint; `gpu` decides the precision that really runs (the estimator's `compute_precision`: fp8 on a
+    GPU without an fp8 peak runs as bf16, and its launch asks for none); `memory` (the plan's breakdown) whether a
+    ZeRO-3 save may gather the model into rank 0's host RAM."""
+    if stack is None or optimizer_name(stack, workload, plan) is None:
         return {}
-    job = Job(model, workload, plan, nodes, gpus_per_node, global_batch, performance)
+    if gpu is not None:
+        workload = replace(workload, precision=cast(Precision, compute_precision(gpu, workload.precision)))
+    job = Job(model, workload, plan, nodes, gpus_per_node, global_batch, performance, memory)
     return {stack: BUILDERS[stack](job)}
 
 

@@ -470,7 +470,16 @@ def _option(
         hours=hours,
         warnings=warnings,
         launch=launch_configs(
-            stack, model, workload, best.plan, config.nodes, config.cards_per_node, global_batch, performance=perf
+            stack,
+            model,
+            workload,
+            best.plan,
+            config.nodes,
+            config.cards_per_node,
+            global_batch,
+            performance=perf,
+            gpu=offer.gpu,
+            memory=memory,
         ),
         availability=_availability(offer, config, region),
         stack=stack,

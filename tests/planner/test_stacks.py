@@ -28,6 +28,8 @@ DS_TOP_KEYS = {
     "bf16",
     "fp16",
     "pipeline",
+    "optimizer",  # DeepSpeed config docs "Optimizer Parameters" (type, params)
+    "zero_force_ds_cpu_optimizer",  # deepspeed/runtime/constants.py ZERO_FORCE_DS_CPU_OPTIMIZER
 }
 DS_ZERO_KEYS = {
     "stage",

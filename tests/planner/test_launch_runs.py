@@ -1,0 +1,213 @@
+"""Launch blocks run what the estimate sized: its optimizer, the precision the GPU really runs, the model's own RoPE
+and norm constants, and a ZeRO-3 save that fits in host RAM.
+
+Before: every launch named AdamW whatever optimizer was sized (and the memory assumption said "16 B/param for
+AdamW" for SGD); an A100 fp8 request got Megatron's --fp8-format (Transformer Engine refuses fp8 below SM89) while
+torchtitan's fp8 block had no float8 settings; DeepSeek's Megatron arguments had no YaRN or norm epsilon and its
+presets were flagged "derived from a parameter count"; a 405B ZeRO-3 offload plan gathered the whole 16-bit model
+into rank 0's host RAM at each save.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from app.estimator.hardware import get_gpu
+from app.estimator.memory import MASTER_BYTES, STATE_FP32_BYTES, estimate_memory, memory_breakdown
+from app.estimator.params import count_params
+from app.estimator.presets import get_preset
+from app.estimator.specs import Cluster, LoraSpec, Plan, Workload
+from app.planner.launch import (
+    DEEPSPEED_OPTIMIZER,
+    MEGATRON_OPTIMIZER,
+    TORCHTITAN_OPTIMIZER,
+    TORCHTUNE_OPTIMIZER,
+    TRAINER_OPTIM,
+    consolidated_save_bytes,
+    launch_configs,
+    optimizer_name,
+)
+from app.planner.stacks import STACKS
+from tests.planner.test_launch_schemas import TORCHTITAN_KEYS, _dotted, _parsed
+
+GIB = 1024**3
+OPTIMIZERS = ("adamw", "adamw_8bit", "lion", "sgd", "adafactor")
+
+
+def _full(optimizer: str = "adamw", precision: str = "bf16") -> Workload:
+    return Workload(task="full_finetune", seq_len=4096, tokens=1e9, optimizer=optimizer, precision=precision)  # type: ignore[arg-type]
+
+
+def _launch(stack: str, preset: str, workload: Workload, plan: Plan, **kw: Any) -> dict[str, Any]:
+    model = get_preset(preset).model
+    nodes = max(1, plan.gpus // 8)
+    return launch_configs(stack, model, workload, plan, nodes, min(8, plan.gpus), 256, **kw).get(stack, {})  # type: ignore[arg-type]
+
+
+# --- the optimizer ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("optimizer", ["sgd", "adafactor", "lion", "adamw_8bit"])
+def test_deepspeed_trainer_names_the_sized_optimizer(optimizer: str) -> None:
+    config = _launch("deepspeed", "llama-3.1-8b", _full(optimizer), Plan(dp=8, zero_stage=3))
+    assert config["trainer"]["optim"] == TRAINER_OPTIM[optimizer] != "adamw_torch"
+    assert "optimizer" not in config["ds_config"]  # the Trainer builds it (deepspeed_optim_sched)
+
+
+def test_deepspeed_offload_uses_deepspeeds_cpu_optimizer_or_allows_the_trainers() -> None:
+    plan = Plan(dp=8, zero_stage=3, offload="optimizer")
+    adamw = _launch("deepspeed", "llama-3.1-8b", _full("adamw"), plan)["ds_config"]
+    assert adamw["optimizer"]["type"] == "AdamW" and adamw["optimizer"]["params"]["lr"] == "auto"
+    sgd = _launch("deepspeed", "llama-3.1-8b", _full("sgd"), plan)
+    assert "optimizer" not in sgd["ds_config"] and sgd["ds_config"]["zero_force_ds_cpu_optimizer"] is False
+    assert sgd["trainer"]["optim"] == "sgd"
+    # bitsandbytes' 8-bit AdamW cannot step ZeRO-Offload's CPU partitions: no launch rather than a failing one
+    assert optimizer_name("deepspeed", _full("adamw_8bit"), plan) is None
+    assert _launch("deepspeed", "llama-3.1-8b", _full("adamw_8bit"), plan) == {}
+
+
+def test_deepspeed_pipeline_names_its_optimizer_in_ds_config() -> None:
+    config = _launch("deepspeed", "llama-3.1-8b", _full("sgd"), Plan(dp=4, pp=2, zero_stage=1))["ds_config"]
+    assert config["optimizer"]["type"] == "SGD" and config["optimizer"]["params"]["momentum"] == 0.9
+
+
+def test_megatron_sgd_launch_is_sgd() -> None:
+    args = _parsed(_launch("megatron", "llama-3.1-8b", _full("sgd"), Plan(dp=4, tp=2, zero_stage=1))["args"])
+    assert args["--optimizer"] == "sgd" and args["--sgd-momentum"] == "0.9"
+    assert "--adam-beta1" not in args
+    adam = _parsed(_launch("megatron", "llama-3.1-8b", _full(), Plan(dp=4, tp=2, zero_stage=1))["args"])
+    assert adam["--optimizer"] == "adam" and adam["--adam-beta2"] == "0.95"
+
+
+def test_fsdp_names_the_optimizer_torchtitan_or_torchtune_has() -> None:
+    titan = _launch("fsdp", "llama-3.1-8b", _full(), Plan(dp=8, zero_stage=3))["torchtitan"]
+    assert titan["optimizer"]["name"] == "AdamW"
+    # torchtitan's build_optimizers has Adam and AdamW only: an SGD workload gets no torchtitan launch
+    assert optimizer_name("fsdp", _full("sgd"), Plan(dp=8, zero_stage=3)) is None
+    assert _launch("fsdp", "llama-3.1-8b", _full("sgd"), Plan(dp=8, zero_stage=3)) == {}
+    lora = Workload(task="lora", seq_len=4096, tokens=1e8, lora=LoraSpec(), optimizer="sgd")
+    tune = _launch("fsdp", "llama-3.1-8b", lora, Plan(dp=8))["torchtune"]
+    assert tune["optimizer"]["_component_"] == "torch.optim.SGD" and tune["optimizer"]["momentum"] == 0.9
+
+
+@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize("optimizer", OPTIMIZERS)
+def test_each_stack_either_names_the_optimizer_or_emits_nothing(stack: str, optimizer: str) -> None:
+    """The mapping per stack: a launch exists exactly where the stack has a name for the optimizer, and the name it
+    carries is that one."""
+    preset = "llama-3.1-8b"
+    plan = Plan(dp=8, zero_stage=3) if stack != "megatron" else Plan(dp=4, tp=2, zero_stage=1)
+    workload = _full(optimizer)
+    name = optimizer_name(stack, workload, plan)  # type: ignore[arg-type]
+    config = _launch(stack, preset, workload, plan)
+    tables = {"deepspeed": TRAINER_OPTIM, "fsdp": TORCHTITAN_OPTIMIZER, "megatron": MEGATRON_OPTIMIZER}
+    assert name == tables[stack].get(optimizer)  # type: ignore[call-overload]
+    assert bool(config) == (name is not None)
+    if name is None:
+        return
+    carried = {
+        "deepspeed": lambda c: c["trainer"]["optim"],
+        "fsdp": lambda c: c["torchtitan"]["optimizer"]["name"],
+        "megatron": lambda c: _parsed(c["args"])["--optimizer"],
+    }[stack](config)
+    assert carried == name
+    assert set(DEEPSPEED_OPTIMIZER) <= set(TRAINER_OPTIM) and set(TORCHTITAN_OPTIMIZER) <= set(TORCHTUNE_OPTIMIZER)
+
+
+@pytest.mark.parametrize("optimizer", ["sgd", "adafactor", "adamw"])
+def test_memory_assumption_states_the_sized_optimizers_bytes(optimizer: str) -> None:
+    model = get_preset("llama-3.1-8b").model
+    cluster = Cluster(gpu=get_gpu("h100-80g-sxm"), gpus_per_node=8)
+    estimate = estimate_memory(model, _full(optimizer), Plan(dp=8, zero_stage=3), cluster)
+    line = next(a for a in estimate.assumptions if a.startswith("Mixed precision"))
+    expected = 2 + 2 + MASTER_BYTES + STATE_FP32_BYTES[optimizer]
+    assert f"({expected:g} B/param" in line and optimizer in line
+    assert "16 B/param for AdamW" not in line
+
+
+# --- precision -----------------------------------------------------------------------------------------
+
+
+def test_a100_fp8_launches_ask_for_no_fp8() -> None:
+    a100, fp8 = get_gpu("a100-40g-sxm"), _full(precision="fp8")
+    args = _parsed(_launch("megatron", "llama-3.1-8b", fp8, Plan(dp=4, tp=2, zero_stage=1), gpu=a100)["args"])
+    assert "--bf16" in args and not any(flag.startswith("--fp8") for flag in args)
+    titan = _launch("fsdp", "llama-3.1-8b", fp8, Plan(dp=8, zero_stage=3), gpu=a100)["torchtitan"]
+    assert "converters" not in titan["model"] and "quantize" not in titan
+    assert titan["training"]["mixed_precision_param"] == "bfloat16"
+
+
+def test_h100_fp8_runs_float8_on_torchtitan_and_transformer_engine_on_megatron() -> None:
+    h100, fp8 = get_gpu("h100-80g-sxm"), _full(precision="fp8")
+    titan = _launch("fsdp", "llama-3.1-8b", fp8, Plan(dp=8, zero_stage=3), gpu=h100)["torchtitan"]
+    assert titan["model"]["converters"] == ["quantize.linear.float8"]
+    assert titan["quantize"]["linear"]["float8"]["enable_fsdp_float8_all_gather"] is True
+    assert titan["compile"]["enable"] is True
+    assert not _dotted(titan) - TORCHTITAN_KEYS
+    args = _parsed(_launch("megatron", "llama-3.1-8b", fp8, Plan(dp=4, tp=2, zero_stage=1), gpu=h100)["args"])
+    assert args["--fp8-format"] == "hybrid" and args["--fp8-amax-history-len"] == "1024" and "--bf16" in args
+    bf16 = _launch("fsdp", "llama-3.1-8b", _full(), Plan(dp=8, zero_stage=3), gpu=h100)["torchtitan"]
+    assert "quantize" not in bf16 and "converters" not in bf16["model"]
+
+
+# --- DeepSeek's RoPE and norm --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("preset", "mscale"), [("deepseek-v2-lite", "0.707"), ("deepseek-v3", "1")])
+def test_deepseek_megatron_args_carry_yarn_and_epsilon(preset: str, mscale: str) -> None:
+    config = _launch("megatron", preset, _full(), Plan(dp=4, tp=2, ep=4, zero_stage=1))
+    args = _parsed(config["args"])
+    # config.json: rope_scaling yarn factor 40 (mscale, mscale_all_dim), rms_norm_eps 1e-6; Megatron's defaults are
+    # 1.0 / 1.0 / 0.0 and 1e-5 (Megatron-LM examples/post_training/modelopt/conf/deepseek-ai/DeepSeek-V2-Lite.sh)
+    expected = {
+        "--rotary-scaling-factor": "40",
+        "--mscale": mscale,
+        "--mscale-all-dim": mscale,
+        "--norm-epsilon": "1e-06",
+        "--rotary-base": "10000",
+    }
+    assert {flag: args.get(flag, "absent") for flag in expected} == expected
+    assert not any("RoPE" in note for note in config["notes"])  # Megatron's MLA flags express this YaRN
+
+
+def test_shipped_deepseek_presets_are_not_flagged_as_derived_from_a_parameter_count() -> None:
+    model = get_preset("deepseek-v2-lite").model
+    cluster = Cluster(gpu=get_gpu("h100-80g-sxm"), gpus_per_node=8)
+    estimate = estimate_memory(model, _full(), Plan(dp=2, pp=4, zero_stage=1), cluster)  # pp: the trap path
+    assert "approximate_model" not in {w.code for w in estimate.warnings}
+    assert "MLA attention approximated" in get_preset("deepseek-v2-lite").note
+
+
+# --- the ZeRO-3 save ----------------------------------------------------------------------------------
+
+
+def _sku_cluster(nodes: int) -> Cluster:
+    # the 8x H100 80G SXM server of the catalog (app/catalog/seed_data.py): 2,048 GiB host RAM per node
+    return Cluster(gpu=get_gpu("h100-80g-sxm"), gpus_per_node=8, nodes=nodes, host_ram_gib=2048)
+
+
+def test_405b_zero3_offload_saves_zero_shards() -> None:
+    model = get_preset("llama-3.1-405b").model
+    workload = _full()
+    plan = Plan(dp=32, zero_stage=3, offload="optimizer_and_params", recompute="full")
+    memory = memory_breakdown(model, workload, plan, _sku_cluster(4))
+    assert memory.host_fits and memory.host_ram_limit is not None
+    gathered = consolidated_save_bytes(model, workload)
+    assert gathered == count_params(model).total * 2  # bf16 weights
+    assert memory.host_ram + gathered > memory.host_ram_limit  # the plan fits, the gathered save does not
+    config = launch_configs("deepspeed", model, workload, plan, 4, 8, 256, memory=memory)["deepspeed"]
+    assert config["ds_config"]["zero_optimization"]["stage3_gather_16bit_weights_on_model_save"] is False
+    assert any("zero_to_fp32.py" in note and "ZeRO shards" in note for note in config["notes"])
+
+
+def test_a_save_that_fits_keeps_the_16bit_gather() -> None:
+    model = get_preset("llama-3.1-8b").model
+    workload = _full()
+    plan = Plan(dp=8, zero_stage=3, offload="optimizer")
+    memory = memory_breakdown(model, workload, plan, _sku_cluster(1))
+    assert memory.host_ram > 0 and memory.host_ram + consolidated_save_bytes(model, workload) < GIB * 2048
+    config = launch_configs("deepspeed", model, workload, plan, 1, 8, 256, memory=memory)["deepspeed"]
+    assert config["ds_config"]["zero_optimization"]["stage3_gather_16bit_weights_on_model_save"] is True
+    assert "notes" not in config
