@@ -114,7 +114,7 @@ QUOTE = _examples(
             "months": 12,
             "addons": ["infiniband-400g"],
             "workload": {"model": {"preset": "llama-3-70b"}, "task": "full_finetune", "tokens": 2_000_000_000},
-            "plan": {"tp": 8, "pp": 2, "dp": 1, "recompute": "selective"},
+            "plan": {"tp": 8, "dp": 2, "zero_stage": 3, "recompute": "selective"},
             "customer": CUSTOMER,
         },
     ),

@@ -6,11 +6,10 @@ and for LoRA/QLoRA the adapter settings. Keys come from each tool's documentatio
 
 - DeepSpeed `ds_config.json` (deepspeed.readthedocs.io "DeepSpeed Configuration JSON"):
   train_batch_size = train_micro_batch_size_per_gpu × gradient_accumulation_steps × data-parallel
-  size, which DeepSpeed checks at start-up (the pipeline engine asserts the same over
-  `grid.data_parallel_size`, deepspeed/runtime/pipe/engine.py); zero_optimization.stage,
+  size, which DeepSpeed checks at start-up; zero_optimization.stage,
   offload_optimizer / offload_param {device, pin_memory}, overlap_comm, contiguous_gradients,
-  stage3_gather_16bit_weights_on_model_save; bf16 / fp16. Pipeline stages go to PipelineModule
-  (num_stages) and its activation checkpointing to `pipeline.activation_checkpoint_interval`.
+  stage3_gather_16bit_weights_on_model_save; bf16 / fp16. Data parallel only (the Trainer runs no
+  pipeline: data/stacks.json); the Trainer's gradient_checkpointing is the recompute.
   LoRA: PEFT `LoraConfig` (r, lora_alpha, lora_dropout, target_modules, bias, task_type); QLoRA:
   transformers `BitsAndBytesConfig` with NF4, double quantisation and `bnb_4bit_quant_storage`
   (PEFT docs: needed to shard the 4-bit weights under ZeRO-3).
@@ -37,14 +36,21 @@ and for LoRA/QLoRA the adapter settings. Keys come from each tool's documentatio
   tokenizer is HuggingFaceTokenizer with the model's repository; data is a --data-path placeholder
   with --split; --train-iters = tokens ÷ (global batch × sequence length); the optimizer the estimate
   sized (--optimizer adam | sgd: TRAINER_OPTIM and its neighbours name it per tool) with a cosine schedule
-  (SCHEDULES). LoRA through Megatron-Bridge's PEFT (`LoRA(dim, alpha, dropout,
-  target_modules)` on linear_qkv, linear_proj, linear_fc1, linear_fc2; MLA's own projections for DeepSeek).
+  (SCHEDULES).
   Per family: --qk-layernorm (Qwen3, DeepSeek), --multi-latent-attention with its ranks, --moe-layer-freq and
   the router flags (DeepSeek); families Megatron's arguments cannot build never reach here (data/stacks.json).
   PEFT target_modules are the family's transformers module names (HF_FAMILY_MODULES).
+- Megatron-Bridge for LoRA (NVIDIA-NeMo/Megatron-Bridge v0.6.0): scripts/training/run_recipe.py under torchrun
+  with `--recipe <model>_peft_config --mode lora` (the model's PEFT recipe, data/stacks.json peft_recipes),
+  `--dataset local-jsonl` and trailing KEY=VALUE ConfigContainer overrides (run_recipe.py COMMON_OVERRIDE_FIELDS
+  and the dataclass fields: model.* parallel sizes, sequence_parallel and recompute_* of Megatron-Core's
+  TransformerConfig; train.*; dataset.seq_length / dataset_root; checkpoint.pretrained_checkpoint, save,
+  save_interval; optimizer.lr / min_lr / use_distributed_optimizer; scheduler.lr_warmup_iters; peft.dim, alpha,
+  dropout, target_modules of megatron/bridge/peft/lora.py LoRA on linear_qkv, linear_proj, linear_fc1,
+  linear_fc2).
 
-tests/planner/test_launch_schemas.py checks every emitted Megatron flag and torchtitan key against the
-lists extracted from those files (tests/planner/data/, with their commits).
+tests/planner/test_launch_schemas.py checks every emitted Megatron flag, Megatron-Bridge override and torchtitan
+key against the lists extracted from those files (tests/planner/data/, with their commits).
 """
 
 from __future__ import annotations
@@ -68,7 +74,7 @@ from app.estimator.vocabulary import (
     Optimizer,
     Precision,
 )
-from app.planner.stacks import Stack, flavor
+from app.planner.stacks import Stack, flavor, peft_recipe
 
 # LoRA target names: ours → Hugging Face Llama module names (PEFT) / Megatron-Core linear layers.
 HF_MODULES = {
@@ -180,15 +186,10 @@ TRAINER_OPTIM: dict[Optimizer, str] = {
     "sgd": "sgd",
     "adafactor": "adafactor",
 }
-# - DeepSpeed ds_config `optimizer.type` (deepspeed/runtime/engine.py `_configure_basic_optimizer`): AdamW and
-#   Lion are its own, with a CPU implementation under ZeRO-Offload (DeepSpeedCPUAdam, DeepSpeedCPULion); any
-#   other name is looked up in torch.optim (SGD; Adafactor from torch 2.5). bitsandbytes' 8-bit AdamW has none.
-DEEPSPEED_OPTIMIZER: dict[Optimizer, str] = {"adamw": "AdamW", "lion": "Lion", "sgd": "SGD", "adafactor": "Adafactor"}
-# engine.py `_configure_optimizer` refuses a client (Trainer-built) optimizer under ZeRO-Offload unless it is
-# DeepSpeedCPUAdam / DeepSpeedCPULion or the config sets "zero_force_ds_cpu_optimizer": false.
-DEEPSPEED_CPU_OPTIMIZERS: frozenset[Optimizer] = frozenset({"adamw", "lion"})
-# bitsandbytes' 8-bit optimizer steps CUDA tensors: it cannot step the CPU partitions of ZeRO-Offload.
-NO_CPU_STEP: frozenset[Optimizer] = frozenset({"adamw_8bit"})
+# - DeepSpeed ds_config `optimizer.type` under ZeRO-Offload (deepspeed/runtime/engine.py `_configure_basic_optimizer`):
+#   AdamW and Lion select its CPU implementations (DeepSpeedCPUAdam, DeepSpeedCPULion); `_configure_optimizer`
+#   refuses a Trainer-built optimizer under offload, so the support matrix offers only these two there.
+DEEPSPEED_OPTIMIZER: dict[Optimizer, str] = {"adamw": "AdamW", "lion": "Lion"}
 # - Megatron-LM core_v0.15.3 arguments.py `--optimizer` choices ['adam', 'sgd'] (megatron/core/optimizer: adam is
 #   Transformer Engine's FusedAdam with decoupled weight decay, i.e. AdamW; sgd is FusedSGD with --sgd-momentum).
 MEGATRON_OPTIMIZER: dict[Optimizer, str] = {"adamw": "adam", "sgd": "sgd"}
@@ -305,8 +306,8 @@ def bnb_config(workload: Workload) -> dict[str, Any]:
 def deepspeed_config(
     workload: Workload, plan: Plan, global_batch: int, *, gather_on_save: bool = True
 ) -> dict[str, Any]:
-    """ds_config.json. The data-parallel size DeepSpeed divides by is plan.dp (world / pp). `gather_on_save`:
-    whether rank 0 may gather the whole 16-bit model into its host RAM at each save (ZeRO-3;
+    """ds_config.json. The data-parallel size DeepSpeed divides by is plan.dp (the world: data parallel only).
+    `gather_on_save`: whether rank 0 may gather the whole 16-bit model into its host RAM at each save (ZeRO-3;
     `consolidated_save_fits`)."""
     zero: dict[str, Any] = {"stage": plan.zero_stage, "overlap_comm": True, "contiguous_gradients": True}
     if plan.offload != "none":
@@ -327,31 +328,21 @@ def deepspeed_config(
         config["bf16"] = {"enabled": True}
     elif workload.precision == "fp16":
         config["fp16"] = {"enabled": True, "loss_scale": 0}
-    if plan.pp > 1:
-        config["pipeline"] = {"activation_checkpoint_interval": 1 if plan.recompute == "full" else 0}
     config |= _deepspeed_optimizer(workload, plan)
     return config
 
 
 def _deepspeed_optimizer(workload: Workload, plan: Plan) -> dict[str, Any]:
-    """ds_config's optimizer keys. Under the Hugging Face Trainer (pp = 1) the Trainer builds the optimizer named
-    by `optim` when ds_config has no "optimizer" block (transformers integrations/deepspeed.py
-    `deepspeed_optim_sched`: trainer.create_optimizer(), zero_allow_untested_optimizer set); ZeRO-Offload wants
-    DeepSpeed's own CPU optimizer, so AdamW and Lion are named in ds_config there with "auto" values the Trainer
-    fills from its arguments (HfTrainerDeepSpeedConfig.trainer_config_process), and a torch optimizer is allowed
-    with zero_force_ds_cpu_optimizer false. A PipelineModule (pp > 1) has no Trainer: ds_config names it."""
-    optimizer = workload.optimizer
-    name = DEEPSPEED_OPTIMIZER.get(optimizer)
-    if plan.pp > 1:
-        return {} if name is None else {"optimizer": {"type": name, "params": _optimizer_params(workload)}}
+    """ds_config's optimizer block. Under the Hugging Face Trainer the Trainer builds the optimizer named by `optim`
+    when ds_config has none (transformers integrations/deepspeed.py `deepspeed_optim_sched`: trainer.create_optimizer(),
+    zero_allow_untested_optimizer set); under ZeRO-Offload the support matrix runs DeepSpeed's own CPU optimizers only
+    (data/stacks.json offload_optimizers), named here with "auto" values the Trainer fills from its arguments
+    (HfTrainerDeepSpeedConfig.trainer_config_process)."""
     if plan.offload == "none":
         return {}
-    if optimizer in DEEPSPEED_CPU_OPTIMIZERS and name is not None:
-        params = {"lr": "auto", "betas": "auto", "weight_decay": "auto"} | (
-            {"eps": "auto"} if optimizer == "adamw" else {}
-        )
-        return {"optimizer": {"type": name, "params": params}}  # Lion takes no eps (deepspeed/ops/lion)
-    return {"zero_force_ds_cpu_optimizer": False}
+    optimizer = workload.optimizer
+    params = {"lr": "auto", "betas": "auto", "weight_decay": "auto"} | ({"eps": "auto"} if optimizer == "adamw" else {})
+    return {"optimizer": {"type": DEEPSPEED_OPTIMIZER[optimizer], "params": params}}  # Lion takes no eps
 
 
 def _optimizer_params(workload: Workload) -> dict[str, Any]:
@@ -419,11 +410,8 @@ def _deepspeed(job: Job) -> dict[str, Any]:
         "--deepspeed ds_config.json",
         **job.world(),
         "ds_config": deepspeed_config(workload, plan, job.global_batch, gather_on_save=gather),
+        "trainer": _trainer_arguments(workload, plan),
     }
-    if plan.pp > 1:
-        out["pipeline_module"] = {"num_stages": plan.pp, "partition_method": "type:DecoderLayer"}
-    else:
-        out["trainer"] = _trainer_arguments(workload, plan)
     if workload.task in LORA_TASKS:
         out["peft"] = peft_config(workload, model)
     if workload.task == "qlora":
@@ -783,24 +771,87 @@ def _mla_args(mla: tuple[int, int, int, int, int]) -> list[str]:
 
 def _megatron(job: Job) -> dict[str, Any]:
     model, workload = job.model, job.workload
-    out: dict[str, Any] = {
+    if workload.task == "lora":
+        return _bridge(job)
+    return {
         "command": job.torchrun("pretrain_gpt.py $(cat megatron_args.txt)"),
         **job.world(),
         "args": megatron_args(model, workload, job.plan, job.global_batch, job.performance),
         "notes": _megatron_notes(model, workload, job.global_batch),
     }
-    if workload.task == "lora":
-        lora = _lora(workload)
-        out["peft"] = {
-            "type": "lora",
-            "dim": lora.rank,
-            "alpha": _alpha(lora),
-            "dropout": lora.dropout,
-            "target_modules": lora_targets(lora, lambda t: _megatron_modules(model, t)),
-        }
-        out["command"] = job.torchrun("finetune.py")
-        out["recipe"] = "Megatron-Bridge fine-tuning recipe with the peft block below and the same parallel sizes"
+
+
+def _bridge(job: Job) -> dict[str, Any]:
+    """LoRA on Megatron: Megatron-Bridge's run_recipe.py with the model's PEFT recipe and KEY=VALUE overrides
+    (scripts/training/run_recipe.py at v0.6.0); the stack is only chosen for models with a recipe."""
+    model = job.model
+    recipe = peft_recipe("megatron", model)
+    name = recipe.recipe if recipe is not None else f"{_slug(model)}_peft_config"
+    return {
+        "command": job.torchrun(
+            f"scripts/training/run_recipe.py --recipe {name} --mode lora --dataset local-jsonl "
+            "$(cat bridge_overrides.txt)"
+        ),
+        **job.world(),
+        "recipe": name,
+        "overrides": bridge_overrides(job),
+        "notes": [
+            f"Put the training data as prompt-completion JSONL ('input', 'output') under /data/{_slug(model)} "
+            "(dataset.dataset_root). checkpoint.pretrained_checkpoint takes the local Hugging Face model directory "
+            f"of {_repo(model)} or a converted Megatron checkpoint.",
+        ],
+    }
+
+
+def bridge_overrides(job: Job) -> list[str]:
+    """The recipe's ConfigContainer overrides for this plan: parallel sizes, recompute, batch, length, LoRA,
+    checkpoints and schedule (Megatron-Bridge ConfigContainer fields; Megatron-Core TransformerConfig for model.*)."""
+    model, workload, plan = job.model, job.workload, job.plan
+    lora = _lora(workload)
+    targets = ",".join(lora_targets(lora, lambda t: _megatron_modules(model, t)))
+    out = [
+        f"model.tensor_model_parallel_size={plan.tp}",
+        f"model.pipeline_model_parallel_size={plan.pp}",
+        f"model.context_parallel_size={plan.cp}",
+        f"model.expert_model_parallel_size={plan.ep}",
+        f"model.sequence_parallel={str(plan.tp > 1).lower()}",
+        f"model.virtual_pipeline_model_parallel_size={plan.virtual_stages if plan.virtual_stages > 1 else 'null'}",
+        *BRIDGE_RECOMPUTE[plan.recompute],
+        f"train.global_batch_size={job.global_batch}",
+        f"train.micro_batch_size={plan.micro_batch}",
+        f"dataset.seq_length={workload.seq_len}",
+        f"dataset.dataset_root=/data/{_slug(model)}",
+        f"optimizer.use_distributed_optimizer={str(plan.zero_stage >= 1 and plan.dp > 1).lower()}",
+        f"peft.dim={lora.rank}",
+        f"peft.alpha={_alpha(lora):g}",
+        f"peft.dropout={lora.dropout:g}",
+        f"peft.target_modules=[{targets}]",
+        f"checkpoint.pretrained_checkpoint=/checkpoints/{_slug(model)}-hf",
+        f"checkpoint.save={_save_dir(model, workload)}",
+    ]
+    schedule = SCHEDULES["lora"]
+    out += [f"optimizer.lr={schedule.lr:g}", f"optimizer.min_lr={schedule.lr * MIN_LR_RATIO:g}"]
+    iters = train_iters(workload, job.global_batch)
+    if iters is not None:
+        out += [
+            f"train.train_iters={iters}",
+            f"scheduler.lr_warmup_iters={warmup_steps(workload, iters)}",
+            f"checkpoint.save_interval={save_interval(iters, job.performance)}",
+        ]
     return out
+
+
+# Megatron-Core TransformerConfig recompute fields (megatron/core/transformer/transformer_config.py): selective
+# recomputes the attention core, full whole layers (uniform, one layer per chunk); null: none.
+BRIDGE_RECOMPUTE: dict[str, tuple[str, ...]] = {
+    "none": ("model.recompute_granularity=null",),
+    "selective": ("model.recompute_granularity=selective",),
+    "full": (
+        "model.recompute_granularity=full",
+        "model.recompute_method=uniform",
+        "model.recompute_num_layers=1",
+    ),
+}
 
 
 def _megatron_modules(model: ModelSpec, target: str) -> tuple[str, ...]:
@@ -856,10 +907,8 @@ def optimizer_name(stack: Stack, workload: Workload, plan: Plan) -> str | None:
         return MEGATRON_OPTIMIZER.get(optimizer)
     if stack == "fsdp":
         return (TORCHTUNE_OPTIMIZER if workload.task in LORA_TASKS else TORCHTITAN_OPTIMIZER).get(optimizer)
-    if plan.pp > 1:
+    if plan.offload != "none":
         return DEEPSPEED_OPTIMIZER.get(optimizer)
-    if plan.offload != "none" and optimizer in NO_CPU_STEP:
-        return None
     return TRAINER_OPTIM.get(optimizer)
 
 

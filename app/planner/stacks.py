@@ -5,7 +5,7 @@ shows the matrix as a table):
 
 - `deepspeed`: DeepSpeed ZeRO under the Hugging Face Trainer / accelerate, PEFT for LoRA/QLoRA.
 - `fsdp`: torchrun + FSDP2 (torchtitan for full training, torchtune for LoRA/QLoRA).
-- `megatron`: Megatron-LM / Megatron-Core; LoRA through Megatron-Bridge's PEFT.
+- `megatron`: Megatron-LM / Megatron-Core; model-parallel LoRA through Megatron-Bridge's PEFT recipes.
 """
 
 from __future__ import annotations
@@ -22,8 +22,10 @@ from app.estimator.vocabulary import (
     FULL_TRAINING_TASKS,
     LORA_TASKS,
     OFFLOADS,
+    OPTIMIZERS,
     RECOMPUTES,
     Offload,
+    Optimizer,
     Precision,
     Recompute,
     Task,
@@ -47,7 +49,7 @@ class Row:
     offload: dict[str, frozenset[int]]
     recompute: frozenset[str]
     lora_recompute: frozenset[str]
-    lora: bool  # LoRA (data parallel)
+    lora: bool  # LoRA with data parallel only
     lora_model_parallel: bool  # LoRA with tp/pp/cp/ep > 1
     qlora: bool  # QLoRA (data parallel only in every stack that has it)
     hsdp: bool  # hybrid sharding (Plan.dp_shard < dp) for full training
@@ -56,6 +58,12 @@ class Row:
     lora_families: frozenset[str | None] | None = None  # the same for LoRA/QLoRA; None: as `families`
     flavors: tuple[Flavor, ...] = ()  # torchtitan's [model] name and flavor per implemented shape
     tp_divides: tuple[str, ...] = ()  # ModelSpec counts tensor parallel must divide ("heads", "kv_heads")
+    optimizers: frozenset[str] = frozenset(OPTIMIZERS)  # Workload.optimizer values its training loop runs
+    lora_optimizers: frozenset[str] | None = None  # the same for LoRA/QLoRA; None: as `optimizers`
+    offload_optimizers: frozenset[str] | None = None  # those it runs with optimizer offload; None: any
+    # tp or pp > 1 only with FSDP on: one of these ZeRO stages over dp > 1, or cp > 1 (torchtitan); None: no such rule
+    tp_pp_need_fsdp: frozenset[int] | None = None
+    peft_recipes: tuple[Recipe, ...] = ()  # Megatron-Bridge PEFT recipes; when any, LoRA runs only for their models
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +84,26 @@ class Flavor:
         return kv and shape == (self.family, self.layers, self.hidden, self.heads)
 
 
+@dataclass(frozen=True, slots=True)
+class Recipe:
+    """A Megatron-Bridge PEFT recipe (its exported function name) and the Hugging Face repositories of the model
+    it builds (AutoBridge.from_hf_pretrained(hf_path), and that repository's other names)."""
+
+    recipe: str
+    hf_repos: tuple[str, ...]
+
+    def matches(self, model: ModelSpec) -> bool:
+        return model.hf_repo is not None and model.hf_repo.lower() in {repo.lower() for repo in self.hf_repos}
+
+
+def _names(entry: dict[str, Any], key: str) -> frozenset[str] | None:
+    """An optimizer list of the row; a name outside the vocabulary is an error at import."""
+    names = entry[key]
+    if names is not None and not set(names) <= set(OPTIMIZERS):
+        raise ValueError(f"data/stacks.json: {key} {sorted(names)} outside {', '.join(OPTIMIZERS)}")
+    return None if names is None else frozenset(names)
+
+
 def _row(entry: dict[str, Any]) -> Row:
     """One stack's row of data/stacks.json; a word outside the vocabulary is an error at import."""
     zero = {False: frozenset(entry["zero"]["data_parallel"]), True: frozenset(entry["zero"]["model_parallel"])}
@@ -83,13 +111,19 @@ def _row(entry: dict[str, Any]) -> Row:
     recompute, lora_recompute = frozenset(entry["recompute"]), frozenset(entry["lora_recompute"])
     if not set(offload) <= set(OFFLOADS) or not recompute | lora_recompute <= set(RECOMPUTES):
         raise ValueError(f"data/stacks.json: offload {sorted(offload)} or recompute {sorted(recompute)} unknown")
-    entry = {key: value for key, value in entry.items() if key != "families_source"}
+    entry = {key: value for key, value in entry.items() if not key.endswith("_source")}
     families = {key: None if entry[key] is None else frozenset(entry[key]) for key in ("families", "lora_families")}
     flavors = tuple(Flavor(**flavor) for flavor in entry["flavors"])
+    optimizers = {key: _names(entry, key) for key in ("optimizers", "lora_optimizers", "offload_optimizers")}
+    need_fsdp = entry["tp_pp_need_fsdp"]
+    recipes = tuple(Recipe(item["recipe"], tuple(item["hf_repos"])) for item in entry["peft_recipes"])
     return Row(
         **{
             **entry,
             **families,
+            **optimizers,
+            "tp_pp_need_fsdp": None if need_fsdp is None else frozenset(need_fsdp),
+            "peft_recipes": recipes,
             "flavors": flavors,
             "tp_divides": tuple(entry["tp_divides"]),
             "zero": zero,
@@ -138,14 +172,33 @@ def runs(stack: Stack, workload: Workload, plan: Plan) -> bool:
     allowed = row.offload.get(plan.offload)
     if allowed is None or (plan.offload != "none" and (parallel or zero not in allowed)):
         return False
+    if not _fsdp_for_tp_pp(row, plan) or not _runs_optimizer(row, workload, plan):
+        return False
     lora = workload.task in LORA_TASKS
     if plan.recompute not in (row.lora_recompute if lora else row.recompute):
         return False
     if workload.task == "qlora":
         return row.qlora and not parallel
     if lora:
-        return row.lora and (row.lora_model_parallel or not parallel)
+        return row.lora_model_parallel if parallel else row.lora
     return True
+
+
+def _fsdp_for_tp_pp(row: Row, plan: Plan) -> bool:
+    """torchtitan trains a tp/pp plan in bf16 only with FSDP on (maybe_enable_amp: else fp32, and DDP refuses
+    tp/pp): data sharded by one of the row's FSDP ZeRO stages over dp > 1, or cp > 1 (data/stacks.json)."""
+    if row.tp_pp_need_fsdp is None or (plan.tp == 1 and plan.pp == 1):
+        return True
+    return (plan.dp > 1 and plan.zero_stage in row.tp_pp_need_fsdp) or plan.cp > 1
+
+
+def _runs_optimizer(row: Row, workload: Workload, plan: Plan) -> bool:
+    """Whether the stack's training loop runs the requested optimizer (with offload, its CPU optimizer)."""
+    names = row.lora_optimizers if workload.task in LORA_TASKS and row.lora_optimizers is not None else row.optimizers
+    if workload.optimizer not in names:
+        return False
+    offloaded = row.offload_optimizers if plan.offload != "none" else None
+    return offloaded is None or workload.optimizer in offloaded
 
 
 def flavor(stack: Stack, model: ModelSpec) -> Flavor | None:
@@ -159,15 +212,22 @@ def _tp_count(model: ModelSpec, count: str) -> int:
     return model.heads if count == "kv_heads" and model.mla is not None else int(getattr(model, count))
 
 
+def peft_recipe(stack: Stack, model: ModelSpec) -> Recipe | None:
+    """The stack's Megatron-Bridge PEFT recipe for this model (its Hugging Face repository), None without one."""
+    return next((entry for entry in MATRIX[stack].peft_recipes if entry.matches(model)), None)
+
+
 def builds(stack: Stack, model: ModelSpec, task: Task, tp: int = 1) -> bool:
     """Whether `stack` builds this model for this task at tensor parallel `tp` (data/stacks.json families,
-    flavors and tp_divides)."""
+    flavors, PEFT recipes and tp_divides)."""
     row = MATRIX[stack]
     lora = task in LORA_TASKS
     families = row.lora_families if lora and row.lora_families is not None else row.families
     if families is not None and model.family not in families:
         return False
     if row.flavors and not lora and flavor(stack, model) is None:
+        return False
+    if row.peft_recipes and lora and peft_recipe(stack, model) is None:
         return False
     return all(_tp_count(model, count) % tp == 0 for count in row.tp_divides)
 
@@ -231,7 +291,9 @@ def as_run(workload: Workload, plan: Plan, model: ModelSpec | None = None) -> tu
     without one (torchtitan's FSDP2 / DDP: 16 B/param), that leaner account second. The feasibility gate
     takes the first that fits, and `stack_for` names the stack that holds it so."""
     allowed = _allowed(model, workload, plan)
-    flags = gradient_accounts(workload.task, workload.precision, workload.mixed_precision, _kind(plan), allowed)
+    flags = gradient_accounts(
+        workload.task, workload.precision, workload.mixed_precision, _kind(plan), allowed, workload.optimizer
+    )
     return tuple(plan if flag == plan.fp32_main_grads else replace(plan, fp32_main_grads=flag) for flag in flags)
 
 
@@ -252,7 +314,12 @@ def _kind(plan: Plan) -> tuple[object, ...]:
 
 @lru_cache(maxsize=4096)
 def gradient_accounts(
-    task: Task, precision: Precision, mixed: bool, kind: tuple[object, ...], allowed: frozenset[Stack] | None = None
+    task: Task,
+    precision: Precision,
+    mixed: bool,
+    kind: tuple[object, ...],
+    allowed: frozenset[Stack] | None = None,
+    optimizer: Optimizer = "adamw",
 ) -> tuple[bool, ...]:
     """`Plan.fp32_main_grads` values to try for a plan of this kind (`as_run`), from the support matrix."""
     dp, tp, pp, cp, ep, hybrid, zero, offload, recompute = kind
@@ -267,7 +334,7 @@ def gradient_accounts(
         offload=cast(Offload, offload),
         recompute=cast(Recompute, recompute),
     )
-    workload = Workload(task=task, precision=precision, mixed_precision=mixed, lora=LoraSpec())
+    workload = Workload(task=task, precision=precision, mixed_precision=mixed, optimizer=optimizer, lora=LoraSpec())
     flags = [
         fp32_main_grads(stack, workload)
         for stack in _candidates(workload, plan, allowed)

@@ -29,7 +29,7 @@ from app.planner.launch import (
     launch_configs,
     optimizer_name,
 )
-from app.planner.stacks import STACKS
+from app.planner.stacks import STACKS, runs
 from tests.planner.test_launch_schemas import TORCHTITAN_KEYS, _dotted, _parsed
 
 GIB = 1024**3
@@ -56,21 +56,30 @@ def test_deepspeed_trainer_names_the_sized_optimizer(optimizer: str) -> None:
     assert "optimizer" not in config["ds_config"]  # the Trainer builds it (deepspeed_optim_sched)
 
 
-def test_deepspeed_offload_uses_deepspeeds_cpu_optimizer_or_allows_the_trainers() -> None:
+def test_deepspeed_offload_names_deepspeeds_cpu_optimizer_and_runs_no_other() -> None:
     plan = Plan(dp=8, zero_stage=3, offload="optimizer")
     adamw = _launch("deepspeed", "llama-3.1-8b", _full("adamw"), plan)["ds_config"]
     assert adamw["optimizer"]["type"] == "AdamW" and adamw["optimizer"]["params"]["lr"] == "auto"
-    sgd = _launch("deepspeed", "llama-3.1-8b", _full("sgd"), plan)
-    assert "optimizer" not in sgd["ds_config"] and sgd["ds_config"]["zero_force_ds_cpu_optimizer"] is False
-    assert sgd["trainer"]["optim"] == "sgd"
-    # bitsandbytes' 8-bit AdamW cannot step ZeRO-Offload's CPU partitions: no launch rather than a failing one
-    assert optimizer_name("deepspeed", _full("adamw_8bit"), plan) is None
-    assert _launch("deepspeed", "llama-3.1-8b", _full("adamw_8bit"), plan) == {}
+    lion = _launch("deepspeed", "llama-3.1-8b", _full("lion"), plan)["ds_config"]
+    assert lion["optimizer"]["type"] == "Lion" and "eps" not in lion["optimizer"]["params"]
+    # the engine refuses a Trainer-built optimizer under ZeRO-Offload: the matrix does not run one, nor the launch
+    for optimizer in ("sgd", "adafactor", "adamw_8bit"):
+        assert not runs("deepspeed", _full(optimizer), plan)
+        assert optimizer_name("deepspeed", _full(optimizer), plan) is None
 
 
-def test_deepspeed_pipeline_names_its_optimizer_in_ds_config() -> None:
-    config = _launch("deepspeed", "llama-3.1-8b", _full("sgd"), Plan(dp=4, pp=2, zero_stage=1))["ds_config"]
-    assert config["optimizer"]["type"] == "SGD" and config["optimizer"]["params"]["momentum"] == 0.9
+@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize("optimizer", OPTIMIZERS)
+@pytest.mark.parametrize("task", ["full_finetune", "lora"])
+@pytest.mark.parametrize("offload", ["none", "optimizer"])
+def test_every_optimizer_the_matrix_runs_has_a_name_in_the_launch(
+    stack: str, optimizer: str, task: str, offload: str
+) -> None:
+    # data/stacks.json says which optimizers a stack runs; the launch tables name them: the two must agree
+    workload = Workload(task=task, seq_len=4096, optimizer=optimizer, lora=LoraSpec() if task == "lora" else None)  # type: ignore[arg-type]
+    plan = Plan(dp=8, zero_stage=3, offload=offload)  # type: ignore[arg-type]
+    if runs(stack, workload, plan):  # type: ignore[arg-type]
+        assert optimizer_name(stack, workload, plan) is not None  # type: ignore[arg-type]
 
 
 def test_megatron_sgd_launch_is_sgd() -> None:

@@ -3,7 +3,9 @@ beside this file with the commit they come from (tests/planner/data/):
 
 - megatron_arguments.txt: every flag megatron/training/arguments.py declares (NVIDIA/Megatron-LM core_v0.15.3);
 - torchtitan_job_config_keys.txt: every `section.field` of torchtitan/config/job_config.py's JobConfig
-  (pytorch/torchtitan v0.2.2).
+  (pytorch/torchtitan v0.2.2);
+- megatron_bridge_overrides.txt: every `section.field` of the ConfigContainer sections a Megatron-Bridge recipe
+  override sets (NVIDIA-NeMo/Megatron-Bridge v0.6.0 and the Megatron-Core it pins).
 
 Before: the Megatron fine-tune block loaded no checkpoint and named no tokenizer, data, length or schedule,
 Llama 3.1 ran without its RoPE scaling and Qwen with Megatron's 1e-5 norm epsilon; the torchtitan block
@@ -33,6 +35,7 @@ def _listed(name: str) -> set[str]:
 
 MEGATRON_FLAGS = _listed("megatron_arguments.txt")
 TORCHTITAN_KEYS = _listed("torchtitan_job_config_keys.txt")
+BRIDGE_KEYS = _listed("megatron_bridge_overrides.txt")
 
 
 def _parsed(args: list[str]) -> dict[str, str | None]:
@@ -123,12 +126,30 @@ def test_megatron_mixtral_moe_flags_and_batch() -> None:
     assert int(args["--train-iters"] or 0) == math.ceil(1e9 / (256 * 4096))
 
 
-def test_megatron_qwen_lora_keeps_its_epsilon_and_qkv_bias() -> None:
+def _overrides(entries: list[str]) -> dict[str, str]:
+    """Megatron-Bridge KEY=VALUE overrides as a dict; every key must be a ConfigContainer field."""
+    out: dict[str, str] = {}
+    for entry in entries:
+        key, sep, value = entry.partition("=")
+        assert sep and key in BRIDGE_KEYS, f"{key} is not a Megatron-Bridge ConfigContainer field"
+        assert key not in out, f"{key} given twice"
+        out[key] = value
+    return out
+
+
+def test_megatron_qwen_lora_is_the_bridge_recipe_with_known_overrides() -> None:
+    # the recipe builds Qwen2.5-72B from its config.json (epsilon, q/k/v biases): no Megatron-LM flags to get wrong
     workload = Workload(task="lora", seq_len=2048, tokens=1e8, lora=LoraSpec(rank=16))
-    plan = Plan(dp=2, tp=4, micro_batch=1, recompute="full", sequence_parallel=True)
-    args = _parsed(_megatron("qwen2.5-72b", workload, plan, nodes=1, global_batch=128)["args"])
-    assert args["--norm-epsilon"] == "1e-06" and "--add-qkv-bias" in args  # Qwen2.5 config.json
-    assert float(args["--lr"] or 0) == 2e-4
+    plan = Plan(dp=2, tp=4, micro_batch=1, zero_stage=1, recompute="full", sequence_parallel=True)
+    config = _megatron("qwen2.5-72b", workload, plan, nodes=1, global_batch=128)
+    assert config["recipe"] == "qwen25_72b_peft_config" and "args" not in config
+    overrides = _overrides(config["overrides"])
+    assert float(overrides["optimizer.lr"]) == 2e-4 and overrides["dataset.seq_length"] == "2048"
+    assert overrides["optimizer.use_distributed_optimizer"] == "true"
+    accumulation, remainder = divmod(int(overrides["train.global_batch_size"]), plan.micro_batch * plan.dp)
+    assert remainder == 0 and accumulation == 64
+    assert int(overrides["train.train_iters"]) == math.ceil(1e8 / (128 * 2048))
+    assert 1 <= int(overrides["checkpoint.save_interval"]) <= int(overrides["train.train_iters"])
 
 
 def test_pretraining_starts_from_scratch() -> None:

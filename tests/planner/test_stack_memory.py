@@ -29,10 +29,12 @@ def _accounts(workload: Workload, plan: Plan) -> list[bool]:
 
 
 def test_a_plan_megatron_and_torchtitan_both_run_is_tried_with_megatrons_buffer_first() -> None:
-    plan = Plan(tp=2, pp=2, sequence_parallel=True)
+    plan = Plan(tp=2, pp=2, cp=2, sequence_parallel=True)  # cp > 1: torchtitan's FSDP is on (mixed precision)
     assert _accounts(FULL, plan) == [True, False]
     assert stack_for(FULL, replace(plan, fp32_main_grads=True)) == "megatron"
     assert stack_for(FULL, plan) == "fsdp"  # counted without the buffer: torchtitan runs it
+    # without FSDP torchtitan trains tp/pp in fp32 (maybe_enable_amp): Megatron's account only
+    assert _accounts(FULL, Plan(tp=2, pp=2, sequence_parallel=True)) == [True]
 
 
 def test_a_megatron_only_level_is_counted_with_the_buffer_only() -> None:

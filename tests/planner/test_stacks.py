@@ -16,7 +16,7 @@ from fastapi.testclient import TestClient
 from app.estimator.presets import get_preset
 from app.estimator.specs import LoraSpec, Plan, Workload
 from app.planner.launch import launch_configs
-from app.planner.stacks import runs, stack_for
+from app.planner.stacks import builds, runs, stack_for
 
 # DeepSpeed "Configuration JSON" top-level keys we may emit, and DeepSpeedZeroConfig fields/aliases.
 DS_TOP_KEYS = {
@@ -27,7 +27,6 @@ DS_TOP_KEYS = {
     "zero_optimization",
     "bf16",
     "fp16",
-    "pipeline",
     "optimizer",  # DeepSpeed config docs "Optimizer Parameters" (type, params)
     "zero_force_ds_cpu_optimizer",  # deepspeed/runtime/constants.py ZERO_FORCE_DS_CPU_OPTIMIZER
 }
@@ -53,14 +52,67 @@ LORA = Workload(task="lora", lora=LoraSpec(rank=16))
 QLORA = Workload(task="qlora", lora=LoraSpec(rank=16))
 
 
-def test_deepspeed_pipeline_refuses_zero_2_and_3() -> None:
-    # deepspeed/runtime/pipe/engine.py: "ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism"
+def test_deepspeed_runs_no_pipeline_under_the_trainer() -> None:
+    # The HF Trainer drives engine.forward/backward/step, which PipelineEngine refuses ("Only train_batch() is
+    # accessible in pipeline mode.", deepspeed/runtime/pipe/engine.py): no pipeline plan at any ZeRO stage.
+    for zero in (0, 1, 2, 3):
+        assert not runs("deepspeed", FULL, Plan(dp=2, pp=2, zero_stage=zero))
+    assert not runs("deepspeed", FULL, Plan(pp=4))
     for zero in (2, 3):
         plan = Plan(dp=2, pp=2, zero_stage=zero)
-        assert not runs("deepspeed", FULL, plan)
         assert not runs("megatron", FULL, plan)  # distributed optimizer = ZeRO-1 only
         assert stack_for(FULL, plan) == "fsdp"  # torchtitan: FSDP2 × pipeline
-    assert runs("deepspeed", FULL, Plan(dp=2, pp=2, zero_stage=1))
+    assert stack_for(FULL, Plan(dp=2, pp=2, zero_stage=1), get_preset("falcon-7b").model) is None
+
+
+def test_fsdp_runs_tensor_or_pipeline_parallel_only_with_fsdp_on() -> None:
+    # torchtitan maybe_enable_amp: TP/PP without FSDP/HSDP/CP trains in fp32; ParallelDims.fsdp_enabled is
+    # dp_shard > 1 or cp > 1, and ZeRO-0 (replicate, DDP) refuses tp/pp.
+    for shape in ({"tp": 2, "pp": 2}, {"tp": 4}, {"pp": 4}):
+        assert not runs("fsdp", FULL, Plan(**shape))
+        assert not runs("fsdp", FULL, Plan(dp=2, zero_stage=0, **shape))
+        assert runs("fsdp", FULL, Plan(dp=2, zero_stage=3, **shape))
+        assert runs("fsdp", FULL, Plan(dp=2, zero_stage=2, **shape))
+        assert runs("fsdp", FULL, Plan(cp=2, **shape))
+    assert runs("fsdp", FULL, Plan(dp=4, zero_stage=0)) and runs("fsdp", FULL, Plan())  # DDP / one GPU: autocast
+    model = get_preset("llama-3.1-8b").model
+    unsharded = Plan(tp=2, pp=2, fp32_main_grads=True)
+    assert stack_for(FULL, unsharded, model) == "megatron"  # sized with its fp32 main-grad buffer
+    assert stack_for(FULL, Plan(tp=2, pp=2), model) is None  # the lean account is no stack's
+
+
+def test_data_parallel_lora_goes_to_deepspeed_and_megatron_lora_needs_a_bridge_recipe() -> None:
+    llama = get_preset("llama-3.1-8b").model
+    for recompute in ("none", "full"):
+        assert stack_for(LORA, Plan(recompute=recompute), llama) == "deepspeed"
+        assert stack_for(LORA, Plan(dp=4, zero_stage=2, recompute=recompute), llama) == "deepspeed"
+    assert not runs("megatron", LORA, Plan(recompute="selective"))  # only Megatron had it: no longer offered
+    assert stack_for(LORA, Plan(recompute="selective"), llama) is None
+    assert stack_for(LORA, Plan(tp=2), llama) == "megatron"  # llama31_8b_peft_config
+    assert builds("megatron", get_preset("qwen2.5-72b").model, "lora", 4)  # qwen25_72b_peft_config
+    for preset in ("mixtral-8x22b", "deepseek-v3", "qwen2.5-3b", "llama-2-70b"):  # no Bridge PEFT recipe
+        model = get_preset(preset).model
+        assert builds("megatron", model, "full_finetune") and not builds("megatron", model, "lora")
+
+
+def test_the_requested_optimizer_is_one_the_stack_runs() -> None:
+    def workload(task: str, optimizer: str) -> Workload:
+        return Workload(task=task, optimizer=optimizer, lora=LoraSpec() if task == "lora" else None)  # type: ignore[arg-type]
+
+    sharded = Plan(dp=8, zero_stage=3)
+    for optimizer in ("sgd", "adafactor", "lion", "adamw_8bit"):
+        assert not runs("fsdp", workload("full_finetune", optimizer), sharded)  # torchtitan: Adam, AdamW only
+        assert runs("deepspeed", workload("full_finetune", optimizer), sharded)  # the Trainer's `optim`
+    assert runs("fsdp", workload("full_finetune", "adamw"), sharded)
+    assert runs("fsdp", workload("lora", "sgd"), Plan(dp=8, zero_stage=3))  # torchtune: optimizer._component_
+    assert runs("megatron", workload("full_finetune", "sgd"), Plan(dp=2, tp=2, zero_stage=1))
+    assert not runs("megatron", workload("full_finetune", "adafactor"), Plan(dp=2, tp=2, zero_stage=1))
+    # ZeRO-Offload refuses a client optimizer unless it is DeepSpeedCPUAdam / DeepSpeedCPULion (engine.py)
+    offloaded = Plan(dp=8, zero_stage=3, offload="optimizer")
+    assert runs("deepspeed", workload("full_finetune", "lion"), offloaded)
+    assert not runs("deepspeed", workload("full_finetune", "adafactor"), offloaded)
+    model = get_preset("llama-3.1-8b").model
+    assert stack_for(workload("full_finetune", "sgd"), Plan(dp=2, tp=2, pp=2, zero_stage=3), model) is None
 
 
 def test_lora_with_model_parallel_runs_only_on_megatron_and_qlora_nowhere() -> None:
@@ -86,17 +138,17 @@ def _ds(config: dict) -> dict:
 
 def test_deepspeed_batch_arithmetic_is_over_the_data_parallel_ranks_only() -> None:
     model = get_preset("llama-3.1-8b").model
-    plan = Plan(dp=4, pp=2, zero_stage=1, micro_batch=2, recompute="full")
+    plan = Plan(dp=8, zero_stage=1, micro_batch=1, recompute="full")
     ds = _ds(launch_configs("deepspeed", model, FULL, plan, nodes=1, gpus_per_node=8, global_batch=128))
     config = ds["ds_config"]
     assert set(config) <= DS_TOP_KEYS and set(config["zero_optimization"]) <= DS_ZERO_KEYS
-    assert ds["world_size"] == 8 and ds["data_parallel_size"] == 4 == ds["world_size"] // plan.pp
+    assert ds["world_size"] == 8 == ds["data_parallel_size"]
     assert config["train_batch_size"] == 128
     assert config["train_batch_size"] == (
         config["train_micro_batch_size_per_gpu"] * config["gradient_accumulation_steps"] * ds["data_parallel_size"]
     )
     assert config["gradient_accumulation_steps"] == 16
-    assert ds["pipeline_module"]["num_stages"] == 2 and config["pipeline"]["activation_checkpoint_interval"] == 1
+    assert "pipeline_module" not in ds and ds["trainer"]["gradient_checkpointing"] is True
 
 
 def test_deepspeed_offload_and_qlora_settings() -> None:
@@ -169,18 +221,19 @@ def test_megatron_moe_flags_for_mixtral() -> None:
         assert flag in args, flag
 
 
-def test_megatron_lora_carries_a_peft_block() -> None:
+def test_megatron_lora_launches_the_bridge_peft_recipe() -> None:
     model = get_preset("qwen2.5-72b").model
     plan = Plan(dp=1, tp=4, micro_batch=1, recompute="full", sequence_parallel=True)
     config = launch_configs("megatron", model, LORA, plan, nodes=1, gpus_per_node=4, global_batch=128)["megatron"]
-    assert config["peft"] == {
-        "type": "lora",
-        "dim": 16,
-        "alpha": 32.0,
-        "dropout": 0.0,
-        "target_modules": ["linear_qkv", "linear_proj", "linear_fc1", "linear_fc2"],
-    }
-    assert "--add-qkv-bias" in config["args"]  # Qwen2 has q, k, v biases
+    assert config["recipe"] == "qwen25_72b_peft_config"  # builds Qwen2.5-72B (biases, epsilon) from its config
+    assert "run_recipe.py --recipe qwen25_72b_peft_config --mode lora" in config["command"]
+    assert "finetune.py" not in config["command"] and "args" not in config and "peft" not in config
+    overrides = dict(entry.split("=", 1) for entry in config["overrides"])
+    assert overrides["model.tensor_model_parallel_size"] == "4" and overrides["model.sequence_parallel"] == "true"
+    assert overrides["model.recompute_granularity"] == "full"
+    assert overrides["peft.dim"] == "16" and overrides["peft.alpha"] == "32"
+    assert overrides["peft.target_modules"] == "[linear_qkv,linear_proj,linear_fc1,linear_fc2]"
+    assert overrides["train.global_batch_size"] == "128" and overrides["train.micro_batch_size"] == "1"
 
 
 def test_fsdp_torchtitan_degrees_multiply_to_the_world() -> None:

@@ -25,6 +25,7 @@ def h100_body(**changes: Any) -> dict[str, Any]:
             "task": "full_finetune",
             "tokens": 2_000_000_000,
             "seq_len": 1024,
+            "precision": "fp16",  # Megatron --fp16 (no fp32 gradient buffer): tp 8 × pp 2 fits on 16 H100
         },
         "plan": {"tp": 8, "pp": 2, "dp": 1, "zero_stage": 1},
         "customer": {"name": "Li Wei", "company": "深圳算力科技", "email": "li.wei@example.com"},
