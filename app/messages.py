@@ -76,6 +76,8 @@ WARNINGS: dict[str, dict[str, str]] = {
         "ethernet_fabric": "Several servers over plain Ethernet (TCP): only data parallelism tolerates it.",
         "communication_bound": "Exposed communication takes longer than the compute it serves.",
         "precision_unsupported": "{gpu} lacks {precision}: it runs at {runs_as}, and speed is estimated so.",
+        "fp8_not_launched": "No training stack offered here runs {task} in fp8: it is sized, priced and launched in "
+        "{runs_as}.",
         "single_server_only": "This SKU has no InfiniBand or RoCE fabric: the job cannot grow beyond one server, "
         "and tensor parallel over 10 GbE would be slower than one GPU.",
         "no_kv_cache": "The weights and the engine's reserve leave GPU memory for {kv_cache_tokens:,} tokens of KV "
@@ -123,6 +125,7 @@ WARNINGS: dict[str, dict[str, str]] = {
         "ethernet_fabric": "多台服务器通过普通以太网（TCP）互联：只有数据并行能够容忍。",
         "communication_bound": "未被掩盖的通信时间超过了它所服务的计算时间。",
         "precision_unsupported": "{gpu} 不支持 {precision}：按 {runs_as} 运行并据此估算速度。",
+        "fp8_not_launched": "这里提供的训练框架都不以 fp8 运行 {task}：按 {runs_as} 估算、计价和启动。",
         "single_server_only": "该 SKU 没有 InfiniBand 或 RoCE 网络：作业无法扩展到一台服务器之外，"
         "而经 10 GbE 的张量并行会比单卡还慢。",
         "no_kv_cache": "权重和推理引擎的预留只给 KV 缓存留下 {kv_cache_tokens:,} 个 token 的显存，"

@@ -241,6 +241,7 @@ WarningCode = Literal[
     "no_fit",
     "no_fit_zero3",
     "precision_unsupported",
+    "fp8_not_launched",
     "ethernet_fabric",
     "communication_bound",
     "single_server_only",

@@ -25,6 +25,7 @@ from app.planner.schemas import HardwareIn, PlanIn, WorkloadIn
 from app.planner.search import as_held
 from app.planner.serving import check_serving_plan
 from app.planner.serving_service import check_training_levers, serving_config
+from app.planner.stacks import as_launched
 from app.planner.workload import SessionOpener, as_rented, resolve_cluster, resolve_model
 from app.quotes.service import MAX_NODES
 
@@ -143,7 +144,7 @@ def _check_fits(
     except EstimatorError:
         return {}  # a model the estimator cannot size (an incomplete pasted config) is kept for the record, unchecked
     spec = plan.spec(request.micro_batch or 1)
-    work = request.workload()
+    work = as_launched(request.workload(), cluster.gpu)  # fp8 where it runs, as /recommend sized the option
     if work.task != "inference":
         work = replace(work, global_batch=plan.global_batch or work.global_batch or spec.dp * spec.micro_batch)
     try:

@@ -71,7 +71,7 @@ from app.planner.search import (
     default_global_batch,
     throughput_bound,
 )
-from app.planner.stacks import Stack, stack_for
+from app.planner.stacks import Stack, as_launched, stack_for
 
 MEANINGFUL_HOURS = 24.0  # a job shorter than a day finishes overnight: speed below it buys nothing usable
 BALANCED_COST_CAP = 4  # balanced shows no option costing more than 4 × the cheapest (without a deadline)
@@ -256,6 +256,7 @@ class _Search:
         self.micro_batch, self.result = micro_batch, result
         self.memo: dict[tuple[object, ...], PlanSearch] = {}  # same hardware in several SKUs or regions: once
         self.bounds: dict[tuple[object, ...], BoundCache] = {}  # speed bounds shared by one hardware shape
+        self.launched: dict[str, Workload] = {}  # the workload as it runs on each GPU type (stacks.as_launched)
         timed = bool(workload.tokens)
         deadline_hours = constraints.deadline_days * 24 if constraints.deadline_days is not None and timed else None
         self.frontier = Frontier(
@@ -328,7 +329,7 @@ class _Search:
         tokens); infinite when nothing runs on it."""
         bound = throughput_bound(
             self.model,
-            self.workload,
+            self._workload(offer),
             _cluster(offer, config, self.constraints),
             micro_batch=self.micro_batch,
             bound_cache=self._bound_cache(offer),
@@ -340,6 +341,14 @@ class _Search:
             return self.workload.tokens * seconds_per_token / 3600
         return 1e6 * seconds_per_token
 
+    def _workload(self, offer: Offer) -> Workload:
+        """The workload as it runs on the offer's GPU, one object per GPU type (the estimator's contexts are found
+        by identity)."""
+        found = self.launched.get(offer.gpu.id)
+        if found is None:
+            found = self.launched[offer.gpu.id] = as_launched(self.workload, offer.gpu)
+        return found
+
     def _bound_cache(self, offer: Offer) -> BoundCache:
         key = (offer.gpu.id, offer.intra_node_link, offer.rental_unit, offer.gpus_per_node, offer.card_counts)
         return self.bounds.setdefault(key, BoundCache())
@@ -348,9 +357,10 @@ class _Search:
         offer, config = offer_search.offer, offer_search.configs[index]
         self.result.configurations += 1
         hint = offer_search.found[-1].evaluated.plan if offer_search.found else None  # on fewer nodes
+        workload = self._workload(offer)
         search, cached = cached_search_plans(
             self.model,
-            self.workload,
+            workload,
             _cluster(offer, config, self.constraints),
             micro_batch=self.micro_batch,
             hint=hint,
@@ -366,8 +376,10 @@ class _Search:
             stats.performance_evaluations += search.stats.performance_evaluations
         if search.best is not None:
             option = _option(
-                self.model, self.workload, offer, config, search.best, self.constraints, self.result.global_batch
+                self.model, workload, offer, config, search.best, self.constraints, self.result.global_batch
             )
+            if workload is not self.workload:
+                option.warnings = _unique(option.warnings + [_precision_run_as(self.workload, workload, offer)])
             option.misses = _misses(option, self.constraints)
             offer_search.found.append(option)
             self.frontier.add(Point(option.sort_cost, option.sort_time, option.hours, bool(option.misses)))
@@ -391,7 +403,7 @@ class _Search:
         if closest is None or closest.closest_miss is None:  # no plan was even sized: is the batch the obstacle?
             config = offer_search.configs[last]
             cluster = _cluster(offer, config, self.constraints)
-            if not batch_splits(self.model, self.workload, cluster, self.micro_batch):
+            if not batch_splits(self.model, self._workload(offer), cluster, self.micro_batch):
                 where = {"gpus": config.gpus, "gpu_name": offer.gpu.name, "nodes": config.nodes}
                 return Rejection(offer.sku_id, "batch_split", where | {"global_batch": self.result.global_batch})
         return Rejection(offer.sku_id, *_no_fit_reason(offer, closest, self.constraints))
@@ -483,6 +495,20 @@ def _option(
         ),
         availability=_availability(offer, config, region),
         stack=stack,
+    )
+
+
+def _precision_run_as(requested: Workload, launched: Workload, offer: Offer) -> Warning_:
+    """Why an fp8 request is sized and launched in 16 bits on this option (stacks.as_launched): the GPU has no fp8,
+    or no stack's launch runs fp8 for the task."""
+    gpu, precision, runs_as = offer.gpu.name, requested.precision, launched.precision
+    if not offer.gpu.peak_flops.get(precision):
+        names = {"gpu": gpu, "precision": precision, "runs_as": runs_as}
+        return Warning_("precision_unsupported", f"{gpu} has no {precision}: runs as {runs_as}", names)
+    return Warning_(
+        "fp8_not_launched",
+        f"No training stack here runs {requested.task} in fp8: sized and launched in {runs_as}.",
+        {"task": requested.task, "runs_as": runs_as},
     )
 
 

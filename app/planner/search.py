@@ -49,7 +49,7 @@ from app.estimator.communication import StepShape, offload_time, per_node, tp_co
 from app.estimator.memory import MemoryEstimate, estimate_memory, memory_breakdown
 from app.estimator.performance import PerformanceEstimate, estimate_performance, microbatch_compute_s
 from app.estimator.specs import Cluster, LoraSpec, MemoryBreakdown, ModelSpec, Plan, Workload
-from app.estimator.vocabulary import LORA_TASKS, OFFLOADS, RECOMPUTES, Offload, Optimizer, Recompute, Task
+from app.estimator.vocabulary import LORA_TASKS, OFFLOADS, RECOMPUTES, Offload, Optimizer, Precision, Recompute, Task
 from app.planner.stacks import Stack, as_run, model_stacks, supported
 
 TP_DEGREES = (1, 2, 4, 8)
@@ -592,7 +592,9 @@ def _runnable_levels(
     matrix reads the task and which degrees exceed 1, so the answer is remembered by those."""
     parallel = (shape.dp > 1, shape.tp > 1, shape.pp > 1, shape.cp > 1, shape.ep > 1, shape.hybrid)
     allowed = model_stacks(model, workload.task, shape.tp)
-    return _runnable_by_kind(workload.task, parallel, recomputes, host_ram_known, allowed, workload.optimizer)
+    return _runnable_by_kind(
+        workload.task, parallel, recomputes, host_ram_known, allowed, workload.optimizer, workload.precision
+    )
 
 
 @lru_cache(maxsize=512)
@@ -603,11 +605,12 @@ def _runnable_by_kind(
     host_ram_known: bool,
     allowed: frozenset[Stack] | None = None,
     optimizer: Optimizer = "adamw",
+    precision: Precision = "bf16",
 ) -> dict[int, set[tuple[Offload, Recompute]]]:
     dp, tp, pp, cp, ep = (2 if on else 1 for on in parallel[:5])
     shape = Plan(dp=2 * dp, tp=tp, pp=pp, cp=cp, ep=ep, dp_shard=2) if parallel[5] else Plan(dp, tp, pp, cp, ep)
     lora = LoraSpec() if task in ("lora", "qlora") else None
-    workload = Workload(task=task, optimizer=optimizer, lora=lora)
+    workload = Workload(task=task, optimizer=optimizer, precision=precision, lora=lora)
     out: dict[int, set[tuple[Offload, Recompute]]] = {}
     for zero in zero_stages(task, shape.dp):
         out[zero] = {

@@ -16,7 +16,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal, cast, get_args
 
-from app.estimator.specs import LoraSpec, ModelSpec, Plan, Workload
+from app.estimator.performance import compute_precision
+from app.estimator.specs import GpuSpec, LoraSpec, ModelSpec, Plan, Workload
 from app.estimator.vocabulary import (
     BF16_RUN_PRECISIONS,
     FULL_TRAINING_TASKS,
@@ -64,6 +65,7 @@ class Row:
     # tp or pp > 1 only with FSDP on: one of these ZeRO stages over dp > 1, or cp > 1 (torchtitan); None: no such rule
     tp_pp_need_fsdp: frozenset[int] | None = None
     peft_recipes: tuple[Recipe, ...] = ()  # Megatron-Bridge PEFT recipes; when any, LoRA runs only for their models
+    fp8: frozenset[str] = frozenset()  # task groups ("full", "lora") whose launch runs fp8 where the GPU has it
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +126,7 @@ def _row(entry: dict[str, Any]) -> Row:
             **optimizers,
             "tp_pp_need_fsdp": None if need_fsdp is None else frozenset(need_fsdp),
             "peft_recipes": recipes,
+            "fp8": frozenset(entry["fp8"]),
             "flavors": flavors,
             "tp_divides": tuple(entry["tp_divides"]),
             "zero": zero,
@@ -175,6 +178,8 @@ def runs(stack: Stack, workload: Workload, plan: Plan) -> bool:
     if not _fsdp_for_tp_pp(row, plan) or not _runs_optimizer(row, workload, plan):
         return False
     lora = workload.task in LORA_TASKS
+    if workload.precision == "fp8" and ("lora" if lora else "full") not in row.fp8:
+        return False  # `as_launched` has already turned fp8 into 16 bits where the GPU or no stack runs it
     if plan.recompute not in (row.lora_recompute if lora else row.recompute):
         return False
     if workload.task == "qlora":
@@ -182,6 +187,19 @@ def runs(stack: Stack, workload: Workload, plan: Plan) -> bool:
     if lora:
         return row.lora_model_parallel if parallel else row.lora
     return True
+
+
+def as_launched(workload: Workload, gpu: GpuSpec) -> Workload:
+    """The workload as it will run on `gpu`: fp8 stays fp8 only where the GPU has an fp8 peak and some stack's
+    launch runs fp8 for the task (data/stacks.json `fp8`); otherwise it runs, and is sized and launched, in the
+    16 bits the estimator's compute_precision picks for the GPU. The planner searches, and POST /quotes checks, the
+    workload so turned, so that no option is priced at a speed its launch does not run."""
+    if workload.precision != "fp8" or workload.task == "inference":
+        return workload
+    group = "lora" if workload.task in LORA_TASKS else "full"
+    if gpu.peak_flops.get("fp8") and any(group in row.fp8 for row in MATRIX.values()):
+        return workload
+    return replace(workload, precision=cast(Precision, compute_precision(gpu, "bf16")))
 
 
 def _fsdp_for_tp_pp(row: Row, plan: Plan) -> bool:
