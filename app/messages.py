@@ -36,6 +36,8 @@ WARNINGS: dict[str, dict[str, str]] = {
         "host_ram_exceeded": "Offload needs {offload_gib:,.0f} GiB of host RAM per server; the server has "
         "{host_ram_gib:,.0f} GiB, {host_ram_limit_gib:,.0f} GiB after the reserve for the OS, the training "
         "processes and their data loaders.",
+        "billing_within_range": "At the slow end of its time range ({slow_hours:,.0f} h) the job bills "
+        "{slow_months} months instead of {months}: {slow_total} {currency} instead of {job_total}.",
         "term_longer_than_job": "The term bills {billed_hours:,.0f} h for a job of {used_hours:,.1f} h: more than "
         "twice the time the job takes.",
         "deadline_within_range": "The estimate of {days:,.1f} days meets the {deadline_days:g}-day deadline, but the "
@@ -94,6 +96,8 @@ WARNINGS: dict[str, dict[str, str]] = {
         "（文章测得每步时间为 1.4-1.6 倍）。",
         "host_ram_exceeded": "卸载每台服务器需要 {offload_gib:,.0f} GiB 主机内存；服务器有 {host_ram_gib:,.0f} GiB，"
         "扣除操作系统、训练进程和数据加载的预留后只有 {host_ram_limit_gib:,.0f} GiB。",
+        "billing_within_range": "按时间区间的慢端（{slow_hours:,.0f} 小时）计，任务需计费 {slow_months} 个月而非 "
+        "{months} 个月：{slow_total} {currency}，而非 {job_total}。",
         "term_longer_than_job": "计费 {billed_hours:,.0f} 小时，而任务只需 {used_hours:,.1f} 小时："
         "超过所需时间的两倍。",
         "deadline_within_range": "估算的 {days:,.1f} 天满足 {deadline_days:g} 天的截止期限，但其区间的慢端 "

@@ -222,6 +222,7 @@ WarningCode = Literal[
     "offload_slowdown",
     "host_ram_exceeded",
     "term_longer_than_job",
+    "billing_within_range",
     "deadline_within_range",
     "pipeline_bubble",
     "pipeline_few_microbatches",

@@ -11,20 +11,23 @@ Objectives (documented in docs/estimator.md "Ranking"):
   only the price counts. Options costing more than BALANCED_COST_CAP × the cheapest option are
   left out (`fastest` and the Pareto list still show them): balanced never leads with a cluster
   several times the price of one that finishes within a few times its time. Right-sizing: an option
-  costing RIGHT_SIZE_RATIO × or more what another costs that finishes the job within the hours the
-  dearer one's term bills anyway is ranked after every option without such a cheaper twin: the
+  costing RIGHT_SIZE_RATIO × or more what another costs that finishes the job, even at the slow end of its
+  time range, within the hours the dearer one's term bills anyway is ranked after every option without such
+  a cheaper twin (a twin that bills one month at its estimate but two at its range's slow end is no twin): the
   customer pays for that term either way, and the dearer cluster only buys speed inside it (405B on
   1B tokens: 4 H100 servers for 111 h, not 14 for 17 h at 3.5 × the price).
 Ties are broken by SKU id, then GPU count, so equal inputs always give the same order.
 
-Balanced shows an option after the leader only if it buys time (`worth_showing`): one that costs more
-than an option already shown or on the Pareto list and takes as long or longer, or that costs more
-than one finishing within MEANINGFUL_HOURS, gains nothing the customer can use (8B LoRA on 50M tokens
-on an annual term: one card for 3 h, not two or four for 1.6 or 0.8 h at two or four times the price).
+Balanced shows an option after the leader only if it buys time (`worth_showing`): one that costs as much
+as an option already shown or on the Pareto list and takes longer, or costs more and takes as long or
+longer, or costs more than one finishing within MEANINGFUL_HOURS, gains nothing the customer can use (8B
+LoRA on 50M tokens on an annual term: one card for 3 h, not two or four for 1.6 or 0.8 h at two or four times
+the price).
 The rule reads only lists the pruning keeps exact (the ranked options cut at `limit`, the Pareto list).
 
 With a deadline, an option whose estimate meets it but whose time range's slow end
-(`time_to_train_hours_range`) does not carries the warning `deadline_within_range` with the figures.
+(`time_to_train_hours_range`) does not carries the warning `deadline_within_range` with the figures. An option
+whose range's slow end bills more months than its estimate carries `billing_within_range` with both totals.
 
 The Pareto list (cheapest first) keeps an option only when it saves at least
 PARETO_MIN_SAVING of the previous point's time, and stops after the first point that finishes
@@ -42,7 +45,7 @@ from decimal import Decimal
 from itertools import accumulate
 from typing import Any, Literal
 
-from app.estimator.specs import GIB, Cluster, ModelSpec, Warning_, Workload
+from app.estimator.specs import GIB, Cluster, ModelSpec, Performance, Warning_, Workload
 from app.estimator.vocabulary import TERM_MONTHS, Objective
 from app.planner.budget import past, search_deadline
 from app.planner.explain import batch_warnings, plan_warnings
@@ -470,6 +473,7 @@ def _option(
         + best.performance.warnings
         + plan_warnings(model, workload, offer, config, best.plan, memory, perf)
         + _billing_warnings(cost)
+        + _range_billing_warnings(offer, config, cost, perf)
     )
     stack = stack_for(workload, best.plan, model)
     region = next((r for r in offer.regions if not constraints.regions or r in constraints.regions), offer.regions[0])
@@ -510,6 +514,32 @@ def _precision_run_as(requested: Workload, launched: Workload, offer: Offer) -> 
         f"No training stack here runs {requested.task} in fp8: sized and launched in {runs_as}.",
         {"task": requested.task, "runs_as": runs_as},
     )
+
+
+def _range_billing_warnings(offer: Offer, config: Configuration, cost: Cost, perf: Performance) -> list[Warning_]:
+    """`billing_within_range`: the slow end of the time range bills more months than the estimate."""
+    span = perf.time_to_train_hours_range
+    if span is None or cost.months is None or cost.job_total is None:
+        return []
+    slow = price(offer, config, cost.term, span[1])
+    if slow.months is None or slow.job_total is None or slow.months <= cost.months:
+        return []
+    names = {
+        "months": cost.months,
+        "slow_hours": span[1],
+        "slow_months": slow.months,
+        "job_total": str(cost.job_total),
+        "slow_total": str(slow.job_total),
+        "currency": cost.currency,
+    }
+    return [
+        Warning_(
+            "billing_within_range",
+            f"At the slow end of its range ({span[1]:,.0f} h) the job bills {slow.months} months, not {cost.months}: "
+            f"{slow.job_total} {cost.currency} instead of {cost.job_total}.",
+            names,
+        )
+    ]
 
 
 def _billing_warnings(cost: Cost) -> list[Warning_]:
@@ -602,6 +632,8 @@ def worth_showing(ranked: list[Option], front: list[Option]) -> list[Option]:
 
 def _gains_nothing(option: Option, references: Iterable[Option]) -> bool:
     for other in references:
+        if other.sort_cost == option.sort_cost and other.sort_time < option.sort_time:
+            return True  # slower at the same price
         if other.sort_cost >= option.sort_cost:
             continue
         if other.sort_time <= option.sort_time:
@@ -628,11 +660,18 @@ def _deadline_warnings(option: Option, deadline_days: float) -> list[Warning_]:
     ]
 
 
+def _slow_hours(option: Option) -> float:
+    """The slow end of the option's time range (a typical stack), its point without a range."""
+    span = option.evaluated.performance.performance.time_to_train_hours_range
+    return span[1] if span is not None else option.hours or 0.0
+
+
 def _oversized(options: list[Option]) -> set[int]:
-    """ids of the options that cost RIGHT_SIZE_RATIO × or more what another costs which finishes the job
-    within the hours the dearer one bills anyway (its term): balanced ranks them after the others."""
-    timed = sorted((o for o in options if o.hours is not None), key=lambda o: o.hours or 0.0)
-    hours = [o.hours or 0.0 for o in timed]
+    """ids of the options that cost RIGHT_SIZE_RATIO × or more what another costs which finishes the job,
+    even at the slow end of its range, within the hours the dearer one bills anyway (its term): balanced
+    ranks them after the others."""
+    timed = sorted((o for o in options if o.hours is not None), key=_slow_hours)
+    hours = [_slow_hours(o) for o in timed]
     cheapest_within: list[Decimal] = list(accumulate((o.sort_cost for o in timed), min))
     out = set()
     for option in timed:

@@ -145,3 +145,39 @@ def test_an_estimate_inside_the_deadline_whose_range_is_not_says_so(client: Test
     message = {w["code"]: w["message"] for w in leader["warnings"]}["deadline_within_range"]
     hours, slow = leader["performance"]["time_to_train_hours"], leader["performance"]["time_to_train_hours_range"][1]
     assert f"{hours / 24:,.1f} days" in message and f"{slow / 24:,.1f} days" in message and "7-day" in message
+
+
+def test_a_twin_whose_range_spills_into_another_month_does_not_right_size_and_says_so(client: TestClient) -> None:
+    # 70B full fine-tune on 2e10 tokens: 16 H100 for about 695 h bills one month at its estimate but two at the slow
+    # end of its range. It used to lead balanced with no word, the 32-GPU option that finishes in about 200 h at
+    # twice the price ranked last as "oversized", and an 8-GPU option at the same price and twice the time came
+    # second.
+    result = _recommend(
+        client,
+        model={"preset": "llama-3.1-70b"},
+        task="full_finetune",
+        tokens=2e10,
+        constraints={"max_nodes": 16},
+    )
+    options = result["options"]
+    for option in options:
+        span = option["performance"]["time_to_train_hours_range"]
+        months = option["cost"]["months"]
+        warned = {w["code"]: w for w in option["warnings"]}
+        if span[1] > months * 720:
+            warning = warned["billing_within_range"]
+            assert warning["params"]["slow_months"] > months
+            assert Decimal(warning["params"]["slow_total"]) > Decimal(option["cost"]["job_total"])
+        else:
+            assert "billing_within_range" not in warned
+    # no option shown after the leader costs as much as another shown and takes longer
+    for i, option in enumerate(options[1:], start=1):
+        for other in options[:i]:
+            same = Decimal(other["cost"]["job_total"]) == Decimal(option["cost"]["job_total"])
+            assert not (
+                same and other["performance"]["time_to_train_hours"] < option["performance"]["time_to_train_hours"]
+            )
+    # the leader finishes inside what it bills even at its range's slow end; the twin that may not is still shown
+    leader = options[0]
+    assert leader["performance"]["time_to_train_hours_range"][1] <= leader["cost"]["months"] * 720
+    assert any("billing_within_range" in {w["code"] for w in o["warnings"]} for o in options[1:])
