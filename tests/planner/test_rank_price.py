@@ -42,7 +42,10 @@ def _option(sku_id: str, cost: str, hours: float | None, *, gpus: int = 1, token
         offer=_offer(sku_id),
         config=Configuration(gpus, 1),
         region="shenzhen",
-        evaluated=SimpleNamespace(throughput=tokens_per_s),  # type: ignore[arg-type]
+        evaluated=SimpleNamespace(  # type: ignore[arg-type]
+            throughput=tokens_per_s,
+            performance=SimpleNamespace(performance=SimpleNamespace(time_to_train_hours_range=None)),
+        ),
         cost=Cost("CNY", "monthly", gpus, total, total, 1 if hours else None, total if hours else None, total * 12),
         hours=hours,
         warnings=[],
