@@ -11,12 +11,22 @@ Everything is bytes per GPU for the worst pipeline stage. Sources, by term:
   Megatron-LM keeps an fp32 main-gradient buffer (`Plan.fp32_main_grads`): 18 bytes, 6 + 12/d with its
   distributed optimizer (`num_bytes_per_parameter` in megatron/training/theoretical_memory_usage.py).
   With pipeline parallel, ZeRO-2/3 gradients stay whole in fp32 until the last micro-batch (`_full_states`).
+  ZeRO-2 gradients are fp32 shards, 4/N: FSDP2 casts the reduce-scatter output back to the parameter's dtype, fp32
+  in torchtitan (torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py `foreach_reduce`: `_to_dtype_if_needed(
+  reduce_output, orig_dtype)`), 2 + 16/N in all; DeepSpeed keeps a 16-bit partition through the backward and
+  builds its fp32 copy for the step (deepspeed/runtime/zero/stage_1_and_2.py `step`:
+  `single_partition_of_fp32_groups[i].grad`), 2 + 18/N with both (its `estimate_zero2_model_states_mem_needs`)
+  once the activations are freed: the peak counts the 16-bit partition where it outweighs those activations.
 - Pure 16-bit training (mixed_precision=False, torchtune's single-device recipes): weights, grads and
   optimizer states all in the training dtype, e.g. AdamW 2 + 2 + 4 = 8 bytes/param.
 - 8-bit Adam: 2 bytes of state per parameter (Dettmers et al. 2022, "8-bit Optimizers via Block-wise
   Quantization", §2; block-wise constants ~0.06 B/param ignored). Lion: one momentum (Chen et al. 2023,
   Alg. 1). SGD: one momentum buffer (torch.optim.SGD, momentum > 0). Adafactor: factored second
-  moment, rows + columns per matrix (Shazeer & Stern 2018, §3), no first moment (HF default beta1=None).
+  moment, rows + columns per matrix (Shazeer & Stern 2018, §3), no first moment (HF default beta1=None); only
+  for parameters of two or more dimensions (transformers `Adafactor._get_options`: `len(param_shape) >= 2`), so
+  under DeepSpeed ZeRO 1-3, which hands the optimizer flat 1-D fp32 partitions (stage_1_and_2.py
+  `single_partition_of_fp32_groups`, stage3.py `fp32_partitioned_groups_flat`), v is a full fp32 tensor
+  (`_flat_partitions`).
 - ZeRO-3/FSDP gathered working buffers: two layers' 16-bit weights (the current one and the
   prefetched next one) plus one layer's unsharded gradient before reduce-scatter; DeepSpeed's
   estimator charges 4 × largest_layer_params bytes (deepspeed/runtime/zero/stage3.py,
@@ -32,7 +42,9 @@ Everything is bytes per GPU for the worst pipeline stage. Sources, by term:
   and gradients, fp32 optimizer states and no master copy; paged optimizer states are "automatically
   evicted to CPU RAM when the GPU runs out-of-memory and paged back into GPU memory when the memory is
   needed in the optimizer update step" (§3 "Paged Optimizers"), so they and the activations never need
-  the card at the same time: the peak holds max(activations, states), not their sum.
+  the card at the same time: the peak holds max(activations, states), not their sum. Only where the launch runs a
+  bitsandbytes paged optimizer (`paged_optimizer`): unsharded, under the Trainer's paged_adamw_32bit /
+  paged_adamw_8bit / paged_lion_32bit.
 - Activations, per operation (Korthikanti et al. 2022, §4.1 method, Table 2): we count every tensor
   autograd keeps for the backward pass of a Llama-style (RMSNorm, SwiGLU, GQA, no dropout) or a
   GPT-style (LayerNorm, GELU) block, instead of the GPT-with-dropout constant 34. Flash attention keeps
@@ -86,6 +98,7 @@ from app.estimator.specs import (
 )
 from app.estimator.vocabulary import (
     BYTES_PER_ELEMENT,
+    FULL_TRAINING_TASKS,
     LORA_TARGETS,
     LORA_TASKS,
     OFFLOADS,
@@ -98,11 +111,20 @@ from app.estimator.vocabulary import (
 # --- constants (each cited) --------------------------------------------------------------------
 
 MASTER_BYTES = 4.0  # fp32 master copy under mixed precision (ZeRO §3.1)
-FSDP_REDUCE_BYTES = 4.0  # FSDP2 MixedPrecisionPolicy(reduce_dtype=float32), torchtitan's default: fp32 gradients
+# FSDP2 MixedPrecisionPolicy(reduce_dtype=float32), torchtitan's default, and the sharded gradient FSDP2 keeps in the
+# parameter's dtype (fp32 in torchtitan: `foreach_reduce`); DeepSpeed ZeRO-2's fp32 gradient partition at the step
+FSDP_REDUCE_BYTES = 4.0
 # optimizer state bytes per parameter in fp32 (mixed precision) and as a multiple of the dtype (pure)
 STATE_FP32_BYTES = {"adamw": 8.0, "adamw_8bit": 2.0, "lion": 4.0, "sgd": 4.0, "adafactor": 0.02}
 STATE_DTYPE_COPIES = {"adamw": 2.0, "adamw_8bit": 0.0, "lion": 1.0, "sgd": 1.0, "adafactor": 0.01}
 STATE_FIXED_BYTES = {"adamw_8bit": 2.0}  # 8-bit states do not follow the training dtype
+# ...on DeepSpeed ZeRO's flat 1-D partitions (`_flat_partitions`): Adafactor's second moment cannot be factored there
+# (transformers `Adafactor._get_options`: factored only when len(param_shape) >= 2): one full v per parameter
+FLAT_STATE_FP32_BYTES = {**STATE_FP32_BYTES, "adafactor": 4.0}
+FLAT_STATE_DTYPE_COPIES = {**STATE_DTYPE_COPIES, "adafactor": 1.0}
+# bitsandbytes paged optimizers the Trainer names (transformers training_args.py OptimizerNames paged_adamw_32bit,
+# paged_adamw_8bit, paged_lion_32bit); bitsandbytes has no paged SGD or Adafactor
+PAGED_OPTIMIZERS = frozenset({"adamw", "adamw_8bit", "lion"})
 # Unfused cross-entropy on fp32-upcast logits (transformers `ForCausalLMLoss`, src/transformers/loss/loss_utils.py:
 # `logits.float()` then `nn.functional.cross_entropy`; torchtitan `cross_entropy_loss` likewise): log_softmax saves its
 # fp32 output; at the start of the backward, when every saved activation is still held, nll_loss's dense fp32 gradient
@@ -387,14 +409,26 @@ def _stages(facts: _Facts, tp: int, pp: int, ep: int) -> tuple[_Stage, ...]:
     return (_stage(facts, tp, pp, ep, first=True, last=False), _stage(facts, tp, pp, ep, first=False, last=True))
 
 
-def _optimizer_bytes_per_param(workload: Workload) -> float:
-    """Optimizer-owned bytes per trainable parameter: fp32 master + states (mixed) or states only."""
+def _optimizer_bytes_per_param(workload: Workload, flat: bool = False) -> float:
+    """Optimizer-owned bytes per trainable parameter: fp32 master + states (mixed) or states only; `flat`: on
+    DeepSpeed ZeRO's 1-D partitions (`_flat_partitions`), where Adafactor's second moment is not factored."""
     if workload.mixed_precision and workload.precision != "fp32":
-        return MASTER_BYTES + STATE_FP32_BYTES[workload.optimizer]
+        return MASTER_BYTES + (FLAT_STATE_FP32_BYTES if flat else STATE_FP32_BYTES)[workload.optimizer]
     fixed = STATE_FIXED_BYTES.get(workload.optimizer)
     if fixed is not None:
         return fixed
-    return STATE_DTYPE_COPIES[workload.optimizer] * _train_dtype_bytes(workload)
+    return (FLAT_STATE_DTYPE_COPIES if flat else STATE_DTYPE_COPIES)[workload.optimizer] * _train_dtype_bytes(workload)
+
+
+def _flat_partitions(zero: int) -> bool:
+    """Whether the optimizer steps flat 1-D partitions rather than the parameters' own shapes: under ZeRO 1-3
+    DeepSpeed swaps each param group's parameters for one flat fp32 partition (deepspeed/runtime/zero/stage_1_and_2.py
+    `param_group['params'] = [self.single_partition_of_fp32_groups[i]]`, stage3.py `fp32_partitioned_groups_flat`),
+    even on one GPU. Without ZeRO it wraps a non-fused optimizer in FP16_UnfusedOptimizer, which keeps one fp32 copy
+    per parameter, shape and all (deepspeed/runtime/engine.py `_configure_fp16_optimizer`, runtime/fp16/
+    unfused_optimizer.py). FSDP2 shards per parameter and keeps shapes, but no FSDP stack here runs Adafactor
+    (torchtitan: Adam/AdamW only; data/stacks.json)."""
+    return zero >= 1
 
 
 def checkpoint_bytes_per_param(workload: Workload) -> float:
@@ -424,13 +458,14 @@ class _Ctx:
     compiled_coeffs: _ActCoeffs  # under torch.compile (Plan.compiled)
     dtype: float  # bytes of a training weight / gradient
     optimizer_per_param: float
+    flat_optimizer_per_param: float  # the same on ZeRO's flat partitions (`_flat_partitions`)
     act_bytes: float
     adapters: float  # LoRA parameters in the whole model (0 for other tasks)
     adapter_dtype: float
     adapter_optimizer: float
+    flat_adapter_optimizer: float
     dropout_elements: float  # LoRA dropout copies, elements per token per layer
     nf4_bytes: float  # bytes per NF4-stored base weight (QLoRA)
-    paged: bool  # optimizer states in paged memory: they give way to activations (QLoRA §3)
     stages: dict[tuple[int, int, int], tuple[_Stage, ...]] = field(default_factory=dict)
     elements: dict[tuple[object, ...], tuple[float, float]] = field(default_factory=dict)
     working: dict[tuple[object, ...], tuple[float, float, float, float]] = field(default_factory=dict)
@@ -439,18 +474,20 @@ class _Ctx:
     assumptions: dict[tuple[object, ...], tuple[str, ...]] = field(default_factory=dict)
 
 
-def _lora_figures(model: ModelSpec, workload: Workload) -> tuple[float, float, float, float]:
-    """(adapter params, adapter weight/grad bytes, adapter optimizer bytes, dropout elements) for LoRA tasks."""
+def _lora_figures(model: ModelSpec, workload: Workload, flat: bool = False) -> tuple[float, float, float, float]:
+    """(adapter params, adapter weight/grad bytes, adapter optimizer bytes, dropout elements) for LoRA tasks;
+    `flat`: the optimizer bytes on ZeRO's flat partitions (`_flat_partitions`)."""
     if workload.task not in LORA_TASKS:
         return 0.0, 0.0, 0.0, 0.0
     lora = workload.lora or LoraSpec()
     targets = _lora_targets(lora)
+    states = FLAT_STATE_FP32_BYTES if flat else STATE_FP32_BYTES
     if not workload.mixed_precision:
-        dtype, optim = _train_dtype_bytes(workload), _optimizer_bytes_per_param(workload)
+        dtype, optim = _train_dtype_bytes(workload), _optimizer_bytes_per_param(workload, flat)
     elif workload.task == "qlora":  # QLoRA eq. 5: BF16 adapters, 32-bit optimizer states, no master copy
-        dtype, optim = _train_dtype_bytes(workload), STATE_FP32_BYTES[workload.optimizer]
+        dtype, optim = _train_dtype_bytes(workload), states[workload.optimizer]
     else:  # PEFT keeps adapters in fp32 over a 16-bit base: fp32 weights, gradients and states
-        dtype, optim = 4.0, STATE_FP32_BYTES[workload.optimizer]
+        dtype, optim = 4.0, states[workload.optimizer]
     dropout = _lora_dropout_elements(model, targets) if lora.dropout > 0 else 0.0
     return _adapter_params(model, lora.rank, targets), dtype, optim, dropout
 
@@ -468,13 +505,14 @@ def _build_context(model: ModelSpec, workload: Workload) -> _Ctx:
         compiled_coeffs=_act_coeffs(model, trainable, compiled=True),
         dtype=_train_dtype_bytes(workload),
         optimizer_per_param=_optimizer_bytes_per_param(workload),
+        flat_optimizer_per_param=_optimizer_bytes_per_param(workload, flat=True),
         act_bytes=4.0 if workload.precision == "fp32" else 2.0,
         adapters=adapters,
         adapter_dtype=adapter_dtype,
         adapter_optimizer=adapter_optim,
+        flat_adapter_optimizer=_lora_figures(model, workload, flat=True)[2],
         dropout_elements=dropout,
         nf4_bytes=nf4_bytes_per_param(workload),
-        paged=paged_optimizer(workload),
     )
 
 
@@ -502,11 +540,20 @@ def _act_bytes(ctx: _Ctx, plan: Plan) -> float:
     return 4.0 if ctx.act_bytes == 4.0 or kbit_upcast(ctx.workload, plan) else ctx.act_bytes
 
 
-def paged_optimizer(workload: Workload) -> bool:
-    """Whether the optimizer states are paged: as asked, else on for QLoRA (its recipe's `paged_adamw_32bit`)."""
+def paged_optimizer(workload: Workload, plan: Plan | None = None) -> bool:
+    """Whether the optimizer states are paged: as asked, else on for QLoRA (its recipe's `paged_adamw_32bit`) where the
+    launch runs a bitsandbytes paged optimizer: one with a paged variant (PAGED_OPTIMIZERS) and no ZeRO sharding, as
+    the Trainer runs it on one GPU or replicated (app/planner/launch.py names it). Under ZeRO 1-3 DeepSpeed hands the
+    optimizer its own flat partitions (`_flat_partitions`; a bitsandbytes optimizer there is an untested client
+    optimizer, `zero_allow_untested_optimizer`), and under FSDP bitsandbytes' optimizers do not run on sharded
+    parameters (bitsandbytes-foundation/bitsandbytes#89; pytorch/ao#1213: paged AdamW "doesn't work with FSDP"), so
+    the launch runs plain states there, resident beside the activations, and they are sized so (torchtune's QLoRA
+    recipe runs torch.optim.AdamW too: recipes/configs/llama2/7B_qlora.yaml)."""
     if workload.paged_optimizer is not None:
         return workload.paged_optimizer
-    return workload.task == "qlora"
+    if workload.task != "qlora" or workload.optimizer not in PAGED_OPTIMIZERS:
+        return False
+    return plan is None or not _flat_partitions(plan.zero_stage)
 
 
 _CONTEXTS: dict[tuple[int, int], _Ctx] = {}
@@ -589,11 +636,14 @@ def _full_states(
     grad_bytes = MASTER_BYTES if plan.fp32_main_grads and mixed else ctx.dtype
     weights = params * ctx.dtype
     grads = params * grad_bytes
-    optim = (shard if zero else params) * ctx.optimizer_per_param
+    per_param = ctx.flat_optimizer_per_param if _flat_partitions(zero) else ctx.optimizer_per_param
+    optim = (shard if zero else params) * per_param
     if zero >= 2:
         if plan.pp > 1 and n > 1:  # deferred reduce-scatter: whole gradients in the fp32 reduce dtype
             grads = params * (FSDP_REDUCE_BYTES if ctx.workload.mixed_precision else ctx.dtype)
-        else:
+        elif zero == 2 and mixed and offload == "none":  # fp32 gradient shards (module docstring)
+            grads = shard * FSDP_REDUCE_BYTES
+        else:  # ZeRO-3: 16-bit shards, the 16/N of FSDP2's fp32 params + grads + m, v and of DeepSpeed's states
             grads = shard * grad_bytes
         if zero == 3 and plan.pp == 1:
             weights = min(weights, shard * ctx.dtype + 2.0 * stage.largest_unit * ctx.dtype)
@@ -628,7 +678,9 @@ def _lora_states(
     full = _base_weight_bytes(ctx, stage) + adapters * ctx.adapter_dtype
     weights = _zero3_weights(full, n, _gathered(ctx, stage)) if zero == 3 else full
     grads = _shard(adapters * ctx.adapter_dtype, zero, 2, n)
-    optim = _shard(adapters * ctx.adapter_optimizer, zero, 1, n)
+    optim = _shard(
+        adapters * (ctx.flat_adapter_optimizer if _flat_partitions(zero) else ctx.adapter_optimizer), zero, 1, n
+    )
     if offload == "none":
         return weights, grads, optim, 0.0
     host = optim + adapters * 4.0
@@ -1170,10 +1222,10 @@ def breakdown_gib(value: float) -> float:
 @lru_cache(maxsize=1024)
 def _assumptions(
     workload_key: tuple[str, str, bool, str, bool, float, bool],
-    plan_key: tuple[int, str, str, bool, bool, bool, bool, bool],
+    plan_key: tuple[int, str, str, bool, bool, bool, bool, bool, bool],
 ) -> tuple[str, ...]:
     task, precision, mixed, optimizer, paged, nf4_bytes, upcast = workload_key
-    zero, offload, recompute, flash, pipelined, activation_offload, fp32_grads, _ = plan_key
+    zero, offload, recompute, flash, pipelined, activation_offload, fp32_grads, _, _ = plan_key
     out = ["Bytes per GPU for the worst pipeline stage; capacity is the card's usable memory (CUDA context excluded)."]
     if task == "inference":
         out.append(
@@ -1229,6 +1281,16 @@ def _assumptions(
                 "ZeRO stage 0: every data-parallel rank holds the whole weights, gradients and optimizer states of "
                 f"its tp × pp part (routed experts split over ep); offload={offload}."
             )
+        if zero == 2 and not pipelined and mixed and precision != "fp32" and task not in LORA_TASKS:
+            out.append(
+                "ZeRO-2 gradients are fp32 shards (FSDP2 keeps them in the fp32 parameter dtype); DeepSpeed's 16-bit "
+                "partition beside its fp32 copy at the step is counted where it outweighs the freed activations."
+            )
+        if optimizer == "adafactor" and zero >= 1:
+            out.append(
+                "Adafactor on ZeRO's flat 1-D partitions cannot factor its second moment (transformers "
+                "Adafactor._get_options): a full fp32 v per parameter."
+            )
         if zero >= 2 and pipelined:
             out.append(
                 "Pipeline with sharded gradients: the reduce-scatter waits for the last micro-batch, so the stage's "
@@ -1266,9 +1328,19 @@ def _stage_breakdown(ctx: _Ctx, plan: Plan, stage: _Stage, split: tuple[int, int
     weights, grads, optim, host = states
     activations, kv, other, host_activations = _working_set(ctx, plan, stage, dp)
     host += host_activations
-    if ctx.paged and offload == "none":
+    if offload == "none" and paged_optimizer(ctx.workload, plan):
         optim = max(0.0, optim - activations)  # paged states make room for the activations (module docstring)
+    if zero == 2 and plan.pp == 1 and offload == "none" and ctx.workload.task in FULL_TRAINING_TASKS:
+        grads += _zero2_step_partition(ctx, grads, activations)
     return weights + grads + optim + activations + kv + other, weights, grads, optim, activations, kv, other, host
+
+
+def _zero2_step_partition(ctx: _Ctx, grads: float, activations: float) -> float:
+    """DeepSpeed ZeRO-2's 16-bit gradient partition beside its fp32 copy at the step (stage_1_and_2.py `step`), less
+    the activations already freed by then; nothing when the fp32 shards are the 16-bit ones (no mixed precision)."""
+    if not ctx.workload.mixed_precision or ctx.dtype == FSDP_REDUCE_BYTES:
+        return 0.0
+    return max(0.0, grads * ctx.dtype / FSDP_REDUCE_BYTES - activations)
 
 
 def _working_set(ctx: _Ctx, plan: Plan, stage: _Stage, dp: int) -> tuple[float, float, float, float]:
@@ -1361,6 +1433,7 @@ def estimate_memory(model: ModelSpec, workload: Workload, plan: Plan, cluster: C
         plan.pp > 1,
         plan.activation_offload,
         plan.fp32_main_grads,
+        paged_optimizer(workload, plan),
         kbit_upcast(workload, plan),
     )
     assumptions = ctx.assumptions.get(key_p)
@@ -1370,7 +1443,7 @@ def estimate_memory(model: ModelSpec, workload: Workload, plan: Plan, cluster: C
             workload.precision,
             workload.mixed_precision,
             workload.optimizer,
-            ctx.paged,
+            key_p[-2],
             ctx.nf4_bytes,
             key_p[-1],
         )

@@ -113,7 +113,8 @@ class Workload:
     kv_cache_precision: Precision | None = None  # None: same as the weights
     output_tokens: int = 256  # inference only
     # optimizer states in paged (unified) memory that give way to activations and return for the step
-    # (QLoRA §3, bitsandbytes paged optimizers); None: on for qlora, as the QLoRA recipe runs it, off otherwise
+    # (QLoRA §3, bitsandbytes paged optimizers); None: on for qlora, as the QLoRA recipe runs it, where the launch can
+    # run a paged optimizer (no ZeRO sharding, an optimizer with a paged variant: memory.paged_optimizer), else off
     paged_optimizer: bool | None = None
     # QLoRA through PEFT's `prepare_model_for_kbit_training` (peft/utils/other.py; called by TRL's SFTTrainer for a
     # 4-bit model that is not sharded, and by the QLoRA recipe artidoro/qlora qlora.py): its fp32 norms put the

@@ -61,6 +61,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
+from app.estimator.memory import paged_optimizer
 from app.estimator.params import count_params
 from app.estimator.performance import compute_precision
 from app.estimator.specs import GpuSpec, LoraSpec, MemoryBreakdown, ModelSpec, Performance, Plan, Workload
@@ -185,6 +186,13 @@ TRAINER_OPTIM: dict[Optimizer, str] = {
     "lion": "lion_32bit",
     "sgd": "sgd",
     "adafactor": "adafactor",
+}
+# The Trainer's bitsandbytes paged optimizers (OptimizerNames paged_adamw_32bit, paged_adamw_8bit, paged_lion_32bit),
+# named where the estimate pages the states (app/estimator/memory.py `paged_optimizer`: QLoRA without ZeRO sharding).
+TRAINER_PAGED_OPTIM: dict[Optimizer, str] = {
+    "adamw": "paged_adamw_32bit",
+    "adamw_8bit": "paged_adamw_8bit",
+    "lion": "paged_lion_32bit",
 }
 # - DeepSpeed ds_config `optimizer.type` under ZeRO-Offload (deepspeed/runtime/engine.py `_configure_basic_optimizer`):
 #   AdamW and Lion select its CPU implementations (DeepSpeedCPUAdam, DeepSpeedCPULion); `_configure_optimizer`
@@ -430,7 +438,7 @@ def _trainer_arguments(workload: Workload, plan: Plan) -> dict[str, Any]:
         "gradient_checkpointing": plan.recompute == "full",
         "bf16": workload.precision in BF16_RUN_PRECISIONS,
         "fp16": workload.precision == "fp16",
-        "optim": TRAINER_OPTIM[workload.optimizer],
+        "optim": trainer_optim(workload, plan),
         "learning_rate": schedule.lr,
         "weight_decay": 0.1,
         "lr_scheduler_type": "cosine",
@@ -440,6 +448,12 @@ def _trainer_arguments(workload: Workload, plan: Plan) -> dict[str, Any]:
     if workload.optimizer in ("adamw", "adamw_8bit", "lion"):
         arguments |= {"adam_beta1": 0.9, "adam_beta2": 0.95}  # the Trainer passes them as these optimizers' betas
     return arguments
+
+
+def trainer_optim(workload: Workload, plan: Plan) -> str:
+    """TrainingArguments.optim: the paged variant where the estimate counted paged states, else the plain one."""
+    paged = TRAINER_PAGED_OPTIM.get(workload.optimizer) if paged_optimizer(workload, plan) else None
+    return paged or TRAINER_OPTIM[workload.optimizer]
 
 
 def _deepspeed_notes(job: Job, gather: bool) -> list[str]:
@@ -909,7 +923,7 @@ def optimizer_name(stack: Stack, workload: Workload, plan: Plan) -> str | None:
         return (TORCHTUNE_OPTIMIZER if workload.task in LORA_TASKS else TORCHTITAN_OPTIMIZER).get(optimizer)
     if plan.offload != "none":
         return DEEPSPEED_OPTIMIZER.get(optimizer)
-    return TRAINER_OPTIM.get(optimizer)
+    return trainer_optim(workload, plan)
 
 
 def launch_configs(

@@ -355,7 +355,9 @@ class WorkloadIn(RequestModel):
     paged_optimizer: bool | None = Field(
         default=None,
         description="Optimizer states in paged memory that make room for activations (bitsandbytes paged "
-        "optimizers); default: on for qlora, as the QLoRA recipe trains, off otherwise.",
+        "optimizers); default: on for qlora without ZeRO sharding (ZeRO stage 0) with adamw, adamw_8bit or lion, "
+        "which the launch names as the Trainer's paged_adamw_32bit, paged_adamw_8bit or paged_lion_32bit; off "
+        "otherwise (a sharded launch runs plain states).",
     )
     kbit_upcast: bool | None = Field(
         default=None,
