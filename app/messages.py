@@ -361,9 +361,10 @@ ASSUMPTIONS: dict[str, dict[str, str]] = {
     },
 }
 
-# Why POST /quotes refuses a quantity for the plan it carries (app/planner/quote_check.py): the API's
+# Why POST /quotes refuses a quantity or months for the plan it carries (app/planner/quote_check.py): the API's
 # `errors[].type` is the code and `errors[].params` its figures. Quantities are whole servers (or one of a
-# card SKU's card counts): never a fraction of a server.
+# card SKU's card counts): never a fraction of a server. Months bill 30 days each (app/planner/offers.py
+# DAYS_PER_BILLED_MONTH) and must carry the hours the plan takes on the quantity quoted.
 QUOTE_CHECKS: dict[str, dict[str, str]] = {
     "en": {
         "quantity_servers": "quantity {quantity} rents {rented} GPUs ({quantity} × {sku}, {gpus_per_node} GPUs a "
@@ -382,6 +383,11 @@ QUOTE_CHECKS: dict[str, dict[str, str]] = {
         "quantity_beyond": "quantity {quantity} rents {rented} GPUs of {sku} but the plan runs on dp × tp × pp × cp "
         "= {gpus} GPUs, more than {sku} rents ({most_gpus} at most); quote {alt_sku} with quantity {alt_quantity}, "
         "which rents {gpus} GPUs",
+        "months_short": "months {months} bills {billed_hours} h ({months} × 30 days) but the plan takes {hours:.1f} h "
+        "on quantity {quantity} of {sku}; quote months {fewest_months}, the fewest that carry it",
+        "months_beyond": "months {months} bills {billed_hours} h ({months} × 30 days) but the plan takes {hours:.1f} h "
+        "on quantity {quantity} of {sku}, {fewest_months} months: more than a quote rents ({max_months} months at "
+        "most); re-plan on more GPUs",
     },
     "zh": {
         "quantity_servers": "数量 {quantity} 租用 {rented} 张 GPU（{quantity} × {sku}，"
@@ -400,6 +406,11 @@ QUOTE_CHECKS: dict[str, dict[str, str]] = {
         "quantity_beyond": "数量 {quantity} 租用 {sku} 的 {rented} 张 GPU，但方案运行在 dp × tp × pp × cp = "
         "{gpus} 张 GPU 上，超过 {sku} 可租的上限（{most_gpus} 张）；请按数量 {alt_quantity} 报价 {alt_sku}"
         "（正好 {gpus} 张 GPU）",
+        "months_short": "月数 {months} 计费 {billed_hours} 小时（{months} × 30 天），但方案在 {sku} 数量 {quantity} 上"
+        "需要 {hours:.1f} 小时；请报价月数 {fewest_months}（能覆盖该任务的最少月数）",
+        "months_beyond": "月数 {months} 计费 {billed_hours} 小时（{months} × 30 天），但方案在 {sku} 数量 {quantity} 上"
+        "需要 {hours:.1f} 小时，即 {fewest_months} 个月，超过报价可租的上限（{max_months} 个月）；"
+        "请用更多 GPU 重新规划",
     },
 }
 
@@ -492,6 +503,6 @@ def assumption(code: str, params: Mapping[str, Any], lang: str = "en", money: Mo
 
 
 def quote_check(code: str, params: Mapping[str, Any], lang: str = "en") -> str:
-    """Why a quote's quantity does not carry its plan, in `lang`."""
+    """Why a quote's quantity or months do not carry its plan, in `lang`."""
     lang = _lang(lang)
     return _render(QUOTE_CHECKS[lang][code], params, lang, plain_money)

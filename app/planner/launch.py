@@ -45,7 +45,10 @@ and for LoRA/QLoRA the adapter settings. Keys come from each tool's documentatio
   `--dataset local-jsonl` and trailing KEY=VALUE ConfigContainer overrides (run_recipe.py COMMON_OVERRIDE_FIELDS
   and the dataclass fields: model.* parallel sizes, sequence_parallel and recompute_* of Megatron-Core's
   TransformerConfig; train.*; dataset.seq_length / dataset_root; checkpoint.pretrained_checkpoint, save,
-  save_interval; optimizer.lr / min_lr / use_distributed_optimizer; scheduler.lr_warmup_iters; peft.dim, alpha,
+  save_interval; the optimizer the estimate sized as Megatron-Core's OptimizerConfig names it (optimizer.optimizer
+  adam | sgd with its betas or sgd_momentum, lr / min_lr, weight_decay, clip_grad, use_distributed_optimizer) and the
+  schedule the Megatron-LM launch states, over the run it launches (scheduler.lr_decay_iters = train.train_iters,
+  lr_warmup_iters, cosine, lr_warmup_init, the weight decay: the recipes hard-code others); peft.dim, alpha,
   dropout, target_modules of megatron/bridge/peft/lora.py LoRA on linear_qkv, linear_proj, linear_fc1,
   linear_fc2).
 
@@ -813,8 +816,18 @@ def _bridge(job: Job) -> dict[str, Any]:
             f"Put the training data as prompt-completion JSONL ('input', 'output') under /data/{_slug(model)} "
             "(dataset.dataset_root). checkpoint.pretrained_checkpoint takes the local Hugging Face model directory "
             f"of {_repo(model)} or a converted Megatron checkpoint.",
+            *_bridge_notes(job),
         ],
     }
+
+
+def _bridge_notes(job: Job) -> list[str]:
+    if train_iters(job.workload, job.global_batch) is not None:
+        return []
+    return [
+        "No token count was given: add train.train_iters (tokens ÷ (global batch × sequence length)); the "
+        "learning-rate decay and warm-up follow it."
+    ]
 
 
 def bridge_overrides(job: Job) -> list[str]:
@@ -843,16 +856,58 @@ def bridge_overrides(job: Job) -> list[str]:
         f"checkpoint.pretrained_checkpoint=/checkpoints/{_slug(model)}-hf",
         f"checkpoint.save={_save_dir(model, workload)}",
     ]
-    schedule = SCHEDULES["lora"]
-    out += [f"optimizer.lr={schedule.lr:g}", f"optimizer.min_lr={schedule.lr * MIN_LR_RATIO:g}"]
     iters = train_iters(workload, job.global_batch)
     if iters is not None:
-        out += [
-            f"train.train_iters={iters}",
-            f"scheduler.lr_warmup_iters={warmup_steps(workload, iters)}",
-            f"checkpoint.save_interval={save_interval(iters, job.performance)}",
+        out += [f"train.train_iters={iters}", f"checkpoint.save_interval={save_interval(iters, job.performance)}"]
+    return out + _bridge_optimizer(workload) + _bridge_schedule(workload, iters)
+
+
+def _bridge_optimizer(workload: Workload) -> list[str]:
+    """The optimizer the estimate sized, with the settings the Megatron-LM launch states (`_megatron_run_args`):
+    Megatron-Core OptimizerConfig.optimizer "adam" | "sgd" (megatron/core/optimizer/optimizer_config.py at the
+    Megatron-LM commit Megatron-Bridge v0.6.0 pins; `_get_megatron_optimizer_based_on_param_groups` builds FusedSGD
+    with `sgd_momentum`). The PEFT recipes leave `_peft_common`'s Adam with beta2 0.98 (or set 0.95)."""
+    schedule = SCHEDULES["lora"]
+    optimizer = MEGATRON_OPTIMIZER[workload.optimizer]
+    out = [
+        f"optimizer.optimizer={optimizer}",
+        f"optimizer.lr={schedule.lr:g}",
+        f"optimizer.min_lr={schedule.lr * MIN_LR_RATIO:g}",
+        f"optimizer.weight_decay={BRIDGE_WEIGHT_DECAY:g}",
+        "optimizer.clip_grad=1.0",
+    ]
+    if optimizer == "adam":
+        return out + ["optimizer.adam_beta1=0.9", "optimizer.adam_beta2=0.95"]
+    return out + [f"optimizer.sgd_momentum={MEGATRON_SGD_MOMENTUM:g}"]
+
+
+def _bridge_schedule(workload: Workload, iters: int | None) -> list[str]:
+    """The schedule the launch states, over the run it launches. Every Megatron-Bridge v0.6.0 PEFT recipe
+    (recipes/common.py `_peft_common`, recipes/qwen/h100/{qwen2,qwen3,qwen3_moe}.py, recipes/llama/h100/llama3.py)
+    hard-codes warm-up iterations (10 or 50), the Qwen ones `lr_decay_iters = 100`, and a constant weight decay of
+    0.033 in the scheduler (`start_weight_decay` / `end_weight_decay`, which training/optim.py hands Megatron-Core's
+    OptimizerParamScheduler in place of the optimizer's). ConfigContainer fills lr_decay_iters from train_iters only
+    when it is None (training/config.py `_calculate_scheduler_steps`): without a token count it is null, and the
+    warm-up a share of the run (lr_warmup_fraction, which needs lr_warmup_iters 0), so both follow the
+    train.train_iters the customer adds."""
+    out = [
+        "scheduler.lr_decay_style=cosine",
+        "scheduler.lr_warmup_init=0.0",  # Megatron-LM's --lr-warmup-init default, as the Megatron-LM launch runs
+        f"scheduler.start_weight_decay={BRIDGE_WEIGHT_DECAY:g}",
+        f"scheduler.end_weight_decay={BRIDGE_WEIGHT_DECAY:g}",
+        "scheduler.weight_decay_incr_style=constant",
+    ]
+    if iters is None:
+        warmup = SCHEDULES["lora"].warmup_fraction
+        return out + [
+            "scheduler.lr_decay_iters=null",
+            "scheduler.lr_warmup_iters=0",
+            f"scheduler.lr_warmup_fraction={warmup:g}",
         ]
-    return out
+    return out + [f"scheduler.lr_decay_iters={iters}", f"scheduler.lr_warmup_iters={warmup_steps(workload, iters)}"]
+
+
+BRIDGE_WEIGHT_DECAY = 0.1  # SCHEDULES: Llama 2's 0.1, as the Megatron-LM launch's --weight-decay
 
 
 # Megatron-Core TransformerConfig recompute fields (megatron/core/transformer/transformer_config.py): selective

@@ -1,13 +1,15 @@
 """A quote's plan against what it rents: the GPUs the quantity rents must be the GPUs the plan runs
-on, and the plan must pass the feasibility gate on that SKU (GPU memory within the headroom, host
-RAM within the reserve). Runs before a new quote is priced (app.quotes.service.create_quote's
-`check_plan`); a plan without parallel degrees, or a quote without a workload, has nothing to check.
+on, the plan must pass the feasibility gate on that SKU (GPU memory within the headroom, host
+RAM within the reserve), and the months rented must bill at least the hours the plan takes there (whole
+months of the term, as /recommend bills an option: app.planner.offers.billed_months). Runs before a new quote
+is priced (app.quotes.service.create_quote's `check_plan`); a plan without parallel degrees, or a quote without
+a workload, has nothing to check; without tokens there is no time to check the months against.
 """
 
 from __future__ import annotations
 
 from contextlib import nullcontext
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, cast
 
 from sqlalchemy.orm import Session
@@ -20,14 +22,16 @@ from app.estimator.memory import MemoryEstimate, estimate_memory, gpu_memory_mes
 from app.estimator.performance import PerformanceEstimate, estimate_performance
 from app.estimator.serving import check_fits
 from app.estimator.specs import EstimatorError
+from app.estimator.vocabulary import TERM_MONTHS
 from app.planner.mappers import memory_out, performance_out
+from app.planner.offers import DAYS_PER_BILLED_MONTH, billed_months
 from app.planner.schemas import HardwareIn, PlanIn, WorkloadIn
 from app.planner.search import as_held
 from app.planner.serving import check_serving_plan
 from app.planner.serving_service import check_training_levers, serving_config
 from app.planner.stacks import as_launched
 from app.planner.workload import SessionOpener, as_rented, resolve_cluster, resolve_model
-from app.quotes.service import MAX_NODES
+from app.quotes.service import MAX_MONTHS, MAX_NODES
 
 if TYPE_CHECKING:
     from app.quotes.schemas import QuoteCreate
@@ -39,21 +43,57 @@ def _invalid(field: str, message: str) -> InvalidInput:
     return InvalidInput(f"{field}: {message}", errors=[{"field": field, "message": message, "type": "value_error"}])
 
 
+@dataclass(frozen=True, slots=True)
+class PlanCheck:
+    """What a quote's plan recomputes to on the SKU and quantity quoted: the figures the quote freezes
+    (`estimate_figures`) and the hours the job takes (None without tokens, or nothing estimated)."""
+
+    figures: dict[str, Any] = field(default_factory=dict)
+    hours: float | None = None
+
+
 def check_quote(session: Session, data: QuoteCreate) -> dict[str, Any]:
-    """Raise a 422 naming both numbers when the quantity disagrees with the plan, or the plan does not
-    fit the SKU; else the plan's figures recomputed on the SKU and quantity quoted (`estimate_figures`).
-    An unknown SKU is left to the quote service (its own 422)."""
-    return check_plan(session, sku_id=data.sku_id, quantity=data.quantity, plan=data.plan, workload=data.workload)
+    """Raise a 422 naming both numbers when the quantity disagrees with the plan, the plan does not
+    fit the SKU, or the months bill fewer hours than the plan takes; else the plan's figures recomputed on the SKU
+    and quantity quoted (`estimate_figures`). An unknown SKU is left to the quote service (its own 422)."""
+    checked = check_plan(session, sku_id=data.sku_id, quantity=data.quantity, plan=data.plan, workload=data.workload)
+    if checked.hours is not None:
+        check_months(data, checked.hours)
+    return checked.figures
+
+
+def check_months(data: QuoteCreate, hours: float) -> None:
+    """The months quoted (the term's default when unset) must bill the hours the job takes: whole 30-day months of
+    the term, as the option was billed (`billed_months`), so an option's own quote body always passes."""
+    months = data.months if data.months is not None else TERM_MONTHS[data.term]
+    fewest = billed_months(hours, data.term)
+    if months >= fewest:
+        return
+    params: dict[str, Any] = {
+        "months": months,
+        "billed_hours": months * DAYS_PER_BILLED_MONTH * 24,
+        "hours": round(hours, 2),
+        "fewest_months": fewest,
+        "sku": data.sku_id,
+        "quantity": data.quantity,
+    }
+    code = "months_short" if fewest <= MAX_MONTHS else "months_beyond"
+    if code == "months_beyond":
+        params["max_months"] = MAX_MONTHS
+    message = messages.quote_check(code, params)
+    raise InvalidInput(
+        f"months: {message}", errors=[{"field": "months", "message": message, "type": code, "params": params}]
+    )
 
 
 def check_plan(
     session: Session, *, sku_id: str, quantity: int, plan: PlanIn | None, workload: WorkloadIn | None
-) -> dict[str, Any]:
+) -> PlanCheck:
     if plan is None or not set(DEGREES) & plan.model_fields_set:
-        return {}  # no parallel degrees stated: nothing to check the quantity against, nothing to estimate
+        return PlanCheck()  # no parallel degrees stated: nothing to check the quantity against, nothing to estimate
     sku = catalog_repository.get_sku_by_slug(session, sku_id)
     if sku is None:
-        return {}
+        return PlanCheck()
     gpus = plan.dp * plan.tp * plan.pp * plan.cp
     by_card = sku.rental_unit == "card"
     rented = quantity if by_card else quantity * sku.gpus_per_node
@@ -65,10 +105,10 @@ def check_plan(
             errors=[{"field": "quantity", "message": message, "type": code, "params": params}],
         )
     if workload is None:
-        return {}
+        return PlanCheck()
     if workload.task == "serving":
         _check_serving_fits(session, sku.slug, quantity, by_card, plan, workload)
-        return {}
+        return PlanCheck()
     return _check_fits(session, sku.slug, quantity, by_card, plan, workload)
 
 
@@ -135,14 +175,14 @@ def _check_serving_fits(
 
 def _check_fits(
     session: Session, sku_id: str, quantity: int, by_card: bool, plan: PlanIn, request: WorkloadIn
-) -> dict[str, Any]:
+) -> PlanCheck:
     hardware = HardwareIn(sku=sku_id, nodes=1 if by_card else quantity, gpus_per_node=quantity if by_card else None)
     # the quote's own session, left open: resolve_cluster closes what the opener gives it
     cluster, _assumed = resolve_cluster(hardware, cast("SessionOpener", lambda: nullcontext(session)))
     try:
         model, _warnings = resolve_model(request.model)
     except EstimatorError:
-        return {}  # a model the estimator cannot size (an incomplete pasted config) is kept for the record, unchecked
+        return PlanCheck()  # a model the estimator cannot size (an incomplete pasted config): kept, unchecked
     spec = plan.spec(request.micro_batch or 1)
     work = as_launched(request.workload(), cluster.gpu)  # fp8 where it runs, as /recommend sized the option
     if work.task != "inference":
@@ -158,7 +198,8 @@ def _check_fits(
         raise _invalid("plan", f"does not fit {sku_id}: {gpu_memory_message(breakdown)}")
     if not breakdown.host_fits and cluster.host_ram_gib is not None:
         raise _invalid("plan", f"does not fit {sku_id}: {host_ram_message(breakdown, cluster.host_ram_gib)}")
-    return estimate_figures(memory, estimate_performance(model, work, held, as_rented(cluster)))
+    performance = estimate_performance(model, work, held, as_rented(cluster))
+    return PlanCheck(estimate_figures(memory, performance), performance.performance.time_to_train_hours)
 
 
 def estimate_figures(memory: MemoryEstimate, performance: PerformanceEstimate) -> dict[str, Any]:

@@ -141,7 +141,8 @@ class QuoteCreate(RequestModel):
         ge=1,
         le=60,
         strict=True,
-        description="Rental length; default 1 (monthly) or 12 (annual). An annual term takes whole years.",
+        description="Rental length; default 1 (monthly) or 12 (annual). An annual term takes whole years. With a "
+        "workload that has tokens, at least the months of the term that carry the job (the option's cost.months).",
     )
     addons: list[Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=64)]] = Field(
         default_factory=list,

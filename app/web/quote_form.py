@@ -35,8 +35,10 @@ class QuoteEntry:
 
     @classmethod
     def blank(cls, option: OptionOut, *, chosen: list[str] | None = None) -> QuoteEntry:
-        """A fresh form: nothing typed yet but the rental months of the option's term."""
-        return cls(option, {"months": "12" if option.cost.term == "annual" else "1"}, chosen=chosen)
+        """A fresh form: nothing typed yet but the rental months the option bills (its quote body's: the whole
+        months of its term that carry the job, which POST /quotes requires), else the term's fewest."""
+        months = option.quote.months if option.quote is not None else 12 if option.cost.term == "annual" else 1
+        return cls(option, {"months": str(months)}, chosen=chosen)
 
 
 def active_addons(session: Session, sku_slug: str) -> list[tuple[str, str]]:

@@ -212,3 +212,78 @@ def test_recommended_launch_blocks_use_only_the_tools_options(client: TestClient
     assert seen & ({"megatron", "deepspeed"} if body["model"]["preset"] == "mixtral-8x7b" else {"megatron", "fsdp"})
     if body["model"]["preset"] == "mixtral-8x7b":
         assert "fsdp" not in seen
+
+
+def _bridge(workload: Workload, preset: str = "qwen2.5-72b") -> dict[str, str]:
+    plan = Plan(dp=2, tp=4, micro_batch=1, zero_stage=1, recompute="full", sequence_parallel=True)
+    return _overrides(_megatron(preset, workload, plan, nodes=1, global_batch=128)["overrides"])
+
+
+def _megatron_lm_schedule(workload: Workload) -> dict[str, str | None]:
+    """What the Megatron-LM launch of the same workload states: the schedule a Bridge launch must follow too."""
+    plan = Plan(dp=2, tp=4, micro_batch=1, zero_stage=1, recompute="full", sequence_parallel=True)
+    full = Workload(
+        task="full_finetune", seq_len=workload.seq_len, tokens=workload.tokens, optimizer=workload.optimizer
+    )
+    return _parsed(_megatron("llama-3.1-8b", full, plan, nodes=1, global_batch=128)["args"])
+
+
+@pytest.mark.parametrize("optimizer", ["adamw", "sgd"])
+def test_bridge_lora_runs_the_optimizer_the_estimate_sized(optimizer: str) -> None:
+    # Before: no optimizer.* key but lr and min_lr; the recipe's Adam ran whatever the estimate sized (SGD's one
+    # momentum buffer against Adam's two moments).
+    workload = Workload(task="lora", seq_len=4096, tokens=1e9, optimizer=optimizer, lora=LoraSpec(rank=16))  # type: ignore[arg-type]
+    overrides = _bridge(workload, "qwen3-30b-a3b")
+    stated = _megatron_lm_schedule(workload)
+    assert overrides["optimizer.optimizer"] == stated["--optimizer"] == ("adam" if optimizer == "adamw" else "sgd")
+    if optimizer == "sgd":
+        assert float(overrides["optimizer.sgd_momentum"]) == float(stated["--sgd-momentum"] or 0)
+        assert not {key for key in overrides if key.startswith("optimizer.adam_")}
+    else:
+        # the recipes set beta2 0.98 (_peft_common) or 0.95: the launch states its own
+        assert float(overrides["optimizer.adam_beta1"]) == float(stated["--adam-beta1"] or 0)
+        assert float(overrides["optimizer.adam_beta2"]) == float(stated["--adam-beta2"] or 0)
+        assert "optimizer.sgd_momentum" not in overrides
+    assert float(overrides["optimizer.weight_decay"]) == float(stated["--weight-decay"] or 0)
+    assert float(overrides["optimizer.clip_grad"]) == float(stated["--clip-grad"] or 0)
+
+
+def test_bridge_lora_decays_over_the_run_it_launches() -> None:
+    # Before: train.train_iters=382 under qwen25_72b_peft_config, whose scheduler.lr_decay_iters=100 stood (the
+    # learning rate at its floor from step 100), and the recipes' constant weight decay 0.033 replaced 0.1.
+    workload = Workload(task="lora", seq_len=2048, tokens=1e8, lora=LoraSpec(rank=16))
+    overrides = _bridge(workload)
+    stated = _megatron_lm_schedule(workload)
+    iters = int(overrides["train.train_iters"])
+    assert iters == math.ceil(1e8 / (128 * 2048))
+    assert int(overrides["scheduler.lr_decay_iters"]) == iters
+    assert int(overrides["scheduler.lr_warmup_iters"]) == math.ceil(iters * 0.03)  # the LoRA warm-up ratio
+    assert overrides["scheduler.lr_decay_style"] == stated["--lr-decay-style"] == "cosine"
+    assert float(overrides["scheduler.lr_warmup_init"]) == 0.0  # Megatron-LM's --lr-warmup-init default
+    assert float(overrides["optimizer.min_lr"]) == pytest.approx(float(overrides["optimizer.lr"]) / 10)
+    decay = float(overrides["optimizer.weight_decay"])
+    assert float(overrides["scheduler.start_weight_decay"]) == float(overrides["scheduler.end_weight_decay"]) == decay
+    assert overrides["scheduler.weight_decay_incr_style"] == "constant"
+
+
+def test_bridge_lora_without_a_token_count_decays_over_the_iterations_set_later() -> None:
+    # No train_iters to state: lr_decay_iters null (ConfigContainer then fills it from train.train_iters) and the
+    # warm-up as a share of the run, not the recipe's 100 iterations and 10-50 warm-up steps.
+    overrides = _bridge(Workload(task="lora", seq_len=2048, lora=LoraSpec(rank=16)))
+    assert "train.train_iters" not in overrides
+    assert overrides["scheduler.lr_decay_iters"] == "null"
+    assert overrides["scheduler.lr_warmup_iters"] == "0"
+    assert float(overrides["scheduler.lr_warmup_fraction"]) == 0.03
+
+
+def test_recommended_sgd_lora_on_megatron_launches_sgd(client: TestClient) -> None:
+    # Before: rank 1, qwen3_30b_a3b_peft_config at pp 4, carried no optimizer.* key naming SGD: the recipe ran Adam.
+    body = {"model": {"preset": "qwen3-30b-a3b"}, "task": "lora", "seq_len": 4096, "tokens": 1e9, "optimizer": "sgd"}
+    options = [
+        o for o in _recommend(client, {**body, "constraints": {"limit": 20}})["options"] if o["stack"] == "megatron"
+    ]
+    assert options
+    for option in options:
+        overrides = _overrides(option["launch"]["megatron"]["overrides"])
+        assert (overrides["optimizer.optimizer"], overrides["optimizer.sgd_momentum"]) == ("sgd", "0.9")
+        assert overrides["scheduler.lr_decay_iters"] == overrides["train.train_iters"]
