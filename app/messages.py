@@ -33,6 +33,8 @@ WARNINGS: dict[str, dict[str, str]] = {
         "step to slow down by tens of percent.",
         "offload_slowdown": "Offload traffic over PCIe takes {share:.0%} of each step, making it {slowdown:.2f}× as "
         "long (the article measured 1.4-1.6× longer steps).",
+        "host_ram_unknown": "Offload needs {offload_gib:,.0f} GiB of host RAM per server, and the server's host RAM "
+        "is not known: give hardware.host_ram_gib, or choose a server whose host RAM the catalog lists.",
         "host_ram_exceeded": "Offload needs {offload_gib:,.0f} GiB of host RAM per server; the server has "
         "{host_ram_gib:,.0f} GiB, {host_ram_limit_gib:,.0f} GiB after the reserve for the OS, the training "
         "processes and their data loaders.",
@@ -94,6 +96,8 @@ WARNINGS: dict[str, dict[str, str]] = {
         "offload_over_pcie": "卸载（{offload}）会让优化器数据经第 {pcie_gen} 代 PCIe 传输：每步可能慢数十个百分点。",
         "offload_slowdown": "经 PCIe 的卸载流量占每步时间的 {share:.0%}，每步时间变为 {slowdown:.2f} 倍"
         "（文章测得每步时间为 1.4-1.6 倍）。",
+        "host_ram_unknown": "卸载每台服务器需要 {offload_gib:,.0f} GiB 主机内存，但该服务器的主机内存未知："
+        "请给出 hardware.host_ram_gib，或选择目录列出主机内存的服务器。",
         "host_ram_exceeded": "卸载每台服务器需要 {offload_gib:,.0f} GiB 主机内存；服务器有 {host_ram_gib:,.0f} GiB，"
         "扣除操作系统、训练进程和数据加载的预留后只有 {host_ram_limit_gib:,.0f} GiB。",
         "billing_within_range": "按时间区间的慢端（{slow_hours:,.0f} 小时）计，任务需计费 {slow_months} 个月而非 "
@@ -267,6 +271,7 @@ KERNELS: dict[str, dict[str, str]] = {
 MISSES: dict[str, dict[str, str]] = {
     "en": {
         "deadline": "fits, but needs {days:.0f} days (deadline {deadline_days:g})",
+        "deadline_hours": "fits, but needs {hours:.1f} hours (deadline {deadline_days:g} days)",
         "budget": "fits, but costs {monthly!m} a month (budget {budget!c})",
         "budget_converted": "fits, but costs {monthly!m} ({converted_monthly!c}) a month (budget {budget!c})",
         "slo_one_request": "even one request at a time misses {slo}: TTFT {ttft_ms:.0f} ms, TPOT {tpot_ms:.1f} ms "
@@ -279,6 +284,7 @@ MISSES: dict[str, dict[str, str]] = {
     },
     "zh": {
         "deadline": "放得下，但需要 {days:.0f} 天（截止期限 {deadline_days:g} 天）",
+        "deadline_hours": "放得下，但需要 {hours:.1f} 小时（截止期限 {deadline_days:g} 天）",
         "budget": "放得下，但每月费用 {monthly!m}（预算 {budget!c}）",
         "budget_converted": "放得下，但每月费用 {monthly!m}（{converted_monthly!c}）（预算 {budget!c}）",
         "slo_one_request": "即使一次只处理一个请求也达不到 {slo}：TTFT {ttft_ms:.0f} ms，TPOT {tpot_ms:.1f} ms"
@@ -474,12 +480,21 @@ def _rejection_key(code: str, params: Mapping[str, Any]) -> str:
     return code
 
 
+def _miss_key(code: str, params: Mapping[str, Any]) -> str:
+    """The catalog entry of a miss: a budget priced in another currency, a job shorter than a day in hours."""
+    if code == "budget" and "converted_monthly" in params:
+        return "budget_converted"
+    if code == "deadline" and "hours" in params and params["days"] < 1:
+        return "deadline_hours"
+    return code
+
+
 def misses(
     reasons: Sequence[tuple[str, Mapping[str, Any]]], lang: str = "en", money: MoneyFormat = plain_money
 ) -> str | None:
     """Why a fitting plan misses the request's deadline or budget, in `lang` (None: it misses nothing)."""
     lang = _lang(lang)
-    keys = ["budget_converted" if c == "budget" and "converted_monthly" in p else c for c, p in reasons]
+    keys = [_miss_key(code, params) for code, params in reasons]
     texts = [_render(MISSES[lang][key], params, lang, money) for key, (_, params) in zip(keys, reasons, strict=True)]
     return REASON_SEP[lang].join(texts) or None
 

@@ -1104,9 +1104,19 @@ def _fit_warnings(ctx: _Ctx, plan: Plan, cluster: Cluster, breakdown: MemoryBrea
     ram = cluster.host_ram_gib
     if not breakdown.host_fits and ram is not None and breakdown.host_ram_limit is not None:
         out.append(Warning_("host_ram_exceeded", host_ram_message(breakdown, ram), host_ram_params(breakdown, ram)))
+    elif not breakdown.host_fits:
+        offload_gib = breakdown.host_ram / GIB
+        out.append(Warning_("host_ram_unknown", host_ram_unknown_message(breakdown), {"offload_gib": offload_gib}))
     if not breakdown.gpu_fits and ctx.workload.task != "inference":
         out.append(_zero3_advice(ctx, plan, cluster))
     return out
+
+
+def host_ram_unknown_message(breakdown: MemoryBreakdown) -> str:
+    return (
+        f"Offload needs {breakdown.host_ram / GIB:,.0f} GiB of host RAM per node, and the node's host RAM is not "
+        "known: give hardware.host_ram_gib, or a server whose host RAM the catalog lists."
+    )
 
 
 def host_ram_message(breakdown: MemoryBreakdown, host_ram_gib: float) -> str:

@@ -222,6 +222,7 @@ WarningCode = Literal[
     "offload_over_pcie",
     "offload_slowdown",
     "host_ram_exceeded",
+    "host_ram_unknown",
     "term_longer_than_job",
     "billing_within_range",
     "deadline_within_range",
@@ -287,7 +288,9 @@ class MemoryBreakdown:
 
     @property
     def host_fits(self) -> bool:
-        return not self.host_ram or self.host_ram_limit is None or self.host_ram <= self.host_ram_limit
+        """Nothing offloaded, or the offload within the host's limit; an offload onto a host of unknown RAM is not
+        a plan anyone can sign (the planner never offloads there; /estimate and quotes refuse it)."""
+        return not self.host_ram or (self.host_ram_limit is not None and self.host_ram <= self.host_ram_limit)
 
     @property
     def fits(self) -> bool:

@@ -356,11 +356,20 @@ def _deepspeed_optimizer(workload: Workload, plan: Plan) -> dict[str, Any]:
     return {"optimizer": {"type": DEEPSPEED_OPTIMIZER[optimizer], "params": params}}  # Lion takes no eps
 
 
+# The optimizers that take betas (AdamW and Lion, bitsandbytes' 8-bit AdamW too), with the schedule's (SCHEDULES)
+OPTIMIZER_BETAS: dict[Optimizer, tuple[float, float]] = {
+    "adamw": (0.9, 0.95),
+    "adamw_8bit": (0.9, 0.95),
+    "lion": (0.9, 0.95),
+}
+
+
 def _optimizer_params(workload: Workload) -> dict[str, Any]:
     """The schedule's peak rate and the optimizer's own settings (SCHEDULES: AdamW betas 0.9 / 0.95, decay 0.1)."""
     lr = SCHEDULES.get(workload.task, SCHEDULES["full_finetune"]).lr
-    if workload.optimizer in ("adamw", "lion"):
-        return {"lr": lr, "betas": [0.9, 0.95], "weight_decay": 0.1}
+    betas = OPTIMIZER_BETAS.get(workload.optimizer)
+    if betas is not None:
+        return {"lr": lr, "betas": list(betas), "weight_decay": 0.1}
     if workload.optimizer == "sgd":
         return {"lr": lr, "momentum": MEGATRON_SGD_MOMENTUM}
     return {"lr": lr}
@@ -413,12 +422,37 @@ def consolidated_save_fits(job: Job) -> bool:
     return memory.host_ram + consolidated_save_bytes(job.model, job.workload) <= memory.host_ram_limit
 
 
+# ZeRO-3 prefetches parameters in the order the first step met its modules; MoE routing changes which experts run
+# from step to step, so the sparse MoE block must be a ZeRO-3 leaf, gathered whole (deepspeed/utils/z3_leaf_module.py
+# `set_z3_leaf_modules`). accelerate's DeepSpeedPlugin, which the Trainer builds, reads its class names from
+# ACCELERATE_DEEPSPEED_MOE_LAYER_CLS_NAMES (`transformer_moe_cls_names`; `accelerate launch
+# --deepspeed_moe_layer_cls_names` sets the same variable) and marks them at prepare. transformers' block per
+# model_type (models/*/modeling_*.py):
+HF_MOE_BLOCKS = {
+    "mixtral": "MixtralSparseMoeBlock",
+    "qwen2_moe": "Qwen2MoeSparseMoeBlock",
+    "qwen3_moe": "Qwen3MoeSparseMoeBlock",
+    "deepseek_v2": "DeepseekV2MoE",
+    "deepseek_v3": "DeepseekV3MoE",
+}
+MOE_LEAF_ENV = "ACCELERATE_DEEPSPEED_MOE_LAYER_CLS_NAMES"
+
+
+def _deepspeed_env(model: ModelSpec, plan: Plan) -> dict[str, str]:
+    """The environment a ZeRO-3 launch of an MoE model needs: its sparse block as a ZeRO-3 leaf."""
+    block = HF_MOE_BLOCKS.get(model.family or "") if model.is_moe and plan.zero_stage == 3 else None
+    return {MOE_LEAF_ENV: block} if block else {}
+
+
 def _deepspeed(job: Job) -> dict[str, Any]:
     model, workload, plan = job.model, job.workload, job.plan
     gather = consolidated_save_fits(job)
+    env = _deepspeed_env(model, plan)
+    prefix = "".join(f"{key}={value} " for key, value in env.items())
     out: dict[str, Any] = {
-        "command": f"deepspeed --num_nodes {job.nodes} --num_gpus {job.gpus_per_node} train.py "
+        "command": f"{prefix}deepspeed --num_nodes {job.nodes} --num_gpus {job.gpus_per_node} train.py "
         "--deepspeed ds_config.json",
+        **({"env": env} if env else {}),
         **job.world(),
         "ds_config": deepspeed_config(workload, plan, job.global_batch, gather_on_save=gather),
         "trainer": _trainer_arguments(workload, plan),
@@ -448,8 +482,9 @@ def _trainer_arguments(workload: Workload, plan: Plan) -> dict[str, Any]:
         "warmup_ratio": schedule.warmup_fraction,
         "max_grad_norm": 1.0,
     }
-    if workload.optimizer in ("adamw", "adamw_8bit", "lion"):
-        arguments |= {"adam_beta1": 0.9, "adam_beta2": 0.95}  # the Trainer passes them as these optimizers' betas
+    betas = OPTIMIZER_BETAS.get(workload.optimizer)
+    if betas is not None:  # the Trainer passes them as these optimizers' betas
+        arguments |= {"adam_beta1": betas[0], "adam_beta2": betas[1]}
     return arguments
 
 
@@ -471,6 +506,11 @@ def _deepspeed_notes(job: Job, gather: bool) -> list[str]:
             "leaves free on node 0. The Trainer then saves the checkpoint as ZeRO shards (DeepSpeed save_checkpoint); "
             "convert it after training with the zero_to_fp32.py script DeepSpeed writes into the checkpoint folder "
             "(python zero_to_fp32.py <checkpoint_dir> <output_dir> --safe_serialization)."
+        )
+    if job.model.is_moe and job.plan.zero_stage == 3 and not _deepspeed_env(job.model, job.plan):
+        notes.append(
+            f"Set {MOE_LEAF_ENV} to the model's sparse MoE block class: ZeRO-3 must gather that block whole, since "
+            "routing changes which experts run from step to step (deepspeed.utils.set_z3_leaf_modules)."
         )
     if job.workload.optimizer == "sgd" and job.plan.pp == 1:
         notes.append(

@@ -18,7 +18,14 @@ from app import messages
 from app.catalog import repository as catalog_repository
 from app.catalog.models import Sku
 from app.errors import InvalidInput
-from app.estimator.memory import MemoryEstimate, estimate_memory, gpu_memory_message, host_ram_message, validate_plan
+from app.estimator.memory import (
+    MemoryEstimate,
+    estimate_memory,
+    gpu_memory_message,
+    host_ram_message,
+    host_ram_unknown_message,
+    validate_plan,
+)
 from app.estimator.performance import PerformanceEstimate, estimate_performance
 from app.estimator.serving import check_fits
 from app.estimator.specs import EstimatorError
@@ -184,7 +191,7 @@ def _check_fits(
     except EstimatorError:
         return PlanCheck()  # a model the estimator cannot size (an incomplete pasted config): kept, unchecked
     spec = plan.spec(request.micro_batch or 1)
-    work = as_launched(request.workload(), cluster.gpu)  # fp8 where it runs, as /recommend sized the option
+    work = as_launched(request.workload(), cluster.gpu, model)  # fp8 where it runs, as /recommend sized the option
     if work.task != "inference":
         work = replace(work, global_batch=plan.global_batch or work.global_batch or spec.dp * spec.micro_batch)
     try:
@@ -198,6 +205,8 @@ def _check_fits(
         raise _invalid("plan", f"does not fit {sku_id}: {gpu_memory_message(breakdown)}")
     if not breakdown.host_fits and cluster.host_ram_gib is not None:
         raise _invalid("plan", f"does not fit {sku_id}: {host_ram_message(breakdown, cluster.host_ram_gib)}")
+    if not breakdown.host_fits:
+        raise _invalid("plan", f"cannot be checked on {sku_id}: {host_ram_unknown_message(breakdown)}")
     performance = estimate_performance(model, work, held, as_rented(cluster))
     return PlanCheck(estimate_figures(memory, performance), performance.performance.time_to_train_hours)
 

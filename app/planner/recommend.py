@@ -74,7 +74,7 @@ from app.planner.search import (
     default_global_batch,
     throughput_bound,
 )
-from app.planner.stacks import Stack, as_launched, stack_for
+from app.planner.stacks import Stack, as_launched, precision_run_as, stack_for
 
 MEANINGFUL_HOURS = 24.0  # a job shorter than a day finishes overnight: speed below it buys nothing usable
 BALANCED_COST_CAP = 4  # balanced shows no option costing more than 4 × the cheapest (without a deadline)
@@ -349,7 +349,7 @@ class _Search:
         by identity)."""
         found = self.launched.get(offer.gpu.id)
         if found is None:
-            found = self.launched[offer.gpu.id] = as_launched(self.workload, offer.gpu)
+            found = self.launched[offer.gpu.id] = as_launched(self.workload, offer.gpu, self.model)
         return found
 
     def _bound_cache(self, offer: Offer) -> BoundCache:
@@ -382,7 +382,7 @@ class _Search:
                 self.model, workload, offer, config, search.best, self.constraints, self.result.global_batch
             )
             if workload is not self.workload:
-                option.warnings = _unique(option.warnings + [_precision_run_as(self.workload, workload, offer)])
+                option.warnings = _unique(option.warnings + [precision_run_as(self.workload, workload, offer.gpu)])
             option.misses = _misses(option, self.constraints)
             offer_search.found.append(option)
             self.frontier.add(Point(option.sort_cost, option.sort_time, option.hours, bool(option.misses)))
@@ -502,20 +502,6 @@ def _option(
     )
 
 
-def _precision_run_as(requested: Workload, launched: Workload, offer: Offer) -> Warning_:
-    """Why an fp8 request is sized and launched in 16 bits on this option (stacks.as_launched): the GPU has no fp8,
-    or no stack's launch runs fp8 for the task."""
-    gpu, precision, runs_as = offer.gpu.name, requested.precision, launched.precision
-    if not offer.gpu.peak_flops.get(precision):
-        names = {"gpu": gpu, "precision": precision, "runs_as": runs_as}
-        return Warning_("precision_unsupported", f"{gpu} has no {precision}: runs as {runs_as}", names)
-    return Warning_(
-        "fp8_not_launched",
-        f"No training stack here runs {requested.task} in fp8: sized and launched in {runs_as}.",
-        {"task": requested.task, "runs_as": runs_as},
-    )
-
-
 def _range_billing_warnings(offer: Offer, config: Configuration, cost: Cost, perf: Performance) -> list[Warning_]:
     """`billing_within_range`: the slow end of the time range bills more months than the estimate."""
     span = perf.time_to_train_hours_range
@@ -587,7 +573,12 @@ def _misses(option: Option, constraints: Constraints) -> list[Miss]:
     if constraints.deadline_days is not None and option.hours is not None:
         days = option.hours / 24
         if days > constraints.deadline_days:
-            reasons.append(("deadline", {"days": round(days, 3), "deadline_days": constraints.deadline_days}))
+            params = {
+                "days": round(days, 3),
+                "hours": round(option.hours, 2),
+                "deadline_days": constraints.deadline_days,
+            }
+            reasons.append(("deadline", params))
     budget = constraints.max_monthly_budget
     if budget is not None and option.cost.compared_monthly > budget:
         reasons.append(("budget", budget_params(option.cost, budget)))

@@ -35,6 +35,7 @@ from app.planner.schemas import (
     WorkloadIn,
 )
 from app.planner.search import as_held, batch_splits, default_global_batch, search_plans
+from app.planner.stacks import as_launched, precision_run_as
 from app.planner.workload import (
     SessionOpener,
     as_rented,
@@ -52,8 +53,11 @@ def estimate(request: EstimateIn, *, open_session: SessionOpener) -> EstimateOut
     if request.task == "serving":
         metrics.ESTIMATES.labels("estimate").inc()
         return serving_service.estimate(request, model, mappers.model_out(model), model_warnings, cluster)
-    workload = request.workload()
+    requested = request.workload()
     cluster = replace(cluster, memory_headroom=request.memory_headroom)
+    workload = as_launched(requested, cluster.gpu, model)  # fp8 only where a stack's launch runs it
+    if workload is not requested:
+        model_warnings = [*model_warnings, precision_run_as(requested, workload, cluster.gpu)]
     micro_batch = request.micro_batch or 1
     if request.plan is None:
         workload, plan, memory, perf = _best_plan(model, workload, cluster, request.micro_batch)

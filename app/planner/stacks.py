@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Literal, cast, get_args
 
 from app.estimator.performance import compute_precision
-from app.estimator.specs import GpuSpec, LoraSpec, ModelSpec, Plan, Workload
+from app.estimator.specs import GpuSpec, LoraSpec, ModelSpec, Plan, Warning_, Workload
 from app.estimator.vocabulary import (
     BF16_RUN_PRECISIONS,
     FULL_TRAINING_TASKS,
@@ -189,17 +189,33 @@ def runs(stack: Stack, workload: Workload, plan: Plan) -> bool:
     return True
 
 
-def as_launched(workload: Workload, gpu: GpuSpec) -> Workload:
-    """The workload as it will run on `gpu`: fp8 stays fp8 only where the GPU has an fp8 peak and some stack's
-    launch runs fp8 for the task (data/stacks.json `fp8`); otherwise it runs, and is sized and launched, in the
-    16 bits the estimator's compute_precision picks for the GPU. The planner searches, and POST /quotes checks, the
-    workload so turned, so that no option is priced at a speed its launch does not run."""
+def as_launched(workload: Workload, gpu: GpuSpec, model: ModelSpec) -> Workload:
+    """The workload as it will run on `gpu`: fp8 stays fp8 only where the GPU has an fp8 peak and some stack that
+    builds `model` launches fp8 for the task (data/stacks.json `fp8`, `families`, `flavors`); otherwise it runs, and
+    is sized and launched, in the 16 bits the estimator's compute_precision picks for the GPU. The planner searches,
+    /estimate sizes and POST /quotes checks the workload so turned, so that no plan is priced at a speed its launch
+    does not run (Gemma 2 full training: only the DeepSpeed launch builds it, in bf16)."""
     if workload.precision != "fp8" or workload.task == "inference":
         return workload
     group = "lora" if workload.task in LORA_TASKS else "full"
-    if gpu.peak_flops.get("fp8") and any(group in row.fp8 for row in MATRIX.values()):
+    runs_fp8 = (group in MATRIX[stack].fp8 and builds(stack, model, workload.task) for stack in STACKS)
+    if gpu.peak_flops.get("fp8") and any(runs_fp8):
         return workload
     return replace(workload, precision=cast(Precision, compute_precision(gpu, "bf16")))
+
+
+def precision_run_as(requested: Workload, launched: Workload, gpu: GpuSpec) -> Warning_:
+    """Why an fp8 request is sized and launched in 16 bits (`as_launched`): the GPU has no fp8, or no stack that
+    builds the model launches fp8 for the task."""
+    name, precision, runs_as = gpu.name, requested.precision, launched.precision
+    if not gpu.peak_flops.get(precision):
+        names = {"gpu": name, "precision": precision, "runs_as": runs_as}
+        return Warning_("precision_unsupported", f"{name} has no {precision}: runs as {runs_as}", names)
+    return Warning_(
+        "fp8_not_launched",
+        f"No training stack here runs {requested.task} in fp8: sized and launched in {runs_as}.",
+        {"task": requested.task, "runs_as": runs_as},
+    )
 
 
 def _fsdp_for_tp_pp(row: Row, plan: Plan) -> bool:

@@ -86,6 +86,14 @@ def resolve_cluster(hardware: HardwareIn, open_session: SessionOpener) -> tuple[
         per_node = hardware.gpus_per_node or sku.gpus_per_node
         if sku.rental_unit == "card" and per_node not in sku.card_counts:
             raise InvalidInput(f"{sku.slug} is rented with {sku.card_counts} cards, not {per_node}")
+        if sku.rental_unit == "card" and (asked.nodes or 1) > 1:
+            # cards are rented inside one server: several of them are not joined over a fabric (POST /quotes refuses
+            # the same quantity), so a multi-server plan on this SKU is nothing the catalog sells
+            message = (
+                f"{sku.slug} is rented by the card, {max(sku.card_counts)} at most in one server, not over "
+                f"{asked.nodes} servers: quote a server SKU for more"
+            )
+            raise InvalidInput(message, errors=[{"field": "hardware.nodes", "message": message, "type": "value_error"}])
         server = mirror(CatalogServer, sku, name=sku.slug)
         return server_cluster(get_gpu(sku.gpu_type.slug), server, asked)
 

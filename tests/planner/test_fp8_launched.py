@@ -13,6 +13,7 @@ from typing import Any
 from fastapi.testclient import TestClient
 
 from app.estimator.hardware import get_gpu
+from app.estimator.presets import get_preset
 from app.estimator.specs import LoraSpec, Plan, Workload
 from app.planner.stacks import as_launched, runs
 
@@ -35,12 +36,29 @@ def test_only_stacks_whose_launch_runs_fp8_take_an_fp8_plan() -> None:
 
 def test_fp8_turns_into_16_bits_where_no_launch_runs_it() -> None:
     h100, a100 = get_gpu("h100-80g-sxm"), get_gpu("a100-80g-sxm")
+    llama, gemma2 = get_preset("llama-3.1-8b").model, get_preset("gemma-2-9b").model
     full = Workload(task="full_finetune", precision="fp8")
-    assert as_launched(full, h100) is full
-    assert as_launched(full, a100).precision == "bf16"
-    assert as_launched(Workload(task="lora", precision="fp8", lora=LoraSpec()), h100).precision == "bf16"
+    assert as_launched(full, h100, llama) is full
+    assert as_launched(full, a100, llama).precision == "bf16"
+    lora = Workload(task="lora", precision="fp8", lora=LoraSpec())
+    assert as_launched(lora, h100, llama).precision == "bf16"
     bf16 = Workload(task="lora", lora=LoraSpec())
-    assert as_launched(bf16, a100) is bf16
+    assert as_launched(bf16, a100, llama) is bf16
+    # only the DeepSpeed launch builds Gemma 2 for full training, and it runs bf16
+    assert as_launched(full, h100, gemma2).precision == "bf16"
+
+
+def test_gemma_2_fp8_full_finetune_on_h100_runs_bf16_rather_than_not_fitting(client: TestClient) -> None:
+    # it was rejected on 128 H100 for GPU memory: the search kept fp8 and no stack that builds Gemma 2 runs it
+    body = {"model": {"preset": "gemma-2-9b"}, "task": "full_finetune", "tokens": 1e8, "seq_len": 8192}
+    constraints = {"gpu_types": ["h100-80g-sxm"]}
+    result = _recommend(client, **body, precision="fp8", constraints=constraints)
+    assert result["options"], result["rejected"]
+    assert all("fp8_not_launched" in {w["code"] for w in o["warnings"]} for o in result["options"])
+    hardware = {"sku": "h100-80g-sxm-8x", "nodes": 1}
+    estimate = client.post("/estimate", json={**body, "precision": "fp8", "hardware": hardware})
+    assert estimate.status_code == 200, estimate.text
+    assert "fp8_not_launched" in {w["code"] for w in estimate.json()["warnings"]}
 
 
 def test_h100_fp8_full_finetune_options_launch_fp8(client: TestClient) -> None:

@@ -220,3 +220,23 @@ def test_a_save_that_fits_keeps_the_16bit_gather() -> None:
     config = launch_configs("deepspeed", model, workload, plan, 1, 8, 256, memory=memory)["deepspeed"]
     assert config["ds_config"]["zero_optimization"]["stage3_gather_16bit_weights_on_model_save"] is True
     assert "notes" not in config
+
+
+@pytest.mark.parametrize(
+    ("preset", "block"),
+    [
+        ("mixtral-8x7b", "MixtralSparseMoeBlock"),
+        ("qwen3-30b-a3b", "Qwen3MoeSparseMoeBlock"),
+        ("deepseek-v3", "DeepseekV3MoE"),
+    ],
+)
+def test_deepspeed_zero3_moe_launch_makes_the_sparse_block_a_zero3_leaf(preset: str, block: str) -> None:
+    # ZeRO-3's prefetch follows the first step's module order, which MoE routing changes: the block must be a leaf
+    # (deepspeed.utils.set_z3_leaf_modules), named to accelerate's DeepSpeedPlugin through this variable
+    launch = _launch("deepspeed", preset, _full(), Plan(dp=8, zero_stage=3))
+    assert launch["env"] == {"ACCELERATE_DEEPSPEED_MOE_LAYER_CLS_NAMES": block}
+    assert launch["command"].startswith(f"ACCELERATE_DEEPSPEED_MOE_LAYER_CLS_NAMES={block} deepspeed ")
+    dense = _launch("deepspeed", "llama-3.1-8b", _full(), Plan(dp=8, zero_stage=3))
+    assert "env" not in dense and dense["command"].startswith("deepspeed ")
+    zero2 = _launch("deepspeed", preset, _full(), Plan(dp=8, zero_stage=2))
+    assert "env" not in zero2
