@@ -80,6 +80,8 @@ WARNINGS: dict[str, dict[str, str]] = {
         "ethernet_fabric": "Several servers over plain Ethernet (TCP): only data parallelism tolerates it.",
         "communication_bound": "Exposed communication takes longer than the compute it serves.",
         "precision_unsupported": "{gpu} lacks {precision}: it runs at {runs_as}, and speed is estimated so.",
+        "no_stack": "No training stack gpu-sizer launches (DeepSpeed, FSDP/torchtitan, Megatron) runs {task} as "
+        "{shape}, offload {offload}, recompute {recompute}: these are the estimator's figures, not a launchable job.",
         "fp8_not_launched": "No training stack offered here runs {task} in fp8: it is sized, priced and launched in "
         "{runs_as}.",
         "single_server_only": "This SKU has no InfiniBand or RoCE fabric: the job cannot grow beyond one server, "
@@ -133,6 +135,8 @@ WARNINGS: dict[str, dict[str, str]] = {
         "ethernet_fabric": "多台服务器通过普通以太网（TCP）互联：只有数据并行能够容忍。",
         "communication_bound": "未被掩盖的通信时间超过了它所服务的计算时间。",
         "precision_unsupported": "{gpu} 不支持 {precision}：按 {runs_as} 运行并据此估算速度。",
+        "no_stack": "gpu-sizer 启动的训练框架（DeepSpeed、FSDP/torchtitan、Megatron）都不能以 {shape}、卸载 {offload}、"
+        "重计算 {recompute} 运行 {task}：这些只是估算数字，不是可启动的任务。",
         "fp8_not_launched": "这里提供的训练框架都不以 fp8 运行 {task}：按 {runs_as} 估算、计价和启动。",
         "single_server_only": "该 SKU 没有 InfiniBand 或 RoCE 网络：作业无法扩展到一台服务器之外，"
         "而经 10 GbE 的张量并行会比单卡还慢。",
@@ -272,6 +276,8 @@ MISSES: dict[str, dict[str, str]] = {
     "en": {
         "deadline": "fits, but needs {days:.0f} days (deadline {deadline_days:g})",
         "deadline_hours": "fits, but needs {hours:.1f} hours (deadline {deadline_days:g} days)",
+        "quote_months": "fits, but bills {months} months, more than the {max_months} a quote rents: re-plan on more "
+        "GPUs",
         "budget": "fits, but costs {monthly!m} a month (budget {budget!c})",
         "budget_converted": "fits, but costs {monthly!m} ({converted_monthly!c}) a month (budget {budget!c})",
         "slo_one_request": "even one request at a time misses {slo}: TTFT {ttft_ms:.0f} ms, TPOT {tpot_ms:.1f} ms "
@@ -285,6 +291,7 @@ MISSES: dict[str, dict[str, str]] = {
     "zh": {
         "deadline": "放得下，但需要 {days:.0f} 天（截止期限 {deadline_days:g} 天）",
         "deadline_hours": "放得下，但需要 {hours:.1f} 小时（截止期限 {deadline_days:g} 天）",
+        "quote_months": "放得下，但需计费 {months} 个月，超过报价最多可租的 {max_months} 个月：请改用更多 GPU 重新规划",
         "budget": "放得下，但每月费用 {monthly!m}（预算 {budget!c}）",
         "budget_converted": "放得下，但每月费用 {monthly!m}（{converted_monthly!c}）（预算 {budget!c}）",
         "slo_one_request": "即使一次只处理一个请求也达不到 {slo}：TTFT {ttft_ms:.0f} ms，TPOT {tpot_ms:.1f} ms"

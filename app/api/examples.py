@@ -101,7 +101,7 @@ QUOTE = _examples(
             "term": "monthly",
             "months": 1,
             "workload": {"model": {"preset": "llama-2-7b"}, "task": "lora", "tokens": 100_000_000},
-            "plan": {"dp": 1, "micro_batch": 2, "recompute": "selective", "time_to_train_hours": 4.9},
+            "plan": {"dp": 1, "micro_batch": 2, "recompute": "full", "time_to_train_hours": 4.9},
             "customer": CUSTOMER,
         },
     ),

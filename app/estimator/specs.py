@@ -245,6 +245,7 @@ WarningCode = Literal[
     "no_fit_zero3",
     "precision_unsupported",
     "fp8_not_launched",
+    "no_stack",
     "ethernet_fabric",
     "communication_bound",
     "single_server_only",

@@ -92,3 +92,4 @@ BF16_RUN_PRECISIONS: tuple[Precision, ...] = ("bf16", "fp8")
 # Bytes one element of each precision occupies.
 BYTES_PER_ELEMENT: dict[str, float] = {"fp32": 4.0, "fp16": 2.0, "bf16": 2.0, "fp8": 1.0}
 TERM_MONTHS: dict[Term, int] = {"monthly": 1, "annual": 12}  # months a term commits to
+MAX_QUOTE_MONTHS = 60  # the longest rental a quote prices (POST /quotes months; /recommend near-misses longer jobs)

@@ -63,10 +63,10 @@ def request_from_args(args: argparse.Namespace) -> RecommendIn:
 
 
 def format_table(result: RecommendOut) -> str:
-    header = ("#", "SKU", "GPUs", "plan", "per month", "job total", "days")
+    header = ("#", "SKU", "GPUs", "plan", "per month", "job total", "time", "warnings")
     rows = [header]
     for o in result.options + result.near_misses:
-        days = o.performance.time_to_train_hours / 24 if o.performance.time_to_train_hours else None
+        hours = o.performance.time_to_train_hours
         rows.append(
             (
                 str(o.rank or "-"),
@@ -75,7 +75,8 @@ def format_table(result: RecommendOut) -> str:
                 o.plan.summary,
                 _per_month(o.cost),
                 o.cost.job_total or "-",
-                f"{days:.1f}" if days is not None else "-",
+                _time(hours),
+                ", ".join(w.code for w in o.warnings) or "-",
             )
         )
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
@@ -85,6 +86,13 @@ def format_table(result: RecommendOut) -> str:
     for r in result.rejected:
         lines.append(f"rejected {r.sku}: {r.reason}")
     return "\n".join(lines)
+
+
+def _time(hours: float | None) -> str:
+    """Days, or hours for a job shorter than a day (never "0.0 days")."""
+    if hours is None:
+        return "-"
+    return f"{hours:.1f} h" if hours < 24 else f"{hours / 24:.1f} days"
 
 
 def _per_month(cost: CostOut) -> str:

@@ -36,7 +36,7 @@ from app.planner.schemas import HardwareIn, PlanIn, WorkloadIn
 from app.planner.search import as_held
 from app.planner.serving import check_serving_plan
 from app.planner.serving_service import check_training_levers, serving_config
-from app.planner.stacks import as_launched
+from app.planner.stacks import as_launched, no_stack_warning
 from app.planner.workload import SessionOpener, as_rented, resolve_cluster, resolve_model
 from app.quotes.service import MAX_MONTHS, MAX_NODES
 
@@ -200,6 +200,9 @@ def _check_fits(
         memory = estimate_memory(model, work, held, cluster)
     except EstimatorError as error:
         raise _invalid("plan", str(error)) from error
+    no_stack = no_stack_warning(work, held, model)
+    if no_stack is not None:
+        raise _invalid("plan", f"cannot be quoted on {sku_id}: {no_stack.message}")
     breakdown = memory.breakdown
     if not breakdown.gpu_fits:
         raise _invalid("plan", f"does not fit {sku_id}: {gpu_memory_message(breakdown)}")

@@ -46,7 +46,7 @@ from itertools import accumulate
 from typing import Any, Literal
 
 from app.estimator.specs import GIB, Cluster, ModelSpec, Performance, Warning_, Workload
-from app.estimator.vocabulary import TERM_MONTHS, Objective
+from app.estimator.vocabulary import MAX_QUOTE_MONTHS, TERM_MONTHS, Objective
 from app.planner.budget import past, search_deadline
 from app.planner.explain import batch_warnings, plan_warnings
 from app.planner.launch import launch_configs
@@ -579,6 +579,9 @@ def _misses(option: Option, constraints: Constraints) -> list[Miss]:
                 "deadline_days": constraints.deadline_days,
             }
             reasons.append(("deadline", params))
+    months = option.cost.months
+    if months is not None and months > MAX_QUOTE_MONTHS:  # POST /quotes rents no more: its body would not post
+        reasons.append(("quote_months", {"months": months, "max_months": MAX_QUOTE_MONTHS}))
     budget = constraints.max_monthly_budget
     if budget is not None and option.cost.compared_monthly > budget:
         reasons.append(("budget", budget_params(option.cost, budget)))

@@ -35,7 +35,7 @@ from app.planner.schemas import (
     WorkloadIn,
 )
 from app.planner.search import as_held, batch_splits, default_global_batch, search_plans
-from app.planner.stacks import as_launched, precision_run_as
+from app.planner.stacks import as_launched, no_stack_warning, precision_run_as
 from app.planner.workload import (
     SessionOpener,
     as_rented,
@@ -69,6 +69,8 @@ def estimate(request: EstimateIn, *, open_session: SessionOpener) -> EstimateOut
         model_warnings = model_warnings + batch_warnings
         validate_plan(model, workload, plan, cluster)
         plan = as_held(model, workload, plan, cluster)
+        no_stack = no_stack_warning(workload, plan, model)
+        model_warnings = model_warnings + ([no_stack] if no_stack else [])
         memory = estimate_memory(model, workload, plan, cluster)
         perf = estimate_performance(model, workload, plan, cluster)
     metrics.ESTIMATES.labels("estimate").inc()

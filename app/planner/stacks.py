@@ -377,3 +377,17 @@ def gradient_accounts(
     if not flags:
         return (False,)
     return (True, False) if flags[0] and not all(flags) else (flags[0],)
+
+
+def no_stack_warning(workload: Workload, plan: Plan, model: ModelSpec) -> Warning_ | None:
+    """`no_stack` for a stated training plan that no stack builds and runs (`stack_for`): its figures are the
+    estimator's, not a job anyone can launch; None when a stack runs it (or for inference)."""
+    if workload.task == "inference" or stack_for(workload, plan, model) is not None:
+        return None
+    shape = f"dp {plan.dp} × tp {plan.tp} × pp {plan.pp} × cp {plan.cp} × ep {plan.ep}, ZeRO {plan.zero_stage}"
+    return Warning_(
+        "no_stack",
+        f"No training stack runs {workload.task} of this model as {shape}, offload {plan.offload}, recompute "
+        f"{plan.recompute}, optimizer {workload.optimizer} (docs/stacks.md).",
+        {"task": workload.task, "shape": shape, "offload": plan.offload, "recompute": plan.recompute},
+    )

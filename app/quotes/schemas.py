@@ -19,7 +19,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, EmailStr, Field, StringConstraints, field_validator, model_validator
 
 from app.catalog.schemas import TERM_DESCRIPTION, MoneyStr
-from app.estimator.vocabulary import QuoteStatus, Term
+from app.estimator.vocabulary import MAX_QUOTE_MONTHS, QuoteStatus, Term
 from app.planner.schemas import PlanIn, WorkloadIn
 from app.schemas import RequestModel
 
@@ -139,7 +139,7 @@ class QuoteCreate(RequestModel):
     months: int | None = Field(
         default=None,
         ge=1,
-        le=60,
+        le=MAX_QUOTE_MONTHS,
         strict=True,
         description="Rental length; default 1 (monthly) or 12 (annual). An annual term takes whole years. With a "
         "workload that has tokens, at least the months of the term that carry the job (the option's cost.months).",

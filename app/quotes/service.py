@@ -24,7 +24,7 @@ from app.catalog import repository as catalog_repository
 from app.catalog.models import Sku, SkuAddon
 from app.catalog.pricing import sku_pricing
 from app.errors import Conflict, InvalidInput, NotFound
-from app.estimator.vocabulary import QUOTE_STATUSES, Term
+from app.estimator.vocabulary import MAX_QUOTE_MONTHS, QUOTE_STATUSES, Term
 from app.money import bp_to_percent, from_minor, to_minor
 from app.quotes import documents, printing, repository
 from app.quotes.models import Quote, QuoteLine
@@ -33,7 +33,7 @@ from app.quotes.schemas import CustomerOut, QuoteCreate, QuoteLineOut, QuoteLink
 PUBLIC_ID_BYTES = 24  # 192 random bits → 32 URL-safe characters
 PUBLIC_ID_RE = re.compile(r"^[A-Za-z0-9_-]{32}$")
 MAX_NODES = 64
-MAX_MONTHS = 60
+MAX_MONTHS = MAX_QUOTE_MONTHS
 STATUSES = QUOTE_STATUSES
 SELLER = {
     "name": "GPU server rental (gpu-sizer)",

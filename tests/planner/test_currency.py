@@ -114,3 +114,16 @@ def test_the_command_line_compares_in_the_currency_it_is_given(db: Session, h100
     table = format_table(run_recommend(db, request_from_args(args)))
     assert "30000.00 CNY (4225.35 USD)" in table
     assert table.index("a100-80g-sxm-8x") < table.index("h100-80g-sxm-8x")
+
+
+def test_the_command_line_table_shows_warnings_and_hours_under_a_day(db: Session) -> None:
+    # the table had no warnings column (term_longer_than_job showed only with --json) and read "0.0" days
+    parser = argparse.ArgumentParser()
+    add_recommend_command(parser.add_subparsers())
+    args = parser.parse_args(
+        ["recommend", "--preset", "llama-3.1-8b", "--task", "lora", "--tokens", "5e7", "--term", "annual"]
+    )
+    table = format_table(run_recommend(db, request_from_args(args)))
+    header, first = table.splitlines()[:2]
+    assert "warnings" in header and "term_longer_than_job" in first
+    assert " h " in first + " " and "0.0 days" not in table

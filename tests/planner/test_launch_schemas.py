@@ -287,3 +287,14 @@ def test_recommended_sgd_lora_on_megatron_launches_sgd(client: TestClient) -> No
         overrides = _overrides(option["launch"]["megatron"]["overrides"])
         assert (overrides["optimizer.optimizer"], overrides["optimizer.sgd_momentum"]) == ("sgd", "0.9")
         assert overrides["scheduler.lr_decay_iters"] == overrides["train.train_iters"]
+
+
+def test_bridge_moe_lora_splits_the_experts_over_tensor_parallel_as_sized() -> None:
+    # Megatron-Bridge v0.6.0's Qwen3-MoE PEFT recipes set expert_tensor_parallel_size 1 (recipes/qwen/h100/
+    # qwen3_moe.py): at tp 4 with ep 1 every rank would hold every expert whole, about twice the weights the estimate
+    # (experts split over tp, Megatron-Core's default) counted on an 80 GB card.
+    workload = Workload(task="lora", seq_len=4096, tokens=1e9, lora=LoraSpec(rank=16))
+    moe = _bridge(workload, "qwen3-30b-a3b")
+    assert moe["model.expert_tensor_parallel_size"] == moe["model.tensor_model_parallel_size"] == "4"
+    assert "model.expert_tensor_parallel_size" in BRIDGE_KEYS
+    assert "model.expert_tensor_parallel_size" not in _bridge(workload)  # a dense model has no experts

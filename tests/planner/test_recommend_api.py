@@ -207,3 +207,13 @@ def test_deadline_near_misses_come_closest_to_the_deadline_first(client: TestCli
     assert days and days == sorted(days)
     fastest = _recommend(client, **body, constraints={"objective": "fastest", "limit": 1})["options"][0]
     assert days[0] == pytest.approx(fastest["performance"]["time_to_train_hours"] / 24)
+
+
+def test_an_option_billing_more_months_than_a_quote_rents_is_a_near_miss(client: TestClient) -> None:
+    # 70B pre-training on 2e12 tokens on two servers: 69 and 124 billed months were ranked, and their own quote
+    # bodies got a bare 422 (months at most 60) from POST /quotes
+    body = {"model": {"preset": "llama-3.1-70b"}, "task": "pretrain", "seq_len": 4096, "global_batch": 512}
+    result = _recommend(client, **body, tokens=2e12, constraints={"max_nodes": 2})
+    assert all(o["cost"]["months"] <= 60 for o in result["options"])
+    long = [m for m in result["near_misses"] if m["cost"]["months"] > 60]
+    assert long and all("more than the 60 a quote rents" in m["miss_reason"] for m in long)

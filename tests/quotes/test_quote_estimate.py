@@ -92,7 +92,7 @@ def test_without_tokens_no_time_is_printed_even_if_sent(client: TestClient) -> N
         "quantity": 1,
         "term": "monthly",
         "workload": {"model": {"preset": "llama-2-7b"}, "task": "lora"},
-        "plan": {"dp": 1, "micro_batch": 2, "recompute": "selective", "time_to_train_hours": 4.9},
+        "plan": {"dp": 1, "micro_batch": 2, "recompute": "full", "time_to_train_hours": 4.9},
     }
     quote = _issue(client, body)
     assert "time_to_train_hours" not in quote["plan"] and quote["plan"]["fits"] is True
@@ -102,3 +102,24 @@ def test_without_tokens_no_time_is_printed_even_if_sent(client: TestClient) -> N
 def test_a_plan_without_a_workload_keeps_no_client_time(client: TestClient) -> None:
     body = {"sku_id": "h100-80g-sxm-8x", "quantity": 1, "term": "monthly", "plan": {"tp": 8, "time_to_train_hours": 3}}
     assert _issue(client, body)["plan"] == {"tp": 8}
+
+
+def test_a_plan_no_stack_runs_is_not_quoted(client: TestClient) -> None:
+    # QLoRA is data parallel only in every stack (docs/stacks.md): a tp 2 plan fitted memory and was quoted before
+    body = {
+        "sku_id": "a100-80g-sxm-8x",
+        "quantity": 1,
+        "term": "monthly",
+        "workload": {"model": {"preset": "llama-3.1-8b"}, "task": "qlora", "tokens": 1e8},
+        "plan": {"dp": 4, "tp": 2, "micro_batch": 1},
+        "customer": CUSTOMER,
+    }
+    refused = client.post("/quotes", json=body)
+    assert refused.status_code == 422, refused.text
+    assert "No training stack runs qlora" in refused.text
+    estimate = client.post(
+        "/estimate",
+        json={**body["workload"], "hardware": {"sku": "a100-80g-sxm-8x", "nodes": 1}, "plan": body["plan"]},
+    )
+    assert estimate.status_code == 200, estimate.text
+    assert "no_stack" in {w["code"] for w in estimate.json()["warnings"]}
