@@ -455,7 +455,7 @@ def _deepspeed(job: Job) -> dict[str, Any]:
         **({"env": env} if env else {}),
         **job.world(),
         "ds_config": deepspeed_config(workload, plan, job.global_batch, gather_on_save=gather),
-        "trainer": _trainer_arguments(workload, plan),
+        "trainer": _trainer_arguments(workload, plan, job.global_batch),
     }
     if workload.task in LORA_TASKS:
         out["peft"] = peft_config(workload, model)
@@ -467,11 +467,19 @@ def _deepspeed(job: Job) -> dict[str, Any]:
     return out
 
 
-def _trainer_arguments(workload: Workload, plan: Plan) -> dict[str, Any]:
-    """Hugging Face TrainingArguments: recompute, dtype, and the optimizer the estimate sized (`optim`) with the
-    schedule's rate; ds_config's "auto" optimizer values are filled from these."""
+def _trainer_arguments(workload: Workload, plan: Plan, global_batch: int) -> dict[str, Any]:
+    """Hugging Face TrainingArguments: the batch ds_config states, the run's length, recompute, dtype, and the
+    optimizer the estimate sized (`optim`) with the schedule's rate. The Trainer checks ds_config's numbers against
+    these (transformers integrations/deepspeed.py HfTrainerDeepSpeedConfig.trainer_config_process: `fill_match` of
+    train_micro_batch_size_per_gpu, gradient_accumulation_steps, train_batch_size, gradient_clipping; a mismatch
+    raises in trainer_config_finalize) and fills its "auto" optimizer values from them; `max_steps` ends the cosine
+    schedule where the estimate's tokens end, as --train-iters does for Megatron."""
     schedule = SCHEDULES.get(workload.task, SCHEDULES["full_finetune"])
+    iters = train_iters(workload, global_batch)
     arguments: dict[str, Any] = {
+        "per_device_train_batch_size": plan.micro_batch,
+        "gradient_accumulation_steps": accumulation_steps(plan, global_batch),
+        **({"max_steps": iters} if iters is not None else {}),
         "gradient_checkpointing": plan.recompute == "full",
         "bf16": workload.precision in BF16_RUN_PRECISIONS,
         "fp16": workload.precision == "fp16",

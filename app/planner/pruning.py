@@ -17,9 +17,9 @@ least `time_floor` (a speed bound no plan on it can beat, `search.throughput_bou
   option is known: it costs less than X), or `limit` known options score less than
   X × max(time floor, a day) and cost less than RIGHT_SIZE_RATIO × the cheapest (so no option can
   rank them last as oversized).
-- near misses (with a deadline: time, then cost, the closest to the deadline first; without one: cost,
-  then time): it cannot miss (no deadline, within the budget), or `limit` known misses take less than its
-  time floor (with a deadline) or cost less than X (without).
+- near misses (budget-only misses by cost, then deadline misses by time, the closest first; without a
+  deadline: cost, then time): it cannot miss (no deadline, within the budget), or `limit` known misses cost
+  less than X and, with a deadline, `limit` known misses take less than its time floor.
 - Pareto (cheapest first, each point PARETO_MIN_SAVING faster than the last, ending after the first
   point within MEANINGFUL_HOURS): the front of the options cheaper than X, which are all known,
   already ends within a day, or its last point is not PARETO_MIN_SAVING slower than the time floor.
@@ -104,10 +104,12 @@ class Frontier:
         return self._outranked(floor, time_floor) and self._off_pareto(floor, time_floor)
 
     def _may_be_near_miss(self, floor: Decimal, time_floor: float) -> bool:
-        """Whether fewer than `limit` known misses come before it in the near misses' order."""
-        if self.rules.deadline_hours is not None:
-            return bisect_left(self.miss_times, time_floor) < self.rules.limit
-        return bisect_left(self.miss_costs, floor) < self.rules.limit
+        """Whether fewer than `limit` known misses come before it in the near misses' order: by cost (budget-only
+        misses, and every miss without a deadline) or, with a deadline, by time (misses of the deadline)."""
+        by_cost = bisect_left(self.miss_costs, floor) < self.rules.limit
+        if self.rules.deadline_hours is None:
+            return by_cost
+        return by_cost or bisect_left(self.miss_times, time_floor) < self.rules.limit
 
     def _outranked(self, floor: Decimal, time_floor: float) -> bool:
         rules = self.rules

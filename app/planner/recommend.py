@@ -198,14 +198,17 @@ def recommend(
 
 
 def _near_misses(misses: list[Option], constraints: Constraints, *, timed: bool) -> list[Option]:
-    """Options that miss the deadline or the budget, those closest to the deadline first when one can be missed
-    (the fastest is the one a customer can move the deadline to), else the cheapest first (pruning.Frontier
-    skips configurations in the same order)."""
-    if constraints.deadline_days is not None and timed:
-        ordered = sorted(misses, key=lambda o: (o.sort_time, o.sort_cost, o.tie_key))
-    else:
-        ordered = sorted(misses, key=lambda o: (o.sort_cost, o.sort_time, o.tie_key))
-    return ordered[: constraints.limit]
+    """Options that miss the deadline or the budget: those that meet the deadline and miss only the budget first,
+    the cheapest first (the smallest stretch of the budget); then those that miss the deadline, the closest to it
+    first (the fastest is the one a customer can move the deadline to). Without a deadline, the cheapest first.
+    pruning.Frontier keeps every configuration that could enter either order."""
+    if constraints.deadline_days is None or not timed:
+        return sorted(misses, key=lambda o: (o.sort_cost, o.sort_time, o.tie_key))[: constraints.limit]
+    budget_only = [o for o in misses if all(code != "deadline" for code, _ in o.misses)]
+    late = [o for o in misses if any(code == "deadline" for code, _ in o.misses)]
+    budget_only.sort(key=lambda o: (o.sort_cost, o.sort_time, o.tie_key))
+    late.sort(key=lambda o: (o.sort_time, o.sort_cost, o.tie_key))
+    return (budget_only + late)[: constraints.limit]
 
 
 def _add_batch_warning(

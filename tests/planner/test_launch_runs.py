@@ -240,3 +240,36 @@ def test_deepspeed_zero3_moe_launch_makes_the_sparse_block_a_zero3_leaf(preset: 
     assert "env" not in dense and dense["command"].startswith("deepspeed ")
     zero2 = _launch("deepspeed", preset, _full(), Plan(dp=8, zero_stage=2))
     assert "env" not in zero2
+
+
+def _trainer_mismatches(ds_config: dict[str, Any], trainer: dict[str, Any], world: int) -> list[str]:
+    """transformers integrations/deepspeed.py HfTrainerDeepSpeedConfig.trainer_config_process: each of these ds_config
+    numbers must equal the TrainingArguments value ("auto" is filled in); trainer_config_finalize raises otherwise.
+    TrainingArguments defaults: per_device_train_batch_size 8, gradient_accumulation_steps 1, max_grad_norm 1.0."""
+    micro = trainer.get("per_device_train_batch_size", 8)
+    steps = trainer.get("gradient_accumulation_steps", 1)
+    expected = {
+        "train_micro_batch_size_per_gpu": micro,
+        "gradient_accumulation_steps": steps,
+        "train_batch_size": world * micro * steps,
+        "gradient_clipping": trainer.get("max_grad_norm", 1.0),
+    }
+    return [key for key, value in expected.items() if ds_config.get(key, "auto") not in ("auto", value)]
+
+
+@pytest.mark.parametrize(
+    ("workload", "plan"),
+    [
+        (Workload(task="lora", seq_len=4096, tokens=2e8, lora=LoraSpec()), Plan(dp=1, micro_batch=1)),
+        (Workload(task="qlora", seq_len=2048, tokens=1e8, lora=LoraSpec()), Plan(dp=2, zero_stage=3, micro_batch=2)),
+        (_full(), Plan(dp=8, zero_stage=3, micro_batch=4, offload="optimizer")),
+    ],
+)
+def test_the_trainer_accepts_the_deepspeed_config_it_is_launched_with(workload: Workload, plan: Plan) -> None:
+    # Before: the trainer block stated no batch, so the Trainer's defaults (8 per device, no accumulation) met
+    # ds_config's 1 × 128 and the launch stopped on "DeepSpeed config values that mismatch TrainingArguments"
+    launch = _launch("deepspeed", "llama-3.1-8b", workload, plan)
+    assert _trainer_mismatches(launch["ds_config"], launch["trainer"], plan.dp) == []
+    # and the cosine schedule ends where the sized tokens end (Megatron's --train-iters, torchtitan's steps)
+    steps = launch["trainer"]["max_steps"]
+    assert steps * 256 * workload.seq_len >= (workload.tokens or 0) > (steps - 1) * 256 * workload.seq_len

@@ -217,3 +217,16 @@ def test_an_option_billing_more_months_than_a_quote_rents_is_a_near_miss(client:
     assert all(o["cost"]["months"] <= 60 for o in result["options"])
     long = [m for m in result["near_misses"] if m["cost"]["months"] > 60]
     assert long and all("more than the 60 a quote rents" in m["miss_reason"] for m in long)
+
+
+def test_budget_only_near_misses_come_cheapest_first_even_with_a_deadline(client: TestClient) -> None:
+    # 70B LoRA on 3e8 tokens, 5 days, 12,000 a month: every configuration meets the deadline and misses the budget;
+    # they came fastest (dearest) first, 128 H100 at 1,600,000 a month leading, the 30,000 server cut off
+    body = {"model": {"preset": "llama-3.1-70b"}, "task": "lora", "tokens": 3e8}
+    result = _recommend(client, **body, constraints={"max_monthly_budget": "12000", "deadline_days": 5})
+    misses = result["near_misses"]
+    assert misses and all({m["code"] for m in o["misses"]} == {"budget"} for o in misses)
+    costs = [Decimal(o["cost"]["monthly_effective"]) for o in misses]
+    assert costs == sorted(costs)
+    cheapest = _recommend(client, **body, constraints={"max_monthly_budget": "12000"})["near_misses"][0]
+    assert costs[0] == Decimal(cheapest["cost"]["monthly_effective"])
