@@ -492,12 +492,85 @@ def _nemo_2407_held_out() -> list[ThroughputCase]:
     ]
 
 
+FMS_RUNS = (
+    "foundation-model-stack/fms-acceleration scripts/benchmarks/refs/a100_80gb.csv at commit 24bdadb (2025-02-07), "
+    "with refs/requirements.txt (torch 2.4.1, transformers 4.48.1, peft 0.13.2, accelerate 1.0.1, bitsandbytes "
+    "0.43.3, trl 0.13.0, flash-attn 2.7.3), scenarios.yaml, defaults.yaml, accelerate.yaml and benchmark.py of the "
+    "same commit: fms-hf-tuning's SFTTrainer on A100 80GB SXM, alpaca-cleaned packed to 4,096 tokens (benchmark.py "
+    "--max_seq_len_matrix default), FlashAttention-2, gradient checkpointing, torch AdamW, bf16 weights; full "
+    "fine-tuning and LoRA without autocast (no bf16 flag, accelerate mixed_precision 'no'), QLoRA "
+    "(baseline-peft-bnb: bitsandbytes NF4, PEFT LoRA) with bf16 autocast; LoRA r=16 on q, k, v, o with dropout 0.1; "
+    "2 GPUs: accelerate FSDP FULL_SHARD"
+)
+FMS_ACCELERATION = (
+    FMS_RUNS + ". published = mem_peak_torch_mem_alloc_in_bytes, the Trainer's memory metrics "
+    "(torch.cuda.max_memory_allocated on rank 0, extract_gpu_memory_metrics), bytes read as GiB"
+)
+FMS_THROUGHPUT = FMS_RUNS + ". published = train_tokens_per_second (Trainer include_tokens_per_second), per GPU"
+
+
+def _fms_held_out_throughput() -> list[ThroughputCase]:
+    """fms-acceleration's A100 80GB table (FMS_ACCELERATION, the memory rows' runs): `train_tokens_per_second` of the
+    same 19 plain Trainer rows. The Trainer counts the tokens of its own process's dataloader (transformers
+    Trainer.num_tokens over the local batches), so the figure is per GPU. The stack is the Hugging Face Trainer (with
+    accelerate FSDP on 2 GPUs): `Plan.tuning` "typical", the rule every case follows (the stack as the source names
+    it). Recorded on 2026-12-03 with the memory rows, after this source's memory readings had been seen."""
+    rows = (  # (preset, task, GPUs, per-device batch, train_tokens_per_second)
+        ("mistral-7b", "full_finetune", 1, 4, 3062.694),
+        ("mistral-7b", "full_finetune", 2, 2, 2777.18),
+        ("mistral-7b", "full_finetune", 1, 8, 3143.118),
+        ("mistral-7b", "full_finetune", 2, 4, 3008.934),
+        ("mistral-7b", "lora", 1, 4, 3324.155),
+        ("mistral-7b", "lora", 2, 2, 2946.306),
+        ("mistral-7b", "lora", 1, 8, 3353.809),
+        ("mistral-7b", "lora", 2, 4, 3168.613),
+        ("mixtral-8x7b", "lora", 2, 2, 1571.223),
+        ("mixtral-8x7b", "lora", 2, 4, 1834.376),
+        ("mistral-7b", "qlora", 1, 4, 2903.78),
+        ("mistral-7b", "qlora", 2, 2, 2949.205),
+        ("mistral-7b", "qlora", 1, 8, 2987.456),
+        ("mistral-7b", "qlora", 2, 4, 3398.665),
+        ("mixtral-8x7b", "qlora", 1, 4, 1528.07),
+        ("mixtral-8x7b", "qlora", 2, 2, 1579.814),
+        ("mixtral-8x7b", "qlora", 1, 8, 1690.27),
+        ("mixtral-8x7b", "qlora", 2, 4, 1880.667),
+        ("llama-2-70b", "qlora", 2, 2, 433.53),
+    )
+    lora = LoraSpec(rank=16, alpha=16, targets=("q", "k", "v", "o"), dropout=0.1)
+    cases = []
+    for preset, task, gpus, batch, published in rows:
+        workload = Workload(
+            task=task,  # type: ignore[arg-type]
+            seq_len=4096,
+            lora=None if task == "full_finetune" else lora,
+            mixed_precision=task == "qlora",  # bf16 autocast for QLoRA only (the memory rows' FMS_ACCELERATION)
+            global_batch=gpus * batch,
+        )
+        plan = Plan(dp=gpus, zero_stage=3 if gpus > 1 else 0, micro_batch=batch, recompute="full", tuning="typical")
+        cases.append(
+            ThroughputCase(
+                f"fms-acceleration {preset} {task.replace('_', ' ')}, {gpus} A100, batch {batch} x 4096",
+                "fms-acceleration",
+                FMS_THROUGHPUT,
+                _m(preset),
+                workload,
+                plan,
+                Cluster(gpu=A100_80, gpus_per_node=gpus),
+                published,
+                "holdout",
+                "typical",
+            )
+        )
+    return cases
+
+
 THROUGHPUT: tuple[ThroughputCase, ...] = tuple(
     _fit_throughput()
     + _dgxc_fit_throughput()
     + _held_out_throughput()
     + _fresh_held_out_throughput()
     + _nemo_2407_held_out()
+    + _fms_held_out_throughput()
 )
 
 
@@ -841,19 +914,6 @@ def _peft_cases() -> list[MemoryCase]:
             )  # fmt: skip
         )
     return cases
-
-
-FMS_ACCELERATION = (
-    "foundation-model-stack/fms-acceleration scripts/benchmarks/refs/a100_80gb.csv at commit 24bdadb (2025-02-07), "
-    "with refs/requirements.txt (torch 2.4.1, transformers 4.48.1, peft 0.13.2, accelerate 1.0.1, bitsandbytes "
-    "0.43.3, trl 0.13.0, flash-attn 2.7.3), scenarios.yaml, defaults.yaml, accelerate.yaml and benchmark.py of the "
-    "same commit: fms-hf-tuning's SFTTrainer on A100 80GB SXM, alpaca-cleaned packed to 4,096 tokens (benchmark.py "
-    "--max_seq_len_matrix default), FlashAttention-2, gradient checkpointing, torch AdamW, bf16 weights; full "
-    "fine-tuning and LoRA without autocast (no bf16 flag, accelerate mixed_precision 'no'), QLoRA "
-    "(baseline-peft-bnb: bitsandbytes NF4, PEFT LoRA) with bf16 autocast; LoRA r=16 on q, k, v, o with dropout 0.1; "
-    "2 GPUs: accelerate FSDP FULL_SHARD. published = mem_peak_torch_mem_alloc_in_bytes, the Trainer's memory metrics "
-    "(torch.cuda.max_memory_allocated on rank 0, extract_gpu_memory_metrics), bytes read as GiB"
-)
 
 
 def _fms_cases() -> list[MemoryCase]:
