@@ -448,11 +448,17 @@ def _deepspeed(job: Job) -> dict[str, Any]:
     model, workload, plan = job.model, job.workload, job.plan
     gather = consolidated_save_fits(job)
     env = _deepspeed_env(model, plan)
-    prefix = "".join(f"{key}={value} " for key, value in env.items())
+    # one server: the runner's local processes inherit the command's environment. Several: the runner starts the
+    # others over pdsh from a hostfile (it raises "Num nodes is >1 but no extra nodes available via hostfile" without
+    # one) and passes them only its EXPORT_ENVS prefixes and the lines of .deepspeed_env (deepspeed/launcher/runner.py)
+    multi = job.nodes > 1
+    prefix = "" if multi else "".join(f"{key}={value} " for key, value in env.items())
+    hostfile = "--hostfile hostfile " if multi else ""
     out: dict[str, Any] = {
-        "command": f"{prefix}deepspeed --num_nodes {job.nodes} --num_gpus {job.gpus_per_node} train.py "
+        "command": f"{prefix}deepspeed {hostfile}--num_nodes {job.nodes} --num_gpus {job.gpus_per_node} train.py "
         "--deepspeed ds_config.json",
         **({"env": env} if env else {}),
+        **({"deepspeed_env": [f"{key}={value}" for key, value in env.items()]} if multi and env else {}),
         **job.world(),
         "ds_config": deepspeed_config(workload, plan, job.global_batch, gather_on_save=gather),
         "trainer": _trainer_arguments(workload, plan, job.global_batch),
@@ -504,6 +510,12 @@ def trainer_optim(workload: Workload, plan: Plan) -> str:
 
 def _deepspeed_notes(job: Job, gather: bool) -> list[str]:
     notes = []
+    if job.nodes > 1:
+        notes.append(
+            f"hostfile: one line per server, '<hostname> slots={job.gpus_per_node}', {job.nodes} lines, reachable by "
+            "passwordless ssh (pdsh); put the deepspeed_env lines, if any, in .deepspeed_env in the home directory "
+            "of the launching user, which the runner exports to every server."
+        )
     if not gather:
         size = consolidated_save_bytes(job.model, job.workload) / GIB_BYTES
         memory = job.memory
@@ -688,6 +700,12 @@ def _megatron_parallel_args(model: ModelSpec, workload: Workload, plan: Plan, gl
         args.append("--fp16")
     if workload.precision == "fp8":
         args += MEGATRON_FP8
+    # Megatron-LM pads the tokenizer's length up to a multiple of make_vocab_size_divisible_by × tp
+    # (megatron/training/tokenizer/tokenizer.py _vocab_size_with_padding, default 128) while a converted Hugging Face
+    # checkpoint keeps config.json's vocab_size (Megatron-Bridge should_pad_vocab False): vocab_size ÷ tp pads to
+    # exactly that size at any tp, as Megatron-LM's examples/post_training/modelopt/conf files set it per model
+    if model.vocab % plan.tp == 0:
+        args.append(f"--make-vocab-size-divisible-by {model.vocab // plan.tp}")
     return args
 
 

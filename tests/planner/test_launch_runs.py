@@ -273,3 +273,24 @@ def test_the_trainer_accepts_the_deepspeed_config_it_is_launched_with(workload: 
     # and the cosine schedule ends where the sized tokens end (Megatron's --train-iters, torchtitan's steps)
     steps = launch["trainer"]["max_steps"]
     assert steps * 256 * workload.seq_len >= (workload.tokens or 0) > (steps - 1) * 256 * workload.seq_len
+
+
+def test_a_multi_server_deepspeed_moe_launch_exports_the_leaf_to_every_server() -> None:
+    # the runner starts the other servers over pdsh from a hostfile and passes them only .deepspeed_env and its own
+    # prefixes (deepspeed/launcher/runner.py): a variable on the command line reached node 0 alone, and without a
+    # hostfile a --num_nodes 2 launch stops at once
+    launch = _launch("deepspeed", "mixtral-8x7b", _full(), Plan(dp=16, zero_stage=3))
+    assert "--hostfile hostfile" in launch["command"] and not launch["command"].startswith("ACCELERATE_")
+    assert launch["deepspeed_env"] == ["ACCELERATE_DEEPSPEED_MOE_LAYER_CLS_NAMES=MixtralSparseMoeBlock"]
+    assert any(".deepspeed_env" in note and "slots=8" in note for note in launch["notes"])
+
+
+@pytest.mark.parametrize(("preset", "tp"), [("llama-3.1-8b", 4), ("mixtral-8x7b", 8), ("qwen2.5-72b", 8)])
+def test_megatron_pads_the_vocabulary_to_the_checkpoint_s_size(preset: str, tp: int) -> None:
+    # Megatron-LM pads the tokenizer's length to a multiple of 128 x tp (Llama 3.1 at tp 4: 128,512), the converted
+    # checkpoint keeps config.json's vocab_size (128,256): the embedding did not load
+    model = get_preset(preset).model
+    args = _parsed(_launch("megatron", preset, _full(), Plan(dp=8 // tp if tp < 8 else 1, tp=tp, zero_stage=1))["args"])
+    multiple = int(args["--make-vocab-size-divisible-by"] or 0) * tp
+    tokenizer = model.vocab - 1  # any length up to vocab_size
+    assert -(-tokenizer // multiple) * multiple == model.vocab
