@@ -273,14 +273,18 @@ def model_stacks(model: ModelSpec, task: Task, tp: int = 1) -> frozenset[Stack]:
 
 def fp32_main_grads(stack: Stack, workload: Workload) -> bool:
     """Whether `stack` accumulates this workload's gradients in an fp32 buffer beside 16-bit weights
-    (`Plan.fp32_main_grads`): Megatron-LM does for bf16 runs (main_grads_dtype defaults to fp32 and --bf16
-    turns on accumulate_allreduce_grads_in_fp32: megatron/training/arguments.py). LoRA adapters are already
-    counted with fp32 gradients, so only full training changes."""
+    (`Plan.fp32_main_grads`, which also tells the memory model that Megatron's selective recompute applies):
+    Megatron-LM does for bf16 runs (main_grads_dtype defaults to fp32 and --bf16 turns on
+    accumulate_allreduce_grads_in_fp32: megatron/training/arguments.py), and Megatron-Bridge's PEFT recipes reduce the
+    adapters' gradients in fp32 (recipes `_peft_common`: ddp.grad_reduce_in_fp32 True). The adapters are counted with
+    fp32 gradients anyway (memory._lora_states), so for LoRA only the recompute account changes: Megatron-Core keeps
+    the whole MLP under selective recompute (recompute_modules ["core_attn"])."""
+    if stack != "megatron":
+        return False
+    if workload.task in LORA_TASKS:
+        return True
     return (
-        stack == "megatron"
-        and workload.task in FULL_TRAINING_TASKS
-        and workload.mixed_precision
-        and workload.precision in BF16_RUN_PRECISIONS
+        workload.task in FULL_TRAINING_TASKS and workload.mixed_precision and workload.precision in BF16_RUN_PRECISIONS
     )
 
 

@@ -16,7 +16,7 @@ from fastapi.testclient import TestClient
 from app.estimator.presets import get_preset
 from app.estimator.specs import LoraSpec, Plan, Workload
 from app.planner.launch import launch_configs
-from app.planner.stacks import builds, runs, stack_for
+from app.planner.stacks import as_run, builds, runs, stack_for
 
 # DeepSpeed "Configuration JSON" top-level keys we may emit, and DeepSpeedZeroConfig fields/aliases.
 DS_TOP_KEYS = {
@@ -88,7 +88,8 @@ def test_data_parallel_lora_goes_to_deepspeed_and_megatron_lora_needs_a_bridge_r
         assert stack_for(LORA, Plan(dp=4, zero_stage=2, recompute=recompute), llama) == "deepspeed"
     assert not runs("megatron", LORA, Plan(recompute="selective"))  # only Megatron had it: no longer offered
     assert stack_for(LORA, Plan(recompute="selective"), llama) is None
-    assert stack_for(LORA, Plan(tp=2), llama) == "megatron"  # llama31_8b_peft_config
+    # llama31_8b_peft_config, the plan as the search holds it (as_run: Megatron-Bridge's account)
+    assert [stack_for(LORA, held, llama) for held in as_run(LORA, Plan(tp=2), llama)] == ["megatron"]
     assert builds("megatron", get_preset("qwen2.5-72b").model, "lora", 4)  # qwen25_72b_peft_config
     for preset in ("mixtral-8x22b", "deepseek-v3", "qwen2.5-3b", "llama-2-70b"):  # no Bridge PEFT recipe
         model = get_preset(preset).model
@@ -118,7 +119,8 @@ def test_the_requested_optimizer_is_one_the_stack_runs() -> None:
 def test_lora_with_model_parallel_runs_only_on_megatron_and_qlora_nowhere() -> None:
     plan = Plan(dp=2, tp=2)
     assert not runs("deepspeed", LORA, plan) and not runs("fsdp", LORA, plan)
-    assert stack_for(LORA, plan) == "megatron"
+    # as the search holds it (as_run): Megatron-Bridge's account, its selective recompute keeping the MLP
+    assert [stack_for(LORA, held) for held in as_run(LORA, plan)] == ["megatron"]
     assert stack_for(QLORA, plan) is None
     assert stack_for(QLORA, Plan(dp=4, zero_stage=3)) == "deepspeed"
 
