@@ -795,6 +795,10 @@ def _architecture_args(model: ModelSpec) -> list[str]:
             "--moe-token-dispatcher-type alltoall",
             "--moe-grouped-gemm",
         ]
+        if "--moe-router-enable-expert-bias" not in DEEPSEEK_ROUTER.get(model.family or "", []):
+            # load balancing: arguments.py defaults --moe-aux-loss-coeff to 0.0, which trains with none; Megatron-LM's
+            # examples/mixtral/train_mixtral_8x7b_distributed.sh passes 1e-2 (DeepSeek-V3 balances by expert bias)
+            args.append(f"--moe-aux-loss-coeff {MOE_AUX_LOSS_COEFF:g}")
         if model.shared_experts:
             args.append(
                 f"--moe-shared-expert-intermediate-size {model.shared_experts * (model.expert_ffn or model.ffn)}"
@@ -809,6 +813,7 @@ QK_NORM_FAMILIES = frozenset({"qwen3", "qwen3_moe", "deepseek_v2", "deepseek_v3"
 # DeepSeek routing, as Megatron-LM's examples/post_training/modelopt/conf/deepseek-ai/ configure it from the models'
 # config.json: V2-Lite softmax top-k without renormalisation (DeepSeek-V2-Lite.sh), V3 sigmoid scores with the
 # expert bias, 8 groups of which 4 are routed to and a 2.5 scaling (DeepSeek-R1.sh, the V3 architecture).
+MOE_AUX_LOSS_COEFF = 1e-2  # Megatron-LM examples/mixtral/train_mixtral_8x7b_distributed.sh
 DEEPSEEK_ROUTER = {
     "deepseek_v2": [
         "--moe-router-score-function softmax",
@@ -856,8 +861,15 @@ def _megatron(job: Job) -> dict[str, Any]:
     model, workload = job.model, job.workload
     if workload.task == "lora":
         return _bridge(job)
+    # Megatron-LM's validate_args asserts CUDA_DEVICE_MAX_CONNECTIONS == "1" when tp or cp > 1 before Blackwell
+    # (megatron/training/arguments.py at core_v0.15.3; the overlap of its TP/CP communication relies on one hardware
+    # queue), and its example scripts export it (examples/llama/train_llama3_8b_h100_fp8.sh): each server's torchrun
+    # gets it on its command line
+    env = {"CUDA_DEVICE_MAX_CONNECTIONS": "1"} if job.plan.tp > 1 or job.plan.cp > 1 else {}
+    prefix = "".join(f"{key}={value} " for key, value in env.items())
     return {
-        "command": job.torchrun("pretrain_gpt.py $(cat megatron_args.txt)"),
+        "command": prefix + job.torchrun("pretrain_gpt.py $(cat megatron_args.txt)"),
+        **({"env": env} if env else {}),
         **job.world(),
         "args": megatron_args(model, workload, job.plan, job.global_batch, job.performance),
         "notes": _megatron_notes(model, workload, job.global_batch),

@@ -294,3 +294,20 @@ def test_megatron_pads_the_vocabulary_to_the_checkpoint_s_size(preset: str, tp: 
     multiple = int(args["--make-vocab-size-divisible-by"] or 0) * tp
     tokenizer = model.vocab - 1  # any length up to vocab_size
     assert -(-tokenizer // multiple) * multiple == model.vocab
+
+
+def test_megatron_tensor_or_context_parallel_launch_sets_one_device_connection() -> None:
+    # megatron/training/arguments.py validate_args (core_v0.15.3) asserts CUDA_DEVICE_MAX_CONNECTIONS == "1" with
+    # tp or cp > 1 before Blackwell: the launch stopped there on every A100 and H100
+    tp = _launch("megatron", "llama-3.1-8b", _full(), Plan(dp=4, tp=2, zero_stage=1))
+    assert tp["env"] == {"CUDA_DEVICE_MAX_CONNECTIONS": "1"}
+    assert tp["command"].startswith("CUDA_DEVICE_MAX_CONNECTIONS=1 torchrun")
+    assert "env" not in _launch("megatron", "llama-3.1-8b", _full(), Plan(dp=4, pp=2, zero_stage=1))
+
+
+def test_megatron_moe_launch_balances_its_experts() -> None:
+    # --moe-aux-loss-coeff defaults to 0.0 (arguments.py): Mixtral trained with no load-balancing loss
+    args = _parsed(_launch("megatron", "mixtral-8x7b", _full(), Plan(dp=8, ep=8, pp=2, zero_stage=1))["args"])
+    assert float(args["--moe-aux-loss-coeff"] or 0) == 1e-2
+    deepseek = _parsed(_launch("megatron", "deepseek-v3", _full(), Plan(dp=8, ep=8, pp=8, zero_stage=1))["args"])
+    assert "--moe-aux-loss-coeff" not in deepseek and "--moe-router-enable-expert-bias" in deepseek
