@@ -464,6 +464,7 @@ class _Ctx:
     adapter_dtype: float
     adapter_optimizer: float
     flat_adapter_optimizer: float
+    paged: tuple[bool, bool]  # (replicated, on ZeRO's flat partitions): `paged_optimizer` by `_flat_partitions`
     dropout_elements: float  # LoRA dropout copies, elements per token per layer
     nf4_bytes: float  # bytes per NF4-stored base weight (QLoRA)
     stages: dict[tuple[int, int, int], tuple[_Stage, ...]] = field(default_factory=dict)
@@ -511,6 +512,7 @@ def _build_context(model: ModelSpec, workload: Workload) -> _Ctx:
         adapter_dtype=adapter_dtype,
         adapter_optimizer=adapter_optim,
         flat_adapter_optimizer=_lora_figures(model, workload, flat=True)[2],
+        paged=(_pages(workload, flat=False), _pages(workload, flat=True)),
         dropout_elements=dropout,
         nf4_bytes=nf4_bytes_per_param(workload),
     )
@@ -549,11 +551,14 @@ def paged_optimizer(workload: Workload, plan: Plan | None = None) -> bool:
     parameters (bitsandbytes-foundation/bitsandbytes#89; pytorch/ao#1213: paged AdamW "doesn't work with FSDP"), so
     the launch runs plain states there, resident beside the activations, and they are sized so (torchtune's QLoRA
     recipe runs torch.optim.AdamW too: recipes/configs/llama2/7B_qlora.yaml)."""
+    return _pages(workload, flat=plan is not None and _flat_partitions(plan.zero_stage))
+
+
+def _pages(workload: Workload, *, flat: bool) -> bool:
+    """`paged_optimizer` for a plan whose optimizer steps ZeRO's flat partitions (`flat`) or the parameters."""
     if workload.paged_optimizer is not None:
         return workload.paged_optimizer
-    if workload.task != "qlora" or workload.optimizer not in PAGED_OPTIMIZERS:
-        return False
-    return plan is None or not _flat_partitions(plan.zero_stage)
+    return workload.task == "qlora" and workload.optimizer in PAGED_OPTIMIZERS and not flat
 
 
 _CONTEXTS: dict[tuple[int, int], _Ctx] = {}
@@ -1338,7 +1343,7 @@ def _stage_breakdown(ctx: _Ctx, plan: Plan, stage: _Stage, split: tuple[int, int
     weights, grads, optim, host = states
     activations, kv, other, host_activations = _working_set(ctx, plan, stage, dp)
     host += host_activations
-    if offload == "none" and paged_optimizer(ctx.workload, plan):
+    if offload == "none" and ctx.paged[_flat_partitions(zero)]:
         optim = max(0.0, optim - activations)  # paged states make room for the activations (module docstring)
     if zero == 2 and plan.pp == 1 and offload == "none" and ctx.workload.task in FULL_TRAINING_TASKS:
         grads += _zero2_step_partition(ctx, grads, activations)

@@ -18,7 +18,7 @@ plausible layout for the stated cluster is used and named.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from app.estimator.compute import megatron_flops_per_iteration
 from app.estimator.hardware import get_gpu
@@ -509,44 +509,57 @@ FMS_ACCELERATION = (
 FMS_THROUGHPUT = FMS_RUNS + ". published = train_tokens_per_second (Trainer include_tokens_per_second), per GPU"
 
 
+# fms-acceleration's plain Hugging Face Trainer runs (FMS_RUNS): (preset, task, GPUs, per-device batch,
+# mem_peak_torch_mem_alloc_in_bytes, train_tokens_per_second)
+FMS_ROWS = (
+    ("mistral-7b", "full_finetune", 1, 4, 72434837504, 3062.694),
+    ("mistral-7b", "full_finetune", 2, 2, 36225939968, 2777.18),
+    ("mistral-7b", "full_finetune", 1, 8, 72435230720, 3143.118),
+    ("mistral-7b", "full_finetune", 2, 4, 36226136576, 3008.934),
+    ("mistral-7b", "lora", 1, 4, 26704571904, 3324.155),
+    ("mistral-7b", "lora", 2, 2, 15144870400, 2946.306),
+    ("mistral-7b", "lora", 1, 8, 38742912512, 3353.809),
+    ("mistral-7b", "lora", 2, 4, 21959827968, 3168.613),
+    ("mixtral-8x7b", "lora", 2, 2, 57554708992, 1571.223),
+    ("mixtral-8x7b", "lora", 2, 4, 64851605504, 1834.376),
+    ("mistral-7b", "qlora", 1, 4, 20669338112, 2903.78),
+    ("mistral-7b", "qlora", 2, 2, 9424594432, 2949.205),
+    ("mistral-7b", "qlora", 1, 8, 37002646016, 2987.456),
+    ("mistral-7b", "qlora", 2, 4, 15970067968, 3398.665),
+    ("mixtral-8x7b", "qlora", 1, 4, 42794268160, 1528.07),
+    ("mixtral-8x7b", "qlora", 2, 2, 21129981952, 1579.814),
+    ("mixtral-8x7b", "qlora", 1, 8, 60545920512, 1690.27),
+    ("mixtral-8x7b", "qlora", 2, 4, 28146350592, 1880.667),
+    ("llama-2-70b", "qlora", 2, 2, 46685287936, 433.53),
+)
+
+
+def _fms_run(task: str, gpus: int, batch: int) -> tuple[Workload, Plan, Cluster]:
+    """One fms-acceleration run as FMS_RUNS describes it: LoRA r=16 on q, k, v, o with dropout 0.1; bf16 weights
+    without autocast for full fine-tuning and LoRA, bf16 autocast for QLoRA with the Trainer's default torch AdamW
+    (not paged); one GPU, or FSDP FULL_SHARD over two; packed 4,096-token sequences, gradient checkpointing."""
+    lora = LoraSpec(rank=16, alpha=16, targets=("q", "k", "v", "o"), dropout=0.1)
+    workload = Workload(
+        task=task,  # type: ignore[arg-type]
+        seq_len=4096,
+        lora=None if task == "full_finetune" else lora,
+        mixed_precision=task == "qlora",
+        paged_optimizer=False,
+        global_batch=gpus * batch,
+    )
+    plan = Plan(dp=gpus, zero_stage=3 if gpus > 1 else 0, micro_batch=batch, recompute="full")
+    return workload, plan, Cluster(gpu=A100_80, gpus_per_node=gpus)
+
+
 def _fms_held_out_throughput() -> list[ThroughputCase]:
-    """fms-acceleration's A100 80GB table (FMS_ACCELERATION, the memory rows' runs): `train_tokens_per_second` of the
-    same 19 plain Trainer rows. The Trainer counts the tokens of its own process's dataloader (transformers
+    """fms-acceleration's A100 80GB table (FMS_ROWS): `train_tokens_per_second` of the 19 plain Trainer rows whose
+    memory the memory rows compare. The Trainer counts the tokens of its own process's dataloader (transformers
     Trainer.num_tokens over the local batches), so the figure is per GPU. The stack is the Hugging Face Trainer (with
     accelerate FSDP on 2 GPUs): `Plan.tuning` "typical", the rule every case follows (the stack as the source names
     it). Recorded on 2026-12-03 with the memory rows, after this source's memory readings had been seen."""
-    rows = (  # (preset, task, GPUs, per-device batch, train_tokens_per_second)
-        ("mistral-7b", "full_finetune", 1, 4, 3062.694),
-        ("mistral-7b", "full_finetune", 2, 2, 2777.18),
-        ("mistral-7b", "full_finetune", 1, 8, 3143.118),
-        ("mistral-7b", "full_finetune", 2, 4, 3008.934),
-        ("mistral-7b", "lora", 1, 4, 3324.155),
-        ("mistral-7b", "lora", 2, 2, 2946.306),
-        ("mistral-7b", "lora", 1, 8, 3353.809),
-        ("mistral-7b", "lora", 2, 4, 3168.613),
-        ("mixtral-8x7b", "lora", 2, 2, 1571.223),
-        ("mixtral-8x7b", "lora", 2, 4, 1834.376),
-        ("mistral-7b", "qlora", 1, 4, 2903.78),
-        ("mistral-7b", "qlora", 2, 2, 2949.205),
-        ("mistral-7b", "qlora", 1, 8, 2987.456),
-        ("mistral-7b", "qlora", 2, 4, 3398.665),
-        ("mixtral-8x7b", "qlora", 1, 4, 1528.07),
-        ("mixtral-8x7b", "qlora", 2, 2, 1579.814),
-        ("mixtral-8x7b", "qlora", 1, 8, 1690.27),
-        ("mixtral-8x7b", "qlora", 2, 4, 1880.667),
-        ("llama-2-70b", "qlora", 2, 2, 433.53),
-    )
-    lora = LoraSpec(rank=16, alpha=16, targets=("q", "k", "v", "o"), dropout=0.1)
     cases = []
-    for preset, task, gpus, batch, published in rows:
-        workload = Workload(
-            task=task,  # type: ignore[arg-type]
-            seq_len=4096,
-            lora=None if task == "full_finetune" else lora,
-            mixed_precision=task == "qlora",  # bf16 autocast for QLoRA only (the memory rows' FMS_ACCELERATION)
-            global_batch=gpus * batch,
-        )
-        plan = Plan(dp=gpus, zero_stage=3 if gpus > 1 else 0, micro_batch=batch, recompute="full", tuning="typical")
+    for preset, task, gpus, batch, _allocated, published in FMS_ROWS:
+        workload, plan, cluster = _fms_run(task, gpus, batch)
         cases.append(
             ThroughputCase(
                 f"fms-acceleration {preset} {task.replace('_', ' ')}, {gpus} A100, batch {batch} x 4096",
@@ -554,8 +567,8 @@ def _fms_held_out_throughput() -> list[ThroughputCase]:
                 FMS_THROUGHPUT,
                 _m(preset),
                 workload,
-                plan,
-                Cluster(gpu=A100_80, gpus_per_node=gpus),
+                replace(plan, tuning="typical"),
+                cluster,
                 published,
                 "holdout",
                 "typical",
@@ -925,37 +938,9 @@ def _fms_cases() -> list[MemoryCase]:
     (mem_nvidia_mem_reserved); it is not used: runs with the same allocated peak read up to 18.6 GiB apart there
     (Mistral 7B full fine-tune on 2 GPUs, batch 2 and 4: 43.3 and 52.3 GiB at 33.7 allocated), the caching
     allocator's history, which no sizing model resolves."""
-    rows = (  # (preset, task, GPUs, per-device batch, mem_peak_torch_mem_alloc_in_bytes)
-        ("mistral-7b", "full_finetune", 1, 4, 72434837504),
-        ("mistral-7b", "full_finetune", 2, 2, 36225939968),
-        ("mistral-7b", "full_finetune", 1, 8, 72435230720),
-        ("mistral-7b", "full_finetune", 2, 4, 36226136576),
-        ("mistral-7b", "lora", 1, 4, 26704571904),
-        ("mistral-7b", "lora", 2, 2, 15144870400),
-        ("mistral-7b", "lora", 1, 8, 38742912512),
-        ("mistral-7b", "lora", 2, 4, 21959827968),
-        ("mixtral-8x7b", "lora", 2, 2, 57554708992),
-        ("mixtral-8x7b", "lora", 2, 4, 64851605504),
-        ("mistral-7b", "qlora", 1, 4, 20669338112),
-        ("mistral-7b", "qlora", 2, 2, 9424594432),
-        ("mistral-7b", "qlora", 1, 8, 37002646016),
-        ("mistral-7b", "qlora", 2, 4, 15970067968),
-        ("mixtral-8x7b", "qlora", 1, 4, 42794268160),
-        ("mixtral-8x7b", "qlora", 2, 2, 21129981952),
-        ("mixtral-8x7b", "qlora", 1, 8, 60545920512),
-        ("mixtral-8x7b", "qlora", 2, 4, 28146350592),
-        ("llama-2-70b", "qlora", 2, 2, 46685287936),
-    )
-    lora = LoraSpec(rank=16, alpha=16, targets=("q", "k", "v", "o"), dropout=0.1)
     cases = []
-    for preset, task, gpus, batch, published in rows:
-        if task == "qlora":  # bf16 autocast; Trainer's default torch AdamW, not paged
-            workload = Workload(task="qlora", seq_len=4096, lora=lora, paged_optimizer=False)
-        else:  # bf16 weights, no autocast
-            workload = Workload(
-                task=task, seq_len=4096, lora=lora if task == "lora" else None, mixed_precision=False
-            )  # fmt: skip
-        plan = Plan(dp=gpus, zero_stage=3 if gpus > 1 else 0, micro_batch=batch, recompute="full")
+    for preset, task, gpus, batch, published, _tokens_per_s in FMS_ROWS:
+        workload, plan, cluster = _fms_run(task, gpus, batch)
         cases.append(
             MemoryCase(
                 f"fms-acceleration {preset} {task.replace('_', ' ')}, {gpus} GPU, batch {batch} x 4096",
@@ -964,7 +949,7 @@ def _fms_cases() -> list[MemoryCase]:
                 _m(preset),
                 workload,
                 plan,
-                Cluster(gpu=A100_80, gpus_per_node=8),
+                cluster,
                 published / GIB,
                 "holdout",
                 "allocated",

@@ -14,6 +14,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app import messages
+from tests.quotes.test_quote_estimate import _top
 
 CUSTOMER = {"name": "Li Wei", "company": "", "email": "li.wei@example.com"}
 HOURS_A_MONTH = 30 * 24
@@ -21,16 +22,8 @@ HOURS_A_MONTH = 30 * 24
 SEVENTY_B = {"model": {"preset": "llama-3.1-70b"}, "task": "full_finetune", "tokens": 2e10}
 
 
-def _option(client: TestClient, body: dict[str, Any]) -> dict[str, Any]:
-    response = client.post("/recommend", json=body)
-    assert response.status_code == 200, response.text
-    options = response.json()["options"]
-    assert options, response.json()["rejected"]
-    return options[0]
-
-
 def _two_month_option(client: TestClient) -> dict[str, Any]:
-    option = _option(client, {**SEVENTY_B, "constraints": {"max_nodes": 1}})
+    option = _top(client, {**SEVENTY_B, "constraints": {"max_nodes": 1}})
     assert option["cost"]["months"] == 2 and option["quote"]["months"] == 2
     return option
 
@@ -67,7 +60,7 @@ def test_the_options_own_quote_body_is_issued_at_its_job_total(client: TestClien
 
 def test_an_annual_term_is_refused_below_the_whole_years_that_carry_the_job(client: TestClient) -> None:
     # 20B tokens on one 8 x H100 server: 1,295 h, 2 months, one year; 10x the tokens needs more than a year
-    option = _option(client, {**SEVENTY_B, "tokens": 2e11, "constraints": {"max_nodes": 1, "term": "annual"}})
+    option = _top(client, {**SEVENTY_B, "tokens": 2e11, "constraints": {"max_nodes": 1, "term": "annual"}})
     hours = option["performance"]["time_to_train_hours"]
     assert 12 * HOURS_A_MONTH < hours <= 24 * HOURS_A_MONTH and option["quote"]["months"] == 24
     error = next(e for e in _post(client, {**option["quote"], "months": 12}).json()["errors"] if e["field"] == "months")
@@ -79,7 +72,7 @@ def test_an_annual_term_is_refused_below_the_whole_years_that_carry_the_job(clie
 
 
 def test_without_tokens_there_is_no_time_to_check_the_months_against(client: TestClient) -> None:
-    option = _option(
+    option = _top(
         client, {"model": {"preset": "llama-3.1-70b"}, "task": "full_finetune", "constraints": {"max_nodes": 1}}
     )
     assert option["cost"]["months"] is None
@@ -115,7 +108,7 @@ WIZARD = {"preset": "llama-3.1-70b", "task": "full_finetune", "tokens_b": "1000"
 def test_the_wizard_quote_form_shows_the_months_refusal_in_the_page_language(
     client: TestClient, lang: str, expected: str
 ) -> None:
-    option = _option(client, {"model": {"preset": "llama-3.1-70b"}, "task": "full_finetune", "tokens": 1e12})
+    option = _top(client, {"model": {"preset": "llama-3.1-70b"}, "task": "full_finetune", "tokens": 1e12})
     fewest = option["cost"]["months"]
     assert fewest >= 2  # a trillion tokens take the top option more than a month
     page = client.get("/quote", params={**WIZARD, "lang": lang}, headers={"accept": "text/html"})
