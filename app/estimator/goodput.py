@@ -92,6 +92,10 @@ def estimate_goodput(
 # hour, save, load and start-up hours, Young's interval, the interval's floor, the evaluation share and the restart
 # hours. One flat tuple: the wall-time solve runs three times per plan.
 _Fixed = tuple[float, float, float, float, float, float, float, float]
+# Once a run outlasts Young's interval the interval stops growing, and `_wall`'s wall hours are a straight line in the
+# ideal hours: (ideal hours it starts at, slope, intercept), found from `_wall` itself (`_line`). The range ends
+# read it instead of solving again.
+_Line = tuple[float, float, float]
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -107,6 +111,8 @@ class RunCosts:
     expected_fixed: _Fixed
     typical: _Figures
     typical_fixed: _Fixed
+    expected_line: _Line
+    typical_line: _Line
 
     def with_range(self, ideal_hours: float, fast: float, slow: float) -> tuple[Goodput, float, float]:
         """The expected run of `ideal_hours` of compute, and the wall hours of the range ends: the tuned end
@@ -114,23 +120,41 @@ class RunCosts:
         "typical" figures."""
         fixed = self.expected_fixed
         run = _goodput(self.expected, fixed, ideal_hours, self.gpus, self.checkpoint_bytes, self.weights_bytes)
-        quick = _wall(fixed, ideal_hours / fast)[0]
-        long = _wall(self.typical_fixed, ideal_hours / slow)[0]
+        quick, long = ideal_hours / fast, ideal_hours / slow
+        start, slope, intercept = self.expected_line
+        quick = slope * quick + intercept if quick >= start else _wall(fixed, quick)[0]
+        start, slope, intercept = self.typical_line
+        long = slope * long + intercept if long >= start else _wall(self.typical_fixed, long)[0]
         return run, quick, long
 
 
 def run_costs(gpus: int, nodes: int, checkpoint_bytes: float, weights_bytes: float, *, pretraining: bool) -> RunCosts:
     expected, typical = _figures("expected"), _figures("typical")
+    expected_fixed = _fixed(expected, gpus, nodes, checkpoint_bytes, pretraining)
+    typical_fixed = _fixed(typical, gpus, nodes, checkpoint_bytes, pretraining)
     return RunCosts(
         gpus,
         checkpoint_bytes,
         weights_bytes,
         pretraining,
         expected,
-        _fixed(expected, gpus, nodes, checkpoint_bytes, pretraining),
+        expected_fixed,
         typical,
-        _fixed(typical, gpus, nodes, checkpoint_bytes, pretraining),
+        typical_fixed,
+        _line(expected_fixed),
+        _line(typical_fixed),
     )
+
+
+def _line(fixed: _Fixed) -> _Line:
+    """`_wall`'s straight line past Young's interval (`_Line`), through two of its own points; none (starting at
+    infinity) where nothing interrupts a run and the interval never stops growing."""
+    young_h = fixed[4]
+    if not math.isfinite(young_h):
+        return math.inf, 0.0, 0.0
+    at_young, at_twice = _wall(fixed, young_h)[0], _wall(fixed, 2.0 * young_h)[0]
+    slope = (at_twice - at_young) / young_h
+    return young_h, slope, at_young - slope * young_h
 
 
 def _goodput(

@@ -77,7 +77,7 @@ element sums, ZeRO-3 advice) are cached in that context under small int/str tupl
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
@@ -161,7 +161,7 @@ MAX_BATCH = 1_000_000
 class MemoryEstimate:
     breakdown: MemoryBreakdown  # bytes per GPU, worst pipeline stage
     warnings: list[Warning_]
-    assumptions: list[str]
+    assumptions: tuple[str, ...]  # shared by the plans that state the same (immutable)
 
 
 # --- per-model quantities (cached on the frozen ModelSpec) ----------------------------------------
@@ -469,8 +469,8 @@ class _Ctx:
     nf4_bytes: float  # bytes per NF4-stored base weight (QLoRA)
     stages: dict[tuple[int, int, int], tuple[_Stage, ...]] = field(default_factory=dict)
     elements: dict[tuple[object, ...], tuple[float, float]] = field(default_factory=dict)
-    working: dict[tuple[object, ...], tuple[float, float, float, float]] = field(default_factory=dict)
-    states: dict[tuple[object, ...], tuple[float, ...]] = field(default_factory=dict)
+    working: dict[tuple[object, ...], tuple[tuple[float, float, float, float], ...]] = field(default_factory=dict)
+    states: dict[tuple[object, ...], tuple[tuple[float, ...], ...]] = field(default_factory=dict)
     advice: dict[tuple[object, ...], Warning_] = field(default_factory=dict)
     assumptions: dict[tuple[object, ...], tuple[str, ...]] = field(default_factory=dict)
 
@@ -1104,15 +1104,20 @@ def _trap_warnings(
     return tuple(out)
 
 
-def _fit_warnings(ctx: _Ctx, plan: Plan, cluster: Cluster, breakdown: MemoryBreakdown) -> list[Warning_]:
+def _fit_warnings(
+    ctx: _Ctx, plan: Plan, cluster: Cluster, breakdown: MemoryBreakdown, gpu_fits: bool
+) -> list[Warning_]:
     out: list[Warning_] = []
     ram = cluster.host_ram_gib
-    if not breakdown.host_fits and ram is not None and breakdown.host_ram_limit is not None:
-        out.append(Warning_("host_ram_exceeded", host_ram_message(breakdown, ram), host_ram_params(breakdown, ram)))
-    elif not breakdown.host_fits:
-        offload_gib = breakdown.host_ram / GIB
-        out.append(Warning_("host_ram_unknown", host_ram_unknown_message(breakdown), {"offload_gib": offload_gib}))
-    if not breakdown.gpu_fits and ctx.workload.task != "inference":
+    if breakdown.host_ram and not breakdown.host_fits:
+        if ram is not None and breakdown.host_ram_limit is not None:
+            params = host_ram_params(breakdown, ram)
+            out.append(Warning_("host_ram_exceeded", host_ram_message(breakdown, ram), params))
+        else:
+            offload_gib = breakdown.host_ram / GIB
+            text = host_ram_unknown_message(breakdown)
+            out.append(Warning_("host_ram_unknown", text, {"offload_gib": offload_gib}))
+    if not gpu_fits and ctx.workload.task != "inference":
         out.append(_zero3_advice(ctx, plan, cluster))
     return out
 
@@ -1155,7 +1160,6 @@ def _zero3_advice(ctx: _Ctx, plan: Plan, cluster: Cluster) -> Warning_:
     model_parallel = plan.tp * plan.pp * plan.cp
     dp = max(plan.dp, cluster.gpus_per_node * cluster.nodes // model_parallel)
     key = (
-        "advice",
         plan.tp,
         plan.pp,
         plan.cp,
@@ -1169,8 +1173,11 @@ def _zero3_advice(ctx: _Ctx, plan: Plan, cluster: Cluster) -> Warning_:
         plan.compiled,
         plan.virtual_stages,
         dp,
+        plan.fp32_main_grads,
         cluster.gpus_per_node,
         cluster.gpu.usable_memory_gib,
+        cluster.memory_headroom,  # the advice says whether ZeRO-3 fits inside the headroom
+        cluster.host_ram_gib,  # and the host RAM, where activations are offloaded
     )
     advice = ctx.advice.get(key)
     if advice is None:
@@ -1179,7 +1186,8 @@ def _zero3_advice(ctx: _Ctx, plan: Plan, cluster: Cluster) -> Warning_:
 
 
 def _advise(ctx: _Ctx, plan: Plan, cluster: Cluster, dp: int, model_parallel: int) -> Warning_:
-    zero3 = _breakdown(ctx, plan, cluster, (dp, 3, "none"))
+    # ZeRO-3 over every data-parallel rank, not over a hybrid plan's shard group (which `_breakdown` keeps at its dp)
+    zero3 = _breakdown(ctx, replace(plan, dp_shard=None) if plan.dp_shard else plan, cluster, (dp, 3, "none"))
     if zero3.fits:
         return Warning_(
             "no_fit",
@@ -1328,26 +1336,15 @@ def _assumptions(
 # --- the estimate --------------------------------------------------------------------------------
 
 
-def _stage_breakdown(ctx: _Ctx, plan: Plan, stage: _Stage, split: tuple[int, int, str]) -> tuple[float, ...]:
-    """(total, weights, gradients, optimizer, activations, kv, other, host) of one stage; `split` is
-    (dp, zero_stage, offload), separate from the plan so the ZeRO-3 advice can vary them without a new Plan."""
-    dp, zero, offload = split
-    # hybrid sharding shards the states over the shard group only (Plan.dp_shard); the ZeRO-3 advice (dp other
-    # than the plan's) shards over all of its dp
-    shard = plan.dp_shard if plan.dp_shard and dp == plan.dp else dp
-    # model states do not depend on micro-batch, recompute or attention: cached for the plans that vary those
-    key = (id(stage), shard * plan.cp, zero, offload, plan.tp, plan.pp, plan.fp32_main_grads)
+def _stage_states(ctx: _Ctx, plan: Plan, shard: int, zero: int, offload: str) -> tuple[tuple[float, ...], ...]:
+    """(weights, gradients, optimizer, host) of each stage (`_stages`). Model states do not depend on micro-batch,
+    recompute or attention: cached for the plans that vary those, every stage under one key."""
+    key = (plan.tp, plan.pp, plan.ep, shard, zero, offload, plan.fp32_main_grads)
     states = ctx.states.get(key)
     if states is None:
-        states = ctx.states[key] = _states(ctx, stage, plan, shard * plan.cp, zero, offload)
-    weights, grads, optim, host = states
-    activations, kv, other, host_activations = _working_set(ctx, plan, stage, dp)
-    host += host_activations
-    if offload == "none" and ctx.paged[_flat_partitions(zero)]:
-        optim = max(0.0, optim - activations)  # paged states make room for the activations (module docstring)
-    if zero == 2 and plan.pp == 1 and offload == "none" and ctx.workload.task in FULL_TRAINING_TASKS:
-        grads += _zero2_step_partition(ctx, grads, activations)
-    return weights + grads + optim + activations + kv + other, weights, grads, optim, activations, kv, other, host
+        stages = _stages_of(ctx, plan)
+        states = ctx.states[key] = tuple(_states(ctx, stage, plan, shard, zero, offload) for stage in stages)
+    return states
 
 
 def _zero2_step_partition(ctx: _Ctx, grads: float, activations: float) -> float:
@@ -1358,44 +1355,68 @@ def _zero2_step_partition(ctx: _Ctx, grads: float, activations: float) -> float:
     return max(0.0, grads * ctx.dtype / FSDP_REDUCE_BYTES - activations)
 
 
-def _working_set(ctx: _Ctx, plan: Plan, stage: _Stage, dp: int) -> tuple[float, float, float, float]:
-    """(activations, KV cache, other, activations offloaded to host) of one stage: independent of ZeRO stage and
-    offload, so cached per stage and the plan fields they read (the planner tries every ZeRO stage and offload at
-    one shape)."""
+def _working_sets(ctx: _Ctx, plan: Plan, dp: int) -> tuple[tuple[float, float, float, float], ...]:
+    """(activations, KV cache, other, activations offloaded to host) of each stage: independent of ZeRO stage and
+    offload, so cached per the plan fields they read (the planner tries every ZeRO stage and offload at one shape),
+    every stage under one key."""
+    tp, pp, cp = plan.tp, plan.pp, plan.cp
     key = (
-        id(stage),  # stages live in ctx.stages for the context's lifetime, so their ids are stable
-        plan.tp,
-        plan.cp,
+        tp,
+        pp,
+        plan.ep,
+        cp,
         plan.micro_batch,
-        _recompute_kind(plan),
+        plan.recompute,
+        plan.fp32_main_grads,  # with the recompute, Megatron's selective is told apart (_recompute_kind)
         plan.sequence_parallel,
         plan.flash_attention,
         plan.chunked_loss,
         plan.virtual_stages,
-        dp if plan.pp > 1 else 0,  # micro-batches in flight (pipelines only)
-        plan.dp * plan.tp * plan.pp * plan.cp > 1,  # NCCL buffers
+        dp if pp > 1 else 0,  # micro-batches in flight (pipelines only)
+        plan.dp * tp * pp * cp > 1,  # NCCL buffers
         plan.activation_offload,
         plan.compiled,
-        plan.zero_stage == 3 and plan.dp * plan.cp > 1,  # sharded QLoRA skips PEFT's k-bit preparation (kbit_upcast)
+        plan.zero_stage == 3 and plan.dp * cp > 1,  # sharded QLoRA skips PEFT's k-bit preparation (kbit_upcast)
     )
     found = ctx.working.get(key)
     if found is None:
-        if ctx.workload.task == "inference":
-            activations, host = _inference_activations(ctx, plan, stage), 0.0
-        else:
-            activations, host = _training_activations(ctx, plan, stage, dp)
-        kv = _kv_cache(ctx, plan, stage)
-        found = ctx.working[key] = (activations, kv, _other(ctx, plan, activations), host)
+        found = ctx.working[key] = tuple(_working_set(ctx, plan, stage, dp) for stage in _stages_of(ctx, plan))
     return found
 
 
+def _working_set(ctx: _Ctx, plan: Plan, stage: _Stage, dp: int) -> tuple[float, float, float, float]:
+    if ctx.workload.task == "inference":
+        activations, host = _inference_activations(ctx, plan, stage), 0.0
+    else:
+        activations, host = _training_activations(ctx, plan, stage, dp)
+    return activations, _kv_cache(ctx, plan, stage), _other(ctx, plan, activations), host
+
+
 def _breakdown(ctx: _Ctx, plan: Plan, cluster: Cluster, split: tuple[int, int, str]) -> MemoryBreakdown:
-    stages = _stages_of(ctx, plan)
-    worst = _stage_breakdown(ctx, plan, stages[0], split)
-    if len(stages) > 1:
-        worst = max(worst, _stage_breakdown(ctx, plan, stages[1], split))  # tuples compare on the total first
+    """The worst stage's breakdown; `split` is (dp, zero_stage, offload), separate from the plan so the ZeRO-3
+    advice can vary them without a new Plan."""
+    dp, zero, offload = split
+    # hybrid sharding shards the states over the shard group only (Plan.dp_shard); the ZeRO-3 advice (dp other
+    # than the plan's) shards over all of its dp
+    shard = plan.dp_shard if plan.dp_shard and dp == plan.dp else dp
+    states = _stage_states(ctx, plan, shard * plan.cp, zero, offload)
+    working = _working_sets(ctx, plan, dp)
+    # paged states make room for the activations (module docstring)
+    paged = offload == "none" and ctx.paged[_flat_partitions(zero)]
+    zero2 = zero == 2 and plan.pp == 1 and offload == "none" and ctx.workload.task in FULL_TRAINING_TASKS
+    worst: tuple[float, ...] = ()
+    for (weights, grads, optim, host), (activations, kv, other, host_activations) in zip(states, working, strict=True):
+        if paged:
+            optim = max(0.0, optim - activations)
+        if zero2:
+            grads += _zero2_step_partition(ctx, grads, activations)
+        total = weights + grads + optim + activations + kv + other
+        if not worst or total > worst[0]:
+            worst = (total, weights, grads, optim, activations, kv, other, host + host_activations)
     _, weights, grads, optim, activations, kv, other, host_per_gpu = worst
-    gpus_on_node = min(cluster.gpus_per_node, split[0] * plan.tp * plan.pp * plan.cp)
+    gpus_on_node = dp * plan.tp * plan.pp * plan.cp
+    if gpus_on_node > cluster.gpus_per_node:
+        gpus_on_node = cluster.gpus_per_node
     capacity = cluster.gpu.usable_memory_gib * GIB
     limit = capacity * (1.0 - cluster.memory_headroom)
     ram = cluster.host_ram_gib
@@ -1438,18 +1459,20 @@ def estimate_memory(model: ModelSpec, workload: Workload, plan: Plan, cluster: C
         and (tp == 1 or (model.kv_heads % tp == 0 and tp <= cluster.gpus_per_node))
     )
     warnings = [] if plain else _plan_warnings(model, workload, plan, cluster)
-    if breakdown.host_ram or not breakdown.gpu_fits:  # host RAM is checked only when something is offloaded
-        warnings.extend(_fit_warnings(ctx, plan, cluster, breakdown))
+    gpu_fits = breakdown.gpu_fits
+    if breakdown.host_ram or not gpu_fits:  # host RAM is checked only when something is offloaded
+        warnings.extend(_fit_warnings(ctx, plan, cluster, breakdown, gpu_fits))
+    zero = plan.zero_stage
     key_p = (
-        plan.zero_stage,
+        zero,
         plan.offload,
         plan.recompute,
         plan.flash_attention,
         plan.pp > 1,
         plan.activation_offload,
         plan.fp32_main_grads,
-        paged_optimizer(workload, plan),
-        kbit_upcast(workload, plan),
+        ctx.paged[zero >= 1],  # paged_optimizer(workload, plan), read as the context holds it (_flat_partitions)
+        workload.task == "qlora" and kbit_upcast(workload, plan),
     )
     assumptions = ctx.assumptions.get(key_p)
     if assumptions is None:
@@ -1463,7 +1486,7 @@ def estimate_memory(model: ModelSpec, workload: Workload, plan: Plan, cluster: C
             key_p[-1],
         )
         assumptions = ctx.assumptions[key_p] = _assumptions(key_w, key_p)
-    return MemoryEstimate(breakdown, warnings, list(assumptions))
+    return MemoryEstimate(breakdown, warnings, assumptions)
 
 
 # --- what a published peak measured ---------------------------------------------------------------

@@ -124,7 +124,7 @@ GOODPUT_NOTE = (
 class PerformanceEstimate:
     performance: Performance
     warnings: list[Warning_] = field(default_factory=list)
-    assumptions: list[str] = field(default_factory=list)
+    assumptions: tuple[str, ...] = ()  # shared by the plans that state the same (immutable)
 
 
 _GENERATION_KEYS: tuple[tuple[str, str], ...] = (
@@ -337,8 +337,8 @@ def _assumption_lines(pp: int, virtual_stages: int) -> tuple[str, ...]:
 
 def estimate_performance(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster) -> PerformanceEstimate:
     """Step time, throughput and MFU of one plan (or inference speed for task 'inference')."""
-    _check(workload, plan, cluster)
     if workload.task == "inference":
+        _check(workload, plan, cluster)
         return _estimate_inference(model, workload, plan, cluster)
     return _estimate_training(model, workload, plan, cluster)
 
@@ -435,8 +435,10 @@ def _run_costs(model: ModelSpec, workload: Workload, cluster: Cluster) -> RunCos
     return run_costs(gpus, cluster.nodes, checkpoint, trainable * 2.0, pretraining=workload.task == "pretrain")
 
 
-def _shape_key(plan: Plan) -> tuple[object, ...]:
-    """The plan fields a step's shape (compute, per-micro-batch communication, warnings) depends on."""
+def _step_key(plan: Plan) -> tuple[object, ...]:
+    """Every plan field the training estimate reads, in one flat tuple (hashed once per lookup). The first twelve,
+    with whether ZeRO is at stage 3, are what a step's shape (compute, per-micro-batch communication, warnings)
+    depends on (`_shape_of`)."""
     return (
         plan.tp,
         plan.pp,
@@ -450,12 +452,15 @@ def _shape_key(plan: Plan) -> tuple[object, ...]:
         plan.activation_offload,
         plan.sequence_parallel,  # sequence parallel shards the activations activation offload copies
         plan.compiled,  # torch.compile saves fewer tensors for activation offload to copy
-        plan.zero_stage == 3,  # sharded QLoRA keeps 16-bit activations (memory.kbit_upcast) for offload to copy
+        plan.zero_stage,  # at 3, sharded QLoRA keeps 16-bit activations (memory.kbit_upcast) for offload to copy
+        plan.offload,
+        plan.dp_shard,
     )
 
 
 def _shape_of(ctx: _Ctx, plan: Plan) -> _Shape:
-    key = _shape_key(plan)
+    step_key = _step_key(plan)  # a step's shape is found on a step's miss only: a second key costs little
+    key = step_key[:12] + (step_key[12] == 3,)
     found = ctx.shapes.get(key)
     if found is None:
         model, workload, cluster = ctx.model, ctx.workload, ctx.cluster
@@ -473,7 +478,7 @@ def _shape_of(ctx: _Ctx, plan: Plan) -> _Shape:
 def _step_of(ctx: _Ctx, plan: Plan) -> tuple[_Shape, float, float, float]:
     """(shape entry, exposed data-parallel / ZeRO seconds, optimizer step seconds, offload seconds) of a plan, keyed
     by every plan field the training estimate reads."""
-    key = (_shape_key(plan), plan.zero_stage, plan.offload, plan.dp_shard)
+    key = _step_key(plan)
     found = ctx.steps.get(key)
     if found is None:
         entry = _shape_of(ctx, plan)
@@ -506,6 +511,8 @@ def _estimate_training(model: ModelSpec, workload: Workload, plan: Plan, cluster
     interleaving with v virtual stages shrinks the p − 1 warm-up/drain slots to (p − 1)/v.
     """
     ctx = _context(model, workload, cluster)
+    if plan.dp * plan.tp * plan.pp * plan.cp != ctx.gpus or plan.micro_batch < 1 or workload.seq_len < 1:
+        _check(workload, plan, cluster)  # raises, naming what is wrong
     entry, dp_s, optimizer_s, offload_s = _step_of(ctx, plan)
     shape, per_mb_comm = entry.step, entry.per_microbatch_s
     mb_s = shape.fwd_s + shape.bwd_s
@@ -516,48 +523,35 @@ def _estimate_training(model: ModelSpec, workload: Workload, plan: Plan, cluster
     breakdown = {"compute": compute, "exposed_comm": exposed, "bubble": bubble, "offload": offload_s}
     step = compute + exposed + bubble + offload_s
     sequences = workload.global_batch or plan.dp * plan.micro_batch  # a ragged last micro-batch costs a slot
-    tokens_per_s = sequences * workload.seq_len / step
+    gpus = ctx.gpus
+    # the median tuned run's speed; a stated stack (TUNING_SPEED) moves the point, not the range, which spans the
+    # stacks either way
+    base = sequences * workload.seq_len / step / gpus
     speed = TUNING_SPEED[plan.tuning] if plan.tuning and not (plan.tuning == "nemo" and model.is_moe) else 1.0
-    perf = _training_performance(ctx, step / speed, tokens_per_s, breakdown, entry.flops.model, speed)
+    tokens_per_s = base * gpus * speed
+    mfu = entry.flops.model * tokens_per_s / (gpus * ctx.peak)
+    speed_range = (base * RANGE_LOW, base * RANGE_HIGH)
     warnings = list(entry.warnings)
     if exposed > compute:
         warnings.append(COMMUNICATION_BOUND)
-    return PerformanceEstimate(perf, warnings, list(entry.assumptions))
-
-
-def _training_performance(
-    ctx: _Ctx,
-    step: float,
-    tokens_per_s: float,
-    breakdown: dict[str, float],
-    model_flops_per_token: float,
-    speed: float = 1.0,
-) -> Performance:
-    """`tokens_per_s` is the median tuned run's; `speed` moves the point for a stated stack (TUNING_SPEED), not the
-    range, which spans the stacks either way."""
-    workload, gpus = ctx.workload, ctx.gpus
-    base = tokens_per_s / gpus
-    tokens_per_s *= speed
-    mfu = model_flops_per_token * tokens_per_s / (gpus * ctx.peak)
-    per_gpu = tokens_per_s / gpus
-    speed_range = (base * RANGE_LOW, base * RANGE_HIGH)
     if ctx.run_costs is None:
-        return Performance(
-            step_time_s=step,
+        perf = Performance(
+            step_time_s=step / speed,
             tokens_per_s=tokens_per_s,
-            tokens_per_s_per_gpu=per_gpu,
+            tokens_per_s_per_gpu=base * speed,
             mfu=mfu,
             breakdown_s=breakdown,
             tokens_per_s_per_gpu_range=speed_range,
         )
+        return PerformanceEstimate(perf, warnings, entry.assumptions)
     ideal = (workload.tokens or 0.0) / tokens_per_s / 3600
     run, fast, slow = ctx.run_costs.with_range(ideal, RANGE_HIGH / speed, RANGE_LOW / speed)
     hours = run.wall_hours
     # positional, in field order (the planner's hot path): the three inference fields are None
-    return Performance(
-        step,
+    perf = Performance(
+        step / speed,
         tokens_per_s,
-        per_gpu,
+        base * speed,
         mfu,
         breakdown,
         hours,
@@ -570,6 +564,7 @@ def _training_performance(
         (fast * gpus, slow * gpus),
         run,
     )
+    return PerformanceEstimate(perf, warnings, entry.assumptions)
 
 
 # --- inference -------------------------------------------------------------------------------
@@ -613,7 +608,7 @@ def _estimate_inference(model: ModelSpec, workload: Workload, plan: Plan, cluste
         decode_rate,
         step_s * 1e3,
     )
-    return PerformanceEstimate(perf, [], [INFERENCE_NOTE])
+    return PerformanceEstimate(perf, [], (INFERENCE_NOTE,))
 
 
 def _inference_times(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster) -> tuple[float, float]:

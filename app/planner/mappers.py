@@ -144,7 +144,7 @@ def estimate_out(
         memory=memory_out(memory),
         performance=performance_out(performance),
         warnings=warnings_out(warnings),
-        assumptions=list(dict.fromkeys((notes or []) + memory.assumptions + performance.assumptions)),
+        assumptions=list(dict.fromkeys([*(notes or []), *memory.assumptions, *performance.assumptions])),
     )
 
 
@@ -302,7 +302,7 @@ def recommendation_out(
     assumptions: list[str] = []
     for option in result.options[:1] or result.near_misses[:1]:
         assumptions = list(
-            dict.fromkeys(option.evaluated.memory.assumptions + option.evaluated.performance.assumptions)
+            dict.fromkeys([*option.evaluated.memory.assumptions, *option.evaluated.performance.assumptions])
         )
     return RecommendOut(
         model=model_out(model),

@@ -14,6 +14,7 @@ from app.estimator.specs import GIB, Cluster, EstimatorError, LoraSpec, Plan, Wo
 LLAMA2_7B = get_preset("llama-2-7b").model
 LLAMA2_70B = get_preset("llama-2-70b").model
 LLAMA3_8B = get_preset("llama-3-8b").model
+LLAMA2_13B = get_preset("llama-2-13b").model
 P7 = count_params(LLAMA2_7B).total
 
 
@@ -263,3 +264,25 @@ def test_mla_activations_count_per_head_queries_keys_and_values() -> None:
         - estimate_memory(gqa, workload, plan, cluster).breakdown.activations
     )
     assert got == pytest.approx(expected, rel=1e-9)
+
+
+def test_the_zero3_advice_follows_the_clusters_headroom() -> None:
+    """The advice is cached per (model, workload): a second cluster with a larger headroom must not be told that
+    ZeRO-3 fits because it fitted inside the first one's."""
+    workload, plan = Workload(), Plan(dp=8, zero_stage=0)
+    roomy = estimate_memory(LLAMA2_7B, workload, plan, _cluster("a100-40g-sxm"))
+    assert [w.code for w in roomy.warnings if w.code.startswith("no_fit")] == ["no_fit"]
+    tight = replace(_cluster("a100-40g-sxm"), memory_headroom=0.9)
+    estimate = estimate_memory(LLAMA2_7B, workload, plan, tight)
+    assert [w.code for w in estimate.warnings if w.code.startswith("no_fit")] == ["no_fit_zero3"]
+
+
+def test_the_zero3_advice_shards_over_every_rank_of_a_hybrid_plan() -> None:
+    """ "ZeRO-3 over dp=8" shards the states over all eight ranks, not over the hybrid plan's shard group of 2."""
+    workload = Workload(seq_len=2048)
+    hybrid = Plan(dp=8, zero_stage=3, dp_shard=2, recompute="full")
+    cluster = _cluster("a100-40g-sxm")
+    assert not estimate_memory(LLAMA2_13B, workload, hybrid, cluster).breakdown.fits
+    assert estimate_memory(LLAMA2_13B, workload, Plan(dp=8, zero_stage=3, recompute="full"), cluster).breakdown.fits
+    estimate = estimate_memory(LLAMA2_13B, workload, hybrid, cluster)
+    assert [w.code for w in estimate.warnings if w.code.startswith("no_fit")] == ["no_fit"]

@@ -1,0 +1,98 @@
+"""The memory estimate keeps per-(model, workload) caches keyed by the plan and cluster fields each part reads
+(model states per stage; working sets per stage; the ZeRO-3 advice; the assumptions). Property: an estimate made
+after a sibling plan, on a sibling cluster, filled those caches equals the estimate made in a fresh context (copies
+of the inputs, so nothing is found by identity, and the contexts found by value dropped). Exact equality: the caches
+must return the very numbers and texts a fresh computation gives."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from app.estimator import memory
+from app.estimator.memory import estimate_memory
+from app.estimator.specs import Cluster, GpuSpec, LoraSpec, ModelSpec, Plan, Workload
+from tests.estimator.perf_cases import A100_80_SXM, H100_SXM, LLAMA2_7B, LLAMA3_70B
+from tests.estimator.test_perf_cache import MIXTRAL
+
+plans = st.builds(
+    Plan,
+    dp=st.sampled_from([1, 2, 4, 8]),
+    tp=st.sampled_from([1, 2, 4, 8]),
+    pp=st.sampled_from([1, 2, 4]),
+    ep=st.sampled_from([1, 2]),
+    zero_stage=st.sampled_from([0, 1, 2, 3]),
+    recompute=st.sampled_from(["none", "selective", "full"]),
+    offload=st.sampled_from(["none", "optimizer", "optimizer_and_params"]),
+    micro_batch=st.sampled_from([1, 2, 4]),
+    flash_attention=st.booleans(),
+    activation_offload=st.booleans(),
+    fp32_main_grads=st.booleans(),
+)
+# what a sibling plan may change (any of it, or nothing), and the cluster fields the estimate reads besides the GPU
+siblings = st.fixed_dictionaries(
+    {},
+    optional={
+        "zero_stage": st.sampled_from([0, 1, 2, 3]),
+        "offload": st.sampled_from(["none", "optimizer"]),
+        "recompute": st.sampled_from(["none", "selective", "full"]),
+        "flash_attention": st.booleans(),
+        "sequence_parallel": st.booleans(),
+        "chunked_loss": st.booleans(),
+        "fp32_main_grads": st.booleans(),
+        "compiled": st.booleans(),
+    },
+)
+clusters = st.fixed_dictionaries(
+    {"memory_headroom": st.sampled_from([0.0, 0.05, 0.5]), "host_ram_gib": st.sampled_from([None, 256.0, 2048.0])}
+)
+
+
+def _valid(plan: Plan) -> Plan:
+    if plan.offload == "optimizer_and_params":
+        plan = replace(plan, zero_stage=3)
+    if plan.zero_stage == 3 and plan.dp > 1 and plan.dp % 2 == 0:
+        plan = replace(plan, dp_shard=plan.dp // 2)  # hybrid sharding too
+    return plan
+
+
+def _inputs(
+    model: ModelSpec, gpu: GpuSpec, task: str, plan: Plan, accumulation: int, cluster_fields: dict
+) -> tuple[ModelSpec, Workload, Cluster]:
+    per_node = min(8, plan.gpus)
+    cluster = Cluster(gpu=gpu, gpus_per_node=per_node, nodes=plan.gpus // per_node, inter_node_gbps=400.0)
+    lora = LoraSpec(rank=16) if task in ("lora", "qlora") else None
+    batch = None if task == "inference" else plan.dp * plan.micro_batch * accumulation
+    workload = Workload(task=task, seq_len=2048, global_batch=batch, lora=lora)
+    return model, workload, replace(cluster, **cluster_fields)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from([LLAMA2_7B, LLAMA3_70B]),
+    st.sampled_from([A100_80_SXM, H100_SXM]),
+    st.sampled_from(["pretrain", "full_finetune", "lora", "qlora", "inference"]),
+    plans,
+    siblings,
+    st.booleans(),
+    clusters,
+    clusters,
+    st.integers(1, 9),
+)
+def test_cached_memory_estimate_equals_a_fresh_one(
+    model, gpu, task, plan, sibling, swap, cluster_fields, sibling_cluster_fields, accumulation
+) -> None:
+    if plan.ep > 1:  # expert parallel: an MoE model, ep inside dp
+        model, plan = MIXTRAL, replace(plan, dp=max(plan.dp, plan.ep))
+    plan = _valid(plan)
+    model, workload, cluster = _inputs(model, gpu, task, plan, accumulation, cluster_fields)
+    other = replace(plan, **sibling, dp_shard=None)
+    if swap:  # same GPU count, another pipeline depth
+        other = replace(other, dp=plan.pp * max(1, plan.ep), pp=plan.dp // max(1, plan.ep))
+    estimate_memory(model, workload, _valid(other), replace(cluster, **sibling_cluster_fields))
+    cached = estimate_memory(model, workload, plan, cluster)
+    memory._build_context.cache_clear()  # contexts are also found by value (equal copies share one): start afresh
+    fresh = estimate_memory(replace(model), replace(workload), plan, replace(cluster))
+    assert cached == fresh
