@@ -472,6 +472,7 @@ class _Ctx:
     working: dict[tuple[object, ...], tuple[tuple[float, float, float, float], ...]] = field(default_factory=dict)
     states: dict[tuple[object, ...], tuple[tuple[float, ...], ...]] = field(default_factory=dict)
     advice: dict[tuple[object, ...], Warning_] = field(default_factory=dict)
+    traps: dict[tuple[object, ...], tuple[Warning_, ...]] = field(default_factory=dict)
     assumptions: dict[tuple[object, ...], tuple[str, ...]] = field(default_factory=dict)
 
 
@@ -1029,11 +1030,18 @@ def validate_plan(model: ModelSpec, workload: Workload, plan: Plan, cluster: Clu
 # --- warnings ------------------------------------------------------------------------------------
 
 
-def _plan_warnings(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster) -> list[Warning_]:
-    micro = _microbatches(workload, plan, plan.dp) if plan.pp > 1 else 0
-    trains = workload.task != "inference"
-    key = (model.kv_heads, model.layers, model.approximate, plan.tp, plan.pp, plan.offload, trains, micro)
-    return list(_trap_warnings(*key, cluster.gpus_per_node, cluster.gpu.pcie_gen))
+def _plan_warnings(ctx: _Ctx, plan: Plan, cluster: Cluster) -> list[Warning_]:
+    """The plan's traps, found per context by the plan and cluster fields they read (the model's and the task's are
+    the context's own)."""
+    micro = _microbatches(ctx.workload, plan, plan.dp) if plan.pp > 1 else 0
+    key = (plan.tp, plan.pp, plan.offload, micro, cluster.gpus_per_node, cluster.gpu.pcie_gen)
+    found = ctx.traps.get(key)
+    if found is None:
+        model, trains = ctx.model, ctx.workload.task != "inference"
+        found = ctx.traps[key] = _trap_warnings(
+            model.kv_heads, model.layers, model.approximate, *key[:3], trains, *key[3:]
+        )
+    return list(found)
 
 
 @lru_cache(maxsize=4096)
@@ -1448,7 +1456,9 @@ def memory_breakdown(model: ModelSpec, workload: Workload, plan: Plan, cluster: 
 
 def estimate_memory(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster) -> MemoryEstimate:
     """Per-GPU memory of `plan` (worst pipeline stage), with named traps and the assumptions used."""
-    ctx = _checked_context(model, workload, plan, cluster)
+    ctx = _context(model, workload)  # as _checked_context, inline: this runs for every plan a search keeps
+    if not _plan_is_clean(model, workload, plan, cluster):
+        validate_plan(model, workload, plan, cluster)
     breakdown = _breakdown(ctx, plan, cluster, (plan.dp, plan.zero_stage, plan.offload))
     # no trap can apply to a plan without pipeline, offload or a tp that splits kv heads or crosses a node
     tp = plan.tp
@@ -1458,7 +1468,7 @@ def estimate_memory(model: ModelSpec, workload: Workload, plan: Plan, cluster: C
         and not model.approximate
         and (tp == 1 or (model.kv_heads % tp == 0 and tp <= cluster.gpus_per_node))
     )
-    warnings = [] if plain else _plan_warnings(model, workload, plan, cluster)
+    warnings = [] if plain else _plan_warnings(ctx, plan, cluster)
     gpu_fits = breakdown.gpu_fits
     if breakdown.host_ram or not gpu_fits:  # host RAM is checked only when something is offloaded
         warnings.extend(_fit_warnings(ctx, plan, cluster, breakdown, gpu_fits))
