@@ -105,15 +105,22 @@ def divisors(n: int, limit: int) -> list[int]:
     return [d for d in range(1, min(n, limit) + 1) if n % d == 0]
 
 
+# Fine-tuning's default step: 128 sequences (Alpaca's recipe) of up to 4,096 tokens, Tülu 3's SFT batch (Lambert et
+# al. 2024, SFT hyperparameters: effective batch size 128, max length 4,096): about 0.5M tokens per optimizer step
+FINETUNE_BATCH = 128
+FINETUNE_STEP_TOKENS = FINETUNE_BATCH * 4096
+
+
 def default_global_batch(workload: Workload) -> int:
     """Sequences per optimizer step when the customer gives none: ~2M tokens for pretraining
-    (GPT-3 used 0.5M-3.2M, Brown et al. 2020 Table 2.1), 128 sequences for fine-tuning
-    (Alpaca's recipe), so that every plan is compared at the same optimisation semantics."""
+    (GPT-3 used 0.5M-3.2M, Brown et al. 2020 Table 2.1); for fine-tuning 128 sequences, fewer past 4,096 tokens so
+    that a step stays near FINETUNE_STEP_TOKENS (128 sequences of 32k tokens would be 4M tokens a step, and a
+    short job a dozen optimizer steps); so that every plan is compared at the same optimisation semantics."""
     if workload.global_batch:
         return workload.global_batch
     if workload.task == "pretrain":
         return _pow2(max(1, 2**21 // workload.seq_len))
-    return 128
+    return min(FINETUNE_BATCH, _pow2(max(1, FINETUNE_STEP_TOKENS // workload.seq_len)))
 
 
 def _pow2(n: int) -> int:
