@@ -12,6 +12,7 @@ language's separator. Both languages define the same codes with the same fields
 
 from __future__ import annotations
 
+import math
 import string
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -271,10 +272,11 @@ KERNELS: dict[str, dict[str, str]] = {
 # Why a configuration that fits is a near miss rather than an option (app/planner/misses.py, `MissCode`;
 # training: app/planner/recommend.py, serving: app/planner/serving.py). `budget` with `converted_monthly`
 # (priced in another currency than the request's) reads as `budget_converted`; `{slo}` is the latency
-# targets set (`slo_ttft_ms`, `slo_tpot_ms`), worded by SLO.
+# targets set (`slo_ttft_ms`, `slo_tpot_ms`), worded by SLO. A deadline's days (or hours) are rounded up to the
+# one decimal shown (`_rounded_up`), so a plan that misses its deadline never reads as meeting it.
 MISSES: dict[str, dict[str, str]] = {
     "en": {
-        "deadline": "fits, but needs {days:.0f} days (deadline {deadline_days:g})",
+        "deadline": "fits, but needs {days:.1f} days (deadline {deadline_days:g})",
         "deadline_hours": "fits, but needs {hours:.1f} hours (deadline {deadline_days:g} days)",
         "quote_months": "fits, but bills {months} months, more than the {max_months} a quote rents: re-plan on more "
         "GPUs",
@@ -289,7 +291,7 @@ MISSES: dict[str, dict[str, str]] = {
         "more or larger GPUs",
     },
     "zh": {
-        "deadline": "放得下，但需要 {days:.0f} 天（截止期限 {deadline_days:g} 天）",
+        "deadline": "放得下，但需要 {days:.1f} 天（截止期限 {deadline_days:g} 天）",
         "deadline_hours": "放得下，但需要 {hours:.1f} 小时（截止期限 {deadline_days:g} 天）",
         "quote_months": "放得下，但需计费 {months} 个月，超过报价最多可租的 {max_months} 个月：请改用更多 GPU 重新规划",
         "budget": "放得下，但每月费用 {monthly!m}（预算 {budget!c}）",
@@ -374,10 +376,12 @@ ASSUMPTIONS: dict[str, dict[str, str]] = {
     },
 }
 
-# Why POST /quotes refuses a quantity or months for the plan it carries (app/planner/quote_check.py): the API's
-# `errors[].type` is the code and `errors[].params` its figures. Quantities are whole servers (or one of a
-# card SKU's card counts): never a fraction of a server. Months bill 30 days each (app/planner/offers.py
-# DAYS_PER_BILLED_MONTH) and must carry the hours the plan takes on the quantity quoted.
+# Why POST /quotes refuses a quantity, months or add-ons (app/planner/quote_check.py for the plan it carries,
+# app/quotes/service.py for what the SKU rents): the API's `errors[].type` is the code and `errors[].params` its
+# figures. Quantities are whole servers (or one of a card SKU's card counts): never a fraction of a server, and
+# several only where a fabric joins them. Months bill 30 days each (app/planner/offers.py DAYS_PER_BILLED_MONTH)
+# and must carry the hours the plan takes on the quantity quoted; an annual term's are whole years. A plan that
+# joins servers rents the add-on that provides their fabric, where the catalog sells the fabric as one.
 QUOTE_CHECKS: dict[str, dict[str, str]] = {
     "en": {
         "quantity_servers": "quantity {quantity} rents {rented} GPUs ({quantity} × {sku}, {gpus_per_node} GPUs a "
@@ -401,6 +405,15 @@ QUOTE_CHECKS: dict[str, dict[str, str]] = {
         "months_beyond": "months {months} bills {billed_hours} h ({months} × 30 days) but the plan takes {hours:.1f} h "
         "on quantity {quantity} of {sku}, {fewest_months} months: more than a quote rents ({max_months} months at "
         "most); re-plan on more GPUs",
+        "months_annual": "an annual term takes whole years (12, 24, …), got {months}; quote months {quote_months}",
+        "quantity_card_counts": "{sku} is rented by the card within one server: {card_counts} cards, not {quantity}; "
+        "for more, quote a whole server",
+        "quantity_one_server": "{sku} is rented one server at a time ({gpus_per_node} GPUs): it has no inter-node "
+        "fabric to join servers, so quantity {quantity} is more than it rents; quote quantity 1, or a SKU with an "
+        "InfiniBand or RoCE fabric for more GPUs",
+        "fabric_addon_missing": "quantity {quantity} of {sku}: the plan joins its {quantity} servers over the "
+        "{fabric} fabric, which the add-on {addon} ({addon_name}) provides, and addons does not rent it; add {addon} "
+        "to addons for the {quantity} servers, or re-plan on one server",
     },
     "zh": {
         "quantity_servers": "数量 {quantity} 租用 {rented} 张 GPU（{quantity} × {sku}，"
@@ -424,6 +437,14 @@ QUOTE_CHECKS: dict[str, dict[str, str]] = {
         "months_beyond": "月数 {months} 计费 {billed_hours} 小时（{months} × 30 天），但方案在 {sku} 数量 {quantity} 上"
         "需要 {hours:.1f} 小时，即 {fewest_months} 个月，超过报价可租的上限（{max_months} 个月）；"
         "请用更多 GPU 重新规划",
+        "months_annual": "年付租期须为整年（12、24……个月），而不是 {months} 个月；请报价月数 {quote_months}",
+        "quantity_card_counts": "{sku} 按卡租用，卡都在同一台服务器内：可租 {card_counts} 张卡，不能租 {quantity} 张；"
+        "需要更多请报价整台服务器",
+        "quantity_one_server": "{sku} 每次只租一台服务器（{gpus_per_node} 张 GPU）：它没有连接服务器的节点间网络，"
+        "数量 {quantity} 超出可租上限；请报价数量 1，或选择有 InfiniBand 或 RoCE 网络的 SKU 以获得更多 GPU",
+        "fabric_addon_missing": "{sku} 数量 {quantity}：方案通过 {fabric} 网络把 {quantity} 台服务器连成一体，"
+        "该网络由附加项 {addon}（{addon_name}）提供，而 addons 没有租用它；请把 {addon} 加入 addons"
+        "（用于这 {quantity} 台服务器），或按一台服务器重新规划",
     },
 }
 
@@ -496,13 +517,36 @@ def _miss_key(code: str, params: Mapping[str, Any]) -> str:
     return code
 
 
+def _rounded_up(params: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A deadline miss's days and hours as shown: rounded up to their one decimal and above the deadline, never
+    to a figure that meets it (1.452 days against 1 reads 1.5, not 1; days rounded to the deadline itself in the
+    params read a tenth above it)."""
+    deadline = params["deadline_days"]
+    shown = {"days": _tenth_above(params["days"], deadline)}
+    if "hours" in params:
+        shown["hours"] = _tenth_above(params["hours"], deadline * 24)
+    return {**params, **shown}
+
+
+def _tenth_above(value: float, limit: float) -> float:
+    """`value` rounded up to a tenth, and at least the first tenth above `limit` (the value exceeds it)."""
+    shown = _tenth_up(value)
+    return shown if shown > limit else _tenth_up(limit + 0.01)
+
+
+def _tenth_up(value: float) -> float:
+    return math.ceil(round(value * 10, 6)) / 10  # round first: 1.1 * 10 is 11.000000000000002
+
+
 def misses(
     reasons: Sequence[tuple[str, Mapping[str, Any]]], lang: str = "en", money: MoneyFormat = plain_money
 ) -> str | None:
     """Why a fitting plan misses the request's deadline or budget, in `lang` (None: it misses nothing)."""
     lang = _lang(lang)
-    keys = [_miss_key(code, params) for code, params in reasons]
-    texts = [_render(MISSES[lang][key], params, lang, money) for key, (_, params) in zip(keys, reasons, strict=True)]
+    texts = []
+    for code, params in reasons:
+        key = _miss_key(code, params)
+        texts.append(_render(MISSES[lang][key], _rounded_up(params) if code == "deadline" else params, lang, money))
     return REASON_SEP[lang].join(texts) or None
 
 
@@ -525,6 +569,6 @@ def assumption(code: str, params: Mapping[str, Any], lang: str = "en", money: Mo
 
 
 def quote_check(code: str, params: Mapping[str, Any], lang: str = "en") -> str:
-    """Why a quote's quantity or months do not carry its plan, in `lang`."""
+    """Why a quote's quantity, months or add-ons do not carry its plan or what its SKU rents, in `lang`."""
     lang = _lang(lang)
     return _render(QUOTE_CHECKS[lang][code], params, lang, plain_money)

@@ -33,6 +33,7 @@ def fields(template: str) -> set[str]:
         messages.WHERE,
         messages.HUB,
         messages.ASSUMPTIONS,
+        messages.QUOTE_CHECKS,
     ],
 )
 def test_both_languages_word_the_same_codes_with_the_same_fields(table: dict[str, dict[str, str]]) -> None:
@@ -81,13 +82,50 @@ def test_the_english_is_the_planners_old_sentence() -> None:
     assert messages.rejection("time_budget", {}) == "not searched: the time budget ran out"
     budget = {"monthly": "30000.00", "currency": "CNY", "budget": "20000", "compared_currency": "CNY"}
     assert messages.misses([("deadline", {"days": 41.2, "deadline_days": 30.0}), ("budget", budget)]) == (
-        "fits, but needs 41 days (deadline 30); fits, but costs 30000.00 CNY a month (budget 20000 CNY)"
+        "fits, but needs 41.2 days (deadline 30); fits, but costs 30000.00 CNY a month (budget 20000 CNY)"
     )
     converted = budget | {"monthly": "4000.00", "currency": "USD", "converted_monthly": "28400.00"}
     assert messages.misses([("budget", converted)]) == (
         "fits, but costs 4000.00 USD (28400.00 CNY) a month (budget 20000 CNY)"
     )
     assert messages.misses([]) is None
+
+
+@pytest.mark.parametrize(
+    ("params", "english", "chinese"),
+    [
+        (
+            {"days": 1.452, "hours": 34.85, "deadline_days": 1.0},
+            "fits, but needs 1.5 days (deadline 1)",
+            "放得下，但需要 1.5 天（截止期限 1 天）",
+        ),
+        (
+            {"days": 7.37, "hours": 176.88, "deadline_days": 7.0},
+            "fits, but needs 7.4 days (deadline 7)",
+            "放得下，但需要 7.4 天（截止期限 7 天）",
+        ),
+        (  # 1.04 days: to the nearest tenth 1.0, which would meet the deadline
+            {"days": 1.04, "hours": 24.96, "deadline_days": 1.0},
+            "fits, but needs 1.1 days (deadline 1)",
+            "放得下，但需要 1.1 天（截止期限 1 天）",
+        ),
+        (  # a miss the params round to the deadline itself (1.0001 days to 1.0) still reads above it
+            {"days": 1.0, "hours": 24.0, "deadline_days": 1.0},
+            "fits, but needs 1.1 days (deadline 1)",
+            "放得下，但需要 1.1 天（截止期限 1 天）",
+        ),
+        (
+            {"days": 0.502, "hours": 12.04, "deadline_days": 0.5},
+            "fits, but needs 12.1 hours (deadline 0.5 days)",
+            "放得下，但需要 12.1 小时（截止期限 0.5 天）",
+        ),
+    ],
+)
+def test_a_missed_deadline_never_reads_as_met(params: dict[str, float], english: str, chinese: str) -> None:
+    """The days a deadline miss needs are shown to a tenth, rounded up: 1.452 days against a 1-day deadline
+    once read "needs 1 days (deadline 1)", and 7.37 against 7 "needs 7 days (deadline 7)"."""
+    assert messages.misses([("deadline", params)]) == english
+    assert messages.misses([("deadline", params)], "zh") == chinese
 
 
 def test_chinese_and_a_callers_money() -> None:

@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 
 from app.catalog import repository
 from app.catalog.cache import catalog_cache
-from app.catalog.models import Sku
+from app.catalog.models import Sku, SkuAddon
 from app.catalog.pricing import next_price_change, sku_pricing
 from app.catalog.schemas import GpuOut, GpuRef, PriceOut, SkuOut, TermPriceOut
 from app.estimator.hardware import load_gpus
@@ -36,6 +36,19 @@ SKU_COLUMNS = {
     "regions": "regions",
     "notes": "notes",
 }
+
+
+# Add-on codes that join servers over a fabric (the seed's `infiniband-400g`; an admin may add a RoCE one).
+FABRIC_ADDON_PREFIXES = ("infiniband", "roce")
+
+
+def fabric_addon_of(sku: Sku, addons: list[SkuAddon]) -> SkuAddon | None:
+    """The active add-on, of the SKU's `addons`, that provides its inter-node fabric; None when the SKU has no
+    fabric or the fabric comes with the server (no such add-on is sold). Servers are joined over the fabric only
+    where that add-on is rented (the planner prices and quotes it with every multi-server option)."""
+    if sku.inter_node_fabric is None:
+        return None
+    return next((a for a in addons if a.status == "active" and a.code.startswith(FABRIC_ADDON_PREFIXES)), None)
 
 
 def sku_columns(sku: Sku) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from app.catalog.cache import catalog_cache
 from app.catalog.models import Sku, SkuAddon
 from app.catalog.pricing import next_price_change, sku_pricing
 from app.catalog.seed_data import SEED_CURRENCY
+from app.catalog.service import fabric_addon_of
 from app.estimator.hardware import get_gpu
 from app.estimator.specs import EstimatorError
 from app.estimator.vocabulary import RentalUnit
@@ -101,16 +102,10 @@ def load_offers(session: Session) -> tuple[list[Offer], datetime | None]:
     return offers, next_price_change(skus, after=now)
 
 
-# Add-on codes that join servers over a fabric (the seed's `infiniband-400g`; an admin may add a RoCE one).
-FABRIC_ADDON_PREFIXES = ("infiniband", "roce")
-
-
 def fabric_addon(sku: Sku, addons: list[SkuAddon], currency: str) -> FabricAddon | None:
-    """The SKU's fabric add-on, when its fabric is one: its price a unit a month in the SKU's currency, None when
-    priced on consultation or in another currency (a quote leaves both out of its total)."""
-    if sku.inter_node_fabric is None:
-        return None
-    addon = next((a for a in addons if a.code.startswith(FABRIC_ADDON_PREFIXES)), None)
+    """The SKU's fabric add-on, when its fabric is one (`fabric_addon_of`): its price a unit a month in the SKU's
+    currency, None when priced on consultation or in another currency (a quote leaves both out of its total)."""
+    addon = fabric_addon_of(sku, addons)
     if addon is None:
         return None
     priced = addon.amount_minor is not None and addon.currency == currency

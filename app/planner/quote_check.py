@@ -8,15 +8,16 @@ a workload, has nothing to check; without tokens there is no time to check the m
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, cast
 
 from sqlalchemy.orm import Session
 
-from app import messages
 from app.catalog import repository as catalog_repository
 from app.catalog.models import Sku
+from app.catalog.service import fabric_addon_of
 from app.errors import InvalidInput
 from app.estimator.memory import (
     MemoryEstimate,
@@ -38,7 +39,14 @@ from app.planner.serving import check_serving_plan
 from app.planner.serving_service import check_training_levers, serving_config
 from app.planner.stacks import as_launched, no_stack_warning
 from app.planner.workload import SessionOpener, as_rented, resolve_cluster, resolve_model
-from app.quotes.service import MAX_MONTHS, MAX_NODES
+from app.quotes.service import (
+    MAX_MONTHS,
+    MAX_NODES,
+    annual_refusal,
+    refusal,
+    units_refusal,
+    whole_years,
+)
 
 if TYPE_CHECKING:
     from app.quotes.schemas import QuoteCreate
@@ -63,7 +71,9 @@ def check_quote(session: Session, data: QuoteCreate) -> dict[str, Any]:
     """Raise a 422 naming both numbers when the quantity disagrees with the plan, the plan does not
     fit the SKU, or the months bill fewer hours than the plan takes; else the plan's figures recomputed on the SKU
     and quantity quoted (`estimate_figures`). An unknown SKU is left to the quote service (its own 422)."""
-    checked = check_plan(session, sku_id=data.sku_id, quantity=data.quantity, plan=data.plan, workload=data.workload)
+    checked = check_plan(
+        session, sku_id=data.sku_id, quantity=data.quantity, plan=data.plan, workload=data.workload, addons=data.addons
+    )
     if checked.hours is not None:
         check_months(data, checked.hours)
     return checked.figures
@@ -74,6 +84,9 @@ def check_months(data: QuoteCreate, hours: float) -> None:
     the term, as the option was billed (`billed_months`), so an option's own quote body always passes."""
     months = data.months if data.months is not None else TERM_MONTHS[data.term]
     fewest = billed_months(hours, data.term)
+    if months % TERM_MONTHS[data.term] and fewest <= MAX_MONTHS:
+        # an annual term's months are whole years: quote those that carry the job (beyond a quote: months_beyond)
+        raise annual_refusal(months, max(whole_years(months), fewest))
     if months >= fewest:
         return
     params: dict[str, Any] = {
@@ -87,14 +100,17 @@ def check_months(data: QuoteCreate, hours: float) -> None:
     code = "months_short" if fewest <= MAX_MONTHS else "months_beyond"
     if code == "months_beyond":
         params["max_months"] = MAX_MONTHS
-    message = messages.quote_check(code, params)
-    raise InvalidInput(
-        f"months: {message}", errors=[{"field": "months", "message": message, "type": code, "params": params}]
-    )
+    raise refusal("months", code, params)
 
 
 def check_plan(
-    session: Session, *, sku_id: str, quantity: int, plan: PlanIn | None, workload: WorkloadIn | None
+    session: Session,
+    *,
+    sku_id: str,
+    quantity: int,
+    plan: PlanIn | None,
+    workload: WorkloadIn | None,
+    addons: Sequence[str] = (),
 ) -> PlanCheck:
     if plan is None or not set(DEGREES) & plan.model_fields_set:
         return PlanCheck()  # no parallel degrees stated: nothing to check the quantity against, nothing to estimate
@@ -106,11 +122,10 @@ def check_plan(
     rented = quantity if by_card else quantity * sku.gpus_per_node
     if rented != gpus:
         code, params = _quantity_refusal(session, sku, quantity, rented, gpus)
-        message = messages.quote_check(code, params)
-        raise InvalidInput(
-            f"quantity: {message}",
-            errors=[{"field": "quantity", "message": message, "type": code, "params": params}],
-        )
+        raise refusal("quantity", code, params)
+    if (refused := units_refusal(sku, quantity)) is not None:
+        raise refused  # the plan's GPU count, but not in units the SKU rents
+    _check_fabric(session, sku, quantity, plan, workload, addons)
     if workload is None:
         return PlanCheck()
     if workload.task == "serving":
@@ -119,11 +134,44 @@ def check_plan(
     return _check_fits(session, sku.slug, quantity, by_card, plan, workload)
 
 
+def _joins_servers(sku: Sku, quantity: int, plan: PlanIn, workload: WorkloadIn | None) -> bool:
+    """Whether the plan runs over several servers as one: a training (or batch inference) job over them all, a
+    serving replica whose tp × pp spans servers; replicas that each fit one server share nothing."""
+    if sku.rental_unit == "card" or quantity < 2:
+        return False
+    if workload is not None and workload.task == "serving":
+        return plan.tp * plan.pp > sku.gpus_per_node
+    return True
+
+
+def _check_fabric(
+    session: Session, sku: Sku, quantity: int, plan: PlanIn, workload: WorkloadIn | None, addons: Sequence[str]
+) -> None:
+    """A plan that joins servers runs over the SKU's inter-node fabric, and is sized on it: where the catalog sells
+    that fabric as an add-on, the quote must rent it, else its price and time would be a cluster it does not rent
+    (the planner's own options always carry it: app.planner.mappers.quote_body)."""
+    if not _joins_servers(sku, quantity, plan, workload):
+        return
+    fabric = fabric_addon_of(sku, catalog_repository.addons_for_sku(session, sku.id))
+    if fabric is None or fabric.code in addons:
+        return
+    params = {
+        "sku": sku.slug,
+        "quantity": quantity,
+        "fabric": sku.inter_node_fabric,
+        "addon": fabric.code,
+        "addon_name": fabric.name,
+    }
+    raise refusal("addons", "fabric_addon_missing", params)
+
+
 def _rents(sku: Sku) -> list[tuple[int, int]]:
-    """(quantity, GPUs) a SKU rents: its card counts, or 1 to MAX_NODES whole servers."""
+    """(quantity, GPUs) a SKU rents: its card counts, or 1 to MAX_NODES whole servers (one without a fabric to
+    join them: app.quotes.service.units_refusal)."""
     if sku.rental_unit == "card":
         return [(cards, cards) for cards in sorted(sku.card_counts)]
-    return [(nodes, nodes * sku.gpus_per_node) for nodes in range(1, MAX_NODES + 1)]
+    most = MAX_NODES if sku.inter_node_fabric is not None else 1
+    return [(nodes, nodes * sku.gpus_per_node) for nodes in range(1, most + 1)]
 
 
 def _quantity_refusal(session: Session, sku: Sku, quantity: int, rented: int, gpus: int) -> tuple[str, dict[str, Any]]:
@@ -200,16 +248,17 @@ def _check_fits(
         memory = estimate_memory(model, work, held, cluster)
     except EstimatorError as error:
         raise _invalid("plan", str(error)) from error
+    breakdown = memory.breakdown
+    if not breakdown.host_fits and cluster.host_ram_gib is None:
+        # first: nothing about the plan can be settled on a server whose host RAM is not known, stack included
+        raise _invalid("plan", f"cannot be checked on {sku_id}: {host_ram_unknown_message(breakdown)}")
     no_stack = no_stack_warning(work, held, model)
     if no_stack is not None:
         raise _invalid("plan", f"cannot be quoted on {sku_id}: {no_stack.message}")
-    breakdown = memory.breakdown
     if not breakdown.gpu_fits:
         raise _invalid("plan", f"does not fit {sku_id}: {gpu_memory_message(breakdown)}")
     if not breakdown.host_fits and cluster.host_ram_gib is not None:
         raise _invalid("plan", f"does not fit {sku_id}: {host_ram_message(breakdown, cluster.host_ram_gib)}")
-    if not breakdown.host_fits:
-        raise _invalid("plan", f"cannot be checked on {sku_id}: {host_ram_unknown_message(breakdown)}")
     performance = estimate_performance(model, work, held, as_rented(cluster))
     return PlanCheck(estimate_figures(memory, performance), performance.performance.time_to_train_hours)
 

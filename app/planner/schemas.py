@@ -464,7 +464,8 @@ class ConstraintsIn(RequestModel):
     gpu_types: list[ShortId] = Field(
         default_factory=list,
         max_length=32,
-        description="Only these GPU type ids (GET /catalog/gpus); empty (default): any.",
+        description="Only these GPU type ids of the catalog (GET /catalog/gpus, those `offered` have a SKU); an id "
+        "the catalog does not have is a 422 listing those it has; empty (default): any.",
     )
     regions: list[ShortId] = Field(
         default_factory=list,

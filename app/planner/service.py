@@ -10,6 +10,7 @@ from dataclasses import replace
 
 from sqlalchemy.orm import Session
 
+from app.catalog import repository as catalog_repository
 from app.errors import InvalidInput
 from app.estimator.hardware import get_gpu
 from app.estimator.memory import (
@@ -148,6 +149,7 @@ def scaling(request: ScalingIn) -> ScalingOut:
 
 
 def run_recommend(session: Session, request: RecommendIn) -> RecommendOut:
+    check_gpu_types(session, request.constraints.gpu_types)
     if request.task == "serving":
         model, model_warnings = resolve_model(request.model)
         market = load_market(session, request.constraints.currency)
@@ -165,6 +167,21 @@ def run_recommend(session: Session, request: RecommendIn) -> RecommendOut:
     return mappers.recommendation_out(
         model, workload, result, model_warnings, market.references, workload_body, currency=market.currency
     )
+
+
+def check_gpu_types(session: Session, requested: list[str]) -> None:
+    """A 422 naming the GPU types the catalog does not know, and those it does: a misspelt id would reject every
+    SKU and answer an empty recommendation."""
+    if not requested:
+        return
+    allowed = [gpu.slug for gpu in catalog_repository.list_gpu_types(session)]
+    unknown = [gpu for gpu in requested if gpu not in allowed]
+    if not unknown:
+        return
+    message = f"no GPU type {', '.join(unknown)} in the catalog; GPU type ids: {', '.join(allowed)}"
+    params = {"unknown": unknown, "allowed": allowed}
+    error = {"field": "constraints.gpu_types", "message": message, "type": "unknown_gpu_type", "params": params}
+    raise InvalidInput(f"constraints.gpu_types: {message}", errors=[error])
 
 
 def constraints_of(request: RecommendIn) -> Constraints:

@@ -85,7 +85,9 @@ def resolve_cluster(hardware: HardwareIn, open_session: SessionOpener) -> tuple[
         sku = _sku_or_404(session, hardware.sku)
         per_node = hardware.gpus_per_node or sku.gpus_per_node
         if sku.rental_unit == "card" and per_node not in sku.card_counts:
-            raise InvalidInput(f"{sku.slug} is rented with {sku.card_counts} cards, not {per_node}")
+            message = f"{sku.slug} is rented with {sku.card_counts} cards, not {per_node}"
+            error = {"field": "hardware.gpus_per_node", "message": message, "type": "value_error"}
+            raise InvalidInput(message, errors=[error])
         if sku.rental_unit == "card" and (asked.nodes or 1) > 1:
             # cards are rented inside one server: several of them are not joined over a fabric (POST /quotes refuses
             # the same quantity), so a multi-server plan on this SKU is nothing the catalog sells

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 import secrets
 from collections.abc import Callable
@@ -20,11 +21,13 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from app import messages
 from app.catalog import repository as catalog_repository
 from app.catalog.models import Sku, SkuAddon
 from app.catalog.pricing import sku_pricing
+from app.catalog.service import fabric_addon_of
 from app.errors import Conflict, InvalidInput, NotFound
-from app.estimator.vocabulary import MAX_QUOTE_MONTHS, QUOTE_STATUSES, Term
+from app.estimator.vocabulary import MAX_QUOTE_MONTHS, QUOTE_STATUSES, TERM_MONTHS, Term
 from app.money import bp_to_percent, from_minor, to_minor
 from app.quotes import documents, printing, repository
 from app.quotes.models import Quote, QuoteLine
@@ -94,35 +97,64 @@ def _invalid(field: str, message: str) -> InvalidInput:
     return InvalidInput(f"{field}: {message}", errors=[{"field": field, "message": message, "type": "value_error"}])
 
 
+def refusal(field: str, code: str, params: dict[str, Any]) -> InvalidInput:
+    """A 422 on `field` worded from its code (app.messages.QUOTE_CHECKS), its figures in `errors[].params`."""
+    message = messages.quote_check(code, params)
+    return InvalidInput(
+        f"{field}: {message}", errors=[{"field": field, "message": message, "type": code, "params": params}]
+    )
+
+
+def units_refusal(sku: Sku, quantity: int) -> InvalidInput | None:
+    """The 422 of a quantity the SKU does not rent: a card SKU's cards not one of its card counts, or several
+    servers of a SKU without a fabric to join them; None when it rents them."""
+    if sku.rental_unit == "card" and quantity not in sku.card_counts:
+        params = {"sku": sku.slug, "quantity": quantity, "card_counts": sorted(sku.card_counts)}
+        return refusal("quantity", "quantity_card_counts", params)
+    if sku.rental_unit != "card" and quantity > 1 and sku.inter_node_fabric is None:
+        params = {"sku": sku.slug, "quantity": quantity, "gpus_per_node": sku.gpus_per_node}
+        return refusal("quantity", "quantity_one_server", params)
+    return None
+
+
 def _units(sku: Sku, quantity: int) -> tuple[int, int]:
-    """(nodes, cards) for the requested quantity, checked against how the SKU is rented."""
+    """(nodes, cards) for the requested quantity, checked against how the SKU is rented: one of its card counts,
+    or whole servers, several only where the SKU has a fabric to join them."""
+    if (refused := units_refusal(sku, quantity)) is not None:
+        raise refused
     if sku.rental_unit == "card":
-        allowed = sorted(sku.card_counts)
-        if quantity not in allowed:
-            raise _invalid(
-                "quantity",
-                f"{sku.slug} is rented by the card within one server: {', '.join(map(str, allowed))} cards; "
-                "for more, quote an 8-GPU NVLink server",
-            )
         return 1, quantity
     if quantity > MAX_NODES:
         raise _invalid("quantity", f"at most {MAX_NODES} servers per quote; larger clusters are quoted on consultation")
     return quantity, quantity * sku.gpus_per_node
 
 
+def whole_years(months: int) -> int:
+    """The fewest months of whole years that cover `months` (an annual term bills 12, 24, …)."""
+    return TERM_MONTHS["annual"] * math.ceil(months / TERM_MONTHS["annual"])
+
+
+def annual_refusal(months: int, quote_months: int) -> InvalidInput:
+    """An annual term's months are whole years: the 422 names the months to quote instead."""
+    return refusal("months", "months_annual", {"months": months, "quote_months": quote_months})
+
+
 def _months(term: str, months: int | None) -> int:
     if term == "annual":
-        months = 12 if months is None else months
-        if months % 12:
-            raise _invalid("months", f"an annual term takes whole years (12, 24, …), got {months}")
+        months = TERM_MONTHS["annual"] if months is None else months
+        if months % TERM_MONTHS["annual"]:
+            raise annual_refusal(months, whole_years(months))
         return months
     return 1 if months is None else months
 
 
-def _addons(session: Session, sku: Sku, codes: list[str]) -> list[SkuAddon]:
+def _offered_addons(session: Session, sku: Sku) -> list[SkuAddon]:
+    return [a for a in catalog_repository.addons_for_sku(session, sku.id) if a.status == "active"]
+
+
+def _addons(offered: list[SkuAddon], sku: Sku, codes: list[str]) -> list[SkuAddon]:
     if len(set(codes)) != len(codes):
         raise _invalid("addons", "each add-on may be listed once")
-    offered = [a for a in catalog_repository.addons_for_sku(session, sku.id) if a.status == "active"]
     by_code = {a.code: a for a in offered}
     unknown = [code for code in codes if code not in by_code]
     if unknown:
@@ -231,7 +263,12 @@ def _line(
     return line
 
 
-def _notes(sku: Sku, nodes: int, priced_notes: list[str]) -> list[str]:
+def _notes(
+    sku: Sku, nodes: int, priced_notes: list[str], *, fabric: SkuAddon | None, rented: list[SkuAddon]
+) -> list[str]:
+    """`fabric`: the add-on that provides the SKU's inter-node fabric (None: it comes with the server, or there is
+    none); a quote for several servers that does not rent it says what joins them instead (one whose plan joins
+    them is refused before: app.planner.quote_check)."""
     notes = []
     if sku.indicative_price:
         notes.append(
@@ -239,10 +276,11 @@ def _notes(sku: Sku, nodes: int, priced_notes: list[str]) -> list[str]:
             "on consultation."
         )
     notes.extend(priced_notes)
-    if nodes > 1 and not sku.inter_node_fabric:
+    if nodes > 1 and fabric is not None and fabric not in rented:
         notes.append(
-            f"Multi-node plan on {sku.slug}, which has no InfiniBand: its {sku.network} network suits "
-            "pure data parallelism only, not tensor or pipeline parallelism across servers."
+            f"{nodes} servers of {sku.slug} without {fabric.code}: they are not joined by its "
+            f"{sku.inter_node_fabric} fabric (only by its network: {sku.network}), so they suit separate jobs, "
+            "not one job across the servers."
         )
     return notes
 
@@ -339,13 +377,14 @@ def create_quote(
     digest = request_hash(data)
     if idempotency_key is not None and (earlier := repository.get_by_idempotency_key(session, idempotency_key)):
         return _replay(earlier, digest, idempotency_key, base_path)
-    figures = check_plan(session, data) if check_plan is not None else {}
     sku = _resolve_sku(session, data.sku_id)
+    offered = _offered_addons(session, sku)
+    addons = _addons(offered, sku, data.addons)  # known add-ons first: the plan check reads which are rented
+    figures = check_plan(session, data) if check_plan is not None else {}
     nodes, cards = _units(sku, data.quantity)
     months = _months(data.term, data.months)
-    addons = _addons(session, sku, data.addons)
     priced = _price(sku, addons, quantity=data.quantity, nodes=nodes, cards=cards, term=data.term, months=months)
-    notes = _notes(sku, nodes, priced.notes)
+    notes = _notes(sku, nodes, priced.notes, fabric=fabric_addon_of(sku, offered), rented=addons)
     now = _now()
     quote = _new_quote(
         sku,

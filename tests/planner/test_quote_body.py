@@ -83,6 +83,7 @@ def test_a_quote_without_a_workload_checks_only_the_quantity(client: TestClient)
         "sku_id": "h100-80g-sxm-8x",
         "quantity": 2,
         "term": "monthly",
+        "addons": ["infiniband-400g"],  # the fabric the plan's two pipeline stages are joined by
         "plan": {"tp": 8, "pp": 2, "dp": 1},
         "customer": CUSTOMER,
     }

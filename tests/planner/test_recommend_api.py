@@ -95,7 +95,7 @@ def test_175b_pretraining_in_90_days_needs_multi_node_h100_3d(client: TestClient
         assert option["performance"]["time_to_train_hours"] <= 90 * 24
     top = result["options"][0]["plan"]
     assert top["tp"] > 1 and top["pp"] > 1 and top["dp"] > 1
-    assert any(re.match(r"fits, but needs \d+ days", m["miss_reason"]) for m in result["near_misses"])
+    assert any(re.match(r"fits, but needs \d+\.\d days", m["miss_reason"]) for m in result["near_misses"])
 
 
 def test_pretraining_on_the_10gbe_a100_servers_is_flagged(client: TestClient) -> None:
@@ -230,3 +230,36 @@ def test_budget_only_near_misses_come_cheapest_first_even_with_a_deadline(client
     assert costs == sorted(costs)
     cheapest = _recommend(client, **body, constraints={"max_monthly_budget": "12000"})["near_misses"][0]
     assert costs[0] == Decimal(cheapest["cost"]["monthly_effective"])
+
+
+def test_a_deadline_near_miss_reads_as_missing_it(client: TestClient) -> None:
+    # 70B full fine-tune on 1e9 tokens in a day: the nearest miss needs 1.452 days, and read "needs 1 days
+    # (deadline 1)", a plan meeting its deadline
+    body = {"model": {"preset": "llama-3.1-70b"}, "task": "full_finetune", "tokens": 1e9}
+    misses = _recommend(client, **body, constraints={"deadline_days": 1})["near_misses"]
+    late = [m for m in misses if any(reason["code"] == "deadline" for reason in m["misses"])]
+    assert late
+    for miss in late:
+        params = next(reason["params"] for reason in miss["misses"] if reason["code"] == "deadline")
+        shown = re.search(r"needs (\d+\.\d) days \(deadline 1\)", miss["miss_reason"])
+        assert shown is not None, miss["miss_reason"]
+        assert params["days"] <= float(shown.group(1)) < params["days"] + 0.1
+        assert float(shown.group(1)) > 1
+
+
+def test_an_unknown_gpu_type_is_422_listing_the_catalogs(client: TestClient, db: Session) -> None:
+    from app.catalog.repository import list_gpu_types
+
+    for task in ("pretrain", "serving"):
+        body = {
+            "model": {"preset": "llama-3.1-8b"},
+            "task": task,
+            "constraints": {"gpu_types": ["h100-80g-sxm", "h300"]},
+        }
+        response = client.post("/recommend", json=body)
+        assert response.status_code == 422, response.text
+        (error,) = response.json()["errors"]
+        assert error["field"] == "constraints.gpu_types"
+        allowed = [gpu.slug for gpu in list_gpu_types(db)]
+        assert allowed and error["params"] == {"unknown": ["h300"], "allowed": allowed}
+        assert all(gpu in error["message"] for gpu in ["h300", *allowed])

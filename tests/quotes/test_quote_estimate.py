@@ -123,3 +123,23 @@ def test_a_plan_no_stack_runs_is_not_quoted(client: TestClient) -> None:
     )
     assert estimate.status_code == 200, estimate.text
     assert "no_stack" in {w["code"] for w in estimate.json()["warnings"]}
+
+
+def test_a_plan_on_a_server_whose_host_ram_is_unknown_says_so_first(client: TestClient) -> None:
+    """LoRA with ZeRO-3 and the optimizer offloaded to host RAM on one A100 40G card, whose server's host RAM
+    the catalog does not list: was refused as "No training stack runs…", not for what keeps it from being
+    checked at all, the host RAM the offload needs."""
+    body = {
+        "sku_id": "a100-40g-pcie-card",
+        "quantity": 1,
+        "term": "monthly",
+        "workload": {"model": {"preset": "llama-3.1-8b"}, "task": "lora", "tokens": 1e8},
+        "plan": {"dp": 1, "zero_stage": 3, "offload": "optimizer"},
+        "customer": CUSTOMER,
+    }
+    response = client.post("/quotes", json=body)
+    assert response.status_code == 422, response.text
+    (error,) = response.json()["errors"]
+    assert error["field"] == "plan"
+    assert error["message"].startswith("cannot be checked on a100-40g-pcie-card: Offload needs ")
+    assert "host RAM is not known" in error["message"] and "No training stack" not in error["message"]

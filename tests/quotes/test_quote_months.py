@@ -71,6 +71,34 @@ def test_an_annual_term_is_refused_below_the_whole_years_that_carry_the_job(clie
     )
 
 
+@pytest.mark.parametrize(("months", "quote_months"), [(1, 12), (18, 24)])
+def test_an_annual_term_of_months_not_whole_years_names_the_years_to_quote(
+    client: TestClient, months: int, quote_months: int
+) -> None:
+    """The 1,295-hour job on an annual term: months 1 read "months 1 bills 720 h (1 × 30 days) but the plan takes
+    1295.0 h …; quote months 12", as if a month were an annual term's unit; months 18 said whole years, as now."""
+    option = _two_month_option(client)
+    response = _post(client, {**option["quote"], "term": "annual", "months": months})
+    assert response.status_code == 422, response.text
+    (error,) = response.json()["errors"]
+    assert (error["field"], error["type"]) == ("months", "months_annual")
+    assert error["params"] == {"months": months, "quote_months": quote_months}
+    assert error["message"] == (
+        f"an annual term takes whole years (12, 24, …), got {months}; quote months {quote_months}"
+    )
+    assert messages.quote_check(error["type"], error["params"], "zh") == (
+        f"年付租期须为整年（12、24……个月），而不是 {months} 个月；请报价月数 {quote_months}"
+    )
+
+
+def test_an_annual_term_of_months_not_whole_years_quotes_the_years_the_job_takes(client: TestClient) -> None:
+    # 10x the tokens: more than a year on one 8 x H100 server, so months 1 rounds to the 24 that carry the job
+    option = _top(client, {**SEVENTY_B, "tokens": 2e11, "constraints": {"max_nodes": 1, "term": "annual"}})
+    assert option["quote"]["months"] == 24
+    (error,) = _post(client, {**option["quote"], "months": 1}).json()["errors"]
+    assert (error["type"], error["params"]) == ("months_annual", {"months": 1, "quote_months": 24})
+
+
 def test_without_tokens_there_is_no_time_to_check_the_months_against(client: TestClient) -> None:
     option = _top(
         client, {"model": {"preset": "llama-3.1-70b"}, "task": "full_finetune", "constraints": {"max_nodes": 1}}
@@ -114,7 +142,10 @@ def test_the_wizard_quote_form_shows_the_months_refusal_in_the_page_language(
     page = client.get("/quote", params={**WIZARD, "lang": lang}, headers={"accept": "text/html"})
     # the form starts at the months the option bills, which the quote accepts
     assert re.search(rf'name="months"[^>]*value="{fewest}"', page.text), page.text
+    # the add-ons as the form checks them (the option's: the fabric joining its servers)
+    assert all(f'value="{code}"' in page.text for code in option["quote"]["addons"])
     form = {**WIZARD, "lang": lang, "name": "Li Wei", "email": "li@example.com", "months": "1"}
+    form["addons"] = option["quote"]["addons"]
     response = client.post("/quote", data=form, follow_redirects=False)
     assert response.status_code == 422
     error = re.search(r'<p class="field-error" id="err-months">([^<]+)</p>', response.text)

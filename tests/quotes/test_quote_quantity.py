@@ -10,8 +10,10 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from sqlalchemy.orm import Session
 
 from app import messages
+from app.catalog.repository import get_sku_by_slug
 
 CUSTOMER = {"name": "Li Wei", "company": "", "email": "li.wei@example.com"}
 WORKLOAD = {"model": {"preset": "llama-3.1-8b"}, "task": "lora", "tokens": 1e8}
@@ -77,3 +79,31 @@ def test_the_refusal_reads_in_each_language_from_its_code(client: TestClient, la
     error = _error(client, sku_id="h100-80g-sxm-8x", quantity=1, plan={"dp": 16}, workload=WORKLOAD)
     text = messages.quote_check(error["type"], error["params"], lang)
     assert ("quote quantity 2" if lang == "en" else "请报价数量 2") in text
+
+
+@pytest.mark.parametrize("quantity", [3, 8])
+@pytest.mark.parametrize("with_plan", [True, False])
+def test_a_card_count_the_sku_does_not_rent_is_refused_with_its_code(
+    client: TestClient, db: Session, quantity: int, with_plan: bool
+) -> None:
+    """Before: with a plan of that many GPUs, a bare {"detail": "a100-40g-pcie-card is rented with [1, 2, 4]
+    cards, not 3"}, no errors[] (field and code) as every other quote 422 carries."""
+    sku = get_sku_by_slug(db, "a100-40g-pcie-card")
+    assert sku is not None and quantity not in sku.card_counts
+    plan = {"plan": {"dp": quantity}, "workload": WORKLOAD} if with_plan else {}
+    error = _error(client, sku_id=sku.slug, quantity=quantity, **plan)
+    assert error["type"] == "quantity_card_counts"
+    assert error["params"] == {"sku": sku.slug, "quantity": quantity, "card_counts": sorted(sku.card_counts)}
+    counts = ", ".join(map(str, sorted(sku.card_counts)))
+    assert f"{sku.slug} is rented by the card within one server: {counts} cards, not {quantity}" in error["message"]
+    zh = "、".join(map(str, sorted(sku.card_counts)))
+    assert f"可租 {zh} 张卡，不能租 {quantity} 张" in messages.quote_check(error["type"], error["params"], "zh")
+
+
+def test_a_plan_beyond_one_server_of_a_sku_without_a_fabric_is_not_told_to_quote_two(client: TestClient) -> None:
+    """a100-80g-sxm-8x rents one server (no fabric joins two): 16 GPUs read "quote quantity 2", itself refused."""
+    error = _error(client, sku_id="a100-80g-sxm-8x", quantity=1, plan={"dp": 16}, workload=WORKLOAD)
+    assert error["type"] == "quantity_unrentable"
+    assert (error["params"]["most_gpus"], error["params"]["gpus"]) == (8, 16)
+    error = _error(client, sku_id="a100-80g-sxm-8x", quantity=2, plan={"dp": 16}, workload=WORKLOAD)
+    assert error["type"] == "quantity_one_server"

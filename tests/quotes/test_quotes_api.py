@@ -7,6 +7,8 @@ from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from app import messages
+from app.catalog.repository import get_sku_by_slug
 from app.quotes.models import Quote
 from tests.quotes.helpers import a100_body, check_money_shapes, h100_body
 
@@ -101,10 +103,43 @@ def test_prices_sent_by_the_client_are_ignored(client: TestClient) -> None:
     assert (quote["currency"], quote["total"], quote["lines"][0]["unit_price"]) == ("CNY", "16800.00", "2800.00")
 
 
-def test_multi_node_without_infiniband_is_flagged(client: TestClient) -> None:
-    quote = client.post("/quotes", json=h100_body(sku_id="a100-80g-sxm-8x", addons=[], quantity=2)).json()
-    assert quote["total"] == "612000.00"  # 2 × 12 × 25500.00
-    assert quote["notes"][-1].startswith("Multi-node plan on a100-80g-sxm-8x, which has no InfiniBand")
+@pytest.mark.parametrize("with_plan", [True, False])
+def test_several_servers_of_a_sku_without_a_fabric_are_refused(
+    client: TestClient, db: Session, with_plan: bool
+) -> None:
+    """The catalog joins no two a100-80g-sxm-8x servers (no inter-node fabric; the planner offers it one server
+    at a time). Before: two were quoted, 612,000.00, with a note that their network suits data parallelism only."""
+    sku = get_sku_by_slug(db, "a100-80g-sxm-8x")
+    assert sku is not None and sku.inter_node_fabric is None
+    body = h100_body(sku_id=sku.slug, addons=[], quantity=2)
+    if not with_plan:
+        body = {key: value for key, value in body.items() if key not in ("plan", "workload")}
+    before = _count(db)
+    response = client.post("/quotes", json=body)
+    assert response.status_code == 422, response.text
+    (error,) = response.json()["errors"]
+    assert (error["field"], error["type"]) == ("quantity", "quantity_one_server")
+    assert error["params"] == {"sku": sku.slug, "quantity": 2, "gpus_per_node": sku.gpus_per_node}
+    assert error["message"].startswith(f"{sku.slug} is rented one server at a time ({sku.gpus_per_node} GPUs)")
+    assert "quote quantity 1" in error["message"]
+    assert "每次只租一台服务器" in messages.quote_check(error["type"], error["params"], "zh")
+    assert _count(db) == before
+
+
+def test_several_servers_without_the_fabric_add_on_and_no_plan_say_what_joins_them(client: TestClient) -> None:
+    """Two 8 x H100 servers quoted without a plan and without the InfiniBand add-on: issued, as servers for
+    separate jobs, and the quote says they are not joined by the fabric (a plan that joins them is refused:
+    tests/planner/test_fabric_quote.py)."""
+    body = {key: value for key, value in h100_body(addons=[]).items() if key not in ("plan", "workload")}
+    response = client.post("/quotes", json=body)
+    assert response.status_code == 201, response.text
+    assert response.json()["notes"][-1] == (
+        "2 servers of h100-80g-sxm-8x without infiniband-400g: they are not joined by its ib-ndr-400 fabric (only "
+        "by its network: 10 Gbps international; InfiniBand 400G optional), so they suit separate jobs, not one job "
+        "across the servers."
+    )
+    joined = client.post("/quotes", json={**body, "addons": ["infiniband-400g"]})
+    assert joined.status_code == 201 and "not joined" not in " ".join(joined.json()["notes"])
 
 
 @pytest.mark.parametrize(
@@ -116,7 +151,11 @@ def test_multi_node_without_infiniband_is_flagged(client: TestClient) -> None:
         ({"quantity": 2.0}, "quantity", "valid integer"),
         ({"quantity": "2"}, "quantity", "valid integer"),
         ({"term": "weekly"}, "term", "'monthly' or 'annual'"),
-        ({"term": "annual", "months": 18}, "months", "an annual term takes whole years (12, 24, …), got 18"),
+        (
+            {"term": "annual", "months": 18},
+            "months",
+            "an annual term takes whole years (12, 24, …), got 18; quote months 24",
+        ),
         ({"months": 61}, "months", "less than or equal to 60"),
         (
             {"addons": ["infiniband-400g"]},
