@@ -242,6 +242,9 @@ def _check_fits(
     work = as_launched(request.workload(), cluster.gpu, model)  # fp8 where it runs, as /recommend sized the option
     if work.task != "inference":
         work = replace(work, global_batch=plan.global_batch or work.global_batch or spec.dp * spec.micro_batch)
+        _check_batch_split(
+            work.global_batch or 0, spec.dp, spec.micro_batch, "plan" if plan.global_batch else "workload"
+        )
     try:
         validate_plan(model, work, spec, cluster)
         held = as_held(model, work, spec, cluster)
@@ -261,6 +264,22 @@ def _check_fits(
         raise _invalid("plan", f"does not fit {sku_id}: {host_ram_message(breakdown, cluster.host_ram_gib)}")
     performance = estimate_performance(model, work, held, as_rented(cluster))
     return PlanCheck(estimate_figures(memory, performance), performance.performance.time_to_train_hours)
+
+
+def _check_batch_split(global_batch: int, dp: int, micro_batch: int, where: str) -> None:
+    """A launched step is dp × micro-batch × accumulation sequences: DeepSpeed asserts train_batch_size ==
+    train_micro_batch_size_per_gpu × gradient_accumulation_steps × world size (deepspeed/runtime/config.py
+    `_batch_assertion`), and Megatron-LM global_batch_size % (micro_batch_size × data-parallel size) == 0
+    (megatron/training/arguments.py); /recommend only offers splits that divide (rejection `batch_split`)."""
+    step = dp * micro_batch
+    if global_batch % step == 0:
+        return
+    below = max(step, global_batch // step * step)
+    raise _invalid(
+        f"{where}.global_batch",
+        f"{global_batch} sequences do not split over dp {dp} × micro_batch {micro_batch} = {step} per "
+        f"accumulation step; a launch needs a multiple of {step}: {below} or {below + step}",
+    )
 
 
 def estimate_figures(memory: MemoryEstimate, performance: PerformanceEstimate) -> dict[str, Any]:

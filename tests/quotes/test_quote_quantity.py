@@ -107,3 +107,19 @@ def test_a_plan_beyond_one_server_of_a_sku_without_a_fabric_is_not_told_to_quote
     assert (error["params"]["most_gpus"], error["params"]["gpus"]) == (8, 16)
     error = _error(client, sku_id="a100-80g-sxm-8x", quantity=2, plan={"dp": 16}, workload=WORKLOAD)
     assert error["type"] == "quantity_one_server"
+
+
+def test_a_global_batch_that_does_not_split_over_the_plans_ranks_is_refused(client: TestClient) -> None:
+    """DeepSpeed's `_batch_assertion` (train_batch = micro-batch × accumulation × world) and Megatron-LM refuse a
+    ragged step at launch; /recommend never offers one (rejection batch_split). Before: issued (201)."""
+    options = client.post("/recommend", json={**WORKLOAD, "task": "full_finetune", "tokens": 2e9}).json()["options"]
+    body = next(o["quote"] for o in options if o["quote"]["plan"]["dp"] * o["quote"]["plan"]["micro_batch"] > 1)
+    step = body["plan"]["dp"] * body["plan"]["micro_batch"]
+    body["plan"]["global_batch"] = 10 * step + 1
+    response = client.post("/quotes", json={**body, "customer": CUSTOMER})
+    assert response.status_code == 422, response.text
+    error = response.json()["errors"][0]
+    assert error["field"] == "plan.global_batch"
+    assert f"{10 * step + 1} sequences" in error["message"] and f"{10 * step} or {11 * step}" in error["message"]
+    body["plan"]["global_batch"] = 10 * step
+    assert client.post("/quotes", json={**body, "customer": CUSTOMER}).status_code == 201
