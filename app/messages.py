@@ -39,6 +39,12 @@ WARNINGS: dict[str, dict[str, str]] = {
         "host_ram_exceeded": "Offload needs {offload_gib:,.0f} GiB of host RAM per server; the server has "
         "{host_ram_gib:,.0f} GiB, {host_ram_limit_gib:,.0f} GiB after the reserve for the OS, the training "
         "processes and their data loaders.",
+        "host_load_unknown": "Loading the model needs {load_gib:,.0f} GiB of host RAM per server ({copies} × the "
+        "whole {model_gib:,.0f} GiB model, held before ZeRO-3 shards it), and the server's host RAM is not known: "
+        "give hardware.host_ram_gib, or choose a server whose host RAM the catalog lists.",
+        "host_load_exceeded": "Loading the model needs {load_gib:,.0f} GiB of host RAM per server ({copies} × the "
+        "whole {model_gib:,.0f} GiB model, held before ZeRO-3 shards it); the server has {host_ram_gib:,.0f} GiB, "
+        "{host_ram_limit_gib:,.0f} GiB after the reserve for the OS, the training processes and their data loaders.",
         "billing_within_range": "At the slow end of its time range ({slow_hours:,.0f} h) the job bills "
         "{slow_months} months instead of {months}: {slow_total} {currency} instead of {job_total}.",
         "term_longer_than_job": "The term bills {billed_hours:,.0f} h for a job of {used_hours:,.1f} h: more than "
@@ -102,6 +108,12 @@ WARNINGS: dict[str, dict[str, str]] = {
         "host_ram_unknown": "卸载每台服务器需要 {offload_gib:,.0f} GiB 主机内存，但该服务器的主机内存未知："
         "请给出 hardware.host_ram_gib，或选择目录列出主机内存的服务器。",
         "host_ram_exceeded": "卸载每台服务器需要 {offload_gib:,.0f} GiB 主机内存；服务器有 {host_ram_gib:,.0f} GiB，"
+        "扣除操作系统、训练进程和数据加载的预留后只有 {host_ram_limit_gib:,.0f} GiB。",
+        "host_load_unknown": "加载模型每台服务器需要 {load_gib:,.0f} GiB 主机内存（{copies} × 完整的 "
+        "{model_gib:,.0f} GiB 模型，在 ZeRO-3 切分之前驻留），但该服务器的主机内存未知："
+        "请给出 hardware.host_ram_gib，或选择目录列出主机内存的服务器。",
+        "host_load_exceeded": "加载模型每台服务器需要 {load_gib:,.0f} GiB 主机内存（{copies} × 完整的 "
+        "{model_gib:,.0f} GiB 模型，在 ZeRO-3 切分之前驻留）；服务器有 {host_ram_gib:,.0f} GiB，"
         "扣除操作系统、训练进程和数据加载的预留后只有 {host_ram_limit_gib:,.0f} GiB。",
         "billing_within_range": "按时间区间的慢端（{slow_hours:,.0f} 小时）计，任务需计费 {slow_months} 个月而非 "
         "{months} 个月：{slow_total} {currency}，而非 {job_total}。",
@@ -221,6 +233,13 @@ REJECTIONS: dict[str, dict[str, str]] = {
         "host_ram": "does not fit: the leanest plan on {where} offloads {offload_gib:,.0f} GiB of host RAM per "
         "node; the node has {host_ram_gib:,.0f} GiB, {host_ram_limit_gib:,.0f} GiB after the reserve for the OS, "
         "the training processes and their data loaders",
+        "host_ram_load": "does not fit: loading the model on {where} needs {load_gib:,.0f} GiB of host RAM per node "
+        "({copies} × the whole {model_gib:,.0f} GiB model, held before ZeRO-3 shards it); the node has "
+        "{host_ram_gib:,.0f} GiB, {host_ram_limit_gib:,.0f} GiB after the reserve for the OS, the training processes "
+        "and their data loaders",
+        "host_ram_load_unknown": "loading the model on {where} needs {load_gib:,.0f} GiB of host RAM per node "
+        "({copies} × the whole {model_gib:,.0f} GiB model, held before ZeRO-3 shards it), and the node's host RAM is "
+        "not known: the catalog lists none for this SKU",
         "batch_split": "the global batch of {global_batch} sequences does not split over {where}: no "
         "data-parallel degree × micro-batch divides it; give a global_batch that {gpus} divides",
         "kernels": "{kernel_gap}",
@@ -242,6 +261,11 @@ REJECTIONS: dict[str, dict[str, str]] = {
         "超过可用 {usable_gib:.1f} GiB 扣除 {headroom:.0%} 余量后的 {limit_gib:.1f} GiB",
         "host_ram": "放不下：{where} 上最省显存的方案每个节点需要卸载 {offload_gib:,.0f} GiB 到主机内存；"
         "节点有 {host_ram_gib:,.0f} GiB，扣除操作系统、训练进程和数据加载的预留后只有 {host_ram_limit_gib:,.0f} GiB",
+        "host_ram_load": "放不下：在 {where} 上加载模型每个节点需要 {load_gib:,.0f} GiB 主机内存（{copies} × 完整的 "
+        "{model_gib:,.0f} GiB 模型，在 ZeRO-3 切分之前驻留）；节点有 {host_ram_gib:,.0f} GiB，"
+        "扣除操作系统、训练进程和数据加载的预留后只有 {host_ram_limit_gib:,.0f} GiB",
+        "host_ram_load_unknown": "在 {where} 上加载模型每个节点需要 {load_gib:,.0f} GiB 主机内存（{copies} × 完整的 "
+        "{model_gib:,.0f} GiB 模型，在 ZeRO-3 切分之前驻留），但节点的主机内存未知：目录未列出该 SKU 的主机内存",
         "batch_split": "全局批 {global_batch} 条序列无法在 {where} 上均分：没有数据并行度 × 微批能整除它；"
         "请把 global_batch 设为 {gpus} 的倍数",
         "kernels": "{kernel_gap}",
@@ -505,6 +529,8 @@ def _rejection_key(code: str, params: Mapping[str, Any]) -> str:
         return "no_plan"
     if code == "capacity" and "max_nodes" not in params:
         return "capacity_cards"
+    if code == "host_ram" and "load_gib" in params:  # the load, not the offload, sets the host peak
+        return "host_ram_load" if "host_ram_gib" in params else "host_ram_load_unknown"
     return code
 
 

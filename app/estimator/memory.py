@@ -60,6 +60,10 @@ Everything is bytes per GPU for the worst pipeline stage. Sources, by term:
 - Logits and loss, unfused: fp32 log-probs saved by log_softmax, nll_loss's fp32 gradient and the fp32 gradient of
   the logits, 12 bytes per logit at the start of the backward (transformers `ForCausalLMLoss`, PyTorch
   `log_softmax_backward`); chunked or fused: the fp32 log-probs only.
+- Host RAM while loading (`Plan.host_load`, set by the planner for the stacks that load so): copies of the whole
+  model as loaded (QLoRA: NF4 linears and the 16-bit rest), one per rank on the node or one per node, held before
+  ZeRO-3 shards them; the host gate counts the larger of that and the offloaded states (`MemoryBreakdown.host_peak`).
+  Sources in app/planner/stacks.py `host_load` (transformers' bitsandbytes loader under DeepSpeed ZeRO-3).
 - Inference: weights + KV cache 2·layers·kv_heads·head_dim·context·batch·bytes + one layer's prefill
   working set + last-token logits.
 - `other`: cuBLAS/cuDNN workspaces in the caching allocator (~0.25 GiB: 2 × `CUBLAS_WORKSPACE_CONFIG`
@@ -99,6 +103,7 @@ from app.estimator.specs import (
 from app.estimator.vocabulary import (
     BYTES_PER_ELEMENT,
     FULL_TRAINING_TASKS,
+    HOST_LOADS,
     LORA_TARGETS,
     LORA_TASKS,
     OFFLOADS,
@@ -950,6 +955,8 @@ def _validate_moe_and_offload(model: ModelSpec, plan: Plan) -> None:
         raise EstimatorError("offloading parameters needs zero_stage 3 (FSDP FULL_SHARD).", field="plan.offload")
     if plan.recompute not in RECOMPUTES:
         raise EstimatorError(f"recompute must be {_either(RECOMPUTES)}.", field="plan.recompute")
+    if plan.host_load not in HOST_LOADS:
+        raise EstimatorError(f"host_load must be {_either(HOST_LOADS)}.", field="plan.host_load")
     _validate_shard_group(plan)
 
 
@@ -998,6 +1005,7 @@ def _plan_is_clean(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cl
         and plan.zero_stage in _ZERO_STAGES
         and plan.offload in OFFLOADS
         and plan.recompute in RECOMPUTES
+        and plan.host_load in HOST_LOADS
         and model.heads % tp == 0
         and pp <= model.layers
         and (vs == 1 or pp * vs <= model.layers)
@@ -1117,8 +1125,10 @@ def _fit_warnings(
 ) -> list[Warning_]:
     out: list[Warning_] = []
     ram = cluster.host_ram_gib
-    if breakdown.host_ram and not breakdown.host_fits:
-        if ram is not None and breakdown.host_ram_limit is not None:
+    if not breakdown.host_fits:
+        if breakdown.load_binds:
+            out.append(_load_warning(breakdown, ram))
+        elif ram is not None and breakdown.host_ram_limit is not None:
             params = host_ram_params(breakdown, ram)
             out.append(Warning_("host_ram_exceeded", host_ram_message(breakdown, ram), params))
         else:
@@ -1130,26 +1140,59 @@ def _fit_warnings(
     return out
 
 
+def _load_warning(breakdown: MemoryBreakdown, host_ram_gib: float | None) -> Warning_:
+    """The whole-model load (Plan.host_load) sets a host peak the node cannot hold, or one on a node of unknown RAM."""
+    if host_ram_gib is None:
+        return Warning_("host_load_unknown", host_ram_unknown_message(breakdown), host_load_params(breakdown))
+    figures = host_load_params(breakdown) | host_ram_figures(breakdown, host_ram_gib)
+    return Warning_("host_load_exceeded", host_ram_message(breakdown, host_ram_gib), figures)
+
+
+def _host_need(breakdown: MemoryBreakdown) -> str:
+    """What sets the host peak, in words: the offload, or the whole-model copies the loader holds (Plan.host_load)."""
+    if not breakdown.load_binds:
+        return f"Offload needs {breakdown.host_ram / GIB:,.0f} GiB of host RAM per node"
+    load = host_load_params(breakdown)
+    ranks = f"each of {load['copies']} ranks" if load["copies"] > 1 else "one rank"
+    return (
+        f"Loading the model needs {load['load_gib']:,.0f} GiB of host RAM per node ({ranks} on the node holds the "
+        f"whole {load['model_gib']:,.0f} GiB model before ZeRO-3 shards it)"
+    )
+
+
 def host_ram_unknown_message(breakdown: MemoryBreakdown) -> str:
     return (
-        f"Offload needs {breakdown.host_ram / GIB:,.0f} GiB of host RAM per node, and the node's host RAM is not "
-        "known: give hardware.host_ram_gib, or a server whose host RAM the catalog lists."
+        f"{_host_need(breakdown)}, and the node's host RAM is not known: give hardware.host_ram_gib, or a server "
+        "whose host RAM the catalog lists."
     )
 
 
 def host_ram_message(breakdown: MemoryBreakdown, host_ram_gib: float) -> str:
     available = (breakdown.host_ram_limit or 0.0) / GIB
     return (
-        f"Offload needs {breakdown.host_ram / GIB:,.0f} GiB of host RAM per node; the node has "
-        f"{host_ram_gib:,.0f} GiB, {available:,.0f} GiB after {host_ram_gib - available:,.0f} GiB kept for the OS, "
-        "the training processes and their data loaders."
+        f"{_host_need(breakdown)}; the node has {host_ram_gib:,.0f} GiB, {available:,.0f} GiB after "
+        f"{host_ram_gib - available:,.0f} GiB kept for the OS, the training processes and their data loaders."
     )
 
 
 def host_ram_params(breakdown: MemoryBreakdown, host_ram_gib: float) -> dict[str, Any]:
-    """The figures of host_ram_message, by name (GiB per node)."""
-    limit_gib = (breakdown.host_ram_limit or 0.0) / GIB
-    return {"offload_gib": breakdown.host_ram / GIB, "host_ram_gib": host_ram_gib, "host_ram_limit_gib": limit_gib}
+    """The figures of host_ram_message for an offload, by name (GiB per node)."""
+    return {"offload_gib": breakdown.host_ram / GIB} | host_ram_figures(breakdown, host_ram_gib)
+
+
+def host_ram_figures(breakdown: MemoryBreakdown, host_ram_gib: float) -> dict[str, Any]:
+    """The node's RAM and what a plan may use of it after the reserve (GiB per node)."""
+    return {"host_ram_gib": host_ram_gib, "host_ram_limit_gib": (breakdown.host_ram_limit or 0.0) / GIB}
+
+
+def host_load_params(breakdown: MemoryBreakdown) -> dict[str, Any]:
+    """The load's figures (Plan.host_load): its GiB per node, the whole-model copies and one copy's GiB."""
+    copies = breakdown.host_load_copies
+    return {
+        "load_gib": breakdown.host_load / GIB,
+        "copies": copies,
+        "model_gib": breakdown.host_load / max(1, copies) / GIB,
+    }
 
 
 def gpu_memory_message(breakdown: MemoryBreakdown) -> str:
@@ -1182,6 +1225,7 @@ def _zero3_advice(ctx: _Ctx, plan: Plan, cluster: Cluster) -> Warning_:
         plan.virtual_stages,
         dp,
         plan.fp32_main_grads,
+        plan.host_load,  # a whole-model load on the host can keep ZeRO-3 from fitting too
         cluster.gpus_per_node,
         cluster.gpu.usable_memory_gib,
         cluster.memory_headroom,  # the advice says whether ZeRO-3 fits inside the headroom
@@ -1253,10 +1297,10 @@ def breakdown_gib(value: float) -> float:
 @lru_cache(maxsize=1024)
 def _assumptions(
     workload_key: tuple[str, str, bool, str, bool, float, bool],
-    plan_key: tuple[int, str, str, bool, bool, bool, bool, bool, bool],
+    plan_key: tuple[int, str, str, bool, bool, bool, bool, str, bool, bool],
 ) -> tuple[str, ...]:
     task, precision, mixed, optimizer, paged, nf4_bytes, upcast = workload_key
-    zero, offload, recompute, flash, pipelined, activation_offload, fp32_grads, _, _ = plan_key
+    zero, offload, recompute, flash, pipelined, activation_offload, fp32_grads, host_load, _, _ = plan_key
     out = ["Bytes per GPU for the worst pipeline stage; capacity is the card's usable memory (CUDA context excluded)."]
     if task == "inference":
         out.append(
@@ -1331,6 +1375,12 @@ def _assumptions(
             out.append(
                 "Activation offload: saved activations wait in host RAM (counted in host_ram); the GPU holds two "
                 "layers' worth, the one in use and the one in flight over PCIe."
+            )
+        if host_load != "none":
+            ranks = "every rank on the node" if host_load == "every_rank" else "local rank 0 of each node"
+            out.append(
+                f"Loading: {ranks} holds the whole model as loaded in host RAM before ZeRO-3 shards it "
+                "(host_load_gib); the host RAM gate counts the larger of that and the offloaded states."
             )
     if pipelined:
         out.append("1F1B: the first stage holds min(pp, micro-batches) in flight; the last stage holds the logits.")
@@ -1429,10 +1479,33 @@ def _breakdown(ctx: _Ctx, plan: Plan, cluster: Cluster, split: tuple[int, int, s
     limit = capacity * (1.0 - cluster.memory_headroom)
     ram = cluster.host_ram_gib
     host_limit = None if ram is None else _host_limit(ram, cluster.gpus_per_node)
-    # positional: weights, gradients, optimizer, activations, kv_cache, other, capacity, host_ram, limit, host limit
+    copies = 0 if plan.host_load == "none" else gpus_on_node if plan.host_load == "every_rank" else 1
+    # positional: weights, gradients, optimizer, activations, kv_cache, other, capacity, host_ram, limit, host limit,
+    # host load, its copies
     return MemoryBreakdown(
-        weights, grads, optim, activations, kv, other, capacity, host_per_gpu * gpus_on_node, limit, host_limit
+        weights,
+        grads,
+        optim,
+        activations,
+        kv,
+        other,
+        capacity,
+        host_per_gpu * gpus_on_node,
+        limit,
+        host_limit,
+        copies * _loaded_bytes(ctx) if copies else 0.0,
+        copies,
     )
+
+
+_WHOLE_MODEL = Plan()  # one stage holding every parameter (tp = pp = ep = 1): the model as a loader reads it
+
+
+def _loaded_bytes(ctx: _Ctx) -> float:
+    """The whole model as loaded, before any sharding (Plan.host_load): QLoRA's NF4 linears with their constants and
+    the 16-bit rest (embeddings, norms, head), the base in its dtype otherwise; adapters come after the load (PEFT
+    wraps the loaded model)."""
+    return _base_weight_bytes(ctx, _stages_of(ctx, _WHOLE_MODEL)[0])
 
 
 @lru_cache(maxsize=1024)
@@ -1470,7 +1543,8 @@ def estimate_memory(model: ModelSpec, workload: Workload, plan: Plan, cluster: C
     )
     warnings = [] if plain else _plan_warnings(ctx, plan, cluster)
     gpu_fits = breakdown.gpu_fits
-    if breakdown.host_ram or not gpu_fits:  # host RAM is checked only when something is offloaded
+    # host RAM is checked only when something is offloaded or loaded whole on the host
+    if breakdown.host_ram or breakdown.host_load or not gpu_fits:
         warnings.extend(_fit_warnings(ctx, plan, cluster, breakdown, gpu_fits))
     zero = plan.zero_stage
     key_p = (
@@ -1481,6 +1555,7 @@ def estimate_memory(model: ModelSpec, workload: Workload, plan: Plan, cluster: C
         plan.pp > 1,
         plan.activation_offload,
         plan.fp32_main_grads,
+        plan.host_load,
         ctx.paged[zero >= 1],  # paged_optimizer(workload, plan), read as the context holds it (_flat_partitions)
         workload.task == "qlora" and kbit_upcast(workload, plan),
     )

@@ -11,7 +11,18 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from app.estimator.vocabulary import LORA_TARGETS, Mlp, Norm, Offload, Optimizer, Precision, Recompute, Task, Tuning
+from app.estimator.vocabulary import (
+    LORA_TARGETS,
+    HostLoad,
+    Mlp,
+    Norm,
+    Offload,
+    Optimizer,
+    Precision,
+    Recompute,
+    Task,
+    Tuning,
+)
 
 GIB = 2**30
 
@@ -159,6 +170,13 @@ class Plan:
     # arguments.py), 18 B/param with Adam, 6 + 12/d with the distributed optimizer (Megatron-LM docs/user-guide/
     # features/dist_optimizer.md); the planner sets it for the plans its megatron stack runs (app/planner/stacks.py)
     fp32_main_grads: bool = False
+    # whether the stack's loader holds the whole model (as loaded: QLoRA's NF4 linears and 16-bit rest) in host RAM
+    # before ZeRO-3 shards it, and on which ranks of a node: "every_rank" (transformers' bitsandbytes load under
+    # DeepSpeed ZeRO-3: each rank quantises on its GPU and keeps the result on the CPU), "local_rank_0" (the same
+    # under FSDP's cpu_ram_efficient_loading: the other local ranks hold meta tensors), "none" (no whole copy on the
+    # host). The host RAM gate counts it (MemoryBreakdown.host_load); the planner sets it for the plans its stacks
+    # load so (app/planner/stacks.py `host_load`), as it sets fp32_main_grads
+    host_load: HostLoad = "none"
 
     @property
     def gpus(self) -> int:
@@ -223,6 +241,8 @@ WarningCode = Literal[
     "offload_slowdown",
     "host_ram_exceeded",
     "host_ram_unknown",
+    "host_load_exceeded",
+    "host_load_unknown",
     "term_longer_than_job",
     "billing_within_range",
     "deadline_within_range",
@@ -278,10 +298,26 @@ class MemoryBreakdown:
     host_ram: float = 0.0  # bytes per node needed on the host when offloading
     limit: float | None = None  # bytes a plan may use: capacity less the headroom; None: capacity
     host_ram_limit: float | None = None  # host bytes per node offload may use (after the reserve); None: unknown
+    # host bytes per node while the model loads (Plan.host_load): `host_load_copies` whole copies of the model as
+    # loaded, before ZeRO-3 shards it and before anything is offloaded
+    host_load: float = 0.0
+    host_load_copies: int = 0
 
     @property
     def total(self) -> float:
         return self.weights + self.gradients + self.optimizer + self.activations + self.kv_cache + self.other
+
+    @property
+    def host_peak(self) -> float:
+        """Host bytes per node at the plan's peak: the load or the offloaded states, whichever is larger. They do not
+        meet: the loaded copies become ZeRO-3 partitions parameter by parameter when the engine is built, and the
+        offloaded optimizer states are allocated after that."""
+        return max(self.host_ram, self.host_load)
+
+    @property
+    def load_binds(self) -> bool:
+        """The load, not the offload, sets the host peak (the figure host RAM messages name)."""
+        return self.host_load > self.host_ram
 
     @property
     def gpu_fits(self) -> bool:
@@ -289,9 +325,11 @@ class MemoryBreakdown:
 
     @property
     def host_fits(self) -> bool:
-        """Nothing offloaded, or the offload within the host's limit; an offload onto a host of unknown RAM is not
-        a plan anyone can sign (the planner never offloads there; /estimate and quotes refuse it)."""
-        return not self.host_ram or (self.host_ram_limit is not None and self.host_ram <= self.host_ram_limit)
+        """Nothing offloaded or loaded whole on the host, or the peak of the two within the host's limit; either onto
+        a host of unknown RAM is not a plan anyone can sign (the planner never offloads there; the load rejects it;
+        /estimate and quotes refuse it)."""
+        peak = self.host_peak
+        return not peak or (self.host_ram_limit is not None and peak <= self.host_ram_limit)
 
     @property
     def fits(self) -> bool:

@@ -24,6 +24,10 @@ Optimizer = Literal["adamw", "adamw_8bit", "lion", "sgd", "adafactor"]
 Offload = Literal["none", "optimizer", "optimizer_and_params"]
 # Activation recomputation, from none to the whole layer; ordered as Offload.
 Recompute = Literal["none", "selective", "full"]
+# Where a training stack's loader holds the whole model in host RAM before ZeRO-3 / FSDP shards it: nowhere
+# (built sharded, or loaded onto the GPUs), on every rank of a node, or on each node's local rank 0 only
+# (Plan.host_load; app/planner/stacks.py says which stack loads how).
+HostLoad = Literal["none", "every_rank", "local_rank_0"]
 # How far the training stack is tuned, for the speed estimate: `typical` (HF Trainer or accelerate with DeepSpeed or
 # FSDP, default kernels), `tuned` (Megatron-LM, torchtitan, llm-foundry: the runs the efficiency constants are fitted
 # to) or `nemo` (NVIDIA NeMo / Megatron-Bridge recipes: Transformer Engine's fused kernels, overlapped communication).
@@ -68,6 +72,7 @@ HALF_PRECISIONS: tuple[HalfPrecision, ...] = get_args(HalfPrecision)
 OPTIMIZERS: tuple[Optimizer, ...] = get_args(Optimizer)
 OFFLOADS: tuple[Offload, ...] = get_args(Offload)
 RECOMPUTES: tuple[Recompute, ...] = get_args(Recompute)
+HOST_LOADS: tuple[HostLoad, ...] = get_args(HostLoad)
 LORA_TARGETS: tuple[LoraTarget, ...] = get_args(LoraTarget)
 ATTENTION_TARGETS: tuple[AttentionTarget, ...] = get_args(AttentionTarget)
 MLP_TARGETS: tuple[MlpTarget, ...] = get_args(MlpTarget)

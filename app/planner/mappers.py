@@ -65,7 +65,13 @@ def memory_out(memory: MemoryEstimate) -> MemoryOut:
         "total": b.total,
     }
     return gib_memory_out(
-        parts, capacity=b.capacity, fits=b.fits, limit=b.limit, host_ram=b.host_ram, host_ram_limit=b.host_ram_limit
+        parts,
+        capacity=b.capacity,
+        fits=b.fits,
+        limit=b.limit,
+        host_ram=b.host_ram,
+        host_ram_limit=b.host_ram_limit,
+        host_load=b.host_load,
     )
 
 
@@ -77,6 +83,7 @@ def gib_memory_out(
     limit: float | None = None,
     host_ram: float = 0.0,
     host_ram_limit: float | None = None,
+    host_load: float = 0.0,
 ) -> MemoryOut:
     """Per-GPU bytes by component, as the response's GiB figures (training and serving alike)."""
     return MemoryOut(
@@ -86,6 +93,7 @@ def gib_memory_out(
         fits=fits,
         host_ram_gib=round(host_ram / GIB, 1),
         host_ram_limit_gib=round(host_ram_limit / GIB, 1) if host_ram_limit is not None else None,
+        host_load_gib=round(host_load / GIB, 1),
     )
 
 

@@ -45,6 +45,7 @@ from decimal import Decimal
 from itertools import accumulate
 from typing import Any, Literal
 
+from app.estimator.memory import host_load_params, host_ram_figures
 from app.estimator.specs import GIB, Cluster, ModelSpec, Performance, Warning_, Workload
 from app.estimator.vocabulary import MAX_QUOTE_MONTHS, TERM_MONTHS, Objective
 from app.planner.budget import past, search_deadline
@@ -432,13 +433,19 @@ def _cluster(offer: Offer, config: Configuration, constraints: Constraints) -> C
 def _no_fit_reason(
     offer: Offer, closest: PlanSearch | None, constraints: Constraints
 ) -> tuple[RejectionCode, dict[str, Any]]:
-    """`gpu_memory` with the leanest plan's figures, `host_ram` when only the offload misses; without
-    a measured plan, `gpu_memory` names the largest configuration alone."""
+    """`gpu_memory` with the leanest plan's figures, `host_ram` when only the host RAM misses: the offload's figures,
+    or the load's (`load_gib`, its `copies` of `model_gib`: Plan.host_load) where loading sets the host peak, on a
+    node whose RAM is known or not (no `host_ram_gib`); without a measured plan, `gpu_memory` names the largest
+    configuration alone."""
     largest = max(configurations(offer, constraints), key=lambda c: c.gpus)
     where: dict[str, Any] = {"gpus": largest.gpus, "gpu_name": offer.gpu.name, "nodes": largest.nodes}
     if closest is None or closest.closest_miss is None:
         return "gpu_memory", where
     memory = closest.closest_miss.breakdown
+    if memory.gpu_fits and not memory.host_fits and memory.load_binds:
+        ram = {} if offer.host_ram_gib is None else host_ram_figures(memory, offer.host_ram_gib)
+        figures = host_load_params(memory) | ram  # GiB to 3 decimals, as the other figures; the copies a count
+        return "host_ram", where | {key: round(value, 3) for key, value in figures.items()}
     if memory.gpu_fits and not memory.host_fits and offer.host_ram_gib:
         return "host_ram", where | {
             "offload_gib": _gib(memory.host_ram),

@@ -517,6 +517,12 @@ class MemoryOut(BaseModel):
     host_ram_limit_gib: float | None = Field(
         default=None, description="Host RAM per node offload may use: the node's RAM less the OS/process reserve"
     )
+    host_load_gib: float = Field(
+        default=0.0,
+        description="Host RAM per node while the model loads: whole copies of the model as loaded, before ZeRO-3 "
+        "shards it (QLoRA under DeepSpeed ZeRO-3: one per rank on the node); `fits` holds the larger of this and "
+        "host_ram_gib within host_ram_limit_gib",
+    )
 
 
 class GoodputOut(BaseModel):

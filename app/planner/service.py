@@ -18,6 +18,7 @@ from app.estimator.memory import (
     estimate_memory,
     gpu_memory_message,
     host_ram_message,
+    host_ram_unknown_message,
     validate_plan,
 )
 from app.estimator.performance import PerformanceEstimate, estimate_performance, scaling_view
@@ -121,6 +122,8 @@ def _no_plan_message(model: ModelSpec, cluster: Cluster, closest: MemoryEstimate
     memory = closest.breakdown
     if memory.gpu_fits and not memory.host_fits and cluster.host_ram_gib is not None:
         detail = host_ram_message(memory, cluster.host_ram_gib)
+    elif memory.gpu_fits and not memory.host_fits:  # a whole-model load onto a host of unknown RAM
+        detail = host_ram_unknown_message(memory)
     else:
         detail = gpu_memory_message(memory)
     if cluster.host_ram_gib is None:

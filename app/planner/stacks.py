@@ -25,6 +25,7 @@ from app.estimator.vocabulary import (
     OFFLOADS,
     OPTIMIZERS,
     RECOMPUTES,
+    HostLoad,
     Offload,
     Optimizer,
     Precision,
@@ -288,8 +289,31 @@ def fp32_main_grads(stack: Stack, workload: Workload) -> bool:
     )
 
 
+def host_load(stack: Stack, workload: Workload, plan: Plan) -> HostLoad:
+    """Where `stack`'s loader holds the whole model in host RAM before ZeRO-3 shards it (`Plan.host_load`, which the
+    host RAM gate counts: app/estimator/memory.py).
+
+    QLoRA under DeepSpeed ZeRO-3 (the Trainer's from_pretrained with a BitsAndBytesConfig, launch.py): transformers
+    builds a quantized model on empty (meta) weights, not under deepspeed.zero.Init (the init contexts of
+    from_pretrained / `get_init_context`: `elif is_quantized:`), then quantises each weight on the GPU and moves it to
+    the CPU on every rank: "For quantized modules with FSDP/DeepSpeed Stage 3, we need to quantize the parameter on
+    the GPU and then cast it to CPU", `param_to = "cpu"`, "meta" only `if is_fsdp_enabled() and not
+    is_local_dist_rank_0()`; the 16-bit rest (embeddings, norms, head) loads to the CPU too. Source:
+    huggingface/transformers src/transformers/modeling_utils.py `_load_state_dict_into_meta_model` at commit
+    040ba146759afc625c77f49d04982bb54873995f (the 4.48 line), unchanged in later 4.x releases.
+    So each rank of the node holds the whole 4-bit model until deepspeed.initialize partitions it: "every_rank".
+    Under FSDP with cpu_ram_efficient_loading only local rank 0 would ("local_rank_0"), but the fsdp stack here does
+    not load QLoRA through transformers: torchtune's recipe reads the checkpoint with its own loader and quantises
+    the shards itself (quantize_base), not modelled here; DeepSpeed runs, and is preferred for (PREFERENCE), every
+    data-parallel QLoRA plan but SGD with offload. Everything else is built sharded or loaded onto the GPUs: "none"."""
+    if stack == "deepspeed" and workload.task == "qlora" and plan.zero_stage == 3:
+        return "every_rank"
+    return "none"
+
+
 def _accounts(stack: Stack, workload: Workload, plan: Plan) -> bool:
-    """Whether the plan's memory was counted with `stack`'s gradient buffer."""
+    """Whether the plan's memory was counted with `stack`'s gradient buffer (its load, `host_load`, is the preferred
+    stack's by construction: `as_run`)."""
     return plan.fp32_main_grads == fp32_main_grads(stack, workload)
 
 
@@ -332,7 +356,19 @@ def as_run(workload: Workload, plan: Plan, model: ModelSpec | None = None) -> tu
     flags = gradient_accounts(
         workload.task, workload.precision, workload.mixed_precision, _kind(plan), allowed, workload.optimizer
     )
-    return tuple(plan if flag == plan.fp32_main_grads else replace(plan, fp32_main_grads=flag) for flag in flags)
+    plans = tuple(plan if flag == plan.fp32_main_grads else replace(plan, fp32_main_grads=flag) for flag in flags)
+    if workload.task != "qlora" and plan.host_load == "none":  # only a QLoRA stack loads the model whole on the host
+        return plans
+    return tuple(_with_load(workload, accounted, allowed) for accounted in plans)
+
+
+def _with_load(workload: Workload, plan: Plan, allowed: frozenset[Stack] | None) -> Plan:
+    """The plan with the load (`host_load`) of the preferred stack that runs it with its gradient buffer."""
+    for stack in _candidates(workload, plan, allowed):
+        if runs(stack, workload, plan) and plan.fp32_main_grads == fp32_main_grads(stack, workload):
+            load = host_load(stack, workload, plan)
+            return plan if load == plan.host_load else replace(plan, host_load=load)
+    return plan
 
 
 def _kind(plan: Plan) -> tuple[object, ...]:

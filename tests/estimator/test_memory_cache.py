@@ -30,6 +30,7 @@ plans = st.builds(
     flash_attention=st.booleans(),
     activation_offload=st.booleans(),
     fp32_main_grads=st.booleans(),
+    host_load=st.sampled_from(["none", "every_rank", "local_rank_0"]),
 )
 # what a sibling plan may change (any of it, or nothing), and the cluster fields the estimate reads besides the GPU
 siblings = st.fixed_dictionaries(
@@ -43,6 +44,7 @@ siblings = st.fixed_dictionaries(
         "chunked_loss": st.booleans(),
         "fp32_main_grads": st.booleans(),
         "compiled": st.booleans(),
+        "host_load": st.sampled_from(["none", "every_rank", "local_rank_0"]),
     },
 )
 clusters = st.fixed_dictionaries(

@@ -93,3 +93,32 @@ def test_llama31_70b_qlora_fits_a_48gb_card_with_a_chunked_loss_not_through_peft
     tune = replace(workload, kbit_upcast=False)
     torchtune = estimate_memory(LLAMA31_70B, tune, Plan(recompute="full", chunked_loss=True), A6000).breakdown
     assert not peft.fits and torchtune.fits
+
+
+def test_the_load_counts_its_copies_of_the_4bit_model_against_host_ram() -> None:
+    # Plan.host_load: copies of the whole model as loaded (NF4 linears + 16-bit embedding, head and norms) held on the
+    # host before ZeRO-3 shards them, one per rank on the node or one per node; the gate takes the larger of that and
+    # the offload. 70B on 8 × A100 80G with 1,024 GiB: 8 copies fit in the 949 GiB left after the reserve.
+    workload = Workload(task="qlora", global_batch=8)
+    cluster = Cluster(gpu=get_gpu("a100-80g-sxm"), gpus_per_node=8, host_ram_gib=1024)
+    plan = Plan(dp=8, zero_stage=3, recompute="full")
+    model_bytes = estimate_memory(LLAMA31_70B, workload, Plan(), cluster).breakdown.weights
+    loads = {
+        load: estimate_memory(LLAMA31_70B, workload, replace(plan, host_load=load), cluster).breakdown
+        for load in ("none", "every_rank", "local_rank_0")
+    }
+    assert (loads["none"].host_load, loads["none"].host_load_copies) == (0.0, 0)
+    assert loads["local_rank_0"].host_load_copies == 1
+    assert loads["every_rank"].host_load == pytest.approx(8 * loads["local_rank_0"].host_load)
+    # the weights of one unsharded GPU hold the same base, plus the adapters PEFT adds after the load
+    assert 0.98 * model_bytes < loads["local_rank_0"].host_load < model_bytes
+    assert loads["every_rank"].fits and loads["every_rank"].host_load < (loads["every_rank"].host_ram_limit or 0)
+    small_host = replace(cluster, host_ram_gib=256)
+    cramped = estimate_memory(LLAMA31_70B, workload, replace(plan, host_load="every_rank"), small_host)
+    assert not cramped.breakdown.fits and cramped.breakdown.gpu_fits
+    assert [w.code for w in cramped.warnings if w.code.startswith("host")] == ["host_load_exceeded"]
+    unknown = estimate_memory(
+        LLAMA31_70B, workload, replace(plan, host_load="local_rank_0"), replace(cluster, host_ram_gib=None)
+    )
+    assert not unknown.breakdown.host_fits
+    assert [w.code for w in unknown.warnings if w.code.startswith("host")] == ["host_load_unknown"]
