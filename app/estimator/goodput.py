@@ -161,17 +161,10 @@ def _goodput(
     f: _Figures, fixed: _Fixed, ideal_hours: float, gpus: int, checkpoint_bytes: float, weights_bytes: float
 ) -> Goodput:
     wall, base, saves, evaluation, interval = _wall(fixed, ideal_hours)
-    # positional: factor, ideal, wall, parts, interruptions, checkpoint bytes, interval, storage
-    return Goodput(
-        ideal_hours / wall if wall > 0 else 1.0,
-        ideal_hours,
-        wall,
-        {"failures": wall - base, "checkpoints": saves, "evaluation": evaluation, "startup": fixed[3]},
-        f.rate_per_gpu_hour * gpus * wall,
-        checkpoint_bytes,
-        interval,
-        f.kept * checkpoint_bytes + weights_bytes,
-    )
+    # positional, in field order: ideal, wall, base, checkpoints, evaluation, start-up, interval, interruptions per
+    # hour (fixed[0]: rate per GPU-hour × GPUs), checkpoint bytes, storage
+    storage = f.kept * checkpoint_bytes + weights_bytes
+    return Goodput(ideal_hours, wall, base, saves, evaluation, fixed[3], interval, fixed[0], checkpoint_bytes, storage)
 
 
 def _wall(fixed: _Fixed, ideal_hours: float) -> tuple[float, float, float, float, float]:

@@ -361,13 +361,36 @@ class Performance:
 
 @dataclass(slots=True)  # an output, built on every estimate: a frozen __init__ costs ~0.3 µs per field
 class Goodput:
-    """Where a training run's wall time goes besides compute (app/estimator/goodput.py), in job hours."""
+    """Where a training run's wall time goes besides compute (app/estimator/goodput.py), in job hours. The factor, the
+    parts and the interruptions follow from the fields and are read off them when asked (every estimate builds one)."""
 
-    factor: float  # ideal ÷ wall
     ideal_hours: float  # compute alone
     wall_hours: float
-    parts_hours: dict[str, float]  # failures, checkpoints, evaluation, startup
-    interruptions: float  # expected number over the run
-    checkpoint_bytes: float
+    base_hours: float  # wall hours less what interruptions cost
+    checkpoint_hours: float  # saving checkpoints
+    evaluation_hours: float
+    startup_hours: float
     checkpoint_interval_hours: float
+    interruptions_per_hour: float  # of wall time, over the whole cluster
+    checkpoint_bytes: float
     storage_bytes: float  # checkpoints kept plus the final weights
+
+    @property
+    def factor(self) -> float:
+        """ideal ÷ wall."""
+        return self.ideal_hours / self.wall_hours if self.wall_hours > 0 else 1.0
+
+    @property
+    def parts_hours(self) -> dict[str, float]:
+        """failures, checkpoints, evaluation, startup."""
+        return {
+            "failures": self.wall_hours - self.base_hours,
+            "checkpoints": self.checkpoint_hours,
+            "evaluation": self.evaluation_hours,
+            "startup": self.startup_hours,
+        }
+
+    @property
+    def interruptions(self) -> float:
+        """Expected number over the run."""
+        return self.interruptions_per_hour * self.wall_hours
