@@ -15,33 +15,21 @@ from app.estimator import memory
 from app.estimator.memory import estimate_memory
 from app.estimator.specs import Cluster, GpuSpec, LoraSpec, ModelSpec, Plan, Workload
 from tests.estimator.perf_cases import A100_80_SXM, H100_SXM, LLAMA2_7B, LLAMA3_70B
-from tests.estimator.test_perf_cache import MIXTRAL
+from tests.estimator.test_perf_cache import MIXTRAL, SIBLING_FIELDS
+from tests.estimator.test_perf_cache import plans as perf_plans
 
+# the performance cache test's plans, with the fields only the memory estimate reads
 plans = st.builds(
-    Plan,
-    dp=st.sampled_from([1, 2, 4, 8]),
-    tp=st.sampled_from([1, 2, 4, 8]),
-    pp=st.sampled_from([1, 2, 4]),
-    ep=st.sampled_from([1, 2]),
-    zero_stage=st.sampled_from([0, 1, 2, 3]),
-    recompute=st.sampled_from(["none", "selective", "full"]),
-    offload=st.sampled_from(["none", "optimizer", "optimizer_and_params"]),
-    micro_batch=st.sampled_from([1, 2, 4]),
-    flash_attention=st.booleans(),
-    activation_offload=st.booleans(),
-    fp32_main_grads=st.booleans(),
-    host_load=st.sampled_from(["none", "every_rank", "local_rank_0"]),
+    lambda plan, main_grads, host_load: replace(plan, fp32_main_grads=main_grads, host_load=host_load),
+    perf_plans,
+    st.booleans(),
+    st.sampled_from(["none", "every_rank", "local_rank_0"]),
 )
 # what a sibling plan may change (any of it, or nothing), and the cluster fields the estimate reads besides the GPU
 siblings = st.fixed_dictionaries(
     {},
     optional={
-        "zero_stage": st.sampled_from([0, 1, 2, 3]),
-        "offload": st.sampled_from(["none", "optimizer"]),
-        "recompute": st.sampled_from(["none", "selective", "full"]),
-        "flash_attention": st.booleans(),
-        "sequence_parallel": st.booleans(),
-        "chunked_loss": st.booleans(),
+        **SIBLING_FIELDS,
         "fp32_main_grads": st.booleans(),
         "compiled": st.booleans(),
         "host_load": st.sampled_from(["none", "every_rank", "local_rank_0"]),

@@ -45,16 +45,15 @@ plans = st.builds(
     activation_offload=st.booleans(),
 )
 # what a sibling plan changes: fields outside the shape key, and fields that only inference ignores
-siblings = st.fixed_dictionaries(
-    {
-        "zero_stage": st.sampled_from([0, 1, 2, 3]),
-        "offload": st.sampled_from(["none", "optimizer"]),
-        "recompute": st.sampled_from(["none", "selective", "full"]),
-        "flash_attention": st.booleans(),
-        "sequence_parallel": st.booleans(),
-        "chunked_loss": st.booleans(),
-    }
-)
+SIBLING_FIELDS = {
+    "zero_stage": st.sampled_from([0, 1, 2, 3]),
+    "offload": st.sampled_from(["none", "optimizer"]),
+    "recompute": st.sampled_from(["none", "selective", "full"]),
+    "flash_attention": st.booleans(),
+    "sequence_parallel": st.booleans(),
+    "chunked_loss": st.booleans(),
+}
+siblings = st.fixed_dictionaries(SIBLING_FIELDS)
 
 
 def _inputs(
