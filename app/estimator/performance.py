@@ -109,6 +109,11 @@ RANGE_HIGH = 1.30
 # is measured on dense models only and is not applied to MoE: NeMo's published MoE runs sit below the point, not
 # above it (Megatron-Bridge's Qwen3-30B-A3B on 16 H100 across releases: 10,494, 5,275, 5,113, 9,058 tokens/s per GPU).
 TUNING_SPEED: dict[str, float] = {"typical": RANGE_LOW, "tuned": 1.0, "nemo": 1.25}
+TUNING_NOTES: dict[str, str] = {  # a stated stack (Plan.tuning) that moved the speed point
+    "typical": "speed at the range's typical end: the plan runs on a typical stack (HF Trainer or accelerate, PEFT, "
+    "DeepSpeed or FSDP, default kernels)",
+    "nemo": f"speed at {TUNING_SPEED['nemo']:.2f}x the point: NeMo / Megatron-Bridge recipes (dense models)",
+}
 RANGE_NOTE = (
     f"ranges: throughput from {RANGE_LOW:.2f}× (a typical stack: HF Trainer or accelerate with DeepSpeed or FSDP) to "
     f"{RANGE_HIGH:.2f}× (a tuned one: Megatron-LM, torchtitan, NeMo) of the point estimate; time and GPU-hours ranges "
@@ -534,6 +539,9 @@ def _estimate_training(model: ModelSpec, workload: Workload, plan: Plan, cluster
     warnings = list(entry.warnings)
     if exposed > compute:
         warnings.append(COMMUNICATION_BOUND)
+    assumptions = (
+        entry.assumptions + (TUNING_NOTES[plan.tuning],) if plan.tuning and speed != 1.0 else entry.assumptions
+    )
     if ctx.run_costs is None:
         perf = Performance(
             step_time_s=step / speed,
@@ -543,7 +551,7 @@ def _estimate_training(model: ModelSpec, workload: Workload, plan: Plan, cluster
             breakdown_s=breakdown,
             tokens_per_s_per_gpu_range=speed_range,
         )
-        return PerformanceEstimate(perf, warnings, entry.assumptions)
+        return PerformanceEstimate(perf, warnings, assumptions)
     ideal = (workload.tokens or 0.0) / tokens_per_s / 3600
     run, fast, slow = ctx.run_costs.with_range(ideal, RANGE_HIGH / speed, RANGE_LOW / speed)
     hours = run.wall_hours
@@ -564,7 +572,7 @@ def _estimate_training(model: ModelSpec, workload: Workload, plan: Plan, cluster
         (fast * gpus, slow * gpus),
         run,
     )
-    return PerformanceEstimate(perf, warnings, entry.assumptions)
+    return PerformanceEstimate(perf, warnings, assumptions)
 
 
 # --- inference -------------------------------------------------------------------------------
