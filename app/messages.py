@@ -432,9 +432,9 @@ QUOTE_CHECKS: dict[str, dict[str, str]] = {
         "months_annual": "an annual term takes whole years (12, 24, …), got {months}; quote months {quote_months}",
         "quantity_card_counts": "{sku} is rented by the card within one server: {card_counts} cards, not {quantity}; "
         "for more, quote a whole server",
-        "quantity_one_server": "{sku} is rented one server at a time ({gpus_per_node} GPUs): it has no inter-node "
-        "fabric to join servers, so quantity {quantity} is more than it rents; quote quantity 1, or a SKU with an "
-        "InfiniBand or RoCE fabric for more GPUs",
+        "quantity_one_server": "{sku} is rented one server at a time ({gpus_per_node} GPUs) for one job: no "
+        "inter-node fabric joins its servers, so the plan cannot run across quantity {quantity}; quote quantity 1 "
+        "for the job, or a SKU with an InfiniBand or RoCE fabric for more GPUs",
         "fabric_addon_missing": "quantity {quantity} of {sku}: the plan joins its {quantity} servers over the "
         "{fabric} fabric, which the add-on {addon} ({addon_name}) provides, and addons does not rent it; add {addon} "
         "to addons for the {quantity} servers, or re-plan on one server",
@@ -464,8 +464,9 @@ QUOTE_CHECKS: dict[str, dict[str, str]] = {
         "months_annual": "年付租期须为整年（12、24……个月），而不是 {months} 个月；请报价月数 {quote_months}",
         "quantity_card_counts": "{sku} 按卡租用，卡都在同一台服务器内：可租 {card_counts} 张卡，不能租 {quantity} 张；"
         "需要更多请报价整台服务器",
-        "quantity_one_server": "{sku} 每次只租一台服务器（{gpus_per_node} 张 GPU）：它没有连接服务器的节点间网络，"
-        "数量 {quantity} 超出可租上限；请报价数量 1，或选择有 InfiniBand 或 RoCE 网络的 SKU 以获得更多 GPU",
+        "quantity_one_server": "{sku} 每次只租一台服务器（{gpus_per_node} 张 GPU）用于一个作业：没有节点间网络连接"
+        "它的服务器，方案无法跨数量 {quantity} 台运行；请为该作业报价数量 1，或选择有 InfiniBand 或 RoCE 网络的 SKU "
+        "以获得更多 GPU",
         "fabric_addon_missing": "{sku} 数量 {quantity}：方案通过 {fabric} 网络把 {quantity} 台服务器连成一体，"
         "该网络由附加项 {addon}（{addon_name}）提供，而 addons 没有租用它；请把 {addon} 加入 addons"
         "（用于这 {quantity} 台服务器），或按一台服务器重新规划",

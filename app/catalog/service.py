@@ -51,6 +51,17 @@ def fabric_addon_of(sku: Sku, addons: list[SkuAddon]) -> SkuAddon | None:
     return next((a for a in addons if a.status == "active" and a.code.startswith(FABRIC_ADDON_PREFIXES)), None)
 
 
+def joining_fabric(sku: Sku, addons: list[SkuAddon]) -> str | None:
+    """The fabric the SKU's servers can be joined with: its inter-node fabric, unless the catalog sells that fabric
+    as an add-on (`infiniband_addon`) and no fabric add-on is on sale (retired, or never entered), when nothing but
+    the plain network joins them and the SKU is rented one server per job (the planner's single_server_only)."""
+    if sku.inter_node_fabric is None:
+        return None
+    if sku.infiniband_addon and fabric_addon_of(sku, addons) is None:
+        return None
+    return sku.inter_node_fabric
+
+
 def sku_columns(sku: Sku) -> dict[str, Any]:
     """The plain columns under their API names, JSON-safe (the list columns copied)."""
     data = {api: getattr(sku, attr) for api, attr in SKU_COLUMNS.items()}

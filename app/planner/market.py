@@ -25,7 +25,7 @@ from app.catalog.cache import catalog_cache
 from app.catalog.models import Sku, SkuAddon
 from app.catalog.pricing import next_price_change, sku_pricing
 from app.catalog.seed_data import SEED_CURRENCY
-from app.catalog.service import fabric_addon_of
+from app.catalog.service import fabric_addon_of, joining_fabric
 from app.estimator.hardware import get_gpu
 from app.estimator.specs import EstimatorError
 from app.estimator.vocabulary import RentalUnit
@@ -85,7 +85,7 @@ def load_offers(session: Session) -> tuple[list[Offer], datetime | None]:
                 gpus_per_node=sku.gpus_per_node,
                 card_counts=tuple(sku.card_counts),
                 intra_node_link=sku.intra_node_link,
-                inter_node_fabric=sku.inter_node_fabric,
+                inter_node_fabric=joining_fabric(sku, addons.get(sku.id, [])),
                 fabric_addon=fabric_addon(sku, addons.get(sku.id, []), pricing.currency),
                 host_ram_gib=sku.host_ram_gib,
                 currency=pricing.currency,

@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 
 from app.catalog import repository as catalog_repository
 from app.catalog.models import Sku
-from app.catalog.service import fabric_addon_of
+from app.catalog.service import fabric_addon_of, joining_fabric
 from app.errors import InvalidInput
 from app.estimator.memory import (
     MemoryEstimate,
@@ -152,7 +152,11 @@ def _check_fabric(
     (the planner's own options always carry it: app.planner.mappers.quote_body)."""
     if not _joins_servers(sku, quantity, plan, workload):
         return
-    fabric = fabric_addon_of(sku, catalog_repository.addons_for_sku(session, sku.id))
+    offered = catalog_repository.addons_for_sku(session, sku.id)
+    if joining_fabric(sku, offered) is None:  # nothing but the plain network joins its servers
+        params = {"sku": sku.slug, "quantity": quantity, "gpus_per_node": sku.gpus_per_node}
+        raise refusal("quantity", "quantity_one_server", params)
+    fabric = fabric_addon_of(sku, offered)
     if fabric is None or fabric.code in addons:
         return
     params = {
@@ -165,12 +169,13 @@ def _check_fabric(
     raise refusal("addons", "fabric_addon_missing", params)
 
 
-def _rents(sku: Sku) -> list[tuple[int, int]]:
-    """(quantity, GPUs) a SKU rents: its card counts, or 1 to MAX_NODES whole servers (one without a fabric to
-    join them: app.quotes.service.units_refusal)."""
+def _rents(session: Session, sku: Sku) -> list[tuple[int, int]]:
+    """(quantity, GPUs) a SKU rents for one job: its card counts, or 1 to MAX_NODES whole servers (one where no
+    fabric joins them: `joining_fabric`)."""
     if sku.rental_unit == "card":
         return [(cards, cards) for cards in sorted(sku.card_counts)]
-    most = MAX_NODES if sku.inter_node_fabric is not None else 1
+    joined = joining_fabric(sku, catalog_repository.addons_for_sku(session, sku.id)) is not None
+    most = MAX_NODES if joined else 1
     return [(nodes, nodes * sku.gpus_per_node) for nodes in range(1, most + 1)]
 
 
@@ -179,7 +184,7 @@ def _quantity_refusal(session: Session, sku: Sku, quantity: int, rented: int, gp
     units that does; where the SKU cannot rent exactly that many, a SKU of the same GPU that can, and the
     fewest units of this one that carry the plan (never a fraction of a server)."""
     params: dict[str, Any] = {"quantity": quantity, "rented": rented, "gpus": gpus, "sku": sku.slug}
-    rents = _rents(sku)
+    rents = _rents(session, sku)
     exact = next((units for units, count in rents if count == gpus), None)
     if exact is not None:
         if sku.rental_unit == "card":
@@ -190,7 +195,7 @@ def _quantity_refusal(session: Session, sku: Sku, quantity: int, rented: int, gp
             (other.slug, units)
             for other in catalog_repository.list_skus(session)
             if other.gpu_type_id == sku.gpu_type_id and other.slug != sku.slug
-            for units, count in _rents(other)
+            for units, count in _rents(session, other)
             if count == gpus
         ),
         None,

@@ -25,7 +25,7 @@ from app import messages
 from app.catalog import repository as catalog_repository
 from app.catalog.models import Sku, SkuAddon
 from app.catalog.pricing import sku_pricing
-from app.catalog.service import fabric_addon_of
+from app.catalog.service import fabric_addon_of, joining_fabric
 from app.errors import Conflict, InvalidInput, NotFound
 from app.estimator.vocabulary import MAX_QUOTE_MONTHS, QUOTE_STATUSES, TERM_MONTHS, Term
 from app.money import bp_to_percent, from_minor, to_minor
@@ -106,14 +106,12 @@ def refusal(field: str, code: str, params: dict[str, Any]) -> InvalidInput:
 
 
 def units_refusal(sku: Sku, quantity: int) -> InvalidInput | None:
-    """The 422 of a quantity the SKU does not rent: a card SKU's cards not one of its card counts, or several
-    servers of a SKU without a fabric to join them; None when it rents them."""
+    """The 422 of a quantity the SKU does not rent: a card SKU's cards not one of its card counts; None when it
+    rents them. Several servers of a SKU that no fabric joins rent as separate servers (serving replicas, separate
+    jobs): a plan that runs one job across them is refused by the plan check (app.planner.quote_check)."""
     if sku.rental_unit == "card" and quantity not in sku.card_counts:
         params = {"sku": sku.slug, "quantity": quantity, "card_counts": sorted(sku.card_counts)}
         return refusal("quantity", "quantity_card_counts", params)
-    if sku.rental_unit != "card" and quantity > 1 and sku.inter_node_fabric is None:
-        params = {"sku": sku.slug, "quantity": quantity, "gpus_per_node": sku.gpus_per_node}
-        return refusal("quantity", "quantity_one_server", params)
     return None
 
 
@@ -264,11 +262,18 @@ def _line(
 
 
 def _notes(
-    sku: Sku, nodes: int, priced_notes: list[str], *, fabric: SkuAddon | None, rented: list[SkuAddon]
+    sku: Sku,
+    nodes: int,
+    priced_notes: list[str],
+    *,
+    fabric: SkuAddon | None,
+    rented: list[SkuAddon],
+    joined: bool,
 ) -> list[str]:
     """`fabric`: the add-on that provides the SKU's inter-node fabric (None: it comes with the server, or there is
-    none); a quote for several servers that does not rent it says what joins them instead (one whose plan joins
-    them is refused before: app.planner.quote_check)."""
+    none); `joined`: whether any fabric can join the SKU's servers (`joining_fabric`). A quote for several servers
+    that no fabric it rents joins says what joins them instead (one whose plan joins them is refused before:
+    app.planner.quote_check)."""
     notes = []
     if sku.indicative_price:
         notes.append(
@@ -276,7 +281,12 @@ def _notes(
             "on consultation."
         )
     notes.extend(priced_notes)
-    if nodes > 1 and fabric is not None and fabric not in rented:
+    if nodes > 1 and not joined:
+        notes.append(
+            f"{nodes} separate servers of {sku.slug}: no inter-node fabric joins them (only its network: "
+            f"{sku.network}), so they suit separate jobs or serving replicas, not one job across the servers."
+        )
+    elif nodes > 1 and fabric is not None and fabric not in rented:
         notes.append(
             f"{nodes} servers of {sku.slug} without {fabric.code}: they are not joined by its "
             f"{sku.inter_node_fabric} fabric (only by its network: {sku.network}), so they suit separate jobs, "
@@ -384,7 +394,8 @@ def create_quote(
     nodes, cards = _units(sku, data.quantity)
     months = _months(data.term, data.months)
     priced = _price(sku, addons, quantity=data.quantity, nodes=nodes, cards=cards, term=data.term, months=months)
-    notes = _notes(sku, nodes, priced.notes, fabric=fabric_addon_of(sku, offered), rented=addons)
+    joined = joining_fabric(sku, offered) is not None
+    notes = _notes(sku, nodes, priced.notes, fabric=fabric_addon_of(sku, offered), rented=addons, joined=joined)
     now = _now()
     quote = _new_quote(
         sku,

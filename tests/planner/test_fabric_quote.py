@@ -78,9 +78,18 @@ def test_a_fabric_add_on_on_consultation_is_quoted_outside_the_total(client: Tes
         assert Decimal(_quote(client, option)["total"]) == Decimal(option["cost"]["job_total"])
 
 
-def test_a_fabric_sold_with_the_server_is_named_in_the_assumptions(client: TestClient, db: Session) -> None:
-    _infiniband(db).status = "retired"  # the catalog no longer sells the fabric separately
+def _fabric_with_the_server(db: Session, addon: SkuAddon | None = None) -> None:
+    """The admin's two edits that make the fabric come with the server: the add-on retired, the SKU's fabric no
+    longer an add-on."""
+    (addon or _infiniband(db)).status = "retired"
+    sku = get_sku_by_slug(db, H100)
+    assert sku is not None
+    sku.infiniband_addon = False
     db.flush()
+
+
+def test_a_fabric_sold_with_the_server_is_named_in_the_assumptions(client: TestClient, db: Session) -> None:
+    _fabric_with_the_server(db)
     multi = [o for o in _options(client) if o["nodes"] > 1]
     assert multi
     for option in multi:
@@ -168,8 +177,7 @@ def test_the_fabric_add_on_is_found_in_the_catalog_not_by_its_code(client: TestC
     response = client.post("/quotes", json=body)
     assert response.status_code == 422, response.text
     assert response.json()["errors"][0]["params"]["addon"] == "roce-200g"
-    addon.status = "retired"  # the fabric now comes with the server
-    db.flush()
+    _fabric_with_the_server(db, addon)
     assert client.post("/quotes", json=body).status_code == 201
 
 
@@ -189,3 +197,37 @@ def test_serving_replicas_that_each_fit_a_server_need_no_fabric(client: TestClie
     assert client.post("/quotes", json={**body, "plan": {"dp": 2, "tp": 8}}).status_code == 201
     piped = client.post("/quotes", json={**body, "plan": {"dp": 1, "tp": 8, "pp": 2}})
     assert piped.status_code == 422 and piped.json()["errors"][0]["type"] == "fabric_addon_missing"
+
+
+def test_a_fabric_add_on_no_longer_sold_leaves_servers_unjoined(client: TestClient, db: Session) -> None:
+    """The SKU sells its InfiniBand as an add-on (`infiniband_addon`) and the admin retires the add-on: nothing but
+    the plain network joins two servers, so no option spans servers and a quote whose plan does is refused.
+    Before: options over 4 and 14 servers at InfiniBand speed, quoted without the fabric (201)."""
+    option = _two_servers(client)
+    body = {**option["quote"], "addons": [], "customer": CUSTOMER}
+    _infiniband(db).status = "retired"
+    db.flush()
+    assert not [o for o in _options(client) if o["sku"]["id"] == H100 and o["nodes"] > 1]
+    response = client.post("/quotes", json=body)
+    assert response.status_code == 422, response.text
+    error = response.json()["errors"][0]
+    assert (error["field"], error["type"]) == ("quantity", "quantity_one_server")
+    _infiniband(db).status = "active"  # on sale again: joined again
+    db.flush()
+    assert [o for o in _options(client) if o["sku"]["id"] == H100 and o["nodes"] > 1]
+
+
+def test_serving_replicas_on_servers_no_fabric_joins_are_quoted(client: TestClient) -> None:
+    """Replicas that each fit one a100-80g-sxm-8x server share nothing: the serving option's own quote posts as is.
+    Before: refused, "rented one server at a time"."""
+    body = {
+        "model": {"preset": "llama-3.1-70b"},
+        "task": "serving",
+        "serving": {"requests_per_s": 30, "input_tokens": 2000, "output_tokens": 500},
+    }
+    options = client.post("/recommend", json=body).json()["options"]
+    option = next(o for o in options if o["sku"]["id"] == "a100-80g-sxm-8x" and o["quote"]["quantity"] > 1)
+    response = client.post("/quotes", json={**option["quote"], "customer": CUSTOMER})
+    assert response.status_code == 201, response.text
+    assert Decimal(response.json()["total"]) == Decimal(option["cost"]["job_total"])
+    assert any("separate servers" in note for note in response.json()["notes"])

@@ -103,17 +103,13 @@ def test_prices_sent_by_the_client_are_ignored(client: TestClient) -> None:
     assert (quote["currency"], quote["total"], quote["lines"][0]["unit_price"]) == ("CNY", "16800.00", "2800.00")
 
 
-@pytest.mark.parametrize("with_plan", [True, False])
-def test_several_servers_of_a_sku_without_a_fabric_are_refused(
-    client: TestClient, db: Session, with_plan: bool
-) -> None:
+def test_one_job_over_several_servers_of_a_sku_without_a_fabric_is_refused(client: TestClient, db: Session) -> None:
     """The catalog joins no two a100-80g-sxm-8x servers (no inter-node fabric; the planner offers it one server
-    at a time). Before: two were quoted, 612,000.00, with a note that their network suits data parallelism only."""
+    per job). Before: a plan over two was quoted, 612,000.00, with a note that their network suits data parallelism
+    only."""
     sku = get_sku_by_slug(db, "a100-80g-sxm-8x")
     assert sku is not None and sku.inter_node_fabric is None
     body = h100_body(sku_id=sku.slug, addons=[], quantity=2)
-    if not with_plan:
-        body = {key: value for key, value in body.items() if key not in ("plan", "workload")}
     before = _count(db)
     response = client.post("/quotes", json=body)
     assert response.status_code == 422, response.text
@@ -124,6 +120,16 @@ def test_several_servers_of_a_sku_without_a_fabric_are_refused(
     assert "quote quantity 1" in error["message"]
     assert "每次只租一台服务器" in messages.quote_check(error["type"], error["params"], "zh")
     assert _count(db) == before
+
+
+def test_several_servers_of_a_sku_without_a_fabric_rent_as_separate_servers(client: TestClient, db: Session) -> None:
+    """Without a plan that joins them (serving replicas, separate jobs), several servers of a SKU no fabric joins
+    are rented as separate servers, and the quote says what joins them."""
+    body = {key: value for key, value in h100_body(sku_id="a100-80g-sxm-8x", addons=[], quantity=2).items()}
+    body = {key: value for key, value in body.items() if key not in ("plan", "workload")}
+    response = client.post("/quotes", json=body)
+    assert response.status_code == 201, response.text
+    assert any(note.startswith("2 separate servers of a100-80g-sxm-8x") for note in response.json()["notes"])
 
 
 def test_several_servers_without_the_fabric_add_on_and_no_plan_say_what_joins_them(client: TestClient) -> None:
