@@ -207,7 +207,9 @@ def price(offer: Offer, config: Configuration, term: Term, hours: float | None, 
     months = billed_months(hours, term) if hours is not None else None
     job_total = _money(monthly_effective * months, offer.money_quantum) if months is not None else None
     annual_discount = Decimal(offer.discount_bp.get("annual", 0)) / Decimal(10000)
-    annual_total = (_money((monthly_list - fabric) * (1 - annual_discount), offer.money_quantum) + fabric) * 12
+    # per unit first too, so the upsell figure is what an annual quote of the same units totals
+    annual_unit = _money(offer.unit_monthly_list * (1 - annual_discount), offer.money_quantum)
+    annual_total = (annual_unit * units + fabric) * 12
     billed_hours = months * DAYS_PER_BILLED_MONTH * 24.0 if months is not None else None
     converted = convert(offer, monthly_list, monthly_effective, job_total, annual_total)
     return Cost(

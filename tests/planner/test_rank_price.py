@@ -183,3 +183,13 @@ def test_pareto_without_tokens_keeps_every_faster_option() -> None:
         _option("c", "300", None, tokens_per_s=900.0),  # dearer and slower
     ]
     assert _ids(pareto(options)) == ["a", "b"]
+
+
+def test_the_annual_figure_is_what_an_annual_quote_of_the_same_units_totals() -> None:
+    """A quote discounts the unit price and then multiplies (app.quotes.service); the option's annual figure did
+    the discount on the whole month, 110,879.64 against the annual quote's 110,879.52 for 4 cards at 2,799.99 less
+    17.5 % (2,309.99175 a card rounds to 2,309.99)."""
+    offer = replace(_offer(discount_bp={"monthly": 0, "annual": 1750}), unit_monthly_list=Decimal("2799.99"))
+    annual = price(offer, Configuration(4, 1), "annual", 100.0)
+    assert annual.job_total == Decimal("110879.52")
+    assert price(offer, Configuration(4, 1), "monthly", 100.0).annual_total == annual.job_total
