@@ -262,9 +262,14 @@ def option_out(
         miss_reason=messages.misses(option.misses),
         misses=[MissOut(code=code, params=params) for code, params in option.misses],
         reference_prices=reference_out(book, option),
-        quote=quote_body(option, plan, workload_body) if workload_body is not None else None,
+        # a near miss billed beyond what a quote rents (quote_months) has no body that would post
+        quote=quote_body(option, plan, workload_body) if workload_body is not None and _quotable(option) else None,
         assumptions=fabric_assumptions(option),
     )
+
+
+def _quotable(option: Option) -> bool:
+    return all(code != "quote_months" for code, _params in option.misses)
 
 
 def placed_option_out(option: Option | ServingOption, **rest: Any) -> OptionOut:

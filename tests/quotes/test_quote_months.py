@@ -150,3 +150,12 @@ def test_the_wizard_quote_form_shows_the_months_refusal_in_the_page_language(
     assert response.status_code == 422
     error = re.search(r'<p class="field-error" id="err-months">([^<]+)</p>', response.text)
     assert error is not None and expected.format(fewest=fewest) in error.group(1)
+
+
+def test_a_near_miss_billed_beyond_the_longest_quote_carries_no_quote_body(client: TestClient) -> None:
+    """POST /quotes rents at most 60 months: a near miss billed 270 carried a body that came back a 422."""
+    body = {**SEVENTY_B, "tokens": 3e12, "constraints": {"max_nodes": 1}}
+    near = client.post("/recommend", json=body).json()["near_misses"]
+    beyond = [n for n in near if any(m["code"] == "quote_months" for m in n["misses"])]
+    assert beyond
+    assert all(n["quote"] is None for n in beyond)
