@@ -30,8 +30,8 @@ WARNINGS: dict[str, dict[str, str]] = {
         "indicative_price": "Indicative price from the published range; final on consultation.",
         "fabric_priced_on_request": "{nodes} servers need the InfiniBand add-on, priced on consultation and not "
         "included in the cost.",
-        "offload_over_pcie": "Offloading ({offload}) moves optimizer traffic over PCIe gen {pcie_gen}: expect the "
-        "step to slow down by tens of percent.",
+        "offload_over_pcie": "Offloading ({offload}) moves optimizer traffic over PCIe gen {pcie_gen} (~{pcie_gbs:.0f} "
+        "GB/s achieved per GPU): expect the step to slow down by tens of percent.",
         "offload_slowdown": "Offload traffic over PCIe takes {share:.0%} of each step, making it {slowdown:.2f}× as "
         "long (the article measured 1.4-1.6× longer steps).",
         "host_ram_unknown": "Offload needs {offload_gib:,.0f} GiB of host RAM per server, and the server's host RAM "
@@ -91,8 +91,8 @@ WARNINGS: dict[str, dict[str, str]] = {
         "{shape}, offload {offload}, recompute {recompute}: these are the estimator's figures, not a launchable job.",
         "fp8_not_launched": "No training stack offered here runs {task} in fp8: it is sized, priced and launched in "
         "{runs_as}.",
-        "single_server_only": "This SKU has no InfiniBand or RoCE fabric: the job cannot grow beyond one server, "
-        "and tensor parallel over 10 GbE would be slower than one GPU.",
+        "single_server_only": "{sku} has no InfiniBand or RoCE fabric joining its servers (only its network: "
+        "{network}): the job cannot grow beyond one server.",
         "no_kv_cache": "The weights and the engine's reserve leave GPU memory for {kv_cache_tokens:,} tokens of KV "
         "cache, less than one sequence of {context_len:,}: use more GPUs per replica, a smaller weight format or "
         "shorter requests.",
@@ -102,7 +102,8 @@ WARNINGS: dict[str, dict[str, str]] = {
     "zh": {
         "indicative_price": "参考价，取自公开价格区间；最终价格以协商为准。",
         "fabric_priced_on_request": "{nodes} 台服务器需要 InfiniBand 附加项，其价格面议，未计入费用。",
-        "offload_over_pcie": "卸载（{offload}）会让优化器数据经第 {pcie_gen} 代 PCIe 传输：每步可能慢数十个百分点。",
+        "offload_over_pcie": "卸载（{offload}）会让优化器数据经第 {pcie_gen} 代 PCIe 传输"
+        "（每卡实际约 {pcie_gbs:.0f} GB/s）：每步可能慢数十个百分点。",
         "offload_slowdown": "经 PCIe 的卸载流量占每步时间的 {share:.0%}，每步时间变为 {slowdown:.2f} 倍"
         "（文章测得每步时间为 1.4-1.6 倍）。",
         "host_ram_unknown": "卸载每台服务器需要 {offload_gib:,.0f} GiB 主机内存，但该服务器的主机内存未知："
@@ -151,8 +152,8 @@ WARNINGS: dict[str, dict[str, str]] = {
         "no_stack": "gpu-sizer 启动的训练框架（DeepSpeed、FSDP/torchtitan、Megatron）都不能以 {shape}、卸载 {offload}、"
         "重计算 {recompute} 运行 {task}：这些只是估算数字，不是可启动的任务。",
         "fp8_not_launched": "这里提供的训练框架都不以 fp8 运行 {task}：按 {runs_as} 估算、计价和启动。",
-        "single_server_only": "该 SKU 没有 InfiniBand 或 RoCE 网络：作业无法扩展到一台服务器之外，"
-        "而经 10 GbE 的张量并行会比单卡还慢。",
+        "single_server_only": "{sku} 没有连接服务器的 InfiniBand 或 RoCE 网络（只有其网络：{network}）："
+        "作业无法扩展到一台服务器之外。",
         "no_kv_cache": "权重和推理引擎的预留只给 KV 缓存留下 {kv_cache_tokens:,} 个 token 的显存，"
         "不够一条 {context_len:,} token 的序列：请为每个副本使用更多 GPU、更小的权重格式或更短的请求。",
         "slo_missed": "并发 {concurrency:.1f} 时 TTFT 为 {ttft_ms:.0f} ms、TPOT 为 {tpot_ms:.1f} ms，达不到 {slo}："

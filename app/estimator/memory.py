@@ -87,6 +87,7 @@ from typing import Any
 
 from app.estimator.compute import nf4_bytes_per_param
 from app.estimator.hardware import load_gpus
+from app.estimator.interconnects import host_pcie_bytes_per_s
 from app.estimator.params import count_params, linear_shapes
 from app.estimator.specs import (
     GIB,
@@ -1095,12 +1096,13 @@ def _trap_warnings(
             )
         )
     if offload != "none" and trains:
+        pcie_gbs = host_pcie_bytes_per_s(pcie_gen) / 1e9  # data/interconnects.json pcie_host, with its source
         out.append(
             Warning_(
                 "offload_over_pcie",
-                f"Offloading ({offload}) moves optimizer traffic over PCIe gen {pcie_gen} "
-                "(~20-25 GB/s achieved per GPU on gen 4): expect the step to slow down by tens of percent.",
-                {"offload": offload, "pcie_gen": pcie_gen},
+                f"Offloading ({offload}) moves optimizer traffic over PCIe gen {pcie_gen} (~{pcie_gbs:.0f} GB/s "
+                "achieved per GPU): expect the step to slow down by tens of percent.",
+                {"offload": offload, "pcie_gen": pcie_gen, "pcie_gbs": pcie_gbs},
             )
         )
     if pp > 1 and trains and micro < 4 * pp:

@@ -199,9 +199,9 @@ def plan_warnings(
         warnings.append(
             Warning_(
                 "single_server_only",
-                f"{offer.sku_id} has no InfiniBand or RoCE fabric ({offer.intra_node_link} inside, a slow network "
-                "outside): pretraining cannot grow beyond this one server, and 10 GbE between servers would be "
-                "slower than one GPU for tensor parallel.",
+                f"{offer.sku_id} has no InfiniBand or RoCE fabric joining its servers (only its network: "
+                f"{offer.network or 'not listed'}): the job cannot grow beyond one server.",
+                {"sku": offer.sku_id, "network": offer.network or "not listed"},
             )
         )
     return warnings

@@ -286,3 +286,18 @@ def test_the_zero3_advice_shards_over_every_rank_of_a_hybrid_plan() -> None:
     assert estimate_memory(LLAMA2_13B, workload, Plan(dp=8, zero_stage=3, recompute="full"), cluster).breakdown.fits
     estimate = estimate_memory(LLAMA2_13B, workload, hybrid, cluster)
     assert [w.code for w in estimate.warnings if w.code.startswith("no_fit")] == ["no_fit"]
+
+
+def test_the_offload_warning_names_the_links_own_bandwidth() -> None:
+    """Gen 5 hosts were told "~20-25 GB/s achieved per GPU on gen 4": the figure is the card's own generation's
+    (data/interconnects.json pcie_host)."""
+    from app.estimator.interconnects import host_pcie_bytes_per_s
+
+    for gpu in ("a100-80g-sxm", "h100-80g-sxm"):
+        cluster = _cluster(gpu, ram=2048)
+        plan = Plan(dp=8, zero_stage=3, offload="optimizer")
+        warning = next(w for w in _estimate(plan=plan, cluster=cluster).warnings if w.code == "offload_over_pcie")
+        gen = cluster.gpu.pcie_gen
+        assert warning.params["pcie_gbs"] == pytest.approx(host_pcie_bytes_per_s(gen) / 1e9)
+        assert f"PCIe gen {gen} (~{host_pcie_bytes_per_s(gen) / 1e9:.0f} GB/s" in warning.message
+        assert "on gen 4" not in warning.message

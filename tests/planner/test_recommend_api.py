@@ -120,7 +120,14 @@ def test_pretraining_on_the_10gbe_a100_servers_is_flagged(client: TestClient) ->
     )
     option = result["options"][0]
     assert option["sku"]["id"] == "a100-80g-sxm-8x" and option["nodes"] == 1
-    assert "single_server_only" in {w["code"] for w in option["warnings"]}
+    warning = next(w for w in option["warnings"] if w["code"] == "single_server_only")
+    # worded from the catalog's own network, not a fixed "10 GbE" (the PCIe card SKU lists "100 Mbps BGP")
+    network = client.get("/catalog/skus").json()
+    network = next(
+        s for s in (network["items"] if isinstance(network, dict) else network) if s["id"] == "a100-80g-sxm-8x"
+    )
+    assert warning["params"] == {"sku": "a100-80g-sxm-8x", "network": network["network"]}
+    assert network["network"] in warning["message"] and "10 GbE" not in warning["message"]
 
 
 def test_options_carry_money_as_strings_and_launch_configs(client: TestClient) -> None:
