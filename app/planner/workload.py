@@ -22,6 +22,7 @@ from app.estimator.models import model_from_hf_config, model_from_params, valida
 from app.estimator.presets import get_preset
 from app.estimator.specs import Cluster, EstimatorError, ModelSpec, Plan, Warning_, Workload
 from app.planner.schemas import HardwareIn, ModelIn, WorkloadIn
+from app.planner.search import default_global_batch
 from app.schemas import mirror
 
 SessionOpener = Callable[[], Session]
@@ -108,13 +109,14 @@ def _sku_or_404(session: Session, sku_id: str) -> Sku:
 
 
 def with_global_batch(workload: Workload, plan_global: int | None, plan: Plan) -> tuple[Workload, list[Warning_]]:
-    """The workload with the global batch of a given plan: the plan's, the workload's, or one sequence per
-    data-parallel micro-batch. One that dp × micro-batch does not divide is rounded to the nearest
-    multiple (never below one), with a warning: the frameworks step on whole micro-batches."""
+    """The workload with the global batch of a given plan: the plan's, the workload's, or the default /recommend
+    sizes every plan at (search.default_global_batch), so a recommended plan estimates to the option's figures. One
+    that dp × micro-batch does not divide is rounded to the nearest multiple (never below one), with a warning: the
+    frameworks step on whole micro-batches."""
     if workload.task == "inference":
         return workload, []
     step = plan.dp * plan.micro_batch
-    global_batch = plan_global or workload.global_batch or step
+    global_batch = plan_global or workload.global_batch or default_global_batch(workload)
     warnings = []
     if global_batch % step:
         rounded = max(step, int(global_batch / step + 0.5) * step)

@@ -37,7 +37,7 @@ def test_explicit_plan_gives_memory_breakdown_and_speed(client: TestClient) -> N
     assert perf["tokens_per_s"] == pytest.approx(perf["tokens_per_s_per_gpu"] * 8)
     assert perf["gpu_hours"] == pytest.approx(perf["time_to_train_hours"] * 8)
     assert 0 < perf["mfu"] < 1
-    assert result["plan"]["global_batch"] == 16
+    assert result["plan"]["global_batch"] == 128  # the default /recommend sizes plans at (search.default_global_batch)
 
 
 def test_fsdp_names_are_zero_aliases(client: TestClient) -> None:
