@@ -95,8 +95,8 @@ def _best_plan(
     metrics.record_search(search.stats, time.perf_counter() - started)
     if search.best is None:
         if not batch_splits(model, workload, cluster, micro_batch):
-            message = _batch_split_message(workload, cluster)
-            raise InvalidInput(message, errors=[{"field": "global_batch", "message": message, "type": "value_error"}])
+            field, message = _batch_split_message(workload, cluster, micro_batch)
+            raise InvalidInput(message, errors=[{"field": field, "message": message, "type": "value_error"}])
         raise InvalidInput(_no_plan_message(model, cluster, search.closest_miss))
     best = search.best
     if workload.task != "inference":
@@ -104,11 +104,20 @@ def _best_plan(
     return workload, best.plan, best.memory, best.performance
 
 
-def _batch_split_message(workload: Workload, cluster: Cluster) -> str:
+def _batch_split_message(workload: Workload, cluster: Cluster, micro_batch: int | None) -> tuple[str, str]:
+    """(field, message) of a global batch no plan splits: the micro-batch's fault where it does not divide the
+    global batch (no data-parallel degree can help), else the GPU count's."""
     global_batch = default_global_batch(workload)
+    if micro_batch is not None and global_batch % micro_batch:
+        fits = max(d for d in range(1, min(micro_batch, global_batch) + 1) if global_batch % d == 0)
+        return "micro_batch", (
+            f"micro_batch {micro_batch} does not divide the global batch of {global_batch} sequences, so no "
+            f"data-parallel degree steps on whole micro-batches: give a micro_batch that divides {global_batch} "
+            f"(e.g. {fits}), or a global_batch that is a multiple of {micro_batch}."
+        )
     gpus = cluster.gpus
     multiple = -(-global_batch // gpus) * gpus
-    return (
+    return "global_batch", (
         f"the global batch of {global_batch} sequences does not split over {cluster.gpus} × {cluster.gpu.name}: "
         "no data-parallel degree × micro-batch divides it, with or without tensor and pipeline parallel. "
         f"Give a global_batch that {gpus} divides (e.g. {multiple}), or a GPU count that divides {global_batch}."

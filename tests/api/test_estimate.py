@@ -178,3 +178,23 @@ def test_plan_says_chunked_loss_and_activation_offload(client: TestClient) -> No
     assert base["activations"] - chunked["activations"] == pytest.approx(8192 * 128256 * 8 / 2**30, abs=0.01)
     # the layer-input checkpoints (32 x 8,192 x 4,096 x 2 bytes = 2 GiB) leave but two layers' worth on the GPU
     assert base["activations"] - offload["activations"] == pytest.approx(2 * 30 / 32, abs=0.01)
+
+
+def test_a_micro_batch_that_cannot_divide_the_global_batch_is_named(client: TestClient) -> None:
+    """micro_batch 1000 against the default 128 sequences was answered on global_batch ("give a global_batch that 8
+    divides (e.g. 128)", which 128 already is)."""
+    body = {
+        "model": {"preset": "llama-3.1-8b"},
+        "task": "full_finetune",
+        "tokens": 1e9,
+        "micro_batch": 1000,
+        "hardware": {"sku": "a100-80g-sxm-8x", "nodes": 1},
+    }
+    response = client.post("/estimate", json=body)
+    assert response.status_code == 422, response.text
+    (error,) = response.json()["errors"]
+    assert error["field"] == "micro_batch"
+    assert (
+        "micro_batch 1000 does not divide the global batch of 128" in error["message"]
+        and "e.g. 128" in error["message"]
+    )
