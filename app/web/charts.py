@@ -35,6 +35,8 @@ class MemoryBar:
     total_gib: float
     capacity_gib: float
     fits: bool
+    limit_gib: float  # what a plan may use: the capacity less the headroom (the feasibility gate's figure)
+    limit_x: float
     width: float = BAR_WIDTH
 
 
@@ -43,6 +45,7 @@ def memory_bar(memory: MemoryOut) -> MemoryBar:
     parts = memory.per_gpu_gib
     total = parts.get("total", sum(parts.get(p, 0.0) for p in MEMORY_PARTS))
     scale = BAR_WIDTH / max(memory.capacity_gib, total, 1e-9)
+    limit = memory.limit_gib if memory.limit_gib is not None else memory.capacity_gib
     x = 0.0
     segments = []
     for part in MEMORY_PARTS:
@@ -58,6 +61,8 @@ def memory_bar(memory: MemoryOut) -> MemoryBar:
         total_gib=total,
         capacity_gib=memory.capacity_gib,
         fits=memory.fits,
+        limit_gib=limit,
+        limit_x=round(limit * scale, 2),
     )
 
 

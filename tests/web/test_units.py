@@ -189,3 +189,17 @@ def test_the_front_stops_where_more_money_buys_no_meaningful_time() -> None:
     # 1 → 2 → 4 cards → 8 A100s each save over half an hour; 8 H100s would save 20 minutes for ¥70,000 more.
     assert [(p.sku, p.total_gpus) for p in kept] == [(s, g) for s, g, _, _ in seen[:4]]
     assert left_out == 3
+
+
+def test_memory_bar_marks_the_limit_the_gate_checks() -> None:
+    """A plan fits within the capacity less the 5 % headroom: the bar and the heading read the limit (75.05 GiB on
+    an 80 GB A100), not the 79 GiB capacity, beside which a plan at 76 GiB would have looked like it fits."""
+    bar = memory_bar(
+        MemoryOut(
+            per_gpu_gib={"weights": 70.0, "total": 70.0}, capacity_gib=79.0, limit_gib=75.05, fits=True, host_ram_gib=0
+        )
+    )
+    assert bar.limit_gib == 75.05
+    assert bar.limit_x == pytest.approx(75.05 / 79.0 * BAR_WIDTH, abs=0.01) and bar.limit_x < bar.capacity_x
+    unset = memory_bar(MemoryOut(per_gpu_gib={"total": 10.0}, capacity_gib=79.0, fits=True, host_ram_gib=0))
+    assert unset.limit_gib == 79.0
