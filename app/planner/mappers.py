@@ -208,6 +208,7 @@ def quote_body(option: Option | ServingOption, plan: PlanOut, workload_body: dic
         term=cost.term,
         months=cost.months if cost.months is not None else TERM_MONTHS[cost.term],
         addons=[addon.code] if addon is not None and joined_nodes(option) > 1 else [],
+        region=option.region,
         plan={key: value for key, value in plan_body.items() if value is not None},
         workload=workload_body,
     )

@@ -725,6 +725,7 @@ class QuoteBodyOut(BaseModel):
         description="The fabric add-on (e.g. infiniband-400g) when the option joins several servers over it; "
         "one priced on consultation is listed on the quote but left out of its total, as out of job_total",
     )
+    region: str | None = Field(default=None, description="The region the option was found in (its sku.region)")
     plan: dict[str, Any]
     workload: dict[str, Any]
 

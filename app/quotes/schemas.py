@@ -150,6 +150,11 @@ class QuoteCreate(RequestModel):
         description="Add-on codes offered with the SKU (e.g. infiniband-400g); one priced on consultation is "
         "listed but not added to the total. Default none.",
     )
+    region: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=64)] | None = Field(
+        default=None,
+        description="Where the servers are rented: one of the SKU's regions (an option's sku.region); default: "
+        "not chosen, the quote lists every region the SKU is offered in.",
+    )
     workload: WorkloadIn | None = Field(
         default=None, description="What the recommendation was for (kept): the workload of POST /recommend"
     )

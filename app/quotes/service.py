@@ -298,7 +298,16 @@ def _notes(
 # ---------------------------------------------------------------- snapshot
 
 
-def _sku_snapshot(sku: Sku) -> dict[str, Any]:
+def _region(sku: Sku, region: str | None) -> list[str]:
+    """The regions the quote rents in: the one chosen, which the SKU must be offered in, else every one."""
+    if region is None:
+        return list(sku.regions)
+    if region not in sku.regions:
+        raise _invalid("region", f"{sku.slug} is offered in {', '.join(sku.regions)}, not {region!r}")
+    return [region]
+
+
+def _sku_snapshot(sku: Sku, regions: list[str]) -> dict[str, Any]:
     return {
         "id": sku.slug,
         "name": sku.name,
@@ -312,7 +321,7 @@ def _sku_snapshot(sku: Sku) -> dict[str, Any]:
         "host_nvme": sku.host_nvme_tb,
         "network": sku.network,
         "inter_node_fabric": sku.inter_node_fabric,
-        "regions": list(sku.regions),
+        "regions": regions,
         "indicative_price": sku.indicative_price,
         "notes": sku.notes,
         "version": sku.version,
@@ -333,7 +342,7 @@ def _snapshot(
     currency = priced.currency
     return {
         "seller": dict(SELLER),
-        "sku": _sku_snapshot(sku),
+        "sku": _sku_snapshot(sku, _region(sku, data.region)),
         "pricing": {
             "price_id": priced.price_id,
             "effective_from": priced.price_effective_from.isoformat(),
@@ -388,6 +397,7 @@ def create_quote(
     if idempotency_key is not None and (earlier := repository.get_by_idempotency_key(session, idempotency_key)):
         return _replay(earlier, digest, idempotency_key, base_path)
     sku = _resolve_sku(session, data.sku_id)
+    _region(sku, data.region)  # refused before anything is numbered or written
     offered = _offered_addons(session, sku)
     addons = _addons(offered, sku, data.addons)  # known add-ons first: the plan check reads which are rented
     figures = check_plan(session, data) if check_plan is not None else {}

@@ -123,3 +123,21 @@ def test_a_global_batch_that_does_not_split_over_the_plans_ranks_is_refused(clie
     assert f"{10 * step + 1} sequences" in error["message"] and f"{10 * step} or {11 * step}" in error["message"]
     body["plan"]["global_batch"] = 10 * step
     assert client.post("/quotes", json={**body, "customer": CUSTOMER}).status_code == 201
+
+
+def test_an_options_quote_is_for_the_region_it_was_found_in(client: TestClient) -> None:
+    """With regions asked for, the option's quote carried no region and the printed quote listed every region the
+    SKU is offered in."""
+    found = client.post("/recommend", json={**WORKLOAD, "constraints": {"regions": ["los-angeles"]}}).json()
+    option = found["options"][0]
+    assert option["sku"]["region"] == option["quote"]["region"] == "los-angeles"
+    created = client.post("/quotes", json={**option["quote"], "customer": CUSTOMER})
+    assert created.status_code == 201, created.text
+    printed = client.get(created.json()["links"]["print"])
+    assert printed.status_code == 200
+    regions = [r for r in ("singapore", "los-angeles", "shenzhen") if r in printed.text]
+    assert regions == ["los-angeles"]
+    elsewhere = client.post("/quotes", json={**option["quote"], "region": "mars", "customer": CUSTOMER})
+    assert elsewhere.status_code == 422
+    (error,) = elsewhere.json()["errors"]
+    assert error["field"] == "region" and "not 'mars'" in error["message"]
