@@ -113,7 +113,7 @@ QUOTE = _examples(
             "term": "annual",
             "months": 12,
             "addons": ["infiniband-400g"],
-            "workload": {"model": {"preset": "llama-3-70b"}, "task": "full_finetune", "tokens": 2_000_000_000},
+            "workload": {"model": {"preset": "llama-3.1-70b"}, "task": "full_finetune", "tokens": 2_000_000_000},
             "plan": {"tp": 8, "dp": 2, "zero_stage": 3, "recompute": "selective"},
             "customer": CUSTOMER,
         },

@@ -20,10 +20,8 @@ and for LoRA/QLoRA the adapter settings. Keys come from each tool's documentatio
   training.{local_batch_size, global_batch_size, seq_len, steps, mixed_precision_param,
   mixed_precision_reduce, enable_cpu_offload}, activation_checkpoint.{mode, selective_ac_option},
   checkpoint.{initial_load_in_hf, interval}, optimizer, lr_scheduler, model.converters for float8.
-  FSDP2 has no FSDP1 `sharding_strategy`: the shard and replicate degrees say it. torchtune
-  `lora_finetune_distributed` for LoRA/QLoRA (model.lora_rank, lora_alpha, lora_dropout,
-  lora_attn_modules, apply_lora_to_mlp, quantize_base; batch_size, gradient_accumulation_steps,
-  enable_activation_checkpointing, fsdp_cpu_offload).
+  FSDP2 has no FSDP1 `sharding_strategy`: the shard and replicate degrees say it. The fsdp stack runs
+  no LoRA/QLoRA (data/stacks.json: torchtune's recipe needs a per-model config this launch did not write).
 - Megatron-LM arguments (megatron/training/arguments.py): parallel sizes, --sequence-parallel,
   --use-distributed-optimizer, recompute, batch sizes, and the architecture flags without which
   Megatron builds a GPT-2-style model: --normalization RMSNorm with the model's --norm-epsilon,
@@ -74,7 +72,6 @@ from app.estimator.vocabulary import (
     BYTES_PER_ELEMENT,
     LORA_TARGETS,
     LORA_TASKS,
-    MLP_TARGETS,
     Optimizer,
     Precision,
 )
@@ -140,7 +137,6 @@ MEGATRON_MLA_MODULES = {
     "v": ("linear_kv_down_proj", "linear_kv_up_proj"),
     "o": ("linear_proj",),
 }
-TORCHTUNE_ATTN = {"q": "q_proj", "k": "k_proj", "v": "v_proj", "o": "output_proj"}
 TORCH_DTYPE = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "fp8": "bfloat16"}
 
 
@@ -208,15 +204,6 @@ MEGATRON_SGD_MOMENTUM = 0.9  # arguments.py --sgd-momentum default; the estimate
 # - torchtitan v0.2.2 torchtitan/components/optimizer.py `build_optimizers`: {"Adam", "AdamW"}, anything else
 #   raises NotImplementedError.
 TORCHTITAN_OPTIMIZER: dict[Optimizer, str] = {"adamw": "AdamW"}
-# - torchtune recipes instantiate `optimizer._component_` by import path (torchtune/config/_instantiate.py): torch's
-#   AdamW, SGD and Adafactor (torch >= 2.5), bitsandbytes' AdamW8bit and Lion.
-TORCHTUNE_OPTIMIZER: dict[Optimizer, str] = {
-    "adamw": "torch.optim.AdamW",
-    "adamw_8bit": "bitsandbytes.optim.AdamW8bit",
-    "lion": "bitsandbytes.optim.Lion",
-    "sgd": "torch.optim.SGD",
-    "adafactor": "torch.optim.Adafactor",
-}
 
 # Megatron-LM examples/llama/train_llama3_8b_h100_fp8.sh: FP8 through Transformer Engine (the default
 # --transformer-impl) in a --bf16 run, E4M3 forward / E5M2 backward ("hybrid") with delayed scaling over a
@@ -542,12 +529,6 @@ def _deepspeed_notes(job: Job, gather: bool) -> list[str]:
 
 def _fsdp(job: Job) -> dict[str, Any]:
     model, workload, plan = job.model, job.workload, job.plan
-    if workload.task in LORA_TASKS:
-        return {
-            "command": job.torchrun("-m torchtune._cli.tune run lora_finetune_distributed"),
-            **job.world(),
-            "torchtune": _torchtune(workload, plan, job.global_batch),
-        }
     return {
         "command": job.torchrun("-m torchtitan.train --job.config_file train.toml"),
         **job.world(),
@@ -557,33 +538,6 @@ def _fsdp(job: Job) -> dict[str, Any]:
             "model.hf_assets_path; register the dataset at training.dataset_path.",
         ],
     }
-
-
-def _torchtune(workload: Workload, plan: Plan, global_batch: int) -> dict[str, Any]:
-    lora = _lora(workload)
-    attention = [TORCHTUNE_ATTN[t] for t in ATTENTION_TARGETS if t in lora.targets]
-    return {
-        "model": {
-            "lora_attn_modules": attention,
-            "apply_lora_to_mlp": bool(set(MLP_TARGETS) & set(lora.targets)),
-            "apply_lora_to_output": False,
-            "lora_rank": lora.rank,
-            "lora_alpha": _alpha(lora),
-            "lora_dropout": lora.dropout,
-            "quantize_base": workload.task == "qlora",
-        },
-        "batch_size": plan.micro_batch,
-        "gradient_accumulation_steps": accumulation_steps(plan, global_batch),
-        "enable_activation_checkpointing": plan.recompute == "full",
-        "fsdp_cpu_offload": plan.offload != "none",
-        "dtype": "bf16" if workload.precision in BF16_RUN_PRECISIONS else workload.precision,
-        "optimizer": _torchtune_optimizer(workload),
-    }
-
-
-def _torchtune_optimizer(workload: Workload) -> dict[str, Any]:
-    params = {k: v for k, v in _optimizer_params(workload).items() if k != "betas" or workload.optimizer != "lion"}
-    return {"_component_": TORCHTUNE_OPTIMIZER[workload.optimizer], **params}
 
 
 def torchtitan_config(
@@ -1051,12 +1005,13 @@ def _megatron_notes(model: ModelSpec, workload: Workload, global_batch: int) -> 
 
 def optimizer_name(stack: Stack, workload: Workload, plan: Plan) -> str | None:
     """The stack's name for the optimizer the estimate sized, None where the stack cannot run it: torchtitan has
-    AdamW only, Megatron-LM AdamW and SGD; under ZeRO-Offload the optimizer must step on the CPU."""
+    AdamW only (and the fsdp stack runs no LoRA/QLoRA), Megatron-LM AdamW and SGD; under ZeRO-Offload the optimizer
+    must step on the CPU."""
     optimizer = workload.optimizer
     if stack == "megatron":
         return MEGATRON_OPTIMIZER.get(optimizer)
     if stack == "fsdp":
-        return (TORCHTUNE_OPTIMIZER if workload.task in LORA_TASKS else TORCHTITAN_OPTIMIZER).get(optimizer)
+        return None if workload.task in LORA_TASKS else TORCHTITAN_OPTIMIZER.get(optimizer)
     if plan.offload != "none":
         return DEEPSPEED_OPTIMIZER.get(optimizer)
     return trainer_optim(workload, plan)

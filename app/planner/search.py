@@ -598,7 +598,7 @@ def _runnable_levels(
     """Per ZeRO stage, the (offload, recompute) pairs some stack runs at this shape. The support
     matrix reads the task and which degrees exceed 1, so the answer is remembered by those."""
     parallel = (shape.dp > 1, shape.tp > 1, shape.pp > 1, shape.cp > 1, shape.ep > 1, shape.hybrid)
-    allowed = model_stacks(model, workload.task, shape.tp)
+    allowed = model_stacks(model, workload.task, shape.tp, shape.pp, shape.cp)
     return _runnable_by_kind(
         workload.task, parallel, recomputes, host_ram_known, allowed, workload.optimizer, workload.precision
     )

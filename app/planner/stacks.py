@@ -4,7 +4,7 @@ Three stacks, each a row of what it runs, with its sources, in data/stacks.json 
 shows the matrix as a table):
 
 - `deepspeed`: DeepSpeed ZeRO under the Hugging Face Trainer / accelerate, PEFT for LoRA/QLoRA.
-- `fsdp`: torchrun + FSDP2 (torchtitan for full training, torchtune for LoRA/QLoRA).
+- `fsdp`: torchrun + torchtitan (FSDP2), full training of the models torchtitan registers; no LoRA/QLoRA.
 - `megatron`: Megatron-LM / Megatron-Core; model-parallel LoRA through Megatron-Bridge's PEFT recipes.
 """
 
@@ -60,6 +60,7 @@ class Row:
     families: frozenset[str | None] | None = None  # config.json model_types it builds; None: every family
     lora_families: frozenset[str | None] | None = None  # the same for LoRA/QLoRA; None: as `families`
     flavors: tuple[Flavor, ...] = ()  # torchtitan's [model] name and flavor per implemented shape
+    cp_attention: frozenset[str] | None = None  # a flavor's attention types context parallel runs with; None: any
     tp_divides: tuple[str, ...] = ()  # ModelSpec counts tensor parallel must divide ("heads", "kv_heads")
     optimizers: frozenset[str] = frozenset(OPTIMIZERS)  # Workload.optimizer values its training loop runs
     lora_optimizers: frozenset[str] | None = None  # the same for LoRA/QLoRA; None: as `optimizers`
@@ -72,7 +73,10 @@ class Row:
 
 @dataclass(frozen=True, slots=True)
 class Flavor:
-    """One model a stack implements by name and flavor (torchtitan's model registry), matched on its shape."""
+    """One model a stack implements by name and flavor (torchtitan's model registry), matched on the whole shape its
+    checkpoint and forward pass have (a checkpoint of another vocabulary or FFN width does not load; another RoPE
+    trains a shifted model), with what its model runs: pipelining (the TrainSpec's pipelining_fn) and its
+    attention (attn_type, which decides context parallel)."""
 
     family: str
     name: str
@@ -81,11 +85,21 @@ class Flavor:
     hidden: int
     heads: int
     kv_heads: int | None  # None: not matched (MLA has no key/value heads)
+    ffn: int
+    vocab: int
+    experts: int
+    expert_ffn: int | None
+    rope_theta: float
+    rope_scaling: tuple[str, float] | None  # (rope_type, factor) as config.json states it; None: unscaled
+    attention: str  # attn_type: "sdpa" or "flex"
+    pipeline: bool
 
     def matches(self, model: ModelSpec) -> bool:
-        shape = (model.family, model.layers, model.hidden, model.heads)
         kv = self.kv_heads is None or self.kv_heads == model.kv_heads
-        return kv and shape == (self.family, self.layers, self.hidden, self.heads)
+        shape = (model.family, model.layers, model.hidden, model.heads, model.ffn, model.vocab)
+        moe_rope = (model.experts, model.expert_ffn, model.rope_theta, model.rope_scaling)
+        mine = (self.family, self.layers, self.hidden, self.heads, self.ffn, self.vocab)
+        return kv and shape == mine and moe_rope == (self.experts, self.expert_ffn, self.rope_theta, self.rope_scaling)
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +131,8 @@ def _row(entry: dict[str, Any]) -> Row:
         raise ValueError(f"data/stacks.json: offload {sorted(offload)} or recompute {sorted(recompute)} unknown")
     entry = {key: value for key, value in entry.items() if not key.endswith("_source")}
     families = {key: None if entry[key] is None else frozenset(entry[key]) for key in ("families", "lora_families")}
-    flavors = tuple(Flavor(**flavor) for flavor in entry["flavors"])
+    flavors = tuple(_flavor(flavor) for flavor in entry["flavors"])
+    cp_attention = entry["cp_attention"]
     optimizers = {key: _names(entry, key) for key in ("optimizers", "lora_optimizers", "offload_optimizers")}
     need_fsdp = entry["tp_pp_need_fsdp"]
     recipes = tuple(Recipe(item["recipe"], tuple(item["hf_repos"])) for item in entry["peft_recipes"])
@@ -130,6 +145,7 @@ def _row(entry: dict[str, Any]) -> Row:
             "peft_recipes": recipes,
             "fp8": frozenset(entry["fp8"]),
             "flavors": flavors,
+            "cp_attention": None if cp_attention is None else frozenset(cp_attention),
             "tp_divides": tuple(entry["tp_divides"]),
             "zero": zero,
             "offload": offload,
@@ -137,6 +153,11 @@ def _row(entry: dict[str, Any]) -> Row:
             "lora_recompute": lora_recompute,
         }
     )
+
+
+def _flavor(entry: dict[str, Any]) -> Flavor:
+    scaling = entry["rope_scaling"]
+    return Flavor(**{**entry, "rope_scaling": None if scaling is None else (str(scaling[0]), float(scaling[1]))})
 
 
 def _matrix() -> dict[Stack, Row]:
@@ -253,24 +274,32 @@ def peft_recipe(stack: Stack, model: ModelSpec) -> Recipe | None:
     return next((entry for entry in MATRIX[stack].peft_recipes if entry.matches(model)), None)
 
 
-def builds(stack: Stack, model: ModelSpec, task: Task, tp: int = 1) -> bool:
-    """Whether `stack` builds this model for this task at tensor parallel `tp` (data/stacks.json families,
-    flavors, PEFT recipes and tp_divides)."""
+def builds(stack: Stack, model: ModelSpec, task: Task, tp: int = 1, pp: int = 1, cp: int = 1) -> bool:
+    """Whether `stack` builds this model for this task at tensor, pipeline and context parallel `tp`, `pp`, `cp`
+    (data/stacks.json families, flavors with their pipelining and attention, PEFT recipes and tp_divides)."""
     row = MATRIX[stack]
     lora = task in LORA_TASKS
     families = row.lora_families if lora and row.lora_families is not None else row.families
     if families is not None and model.family not in families:
         return False
-    if row.flavors and not lora and flavor(stack, model) is None:
+    if row.flavors and not lora and not _flavor_runs(row, flavor(stack, model), pp, cp):
         return False
     if row.peft_recipes and lora and peft_recipe(stack, model) is None:
         return False
     return all(_tp_count(model, count) % tp == 0 for count in row.tp_divides)
 
 
-def model_stacks(model: ModelSpec, task: Task, tp: int = 1) -> frozenset[Stack]:
-    """The stacks that build this model for this task at tensor parallel `tp`."""
-    return frozenset(stack for stack in STACKS if builds(stack, model, task, tp))
+def _flavor_runs(row: Row, entry: Flavor | None, pp: int, cp: int) -> bool:
+    """Whether the registered model runs pipeline `pp` and context parallel `cp`: a pipeline needs the model's
+    pipelining_fn, context parallel an attention the row lists (`cp_attention`)."""
+    if entry is None or (pp > 1 and not entry.pipeline):
+        return False
+    return cp == 1 or row.cp_attention is None or entry.attention in row.cp_attention
+
+
+def model_stacks(model: ModelSpec, task: Task, tp: int = 1, pp: int = 1, cp: int = 1) -> frozenset[Stack]:
+    """The stacks that build this model for this task at tensor, pipeline and context parallel `tp`, `pp`, `cp`."""
+    return frozenset(stack for stack in STACKS if builds(stack, model, task, tp, pp, cp))
 
 
 def fp32_main_grads(stack: Stack, workload: Workload) -> bool:
@@ -303,10 +332,9 @@ def host_load(stack: Stack, workload: Workload, plan: Plan) -> HostLoad:
     huggingface/transformers src/transformers/modeling_utils.py `_load_state_dict_into_meta_model` at commit
     040ba146759afc625c77f49d04982bb54873995f (the 4.48 line), unchanged in later 4.x releases.
     So each rank of the node holds the whole 4-bit model until deepspeed.initialize partitions it: "every_rank".
-    Under FSDP with cpu_ram_efficient_loading only local rank 0 would ("local_rank_0"), but the fsdp stack here does
-    not load QLoRA through transformers: torchtune's recipe reads the checkpoint with its own loader and quantises
-    the shards itself (quantize_base), not modelled here; DeepSpeed runs, and is preferred for (PREFERENCE), every
-    data-parallel QLoRA plan but SGD with offload. Everything else is built sharded or loaded onto the GPUs: "none"."""
+    Under FSDP with cpu_ram_efficient_loading only local rank 0 would ("local_rank_0"), but the fsdp stack runs no
+    LoRA/QLoRA (data/stacks.json: torchtune's recipe, whose every rank loads the whole checkpoint, is not launched).
+    Everything else is built sharded or loaded onto the GPUs: "none"."""
     if stack == "deepspeed" and workload.task == "qlora" and plan.zero_stage == 3:
         return "every_rank"
     return "none"
@@ -335,7 +363,7 @@ def _candidates(workload: Workload, plan: Plan, allowed: frozenset[Stack] | None
 
 
 def _allowed(model: ModelSpec | None, workload: Workload, plan: Plan) -> frozenset[Stack] | None:
-    return None if model is None else model_stacks(model, workload.task, plan.tp)
+    return None if model is None else model_stacks(model, workload.task, plan.tp, plan.pp, plan.cp)
 
 
 def stack_for(workload: Workload, plan: Plan, model: ModelSpec | None = None) -> Stack | None:

@@ -123,7 +123,7 @@ class QuoteCreate(RequestModel):
                     "term": "annual",
                     "months": 12,
                     "addons": ["infiniband-400g"],
-                    "workload": {"model": {"preset": "llama-3-70b"}, "task": "full_finetune", "seq_len": 1024},
+                    "workload": {"model": {"preset": "llama-3.1-70b"}, "task": "full_finetune", "seq_len": 1024},
                     "plan": {"tp": 8, "dp": 2, "zero_stage": 3},
                     "customer": {"name": "Li Wei", "company": "深圳算力科技", "email": "li.wei@example.com"},
                 }
