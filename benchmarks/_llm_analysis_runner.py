@@ -1,6 +1,7 @@
 """Runs inside .peers-venv (never imports the product). Reads one JSON request on stdin, prints one JSON line.
 
-Request: {"mode": "memory" | "speed", "cases": [case, ...], "seconds": float}
+Request: {"mode": "memory" | "speed", "cases": [case, ...], "seconds": float}, or {"mode": "slices", "cases"}
+on its own line followed by one line per timed slice, each the seconds to run (`_slices`)
 case: {"id", "kind": "training" | "inference", "layers", "heads", "kv_heads", "hidden", "ffn", "vocab", "gated",
        "experts", "top_k", "gpu_mem_gb", "tp", "pp", "dp", "batch", "seq", "recompute": 0|1|2, "zero": 0..3,
        "flash": bool, "generate": int}
@@ -89,12 +90,15 @@ def _runs(case: dict) -> bool:
 
 
 def _speed(cases: list, seconds: float) -> dict:
-    cases = [case for case in cases if _runs(case)]
+    return _timed([case for case in cases if _runs(case)], seconds)
+
+
+def _timed(cases: list, seconds: float) -> dict:
+    """Evaluations of `cases` (all valid), cycled for `seconds`, the clock read after each."""
     count, start, cpu = 0, time.perf_counter(), time.process_time()
     while time.perf_counter() - start < seconds:
-        for case in cases:
-            _training_total(case)
-            count += 1
+        _training_total(cases[count % len(cases)])
+        count += 1
     elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
     return {
         "evaluations": count,
@@ -105,8 +109,20 @@ def _speed(cases: list, seconds: float) -> dict:
     }
 
 
+def _slices(cases: list) -> None:
+    """Timed slices on demand: one line with the seconds in, one JSON line out, until end of input (the caller
+    alternates them with its own, so both sides meet the same moments of a shared machine)."""
+    cases = [case for case in cases if _runs(case)]
+    print(json.dumps({"cases": len(cases)}), flush=True)
+    for line in sys.stdin:
+        print(json.dumps(_timed(cases, float(line))), flush=True)
+
+
 def main() -> None:
-    request = json.loads(sys.stdin.read())
+    request = json.loads(sys.stdin.readline())
+    if request["mode"] == "slices":
+        _slices(request["cases"])
+        return
     if request["mode"] == "memory":
         result = _memory(request["cases"])
     else:

@@ -39,3 +39,38 @@ def run_llm_analysis(request: dict[str, Any]) -> dict[str, Any]:
     if completed.returncode != 0:
         raise RuntimeError(f"llm-analysis runner failed:\n{completed.stderr[-2000:]}")
     return json.loads(completed.stdout.strip().splitlines()[-1])
+
+
+class LlmAnalysisSlices:
+    """llm-analysis's LLMAnalysis.training() timed in slices on demand, in one subprocess kept open: a benchmark
+    alternates its own slices with these, so both sides meet the same moments of a shared machine."""
+
+    def __init__(self, cases: list[dict[str, Any]]) -> None:
+        self._process = subprocess.Popen(
+            [str(peers_python()), str(RUNNER)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+        self._send(json.dumps({"mode": "slices", "cases": cases}))
+        self.cases = int(self._receive()["cases"])
+
+    def run(self, seconds: float) -> dict[str, Any]:
+        """One slice: {"evaluations", "seconds", "per_second", "per_cpu_second"}."""
+        self._send(str(seconds))
+        return self._receive()
+
+    def close(self) -> None:
+        if self._process.stdin is not None:
+            self._process.stdin.close()
+        self._process.wait(timeout=30)
+
+    def _send(self, line: str) -> None:
+        assert self._process.stdin is not None
+        self._process.stdin.write(line + "\n")
+        self._process.stdin.flush()
+
+    def _receive(self) -> dict[str, Any]:
+        assert self._process.stdout is not None
+        line = self._process.stdout.readline()
+        if not line:
+            raise RuntimeError("llm-analysis runner stopped")
+        answer: dict[str, Any] = json.loads(line)
+        return answer
