@@ -1473,7 +1473,7 @@ def _breakdown(ctx: _Ctx, plan: Plan, cluster: Cluster, split: tuple[int, int, s
         total = weights + grads + optim + activations + kv + other
         if not worst or total > worst[0]:
             worst = (total, weights, grads, optim, activations, kv, other, host + host_activations)
-    _, weights, grads, optim, activations, kv, other, host_per_gpu = worst
+    total, weights, grads, optim, activations, kv, other, host_per_gpu = worst
     gpus_on_node = dp * plan.tp * plan.pp * plan.cp
     if gpus_on_node > cluster.gpus_per_node:
         gpus_on_node = cluster.gpus_per_node
@@ -1482,9 +1482,10 @@ def _breakdown(ctx: _Ctx, plan: Plan, cluster: Cluster, split: tuple[int, int, s
     ram = cluster.host_ram_gib
     host_limit = None if ram is None else _host_limit(ram, cluster.gpus_per_node)
     copies = 0 if plan.host_load == "none" else gpus_on_node if plan.host_load == "every_rank" else 1
-    # positional: weights, gradients, optimizer, activations, kv_cache, other, capacity, host_ram, limit, host limit,
-    # host load, its copies
+    # positional: total, weights, gradients, optimizer, activations, kv_cache, other, capacity, host_ram, limit,
+    # host limit, host load, its copies
     return MemoryBreakdown(
+        total,
         weights,
         grads,
         optim,

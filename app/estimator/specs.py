@@ -288,6 +288,7 @@ class Warning_:
 class MemoryBreakdown:
     """Per-GPU memory in bytes (worst pipeline stage); the API converts to GiB."""
 
+    total: float  # the six parts below, summed once by the estimate (memory._breakdown), read by every gate
     weights: float
     gradients: float
     optimizer: float
@@ -302,10 +303,6 @@ class MemoryBreakdown:
     # loaded, before ZeRO-3 shards it and before anything is offloaded
     host_load: float = 0.0
     host_load_copies: int = 0
-
-    @property
-    def total(self) -> float:
-        return self.weights + self.gradients + self.optimizer + self.activations + self.kv_cache + self.other
 
     @property
     def host_peak(self) -> float:
