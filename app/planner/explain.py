@@ -170,7 +170,9 @@ def plan_warnings(
                 {"share": offload / step, "slowdown": step / (step - offload)},
             )
         )
-    if model.is_moe and plan.ep == 1 and workload.task != "inference":
+    # ZeRO-3 / FSDP over several ranks shards the experts and gathers them block by block: not resident
+    sharded = plan.zero_stage == 3 and plan.dp * plan.cp > 1
+    if model.is_moe and plan.ep == 1 and workload.task != "inference" and not sharded:
         warnings.append(
             Warning_(
                 "moe_experts_resident",

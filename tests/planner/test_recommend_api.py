@@ -282,3 +282,17 @@ def test_an_unknown_gpu_type_is_422_listing_the_catalogs(client: TestClient, db:
         allowed = [gpu.slug for gpu in list_gpu_types(db)]
         assert allowed and error["params"] == {"unknown": ["h300"], "allowed": allowed}
         assert all(gpu in error["message"] for gpu in ["h300", *allowed])
+
+
+def test_experts_sharded_by_zero3_are_not_called_resident(client: TestClient) -> None:
+    """ZeRO-3 / FSDP over several ranks shards the experts and gathers them block by block: "every MoE expert is
+    resident on each GPU" was said of such plans too (Mixtral LoRA, ZeRO-3 on 4 cards)."""
+    found = _recommend(client, model={"preset": "mixtral-8x7b"}, task="lora", tokens=1e8, constraints={"limit": 20})
+    options = found["options"] + found["near_misses"]
+    sharded = [o for o in options if o["plan"]["zero_stage"] == 3 and o["plan"]["dp"] > 1]
+    assert sharded
+    for option in sharded:
+        assert "moe_experts_resident" not in {w["code"] for w in option["warnings"]}
+    whole = [o for o in options if o["plan"]["zero_stage"] < 3 and o["plan"]["ep"] == 1]
+    for option in whole:
+        assert "moe_experts_resident" in {w["code"] for w in option["warnings"]}
