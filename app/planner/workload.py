@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session
 
 from app.catalog import repository as catalog_repository
 from app.catalog.models import Sku
+from app.catalog.service import joining_fabric
 from app.errors import InvalidInput, NotFound
 from app.estimator.clusters import CatalogServer, HardwareAsked, gpu_cluster, server_cluster
 from app.estimator.hardware import get_gpu
@@ -97,8 +98,15 @@ def resolve_cluster(hardware: HardwareIn, open_session: SessionOpener) -> tuple[
                 f"{asked.nodes} servers: quote a server SKU for more"
             )
             raise InvalidInput(message, errors=[{"field": "hardware.nodes", "message": message, "type": "value_error"}])
-        server = mirror(CatalogServer, sku, name=sku.slug)
-        return server_cluster(get_gpu(sku.gpu_type.slug), server, asked)
+        joined = joining_fabric(sku, catalog_repository.addons_for_sku(session, sku.id))
+        server = mirror(CatalogServer, sku, name=sku.slug, inter_node_fabric=joined)
+        cluster, notes = server_cluster(get_gpu(sku.gpu_type.slug), server, asked)
+        if (asked.nodes or 1) > 1 and joined is None:
+            notes.append(
+                f"{sku.slug} is rented one server per job: no inter-node fabric joins its servers, so POST /quotes "
+                "refuses a plan across them (quantity_one_server); this estimate is what its plain network would do"
+            )
+        return cluster, notes
 
 
 def _sku_or_404(session: Session, sku_id: str) -> Sku:

@@ -35,6 +35,31 @@ def test_a_catalog_sku_over_two_nodes_uses_the_catalogs_network(client: TestClie
     assert _gpus(result) == 16
     assert any("10 Gbps BGP" in a and "TCP" in a for a in result["assumptions"])
     assert "ethernet_fabric" in {w["code"] for w in result["warnings"]}
+    # what the quote would say: the catalog rents this SKU one server per job (it answered fits, silently)
+    assert any("rented one server per job" in a and "quantity_one_server" in a for a in result["assumptions"])
+
+
+def test_a_retired_fabric_add_on_estimates_the_plain_network(db) -> None:
+    """h100-80g-sxm-8x sells its InfiniBand as an add-on: retired, two servers are estimated over their plain
+    network (they were estimated over InfiniBand) and said to be rented one per job."""
+    from contextlib import nullcontext
+
+    from app.catalog.repository import get_addon, get_sku_by_slug
+    from app.planner.schemas import HardwareIn
+    from app.planner.workload import resolve_cluster
+
+    sku = get_sku_by_slug(db, "h100-80g-sxm-8x")
+    assert sku is not None
+    addon = get_addon(db, sku.id, "infiniband-400g")
+    assert addon is not None
+    hardware = HardwareIn(sku="h100-80g-sxm-8x", nodes=2)
+    joined, _notes = resolve_cluster(hardware, lambda: nullcontext(db))
+    assert joined.inter_node_fabric == "ib-ndr-400"
+    addon.status = "retired"
+    db.flush()
+    plain, notes = resolve_cluster(hardware, lambda: nullcontext(db))
+    assert plain.inter_node_fabric != "ib-ndr-400" and plain.inter_node_gbps < joined.inter_node_gbps
+    assert any("rented one server per job" in note for note in notes)
 
 
 def test_a_gpu_type_and_a_node_count_mean_whole_usual_servers(client: TestClient) -> None:
