@@ -29,7 +29,7 @@ from app.estimator.memory import (
 )
 from app.estimator.performance import PerformanceEstimate, estimate_performance
 from app.estimator.serving import check_fits
-from app.estimator.specs import EstimatorError
+from app.estimator.specs import GIB, EstimatorError
 from app.estimator.vocabulary import TERM_MONTHS
 from app.planner.mappers import memory_out, performance_out
 from app.planner.offers import DAYS_PER_BILLED_MONTH, billed_months
@@ -52,6 +52,13 @@ if TYPE_CHECKING:
     from app.quotes.schemas import QuoteCreate
 
 DEGREES = ("dp", "tp", "pp", "cp")
+
+
+def _plan_refusal(code: str, message: str, params: dict[str, Any]) -> InvalidInput:
+    """A 422 on `plan` for a plan the SKU cannot run, with a code and the figures its message names (GiB per GPU, or
+    per node for host RAM), as the quantity and months refusals carry theirs."""
+    error = {"field": "plan", "message": message, "type": code, "params": params}
+    return InvalidInput(f"plan: {message}", errors=[error])
 
 
 def _invalid(field: str, message: str) -> InvalidInput:
@@ -257,16 +264,29 @@ def _check_fits(
     except EstimatorError as error:
         raise _invalid("plan", str(error)) from error
     breakdown = memory.breakdown
+    host = {"sku": sku_id, "host_gib": breakdown.host_peak / GIB, "loading": breakdown.load_binds}
     if not breakdown.host_fits and cluster.host_ram_gib is None:
         # first: nothing about the plan can be settled on a server whose host RAM is not known, stack included
-        raise _invalid("plan", f"cannot be checked on {sku_id}: {host_ram_unknown_message(breakdown)}")
+        text = f"cannot be checked on {sku_id}: {host_ram_unknown_message(breakdown)}"
+        raise _plan_refusal("plan_host_ram_unknown", text, host)
     no_stack = no_stack_warning(work, held, model)
     if no_stack is not None:
-        raise _invalid("plan", f"cannot be quoted on {sku_id}: {no_stack.message}")
+        raise _plan_refusal("plan_no_stack", f"cannot be quoted on {sku_id}: {no_stack.message}", no_stack.params)
     if not breakdown.gpu_fits:
-        raise _invalid("plan", f"does not fit {sku_id}: {gpu_memory_message(breakdown)}")
+        limit = breakdown.capacity if breakdown.limit is None else breakdown.limit
+        figures = {
+            "needed_gib": breakdown.total / GIB,
+            "limit_gib": limit / GIB,
+            "capacity_gib": breakdown.capacity / GIB,
+        }
+        text = f"does not fit {sku_id}: {gpu_memory_message(breakdown)}"
+        raise _plan_refusal("plan_gpu_memory", text, {"sku": sku_id} | figures)
     if not breakdown.host_fits and cluster.host_ram_gib is not None:
-        raise _invalid("plan", f"does not fit {sku_id}: {host_ram_message(breakdown, cluster.host_ram_gib)}")
+        text = f"does not fit {sku_id}: {host_ram_message(breakdown, cluster.host_ram_gib)}"
+        limit_gib = (breakdown.host_ram_limit or 0.0) / GIB
+        raise _plan_refusal(
+            "plan_host_ram", text, host | {"host_ram_gib": cluster.host_ram_gib, "limit_gib": limit_gib}
+        )
     performance = estimate_performance(model, work, held, as_rented(cluster))
     return PlanCheck(estimate_figures(memory, performance), performance.performance.time_to_train_hours)
 

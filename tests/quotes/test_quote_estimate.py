@@ -143,3 +143,28 @@ def test_a_plan_on_a_server_whose_host_ram_is_unknown_says_so_first(client: Test
     assert error["field"] == "plan"
     assert error["message"].startswith("cannot be checked on a100-40g-pcie-card: Offload needs ")
     assert "host RAM is not known" in error["message"] and "No training stack" not in error["message"]
+    assert error["type"] == "plan_host_ram_unknown" and error["params"]["host_gib"] > 0
+
+
+def _plan_error(client: TestClient, body: dict) -> dict:
+    response = client.post("/quotes", json={**body, "customer": CUSTOMER})
+    assert response.status_code == 422, response.text
+    (error,) = response.json()["errors"]
+    assert error["field"] == "plan"
+    return error
+
+
+def test_a_plan_the_sku_cannot_run_is_refused_with_a_code_and_its_figures(client: TestClient) -> None:
+    """The quantity and months refusals carry a code and their figures for a sales tool; a plan over the card's
+    memory, or one no stack runs, was a bare value_error with the figures in its text only."""
+    body = {"model": {"preset": "llama-3.1-70b"}, "task": "full_finetune", "tokens": 1e9}
+    option = client.post("/recommend", json=body).json()["options"][0]
+    quote = option["quote"]
+    plan = quote["plan"]
+    whole = plan["global_batch"] // plan["dp"]  # the whole batch in one micro-batch, nothing recomputed
+    error = _plan_error(client, {**quote, "plan": {**plan, "micro_batch": whole, "recompute": "none"}})
+    assert error["type"] == "plan_gpu_memory"
+    params = error["params"]
+    assert params["sku"] == quote["sku_id"] and params["needed_gib"] > params["limit_gib"]
+    assert params["limit_gib"] == pytest.approx(0.95 * params["capacity_gib"], rel=1e-6)
+    assert f"{params['needed_gib']:.1f} GiB" in error["message"]
