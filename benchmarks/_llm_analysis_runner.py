@@ -1,7 +1,7 @@
 """Runs inside .peers-venv (never imports the product). Reads one JSON request on stdin, prints one JSON line.
 
-Request: {"mode": "memory" | "speed", "cases": [case, ...], "seconds": float}, or {"mode": "slices", "cases"}
-on its own line followed by one line per timed slice, each the seconds to run (`_slices`)
+Request: {"mode": "memory", "cases": [case, ...]}, or {"mode": "slices", "cases"} on its own line followed by
+one line per timed slice, each the seconds to run (`_slices`)
 case: {"id", "kind": "training" | "inference", "layers", "heads", "kv_heads", "hidden", "ffn", "vocab", "gated",
        "experts", "top_k", "gpu_mem_gb", "tp", "pp", "dp", "batch", "seq", "recompute": 0|1|2, "zero": 0..3,
        "flash": bool, "generate": int}
@@ -89,24 +89,14 @@ def _runs(case: dict) -> bool:
         return False
 
 
-def _speed(cases: list, seconds: float) -> dict:
-    return _timed([case for case in cases if _runs(case)], seconds)
-
-
 def _timed(cases: list, seconds: float) -> dict:
     """Evaluations of `cases` (all valid), cycled for `seconds`, the clock read after each."""
-    count, start, cpu = 0, time.perf_counter(), time.process_time()
+    count, start = 0, time.perf_counter()
     while time.perf_counter() - start < seconds:
         _training_total(cases[count % len(cases)])
         count += 1
-    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
-    return {
-        "evaluations": count,
-        "seconds": elapsed,
-        "per_second": count / elapsed,
-        "per_cpu_second": count / cpu,  # its own CPU time: independent of how busy the machine is
-        "cases": len(cases),
-    }
+    elapsed = time.perf_counter() - start
+    return {"evaluations": count, "seconds": elapsed, "per_second": count / elapsed}
 
 
 def _slices(cases: list) -> None:
@@ -123,11 +113,7 @@ def main() -> None:
     if request["mode"] == "slices":
         _slices(request["cases"])
         return
-    if request["mode"] == "memory":
-        result = _memory(request["cases"])
-    else:
-        result = _speed(request["cases"], float(request.get("seconds", 3.0)))
-    print(json.dumps(result))
+    print(json.dumps(_memory(request["cases"])))
 
 
 if __name__ == "__main__":

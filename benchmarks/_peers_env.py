@@ -53,7 +53,7 @@ class LlmAnalysisSlices:
         self.cases = int(self._receive()["cases"])
 
     def run(self, seconds: float) -> dict[str, Any]:
-        """One slice: {"evaluations", "seconds", "per_second", "per_cpu_second"}."""
+        """One slice: {"evaluations", "seconds", "per_second"}."""
         self._send(str(seconds))
         return self._receive()
 

@@ -92,25 +92,25 @@ def first_pass(mix: list[Scenario]) -> float:
     return time.process_time() - cpu
 
 
-def measure_ours(mix: list[Scenario], seconds: float) -> tuple[int, float, float]:
-    """(evaluations, wall seconds, CPU seconds) of estimate_memory over the mix, repeated for `seconds`."""
-    count, wall, cpu = 0, time.perf_counter(), time.process_time()
+def measure_ours(mix: list[Scenario], seconds: float) -> tuple[int, float]:
+    """(evaluations, wall seconds) of estimate_memory over the mix, repeated for `seconds`."""
+    count, wall = 0, time.perf_counter()
     while time.perf_counter() - wall < seconds:
         for model, workload, plan, cluster in mix:
             estimate_memory(model, workload, plan, cluster)
         count += len(mix)
-    return count, time.perf_counter() - wall, time.process_time() - cpu
+    return count, time.perf_counter() - wall
 
 
-def measure_both(mix: list[Scenario], seconds: float) -> tuple[int, float, float]:
-    """(evaluations, wall seconds, CPU seconds) of estimate_memory + estimate_performance (ranges and goodput)."""
-    count, wall, cpu = 0, time.perf_counter(), time.process_time()
+def measure_both(mix: list[Scenario], seconds: float) -> tuple[int, float]:
+    """(evaluations, wall seconds) of estimate_memory + estimate_performance (ranges and goodput)."""
+    count, wall = 0, time.perf_counter()
     while time.perf_counter() - wall < seconds:
         for model, workload, plan, cluster in mix:
             estimate_memory(model, workload, plan, cluster)
             estimate_performance(model, workload, plan, cluster)
         count += len(mix)
-    return count, time.perf_counter() - wall, time.process_time() - cpu
+    return count, time.perf_counter() - wall
 
 
 def to_llm_analysis(scenario: Scenario, index: int) -> dict:
@@ -159,8 +159,8 @@ def main() -> None:
     rounds, totals = [], [0.0] * 6
     try:
         for _ in range(args.pairs):
-            count, wall, _cpu = measure_ours(mix, args.slice)
-            both, both_wall, _both_cpu = measure_both(mix, args.slice)
+            count, wall = measure_ours(mix, args.slice)
+            both, both_wall = measure_both(mix, args.slice)
             peer = theirs.run(args.slice)
             rate = peer["per_second"]
             rounds.append((count / wall / rate, both / both_wall / rate))

@@ -1532,9 +1532,7 @@ def memory_breakdown(model: ModelSpec, workload: Workload, plan: Plan, cluster: 
 
 def estimate_memory(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster) -> MemoryEstimate:
     """Per-GPU memory of `plan` (worst pipeline stage), with named traps and the assumptions used."""
-    ctx = _context(model, workload)  # as _checked_context, inline: this runs for every plan a search keeps
-    if not _plan_is_clean(model, workload, plan, cluster):
-        validate_plan(model, workload, plan, cluster)
+    ctx = _checked_context(model, workload, plan, cluster)
     breakdown = _breakdown(ctx, plan, cluster, (plan.dp, plan.zero_stage, plan.offload))
     # no trap can apply to a plan without pipeline, offload or a tp that splits kv heads or crosses a node
     tp = plan.tp
@@ -1559,8 +1557,8 @@ def estimate_memory(model: ModelSpec, workload: Workload, plan: Plan, cluster: C
         plan.activation_offload,
         plan.fp32_main_grads,
         plan.host_load,
-        ctx.paged[zero >= 1],  # paged_optimizer(workload, plan), read as the context holds it (_flat_partitions)
-        workload.task == "qlora" and kbit_upcast(workload, plan),
+        ctx.paged[_flat_partitions(zero)],  # paged_optimizer(workload, plan), as the context holds it
+        kbit_upcast(workload, plan),
     )
     assumptions = ctx.assumptions.get(key_p)
     if assumptions is None:

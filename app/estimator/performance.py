@@ -342,8 +342,8 @@ def _assumption_lines(pp: int, virtual_stages: int) -> tuple[str, ...]:
 
 def estimate_performance(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster) -> PerformanceEstimate:
     """Step time, throughput and MFU of one plan (or inference speed for task 'inference')."""
+    _check(workload, plan, cluster)
     if workload.task == "inference":
-        _check(workload, plan, cluster)
         return _estimate_inference(model, workload, plan, cluster)
     return _estimate_training(model, workload, plan, cluster)
 
@@ -516,8 +516,6 @@ def _estimate_training(model: ModelSpec, workload: Workload, plan: Plan, cluster
     interleaving with v virtual stages shrinks the p − 1 warm-up/drain slots to (p − 1)/v.
     """
     ctx = _context(model, workload, cluster)
-    if plan.dp * plan.tp * plan.pp * plan.cp != ctx.gpus or plan.micro_batch < 1 or workload.seq_len < 1:
-        _check(workload, plan, cluster)  # raises, naming what is wrong
     entry, dp_s, optimizer_s, offload_s = _step_of(ctx, plan)
     shape, per_mb_comm = entry.step, entry.per_microbatch_s
     mb_s = shape.fwd_s + shape.bwd_s

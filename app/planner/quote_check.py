@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, cast
 from sqlalchemy.orm import Session
 
 from app.catalog import repository as catalog_repository
-from app.catalog.models import Sku
+from app.catalog.models import Sku, SkuAddon
 from app.catalog.service import fabric_addon_of, joining_fabric
 from app.errors import InvalidInput
 from app.estimator.memory import (
@@ -30,7 +30,7 @@ from app.estimator.memory import (
 from app.estimator.performance import PerformanceEstimate, estimate_performance
 from app.estimator.serving import check_fits
 from app.estimator.specs import GIB, EstimatorError
-from app.estimator.vocabulary import TERM_MONTHS
+from app.estimator.vocabulary import MAX_QUOTE_MONTHS, TERM_MONTHS
 from app.planner.mappers import memory_out, performance_out
 from app.planner.offers import DAYS_PER_BILLED_MONTH, billed_months
 from app.planner.schemas import HardwareIn, PlanIn, WorkloadIn
@@ -40,7 +40,6 @@ from app.planner.serving_service import check_training_levers, serving_config
 from app.planner.stacks import as_launched, no_stack_warning
 from app.planner.workload import SessionOpener, as_rented, resolve_cluster, resolve_model
 from app.quotes.service import (
-    MAX_MONTHS,
     MAX_NODES,
     annual_refusal,
     refusal,
@@ -52,13 +51,6 @@ if TYPE_CHECKING:
     from app.quotes.schemas import QuoteCreate
 
 DEGREES = ("dp", "tp", "pp", "cp")
-
-
-def _plan_refusal(code: str, message: str, params: dict[str, Any]) -> InvalidInput:
-    """A 422 on `plan` for a plan the SKU cannot run, with a code and the figures its message names (GiB per GPU, or
-    per node for host RAM), as the quantity and months refusals carry theirs."""
-    error = {"field": "plan", "message": message, "type": code, "params": params}
-    return InvalidInput(f"plan: {message}", errors=[error])
 
 
 def _invalid(field: str, message: str) -> InvalidInput:
@@ -91,7 +83,7 @@ def check_months(data: QuoteCreate, hours: float) -> None:
     the term, as the option was billed (`billed_months`), so an option's own quote body always passes."""
     months = data.months if data.months is not None else TERM_MONTHS[data.term]
     fewest = billed_months(hours, data.term)
-    if months % TERM_MONTHS[data.term] and fewest <= MAX_MONTHS:
+    if months % TERM_MONTHS[data.term] and fewest <= MAX_QUOTE_MONTHS:
         # an annual term's months are whole years: quote those that carry the job (beyond a quote: months_beyond)
         raise annual_refusal(months, max(whole_years(months), fewest))
     if months >= fewest:
@@ -104,9 +96,9 @@ def check_months(data: QuoteCreate, hours: float) -> None:
         "sku": data.sku_id,
         "quantity": data.quantity,
     }
-    code = "months_short" if fewest <= MAX_MONTHS else "months_beyond"
+    code = "months_short" if fewest <= MAX_QUOTE_MONTHS else "months_beyond"
     if code == "months_beyond":
-        params["max_months"] = MAX_MONTHS
+        params["max_months"] = MAX_QUOTE_MONTHS
     raise refusal("months", code, params)
 
 
@@ -176,12 +168,12 @@ def _check_fabric(
     raise refusal("addons", "fabric_addon_missing", params)
 
 
-def _rents(session: Session, sku: Sku) -> list[tuple[int, int]]:
+def _rents(sku: Sku, addons: dict[int, list[SkuAddon]]) -> list[tuple[int, int]]:
     """(quantity, GPUs) a SKU rents for one job: its card counts, or 1 to MAX_NODES whole servers (one where no
-    fabric joins them: `joining_fabric`)."""
+    fabric joins them: `joining_fabric`, over the catalog's active add-ons by SKU)."""
     if sku.rental_unit == "card":
         return [(cards, cards) for cards in sorted(sku.card_counts)]
-    joined = joining_fabric(sku, catalog_repository.addons_for_sku(session, sku.id)) is not None
+    joined = joining_fabric(sku, addons.get(sku.id, [])) is not None
     most = MAX_NODES if joined else 1
     return [(nodes, nodes * sku.gpus_per_node) for nodes in range(1, most + 1)]
 
@@ -191,7 +183,8 @@ def _quantity_refusal(session: Session, sku: Sku, quantity: int, rented: int, gp
     units that does; where the SKU cannot rent exactly that many, a SKU of the same GPU that can, and the
     fewest units of this one that carry the plan (never a fraction of a server)."""
     params: dict[str, Any] = {"quantity": quantity, "rented": rented, "gpus": gpus, "sku": sku.slug}
-    rents = _rents(session, sku)
+    addons = catalog_repository.active_addons_by_sku(session)  # one query for this SKU and the alternatives
+    rents = _rents(sku, addons)
     exact = next((units for units, count in rents if count == gpus), None)
     if exact is not None:
         if sku.rental_unit == "card":
@@ -202,7 +195,7 @@ def _quantity_refusal(session: Session, sku: Sku, quantity: int, rented: int, gp
             (other.slug, units)
             for other in catalog_repository.list_skus(session)
             if other.gpu_type_id == sku.gpu_type_id and other.slug != sku.slug
-            for units, count in _rents(session, other)
+            for units, count in _rents(other, addons)
             if count == gpus
         ),
         None,
@@ -268,10 +261,10 @@ def _check_fits(
     if not breakdown.host_fits and cluster.host_ram_gib is None:
         # first: nothing about the plan can be settled on a server whose host RAM is not known, stack included
         text = f"cannot be checked on {sku_id}: {host_ram_unknown_message(breakdown)}"
-        raise _plan_refusal("plan_host_ram_unknown", text, host)
+        raise refusal("plan", "plan_host_ram_unknown", host, text)
     no_stack = no_stack_warning(work, held, model)
     if no_stack is not None:
-        raise _plan_refusal("plan_no_stack", f"cannot be quoted on {sku_id}: {no_stack.message}", no_stack.params)
+        raise refusal("plan", "plan_no_stack", no_stack.params, f"cannot be quoted on {sku_id}: {no_stack.message}")
     if not breakdown.gpu_fits:
         limit = breakdown.capacity if breakdown.limit is None else breakdown.limit
         figures = {
@@ -280,12 +273,12 @@ def _check_fits(
             "capacity_gib": breakdown.capacity / GIB,
         }
         text = f"does not fit {sku_id}: {gpu_memory_message(breakdown)}"
-        raise _plan_refusal("plan_gpu_memory", text, {"sku": sku_id} | figures)
+        raise refusal("plan", "plan_gpu_memory", {"sku": sku_id} | figures, text)
     if not breakdown.host_fits and cluster.host_ram_gib is not None:
         text = f"does not fit {sku_id}: {host_ram_message(breakdown, cluster.host_ram_gib)}"
         limit_gib = (breakdown.host_ram_limit or 0.0) / GIB
-        raise _plan_refusal(
-            "plan_host_ram", text, host | {"host_ram_gib": cluster.host_ram_gib, "limit_gib": limit_gib}
+        raise refusal(
+            "plan", "plan_host_ram", host | {"host_ram_gib": cluster.host_ram_gib, "limit_gib": limit_gib}, text
         )
     performance = estimate_performance(model, work, held, as_rented(cluster))
     return PlanCheck(estimate_figures(memory, performance), performance.performance.time_to_train_hours)

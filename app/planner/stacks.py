@@ -371,7 +371,12 @@ def stack_for(workload: Workload, plan: Plan, model: ModelSpec | None = None) ->
     the plan's tensor parallel, or None when none does (the search never emits it)."""
     if workload.task == "inference":
         return None
-    for stack in _candidates(workload, plan, _allowed(model, workload, plan)):
+    return _preferred(workload, plan, _allowed(model, workload, plan))
+
+
+def _preferred(workload: Workload, plan: Plan, allowed: frozenset[Stack] | None) -> Stack | None:
+    """The first stack, in order of preference among `allowed`, that runs the plan as its memory was counted."""
+    for stack in _candidates(workload, plan, allowed):
         if runs(stack, workload, plan) and _accounts(stack, workload, plan):
             return stack
     return None
@@ -406,14 +411,11 @@ def as_run(workload: Workload, plan: Plan, model: ModelSpec | None = None) -> tu
 def _with_stack(workload: Workload, plan: Plan, allowed: frozenset[Stack] | None) -> Plan:
     """The plan with the load (`host_load`) and the speed (`speed_point`, unless the plan states its own) of the
     preferred stack that runs it with its gradient buffer."""
-    for stack in _candidates(workload, plan, allowed):
-        if runs(stack, workload, plan) and plan.fp32_main_grads == fp32_main_grads(stack, workload):
-            load = host_load(stack, workload, plan)
-            tuning = plan.tuning or speed_point(stack, workload)
-            if load == plan.host_load and tuning == plan.tuning:
-                return plan
-            return replace(plan, host_load=load, tuning=tuning)
-    return plan
+    stack = _preferred(workload, plan, allowed)
+    if stack is None:
+        return plan
+    load, tuning = host_load(stack, workload, plan), plan.tuning or speed_point(stack, workload)
+    return plan if load == plan.host_load and tuning == plan.tuning else replace(plan, host_load=load, tuning=tuning)
 
 
 def _kind(plan: Plan) -> tuple[object, ...]:

@@ -27,7 +27,7 @@ from app.catalog.models import Sku, SkuAddon
 from app.catalog.pricing import sku_pricing
 from app.catalog.service import fabric_addon_of, joining_fabric
 from app.errors import Conflict, InvalidInput, NotFound
-from app.estimator.vocabulary import MAX_QUOTE_MONTHS, QUOTE_STATUSES, TERM_MONTHS, Term
+from app.estimator.vocabulary import QUOTE_STATUSES, TERM_MONTHS, Term
 from app.money import bp_to_percent, from_minor, to_minor
 from app.quotes import documents, printing, repository
 from app.quotes.models import Quote, QuoteLine
@@ -36,7 +36,6 @@ from app.quotes.schemas import CustomerOut, QuoteCreate, QuoteLineOut, QuoteLink
 PUBLIC_ID_BYTES = 24  # 192 random bits → 32 URL-safe characters
 PUBLIC_ID_RE = re.compile(r"^[A-Za-z0-9_-]{32}$")
 MAX_NODES = 64
-MAX_MONTHS = MAX_QUOTE_MONTHS
 STATUSES = QUOTE_STATUSES
 SELLER = {
     "name": "GPU server rental (gpu-sizer)",
@@ -97,9 +96,10 @@ def _invalid(field: str, message: str) -> InvalidInput:
     return InvalidInput(f"{field}: {message}", errors=[{"field": field, "message": message, "type": "value_error"}])
 
 
-def refusal(field: str, code: str, params: dict[str, Any]) -> InvalidInput:
-    """A 422 on `field` worded from its code (app.messages.QUOTE_CHECKS), its figures in `errors[].params`."""
-    message = messages.quote_check(code, params)
+def refusal(field: str, code: str, params: dict[str, Any], message: str | None = None) -> InvalidInput:
+    """A 422 on `field` worded from its code (app.messages.QUOTE_CHECKS) unless `message` gives the words (the
+    estimator's own, for a plan the SKU cannot run), its figures in `errors[].params`."""
+    message = messages.quote_check(code, params) if message is None else message
     return InvalidInput(
         f"{field}: {message}", errors=[{"field": field, "message": message, "type": code, "params": params}]
     )
@@ -116,8 +116,8 @@ def units_refusal(sku: Sku, quantity: int) -> InvalidInput | None:
 
 
 def _units(sku: Sku, quantity: int) -> tuple[int, int]:
-    """(nodes, cards) for the requested quantity, checked against how the SKU is rented: one of its card counts,
-    or whole servers, several only where the SKU has a fabric to join them."""
+    """(nodes, cards) for the requested quantity, checked against how the SKU is rented: one of its card counts, or
+    whole servers (several of a SKU that no fabric joins are separate servers: `units_refusal`)."""
     if (refused := units_refusal(sku, quantity)) is not None:
         raise refused
     if sku.rental_unit == "card":
