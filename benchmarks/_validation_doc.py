@@ -318,7 +318,7 @@ def render(mem_rows: list[Any], mem_summary: Any, perf_rows: list[PerfRow], perf
         "`tests/estimator/validation_cases.py` (marked †) were not used in fitting: the section *Out of sample* "
         "below reports them apart, with ranges and GPU-hours. llm-analysis is not fitted to any of these runs, so "
         "the speed comparison favours us on the 20 in-sample runs. The memory model has no fitted constants: its "
-        "terms come from cited formulas (`app/estimator/memory.py`).",
+        "terms come from cited formulas (`app/estimator/memory/`).",
         "",
         "## Memory: peak GiB per GPU",
         "",

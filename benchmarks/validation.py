@@ -224,7 +224,7 @@ the published value lies in `performance.tokens_per_s_per_gpu_range` (throughput
 {baseline}), run on the same cases; it had no ranges, no goodput, and it could not express BLOOM's fabric (the API
 answered 422 to every multi-node request without a bandwidth).
 
-Memory has no fitted constants (`app/estimator/memory.py` cites each term); its **fit** rows are the published peaks
+Memory has no fitted constants (`app/estimator/memory/` cites each term); its **fit** rows are the published peaks
 the model was built and tested against (`tests/estimator/published_cases.py`: torchtune, torchtitan, litgpt's
 config hub and its resource tables, the transformers optimisation guide). Its held-out rows are torchtitan's
 December 2024 runs (FSDP × CP on Llama 3.1 8B; TP 8 × PP 8 × FSDP × CP on 405B), which no earlier test used, and
@@ -261,7 +261,7 @@ PEFT guides' 70B rows (-17 to -24 %, -47 % with parameter offload; "memory consu
 monitor, CUDA context and allocator reserve included) and torchtitan's 405B 4D rows (-13 to -23 %).
 
 Then (2026-12-02) each held-out row is compared with the figure its source measured, not with the gate figure
-(`measured_bytes` in `app/estimator/memory.py`; the case's `measured` field): torchtitan's and PEFT's method
+(`measured_bytes` in `app/estimator/memory/`; the case's `measured` field): torchtitan's and PEFT's method
 comparison report `torch.cuda.max_memory_reserved()`, the caching allocator's pool, which holds the cuBLAS workspaces
 and the allocator's slack but not NCCL's channel buffers (NCCL allocates those itself), so "reserved" is the total
 less those buffers on a multi-GPU plan; the PEFT accelerate guides read the GPU monitor and Unsloth's rows are the card
