@@ -22,10 +22,9 @@ from typing import Any
 from babel.numbers import format_decimal, get_currency_precision, get_currency_symbol
 from starlette.requests import Request
 
-from app import messages
+from app import messages, words
 from app.estimator.vocabulary import LANGUAGES
 from app.i18n_serve import SERVE_EN, SERVE_ZH
-from app.planner import words
 
 LANGS = LANGUAGES
 LOCALES = {"en": "en_US", "zh": "zh_Hans_CN"}

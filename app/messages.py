@@ -401,7 +401,7 @@ ASSUMPTIONS: dict[str, dict[str, str]] = {
     },
 }
 
-# Why POST /quotes refuses a quantity, months or add-ons (app/planner/quote_check.py for the plan it carries,
+# Why POST /quotes refuses a quantity, months or add-ons (app/quotes/plan_check.py for the plan it carries,
 # app/quotes/service.py for what the SKU rents): the API's `errors[].type` is the code and `errors[].params` its
 # figures. Quantities are whole servers (or one of a card SKU's card counts): never a fraction of a server, and
 # several only where a fabric joins them. Months bill 30 days each (app/planner/offers.py DAYS_PER_BILLED_MONTH)

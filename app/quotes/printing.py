@@ -13,13 +13,12 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from app import messages
+from app import messages, words
 from app.estimator.models import model_from_hf_config
 from app.estimator.params import count_params
 from app.estimator.presets import get_preset, model_title
 from app.estimator.specs import EstimatorError
 from app.estimator.vocabulary import LANGUAGES
-from app.planner import words
 from app.quotes.schemas import QuoteOut
 from app.templating import templates
 
@@ -207,7 +206,7 @@ def _model_size(model: dict[str, Any]) -> float | None:
 
 
 def _hours(plan: dict[str, Any], key: str) -> float | None:
-    """Hours the quote froze (a decimal string, app.planner.quote_check; a number on quotes issued before)."""
+    """Hours the quote froze (a decimal string, app.quotes.plan_check; a number on quotes issued before)."""
     return _positive(plan.get(key))
 
 
