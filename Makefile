@@ -48,7 +48,7 @@ browser:
 run: system-deps seed
 	$(BIN)/python -m app serve
 
-## Format, lint (complexity at most 12), types (strict for app/estimator and app/planner), the import layers
+## Format, lint (complexity at most 12), types (mypy strict for all of app/), the import layers
 ## (pyproject.toml) and the 800-line module limit (scripts/module_size.py, with its named exceptions).
 lint: install-dev
 	$(BIN)/ruff format --check .

@@ -41,7 +41,8 @@ def get_session(request: Request) -> Iterator[Session]:
 
 
 def get_app_settings(request: Request) -> Settings:
-    return request.app.state.settings
+    settings: Settings = request.app.state.settings  # set by create_app (app.main)
+    return settings
 
 
 SessionDep = Annotated[Session, Depends(get_session, scope="function")]

@@ -28,7 +28,8 @@ def _check_pairs(raw: bytes, where: str) -> None:
 def _content_type(scope: Scope) -> str:
     for name, value in scope.get("headers", ()):
         if name == b"content-type":
-            return value.decode("latin-1").split(";")[0].strip().lower()
+            header: bytes = value  # ASGI: headers are (bytes, bytes) pairs
+            return header.decode("latin-1").split(";")[0].strip().lower()
     return ""
 
 

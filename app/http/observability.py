@@ -31,7 +31,7 @@ _VALID_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 def _request_id(scope: Scope) -> str:
     for name, value in scope.get("headers", ()):
         if name == b"x-request-id":
-            candidate = value.decode("latin-1")
+            candidate: str = value.decode("latin-1")  # ASGI: headers are (bytes, bytes) pairs
             if _VALID_REQUEST_ID.fullmatch(candidate):
                 return candidate
     return uuid.uuid4().hex
