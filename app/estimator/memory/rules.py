@@ -169,7 +169,8 @@ def _fits_sequence_and_cluster(
     """cp divides the sequence; the plan's GPUs fit the cluster (when one is given)."""
     if plan.cp > 1 and workload.seq_len % plan.cp:
         return EstimatorError(f"cp={plan.cp} must divide seq_len ({workload.seq_len}).", field="plan.cp")
-    if cluster is not None and plan.gpus > cluster.gpus:
+    # Plan.gpus and Cluster.gpus, multiplied out: two property calls cost as much as the rest of this rule
+    if cluster is not None and plan.dp * plan.tp * plan.pp * plan.cp > cluster.gpus_per_node * cluster.nodes:
         return EstimatorError(
             f"The plan needs dp×tp×pp×cp = {plan.gpus} GPUs; the cluster has {cluster.gpus}.", field="plan"
         )
