@@ -31,7 +31,8 @@ SessionOpener = Callable[[], Session]
 
 def resolve_model(spec: ModelIn) -> tuple[ModelSpec, list[Warning_]]:
     if spec.preset is not None:
-        model = get_preset(spec.preset).model
+        preset = get_preset(spec.preset)
+        model = preset.model if spec.variant is None else replace(preset.model, hf_repo=preset.repo_for(spec.variant))
         return model, []
     if spec.hf_config is not None:
         model = model_from_hf_config(spec.hf_config, name=spec.name or spec.hf_id)
