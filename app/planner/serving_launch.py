@@ -1,7 +1,7 @@
 """A serving option's launch: the engine's command line for one replica, how the replicas and the servers of a
 multi-server replica are started, and the engine releases the flags were checked against. PURE.
 
-Flags are those of each engine's own argument parser (tests/planner/data/engine_flags.json names the file and the
+Flags are those of each engine's own argument parser (tests/planner/data/serving_engine_flags.json names the file and the
 commit each was read from; tests/planner/test_serving_launch.py checks every emitted flag against it):
 
 - vLLM `vllm serve` (vllm/engine/arg_utils.py `EngineArgs.add_cli_args`). A replica over several servers runs as one
@@ -40,7 +40,7 @@ from app.estimator.specs import ModelSpec
 from app.estimator.vocabulary import INTEGER_WEIGHT_FORMATS
 from app.planner.offers import Configuration
 
-# The engine sources the flags were read from (tests/planner/data/engine_flags.json holds the flag lists).
+# The engine sources the flags were read from (tests/planner/data/serving_engine_flags.json holds the flag lists).
 ENGINE_VERSIONS: dict[str, str] = {
     "vllm": "vllm-project/vllm@99d7eb5d6a51 vllm/engine/arg_utils.py",
     "sglang": "sgl-project/sglang@001067fffe33 python/sglang/srt/server_args.py",
