@@ -1,8 +1,8 @@
 """A serving option's launch: the engine's command line for one replica, how the replicas and the servers of a
 multi-server replica are started, and the engine releases the flags were checked against. PURE.
 
-Flags are those of each engine's own argument parser (tests/planner/data/serving_engine_flags.json names the file and the
-commit each was read from; tests/planner/test_serving_launch.py checks every emitted flag against it):
+Flags are those of each engine's own argument parser (tests/planner/data/serving_engine_flags.json names the file
+and the commit each was read from; tests/planner/test_serving_launch.py checks every emitted flag against it):
 
 - vLLM `vllm serve` (vllm/engine/arg_utils.py `EngineArgs.add_cli_args`). A replica over several servers runs as one
   Ray cluster: `ray start --head` on the first, `ray start --address` on the others, the command on the head with
@@ -38,6 +38,7 @@ from app.estimator.checkpoints import Checkpoint
 from app.estimator.serving import ENGINE_DEFAULTS, ServingConfig, ServingEstimate, sglang_memory_fraction
 from app.estimator.specs import ModelSpec
 from app.estimator.vocabulary import INTEGER_WEIGHT_FORMATS
+from app.messages import launch as launch_text
 from app.planner.offers import Configuration
 
 # The engine sources the flags were read from (tests/planner/data/serving_engine_flags.json holds the flag lists).
@@ -56,12 +57,7 @@ SGLANG_DIST_PORT = 5000  # any free port on the head server; SGLang's multi-node
 HEAD = "$HEAD_IP"  # the first server of a replica, filled in by whoever starts it
 NODE_RANK = "$NODE_RANK"
 
-NO_FABRIC_NOTE = "Replicas share nothing: separate servers need no InfiniBand or RoCE, only the ordinary network."
-PIPELINE_NOTE = (
-    "Each replica's {pp} pipeline stages pass activations between servers over the SKU's {fabric} (a few MB a "
-    "step: far less than tensor parallelism across servers would need); rent the SKU's {fabric} add-on for "
-    "every server (quote `addons`; see the option's warnings for its price); replicas still share nothing."
-)
+NO_FABRIC_NOTE = launch_text("no_fabric", {})
 # 16-bit checkpoints quantised on load: `--quantization fp8` (W8A8 on GPUs with FP8 tensor cores, as the sizing
 # assumes; FP8-Marlin weight-only on Ampere). int4/int8 need a quantised checkpoint, whose quantization_config the
 # engine reads (vLLM awq_marlin.py / gptq_marlin.py `override_quantization_method` pick the Marlin kernels).
@@ -72,47 +68,6 @@ QUANTISED_CHECKPOINT = "<{fmt} checkpoint of {repo}>"
 TRTLLM_QFORMAT = {"fp8": "fp8", "int4": "int4_awq", "int8": "int8_wo"}
 TRTLLM_KV_OPTIONS = "extra_llm_api_options.yaml"
 
-NOTES = {
-    "as_shipped": "{repo} ships {scheme} weights: {engine} reads its quantization_config and serves them as they are "
-    "(no --quantization flag), the format this option is sized on",
-    "engine_cannot_read": "{engine} does not load {method} checkpoints such as {repo}: serve a {fmt} checkpoint of the "
-    "model in a format it reads",
-    "other_format": "{repo} ships {scheme} weights, not the {fmt} this option is sized on: serve a {fmt} checkpoint of "
-    "the model (from the 16-bit original; a dequantised copy for 16-bit weights)",
-    "int4": "int4 needs a 4-bit AWQ or GPTQ checkpoint (group 128) of {repo}; the engine reads its "
-    "quantization_config and picks the Marlin kernels itself (no --quantization flag)",
-    "int8": "int8 weight-only needs an 8-bit GPTQ checkpoint of {repo}; the engine reads its "
-    "quantization_config and picks the Marlin kernels itself (no --quantization flag)",
-    "fp8_online": "--quantization fp8 quantises the 16-bit checkpoint of {repo} on load; on GPUs with FP8 tensor cores "
-    "the GEMMs run in FP8",
-    "trtllm_quantise": "quantise {repo} with TensorRT Model Optimizer first (examples/llm_ptq/hf_ptq.py --qformat "
-    "{qformat}{kv}) and serve the exported checkpoint",
-    "trtllm_kv": f"{TRTLLM_KV_OPTIONS} holds `kv_cache_config: {{dtype: fp8}}` (the FP8 KV cache the sizing assumes)",
-    "static": "{engine} always batches continuously: the static-batching figures describe a fixed batch run "
-    "offline; the server admits requests as they come",
-    "variant": "serves the {variant} model {repo} (model.variant; the preset's {other} model is {other_repo})",
-    "length_context": "--{flag} {length:,}: the model's context, so any request up to it is accepted (state "
-    "serving.max_request_tokens to cap it)",
-    "length_cache": "--{flag} {length:,}: the most one replica's KV cache holds; the model's context is {context:,} "
-    "tokens (longer requests need more GPUs per replica)",
-    "length_unknown": "no context length is known for this model: the engine derives --{flag} from its config.json, "
-    "and refuses to start if one replica's KV cache ({cache:,} tokens) holds less",
-    "trtllm_srun": "under Slurm: srun -N {nodes} --ntasks-per-node {per_node} --mpi=pmix trtllm-llmapi-launch "
-    "trtllm-serve … (the same arguments)",
-}
-LAYOUTS = {
-    "replicas": "{replicas} replica(s) of {gpus} GPU(s): {per_node} per server, each pinned with CUDA_VISIBLE_DEVICES "
-    "to its own GPUs and listening on its own port, behind a load balancer",
-    "vllm": "{replicas} replica(s) of {nodes} servers: TP {tp} inside each server, {pp} pipeline stages across "
-    "servers joined by {fabric}; vLLM runs each replica as one Ray cluster (ray start --head on the first server, "
-    "ray start --address on the others, the command on the head), behind a load balancer",
-    "sglang": "{replicas} replica(s) of {nodes} servers: TP {tp} inside each server, {pp} pipeline stages across "
-    "servers joined by {fabric}; every server of a replica runs the command with its own --node-rank (0 on the "
-    "head, whose address --dist-init-addr names, to {last}); the head serves HTTP, behind a load balancer",
-    "trt-llm": "{replicas} replica(s) of {nodes} servers: TP {tp} inside each server, {pp} pipeline stages across "
-    "servers joined by {fabric}; each replica is one MPI job of {ranks} ranks over its servers (mpirun or srun, "
-    "every rank under trtllm-llmapi-launch); rank 0 serves HTTP, behind a load balancer",
-}
 FLAG = {"vllm": "max-model-len", "sglang": "context-length", "trt-llm": "max_seq_len"}
 
 
@@ -136,7 +91,10 @@ class _Launch:
     pp: int
     nodes: int  # servers of one replica
     per_node: int  # GPUs of one replica on each of its servers
-    notes: list[str] = field(default_factory=list)
+    texts: list[dict[str, Any]] = field(default_factory=list)  # the notes as codes and parameters (app/messages.py)
+
+    def note(self, code: str, **params: Any) -> None:
+        self.texts.append({"code": code, "params": params})
 
 
 def launch_block(
@@ -160,17 +118,18 @@ def launch_block(
     nodes = max(1, math.ceil(tp * pp / max(1, config.cards_per_node)))
     job = _Launch(cfg.engine, tp, pp, nodes, min(tp * pp, config.cards_per_node))
     if (config.nodes > 1 or replicas > 1) and fabric is None:
-        job.notes.append(NO_FABRIC_NOTE)
+        job.note("no_fabric")
     if fabric is not None:
-        job.notes.append(PIPELINE_NOTE.format(pp=pp, fabric=fabric))
+        job.note("pipeline", pp=pp, fabric=fabric)
     if served.variant is not None:
         variant, other, other_repo = served.variant
-        job.notes.append(NOTES["variant"].format(variant=variant, repo=repo, other=other, other_repo=other_repo))
+        job.note("variant", variant=variant, repo=repo, other=other, other_repo=other_repo)
     model_arg, quantization = _weights(job, served, cfg, repo)
     length = _length(job, served, cfg, estimate)
     command = _command(job, cfg, model_arg, quantization, length, _max_seqs(estimate, slo_concurrency))
     if cfg.batching == "static":
-        job.notes.append(NOTES["static"].format(engine=cfg.engine))
+        job.note("static", engine=cfg.engine)
+    layout = _layout(job, config, replicas, fabric)
     return {
         "engine": cfg.engine,
         "command": command,
@@ -178,10 +137,11 @@ def launch_block(
         "gpus_per_replica": tp * pp,
         "servers_per_replica": nodes,
         "max_model_len": length,
-        "layout": _layout(job, config, replicas, fabric),
+        "layout": launch_text(layout["code"], layout["params"]),
         "needs_infiniband": fabric is not None,
         "versions": {cfg.engine: ENGINE_VERSIONS[cfg.engine]},
-        "notes": job.notes,
+        "notes": [launch_text(text["code"], text["params"]) for text in job.texts],
+        "texts": {"layout": layout, "notes": job.texts},
     }
 
 
@@ -198,19 +158,19 @@ def _weights(job: _Launch, served: Served, cfg: ServingConfig, repo: str) -> tup
     if ckpt.quantised:
         if ckpt.readable and ckpt.weights == fmt:
             if ckpt.method in ENGINE_READS[engine] and _trtllm_reads(engine, ckpt):
-                job.notes.append(NOTES["as_shipped"].format(repo=repo, scheme=ckpt.scheme, engine=engine))
+                job.note("as_shipped", repo=repo, scheme=ckpt.scheme, engine=engine)
                 return repo, None
-            job.notes.append(NOTES["engine_cannot_read"].format(engine=engine, method=ckpt.method, repo=repo, fmt=fmt))
+            job.note("engine_cannot_read", engine=engine, method=ckpt.method, repo=repo, fmt=fmt)
             return _trtllm_checkpoint(job, cfg, repo) if engine == "trt-llm" else _placeholder(fmt, repo), None
-        job.notes.append(NOTES["other_format"].format(repo=repo, scheme=ckpt.scheme, fmt=fmt))
+        job.note("other_format", repo=repo, scheme=ckpt.scheme, fmt=fmt)
         return _placeholder(fmt, repo), None
     if engine == "trt-llm":
         return (_trtllm_checkpoint(job, cfg, repo) if fmt in TRTLLM_QFORMAT else repo), None
     if fmt in INTEGER_WEIGHT_FORMATS:
-        job.notes.append(NOTES[fmt].format(repo=repo))
+        job.note(fmt, repo=repo)
         return _placeholder(fmt, repo), None
     if fmt in ONLINE_QUANTIZATION:
-        job.notes.append(NOTES["fp8_online"].format(repo=repo))
+        job.note("fp8_online", repo=repo)
         return repo, ONLINE_QUANTIZATION[fmt]
     return repo, None
 
@@ -231,7 +191,7 @@ def _trtllm_checkpoint(job: _Launch, cfg: ServingConfig, repo: str) -> str:
     if qformat is None:
         return repo
     kv = " --kv_cache_qformat fp8" if cfg.kv_format == "fp8" else ""
-    job.notes.append(NOTES["trtllm_quantise"].format(repo=repo, qformat=qformat, kv=kv))
+    job.note("trtllm_quantise", repo=repo, qformat=qformat, kv=kv)
     return QUANTISED_CHECKPOINT.format(fmt=f"{cfg.weight_format} Model Optimizer", repo=repo)
 
 
@@ -243,12 +203,12 @@ def _length(job: _Launch, served: Served, cfg: ServingConfig, estimate: ServingE
         return cfg.max_model_len
     cache = estimate.kv_cache_tokens
     if served.context is None:
-        job.notes.append(NOTES["length_unknown"].format(flag=flag, cache=cache))
+        job.note("length_unknown", flag=flag, cache=cache)
         return None
     if 0 < cache < served.context:
-        job.notes.append(NOTES["length_cache"].format(flag=flag, length=cache, context=served.context))
+        job.note("length_cache", flag=flag, length=cache, context=served.context)
         return cache
-    job.notes.append(NOTES["length_context"].format(flag=flag, length=served.context))
+    job.note("length_context", flag=flag, length=served.context)
     return served.context
 
 
@@ -303,25 +263,27 @@ def _trtllm(job: _Launch, cfg: ServingConfig, model: str, length: int | None, se
     parts += [f"--max_batch_size {seqs}", f"--kv_cache_free_gpu_memory_fraction {fraction:g}", "--host 0.0.0.0"]
     if cfg.kv_format == "fp8":
         parts.append(f"--extra_llm_api_options {TRTLLM_KV_OPTIONS}")
-        job.notes.append(NOTES["trtllm_kv"])
+        job.note("trtllm_kv", options=TRTLLM_KV_OPTIONS)
     if job.nodes > 1:
         hosts = ",".join(f"<server-{i + 1}>:{job.per_node}" for i in range(job.nodes))
         parts = [f"mpirun -H {hosts} -np {job.tp * job.pp} trtllm-llmapi-launch", *parts]
-        job.notes.append(NOTES["trtllm_srun"].format(nodes=job.nodes, per_node=job.per_node))
+        job.note("trtllm_srun", nodes=job.nodes, per_node=job.per_node)
     return parts
 
 
-def _layout(job: _Launch, config: Configuration, replicas: int, fabric: str | None) -> str:
+def _layout(job: _Launch, config: Configuration, replicas: int, fabric: str | None) -> dict[str, Any]:
+    """How the replicas, and a replica's servers, are started: its code and parameters (app/messages.py)."""
     if job.nodes > 1:
-        return LAYOUTS[job.engine].format(
-            replicas=replicas,
-            nodes=job.nodes,
-            tp=job.tp,
-            pp=job.pp,
-            fabric=fabric or "the SKU's network",
-            last=job.nodes - 1,
-            ranks=job.tp * job.pp,
-        )
+        params = {
+            "replicas": replicas,
+            "nodes": job.nodes,
+            "tp": job.tp,
+            "pp": job.pp,
+            "fabric": fabric or "the SKU's network",
+            "last": job.nodes - 1,
+            "ranks": job.tp * job.pp,
+        }
+        return {"code": f"layout_{job.engine}", "params": params}
     gpus = job.tp * job.pp
     per_node = config.cards_per_node // gpus if config.cards_per_node >= gpus else 0
-    return LAYOUTS["replicas"].format(replicas=replicas, gpus=gpus, per_node=per_node)
+    return {"code": "layout_replicas", "params": {"replicas": replicas, "gpus": gpus, "per_node": per_node}}

@@ -159,3 +159,20 @@ def test_a_stated_request_length_beyond_the_context_is_a_422_on_its_field(client
     response = client.post("/recommend", json={"task": "serving", "model": {"preset": "llama-3.1-8b"}, "serving": body})
     assert response.status_code == 422, response.text
     assert response.json()["errors"][0]["field"] == "serving.max_request_tokens"
+
+
+def test_the_serve_page_sizes_the_checkpoint_as_shipped_by_default(client: TestClient) -> None:
+    """The /serve form's weight format defaults to the checkpoint's own, so the page answers as the API does."""
+    query = "preset=deepseek-v3&requests_per_s=10&input_tokens=2000&output_tokens=500&ttft_ms=2000&tpot_ms=100"
+    page = client.get(f"/serve/results?{query}", headers={"accept": "text/html"})
+    assert page.status_code == 200, page.text[:2000]
+    assert "vllm serve deepseek-ai/DeepSeek-V3 --tensor-parallel-size" in page.text
+    assert "checkpoint of deepseek-ai" not in page.text and "--quantization fp8" not in page.text
+
+
+def test_the_chinese_serve_page_words_the_launch_in_chinese(client: TestClient) -> None:
+    query = "preset=llama-3.1-8b&requests_per_s=10&input_tokens=1024&output_tokens=256&ttft_ms=2000&tpot_ms=60"
+    page = client.get(f"/serve/results?{query}&lang=zh", headers={"accept": "text/html"})
+    assert page.status_code == 200
+    assert "前置负载均衡" in page.text and "模型的上下文长度" in page.text and "加载 instruct 模型" in page.text
+    assert "behind a load balancer" not in page.text
