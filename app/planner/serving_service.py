@@ -183,7 +183,15 @@ def served(spec: ModelIn, model: ModelSpec) -> Served:
 
 
 def _check_context(config: Mapping[str, Any] | None, cfg: ServingConfig, stated: str = "max_model_len") -> None:
-    """422 naming the field when the lengths exceed the model's context (the engine refuses to start)."""
+    """422 naming the field when the lengths exceed the model's context (the engine refuses to start), or a stated
+    longest request is shorter than the mean one."""
+    total = cfg.input_tokens + cfg.output_tokens
+    if cfg.max_model_len is not None and cfg.max_model_len < total:
+        raise EstimatorError(
+            f"{stated} {cfg.max_model_len:,} is shorter than input_tokens + output_tokens ({total:,}), the mean "
+            "request",
+            field=f"serving.{stated}",
+        )
     limit = context_limit(config)
     if limit is None:
         return
@@ -193,7 +201,6 @@ def _check_context(config: Mapping[str, Any] | None, cfg: ServingConfig, stated:
             "(max_position_embeddings in its config.json)",
             field=f"serving.{stated}",
         )
-    total = cfg.input_tokens + cfg.output_tokens
     if total > limit:
         raise EstimatorError(
             f"input_tokens + output_tokens = {total:,} exceeds the model's context of {limit:,} tokens "

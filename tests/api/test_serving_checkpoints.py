@@ -7,6 +7,8 @@ from __future__ import annotations
 import pytest
 from fastapi.testclient import TestClient
 
+from tests.hub_server import StandInHub
+
 # DeepSeek-V3 at 10 requests/s of 2,000 prompt and 500 output tokens (the serving review's s12 request).
 DEEPSEEK_TRAFFIC = {
     "input_tokens": 2000,
@@ -176,3 +178,24 @@ def test_the_chinese_serve_page_words_the_launch_in_chinese(client: TestClient) 
     assert page.status_code == 200
     assert "前置负载均衡" in page.text and "模型的上下文长度" in page.text and "加载 instruct 模型" in page.text
     assert "behind a load balancer" not in page.text
+
+
+def test_a_hub_config_brings_its_quantization_config(client: TestClient, hub: StandInHub) -> None:
+    """A model named by its Hub id is sized on the config.json the Hub serves, quantization_config included (the
+    stand-in serves DeepSeek-V3's, block FP8): the same FP8 answer as the preset, its repository launched as is."""
+    by_id = _recommend(client, model={"hf_id": "deepseek-ai/DeepSeek-V3"}, serving=DEEPSEEK_TRAFFIC)
+    by_preset = _recommend(client, model={"preset": "deepseek-v3"}, serving=DEEPSEEK_TRAFFIC)
+    assert [o["nodes"] for o in _h100(by_id)] == [o["nodes"] for o in _h100(by_preset)]
+    launch = _h100(by_id)[0]["launch"]
+    assert (
+        launch["command"].startswith("vllm serve deepseek-ai/DeepSeek-V3 ")
+        and "--quantization" not in launch["command"]
+    )
+    assert hub.hits == ["/deepseek-ai/DeepSeek-V3/resolve/main/config.json"]
+
+
+def test_a_stated_request_length_below_the_mean_request_is_a_422_on_its_field(client: TestClient) -> None:
+    body = {"input_tokens": 1000, "output_tokens": 250, "requests_per_s": 5, "max_request_tokens": 1000}
+    response = client.post("/recommend", json={"task": "serving", "model": {"preset": "llama-3.1-8b"}, "serving": body})
+    assert response.status_code == 422, response.text
+    assert response.json()["errors"][0]["field"] == "serving.max_request_tokens"
