@@ -7,6 +7,10 @@ from __future__ import annotations
 import pytest
 from fastapi.testclient import TestClient
 
+from app.estimator.specs import Plan, Workload
+from app.planner.launch import megatron_args
+from app.planner.schemas import ModelIn
+from app.planner.workload import resolve_model
 from tests.hub_server import StandInHub
 
 # DeepSeek-V3 at 10 requests/s of 2,000 prompt and 500 output tokens (the serving review's s12 request).
@@ -199,3 +203,13 @@ def test_a_stated_request_length_below_the_mean_request_is_a_422_on_its_field(cl
     response = client.post("/recommend", json={"task": "serving", "model": {"preset": "llama-3.1-8b"}, "serving": body})
     assert response.status_code == 422, response.text
     assert response.json()["errors"][0]["field"] == "serving.max_request_tokens"
+
+
+def test_a_training_launch_names_the_variant_asked_for() -> None:
+    """Fine-tuning the chat model: model.variant instruct puts its repository in the training launch (Megatron's
+    tokenizer); without it the launch keeps the preset's own (pretrained) repository."""
+    workload = Workload(task="full_finetune", seq_len=2048)
+    for variant, repo in ((None, "meta-llama/Llama-3.1-8B"), ("instruct", "meta-llama/Llama-3.1-8B-Instruct")):
+        model, _ = resolve_model(ModelIn(preset="llama-3.1-8b", variant=variant))
+        assert model.hf_repo == repo
+        assert f"--tokenizer-model {repo}" in megatron_args(model, workload, Plan(tp=2), 128, None)
