@@ -78,6 +78,9 @@ WARNINGS: dict[str, dict[str, str]] = {
         "moe_low_concurrency_unvalidated": "A fine-grained MoE ({experts} experts per layer) decoding "
         "{concurrency:.3g} sequences at once is outside the validated range: the time per token shown is optimistic "
         "(published DeepSeek-V3/R1 measurements are several times slower at one sequence; see docs/serving.md).",
+        "quantised_checkpoint": "{repo} ships {scheme} weights; training is sized on 16-bit weights, so the launch "
+        "needs a 16-bit copy: dequantise the checkpoint first (DeepSeek-V3: inference/fp8_cast_bf16.py in its "
+        "repository) and load that copy.",
         "kv_cache_dominates": "The KV cache ({kv_cache_gib:.1f} GiB per GPU) is larger than the weights: batch and "
         "context length drive the memory.",
         "no_fit": "This plan does not fit in GPU memory, although ZeRO-3 over {dp} data-parallel GPUs would "
@@ -142,6 +145,8 @@ WARNINGS: dict[str, dict[str, str]] = {
         "显存取决于总参数量，计算量取决于激活参数量。",
         "moe_low_concurrency_unvalidated": "细粒度 MoE（每层 {experts} 个专家）同时解码 {concurrency:.3g} 条序列时"
         "超出已验证范围：所示每 token 时间偏乐观（公开的 DeepSeek-V3/R1 实测在单序列时慢数倍；见 docs/serving.md）。",
+        "quantised_checkpoint": "{repo} 发布的是 {scheme} 权重；训练按 16 位权重估算，启动配置需要 16 位副本："
+        "请先把检查点反量化（DeepSeek-V3：其仓库中的 inference/fp8_cast_bf16.py），再加载该副本。",
         "kv_cache_dominates": "KV 缓存（每卡 {kv_cache_gib:.1f} GiB）大于权重：批大小和上下文长度决定显存。",
         "no_fit": "该方案放不进显存，但在 {dp} 路数据并行上使用 ZeRO-3 可以（每卡 {zero3_gib:.1f} GiB）。",
         "no_fit_zero3": "即使在全部 {gpus} 张 GPU 上使用 ZeRO-3 也放不进显存：每卡需要 {needed_gib:.1f} GiB，"

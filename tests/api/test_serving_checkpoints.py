@@ -213,3 +213,15 @@ def test_a_training_launch_names_the_variant_asked_for() -> None:
         model, _ = resolve_model(ModelIn(preset="llama-3.1-8b", variant=variant))
         assert model.hf_repo == repo
         assert f"--tokenizer-model {repo}" in megatron_args(model, workload, Plan(tp=2), 128, None)
+
+
+def test_training_an_fp8_checkpoint_warns_that_it_needs_a_16_bit_copy(client: TestClient) -> None:
+    """The review's O8: DeepSeek-V3 LoRA is sized on bf16 weights while the repository holds FP8 ones, and the
+    launch never said to dequantise them first. The answer now carries that warning, worded in both languages."""
+    response = client.post("/recommend", json={"model": {"preset": "deepseek-v3"}, "task": "lora", "tokens": 1e8})
+    assert response.status_code == 200, response.text
+    found = [w for w in response.json()["options"][0]["warnings"] if w["code"] == "quantised_checkpoint"]
+    assert found and "fp8_cast_bf16.py" in found[0]["message"]
+    assert found[0]["params"] == {"repo": "deepseek-ai/DeepSeek-V3", "scheme": "block FP8 (128 x 128 scales)"}
+    plain = client.post("/recommend", json={"model": {"preset": "llama-3.1-8b"}, "task": "lora", "tokens": 1e8})
+    assert not [w for w in plain.json()["options"][0]["warnings"] if w["code"] == "quantised_checkpoint"]
