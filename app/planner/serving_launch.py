@@ -258,7 +258,10 @@ def _sglang(
 
 def _trtllm(job: _Launch, cfg: ServingConfig, model: str, length: int | None, seqs: int) -> list[str]:
     fraction = cfg.gpu_memory_utilization or ENGINE_DEFAULTS["trt-llm"].memory_fraction
-    parts = [f"trtllm-serve {model}", f"--tp_size {job.tp}"] + ([f"--pp_size {job.pp}"] if job.pp > 1 else [])
+    # the PyTorch backend reads Hugging Face and Model Optimizer checkpoints directly: serve.py's default at the commit
+    # the flags were read from, said explicitly for older releases whose default built a TensorRT engine first
+    parts = [f"trtllm-serve {model}", "--backend pytorch", f"--tp_size {job.tp}"]
+    parts += [f"--pp_size {job.pp}"] if job.pp > 1 else []
     parts += [f"--max_seq_len {length}"] if length is not None else []
     parts += [f"--max_batch_size {seqs}", f"--kv_cache_free_gpu_memory_fraction {fraction:g}", "--host 0.0.0.0"]
     if cfg.kv_format == "fp8":

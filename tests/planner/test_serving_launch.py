@@ -100,7 +100,7 @@ def test_multi_server_trtllm_runs_as_one_mpi_job_under_trtllm_llmapi_launch() ->
     launch = _launch(LLAMA_405B, _cfg("trt-llm", concurrency=32, requests_per_s=None), [H100_IB], nodes=2)
     command = launch["command"]
     assert command.startswith("mpirun -H <server-1>:8,<server-2>:8 -np 16 trtllm-llmapi-launch trtllm-serve ")
-    assert "--tp_size 8 --pp_size 2" in command
+    assert "--backend pytorch --tp_size 8 --pp_size 2" in command
     assert "Ray" not in launch["layout"] and "MPI job of 16 ranks" in launch["layout"]
     assert any("srun -N 2 --ntasks-per-node 8 --mpi=pmix trtllm-llmapi-launch" in n for n in launch["notes"])
 
