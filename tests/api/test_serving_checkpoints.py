@@ -225,3 +225,19 @@ def test_training_an_fp8_checkpoint_warns_that_it_needs_a_16_bit_copy(client: Te
     assert found[0]["params"] == {"repo": "deepseek-ai/DeepSeek-V3", "scheme": "block FP8 (128 x 128 scales)"}
     plain = client.post("/recommend", json={"model": {"preset": "llama-3.1-8b"}, "task": "lora", "tokens": 1e8})
     assert not [w for w in plain.json()["options"][0]["warnings"] if w["code"] == "quantised_checkpoint"]
+
+
+def test_the_model_list_names_each_presets_variants_and_shipped_weights(client: TestClient) -> None:
+    models = {m["id"]: m for m in client.get("/models").json()}
+    assert models["deepseek-v3"]["checkpoint"] == {
+        "quant_method": "fp8",
+        "weights": "fp8",
+        "scheme": "block FP8 (128 x 128 scales)",
+    }
+    assert models["deepseek-v3"]["variants"] == {
+        "base": "deepseek-ai/DeepSeek-V3-Base",
+        "instruct": "deepseek-ai/DeepSeek-V3",
+    }
+    assert models["llama-3.1-8b"]["checkpoint"]["quant_method"] is None
+    assert models["llama-3.1-8b"]["variants"]["instruct"] == "meta-llama/Llama-3.1-8B-Instruct"
+    assert models["gpt2"]["variants"] == {}
