@@ -278,8 +278,9 @@ def _evaluate(
     that many, or None alone when the weights leave no KV cache."""
     model, cfg, peak_factor = ask.model, ask.cfg, ask.peak_factor
     node = _replica_cluster(offer, tp, pp)
-    stated = cfg.max_model_len or 0  # a stated longest request: one must fit a replica's KV cache
-    if max_concurrency(model, cfg, offer.gpu, tp, pp) < 1 or kv_cache_tokens(model, cfg, offer.gpu, tp, pp) < stated:
+    stated = cfg.max_model_len  # a stated longest request: one must fit a replica's KV cache
+    short = stated is not None and kv_cache_tokens(model, cfg, offer.gpu, tp, pp) < stated
+    if short or max_concurrency(model, cfg, offer.gpu, tp, pp) < 1:
         if kv_cache_tokens(model, cfg, offer.gpu, tp, pp) < 1:
             return None, None  # the weights leave no cache at all: rejected for memory
         return _sequence_too_long(ask, offer, region, node, (tp, pp)), None

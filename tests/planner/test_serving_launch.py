@@ -169,3 +169,16 @@ def test_the_longest_request_is_the_context_capped_at_the_kv_cache() -> None:
     assert any("the most one replica's KV cache holds" in note for note in tight["notes"])
     unknown = _launch(LLAMA_8B, _cfg("sglang"), [small], Served("x"))
     assert "--context-length" not in unknown["command"] and unknown["max_model_len"] is None
+
+
+def test_a_stated_longest_request_no_replica_holds_is_a_near_miss_not_an_option() -> None:
+    """A stated serving.max_request_tokens is the launch's --max-model-len, which vLLM refuses to start with when one
+    such sequence does not fit the replica's KV cache: a shape whose cache is shorter is a sequence_too_long miss."""
+    cfg = _cfg("vllm", max_model_len=40_000_000)
+    found = search_serving(LLAMA_8B, cfg, OFFERS[:1], Constraints())
+    assert not found.options and found.near_misses
+    code, params = found.near_misses[0].misses[0]
+    assert code == "sequence_too_long" and params["context_len"] == 40_000_000
+    assert params["kv_cache_tokens"] < 40_000_000
+    fits = search_serving(LLAMA_8B, _cfg("vllm", max_model_len=65_536), OFFERS[:1], Constraints()).options[0]
+    assert fits.launch["max_model_len"] == 65_536 and "--max-model-len 65536 " in fits.launch["command"]
