@@ -19,9 +19,9 @@ from typing import Annotated, Any
 
 from anyio import CapacityLimiter, to_thread
 from fastapi import Depends, Request
-from fastapi.routing import APIRoute
 from sqlalchemy.orm import Session
 
+from app.bodies import CheckedBodyRoute
 from app.settings import Settings
 
 REQUEST_SESSION = "request_session"  # marks (in Session.info) the sessions the unit of work ends
@@ -105,8 +105,9 @@ async def _off_the_loop(function: Callable[..., None], sessions: list[Session], 
         await to_thread.run_sync(functools.partial(function, sessions, ok=ok), limiter=CapacityLimiter(1))
 
 
-class UnitOfWorkRoute(APIRoute):
-    """The route class of every router: the endpoint's sessions commit in the endpoint's own thread."""
+class UnitOfWorkRoute(CheckedBodyRoute):
+    """The route class of every router: the endpoint's sessions commit in the endpoint's own thread, and
+    its body is parsed and checked off the event loop (app.bodies)."""
 
     def __init__(self, path: str, endpoint: Callable[..., Any], **kwargs: Any) -> None:
         super().__init__(path, unit_of_work(endpoint), **kwargs)
