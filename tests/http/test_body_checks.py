@@ -122,3 +122,15 @@ def test_the_budget_renews_each_window_and_counts_each_client_apart() -> None:
     assert budget.charge("a", 1, now=130.0) == 50
     assert budget.charge("b", 100, now=130.0) == 0
     assert budget.charge("a", 100, now=180.0) == 0
+
+
+def test_every_route_of_the_app_reads_its_body_through_the_checks() -> None:
+    from app.bodies import CheckedBodyRoute
+    from app.main import create_app
+    from tests.http.test_rate_limited_routes import _endpoints
+
+    app = create_app(Settings(database_url="sqlite://", env="test", metrics_enabled=True))
+    routes = [getattr(r, "original_route", r) for r in _endpoints(app.routes)]
+    taking_bodies = [route for route in routes if set(route.methods) & {"POST", "PUT", "PATCH", "DELETE"}]
+    assert len(taking_bodies) > 25
+    assert [route.path for route in taking_bodies if not isinstance(route, CheckedBodyRoute)] == []
