@@ -345,7 +345,8 @@ SLO: dict[str, dict[str, str]] = {
 # the API's `errors[].type` is the code and `errors[].params` its parameters; the wizard words them here.
 HUB: dict[str, dict[str, str]] = {
     "en": {
-        "hub_unreachable": "the Hugging Face Hub ({endpoint}) is unreachable: {error}",
+        # HF_ENDPOINT is not shown: it may name an internal mirror, or carry its credentials
+        "hub_unreachable": "the model hub this server reads is unreachable: {error}",
         "hub_timeout": "the Hugging Face Hub did not answer within {seconds:g} s",
         "hub_rate_limited": "the Hugging Face Hub is rate-limiting this server; try again shortly",
         "hub_busy": "this server is already waiting on the Hugging Face Hub for other models; try again in {seconds} s",
@@ -365,7 +366,7 @@ HUB: dict[str, dict[str, str]] = {
         "hub_not_sizeable": "{hf_id} cannot be sized as a decoder language model: {reason}",
     },
     "zh": {
-        "hub_unreachable": "无法连接 Hugging Face Hub（{endpoint}）：{error}",
+        "hub_unreachable": "无法连接本服务器读取的模型仓库：{error}",
         "hub_timeout": "Hugging Face Hub 在 {seconds:g} 秒内没有响应",
         "hub_rate_limited": "Hugging Face Hub 正在限制本服务器的请求频率，请稍后再试",
         "hub_busy": "本服务器正在等待 Hugging Face Hub 返回其他模型的配置；请 {seconds} 秒后再试",

@@ -56,6 +56,7 @@ from typing import Any, Final
 
 from app.estimator.compute import attention_width, matmul_params
 from app.estimator.interconnects import all_reduce_s, group_bandwidth, point_to_point_s
+from app.estimator.models import CONTEXT_LENGTH_KEYS, check_config_numbers
 from app.estimator.params import count_params, mlp_params
 from app.estimator.performance import compute_precision
 from app.estimator.specs import GIB, Cluster, EstimatorError, GpuSpec, ModelSpec, require_choice
@@ -332,7 +333,7 @@ def mla_cache_values(hf_config: Mapping[str, Any] | None) -> int:
 # config.json keys that bound the sequence length, as vLLM reads them (vllm/config.py
 # `_get_and_verify_max_len`: the smallest of those present), and the rope scalings that do not extend it
 # there (llama3 and longrope configs already state the extended length).
-CONTEXT_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "max_sequence_length")
+CONTEXT_KEYS = CONTEXT_LENGTH_KEYS
 UNSCALED_ROPE = ("default", "llama3", "longrope", "su", "mrope")
 
 
@@ -341,6 +342,7 @@ def context_limit(hf_config: Mapping[str, Any] | None) -> int | None:
     the config's length times the rope_scaling factor (YaRN: of original_max_position_embeddings)."""
     if not hf_config:
         return None
+    check_config_numbers(hf_config)  # finite, and small enough that the product below is
     lengths = [
         int(hf_config[k]) for k in CONTEXT_KEYS if isinstance(hf_config.get(k), int | float) and hf_config[k] > 0
     ]
