@@ -14,7 +14,7 @@ objective "fastest" ranks by a request's end-to-end latency at the offered load 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
@@ -28,8 +28,11 @@ from app.estimator.serving import (
     kv_cache_tokens,
     max_concurrency,
     replica_capacity,
+    replicas_for_slo,
     sglang_memory_fraction,
+    steer_replicas,
 )
+from app.estimator.serving_sim import LoadLatency
 from app.estimator.specs import Cluster, EstimatorError, ModelSpec
 from app.estimator.vocabulary import INTEGER_WEIGHT_FORMATS, TERM_MONTHS
 from app.messages import misses as miss_text
@@ -73,6 +76,9 @@ class ServingOption:
     rank: int | None = None
     misses: list[Miss] = field(default_factory=list)  # a near miss's reasons (app/messages.py words them)
     pp: int = 1  # pipeline stages of one replica, one server each beyond a server's TP
+    # one replica: (its estimate at one request, requests/s within the SLO, concurrency there)
+    replica: tuple[ServingEstimate, float, float] | None = None
+    verified: bool = False  # its latency simulated: `estimate` carries the latency at the offered load and peak
 
     @property
     def miss_reason(self) -> str | None:
@@ -150,6 +156,7 @@ def search_serving(
     no server of the offer serves is tried as a pipeline: TP over a server's GPUs, one stage per server,
     on SKUs a fabric joins.
     """
+    cfg = replace(cfg, peak_factor=peak_factor)  # the peak the simulation judges the SLO at
     ask = _Ask(model, cfg, constraints, peak_factor, model_repo)
     rank_key = _fastest_key if constraints.objective == "fastest" else _key
     options: list[ServingOption] = []
@@ -174,14 +181,14 @@ def search_serving(
         if unsupported:
             rejected.append((offer.sku_id, "kernels", {"gap": unsupported.gap, **unsupported.params}))
             continue
-        best_for_offer: ServingOption | None = None
+        candidates: list[ServingOption] = []
         offer_miss: ServingOption | None = None
         smallest: int | None = None  # GPUs of the smallest deployment refused for the SKU's size limits
         # the weights leave no KV cache at any degree; a SKU of servers without a fabric cannot pipeline either
         one_server = offer.rental_unit == "node" and not offer.may_span_nodes
         why_not: tuple[str, dict[str, Any]] = ("gpu_memory", {"gpu": offer.gpu.name, "one_server": one_server})
         for tp, pp in _shapes(model, offer, constraints):
-            if pp > 1 and best_for_offer is not None:
+            if pp > 1 and candidates:
                 break  # pipelines across servers only for what one server cannot serve
             evaluations += 1
             option, reason = _evaluate(ask, offer, region, tp, pp)
@@ -190,10 +197,12 @@ def search_serving(
                     smallest, why_not = reason[0], ("capacity", reason[1])
                 continue
             if not option.misses:
-                if best_for_offer is None or rank_key(option) < rank_key(best_for_offer):
-                    best_for_offer = option
+                candidates.append(option)
             elif offer_miss is None or _miss_key(option) < _miss_key(offer_miss):
                 offer_miss = option
+        best_for_offer, verified_miss = _verified_best(ask, region, candidates, rank_key)
+        if verified_miss is not None and (offer_miss is None or _miss_key(verified_miss) < _miss_key(offer_miss)):
+            offer_miss = verified_miss
         if best_for_offer is not None:
             options.append(best_for_offer)
         elif offer_miss is not None:
@@ -212,7 +221,87 @@ def search_serving(
     options = options[: constraints.limit]
     for rank, option in enumerate(options, start=1):
         option.rank = rank
-    return ServingSearch(options, misses[: constraints.limit], rejected, evaluations, not_searched)
+    misses = misses[: constraints.limit]
+    for miss in misses:
+        _simulated(ask, miss)
+    return ServingSearch(options, misses, rejected, evaluations, not_searched)
+
+
+def _verified_best(
+    ask: _Ask, region: str, candidates: list[ServingOption], rank_key: Callable[[ServingOption], Any]
+) -> tuple[ServingOption | None, ServingOption | None]:
+    """The best of one offer's candidates once simulated: in the closed forms' order, each candidate's replicas
+    are set by the simulation at the peak until the best verified one ranks before every candidate left (the
+    simulation only adds replicas to what the closed forms allow, so a later candidate cannot overtake it).
+    Also the nearest candidate the simulation turned into a miss."""
+    best: ServingOption | None = None
+    miss: ServingOption | None = None
+    for candidate in sorted(candidates, key=rank_key):
+        if best is not None and rank_key(best) <= rank_key(candidate):
+            break
+        option = _verify(ask, region, candidate)
+        if option is None:
+            continue
+        if option.misses:
+            miss = option if miss is None or _miss_key(option) < _miss_key(miss) else miss
+        elif best is None or rank_key(option) < rank_key(best):
+            best = option
+    return best, miss
+
+
+def _most_replicas(ask: _Ask, offer: Offer, gpus_per_replica: int) -> int:
+    """The most replicas the offer rents (its largest card count, or max_nodes servers)."""
+    if offer.rental_unit == "card":
+        return max(offer.card_counts, default=0) // gpus_per_replica
+    return ask.constraints.max_nodes * offer.gpus_per_node // gpus_per_replica
+
+
+def _verify(ask: _Ask, region: str, option: ServingOption) -> ServingOption | None:
+    """The option with the replicas its simulated latency at the peak needs, and that latency; a miss (slo_peak)
+    when no count the offer rents meets the SLO; None when the count needed cannot be rented."""
+    cfg = ask.cfg
+    if cfg.requests_per_s is None or option.replica is None:
+        return option
+    tp, pp, offer = option.tp, option.pp, option.offer
+    node = _replica_cluster(offer, tp, pp)
+    most = _most_replicas(ask, offer, tp * pp)
+    found = replicas_for_slo(ask.model, cfg, node, tp=tp, pp=pp, most=max(most, 1))
+    if found is None:
+        _simulated(ask, option)
+        peak = option.estimate.latency["peak"] if option.estimate.latency else None
+        option.misses.append(_simulated_miss(cfg, peak))
+        return option
+    needed = found[0]
+    if needed != option.replicas:
+        rebuilt, _ = _with_replicas(ask, offer, region, (tp, pp), needed, option.replica)
+        if rebuilt is None:
+            return None
+        # the simulation decides the load the replicas carry: the steady state's peak misses no longer apply
+        rebuilt.misses = [m for m in rebuilt.misses if m[0] == "slo_one_request"]
+        option = rebuilt
+    _simulated(ask, option, needed)
+    if option.estimate.meets_slo is False and not option.misses:
+        option.misses.append(_simulated_miss(cfg, option.estimate.latency["peak"] if option.estimate.latency else None))
+    return option
+
+
+def _simulated(ask: _Ask, option: ServingOption, needed: int | None = None) -> None:
+    """The option's estimate at the offered load with its simulated latency (average and peak)."""
+    if ask.cfg.requests_per_s is None or option.verified or option.estimate.max_concurrency < 1:
+        return
+    node = _replica_cluster(option.offer, option.tp, option.pp)
+    option.estimate = estimate_serving(
+        ask.model, ask.cfg, node, tp=option.tp, pp=option.pp, replicas=option.replicas,
+        replicas_needed=needed or option.estimate.replicas_needed,
+    )  # fmt: skip
+    option.verified = True
+
+
+def _simulated_miss(cfg: ServingConfig, peak: LoadLatency | None) -> Miss:
+    """slo_peak with the simulated percentile at the peak (the SLO's own)."""
+    q = cfg.slo_percentile
+    reached = {"ttft_ms": peak.ttft.at(q) * 1e3, "tpot_ms": peak.tpot.at(q) * 1e3} if peak else {}
+    return "slo_peak", reached | {"percentile": q} | slo_params(cfg)
 
 
 def _miss_key(option: ServingOption) -> tuple[float, int]:
@@ -293,6 +382,25 @@ def _evaluate(
     replicas = 1
     if cfg.requests_per_s is not None and per_replica > 0:
         replicas = max(1, math.ceil(cfg.requests_per_s * peak_factor / per_replica - 1e-9))
+        # the closed forms' queue before the prefill at the peak (the simulation checks the shown options)
+        replicas = steer_replicas(model, cfg, node, tp=tp, pp=pp, start=replicas) or replicas
+    return _with_replicas(ask, offer, region, (tp, pp), replicas, (one, per_replica, slo_concurrency))
+
+
+def _with_replicas(
+    ask: _Ask,
+    offer: Offer,
+    region: str,
+    split: tuple[int, int],
+    replicas: int,
+    replica: tuple[ServingEstimate, float, float],
+) -> tuple[ServingOption | None, tuple[int, dict[str, Any]] | None]:
+    """The option of at least `replicas` tp × pp replicas on the smallest configuration that holds them (their
+    steady-state figures), or None with (GPUs needed, why) when the SKU cannot rent that many."""
+    model, cfg, peak_factor = ask.model, ask.cfg, ask.peak_factor
+    tp, pp = split
+    one, per_replica, slo_concurrency = replica
+    node = _replica_cluster(offer, tp, pp)
     config = _configuration(offer, tp * pp * replicas, ask.constraints)
     if config is None:
         params: dict[str, Any] = {"replicas": replicas, "replica_gpus": tp * pp}
@@ -300,14 +408,15 @@ def _evaluate(
             params["max_nodes"] = ask.constraints.max_nodes
         return None, (replicas * tp * pp, params)
     replicas = config.gpus // (tp * pp)  # whole configuration in use: spare GPUs become spare replicas
-    at_load = estimate_serving(model, cfg, node, tp=tp, pp=pp, replicas=replicas)
+    at_load = estimate_serving(model, cfg, node, tp=tp, pp=pp, replicas=replicas, simulate=False)
     peak = at_load
     if cfg.requests_per_s is not None:
         peak_cfg = replace(cfg, requests_per_s=cfg.requests_per_s * peak_factor)
-        peak = estimate_serving(model, peak_cfg, node, tp=tp, pp=pp, replicas=replicas)
+        peak = estimate_serving(model, peak_cfg, node, tp=tp, pp=pp, replicas=replicas, simulate=False)
     offered = (cfg.requests_per_s or at_load.requests_per_s) * (peak_factor if cfg.requests_per_s else 1.0)
     headroom = per_replica * replicas / offered if offered > 0 else 0.0
     option = _option(ask, offer, region, (tp, pp, replicas), config, (at_load, peak), slo_concurrency, headroom)
+    option.replica = replica
     slo_missed = one.meets_slo is False or peak.meets_slo is False
     if slo_missed:
         option.misses.append(_slo_miss(cfg, one, peak))
