@@ -48,7 +48,9 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
@@ -65,6 +67,7 @@ from app.estimator.serving_sim import (
     LoadLatency,
     Percentile,
     Scheduler,
+    interrupted_tpot_estimate,
     queue_wait_estimate,
     simulate,
 )
@@ -824,6 +827,8 @@ def _sim_step(hw: _Hardware) -> Callable[[int, float, int, float], float]:
     tokens whose chunks attend `span` keys in all are prefilled. With pp stages the sequences form pp
     micro-batches and every token crosses all stages (as in _operating_point)."""
     pp = hw.pp
+    if pp == 1 and not hw.experts:
+        return _dense_step(hw)
 
     def step(decodes: int, kv: float, prefill: int, span: float) -> float:
         context = kv / decodes if decodes else 0.0
@@ -832,6 +837,29 @@ def _sim_step(hw: _Hardware) -> Callable[[int, float, int, float], float]:
             return _step_s(hw, decodes, context, prefill, prefill_len)[0]
         seconds, _ = _step_s(hw, decodes / pp, context, prefill / pp, prefill_len)
         return pp * seconds + _pipeline_hop_s(hw, (decodes + prefill) / pp)
+
+    return step
+
+
+def _dense_step(hw: _Hardware) -> Callable[[int, float, int, float], float]:
+    """_step_s of a dense model on one stage, its constants read once (the simulation's inner loop): the same sum
+    of the weights and KV bytes, the GEMM and attention FLOPs at the decode/prefill mix's efficiency, the
+    overheads and the all-reduces."""
+    weights_s = hw.weight_bytes_static / hw.hbm_weights
+    kv_s = hw.kv_token / hw.hbm_kv
+    flops = hw.dense_flops_per_token + hw.expert_flops_per_token
+    attention, reads = hw.attention_coef, hw.kv_reads
+    fixed = hw.overhead_s + (hw.allreduce_fixed_s if hw.tp > 1 else 0.0)
+    per_token = hw.allreduce_per_token_s if hw.tp > 1 else 0.0
+    per_seq = hw.overhead_per_seq_s
+    decode_eff, prefill_eff = STEP_COMPUTE_EFFICIENCY, PREFILL_COMPUTE_EFFICIENCY
+
+    def step(decodes: int, kv: float, prefill: int, span: float) -> float:
+        tokens = decodes + prefill
+        memory = weights_s + (kv * reads + prefill) * kv_s
+        efficiency = (decodes * decode_eff + prefill * prefill_eff) / tokens
+        compute = flops * tokens / efficiency + attention * (kv + span)
+        return max(memory, compute) + fixed + per_seq * decodes + per_token * tokens
 
     return step
 
@@ -861,16 +889,49 @@ class _Load:
     hw: _Hardware
     top_rps: float  # requests/s one replica completes at most (all it holds in flight)
     isolated_s: float
+    key: tuple[object, ...] = ()  # what a simulation depends on besides the rate, for the memo
 
 
 def _load(model: ModelSpec, cfg: ServingConfig, hw: _Hardware, limit: int) -> _Load:
-    return _Load(
-        model, cfg, hw, _operating_point(model, cfg, hw, limit).requests_per_s, _isolated_ttft_s(model, cfg, hw)
-    )
+    cluster = hw.cluster
+    where = (cluster.gpu.id, cluster.gpus_per_node, cluster.nodes, cluster.intra_node_link, cluster.inter_node_gbps,
+             cluster.inter_node_fabric, hw.tp, hw.pp)  # fmt: skip
+    top = _operating_point(model, cfg, hw, limit).requests_per_s
+    key = (model, replace(cfg, requests_per_s=None), where)
+    return _Load(model, cfg, hw, top, _isolated_ttft_s(model, cfg, hw), key)
+
+
+# Simulations already run within one answer, by (replica, traffic, engine, seed, rate): a search and the estimates
+# of the options it shows ask for the same runs, and a run is a pure function of these. Scoped to the answer
+# (`simulations`), so every request starts cold.
+_SIMULATED: ContextVar[dict[tuple[object, ...], LoadLatency] | None] = ContextVar("simulated", default=None)
+
+
+@contextmanager
+def simulations() -> Iterator[None]:
+    """Share the simulations run inside the block (nested blocks share the outer one's)."""
+    if _SIMULATED.get() is not None:
+        yield
+        return
+    token = _SIMULATED.set({})
+    try:
+        yield
+    finally:
+        _SIMULATED.reset(token)
 
 
 def _simulate(load: _Load, rate: float) -> LoadLatency:
-    """Simulated latencies of one replica at `rate` requests/s."""
+    """Simulated latencies of one replica at `rate` requests/s (reused within a `simulations` block)."""
+    memo, key = _SIMULATED.get(), (*load.key, rate)
+    found = memo.get(key) if memo is not None else None
+    if found is None:
+        found = _run_simulation(load, rate)
+        if memo is not None:
+            memo[key] = found
+    return found
+
+
+def _run_simulation(load: _Load, rate: float) -> LoadLatency:
     prompts, outputs = _lengths(load.cfg)
     key = _overhead_key(load.cfg)
     latency = simulate(
@@ -893,21 +954,48 @@ def meets_at_peak(latency: LoadLatency, cfg: ServingConfig) -> bool:
 
 
 def _steer(load: _Load, peak_rps: float, start: int) -> int | None:
-    """The fewest replicas (≥ start) the closed forms allow at the peak: each below saturation, and the prefill
-    of an idle replica plus the M/D/1-class queue before it (queue_wait_estimate) within the TTFT target at the
-    SLO's percentile. None: even an idle replica misses the TTFT target."""
+    """The fewest replicas (≥ start) the closed forms allow at the peak, each replica below saturation and within
+    the targets at the SLO's percentile: TTFT, the prefill of an idle replica plus the M/D/1-class queue before
+    it (queue_wait_estimate); TPOT, the decode step with the prompts that arrive meanwhile prefilled in its steps
+    (interrupted_tpot_estimate). None: even an idle replica misses the TTFT target."""
     cfg = load.cfg
-    level = PERCENTILE_LEVELS[cfg.slo_percentile]
     if cfg.slo_ttft_ms is not None and load.isolated_s * 1e3 > cfg.slo_ttft_ms:
         return None
-    replicas = max(start, math.floor(peak_rps / load.top_rps) + 1 if load.top_rps > 0 else start)
-    for _ in range(100_000):
-        rate = peak_rps / replicas
-        wait = queue_wait_estimate(rate, load.isolated_s, level)
-        if rate < load.top_rps and (cfg.slo_ttft_ms is None or (load.isolated_s + wait) * 1e3 <= cfg.slo_ttft_ms):
-            return replicas
-        replicas += 1
-    return None
+    low = max(start, math.floor(peak_rps / load.top_rps) + 1 if load.top_rps > 0 else start)
+    if _steer_meets(load, peak_rps / low):
+        return low
+    step, failed = 1, low
+    while not _steer_meets(load, peak_rps / (failed + step)):
+        failed, step = failed + step, step * 2
+        if failed > 1_000_000:
+            return None
+    high = failed + step
+    while high - failed > 1:
+        mid = (failed + high) // 2
+        if _steer_meets(load, peak_rps / mid):
+            high = mid
+        else:
+            failed = mid
+    return high
+
+
+def _steer_meets(load: _Load, rate: float) -> bool:
+    """The closed forms' verdict for one replica at `rate` requests/s."""
+    cfg, hw = load.cfg, load.hw
+    if rate >= load.top_rps:
+        return False
+    level = PERCENTILE_LEVELS[cfg.slo_percentile]
+    wait = queue_wait_estimate(rate, load.isolated_s, level)
+    if cfg.slo_ttft_ms is not None and (load.isolated_s + wait) * 1e3 > cfg.slo_ttft_ms:
+        return False
+    if cfg.slo_tpot_ms is None:
+        return True
+    out = cfg.output_tokens
+    alone = _step_s(hw, 1.0, cfg.input_tokens + out / 2, 0.0, 0.0)[0]
+    in_flight = max(1.0, rate * (load.isolated_s + (out - 1) * alone * hw.pp))  # Little's law, idle latencies
+    step = hw.pp * _step_s(hw, max(1.0, in_flight / hw.pp), cfg.input_tokens + out / 2, 0.0, 0.0)[0]
+    prefill = load.isolated_s - REQUEST_OVERHEAD_S[_overhead_key(cfg)]
+    return interrupted_tpot_estimate(step, prefill, rate, out, level) * 1e3 <= cfg.slo_tpot_ms
 
 
 def steer_replicas(
@@ -921,13 +1009,27 @@ def steer_replicas(
     return _steer(load, cfg.requests_per_s * cfg.peak_factor, start)
 
 
+def peak_latency(
+    model: ModelSpec, cfg: ServingConfig, cluster: Cluster, *, tp: int = 1, pp: int = 1, replicas: int = 1
+) -> LoadLatency | None:
+    """The simulated latency of one of `replicas` replicas at the peak (requests_per_s × peak_factor shared among
+    them); None when no sequence fits or no load is given."""
+    limit = max_concurrency(model, cfg, cluster.gpu, tp, pp)
+    if cfg.requests_per_s is None or limit < 1:
+        return None
+    load = _load(model, cfg, _hardware(model, cfg, cluster, tp, pp), limit)
+    return _simulate(load, cfg.requests_per_s * cfg.peak_factor / replicas)
+
+
 def replicas_for_slo(
     model: ModelSpec, cfg: ServingConfig, cluster: Cluster, *, tp: int = 1, pp: int = 1, start: int = 1,
-    most: int = 4096,
+    most: int = 4096, floor: int = 1,
 ) -> tuple[int, LoadLatency] | None:  # fmt: skip
-    """The fewest replicas (from `start`, at most `most`) whose simulated latency at the peak
-    (requests_per_s × peak_factor, shared among them) meets the SLO at its percentile, with that latency; None
-    when no count up to `most` does. The closed forms pick where to start; the simulation decides."""
+    """The fewest replicas (at most `most`) whose simulated latency at the peak (requests_per_s × peak_factor,
+    shared among them) meets the SLO at its percentile, with that latency; None when no count up to `most` does.
+    The search starts at `start` (a guess, e.g. the steady state's count) or the closed forms' count if larger,
+    and steps down (not below saturation, nor below `floor`: fewer would not rent less) or up from there. The
+    simulation decides."""
     if cfg.requests_per_s is None:
         raise EstimatorError("replicas_for_slo needs requests_per_s", field="serving.requests_per_s")
     limit = max_concurrency(model, cfg, cluster.gpu, tp, pp)
@@ -945,19 +1047,22 @@ def replicas_for_slo(
         tried[replicas] = _simulate(load, peak / replicas)
         return meets_at_peak(tried[replicas], cfg)
 
-    if meets(low):
-        return low, tried[low]
-    # the closed form again, on the prefill time that reproduces the simulated wait (decodes share the prefill's
-    # steps, so the simulated service is longer than an idle replica's); then steps that double until one
-    # meets, and the interval halved back to the fewest that meet
-    failed = low
-    jump = _steer(replace(load, isolated_s=_fitted_service(load, peak / low, tried[low])), peak, low + 1)
-    if jump is not None and jump <= most:
-        if not meets(jump):
+    guess = max(low, start)
+    if meets(guess):  # the fewest that meet lie at or below the guess: step down, as far as saturation allows
+        unsaturated = math.floor(peak / load.top_rps) + 1 if load.top_rps > 0 else 1
+        return _fewest_below(max(1, unsaturated, min(floor, guess)), guess, meets, tried)
+    failed = guess
+    if cfg.slo_ttft_ms is not None:
+        # the closed form again, on the prefill time that reproduces the simulated wait (decodes share the
+        # prefill's steps, so the simulated service is longer than an idle replica's)
+        fitted = replace(load, isolated_s=_fitted_service(load, peak / guess, tried[guess]))
+        jump = _steer(fitted, peak, guess + 1)
+        if jump is not None and jump <= most:
+            if meets(jump):
+                return _fewest(guess, jump, meets, tried)
             failed = jump
-        else:
-            return _fewest(low, jump, meets, tried)
-    step = 1
+    # steps that double until one meets, then the interval halved back to the fewest that meet
+    step = max(1, failed // 8)
     while True:
         high = min(most, failed + step)
         if meets(high):
@@ -966,6 +1071,20 @@ def replicas_for_slo(
             return None
         failed, step = high, step * 2
     return _fewest(failed, high, meets, tried)
+
+
+def _fewest_below(
+    low: int, high: int, meets: Callable[[int], bool], tried: dict[int, LoadLatency]
+) -> tuple[int, LoadLatency]:
+    """The fewest replicas in [low, high] that meet, high meeting: steps down that double until one fails (or
+    low is reached), then bisection."""
+    step = max(1, high // 8)
+    while high > low:
+        probe = max(low, high - step)
+        if not meets(probe):
+            return _fewest(probe, high, meets, tried)
+        high, step = probe, step * 2
+    return high, tried[high]
 
 
 def _fewest(
@@ -1214,7 +1333,9 @@ def estimate_serving(
     )
     if cfg.requests_per_s is None or not simulate:
         return result
-    return _under_load(result, model, cfg, cluster, (tp, pp, replicas), _load(model, cfg, hw, limit), replicas_needed)
+    with simulations():
+        load = _load(model, cfg, hw, limit)
+        return _under_load(result, model, cfg, cluster, (tp, pp, replicas), load, replicas_needed)
 
 
 def _under_load(

@@ -245,7 +245,7 @@ class _Run:
         if not self.waiting and self.running < self.scheduler.max_seqs and self.next < count:
             steps = min(steps, max(1, math.ceil((self.arrival[self.next] - self.now) / first_step)))
         last_step = first_step
-        if steps > 1:
+        if steps > 8:  # the context grows by a token a step: over a few steps the first step's time stands
             last_step = self.step_time(self.decoding, self._kv() + self.decoding * (steps - 1), 0, 0.0)
         self.now += steps * (first_step + last_step) / 2
         self.decode_steps += steps
@@ -308,6 +308,41 @@ def simulate(
 
 
 # --- closed forms ---------------------------------------------------------------------------------------
+
+
+def poisson_quantile(mean: float, level: float) -> int:
+    """The smallest k with P(K ≤ k) ≥ level for K ~ Poisson(mean): the cumulative sum of the pmf, or the normal
+    approximation with continuity correction beyond a mean of 200."""
+    if mean <= 0:
+        return 0
+    if mean > 200:
+        from statistics import NormalDist  # noqa: PLC0415 (large means only)
+
+        return max(0, math.ceil(mean + NormalDist().inv_cdf(level) * math.sqrt(mean) - 0.5))
+    term = total = math.exp(-mean)
+    k = 0
+    while total < level:
+        k += 1
+        term *= mean / k
+        total += term
+    return k
+
+
+def interrupted_tpot_estimate(step_s: float, prefill_s: float, rate: float, output_tokens: int, level: float) -> float:
+    """A closed-form quantile of a request's time per output token when other requests' prompts are prefilled in
+    its decode steps: the K prompts that arrive during its decode, K ~ Poisson(rate × its decode time), each add
+    their prefill time to its output_tokens − 1 steps of `step_s`; solved as a fixed point. Steers the replica
+    search; infinite when the prompts alone keep the replica busy (rate × prefill ≥ 1)."""
+    if rate * prefill_s >= 1:
+        return math.inf
+    steps = max(1, output_tokens - 1)
+    tpot = step_s
+    for _ in range(60):
+        following = step_s + poisson_quantile(rate * steps * tpot, level) * prefill_s / steps
+        if following <= tpot:
+            return max(tpot, following)
+        tpot = following
+    return tpot
 
 
 def queue_wait_estimate(rate: float, service_s: float, level: float) -> float:

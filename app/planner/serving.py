@@ -27,9 +27,12 @@ from app.estimator.serving import (
     kernel_support,
     kv_cache_tokens,
     max_concurrency,
+    meets_at_peak,
+    peak_latency,
     replica_capacity,
     replicas_for_slo,
     sglang_memory_fraction,
+    simulations,
     steer_replicas,
 )
 from app.estimator.serving_sim import LoadLatency
@@ -156,8 +159,13 @@ def search_serving(
     no server of the offer serves is tried as a pipeline: TP over a server's GPUs, one stage per server,
     on SKUs a fabric joins.
     """
-    cfg = replace(cfg, peak_factor=peak_factor)  # the peak the simulation judges the SLO at
-    ask = _Ask(model, cfg, constraints, peak_factor, model_repo)
+    with simulations():
+        return _search(_Ask(model, replace(cfg, peak_factor=peak_factor), constraints, peak_factor, model_repo), offers)
+
+
+def _search(ask: _Ask, offers: list[Offer]) -> ServingSearch:
+    """search_serving's body, its simulations shared."""
+    model, cfg, constraints = ask.model, ask.cfg, ask.constraints
     rank_key = _fastest_key if constraints.objective == "fastest" else _key
     options: list[ServingOption] = []
     misses: list[ServingOption] = []
@@ -256,6 +264,29 @@ def _most_replicas(ask: _Ask, offer: Offer, gpus_per_replica: int) -> int:
     return ask.constraints.max_nodes * offer.gpus_per_node // gpus_per_replica
 
 
+def _smallest_configuration_meeting(ask: _Ask, option: ServingOption, node: Cluster, replicas: int) -> int:
+    """`replicas`, or the replicas of the smallest smaller configuration whose simulated peak still meets the SLO
+    (one simulation a configuration, stepping down until one misses)."""
+    gpus_per_replica = option.tp * option.pp
+    gpus = option.config.gpus
+    while True:
+        smaller = _smaller_configuration_replicas(ask, option.offer, gpus_per_replica, gpus)
+        if smaller < 1:
+            return replicas
+        latency = peak_latency(ask.model, ask.cfg, node, tp=option.tp, pp=option.pp, replicas=smaller)
+        if latency is None or not meets_at_peak(latency, ask.cfg):
+            return replicas
+        replicas, gpus = smaller, smaller * gpus_per_replica
+
+
+def _smaller_configuration_replicas(ask: _Ask, offer: Offer, gpus_per_replica: int, gpus: int) -> int:
+    """The replicas the next smaller rentable configuration than `gpus` GPUs holds (0: none smaller)."""
+    if offer.rental_unit == "card":
+        smaller = [count for count in offer.card_counts if count < gpus]
+        return max(smaller, default=0) // gpus_per_replica
+    return max(0, gpus - offer.gpus_per_node) // gpus_per_replica
+
+
 def _verify(ask: _Ask, region: str, option: ServingOption) -> ServingOption | None:
     """The option with the replicas its simulated latency at the peak needs, and that latency; a miss (slo_peak)
     when no count the offer rents meets the SLO; None when the count needed cannot be rented."""
@@ -265,13 +296,18 @@ def _verify(ask: _Ask, region: str, option: ServingOption) -> ServingOption | No
     tp, pp, offer = option.tp, option.pp, option.offer
     node = _replica_cluster(offer, tp, pp)
     most = _most_replicas(ask, offer, tp * pp)
-    found = replicas_for_slo(ask.model, cfg, node, tp=tp, pp=pp, most=max(most, 1))
+    # up from the closed forms' count; fewer replicas matter only where they rent a smaller configuration
+    found = replicas_for_slo(
+        ask.model, cfg, node, tp=tp, pp=pp, start=option.replicas, most=max(most, 1), floor=option.replicas
+    )
     if found is None:
         _simulated(ask, option)
         peak = option.estimate.latency["peak"] if option.estimate.latency else None
         option.misses.append(_simulated_miss(cfg, peak))
         return option
     needed = found[0]
+    if needed == option.replicas:
+        needed = _smallest_configuration_meeting(ask, option, node, needed)
     if needed != option.replicas:
         rebuilt, _ = _with_replicas(ask, offer, region, (tp, pp), needed, option.replica)
         if rebuilt is None:

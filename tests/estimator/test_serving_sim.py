@@ -122,3 +122,23 @@ def test_the_slo_percentile_is_the_one_judged() -> None:
     }  # fmt: skip
     assert verdicts == {"p50": True, "p99": False}
     assert not math.isnan(target)
+
+
+def test_the_simulation_step_is_the_estimators_step() -> None:
+    """The simulation's dense step (its constants read once) gives _step_s's time for any mix of decodes and
+    prompt chunks, to rounding."""
+    from app.estimator.serving import _dense_step, _hardware, _step_s
+
+    rng = random.Random(1)
+    for preset, tp in (("llama-3.1-8b", 1), ("llama-3.1-70b", 4), ("qwen2.5-72b", 2)):
+        model = get_preset(preset).model
+        hw = _hardware(model, ServingConfig(input_tokens=1000, output_tokens=100), H100_NODE, tp, 1)
+        step = _dense_step(hw)
+        for _ in range(200):
+            decodes, prefill = rng.randint(0, 300), rng.choice([0, rng.randint(1, 8000)])
+            if decodes + prefill == 0:
+                continue
+            kv, span = decodes * rng.uniform(100, 9000), prefill * rng.uniform(0, 9000)
+            context = kv / decodes if decodes else 0.0
+            expected, _ = _step_s(hw, decodes, context, prefill, 2 * span / prefill if prefill else 0.0)
+            assert step(decodes, kv, prefill, span) == pytest.approx(expected, rel=1e-12)
