@@ -102,6 +102,7 @@ class EngineDefaults:
     max_num_seqs: int  # sequences a replica runs at once
     max_num_batched_tokens: int  # tokens per step (chunked-prefill budget)
     graph_max_batch: int  # largest decode batch captured in a CUDA graph
+    mixed_prefill: bool  # a step carries the running decodes and prompt chunks together (else prefill steps alone)
     source: str
 
 
@@ -870,6 +871,7 @@ def _scheduler(model: ModelSpec, cfg: ServingConfig, hw: _Hardware) -> Scheduler
         max_seqs=_max_num_seqs(cfg, hw.gpu),
         kv_tokens=kv_cache_tokens(model, cfg, hw.gpu, hw.tp, hw.pp),
         block=ENGINE_DEFAULTS[cfg.engine].block_size,
+        mixed=ENGINE_DEFAULTS[cfg.engine].mixed_prefill,
     )
 
 

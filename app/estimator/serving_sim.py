@@ -6,7 +6,8 @@ in-flight batching behave alike):
 - Requests arrive as a Poisson process (each replica of a deployment sees the offered load divided among the
   replicas, routed at random by the load balancer) and wait in a first-come-first-served queue.
 - Every step first gives each running sequence in its decode phase one token, then spends what is left of the
-  token budget (`max_num_batched_tokens`) on prompts in chunks (chunked prefill): the running request whose
+  token budget (`max_num_batched_tokens`) on prompts in chunks (chunked prefill; SGLang by default runs a step
+  of prompt chunks alone while the decodes wait, `enable_mixed_chunk` False): the running request whose
   prompt is part-way through first, then the waiting requests in arrival order, admitted while fewer than
   `max_num_seqs` sequences run and the KV cache holds their whole length (the cache a request will need is
   reserved on admission, TensorRT-LLM's GUARANTEED_NO_EVICT; vLLM preempts instead, which is no faster).
@@ -101,6 +102,7 @@ class Scheduler:
     max_seqs: int  # max_num_seqs
     kv_tokens: int  # the KV cache, in tokens
     block: int  # KV page, tokens
+    mixed: bool = True  # decodes ride in the steps that prefill (vLLM, TensorRT-LLM); else those steps prefill alone
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,7 +208,7 @@ class _Run:
 
     def _mixed_step(self) -> None:
         """One step: a token for every decoding request, then prompt chunks within what is left of the budget."""
-        budget = self.scheduler.token_budget - self.decoding
+        budget = self.scheduler.token_budget - (self.decoding if self.scheduler.mixed else 0)
         tokens, span = 0, 0.0
         finished_prompts = []
         for request in self.prefilling:
@@ -220,10 +222,13 @@ class _Run:
             self.prefilled[request] = offset + chunk
             if offset + chunk == self.prompt[request]:
                 finished_prompts.append(request)
-        self.now += self.step_time(self.decoding, self._kv(), tokens, span)
-        if self.decoding:
-            self.decode_steps += 1
-            self._retire()
+        if not self.scheduler.mixed:  # a prefill batch: the running requests wait for it
+            self.now += self.step_time(0, 0.0, tokens, span)
+        else:
+            self.now += self.step_time(self.decoding, self._kv(), tokens, span)
+            if self.decoding:
+                self.decode_steps += 1
+                self._retire()
         for request in finished_prompts:
             self.prefilling.remove(request)
             self.first[request] = self.now
