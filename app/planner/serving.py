@@ -336,8 +336,12 @@ def _simulated(ask: _Ask, option: ServingOption, needed: int | None = None) -> N
 def _simulated_miss(cfg: ServingConfig, peak: LoadLatency | None) -> Miss:
     """slo_peak with the simulated percentile at the peak (the SLO's own)."""
     q = cfg.slo_percentile
-    reached = {"ttft_ms": peak.ttft.at(q) * 1e3, "tpot_ms": peak.tpot.at(q) * 1e3} if peak else {}
-    return "slo_peak", reached | {"percentile": q} | slo_params(cfg)
+    if peak is None:
+        return "slo_peak", {"ttft_ms": math.inf, "tpot_ms": math.inf, "percentile": q, "saturated": True} | slo_params(
+            cfg
+        )
+    reached = {"ttft_ms": peak.ttft.at(q) * 1e3, "tpot_ms": peak.tpot.at(q) * 1e3, "percentile": q}
+    return "slo_peak", reached | {"saturated": peak.saturated} | slo_params(cfg)
 
 
 def _miss_key(option: ServingOption) -> tuple[float, int]:
