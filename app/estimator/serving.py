@@ -817,10 +817,12 @@ def _capacity(model: ModelSpec, cfg: ServingConfig, hw: _Hardware, limit: int) -
 # --- latency under load (app/estimator/serving_sim.py) -------------------------------------------------------
 
 
-def _lengths(cfg: ServingConfig) -> tuple[Lengths, Lengths]:
-    """Prompt and output lengths: constant at the means, or lognormal through the stated 95th percentiles."""
-    cap = cfg.max_model_len
-    return Lengths(cfg.input_tokens, cfg.input_tokens_p95, cap), Lengths(cfg.output_tokens, cfg.output_tokens_p95, cap)
+def _lengths(cfg: ServingConfig, kv_tokens: int) -> tuple[Lengths, Lengths]:
+    """Prompt and output lengths: constant at the means, or lognormal through the stated 95th percentiles, a
+    drawn length no longer than max_model_len or the replica's KV cache (an engine refuses a longer request)."""
+    cap = min(cfg.max_model_len or kv_tokens, kv_tokens)
+    prompts = Lengths(cfg.input_tokens, cfg.input_tokens_p95, max(cap, cfg.input_tokens))
+    return prompts, Lengths(cfg.output_tokens, cfg.output_tokens_p95, max(cap, cfg.output_tokens))
 
 
 def _sim_step(hw: _Hardware) -> Callable[[int, float, int, float], float]:
@@ -934,10 +936,11 @@ def _simulate(load: _Load, rate: float) -> LoadLatency:
 
 
 def _run_simulation(load: _Load, rate: float) -> LoadLatency:
-    prompts, outputs = _lengths(load.cfg)
+    scheduler = _scheduler(load.model, load.cfg, load.hw)
+    prompts, outputs = _lengths(load.cfg, scheduler.kv_tokens)
     key = _overhead_key(load.cfg)
     latency = simulate(
-        _sim_step(load.hw), _scheduler(load.model, load.cfg, load.hw), rate, prompts, outputs,
+        _sim_step(load.hw), scheduler, rate, prompts, outputs,
         seed=load.cfg.seed, per_request_s=REQUEST_OVERHEAD_S[key],
     )  # fmt: skip
     if rate >= load.top_rps and not latency.saturated:

@@ -142,3 +142,11 @@ def test_the_simulation_step_is_the_estimators_step() -> None:
             context = kv / decodes if decodes else 0.0
             expected, _ = _step_s(hw, decodes, context, prefill, 2 * span / prefill if prefill else 0.0)
             assert step(decodes, kv, prefill, span) == pytest.approx(expected, rel=1e-12)
+
+
+def test_drawn_lengths_stay_within_the_cap() -> None:
+    """A lognormal's tail beyond what the replica's KV cache (or max_model_len) holds is cut there: an engine
+    refuses longer requests, and the simulation stays bounded."""
+    draw = Lengths(1000, 3800, cap=2000).sampler(random.Random(5))
+    values = [draw() for _ in range(5000)]
+    assert max(values) == 2000 and min(values) >= 1
