@@ -174,18 +174,23 @@ class _Run:
         self.queue_at_last_arrival = 0
 
     def run(self) -> None:
-        count = len(self.arrival)
+        count, arrival = len(self.arrival), self.arrival
+        waiting, prefilling = self.waiting, self.prefilling
+        max_seqs = self.scheduler.max_seqs
         while self.completed < count:
-            while self.next < count and self.arrival[self.next] <= self.now:
-                self.waiting.append(self.next)
-                self.next += 1
-                if self.next == count:  # requests without a first token yet: the queue
-                    self.queue_at_last_arrival = len(self.waiting) + len(self.prefilling)
-            if self.running == 0 and not self.waiting:
-                self.now = self.arrival[self.next]  # idle until the next request
+            nxt, now = self.next, self.now
+            while nxt < count and arrival[nxt] <= now:
+                waiting.append(nxt)
+                nxt += 1
+                if nxt == count:  # requests without a first token yet: the queue
+                    self.queue_at_last_arrival = len(waiting) + len(prefilling)
+            self.next = nxt
+            if self.running == 0 and not waiting:
+                self.now = arrival[nxt]  # idle until the next request
                 continue
-            self._admit()
-            if self.prefilling:
+            if waiting and self.running < max_seqs:
+                self._admit()
+            if prefilling:
                 self._mixed_step()
             else:
                 self._decode_run()
@@ -244,17 +249,21 @@ class _Run:
     def _decode_run(self) -> None:
         """Steps that only decode, advanced together up to the next completion, or up to the step after the next
         arrival when it could be admitted at once."""
-        steps = self.ends[0][0] - self.decode_steps
-        first_step = self.step_time(self.decoding, self._kv(), 0, 0.0)
-        count = len(self.arrival)
-        if not self.waiting and self.running < self.scheduler.max_seqs and self.next < count:
-            steps = min(steps, max(1, math.ceil((self.arrival[self.next] - self.now) / first_step)))
-        last_step = first_step
+        decoding, done = self.decoding, self.decode_steps
+        kv = float(self.decode_base + decoding * done)
+        steps = self.ends[0][0] - done
+        first_step = self.step_time(decoding, kv, 0, 0.0)
+        nxt = self.next
+        if nxt < len(self.arrival) and not self.waiting and self.running < self.scheduler.max_seqs:
+            steps = min(steps, max(1, math.ceil((self.arrival[nxt] - self.now) / first_step)))
         if steps > 8:  # the context grows by a token a step: over a few steps the first step's time stands
-            last_step = self.step_time(self.decoding, self._kv() + self.decoding * (steps - 1), 0, 0.0)
-        self.now += steps * (first_step + last_step) / 2
-        self.decode_steps += steps
-        self._retire()
+            last_step = self.step_time(decoding, kv + decoding * (steps - 1), 0, 0.0)
+            self.now += steps * (first_step + last_step) / 2
+        else:
+            self.now += steps * first_step
+        self.decode_steps = done + steps
+        if self.ends[0][0] <= self.decode_steps:
+            self._retire()
 
     def _retire(self) -> None:
         """Requests whose last token the steps so far produced: complete, their cache freed."""

@@ -266,12 +266,14 @@ def _most_replicas(ask: _Ask, offer: Offer, gpus_per_replica: int) -> int:
 
 def _smallest_configuration_meeting(ask: _Ask, option: ServingOption, node: Cluster, replicas: int) -> int:
     """`replicas`, or the replicas of the smallest smaller configuration whose simulated peak still meets the SLO
-    (one simulation a configuration, stepping down until one misses)."""
+    (one simulation a configuration, stepping down until one misses; none where the closed forms already need
+    more replicas than the smaller configuration holds)."""
     gpus_per_replica = option.tp * option.pp
     gpus = option.config.gpus
+    closed = steer_replicas(ask.model, ask.cfg, node, tp=option.tp, pp=option.pp) or 1
     while True:
         smaller = _smaller_configuration_replicas(ask, option.offer, gpus_per_replica, gpus)
-        if smaller < 1:
+        if smaller < max(1, closed):
             return replicas
         latency = peak_latency(ask.model, ask.cfg, node, tp=option.tp, pp=option.pp, replicas=smaller)
         if latency is None or not meets_at_peak(latency, ask.cfg):
