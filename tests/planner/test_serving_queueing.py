@@ -10,8 +10,9 @@ import math
 import pytest
 
 from app.estimator.presets import get_preset
-from app.estimator.serving import ServingConfig
+from app.estimator.serving import ServingConfig, replicas_for_slo
 from app.estimator.serving_sim import REQUESTS, WARMUP, poisson_arrivals, quantiles
+from app.estimator.specs import Cluster
 from app.planner.offers import Constraints
 from app.planner.serving import ServingOption, search_serving
 from tests.planner.test_serving_search import OFFERS, offer
@@ -77,3 +78,6 @@ def test_rag_70b_needs_more_than_the_steady_state_replicas() -> None:
     assert best.estimate.meets_slo is True
     assert best.estimate.latency is not None and best.estimate.latency["peak"].ttft.p90 <= 2.0
     assert best.tp * best.replicas > 4 * 14
+    # one TP 8 replica is one server: the search rents the fewest the simulation allows (the closed forms ask 17)
+    fewest = replicas_for_slo(MODELS["llama-3.1-70b"], cfg, Cluster(gpu=a100.gpu, gpus_per_node=8), tp=8)
+    assert best.tp == 8 and fewest is not None and best.replicas == fewest[0] == 15
