@@ -34,6 +34,7 @@ def fields(template: str) -> set[str]:
         messages.HUB,
         messages.ASSUMPTIONS,
         messages.QUOTE_CHECKS,
+        messages.LAUNCH,
     ],
 )
 def test_both_languages_word_the_same_codes_with_the_same_fields(table: dict[str, dict[str, str]]) -> None:

@@ -20,7 +20,6 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from app.estimator.serving import (
-    ENGINE_DEFAULTS,
     ServingConfig,
     ServingEstimate,
     estimate_serving,
@@ -31,13 +30,12 @@ from app.estimator.serving import (
     peak_latency,
     replica_capacity,
     replicas_for_slo,
-    sglang_memory_fraction,
     simulations,
     steer_replicas,
 )
 from app.estimator.serving_sim import LoadLatency
 from app.estimator.specs import Cluster, EstimatorError, ModelSpec
-from app.estimator.vocabulary import INTEGER_WEIGHT_FORMATS, TERM_MONTHS
+from app.estimator.vocabulary import TERM_MONTHS
 from app.messages import misses as miss_text
 from app.planner.budget import past, search_deadline
 from app.planner.misses import Miss, budget_params, slo_params
@@ -51,15 +49,10 @@ from app.planner.offers import (
     price,
     unconvertible,
 )
+from app.planner.serving_launch import Served, launch_block
 
 SECONDS_PER_BILLED_MONTH = DAYS_PER_BILLED_MONTH * 86400
 TP_DEGREES = (1, 2, 4, 8, 16)
-NO_FABRIC_NOTE = "Replicas share nothing: separate servers need no InfiniBand or RoCE, only the ordinary network."
-PIPELINE_NOTE = (
-    "Each replica's {pp} pipeline stages pass activations between servers over the SKU's {fabric} (a few MB a "
-    "step: far less than tensor parallelism across servers would need); rent the SKU's {fabric} add-on for "
-    "every server (quote `addons`; see the option's warnings for its price); replicas still share nothing."
-)
 
 
 @dataclass(slots=True)
@@ -97,7 +90,7 @@ class _Ask:
     cfg: ServingConfig
     constraints: Constraints
     peak_factor: float
-    model_repo: str | None
+    served: Served
 
 
 @dataclass(slots=True)
@@ -152,6 +145,7 @@ def search_serving(
     *,
     peak_factor: float = 1.5,
     model_repo: str | None = None,
+    served: Served | None = None,
 ) -> ServingSearch:
     """Cheapest deployments per offer and TP degree that carry cfg.requests_per_s × peak_factor within the SLO.
 
@@ -159,8 +153,11 @@ def search_serving(
     no server of the offer serves is tried as a pipeline: TP over a server's GPUs, one stage per server,
     on SKUs a fabric joins.
     """
+    ask = _Ask(
+        model, replace(cfg, peak_factor=peak_factor), constraints, peak_factor, served or Served(repo=model_repo)
+    )
     with simulations():
-        return _search(_Ask(model, replace(cfg, peak_factor=peak_factor), constraints, peak_factor, model_repo), offers)
+        return _search(ask, offers)
 
 
 def _search(ask: _Ask, offers: list[Offer]) -> ServingSearch:
@@ -422,7 +419,9 @@ def _evaluate(
     that many, or None alone when the weights leave no KV cache."""
     model, cfg, peak_factor = ask.model, ask.cfg, ask.peak_factor
     node = _replica_cluster(offer, tp, pp)
-    if max_concurrency(model, cfg, offer.gpu, tp, pp) < 1:
+    stated = cfg.max_model_len  # a stated longest request: one must fit a replica's KV cache
+    short = stated is not None and kv_cache_tokens(model, cfg, offer.gpu, tp, pp) < stated
+    if short or max_concurrency(model, cfg, offer.gpu, tp, pp) < 1:
         if kv_cache_tokens(model, cfg, offer.gpu, tp, pp) < 1:
             return None, None  # the weights leave no cache at all: rejected for memory
         return _sequence_too_long(ask, offer, region, node, (tp, pp)), None
@@ -507,7 +506,7 @@ def _option(
         ),
         headroom=headroom,
         launch=launch_block(
-            ask.model, ask.cfg, (tp, pp, replicas), config, at_load, slo_concurrency, ask.model_repo, fabric=fabric
+            ask.model, ask.cfg, (tp, pp, replicas), config, at_load, slo_concurrency, ask.served, fabric=fabric
         ),
         notes=list(at_load.notes),
     )
@@ -533,153 +532,6 @@ def _slo_miss(cfg: ServingConfig, one: ServingEstimate, peak: ServingEstimate) -
     reached = one if one.meets_slo is False else peak
     params = {"ttft_ms": reached.ttft_ms, "tpot_ms": reached.tpot_ms} | slo_params(cfg)
     return ("slo_one_request" if one.meets_slo is False else "slo_peak"), params
-
-
-# ---- launch commands ---------------------------------------------------------------------------
-
-# Weight formats read from a quantised checkpoint's config.json (quantization_config): vLLM and SGLang pick the
-# fast kernel themselves (vllm/model_executor/layers/quantization/awq_marlin.py and gptq_marlin.py
-# `override_quantization_method`: awq_marlin / gptq_marlin when no --quantization is given, or marlin; an
-# explicit `--quantization awq` / `gptq` keeps the slower AWQ / GPTQ kernels). So no flag: the checkpoint is
-# named instead. FP8 from a 16-bit checkpoint is quantised on load with `--quantization fp8` (W8A8 on GPUs
-# with FP8 tensor cores: FP8 math, as the sizing assumes; FP8-Marlin weight-only on Ampere).
-ONLINE_QUANTIZATION = {"fp8": "fp8"}
-CHECKPOINT_NOTE = {
-    "int4": "int4 needs a 4-bit AWQ or GPTQ checkpoint (group 128) of {repo}; the engine reads its "
-    "quantization_config and picks the Marlin kernels itself (no --quantization flag)",
-    "int8": "int8 weight-only needs an 8-bit GPTQ checkpoint of {repo}; the engine reads its "
-    "quantization_config and picks the Marlin kernels itself (no --quantization flag)",
-    "fp8": "fp8 quantises the 16-bit checkpoint on load (or use an FP8 checkpoint of {repo}); on GPUs with FP8 "
-    "tensor cores the GEMMs run in FP8",
-}
-QUANTISED_CHECKPOINT = "<{fmt} checkpoint of {repo}>"
-# TensorRT-LLM serves a quantised checkpoint made by TensorRT Model Optimizer (docs features/quantization.html:
-# "Offline Quantization with ModelOpt", examples/llm_ptq/hf_ptq.py --qformat), and sets the KV-cache dtype
-# through the LLM API's KvCacheConfig(dtype="fp8"), passed to trtllm-serve as --extra_llm_api_options YAML.
-TRTLLM_QFORMAT = {"fp8": "fp8", "int4": "int4_awq", "int8": "int8_wo"}
-TRTLLM_CHECKPOINT_NOTE = (
-    "quantise {repo} with TensorRT Model Optimizer first (examples/llm_ptq/hf_ptq.py --qformat {qformat}"
-    "{kv}) and serve the exported checkpoint"
-)
-TRTLLM_KV_OPTIONS = "extra_llm_api_options.yaml"
-TRTLLM_KV_NOTE = f"{TRTLLM_KV_OPTIONS} holds `kv_cache_config: {{dtype: fp8}}` (the FP8 KV cache the sizing assumes)"
-STATIC_NOTE = (
-    "{engine} always batches continuously: the static-batching figures describe a fixed batch run offline; "
-    "the server admits requests as they come"
-)
-
-
-def _max_seqs(estimate: ServingEstimate, slo_concurrency: float) -> int:
-    """--max-num-seqs: the most sequences a replica runs within the SLO (admitting more would break the
-    latency targets; the load balancer queues the rest), never more than the KV cache holds."""
-    return max(1, min(estimate.max_concurrency, math.floor(slo_concurrency) or 1))
-
-
-def launch_block(
-    model: ModelSpec,
-    cfg: ServingConfig,
-    shape: tuple[int, int, int],
-    config: Configuration,
-    estimate: ServingEstimate,
-    slo_concurrency: float,
-    model_repo: str | None,
-    *,
-    fabric: str | None = None,
-) -> dict[str, Any]:
-    """The engine's command line for one (tp, pp, replicas) replica, and how replicas are laid out; `fabric`
-    joins the servers of a replica whose pipeline stages span several."""
-    tp, pp, replicas = shape
-    seqs = _max_seqs(estimate, slo_concurrency)
-    notes = [NO_FABRIC_NOTE] if (config.nodes > 1 or replicas > 1) and fabric is None else []
-    if fabric is not None:
-        notes.append(PIPELINE_NOTE.format(pp=pp, fabric=fabric))
-    repo = model_repo or model.name
-    notes += _format_notes(cfg, repo)
-    return {
-        "engine": cfg.engine,
-        "command": " ".join(_command(repo, cfg, tp, pp, seqs)),
-        "replicas": replicas,
-        "gpus_per_replica": tp * pp,
-        "layout": _layout(config, tp, pp, replicas, fabric),
-        "needs_infiniband": fabric is not None,
-        "notes": notes,
-    }
-
-
-def _format_notes(cfg: ServingConfig, repo: str) -> list[str]:
-    """How the weights and KV cache the sizing assumed reach the engine, and batching it does not do."""
-    notes = []
-    weights = cfg.weight_format
-    if cfg.engine == "trt-llm":
-        kv = " --kv_cache_qformat fp8" if cfg.kv_format == "fp8" else ""
-        if weights in TRTLLM_QFORMAT:
-            notes.append(TRTLLM_CHECKPOINT_NOTE.format(repo=repo, qformat=TRTLLM_QFORMAT[weights], kv=kv))
-        if cfg.kv_format == "fp8":
-            notes.append(TRTLLM_KV_NOTE)
-    elif weights in CHECKPOINT_NOTE:
-        notes.append(CHECKPOINT_NOTE[weights].format(repo=repo))
-    if cfg.batching == "static":
-        notes.append(STATIC_NOTE.format(engine=cfg.engine))
-    return notes
-
-
-def _model_argument(repo: str, cfg: ServingConfig) -> str:
-    """What the command loads: the repo, or a quantised checkpoint of it (vLLM/SGLang int4/int8; TensorRT-LLM
-    every quantised format)."""
-    if cfg.engine == "trt-llm" and cfg.weight_format in TRTLLM_QFORMAT:
-        return QUANTISED_CHECKPOINT.format(fmt=f"{cfg.weight_format} Model Optimizer", repo=repo)
-    if cfg.engine != "trt-llm" and cfg.weight_format in INTEGER_WEIGHT_FORMATS:
-        return QUANTISED_CHECKPOINT.format(fmt=cfg.weight_format, repo=repo)
-    return repo
-
-
-def _command(repo: str, cfg: ServingConfig, tp: int, pp: int, seqs: int) -> list[str]:
-    """One replica's command line: vLLM `vllm serve`, SGLang `sglang.launch_server`, `trtllm-serve`."""
-    max_len, weights = cfg.context_len, cfg.weight_format
-    model = _model_argument(repo, cfg)
-    if cfg.engine == "sglang":
-        fraction = cfg.gpu_memory_utilization or sglang_memory_fraction(tp)
-        parts = ["python -m sglang.launch_server", f"--model-path {model}", f"--tp {tp}"]
-        parts += [f"--pp-size {pp}", f"--nnodes {pp}"] if pp > 1 else []
-        parts += [
-            f"--context-length {max_len}",
-            f"--mem-fraction-static {fraction:g}",
-            f"--max-running-requests {seqs}",
-        ]
-        if cfg.kv_format == "fp8":
-            parts.append("--kv-cache-dtype fp8_e5m2")
-        if weights in ONLINE_QUANTIZATION:
-            parts.append(f"--quantization {ONLINE_QUANTIZATION[weights]}")
-        return parts
-    if cfg.engine == "trt-llm":
-        fraction = cfg.gpu_memory_utilization or ENGINE_DEFAULTS["trt-llm"].memory_fraction
-        parts = [f"trtllm-serve {model}", f"--tp_size {tp}"] + ([f"--pp_size {pp}"] if pp > 1 else [])
-        parts += [f"--max_seq_len {max_len}", f"--max_batch_size {seqs}"]
-        parts.append(f"--kv_cache_free_gpu_memory_fraction {fraction:g}")
-        return parts + ([f"--extra_llm_api_options {TRTLLM_KV_OPTIONS}"] if cfg.kv_format == "fp8" else [])
-    fraction = cfg.gpu_memory_utilization or ENGINE_DEFAULTS["vllm"].memory_fraction
-    parts = ["vllm serve", model, f"--tensor-parallel-size {tp}"]
-    parts += [f"--pipeline-parallel-size {pp}"] if pp > 1 else []
-    parts += [f"--max-model-len {max_len}", f"--gpu-memory-utilization {fraction:g}", f"--max-num-seqs {seqs}"]
-    if cfg.kv_format == "fp8":
-        parts.append("--kv-cache-dtype fp8")
-    if weights in ONLINE_QUANTIZATION:
-        parts.append(f"--quantization {ONLINE_QUANTIZATION[weights]}")
-    return parts
-
-
-def _layout(config: Configuration, tp: int, pp: int, replicas: int, fabric: str | None) -> str:
-    if fabric is not None:
-        return (
-            f"{replicas} replica(s) of {pp} servers: TP {tp} inside each server, {pp} pipeline stages across "
-            f"servers joined by {fabric}; vLLM runs each replica as one Ray cluster (ray start --head on the "
-            "first server, ray start --address on the others, the command on the head), behind a load balancer"
-        )
-    per_node = config.cards_per_node // (tp * pp) if config.cards_per_node >= tp * pp else 0
-    return (
-        f"{replicas} replica(s) of {tp * pp} GPU(s): {per_node} per server, each pinned with CUDA_VISIBLE_DEVICES "
-        "to its own GPUs and listening on its own port, behind a load balancer"
-    )
 
 
 def check_serving_plan(model: ModelSpec, tp: int, pp: int) -> None:

@@ -47,7 +47,21 @@ class ServingIn(RequestModel):
         default=None, ge=0.05, le=0.99, description="vLLM gpu_memory_utilization / SGLang mem_fraction_static / "
         "TensorRT-LLM free-memory fraction; the engine's default otherwise"
     )  # fmt: skip
-    max_model_len: int | None = Field(default=None, ge=2, le=10_485_760, description="Default: input + output")
+    max_model_len: int | None = Field(
+        default=None,
+        ge=2,
+        le=10_485_760,
+        description="The launch's --max-model-len (SGLang --context-length, TensorRT-LLM --max_seq_len): the longest "
+        "request a replica accepts. Default: max_request_tokens, else the model's context (capped at what a "
+        "replica's KV cache holds); never the mean request",
+    )
+    max_request_tokens: int | None = Field(
+        default=None,
+        ge=2,
+        le=10_485_760,
+        description="The longest request (prompt + output) the deployment must accept: each replica's KV cache must "
+        "hold one, and it is the launch's --max-model-len; default: the model's context",
+    )
     slo: SloIn | None = Field(default=None, description="Latency targets; none: no SLO, meets_slo is null")
     peak_factor: float = Field(
         default=1.5, ge=1.0, le=100.0, description="/recommend: traffic peak ÷ offered load the replicas must carry"
@@ -57,6 +71,8 @@ class ServingIn(RequestModel):
     def _one_load(self) -> ServingIn:
         if self.concurrency is not None and self.requests_per_s is not None:
             raise ValueError("give serving.concurrency or serving.requests_per_s, not both")
+        if None not in (self.max_model_len, self.max_request_tokens) and self.max_model_len != self.max_request_tokens:
+            raise ValueError("serving.max_model_len and max_request_tokens name the same length: give one")
         return self
 
     @model_validator(mode="after")
