@@ -14,6 +14,7 @@ objective "fastest" ranks by a request's end-to-end latency at the offered load 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from decimal import ROUND_HALF_UP, Decimal
@@ -167,6 +168,8 @@ def _search(ask: _Ask, offers: list[Offer]) -> ServingSearch:
     options: list[ServingOption] = []
     misses: list[ServingOption] = []
     rejected: list[tuple[str, str, dict[str, Any]]] = []
+    pending: list[ServingOption] = []  # every offer's candidates, simulated in rank order once all are known
+    steady_misses: dict[str, ServingOption] = {}  # an offer's nearest miss by the closed forms, by SKU
     evaluations = 0
     not_searched: list[str] = []
     deadline = search_deadline()
@@ -186,7 +189,7 @@ def _search(ask: _Ask, offers: list[Offer]) -> ServingSearch:
         if unsupported:
             rejected.append((offer.sku_id, "kernels", {"gap": unsupported.gap, **unsupported.params}))
             continue
-        candidates: list[ServingOption] = []
+        candidates: list[ServingOption] = []  # the offer's deployments that meet the SLO by the closed forms
         offer_miss: ServingOption | None = None
         smallest: int | None = None  # GPUs of the smallest deployment refused for the SKU's size limits
         # the weights leave no KV cache at any degree; a SKU of servers without a fabric cannot pipeline either
@@ -205,22 +208,21 @@ def _search(ask: _Ask, offers: list[Offer]) -> ServingSearch:
                 candidates.append(option)
             elif offer_miss is None or _miss_key(option) < _miss_key(offer_miss):
                 offer_miss = option
-        best_for_offer, verified_miss = _verified_best(ask, region, candidates, rank_key)
-        if verified_miss is not None and (offer_miss is None or _miss_key(verified_miss) < _miss_key(offer_miss)):
-            offer_miss = verified_miss
-        if best_for_offer is not None:
-            options.append(best_for_offer)
+        if candidates:
+            pending.extend(candidates)
+            if offer_miss is not None:
+                steady_misses[offer.sku_id] = offer_miss
         elif offer_miss is not None:
             misses.append(offer_miss)
         else:
             rejected.append((offer.sku_id, *why_not))
-    budget = constraints.max_monthly_budget
-    if budget is not None:
-        over = [o for o in options if o.cost.compared_monthly > budget]
-        for option in over:
-            option.misses.append(("budget", budget_params(option.cost, budget)))
-        options = [o for o in options if not o.misses]
-        misses.extend(over)
+    verified = _verify_ranked(ask, pending, rank_key)
+    options.extend(verified.best.values())
+    for sku in verified.settled - set(verified.best):  # every candidate simulated, none meets: the nearest miss
+        nearest = [m for m in (verified.nearest.get(sku), steady_misses.get(sku)) if m is not None]
+        if nearest:
+            misses.append(min(nearest, key=_miss_key))
+    misses.extend(verified.over_budget)
     options.sort(key=rank_key)
     misses.sort(key=lambda o: (o.peak.tpot_ms, o.cost.compared_monthly, o.offer.sku_id))
     options = options[: constraints.limit]
@@ -232,26 +234,52 @@ def _search(ask: _Ask, offers: list[Offer]) -> ServingSearch:
     return ServingSearch(options, misses, rejected, evaluations, not_searched)
 
 
-def _verified_best(
-    ask: _Ask, region: str, candidates: list[ServingOption], rank_key: Callable[[ServingOption], Any]
-) -> tuple[ServingOption | None, ServingOption | None]:
-    """The best of one offer's candidates once simulated: in the closed forms' order, each candidate's replicas
-    are set by the simulation at the peak until the best verified one ranks before every candidate left (the
-    simulation only adds replicas to what the closed forms allow, so a later candidate cannot overtake it).
-    Also the nearest candidate the simulation turned into a miss."""
-    best: ServingOption | None = None
-    miss: ServingOption | None = None
-    for candidate in sorted(candidates, key=rank_key):
-        if best is not None and rank_key(best) <= rank_key(candidate):
+@dataclass(slots=True)
+class _Verified:
+    best: dict[str, ServingOption]  # by SKU: its best deployment that meets the SLO (simulated) within budget
+    nearest: dict[str, ServingOption]  # by SKU: its nearest deployment the simulation turned into a miss
+    over_budget: list[ServingOption]  # deployments that meet the SLO but cost more than the monthly budget
+    settled: set[str]  # SKUs whose every candidate was simulated
+
+
+def _verify_ranked(ask: _Ask, pending: list[ServingOption], rank_key: Callable[[ServingOption], Any]) -> _Verified:
+    """Every offer's candidates in the closed forms' rank order, each simulated (its replicas set by the simulated
+    percentile at the peak), until `limit` offers have a verified deployment within budget that ranks before every
+    candidate left: the simulation only adds replicas to what the closed forms allow (or removes a configuration
+    step), so a later candidate cannot overtake them, and the offers behind them are not simulated at all."""
+    limit, budget = ask.constraints.limit, ask.constraints.max_monthly_budget
+    result = _Verified({}, {}, [], set())
+    left = Counter(candidate.offer.sku_id for candidate in pending)
+    for candidate in sorted(pending, key=rank_key):
+        shown = sorted(result.best.values(), key=rank_key)[:limit]
+        if len(shown) >= limit and rank_key(shown[-1]) <= rank_key(candidate):
             break
-        option = _verify(ask, region, candidate)
+        sku = candidate.offer.sku_id
+        left[sku] -= 1
+        if sku in result.best and rank_key(result.best[sku]) <= rank_key(candidate):
+            continue
+        option = _verify(ask, candidate.region, candidate)
         if option is None:
             continue
         if option.misses:
-            miss = option if miss is None or _miss_key(option) < _miss_key(miss) else miss
-        elif best is None or rank_key(option) < rank_key(best):
-            best = option
-    return best, miss
+            if sku not in result.nearest or _miss_key(option) < _miss_key(result.nearest[sku]):
+                result.nearest[sku] = option
+        elif budget is not None and option.cost.compared_monthly > budget:
+            option.misses.append(("budget", budget_params(option.cost, budget)))
+            result.over_budget.append(option)
+        elif sku not in result.best or rank_key(option) < rank_key(result.best[sku]):
+            result.best[sku] = option
+    result.settled = {sku for sku, count in left.items() if count == 0}
+    over = [o for o in result.over_budget if o.offer.sku_id not in result.best]
+    result.over_budget = [min(g, key=rank_key) for g in _by_sku(over).values()]
+    return result
+
+
+def _by_sku(options: list[ServingOption]) -> dict[str, list[ServingOption]]:
+    groups: dict[str, list[ServingOption]] = {}
+    for option in options:
+        groups.setdefault(option.offer.sku_id, []).append(option)
+    return groups
 
 
 def _most_replicas(ask: _Ask, offer: Offer, gpus_per_replica: int) -> int:

@@ -9,6 +9,7 @@ import math
 
 import pytest
 
+import app.planner.serving as serving_module
 from app.estimator.presets import get_preset
 from app.estimator.serving import ServingConfig, replicas_for_slo
 from app.estimator.serving_sim import REQUESTS, WARMUP, poisson_arrivals, quantiles
@@ -81,3 +82,24 @@ def test_rag_70b_needs_more_than_the_steady_state_replicas() -> None:
     # one TP 8 replica is one server: the search rents the fewest the simulation allows (the closed forms ask 17)
     fewest = replicas_for_slo(MODELS["llama-3.1-70b"], cfg, Cluster(gpu=a100.gpu, gpus_per_node=8), tp=8)
     assert best.tp == 8 and fewest is not None and best.replicas == fewest[0] == 15
+
+
+def test_only_the_offers_that_can_rank_are_simulated(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Twelve H100 offers at rising prices, two shown: the search simulates candidates in rank order and stops once
+    two verified deployments rank before every candidate left, and shows what simulating them all would."""
+    offers = [offer(f"h100-{i:02d}", "h100-80g-sxm", str(100000 + 5000 * i)) for i in range(12)]
+    cfg = ServingConfig(input_tokens=2000, output_tokens=300, requests_per_s=8, slo_ttft_ms=1500, slo_tpot_ms=60)
+    everything = search_serving(MODELS["llama-3.1-70b"], cfg, offers, Constraints(limit=12), peak_factor=1.5)
+    verified: list[str] = []
+    original = serving_module._verify
+
+    def counting(ask, region, option):  # type: ignore[no-untyped-def]
+        verified.append(option.offer.sku_id)
+        return original(ask, region, option)
+
+    monkeypatch.setattr(serving_module, "_verify", counting)
+    two = search_serving(MODELS["llama-3.1-70b"], cfg, offers, Constraints(limit=2), peak_factor=1.5)
+    assert [(o.offer.sku_id, o.tp, o.replicas) for o in two.options] == [
+        (o.offer.sku_id, o.tp, o.replicas) for o in everything.options[:2]
+    ]
+    assert len(set(verified)) < len(offers) / 2
