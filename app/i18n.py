@@ -462,6 +462,10 @@ class Translator:
     def misses(self, reasons: list[tuple[str, Mapping[str, Any]]]) -> str | None:
         return messages.misses(reasons, self.lang, self.money)
 
+    def launch(self, text: Mapping[str, Any]) -> str:
+        """A serving launch's layout or note ({"code", "params"}), in the page's language."""
+        return messages.launch(str(text["code"]), text["params"], self.lang)
+
     def region(self, slug: str) -> str:
         return REGIONS[self.lang].get(slug, slug)
 

@@ -260,6 +260,7 @@ WarningCode = Literal[
     "global_batch_rounded",
     "moe_experts_resident",
     "moe_low_concurrency_unvalidated",
+    "quantised_checkpoint",
     "kv_cache_dominates",
     "no_fit",
     "no_fit_zero3",

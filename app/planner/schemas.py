@@ -26,6 +26,7 @@ from app.estimator.vocabulary import (
     RequestTask,
     Term,
     Tuning,
+    Variant,
     WeightFormat,
 )
 from app.planner.misses import MissCode
@@ -54,6 +55,12 @@ class ModelIn(RequestModel):
         max_length=100,
         description="A shipped model's id (GET /models), e.g. llama-2-7b. Give one of preset, hf_id, hf_config, "
         "params or an architecture.",
+    )
+    variant: Variant | None = Field(
+        default=None,
+        description="With a preset: which of its published repositories a launch names, base (pretrained) or "
+        "instruct (the chat model), where the preset knows both (GET /models `variants`). Default: the instruct "
+        "model for task serving, the preset's own repository otherwise.",
     )
     hf_id: str | None = Field(
         default=None,
@@ -140,6 +147,10 @@ class ModelIn(RequestModel):
         if sum(sources) > 1:
             raise ValueError(
                 "give exactly one of preset, hf_id (or hf_config) or an explicit architecture (layers, hidden, …)"
+            )
+        if self.variant is not None and self.preset is None:
+            raise ValueError(
+                "variant picks one of a preset's repositories; with hf_id or hf_config name the repository itself"
             )
         if not any(sources) and self.params is None:
             raise ValueError("describe the model: preset, hf_id, hf_config, params, or layers/hidden/heads/ffn/vocab")
@@ -734,7 +745,8 @@ class MissOut(BaseModel):
     code: MissCode
     params: dict[str, Any] = Field(
         description="deadline: days, deadline_days; budget: monthly, budget, currency (converted_monthly, "
-        "compared_currency); slo_one_request, slo_peak: ttft_ms, tpot_ms, slo_ttft_ms, slo_tpot_ms; peak_load: "
+        "compared_currency); slo_one_request, slo_peak: ttft_ms, tpot_ms, slo_ttft_ms, slo_tpot_ms (slo_peak from "
+        "the simulation also percentile and saturated: the figures are that percentile at the peak); peak_load: "
         "replicas, carried, offered (requests/s); sequence_too_long: context_len, kv_cache_tokens, tp"
     )
 

@@ -41,6 +41,7 @@ from app.planner.stacks import as_launched, no_stack_warning, precision_run_as
 from app.planner.workload import (
     SessionOpener,
     as_rented,
+    checkpoint_warnings,
     resolve_cluster,
     resolve_model,
     resolve_workload,
@@ -55,6 +56,7 @@ def estimate(request: EstimateIn, *, open_session: SessionOpener) -> EstimateOut
     if request.task == "serving":
         metrics.ESTIMATES.labels("estimate").inc()
         return serving_service.estimate(request, model, mappers.model_out(model), model_warnings, cluster)
+    model_warnings = model_warnings + checkpoint_warnings(request.model, model)
     requested = request.workload()
     cluster = replace(cluster, memory_headroom=request.memory_headroom)
     workload = as_launched(requested, cluster.gpu, model)  # fp8 only where a stack's launch runs it

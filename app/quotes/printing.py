@@ -76,6 +76,7 @@ LABELS: dict[str, dict[str, str]] = {
         "job": "The job",
         "model": "Model",
         "model_words": "{name}, {size} parameters",
+        "customer_named": "“{name}” (as the customer named it)",
         "task": "Task",
         "tokens": "Training tokens",
         "tokens_words": "{n} tokens",
@@ -152,6 +153,7 @@ LABELS: dict[str, dict[str, str]] = {
         "job": "作业",
         "model": "模型",
         "model_words": "{name}，{size}参数",
+        "customer_named": "“{name}”（客户填写的名称）",
         "task": "任务",
         "tokens": "训练 token 数",
         "tokens_words": "{n} token",
@@ -220,6 +222,19 @@ def _positive(value: Any) -> float | None:
     return number if 0 < number < math.inf else None
 
 
+def _model_name(model: dict[str, Any], t: dict[str, str]) -> str | None:
+    """The Model row's name: a shipped preset's own name as is; any other name is the customer's text (a
+    Hub id, a name, a pasted config's `_name_or_path`) and prints quoted as theirs, never as the seller's."""
+    preset = model.get("preset")
+    if isinstance(preset, str):
+        try:
+            return get_preset(preset).name
+        except EstimatorError:
+            pass
+    name = model_title(model)
+    return t["customer_named"].format(name=name) if name else None
+
+
 def job_rows(quote: QuoteOut, lang: str) -> list[tuple[str, str]]:
     """The job the quote sizes, as label/prose rows in the reader's language: model and size, task,
     tokens, the plan in words, time to finish (with its range), billed against used time."""
@@ -235,7 +250,7 @@ def job_rows(quote: QuoteOut, lang: str) -> list[tuple[str, str]]:
             except EstimatorError:
                 model = {"hf_id": raw_model}
         size = _model_size(model)
-        name = model_title(model)
+        name = _model_name(model, t)
         size_words = words.count(size, lang, 1) if size else ""
         if name and size_words:
             rows.append((t["model"], t["model_words"].format(name=name, size=size_words)))
