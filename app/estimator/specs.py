@@ -246,6 +246,7 @@ WarningCode = Literal[
     "term_longer_than_job",
     "billing_within_range",
     "deadline_within_range",
+    "memory_may_exceed",
     "pipeline_bubble",
     "pipeline_few_microbatches",
     "global_batch_small",

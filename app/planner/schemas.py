@@ -513,6 +513,19 @@ class MemoryOut(BaseModel):
     capacity_gib: float
     limit_gib: float | None = Field(default=None, description="What a plan may use: capacity less the headroom")
     fits: bool = Field(description="GPU memory within the limit and host RAM within the node's RAM after the reserve")
+    as_measured_gib: dict[str, float] | None = Field(
+        default=None,
+        description="The peak as each tool would read it, GiB per GPU: allocated (torch.cuda.max_memory_allocated), "
+        "reserved (torch.cuda.max_memory_reserved: the caching allocator's pool, NCCL's buffers not in it), device "
+        "(nvidia-smi: the process's whole footprint, the CUDA context included). Compare a measured figure with the "
+        "reading it was taken with; per_gpu_gib.total is the gate figure",
+    )
+    per_gpu_gib_range: list[float] | None = Field(
+        default=None,
+        description="[low, high] of the gate figure (per_gpu_gib.total), GiB per GPU: asymmetric, wider the larger "
+        "the activations' share and where the plan has traits no validated run has (docs/validation.md). A plan "
+        "fits on its point estimate; where the high end crosses limit_gib it carries memory_may_exceed",
+    )
     host_ram_gib: float
     host_ram_limit_gib: float | None = Field(
         default=None, description="Host RAM per node offload may use: the node's RAM less the OS/process reserve"
