@@ -48,12 +48,12 @@ Everything is bytes per GPU for the worst pipeline stage. Sources, by term:
 - Activations, per operation (Korthikanti et al. 2022, §4.1 method, Table 2): we count every tensor
   autograd keeps for the backward pass of a Llama-style (RMSNorm, SwiGLU, GQA, no dropout) or a
   GPT-style (LayerNorm, GELU) block, instead of the GPT-with-dropout constant 34. Flash attention keeps
-  q, k, v, the output and the log-sum-exp, no s² tensor (Dao et al. 2022, §3.1); without it the
-  softmax output (2·a·s² bytes per sequence) is kept as well. Tensor parallelism divides all but the
-  norm inputs/outputs; sequence parallelism divides those too (Korthikanti §4.2.2). Selective
-  recompute keeps matmul outputs and recomputes the attention core and pointwise ops (Korthikanti
-  §5; torchtitan `apply_ac` op-level policy); Megatron-LM's selective (`--recompute-activations`, a plan with
-  `fp32_main_grads`) recomputes the core attention only and keeps the whole MLP (transformer_config.py
+  q, k, v, the output and the log-sum-exp, no s² tensor (Dao et al. 2022, §3.1); without it (eager attention)
+  the fp32 softmax output and its 16-bit copy (6·a·s² bytes per sequence, EAGER_SCORE_ELEMENTS) are kept as
+  well. Tensor parallelism divides all but the norm inputs/outputs; sequence parallelism divides those too
+  (Korthikanti §4.2.2). Selective recompute keeps matmul outputs and recomputes the attention core and pointwise
+  ops (Korthikanti §5; torchtitan `apply_ac` op-level policy); Megatron-LM's selective (`--recompute-activations`,
+  a plan with `fp32_main_grads`) recomputes the core attention only and keeps the whole MLP (transformer_config.py
   `recompute_modules` default ["core_attn"]). Full recompute keeps each layer's input plus one layer
   being recomputed. 1F1B: the first stage keeps min(p, m) micro-batches in flight; interleaving
   multiplies by 1 + (p-1)/(p·v) (Korthikanti §4.2.3; Megatron `compute_activation_memory`).
@@ -140,6 +140,14 @@ LOSS_BYTES_PER_LOGIT = 4.0 + 4.0 + 4.0
 # chunked/fused loss (torchtune CEWithChunkedOutputLoss, litgpt chunked_cross_entropy, Megatron fused vocab-parallel
 # CE): only the log-probs (fp32, or 16-bit logits + 16-bit log-probs) stay for the backward pass; chunks are transient
 CHUNKED_LOSS_BYTES_PER_LOGIT = 4.0
+# fused head + loss (Liger-Kernel ops/fused_linear_cross_entropy.py `fused_linear_cross_entropy_forward`): the logits
+# exist one chunk of about BT·H/V tokens at a time (chunk_size = next_power_of_2(cdiv(BT, cdiv(V, H)))) and the
+# gradient of the hidden states (`grad_input`) is made in the forward and kept for the backward: nothing per logit, a
+# few bytes per hidden element of the tokens. Measured: Liger's A100 benchmark (benchmark/data/all_benchmark_data.csv,
+# fused_linear_cross_entropy, liger, full, H 4096, V 128256, bf16) grows 4,910 -> 5,795 MB from 16,384 to 32,768
+# tokens, 13.8 bytes per hidden element, of which 2 are the input (the hidden states, counted with the activations).
+FUSED_LOSS_BYTES_PER_HIDDEN = 12.0
+FP8_BYTES = 1.0  # an FP8 (e4m3 / e5m2) element
 OTHER_WORKSPACE_BYTES = 0.25 * GIB  # cuBLAS/cuDNN workspaces (module docstring)
 OTHER_NCCL_BYTES = 0.5 * GIB  # NCCL channel buffers when > 1 GPU (module docstring)
 # Host RAM an offloading plan may not count on, per node (host_ram_reserve_gib):
@@ -153,6 +161,14 @@ OTHER_NCCL_BYTES = 0.5 * GIB  # NCCL channel buffers when > 1 GPU (module docstr
 OS_RESERVE_TIERS = ((4.0, 0.25), (4.0, 0.20), (8.0, 0.10), (112.0, 0.06), (float("inf"), 0.02))
 HOST_RESERVE_PER_GPU_GIB = 6.0
 FRAGMENTATION = 0.05  # caching-allocator slack on activations (module docstring)
+# Eager attention in training (plan.attention "eager"; Plan.flash_attention False), per score element (b·a·s² per
+# layer): transformers `eager_attention_forward` (models/llama/modeling_llama.py) takes the softmax in fp32 and casts it
+# back, `softmax(attn_weights, dim=-1, dtype=torch.float32).to(query.dtype)`: softmax's backward keeps its fp32 output
+# (4 bytes) and the matmul with v keeps the 16-bit copy (2 bytes); dropout at p = 0 returns its input (ATen
+# Dropout.cpp `_dropout`), so 6 bytes = 3 elements of 2 bytes. Measured: ms-swift's Qwen-7B LoRA at 1 x 2048 without
+# checkpointing reads 19.97 GiB more without flash attention (docs/source_en/LLM/Benchmark.md: 57.67 against 37.70);
+# 3 elements give 24.0 GiB. Inference keeps one element (the prefill's scores, not saved for a backward).
+EAGER_SCORE_ELEMENTS = 3.0
 # Activation offloading keeps two layers' saved tensors on the GPU: the one in use and the one in flight over PCIe
 # (torchtune `OffloadActivations` copies on a side stream and syncs one layer ahead)
 ACTIVATION_OFFLOAD_LAYERS = 2.0
@@ -647,6 +663,8 @@ def _full_states(
     mixed = ctx.workload.mixed_precision and ctx.workload.precision != "fp32"
     grad_bytes = MASTER_BYTES if plan.fp32_main_grads and mixed else ctx.dtype
     weights = params * ctx.dtype
+    if plan.fp8_params:  # the linear weights' working copy in FP8; embeddings, head and norms stay 16-bit
+        weights -= stage.linear_params * (ctx.dtype - FP8_BYTES)
     grads = params * grad_bytes
     per_param = ctx.flat_optimizer_per_param if _flat_partitions(zero) else ctx.optimizer_per_param
     optim = (shard if zero else params) * per_param
@@ -720,13 +738,16 @@ def _kv_share(c: _ActCoeffs, tp: int) -> float:
     return 1.0 / min(tp, c.kv_heads)
 
 
-def _layer_elements(c: _ActCoeffs, tp: int, sp: bool, seq_local: float, flash: bool, moe: bool) -> float:
-    """Elements per token one layer keeps with no recompute."""
+def _layer_elements(
+    c: _ActCoeffs, tp: int, sp: bool, seq_local: float, flash: bool, moe: bool, scores: float = 1.0
+) -> float:
+    """Elements per token one layer keeps with no recompute; `scores`: elements per attention score kept without
+    flash attention (EAGER_SCORE_ELEMENTS in training)."""
     replicated = c.replicated / tp if sp else c.replicated
     mlp = c.moe_mlp if moe else c.mlp
     core = 2.0 * c.attn_heads / tp  # flash attention's fp32 log-sum-exp: a values per token (2 elements each)
     if not flash:
-        core += c.attn_heads * seq_local / tp  # softmax output, a·s per token (Korthikanti Table 2)
+        core += scores * c.attn_heads * seq_local / tp  # the scores, a·s per token (Korthikanti Table 2)
     return replicated + c.q_side / tp + c.kv_side * _kv_share(c, tp) + mlp / tp + core
 
 
@@ -748,7 +769,7 @@ def _stage_elements(c: _ActCoeffs, key: tuple[int, bool, str, bool, float, int, 
     compiled); `c` already holds the compiled or eager coefficients.
     """
     tp, sp, recompute, flash, seq_local, layers, moe, _ = key
-    worst_layer = _layer_elements(c, tp, sp, seq_local, flash, moe > 0)
+    worst_layer = _layer_elements(c, tp, sp, seq_local, flash, moe > 0, EAGER_SCORE_ELEMENTS)
     if recompute == "full":
         kept = c.per_layer_input / (tp if sp else 1)
         # the layer being recomputed holds its full working set; its input is the checkpoint already counted
@@ -757,7 +778,7 @@ def _stage_elements(c: _ActCoeffs, key: tuple[int, bool, str, bool, float, int, 
         mega = recompute == MEGATRON_SELECTIVE
         dense = (layers - moe) * _selective_elements(c, tp, sp, False, mega)
         return dense + moe * _selective_elements(c, tp, sp, True, mega), 0.0
-    dense = (layers - moe) * _layer_elements(c, tp, sp, seq_local, flash, False)
+    dense = (layers - moe) * _layer_elements(c, tp, sp, seq_local, flash, False, EAGER_SCORE_ELEMENTS)
     return dense + moe * worst_layer, 0.0
 
 
@@ -822,7 +843,9 @@ def _training_activations(ctx: _Ctx, plan: Plan, stage: _Stage, dp: int) -> tupl
         host = saved
         saved = saved * min(1.0, ACTIVATION_OFFLOAD_LAYERS / (stage.layers * in_flight))
     total = saved + tokens * act_bytes * working
-    if stage.is_last:
+    if stage.is_last and plan.fused_loss:
+        total += tokens * ctx.model.hidden * FUSED_LOSS_BYTES_PER_HIDDEN
+    elif stage.is_last:
         per_logit = CHUNKED_LOSS_BYTES_PER_LOGIT if plan.chunked_loss else LOSS_BYTES_PER_LOGIT
         total += tokens * ctx.model.vocab / plan.tp * per_logit
     return total, host
@@ -1030,6 +1053,12 @@ def validate_plan(model: ModelSpec, workload: Workload, plan: Plan, cluster: Clu
     _validate_moe_and_offload(model, plan)
     if plan.cp > 1 and workload.seq_len % plan.cp:
         raise EstimatorError(f"cp={plan.cp} must divide seq_len ({workload.seq_len}).", field="plan.cp")
+    if plan.fp8_params and (workload.precision != "fp8" or workload.task not in ("pretrain", "full_finetune")):
+        raise EstimatorError(
+            "fp8_params stores the trained weights in FP8: it needs precision fp8 and a pretrain or full_finetune "
+            f"task; got precision {workload.precision}, task {workload.task}.",
+            field="plan.fp8_params",
+        )
     if cluster is not None and plan.gpus > cluster.gpus:
         raise EstimatorError(
             f"The plan needs dp×tp×pp×cp = {plan.gpus} GPUs; the cluster has {cluster.gpus}.", field="plan"
@@ -1222,6 +1251,8 @@ def _zero3_advice(ctx: _Ctx, plan: Plan, cluster: Cluster) -> Warning_:
         plan.sequence_parallel,
         plan.flash_attention,
         plan.chunked_loss,
+        plan.fused_loss,
+        plan.fp8_params,
         plan.activation_offload,
         plan.compiled,
         plan.virtual_stages,
@@ -1399,7 +1430,7 @@ def _assumptions(
 def _stage_states(ctx: _Ctx, plan: Plan, shard: int, zero: int, offload: str) -> tuple[tuple[float, ...], ...]:
     """(weights, gradients, optimizer, host) of each stage (`_stages`). Model states do not depend on micro-batch,
     recompute or attention: cached for the plans that vary those, every stage under one key."""
-    key = (plan.tp, plan.pp, plan.ep, shard, zero, offload, plan.fp32_main_grads)
+    key = (plan.tp, plan.pp, plan.ep, shard, zero, offload, plan.fp32_main_grads, plan.fp8_params)
     states = ctx.states.get(key)
     if states is None:
         stages = _stages_of(ctx, plan)
@@ -1431,6 +1462,7 @@ def _working_sets(ctx: _Ctx, plan: Plan, dp: int) -> tuple[tuple[float, float, f
         plan.sequence_parallel,
         plan.flash_attention,
         plan.chunked_loss,
+        plan.fused_loss,
         plan.virtual_stages,
         dp if pp > 1 else 0,  # micro-batches in flight (pipelines only)
         plan.dp * tp * pp * cp > 1,  # NCCL buffers

@@ -132,7 +132,8 @@ def goodput_out(run: Goodput) -> GoodputOut:
 
 
 def plan_out(plan: Plan, global_batch: int | None) -> PlanOut:
-    return mirror(PlanOut, plan, global_batch=global_batch, summary=describe_plan(plan))
+    loss = "fused" if plan.fused_loss else "chunked" if plan.chunked_loss else "standard"
+    return mirror(PlanOut, plan, global_batch=global_batch, loss=loss, summary=describe_plan(plan))
 
 
 def warnings_out(warnings: list[Warning_]) -> list[WarningOut]:

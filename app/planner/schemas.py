@@ -254,6 +254,27 @@ class PlanIn(RequestModel):
         "recomputed in the backward, so RMSNorm and the MLP save fewer tensors; default false, as the Hugging Face "
         "Trainer runs (torch_compile off).",
     )
+    attention: Literal["flash", "sdpa", "eager"] | None = Field(
+        default=None,
+        description="Attention implementation: flash (FlashAttention 2/3) and sdpa (PyTorch "
+        "scaled_dot_product_attention, which runs flash or memory-efficient kernels: no seq_len² scores kept) hold "
+        "the same memory; eager (transformers' eager_attention_forward, many remote-code models) keeps the fp32 "
+        "softmax and its 16-bit copy, 6 bytes per score. Default: flash_attention's value (flash).",
+    )
+    loss: Literal["standard", "chunked", "fused"] | None = Field(
+        default=None,
+        description="Cross-entropy: standard (transformers' ForCausalLMLoss on fp32-upcast logits, 12 bytes per "
+        "logit), chunked (torchtune CEWithChunkedOutputLoss, litgpt, Megatron's vocab-parallel CE: the fp32 log-probs "
+        "only), fused (Liger FusedLinearCrossEntropy, Cut Cross-Entropy: no whole-sequence logits). Default: "
+        "chunked_loss's value (standard).",
+    )
+    compile: bool | None = Field(default=None, description="torch.compile of the model; the same as compiled.")
+    fp8_params: bool = Field(
+        default=False,
+        description="Linear weights stored and all-gathered in FP8 (Megatron-LM --fp8-param-gather, Transformer "
+        "Engine fp8_model_init, torchtitan float8 FSDP all-gather): 1 byte per linear weight in the working copy. "
+        "Needs precision fp8 and a pretrain or full_finetune task; default false.",
+    )
     tuning: Tuning | None = Field(
         default=None,
         description="The stack that runs the plan, where known: typical (HF Trainer or accelerate with DeepSpeed or "
@@ -268,6 +289,28 @@ class PlanIn(RequestModel):
             raise ValueError("zero_stage must be 0, 1, 2 or 3 (or an FSDP name: NO_SHARD, SHARD_GRAD_OP, FULL_SHARD)")
         return self
 
+    @model_validator(mode="after")
+    def _levers_agree(self) -> PlanIn:
+        """The lever names and the older boolean fields may both be given, but must say the same."""
+        given = self.model_fields_set
+        if (
+            self.attention is not None
+            and "flash_attention" in given
+            and (self.attention != "eager") != self.flash_attention
+        ):
+            raise ValueError(
+                f"attention={self.attention} contradicts flash_attention={str(self.flash_attention).lower()}: "
+                "give one of them (eager is flash_attention false; flash and sdpa are true)"
+            )
+        if self.loss is not None and "chunked_loss" in given and (self.loss != "standard") != self.chunked_loss:
+            raise ValueError(
+                f"loss={self.loss} contradicts chunked_loss={str(self.chunked_loss).lower()}: give one of them "
+                "(standard is chunked_loss false; chunked and fused are true)"
+            )
+        if self.compile is not None and "compiled" in given and self.compile != self.compiled:
+            raise ValueError("compile and compiled say different things: give one of them")
+        return self
+
     @field_validator("dp_shard")
     @classmethod
     def _shard_divides_dp(cls, shard: int | None, info: ValidationInfo) -> int | None:
@@ -279,12 +322,17 @@ class PlanIn(RequestModel):
 
     def spec(self, micro_batch: int) -> Plan:
         zero = self.zero_stage if isinstance(self.zero_stage, int) else ZERO_ALIASES[self.zero_stage.lower()]
+        loss = self.loss or ("chunked" if self.chunked_loss else "standard")
         return mirror(
             Plan,
             self,
             zero_stage=zero,
             sequence_parallel=self.sequence_parallel if self.sequence_parallel is not None else self.tp > 1,
             micro_batch=self.micro_batch or micro_batch,
+            flash_attention=self.flash_attention if self.attention is None else self.attention != "eager",
+            chunked_loss=loss == "chunked",
+            fused_loss=loss == "fused",
+            compiled=self.compiled if self.compile is None else self.compile,
         )
 
 
@@ -590,6 +638,10 @@ class PlanOut(BaseModel):
     micro_batch: int
     global_batch: int | None
     virtual_stages: int
+    loss: str = Field(default="standard", description="standard, chunked or fused cross-entropy (plan.loss)")
+    compiled: bool = False
+    activation_offload: bool = False
+    fp8_params: bool = False
     summary: str
 
 
