@@ -56,3 +56,21 @@ def test_fp8_params_need_fp8_training(client: TestClient) -> None:
     fp8 = client.post("/estimate", json=BODY | {"precision": "fp8", "plan": PLAN | {"fp8_params": True}})
     assert fp8.status_code == 200, fp8.text
     assert fp8.json()["plan"]["fp8_params"] is True
+
+
+def test_the_launch_sets_the_levers_the_estimate_counted() -> None:
+    from app.estimator.presets import get_preset
+    from app.estimator.specs import Plan, Workload
+    from app.planner.launch import _megatron_parallel_args, _trainer_arguments, torchtitan_config
+
+    model = get_preset("llama-3.1-8b").model
+    workload = Workload(task="full_finetune", precision="fp8", seq_len=8192)
+    plan = Plan(dp=8, zero_stage=1, micro_batch=1)
+    assert "--fp8-param-gather" not in _megatron_parallel_args(model, workload, plan, 64)
+    assert "--fp8-param-gather" in _megatron_parallel_args(model, workload, Plan(dp=8, fp8_params=True), 64)
+    trainer = _trainer_arguments(workload, Plan(fused_loss=True, compiled=True), 8)
+    assert trainer["use_liger_kernel"] is True and trainer["torch_compile"] is True
+    assert "use_liger_kernel" not in _trainer_arguments(workload, Plan(), 8)
+    assert torchtitan_config(model, Workload(task="pretrain"), Plan(dp=8, zero_stage=3, compiled=True), 64)[
+        "compile"
+    ] == {"enable": True}
