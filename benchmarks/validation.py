@@ -382,6 +382,18 @@ range constants (`app/estimator/memory_band.py`) are fitted on all of these rows
 run that ran; the gate (the total within the card's usable memory less the 5 % headroom) said it fits."""
 
 
+FIRST_CONTACT_CHANGES = """\
+Changes after first contact (each makes the rows it touches fitted): eager attention keeps 6 bytes a score, not 2
+(transformers' eager_attention_forward; ms-swift's Qwen-7B pair with and without flash attention, +19.97 GiB, was
+the evidence: the row without checkpointing moved from -34 % to -5 %, the one with it from -30 % to -28 %), the
+fused loss and FP8 parameters became plan inputs (Liger's kernel benchmark and torchao's float8 all-gather pair; no
+first-contact row states either), and the range constants were set on all the rows above. What first contact shows
+and nothing has fixed: Hugging Face Trainer LoRA under ms-swift reads 25-54 % low as sequences grow (the reserved
+pool of variable-length batches; Qwen's own README, padded to fixed length, reads -1 to -16 % on the same models),
+newer torchtitan (2025: torchao's B200 table, Trainy's H200 runs) 65-73 % high (the same plans read 48 GiB where the
+December 2024 release read 82), and single-GPU QLoRA at 8k tokens 20-35 % high (the fp32 activations of
+prepare_model_for_kbit_training)."""
+
 # Median |error| of the estimator at 7c1f6ff (see the module docstring); it had no memory held-out rows run then.
 BASELINE = {
     "throughput": {"fit": {"median |error|": "4.6%"}, "holdout": {"median |error|": "23.9%"}},
@@ -412,6 +424,8 @@ def markdown_section(baseline_rev: str | None) -> str:
         FIRST_CONTACT_INTRO.rstrip("\n"),
         "",
         *first_contact_lines(),
+        "",
+        FIRST_CONTACT_CHANGES,
         "",
     ]
     lines += table(
