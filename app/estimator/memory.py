@@ -45,21 +45,21 @@ Everything is bytes per GPU for the worst pipeline stage. Sources, by term:
   the card at the same time: the peak holds max(activations, states), not their sum. Only where the launch runs a
   bitsandbytes paged optimizer (`paged_optimizer`): unsharded, under the Trainer's paged_adamw_32bit /
   paged_adamw_8bit / paged_lion_32bit.
-- Activations, per operation (Korthikanti et al. 2022, §4.1 method, Table 2): we count every tensor
-  autograd keeps for the backward pass of a Llama-style (RMSNorm, SwiGLU, GQA, no dropout) or a
-  GPT-style (LayerNorm, GELU) block, instead of the GPT-with-dropout constant 34. Flash attention keeps
-  q, k, v, the output and the log-sum-exp, no s² tensor (Dao et al. 2022, §3.1); without it (eager attention)
-  the fp32 softmax output and its 16-bit copy (6·a·s² bytes per sequence, EAGER_SCORE_ELEMENTS) are kept as
-  well. Tensor parallelism divides all but the norm inputs/outputs; sequence parallelism divides those too
-  (Korthikanti §4.2.2). Selective recompute keeps matmul outputs and recomputes the attention core and pointwise
-  ops (Korthikanti §5; torchtitan `apply_ac` op-level policy); Megatron-LM's selective (`--recompute-activations`,
-  a plan with `fp32_main_grads`) recomputes the core attention only and keeps the whole MLP (transformer_config.py
-  `recompute_modules` default ["core_attn"]). Full recompute keeps each layer's input plus one layer
-  being recomputed. 1F1B: the first stage keeps min(p, m) micro-batches in flight; interleaving
-  multiplies by 1 + (p-1)/(p·v) (Korthikanti §4.2.3; Megatron `compute_activation_memory`).
+- Activations, per operation (Korthikanti et al. 2022, §4.1 method, Table 2): we count every tensor autograd keeps
+  for the backward pass of a Llama-style (RMSNorm, SwiGLU, GQA, no dropout) or a GPT-style (LayerNorm, GELU) block,
+  instead of the GPT-with-dropout constant 34. Flash attention keeps q, k, v, the output and the log-sum-exp, no s²
+  tensor (Dao et al. 2022, §3.1); without it (eager attention) the fp32 softmax output and its 16-bit copy (6·a·s²
+  bytes per sequence, EAGER_SCORE_ELEMENTS) are kept as well. Tensor parallelism divides all but the norm
+  inputs/outputs; sequence parallelism divides those too (Korthikanti §4.2.2). Selective recompute is torchtitan's
+  op-level policy (`apply_ac`: the outputs of every other matmul, SDPA and the layer input are kept, the rest
+  recomputed; see _act_coeffs); Megatron-LM's selective (`--recompute-activations`, a plan with `fp32_main_grads`)
+  recomputes the core attention only and keeps the whole MLP (transformer_config.py `recompute_modules` default
+  ["core_attn"]). Full recompute keeps each layer's input plus one layer being recomputed. 1F1B: the first stage
+  keeps min(p, m) micro-batches in flight; interleaving multiplies by 1 + (p-1)/(p·v) (Korthikanti §4.2.3; Megatron
+  `compute_activation_memory`).
 - Logits and loss, unfused: fp32 log-probs saved by log_softmax, nll_loss's fp32 gradient and the fp32 gradient of
   the logits, 12 bytes per logit at the start of the backward (transformers `ForCausalLMLoss`, PyTorch
-  `log_softmax_backward`); chunked or fused: the fp32 log-probs only.
+  `log_softmax_backward`); chunked: the fp32 log-probs only; fused (Liger): no logits, FUSED_LOSS_BYTES_PER_HIDDEN.
 - Host RAM while loading (`Plan.host_load`, set by the planner for the stacks that load so): copies of the whole
   model as loaded (QLoRA: NF4 linears and the 16-bit rest), one per rank on the node or one per node, held before
   ZeRO-3 shards them; the host gate counts the larger of that and the offloaded states (`MemoryBreakdown.host_peak`).
@@ -257,6 +257,8 @@ class _ActCoeffs:
     mlp: float  # MLP intermediates (dense layer), split by tp
     moe_mlp: float  # MoE layer MLP intermediates incl. dispatched copies, split by tp
     selective_replicated: float
+    selective_q: float  # torchtitan's op-level selective recompute: wq and attention outputs (heads split by tp)
+    selective_kv: float  # ... and wv's output (kv heads split by tp)
     selective_mlp: float
     selective_moe_mlp: float
     megatron_selective_mlp: float  # Megatron's selective recompute: the MLP is not recomputed (see _act_coeffs)
@@ -300,7 +302,12 @@ def _act_coeffs(model: ModelSpec, trainable: frozenset[str], compiled: bool = Fa
         k = model.experts_per_token
         dispatched = k * h if trainable & {"gate", "up"} else 0  # permuted token copies feed the experts
         moe_mlp = dispatched + (k + model.shared_experts) * per_width * width_e + model.experts
-    sel_width = 2 if swiglu else 1  # selective: keep the matmul outputs (gate, up / fc1)
+    # selective (torchtitan `apply_ac` op-level policy, torchtitan/distributed/activation_checkpoint.py
+    # `_get_custom_policy`): every op of the save list is kept except every second mm, counted per layer and on across
+    # steps, so a Llama layer's seven mms (wq, wk, wv, wo, w1, w3, w2) keep wq, wv, w1, w2 on one step and wk, wo, w3
+    # on the next; the peak is the first: q, the SDPA output and its log-sum-exp, v, the w1 output and the w2 output,
+    # beside the layer's input. A GELU MLP's two mms (fc1, fc2) are the 5th and 6th: fc1 kept, fc2 recomputed.
+    sel_width = 1  # the w1 (gate) / fc1 output
     sel_moe = (model.experts_per_token + model.shared_experts) * sel_width * width_e if model.is_moe else 0.0
     # Megatron-LM's selective recompute (--recompute-activations) recomputes the core attention only
     # (megatron/core/transformer/transformer_config.py, core_v0.15.3: recompute_modules defaults to ["core_attn"];
@@ -319,7 +326,9 @@ def _act_coeffs(model: ModelSpec, trainable: frozenset[str], compiled: bool = Fa
         kv_side=float(kv_side),
         mlp=float(per_width * model.ffn),
         moe_mlp=float(moe_mlp),
-        selective_replicated=float(2 * h),
+        selective_replicated=float(2 * h if swiglu else h),  # the layer's input and the w2 output (SwiGLU)
+        selective_q=float(2 * q),
+        selective_kv=float(kv),
         selective_mlp=float(sel_width * model.ffn),
         selective_moe_mlp=float(sel_moe),
         megatron_selective_mlp=float(mega_width * model.ffn),
@@ -757,9 +766,11 @@ def _selective_elements(c: _ActCoeffs, tp: int, sp: bool, moe: bool, megatron: b
     replicated = c.selective_replicated / tp if sp else c.selective_replicated
     if megatron:
         mlp = c.megatron_selective_moe_mlp if moe else c.megatron_selective_mlp
+        attn = c.q_side / tp + c.kv_side * _kv_share(c, tp)
     else:
         mlp = c.selective_moe_mlp if moe else c.selective_mlp
-    return replicated + c.q_side / tp + c.kv_side * _kv_share(c, tp) + mlp / tp + 2.0 * c.attn_heads / tp
+        attn = c.selective_q / tp + c.selective_kv * _kv_share(c, tp)
+    return replicated + attn + mlp / tp + 2.0 * c.attn_heads / tp
 
 
 def _stage_elements(c: _ActCoeffs, key: tuple[int, bool, str, bool, float, int, int, bool]) -> tuple[float, float]:

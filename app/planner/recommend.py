@@ -127,9 +127,11 @@ class Option:
     def fits_high(self) -> bool:
         """The high end of the memory range is within the limit too (no `memory_may_exceed`): at equal cost the
         ranking puts such an option first."""
+        if self.band is None:
+            return True
         memory = self.evaluated.memory.breakdown
         limit = memory.capacity if memory.limit is None else memory.limit
-        return self.band is None or self.band.high <= limit
+        return self.band.high <= limit
 
     @property
     def sort_time(self) -> float:
