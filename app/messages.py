@@ -21,7 +21,7 @@ from app.estimator.serving import KERNEL_GAPS
 
 MoneyFormat = Callable[[Any, str], str]
 
-# Planner and estimator warnings by stable code (app/estimator/memory.py, performance.py,
+# Planner and estimator warnings by stable code (app/estimator/memory/, performance.py,
 # app/planner/explain.py, serving_service.py) with the figures each carries in `params` (`{slo}`: the latency
 # targets, as in MISSES). The estimator writes its own English message too (it imports nothing of the app): the
 # API returns it as `message`; the web words code and params here.

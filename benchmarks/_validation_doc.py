@@ -318,9 +318,9 @@ def render(mem_rows: list[Any], mem_summary: Any, perf_rows: list[PerfRow], perf
         "`tests/estimator/validation_cases.py` (marked †) were not used in fitting: the section *Out of sample* "
         "below reports them apart, with ranges and GPU-hours. llm-analysis is not fitted to any of these runs, so "
         "the speed comparison favours us on the 20 in-sample runs. The memory model's terms come from cited formulas "
-        "(`app/estimator/memory.py`), but every memory row here was looked at while they were written: the memory "
+        "(`app/estimator/memory/`), but every memory row here was looked at while they were written: the memory "
         "figures of this table are fitted. The out-of-sample memory figure is the first-contact error (section "
-        "*Peak memory at first contact* below); the range constants (`app/estimator/memory_band.py`) are fitted.",
+        "*Peak memory at first contact* below); the range constants (`app/estimator/memory/band.py`) are fitted.",
         "",
         "## Memory: peak GiB per GPU",
         "",

@@ -33,7 +33,7 @@ if str(Path(__file__).resolve().parents[1]) not in sys.path:
     sys.path.append(str(Path(__file__).resolve().parents[1]))
 
 from app.estimator.memory import estimate_memory, measured_bytes
-from app.estimator.memory_band import memory_band
+from app.estimator.memory.band import memory_band
 from app.estimator.performance import estimate_performance
 from app.estimator.specs import GIB
 from tests.estimator.memory_first_contact import MEMORY_FIRST_CONTACT
@@ -284,7 +284,7 @@ the published value lies in `performance.tokens_per_s_per_gpu_range` (throughput
 answered 422 to every multi-node request without a bandwidth).
 
 Memory, the history before first contact was recorded (what it called "held out" had been looked at: those rows are
-fitted): `app/estimator/memory.py` cites each term; its **fit** rows are the published peaks
+fitted): `app/estimator/memory/` cites each term; its **fit** rows are the published peaks
 the model was built and tested against (`tests/estimator/published_cases.py`: torchtune, torchtitan, litgpt's
 config hub and its resource tables, the transformers optimisation guide). Its held-out rows are torchtitan's
 December 2024 runs (FSDP × CP on Llama 3.1 8B; TP 8 × PP 8 × FSDP × CP on 405B), which no earlier test used, and
@@ -321,7 +321,7 @@ PEFT guides' 70B rows (-17 to -24 %, -47 % with parameter offload; "memory consu
 monitor, CUDA context and allocator reserve included) and torchtitan's 405B 4D rows (-13 to -23 %).
 
 Then (2026-12-02) each held-out row is compared with the figure its source measured, not with the gate figure
-(`measured_bytes` in `app/estimator/memory.py`; the case's `measured` field): torchtitan's and PEFT's method
+(`measured_bytes` in `app/estimator/memory/`; the case's `measured` field): torchtitan's and PEFT's method
 comparison report `torch.cuda.max_memory_reserved()`, the caching allocator's pool, which holds the cuBLAS workspaces
 and the allocator's slack but not NCCL's channel buffers (NCCL allocates those itself), so "reserved" is the total
 less those buffers on a multi-GPU plan; the PEFT accelerate guides read the GPU monitor and Unsloth's rows are the card
@@ -378,7 +378,7 @@ so on 2026-12-03 and are the estimator of the commit that added them). That is t
 figure on the same rows is **fitted**, and so is every other memory row in this report: the "fit" rows the model was
 built against, and the rows earlier versions of this report called "held out" (torchtitan's December 2024 runs,
 Unsloth, the PEFT guides and method comparison), which were looked at before the rules around them were written. The
-range constants (`app/estimator/memory_band.py`) are fitted on all of these rows. "Judged to fit": every row is a
+range constants (`app/estimator/memory/band.py`) are fitted on all of these rows. "Judged to fit": every row is a
 run that ran; the gate (the total within the card's usable memory less the 5 % headroom) said it fits."""
 
 

@@ -161,8 +161,8 @@ class Plan:
     # (torchtune `enable_activation_offloading`, Unsloth's offloaded gradient checkpointing)
     activation_offload: bool = False
     # torch.compile of the model (torchtune `compile: True`, torchtitan `--compile`): pointwise ops are fused and
-    # recomputed in the backward, so fewer tensors are saved (memory._act_coeffs); HF Trainer's torch_compile
-    # defaults to off
+    # recomputed in the backward, so fewer tensors are saved (memory.activations `_act_coeffs`); HF
+    # Trainer's torch_compile defaults to off
     compiled: bool = False
     # hybrid sharding (HSDP): ZeRO-3 states sharded over groups of `dp_shard` data-parallel ranks and replicated
     # across the dp / dp_shard groups (PyTorch FSDP ShardingStrategy.HYBRID_SHARD, FSDP2 fully_shard on a 2-D
@@ -295,7 +295,7 @@ class Warning_:
 class MemoryBreakdown:
     """Per-GPU memory in bytes (worst pipeline stage); the API converts to GiB."""
 
-    total: float  # the six parts below, summed once by the estimate (memory._breakdown), read by every gate
+    total: float  # the six parts below, summed once by the estimate (memory.breakdown._breakdown), read by every gate
     weights: float
     gradients: float
     optimizer: float

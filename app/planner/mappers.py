@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from app import messages
 from app.estimator.memory import MemoryEstimate
-from app.estimator.memory_band import MemoryBand
+from app.estimator.memory.band import MemoryBand
 from app.estimator.params import count_params
 from app.estimator.performance import PerformanceEstimate
 from app.estimator.specs import GIB, Goodput, ModelSpec, Plan, Warning_, Workload

@@ -49,7 +49,7 @@ from itertools import accumulate
 from typing import Any, Literal
 
 from app.estimator.memory import host_load_params, host_ram_figures
-from app.estimator.memory_band import MemoryBand, may_exceed, memory_band
+from app.estimator.memory.band import MemoryBand, may_exceed, memory_band
 from app.estimator.specs import GIB, Cluster, ModelSpec, Performance, Warning_, Workload
 from app.estimator.vocabulary import MAX_QUOTE_MONTHS, TERM_MONTHS, Objective
 from app.planner.budget import past, search_deadline

@@ -28,6 +28,8 @@ from app.estimator.vocabulary import (
     Tuning,
     WeightFormat,
 )
+from app.planner.memory_schemas import ATTENTION_DESCRIPTION, FP8_PARAMS_DESCRIPTION, LOSS_DESCRIPTION
+from app.planner.memory_schemas import MemoryOut as MemoryOut  # re-exported: the responses import it from here
 from app.planner.misses import MissCode
 from app.planner.recommend import RejectionCode
 from app.planner.serving_schemas import ServingIn, ServingOut
@@ -256,24 +258,16 @@ class PlanIn(RequestModel):
     )
     attention: Literal["flash", "sdpa", "eager"] | None = Field(
         default=None,
-        description="Attention implementation: flash (FlashAttention 2/3) and sdpa (PyTorch "
-        "scaled_dot_product_attention, which runs flash or memory-efficient kernels: no seq_len² scores kept) hold "
-        "the same memory; eager (transformers' eager_attention_forward, many remote-code models) keeps the fp32 "
-        "softmax and its 16-bit copy, 6 bytes per score. Default: flash_attention's value (flash).",
+        description=ATTENTION_DESCRIPTION,
     )
     loss: Literal["standard", "chunked", "fused"] | None = Field(
         default=None,
-        description="Cross-entropy: standard (transformers' ForCausalLMLoss on fp32-upcast logits, 12 bytes per "
-        "logit), chunked (torchtune CEWithChunkedOutputLoss, litgpt, Megatron's vocab-parallel CE: the fp32 log-probs "
-        "only), fused (Liger FusedLinearCrossEntropy, Cut Cross-Entropy: no whole-sequence logits). Default: "
-        "chunked_loss's value (standard).",
+        description=LOSS_DESCRIPTION,
     )
     compile: bool | None = Field(default=None, description="torch.compile of the model; the same as compiled.")
     fp8_params: bool = Field(
         default=False,
-        description="Linear weights stored and all-gathered in FP8 (Megatron-LM --fp8-param-gather, Transformer "
-        "Engine fp8_model_init, torchtitan float8 FSDP all-gather): 1 byte per linear weight in the working copy. "
-        "Needs precision fp8 and a pretrain or full_finetune task; default false.",
+        description=FP8_PARAMS_DESCRIPTION,
     )
     tuning: Tuning | None = Field(
         default=None,
@@ -550,39 +544,6 @@ class WarningOut(BaseModel):
         default_factory=dict,
         description="The figures and names of the warning by name (e.g. pipeline_bubble: bubble, the idle share of "
         "a step); app/messages.py words code and params in English and Chinese, as the web pages show them",
-    )
-
-
-class MemoryOut(BaseModel):
-    per_gpu_gib: dict[str, float] = Field(
-        description="weights, gradients, optimizer, activations, kv_cache, "
-        "other, total (GiB per GPU, worst pipeline stage)"
-    )
-    capacity_gib: float
-    limit_gib: float | None = Field(default=None, description="What a plan may use: capacity less the headroom")
-    fits: bool = Field(description="GPU memory within the limit and host RAM within the node's RAM after the reserve")
-    as_measured_gib: dict[str, float] | None = Field(
-        default=None,
-        description="The peak as each tool would read it, GiB per GPU: allocated (torch.cuda.max_memory_allocated), "
-        "reserved (torch.cuda.max_memory_reserved: the caching allocator's pool, NCCL's buffers not in it), device "
-        "(nvidia-smi: the process's whole footprint, the CUDA context included). Compare a measured figure with the "
-        "reading it was taken with; per_gpu_gib.total is the gate figure",
-    )
-    per_gpu_gib_range: list[float] | None = Field(
-        default=None,
-        description="[low, high] of the gate figure (per_gpu_gib.total), GiB per GPU: asymmetric, wider the larger "
-        "the activations' share and where the plan has traits no validated run has (docs/validation.md). A plan "
-        "fits on its point estimate; where the high end crosses limit_gib it carries memory_may_exceed",
-    )
-    host_ram_gib: float
-    host_ram_limit_gib: float | None = Field(
-        default=None, description="Host RAM per node offload may use: the node's RAM less the OS/process reserve"
-    )
-    host_load_gib: float = Field(
-        default=0.0,
-        description="Host RAM per node while the model loads: whole copies of the model as loaded, before ZeRO-3 "
-        "shards it (QLoRA under DeepSpeed ZeRO-3: one per rank on the node); `fits` holds the larger of this and "
-        "host_ram_gib within host_ram_limit_gib",
     )
 
 

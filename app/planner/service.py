@@ -21,7 +21,7 @@ from app.estimator.memory import (
     host_ram_unknown_message,
     validate_plan,
 )
-from app.estimator.memory_band import may_exceed, memory_band
+from app.estimator.memory.band import may_exceed, memory_band
 from app.estimator.performance import PerformanceEstimate, estimate_performance, scaling_view
 from app.estimator.specs import Cluster, ModelSpec, Plan, Workload
 from app.planner import explain, mappers, metrics, serving_service

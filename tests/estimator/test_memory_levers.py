@@ -13,7 +13,8 @@ from dataclasses import replace
 import pytest
 
 from app.estimator.hardware import get_gpu
-from app.estimator.memory import FUSED_LOSS_BYTES_PER_HIDDEN, estimate_memory, measured_bytes, validate_plan
+from app.estimator.memory import estimate_memory, measured_bytes, validate_plan
+from app.estimator.memory.activations import FUSED_LOSS_BYTES_PER_HIDDEN
 from app.estimator.presets import get_preset
 from app.estimator.specs import GIB, Cluster, EstimatorError, LoraSpec, Plan, Workload
 from tests.estimator.memory_first_contact import MEMORY_FIRST_CONTACT, FirstContactCase

@@ -1,6 +1,6 @@
 """The peak as each tool reads it (memory.as_measured_gib), the range of the gate figure (memory.per_gpu_gib_range),
 `memory_may_exceed` and the ranking's preference, at equal cost, for the option that fits at the high end
-(app/estimator/memory_band.py; issue #28)."""
+(app/estimator/memory/band.py; issue #28)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 from app import messages
 from app.estimator.hardware import get_gpu
 from app.estimator.memory import estimate_memory
-from app.estimator.memory_band import may_exceed, memory_band
+from app.estimator.memory.band import may_exceed, memory_band
 from app.estimator.presets import get_preset
 from app.estimator.specs import GIB, Cluster, LoraSpec, MemoryBreakdown, Plan, Workload
 from app.planner.recommend import rank

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.estimator.memory import measured_bytes
+from app.estimator.memory.estimate import measured_bytes
 from app.estimator.specs import GIB, Cluster, MemoryBreakdown, ModelSpec, Plan, Warning_, Workload
 
 READINGS = ("allocated", "reserved", "device")
