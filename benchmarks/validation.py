@@ -387,12 +387,16 @@ Changes after first contact (each makes the rows it touches fitted): eager atten
 (transformers' eager_attention_forward; ms-swift's Qwen-7B pair with and without flash attention, +19.97 GiB, was
 the evidence: the row without checkpointing moved from -34 % to -5 %, the one with it from -30 % to -28 %), the
 fused loss and FP8 parameters became plan inputs (Liger's kernel benchmark and torchao's float8 all-gather pair; no
-first-contact row states either), and the range constants were set on all the rows above. What first contact shows
-and nothing has fixed: Hugging Face Trainer LoRA under ms-swift reads 25-54 % low as sequences grow (the reserved
-pool of variable-length batches; Qwen's own README, padded to fixed length, reads -1 to -16 % on the same models),
-newer torchtitan (2025: torchao's B200 table, Trainy's H200 runs) 65-73 % high (the same plans read 48 GiB where the
-December 2024 release read 82), and single-GPU QLoRA at 8k tokens 20-35 % high (the fp32 activations of
-prepare_model_for_kbit_training)."""
+first-contact row states either), and the range constants were set on all the rows above. Selective recompute became
+torchtitan's op-level policy as its source writes it (torchtitan/distributed/activation_checkpoint.py: every other
+matmul's output kept), where the model had kept every matmul output: torchao's H100 rows moved from +17 % to -4 %,
+Trainy's from +73 % to +31 %, the B200 rows from +65 % to +36 %, and the fit rows of torchtitan's own table from +15
+/ +21 % to -9 %. What first contact shows and nothing has fixed: Hugging Face Trainer LoRA under ms-swift reads
+25-54 % low as sequences grow (the reserved pool of variable-length batches; Qwen's own README, padded to fixed
+length, reads -1 to -16 % on the same models), newer torchtitan (2025: torchao's B200 table, Trainy's H200 runs)
+31-36 % high: since April 2025 torchtitan compiles the loss with the model (PR #1033, 'reduction of memory'), which
+the estimate does not count, while the December 2024 rows it must still fit did not, and single-GPU QLoRA at 8k
+tokens 20-35 % high (the fp32 activations of prepare_model_for_kbit_training)."""
 
 # Median |error| of the estimator at 7c1f6ff (see the module docstring); it had no memory held-out rows run then.
 BASELINE = {
