@@ -45,6 +45,9 @@ WARNINGS: dict[str, dict[str, str]] = {
         "host_load_exceeded": "Loading the model needs {load_gib:,.0f} GiB of host RAM per server ({copies} × the "
         "whole {model_gib:,.0f} GiB model, held before ZeRO-3 shards it); the server has {host_ram_gib:,.0f} GiB, "
         "{host_ram_limit_gib:,.0f} GiB after the reserve for the OS, the training processes and their data loaders.",
+        "memory_may_exceed": "The plan fits at its estimate of {total_gib:,.1f} GiB per GPU, but the high end of its "
+        "memory range, {high_gib:,.1f} GiB, is above the {limit_gib:,.1f} GiB it may use: it may run out of memory; "
+        "leave margin (activation checkpointing, a smaller micro-batch) or choose an option that fits at the high end.",
         "billing_within_range": "At the slow end of its time range ({slow_hours:,.0f} h) the job bills "
         "{slow_months} months instead of {months}: {slow_total} {currency} instead of {job_total}.",
         "term_longer_than_job": "The term bills {billed_hours:,.0f} h for a job of {used_hours:,.1f} h: more than "
@@ -119,6 +122,9 @@ WARNINGS: dict[str, dict[str, str]] = {
         "host_load_exceeded": "加载模型每台服务器需要 {load_gib:,.0f} GiB 主机内存（{copies} × 完整的 "
         "{model_gib:,.0f} GiB 模型，在 ZeRO-3 切分之前驻留）；服务器有 {host_ram_gib:,.0f} GiB，"
         "扣除操作系统、训练进程和数据加载的预留后只有 {host_ram_limit_gib:,.0f} GiB。",
+        "memory_may_exceed": "按估算每块 GPU {total_gib:,.1f} GiB，方案可以放下；"
+        "但其显存区间的高端 {high_gib:,.1f} GiB 超过可用的 {limit_gib:,.1f} GiB：可能显存不足。"
+        "请留出余量（激活重计算、更小的微批），或选择在区间高端也能放下的方案。",
         "billing_within_range": "按时间区间的慢端（{slow_hours:,.0f} 小时）计，任务需计费 {slow_months} 个月而非 "
         "{months} 个月：{slow_total} {currency}，而非 {job_total}。",
         "term_longer_than_job": "计费 {billed_hours:,.0f} 小时，而任务只需 {used_hours:,.1f} 小时："

@@ -151,6 +151,12 @@ class Plan:
     micro_batch: int = 1
     virtual_stages: int = 1  # interleaved 1F1B when > 1
     chunked_loss: bool = False  # cross-entropy in chunks/fused (torchtune, litgpt, Megatron): no full fp32 logits copy
+    # the head and the loss fused (Liger FusedLinearCrossEntropy, Apple Cut Cross-Entropy): no logits of the whole
+    # sequence at all, the gradient of the hidden states made in the forward (memory.FUSED_LOSS_BYTES_PER_HIDDEN)
+    fused_loss: bool = False
+    # linear weights stored and all-gathered in FP8 (Megatron-LM --fp8-param-gather, Transformer Engine
+    # fp8_model_init; torchao float8 FSDP all-gather): 1 byte per linear weight in the model's working copy; fp8 only
+    fp8_params: bool = False
     # saved activations (with full recompute: the layer inputs) kept in host RAM and brought back for the backward
     # (torchtune `enable_activation_offloading`, Unsloth's offloaded gradient checkpointing)
     activation_offload: bool = False
@@ -246,6 +252,7 @@ WarningCode = Literal[
     "term_longer_than_job",
     "billing_within_range",
     "deadline_within_range",
+    "memory_may_exceed",
     "pipeline_bubble",
     "pipeline_few_microbatches",
     "global_batch_small",

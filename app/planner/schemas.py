@@ -29,6 +29,8 @@ from app.estimator.vocabulary import (
     Variant,
     WeightFormat,
 )
+from app.planner.memory_schemas import ATTENTION_DESCRIPTION, FP8_PARAMS_DESCRIPTION, LOSS_DESCRIPTION
+from app.planner.memory_schemas import MemoryOut as MemoryOut  # re-exported: the responses import it from here
 from app.planner.misses import MissCode
 from app.planner.recommend import RejectionCode
 from app.planner.serving_schemas import ServingIn, ServingOut
@@ -265,6 +267,19 @@ class PlanIn(RequestModel):
         "recomputed in the backward, so RMSNorm and the MLP save fewer tensors; default false, as the Hugging Face "
         "Trainer runs (torch_compile off).",
     )
+    attention: Literal["flash", "sdpa", "eager"] | None = Field(
+        default=None,
+        description=ATTENTION_DESCRIPTION,
+    )
+    loss: Literal["standard", "chunked", "fused"] | None = Field(
+        default=None,
+        description=LOSS_DESCRIPTION,
+    )
+    compile: bool | None = Field(default=None, description="torch.compile of the model; the same as compiled.")
+    fp8_params: bool = Field(
+        default=False,
+        description=FP8_PARAMS_DESCRIPTION,
+    )
     tuning: Tuning | None = Field(
         default=None,
         description="The stack that runs the plan, where known: typical (HF Trainer or accelerate with DeepSpeed or "
@@ -279,6 +294,28 @@ class PlanIn(RequestModel):
             raise ValueError("zero_stage must be 0, 1, 2 or 3 (or an FSDP name: NO_SHARD, SHARD_GRAD_OP, FULL_SHARD)")
         return self
 
+    @model_validator(mode="after")
+    def _levers_agree(self) -> PlanIn:
+        """The lever names and the older boolean fields may both be given, but must say the same."""
+        given = self.model_fields_set
+        if (
+            self.attention is not None
+            and "flash_attention" in given
+            and (self.attention != "eager") != self.flash_attention
+        ):
+            raise ValueError(
+                f"attention={self.attention} contradicts flash_attention={str(self.flash_attention).lower()}: "
+                "give one of them (eager is flash_attention false; flash and sdpa are true)"
+            )
+        if self.loss is not None and "chunked_loss" in given and (self.loss != "standard") != self.chunked_loss:
+            raise ValueError(
+                f"loss={self.loss} contradicts chunked_loss={str(self.chunked_loss).lower()}: give one of them "
+                "(standard is chunked_loss false; chunked and fused are true)"
+            )
+        if self.compile is not None and "compiled" in given and self.compile != self.compiled:
+            raise ValueError("compile and compiled say different things: give one of them")
+        return self
+
     @field_validator("dp_shard")
     @classmethod
     def _shard_divides_dp(cls, shard: int | None, info: ValidationInfo) -> int | None:
@@ -290,12 +327,17 @@ class PlanIn(RequestModel):
 
     def spec(self, micro_batch: int) -> Plan:
         zero = self.zero_stage if isinstance(self.zero_stage, int) else ZERO_ALIASES[self.zero_stage.lower()]
+        loss = self.loss or ("chunked" if self.chunked_loss else "standard")
         return mirror(
             Plan,
             self,
             zero_stage=zero,
             sequence_parallel=self.sequence_parallel if self.sequence_parallel is not None else self.tp > 1,
             micro_batch=self.micro_batch or micro_batch,
+            flash_attention=self.flash_attention if self.attention is None else self.attention != "eager",
+            chunked_loss=loss == "chunked",
+            fused_loss=loss == "fused",
+            compiled=self.compiled if self.compile is None else self.compile,
         )
 
 
@@ -516,26 +558,6 @@ class WarningOut(BaseModel):
     )
 
 
-class MemoryOut(BaseModel):
-    per_gpu_gib: dict[str, float] = Field(
-        description="weights, gradients, optimizer, activations, kv_cache, "
-        "other, total (GiB per GPU, worst pipeline stage)"
-    )
-    capacity_gib: float
-    limit_gib: float | None = Field(default=None, description="What a plan may use: capacity less the headroom")
-    fits: bool = Field(description="GPU memory within the limit and host RAM within the node's RAM after the reserve")
-    host_ram_gib: float
-    host_ram_limit_gib: float | None = Field(
-        default=None, description="Host RAM per node offload may use: the node's RAM less the OS/process reserve"
-    )
-    host_load_gib: float = Field(
-        default=0.0,
-        description="Host RAM per node while the model loads: whole copies of the model as loaded, before ZeRO-3 "
-        "shards it (QLoRA under DeepSpeed ZeRO-3: one per rank on the node); `fits` holds the larger of this and "
-        "host_ram_gib within host_ram_limit_gib",
-    )
-
-
 class GoodputOut(BaseModel):
     factor: float = Field(description="Compute hours ÷ wall hours")
     compute_hours: float = Field(description="Tokens ÷ throughput: the GPUs' compute alone")
@@ -588,6 +610,10 @@ class PlanOut(BaseModel):
     micro_batch: int
     global_batch: int | None
     virtual_stages: int
+    loss: str = Field(default="standard", description="standard, chunked or fused cross-entropy (plan.loss)")
+    compiled: bool = False
+    activation_offload: bool = False
+    fp8_params: bool = False
     summary: str
 
 

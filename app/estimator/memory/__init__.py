@@ -51,21 +51,21 @@ Everything is bytes per GPU for the worst pipeline stage. Sources, by term:
   the card at the same time: the peak holds max(activations, states), not their sum. Only where the launch runs a
   bitsandbytes paged optimizer (`paged_optimizer`): unsharded, under the Trainer's paged_adamw_32bit /
   paged_adamw_8bit / paged_lion_32bit.
-- Activations, per operation (Korthikanti et al. 2022, §4.1 method, Table 2): we count every tensor
-  autograd keeps for the backward pass of a Llama-style (RMSNorm, SwiGLU, GQA, no dropout) or a
-  GPT-style (LayerNorm, GELU) block, instead of the GPT-with-dropout constant 34. Flash attention keeps
-  q, k, v, the output and the log-sum-exp, no s² tensor (Dao et al. 2022, §3.1); without it the
-  softmax output (2·a·s² bytes per sequence) is kept as well. Tensor parallelism divides all but the
-  norm inputs/outputs; sequence parallelism divides those too (Korthikanti §4.2.2). Selective
-  recompute keeps matmul outputs and recomputes the attention core and pointwise ops (Korthikanti
-  §5; torchtitan `apply_ac` op-level policy); Megatron-LM's selective (`--recompute-activations`, a plan with
-  `fp32_main_grads`) recomputes the core attention only and keeps the whole MLP (transformer_config.py
-  `recompute_modules` default ["core_attn"]). Full recompute keeps each layer's input plus one layer
-  being recomputed. 1F1B: the first stage keeps min(p, m) micro-batches in flight; interleaving
-  multiplies by 1 + (p-1)/(p·v) (Korthikanti §4.2.3; Megatron `compute_activation_memory`).
+- Activations, per operation (Korthikanti et al. 2022, §4.1 method, Table 2): we count every tensor autograd keeps
+  for the backward pass of a Llama-style (RMSNorm, SwiGLU, GQA, no dropout) or a GPT-style (LayerNorm, GELU) block,
+  instead of the GPT-with-dropout constant 34. Flash attention keeps q, k, v, the output and the log-sum-exp, no s²
+  tensor (Dao et al. 2022, §3.1); without it (eager attention) the fp32 softmax output and its 16-bit copy (6·a·s²
+  bytes per sequence, EAGER_SCORE_ELEMENTS) are kept as well. Tensor parallelism divides all but the norm
+  inputs/outputs; sequence parallelism divides those too (Korthikanti §4.2.2). Selective recompute is torchtitan's
+  op-level policy (`apply_ac`: the outputs of every other matmul, SDPA and the layer input are kept, the rest
+  recomputed; see _act_coeffs); Megatron-LM's selective (`--recompute-activations`, a plan with `fp32_main_grads`)
+  recomputes the core attention only and keeps the whole MLP (transformer_config.py `recompute_modules` default
+  ["core_attn"]). Full recompute keeps each layer's input plus one layer being recomputed. 1F1B: the first stage
+  keeps min(p, m) micro-batches in flight; interleaving multiplies by 1 + (p-1)/(p·v) (Korthikanti §4.2.3; Megatron
+  `compute_activation_memory`).
 - Logits and loss, unfused: fp32 log-probs saved by log_softmax, nll_loss's fp32 gradient and the fp32 gradient of
   the logits, 12 bytes per logit at the start of the backward (transformers `ForCausalLMLoss`, PyTorch
-  `log_softmax_backward`); chunked or fused: the fp32 log-probs only.
+  `log_softmax_backward`); chunked: the fp32 log-probs only; fused (Liger): no logits, FUSED_LOSS_BYTES_PER_HIDDEN.
 - Host RAM while loading (`Plan.host_load`, set by the planner for the stacks that load so): copies of the whole
   model as loaded (QLoRA: NF4 linears and the 16-bit rest), one per rank on the node or one per node, held before
   ZeRO-3 shards them; the host gate counts the larger of that and the offloaded states (`MemoryBreakdown.host_peak`).

@@ -30,9 +30,24 @@ LOSS_BYTES_PER_LOGIT = 4.0 + 4.0 + 4.0
 # chunked/fused loss (torchtune CEWithChunkedOutputLoss, litgpt chunked_cross_entropy, Megatron fused vocab-parallel
 # CE): only the log-probs (fp32, or 16-bit logits + 16-bit log-probs) stay for the backward pass; chunks are transient
 CHUNKED_LOSS_BYTES_PER_LOGIT = 4.0
+# fused head + loss (Liger-Kernel ops/fused_linear_cross_entropy.py `fused_linear_cross_entropy_forward`): the logits
+# exist one chunk of about BT·H/V tokens at a time (chunk_size = next_power_of_2(cdiv(BT, cdiv(V, H)))) and the
+# gradient of the hidden states (`grad_input`) is made in the forward and kept for the backward: nothing per logit, a
+# few bytes per hidden element of the tokens. Measured: Liger's A100 benchmark (benchmark/data/all_benchmark_data.csv,
+# fused_linear_cross_entropy, liger, full, H 4096, V 128256, bf16) grows 4,910 -> 5,795 MB from 16,384 to 32,768
+# tokens, 13.8 bytes per hidden element, of which 2 are the input (the hidden states, counted with the activations).
+FUSED_LOSS_BYTES_PER_HIDDEN = 12.0
 OTHER_WORKSPACE_BYTES = 0.25 * GIB  # cuBLAS/cuDNN workspaces (module docstring)
 OTHER_NCCL_BYTES = 0.5 * GIB  # NCCL channel buffers when > 1 GPU (module docstring)
 FRAGMENTATION = 0.05  # caching-allocator slack on activations (module docstring)
+# Eager attention in training (plan.attention "eager"; Plan.flash_attention False), per score element (b·a·s² per
+# layer): transformers `eager_attention_forward` (models/llama/modeling_llama.py) takes the softmax in fp32 and casts it
+# back, `softmax(attn_weights, dim=-1, dtype=torch.float32).to(query.dtype)`: softmax's backward keeps its fp32 output
+# (4 bytes) and the matmul with v keeps the 16-bit copy (2 bytes); dropout at p = 0 returns its input (ATen
+# Dropout.cpp `_dropout`), so 6 bytes = 3 elements of 2 bytes. Measured: ms-swift's Qwen-7B LoRA at 1 x 2048 without
+# checkpointing reads 19.97 GiB more without flash attention (docs/source_en/LLM/Benchmark.md: 57.67 against 37.70);
+# 3 elements give 24.0 GiB. Inference keeps one element (the prefill's scores, not saved for a backward).
+EAGER_SCORE_ELEMENTS = 3.0
 # Activation offloading keeps two layers' saved tensors on the GPU: the one in use and the one in flight over PCIe
 # (torchtune `OffloadActivations` copies on a side stream and syncs one layer ahead)
 ACTIVATION_OFFLOAD_LAYERS = 2.0
@@ -75,7 +90,12 @@ def _act_coeffs(model: ModelSpec, trainable: frozenset[str], compiled: bool = Fa
         k = model.experts_per_token
         dispatched = k * h if trainable & {"gate", "up"} else 0  # permuted token copies feed the experts
         moe_mlp = dispatched + (k + model.shared_experts) * per_width * width_e + model.experts
-    sel_width = 2 if swiglu else 1  # selective: keep the matmul outputs (gate, up / fc1)
+    # selective (torchtitan `apply_ac` op-level policy, torchtitan/distributed/activation_checkpoint.py
+    # `_get_custom_policy`): every op of the save list is kept except every second mm, counted per layer and on across
+    # steps, so a Llama layer's seven mms (wq, wk, wv, wo, w1, w3, w2) keep wq, wv, w1, w2 on one step and wk, wo, w3
+    # on the next; the peak is the first: q, the SDPA output and its log-sum-exp, v, the w1 output and the w2 output,
+    # beside the layer's input. A GELU MLP's two mms (fc1, fc2) are the 5th and 6th: fc1 kept, fc2 recomputed.
+    sel_width = 1  # the w1 (gate) / fc1 output
     sel_moe = (model.experts_per_token + model.shared_experts) * sel_width * width_e if model.is_moe else 0.0
     # Megatron-LM's selective recompute (--recompute-activations) recomputes the core attention only
     # (megatron/core/transformer/transformer_config.py, core_v0.15.3: recompute_modules defaults to ["core_attn"];
@@ -94,7 +114,9 @@ def _act_coeffs(model: ModelSpec, trainable: frozenset[str], compiled: bool = Fa
         kv_side=float(kv_side),
         mlp=float(per_width * model.ffn),
         moe_mlp=float(moe_mlp),
-        selective_replicated=float(2 * h),
+        selective_replicated=float(2 * h if swiglu else h),  # the layer's input and the w2 output (SwiGLU)
+        selective_q=float(2 * q),
+        selective_kv=float(kv),
         selective_mlp=float(sel_width * model.ffn),
         selective_moe_mlp=float(sel_moe),
         megatron_selective_mlp=float(mega_width * model.ffn),
@@ -191,13 +213,16 @@ def _kv_share(c: _ActCoeffs, tp: int) -> float:
     return 1.0 / min(tp, c.kv_heads)
 
 
-def _layer_elements(c: _ActCoeffs, tp: int, sp: bool, seq_local: float, flash: bool, moe: bool) -> float:
-    """Elements per token one layer keeps with no recompute."""
+def _layer_elements(
+    c: _ActCoeffs, tp: int, sp: bool, seq_local: float, flash: bool, moe: bool, scores: float = 1.0
+) -> float:
+    """Elements per token one layer keeps with no recompute; `scores`: elements per attention score kept without
+    flash attention (EAGER_SCORE_ELEMENTS in training)."""
     replicated = c.replicated / tp if sp else c.replicated
     mlp = c.moe_mlp if moe else c.mlp
     core = 2.0 * c.attn_heads / tp  # flash attention's fp32 log-sum-exp: a values per token (2 elements each)
     if not flash:
-        core += c.attn_heads * seq_local / tp  # softmax output, a·s per token (Korthikanti Table 2)
+        core += scores * c.attn_heads * seq_local / tp  # the scores, a·s per token (Korthikanti Table 2)
     return replicated + c.q_side / tp + c.kv_side * _kv_share(c, tp) + mlp / tp + core
 
 
@@ -207,9 +232,11 @@ def _selective_elements(c: _ActCoeffs, tp: int, sp: bool, moe: bool, megatron: b
     replicated = c.selective_replicated / tp if sp else c.selective_replicated
     if megatron:
         mlp = c.megatron_selective_moe_mlp if moe else c.megatron_selective_mlp
+        attn = c.q_side / tp + c.kv_side * _kv_share(c, tp)
     else:
         mlp = c.selective_moe_mlp if moe else c.selective_mlp
-    return replicated + c.q_side / tp + c.kv_side * _kv_share(c, tp) + mlp / tp + 2.0 * c.attn_heads / tp
+        attn = c.selective_q / tp + c.selective_kv * _kv_share(c, tp)
+    return replicated + attn + mlp / tp + 2.0 * c.attn_heads / tp
 
 
 def _stage_elements(c: _ActCoeffs, key: tuple[int, bool, str, bool, float, int, int, bool]) -> tuple[float, float]:
@@ -219,7 +246,7 @@ def _stage_elements(c: _ActCoeffs, key: tuple[int, bool, str, bool, float, int, 
     compiled); `c` already holds the compiled or eager coefficients.
     """
     tp, sp, recompute, flash, seq_local, layers, moe, _ = key
-    worst_layer = _layer_elements(c, tp, sp, seq_local, flash, moe > 0)
+    worst_layer = _layer_elements(c, tp, sp, seq_local, flash, moe > 0, EAGER_SCORE_ELEMENTS)
     if recompute == "full":
         kept = c.per_layer_input / (tp if sp else 1)
         # the layer being recomputed holds its full working set; its input is the checkpoint already counted
@@ -228,7 +255,7 @@ def _stage_elements(c: _ActCoeffs, key: tuple[int, bool, str, bool, float, int, 
         mega = recompute == MEGATRON_SELECTIVE
         dense = (layers - moe) * _selective_elements(c, tp, sp, False, mega)
         return dense + moe * _selective_elements(c, tp, sp, True, mega), 0.0
-    dense = (layers - moe) * _layer_elements(c, tp, sp, seq_local, flash, False)
+    dense = (layers - moe) * _layer_elements(c, tp, sp, seq_local, flash, False, EAGER_SCORE_ELEMENTS)
     return dense + moe * worst_layer, 0.0
 
 
@@ -293,7 +320,9 @@ def _training_activations(ctx: _Ctx, plan: Plan, stage: _Stage, dp: int) -> tupl
         host = saved
         saved = saved * min(1.0, ACTIVATION_OFFLOAD_LAYERS / (stage.layers * in_flight))
     total = saved + tokens * act_bytes * working
-    if stage.is_last:
+    if stage.is_last and plan.fused_loss:
+        total += tokens * ctx.model.hidden * FUSED_LOSS_BYTES_PER_HIDDEN
+    elif stage.is_last:
         per_logit = CHUNKED_LOSS_BYTES_PER_LOGIT if plan.chunked_loss else LOSS_BYTES_PER_LOGIT
         total += tokens * ctx.model.vocab / plan.tp * per_logit
     return total, host
@@ -356,6 +385,7 @@ def _working_sets(ctx: _Ctx, plan: Plan, dp: int) -> tuple[tuple[float, float, f
         plan.sequence_parallel,
         plan.flash_attention,
         plan.chunked_loss,
+        plan.fused_loss,
         plan.virtual_stages,
         dp if pp > 1 else 0,  # micro-batches in flight (pipelines only)
         plan.dp * tp * pp * cp > 1,  # NCCL buffers

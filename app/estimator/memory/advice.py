@@ -205,6 +205,8 @@ def _zero3_advice(ctx: _Ctx, plan: Plan, cluster: Cluster) -> Warning_:
         plan.sequence_parallel,
         plan.flash_attention,
         plan.chunked_loss,
+        plan.fused_loss,
+        plan.fp8_params,
         plan.activation_offload,
         plan.compiled,
         plan.virtual_stages,

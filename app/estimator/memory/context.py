@@ -34,6 +34,8 @@ class _ActCoeffs:
     mlp: float  # MLP intermediates (dense layer), split by tp
     moe_mlp: float  # MoE layer MLP intermediates incl. dispatched copies, split by tp
     selective_replicated: float
+    selective_q: float  # torchtitan's op-level selective recompute: wq and attention outputs (heads split by tp)
+    selective_kv: float  # ... and wv's output (kv heads split by tp)
     selective_mlp: float
     selective_moe_mlp: float
     megatron_selective_mlp: float  # Megatron's selective recompute: the MLP is not recomputed (see _act_coeffs)

@@ -169,6 +169,12 @@ def _fits_sequence_and_cluster(
     """cp divides the sequence; the plan's GPUs fit the cluster (when one is given)."""
     if plan.cp > 1 and workload.seq_len % plan.cp:
         return EstimatorError(f"cp={plan.cp} must divide seq_len ({workload.seq_len}).", field="plan.cp")
+    if plan.fp8_params and (workload.precision != "fp8" or workload.task not in ("pretrain", "full_finetune")):
+        return EstimatorError(
+            "fp8_params stores the trained weights in FP8: it needs precision fp8 and a pretrain or full_finetune "
+            f"task; got precision {workload.precision}, task {workload.task}.",
+            field="plan.fp8_params",
+        )
     # Plan.gpus and Cluster.gpus, multiplied out: two property calls cost as much as the rest of this rule
     if cluster is not None and plan.dp * plan.tp * plan.pp * plan.cp > cluster.gpus_per_node * cluster.nodes:
         return EstimatorError(

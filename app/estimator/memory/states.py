@@ -21,6 +21,7 @@ from app.estimator.vocabulary import (
 )
 
 MASTER_BYTES = 4.0  # fp32 master copy under mixed precision (ZeRO §3.1)
+FP8_BYTES = 1.0  # an FP8 (e4m3 / e5m2) element (Plan.fp8_params)
 # FSDP2 MixedPrecisionPolicy(reduce_dtype=float32), torchtitan's default, and the sharded gradient FSDP2 keeps in the
 # parameter's dtype (fp32 in torchtitan: `foreach_reduce`); DeepSpeed ZeRO-2's fp32 gradient partition at the step
 FSDP_REDUCE_BYTES = 4.0
@@ -241,6 +242,8 @@ def _full_states(
     mixed = ctx.workload.mixed_precision and ctx.workload.precision != "fp32"
     grad_bytes = MASTER_BYTES if plan.fp32_main_grads and mixed else ctx.dtype
     weights = params * ctx.dtype
+    if plan.fp8_params:  # the linear weights' working copy in FP8; embeddings, head and norms stay 16-bit
+        weights -= stage.linear_params * (ctx.dtype - FP8_BYTES)
     grads = params * grad_bytes
     per_param = ctx.flat_optimizer_per_param if _flat_partitions(zero) else ctx.optimizer_per_param
     optim = (shard if zero else params) * per_param
@@ -309,7 +312,7 @@ def _states(ctx: _Ctx, stage: _Stage, plan: Plan, n: int, zero: int, offload: st
 def _stage_states(ctx: _Ctx, plan: Plan, shard: int, zero: int, offload: str) -> tuple[tuple[float, ...], ...]:
     """(weights, gradients, optimizer, host) of each stage (`_stages`). Model states do not depend on micro-batch,
     recompute or attention: cached for the plans that vary those, every stage under one key."""
-    key = (plan.tp, plan.pp, plan.ep, shard, zero, offload, plan.fp32_main_grads)
+    key = (plan.tp, plan.pp, plan.ep, shard, zero, offload, plan.fp32_main_grads, plan.fp8_params)
     states = ctx.states.get(key)
     if states is None:
         stages = _stages_of(ctx, plan)
