@@ -315,6 +315,10 @@ MISSES: dict[str, dict[str, str]] = {
         "slo_one_request": "even one request at a time misses {slo}: TTFT {ttft_ms:.0f} ms, TPOT {tpot_ms:.1f} ms "
         "(a faster GPU, more tensor parallelism or a smaller weight format is needed)",
         "slo_peak": "at the peak load TTFT is {ttft_ms:.0f} ms and TPOT {tpot_ms:.1f} ms, missing {slo}",
+        "slo_peak_percentile": "at the peak load the {percentile} TTFT is {ttft_ms:.0f} ms and the {percentile} TPOT "
+        "{tpot_ms:.1f} ms with as many replicas as the SKU rents, missing {slo}",
+        "slo_peak_saturated": "at the peak load the replicas the SKU rents cannot keep up: the queue grows without "
+        "bound ({percentile} TTFT {ttft_ms:.0f} ms), missing {slo}",
         "peak_load": "{replicas} replicas carry {carried:.3g} of the {offered:.3g} requests/s peak",
         "sequence_too_long": "one sequence of {context_len:,} tokens does not fit: the KV cache holds "
         "{kv_cache_tokens:,} tokens at TP {tp}; shorten input_tokens + output_tokens (or max_model_len), or use "
@@ -329,6 +333,10 @@ MISSES: dict[str, dict[str, str]] = {
         "slo_one_request": "即使一次只处理一个请求也达不到 {slo}：TTFT {ttft_ms:.0f} ms，TPOT {tpot_ms:.1f} ms"
         "（需要更快的 GPU、更高的张量并行度或更小的权重格式）",
         "slo_peak": "峰值负载下 TTFT 为 {ttft_ms:.0f} ms、TPOT 为 {tpot_ms:.1f} ms，达不到 {slo}",
+        "slo_peak_percentile": "峰值负载下，即使用到该 SKU 可租的全部副本，{percentile} TTFT 为 {ttft_ms:.0f} ms、"
+        "{percentile} TPOT 为 {tpot_ms:.1f} ms，达不到 {slo}",
+        "slo_peak_saturated": "峰值负载下，该 SKU 可租的副本处理不过来：排队无限增长（{percentile} TTFT "
+        "{ttft_ms:.0f} ms），达不到 {slo}",
         "peak_load": "{replicas} 个副本只能承载峰值 {offered:.3g} 请求/秒中的 {carried:.3g} 请求/秒",
         "sequence_too_long": "一条 {context_len:,} token 的序列放不下：张量并行度 {tp} 下 KV 缓存只能容纳 "
         "{kv_cache_tokens:,} 个 token；请缩短 input_tokens + output_tokens（或 max_model_len），或使用更多或更大的 GPU",
@@ -642,6 +650,8 @@ def _miss_key(code: str, params: Mapping[str, Any]) -> str:
         return "budget_converted"
     if code == "deadline" and "hours" in params and params["days"] < 1:
         return "deadline_hours"
+    if code == "slo_peak" and "percentile" in params:  # the simulated percentile at the peak
+        return "slo_peak_saturated" if params.get("saturated") else "slo_peak_percentile"
     return code
 
 

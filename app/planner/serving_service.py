@@ -24,6 +24,7 @@ from app.estimator.serving import (
     moe_low_concurrency_note,
     replica_capacity,
 )
+from app.estimator.serving_sim import LoadLatency, Quantiles
 from app.estimator.specs import GIB, Cluster, EstimatorError, ModelSpec, Warning_
 from app.estimator.vocabulary import SERVING_PRECISIONS, WEIGHT_FORMATS, ServingPrecision, WeightFormat
 from app.planner.explain import offer_warnings
@@ -60,7 +61,15 @@ from app.planner.serving import (
     valid_tp,
 )
 from app.planner.serving_launch import NO_FABRIC_NOTE, Served
-from app.planner.serving_schemas import ServingIn, ServingMemoryOut, ServingOut
+from app.planner.serving_schemas import (
+    LatencyOut,
+    LoadLatencyOut,
+    PercentilesOut,
+    ServingIn,
+    ServingMemoryOut,
+    ServingOut,
+    UtilizationOut,
+)
 from app.schemas import mirror
 
 if TYPE_CHECKING:
@@ -77,7 +86,10 @@ SERVING_ASSUMPTIONS = [
     "engines at their documented defaults unless set: vLLM gpu_memory_utilization 0.9, block 16, max_num_seqs "
     "1024 on GPUs of 70 GiB or more other than the A100, 256 elsewhere; "
     "SGLang mem_fraction_static 0.88-0.79 by TP, chunked prefill 8192; TensorRT-LLM free-memory fraction 0.9",
-    "continuous batching with chunked prefill; TTFT excludes queueing before admission",
+    "continuous batching with chunked prefill; for requests_per_s, latencies are simulated: Poisson arrivals "
+    "shared at random among the replicas, each replica's scheduler (decodes first, prompts in chunks within "
+    "max_num_batched_tokens, max_num_seqs, the KV cache reserved on admission) run on 1,200 seeded requests, "
+    "the first 200 left out; meets_slo is judged on the SLO's percentile (p90 by default) at the peak",
     "decode = max(weights + KV-cache reads / achieved HBM bandwidth, FLOPs / achieved compute) + engine "
     "overhead + TP all-reduce latency; constants fitted on published results (docs/validation-serving.md)",
 ]
@@ -143,6 +155,7 @@ def serving_config(request: WorkloadIn) -> ServingConfig:
         kv_cache_precision=kv_precision,
         slo_ttft_ms=slo.ttft_ms if slo else None,
         slo_tpot_ms=slo.tpot_ms if slo else None,
+        slo_percentile=slo.percentile if slo else "p90",
         mla_cache_values=_mla(request.model),
     )
     _check_context(_hf_config(request.model), cfg, "max_model_len" if serving.max_model_len else "max_request_tokens")
@@ -246,6 +259,11 @@ def serving_out(estimate: ServingEstimate, cfg: ServingConfig, option: ServingOp
         tpot_ms=_finite(estimate.tpot_ms),
         e2e_latency_ms=_finite(estimate.e2e_latency_ms),
         headroom=round(option.headroom, 3) if option else None,
+        latency=_latency_out(estimate.latency),
+        utilization=UtilizationOut(**{k: round(v, 3) for k, v in estimate.utilization.items()})
+        if estimate.utilization
+        else None,
+        isolated_ttft_ms=estimate.isolated_ttft_ms,
         peak_requests_per_s=option.peak.requests_per_s if option else None,
         memory_per_gpu_gib=ServingMemoryOut(
             weights=round(mem.weights / GIB, 2),
@@ -259,6 +277,25 @@ def serving_out(estimate: ServingEstimate, cfg: ServingConfig, option: ServingOp
         batching=cfg.batching,
         notes=list(estimate.notes),
     )
+
+
+def _percentiles_ms(values: Quantiles) -> PercentilesOut:
+    return PercentilesOut(p50=values.p50 * 1e3, p90=values.p90 * 1e3, p99=values.p99 * 1e3)
+
+
+def _latency_out(latency: dict[str, LoadLatency] | None) -> LoadLatencyOut | None:
+    if latency is None:
+        return None
+    parts = {
+        name: LatencyOut(
+            ttft_ms=_percentiles_ms(load.ttft),
+            tpot_ms=_percentiles_ms(load.tpot),
+            e2e_ms=_percentiles_ms(load.e2e),
+            saturated=load.saturated,
+        )  # fmt: skip
+        for name, load in latency.items()
+    }
+    return LoadLatencyOut(average=parts["average"], peak=parts["peak"])
 
 
 def _memory_out(estimate: ServingEstimate) -> MemoryOut:
