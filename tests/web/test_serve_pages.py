@@ -163,3 +163,22 @@ def test_a_sku_without_kernels_for_the_formats_is_rejected_in_the_pages_language
     rejected = re.findall(r'<li data-code="kernels">(.*?)</li>', chinese)
     assert rejected and all("trt-llm 的 FP8 KV 缓存需要 FP8 张量核心" in item for item in rejected), rejected
     assert all('lang="en"' not in item for item in rejected)
+
+
+def test_the_wizards_inference_leads_to_serving_sizing(client: TestClient) -> None:
+    """ "Inference" on the home wizard answers with the same deployments as "Serve a model" for that model,
+    not a single request on cards that /serve refuses for it."""
+    query = "source=preset&preset=llama-3.1-70b&task=inference&term=monthly&lang=en&tokens=&seq_len=4096"
+    wizard = client.get(f"/results?{query}", headers=HTML, follow_redirects=False)
+    assert wizard.status_code == 303
+    assert wizard.headers["location"].startswith("/serve/results?")
+    followed = client.get(wizard.headers["location"], headers=HTML)
+    served = client.get("/serve/results?preset=llama-3.1-70b&lang=en", headers=HTML)
+    assert followed.status_code == 200 and served.status_code == 200
+    skus = re.findall(r'class="option serve-option" data-sku="([^"]+)" data-gpus="(\d+)"', followed.text)
+    assert skus and skus == re.findall(r'class="option serve-option" data-sku="([^"]+)" data-gpus="(\d+)"', served.text)
+    # A Hub model keeps its id; the single-request estimate stays on the API (task "inference").
+    hub = client.get("/results?source=hub&hf_id=Qwen/Qwen2.5-7B&task=inference&lang=zh", headers=HTML,
+                     follow_redirects=False)  # fmt: skip
+    assert hub.status_code == 303 and "hf_id=Qwen%2FQwen2.5-7B" in hub.headers["location"]
+    assert "source=hub" in hub.headers["location"] and "lang=zh" in hub.headers["location"]
