@@ -262,7 +262,12 @@ def _quote_page(
     state = _state(form, t)
     items = [(k, v) for k, v in state if k != "lang"]
     switch = f"/serve/results?{urlencode([*items, ('lang', 'zh' if t.lang == 'en' else 'en')])}"
-    summary = entry.option.plan.summary
+    option, served = entry.option, entry.option.serving
+    summary = entry.option.plan.summary  # the API's English, for an option without serving figures
+    if served is not None:
+        layout = t.plural("serve_layout", served.replicas, replicas=served.replicas, tp=served.gpus_per_replica,
+                          gpus=option.total_gpus)  # fmt: skip
+        summary = layout
     quote_form = quote_form_context(session, entry, state, summary=summary, results_path="/serve/results")
     context = {"t": t, "lang": t.lang, "switch_url": switch, **quote_form, "form_action": "/serve/quote"}
     return templates.TemplateResponse(request, "web/quote.html", context, status_code=status)
