@@ -1361,12 +1361,6 @@ def _under_load(
     if replicas_needed is None:
         found = replicas_for_slo(model, cfg, cluster, tp=tp, pp=pp)
         replicas_needed = found[0] if found else None
-    notes = list(result.notes)
-    if peak.saturated:
-        notes.append(
-            f"at the peak of {offered * cfg.peak_factor:.3g} requests/s per replica the queue grows without bound: "
-            f"a replica completes at most {load.top_rps:.3g} requests/s"
-        )
     return replace(
         result,
         ttft_ms=average.ttft.p50 * 1e3,
@@ -1377,5 +1371,4 @@ def _under_load(
         latency={"average": average, "peak": peak},
         utilization={"average": offered / load.top_rps, "peak": offered * cfg.peak_factor / load.top_rps},
         isolated_ttft_ms=load.isolated_s * 1e3,
-        notes=notes,
     )

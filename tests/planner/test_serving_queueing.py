@@ -22,6 +22,8 @@ MODELS = {name: get_preset(name).model for name in ("llama-3.1-8b", "llama-3.1-7
 LENGTHS = [(1000, 250), (4000, 300), (8000, 300), (200, 800)]
 RATES = [1.0, 5.0, 20.0]
 SCENARIOS = list(itertools.product(MODELS, LENGTHS, RATES))
+ENGINE_SCENARIOS = [("sglang", "llama-3.1-70b", (8000, 300), 5.0), ("trt-llm", "llama-3.1-8b", (4000, 300), 20.0),
+                    ("sglang", "mixtral-8x7b", (1000, 250), 20.0)]  # fmt: skip
 
 
 def md1_p90(rate: float, service: float) -> float:
@@ -44,11 +46,16 @@ def _shown(result) -> list[ServingOption]:
     return [*result.options, *result.near_misses]
 
 
-@pytest.mark.parametrize(("model", "lengths", "rate"), SCENARIOS)
-def test_shown_options_queue_at_least_as_an_md1_queue(model: str, lengths: tuple[int, int], rate: float) -> None:
+@pytest.mark.parametrize(
+    ("engine", "model", "lengths", "rate"),
+    [("vllm", *scenario) for scenario in SCENARIOS] + ENGINE_SCENARIOS,
+)
+def test_shown_options_queue_at_least_as_an_md1_queue(
+    engine: str, model: str, lengths: tuple[int, int], rate: float
+) -> None:
     prompt, output = lengths
     cfg = ServingConfig(input_tokens=prompt, output_tokens=output, requests_per_s=rate, slo_ttft_ms=3000,
-                        slo_tpot_ms=100)  # fmt: skip
+                        slo_tpot_ms=100, engine=engine)  # fmt: skip
     result = search_serving(MODELS[model], cfg, OFFERS, Constraints(max_nodes=64), peak_factor=1.5)
     for option in _shown(result):
         estimate = option.estimate
