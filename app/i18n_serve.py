@@ -121,7 +121,7 @@ SERVE_ZH: dict[str, str] = {
     "serve_layout_one": "1 个副本 × TP {tp} = {gpus} 张 GPU",
     "serve_servers": "{n} 台服务器",
     "serve_servers_one": "1 台服务器",
-    "serve_answer": "{sku} {servers}，{replicas}，按峰值每秒 {peak} 个请求选型（每秒 {rate} 个请求 × {factor}）",
+    "serve_answer": "{servers}（{sku}），{replicas}，按峰值每秒 {peak} 个请求选型（每秒 {rate} 个请求 × {factor}）",
     "serve_binds": "起决定作用的目标",
     "serve_binds_ttft": "首 token 延迟：峰值时 {pct} 为 {value} 毫秒，目标 {target} 毫秒（{share}%）",
     "serve_binds_tpot": "每 token 时间：峰值时 {pct} 为 {value} 毫秒，目标 {target} 毫秒（{share}%）",
