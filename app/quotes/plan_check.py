@@ -28,7 +28,7 @@ from app.estimator.memory import (
     validate_plan,
 )
 from app.estimator.performance import PerformanceEstimate, estimate_performance
-from app.estimator.serving import check_fits
+from app.estimator.serving import check_fits, estimate_serving
 from app.estimator.specs import GIB, EstimatorError
 from app.estimator.vocabulary import MAX_QUOTE_MONTHS, TERM_MONTHS
 from app.planner.mappers import memory_out, performance_out
@@ -36,7 +36,7 @@ from app.planner.offers import DAYS_PER_BILLED_MONTH, billed_months
 from app.planner.schemas import HardwareIn, PlanIn, WorkloadIn
 from app.planner.search import as_held
 from app.planner.serving import check_serving_plan
-from app.planner.serving_service import check_training_levers, serving_config
+from app.planner.serving_service import check_training_levers, serving_config, serving_out
 from app.planner.stacks import as_launched, no_stack_warning
 from app.planner.workload import SessionOpener, as_rented, resolve_cluster, resolve_model
 from app.quotes.service import (
@@ -128,8 +128,7 @@ def check_plan(
     if workload is None:
         return PlanCheck()
     if workload.task == "serving":
-        _check_serving_fits(session, sku.slug, quantity, by_card, plan, workload)
-        return PlanCheck()
+        return _check_serving_fits(session, sku.slug, quantity, by_card, plan, workload)
     return _check_fits(session, sku.slug, quantity, by_card, plan, workload)
 
 
@@ -214,23 +213,28 @@ def _quantity_refusal(session: Session, sku: Sku, quantity: int, rented: int, gp
 
 def _check_serving_fits(
     session: Session, sku_id: str, quantity: int, by_card: bool, plan: PlanIn, request: WorkloadIn
-) -> None:
+) -> PlanCheck:
     """A serving plan: dp replicas of tp × pp, each must have kernels for its formats and hold one sequence
-    (the same feasibility /estimate and /recommend apply)."""
+    (the same feasibility /estimate and /recommend apply). The quote freezes what the deployment serves:
+    replicas, TTFT/TPOT and, for a request rate, the simulated percentiles at the average and the peak."""
     hardware = HardwareIn(sku=sku_id, nodes=1 if by_card else quantity, gpus_per_node=quantity if by_card else None)
     cluster, _assumed = resolve_cluster(hardware, cast("SessionOpener", lambda: nullcontext(session)))
     try:
         model, _warnings = resolve_model(request.model)
     except EstimatorError:
-        return  # a model the estimator cannot size is kept for the record, unchecked
+        return PlanCheck()  # a model the estimator cannot size is kept for the record, unchecked
     try:
         cfg = serving_config(request)
         check_training_levers(plan)
         check_serving_plan(model, plan.tp, plan.pp)
         check_fits(model, cfg, cluster.gpu, plan.tp, plan.pp)
+        result = estimate_serving(model, cfg, cluster, tp=plan.tp, pp=plan.pp, replicas=plan.dp)
     except EstimatorError as error:
         field = error.field if error.field and not error.field.startswith("plan") else "plan"
         raise _invalid(field, f"does not fit {sku_id}: {error}") from error
+    kept = {"ttft_ms", "tpot_ms", "latency", "isolated_ttft_ms", "utilization", "replicas", "gpus_per_replica"}
+    kept |= {"meets_slo", "engine", "max_concurrency"}
+    return PlanCheck(figures={"serving": serving_out(result, cfg).model_dump(mode="json", include=kept)})
 
 
 def _check_fits(

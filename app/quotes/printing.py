@@ -19,6 +19,7 @@ from app.estimator.params import count_params
 from app.estimator.presets import get_preset, model_title
 from app.estimator.specs import EstimatorError
 from app.estimator.vocabulary import LANGUAGES
+from app.quotes import serving_words
 from app.quotes.schemas import QuoteOut
 from app.templating import templates
 
@@ -259,6 +260,8 @@ def job_rows(quote: QuoteOut, lang: str) -> list[tuple[str, str]]:
     task = str(workload.get("task", "")).replace("-", "_")
     if task:
         rows.append((t["task"], t.get(f"task_{task}", task)))
+    if task == "serving":
+        return rows + serving_words.serving_rows(quote, lang)
     tokens = workload.get("tokens")
     if isinstance(tokens, int | float) and not isinstance(tokens, bool) and tokens > 0:
         rows.append((t["tokens"], t["tokens_words"].format(n=words.count(float(tokens), lang))))
@@ -322,6 +325,7 @@ def render_html(
         day=lambda moment: moment.strftime("%Y-%m-%d"),
         fmt=_grouped,
         job_rows=job_rows(quote, lang),
+        job_title=serving_words.LABELS[lang]["job"] if (quote.workload or {}).get("task") == "serving" else None,
         term_words=term_words(quote, lang),
         configuration_words=configuration_words(quote, lang),
         accept_url=f"{base_url.rstrip('/')}/quote/{quote.id}/accept?lang={lang}",

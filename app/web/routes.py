@@ -186,9 +186,23 @@ def wizard(request: Request, session: SessionDep) -> HTMLResponse:
     return _wizard(request, session, form, t)
 
 
+def _serving_url(form: forms.WizardForm, t: Translator) -> str | None:
+    """The wizard's "Inference" for a shipped or Hub model: the serving sizing of that model (traffic,
+    latency targets, replicas), which `/serve` answers; the API's `task: "inference"` still sizes one request."""
+    source = form.value("source")
+    if form.value("task") != "inference" or source not in ("preset", "hub"):
+        return None
+    model = ("preset", form.value("preset")) if source == "preset" else ("hf_id", form.value("hf_id"))
+    state = [("source", source), model, ("term", form.value("term") or "monthly"), ("lang", t.lang)]
+    return f"/serve/results?{urlencode(state)}"
+
+
 @router.get("/results", response_class=HTMLResponse)
 def results(request: Request, session: SessionDep) -> Response:
     form, t = _query_form(request)
+    serving = _serving_url(form, t)
+    if serving is not None:
+        return RedirectResponse(serving, status_code=303)
     if any(value == "" for _, value in request.query_params.multi_items()):
         # The wizard submits its empty fields too: answer with the short URL worth bookmarking.
         return RedirectResponse(f"/results?{urlencode(_state(form, t))}", status_code=303)

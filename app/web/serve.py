@@ -30,7 +30,7 @@ from app.estimator.specs import EstimatorError
 from app.estimator.vocabulary import ENGINES, SERVING_PRECISIONS, WEIGHT_FORMATS
 from app.hub.service import with_hub_config
 from app.i18n import LANGS, Translator, negotiate
-from app.planner.schemas import RecommendIn, RecommendOut
+from app.planner.schemas import OptionOut, RecommendIn, RecommendOut
 from app.planner.service import run_recommend
 from app.settings import Settings
 from app.templating import templates
@@ -38,6 +38,7 @@ from app.web.charts import memory_bar
 from app.web.forms import api_message
 from app.web.present import miss_words
 from app.web.quote_form import QuoteEntry, find_option, quote_form_context, quote_from_form
+from app.web.serve_words import binding, binding_words, servers_words
 
 router = APIRouter(route_class=WebRoute, include_in_schema=False)
 
@@ -211,10 +212,28 @@ def serve_results(request: Request, session: SessionDep, settings: SettingsDep) 
                 form.add_error(field_for(str(err.get("field", ""))), api_message(err, t))
     if result is None:
         return _page(request, t, {"form": form, "result": None}, status=422)
-    views = [(o, memory_bar(o.memory), None) for o in result.options]
-    near = [(o, memory_bar(o.memory), miss_words(o, t)) for o in result.near_misses]
-    quote_qs = urlencode(_state(form, t))
-    return _page(request, t, {"form": form, "result": result, "views": views, "near": near, "quote_qs": quote_qs})
+    assert body is not None and body.serving is not None  # a result comes from a parsed serving request
+    slo = body.serving.slo
+    targets = {k: v for k, v in (("ttft_ms", slo.ttft_ms), ("tpot_ms", slo.tpot_ms)) if v} if slo else {}
+    percentile = slo.percentile if slo else "p90"
+
+    def binds(o: OptionOut) -> str:
+        return binding_words(binding(o, targets, percentile), t)
+
+    views = [(o, memory_bar(o.memory), None, binds(o)) for o in result.options]
+    near = [(o, memory_bar(o.memory), miss_words(o, t), binds(o)) for o in result.near_misses]
+    context = {
+        "form": form,
+        "result": result,
+        "views": views,
+        "near": near,
+        "quote_qs": urlencode(_state(form, t)),
+        "servers_words": lambda o: servers_words(o, t),
+        "rate": body.serving.requests_per_s or 0,
+        "factor": body.serving.peak_factor,
+        "percentile": percentile,
+    }
+    return _page(request, t, context)
 
 
 # ---- quotes from a deployment --------------------------------------------------------------------
@@ -243,7 +262,12 @@ def _quote_page(
     state = _state(form, t)
     items = [(k, v) for k, v in state if k != "lang"]
     switch = f"/serve/results?{urlencode([*items, ('lang', 'zh' if t.lang == 'en' else 'en')])}"
-    summary = entry.option.plan.summary
+    option, served = entry.option, entry.option.serving
+    summary = entry.option.plan.summary  # the API's English, for an option without serving figures
+    if served is not None:
+        layout = t.plural("serve_layout", served.replicas, replicas=served.replicas, tp=served.gpus_per_replica,
+                          gpus=option.total_gpus)  # fmt: skip
+        summary = layout
     quote_form = quote_form_context(session, entry, state, summary=summary, results_path="/serve/results")
     context = {"t": t, "lang": t.lang, "switch_url": switch, **quote_form, "form_action": "/serve/quote"}
     return templates.TemplateResponse(request, "web/quote.html", context, status_code=status)

@@ -163,3 +163,52 @@ def test_a_sku_without_kernels_for_the_formats_is_rejected_in_the_pages_language
     rejected = re.findall(r'<li data-code="kernels">(.*?)</li>', chinese)
     assert rejected and all("trt-llm 的 FP8 KV 缓存需要 FP8 张量核心" in item for item in rejected), rejected
     assert all('lang="en"' not in item for item in rejected)
+
+
+def test_the_wizards_inference_leads_to_serving_sizing(client: TestClient) -> None:
+    """ "Inference" on the home wizard answers with the same deployments as "Serve a model" for that model,
+    not a single request on cards that /serve refuses for it."""
+    query = "source=preset&preset=llama-3.1-70b&task=inference&term=monthly&lang=en&tokens=&seq_len=4096"
+    wizard = client.get(f"/results?{query}", headers=HTML, follow_redirects=False)
+    assert wizard.status_code == 303
+    assert wizard.headers["location"].startswith("/serve/results?")
+    followed = client.get(wizard.headers["location"], headers=HTML)
+    served = client.get("/serve/results?preset=llama-3.1-70b&lang=en", headers=HTML)
+    assert followed.status_code == 200 and served.status_code == 200
+    skus = re.findall(r'class="option serve-option" data-sku="([^"]+)" data-gpus="(\d+)"', followed.text)
+    assert skus and skus == re.findall(r'class="option serve-option" data-sku="([^"]+)" data-gpus="(\d+)"', served.text)
+    # A Hub model keeps its id; the single-request estimate stays on the API (task "inference").
+    hub = client.get("/results?source=hub&hf_id=Qwen/Qwen2.5-7B&task=inference&lang=zh", headers=HTML,
+                     follow_redirects=False)  # fmt: skip
+    assert hub.status_code == 303 and "hf_id=Qwen%2FQwen2.5-7B" in hub.headers["location"]
+    assert "source=hub" in hub.headers["location"] and "lang=zh" in hub.headers["location"]
+
+
+def test_each_deployment_names_the_target_nearest_its_limit_at_peak(client: TestClient) -> None:
+    """70B at 20 req/s, TTFT ≤ 1 s and the pre-filled TPOT ≤ 50 ms: each card says which of TTFT, TPOT (p90 at
+    the peak ÷ target) or throughput (utilization at the peak) is nearest its limit, as the API's figures give."""
+    query = "preset=llama-3.1-70b&requests_per_s=20&input_tokens=1000&output_tokens=300&ttft_ms=1000&tpot_ms=50"
+    page = client.get(f"/serve/results?{query}&lang=en", headers=HTML)
+    assert page.status_code == 200
+    body = {
+        "model": {"preset": "llama-3.1-70b"},
+        "task": "serving",
+        "serving": {"input_tokens": 1000, "output_tokens": 300, "requests_per_s": 20, "peak_factor": 1.5,
+                    "slo": {"ttft_ms": 1000, "tpot_ms": 50}},
+    }  # fmt: skip
+    options = client.post("/recommend", json=body).json()["options"]
+    shown = re.findall(r'<p class="binds"><strong>Binding target:</strong> ([^:<]+):', page.text)
+    assert options and len(shown) == len(options)
+    for option, named in zip(options, shown, strict=True):
+        s = option["serving"]
+        shares = {
+            "TTFT": s["latency"]["peak"]["ttft_ms"]["p90"] / 1000,
+            "TPOT": s["latency"]["peak"]["tpot_ms"]["p90"] / 50,
+            "Throughput": s["utilization"]["peak"],
+        }
+        if named != "Memory":
+            assert named == max(shares, key=shares.__getitem__), (named, shares)
+    nodes = options[0]["nodes"]
+    answer = re.search(r'<p class="serve-answer lead">([^<]+)</p>', page.text)
+    assert answer and answer.group(1).startswith(f"{nodes} server{'s' if nodes > 1 else ''} of "), answer
+    assert "sized for 30 requests/s at peak (20 requests/s × 1.5)" in answer.group(1)

@@ -1,0 +1,137 @@
+"""The serving part of a printed quote: the traffic it was sized for, the latency targets and the latency the
+deployment serves (the simulated percentiles the quote froze), its replicas and servers — in the reader's
+language, and never the training words (micro-batch, time to finish) that a serving plan's fields would give."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ValidationError
+
+from app.planner.serving_schemas import ServingIn
+from app.quotes.schemas import QuoteOut
+
+LABELS: dict[str, dict[str, str]] = {
+    "en": {
+        "job": "The deployment",
+        "traffic": "Traffic",
+        "traffic_words": "{rate} requests/s on average, peak {factor}× = {peak} requests/s",
+        "concurrency_words": "{n} requests in flight per replica",
+        "lengths": "Request lengths",
+        "lengths_words": "{input} input and {output} output tokens per request (means)",
+        "engine": "Engine",
+        "targets": "Latency targets",
+        "ttft_target": "time to first token ≤ {ms} ms",
+        "tpot_target": "time per output token ≤ {ms} ms",
+        "targets_at": "{targets}, for {pct} of requests at peak",
+        "latency_average": "Latency at the average rate",
+        "latency_peak": "Latency at peak",
+        "latency_words": "TTFT p50 {t50} / p90 {t90} / p99 {t99} ms; TPOT p50 {p50} / p90 {p90} / p99 {p99} ms",
+        "latency_one": "Latency",
+        "latency_one_words": "TTFT {ttft} ms, TPOT {tpot} ms",
+        "isolated": "One request on an idle replica",
+        "isolated_words": "TTFT {ms} ms",
+        "deployment": "Replicas and servers",
+        "deployment_words": "{replicas} replicas × {tp} GPUs each = {gpus} GPUs on {servers}",
+        "servers": "{n} servers",
+        "servers_one": "1 server",
+        "cards": "{n} rented cards",
+        "cards_one": "1 rented card",
+        "join": ", ",
+    },
+    "zh": {
+        "job": "部署",
+        "traffic": "流量",
+        "traffic_words": "平均每秒 {rate} 个请求，峰值为 {factor} 倍，即每秒 {peak} 个请求",
+        "concurrency_words": "每个副本同时处理 {n} 个请求",
+        "lengths": "请求长度",
+        "lengths_words": "每个请求平均输入 {input} 个 token、输出 {output} 个 token",
+        "engine": "推理引擎",
+        "targets": "延迟目标",
+        "ttft_target": "首 token 延迟 ≤ {ms} 毫秒",
+        "tpot_target": "每个输出 token 的时间 ≤ {ms} 毫秒",
+        "targets_at": "{targets}，峰值时对 {pct} 的请求成立",
+        "latency_average": "平均负载下的延迟",
+        "latency_peak": "峰值负载下的延迟",
+        "latency_words": "首 token p50 {t50} / p90 {t90} / p99 {t99} 毫秒；"
+        "每 token p50 {p50} / p90 {p90} / p99 {p99} 毫秒",
+        "latency_one": "延迟",
+        "latency_one_words": "首 token {ttft} 毫秒，每 token {tpot} 毫秒",
+        "isolated": "空闲副本上的单个请求",
+        "isolated_words": "首 token {ms} 毫秒",
+        "deployment": "副本与服务器",
+        "deployment_words": "{replicas} 个副本 × 每个 {tp} 张 GPU = {gpus} 张 GPU，共 {servers}",
+        "servers": "{n} 台服务器",
+        "servers_one": "1 台服务器",
+        "cards": "{n} 张租用的卡",
+        "cards_one": "1 张租用的卡",
+        "join": "，",
+    },
+}
+ENGINES = {"vllm": "vLLM", "sglang": "SGLang", "trt-llm": "TensorRT-LLM"}
+PERCENT = {"p50": "50%", "p90": "90%", "p99": "99%"}
+
+
+def _n(value: float, digits: int = 0) -> str:
+    return f"{value:,.{digits}f}" if digits else f"{round(value):,}"
+
+
+def _rate(value: float) -> str:
+    return f"{value:,.2f}".rstrip("0").rstrip(".")
+
+
+def _latency(figures: dict[str, Any], t: dict[str, str]) -> str:
+    ttft, tpot = figures["ttft_ms"], figures["tpot_ms"]
+    return t["latency_words"].format(
+        t50=_n(ttft["p50"]), t90=_n(ttft["p90"]), t99=_n(ttft["p99"]),
+        p50=_n(tpot["p50"], 1), p90=_n(tpot["p90"], 1), p99=_n(tpot["p99"], 1),
+    )  # fmt: skip
+
+
+def serving_rows(quote: QuoteOut, lang: str) -> list[tuple[str, str]]:
+    """Traffic, lengths, engine, targets, latency (average and peak percentiles), replicas and servers."""
+    t = LABELS.get(lang, LABELS["en"])
+    workload, plan = dict(quote.workload or {}), dict(quote.plan or {})
+    try:
+        ask = ServingIn.model_validate(workload.get("serving") or {})
+    except ValidationError:
+        return []  # a serving block this version cannot read: the quote's lines still state what is rented
+    rows: list[tuple[str, str]] = []
+    if ask.requests_per_s:
+        peak = ask.requests_per_s * ask.peak_factor
+        traffic = t["traffic_words"].format(
+            rate=_rate(ask.requests_per_s), factor=_rate(ask.peak_factor), peak=_rate(peak)
+        )
+        rows.append((t["traffic"], traffic))
+    elif ask.concurrency:
+        rows.append((t["traffic"], t["concurrency_words"].format(n=ask.concurrency)))
+    lengths = t["lengths_words"].format(input=_n(ask.input_tokens), output=_n(ask.output_tokens))
+    rows.append((t["lengths"], lengths))
+    rows.append((t["engine"], ENGINES.get(ask.engine, ask.engine)))
+    if ask.slo and (ask.slo.ttft_ms or ask.slo.tpot_ms):
+        targets = [t["ttft_target"].format(ms=_n(ask.slo.ttft_ms))] if ask.slo.ttft_ms else []
+        targets += (
+            [t["tpot_target"].format(ms=_n(ask.slo.tpot_ms, 1).rstrip("0").rstrip("."))] if ask.slo.tpot_ms else []
+        )
+        rows.append(
+            (t["targets"], t["targets_at"].format(targets=t["join"].join(targets), pct=PERCENT[ask.slo.percentile]))
+        )
+    frozen = plan.get("serving")
+    served: dict[str, Any] = frozen if isinstance(frozen, dict) else {}
+    latency = served.get("latency")
+    if isinstance(latency, dict):
+        rows.append((t["latency_average"], _latency(latency["average"], t)))
+        rows.append((t["latency_peak"], _latency(latency["peak"], t)))
+    elif served.get("ttft_ms") is not None and served.get("tpot_ms") is not None:
+        rows.append(
+            (t["latency_one"], t["latency_one_words"].format(ttft=_n(served["ttft_ms"]), tpot=_n(served["tpot_ms"], 1)))
+        )
+    if served.get("isolated_ttft_ms") is not None:
+        rows.append((t["isolated"], t["isolated_words"].format(ms=_n(served["isolated_ttft_ms"]))))
+    replicas, tp = int(plan.get("dp") or 1), int(plan.get("tp") or 1) * int(plan.get("pp") or 1)
+    unit = "cards" if quote.unit == "card" else "servers"
+    servers = t[f"{unit}_one" if quote.quantity == 1 else unit].format(n=quote.quantity)
+    rows.append(
+        (t["deployment"], t["deployment_words"].format(replicas=replicas, tp=tp, gpus=replicas * tp, servers=servers))
+    )
+    return rows
