@@ -236,27 +236,33 @@ def _model_name(model: dict[str, Any], t: dict[str, str]) -> str | None:
     return t["customer_named"].format(name=name) if name else None
 
 
+def _model_rows(raw_model: Any, lang: str) -> list[tuple[str, str]]:
+    """The quote's "Model" row: a preset's name and size, or the customer's name for it, labelled so."""
+    t = LABELS.get(lang, LABELS["en"])
+    model = {"preset": raw_model} if isinstance(raw_model, str) else dict(raw_model or {})
+    if not model:
+        return []
+    if isinstance(raw_model, str):
+        try:
+            get_preset(raw_model)
+        except EstimatorError:
+            model = {"hf_id": raw_model}
+    size = _model_size(model)
+    name = _model_name(model, t)
+    size_words = words.count(size, lang, 1) if size else ""
+    if name and size_words:
+        return [(t["model"], t["model_words"].format(name=name, size=size_words))]
+    if name or size_words:
+        return [(t["model"], name or t["params_model"].format(size=size_words))]
+    return []
+
+
 def job_rows(quote: QuoteOut, lang: str) -> list[tuple[str, str]]:
     """The job the quote sizes, as label/prose rows in the reader's language: model and size, task,
     tokens, the plan in words, time to finish (with its range), billed against used time."""
     t = LABELS.get(lang, LABELS["en"])
     workload, plan = dict(quote.workload or {}), dict(quote.plan or {})
-    rows: list[tuple[str, str]] = []
-    raw_model = workload.get("model")
-    model = {"preset": raw_model} if isinstance(raw_model, str) else dict(raw_model or {})
-    if model:
-        if isinstance(raw_model, str):
-            try:
-                get_preset(raw_model)
-            except EstimatorError:
-                model = {"hf_id": raw_model}
-        size = _model_size(model)
-        name = _model_name(model, t)
-        size_words = words.count(size, lang, 1) if size else ""
-        if name and size_words:
-            rows.append((t["model"], t["model_words"].format(name=name, size=size_words)))
-        elif name or size_words:
-            rows.append((t["model"], name or t["params_model"].format(size=size_words)))
+    rows: list[tuple[str, str]] = _model_rows(workload.get("model"), lang)
     task = str(workload.get("task", "")).replace("-", "_")
     if task:
         rows.append((t["task"], t.get(f"task_{task}", task)))
