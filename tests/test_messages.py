@@ -49,7 +49,11 @@ def test_every_task_has_its_label_title_and_words_in_both_languages() -> None:
 
 def test_every_code_the_planner_emits_is_worded() -> None:
     assert set(get_args(RejectionCode)) <= set(messages.REJECTIONS["en"])
-    assert set(get_args(MissCode)) == set(messages.MISSES["en"]) - {"budget_converted", "deadline_hours"}
+    assert set(get_args(MissCode)) == set(messages.MISSES["en"]) - {
+        "budget_converted",
+        "total_budget_converted",
+        "deadline_hours",
+    }
 
 
 def test_every_warning_code_is_worded_in_both_languages() -> None:

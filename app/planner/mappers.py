@@ -35,6 +35,7 @@ from app.planner.schemas import (
     ScalingOut,
     ScalingRowOut,
     SkuRefOut,
+    TermCostOut,
     WarningOut,
 )
 from app.reference.service import ReferenceBook
@@ -299,6 +300,10 @@ def cost_out(cost: Cost, note: str, per_million_output_tokens: str | None = None
         fabric_monthly=str(cost.fabric_monthly) if cost.fabric_monthly else None,
         per_million_output_tokens=per_million_output_tokens,
         converted=converted_out(cost),
+        alternatives=[
+            TermCostOut(term=a.term, months=a.months, job_total=str(a.job_total) if a.job_total is not None else None)
+            for a in cost.alternatives
+        ],
         note=note,
     )
 

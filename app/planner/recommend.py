@@ -51,7 +51,7 @@ from app.estimator.vocabulary import MAX_QUOTE_MONTHS, TERM_MONTHS, Objective
 from app.planner.budget import past, search_deadline
 from app.planner.explain import batch_warnings, plan_warnings
 from app.planner.launch import launch_configs
-from app.planner.misses import Miss, budget_params
+from app.planner.misses import Miss, budget_misses, term_warnings
 from app.planner.offers import (
     FABRIC_GBPS,
     Configuration,
@@ -63,6 +63,7 @@ from app.planner.offers import (
     price,
     rented_units,
     unconvertible,
+    with_alternatives,
 )
 from app.planner.pruning import Frontier, Point, Rules
 from app.planner.search import (
@@ -272,7 +273,8 @@ class _Search:
                 ranked_by_cost=constraints.deadline_days is not None,
                 deadline_hours=deadline_hours,
                 timed=timed,
-                budget=constraints.max_monthly_budget,
+                budget=constraints.max_monthly_budget if constraints.max_total_budget is None else None,
+                total_budget=constraints.max_total_budget,
                 limit=constraints.limit,
                 cost_cap=BALANCED_COST_CAP,
                 right_size_ratio=RIGHT_SIZE_RATIO,
@@ -476,7 +478,7 @@ def _option(
 ) -> Option:
     perf = best.performance.performance
     hours = perf.time_to_train_hours
-    cost = price(offer, config, constraints.term, hours)
+    cost = with_alternatives(offer, config, price(offer, config, constraints.term, hours))
     memory = best.memory.breakdown
     warnings = _unique(
         best.memory.warnings
@@ -484,6 +486,8 @@ def _option(
         + plan_warnings(model, workload, offer, config, best.plan, memory, perf)
         + _billing_warnings(cost)
         + _range_billing_warnings(offer, config, cost, perf)
+        + budget_misses(cost, constraints)[1]
+        + term_warnings(cost)
     )
     stack = stack_for(workload, best.plan, model)
     region = next((r for r in offer.regions if not constraints.regions or r in constraints.regions), offer.regions[0])
@@ -592,10 +596,8 @@ def _misses(option: Option, constraints: Constraints) -> list[Miss]:
     months = option.cost.months
     if months is not None and months > MAX_QUOTE_MONTHS:  # POST /quotes rents no more: its body would not post
         reasons.append(("quote_months", {"months": months, "max_months": MAX_QUOTE_MONTHS}))
-    budget = constraints.max_monthly_budget
-    if budget is not None and option.cost.compared_monthly > budget:
-        reasons.append(("budget", budget_params(option.cost, budget)))
-    return reasons
+    budget, _warnings = budget_misses(option.cost, constraints)
+    return reasons + budget
 
 
 def rank(options: list[Option], objective: Objective, *, deadline: bool = False) -> list[Option]:

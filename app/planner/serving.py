@@ -28,11 +28,11 @@ from app.estimator.serving import (
     max_concurrency,
     replica_capacity,
 )
-from app.estimator.specs import Cluster, EstimatorError, ModelSpec
+from app.estimator.specs import Cluster, EstimatorError, ModelSpec, Warning_
 from app.estimator.vocabulary import TERM_MONTHS
 from app.messages import misses as miss_text
 from app.planner.budget import past, search_deadline
-from app.planner.misses import Miss, budget_params, slo_params
+from app.planner.misses import Miss, budget_misses, slo_params, term_warnings
 from app.planner.offers import (
     DAYS_PER_BILLED_MONTH,
     FABRIC_GBPS,
@@ -42,6 +42,7 @@ from app.planner.offers import (
     Offer,
     price,
     unconvertible,
+    with_alternatives,
 )
 from app.planner.serving_launch import Served, launch_block
 
@@ -66,6 +67,7 @@ class ServingOption:
     rank: int | None = None
     misses: list[Miss] = field(default_factory=list)  # a near miss's reasons (app/messages.py words them)
     pp: int = 1  # pipeline stages of one replica, one server each beyond a server's TP
+    warnings: list[Warning_] = field(default_factory=list)  # about its cost: budgets, the other term
 
     @property
     def miss_reason(self) -> str | None:
@@ -194,13 +196,13 @@ def search_serving(
             misses.append(offer_miss)
         else:
             rejected.append((offer.sku_id, *why_not))
-    budget = constraints.max_monthly_budget
-    if budget is not None:
-        over = [o for o in options if o.cost.compared_monthly > budget]
-        for option in over:
-            option.misses.append(("budget", budget_params(option.cost, budget)))
+    if constraints.max_monthly_budget is not None or constraints.max_total_budget is not None:
+        for option in options:
+            budget, warnings = budget_misses(option.cost, constraints)  # the job: one term of the deployment
+            option.misses.extend(budget)
+            option.warnings.extend(warnings)
+        misses.extend(o for o in options if o.misses)
         options = [o for o in options if not o.misses]
-        misses.extend(over)
     options.sort(key=rank_key)
     misses.sort(key=lambda o: (o.peak.tpot_ms, o.cost.compared_monthly, o.offer.sku_id))
     options = options[: constraints.limit]
@@ -329,7 +331,8 @@ def _option(
     term = ask.constraints.term
     fabric = offer.inter_node_fabric if tp * pp > offer.gpus_per_node else None
     hours = TERM_MONTHS[term] * DAYS_PER_BILLED_MONTH * 24.0  # a deployment runs its term
-    cost = price(offer, config, term, hours, joined=fabric is not None)  # replicas sharing nothing need no fabric
+    joined = fabric is not None  # replicas sharing nothing need no fabric
+    cost = with_alternatives(offer, config, price(offer, config, term, hours, joined=joined), joined=joined)
     return ServingOption(
         offer=offer,
         config=config,
@@ -348,6 +351,7 @@ def _option(
             ask.model, ask.cfg, (tp, pp, replicas), config, at_load, slo_concurrency, ask.served, fabric=fabric
         ),
         notes=list(at_load.notes),
+        warnings=term_warnings(cost),
     )
 
 
