@@ -45,8 +45,8 @@ from decimal import Decimal
 from itertools import accumulate
 from typing import Any, Literal
 
-from app.estimator.memory import host_load_params, host_ram_figures
-from app.estimator.specs import GIB, Cluster, ModelSpec, Performance, Warning_, Workload
+from app.estimator.memory import host_load_params, host_ram_figures, host_ram_reserve_gib
+from app.estimator.specs import GIB, Cluster, MemoryBreakdown, ModelSpec, Performance, Warning_, Workload
 from app.estimator.vocabulary import MAX_QUOTE_MONTHS, TERM_MONTHS, Objective
 from app.planner.budget import past, search_deadline
 from app.planner.explain import batch_warnings, plan_warnings
@@ -489,6 +489,9 @@ def _option(
         + budget_misses(cost, constraints)[1]
         + term_warnings(cost)
     )
+    if offer.host_ram_gib is None and memory.host_peak > 0:
+        # the catalog lists no host RAM for the server: the option stands, on the condition the warning names
+        warnings = [w for w in warnings if w.code not in HOST_RAM_UNKNOWN] + [host_ram_unconfirmed(memory, config)]
     stack = stack_for(workload, best.plan, model)
     region = next((r for r in offer.regions if not constraints.regions or r in constraints.regions), offer.regions[0])
     return Option(
@@ -514,6 +517,39 @@ def _option(
         availability=_availability(offer, config, region),
         stack=stack,
     )
+
+
+# The estimator's warnings that a plan needs host RAM the server does not list: an option replaces them with the
+# condition it is offered on (`host_ram_unconfirmed`).
+HOST_RAM_UNKNOWN = ("host_load_unknown", "host_ram_unknown")
+
+
+def host_ram_unconfirmed(memory: MemoryBreakdown, config: Configuration) -> Warning_:
+    """`host_ram_unconfirmed`: the host RAM per server the plan needs (its host peak plus the reserve the estimator
+    keeps for the OS, the processes and their data loaders: app.estimator.memory.host_ram_reserve_gib), on a server
+    whose host RAM the catalog does not list. Whole GiB, rounded up."""
+    host_gib = memory.host_peak / GIB
+    needed = math.ceil(min_host_ram_gib(host_gib, config.cards_per_node))
+    params = {"host_gib": round(host_gib, 3), "needed_gib": needed, "loading": memory.load_binds}
+    text = (
+        f"Needs {needed:,} GiB of host RAM per server ({host_gib:,.0f} GiB at the plan's host peak, plus the reserve "
+        "for the OS, the training processes and their data loaders), and the catalog does not list this server's "
+        "host RAM: confirm the server has it before the job starts."
+    )
+    return Warning_("host_ram_unconfirmed", text, params)
+
+
+def min_host_ram_gib(peak_gib: float, gpus_on_node: int) -> float:
+    """The least host RAM whose share left after the reserve holds `peak_gib` (the reserve grows slower than the RAM,
+    so what is left grows with it: bisection)."""
+    low, high = peak_gib, 2 * peak_gib + 1024.0
+    for _ in range(60):
+        mid = (low + high) / 2
+        if mid - host_ram_reserve_gib(mid, gpus_on_node) >= peak_gib:
+            high = mid
+        else:
+            low = mid
+    return high
 
 
 def _range_billing_warnings(offer: Offer, config: Configuration, cost: Cost, perf: Performance) -> list[Warning_]:
