@@ -253,7 +253,7 @@ def option_out(
     return placed_option_out(
         option,
         plan=plan,
-        memory=memory_out(best.memory),
+        memory=_option_memory(option),
         performance=performance_out(best.performance),
         cost=cost_out(option.cost, BILLING_NOTE),
         availability=option.availability,
@@ -268,6 +268,16 @@ def option_out(
         quote=quote_body(option, plan, workload_body) if workload_body is not None and _quotable(option) else None,
         assumptions=fabric_assumptions(option),
     )
+
+
+def _option_memory(option: Option) -> MemoryOut:
+    """An option's memory; `fits` is the gate it passed, which on a server whose host RAM the catalog does not list
+    leaves the load to the condition the option states (warning host_ram_unconfirmed, app.planner.search.fits)."""
+    out = memory_out(option.evaluated.memory)
+    breakdown = option.evaluated.memory.breakdown
+    if option.offer.host_ram_gib is None and breakdown.gpu_fits and not breakdown.host_ram:
+        out.fits = True
+    return out
 
 
 def _quotable(option: Option) -> bool:

@@ -287,6 +287,7 @@ def _check_fits(
     if unconfirmed:  # quoted on the condition /recommend offered it on (warning host_ram_unconfirmed), printed
         needed = host_ram_unconfirmed(breakdown, Configuration(cluster.gpus_per_node, cluster.nodes))
         figures["host_ram_unconfirmed_gib"] = needed.params["needed_gib"]
+        figures["fits"] = True  # the cards hold it; the host RAM is the condition, as on the option
     return PlanCheck(figures, performance.performance.time_to_train_hours)
 
 

@@ -31,6 +31,7 @@ def test_70b_qlora_is_offered_on_two_cards_with_the_host_ram_to_confirm(client: 
     assert (top["sku"]["id"], top["total_gpus"]) == (PCIE_CARDS, 2)
     assert (top["cost"]["months"], top["cost"]["job_total"]) == (1, "5600.00")
     assert PCIE_CARDS not in {r["sku"] for r in result["rejected"]}
+    assert top["memory"]["fits"] is True  # the gate it passed: the cards hold it, the host RAM is the condition
     codes = {w["code"] for w in top["warnings"]}
     assert "host_load_unknown" not in codes
     warning = next(w for w in top["warnings"] if w["code"] == "host_ram_unconfirmed")
@@ -55,7 +56,7 @@ def test_the_quote_of_that_option_prints_the_host_ram_to_confirm(client: TestCli
     response = client.post("/quotes", json={**top["quote"], "customer": CUSTOMER})
     assert response.status_code == 201, response.text
     quote = response.json()
-    assert quote["plan"]["host_ram_unconfirmed_gib"] == needed
+    assert quote["plan"]["host_ram_unconfirmed_gib"] == needed and quote["plan"]["fits"] is True
     page = client.get(f"/quotes/{quote['id']}/print").text
     assert f"the plan needs {needed:,} GiB of host RAM per server" in page
     zh = client.get(f"/quotes/{quote['id']}/print?lang=zh").text
