@@ -49,10 +49,10 @@ WARNINGS: dict[str, dict[str, str]] = {
         "{slow_months} months instead of {months}: {slow_total} {currency} instead of {job_total}.",
         "term_longer_than_job": "The term bills {billed_hours:,.0f} h for a job of {used_hours:,.1f} h: more than "
         "twice the time the job takes.",
-        "over_monthly_budget": "Costs {monthly!m} a month, above the monthly budget of {budget!c}; the job's "
-        "{job_total!m} for {months} billed months is within the job budget of {total_budget!c}.",
-        "other_term_cheaper": "The {other_term} term costs this job less: {other_total!m} for {other_months} "
-        "billed months, against {job_total!m} for {months} on the {term} term.",
+        "over_monthly_budget": "Costs {monthly!m} a month, above the monthly budget of {budget!c}; the whole job, "
+        "{job_total!m} (billed months: {months}), is within the job budget of {total_budget!c}.",
+        "other_term_cheaper": "The {other_term} term costs this job less: {other_total!m} (billed months: "
+        "{other_months}), against {job_total!m} (billed months: {months}) on the {term} term.",
         "host_ram_unconfirmed": "Needs {needed_gib:,.0f} GiB of host RAM per server ({host_gib:,.0f} GiB at the "
         "plan's host peak, plus the reserve for the OS, the training processes and their data loaders), and the "
         "catalog does not list this server's host RAM: confirm the server has it before the job starts.",
@@ -325,9 +325,11 @@ MISSES: dict[str, dict[str, str]] = {
         "GPUs",
         "budget": "fits, but costs {monthly!m} a month (budget {budget!c})",
         "budget_converted": "fits, but costs {monthly!m} ({converted_monthly!c}) a month (budget {budget!c})",
-        "total_budget": "fits, but the job costs {job_total!m} for {months} billed months (job budget {budget!c})",
-        "total_budget_converted": "fits, but the job costs {job_total!m} ({converted_job_total!c}) for {months} "
-        "billed months (job budget {budget!c})",
+        "budget_job": "fits, but costs {monthly!m} a month (budget {budget!c}); the whole job costs {job_total!m} "
+        "(billed months: {months})",
+        "total_budget": "fits, but the whole job costs {job_total!m} (billed months: {months}; job budget {budget!c})",
+        "total_budget_converted": "fits, but the whole job costs {job_total!m} ({converted_job_total!c}) (billed "
+        "months: {months}; job budget {budget!c})",
         "slo_one_request": "even one request at a time misses {slo}: TTFT {ttft_ms:.0f} ms, TPOT {tpot_ms:.1f} ms "
         "(a faster GPU, more tensor parallelism or a smaller weight format is needed)",
         "slo_peak": "at the peak load TTFT is {ttft_ms:.0f} ms and TPOT {tpot_ms:.1f} ms, missing {slo}",
@@ -342,6 +344,7 @@ MISSES: dict[str, dict[str, str]] = {
         "quote_months": "放得下，但需计费 {months} 个月，超过报价最多可租的 {max_months} 个月：请改用更多 GPU 重新规划",
         "budget": "放得下，但每月费用 {monthly!m}（预算 {budget!c}）",
         "budget_converted": "放得下，但每月费用 {monthly!m}（{converted_monthly!c}）（预算 {budget!c}）",
+        "budget_job": "放得下，但每月费用 {monthly!m}（预算 {budget!c}）；任务计费 {months} 个月，共 {job_total!m}",
         "total_budget": "放得下，但任务计费 {months} 个月共 {job_total!m}（任务预算 {budget!c}）",
         "total_budget_converted": "放得下，但任务计费 {months} 个月共 {job_total!m}（{converted_job_total!c}）"
         "（任务预算 {budget!c}）",
@@ -658,6 +661,8 @@ def _miss_key(code: str, params: Mapping[str, Any]) -> str:
     """The catalog entry of a miss: a budget priced in another currency, a job shorter than a day in hours."""
     if code == "budget" and "converted_monthly" in params:
         return "budget_converted"
+    if code == "budget" and "job_total" in params:
+        return "budget_job"
     if code == "total_budget" and "converted_job_total" in params:
         return "total_budget_converted"
     if code == "deadline" and "hours" in params and params["days"] < 1:

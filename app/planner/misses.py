@@ -30,10 +30,14 @@ Miss = tuple[MissCode, dict[str, Any]]  # a code and its parameters, rendered to
 
 def budget_params(cost: Cost, budget: Decimal) -> dict[str, Any]:
     """The parameters of a `budget` near miss: the monthly price in its own currency, converted into the
-    request's when it differs, and the budget (in the request's currency)."""
+    request's when it differs, the job total and its billed months where the job has them, and the budget (in the
+    request's currency)."""
     params: dict[str, Any] = {"monthly": str(cost.monthly_effective), "currency": cost.currency}
     if cost.converted:
         params["converted_monthly"] = str(cost.converted.monthly_effective)
+    if cost.job_total is not None and cost.months is not None:
+        # what the whole job costs beside the month: a dear month that finishes the job can cost less in all
+        params |= {"job_total": str(cost.job_total), "months": cost.months}
     return params | {"budget": str(budget), "compared_currency": cost.compared_currency}
 
 
@@ -63,8 +67,9 @@ def budget_misses(cost: Cost, constraints: Constraints) -> tuple[list[Miss], lis
         "compared_currency": cost.compared_currency,
     }
     text = (
-        f"Costs {cost.monthly_effective} {cost.currency} a month, above the monthly budget of {monthly}; the job's "
-        f"{params['job_total']} {cost.currency} is within the job budget of {total}."
+        f"Costs {cost.monthly_effective} {cost.currency} a month, above the monthly budget of {monthly}; the whole "
+        f"job, {params['job_total']} {cost.currency} (billed months: {params['months']}), is within the job budget "
+        f"of {total}."
     )
     return [], [Warning_("over_monthly_budget", text, figures)]
 
@@ -96,8 +101,8 @@ def term_warnings(cost: Cost) -> list[Warning_]:
         "currency": cost.currency,
     }
     text = (
-        f"The {other.term} term costs this job less: {other.job_total} {cost.currency} for {other.months} billed "
-        f"months, against {cost.job_total} for {cost.months} on the {cost.term} term."
+        f"The {other.term} term costs this job less: {other.job_total} {cost.currency} (billed months: "
+        f"{other.months}), against {cost.job_total} (billed months: {cost.months}) on the {cost.term} term."
     )
     return [Warning_("other_term_cheaper", text, params)]
 

@@ -31,7 +31,14 @@ def test_a_job_budget_offers_the_one_month_plan_a_monthly_budget_calls_a_miss(cl
         client, **SEVENTY_B, constraints={"deadline_days": 90, "max_monthly_budget": "300000.00", "limit": 2}
     )
     assert _nodes_and_total(monthly_only["options"][0]) == (2, 3, "600000.00")
-    assert [m["code"] for m in monthly_only["near_misses"][0]["misses"]] == ["budget"]
+    near = monthly_only["near_misses"][0]
+    assert [m["code"] for m in near["misses"]] == ["budget"]
+    # the month is over the budget, and the miss says what the whole job costs: less than the plan ranked first
+    assert _nodes_and_total(near) == (4, 1, "400000.00")
+    assert near["miss_reason"] == (
+        "fits, but costs 400000.00 CNY a month (budget 300000.00 CNY); the whole job costs 400000.00 CNY (billed "
+        "months: 1)"
+    )
 
     both = _recommend(
         client,
@@ -57,7 +64,9 @@ def test_a_job_budget_offers_the_one_month_plan_a_monthly_budget_calls_a_miss(cl
     dear = next(m for m in both["near_misses"] if m["nodes"] == 2)
     assert [m["code"] for m in dear["misses"]] == ["total_budget"]
     assert dear["misses"][0]["params"]["job_total"] == "600000.00"
-    assert "600000.00 CNY for 3 billed months (job budget 500000.00 CNY)" in dear["miss_reason"]
+    assert dear["miss_reason"] == (
+        "fits, but the whole job costs 600000.00 CNY (billed months: 3; job budget 500000.00 CNY)"
+    )
 
 
 def test_a_job_budget_alone_misses_what_bills_more(client: TestClient) -> None:

@@ -26,7 +26,7 @@ def test_the_job_budget_is_a_wizard_field_sent_to_the_api(client: TestClient) ->
     query = f"{ANNUAL_LORA}&total_budget=10000&lang=en"
     result = client.get(f"/results?{query}", headers=HTML)
     assert result.status_code == 200, result.text
-    assert "fits, but the job costs ¥26,880.00 for 12 billed months (job budget ¥10,000.00)" in result.text
+    assert "fits, but the whole job costs ¥26,880.00 (billed months: 12; job budget ¥10,000.00)" in result.text
     bad = client.get(f"/results?{ANNUAL_LORA}&total_budget=0&lang=en", headers=HTML)
     assert bad.status_code == 422
     assert 'id="err-total_budget"' in bad.text
