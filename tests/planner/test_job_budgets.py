@@ -5,11 +5,13 @@ Prices are the seed's: the A100 40G card 2,800.00 CNY a month (20 % off annual: 
 
 from __future__ import annotations
 
+import argparse
 from decimal import Decimal
 
 from fastapi.testclient import TestClient
 
 from app import messages
+from app.planner.cli import add_recommend_command, request_from_args
 
 # 70B full fine-tune on 5e10 tokens within 90 days: 2 H100 servers take ~3 months (3 × 200,000 = 600,000), 4
 # finish inside one month (400,000). A customer with 300,000 a month who can spend 500,000 on the job wants the 4.
@@ -139,3 +141,10 @@ def test_a_short_lora_on_the_annual_term_names_the_monthly_total(client: TestCli
     monthly = _recommend(client, **body, constraints={"objective": "cheapest"})["options"][0]
     assert monthly["cost"]["alternatives"] == [{"term": "annual", "months": 12, "job_total": "26880.00"}]
     assert "other_term_cheaper" not in {w["code"] for w in monthly["warnings"]}
+
+
+def test_the_command_line_takes_a_job_budget() -> None:
+    parser = argparse.ArgumentParser()
+    add_recommend_command(parser.add_subparsers())
+    args = parser.parse_args(["recommend", "--preset", "llama-2-7b", "--task", "lora", "--total-budget", "400000"])
+    assert request_from_args(args).constraints.max_total_budget == Decimal("400000")
