@@ -208,7 +208,18 @@ def search_serving(
     options = options[: constraints.limit]
     for rank, option in enumerate(options, start=1):
         option.rank = rank
-    return ServingSearch(options, misses[: constraints.limit], rejected, evaluations, not_searched)
+    misses = misses[: constraints.limit]
+    for option in options + misses:  # only those shown: the search evaluates far more
+        _with_other_term(option)
+    return ServingSearch(options, misses, rejected, evaluations, not_searched)
+
+
+def _with_other_term(option: ServingOption) -> None:
+    """The other term's price of the option's units for the same months (`Cost.alternatives`), and its warning
+    where that bills less."""
+    joined = option.offer.inter_node_fabric is not None and option.tp * option.pp > option.offer.gpus_per_node
+    option.cost = with_alternatives(option.offer, option.config, option.cost, joined=joined)
+    option.warnings.extend(term_warnings(option.cost))
 
 
 def _miss_key(option: ServingOption) -> tuple[float, int]:
@@ -331,8 +342,7 @@ def _option(
     term = ask.constraints.term
     fabric = offer.inter_node_fabric if tp * pp > offer.gpus_per_node else None
     hours = TERM_MONTHS[term] * DAYS_PER_BILLED_MONTH * 24.0  # a deployment runs its term
-    joined = fabric is not None  # replicas sharing nothing need no fabric
-    cost = with_alternatives(offer, config, price(offer, config, term, hours, joined=joined), joined=joined)
+    cost = price(offer, config, term, hours, joined=fabric is not None)  # replicas sharing nothing need no fabric
     return ServingOption(
         offer=offer,
         config=config,
@@ -351,7 +361,6 @@ def _option(
             ask.model, ask.cfg, (tp, pp, replicas), config, at_load, slo_concurrency, ask.served, fabric=fabric
         ),
         notes=list(at_load.notes),
-        warnings=term_warnings(cost),
     )
 
 
