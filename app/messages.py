@@ -52,6 +52,13 @@ WARNINGS: dict[str, dict[str, str]] = {
         "{slow_months} months instead of {months}: {slow_total} {currency} instead of {job_total}.",
         "term_longer_than_job": "The term bills {billed_hours:,.0f} h for a job of {used_hours:,.1f} h: more than "
         "twice the time the job takes.",
+        "over_monthly_budget": "Costs {monthly!m} a month, above the monthly budget of {budget!c}; the whole job, "
+        "{job_total!m} (billed months: {months}), is within the job budget of {total_budget!c}.",
+        "other_term_cheaper": "The {other_term} term costs this job less: {other_total!m} (billed months: "
+        "{other_months}), against {job_total!m} (billed months: {months}) on the {term} term.",
+        "host_ram_unconfirmed": "Needs {needed_gib:,.0f} GiB of host RAM per server ({host_gib:,.0f} GiB at the "
+        "plan's host peak, plus the reserve for the OS, the training processes and their data loaders), and the "
+        "catalog does not list this server's host RAM: confirm the server has it before the job starts.",
         "deadline_within_range": "The estimate of {days:,.1f} days meets the {deadline_days:g}-day deadline, but the "
         "slow end of its range, {slow_days:,.1f} days, does not: leave margin or choose a faster option.",
         "pipeline_bubble": "The pipeline bubble idles {bubble:.0%} of each step; more micro-batches or interleaved "
@@ -129,6 +136,12 @@ WARNINGS: dict[str, dict[str, str]] = {
         "{months} 个月：{slow_total} {currency}，而非 {job_total}。",
         "term_longer_than_job": "计费 {billed_hours:,.0f} 小时，而任务只需 {used_hours:,.1f} 小时："
         "超过所需时间的两倍。",
+        "over_monthly_budget": "每月费用 {monthly!m}，超过每月预算 {budget!c}；任务计费 {months} 个月共 "
+        "{job_total!m}，在任务预算 {total_budget!c} 之内。",
+        "other_term_cheaper": "{other_term}租期对这个任务更便宜：计费 {other_months} 个月共 {other_total!m}，"
+        "而{term}租期计费 {months} 个月共 {job_total!m}。",
+        "host_ram_unconfirmed": "每台服务器需要 {needed_gib:,.0f} GiB 主机内存（方案的主机峰值 {host_gib:,.0f} GiB，"
+        "加上操作系统、训练进程和数据加载的预留），而目录未列出这台服务器的主机内存：任务开始前请确认服务器有这么多内存。",
         "deadline_within_range": "估算的 {days:,.1f} 天满足 {deadline_days:g} 天的截止期限，但其区间的慢端 "
         "{slow_days:,.1f} 天超出期限：请留出余量或选择更快的方案。",
         "pipeline_bubble": "流水线气泡让每步 {bubble:.0%} 的时间空闲；增加微批数量或使用交错流水线可以缩小气泡。",
@@ -318,6 +331,11 @@ MISSES: dict[str, dict[str, str]] = {
         "GPUs",
         "budget": "fits, but costs {monthly!m} a month (budget {budget!c})",
         "budget_converted": "fits, but costs {monthly!m} ({converted_monthly!c}) a month (budget {budget!c})",
+        "budget_job": "fits, but costs {monthly!m} a month (budget {budget!c}); the whole job costs {job_total!m} "
+        "(billed months: {months})",
+        "total_budget": "fits, but the whole job costs {job_total!m} (billed months: {months}; job budget {budget!c})",
+        "total_budget_converted": "fits, but the whole job costs {job_total!m} ({converted_job_total!c}) (billed "
+        "months: {months}; job budget {budget!c})",
         "slo_one_request": "even one request at a time misses {slo}: TTFT {ttft_ms:.0f} ms, TPOT {tpot_ms:.1f} ms "
         "(a faster GPU, more tensor parallelism or a smaller weight format is needed)",
         "slo_peak": "at the peak load TTFT is {ttft_ms:.0f} ms and TPOT {tpot_ms:.1f} ms, missing {slo}",
@@ -336,6 +354,10 @@ MISSES: dict[str, dict[str, str]] = {
         "quote_months": "放得下，但需计费 {months} 个月，超过报价最多可租的 {max_months} 个月：请改用更多 GPU 重新规划",
         "budget": "放得下，但每月费用 {monthly!m}（预算 {budget!c}）",
         "budget_converted": "放得下，但每月费用 {monthly!m}（{converted_monthly!c}）（预算 {budget!c}）",
+        "budget_job": "放得下，但每月费用 {monthly!m}（预算 {budget!c}）；任务计费 {months} 个月，共 {job_total!m}",
+        "total_budget": "放得下，但任务计费 {months} 个月共 {job_total!m}（任务预算 {budget!c}）",
+        "total_budget_converted": "放得下，但任务计费 {months} 个月共 {job_total!m}（{converted_job_total!c}）"
+        "（任务预算 {budget!c}）",
         "slo_one_request": "即使一次只处理一个请求也达不到 {slo}：TTFT {ttft_ms:.0f} ms，TPOT {tpot_ms:.1f} ms"
         "（需要更快的 GPU、更高的张量并行度或更小的权重格式）",
         "slo_peak": "峰值负载下 TTFT 为 {ttft_ms:.0f} ms、TPOT 为 {tpot_ms:.1f} ms，达不到 {slo}",
@@ -654,6 +676,10 @@ def _miss_key(code: str, params: Mapping[str, Any]) -> str:
     """The catalog entry of a miss: a budget priced in another currency, a job shorter than a day in hours."""
     if code == "budget" and "converted_monthly" in params:
         return "budget_converted"
+    if code == "budget" and "job_total" in params:
+        return "budget_job"
+    if code == "total_budget" and "converted_job_total" in params:
+        return "total_budget_converted"
     if code == "deadline" and "hours" in params and params["days"] < 1:
         return "deadline_hours"
     if code == "slo_peak" and "percentile" in params:  # the simulated percentile at the peak
@@ -700,9 +726,19 @@ def hub(code: str, params: Mapping[str, Any], lang: str = "en") -> str:
     return _render(HUB[lang][code], params, lang, plain_money)
 
 
+# A rental term's name inside a sentence (`other_term_cheaper` names both terms).
+TERM_NAMES: dict[str, dict[str, str]] = {
+    "en": {"monthly": "monthly", "annual": "annual"},
+    "zh": {"monthly": "月付", "annual": "年付"},
+}
+
+
 def warning(code: str, params: Mapping[str, Any], lang: str = "en") -> str:
     """A warning's text, in `lang`, from its code and the figures it carries."""
     lang = _lang(lang)
+    if code == "other_term_cheaper":
+        names = TERM_NAMES[lang]
+        params = {**params, "term": names[params["term"]], "other_term": names[params["other_term"]]}
     return _render(WARNINGS[lang][code], params, lang, plain_money)
 
 

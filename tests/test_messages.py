@@ -51,6 +51,8 @@ def test_every_code_the_planner_emits_is_worded() -> None:
     assert set(get_args(RejectionCode)) <= set(messages.REJECTIONS["en"])
     assert set(get_args(MissCode)) == set(messages.MISSES["en"]) - {
         "budget_converted",
+        "budget_job",
+        "total_budget_converted",
         "deadline_hours",
         "slo_peak_percentile",
         "slo_peak_saturated",

@@ -30,6 +30,7 @@ def add_recommend_command(sub: argparse._SubParsersAction[argparse.ArgumentParse
     p.add_argument("--max-nodes", type=int, default=16)
     p.add_argument("--deadline-days", type=float)
     p.add_argument("--budget", help="maximum monthly budget, a decimal amount")
+    p.add_argument("--total-budget", help="maximum job budget (the whole job's total), a decimal amount")
     p.add_argument("--currency", help="ISO 4217 code of the budget and the comparison; default CNY")
     p.add_argument("--gpu", action="append", default=[], help="allowed GPU type (repeatable)")
     p.add_argument("--region", action="append", default=[], help="allowed region (repeatable)")
@@ -45,6 +46,7 @@ def request_from_args(args: argparse.Namespace) -> RecommendIn:
         "max_nodes": args.max_nodes,
         "deadline_days": args.deadline_days,
         "max_monthly_budget": args.budget,
+        "max_total_budget": args.total_budget,
         "currency": args.currency,
         "gpu_types": args.gpu,
         "regions": args.region,

@@ -36,6 +36,7 @@ from app.planner.schemas import (
     ScalingOut,
     ScalingRowOut,
     SkuRefOut,
+    TermCostOut,
     WarningOut,
 )
 from app.reference.service import ReferenceBook
@@ -260,7 +261,7 @@ def option_out(
     return placed_option_out(
         option,
         plan=plan,
-        memory=memory_out(best.memory, option.band),
+        memory=_option_memory(option),
         performance=performance_out(best.performance),
         cost=cost_out(option.cost, BILLING_NOTE),
         availability=option.availability,
@@ -275,6 +276,16 @@ def option_out(
         quote=quote_body(option, plan, workload_body) if workload_body is not None and _quotable(option) else None,
         assumptions=fabric_assumptions(option),
     )
+
+
+def _option_memory(option: Option) -> MemoryOut:
+    """An option's memory; `fits` is the gate it passed, which on a server whose host RAM the catalog does not list
+    leaves the load to the condition the option states (warning host_ram_unconfirmed, app.planner.search.fits)."""
+    out = memory_out(option.evaluated.memory, option.band)
+    breakdown = option.evaluated.memory.breakdown
+    if option.offer.host_ram_gib is None and breakdown.gpu_fits and not breakdown.host_ram:
+        out.fits = True
+    return out
 
 
 def _quotable(option: Option) -> bool:
@@ -307,6 +318,10 @@ def cost_out(cost: Cost, note: str, per_million_output_tokens: str | None = None
         fabric_monthly=str(cost.fabric_monthly) if cost.fabric_monthly else None,
         per_million_output_tokens=per_million_output_tokens,
         converted=converted_out(cost),
+        alternatives=[
+            TermCostOut(term=a.term, months=a.months, job_total=str(a.job_total) if a.job_total is not None else None)
+            for a in cost.alternatives
+        ],
         note=note,
     )
 

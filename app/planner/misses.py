@@ -7,24 +7,104 @@ from decimal import Decimal
 from typing import Any, Literal
 
 from app.estimator.serving import ServingConfig
-from app.planner.offers import Cost
+from app.estimator.specs import Warning_
+from app.estimator.vocabulary import TERM_MONTHS
+from app.planner.offers import Constraints, Cost, cheaper_term
 
 # Why a configuration that fits is a near miss rather than an option: training misses the deadline or the monthly
-# budget; a serving deployment the budget, its latency targets (already at one request, or at the peak load), the
+# budget or the job budget (`total_budget`); a serving deployment the budgets, its latency targets (already at one
+# request, or at the peak load), the
 # peak load itself (the replicas the SKU rents carry less), or the sequence length (a KV cache shorter than one).
 MissCode = Literal[
-    "deadline", "budget", "quote_months", "slo_one_request", "slo_peak", "peak_load", "sequence_too_long"
+    "deadline",
+    "budget",
+    "total_budget",
+    "quote_months",
+    "slo_one_request",
+    "slo_peak",
+    "peak_load",
+    "sequence_too_long",
 ]
 Miss = tuple[MissCode, dict[str, Any]]  # a code and its parameters, rendered to text by app/messages.py
 
 
 def budget_params(cost: Cost, budget: Decimal) -> dict[str, Any]:
     """The parameters of a `budget` near miss: the monthly price in its own currency, converted into the
-    request's when it differs, and the budget (in the request's currency)."""
+    request's when it differs, the job total and its billed months where the job has them, and the budget (in the
+    request's currency)."""
     params: dict[str, Any] = {"monthly": str(cost.monthly_effective), "currency": cost.currency}
     if cost.converted:
         params["converted_monthly"] = str(cost.converted.monthly_effective)
+    if cost.job_total is not None and cost.months is not None:
+        # what the whole job costs beside the month: a dear month that finishes the job can cost less in all
+        params |= {"job_total": str(cost.job_total), "months": cost.months}
     return params | {"budget": str(budget), "compared_currency": cost.compared_currency}
+
+
+def budget_misses(cost: Cost, constraints: Constraints) -> tuple[list[Miss], list[Warning_]]:
+    """The budget near misses of an option's cost, and the warning of a monthly price above the monthly budget
+    that the job budget allows. A job budget (`max_total_budget`) is what the whole job may cost: when it is
+    given, it decides, and the monthly budget only warns (`over_monthly_budget`), since a plan that bills one
+    dear month can cost the customer less than one that bills three cheaper ones. Without it, the monthly
+    budget decides, as before. The job's total is its billed months (or, without a token count, the fewest
+    months its term bills: one, or twelve on the annual term)."""
+    monthly, total = constraints.max_monthly_budget, constraints.max_total_budget
+    over_monthly = monthly is not None and cost.compared_monthly > monthly
+    if total is None:
+        return ([("budget", budget_params(cost, monthly))] if over_monthly and monthly is not None else []), []
+    params = total_budget_params(cost, total)
+    if cost.compared_job_total > total:
+        return [("total_budget", params)], []
+    if not over_monthly or monthly is None:
+        return [], []
+    figures = {
+        "monthly": str(cost.monthly_effective),
+        "job_total": params["job_total"],
+        "months": params["months"],
+        "currency": cost.currency,
+        "budget": str(monthly),
+        "total_budget": str(total),
+        "compared_currency": cost.compared_currency,
+    }
+    text = (
+        f"Costs {cost.monthly_effective} {cost.currency} a month, above the monthly budget of {monthly}; the whole "
+        f"job, {params['job_total']} {cost.currency} (billed months: {params['months']}), is within the job budget "
+        f"of {total}."
+    )
+    return [], [Warning_("over_monthly_budget", text, figures)]
+
+
+def total_budget_params(cost: Cost, budget: Decimal) -> dict[str, Any]:
+    """The parameters of a `total_budget` near miss: the job total and its billed months in the price's currency,
+    converted into the request's when it differs, and the job budget (in the request's currency)."""
+    months = cost.months if cost.months is not None else TERM_MONTHS[cost.term]
+    job_total = cost.job_total if cost.job_total is not None else cost.monthly_effective * months
+    params: dict[str, Any] = {"job_total": str(job_total), "months": months, "currency": cost.currency}
+    if cost.converted:
+        params["converted_job_total"] = str(cost.compared_job_total)
+    return params | {"budget": str(budget), "compared_currency": cost.compared_currency}
+
+
+def term_warnings(cost: Cost) -> list[Warning_]:
+    """`other_term_cheaper`: the other term bills this job less on the same units, with both totals (the 1.5B
+    pre-training that bills 12 annual months for ¥26,880 where 4 monthly ones cost ¥11,200)."""
+    other = cheaper_term(cost)
+    if other is None or other.job_total is None or cost.job_total is None:
+        return []
+    params = {
+        "term": cost.term,
+        "months": cost.months,
+        "job_total": str(cost.job_total),
+        "other_term": other.term,
+        "other_months": other.months,
+        "other_total": str(other.job_total),
+        "currency": cost.currency,
+    }
+    text = (
+        f"The {other.term} term costs this job less: {other.job_total} {cost.currency} (billed months: "
+        f"{other.months}), against {cost.job_total} (billed months: {cost.months}) on the {cost.term} term."
+    )
+    return [Warning_("other_term_cheaper", text, params)]
 
 
 def slo_params(cfg: ServingConfig) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
@@ -85,6 +85,7 @@ class Offer:
 class Constraints:
     term: Term = "monthly"
     max_monthly_budget: Decimal | None = None
+    max_total_budget: Decimal | None = None  # the job's whole bill (app.planner.misses.budget_misses)
     deadline_days: float | None = None
     gpu_types: tuple[str, ...] = ()
     regions: tuple[str, ...] = ()
@@ -118,6 +119,17 @@ class Converted:
 
 
 @dataclass(frozen=True, slots=True)
+class TermCost:
+    """The same units on another term for the same job: its billed months and job total (in the price's currency;
+    `compared_total` in the request's). None without a token count (the job's months are not known)."""
+
+    term: Term
+    months: int | None
+    job_total: Decimal | None
+    compared_total: Decimal | None
+
+
+@dataclass(frozen=True, slots=True)
 class Cost:
     currency: str
     term: Term
@@ -131,6 +143,7 @@ class Cost:
     billed_hours: float | None = None  # the billed months in hours (30-day months)
     converted: Converted | None = None  # in the request's currency when the offer is priced in another
     fabric_monthly: Decimal = Decimal(0)  # the fabric add-on, a month, inside monthly_list/effective and job_total
+    alternatives: tuple[TermCost, ...] = ()  # the other term on the same units (with_alternatives)
 
     @property
     def compared_currency(self) -> str:
@@ -146,6 +159,13 @@ class Cost:
         """The job total (the monthly price without a token count), in the compared currency."""
         job_total = self.converted.job_total if self.converted else self.job_total
         return job_total if job_total is not None else self.compared_monthly
+
+    @property
+    def compared_job_total(self) -> Decimal:
+        """What the job bills at least, in the compared currency: its job total, or without a token count the
+        fewest months its term bills (one month, or twelve on the annual term)."""
+        job_total = self.converted.job_total if self.converted else self.job_total
+        return job_total if job_total is not None else self.compared_monthly * TERM_MONTHS[self.term]
 
 
 def configurations(offer: Offer, constraints: Constraints) -> Iterator[Configuration]:
@@ -226,6 +246,27 @@ def price(offer: Offer, config: Configuration, term: Term, hours: float | None, 
         converted=converted,
         fabric_monthly=fabric,
     )
+
+
+def with_alternatives(offer: Offer, config: Configuration, cost: Cost, *, joined: bool | None = None) -> Cost:
+    """`cost` with the other term's price of the same units for the same job (`Cost.alternatives`): the job's hours
+    billed in whole months of that term. Only options get it: the search prices far more configurations."""
+    others = []
+    for term in TERM_MONTHS:
+        if term == cost.term:
+            continue
+        other = price(offer, config, term, cost.used_hours, joined=joined)
+        compared = other.compared_total if other.job_total is not None else None
+        others.append(TermCost(term, other.months, other.job_total, compared))
+    return replace(cost, alternatives=tuple(others))
+
+
+def cheaper_term(cost: Cost) -> TermCost | None:
+    """The other term when it bills this job less (in the request's currency), else None."""
+    if cost.job_total is None:
+        return None
+    cheaper = [a for a in cost.alternatives if a.compared_total is not None and a.compared_total < cost.compared_total]
+    return min(cheaper, key=lambda a: a.compared_total or Decimal(0), default=None)
 
 
 def convert(

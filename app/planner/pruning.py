@@ -24,7 +24,8 @@ least `time_floor` (a speed bound no plan on it can beat, `search.throughput_bou
   point within MEANINGFUL_HOURS): the front of the options cheaper than X, which are all known,
   already ends within a day, or its last point is not PARETO_MIN_SAVING slower than the time floor.
 
-Whether a configuration misses the budget is known before searching it (the monthly price); whether
+Whether a configuration misses the budget is known before searching it (the monthly price; a job budget
+is surely missed when the cost floor is above it, and may be missed otherwise); whether
 it misses a deadline is not, so both lists are checked unless its time floor already misses it.
 `tests/planner/test_pruning.py` compares the answers with and without this rule.
 """
@@ -55,12 +56,13 @@ class Rules:
     ranked_by_cost: bool  # balanced with a deadline ranks by what the customer pays, then time
     deadline_hours: float | None  # None without a deadline or a token count: nothing misses it
     timed: bool  # a token count was given: options have hours (else `time` is seconds per million tokens)
-    budget: Decimal | None
+    budget: Decimal | None  # the monthly budget, where it decides misses (no job budget given)
     limit: int
     cost_cap: int  # balanced: options above cost_cap × the cheapest are not ranked
     right_size_ratio: int  # balanced: an option right_size_ratio × dearer than a twin finishing in its term ranks last
     meaningful_hours: float  # balanced floors times at it; the Pareto list ends after a point within it
     pareto_min_saving: float
+    total_budget: Decimal | None = None  # the job budget: a configuration whose cost floor is above it misses it
 
 
 @dataclass(slots=True)
@@ -94,7 +96,9 @@ class Frontier:
         `time_floor` appears in no list shown (module docstring)."""
         rules = self.rules
         budget_miss = rules.budget is not None and monthly > rules.budget
-        may_miss = budget_miss or rules.deadline_hours is not None
+        budget_miss = budget_miss or (rules.total_budget is not None and floor > rules.total_budget)
+        # within the job budget at its floor, it may still miss it once its time is known
+        may_miss = budget_miss or rules.deadline_hours is not None or rules.total_budget is not None
         if may_miss and self._may_be_near_miss(floor, time_floor):
             return False
         if budget_miss:

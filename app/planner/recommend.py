@@ -48,14 +48,14 @@ from decimal import Decimal
 from itertools import accumulate
 from typing import Any, Literal
 
-from app.estimator.memory import host_load_params, host_ram_figures
+from app.estimator.memory import host_load_params, host_ram_figures, host_ram_reserve_gib
 from app.estimator.memory.band import MemoryBand, may_exceed, memory_band
-from app.estimator.specs import GIB, Cluster, ModelSpec, Performance, Warning_, Workload
+from app.estimator.specs import GIB, Cluster, MemoryBreakdown, ModelSpec, Performance, Warning_, Workload
 from app.estimator.vocabulary import MAX_QUOTE_MONTHS, TERM_MONTHS, Objective
 from app.planner.budget import past, search_deadline
 from app.planner.explain import batch_warnings, plan_warnings
 from app.planner.launch import launch_configs
-from app.planner.misses import Miss, budget_params
+from app.planner.misses import Miss, budget_misses, term_warnings
 from app.planner.offers import (
     FABRIC_GBPS,
     Configuration,
@@ -67,6 +67,7 @@ from app.planner.offers import (
     price,
     rented_units,
     unconvertible,
+    with_alternatives,
 )
 from app.planner.pruning import Frontier, Point, Rules
 from app.planner.search import (
@@ -287,7 +288,8 @@ class _Search:
                 ranked_by_cost=constraints.deadline_days is not None,
                 deadline_hours=deadline_hours,
                 timed=timed,
-                budget=constraints.max_monthly_budget,
+                budget=constraints.max_monthly_budget if constraints.max_total_budget is None else None,
+                total_budget=constraints.max_total_budget,
                 limit=constraints.limit,
                 cost_cap=BALANCED_COST_CAP,
                 right_size_ratio=RIGHT_SIZE_RATIO,
@@ -491,7 +493,7 @@ def _option(
 ) -> Option:
     perf = best.performance.performance
     hours = perf.time_to_train_hours
-    cost = price(offer, config, constraints.term, hours)
+    cost = with_alternatives(offer, config, price(offer, config, constraints.term, hours))
     memory = best.memory.breakdown
     band = memory_band(model, workload, best.plan, _cluster(offer, config, constraints), memory)
     exceed = may_exceed(band, memory)
@@ -502,7 +504,12 @@ def _option(
         + plan_warnings(model, workload, offer, config, best.plan, memory, perf)
         + _billing_warnings(cost)
         + _range_billing_warnings(offer, config, cost, perf)
+        + budget_misses(cost, constraints)[1]
+        + term_warnings(cost)
     )
+    if offer.host_ram_gib is None and memory.host_peak > 0:
+        # the catalog lists no host RAM for the server: the option stands, on the condition the warning names
+        warnings = [w for w in warnings if w.code not in HOST_RAM_UNKNOWN] + [host_ram_unconfirmed(memory, config)]
     stack = stack_for(workload, best.plan, model)
     region = next((r for r in offer.regions if not constraints.regions or r in constraints.regions), offer.regions[0])
     return Option(
@@ -529,6 +536,39 @@ def _option(
         stack=stack,
         band=band,
     )
+
+
+# The estimator's warnings that a plan needs host RAM the server does not list: an option replaces them with the
+# condition it is offered on (`host_ram_unconfirmed`).
+HOST_RAM_UNKNOWN = ("host_load_unknown", "host_ram_unknown")
+
+
+def host_ram_unconfirmed(memory: MemoryBreakdown, config: Configuration) -> Warning_:
+    """`host_ram_unconfirmed`: the host RAM per server the plan needs (its host peak plus the reserve the estimator
+    keeps for the OS, the processes and their data loaders: app.estimator.memory.host_ram_reserve_gib), on a server
+    whose host RAM the catalog does not list. Whole GiB, rounded up."""
+    host_gib = memory.host_peak / GIB
+    needed = math.ceil(min_host_ram_gib(host_gib, config.cards_per_node))
+    params = {"host_gib": round(host_gib, 3), "needed_gib": needed, "loading": memory.load_binds}
+    text = (
+        f"Needs {needed:,} GiB of host RAM per server ({host_gib:,.0f} GiB at the plan's host peak, plus the reserve "
+        "for the OS, the training processes and their data loaders), and the catalog does not list this server's "
+        "host RAM: confirm the server has it before the job starts."
+    )
+    return Warning_("host_ram_unconfirmed", text, params)
+
+
+def min_host_ram_gib(peak_gib: float, gpus_on_node: int) -> float:
+    """The least host RAM whose share left after the reserve holds `peak_gib` (the reserve grows slower than the RAM,
+    so what is left grows with it: bisection)."""
+    low, high = peak_gib, 2 * peak_gib + 1024.0
+    for _ in range(60):
+        mid = (low + high) / 2
+        if mid - host_ram_reserve_gib(mid, gpus_on_node) >= peak_gib:
+            high = mid
+        else:
+            low = mid
+    return high
 
 
 def _range_billing_warnings(offer: Offer, config: Configuration, cost: Cost, perf: Performance) -> list[Warning_]:
@@ -611,10 +651,8 @@ def _misses(option: Option, constraints: Constraints) -> list[Miss]:
     months = option.cost.months
     if months is not None and months > MAX_QUOTE_MONTHS:  # POST /quotes rents no more: its body would not post
         reasons.append(("quote_months", {"months": months, "max_months": MAX_QUOTE_MONTHS}))
-    budget = constraints.max_monthly_budget
-    if budget is not None and option.cost.compared_monthly > budget:
-        reasons.append(("budget", budget_params(option.cost, budget)))
-    return reasons
+    budget, _warnings = budget_misses(option.cost, constraints)
+    return reasons + budget
 
 
 def rank(options: list[Option], objective: Objective, *, deadline: bool = False) -> list[Option]:

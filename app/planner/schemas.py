@@ -389,6 +389,19 @@ class ConstraintsIn(RequestModel):
         'a decimal string such as "300000.00"; options above it become near misses. Default: no limit.',
         examples=["300000.00"],
     )
+    max_total_budget: Decimal | None = Field(
+        default=None,
+        gt=0,
+        le=Decimal("1e13"),
+        max_digits=17,
+        decimal_places=2,
+        description='Most the whole job may cost, in `currency`, as a decimal string such as "400000.00": the job '
+        "total (its billed months; without tokens, the fewest months the term bills; serving: one term of the "
+        "deployment). Options above it become near misses with code `total_budget`. When it is given it decides: "
+        "an option within it whose monthly price is above `max_monthly_budget` is offered with the warning "
+        "`over_monthly_budget`. Default: no limit.",
+        examples=["400000.00"],
+    )
     currency: Currency | None = Field(
         default=None,
         description="ISO 4217 code of the budget and of the prices options are ranked by: every SKU's price is "
@@ -563,6 +576,14 @@ class ConvertedCostOut(BaseModel):
     annual_total: str
 
 
+class TermCostOut(BaseModel):
+    """The same units on the other term, for the same job."""
+
+    term: str
+    months: int | None = Field(description="Whole months of that term the job bills; null without tokens")
+    job_total: str | None = Field(description="In `currency`, as a decimal string; null without tokens")
+
+
 class CostOut(BaseModel):
     currency: str
     term: str
@@ -584,6 +605,11 @@ class CostOut(BaseModel):
     )
     converted: ConvertedCostOut | None = Field(
         default=None, description="In the request's currency when the SKU is priced in another; null otherwise"
+    )
+    alternatives: list[TermCostOut] = Field(
+        default_factory=list,
+        description="The other term on the same units for the same job (a serving deployment: the same months); "
+        "where it bills less the option warns `other_term_cheaper` with both totals",
     )
     note: str
 

@@ -388,8 +388,17 @@ def _try_hint(
     if not supported(workload, plan, model):
         return
     plan, memory = _memory(model, workload, cluster, plan, result)
-    if memory.fits:
+    if fits(memory, cluster):
         _consider(model, workload, cluster, plan, result)
+
+
+def fits(memory: MemoryBreakdown, cluster: Cluster) -> bool:
+    """The search's feasibility gate: `MemoryBreakdown.fits`, except that on a server whose host RAM is not known
+    (where nothing is offloaded: `offloads`) loading the model does not gate the plan: the planner offers it with the
+    host RAM it needs to confirm (recommend: warning `host_ram_unconfirmed`) rather than dropping the SKU."""
+    if memory.fits:
+        return True
+    return cluster.host_ram_gib is None and memory.gpu_fits and not memory.host_ram
 
 
 def as_held(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster) -> Plan:
@@ -408,7 +417,7 @@ def _memory(
         plan = accounted
         memory = memory_breakdown(model, workload, plan, cluster)
         result.stats.memory_evaluations += 1
-        if memory.fits:
+        if fits(memory, cluster):
             break
     return plan, memory
 
@@ -634,7 +643,7 @@ def _leanest_fits(model: ModelSpec, workload: Workload, cluster: Cluster, plan: 
     prunes: offload raises the host RAM a plan needs, so a plan with less offload may pass the host
     RAM gate where this one fails it."""
     plan, memory = _memory(model, workload, cluster, plan, result)
-    if not memory.fits:
+    if not fits(memory, cluster):
         _remember_miss(result, plan, memory)
     return memory.gpu_fits
 
@@ -661,7 +670,7 @@ def _fitting_micro_batches(
         plan, memory = _memory(
             model, workload, cluster, _plan(base, base.zero_stage, base.offload, base.recompute, mb), result
         )
-        if not memory.fits:
+        if not fits(memory, cluster):
             _remember_miss(result, plan, memory)
             break
         fitting.append((plan, memory))

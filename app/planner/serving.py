@@ -35,11 +35,11 @@ from app.estimator.serving import (
     steer_replicas,
 )
 from app.estimator.serving_sim import LoadLatency
-from app.estimator.specs import Cluster, EstimatorError, ModelSpec
+from app.estimator.specs import Cluster, EstimatorError, ModelSpec, Warning_
 from app.estimator.vocabulary import TERM_MONTHS
 from app.messages import misses as miss_text
 from app.planner.budget import past, search_deadline
-from app.planner.misses import Miss, budget_params, slo_params
+from app.planner.misses import Miss, budget_misses, slo_params, term_warnings
 from app.planner.offers import (
     DAYS_PER_BILLED_MONTH,
     FABRIC_GBPS,
@@ -49,6 +49,7 @@ from app.planner.offers import (
     Offer,
     price,
     unconvertible,
+    with_alternatives,
 )
 from app.planner.serving_launch import Served, launch_block
 
@@ -76,6 +77,7 @@ class ServingOption:
     # one replica: (its estimate at one request, requests/s within the SLO, concurrency there)
     replica: tuple[ServingEstimate, float, float] | None = None
     verified: bool = False  # its latency simulated: `estimate` carries the latency at the offered load and peak
+    warnings: list[Warning_] = field(default_factory=list)  # about its cost: budgets, the other term
 
     @property
     def miss_reason(self) -> str | None:
@@ -231,14 +233,24 @@ def _search(ask: _Ask, offers: list[Offer]) -> ServingSearch:
     misses = misses[: constraints.limit]
     for miss in misses:
         _simulated(ask, miss)
+    for option in options + misses:  # only those shown: the search evaluates far more
+        _with_other_term(option)
     return ServingSearch(options, misses, rejected, evaluations, not_searched)
+
+
+def _with_other_term(option: ServingOption) -> None:
+    """The other term's price of the option's units for the same months (`Cost.alternatives`), and its warning
+    where that bills less."""
+    joined = option.offer.inter_node_fabric is not None and option.tp * option.pp > option.offer.gpus_per_node
+    option.cost = with_alternatives(option.offer, option.config, option.cost, joined=joined)
+    option.warnings = [*option.warnings, *term_warnings(option.cost)]
 
 
 @dataclass(slots=True)
 class _Verified:
     best: dict[str, ServingOption]  # by SKU: its best deployment that meets the SLO (simulated) within budget
     nearest: dict[str, ServingOption]  # by SKU: its nearest deployment the simulation turned into a miss
-    over_budget: list[ServingOption]  # deployments that meet the SLO but cost more than the monthly budget
+    over_budget: list[ServingOption]  # deployments that meet the SLO but cost more than a budget allows
     settled: set[str]  # SKUs whose every candidate was simulated
 
 
@@ -247,7 +259,7 @@ def _verify_ranked(ask: _Ask, pending: list[ServingOption], rank_key: Callable[[
     percentile at the peak), until `limit` offers have a verified deployment within budget that ranks before every
     candidate left: the simulation only adds replicas to what the closed forms allow (or removes a configuration
     step), so a later candidate cannot overtake them, and the offers behind them are not simulated at all."""
-    limit, budget = ask.constraints.limit, ask.constraints.max_monthly_budget
+    limit = ask.constraints.limit
     result = _Verified({}, {}, [], set())
     left = Counter(candidate.offer.sku_id for candidate in pending)
     for candidate in sorted(pending, key=rank_key):
@@ -264,10 +276,13 @@ def _verify_ranked(ask: _Ask, pending: list[ServingOption], rank_key: Callable[[
         if option.misses:
             if sku not in result.nearest or _miss_key(option) < _miss_key(result.nearest[sku]):
                 result.nearest[sku] = option
-        elif budget is not None and option.cost.compared_monthly > budget:
-            option.misses.append(("budget", budget_params(option.cost, budget)))
+            continue
+        budget_miss, warnings = budget_misses(option.cost, ask.constraints)  # the job: one term of the deployment
+        if budget_miss:
+            option.misses.extend(budget_miss)
             result.over_budget.append(option)
         elif sku not in result.best or rank_key(option) < rank_key(result.best[sku]):
+            option.warnings = [*option.warnings, *warnings]
             result.best[sku] = option
     result.settled = {sku for sku, count in left.items() if count == 0}
     over = [o for o in result.over_budget if o.offer.sku_id not in result.best]

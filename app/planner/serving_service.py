@@ -477,7 +477,7 @@ def option_out(
         cost=cost_out(option.cost, SERVING_NOTE, per_million_output_tokens=str(option.per_million_output_tokens)),
         availability=_availability(option),
         explanation=explanation,
-        warnings=warnings_out(model_warnings + regime_warnings(model, est) + _offer_warnings(option)),
+        warnings=warnings_out(model_warnings + regime_warnings(model, est) + _offer_warnings(option) + option.warnings),
         launch=option.launch,
         miss_reason=option.miss_reason,
         misses=[MissOut(code=code, params=params) for code, params in option.misses],

@@ -29,10 +29,11 @@ from app.estimator.memory import (
 )
 from app.estimator.performance import PerformanceEstimate, estimate_performance
 from app.estimator.serving import check_fits, estimate_serving
-from app.estimator.specs import GIB, EstimatorError
+from app.estimator.specs import GIB, EstimatorError, MemoryBreakdown
 from app.estimator.vocabulary import MAX_QUOTE_MONTHS, TERM_MONTHS
 from app.planner.mappers import memory_out, performance_out
-from app.planner.offers import DAYS_PER_BILLED_MONTH, billed_months
+from app.planner.offers import DAYS_PER_BILLED_MONTH, Configuration, billed_months
+from app.planner.recommend import host_ram_unconfirmed
 from app.planner.schemas import HardwareIn, PlanIn, WorkloadIn
 from app.planner.search import as_held
 from app.planner.serving import check_serving_plan
@@ -262,7 +263,8 @@ def _check_fits(
         raise _invalid("plan", str(error)) from error
     breakdown = memory.breakdown
     host = {"sku": sku_id, "host_gib": breakdown.host_peak / GIB, "loading": breakdown.load_binds}
-    if not breakdown.host_fits and cluster.host_ram_gib is None:
+    unconfirmed = not breakdown.host_fits and cluster.host_ram_gib is None and unconfirmed_load(breakdown)
+    if not breakdown.host_fits and cluster.host_ram_gib is None and not unconfirmed:
         # first: nothing about the plan can be settled on a server whose host RAM is not known, stack included
         text = f"cannot be checked on {sku_id}: {host_ram_unknown_message(breakdown)}"
         raise refusal("plan", "plan_host_ram_unknown", host, text)
@@ -285,7 +287,18 @@ def _check_fits(
             "plan", "plan_host_ram", host | {"host_ram_gib": cluster.host_ram_gib, "limit_gib": limit_gib}, text
         )
     performance = estimate_performance(model, work, held, as_rented(cluster))
-    return PlanCheck(estimate_figures(memory, performance), performance.performance.time_to_train_hours)
+    figures = estimate_figures(memory, performance)
+    if unconfirmed:  # quoted on the condition /recommend offered it on (warning host_ram_unconfirmed), printed
+        needed = host_ram_unconfirmed(breakdown, Configuration(cluster.gpus_per_node, cluster.nodes))
+        figures["host_ram_unconfirmed_gib"] = needed.params["needed_gib"]
+        figures["fits"] = True  # the cards hold it; the host RAM is the condition, as on the option
+    return PlanCheck(figures, performance.performance.time_to_train_hours)
+
+
+def unconfirmed_load(breakdown: MemoryBreakdown) -> bool:
+    """A plan on a server of unknown host RAM that /recommend offers (app.planner.search.fits): it fits the cards and
+    offloads nothing; only loading the model needs host RAM, which the quote states as its condition."""
+    return breakdown.gpu_fits and not breakdown.host_ram
 
 
 def _check_batch_split(global_batch: int, dp: int, micro_batch: int, where: str) -> None:

@@ -48,6 +48,9 @@ LABELS: dict[str, dict[str, str]] = {
         "total": "Total",
         "on_consultation": "on consultation",
         "notes": "Notes",
+        "condition": "Condition",
+        "host_ram_condition": "The catalog does not list this server's host RAM: the plan needs {gib:,} GiB of host "
+        "RAM per server (to load the model), to be confirmed before the job starts.",
         "gpu": "GPU",
         "interconnect": "Interconnect",
         "host": "Host",
@@ -125,6 +128,9 @@ LABELS: dict[str, dict[str, str]] = {
         "total": "合计",
         "on_consultation": "面议",
         "notes": "备注",
+        "condition": "条件",
+        "host_ram_condition": "目录未列出这台服务器的主机内存：该方案每台服务器需要 {gib:,} GiB 主机内存"
+        "（用于加载模型），须在任务开始前确认。",
         "gpu": "GPU",
         "interconnect": "互联",
         "host": "主机",
@@ -289,6 +295,9 @@ def job_rows(quote: QuoteOut, lang: str) -> list[tuple[str, str]]:
         rows.append((t["billed"], t[billed].format(months=quote.months, hours=quote.months * 720, used=used)))
     elif workload or plan:
         rows.append((t["time"], t["no_time"]))
+    needed = _positive(plan.get("host_ram_unconfirmed_gib"))  # app.planner.quote_check: host RAM to confirm
+    if needed is not None:
+        rows.append((t["condition"], t["host_ram_condition"].format(gib=math.ceil(needed))))
     return rows
 
 

@@ -55,6 +55,7 @@ SINGLE_FIELDS = (
     "epochs",
     "deadline_days",
     "budget",
+    "total_budget",
     "term",
     "objective",
 )
@@ -77,6 +78,7 @@ API_TO_FIELD = {
     "lora": "lora_rank",
     "tokens": "tokens_b",
     "constraints.max_monthly_budget": "budget",
+    "constraints.max_total_budget": "total_budget",
     "constraints.deadline_days": "deadline_days",
     "constraints.term": "term",
     "constraints.gpu_types": "gpu_types",
@@ -227,17 +229,17 @@ def _tokens(form: WizardForm, t: Translator) -> float | None:
     return dataset * (epochs or 1)
 
 
-def _budget(form: WizardForm, t: Translator) -> str | None:
-    raw = form.value("budget").replace(",", "").replace("¥", "").strip()
+def _budget(form: WizardForm, t: Translator, name: str = "budget") -> str | None:
+    raw = form.value(name).replace(",", "").replace("¥", "").strip()
     if not raw:
         return None
     try:
         value = Decimal(raw)
     except InvalidOperation:
-        form.add_error("budget", t("err_number"))
+        form.add_error(name, t("err_number"))
         return None
     if not value.is_finite():
-        form.add_error("budget", t("err_number"))
+        form.add_error(name, t("err_number"))
         return None
     return str(value)
 
@@ -270,6 +272,9 @@ def _constraints(form: WizardForm, t: Translator) -> dict[str, Any]:
     budget = _budget(form, t)
     if budget is not None:
         constraints["max_monthly_budget"] = budget
+    total = _budget(form, t, "total_budget")
+    if total is not None:
+        constraints["max_total_budget"] = total
     deadline = _number(form, "deadline_days", t)
     if deadline is not None:
         constraints["deadline_days"] = deadline

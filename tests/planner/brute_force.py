@@ -14,6 +14,7 @@ from app.planner.search import (
     as_held,
     default_global_batch,
     faster,
+    fits,
     micro_batches,
     offloads,
     plan_shapes,
@@ -44,7 +45,7 @@ def brute_force(
                             continue
                         plan = as_held(model, workload, plan, cluster)  # the stack that runs it, within memory
                         memory = estimate_memory(model, workload, plan, cluster)
-                        if not memory.breakdown.fits:
+                        if not fits(memory.breakdown, cluster):  # the search's gate (host RAM unknown: the load)
                             continue
                         candidate = Evaluated(plan, memory, estimate_performance(model, workload, plan, cluster))
                         if best is None or faster(candidate, best):

@@ -73,6 +73,11 @@ REQUESTS: dict[str, tuple[str, Workload, Constraints]] = {
         Workload(task="lora", lora=LORA, tokens=5e8),
         Constraints(max_nodes=4, max_monthly_budget=Decimal("60000"), term="annual", limit=2),
     ),
+    "13b full job budget": (
+        "llama-2-13b",
+        Workload(task="full_finetune", tokens=1e9),
+        Constraints(max_nodes=8, max_total_budget=Decimal("40000"), max_monthly_budget=Decimal("30000"), limit=2),
+    ),
     "7b pretrain no tokens": ("llama-2-7b", Workload(task="pretrain", seq_len=4096), Constraints(max_nodes=4)),
     "7b inference": ("llama-2-7b", Workload(task="inference", seq_len=2048), Constraints(max_nodes=4)),
     "70b pretrain long": (

@@ -82,7 +82,9 @@ def test_70b_qlora_zero3_still_fits_and_is_offered_on_one_a100_server(client: Te
     assert memory["host_load_gib"] == pytest.approx(8 * each, abs=0.1)
     assert memory["host_load_gib"] < memory["host_ram_limit_gib"]
     assert memory["fits"] is True
-    result = _recommend(client, model={"preset": "llama-3.1-70b"}, task="qlora", tokens=1e8, constraints={"limit": 50})
+    # the A100 80G server alone: the cheaper card server (host RAM to confirm) would rank before it
+    only = {"limit": 50, "gpu_types": ["a100-80g-sxm"]}
+    result = _recommend(client, model={"preset": "llama-3.1-70b"}, task="qlora", tokens=1e8, constraints=only)
     offered = [o for o in result["options"] if o["sku"]["id"] == A100_SERVER]
     assert offered, result["rejected"]
 
@@ -121,17 +123,25 @@ def test_the_deepspeed_stack_is_named_for_the_plan_it_loads_so() -> None:
     assert replicated.host_load == "none"  # ZeRO-2 QLoRA loads onto each rank's GPU
 
 
-def test_mixtral_qlora_zero3_on_a_server_of_unknown_ram_is_rejected_for_the_load(client: TestClient) -> None:
-    # 4 × A100 40G PCIe, host RAM not in the catalog: ZeRO-3 over the 4 cards fits the GPUs (it was ranked first
-    # before), but each of the 4 ranks loads the whole 4-bit Mixtral 8x22B onto a host no one has sized
-    result = _recommend(client, model={"preset": "mixtral-8x22b"}, task="qlora", tokens=1e8)
-    assert PCIE_CARDS not in {o["sku"]["id"] for o in result["options"] + result["near_misses"]}
-    rejected = {r["sku"]: r for r in result["rejected"]}[PCIE_CARDS]
-    assert rejected["code"] == "host_ram"
-    assert "host_ram_gib" not in rejected["params"] and rejected["params"]["copies"] == 4
-    assert "host RAM is not known" in rejected["reason"]
+def test_mixtral_qlora_zero3_on_a_server_of_unknown_ram_is_offered_with_the_ram_to_confirm(client: TestClient) -> None:
+    # 4 × A100 40G PCIe, host RAM not in the catalog: ZeRO-3 over the 4 cards fits the GPUs, and each of the 4 ranks
+    # loads the whole 4-bit Mixtral 8x22B onto the host first: offered on the condition the host has that RAM
+    result = _recommend(
+        client,
+        model={"preset": "mixtral-8x22b"},
+        task="qlora",
+        tokens=1e8,
+        constraints={"gpu_types": ["a100-40g-pcie"]},
+    )
+    assert PCIE_CARDS not in {r["sku"] for r in result["rejected"]}
+    option = next(o for o in result["options"] if o["sku"]["id"] == PCIE_CARDS)
+    memory = option["memory"]
+    warning = {w["code"]: w for w in option["warnings"]}["host_ram_unconfirmed"]
+    assert warning["params"]["loading"] is True
+    assert warning["params"]["host_gib"] == pytest.approx(memory["host_load_gib"], abs=0.1)
+    assert warning["params"]["needed_gib"] > memory["host_load_gib"]
     estimate = _estimate(client, "mixtral-8x22b", {"dp": 4, "zero_stage": 3, "recompute": "full"}, sku=PCIE_CARDS)
-    assert estimate["memory"]["fits"] is False
+    assert estimate["memory"]["fits"] is False  # /estimate of the plan still says the host RAM is not known
     assert "host_load_unknown" in {w["code"] for w in estimate["warnings"]}
 
 
