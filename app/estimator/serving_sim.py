@@ -74,8 +74,12 @@ class Lengths:
     p95: int | None = None
     cap: int | None = None
 
+    @property
+    def constant(self) -> bool:
+        return self.p95 is None or self.p95 <= self.mean
+
     def sampler(self, rng: random.Random) -> Callable[[], int]:
-        if self.p95 is None or self.p95 <= self.mean:
+        if self.constant:
             return lambda: self.mean
         sigma = lognormal_sigma(self.mean, self.p95)
         mu = math.log(self.mean) - sigma * sigma / 2
@@ -304,8 +308,9 @@ def simulate(
     arrival = poisson_arrivals(rate, requests, seed)
     lengths = random.Random(seed + 1)
     draw_prompt, draw_output = prompts.sampler(lengths), outputs.sampler(lengths)
-    prompt = [draw_prompt() for _ in range(requests)]
-    output = [draw_output() for _ in range(requests)]
+    # constant lengths draw nothing from `lengths`, so writing them out leaves the lognormal draws as they were
+    prompt = [prompts.mean] * requests if prompts.constant else [draw_prompt() for _ in range(requests)]
+    output = [outputs.mean] * requests if outputs.constant else [draw_output() for _ in range(requests)]
     run = _run(scheduler, step_time, arrival, prompt, output)
     measured = range(min(warmup, requests - 1), requests)
     ttft = [run.first[i] - arrival[i] + per_request_s for i in measured]
