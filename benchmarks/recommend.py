@@ -25,6 +25,7 @@ this one and sends each serving request to both in alternation (before and after
 
     rm -rf /tmp/base && mkdir /tmp/base && git archive main | tar -x -C /tmp/base
     .venv/bin/python benchmarks/recommend.py --serving --baseline-tree /tmp/base --rounds 5
+    .venv/bin/python benchmarks/recommend.py --serving --baseline-tree /tmp/base --rounds 5 --only-large
 """
 
 from __future__ import annotations
@@ -186,7 +187,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     if args.serving and args.baseline_tree:
-        compare_serving(args.baseline_tree, args.rounds)
+        compare_serving(args.baseline_tree, args.rounds, args.skus if args.only_large else 0)
         return
     runs = (
         ("cold (PLANNER_CACHE_SIZE=0)", 0, 0, 16),
@@ -260,37 +261,56 @@ def run_serving(base: str, rounds: int) -> None:
         _print_serving(_time_serving(client, rounds))
 
 
-def compare_serving(baseline: Path, rounds: int) -> None:
-    """The serving mix on the seeded catalog, plan cache off, against a baseline tree in the same run: each body
-    goes to the baseline server, then to this one, round after round; GET /healthz of this server is polled
-    every 50 ms meanwhile."""
+def _cpu_s(server: subprocess.Popen) -> float:
+    """CPU seconds (user + system) the server process has used so far (Linux /proc; clock ticks of 10 ms, so read
+    over many requests: the mean per request is what is printed)."""
+    fields = Path(f"/proc/{server.pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def compare_serving(baseline: Path, rounds: int, large_skus: int = 0) -> None:
+    """The serving mix on the seeded catalog (or, with `--only-large`, the synthetic large one with max_nodes 64),
+    plan cache off, against a baseline tree in the same run: each body goes to the baseline server, then to this
+    one, round after round; GET /healthz of this server is polled every 50 ms meanwhile. Besides wall time, the
+    CPU time each server used per request (a shared machine's load stretches the wall time, not the CPU time)."""
+    mix = SERVING_MIX
+    if large_skus:
+        mix = [body | {"constraints": body.get("constraints", {}) | {"max_nodes": 64}} for body in SERVING_MIX]
     with tempfile.TemporaryDirectory() as tmp:
         ports = {"baseline": _free_port(), "this tree": _free_port()}
         roots = {"baseline": baseline.resolve(), "this tree": ROOT}
-        servers = {name: _start_server(Path(tmp) / f"{name}.db", ports[name], 0, root=roots[name]) for name in ports}
+        servers = {
+            name: _start_server(Path(tmp) / f"{name}.db", ports[name], 0, large_skus, root=roots[name])
+            for name in ports
+        }
         times: dict[str, list[float]] = {name: [] for name in ports}
+        cpu: dict[str, float] = dict.fromkeys(ports, 0.0)
         try:
             clients = {
                 name: httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) for name, port in ports.items()
             }
-            for body in SERVING_MIX:  # warm-up, once each
+            for body in mix:  # warm-up, once each
                 for client in clients.values():
                     client.post("/recommend", json=body).raise_for_status()
             with _HealthPoller(f"http://127.0.0.1:{ports['this tree']}") as health:
                 for _ in range(rounds):
-                    for body in SERVING_MIX:
+                    for body in mix:
                         for name, client in clients.items():
+                            used = _cpu_s(servers[name])
                             started = time.perf_counter()
                             client.post("/recommend", json=body).raise_for_status()
                             times[name].append(time.perf_counter() - started)
+                            cpu[name] += _cpu_s(servers[name]) - used
         finally:
             for server in servers.values():
                 server.terminate()
                 server.wait(timeout=10)
-    print(f"== cold (PLANNER_CACHE_SIZE=0), seeded catalog, {rounds} rounds, alternating servers")
+    catalog = f"synthetic {large_skus}-SKU catalog, max_nodes 64" if large_skus else "seeded catalog"
+    print(f"== cold (PLANNER_CACHE_SIZE=0), {catalog}, {rounds} rounds, alternating servers")
     for name, values in times.items():
         print(f"{name:>10}: ", end="")
         _print_serving(values)
+        print(f"  server CPU time per request: mean {cpu[name] / len(values) * 1e3:7.1f} ms")
     h50, h99 = _percentile(health.latencies, 0.5) * 1e3, _percentile(health.latencies, 0.99) * 1e3
     print(
         f"GET /healthz (this tree, polled meanwhile)  p50 {h50:6.2f} ms  p99 {h99:6.2f} ms  failures {health.failures}"

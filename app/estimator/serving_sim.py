@@ -74,8 +74,12 @@ class Lengths:
     p95: int | None = None
     cap: int | None = None
 
+    @property
+    def constant(self) -> bool:
+        return self.p95 is None or self.p95 <= self.mean
+
     def sampler(self, rng: random.Random) -> Callable[[], int]:
-        if self.p95 is None or self.p95 <= self.mean:
+        if self.p95 is None or self.constant:
             return lambda: self.mean
         sigma = lognormal_sigma(self.mean, self.p95)
         mu = math.log(self.mean) - sigma * sigma / 2
@@ -143,150 +147,145 @@ def quantiles(values: list[float]) -> Quantiles:
     return Quantiles(at(0.50), at(0.90), at(0.99))
 
 
-def _blocks(tokens: int, block: int) -> int:
-    return -(-tokens // block) * block
+@dataclass(slots=True)
+class _Outcome:
+    """What a run gives back: each request's first-token and completion times, and the queue at the last arrival."""
+
+    first: list[float]
+    finish: list[float]
+    queue_at_last_arrival: int
 
 
-class _Run:
-    """One run of the scheduler: the requests (arrival, lengths, outcome) and the replica's state."""
+def _run(scheduler: Scheduler, step_time: StepTime, arrival: list[float], prompt: list[int],
+         output: list[int]) -> _Outcome:  # fmt: skip
+    """One run of the scheduler over the requests (arrival, lengths).
 
-    def __init__(self, scheduler: Scheduler, step_time: StepTime, arrival: list[float], prompt: list[int],
-                 output: list[int]) -> None:  # fmt: skip
-        self.scheduler, self.step_time = scheduler, step_time
-        self.arrival, self.prompt, self.output = arrival, prompt, output
-        count = len(arrival)
-        self.need = [_blocks(prompt[i] + output[i], scheduler.block) for i in range(count)]
-        self.first = [math.inf] * count
-        self.finish = [math.inf] * count
-        self.prefilled = [0] * count  # prompt tokens prefilled so far
-        self.base = [0] * count  # prompt + 1 − the decode step at which it joined the decodes
-        self.waiting: deque[int] = deque()
-        self.prefilling: deque[int] = deque()  # admitted, prompt not yet complete; first come first served
-        self.ends: list[tuple[int, int]] = []  # heap of (decode step after which it is complete, request)
-        self.decoding = 0
-        self.decode_base = 0  # Σ base over the decoding requests: their KV tokens = base + decoding × steps
-        self.decode_steps = 0  # decode steps so far (every decoding request advances on each)
-        self.reserved = 0  # KV tokens reserved by the running requests
-        self.running = 0
-        self.now = 0.0
-        self.next = 0  # the next request to arrive
-        self.completed = 0
-        self.queue_at_last_arrival = 0
-
-    def run(self) -> None:
-        count, arrival = len(self.arrival), self.arrival
-        waiting, prefilling = self.waiting, self.prefilling
-        max_seqs = self.scheduler.max_seqs
-        while self.completed < count:
-            nxt, now = self.next, self.now
-            while nxt < count and arrival[nxt] <= now:
-                waiting.append(nxt)
-                nxt += 1
-                if nxt == count:  # requests without a first token yet: the queue
-                    self.queue_at_last_arrival = len(waiting) + len(prefilling)
-            self.next = nxt
-            if self.running == 0 and not waiting:
-                self.now = arrival[nxt]  # idle until the next request
-                continue
-            if waiting and self.running < max_seqs:
-                self._admit()
-            if prefilling:
-                self._mixed_step()
-            else:
-                self._decode_run()
-
-    def _admit(self) -> None:
-        """Waiting requests in arrival order while a sequence slot and their KV cache are free (one request
-        is always admitted into an empty replica, as engines run a request longer than the cache's share)."""
-        limits = self.scheduler
-        while self.waiting and self.running < limits.max_seqs:
-            head = self.waiting[0]
-            if self.running and self.reserved + self.need[head] > limits.kv_tokens:
-                return
-            self.waiting.popleft()
-            self.prefilling.append(head)
-            self.reserved += self.need[head]
-            self.running += 1
-
-    def _kv(self) -> float:
-        return float(self.decode_base + self.decoding * self.decode_steps)
-
-    def _mixed_step(self) -> None:
-        """One step: a token for every decoding request, then prompt chunks within what is left of the budget."""
-        budget = self.scheduler.token_budget - (self.decoding if self.scheduler.mixed else 0)
-        tokens, span = 0, 0.0
-        finished_prompts = []
-        for request in self.prefilling:
-            if budget <= 0:
+    The replica's state is held in locals and the steps are written out in one loop rather than as methods: the
+    loop runs a few thousand events per simulation and a search runs a few simulations per candidate, so Python's
+    attribute and call overheads were most of a serving answer's time. The arithmetic, and its order, is that of
+    the scheduler described at the top of this module: the same inputs give the same floats."""
+    count = len(arrival)
+    token_budget, max_seqs, kv_tokens, block = (
+        scheduler.token_budget, scheduler.max_seqs, scheduler.kv_tokens, scheduler.block
+    )  # fmt: skip
+    mixed = scheduler.mixed
+    need = [-(-(prompt[i] + output[i]) // block) * block for i in range(count)]  # KV reserved, whole pages
+    first = [math.inf] * count
+    finish = [math.inf] * count
+    prefilled = [0] * count  # prompt tokens prefilled so far
+    base = [0] * count  # prompt + 1 − the decode step at which it joined the decodes
+    waiting: deque[int] = deque()
+    prefilling: deque[int] = deque()  # admitted, prompt not yet complete; first come first served
+    ends: list[tuple[int, int]] = []  # heap of (decode step after which it is complete, request)
+    heappush, heappop, ceil = heapq.heappush, heapq.heappop, math.ceil
+    decoding = 0
+    decode_base = 0  # Σ base over the decoding requests: their KV tokens = base + decoding × steps
+    decode_steps = 0  # decode steps so far (every decoding request advances on each)
+    reserved = 0  # KV tokens reserved by the running requests
+    running = 0
+    now = 0.0
+    nxt = 0  # the next request to arrive
+    completed = 0
+    queue_at_last_arrival = 0
+    while completed < count:
+        while nxt < count and arrival[nxt] <= now:
+            waiting.append(nxt)
+            nxt += 1
+            if nxt == count:  # requests without a first token yet: the queue
+                queue_at_last_arrival = len(waiting) + len(prefilling)
+        if running == 0 and not waiting:
+            now = arrival[nxt]  # idle until the next request
+            continue
+        # admission: waiting requests in arrival order while a sequence slot and their KV cache are free (one
+        # request is always admitted into an empty replica, as engines run a request longer than the cache's share)
+        while waiting and running < max_seqs:
+            head = waiting[0]
+            if running and reserved + need[head] > kv_tokens:
                 break
-            offset = self.prefilled[request]
-            chunk = min(self.prompt[request] - offset, budget)
-            budget -= chunk
-            tokens += chunk
-            span += chunk * (offset + chunk / 2)
-            self.prefilled[request] = offset + chunk
-            if offset + chunk == self.prompt[request]:
-                finished_prompts.append(request)
-        if not self.scheduler.mixed:  # a prefill batch: the running requests wait for it
-            self.now += self.step_time(0, 0.0, tokens, span)
-        else:
-            self.now += self.step_time(self.decoding, self._kv(), tokens, span)
-            if self.decoding:
-                self.decode_steps += 1
-                self._retire()
-        for request in finished_prompts:
-            self.prefilling.remove(request)
-            self.first[request] = self.now
-            if self.output[request] <= 1:
-                self._complete(request)
-                continue
-            # joins the decodes: its KV tokens are prompt + 1 now and grow by one a decode step
-            self.base[request] = self.prompt[request] + 1 - self.decode_steps
-            self.decode_base += self.base[request]
-            self.decoding += 1
-            heapq.heappush(self.ends, (self.decode_steps + self.output[request] - 1, request))
-
-    def _decode_run(self) -> None:
-        """Steps that only decode, advanced together up to the next completion, or up to the step after the next
-        arrival when it could be admitted at once."""
-        decoding, done = self.decoding, self.decode_steps
-        kv = float(self.decode_base + decoding * done)
-        steps = self.ends[0][0] - done
-        first_step = self.step_time(decoding, kv, 0, 0.0)
-        nxt = self.next
-        if nxt < len(self.arrival) and not self.waiting and self.running < self.scheduler.max_seqs:
-            steps = min(steps, max(1, math.ceil((self.arrival[nxt] - self.now) / first_step)))
+            waiting.popleft()
+            prefilling.append(head)
+            reserved += need[head]
+            running += 1
+        if prefilling:
+            # one step: a token for every decoding request, then prompt chunks within what is left of the budget
+            budget = token_budget - (decoding if mixed else 0)
+            tokens, span = 0, 0.0
+            finished = 0  # the prompts this step completes: the first of `prefilling` (chunks go in its order)
+            for request in prefilling:
+                if budget <= 0:
+                    break
+                offset = prefilled[request]
+                chunk = prompt[request] - offset
+                if chunk > budget:
+                    chunk = budget
+                budget -= chunk
+                tokens += chunk
+                span += chunk * (offset + chunk / 2)
+                prefilled[request] = offset + chunk
+                if offset + chunk == prompt[request]:
+                    finished += 1
+            if not mixed:  # a prefill batch: the running requests wait for it
+                now += step_time(0, 0.0, tokens, span)
+            else:
+                now += step_time(decoding, float(decode_base + decoding * decode_steps), tokens, span)
+                if decoding:
+                    decode_steps += 1
+                    while ends and ends[0][0] <= decode_steps:  # complete: the cache freed
+                        request = heappop(ends)[1]
+                        decoding -= 1
+                        decode_base -= base[request]
+                        finish[request] = now
+                        completed += 1
+                        running -= 1
+                        reserved -= need[request]
+            for _ in range(finished):
+                request = prefilling.popleft()
+                first[request] = now
+                if output[request] <= 1:
+                    finish[request] = now
+                    completed += 1
+                    running -= 1
+                    reserved -= need[request]
+                    continue
+                # joins the decodes: its KV tokens are prompt + 1 now and grow by one a decode step
+                base[request] = prompt[request] + 1 - decode_steps
+                decode_base += base[request]
+                decoding += 1
+                heappush(ends, (decode_steps + output[request] - 1, request))
+            continue
+        # steps that only decode, advanced together up to the next completion, or up to the step after the next
+        # arrival when it could be admitted at once
+        kv = float(decode_base + decoding * decode_steps)
+        steps = ends[0][0] - decode_steps
+        first_step = step_time(decoding, kv, 0, 0.0)
+        if nxt < count and not waiting and running < max_seqs:
+            until = ceil((arrival[nxt] - now) / first_step)  # steps to the one after the next arrival, at least 1
+            if until < steps:
+                steps = until if until > 1 else 1
         if steps > 8:  # the context grows by a token a step: over a few steps the first step's time stands
-            last_step = self.step_time(decoding, kv + decoding * (steps - 1), 0, 0.0)
-            self.now += steps * (first_step + last_step) / 2
+            last_step = step_time(decoding, kv + decoding * (steps - 1), 0, 0.0)
+            now += steps * (first_step + last_step) / 2
         else:
-            self.now += steps * first_step
-        self.decode_steps = done + steps
-        if self.ends[0][0] <= self.decode_steps:
-            self._retire()
-
-    def _retire(self) -> None:
-        """Requests whose last token the steps so far produced: complete, their cache freed."""
-        while self.ends and self.ends[0][0] <= self.decode_steps:
-            _, request = heapq.heappop(self.ends)
-            self.decoding -= 1
-            self.decode_base -= self.base[request]
-            self._complete(request)
-
-    def _complete(self, request: int) -> None:
-        self.finish[request] = self.now
-        self.completed += 1
-        self.running -= 1
-        self.reserved -= self.need[request]
+            now += steps * first_step
+        decode_steps += steps
+        while ends and ends[0][0] <= decode_steps:  # complete: the cache freed
+            request = heappop(ends)[1]
+            decoding -= 1
+            decode_base -= base[request]
+            finish[request] = now
+            completed += 1
+            running -= 1
+            reserved -= need[request]
+    return _Outcome(first, finish, queue_at_last_arrival)
 
 
 def poisson_arrivals(rate: float, requests: int, seed: int = DEFAULT_SEED) -> list[float]:
     """Arrival times of a Poisson process at `rate` per second (exponential gaps from random.Random(seed)); the
     same seed gives the same arrivals, scaled by 1 / rate, whatever the rate."""
-    rng = random.Random(seed)
+    uniform, log = random.Random(seed).random, math.log
     t, times = 0.0, []
     for _ in range(requests):
-        t += rng.expovariate(rate)
+        t += -log(1.0 - uniform()) / rate  # random.Random.expovariate(rate), written out (no call per draw)
         times.append(t)
     return times
 
@@ -309,10 +308,10 @@ def simulate(
     arrival = poisson_arrivals(rate, requests, seed)
     lengths = random.Random(seed + 1)
     draw_prompt, draw_output = prompts.sampler(lengths), outputs.sampler(lengths)
-    prompt = [draw_prompt() for _ in range(requests)]
-    output = [draw_output() for _ in range(requests)]
-    run = _Run(scheduler, step_time, arrival, prompt, output)
-    run.run()
+    # constant lengths draw nothing from `lengths`, so writing them out leaves the lognormal draws as they were
+    prompt = [prompts.mean] * requests if prompts.constant else [draw_prompt() for _ in range(requests)]
+    output = [outputs.mean] * requests if outputs.constant else [draw_output() for _ in range(requests)]
+    run = _run(scheduler, step_time, arrival, prompt, output)
     measured = range(min(warmup, requests - 1), requests)
     ttft = [run.first[i] - arrival[i] + per_request_s for i in measured]
     tpot = [(run.finish[i] - run.first[i]) / (output[i] - 1) for i in measured if output[i] > 1] or [0.0]

@@ -78,6 +78,9 @@ class ServingOption:
     replica: tuple[ServingEstimate, float, float] | None = None
     verified: bool = False  # its latency simulated: `estimate` carries the latency at the offered load and peak
     warnings: list[Warning_] = field(default_factory=list)  # about its cost: budgets, the other term
+    # verified at the peak, its simulation at the offered load not run yet (`_settle` runs it): the replicas the
+    # simulation needs, for the estimate
+    deferred: int | None = None
 
     @property
     def miss_reason(self) -> str | None:
@@ -219,19 +222,22 @@ def _search(ask: _Ask, offers: list[Offer]) -> ServingSearch:
         else:
             rejected.append((offer.sku_id, *why_not))
     verified = _verify_ranked(ask, pending, rank_key)
+    rank = _lazy(ask, rank_key)
     options.extend(verified.best.values())
     for sku in verified.settled - set(verified.best):  # every candidate simulated, none meets: the nearest miss
         nearest = [m for m in (verified.nearest.get(sku), steady_misses.get(sku)) if m is not None]
         if nearest:
             misses.append(min(nearest, key=_miss_key))
     misses.extend(verified.over_budget)
-    options.sort(key=rank_key)
+    options.sort(key=rank)
     misses.sort(key=lambda o: (o.peak.tpot_ms, o.cost.compared_monthly, o.offer.sku_id))
     options = options[: constraints.limit]
-    for rank, option in enumerate(options, start=1):
-        option.rank = rank
+    for place, option in enumerate(options, start=1):
+        option.rank = place
+        _settle(ask, option)
     misses = misses[: constraints.limit]
     for miss in misses:
+        _settle(ask, miss)
         _simulated(ask, miss)
     for option in options + misses:  # only those shown: the search evaluates far more
         _with_other_term(option)
@@ -262,13 +268,14 @@ def _verify_ranked(ask: _Ask, pending: list[ServingOption], rank_key: Callable[[
     limit = ask.constraints.limit
     result = _Verified({}, {}, [], set())
     left = Counter(candidate.offer.sku_id for candidate in pending)
-    for candidate in sorted(pending, key=rank_key):
-        shown = sorted(result.best.values(), key=rank_key)[:limit]
-        if len(shown) >= limit and rank_key(shown[-1]) <= rank_key(candidate):
+    rank = _lazy(ask, rank_key)
+    for candidate in sorted(pending, key=rank):
+        shown = sorted(result.best.values(), key=rank)[:limit]
+        if len(shown) >= limit and rank(shown[-1]) <= rank(candidate):
             break
         sku = candidate.offer.sku_id
         left[sku] -= 1
-        if sku in result.best and rank_key(result.best[sku]) <= rank_key(candidate):
+        if sku in result.best and rank(result.best[sku]) <= rank(candidate):
             continue
         option = _verify(ask, candidate.region, candidate)
         if option is None:
@@ -281,13 +288,53 @@ def _verify_ranked(ask: _Ask, pending: list[ServingOption], rank_key: Callable[[
         if budget_miss:
             option.misses.extend(budget_miss)
             result.over_budget.append(option)
-        elif sku not in result.best or rank_key(option) < rank_key(result.best[sku]):
+        elif sku not in result.best or rank(option) < rank(result.best[sku]):
             option.warnings = [*option.warnings, *warnings]
             result.best[sku] = option
     result.settled = {sku for sku, count in left.items() if count == 0}
     over = [o for o in result.over_budget if o.offer.sku_id not in result.best]
-    result.over_budget = [min(g, key=rank_key) for g in _by_sku(over).values()]
+    result.over_budget = [min(g, key=rank) for g in _by_sku(over).values()]
     return result
+
+
+class _LazyRank:
+    """An option's rank key whose parts that read the simulation at the offered load (TPOT, TTFT, end-to-end
+    latency) are computed only when the parts before them tie: the cheapest objective's first three parts (cost
+    per token, monthly price, headroom) come from the steady state and the price, so a verified option that is
+    never shown, and never ties one that is, is not simulated at the offered load. Compares as the full key."""
+
+    __slots__ = ("ask", "option", "rank_key")
+
+    def __init__(self, ask: _Ask, option: ServingOption, rank_key: Callable[[ServingOption], Any]) -> None:
+        self.ask, self.option, self.rank_key = ask, option, rank_key
+
+    def _order(self, other: _LazyRank) -> int:
+        if self.rank_key is _key:
+            mine, theirs = _key(self.option)[:3], _key(other.option)[:3]
+            if mine != theirs:
+                return -1 if mine < theirs else 1
+        _settle(self.ask, self.option)
+        _settle(other.ask, other.option)
+        mine, theirs = self.rank_key(self.option), self.rank_key(other.option)
+        return -1 if mine < theirs else (1 if mine > theirs else 0)
+
+    def __lt__(self, other: _LazyRank) -> bool:
+        return self._order(other) < 0
+
+    def __le__(self, other: _LazyRank) -> bool:
+        return self._order(other) <= 0
+
+
+def _lazy(ask: _Ask, rank_key: Callable[[ServingOption], Any]) -> Callable[[ServingOption], _LazyRank]:
+    return lambda option: _LazyRank(ask, option, rank_key)
+
+
+def _settle(ask: _Ask, option: ServingOption) -> None:
+    """The option's estimate with its simulated latency, where `_verify` deferred it (nothing otherwise: an option
+    not yet verified keeps the steady state's figures)."""
+    if option.deferred is not None:
+        needed, option.deferred = option.deferred, None
+        _simulated(ask, option, needed)
 
 
 def _by_sku(options: list[ServingOption]) -> dict[str, list[ServingOption]]:
@@ -364,10 +411,29 @@ def _verify(ask: _Ask, region: str, option: ServingOption) -> ServingOption | No
         # the simulation decides the load the replicas carry: the steady state's peak misses no longer apply
         rebuilt.misses = [m for m in rebuilt.misses if m[0] == "slo_one_request"]
         option = rebuilt
+    if _meets_at_peak_simulated(ask, option, node) is True:
+        option.deferred = needed  # the simulation at the offered load waits until the option is shown or tied
+        return option
     _simulated(ask, option, needed)
     if option.estimate.meets_slo is False and not option.misses:
         option.misses.append(_simulated_miss(cfg, option.estimate.latency["peak"] if option.estimate.latency else None))
     return option
+
+
+def _meets_at_peak_simulated(ask: _Ask, option: ServingOption, node: Cluster) -> bool | None:
+    """True where the estimate's verdict at the peak is known to be "meets" without simulating anything new: an
+    SLO is set and the peak simulation the estimate would read, at (requests_per_s / replicas) × peak_factor, is
+    the one the replica search already ran (the same rate to the last bit) and met it. None: not known."""
+    cfg = ask.cfg
+    if cfg.requests_per_s is None or option.verified or option.estimate.max_concurrency < 1:
+        return None
+    if cfg.slo_ttft_ms is None and cfg.slo_tpot_ms is None:
+        return None
+    searched = cfg.requests_per_s * cfg.peak_factor / option.replicas
+    if cfg.requests_per_s / option.replicas * cfg.peak_factor != searched:
+        return None
+    latency = peak_latency(ask.model, cfg, node, tp=option.tp, pp=option.pp, replicas=option.replicas)
+    return True if latency is not None and meets_at_peak(latency, cfg) else None
 
 
 def _simulated(ask: _Ask, option: ServingOption, needed: int | None = None) -> None:

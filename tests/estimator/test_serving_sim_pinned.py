@@ -1,0 +1,83 @@
+"""Regression guard for the scheduler simulation: the figures of a few replicas at their peak, as the simulator
+gave them when these cases were written, to the last digit. Speed-ups of app/estimator/serving_sim.py (and of the
+search that calls it) must not move any figure for the same seed; these are not published measurements (the
+simulator's accuracy is checked in test_serving_sim.py and test_serving_loaded_published.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.estimator.hardware import get_gpu
+from app.estimator.presets import get_preset
+from app.estimator.serving import ServingConfig, peak_latency
+from app.estimator.serving_sim import LoadLatency, Quantiles
+from app.estimator.specs import Cluster
+
+H100 = Cluster(gpu=get_gpu("h100-80g-sxm"), gpus_per_node=8)
+A100 = Cluster(gpu=get_gpu("a100-80g-sxm"), gpus_per_node=8)
+A100_TWO_NODES = Cluster(
+    gpu=get_gpu("a100-80g-sxm"), gpus_per_node=8, nodes=2, inter_node_gbps=3200, inter_node_fabric="ib-ndr-400"
+)
+
+
+def _latency(ttft: tuple, tpot: tuple, e2e: tuple, saturated: bool) -> LoadLatency:
+    return LoadLatency(Quantiles(*ttft), Quantiles(*tpot), Quantiles(*e2e), saturated, 1000)
+
+
+# name: (preset, cluster, tp, pp, replicas, ServingConfig fields, the simulated latency at the peak)
+CASES = {
+    "dense, vLLM, one A100": (
+        "llama-3.1-8b", A100, 1, 1, 4, {"input_tokens": 1024, "output_tokens": 256, "requests_per_s": 10},
+        _latency((0.08602122490591313, 0.1538881473201684, 0.26884387073176774),
+                 (0.01850829604714722, 0.020941417359228755, 0.022813700999455556),
+                 (4.829330042449875, 5.471087776826446, 5.914524631138953), False),
+    ),
+    "long prompts, TP 8 H100": (
+        "llama-3.1-70b", H100, 8, 1, 3, {"input_tokens": 8000, "output_tokens": 300, "requests_per_s": 5},
+        _latency((0.8003397095413121, 1.8815007609570444, 3.0732456626362867),
+                 (0.10808831881237652, 0.16419007817049214, 0.19417930651391466),
+                 (33.4870415909956, 50.05350804133828, 60.04101693749054), False),
+    ),
+    "lognormal lengths": (
+        "llama-3.1-8b", H100, 1, 1, 2,
+        {"input_tokens": 1000, "output_tokens": 300, "input_tokens_p95": 3000, "output_tokens_p95": 900,
+         "requests_per_s": 8},
+        _latency((0.024182581073048937, 0.06997876867475555, 0.16178335010747943),
+                 (0.010508764371321009, 0.01187746973165344, 0.013731729224093962),
+                 (1.9862300777557174, 6.692061636938036, 17.613763743301206), False),
+    ),
+    "MoE, SGLang (prefill steps alone)": (
+        "mixtral-8x7b", H100, 2, 1, 1,
+        {"input_tokens": 512, "output_tokens": 512, "requests_per_s": 5, "engine": "sglang"},
+        _latency((0.06497114266069559, 0.10439229150877623, 0.17084645636944934),
+                 (0.05263041445985012, 0.05370304499789473, 0.0540913862706996),
+                 (26.955944429805015, 27.5067570272224, 27.69605720078279), False),
+    ),
+    "pipeline over two servers": (
+        "llama-3.1-70b", A100_TWO_NODES, 8, 2, 1, {"input_tokens": 1024, "output_tokens": 256, "requests_per_s": 2},
+        _latency((0.06456351417527628, 0.10109049766647332, 0.16065567537308253),
+                 (0.016942138852554182, 0.017841616537908504, 0.01866824730207154),
+                 (4.390397053295516, 4.620720240271621, 4.827212070714149), False),
+    ),
+    "saturated": (
+        "llama-3.1-70b", H100, 8, 1, 1, {"input_tokens": 8000, "output_tokens": 300, "requests_per_s": 5},
+        _latency((160.84348584443103, 249.48315482330997, 271.96323317078543),
+                 (0.19589263925944347, 0.19589269128786002, 0.19589270321103908),
+                 (219.41538587426223, 289.86120207025994, 296.7578048809135), True),
+    ),
+    "KV cache bound, long lognormal prompts": (
+        "llama-3.1-70b", A100, 4, 1, 2,
+        {"input_tokens": 8000, "output_tokens": 2000, "input_tokens_p95": 20000, "requests_per_s": 3,
+         "max_model_len": 32768},
+        _latency((2402.282105646524, 3736.9391992277647, 4084.686101573018),
+                 (0.09203657739922853, 0.09483115894170437, 0.09726881370100188),
+                 (2580.9165060326313, 3921.9808334940203, 4231.837653003108), True),
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_simulated_figures_are_unchanged(name: str) -> None:
+    preset, cluster, tp, pp, replicas, fields, expected = CASES[name]
+    latency = peak_latency(get_preset(preset).model, ServingConfig(**fields), cluster, tp=tp, pp=pp, replicas=replicas)
+    assert latency == expected  # exact: the same inputs and seed give the same floats
