@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from functools import lru_cache
 from typing import Annotated, Literal
+from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 DEFAULT_SQLITE_URL = "sqlite:///./data/gpu-sizer.db"
 SUPPORTED_SCHEMES = ("sqlite", "postgresql", "postgresql+psycopg")
+LOOPBACK = ("localhost", "127.0.0.1", "::1")
 # Comma-separated in the environment (`CORS_ORIGINS=https://a.example,https://b.example`).
 CommaList = Annotated[list[str], NoDecode]
 
@@ -92,6 +94,25 @@ class Settings(BaseSettings):
     hf_max_fetches: int = Field(default=2, ge=1, le=64)
     cors_origins: CommaList = []
     trusted_hosts: CommaList = ["localhost", "127.0.0.1", "testserver"]
+
+    def production_problems(self) -> list[str]:
+        """What `ENV=prod` refuses to serve with: defaults that are fine on a laptop and wrong in production.
+        `serve` stops with these (one line each) instead of starting."""
+        problems = []
+        if self.database_url.startswith("sqlite"):
+            problems.append(
+                "DATABASE_URL is SQLite: production runs on PostgreSQL (one file on one host is neither shared "
+                "by app servers nor backed up by pg_dump; docs/operations.md)"
+            )
+        endpoint = urlsplit(self.hf_endpoint)
+        if self.hf_token is not None and endpoint.scheme == "http" and endpoint.hostname not in LOOPBACK:
+            problems.append("HF_TOKEN would travel unencrypted: HF_ENDPOINT must be https:// (or on this host)")
+        if "testserver" in self.trusted_hosts:
+            problems.append(
+                "TRUSTED_HOSTS is at its default (it lists 'testserver', the test client's name): list the host "
+                "names the service is reached by"
+            )
+        return problems
 
     @field_validator("database_url")
     @classmethod
