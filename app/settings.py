@@ -59,6 +59,9 @@ class Settings(BaseSettings):
     pdf_workers: int = Field(default=1, ge=1, le=16)
     pdf_timeout_s: float = Field(default=30.0, gt=0, le=600)
     pdf_max_waiting: int = Field(default=4, ge=1, le=256)
+    # Stored PDFs: one per quote and language (a new status or template replaces it), all together at most
+    # PDF_STORE_MAX_BYTES; the least recently used go first and are rendered again when asked for.
+    pdf_store_max_bytes: int = Field(default=24 * 1024 * 1024, ge=1024 * 1024)
 
     # Hardening (issue 9): limits, rate limiting, browsers and proxies.
     max_body_bytes: int = Field(default=1024 * 1024, ge=1024)
@@ -92,6 +95,16 @@ class Settings(BaseSettings):
     hf_token: SecretStr | None = None
     hf_timeout_s: float = Field(default=10.0, gt=0, le=120)
     hf_max_fetches: int = Field(default=2, ge=1, le=64)
+    # The Hub config cache (app.hub.models) is bounded whatever clients send: it keeps only configs the
+    # estimator can size, each at most HF_CONFIG_MAX_BYTES as compact JSON (real configs are 1-10 KB; a
+    # bigger one is used for its request and not kept), all rows together at most HF_CACHE_MAX_BYTES
+    # (the least recently used go first). A refusal (no such model, gated, not sizeable…) is remembered
+    # for HF_MISS_TTL_S, and one client address may make HF_NEW_IDS_PER_MINUTE Hub requests for ids not
+    # in the cache (0: no limit); past it 429 with Retry-After.
+    hf_cache_max_bytes: int = Field(default=8 * 1024 * 1024, ge=64 * 1024)
+    hf_config_max_bytes: int = Field(default=64 * 1024, ge=1024)
+    hf_miss_ttl_s: int = Field(default=600, ge=0)
+    hf_new_ids_per_minute: int = Field(default=10, ge=0)
     cors_origins: CommaList = []
     trusted_hosts: CommaList = ["localhost", "127.0.0.1", "testserver"]
 

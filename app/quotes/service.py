@@ -640,12 +640,21 @@ def printable(session: Session, *, public_id: str, base_path: str = "/quotes") -
 def pdf_source(
     session: Session, *, public_id: str, lang: str, base_url: str = ""
 ) -> tuple[QuoteOut, str, bytes | None]:
-    """The quote, the HTML its PDF is made from, and that PDF when it was rendered before."""
-    quote, seller = printable(session, public_id=public_id)
-    html = printing.render_html(quote, seller, lang=lang, inline_css=True, base_url=base_url)
-    return quote, html, repository.cached_document(session, documents.html_digest(html))
-
-
-def keep_pdf(session: Session, *, public_id: str, html: str, pdf: bytes) -> None:
+    """The quote, the HTML its PDF is made from, and that PDF when it was rendered from that HTML before."""
     row = get_quote_row(session, public_id=public_id)
-    repository.keep_document(session, quote_id=row.id, html_sha256=documents.html_digest(html), pdf=pdf)
+    quote, seller = quote_out(row, base_path="/quotes"), dict(row.snapshot["seller"])
+    html = printing.render_html(quote, seller, lang=lang, inline_css=True, base_url=base_url)
+    digest = documents.html_digest(html)
+    return quote, html, repository.cached_document(session, quote_id=row.id, lang=lang, html_sha256=digest)
+
+
+def keep_pdf(session: Session, *, public_id: str, lang: str, html: str, pdf: bytes, max_total_bytes: int) -> None:
+    row = get_quote_row(session, public_id=public_id)
+    repository.keep_document(
+        session,
+        quote_id=row.id,
+        lang=lang,
+        html_sha256=documents.html_digest(html),
+        pdf=pdf,
+        max_total_bytes=max_total_bytes,
+    )
