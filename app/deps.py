@@ -26,12 +26,14 @@ from app.settings import Settings
 
 REQUEST_SESSION = "request_session"  # marks (in Session.info) the sessions the unit of work ends
 CLIENT = "client"  # the client's address (in Session.info), for limits counted per client below the routes
+SETTINGS = "settings"  # the app's settings (in Session.info), for those limits' values
 
 
 def get_session(request: Request) -> Iterator[Session]:
     session: Session = request.app.state.sessionmaker()
     session.info[REQUEST_SESSION] = True
     session.info[CLIENT] = request.client.host if request.client else "unknown"
+    session.info[SETTINGS] = request.app.state.settings
     try:
         yield session
         session.commit()  # a no-op once the route has ended its unit of work

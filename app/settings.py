@@ -59,6 +59,11 @@ class Settings(BaseSettings):
     pdf_workers: int = Field(default=1, ge=1, le=16)
     pdf_timeout_s: float = Field(default=30.0, gt=0, le=600)
     pdf_max_waiting: int = Field(default=4, ge=1, le=256)
+    # New quotes one client address may issue per minute, on every path that issues them (POST /quotes, the
+    # wizard's and the serving page's quote forms) together; an idempotent replay is not counted. It bounds
+    # what one client adds to the quotes table (docs/operations.md, "Bounded growth"); 0 turns it off, as
+    # RATE_LIMIT_PER_MINUTE=0 does.
+    quotes_per_minute: int = Field(default=10, ge=0)
     # Stored PDFs: one per quote and language (a new status or template replaces it), all together at most
     # PDF_STORE_MAX_BYTES; the least recently used go first and are rendered again when asked for.
     pdf_store_max_bytes: int = Field(default=24 * 1024 * 1024, ge=1024 * 1024)

@@ -16,6 +16,7 @@ import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import cache
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
@@ -26,12 +27,15 @@ from app.catalog import repository as catalog_repository
 from app.catalog.models import Sku, SkuAddon
 from app.catalog.pricing import sku_pricing
 from app.catalog.service import fabric_addon_of, joining_fabric
-from app.errors import Conflict, InvalidInput, NotFound
+from app.deps import CLIENT, SETTINGS
+from app.errors import Conflict, InvalidInput, NotFound, TooManyRequests
 from app.estimator.vocabulary import QUOTE_STATUSES, TERM_MONTHS, Term
 from app.money import bp_to_percent, from_minor, to_minor
 from app.quotes import documents, printing, repository
 from app.quotes.models import Quote, QuoteLine
 from app.quotes.schemas import CustomerOut, QuoteCreate, QuoteLineOut, QuoteLinks, QuoteList, QuoteOut
+from app.ratelimit.service import RateLimiter
+from app.settings import Settings
 
 PUBLIC_ID_BYTES = 24  # 192 random bits → 32 URL-safe characters
 PUBLIC_ID_RE = re.compile(r"^[A-Za-z0-9_-]{32}$")
@@ -379,6 +383,27 @@ def request_hash(data: QuoteCreate) -> str:
 # ---------------------------------------------------------------- create
 
 
+def _count_new_quote(session: Session) -> None:
+    """One new quote, counted against the client's QUOTES_PER_MINUTE (the settings and client address the
+    request's session carries: app.deps.get_session); past it 429 with Retry-After."""
+    settings = session.info.get(SETTINGS)
+    if not isinstance(settings, Settings) or settings.quotes_per_minute == 0 or settings.rate_limit_per_minute == 0:
+        return
+    limiter = _quotes_limiter(settings.quotes_per_minute)
+    decision = limiter.hit(session.get_bind().engine, f"quotes-new|{session.info.get(CLIENT, 'unknown')}")
+    if not decision.allowed:
+        raise TooManyRequests(
+            f"This address has issued {settings.quotes_per_minute} quotes in the last minute (QUOTES_PER_MINUTE); "
+            f"try again in {decision.retry_after_s} s.",
+            headers={"Retry-After": str(decision.retry_after_s)},
+        )
+
+
+@cache
+def _quotes_limiter(per_minute: int) -> RateLimiter:
+    return RateLimiter(limit=per_minute)
+
+
 def create_quote(
     session: Session,
     *,
@@ -396,6 +421,7 @@ def create_quote(
     digest = request_hash(data)
     if idempotency_key is not None and (earlier := repository.get_by_idempotency_key(session, idempotency_key)):
         return _replay(earlier, digest, idempotency_key, base_path)
+    _count_new_quote(session)
     sku = _resolve_sku(session, data.sku_id)
     _region(sku, data.region)  # refused before anything is numbered or written
     offered = _offered_addons(session, sku)
