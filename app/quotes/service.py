@@ -421,7 +421,6 @@ def create_quote(
     digest = request_hash(data)
     if idempotency_key is not None and (earlier := repository.get_by_idempotency_key(session, idempotency_key)):
         return _replay(earlier, digest, idempotency_key, base_path)
-    _count_new_quote(session)
     sku = _resolve_sku(session, data.sku_id)
     _region(sku, data.region)  # refused before anything is numbered or written
     offered = _offered_addons(session, sku)
@@ -432,6 +431,7 @@ def create_quote(
     priced = _price(sku, addons, quantity=data.quantity, nodes=nodes, cards=cards, term=data.term, months=months)
     joined = joining_fabric(sku, offered) is not None
     notes = _notes(sku, nodes, priced.notes, fabric=fabric_addon_of(sku, offered), rented=addons, joined=joined)
+    _count_new_quote(session)  # only a quote about to be written counts: a refused request spends nothing
     now = _now()
     quote = _new_quote(
         sku,

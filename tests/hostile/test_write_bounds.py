@@ -98,6 +98,8 @@ def test_new_quotes_are_limited_per_client_on_every_path(app_settings: Settings,
     settings = app_settings.model_copy(update={"quotes_per_minute": 2, "rate_limit_per_minute": 1000})
     db.info[CLIENT], db.info[SETTINGS] = f"client-{uuid.uuid4().hex}", settings
     with client_for(settings, db) as client:
+        for _ in range(3):  # refused requests write nothing and spend nothing
+            assert client.post("/quotes", json=h100_body(sku_id="no-such-sku")).status_code in (404, 422)
         key = {"Idempotency-Key": uuid.uuid4().hex}
         statuses = [client.post("/quotes", json=h100_body(), headers=key).status_code for _ in range(2)]
         statuses += [client.post("/quotes", json=h100_body()).status_code for _ in range(2)]
