@@ -18,7 +18,6 @@ RUN pip install /tmp/src && rm -rf /tmp/src && mkdir -p data && chown app:app da
 
 USER app
 EXPOSE 8000
-# The app's own health check (python:3.11-slim has no curl): /readyz answers 200 once the database does.
-HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
-    CMD ["python", "-c", "import os, urllib.request; urllib.request.urlopen(f'http://127.0.0.1:{os.environ.get(\"PORT\", \"8000\")}/readyz', timeout=2)"]
+# The app's own health check: /readyz on this port with a Host header TRUSTED_HOSTS allows (app/healthcheck.py).
+HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 CMD ["python", "-m", "app.healthcheck"]
 CMD ["sh", "-c", "gpu-sizer migrate && gpu-sizer seed && gpu-sizer serve --workers 2"]

@@ -69,7 +69,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @contextmanager
-def _serving(gpu_sizer: Path, cwd: Path, env: dict[str, str]) -> Iterator[str]:
+def _serving(gpu_sizer: Path, cwd: Path, env: dict[str, str], host: str | None = None) -> Iterator[str]:
     process = subprocess.Popen(
         [str(gpu_sizer), "serve"],
         cwd=cwd,
@@ -85,7 +85,8 @@ def _serving(gpu_sizer: Path, cwd: Path, env: dict[str, str]) -> Iterator[str]:
         while True:
             assert process.poll() is None, process.stderr.read() if process.stderr else ""
             try:
-                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
+                headers = {"Host": host} if host else {}
+                if httpx.get(f"{base}/healthz", headers=headers, timeout=1).status_code == 200:
                     break
             except httpx.HTTPError:
                 pass
@@ -129,3 +130,19 @@ def test_installed_wheel_migrates_seeds_and_serves_pages_css_and_a_pdf(installed
         assert pdf.status_code == 200, pdf.text
         assert pdf.headers["content-type"] == "application/pdf"
         assert pdf.content.startswith(b"%PDF-")
+
+
+def test_the_health_check_passes_on_a_live_server_and_fails_without_one(installed: Path, tmp_path: Path) -> None:
+    """The image's HEALTHCHECK (`python -m app.healthcheck`), with TRUSTED_HOSTS naming only a public name."""
+    env = {
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'health.db'}",
+        "PORT": str(free_port()),
+        "TRUSTED_HOSTS": "sizer.example.com,*.example.org",
+    }
+    python = str(installed / "python")
+    _run([str(installed / "gpu-sizer"), "migrate"], cwd=tmp_path, env=env)
+    down = subprocess.run([python, "-m", "app.healthcheck"], cwd=tmp_path, env={**os.environ, **env}, timeout=30)
+    assert down.returncode == 1
+    with _serving(installed / "gpu-sizer", tmp_path, env, host="sizer.example.com") as base:
+        assert httpx.get(f"{base}/readyz", timeout=10).status_code == 400  # 127.0.0.1 is not a served name
+        _run([python, "-m", "app.healthcheck"], cwd=tmp_path, env=env)

@@ -10,7 +10,9 @@ What can go wrong, and what the caller gets (every error names the field):
     no such model, or no config.json in it                          422
     a gated or private model (401/403)                              422: needs HF_TOKEN with access
     a Hub error (5xx), a body over MAX_BODY_BYTES, not JSON          502
-    a config the estimator cannot size (not a decoder LLM)           422 with the parser's reason
+    a config the estimator cannot size (not a decoder LLM), or with  422 with the parser's reason
+    a number no model has (a 400-digit integer, 1e308)
+    this client asked for HF_NEW_IDS_PER_MINUTE new ids already     429 with Retry-After
 
 No database transaction stays open while the Hub is asked: the cache is read, the transaction ended (its
 connection back in the pool), the Hub asked, and the config kept in a short transaction of its own. So
@@ -18,6 +20,10 @@ connection back in the pool), the Hub asked, and the config kept in a short tran
 
 A fetched config passes the same bounds as a pasted one: the size of a request body (MAX_BODY_BYTES),
 the JSON bounds of app.jsonguard, then the estimator's own checks (app.estimator.models).
+
+The cache is bounded whatever clients send (app.hub.models): keyed by the id case-folded, it keeps only
+configs that pass those checks (compact, at most HF_CONFIG_MAX_BYTES), remembers refusals for
+HF_MISS_TTL_S, and stays under HF_CACHE_MAX_BYTES by evicting the rows used least recently.
 """
 
 from __future__ import annotations
