@@ -42,14 +42,13 @@ import httpx
 from sqlalchemy.orm import Session
 
 from app import messages
-from app.deps import CLIENT
+from app.db.engine import CLIENT
 from app.errors import AppError, BadGateway, InvalidInput, ServiceUnavailable, TooManyRequests
 from app.estimator.models import model_from_hf_config
 from app.estimator.specs import EstimatorError
 from app.hub import repository
 from app.jsonguard import Refusal, check_body
 from app.planner.schemas import WorkloadIn
-from app.quotes.schemas import QuoteCreate
 from app.ratelimit.service import RateLimiter
 from app.settings import Settings
 
@@ -85,14 +84,6 @@ def with_hub_config(session: Session, request: W, *, settings: Settings, field: 
         return request
     config = hub_config(session, model.hf_id, settings=settings, field=field)
     return request.model_copy(update={"model": model.model_copy(update={"hf_config": config})})
-
-
-def quote_with_hub_config(session: Session, data: QuoteCreate, *, settings: Settings) -> QuoteCreate:
-    """A quote's workload with its Hub model's config filled in: the quote keeps the config it was priced on."""
-    if data.workload is None:
-        return data
-    workload = with_hub_config(session, data.workload, settings=settings, field="workload." + FIELD)
-    return data.model_copy(update={"workload": workload})
 
 
 def hub_config(session: Session, hf_id: str, *, settings: Settings, field: str = FIELD) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import select, text
 from sqlalchemy.orm import Session
 
-from app.deps import CLIENT, SETTINGS
+from app.db.engine import CLIENT, SETTINGS
 from app.estimator.presets import preset_config
 from app.quotes.models import Quote
 from app.quotes.schemas import MAX_WORKLOAD_JSON_BYTES

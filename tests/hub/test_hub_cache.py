@@ -17,7 +17,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
-from app.deps import CLIENT
+from app.db.engine import CLIENT
 from app.estimator.presets import get_preset, preset_config
 from app.hub.models import HubConfig
 from app.settings import Settings
