@@ -9,12 +9,15 @@ RUN apt-get update \
     && apt-get install -y --no-install-recommends libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz-subset0 fonts-noto-cjk \
     && rm -rf /var/lib/apt/lists/*
 RUN useradd --create-home --uid 10001 app
-COPY pyproject.toml README.md alembic.ini ./
-COPY app ./app
-COPY migrations ./migrations
-COPY static ./static
-RUN pip install . && mkdir -p data && chown app:app data
+# The wheel carries everything it runs with (templates, CSS and JavaScript, migrations, data files: package
+# data under app/), so the source is installed and removed: `gpu-sizer` works from any directory, as
+# tests/test_wheel.py checks on a wheel installed the same way.
+COPY pyproject.toml README.md /tmp/src/
+COPY app /tmp/src/app
+RUN pip install /tmp/src && rm -rf /tmp/src && mkdir -p data && chown app:app data
 
 USER app
 EXPOSE 8000
-CMD ["sh", "-c", "python -m app migrate && python -m app seed && python -m app serve --workers 2"]
+# The app's own health check: /readyz on this port with a Host header TRUSTED_HOSTS allows (app/healthcheck.py).
+HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 CMD ["python", "-m", "app.healthcheck"]
+CMD ["sh", "-c", "gpu-sizer migrate && gpu-sizer seed && gpu-sizer serve --workers 2"]

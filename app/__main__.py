@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from app.admin.cli import ADMIN_COMMANDS, add_admin_commands, run_admin_command
 from app.db.engine import DatabaseUnavailable, build_engine, build_sessionmaker, check_connection
-from app.db.migrate import upgrade
+from app.db.migrate import revisions, upgrade
 from app.planner.cli import add_recommend_command, run_recommend_command
 from app.reference.cli import add_rate_command, run_rate_command
 from app.seed import seed_database
@@ -35,9 +35,15 @@ def _describe(exc: ValidationError) -> str:
 def cmd_migrate(settings: Settings) -> None:
     engine = build_engine(settings.database_url)
     check_connection(engine)
+    found = revisions(engine, settings.database_url)
     engine.dispose()
     upgrade(settings.database_url)
-    print("migrate: database is at the latest revision")
+    if found.before is None:
+        print(f"migrate: created the schema (revision {found.head})")
+    elif found.before != found.head:
+        print(f"migrate: upgraded the database from revision {found.before} to {found.head}")
+    else:
+        print(f"migrate: the database is already at the latest revision ({found.head})")
 
 
 def cmd_seed(settings: Settings) -> None:
@@ -48,7 +54,13 @@ def cmd_seed(settings: Settings) -> None:
     engine.dispose()
 
 
+class NotForProduction(Exception):
+    """ENV=prod with a setting production must not run with (Settings.production_problems)."""
+
+
 def cmd_serve(settings: Settings, *, workers: int = 1) -> None:
+    if settings.env == "prod" and (problems := settings.production_problems()):
+        raise NotForProduction("ENV=prod refuses to serve: " + "; ".join(problems))
     engine = build_engine(settings.database_url)
     check_connection(engine)
     engine.dispose()
@@ -99,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValidationError as exc:
         print(f"error: bad configuration: {_describe(exc)}", file=sys.stderr)
         return 2
-    except DatabaseUnavailable as exc:
+    except (DatabaseUnavailable, NotForProduction) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     return 0

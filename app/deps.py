@@ -22,7 +22,7 @@ from fastapi import Depends, Request
 from sqlalchemy.orm import Session
 
 from app.bodies import CheckedBodyRoute
-from app.db.engine import LOCK_DEADLINE
+from app.db.engine import CLIENT, LOCK_DEADLINE, SETTINGS
 from app.settings import Settings
 
 REQUEST_SESSION = "request_session"  # marks (in Session.info) the sessions the unit of work ends
@@ -34,6 +34,8 @@ ARRIVED_AT = "arrived_at"  # request.state: time.monotonic() when the request ar
 def get_session(request: Request) -> Iterator[Session]:
     session: Session = request.app.state.sessionmaker()
     session.info[REQUEST_SESSION] = True
+    session.info[CLIENT] = request.client.host if request.client else "unknown"
+    session.info[SETTINGS] = request.app.state.settings
     arrived_at = getattr(request.state, ARRIVED_AT, None)
     lock_timeout_ms = request.app.state.settings.db_lock_timeout_ms
     if arrived_at is not None and lock_timeout_ms > 0:  # app.db.engine bounds the request's lock waits by it

@@ -29,7 +29,7 @@ from app.settings import Settings, get_settings
 from app.web import routes as web_routes
 from app.web import serve as web_serve
 
-STATIC_DIR = Path(__file__).resolve().parents[1] / "static"
+STATIC_DIR = Path(__file__).resolve().parent / "static"  # package data: shipped in the wheel
 DESCRIPTION = (
     "Sizes GPU servers for training, fine-tuning and serving large language models: per-GPU memory, "
     "parallel plans, speed, cost and quotes. Money is a decimal string with an ISO 4217 currency code; "
@@ -86,8 +86,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(web_routes.router)
     app.include_router(web_serve.router)
     install_html_error_pages(app)  # after every handler is installed: it wraps them
-    if STATIC_DIR.is_dir():
-        app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+    app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")  # fails at start when not shipped
     return app
 
 

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from functools import lru_cache
 from typing import Annotated, Literal
+from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 DEFAULT_SQLITE_URL = "sqlite:///./data/gpu-sizer.db"
 SUPPORTED_SCHEMES = ("sqlite", "postgresql", "postgresql+psycopg")
+LOOPBACK = ("localhost", "127.0.0.1", "::1")
 # Comma-separated in the environment (`CORS_ORIGINS=https://a.example,https://b.example`).
 CommaList = Annotated[list[str], NoDecode]
 
@@ -57,6 +59,14 @@ class Settings(BaseSettings):
     pdf_workers: int = Field(default=1, ge=1, le=16)
     pdf_timeout_s: float = Field(default=30.0, gt=0, le=600)
     pdf_max_waiting: int = Field(default=4, ge=1, le=256)
+    # New quotes one client address may issue per minute, on every path that issues them (POST /quotes, the
+    # wizard's and the serving page's quote forms) together; an idempotent replay is not counted. It bounds
+    # what one client adds to the quotes table (docs/operations.md, "Bounded growth"); 0 turns it off, as
+    # RATE_LIMIT_PER_MINUTE=0 does.
+    quotes_per_minute: int = Field(default=10, ge=0)
+    # Stored PDFs: one per quote and language (a new status or template replaces it), all together at most
+    # PDF_STORE_MAX_BYTES; the least recently used go first and are rendered again when asked for.
+    pdf_store_max_bytes: int = Field(default=24 * 1024 * 1024, ge=1024 * 1024)
 
     # Hardening (issue 9): limits, rate limiting, browsers and proxies.
     max_body_bytes: int = Field(default=1024 * 1024, ge=1024)
@@ -101,8 +111,37 @@ class Settings(BaseSettings):
     hf_token: SecretStr | None = None
     hf_timeout_s: float = Field(default=10.0, gt=0, le=120)
     hf_max_fetches: int = Field(default=2, ge=1, le=64)
+    # The Hub config cache (app.hub.models) is bounded whatever clients send: it keeps only configs the
+    # estimator can size, each at most HF_CONFIG_MAX_BYTES as compact JSON (real configs are 1-10 KB; a
+    # bigger one is used for its request and not kept), all rows together at most HF_CACHE_MAX_BYTES
+    # (the least recently used go first). A refusal (no such model, gated, not sizeable…) is remembered
+    # for HF_MISS_TTL_S, and one client address may make HF_NEW_IDS_PER_MINUTE Hub requests for ids not
+    # in the cache (0: no limit); past it 429 with Retry-After.
+    hf_cache_max_bytes: int = Field(default=8 * 1024 * 1024, ge=64 * 1024)
+    hf_config_max_bytes: int = Field(default=64 * 1024, ge=1024)
+    hf_miss_ttl_s: int = Field(default=600, ge=0)
+    hf_new_ids_per_minute: int = Field(default=10, ge=0)
     cors_origins: CommaList = []
     trusted_hosts: CommaList = ["localhost", "127.0.0.1", "testserver"]
+
+    def production_problems(self) -> list[str]:
+        """What `ENV=prod` refuses to serve with: defaults that are fine on a laptop and wrong in production.
+        `serve` stops with these (one line each) instead of starting."""
+        problems = []
+        if self.database_url.startswith("sqlite"):
+            problems.append(
+                "DATABASE_URL is SQLite: production runs on PostgreSQL (one file on one host is neither shared "
+                "by app servers nor backed up by pg_dump; docs/operations.md)"
+            )
+        endpoint = urlsplit(self.hf_endpoint)
+        if self.hf_token is not None and endpoint.scheme == "http" and endpoint.hostname not in LOOPBACK:
+            problems.append("HF_TOKEN would travel unencrypted: HF_ENDPOINT must be https:// (or on this host)")
+        if "testserver" in self.trusted_hosts:
+            problems.append(
+                "TRUSTED_HOSTS is at its default (it lists 'testserver', the test client's name): list the host "
+                "names the service is reached by"
+            )
+        return problems
 
     @field_validator("database_url")
     @classmethod

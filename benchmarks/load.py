@@ -164,6 +164,7 @@ def start_server(database_url: str, workers: int) -> tuple[subprocess.Popen, str
         "ENV": "dev",
         "LOG_LEVEL": "warning",
         "RATE_LIMIT_PER_MINUTE": "1000000",
+        "QUOTES_PER_MINUTE": "0",  # every client here is one address: the per-client quote limit would answer
     }
     for step in ("migrate", "seed"):
         subprocess.run([sys.executable, "-m", "app", step], cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL)

@@ -144,6 +144,7 @@ def app_settings(database_url: str, hub_server: StandInHub) -> Settings:
         database_url=database_url,
         env="test",
         rate_limit_per_minute=0,
+        hf_new_ids_per_minute=0,  # counted in the database too (tests/hub/test_hub_cache.py turns it on)
         metrics_enabled=True,
         hf_endpoint=hub_server.url,
     )

@@ -55,3 +55,33 @@ def test_migrate_seed_serve_over_http(tmp_path: Path) -> None:
         assert httpx.get(f"{base}/readyz").status_code == 200
         skus = {s["id"]: s for s in httpx.get(f"{base}/catalog/skus").json()}
         assert skus["a100-40g-pcie-card"]["price"]["terms"]["annual"]["monthly_effective"] == "2240.00"
+
+
+def test_migrate_says_it_created_then_upgraded_nothing(tmp_path: Path) -> None:
+    env = {"DATABASE_URL": f"sqlite:///{tmp_path / 'new.db'}"}
+    assert "created the schema" in _run(["migrate"], env).stdout
+    assert "already at the latest revision" in _run(["migrate"], env).stdout
+
+
+def test_prod_refuses_to_serve_on_laptop_defaults(tmp_path: Path) -> None:
+    env = {
+        "ENV": "prod",
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'prod.db'}",
+        "HF_ENDPOINT": "http://mirror.internal:8080",
+        "HF_TOKEN": "hf_secret",
+        "PORT": str(free_port()),
+    }
+    result = _run(["serve"], env)
+    assert result.returncode == 2
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith("error: ENV=prod refuses to serve: DATABASE_URL is SQLite")
+    assert "HF_TOKEN would travel unencrypted" in line
+    assert "TRUSTED_HOSTS is at its default" in line
+    assert "hf_secret" not in line
+    # The same settings but named hosts and an https Hub leave only the database to fix.
+    env |= {"HF_ENDPOINT": "https://mirror.internal", "TRUSTED_HOSTS": "sizer.example.com"}
+    (line,) = _run(["serve"], env).stderr.strip().splitlines()
+    assert line == (
+        "error: ENV=prod refuses to serve: DATABASE_URL is SQLite: production runs on PostgreSQL (one file on "
+        "one host is neither shared by app servers nor backed up by pg_dump; docs/operations.md)"
+    )

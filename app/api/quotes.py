@@ -87,7 +87,15 @@ async def quote_pdf(public_id: str, request: Request, session: SessionDep, lang:
         # end the read's transaction first: no connection is held while the document renders
         await run_in_threadpool(session.commit)
         pdf = await request.app.state.pdf_renderer.render(html)
-        await run_in_threadpool(service.keep_pdf, session, public_id=public_id, html=html, pdf=pdf)
+        await run_in_threadpool(
+            service.keep_pdf,
+            session,
+            public_id=public_id,
+            lang=lang,
+            html=html,
+            pdf=pdf,
+            max_total_bytes=request.app.state.settings.pdf_store_max_bytes,
+        )
     headers = {"Content-Disposition": f'inline; filename="{quote.number}.pdf"'}
     return Response(pdf, media_type="application/pdf", headers=headers)
 

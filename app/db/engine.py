@@ -82,6 +82,10 @@ def build_engine(url: str, limits: ServerLimits | None = None) -> Engine:
 
 # Session.info key: the time.monotonic() by which a request's waits on locks must end (set by app.deps).
 LOCK_DEADLINE = "lock_deadline"
+# Session.info keys app.deps.get_session sets for limits counted per client below the routes (app.hub's new
+# Hub ids, app.quotes' new quotes): the client's address, and the app's settings for those limits' values.
+CLIENT = "client"
+SETTINGS = "settings"
 # The least wait a transaction still gets once its request's budget is spent (it queued that long for a
 # thread): a lock held by a commit in flight still clears (40 concurrent accepts of one quote all finish
 # within 0.25 s, so each holds its row lock about 6 ms), while a held table lock fails the request at once.

@@ -2,7 +2,7 @@
 
 FastAPI's default /docs page loads Swagger UI from a CDN and starts it with an inline script; both
 are refused by `script-src 'self'`. Here the Swagger UI files come from the swagger-ui-bundle-v2
-package (mounted at /docs/assets) and the start-up code is a file, static/js/swagger-init.js.
+package (mounted at /docs/assets) and the start-up code is a file, app/static/js/swagger-init.js.
 """
 
 from __future__ import annotations

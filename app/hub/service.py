@@ -10,7 +10,9 @@ What can go wrong, and what the caller gets (every error names the field):
     no such model, or no config.json in it                          422
     a gated or private model (401/403)                              422: needs HF_TOKEN with access
     a Hub error (5xx), a body over MAX_BODY_BYTES, not JSON          502
-    a config the estimator cannot size (not a decoder LLM)           422 with the parser's reason
+    a config the estimator cannot size (not a decoder LLM), or with  422 with the parser's reason
+    a number no model has (a 400-digit integer, 1e308)
+    this client asked for HF_NEW_IDS_PER_MINUTE new ids already     429 with Retry-After
 
 No database transaction stays open while the Hub is asked: the cache is read, the transaction ended (its
 connection back in the pool), the Hub asked, and the config kept in a short transaction of its own. So
@@ -18,6 +20,10 @@ connection back in the pool), the Hub asked, and the config kept in a short tran
 
 A fetched config passes the same bounds as a pasted one: the size of a request body (MAX_BODY_BYTES),
 the JSON bounds of app.jsonguard, then the estimator's own checks (app.estimator.models).
+
+The cache is bounded whatever clients send (app.hub.models): keyed by the id case-folded, it keeps only
+configs that pass those checks (compact, at most HF_CONFIG_MAX_BYTES), remembers refusals for
+HF_MISS_TTL_S, and stays under HF_CACHE_MAX_BYTES by evicting the rows used least recently.
 """
 
 from __future__ import annotations
@@ -28,23 +34,28 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+from functools import cache
 from typing import Any, Literal, TypeVar
 
 import httpx
 from sqlalchemy.orm import Session
 
 from app import messages
-from app.errors import AppError, BadGateway, InvalidInput, ServiceUnavailable
+from app.db.engine import CLIENT
+from app.errors import AppError, BadGateway, InvalidInput, ServiceUnavailable, TooManyRequests
 from app.estimator.models import model_from_hf_config
 from app.estimator.specs import EstimatorError
 from app.hub import repository
 from app.jsonguard import Refusal, check_body
 from app.planner.schemas import WorkloadIn
+from app.ratelimit.service import RateLimiter
 from app.settings import Settings
 
 REVISION = "main"
 FIELD = "model.hf_id"
 HUB_RETRY_AFTER_S = "30"
+MISS_MAX_CHARS = 2000  # a remembered refusal's code and parameters (the estimator's reason is one sentence)
 W = TypeVar("W", bound=WorkloadIn)
 HubCode = Literal[
     "hub_unreachable",
@@ -62,6 +73,7 @@ HubCode = Literal[
     "hub_json_bounds",
     "hub_not_object",
     "hub_not_sizeable",
+    "hub_new_ids",
 ]
 
 
@@ -75,19 +87,132 @@ def with_hub_config(session: Session, request: W, *, settings: Settings, field: 
 
 
 def hub_config(session: Session, hf_id: str, *, settings: Settings, field: str = FIELD) -> dict[str, Any]:
-    """config.json of `hf_id` at REVISION: from the database, else from the Hub (then kept)."""
-    text = repository.get_config(session, hf_id, REVISION)
-    if text is None:
-        session.commit()  # end the read: no connection or transaction is held while the Hub is waited on
+    """config.json of `hf_id` at REVISION: from the database, else from the Hub (then kept when sizeable).
+
+    The cache key is the id case-folded (the Hub matches ids without regard to case, so one repository
+    must not give a row per spelling). A refusal the Hub or the estimator gave is remembered for
+    HF_MISS_TTL_S and answered again without asking the Hub; a stored row that no longer passes the
+    checks (written by an older release, edited by hand) is deleted and read as a miss."""
+    key = cache_key(hf_id)
+    now = datetime.now(UTC)
+    row = repository.get_row(session, key, REVISION)
+    if row is not None:
+        if row.config_json is None:
+            if row.expires_at is not None and _aware(row.expires_at) > now:
+                remembered = _remembered(row.miss or "", hf_id, field, has_token=settings.hf_token is not None)
+                if remembered is not None:
+                    raise remembered
+        else:
+            try:
+                config = _sizeable(json.loads(row.config_json), hf_id, field)
+            except (AppError, ValueError):
+                config = None
+            if config is not None:
+                repository.touch(session, row, now)
+                return config
+        repository.forget(session, row.id)
+    session.commit()  # end the read: no connection or transaction is held while the Hub is waited on
+    try:
         with _fetching(hf_id, settings=settings, field=field):
+            _count_new_id(session, settings, field)  # a request that got no fetch place spent none
             raw = fetch_config(hf_id, settings=settings, field=field)
-        config = _parsed(raw, hf_id, field)
-        repository.keep_config(session, hf_id, REVISION, raw.decode("utf-8"))
+        config = _sizeable(_parsed(raw, hf_id, field), hf_id, field)
+    except AppError as refusal:
+        _remember(session, key, refusal, settings)
+        raise
+    text = json.dumps(config, separators=(",", ":"), ensure_ascii=False)
+    if len(text.encode("utf-8")) <= settings.hf_config_max_bytes:
+        repository.keep(
+            session,
+            hf_key=key,
+            revision=REVISION,
+            now=now,
+            config_json=text,
+            max_total_bytes=settings.hf_cache_max_bytes,
+        )
         session.commit()
-    else:
-        config = json.loads(text)
-    _check_sizeable(config, hf_id, field)
     return config
+
+
+def cache_key(hf_id: str) -> str:
+    """The id as the cache knows it: Hub ids are case-insensitive (huggingface_hub issues 1453, 2090)."""
+    return hf_id.casefold()
+
+
+# Refusals that stay true for a while, so they are remembered (HF_MISS_TTL_S); an unreachable, slow,
+# busy or failing Hub is not remembered: the next request asks again.
+REMEMBERED: frozenset[HubCode] = frozenset(
+    {
+        "hub_gated",
+        "hub_gated_token",
+        "hub_no_config",
+        "hub_not_found",
+        "hub_too_large",
+        "hub_not_json",
+        "hub_json_bounds",
+        "hub_not_object",
+        "hub_not_sizeable",
+    }
+)
+
+
+def _remember(session: Session, key: str, refusal: AppError, settings: Settings) -> None:
+    error = (refusal.errors or [{}])[0]
+    code = error.get("type")
+    if code not in REMEMBERED or settings.hf_miss_ttl_s == 0:
+        return
+    now = datetime.now(UTC)
+    params, token = error.get("params", {}), settings.hf_token is not None
+    miss = json.dumps({"code": code, "status": refusal.status, "params": params, "token": token})
+    repository.keep(
+        session,
+        hf_key=key,
+        revision=REVISION,
+        now=now,
+        miss=miss[:MISS_MAX_CHARS],
+        expires_at=now + timedelta(seconds=settings.hf_miss_ttl_s),
+        max_total_bytes=settings.hf_cache_max_bytes,
+    )
+    session.commit()
+
+
+def _remembered(miss: str, hf_id: str, field: str, *, has_token: bool) -> AppError | None:
+    """The refusal a miss row holds, worded for the id as this request spells it; None when it was
+    answered with HF_TOKEN set and now it is not, or the other way round (a gated model may open)."""
+    try:
+        stored = json.loads(miss)
+        if stored.get("token", False) != has_token:
+            return None
+        code, params = stored["code"], dict(stored["params"])
+        if "hf_id" in params:
+            params["hf_id"] = hf_id
+        make = _bad_gateway if stored["status"] == BadGateway.status else _invalid
+        return make(field, code, **params)
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None  # not a miss this release wrote: read as no row
+
+
+def _count_new_id(session: Session, settings: Settings, field: str) -> None:
+    """One Hub request for an id not in the cache, counted against the client's HF_NEW_IDS_PER_MINUTE."""
+    if settings.hf_new_ids_per_minute == 0:
+        return
+    client = str(session.info.get(CLIENT, "unknown"))
+    limiter = _new_ids_limiter(settings.hf_new_ids_per_minute)
+    decision = limiter.hit(session.get_bind().engine, f"hub-new-id|{client}")
+    if not decision.allowed:
+        seconds = str(decision.retry_after_s)
+        params = {"limit": settings.hf_new_ids_per_minute, "seconds": seconds}
+        detail, errors = _errors(field, "hub_new_ids", params)
+        raise TooManyRequests(detail, errors=errors, headers={"Retry-After": seconds})
+
+
+@cache
+def _new_ids_limiter(per_minute: int) -> RateLimiter:
+    return RateLimiter(limit=per_minute)
+
+
+def _aware(moment: datetime) -> datetime:
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 class _Fetches:
@@ -177,7 +302,7 @@ def _capped_body(response: httpx.Response, limit: int, deadline: float, hf_id: s
     return b"".join(chunks)
 
 
-def _parsed(raw: bytes, hf_id: str, field: str) -> dict[str, Any]:
+def _parsed(raw: bytes, hf_id: str, field: str) -> Any:
     try:
         check_body(raw)
         config = json.loads(raw.decode("utf-8"))
@@ -187,17 +312,54 @@ def _parsed(raw: bytes, hf_id: str, field: str) -> dict[str, Any]:
         ) from refusal
     except (UnicodeDecodeError, ValueError) as exc:
         raise _bad_gateway(field, "hub_not_json", hf_id=hf_id) from exc
-    if not isinstance(config, dict):
-        raise _invalid(field, "hub_not_object", hf_id=hf_id)
     return config
 
 
-def _check_sizeable(config: dict[str, Any], hf_id: str, field: str) -> None:
-    """Refuse now, naming the id, a config the estimator cannot size (an encoder, a vision model…)."""
+def _sizeable(config: dict[str, Any], hf_id: str, field: str) -> dict[str, Any]:
+    """The config, or refused now, naming the id, when the estimator cannot size it (an encoder, a vision
+    model…) or it holds a number no model has (a 400-digit integer, a float past MAX_NUMBER: they would
+    overflow in the estimator's arithmetic later in the request)."""
+    if not isinstance(config, dict):
+        raise _invalid(field, "hub_not_object", hf_id=hf_id)
+    where = _absurd_number(config, "")
+    if where is not None:
+        reason = f"{where} is out of range (at most {MAX_INTEGER} for an integer, {MAX_NUMBER:g} for a number)"
+        raise _invalid(field, "hub_not_sizeable", hf_id=hf_id, reason=reason)
     try:
         model_from_hf_config(config, name=hf_id)
     except EstimatorError as exc:
         raise _invalid(field, "hub_not_sizeable", hf_id=hf_id, reason=str(exc)) from exc
+    except (ArithmeticError, ValueError, TypeError) as exc:  # a shape the estimator's own checks did not foresee
+        raise _invalid(field, "hub_not_sizeable", hf_id=hf_id, reason=type(exc).__name__) from exc
+    return config
+
+
+# Bounds on every number of a Hub config: far above any real one (the largest counts are vocabularies
+# of ~10^6, context lengths of ~10^7, rope_theta of ~10^9), and small enough that the estimator's
+# products of a few of them stay finite floats and exact integers below 2^63.
+MAX_INTEGER = 2**53
+MAX_NUMBER = 1e15
+
+
+def _absurd_number(value: Any, path: str) -> str | None:
+    """The path of the first number out of bounds, or None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return path or "the config" if abs(value) > MAX_INTEGER else None
+    if isinstance(value, float):
+        return path or "the config" if not math.isfinite(value) or abs(value) > MAX_NUMBER else None
+    if isinstance(value, dict):
+        items: Any = value.items()
+    elif isinstance(value, list):
+        items = enumerate(value)
+    else:
+        return None
+    for name, item in items:
+        found = _absurd_number(item, f"{path}.{name}" if path else str(name))
+        if found is not None:
+            return found
+    return None
 
 
 def _errors(field: str, code: HubCode, params: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:

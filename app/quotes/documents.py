@@ -7,9 +7,10 @@ time limit has its process killed, and the pool starts a fresh one), the request
 a thread, and at most `max_waiting` renderings per worker process are in flight or queued; more is a
 503 with Retry-After, as is a rendering that times out.
 
-A rendered PDF is kept in the database (`quote_documents`), keyed by the SHA-256 of the HTML it was
-made from: the same quote, language, status and template give the same bytes, so each document is
-rendered once for every worker process and app server, and any change makes a new one.
+A rendered PDF is kept in the database (`quote_documents`), one per quote and language, with the SHA-256
+of the HTML it was made from: while the HTML is the same the PDF is served as stored, by every worker
+process and app server; a change (a new status, template or address) renders it again and replaces it.
+All stored PDFs together stay under PDF_STORE_MAX_BYTES, the least recently used deleted first.
 """
 
 from __future__ import annotations

@@ -117,13 +117,18 @@ class QuoteLine(Base):
 
 
 class QuoteDocument(Base):
-    """A quote's PDF, rendered once and kept: keyed by the SHA-256 of the HTML it was rendered from, so a
-    change of language, status (accepted, cancelled, expired) or template is a new document, and every
-    worker process and app server on the database shares the one rendering."""
+    """A quote's PDF, rendered once and kept: one per quote and language. The HTML it was rendered from is
+    named by its SHA-256; a change of status (accepted, cancelled, expired), of template or of address
+    makes other HTML, and its PDF replaces the row, so a quote never holds more than one PDF per language.
+    All rows together stay under PDF_STORE_MAX_BYTES (the least recently used are deleted, and rendered
+    again when asked for), so what clients ask for bounds it."""
 
     __tablename__ = "quote_documents"
 
-    html_sha256: Mapped[str] = mapped_column(String(64), primary_key=True)
-    quote_id: Mapped[int] = mapped_column(ForeignKey("quotes.id", ondelete="CASCADE"), index=True)
+    quote_id: Mapped[int] = mapped_column(ForeignKey("quotes.id", ondelete="CASCADE"), primary_key=True)
+    lang: Mapped[str] = mapped_column(String(8), primary_key=True)
+    html_sha256: Mapped[str] = mapped_column(String(64))
     pdf: Mapped[bytes] = mapped_column(LargeBinary)
+    size_bytes: Mapped[int] = mapped_column(Integer)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    used_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, index=True)

@@ -23,7 +23,7 @@ from app.quotes import serving_words
 from app.quotes.schemas import QuoteOut
 from app.templating import templates
 
-PRINT_CSS = Path(__file__).resolve().parents[2] / "static" / "css" / "print.css"
+PRINT_CSS = Path(__file__).resolve().parents[1] / "static" / "css" / "print.css"
 
 LABELS: dict[str, dict[str, str]] = {
     "en": {

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import ColumnElement, and_, func, or_, select
+from sqlalchemy import ColumnElement, and_, delete, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from app.quotes.models import Quote, QuoteDocument, QuoteNumberCounter
+
+# A read marks its PDF used at most this often (eviction order is exact to within it); eviction deletes
+# in batches of at most this many rows.
+DOCUMENT_TOUCH_EVERY = timedelta(minutes=10)
+EVICT_BATCH = 200
 
 
 def get_by_public_id(session: Session, public_id: str, *, for_update: bool = False) -> Quote | None:
@@ -91,14 +96,60 @@ def list_quotes(
     return list(rows), total
 
 
-def cached_document(session: Session, html_sha256: str) -> bytes | None:
-    return session.scalar(select(QuoteDocument.pdf).where(QuoteDocument.html_sha256 == html_sha256))
+def cached_document(session: Session, *, quote_id: int, lang: str, html_sha256: str) -> bytes | None:
+    """The stored PDF of this quote and language when it was rendered from this very HTML (marked used)."""
+    row = session.execute(
+        select(QuoteDocument.pdf, QuoteDocument.used_at).where(
+            QuoteDocument.quote_id == quote_id, QuoteDocument.lang == lang, QuoteDocument.html_sha256 == html_sha256
+        )
+    ).first()
+    if row is None:
+        return None
+    now = datetime.now(UTC)
+    used_at = row.used_at if row.used_at.tzinfo is not None else row.used_at.replace(tzinfo=UTC)
+    if used_at < now - DOCUMENT_TOUCH_EVERY:
+        session.execute(
+            update(QuoteDocument)
+            .where(QuoteDocument.quote_id == quote_id, QuoteDocument.lang == lang)
+            .values(used_at=now)
+        )
+    return bytes(row.pdf)
 
 
-def keep_document(session: Session, *, quote_id: int, html_sha256: str, pdf: bytes) -> None:
-    """Store a rendered PDF; a second worker that rendered the same document meanwhile changes nothing."""
+def keep_document(
+    session: Session, *, quote_id: int, lang: str, html_sha256: str, pdf: bytes, max_total_bytes: int
+) -> None:
+    """Store a rendered PDF in place of the quote's PDF in that language, then delete the least recently
+    used PDFs while all of them hold more than `max_total_bytes`. A second worker that rendered the same
+    document meanwhile writes the same row."""
     insert = postgresql.insert if session.get_bind().dialect.name == "postgresql" else sqlite.insert
-    statement = insert(QuoteDocument).values(
-        html_sha256=html_sha256, quote_id=quote_id, pdf=pdf, created_at=datetime.now(UTC)
-    )
-    session.execute(statement.on_conflict_do_nothing(index_elements=["html_sha256"]))
+    now = datetime.now(UTC)
+    values = {"html_sha256": html_sha256, "pdf": pdf, "size_bytes": len(pdf), "created_at": now, "used_at": now}
+    statement = insert(QuoteDocument).values(quote_id=quote_id, lang=lang, **values)
+    session.execute(statement.on_conflict_do_update(index_elements=["quote_id", "lang"], set_=values))
+    evict_documents(session, max_total_bytes)
+
+
+def documents_bytes(session: Session) -> int:
+    return int(session.scalar(select(func.coalesce(func.sum(QuoteDocument.size_bytes), 0))) or 0)
+
+
+def evict_documents(session: Session, max_total_bytes: int) -> int:
+    """Delete the PDFs used least recently until they hold at most `max_total_bytes`; the count deleted."""
+    excess = documents_bytes(session) - max_total_bytes
+    deleted = 0
+    while excess > 0:
+        rows = session.execute(
+            select(QuoteDocument.quote_id, QuoteDocument.lang, QuoteDocument.size_bytes)
+            .order_by(QuoteDocument.used_at, QuoteDocument.quote_id)
+            .limit(EVICT_BATCH)
+        ).all()
+        if not rows:
+            break
+        for quote_id, lang, size in rows:
+            if excess <= 0:
+                break
+            session.execute(delete(QuoteDocument).where(QuoteDocument.quote_id == quote_id, QuoteDocument.lang == lang))
+            excess -= size
+            deleted += 1
+    return deleted

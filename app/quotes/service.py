@@ -16,6 +16,7 @@ import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import cache
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
@@ -26,12 +27,15 @@ from app.catalog import repository as catalog_repository
 from app.catalog.models import Sku, SkuAddon
 from app.catalog.pricing import sku_pricing
 from app.catalog.service import fabric_addon_of, joining_fabric
-from app.errors import Conflict, InvalidInput, NotFound
+from app.db.engine import CLIENT, SETTINGS
+from app.errors import Conflict, InvalidInput, NotFound, TooManyRequests
 from app.estimator.vocabulary import QUOTE_STATUSES, TERM_MONTHS, Term
 from app.money import bp_to_percent, from_minor, to_minor
 from app.quotes import documents, printing, repository
 from app.quotes.models import Quote, QuoteLine
 from app.quotes.schemas import CustomerOut, QuoteCreate, QuoteLineOut, QuoteLinks, QuoteList, QuoteOut
+from app.ratelimit.service import RateLimiter
+from app.settings import Settings
 
 PUBLIC_ID_BYTES = 24  # 192 random bits → 32 URL-safe characters
 PUBLIC_ID_RE = re.compile(r"^[A-Za-z0-9_-]{32}$")
@@ -379,6 +383,27 @@ def request_hash(data: QuoteCreate) -> str:
 # ---------------------------------------------------------------- create
 
 
+def _count_new_quote(session: Session) -> None:
+    """One new quote, counted against the client's QUOTES_PER_MINUTE (the settings and client address the
+    request's session carries: app.deps.get_session); past it 429 with Retry-After."""
+    settings = session.info.get(SETTINGS)
+    if not isinstance(settings, Settings) or settings.quotes_per_minute == 0 or settings.rate_limit_per_minute == 0:
+        return
+    limiter = _quotes_limiter(settings.quotes_per_minute)
+    decision = limiter.hit(session.get_bind().engine, f"quotes-new|{session.info.get(CLIENT, 'unknown')}")
+    if not decision.allowed:
+        raise TooManyRequests(
+            f"This address has issued {settings.quotes_per_minute} quotes in the last minute (QUOTES_PER_MINUTE); "
+            f"try again in {decision.retry_after_s} s.",
+            headers={"Retry-After": str(decision.retry_after_s)},
+        )
+
+
+@cache
+def _quotes_limiter(per_minute: int) -> RateLimiter:
+    return RateLimiter(limit=per_minute)
+
+
 def create_quote(
     session: Session,
     *,
@@ -406,6 +431,7 @@ def create_quote(
     priced = _price(sku, addons, quantity=data.quantity, nodes=nodes, cards=cards, term=data.term, months=months)
     joined = joining_fabric(sku, offered) is not None
     notes = _notes(sku, nodes, priced.notes, fabric=fabric_addon_of(sku, offered), rented=addons, joined=joined)
+    _count_new_quote(session)  # only a quote about to be written counts: a refused request spends nothing
     now = _now()
     quote = _new_quote(
         sku,
@@ -640,12 +666,21 @@ def printable(session: Session, *, public_id: str, base_path: str = "/quotes") -
 def pdf_source(
     session: Session, *, public_id: str, lang: str, base_url: str = ""
 ) -> tuple[QuoteOut, str, bytes | None]:
-    """The quote, the HTML its PDF is made from, and that PDF when it was rendered before."""
-    quote, seller = printable(session, public_id=public_id)
-    html = printing.render_html(quote, seller, lang=lang, inline_css=True, base_url=base_url)
-    return quote, html, repository.cached_document(session, documents.html_digest(html))
-
-
-def keep_pdf(session: Session, *, public_id: str, html: str, pdf: bytes) -> None:
+    """The quote, the HTML its PDF is made from, and that PDF when it was rendered from that HTML before."""
     row = get_quote_row(session, public_id=public_id)
-    repository.keep_document(session, quote_id=row.id, html_sha256=documents.html_digest(html), pdf=pdf)
+    quote, seller = quote_out(row, base_path="/quotes"), dict(row.snapshot["seller"])
+    html = printing.render_html(quote, seller, lang=lang, inline_css=True, base_url=base_url)
+    digest = documents.html_digest(html)
+    return quote, html, repository.cached_document(session, quote_id=row.id, lang=lang, html_sha256=digest)
+
+
+def keep_pdf(session: Session, *, public_id: str, lang: str, html: str, pdf: bytes, max_total_bytes: int) -> None:
+    row = get_quote_row(session, public_id=public_id)
+    repository.keep_document(
+        session,
+        quote_id=row.id,
+        lang=lang,
+        html_sha256=documents.html_digest(html),
+        pdf=pdf,
+        max_total_bytes=max_total_bytes,
+    )

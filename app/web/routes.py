@@ -171,7 +171,7 @@ def _results_context(
 
 # ---- pages ---------------------------------------------------------------------------------------
 
-FAVICON = Path(__file__).resolve().parents[2] / "static" / "favicon.ico"
+FAVICON = Path(__file__).resolve().parents[1] / "static" / "favicon.ico"
 
 
 @router.get("/favicon.ico")

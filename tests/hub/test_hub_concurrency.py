@@ -55,7 +55,14 @@ def pg_db(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 def test_a_slow_hub_holds_no_transaction_and_leaves_threads_for_everyone(pg_db: str, slow_hub: StandInHub) -> None:
-    env = server_env(pg_db, HF_ENDPOINT=slow_hub.url, HF_TIMEOUT_S="20", WORKER_THREADS="4", HF_MAX_FETCHES="2")
+    env = server_env(
+        pg_db,
+        HF_ENDPOINT=slow_hub.url,
+        HF_TIMEOUT_S="20",
+        WORKER_THREADS="4",
+        HF_MAX_FETCHES="2",
+        HF_NEW_IDS_PER_MINUTE="0",
+    )
     with running_server(env, workers=2) as base, HealthProbe(base) as probe:
         results: list[httpx.Response | str] = []
 

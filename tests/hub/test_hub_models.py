@@ -64,7 +64,7 @@ def test_second_request_reads_the_database_not_the_hub(client: TestClient, hub: 
     assert first.json()["memory"] == second.json()["memory"]
     assert len(hub.hits) == 1
     row = db.scalars(select(HubConfig)).one()
-    assert (row.hf_id, row.revision) == (QWEN.hf_repo, "main")
+    assert (row.hf_key, row.revision) == (QWEN.hf_repo.casefold(), "main")
     assert json.loads(row.config_json) == preset_config("qwen2.5-7b")
 
 

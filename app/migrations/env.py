@@ -7,6 +7,7 @@ The URL comes from `config.attributes["database_url"]` when the app runs the mig
 from __future__ import annotations
 
 from alembic import context
+from sqlalchemy import Connection
 
 from app.db.engine import build_engine
 from app.models import target_metadata
@@ -18,7 +19,7 @@ config = context.config
 def _database_url() -> str:
     url = config.attributes.get("database_url")
     if url:
-        return url
+        return str(url)
     return get_settings().database_url
 
 
@@ -47,7 +48,7 @@ def run_migrations_online() -> None:
         engine.dispose()  # one-shot: leave no pooled connections behind
 
 
-def _run(connection) -> None:
+def _run(connection: Connection) -> None:
     context.configure(
         connection=connection,
         target_metadata=target_metadata,
