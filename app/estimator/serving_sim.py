@@ -156,9 +156,9 @@ class _Outcome:
     queue_at_last_arrival: int
 
 
-def _run(scheduler: Scheduler, step_time: StepTime, arrival: list[float], prompt: list[int],
+def _run(scheduler: Scheduler, step_time: StepTime, arrival: list[float], prompt: list[int],  # noqa: C901
          output: list[int]) -> _Outcome:  # fmt: skip
-    """One run of the scheduler over the requests (arrival, lengths).
+    """One run of the scheduler over the requests (arrival, lengths). Over the complexity limit by design (C901):
 
     The replica's state is held in locals and the steps are written out in one loop rather than as methods: the
     loop runs a few thousand events per simulation and a search runs a few simulations per candidate, so Python's
