@@ -93,6 +93,8 @@ WARNINGS: dict[str, dict[str, str]] = {
         "{runs_as}.",
         "single_server_only": "{sku} has no InfiniBand or RoCE fabric joining its servers (only its network: "
         "{network}): the job cannot grow beyond one server.",
+        "starts_from_scratch": "Pretraining starts {model} from random weights: the launch does not load the released "
+        "weights of {repo}. To go on training them on new text, ask for task continued_pretrain.",
         "no_kv_cache": "The weights and the engine's reserve leave GPU memory for {kv_cache_tokens:,} tokens of KV "
         "cache, less than one sequence of {context_len:,}: use more GPUs per replica, a smaller weight format or "
         "shorter requests.",
@@ -154,6 +156,8 @@ WARNINGS: dict[str, dict[str, str]] = {
         "fp8_not_launched": "这里提供的训练框架都不以 fp8 运行 {task}：按 {runs_as} 估算、计价和启动。",
         "single_server_only": "{sku} 没有连接服务器的 InfiniBand 或 RoCE 网络（只有其网络：{network}）："
         "作业无法扩展到一台服务器之外。",
+        "starts_from_scratch": "预训练从随机权重开始训练 {model}：启动配置不会加载 {repo} 已发布的权重。"
+        "若要在新文本上继续训练这些权重，请选择任务 continued_pretrain（继续预训练）。",
         "no_kv_cache": "权重和推理引擎的预留只给 KV 缓存留下 {kv_cache_tokens:,} 个 token 的显存，"
         "不够一条 {context_len:,} token 的序列：请为每个副本使用更多 GPU、更小的权重格式或更短的请求。",
         "slo_missed": "并发 {concurrency:.1f} 时 TTFT 为 {ttft_ms:.0f} ms、TPOT 为 {tpot_ms:.1f} ms，达不到 {slo}："
@@ -170,6 +174,7 @@ TASK_LABELS: dict[str, dict[str, dict[str, str]]] = {
             "lora": "LoRA",
             "qlora": "QLoRA (4-bit base)",
             "full_finetune": "Full fine-tune",
+            "continued_pretrain": "Continued pretraining",
             "pretrain": "Pretraining",
             "inference": "Inference",
             "serving": "Serving",
@@ -178,6 +183,7 @@ TASK_LABELS: dict[str, dict[str, dict[str, str]]] = {
             "lora": "LoRA",
             "qlora": "QLoRA（4 位基座）",
             "full_finetune": "全参数微调",
+            "continued_pretrain": "继续预训练",
             "pretrain": "预训练",
             "inference": "推理",
             "serving": "在线推理服务",
@@ -188,6 +194,7 @@ TASK_LABELS: dict[str, dict[str, dict[str, str]]] = {
             "lora": "LoRA fine-tune",
             "qlora": "QLoRA fine-tune (4-bit base)",
             "full_finetune": "Full fine-tune",
+            "continued_pretrain": "Continued pretraining",
             "pretrain": "Pretraining",
             "inference": "Inference",
             "serving": "Serving",
@@ -196,6 +203,7 @@ TASK_LABELS: dict[str, dict[str, dict[str, str]]] = {
             "lora": "LoRA 微调",
             "qlora": "QLoRA 微调（4 位基座）",
             "full_finetune": "全参数微调",
+            "continued_pretrain": "继续预训练",
             "pretrain": "预训练",
             "inference": "推理",
             "serving": "在线推理服务",
@@ -206,6 +214,7 @@ TASK_LABELS: dict[str, dict[str, dict[str, str]]] = {
             "lora": "LoRA fine-tuning",
             "qlora": "QLoRA fine-tuning",
             "full_finetune": "full fine-tuning",
+            "continued_pretrain": "continued pretraining",
             "pretrain": "pretraining",
             "inference": "inference",
             "serving": "serving",
@@ -214,6 +223,7 @@ TASK_LABELS: dict[str, dict[str, dict[str, str]]] = {
             "lora": "LoRA 微调",
             "qlora": "QLoRA 微调",
             "full_finetune": "全参数微调",
+            "continued_pretrain": "继续预训练",
             "pretrain": "预训练",
             "inference": "推理",
             "serving": "在线推理服务",

@@ -64,7 +64,7 @@ from app.estimator.interconnects import (
 )
 from app.estimator.memory import checkpoint_bytes_per_param, offloaded_activation_bytes
 from app.estimator.specs import Cluster, EstimatorError, GpuSpec, ModelSpec, Performance, Plan, Warning_, Workload
-from app.estimator.vocabulary import HALF_PRECISIONS
+from app.estimator.vocabulary import HALF_PRECISIONS, PRETRAINING_TASKS
 
 # Achieved fraction of dense peak by large training GEMMs, calibrated (see module docstring).
 # Plausibility: cuBLAS bf16 GEMMs reach ~85-90 % of peak on A100 and ~70-80 % on H100 SXM at 700 W.
@@ -437,7 +437,7 @@ def _run_costs(model: ModelSpec, workload: Workload, cluster: Cluster) -> RunCos
     trainable = sum(trainable_split(model, workload.task, workload.lora))
     checkpoint = trainable * checkpoint_bytes_per_param(workload)
     gpus = cluster.gpus_per_node * cluster.nodes
-    return run_costs(gpus, cluster.nodes, checkpoint, trainable * 2.0, pretraining=workload.task == "pretrain")
+    return run_costs(gpus, cluster.nodes, checkpoint, trainable * 2.0, pretraining=workload.task in PRETRAINING_TASKS)
 
 
 def _step_key(plan: Plan) -> tuple[object, ...]:

@@ -269,6 +269,7 @@ WarningCode = Literal[
     "ethernet_fabric",
     "communication_bound",
     "single_server_only",
+    "starts_from_scratch",
     "no_kv_cache",
     "slo_missed",
 ]

@@ -337,8 +337,9 @@ class WorkloadIn(RequestModel):
     )
     task: RequestTask = Field(
         default="full_finetune",
-        description="pretrain, full_finetune (default), lora, qlora (4-bit base weights), inference (a batch "
-        "job), or serving (traffic and latency targets: see `serving`).",
+        description="pretrain (from random weights), continued_pretrain (go on pretraining the released weights "
+        "on new text), full_finetune (default), lora, qlora (4-bit base weights), inference (a batch job), or serving "
+        "(traffic and latency targets: see `serving`).",
     )
     precision: Precision = Field(
         default="bf16", description="Compute precision of weights and activations: bf16 (default), fp16, fp8 or fp32."

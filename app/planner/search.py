@@ -49,7 +49,17 @@ from app.estimator.communication import StepShape, offload_time, per_node, tp_co
 from app.estimator.memory import MemoryEstimate, estimate_memory, memory_breakdown
 from app.estimator.performance import PerformanceEstimate, estimate_performance, microbatch_compute_s
 from app.estimator.specs import Cluster, LoraSpec, MemoryBreakdown, ModelSpec, Plan, Workload
-from app.estimator.vocabulary import LORA_TASKS, OFFLOADS, RECOMPUTES, Offload, Optimizer, Precision, Recompute, Task
+from app.estimator.vocabulary import (
+    LORA_TASKS,
+    OFFLOADS,
+    PRETRAINING_TASKS,
+    RECOMPUTES,
+    Offload,
+    Optimizer,
+    Precision,
+    Recompute,
+    Task,
+)
 from app.planner.stacks import Stack, as_run, model_stacks, supported
 
 TP_DEGREES = (1, 2, 4, 8)
@@ -112,13 +122,14 @@ FINETUNE_STEP_TOKENS = FINETUNE_BATCH * 4096
 
 
 def default_global_batch(workload: Workload) -> int:
-    """Sequences per optimizer step when the customer gives none: ~2M tokens for pretraining
+    """Sequences per optimizer step when the customer gives none: ~2M tokens for pretraining, from scratch or
+    continued (Ibrahim et al. 2024, arXiv:2403.08763, continue at the original run's batch)
     (GPT-3 used 0.5M-3.2M, Brown et al. 2020 Table 2.1); for fine-tuning 128 sequences, fewer past 4,096 tokens so
     that a step stays near FINETUNE_STEP_TOKENS (128 sequences of 32k tokens would be 4M tokens a step, and a
     short job a dozen optimizer steps); so that every plan is compared at the same optimisation semantics."""
     if workload.global_batch:
         return workload.global_batch
-    if workload.task == "pretrain":
+    if workload.task in PRETRAINING_TASKS:
         return _pow2(max(1, 2**21 // workload.seq_len))
     return min(FINETUNE_BATCH, _pow2(max(1, FINETUNE_STEP_TOKENS // workload.seq_len)))
 

@@ -22,6 +22,7 @@ from app.estimator.memory import validate_plan
 from app.estimator.models import model_from_hf_config, model_from_params, validate_model
 from app.estimator.presets import get_preset
 from app.estimator.specs import Cluster, EstimatorError, ModelSpec, Plan, Warning_, Workload
+from app.planner.explain import task_warnings
 from app.planner.schemas import HardwareIn, ModelIn, WorkloadIn
 from app.planner.search import default_global_batch
 from app.schemas import mirror
@@ -72,7 +73,7 @@ def resolve_workload(request: WorkloadIn) -> tuple[ModelSpec, Workload, list[War
     model, warnings = resolve_model(request.model)
     workload = request.workload()
     validate_plan(model, workload, Plan(micro_batch=request.micro_batch or 1))
-    return model, workload, warnings
+    return model, workload, warnings + task_warnings(model, workload)
 
 
 def resolve_cluster(hardware: HardwareIn, open_session: SessionOpener) -> tuple[Cluster, list[str]]:
