@@ -316,6 +316,8 @@ MISSES: dict[str, dict[str, str]] = {
         "quote_months": "fits, but bills {months} months, more than the {max_months} a quote rents: re-plan on more "
         "GPUs",
         "budget": "fits, but costs {monthly!m} a month (budget {budget!c})",
+        "inefficient": "fits, but is not a sensible way to run this job: MFU {mfu:.1%} (below {min_mfu:.0%}), "
+        "{exposed_comm_s:,.1f} s of exposed communication against {compute_s:,.1f} s of compute a step; {helps}",
         "budget_converted": "fits, but costs {monthly!m} ({converted_monthly!c}) a month (budget {budget!c})",
         "slo_one_request": "even one request at a time misses {slo}: TTFT {ttft_ms:.0f} ms, TPOT {tpot_ms:.1f} ms "
         "(a faster GPU, more tensor parallelism or a smaller weight format is needed)",
@@ -330,6 +332,8 @@ MISSES: dict[str, dict[str, str]] = {
         "deadline_hours": "放得下，但需要 {hours:.1f} 小时（截止期限 {deadline_days:g} 天）",
         "quote_months": "放得下，但需计费 {months} 个月，超过报价最多可租的 {max_months} 个月：请改用更多 GPU 重新规划",
         "budget": "放得下，但每月费用 {monthly!m}（预算 {budget!c}）",
+        "inefficient": "放得下，但不是运行这项作业的合理方式：MFU {mfu:.1%}（低于 {min_mfu:.0%}），"
+        "每步未被掩盖的通信 {exposed_comm_s:,.1f} 秒，计算仅 {compute_s:,.1f} 秒；{helps}",
         "budget_converted": "放得下，但每月费用 {monthly!m}（{converted_monthly!c}）（预算 {budget!c}）",
         "slo_one_request": "即使一次只处理一个请求也达不到 {slo}：TTFT {ttft_ms:.0f} ms，TPOT {tpot_ms:.1f} ms"
         "（需要更快的 GPU、更高的张量并行度或更小的权重格式）",
@@ -546,6 +550,35 @@ def _rejection_key(code: str, params: Mapping[str, Any]) -> str:
     return code
 
 
+# What would help an `inefficient` plan (app/planner/efficiency.py), joined into its near miss's `{helps}`.
+EFFICIENCY_HELPS: dict[str, dict[str, str]] = {
+    "en": {
+        "lead": "what would help: ",
+        "none": "no change of plan on this SKU helps",
+        "fewer_servers": "fewer servers (less traffic between them)",
+        "faster_fabric": "a faster fabric between the servers (one NIC per GPU)",
+        "more_gpu_memory": "GPUs with more memory, so that the states need no offload",
+        "lora": "LoRA instead of training every weight",
+    },
+    "zh": {
+        "lead": "可行的改进：",
+        "none": "在此 SKU 上换用其他并行方案也无济于事",
+        "fewer_servers": "减少服务器数量（减少服务器间的通信）",
+        "faster_fabric": "服务器之间使用更快的网络（每块 GPU 一块网卡）",
+        "more_gpu_memory": "使用显存更大的 GPU，使训练状态无需卸载",
+        "lora": "改用 LoRA，而不是训练全部权重",
+    },
+}
+
+
+def _efficiency_helps(params: Mapping[str, Any], lang: str) -> Mapping[str, Any]:
+    """An `inefficient` miss's params with `helps` (codes) worded in `lang`."""
+    words = EFFICIENCY_HELPS[lang]
+    helps = [words[code] for code in params.get("helps", [])]
+    text = words["lead"] + LIST_SEP[lang].join(helps) if helps else words["none"]
+    return {**params, "helps": text}
+
+
 def _miss_key(code: str, params: Mapping[str, Any]) -> str:
     """The catalog entry of a miss: a budget priced in another currency, a job shorter than a day in hours."""
     if code == "budget" and "converted_monthly" in params:
@@ -584,7 +617,11 @@ def misses(
     texts = []
     for code, params in reasons:
         key = _miss_key(code, params)
-        texts.append(_render(MISSES[lang][key], _rounded_up(params) if code == "deadline" else params, lang, money))
+        if code == "deadline":
+            params = _rounded_up(params)
+        elif code == "inefficient":
+            params = _efficiency_helps(params, lang)
+        texts.append(_render(MISSES[lang][key], params, lang, money))
     return REASON_SEP[lang].join(texts) or None
 
 
