@@ -9,6 +9,8 @@ fine-tuning on 8 H100 servers over one 400 Gb/s port each: MFU 0.48 %, 172 s of 
 
 from __future__ import annotations
 
+from typing import Any, Final
+
 from app.estimator.specs import Performance
 from app.estimator.vocabulary import FULL_TRAINING_TASKS, Task
 from app.planner.misses import Miss
@@ -21,7 +23,7 @@ MIN_MFU = 0.05
 # best a quarter as fast as its compute allows whatever the other overheads (the same idle share as MIN_MFU's runs
 # reach only with their own overheads on top).
 MAX_EXPOSED_COMM_RATIO = 3.0
-INEFFICIENT = "inefficient"
+INEFFICIENT: Final = "inefficient"
 
 
 def inefficiency(performance: Performance, task: Task, nodes: int) -> Miss | None:
@@ -44,7 +46,7 @@ def inefficiency(performance: Performance, task: Task, nodes: int) -> Miss | Non
         helps.append("more_gpu_memory")
     if task in FULL_TRAINING_TASKS:
         helps.append("lora")
-    params = {
+    params: dict[str, Any] = {
         "mfu": mfu,
         "compute_s": round(compute, 2),
         "exposed_comm_s": round(exposed, 2),
