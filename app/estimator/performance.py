@@ -66,6 +66,13 @@ from app.estimator.memory import checkpoint_bytes_per_param, offloaded_activatio
 from app.estimator.specs import Cluster, EstimatorError, GpuSpec, ModelSpec, Performance, Plan, Warning_, Workload
 from app.estimator.vocabulary import HALF_PRECISIONS, PRETRAINING_TASKS
 
+# Share of the s×s attention score matrix a causal model computes, for the reported MFU (`Performance.mfu`): NVIDIA
+# NeMo's MFU formulas (nemo/utils/flops_formulas.py, `causal_self_attn = True`: the attention term × 0.5) and
+# FlashAttention's benchmarks (Dao-AILab/flash-attention benchmarks/benchmark_flash_attention.py: FLOPs ÷ 2 when
+# causal) count half the matrix, which is what customers compare MFU with; Megatron-LM's
+# num_floating_point_operations and PaLM's appendix B count the whole matrix (Performance.mfu_full_attention). Only
+# the report changes: the time model charges what the kernels execute (compute.py `attention_hw`).
+CAUSAL_ATTENTION_SHARE = 0.5
 # Achieved fraction of dense peak by large training GEMMs, calibrated (see module docstring).
 # Plausibility: cuBLAS bf16 GEMMs reach ~85-90 % of peak on A100 and ~70-80 % on H100 SXM at 700 W.
 # Only ampere and hopper are calibrated; the others are set by analogy (stated as such).
@@ -336,7 +343,8 @@ def _assumption_lines(pp: int, virtual_stages: int) -> tuple[str, ...]:
         f"bubble: 1F1B adds (p−1)/v micro-batch times per step, p={pp}, v={virtual_stages}",
         f"overlapped collectives hide {OVERLAP_HIDE_FRACTION:.0%} of their time behind compute",
         "TP, PP and EP communication are not overlapped; gradients are reduced in 16-bit",
-        "MFU counts attention over the full s×s matrix (Megatron/PaLM convention) against the precision's dense peak",
+        "MFU counts causal attention (half the s×s score matrix, as NVIDIA NeMo's MFU formulas count it) against the "
+        "precision's dense peak; mfu_full_attention counts the full matrix (Megatron-LM / PaLM appendix B)",
     )
 
 
@@ -532,7 +540,9 @@ def _estimate_training(model: ModelSpec, workload: Workload, plan: Plan, cluster
     base = sequences * workload.seq_len / step / gpus
     speed = TUNING_SPEED[plan.tuning] if plan.tuning and not (plan.tuning == "nemo" and model.is_moe) else 1.0
     tokens_per_s = base * gpus * speed
-    mfu = entry.flops.model * tokens_per_s / (gpus * ctx.peak)
+    flops = entry.flops
+    mfu_full = flops.model * tokens_per_s / (gpus * ctx.peak)
+    mfu = (flops.model - (1 - CAUSAL_ATTENTION_SHARE) * flops.attention_model) * tokens_per_s / (gpus * ctx.peak)
     speed_range = (base * RANGE_LOW, base * RANGE_HIGH)
     warnings = list(entry.warnings)
     if exposed > compute:
@@ -548,6 +558,7 @@ def _estimate_training(model: ModelSpec, workload: Workload, plan: Plan, cluster
             mfu=mfu,
             breakdown_s=breakdown,
             tokens_per_s_per_gpu_range=speed_range,
+            mfu_full_attention=mfu_full,
         )
         return PerformanceEstimate(perf, warnings, assumptions)
     ideal = (workload.tokens or 0.0) / tokens_per_s / 3600
@@ -569,6 +580,7 @@ def _estimate_training(model: ModelSpec, workload: Workload, plan: Plan, cluster
         (fast, slow),
         (fast * gpus, slow * gpus),
         run,
+        mfu_full,
     )
     return PerformanceEstimate(perf, warnings, assumptions)
 

@@ -540,7 +540,15 @@ class PerformanceOut(BaseModel):
     step_time_s: float | None = None
     tokens_per_s: float | None = None
     tokens_per_s_per_gpu: float | None = None
-    mfu: float | None = None
+    mfu: float | None = Field(
+        default=None,
+        description="Model FLOPs utilisation, attention counted causally (half the s×s score matrix, as NVIDIA NeMo "
+        "reports MFU), against the precision's dense peak",
+    )
+    mfu_full_attention: float | None = Field(
+        default=None,
+        description="The same with attention counted over the full s×s matrix (Megatron-LM, PaLM appendix B)",
+    )
     breakdown_s: dict[str, float] = Field(default_factory=dict)
     time_to_train_hours: float | None = None
     gpu_hours: float | None = None
