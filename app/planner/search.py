@@ -322,7 +322,54 @@ def search_plans(
         _search_shape(model, workload, cluster, shape, mbs, result)
     if result.best is None and result.closest_plan is not None:
         result.closest_miss = estimate_memory(model, workload, result.closest_plan, cluster)
+    result.best = relieved(model, workload, cluster, result.best, micro_batch)
     return result
+
+
+# Memory relief: a plan within RELIEF_MARGIN of its GPU memory limit takes one more level of activation recompute, or
+# half its micro-batch, where that costs under RELIEF_MAX_SLOWDOWN of its speed and leaves it clear of the margin.
+# The estimate meets measured peaks within a few percent (docs/validation.md, memory), and the caching allocator's
+# fragmentation takes a few percent more on a real run: a plan within 3 % of the limit may not start, and an engineer
+# who signs it turns on selective recompute first (issue 32, "memory relief first").
+RELIEF_MARGIN = 0.03
+RELIEF_MAX_SLOWDOWN = 0.05
+
+
+def relieved(
+    model: ModelSpec, workload: Workload, cluster: Cluster, best: Evaluated | None, micro_batch: int | None = None
+) -> Evaluated | None:
+    """`best`, or where it sits within RELIEF_MARGIN of the GPU memory limit the fastest of its relief plans (one more
+    recompute level; half the micro-batch unless pinned) that some stack runs, clears the margin and keeps
+    (1 − RELIEF_MAX_SLOWDOWN) of its speed. Training only (inference has no recompute to turn on)."""
+    if best is None or workload.task == "inference":
+        return best
+    memory = best.memory.breakdown
+    ceiling = (1 - RELIEF_MARGIN) * (memory.capacity if memory.limit is None else memory.limit)
+    if memory.total < ceiling:
+        return best
+    plan = best.plan
+    candidates = []
+    level = RECOMPUTES.index(plan.recompute)
+    if level + 1 < len(RECOMPUTES):
+        candidates.append(replace(plan, recompute=RECOMPUTES[level + 1]))
+    half = plan.micro_batch // 2
+    global_batch = workload.global_batch or 1
+    if micro_batch is None and half >= 1 and half in micro_batches(workload, plan.dp, global_batch):
+        candidates.append(replace(plan, micro_batch=half))
+    chosen: Evaluated | None = None
+    for candidate in candidates:
+        if not supported(workload, candidate, model):
+            continue
+        held, breakdown = _memory(model, workload, cluster, candidate, PlanSearch(best=None))
+        if not breakdown.fits or breakdown.total >= ceiling:
+            continue
+        performance = estimate_performance(model, workload, held, cluster)
+        if _throughput(performance) < (1 - RELIEF_MAX_SLOWDOWN) * best.throughput:
+            continue
+        found = Evaluated(held, estimate_memory(model, workload, held, cluster), performance)
+        if chosen is None or faster(found, chosen):
+            chosen = found
+    return chosen or best
 
 
 def throughput_bound(
