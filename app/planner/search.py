@@ -330,7 +330,9 @@ def search_plans(
 # half its micro-batch, where that costs under RELIEF_MAX_SLOWDOWN of its speed and leaves it clear of the margin.
 # The estimate meets measured peaks within a few percent (docs/validation.md, memory), and the caching allocator's
 # fragmentation takes a few percent more on a real run: a plan within 3 % of the limit may not start, and an engineer
-# who signs it turns on selective recompute first (issue 32, "memory relief first").
+# who signs it turns on selective recompute first (issue 32, "memory relief first"). Likewise a plan that offloads
+# states to host RAM gives way to one that keeps them on the GPUs (less offload, at any recompute level and
+# micro-batch) within the same speed: pinned host buffers of hundreds of GiB and PCIe traffic are what fails first.
 RELIEF_MARGIN = 0.03
 RELIEF_MAX_SLOWDOWN = 0.05
 
@@ -338,24 +340,48 @@ RELIEF_MAX_SLOWDOWN = 0.05
 def relieved(
     model: ModelSpec, workload: Workload, cluster: Cluster, best: Evaluated | None, micro_batch: int | None = None
 ) -> Evaluated | None:
-    """`best`, or where it sits within RELIEF_MARGIN of the GPU memory limit the fastest of its relief plans (one more
-    recompute level; half the micro-batch unless pinned) that some stack runs, clears the margin and keeps
-    (1 − RELIEF_MAX_SLOWDOWN) of its speed. Training only (inference has no recompute to turn on)."""
+    """`best` after memory relief: where it offloads, the fastest plan of its shape with less offload that some stack
+    runs, clears RELIEF_MARGIN and keeps (1 − RELIEF_MAX_SLOWDOWN) of its speed; then, where it sits within
+    RELIEF_MARGIN of the GPU memory limit, the fastest such plan with one more recompute level or half the micro-batch
+    (unless pinned). Training only (inference has no recompute or offload to trade)."""
     if best is None or workload.task == "inference":
         return best
-    memory = best.memory.breakdown
-    ceiling = (1 - RELIEF_MARGIN) * (memory.capacity if memory.limit is None else memory.limit)
-    if memory.total < ceiling:
-        return best
+    global_batch = workload.global_batch or 1
     plan = best.plan
+    if plan.offload != "none":
+        mbs = micro_batches(workload, plan.dp, global_batch, micro_batch)
+        lighter = [
+            replace(plan, offload=offload, recompute=recompute, micro_batch=mb)
+            for offload in OFFLOADS[: OFFLOADS.index(plan.offload)]
+            for recompute in RECOMPUTES
+            for mb in mbs
+        ]
+        best = _fastest_within(model, workload, cluster, best, lighter) or best
+        plan = best.plan
+    memory = best.memory.breakdown
+    if memory.total < _ceiling(memory):
+        return best
     candidates = []
     level = RECOMPUTES.index(plan.recompute)
     if level + 1 < len(RECOMPUTES):
         candidates.append(replace(plan, recompute=RECOMPUTES[level + 1]))
     half = plan.micro_batch // 2
-    global_batch = workload.global_batch or 1
     if micro_batch is None and half >= 1 and half in micro_batches(workload, plan.dp, global_batch):
         candidates.append(replace(plan, micro_batch=half))
+    return _fastest_within(model, workload, cluster, best, candidates) or best
+
+
+def _ceiling(memory: MemoryBreakdown) -> float:
+    """GPU memory a relieved plan stays under: RELIEF_MARGIN below the limit."""
+    return (1 - RELIEF_MARGIN) * (memory.capacity if memory.limit is None else memory.limit)
+
+
+def _fastest_within(
+    model: ModelSpec, workload: Workload, cluster: Cluster, best: Evaluated, candidates: list[Plan]
+) -> Evaluated | None:
+    """The fastest of `candidates` that some stack runs, that fits clear of RELIEF_MARGIN and that keeps
+    (1 − RELIEF_MAX_SLOWDOWN) of `best`'s speed; None when none does."""
+    ceiling = _ceiling(best.memory.breakdown)
     chosen: Evaluated | None = None
     for candidate in candidates:
         if not supported(workload, candidate, model):
@@ -369,7 +395,7 @@ def relieved(
         found = Evaluated(held, estimate_memory(model, workload, held, cluster), performance)
         if chosen is None or faster(found, chosen):
             chosen = found
-    return chosen or best
+    return chosen
 
 
 def throughput_bound(
