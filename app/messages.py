@@ -396,7 +396,9 @@ HUB: dict[str, dict[str, str]] = {
 }
 
 # What a multi-server option assumes about the fabric joining its servers (app/planner/mappers.py
-# `fabric_assumptions`): the SKU's own, or its add-on, priced (in the cost and the quote) or on consultation.
+# `fabric_assumptions`): the SKU's own, or its add-on, priced (in the cost and the quote) or on consultation; and how
+# far its speed is from the runs that calibrated it (`calibration_assumptions`, app/estimator/performance.py
+# UNCALIBRATED_SLOW).
 ASSUMPTIONS: dict[str, dict[str, str]] = {
     "en": {
         "fabric_with_server": "The speed assumes {nodes} servers joined by {sku}'s {fabric} fabric; the catalog sells "
@@ -405,6 +407,10 @@ ASSUMPTIONS: dict[str, dict[str, str]] = {
         "{addon} ({addon_name}; {monthly!m} a month for the {nodes} servers) is in the cost and the quote.",
         "fabric_addon_on_consultation": "The speed assumes {nodes} servers joined by {sku}'s {fabric} fabric: its "
         "add-on {addon} ({addon_name}) is in the quote, priced on consultation and not in the cost.",
+        "uncalibrated_moe": "No run that calibrated the speed is an MoE model like this one: the range's slow end is "
+        "widened to {factor:.2f}× the typical end (NeMo's Qwen3-30B-A3B runs reached 0.44-0.91× our estimate).",
+        "uncalibrated_offload": "No run that calibrated the speed offloads states to host RAM: the range's slow end is "
+        "widened to {factor:.2f}× the typical end (offloaded steps measured 1.4-1.6× as long).",
     },
     "zh": {
         "fabric_with_server": "速度按 {nodes} 台服务器经 {sku} 的 {fabric} 网络互联估算；目录中没有单独的网络附加项。",
@@ -412,6 +418,10 @@ ASSUMPTIONS: dict[str, dict[str, str]] = {
         "（{addon_name}；{nodes} 台服务器每月 {monthly!m}）已计入费用和报价。",
         "fabric_addon_on_consultation": "速度按 {nodes} 台服务器经 {sku} 的 {fabric} 网络互联估算：其附加项 "
         "{addon}（{addon_name}）已列入报价，价格面议，未计入费用。",
+        "uncalibrated_moe": "校准速度所用的实测运行中没有类似的 MoE 模型：范围的慢端放宽到典型端的 {factor:.2f} 倍"
+        "（NeMo 的 Qwen3-30B-A3B 实测为我们估计值的 0.44-0.91 倍）。",
+        "uncalibrated_offload": "校准速度所用的实测运行都没有把训练状态卸载到主机内存：范围的慢端放宽到典型端的 "
+        "{factor:.2f} 倍（实测卸载后的每步耗时为不卸载时的 1.4-1.6 倍）。",
     },
 }
 

@@ -126,6 +126,20 @@ RANGE_NOTE = (
     f"{RANGE_HIGH:.2f}× (a tuned one: Megatron-LM, torchtitan, NeMo) of the point estimate; time and GPU-hours ranges "
     "run from the tuned stack with expected goodput to the typical one with a less reliable cluster"
 )
+# How far a plan is from the runs that calibrated the speed (docs/validation.md: dense models on A100 and H100 under
+# Megatron-LM, torchtitan, llm-foundry and NeMo, none offloading), as a further factor on the range's slow end:
+# - an MoE model: the one MoE family measured, NeMo / Megatron-Bridge Qwen3-30B-A3B on 16 H100 (held out), ran across
+#   releases at 10,494, 5,275, 5,113 and 9,058 tokens/s per GPU against our 11,559 for the same plan: the slowest is
+#   0.44 of our point (docs/validation.md, speed table);
+# - offloaded states: no calibration run offloads; the article measured offloaded steps 1.4-1.6× as long as without,
+#   so the slow end allows the 1.6× once more on top of the offload time the estimate charges.
+UNCALIBRATED_SLOW: dict[str, float] = {"moe": 5113 / 11559, "offload": 1 / 1.6}
+UNCALIBRATED_NOTES: dict[str, str] = {
+    "moe": "no calibration run is an MoE model of this kind: the range's slow end is widened to {factor:.2f}× the "
+    "typical end (NeMo's Qwen3-30B-A3B runs reached 0.44-0.91× our estimate of them)",
+    "offload": "no calibration run offloads states to host RAM: the range's slow end is widened to {factor:.2f}× the "
+    "typical end (offloaded steps measured 1.4-1.6× as long)",
+}
 GOODPUT_NOTE = (
     "time_to_train_hours and gpu_hours include goodput: interruptions at Llama 3's 466 in 54 days on 16,384 GPUs, "
     "checkpoint saves at Young's optimal interval, evaluation passes and start-up (app/estimator/data/goodput.json)"
@@ -543,13 +557,14 @@ def _estimate_training(model: ModelSpec, workload: Workload, plan: Plan, cluster
     flops = entry.flops
     mfu_full = flops.model * tokens_per_s / (gpus * ctx.peak)
     mfu = (flops.model - (1 - CAUSAL_ATTENTION_SHARE) * flops.attention_model) * tokens_per_s / (gpus * ctx.peak)
-    speed_range = (base * RANGE_LOW, base * RANGE_HIGH)
+    slowest, kinds = calibration_distance(model.is_moe, plan.offload != "none")
+    speed_range = (base * slowest, base * RANGE_HIGH)
     warnings = list(entry.warnings)
     if exposed > compute:
         warnings.append(COMMUNICATION_BOUND)
     assumptions = (
         entry.assumptions + (TUNING_NOTES[plan.tuning],) if plan.tuning and speed != 1.0 else entry.assumptions
-    )
+    ) + _distance_notes(kinds)
     if ctx.run_costs is None:
         perf = Performance(
             step_time_s=step / speed,
@@ -562,7 +577,7 @@ def _estimate_training(model: ModelSpec, workload: Workload, plan: Plan, cluster
         )
         return PerformanceEstimate(perf, warnings, assumptions)
     ideal = (workload.tokens or 0.0) / tokens_per_s / 3600
-    run, fast, slow = ctx.run_costs.with_range(ideal, RANGE_HIGH / speed, RANGE_LOW / speed)
+    run, fast, slow = ctx.run_costs.with_range(ideal, RANGE_HIGH / speed, slowest / speed)
     hours = run.wall_hours
     # positional, in field order (the planner's hot path): the three inference fields are None
     perf = Performance(
@@ -586,6 +601,23 @@ def _estimate_training(model: ModelSpec, workload: Workload, plan: Plan, cluster
 
 
 # --- inference -------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=8)
+def calibration_distance(moe: bool, offload: bool) -> tuple[float, tuple[str, ...]]:
+    """The range's slow end as a multiple of the point (RANGE_LOW, widened by each way the plan differs from every
+    calibration run: UNCALIBRATED_SLOW), and those ways ("moe", "offload")."""
+    slowest, kinds = RANGE_LOW, []
+    for kind, differs in (("moe", moe), ("offload", offload)):
+        if differs:
+            slowest *= UNCALIBRATED_SLOW[kind]
+            kinds.append(kind)
+    return slowest, tuple(kinds)
+
+
+@lru_cache(maxsize=8)
+def _distance_notes(kinds: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(UNCALIBRATED_NOTES[kind].format(factor=UNCALIBRATED_SLOW[kind]) for kind in kinds)
 
 
 def _tp_allreduce_s(model: ModelSpec, plan: Plan, cluster: Cluster, tokens: float) -> float:

@@ -717,7 +717,8 @@ class OptionOut(BaseModel):
     assumptions: list[str] = Field(
         default_factory=list,
         description="What this option assumes beyond the plan: the inter-node fabric a multi-server option's "
-        "speed counts on, and whether its add-on is in the price and the quote",
+        "speed counts on, and whether its add-on is in the price and the quote; how its plan differs from every run "
+        "that calibrated the speed (an MoE model, offloaded states), which widens its range",
     )
 
 
