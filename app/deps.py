@@ -19,17 +19,25 @@ from typing import Annotated, Any
 
 from anyio import CapacityLimiter, to_thread
 from fastapi import Depends, Request
-from fastapi.routing import APIRoute
 from sqlalchemy.orm import Session
 
+from app.bodies import CheckedBodyRoute
+from app.db.engine import LOCK_DEADLINE
 from app.settings import Settings
 
 REQUEST_SESSION = "request_session"  # marks (in Session.info) the sessions the unit of work ends
 
 
+ARRIVED_AT = "arrived_at"  # request.state: time.monotonic() when the request arrived (app.http.observability)
+
+
 def get_session(request: Request) -> Iterator[Session]:
     session: Session = request.app.state.sessionmaker()
     session.info[REQUEST_SESSION] = True
+    arrived_at = getattr(request.state, ARRIVED_AT, None)
+    lock_timeout_ms = request.app.state.settings.db_lock_timeout_ms
+    if arrived_at is not None and lock_timeout_ms > 0:  # app.db.engine bounds the request's lock waits by it
+        session.info[LOCK_DEADLINE] = arrived_at + lock_timeout_ms / 1000
     try:
         yield session
         session.commit()  # a no-op once the route has ended its unit of work
@@ -41,7 +49,8 @@ def get_session(request: Request) -> Iterator[Session]:
 
 
 def get_app_settings(request: Request) -> Settings:
-    return request.app.state.settings
+    settings: Settings = request.app.state.settings  # set by create_app (app.main)
+    return settings
 
 
 SessionDep = Annotated[Session, Depends(get_session, scope="function")]
@@ -105,8 +114,9 @@ async def _off_the_loop(function: Callable[..., None], sessions: list[Session], 
         await to_thread.run_sync(functools.partial(function, sessions, ok=ok), limiter=CapacityLimiter(1))
 
 
-class UnitOfWorkRoute(APIRoute):
-    """The route class of every router: the endpoint's sessions commit in the endpoint's own thread."""
+class UnitOfWorkRoute(CheckedBodyRoute):
+    """The route class of every router: the endpoint's sessions commit in the endpoint's own thread, and
+    its body is parsed and checked off the event loop (app.bodies)."""
 
     def __init__(self, path: str, endpoint: Callable[..., Any], **kwargs: Any) -> None:
         super().__init__(path, unit_of_work(endpoint), **kwargs)

@@ -14,6 +14,7 @@ Database errors map here too: unreachable or out of pool → 503; a lock or stat
 a deadlock or serialisation failure (PostgreSQL) or a locked SQLite file → 503 with Retry-After: 1; a
 unique or foreign-key check lost to a concurrent write → 409.
 
+A request body outside app.jsonguard's bounds is a BodyRefused (an HTTPException, 422 naming the field).
 FastAPI's validation errors are rendered here too, without echoing the rejected input (a huge
 value must not come back, and NaN/Infinity cannot be encoded as JSON at all). Plain HTTP statuses
 (400, 404, 405, 413, 415, 429, …) get the stable types of HTTP_PROBLEMS; the middleware in app/http
@@ -107,6 +108,15 @@ class ServiceUnavailable(AppError, status=503): ...
 
 
 MAX_MESSAGE_CHARS = 200  # a field error's message never carries a huge value back
+
+
+class BodyRefused(StarletteHTTPException):
+    """A request body outside app.jsonguard's bounds: 422 naming the field. An HTTPException, because
+    FastAPI passes those on from reading a body where it would call any other exception a parse error."""
+
+    def __init__(self, field: str, message: str, type_: str) -> None:
+        super().__init__(422, f"{field}: {message}")
+        self.errors = [{"field": field, "message": message, "type": type_}]
 
 
 def problem(
@@ -207,6 +217,10 @@ async def _on_integrity_error(_request: Request, exc: IntegrityError) -> JSONRes
     )
 
 
+async def _on_body_refused(_request: Request, exc: BodyRefused) -> JSONResponse:
+    return http_problem(422, str(exc.detail), errors=exc.errors)
+
+
 async def _on_http_error(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
     detail = str(exc.detail)[:MAX_MESSAGE_CHARS]
     return http_problem(exc.status_code, detail, headers=dict(exc.headers or {}))
@@ -232,5 +246,6 @@ def install_error_handlers(app: FastAPI) -> None:
     for exc_type in (DatabaseUnavailable, OperationalError, InterfaceError, PoolTimeout):
         app.add_exception_handler(exc_type, _on_database_down)
     app.add_exception_handler(IntegrityError, handler_of(_on_integrity_error))
+    app.add_exception_handler(BodyRefused, handler_of(_on_body_refused))
     app.add_exception_handler(StarletteHTTPException, handler_of(_on_http_error))
     app.add_exception_handler(Exception, _on_unexpected)

@@ -22,10 +22,9 @@ from typing import Any
 from babel.numbers import format_decimal, get_currency_precision, get_currency_symbol
 from starlette.requests import Request
 
-from app import messages
+from app import messages, words
 from app.estimator.vocabulary import LANGUAGES
 from app.i18n_serve import SERVE_EN, SERVE_ZH
-from app.planner import words
 
 LANGS = LANGUAGES
 LOCALES = {"en": "en_US", "zh": "zh_Hans_CN"}
@@ -462,6 +461,10 @@ class Translator:
 
     def misses(self, reasons: list[tuple[str, Mapping[str, Any]]]) -> str | None:
         return messages.misses(reasons, self.lang, self.money)
+
+    def launch(self, text: Mapping[str, Any]) -> str:
+        """A serving launch's layout or note ({"code", "params"}), in the page's language."""
+        return messages.launch(str(text["code"]), text["params"], self.lang)
 
     def region(self, slug: str) -> str:
         return REGIONS[self.lang].get(slug, slug)

@@ -15,7 +15,9 @@ SERVE_EN: dict[str, str] = {
     "serve_source": "Which model?",
     "serve_hf_id": "Hugging Face model id",
     "serve_weights": "Weight format",
-    "serve_weights_hint": "int4/int8 are weight-only (AWQ/GPTQ checkpoints); fp8 also runs FP8 math.",
+    "serve_weights_hint": "Default: what the model's checkpoint ships (DeepSeek-V3: block FP8). int4/int8 are "
+    "weight-only (AWQ/GPTQ checkpoints); fp8 also runs FP8 math.",
+    "serve_weights_checkpoint": "As the checkpoint ships",
     "serve_weights_fp16": "FP16",
     "serve_weights_bf16": "BF16",
     "serve_weights_fp8": "FP8",
@@ -74,7 +76,10 @@ SERVE_ZH: dict[str, str] = {
     "serve_source": "哪个模型？",
     "serve_hf_id": "Hugging Face 模型 ID",
     "serve_weights": "权重格式",
-    "serve_weights_hint": "int4/int8 为仅权重量化（AWQ/GPTQ 检查点）；fp8 同时使用 FP8 计算。",
+    "serve_weights_hint": "默认：模型检查点发布时的格式（DeepSeek-V3：分块 FP8）。int4/int8 为仅权重"
+    "量化（AWQ/GPTQ 检查点）；"
+    "fp8 同时使用 FP8 计算。",
+    "serve_weights_checkpoint": "按检查点原样",
     "serve_weights_fp16": "FP16",
     "serve_weights_bf16": "BF16",
     "serve_weights_fp8": "FP8",

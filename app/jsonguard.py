@@ -1,18 +1,32 @@
 """Bounds on a JSON document the service reads, whoever sent it: nested at most MAX_JSON_DEPTH deep,
-finite numbers only, no NUL characters. Request bodies pass through it (app.http.hygiene), and so does
+finite numbers only (none beyond what a 64-bit float holds), no NUL characters, and a bounded count of
+arrays, objects and values. Request bodies pass through it (app.bodies, off the event loop), and so does
 a config.json read from the Hugging Face Hub (app.hub): free-form JSON has no schema to carry these
-rules, PostgreSQL refuses NUL in text, Python's parser reads `NaN`, `Infinity` and `1e400` as
-numbers, and deep nesting costs recursion in every layer that walks it.
+rules, PostgreSQL refuses NUL in text, Python's parser reads `NaN`, `Infinity` and `1e400` as numbers
+(and a 400-digit literal as an int no float can hold), and deep nesting costs recursion in every layer
+that walks it.
+
+The cost of one document is bounded before it is parsed: `bytes.count` (C speed, linear) gives an upper
+bound on its arrays and objects and on its values (every value but the first of a container follows a
+comma), and a document over MAX_JSON_CONTAINERS or MAX_JSON_VALUES is refused unread. Under those bounds
+the parse is linear and the walk visits at most MAX_JSON_VALUES values, so no document costs more than a
+few tens of milliseconds of CPU (benchmarks/hostile.py measures it).
 """
 
 from __future__ import annotations
 
 import json
 import math
-import re
+import sys
 from typing import Any
 
 MAX_JSON_DEPTH = 32  # the deepest real body (an admin SKU with prices, a quote's plan) is 5 levels
+# The largest body a client sends is a catalog import (POST /admin/api/catalog/import): the seeded export
+# has 11 arrays and objects and 35 commas per SKU, so a 1 MiB export (MAX_BODY_BYTES, about 1,100 SKUs)
+# has about 12,000 and 40,000. Both bounds leave room above that; a pasted config.json has a few hundred.
+MAX_JSON_CONTAINERS = 20_000
+MAX_JSON_VALUES = 100_000
+LARGEST_FLOAT = sys.float_info.max  # an int beyond it overflows every float the estimator computes with
 
 
 class Refusal(Exception):
@@ -23,6 +37,8 @@ class Refusal(Exception):
 
 NO_NUL = "Input must not contain NUL characters"
 FINITE = "Input should be a finite number"  # pydantic's words for the same refusal on a typed field
+TOO_LARGE_NUMBER = "Input should be a number of at most 1.8e308 in size (a 64-bit float)"
+TOO_DEEP = f"JSON is nested deeper than {MAX_JSON_DEPTH} levels."
 
 
 Trail = tuple[Any, str | int] | None  # (parent trail, key): a path built only when a refusal names it
@@ -40,8 +56,11 @@ def _check_scalar(item: Any, trail: Trail) -> None:
     if isinstance(item, str):
         if "\x00" in item:
             raise Refusal(_path(trail), NO_NUL, "nul_character")
-    elif isinstance(item, float) and (item != item or item in (math.inf, -math.inf)):
-        raise Refusal(_path(trail), FINITE, "finite_number")
+    elif isinstance(item, float):
+        if item != item or item in (math.inf, -math.inf):
+            raise Refusal(_path(trail), FINITE, "finite_number")
+    elif isinstance(item, int) and not isinstance(item, bool) and not -LARGEST_FLOAT <= item <= LARGEST_FLOAT:
+        raise Refusal(_path(trail), TOO_LARGE_NUMBER, "number_too_large")
 
 
 def check_json(value: Any) -> None:
@@ -57,7 +76,7 @@ def check_json(value: Any) -> None:
             _check_scalar(item, trail)
             continue
         if depth >= MAX_JSON_DEPTH:
-            raise Refusal(_path(trail), f"JSON is nested deeper than {MAX_JSON_DEPTH} levels.", "json_too_deep")
+            raise Refusal(_path(trail), TOO_DEEP, "json_too_deep")
         for key, child in pairs:
             if isinstance(key, str) and "\x00" in key:
                 raise Refusal(_path(trail), "a key contains a NUL character.", "nul_character")
@@ -67,49 +86,42 @@ def check_json(value: Any) -> None:
                 _check_scalar(child, (trail, key))
 
 
-# An escaped NUL (`\u0000`) not itself escaped (`\\u0000` is a backslash and "u0000"); a raw NUL byte is
-# not valid JSON, so the parser refuses that one.
-_ESCAPED_NUL = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
-# A literal that may overflow a float to infinity (an exponent of 100 or more, or 300 digits in a row)
-_HUGE_LITERAL = re.compile(r"[eE][+]?0*[1-9][0-9]{2,}|[0-9]{300}")
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
-_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
-_INNERMOST = re.compile(r"\[\]|\{\}")
+def check_size(body: bytes) -> None:
+    """Refuse, unparsed, a document with more arrays and objects or more values than a real body has.
+
+    Brackets and commas inside strings count too: the counts are upper bounds, found at C speed."""
+    containers = body.count(b"[") + body.count(b"{")
+    if containers > MAX_JSON_CONTAINERS:
+        message = f"JSON has more than {MAX_JSON_CONTAINERS} arrays and objects."
+        raise Refusal("body", message, "json_too_large")
+    if containers + body.count(b",") > MAX_JSON_VALUES:
+        raise Refusal("body", f"JSON has more than {MAX_JSON_VALUES} values.", "json_too_large")
 
 
-def _too_deep(text: str) -> bool:
-    """Nesting deeper than MAX_JSON_DEPTH, found by peeling the innermost brackets a level at a time (C speed)."""
-    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
-    for _ in range(MAX_JSON_DEPTH):
-        if not brackets:
-            return False
-        brackets = _INNERMOST.sub("", brackets)
-    return bool(brackets)
+def parse_body(body: bytes) -> Any:
+    """The parsed JSON document, within every bound above, or Refusal naming the field.
 
-
-def check_body(body: bytes) -> None:
-    """Refuse a JSON body nested too deep, with a non-finite number or with a NUL character.
-
-    The common case is checked at C speed (regular expressions, the parser's own hooks); only a body
-    that fails is walked in Python, to name the field.
+    A body that is not JSON raises the parser's own error (ValueError, json.JSONDecodeError among them),
+    for the caller to report as it reports any malformed body. CPU-bound: call it off the event loop.
     """
-    try:
-        text = body.decode("utf-8")
-    except UnicodeDecodeError:
-        return  # the route's own parser reports it
-    constants = False
+    check_size(body)
 
-    def parse_constant(name: str) -> float:  # NaN, Infinity, -Infinity: noted, refused once the walk names the field
-        nonlocal constants
-        constants = True
+    def parse_constant(name: str) -> float:  # NaN, Infinity, -Infinity: refused once the walk names the field
         return float(name)
 
     try:
-        value = json.loads(text, parse_constant=parse_constant)
+        value = json.loads(body, parse_constant=parse_constant)
     except RecursionError as exc:  # Python's parser recurses in C: thousands deep is too deep
-        raise Refusal("body", f"JSON is nested deeper than {MAX_JSON_DEPTH} levels.", "json_too_deep") from exc
+        raise Refusal("body", TOO_DEEP, "json_too_deep") from exc
+    check_json(value)
+    return value
+
+
+def check_body(body: bytes) -> None:
+    """Refuse a JSON document that breaks a bound; one that is not JSON at all is left to its reader."""
+    try:
+        parse_body(body)
+    except Refusal:
+        raise
     except ValueError:
-        return  # not JSON: the route's own parser reports it
-    nul = "\\u0000" in text and _ESCAPED_NUL.search(text)
-    if constants or nul or _HUGE_LITERAL.search(text) or _too_deep(text):
-        check_json(value)
+        return  # not JSON (or not UTF-8/16/32): the reader's own parser reports it

@@ -13,6 +13,7 @@ from fastapi.staticfiles import StaticFiles
 
 from app.admin.routes import install_admin
 from app.api import catalog, estimate, health, quotes, recommend
+from app.bodies import body_check_limiter
 from app.db.engine import ServerLimits, build_engine, build_sessionmaker
 from app.error_pages import install_html_error_pages
 from app.errors import install_error_handlers
@@ -55,6 +56,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         # instead of queueing briefly and running through (benchmarks/load.py: p99 halves at 4 vs 40).
         to_thread.current_default_thread_limiter().total_tokens = settings.worker_threads
         app.state.ready_limiter = CapacityLimiter(1)  # /readyz checks the database on a thread of its own
+        app.state.body_limiter = body_check_limiter()  # request bodies are checked on threads of their own
         yield
         app.state.pdf_renderer.close()
         engine.dispose()

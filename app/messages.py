@@ -21,7 +21,7 @@ from app.estimator.serving import KERNEL_GAPS
 
 MoneyFormat = Callable[[Any, str], str]
 
-# Planner and estimator warnings by stable code (app/estimator/memory.py, performance.py,
+# Planner and estimator warnings by stable code (app/estimator/memory/, performance.py,
 # app/planner/explain.py, serving_service.py) with the figures each carries in `params` (`{slo}`: the latency
 # targets, as in MISSES). The estimator writes its own English message too (it imports nothing of the app): the
 # API returns it as `message`; the web words code and params here.
@@ -45,6 +45,9 @@ WARNINGS: dict[str, dict[str, str]] = {
         "host_load_exceeded": "Loading the model needs {load_gib:,.0f} GiB of host RAM per server ({copies} × the "
         "whole {model_gib:,.0f} GiB model, held before ZeRO-3 shards it); the server has {host_ram_gib:,.0f} GiB, "
         "{host_ram_limit_gib:,.0f} GiB after the reserve for the OS, the training processes and their data loaders.",
+        "memory_may_exceed": "The plan fits at its estimate of {total_gib:,.1f} GiB per GPU, but the high end of its "
+        "memory range, {high_gib:,.1f} GiB, is above the {limit_gib:,.1f} GiB it may use: it may run out of memory; "
+        "leave margin (activation checkpointing, a smaller micro-batch) or choose an option that fits at the high end.",
         "billing_within_range": "At the slow end of its time range ({slow_hours:,.0f} h) the job bills "
         "{slow_months} months instead of {months}: {slow_total} {currency} instead of {job_total}.",
         "term_longer_than_job": "The term bills {billed_hours:,.0f} h for a job of {used_hours:,.1f} h: more than "
@@ -78,6 +81,9 @@ WARNINGS: dict[str, dict[str, str]] = {
         "moe_low_concurrency_unvalidated": "A fine-grained MoE ({experts} experts per layer) decoding "
         "{concurrency:.3g} sequences at once is outside the validated range: the time per token shown is optimistic "
         "(published DeepSeek-V3/R1 measurements are several times slower at one sequence; see docs/serving.md).",
+        "quantised_checkpoint": "{repo} ships {scheme} weights; training is sized on 16-bit weights, so the launch "
+        "needs a 16-bit copy: dequantise the checkpoint first (DeepSeek-V3: inference/fp8_cast_bf16.py in its "
+        "repository) and load that copy.",
         "kv_cache_dominates": "The KV cache ({kv_cache_gib:.1f} GiB per GPU) is larger than the weights: batch and "
         "context length drive the memory.",
         "no_fit": "This plan does not fit in GPU memory, although ZeRO-3 over {dp} data-parallel GPUs would "
@@ -118,6 +124,9 @@ WARNINGS: dict[str, dict[str, str]] = {
         "host_load_exceeded": "加载模型每台服务器需要 {load_gib:,.0f} GiB 主机内存（{copies} × 完整的 "
         "{model_gib:,.0f} GiB 模型，在 ZeRO-3 切分之前驻留）；服务器有 {host_ram_gib:,.0f} GiB，"
         "扣除操作系统、训练进程和数据加载的预留后只有 {host_ram_limit_gib:,.0f} GiB。",
+        "memory_may_exceed": "按估算每块 GPU {total_gib:,.1f} GiB，方案可以放下；"
+        "但其显存区间的高端 {high_gib:,.1f} GiB 超过可用的 {limit_gib:,.1f} GiB：可能显存不足。"
+        "请留出余量（激活重计算、更小的微批），或选择在区间高端也能放下的方案。",
         "billing_within_range": "按时间区间的慢端（{slow_hours:,.0f} 小时）计，任务需计费 {slow_months} 个月而非 "
         "{months} 个月：{slow_total} {currency}，而非 {job_total}。",
         "term_longer_than_job": "计费 {billed_hours:,.0f} 小时，而任务只需 {used_hours:,.1f} 小时："
@@ -144,6 +153,8 @@ WARNINGS: dict[str, dict[str, str]] = {
         "显存取决于总参数量，计算量取决于激活参数量。",
         "moe_low_concurrency_unvalidated": "细粒度 MoE（每层 {experts} 个专家）同时解码 {concurrency:.3g} 条序列时"
         "超出已验证范围：所示每 token 时间偏乐观（公开的 DeepSeek-V3/R1 实测在单序列时慢数倍；见 docs/serving.md）。",
+        "quantised_checkpoint": "{repo} 发布的是 {scheme} 权重；训练按 16 位权重估算，启动配置需要 16 位副本："
+        "请先把检查点反量化（DeepSeek-V3：其仓库中的 inference/fp8_cast_bf16.py），再加载该副本。",
         "kv_cache_dominates": "KV 缓存（每卡 {kv_cache_gib:.1f} GiB）大于权重：批大小和上下文长度决定显存。",
         "no_fit": "该方案放不进显存，但在 {dp} 路数据并行上使用 ZeRO-3 可以（每卡 {zero3_gib:.1f} GiB）。",
         "no_fit_zero3": "即使在全部 {gpus} 张 GPU 上使用 ZeRO-3 也放不进显存：每卡需要 {needed_gib:.1f} GiB，"
@@ -322,6 +333,10 @@ MISSES: dict[str, dict[str, str]] = {
         "slo_one_request": "even one request at a time misses {slo}: TTFT {ttft_ms:.0f} ms, TPOT {tpot_ms:.1f} ms "
         "(a faster GPU, more tensor parallelism or a smaller weight format is needed)",
         "slo_peak": "at the peak load TTFT is {ttft_ms:.0f} ms and TPOT {tpot_ms:.1f} ms, missing {slo}",
+        "slo_peak_percentile": "at the peak load the {percentile} TTFT is {ttft_ms:.0f} ms and the {percentile} TPOT "
+        "{tpot_ms:.1f} ms with as many replicas as the SKU rents, missing {slo}",
+        "slo_peak_saturated": "at the peak load the replicas the SKU rents cannot keep up: the queue grows without "
+        "bound ({percentile} TTFT {ttft_ms:.0f} ms), missing {slo}",
         "peak_load": "{replicas} replicas carry {carried:.3g} of the {offered:.3g} requests/s peak",
         "sequence_too_long": "one sequence of {context_len:,} tokens does not fit: the KV cache holds "
         "{kv_cache_tokens:,} tokens at TP {tp}; shorten input_tokens + output_tokens (or max_model_len), or use "
@@ -338,6 +353,10 @@ MISSES: dict[str, dict[str, str]] = {
         "slo_one_request": "即使一次只处理一个请求也达不到 {slo}：TTFT {ttft_ms:.0f} ms，TPOT {tpot_ms:.1f} ms"
         "（需要更快的 GPU、更高的张量并行度或更小的权重格式）",
         "slo_peak": "峰值负载下 TTFT 为 {ttft_ms:.0f} ms、TPOT 为 {tpot_ms:.1f} ms，达不到 {slo}",
+        "slo_peak_percentile": "峰值负载下，即使用到该 SKU 可租的全部副本，{percentile} TTFT 为 {ttft_ms:.0f} ms、"
+        "{percentile} TPOT 为 {tpot_ms:.1f} ms，达不到 {slo}",
+        "slo_peak_saturated": "峰值负载下，该 SKU 可租的副本处理不过来：排队无限增长（{percentile} TTFT "
+        "{ttft_ms:.0f} ms），达不到 {slo}",
         "peak_load": "{replicas} 个副本只能承载峰值 {offered:.3g} 请求/秒中的 {carried:.3g} 请求/秒",
         "sequence_too_long": "一条 {context_len:,} token 的序列放不下：张量并行度 {tp} 下 KV 缓存只能容纳 "
         "{kv_cache_tokens:,} 个 token；请缩短 input_tokens + output_tokens（或 max_model_len），或使用更多或更大的 GPU",
@@ -354,7 +373,8 @@ SLO: dict[str, dict[str, str]] = {
 # the API's `errors[].type` is the code and `errors[].params` its parameters; the wizard words them here.
 HUB: dict[str, dict[str, str]] = {
     "en": {
-        "hub_unreachable": "the Hugging Face Hub ({endpoint}) is unreachable: {error}",
+        # HF_ENDPOINT is not shown: it may name an internal mirror, or carry its credentials
+        "hub_unreachable": "the model hub this server reads is unreachable: {error}",
         "hub_timeout": "the Hugging Face Hub did not answer within {seconds:g} s",
         "hub_rate_limited": "the Hugging Face Hub is rate-limiting this server; try again shortly",
         "hub_busy": "this server is already waiting on the Hugging Face Hub for other models; try again in {seconds} s",
@@ -374,7 +394,7 @@ HUB: dict[str, dict[str, str]] = {
         "hub_not_sizeable": "{hf_id} cannot be sized as a decoder language model: {reason}",
     },
     "zh": {
-        "hub_unreachable": "无法连接 Hugging Face Hub（{endpoint}）：{error}",
+        "hub_unreachable": "无法连接本服务器读取的模型仓库：{error}",
         "hub_timeout": "Hugging Face Hub 在 {seconds:g} 秒内没有响应",
         "hub_rate_limited": "Hugging Face Hub 正在限制本服务器的请求频率，请稍后再试",
         "hub_busy": "本服务器正在等待 Hugging Face Hub 返回其他模型的配置；请 {seconds} 秒后再试",
@@ -425,7 +445,7 @@ ASSUMPTIONS: dict[str, dict[str, str]] = {
     },
 }
 
-# Why POST /quotes refuses a quantity, months or add-ons (app/planner/quote_check.py for the plan it carries,
+# Why POST /quotes refuses a quantity, months or add-ons (app/quotes/plan_check.py for the plan it carries,
 # app/quotes/service.py for what the SKU rents): the API's `errors[].type` is the code and `errors[].params` its
 # figures. Quantities are whole servers (or one of a card SKU's card counts): never a fraction of a server, and
 # several only where a fabric joins them. Months bill 30 days each (app/planner/offers.py DAYS_PER_BILLED_MONTH)
@@ -497,6 +517,100 @@ QUOTE_CHECKS: dict[str, dict[str, str]] = {
         "（用于这 {quantity} 台服务器），或按一台服务器重新规划",
     },
 }
+
+# A serving option's launch (app/planner/serving_launch.py): how its replicas and a replica's servers are started
+# (`layout_*`) and what the command assumes (the rest). Commands and flags stay as the engines spell them.
+LAUNCH: dict[str, dict[str, str]] = {
+    "en": {
+        "layout_replicas": "{replicas} replica(s) of {gpus} GPU(s): {per_node} per server, each pinned with "
+        "CUDA_VISIBLE_DEVICES to its own GPUs and listening on its own port, behind a load balancer",
+        "layout_vllm": "{replicas} replica(s) of {nodes} servers: TP {tp} inside each server, {pp} pipeline stages "
+        "across servers joined by {fabric}; vLLM runs each replica as one Ray cluster (ray start --head on the first "
+        "server, ray start --address on the others, the command on the head), behind a load balancer",
+        "layout_sglang": "{replicas} replica(s) of {nodes} servers: TP {tp} inside each server, {pp} pipeline stages "
+        "across servers joined by {fabric}; every server of a replica runs the command with its own --node-rank (0 on "
+        "the head, whose address --dist-init-addr names, to {last}); the head serves HTTP, behind a load balancer",
+        "layout_trt-llm": "{replicas} replica(s) of {nodes} servers: TP {tp} inside each server, {pp} pipeline stages "
+        "across servers joined by {fabric}; each replica is one MPI job of {ranks} ranks over its servers (mpirun or "
+        "srun, every rank under trtllm-llmapi-launch); rank 0 serves HTTP, behind a load balancer",
+        "no_fabric": "Replicas share nothing: separate servers need no InfiniBand or RoCE, only the ordinary network.",
+        "pipeline": "Each replica's {pp} pipeline stages pass activations between servers over the SKU's {fabric} (a "
+        "few MB a step: far less than tensor parallelism across servers would need); rent the SKU's {fabric} add-on "
+        "for every server (quote `addons`; see the option's warnings for its price); replicas still share nothing.",
+        "as_shipped": "{repo} ships {scheme} weights: {engine} reads its quantization_config and serves them as they "
+        "are (no --quantization flag), the format this option is sized on",
+        "engine_cannot_read": "{engine} does not load {method} checkpoints such as {repo}: serve a {fmt} checkpoint of "
+        "the model in a format it reads",
+        "other_format": "{repo} ships {scheme} weights, not the {fmt} this option is sized on: serve a {fmt} "
+        "checkpoint of the model (from the 16-bit original; a dequantised copy for 16-bit weights)",
+        "int4": "int4 needs a 4-bit AWQ or GPTQ checkpoint (group 128) of {repo}; the engine reads its "
+        "quantization_config and picks the Marlin kernels itself (no --quantization flag)",
+        "int8": "int8 weight-only needs an 8-bit GPTQ checkpoint of {repo}; the engine reads its "
+        "quantization_config and picks the Marlin kernels itself (no --quantization flag)",
+        "fp8_online": "--quantization fp8 quantises the 16-bit checkpoint of {repo} on load; on GPUs with FP8 tensor "
+        "cores the GEMMs run in FP8",
+        "trtllm_quantise": "quantise {repo} with TensorRT Model Optimizer first (examples/llm_ptq/hf_ptq.py "
+        "--qformat {qformat}{kv}) and serve the exported checkpoint",
+        "trtllm_kv": "{options} holds `kv_cache_config: {{dtype: fp8}}` (the FP8 KV cache the sizing assumes)",
+        "trtllm_srun": "under Slurm: srun -N {nodes} --ntasks-per-node {per_node} --mpi=pmix trtllm-llmapi-launch "
+        "trtllm-serve … (the same arguments)",
+        "static": "{engine} always batches continuously: the static-batching figures describe a fixed batch run "
+        "offline; the server admits requests as they come",
+        "variant": "serves the {variant} model {repo} (model.variant; the preset's {other} model is {other_repo})",
+        "length_context": "--{flag} {length:,}: the model's context, so any request up to it is accepted (state "
+        "serving.max_request_tokens to cap it)",
+        "length_cache": "--{flag} {length:,}: the most one replica's KV cache holds; the model's context is "
+        "{context:,} tokens (longer requests need more GPUs per replica)",
+        "length_unknown": "no context length is known for this model: the engine derives --{flag} from its "
+        "config.json, and refuses to start if one replica's KV cache ({cache:,} tokens) holds less",
+    },
+    "zh": {
+        "layout_replicas": "{replicas} 个副本，每个 {gpus} 张 GPU：每台服务器 {per_node} 个，各自用 "
+        "CUDA_VISIBLE_DEVICES "
+        "绑定自己的 GPU、监听自己的端口，前置负载均衡",
+        "layout_vllm": "{replicas} 个副本，每个占 {nodes} 台服务器：服务器内张量并行 {tp}，跨服务器 {pp} 级流水线，经 "
+        "{fabric} 互联；vLLM 把每个副本作为一个 Ray 集群运行（第一台服务器 ray start --head，其余 ray start "
+        "--address，命令在头节点执行），前置负载均衡",
+        "layout_sglang": "{replicas} 个副本，每个占 {nodes} 台服务器：服务器内张量并行 {tp}，跨服务"
+        "器 {pp} 级流水线，经 "
+        "{fabric} 互联；副本的每台服务器都运行该命令，各带自己的 --node-rank（头节点为 0，其地址由 --dist-init-addr "
+        "指定，其余到 {last}）；头节点提供 HTTP 服务，前置负载均衡",
+        "layout_trt-llm": "{replicas} 个副本，每个占 {nodes} 台服务器：服务器内张量并行 {tp}，跨服务"
+        "器 {pp} 级流水线，经 "
+        "{fabric} 互联；每个副本是一个跨其服务器的 {ranks} 进程 MPI 作业（mpirun 或 srun，每个进程由 "
+        "trtllm-llmapi-launch 启动）；0 号进程提供 HTTP 服务，前置负载均衡",
+        "no_fabric": "副本之间不共享任何状态：分布在不同服务器上无需 InfiniBand 或 RoCE，普通网络即可。",
+        "pipeline": "每个副本的 {pp} 级流水线经该 SKU 的 {fabric} 在服务器间传递激活（每步几 MB，远少于跨服务器张量并行"
+        "所需）；每台服务器都需租用该 SKU 的 {fabric} 附加项（报价 `addons`；价格见方案警告）；副本之间仍不共享状态。",
+        "as_shipped": "{repo} 发布的是 {scheme} 权重：{engine} 读取其 quantization_config 并原样加载（不加 "
+        "--quantization 参数），本方案即按此格式估算",
+        "engine_cannot_read": "{engine} 无法加载 {repo} 这类 {method} 检查点：请使用该模型的、它能读"
+        "取格式的 {fmt} 检查点",
+        "other_format": "{repo} 发布的是 {scheme} 权重，而非本方案估算所用的 {fmt}：请使用该模型的 {fmt} 检查点"
+        "（由 16 位原始权重量化；16 位权重则需反量化后的副本）",
+        "int4": "int4 需要 {repo} 的 4 位 AWQ 或 GPTQ 检查点（分组 128）；引擎读取其 quantization_config 并自行选用 "
+        "Marlin 内核（不加 --quantization 参数）",
+        "int8": "int8 仅权重量化需要 {repo} 的 8 位 GPTQ 检查点；引擎读取其 quantization_config 并自行选用 Marlin 内核"
+        "（不加 --quantization 参数）",
+        "fp8_online": "--quantization fp8 在加载时把 {repo} 的 16 位检查点量化为 FP8；在有 FP8 张量"
+        "核心的 GPU 上矩阵乘法"
+        "以 FP8 运行",
+        "trtllm_quantise": "先用 TensorRT Model Optimizer 量化 {repo}（examples/llm_ptq/hf_ptq.py --qformat "
+        "{qformat}{kv}），再加载导出的检查点",
+        "trtllm_kv": "{options} 写入 `kv_cache_config: {{dtype: fp8}}`（即估算所用的 FP8 KV 缓存）",
+        "trtllm_srun": "在 Slurm 下：srun -N {nodes} --ntasks-per-node {per_node} --mpi=pmix trtllm-llmapi-launch "
+        "trtllm-serve …（参数相同）",
+        "static": "{engine} 总是连续批处理：静态批处理的数据描述的是离线运行的固定批次；服务会随到随收请求",
+        "variant": "加载 {variant} 模型 {repo}（model.variant；该预设的 {other} 模型是 {other_repo}）",
+        "length_context": "--{flag} {length:,}：模型的上下文长度，不超过它的请求都会被接受（可用 "
+        "serving.max_request_tokens 设上限）",
+        "length_cache": "--{flag} {length:,}：单个副本的 KV 缓存最多能容纳的长度；模型上下文为 {context:,} token"
+        "（更长的请求需要每个副本更多 GPU）",
+        "length_unknown": "该模型的上下文长度未知：引擎从其 config.json 推出 --{flag}，若单个副本的 KV 缓存"
+        "（{cache:,} token）放不下则拒绝启动",
+    },
+}
+
 
 WHERE: dict[str, dict[str, str]] = {
     "en": {"one": "{gpus} × {gpu_name}", "nodes": "{gpus} × {gpu_name} on {nodes} nodes"},
@@ -595,6 +709,8 @@ def _miss_key(code: str, params: Mapping[str, Any]) -> str:
         return "budget_converted"
     if code == "deadline" and "hours" in params and params["days"] < 1:
         return "deadline_hours"
+    if code == "slo_peak" and "percentile" in params:  # the simulated percentile at the peak
+        return "slo_peak_saturated" if params.get("saturated") else "slo_peak_percentile"
     return code
 
 
@@ -657,3 +773,9 @@ def quote_check(code: str, params: Mapping[str, Any], lang: str = "en") -> str:
     """Why a quote's quantity, months or add-ons do not carry its plan or what its SKU rents, in `lang`."""
     lang = _lang(lang)
     return _render(QUOTE_CHECKS[lang][code], params, lang, plain_money)
+
+
+def launch(code: str, params: Mapping[str, Any], lang: str = "en") -> str:
+    """A serving launch's layout or note (app/planner/serving_launch.py), in `lang`."""
+    lang = _lang(lang)
+    return LAUNCH[lang][code].format(**params)

@@ -60,9 +60,16 @@ class Settings(BaseSettings):
 
     # Hardening (issue 9): limits, rate limiting, browsers and proxies.
     max_body_bytes: int = Field(default=1024 * 1024, ge=1024)
+    # Bytes of request bodies one client may send one worker process per minute (0 turns it off): eight
+    # bodies of the largest size, room for an admin importing a full catalog a few times over, while a
+    # client sending bodies as fast as it can is refused (429) before they are read or parsed.
+    body_budget_bytes_per_minute: int = Field(default=8 * 1024 * 1024, ge=0)
     rate_limit_per_minute: int = Field(default=120, ge=0)  # per client IP and path; 0 turns it off
     # Unsafe methods count on these; every method on the pages (they run the planner or render a PDF).
-    # Entries are fnmatch patterns (`*` matches within a path); all paths of one entry share a counter per client.
+    # Entries are fnmatch patterns (`*` matches any characters, `/` included); all paths of one entry share
+    # a counter per client.
+    # Every unsafe route of the app falls under one of these, and every page that runs the planner, reads
+    # the Hub or renders a PDF under a page entry (tests/http/test_rate_limited_routes.py walks the routes).
     rate_limit_paths: CommaList = [
         "/estimate",
         "/estimate/scaling",
@@ -70,6 +77,8 @@ class Settings(BaseSettings):
         "/admin/login",
         "/quotes",
         "/quotes/*/accept",
+        "/quote/*/accept",  # the accept form of the quote page
+        "/admin/*",  # every other admin form and API call (`*` matches across `/`): one counter
     ]
     rate_limit_pages: CommaList = [
         "/results",
@@ -77,6 +86,8 @@ class Settings(BaseSettings):
         "/results/launch.json",
         "/quote",
         "/quotes/*[./]pdf",  # /quotes/{id}.pdf and /quotes/{id}/pdf: one counter
+        "/serve/results",
+        "/serve/quote",
     ]
     # GET /metrics (Prometheus) on the service's port: off unless turned on, and then kept to the internal
     # network by the proxy (request counts, latencies and pool figures are no business of the public).

@@ -115,15 +115,12 @@ def _worse(mem_rows: list[Any], mem_summary: Any, perf_rows: list[PerfRow], perf
         lines.append(f"- `{case_id}`: {errs}.")
     lines += [
         "",
-        "  The two torchtitan 8B rows use selective activation checkpointing, and our selective-recompute "
-        "activation memory is 10–15 % high against them. We model Korthikanti et al.'s selective recompute: keep "
-        "the matmul outputs and recompute the attention core and the pointwise ops. torchtitan's op-level policy "
-        "(`_save_list` in its `apply_ac`) keeps the attention output instead and recomputes every second matmul, "
-        "which saves more. llm-analysis's per-layer count (Korthikanti's GPT formula, two FFN-wide tensors for "
-        "the MLP) happens to be lower for these rows. It is not systematically closer: it has no context "
-        "parallelism and is 27 % high on the context-parallel torchtitan row where we are 13 % low, and it has no "
-        "offload and is 708 % high on the offload row. The octocoder bf16 generation is a tie: every estimator is "
-        "within 1 % of the measurement.",
+        "  torchtitan's 8B row on 8 GPUs uses selective activation checkpointing, which we model as torchtitan's "
+        "op-level policy writes it (`_get_custom_policy` in torchtitan/distributed/activation_checkpoint.py: every "
+        "second matmul recomputed); we read 9 % low there, llm-analysis (Korthikanti's GPT formula, two FFN-wide "
+        "tensors for the MLP) 4 % high. It is not systematically closer: it has no context parallelism and is 27 % "
+        "high on the context-parallel torchtitan row where we are 6 % low, and it has no offload and is 708 % high "
+        "on the offload row. The generation rows are a tie: every estimator is within 1-2 % of the measurement.",
         "",
         f"Speed: runs where llm-analysis at efficiency {LA_EFFICIENCY:g} is at least as close:",
         "",
@@ -317,8 +314,10 @@ def render(mem_rows: list[Any], mem_summary: Any, perf_rows: list[PerfRow], perf
         "constants fits them, not that it predicts them. The 4 Megatron-LM README runs and the held-out runs of "
         "`tests/estimator/validation_cases.py` (marked †) were not used in fitting: the section *Out of sample* "
         "below reports them apart, with ranges and GPU-hours. llm-analysis is not fitted to any of these runs, so "
-        "the speed comparison favours us on the 20 in-sample runs. The memory model has no fitted constants: its "
-        "terms come from cited formulas (`app/estimator/memory.py`).",
+        "the speed comparison favours us on the 20 in-sample runs. The memory model's terms come from cited formulas "
+        "(`app/estimator/memory/`), but every memory row here was looked at while they were written: the memory "
+        "figures of this table are fitted. The out-of-sample memory figure is the first-contact error (section "
+        "*Peak memory at first contact* below); the range constants (`app/estimator/memory/band.py`) are fitted.",
         "",
         "## Memory: peak GiB per GPU",
         "",

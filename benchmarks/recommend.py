@@ -19,7 +19,12 @@ searches run (one worker: does a long search hold the health check?).
 
     .venv/bin/python benchmarks/recommend.py [--rounds 5] [--skus 40] [--only-large] [--serving]
 
-`--serving` times the serving requests alone.
+`--serving` times the serving requests alone; with `--baseline-tree DIR` it serves a second source tree beside
+this one and sends each serving request to both in alternation (before and after in the same run), polling
+/healthz of this tree meanwhile:
+
+    rm -rf /tmp/base && mkdir /tmp/base && git archive main | tar -x -C /tmp/base
+    .venv/bin/python benchmarks/recommend.py --serving --baseline-tree /tmp/base --rounds 5
 """
 
 from __future__ import annotations
@@ -133,7 +138,9 @@ def _large_catalog(database: Path, skus: int) -> None:
     engine.dispose()
 
 
-def _start_server(database: Path, port: int, cache_size: int, large_skus: int = 0) -> subprocess.Popen:
+def _start_server(
+    database: Path, port: int, cache_size: int, large_skus: int = 0, root: Path = ROOT
+) -> subprocess.Popen:
     env = {
         **os.environ,
         "DATABASE_URL": f"sqlite:///{database}",
@@ -143,11 +150,11 @@ def _start_server(database: Path, port: int, cache_size: int, large_skus: int = 
         "RATE_LIMIT_PER_MINUTE": "0",
     }
     for command in ("migrate", "seed"):
-        subprocess.run([sys.executable, "-m", "app", command], cwd=ROOT, env=env, check=True, capture_output=True)
+        subprocess.run([sys.executable, "-m", "app", command], cwd=root, env=env, check=True, capture_output=True)
     if large_skus:
         _large_catalog(database, large_skus)
     server = subprocess.Popen(
-        [sys.executable, "-m", "app", "serve"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        [sys.executable, "-m", "app", "serve"], cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     for _ in range(200):
         try:
@@ -170,7 +177,17 @@ def main() -> None:
     parser.add_argument("--skus", type=int, default=40, help="size of the synthetic large catalog")
     parser.add_argument("--only-large", action="store_true", help="run only the large catalog")
     parser.add_argument("--serving", action="store_true", help="time only the task=serving requests")
+    parser.add_argument(
+        "--baseline-tree",
+        type=Path,
+        help="with --serving: a second source tree (e.g. `git archive main | tar -x -C DIR`) served beside this one; "
+        "the two servers take the serving mix in alternation, round by round, so both meet the same moments of a "
+        "shared machine",
+    )
     args = parser.parse_args()
+    if args.serving and args.baseline_tree:
+        compare_serving(args.baseline_tree, args.rounds)
+        return
     runs = (
         ("cold (PLANNER_CACHE_SIZE=0)", 0, 0, 16),
         ("warm (default cache)", 1024, 0, 16),
@@ -241,6 +258,43 @@ def run_serving(base: str, rounds: int) -> None:
         for body in SERVING_MIX:
             client.post("/recommend", json=body).raise_for_status()
         _print_serving(_time_serving(client, rounds))
+
+
+def compare_serving(baseline: Path, rounds: int) -> None:
+    """The serving mix on the seeded catalog, plan cache off, against a baseline tree in the same run: each body
+    goes to the baseline server, then to this one, round after round; GET /healthz of this server is polled
+    every 50 ms meanwhile."""
+    with tempfile.TemporaryDirectory() as tmp:
+        ports = {"baseline": _free_port(), "this tree": _free_port()}
+        roots = {"baseline": baseline.resolve(), "this tree": ROOT}
+        servers = {name: _start_server(Path(tmp) / f"{name}.db", ports[name], 0, root=roots[name]) for name in ports}
+        times: dict[str, list[float]] = {name: [] for name in ports}
+        try:
+            clients = {
+                name: httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) for name, port in ports.items()
+            }
+            for body in SERVING_MIX:  # warm-up, once each
+                for client in clients.values():
+                    client.post("/recommend", json=body).raise_for_status()
+            with _HealthPoller(f"http://127.0.0.1:{ports['this tree']}") as health:
+                for _ in range(rounds):
+                    for body in SERVING_MIX:
+                        for name, client in clients.items():
+                            started = time.perf_counter()
+                            client.post("/recommend", json=body).raise_for_status()
+                            times[name].append(time.perf_counter() - started)
+        finally:
+            for server in servers.values():
+                server.terminate()
+                server.wait(timeout=10)
+    print(f"== cold (PLANNER_CACHE_SIZE=0), seeded catalog, {rounds} rounds, alternating servers")
+    for name, values in times.items():
+        print(f"{name:>10}: ", end="")
+        _print_serving(values)
+    h50, h99 = _percentile(health.latencies, 0.5) * 1e3, _percentile(health.latencies, 0.99) * 1e3
+    print(
+        f"GET /healthz (this tree, polled meanwhile)  p50 {h50:6.2f} ms  p99 {h99:6.2f} ms  failures {health.failures}"
+    )
 
 
 def _stopped(responses: list[dict]) -> str:

@@ -33,9 +33,22 @@ if str(Path(__file__).resolve().parents[1]) not in sys.path:
     sys.path.append(str(Path(__file__).resolve().parents[1]))
 
 from app.estimator.memory import estimate_memory, measured_bytes
+from app.estimator.memory.band import memory_band
 from app.estimator.performance import estimate_performance
 from app.estimator.specs import GIB
+from tests.estimator.memory_first_contact import MEMORY_FIRST_CONTACT
 from tests.estimator.validation_cases import FRESH_SOURCES, GPU_HOURS, MEMORY, THROUGHPUT
+
+FIRST_CONTACT_RECORD = (
+    Path(__file__).resolve().parents[1] / "tests" / "estimator" / "data" / "memory_first_contact.json"
+)
+# memory sets as the report names them: every row looked at before a change to the model is fitted; the sources the
+# first-contact record holds are out of sample (their error at the commit that added them is recorded)
+MEMORY_SPLITS = {"fit": "fitted", "holdout": "seen, fitted"}
+
+
+def _first_contact_sources() -> set[str]:
+    return set(json.loads(FIRST_CONTACT_RECORD.read_text(encoding="utf-8"))["sources"])
 
 
 @dataclass
@@ -96,16 +109,61 @@ def gpu_hours_rows() -> list[Row]:
 
 
 def memory_rows() -> list[Row]:
+    """Every memory row, read as its source measured it, with the range (memory.per_gpu_gib_range, scaled from the
+    gate figure to the reading). Splits as MEMORY_SPLITS names them: the rows tested or looked at before a change
+    ("fit", "holdout") are fitted; "first contact" rows are the ones tests/estimator/memory_first_contact.py records."""
     rows = []
-    for case in MEMORY:
+    first = _first_contact_sources()
+    cases = [(c, "first contact" if c.source in first else MEMORY_SPLITS[c.split]) for c in MEMORY]
+    cases += [(c, "first contact") for c in MEMORY_FIRST_CONTACT]
+    for case, split in cases:
         try:
             breakdown = estimate_memory(case.model, case.workload, case.plan, case.cluster).breakdown
-            total = measured_bytes(breakdown, case.plan, case.cluster, case.measured) / GIB
+            read = measured_bytes(breakdown, case.plan, case.cluster, case.measured)
+            band = memory_band(case.model, case.workload, case.plan, case.cluster, breakdown)
+            scale = read / breakdown.total / GIB
+            total, low, high = read / GIB, band.low * scale, band.high * scale
         except ValueError as error:
             print(f"n/a {case.label}: {error}", file=sys.stderr)
-            total = None
-        rows.append(Row(case.label, case.source, case.split, case.published_gib, total, None, None))
+            total = low = high = None
+        rows.append(Row(case.label, case.source, split, case.published_gib, total, low, high))
     return rows
+
+
+def first_contact_lines() -> list[str]:
+    """Per source: the error the estimator had on the rows when they were recorded (out of sample), beside the error
+    now (fitted once any change followed them), the reading, and how many of these runs (all of them ran) the gate
+    judged to fit at first contact."""
+    record = json.loads(FIRST_CONTACT_RECORD.read_text(encoding="utf-8"))
+    now = {r.label: r for r in memory_rows() if r.split == "first contact"}
+    lines = [
+        "| source | added in | rows | reading | first contact: median abs. error | signed median | worst | judged to "
+        "fit | now (fitted): median abs. error | inside range now | median half-width |",
+        "| --- | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for source, info in record["sources"].items():
+        rows = [row for row in record["rows"] if row["source"] == source]
+        errors = [row["first_contact_error"] for row in rows]
+        current = [now[row["label"]] for row in rows if row["label"] in now]
+        summary_now = summary(current)
+        readings = ", ".join(sorted({row["reading"] for row in rows}))
+        fits = sum(row["first_contact_fits"] for row in rows)
+        lines.append(
+            f"| {source} | {info['added_in'][:7]} | {len(rows)} | {readings} | "
+            f"{statistics.median(map(abs, errors)):.1%} | {statistics.median(errors):+.1%} | "
+            f"{max(errors, key=abs):+.1%} | {fits} of {len(rows)} | {summary_now['median |error|']} | "
+            f"{summary_now['inside range']} | {summary_now['median half-width']} |"
+        )
+    errors = [row["first_contact_error"] for row in record["rows"]]
+    current = list(now.values())
+    fits = sum(row["first_contact_fits"] for row in record["rows"])
+    summary_now = summary(current)
+    lines.append(
+        f"| **all** | | {len(errors)} | | {statistics.median(map(abs, errors)):.1%} | {statistics.median(errors):+.1%} "
+        f"| {max(errors, key=abs):+.1%} | {fits} of {len(errors)} | {summary_now['median |error|']} | "
+        f"{summary_now['inside range']} | {summary_now['median half-width']} |"
+    )
+    return lines
 
 
 def summary(rows: list[Row]) -> dict[str, str]:
@@ -141,9 +199,9 @@ def table(title: str, rows: list[Row], markdown: bool) -> list[str]:
         cells = [r.label, r.source, r.split, _fmt(r.published), _fmt(r.ours), err, span, inside]
         out.append("| " + " | ".join(cells) + " |" if markdown else "  " + " | ".join(cells))
     out.append("")
+    splits = list(dict.fromkeys(r.split for r in rows))
     for split, part in (
-        ("fit", [r for r in rows if r.split == "fit"]),
-        ("holdout", [r for r in rows if r.split == "holdout"]),
+        *((split, [r for r in rows if r.split == split]) for split in splits),
         *((label, [r for r in rows if r.split == "holdout" and r.source in sources]) for label, sources in FRESH),
     ):
         if part:
@@ -164,7 +222,8 @@ FRESH = tuple((f"holdout recorded {day}", sources) for day, sources in FRESH_SOU
 def summaries() -> dict[str, dict[str, dict[str, str]]]:
     out: dict[str, dict[str, dict[str, str]]] = {}
     for kind, rows in (("throughput", throughput_rows()), ("gpu_hours", gpu_hours_rows()), ("memory", memory_rows())):
-        out[kind] = {split: summary([r for r in rows if r.split == split]) for split in ("fit", "holdout")}
+        splits = list(dict.fromkeys(r.split for r in rows))
+        out[kind] = {split: summary([r for r in rows if r.split == split]) for split in splits}
         for label, sources in FRESH:
             out[kind][label] = summary([r for r in rows if r.split == "holdout" and r.source in sources])
     return out
@@ -224,7 +283,8 @@ the published value lies in `performance.tokens_per_s_per_gpu_range` (throughput
 {baseline}), run on the same cases; it had no ranges, no goodput, and it could not express BLOOM's fabric (the API
 answered 422 to every multi-node request without a bandwidth).
 
-Memory has no fitted constants (`app/estimator/memory.py` cites each term); its **fit** rows are the published peaks
+Memory, the history before first contact was recorded (what it called "held out" had been looked at: those rows are
+fitted): `app/estimator/memory/` cites each term; its **fit** rows are the published peaks
 the model was built and tested against (`tests/estimator/published_cases.py`: torchtune, torchtitan, litgpt's
 config hub and its resource tables, the transformers optimisation guide). Its held-out rows are torchtitan's
 December 2024 runs (FSDP × CP on Llama 3.1 8B; TP 8 × PP 8 × FSDP × CP on 405B), which no earlier test used, and
@@ -261,7 +321,7 @@ PEFT guides' 70B rows (-17 to -24 %, -47 % with parameter offload; "memory consu
 monitor, CUDA context and allocator reserve included) and torchtitan's 405B 4D rows (-13 to -23 %).
 
 Then (2026-12-02) each held-out row is compared with the figure its source measured, not with the gate figure
-(`measured_bytes` in `app/estimator/memory.py`; the case's `measured` field): torchtitan's and PEFT's method
+(`measured_bytes` in `app/estimator/memory/`; the case's `measured` field): torchtitan's and PEFT's method
 comparison report `torch.cuda.max_memory_reserved()`, the caching allocator's pool, which holds the cuBLAS workspaces
 and the allocator's slack but not NCCL's channel buffers (NCCL allocates those itself), so "reserved" is the total
 less those buffers on a multi-GPU plan; the PEFT accelerate guides read the GPU monitor and Unsloth's rows are the card
@@ -310,6 +370,34 @@ start-up) to the compute time.
 """
 
 
+FIRST_CONTACT_INTRO = """Each row of these sources was written down with its plan, card and the reading its source took
+(`tests/estimator/memory_first_contact.py`), committed, and then run through the estimator as committed
+(`benchmarks/memory_first_contact.py --record`), before any change it could motivate: the **first contact** error is
+that run's (`tests/estimator/data/memory_first_contact.json`, with the commit; fms-acceleration's rows were recorded
+so on 2026-12-03 and are the estimator of the commit that added them). That is the out-of-sample figure. Every later
+figure on the same rows is **fitted**, and so is every other memory row in this report: the "fit" rows the model was
+built against, and the rows earlier versions of this report called "held out" (torchtitan's December 2024 runs,
+Unsloth, the PEFT guides and method comparison), which were looked at before the rules around them were written. The
+range constants (`app/estimator/memory/band.py`) are fitted on all of these rows. "Judged to fit": every row is a
+run that ran; the gate (the total within the card's usable memory less the 5 % headroom) said it fits."""
+
+
+FIRST_CONTACT_CHANGES = """\
+Changes after first contact (each makes the rows it touches fitted): eager attention keeps 6 bytes a score, not 2
+(transformers' eager_attention_forward; ms-swift's Qwen-7B pair with and without flash attention, +19.97 GiB, was
+the evidence: the row without checkpointing moved from -34 % to -5 %, the one with it from -30 % to -28 %), the
+fused loss and FP8 parameters became plan inputs (Liger's kernel benchmark and torchao's float8 all-gather pair; no
+first-contact row states either), and the range constants were set on all the rows above. Selective recompute became
+torchtitan's op-level policy as its source writes it (torchtitan/distributed/activation_checkpoint.py: every other
+matmul's output kept), where the model had kept every matmul output: torchao's H100 rows moved from +17 % to -4 %,
+Trainy's from +73 % to +31 %, the B200 rows from +65 % to +36 %, and the fit rows of torchtitan's own table from +15
+/ +21 % to -9 %. What first contact shows and nothing has fixed: Hugging Face Trainer LoRA under ms-swift reads
+25-54 % low as sequences grow (the reserved pool of variable-length batches; Qwen's own README, padded to fixed
+length, reads -1 to -16 % on the same models), newer torchtitan (2025: torchao's B200 table, Trainy's H200 runs)
+31-36 % high: since April 2025 torchtitan compiles the loss with the model (PR #1033, 'reduction of memory'), which
+the estimate does not count, while the December 2024 rows it must still fit did not, and single-GPU QLoRA at 8k
+tokens 20-35 % high (the fp32 activations of prepare_model_for_kbit_training)."""
+
 # Median |error| of the estimator at 7c1f6ff (see the module docstring); it had no memory held-out rows run then.
 BASELINE = {
     "throughput": {"fit": {"median |error|": "4.6%"}, "holdout": {"median |error|": "23.9%"}},
@@ -322,7 +410,7 @@ def markdown_section(baseline_rev: str | None) -> str:
     base = baseline_summaries(baseline_rev) if baseline_rev else BASELINE
     lines = [BEGIN, "", INTRO.replace("{baseline}", baseline_rev or "7c1f6ff").rstrip("\n")]
     for kind, title in (("throughput", "tokens/s per GPU"), ("gpu_hours", "GPU-hours"), ("memory", "peak GiB")):
-        for split in ("fit", "holdout", *(label for label, _ in FRESH)):
+        for split in now[kind]:
             row = now[kind].get(split)
             if row is None or row["cases"].startswith("0 "):
                 continue
@@ -334,9 +422,19 @@ def markdown_section(baseline_rev: str | None) -> str:
     lines.append("")
     lines += table("Training throughput, tokens/s per GPU", throughput_rows(), True)
     lines += table("GPU-hours of whole training runs", gpu_hours_rows(), True)
+    lines += [
+        "### Peak memory at first contact: the out-of-sample figure",
+        "",
+        FIRST_CONTACT_INTRO.rstrip("\n"),
+        "",
+        *first_contact_lines(),
+        "",
+        FIRST_CONTACT_CHANGES,
+        "",
+    ]
     lines += table(
-        "Peak memory per GPU, GiB (fit: the peaks the model was tested on; held out: torchtitan 2412, Unsloth, PEFT, "
-        "fms-acceleration)",
+        "Peak memory per GPU, GiB (first contact: the sources of the table above, at today's estimator; seen, fitted: "
+        "torchtitan 2412, Unsloth, PEFT; fitted: the peaks the model was built and tested on)",
         memory_rows(),
         True,
     )

@@ -34,6 +34,7 @@ def fields(template: str) -> set[str]:
         messages.HUB,
         messages.ASSUMPTIONS,
         messages.QUOTE_CHECKS,
+        messages.LAUNCH,
     ],
 )
 def test_both_languages_word_the_same_codes_with_the_same_fields(table: dict[str, dict[str, str]]) -> None:
@@ -48,7 +49,12 @@ def test_every_task_has_its_label_title_and_words_in_both_languages() -> None:
 
 def test_every_code_the_planner_emits_is_worded() -> None:
     assert set(get_args(RejectionCode)) <= set(messages.REJECTIONS["en"])
-    assert set(get_args(MissCode)) == set(messages.MISSES["en"]) - {"budget_converted", "deadline_hours"}
+    assert set(get_args(MissCode)) == set(messages.MISSES["en"]) - {
+        "budget_converted",
+        "deadline_hours",
+        "slo_peak_percentile",
+        "slo_peak_saturated",
+    }
 
 
 def test_every_warning_code_is_worded_in_both_languages() -> None:
@@ -188,6 +194,18 @@ def test_the_serving_near_misses_read_as_the_search_wrote_them_and_in_chinese() 
             "slo_peak",
             {"ttft_ms": 240.0, "tpot_ms": 75.04, "slo_tpot_ms": 60.0},
             "at the peak load TTFT is 240 ms and TPOT 75.0 ms, missing TPOT ≤ 60 ms",
+        ),
+        (
+            "slo_peak",
+            {"ttft_ms": 2400.0, "tpot_ms": 30.0, "slo_ttft_ms": 2000.0, "percentile": "p90", "saturated": False},
+            "at the peak load the p90 TTFT is 2400 ms and the p90 TPOT 30.0 ms with as many replicas as the SKU "
+            "rents, missing TTFT ≤ 2000 ms",
+        ),
+        (
+            "slo_peak",
+            {"ttft_ms": 90000.0, "tpot_ms": 30.0, "slo_ttft_ms": 2000.0, "percentile": "p90", "saturated": True},
+            "at the peak load the replicas the SKU rents cannot keep up: the queue grows without bound (p90 TTFT "
+            "90000 ms), missing TTFT ≤ 2000 ms",
         ),
         (
             "peak_load",

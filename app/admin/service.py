@@ -27,7 +27,7 @@ from zxcvbn import zxcvbn
 
 from app.admin import repository
 from app.admin.models import ROLES, AdminSession, AdminUser, ApiToken, AuditEntry, LoginAttempt
-from app.admin.repository import AuditFilter
+from app.admin.repository import AuditFilter as AuditFilter  # re-exported: the pages and the API build it
 from app.db.base import utcnow
 from app.errors import Conflict, InvalidInput, NotFound, TooManyRequests
 from app.quotes import service as quotes_service

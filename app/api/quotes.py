@@ -8,15 +8,17 @@ from typing import Annotated
 from fastapi import APIRouter, Body, Header, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse
+from sqlalchemy.orm import Session
 
 from app.api import examples
 from app.api.responses import HUB
 from app.deps import SessionDep, SettingsDep, UnitOfWorkRoute
 from app.estimator.vocabulary import Language
-from app.hub.service import quote_with_hub_config
-from app.planner.quote_check import check_quote
+from app.hub.service import FIELD, with_hub_config
 from app.quotes import printing, service
+from app.quotes.plan_check import check_quote
 from app.quotes.schemas import QuoteCreate, QuoteOut
+from app.settings import Settings
 
 router = APIRouter(prefix="/quotes", tags=["quotes"], route_class=UnitOfWorkRoute)
 
@@ -35,6 +37,14 @@ IdempotencyKey = Annotated[
 Lang = Annotated[Language, Query(description="Language of the labels")]
 
 
+def _with_hub_config(session: Session, data: QuoteCreate, settings: Settings) -> QuoteCreate:
+    """A quote's workload with its Hub model's config filled in: the quote keeps the config it was priced on."""
+    if data.workload is None:
+        return data
+    workload = with_hub_config(session, data.workload, settings=settings, field="workload." + FIELD)
+    return data.model_copy(update={"workload": workload})
+
+
 @router.post(
     "",
     status_code=201,
@@ -50,7 +60,7 @@ def create_quote(
 ) -> QuoteOut:
     result = service.create_quote(
         session,
-        data=quote_with_hub_config(session, body, settings=settings),
+        data=_with_hub_config(session, body, settings),
         idempotency_key=idempotency_key,
         validity_days=settings.quote_validity_days,
         check_plan=check_quote,

@@ -7,6 +7,7 @@ and running the seed twice changes nothing.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from sqlalchemy.orm import Session
 
@@ -61,7 +62,7 @@ def _seed_missing_addons(session: Session, report: SeedReport) -> None:
         report.created.append(f"add-on {spec['code']} {spec['sku']}")
 
 
-def _create_sku(session: Session, spec: dict) -> Sku:
+def _create_sku(session: Session, spec: dict[str, Any]) -> Sku:
     gpu_type = repository.get_gpu_type_by_slug(session, spec["gpu"])
     assert gpu_type is not None  # seed_catalog creates the GPU types first
     fields = {k: v for k, v in spec.items() if k not in ("gpu", "price", "discounts_bp")}
@@ -70,7 +71,7 @@ def _create_sku(session: Session, spec: dict) -> Sku:
     return sku
 
 
-def _seed_missing_prices(session: Session, sku: Sku, spec: dict, report: SeedReport) -> None:
+def _seed_missing_prices(session: Session, sku: Sku, spec: dict[str, Any], report: SeedReport) -> None:
     if not sku.prices:
         amount = to_minor(spec["price"], SEED_CURRENCY)
         repository.add(session, SkuPrice(sku=sku, amount_minor=amount, currency=SEED_CURRENCY, note="seed"))

@@ -10,6 +10,7 @@ Notes never restate a price or a discount: those change, and the catalog states 
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Any
 
 GPU_TYPES: list[dict[str, str]] = [
     {"slug": "a100-40g-pcie", "name": "NVIDIA A100 40GB PCIe"},
@@ -19,7 +20,7 @@ GPU_TYPES: list[dict[str, str]] = [
     {"slug": "l40s-48g", "name": "NVIDIA L40S 48GB"},
 ]
 
-SKUS: list[dict] = [
+SKUS: list[dict[str, Any]] = [
     {
         "slug": "a100-40g-pcie-card",
         "name": "A100 40G custom server, rented by the card",
@@ -90,7 +91,7 @@ SEED_CURRENCY = "CNY"
 
 # Options sold with a SKU, monthly per unit. `price` None: the article gives no figure, so the
 # option is "priced on consultation" and a quote shows it without adding it to the total.
-ADDONS: list[dict] = [
+ADDONS: list[dict[str, Any]] = [
     {
         "sku": "h100-80g-sxm-8x",
         "code": "infiniband-400g",

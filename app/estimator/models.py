@@ -466,8 +466,35 @@ def _as_count(value: Any, key: str, least: int) -> int:
     return int(value)
 
 
+# The numbers config.json states beyond the counts that the estimator reads as floats (and multiplies: a
+# context length by a rope factor): each must be finite and at most 2**53 - 1 in size, the range RFC 8259
+# §6 calls interoperable (what an IEEE double holds exactly). The largest real ones are far inside it (a
+# rope_theta of 10**7, a context of 10**7 tokens), and a product of two stays far from float overflow.
+MAX_CONFIG_NUMBER = 2**53 - 1
+CONTEXT_LENGTH_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "max_sequence_length")
+
+
+def check_config_numbers(config: Mapping[str, Any]) -> None:
+    """EstimatorError naming the key for a number read as a float that is not finite or too large for one."""
+    scaling = config.get("rope_scaling")
+    keyed = [(key, config.get(key)) for key in ("rope_theta", "rotary_emb_base", *NORM_EPS_KEYS, *CONTEXT_LENGTH_KEYS)]
+    if isinstance(scaling, Mapping):
+        keyed += [(f"rope_scaling.{key}", scaling.get(key)) for key in ("factor", *ROPE_PARAM_KEYS)]
+    for key, value in keyed:
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            continue
+        if (isinstance(value, float) and not math.isfinite(value)) or abs(value) > MAX_CONFIG_NUMBER:
+            shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+            raise EstimatorError(
+                f"hf_config.{key} must be a finite number of at most {MAX_CONFIG_NUMBER} in size, got {shown}.",
+                field=f"model.hf_config.{key}",
+            )
+
+
 def _checked_counts(config: Mapping[str, Any]) -> dict[str, Any]:
-    """config with every known count validated and made an int, before any builder uses one."""
+    """config with every known count validated and made an int, and its other numbers checked
+    (check_config_numbers), before any builder uses one."""
+    check_config_numbers(config)
     checked = dict(config)
     for key, least in _HF_COUNTS.items():
         if checked.get(key) is not None:

@@ -28,6 +28,21 @@ class Preset:
     params_tolerance: float  # accepted relative gap between count_params and published_params
     model: ModelSpec
     note: str = ""  # why the tolerance is not zero, or what is approximated
+    variants: tuple[tuple[str, str], ...] = ()  # (variant, repository): base / instruct where both ship
+
+    def repo_for(self, variant: str | None) -> str:
+        """The repository of `variant` (base / instruct); the preset's own for None. EstimatorError on
+        `model.variant` for a variant this preset does not know."""
+        if variant is None:
+            return self.hf_repo
+        known = dict(self.variants)
+        if variant not in known:
+            allowed = f"one of {', '.join(known)}" if known else "none: it ships one repository"
+            raise EstimatorError(
+                f"{self.id} has no {variant} variant ({allowed}); name another repository with model.hf_id",
+                field="model.variant",
+            )
+        return known[variant]
 
 
 @lru_cache(maxsize=1)
@@ -54,6 +69,7 @@ def _to_preset(entry: dict[str, Any]) -> Preset:
         params_tolerance=float(entry["params_tolerance"]),
         model=model,
         note=_note(entry),
+        variants=tuple(entry.get("variants", {}).items()),
     )
 
 

@@ -48,16 +48,30 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Final
 
 from app.estimator.compute import attention_width, matmul_params
 from app.estimator.interconnects import all_reduce_s, group_bandwidth, point_to_point_s
+from app.estimator.models import CONTEXT_LENGTH_KEYS, check_config_numbers
 from app.estimator.params import count_params, mlp_params
 from app.estimator.performance import compute_precision
+from app.estimator.serving_sim import (
+    DEFAULT_SEED,
+    PERCENTILE_LEVELS,
+    Lengths,
+    LoadLatency,
+    Percentile,
+    Scheduler,
+    interrupted_tpot_estimate,
+    queue_wait_estimate,
+    simulate,
+)
 from app.estimator.specs import GIB, Cluster, EstimatorError, GpuSpec, ModelSpec, require_choice
 from app.estimator.vocabulary import (
     BATCHINGS,
@@ -89,6 +103,7 @@ class EngineDefaults:
     max_num_seqs: int  # sequences a replica runs at once
     max_num_batched_tokens: int  # tokens per step (chunked-prefill budget)
     graph_max_batch: int  # largest decode batch captured in a CUDA graph
+    mixed_prefill: bool  # a step carries the running decodes and prompt chunks together (else prefill steps alone)
     source: str
 
 
@@ -198,6 +213,9 @@ FP8_DERATE = 0.75
 # (vLLM blog 2025-01-27 "vLLM V1"); "none" is a compiled single-stream loop (gpt-fast).
 STEP_OVERHEAD_S: dict[str, float] = {"vllm": 2.0e-3, "sglang": 1.5e-3, "trt-llm": 1.0e-3, "none": 0.1e-3}
 PER_SEQUENCE_OVERHEAD_S: dict[str, float] = {"vllm": 8e-6, "sglang": 6e-6, "trt-llm": 3e-6, "none": 0.0}
+# The engine's fixed cost per request outside the model steps (HTTP and API server, tokenisation, admission,
+# detokenising the first token), added to each time to first token. Not yet sourced: zero until it is.
+REQUEST_OVERHEAD_S: dict[str, float] = {"vllm": 0.0, "sglang": 0.0, "trt-llm": 0.0, "none": 0.0}
 # Fixed latency of one small TP all-reduce. Engines run one-shot custom kernels over NVLink (vLLM
 # custom_all_reduce.cu, SGLang's copy, TRT-LLM's allreduce plugin): a few µs. gpt-fast's PyTorch
 # collectives: fitted on its TP rows. Without NVLink the interconnect table's latency applies.
@@ -269,6 +287,11 @@ class ServingConfig:
     mla_cache_values: int = 0  # MLA (DeepSeek): values cached per token and layer (kv_lora_rank + rope dim)
     engine_overhead: str | None = None  # None: the engine's; "none" for a compiled loop (gpt-fast)
     release: str | None = None  # a past release in ENGINE_RELEASES a measurement ran on; None: current
+    input_tokens_p95: int | None = None  # None: every prompt is input_tokens long; else lognormal (serving_sim)
+    output_tokens_p95: int | None = None
+    slo_percentile: Percentile = "p90"  # the percentile of the simulated latency at the peak the SLO is judged on
+    peak_factor: float = 1.5  # the peak ÷ the offered load (requests_per_s) the SLO must hold at
+    seed: int = DEFAULT_SEED  # of the simulated arrivals and lengths
 
     @property
     def weight_format(self) -> str:
@@ -316,6 +339,10 @@ class ServingEstimate:
     gpus_per_replica: int
     bound: str  # "memory" or "compute" for the decode step at the operating point
     notes: list[str] = field(default_factory=list)
+    # For requests_per_s: simulated latencies at the offered load and at its peak (serving_sim), seconds.
+    latency: dict[str, LoadLatency] | None = None  # {"average": …, "peak": …}
+    utilization: dict[str, float] | None = None  # offered ÷ what a replica completes at most, average and peak
+    isolated_ttft_ms: float | None = None  # one request on an idle replica
 
 
 # --- model quantities ---------------------------------------------------------------------------
@@ -332,7 +359,7 @@ def mla_cache_values(hf_config: Mapping[str, Any] | None) -> int:
 # config.json keys that bound the sequence length, as vLLM reads them (vllm/config.py
 # `_get_and_verify_max_len`: the smallest of those present), and the rope scalings that do not extend it
 # there (llama3 and longrope configs already state the extended length).
-CONTEXT_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "max_sequence_length")
+CONTEXT_KEYS = CONTEXT_LENGTH_KEYS
 UNSCALED_ROPE = ("default", "llama3", "longrope", "su", "mrope")
 
 
@@ -341,6 +368,7 @@ def context_limit(hf_config: Mapping[str, Any] | None) -> int | None:
     the config's length times the rope_scaling factor (YaRN: of original_max_position_embeddings)."""
     if not hf_config:
         return None
+    check_config_numbers(hf_config)  # finite, and small enough that the product below is
     lengths = [
         int(hf_config[k]) for k in CONTEXT_KEYS if isinstance(hf_config.get(k), int | float) and hf_config[k] > 0
     ]
@@ -788,6 +816,313 @@ def _capacity(model: ModelSpec, cfg: ServingConfig, hw: _Hardware, limit: int) -
     return point.requests_per_s if point else 0.0
 
 
+# --- latency under load (app/estimator/serving_sim.py) -------------------------------------------------------
+
+
+def _lengths(cfg: ServingConfig, kv_tokens: int) -> tuple[Lengths, Lengths]:
+    """Prompt and output lengths: constant at the means, or lognormal through the stated 95th percentiles, a
+    drawn length no longer than max_model_len or the replica's KV cache (an engine refuses a longer request)."""
+    cap = min(cfg.max_model_len or kv_tokens, kv_tokens)
+    prompts = Lengths(cfg.input_tokens, cfg.input_tokens_p95, max(cap, cfg.input_tokens))
+    return prompts, Lengths(cfg.output_tokens, cfg.output_tokens_p95, max(cap, cfg.output_tokens))
+
+
+def _sim_step(hw: _Hardware) -> Callable[[int, float, int, float], float]:
+    """The simulator's step: `decodes` sequences holding `kv` tokens decode one token each and `prefill` prompt
+    tokens whose chunks attend `span` keys in all are prefilled. With pp stages the sequences form pp
+    micro-batches and every token crosses all stages (as in _operating_point)."""
+    pp = hw.pp
+    if pp == 1 and not hw.experts:
+        return _dense_step(hw)
+
+    def step(decodes: int, kv: float, prefill: int, span: float) -> float:
+        context = kv / decodes if decodes else 0.0
+        prefill_len = 2.0 * span / prefill if prefill else 0.0
+        if pp == 1:
+            return _step_s(hw, decodes, context, prefill, prefill_len)[0]
+        seconds, _ = _step_s(hw, decodes / pp, context, prefill / pp, prefill_len)
+        return pp * seconds + _pipeline_hop_s(hw, (decodes + prefill) / pp)
+
+    return step
+
+
+def _dense_step(hw: _Hardware) -> Callable[[int, float, int, float], float]:
+    """_step_s of a dense model on one stage, its constants read once (the simulation's inner loop): the same sum
+    of the weights and KV bytes, the GEMM and attention FLOPs at the decode/prefill mix's efficiency, the
+    overheads and the all-reduces."""
+    weights_s = hw.weight_bytes_static / hw.hbm_weights
+    kv_s = hw.kv_token / hw.hbm_kv
+    flops = hw.dense_flops_per_token + hw.expert_flops_per_token
+    attention, reads = hw.attention_coef, hw.kv_reads
+    fixed = hw.overhead_s + (hw.allreduce_fixed_s if hw.tp > 1 else 0.0)
+    per_token = hw.allreduce_per_token_s if hw.tp > 1 else 0.0
+    per_seq = hw.overhead_per_seq_s
+    decode_eff, prefill_eff = STEP_COMPUTE_EFFICIENCY, PREFILL_COMPUTE_EFFICIENCY
+
+    def step(decodes: int, kv: float, prefill: int, span: float) -> float:
+        tokens = decodes + prefill
+        memory = weights_s + (kv * reads + prefill) * kv_s
+        efficiency = (decodes * decode_eff + prefill * prefill_eff) / tokens
+        compute = flops * tokens / efficiency + attention * (kv + span)
+        return max(memory, compute) + fixed + per_seq * decodes + per_token * tokens
+
+    return step
+
+
+def _scheduler(model: ModelSpec, cfg: ServingConfig, hw: _Hardware) -> Scheduler:
+    return Scheduler(
+        token_budget=_batched_tokens(cfg, hw.gpu),
+        max_seqs=_max_num_seqs(cfg, hw.gpu),
+        kv_tokens=kv_cache_tokens(model, cfg, hw.gpu, hw.tp, hw.pp),
+        block=ENGINE_DEFAULTS[cfg.engine].block_size,
+        mixed=ENGINE_DEFAULTS[cfg.engine].mixed_prefill,
+    )
+
+
+def _isolated_ttft_s(model: ModelSpec, cfg: ServingConfig, hw: _Hardware) -> float:
+    """One request on an idle replica: its prompt's chunks with nothing else running."""
+    prompt = cfg.input_tokens
+    prefill = _chunked_prefill_s(model, cfg, hw, 0.0, 0.0, prompt, _batched_tokens(cfg, hw.gpu))
+    return prefill * hw.pp + _pipeline_hop_s(hw, prompt / hw.pp) + REQUEST_OVERHEAD_S[_overhead_key(cfg)]
+
+
+@dataclass(frozen=True, slots=True)
+class _Load:
+    """One tp × pp replica under a load: what the simulation and the closed forms need of it."""
+
+    model: ModelSpec
+    cfg: ServingConfig
+    hw: _Hardware
+    top_rps: float  # requests/s one replica completes at most (all it holds in flight)
+    isolated_s: float
+    key: tuple[object, ...] = ()  # what a simulation depends on besides the rate, for the memo
+
+
+def _load(model: ModelSpec, cfg: ServingConfig, hw: _Hardware, limit: int) -> _Load:
+    cluster = hw.cluster
+    where = (cluster.gpu.id, cluster.gpus_per_node, cluster.nodes, cluster.intra_node_link, cluster.inter_node_gbps,
+             cluster.inter_node_fabric, hw.tp, hw.pp)  # fmt: skip
+    top = _operating_point(model, cfg, hw, limit).requests_per_s
+    key = (model, replace(cfg, requests_per_s=None), where)
+    return _Load(model, cfg, hw, top, _isolated_ttft_s(model, cfg, hw), key)
+
+
+# Simulations already run within one answer, by (replica, traffic, engine, seed, rate): a search and the estimates
+# of the options it shows ask for the same runs, and a run is a pure function of these. Scoped to the answer
+# (`simulations`), so every request starts cold.
+_SIMULATED: ContextVar[dict[tuple[object, ...], LoadLatency] | None] = ContextVar("simulated", default=None)
+
+
+@contextmanager
+def simulations() -> Iterator[None]:
+    """Share the simulations run inside the block (nested blocks share the outer one's)."""
+    if _SIMULATED.get() is not None:
+        yield
+        return
+    token = _SIMULATED.set({})
+    try:
+        yield
+    finally:
+        _SIMULATED.reset(token)
+
+
+def _simulate(load: _Load, rate: float) -> LoadLatency:
+    """Simulated latencies of one replica at `rate` requests/s (reused within a `simulations` block)."""
+    memo, key = _SIMULATED.get(), (*load.key, rate)
+    found = memo.get(key) if memo is not None else None
+    if found is None:
+        found = _run_simulation(load, rate)
+        if memo is not None:
+            memo[key] = found
+    return found
+
+
+def _run_simulation(load: _Load, rate: float) -> LoadLatency:
+    scheduler = _scheduler(load.model, load.cfg, load.hw)
+    prompts, outputs = _lengths(load.cfg, scheduler.kv_tokens)
+    key = _overhead_key(load.cfg)
+    latency = simulate(
+        _sim_step(load.hw), scheduler, rate, prompts, outputs,
+        seed=load.cfg.seed, per_request_s=REQUEST_OVERHEAD_S[key],
+    )  # fmt: skip
+    if rate >= load.top_rps and not latency.saturated:
+        return replace(latency, saturated=True)  # beyond what the replica completes at most: the queue grows
+    return latency
+
+
+def meets_at_peak(latency: LoadLatency, cfg: ServingConfig) -> bool:
+    """The SLO judged on the simulated percentile at the peak; a saturated replica never meets it."""
+    if latency.saturated:
+        return False
+    q = cfg.slo_percentile
+    if cfg.slo_ttft_ms is not None and latency.ttft.at(q) * 1e3 > cfg.slo_ttft_ms:
+        return False
+    return not (cfg.slo_tpot_ms is not None and latency.tpot.at(q) * 1e3 > cfg.slo_tpot_ms)
+
+
+def _steer(load: _Load, peak_rps: float, start: int) -> int | None:
+    """The fewest replicas (≥ start) the closed forms allow at the peak, each replica below saturation and within
+    the targets at the SLO's percentile: TTFT, the prefill of an idle replica plus the M/D/1-class queue before
+    it (queue_wait_estimate); TPOT, the decode step with the prompts that arrive meanwhile prefilled in its steps
+    (interrupted_tpot_estimate). None: even an idle replica misses the TTFT target."""
+    cfg = load.cfg
+    if cfg.slo_ttft_ms is not None and load.isolated_s * 1e3 > cfg.slo_ttft_ms:
+        return None
+    low = max(start, math.floor(peak_rps / load.top_rps) + 1 if load.top_rps > 0 else start)
+    if _steer_meets(load, peak_rps / low):
+        return low
+    step, failed = 1, low
+    while not _steer_meets(load, peak_rps / (failed + step)):
+        failed, step = failed + step, step * 2
+        if failed > 1_000_000:
+            return None
+    high = failed + step
+    while high - failed > 1:
+        mid = (failed + high) // 2
+        if _steer_meets(load, peak_rps / mid):
+            high = mid
+        else:
+            failed = mid
+    return high
+
+
+def _steer_meets(load: _Load, rate: float) -> bool:
+    """The closed forms' verdict for one replica at `rate` requests/s."""
+    cfg, hw = load.cfg, load.hw
+    if rate >= load.top_rps:
+        return False
+    level = PERCENTILE_LEVELS[cfg.slo_percentile]
+    wait = queue_wait_estimate(rate, load.isolated_s, level)
+    if cfg.slo_ttft_ms is not None and (load.isolated_s + wait) * 1e3 > cfg.slo_ttft_ms:
+        return False
+    if cfg.slo_tpot_ms is None:
+        return True
+    out = cfg.output_tokens
+    alone = _step_s(hw, 1.0, cfg.input_tokens + out / 2, 0.0, 0.0)[0]
+    in_flight = max(1.0, rate * (load.isolated_s + (out - 1) * alone * hw.pp))  # Little's law, idle latencies
+    step = hw.pp * _step_s(hw, max(1.0, in_flight / hw.pp), cfg.input_tokens + out / 2, 0.0, 0.0)[0]
+    prefill = load.isolated_s - REQUEST_OVERHEAD_S[_overhead_key(cfg)]
+    return interrupted_tpot_estimate(step, prefill, rate, out, level) * 1e3 <= cfg.slo_tpot_ms
+
+
+def steer_replicas(
+    model: ModelSpec, cfg: ServingConfig, cluster: Cluster, *, tp: int = 1, pp: int = 1, start: int = 1
+) -> int | None:
+    """The fewest replicas (≥ start) the closed forms allow at the peak (no simulation); None when none does."""
+    limit = max_concurrency(model, cfg, cluster.gpu, tp, pp)
+    if cfg.requests_per_s is None or limit < 1:
+        return None
+    load = _load(model, cfg, _hardware(model, cfg, cluster, tp, pp), limit)
+    return _steer(load, cfg.requests_per_s * cfg.peak_factor, start)
+
+
+def peak_latency(
+    model: ModelSpec, cfg: ServingConfig, cluster: Cluster, *, tp: int = 1, pp: int = 1, replicas: int = 1
+) -> LoadLatency | None:
+    """The simulated latency of one of `replicas` replicas at the peak (requests_per_s × peak_factor shared among
+    them); None when no sequence fits or no load is given."""
+    limit = max_concurrency(model, cfg, cluster.gpu, tp, pp)
+    if cfg.requests_per_s is None or limit < 1:
+        return None
+    load = _load(model, cfg, _hardware(model, cfg, cluster, tp, pp), limit)
+    return _simulate(load, cfg.requests_per_s * cfg.peak_factor / replicas)
+
+
+def replicas_for_slo(
+    model: ModelSpec, cfg: ServingConfig, cluster: Cluster, *, tp: int = 1, pp: int = 1, start: int = 1,
+    most: int = 4096, floor: int = 1,
+) -> tuple[int, LoadLatency] | None:  # fmt: skip
+    """The fewest replicas (at most `most`) whose simulated latency at the peak (requests_per_s × peak_factor,
+    shared among them) meets the SLO at its percentile, with that latency; None when no count up to `most` does.
+    The search starts at `start` (a guess, e.g. the steady state's count) or the closed forms' count if larger,
+    and steps down (not below saturation, nor below `floor`: fewer would not rent less) or up from there. The
+    simulation decides."""
+    if cfg.requests_per_s is None:
+        raise EstimatorError("replicas_for_slo needs requests_per_s", field="serving.requests_per_s")
+    limit = max_concurrency(model, cfg, cluster.gpu, tp, pp)
+    if limit < 1:
+        return None
+    hw = _hardware(model, cfg, cluster, tp, pp)
+    load = _load(model, cfg, hw, limit)
+    peak = cfg.requests_per_s * cfg.peak_factor
+    low = _steer(load, peak, start)
+    if low is None or low > most:
+        return None
+    tried: dict[int, LoadLatency] = {}
+
+    def meets(replicas: int) -> bool:
+        tried[replicas] = _simulate(load, peak / replicas)
+        return meets_at_peak(tried[replicas], cfg)
+
+    guess = max(low, start)
+    if meets(guess):  # the fewest that meet lie at or below the guess: step down, as far as saturation allows
+        unsaturated = math.floor(peak / load.top_rps) + 1 if load.top_rps > 0 else 1
+        return _fewest_below(max(1, unsaturated, min(floor, guess)), guess, meets, tried)
+    failed = guess
+    if cfg.slo_ttft_ms is not None:
+        # the closed form again, on the prefill time that reproduces the simulated wait (decodes share the
+        # prefill's steps, so the simulated service is longer than an idle replica's)
+        fitted = replace(load, isolated_s=_fitted_service(load, peak / guess, tried[guess]))
+        jump = _steer(fitted, peak, guess + 1)
+        if jump is not None and jump <= most:
+            if meets(jump):
+                return _fewest(guess, jump, meets, tried)
+            failed = jump
+    # steps that double until one meets, then the interval halved back to the fewest that meet
+    step = max(1, failed // 8)
+    while True:
+        high = min(most, failed + step)
+        if meets(high):
+            break
+        if high == most:
+            return None
+        failed, step = high, step * 2
+    return _fewest(failed, high, meets, tried)
+
+
+def _fewest_below(
+    low: int, high: int, meets: Callable[[int], bool], tried: dict[int, LoadLatency]
+) -> tuple[int, LoadLatency]:
+    """The fewest replicas in [low, high] that meet, high meeting: steps down that double until one fails (or
+    low is reached), then bisection."""
+    step = max(1, high // 8)
+    while high > low:
+        probe = max(low, high - step)
+        if not meets(probe):
+            return _fewest(probe, high, meets, tried)
+        high, step = probe, step * 2
+    return high, tried[high]
+
+
+def _fewest(
+    failed: int, high: int, meets: Callable[[int], bool], tried: dict[int, LoadLatency]
+) -> tuple[int, LoadLatency]:
+    """The fewest replicas in (failed, high] that meet, high meeting (bisection)."""
+    while high - failed > 1:
+        mid = (failed + high) // 2
+        if meets(mid):
+            high = mid
+        else:
+            failed = mid
+    return high, tried[high]
+
+
+def _fitted_service(load: _Load, rate: float, latency: LoadLatency) -> float:
+    """The service time for which the closed form's wait at the SLO's percentile equals the simulated one."""
+    level = PERCENTILE_LEVELS[load.cfg.slo_percentile]
+    ttft = latency.ttft.at(load.cfg.slo_percentile)
+    low, high = load.isolated_s, 1.0 / rate  # the closed form is infinite at ρ = 1
+    if latency.saturated or ttft <= low:
+        return high if latency.saturated else low
+    for _ in range(40):
+        mid = (low + high) / 2
+        if mid + queue_wait_estimate(rate, mid, level) < ttft:
+            low = mid
+        else:
+            high = mid
+    return low
+
+
 def replica_capacity(
     model: ModelSpec, cfg: ServingConfig, cluster: Cluster, *, tp: int = 1, pp: int = 1
 ) -> tuple[float, float]:
@@ -918,8 +1253,15 @@ def estimate_serving(
     tp: int = 1,
     pp: int = 1,
     replicas: int = 1,
+    simulate: bool = True,
+    replicas_needed: int | None = None,
 ) -> ServingEstimate:
-    """Latency, throughput, KV capacity and memory of `replicas` independent copies of a tp × pp replica."""
+    """Latency, throughput, KV capacity and memory of `replicas` independent copies of a tp × pp replica.
+
+    For requests_per_s, with `simulate` (the default), the latencies are those of the scheduler simulation at the
+    offered load and at its peak (`latency`; ttft_ms, tpot_ms and e2e_latency_ms are the p50s at the offered
+    load), meets_slo is judged at the peak on the SLO's percentile, and replicas_needed is the simulated count
+    (or the one given). Without it (the search's candidates), the steady-state operating point alone."""
     validate_config(cfg)
     if tp < 1 or pp < 1 or replicas < 1:
         raise EstimatorError("tp, pp and replicas must be at least 1", field="plan")
@@ -966,10 +1308,10 @@ def estimate_serving(
             bound="memory", notes=notes + [_no_sequence_note(cfg, cache_tokens, tp)],
         )  # fmt: skip
         return zero
-    replicas_needed = None
+    needed = None
     if cfg.requests_per_s is not None:
         capacity = _capacity(model, cfg, hw, limit)
-        replicas_needed = max(1, math.ceil(cfg.requests_per_s / capacity - 1e-9)) if capacity > 0 else None
+        needed = max(1, math.ceil(cfg.requests_per_s / capacity - 1e-9)) if capacity > 0 else None
         if point.requests_per_s * replicas < cfg.requests_per_s * (1 - 1e-3):
             notes.append(
                 f"{replicas} replica(s) carry at most {point.requests_per_s * replicas:.3g} requests/s "
@@ -977,7 +1319,7 @@ def estimate_serving(
             )
     rps = point.requests_per_s * replicas
     tokens_per_s = rps * cfg.output_tokens
-    return ServingEstimate(
+    result = ServingEstimate(
         ttft_ms=point.ttft_s * 1e3,
         tpot_ms=point.tpot_s * 1e3,
         e2e_latency_ms=point.e2e_s * 1e3,
@@ -988,10 +1330,45 @@ def estimate_serving(
         max_concurrency=limit,
         kv_cache_tokens=cache_tokens,
         replicas=replicas,
-        replicas_needed=replicas_needed,
+        replicas_needed=needed,
         meets_slo=_meets(point, cfg) if _has_slo(cfg) else None,
         memory=memory,
         gpus_per_replica=gpus_per_replica,
         bound=point.bound,
         notes=notes,
+        isolated_ttft_ms=_isolated_ttft_s(model, cfg, hw) * 1e3,
+    )
+    if cfg.requests_per_s is None or not simulate:
+        return result
+    with simulations():
+        load = _load(model, cfg, hw, limit)
+        return _under_load(result, model, cfg, cluster, (tp, pp, replicas), load, replicas_needed)
+
+
+def _under_load(
+    result: ServingEstimate,
+    model: ModelSpec,
+    cfg: ServingConfig,
+    cluster: Cluster,
+    shape: tuple[int, int, int],
+    load: _Load,
+    replicas_needed: int | None,
+) -> ServingEstimate:
+    """The estimate with the simulated latencies at the offered load and its peak, judged at the peak."""
+    tp, pp, replicas = shape
+    offered = (cfg.requests_per_s or 0.0) / replicas
+    average, peak = _simulate(load, offered), _simulate(load, offered * cfg.peak_factor)
+    if replicas_needed is None:
+        found = replicas_for_slo(model, cfg, cluster, tp=tp, pp=pp)
+        replicas_needed = found[0] if found else None
+    return replace(
+        result,
+        ttft_ms=average.ttft.p50 * 1e3,
+        tpot_ms=average.tpot.p50 * 1e3,
+        e2e_latency_ms=average.e2e.p50 * 1e3,
+        replicas_needed=replicas_needed,
+        meets_slo=meets_at_peak(peak, cfg) if _has_slo(cfg) else None,
+        latency={"average": average, "peak": peak},
+        utilization={"average": offered / load.top_rps, "peak": offered * cfg.peak_factor / load.top_rps},
+        isolated_ttft_ms=load.isolated_s * 1e3,
     )

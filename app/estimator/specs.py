@@ -151,12 +151,18 @@ class Plan:
     micro_batch: int = 1
     virtual_stages: int = 1  # interleaved 1F1B when > 1
     chunked_loss: bool = False  # cross-entropy in chunks/fused (torchtune, litgpt, Megatron): no full fp32 logits copy
+    # the head and the loss fused (Liger FusedLinearCrossEntropy, Apple Cut Cross-Entropy): no logits of the whole
+    # sequence at all, the gradient of the hidden states made in the forward (memory.FUSED_LOSS_BYTES_PER_HIDDEN)
+    fused_loss: bool = False
+    # linear weights stored and all-gathered in FP8 (Megatron-LM --fp8-param-gather, Transformer Engine
+    # fp8_model_init; torchao float8 FSDP all-gather): 1 byte per linear weight in the model's working copy; fp8 only
+    fp8_params: bool = False
     # saved activations (with full recompute: the layer inputs) kept in host RAM and brought back for the backward
     # (torchtune `enable_activation_offloading`, Unsloth's offloaded gradient checkpointing)
     activation_offload: bool = False
     # torch.compile of the model (torchtune `compile: True`, torchtitan `--compile`): pointwise ops are fused and
-    # recomputed in the backward, so fewer tensors are saved (memory._act_coeffs); HF Trainer's torch_compile
-    # defaults to off
+    # recomputed in the backward, so fewer tensors are saved (memory.activations `_act_coeffs`); HF
+    # Trainer's torch_compile defaults to off
     compiled: bool = False
     # hybrid sharding (HSDP): ZeRO-3 states sharded over groups of `dp_shard` data-parallel ranks and replicated
     # across the dp / dp_shard groups (PyTorch FSDP ShardingStrategy.HYBRID_SHARD, FSDP2 fully_shard on a 2-D
@@ -246,6 +252,7 @@ WarningCode = Literal[
     "term_longer_than_job",
     "billing_within_range",
     "deadline_within_range",
+    "memory_may_exceed",
     "pipeline_bubble",
     "pipeline_few_microbatches",
     "global_batch_small",
@@ -260,6 +267,7 @@ WarningCode = Literal[
     "global_batch_rounded",
     "moe_experts_resident",
     "moe_low_concurrency_unvalidated",
+    "quantised_checkpoint",
     "kv_cache_dominates",
     "no_fit",
     "no_fit_zero3",
@@ -289,7 +297,7 @@ class Warning_:
 class MemoryBreakdown:
     """Per-GPU memory in bytes (worst pipeline stage); the API converts to GiB."""
 
-    total: float  # the six parts below, summed once by the estimate (memory._breakdown), read by every gate
+    total: float  # the six parts below, summed once by the estimate (memory.breakdown._breakdown), read by every gate
     weights: float
     gradients: float
     optimizer: float

@@ -56,6 +56,9 @@ Language = Literal["en", "zh"]
 # of POST /estimate and /recommend beside the tasks above; the wizard's "serve a model" path.
 ServingTask = Literal["serving"]
 RequestTask = Literal[Task, ServingTask]
+# Which published checkpoint of a model a launch names where a preset knows both: the pretrained (base) weights
+# or the post-trained chat/instruct model (app/estimator/data/presets.json `variants`).
+Variant = Literal["base", "instruct"]
 # The inference engine whose memory budget, paging and launch command a serving estimate follows.
 Engine = Literal["vllm", "sglang", "trt-llm"]
 # Continuous (in-flight, chunked prefill) or static batching.
@@ -85,6 +88,7 @@ QUOTE_STATUSES: tuple[QuoteStatus, ...] = get_args(QuoteStatus)
 LANGUAGES: tuple[Language, ...] = get_args(Language)
 
 ENGINES: tuple[Engine, ...] = get_args(Engine)
+VARIANTS: tuple[Variant, ...] = get_args(Variant)
 BATCHINGS: tuple[Batching, ...] = get_args(Batching)
 WEIGHT_FORMATS: tuple[WeightFormat, ...] = get_args(WeightFormat)
 INTEGER_WEIGHT_FORMATS: tuple[IntegerWeightFormat, ...] = get_args(IntegerWeightFormat)

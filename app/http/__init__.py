@@ -1,8 +1,9 @@
 """HTTP hardening shared by every route: limits, security headers, CORS, trusted hosts, observability.
 
 Outermost first: observability (request id, access log, metrics, last-resort 500) → security
-headers → trusted hosts → CORS → body size limit → rate limit → request hygiene (NUL characters,
-non-finite numbers, JSON depth) → the app's routes.
+headers → trusted hosts → CORS → body size limit → body budget per client → rate limit → request
+hygiene (NUL characters in the path and query) → the app's routes, which parse and check their body off
+the event loop (app.bodies).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from fastapi import FastAPI
 from starlette.middleware.cors import CORSMiddleware
 
-from app.http.body_limit import BodyLimitMiddleware
+from app.http.body_limit import BodyBudgetMiddleware, BodyLimitMiddleware
 from app.http.hosts import TrustedHostMiddleware
 from app.http.hygiene import HygieneMiddleware
 from app.http.observability import REQUEST_ID_HEADER, ObservabilityMiddleware
@@ -29,6 +30,8 @@ def install_middleware(app: FastAPI, settings: Settings) -> None:
             paths=settings.rate_limit_paths,
             pages=settings.rate_limit_pages,
         )
+    if settings.body_budget_bytes_per_minute > 0:
+        app.add_middleware(BodyBudgetMiddleware, max_bytes=settings.body_budget_bytes_per_minute)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     if settings.cors_origins:
         app.add_middleware(

@@ -1,10 +1,14 @@
-"""Request body size limit (pure ASGI): 413 problem+json, never reading past the limit.
+"""Request body size limit and per-client body budget (pure ASGI): 413 or 429 problem+json, never
+reading past either.
 
 A declared `Content-Length` over the limit is refused before the body is read; a chunked body is
-counted as it streams and refused as soon as it passes the limit. The body is never echoed.
+counted as it streams and refused as soon as it passes the limit. The body is never echoed. The
+budget bounds the bytes of bodies one client sends a worker process per minute (BodyBudgetMiddleware).
 """
 
 from __future__ import annotations
+
+import time
 
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -59,6 +63,10 @@ class BodyLimitMiddleware(HttpMiddleware):
         await response(scope, receive, send)
 
 
+def _chunked(scope: Scope) -> bool:
+    return any(name == b"transfer-encoding" for name, _ in scope.get("headers", ()))
+
+
 def _content_length(scope: Scope) -> int | None:
     for name, value in scope.get("headers", ()):
         if name == b"content-length":
@@ -67,3 +75,96 @@ def _content_length(scope: Scope) -> int | None:
             except ValueError:
                 return None
     return None
+
+
+class OverBudget(HTTPException):
+    """A chunked body that took its client past the body budget as it streamed (an HTTPException, so that
+    a route reading the body answers it as such)."""
+
+    def __init__(self, detail: str, retry_after: int) -> None:
+        super().__init__(429, detail, headers={"Retry-After": str(retry_after)})
+
+
+class BodyBudget:
+    """Bytes of request bodies per client in the current fixed window, counted in this worker process.
+
+    In-process on purpose: the budget protects this process's CPU (every body byte is read and may be
+    parsed here), so it is this process's count that matters, and it costs no database round trip. The
+    counts are dropped as each window ends, so they hold one window's clients at most."""
+
+    def __init__(self, *, max_bytes: int, window_s: int) -> None:
+        self.max_bytes, self.window_s = max_bytes, window_s
+        self._window = 0
+        self._spent: dict[str, int] = {}
+
+    def charge(self, client: str, size: int, *, now: float | None = None) -> int:
+        """Count `size` bytes against `client`; 0 when within the budget, else seconds until it renews."""
+        now = time.time() if now is None else now
+        window = int(now) - int(now) % self.window_s
+        if window != self._window:
+            self._window, self._spent = window, {}
+        spent = self._spent.get(client, 0) + size
+        self._spent[client] = spent
+        return 0 if spent <= self.max_bytes else max(1, window + self.window_s - int(now))
+
+
+class BodyBudgetMiddleware(HttpMiddleware):
+    """429 once a client's request bodies pass BODY_BUDGET_BYTES_PER_MINUTE in this process. A declared
+    Content-Length is charged before the body is read, so a refused body is never read or parsed."""
+
+    def __init__(self, app: ASGIApp, *, max_bytes: int, window_s: int = 60) -> None:
+        super().__init__(app)
+        self.budget = BodyBudget(max_bytes=max_bytes, window_s=window_s)
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        client = (scope.get("client") or ("unknown", 0))[0]
+        declared = _content_length(scope)
+        if declared == 0 or (declared is None and not _chunked(scope)):  # no body
+            await self.app(scope, receive, send)
+            return
+        if declared is not None:
+            retry_after = self.budget.charge(client, declared)
+            if retry_after:
+                await self._refuse(scope, receive, send, retry_after)
+                return
+            await self.app(scope, receive, send)
+            return
+        await self._streamed(scope, receive, send, client)
+
+    async def _streamed(self, scope: Scope, receive: Receive, send: Send, client: str) -> None:
+        """A body without Content-Length (chunked) is charged as it arrives."""
+        started = False
+        retry_after = 0
+
+        async def charged_receive() -> Message:
+            nonlocal retry_after
+            message = await receive()
+            if message["type"] == "http.request" and message.get("body"):
+                retry_after = self.budget.charge(client, len(message["body"]))
+                if retry_after:
+                    raise OverBudget(self._detail(retry_after), retry_after)
+            return message
+
+        async def tracking_send(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, charged_receive, tracking_send)
+        except OverBudget:
+            if started:
+                raise
+            await self._refuse(scope, receive, send, retry_after)
+
+    def _detail(self, retry_after: int) -> str:
+        return (
+            f"This client has sent more than {self.budget.max_bytes} bytes of request bodies within "
+            f"{self.budget.window_s} s; try again in {retry_after} s."
+        )
+
+    async def _refuse(self, scope: Scope, receive: Receive, send: Send, retry_after: int) -> None:
+        # The connection stays open: the server skips the unread body (at most MAX_BODY_BYTES, unparsed),
+        # cheaper than a client reconnecting after every refusal (benchmarks/hostile.py --hostile-address fixed).
+        headers = {"Retry-After": str(retry_after)}
+        await http_problem(429, self._detail(retry_after), headers=headers)(scope, receive, send)

@@ -1,7 +1,10 @@
-"""Request hygiene (pure ASGI), before any route sees a request: no NUL characters anywhere, no
-non-finite numbers in a JSON body, and JSON nested at most MAX_JSON_DEPTH deep (app.jsonguard says
-why). Refusals are 422 problem+json naming the field (or the site's HTML error page for a browser on
-a page). The body is already bounded by the body-size limit outside this one.
+"""Request hygiene (pure ASGI) for what every request carries, before any route sees it: no NUL
+characters in the path or the query string. Refusals are 422 problem+json naming the field (or the
+site's HTML error page for a browser on a page).
+
+A request's body is not read here: that would cost every path, those no route matches too, and a JSON
+body's checks cost CPU in proportion to its size. The route that takes a body checks it off the event
+loop as it reads it (app.bodies), after the body budget and the rate limit.
 """
 
 from __future__ import annotations
@@ -9,27 +12,20 @@ from __future__ import annotations
 from urllib.parse import parse_qsl
 
 from starlette.requests import Request
-from starlette.types import Message, Receive, Scope, Send
+from starlette.types import Receive, Scope, Send
 
 from app.error_pages import error_page, wants_html
 from app.errors import http_problem
 from app.http.asgi import HttpMiddleware
-from app.jsonguard import NO_NUL, Refusal, check_body
-
-_BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+from app.jsonguard import NO_NUL, Refusal
 
 
-def _check_pairs(raw: bytes, where: str) -> None:
+def _check_query(raw: bytes) -> None:
+    if b"\x00" not in raw and b"%00" not in raw:  # the common case, at C speed
+        return
     for name, value in parse_qsl(raw.decode("latin-1"), keep_blank_values=True):
         if "\x00" in name or "\x00" in value:
-            raise Refusal(name.replace("\x00", "") or where, NO_NUL, "nul_character")
-
-
-def _content_type(scope: Scope) -> str:
-    for name, value in scope.get("headers", ()):
-        if name == b"content-type":
-            return value.decode("latin-1").split(";")[0].strip().lower()
-    return ""
+            raise Refusal(name.replace("\x00", "") or "query", NO_NUL, "nul_character")
 
 
 class HygieneMiddleware(HttpMiddleware):
@@ -37,43 +33,11 @@ class HygieneMiddleware(HttpMiddleware):
         try:
             if b"\x00" in scope.get("path", "").encode() or b"%00" in scope.get("raw_path", b""):
                 raise Refusal("path", NO_NUL, "nul_character")
-            _check_pairs(scope.get("query_string", b""), "query")
-            kind = _content_type(scope)
-            if scope["method"] not in _BODY_METHODS or not (kind.endswith("json") or kind.endswith("urlencoded")):
-                await self.app(scope, receive, send)
-                return
-            body, messages = await _read_body(receive)
-            if kind.endswith("urlencoded"):
-                _check_pairs(body, "form")
-            else:
-                check_body(body)
+            _check_query(scope.get("query_string", b""))
         except Refusal as refusal:
             await _refuse(scope, receive, send, refusal)
             return
-        await self.app(scope, _replay(messages, receive), send)
-
-
-async def _read_body(receive: Receive) -> tuple[bytes, list[Message]]:
-    messages: list[Message] = []
-    chunks: list[bytes] = []
-    while True:
-        message = await receive()
-        messages.append(message)
-        if message["type"] != "http.request":
-            break
-        chunks.append(message.get("body", b""))
-        if not message.get("more_body", False):
-            break
-    return b"".join(chunks), messages
-
-
-def _replay(messages: list[Message], receive: Receive) -> Receive:
-    pending = list(messages)
-
-    async def replay() -> Message:
-        return pending.pop(0) if pending else await receive()
-
-    return replay
+        await self.app(scope, receive, send)
 
 
 async def _refuse(scope: Scope, receive: Receive, send: Send, refusal: Refusal) -> None:

@@ -17,6 +17,7 @@ from starlette.datastructures import MutableHeaders
 from starlette.routing import Match, Mount, Route
 from starlette.types import Message, Receive, Scope, Send
 
+from app.deps import ARRIVED_AT
 from app.errors import internal_error_response
 from app.http.asgi import HttpMiddleware
 from app.http.metrics import LATENCY, REQUESTS, observe_pool
@@ -31,7 +32,7 @@ _VALID_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 def _request_id(scope: Scope) -> str:
     for name, value in scope.get("headers", ()):
         if name == b"x-request-id":
-            candidate = value.decode("latin-1")
+            candidate: str = value.decode("latin-1")  # ASGI: headers are (bytes, bytes) pairs
             if _VALID_REQUEST_ID.fullmatch(candidate):
                 return candidate
     return uuid.uuid4().hex
@@ -55,6 +56,7 @@ class ObservabilityMiddleware(HttpMiddleware):
     async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         request_id = _request_id(scope)
         scope.setdefault("state", {})["request_id"] = request_id
+        scope["state"][ARRIVED_AT] = time.monotonic()  # a request's lock waits end by a time from here (app.deps)
         started_at = time.perf_counter()
         status = 500
         response_started = False

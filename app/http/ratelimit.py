@@ -2,8 +2,8 @@
 
 On the API paths only unsafe methods (POST, PUT, PATCH, DELETE) count; on the pages every request
 counts, GETs included, because the wizard's result pages run the planner from their query string and a
-quote's PDF is rendered on its first GET. An entry with `*` is an fnmatch pattern (`/quotes/*/accept`): all
-the paths it matches share one counter per client. The
+quote's PDF is rendered on its first GET. An entry with `*` is an fnmatch pattern (`/quotes/*/accept`; `*` matches any
+characters, `/` included): all the paths it matches share one counter per client. The
 key is the client address (behind a proxy, uvicorn's --proxy-headers makes that the real client's
 address). The refusal is problem+json, or the site's HTML error page for a browser on a page.
 """
@@ -28,7 +28,7 @@ SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 def _entries(paths: Iterable[str]) -> tuple[frozenset[str], tuple[str, ...]]:
-    """Exact paths, and fnmatch patterns (`*` matches within a path: `/quotes/*/accept`, `/quotes/*[./]pdf`)."""
+    """Exact paths, and fnmatch patterns (`*` matches any characters, `/` included: `/quotes/*/accept`, `/admin/*`)."""
     cleaned = [path.rstrip("/") or "/" for path in paths]
     return frozenset(p for p in cleaned if not _PATTERN.search(p)), tuple(p for p in cleaned if _PATTERN.search(p))
 
@@ -48,18 +48,21 @@ class RateLimitMiddleware:
         self.pages = _entries(pages)
         self.limiter = RateLimiter(limit=per_minute)
 
-    def _entry(self, scope: Scope, path: str) -> tuple[str | None, bool]:
-        """The configured entry this request counts under (None: not counted), and whether it is a page."""
-        if scope["type"] != "http" or scope["method"] == "OPTIONS":
+    def entry_for(self, method: str, path: str) -> tuple[str | None, bool]:
+        """The configured entry a request counts under (None: not counted), and whether it is a page."""
+        path = path.rstrip("/") or "/"
+        if method == "OPTIONS":
             return None, False
         page = _match(path, *self.pages)
         if page is not None:
             return page, True
-        return (_match(path, *self.paths) if scope["method"] not in SAFE_METHODS else None), False
+        return (_match(path, *self.paths) if method not in SAFE_METHODS else None), False
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        path = scope.get("path", "").rstrip("/") or "/"
-        entry, is_page = self._entry(scope, path)
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        entry, is_page = self.entry_for(scope["method"], scope.get("path", ""))
         if entry is None:
             await self.app(scope, receive, send)
             return

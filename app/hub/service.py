@@ -40,7 +40,6 @@ from app.estimator.specs import EstimatorError
 from app.hub import repository
 from app.jsonguard import Refusal, check_body
 from app.planner.schemas import WorkloadIn
-from app.quotes.schemas import QuoteCreate
 from app.settings import Settings
 
 REVISION = "main"
@@ -73,14 +72,6 @@ def with_hub_config(session: Session, request: W, *, settings: Settings, field: 
         return request
     config = hub_config(session, model.hf_id, settings=settings, field=field)
     return request.model_copy(update={"model": model.model_copy(update={"hf_config": config})})
-
-
-def quote_with_hub_config(session: Session, data: QuoteCreate, *, settings: Settings) -> QuoteCreate:
-    """A quote's workload with its Hub model's config filled in: the quote keeps the config it was priced on."""
-    if data.workload is None:
-        return data
-    workload = with_hub_config(session, data.workload, settings=settings, field="workload." + FIELD)
-    return data.model_copy(update={"workload": workload})
 
 
 def hub_config(session: Session, hf_id: str, *, settings: Settings, field: str = FIELD) -> dict[str, Any]:

@@ -214,7 +214,7 @@ TORCHTITAN_OPTIMIZER: dict[Optimizer, str] = {"adamw": "AdamW"}
 
 # Megatron-LM examples/llama/train_llama3_8b_h100_fp8.sh: FP8 through Transformer Engine (the default
 # --transformer-impl) in a --bf16 run, E4M3 forward / E5M2 backward ("hybrid") with delayed scaling over a
-# 1,024-step amax history. --fp8-param-gather (fp8 weights) is left out: the estimate counts 16-bit weights.
+# 1,024-step amax history. --fp8-param-gather (fp8 weights) only where the plan says fp8_params, as the estimate counts.
 MEGATRON_FP8 = ["--fp8-format hybrid", "--fp8-amax-history-len 1024", "--fp8-amax-compute-algo max"]
 
 
@@ -485,6 +485,9 @@ def _trainer_arguments(workload: Workload, plan: Plan, global_batch: int) -> dic
         "bf16": workload.precision in BF16_RUN_PRECISIONS,
         "fp16": workload.precision == "fp16",
         "optim": trainer_optim(workload, plan),
+        # the memory levers the estimate counted (plan.loss fused: Liger's fused linear cross-entropy; plan.compile)
+        **({"use_liger_kernel": True} if plan.fused_loss else {}),
+        **({"torch_compile": True} if plan.compiled else {}),
         "learning_rate": schedule.lr,
         "weight_decay": 0.1,
         "lr_scheduler_type": "cosine",
@@ -628,6 +631,8 @@ def torchtitan_config(
     if workload.task != "pretrain":  # start from the published weights in hf_assets_path (docs/checkpoint.md)
         checkpoint |= {"initial_load_in_hf": True, "initial_load_model_only": True}
     config["checkpoint"] = checkpoint
+    if plan.compiled:  # the estimate counted torch.compile's recomputed pointwise ops (plan.compile)
+        config["compile"] = {"enable": True}
     if workload.precision == "fp8":
         config |= _torchtitan_float8(shard > 1)
         config["model"]["converters"] = ["quantize.linear.float8"]
@@ -688,6 +693,8 @@ def _megatron_parallel_args(model: ModelSpec, workload: Workload, plan: Plan, gl
         args.append("--fp16")
     if workload.precision == "fp8":
         args += MEGATRON_FP8
+        if plan.fp8_params:  # the weights the estimate counts in FP8 (plan.fp8_params; Megatron-LM arguments.py)
+            args.append("--fp8-param-gather")
     # Megatron-LM pads the tokenizer's length up to a multiple of make_vocab_size_divisible_by × tp
     # (megatron/training/tokenizer/tokenizer.py _vocab_size_with_padding, default 128) while a converted Hugging Face
     # checkpoint keeps config.json's vocab_size (Megatron-Bridge should_pad_vocab False): vocab_size ÷ tp pads to

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from app import messages
 from app.estimator.memory import MemoryEstimate
+from app.estimator.memory.band import MemoryBand
 from app.estimator.params import count_params
 from app.estimator.performance import UNCALIBRATED_SLOW, PerformanceEstimate, calibration_distance
 from app.estimator.specs import GIB, Goodput, ModelSpec, Plan, Warning_, Workload
@@ -53,7 +54,8 @@ def model_out(model: ModelSpec) -> ModelOut:
     return mirror(ModelOut, model, params=counts.total, active_params=counts.active)
 
 
-def memory_out(memory: MemoryEstimate) -> MemoryOut:
+def memory_out(memory: MemoryEstimate, band: MemoryBand | None = None) -> MemoryOut:
+    """The breakdown in GiB; with `band`, the readings as each tool would take them and the range of the total."""
     b = memory.breakdown
     parts = {
         "weights": b.weights,
@@ -64,7 +66,7 @@ def memory_out(memory: MemoryEstimate) -> MemoryOut:
         "other": b.other,
         "total": b.total,
     }
-    return gib_memory_out(
+    out = gib_memory_out(
         parts,
         capacity=b.capacity,
         fits=b.fits,
@@ -73,6 +75,10 @@ def memory_out(memory: MemoryEstimate) -> MemoryOut:
         host_ram_limit=b.host_ram_limit,
         host_load=b.host_load,
     )
+    if band is not None:
+        out.as_measured_gib = {name: round(value / GIB, 2) for name, value in band.readings.items()}
+        out.per_gpu_gib_range = [round(band.low / GIB, 2), round(band.high / GIB, 2)]
+    return out
 
 
 def gib_memory_out(
@@ -126,7 +132,8 @@ def goodput_out(run: Goodput) -> GoodputOut:
 
 
 def plan_out(plan: Plan, global_batch: int | None) -> PlanOut:
-    return mirror(PlanOut, plan, global_batch=global_batch, summary=describe_plan(plan))
+    loss = "fused" if plan.fused_loss else "chunked" if plan.chunked_loss else "standard"
+    return mirror(PlanOut, plan, global_batch=global_batch, loss=loss, summary=describe_plan(plan))
 
 
 def warnings_out(warnings: list[Warning_]) -> list[WarningOut]:
@@ -144,12 +151,13 @@ def estimate_out(
     performance: PerformanceEstimate,
     warnings: list[Warning_],
     notes: list[str] | None = None,
+    band: MemoryBand | None = None,
 ) -> EstimateOut:
     """The /estimate response; `notes` are what the request left out and the service assumed."""
     return EstimateOut(
         model=model_out(model),
         plan=plan_out(plan, workload.global_batch),
-        memory=memory_out(memory),
+        memory=memory_out(memory, band),
         performance=performance_out(performance),
         warnings=warnings_out(warnings),
         assumptions=list(dict.fromkeys([*(notes or []), *memory.assumptions, *performance.assumptions])),
@@ -261,7 +269,7 @@ def option_out(
     return placed_option_out(
         option,
         plan=plan,
-        memory=memory_out(best.memory),
+        memory=memory_out(best.memory, option.band),
         performance=performance_out(best.performance),
         cost=cost_out(option.cost, BILLING_NOTE),
         availability=option.availability,

@@ -16,7 +16,10 @@ Objectives (documented in docs/estimator.md "Ranking"):
   a cheaper twin (a twin that bills one month at its estimate but two at its range's slow end is no twin): the
   customer pays for that term either way, and the dearer cluster only buys speed inside it (405B on
   1B tokens: 4 H100 servers for 111 h, not 14 for 17 h at 3.5 × the price).
-Ties are broken by SKU id, then GPU count, so equal inputs always give the same order.
+At equal cost (cheapest, balanced with a deadline) the option whose memory range's high end is within the limit
+comes before one that carries `memory_may_exceed` (`Option.fits_high`); fastest and balanced without a deadline
+break their remaining ties the same way. Ties are broken by SKU id, then GPU count, so equal inputs always give the
+same order.
 
 Balanced shows an option after the leader only if it buys time (`worth_showing`): one that costs as much
 as an option already shown or on the Pareto list and takes longer, or costs more and takes as long or
@@ -50,6 +53,7 @@ from itertools import accumulate
 from typing import Any, Literal
 
 from app.estimator.memory import host_load_params, host_ram_figures
+from app.estimator.memory.band import MemoryBand, may_exceed, memory_band
 from app.estimator.specs import GIB, Cluster, ModelSpec, Performance, Warning_, Workload
 from app.estimator.vocabulary import MAX_QUOTE_MONTHS, TERM_MONTHS, Objective
 from app.planner.budget import past, search_deadline
@@ -122,6 +126,17 @@ class Option:
     stack: Stack | None = None  # "available", "on request" or "not tracked"
     rank: int | None = None
     misses: list[Miss] = field(default_factory=list)
+    band: MemoryBand | None = None  # the peak's readings and range (memory_band), for the response and the ranking
+
+    @property
+    def fits_high(self) -> bool:
+        """The high end of the memory range is within the limit too (no `memory_may_exceed`): at equal cost the
+        ranking puts such an option first."""
+        if self.band is None:
+            return True
+        memory = self.evaluated.memory.breakdown
+        limit = memory.capacity if memory.limit is None else memory.limit
+        return self.band.high <= limit
 
     @property
     def sort_time(self) -> float:
@@ -486,9 +501,12 @@ def _option(
     hours = perf.time_to_train_hours
     cost = price(offer, config, constraints.term, hours)
     memory = best.memory.breakdown
+    band = memory_band(model, workload, best.plan, _cluster(offer, config, constraints), memory)
+    exceed = may_exceed(band, memory)
     warnings = _unique(
         best.memory.warnings
         + best.performance.warnings
+        + ([exceed] if exceed else [])
         + plan_warnings(model, workload, offer, config, best.plan, memory, perf)
         + _billing_warnings(cost)
         + _range_billing_warnings(offer, config, cost, perf)
@@ -517,6 +535,7 @@ def _option(
         ),
         availability=_availability(offer, config, region),
         stack=stack,
+        band=band,
     )
 
 
@@ -617,9 +636,9 @@ def rank(options: list[Option], objective: Objective, *, deadline: bool = False)
     if not options:
         return []
     if objective == "cheapest" or (objective == "balanced" and deadline):
-        ordered = sorted(options, key=lambda o: (o.sort_cost, o.sort_time, o.tie_key))
+        ordered = sorted(options, key=lambda o: (o.sort_cost, not o.fits_high, o.sort_time, o.tie_key))
     elif objective == "fastest":
-        ordered = sorted(options, key=lambda o: (o.sort_time, o.sort_cost, o.tie_key))
+        ordered = sorted(options, key=lambda o: (o.sort_time, o.sort_cost, not o.fits_high, o.tie_key))
     else:
         cap = min(o.sort_cost for o in options) * BALANCED_COST_CAP
         capped = [o for o in options if o.sort_cost <= cap]
@@ -630,6 +649,7 @@ def rank(options: list[Option], objective: Objective, *, deadline: bool = False)
                 id(o) in oversized,
                 float(o.sort_cost) * _balanced_time(o),
                 o.sort_cost,
+                not o.fits_high,
                 o.sort_time,
                 o.tie_key,
             ),

@@ -6,7 +6,6 @@ before any estimate runs. Memory is reported in GiB (2^30 bytes); money as decim
 
 from __future__ import annotations
 
-import re
 from decimal import Decimal
 from typing import Annotated, Any, Literal
 
@@ -17,7 +16,6 @@ from app.estimator.specs import EstimatorError, LoraSpec, Plan, WarningCode, Wor
 from app.estimator.vocabulary import (
     LORA_TARGETS,
     LORA_TASKS,
-    Mlp,
     Objective,
     Offload,
     Optimizer,
@@ -28,126 +26,28 @@ from app.estimator.vocabulary import (
     Tuning,
     WeightFormat,
 )
+from app.planner.memory_schemas import ATTENTION_DESCRIPTION, FP8_PARAMS_DESCRIPTION, LOSS_DESCRIPTION
+from app.planner.memory_schemas import MemoryOut as MemoryOut  # re-exported: the responses import it from here
 from app.planner.misses import MissCode
+from app.planner.model_schemas import (  # re-exported: the API and the Hub import them from here
+    HF_ID_MAX_CHARS as HF_ID_MAX_CHARS,
+)
+from app.planner.model_schemas import (
+    HF_ID_PATTERN as HF_ID_PATTERN,
+)
+from app.planner.model_schemas import (
+    MAX_PARAMS as MAX_PARAMS,
+)
+from app.planner.model_schemas import (
+    ModelIn as ModelIn,
+)
+from app.planner.model_schemas import (
+    ShortId,
+)
 from app.planner.recommend import RejectionCode
 from app.planner.serving_schemas import ServingIn, ServingOut
 from app.planner.stacks import Stack
 from app.schemas import Currency, RequestModel, mirror
-
-PositiveInt = Annotated[int, Field(ge=1)]
-ShortId = Annotated[str, Field(min_length=1, max_length=64)]
-# A Hub repository id (huggingface_hub's validate_repo_id): an optional namespace, then the name, each of
-# letters, digits, '-', '_', '.', at most 96 characters, starting and ending with a letter or digit.
-_HF_PART = r"[A-Za-z0-9](?:[\w.-]{0,94}[A-Za-z0-9])?"
-HF_ID_PATTERN = re.compile(rf"(?:{_HF_PART}/)?{_HF_PART}", re.ASCII)
-HF_ID_MAX_CHARS = 96 * 2 + 1
-MAX_PARAMS = 1e13  # 10 T parameters: larger than any model trained to date (Switch-C 1.6T, 2021)
-
-
-class ModelIn(RequestModel):
-    """One of: `preset`; `hf_id` (its config.json read from the Hugging Face Hub: app.hub); `hf_config`;
-    an explicit architecture (`layers`…`vocab`, `params` checked against it); or `params` alone
-    (architecture derived, flagged approximate). `hf_id` with `hf_config` names a pasted config."""
-
-    preset: str | None = Field(
-        default=None,
-        max_length=100,
-        description="A shipped model's id (GET /models), e.g. llama-2-7b. Give one of preset, hf_id, hf_config, "
-        "params or an architecture.",
-    )
-    hf_id: str | None = Field(
-        default=None,
-        min_length=1,
-        max_length=HF_ID_MAX_CHARS,
-        description="A Hugging Face model id, e.g. Qwen/Qwen2.5-7B-Instruct: the server reads its config.json from "
-        "the Hub (revision main; gated models need the server's HF_TOKEN) and keeps it. With hf_config, the id "
-        "only names that config.",
-        examples=["Qwen/Qwen2.5-7B-Instruct"],
-    )
-    hf_config: dict[str, Any] | None = Field(
-        default=None, description="A pasted Hugging Face config.json (the JSON object, not its text)"
-    )
-    params: float | None = Field(
-        default=None,
-        gt=0,
-        le=MAX_PARAMS,
-        description="Parameter count as a raw number (7e9 for a 7B model). Alone, the architecture is derived from "
-        "it and memory is approximate; with an architecture it is checked against it.",
-    )
-    name: str | None = Field(
-        default=None,
-        max_length=200,
-        description="A label for the model in the answer; default: the preset's id or the config's model_type.",
-    )
-    layers: int | None = Field(
-        default=None,
-        ge=1,
-        le=1000,
-        description="Transformer layers (num_hidden_layers). An explicit architecture needs layers, hidden, heads, "
-        "ffn and vocab.",
-    )
-    hidden: int | None = Field(default=None, ge=1, le=131072, description="Hidden size (hidden_size).")
-    heads: int | None = Field(default=None, ge=1, le=1024, description="Attention heads (num_attention_heads).")
-    kv_heads: int | None = Field(
-        default=None,
-        ge=1,
-        le=1024,
-        description="Key/value heads for grouped-query attention (num_key_value_heads); default: heads.",
-    )
-    ffn: int | None = Field(default=None, ge=1, le=1048576, description="Feed-forward inner size (intermediate_size).")
-    vocab: int | None = Field(default=None, ge=1, le=4194304, description="Vocabulary size (vocab_size).")
-    head_dim: int | None = Field(
-        default=None, ge=1, le=4096, description="Per-head dimension; default: hidden / heads."
-    )
-    mlp: Mlp = Field(
-        default="swiglu",
-        description="Feed-forward kind: swiglu (three matrices, Llama) or gelu (two, GPT-2); default swiglu.",
-    )
-    tied_embeddings: bool = Field(
-        default=False, description="Input and output embeddings share one matrix; default false."
-    )
-    experts: int = Field(
-        default=0, ge=0, le=4096, description="Routed experts per MoE layer; 0 (default) for a dense model."
-    )
-    experts_per_token: int = Field(
-        default=0, ge=0, le=4096, description="Experts each token is routed to (top-k); 0 for a dense model."
-    )
-    expert_ffn: int | None = Field(
-        default=None, ge=1, le=1048576, description="Feed-forward size of one expert; default: ffn."
-    )
-    shared_experts: int = Field(
-        default=0, ge=0, le=64, description="Always-active shared experts per MoE layer; default 0."
-    )
-    moe_layers: int | None = Field(
-        default=None, ge=0, le=1000, description="How many layers are MoE; default: all of them when experts > 0."
-    )
-
-    @field_validator("hf_id")
-    @classmethod
-    def _hub_id(cls, value: str | None) -> str | None:
-        if value is not None and (not HF_ID_PATTERN.fullmatch(value) or ".." in value or "--" in value):
-            raise ValueError(
-                "hf_id must be a Hugging Face model id: [namespace/]name of letters, digits, '-', '_' and '.', "
-                "e.g. Qwen/Qwen2.5-7B-Instruct"
-            )
-        return value
-
-    @model_validator(mode="after")
-    def _one_source(self) -> ModelIn:
-        explicit = self.layers is not None or self.hidden is not None
-        hub = self.hf_id is not None or self.hf_config is not None
-        sources = [self.preset is not None, hub, explicit]
-        if sum(sources) > 1:
-            raise ValueError(
-                "give exactly one of preset, hf_id (or hf_config) or an explicit architecture (layers, hidden, …)"
-            )
-        if not any(sources) and self.params is None:
-            raise ValueError("describe the model: preset, hf_id, hf_config, params, or layers/hidden/heads/ffn/vocab")
-        if explicit:
-            missing = [k for k in ("layers", "hidden", "heads", "ffn", "vocab") if getattr(self, k) is None]
-            if missing:
-                raise ValueError(f"an explicit architecture needs {', '.join(missing)}")
-        return self
 
 
 class LoraIn(RequestModel):
@@ -254,6 +154,19 @@ class PlanIn(RequestModel):
         "recomputed in the backward, so RMSNorm and the MLP save fewer tensors; default false, as the Hugging Face "
         "Trainer runs (torch_compile off).",
     )
+    attention: Literal["flash", "sdpa", "eager"] | None = Field(
+        default=None,
+        description=ATTENTION_DESCRIPTION,
+    )
+    loss: Literal["standard", "chunked", "fused"] | None = Field(
+        default=None,
+        description=LOSS_DESCRIPTION,
+    )
+    compile: bool | None = Field(default=None, description="torch.compile of the model; the same as compiled.")
+    fp8_params: bool = Field(
+        default=False,
+        description=FP8_PARAMS_DESCRIPTION,
+    )
     tuning: Tuning | None = Field(
         default=None,
         description="The stack that runs the plan, where known: typical (HF Trainer or accelerate with DeepSpeed or "
@@ -268,6 +181,28 @@ class PlanIn(RequestModel):
             raise ValueError("zero_stage must be 0, 1, 2 or 3 (or an FSDP name: NO_SHARD, SHARD_GRAD_OP, FULL_SHARD)")
         return self
 
+    @model_validator(mode="after")
+    def _levers_agree(self) -> PlanIn:
+        """The lever names and the older boolean fields may both be given, but must say the same."""
+        given = self.model_fields_set
+        if (
+            self.attention is not None
+            and "flash_attention" in given
+            and (self.attention != "eager") != self.flash_attention
+        ):
+            raise ValueError(
+                f"attention={self.attention} contradicts flash_attention={str(self.flash_attention).lower()}: "
+                "give one of them (eager is flash_attention false; flash and sdpa are true)"
+            )
+        if self.loss is not None and "chunked_loss" in given and (self.loss != "standard") != self.chunked_loss:
+            raise ValueError(
+                f"loss={self.loss} contradicts chunked_loss={str(self.chunked_loss).lower()}: give one of them "
+                "(standard is chunked_loss false; chunked and fused are true)"
+            )
+        if self.compile is not None and "compiled" in given and self.compile != self.compiled:
+            raise ValueError("compile and compiled say different things: give one of them")
+        return self
+
     @field_validator("dp_shard")
     @classmethod
     def _shard_divides_dp(cls, shard: int | None, info: ValidationInfo) -> int | None:
@@ -279,12 +214,17 @@ class PlanIn(RequestModel):
 
     def spec(self, micro_batch: int) -> Plan:
         zero = self.zero_stage if isinstance(self.zero_stage, int) else ZERO_ALIASES[self.zero_stage.lower()]
+        loss = self.loss or ("chunked" if self.chunked_loss else "standard")
         return mirror(
             Plan,
             self,
             zero_stage=zero,
             sequence_parallel=self.sequence_parallel if self.sequence_parallel is not None else self.tp > 1,
             micro_batch=self.micro_batch or micro_batch,
+            flash_attention=self.flash_attention if self.attention is None else self.attention != "eager",
+            chunked_loss=loss == "chunked",
+            fused_loss=loss == "fused",
+            compiled=self.compiled if self.compile is None else self.compile,
         )
 
 
@@ -506,26 +446,6 @@ class WarningOut(BaseModel):
     )
 
 
-class MemoryOut(BaseModel):
-    per_gpu_gib: dict[str, float] = Field(
-        description="weights, gradients, optimizer, activations, kv_cache, "
-        "other, total (GiB per GPU, worst pipeline stage)"
-    )
-    capacity_gib: float
-    limit_gib: float | None = Field(default=None, description="What a plan may use: capacity less the headroom")
-    fits: bool = Field(description="GPU memory within the limit and host RAM within the node's RAM after the reserve")
-    host_ram_gib: float
-    host_ram_limit_gib: float | None = Field(
-        default=None, description="Host RAM per node offload may use: the node's RAM less the OS/process reserve"
-    )
-    host_load_gib: float = Field(
-        default=0.0,
-        description="Host RAM per node while the model loads: whole copies of the model as loaded, before ZeRO-3 "
-        "shards it (QLoRA under DeepSpeed ZeRO-3: one per rank on the node); `fits` holds the larger of this and "
-        "host_ram_gib within host_ram_limit_gib",
-    )
-
-
 class GoodputOut(BaseModel):
     factor: float = Field(description="Compute hours ÷ wall hours")
     compute_hours: float = Field(description="Tokens ÷ throughput: the GPUs' compute alone")
@@ -586,6 +506,10 @@ class PlanOut(BaseModel):
     micro_batch: int
     global_batch: int | None
     virtual_stages: int
+    loss: str = Field(default="standard", description="standard, chunked or fused cross-entropy (plan.loss)")
+    compiled: bool = False
+    activation_offload: bool = False
+    fp8_params: bool = False
     summary: str
 
 
@@ -744,7 +668,8 @@ class MissOut(BaseModel):
     code: MissCode
     params: dict[str, Any] = Field(
         description="deadline: days, deadline_days; budget: monthly, budget, currency (converted_monthly, "
-        "compared_currency); slo_one_request, slo_peak: ttft_ms, tpot_ms, slo_ttft_ms, slo_tpot_ms; peak_load: "
+        "compared_currency); slo_one_request, slo_peak: ttft_ms, tpot_ms, slo_ttft_ms, slo_tpot_ms (slo_peak from "
+        "the simulation also percentile and saturated: the figures are that percentile at the peak); peak_load: "
         "replicas, carried, offered (requests/s); sequence_too_long: context_len, kv_cache_tokens, tp"
     )
 

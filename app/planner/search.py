@@ -700,7 +700,7 @@ def _runnable_by_kind(
 ) -> dict[int, set[tuple[Offload, Recompute]]]:
     dp, tp, pp, cp, ep = (2 if on else 1 for on in parallel[:5])
     shape = Plan(dp=2 * dp, tp=tp, pp=pp, cp=cp, ep=ep, dp_shard=2) if parallel[5] else Plan(dp, tp, pp, cp, ep)
-    lora = LoraSpec() if task in ("lora", "qlora") else None
+    lora = LoraSpec() if task in LORA_TASKS else None
     workload = Workload(task=task, optimizer=optimizer, precision=precision, lora=lora)
     out: dict[int, set[tuple[Offload, Recompute]]] = {}
     for zero in zero_stages(task, shape.dp):

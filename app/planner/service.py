@@ -21,6 +21,7 @@ from app.estimator.memory import (
     host_ram_unknown_message,
     validate_plan,
 )
+from app.estimator.memory.band import may_exceed, memory_band
 from app.estimator.performance import PerformanceEstimate, estimate_performance, scaling_view
 from app.estimator.specs import Cluster, ModelSpec, Plan, Workload
 from app.planner import explain, mappers, metrics, serving_service
@@ -41,6 +42,7 @@ from app.planner.stacks import as_launched, no_stack_warning, precision_run_as
 from app.planner.workload import (
     SessionOpener,
     as_rented,
+    checkpoint_warnings,
     resolve_cluster,
     resolve_model,
     resolve_workload,
@@ -55,6 +57,7 @@ def estimate(request: EstimateIn, *, open_session: SessionOpener) -> EstimateOut
     if request.task == "serving":
         metrics.ESTIMATES.labels("estimate").inc()
         return serving_service.estimate(request, model, mappers.model_out(model), model_warnings, cluster)
+    model_warnings = model_warnings + checkpoint_warnings(request.model, model)
     requested = request.workload()
     model_warnings = model_warnings + explain.task_warnings(model, requested)
     cluster = replace(cluster, memory_headroom=request.memory_headroom)
@@ -77,9 +80,11 @@ def estimate(request: EstimateIn, *, open_session: SessionOpener) -> EstimateOut
         memory = estimate_memory(model, workload, plan, cluster)
         perf = estimate_performance(model, workload, plan, cluster)
     metrics.ESTIMATES.labels("estimate").inc()
-    warnings = model_warnings + memory.warnings + perf.warnings
+    band = memory_band(model, workload, plan, cluster, memory.breakdown)
+    exceed = may_exceed(band, memory.breakdown)
+    warnings = model_warnings + memory.warnings + perf.warnings + ([exceed] if exceed else [])
     warnings += explain.batch_warnings(model, workload, plan, as_rented(cluster), perf.performance)
-    return mappers.estimate_out(model, workload, plan, memory, perf, warnings, notes)
+    return mappers.estimate_out(model, workload, plan, memory, perf, warnings, notes, band)
 
 
 SEQUENCE_PARALLEL_NOTE = (

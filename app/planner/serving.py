@@ -14,24 +14,29 @@ objective "fastest" ranks by a request's end-to-end latency at the offered load 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from app.estimator.serving import (
-    ENGINE_DEFAULTS,
     ServingConfig,
     ServingEstimate,
     estimate_serving,
     kernel_support,
     kv_cache_tokens,
     max_concurrency,
+    meets_at_peak,
+    peak_latency,
     replica_capacity,
-    sglang_memory_fraction,
+    replicas_for_slo,
+    simulations,
+    steer_replicas,
 )
+from app.estimator.serving_sim import LoadLatency
 from app.estimator.specs import Cluster, EstimatorError, ModelSpec
-from app.estimator.vocabulary import INTEGER_WEIGHT_FORMATS, TERM_MONTHS
+from app.estimator.vocabulary import TERM_MONTHS
 from app.messages import misses as miss_text
 from app.planner.budget import past, search_deadline
 from app.planner.misses import Miss, budget_params, slo_params
@@ -45,15 +50,10 @@ from app.planner.offers import (
     price,
     unconvertible,
 )
+from app.planner.serving_launch import Served, launch_block
 
 SECONDS_PER_BILLED_MONTH = DAYS_PER_BILLED_MONTH * 86400
 TP_DEGREES = (1, 2, 4, 8, 16)
-NO_FABRIC_NOTE = "Replicas share nothing: separate servers need no InfiniBand or RoCE, only the ordinary network."
-PIPELINE_NOTE = (
-    "Each replica's {pp} pipeline stages pass activations between servers over the SKU's {fabric} (a few MB a "
-    "step: far less than tensor parallelism across servers would need); rent the SKU's {fabric} add-on for "
-    "every server (quote `addons`; see the option's warnings for its price); replicas still share nothing."
-)
 
 
 @dataclass(slots=True)
@@ -73,6 +73,9 @@ class ServingOption:
     rank: int | None = None
     misses: list[Miss] = field(default_factory=list)  # a near miss's reasons (app/messages.py words them)
     pp: int = 1  # pipeline stages of one replica, one server each beyond a server's TP
+    # one replica: (its estimate at one request, requests/s within the SLO, concurrency there)
+    replica: tuple[ServingEstimate, float, float] | None = None
+    verified: bool = False  # its latency simulated: `estimate` carries the latency at the offered load and peak
 
     @property
     def miss_reason(self) -> str | None:
@@ -88,7 +91,7 @@ class _Ask:
     cfg: ServingConfig
     constraints: Constraints
     peak_factor: float
-    model_repo: str | None
+    served: Served
 
 
 @dataclass(slots=True)
@@ -143,6 +146,7 @@ def search_serving(
     *,
     peak_factor: float = 1.5,
     model_repo: str | None = None,
+    served: Served | None = None,
 ) -> ServingSearch:
     """Cheapest deployments per offer and TP degree that carry cfg.requests_per_s × peak_factor within the SLO.
 
@@ -150,11 +154,22 @@ def search_serving(
     no server of the offer serves is tried as a pipeline: TP over a server's GPUs, one stage per server,
     on SKUs a fabric joins.
     """
-    ask = _Ask(model, cfg, constraints, peak_factor, model_repo)
+    ask = _Ask(
+        model, replace(cfg, peak_factor=peak_factor), constraints, peak_factor, served or Served(repo=model_repo)
+    )
+    with simulations():
+        return _search(ask, offers)
+
+
+def _search(ask: _Ask, offers: list[Offer]) -> ServingSearch:
+    """search_serving's body, its simulations shared."""
+    model, cfg, constraints = ask.model, ask.cfg, ask.constraints
     rank_key = _fastest_key if constraints.objective == "fastest" else _key
     options: list[ServingOption] = []
     misses: list[ServingOption] = []
     rejected: list[tuple[str, str, dict[str, Any]]] = []
+    pending: list[ServingOption] = []  # every offer's candidates, simulated in rank order once all are known
+    steady_misses: dict[str, ServingOption] = {}  # an offer's nearest miss by the closed forms, by SKU
     evaluations = 0
     not_searched: list[str] = []
     deadline = search_deadline()
@@ -174,14 +189,14 @@ def search_serving(
         if unsupported:
             rejected.append((offer.sku_id, "kernels", {"gap": unsupported.gap, **unsupported.params}))
             continue
-        best_for_offer: ServingOption | None = None
+        candidates: list[ServingOption] = []  # the offer's deployments that meet the SLO by the closed forms
         offer_miss: ServingOption | None = None
         smallest: int | None = None  # GPUs of the smallest deployment refused for the SKU's size limits
         # the weights leave no KV cache at any degree; a SKU of servers without a fabric cannot pipeline either
         one_server = offer.rental_unit == "node" and not offer.may_span_nodes
         why_not: tuple[str, dict[str, Any]] = ("gpu_memory", {"gpu": offer.gpu.name, "one_server": one_server})
         for tp, pp in _shapes(model, offer, constraints):
-            if pp > 1 and best_for_offer is not None:
+            if pp > 1 and candidates:
                 break  # pipelines across servers only for what one server cannot serve
             evaluations += 1
             option, reason = _evaluate(ask, offer, region, tp, pp)
@@ -190,29 +205,177 @@ def search_serving(
                     smallest, why_not = reason[0], ("capacity", reason[1])
                 continue
             if not option.misses:
-                if best_for_offer is None or rank_key(option) < rank_key(best_for_offer):
-                    best_for_offer = option
+                candidates.append(option)
             elif offer_miss is None or _miss_key(option) < _miss_key(offer_miss):
                 offer_miss = option
-        if best_for_offer is not None:
-            options.append(best_for_offer)
+        if candidates:
+            pending.extend(candidates)
+            if offer_miss is not None:
+                steady_misses[offer.sku_id] = offer_miss
         elif offer_miss is not None:
             misses.append(offer_miss)
         else:
             rejected.append((offer.sku_id, *why_not))
-    budget = constraints.max_monthly_budget
-    if budget is not None:
-        over = [o for o in options if o.cost.compared_monthly > budget]
-        for option in over:
-            option.misses.append(("budget", budget_params(option.cost, budget)))
-        options = [o for o in options if not o.misses]
-        misses.extend(over)
+    verified = _verify_ranked(ask, pending, rank_key)
+    options.extend(verified.best.values())
+    for sku in verified.settled - set(verified.best):  # every candidate simulated, none meets: the nearest miss
+        nearest = [m for m in (verified.nearest.get(sku), steady_misses.get(sku)) if m is not None]
+        if nearest:
+            misses.append(min(nearest, key=_miss_key))
+    misses.extend(verified.over_budget)
     options.sort(key=rank_key)
     misses.sort(key=lambda o: (o.peak.tpot_ms, o.cost.compared_monthly, o.offer.sku_id))
     options = options[: constraints.limit]
     for rank, option in enumerate(options, start=1):
         option.rank = rank
-    return ServingSearch(options, misses[: constraints.limit], rejected, evaluations, not_searched)
+    misses = misses[: constraints.limit]
+    for miss in misses:
+        _simulated(ask, miss)
+    return ServingSearch(options, misses, rejected, evaluations, not_searched)
+
+
+@dataclass(slots=True)
+class _Verified:
+    best: dict[str, ServingOption]  # by SKU: its best deployment that meets the SLO (simulated) within budget
+    nearest: dict[str, ServingOption]  # by SKU: its nearest deployment the simulation turned into a miss
+    over_budget: list[ServingOption]  # deployments that meet the SLO but cost more than the monthly budget
+    settled: set[str]  # SKUs whose every candidate was simulated
+
+
+def _verify_ranked(ask: _Ask, pending: list[ServingOption], rank_key: Callable[[ServingOption], Any]) -> _Verified:
+    """Every offer's candidates in the closed forms' rank order, each simulated (its replicas set by the simulated
+    percentile at the peak), until `limit` offers have a verified deployment within budget that ranks before every
+    candidate left: the simulation only adds replicas to what the closed forms allow (or removes a configuration
+    step), so a later candidate cannot overtake them, and the offers behind them are not simulated at all."""
+    limit, budget = ask.constraints.limit, ask.constraints.max_monthly_budget
+    result = _Verified({}, {}, [], set())
+    left = Counter(candidate.offer.sku_id for candidate in pending)
+    for candidate in sorted(pending, key=rank_key):
+        shown = sorted(result.best.values(), key=rank_key)[:limit]
+        if len(shown) >= limit and rank_key(shown[-1]) <= rank_key(candidate):
+            break
+        sku = candidate.offer.sku_id
+        left[sku] -= 1
+        if sku in result.best and rank_key(result.best[sku]) <= rank_key(candidate):
+            continue
+        option = _verify(ask, candidate.region, candidate)
+        if option is None:
+            continue
+        if option.misses:
+            if sku not in result.nearest or _miss_key(option) < _miss_key(result.nearest[sku]):
+                result.nearest[sku] = option
+        elif budget is not None and option.cost.compared_monthly > budget:
+            option.misses.append(("budget", budget_params(option.cost, budget)))
+            result.over_budget.append(option)
+        elif sku not in result.best or rank_key(option) < rank_key(result.best[sku]):
+            result.best[sku] = option
+    result.settled = {sku for sku, count in left.items() if count == 0}
+    over = [o for o in result.over_budget if o.offer.sku_id not in result.best]
+    result.over_budget = [min(g, key=rank_key) for g in _by_sku(over).values()]
+    return result
+
+
+def _by_sku(options: list[ServingOption]) -> dict[str, list[ServingOption]]:
+    groups: dict[str, list[ServingOption]] = {}
+    for option in options:
+        groups.setdefault(option.offer.sku_id, []).append(option)
+    return groups
+
+
+def _most_replicas(ask: _Ask, offer: Offer, gpus_per_replica: int) -> int:
+    """The most replicas the offer rents (its largest card count, or max_nodes servers)."""
+    if offer.rental_unit == "card":
+        return max(offer.card_counts, default=0) // gpus_per_replica
+    return ask.constraints.max_nodes * offer.gpus_per_node // gpus_per_replica
+
+
+# How far below the closed forms' replica count the simulation may still meet the SLO: their exponential queue
+# tail reads the simulated p90 high (Llama-3.1-70B RAG, 8,000 / 300 tokens at 5 requests/s, TP 8 on A100s: the
+# closed forms ask 17 replicas, the simulation meets the SLO with 15), so smaller configurations down to 0.8 of
+# their count are simulated, and none below.
+CLOSED_FORM_SLACK = 0.8
+
+
+def _smallest_configuration_meeting(ask: _Ask, option: ServingOption, node: Cluster, replicas: int) -> int:
+    """`replicas`, or the replicas of the smallest smaller configuration whose simulated peak still meets the SLO
+    (one simulation a configuration, stepping down until one misses; none where the closed forms need more than
+    1 / CLOSED_FORM_SLACK times the replicas the smaller configuration holds)."""
+    gpus_per_replica = option.tp * option.pp
+    gpus = option.config.gpus
+    closed = steer_replicas(ask.model, ask.cfg, node, tp=option.tp, pp=option.pp) or 1
+    while True:
+        smaller = _smaller_configuration_replicas(ask, option.offer, gpus_per_replica, gpus)
+        if smaller < max(1, CLOSED_FORM_SLACK * closed):
+            return replicas
+        latency = peak_latency(ask.model, ask.cfg, node, tp=option.tp, pp=option.pp, replicas=smaller)
+        if latency is None or not meets_at_peak(latency, ask.cfg):
+            return replicas
+        replicas, gpus = smaller, smaller * gpus_per_replica
+
+
+def _smaller_configuration_replicas(ask: _Ask, offer: Offer, gpus_per_replica: int, gpus: int) -> int:
+    """The replicas the next smaller rentable configuration than `gpus` GPUs holds (0: none smaller)."""
+    if offer.rental_unit == "card":
+        smaller = [count for count in offer.card_counts if count < gpus]
+        return max(smaller, default=0) // gpus_per_replica
+    return max(0, gpus - offer.gpus_per_node) // gpus_per_replica
+
+
+def _verify(ask: _Ask, region: str, option: ServingOption) -> ServingOption | None:
+    """The option with the replicas its simulated latency at the peak needs, and that latency; a miss (slo_peak)
+    when no count the offer rents meets the SLO; None when the count needed cannot be rented."""
+    cfg = ask.cfg
+    if cfg.requests_per_s is None or option.replica is None:
+        return option
+    tp, pp, offer = option.tp, option.pp, option.offer
+    node = _replica_cluster(offer, tp, pp)
+    most = _most_replicas(ask, offer, tp * pp)
+    # up from the closed forms' count; fewer replicas matter only where they rent a smaller configuration
+    found = replicas_for_slo(
+        ask.model, cfg, node, tp=tp, pp=pp, start=option.replicas, most=max(most, 1), floor=option.replicas
+    )
+    if found is None:
+        _simulated(ask, option)
+        peak = option.estimate.latency["peak"] if option.estimate.latency else None
+        option.misses.append(_simulated_miss(cfg, peak))
+        return option
+    needed = found[0]
+    if needed == option.replicas:
+        needed = _smallest_configuration_meeting(ask, option, node, needed)
+    if needed != option.replicas:
+        rebuilt, _ = _with_replicas(ask, offer, region, (tp, pp), needed, option.replica)
+        if rebuilt is None:
+            return None
+        # the simulation decides the load the replicas carry: the steady state's peak misses no longer apply
+        rebuilt.misses = [m for m in rebuilt.misses if m[0] == "slo_one_request"]
+        option = rebuilt
+    _simulated(ask, option, needed)
+    if option.estimate.meets_slo is False and not option.misses:
+        option.misses.append(_simulated_miss(cfg, option.estimate.latency["peak"] if option.estimate.latency else None))
+    return option
+
+
+def _simulated(ask: _Ask, option: ServingOption, needed: int | None = None) -> None:
+    """The option's estimate at the offered load with its simulated latency (average and peak)."""
+    if ask.cfg.requests_per_s is None or option.verified or option.estimate.max_concurrency < 1:
+        return
+    node = _replica_cluster(option.offer, option.tp, option.pp)
+    option.estimate = estimate_serving(
+        ask.model, ask.cfg, node, tp=option.tp, pp=option.pp, replicas=option.replicas,
+        replicas_needed=needed or option.estimate.replicas_needed,
+    )  # fmt: skip
+    option.verified = True
+
+
+def _simulated_miss(cfg: ServingConfig, peak: LoadLatency | None) -> Miss:
+    """slo_peak with the simulated percentile at the peak (the SLO's own)."""
+    q = cfg.slo_percentile
+    if peak is None:
+        return "slo_peak", {"ttft_ms": math.inf, "tpot_ms": math.inf, "percentile": q, "saturated": True} | slo_params(
+            cfg
+        )
+    reached = {"ttft_ms": peak.ttft.at(q) * 1e3, "tpot_ms": peak.tpot.at(q) * 1e3, "percentile": q}
+    return "slo_peak", reached | {"saturated": peak.saturated} | slo_params(cfg)
 
 
 def _miss_key(option: ServingOption) -> tuple[float, int]:
@@ -284,7 +447,9 @@ def _evaluate(
     that many, or None alone when the weights leave no KV cache."""
     model, cfg, peak_factor = ask.model, ask.cfg, ask.peak_factor
     node = _replica_cluster(offer, tp, pp)
-    if max_concurrency(model, cfg, offer.gpu, tp, pp) < 1:
+    stated = cfg.max_model_len  # a stated longest request: one must fit a replica's KV cache
+    short = stated is not None and kv_cache_tokens(model, cfg, offer.gpu, tp, pp) < stated
+    if short or max_concurrency(model, cfg, offer.gpu, tp, pp) < 1:
         if kv_cache_tokens(model, cfg, offer.gpu, tp, pp) < 1:
             return None, None  # the weights leave no cache at all: rejected for memory
         return _sequence_too_long(ask, offer, region, node, (tp, pp)), None
@@ -293,6 +458,25 @@ def _evaluate(
     replicas = 1
     if cfg.requests_per_s is not None and per_replica > 0:
         replicas = max(1, math.ceil(cfg.requests_per_s * peak_factor / per_replica - 1e-9))
+        # the closed forms' queue before the prefill at the peak (the simulation checks the shown options)
+        replicas = steer_replicas(model, cfg, node, tp=tp, pp=pp, start=replicas) or replicas
+    return _with_replicas(ask, offer, region, (tp, pp), replicas, (one, per_replica, slo_concurrency))
+
+
+def _with_replicas(
+    ask: _Ask,
+    offer: Offer,
+    region: str,
+    split: tuple[int, int],
+    replicas: int,
+    replica: tuple[ServingEstimate, float, float],
+) -> tuple[ServingOption | None, tuple[int, dict[str, Any]] | None]:
+    """The option of at least `replicas` tp × pp replicas on the smallest configuration that holds them (their
+    steady-state figures), or None with (GPUs needed, why) when the SKU cannot rent that many."""
+    model, cfg, peak_factor = ask.model, ask.cfg, ask.peak_factor
+    tp, pp = split
+    one, per_replica, slo_concurrency = replica
+    node = _replica_cluster(offer, tp, pp)
     config = _configuration(offer, tp * pp * replicas, ask.constraints)
     if config is None:
         params: dict[str, Any] = {"replicas": replicas, "replica_gpus": tp * pp}
@@ -300,14 +484,15 @@ def _evaluate(
             params["max_nodes"] = ask.constraints.max_nodes
         return None, (replicas * tp * pp, params)
     replicas = config.gpus // (tp * pp)  # whole configuration in use: spare GPUs become spare replicas
-    at_load = estimate_serving(model, cfg, node, tp=tp, pp=pp, replicas=replicas)
+    at_load = estimate_serving(model, cfg, node, tp=tp, pp=pp, replicas=replicas, simulate=False)
     peak = at_load
     if cfg.requests_per_s is not None:
         peak_cfg = replace(cfg, requests_per_s=cfg.requests_per_s * peak_factor)
-        peak = estimate_serving(model, peak_cfg, node, tp=tp, pp=pp, replicas=replicas)
+        peak = estimate_serving(model, peak_cfg, node, tp=tp, pp=pp, replicas=replicas, simulate=False)
     offered = (cfg.requests_per_s or at_load.requests_per_s) * (peak_factor if cfg.requests_per_s else 1.0)
     headroom = per_replica * replicas / offered if offered > 0 else 0.0
     option = _option(ask, offer, region, (tp, pp, replicas), config, (at_load, peak), slo_concurrency, headroom)
+    option.replica = replica
     slo_missed = one.meets_slo is False or peak.meets_slo is False
     if slo_missed:
         option.misses.append(_slo_miss(cfg, one, peak))
@@ -349,7 +534,7 @@ def _option(
         ),
         headroom=headroom,
         launch=launch_block(
-            ask.model, ask.cfg, (tp, pp, replicas), config, at_load, slo_concurrency, ask.model_repo, fabric=fabric
+            ask.model, ask.cfg, (tp, pp, replicas), config, at_load, slo_concurrency, ask.served, fabric=fabric
         ),
         notes=list(at_load.notes),
     )
@@ -375,153 +560,6 @@ def _slo_miss(cfg: ServingConfig, one: ServingEstimate, peak: ServingEstimate) -
     reached = one if one.meets_slo is False else peak
     params = {"ttft_ms": reached.ttft_ms, "tpot_ms": reached.tpot_ms} | slo_params(cfg)
     return ("slo_one_request" if one.meets_slo is False else "slo_peak"), params
-
-
-# ---- launch commands ---------------------------------------------------------------------------
-
-# Weight formats read from a quantised checkpoint's config.json (quantization_config): vLLM and SGLang pick the
-# fast kernel themselves (vllm/model_executor/layers/quantization/awq_marlin.py and gptq_marlin.py
-# `override_quantization_method`: awq_marlin / gptq_marlin when no --quantization is given, or marlin; an
-# explicit `--quantization awq` / `gptq` keeps the slower AWQ / GPTQ kernels). So no flag: the checkpoint is
-# named instead. FP8 from a 16-bit checkpoint is quantised on load with `--quantization fp8` (W8A8 on GPUs
-# with FP8 tensor cores: FP8 math, as the sizing assumes; FP8-Marlin weight-only on Ampere).
-ONLINE_QUANTIZATION = {"fp8": "fp8"}
-CHECKPOINT_NOTE = {
-    "int4": "int4 needs a 4-bit AWQ or GPTQ checkpoint (group 128) of {repo}; the engine reads its "
-    "quantization_config and picks the Marlin kernels itself (no --quantization flag)",
-    "int8": "int8 weight-only needs an 8-bit GPTQ checkpoint of {repo}; the engine reads its "
-    "quantization_config and picks the Marlin kernels itself (no --quantization flag)",
-    "fp8": "fp8 quantises the 16-bit checkpoint on load (or use an FP8 checkpoint of {repo}); on GPUs with FP8 "
-    "tensor cores the GEMMs run in FP8",
-}
-QUANTISED_CHECKPOINT = "<{fmt} checkpoint of {repo}>"
-# TensorRT-LLM serves a quantised checkpoint made by TensorRT Model Optimizer (docs features/quantization.html:
-# "Offline Quantization with ModelOpt", examples/llm_ptq/hf_ptq.py --qformat), and sets the KV-cache dtype
-# through the LLM API's KvCacheConfig(dtype="fp8"), passed to trtllm-serve as --extra_llm_api_options YAML.
-TRTLLM_QFORMAT = {"fp8": "fp8", "int4": "int4_awq", "int8": "int8_wo"}
-TRTLLM_CHECKPOINT_NOTE = (
-    "quantise {repo} with TensorRT Model Optimizer first (examples/llm_ptq/hf_ptq.py --qformat {qformat}"
-    "{kv}) and serve the exported checkpoint"
-)
-TRTLLM_KV_OPTIONS = "extra_llm_api_options.yaml"
-TRTLLM_KV_NOTE = f"{TRTLLM_KV_OPTIONS} holds `kv_cache_config: {{dtype: fp8}}` (the FP8 KV cache the sizing assumes)"
-STATIC_NOTE = (
-    "{engine} always batches continuously: the static-batching figures describe a fixed batch run offline; "
-    "the server admits requests as they come"
-)
-
-
-def _max_seqs(estimate: ServingEstimate, slo_concurrency: float) -> int:
-    """--max-num-seqs: the most sequences a replica runs within the SLO (admitting more would break the
-    latency targets; the load balancer queues the rest), never more than the KV cache holds."""
-    return max(1, min(estimate.max_concurrency, math.floor(slo_concurrency) or 1))
-
-
-def launch_block(
-    model: ModelSpec,
-    cfg: ServingConfig,
-    shape: tuple[int, int, int],
-    config: Configuration,
-    estimate: ServingEstimate,
-    slo_concurrency: float,
-    model_repo: str | None,
-    *,
-    fabric: str | None = None,
-) -> dict[str, Any]:
-    """The engine's command line for one (tp, pp, replicas) replica, and how replicas are laid out; `fabric`
-    joins the servers of a replica whose pipeline stages span several."""
-    tp, pp, replicas = shape
-    seqs = _max_seqs(estimate, slo_concurrency)
-    notes = [NO_FABRIC_NOTE] if (config.nodes > 1 or replicas > 1) and fabric is None else []
-    if fabric is not None:
-        notes.append(PIPELINE_NOTE.format(pp=pp, fabric=fabric))
-    repo = model_repo or model.name
-    notes += _format_notes(cfg, repo)
-    return {
-        "engine": cfg.engine,
-        "command": " ".join(_command(repo, cfg, tp, pp, seqs)),
-        "replicas": replicas,
-        "gpus_per_replica": tp * pp,
-        "layout": _layout(config, tp, pp, replicas, fabric),
-        "needs_infiniband": fabric is not None,
-        "notes": notes,
-    }
-
-
-def _format_notes(cfg: ServingConfig, repo: str) -> list[str]:
-    """How the weights and KV cache the sizing assumed reach the engine, and batching it does not do."""
-    notes = []
-    weights = cfg.weight_format
-    if cfg.engine == "trt-llm":
-        kv = " --kv_cache_qformat fp8" if cfg.kv_format == "fp8" else ""
-        if weights in TRTLLM_QFORMAT:
-            notes.append(TRTLLM_CHECKPOINT_NOTE.format(repo=repo, qformat=TRTLLM_QFORMAT[weights], kv=kv))
-        if cfg.kv_format == "fp8":
-            notes.append(TRTLLM_KV_NOTE)
-    elif weights in CHECKPOINT_NOTE:
-        notes.append(CHECKPOINT_NOTE[weights].format(repo=repo))
-    if cfg.batching == "static":
-        notes.append(STATIC_NOTE.format(engine=cfg.engine))
-    return notes
-
-
-def _model_argument(repo: str, cfg: ServingConfig) -> str:
-    """What the command loads: the repo, or a quantised checkpoint of it (vLLM/SGLang int4/int8; TensorRT-LLM
-    every quantised format)."""
-    if cfg.engine == "trt-llm" and cfg.weight_format in TRTLLM_QFORMAT:
-        return QUANTISED_CHECKPOINT.format(fmt=f"{cfg.weight_format} Model Optimizer", repo=repo)
-    if cfg.engine != "trt-llm" and cfg.weight_format in INTEGER_WEIGHT_FORMATS:
-        return QUANTISED_CHECKPOINT.format(fmt=cfg.weight_format, repo=repo)
-    return repo
-
-
-def _command(repo: str, cfg: ServingConfig, tp: int, pp: int, seqs: int) -> list[str]:
-    """One replica's command line: vLLM `vllm serve`, SGLang `sglang.launch_server`, `trtllm-serve`."""
-    max_len, weights = cfg.context_len, cfg.weight_format
-    model = _model_argument(repo, cfg)
-    if cfg.engine == "sglang":
-        fraction = cfg.gpu_memory_utilization or sglang_memory_fraction(tp)
-        parts = ["python -m sglang.launch_server", f"--model-path {model}", f"--tp {tp}"]
-        parts += [f"--pp-size {pp}", f"--nnodes {pp}"] if pp > 1 else []
-        parts += [
-            f"--context-length {max_len}",
-            f"--mem-fraction-static {fraction:g}",
-            f"--max-running-requests {seqs}",
-        ]
-        if cfg.kv_format == "fp8":
-            parts.append("--kv-cache-dtype fp8_e5m2")
-        if weights in ONLINE_QUANTIZATION:
-            parts.append(f"--quantization {ONLINE_QUANTIZATION[weights]}")
-        return parts
-    if cfg.engine == "trt-llm":
-        fraction = cfg.gpu_memory_utilization or ENGINE_DEFAULTS["trt-llm"].memory_fraction
-        parts = [f"trtllm-serve {model}", f"--tp_size {tp}"] + ([f"--pp_size {pp}"] if pp > 1 else [])
-        parts += [f"--max_seq_len {max_len}", f"--max_batch_size {seqs}"]
-        parts.append(f"--kv_cache_free_gpu_memory_fraction {fraction:g}")
-        return parts + ([f"--extra_llm_api_options {TRTLLM_KV_OPTIONS}"] if cfg.kv_format == "fp8" else [])
-    fraction = cfg.gpu_memory_utilization or ENGINE_DEFAULTS["vllm"].memory_fraction
-    parts = ["vllm serve", model, f"--tensor-parallel-size {tp}"]
-    parts += [f"--pipeline-parallel-size {pp}"] if pp > 1 else []
-    parts += [f"--max-model-len {max_len}", f"--gpu-memory-utilization {fraction:g}", f"--max-num-seqs {seqs}"]
-    if cfg.kv_format == "fp8":
-        parts.append("--kv-cache-dtype fp8")
-    if weights in ONLINE_QUANTIZATION:
-        parts.append(f"--quantization {ONLINE_QUANTIZATION[weights]}")
-    return parts
-
-
-def _layout(config: Configuration, tp: int, pp: int, replicas: int, fabric: str | None) -> str:
-    if fabric is not None:
-        return (
-            f"{replicas} replica(s) of {pp} servers: TP {tp} inside each server, {pp} pipeline stages across "
-            f"servers joined by {fabric}; vLLM runs each replica as one Ray cluster (ray start --head on the "
-            "first server, ray start --address on the others, the command on the head), behind a load balancer"
-        )
-    per_node = config.cards_per_node // (tp * pp) if config.cards_per_node >= tp * pp else 0
-    return (
-        f"{replicas} replica(s) of {tp * pp} GPU(s): {per_node} per server, each pinned with CUDA_VISIBLE_DEVICES "
-        "to its own GPUs and listening on its own port, behind a load balancer"
-    )
 
 
 def check_serving_plan(model: ModelSpec, tp: int, pp: int) -> None:

@@ -3,8 +3,11 @@ latency targets in, the latency, throughput, KV capacity and memory per GPU out.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, Field, model_validator
 
+from app.estimator.serving_sim import MAX_P95_RATIO
 from app.estimator.vocabulary import Batching, Engine
 from app.schemas import RequestModel
 
@@ -12,11 +15,22 @@ from app.schemas import RequestModel
 class SloIn(RequestModel):
     ttft_ms: float | None = Field(default=None, gt=0, le=3_600_000, description="Time to first token target, ms")
     tpot_ms: float | None = Field(default=None, gt=0, le=60_000, description="Time per output token target, ms")
+    percentile: Literal["p50", "p90", "p99"] = Field(
+        default="p90",
+        description="The percentile of requests the targets hold for, judged on the simulated latency at the peak",
+    )
 
 
 class ServingIn(RequestModel):
-    input_tokens: int = Field(default=1024, ge=1, le=1_048_576, description="Prompt tokens per request")
-    output_tokens: int = Field(default=256, ge=1, le=1_048_576, description="Generated tokens per request")
+    input_tokens: int = Field(default=1024, ge=1, le=1_048_576, description="Prompt tokens per request (the mean)")
+    output_tokens: int = Field(default=256, ge=1, le=1_048_576, description="Generated tokens per request (the mean)")
+    input_tokens_p95: int | None = Field(
+        default=None, ge=1, le=10_485_760, description="95th percentile of the prompt tokens: lengths then follow a "
+        "lognormal with the mean input_tokens and this p95; none: every prompt is input_tokens long"
+    )  # fmt: skip
+    output_tokens_p95: int | None = Field(
+        default=None, ge=1, le=10_485_760, description="95th percentile of the generated tokens (as input_tokens_p95)"
+    )
     concurrency: int | None = Field(
         default=None, ge=1, le=65_536, description="Sequences in flight per replica (give this or requests_per_s)"
     )
@@ -33,7 +47,21 @@ class ServingIn(RequestModel):
         default=None, ge=0.05, le=0.99, description="vLLM gpu_memory_utilization / SGLang mem_fraction_static / "
         "TensorRT-LLM free-memory fraction; the engine's default otherwise"
     )  # fmt: skip
-    max_model_len: int | None = Field(default=None, ge=2, le=10_485_760, description="Default: input + output")
+    max_model_len: int | None = Field(
+        default=None,
+        ge=2,
+        le=10_485_760,
+        description="The launch's --max-model-len (SGLang --context-length, TensorRT-LLM --max_seq_len): the longest "
+        "request a replica accepts. Default: max_request_tokens, else the model's context (capped at what a "
+        "replica's KV cache holds); never the mean request",
+    )
+    max_request_tokens: int | None = Field(
+        default=None,
+        ge=2,
+        le=10_485_760,
+        description="The longest request (prompt + output) the deployment must accept: each replica's KV cache must "
+        "hold one, and it is the launch's --max-model-len; default: the model's context",
+    )
     slo: SloIn | None = Field(default=None, description="Latency targets; none: no SLO, meets_slo is null")
     peak_factor: float = Field(
         default=1.5, ge=1.0, le=100.0, description="/recommend: traffic peak ÷ offered load the replicas must carry"
@@ -43,6 +71,19 @@ class ServingIn(RequestModel):
     def _one_load(self) -> ServingIn:
         if self.concurrency is not None and self.requests_per_s is not None:
             raise ValueError("give serving.concurrency or serving.requests_per_s, not both")
+        if None not in (self.max_model_len, self.max_request_tokens) and self.max_model_len != self.max_request_tokens:
+            raise ValueError("serving.max_model_len and max_request_tokens name the same length: give one")
+        return self
+
+    @model_validator(mode="after")
+    def _p95_of_a_lognormal(self) -> ServingIn:
+        for name, mean in (("input_tokens", self.input_tokens), ("output_tokens", self.output_tokens)):
+            p95 = getattr(self, f"{name}_p95")
+            if p95 is not None and not mean <= p95 <= mean * MAX_P95_RATIO:
+                raise ValueError(
+                    f"serving.{name}_p95 must lie between {name} ({mean}) and {MAX_P95_RATIO:.2f} × it "
+                    f"({int(mean * MAX_P95_RATIO)}): the widest lognormal with that mean"
+                )
         return self
 
 
@@ -55,11 +96,42 @@ class ServingMemoryOut(BaseModel):
     capacity: float
 
 
+class PercentilesOut(BaseModel):
+    p50: float
+    p90: float
+    p99: float
+
+
+class LatencyOut(BaseModel):
+    ttft_ms: PercentilesOut
+    tpot_ms: PercentilesOut
+    e2e_ms: PercentilesOut
+    saturated: bool = Field(description="The queue grows without bound at this load: the replicas cannot keep up")
+
+
+class LoadLatencyOut(BaseModel):
+    average: LatencyOut = Field(description="At requests_per_s")
+    peak: LatencyOut = Field(description="At requests_per_s × peak_factor: meets_slo is judged here")
+
+
+class UtilizationOut(BaseModel):
+    average: float = Field(description="Offered requests/s per replica ÷ the most a replica completes")
+    peak: float
+
+
 class ServingOut(BaseModel):
     ttft_ms: float | None = Field(
-        description="Time to first token at the operating point (no queueing); null: none fits"
+        description="Time to first token: for requests_per_s the simulated p50 at that load (queueing included); "
+        "for concurrency the steady state at that concurrency; null: none fits"
     )
-    tpot_ms: float | None = Field(description="Time per output token at the operating point")
+    tpot_ms: float | None = Field(description="Time per output token: as ttft_ms (the p50 for requests_per_s)")
+    latency: LoadLatencyOut | None = Field(
+        default=None,
+        description="For requests_per_s: simulated percentiles at the offered load and at its peak (Poisson "
+        "arrivals through each replica's scheduler)",
+    )
+    isolated_ttft_ms: float | None = Field(default=None, description="One request on an idle replica")
+    utilization: UtilizationOut | None = Field(default=None, description="For requests_per_s")
     e2e_latency_ms: float | None
     output_tokens_per_s: float = Field(description="Whole deployment")
     output_tokens_per_s_per_gpu: float

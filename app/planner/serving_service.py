@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from app import messages
+from app.estimator.checkpoints import checkpoint_from_config
 from app.estimator.presets import get_preset, preset_config
 from app.estimator.serving import (
     MOE_LOW_CONCURRENCY_WARNING,
@@ -23,8 +24,9 @@ from app.estimator.serving import (
     moe_low_concurrency_note,
     replica_capacity,
 )
+from app.estimator.serving_sim import LoadLatency, Quantiles
 from app.estimator.specs import GIB, Cluster, EstimatorError, ModelSpec, Warning_
-from app.estimator.vocabulary import SERVING_PRECISIONS, ServingPrecision
+from app.estimator.vocabulary import SERVING_PRECISIONS, WEIGHT_FORMATS, ServingPrecision, WeightFormat
 from app.planner.explain import offer_warnings
 from app.planner.mappers import (
     cost_out,
@@ -51,7 +53,6 @@ from app.planner.schemas import (
     WorkloadIn,
 )
 from app.planner.serving import (
-    NO_FABRIC_NOTE,
     TP_DEGREES,
     ServingOption,
     ServingSearch,
@@ -59,7 +60,16 @@ from app.planner.serving import (
     search_serving,
     valid_tp,
 )
-from app.planner.serving_schemas import ServingIn, ServingMemoryOut, ServingOut
+from app.planner.serving_launch import NO_FABRIC_NOTE, Served
+from app.planner.serving_schemas import (
+    LatencyOut,
+    LoadLatencyOut,
+    PercentilesOut,
+    ServingIn,
+    ServingMemoryOut,
+    ServingOut,
+    UtilizationOut,
+)
 from app.schemas import mirror
 
 if TYPE_CHECKING:
@@ -76,7 +86,10 @@ SERVING_ASSUMPTIONS = [
     "engines at their documented defaults unless set: vLLM gpu_memory_utilization 0.9, block 16, max_num_seqs "
     "1024 on GPUs of 70 GiB or more other than the A100, 256 elsewhere; "
     "SGLang mem_fraction_static 0.88-0.79 by TP, chunked prefill 8192; TensorRT-LLM free-memory fraction 0.9",
-    "continuous batching with chunked prefill; TTFT excludes queueing before admission",
+    "continuous batching with chunked prefill; for requests_per_s, latencies are simulated: Poisson arrivals "
+    "shared at random among the replicas, each replica's scheduler (decodes first, prompts in chunks within "
+    "max_num_batched_tokens, max_num_seqs, the KV cache reserved on admission) run on 1,200 seeded requests, "
+    "the first 200 left out; meets_slo is judged on the SLO's percentile (p90 by default) at the peak",
     "decode = max(weights + KV-cache reads / achieved HBM bandwidth, FLOPs / achieved compute) + engine "
     "overhead + TP all-reduce latency; constants fitted on published results (docs/validation-serving.md)",
 ]
@@ -131,32 +144,76 @@ def serving_config(request: WorkloadIn) -> ServingConfig:
             f"kv_cache_precision must be one of {', '.join(SERVING_PRECISIONS)} for serving", field="kv_cache_precision"
         )
     slo = serving.slo
+    weights, group_size = checkpoint_weights(request)
     cfg = mirror(
         ServingConfig,
         serving,
         precision=precision,
-        weights=request.weights,
+        weights=weights,
+        group_size=group_size,
+        max_model_len=serving.max_model_len or serving.max_request_tokens,
         kv_cache_precision=kv_precision,
         slo_ttft_ms=slo.ttft_ms if slo else None,
         slo_tpot_ms=slo.tpot_ms if slo else None,
+        slo_percentile=slo.percentile if slo else "p90",
         mla_cache_values=_mla(request.model),
     )
-    _check_context(_hf_config(request.model), cfg)
+    _check_context(_hf_config(request.model), cfg, "max_model_len" if serving.max_model_len else "max_request_tokens")
     return cfg
 
 
-def _check_context(config: Mapping[str, Any] | None, cfg: ServingConfig) -> None:
-    """422 naming the field when the lengths exceed the model's context (the engine refuses to start)."""
+def checkpoint_weights(request: WorkloadIn) -> tuple[WeightFormat | None, int | None]:
+    """The weights serving sizes, and their scale group: the request's `weights`, else what the checkpoint ships
+    (its config.json quantization_config: DeepSeek-V3's block FP8), else None (= the precision). A quantised
+    checkpoint in a format serving does not size is a 422 on `weights` unless the request states one."""
+    shipped = checkpoint_from_config(_hf_config(request.model))
+    if request.weights is not None:
+        return request.weights, shipped.group_size if request.weights == shipped.weights else None
+    if not shipped.readable:
+        raise EstimatorError(
+            f"the checkpoint's quantization_config ({shipped.scheme}) is no format serving sizes "
+            f"({', '.join(WEIGHT_FORMATS)}): state weights to size the checkpoint you will serve",
+            field="weights",
+        )
+    return shipped.weights, shipped.group_size
+
+
+def served(spec: ModelIn, model: ModelSpec) -> Served:
+    """What the launch serves: the repository (a preset's instruct model by default where it ships both, for a
+    chat deployment must not serve the base model), the checkpoint it ships and the model's context."""
+    config = _hf_config(spec)
+    variant = None
+    repo = model_repo(spec, model)
+    if spec.preset is not None:
+        preset = get_preset(spec.preset)
+        known = dict(preset.variants)
+        chosen = spec.variant or ("instruct" if "instruct" in known else None)
+        repo = preset.repo_for(chosen)
+        if chosen is not None and len(known) > 1:
+            other = next(v for v in known if v != chosen)
+            variant = (chosen, other, known[other])
+    return Served(repo=repo, checkpoint=checkpoint_from_config(config), context=context_limit(config), variant=variant)
+
+
+def _check_context(config: Mapping[str, Any] | None, cfg: ServingConfig, stated: str = "max_model_len") -> None:
+    """422 naming the field when the lengths exceed the model's context (the engine refuses to start), or a stated
+    longest request is shorter than the mean one."""
+    total = cfg.input_tokens + cfg.output_tokens
+    if cfg.max_model_len is not None and cfg.max_model_len < total:
+        raise EstimatorError(
+            f"{stated} {cfg.max_model_len:,} is shorter than input_tokens + output_tokens ({total:,}), the mean "
+            "request",
+            field=f"serving.{stated}",
+        )
     limit = context_limit(config)
     if limit is None:
         return
     if cfg.max_model_len is not None and cfg.max_model_len > limit:
         raise EstimatorError(
-            f"max_model_len {cfg.max_model_len:,} exceeds the model's context of {limit:,} tokens "
+            f"{stated} {cfg.max_model_len:,} exceeds the model's context of {limit:,} tokens "
             "(max_position_embeddings in its config.json)",
-            field="serving.max_model_len",
+            field=f"serving.{stated}",
         )
-    total = cfg.input_tokens + cfg.output_tokens
     if total > limit:
         raise EstimatorError(
             f"input_tokens + output_tokens = {total:,} exceeds the model's context of {limit:,} tokens "
@@ -202,6 +259,11 @@ def serving_out(estimate: ServingEstimate, cfg: ServingConfig, option: ServingOp
         tpot_ms=_finite(estimate.tpot_ms),
         e2e_latency_ms=_finite(estimate.e2e_latency_ms),
         headroom=round(option.headroom, 3) if option else None,
+        latency=_latency_out(estimate.latency),
+        utilization=UtilizationOut(**{k: round(v, 3) for k, v in estimate.utilization.items()})
+        if estimate.utilization
+        else None,
+        isolated_ttft_ms=estimate.isolated_ttft_ms,
         peak_requests_per_s=option.peak.requests_per_s if option else None,
         memory_per_gpu_gib=ServingMemoryOut(
             weights=round(mem.weights / GIB, 2),
@@ -215,6 +277,25 @@ def serving_out(estimate: ServingEstimate, cfg: ServingConfig, option: ServingOp
         batching=cfg.batching,
         notes=list(estimate.notes),
     )
+
+
+def _percentiles_ms(values: Quantiles) -> PercentilesOut:
+    return PercentilesOut(p50=values.p50 * 1e3, p90=values.p90 * 1e3, p99=values.p99 * 1e3)
+
+
+def _latency_out(latency: dict[str, LoadLatency] | None) -> LoadLatencyOut | None:
+    if latency is None:
+        return None
+    parts = {
+        name: LatencyOut(
+            ttft_ms=_percentiles_ms(load.ttft),
+            tpot_ms=_percentiles_ms(load.tpot),
+            e2e_ms=_percentiles_ms(load.e2e),
+            saturated=load.saturated,
+        )  # fmt: skip
+        for name, load in latency.items()
+    }
+    return LoadLatencyOut(average=parts["average"], peak=parts["peak"])
 
 
 def _memory_out(estimate: ServingEstimate) -> MemoryOut:
@@ -444,7 +525,7 @@ def recommendation(
     cfg = serving_config(request)
     serving = request.serving or ServingIn()
     search = search_serving(
-        model, cfg, offers, constraints, peak_factor=serving.peak_factor, model_repo=model_repo(request.model, model)
+        model, cfg, offers, constraints, peak_factor=serving.peak_factor, served=served(request.model, model)
     )
     body = request.model_dump(mode="json", include=set(WorkloadIn.model_fields), exclude_none=True)
     return RecommendOut(

@@ -308,8 +308,8 @@ def fp32_main_grads(stack: Stack, workload: Workload) -> bool:
     Megatron-LM does for bf16 runs (main_grads_dtype defaults to fp32 and --bf16 turns on
     accumulate_allreduce_grads_in_fp32: megatron/training/arguments.py), and Megatron-Bridge's PEFT recipes reduce the
     adapters' gradients in fp32 (recipes `_peft_common`: ddp.grad_reduce_in_fp32 True). The adapters are counted with
-    fp32 gradients anyway (memory._lora_states), so for LoRA only the recompute account changes: Megatron-Core keeps
-    the whole MLP under selective recompute (recompute_modules ["core_attn"])."""
+    fp32 gradients anyway (memory.states `_lora_states`), so for LoRA only the recompute account changes: Megatron-Core
+    keeps the whole MLP under selective recompute (recompute_modules ["core_attn"])."""
     if stack != "megatron":
         return False
     if workload.task in LORA_TASKS:
@@ -321,7 +321,7 @@ def fp32_main_grads(stack: Stack, workload: Workload) -> bool:
 
 def host_load(stack: Stack, workload: Workload, plan: Plan) -> HostLoad:
     """Where `stack`'s loader holds the whole model in host RAM before ZeRO-3 shards it (`Plan.host_load`, which the
-    host RAM gate counts: app/estimator/memory.py).
+    host RAM gate counts: app/estimator/memory/).
 
     QLoRA under DeepSpeed ZeRO-3 (the Trainer's from_pretrained with a BitsAndBytesConfig, launch.py): transformers
     builds a quantized model on empty (meta) weights, not under deepspeed.zero.Init (the init contexts of

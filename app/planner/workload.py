@@ -12,15 +12,17 @@ from dataclasses import replace
 
 from sqlalchemy.orm import Session
 
+from app import messages
 from app.catalog import repository as catalog_repository
 from app.catalog.models import Sku
 from app.catalog.service import joining_fabric
 from app.errors import InvalidInput, NotFound
+from app.estimator.checkpoints import checkpoint_from_config
 from app.estimator.clusters import CatalogServer, HardwareAsked, gpu_cluster, server_cluster
 from app.estimator.hardware import get_gpu
 from app.estimator.memory import validate_plan
 from app.estimator.models import model_from_hf_config, model_from_params, validate_model
-from app.estimator.presets import get_preset
+from app.estimator.presets import get_preset, preset_config
 from app.estimator.specs import Cluster, EstimatorError, ModelSpec, Plan, Warning_, Workload
 from app.planner.explain import task_warnings
 from app.planner.schemas import HardwareIn, ModelIn, WorkloadIn
@@ -32,7 +34,8 @@ SessionOpener = Callable[[], Session]
 
 def resolve_model(spec: ModelIn) -> tuple[ModelSpec, list[Warning_]]:
     if spec.preset is not None:
-        model = get_preset(spec.preset).model
+        preset = get_preset(spec.preset)
+        model = preset.model if spec.variant is None else replace(preset.model, hf_repo=preset.repo_for(spec.variant))
         return model, []
     if spec.hf_config is not None:
         model = model_from_hf_config(spec.hf_config, name=spec.name or spec.hf_id)
@@ -73,7 +76,18 @@ def resolve_workload(request: WorkloadIn) -> tuple[ModelSpec, Workload, list[War
     model, warnings = resolve_model(request.model)
     workload = request.workload()
     validate_plan(model, workload, Plan(micro_batch=request.micro_batch or 1))
-    return model, workload, warnings + task_warnings(model, workload)
+    return model, workload, warnings + checkpoint_warnings(request.model, model) + task_warnings(model, workload)
+
+
+def checkpoint_warnings(spec: ModelIn, model: ModelSpec) -> list[Warning_]:
+    """Training a quantised checkpoint (DeepSeek-V3's block FP8): the estimate sizes 16-bit weights, which the
+    repository does not hold, so the launch needs a dequantised copy first."""
+    config = preset_config(spec.preset) if spec.preset is not None else spec.hf_config
+    shipped = checkpoint_from_config(config)
+    if not shipped.quantised:
+        return []
+    params = {"repo": model.hf_repo or model.name, "scheme": shipped.scheme}
+    return [Warning_("quantised_checkpoint", messages.warning("quantised_checkpoint", params), params)]
 
 
 def resolve_cluster(hardware: HardwareIn, open_session: SessionOpener) -> tuple[Cluster, list[str]]:

@@ -36,7 +36,8 @@ def write_pdf(html: str) -> bytes:
     """Runs in a pool process: the HTML (with its CSS inlined) to PDF bytes."""
     from weasyprint import HTML  # noqa: PLC0415 (a heavy import, paid once per pool process, never by the server)
 
-    return HTML(string=html, base_url=str(PRINT_CSS.parent)).write_pdf()
+    pdf: bytes = HTML(string=html, base_url=str(PRINT_CSS.parent)).write_pdf()  # WeasyPrint has no type hints
+    return pdf
 
 
 class PdfRenderer:

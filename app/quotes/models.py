@@ -8,6 +8,7 @@ units) and into `snapshot` when it is issued, so later catalog edits never chang
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import (
     JSON,
@@ -71,7 +72,7 @@ class Quote(TimestampMixin, Base):
     discount_total_minor: Mapped[int] = mapped_column(BigInteger)
     total_minor: Mapped[int] = mapped_column(BigInteger)
     estimator_version: Mapped[str] = mapped_column(String(32))
-    snapshot: Mapped[dict] = mapped_column(JSON)  # seller, SKU, prices, add-ons, workload, plan
+    snapshot: Mapped[dict[str, Any]] = mapped_column(JSON)  # seller, SKU, prices, add-ons, workload, plan
     customer_name: Mapped[str] = mapped_column(String(200))
     customer_company: Mapped[str] = mapped_column(String(200), default="")
     customer_email: Mapped[str] = mapped_column(String(320), index=True)

@@ -13,13 +13,12 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from app import messages
+from app import messages, words
 from app.estimator.models import model_from_hf_config
 from app.estimator.params import count_params
 from app.estimator.presets import get_preset, model_title
 from app.estimator.specs import EstimatorError
 from app.estimator.vocabulary import LANGUAGES
-from app.planner import words
 from app.quotes.schemas import QuoteOut
 from app.templating import templates
 
@@ -77,6 +76,7 @@ LABELS: dict[str, dict[str, str]] = {
         "job": "The job",
         "model": "Model",
         "model_words": "{name}, {size} parameters",
+        "customer_named": "“{name}” (as the customer named it)",
         "task": "Task",
         "tokens": "Training tokens",
         "tokens_words": "{n} tokens",
@@ -153,6 +153,7 @@ LABELS: dict[str, dict[str, str]] = {
         "job": "作业",
         "model": "模型",
         "model_words": "{name}，{size}参数",
+        "customer_named": "“{name}”（客户填写的名称）",
         "task": "任务",
         "tokens": "训练 token 数",
         "tokens_words": "{n} token",
@@ -207,7 +208,7 @@ def _model_size(model: dict[str, Any]) -> float | None:
 
 
 def _hours(plan: dict[str, Any], key: str) -> float | None:
-    """Hours the quote froze (a decimal string, app.planner.quote_check; a number on quotes issued before)."""
+    """Hours the quote froze (a decimal string, app.quotes.plan_check; a number on quotes issued before)."""
     return _positive(plan.get(key))
 
 
@@ -219,6 +220,19 @@ def _positive(value: Any) -> float | None:
     except ValueError:
         return None
     return number if 0 < number < math.inf else None
+
+
+def _model_name(model: dict[str, Any], t: dict[str, str]) -> str | None:
+    """The Model row's name: a shipped preset's own name as is; any other name is the customer's text (a
+    Hub id, a name, a pasted config's `_name_or_path`) and prints quoted as theirs, never as the seller's."""
+    preset = model.get("preset")
+    if isinstance(preset, str):
+        try:
+            return get_preset(preset).name
+        except EstimatorError:
+            pass
+    name = model_title(model)
+    return t["customer_named"].format(name=name) if name else None
 
 
 def job_rows(quote: QuoteOut, lang: str) -> list[tuple[str, str]]:
@@ -236,7 +250,7 @@ def job_rows(quote: QuoteOut, lang: str) -> list[tuple[str, str]]:
             except EstimatorError:
                 model = {"hf_id": raw_model}
         size = _model_size(model)
-        name = model_title(model)
+        name = _model_name(model, t)
         size_words = words.count(size, lang, 1) if size else ""
         if name and size_words:
             rows.append((t["model"], t["model_words"].format(name=name, size=size_words)))

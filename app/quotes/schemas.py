@@ -186,7 +186,7 @@ class QuoteCreate(RequestModel):
 
     def stored_plan(self, figures: dict[str, Any] | None = None) -> dict[str, Any] | None:
         """The plan as sent, less the figures a client may echo (QuotePlan.DERIVED), plus `figures`: the
-        estimate the server recomputed on the SKU and quantity quoted (app.planner.quote_check)."""
+        estimate the server recomputed on the SKU and quantity quoted (app.quotes.plan_check)."""
         if self.plan is None:
             return None
         return self.plan.model_dump(mode="json", exclude_unset=True, exclude=set(QuotePlan.DERIVED)) | (figures or {})

@@ -108,7 +108,7 @@ def refusal(field: str, code: str, params: dict[str, Any], message: str | None =
 def units_refusal(sku: Sku, quantity: int) -> InvalidInput | None:
     """The 422 of a quantity the SKU does not rent: a card SKU's cards not one of its card counts; None when it
     rents them. Several servers of a SKU that no fabric joins rent as separate servers (serving replicas, separate
-    jobs): a plan that runs one job across them is refused by the plan check (app.planner.quote_check)."""
+    jobs): a plan that runs one job across them is refused by the plan check (app.quotes.plan_check)."""
     if sku.rental_unit == "card" and quantity not in sku.card_counts:
         params = {"sku": sku.slug, "quantity": quantity, "card_counts": sorted(sku.card_counts)}
         return refusal("quantity", "quantity_card_counts", params)
@@ -273,7 +273,7 @@ def _notes(
     """`fabric`: the add-on that provides the SKU's inter-node fabric (None: it comes with the server, or there is
     none); `joined`: whether any fabric can join the SKU's servers (`joining_fabric`). A quote for several servers
     that no fabric it rents joins says what joins them instead (one whose plan joins them is refused before:
-    app.planner.quote_check)."""
+    app.quotes.plan_check)."""
     notes = []
     if sku.indicative_price:
         notes.append(
@@ -389,7 +389,7 @@ def create_quote(
     check_plan: Callable[[Session, QuoteCreate], dict[str, Any]] | None = None,
 ) -> Created:
     """Issue a quote. With an idempotency key, a replay of the same body returns the first quote.
-    `check_plan` (the planner's quantity/feasibility check, app.planner.quote_check) runs on a new
+    `check_plan` (the quantity/feasibility check, app.quotes.plan_check) runs on a new
     quote before it is priced; it raises to refuse it, and returns the plan's estimate recomputed on the
     SKU and quantity quoted, which the quote freezes with its plan in place of any figure the client sent
     (`QuotePlan.DERIVED`): a quote never prints a time it did not compute."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from app.planner.schemas import MemoryOut, OptionOut, ParetoPointOut
 
@@ -158,7 +158,7 @@ def scatter(
     """Options and front points with a time to finish, on log-log axes, each labelled with its size
     ("#1 4× A100 40GB"); None when none has a time. A point both an option and on the front is drawn once."""
     gpu_of_sku = gpu_of_sku or {}
-    raw: dict[tuple[str, int], dict] = {}
+    raw: dict[tuple[str, int], dict[str, Any]] = {}
     for option in options:
         hours = option.performance.time_to_train_hours
         cost = option.cost.job_total or option.cost.monthly_effective

@@ -12,8 +12,8 @@ from typing import Any
 from app.estimator.presets import model_title
 from app.i18n import Translator
 from app.planner.schemas import ModelOut, OptionOut, PlanOut, RecommendIn, RecommendOut
-from app.planner.words import PLAN_WORDS, plan_summary
 from app.web.charts import MemoryBar, memory_bar
+from app.words import PLAN_WORDS, plan_summary
 
 CSV_COLUMNS = (
     "rank",

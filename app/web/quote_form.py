@@ -14,9 +14,9 @@ from app import messages
 from app.catalog import repository as catalog_repository
 from app.errors import InvalidInput
 from app.i18n import Translator
-from app.planner.quote_check import check_quote
 from app.planner.schemas import OptionOut, RecommendIn, RecommendOut
 from app.quotes import service as quotes_service
+from app.quotes.plan_check import check_quote
 from app.quotes.schemas import QuoteCreate
 from app.web.forms import pydantic_message
 

@@ -33,6 +33,7 @@ from app.error_pages import WebRoute, error_page
 from app.errors import BadGateway, Conflict, InvalidInput, ServiceUnavailable
 from app.estimator.presets import list_presets
 from app.estimator.specs import EstimatorError
+from app.estimator.vocabulary import LANGUAGES
 from app.hub.service import with_hub_config
 from app.i18n import LANGS, Translator, negotiate
 from app.planner.schemas import RecommendIn, RecommendOut
@@ -299,7 +300,7 @@ def _issue_quote(
 
 
 def _quote_lang(request: Request, posted: str | None = None) -> str:
-    return posted if posted in printing.LANGUAGES else negotiate(request)
+    return posted if posted in LANGUAGES else negotiate(request)
 
 
 @router.get("/quote/{public_id}/accept", response_class=HTMLResponse)

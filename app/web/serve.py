@@ -45,6 +45,7 @@ FIELDS = (
     "source", "preset", "hf_id", "input_tokens", "output_tokens", "requests_per_s", "peak_factor", "ttft_ms", "tpot_ms",
     "engine", "weights", "kv_cache", "term",
 )  # fmt: skip
+AS_SHIPPED = "checkpoint"  # the weights choice that leaves the format to the checkpoint's quantization_config
 SOURCES = ("preset", "hub")  # a shipped preset, or a Hugging Face model id (its config.json read from the Hub)
 DEFAULTS = {
     "source": "preset",
@@ -56,7 +57,7 @@ DEFAULTS = {
     "ttft_ms": "2000",
     "tpot_ms": "50",
     "engine": "vllm",
-    "weights": "bf16",
+    "weights": "checkpoint",
     "kv_cache": "bf16",
     "term": "monthly",
 }
@@ -149,7 +150,7 @@ def parse(form: ServeForm, t: Translator) -> RecommendIn | None:
         "model": {"hf_id": form.value("hf_id")} if source == "hub" else {"preset": form.value("preset")},
         "task": "serving",
         "precision": "fp8" if weights == "fp8" else "bf16",
-        "weights": weights,
+        "weights": None if weights == AS_SHIPPED else weights,
         "kv_cache_precision": form.value("kv_cache"),
         "serving": {k: v for k, v in serving.items() if v is not None},
         "constraints": {"term": form.value("term")},
@@ -176,7 +177,7 @@ def _page(request: Request, t: Translator, context: dict[str, Any], *, status: i
             "switch_url": switch,
             "presets": presets,
             "engines": ENGINES,
-            "weight_formats": WEIGHT_FORMATS,
+            "weight_formats": (AS_SHIPPED, *WEIGHT_FORMATS),
             **context,
         },
         status_code=status,

@@ -398,6 +398,15 @@ def test_token_page_shows_a_new_token_once_and_revoking_it_closes_the_api(
     assert actions == ["token.create", "token.revoke"]
 
 
+@pytest.mark.parametrize("token_id", ["2147483648", "99999999999999999999", "0"])
+def test_revoking_a_token_id_no_column_holds_is_a_422(client: TestClient, alice: Admin, token_id: str) -> None:
+    csrf = sign_in(client, "alice@example.com")
+    assert client.get(f"/admin/tokens/{token_id}/revoke").status_code == 422
+    posted = client.post(f"/admin/tokens/{token_id}/revoke", data={"csrf_token": csrf, "confirm": "yes"})
+    assert posted.status_code == 422
+    assert client.get("/admin/tokens/2147483647/revoke").status_code == 404  # the largest id: none such
+
+
 def test_the_admin_api_is_documented_with_its_bearer_scheme(client: TestClient) -> None:
     schema = client.get("/openapi.json").json()
     assert {p for p in schema["paths"] if p.startswith("/admin/api")} == {

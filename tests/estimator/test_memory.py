@@ -120,7 +120,9 @@ def test_pipeline_first_stage_holds_in_flight_micro_batches() -> None:
 def test_selective_recompute_removes_the_quadratic_term_without_flash() -> None:
     plain = _estimate(workload=Workload(seq_len=8192), plan=Plan(flash_attention=False)).breakdown.activations
     flash = _estimate(workload=Workload(seq_len=8192), plan=Plan(flash_attention=True)).breakdown.activations
-    quadratic = 32 * 32 * 8192 * 8192 * 2  # a·s² elements in 16-bit per layer, 32 layers
+    # eager attention keeps the fp32 softmax and its 16-bit copy: 6 bytes per a·s² score, 32 layers (transformers
+    # eager_attention_forward; memory.EAGER_SCORE_ELEMENTS)
+    quadratic = 32 * 32 * 8192 * 8192 * 6
     assert plain - flash == pytest.approx(quadratic, rel=1e-6)
 
 
@@ -213,13 +215,32 @@ def test_inference_warnings_skip_training_traps() -> None:
     assert "pipeline_few_microbatches" not in {w.code for w in estimate.warnings}
 
 
-def test_the_planner_fast_path_accepts_exactly_what_validation_accepts() -> None:
-    from app.estimator.memory import _plan_is_clean
+@pytest.mark.parametrize(
+    ("plan", "field"),
+    [
+        (Plan(tp=3), "plan.tp"),
+        (Plan(pp=40), "plan.pp"),
+        (Plan(dp=16), "plan"),
+        (Plan(ep=2), "plan.ep"),
+        (Plan(zero_stage=5), "plan.zero_stage"),
+        (Plan(micro_batch=0), "plan.micro_batch"),
+        (Plan(dp=4, dp_shard=3, zero_stage=3), "plan.dp_shard"),
+        (Plan(cp=3), "plan.cp"),
+    ],
+)
+def test_the_estimate_refuses_a_plan_as_validate_plan_does(plan: Plan, field: str) -> None:
+    """The planner's hot path (estimate_memory) and validate_plan read one table of plan rules: same refusal."""
+    with pytest.raises(EstimatorError) as validated:
+        validate_plan(LLAMA2_7B, Workload(), plan, _cluster())
+    with pytest.raises(EstimatorError) as estimated:
+        _estimate(plan=plan)
+    assert validated.value.field == estimated.value.field == field
+    assert str(validated.value) == str(estimated.value)
 
-    cluster = _cluster()
-    for plan in (Plan(tp=3), Plan(pp=40), Plan(dp=16), Plan(ep=2), Plan(zero_stage=5), Plan(micro_batch=0)):
-        assert not _plan_is_clean(LLAMA2_7B, Workload(), plan, cluster)
-    assert _plan_is_clean(LLAMA2_7B, Workload(), Plan(dp=2, tp=2, pp=2), cluster)
+
+def test_a_plan_keeping_every_rule_is_estimated() -> None:
+    validate_plan(LLAMA2_7B, Workload(), Plan(dp=2, tp=2, pp=2), _cluster())
+    assert _estimate(plan=Plan(dp=2, tp=2, pp=2)).breakdown.total > 0
 
 
 def test_fsdp_under_a_pipeline_keeps_the_stage_gathered_with_fp32_gradients() -> None:

@@ -11,8 +11,8 @@ from dataclasses import replace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.estimator import memory
 from app.estimator.memory import estimate_memory
+from app.estimator.memory.estimate import _build_context
 from app.estimator.specs import Cluster, GpuSpec, LoraSpec, ModelSpec, Plan, Workload
 from tests.estimator.perf_cases import A100_80_SXM, H100_SXM, LLAMA2_7B, LLAMA3_70B
 from tests.estimator.test_perf_cache import MIXTRAL, SIBLING_FIELDS
@@ -83,6 +83,6 @@ def test_cached_memory_estimate_equals_a_fresh_one(
         other = replace(other, dp=plan.pp * max(1, plan.ep), pp=plan.dp // max(1, plan.ep))
     estimate_memory(model, workload, _valid(other), replace(cluster, **sibling_cluster_fields))
     cached = estimate_memory(model, workload, plan, cluster)
-    memory._build_context.cache_clear()  # contexts are also found by value (equal copies share one): start afresh
+    _build_context.cache_clear()  # contexts are also found by value (equal copies share one): start afresh
     fresh = estimate_memory(replace(model), replace(workload), plan, replace(cluster))
     assert cached == fresh

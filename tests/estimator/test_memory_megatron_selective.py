@@ -27,13 +27,15 @@ def _activations(plan: Plan) -> float:
 
 
 def test_megatron_selective_keeps_the_swiglu_output() -> None:
-    """Qwen2.5-72B LoRA at tp 2 × pp 2: the first stage's 40 layers hold 2 micro-batches, and each keeps the
-    SwiGLU output (ffn / tp elements per token, bf16) beside what torch's selective AC keeps."""
+    """Qwen2.5-72B LoRA at tp 2 × pp 2: the first stage's 40 layers hold 2 micro-batches. Megatron's selective keeps
+    the whole MLP (fc1's gate and up outputs and the SwiGLU output, 3 × ffn / tp elements per token, bf16) where
+    torchtitan's op-level policy keeps w1's output alone (1 × ffn / tp), and keeps k and v and o_proj's input
+    (LoRA trains o) where torchtitan keeps wq's and SDPA's outputs and v."""
     torch_plan = Plan(dp=2, tp=2, pp=2, recompute="selective", sequence_parallel=True, micro_batch=1)
     megatron_plan = replace(torch_plan, fp32_main_grads=True)
-    swiglu_output = 4096 * 2.0 * 40 * 2 * (29568 / 2)  # tokens × bytes × layers × in flight × ffn / tp
+    per_token = 2 * 29568 / 2 + 1024 / 2 + 8192 / 2  # 2 ffn / tp, one of k, v per rank, o_proj's input / tp
     extra = _activations(megatron_plan) - _activations(torch_plan)
-    assert extra == swiglu_output
+    assert extra == 4096 * 2.0 * 40 * 2 * per_token  # tokens × bytes × layers × in flight × elements
 
 
 def test_megatron_selective_stays_below_no_recompute() -> None:

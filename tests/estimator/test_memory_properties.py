@@ -75,7 +75,7 @@ def test_more_zero_never_increases_per_gpu_memory(scenario: tuple) -> None:
     resharded either), which holds more than ZeRO-1 would; DeepSpeed's pipeline engine refuses ZeRO-2/3.
 
     For the same optimizer states: ZeRO's flat partitions hold Adafactor's second moment unfactored, and QLoRA pages
-    its states only without ZeRO (memory._flat_partitions, paged_optimizer), so both can cost more with ZeRO; and
+    its states only without ZeRO (memory.states._flat_partitions, paged_optimizer), so both can cost more with ZeRO; and
     ZeRO-2's fp32 gradient shards (4/N) outweigh ZeRO-1's whole 16-bit gradients (2) below N = dp × cp = 3."""
     model, workload, plan, cluster = scenario
     optimizer = "adamw" if workload.optimizer == "adafactor" else workload.optimizer

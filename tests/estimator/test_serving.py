@@ -32,10 +32,10 @@ MIXTRAL = get_preset("mixtral-8x7b").model
 NODE = Cluster(gpu=H100, gpus_per_node=8)
 
 
-def serve(model=LLAMA3_8B, cluster=NODE, tp=1, replicas=1, **kw):
+def serve(model=LLAMA3_8B, cluster=NODE, tp=1, replicas=1, simulate=True, **kw):
     kw.setdefault("input_tokens", 512)
     kw.setdefault("output_tokens", 256)
-    return estimate_serving(model, ServingConfig(**kw), cluster, tp=tp, replicas=replicas)
+    return estimate_serving(model, ServingConfig(**kw), cluster, tp=tp, replicas=replicas, simulate=simulate)
 
 
 def test_int4_weights_count_their_group_scales() -> None:
@@ -113,7 +113,7 @@ def test_littles_law_and_deployment_totals() -> None:
 
 
 def test_offered_load_finds_the_operating_point_and_the_replicas() -> None:
-    light = serve(requests_per_s=2.0)
+    light = serve(requests_per_s=2.0, simulate=False)  # the steady state: Little's law
     assert light.requests_per_s == pytest.approx(2.0, rel=1e-3)
     assert light.concurrency == pytest.approx(2.0 * light.e2e_latency_ms / 1e3, rel=1e-3)
     heavy = serve(requests_per_s=500.0, slo_tpot_ms=40)

@@ -728,7 +728,7 @@ class MemoryCase:
     cluster: Cluster
     published_gib: float
     split: str
-    # what the published figure measured (app/estimator/memory.py MEASURED): "reserved" for
+    # what the published figure measured (app/estimator/memory/ MEASURED): "reserved" for
     # torch.cuda.max_memory_reserved, "device" for nvidia-smi / the card a run just fits, "allocated" for
     # torch.cuda.max_memory_allocated; "total" (the fit rows): the
     # estimate's gate figure, as they were tested

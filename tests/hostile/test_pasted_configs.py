@@ -77,3 +77,57 @@ def test_the_real_configs_still_estimate(http: httpx.Client) -> None:
     for config in (QWEN15_MOE, DEEPSEEK, {**QWEN15_MOE, "decoder_sparse_step": 2, "mlp_only_layers": [1, 3, 30]}):
         response = http.post("/estimate", json=_body(config))
         assert response.status_code == 200, response.text
+
+
+LLAMA = {
+    "model_type": "llama",
+    "num_hidden_layers": 32,
+    "hidden_size": 4096,
+    "num_attention_heads": 32,
+    "vocab_size": 32000,
+    "intermediate_size": 11008,
+}
+HUGE_INT = "1" + "0" * 400  # no float holds it
+LARGE_INT = "1" + "0" * 300  # a float holds it (1e300), but a product of two overflows
+# (key in the config, JSON text of its value, the field the 422 names)
+OVERFLOWING = [
+    ("rope_theta", HUGE_INT, "model.hf_config.rope_theta"),
+    ("rope_theta", LARGE_INT, "model.hf_config.rope_theta"),
+    ("rms_norm_eps", HUGE_INT, "model.hf_config.rms_norm_eps"),
+    ("max_position_embeddings", HUGE_INT, "model.hf_config.max_position_embeddings"),
+    ("max_position_embeddings", LARGE_INT, "model.hf_config.max_position_embeddings"),
+    ("rope_scaling", '{"rope_type": "yarn", "factor": 1e308}', "model.hf_config.rope_scaling.factor"),
+    ("rope_scaling", '{"type": "yarn", "factor": 4, "beta_fast": ' + HUGE_INT + "}", "beta_fast"),
+    (
+        "rope_scaling",
+        '{"rope_type": "yarn", "factor": 4, "original_max_position_embeddings": ' + LARGE_INT + "}",
+        "model.hf_config.rope_scaling.original_max_position_embeddings",
+    ),
+]
+SERVING = {"input_tokens": 1024, "output_tokens": 256, "concurrency": 8}
+
+
+def _text(body: dict, key: str, value: str) -> str:
+    return json.dumps(body).replace(f'"{key}": "@"', f'"{key}": {value}')
+
+
+@pytest.mark.parametrize(("key", "value", "field"), OVERFLOWING, ids=lambda v: str(v)[:24])
+@pytest.mark.parametrize("task", ["lora", "serving"])
+def test_an_overflowing_config_number_is_a_422_naming_it(
+    http: httpx.Client, key: str, value: str, field: str, task: str
+) -> None:
+    body = {**_body({**LLAMA, key: "@"}), "task": task, **({"serving": SERVING} if task == "serving" else {})}
+    response = http.post("/estimate", content=_text(body, key, value), headers={"content-type": "application/json"})
+    assert response.status_code == 422, response.text[:300]
+    assert field in response.json()["errors"][0]["field"]
+
+
+@pytest.mark.parametrize(("key", "value", "field"), OVERFLOWING, ids=lambda v: str(v)[:24])
+def test_an_overflowing_config_number_in_a_results_link_answers(
+    http: httpx.Client, key: str, value: str, field: str
+) -> None:
+    config = _text({**LLAMA, key: "@"}, key, value)
+    query = urlencode({"source": "config", "hf_config": config, "task": "lora", "lang": "en"})
+    response = http.get(f"/results?{query}", headers={"accept": "text/html"})
+    assert response.status_code == 422, response.text[:300]
+    assert field.rsplit(".", 1)[-1] in response.text

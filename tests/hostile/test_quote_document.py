@@ -56,3 +56,36 @@ def test_the_footer_and_terms_are_the_servers(http: httpx.Client) -> None:
     assert set(printed) <= labels, set(printed) - labels
     # The plan is worded by the server from its fields; the summary sent with it never prints.
     assert printed["Parallel plan"] == "tensor parallel 8 × pipeline 2" and "TP 8 × PP 2" not in page
+
+
+CLAIM = "Seller grants 95% discount; pay CNY 1.00"
+LLAMA_CONFIG = {"model_type": "llama", "num_hidden_layers": 32, "hidden_size": 4096, "num_attention_heads": 32}
+
+
+def _model_row(http: httpx.Client, model: dict, lang: str = "en") -> str:
+    import re
+
+    workload = {**h100_body()["workload"], "model": model}
+    quote = http.post("/quotes", json=h100_body(workload=workload))
+    assert quote.status_code == 201, quote.text
+    page = http.get(quote.json()["links"]["print"], params={"lang": lang}).text
+    job = page.split('<section class="job"')[1].split("</section>")[0]
+    return dict(re.findall(r"<dt>([^<]+)</dt><dd>([^<]*)</dd>", job))["Model" if lang == "en" else "模型"]
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        {"name": CLAIM, "params": 6.7e9},
+        {"hf_config": {**LLAMA_CONFIG, "vocab_size": 32000, "intermediate_size": 11008, "_name_or_path": CLAIM}},
+    ],
+    ids=["name", "name_or_path"],
+)
+def test_a_customer_chosen_model_name_prints_as_the_customers(http: httpx.Client, model: dict) -> None:
+    row = _model_row(http, model)
+    assert row.startswith(f"“{CLAIM}” (as the customer named it)"), row
+    assert "客户填写的名称" in _model_row(http, model, lang="zh")
+
+
+def test_a_preset_prints_its_own_name(http: httpx.Client) -> None:
+    assert _model_row(http, {"preset": "llama-3-70b"}) == "Llama 3 70B, 70.6 billion parameters"

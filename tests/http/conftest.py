@@ -9,6 +9,7 @@ from fastapi import APIRouter, FastAPI
 from fastapi.testclient import TestClient
 from pydantic import Field
 
+from app.deps import UnitOfWorkRoute
 from app.errors import NotFound
 from app.main import create_app
 from app.schemas import RequestModel
@@ -20,7 +21,7 @@ class Echo(RequestModel):
     items: list[int] = Field(default=[], max_length=10)
 
 
-probe = APIRouter(prefix="/probe")
+probe = APIRouter(prefix="/probe", route_class=UnitOfWorkRoute)  # as every router of the app
 
 
 @probe.post("/echo")

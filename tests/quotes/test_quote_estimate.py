@@ -1,5 +1,5 @@
 """POST /quotes recomputes the plan's estimate on the SKU and quantity it rents, with the workload sent, and
-freezes that (app/planner/quote_check.py `estimate_figures`); a figure the client sends is dropped
+freezes that (app/quotes/plan_check.py `estimate_figures`); a figure the client sends is dropped
 (docs/api.md "Quotes"). Before, the quote printed `plan.time_to_train_hours` as the client sent it.
 
 As a sales engineer would: five varied /recommend requests, each top option's `quote` body posted as is,
@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from app.planner.words import duration
+from app.words import duration
 
 CUSTOMER = {"name": "Li Wei", "company": "", "email": "li.wei@example.com"}
 

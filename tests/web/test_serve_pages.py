@@ -45,7 +45,7 @@ def test_results_match_the_api(client: TestClient) -> None:
     assert shown == [(o["sku"]["id"], str(o["total_gpus"])) for o in api["options"]]
     assert page.text.count('<svg class="memory-bar"') == len(api["options"]) + len(api["near_misses"])
     assert 'class="mem-kv_cache"' in page.text
-    assert "vllm serve meta-llama/Llama-3.1-8B --tensor-parallel-size" in page.text
+    assert "vllm serve meta-llama/Llama-3.1-8B-Instruct --tensor-parallel-size" in page.text  # the chat model
     assert "Per million output tokens" in page.text
 
 

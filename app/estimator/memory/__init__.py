@@ -1,0 +1,137 @@
+"""Per-GPU memory of one plan: model states, activations, KV cache and framework overheads.
+
+The package, by job: `states` (weights, gradients, optimizer states per stage), `activations` (saved tensors, KV
+cache, `other`), `breakdown` (the worst stage's sum and the host RAM a node lends), `rules` (what a workload and
+a plan must keep: one table of plan rules), `advice` (traps, why a plan does not fit, what would),
+`assumptions` (the sentences an estimate states) and `estimate` (the entry points); `context` holds what one
+(model, workload) pair computes once.
+
+Everything is bytes per GPU for the worst pipeline stage. Sources, by term:
+
+- Model states, mixed-precision Adam: 2Ψ 16-bit weights + 2Ψ 16-bit gradients + 12Ψ fp32 master,
+  m and v = 16Ψ (Rajbhandari et al. 2020, "ZeRO", §3.1 and Fig. 1, K = 12). ZeRO-1/2/3 divide the
+  optimizer / + gradients / + weights by N = dp × cp (§5); routed experts' states only over their
+  expert-data-parallel group, N / ep (Megatron-LM `compute_weight_and_optimizer_memory`,
+  expert_data_parallel_size = world / (expert tp × ep × pp)). FSDP (fp32 sharded params + fp32 grads +
+  m, v = 16, PyTorch `MixedPrecisionPolicy`) and DeepSpeed bf16/fp16 ZeRO (16-bit grads) hold 16 bytes;
+  Megatron-LM keeps an fp32 main-gradient buffer (`Plan.fp32_main_grads`): 18 bytes, 6 + 12/d with its
+  distributed optimizer (`num_bytes_per_parameter` in megatron/training/theoretical_memory_usage.py).
+  With pipeline parallel, ZeRO-2/3 gradients stay whole in fp32 until the last micro-batch (`_full_states`).
+  ZeRO-2 gradients are fp32 shards, 4/N: FSDP2 casts the reduce-scatter output back to the parameter's dtype, fp32
+  in torchtitan (torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py `foreach_reduce`: `_to_dtype_if_needed(
+  reduce_output, orig_dtype)`), 2 + 16/N in all; DeepSpeed keeps a 16-bit partition through the backward and
+  builds its fp32 copy for the step (deepspeed/runtime/zero/stage_1_and_2.py `step`:
+  `single_partition_of_fp32_groups[i].grad`), 2 + 18/N with both (its `estimate_zero2_model_states_mem_needs`)
+  once the activations are freed: the peak counts the 16-bit partition where it outweighs those activations.
+- Pure 16-bit training (mixed_precision=False, torchtune's single-device recipes): weights, grads and
+  optimizer states all in the training dtype, e.g. AdamW 2 + 2 + 4 = 8 bytes/param.
+- 8-bit Adam: 2 bytes of state per parameter (Dettmers et al. 2022, "8-bit Optimizers via Block-wise
+  Quantization", §2; block-wise constants ~0.06 B/param ignored). Lion: one momentum (Chen et al. 2023,
+  Alg. 1). SGD: one momentum buffer (torch.optim.SGD, momentum > 0). Adafactor: factored second
+  moment, rows + columns per matrix (Shazeer & Stern 2018, §3), no first moment (HF default beta1=None); only
+  for parameters of two or more dimensions (transformers `Adafactor._get_options`: `len(param_shape) >= 2`), so
+  under DeepSpeed ZeRO 1-3, which hands the optimizer flat 1-D fp32 partitions (stage_1_and_2.py
+  `single_partition_of_fp32_groups`, stage3.py `fp32_partitioned_groups_flat`), v is a full fp32 tensor
+  (`_flat_partitions`).
+- ZeRO-3/FSDP gathered working buffers: two layers' 16-bit weights (the current one and the
+  prefetched next one) plus one layer's unsharded gradient before reduce-scatter; DeepSpeed's
+  estimator charges 4 × largest_layer_params bytes (deepspeed/runtime/zero/stage3.py,
+  `estimate_zero3_model_states_mem_needs`).
+- LoRA: r·(d_in + d_out) trainable parameters per adapted matrix (Hu et al. 2021, §4.1), frozen base
+  in 16-bit; under mixed precision the adapters are fp32 with fp32 states (PEFT `autocast_adapter_dtype`).
+  QLoRA: NF4 base at 4 bits plus block-wise absmax constants; with double quantisation
+  8-bit absmax per 64 weights + fp32 per 256 blocks = 8/64 + 32/(64·256) = 0.127 bit/param, without it
+  one fp32 absmax per 64 weights = 0.5 bit (Dettmers et al. 2023, "QLoRA", §3 "Double Quantization");
+  embeddings, norms and lm_head stay 16-bit (bitsandbytes/transformers keep `lm_head` unquantised:
+  `get_keys_to_not_convert`). The QLoRA recipe's own accounting (§3, eq. 5: adapters L1, L2 in BF16;
+  artidoro/qlora `qlora.py` casts LoRA layers to bf16 and trains with `paged_adamw_32bit`): 16-bit adapters
+  and gradients, fp32 optimizer states and no master copy; paged optimizer states are "automatically
+  evicted to CPU RAM when the GPU runs out-of-memory and paged back into GPU memory when the memory is
+  needed in the optimizer update step" (§3 "Paged Optimizers"), so they and the activations never need
+  the card at the same time: the peak holds max(activations, states), not their sum. Only where the launch runs a
+  bitsandbytes paged optimizer (`paged_optimizer`): unsharded, under the Trainer's paged_adamw_32bit /
+  paged_adamw_8bit / paged_lion_32bit.
+- Activations, per operation (Korthikanti et al. 2022, §4.1 method, Table 2): we count every tensor autograd keeps
+  for the backward pass of a Llama-style (RMSNorm, SwiGLU, GQA, no dropout) or a GPT-style (LayerNorm, GELU) block,
+  instead of the GPT-with-dropout constant 34. Flash attention keeps q, k, v, the output and the log-sum-exp, no s²
+  tensor (Dao et al. 2022, §3.1); without it (eager attention) the fp32 softmax output and its 16-bit copy (6·a·s²
+  bytes per sequence, EAGER_SCORE_ELEMENTS) are kept as well. Tensor parallelism divides all but the norm
+  inputs/outputs; sequence parallelism divides those too (Korthikanti §4.2.2). Selective recompute is torchtitan's
+  op-level policy (`apply_ac`: the outputs of every other matmul, SDPA and the layer input are kept, the rest
+  recomputed; see _act_coeffs); Megatron-LM's selective (`--recompute-activations`, a plan with `fp32_main_grads`)
+  recomputes the core attention only and keeps the whole MLP (transformer_config.py `recompute_modules` default
+  ["core_attn"]). Full recompute keeps each layer's input plus one layer being recomputed. 1F1B: the first stage
+  keeps min(p, m) micro-batches in flight; interleaving multiplies by 1 + (p-1)/(p·v) (Korthikanti §4.2.3; Megatron
+  `compute_activation_memory`).
+- Logits and loss, unfused: fp32 log-probs saved by log_softmax, nll_loss's fp32 gradient and the fp32 gradient of
+  the logits, 12 bytes per logit at the start of the backward (transformers `ForCausalLMLoss`, PyTorch
+  `log_softmax_backward`); chunked: the fp32 log-probs only; fused (Liger): no logits, FUSED_LOSS_BYTES_PER_HIDDEN.
+- Host RAM while loading (`Plan.host_load`, set by the planner for the stacks that load so): copies of the whole
+  model as loaded (QLoRA: NF4 linears and the 16-bit rest), one per rank on the node or one per node, held before
+  ZeRO-3 shards them; the host gate counts the larger of that and the offloaded states (`MemoryBreakdown.host_peak`).
+  Sources in app/planner/stacks.py `host_load` (transformers' bitsandbytes loader under DeepSpeed ZeRO-3).
+- Inference: weights + KV cache 2·layers·kv_heads·head_dim·context·batch·bytes + one layer's prefill
+  working set + last-token logits.
+- `other`: cuBLAS/cuDNN workspaces in the caching allocator (~0.25 GiB: 2 × `CUBLAS_WORKSPACE_CONFIG`
+  :4096:8 = 32 MiB per handle, several streams/handles, PyTorch docs "Reproducibility"), NCCL buffers
+  when more than one GPU (NCCL_BUFFSIZE 4 MiB per channel and peer, NCCL environment docs; ~0.5 GiB),
+  and allocator fragmentation, 5 % of activations (PyTorch "CUDA semantics: memory management",
+  reserved vs allocated). The CUDA context itself is outside `capacity` (usable memory, gpus.json).
+
+Speed: the planner calls estimate_memory for thousands of plans of one (model, workload). Everything that
+no plan changes lives in a per-(model, workload) context found by object identity (hashing a 20-field
+frozen ModelSpec costs more than the arithmetic); per-split results (stages per tp/pp/ep, activation
+element sums, ZeRO-3 advice) are cached in that context under small int/str tuple keys.
+"""
+
+from __future__ import annotations
+
+from app.estimator.memory.activations import FRAGMENTATION, OTHER_NCCL_BYTES, kbit_upcast
+from app.estimator.memory.advice import (
+    gpu_memory_message,
+    host_load_params,
+    host_ram_figures,
+    host_ram_message,
+    host_ram_params,
+    host_ram_unknown_message,
+)
+from app.estimator.memory.breakdown import breakdown_gib, host_ram_reserve_gib
+from app.estimator.memory.estimate import (
+    MEASURED,
+    MemoryEstimate,
+    estimate_memory,
+    measured_bytes,
+    memory_breakdown,
+    offloaded_activation_bytes,
+)
+from app.estimator.memory.rules import MAX_BATCH, MAX_SEQ_LEN, PLAN_RULES, check_plan, validate_plan
+from app.estimator.memory.states import MASTER_BYTES, STATE_FP32_BYTES, checkpoint_bytes_per_param, paged_optimizer
+
+__all__ = [
+    "FRAGMENTATION",
+    "MASTER_BYTES",
+    "MAX_BATCH",
+    "MAX_SEQ_LEN",
+    "MEASURED",
+    "MemoryEstimate",
+    "OTHER_NCCL_BYTES",
+    "PLAN_RULES",
+    "STATE_FP32_BYTES",
+    "breakdown_gib",
+    "check_plan",
+    "checkpoint_bytes_per_param",
+    "estimate_memory",
+    "gpu_memory_message",
+    "host_load_params",
+    "host_ram_figures",
+    "host_ram_message",
+    "host_ram_params",
+    "host_ram_reserve_gib",
+    "host_ram_unknown_message",
+    "kbit_upcast",
+    "measured_bytes",
+    "memory_breakdown",
+    "offloaded_activation_bytes",
+    "paged_optimizer",
+    "validate_plan",
+]

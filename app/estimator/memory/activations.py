@@ -1,0 +1,407 @@
+"""Activations per GPU: the tensors autograd keeps per layer, recompute, pipeline micro-batches in flight, loss and
+logits, activation offload; the KV cache and `other` (sources in the package docstring, "Activations", "Logits and
+loss", "Inference", "other")."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from app.estimator.memory.context import _ActCoeffs, _Ctx, _Stage
+from app.estimator.memory.states import _lora_targets, _stages_of
+from app.estimator.specs import (
+    GIB,
+    LoraSpec,
+    ModelSpec,
+    Plan,
+    Workload,
+)
+from app.estimator.vocabulary import (
+    BYTES_PER_ELEMENT,
+    LORA_TARGETS,
+    LORA_TASKS,
+)
+
+# Unfused cross-entropy on fp32-upcast logits (transformers `ForCausalLMLoss`, src/transformers/loss/loss_utils.py:
+# `logits.float()` then `nn.functional.cross_entropy`; torchtitan `cross_entropy_loss` likewise): log_softmax saves its
+# fp32 output; at the start of the backward, when every saved activation is still held, nll_loss's dense fp32 gradient
+# and log_softmax's fp32 gradient of the logits exist beside it. The 16-bit logits are dropped before the backward
+# (transformers Trainer.compute_loss returns the loss only; torchtitan's train step `del pred`).
+LOSS_BYTES_PER_LOGIT = 4.0 + 4.0 + 4.0
+# chunked/fused loss (torchtune CEWithChunkedOutputLoss, litgpt chunked_cross_entropy, Megatron fused vocab-parallel
+# CE): only the log-probs (fp32, or 16-bit logits + 16-bit log-probs) stay for the backward pass; chunks are transient
+CHUNKED_LOSS_BYTES_PER_LOGIT = 4.0
+# fused head + loss (Liger-Kernel ops/fused_linear_cross_entropy.py `fused_linear_cross_entropy_forward`): the logits
+# exist one chunk of about BT·H/V tokens at a time (chunk_size = next_power_of_2(cdiv(BT, cdiv(V, H)))) and the
+# gradient of the hidden states (`grad_input`) is made in the forward and kept for the backward: nothing per logit, a
+# few bytes per hidden element of the tokens. Measured: Liger's A100 benchmark (benchmark/data/all_benchmark_data.csv,
+# fused_linear_cross_entropy, liger, full, H 4096, V 128256, bf16) grows 4,910 -> 5,795 MB from 16,384 to 32,768
+# tokens, 13.8 bytes per hidden element, of which 2 are the input (the hidden states, counted with the activations).
+FUSED_LOSS_BYTES_PER_HIDDEN = 12.0
+OTHER_WORKSPACE_BYTES = 0.25 * GIB  # cuBLAS/cuDNN workspaces (module docstring)
+OTHER_NCCL_BYTES = 0.5 * GIB  # NCCL channel buffers when > 1 GPU (module docstring)
+FRAGMENTATION = 0.05  # caching-allocator slack on activations (module docstring)
+# Eager attention in training (plan.attention "eager"; Plan.flash_attention False), per score element (b·a·s² per
+# layer): transformers `eager_attention_forward` (models/llama/modeling_llama.py) takes the softmax in fp32 and casts it
+# back, `softmax(attn_weights, dim=-1, dtype=torch.float32).to(query.dtype)`: softmax's backward keeps its fp32 output
+# (4 bytes) and the matmul with v keeps the 16-bit copy (2 bytes); dropout at p = 0 returns its input (ATen
+# Dropout.cpp `_dropout`), so 6 bytes = 3 elements of 2 bytes. Measured: ms-swift's Qwen-7B LoRA at 1 x 2048 without
+# checkpointing reads 19.97 GiB more without flash attention (docs/source_en/LLM/Benchmark.md: 57.67 against 37.70);
+# 3 elements give 24.0 GiB. Inference keeps one element (the prefill's scores, not saved for a backward).
+EAGER_SCORE_ELEMENTS = 3.0
+# Activation offloading keeps two layers' saved tensors on the GPU: the one in use and the one in flight over PCIe
+# (torchtune `OffloadActivations` copies on a side stream and syncs one layer ahead)
+ACTIVATION_OFFLOAD_LAYERS = 2.0
+MEGATRON_SELECTIVE = (
+    "selective_megatron"  # activation-count key for Megatron-LM's selective recompute (_recompute_kind)
+)
+
+
+@lru_cache(maxsize=4096)
+def _act_coeffs(model: ModelSpec, trainable: frozenset[str], compiled: bool = False) -> _ActCoeffs:
+    """Per-operation saved tensors (elements per token); `trainable` lists linears whose input is kept.
+
+    A frozen linear needs no saved input (autograd keeps x only for the weight gradient), which is why
+    LoRA on q and v keeps less than a full fine-tune (PyTorch autograd `mm` backward formula). Eager RMSNorm
+    (HF `LlamaRMSNorm`, torchtune and litgpt `RMSNorm`) upcasts its input and keeps that fp32 copy: 2 elements.
+    The attention output is kept twice: by flash attention and, after `.transpose().contiguous()`, as the
+    o_proj input (HF `LlamaAttention`, torchtitan `Attention`).
+
+    `compiled` (torch.compile): Inductor's training graphs go through the min-cut partitioner
+    (torch/_functorch/partitioners.py `min_cut_rematerialization_partition`), which saves matmul outputs and
+    recomputes the fusible pointwise ops in the backward: an RMSNorm keeps its 16-bit input (and a per-token rstd),
+    not an fp32 copy; a SwiGLU MLP keeps the gate and up outputs and recomputes SiLU and the product that feeds down;
+    a GELU MLP keeps the fc1 output.
+    """
+    h, d = model.hidden, model.d_head
+    q, kv = model.heads * d, model.kv_heads * d
+    swiglu = model.mlp == "swiglu"
+    norm_in = 2 * h if model.norm == "rmsnorm" and not compiled else h
+    norm1_out = h if trainable & {"q", "k", "v"} else 0
+    norm2_out = h if trainable & {"gate", "up"} else 0
+    o_in = q if "o" in trainable else 0
+    down_in = 1 if "down" in trainable else 0
+    # SwiGLU: gate output (SiLU input), SiLU output and up output (mul operands), product (down input)
+    per_width = (3 + down_in) if swiglu else (1 + down_in)  # GELU: fc1 output (GELU input), GELU output
+    if compiled:
+        per_width = 2 if swiglu else 1
+    width_e = model.expert_ffn or model.ffn
+    moe_mlp = 0.0
+    if model.is_moe:
+        k = model.experts_per_token
+        dispatched = k * h if trainable & {"gate", "up"} else 0  # permuted token copies feed the experts
+        moe_mlp = dispatched + (k + model.shared_experts) * per_width * width_e + model.experts
+    # selective (torchtitan `apply_ac` op-level policy, torchtitan/distributed/activation_checkpoint.py
+    # `_get_custom_policy`): every op of the save list is kept except every second mm, counted per layer and on across
+    # steps, so a Llama layer's seven mms (wq, wk, wv, wo, w1, w3, w2) keep wq, wv, w1, w2 on one step and wk, wo, w3
+    # on the next; the peak is the first: q, the SDPA output and its log-sum-exp, v, the w1 output and the w2 output,
+    # beside the layer's input. A GELU MLP's two mms (fc1, fc2) are the 5th and 6th: fc1 kept, fc2 recomputed.
+    sel_width = 1  # the w1 (gate) / fc1 output
+    sel_moe = (model.experts_per_token + model.shared_experts) * sel_width * width_e if model.is_moe else 0.0
+    # Megatron-LM's selective recompute (--recompute-activations) recomputes the core attention only
+    # (megatron/core/transformer/transformer_config.py, core_v0.15.3: recompute_modules defaults to ["core_attn"];
+    # "mlp" and "moe_act" are modules of their own, off by default): the MLP keeps the fc1 output (gate and up,
+    # the fused bias_swiglu's input, 2 × ffn) and the SwiGLU output that linear_fc2 saves (ffn); GELU: fc1 output and
+    # GELU output
+    mega_width = (2 + down_in) if swiglu else (1 + down_in)
+    mega_moe = (model.experts_per_token + model.shared_experts) * mega_width * width_e if model.is_moe else 0.0
+    q_side, kv_side, low_rank = 2 * q + o_in, 2 * kv, 0
+    if model.mla is not None:
+        q_side, low_rank = _mla_elements(model, trainable, compiled)
+        kv_side = 0  # MLA's keys and values are per head after the up-projection: counted with the queries
+    return _ActCoeffs(
+        replicated=float(2 * norm_in + norm1_out + norm2_out + low_rank),
+        q_side=float(q_side),
+        kv_side=float(kv_side),
+        mlp=float(per_width * model.ffn),
+        moe_mlp=float(moe_mlp),
+        selective_replicated=float(2 * h if swiglu else h),  # the layer's input and the w2 output (SwiGLU)
+        selective_q=float(2 * q),
+        selective_kv=float(kv),
+        selective_mlp=float(sel_width * model.ffn),
+        selective_moe_mlp=float(sel_moe),
+        megatron_selective_mlp=float(mega_width * model.ffn),
+        megatron_selective_moe_mlp=float(mega_moe),
+        attn_heads=float(model.heads),
+        kv_heads=model.kv_heads,
+        per_layer_input=float(h),
+    )
+
+
+def _mla_elements(model: ModelSpec, trainable: frozenset[str], compiled: bool) -> tuple[int, int]:
+    """(per-head elements, low-rank elements) one multi-latent-attention layer keeps per token (DeepSeek-V2/V3).
+
+    The GQA-equivalent shape that stands in for MLA's parameters (models._mla_equivalent_heads) does not say what
+    its attention keeps: after the up-projections every head has its own query and key (nope + rope dims) and value
+    (transformers DeepseekV3Attention.forward; Megatron-Core MultiLatentAttention), and the attention keeps q, k, v
+    and its output, o_proj its input, as in `_act_coeffs`. The rotary multiply keeps cos/sin, not its input. The
+    low-rank side: q_a_layernorm and kv_a_layernorm keep their input (fp32 when eager, as any RMSNorm here), and
+    q_b_proj / kv_b_proj keep their normed input when trained; q_lora_rank 0 (V2-Lite) has no query compression.
+    Those low-rank projections are not split by tensor parallel (Megatron-Core duplicates the down-projections)."""
+    assert model.mla is not None
+    q_rank, kv_rank, nope, rope, v_dim = model.mla
+    heads = model.heads
+    per_head = heads * (2 * (nope + rope) + 2 * v_dim) + (heads * v_dim if "o" in trainable else 0)
+    norm_in = 1 if compiled else 2
+    low_rank = norm_in * (q_rank + kv_rank)
+    low_rank += (q_rank if "q" in trainable else 0) + (kv_rank if trainable & {"k", "v"} else 0)
+    return per_head, low_rank
+
+
+_FULL_TRAINABLE = frozenset(LORA_TARGETS)
+
+
+@lru_cache(maxsize=4096)
+def _lora_dropout_elements(model: ModelSpec, targets: frozenset[str]) -> float:
+    """Elements per token per layer kept by LoRA dropout: each adapted input's dropped-out 16-bit copy plus its
+    1-byte mask (half an element), one per adapted module as in PEFT `LoraLayer.lora_dropout` (nn.Dropout saves
+    the mask; lora_A saves its input)."""
+    d_in = {
+        "q": model.hidden,
+        "k": model.hidden,
+        "v": model.hidden,
+        "o": model.heads * model.d_head,
+        "gate": model.hidden,
+        "up": model.hidden,
+        "down": model.expert_ffn or model.ffn,
+    }
+    if model.is_moe and not model.ffn:
+        d_in["down"] = model.expert_ffn or 0
+    return 1.5 * sum(d_in[t] for t in targets if t in d_in)
+
+
+def _dropout_elements(model: ModelSpec, workload: Workload) -> float:
+    """LoRA dropout copies of a workload (`_lora_dropout_elements`), elements per token per layer; 0 without LoRA
+    dropout."""
+    if workload.task not in LORA_TASKS:
+        return 0.0
+    lora = workload.lora or LoraSpec()
+    return _lora_dropout_elements(model, _lora_targets(lora)) if lora.dropout > 0 else 0.0
+
+
+def _trainable_linears(workload: Workload) -> frozenset[str]:
+    if workload.task in LORA_TASKS:
+        return _lora_targets(workload.lora or LoraSpec())
+    return _FULL_TRAINABLE
+
+
+def kbit_upcast(workload: Workload, plan: Plan | None = None) -> bool:
+    """Whether PEFT's `prepare_model_for_kbit_training` runs: as asked, else on for QLoRA unless its 4-bit weights are
+    sharded by ZeRO-3 / FSDP over more than one GPU (TRL's SFTTrainer calls it for a 4-bit model, but not for
+    `is_sharded_qlora`, trl/trainer/sft_trainer.py 2024-2025; artidoro/qlora qlora.py calls it too).
+
+    It casts every parameter that is not 4-bit to fp32 (peft/utils/other.py); with bf16 both trainers cast the
+    embedding and head back (TRL `peft_module_casting_to_bf16`, qlora.py) but keep the norms fp32. transformers'
+    LlamaRMSNorm returns `self.weight * hidden_states.to(input_dtype)`, fp32 with an fp32 weight; bitsandbytes
+    `Linear4bit.forward` casts its output back to its input's dtype, and the residual add promotes: from the first
+    layer on the residual stream, the norm outputs and the projections run in fp32, and so do the tensors saved for
+    the backward (the flash-attention path warns that its inputs were "silently casted in float32" and casts q, k, v
+    back for the kernel). Weights stay as counted: NF4 linears, 16-bit embedding and head."""
+    if workload.task != "qlora":
+        return False
+    if workload.kbit_upcast is not None:
+        return workload.kbit_upcast
+    return plan is None or not (plan.zero_stage == 3 and plan.dp * plan.cp > 1)
+
+
+def _act_bytes(ctx: _Ctx, plan: Plan) -> float:
+    """Bytes per saved activation element: the training dtype, or fp32 under PEFT's k-bit preparation."""
+    return 4.0 if ctx.act_bytes == 4.0 or kbit_upcast(ctx.workload, plan) else ctx.act_bytes
+
+
+def _kv_share(c: _ActCoeffs, tp: int) -> float:
+    """Share of k/v one tp rank holds: 1/tp, but at least one whole head (Megatron replicates kv heads)."""
+    return 1.0 / min(tp, c.kv_heads)
+
+
+def _layer_elements(
+    c: _ActCoeffs, tp: int, sp: bool, seq_local: float, flash: bool, moe: bool, scores: float = 1.0
+) -> float:
+    """Elements per token one layer keeps with no recompute; `scores`: elements per attention score kept without
+    flash attention (EAGER_SCORE_ELEMENTS in training)."""
+    replicated = c.replicated / tp if sp else c.replicated
+    mlp = c.moe_mlp if moe else c.mlp
+    core = 2.0 * c.attn_heads / tp  # flash attention's fp32 log-sum-exp: a values per token (2 elements each)
+    if not flash:
+        core += scores * c.attn_heads * seq_local / tp  # the scores, a·s per token (Korthikanti Table 2)
+    return replicated + c.q_side / tp + c.kv_side * _kv_share(c, tp) + mlp / tp + core
+
+
+def _selective_elements(c: _ActCoeffs, tp: int, sp: bool, moe: bool, megatron: bool = False) -> float:
+    """Matmul outputs kept, attention core and pointwise ops recomputed (Korthikanti §5); `megatron`: Megatron-LM's
+    selective recompute, which recomputes the core attention only and keeps the whole MLP."""
+    replicated = c.selective_replicated / tp if sp else c.selective_replicated
+    if megatron:
+        mlp = c.megatron_selective_moe_mlp if moe else c.megatron_selective_mlp
+        attn = c.q_side / tp + c.kv_side * _kv_share(c, tp)
+    else:
+        mlp = c.selective_moe_mlp if moe else c.selective_mlp
+        attn = c.selective_q / tp + c.selective_kv * _kv_share(c, tp)
+    return replicated + attn + mlp / tp + 2.0 * c.attn_heads / tp
+
+
+def _stage_elements(c: _ActCoeffs, key: tuple[int, bool, str, bool, float, int, int, bool]) -> tuple[float, float]:
+    """(elements per token kept by a stage's layers for one micro-batch, one layer's extra working set).
+
+    `key` is (tp, sequence_parallel, recompute, flash_attention, local seq length or 0 with flash, layers, moe,
+    compiled); `c` already holds the compiled or eager coefficients.
+    """
+    tp, sp, recompute, flash, seq_local, layers, moe, _ = key
+    worst_layer = _layer_elements(c, tp, sp, seq_local, flash, moe > 0, EAGER_SCORE_ELEMENTS)
+    if recompute == "full":
+        kept = c.per_layer_input / (tp if sp else 1)
+        # the layer being recomputed holds its full working set; its input is the checkpoint already counted
+        return layers * kept, max(0.0, worst_layer - kept)
+    if recompute in ("selective", MEGATRON_SELECTIVE):
+        mega = recompute == MEGATRON_SELECTIVE
+        dense = (layers - moe) * _selective_elements(c, tp, sp, False, mega)
+        return dense + moe * _selective_elements(c, tp, sp, True, mega), 0.0
+    dense = (layers - moe) * _layer_elements(c, tp, sp, seq_local, flash, False, EAGER_SCORE_ELEMENTS)
+    return dense + moe * worst_layer, 0.0
+
+
+def _elements_of(ctx: _Ctx, plan: Plan, stage: _Stage, seq_local: float) -> tuple[float, float]:
+    flash = plan.flash_attention
+    key = (
+        plan.tp,
+        plan.sequence_parallel,
+        _recompute_kind(plan),
+        flash,
+        0.0 if flash else seq_local,
+        stage.layers,
+        stage.moe_layers,
+        plan.compiled,
+    )
+    found = ctx.elements.get(key)
+    if found is None:
+        found = ctx.elements[key] = _stage_elements(ctx.compiled_coeffs if plan.compiled else ctx.coeffs, key)
+    return found
+
+
+def _recompute_kind(plan: Plan) -> str:
+    """The plan's recompute, with Megatron-LM's selective told apart: a plan with the fp32 main-gradient buffer is one
+    the megatron stack runs (Plan.fp32_main_grads, set by app/planner/stacks.py)."""
+    if plan.recompute == "selective" and plan.fp32_main_grads:
+        return MEGATRON_SELECTIVE
+    return plan.recompute
+
+
+def _microbatches(workload: Workload, plan: Plan, dp: int) -> int:
+    """Micro-batches per optimizer step and pipeline; unknown global batch: assume the pipeline is full."""
+    if workload.global_batch is None:
+        return plan.pp
+    return max(1, workload.global_batch // (dp * plan.micro_batch))
+
+
+def _in_flight(workload: Workload, plan: Plan, stage: _Stage, dp: int) -> float:
+    """Micro-batches whose activations a stage holds: 1F1B first stage min(p, m); interleaving adds (p-1)/(p·v)."""
+    if plan.pp == 1 or not stage.is_first:
+        return 1.0
+    count = float(min(plan.pp, _microbatches(workload, plan, dp)))
+    if plan.virtual_stages > 1:
+        count *= 1.0 + (plan.pp - 1) / (plan.pp * plan.virtual_stages)
+    return count
+
+
+def _training_activations(ctx: _Ctx, plan: Plan, stage: _Stage, dp: int) -> tuple[float, float]:
+    """(bytes on the GPU, bytes offloaded to host RAM) of one stage's activations for one GPU."""
+    workload = ctx.workload
+    seq_local = workload.seq_len / plan.cp
+    tokens = plan.micro_batch * seq_local
+    kept, working = _elements_of(ctx, plan, stage, seq_local)
+    if ctx.dropout_elements and plan.recompute != "full":
+        kept += stage.layers * ctx.dropout_elements / plan.tp
+    in_flight = _in_flight(workload, plan, stage, dp) if plan.pp > 1 else 1.0
+    act_bytes = _act_bytes(ctx, plan)
+    saved = tokens * act_bytes * kept * in_flight
+    host = 0.0
+    if plan.activation_offload:
+        # the saved tensors go to host RAM as they are made and come back layer by layer for the backward: the GPU
+        # holds the layer in use and the one being copied (torchtune OffloadActivations, double-buffered streams)
+        host = saved
+        saved = saved * min(1.0, ACTIVATION_OFFLOAD_LAYERS / (stage.layers * in_flight))
+    total = saved + tokens * act_bytes * working
+    if stage.is_last and plan.fused_loss:
+        total += tokens * ctx.model.hidden * FUSED_LOSS_BYTES_PER_HIDDEN
+    elif stage.is_last:
+        per_logit = CHUNKED_LOSS_BYTES_PER_LOGIT if plan.chunked_loss else LOSS_BYTES_PER_LOGIT
+        total += tokens * ctx.model.vocab / plan.tp * per_logit
+    return total, host
+
+
+def _offloaded_activations(ctx: _Ctx, plan: Plan) -> float:
+    """Bytes one GPU copies to host RAM per micro-batch under `activation_offload` (and back for the backward)."""
+    workload = ctx.workload
+    stage = _stages_of(ctx, plan)[0]
+    seq_local = workload.seq_len / plan.cp
+    kept = _elements_of(ctx, plan, stage, seq_local)[0]
+    if ctx.dropout_elements and plan.recompute != "full":
+        kept += stage.layers * ctx.dropout_elements / plan.tp
+    return plan.micro_batch * seq_local * _act_bytes(ctx, plan) * kept
+
+
+def _inference_activations(ctx: _Ctx, plan: Plan, stage: _Stage) -> float:
+    """One layer's prefill working set for the whole batch plus fp32 last-token logits."""
+    seq_local = ctx.workload.seq_len / plan.cp
+    tokens = plan.micro_batch * seq_local
+    moe = stage.moe_layers > 0
+    layer = _layer_elements(ctx.coeffs, plan.tp, plan.sequence_parallel, seq_local, plan.flash_attention, moe)
+    logits = plan.micro_batch * ctx.model.vocab / plan.tp * 4.0 if stage.is_last else 0.0
+    return tokens * ctx.act_bytes * layer + logits
+
+
+def _kv_cache(ctx: _Ctx, plan: Plan, stage: _Stage) -> float:
+    """2 · layers · kv_heads · head_dim · context · batch · bytes (K and V), per tp rank and stage."""
+    workload, model = ctx.workload, ctx.model
+    if workload.task != "inference":
+        return 0.0
+    dtype = BYTES_PER_ELEMENT[workload.kv_cache_precision or workload.precision]
+    kv_heads_local = model.kv_heads / min(plan.tp, model.kv_heads)
+    context = workload.seq_len / plan.cp
+    return 2.0 * stage.layers * kv_heads_local * model.d_head * context * plan.micro_batch * dtype
+
+
+def _other(ctx: _Ctx, plan: Plan, activations: float) -> float:
+    other = OTHER_WORKSPACE_BYTES + FRAGMENTATION * activations
+    if plan.dp * plan.tp * plan.pp * plan.cp > 1:
+        other += OTHER_NCCL_BYTES
+    if ctx.workload.task == "qlora":
+        other += ctx.facts.largest_linear / plan.tp * 2.0  # one dequantised NF4 matrix in 16-bit
+    return other
+
+
+def _working_sets(ctx: _Ctx, plan: Plan, dp: int) -> tuple[tuple[float, float, float, float], ...]:
+    """(activations, KV cache, other, activations offloaded to host) of each stage: independent of ZeRO stage and
+    offload, so cached per the plan fields they read (the planner tries every ZeRO stage and offload at one shape),
+    every stage under one key."""
+    tp, pp, cp = plan.tp, plan.pp, plan.cp
+    key = (
+        tp,
+        pp,
+        plan.ep,
+        cp,
+        plan.micro_batch,
+        plan.recompute,
+        plan.fp32_main_grads,  # with the recompute, Megatron's selective is told apart (_recompute_kind)
+        plan.sequence_parallel,
+        plan.flash_attention,
+        plan.chunked_loss,
+        plan.fused_loss,
+        plan.virtual_stages,
+        dp if pp > 1 else 0,  # micro-batches in flight (pipelines only)
+        plan.dp * tp * pp * cp > 1,  # NCCL buffers
+        plan.activation_offload,
+        plan.compiled,
+        plan.zero_stage == 3 and plan.dp * cp > 1,  # sharded QLoRA skips PEFT's k-bit preparation (kbit_upcast)
+    )
+    found = ctx.working.get(key)
+    if found is None:
+        found = ctx.working[key] = tuple(_working_set(ctx, plan, stage, dp) for stage in _stages_of(ctx, plan))
+    return found
+
+
+def _working_set(ctx: _Ctx, plan: Plan, stage: _Stage, dp: int) -> tuple[float, float, float, float]:
+    if ctx.workload.task == "inference":
+        activations, host = _inference_activations(ctx, plan, stage), 0.0
+    else:
+        activations, host = _training_activations(ctx, plan, stage, dp)
+    return activations, _kv_cache(ctx, plan, stage), _other(ctx, plan, activations), host

@@ -1,0 +1,261 @@
+"""What a plan is told besides its figures: the named traps it runs into, why it does not fit (GPU memory, host RAM,
+or unknown host RAM), and what would fit instead (ZeRO-3 over every GPU, more GPUs, or a larger card)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from functools import lru_cache
+from typing import Any
+
+from app.estimator.hardware import load_gpus
+from app.estimator.interconnects import host_pcie_bytes_per_s
+from app.estimator.memory.activations import _microbatches, _recompute_kind
+from app.estimator.memory.breakdown import _breakdown, breakdown_gib
+from app.estimator.memory.context import _Ctx
+from app.estimator.specs import (
+    GIB,
+    Cluster,
+    MemoryBreakdown,
+    Plan,
+    Warning_,
+)
+
+
+def _plan_warnings(ctx: _Ctx, plan: Plan, cluster: Cluster) -> list[Warning_]:
+    """The plan's traps, found per context by the plan and cluster fields they read (the model's and the task's are
+    the context's own)."""
+    micro = _microbatches(ctx.workload, plan, plan.dp) if plan.pp > 1 else 0
+    key = (plan.tp, plan.pp, plan.offload, micro, cluster.gpus_per_node, cluster.gpu.pcie_gen)
+    found = ctx.traps.get(key)
+    if found is None:
+        model, trains = ctx.model, ctx.workload.task != "inference"
+        found = ctx.traps[key] = _trap_warnings(
+            model.kv_heads, model.layers, model.approximate, *key[:3], trains, *key[3:]
+        )
+    return list(found)
+
+
+@lru_cache(maxsize=4096)
+def _trap_warnings(
+    kv_heads: int,
+    layers: int,
+    approximate: bool,
+    tp: int,
+    pp: int,
+    offload: str,
+    trains: bool,
+    micro: int,
+    gpus_per_node: int,
+    pcie_gen: int,
+) -> tuple[Warning_, ...]:
+    """The named traps of a plan, from the few numbers they depend on (cached: plans repeat them)."""
+    out: list[Warning_] = []
+    if tp > 1 and kv_heads % tp:
+        out.append(
+            Warning_(
+                "kv_heads_replicated",
+                f"kv_heads={kv_heads} is not divisible by tp={tp}: each rank keeps a copy of "
+                f"{max(1, kv_heads // tp)} kv head(s), so K/V weights and cache are replicated.",
+                {"kv_heads": kv_heads, "tp": tp},
+            )
+        )
+    if layers % pp:
+        out.append(
+            Warning_(
+                "pp_uneven_layers",
+                f"{layers} layers do not split evenly into pp={pp} stages; the largest stage "
+                f"({math.ceil(layers / pp)} layers) sets memory and speed.",
+                {"layers": layers, "pp": pp, "stage_layers": math.ceil(layers / pp)},
+            )
+        )
+    if tp > gpus_per_node:
+        out.append(
+            Warning_(
+                "tp_across_nodes",
+                f"tp={tp} spans more than one {gpus_per_node}-GPU node: its per-layer all-reduces "
+                "would cross the network, usually slower than one GPU. Keep tp within a node.",
+                {"tp": tp, "gpus_per_node": gpus_per_node},
+            )
+        )
+    if offload != "none" and trains:
+        pcie_gbs = host_pcie_bytes_per_s(pcie_gen) / 1e9  # data/interconnects.json pcie_host, with its source
+        out.append(
+            Warning_(
+                "offload_over_pcie",
+                f"Offloading ({offload}) moves optimizer traffic over PCIe gen {pcie_gen} (~{pcie_gbs:.0f} GB/s "
+                "achieved per GPU): expect the step to slow down by tens of percent.",
+                {"offload": offload, "pcie_gen": pcie_gen, "pcie_gbs": pcie_gbs},
+            )
+        )
+    if pp > 1 and trains and micro < 4 * pp:
+        bubble = (pp - 1) / (micro + pp - 1)
+        out.append(
+            Warning_(
+                "pipeline_few_microbatches",
+                f"{micro} micro-batches for pp={pp}: the 1F1B bubble (p-1)/(m+p-1) idles {bubble:.0%} "
+                "of each step; use at least 4×pp micro-batches (larger global batch or smaller micro-batch).",
+                {"micro_batches": micro, "pp": pp, "bubble": bubble},
+            )
+        )
+    if approximate:
+        out.append(
+            Warning_("approximate_model", "The architecture was derived from a parameter count; memory is approximate.")
+        )
+    return tuple(out)
+
+
+def _fit_warnings(
+    ctx: _Ctx, plan: Plan, cluster: Cluster, breakdown: MemoryBreakdown, gpu_fits: bool
+) -> list[Warning_]:
+    out: list[Warning_] = []
+    ram = cluster.host_ram_gib
+    if not breakdown.host_fits:
+        if breakdown.load_binds:
+            out.append(_load_warning(breakdown, ram))
+        elif ram is not None and breakdown.host_ram_limit is not None:
+            params = host_ram_params(breakdown, ram)
+            out.append(Warning_("host_ram_exceeded", host_ram_message(breakdown, ram), params))
+        else:
+            offload_gib = breakdown.host_ram / GIB
+            text = host_ram_unknown_message(breakdown)
+            out.append(Warning_("host_ram_unknown", text, {"offload_gib": offload_gib}))
+    if not gpu_fits and ctx.workload.task != "inference":
+        out.append(_zero3_advice(ctx, plan, cluster))
+    return out
+
+
+def _load_warning(breakdown: MemoryBreakdown, host_ram_gib: float | None) -> Warning_:
+    """The whole-model load (Plan.host_load) sets a host peak the node cannot hold, or one on a node of unknown RAM."""
+    if host_ram_gib is None:
+        return Warning_("host_load_unknown", host_ram_unknown_message(breakdown), host_load_params(breakdown))
+    figures = host_load_params(breakdown) | host_ram_figures(breakdown, host_ram_gib)
+    return Warning_("host_load_exceeded", host_ram_message(breakdown, host_ram_gib), figures)
+
+
+def _host_need(breakdown: MemoryBreakdown) -> str:
+    """What sets the host peak, in words: the offload, or the whole-model copies the loader holds (Plan.host_load)."""
+    if not breakdown.load_binds:
+        return f"Offload needs {breakdown.host_ram / GIB:,.0f} GiB of host RAM per node"
+    load = host_load_params(breakdown)
+    ranks = f"each of {load['copies']} ranks" if load["copies"] > 1 else "one rank"
+    return (
+        f"Loading the model needs {load['load_gib']:,.0f} GiB of host RAM per node ({ranks} on the node holds the "
+        f"whole {load['model_gib']:,.0f} GiB model before ZeRO-3 shards it)"
+    )
+
+
+def host_ram_unknown_message(breakdown: MemoryBreakdown) -> str:
+    return (
+        f"{_host_need(breakdown)}, and the node's host RAM is not known: give hardware.host_ram_gib, or a server "
+        "whose host RAM the catalog lists."
+    )
+
+
+def host_ram_message(breakdown: MemoryBreakdown, host_ram_gib: float) -> str:
+    available = (breakdown.host_ram_limit or 0.0) / GIB
+    return (
+        f"{_host_need(breakdown)}; the node has {host_ram_gib:,.0f} GiB, {available:,.0f} GiB after "
+        f"{host_ram_gib - available:,.0f} GiB kept for the OS, the training processes and their data loaders."
+    )
+
+
+def host_ram_params(breakdown: MemoryBreakdown, host_ram_gib: float) -> dict[str, Any]:
+    """The figures of host_ram_message for an offload, by name (GiB per node)."""
+    return {"offload_gib": breakdown.host_ram / GIB} | host_ram_figures(breakdown, host_ram_gib)
+
+
+def host_ram_figures(breakdown: MemoryBreakdown, host_ram_gib: float) -> dict[str, Any]:
+    """The node's RAM and what a plan may use of it after the reserve (GiB per node)."""
+    return {"host_ram_gib": host_ram_gib, "host_ram_limit_gib": (breakdown.host_ram_limit or 0.0) / GIB}
+
+
+def host_load_params(breakdown: MemoryBreakdown) -> dict[str, Any]:
+    """The load's figures (Plan.host_load): its GiB per node, the whole-model copies and one copy's GiB."""
+    copies = breakdown.host_load_copies
+    return {
+        "load_gib": breakdown.host_load / GIB,
+        "copies": copies,
+        "model_gib": breakdown.host_load / max(1, copies) / GIB,
+    }
+
+
+def gpu_memory_message(breakdown: MemoryBreakdown) -> str:
+    limit = breakdown.capacity if breakdown.limit is None else breakdown.limit
+    return (
+        f"Needs {breakdown.total / GIB:.1f} GiB per GPU; the card has {breakdown.capacity / GIB:.1f} GiB usable, "
+        f"{limit / GIB:.1f} GiB after the {1 - limit / breakdown.capacity:.0%} headroom."
+    )
+
+
+def _zero3_advice(ctx: _Ctx, plan: Plan, cluster: Cluster) -> Warning_:
+    """When a plan does not fit: would ZeRO-3 over every GPU fit, and if not, what would.
+
+    Cached per context: plans that differ only in dp, ZeRO stage or offload get the same advice.
+    """
+    model_parallel = plan.tp * plan.pp * plan.cp
+    dp = max(plan.dp, cluster.gpus_per_node * cluster.nodes // model_parallel)
+    key = (
+        plan.tp,
+        plan.pp,
+        plan.cp,
+        plan.ep,
+        plan.micro_batch,
+        _recompute_kind(plan),
+        plan.sequence_parallel,
+        plan.flash_attention,
+        plan.chunked_loss,
+        plan.fused_loss,
+        plan.fp8_params,
+        plan.activation_offload,
+        plan.compiled,
+        plan.virtual_stages,
+        dp,
+        plan.fp32_main_grads,
+        plan.host_load,  # a whole-model load on the host can keep ZeRO-3 from fitting too
+        cluster.gpus_per_node,
+        cluster.gpu.usable_memory_gib,
+        cluster.memory_headroom,  # the advice says whether ZeRO-3 fits inside the headroom
+        cluster.host_ram_gib,  # and the host RAM, where activations are offloaded
+    )
+    advice = ctx.advice.get(key)
+    if advice is None:
+        advice = ctx.advice[key] = _advise(ctx, plan, cluster, dp, model_parallel)
+    return advice
+
+
+def _advise(ctx: _Ctx, plan: Plan, cluster: Cluster, dp: int, model_parallel: int) -> Warning_:
+    # ZeRO-3 over every data-parallel rank, not over a hybrid plan's shard group (which `_breakdown` keeps at its dp)
+    zero3 = _breakdown(ctx, replace(plan, dp_shard=None) if plan.dp_shard else plan, cluster, (dp, 3, "none"))
+    if zero3.fits:
+        return Warning_(
+            "no_fit",
+            f"Needs {breakdown_gib(zero3.total):.1f} GiB per GPU with ZeRO-3 over dp={dp}, which fits; "
+            "this plan does not.",
+            {"zero3_gib": breakdown_gib(zero3.total), "dp": dp},
+        )
+    limit = zero3.capacity if zero3.limit is None else zero3.limit
+    needed = {"gpus": dp * model_parallel, "needed_gib": breakdown_gib(zero3.total), "limit_gib": breakdown_gib(limit)}
+    return Warning_("no_fit_zero3", _what_would_fit(dp * model_parallel, model_parallel, zero3, dp), needed)
+
+
+def _what_would_fit(gpus_now: int, model_parallel: int, zero3: MemoryBreakdown, dp: int) -> str:
+    limit = zero3.capacity if zero3.limit is None else zero3.limit
+    budget = limit - (zero3.activations + zero3.kv_cache + zero3.other)
+    head = (
+        f"Does not fit even with ZeRO-3 over all {gpus_now} GPUs: {breakdown_gib(zero3.total):.1f} GiB per GPU "
+        f"needed, {breakdown_gib(limit):.1f} GiB usable after the headroom."
+    )
+    if budget <= 0:
+        return head + " Activations alone exceed the card: use full recompute, a smaller micro-batch, or tp/cp."
+    # sharded states scale as 1/dp: their total over the dp group divided by what one GPU can spare
+    states = (zero3.weights + zero3.gradients + zero3.optimizer) * dp
+    gpus = max(gpus_now + 1, math.ceil(states / budget) * model_parallel)
+    cards = _cards_that_fit(zero3.total)
+    card_text = f"; or a card with more memory: {', '.join(cards)}" if cards else ""
+    return head + f" About {gpus} GPUs of this type would hold the sharded model states{card_text}."
+
+
+def _cards_that_fit(total_bytes: float) -> list[str]:
+    fitting = [gpu for gpu in load_gpus().values() if gpu.usable_memory_gib * GIB >= total_bytes]
+    return [gpu.id for gpu in sorted(fitting, key=lambda g: g.usable_memory_gib)[:3]]

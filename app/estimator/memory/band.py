@@ -1,0 +1,93 @@
+"""What a plan's peak would read on the card, and how sure the estimate is: the readings and the range.
+
+`memory_band` is computed once per answered plan (the /estimate result, each /recommend option), never inside the
+plan search, so it costs the search nothing.
+
+Readings (`MemoryBand.readings`): the gate figure (`MemoryBreakdown.total`) as each tool would show it, from
+`memory.measured_bytes` (its comment names the sources): "allocated" = torch.cuda.max_memory_allocated() (live tensors:
+the total less NCCL's buffers and the caching allocator's slack), "reserved" = torch.cuda.max_memory_reserved() (the
+allocator's segments: the total less NCCL's buffers, which NCCL allocates itself), "device" = nvidia-smi (the total
+plus the CUDA context, gpus.json memory_gib less usable_memory_gib).
+
+Range (`MemoryBand.low`, `.high`, bytes of the gate figure): the validation rows (tests/estimator/validation_cases.py
+MEMORY and tests/estimator/memory_first_contact.py, 167 published peaks, each read as measured) put the published
+peak between 0.88x and 1.15x of the estimate where model states dominate, and further above it the larger the share
+of activations and the loss (the rows whose error grows with sequence length: ms-swift's and Hugging Face Trainer
+LoRA runs, -30 to -50 % at 4-8k tokens), so the band is asymmetric and widens with that share:
+    low  = total x (1 - LOW - widening)
+    high = total x (1 + HIGH + ACTIVATION_HIGH x activation share + widening)
+`widening` adds WIDEN for each trait of the plan that no validated run has and that read furthest off where a
+neighbour had it (UNVALIDATED below), up to MAX_WIDEN: a plan far from validated runs gets a wider band. These
+constants are fitted on those rows (benchmarks/memory_first_contact.py reports the coverage), not measured.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.estimator.memory.estimate import measured_bytes
+from app.estimator.specs import GIB, Cluster, MemoryBreakdown, ModelSpec, Plan, Warning_, Workload
+
+READINGS = ("allocated", "reserved", "device")
+
+LOW = 0.12  # fitted: validation rows dominated by model states read down to 0.88x of the estimate
+HIGH = 0.15  # fitted: ... and up to 1.15x
+ACTIVATION_HIGH = 0.30  # fitted: published / estimate grows with the activation share (first-contact LoRA rows)
+WIDEN = 0.10  # per unvalidated trait: the nearest validated neighbours of each read 14-42 % off
+MAX_WIDEN = 0.20
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryBand:
+    readings: dict[str, float]  # bytes per GPU as each tool would read the peak (READINGS)
+    low: float  # bytes of the gate figure
+    high: float
+    unvalidated: tuple[str, ...]  # the plan's traits no validated run has (they widen the band)
+
+
+def unvalidated_traits(model: ModelSpec, workload: Workload, plan: Plan) -> tuple[str, ...]:
+    """Traits of the plan that no validation row has, each with the validated neighbour that read furthest off:
+    parameter offload (PEFT's FSDP QLoRA with CPU offload, -42 %), eager attention (ms-swift Qwen without flash
+    attention, -30 to -34 %), pipeline parallelism (torchtitan's 405B 3D/4D runs, -14 to -23 %), expert parallelism
+    (no validated MoE run shards experts; fms-acceleration's Mixtral rows run ep 1)."""
+    traits = []
+    if plan.offload == "optimizer_and_params":
+        traits.append("parameter_offload")
+    if not plan.flash_attention and workload.task != "inference":
+        traits.append("eager_attention")
+    if plan.pp > 1:
+        traits.append("pipeline")
+    if model.experts and plan.ep > 1:
+        traits.append("expert_parallel")
+    return tuple(traits)
+
+
+def memory_band(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster, b: MemoryBreakdown) -> MemoryBand:
+    readings = {name: measured_bytes(b, plan, cluster, name) for name in READINGS}
+    traits = unvalidated_traits(model, workload, plan)
+    widen = min(MAX_WIDEN, WIDEN * len(traits))
+    share = (b.activations + b.kv_cache) / b.total if b.total > 0 else 0.0
+    low = b.total * (1.0 - LOW - widen)
+    high = b.total * (1.0 + HIGH + ACTIVATION_HIGH * share + widen)
+    return MemoryBand(readings, low, high, traits)
+
+
+def may_exceed(band: MemoryBand, b: MemoryBreakdown) -> Warning_ | None:
+    """`memory_may_exceed`: the plan fits on its point estimate, and the high end of its range crosses the limit the
+    gate checks (capacity less the headroom); None where it fits at the high end too, or does not fit at all."""
+    limit = b.capacity if b.limit is None else b.limit
+    if b.total > limit or band.high <= limit:
+        return None
+    params = {
+        "total_gib": round(b.total / GIB, 2),
+        "high_gib": round(band.high / GIB, 2),
+        "limit_gib": round(limit / GIB, 2),
+    }
+    return Warning_(
+        "memory_may_exceed",
+        f"The plan fits at its estimate of {params['total_gib']:,.1f} GiB per GPU, but the high end of its memory "
+        f"range, {params['high_gib']:,.1f} GiB, is above the {params['limit_gib']:,.1f} GiB it may use: it may run "
+        "out of memory; leave margin (activation checkpointing, a smaller micro-batch) or choose an option that "
+        "fits at the high end.",
+        params,
+    )

@@ -1,0 +1,101 @@
+"""The worst pipeline stage's per-GPU sum of states, activations, KV cache and `other`, against the card's usable
+memory and the host RAM a node may lend (package docstring, "Host RAM while loading")."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from app.estimator.memory.activations import _working_sets
+from app.estimator.memory.context import _Ctx
+from app.estimator.memory.states import _flat_partitions, _loaded_bytes, _stage_states, _zero2_step_partition
+from app.estimator.specs import (
+    GIB,
+    Cluster,
+    MemoryBreakdown,
+    Plan,
+)
+from app.estimator.vocabulary import (
+    FULL_TRAINING_TASKS,
+)
+
+# Host RAM an offloading plan may not count on, per node (host_ram_reserve_gib):
+# - the operating system and node agents, by the tiered rule Google Kubernetes Engine reserves on every
+#   node: 25 % of the first 4 GiB, 20 % of the next 4, 10 % of the next 8, 6 % of the next 112, 2 % above
+#   128 GiB (cloud.google.com/kubernetes-engine/docs/concepts/plan-node-sizes, "memory reservations");
+# - per GPU, its training process outside the offloaded states (CUDA/PyTorch runtime, pinned staging
+#   buffers for the host copies) and its DataLoader workers: "typically there are at least 2x 8 DL workers
+#   running on each node" (Bekman, ml-engineering, compute/cpu-memory). Assumed 2 GiB for the process and
+#   2 GiB for each of 2 workers: 6 GiB per GPU.
+OS_RESERVE_TIERS = ((4.0, 0.25), (4.0, 0.20), (8.0, 0.10), (112.0, 0.06), (float("inf"), 0.02))
+HOST_RESERVE_PER_GPU_GIB = 6.0
+
+
+def _breakdown(ctx: _Ctx, plan: Plan, cluster: Cluster, split: tuple[int, int, str]) -> MemoryBreakdown:
+    """The worst stage's breakdown; `split` is (dp, zero_stage, offload), separate from the plan so the ZeRO-3
+    advice can vary them without a new Plan."""
+    dp, zero, offload = split
+    # hybrid sharding shards the states over the shard group only (Plan.dp_shard); the ZeRO-3 advice (dp other
+    # than the plan's) shards over all of its dp
+    shard = plan.dp_shard if plan.dp_shard and dp == plan.dp else dp
+    states = _stage_states(ctx, plan, shard * plan.cp, zero, offload)
+    working = _working_sets(ctx, plan, dp)
+    # paged states make room for the activations (module docstring)
+    paged = offload == "none" and ctx.paged[_flat_partitions(zero)]
+    zero2 = zero == 2 and plan.pp == 1 and offload == "none" and ctx.workload.task in FULL_TRAINING_TASKS
+    worst: tuple[float, ...] = ()
+    for (weights, grads, optim, host), (activations, kv, other, host_activations) in zip(states, working, strict=True):
+        if paged:
+            optim = max(0.0, optim - activations)
+        if zero2:
+            grads += _zero2_step_partition(ctx, grads, activations)
+        total = weights + grads + optim + activations + kv + other
+        if not worst or total > worst[0]:
+            worst = (total, weights, grads, optim, activations, kv, other, host + host_activations)
+    total, weights, grads, optim, activations, kv, other, host_per_gpu = worst
+    gpus_on_node = dp * plan.tp * plan.pp * plan.cp
+    if gpus_on_node > cluster.gpus_per_node:
+        gpus_on_node = cluster.gpus_per_node
+    capacity = cluster.gpu.usable_memory_gib * GIB
+    limit = capacity * (1.0 - cluster.memory_headroom)
+    ram = cluster.host_ram_gib
+    host_limit = None if ram is None else _host_limit(ram, cluster.gpus_per_node)
+    copies = 0 if plan.host_load == "none" else gpus_on_node if plan.host_load == "every_rank" else 1
+    # positional: total, weights, gradients, optimizer, activations, kv_cache, other, capacity, host_ram, limit,
+    # host limit, host load, its copies
+    return MemoryBreakdown(
+        total,
+        weights,
+        grads,
+        optim,
+        activations,
+        kv,
+        other,
+        capacity,
+        host_per_gpu * gpus_on_node,
+        limit,
+        host_limit,
+        copies * _loaded_bytes(ctx) if copies else 0.0,
+        copies,
+    )
+
+
+@lru_cache(maxsize=1024)
+def _host_limit(host_ram_gib: float, gpus_per_node: int) -> float:
+    return max(0.0, host_ram_gib - host_ram_reserve_gib(host_ram_gib, gpus_per_node)) * GIB
+
+
+def host_ram_reserve_gib(host_ram_gib: float, gpus_on_node: int) -> float:
+    """Host RAM per node kept for the OS, the training processes and their data loaders (see the
+    constants): 1,024 GiB with 8 GPUs keeps 27.2 + 48 = 75.2 GiB."""
+    left, reserve = host_ram_gib, 0.0
+    for size, share in OS_RESERVE_TIERS:
+        take = min(left, size)
+        reserve += take * share
+        left -= take
+        if left <= 0:
+            break
+    return reserve + HOST_RESERVE_PER_GPU_GIB * gpus_on_node
+
+
+def breakdown_gib(value: float) -> float:
+    return value / GIB

@@ -1,0 +1,90 @@
+"""What one (model, workload) pair holds for every plan: the model's parameter facts, the activation coefficients,
+the pipeline stages, and the context that caches per-split results (the package docstring, "Speed")."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from app.estimator.specs import ModelSpec, Warning_, Workload
+
+
+@dataclass(frozen=True, slots=True)
+class _Facts:
+    attn: float  # tensor-parallel part of one layer's attention
+    dense_mlp: float
+    routed_experts: float  # all routed experts of one MoE layer (ep- and tp-shardable)
+    moe_other: float  # router + shared experts of one MoE layer
+    norms: float  # per layer, replicated
+    embedding: float
+    lm_head: float  # 0 when tied
+    final_norm: float
+    moe_layers: int
+    layers: int
+    block_linear: float  # weights of all block linears (what NF4 quantises)
+    largest_linear: float  # one matrix, for the QLoRA dequantisation buffer
+
+
+@dataclass(frozen=True, slots=True)
+class _ActCoeffs:
+    """Elements kept per token for one layer's backward, split by how tensor parallelism divides them."""
+
+    replicated: float  # norm inputs/outputs: divided by tp only with sequence parallelism
+    q_side: float  # q and attention output: heads split by tp
+    kv_side: float  # k and v: kv heads split by tp (replicated when kv_heads < tp)
+    mlp: float  # MLP intermediates (dense layer), split by tp
+    moe_mlp: float  # MoE layer MLP intermediates incl. dispatched copies, split by tp
+    selective_replicated: float
+    selective_q: float  # torchtitan's op-level selective recompute: wq and attention outputs (heads split by tp)
+    selective_kv: float  # ... and wv's output (kv heads split by tp)
+    selective_mlp: float
+    selective_moe_mlp: float
+    megatron_selective_mlp: float  # Megatron's selective recompute: the MLP is not recomputed (see _act_coeffs)
+    megatron_selective_moe_mlp: float
+    attn_heads: float  # a: softmax rows per token per query position (non-flash s² term)
+    kv_heads: int  # whole kv heads are replicated across tp ranks when kv_heads < tp
+    per_layer_input: float  # hidden: what full recompute keeps per layer
+
+
+@dataclass(frozen=True, slots=True)
+class _Stage:
+    """Parameters held by one GPU of one pipeline stage (after tp/ep division, before ZeRO)."""
+
+    layers: int
+    moe_layers: int
+    params: float  # all parameters on this GPU
+    expert_params: float  # of which routed experts (sharded by ZeRO over the expert-data-parallel group)
+    linear_params: float  # of which block linears (NF4-quantised under QLoRA)
+    largest_unit: float  # largest module gathered at once under ZeRO-3 (layer, embedding or head)
+    layer_params: float  # one transformer layer on this GPU
+    is_first: bool
+    is_last: bool
+
+
+@dataclass(slots=True)
+class _Ctx:
+    """Quantities of one (model, workload) pair; the dicts cache per-split results under small int keys,
+    which hash far faster than the 20-field ModelSpec (the planner varies only the plan)."""
+
+    model: ModelSpec
+    workload: Workload
+    facts: _Facts
+    coeffs: _ActCoeffs
+    compiled_coeffs: _ActCoeffs  # under torch.compile (Plan.compiled)
+    dtype: float  # bytes of a training weight / gradient
+    optimizer_per_param: float
+    flat_optimizer_per_param: float  # the same on ZeRO's flat partitions (`_flat_partitions`)
+    act_bytes: float
+    adapters: float  # LoRA parameters in the whole model (0 for other tasks)
+    adapter_dtype: float
+    adapter_optimizer: float
+    flat_adapter_optimizer: float
+    paged: tuple[bool, bool]  # (replicated, on ZeRO's flat partitions): `paged_optimizer` by `_flat_partitions`
+    dropout_elements: float  # LoRA dropout copies, elements per token per layer
+    nf4_bytes: float  # bytes per NF4-stored base weight (QLoRA)
+    stages: dict[tuple[int, int, int], tuple[_Stage, ...]] = field(default_factory=dict)
+    elements: dict[tuple[object, ...], tuple[float, float]] = field(default_factory=dict)
+    working: dict[tuple[object, ...], tuple[tuple[float, float, float, float], ...]] = field(default_factory=dict)
+    states: dict[tuple[object, ...], tuple[tuple[float, ...], ...]] = field(default_factory=dict)
+    advice: dict[tuple[object, ...], Warning_] = field(default_factory=dict)
+    traps: dict[tuple[object, ...], tuple[Warning_, ...]] = field(default_factory=dict)
+    assumptions: dict[tuple[object, ...], tuple[str, ...]] = field(default_factory=dict)

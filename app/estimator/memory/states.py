@@ -1,0 +1,338 @@
+"""Model states per GPU: weights, gradients and optimizer states under ZeRO, offload and LoRA / QLoRA, per pipeline
+stage (sources in the package docstring, "Model states", "Pure 16-bit", "8-bit Adam", "ZeRO-3", "LoRA")."""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+from app.estimator.memory.context import _Ctx, _Facts, _Stage
+from app.estimator.params import count_params, linear_shapes
+from app.estimator.specs import (
+    LoraSpec,
+    ModelSpec,
+    Plan,
+    Workload,
+)
+from app.estimator.vocabulary import (
+    BYTES_PER_ELEMENT,
+    LORA_TARGETS,
+    LORA_TASKS,
+)
+
+MASTER_BYTES = 4.0  # fp32 master copy under mixed precision (ZeRO §3.1)
+FP8_BYTES = 1.0  # an FP8 (e4m3 / e5m2) element (Plan.fp8_params)
+# FSDP2 MixedPrecisionPolicy(reduce_dtype=float32), torchtitan's default, and the sharded gradient FSDP2 keeps in the
+# parameter's dtype (fp32 in torchtitan: `foreach_reduce`); DeepSpeed ZeRO-2's fp32 gradient partition at the step
+FSDP_REDUCE_BYTES = 4.0
+# optimizer state bytes per parameter in fp32 (mixed precision) and as a multiple of the dtype (pure)
+STATE_FP32_BYTES = {"adamw": 8.0, "adamw_8bit": 2.0, "lion": 4.0, "sgd": 4.0, "adafactor": 0.02}
+STATE_DTYPE_COPIES = {"adamw": 2.0, "adamw_8bit": 0.0, "lion": 1.0, "sgd": 1.0, "adafactor": 0.01}
+STATE_FIXED_BYTES = {"adamw_8bit": 2.0}  # 8-bit states do not follow the training dtype
+# ...on DeepSpeed ZeRO's flat 1-D partitions (`_flat_partitions`): Adafactor's second moment cannot be factored there
+# (transformers `Adafactor._get_options`: factored only when len(param_shape) >= 2): one full v per parameter
+FLAT_STATE_FP32_BYTES = {**STATE_FP32_BYTES, "adafactor": 4.0}
+FLAT_STATE_DTYPE_COPIES = {**STATE_DTYPE_COPIES, "adafactor": 1.0}
+# bitsandbytes paged optimizers the Trainer names (transformers training_args.py OptimizerNames paged_adamw_32bit,
+# paged_adamw_8bit, paged_lion_32bit); bitsandbytes has no paged SGD or Adafactor
+PAGED_OPTIMIZERS = frozenset({"adamw", "adamw_8bit", "lion"})
+
+
+@lru_cache(maxsize=4096)
+def _facts(model: ModelSpec) -> _Facts:
+    counts = count_params(model)
+    routed = 0.0
+    moe_other = 0.0
+    if model.is_moe:
+        shapes = linear_shapes(model)
+        expert_one = sum(d_in * d_out for key, (d_in, d_out, _) in shapes.items() if key.endswith("_experts"))
+        routed = expert_one * model.experts
+        moe_other = counts.moe_mlp_per_layer - routed
+    linear = sum(d_in * d_out * copies for d_in, d_out, copies in linear_shapes(model).values())
+    largest = max(d_in * d_out for d_in, d_out, _ in linear_shapes(model).values())
+    return _Facts(
+        attn=float(counts.attention_per_layer),
+        dense_mlp=float(counts.dense_mlp_per_layer),
+        routed_experts=float(routed),
+        moe_other=float(moe_other),
+        norms=float(counts.norms_per_layer),
+        embedding=float(counts.embedding),
+        lm_head=float(counts.lm_head),
+        final_norm=float(counts.final_norm),
+        moe_layers=model.moe_layers if model.is_moe else 0,
+        layers=model.layers,
+        block_linear=float(linear),
+        largest_linear=float(largest),
+    )
+
+
+def _lora_targets(lora: LoraSpec) -> frozenset[str]:
+    return frozenset(LORA_TARGETS if "all-linear" in lora.targets else lora.targets)
+
+
+@lru_cache(maxsize=4096)
+def _adapter_params(model: ModelSpec, rank: int, targets: frozenset[str]) -> float:
+    """r·(d_in + d_out) per adapted matrix (Hu et al. 2021, §4.1); MoE experts adapted one by one."""
+    total = 0
+    for key, (d_in, d_out, copies) in linear_shapes(model).items():
+        if key.removesuffix("_experts") in targets:
+            total += rank * (d_in + d_out) * copies
+    return float(total)
+
+
+def _layer_params(facts: _Facts, tp: int, ep: int, moe: bool) -> float:
+    mlp = (facts.routed_experts / ep + facts.moe_other) if moe else facts.dense_mlp
+    return (facts.attn + mlp) / tp + facts.norms
+
+
+def _stage(facts: _Facts, tp: int, pp: int, ep: int, *, first: bool, last: bool) -> _Stage:
+    layers = math.ceil(facts.layers / pp)
+    moe = min(layers, facts.moe_layers)  # worst case: a stage made of MoE layers when there are enough
+    dense_layer, moe_layer = _layer_params(facts, tp, 1, False), _layer_params(facts, tp, ep, True)
+    body = (layers - moe) * dense_layer + moe * moe_layer
+    head = facts.lm_head or (facts.embedding if pp > 1 else 0.0)  # tied head is a copy on the last stage
+    embedding = facts.embedding / tp if first else 0.0
+    output = (head / tp + facts.final_norm) if last else 0.0
+    norms = layers * facts.norms
+    largest_layer = moe_layer if moe else dense_layer
+    return _Stage(
+        layers=layers,
+        moe_layers=moe,
+        params=body + embedding + output,
+        expert_params=moe * facts.routed_experts / (ep * tp),
+        linear_params=body - norms,
+        largest_unit=max(largest_layer, embedding, head / tp if last else 0.0),
+        layer_params=largest_layer,
+        is_first=first,
+        is_last=last,
+    )
+
+
+def _stages(facts: _Facts, tp: int, pp: int, ep: int) -> tuple[_Stage, ...]:
+    """The first and the last pipeline stage (one stage without pipelining)."""
+    if pp == 1:
+        return (_stage(facts, tp, pp, ep, first=True, last=True),)
+    return (_stage(facts, tp, pp, ep, first=True, last=False), _stage(facts, tp, pp, ep, first=False, last=True))
+
+
+def _stages_of(ctx: _Ctx, plan: Plan) -> tuple[_Stage, ...]:
+    key = (plan.tp, plan.pp, plan.ep)
+    stages = ctx.stages.get(key)
+    if stages is None:
+        stages = ctx.stages[key] = _stages(ctx.facts, *key)
+    return stages
+
+
+def _optimizer_bytes_per_param(workload: Workload, flat: bool = False) -> float:
+    """Optimizer-owned bytes per trainable parameter: fp32 master + states (mixed) or states only; `flat`: on
+    DeepSpeed ZeRO's 1-D partitions (`_flat_partitions`), where Adafactor's second moment is not factored."""
+    if workload.mixed_precision and workload.precision != "fp32":
+        return MASTER_BYTES + (FLAT_STATE_FP32_BYTES if flat else STATE_FP32_BYTES)[workload.optimizer]
+    fixed = STATE_FIXED_BYTES.get(workload.optimizer)
+    if fixed is not None:
+        return fixed
+    return (FLAT_STATE_DTYPE_COPIES if flat else STATE_DTYPE_COPIES)[workload.optimizer] * _train_dtype_bytes(workload)
+
+
+def _flat_partitions(zero: int) -> bool:
+    """Whether the optimizer steps flat 1-D partitions rather than the parameters' own shapes: under ZeRO 1-3
+    DeepSpeed swaps each param group's parameters for one flat fp32 partition (deepspeed/runtime/zero/stage_1_and_2.py
+    `param_group['params'] = [self.single_partition_of_fp32_groups[i]]`, stage3.py `fp32_partitioned_groups_flat`),
+    even on one GPU. Without ZeRO it wraps a non-fused optimizer in FP16_UnfusedOptimizer, which keeps one fp32 copy
+    per parameter, shape and all (deepspeed/runtime/engine.py `_configure_fp16_optimizer`, runtime/fp16/
+    unfused_optimizer.py). FSDP2 shards per parameter and keeps shapes, but no FSDP stack here runs Adafactor
+    (torchtitan: Adam/AdamW only; data/stacks.json)."""
+    return zero >= 1
+
+
+def checkpoint_bytes_per_param(workload: Workload) -> float:
+    """Bytes a checkpoint stores per trainable parameter: the training weight plus the optimizer's state
+    (14 for bf16 mixed-precision Adam: 2 + fp32 master 4 + m 4 + v 4, as Megatron-LM's distributed
+    checkpoints and DeepSpeed's ZeRO checkpoints hold them)."""
+    return _train_dtype_bytes(workload) + _optimizer_bytes_per_param(workload)
+
+
+def _train_dtype_bytes(workload: Workload) -> float:
+    # fp8 training (Transformer Engine, torchao float8) keeps bf16 weights and casts per matmul
+    return 4.0 if workload.precision == "fp32" else 2.0
+
+
+def _lora_figures(model: ModelSpec, workload: Workload, flat: bool = False) -> tuple[float, float, float]:
+    """(adapter params, adapter weight/grad bytes, adapter optimizer bytes) for LoRA tasks; `flat`: the optimizer
+    bytes on ZeRO's flat partitions (`_flat_partitions`)."""
+    if workload.task not in LORA_TASKS:
+        return 0.0, 0.0, 0.0
+    lora = workload.lora or LoraSpec()
+    targets = _lora_targets(lora)
+    states = FLAT_STATE_FP32_BYTES if flat else STATE_FP32_BYTES
+    if not workload.mixed_precision:
+        dtype, optim = _train_dtype_bytes(workload), _optimizer_bytes_per_param(workload, flat)
+    elif workload.task == "qlora":  # QLoRA eq. 5: BF16 adapters, 32-bit optimizer states, no master copy
+        dtype, optim = _train_dtype_bytes(workload), states[workload.optimizer]
+    else:  # PEFT keeps adapters in fp32 over a 16-bit base: fp32 weights, gradients and states
+        dtype, optim = 4.0, states[workload.optimizer]
+    return _adapter_params(model, lora.rank, targets), dtype, optim
+
+
+def paged_optimizer(workload: Workload, plan: Plan | None = None) -> bool:
+    """Whether the optimizer states are paged: as asked, else on for QLoRA (its recipe's `paged_adamw_32bit`) where the
+    launch runs a bitsandbytes paged optimizer: one with a paged variant (PAGED_OPTIMIZERS) and no ZeRO sharding, as
+    the Trainer runs it on one GPU or replicated (app/planner/launch.py names it). Under ZeRO 1-3 DeepSpeed hands the
+    optimizer its own flat partitions (`_flat_partitions`; a bitsandbytes optimizer there is an untested client
+    optimizer, `zero_allow_untested_optimizer`), and under FSDP bitsandbytes' optimizers do not run on sharded
+    parameters (bitsandbytes-foundation/bitsandbytes#89; pytorch/ao#1213: paged AdamW "doesn't work with FSDP"), so
+    the launch runs plain states there, resident beside the activations, and they are sized so (torchtune's QLoRA
+    recipe runs torch.optim.AdamW too: recipes/configs/llama2/7B_qlora.yaml)."""
+    return _pages(workload, flat=plan is not None and _flat_partitions(plan.zero_stage))
+
+
+def _pages(workload: Workload, *, flat: bool) -> bool:
+    """`paged_optimizer` for a plan whose optimizer steps ZeRO's flat partitions (`flat`) or the parameters."""
+    if workload.paged_optimizer is not None:
+        return workload.paged_optimizer
+    return workload.task == "qlora" and workload.optimizer in PAGED_OPTIMIZERS and not flat
+
+
+def _shard(value: float, stage: int, needed: int, n: int) -> float:
+    return value / n if stage >= needed else value
+
+
+def _gathered(ctx: _Ctx, stage: _Stage) -> float:
+    """ZeRO-3 working set: two gathered units in 16-bit, the current one and the prefetched next one.
+
+    The unsharded gradient of one layer before its reduce-scatter exists under ZeRO-2 as well (a bucket),
+    so it is charged to neither. Under QLoRA a layer is gathered as stored, NF4-packed (FSDP shards and all-gathers
+    the `bnb_4bit_quant_storage` tensors; bitsandbytes dequantises one matrix at a time in forward, counted in
+    `other`); the embedding and head stay 16-bit.
+    """
+    if ctx.workload.task == "qlora":
+        layer = stage.layer_params * ctx.nf4_bytes
+        other = stage.largest_unit * 2.0 if stage.largest_unit > stage.layer_params else 0.0
+        return 2.0 * max(layer, other)
+    return 2.0 * stage.largest_unit * ctx.dtype
+
+
+def _zero3_weights(full_bytes: float, n: int, gathered: float) -> float:
+    # a shard plus the gathered units, never more than the unsharded weights (n = 1 shards nothing)
+    return min(full_bytes, full_bytes / n + gathered)
+
+
+def _full_states(
+    ctx: _Ctx, stage: _Stage, plan: Plan, n: int, zero: int, offload: str
+) -> tuple[float, float, float, float]:
+    """(weights, gradients, optimizer, host bytes) per GPU for pretraining / full fine-tuning.
+
+    ZeRO shards over n = dp × cp, but a routed expert's states only over its expert-data-parallel group:
+    the ranks holding the same experts, world / (ep × expert tp × pp) = n / ep here (Megatron-LM
+    `compute_weight_and_optimizer_memory` charges expert params at expert_data_parallel_size; torchtitan
+    shards experts over the dp_shard_mod_ep mesh).
+
+    With pipeline stages, ZeRO-2 and ZeRO-3 run as FSDP2 under a pipeline schedule, as torchtitan runs them
+    (DeepSpeed's pipeline engine refuses both): gradient sync waits for the last micro-batch
+    (torch.distributed.pipelining `PipelineStage.backward_maybe_with_nosync` turns requires_gradient_sync
+    off for every backward but the last), so the stage's unsharded gradients, accumulated in the fp32
+    reduce dtype (FSDP2 `FSDPParam.to_accumulated_grad_if_needed`), stay resident for the whole step; under
+    ZeRO-3 the parameters are not resharded after forward either ("to avoid per-microbatch all-gathers",
+    torchtitan `apply_fsdp`, reshard_after_forward = False when PP is on). Only the optimizer state and
+    master weights are sharded then.
+    """
+    params = stage.params
+    # a GPU's shard of the parameters: dense ones over n, routed experts over n / ep (at least one rank)
+    shard = params if zero == 0 else (params - stage.expert_params) / n + stage.expert_params / max(1.0, n / plan.ep)
+    mixed = ctx.workload.mixed_precision and ctx.workload.precision != "fp32"
+    grad_bytes = MASTER_BYTES if plan.fp32_main_grads and mixed else ctx.dtype
+    weights = params * ctx.dtype
+    if plan.fp8_params:  # the linear weights' working copy in FP8; embeddings, head and norms stay 16-bit
+        weights -= stage.linear_params * (ctx.dtype - FP8_BYTES)
+    grads = params * grad_bytes
+    per_param = ctx.flat_optimizer_per_param if _flat_partitions(zero) else ctx.optimizer_per_param
+    optim = (shard if zero else params) * per_param
+    if zero >= 2:
+        if plan.pp > 1 and n > 1:  # deferred reduce-scatter: whole gradients in the fp32 reduce dtype
+            grads = params * (FSDP_REDUCE_BYTES if ctx.workload.mixed_precision else ctx.dtype)
+        elif zero == 2 and mixed and offload == "none":  # fp32 gradient shards (module docstring)
+            grads = shard * FSDP_REDUCE_BYTES
+        else:  # ZeRO-3: 16-bit shards, the 16/N of FSDP2's fp32 params + grads + m, v and of DeepSpeed's states
+            grads = shard * grad_bytes
+        if zero == 3 and plan.pp == 1:
+            weights = min(weights, shard * ctx.dtype + 2.0 * stage.largest_unit * ctx.dtype)
+    if offload == "none":
+        return weights, grads, optim, 0.0
+    return _offloaded(ctx, stage, (weights, grads, optim), shard, offload)
+
+
+def _offloaded(
+    ctx: _Ctx, stage: _Stage, states: tuple[float, float, float], shard: float, offload: str
+) -> tuple[float, float, float, float]:
+    """ZeRO-Offload keeps fp32 master, states and fp32 gradients on the host (Ren et al. 2021, §4.1);
+    `shard` is the parameters this GPU owns (all of them without ZeRO)."""
+    weights, grads, optim = states
+    host = optim + shard * 4.0
+    if offload == "optimizer":
+        return weights, grads, 0.0, host
+    host += shard * ctx.dtype  # FSDP CPUOffload / ZeRO-3 offload_param: the 16-bit shard too
+    return _gathered(ctx, stage), stage.layer_params * ctx.dtype, 0.0, host
+
+
+def _base_weight_bytes(ctx: _Ctx, stage: _Stage) -> float:
+    if ctx.workload.task == "qlora":
+        return (stage.params - stage.linear_params) * 2.0 + stage.linear_params * ctx.nf4_bytes
+    return stage.params * ctx.dtype
+
+
+def _lora_states(
+    ctx: _Ctx, stage: _Stage, plan: Plan, n: int, zero: int, offload: str
+) -> tuple[float, float, float, float]:
+    adapters = ctx.adapters * stage.layers / ctx.facts.layers / plan.tp
+    full = _base_weight_bytes(ctx, stage) + adapters * ctx.adapter_dtype
+    weights = _zero3_weights(full, n, _gathered(ctx, stage)) if zero == 3 else full
+    grads = _shard(adapters * ctx.adapter_dtype, zero, 2, n)
+    optim = _shard(
+        adapters * (ctx.flat_adapter_optimizer if _flat_partitions(zero) else ctx.adapter_optimizer), zero, 1, n
+    )
+    if offload == "none":
+        return weights, grads, optim, 0.0
+    host = optim + adapters * 4.0
+    if offload == "optimizer_and_params":
+        # FSDP CPUOffload(offload_params=True) / ZeRO-3 offload_param: the sharded base and adapters wait in host RAM
+        # and each unit comes to the GPU for its all-gather, as under full fine-tuning (`_offloaded`)
+        return _gathered(ctx, stage), grads, 0.0, host + full / n
+    return weights, grads, 0.0, host
+
+
+def _states(ctx: _Ctx, stage: _Stage, plan: Plan, n: int, zero: int, offload: str) -> tuple[float, ...]:
+    task = ctx.workload.task
+    if task == "inference":
+        return stage.params * BYTES_PER_ELEMENT[ctx.workload.precision], 0.0, 0.0, 0.0
+    if task in LORA_TASKS:
+        return _lora_states(ctx, stage, plan, n, zero, offload)
+    return _full_states(ctx, stage, plan, n, zero, offload)
+
+
+def _stage_states(ctx: _Ctx, plan: Plan, shard: int, zero: int, offload: str) -> tuple[tuple[float, ...], ...]:
+    """(weights, gradients, optimizer, host) of each stage (`_stages`). Model states do not depend on micro-batch,
+    recompute or attention: cached for the plans that vary those, every stage under one key."""
+    key = (plan.tp, plan.pp, plan.ep, shard, zero, offload, plan.fp32_main_grads, plan.fp8_params)
+    states = ctx.states.get(key)
+    if states is None:
+        stages = _stages_of(ctx, plan)
+        states = ctx.states[key] = tuple(_states(ctx, stage, plan, shard, zero, offload) for stage in stages)
+    return states
+
+
+def _zero2_step_partition(ctx: _Ctx, grads: float, activations: float) -> float:
+    """DeepSpeed ZeRO-2's 16-bit gradient partition beside its fp32 copy at the step (stage_1_and_2.py `step`), less
+    the activations already freed by then; nothing when the fp32 shards are the 16-bit ones (no mixed precision)."""
+    if not ctx.workload.mixed_precision or ctx.dtype == FSDP_REDUCE_BYTES:
+        return 0.0
+    return max(0.0, grads * ctx.dtype / FSDP_REDUCE_BYTES - activations)
+
+
+_WHOLE_MODEL = Plan()  # one stage holding every parameter (tp = pp = ep = 1): the model as a loader reads it
+
+
+def _loaded_bytes(ctx: _Ctx) -> float:
+    """The whole model as loaded, before any sharding (Plan.host_load): QLoRA's NF4 linears with their constants and
+    the 16-bit rest (embeddings, norms, head), the base in its dtype otherwise; adapters come after the load (PEFT
+    wraps the loaded model)."""
+    return _base_weight_bytes(ctx, _stages_of(ctx, _WHOLE_MODEL)[0])

@@ -1,0 +1,58 @@
+"""Response and request pieces about GPU memory: the memory block of /estimate and /recommend (its breakdown, the
+readings as each tool takes them, the range) and the descriptions of the plan's memory levers (app/planner/schemas.py
+PlanIn). Kept apart so app/planner/schemas.py stays within the module size."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+ATTENTION_DESCRIPTION = (
+    "Attention implementation: flash (FlashAttention 2/3) and sdpa (PyTorch "
+    "scaled_dot_product_attention, which runs flash or memory-efficient kernels: no seq_len² scores kept) hold "
+    "the same memory; eager (transformers' eager_attention_forward, many remote-code models) keeps the fp32 "
+    "softmax and its 16-bit copy, 6 bytes per score. Default: flash_attention's value (flash)."
+)
+LOSS_DESCRIPTION = (
+    "Cross-entropy: standard (transformers' ForCausalLMLoss on fp32-upcast logits, 12 bytes per "
+    "logit), chunked (torchtune CEWithChunkedOutputLoss, litgpt, Megatron's vocab-parallel CE: the fp32 log-probs "
+    "only), fused (Liger FusedLinearCrossEntropy, Cut Cross-Entropy: no whole-sequence logits). Default: "
+    "chunked_loss's value (standard)."
+)
+FP8_PARAMS_DESCRIPTION = (
+    "Linear weights stored and all-gathered in FP8 (Megatron-LM --fp8-param-gather, Transformer "
+    "Engine fp8_model_init, torchtitan float8 FSDP all-gather): 1 byte per linear weight in the working copy. "
+    "Needs precision fp8 and a pretrain or full_finetune task; default false."
+)
+
+
+class MemoryOut(BaseModel):
+    per_gpu_gib: dict[str, float] = Field(
+        description="weights, gradients, optimizer, activations, kv_cache, "
+        "other, total (GiB per GPU, worst pipeline stage)"
+    )
+    capacity_gib: float
+    limit_gib: float | None = Field(default=None, description="What a plan may use: capacity less the headroom")
+    fits: bool = Field(description="GPU memory within the limit and host RAM within the node's RAM after the reserve")
+    as_measured_gib: dict[str, float] | None = Field(
+        default=None,
+        description="The peak as each tool would read it, GiB per GPU: allocated (torch.cuda.max_memory_allocated), "
+        "reserved (torch.cuda.max_memory_reserved: the caching allocator's pool, NCCL's buffers not in it), device "
+        "(nvidia-smi: the process's whole footprint, the CUDA context included). Compare a measured figure with the "
+        "reading it was taken with; per_gpu_gib.total is the gate figure",
+    )
+    per_gpu_gib_range: list[float] | None = Field(
+        default=None,
+        description="[low, high] of the gate figure (per_gpu_gib.total), GiB per GPU: asymmetric, wider the larger "
+        "the activations' share and where the plan has traits no validated run has (docs/validation.md). A plan "
+        "fits on its point estimate; where the high end crosses limit_gib it carries memory_may_exceed",
+    )
+    host_ram_gib: float
+    host_ram_limit_gib: float | None = Field(
+        default=None, description="Host RAM per node offload may use: the node's RAM less the OS/process reserve"
+    )
+    host_load_gib: float = Field(
+        default=0.0,
+        description="Host RAM per node while the model loads: whole copies of the model as loaded, before ZeRO-3 "
+        "shards it (QLoRA under DeepSpeed ZeRO-3: one per rank on the node); `fits` holds the larger of this and "
+        "host_ram_gib within host_ram_limit_gib",
+    )

@@ -1,0 +1,292 @@
+"""A serving option's launch: the engine's command line for one replica, how the replicas and the servers of a
+multi-server replica are started, and the engine releases the flags were checked against. PURE.
+
+Flags are those of each engine's own argument parser (tests/planner/data/serving_engine_flags.json names the file
+and the commit each was read from; tests/planner/test_serving_launch.py checks every emitted flag against it):
+
+- vLLM `vllm serve` (vllm/engine/arg_utils.py `EngineArgs.add_cli_args`). A replica over several servers runs as one
+  Ray cluster: `ray start --head` on the first, `ray start --address` on the others, the command on the head with
+  `--distributed-executor-backend ray` (vLLM docs "Distributed inference and serving", multi-node).
+- SGLang `python -m sglang.launch_server` (python/sglang/srt/server_args.py `ServerArgs`: the flag is the field name,
+  `tp_size` -> `--tp-size`). Over several servers every server runs the same command with `--nnodes`, its own
+  `--node-rank` and the head's `--dist-init-addr` (no Ray); the HTTP server binds 127.0.0.1 unless `--host` says.
+- TensorRT-LLM `trtllm-serve` (tensorrt_llm/commands/serve.py click options). Over several servers a replica is one
+  MPI job: `mpirun` (or `srun --mpi=pmix`) starts tp x pp ranks, each wrapped by `trtllm-llmapi-launch`
+  (TensorRT-LLM docs "trtllm-serve", multi-node serving with Slurm); `--host` defaults to localhost.
+
+`--max-model-len` (SGLang `--context-length`, TensorRT-LLM `--max_seq_len`) is the longest request the replica
+accepts: a stated `serving.max_model_len` / `max_request_tokens`, else the model's context (config.json, as vLLM
+derives it), never the mean request; where a replica's KV cache holds fewer tokens, that many, since vLLM refuses to
+start when one sequence of max_model_len does not fit its cache (vllm/v1/core/kv_cache_utils.py
+`check_enough_kv_cache_memory`).
+
+A quantised checkpoint is served as it ships: the engines read its config.json `quantization_config` themselves, so
+no `--quantization` flag (an explicit one that differs from the checkpoint's method is refused at start-up:
+vllm/config `_verify_quantization`). Which methods each engine reads, from its own loader:
+vLLM vllm/model_executor/layers/quantization/__init__.py QUANTIZATION_METHODS; SGLang server_args.py
+QUANTIZATION_CHOICES; TensorRT-LLM tensorrt_llm/_torch/model_config.py `load_hf_quant_config` (block FP8,
+compressed-tensors, Model Optimizer; no AWQ, GPTQ, bitsandbytes or fbgemm FP8).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.estimator.checkpoints import Checkpoint
+from app.estimator.serving import ENGINE_DEFAULTS, ServingConfig, ServingEstimate, sglang_memory_fraction
+from app.estimator.specs import ModelSpec
+from app.estimator.vocabulary import INTEGER_WEIGHT_FORMATS
+from app.messages import launch as launch_text
+from app.planner.offers import Configuration
+
+# The engine sources the flags were read from (tests/planner/data/serving_engine_flags.json holds the flag lists).
+ENGINE_VERSIONS: dict[str, str] = {
+    "vllm": "vllm-project/vllm@99d7eb5d6a51 vllm/engine/arg_utils.py",
+    "sglang": "sgl-project/sglang@001067fffe33 python/sglang/srt/server_args.py",
+    "trt-llm": "NVIDIA/TensorRT-LLM@4c05a74891e4 tensorrt_llm/commands/serve.py",
+}
+# quantization_config methods each engine loads as shipped (module docstring).
+ENGINE_READS: dict[str, frozenset[str]] = {
+    "vllm": frozenset({"fp8", "fbgemm_fp8", "awq", "gptq", "compressed-tensors", "bitsandbytes", "modelopt"}),
+    "sglang": frozenset({"fp8", "awq", "gptq", "compressed-tensors", "bitsandbytes", "modelopt"}),
+    "trt-llm": frozenset({"fp8", "compressed-tensors", "modelopt"}),
+}
+SGLANG_DIST_PORT = 5000  # any free port on the head server; SGLang's multi-node examples use 5000
+HEAD = "$HEAD_IP"  # the first server of a replica, filled in by whoever starts it
+NODE_RANK = "$NODE_RANK"
+
+NO_FABRIC_NOTE = launch_text("no_fabric", {})
+# 16-bit checkpoints quantised on load: `--quantization fp8` (W8A8 on GPUs with FP8 tensor cores, as the sizing
+# assumes; FP8-Marlin weight-only on Ampere). int4/int8 need a quantised checkpoint, whose quantization_config the
+# engine reads (vLLM awq_marlin.py / gptq_marlin.py `override_quantization_method` pick the Marlin kernels).
+ONLINE_QUANTIZATION = {"fp8": "fp8"}
+QUANTISED_CHECKPOINT = "<{fmt} checkpoint of {repo}>"
+# TensorRT-LLM quantises with TensorRT Model Optimizer (examples/llm_ptq/hf_ptq.py --qformat) and sets an FP8 KV cache
+# through the LLM API's KvCacheConfig(dtype="fp8"), passed to trtllm-serve as --extra_llm_api_options YAML.
+TRTLLM_QFORMAT = {"fp8": "fp8", "int4": "int4_awq", "int8": "int8_wo"}
+TRTLLM_KV_OPTIONS = "extra_llm_api_options.yaml"
+
+FLAG = {"vllm": "max-model-len", "sglang": "context-length", "trt-llm": "max_seq_len"}
+
+
+@dataclass(frozen=True, slots=True)
+class Served:
+    """What a launch serves: the repository, the checkpoint it ships, the model's context (None: unknown), and
+    the variant it was picked as, with the other one (for the note)."""
+
+    repo: str | None = None
+    checkpoint: Checkpoint = field(default_factory=Checkpoint)
+    context: int | None = None
+    variant: tuple[str, str, str] | None = None  # (variant, other variant, other repository)
+
+
+@dataclass(slots=True)
+class _Launch:
+    """One replica's command line in parts, and the notes said about it."""
+
+    engine: str
+    tp: int
+    pp: int
+    nodes: int  # servers of one replica
+    per_node: int  # GPUs of one replica on each of its servers
+    texts: list[dict[str, Any]] = field(default_factory=list)  # the notes as codes and parameters (app/messages.py)
+
+    def note(self, code: str, **params: Any) -> None:
+        self.texts.append({"code": code, "params": params})
+
+
+def launch_block(
+    model: ModelSpec,
+    cfg: ServingConfig,
+    shape: tuple[int, int, int],
+    config: Configuration,
+    estimate: ServingEstimate,
+    slo_concurrency: float,
+    served: Served | str | None,
+    *,
+    fabric: str | None = None,
+) -> dict[str, Any]:
+    """The engine's command line for one (tp, pp, replicas) replica, how replicas (and a replica's servers) are
+    started, and the engine release the flags were checked against; `fabric` joins the servers of a replica whose
+    pipeline stages span several."""
+    tp, pp, replicas = shape
+    if not isinstance(served, Served):
+        served = Served(repo=served)
+    repo = served.repo or model.name
+    nodes = max(1, math.ceil(tp * pp / max(1, config.cards_per_node)))
+    job = _Launch(cfg.engine, tp, pp, nodes, min(tp * pp, config.cards_per_node))
+    if (config.nodes > 1 or replicas > 1) and fabric is None:
+        job.note("no_fabric")
+    if fabric is not None:
+        job.note("pipeline", pp=pp, fabric=fabric)
+    if served.variant is not None:
+        variant, other, other_repo = served.variant
+        job.note("variant", variant=variant, repo=repo, other=other, other_repo=other_repo)
+    model_arg, quantization = _weights(job, served, cfg, repo)
+    length = _length(job, served, cfg, estimate)
+    command = _command(job, cfg, model_arg, quantization, length, _max_seqs(estimate, slo_concurrency))
+    if cfg.batching == "static":
+        job.note("static", engine=cfg.engine)
+    layout = _layout(job, config, replicas, fabric)
+    return {
+        "engine": cfg.engine,
+        "command": command,
+        "replicas": replicas,
+        "gpus_per_replica": tp * pp,
+        "servers_per_replica": nodes,
+        "max_model_len": length,
+        "layout": launch_text(layout["code"], layout["params"]),
+        "needs_infiniband": fabric is not None,
+        "versions": {cfg.engine: ENGINE_VERSIONS[cfg.engine]},
+        "notes": [launch_text(text["code"], text["params"]) for text in job.texts],
+        "texts": {"layout": layout, "notes": job.texts},
+    }
+
+
+def _max_seqs(estimate: ServingEstimate, slo_concurrency: float) -> int:
+    """--max-num-seqs: the most sequences a replica runs within the SLO (admitting more would break the
+    latency targets; the load balancer queues the rest), never more than the KV cache holds."""
+    return max(1, min(estimate.max_concurrency, math.floor(slo_concurrency) or 1))
+
+
+def _weights(job: _Launch, served: Served, cfg: ServingConfig, repo: str) -> tuple[str, str | None]:
+    """What the command loads and the --quantization it passes (None: none), with the notes that say why: the
+    checkpoint as shipped, a 16-bit checkpoint quantised on load, or another checkpoint to make or fetch."""
+    ckpt, fmt, engine = served.checkpoint, cfg.weight_format, cfg.engine
+    if ckpt.quantised:
+        if ckpt.readable and ckpt.weights == fmt:
+            if ckpt.method in ENGINE_READS[engine] and _trtllm_reads(engine, ckpt):
+                job.note("as_shipped", repo=repo, scheme=ckpt.scheme, engine=engine)
+                return repo, None
+            job.note("engine_cannot_read", engine=engine, method=ckpt.method, repo=repo, fmt=fmt)
+            return _trtllm_checkpoint(job, cfg, repo) if engine == "trt-llm" else _placeholder(fmt, repo), None
+        job.note("other_format", repo=repo, scheme=ckpt.scheme, fmt=fmt)
+        return _placeholder(fmt, repo), None
+    if engine == "trt-llm":
+        return (_trtllm_checkpoint(job, cfg, repo) if fmt in TRTLLM_QFORMAT else repo), None
+    if fmt in INTEGER_WEIGHT_FORMATS:
+        job.note(fmt, repo=repo)
+        return _placeholder(fmt, repo), None
+    if fmt in ONLINE_QUANTIZATION:
+        job.note("fp8_online", repo=repo)
+        return repo, ONLINE_QUANTIZATION[fmt]
+    return repo, None
+
+
+def _trtllm_reads(engine: str, ckpt: Checkpoint) -> bool:
+    """TensorRT-LLM reads an HF `fp8` checkpoint only with block scales (load_hf_quant_config: weight_block_size, or
+    static activation scales); the others have no condition here."""
+    return engine != "trt-llm" or ckpt.method != "fp8" or ckpt.group_size is not None
+
+
+def _placeholder(fmt: str, repo: str) -> str:
+    return QUANTISED_CHECKPOINT.format(fmt=fmt, repo=repo)
+
+
+def _trtllm_checkpoint(job: _Launch, cfg: ServingConfig, repo: str) -> str:
+    """A Model Optimizer checkpoint to make from the 16-bit original, with the note that says how."""
+    qformat = TRTLLM_QFORMAT.get(cfg.weight_format)
+    if qformat is None:
+        return repo
+    kv = " --kv_cache_qformat fp8" if cfg.kv_format == "fp8" else ""
+    job.note("trtllm_quantise", repo=repo, qformat=qformat, kv=kv)
+    return QUANTISED_CHECKPOINT.format(fmt=f"{cfg.weight_format} Model Optimizer", repo=repo)
+
+
+def _length(job: _Launch, served: Served, cfg: ServingConfig, estimate: ServingEstimate) -> int | None:
+    """The longest request the replica accepts: the stated length, else the model's context capped at what one
+    replica's KV cache holds; None (the engine's own) when no context is known."""
+    flag = FLAG[job.engine]
+    if cfg.max_model_len is not None:
+        return cfg.max_model_len
+    cache = estimate.kv_cache_tokens
+    if served.context is None:
+        job.note("length_unknown", flag=flag, cache=cache)
+        return None
+    if 0 < cache < served.context:
+        job.note("length_cache", flag=flag, length=cache, context=served.context)
+        return cache
+    job.note("length_context", flag=flag, length=served.context)
+    return served.context
+
+
+def _command(
+    job: _Launch, cfg: ServingConfig, model: str, quantization: str | None, length: int | None, seqs: int
+) -> str:
+    if job.engine == "sglang":
+        return " ".join(_sglang(job, cfg, model, quantization, length, seqs))
+    if job.engine == "trt-llm":
+        return " ".join(_trtllm(job, cfg, model, length, seqs))
+    return " ".join(_vllm(job, cfg, model, quantization, length, seqs))
+
+
+def _vllm(
+    job: _Launch, cfg: ServingConfig, model: str, quantization: str | None, length: int | None, seqs: int
+) -> list[str]:
+    fraction = cfg.gpu_memory_utilization or ENGINE_DEFAULTS["vllm"].memory_fraction
+    parts = ["vllm serve", model, f"--tensor-parallel-size {job.tp}"]
+    if job.pp > 1:
+        parts.append(f"--pipeline-parallel-size {job.pp}")
+    if job.nodes > 1:
+        parts.append("--distributed-executor-backend ray")
+    parts += [f"--max-model-len {length}"] if length is not None else []
+    parts += [f"--gpu-memory-utilization {fraction:g}", f"--max-num-seqs {seqs}"]
+    if cfg.kv_format == "fp8":
+        parts.append("--kv-cache-dtype fp8")
+    return parts + ([f"--quantization {quantization}"] if quantization else [])
+
+
+def _sglang(
+    job: _Launch, cfg: ServingConfig, model: str, quantization: str | None, length: int | None, seqs: int
+) -> list[str]:
+    fraction = cfg.gpu_memory_utilization or sglang_memory_fraction(job.tp)
+    parts = ["python -m sglang.launch_server", f"--model-path {model}", f"--tp-size {job.tp}"]
+    if job.pp > 1:
+        parts.append(f"--pp-size {job.pp}")
+    if job.nodes > 1:
+        parts += [f"--nnodes {job.nodes}", f"--node-rank {NODE_RANK}", f"--dist-init-addr {HEAD}:{SGLANG_DIST_PORT}"]
+    parts += [f"--context-length {length}"] if length is not None else []
+    parts += [f"--mem-fraction-static {fraction:g}", f"--max-running-requests {seqs}"]
+    if cfg.kv_format == "fp8":
+        parts.append("--kv-cache-dtype fp8_e5m2")
+    if quantization:
+        parts.append(f"--quantization {quantization}")
+    return parts + ["--host 0.0.0.0"]
+
+
+def _trtllm(job: _Launch, cfg: ServingConfig, model: str, length: int | None, seqs: int) -> list[str]:
+    fraction = cfg.gpu_memory_utilization or ENGINE_DEFAULTS["trt-llm"].memory_fraction
+    # the PyTorch backend reads Hugging Face and Model Optimizer checkpoints directly: serve.py's default at the commit
+    # the flags were read from, said explicitly for older releases whose default built a TensorRT engine first
+    parts = [f"trtllm-serve {model}", "--backend pytorch", f"--tp_size {job.tp}"]
+    parts += [f"--pp_size {job.pp}"] if job.pp > 1 else []
+    parts += [f"--max_seq_len {length}"] if length is not None else []
+    parts += [f"--max_batch_size {seqs}", f"--kv_cache_free_gpu_memory_fraction {fraction:g}", "--host 0.0.0.0"]
+    if cfg.kv_format == "fp8":
+        parts.append(f"--extra_llm_api_options {TRTLLM_KV_OPTIONS}")
+        job.note("trtllm_kv", options=TRTLLM_KV_OPTIONS)
+    if job.nodes > 1:
+        hosts = ",".join(f"<server-{i + 1}>:{job.per_node}" for i in range(job.nodes))
+        parts = [f"mpirun -H {hosts} -np {job.tp * job.pp} trtllm-llmapi-launch", *parts]
+        job.note("trtllm_srun", nodes=job.nodes, per_node=job.per_node)
+    return parts
+
+
+def _layout(job: _Launch, config: Configuration, replicas: int, fabric: str | None) -> dict[str, Any]:
+    """How the replicas, and a replica's servers, are started: its code and parameters (app/messages.py)."""
+    if job.nodes > 1:
+        params = {
+            "replicas": replicas,
+            "nodes": job.nodes,
+            "tp": job.tp,
+            "pp": job.pp,
+            "fabric": fabric or "the SKU's network",
+            "last": job.nodes - 1,
+            "ranks": job.tp * job.pp,
+        }
+        return {"code": f"layout_{job.engine}", "params": params}
+    gpus = job.tp * job.pp
+    per_node = config.cards_per_node // gpus if config.cards_per_node >= gpus else 0
+    return {"code": "layout_replicas", "params": {"replicas": replicas, "gpus": gpus, "per_node": per_node}}

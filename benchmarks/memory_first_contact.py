@@ -1,0 +1,118 @@
+"""Peak memory at first contact: the estimator's error on published rows before any change they motivated.
+
+Run: .venv/bin/python benchmarks/memory_first_contact.py             (first contact beside the estimator as checked out)
+     .venv/bin/python benchmarks/memory_first_contact.py --record    (records rows not yet recorded)
+
+Rows: tests/estimator/memory_first_contact.py. `--record` runs the estimator as committed on every row that
+tests/estimator/data/memory_first_contact.json does not hold yet and adds it with the commit that added its source
+(the HEAD it ran at, which must hold the rows and an unmodified app/) and the day; a recorded row is never
+rewritten, so the file keeps the out-of-sample figure after the model changes. Each estimate is read the way its
+source measured (app.estimator.memory.measured_bytes: allocated, reserved or the device). Error = ours / published - 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+if str(Path(__file__).resolve().parents[1]) not in sys.path:
+    sys.path.append(str(Path(__file__).resolve().parents[1]))
+
+from app.estimator.memory import estimate_memory, measured_bytes
+from app.estimator.specs import GIB
+from tests.estimator.memory_first_contact import MEMORY_FIRST_CONTACT, FirstContactCase
+
+ROOT = Path(__file__).resolve().parents[1]
+RECORD = ROOT / "tests" / "estimator" / "data" / "memory_first_contact.json"
+ROWS_MODULE = "tests/estimator/memory_first_contact.py"
+
+
+def estimate(case: FirstContactCase) -> tuple[float, bool]:
+    """The estimate read as the source measured it, GiB, and whether the gate judges the plan to fit its card (each
+    row is a run that ran, so every "no" refuses a plan the world runs)."""
+    breakdown = estimate_memory(case.model, case.workload, case.plan, case.cluster).breakdown
+    return measured_bytes(breakdown, case.plan, case.cluster, case.measured) / GIB, breakdown.gpu_fits
+
+
+def load() -> dict:
+    if RECORD.exists():
+        return json.loads(RECORD.read_text(encoding="utf-8"))
+    return {"sources": {}, "rows": []}
+
+
+def _git(*args: str) -> str:
+    return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
+
+
+def record() -> None:
+    if _git("status", "--porcelain", "--", "app", ROWS_MODULE):
+        raise SystemExit("app/ or the rows module differs from HEAD: commit the rows before recording them")
+    head = _git("rev-parse", "HEAD")
+    today = datetime.datetime.now(datetime.UTC).date().isoformat()
+    data = load()
+    seen = {row["label"] for row in data["rows"]}
+    added = 0
+    for case in MEMORY_FIRST_CONTACT:
+        if case.label in seen:
+            continue
+        ours, fits = estimate(case)
+        data["sources"].setdefault(case.source, {"added_in": head, "recorded": today, "citation": case.citation})
+        data["rows"].append(
+            {
+                "label": case.label,
+                "source": case.source,
+                "reading": case.measured,
+                "published_gib": case.published_gib,
+                "first_contact_gib": round(ours, 3),
+                "first_contact_error": round(ours / case.published_gib - 1.0, 4),
+                "first_contact_fits": fits,
+                "estimator_commit": head,
+            }
+        )
+        added += 1
+    RECORD.parent.mkdir(parents=True, exist_ok=True)
+    RECORD.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"recorded {added} rows at {head[:10]} in {RECORD.relative_to(ROOT)}")
+
+
+def report() -> None:
+    data = load()
+    first = {row["label"]: row for row in data["rows"]}
+    by_source: dict[str, list[tuple[float, float]]] = {}
+    fits: dict[str, list[bool]] = {}
+    print(f"{'first contact':>13} {'now':>7} {'published':>9} {'ours':>6}  row")
+    for case in MEMORY_FIRST_CONTACT:
+        ours, fit = estimate(case)
+        now = ours / case.published_gib - 1.0
+        was = first.get(case.label, {}).get("first_contact_error")
+        first_error = "n/a" if was is None else f"{was:+.1%}"
+        print(f"{first_error:>13} {now:+7.1%} {case.published_gib:9.2f} {ours:6.2f}  {case.label}")
+        if was is not None:
+            by_source.setdefault(case.source, []).append((was, now))
+            fits.setdefault(case.source, []).append(first[case.label]["first_contact_fits"])
+    print()
+    for source, pairs in by_source.items():
+        was = [w for w, _ in pairs]
+        now = [n for _, n in pairs]
+        print(
+            f"{source}: {len(pairs)} rows; first contact median |error| {statistics.median(map(abs, was)):.1%} "
+            f"(signed median {statistics.median(was):+.1%}, {min(was):+.1%} to {max(was):+.1%}); "
+            f"now {statistics.median(map(abs, now)):.1%} (fitted); judged to fit at first contact: "
+            f"{sum(fits[source])} of {len(fits[source])}"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--record", action="store_true", help="record the rows not yet recorded, at HEAD")
+    args = parser.parse_args()
+    record() if args.record else report()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,349 @@
+"""Peak memory of published runs recorded at first contact: rows from sources no earlier case used, written down with
+their configuration and citation BEFORE any change they could motivate. The estimator's figure on each row at the
+commit that added it is kept in `tests/estimator/data/memory_first_contact.json` (written by
+`benchmarks/validation.py --record-first-contact`), and `docs/validation.md` reports that figure as the
+out-of-sample error; anything measured after a change the rows motivated is fitted.
+
+Sources (each a project that measured its own runs and says with what):
+
+  [ms-swift]   modelscope/ms-swift docs/source_en/LLM/Benchmark.md at commit 46922151 (one A100 80GB, CUDA 11.8,
+               torch 2.1.1, flash_attn 2.3.4, bitsandbytes 0.41.3): `swift sft` on cls-fudan-news-zh (3,234 +- 2,548
+               tokens a sample, max 19,548, truncated to max_length, so the longest batches are max_length), batch 1,
+               gradient checkpointing and flash attention on, LoRA r=8 (alpha 32, dropout 0.05) on the default
+               targets (Qwen's fused c_attn, Llama's q, k, v), gradient accumulation 16, bf16 weights, torch AdamW.
+               "GPU Memory (GiB)" = swift's `get_max_cuda_memory`: torch.cuda.max_memory_reserved() over the run
+               (swift/trainers, summed over devices only for device-map model parallel; single-GPU rows only here).
+               Full fine-tuning keeps bf16 weights and AdamW states (no fp32 master), which a 7.7B model on 80 GB
+               implies (8 B/param = 62 GB). Qwen (v1) runs its own remote code: attention through flash-attn, or an
+               eager s x s softmax without it; cross-entropy on the bf16 logits (no fp32 upcast).
+  [torchao]    pytorch/ao docs/source/workflows/training.md at b8708a2 ("e2e training benchmarks": torchtitan
+               llama3_8b.toml, 8 GPUs, FSDP2, local batch 1, sequence 8192, torch.compile, per-op selective
+               activation checkpointing) and torchao/prototype/float8nocompile/README.md at d99785c (torchtitan,
+               Llama 3 8B, 8 H100, sequence 4096, no / full activation checkpointing; local batch 1, the
+               llama3_8b.toml default then - plan assumed). "Peak Memory (GB)" is the largest `memory: X GiB` of
+               torchtitan's step log (benchmarks/float8/training/parse_torchtitan_logs.py), which torchtitan fills
+               from torch.cuda.max_memory_reserved(): reserved, GiB.
+  [qwen-readme] QwenLM/Qwen README.md at 712d922, "Profiling of Memory and Speed": one A100-SXM4-80G, CUDA 11.8,
+               PyTorch 2.0, flash attention 2, batch 1, gradient accumulation 8, inputs padded to the length
+               (finetune.py pads to model_max_length), gradient checkpointing; LoRA r=64 (alpha 16, dropout 0.05) on
+               c_attn, c_proj, w1, w2 (every linear but the head) of the chat models with bf16 weights; Q-LoRA on the
+               GPTQ Int4 chat models in fp16 under DeepSpeed ZeRO-2 (finetune/finetune_qlora_single_gpu.sh), with
+               PEFT's prepare_model_for_kbit_training. The reading is not named ("memory (GB)"); it is read as the
+               device figure (the process's whole footprint, as nvidia-smi shows), the reading a table of a
+               finetune script that logs no memory itself would take.
+  [trainy-whitefiber] pytorch/torchtitan benchmarks/llama3-8b_h200_202506_trainy-whitefiber.md at 4a61bd8: the
+               memory column ("Memory(GiB)", torchtitan's max reserved) of the two runs whose throughput
+               validation_cases.py already uses; memory rows from it are new (Llama 3.1 8B, 32 and 64 H200, FSDP,
+               local batch 2, seq 8192, selective AC, torch.compile, Float8 linears with Float8 FSDP all-gather).
+
+`levers` names what each run used that moves the peak and that the estimator may or may not model (attention
+implementation, loss implementation, compile, activation offload, FP8 parameters).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.estimator.hardware import get_gpu
+from app.estimator.presets import get_preset
+from app.estimator.specs import Cluster, LoraSpec, ModelSpec, Plan, Workload
+
+A100_80 = get_gpu("a100-80g-sxm")
+H100 = get_gpu("h100-80g-sxm")
+H200 = get_gpu("h200-141g-sxm")
+B200 = get_gpu("b200-180g-sxm")
+
+MS_SWIFT = (
+    "modelscope/ms-swift docs/source_en/LLM/Benchmark.md at 46922151e06cdfc110882e182757674f12352f2c "
+    "(A100 80GB, torch 2.1.1; GPU Memory (GiB) = torch.cuda.max_memory_reserved)"
+)
+TORCHAO_TRAINING = (
+    "pytorch/ao docs/source/workflows/training.md at b8708a2dd3a6a5150a198fbf3772ca9e968570ca, 'e2e training "
+    "benchmarks' (torchtitan llama3_8b, 8 GPUs, FSDP2, batch 1 x 8192, compile, per-op SAC; torchtitan max reserved)"
+)
+TORCHAO_NOCOMPILE = (
+    "pytorch/ao torchao/prototype/float8nocompile/README.md at d99785c0fdaa1dbfdbaf57923326edf2b8a7f1f8 "
+    "(torchtitan Llama 3 8B, 8 H100, seq 4096; torchtitan max reserved)"
+)
+QWEN_README = (
+    "QwenLM/Qwen README.md at 712d922eceea9a9388375fc51ee97ec971eb13bb, 'Profiling of Memory and Speed' "
+    "(one A100-SXM4-80G, batch 1, flash attention 2, gradient checkpointing; reading not named, read as the device)"
+)
+TRAINY = (
+    "pytorch/torchtitan benchmarks/llama3-8b_h200_202506_trainy-whitefiber.md at "
+    "4a61bd87d3c7e92bcfeb5d5464d9e6bd13ef440a (Memory(GiB): torchtitan max reserved at iteration 100)"
+)
+
+# Qwen (v1) remote code, from each model's config.json on the Hugging Face Hub (Qwen/Qwen-*-Chat): RMSNorm, SwiGLU
+# (w1, w2 of width intermediate_size / 2, c_proj), fused c_attn with bias, untied head, full multi-head attention.
+QWEN1_1_8B = ModelSpec(
+    name="qwen-1.8b", layers=24, hidden=2048, heads=16, kv_heads=16, ffn=5504, vocab=151936, qkv_bias=True
+)
+QWEN1_7B = ModelSpec(
+    name="qwen-7b", layers=32, hidden=4096, heads=32, kv_heads=32, ffn=11008, vocab=151936, qkv_bias=True
+)
+QWEN1_14B = ModelSpec(
+    name="qwen-14b", layers=40, hidden=5120, heads=40, kv_heads=40, ffn=13696, vocab=152064, qkv_bias=True
+)
+QWEN1_72B = ModelSpec(
+    name="qwen-72b", layers=80, hidden=8192, heads=64, kv_heads=64, ffn=24576, vocab=152064, qkv_bias=True
+)
+# Yi (01-ai/Yi-6B-Chat, Yi-34B-Chat config.json): the Llama architecture with grouped-query attention.
+YI_6B = ModelSpec(name="yi-6b", layers=32, hidden=4096, heads=32, kv_heads=4, ffn=11008, vocab=64000)
+YI_34B = ModelSpec(name="yi-34b", layers=60, hidden=7168, heads=56, kv_heads=8, ffn=20480, vocab=64000)
+
+
+@dataclass(frozen=True)
+class FirstContactCase:
+    label: str
+    source: str
+    citation: str
+    model: ModelSpec
+    workload: Workload
+    plan: Plan
+    cluster: Cluster
+    published_gib: float
+    measured: str  # the reading the source took: "reserved", "allocated" or "device" (memory.measured_bytes)
+    levers: str  # what the run used that moves the peak (attention, loss, compile, offload, fp8 parameters)
+
+
+def _ms_swift() -> list[FirstContactCase]:
+    cases = []
+    one = Cluster(gpu=A100_80)
+    swift_loss = "loss: Qwen remote code CrossEntropyLoss on bf16 logits"
+    for model, targets, rows, loss in (
+        (QWEN1_1_8B, ("q", "k", "v"), ((512, 6.99), (1024, 10.71), (2048, 16.35), (4096, 23.80), (8192, 37.03)), 1),
+        (QWEN1_7B, ("q", "k", "v"), ((512, 18.01), (1024, 21.73), (2048, 27.74), (4096, 35.31), (8192, 48.41)), 1),
+        (QWEN1_14B, ("q", "k", "v"), ((512, 30.14), (1024, 34.43), (2048, 40.14), (4096, 47.95), (8192, 60.74)), 1),
+        (YI_6B, ("q", "k", "v"), ((512, 13.72), (1024, 15.44), (2048, 16.95), (4096, 28.25), (8192, 43.81)), 0),
+        (YI_34B, ("q", "k", "v"), ((512, 66.72), (1024, 69.10), (2048, 71.34), (4096, 78.72)), 0),
+    ):
+        for seq, published in rows:
+            cases.append(
+                FirstContactCase(
+                    f"ms-swift {model.name} LoRA r=8, batch 1 x {seq}, A100",
+                    "ms-swift",
+                    MS_SWIFT,
+                    model,
+                    Workload(
+                        task="lora",
+                        seq_len=seq,
+                        global_batch=16,
+                        lora=LoraSpec(rank=8, alpha=32, targets=targets, dropout=0.05),
+                    ),
+                    Plan(micro_batch=1, recompute="full"),
+                    one,
+                    published,
+                    "reserved",
+                    "attention: flash-attn 2; "
+                    + (swift_loss if loss else "loss: transformers LlamaForCausalLM, fp32 logits"),
+                )
+            )
+    for model, rows in (
+        (QWEN1_1_8B, ((512, 18.16), (1024, 18.62), (2048, 35.11), (4096, 31.62), (8192, 38.93))),
+        (QWEN1_7B, ((512, 73.37), (1024, 73.64), (2048, 74.26), (4096, 78.76))),
+    ):
+        for seq, published in rows:
+            cases.append(
+                FirstContactCase(
+                    f"ms-swift {model.name} full fine-tune (bf16 AdamW), batch 1 x {seq}, A100",
+                    "ms-swift",
+                    MS_SWIFT,
+                    model,
+                    Workload(task="full_finetune", mixed_precision=False, seq_len=seq, global_batch=16),
+                    Plan(micro_batch=1, recompute="full"),
+                    one,
+                    published,
+                    "reserved",
+                    "attention: flash-attn 2; " + swift_loss,
+                )
+            )
+    lora8 = LoraSpec(rank=8, alpha=32, targets=("q", "k", "v"), dropout=0.05)
+    base = Workload(task="lora", seq_len=2048, global_batch=16, lora=lora8)
+    for batch, published in ((2, 43.11), (4, 63.81), (8, 76.14)):
+        cases.append(
+            FirstContactCase(
+                f"ms-swift qwen-7b LoRA r=8, batch {batch} x 2048, A100",
+                "ms-swift",
+                MS_SWIFT,
+                QWEN1_7B,
+                Workload(task="lora", seq_len=2048, global_batch=16 * batch, lora=lora8),
+                Plan(micro_batch=batch, recompute="full"),
+                one,
+                published,
+                "reserved",
+                "attention: flash-attn 2; " + swift_loss,
+            )
+        )
+    for flash, checkpointing, published in ((True, False, 37.70), (False, True, 27.71), (False, False, 57.67)):
+        cases.append(
+            FirstContactCase(
+                f"ms-swift qwen-7b LoRA r=8, batch 1 x 2048, flash attention {'on' if flash else 'off'}, "
+                f"gradient checkpointing {'on' if checkpointing else 'off'}, A100",
+                "ms-swift",
+                MS_SWIFT,
+                QWEN1_7B,
+                base,
+                Plan(micro_batch=1, recompute="full" if checkpointing else "none", flash_attention=flash),
+                one,
+                published,
+                "reserved",
+                ("attention: flash-attn 2; " if flash else "attention: Qwen eager (s x s scores); ") + swift_loss,
+            )
+        )
+    for label, lora, published in (
+        ("r=2 on c_attn", LoraSpec(rank=2, alpha=32, targets=("q", "k", "v"), dropout=0.05), 27.72),
+        ("r=64 on c_attn", LoraSpec(rank=64, alpha=32, targets=("q", "k", "v"), dropout=0.05), 27.85),
+        ("r=8 on all linear layers", LoraSpec(rank=8, alpha=32, targets=("all-linear",), dropout=0.05), 27.87),
+    ):
+        cases.append(
+            FirstContactCase(
+                f"ms-swift qwen-7b LoRA {label}, batch 1 x 2048, A100",
+                "ms-swift",
+                MS_SWIFT,
+                QWEN1_7B,
+                Workload(task="lora", seq_len=2048, global_batch=16, lora=lora),
+                Plan(micro_batch=1, recompute="full"),
+                one,
+                published,
+                "reserved",
+                "attention: flash-attn 2; " + swift_loss,
+            )
+        )
+    for model, published in ((QWEN1_7B, 23.85), (QWEN1_14B, 30.05), (QWEN1_72B, 74.87)):
+        cases.append(
+            FirstContactCase(
+                f"ms-swift {model.name} QLoRA (bitsandbytes int4) r=8, batch 1 x 2048, A100",
+                "ms-swift",
+                MS_SWIFT,
+                model,
+                Workload(task="qlora", seq_len=2048, global_batch=16, lora=lora8),
+                Plan(micro_batch=1, recompute="full"),
+                one,
+                published,
+                "reserved",
+                "attention: flash-attn 2; " + swift_loss + "; bitsandbytes NF4 dequantisation",
+            )
+        )
+    return cases
+
+
+def _torchao() -> list[FirstContactCase]:
+    cases = []
+    llama3 = get_preset("llama-3-8b").model
+    for gpu, rows in (
+        (
+            H100,
+            (("bfloat16", "bf16", 47.65), ("float8 tensorwise, float8 all-gather", "fp8", 47.77),
+             ("float8 rowwise, bf16 all-gather", "fp8", 47.79)),
+        ),
+        (
+            B200,
+            (("bfloat16", "bf16", 33.71), ("float8 tensorwise, float8 all-gather", "fp8", 33.38),
+             ("mxfp8 cublas", "fp8", 33.88), ("mxfp8 cublas rceil", "fp8", 33.88), ("float8 rowwise", "fp8", 33.72)),
+        ),
+    ):  # fmt: skip
+        for name, precision, published in rows:
+            cases.append(
+                FirstContactCase(
+                    f"torchao torchtitan Llama 3 8B {name}, FSDP 8, batch 1 x 8192, {gpu.name}",
+                    "torchao",
+                    TORCHAO_TRAINING,
+                    llama3,
+                    Workload(task="pretrain", precision=precision, seq_len=8192, global_batch=8),  # type: ignore[arg-type]
+                    Plan(dp=8, zero_stage=3, recompute="selective", micro_batch=1, compiled=True),
+                    Cluster(gpu=gpu, gpus_per_node=8),
+                    published,
+                    "reserved",
+                    "attention: sdpa (flash); loss: torchtitan cross-entropy on fp32 logits; compile; "
+                    + ("float8 all-gather (fp8 params)" if "float8 all-gather" in name else "bf16 all-gather"),
+                )
+            )
+    for ac, recompute, rows in (
+        ("no AC", "none", (("bfloat16 eager", "bf16", False, 53.12), ("float8nocompile", "fp8", False, 52.7),
+                           ("float8 + compile", "fp8", True, 46.64))),
+        ("full AC", "full", (("bfloat16 eager", "bf16", False, 28.07), ("float8nocompile", "fp8", False, 28.07),
+                             ("float8 + compile", "fp8", True, 28.03))),
+    ):  # fmt: skip
+        for name, precision, compiled, published in rows:
+            cases.append(
+                FirstContactCase(
+                    f"torchao torchtitan Llama 3 8B {name}, {ac}, FSDP 8, batch 1 x 4096, H100",
+                    "torchao",
+                    TORCHAO_NOCOMPILE,
+                    llama3,
+                    Workload(task="pretrain", precision=precision, seq_len=4096, global_batch=8),  # type: ignore[arg-type]
+                    Plan(dp=8, zero_stage=3, recompute=recompute, micro_batch=1, compiled=compiled),  # type: ignore[arg-type]
+                    Cluster(gpu=H100, gpus_per_node=8),
+                    published,
+                    "reserved",
+                    "attention: sdpa (flash); loss: torchtitan cross-entropy on fp32 logits; "
+                    + ("compile" if compiled else "eager"),
+                )
+            )
+    return cases
+
+
+def _qwen_readme() -> list[FirstContactCase]:
+    cases = []
+    lengths = (256, 512, 1024, 2048, 4096, 8192)
+    lora = LoraSpec(rank=64, alpha=16, targets=("all-linear",), dropout=0.05)
+    one = Cluster(gpu=A100_80)
+    for model, method, gib in (
+        (QWEN1_1_8B, "LoRA", (6.7, 7.4, 8.4, 11.0, 16.2, 21.8)),
+        (QWEN1_1_8B, "Q-LoRA", (5.8, 6.0, 6.6, 7.8, 10.2, 15.8)),
+        (QWEN1_7B, "LoRA", (20.1, 20.4, 21.5, 23.8, 29.7, 36.6)),
+        (QWEN1_7B, "Q-LoRA", (11.5, 11.5, 12.3, 13.9, 16.9, 23.5)),
+        (QWEN1_14B, "LoRA", (34.6, 35.1, 35.3, 37.4, 42.5, 55.2)),
+        (QWEN1_14B, "Q-LoRA", (18.7, 18.4, 18.9, 19.9, 23.0, 27.9)),
+        (QWEN1_72B, "Q-LoRA", (61.4, 61.4, 62.9, 64.1, 68.0, 75.6)),
+    ):
+        qlora = method == "Q-LoRA"
+        for seq, published in zip(lengths, gib, strict=True):
+            cases.append(
+                FirstContactCase(
+                    f"Qwen README {model.name} {method} r=64, batch 1 x {seq}, A100",
+                    "qwen-readme",
+                    QWEN_README,
+                    model,
+                    Workload(
+                        task="qlora" if qlora else "lora",
+                        precision="fp16" if qlora else "bf16",
+                        seq_len=seq,
+                        global_batch=8,
+                        lora=lora,
+                    ),
+                    Plan(micro_batch=1, recompute="full", zero_stage=2 if qlora else 0),
+                    one,
+                    published,
+                    "device",
+                    "attention: flash-attn 2; loss: Qwen remote code CrossEntropyLoss on 16-bit logits"
+                    + ("; GPTQ int4 weights (auto-gptq), prepare_model_for_kbit_training" if qlora else ""),
+                )
+            )
+    return cases
+
+
+def _trainy() -> list[FirstContactCase]:
+    cases = []
+    for nodes, published in ((4, 47.96), (8, 46.97)):
+        gpus = 8 * nodes
+        cases.append(
+            FirstContactCase(
+                f"Trainy torchtitan Llama 3.1 8B FP8, FSDP {gpus}, batch 2 x 8192, H200",
+                "trainy-whitefiber",
+                TRAINY,
+                get_preset("llama-3.1-8b").model,
+                Workload(task="pretrain", precision="fp8", seq_len=8192, global_batch=2 * gpus),
+                Plan(dp=gpus, zero_stage=3, recompute="selective", micro_batch=2, compiled=True),
+                Cluster(gpu=H200, gpus_per_node=8, nodes=nodes, inter_node_gbps=3200.0),
+                published,
+                "reserved",
+                "attention: sdpa (flash); loss: torchtitan cross-entropy on fp32 logits; compile; "
+                "float8 all-gather (fp8 params)",
+            )
+        )
+    return cases
+
+
+MEMORY_FIRST_CONTACT: tuple[FirstContactCase, ...] = tuple(_ms_swift() + _torchao() + _qwen_readme() + _trainy())

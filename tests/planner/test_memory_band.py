@@ -1,0 +1,153 @@
+"""The peak as each tool reads it (memory.as_measured_gib), the range of the gate figure (memory.per_gpu_gib_range),
+`memory_may_exceed` and the ranking's preference, at equal cost, for the option that fits at the high end
+(app/estimator/memory/band.py; issue #28)."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from types import SimpleNamespace
+
+import pytest
+from fastapi.testclient import TestClient
+
+from app import messages
+from app.estimator.hardware import get_gpu
+from app.estimator.memory import estimate_memory
+from app.estimator.memory.band import may_exceed, memory_band
+from app.estimator.presets import get_preset
+from app.estimator.specs import GIB, Cluster, LoraSpec, MemoryBreakdown, Plan, Workload
+from app.planner.recommend import rank
+from tests.estimator.validation_cases import MEMORY_HELD_OUT
+
+FMS_LORA = next(c for c in MEMORY_HELD_OUT if c.label == "fms-acceleration mistral-7b lora, 1 GPU, batch 4 x 4096")
+
+
+def _estimate(client: TestClient, **body) -> dict:
+    response = client.post("/estimate", json=body)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def test_estimate_reads_the_peak_as_each_tool_would(client: TestClient) -> None:
+    # 8 H100 under FSDP: NCCL's buffers (0.5 GiB, memory.OTHER_NCCL_BYTES) are outside the caching allocator's pool,
+    # the CUDA context (gpus.json: 79.6 GiB total less 79.0 usable) outside the gate figure
+    body = {
+        "model": {"preset": "llama-3.1-8b"},
+        "task": "full_finetune",
+        "hardware": {"gpu": "h100-80g-sxm", "gpus_per_node": 8},
+        "plan": {"dp": 8, "zero_stage": 3, "recompute": "full", "micro_batch": 1},
+    }
+    memory = _estimate(client, **body)["memory"]
+    total = memory["per_gpu_gib"]["total"]
+    read = memory["as_measured_gib"]
+    assert read["reserved"] == pytest.approx(total - 0.5, abs=0.02)
+    assert read["allocated"] < read["reserved"]
+    assert read["device"] == pytest.approx(total + 0.6, abs=0.02)
+
+
+def test_the_allocated_reading_is_what_the_trainer_measured() -> None:
+    # fms-acceleration a100_80gb.csv: Mistral 7B LoRA, one A100, batch 4 x 4096, torch.cuda.max_memory_allocated
+    # 24.87 GiB; the gate figure adds NCCL-free slack and is compared on the same reading (held-out tolerance 25 %)
+    case = FMS_LORA
+    breakdown = estimate_memory(case.model, case.workload, case.plan, case.cluster).breakdown
+    band = memory_band(case.model, case.workload, case.plan, case.cluster, breakdown)
+    assert band.readings["allocated"] / GIB == pytest.approx(case.published_gib, rel=0.25)
+    assert band.readings["allocated"] < breakdown.total
+
+
+def test_range_holds_the_estimate_and_widens_away_from_validated_runs(client: TestClient) -> None:
+    body = {
+        "model": {"preset": "llama-3.1-8b"},
+        "task": "lora",
+        "seq_len": 4096,
+        "hardware": {"gpu": "a100-80g-sxm", "gpus_per_node": 1},
+        "plan": {"recompute": "full", "micro_batch": 2},
+    }
+    flash = _estimate(client, **body)["memory"]
+    low, high = flash["per_gpu_gib_range"]
+    total = flash["per_gpu_gib"]["total"]
+    assert low < total < high
+    assert (high - low) / (high + low) <= 0.20  # the issue's half-width on a plan like the validated ones
+    eager = _estimate(client, **body | {"plan": body["plan"] | {"flash_attention": False}})["memory"]
+    e_low, e_high = eager["per_gpu_gib_range"]
+    # eager attention: no validated run; the nearest (ms-swift Qwen without flash attention) read 30-34 % low
+    assert (e_high - e_low) / (e_high + e_low) > (high - low) / (high + low)
+
+
+def test_range_is_wider_above_where_activations_dominate() -> None:
+    model = get_preset("llama-3.1-8b").model
+    cluster = Cluster(gpu=get_gpu("a100-80g-sxm"))
+    lora = LoraSpec(rank=16)
+    shares = []
+    for seq in (512, 8192):
+        workload = Workload(task="lora", seq_len=seq, lora=lora)
+        plan = Plan(micro_batch=1, recompute="full")
+        b = estimate_memory(model, workload, plan, cluster).breakdown
+        band = memory_band(model, workload, plan, cluster, b)
+        shares.append((band.high / b.total, b.total / band.low))
+    assert shares[1][0] > shares[0][0]  # more room above at 8k tokens, where HF LoRA rows read furthest low
+    assert shares[1][1] == pytest.approx(shares[0][1])  # the low side does not move
+
+
+def _breakdown(total_gib: float, limit_gib: float) -> MemoryBreakdown:
+    total = total_gib * GIB
+    return MemoryBreakdown(
+        total=total,
+        weights=total / 2,
+        gradients=0.0,
+        optimizer=0.0,
+        activations=total / 2,
+        kv_cache=0.0,
+        other=0.0,
+        capacity=(limit_gib / 0.95) * GIB,
+        limit=limit_gib * GIB,
+    )
+
+
+def test_memory_may_exceed_names_both_figures_in_both_languages() -> None:
+    model = get_preset("llama-3.1-8b").model
+    workload, plan, cluster = Workload(task="lora", lora=LoraSpec()), Plan(), Cluster(gpu=get_gpu("a100-80g-sxm"))
+    near = _breakdown(72.0, 75.05)  # fits at the estimate, not at the high end
+    warning = may_exceed(memory_band(model, workload, plan, cluster, near), near)
+    assert warning is not None and warning.code == "memory_may_exceed"
+    assert warning.params["total_gib"] == 72.0 and warning.params["limit_gib"] == 75.05
+    assert warning.params["high_gib"] > 75.05
+    for language in ("en", "zh"):
+        text = messages.warning("memory_may_exceed", warning.params, language)
+        assert "72.0" in text and "75.0" in text, text
+    roomy = _breakdown(40.0, 75.05)
+    assert may_exceed(memory_band(model, workload, plan, cluster, roomy), roomy) is None
+    over = _breakdown(80.0, 75.05)  # does not fit at all: the gate refuses it, no may-exceed
+    assert may_exceed(memory_band(model, workload, plan, cluster, over), over) is None
+
+
+def _option(cost: str, hours: float, fits_high: bool, sku: str) -> SimpleNamespace:
+    return SimpleNamespace(
+        sort_cost=Decimal(cost), sort_time=hours, fits_high=fits_high, tie_key=(sku, 1), rank=None, hours=hours
+    )
+
+
+def test_at_equal_cost_the_option_that_fits_at_the_high_end_ranks_first() -> None:
+    risky = _option("2800.00", 3.0, False, "a")  # faster and first by SKU id, but may run out of memory
+    safe = _option("2800.00", 4.0, True, "b")
+    dearer = _option("5600.00", 2.0, True, "c")
+    for objective, deadline in (("cheapest", False), ("balanced", True)):
+        ordered = rank([risky, safe, dearer], objective, deadline=deadline)  # type: ignore[list-item]
+        assert ordered[:2] == [safe, risky], objective
+    # cost still comes first: a dearer option that fits at the high end does not jump a cheaper risky one
+    assert rank([risky, dearer], "cheapest")[0] is risky  # type: ignore[list-item]
+
+
+def test_every_recommend_option_carries_readings_and_a_range(client: TestClient) -> None:
+    response = client.post("/recommend", json={"model": {"preset": "llama-3.1-8b"}, "task": "lora", "tokens": 5e7})
+    assert response.status_code == 200, response.text
+    options = response.json()["options"]
+    assert options
+    for option in options:
+        memory = option["memory"]
+        low, high = memory["per_gpu_gib_range"]
+        assert low < memory["per_gpu_gib"]["total"] < high
+        assert set(memory["as_measured_gib"]) == {"allocated", "reserved", "device"}
+        limit = memory["limit_gib"]
+        flagged = any(w["code"] == "memory_may_exceed" for w in option["warnings"])
+        assert flagged == (high > limit), option["sku"]

@@ -1,0 +1,76 @@
+"""The memory levers in a request's plan (plan.attention, plan.loss, plan.compile, plan.fp8_params): they reach the
+estimate, the response echoes them, and contradictory or unsupported ones are a 422 naming the field."""
+
+from __future__ import annotations
+
+from fastapi.testclient import TestClient
+
+BODY = {
+    "model": {"preset": "llama-3.1-8b"},
+    "task": "full_finetune",
+    "seq_len": 8192,
+    "hardware": {"gpu": "h100-80g-sxm", "gpus_per_node": 8},
+}
+PLAN = {"dp": 8, "zero_stage": 3, "recompute": "none", "micro_batch": 1}
+
+
+def _memory(client: TestClient, **plan) -> dict:
+    response = client.post("/estimate", json=BODY | {"plan": PLAN | plan})
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def test_attention_and_loss_reach_the_estimate(client: TestClient) -> None:
+    standard = _memory(client)
+    eager = _memory(client, attention="eager")
+    sdpa = _memory(client, attention="sdpa")
+    fused = _memory(client, loss="fused")
+    chunked = _memory(client, loss="chunked")
+    act = lambda r: r["memory"]["per_gpu_gib"]["activations"]  # noqa: E731
+    assert act(sdpa) == act(standard) < act(eager)  # sdpa runs flash or memory-efficient kernels: no scores kept
+    assert act(fused) < act(chunked) < act(standard)
+    assert (fused["plan"]["loss"], chunked["plan"]["loss"], standard["plan"]["loss"]) == (
+        "fused",
+        "chunked",
+        "standard",
+    )
+    assert eager["plan"]["flash_attention"] is False
+
+
+def test_compile_is_compiled(client: TestClient) -> None:
+    assert _memory(client, compile=True)["memory"] == _memory(client, compiled=True)["memory"]
+    assert _memory(client, compile=True)["plan"]["compiled"] is True
+
+
+def test_contradicting_levers_are_refused(client: TestClient) -> None:
+    for plan in ({"attention": "eager", "flash_attention": True}, {"loss": "standard", "chunked_loss": True}):
+        response = client.post("/estimate", json=BODY | {"plan": PLAN | plan})
+        assert response.status_code == 422, response.text
+        assert "contradicts" in response.text
+
+
+def test_fp8_params_need_fp8_training(client: TestClient) -> None:
+    response = client.post("/estimate", json=BODY | {"plan": PLAN | {"fp8_params": True}})
+    assert response.status_code == 422, response.text
+    assert response.json()["errors"][0]["field"] == "plan.fp8_params"
+    fp8 = client.post("/estimate", json=BODY | {"precision": "fp8", "plan": PLAN | {"fp8_params": True}})
+    assert fp8.status_code == 200, fp8.text
+    assert fp8.json()["plan"]["fp8_params"] is True
+
+
+def test_the_launch_sets_the_levers_the_estimate_counted() -> None:
+    from app.estimator.presets import get_preset
+    from app.estimator.specs import Plan, Workload
+    from app.planner.launch import _megatron_parallel_args, _trainer_arguments, torchtitan_config
+
+    model = get_preset("llama-3.1-8b").model
+    workload = Workload(task="full_finetune", precision="fp8", seq_len=8192)
+    plan = Plan(dp=8, zero_stage=1, micro_batch=1)
+    assert "--fp8-param-gather" not in _megatron_parallel_args(model, workload, plan, 64)
+    assert "--fp8-param-gather" in _megatron_parallel_args(model, workload, Plan(dp=8, fp8_params=True), 64)
+    trainer = _trainer_arguments(workload, Plan(fused_loss=True, compiled=True), 8)
+    assert trainer["use_liger_kernel"] is True and trainer["torch_compile"] is True
+    assert "use_liger_kernel" not in _trainer_arguments(workload, Plan(), 8)
+    assert torchtitan_config(model, Workload(task="pretrain"), Plan(dp=8, zero_stage=3, compiled=True), 64)[
+        "compile"
+    ] == {"enable": True}
