@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from app.estimator.serving import KERNEL_GAPS
+from app.launch_words import LAUNCH as LAUNCH  # re-exported: the launch's words are read as messages.LAUNCH
 
 MoneyFormat = Callable[[Any, str], str]
 
@@ -106,6 +107,8 @@ WARNINGS: dict[str, dict[str, str]] = {
         "{runs_as}.",
         "single_server_only": "{sku} has no InfiniBand or RoCE fabric joining its servers (only its network: "
         "{network}): the job cannot grow beyond one server.",
+        "starts_from_scratch": "Pretraining starts {model} from random weights: the launch does not load the released "
+        "weights of {repo}. To go on training them on new text, ask for task continued_pretrain.",
         "no_kv_cache": "The weights and the engine's reserve leave GPU memory for {kv_cache_tokens:,} tokens of KV "
         "cache, less than one sequence of {context_len:,}: use more GPUs per replica, a smaller weight format or "
         "shorter requests.",
@@ -178,6 +181,8 @@ WARNINGS: dict[str, dict[str, str]] = {
         "fp8_not_launched": "这里提供的训练框架都不以 fp8 运行 {task}：按 {runs_as} 估算、计价和启动。",
         "single_server_only": "{sku} 没有连接服务器的 InfiniBand 或 RoCE 网络（只有其网络：{network}）："
         "作业无法扩展到一台服务器之外。",
+        "starts_from_scratch": "预训练从随机权重开始训练 {model}：启动配置不会加载 {repo} 已发布的权重。"
+        "若要在新文本上继续训练这些权重，请选择任务 continued_pretrain（继续预训练）。",
         "no_kv_cache": "权重和推理引擎的预留只给 KV 缓存留下 {kv_cache_tokens:,} 个 token 的显存，"
         "不够一条 {context_len:,} token 的序列：请为每个副本使用更多 GPU、更小的权重格式或更短的请求。",
         "slo_missed": "并发 {concurrency:.1f} 时 TTFT 为 {ttft_ms:.0f} ms、TPOT 为 {tpot_ms:.1f} ms，达不到 {slo}："
@@ -194,6 +199,7 @@ TASK_LABELS: dict[str, dict[str, dict[str, str]]] = {
             "lora": "LoRA",
             "qlora": "QLoRA (4-bit base)",
             "full_finetune": "Full fine-tune",
+            "continued_pretrain": "Continued pretraining",
             "pretrain": "Pretraining",
             "inference": "Inference",
             "serving": "Serving",
@@ -202,6 +208,7 @@ TASK_LABELS: dict[str, dict[str, dict[str, str]]] = {
             "lora": "LoRA",
             "qlora": "QLoRA（4 位基座）",
             "full_finetune": "全参数微调",
+            "continued_pretrain": "继续预训练",
             "pretrain": "预训练",
             "inference": "推理",
             "serving": "在线推理服务",
@@ -212,6 +219,7 @@ TASK_LABELS: dict[str, dict[str, dict[str, str]]] = {
             "lora": "LoRA fine-tune",
             "qlora": "QLoRA fine-tune (4-bit base)",
             "full_finetune": "Full fine-tune",
+            "continued_pretrain": "Continued pretraining",
             "pretrain": "Pretraining",
             "inference": "Inference",
             "serving": "Serving",
@@ -220,6 +228,7 @@ TASK_LABELS: dict[str, dict[str, dict[str, str]]] = {
             "lora": "LoRA 微调",
             "qlora": "QLoRA 微调（4 位基座）",
             "full_finetune": "全参数微调",
+            "continued_pretrain": "继续预训练",
             "pretrain": "预训练",
             "inference": "推理",
             "serving": "在线推理服务",
@@ -230,6 +239,7 @@ TASK_LABELS: dict[str, dict[str, dict[str, str]]] = {
             "lora": "LoRA fine-tuning",
             "qlora": "QLoRA fine-tuning",
             "full_finetune": "full fine-tuning",
+            "continued_pretrain": "continued pretraining",
             "pretrain": "pretraining",
             "inference": "inference",
             "serving": "serving",
@@ -238,6 +248,7 @@ TASK_LABELS: dict[str, dict[str, dict[str, str]]] = {
             "lora": "LoRA 微调",
             "qlora": "QLoRA 微调",
             "full_finetune": "全参数微调",
+            "continued_pretrain": "继续预训练",
             "pretrain": "预训练",
             "inference": "推理",
             "serving": "在线推理服务",
@@ -330,6 +341,8 @@ MISSES: dict[str, dict[str, str]] = {
         "quote_months": "fits, but bills {months} months, more than the {max_months} a quote rents: re-plan on more "
         "GPUs",
         "budget": "fits, but costs {monthly!m} a month (budget {budget!c})",
+        "inefficient": "fits, but is not a sensible way to run this job: MFU {mfu:.1%} (below {min_mfu:.0%}), "
+        "{exposed_comm_s:,.1f} s of exposed communication against {compute_s:,.1f} s of compute a step; {helps}",
         "budget_converted": "fits, but costs {monthly!m} ({converted_monthly!c}) a month (budget {budget!c})",
         "budget_job": "fits, but costs {monthly!m} a month (budget {budget!c}); the whole job costs {job_total!m} "
         "(billed months: {months})",
@@ -353,6 +366,8 @@ MISSES: dict[str, dict[str, str]] = {
         "deadline_hours": "放得下，但需要 {hours:.1f} 小时（截止期限 {deadline_days:g} 天）",
         "quote_months": "放得下，但需计费 {months} 个月，超过报价最多可租的 {max_months} 个月：请改用更多 GPU 重新规划",
         "budget": "放得下，但每月费用 {monthly!m}（预算 {budget!c}）",
+        "inefficient": "放得下，但不是运行这项作业的合理方式：MFU {mfu:.1%}（低于 {min_mfu:.0%}），"
+        "每步未被掩盖的通信 {exposed_comm_s:,.1f} 秒，计算仅 {compute_s:,.1f} 秒；{helps}",
         "budget_converted": "放得下，但每月费用 {monthly!m}（{converted_monthly!c}）（预算 {budget!c}）",
         "budget_job": "放得下，但每月费用 {monthly!m}（预算 {budget!c}）；任务计费 {months} 个月，共 {job_total!m}",
         "total_budget": "放得下，但任务计费 {months} 个月共 {job_total!m}（任务预算 {budget!c}）",
@@ -428,7 +443,9 @@ HUB: dict[str, dict[str, str]] = {
 }
 
 # What a multi-server option assumes about the fabric joining its servers (app/planner/mappers.py
-# `fabric_assumptions`): the SKU's own, or its add-on, priced (in the cost and the quote) or on consultation.
+# `fabric_assumptions`): the SKU's own, or its add-on, priced (in the cost and the quote) or on consultation; and how
+# far its speed is from the runs that calibrated it (`calibration_assumptions`, app/estimator/performance.py
+# UNCALIBRATED_SLOW).
 ASSUMPTIONS: dict[str, dict[str, str]] = {
     "en": {
         "fabric_with_server": "The speed assumes {nodes} servers joined by {sku}'s {fabric} fabric; the catalog sells "
@@ -437,6 +454,10 @@ ASSUMPTIONS: dict[str, dict[str, str]] = {
         "{addon} ({addon_name}; {monthly!m} a month for the {nodes} servers) is in the cost and the quote.",
         "fabric_addon_on_consultation": "The speed assumes {nodes} servers joined by {sku}'s {fabric} fabric: its "
         "add-on {addon} ({addon_name}) is in the quote, priced on consultation and not in the cost.",
+        "uncalibrated_moe": "No run that calibrated the speed is an MoE model like this one: the range's slow end is "
+        "widened to {factor:.2f}× the typical end (NeMo's Qwen3-30B-A3B runs reached 0.44-0.91× our estimate).",
+        "uncalibrated_offload": "No run that calibrated the speed offloads states to host RAM: the range's slow end is "
+        "widened to {factor:.2f}× the typical end (offloaded steps measured 1.4-1.6× as long).",
     },
     "zh": {
         "fabric_with_server": "速度按 {nodes} 台服务器经 {sku} 的 {fabric} 网络互联估算；目录中没有单独的网络附加项。",
@@ -444,6 +465,10 @@ ASSUMPTIONS: dict[str, dict[str, str]] = {
         "（{addon_name}；{nodes} 台服务器每月 {monthly!m}）已计入费用和报价。",
         "fabric_addon_on_consultation": "速度按 {nodes} 台服务器经 {sku} 的 {fabric} 网络互联估算：其附加项 "
         "{addon}（{addon_name}）已列入报价，价格面议，未计入费用。",
+        "uncalibrated_moe": "校准速度所用的实测运行中没有类似的 MoE 模型：范围的慢端放宽到典型端的 {factor:.2f} 倍"
+        "（NeMo 的 Qwen3-30B-A3B 实测为我们估计值的 0.44-0.91 倍）。",
+        "uncalibrated_offload": "校准速度所用的实测运行都没有把训练状态卸载到主机内存：范围的慢端放宽到典型端的 "
+        "{factor:.2f} 倍（实测卸载后的每步耗时为不卸载时的 1.4-1.6 倍）。",
     },
 }
 
@@ -520,100 +545,6 @@ QUOTE_CHECKS: dict[str, dict[str, str]] = {
     },
 }
 
-# A serving option's launch (app/planner/serving_launch.py): how its replicas and a replica's servers are started
-# (`layout_*`) and what the command assumes (the rest). Commands and flags stay as the engines spell them.
-LAUNCH: dict[str, dict[str, str]] = {
-    "en": {
-        "layout_replicas": "{replicas} replica(s) of {gpus} GPU(s): {per_node} per server, each pinned with "
-        "CUDA_VISIBLE_DEVICES to its own GPUs and listening on its own port, behind a load balancer",
-        "layout_vllm": "{replicas} replica(s) of {nodes} servers: TP {tp} inside each server, {pp} pipeline stages "
-        "across servers joined by {fabric}; vLLM runs each replica as one Ray cluster (ray start --head on the first "
-        "server, ray start --address on the others, the command on the head), behind a load balancer",
-        "layout_sglang": "{replicas} replica(s) of {nodes} servers: TP {tp} inside each server, {pp} pipeline stages "
-        "across servers joined by {fabric}; every server of a replica runs the command with its own --node-rank (0 on "
-        "the head, whose address --dist-init-addr names, to {last}); the head serves HTTP, behind a load balancer",
-        "layout_trt-llm": "{replicas} replica(s) of {nodes} servers: TP {tp} inside each server, {pp} pipeline stages "
-        "across servers joined by {fabric}; each replica is one MPI job of {ranks} ranks over its servers (mpirun or "
-        "srun, every rank under trtllm-llmapi-launch); rank 0 serves HTTP, behind a load balancer",
-        "no_fabric": "Replicas share nothing: separate servers need no InfiniBand or RoCE, only the ordinary network.",
-        "pipeline": "Each replica's {pp} pipeline stages pass activations between servers over the SKU's {fabric} (a "
-        "few MB a step: far less than tensor parallelism across servers would need); rent the SKU's {fabric} add-on "
-        "for every server (quote `addons`; see the option's warnings for its price); replicas still share nothing.",
-        "as_shipped": "{repo} ships {scheme} weights: {engine} reads its quantization_config and serves them as they "
-        "are (no --quantization flag), the format this option is sized on",
-        "engine_cannot_read": "{engine} does not load {method} checkpoints such as {repo}: serve a {fmt} checkpoint of "
-        "the model in a format it reads",
-        "other_format": "{repo} ships {scheme} weights, not the {fmt} this option is sized on: serve a {fmt} "
-        "checkpoint of the model (from the 16-bit original; a dequantised copy for 16-bit weights)",
-        "int4": "int4 needs a 4-bit AWQ or GPTQ checkpoint (group 128) of {repo}; the engine reads its "
-        "quantization_config and picks the Marlin kernels itself (no --quantization flag)",
-        "int8": "int8 weight-only needs an 8-bit GPTQ checkpoint of {repo}; the engine reads its "
-        "quantization_config and picks the Marlin kernels itself (no --quantization flag)",
-        "fp8_online": "--quantization fp8 quantises the 16-bit checkpoint of {repo} on load; on GPUs with FP8 tensor "
-        "cores the GEMMs run in FP8",
-        "trtllm_quantise": "quantise {repo} with TensorRT Model Optimizer first (examples/llm_ptq/hf_ptq.py "
-        "--qformat {qformat}{kv}) and serve the exported checkpoint",
-        "trtllm_kv": "{options} holds `kv_cache_config: {{dtype: fp8}}` (the FP8 KV cache the sizing assumes)",
-        "trtllm_srun": "under Slurm: srun -N {nodes} --ntasks-per-node {per_node} --mpi=pmix trtllm-llmapi-launch "
-        "trtllm-serve … (the same arguments)",
-        "static": "{engine} always batches continuously: the static-batching figures describe a fixed batch run "
-        "offline; the server admits requests as they come",
-        "variant": "serves the {variant} model {repo} (model.variant; the preset's {other} model is {other_repo})",
-        "length_context": "--{flag} {length:,}: the model's context, so any request up to it is accepted (state "
-        "serving.max_request_tokens to cap it)",
-        "length_cache": "--{flag} {length:,}: the most one replica's KV cache holds; the model's context is "
-        "{context:,} tokens (longer requests need more GPUs per replica)",
-        "length_unknown": "no context length is known for this model: the engine derives --{flag} from its "
-        "config.json, and refuses to start if one replica's KV cache ({cache:,} tokens) holds less",
-    },
-    "zh": {
-        "layout_replicas": "{replicas} 个副本，每个 {gpus} 张 GPU：每台服务器 {per_node} 个，各自用 "
-        "CUDA_VISIBLE_DEVICES "
-        "绑定自己的 GPU、监听自己的端口，前置负载均衡",
-        "layout_vllm": "{replicas} 个副本，每个占 {nodes} 台服务器：服务器内张量并行 {tp}，跨服务器 {pp} 级流水线，经 "
-        "{fabric} 互联；vLLM 把每个副本作为一个 Ray 集群运行（第一台服务器 ray start --head，其余 ray start "
-        "--address，命令在头节点执行），前置负载均衡",
-        "layout_sglang": "{replicas} 个副本，每个占 {nodes} 台服务器：服务器内张量并行 {tp}，跨服务"
-        "器 {pp} 级流水线，经 "
-        "{fabric} 互联；副本的每台服务器都运行该命令，各带自己的 --node-rank（头节点为 0，其地址由 --dist-init-addr "
-        "指定，其余到 {last}）；头节点提供 HTTP 服务，前置负载均衡",
-        "layout_trt-llm": "{replicas} 个副本，每个占 {nodes} 台服务器：服务器内张量并行 {tp}，跨服务"
-        "器 {pp} 级流水线，经 "
-        "{fabric} 互联；每个副本是一个跨其服务器的 {ranks} 进程 MPI 作业（mpirun 或 srun，每个进程由 "
-        "trtllm-llmapi-launch 启动）；0 号进程提供 HTTP 服务，前置负载均衡",
-        "no_fabric": "副本之间不共享任何状态：分布在不同服务器上无需 InfiniBand 或 RoCE，普通网络即可。",
-        "pipeline": "每个副本的 {pp} 级流水线经该 SKU 的 {fabric} 在服务器间传递激活（每步几 MB，远少于跨服务器张量并行"
-        "所需）；每台服务器都需租用该 SKU 的 {fabric} 附加项（报价 `addons`；价格见方案警告）；副本之间仍不共享状态。",
-        "as_shipped": "{repo} 发布的是 {scheme} 权重：{engine} 读取其 quantization_config 并原样加载（不加 "
-        "--quantization 参数），本方案即按此格式估算",
-        "engine_cannot_read": "{engine} 无法加载 {repo} 这类 {method} 检查点：请使用该模型的、它能读"
-        "取格式的 {fmt} 检查点",
-        "other_format": "{repo} 发布的是 {scheme} 权重，而非本方案估算所用的 {fmt}：请使用该模型的 {fmt} 检查点"
-        "（由 16 位原始权重量化；16 位权重则需反量化后的副本）",
-        "int4": "int4 需要 {repo} 的 4 位 AWQ 或 GPTQ 检查点（分组 128）；引擎读取其 quantization_config 并自行选用 "
-        "Marlin 内核（不加 --quantization 参数）",
-        "int8": "int8 仅权重量化需要 {repo} 的 8 位 GPTQ 检查点；引擎读取其 quantization_config 并自行选用 Marlin 内核"
-        "（不加 --quantization 参数）",
-        "fp8_online": "--quantization fp8 在加载时把 {repo} 的 16 位检查点量化为 FP8；在有 FP8 张量"
-        "核心的 GPU 上矩阵乘法"
-        "以 FP8 运行",
-        "trtllm_quantise": "先用 TensorRT Model Optimizer 量化 {repo}（examples/llm_ptq/hf_ptq.py --qformat "
-        "{qformat}{kv}），再加载导出的检查点",
-        "trtllm_kv": "{options} 写入 `kv_cache_config: {{dtype: fp8}}`（即估算所用的 FP8 KV 缓存）",
-        "trtllm_srun": "在 Slurm 下：srun -N {nodes} --ntasks-per-node {per_node} --mpi=pmix trtllm-llmapi-launch "
-        "trtllm-serve …（参数相同）",
-        "static": "{engine} 总是连续批处理：静态批处理的数据描述的是离线运行的固定批次；服务会随到随收请求",
-        "variant": "加载 {variant} 模型 {repo}（model.variant；该预设的 {other} 模型是 {other_repo}）",
-        "length_context": "--{flag} {length:,}：模型的上下文长度，不超过它的请求都会被接受（可用 "
-        "serving.max_request_tokens 设上限）",
-        "length_cache": "--{flag} {length:,}：单个副本的 KV 缓存最多能容纳的长度；模型上下文为 {context:,} token"
-        "（更长的请求需要每个副本更多 GPU）",
-        "length_unknown": "该模型的上下文长度未知：引擎从其 config.json 推出 --{flag}，若单个副本的 KV 缓存"
-        "（{cache:,} token）放不下则拒绝启动",
-    },
-}
-
-
 WHERE: dict[str, dict[str, str]] = {
     "en": {"one": "{gpus} × {gpu_name}", "nodes": "{gpus} × {gpu_name} on {nodes} nodes"},
     "zh": {"one": "{gpus} × {gpu_name}", "nodes": "{gpus} × {gpu_name}，共 {nodes} 个节点"},
@@ -676,6 +607,35 @@ def _rejection_key(code: str, params: Mapping[str, Any]) -> str:
     return code
 
 
+# What would help an `inefficient` plan (app/planner/efficiency.py), joined into its near miss's `{helps}`.
+EFFICIENCY_HELPS: dict[str, dict[str, str]] = {
+    "en": {
+        "lead": "what would help: ",
+        "none": "no change of plan on this SKU helps",
+        "fewer_servers": "fewer servers (less traffic between them)",
+        "faster_fabric": "a faster fabric between the servers (one NIC per GPU)",
+        "more_gpu_memory": "GPUs with more memory, so that the states need no offload",
+        "lora": "LoRA instead of training every weight",
+    },
+    "zh": {
+        "lead": "可行的改进：",
+        "none": "在此 SKU 上换用其他并行方案也无济于事",
+        "fewer_servers": "减少服务器数量（减少服务器间的通信）",
+        "faster_fabric": "服务器之间使用更快的网络（每块 GPU 一块网卡）",
+        "more_gpu_memory": "使用显存更大的 GPU，使训练状态无需卸载",
+        "lora": "改用 LoRA，而不是训练全部权重",
+    },
+}
+
+
+def _efficiency_helps(params: Mapping[str, Any], lang: str) -> Mapping[str, Any]:
+    """An `inefficient` miss's params with `helps` (codes) worded in `lang`."""
+    words = EFFICIENCY_HELPS[lang]
+    helps = [words[code] for code in params.get("helps", [])]
+    text = words["lead"] + LIST_SEP[lang].join(helps) if helps else words["none"]
+    return {**params, "helps": text}
+
+
 def _miss_key(code: str, params: Mapping[str, Any]) -> str:
     """The catalog entry of a miss: a budget priced in another currency, a job shorter than a day in hours."""
     if code == "budget" and "converted_monthly" in params:
@@ -720,7 +680,11 @@ def misses(
     texts = []
     for code, params in reasons:
         key = _miss_key(code, params)
-        texts.append(_render(MISSES[lang][key], _rounded_up(params) if code == "deadline" else params, lang, money))
+        if code == "deadline":
+            params = _rounded_up(params)
+        elif code == "inefficient":
+            params = _efficiency_helps(params, lang)
+        texts.append(_render(MISSES[lang][key], params, lang, money))
     return REASON_SEP[lang].join(texts) or None
 
 

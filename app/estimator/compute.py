@@ -52,6 +52,9 @@ class TrainingFlops:
     elementwise_bytes: float  # HBM traffic of memory-bound kernels (norms, activations, loss)
     trainable_shared: float = 0.0  # parameters with gradients outside routed experts (adapters for LoRA)
     trainable_experts: float = 0.0  # routed-expert parameters with gradients (split over ep)
+    # the attention core in `model` (forward and backward over the full s×s matrix): half of it is masked in a causal
+    # model, which the causal MFU convention does not count (Performance.mfu)
+    attention_model: float = 0.0
 
     @property
     def hardware(self) -> float:
@@ -148,6 +151,7 @@ def _training_flops(
         elementwise_bytes=elementwise,
         trainable_shared=shared,
         trainable_experts=experts,
+        attention_model=3.0 * attn_fwd,
     )
 
 

@@ -280,6 +280,7 @@ WarningCode = Literal[
     "ethernet_fabric",
     "communication_bound",
     "single_server_only",
+    "starts_from_scratch",
     "no_kv_cache",
     "slo_missed",
 ]
@@ -365,6 +366,9 @@ class Performance:
     time_to_train_hours_range: tuple[float, float] | None = None
     gpu_hours_range: tuple[float, float] | None = None
     goodput: Goodput | None = None  # what the run loses besides compute (training with `tokens` only)
+    # MFU with the attention core counted over the full s×s matrix; `mfu` counts the causal half (app/estimator/
+    # performance.py CAUSAL_ATTENTION_SHARE)
+    mfu_full_attention: float | None = None
 
 
 @dataclass(slots=True)  # an output, built on every estimate: a frozen __init__ costs ~0.3 µs per field

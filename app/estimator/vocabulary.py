@@ -12,8 +12,9 @@ from __future__ import annotations
 from typing import Literal, get_args
 
 # What the customer does with the model. LoRA and QLoRA freeze the base weights and train small
-# adapters (QLoRA on a 4-bit base); `inference` serves the model.
-Task = Literal["lora", "qlora", "full_finetune", "pretrain", "inference"]
+# adapters (QLoRA on a 4-bit base); `continued_pretrain` goes on pretraining a released model's weights on
+# new raw text, `pretrain` trains from random initialisation; `inference` serves the model.
+Task = Literal["lora", "qlora", "full_finetune", "continued_pretrain", "pretrain", "inference"]
 # The 16-bit number formats: brain float (8-bit exponent) and IEEE half (5-bit exponent, loss scaling).
 HalfPrecision = Literal["bf16", "fp16"]
 # Number format of the weights and the GEMMs (fp32 means TF32 tensor cores).
@@ -94,7 +95,9 @@ INTEGER_WEIGHT_FORMATS: tuple[IntegerWeightFormat, ...] = get_args(IntegerWeight
 SERVING_PRECISIONS: tuple[ServingPrecision, ...] = get_args(ServingPrecision)
 
 LORA_TASKS: tuple[Task, ...] = ("lora", "qlora")  # tasks that train adapters on a frozen base
-FULL_TRAINING_TASKS: tuple[Task, ...] = ("full_finetune", "pretrain")  # tasks that train every weight
+FULL_TRAINING_TASKS: tuple[Task, ...] = ("full_finetune", "continued_pretrain", "pretrain")  # train every weight
+# Tasks that train on raw text at pretraining's batch and evaluation cadence: from scratch, or from released weights
+PRETRAINING_TASKS: tuple[Task, ...] = ("continued_pretrain", "pretrain")
 # Precisions a training stack runs as bf16: FP8 keeps bf16 weights and activations and runs only its
 # GEMMs in FP8 (Transformer Engine's `fp8_autocast` inside a bf16 run), so the launch flags are bf16's.
 BF16_RUN_PRECISIONS: tuple[Precision, ...] = ("bf16", "fp8")

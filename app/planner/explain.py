@@ -10,7 +10,7 @@ from dataclasses import replace
 from app.estimator.params import count_params
 from app.estimator.performance import estimate_performance
 from app.estimator.specs import GIB, Cluster, MemoryBreakdown, ModelSpec, Performance, Plan, Warning_, Workload
-from app.estimator.vocabulary import FULL_TRAINING_TASKS
+from app.estimator.vocabulary import FULL_TRAINING_TASKS, PRETRAINING_TASKS
 from app.messages import TASK_LABELS
 from app.planner.offers import Configuration, Offer
 
@@ -138,6 +138,22 @@ def _bytes_words(gib: float) -> str:
     return f"{gib / 1024:.1f} TiB" if gib >= 1024 else f"{gib:.0f} GiB"
 
 
+def task_warnings(model: ModelSpec, workload: Workload) -> list[Warning_]:
+    """What the task means for this model, whatever the plan: `pretrain` of a model with released weights trains from
+    random initialisation, and the launch loads no weights (a customer who meant to go on training the released model
+    asks for `continued_pretrain`, which loads them)."""
+    if workload.task != "pretrain" or model.hf_repo is None:
+        return []
+    return [
+        Warning_(
+            "starts_from_scratch",
+            f"Pretraining starts {model.name} from random weights: the launch does not load the released weights of "
+            f"{model.hf_repo}. To go on training them on new text, ask for task continued_pretrain.",
+            {"model": model.name, "repo": model.hf_repo},
+        )
+    ]
+
+
 def plan_warnings(
     model: ModelSpec,
     workload: Workload,
@@ -197,7 +213,7 @@ def plan_warnings(
             )
         )
     warnings.extend(offer_warnings(offer, config.nodes))
-    if workload.task == "pretrain" and not offer.may_span_nodes:
+    if workload.task in PRETRAINING_TASKS and not offer.may_span_nodes:
         warnings.append(
             Warning_(
                 "single_server_only",

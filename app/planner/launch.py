@@ -152,6 +152,13 @@ class Schedule:
 
 SCHEDULES = {
     "pretrain": Schedule(3e-4, 0.03),  # Llama 2 7B/13B peak (§2.2, Table 1); warm-up: PRETRAIN_WARMUP_ITERS
+    # Continued pretraining re-warms the rate and decays it again over the new tokens, which with replay of the
+    # original data matches re-training from scratch (Ibrahim et al. 2024, "Simple and Scalable Strategies to
+    # Continually Pre-train Large Language Models", arXiv:2403.08763); a lower peak forgets less of the upstream
+    # data (Gupta et al. 2023, "Continual Pre-Training of LLMs: How to (re)warm your model?", arXiv:2308.04014),
+    # so the peak is Llama 2's 34B/70B pretraining peak, half the 7B one (Touvron et al. 2023 Table 1: 1.5e-4); the
+    # warm-up's length mattered little there, so a short 1 % of the run
+    "continued_pretrain": Schedule(1.5e-4, 0.01),
     "full_finetune": Schedule(2e-5, 0.03),  # Llama 2 SFT: 2e-5, cosine (§3.1); warm-up ratio 0.03: Stanford Alpaca
     "lora": Schedule(2e-4, 0.03),  # QLoRA's 2e-4 for 7B-13B adapters (Dettmers et al. 2023, App. B.2), ratio 0.03
     "qlora": Schedule(2e-4, 0.03),
@@ -449,6 +456,7 @@ def _deepspeed(job: Job) -> dict[str, Any]:
         **job.world(),
         "ds_config": deepspeed_config(workload, plan, job.global_batch, gather_on_save=gather),
         "trainer": _trainer_arguments(workload, plan, job.global_batch),
+        "model": _trainer_model(model, workload),
     }
     if workload.task in LORA_TASKS:
         out["peft"] = peft_config(workload, model)
@@ -498,8 +506,33 @@ def trainer_optim(workload: Workload, plan: Plan) -> str:
     return paged or TRAINER_OPTIM[workload.optimizer]
 
 
+def _trainer_model(model: ModelSpec, workload: Workload) -> dict[str, str]:
+    """What the training script builds its model from: the released weights (AutoModelForCausalLM.from_pretrained of
+    the repository) for every task but pretraining, which builds the architecture with random weights
+    (AutoModelForCausalLM.from_config of the repository's config.json)."""
+    init = "from_config" if workload.task == "pretrain" else "from_pretrained"
+    return {"pretrained_model_name_or_path": _repo(model), "init": init}
+
+
+# What continued pretraining mixes into the new text (Ibrahim et al. 2024, arXiv:2403.08763: replaying 5 % of the
+# original distribution kept the loss on it for a weak shift, English to English; a stronger shift, English to German,
+# needed 25 %)
+CONTINUED_PRETRAIN_NOTE = (
+    "Continued pretraining: mix replay of text like the original pretraining data into the new corpus (about 5 % for "
+    "new text in the same language and domain, about 25 % for a new language or a distant domain) to keep what the "
+    "model knows; the learning rate re-warms to {lr:g} and decays again over this run."
+)
+
+
+def _task_notes(workload: Workload) -> list[str]:
+    """What the task asks of the data, whatever the stack."""
+    if workload.task != "continued_pretrain":
+        return []
+    return [CONTINUED_PRETRAIN_NOTE.format(lr=SCHEDULES["continued_pretrain"].lr)]
+
+
 def _deepspeed_notes(job: Job, gather: bool) -> list[str]:
-    notes = []
+    notes = _task_notes(job.workload)
     if job.nodes > 1:
         notes.append(
             f"hostfile: one line per server, '<hostname> slots={job.gpus_per_node}', {job.nodes} lines, reachable by "
@@ -539,6 +572,7 @@ def _fsdp(job: Job) -> dict[str, Any]:
         "notes": [
             f"Download {_repo(model)} with scripts/download_hf_assets.py (weights and tokenizer) into "
             "model.hf_assets_path; register the dataset at training.dataset_path.",
+            *_task_notes(workload),
         ],
     }
 
@@ -992,6 +1026,7 @@ def _megatron_notes(model: ModelSpec, workload: Workload, global_batch: int) -> 
     notes.append(
         f"Tokenize the dataset with tools/preprocess_data.py and the same tokenizer into /data/{slug}_text_document."
     )
+    notes += _task_notes(workload)
     if train_iters(workload, global_batch) is None:
         notes.append("No token count was given: add --train-iters (tokens ÷ (global batch × sequence length)).")
     fixed = {k: v for k, v in model.rope_params if k in MEGATRON_MLA_YARN_FIXED and MEGATRON_MLA_YARN_FIXED[k] != v}

@@ -11,7 +11,7 @@ from app import messages
 from app.estimator.memory import MemoryEstimate
 from app.estimator.memory.band import MemoryBand
 from app.estimator.params import count_params
-from app.estimator.performance import PerformanceEstimate
+from app.estimator.performance import UNCALIBRATED_SLOW, PerformanceEstimate, calibration_distance
 from app.estimator.specs import GIB, Goodput, ModelSpec, Plan, Warning_, Workload
 from app.estimator.vocabulary import TERM_MONTHS
 from app.planner.explain import describe_plan, explain
@@ -231,6 +231,15 @@ def joined_nodes(option: Option | ServingOption) -> int:
     return option.config.nodes if option.launch.get("needs_infiniband") else 1
 
 
+def calibration_assumptions(model: ModelSpec, workload: Workload, option: Option) -> list[str]:
+    """How the option's training plan differs from every run that calibrated the speed, which widened its range."""
+    if workload.task == "inference":
+        return []
+    plan = option.evaluated.plan
+    _slowest, kinds = calibration_distance(model.is_moe, plan.offload != "none")
+    return [messages.assumption(f"uncalibrated_{kind}", {"factor": UNCALIBRATED_SLOW[kind]}) for kind in kinds]
+
+
 def fabric_assumptions(option: Option | ServingOption) -> list[str]:
     """Which fabric the speed of a multi-server option assumes, and how the price and quote carry it."""
     offer, nodes = option.offer, joined_nodes(option)
@@ -274,7 +283,7 @@ def option_out(
         reference_prices=reference_out(book, option),
         # a near miss billed beyond what a quote rents (quote_months) has no body that would post
         quote=quote_body(option, plan, workload_body) if workload_body is not None and _quotable(option) else None,
-        assumptions=fabric_assumptions(option),
+        assumptions=fabric_assumptions(option) + calibration_assumptions(model, workload, option),
     )
 
 

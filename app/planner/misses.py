@@ -14,12 +14,15 @@ from app.planner.offers import Constraints, Cost, cheaper_term
 # Why a configuration that fits is a near miss rather than an option: training misses the deadline or the monthly
 # budget or the job budget (`total_budget`); a serving deployment the budgets, its latency targets (already at one
 # request, or at the peak load), the
-# peak load itself (the replicas the SKU rents carry less), or the sequence length (a KV cache shorter than one).
+# peak load itself (the replicas the SKU rents carry less), or the sequence length (a KV cache shorter than one);
+# a training plan that leaves its GPUs nearly idle (`inefficient`, app/planner/efficiency.py) is shown only as a near
+# miss, and only while nothing sensible exists.
 MissCode = Literal[
     "deadline",
     "budget",
     "total_budget",
     "quote_months",
+    "inefficient",
     "slo_one_request",
     "slo_peak",
     "peak_load",

@@ -32,6 +32,10 @@ With a deadline, an option whose estimate meets it but whose time range's slow e
 (`time_to_train_hours_range`) does not carries the warning `deadline_within_range` with the figures. An option
 whose range's slow end bills more months than its estimate carries `billing_within_range` with both totals.
 
+A plan that leaves its GPUs nearly idle (app/planner/efficiency.py: MFU below 5 %, or exposed communication above
+3 × its compute) is never ranked; it is a near miss (`inefficient`, with what would help) only while no option is
+ranked, and it prunes nothing (`_Search._search`).
+
 The Pareto list (cheapest first) keeps an option only when it saves at least
 PARETO_MIN_SAVING of the previous point's time, and stops after the first point that finishes
 within MEANINGFUL_HOURS: past it, more money buys no meaningful time.
@@ -53,6 +57,7 @@ from app.estimator.memory.band import MemoryBand, may_exceed, memory_band
 from app.estimator.specs import GIB, Cluster, MemoryBreakdown, ModelSpec, Performance, Warning_, Workload
 from app.estimator.vocabulary import MAX_QUOTE_MONTHS, TERM_MONTHS, Objective
 from app.planner.budget import past, search_deadline
+from app.planner.efficiency import INEFFICIENT, inefficiency
 from app.planner.explain import batch_warnings, plan_warnings
 from app.planner.launch import launch_configs
 from app.planner.misses import Miss, budget_misses, term_warnings
@@ -199,7 +204,9 @@ def recommend(
         if rejection is not None:
             rejected.append(rejection)
     result.rejected = sorted(rejected, key=lambda r: r.sku_id)
-    ranked, misses = _split_by_constraints(feasible, constraints)
+    ranked, misses = _split_by_constraints(feasible, constraints, workload)
+    if ranked:  # a plan that idles its GPUs is a near miss only while nothing sensible exists
+        misses = [o for o in misses if not _inefficient(o)]
     result.pareto = pareto(ranked)
     ranked = rank(ranked, constraints.objective, deadline=constraints.deadline_days is not None)
     result.options = ranked[: constraints.limit]
@@ -404,9 +411,10 @@ class _Search:
             )
             if workload is not self.workload:
                 option.warnings = _unique(option.warnings + [precision_run_as(self.workload, workload, offer.gpu)])
-            option.misses = _misses(option, self.constraints)
+            option.misses = _misses(option, self.constraints, workload)
             offer_search.found.append(option)
-            self.frontier.add(Point(option.sort_cost, option.sort_time, option.hours, bool(option.misses)))
+            if not _inefficient(option):  # shown only while nothing sensible is: it must prune nothing
+                self.frontier.add(Point(option.sort_cost, option.sort_time, option.hours, bool(option.misses)))
 
     def _search_skipped(self, offer_search: _OfferSearch) -> None:
         """A SKU whose searched configurations found nothing: whether it fits at all decides whether
@@ -628,17 +636,24 @@ def _availability(offer: Offer, config: Configuration, region: str) -> str:
     return "available" if free >= rented_units(offer, config) else "on request"
 
 
-def _split_by_constraints(options: list[Option], constraints: Constraints) -> tuple[list[Option], list[Option]]:
+def _split_by_constraints(
+    options: list[Option], constraints: Constraints, workload: Workload
+) -> tuple[list[Option], list[Option]]:
     ranked: list[Option] = []
     misses: list[Option] = []
     for option in options:
-        option.misses = _misses(option, constraints)
+        option.misses = _misses(option, constraints, workload)
         (misses if option.misses else ranked).append(option)
     return ranked, misses
 
 
-def _misses(option: Option, constraints: Constraints) -> list[Miss]:
-    reasons: list[Miss] = []
+def _inefficient(option: Option) -> bool:
+    return any(code == INEFFICIENT for code, _params in option.misses)
+
+
+def _misses(option: Option, constraints: Constraints, workload: Workload) -> list[Miss]:
+    idle = inefficiency(option.evaluated.performance.performance, workload.task, option.config.nodes)
+    reasons: list[Miss] = [idle] if idle is not None else []
     if constraints.deadline_days is not None and option.hours is not None:
         days = option.hours / 24
         if days > constraints.deadline_days:

@@ -277,8 +277,9 @@ class WorkloadIn(RequestModel):
     )
     task: RequestTask = Field(
         default="full_finetune",
-        description="pretrain, full_finetune (default), lora, qlora (4-bit base weights), inference (a batch "
-        "job), or serving (traffic and latency targets: see `serving`).",
+        description="pretrain (from random weights), continued_pretrain (go on pretraining the released weights "
+        "on new text), full_finetune (default), lora, qlora (4-bit base weights), inference (a batch job), or serving "
+        "(traffic and latency targets: see `serving`).",
     )
     precision: Precision = Field(
         default="bf16", description="Compute precision of weights and activations: bf16 (default), fp16, fp8 or fp32."
@@ -472,7 +473,15 @@ class PerformanceOut(BaseModel):
     step_time_s: float | None = None
     tokens_per_s: float | None = None
     tokens_per_s_per_gpu: float | None = None
-    mfu: float | None = None
+    mfu: float | None = Field(
+        default=None,
+        description="Model FLOPs utilisation, attention counted causally (half the s×s score matrix, as NVIDIA NeMo "
+        "reports MFU), against the precision's dense peak",
+    )
+    mfu_full_attention: float | None = Field(
+        default=None,
+        description="The same with attention counted over the full s×s matrix (Megatron-LM, PaLM appendix B)",
+    )
     breakdown_s: dict[str, float] = Field(default_factory=dict)
     time_to_train_hours: float | None = None
     gpu_hours: float | None = None
@@ -658,7 +667,8 @@ class OptionOut(BaseModel):
     assumptions: list[str] = Field(
         default_factory=list,
         description="What this option assumes beyond the plan: the inter-node fabric a multi-server option's "
-        "speed counts on, and whether its add-on is in the price and the quote",
+        "speed counts on, and whether its add-on is in the price and the quote; how its plan differs from every run "
+        "that calibrated the speed (an MoE model, offloaded states), which widens its range",
     )
 
 

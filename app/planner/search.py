@@ -40,7 +40,6 @@ brute force over every plan (`tests/planner/brute_force.py`).
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import TypedDict, Unpack
@@ -49,12 +48,69 @@ from app.estimator.communication import StepShape, offload_time, per_node, tp_co
 from app.estimator.memory import MemoryEstimate, estimate_memory, memory_breakdown
 from app.estimator.performance import PerformanceEstimate, estimate_performance, microbatch_compute_s
 from app.estimator.specs import Cluster, LoraSpec, MemoryBreakdown, ModelSpec, Plan, Workload
-from app.estimator.vocabulary import LORA_TASKS, OFFLOADS, RECOMPUTES, Offload, Optimizer, Precision, Recompute, Task
+from app.estimator.vocabulary import (
+    LORA_TASKS,
+    OFFLOADS,
+    RECOMPUTES,
+    Offload,
+    Optimizer,
+    Precision,
+    Recompute,
+    Task,
+)
+from app.planner.shapes import (
+    CP_DEGREES as CP_DEGREES,
+)
+from app.planner.shapes import (
+    CP_MIN_SEQ_LEN as CP_MIN_SEQ_LEN,
+)
+from app.planner.shapes import (
+    EP_DEGREES as EP_DEGREES,
+)
+from app.planner.shapes import (
+    FINETUNE_BATCH as FINETUNE_BATCH,
+)
+from app.planner.shapes import (
+    FINETUNE_STEP_TOKENS as FINETUNE_STEP_TOKENS,
+)
+from app.planner.shapes import (
+    MAX_PP as MAX_PP,
+)
+from app.planner.shapes import (
+    MICRO_BATCHES as MICRO_BATCHES,
+)
+from app.planner.shapes import (  # re-exported: callers import the shapes from the search
+    TP_DEGREES as TP_DEGREES,
+)
+from app.planner.shapes import (
+    context_degrees as context_degrees,
+)
+from app.planner.shapes import (
+    default_global_batch as default_global_batch,
+)
+from app.planner.shapes import (
+    divisors as divisors,
+)
+from app.planner.shapes import (
+    expert_degrees as expert_degrees,
+)
+from app.planner.shapes import (
+    hybrid_shard as hybrid_shard,
+)
+from app.planner.shapes import (
+    micro_batches as micro_batches,
+)
+from app.planner.shapes import (
+    offloads as offloads,
+)
+from app.planner.shapes import (
+    plan_shapes as plan_shapes,
+)
+from app.planner.shapes import (
+    zero_stages as zero_stages,
+)
 from app.planner.stacks import Stack, as_run, model_stacks, supported
 
-TP_DEGREES = (1, 2, 4, 8)
-MICRO_BATCHES = (1, 2, 4, 8, 16)
-MAX_PP = 16
 # Speed-bound terms memoised by shape: (tp, pp, cp, ep, recompute, micro-batch) or ("offload", …) -> seconds.
 Shape = tuple[float, Plan, tuple[int, ...]]  # (speed bound, shape, micro-batches that divide the batch)
 
@@ -99,112 +155,6 @@ class PlanSearch:
     stats: SearchStats = field(default_factory=SearchStats)
     unconstrained_simple: bool = False  # a tp = pp = 1 plan fitted with no memory saver
     bound_cache: BoundCache = field(default_factory=BoundCache)
-
-
-def divisors(n: int, limit: int) -> list[int]:
-    return [d for d in range(1, min(n, limit) + 1) if n % d == 0]
-
-
-# Fine-tuning's default step: 128 sequences (Alpaca's recipe) of up to 4,096 tokens, Tülu 3's SFT batch (Lambert et
-# al. 2024, SFT hyperparameters: effective batch size 128, max length 4,096): about 0.5M tokens per optimizer step
-FINETUNE_BATCH = 128
-FINETUNE_STEP_TOKENS = FINETUNE_BATCH * 4096
-
-
-def default_global_batch(workload: Workload) -> int:
-    """Sequences per optimizer step when the customer gives none: ~2M tokens for pretraining
-    (GPT-3 used 0.5M-3.2M, Brown et al. 2020 Table 2.1); for fine-tuning 128 sequences, fewer past 4,096 tokens so
-    that a step stays near FINETUNE_STEP_TOKENS (128 sequences of 32k tokens would be 4M tokens a step, and a
-    short job a dozen optimizer steps); so that every plan is compared at the same optimisation semantics."""
-    if workload.global_batch:
-        return workload.global_batch
-    if workload.task == "pretrain":
-        return _pow2(max(1, 2**21 // workload.seq_len))
-    return min(FINETUNE_BATCH, _pow2(max(1, FINETUNE_STEP_TOKENS // workload.seq_len)))
-
-
-def _pow2(n: int) -> int:
-    return 1 << max(0, n.bit_length() - 1)
-
-
-def plan_shapes(model: ModelSpec, workload: Workload, cluster: Cluster) -> Iterator[Plan]:
-    """Shapes (dp, tp, pp, cp, ep): tp inside one node and dividing the heads, pp dividing the layers,
-    context parallel for long sequences (`context_degrees`), expert parallel for MoE models
-    (`expert_degrees`, inside dp). Yielded tp, then pp, then cp, then ep ascending."""
-    gpus = cluster.gpus
-    for tp in TP_DEGREES:
-        if tp > cluster.gpus_per_node or cluster.gpus_per_node % tp or model.heads % tp:
-            continue
-        if tp > 1 and workload.task != "inference" and not model_stacks(model, workload.task, tp) - {"deepspeed"}:
-            continue  # no tensor-parallel stack builds the model at this tp (kv heads, family: data/stacks.json)
-        for pp in divisors(model.layers, min(MAX_PP, gpus // tp)):
-            for cp in context_degrees(workload, gpus // (tp * pp)):
-                if gpus % (tp * pp * cp):
-                    continue
-                dp = gpus // (tp * pp * cp)
-                shard = hybrid_shard(workload, cluster, dp, tp * cp)
-                for ep in expert_degrees(model, workload, dp):
-                    yield Plan(dp=dp, tp=tp, pp=pp, cp=cp, ep=ep, sequence_parallel=tp > 1)
-                    if shard is not None:
-                        yield Plan(dp=dp, tp=tp, pp=pp, cp=cp, ep=ep, sequence_parallel=tp > 1, dp_shard=shard)
-
-
-def hybrid_shard(workload: Workload, cluster: Cluster, dp: int, inner: int) -> int | None:
-    """The shard group of hybrid sharding (HSDP) worth searching: the data-parallel ranks of one server,
-    when data parallel spans servers (ZeRO-3's gathers then stay on the server's own link and only the
-    gradient all-reduce crosses the fabric); None where it cannot help (one server, no data parallel on
-    the server, LoRA/QLoRA or inference, which no stack runs with it: data/stacks.json)."""
-    if cluster.nodes == 1 or workload.task in LORA_TASKS or workload.task == "inference":
-        return None
-    in_node = min(dp, max(1, cluster.gpus_per_node // inner))
-    return in_node if 1 < in_node < dp and dp % in_node == 0 else None
-
-
-# Context parallel splits each sequence over cp GPUs (ring attention: Megatron-Core `--context-parallel-size`,
-# torchtitan `context_parallel_degree`); it pays off where activations, not weights, fill the card: from
-# 32k tokens (Llama 3 trained its 128k stage with cp 16, Dubey et al. 2024 §3.3.2 Table 4).
-CP_MIN_SEQ_LEN = 32768
-CP_DEGREES = (1, 2, 4, 8, 16)
-EP_DEGREES = (1, 2, 4, 8, 16, 32, 64)
-
-
-def context_degrees(workload: Workload, most: int) -> tuple[int, ...]:
-    if workload.task == "inference" or workload.seq_len < CP_MIN_SEQ_LEN:
-        return (1,)
-    return tuple(cp for cp in CP_DEGREES if cp <= most and workload.seq_len % cp == 0)
-
-
-def expert_degrees(model: ModelSpec, workload: Workload, dp: int) -> tuple[int, ...]:
-    """Expert parallel degrees: dividing the experts and the data-parallel ranks they are sharded over
-    (the estimator places the expert-parallel group inside data parallel, `Plan`)."""
-    if workload.task == "inference" or not model.is_moe:
-        return (1,)
-    return tuple(ep for ep in EP_DEGREES if model.experts % ep == 0 and dp % ep == 0)
-
-
-def zero_stages(task: Task, dp: int) -> tuple[int, ...]:
-    if task == "inference" or dp == 1:
-        return (0,)
-    return (0, 1, 2, 3)
-
-
-def offloads(task: Task, zero: int, host_ram_known: bool = True) -> tuple[Offload, ...]:
-    """DeepSpeed offloads optimizer states with ZeRO ≥ 1 and parameters only with ZeRO-3.
-
-    Offload needs host RAM the plan can count on: a server whose RAM is unknown gets none."""
-    if task == "inference" or not host_ram_known:
-        return ("none",)
-    return OFFLOADS if zero == 3 else ("none", "optimizer") if zero >= 1 else ("none",)
-
-
-def micro_batches(workload: Workload, dp: int, global_batch: int, pinned: int | None = None) -> tuple[int, ...]:
-    """Micro-batches dividing the global batch; a pinned one (the request's, or the inference
-    batch) is the only choice."""
-    if workload.task == "inference":
-        return (pinned or 1,)
-    if pinned is not None:
-        return (pinned,) if global_batch % (dp * pinned) == 0 else ()
-    return tuple(mb for mb in MICRO_BATCHES if global_batch % (dp * mb) == 0)
 
 
 _cache: dict[tuple[object, ...], PlanSearch] = {}
@@ -311,7 +261,80 @@ def search_plans(
         _search_shape(model, workload, cluster, shape, mbs, result)
     if result.best is None and result.closest_plan is not None:
         result.closest_miss = estimate_memory(model, workload, result.closest_plan, cluster)
+    result.best = relieved(model, workload, cluster, result.best, micro_batch)
     return result
+
+
+# Memory relief: a plan within RELIEF_MARGIN of its GPU memory limit takes one more level of activation recompute, or
+# half its micro-batch, where that costs under RELIEF_MAX_SLOWDOWN of its speed and leaves it clear of the margin.
+# The estimate meets measured peaks within a few percent (docs/validation.md, memory), and the caching allocator's
+# fragmentation takes a few percent more on a real run: a plan within 3 % of the limit may not start, and an engineer
+# who signs it turns on selective recompute first (issue 32, "memory relief first"). Likewise a plan that offloads
+# states to host RAM gives way to one that keeps them on the GPUs (less offload, at any recompute level and
+# micro-batch) within the same speed: pinned host buffers of hundreds of GiB and PCIe traffic are what fails first.
+RELIEF_MARGIN = 0.03
+RELIEF_MAX_SLOWDOWN = 0.05
+
+
+def relieved(
+    model: ModelSpec, workload: Workload, cluster: Cluster, best: Evaluated | None, micro_batch: int | None = None
+) -> Evaluated | None:
+    """`best` after memory relief: where it offloads, the fastest plan of its shape with less offload that some stack
+    runs, clears RELIEF_MARGIN and keeps (1 − RELIEF_MAX_SLOWDOWN) of its speed; then, where it sits within
+    RELIEF_MARGIN of the GPU memory limit, the fastest such plan with one more recompute level or half the micro-batch
+    (unless pinned). Training only (inference has no recompute or offload to trade)."""
+    if best is None or workload.task == "inference":
+        return best
+    global_batch = workload.global_batch or 1
+    plan = best.plan
+    if plan.offload != "none":
+        mbs = micro_batches(workload, plan.dp, global_batch, micro_batch)
+        lighter = [
+            replace(plan, offload=offload, recompute=recompute, micro_batch=mb)
+            for offload in OFFLOADS[: OFFLOADS.index(plan.offload)]
+            for recompute in RECOMPUTES
+            for mb in mbs
+        ]
+        best = _fastest_within(model, workload, cluster, best, lighter) or best
+        plan = best.plan
+    memory = best.memory.breakdown
+    if memory.total < _ceiling(memory):
+        return best
+    candidates = []
+    level = RECOMPUTES.index(plan.recompute)
+    if level + 1 < len(RECOMPUTES):
+        candidates.append(replace(plan, recompute=RECOMPUTES[level + 1]))
+    half = plan.micro_batch // 2
+    if micro_batch is None and half >= 1 and half in micro_batches(workload, plan.dp, global_batch):
+        candidates.append(replace(plan, micro_batch=half))
+    return _fastest_within(model, workload, cluster, best, candidates) or best
+
+
+def _ceiling(memory: MemoryBreakdown) -> float:
+    """GPU memory a relieved plan stays under: RELIEF_MARGIN below the limit."""
+    return (1 - RELIEF_MARGIN) * (memory.capacity if memory.limit is None else memory.limit)
+
+
+def _fastest_within(
+    model: ModelSpec, workload: Workload, cluster: Cluster, best: Evaluated, candidates: list[Plan]
+) -> Evaluated | None:
+    """The fastest of `candidates` that some stack runs, that fits clear of RELIEF_MARGIN and that keeps
+    (1 − RELIEF_MAX_SLOWDOWN) of `best`'s speed; None when none does."""
+    ceiling = _ceiling(best.memory.breakdown)
+    chosen: Evaluated | None = None
+    for candidate in candidates:
+        if not supported(workload, candidate, model):
+            continue
+        held, breakdown = _memory(model, workload, cluster, candidate, PlanSearch(best=None))
+        if not breakdown.fits or breakdown.total >= ceiling:
+            continue
+        performance = estimate_performance(model, workload, held, cluster)
+        if _throughput(performance) < (1 - RELIEF_MAX_SLOWDOWN) * best.throughput:
+            continue
+        found = Evaluated(held, estimate_memory(model, workload, held, cluster), performance)
+        if chosen is None or faster(found, chosen):
+            chosen = found
+    return chosen
 
 
 def throughput_bound(
@@ -625,7 +648,7 @@ def _runnable_by_kind(
 ) -> dict[int, set[tuple[Offload, Recompute]]]:
     dp, tp, pp, cp, ep = (2 if on else 1 for on in parallel[:5])
     shape = Plan(dp=2 * dp, tp=tp, pp=pp, cp=cp, ep=ep, dp_shard=2) if parallel[5] else Plan(dp, tp, pp, cp, ep)
-    lora = LoraSpec() if task in ("lora", "qlora") else None
+    lora = LoraSpec() if task in LORA_TASKS else None
     workload = Workload(task=task, optimizer=optimizer, precision=precision, lora=lora)
     out: dict[int, set[tuple[Offload, Recompute]]] = {}
     for zero in zero_stages(task, shape.dp):

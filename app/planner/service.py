@@ -59,6 +59,7 @@ def estimate(request: EstimateIn, *, open_session: SessionOpener) -> EstimateOut
         return serving_service.estimate(request, model, mappers.model_out(model), model_warnings, cluster)
     model_warnings = model_warnings + checkpoint_warnings(request.model, model)
     requested = request.workload()
+    model_warnings = model_warnings + explain.task_warnings(model, requested)
     cluster = replace(cluster, memory_headroom=request.memory_headroom)
     workload = as_launched(requested, cluster.gpu, model)  # fp8 only where a stack's launch runs it
     if workload is not requested:

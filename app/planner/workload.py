@@ -24,6 +24,7 @@ from app.estimator.memory import validate_plan
 from app.estimator.models import model_from_hf_config, model_from_params, validate_model
 from app.estimator.presets import get_preset, preset_config
 from app.estimator.specs import Cluster, EstimatorError, ModelSpec, Plan, Warning_, Workload
+from app.planner.explain import task_warnings
 from app.planner.schemas import HardwareIn, ModelIn, WorkloadIn
 from app.planner.search import default_global_batch
 from app.schemas import mirror
@@ -75,7 +76,7 @@ def resolve_workload(request: WorkloadIn) -> tuple[ModelSpec, Workload, list[War
     model, warnings = resolve_model(request.model)
     workload = request.workload()
     validate_plan(model, workload, Plan(micro_batch=request.micro_batch or 1))
-    return model, workload, warnings + checkpoint_warnings(request.model, model)
+    return model, workload, warnings + checkpoint_warnings(request.model, model) + task_warnings(model, workload)
 
 
 def checkpoint_warnings(spec: ModelIn, model: ModelSpec) -> list[Warning_]:

@@ -157,7 +157,9 @@ def test_one_usual_server_brings_its_host_ram_so_the_search_can_offload(client: 
         hardware={"gpu": "h100-80g-sxm", "gpus_per_node": 8},
     )
     plan = result["plan"]
-    assert (plan["zero_stage"], plan["offload"], plan["recompute"]) == (3, "optimizer_and_params", "full")
+    # offload is what makes it fit: the optimizer states at least (the parameters stay on the GPUs where that is as
+    # fast: memory relief, app/planner/search.py `relieved`)
+    assert (plan["zero_stage"], plan["offload"] != "none", plan["recompute"]) == (3, True, "full")
     assert result["memory"]["fits"] is True
     assert any(a.startswith("host RAM: 2,048 GiB per node") for a in result["assumptions"])
 

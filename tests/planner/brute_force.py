@@ -18,6 +18,7 @@ from app.planner.search import (
     micro_batches,
     offloads,
     plan_shapes,
+    relieved,
 )
 from app.planner.stacks import supported
 
@@ -50,4 +51,4 @@ def brute_force(
                         candidate = Evaluated(plan, memory, estimate_performance(model, workload, plan, cluster))
                         if best is None or faster(candidate, best):
                             best = candidate
-    return best
+    return relieved(model, workload, cluster, best, micro_batch)  # the search's memory relief of its best

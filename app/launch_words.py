@@ -1,0 +1,98 @@
+"""The words of a serving option's launch, in English and Simplified Chinese, by code (app/messages.py renders them
+with `launch()`; tests/test_messages.py checks both languages define the same codes). Kept apart from
+app/messages.py, which holds every other catalog of words, so that module stays within the module size."""
+
+from __future__ import annotations
+
+# A serving option's launch (app/planner/serving_launch.py): how its replicas and a replica's servers are started
+# (`layout_*`) and what the command assumes (the rest). Commands and flags stay as the engines spell them.
+LAUNCH: dict[str, dict[str, str]] = {
+    "en": {
+        "layout_replicas": "{replicas} replica(s) of {gpus} GPU(s): {per_node} per server, each pinned with "
+        "CUDA_VISIBLE_DEVICES to its own GPUs and listening on its own port, behind a load balancer",
+        "layout_vllm": "{replicas} replica(s) of {nodes} servers: TP {tp} inside each server, {pp} pipeline stages "
+        "across servers joined by {fabric}; vLLM runs each replica as one Ray cluster (ray start --head on the first "
+        "server, ray start --address on the others, the command on the head), behind a load balancer",
+        "layout_sglang": "{replicas} replica(s) of {nodes} servers: TP {tp} inside each server, {pp} pipeline stages "
+        "across servers joined by {fabric}; every server of a replica runs the command with its own --node-rank (0 on "
+        "the head, whose address --dist-init-addr names, to {last}); the head serves HTTP, behind a load balancer",
+        "layout_trt-llm": "{replicas} replica(s) of {nodes} servers: TP {tp} inside each server, {pp} pipeline stages "
+        "across servers joined by {fabric}; each replica is one MPI job of {ranks} ranks over its servers (mpirun or "
+        "srun, every rank under trtllm-llmapi-launch); rank 0 serves HTTP, behind a load balancer",
+        "no_fabric": "Replicas share nothing: separate servers need no InfiniBand or RoCE, only the ordinary network.",
+        "pipeline": "Each replica's {pp} pipeline stages pass activations between servers over the SKU's {fabric} (a "
+        "few MB a step: far less than tensor parallelism across servers would need); rent the SKU's {fabric} add-on "
+        "for every server (quote `addons`; see the option's warnings for its price); replicas still share nothing.",
+        "as_shipped": "{repo} ships {scheme} weights: {engine} reads its quantization_config and serves them as they "
+        "are (no --quantization flag), the format this option is sized on",
+        "engine_cannot_read": "{engine} does not load {method} checkpoints such as {repo}: serve a {fmt} checkpoint of "
+        "the model in a format it reads",
+        "other_format": "{repo} ships {scheme} weights, not the {fmt} this option is sized on: serve a {fmt} "
+        "checkpoint of the model (from the 16-bit original; a dequantised copy for 16-bit weights)",
+        "int4": "int4 needs a 4-bit AWQ or GPTQ checkpoint (group 128) of {repo}; the engine reads its "
+        "quantization_config and picks the Marlin kernels itself (no --quantization flag)",
+        "int8": "int8 weight-only needs an 8-bit GPTQ checkpoint of {repo}; the engine reads its "
+        "quantization_config and picks the Marlin kernels itself (no --quantization flag)",
+        "fp8_online": "--quantization fp8 quantises the 16-bit checkpoint of {repo} on load; on GPUs with FP8 tensor "
+        "cores the GEMMs run in FP8",
+        "trtllm_quantise": "quantise {repo} with TensorRT Model Optimizer first (examples/llm_ptq/hf_ptq.py "
+        "--qformat {qformat}{kv}) and serve the exported checkpoint",
+        "trtllm_kv": "{options} holds `kv_cache_config: {{dtype: fp8}}` (the FP8 KV cache the sizing assumes)",
+        "trtllm_srun": "under Slurm: srun -N {nodes} --ntasks-per-node {per_node} --mpi=pmix trtllm-llmapi-launch "
+        "trtllm-serve … (the same arguments)",
+        "static": "{engine} always batches continuously: the static-batching figures describe a fixed batch run "
+        "offline; the server admits requests as they come",
+        "variant": "serves the {variant} model {repo} (model.variant; the preset's {other} model is {other_repo})",
+        "length_context": "--{flag} {length:,}: the model's context, so any request up to it is accepted (state "
+        "serving.max_request_tokens to cap it)",
+        "length_cache": "--{flag} {length:,}: the most one replica's KV cache holds; the model's context is "
+        "{context:,} tokens (longer requests need more GPUs per replica)",
+        "length_unknown": "no context length is known for this model: the engine derives --{flag} from its "
+        "config.json, and refuses to start if one replica's KV cache ({cache:,} tokens) holds less",
+    },
+    "zh": {
+        "layout_replicas": "{replicas} 个副本，每个 {gpus} 张 GPU：每台服务器 {per_node} 个，各自用 "
+        "CUDA_VISIBLE_DEVICES "
+        "绑定自己的 GPU、监听自己的端口，前置负载均衡",
+        "layout_vllm": "{replicas} 个副本，每个占 {nodes} 台服务器：服务器内张量并行 {tp}，跨服务器 {pp} 级流水线，经 "
+        "{fabric} 互联；vLLM 把每个副本作为一个 Ray 集群运行（第一台服务器 ray start --head，其余 ray start "
+        "--address，命令在头节点执行），前置负载均衡",
+        "layout_sglang": "{replicas} 个副本，每个占 {nodes} 台服务器：服务器内张量并行 {tp}，跨服务"
+        "器 {pp} 级流水线，经 "
+        "{fabric} 互联；副本的每台服务器都运行该命令，各带自己的 --node-rank（头节点为 0，其地址由 --dist-init-addr "
+        "指定，其余到 {last}）；头节点提供 HTTP 服务，前置负载均衡",
+        "layout_trt-llm": "{replicas} 个副本，每个占 {nodes} 台服务器：服务器内张量并行 {tp}，跨服务"
+        "器 {pp} 级流水线，经 "
+        "{fabric} 互联；每个副本是一个跨其服务器的 {ranks} 进程 MPI 作业（mpirun 或 srun，每个进程由 "
+        "trtllm-llmapi-launch 启动）；0 号进程提供 HTTP 服务，前置负载均衡",
+        "no_fabric": "副本之间不共享任何状态：分布在不同服务器上无需 InfiniBand 或 RoCE，普通网络即可。",
+        "pipeline": "每个副本的 {pp} 级流水线经该 SKU 的 {fabric} 在服务器间传递激活（每步几 MB，远少于跨服务器张量并行"
+        "所需）；每台服务器都需租用该 SKU 的 {fabric} 附加项（报价 `addons`；价格见方案警告）；副本之间仍不共享状态。",
+        "as_shipped": "{repo} 发布的是 {scheme} 权重：{engine} 读取其 quantization_config 并原样加载（不加 "
+        "--quantization 参数），本方案即按此格式估算",
+        "engine_cannot_read": "{engine} 无法加载 {repo} 这类 {method} 检查点：请使用该模型的、它能读"
+        "取格式的 {fmt} 检查点",
+        "other_format": "{repo} 发布的是 {scheme} 权重，而非本方案估算所用的 {fmt}：请使用该模型的 {fmt} 检查点"
+        "（由 16 位原始权重量化；16 位权重则需反量化后的副本）",
+        "int4": "int4 需要 {repo} 的 4 位 AWQ 或 GPTQ 检查点（分组 128）；引擎读取其 quantization_config 并自行选用 "
+        "Marlin 内核（不加 --quantization 参数）",
+        "int8": "int8 仅权重量化需要 {repo} 的 8 位 GPTQ 检查点；引擎读取其 quantization_config 并自行选用 Marlin 内核"
+        "（不加 --quantization 参数）",
+        "fp8_online": "--quantization fp8 在加载时把 {repo} 的 16 位检查点量化为 FP8；在有 FP8 张量"
+        "核心的 GPU 上矩阵乘法"
+        "以 FP8 运行",
+        "trtllm_quantise": "先用 TensorRT Model Optimizer 量化 {repo}（examples/llm_ptq/hf_ptq.py --qformat "
+        "{qformat}{kv}），再加载导出的检查点",
+        "trtllm_kv": "{options} 写入 `kv_cache_config: {{dtype: fp8}}`（即估算所用的 FP8 KV 缓存）",
+        "trtllm_srun": "在 Slurm 下：srun -N {nodes} --ntasks-per-node {per_node} --mpi=pmix trtllm-llmapi-launch "
+        "trtllm-serve …（参数相同）",
+        "static": "{engine} 总是连续批处理：静态批处理的数据描述的是离线运行的固定批次；服务会随到随收请求",
+        "variant": "加载 {variant} 模型 {repo}（model.variant；该预设的 {other} 模型是 {other_repo}）",
+        "length_context": "--{flag} {length:,}：模型的上下文长度，不超过它的请求都会被接受（可用 "
+        "serving.max_request_tokens 设上限）",
+        "length_cache": "--{flag} {length:,}：单个副本的 KV 缓存最多能容纳的长度；模型上下文为 {context:,} token"
+        "（更长的请求需要每个副本更多 GPU）",
+        "length_unknown": "该模型的上下文长度未知：引擎从其 config.json 推出 --{flag}，若单个副本的 KV 缓存"
+        "（{cache:,} token）放不下则拒绝启动",
+    },
+}

@@ -1,0 +1,128 @@
+"""The parallel plans a search walks, before any estimate: the degrees (tensor inside a node, pipeline over the
+layers, context from 32k-token sequences, experts for MoE models), the ZeRO stages, offloads and micro-batches each
+shape allows, and the default optimizer step. PURE, as app/planner/search.py which walks them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from app.estimator.specs import Cluster, ModelSpec, Plan, Workload
+from app.estimator.vocabulary import (
+    LORA_TASKS,
+    OFFLOADS,
+    PRETRAINING_TASKS,
+    Offload,
+    Task,
+)
+from app.planner.stacks import model_stacks
+
+TP_DEGREES = (1, 2, 4, 8)
+MICRO_BATCHES = (1, 2, 4, 8, 16)
+MAX_PP = 16
+
+
+def divisors(n: int, limit: int) -> list[int]:
+    return [d for d in range(1, min(n, limit) + 1) if n % d == 0]
+
+
+# Fine-tuning's default step: 128 sequences (Alpaca's recipe) of up to 4,096 tokens, Tülu 3's SFT batch (Lambert et
+# al. 2024, SFT hyperparameters: effective batch size 128, max length 4,096): about 0.5M tokens per optimizer step
+FINETUNE_BATCH = 128
+FINETUNE_STEP_TOKENS = FINETUNE_BATCH * 4096
+
+
+def default_global_batch(workload: Workload) -> int:
+    """Sequences per optimizer step when the customer gives none: ~2M tokens for pretraining, from scratch or
+    continued (Ibrahim et al. 2024, arXiv:2403.08763, continue at the original run's batch)
+    (GPT-3 used 0.5M-3.2M, Brown et al. 2020 Table 2.1); for fine-tuning 128 sequences, fewer past 4,096 tokens so
+    that a step stays near FINETUNE_STEP_TOKENS (128 sequences of 32k tokens would be 4M tokens a step, and a
+    short job a dozen optimizer steps); so that every plan is compared at the same optimisation semantics."""
+    if workload.global_batch:
+        return workload.global_batch
+    if workload.task in PRETRAINING_TASKS:
+        return _pow2(max(1, 2**21 // workload.seq_len))
+    return min(FINETUNE_BATCH, _pow2(max(1, FINETUNE_STEP_TOKENS // workload.seq_len)))
+
+
+def _pow2(n: int) -> int:
+    return 1 << max(0, n.bit_length() - 1)
+
+
+def plan_shapes(model: ModelSpec, workload: Workload, cluster: Cluster) -> Iterator[Plan]:
+    """Shapes (dp, tp, pp, cp, ep): tp inside one node and dividing the heads, pp dividing the layers,
+    context parallel for long sequences (`context_degrees`), expert parallel for MoE models
+    (`expert_degrees`, inside dp). Yielded tp, then pp, then cp, then ep ascending."""
+    gpus = cluster.gpus
+    for tp in TP_DEGREES:
+        if tp > cluster.gpus_per_node or cluster.gpus_per_node % tp or model.heads % tp:
+            continue
+        if tp > 1 and workload.task != "inference" and not model_stacks(model, workload.task, tp) - {"deepspeed"}:
+            continue  # no tensor-parallel stack builds the model at this tp (kv heads, family: data/stacks.json)
+        for pp in divisors(model.layers, min(MAX_PP, gpus // tp)):
+            for cp in context_degrees(workload, gpus // (tp * pp)):
+                if gpus % (tp * pp * cp):
+                    continue
+                dp = gpus // (tp * pp * cp)
+                shard = hybrid_shard(workload, cluster, dp, tp * cp)
+                for ep in expert_degrees(model, workload, dp):
+                    yield Plan(dp=dp, tp=tp, pp=pp, cp=cp, ep=ep, sequence_parallel=tp > 1)
+                    if shard is not None:
+                        yield Plan(dp=dp, tp=tp, pp=pp, cp=cp, ep=ep, sequence_parallel=tp > 1, dp_shard=shard)
+
+
+def hybrid_shard(workload: Workload, cluster: Cluster, dp: int, inner: int) -> int | None:
+    """The shard group of hybrid sharding (HSDP) worth searching: the data-parallel ranks of one server,
+    when data parallel spans servers (ZeRO-3's gathers then stay on the server's own link and only the
+    gradient all-reduce crosses the fabric); None where it cannot help (one server, no data parallel on
+    the server, LoRA/QLoRA or inference, which no stack runs with it: data/stacks.json)."""
+    if cluster.nodes == 1 or workload.task in LORA_TASKS or workload.task == "inference":
+        return None
+    in_node = min(dp, max(1, cluster.gpus_per_node // inner))
+    return in_node if 1 < in_node < dp and dp % in_node == 0 else None
+
+
+# Context parallel splits each sequence over cp GPUs (ring attention: Megatron-Core `--context-parallel-size`,
+# torchtitan `context_parallel_degree`); it pays off where activations, not weights, fill the card: from
+# 32k tokens (Llama 3 trained its 128k stage with cp 16, Dubey et al. 2024 §3.3.2 Table 4).
+CP_MIN_SEQ_LEN = 32768
+CP_DEGREES = (1, 2, 4, 8, 16)
+EP_DEGREES = (1, 2, 4, 8, 16, 32, 64)
+
+
+def context_degrees(workload: Workload, most: int) -> tuple[int, ...]:
+    if workload.task == "inference" or workload.seq_len < CP_MIN_SEQ_LEN:
+        return (1,)
+    return tuple(cp for cp in CP_DEGREES if cp <= most and workload.seq_len % cp == 0)
+
+
+def expert_degrees(model: ModelSpec, workload: Workload, dp: int) -> tuple[int, ...]:
+    """Expert parallel degrees: dividing the experts and the data-parallel ranks they are sharded over
+    (the estimator places the expert-parallel group inside data parallel, `Plan`)."""
+    if workload.task == "inference" or not model.is_moe:
+        return (1,)
+    return tuple(ep for ep in EP_DEGREES if model.experts % ep == 0 and dp % ep == 0)
+
+
+def zero_stages(task: Task, dp: int) -> tuple[int, ...]:
+    if task == "inference" or dp == 1:
+        return (0,)
+    return (0, 1, 2, 3)
+
+
+def offloads(task: Task, zero: int, host_ram_known: bool = True) -> tuple[Offload, ...]:
+    """DeepSpeed offloads optimizer states with ZeRO ≥ 1 and parameters only with ZeRO-3.
+
+    Offload needs host RAM the plan can count on: a server whose RAM is unknown gets none."""
+    if task == "inference" or not host_ram_known:
+        return ("none",)
+    return OFFLOADS if zero == 3 else ("none", "optimizer") if zero >= 1 else ("none",)
+
+
+def micro_batches(workload: Workload, dp: int, global_batch: int, pinned: int | None = None) -> tuple[int, ...]:
+    """Micro-batches dividing the global batch; a pinned one (the request's, or the inference
+    batch) is the only choice."""
+    if workload.task == "inference":
+        return (pinned or 1,)
+    if pinned is not None:
+        return (pinned,) if global_batch % (dp * pinned) == 0 else ()
+    return tuple(mb for mb in MICRO_BATCHES if global_batch % (dp * mb) == 0)

@@ -1,0 +1,118 @@
+"""Continued pretraining of a released model loads its weights in every stack's launch, at continued pretraining's
+schedule (launch.py SCHEDULES: Ibrahim et al. 2024 arXiv:2403.08763, Llama 2 Table 1) with the data-mix note;
+`pretrain` of a released preset says it starts from random weights (issue: Llama-3.1-70B continued for ¥400,000 from
+noise). Driven through POST /recommend and POST /estimate with the issue's request."""
+
+from __future__ import annotations
+
+import pytest
+from fastapi.testclient import TestClient
+
+from app.estimator.presets import get_preset
+from app.estimator.specs import Plan, Workload
+from app.messages import WARNINGS
+from app.planner.launch import launch_configs
+
+ISSUE = {"model": {"preset": "llama-3.1-70b"}, "tokens": 5e10, "seq_len": 8192, "constraints": {"deadline_days": 30}}
+REPO = "meta-llama/Llama-3.1-70B"
+
+
+def _recommend(client: TestClient, task: str) -> dict:
+    response = client.post("/recommend", json={**ISSUE, "task": task})
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def _loads_released_weights(stack: str, launch: dict) -> bool:
+    """Whether the stack's launch starts from the released weights rather than random ones."""
+    if stack == "megatron":
+        args = launch["args"]
+        return "--finetune" in args and any(a.startswith("--load /checkpoints/") and a.endswith("-mcore") for a in args)
+    if stack == "fsdp":
+        checkpoint = launch["torchtitan"]["checkpoint"]
+        return checkpoint.get("initial_load_in_hf") is True and checkpoint.get("initial_load_model_only") is True
+    assert stack == "deepspeed"
+    return launch["model"] == {"pretrained_model_name_or_path": REPO, "init": "from_pretrained"}
+
+
+def _peak_lr(stack: str, launch: dict) -> float:
+    if stack == "megatron":
+        return float(next(a.split()[1] for a in launch["args"] if a.startswith("--lr ")))
+    if stack == "fsdp":
+        return launch["torchtitan"]["optimizer"]["lr"]
+    return launch["trainer"]["learning_rate"]
+
+
+def test_continued_pretraining_loads_the_released_weights_in_every_option(client: TestClient) -> None:
+    result = _recommend(client, "continued_pretrain")
+    shown = result["options"] + result["near_misses"]
+    assert result["options"]
+    stacks = set()
+    for option in shown:
+        stack = option["stack"]
+        launch = option["launch"][stack]
+        stacks.add(stack)
+        assert _loads_released_weights(stack, launch), (stack, launch)
+        assert _peak_lr(stack, launch) == 1.5e-4  # Llama 2 34B/70B pretraining peak, re-warmed (SCHEDULES)
+        assert any("replay" in note for note in launch["notes"]), launch["notes"]
+        codes = {w["code"] for w in option["warnings"]}
+        assert "starts_from_scratch" not in codes
+    assert len(stacks) >= 2
+
+
+@pytest.mark.parametrize("stack", ["megatron", "fsdp", "deepspeed"])
+def test_every_stacks_launch_loads_what_the_task_says(stack: str) -> None:
+    """The issue's Megatron launch of this job (TP8 × PP4 on 4 H100 servers): continued pretraining loads the
+    converted release with --finetune and re-warms over 1 % of the run; pretraining loads only its own save
+    directory, so a first launch starts from random weights. The same for torchtitan and the Trainer."""
+    model = get_preset("llama-3.1-70b").model
+    plan = Plan(dp=1, tp=8, pp=4) if stack == "megatron" else Plan(dp=32, zero_stage=3, recompute="full")
+    for task, loads in (("continued_pretrain", True), ("pretrain", False)):
+        workload = Workload(task=task, seq_len=8192, tokens=5e10)
+        launch = launch_configs(stack, model, workload, plan, 4, 8, 256)[stack]  # type: ignore[arg-type]
+        assert _loads_released_weights(stack, launch) is loads, (stack, task)
+        if stack == "megatron" and loads:
+            assert "--lr-warmup-fraction 0.01" in launch["args"] and "--lr 0.00015" in launch["args"]
+
+
+def test_continued_pretraining_is_sized_at_pretrainings_batch(client: TestClient) -> None:
+    """The same tokens, model and batch as pretraining: only the start differs, so the plans and times agree."""
+    cpt, scratch = _recommend(client, "continued_pretrain"), _recommend(client, "pretrain")
+    assert cpt["options"][0]["plan"] == scratch["options"][0]["plan"]
+    assert cpt["options"][0]["plan"]["global_batch"] == 256  # ~2M tokens at 8,192 (search.default_global_batch)
+    assert cpt["options"][0]["performance"]["time_to_train_hours"] == pytest.approx(
+        scratch["options"][0]["performance"]["time_to_train_hours"]
+    )
+
+
+def test_pretraining_a_released_preset_warns_it_starts_from_scratch(client: TestClient) -> None:
+    result = _recommend(client, "pretrain")
+    for option in result["options"]:
+        warning = next(w for w in option["warnings"] if w["code"] == "starts_from_scratch")
+        assert REPO in warning["message"] and "continued_pretrain" in warning["message"]
+        stack = option["stack"]
+        assert not _loads_released_weights(stack, option["launch"][stack])
+    estimate = client.post(
+        "/estimate",
+        json={**{k: v for k, v in ISSUE.items() if k != "constraints"}, "task": "pretrain",
+              "hardware": {"gpu": "h100-80g-sxm", "nodes": 4}},
+    )  # fmt: skip
+    assert estimate.status_code == 200, estimate.text
+    assert "starts_from_scratch" in {w["code"] for w in estimate.json()["warnings"]}
+    assert {"en", "zh"} <= set(WARNINGS) and all("starts_from_scratch" in WARNINGS[lang] for lang in ("en", "zh"))
+    assert "continued_pretrain" in WARNINGS["zh"]["starts_from_scratch"]
+
+
+def test_pretraining_an_architecture_without_released_weights_does_not_warn(client: TestClient) -> None:
+    body = {"model": {"params": 1.5e9}, "task": "pretrain", "tokens": 1e10}
+    response = client.post("/recommend", json=body)
+    assert response.status_code == 200, response.text
+    for option in response.json()["options"]:
+        assert "starts_from_scratch" not in {w["code"] for w in option["warnings"]}
+
+
+def test_the_task_is_offered_and_validated(client: TestClient) -> None:
+    schema = client.get("/openapi.json").json()
+    assert "continued_pretrain" in str(schema)
+    bad = client.post("/recommend", json={**ISSUE, "task": "continue"})
+    assert bad.status_code == 422 and "task" in bad.text
