@@ -181,6 +181,16 @@ def test_traps_are_warnings_with_stable_codes() -> None:
     assert {"kv_heads_replicated", "pp_uneven_layers", "tp_across_nodes", "pipeline_few_microbatches"} <= codes
 
 
+def test_an_mla_model_has_no_kv_heads_to_replicate() -> None:
+    """DeepSeek-V3 caches one compressed latent per token (DeepSeek-V2 paper, arXiv:2405.04434 §2.1.2, MLA), not
+    K/V heads, so tensor parallelism replicates none: the warning would tell an engineer to fix what is not there.
+    A GQA model at the same TP still gets it (Llama-3-8B's 8 KV heads at tp=16, above)."""
+    model = get_preset("deepseek-v3").model
+    assert model.mla is not None and model.kv_heads % 16  # its GQA-equivalent head count does not divide 16
+    estimate = _estimate(model, Workload(global_batch=16, task="lora"), Plan(tp=16, micro_batch=1), _cluster(nodes=2))
+    assert "kv_heads_replicated" not in {w.code for w in estimate.warnings}
+
+
 def test_approximate_models_are_flagged() -> None:
     from app.estimator.models import model_from_params
 

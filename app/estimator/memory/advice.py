@@ -30,9 +30,10 @@ def _plan_warnings(ctx: _Ctx, plan: Plan, cluster: Cluster) -> list[Warning_]:
     found = ctx.traps.get(key)
     if found is None:
         model, trains = ctx.model, ctx.workload.task != "inference"
-        found = ctx.traps[key] = _trap_warnings(
-            model.kv_heads, model.layers, model.approximate, *key[:3], trains, *key[3:]
-        )
+        # An MLA model (DeepSeek-V2/V3) caches one latent per token, not K/V heads: its `kv_heads` is the GQA
+        # equivalent of that latent's size (app/estimator/models.py), so no heads are replicated under TP.
+        kv_heads = 0 if model.mla else model.kv_heads
+        found = ctx.traps[key] = _trap_warnings(kv_heads, model.layers, model.approximate, *key[:3], trains, *key[3:])
     return list(found)
 
 
