@@ -265,7 +265,7 @@ def fetch_config(hf_id: str, *, settings: Settings, field: str = FIELD) -> bytes
     except httpx.TooManyRedirects as exc:
         raise _bad_gateway(field, "hub_redirects", hf_id=hf_id) from exc
     except httpx.TransportError as exc:
-        raise _unavailable(field, "hub_unreachable", endpoint=settings.hf_endpoint, error=type(exc).__name__) from exc
+        raise _unavailable(field, "hub_unreachable", error=type(exc).__name__) from exc
 
 
 def _check_status(response: httpx.Response, hf_id: str, field: str, *, has_token: bool) -> None:

@@ -27,3 +27,4 @@ def test_an_unreachable_hub_is_reported_without_its_endpoint(app_settings: Setti
     for text in (problem["detail"], problem["errors"][0]["message"], page.text):
         assert "model hub" in text or "模型仓库" in text, text[:300]
         assert SECRET not in text and "mirroruser" not in text and "127.0.0.1" not in text
+    assert SECRET not in api.text and "127.0.0.1" not in api.text, api.text  # the params a sales tool reads too
