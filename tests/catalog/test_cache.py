@@ -24,7 +24,7 @@ from app.db.migrate import upgrade
 from app.ratelimit.models import RateLimitCounter
 from app.seed import seed_database
 from tests.conftest import BACKENDS
-from tests.servers import free_port, running_server, scratch_database
+from tests.servers import scratch_database, serving
 
 CARD = "a100-40g-pcie-card"  # seeded at 2800.00 CNY a month
 
@@ -108,8 +108,7 @@ def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
         with build_sessionmaker(engine).begin() as session:
             seed_database(session)
         engine.dispose()
-        env = {"DATABASE_URL": url, "PORT": str(free_port()), "ENV": "test", "RATE_LIMIT_PER_MINUTE": "0"}
-        with running_server(env, workers=2) as base:
+        with serving(url, workers=2) as base:
             yield base, url
 
 

@@ -8,20 +8,13 @@ Before: an H100 fp8 full fine-tune could rank a DeepSpeed option priced at fp8 s
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi.testclient import TestClient
 
 from app.estimator.hardware import get_gpu
 from app.estimator.presets import get_preset
 from app.estimator.specs import LoraSpec, Plan, Workload
 from app.planner.stacks import as_launched, runs
-
-
-def _recommend(client: TestClient, **body: Any) -> dict:
-    response = client.post("/recommend", json=body)
-    assert response.status_code == 200, response.text
-    return response.json()
+from tests.factories import recommend as _recommend
 
 
 def test_only_stacks_whose_launch_runs_fp8_take_an_fp8_plan() -> None:

@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 
 from app.catalog.models import SkuPrice
 from app.catalog.repository import get_sku_by_slug
+from tests.factories import recommend as _recommend
 
 GPT3_175B = {
     "name": "gpt3-175b",
@@ -22,12 +23,6 @@ GPT3_175B = {
     "vocab": 50257,
     "mlp": "gelu",
 }  # Brown et al. 2020, Table 2.1
-
-
-def _recommend(client: TestClient, **body) -> dict:
-    response = client.post("/recommend", json=body)
-    assert response.status_code == 200, response.text
-    return response.json()
 
 
 def test_7b_lora_fits_one_a100_40g_card_and_it_is_the_cheapest(client: TestClient) -> None:
