@@ -106,6 +106,8 @@ def running_server(env: dict[str, str], *, workers: int = 1) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait(timeout=5)
+        if process.stderr is not None:  # left open it is a ResourceWarning, an error under filterwarnings
+            process.stderr.close()
 
 
 def _wait_ready(base: str, process: subprocess.Popen[str]) -> None:
