@@ -9,9 +9,10 @@ Markers (registered in pyproject.toml) are set here, so that `make test-fast` ca
   or one whose code names a PostgreSQL database of its own (`scratch_database("postgresql", …)`);
 - `browser`: a test that drives Chromium (it uses the `chromium` fixture, through `page` or `page_no_js`);
 - `slow`: a test that starts a process (a server, the CLI, git): its code, a helper of its module that it
-  calls, or a fixture it uses calls one of PROCESS_STARTERS. A test that starts a process without either
-  marker fails (an audit hook sees every `subprocess.Popen`), so the fast loop stays free of them. The
-  tests of a module that fuzzes the API (FUZZERS: Schemathesis, hundreds of requests a test) are slow too.
+  calls, or a fixture it uses calls one of PROCESS_STARTERS, or its code builds a PdfRenderer (a pool of
+  processes). A test that starts a process without either marker fails (an audit hook sees every
+  `subprocess.Popen`), so the fast loop stays free of them. The tests of a module that fuzzes the API
+  (FUZZERS: Schemathesis, hundreds of requests a test) are slow too.
 """
 
 from __future__ import annotations
@@ -242,6 +243,8 @@ PROCESS_STARTERS = (
     "Popen",
     "sync_playwright",
 )
+# A test that builds its own PDF renderer starts its pool's processes (spawned, which no audit event reports).
+_OWN_PROCESS_POOL = re.compile(r"\bPdfRenderer\(")
 # Tools whose tests generate hundreds of requests each (a module that imports one is slow as a whole).
 FUZZERS = ("schemathesis",)
 _OWN_POSTGRES = re.compile(r"""scratch_database\(\s*["']postgresql["']""")
@@ -301,7 +304,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         module = sys.modules[function.__module__]
         fixtures = _fixture_functions(item)
         sources = [_source(function)]
-        starts = bool(_module_starters(module, cache).search(sources[0]))
+        starts = bool(_module_starters(module, cache).search(sources[0]) or _OWN_PROCESS_POOL.search(sources[0]))
         for fixture in fixtures:
             source = _source(fixture)
             sources.append(source)
