@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 PORT ?= 8000
 export PORT
 
-.PHONY: run test lint install install-dev migrate seed bench load clean system-deps browser
+.PHONY: run test test-fast lint install install-dev migrate seed bench load clean system-deps browser
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -57,9 +57,15 @@ lint: install-dev
 	$(BIN)/lint-imports
 	$(BIN)/python scripts/module_size.py
 
-## Lint, then the whole suite on SQLite and PostgreSQL (TEST_DATABASE_URL).
+## Lint, then the whole suite on SQLite and PostgreSQL (TEST_DATABASE_URL), with the browser tests, and the
+## line coverage of app/ reported and held at [tool.coverage.report] fail_under (pyproject.toml).
 test: system-deps browser lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest --cov --cov-report=term:skip-covered
+
+## The quick loop: unit and API tests on SQLite only, leaving out the tests marked slow (they start processes),
+## browser and postgres (tests/conftest.py sets the markers). Under 90 s here.
+test-fast: install-dev
+	$(BIN)/python -m pytest -q -m "not slow and not browser and not postgres"
 
 bench: install-dev
 	$(BIN)/python benchmarks/estimator.py

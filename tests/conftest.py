@@ -3,14 +3,30 @@
 The schema is built by the Alembic migrations once per backend and run, the seed catalog is
 committed, and each test runs inside a transaction that is rolled back (the app's own commits
 become savepoint releases). Under CI=true an unreachable PostgreSQL fails the run.
+
+Markers (registered in pyproject.toml) are set here, so that `make test-fast` can leave them out:
+- `postgres`: a test parametrised on the PostgreSQL backend (any parameter whose value is "postgresql"),
+  or one whose code names a PostgreSQL database of its own (`scratch_database("postgresql", …)`);
+- `browser`: a test that drives Chromium (it uses the `chromium` fixture, through `page` or `page_no_js`);
+- `slow`: a test that starts a process (a server, the CLI, git): its code, a helper of its module that it
+  calls, or a fixture it uses calls one of PROCESS_STARTERS, or its code builds a PdfRenderer (a pool of
+  processes). A test that starts a process without either marker fails (an audit hook sees every
+  `subprocess.Popen`), so the fast loop stays free of them. The tests of a module that fuzzes the API
+  (FUZZERS: Schemathesis, hundreds of requests a test) are slow too.
 """
 
 from __future__ import annotations
 
+import functools
+import gc
+import inspect
 import os
+import re
+import sys
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from types import ModuleType
 
 import pytest
 from fastapi.testclient import TestClient
@@ -22,6 +38,7 @@ from app.db.engine import build_engine, build_sessionmaker
 from app.db.migrate import upgrade
 from app.deps import get_session
 from app.main import create_app
+from app.quotes.documents import PdfRenderer
 from app.seed import seed_database
 from app.settings import Settings
 from tests.hub_server import StandInHub, stand_in_hub
@@ -150,10 +167,39 @@ def app_settings(database_url: str, hub_server: StandInHub) -> Settings:
     )
 
 
+class _SessionPdfRenderer(PdfRenderer):
+    """A PdfRenderer whose pool of processes outlives the app: each test builds an app, and each app's
+    lifespan ends by closing its renderer, so every PDF test would otherwise spawn a process that imports
+    WeasyPrint (about a second). The pool is closed when the run ends (pytest_sessionfinish)."""
+
+    def close(self) -> None:
+        pass
+
+    def close_pool(self) -> None:
+        super().close()
+
+
+_pdf_renderers: dict[tuple[int, float, int], _SessionPdfRenderer] = {}
+
+
+def _session_pdf_renderer(settings: Settings) -> PdfRenderer:
+    key = (settings.pdf_workers, settings.pdf_timeout_s, settings.pdf_max_waiting)
+    if key not in _pdf_renderers:
+        _pdf_renderers[key] = _SessionPdfRenderer(workers=key[0], timeout_s=key[1], max_waiting=key[2])
+    return _pdf_renderers[key]
+
+
+def pytest_sessionfinish() -> None:
+    for renderer in _pdf_renderers.values():
+        renderer.close_pool()
+
+
 @contextmanager
 def client_for(settings: Settings, db: Session) -> Iterator[TestClient]:
-    """A client of the app built with `settings`, its requests in the test's transaction (`db`)."""
+    """A client of the app built with `settings`, its requests in the test's transaction (`db`); its PDFs are
+    rendered by a pool kept for the whole run (_SessionPdfRenderer)."""
     app = create_app(settings)
+    app.state.pdf_renderer = _session_pdf_renderer(settings)
 
     def _session() -> Iterator[Session]:
         yield db
@@ -170,7 +216,152 @@ def client(app_settings: Settings, db: Session) -> Iterator[TestClient]:
         yield test_client
 
 
+@pytest.fixture(scope="module")
+def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real `python -m app serve` on a free port, on a SQLite file of its own migrated and seeded by the
+    CLI (as `make run` does), for one test module; the base URL. Tests that need another setup call
+    tests/servers.py's `seeded_server` (or `serving`) in a fixture of their own."""
+    from tests.servers import seeded_server  # tests/servers.py imports this module
+
+    with seeded_server(tmp_path_factory, "live") as base_url:
+        yield base_url
+
+
 def pytest_terminal_summary(terminalreporter) -> None:
     if _backend_counts:
         counts = ", ".join(f"{name}: {_backend_counts[name]} tests" for name in BACKENDS)
         terminalreporter.write_line(f"database backends exercised — {counts}")
+
+
+# Calls that start a process: tests/servers.py's starters, the standard library's, and Playwright's.
+PROCESS_STARTERS = (
+    "app_cli",
+    "migrate_and_seed",
+    "running_server",
+    "serving",
+    "seeded_server",
+    "live_server",
+    "subprocess",
+    "Popen",
+    "sync_playwright",
+)
+# A test that builds its own PDF renderer starts its pool's processes (spawned, which no audit event reports).
+_OWN_PROCESS_POOL = re.compile(r"\bPdfRenderer\(")
+# Tools whose tests generate hundreds of requests each (a module that imports one is slow as a whole).
+FUZZERS = ("schemathesis",)
+_OWN_POSTGRES = re.compile(r"""scratch_database\(\s*["']postgresql["']""")
+
+
+def _is_module(value: object, names: tuple[str, ...]) -> bool:
+    return isinstance(value, ModuleType) and value.__name__.split(".")[0] in names
+
+
+@functools.cache
+def _source(function: Callable[..., object]) -> str:
+    try:
+        return inspect.getsource(function)
+    except (OSError, TypeError):
+        return ""
+
+
+def _module_starters(module: ModuleType, cache: dict[str, re.Pattern[str]]) -> re.Pattern[str]:
+    """A pattern naming PROCESS_STARTERS and the functions of `module` that name one of them (directly or
+    through another of its functions)."""
+    if module.__name__ in cache:
+        return cache[module.__name__]
+    names = set(PROCESS_STARTERS)
+    helpers = {
+        name: _source(value)
+        for name, value in vars(module).items()
+        if inspect.isfunction(value) and value.__module__ == module.__name__ and not name.startswith("test")
+    }
+    grew = True
+    while grew:
+        pattern = re.compile(r"\b(?:" + "|".join(sorted(names)) + r")\b")
+        found = {name for name, source in helpers.items() if name not in names and pattern.search(source)}
+        names |= found
+        grew = bool(found)
+    cache[module.__name__] = pattern
+    return pattern
+
+
+def _fixture_functions(item: pytest.Item) -> list[Callable[..., object]]:
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return []
+    return [
+        definition.func
+        for name in info.names_closure
+        for definition in info.name2fixturedefs.get(name, ())
+        if callable(definition.func)
+    ]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    cache: dict[str, re.Pattern[str]] = {}
+    for item in items:
+        function = getattr(item, "function", None)
+        if function is None:
+            continue
+        module = sys.modules[function.__module__]
+        fixtures = _fixture_functions(item)
+        sources = [_source(function)]
+        starts = bool(_module_starters(module, cache).search(sources[0]) or _OWN_PROCESS_POOL.search(sources[0]))
+        for fixture in fixtures:
+            source = _source(fixture)
+            sources.append(source)
+            fixture_module = sys.modules.get(fixture.__module__)
+            if not starts and fixture_module is not None and _module_starters(fixture_module, cache).search(source):
+                starts = True
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if "postgresql" in params.values() or any(_OWN_POSTGRES.search(source) for source in sources):
+            item.add_marker(pytest.mark.postgres)
+        if "chromium" in item.fixturenames:
+            item.add_marker(pytest.mark.browser)
+        if starts or any(_is_module(value, FUZZERS) for value in vars(module).values()):
+            item.add_marker(pytest.mark.slow)
+
+
+# The test being run, and the tests that started a process without a `slow` or `browser` marker.
+_running: list[pytest.Item] = []
+_unmarked_processes: dict[str, str] = {}
+
+
+def _audit(event: str, args: tuple[object, ...]) -> None:
+    if event == "subprocess.Popen" and _running:
+        item = _running[-1]
+        if item.get_closest_marker("slow") is None and item.get_closest_marker("browser") is None:
+            _unmarked_processes.setdefault(item.nodeid, str(args[1]))
+
+
+sys.addaudithook(_audit)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    _running.append(item)
+    try:
+        return (yield)
+    finally:
+        _running.pop()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    result = yield
+    command = _unmarked_processes.pop(item.nodeid, None)
+    if command is not None:
+        pytest.fail(
+            f"{item.nodeid} started a process ({command}) but is not marked slow: mark it "
+            "`@pytest.mark.slow`, or start it through tests/servers.py (tests/conftest.py marks those)",
+            pytrace=False,
+        )
+    return result
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Move what collection built (modules, the app's tables and data files, the items) out of the cyclic
+    garbage collector's sight: it would walk those objects again on every collection of the oldest
+    generation while the tests run (gc.freeze, Python's documented use for long-lived objects)."""
+    gc.collect()
+    gc.freeze()

@@ -1,6 +1,12 @@
 """Real processes for the tests: `python -m app …` commands, a server on a free loopback port, and
 scratch databases of their own for tests that commit (so the shared rolled-back database is never
-disturbed)."""
+disturbed).
+
+Every test that starts a server does it through here: `seeded_server` (a database of its own, migrated,
+seeded, served), or `migrate_and_seed` and `serving` on a database the test prepares itself. The
+`live_server` fixture (tests/conftest.py) is `seeded_server` for one test module. tests/conftest.py marks
+the tests that use these `slow`.
+"""
 
 from __future__ import annotations
 
@@ -47,6 +53,33 @@ def app_cli(
     )
 
 
+def server_env(database_url: str, **extra: str) -> dict[str, str]:
+    """The environment of a test server on `database_url`: a free port, ENV=test, no rate limit, then `extra`."""
+    return {
+        "DATABASE_URL": database_url,
+        "PORT": str(free_port()),
+        "ENV": "test",
+        "RATE_LIMIT_PER_MINUTE": "0",
+        **extra,
+    }
+
+
+def migrate_and_seed(
+    database_url: str, setup: list[tuple[list[str], str]] | None = None, env: dict[str, str] | None = None
+) -> None:
+    """`migrate`, `seed`, then each (`args`, stdin) of `setup`, through the CLI, on `database_url` (with `env`)."""
+    env = {**(env or {}), "DATABASE_URL": database_url}
+    for args, stdin in [(["migrate"], ""), (["seed"], ""), *(setup or [])]:
+        app_cli(args, env, stdin)
+
+
+@contextmanager
+def serving(database_url: str, *, workers: int = 1, **extra_env: str) -> Iterator[str]:
+    """`python -m app serve` on `database_url` with `server_env` (and `extra_env`); yields the base URL."""
+    with running_server(server_env(database_url, **extra_env), workers=workers) as base_url:
+        yield base_url
+
+
 @contextmanager
 def running_server(env: dict[str, str], *, workers: int = 1) -> Iterator[str]:
     """`python -m app serve` with `env` (which names DATABASE_URL and PORT); yields the base URL once
@@ -73,6 +106,8 @@ def running_server(env: dict[str, str], *, workers: int = 1) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait(timeout=5)
+        if process.stderr is not None:  # left open it is a ResourceWarning, an error under filterwarnings
+            process.stderr.close()
 
 
 def _wait_ready(base: str, process: subprocess.Popen[str]) -> None:
@@ -116,18 +151,15 @@ def seeded_server(
     name: str,
     setup: list[tuple[list[str], str]] | None = None,
     extra_env: dict[str, str] | None = None,
+    *,
+    backend: str = "sqlite",
+    workers: int = 1,
 ) -> Iterator[str]:
     """`migrate`, `seed`, then each (`args`, stdin) of `setup`, then `serve` on a free port, on a
-    throwaway SQLite file, as `make run` does (with `extra_env` set); yields the base URL."""
-    database = tmp_path_factory.mktemp(name) / f"{name}.db"
-    env = {
-        "DATABASE_URL": f"sqlite:///{database}",
-        "PORT": str(free_port()),
-        "ENV": "test",
-        "RATE_LIMIT_PER_MINUTE": "0",
-        **(extra_env or {}),
-    }
-    for args, stdin in [(["migrate"], ""), (["seed"], ""), *(setup or [])]:
-        app_cli(args, env, stdin)
-    with running_server(env) as base_url:
-        yield base_url
+    throwaway database of `backend` (`scratch_database`), as `make run` does (with `extra_env` set);
+    yields the base URL."""
+    with scratch_database(backend, tmp_path_factory, name) as url:
+        env = server_env(url, **(extra_env or {}))
+        migrate_and_seed(url, setup, env)
+        with running_server(env, workers=workers) as base_url:
+            yield base_url

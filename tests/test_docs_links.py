@@ -1,4 +1,4 @@
-"""Every relative link in README.md and docs/*.md points at a file of the repository, and every
+"""Every relative link in README.md, CONTRIBUTING.md and docs/*.md points at a file of the repository, and every
 `#anchor` at a heading of its target (GitHub's slugs: lower case, punctuation dropped, spaces as
 hyphens). Moving text between documents must not leave a dead link behind, and no text cites a
 document that is not in the repository."""
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+DOCUMENTS = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").glob("*.md"))]
 LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
 FENCE = re.compile(r"^```.*?^```", re.MULTILINE | re.DOTALL)
 

@@ -14,7 +14,7 @@ from app.admin import service
 from app.admin.pages import LOGIN_CSRF_COOKIE
 from tests.conftest import BACKENDS
 from tests.http.test_transactions import HealthProbe, burst, statuses
-from tests.servers import app_cli, free_port, running_server, scratch_database
+from tests.servers import app_cli, scratch_database, serving
 
 PASSWORD = "a long enough secret"
 CARD = "a100-40g-pcie-card"
@@ -31,8 +31,7 @@ def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
         app_cli(["create-admin", "ops@example.com", "--password-stdin"], env, PASSWORD + "\n")
         app_cli(["create-admin", "target@example.com", "--password-stdin"], env, PASSWORD + "\n")
         token = app_cli(["create-token", "ops@example.com"], env).stdout.split()[-1]
-        server_env = {**env, "PORT": str(free_port()), "ENV": "test", "RATE_LIMIT_PER_MINUTE": "0"}
-        with running_server(server_env, workers=2) as base:
+        with serving(url, workers=2) as base:
             yield base, token
 
 

@@ -15,7 +15,6 @@ from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
 from app.catalog.cache import catalog_cache
-from app.catalog.models import SkuPrice
 from app.catalog.repository import get_sku_by_slug
 from app.catalog.revision import current_token
 from app.catalog.service import public_skus
@@ -24,22 +23,14 @@ from app.db.migrate import upgrade
 from app.ratelimit.models import RateLimitCounter
 from app.seed import seed_database
 from tests.conftest import BACKENDS
-from tests.servers import free_port, running_server, scratch_database
+from tests.factories import new_price
+from tests.servers import scratch_database, serving
 
 CARD = "a100-40g-pcie-card"  # seeded at 2800.00 CNY a month
 
 
 def _new_price(db: Session, amount_minor: int, *, at: datetime | None = None) -> None:
-    db.add(
-        SkuPrice(
-            sku=get_sku_by_slug(db, CARD),
-            amount_minor=amount_minor,
-            currency="CNY",
-            effective_from=at or datetime.now(UTC),
-            created_by="test",
-        )
-    )
-    db.flush()
+    new_price(db, CARD, amount_minor, effective_from=at or datetime.now(UTC), created_by="test")
 
 
 def _card_price(skus: list) -> str:
@@ -108,8 +99,7 @@ def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
         with build_sessionmaker(engine).begin() as session:
             seed_database(session)
         engine.dispose()
-        env = {"DATABASE_URL": url, "PORT": str(free_port()), "ENV": "test", "RATE_LIMIT_PER_MINUTE": "0"}
-        with running_server(env, workers=2) as base:
+        with serving(url, workers=2) as base:
             yield base, url
 
 

@@ -12,6 +12,7 @@ from app.catalog.models import GpuType, Sku, SkuPrice, TermDiscount
 from app.catalog.pricing import sku_pricing
 from app.catalog.repository import get_sku_by_slug
 from app.seed import seed_database
+from tests.factories import new_price
 
 
 def _counts(db: Session) -> tuple[int, ...]:
@@ -47,9 +48,7 @@ def test_seed_keeps_an_admin_price_and_discount(db: Session) -> None:
 
 
 def test_future_price_is_not_in_force_yet(db: Session) -> None:
-    sku = get_sku_by_slug(db, "a100-40g-pcie-card")
     next_month = datetime.now(UTC) + timedelta(days=30)
-    db.add(SkuPrice(sku=sku, amount_minor=300_000, currency="CNY", effective_from=next_month))
-    db.flush()
+    new_price(db, "a100-40g-pcie-card", 300_000, effective_from=next_month)
     db.expire_all()
     assert sku_pricing(get_sku_by_slug(db, "a100-40g-pcie-card")).monthly_list == Decimal("2800.00")

@@ -16,20 +16,9 @@ from app.estimator import performance
 from app.estimator.performance import estimate_performance
 from app.estimator.specs import Cluster, GpuSpec, LoraSpec, ModelSpec, Plan, Workload
 from tests.estimator.perf_cases import A100_80_SXM, H100_SXM, LLAMA2_7B, LLAMA3_70B
+from tests.factories import moe_model
 
-MIXTRAL = ModelSpec(  # mistralai/Mixtral-8x7B-v0.1 config.json
-    name="mixtral-8x7b",
-    layers=32,
-    hidden=4096,
-    heads=32,
-    kv_heads=8,
-    ffn=14336,
-    vocab=32000,
-    experts=8,
-    experts_per_token=2,
-    expert_ffn=14336,
-    moe_layers=32,
-)
+MIXTRAL = moe_model()  # mistralai/Mixtral-8x7B-v0.1 config.json
 tasks = st.sampled_from(["pretrain", "full_finetune", "lora", "qlora", "inference"])
 plans = st.builds(
     Plan,

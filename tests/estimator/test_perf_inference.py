@@ -7,10 +7,10 @@ import pytest
 from app.estimator.performance import estimate_performance
 from app.estimator.specs import Cluster, LoraSpec, ModelSpec, Performance, Plan, Workload
 from tests.estimator.perf_cases import A100_80_SXM, H100_SXM, LLAMA2_7B, LLAMA3_70B
+from tests.factories import moe_model
 
 A100 = Cluster(gpu=A100_80_SXM)
-MIXTRAL = ModelSpec(name="mixtral-8x7b", layers=32, hidden=4096, heads=32, kv_heads=8, ffn=14336, vocab=32000,
-                    experts=8, experts_per_token=2, moe_layers=32)  # fmt: skip
+MIXTRAL = moe_model(expert_ffn=None)
 
 
 def serve(batch: int, context: int = 1024, tp: int = 1, model: ModelSpec = LLAMA2_7B, gpu=A100_80_SXM) -> Performance:

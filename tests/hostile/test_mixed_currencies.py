@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from tests.servers import app_cli, free_port, running_server, scratch_database
+from tests.servers import app_cli, scratch_database, serving
 
 PASSWORD = "a long enough secret"
 BODY = {
@@ -41,8 +41,7 @@ def _ranked(client: httpx.Client) -> dict:
 
 def test_a_usd_price_is_ranked_at_its_converted_value(database: tuple[str, str]) -> None:
     url, token = database
-    env = {"DATABASE_URL": url, "PORT": str(free_port()), "ENV": "test", "RATE_LIMIT_PER_MINUTE": "0"}
-    with running_server(env, workers=2) as base, httpx.Client(base_url=base, timeout=60) as client:
+    with serving(url, workers=2) as base, httpx.Client(base_url=base, timeout=60) as client:
         repriced = client.post(
             "/admin/api/skus/h100-80g-sxm-8x/prices",
             json={"amount": "20000.00", "currency": "USD"},

@@ -14,7 +14,7 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from tests.quotes.helpers import h100_body
-from tests.servers import app_cli, free_port, running_server
+from tests.servers import migrate_and_seed, serving
 
 # The largest workload a quote takes (8 KiB as JSON) in CJK text, the slowest kind to lay out
 BIG_WORKLOAD = {"model": {"hf_config": {"model_type": "llama", "name": "深" * 2500}}, "task": "lora"}
@@ -23,15 +23,8 @@ BIG_WORKLOAD = {"model": {"hf_config": {"model_type": "llama", "name": "深" * 2
 @pytest.fixture(scope="module")
 def pdf_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     database = tmp_path_factory.mktemp("pdf") / "pdf.db"
-    env = {
-        "DATABASE_URL": f"sqlite:///{database}",
-        "PORT": str(free_port()),
-        "ENV": "test",
-        "RATE_LIMIT_PER_MINUTE": "0",
-    }
-    app_cli(["migrate"], env)
-    app_cli(["seed"], env)
-    with running_server(env) as base_url:
+    migrate_and_seed(f"sqlite:///{database}")
+    with serving(f"sqlite:///{database}") as base_url:
         yield base_url, database
 
 

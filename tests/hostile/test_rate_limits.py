@@ -11,23 +11,14 @@ import pytest
 
 from app.ratelimit.service import WINDOW_S
 from tests.quotes.helpers import h100_body
-from tests.servers import app_cli, free_port, running_server
+from tests.servers import seeded_server
 
 SCALING = {"model": {"preset": "llama-2-7b"}, "gpu": "h100-80g-sxm"}
 
 
 @pytest.fixture(scope="module")
 def limited_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    database = tmp_path_factory.mktemp("limits") / "limits.db"
-    env = {
-        "DATABASE_URL": f"sqlite:///{database}",
-        "PORT": str(free_port()),
-        "ENV": "test",
-        "RATE_LIMIT_PER_MINUTE": "2",
-    }
-    app_cli(["migrate"], env)
-    app_cli(["seed"], env)
-    with running_server(env) as base_url:
+    with seeded_server(tmp_path_factory, "limits", extra_env={"RATE_LIMIT_PER_MINUTE": "2"}) as base_url:
         yield base_url
 
 

@@ -170,51 +170,18 @@ def test_wizard_pages_that_run_the_planner_are_rate_limited_on_get(
 
 def test_limit_holds_across_uvicorn_workers(database_url: str, limiter_engine: Engine) -> None:
     """`python -m app serve --workers 2`: ten POSTs on fresh connections, exactly the limit pass."""
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-
     import httpx
 
     from tests.http.examples import ESTIMATE_BODY
-    from tests.http.test_outage import _free_port
+    from tests.servers import serving
 
-    port = _free_port()
-    env = {
-        **os.environ,
-        "DATABASE_URL": database_url,
-        "PORT": str(port),
-        "HOST": "127.0.0.1",
-        "ENV": "test",
-        "LOG_LEVEL": "warning",
-        "RATE_LIMIT_PER_MINUTE": "4",
-    }
-    env.pop("PROMETHEUS_MULTIPROC_DIR", None)
-    root = Path(__file__).resolve().parents[2]
-    process = subprocess.Popen(
-        [sys.executable, "-m", "app", "serve", "--workers", "2"],
-        cwd=root,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(base + "/healthz", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.2)
-        with limiter_engine.begin() as connection:  # this client is 127.0.0.1: start from zero
-            connection.execute(text("DELETE FROM rate_limit_counters WHERE key = '/estimate|127.0.0.1'"))
-        _away_from_window_edge(20)
-        statuses = [httpx.post(base + "/estimate", json=ESTIMATE_BODY, timeout=30).status_code for _ in range(10)]
+        with serving(database_url, workers=2, RATE_LIMIT_PER_MINUTE="4") as base:
+            with limiter_engine.begin() as connection:  # this client is 127.0.0.1: start from zero
+                connection.execute(text("DELETE FROM rate_limit_counters WHERE key = '/estimate|127.0.0.1'"))
+            _away_from_window_edge(20)
+            statuses = [httpx.post(base + "/estimate", json=ESTIMATE_BODY, timeout=30).status_code for _ in range(10)]
     finally:
-        process.terminate()
-        process.wait(timeout=30)
         with limiter_engine.begin() as connection:
             connection.execute(text("DELETE FROM rate_limit_counters WHERE key = '/estimate|127.0.0.1'"))
     assert sorted(statuses) == [200] * 4 + [429] * 6

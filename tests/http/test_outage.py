@@ -12,7 +12,6 @@ from __future__ import annotations
 import glob
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -27,6 +26,7 @@ from app.db.engine import build_engine, build_sessionmaker
 from app.db.migrate import upgrade
 from app.errors import PROBLEM_BASE
 from app.seed import seed_database
+from tests.servers import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 PG_BINARIES = sorted(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"))
@@ -37,17 +37,11 @@ pytestmark = pytest.mark.skipif(
 DEADLINE_S = 2.0
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 class PrivatePostgres:
     def __init__(self, root: Path) -> None:
         self.bin = Path(PG_BINARIES[-1]).parent
         self.data = root / "data"
-        self.port = _free_port()
+        self.port = free_port()
         self.url = f"postgresql+psycopg://postgres@127.0.0.1:{self.port}/postgres"
         shutil.chown(root, "postgres", "postgres")
         self.root = root
@@ -104,7 +98,7 @@ def postgres() -> Iterator[PrivatePostgres]:
 
 @pytest.fixture(scope="module")
 def server(postgres: PrivatePostgres) -> Iterator[httpx.Client]:
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "DATABASE_URL": postgres.url, "PORT": str(port), "HOST": "127.0.0.1", "ENV": "test"}
     process = subprocess.Popen(
         [sys.executable, "-m", "app", "serve"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL

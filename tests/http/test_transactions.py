@@ -22,7 +22,7 @@ import httpx
 import pytest
 from sqlalchemy import create_engine, text
 
-from tests.servers import ROOT, app_cli, free_port, running_server, scratch_database
+from tests.servers import ROOT, app_cli, running_server, scratch_database, server_env, serving
 
 CLIENT_TIMEOUT_S = 60  # a request still unanswered after this long is a hang
 PASSWORD = "a long enough secret"
@@ -104,13 +104,9 @@ def token(pg_db: str) -> str:
     ).stdout.split()[-1]
 
 
-def server_env(url: str, **extra: str) -> dict[str, str]:
-    return {"DATABASE_URL": url, "PORT": str(free_port()), "ENV": "test", "RATE_LIMIT_PER_MINUTE": "0", **extra}
-
-
 @pytest.fixture(scope="module")
 def server(pg_db: str) -> Iterator[str]:
-    with running_server(server_env(pg_db), workers=2) as base:
+    with serving(pg_db, workers=2) as base:
         yield base
 
 
@@ -210,7 +206,7 @@ def held_quote_lock(pg_db: str, server: str) -> Iterator[str]:
 def test_a_lock_wait_ends_in_503_with_retry_after(pg_db: str, held_quote_lock: str) -> None:
     """A row locked by a transaction outside the service: the accept answers 503 with Retry-After once
     LOCK_TIMEOUT_MS passes, instead of waiting for as long as the lock is held."""
-    with running_server(server_env(pg_db, DB_LOCK_TIMEOUT_MS="500"), workers=2) as base:
+    with serving(pg_db, workers=2, DB_LOCK_TIMEOUT_MS="500") as base:
         started = time.perf_counter()
         response = httpx.post(f"{base}/quotes/{held_quote_lock}/accept", timeout=CLIENT_TIMEOUT_S)
         elapsed = time.perf_counter() - started

@@ -23,9 +23,9 @@ from app.errors import ServiceUnavailable
 from app.estimator.presets import preset_config
 from app.hub.service import FIELD, _fetching
 from app.settings import Settings
-from tests.http.test_transactions import HealthProbe, burst, open_transactions, server_env, statuses
+from tests.http.test_transactions import HealthProbe, burst, open_transactions, statuses
 from tests.hub_server import Answer, StandInHub, stand_in_hub
-from tests.servers import app_cli, running_server, scratch_database
+from tests.servers import app_cli, running_server, scratch_database, server_env
 
 HUB_DELAY_S = 4.0  # each config.json takes this long: well inside HF_TIMEOUT_S, far beyond a quick answer
 BURST = 12  # more than the 2 workers × 4 WORKER_THREADS of the server

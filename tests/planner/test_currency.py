@@ -15,11 +15,10 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
-from app.catalog.models import SkuPrice
-from app.catalog.repository import get_sku_by_slug
 from app.planner.cli import add_recommend_command, format_table, request_from_args
 from app.planner.service import run_recommend
 from app.reference.service import set_exchange_rate
+from tests.factories import new_price, recommend
 
 SERVERS = ["a100-80g-sxm", "h100-80g-sxm"]  # the seeded a100-80g-sxm-8x (CNY 30,000) and h100-80g-sxm-8x
 LORA_7B = {"model": {"preset": "llama-2-7b"}, "task": "lora", "tokens": 1e8}  # fits one server of either
@@ -27,16 +26,12 @@ LORA_7B = {"model": {"preset": "llama-2-7b"}, "task": "lora", "tokens": 1e8}  # 
 
 @pytest.fixture()
 def h100_in_usd(db: Session) -> None:
-    sku = get_sku_by_slug(db, "h100-80g-sxm-8x")
-    db.add(SkuPrice(sku=sku, amount_minor=2_000_000, currency="USD"))
-    db.flush()
+    new_price(db, "h100-80g-sxm-8x", 2_000_000, currency="USD")
 
 
 def _recommend(client: TestClient, **constraints: object) -> dict:
     body = LORA_7B | {"constraints": {"gpu_types": SERVERS, "max_nodes": 1, "limit": 10} | constraints}
-    response = client.post("/recommend", json=body)
-    assert response.status_code == 200, response.text
-    return response.json()
+    return recommend(client, body)
 
 
 def _by_sku(options: list[dict]) -> dict[str, dict]:

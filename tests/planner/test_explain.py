@@ -9,12 +9,7 @@ from fastapi.testclient import TestClient
 
 from app.estimator.specs import Plan
 from app.planner.explain import describe_plan
-
-
-def _recommend(client: TestClient, **body) -> dict:
-    response = client.post("/recommend", json=body)
-    assert response.status_code == 200, response.text
-    return response.json()
+from tests.factories import recommend as _recommend
 
 
 def test_tensor_parallel_on_the_pcie_sku_never_says_nvlink(client: TestClient) -> None:

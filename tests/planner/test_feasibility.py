@@ -16,12 +16,7 @@ from app.estimator.presets import get_preset
 from app.estimator.specs import GIB, Cluster, LoraSpec, Plan, Workload
 from app.planner.offers import Constraints, Offer
 from app.planner.recommend import recommend
-
-
-def _recommend(client: TestClient, **body) -> dict:
-    response = client.post("/recommend", json=body)
-    assert response.status_code == 200, response.text
-    return response.json()
+from tests.factories import recommend as _recommend
 
 
 def _assert_gated(option: dict) -> None:

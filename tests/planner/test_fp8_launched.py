@@ -8,20 +8,14 @@ Before: an H100 fp8 full fine-tune could rank a DeepSpeed option priced at fp8 s
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi.testclient import TestClient
 
 from app.estimator.hardware import get_gpu
 from app.estimator.presets import get_preset
 from app.estimator.specs import LoraSpec, Plan, Workload
 from app.planner.stacks import as_launched, runs
-
-
-def _recommend(client: TestClient, **body: Any) -> dict:
-    response = client.post("/recommend", json=body)
-    assert response.status_code == 200, response.text
-    return response.json()
+from tests import factories
+from tests.factories import recommend as _recommend
 
 
 def test_only_stacks_whose_launch_runs_fp8_take_an_fp8_plan() -> None:
@@ -42,7 +36,7 @@ def test_fp8_turns_into_16_bits_where_no_launch_runs_it() -> None:
     assert as_launched(full, a100, llama).precision == "bf16"
     lora = Workload(task="lora", precision="fp8", lora=LoraSpec())
     assert as_launched(lora, h100, llama).precision == "bf16"
-    bf16 = Workload(task="lora", lora=LoraSpec())
+    bf16 = factories.workload("lora")
     assert as_launched(bf16, a100, llama) is bf16
     # only the DeepSpeed launch builds Gemma 2 for full training, and it runs bf16
     assert as_launched(full, h100, gemma2).precision == "bf16"

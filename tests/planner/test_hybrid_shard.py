@@ -16,11 +16,12 @@ from app.estimator.hardware import get_gpu
 from app.estimator.memory import memory_breakdown
 from app.estimator.performance import estimate_performance
 from app.estimator.presets import get_preset
-from app.estimator.specs import Cluster, LoraSpec, Plan, Workload
+from app.estimator.specs import Cluster, Plan, Workload
 from app.planner.explain import describe_plan
 from app.planner.launch import launch_configs
 from app.planner.search import search_plans
 from app.planner.stacks import runs, stack_for
+from tests import factories
 
 FULL = Workload(task="full_finetune", seq_len=4096, global_batch=512, tokens=1e9)
 H100 = get_gpu("h100-80g-sxm")
@@ -70,7 +71,7 @@ def test_only_fsdp_runs_hybrid_sharding_and_only_for_full_training() -> None:
     plan = Plan(dp=16, dp_shard=8, zero_stage=3)
     assert runs("fsdp", FULL, plan)
     assert not runs("deepspeed", FULL, plan) and not runs("megatron", FULL, plan)
-    assert stack_for(Workload(task="lora", lora=LoraSpec()), plan) is None
+    assert stack_for(factories.workload("lora"), plan) is None
     assert not runs("fsdp", FULL, Plan(dp=16, dp_shard=8, zero_stage=2))
 
 

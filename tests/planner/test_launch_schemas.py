@@ -24,6 +24,7 @@ from fastapi.testclient import TestClient
 from app.estimator.presets import get_preset
 from app.estimator.specs import LoraSpec, Plan, Workload
 from app.planner.launch import launch_configs
+from tests.factories import recommend as _recommend
 
 DATA = Path(__file__).parent / "data"
 
@@ -178,12 +179,6 @@ def test_torchtitan_keys_exist_in_its_job_config() -> None:
         assert titan["model"]["converters"] == ["quantize.linear.float8"]
         local = training["local_batch_size"]
         assert training["global_batch_size"] % (local * plan.dp) == 0  # torchtitan accumulates the rest
-
-
-def _recommend(client: TestClient, body: dict[str, Any]) -> dict[str, Any]:
-    response = client.post("/recommend", json=body)
-    assert response.status_code == 200, response.text
-    return response.json()
 
 
 @pytest.mark.parametrize(

@@ -13,30 +13,26 @@ from typing import Any
 
 import pytest
 
-from app.estimator.hardware import get_gpu
 from app.estimator.presets import get_preset
 from app.estimator.specs import LoraSpec, Workload
 from app.planner import pruning, search
 from app.planner.offers import Constraints, Offer
 from app.planner.recommend import Recommendation, _cluster, recommend
+from tests import factories
 
 
 def _offer(
     sku: str, gpu: str, link: str, unit: str, price: str, *, fabric: str | None = None, ram: int = 1024
 ) -> Offer:
-    return Offer(
-        sku_id=sku,
-        name=sku,
-        gpu=get_gpu(gpu),
-        regions=("shenzhen",),
-        rental_unit=unit,  # type: ignore[arg-type]
-        gpus_per_node=8,
+    return factories.offer(
+        sku,
+        gpu,
+        unit=unit,
+        monthly=price,
         card_counts=(1, 2, 4, 8) if unit == "card" else (8,),
         intra_node_link=link,
         inter_node_fabric=fabric,
         host_ram_gib=ram,
-        currency="CNY",
-        unit_monthly_list=Decimal(price),
         discount_bp={"monthly": 0, "annual": 1500},
     )
 

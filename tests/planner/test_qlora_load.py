@@ -22,17 +22,12 @@ from app.planner.cli import add_recommend_command, format_table, request_from_ar
 from app.planner.search import as_held
 from app.planner.service import run_recommend
 from app.planner.stacks import stack_for
+from tests.factories import recommend as _recommend
 
 A100_SERVER = "a100-80g-sxm-8x"  # 8 × A100 80G SXM, 1,024 GiB of host RAM (949 GiB after the reserve)
 PCIE_CARDS = "a100-40g-pcie-card"  # 4 × A100 40G PCIe rented by the card; the catalog lists no host RAM
 ZERO3 = {"dp": 8, "zero_stage": 3, "offload": "optimizer_and_params", "recompute": "full"}
 CUSTOMER = {"name": "Li Wei", "company": "", "email": "li.wei@example.com"}
-
-
-def _recommend(client: TestClient, **body: object) -> dict:
-    response = client.post("/recommend", json=body)
-    assert response.status_code == 200, response.text
-    return response.json()
 
 
 def _estimate(client: TestClient, preset: str, plan: dict, sku: str = A100_SERVER) -> dict:

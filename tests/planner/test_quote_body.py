@@ -9,13 +9,9 @@ from decimal import Decimal
 import pytest
 from fastapi.testclient import TestClient
 
+from tests.factories import recommend as _recommend
+
 CUSTOMER = {"name": "Li Wei", "company": "", "email": "li.wei@example.com"}
-
-
-def _recommend(client: TestClient, **body) -> dict:
-    response = client.post("/recommend", json=body)
-    assert response.status_code == 200, response.text
-    return response.json()
 
 
 def _errors(response) -> dict[str, str]:

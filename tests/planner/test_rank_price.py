@@ -14,25 +14,21 @@ import pytest
 from app.estimator.hardware import get_gpu
 from app.planner.offers import Configuration, Cost, Offer, billed_months, price
 from app.planner.recommend import Option, pareto, rank
+from tests import factories
 
 H100 = get_gpu("h100-80g-sxm")
 
 
 def _offer(sku_id: str = "h100-card", *, rental_unit: str = "card", discount_bp: dict[str, int] | None = None) -> Offer:
-    return Offer(
-        sku_id=sku_id,
-        name=sku_id,
-        gpu=H100,
-        regions=("shenzhen",),
-        rental_unit=rental_unit,  # type: ignore[arg-type]
-        gpus_per_node=8,
+    return factories.offer(
+        sku_id,
+        H100.id,
+        unit=rental_unit,
         card_counts=(1, 2, 4, 8),
         intra_node_link="nvlink4",
         inter_node_fabric="ib-ndr-400",
         host_ram_gib=2048,
-        currency="CNY",
-        unit_monthly_list=Decimal("1000.00"),
-        discount_bp=discount_bp if discount_bp is not None else {"monthly": 0, "annual": 2000},  # type: ignore[dict-item]
+        discount_bp=discount_bp if discount_bp is not None else {"monthly": 0, "annual": 2000},
     )
 
 

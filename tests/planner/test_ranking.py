@@ -8,12 +8,7 @@ from decimal import Decimal
 from fastapi.testclient import TestClient
 
 from app.planner.recommend import BALANCED_COST_CAP, MEANINGFUL_HOURS, PARETO_MIN_SAVING, RIGHT_SIZE_RATIO
-
-
-def _recommend(client: TestClient, **body) -> dict:
-    response = client.post("/recommend", json=body)
-    assert response.status_code == 200, response.text
-    return response.json()
+from tests.factories import recommend as _recommend
 
 
 def _cost(option: dict) -> Decimal:

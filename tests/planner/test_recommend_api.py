@@ -10,8 +10,9 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
-from app.catalog.models import SkuPrice
 from app.catalog.repository import get_sku_by_slug
+from tests.factories import new_price, units_available
+from tests.factories import recommend as _recommend
 
 GPT3_175B = {
     "name": "gpt3-175b",
@@ -22,12 +23,6 @@ GPT3_175B = {
     "vocab": 50257,
     "mlp": "gelu",
 }  # Brown et al. 2020, Table 2.1
-
-
-def _recommend(client: TestClient, **body) -> dict:
-    response = client.post("/recommend", json=body)
-    assert response.status_code == 200, response.text
-    return response.json()
 
 
 def test_7b_lora_fits_one_a100_40g_card_and_it_is_the_cheapest(client: TestClient) -> None:
@@ -152,9 +147,7 @@ def test_retired_sku_is_never_recommended(client: TestClient, db: Session) -> No
 
 
 def test_price_change_applies_to_the_next_request(client: TestClient, db: Session) -> None:
-    sku = get_sku_by_slug(db, "a100-40g-pcie-card")
-    db.add(SkuPrice(sku=sku, amount_minor=250_000, currency="CNY"))
-    db.flush()
+    new_price(db, "a100-40g-pcie-card", 250_000)
     result = _recommend(
         client, model={"preset": "llama-2-7b"}, task="lora", tokens=1e8, constraints={"objective": "cheapest"}
     )
@@ -197,11 +190,7 @@ def test_bad_constraints_are_422_naming_the_field(client: TestClient) -> None:
 
 
 def test_sku_without_free_units_is_on_request_not_hidden(client: TestClient, db: Session) -> None:
-    from app.catalog.models import SkuAvailability
-
-    sku = get_sku_by_slug(db, "a100-40g-pcie-card")
-    db.add(SkuAvailability(sku_pk=sku.id, region="shenzhen", units_available=0))
-    db.flush()
+    units_available(db, "a100-40g-pcie-card", "shenzhen", 0)
     result = _recommend(
         client, model={"preset": "llama-2-7b"}, task="lora", tokens=1e8, constraints={"objective": "cheapest"}
     )

@@ -13,6 +13,7 @@ from app.estimator.serving import ServingConfig, estimate_serving
 from app.estimator.specs import Cluster
 from app.planner.offers import Constraints, Offer
 from app.planner.serving import per_million_tokens, search_serving, valid_tp
+from tests import factories
 
 LLAMA3_8B = get_preset("llama-3.1-8b").model
 LLAMA3_70B = get_preset("llama-3.1-70b").model
@@ -21,19 +22,8 @@ LLAMA3_70B = get_preset("llama-3.1-70b").model
 def offer(
     sku: str, gpu: str, monthly: str, *, per_node: int = 8, unit: str = "node", fabric: str | None = None
 ) -> Offer:
-    return Offer(
-        sku_id=sku,
-        name=sku,
-        gpu=get_gpu(gpu),
-        regions=("cn-east",),
-        rental_unit=unit,
-        gpus_per_node=per_node,
-        card_counts=(1, 2, 4, 8) if unit == "card" else (),
-        intra_node_link=get_gpu(gpu).intra_node_link,
-        inter_node_fabric=fabric,
-        host_ram_gib=1024,
-        currency="CNY",
-        unit_monthly_list=Decimal(monthly),
+    return factories.offer(
+        sku, gpu, monthly=monthly, unit=unit, gpus_per_node=per_node, inter_node_fabric=fabric, regions=("cn-east",)
     )
 
 

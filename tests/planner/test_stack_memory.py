@@ -15,9 +15,10 @@ from fastapi.testclient import TestClient
 from app.estimator.hardware import get_gpu
 from app.estimator.memory import estimate_memory
 from app.estimator.presets import get_preset
-from app.estimator.specs import Cluster, LoraSpec, Plan, Workload
+from app.estimator.specs import Cluster, Plan, Workload
 from app.planner.search import default_global_batch, search_plans
 from app.planner.stacks import as_run, fp32_main_grads, stack_for
+from tests import factories
 
 FULL = Workload(task="full_finetune", tokens=2e9)
 FOUR_PCIE_A100_40G = Cluster(get_gpu("a100-40g-pcie"), 4, 1, "pcie4")
@@ -48,7 +49,7 @@ def test_a_megatron_only_level_is_counted_with_the_buffer_only() -> None:
 def test_adapters_fp16_and_data_parallel_plans_keep_their_accounts() -> None:
     # model-parallel LoRA is Megatron-Bridge's: Megatron's account (its selective recompute keeps the MLP; the
     # adapters' gradients are fp32 either way)
-    assert _accounts(Workload(task="lora", lora=LoraSpec()), Plan(tp=2)) == [True]
+    assert _accounts(factories.workload("lora"), Plan(tp=2)) == [True]
     assert _accounts(Workload(task="full_finetune", precision="fp16"), Plan(tp=2)) == [False]
     assert _accounts(FULL, Plan(dp=8, zero_stage=2)) == [False]  # DeepSpeed ZeRO-2: 16-bit gradients
 

@@ -17,6 +17,7 @@ from app.estimator.presets import get_preset
 from app.estimator.specs import LoraSpec, Plan, Workload
 from app.planner.launch import launch_configs
 from app.planner.stacks import as_run, builds, runs, stack_for
+from tests.factories import recommend as _recommend
 
 # DeepSpeed "Configuration JSON" top-level keys we may emit, and DeepSpeedZeroConfig fields/aliases.
 DS_TOP_KEYS = {
@@ -254,12 +255,6 @@ def test_fsdp_torchtitan_degrees_multiply_to_the_world() -> None:
     assert parallelism["fsdp_reshard_after_forward"] == "always"
     assert config["torchtitan"]["activation_checkpoint"]["mode"] == "selective"
     assert config["torchtitan"]["training"]["global_batch_size"] == 128
-
-
-def _recommend(client: TestClient, **body) -> dict:
-    response = client.post("/recommend", json=body)
-    assert response.status_code == 200, response.text
-    return response.json()
 
 
 @pytest.mark.parametrize(

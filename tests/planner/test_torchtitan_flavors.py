@@ -20,14 +20,13 @@ from app.estimator.presets import get_preset
 from app.estimator.specs import LoraSpec, Plan, Workload
 from app.planner.launch import launch_configs
 from app.planner.stacks import MATRIX, Flavor, builds, flavor, runs, stack_for
+from tests.factories import recommend
 
 FSDP = MATRIX["fsdp"]
 
 
 def _recommend(client: TestClient, body: dict[str, Any], limit: int = 20) -> dict[str, Any]:
-    response = client.post("/recommend", json={**body, "constraints": {"limit": limit}})
-    assert response.status_code == 200, response.text
-    return response.json()
+    return recommend(client, body, constraints={"limit": limit})
 
 
 def _offered(result: dict[str, Any]) -> list[dict[str, Any]]:

@@ -19,7 +19,7 @@ from app.db.migrate import upgrade
 from app.seed import seed_database
 from tests.conftest import BACKENDS
 from tests.quotes.helpers import NUMBER_RE, a100_body
-from tests.servers import free_port, running_server, scratch_database
+from tests.servers import scratch_database, serving
 
 CONCURRENT = 50
 
@@ -38,8 +38,7 @@ def server(server_db: str) -> Iterator[str]:
     with build_sessionmaker(engine).begin() as session:
         seed_database(session)
     engine.dispose()
-    env = {"DATABASE_URL": server_db, "PORT": str(free_port()), "ENV": "test", "RATE_LIMIT_PER_MINUTE": "0"}
-    with running_server(env, workers=2) as base:
+    with serving(server_db, workers=2) as base:
         yield base
 
 

@@ -1,5 +1,5 @@
-"""Browser-test fixtures: one real uvicorn server per test module on a throwaway SQLite database
-(migrated and seeded by the CLI, as `make run` does), and Debian's Chromium driven by Playwright.
+"""Browser-test fixtures: Debian's Chromium driven by Playwright, against `live_server` (tests/conftest.py:
+one real server per test module on a throwaway SQLite database, migrated and seeded by the CLI).
 
 Playwright never downloads a browser here: it launches /usr/bin/chromium (`make browser` installs
 it). Without it the browser tests skip, or fail under CI=true.
@@ -12,7 +12,6 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.servers import seeded_server
 from tests.web.browser import new_page
 
 CHROMIUM = "/usr/bin/chromium"
@@ -26,13 +25,6 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-
-
-@pytest.fixture(scope="module")
-def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """`gpu-sizer migrate`, `seed`, `serve` on a free port; the base URL, for one test module."""
-    with seeded_server(tmp_path_factory, "web") as base_url:
-        yield base_url
 
 
 @pytest.fixture(scope="module")
