@@ -15,6 +15,7 @@ Its time is bound by the disk: every byte of the FP8 checkpoint is read and ever
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from app.estimator.checkpoints import Checkpoint
@@ -38,20 +39,23 @@ def converts(shipped: Checkpoint) -> bool:
     return shipped.method == "fp8" and shipped.group_size == BLOCK_FP8
 
 
-def conversion_step(model: ModelSpec, shipped: Checkpoint, repo: str) -> dict[str, Any]:
+def conversion_step(model: ModelSpec, shipped: Checkpoint) -> dict[str, Any]:
     """The conversion block of a launch: the commands, the bf16 copy's directory, the storage it takes (the bf16 size
     of the weights the estimate counts) and the hours the disk needs to read the FP8 checkpoint and write the copy."""
     params = count_params(model).total
     read = params * BYTES_PER_ELEMENT["fp8"]
     write = params * BYTES_PER_ELEMENT["bf16"]
     hours = (read + write) / (DISK_MIB_PER_S * MIB) / 3600.0
-    name = repo.rsplit("/", 1)[-1].lower()
+    repo = model.hf_repo or model.name
+    name = re.sub(r"[^a-z0-9._-]+", "-", repo.rsplit("/", 1)[-1].lower()).strip("-") or "model"
     source, output = f"/models/{name}-fp8", f"/models/{name}-bf16"
+    # a config.json without a repository: the FP8 checkpoint is wherever the customer holds it (`source`)
+    download = [f"huggingface-cli download {repo} --local-dir {source}"] if model.hf_repo else []
     words = {"repo": repo, "scheme": shipped.scheme, "output": output, "gib": write / GIB, "hours": hours}
     return {
         "tool": f"deepseek-ai/DeepSeek-V3 inference/fp8_cast_bf16.py ({SCRIPT})",
         "commands": [
-            f"huggingface-cli download {repo} --local-dir {source}",
+            *download,
             # its requirements.txt pins torch 2.5.1, triton 3.0.0, transformers 4.46.3: a venv of its own keeps
             # them out of the training environment (launch.<stack>.versions)
             "git clone https://github.com/deepseek-ai/DeepSeek-V3 && python -m venv /opt/fp8-cast && "
@@ -78,7 +82,7 @@ def with_conversion(launch: dict[str, Any], model: ModelSpec, shipped: Checkpoin
     repo = model.hf_repo or model.name
     out: dict[str, Any] = {}
     for stack, block in launch.items():
-        step = conversion_step(model, shipped, repo)
+        step = conversion_step(model, shipped)
         block = {**block, "convert_checkpoint": step}
         trainer_model = block.get("model")
         if isinstance(trainer_model, dict) and trainer_model.get("pretrained_model_name_or_path") == repo:

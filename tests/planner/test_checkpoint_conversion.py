@@ -60,4 +60,7 @@ def test_a_config_json_with_block_fp8_gets_the_conversion(client: TestClient) ->
     }
     options = _options(client, {"model": {"hf_config": config}, "task": "lora", "tokens": 1e8})
     assert options
-    assert all("convert_checkpoint" in launch for o in options for launch in o["launch"].values())
+    steps = [launch["convert_checkpoint"] for o in options for launch in o["launch"].values()]
+    assert len(steps) == len(options)
+    # no repository to download from: the commands start from the customer's copy
+    assert not [c for step in steps for c in step["commands"] if "huggingface-cli download" in c]
