@@ -1,6 +1,7 @@
-"""The words of a serving option's launch, in English and Simplified Chinese, by code (app/messages.py renders them
-with `launch()`; tests/test_messages.py checks both languages define the same codes). Kept apart from
-app/messages.py, which holds every other catalog of words, so that module stays within the module size."""
+"""The words of a launch (a serving option's, and a training launch's checkpoint conversion), in English and
+Simplified Chinese, by code (app/messages.py renders them with `launch()`; tests/test_messages.py checks both
+languages define the same codes). Kept apart from app/messages.py, which holds every other catalog of words, so
+that module stays within the module size."""
 
 from __future__ import annotations
 
@@ -49,6 +50,9 @@ LAUNCH: dict[str, dict[str, str]] = {
         "{context:,} tokens (longer requests need more GPUs per replica)",
         "length_unknown": "no context length is known for this model: the engine derives --{flag} from its "
         "config.json, and refuses to start if one replica's KV cache ({cache:,} tokens) holds less",
+        "convert_bf16": "{repo} ships {scheme} weights and training runs on 16-bit ones: run convert_checkpoint "
+        "first (one GPU, {gib:,.0f} GiB more disk, about {hours:.1f} h at the assumed disk speed) and load {output} "
+        "wherever this launch names {repo}",
     },
     "zh": {
         "layout_replicas": "{replicas} 个副本，每个 {gpus} 张 GPU：每台服务器 {per_node} 个，各自用 "
@@ -94,5 +98,8 @@ LAUNCH: dict[str, dict[str, str]] = {
         "（更长的请求需要每个副本更多 GPU）",
         "length_unknown": "该模型的上下文长度未知：引擎从其 config.json 推出 --{flag}，若单个副本的 KV 缓存"
         "（{cache:,} token）放不下则拒绝启动",
+        "convert_bf16": "{repo} 发布的是 {scheme} 权重，而训练使用 16 位权重：先运行 convert_checkpoint（一张 GPU，"
+        "另需 {gib:,.0f} GiB 磁盘，按假定的磁盘速度约 {hours:.1f} 小时），并在本启动配置中凡用 {repo} 处"
+        "改为加载 {output}",
     },
 }

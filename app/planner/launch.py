@@ -75,6 +75,7 @@ from app.estimator.vocabulary import (
     Optimizer,
     Precision,
 )
+from app.planner.launch_versions import training_versions
 from app.planner.stacks import Stack, flavor, peft_recipe
 
 # LoRA target names: ours → Hugging Face Llama module names (PEFT) / Megatron-Core linear layers.
@@ -100,7 +101,8 @@ MEGATRON_MODULES = {
 # Phi-3 fuses qkv_proj and gate_up_proj (models/phi3/modeling_phi3.py); Falcon and GPT-NeoX name them
 # query_key_value, dense, dense_h_to_4h, dense_4h_to_h and have no gate (modeling_falcon.py, modeling_gpt_neox.py);
 # GPT-2 has Conv1D c_attn, c_proj, c_fc (modeling_gpt2.py); Mixtral's experts are w1 (gate), w3 (up), w2 (down)
-# under block_sparse_moe (modeling_mixtral.py, MixtralBlockSparseTop2MLP); DeepSeek-V2/V3 MLA projects q through
+# under block_sparse_moe (modeling_mixtral.py, MixtralBlockSparseTop2MLP, at the transformers release the launch
+# names: app/planner/launch_versions.py); DeepSeek-V2/V3 MLA projects q through
 # q_a_proj/q_b_proj (q_proj without a q rank) and k, v through kv_a_proj_with_mqa/kv_b_proj (modeling_deepseek.py).
 _FALCON: dict[str, tuple[str, ...]] = {
     "q": ("query_key_value",),
@@ -127,7 +129,7 @@ HF_FAMILY_MODULES: dict[str, dict[str, tuple[str, ...]]] = {
         "up": ("c_fc",),
         "down": ("c_proj",),
     },
-    "mixtral": {"gate": ("gate_proj", "w1"), "up": ("up_proj", "w3"), "down": ("down_proj", "w2")},
+    "mixtral": {"gate": ("w1",), "up": ("w3",), "down": ("w2",)},
 }
 _DEEPSEEK_KV = ("kv_a_proj_with_mqa", "kv_b_proj")
 # Megatron-Core MultiLatentAttention's linear layers (megatron/core/transformer/multi_latent_attention.py)
@@ -1082,7 +1084,7 @@ def launch_configs(
     if gpu is not None:
         workload = replace(workload, precision=cast(Precision, compute_precision(gpu, workload.precision)))
     job = Job(model, workload, plan, nodes, gpus_per_node, global_batch, performance, memory)
-    return {stack: BUILDERS[stack](job)}
+    return {stack: {**BUILDERS[stack](job), "versions": training_versions(stack, workload.task)}}
 
 
 BUILDERS: dict[Stack, Callable[[Job], dict[str, Any]]] = {"deepspeed": _deepspeed, "fsdp": _fsdp, "megatron": _megatron}

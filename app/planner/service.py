@@ -25,6 +25,7 @@ from app.estimator.memory.band import may_exceed, memory_band
 from app.estimator.performance import PerformanceEstimate, estimate_performance, scaling_view
 from app.estimator.specs import Cluster, ModelSpec, Plan, Workload
 from app.planner import explain, mappers, metrics, serving_service
+from app.planner.launch_checkpoint import with_conversion
 from app.planner.market import load_market
 from app.planner.offers import Constraints
 from app.planner.recommend import recommend
@@ -46,6 +47,7 @@ from app.planner.workload import (
     resolve_cluster,
     resolve_model,
     resolve_workload,
+    shipped_checkpoint,
     with_global_batch,
 )
 from app.schemas import mirror
@@ -181,6 +183,9 @@ def run_recommend(session: Session, request: RecommendIn) -> RecommendOut:
     result = recommend(model, workload, market.offers, constraints_of(request), micro_batch=request.micro_batch)
     metrics.record_search(result.stats, time.perf_counter() - started, configurations=result.configurations)
     metrics.record_recommendation(len(result.options), len(result.near_misses))
+    shipped = shipped_checkpoint(request.model)  # a quantised checkpoint: the launch converts it first
+    for option in [*result.options, *result.near_misses]:
+        option.launch = with_conversion(option.launch, model, shipped)
     workload_body = request.model_dump(mode="json", include=set(WorkloadIn.model_fields), exclude_none=True)
     return mappers.recommendation_out(
         model, workload, result, model_warnings, market.references, workload_body, currency=market.currency

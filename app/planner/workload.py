@@ -17,7 +17,7 @@ from app.catalog import repository as catalog_repository
 from app.catalog.models import Sku
 from app.catalog.service import joining_fabric
 from app.errors import InvalidInput, NotFound
-from app.estimator.checkpoints import checkpoint_from_config
+from app.estimator.checkpoints import Checkpoint, checkpoint_from_config
 from app.estimator.clusters import CatalogServer, HardwareAsked, gpu_cluster, server_cluster
 from app.estimator.hardware import get_gpu
 from app.estimator.memory import validate_plan
@@ -79,11 +79,15 @@ def resolve_workload(request: WorkloadIn) -> tuple[ModelSpec, Workload, list[War
     return model, workload, warnings + checkpoint_warnings(request.model, model) + task_warnings(model, workload)
 
 
+def shipped_checkpoint(spec: ModelIn) -> Checkpoint:
+    """The checkpoint the request's preset or config.json describes (its quantization_config, if any)."""
+    return checkpoint_from_config(preset_config(spec.preset) if spec.preset is not None else spec.hf_config)
+
+
 def checkpoint_warnings(spec: ModelIn, model: ModelSpec) -> list[Warning_]:
     """Training a quantised checkpoint (DeepSeek-V3's block FP8): the estimate sizes 16-bit weights, which the
     repository does not hold, so the launch needs a dequantised copy first."""
-    config = preset_config(spec.preset) if spec.preset is not None else spec.hf_config
-    shipped = checkpoint_from_config(config)
+    shipped = shipped_checkpoint(spec)
     if not shipped.quantised:
         return []
     params = {"repo": model.hf_repo or model.name, "scheme": shipped.scheme}

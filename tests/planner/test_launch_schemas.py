@@ -170,7 +170,14 @@ def test_torchtitan_keys_exist_in_its_job_config() -> None:
     for plan in plans:
         nodes = max(1, plan.gpus // 8)
         config = launch_configs("fsdp", model, workload, plan, nodes, min(8, plan.gpus), 512)["fsdp"]
-        assert set(config) == {"command", "world_size", "data_parallel_size", "torchtitan", "notes"}  # no FSDP1 key
+        assert set(config) == {
+            "command",
+            "world_size",
+            "data_parallel_size",
+            "torchtitan",
+            "notes",
+            "versions",
+        }  # no FSDP1 key
         titan = config["torchtitan"]
         unknown = _dotted(titan) - TORCHTITAN_KEYS
         assert not unknown, f"not in torchtitan's JobConfig: {sorted(unknown)}"
