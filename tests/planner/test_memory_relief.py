@@ -51,9 +51,11 @@ def test_a_plan_whose_relief_costs_more_keeps_its_speed(client: TestClient) -> N
         "model": {"preset": "llama-3.1-70b"},
         "task": "qlora",
         "tokens": 2e7,
-        "constraints": {"objective": "cheapest"},
+        # the 8 × A100 80G server: two A100 40G cards of unlisted host RAM now rank first (host_ram_unconfirmed)
+        "constraints": {"objective": "cheapest", "gpu_types": ["a100-80g-sxm"]},
     }
     top = _recommend(client, body)["options"][0]
+    assert top["sku"]["id"] == "a100-80g-sxm-8x"
     assert top["stack"] == "deepspeed" and top["plan"]["recompute"] == "none" and top["plan"]["micro_batch"] == 1
     assert top["plan"]["offload"] == "none"  # the 4-bit weights fit: no parameter offload
 
