@@ -829,8 +829,11 @@ def _lengths(cfg: ServingConfig, kv_tokens: int) -> tuple[Lengths, Lengths]:
 
 def _sim_step(hw: _Hardware) -> Callable[[int, float, int, float], float]:
     """The simulator's step: `decodes` sequences holding `kv` tokens decode one token each and `prefill` prompt
-    tokens whose chunks attend `span` keys in all are prefilled. With pp stages the sequences form pp
-    micro-batches and every token crosses all stages (as in _operating_point)."""
+    tokens whose chunks attend `span` keys in all are prefilled. With pp stages the decoding sequences form pp
+    micro-batches and every token crosses all stages (as in _operating_point); a prompt's chunk is not split
+    among the micro-batches (a request is in one micro-batch at a time, as vLLM V1 schedules with pipeline
+    parallelism), so the step that prefills it takes pp stage times of the whole chunk: the latency of a prompt
+    is that of every stage in turn, whatever the pipeline's throughput."""
     pp = hw.pp
     if pp == 1 and not hw.experts:
         return _dense_step(hw)
@@ -840,8 +843,8 @@ def _sim_step(hw: _Hardware) -> Callable[[int, float, int, float], float]:
         prefill_len = 2.0 * span / prefill if prefill else 0.0
         if pp == 1:
             return _step_s(hw, decodes, context, prefill, prefill_len)[0]
-        seconds, _ = _step_s(hw, decodes / pp, context, prefill / pp, prefill_len)
-        return pp * seconds + _pipeline_hop_s(hw, (decodes + prefill) / pp)
+        seconds, _ = _step_s(hw, decodes / pp, context, prefill, prefill_len)
+        return pp * seconds + _pipeline_hop_s(hw, decodes / pp + prefill)
 
     return step
 

@@ -46,6 +46,12 @@ REQUESTS: Final = 1200
 WARMUP: Final = 200
 DEFAULT_SEED: Final = 20240901
 
+# Past this many seconds the run's clock restarts at zero whenever the replica falls idle (no request spans an
+# idle gap). A float's spacing at 2^20 s is 2^-32 s (IEEE 754 binary64, 52-bit fraction), so the steps of a few
+# milliseconds added to the clock keep their digits; at a near-zero rate the arrivals lie ~1e14 s out, where
+# the spacing (~0.03 s) swallowed whole steps. Below it the clock is the arrivals' own, float for float.
+REBASE_S: Final = float(2**20)
+
 # A lognormal fitted to a mean and a 95th percentile: ln p95 − ln mean = z·σ − σ²/2 with z = Φ⁻¹(0.95). Request
 # lengths of production traces are right-skewed with a long tail, and lognormal fits are what serving simulators
 # use for them (Splitwise, Patel et al. ISCA 2024, Azure LLM inference traces; Vidur, Agrawal et al. MLSys 2024,
@@ -151,6 +157,7 @@ def quantiles(values: list[float]) -> Quantiles:
 class _Outcome:
     """What a run gives back: each request's first-token and completion times, and the queue at the last arrival."""
 
+    start: list[float]  # arrival, first-token and completion times on the run's clock (see REBASE_S)
     first: list[float]
     finish: list[float]
     queue_at_last_arrival: int
@@ -183,18 +190,24 @@ def _run(scheduler: Scheduler, step_time: StepTime, arrival: list[float], prompt
     decode_steps = 0  # decode steps so far (every decoding request advances on each)
     reserved = 0  # KV tokens reserved by the running requests
     running = 0
+    start = [0.0] * count  # arrival on the run's clock
+    origin = 0.0  # the arrival time the clock counts from (0 until the arrivals pass REBASE_S)
     now = 0.0
     nxt = 0  # the next request to arrive
     completed = 0
     queue_at_last_arrival = 0
     while completed < count:
-        while nxt < count and arrival[nxt] <= now:
+        while nxt < count and arrival[nxt] - origin <= now:
+            start[nxt] = arrival[nxt] - origin
             waiting.append(nxt)
             nxt += 1
             if nxt == count:  # requests without a first token yet: the queue
                 queue_at_last_arrival = len(waiting) + len(prefilling)
-        if running == 0 and not waiting:
-            now = arrival[nxt]  # idle until the next request
+        if running == 0 and not waiting:  # idle until the next request
+            if arrival[nxt] >= REBASE_S:
+                origin, now = arrival[nxt], 0.0
+            else:
+                now = arrival[nxt]
             continue
         # admission: waiting requests in arrival order while a sequence slot and their KV cache are free (one
         # request is always admitted into an empty replica, as engines run a request longer than the cache's share)
@@ -259,7 +272,9 @@ def _run(scheduler: Scheduler, step_time: StepTime, arrival: list[float], prompt
         steps = ends[0][0] - decode_steps
         first_step = step_time(decoding, kv, 0, 0.0)
         if nxt < count and not waiting and running < max_seqs:
-            until = ceil((arrival[nxt] - now) / first_step)  # steps to the one after the next arrival, at least 1
+            until = ceil(
+                (arrival[nxt] - origin - now) / first_step
+            )  # steps to the one after the next arrival, at least 1
             if until < steps:
                 steps = until if until > 1 else 1
         if steps > 8:  # the context grows by a token a step: over a few steps the first step's time stands
@@ -276,7 +291,7 @@ def _run(scheduler: Scheduler, step_time: StepTime, arrival: list[float], prompt
             completed += 1
             running -= 1
             reserved -= need[request]
-    return _Outcome(first, finish, queue_at_last_arrival)
+    return _Outcome(start, first, finish, queue_at_last_arrival)
 
 
 def poisson_arrivals(rate: float, requests: int, seed: int = DEFAULT_SEED) -> list[float]:
@@ -313,9 +328,9 @@ def simulate(
     output = [outputs.mean] * requests if outputs.constant else [draw_output() for _ in range(requests)]
     run = _run(scheduler, step_time, arrival, prompt, output)
     measured = range(min(warmup, requests - 1), requests)
-    ttft = [run.first[i] - arrival[i] + per_request_s for i in measured]
+    ttft = [run.first[i] - run.start[i] + per_request_s for i in measured]
     tpot = [(run.finish[i] - run.first[i]) / (output[i] - 1) for i in measured if output[i] > 1] or [0.0]
-    e2e = [run.finish[i] - arrival[i] + per_request_s for i in measured]
+    e2e = [run.finish[i] - run.start[i] + per_request_s for i in measured]
     saturated = run.queue_at_last_arrival > max(10, requests // 20)
     return LoadLatency(quantiles(ttft), quantiles(tpot), quantiles(e2e), saturated, len(measured))
 

@@ -100,3 +100,46 @@ def test_bad_percentiles_and_distributions_are_422_naming_the_field(
     response = client.post("/recommend", json=_with(RAG, **serving))
     assert response.status_code == 422, response.text
     assert field in response.text
+
+
+PIPELINE = {
+    "model": {"preset": "llama-3.1-405b"},
+    "task": "serving",
+    "hardware": {"sku": "h100-80g-sxm-8x", "nodes": 2},
+    "plan": {"tp": 8, "pp": 2, "dp": 1},
+    "serving": {"input_tokens": 1000, "output_tokens": 300, "requests_per_s": 0.01},
+}
+ONE_STAGE = {
+    "model": {"preset": "llama-3.1-70b"},
+    "task": "serving",
+    "hardware": {"sku": "h100-80g-sxm-8x", "nodes": 1},
+    "plan": {"tp": 8, "pp": 1, "dp": 1},
+    "serving": {"input_tokens": 1000, "output_tokens": 300, "requests_per_s": 0.01},
+}
+
+
+@pytest.mark.parametrize("body", [ONE_STAGE, PIPELINE], ids=["pp1", "pp2"])
+@pytest.mark.parametrize("rate", [0.01, 2.0])
+def test_no_request_under_load_beats_an_idle_replica(client: TestClient, body: dict, rate: float) -> None:
+    """Constant lengths: every request's prompt passes through every pipeline stage, so no percentile of the
+    time to first token, at the offered load or its peak, is below the idle replica's (1e-6 ms: float noise)."""
+    serving = _post(client, "/estimate", _with(body, requests_per_s=rate))["serving"]
+    isolated = serving["isolated_ttft_ms"]
+    assert serving["ttft_ms"] >= isolated - 1e-6
+    for load in serving["latency"].values():
+        for level in ("p50", "p90", "p99"):
+            assert load["ttft_ms"][level] >= isolated - 1e-6, (level, load["ttft_ms"], isolated)
+
+
+@pytest.mark.parametrize("body", [ONE_STAGE, RAG], ids=["70b-tp8", "rag-search"])
+def test_a_near_zero_rate_gives_the_idle_replica_figures(client: TestClient, body: dict) -> None:
+    """At 1e-12 requests/s every request finds the replica idle: each percentile is the idle replica's time to
+    first token (to 1e-6: float noise), as it is at 0.001 requests/s."""
+    path = "/estimate" if "plan" in body else "/recommend"
+    result = _post(client, path, _with(body, requests_per_s=1e-12))
+    serving = result["serving"] if path == "/estimate" else result["options"][0]["serving"]
+    isolated = serving["isolated_ttft_ms"]
+    assert serving["ttft_ms"] == pytest.approx(isolated, rel=1e-6)
+    for load in serving["latency"].values():
+        for level in ("p50", "p90", "p99"):
+            assert load["ttft_ms"][level] == pytest.approx(isolated, rel=1e-6)
