@@ -102,6 +102,14 @@ def test_bad_percentiles_and_distributions_are_422_naming_the_field(
     assert field in response.text
 
 
+@pytest.mark.parametrize("serving", [{"input_tokens_p95": 40000}, {"output_tokens_p95": 200}])
+def test_a_p95_out_of_range_is_a_422_on_that_field(client: TestClient, serving: dict) -> None:
+    response = client.post("/recommend", json=_with(RAG, **serving))
+    assert response.status_code == 422, response.text
+    (name,) = serving
+    assert [error["field"] for error in response.json()["errors"]] == [f"serving.{name}"]
+
+
 PIPELINE = {
     "model": {"preset": "llama-3.1-405b"},
     "task": "serving",
