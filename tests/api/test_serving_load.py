@@ -151,3 +151,47 @@ def test_a_near_zero_rate_gives_the_idle_replica_figures(client: TestClient, bod
     for load in serving["latency"].values():
         for level in ("p50", "p90", "p99"):
             assert load["ttft_ms"][level] == pytest.approx(isolated, rel=1e-6)
+
+
+RAG_BOTH_TARGETS = {
+    "model": {"preset": "llama-3.1-70b"},
+    "task": "serving",
+    "serving": {
+        "input_tokens": 8000,
+        "output_tokens": 300,
+        "requests_per_s": 5,
+        "slo": {"ttft_ms": 2000, "tpot_ms": 50, "percentile": "p90"},
+    },
+}
+
+
+def test_a_deployment_the_closed_forms_put_past_max_nodes_is_simulated_at_the_most_it_rents(
+    client: TestClient,
+) -> None:
+    """A100 TP 8: the closed forms ask 17 servers (over the default max_nodes of 16), the simulation meets the SLO
+    with 15, the cheapest deployment; it is found without raising max_nodes."""
+    result = _post(client, "/recommend", RAG_BOTH_TARGETS)
+    best = result["options"][0]
+    assert best["sku"]["id"] == "a100-80g-sxm-8x", [o["sku"]["id"] for o in result["options"]]
+    assert best["plan"]["tp"] == 8 and best["cost"]["units"] <= 16
+    assert best["serving"]["meets_slo"] is True
+    assert best["serving"]["latency"]["peak"]["ttft_ms"]["p90"] <= 2000
+    assert best["serving"]["latency"]["peak"]["tpot_ms"]["p90"] <= 50
+    raised = _post(client, "/recommend", {**RAG_BOTH_TARGETS, "constraints": {"max_nodes": 64}})["options"][0]
+    assert (raised["sku"]["id"], raised["cost"]["units"]) == ("a100-80g-sxm-8x", best["cost"]["units"])
+
+
+def test_max_nodes_is_the_reason_when_only_a_larger_deployment_meets_one_request(client: TestClient) -> None:
+    """Llama-3.1-8B, 120,000-token prompts, TTFT p90 ≤ 15 s: on A100 servers TP 1 misses even one request at a
+    time (51 s) but TP 8 does not; its queue needs more servers than max_nodes 16, which is what binds."""
+    body = {
+        "model": {"preset": "llama-3.1-8b"},
+        "task": "serving",
+        "serving": {"input_tokens": 120000, "output_tokens": 500, "requests_per_s": 1,
+                    "slo": {"ttft_ms": 15000, "percentile": "p90"}},
+    }  # fmt: skip
+    result = _post(client, "/recommend", body)
+    assert "a100-80g-sxm-8x" not in [m["sku"]["id"] for m in result["near_misses"]]
+    (refused,) = [r for r in result["rejected"] if r["sku"] == "a100-80g-sxm-8x"]
+    assert refused["code"] == "capacity" and refused["params"]["max_nodes"] == 16
+    assert refused["params"]["replicas"] * refused["params"]["replica_gpus"] > 16 * 8
