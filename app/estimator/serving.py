@@ -1376,7 +1376,8 @@ def _under_load(
     """The estimate with the simulated latencies at the offered load and its peak, judged at the peak."""
     tp, pp, replicas = shape
     offered = (cfg.requests_per_s or 0.0) / replicas
-    average, peak = _simulate(load, offered), _simulate(load, offered * cfg.peak_factor)
+    peak = _simulate(load, offered * cfg.peak_factor)
+    average = _simulate(load, offered).at_most(peak)  # the same arrivals at the lower rate: no slower than the peak
     if replicas_needed is None:
         found = replicas_for_slo(model, cfg, cluster, tp=tp, pp=pp)
         replicas_needed = found[0] if found else None

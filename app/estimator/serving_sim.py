@@ -127,6 +127,9 @@ class Quantiles:
     def scaled(self, factor: float) -> Quantiles:
         return Quantiles(self.p50 * factor, self.p90 * factor, self.p99 * factor)
 
+    def at_most(self, other: Quantiles) -> Quantiles:
+        return Quantiles(min(self.p50, other.p50), min(self.p90, other.p90), min(self.p99, other.p99))
+
 
 @dataclass(frozen=True, slots=True)
 class LoadLatency:
@@ -137,6 +140,16 @@ class LoadLatency:
     e2e: Quantiles
     saturated: bool  # the queue grew through the run: the replica cannot keep up with the rate
     requests: int  # requests measured (after the warm-up)
+
+    def at_most(self, higher_load: LoadLatency) -> LoadLatency:
+        """These latencies capped at those of the same arrivals at a higher rate (`simulate` scales one seed's
+        arrivals by 1 / rate and draws the same lengths, so the higher rate only brings each request closer to
+        the ones before it): where a percentile came out lower at the higher rate, that is the phase of the
+        arrivals against the steps (a fraction of a step), not the load, and the lower figure stands for both."""
+        return LoadLatency(
+            self.ttft.at_most(higher_load.ttft), self.tpot.at_most(higher_load.tpot),
+            self.e2e.at_most(higher_load.e2e), self.saturated, self.requests,
+        )  # fmt: skip
 
 
 def quantiles(values: list[float]) -> Quantiles:
@@ -184,7 +197,7 @@ def _run(scheduler: Scheduler, step_time: StepTime, arrival: list[float], prompt
     waiting: deque[int] = deque()
     prefilling: deque[int] = deque()  # admitted, prompt not yet complete; first come first served
     ends: list[tuple[int, int]] = []  # heap of (decode step after which it is complete, request)
-    heappush, heappop, ceil = heapq.heappush, heapq.heappop, math.ceil
+    heappush, heappop, ceil, sqrt = heapq.heappush, heapq.heappop, math.ceil, math.sqrt
     decoding = 0
     decode_base = 0  # Σ base over the decoding requests: their KV tokens = base + decoding × steps
     decode_steps = 0  # decode steps so far (every decoding request advances on each)
@@ -272,9 +285,18 @@ def _run(scheduler: Scheduler, step_time: StepTime, arrival: list[float], prompt
         steps = ends[0][0] - decode_steps
         first_step = step_time(decoding, kv, 0, 0.0)
         if nxt < count and not waiting and running < max_seqs:
-            until = ceil(
-                (arrival[nxt] - origin - now) / first_step
-            )  # steps to the one after the next arrival, at least 1
+            # steps to the one after the next arrival, at least 1. Over more than 8 steps the k-th takes
+            # first_step + k·growth (the context grows a token a step), so n steps take
+            # n·first_step + growth·n(n − 1)/2, the time the advance below counts: the smallest n that reaches
+            # the arrival is that quadratic's root, rounded up (first_step alone overshot the arrival by about
+            # growth·n²/2, most at the longest gaps, the lowest rates)
+            gap = arrival[nxt] - origin - now
+            until = ceil(gap / first_step)
+            if until > 8:
+                growth = step_time(decoding, kv + decoding, 0, 0.0) - first_step
+                if growth > 0:
+                    half = first_step - growth / 2
+                    until = max(9, ceil((sqrt(half * half + 2 * growth * gap) - half) / growth))
             if until < steps:
                 steps = until if until > 1 else 1
         if steps > 8:  # the context grows by a token a step: over a few steps the first step's time stands
