@@ -46,6 +46,12 @@ REQUESTS: Final = 1200
 WARMUP: Final = 200
 DEFAULT_SEED: Final = 20240901
 
+# Past this many seconds the run's clock restarts at zero whenever the replica falls idle (no request spans an
+# idle gap). A float's spacing at 2^20 s is 2^-32 s (IEEE 754 binary64, 52-bit fraction), so the steps of a few
+# milliseconds added to the clock keep their digits; at a near-zero rate the arrivals lie ~1e14 s out, where
+# the spacing (~0.03 s) swallowed whole steps. Below it the clock is the arrivals' own, float for float.
+REBASE_S: Final = float(2**20)
+
 # A lognormal fitted to a mean and a 95th percentile: ln p95 − ln mean = z·σ − σ²/2 with z = Φ⁻¹(0.95). Request
 # lengths of production traces are right-skewed with a long tail, and lognormal fits are what serving simulators
 # use for them (Splitwise, Patel et al. ISCA 2024, Azure LLM inference traces; Vidur, Agrawal et al. MLSys 2024,
@@ -121,6 +127,9 @@ class Quantiles:
     def scaled(self, factor: float) -> Quantiles:
         return Quantiles(self.p50 * factor, self.p90 * factor, self.p99 * factor)
 
+    def at_most(self, other: Quantiles) -> Quantiles:
+        return Quantiles(min(self.p50, other.p50), min(self.p90, other.p90), min(self.p99, other.p99))
+
 
 @dataclass(frozen=True, slots=True)
 class LoadLatency:
@@ -131,6 +140,16 @@ class LoadLatency:
     e2e: Quantiles
     saturated: bool  # the queue grew through the run: the replica cannot keep up with the rate
     requests: int  # requests measured (after the warm-up)
+
+    def at_most(self, higher_load: LoadLatency) -> LoadLatency:
+        """These latencies capped at those of the same arrivals at a higher rate (`simulate` scales one seed's
+        arrivals by 1 / rate and draws the same lengths, so the higher rate only brings each request closer to
+        the ones before it): where a percentile came out lower at the higher rate, that is the phase of the
+        arrivals against the steps (a fraction of a step), not the load, and the lower figure stands for both."""
+        return LoadLatency(
+            self.ttft.at_most(higher_load.ttft), self.tpot.at_most(higher_load.tpot),
+            self.e2e.at_most(higher_load.e2e), self.saturated, self.requests,
+        )  # fmt: skip
 
 
 def quantiles(values: list[float]) -> Quantiles:
@@ -151,6 +170,7 @@ def quantiles(values: list[float]) -> Quantiles:
 class _Outcome:
     """What a run gives back: each request's first-token and completion times, and the queue at the last arrival."""
 
+    start: list[float]  # arrival, first-token and completion times on the run's clock (see REBASE_S)
     first: list[float]
     finish: list[float]
     queue_at_last_arrival: int
@@ -177,24 +197,30 @@ def _run(scheduler: Scheduler, step_time: StepTime, arrival: list[float], prompt
     waiting: deque[int] = deque()
     prefilling: deque[int] = deque()  # admitted, prompt not yet complete; first come first served
     ends: list[tuple[int, int]] = []  # heap of (decode step after which it is complete, request)
-    heappush, heappop, ceil = heapq.heappush, heapq.heappop, math.ceil
+    heappush, heappop, ceil, sqrt = heapq.heappush, heapq.heappop, math.ceil, math.sqrt
     decoding = 0
     decode_base = 0  # Σ base over the decoding requests: their KV tokens = base + decoding × steps
     decode_steps = 0  # decode steps so far (every decoding request advances on each)
     reserved = 0  # KV tokens reserved by the running requests
     running = 0
+    start = [0.0] * count  # arrival on the run's clock
+    origin = 0.0  # the arrival time the clock counts from (0 until the arrivals pass REBASE_S)
     now = 0.0
     nxt = 0  # the next request to arrive
     completed = 0
     queue_at_last_arrival = 0
     while completed < count:
-        while nxt < count and arrival[nxt] <= now:
+        while nxt < count and arrival[nxt] - origin <= now:
+            start[nxt] = arrival[nxt] - origin
             waiting.append(nxt)
             nxt += 1
             if nxt == count:  # requests without a first token yet: the queue
                 queue_at_last_arrival = len(waiting) + len(prefilling)
-        if running == 0 and not waiting:
-            now = arrival[nxt]  # idle until the next request
+        if running == 0 and not waiting:  # idle until the next request
+            if arrival[nxt] >= REBASE_S:
+                origin, now = arrival[nxt], 0.0
+            else:
+                now = arrival[nxt]
             continue
         # admission: waiting requests in arrival order while a sequence slot and their KV cache are free (one
         # request is always admitted into an empty replica, as engines run a request longer than the cache's share)
@@ -259,7 +285,18 @@ def _run(scheduler: Scheduler, step_time: StepTime, arrival: list[float], prompt
         steps = ends[0][0] - decode_steps
         first_step = step_time(decoding, kv, 0, 0.0)
         if nxt < count and not waiting and running < max_seqs:
-            until = ceil((arrival[nxt] - now) / first_step)  # steps to the one after the next arrival, at least 1
+            # steps to the one after the next arrival, at least 1. Over more than 8 steps the k-th takes
+            # first_step + k·growth (the context grows a token a step), so n steps take
+            # n·first_step + growth·n(n − 1)/2, the time the advance below counts: the smallest n that reaches
+            # the arrival is that quadratic's root, rounded up (first_step alone overshot the arrival by about
+            # growth·n²/2, most at the longest gaps, the lowest rates)
+            gap = arrival[nxt] - origin - now
+            until = ceil(gap / first_step)
+            if until > 8:
+                growth = step_time(decoding, kv + decoding, 0, 0.0) - first_step
+                if growth > 0:
+                    half = first_step - growth / 2
+                    until = max(9, ceil((sqrt(half * half + 2 * growth * gap) - half) / growth))
             if until < steps:
                 steps = until if until > 1 else 1
         if steps > 8:  # the context grows by a token a step: over a few steps the first step's time stands
@@ -276,7 +313,7 @@ def _run(scheduler: Scheduler, step_time: StepTime, arrival: list[float], prompt
             completed += 1
             running -= 1
             reserved -= need[request]
-    return _Outcome(first, finish, queue_at_last_arrival)
+    return _Outcome(start, first, finish, queue_at_last_arrival)
 
 
 def poisson_arrivals(rate: float, requests: int, seed: int = DEFAULT_SEED) -> list[float]:
@@ -313,9 +350,9 @@ def simulate(
     output = [outputs.mean] * requests if outputs.constant else [draw_output() for _ in range(requests)]
     run = _run(scheduler, step_time, arrival, prompt, output)
     measured = range(min(warmup, requests - 1), requests)
-    ttft = [run.first[i] - arrival[i] + per_request_s for i in measured]
+    ttft = [run.first[i] - run.start[i] + per_request_s for i in measured]
     tpot = [(run.finish[i] - run.first[i]) / (output[i] - 1) for i in measured if output[i] > 1] or [0.0]
-    e2e = [run.finish[i] - arrival[i] + per_request_s for i in measured]
+    e2e = [run.finish[i] - run.start[i] + per_request_s for i in measured]
     saturated = run.queue_at_last_arrival > max(10, requests // 20)
     return LoadLatency(quantiles(ttft), quantiles(tpot), quantiles(e2e), saturated, len(measured))
 

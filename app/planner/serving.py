@@ -21,6 +21,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from app.estimator.serving import (
+    CLOSED_FORM_SLACK,
     ServingConfig,
     ServingEstimate,
     estimate_serving,
@@ -200,14 +201,19 @@ def _search(ask: _Ask, offers: list[Offer]) -> ServingSearch:
         # the weights leave no KV cache at any degree; a SKU of servers without a fabric cannot pipeline either
         one_server = offer.rental_unit == "node" and not offer.may_span_nodes
         why_not: tuple[str, dict[str, Any]] = ("gpu_memory", {"gpu": offer.gpu.name, "one_server": one_server})
+        # the fewest-GPU shape refused for the SKU's size limits whose one request meets the SLO: where the
+        # shapes it rents miss even one request at a time, the size limit (max_nodes) is what binds
+        capable: tuple[int, dict[str, Any]] | None = None
         for tp, pp in _shapes(model, offer, constraints):
             if pp > 1 and candidates:
                 break  # pipelines across servers only for what one server cannot serve
             evaluations += 1
-            option, reason = _evaluate(ask, offer, region, tp, pp)
+            option, reason, one_meets = _evaluate(ask, offer, region, tp, pp)
             if option is None:
                 if reason and (smallest is None or reason[0] < smallest):  # the shape needing the fewest GPUs
                     smallest, why_not = reason[0], ("capacity", reason[1])
+                if reason and one_meets and (capable is None or reason[0] < capable[0]):
+                    capable = reason
                 continue
             if not option.misses:
                 candidates.append(option)
@@ -217,6 +223,8 @@ def _search(ask: _Ask, offers: list[Offer]) -> ServingSearch:
             pending.extend(candidates)
             if offer_miss is not None:
                 steady_misses[offer.sku_id] = offer_miss
+        elif capable is not None and (offer_miss is None or _misses_one_request(offer_miss)):
+            rejected.append((offer.sku_id, "capacity", capable[1]))
         elif offer_miss is not None:
             misses.append(offer_miss)
         else:
@@ -349,13 +357,6 @@ def _most_replicas(ask: _Ask, offer: Offer, gpus_per_replica: int) -> int:
     if offer.rental_unit == "card":
         return max(offer.card_counts, default=0) // gpus_per_replica
     return ask.constraints.max_nodes * offer.gpus_per_node // gpus_per_replica
-
-
-# How far below the closed forms' replica count the simulation may still meet the SLO: their exponential queue
-# tail reads the simulated p90 high (Llama-3.1-70B RAG, 8,000 / 300 tokens at 5 requests/s, TP 8 on A100s: the
-# closed forms ask 17 replicas, the simulation meets the SLO with 15), so smaller configurations down to 0.8 of
-# their count are simulated, and none below.
-CLOSED_FORM_SLACK = 0.8
 
 
 def _smallest_configuration_meeting(ask: _Ask, option: ServingOption, node: Cluster, replicas: int) -> int:
@@ -521,27 +522,37 @@ def _replica_cluster(offer: Offer, tp: int, pp: int) -> Cluster:
     )
 
 
+def _misses_one_request(option: ServingOption) -> bool:
+    return any(code == "slo_one_request" for code, _ in option.misses)
+
+
 def _evaluate(
     ask: _Ask, offer: Offer, region: str, tp: int, pp: int
-) -> tuple[ServingOption | None, tuple[int, dict[str, Any]] | None]:
+) -> tuple[ServingOption | None, tuple[int, dict[str, Any]] | None, bool]:
     """The option of `tp` × `pp` replicas on the offer; or None with (GPUs needed, why) when the SKU cannot rent
-    that many, or None alone when the weights leave no KV cache."""
+    that many, or None alone when the weights leave no KV cache. Last: whether one request at a time meets the
+    SLO on such a replica."""
     model, cfg, peak_factor = ask.model, ask.cfg, ask.peak_factor
     node = _replica_cluster(offer, tp, pp)
     stated = cfg.max_model_len  # a stated longest request: one must fit a replica's KV cache
     short = stated is not None and kv_cache_tokens(model, cfg, offer.gpu, tp, pp) < stated
     if short or max_concurrency(model, cfg, offer.gpu, tp, pp) < 1:
         if kv_cache_tokens(model, cfg, offer.gpu, tp, pp) < 1:
-            return None, None  # the weights leave no cache at all: rejected for memory
-        return _sequence_too_long(ask, offer, region, node, (tp, pp)), None
+            return None, None, False  # the weights leave no cache at all: rejected for memory
+        return _sequence_too_long(ask, offer, region, node, (tp, pp)), None, False
     one = estimate_serving(model, replace(cfg, requests_per_s=None, concurrency=1), node, tp=tp, pp=pp)
     per_replica, slo_concurrency = replica_capacity(model, cfg, node, tp=tp, pp=pp)
     replicas = 1
     if cfg.requests_per_s is not None and per_replica > 0:
         replicas = max(1, math.ceil(cfg.requests_per_s * peak_factor / per_replica - 1e-9))
         # the closed forms' queue before the prefill at the peak (the simulation checks the shown options)
+        steady = replicas
         replicas = steer_replicas(model, cfg, node, tp=tp, pp=pp, start=replicas) or replicas
-    return _with_replicas(ask, offer, region, (tp, pp), replicas, (one, per_replica, slo_concurrency))
+        most = _most_replicas(ask, offer, tp * pp)
+        if steady <= most < replicas and most >= CLOSED_FORM_SLACK * replicas:
+            replicas = most  # the closed forms read the simulated tail high: the simulation decides (`_verify`)
+    option, reason = _with_replicas(ask, offer, region, (tp, pp), replicas, (one, per_replica, slo_concurrency))
+    return option, reason, one.meets_slo is not False
 
 
 def _with_replicas(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
 
 from app.estimator.serving_sim import MAX_P95_RATIO
 from app.estimator.vocabulary import Batching, Engine
@@ -75,16 +75,19 @@ class ServingIn(RequestModel):
             raise ValueError("serving.max_model_len and max_request_tokens name the same length: give one")
         return self
 
-    @model_validator(mode="after")
-    def _p95_of_a_lognormal(self) -> ServingIn:
-        for name, mean in (("input_tokens", self.input_tokens), ("output_tokens", self.output_tokens)):
-            p95 = getattr(self, f"{name}_p95")
-            if p95 is not None and not mean <= p95 <= mean * MAX_P95_RATIO:
-                raise ValueError(
-                    f"serving.{name}_p95 must lie between {name} ({mean}) and {MAX_P95_RATIO:.2f} × it "
-                    f"({int(mean * MAX_P95_RATIO)}): the widest lognormal with that mean"
-                )
-        return self
+    @field_validator("input_tokens_p95", "output_tokens_p95")
+    @classmethod
+    def _p95_of_a_lognormal(cls, p95: int | None, info: ValidationInfo) -> int | None:
+        """A field validator (not the model's), so a 422 names serving.<name>_p95; the mean is validated first
+        (declared above), and a mean that failed has its own error."""
+        name = str(info.field_name).removesuffix("_p95")
+        mean = info.data.get(name)
+        if p95 is not None and mean is not None and not mean <= p95 <= mean * MAX_P95_RATIO:
+            raise ValueError(
+                f"serving.{name}_p95 must lie between {name} ({mean}) and {MAX_P95_RATIO:.2f} × it "
+                f"({int(mean * MAX_P95_RATIO)}): the widest lognormal with that mean"
+            )
+        return p95
 
 
 class ServingMemoryOut(BaseModel):

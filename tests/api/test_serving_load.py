@@ -100,3 +100,117 @@ def test_bad_percentiles_and_distributions_are_422_naming_the_field(
     response = client.post("/recommend", json=_with(RAG, **serving))
     assert response.status_code == 422, response.text
     assert field in response.text
+
+
+@pytest.mark.parametrize("serving", [{"input_tokens_p95": 40000}, {"output_tokens_p95": 200}])
+def test_a_p95_out_of_range_is_a_422_on_that_field(client: TestClient, serving: dict) -> None:
+    response = client.post("/recommend", json=_with(RAG, **serving))
+    assert response.status_code == 422, response.text
+    (name,) = serving
+    assert [error["field"] for error in response.json()["errors"]] == [f"serving.{name}"]
+
+
+PIPELINE = {
+    "model": {"preset": "llama-3.1-405b"},
+    "task": "serving",
+    "hardware": {"sku": "h100-80g-sxm-8x", "nodes": 2},
+    "plan": {"tp": 8, "pp": 2, "dp": 1},
+    "serving": {"input_tokens": 1000, "output_tokens": 300, "requests_per_s": 0.01},
+}
+ONE_STAGE = {
+    "model": {"preset": "llama-3.1-70b"},
+    "task": "serving",
+    "hardware": {"sku": "h100-80g-sxm-8x", "nodes": 1},
+    "plan": {"tp": 8, "pp": 1, "dp": 1},
+    "serving": {"input_tokens": 1000, "output_tokens": 300, "requests_per_s": 0.01},
+}
+
+
+@pytest.mark.parametrize("body", [ONE_STAGE, PIPELINE], ids=["pp1", "pp2"])
+@pytest.mark.parametrize("rate", [0.01, 2.0])
+def test_no_request_under_load_beats_an_idle_replica(client: TestClient, body: dict, rate: float) -> None:
+    """Constant lengths: every request's prompt passes through every pipeline stage, so no percentile of the
+    time to first token, at the offered load or its peak, is below the idle replica's (1e-6 ms: float noise)."""
+    serving = _post(client, "/estimate", _with(body, requests_per_s=rate))["serving"]
+    isolated = serving["isolated_ttft_ms"]
+    assert serving["ttft_ms"] >= isolated - 1e-6
+    for load in serving["latency"].values():
+        for level in ("p50", "p90", "p99"):
+            assert load["ttft_ms"][level] >= isolated - 1e-6, (level, load["ttft_ms"], isolated)
+
+
+@pytest.mark.parametrize("body", [ONE_STAGE, RAG], ids=["70b-tp8", "rag-search"])
+def test_a_near_zero_rate_gives_the_idle_replica_figures(client: TestClient, body: dict) -> None:
+    """At 1e-12 requests/s every request finds the replica idle: each percentile is the idle replica's time to
+    first token (to 1e-6: float noise), as it is at 0.001 requests/s."""
+    path = "/estimate" if "plan" in body else "/recommend"
+    result = _post(client, path, _with(body, requests_per_s=1e-12))
+    serving = result["serving"] if path == "/estimate" else result["options"][0]["serving"]
+    isolated = serving["isolated_ttft_ms"]
+    assert serving["ttft_ms"] == pytest.approx(isolated, rel=1e-6)
+    for load in serving["latency"].values():
+        for level in ("p50", "p90", "p99"):
+            assert load["ttft_ms"][level] == pytest.approx(isolated, rel=1e-6)
+
+
+RAG_BOTH_TARGETS = {
+    "model": {"preset": "llama-3.1-70b"},
+    "task": "serving",
+    "serving": {
+        "input_tokens": 8000,
+        "output_tokens": 300,
+        "requests_per_s": 5,
+        "slo": {"ttft_ms": 2000, "tpot_ms": 50, "percentile": "p90"},
+    },
+}
+
+
+def test_a_deployment_the_closed_forms_put_past_max_nodes_is_simulated_at_the_most_it_rents(
+    client: TestClient,
+) -> None:
+    """A100 TP 8: the closed forms ask 17 servers (over the default max_nodes of 16), the simulation meets the SLO
+    with 15, the cheapest deployment; it is found without raising max_nodes."""
+    result = _post(client, "/recommend", RAG_BOTH_TARGETS)
+    best = result["options"][0]
+    assert best["sku"]["id"] == "a100-80g-sxm-8x", [o["sku"]["id"] for o in result["options"]]
+    assert best["plan"]["tp"] == 8 and best["cost"]["units"] <= 16
+    assert best["serving"]["meets_slo"] is True
+    assert best["serving"]["latency"]["peak"]["ttft_ms"]["p90"] <= 2000
+    assert best["serving"]["latency"]["peak"]["tpot_ms"]["p90"] <= 50
+    raised = _post(client, "/recommend", {**RAG_BOTH_TARGETS, "constraints": {"max_nodes": 64}})["options"][0]
+    assert (raised["sku"]["id"], raised["cost"]["units"]) == ("a100-80g-sxm-8x", best["cost"]["units"])
+
+
+def test_max_nodes_is_the_reason_when_only_a_larger_deployment_meets_one_request(client: TestClient) -> None:
+    """Llama-3.1-8B, 120,000-token prompts, TTFT p90 ≤ 15 s: on A100 servers TP 1 misses even one request at a
+    time (51 s) but TP 8 does not; its queue needs more servers than max_nodes 16, which is what binds."""
+    body = {
+        "model": {"preset": "llama-3.1-8b"},
+        "task": "serving",
+        "serving": {"input_tokens": 120000, "output_tokens": 500, "requests_per_s": 1,
+                    "slo": {"ttft_ms": 15000, "percentile": "p90"}},
+    }  # fmt: skip
+    result = _post(client, "/recommend", body)
+    assert "a100-80g-sxm-8x" not in [m["sku"]["id"] for m in result["near_misses"]]
+    (refused,) = [r for r in result["rejected"] if r["sku"] == "a100-80g-sxm-8x"]
+    assert refused["code"] == "capacity" and refused["params"]["max_nodes"] == 16
+    assert refused["params"]["replicas"] * refused["params"]["replica_gpus"] > 16 * 8
+
+
+@pytest.mark.parametrize("serving_engine", ["sglang", "vllm", "trt-llm"])
+def test_every_percentile_at_the_peak_is_at_least_the_average_one(client: TestClient, serving_engine: str) -> None:
+    """The peak's simulation runs the same arrivals (scaled by the rate) and lengths as the offered load's, so no
+    percentile of it is lower (low load, where the step phase once put the peak's p90 TTFT 4 % under)."""
+    body = {
+        "model": {"preset": "llama-3.1-8b"},
+        "task": "serving",
+        "serving": {"input_tokens": 200, "output_tokens": 800, "requests_per_s": 0.3, "engine": serving_engine,
+                    "input_tokens_p95": 500, "slo": {"ttft_ms": 300, "tpot_ms": 40}},
+    }  # fmt: skip
+    result = _post(client, "/recommend", body)
+    assert result["options"]
+    for option in result["options"]:
+        latency = option["serving"]["latency"]
+        for metric in ("ttft_ms", "tpot_ms", "e2e_ms"):
+            for level in ("p50", "p90", "p99"):
+                assert latency["peak"][metric][level] >= latency["average"][metric][level], (option["sku"], metric)

@@ -12,7 +12,7 @@ import pytest
 from app.estimator.hardware import get_gpu
 from app.estimator.presets import get_preset
 from app.estimator.serving import ServingConfig, estimate_serving
-from app.estimator.serving_sim import MAX_P95_RATIO, Lengths, Scheduler, quantiles, simulate
+from app.estimator.serving_sim import MAX_P95_RATIO, Lengths, Scheduler, poisson_arrivals, quantiles, simulate
 from app.estimator.specs import Cluster
 
 LLAMA3_8B = get_preset("llama-3.1-8b").model
@@ -150,3 +150,20 @@ def test_drawn_lengths_stay_within_the_cap() -> None:
     draw = Lengths(1000, 3800, cap=2000).sampler(random.Random(5))
     values = [draw() for _ in range(5000)]
     assert max(values) == 2000 and min(values) >= 1
+
+
+def test_a_request_arriving_during_long_decodes_waits_at_most_a_step() -> None:
+    """One request decodes a long output, its decode step growing by 1 µs a token of context; the second arrives
+    seconds later and starts at the end of the step it arrived in: its time to first token is at most one decode
+    step (~10 ms) plus its own prefill step (20 ms). Advancing the decode-only steps at the first step's time
+    overshot the arrival by growth × steps² / 2 (~0.1 s at a 5 s gap)."""
+    scheduler = Scheduler(token_budget=8192, max_seqs=256, kv_tokens=10**9, block=16)
+
+    def step(decodes: int, kv: float, prefill: int, span: float) -> float:
+        return (0.02 if prefill else 0.01) + 1e-6 * kv
+
+    rate = 0.2
+    result = simulate(step, scheduler, rate, Lengths(1), Lengths(10**6), requests=2, warmup=1)
+    arrivals = poisson_arrivals(rate, 2)
+    decoded = (arrivals[1] - arrivals[0]) / 0.01  # tokens of context at the second arrival, at most
+    assert result.ttft.p50 <= 0.01 + 0.02 + 2e-6 * decoded + 1e-9
