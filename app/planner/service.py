@@ -168,6 +168,7 @@ def scaling(request: ScalingIn) -> ScalingOut:
 
 def run_recommend(session: Session, request: RecommendIn) -> RecommendOut:
     check_gpu_types(session, request.constraints.gpu_types)
+    check_regions(session, request.constraints.regions)
     if request.task == "serving":
         model, model_warnings = resolve_model(request.model)
         market = load_market(session, request.constraints.currency)
@@ -200,6 +201,21 @@ def check_gpu_types(session: Session, requested: list[str]) -> None:
     params = {"unknown": unknown, "allowed": allowed}
     error = {"field": "constraints.gpu_types", "message": message, "type": "unknown_gpu_type", "params": params}
     raise InvalidInput(f"constraints.gpu_types: {message}", errors=[error])
+
+
+def check_regions(session: Session, requested: list[str]) -> None:
+    """A 422 naming the regions no listed SKU is offered in, and those they are: a misspelt region would reject
+    every SKU and answer an empty recommendation."""
+    if not requested:
+        return
+    allowed = sorted({region for sku in catalog_repository.list_skus(session) for region in sku.regions})
+    unknown = [region for region in requested if region not in allowed]
+    if not unknown:
+        return
+    message = f"no SKU is offered in {', '.join(unknown)}; regions: {', '.join(allowed)}"
+    params = {"unknown": unknown, "allowed": allowed}
+    error = {"field": "constraints.regions", "message": message, "type": "unknown_region", "params": params}
+    raise InvalidInput(f"constraints.regions: {message}", errors=[error])
 
 
 def constraints_of(request: RecommendIn) -> Constraints:
