@@ -23,7 +23,7 @@ from app.estimator.memory import (
 )
 from app.estimator.memory.band import may_exceed, memory_band
 from app.estimator.performance import PerformanceEstimate, estimate_performance, scaling_view
-from app.estimator.specs import Cluster, ModelSpec, Plan, Workload
+from app.estimator.specs import Cluster, EstimatorError, ModelSpec, Plan, Workload
 from app.planner import explain, mappers, metrics, serving_service
 from app.planner.market import load_market
 from app.planner.offers import Constraints
@@ -63,7 +63,15 @@ def estimate(request: EstimateIn, *, open_session: SessionOpener) -> EstimateOut
     cluster = replace(cluster, memory_headroom=request.memory_headroom)
     workload = as_launched(requested, cluster.gpu, model)  # fp8 only where a stack's launch runs it
     if workload is not requested:
-        model_warnings = [*model_warnings, precision_run_as(requested, workload, cluster.gpu)]
+        run_as = precision_run_as(requested, workload, cluster.gpu)
+        if request.plan is not None and request.plan.fp8_params:
+            # validate_plan would name the 16-bit run-as precision as if the request had asked for it
+            raise EstimatorError(
+                f"{run_as.message.rstrip('.')}; fp8_params stores the trained weights in FP8, so it needs a run in "
+                "fp8: drop it, or choose a GPU with FP8 math (H100, H200)",
+                field="plan.fp8_params",
+            )
+        model_warnings = [*model_warnings, run_as]
     micro_batch = request.micro_batch or 1
     if request.plan is None:
         workload, plan, memory, perf = _best_plan(model, workload, cluster, request.micro_batch)

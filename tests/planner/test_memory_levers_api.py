@@ -58,6 +58,19 @@ def test_fp8_params_need_fp8_training(client: TestClient) -> None:
     assert fp8.json()["plan"]["fp8_params"] is True
 
 
+def test_fp8_params_on_a_gpu_without_fp8_names_the_gpu(client: TestClient) -> None:
+    """An A100 has no FP8 math (NVIDIA A100 datasheet: TF32, BF16/FP16, INT8 Tensor Cores), so an fp8 request
+    runs as bf16 there; the refusal said "needs precision fp8; got precision bf16" of a request that said fp8."""
+    body = BODY | {"precision": "fp8", "hardware": {"sku": "a100-80g-sxm-8x", "nodes": 1}}
+    response = client.post("/estimate", json=body | {"plan": PLAN | {"fp8_params": True}})
+    assert response.status_code == 422, response.text
+    (error,) = response.json()["errors"]
+    assert error["field"] == "plan.fp8_params"
+    assert "has no fp8: runs as bf16" in error["message"] and "A100" in error["message"]
+    assert "got precision bf16" not in error["message"]
+    assert client.post("/estimate", json=body | {"plan": PLAN}).status_code == 200
+
+
 def test_the_launch_sets_the_levers_the_estimate_counted() -> None:
     from app.estimator.presets import get_preset
     from app.estimator.specs import Plan, Workload
