@@ -3,6 +3,7 @@ estimate, the response echoes them, and contradictory or unsupported ones are a 
 
 from __future__ import annotations
 
+import pytest
 from fastapi.testclient import TestClient
 
 BODY = {
@@ -107,3 +108,29 @@ def test_the_launch_sets_the_levers_the_estimate_counted() -> None:
     assert torchtitan_config(model, Workload(task="pretrain"), Plan(dp=8, zero_stage=3, compiled=True), 64)[
         "compile"
     ] == {"enable": True}
+
+
+def test_fp8_params_shrink_the_layers_zero3_gathers(client: TestClient) -> None:
+    """Under ZeRO-3 the working copy is the shard plus two gathered units; with fp8_params a layer's linears are
+    all-gathered in FP8 (torchao `enable_fsdp_float8_all_gather`, Megatron-LM `--fp8-param-gather`) while the
+    embedding and head stay 16-bit. fp8_params changed nothing under ZeRO-3."""
+    body = {
+        "model": {"preset": "llama-3.1-405b"},
+        "task": "full_finetune",
+        "precision": "fp8",
+        "seq_len": 4096,
+        "hardware": {"gpu": "h100-80g-sxm", "gpus_per_node": 8, "nodes": 8},
+    }
+    plan = {"dp": 64, "zero_stage": 3, "recompute": "full", "micro_batch": 1}
+
+    def weights(**extra: bool) -> float:
+        response = client.post("/estimate", json=body | {"plan": plan | extra})
+        assert response.status_code == 200, response.text
+        return response.json()["memory"]["per_gpu_gib"]["weights"]
+
+    # Llama 3.1 405B (config.json: hidden 16384, intermediate 53248, 8 kv heads of 128, vocab 128256): a layer's
+    # linears 16384·(2·16384 + 2·1024) + 3·16384·53248 = 3,187,671,040 and norms 2·16384; its 16-bit gather is
+    # 6.375 GB, in FP8 3.188 GB, below the 16-bit embedding's 128256·16384·2 = 4.203 GB, which becomes the unit
+    layer = 16384 * (2 * 16384 + 2 * 1024) + 3 * 16384 * 53248
+    saved = 2 * ((layer + 2 * 16384) * 2 - 128256 * 16384 * 2) / 2**30
+    assert weights() - weights(fp8_params=True) == pytest.approx(saved, abs=0.01)  # the response rounds to 0.01 GiB
