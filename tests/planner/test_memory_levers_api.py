@@ -63,6 +63,17 @@ def test_compile_is_compiled(client: TestClient) -> None:
     assert _memory(client, compile=True)["plan"]["compiled"] is True
 
 
+def test_compile_says_what_it_models(client: TestClient) -> None:
+    """compile moves the activations (fused pointwise ops recomputed) and not the speed: an assumption says so,
+    where none mentioned it."""
+    compiled, eager = _memory(client, compile=True), _memory(client)
+    assert compiled["memory"]["per_gpu_gib"]["activations"] < eager["memory"]["per_gpu_gib"]["activations"]
+    assert compiled["performance"]["tokens_per_s"] == eager["performance"]["tokens_per_s"]
+    said = [a for a in compiled["assumptions"] if a.startswith("torch.compile (compile)")]
+    assert len(said) == 1 and "speed-up is not modelled" in said[0] and "passed to the launch" in said[0]
+    assert not any("torch.compile" in a for a in eager["assumptions"])
+
+
 def test_contradicting_levers_are_refused(client: TestClient) -> None:
     for plan in ({"attention": "eager", "flash_attention": True}, {"loss": "standard", "chunked_loss": True}):
         response = client.post("/estimate", json=BODY | {"plan": PLAN | plan})
