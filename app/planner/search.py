@@ -59,6 +59,7 @@ from app.estimator.vocabulary import (
     Recompute,
     Task,
 )
+from app.planner.offers import billed_months
 from app.planner.shapes import (
     CP_DEGREES as CP_DEGREES,
 )
@@ -274,8 +275,8 @@ def search_plans(
 # states to host RAM gives way to one that keeps them on the GPUs (less offload, at any recompute level and
 # micro-batch) within the same speed: pinned host buffers of hundreds of GiB and PCIe traffic are what fails first.
 # And a plan that fits on its estimate but not at the high end of its memory range (`memory_may_exceed`) gives way
-# to one of its relief plans that fits at the high end within the same speed: a slower step that bills the same
-# months is the cheaper risk.
+# to one of its relief plans that fits at the high end within the same speed and billed months: a slower step at
+# the same cost is the cheaper risk.
 RELIEF_MARGIN = 0.03
 RELIEF_MAX_SLOWDOWN = 0.05
 
@@ -324,6 +325,18 @@ def _exceeds_high_end(model: ModelSpec, workload: Workload, cluster: Cluster, fo
     return may_exceed(memory_band(model, workload, found.plan, cluster, breakdown), breakdown) is not None
 
 
+def _bills_more(found: Evaluated, best: Evaluated) -> bool:
+    """Whether `found`'s job bills more 30-day months than `best`'s on the same rental (the same months bill the
+    same whole years on an annual term); never without a token count."""
+    hours, best_hours = (
+        found.performance.performance.time_to_train_hours,
+        best.performance.performance.time_to_train_hours,
+    )
+    if hours is None or best_hours is None:
+        return False
+    return billed_months(hours, "monthly") > billed_months(best_hours, "monthly")
+
+
 def _ceiling(memory: MemoryBreakdown) -> float:
     """GPU memory a relieved plan stays under: RELIEF_MARGIN below the limit."""
     return (1 - RELIEF_MARGIN) * (memory.capacity if memory.limit is None else memory.limit)
@@ -353,7 +366,7 @@ def _fastest_within(
         if _throughput(performance) < (1 - RELIEF_MAX_SLOWDOWN) * best.throughput:
             continue
         found = Evaluated(held, estimate_memory(model, workload, held, cluster), performance)
-        if high_end and _exceeds_high_end(model, workload, cluster, found):
+        if high_end and (_exceeds_high_end(model, workload, cluster, found) or _bills_more(found, best)):
             continue
         if chosen is None or faster(found, chosen):
             chosen = found
