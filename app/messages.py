@@ -442,6 +442,19 @@ HUB: dict[str, dict[str, str]] = {
     },
 }
 
+# A constraint naming what the catalog does not hold (app/planner/service.py): the API's `errors[].type` is the
+# code and `errors[].params` its `unknown` and `allowed` lists; the wizard words them here.
+UNKNOWN: dict[str, dict[str, str]] = {
+    "en": {
+        "unknown_gpu_type": "no GPU type {unknown} in the catalog; GPU type ids: {allowed}",
+        "unknown_region": "no SKU is offered in {unknown}; regions: {allowed}",
+    },
+    "zh": {
+        "unknown_gpu_type": "目录中没有 GPU 型号 {unknown}；可选的型号 ID：{allowed}",
+        "unknown_region": "没有 SKU 在 {unknown} 提供；可选地域：{allowed}",
+    },
+}
+
 # What a multi-server option assumes about the fabric joining its servers (app/planner/mappers.py
 # `fabric_assumptions`): the SKU's own, or its add-on, priced (in the cost and the quote) or on consultation; and how
 # far its speed is from the runs that calibrated it (`calibration_assumptions`, app/estimator/performance.py
@@ -692,6 +705,14 @@ def hub(code: str, params: Mapping[str, Any], lang: str = "en") -> str:
     """Why a Hugging Face model id could not be read or sized, in `lang`."""
     lang = _lang(lang)
     return _render(HUB[lang][code], params, lang, plain_money)
+
+
+def unknown(code: str, params: Mapping[str, Any], lang: str = "en") -> str:
+    """A constraint's GPU types or regions the catalog does not hold, and those it does, in `lang`."""
+    lang = _lang(lang)
+    sep = "、" if lang == "zh" else ", "
+    words = {key: sep.join(str(item) for item in params.get(key, ())) for key in ("unknown", "allowed")}
+    return UNKNOWN[lang][code].format(**words)
 
 
 # A rental term's name inside a sentence (`other_term_cheaper` names both terms).

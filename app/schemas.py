@@ -2,8 +2,10 @@
 
 Every request body inherits `RequestModel`: unknown fields are refused (a typo is an error, not a
 silent default) and `NaN`/`Infinity` (which Python's JSON parser accepts, and `1e400` overflows to)
-are refused as values. Numeric ranges and list lengths stay on each field (`Field(ge=…, le=…)`,
-`max_length=…`).
+are refused as values. A yes/no field takes only JSON `true`/`false` (not `"yes"`, `1` or `"on"`), and a
+number field takes no boolean (`true` is not 1): pydantic's lax mode converts both, and its strict mode would
+also refuse `1e8` for a whole number and `"12000"` for an amount, so `RequestModel` refuses just these.
+Numeric ranges and list lengths stay on each field (`Field(ge=…, le=…)`, `max_length=…`).
 
 A response that shows a domain result field for field, or a domain value read from a request, is
 built with `mirror`: the fields named like the source's attributes are copied, and only what the
@@ -13,9 +15,12 @@ target words differently is spelled out.
 from __future__ import annotations
 
 import dataclasses
-from typing import Annotated, Any, TypeVar
+import types
+from decimal import Decimal
+from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, ValidationInfo, field_validator
+from pydantic_core import PydanticCustomError
 
 from app.money import MoneyError, check_currency
 
@@ -24,6 +29,42 @@ T = TypeVar("T")
 
 class RequestModel(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_loose_booleans(cls, value: Any, info: ValidationInfo) -> Any:
+        """A boolean field takes only a boolean, and a number field no boolean."""
+        if info.field_name is None or value is None:
+            return value
+        kind = _scalar_kind(cls.model_fields[info.field_name].annotation)
+        if kind == "bool" and not isinstance(value, bool):
+            raise PydanticCustomError("bool_type", "Input should be true or false")
+        if kind == "number" and isinstance(value, bool):
+            raise PydanticCustomError("number_type", "Input should be a number, not true or false")
+        return value
+
+
+NUMBER_TYPES = (int, float, Decimal)
+
+
+def _scalar_kind(annotation: Any) -> Literal["bool", "number", "other"]:
+    """ "bool" for a field of bool (or bool | None), "number" for one of numbers only (int, float, Decimal,
+    optionally None), else "other"; Annotated metadata (ranges, descriptions) is looked through."""
+    members = [member for member in _members(annotation) if member is not type(None)]
+    if members and all(member is bool for member in members):
+        return "bool"
+    if members and all(member in NUMBER_TYPES for member in members):
+        return "number"
+    return "other"
+
+
+def _members(annotation: Any) -> list[Any]:
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        return _members(get_args(annotation)[0])
+    if origin is Union or origin is types.UnionType:
+        return [member for arg in get_args(annotation) for member in _members(arg)]
+    return [annotation]
 
 
 def _currency(value: str) -> str:

@@ -46,6 +46,7 @@ from typing import TypedDict, Unpack
 
 from app.estimator.communication import StepShape, offload_time, per_node, tp_comm, trainable_params_local
 from app.estimator.memory import MemoryEstimate, estimate_memory, memory_breakdown
+from app.estimator.memory.band import may_exceed, memory_band
 from app.estimator.performance import PerformanceEstimate, estimate_performance, microbatch_compute_s
 from app.estimator.specs import Cluster, LoraSpec, MemoryBreakdown, ModelSpec, Plan, Workload
 from app.estimator.vocabulary import (
@@ -58,6 +59,7 @@ from app.estimator.vocabulary import (
     Recompute,
     Task,
 )
+from app.planner.offers import billed_months
 from app.planner.shapes import (
     CP_DEGREES as CP_DEGREES,
 )
@@ -272,6 +274,9 @@ def search_plans(
 # who signs it turns on selective recompute first (issue 32, "memory relief first"). Likewise a plan that offloads
 # states to host RAM gives way to one that keeps them on the GPUs (less offload, at any recompute level and
 # micro-batch) within the same speed: pinned host buffers of hundreds of GiB and PCIe traffic are what fails first.
+# And a plan that fits on its estimate but not at the high end of its memory range (`memory_may_exceed`) gives way
+# to one of its relief plans that fits at the high end within the same speed and billed months: a slower step at
+# the same cost is the cheaper risk.
 RELIEF_MARGIN = 0.03
 RELIEF_MAX_SLOWDOWN = 0.05
 
@@ -298,7 +303,8 @@ def relieved(
         best = _fastest_within(model, workload, cluster, best, lighter) or best
         plan = best.plan
     memory = best.memory.breakdown
-    if memory.total < _ceiling(memory):
+    high_end = _exceeds_high_end(model, workload, cluster, best)
+    if memory.total < _ceiling(memory) and not high_end:
         return best
     candidates = []
     level = RECOMPUTES.index(plan.recompute)
@@ -307,7 +313,28 @@ def relieved(
     half = plan.micro_batch // 2
     if micro_batch is None and half >= 1 and half in micro_batches(workload, plan.dp, global_batch):
         candidates.append(replace(plan, micro_batch=half))
+    fits_high = _fastest_within(model, workload, cluster, best, candidates, high_end=True) if high_end else None
+    if fits_high is not None or memory.total < _ceiling(memory):
+        return fits_high or best
     return _fastest_within(model, workload, cluster, best, candidates) or best
+
+
+def _exceeds_high_end(model: ModelSpec, workload: Workload, cluster: Cluster, found: Evaluated) -> bool:
+    """Whether `found` fits on its estimate and the high end of its memory range crosses the limit."""
+    breakdown = found.memory.breakdown
+    return may_exceed(memory_band(model, workload, found.plan, cluster, breakdown), breakdown) is not None
+
+
+def _bills_more(found: Evaluated, best: Evaluated) -> bool:
+    """Whether `found`'s job bills more 30-day months than `best`'s on the same rental (the same months bill the
+    same whole years on an annual term); never without a token count."""
+    hours, best_hours = (
+        found.performance.performance.time_to_train_hours,
+        best.performance.performance.time_to_train_hours,
+    )
+    if hours is None or best_hours is None:
+        return False
+    return billed_months(hours, "monthly") > billed_months(best_hours, "monthly")
 
 
 def _ceiling(memory: MemoryBreakdown) -> float:
@@ -316,10 +343,17 @@ def _ceiling(memory: MemoryBreakdown) -> float:
 
 
 def _fastest_within(
-    model: ModelSpec, workload: Workload, cluster: Cluster, best: Evaluated, candidates: list[Plan]
+    model: ModelSpec,
+    workload: Workload,
+    cluster: Cluster,
+    best: Evaluated,
+    candidates: list[Plan],
+    *,
+    high_end: bool = False,
 ) -> Evaluated | None:
-    """The fastest of `candidates` that some stack runs, that fits clear of RELIEF_MARGIN and that keeps
-    (1 − RELIEF_MAX_SLOWDOWN) of `best`'s speed; None when none does."""
+    """The fastest of `candidates` that some stack runs, that fits clear of RELIEF_MARGIN (and, with `high_end`,
+    at the high end of its memory range) and that keeps (1 − RELIEF_MAX_SLOWDOWN) of `best`'s speed; None when none
+    does."""
     ceiling = _ceiling(best.memory.breakdown)
     chosen: Evaluated | None = None
     for candidate in candidates:
@@ -332,6 +366,8 @@ def _fastest_within(
         if _throughput(performance) < (1 - RELIEF_MAX_SLOWDOWN) * best.throughput:
             continue
         found = Evaluated(held, estimate_memory(model, workload, held, cluster), performance)
+        if high_end and (_exceeds_high_end(model, workload, cluster, found) or _bills_more(found, best)):
+            continue
         if chosen is None or faster(found, chosen):
             chosen = found
     return chosen

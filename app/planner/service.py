@@ -23,7 +23,7 @@ from app.estimator.memory import (
 )
 from app.estimator.memory.band import may_exceed, memory_band
 from app.estimator.performance import PerformanceEstimate, estimate_performance, scaling_view
-from app.estimator.specs import Cluster, ModelSpec, Plan, Workload
+from app.estimator.specs import Cluster, EstimatorError, ModelSpec, Plan, Workload
 from app.planner import explain, mappers, metrics, serving_service
 from app.planner.launch_checkpoint import with_conversion
 from app.planner.market import load_market
@@ -65,7 +65,15 @@ def estimate(request: EstimateIn, *, open_session: SessionOpener) -> EstimateOut
     cluster = replace(cluster, memory_headroom=request.memory_headroom)
     workload = as_launched(requested, cluster.gpu, model)  # fp8 only where a stack's launch runs it
     if workload is not requested:
-        model_warnings = [*model_warnings, precision_run_as(requested, workload, cluster.gpu)]
+        run_as = precision_run_as(requested, workload, cluster.gpu)
+        if request.plan is not None and request.plan.fp8_params:
+            # validate_plan would name the 16-bit run-as precision as if the request had asked for it
+            raise EstimatorError(
+                f"{run_as.message.rstrip('.')}; fp8_params stores the trained weights in FP8, so it needs a run in "
+                "fp8: drop it, or choose a GPU with FP8 math (H100, H200)",
+                field="plan.fp8_params",
+            )
+        model_warnings = [*model_warnings, run_as]
     micro_batch = request.micro_batch or 1
     if request.plan is None:
         workload, plan, memory, perf = _best_plan(model, workload, cluster, request.micro_batch)
@@ -170,6 +178,7 @@ def scaling(request: ScalingIn) -> ScalingOut:
 
 def run_recommend(session: Session, request: RecommendIn) -> RecommendOut:
     check_gpu_types(session, request.constraints.gpu_types)
+    check_regions(session, request.constraints.regions)
     if request.task == "serving":
         model, model_warnings = resolve_model(request.model)
         market = load_market(session, request.constraints.currency)
@@ -205,6 +214,21 @@ def check_gpu_types(session: Session, requested: list[str]) -> None:
     params = {"unknown": unknown, "allowed": allowed}
     error = {"field": "constraints.gpu_types", "message": message, "type": "unknown_gpu_type", "params": params}
     raise InvalidInput(f"constraints.gpu_types: {message}", errors=[error])
+
+
+def check_regions(session: Session, requested: list[str]) -> None:
+    """A 422 naming the regions no listed SKU is offered in, and those they are: a misspelt region would reject
+    every SKU and answer an empty recommendation."""
+    if not requested:
+        return
+    allowed = sorted({region for sku in catalog_repository.list_skus(session) for region in sku.regions})
+    unknown = [region for region in requested if region not in allowed]
+    if not unknown:
+        return
+    message = f"no SKU is offered in {', '.join(unknown)}; regions: {', '.join(allowed)}"
+    params = {"unknown": unknown, "allowed": allowed}
+    error = {"field": "constraints.regions", "message": message, "type": "unknown_region", "params": params}
+    raise InvalidInput(f"constraints.regions: {message}", errors=[error])
 
 
 def constraints_of(request: RecommendIn) -> Constraints:

@@ -314,10 +314,13 @@ def field_for(api_location: str) -> str:
 
 def api_message(err: Mapping[str, Any], t: Translator) -> str:
     """An API error's message in the page's language where the catalog words its code (a Hugging Face Hub
-    refusal, app.messages.HUB); else the API's own message."""
+    refusal, app.messages.HUB; a GPU type or region the catalog lacks, app.messages.UNKNOWN); else the API's
+    own message."""
     code, params = err.get("type"), err.get("params")
     if isinstance(code, str) and code in messages.HUB["en"] and isinstance(params, Mapping):
         return messages.hub(code, params, t.lang)
+    if isinstance(code, str) and code in messages.UNKNOWN["en"] and isinstance(params, Mapping):
+        return messages.unknown(code, params, t.lang)
     return str(err.get("message", ""))
 
 

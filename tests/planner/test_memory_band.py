@@ -151,3 +151,46 @@ def test_every_recommend_option_carries_readings_and_a_range(client: TestClient)
         limit = memory["limit_gib"]
         flagged = any(w["code"] == "memory_may_exceed" for w in option["warnings"])
         assert flagged == (high > limit), option["sku"]
+
+
+def test_an_option_fits_at_the_high_end_where_that_costs_nothing(client: TestClient) -> None:
+    """Llama 3.1 8B LoRA on one A100 40G card: micro-batch 2 ranked first with its range's high end (41.05 GiB)
+    above the 37.05 GiB limit, though micro-batch 1 fits at the high end on the same card for the same ¥2,800
+    (11.93 h against 11.69 h, within the search's RELIEF_MAX_SLOWDOWN of 5 %)."""
+    body = {
+        "model": {"preset": "llama-3.1-8b"},
+        "task": "lora",
+        "tokens": 1e8,
+        "seq_len": 4096,
+        "constraints": {"gpu_types": ["a100-40g-pcie"]},
+    }
+    response = client.post("/recommend", json=body)
+    assert response.status_code == 200, response.text
+    top = response.json()["options"][0]
+    assert top["sku"]["id"] == "a100-40g-pcie-card" and top["plan"]["dp"] == 1
+    assert "memory_may_exceed" not in {w["code"] for w in top["warnings"]}
+    assert top["memory"]["per_gpu_gib_range"][1] <= top["memory"]["limit_gib"]
+    assert Decimal(top["cost"]["job_total"]) == Decimal("2800.00")
+
+
+def test_the_high_end_relief_bills_no_more_months() -> None:
+    """The relief toward a plan that fits at the high end keeps the cost: a relief plan whose job crosses into one
+    more 30-day month (app/planner/offers.py DAYS_PER_BILLED_MONTH) is not taken, one within the month is."""
+    from dataclasses import replace
+
+    from app.estimator.performance import estimate_performance
+    from app.planner.search import Evaluated, _bills_more
+
+    model = get_preset("llama-3.1-8b").model
+    workload = Workload(task="lora", seq_len=4096, tokens=1e8, lora=LoraSpec())
+    cluster = Cluster(gpu=get_gpu("a100-40g-pcie"), gpus_per_node=1)
+    plan = Plan(micro_batch=1)
+    measured = estimate_performance(model, workload, plan, cluster)
+
+    def taking(hours: float) -> Evaluated:
+        performance = replace(measured, performance=replace(measured.performance, time_to_train_hours=hours))
+        return Evaluated(plan, estimate_memory(model, workload, plan, cluster), performance)
+
+    assert measured.performance.time_to_train_hours is not None
+    assert not _bills_more(taking(719.0), taking(700.0))  # both one month
+    assert _bills_more(taking(721.0), taking(700.0))  # two months against one

@@ -274,6 +274,25 @@ def test_an_unknown_gpu_type_is_422_listing_the_catalogs(client: TestClient, db:
         assert all(gpu in error["message"] for gpu in ["h300", *allowed])
 
 
+def test_an_unknown_region_is_422_listing_the_catalogs(client: TestClient, db: Session) -> None:
+    """A misspelt region rejected every SKU and answered 200 with no options, near misses or rejections."""
+    from app.catalog.repository import list_skus
+
+    allowed = sorted({region for sku in list_skus(db) for region in sku.regions})
+    assert allowed
+    for task in ("lora", "serving"):
+        body = {"model": {"preset": "llama-3.1-8b"}, "task": task, "constraints": {"regions": [allowed[0], "mars"]}}
+        response = client.post("/recommend", json=body)
+        assert response.status_code == 422, response.text
+        (error,) = response.json()["errors"]
+        assert error["field"] == "constraints.regions"
+        assert error["type"] == "unknown_region"
+        assert error["params"] == {"unknown": ["mars"], "allowed": allowed}
+        assert all(region in error["message"] for region in ["mars", *allowed])
+    known = {"model": {"preset": "llama-3.1-8b"}, "task": "lora", "constraints": {"regions": [allowed[0]]}}
+    assert client.post("/recommend", json=known).status_code == 200
+
+
 def test_experts_sharded_by_zero3_are_not_called_resident(client: TestClient) -> None:
     """ZeRO-3 / FSDP over several ranks shards the experts and gathers them block by block: "every MoE expert is
     resident on each GPU" was said of such plans too (Mixtral LoRA, ZeRO-3 on 4 cards)."""

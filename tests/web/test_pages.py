@@ -247,6 +247,14 @@ def test_a_pasted_config_or_a_parameter_count_describes_the_model(client: TestCl
     assert '<li data-code="estimate_uncertain">架构由参数量推算：显存和速度为近似值。</li>' in counted.text
 
 
+def test_an_unknown_region_is_worded_in_chinese(client: TestClient) -> None:
+    page = client.get(f"/results?{LORA_7B}&regions=mars&lang=zh", headers=HTML)
+    assert page.status_code == 422
+    assert "没有 SKU 在 mars 提供；可选地域：" in page.text
+    english = client.get(f"/results?{LORA_7B}&regions=mars", headers=HTML)
+    assert "no SKU is offered in mars; regions: " in english.text
+
+
 def test_near_misses_and_rejections_in_chinese(client: TestClient) -> None:
     query = "preset=llama-2-70b&task=full_finetune&tokens_b=1&deadline_days=1&budget=150000&lang=zh"
     page = client.get(f"/results?{query}", headers=HTML)

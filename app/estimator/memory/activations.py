@@ -254,7 +254,11 @@ def _stage_elements(c: _ActCoeffs, key: tuple[int, bool, str, bool, float, int, 
     if recompute in ("selective", MEGATRON_SELECTIVE):
         mega = recompute == MEGATRON_SELECTIVE
         dense = (layers - moe) * _selective_elements(c, tp, sp, False, mega)
-        return dense + moe * _selective_elements(c, tp, sp, True, mega), 0.0
+        # The recomputed attention core is no saving without flash attention: the backward of each layer runs its
+        # eager attention again and holds the scores it makes (transformers `eager_attention_forward`: the fp32
+        # softmax and its 16-bit copy, EAGER_SCORE_ELEMENTS) while that layer's backward runs, one layer at a time
+        scores = 0.0 if flash else EAGER_SCORE_ELEMENTS * c.attn_heads * seq_local / tp
+        return dense + moe * _selective_elements(c, tp, sp, True, mega), scores
     dense = (layers - moe) * _layer_elements(c, tp, sp, seq_local, flash, False, EAGER_SCORE_ELEMENTS)
     return dense + moe * worst_layer, 0.0
 

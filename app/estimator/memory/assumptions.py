@@ -32,6 +32,7 @@ class _PlanKey(NamedTuple):
     activation_offload: bool
     fp32_grads: bool
     host_load: str
+    compiled: bool
     paged: bool
     upcast: bool
 
@@ -39,7 +40,7 @@ class _PlanKey(NamedTuple):
 @lru_cache(maxsize=1024)
 def _assumptions(
     workload_key: tuple[str, str, bool, str, bool, float, bool],
-    plan_key: tuple[int, str, str, bool, bool, bool, bool, str, bool, bool],
+    plan_key: tuple[int, str, str, bool, bool, bool, bool, str, bool, bool, bool],
 ) -> tuple[str, ...]:
     """The sentences, from plain tuples (the hot path builds them; named here, where they are read once)."""
     w, p = _WorkloadKey(*workload_key), _PlanKey(*plan_key)
@@ -144,6 +145,12 @@ def _training_sentences(w: _WorkloadKey, p: _PlanKey) -> list[str]:
         out.append(
             "Activation offload: saved activations wait in host RAM (counted in host_ram); the GPU holds two "
             "layers' worth, the one in use and the one in flight over PCIe."
+        )
+    if p.compiled:
+        out.append(
+            "torch.compile (compile): counted in the activations only, as fused pointwise ops recomputed in the "
+            "backward save fewer tensors (none fewer under selective recompute, which recomputes them already); its "
+            "speed-up is not modelled (the speed is the eager model's) and compile is otherwise passed to the launch."
         )
     if p.host_load != "none":
         ranks = "every rank on the node" if p.host_load == "every_rank" else "local rank 0 of each node"

@@ -56,6 +56,8 @@ class _Stage:
     linear_params: float  # of which block linears (NF4-quantised under QLoRA)
     largest_unit: float  # largest module gathered at once under ZeRO-3 (layer, embedding or head)
     layer_params: float  # one transformer layer on this GPU
+    layer_linear_params: float  # of which its linears (the rest: its norms)
+    other_unit: float  # the embedding or head on this GPU, whichever is larger (0 on a middle pipeline stage)
     is_first: bool
     is_last: bool
 

@@ -142,6 +142,7 @@ def estimate_memory(model: ModelSpec, workload: Workload, plan: Plan, cluster: C
         plan.activation_offload,
         plan.fp32_main_grads,
         plan.host_load,
+        plan.compiled,
         ctx.paged[_flat_partitions(zero)],  # paged_optimizer(workload, plan), as the context holds it
         kbit_upcast(workload, plan),
     )

@@ -103,6 +103,8 @@ def _stage(facts: _Facts, tp: int, pp: int, ep: int, *, first: bool, last: bool)
         linear_params=body - norms,
         largest_unit=max(largest_layer, embedding, head / tp if last else 0.0),
         layer_params=largest_layer,
+        layer_linear_params=largest_layer - facts.norms,
+        other_unit=max(embedding, head / tp if last else 0.0),
         is_first=first,
         is_last=last,
     )
@@ -212,6 +214,18 @@ def _gathered(ctx: _Ctx, stage: _Stage) -> float:
     return 2.0 * stage.largest_unit * ctx.dtype
 
 
+def _unit_bytes(ctx: _Ctx, stage: _Stage, fp8_params: bool) -> float:
+    """One unit ZeRO-3 gathers at once, in bytes. With fp8_params a layer's linear weights are all-gathered in FP8
+    (torchao `Float8LinearConfig.enable_fsdp_float8_all_gather`: the cast to float8 runs before the all-gather, so
+    the unsharded weight is float8; Megatron-LM `--fp8-param-gather`); its norms, the embedding and the head stay
+    16-bit, and the shard itself keeps its dtype (the cast happens per gather)."""
+    if not fp8_params:
+        return stage.largest_unit * ctx.dtype
+    norms = stage.layer_params - stage.layer_linear_params
+    layer = stage.layer_linear_params * FP8_BYTES + norms * ctx.dtype
+    return max(layer, stage.other_unit * ctx.dtype)
+
+
 def _zero3_weights(full_bytes: float, n: int, gathered: float) -> float:
     # a shard plus the gathered units, never more than the unsharded weights (n = 1 shards nothing)
     return min(full_bytes, full_bytes / n + gathered)
@@ -255,7 +269,7 @@ def _full_states(
         else:  # ZeRO-3: 16-bit shards, the 16/N of FSDP2's fp32 params + grads + m, v and of DeepSpeed's states
             grads = shard * grad_bytes
         if zero == 3 and plan.pp == 1:
-            weights = min(weights, shard * ctx.dtype + 2.0 * stage.largest_unit * ctx.dtype)
+            weights = min(weights, shard * ctx.dtype + 2.0 * _unit_bytes(ctx, stage, plan.fp8_params))
     if offload == "none":
         return weights, grads, optim, 0.0
     return _offloaded(ctx, stage, (weights, grads, optim), shard, offload)
