@@ -100,6 +100,8 @@ def _serving(gpu_sizer: Path, cwd: Path, env: dict[str, str], host: str | None =
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait(timeout=5)
+        if process.stderr:
+            process.stderr.close()  # an unclosed pipe is a ResourceWarning, an error under filterwarnings
 
 
 def test_installed_wheel_migrates_seeds_and_serves_pages_css_and_a_pdf(installed: Path, tmp_path: Path) -> None:
