@@ -38,6 +38,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from load import ROOT, _free_port, _fresh_database
+from soak import health
 
 sys.path.insert(0, str(ROOT))
 from app.settings import normalise_database_url
@@ -125,27 +126,10 @@ async def hostile(phase: Phase, base: str, number: int, deadline: float, fixed_a
             phase.hostile_bytes += len(body)
 
 
-def health(base: str, seconds: float, out: multiprocessing.Queue) -> None:
-    """In a process of its own, so the load generator's busy event loop does not slow the probe."""
-    latencies, misses = [], 0
-    deadline = time.monotonic() + seconds
-    with httpx.Client(base_url=base) as client:
-        while time.monotonic() < deadline:
-            started = time.monotonic()
-            try:
-                ok = client.get("/healthz", timeout=10).status_code == 200
-            except httpx.HTTPError:
-                ok = False
-            latencies.append((time.monotonic() - started) * 1000)
-            misses += not ok
-            time.sleep(0.1)
-    out.put((latencies, misses))
-
-
 async def run_phase(name: str, base: str, seconds: float, hostile_connections: int, fixed_address: bool) -> Phase:
     phase = Phase(name)
     queue: multiprocessing.Queue = multiprocessing.Queue()
-    probe = multiprocessing.Process(target=health, args=(base, seconds, queue))
+    probe = multiprocessing.Process(target=health, args=(base, seconds, queue, 10.0))
     probe.start()
     deadline = time.monotonic() + seconds
     tasks = [well_behaved(phase, base, n, deadline) for n in range(CLIENTS)]

@@ -230,15 +230,16 @@ async def hostile(soak: Soak, base: str, deadline: float, per_second: int) -> No
             await asyncio.sleep(max(0.0, 1 - (time.monotonic() - second)))
 
 
-def health(base: str, seconds: float, out: multiprocessing.Queue) -> None:
-    """In a process of its own, so the load generator's busy event loop does not slow the probe."""
+def health(base: str, seconds: float, out: multiprocessing.Queue, timeout: float = 5.0) -> None:
+    """Polls /healthz every 100 ms for `seconds`, each probe missing after `timeout` s; puts (latencies in ms, misses)
+    on `out`. In a process of its own, so the load generator's busy event loop does not slow the probe."""
     latencies, misses = [], 0
     deadline = time.monotonic() + seconds
     with httpx.Client(base_url=base) as client:
         while time.monotonic() < deadline:
             started = time.monotonic()
             try:
-                ok = client.get("/healthz", timeout=5).status_code == 200
+                ok = client.get("/healthz", timeout=timeout).status_code == 200
             except httpx.HTTPError:
                 ok = False
             latencies.append((time.monotonic() - started) * 1000)

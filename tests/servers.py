@@ -81,14 +81,22 @@ def serving(database_url: str, *, workers: int = 1, **extra_env: str) -> Iterato
 
 
 @contextmanager
-def running_server(env: dict[str, str], *, workers: int = 1) -> Iterator[str]:
-    """`python -m app serve` with `env` (which names DATABASE_URL and PORT); yields the base URL once
-    /healthz answers, and stops the whole process group (uvicorn and its workers) afterwards."""
+def running_server(
+    env: dict[str, str],
+    *,
+    workers: int = 1,
+    command: list[str] | None = None,
+    cwd: Path = ROOT,
+    host: str | None = None,
+) -> Iterator[str]:
+    """`python -m app serve` (or `command`, e.g. an installed `gpu-sizer serve`, run in `cwd`) with `env` (which names
+    DATABASE_URL and PORT); yields the base URL once /healthz answers (asked with `host` as its Host header, where
+    given), and stops the whole process group (uvicorn and its workers) afterwards."""
     env = {**os.environ, "HOST": "127.0.0.1", "LOG_LEVEL": "warning", **env}
     env.pop("PROMETHEUS_MULTIPROC_DIR", None)
     process = subprocess.Popen(
-        [sys.executable, "-m", "app", "serve", "--workers", str(workers)],
-        cwd=ROOT,
+        [*(command or [sys.executable, "-m", "app", "serve"]), "--workers", str(workers)],
+        cwd=cwd,
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -97,7 +105,7 @@ def running_server(env: dict[str, str], *, workers: int = 1) -> Iterator[str]:
     )
     base = f"http://127.0.0.1:{env['PORT']}"
     try:
-        _wait_ready(base, process)
+        _wait_ready(base, process, {"Host": host} if host else {})
         yield base
     finally:
         os.killpg(process.pid, signal.SIGTERM)
@@ -110,13 +118,13 @@ def running_server(env: dict[str, str], *, workers: int = 1) -> Iterator[str]:
             process.stderr.close()
 
 
-def _wait_ready(base: str, process: subprocess.Popen[str]) -> None:
+def _wait_ready(base: str, process: subprocess.Popen[str], headers: dict[str, str]) -> None:
     deadline = time.monotonic() + STARTUP_TIMEOUT_S
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError(f"the server exited: {process.stderr.read() if process.stderr else ''}")
         try:
-            if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
+            if httpx.get(f"{base}/healthz", headers=headers, timeout=1).status_code == 200:
                 return
         except httpx.HTTPError:
             pass

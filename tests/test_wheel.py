@@ -11,19 +11,15 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import sysconfig
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.servers import free_port
+from tests.servers import free_port, running_server
 
 ROOT = Path(__file__).resolve().parents[1]
 STARTUP_TIMEOUT_S = 30
@@ -68,42 +64,6 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return venv / "bin"
 
 
-@contextmanager
-def _serving(gpu_sizer: Path, cwd: Path, env: dict[str, str], host: str | None = None) -> Iterator[str]:
-    process = subprocess.Popen(
-        [str(gpu_sizer), "serve"],
-        cwd=cwd,
-        env={**os.environ, "HOST": "127.0.0.1", "LOG_LEVEL": "warning", **env},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    base = f"http://127.0.0.1:{env['PORT']}"
-    try:
-        deadline = time.monotonic() + STARTUP_TIMEOUT_S
-        while True:
-            assert process.poll() is None, process.stderr.read() if process.stderr else ""
-            try:
-                headers = {"Host": host} if host else {}
-                if httpx.get(f"{base}/healthz", headers=headers, timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, f"no answer within {STARTUP_TIMEOUT_S} s"
-            time.sleep(0.1)
-        yield base
-    finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout=5)
-        if process.stderr:
-            process.stderr.close()  # an unclosed pipe is a ResourceWarning, an error under filterwarnings
-
-
 def test_installed_wheel_migrates_seeds_and_serves_pages_css_and_a_pdf(installed: Path, tmp_path: Path) -> None:
     gpu_sizer = installed / "gpu-sizer"
     env = {
@@ -115,7 +75,7 @@ def test_installed_wheel_migrates_seeds_and_serves_pages_css_and_a_pdf(installed
     assert "created the schema" in _run([str(gpu_sizer), "migrate"], cwd=tmp_path, env=env)
     assert "already at the latest revision" in _run([str(gpu_sizer), "migrate"], cwd=tmp_path, env=env)
     assert "sku a100-40g-pcie-card" in _run([str(gpu_sizer), "seed"], cwd=tmp_path, env=env)
-    with _serving(gpu_sizer, tmp_path, env) as base:
+    with running_server(env, command=[str(gpu_sizer), "serve"], cwd=tmp_path) as base:
         page = httpx.get(f"{base}/", timeout=30)
         assert page.status_code == 200
         assert '<link rel="stylesheet" href="/static/css/app.css">' in page.text
@@ -145,6 +105,8 @@ def test_the_health_check_passes_on_a_live_server_and_fails_without_one(installe
     _run([str(installed / "gpu-sizer"), "migrate"], cwd=tmp_path, env=env)
     down = subprocess.run([python, "-m", "app.healthcheck"], cwd=tmp_path, env={**os.environ, **env}, timeout=30)
     assert down.returncode == 1
-    with _serving(installed / "gpu-sizer", tmp_path, env, host="sizer.example.com") as base:
+    with running_server(
+        env, command=[str(installed / "gpu-sizer"), "serve"], cwd=tmp_path, host="sizer.example.com"
+    ) as base:
         assert httpx.get(f"{base}/readyz", timeout=10).status_code == 400  # 127.0.0.1 is not a served name
         _run([python, "-m", "app.healthcheck"], cwd=tmp_path, env=env)
