@@ -60,7 +60,7 @@ lint: install-dev
 ## Lint, then the whole suite on SQLite and PostgreSQL (TEST_DATABASE_URL), with the browser tests, and the
 ## line coverage of app/ reported and held at [tool.coverage.report] fail_under (pyproject.toml).
 test: system-deps browser lint
-	$(BIN)/python -m pytest --cov --cov-report=term:skip-covered
+	$(BIN)/python -m pytest --cov --cov-report=term:skip-covered --durations=25
 
 ## The quick loop: unit and API tests on SQLite only, leaving out the tests marked slow (they start processes),
 ## browser and postgres (tests/conftest.py sets the markers). Under 90 s here.

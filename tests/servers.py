@@ -15,7 +15,9 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
+from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -29,6 +31,8 @@ from tests.conftest import require_backend_url
 
 ROOT = Path(__file__).resolve().parents[1]
 STARTUP_TIMEOUT_S = 30
+BARRIER_TIMEOUT_S = 60  # threads released together wait at most this long for each other: a lost one fails the test
+STDERR_LINES_KEPT = 200  # the tail of a server's stderr quoted when it exits early
 
 
 def free_port() -> int:
@@ -103,9 +107,14 @@ def running_server(
         text=True,
         start_new_session=True,
     )
+    # The pipe is read all along: a server that writes more than the pipe holds (64 KiB of warnings) would
+    # otherwise block in write() with its event loop, and every request to it would hang.
+    stderr_tail: deque[str] = deque(maxlen=STDERR_LINES_KEPT)
+    drain = threading.Thread(target=_drain, args=(process, stderr_tail), daemon=True)
+    drain.start()
     base = f"http://127.0.0.1:{env['PORT']}"
     try:
-        _wait_ready(base, process, {"Host": host} if host else {})
+        _wait_ready(base, process, {"Host": host} if host else {}, stderr_tail, drain)
         yield base
     finally:
         os.killpg(process.pid, signal.SIGTERM)
@@ -114,15 +123,33 @@ def running_server(
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait(timeout=5)
+        drain.join(timeout=5)
         if process.stderr is not None:  # left open it is a ResourceWarning, an error under filterwarnings
             process.stderr.close()
 
 
-def _wait_ready(base: str, process: subprocess.Popen[str], headers: dict[str, str]) -> None:
+def _drain(process: subprocess.Popen[str], tail: deque[str]) -> None:
+    if process.stderr is None:
+        return
+    try:
+        for line in process.stderr:
+            tail.append(line)
+    except ValueError:  # closed under us at teardown
+        return
+
+
+def _wait_ready(
+    base: str,
+    process: subprocess.Popen[str],
+    headers: dict[str, str],
+    stderr_tail: deque[str],
+    drain: threading.Thread,
+) -> None:
     deadline = time.monotonic() + STARTUP_TIMEOUT_S
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"the server exited: {process.stderr.read() if process.stderr else ''}")
+            drain.join(timeout=5)
+            raise RuntimeError(f"the server exited: {''.join(stderr_tail)}")
         try:
             if httpx.get(f"{base}/healthz", headers=headers, timeout=1).status_code == 200:
                 return

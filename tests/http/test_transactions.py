@@ -22,7 +22,7 @@ import httpx
 import pytest
 from sqlalchemy import create_engine, text
 
-from tests.servers import ROOT, app_cli, running_server, scratch_database, server_env, serving
+from tests.servers import BARRIER_TIMEOUT_S, ROOT, app_cli, running_server, scratch_database, server_env, serving
 
 CLIENT_TIMEOUT_S = 60  # a request still unanswered after this long is a hang
 PASSWORD = "a long enough secret"
@@ -65,7 +65,7 @@ def burst(count: int, call: Callable[[httpx.Client, int], httpx.Response], base:
 
     def one(index: int) -> httpx.Response | str:
         with httpx.Client(base_url=base, timeout=CLIENT_TIMEOUT_S) as client:
-            barrier.wait()
+            barrier.wait(timeout=BARRIER_TIMEOUT_S)
             try:
                 return call(client, index)
             except httpx.HTTPError as exc:

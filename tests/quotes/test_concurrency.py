@@ -19,7 +19,7 @@ from app.db.migrate import upgrade
 from app.seed import seed_database
 from tests.conftest import BACKENDS
 from tests.quotes.helpers import NUMBER_RE, a100_body
-from tests.servers import scratch_database, serving
+from tests.servers import BARRIER_TIMEOUT_S, scratch_database, serving
 
 CONCURRENT = 50
 
@@ -47,7 +47,7 @@ def _post_all(base: str, count: int, headers: dict[str, str] | None = None) -> l
 
     def post(_: int) -> httpx.Response:
         with httpx.Client(base_url=base, timeout=30) as client:
-            barrier.wait()  # all requests leave together
+            barrier.wait(timeout=BARRIER_TIMEOUT_S)  # all requests leave together
             return client.post("/quotes", json=a100_body(), headers=headers)
 
     with ThreadPoolExecutor(max_workers=count) as pool:
