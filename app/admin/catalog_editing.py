@@ -436,11 +436,21 @@ def addon_out(addon: Any) -> AddonOut:
     return mirror(AddonOut, addon, amount=amount)
 
 
+def bandwidth_errors(ports: int | None, gbps: int | None, *, prefix: str = "") -> list[dict[str, str]]:
+    """A fabric's bandwidth is ports × Gb/s per port: both given, or neither (an add-on that is not a fabric)."""
+    if (ports is None) == (gbps is None):
+        return []
+    missing = "port_gbps" if gbps is None else "ports_per_server"
+    return [_error(f"{prefix}{missing}", "give ports_per_server and port_gbps together, or neither")]
+
+
 def set_addon(session: Session, *, slug: str, code: str, data: AddonIn, actor: Actor) -> Any:
-    """Create or edit one add-on of a SKU (e.g. InfiniBand); quotes keep the price they were issued with."""
+    """Create or edit one add-on of a SKU (e.g. InfiniBand, with its bandwidth); quotes keep the price they were
+    issued with."""
 
     sku = get_sku(session, slug)
     _raise_if([] if _CODE.match(code) else [_error("code", "lower-case letters, digits and dashes")])
+    _raise_if(bandwidth_errors(data.ports_per_server, data.port_gbps))
     amount = None
     if data.amount is not None:
         try:
@@ -462,6 +472,9 @@ def set_addon(session: Session, *, slug: str, code: str, data: AddonIn, actor: A
         "currency": data.currency,
         "per_unit": data.per_unit,
         "status": data.status,
+        "ports_per_server": data.ports_per_server,
+        "port_gbps": data.port_gbps,
+        "bandwidth_source": data.bandwidth_source,
     }
     if row is None:
         row = SkuAddon(sku_pk=sku.id, code=code, **values)

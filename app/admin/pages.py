@@ -321,6 +321,12 @@ def _sku_edit(request: Request, slug: str, session: SessionDep, admin: AdminDep,
 SkuEditDep = Annotated[SkuEdit, Depends(_sku_edit)]
 
 
+def _whole(value: str | None) -> Any:
+    """A whole-number form field: empty is None, digits an int, anything else the text (the schema refuses it)."""
+    text = (value or "").strip()
+    return int(text) if text.isdigit() else (text or None)
+
+
 def _version(form: dict[str, str]) -> int | None:
     version = form.get("version") or None
     return int(version) if version else None
@@ -336,8 +342,10 @@ def _price(form: dict[str, str]) -> PriceCreate:
 
 def _addon(form: dict[str, str]) -> AddonIn:
     return AddonIn(
-        **_texts(form, "name", "currency", "per_unit"),
+        **_texts(form, "name", "currency", "per_unit", "bandwidth_source"),
         amount=form.get("amount") or None,
+        ports_per_server=_whole(form.get("ports_per_server")),
+        port_gbps=_whole(form.get("port_gbps")),
         status=form.get("status", "active"),
         version=_version(form),
     )
