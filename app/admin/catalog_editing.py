@@ -444,13 +444,20 @@ def bandwidth_errors(ports: int | None, gbps: int | None, *, prefix: str = "") -
     return [_error(f"{prefix}{missing}", "give ports_per_server and port_gbps together, or neither")]
 
 
+def _bandwidth(data: AddonIn, row: SkuAddon | None) -> dict[str, Any]:
+    """The bandwidth fields the edit sends; those it leaves out keep their value (a script that only reprices the
+    add-on must not erase the fabric's figure the estimator and the planner size the servers with)."""
+    sent = data.model_fields_set
+    names = ("ports_per_server", "port_gbps", "bandwidth_source")
+    return {name: getattr(data if row is None or name in sent else row, name) for name in names}
+
+
 def set_addon(session: Session, *, slug: str, code: str, data: AddonIn, actor: Actor) -> Any:
     """Create or edit one add-on of a SKU (e.g. InfiniBand, with its bandwidth); quotes keep the price they were
     issued with."""
 
     sku = get_sku(session, slug)
     _raise_if([] if _CODE.match(code) else [_error("code", "lower-case letters, digits and dashes")])
-    _raise_if(bandwidth_errors(data.ports_per_server, data.port_gbps))
     amount = None
     if data.amount is not None:
         try:
@@ -466,15 +473,15 @@ def set_addon(session: Session, *, slug: str, code: str, data: AddonIn, actor: A
             errors=[{"field": "version", "message": "stale", "type": "stale", "current": current}],
         )
     before = addon_out(row).model_dump() if row else None
+    bandwidth = _bandwidth(data, row)
+    _raise_if(bandwidth_errors(bandwidth["ports_per_server"], bandwidth["port_gbps"]))
     values = {
         "name": data.name,
         "amount_minor": amount,
         "currency": data.currency,
         "per_unit": data.per_unit,
         "status": data.status,
-        "ports_per_server": data.ports_per_server,
-        "port_gbps": data.port_gbps,
-        "bandwidth_source": data.bandwidth_source,
+        **bandwidth,
     }
     if row is None:
         row = SkuAddon(sku_pk=sku.id, code=code, **values)

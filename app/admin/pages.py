@@ -341,11 +341,14 @@ def _price(form: dict[str, str]) -> PriceCreate:
 
 
 def _addon(form: dict[str, str]) -> AddonIn:
+    # the bandwidth fields as the page sends them (empty: cleared); a form without them keeps the add-on's
+    bandwidth: dict[str, Any] = {name: _whole(form[name]) for name in ("ports_per_server", "port_gbps") if name in form}
+    if "bandwidth_source" in form:
+        bandwidth["bandwidth_source"] = form["bandwidth_source"]
     return AddonIn(
-        **_texts(form, "name", "currency", "per_unit", "bandwidth_source"),
+        **_texts(form, "name", "currency", "per_unit"),
+        **bandwidth,
         amount=form.get("amount") or None,
-        ports_per_server=_whole(form.get("ports_per_server")),
-        port_gbps=_whole(form.get("port_gbps")),
         status=form.get("status", "active"),
         version=_version(form),
     )

@@ -120,7 +120,8 @@ ADDON_FIELD_DOCS: dict[str, str] = {
     "null (default) for an add-on that is not a fabric; given with port_gbps",
     "port_gbps": "Line rate of one port in Gbit/s (1-3200), e.g. 400 for InfiniBand NDR; null with "
     "ports_per_server. The estimator and the planner size the traffic between servers with ports x Gb/s",
-    "bandwidth_source": "Where the bandwidth figure comes from (a datasheet, the data centre); default empty",
+    "bandwidth_source": "Where the bandwidth figure comes from (a datasheet, the data centre); default empty. "
+    "Editing an add-on, the bandwidth fields left out keep their values",
     "version": "The add-on's current version; null when the add-on is new (a stale one is a 409)",
 }
 
