@@ -141,6 +141,9 @@ EN: dict[str, str] = {
     "availability": "Availability",
     "availability_not tracked": "not tracked; confirmed with the quote",
     "indicative": "Indicative price: from the published range, final on consultation.",
+    "plus_fabric": "+ fabric on consultation",
+    "fabric_consultation_note": "The servers are joined by a fabric add-on priced on consultation: the totals "
+    "leave it out.",
     "download_launch": "Download launch config (JSON)",
     "request_quote": "Request a quote",
     "chart_title": "Cost versus time",
@@ -331,6 +334,8 @@ ZH: dict[str, str] = {
     "availability": "库存",
     "availability_not tracked": "未跟踪；报价时确认",
     "indicative": "参考价：取自公开价格区间，最终价格以协商为准。",
+    "plus_fabric": "+ 组网费用面议",
+    "fabric_consultation_note": "服务器之间经网络附加项互联，其价格面议，未计入各项合计。",
     "download_launch": "下载启动配置（JSON）",
     "request_quote": "申请报价",
     "chart_title": "费用与时间",

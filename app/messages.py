@@ -461,23 +461,26 @@ UNKNOWN: dict[str, dict[str, str]] = {
 # UNCALIBRATED_SLOW).
 ASSUMPTIONS: dict[str, dict[str, str]] = {
     "en": {
-        "fabric_with_server": "The speed assumes {nodes} servers joined by {sku}'s {fabric} fabric; the catalog sells "
-        "no separate add-on for it.",
-        "fabric_addon_priced": "The speed assumes {nodes} servers joined by {sku}'s {fabric} fabric: its add-on "
-        "{addon} ({addon_name}; {monthly!m} a month for the {nodes} servers) is in the cost and the quote.",
-        "fabric_addon_on_consultation": "The speed assumes {nodes} servers joined by {sku}'s {fabric} fabric: its "
-        "add-on {addon} ({addon_name}) is in the quote, priced on consultation and not in the cost.",
+        "fabric_with_server": "The speed assumes {nodes} servers joined by {sku}'s {fabric} fabric at {gbps:g} "
+        "Gb/s per server; the catalog sells no separate add-on for it.",
+        "fabric_addon_priced": "The speed assumes {nodes} servers joined by {sku}'s {fabric} fabric at {gbps:g} "
+        "Gb/s per server: its add-on {addon} ({addon_name}; {monthly!m} a month for the {nodes} servers) is in the "
+        "cost and the quote.",
+        "fabric_addon_on_consultation": "The speed assumes {nodes} servers joined by {sku}'s {fabric} fabric at "
+        "{gbps:g} Gb/s per server: its add-on {addon} ({addon_name}) is in the quote, priced on consultation and "
+        "not in the cost.",
         "uncalibrated_moe": "No run that calibrated the speed is an MoE model like this one: the range's slow end is "
         "widened to {factor:.2f}× the typical end (NeMo's Qwen3-30B-A3B runs reached 0.44-0.91× our estimate).",
         "uncalibrated_offload": "No run that calibrated the speed offloads states to host RAM: the range's slow end is "
         "widened to {factor:.2f}× the typical end (offloaded steps measured 1.4-1.6× as long).",
     },
     "zh": {
-        "fabric_with_server": "速度按 {nodes} 台服务器经 {sku} 的 {fabric} 网络互联估算；目录中没有单独的网络附加项。",
-        "fabric_addon_priced": "速度按 {nodes} 台服务器经 {sku} 的 {fabric} 网络互联估算：其附加项 {addon}"
-        "（{addon_name}；{nodes} 台服务器每月 {monthly!m}）已计入费用和报价。",
-        "fabric_addon_on_consultation": "速度按 {nodes} 台服务器经 {sku} 的 {fabric} 网络互联估算：其附加项 "
-        "{addon}（{addon_name}）已列入报价，价格面议，未计入费用。",
+        "fabric_with_server": "速度按 {nodes} 台服务器经 {sku} 的 {fabric} 网络互联"
+        "（每台服务器 {gbps:g} Gb/s）估算；目录中没有单独的网络附加项。",
+        "fabric_addon_priced": "速度按 {nodes} 台服务器经 {sku} 的 {fabric} 网络互联（每台服务器 {gbps:g} Gb/s）"
+        "估算：其附加项 {addon}（{addon_name}；{nodes} 台服务器每月 {monthly!m}）已计入费用和报价。",
+        "fabric_addon_on_consultation": "速度按 {nodes} 台服务器经 {sku} 的 {fabric} 网络互联"
+        "（每台服务器 {gbps:g} Gb/s）估算：其附加项 {addon}（{addon_name}）已列入报价，价格面议，未计入费用。",
         "uncalibrated_moe": "校准速度所用的实测运行中没有类似的 MoE 模型：范围的慢端放宽到典型端的 {factor:.2f} 倍"
         "（NeMo 的 Qwen3-30B-A3B 实测为我们估计值的 0.44-0.91 倍）。",
         "uncalibrated_offload": "校准速度所用的实测运行都没有把训练状态卸载到主机内存：范围的慢端放宽到典型端的 "
@@ -626,7 +629,7 @@ EFFICIENCY_HELPS: dict[str, dict[str, str]] = {
         "lead": "what would help: ",
         "none": "no change of plan on this SKU helps",
         "fewer_servers": "fewer servers (less traffic between them)",
-        "faster_fabric": "a faster fabric between the servers (one NIC per GPU)",
+        "faster_fabric": "a faster fabric between the servers (more or faster ports per server)",
         "more_gpu_memory": "GPUs with more memory, so that the states need no offload",
         "lora": "LoRA instead of training every weight",
     },
@@ -634,7 +637,7 @@ EFFICIENCY_HELPS: dict[str, dict[str, str]] = {
         "lead": "可行的改进：",
         "none": "在此 SKU 上换用其他并行方案也无济于事",
         "fewer_servers": "减少服务器数量（减少服务器间的通信）",
-        "faster_fabric": "服务器之间使用更快的网络（每块 GPU 一块网卡）",
+        "faster_fabric": "服务器之间使用更快的网络（每台服务器更多或更快的网口）",
         "more_gpu_memory": "使用显存更大的 GPU，使训练状态无需卸载",
         "lora": "改用 LoRA，而不是训练全部权重",
     },

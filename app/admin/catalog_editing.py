@@ -436,8 +436,25 @@ def addon_out(addon: Any) -> AddonOut:
     return mirror(AddonOut, addon, amount=amount)
 
 
+def bandwidth_errors(ports: int | None, gbps: int | None, *, prefix: str = "") -> list[dict[str, str]]:
+    """A fabric's bandwidth is ports × Gb/s per port: both given, or neither (an add-on that is not a fabric)."""
+    if (ports is None) == (gbps is None):
+        return []
+    missing = "port_gbps" if gbps is None else "ports_per_server"
+    return [_error(f"{prefix}{missing}", "give ports_per_server and port_gbps together, or neither")]
+
+
+def _bandwidth(data: AddonIn, row: SkuAddon | None) -> dict[str, Any]:
+    """The bandwidth fields the edit sends; those it leaves out keep their value (a script that only reprices the
+    add-on must not erase the fabric's figure the estimator and the planner size the servers with)."""
+    sent = data.model_fields_set
+    names = ("ports_per_server", "port_gbps", "bandwidth_source")
+    return {name: getattr(data if row is None or name in sent else row, name) for name in names}
+
+
 def set_addon(session: Session, *, slug: str, code: str, data: AddonIn, actor: Actor) -> Any:
-    """Create or edit one add-on of a SKU (e.g. InfiniBand); quotes keep the price they were issued with."""
+    """Create or edit one add-on of a SKU (e.g. InfiniBand, with its bandwidth); quotes keep the price they were
+    issued with."""
 
     sku = get_sku(session, slug)
     _raise_if([] if _CODE.match(code) else [_error("code", "lower-case letters, digits and dashes")])
@@ -456,12 +473,15 @@ def set_addon(session: Session, *, slug: str, code: str, data: AddonIn, actor: A
             errors=[{"field": "version", "message": "stale", "type": "stale", "current": current}],
         )
     before = addon_out(row).model_dump() if row else None
+    bandwidth = _bandwidth(data, row)
+    _raise_if(bandwidth_errors(bandwidth["ports_per_server"], bandwidth["port_gbps"]))
     values = {
         "name": data.name,
         "amount_minor": amount,
         "currency": data.currency,
         "per_unit": data.per_unit,
         "status": data.status,
+        **bandwidth,
     }
     if row is None:
         row = SkuAddon(sku_pk=sku.id, code=code, **values)

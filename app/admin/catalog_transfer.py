@@ -61,6 +61,9 @@ def _sku_doc(session: Session, sku: Sku) -> dict[str, Any]:
             "per_unit": a.per_unit,
             "status": a.status,
             "amount": None if a.amount_minor is None else str(from_minor(a.amount_minor, a.currency)),
+            "ports_per_server": a.ports_per_server,
+            "port_gbps": a.port_gbps,
+            "bandwidth_source": a.bandwidth_source,
         }
         for a in catalog_editing.addons_of(session, sku)
     ]
@@ -157,6 +160,9 @@ def _sku_errors(sku: SkuDoc, prefix: str, known_gpus: set[str]) -> list[dict[str
     for j, addon in enumerate(sku.addons):
         if addon.amount is not None and not _fits(addon.amount, addon.currency):
             errors.append(_err(f"{prefix}addons.{j}.amount", f"too many decimal places for {addon.currency}"))
+        errors += catalog_editing.bandwidth_errors(
+            addon.ports_per_server, addon.port_gbps, prefix=f"{prefix}addons.{j}."
+        )
     for j, slot in enumerate(sku.availability):
         if slot.region not in sku.regions:
             errors.append(_err(f"{prefix}availability.{j}.region", f"not one of the SKU's regions {sku.regions}"))
@@ -297,6 +303,9 @@ def _set_addons(session: Session, sku: Sku, addons: list[AddonDoc]) -> None:
             "currency": addon.currency,
             "per_unit": addon.per_unit,
             "status": addon.status,
+            "ports_per_server": addon.ports_per_server,
+            "port_gbps": addon.port_gbps,
+            "bandwidth_source": addon.bandwidth_source,
         }
         row = existing.get(addon.code)
         if row is None:

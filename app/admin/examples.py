@@ -44,10 +44,25 @@ PRICE = {
 }
 VERSION = _example("The SKU's current version", {"version": 1})
 AVAILABILITY = _example("12 units free in a region that had no figure yet", {"units_available": 12, "version": None})
-ADDON = _example(
-    "An add-on priced on consultation (amount null), new (version null)",
-    {"name": "Dedicated 10 Gbps uplink", "amount": None, "currency": CNY, "per_unit": "node", "version": None},
-)
+ADDON = {
+    **_example(
+        "An add-on priced on consultation (amount null), new (version null)",
+        {"name": "Dedicated 10 Gbps uplink", "amount": None, "currency": CNY, "per_unit": "node", "version": None},
+    ),
+    "fabric": Example(
+        summary="A priced fabric add-on with its bandwidth: 8 ports x 200 Gb/s per server (illustrative figures)",
+        value={
+            "name": "RoCE v2 200G, per node",
+            "amount": "6000.00",
+            "currency": CNY,
+            "per_unit": "node",
+            "ports_per_server": 8,
+            "port_gbps": 200,
+            "bandwidth_source": "the data centre's NIC inventory",
+            "version": None,
+        },
+    ),
+}
 CATALOG = _example(
     "A document with one new L40S SKU (GET /admin/api/catalog/export gives the whole catalog in this form)",
     {

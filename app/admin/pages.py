@@ -321,6 +321,12 @@ def _sku_edit(request: Request, slug: str, session: SessionDep, admin: AdminDep,
 SkuEditDep = Annotated[SkuEdit, Depends(_sku_edit)]
 
 
+def _whole(value: str | None) -> Any:
+    """A whole-number form field: empty is None, digits an int, anything else the text (the schema refuses it)."""
+    text = (value or "").strip()
+    return int(text) if text.isdigit() else (text or None)
+
+
 def _version(form: dict[str, str]) -> int | None:
     version = form.get("version") or None
     return int(version) if version else None
@@ -335,8 +341,13 @@ def _price(form: dict[str, str]) -> PriceCreate:
 
 
 def _addon(form: dict[str, str]) -> AddonIn:
+    # the bandwidth fields as the page sends them (empty: cleared); a form without them keeps the add-on's
+    bandwidth: dict[str, Any] = {name: _whole(form[name]) for name in ("ports_per_server", "port_gbps") if name in form}
+    if "bandwidth_source" in form:
+        bandwidth["bandwidth_source"] = form["bandwidth_source"]
     return AddonIn(
         **_texts(form, "name", "currency", "per_unit"),
+        **bandwidth,
         amount=form.get("amount") or None,
         status=form.get("status", "active"),
         version=_version(form),

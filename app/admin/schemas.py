@@ -23,6 +23,9 @@ LinkSlug = Annotated[str, StringConstraints(strip_whitespace=True, pattern=r"^[a
 Nvme = Annotated[str, StringConstraints(strip_whitespace=True, max_length=100)]
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
 Version = Annotated[int, Field(ge=1, strict=True, description="The version this edit was based on")]
+Ports = Annotated[int, Field(ge=1, le=64, strict=True)]
+PortGbps = Annotated[int, Field(ge=1, le=3200, strict=True)]
+Source = Annotated[str, StringConstraints(strip_whitespace=True, max_length=1000)]
 MAX_AMOUNT = Decimal("1000000000")
 
 
@@ -113,6 +116,12 @@ ADDON_FIELD_DOCS: dict[str, str] = {
     "currency": "ISO 4217 currency code, e.g. CNY",
     "per_unit": "What the price is per: card or node",
     "status": "active (offered, default) or retired",
+    "ports_per_server": "A fabric add-on's network ports per server (1-64), e.g. 8 for one 400G NIC per GPU; "
+    "null (default) for an add-on that is not a fabric; given with port_gbps",
+    "port_gbps": "Line rate of one port in Gbit/s (1-3200), e.g. 400 for InfiniBand NDR; null with "
+    "ports_per_server. The estimator and the planner size the traffic between servers with ports x Gb/s",
+    "bandwidth_source": "Where the bandwidth figure comes from (a datasheet, the data centre); default empty. "
+    "Editing an add-on, the bandwidth fields left out keep their values",
     "version": "The add-on's current version; null when the add-on is new (a stale one is a 409)",
 }
 
@@ -215,10 +224,20 @@ class AvailabilityIn(StrictModel):
     version: Version | None = Field(default=None, description="null when the region has no figure yet")
 
 
-class AddonIn(StrictModel):
-    """An option sold with the SKU, monthly per `per_unit`; `amount` null: priced on consultation."""
+class AddonBandwidth(StrictModel):
+    """A fabric add-on's bandwidth per server: `ports_per_server` × `port_gbps`, both or neither (the service
+    says which one is missing)."""
 
     field_docs = ADDON_FIELD_DOCS
+
+    ports_per_server: Ports | None = None
+    port_gbps: PortGbps | None = None
+    bandwidth_source: Source = ""
+
+
+class AddonIn(AddonBandwidth):
+    """An option sold with the SKU, monthly per `per_unit`; `amount` null: priced on consultation. A fabric
+    add-on (InfiniBand, RoCE) states its bandwidth: `ports_per_server` × `port_gbps`."""
 
     name: Name
     amount: Amount | None = None
@@ -253,6 +272,9 @@ class AddonOut(BaseModel):
     currency: str
     per_unit: str
     status: str
+    ports_per_server: int | None = Field(description="A fabric's ports per server; null: not a fabric")
+    port_gbps: int | None = Field(description="Gbit/s per port; null: not a fabric")
+    bandwidth_source: str
     version: int
 
 
@@ -346,9 +368,7 @@ class AvailabilityDoc(StrictModel):
     )
 
 
-class AddonDoc(StrictModel):
-    field_docs = ADDON_FIELD_DOCS
-
+class AddonDoc(AddonBandwidth):
     code: Slug
     name: Name
     amount: Amount | None = None

@@ -131,13 +131,21 @@ class SkuAvailability(OfSkuMixin, VersionedMixin, Base):
 
 
 class SkuAddon(OfSkuMixin, TimestampMixin, VersionedMixin, Base):
-    """An option sold with a SKU. `amount_minor` NULL means "priced on consultation"."""
+    """An option sold with a SKU. `amount_minor` NULL means "priced on consultation".
+
+    A fabric add-on (InfiniBand, RoCE) also carries its bandwidth: `ports_per_server` NICs of `port_gbps` Gbit/s
+    each, per server (both NULL for an add-on that is not a fabric, e.g. extra NVMe), and where that figure
+    comes from (`bandwidth_source`); the estimator and the planner size the traffic between servers with it."""
 
     __tablename__ = "sku_addons"
     __table_args__ = (
         one_of("per_unit", RENTAL_UNITS),
         one_of("status", SKU_STATUSES),
         CheckConstraint("amount_minor IS NULL OR amount_minor > 0", name="amount_positive"),
+        CheckConstraint(
+            "(ports_per_server IS NULL AND port_gbps IS NULL) OR (ports_per_server > 0 AND port_gbps > 0)",
+            name="bandwidth_both_or_none",
+        ),
         UniqueConstraint("sku_id", "code"),
     )
 
@@ -147,3 +155,13 @@ class SkuAddon(OfSkuMixin, TimestampMixin, VersionedMixin, Base):
     currency: Mapped[str] = mapped_column(String(3))
     per_unit: Mapped[str] = mapped_column(String(8))
     status: Mapped[str] = mapped_column(String(16), default="active")
+    ports_per_server: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    port_gbps: Mapped[int | None] = mapped_column(Integer, nullable=True)  # line rate of one port, Gbit/s
+    bandwidth_source: Mapped[str] = mapped_column(Text, default="")
+
+    @property
+    def server_gbps(self) -> int | None:
+        """The fabric's line rate into one server (all its ports), Gbit/s; None when the add-on is not a fabric."""
+        if self.ports_per_server is None or self.port_gbps is None:
+            return None
+        return self.ports_per_server * self.port_gbps

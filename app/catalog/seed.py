@@ -56,6 +56,9 @@ def _seed_missing_addons(session: Session, report: SeedReport) -> None:
                 currency=SEED_CURRENCY,
                 per_unit=spec["per_unit"],
                 status="active",
+                ports_per_server=spec.get("ports_per_server"),
+                port_gbps=spec.get("port_gbps"),
+                bandwidth_source=spec.get("bandwidth_source", ""),
             )
         )
         session.flush()

@@ -31,6 +31,8 @@ SKUS: list[dict[str, Any]] = [
         "intra_node_link": "pcie4",
         "interconnect": "PCIe 4.0, no NVLink",
         "host_cpu": "general-purpose server",
+        # the article lists a "general-purpose server" and no RAM: unknown, so an option that needs host RAM on it
+        # is offered with the warning host_ram_unconfirmed (app/planner) and its quote prints that condition
         "host_ram_gib": None,
         "host_nvme_tb": "",
         "network": "100 Mbps BGP",
@@ -52,7 +54,7 @@ SKUS: list[dict[str, Any]] = [
         "intra_node_link": "nvlink3",
         "interconnect": "NVLink 600 GB/s all-to-all (NVSwitch)",
         "host_cpu": "2x Intel Xeon Platinum 8380 (80 cores)",
-        "host_ram_gib": 1024,
+        "host_ram_gib": 1024,  # the article: "1TB DDR4 ECC" (seeds/000, BRIEF.md §3)
         "host_nvme_tb": "4x 3.84 TB NVMe",
         "network": "10 Gbps BGP",
         "inter_node_fabric": None,
@@ -74,7 +76,7 @@ SKUS: list[dict[str, Any]] = [
         "intra_node_link": "nvlink4",
         "interconnect": "NVLink + NVSwitch 900 GB/s",
         "host_cpu": "2x Intel Xeon Platinum 8480+ (112 cores)",
-        "host_ram_gib": 2048,
+        "host_ram_gib": 2048,  # the article: "2TB DDR5" (seeds/000, BRIEF.md §3)
         "host_nvme_tb": "8x 15.36 TB NVMe",
         "network": "10 Gbps international; InfiniBand 400G optional",
         "inter_node_fabric": "ib-ndr-400",
@@ -91,6 +93,17 @@ SEED_CURRENCY = "CNY"
 
 # Options sold with a SKU, monthly per unit. `price` None: the article gives no figure, so the
 # option is "priced on consultation" and a quote shows it without adding it to the total.
+# A fabric add-on states its bandwidth per server: `ports_per_server` × `port_gbps` (None for an add-on that is
+# not a fabric), with its source. The article says only "InfiniBand 400G 可选" (optional) for the H100 server and
+# gives no port count: the 8 ports are NVIDIA's reference design for an 8-GPU HGX H100 server, the same figure
+# POST /estimate assumes for H100 servers (app/estimator/data/interconnects.json node_defaults).
+H100_IB_SOURCE = (
+    "NVIDIA DGX H100 / DGX BasePOD reference architecture: eight single-port ConnectX-7 NICs, up to 400 Gb/s "
+    "NDR InfiniBand each, one per GPU, for the compute fabric of an 8-GPU HGX H100 server (docs.nvidia.com/"
+    "dgx-basepod/reference-architecture-infrastructure-foundation-enterprise-ai/latest/core-components.html). "
+    "The company's article says only 'InfiniBand 400G optional': the port count is the reference design's, "
+    "to confirm with the data centre."
+)
 ADDONS: list[dict[str, Any]] = [
     {
         "sku": "h100-80g-sxm-8x",
@@ -98,5 +111,8 @@ ADDONS: list[dict[str, Any]] = [
         "name": "InfiniBand NDR 400G, per node",
         "price": None,
         "per_unit": "node",
+        "ports_per_server": 8,
+        "port_gbps": 400,
+        "bandwidth_source": H100_IB_SOURCE,
     },
 ]

@@ -36,6 +36,7 @@ class CatalogServer:
     inter_node_fabric: str | None  # an RDMA fabric the SKU can be joined with
     network: str  # free text, e.g. "10 Gbps BGP"
     host_ram_gib: float | None
+    inter_node_gbps: float | None = None  # that fabric's bandwidth per server as the catalog states it (ports × Gb/s)
 
 
 def gpu_cluster(gpu: GpuSpec, asked: HardwareAsked) -> tuple[Cluster, list[str]]:
@@ -94,7 +95,7 @@ def server_cluster(gpu: GpuSpec, server: CatalogServer, asked: HardwareAsked) ->
     if nodes > 1 and not (gbps or fabric):
         if server.inter_node_fabric:
             fabric = server.inter_node_fabric
-            gbps = float(fabric_entry(fabric)["port_gbps"])
+            gbps = _catalog_gbps(server, fabric)
             notes.append(f"fabric: {server.name} joined by its {fabric} option, {gbps:g} Gb/s per node (catalog)")
         else:
             gbps = ethernet_gbps(server.network)
@@ -109,7 +110,7 @@ def server_cluster(gpu: GpuSpec, server: CatalogServer, asked: HardwareAsked) ->
                 f"the traffic between nodes at {gbps:g} Gb/s over TCP"
             )
     elif nodes > 1 and fabric and not gbps:
-        gbps = float(fabric_entry(fabric)["port_gbps"])
+        gbps = _catalog_gbps(server, fabric)
     host = asked.host_ram_gib or server.host_ram_gib
     if asked.gpus_per_node is None or asked.host_ram_gib is None:
         host_text = f", {host:g} GiB host RAM" if host else ""
@@ -124,6 +125,14 @@ def server_cluster(gpu: GpuSpec, server: CatalogServer, asked: HardwareAsked) ->
         inter_node_fabric=fabric if fabric and nodes > 1 else None,
     )
     return cluster, notes
+
+
+def _catalog_gbps(server: CatalogServer, fabric: str) -> float:
+    """The server's bandwidth on `fabric`: the catalog's figure (its fabric add-on's ports × Gb/s) for the server's
+    own fabric, else one port of that fabric."""
+    if fabric == server.inter_node_fabric and server.inter_node_gbps:
+        return server.inter_node_gbps
+    return float(fabric_entry(fabric)["port_gbps"])
 
 
 def _nics_for(fabric: str, usual: NodeDefault | None) -> int:

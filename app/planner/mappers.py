@@ -245,7 +245,12 @@ def fabric_assumptions(option: Option | ServingOption) -> list[str]:
     offer, nodes = option.offer, joined_nodes(option)
     if nodes < 2 or offer.inter_node_fabric is None:
         return []
-    params: dict[str, Any] = {"nodes": nodes, "fabric": offer.inter_node_fabric, "sku": offer.sku_id}
+    params: dict[str, Any] = {
+        "nodes": nodes,
+        "fabric": offer.inter_node_fabric,
+        "sku": offer.sku_id,
+        "gbps": offer.inter_node_gbps or 0.0,
+    }
     addon = offer.fabric_addon
     if addon is None:
         return [messages.assumption("fabric_with_server", params)]
@@ -311,6 +316,7 @@ def placed_option_out(option: Option | ServingOption, **rest: Any) -> OptionOut:
         gpus_per_node=config.cards_per_node,
         nodes=config.nodes,
         total_gpus=config.gpus,
+        indicative=offer.indicative_price or option.cost.fabric_on_consultation,
         **rest,
     )
 

@@ -111,4 +111,4 @@ def fabric_addon(sku: Sku, addons: list[SkuAddon], currency: str) -> FabricAddon
     priced = addon.amount_minor is not None and addon.currency == currency
     unit_monthly = from_minor(addon.amount_minor, currency) if priced and addon.amount_minor is not None else None
     per_unit = cast(RentalUnit, addon.per_unit)  # a CHECK constraint holds the column to it
-    return FabricAddon(addon.code, addon.name, per_unit, unit_monthly)
+    return FabricAddon(addon.code, addon.name, per_unit, unit_monthly, addon.ports_per_server, addon.port_gbps)

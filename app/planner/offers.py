@@ -16,8 +16,9 @@ from app.estimator.specs import GpuSpec
 from app.estimator.vocabulary import TERM_MONTHS, Objective, RentalUnit, Term
 
 DAYS_PER_BILLED_MONTH = 30  # a rental month, as the company bills it
-# Per-node injection bandwidth of the fabrics a SKU may offer (line rates; the estimator applies
-# measured efficiencies): InfiniBand NDR 400 Gb/s per port (50 GB/s line rate).
+# Line rate of one port of the fabrics a SKU may offer (the estimator applies measured efficiencies):
+# InfiniBand NDR 400 Gb/s per port (50 GB/s line rate). A fabric add-on states its ports per server and their
+# rate (catalog data, `FabricAddon.server_gbps`); one port is assumed only where the catalog states none.
 FABRIC_GBPS = {"ib-ndr-400": 400.0, "ib-hdr-200": 200.0, "roce-200": 200.0, "roce-100": 100.0}
 
 
@@ -40,6 +41,15 @@ class FabricAddon:
     name: str
     per_unit: RentalUnit  # what its quantity counts: servers ("node") or cards
     unit_monthly: Decimal | None  # a unit a month in the SKU's currency; None: priced on consultation
+    ports_per_server: int | None = None  # the catalog's bandwidth: ports × Gb/s per port; None: not stated
+    port_gbps: int | None = None
+
+    @property
+    def server_gbps(self) -> float | None:
+        """Line rate into one server over all its ports, Gbit/s; None when the catalog states no bandwidth."""
+        if self.ports_per_server is None or self.port_gbps is None:
+            return None
+        return float(self.ports_per_server * self.port_gbps)
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +84,15 @@ class Offer:
     @property
     def may_span_nodes(self) -> bool:
         return self.inter_node_fabric is not None
+
+    @property
+    def inter_node_gbps(self) -> float | None:
+        """Per-server injection bandwidth of the fabric joining its servers, Gbit/s: the fabric add-on's ports ×
+        Gb/s as the catalog states them, else one port of the fabric; None where no fabric joins them."""
+        if self.inter_node_fabric is None:
+            return None
+        stated = self.fabric_addon.server_gbps if self.fabric_addon is not None else None
+        return stated if stated is not None else FABRIC_GBPS.get(self.inter_node_fabric)
 
     @property
     def fabric_on_consultation(self) -> bool:
@@ -143,6 +162,7 @@ class Cost:
     billed_hours: float | None = None  # the billed months in hours (30-day months)
     converted: Converted | None = None  # in the request's currency when the offer is priced in another
     fabric_monthly: Decimal = Decimal(0)  # the fabric add-on, a month, inside monthly_list/effective and job_total
+    fabric_on_consultation: bool = False  # the servers are joined over an add-on priced on consultation: not in totals
     alternatives: tuple[TermCost, ...] = ()  # the other term on the same units (with_alternatives)
 
     @property
@@ -219,7 +239,8 @@ def fabric_monthly(offer: Offer, config: Configuration, joined: bool) -> Decimal
 def price(offer: Offer, config: Configuration, term: Term, hours: float | None, *, joined: bool | None = None) -> Cost:
     """`joined`: the servers work as one over the SKU's fabric (its add-on is rented); default: several servers."""
     units = rented_units(offer, config)
-    fabric = fabric_monthly(offer, config, joins_nodes(config) if joined is None else joined)
+    joined = joins_nodes(config) if joined is None else joined
+    fabric = fabric_monthly(offer, config, joined)
     monthly_list = _money(offer.unit_monthly_list * units, offer.money_quantum) + fabric
     discount = Decimal(offer.discount_bp.get(term, 0)) / Decimal(10000)
     # per unit first, as a quote prices it (app.quotes.service: unit price after discount × units × months)
@@ -245,6 +266,7 @@ def price(offer: Offer, config: Configuration, term: Term, hours: float | None, 
         billed_hours=billed_hours,
         converted=converted,
         fabric_monthly=fabric,
+        fabric_on_consultation=joined and offer.fabric_on_consultation,
     )
 
 

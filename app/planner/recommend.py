@@ -62,7 +62,6 @@ from app.planner.explain import batch_warnings, plan_warnings
 from app.planner.launch import launch_configs
 from app.planner.misses import Miss, budget_misses, term_warnings
 from app.planner.offers import (
-    FABRIC_GBPS,
     Configuration,
     Constraints,
     Cost,
@@ -448,7 +447,7 @@ def _cluster(offer: Offer, config: Configuration, constraints: Constraints) -> C
         gpus_per_node=config.cards_per_node,
         nodes=config.nodes,
         intra_node_link=offer.intra_node_link,
-        inter_node_gbps=FABRIC_GBPS.get(fabric) if fabric else None,
+        inter_node_gbps=offer.inter_node_gbps if fabric else None,
         host_ram_gib=offer.host_ram_gib,
         memory_headroom=constraints.memory_headroom,
         inter_node_fabric=fabric,

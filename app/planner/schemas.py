@@ -609,6 +609,11 @@ class CostOut(BaseModel):
         description="The fabric add-on a multi-server option rents (InfiniBand), a month, included in monthly_list, "
         "monthly_effective and job_total; null when none is rented or it is priced on consultation",
     )
+    fabric_on_consultation: bool = Field(
+        default=False,
+        description="The option joins its servers over a fabric add-on priced on consultation: every total here "
+        "leaves it out (shown as '+ fabric on consultation'), and the option is `indicative`",
+    )
     per_million_output_tokens: str | None = Field(
         default=None, description="Serving: monthly effective price per million output tokens at the offered load"
     )
@@ -650,6 +655,11 @@ class OptionOut(BaseModel):
     memory: MemoryOut
     performance: PerformanceOut
     cost: CostOut
+    indicative: bool = Field(
+        default=False,
+        description="The total is not final: the SKU's price is indicative (warning indicative_price), or the "
+        "fabric add-on the option needs is priced on consultation and left out of it (cost.fabric_on_consultation)",
+    )
     availability: str
     explanation: str
     warnings: list[WarningOut]

@@ -43,7 +43,6 @@ from app.planner.budget import past, search_deadline
 from app.planner.misses import Miss, budget_misses, slo_params, term_warnings
 from app.planner.offers import (
     DAYS_PER_BILLED_MONTH,
-    FABRIC_GBPS,
     Configuration,
     Constraints,
     Cost,
@@ -517,7 +516,7 @@ def _replica_cluster(offer: Offer, tp: int, pp: int) -> Cluster:
         gpus_per_node=offer.gpus_per_node,
         nodes=nodes,
         intra_node_link=offer.intra_node_link,
-        inter_node_gbps=FABRIC_GBPS.get(fabric) if fabric else None,
+        inter_node_gbps=offer.inter_node_gbps if fabric else None,
         inter_node_fabric=fabric,
     )
 

@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 from app import messages
 from app.catalog import repository as catalog_repository
 from app.catalog.models import Sku
-from app.catalog.service import joining_fabric
+from app.catalog.service import fabric_addon_of, joining_fabric
 from app.errors import InvalidInput, NotFound
 from app.estimator.checkpoints import Checkpoint, checkpoint_from_config
 from app.estimator.clusters import CatalogServer, HardwareAsked, gpu_cluster, server_cluster
@@ -117,8 +117,11 @@ def resolve_cluster(hardware: HardwareIn, open_session: SessionOpener) -> tuple[
                 f"{asked.nodes} servers: quote a server SKU for more"
             )
             raise InvalidInput(message, errors=[{"field": "hardware.nodes", "message": message, "type": "value_error"}])
-        joined = joining_fabric(sku, catalog_repository.addons_for_sku(session, sku.id))
-        server = mirror(CatalogServer, sku, name=sku.slug, inter_node_fabric=joined)
+        addons = catalog_repository.addons_for_sku(session, sku.id)
+        joined = joining_fabric(sku, addons)
+        fabric_addon = fabric_addon_of(sku, addons) if joined else None
+        gbps = fabric_addon.server_gbps if fabric_addon is not None else None
+        server = mirror(CatalogServer, sku, name=sku.slug, inter_node_fabric=joined, inter_node_gbps=gbps)
         cluster, notes = server_cluster(get_gpu(sku.gpu_type.slug), server, asked)
         if (asked.nodes or 1) > 1 and joined is None:
             notes.append(

@@ -241,7 +241,15 @@ class QuoteOut(BaseModel):
     subtotal: MoneyStr
     discount_total: MoneyStr
     total: MoneyStr
-    indicative: bool = Field(description="The catalog marks the price as indicative (final on consultation)")
+    indicative: bool = Field(
+        description="The total is not final: the catalog marks the price as indicative (final on consultation), or a "
+        "fabric add-on on the quote is priced on consultation (fabric_on_consultation)"
+    )
+    fabric_on_consultation: bool = Field(
+        default=False,
+        description="A fabric add-on line (InfiniBand, RoCE) is priced on consultation: the total leaves it out and "
+        "is shown as '+ fabric on consultation'",
+    )
     notes: list[str]
     customer: CustomerOut
     workload: dict[str, Any] | None

@@ -26,7 +26,7 @@ from app import messages
 from app.catalog import repository as catalog_repository
 from app.catalog.models import Sku, SkuAddon
 from app.catalog.pricing import sku_pricing
-from app.catalog.service import fabric_addon_of, joining_fabric
+from app.catalog.service import FABRIC_ADDON_PREFIXES, fabric_addon_of, joining_fabric
 from app.db.engine import CLIENT, SETTINGS
 from app.errors import Conflict, InvalidInput, NotFound, TooManyRequests
 from app.estimator.vocabulary import QUOTE_STATUSES, TERM_MONTHS, Term
@@ -551,7 +551,8 @@ def quote_out(quote: Quote, *, base_path: str = "/quotes", now: datetime | None 
         subtotal=_money(quote.subtotal_minor, currency),
         discount_total=_money(quote.discount_total_minor, currency),
         total=_money(quote.total_minor, currency),
-        indicative=bool(snap["sku"]["indicative_price"]),
+        indicative=bool(snap["sku"]["indicative_price"]) or _fabric_on_consultation(quote),
+        fabric_on_consultation=_fabric_on_consultation(quote),
         notes=list(snap["notes"]),
         customer=CustomerOut(name=quote.customer_name, company=quote.customer_company, email=quote.customer_email),
         workload=snap.get("workload"),
@@ -564,6 +565,14 @@ def quote_out(quote: Quote, *, base_path: str = "/quotes", now: datetime | None 
         },
         estimator_version=quote.estimator_version,
         links=QuoteLinks(self=path, print=f"{path}/print", pdf=f"{path}.pdf", accept=f"{path}/accept"),
+    )
+
+
+def _fabric_on_consultation(quote: Quote) -> bool:
+    """A fabric add-on (InfiniBand, RoCE) is on the quote priced on consultation: its total leaves it out."""
+    return any(
+        line.kind == "addon" and line.amount_minor is None and line.code.startswith(FABRIC_ADDON_PREFIXES)
+        for line in quote.lines
     )
 
 

@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 
 from app.admin.models import AuditEntry
 from app.catalog.models import GpuType, Sku, SkuAddon, SkuAvailability, SkuPrice, TermDiscount
+from app.catalog.seed_data import H100_IB_SOURCE
 from tests.admin.conftest import Admin
 
 TABLES = (GpuType, Sku, SkuPrice, TermDiscount, SkuAvailability, SkuAddon, AuditEntry)
@@ -41,6 +42,9 @@ def test_export_is_the_whole_catalog_with_money_as_strings(client: TestClient, a
             "currency": "CNY",
             "per_unit": "node",
             "status": "active",
+            "ports_per_server": 8,
+            "port_gbps": 400,
+            "bandwidth_source": H100_IB_SOURCE,
         }
     ]
     assert {g["id"] for g in doc["gpu_types"]} >= {"a100-40g-pcie", "h100-80g-sxm"}

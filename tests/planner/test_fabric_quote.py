@@ -95,8 +95,8 @@ def test_a_fabric_sold_with_the_server_is_named_in_the_assumptions(client: TestC
     for option in multi:
         assert option["quote"]["addons"] == []
         assert option["assumptions"][0] == (  # the fabric's; an offloading plan's calibration note may follow
-            f"The speed assumes {option['nodes']} servers joined by {H100}'s ib-ndr-400 fabric; the catalog sells "
-            "no separate add-on for it."
+            f"The speed assumes {option['nodes']} servers joined by {H100}'s ib-ndr-400 fabric at 400 Gb/s per "
+            "server; the catalog sells no separate add-on for it."
         )
         assert all("fabric" not in a for a in option["assumptions"][1:])
         assert Decimal(_quote(client, option)["total"]) == Decimal(option["cost"]["job_total"])

@@ -9,11 +9,13 @@ from fastapi.testclient import TestClient
 from app import messages
 from app.planner.efficiency import MAX_EXPOSED_COMM_RATIO, MIN_MFU
 
-# The issue's request: 8 H100 servers, ZeRO-3 with full offload, MFU 0.48 % (172 s of exposed communication against
-# 7.7 s of compute a step), ranked first for ¥800,000.
+# The issue's request: 8 H100 servers, ZeRO-3 with full offload, MFU 0.48 % over one 400 Gb/s port a server (172 s
+# of exposed communication against 7.7 s of compute a step), ranked first for ¥800,000. Over the catalog's fabric
+# (8 x 400 Gb/s a server, the add-on's data) still MFU 1.9 % (16.8 s against 7.7 s): still not ranked.
 DEEPSEEK_FULL = {"model": {"preset": "deepseek-v3"}, "task": "full_finetune", "tokens": 1e9}
-# DeepSeek-V3 LoRA on up to 64 servers, fastest first: one server at MFU 9.7 % is sensible; 2-16 servers over one
-# 400 Gb/s port each ran at MFU 0.5-2.1 % and were ranked 2 to 5.
+# DeepSeek-V3 LoRA on up to 64 servers, fastest first: one server at MFU 9.2 % is sensible; 2-16 servers over one
+# 400 Gb/s port each ran at MFU 0.5-2.1 % and were ranked 2 to 5. Over the catalog's 8 x 400 Gb/s a server, 2-8
+# servers reach MFU 6-10 % and are sensible too.
 DEEPSEEK_LORA = {
     "model": {"preset": "deepseek-v3"},
     "task": "lora",
@@ -44,21 +46,21 @@ def test_the_issues_plan_at_half_a_percent_mfu_is_not_ranked(client: TestClient)
         misses = result["near_misses"]
         assert misses
         first = misses[0]
-        assert (first["nodes"], first["performance"]["mfu"] < 0.01) == (8, True)
+        assert (first["nodes"], first["performance"]["mfu"] < 0.02) == (8, True)
         (code, params), *_ = [(m["code"], m["params"]) for m in first["misses"]]
         assert code == "inefficient"
         assert {"fewer_servers", "faster_fabric", "lora"} <= set(params["helps"])
-        assert "MFU 0.5%" in first["miss_reason"] and "LoRA" in first["miss_reason"]
+        assert "MFU 1.9%" in first["miss_reason"] and "LoRA" in first["miss_reason"]
         assert "fewer servers" in first["miss_reason"] and "faster fabric" in first["miss_reason"]
         zh = messages.misses([(m["code"], m["params"]) for m in first["misses"]], "zh")
-        assert zh is not None and "LoRA" in zh and "减少服务器数量" in zh and "MFU 0.5%" in zh
+        assert zh is not None and "LoRA" in zh and "减少服务器数量" in zh and "MFU 1.9%" in zh
 
 
 def test_idle_plans_are_not_ranked_nor_near_misses_while_a_sensible_plan_exists(client: TestClient) -> None:
     result = _recommend(client, DEEPSEEK_LORA)
     options = result["options"]
     assert options and all(_sensible(o) for o in options)
-    assert options[0]["nodes"] == 1 and options[0]["performance"]["mfu"] > 0.09
+    assert any(o["nodes"] == 1 and o["performance"]["mfu"] > 0.09 for o in options)
     assert all(m["code"] != "inefficient" for o in result["near_misses"] for m in o["misses"])
 
 

@@ -143,15 +143,16 @@ def test_an_estimate_inside_the_deadline_whose_range_is_not_says_so(client: Test
 
 
 def test_a_twin_whose_range_spills_into_another_month_does_not_right_size_and_says_so(client: TestClient) -> None:
-    # 70B full fine-tune on 2e10 tokens: 16 H100 for about 695 h bills one month at its estimate but two at the slow
-    # end of its range. It used to lead balanced with no word, the 32-GPU option that finishes in about 200 h at
-    # twice the price ranked last as "oversized", and an 8-GPU option at the same price and twice the time came
-    # second.
+    # 70B full fine-tune on 2e10 tokens (servers joined over one 400 Gb/s port): 16 H100 for about 695 h bills one
+    # month at its estimate but two at the slow end of its range. It used to lead balanced with no word, the 32-GPU
+    # option that finishes in about 200 h at twice the price ranked last as "oversized", and an 8-GPU option at the
+    # same price and twice the time came second. Over the add-on's 8 x 400 Gb/s the same twin is 16 H100 on 2.5e10
+    # tokens: about 611 h, up to 820 h.
     result = _recommend(
         client,
         model={"preset": "llama-3.1-70b"},
         task="full_finetune",
-        tokens=2e10,
+        tokens=2.5e10,
         constraints={"max_nodes": 16},
     )
     options = result["options"]
