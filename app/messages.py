@@ -17,6 +17,7 @@ import string
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from app.assumption_words import NOTES as NOTES  # re-exported: an estimate's assumptions, read as messages.NOTES
 from app.estimator.serving import KERNEL_GAPS
 from app.launch_words import LAUNCH as LAUNCH  # re-exported: the launch's words are read as messages.LAUNCH
 
@@ -747,3 +748,8 @@ def launch(code: str, params: Mapping[str, Any], lang: str = "en") -> str:
     """A serving launch's layout or note (app/planner/serving_launch.py), in `lang`."""
     lang = _lang(lang)
     return LAUNCH[lang][code].format(**params)
+
+
+def note(code: str, params: Mapping[str, Any], lang: str = "en") -> str:
+    """What an estimate assumes (app/estimator/notes.py), in `lang`."""
+    return NOTES[_lang(lang)][code].format(**params)
