@@ -5,6 +5,7 @@ reads as it did when the planner wrote the sentences itself (the strings below a
 from __future__ import annotations
 
 import ast
+import itertools
 import string
 from pathlib import Path
 from typing import get_args
@@ -12,6 +13,9 @@ from typing import get_args
 import pytest
 
 from app import messages
+from app.estimator import performance
+from app.estimator.memory.assumptions import _assumptions
+from app.estimator.notes import ENGLISH, Note
 from app.estimator.specs import WarningCode
 from app.estimator.vocabulary import RequestTask
 from app.hub.service import HubCode
@@ -35,6 +39,7 @@ def fields(template: str) -> set[str]:
         messages.ASSUMPTIONS,
         messages.QUOTE_CHECKS,
         messages.LAUNCH,
+        messages.NOTES,
     ],
 )
 def test_both_languages_word_the_same_codes_with_the_same_fields(table: dict[str, dict[str, str]]) -> None:
@@ -65,6 +70,58 @@ def test_every_warning_code_is_worded_in_both_languages() -> None:
     for lang in ("en", "zh"):
         assert sorted(set(get_args(WarningCode)) - set(messages.WARNINGS[lang])) == [], lang
     assert set(messages.WARNINGS["en"]) <= set(get_args(WarningCode))  # no text for a code nothing emits
+
+
+def _every_note() -> set[Note]:
+    """Every note the estimator states, over the choices its assumptions read (memory: the workload and plan kinds;
+    speed: pipelines, goodput, stated stacks, the ways a plan differs from the calibration runs, inference)."""
+    notes: set[Note] = set()
+    workloads = itertools.product(
+        ["lora", "qlora", "full_finetune", "pretrain", "inference"],
+        ["bf16", "fp32"],
+        [True, False],
+        ["adamw", "adafactor"],
+        [True, False],
+        [0.5, 0.5625],
+        [True, False],
+    )
+    for w in workloads:
+        for zero, pipelined, fp32_grads, host_load, compiled in itertools.product(
+            [0, 2, 3], [True, False], [True, False], ["none", "every_rank", "local_rank_0"], [True, False]
+        ):
+            plan = (
+                zero,
+                "optimizer",
+                "selective",
+                True,
+                pipelined,
+                compiled,
+                fp32_grads,
+                host_load,
+                compiled,
+                w[4],
+                w[6],
+            )
+            notes.update(_assumptions(w, plan))
+    for pp, goodput in itertools.product([1, 4], [True, False]):
+        notes.update(performance._training_assumptions(pp, 2, goodput))
+    notes.update(performance.TUNING_NOTES.values())
+    notes.update(performance._distance_notes(("moe", "offload")))
+    notes.add(performance.INFERENCE_NOTE)
+    return notes
+
+
+def test_every_assumption_the_estimator_states_is_worded_in_both_languages() -> None:
+    """The English is the estimator's own table (the API's `assumptions`), the catalog's `en` that very table; every
+    code stated has a text in each language that renders with the note's parameters, and no text waits for a code
+    nothing states."""
+    assert messages.NOTES["en"] is ENGLISH
+    notes = _every_note()
+    assert {n.code for n in notes} == set(ENGLISH) == set(messages.NOTES["zh"])
+    for n in notes:
+        assert messages.note(n.code, dict(n.params), "en") == n.text
+        zh = messages.note(n.code, dict(n.params), "zh")
+        assert zh != n.text and "{" not in zh, n
 
 
 def test_every_hub_code_is_worded() -> None:
