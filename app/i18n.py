@@ -462,7 +462,7 @@ class Translator:
         return messages.warning(code, params, self.lang) if code in messages.WARNINGS[self.lang] else fallback
 
     def note(self, code: str, params: Mapping[str, Any]) -> str:
-        """What an estimate assumes, in the page's language (app/assumption_words.py)."""
+        """What an estimate assumes, in the page's language (app/note_words.py)."""
         return messages.note(code, params, self.lang)
 
     def rejection(self, code: str, params: Mapping[str, Any], fallback: str) -> str:

@@ -17,9 +17,10 @@ import string
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from app.assumption_words import NOTES as NOTES  # re-exported: an estimate's assumptions, read as messages.NOTES
 from app.estimator.serving import KERNEL_GAPS
 from app.launch_words import LAUNCH as LAUNCH  # re-exported: the launch's words are read as messages.LAUNCH
+from app.note_words import NOTES as NOTES  # re-exported: an estimate's assumptions, read as messages.NOTES
+from app.note_words import QUOTE_NOTES as QUOTE_NOTES  # re-exported: a quote's notes
 
 MoneyFormat = Callable[[Any, str], str]
 
@@ -753,3 +754,12 @@ def launch(code: str, params: Mapping[str, Any], lang: str = "en") -> str:
 def note(code: str, params: Mapping[str, Any], lang: str = "en") -> str:
     """What an estimate assumes (app/estimator/notes.py), in `lang`."""
     return NOTES[_lang(lang)][code].format(**params)
+
+
+def quote_note(code: str, params: Mapping[str, Any], lang: str = "en") -> str:
+    """A quote's note, in `lang` (a term by its name: `Annual term` / `年付`)."""
+    lang = _lang(lang)
+    if "term" in params:
+        name = TERM_NAMES[lang][params["term"]]
+        params = {**params, "term": name[:1].upper() + name[1:]}
+    return QUOTE_NOTES[lang][code].format(**params)

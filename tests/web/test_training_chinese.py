@@ -35,8 +35,10 @@ TRAINING_NAMES = ("Shenzhen Compute", "Megatron-LM", "Megatron-Bridge", "HF Trai
 
 
 def _names(client: TestClient, db: Session) -> list[str]:
-    """What may stay in English: the serving test's names, the catalog's add-on names and these."""
-    catalog = [*db.scalars(select(SkuAddon.name)), *(sku["host_nvme"] for sku in client.get("/catalog/skus").json())]
+    """What may stay in English: the serving test's names, the catalog's add-on names, disks and regions, and these."""
+    skus = client.get("/catalog/skus").json()
+    catalog = [*db.scalars(select(SkuAddon.name)), *(sku["host_nvme"] for sku in skus)]
+    catalog += [region for sku in skus for region in sku["regions"]]
     return sorted({*allowed_names(client), *filter(None, catalog), *TRAINING_NAMES}, key=len, reverse=True)
 
 

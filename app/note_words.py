@@ -1,7 +1,8 @@
-"""What an estimate assumes, by code (app/estimator/notes.py: the estimator's `Note`), in English and Simplified Chinese
-(app/messages.py renders them with `note()`; tests/test_messages.py checks both languages define the same codes with
-the same fields). The English is the estimator's own table, the API's `assumptions`, imported and not copied; kept
-apart from app/messages.py, which holds every other catalog of words, so that module stays within the module size."""
+"""What an estimate assumes, by code (app/estimator/notes.py: the estimator's `Note`), and what a quote notes beside
+its lines, in English and Simplified Chinese (app/messages.py renders them with `note()` and `quote_note()`;
+tests/test_messages.py checks both languages define the same codes with the same fields). An estimate's English is
+the estimator's own table, the API's `assumptions`, imported and not copied. Kept apart from app/messages.py, which
+holds every other catalog of words, so that module stays within the module size."""
 
 from __future__ import annotations
 
@@ -78,5 +79,31 @@ NOTES: dict[str, dict[str, str]] = {
         "range_widened_offload": "校准速度的实测运行都没有把状态卸载到主机内存：区间的慢端放宽到常见端的 "
         "{factor:.2f}×（实测卸载后每步耗时为 1.4-1.6 倍）",
         "inference_speed": "预填充受计算限制；解码受 max（（权重 + KV 缓存读取）/ HBM 带宽，FLOPs / 峰值）限制",
+    },
+}
+
+# What a quote notes beside its lines (app/quotes/service.py; kept in the quote's snapshot as codes and parameters,
+# its `notes` the English): an indicative price, an add-on priced on consultation, servers no fabric it rents joins.
+QUOTE_NOTES: dict[str, dict[str, str]] = {
+    "en": {
+        "indicative": "Indicative price: the catalog gives this price for reference; the final price is confirmed on "
+        "consultation.",
+        "addon_on_consultation": "{addon}: priced on consultation, not included in the total.",
+        "line_on_consultation": "Priced on consultation; not included in the total",
+        "term_discount": "{term} term: {percent}% off the monthly list price",
+        "servers_not_joined": "{nodes} separate servers of {sku}: no inter-node fabric joins them (only its network: "
+        "{network}), so they suit separate jobs or serving replicas, not one job across the servers.",
+        "servers_without_fabric": "{nodes} servers of {sku} without {addon}: they are not joined by its {fabric} "
+        "fabric (only by its network: {network}), so they suit separate jobs, not one job across the servers.",
+    },
+    "zh": {
+        "indicative": "参考价：目录给出的价格仅供参考，最终价格以协商为准。",
+        "addon_on_consultation": "{addon}：价格面议，未计入合计。",
+        "line_on_consultation": "价格面议；未计入合计",
+        "term_discount": "{term}：在月度标价上优惠 {percent}%",
+        "servers_not_joined": "{nodes} 台互相独立的 {sku} 服务器：没有服务器间网络连接它们（只有其网络：{network}），"
+        "因此适合各自独立的作业或推理副本，而不是跨服务器的一个作业。",
+        "servers_without_fabric": "{nodes} 台 {sku} 服务器，未租用 {addon}：它们没有经其 {fabric} 网络互联"
+        "（只有其网络：{network}），因此适合各自独立的作业，而不是跨服务器的一个作业。",
     },
 }
