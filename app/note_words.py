@@ -7,6 +7,7 @@ holds every other catalog of words, so that module stays within the module size.
 from __future__ import annotations
 
 from app.estimator.notes import ENGLISH
+from app.estimator.notes import SCHEMES as SCHEMES_EN
 
 NOTES: dict[str, dict[str, str]] = {
     "en": ENGLISH,
@@ -105,5 +106,24 @@ QUOTE_NOTES: dict[str, dict[str, str]] = {
         "因此适合各自独立的作业或推理副本，而不是跨服务器的一个作业。",
         "servers_without_fabric": "{nodes} 台 {sku} 服务器，未租用 {addon}：它们没有经其 {fabric} 网络互联"
         "（只有其网络：{network}），因此适合各自独立的作业，而不是跨服务器的一个作业。",
+    },
+}
+
+# A checkpoint's stored format, inside a warning or a launch note about it (its `scheme_note` parameter).
+SCHEMES: dict[str, dict[str, str]] = {
+    "en": SCHEMES_EN,
+    "zh": {
+        "scheme_fp8_block": "分块 FP8（每 {rows} x {cols} 块一个缩放因子）",
+        "scheme_fp8_channel": "FP8（每通道或每张量一个缩放因子）",
+        "scheme_fp8_fbgemm": "FP8（fbgemm，每通道一个缩放因子）",
+        "scheme_int": "{bits} 位 {name}",
+        "scheme_int_group": "{bits} 位 {name}（每组 {group} 个）",
+        "scheme_ct_fp8": "compressed-tensors 的 FP8（按 {strategy} 缩放）",
+        "scheme_ct_int": "compressed-tensors 的 {bits} 位整数（{strategy}）",
+        "scheme_bnb_4bit": "bitsandbytes 的 {kind}（4 位）",
+        "scheme_bnb_8bit": "bitsandbytes 的 LLM.int8()（8 位）",
+        "scheme_modelopt": "ModelOpt 的 {algo}",
+        "scheme_unread": "{method}（{detail}）",
+        "scheme_method": "{method}",
     },
 }

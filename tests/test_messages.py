@@ -14,6 +14,7 @@ import pytest
 
 from app import messages
 from app.estimator import performance
+from app.estimator.checkpoints import checkpoint_from_config, scheme_params
 from app.estimator.memory.assumptions import _assumptions
 from app.estimator.notes import ENGLISH, Note
 from app.estimator.specs import WarningCode
@@ -40,6 +41,8 @@ def fields(template: str) -> set[str]:
         messages.QUOTE_CHECKS,
         messages.LAUNCH,
         messages.NOTES,
+        messages.QUOTE_NOTES,
+        messages.SCHEMES,
     ],
 )
 def test_both_languages_word_the_same_codes_with_the_same_fields(table: dict[str, dict[str, str]]) -> None:
@@ -122,6 +125,39 @@ def test_every_assumption_the_estimator_states_is_worded_in_both_languages() -> 
         assert messages.note(n.code, dict(n.params), "en") == n.text
         zh = messages.note(n.code, dict(n.params), "zh")
         assert zh != n.text and "{" not in zh, n
+
+
+CHECKPOINTS = [
+    {"quant_method": "fp8", "weight_block_size": [128, 128]},
+    {"quant_method": "fp8"},
+    {"quant_method": "fbgemm_fp8"},
+    {"quant_method": "awq", "bits": 4, "group_size": 128},
+    {"quant_method": "gptq", "bits": 8, "group_size": -1},
+    {"quant_method": "compressed-tensors", "config_groups": {"g": {"weights": {"num_bits": 8, "type": "float"}}}},
+    {"quant_method": "compressed-tensors", "config_groups": {"g": {"weights": {"num_bits": 4, "type": "int"}}}},
+    {"quant_method": "bitsandbytes", "load_in_4bit": True, "bnb_4bit_quant_type": "nf4"},
+    {"quant_method": "bitsandbytes", "load_in_8bit": True},
+    {"quant_method": "modelopt", "quant_algo": "FP8"},
+    {"quant_method": "mxfp4", "bits": 4},
+    {"quant_method": "mxfp4"},
+]
+
+
+def test_every_checkpoint_format_is_worded_in_both_languages() -> None:
+    """A quantised checkpoint's format is a code with parameters (`scheme_note`) beside its English (`scheme`): a
+    Chinese warning about it names the format in Chinese, the English stays the checkpoint's own words."""
+    shipped = [checkpoint_from_config({"quantization_config": quant}) for quant in CHECKPOINTS]
+    assert {c.scheme_note.code for c in shipped if c.scheme_note} == set(messages.SCHEMES["en"])
+    for checkpoint in shipped:
+        params = {"repo": "org/model", "scheme": checkpoint.scheme, **scheme_params(checkpoint)}
+        assert messages.scheme(params, "en") == checkpoint.scheme
+        assert messages.warning("quantised_checkpoint", params, "en").startswith(
+            f"org/model ships {checkpoint.scheme} "
+        )
+    fp8 = {"repo": "deepseek-ai/DeepSeek-V3", "scheme": shipped[0].scheme, **scheme_params(shipped[0])}
+    assert shipped[0].scheme == "block FP8 (128 x 128 scales)"
+    assert "分块 FP8（每 128 x 128 块一个缩放因子）" in messages.warning("quantised_checkpoint", fp8, "zh")
+    assert "block" not in messages.launch("convert_bf16", fp8 | {"output": "/m", "gib": 1.0, "hours": 1.0}, "zh")
 
 
 def test_every_hub_code_is_worded() -> None:

@@ -25,7 +25,7 @@ class Note:
     @property
     def text(self) -> str:
         """The English sentence (the API's `assumptions`)."""
-        return ENGLISH[self.code].format(**dict(self.params))
+        return (ENGLISH.get(self.code) or SCHEMES[self.code]).format(**dict(self.params))
 
 
 def note(code: str, **params: str | int | float | bool) -> Note:
@@ -109,4 +109,19 @@ ENGLISH: dict[str, str] = {
     "range_widened_offload": "no calibration run offloads states to host RAM: the range's slow end is widened to "
     "{factor:.2f}× the typical end (offloaded steps measured 1.4-1.6× as long)",
     "inference_speed": "prefill is compute-bound; decode is bound by max(weight + KV-cache reads / HBM, FLOPs / peak)",
+}
+# A checkpoint's stored format (app/estimator/checkpoints.py: `Checkpoint.scheme` the English, `scheme_note` the note)
+SCHEMES: dict[str, str] = {
+    "scheme_fp8_block": "block FP8 ({rows} x {cols} scales)",
+    "scheme_fp8_channel": "FP8 (a scale per channel or tensor)",
+    "scheme_fp8_fbgemm": "FP8 (fbgemm, a scale per channel)",
+    "scheme_int": "{bits}-bit {name}",
+    "scheme_int_group": "{bits}-bit {name} (group {group})",
+    "scheme_ct_fp8": "compressed-tensors FP8 ({strategy} scales)",
+    "scheme_ct_int": "compressed-tensors {bits}-bit integer ({strategy})",
+    "scheme_bnb_4bit": "bitsandbytes {kind} (4-bit)",
+    "scheme_bnb_8bit": "bitsandbytes LLM.int8() (8-bit)",
+    "scheme_modelopt": "Model Optimizer {algo}",
+    "scheme_unread": "{method} ({detail})",
+    "scheme_method": "{method}",
 }
