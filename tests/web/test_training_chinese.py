@@ -67,6 +67,8 @@ def test_training_pages_are_chinese(client: TestClient, db: Session, scenario: s
     query = f"{SCENARIOS[scenario]}&lang=zh"
     pages = {"form": client.get(f"/?{query}", headers=HTML), "results": client.get(f"/results?{query}", headers=HTML)}
     assert pages["results"].status_code == 200, pages["results"].text[:2000]
+    if scenario == "near misses":  # the scenario words its near misses and the SKUs rejected
+        assert 'id="near-title"' in pages["results"].text and 'id="rejected-title"' in pages["results"].text
     link = _quote_link(pages["results"].text)
     if link:
         pages["quote form"] = client.get(link, headers=HTML)
