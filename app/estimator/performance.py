@@ -336,12 +336,10 @@ def _training_assumptions(pp: int, virtual_stages: int, goodput: bool) -> tuple[
 
 @lru_cache(maxsize=1024)
 def _assumption_lines(pp: int, virtual_stages: int) -> tuple[Note, ...]:
-    return (
-        note("bubble", pp=pp, virtual_stages=virtual_stages),
-        note("overlap", hidden=OVERLAP_HIDE_FRACTION),
-        Note("not_overlapped"),
-        Note("mfu_causal"),
-    )
+    return (Note("bubble", (("pp", pp), ("virtual_stages", virtual_stages))), *_FIXED_LINES)
+
+
+_FIXED_LINES = (note("overlap", hidden=OVERLAP_HIDE_FRACTION), Note("not_overlapped"), Note("mfu_causal"))
 
 
 def estimate_performance(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster) -> PerformanceEstimate:

@@ -7,7 +7,7 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from app.estimator.memory.states import MASTER_BYTES, STATE_FP32_BYTES
-from app.estimator.notes import Note, note
+from app.estimator.notes import Note
 from app.estimator.vocabulary import LORA_TASKS
 
 
@@ -44,7 +44,9 @@ def _assumptions(
     workload_key: tuple[str, str, bool, str, bool, float, bool],
     plan_key: tuple[int, str, str, bool, bool, bool, bool, str, bool, bool, bool],
 ) -> tuple[Note, ...]:
-    """The notes, from plain tuples (the hot path builds them; named here, where they are read once)."""
+    """The notes, from plain tuples (the hot path builds them; named here, where they are read once). Notes are built
+    as tuples, without keyword arguments: an estimate of a new shape builds them (about as fast as the f-strings they
+    replace)."""
     w, p = _WorkloadKey(*workload_key), _PlanKey(*plan_key)
     out = [WORST_STAGE]
     out.extend(_states_notes(w, p))
@@ -56,56 +58,69 @@ def _assumptions(
     return tuple(out)
 
 
+# the notes without parameters, built once
 WORST_STAGE, PIPELINE_1F1B, OTHER_BUFFERS = Note("worst_stage"), Note("pipeline_1f1b"), Note("other_buffers")
+INFERENCE_MEMORY, PAGED_OPTIMIZER, KBIT_UPCAST = Note("inference_memory"), Note("paged_optimizer"), Note("kbit_upcast")
+ZERO2_FP32_GRADS, ADAFACTOR_FLAT = Note("zero2_fp32_grads"), Note("adafactor_flat")
+PIPELINE_SHARDED_GRADS, ACTIVATION_OFFLOAD, COMPILED = (
+    Note("pipeline_sharded_grads"),
+    Note("activation_offload"),
+    Note("compiled"),
+)
+HOST_LOAD = {"every_rank": Note("host_load_every_rank"), "local_rank_0": Note("host_load_local_rank_0")}
 
 
 def _states_notes(w: _WorkloadKey, p: _PlanKey) -> list[Note]:
     """How the model states are held: inference weights, LoRA / QLoRA, Megatron-LM's, mixed or pure precision."""
     task, precision, mixed, optimizer = w.task, w.precision, w.mixed, w.optimizer
     if task == "inference":
-        return [Note("inference_memory")]
+        return [INFERENCE_MEMORY]
     if task in LORA_TASKS:
         out = _lora_notes(w)
     elif mixed and precision != "fp32" and p.fp32_grads:
         owned = MASTER_BYTES + STATE_FP32_BYTES[optimizer]  # what the distributed optimizer shards
-        out = [note("megatron_mixed", optimizer=optimizer, per_param=2 + 4 + owned, owned=owned)]
+        out = [Note("megatron_mixed", (("optimizer", optimizer), ("per_param", 2 + 4 + owned), ("owned", owned)))]
     elif mixed and precision != "fp32":
         state = STATE_FP32_BYTES[optimizer]
-        out = [note("mixed_precision", optimizer=optimizer, state=state, per_param=2 + 2 + MASTER_BYTES + state)]
+        per_param = 2 + 2 + MASTER_BYTES + state
+        out = [Note("mixed_precision", (("optimizer", optimizer), ("state", state), ("per_param", per_param)))]
     else:
-        out = [note("pure_precision", precision=precision, optimizer=optimizer)]
+        out = [Note("pure_precision", (("precision", precision), ("optimizer", optimizer)))]
     if w.paged:
-        out.append(Note("paged_optimizer"))
+        out.append(PAGED_OPTIMIZER)
     return out
 
 
 def _lora_notes(w: _WorkloadKey) -> list[Note]:
     if w.task == "qlora":  # NF4 and its quantisation constants (double-quantised below 0.55 B/param), QLoRA §3
         code = "qlora_base" + ("_double" if w.nf4_bytes < 0.55 else "") + ("_mixed" if w.mixed else "")
-        out = [note(code, task=w.task, bits=w.nf4_bytes * 8 - 4)]
+        out = [Note(code, (("task", w.task), ("bits", w.nf4_bytes * 8 - 4)))]
     else:
-        out = [note("lora_base", task=w.task)]
+        out = [Note("lora_base", (("task", w.task),))]
     if w.upcast:
-        out.append(Note("kbit_upcast"))
+        out.append(KBIT_UPCAST)
     return out
 
 
 def _training_notes(w: _WorkloadKey, p: _PlanKey) -> list[Note]:
     """Activations, ZeRO sharding and what offload and loading put in host RAM."""
     zero = p.zero
-    out = [note("activations", recompute=p.recompute, flash=p.flash)]
-    out.append(
-        note("zero_sharded", zero=zero, offload=p.offload) if zero else note("zero_replicated", offload=p.offload)
-    )
-    mixed = w.mixed and w.precision != "fp32"
-    flags = (
-        ("zero2_fp32_grads", zero == 2 and not p.pipelined and mixed and w.task not in LORA_TASKS),
-        ("adafactor_flat", w.optimizer == "adafactor" and zero >= 1),
-        ("pipeline_sharded_grads", zero >= 2 and p.pipelined),
-        ("activation_offload", p.activation_offload),
-        ("compiled", p.compiled),
-    )
-    out.extend(Note(code) for code, stated in flags if stated)
+    out = [
+        Note("activations", (("recompute", p.recompute), ("flash", p.flash))),
+        Note("zero_sharded", (("zero", zero), ("offload", p.offload)))
+        if zero
+        else Note("zero_replicated", (("offload", p.offload),)),
+    ]
+    if zero == 2 and not p.pipelined and w.mixed and w.precision != "fp32" and w.task not in LORA_TASKS:
+        out.append(ZERO2_FP32_GRADS)
+    if w.optimizer == "adafactor" and zero >= 1:
+        out.append(ADAFACTOR_FLAT)
+    if zero >= 2 and p.pipelined:
+        out.append(PIPELINE_SHARDED_GRADS)
+    if p.activation_offload:
+        out.append(ACTIVATION_OFFLOAD)
+    if p.compiled:
+        out.append(COMPILED)
     if p.host_load != "none":
-        out.append(Note(f"host_load_{p.host_load}"))
+        out.append(HOST_LOAD[p.host_load])
     return out
