@@ -107,3 +107,4 @@ def test_the_training_quote_is_chinese_printed_and_as_pdf(client: TestClient, db
     pdf_text = "\n".join(page.extract_text() for page in reader.pages)
     left = {"printed": english_runs(printed.text, names), "pdf": pdf_runs(pdf_text, names)}
     assert not any(left.values()), left
+    assert "价格 #" in pdf_text and "price #" not in pdf_text  # the catalog's versions, a single English word before
