@@ -7,9 +7,8 @@ build, and tests/web/test_i18n.py checks that both languages define exactly the 
 placeholders. Formatting of numbers and money goes through Babel, so grouping and symbols follow
 each locale.
 
-Text the planner states as codes with parameters (warnings, rejections, near misses) is worded in
-app/messages.py, the same catalog the API's English comes from; API text without a code (assumptions)
-is shown as the API wrote it.
+Text the planner and the estimator state as codes with parameters (warnings, rejections, near misses, an
+estimate's assumptions) is worded in app/messages.py, the same catalog the API's English comes from.
 """
 
 from __future__ import annotations
@@ -357,12 +356,12 @@ ZH: dict[str, str] = {
     "assumption_efficiency": "速度按各 GPU 在所选精度下的稠密峰值乘以根据公开训练记录校准的效率估算；"
     "通信采用实测总线带宽。",
     "assumption_overheads": "开销：容量不含 CUDA 上下文，分配器碎片和通信缓冲计入“其他”。",
-    "assumption_details": "估算器给出的原文说明（英文）",
+    "assumption_details": "估算器给出的说明",
     "uncertainty": "不确定性：显存通常与实测相差 10% 以内；完成时间约 ±30%（算子、数据加载和故障各不相同）。"
     "价格为目录当前标价。",
     "billing_note": "按所选租期的整月计费（每月按 30 天计）；未填写 token 数时，显示每月价格。",
     "script_title": "脚本化",
-    "script_intro": "同一请求的 POST /recommend JSON 请求体和 curl 命令。",
+    "script_intro": "同一请求的 JSON 请求体（POST /recommend）和 curl 命令。",
     "json_body": "POST /recommend 请求体",
     "curl": "curl 命令",
     "copy": "复制",
@@ -466,6 +465,10 @@ class Translator:
         """A warning in the page's language from its code and figures; the API's English for a code the
         catalog does not word."""
         return messages.warning(code, params, self.lang) if code in messages.WARNINGS[self.lang] else fallback
+
+    def note(self, code: str, params: Mapping[str, Any]) -> str:
+        """What an estimate assumes, in the page's language (app/note_words.py)."""
+        return messages.note(code, params, self.lang)
 
     def rejection(self, code: str, params: Mapping[str, Any], fallback: str) -> str:
         """Why a SKU yields no option, in the page's language; the API's English for a code the catalog

@@ -19,6 +19,9 @@ from typing import Any
 
 from app.estimator.serving import KERNEL_GAPS
 from app.launch_words import LAUNCH as LAUNCH  # re-exported: the launch's words are read as messages.LAUNCH
+from app.note_words import NOTES as NOTES  # re-exported: an estimate's assumptions, read as messages.NOTES
+from app.note_words import QUOTE_NOTES as QUOTE_NOTES  # re-exported: a quote's notes
+from app.note_words import SCHEMES as SCHEMES  # re-exported: checkpoint formats
 
 MoneyFormat = Callable[[Any, str], str]
 
@@ -590,6 +593,8 @@ def _render(template: str, params: Mapping[str, Any], lang: str, money: MoneyFor
     values = {k: LIST_SEP[lang].join(map(str, v)) if isinstance(v, list | tuple) else v for k, v in params.items()}
     if "gpu_name" in params:
         values["where"] = WHERE[lang]["nodes" if params.get("nodes", 1) > 1 else "one"].format(**params)
+    if "scheme_note" in params:
+        values["scheme"] = scheme(params, lang)
     if "gap" in params:
         values["kernel_gap"] = KERNELS[lang][params["gap"]].format(**values)
     targets = [SLO[lang][name].format(**params) for name in ("slo_ttft_ms", "slo_tpot_ms") if name in params]
@@ -598,6 +603,15 @@ def _render(template: str, params: Mapping[str, Any], lang: str, money: MoneyFor
     if "!m}" in template or "!c}" in template:
         return _Formatter(params, money).vformat(template, (), values)
     return template.format(**values)  # no money in it: the plain (C) formatter, about ten times faster
+
+
+def scheme(params: Mapping[str, Any], lang: str) -> str:
+    """A checkpoint's format in `lang`, from the `scheme_note` (code and parameters) a warning or launch note carries;
+    its English `scheme` where it carries none."""
+    found = params.get("scheme_note")
+    if not found:
+        return str(params.get("scheme", ""))
+    return SCHEMES[_lang(lang)][found["code"]].format(**found["params"])
 
 
 def _lang(lang: str) -> str:
@@ -749,4 +763,20 @@ def quote_check(code: str, params: Mapping[str, Any], lang: str = "en") -> str:
 def launch(code: str, params: Mapping[str, Any], lang: str = "en") -> str:
     """A serving launch's layout or note (app/planner/serving_launch.py), in `lang`."""
     lang = _lang(lang)
-    return LAUNCH[lang][code].format(**params)
+    return LAUNCH[lang][code].format(
+        **({**params, "scheme": scheme(params, lang)} if "scheme_note" in params else params)
+    )
+
+
+def note(code: str, params: Mapping[str, Any], lang: str = "en") -> str:
+    """What an estimate assumes (app/estimator/notes.py), in `lang`."""
+    return NOTES[_lang(lang)][code].format(**params)
+
+
+def quote_note(code: str, params: Mapping[str, Any], lang: str = "en") -> str:
+    """A quote's note, in `lang` (a term by its name: `Annual term` / `年付`)."""
+    lang = _lang(lang)
+    if "term" in params:
+        name = TERM_NAMES[lang][params["term"]]
+        params = {**params, "term": name[:1].upper() + name[1:]}
+    return QUOTE_NOTES[lang][code].format(**params)

@@ -5,6 +5,7 @@ reads as it did when the planner wrote the sentences itself (the strings below a
 from __future__ import annotations
 
 import ast
+import itertools
 import string
 from pathlib import Path
 from typing import get_args
@@ -12,6 +13,10 @@ from typing import get_args
 import pytest
 
 from app import messages
+from app.estimator import performance
+from app.estimator.checkpoints import checkpoint_from_config, scheme_params
+from app.estimator.memory.assumptions import _assumptions
+from app.estimator.notes import ENGLISH, Note
 from app.estimator.specs import WarningCode
 from app.estimator.vocabulary import RequestTask
 from app.hub.service import HubCode
@@ -35,6 +40,9 @@ def fields(template: str) -> set[str]:
         messages.ASSUMPTIONS,
         messages.QUOTE_CHECKS,
         messages.LAUNCH,
+        messages.NOTES,
+        messages.QUOTE_NOTES,
+        messages.SCHEMES,
     ],
 )
 def test_both_languages_word_the_same_codes_with_the_same_fields(table: dict[str, dict[str, str]]) -> None:
@@ -65,6 +73,91 @@ def test_every_warning_code_is_worded_in_both_languages() -> None:
     for lang in ("en", "zh"):
         assert sorted(set(get_args(WarningCode)) - set(messages.WARNINGS[lang])) == [], lang
     assert set(messages.WARNINGS["en"]) <= set(get_args(WarningCode))  # no text for a code nothing emits
+
+
+def _every_note() -> set[Note]:
+    """Every note the estimator states, over the choices its assumptions read (memory: the workload and plan kinds;
+    speed: pipelines, goodput, stated stacks, the ways a plan differs from the calibration runs, inference)."""
+    notes: set[Note] = set()
+    workloads = itertools.product(
+        ["lora", "qlora", "full_finetune", "pretrain", "inference"],
+        ["bf16", "fp32"],
+        [True, False],
+        ["adamw", "adafactor"],
+        [True, False],
+        [0.5, 0.5625],
+        [True, False],
+    )
+    for w in workloads:
+        for zero, pipelined, fp32_grads, host_load, compiled in itertools.product(
+            [0, 2, 3], [True, False], [True, False], ["none", "every_rank", "local_rank_0"], [True, False]
+        ):
+            plan = (
+                zero,
+                "optimizer",
+                "selective",
+                True,
+                pipelined,
+                compiled,
+                fp32_grads,
+                host_load,
+                compiled,
+                w[4],
+                w[6],
+            )
+            notes.update(_assumptions(w, plan))
+    for pp, goodput in itertools.product([1, 4], [True, False]):
+        notes.update(performance._training_assumptions(pp, 2, goodput))
+    notes.update(performance.TUNING_NOTES.values())
+    notes.update(performance._distance_notes(("moe", "offload")))
+    notes.add(performance.INFERENCE_NOTE)
+    return notes
+
+
+def test_every_assumption_the_estimator_states_is_worded_in_both_languages() -> None:
+    """The English is the estimator's own table (the API's `assumptions`), the catalog's `en` that very table; every
+    code stated has a text in each language that renders with the note's parameters, and no text waits for a code
+    nothing states."""
+    assert messages.NOTES["en"] is ENGLISH
+    notes = _every_note()
+    assert {n.code for n in notes} == set(ENGLISH) == set(messages.NOTES["zh"])
+    for n in notes:
+        assert messages.note(n.code, dict(n.params), "en") == n.text
+        zh = messages.note(n.code, dict(n.params), "zh")
+        assert zh != n.text and "{" not in zh, n
+
+
+CHECKPOINTS = [
+    {"quant_method": "fp8", "weight_block_size": [128, 128]},
+    {"quant_method": "fp8"},
+    {"quant_method": "fbgemm_fp8"},
+    {"quant_method": "awq", "bits": 4, "group_size": 128},
+    {"quant_method": "gptq", "bits": 8, "group_size": -1},
+    {"quant_method": "compressed-tensors", "config_groups": {"g": {"weights": {"num_bits": 8, "type": "float"}}}},
+    {"quant_method": "compressed-tensors", "config_groups": {"g": {"weights": {"num_bits": 4, "type": "int"}}}},
+    {"quant_method": "bitsandbytes", "load_in_4bit": True, "bnb_4bit_quant_type": "nf4"},
+    {"quant_method": "bitsandbytes", "load_in_8bit": True},
+    {"quant_method": "modelopt", "quant_algo": "FP8"},
+    {"quant_method": "mxfp4", "bits": 4},
+    {"quant_method": "mxfp4"},
+]
+
+
+def test_every_checkpoint_format_is_worded_in_both_languages() -> None:
+    """A quantised checkpoint's format is a code with parameters (`scheme_note`) beside its English (`scheme`): a
+    Chinese warning about it names the format in Chinese, the English stays the checkpoint's own words."""
+    shipped = [checkpoint_from_config({"quantization_config": quant}) for quant in CHECKPOINTS]
+    assert {c.scheme_note.code for c in shipped if c.scheme_note} == set(messages.SCHEMES["en"])
+    for checkpoint in shipped:
+        params = {"repo": "org/model", "scheme": checkpoint.scheme, **scheme_params(checkpoint)}
+        assert messages.scheme(params, "en") == checkpoint.scheme
+        assert messages.warning("quantised_checkpoint", params, "en").startswith(
+            f"org/model ships {checkpoint.scheme} "
+        )
+    fp8 = {"repo": "deepseek-ai/DeepSeek-V3", "scheme": shipped[0].scheme, **scheme_params(shipped[0])}
+    assert shipped[0].scheme == "block FP8 (128 x 128 scales)"
+    assert "分块 FP8（每 128 x 128 块一个缩放因子）" in messages.warning("quantised_checkpoint", fp8, "zh")
+    assert "block" not in messages.launch("convert_bf16", fp8 | {"output": "/m", "gib": 1.0, "hours": 1.0}, "zh")
 
 
 def test_every_hub_code_is_worded() -> None:

@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from app.estimator.notes import Note, note
 from app.estimator.vocabulary import WeightFormat
 
 # quant_method values read here; others are named in `Checkpoint.method` and left unsized.
@@ -49,6 +50,7 @@ class Checkpoint:
     weights: WeightFormat | None = None  # what the quantised weights are sized as
     group_size: int | None = None  # weights per stored scale; None: the format's default
     scheme: str = ""  # the checkpoint's format in words, for notes ("block FP8 (128 x 128 scales)")
+    scheme_note: Note | None = None  # the same as a code with parameters, for other languages (app/note_words.py)
     readable: bool = True  # False: a quantization_config whose format serving does not size
     dtype: WeightFormat | None = None  # torch_dtype of an unquantised checkpoint (bf16 / fp16), if stated
 
@@ -69,12 +71,13 @@ def checkpoint_from_config(hf_config: Mapping[str, Any] | None) -> Checkpoint:
     reader = _READERS.get(method)
     found = reader(quant) if reader is not None else None
     if found is None:
-        return Checkpoint(method=method, scheme=_unread(method, quant), readable=False)
+        unread = _unread(method, quant)
+        return Checkpoint(method=method, scheme=unread.text, scheme_note=unread, readable=False)
     weights, group, scheme = found
-    return Checkpoint(method=method, weights=weights, group_size=group, scheme=scheme)
+    return Checkpoint(method=method, weights=weights, group_size=group, scheme=scheme.text, scheme_note=scheme)
 
 
-Read = tuple[WeightFormat, int | None, str] | None
+Read = tuple[WeightFormat, int | None, Note] | None
 
 
 def _int(value: Any) -> int | None:
@@ -85,39 +88,46 @@ def _fp8(quant: Mapping[str, Any]) -> Read:
     block = quant.get("weight_block_size")
     if isinstance(block, list | tuple) and len(block) == 2 and all(_int(b) for b in block):
         rows, cols = int(block[0]), int(block[1])
-        return "fp8", rows * cols, f"block FP8 ({rows} x {cols} scales)"
-    return "fp8", None, "FP8 (a scale per channel or tensor)"
+        return "fp8", rows * cols, note("scheme_fp8_block", rows=rows, cols=cols)
+    return "fp8", None, Note("scheme_fp8_channel")
 
 
 def _fbgemm_fp8(quant: Mapping[str, Any]) -> Read:
-    return "fp8", None, "FP8 (fbgemm, a scale per channel)"
+    return "fp8", None, Note("scheme_fp8_fbgemm")
 
 
 def _integer(bits: int | None, group: int | None, name: str) -> Read:
-    if bits == 4:
-        return "int4", group if group and group > 0 else None, f"4-bit {name}"
-    if bits == 8:
-        return "int8", group if group and group > 0 else None, f"8-bit {name}"
+    if bits in (4, 8):
+        return (
+            "int4" if bits == 4 else "int8",
+            group if group and group > 0 else None,
+            note("scheme_int", bits=bits, name=name),
+        )
     return None
+
+
+def _grouped(found: Read, group: int | None) -> Read:
+    """An AWQ or GPTQ format with its group size, where it states one."""
+    if found is None or not group or group <= 0:
+        return found
+    return found[0], found[1], note("scheme_int_group", **dict(found[2].params), group=group)
 
 
 def _awq(quant: Mapping[str, Any]) -> Read:
     group = _int(quant.get("group_size"))
-    found = _integer(_int(quant.get("bits", quant.get("w_bit"))), group, "AWQ")
-    return (found[0], found[1], f"{found[2]} (group {group})") if found and group and group > 0 else found
+    return _grouped(_integer(_int(quant.get("bits", quant.get("w_bit"))), group, "AWQ"), group)
 
 
 def _gptq(quant: Mapping[str, Any]) -> Read:
     group = _int(quant.get("group_size"))
-    found = _integer(_int(quant.get("bits")), group, "GPTQ")
-    return (found[0], found[1], f"{found[2]} (group {group})") if found and group and group > 0 else found
+    return _grouped(_integer(_int(quant.get("bits")), group, "GPTQ"), group)
 
 
 def _compressed_tensors(quant: Mapping[str, Any]) -> Read:
     groups = quant.get("config_groups")
     if not isinstance(groups, Mapping):
         return None
-    formats: set[tuple[WeightFormat, int | None, str]] = set()
+    formats: set[tuple[WeightFormat, int | None, Note]] = set()
     for group in groups.values():
         weights = group.get("weights") if isinstance(group, Mapping) else None
         if not isinstance(weights, Mapping):
@@ -129,10 +139,10 @@ def _compressed_tensors(quant: Mapping[str, Any]) -> Read:
             size = int(block[0]) * int(block[1])
         fmt: WeightFormat
         if kind == "float" and bits == 8:
-            formats.add(("fp8", size, f"compressed-tensors FP8 ({weights.get('strategy', 'channel')} scales)"))
+            formats.add(("fp8", size, note("scheme_ct_fp8", strategy=str(weights.get("strategy", "channel")))))
         elif kind == "int" and bits in (4, 8):
             fmt = "int4" if bits == 4 else "int8"
-            formats.add((fmt, size, f"compressed-tensors {bits}-bit integer ({weights.get('strategy', 'channel')})"))
+            formats.add((fmt, size, note("scheme_ct_int", bits=bits, strategy=str(weights.get("strategy", "channel")))))
         else:
             return None  # e.g. NVFP4 (num_bits 4, type float)
     return next(iter(formats)) if len(formats) == 1 else None
@@ -141,9 +151,9 @@ def _compressed_tensors(quant: Mapping[str, Any]) -> Read:
 def _bitsandbytes(quant: Mapping[str, Any]) -> Read:
     if quant.get("load_in_4bit"):
         kind = str(quant.get("bnb_4bit_quant_type", "fp4")).upper()
-        return "int4", BNB_4BIT_BLOCK, f"bitsandbytes {kind} (4-bit)"
+        return "int4", BNB_4BIT_BLOCK, note("scheme_bnb_4bit", kind=kind)
     if quant.get("load_in_8bit"):
-        return "int8", None, "bitsandbytes LLM.int8() (8-bit)"
+        return "int8", None, Note("scheme_bnb_8bit")
     return None
 
 
@@ -154,7 +164,7 @@ def _modelopt(quant: Mapping[str, Any]) -> Read:
     fmt = MODELOPT_ALGOS.get(algo)
     if fmt is None:
         return None
-    return fmt, MODELOPT_GROUP if fmt == "int4" else None, f"Model Optimizer {algo}"
+    return fmt, MODELOPT_GROUP if fmt == "int4" else None, note("scheme_modelopt", algo=algo)
 
 
 _READERS = {
@@ -168,7 +178,13 @@ _READERS = {
 }
 
 
-def _unread(method: str, quant: Mapping[str, Any]) -> str:
+def _unread(method: str, quant: Mapping[str, Any]) -> Note:
     """The unsized format in words: its method and, where stated, its algorithm or bits."""
     detail = quant.get("quant_algo") or quant.get("bits") or quant.get("format")
-    return f"{method} ({detail})" if detail else method
+    return note("scheme_unread", method=method, detail=str(detail)) if detail else note("scheme_method", method=method)
+
+
+def scheme_params(shipped: Checkpoint) -> dict[str, Any]:
+    """`scheme_note` for the parameters of a text that names the format: its code and parameters, JSON-ready."""
+    found = shipped.scheme_note
+    return {"scheme_note": {"code": found.code, "params": dict(found.params)}} if found is not None else {}

@@ -63,6 +63,7 @@ from app.estimator.interconnects import (
     inter_node_fabrics,
 )
 from app.estimator.memory import checkpoint_bytes_per_param, offloaded_activation_bytes
+from app.estimator.notes import Note, note
 from app.estimator.specs import Cluster, EstimatorError, GpuSpec, ModelSpec, Performance, Plan, Warning_, Workload
 from app.estimator.vocabulary import HALF_PRECISIONS, PRETRAINING_TASKS
 
@@ -116,16 +117,11 @@ RANGE_HIGH = 1.30
 # is measured on dense models only and is not applied to MoE: NeMo's published MoE runs sit below the point, not
 # above it (Megatron-Bridge's Qwen3-30B-A3B on 16 H100 across releases: 10,494, 5,275, 5,113, 9,058 tokens/s per GPU).
 TUNING_SPEED: dict[str, float] = {"typical": RANGE_LOW, "tuned": 1.0, "nemo": 1.25}
-TUNING_NOTES: dict[str, str] = {  # a stated stack (Plan.tuning) that moved the speed point
-    "typical": "speed at the range's typical end: the plan runs on a typical stack (HF Trainer or accelerate, PEFT, "
-    "DeepSpeed or FSDP, default kernels)",
-    "nemo": f"speed at {TUNING_SPEED['nemo']:.2f}x the point: NeMo / Megatron-Bridge recipes (dense models)",
+TUNING_NOTES: dict[str, Note] = {  # a stated stack (Plan.tuning) that moved the speed point
+    "typical": Note("tuning_typical"),
+    "nemo": note("tuning_nemo", factor=TUNING_SPEED["nemo"]),
 }
-RANGE_NOTE = (
-    f"ranges: throughput from {RANGE_LOW:.2f}× (a typical stack: HF Trainer or accelerate with DeepSpeed or FSDP) to "
-    f"{RANGE_HIGH:.2f}× (a tuned one: Megatron-LM, torchtitan, NeMo) of the point estimate; time and GPU-hours ranges "
-    "run from the tuned stack with expected goodput to the typical one with a less reliable cluster"
-)
+RANGE_NOTE = note("speed_range", low=RANGE_LOW, high=RANGE_HIGH)
 # How far a plan is from the runs that calibrated the speed (docs/validation.md: dense models on A100 and H100 under
 # Megatron-LM, torchtitan, llm-foundry and NeMo, none offloading), as a further factor on the range's slow end:
 # - an MoE model: the one MoE family measured, NeMo / Megatron-Bridge Qwen3-30B-A3B on 16 H100 (held out), ran across
@@ -134,23 +130,14 @@ RANGE_NOTE = (
 # - offloaded states: no calibration run offloads; the article measured offloaded steps 1.4-1.6× as long as without,
 #   so the slow end allows the 1.6× once more on top of the offload time the estimate charges.
 UNCALIBRATED_SLOW: dict[str, float] = {"moe": 5113 / 11559, "offload": 1 / 1.6}
-UNCALIBRATED_NOTES: dict[str, str] = {
-    "moe": "no calibration run is an MoE model of this kind: the range's slow end is widened to {factor:.2f}× the "
-    "typical end (NeMo's Qwen3-30B-A3B runs reached 0.44-0.91× our estimate of them)",
-    "offload": "no calibration run offloads states to host RAM: the range's slow end is widened to {factor:.2f}× the "
-    "typical end (offloaded steps measured 1.4-1.6× as long)",
-}
-GOODPUT_NOTE = (
-    "time_to_train_hours and gpu_hours include goodput: interruptions at Llama 3's 466 in 54 days on 16,384 GPUs, "
-    "checkpoint saves at Young's optimal interval, evaluation passes and start-up (app/estimator/data/goodput.json)"
-)
+GOODPUT_NOTE = Note("goodput")  # app/estimator/data/goodput.json
 
 
 @dataclass(slots=True)
 class PerformanceEstimate:
     performance: Performance
     warnings: list[Warning_] = field(default_factory=list)
-    assumptions: tuple[str, ...] = ()  # shared by the plans that state the same (immutable)
+    assumptions: tuple[Note, ...] = ()  # shared by the plans that state the same (immutable)
 
 
 _GENERATION_KEYS: tuple[tuple[str, str], ...] = (
@@ -342,24 +329,17 @@ def _plan_warnings(
 COMMUNICATION_BOUND = Warning_("communication_bound", "exposed communication takes longer than the compute it serves")
 
 
-def _assumptions(plan: Plan) -> list[str]:
-    return list(_assumption_lines(plan.pp, plan.virtual_stages))
-
-
 @lru_cache(maxsize=1024)
-def _training_assumptions(pp: int, virtual_stages: int, goodput: bool) -> tuple[str, ...]:
+def _training_assumptions(pp: int, virtual_stages: int, goodput: bool) -> tuple[Note, ...]:
     return _assumption_lines(pp, virtual_stages) + (RANGE_NOTE,) + ((GOODPUT_NOTE,) if goodput else ())
 
 
 @lru_cache(maxsize=1024)
-def _assumption_lines(pp: int, virtual_stages: int) -> tuple[str, ...]:
-    return (
-        f"bubble: 1F1B adds (p−1)/v micro-batch times per step, p={pp}, v={virtual_stages}",
-        f"overlapped collectives hide {OVERLAP_HIDE_FRACTION:.0%} of their time behind compute",
-        "TP, PP and EP communication are not overlapped; gradients are reduced in 16-bit",
-        "MFU counts causal attention (half the s×s score matrix, as NVIDIA NeMo's MFU formulas count it) against the "
-        "precision's dense peak; mfu_full_attention counts the full matrix (Megatron-LM / PaLM appendix B)",
-    )
+def _assumption_lines(pp: int, virtual_stages: int) -> tuple[Note, ...]:
+    return (Note("bubble", (("pp", pp), ("virtual_stages", virtual_stages))), *_FIXED_LINES)
+
+
+_FIXED_LINES = (note("overlap", hidden=OVERLAP_HIDE_FRACTION), Note("not_overlapped"), Note("mfu_causal"))
 
 
 def estimate_performance(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster) -> PerformanceEstimate:
@@ -417,7 +397,7 @@ class _Shape:
     per_microbatch_s: float
     flops: TrainingFlops
     warnings: tuple[Warning_, ...]
-    assumptions: tuple[str, ...]
+    assumptions: tuple[Note, ...]
 
 
 _CONTEXTS: dict[tuple[int, int, int], _Ctx] = {}
@@ -616,8 +596,8 @@ def calibration_distance(moe: bool, offload: bool) -> tuple[float, tuple[str, ..
 
 
 @lru_cache(maxsize=8)
-def _distance_notes(kinds: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(UNCALIBRATED_NOTES[kind].format(factor=UNCALIBRATED_SLOW[kind]) for kind in kinds)
+def _distance_notes(kinds: tuple[str, ...]) -> tuple[Note, ...]:
+    return tuple(note(f"range_widened_{kind}", factor=UNCALIBRATED_SLOW[kind]) for kind in kinds)
 
 
 def _tp_allreduce_s(model: ModelSpec, plan: Plan, cluster: Cluster, tokens: float) -> float:
@@ -628,7 +608,7 @@ def _tp_allreduce_s(model: ModelSpec, plan: Plan, cluster: Cluster, tokens: floa
     return 2 * model.layers * all_reduce_s(tokens * model.hidden * 2.0, plan.tp, link)
 
 
-INFERENCE_NOTE = "prefill is compute-bound; decode is bound by max(weight + KV-cache reads / HBM, FLOPs / peak)"
+INFERENCE_NOTE = Note("inference_speed")
 
 
 def _estimate_inference(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster) -> PerformanceEstimate:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from app.estimator.checkpoints import Checkpoint
+from app.estimator.checkpoints import Checkpoint, scheme_params
 from app.estimator.params import count_params
 from app.estimator.specs import ModelSpec
 from app.estimator.vocabulary import BYTES_PER_ELEMENT
@@ -52,6 +52,7 @@ def conversion_step(model: ModelSpec, shipped: Checkpoint) -> dict[str, Any]:
     # a config.json without a repository: the FP8 checkpoint is wherever the customer holds it (`source`)
     download = [f"huggingface-cli download {repo} --local-dir {source}"] if model.hf_repo else []
     words = {"repo": repo, "scheme": shipped.scheme, "output": output, "gib": write / GIB, "hours": hours}
+    words |= scheme_params(shipped)
     return {
         "tool": f"deepseek-ai/DeepSeek-V3 inference/fp8_cast_bf16.py ({SCRIPT})",
         "commands": [

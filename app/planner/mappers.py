@@ -5,11 +5,13 @@ place that turns a plan into words for the API.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from app import messages
 from app.estimator.memory import MemoryEstimate
 from app.estimator.memory.band import MemoryBand
+from app.estimator.notes import Note
 from app.estimator.params import count_params
 from app.estimator.performance import UNCALIBRATED_SLOW, PerformanceEstimate, calibration_distance
 from app.estimator.specs import GIB, Goodput, ModelSpec, Plan, Warning_, Workload
@@ -25,6 +27,7 @@ from app.planner.schemas import (
     MemoryOut,
     MissOut,
     ModelOut,
+    NoteOut,
     OptionOut,
     ParetoPointOut,
     PerformanceOut,
@@ -144,6 +147,11 @@ def warnings_out(warnings: list[Warning_]) -> list[WarningOut]:
     return list(seen.values())
 
 
+def _texts(notes: Iterable[Note]) -> list[str]:
+    """The notes' English (the API's `assumptions`), each once."""
+    return list(dict.fromkeys(n.text for n in notes))
+
+
 def estimate_out(
     model: ModelSpec,
     workload: Workload,
@@ -161,7 +169,7 @@ def estimate_out(
         memory=memory_out(memory, band),
         performance=performance_out(performance),
         warnings=warnings_out(warnings),
-        assumptions=list(dict.fromkeys([*(notes or []), *memory.assumptions, *performance.assumptions])),
+        assumptions=list(dict.fromkeys([*(notes or []), *_texts(memory.assumptions + performance.assumptions)])),
     )
 
 
@@ -351,11 +359,9 @@ def recommendation_out(
     *,
     currency: str,
 ) -> RecommendOut:
-    assumptions: list[str] = []
+    notes: list[Note] = []
     for option in result.options[:1] or result.near_misses[:1]:
-        assumptions = list(
-            dict.fromkeys([*option.evaluated.memory.assumptions, *option.evaluated.performance.assumptions])
-        )
+        notes = list(dict.fromkeys(option.evaluated.memory.assumptions + option.evaluated.performance.assumptions))
     return RecommendOut(
         model=model_out(model),
         currency=currency,
@@ -375,7 +381,8 @@ def recommendation_out(
             ParetoPointOut(sku=o.offer.sku_id, total_gpus=o.config.gpus, cost=str(o.sort_cost), hours=o.hours)
             for o in result.pareto
         ],
-        assumptions=assumptions,
+        assumptions=_texts(notes),
+        assumption_codes=[NoteOut(code=n.code, params=dict(n.params)) for n in notes],
         stopped_early=result.stopped_early,
         search={
             "configurations": result.configurations,

@@ -700,6 +700,11 @@ class QuoteBodyOut(BaseModel):
     workload: dict[str, Any]
 
 
+class NoteOut(BaseModel):
+    code: str = Field(description="An assumption's stable code (app/estimator/notes.py words it in English)")
+    params: dict[str, Any] = Field(default_factory=dict, description="The figures its text carries")
+
+
 class MissOut(BaseModel):
     code: MissCode
     params: dict[str, Any] = Field(
@@ -737,6 +742,9 @@ class RecommendOut(BaseModel):
     rejected: list[RejectedOut]
     pareto: list[ParetoPointOut]
     assumptions: list[str]
+    assumption_codes: list[NoteOut] = Field(
+        default_factory=list, description="`assumptions` as codes with parameters, one for one and in the same order"
+    )
     stopped_early: bool = Field(
         default=False,
         description="True when the search used up PLANNER_TIME_BUDGET_MS before every SKU was searched: "

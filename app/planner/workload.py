@@ -17,7 +17,7 @@ from app.catalog import repository as catalog_repository
 from app.catalog.models import Sku
 from app.catalog.service import fabric_addon_of, joining_fabric
 from app.errors import InvalidInput, NotFound
-from app.estimator.checkpoints import Checkpoint, checkpoint_from_config
+from app.estimator.checkpoints import Checkpoint, checkpoint_from_config, scheme_params
 from app.estimator.clusters import CatalogServer, HardwareAsked, gpu_cluster, server_cluster
 from app.estimator.hardware import get_gpu
 from app.estimator.memory import validate_plan
@@ -90,7 +90,7 @@ def checkpoint_warnings(spec: ModelIn, model: ModelSpec) -> list[Warning_]:
     shipped = shipped_checkpoint(spec)
     if not shipped.quantised:
         return []
-    params = {"repo": model.hf_repo or model.name, "scheme": shipped.scheme}
+    params = {"repo": model.hf_repo or model.name, "scheme": shipped.scheme, **scheme_params(shipped)}
     return [Warning_("quantised_checkpoint", messages.warning("quantised_checkpoint", params), params)]
 
 

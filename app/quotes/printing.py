@@ -20,7 +20,7 @@ from app.estimator.presets import get_preset, model_title
 from app.estimator.specs import EstimatorError
 from app.estimator.vocabulary import LANGUAGES
 from app.quotes import serving_words
-from app.quotes.schemas import QuoteOut
+from app.quotes.schemas import QuoteLineOut, QuoteOut
 from app.templating import templates
 
 PRINT_CSS = Path(__file__).resolve().parents[1] / "static" / "css" / "print.css"
@@ -48,6 +48,8 @@ LABELS: dict[str, dict[str, str]] = {
         "total": "Total",
         "on_consultation": "on consultation",
         "notes": "Notes",
+        "host_ram": "{gib} GiB RAM",
+        "list_sep": ", ",
         "condition": "Condition",
         "host_ram_condition": "The catalog does not list this server's host RAM: the plan needs {gib:,} GiB of host "
         "RAM per server (to load the model), to be confirmed before the job starts.",
@@ -62,6 +64,7 @@ LABELS: dict[str, dict[str, str]] = {
         "card": "card",
         "node": "server",
         "catalog": "Catalog version",
+        "catalog_versions": "SKU v{sku}, price #{price} ({since})",
         "estimator": "Estimator version",
         "status_issued": "issued",
         "status_accepted": "accepted",
@@ -129,6 +132,8 @@ LABELS: dict[str, dict[str, str]] = {
         "total": "合计",
         "on_consultation": "面议",
         "notes": "备注",
+        "host_ram": "{gib} GiB 内存",
+        "list_sep": "、",
         "condition": "条件",
         "host_ram_condition": "目录未列出这台服务器的主机内存：该方案每台服务器需要 {gib:,} GiB 主机内存"
         "（用于加载模型），须在任务开始前确认。",
@@ -143,6 +148,7 @@ LABELS: dict[str, dict[str, str]] = {
         "card": "卡",
         "node": "台",
         "catalog": "目录版本",
+        "catalog_versions": "SKU 第 {sku} 版，价格 #{price}（{since}）",
         "estimator": "估算器版本",
         "status_issued": "有效",
         "status_accepted": "已接受",
@@ -318,6 +324,25 @@ def configuration_words(quote: QuoteOut, lang: str) -> str:
     return t[key].format(quantity=quote.quantity, sku=quote.sku.get("name", ""), gpus=gpus)
 
 
+def notes_words(quote: QuoteOut, lang: str) -> list[str]:
+    """The quote's notes in `lang`, from their codes; as issued (the API's English) on a quote that kept none."""
+    if lang == "en" or len(quote.note_codes) != len(quote.notes):
+        return list(quote.notes)
+    return [messages.quote_note(n.code, n.params, lang) for n in quote.note_codes]
+
+
+def line_note(line: QuoteLineOut, quote: QuoteOut, lang: str) -> str:
+    """A line's note in `lang`: an add-on priced on consultation, or the term's discount on the rental; as issued
+    otherwise."""
+    if lang == "en" or not line.note:
+        return line.note
+    if line.kind == "addon" and line.amount is None:
+        return messages.quote_note("line_on_consultation", {}, lang)
+    if line.kind == "rental" and line.discount_percent != "0":
+        return messages.quote_note("term_discount", {"term": quote.term, "percent": line.discount_percent}, lang)
+    return line.note
+
+
 def render_html(
     quote: QuoteOut,
     seller: dict[str, str],
@@ -344,6 +369,8 @@ def render_html(
         job_rows=job_rows(quote, lang),
         job_title=serving_words.LABELS[lang]["job"] if (quote.workload or {}).get("task") == "serving" else None,
         term_words=term_words(quote, lang),
+        notes=notes_words(quote, lang),
+        line_note=lambda line: line_note(line, quote, lang),
         configuration_words=configuration_words(quote, lang),
         accept_url=f"{base_url.rstrip('/')}/quote/{quote.id}/accept?lang={lang}",
         screen=not inline_css,

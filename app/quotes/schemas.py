@@ -207,6 +207,11 @@ class QuoteLineOut(BaseModel):
     note: str = ""
 
 
+class QuoteNoteOut(BaseModel):
+    code: str = Field(description="A note's stable code (app/note_words.py QUOTE_NOTES words it)")
+    params: dict[str, Any] = Field(default_factory=dict, description="The figures and names its text carries")
+
+
 class CustomerOut(BaseModel):
     name: str
     company: str
@@ -251,6 +256,10 @@ class QuoteOut(BaseModel):
         "is shown as '+ fabric on consultation'",
     )
     notes: list[str]
+    note_codes: list[QuoteNoteOut] = Field(
+        default_factory=list,
+        description="`notes` as codes with parameters, one for one (empty on a quote issued before they were kept)",
+    )
     customer: CustomerOut
     workload: dict[str, Any] | None
     plan: dict[str, Any] | None

@@ -33,7 +33,15 @@ from app.estimator.vocabulary import QUOTE_STATUSES, TERM_MONTHS, Term
 from app.money import bp_to_percent, from_minor, to_minor
 from app.quotes import documents, printing, repository
 from app.quotes.models import Quote, QuoteLine
-from app.quotes.schemas import CustomerOut, QuoteCreate, QuoteLineOut, QuoteLinks, QuoteList, QuoteOut
+from app.quotes.schemas import (
+    CustomerOut,
+    QuoteCreate,
+    QuoteLineOut,
+    QuoteLinks,
+    QuoteList,
+    QuoteNoteOut,
+    QuoteOut,
+)
 from app.ratelimit.service import RateLimiter
 from app.settings import Settings
 
@@ -174,7 +182,12 @@ class _Priced:
     unit_list_minor: int
     unit_effective_minor: int
     lines: list[QuoteLine]
-    notes: list[str]
+    notes: list[QuoteNote]
+
+
+# A quote's note as a code and its parameters (app/note_words.py QUOTE_NOTES words it); the snapshot keeps both the
+# codes (`note_codes`, read by the printable page in the reader's language) and the English (`notes`, the API's).
+QuoteNote = tuple[str, dict[str, Any]]
 
 
 def _price(
@@ -199,7 +212,7 @@ def _price(
         discount_bp=term_price.discount_bp,
         note=_term_note(term, term_price.discount_bp),
     )
-    lines, notes = [rental], []
+    lines, notes = [rental], list[QuoteNote]()
     for position, addon in enumerate(addons, start=2):
         line, note = _addon_line(addon, position, nodes=nodes, cards=cards, months=months, currency=currency)
         lines.append(line)
@@ -219,18 +232,18 @@ def _price(
 def _term_note(term: str, discount_bp: int) -> str:
     if not discount_bp:
         return ""
-    return f"{term.capitalize()} term: {bp_to_percent(discount_bp)}% off the monthly list price"
+    return messages.quote_note("term_discount", {"term": term, "percent": str(bp_to_percent(discount_bp))})
 
 
 def _addon_line(
     addon: SkuAddon, position: int, *, nodes: int, cards: int, months: int, currency: str
-) -> tuple[QuoteLine, str]:
+) -> tuple[QuoteLine, QuoteNote | None]:
     quantity = nodes if addon.per_unit == "node" else cards
     amount = addon.amount_minor if addon.currency == currency else None  # another currency: not in the total
     prices = None if amount is None else (amount, amount)
-    note = "" if prices else "Priced on consultation; not included in the total"
+    note = "" if prices else messages.quote_note("line_on_consultation", {})
     line = _line(position, "addon", addon.code, addon.name, addon.per_unit, quantity, months, prices=prices, note=note)
-    return line, "" if prices else f"{addon.name}: priced on consultation, not included in the total."
+    return line, None if prices else ("addon_on_consultation", {"addon": addon.name})
 
 
 def _line(
@@ -268,34 +281,23 @@ def _line(
 def _notes(
     sku: Sku,
     nodes: int,
-    priced_notes: list[str],
+    priced_notes: list[QuoteNote],
     *,
     fabric: SkuAddon | None,
     rented: list[SkuAddon],
     joined: bool,
-) -> list[str]:
+) -> list[QuoteNote]:
     """`fabric`: the add-on that provides the SKU's inter-node fabric (None: it comes with the server, or there is
     none); `joined`: whether any fabric can join the SKU's servers (`joining_fabric`). A quote for several servers
     that no fabric it rents joins says what joins them instead (one whose plan joins them is refused before:
     app.quotes.plan_check)."""
-    notes = []
-    if sku.indicative_price:
-        notes.append(
-            "Indicative price: the catalog gives this price for reference; the final price is confirmed "
-            "on consultation."
-        )
+    notes: list[QuoteNote] = [("indicative", {})] if sku.indicative_price else []
     notes.extend(priced_notes)
+    servers = {"nodes": nodes, "sku": sku.slug, "network": sku.network}
     if nodes > 1 and not joined:
-        notes.append(
-            f"{nodes} separate servers of {sku.slug}: no inter-node fabric joins them (only its network: "
-            f"{sku.network}), so they suit separate jobs or serving replicas, not one job across the servers."
-        )
+        notes.append(("servers_not_joined", servers))
     elif nodes > 1 and fabric is not None and fabric not in rented:
-        notes.append(
-            f"{nodes} servers of {sku.slug} without {fabric.code}: they are not joined by its "
-            f"{sku.inter_node_fabric} fabric (only by its network: {sku.network}), so they suit separate jobs, "
-            "not one job across the servers."
-        )
+        notes.append(("servers_without_fabric", servers | {"addon": fabric.code, "fabric": sku.inter_node_fabric}))
     return notes
 
 
@@ -340,7 +342,7 @@ def _snapshot(
     *,
     nodes: int,
     cards: int,
-    notes: list[str],
+    notes: list[QuoteNote],
     figures: dict[str, Any],
 ) -> dict[str, Any]:
     currency = priced.currency
@@ -371,7 +373,8 @@ def _snapshot(
         "cards": cards,
         "workload": data.stored_workload(),
         "plan": data.stored_plan(figures),
-        "notes": notes,
+        "notes": [messages.quote_note(code, params) for code, params in notes],
+        "note_codes": [{"code": code, "params": params} for code, params in notes],
     }
 
 
@@ -478,7 +481,7 @@ def _new_quote(
     nodes: int,
     cards: int,
     months: int,
-    notes: list[str],
+    notes: list[QuoteNote],
     now: datetime,
     validity_days: int,
     figures: dict[str, Any],
@@ -554,6 +557,7 @@ def quote_out(quote: Quote, *, base_path: str = "/quotes", now: datetime | None 
         indicative=bool(snap["sku"]["indicative_price"]) or _fabric_on_consultation(quote),
         fabric_on_consultation=_fabric_on_consultation(quote),
         notes=list(snap["notes"]),
+        note_codes=[QuoteNoteOut(**n) for n in snap.get("note_codes", [])],
         customer=CustomerOut(name=quote.customer_name, company=quote.customer_company, email=quote.customer_email),
         workload=snap.get("workload"),
         plan=snap.get("plan"),

@@ -222,7 +222,11 @@ def test_training_an_fp8_checkpoint_warns_that_it_needs_a_16_bit_copy(client: Te
     assert response.status_code == 200, response.text
     found = [w for w in response.json()["options"][0]["warnings"] if w["code"] == "quantised_checkpoint"]
     assert found and "fp8_cast_bf16.py" in found[0]["message"]
-    assert found[0]["params"] == {"repo": "deepseek-ai/DeepSeek-V3", "scheme": "block FP8 (128 x 128 scales)"}
+    assert found[0]["params"] == {
+        "repo": "deepseek-ai/DeepSeek-V3",
+        "scheme": "block FP8 (128 x 128 scales)",
+        "scheme_note": {"code": "scheme_fp8_block", "params": {"rows": 128, "cols": 128}},  # the format, as a code
+    }
     plain = client.post("/recommend", json={"model": {"preset": "llama-3.1-8b"}, "task": "lora", "tokens": 1e8})
     assert not [w for w in plain.json()["options"][0]["warnings"] if w["code"] == "quantised_checkpoint"]
 

@@ -7,6 +7,7 @@ import pytest
 from app.estimator.compute import NF4_BYTES_PER_PARAM
 from app.estimator.hardware import get_gpu
 from app.estimator.memory import estimate_memory, validate_plan
+from app.estimator.notes import note
 from app.estimator.params import count_params
 from app.estimator.presets import get_preset
 from app.estimator.specs import GIB, Cluster, EstimatorError, LoraSpec, Plan, Workload
@@ -269,11 +270,14 @@ def test_fsdp_under_a_pipeline_keeps_the_stage_gathered_with_fp32_gradients() ->
 
 
 def test_zero_0_assumption_says_the_states_are_replicated_not_sharded() -> None:
-    replicated = estimate_memory(LLAMA2_7B, Workload(), Plan(dp=4, zero_stage=0), _cluster()).assumptions
+    replicated = [
+        n.text for n in estimate_memory(LLAMA2_7B, Workload(), Plan(dp=4, zero_stage=0), _cluster()).assumptions
+    ]
     assert not any("shards over" in line for line in replicated)
     assert any("every data-parallel rank holds the whole" in line for line in replicated)
     sharded = estimate_memory(LLAMA2_7B, Workload(), Plan(dp=4, zero_stage=3), _cluster()).assumptions
-    assert any("ZeRO stage 3 shards over dp × cp" in line for line in sharded)
+    assert any("ZeRO stage 3 shards over dp × cp" in n.text for n in sharded)
+    assert note("zero_sharded", zero=3, offload="none") in sharded
 
 
 def test_mla_activations_count_per_head_queries_keys_and_values() -> None:

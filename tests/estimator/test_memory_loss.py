@@ -17,6 +17,7 @@ import pytest
 
 from app.estimator.hardware import get_gpu
 from app.estimator.memory import estimate_memory
+from app.estimator.notes import Note
 from app.estimator.presets import get_preset
 from app.estimator.specs import GIB, Cluster, EstimatorError, LoraSpec, Plan, Workload
 
@@ -61,7 +62,8 @@ def test_peft_kbit_training_keeps_qlora_activations_in_fp32() -> None:
     logits = 8192 * 128256 * 4
     assert hf.breakdown.activations - logits == pytest.approx(2 * (other.breakdown.activations - logits))
     assert hf.breakdown.weights == other.breakdown.weights
-    assert any("prepare_model_for_kbit_training" in line for line in hf.assumptions)
+    assert any("prepare_model_for_kbit_training" in n.text for n in hf.assumptions)
+    assert Note("kbit_upcast") in hf.assumptions and Note("kbit_upcast") not in other.assumptions
 
 
 def test_kbit_upcast_is_for_qlora_only() -> None:

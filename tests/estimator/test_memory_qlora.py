@@ -10,6 +10,7 @@ import pytest
 from app.estimator.compute import NF4_BYTES_PER_PARAM, NF4_PLAIN_BYTES_PER_PARAM
 from app.estimator.hardware import get_gpu
 from app.estimator.memory import estimate_memory
+from app.estimator.notes import Note
 from app.estimator.presets import get_preset
 from app.estimator.specs import GIB, Cluster, LoraSpec, ModelSpec, Plan, Workload
 
@@ -69,7 +70,8 @@ def test_qlora_pages_its_optimizer_by_default_and_lora_does_not() -> None:
     lora = estimate_memory(LLAMA2_7B, Workload(task="lora", seq_len=2048), plan, A6000)
     assert qlora.breakdown.optimizer == 0.0  # activations outweigh the adapter states: all paged out
     assert lora.breakdown.optimizer > 0.0
-    assert any("Paged optimizer" in line for line in qlora.assumptions)
+    assert any("Paged optimizer" in n.text for n in qlora.assumptions)
+    assert Note("paged_optimizer") in qlora.assumptions
 
 
 def test_guanaco_65b_fits_one_48gb_card_as_the_paper_trains_it() -> None:

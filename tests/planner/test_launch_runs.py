@@ -129,7 +129,7 @@ def test_memory_assumption_states_the_sized_optimizers_bytes(optimizer: str) -> 
     model = get_preset("llama-3.1-8b").model
     cluster = Cluster(gpu=get_gpu("h100-80g-sxm"), gpus_per_node=8)
     estimate = estimate_memory(model, _full(optimizer), Plan(dp=8, zero_stage=3), cluster)
-    line = next(a for a in estimate.assumptions if a.startswith("Mixed precision"))
+    line = next(a.text for a in estimate.assumptions if a.code == "mixed_precision")
     expected = 2 + 2 + MASTER_BYTES + STATE_FP32_BYTES[optimizer]
     assert f"({expected:g} B/param" in line and optimizer in line
     assert "16 B/param for AdamW" not in line

@@ -3,7 +3,7 @@
 The package, by job: `states` (weights, gradients, optimizer states per stage), `activations` (saved tensors, KV
 cache, `other`), `breakdown` (the worst stage's sum and the host RAM a node lends), `rules` (what a workload and
 a plan must keep: one table of plan rules), `advice` (traps, why a plan does not fit, what would),
-`assumptions` (the sentences an estimate states) and `estimate` (the entry points); `context` holds what one
+`assumptions` (the notes an estimate states) and `estimate` (the entry points); `context` holds what one
 (model, workload) pair computes once.
 
 Everything is bytes per GPU for the worst pipeline stage. Sources, by term:

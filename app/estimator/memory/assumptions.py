@@ -1,4 +1,5 @@
-"""The assumption sentences an estimate states, per (workload, plan) kind; shared by every plan that states the same."""
+"""The assumptions an estimate states, as notes (codes with parameters, worded in app/estimator/notes.py and the app's
+catalog), per (workload, plan) kind; shared by every plan that states the same."""
 
 from __future__ import annotations
 
@@ -6,11 +7,12 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from app.estimator.memory.states import MASTER_BYTES, STATE_FP32_BYTES
+from app.estimator.notes import Note
 from app.estimator.vocabulary import LORA_TASKS
 
 
 class _WorkloadKey(NamedTuple):
-    """What the sentences read of the workload (the estimate's cache key, positional: see estimate_memory)."""
+    """What the notes read of the workload (the estimate's cache key, positional: see estimate_memory)."""
 
     task: str
     precision: str
@@ -22,7 +24,7 @@ class _WorkloadKey(NamedTuple):
 
 
 class _PlanKey(NamedTuple):
-    """What the sentences read of the plan (the estimate's cache key, positional: see estimate_memory)."""
+    """What the notes read of the plan (the estimate's cache key, positional: see estimate_memory)."""
 
     zero: int
     offload: str
@@ -41,121 +43,84 @@ class _PlanKey(NamedTuple):
 def _assumptions(
     workload_key: tuple[str, str, bool, str, bool, float, bool],
     plan_key: tuple[int, str, str, bool, bool, bool, bool, str, bool, bool, bool],
-) -> tuple[str, ...]:
-    """The sentences, from plain tuples (the hot path builds them; named here, where they are read once)."""
+) -> tuple[Note, ...]:
+    """The notes, from plain tuples (the hot path builds them; named here, where they are read once). Notes are built
+    as tuples, without keyword arguments: an estimate of a new shape builds them (about as fast as the f-strings they
+    replace)."""
     w, p = _WorkloadKey(*workload_key), _PlanKey(*plan_key)
-    out = ["Bytes per GPU for the worst pipeline stage; capacity is the card's usable memory (CUDA context excluded)."]
-    out.extend(_states_sentences(w, p))
+    out = [WORST_STAGE]
+    out.extend(_states_notes(w, p))
     if w.task != "inference":
-        out.extend(_training_sentences(w, p))
+        out.extend(_training_notes(w, p))
     if p.pipelined:
-        out.append("1F1B: the first stage holds min(pp, micro-batches) in flight; the last stage holds the logits.")
-    out.append(
-        "other = cuBLAS workspaces 0.25 GiB + NCCL buffers 0.5 GiB (multi-GPU) + 5% allocator fragmentation "
-        "of activations."
-    )
+        out.append(PIPELINE_1F1B)
+    out.append(OTHER_BUFFERS)
     return tuple(out)
 
 
-def _states_sentences(w: _WorkloadKey, p: _PlanKey) -> list[str]:
+# the notes without parameters, built once
+WORST_STAGE, PIPELINE_1F1B, OTHER_BUFFERS = Note("worst_stage"), Note("pipeline_1f1b"), Note("other_buffers")
+INFERENCE_MEMORY, PAGED_OPTIMIZER, KBIT_UPCAST = Note("inference_memory"), Note("paged_optimizer"), Note("kbit_upcast")
+ZERO2_FP32_GRADS, ADAFACTOR_FLAT = Note("zero2_fp32_grads"), Note("adafactor_flat")
+PIPELINE_SHARDED_GRADS, ACTIVATION_OFFLOAD, COMPILED = (
+    Note("pipeline_sharded_grads"),
+    Note("activation_offload"),
+    Note("compiled"),
+)
+HOST_LOAD = {"every_rank": Note("host_load_every_rank"), "local_rank_0": Note("host_load_local_rank_0")}
+
+
+def _states_notes(w: _WorkloadKey, p: _PlanKey) -> list[Note]:
     """How the model states are held: inference weights, LoRA / QLoRA, Megatron-LM's, mixed or pure precision."""
     task, precision, mixed, optimizer = w.task, w.precision, w.mixed, w.optimizer
     if task == "inference":
-        return [
-            "Inference: weights + KV cache (K and V per layer, kv heads × head_dim) + one layer's prefill "
-            "working set and fp32 last-token logits."
-        ]
+        return [INFERENCE_MEMORY]
     if task in LORA_TASKS:
-        out = _lora_sentences(w)
+        out = _lora_notes(w)
     elif mixed and precision != "fp32" and p.fp32_grads:
         owned = MASTER_BYTES + STATE_FP32_BYTES[optimizer]  # what the distributed optimizer shards
-        out = [
-            f"Mixed precision {optimizer}, as Megatron-LM runs it: 16-bit weights + an fp32 main-gradient buffer + "
-            f"fp32 master and {optimizer} states ({2 + 4 + owned:g} B/param; 6 + {owned:g}/d with the distributed "
-            "optimizer, Megatron-LM dist_optimizer docs)."
-        ]
+        out = [Note("megatron_mixed", (("optimizer", optimizer), ("per_param", 2 + 4 + owned), ("owned", owned)))]
     elif mixed and precision != "fp32":
         state = STATE_FP32_BYTES[optimizer]
-        out = [
-            f"Mixed precision {optimizer}: 16-bit weights + 16-bit grads + fp32 master + {state:g} B of {optimizer} "
-            f"states ({2 + 2 + MASTER_BYTES + state:g} B/param; ZeRO §3.1 counts 16 for Adam)."
-        ]
+        per_param = 2 + 2 + MASTER_BYTES + state
+        out = [Note("mixed_precision", (("optimizer", optimizer), ("state", state), ("per_param", per_param)))]
     else:
-        out = [f"Pure {precision} training: weights, grads and {optimizer} states in the training dtype."]
+        out = [Note("pure_precision", (("precision", precision), ("optimizer", optimizer)))]
     if w.paged:
-        out.append(
-            "Paged optimizer (QLoRA §3): its states are evicted to host RAM while activations need the card and "
-            "paged back for the step, so the peak counts the larger of the two, not both."
-        )
+        out.append(PAGED_OPTIMIZER)
     return out
 
 
-def _lora_sentences(w: _WorkloadKey) -> list[str]:
-    task, nf4_bytes = w.task, w.nf4_bytes
-    constants = f"{nf4_bytes * 8 - 4:.3g} bit/param of {'double-' if nf4_bytes < 0.55 else ''}quantised constants"
-    base = f"NF4 + {constants} (QLoRA §3)" if task == "qlora" else "16-bit"
-    adapters = "16-bit adapters and grads with fp32 states (QLoRA eq. 5)" if task == "qlora" and w.mixed else ""
-    out = [
-        f"{task}: frozen base in {base}; adapters r·(d_in+d_out) train with their own grads and states"
-        + (f": {adapters}." if adapters else ".")
-    ]
-    if w.upcast:
-        out.append(
-            "PEFT prepare_model_for_kbit_training (TRL SFTTrainer, the QLoRA recipe): fp32 norms put the residual "
-            "stream and the saved activations in fp32 (kbit_upcast=false: torchtune, litgpt, Unsloth; off by "
-            "default for QLoRA sharded by ZeRO-3 / FSDP)."
-        )
-    return out
-
-
-def _training_sentences(w: _WorkloadKey, p: _PlanKey) -> list[str]:
-    """Activations, ZeRO sharding and what offload and loading put in host RAM."""
-    zero, offload = p.zero, p.offload
-    out = [
-        f"Activations counted per saved tensor (Korthikanti et al. 2022 method), recompute={p.recompute}, "
-        f"flash_attention={p.flash}; unfused loss: fp32 log-probs + two fp32 gradients per logit."
-    ]
-    if zero:
-        out.append(
-            f"ZeRO stage {zero} shards over dp × cp (with hybrid sharding, dp_shard × cp), routed experts over "
-            f"dp × cp / ep; offload={offload}."
-        )
+def _lora_notes(w: _WorkloadKey) -> list[Note]:
+    if w.task == "qlora":  # NF4 and its quantisation constants (double-quantised below 0.55 B/param), QLoRA §3
+        code = "qlora_base" + ("_double" if w.nf4_bytes < 0.55 else "") + ("_mixed" if w.mixed else "")
+        out = [Note(code, (("task", w.task), ("bits", w.nf4_bytes * 8 - 4)))]
     else:
-        out.append(
-            "ZeRO stage 0: every data-parallel rank holds the whole weights, gradients and optimizer states of "
-            f"its tp × pp part (routed experts split over ep); offload={offload}."
-        )
-    mixed = w.mixed and w.precision != "fp32"
-    if zero == 2 and not p.pipelined and mixed and w.task not in LORA_TASKS:
-        out.append(
-            "ZeRO-2 gradients are fp32 shards (FSDP2 keeps them in the fp32 parameter dtype); DeepSpeed's 16-bit "
-            "partition beside its fp32 copy at the step is counted where it outweighs the freed activations."
-        )
+        out = [Note("lora_base", (("task", w.task),))]
+    if w.upcast:
+        out.append(KBIT_UPCAST)
+    return out
+
+
+def _training_notes(w: _WorkloadKey, p: _PlanKey) -> list[Note]:
+    """Activations, ZeRO sharding and what offload and loading put in host RAM."""
+    zero = p.zero
+    out = [
+        Note("activations", (("recompute", p.recompute), ("flash", p.flash))),
+        Note("zero_sharded", (("zero", zero), ("offload", p.offload)))
+        if zero
+        else Note("zero_replicated", (("offload", p.offload),)),
+    ]
+    if zero == 2 and not p.pipelined and w.mixed and w.precision != "fp32" and w.task not in LORA_TASKS:
+        out.append(ZERO2_FP32_GRADS)
     if w.optimizer == "adafactor" and zero >= 1:
-        out.append(
-            "Adafactor on ZeRO's flat 1-D partitions cannot factor its second moment (transformers "
-            "Adafactor._get_options): a full fp32 v per parameter."
-        )
+        out.append(ADAFACTOR_FLAT)
     if zero >= 2 and p.pipelined:
-        out.append(
-            "Pipeline with sharded gradients: the reduce-scatter waits for the last micro-batch, so the stage's "
-            "gradients stay whole in fp32 through the step (torch.distributed.pipelining, torchtitan)."
-        )
+        out.append(PIPELINE_SHARDED_GRADS)
     if p.activation_offload:
-        out.append(
-            "Activation offload: saved activations wait in host RAM (counted in host_ram); the GPU holds two "
-            "layers' worth, the one in use and the one in flight over PCIe."
-        )
+        out.append(ACTIVATION_OFFLOAD)
     if p.compiled:
-        out.append(
-            "torch.compile (compile): counted in the activations only, as fused pointwise ops recomputed in the "
-            "backward save fewer tensors (none fewer under selective recompute, which recomputes them already); its "
-            "speed-up is not modelled (the speed is the eager model's) and compile is otherwise passed to the launch."
-        )
+        out.append(COMPILED)
     if p.host_load != "none":
-        ranks = "every rank on the node" if p.host_load == "every_rank" else "local rank 0 of each node"
-        out.append(
-            f"Loading: {ranks} holds the whole model as loaded in host RAM before ZeRO-3 shards it "
-            "(host_load_gib); the host RAM gate counts the larger of that and the offloaded states."
-        )
+        out.append(HOST_LOAD[p.host_load])
     return out

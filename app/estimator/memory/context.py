@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from app.estimator.notes import Note
 from app.estimator.specs import ModelSpec, Warning_, Workload
 
 
@@ -89,4 +90,4 @@ class _Ctx:
     states: dict[tuple[object, ...], tuple[tuple[float, ...], ...]] = field(default_factory=dict)
     advice: dict[tuple[object, ...], Warning_] = field(default_factory=dict)
     traps: dict[tuple[object, ...], tuple[Warning_, ...]] = field(default_factory=dict)
-    assumptions: dict[tuple[object, ...], tuple[str, ...]] = field(default_factory=dict)
+    assumptions: dict[tuple[object, ...], tuple[Note, ...]] = field(default_factory=dict)

@@ -29,6 +29,7 @@ from app.estimator.memory.states import (
     _pages,
     _train_dtype_bytes,
 )
+from app.estimator.notes import Note
 from app.estimator.specs import (
     GIB,
     Cluster,
@@ -45,7 +46,7 @@ from app.estimator.specs import (
 class MemoryEstimate:
     breakdown: MemoryBreakdown  # bytes per GPU, worst pipeline stage
     warnings: list[Warning_]
-    assumptions: tuple[str, ...]  # shared by the plans that state the same (immutable)
+    assumptions: tuple[Note, ...]  # shared by the plans that state the same (immutable)
 
 
 @lru_cache(maxsize=1024)

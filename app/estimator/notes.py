@@ -1,0 +1,127 @@
+"""What an estimate assumes, as codes with parameters: the estimator states each assumption as a `Note` and never as a
+sentence, so the API's English and the pages' Chinese are rendered from the same code and figures.
+
+`ENGLISH` is the one English text of every code (the API's `assumptions`, `Note.text`); the other languages live in
+the app's catalog (app/note_words.py), which imports this table rather than copying it, and
+tests/test_messages.py checks that every code has a text in each language with the same fields. Templates use
+`str.format` fields with format specs. A `Note` is frozen and hashable: the estimator builds the notes once per
+cached shape and shares them between the plans that state the same.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+NoteParams = tuple[tuple[str, str | int | float | bool], ...]
+
+
+class Note(NamedTuple):
+    """One assumption: a stable code and the figures its text carries (name, value pairs, in a fixed order). A named
+    tuple, not a frozen dataclass: the estimator builds one per new shape, and a tuple is built several times faster."""
+
+    code: str
+    params: NoteParams = ()
+
+    @property
+    def text(self) -> str:
+        """The English sentence (the API's `assumptions`)."""
+        return (ENGLISH.get(self.code) or SCHEMES[self.code]).format(**dict(self.params))
+
+
+def note(code: str, **params: str | int | float | bool) -> Note:
+    """`Note(code, params)` from keyword arguments."""
+    return Note(code, tuple(params.items()))
+
+
+# Sources: app/estimator/memory/assumptions.py (memory) and app/estimator/performance.py (speed), where each is stated.
+ENGLISH: dict[str, str] = {
+    # memory: what every estimate counts
+    "worst_stage": "Bytes per GPU for the worst pipeline stage; capacity is the card's usable memory (CUDA context "
+    "excluded).",
+    "pipeline_1f1b": "1F1B: the first stage holds min(pp, micro-batches) in flight; the last stage holds the logits.",
+    "other_buffers": "other = cuBLAS workspaces 0.25 GiB + NCCL buffers 0.5 GiB (multi-GPU) + 5% allocator "
+    "fragmentation of activations.",
+    # memory: the model states
+    "inference_memory": "Inference: weights + KV cache (K and V per layer, kv heads × head_dim) + one layer's prefill "
+    "working set and fp32 last-token logits.",
+    "megatron_mixed": "Mixed precision {optimizer}, as Megatron-LM runs it: 16-bit weights + an fp32 main-gradient "
+    "buffer + fp32 master and {optimizer} states ({per_param:g} B/param; 6 + {owned:g}/d with the distributed "
+    "optimizer, Megatron-LM dist_optimizer docs).",
+    "mixed_precision": "Mixed precision {optimizer}: 16-bit weights + 16-bit grads + fp32 master + {state:g} B of "
+    "{optimizer} states ({per_param:g} B/param; ZeRO §3.1 counts 16 for Adam).",
+    "pure_precision": "Pure {precision} training: weights, grads and {optimizer} states in the training dtype.",
+    "paged_optimizer": "Paged optimizer (QLoRA §3): its states are evicted to host RAM while activations need the "
+    "card and paged back for the step, so the peak counts the larger of the two, not both.",
+    "lora_base": "{task}: frozen base in 16-bit; adapters r·(d_in+d_out) train with their own grads and states.",
+    "qlora_base": "{task}: frozen base in NF4 + {bits:.3g} bit/param of quantised constants (QLoRA §3); adapters "
+    "r·(d_in+d_out) train with their own grads and states.",
+    "qlora_base_double": "{task}: frozen base in NF4 + {bits:.3g} bit/param of double-quantised constants (QLoRA §3); "
+    "adapters r·(d_in+d_out) train with their own grads and states.",
+    "qlora_base_mixed": "{task}: frozen base in NF4 + {bits:.3g} bit/param of quantised constants (QLoRA §3); "
+    "adapters r·(d_in+d_out) train with their own grads and states: 16-bit adapters and grads with fp32 states "
+    "(QLoRA eq. 5).",
+    "qlora_base_double_mixed": "{task}: frozen base in NF4 + {bits:.3g} bit/param of double-quantised constants "
+    "(QLoRA §3); adapters r·(d_in+d_out) train with their own grads and states: 16-bit adapters and grads with fp32 "
+    "states (QLoRA eq. 5).",
+    "kbit_upcast": "PEFT prepare_model_for_kbit_training (TRL SFTTrainer, the QLoRA recipe): fp32 norms put the "
+    "residual stream and the saved activations in fp32 (kbit_upcast=false: torchtune, litgpt, Unsloth; off by "
+    "default for QLoRA sharded by ZeRO-3 / FSDP).",
+    # memory: activations, sharding, offload and loading
+    "activations": "Activations counted per saved tensor (Korthikanti et al. 2022 method), recompute={recompute}, "
+    "flash_attention={flash}; unfused loss: fp32 log-probs + two fp32 gradients per logit.",
+    "zero_sharded": "ZeRO stage {zero} shards over dp × cp (with hybrid sharding, dp_shard × cp), routed experts over "
+    "dp × cp / ep; offload={offload}.",
+    "zero_replicated": "ZeRO stage 0: every data-parallel rank holds the whole weights, gradients and optimizer "
+    "states of its tp × pp part (routed experts split over ep); offload={offload}.",
+    "zero2_fp32_grads": "ZeRO-2 gradients are fp32 shards (FSDP2 keeps them in the fp32 parameter dtype); "
+    "DeepSpeed's 16-bit partition beside its fp32 copy at the step is counted where it outweighs the freed "
+    "activations.",
+    "adafactor_flat": "Adafactor on ZeRO's flat 1-D partitions cannot factor its second moment (transformers "
+    "Adafactor._get_options): a full fp32 v per parameter.",
+    "pipeline_sharded_grads": "Pipeline with sharded gradients: the reduce-scatter waits for the last micro-batch, "
+    "so the stage's gradients stay whole in fp32 through the step (torch.distributed.pipelining, torchtitan).",
+    "activation_offload": "Activation offload: saved activations wait in host RAM (counted in host_ram); the GPU "
+    "holds two layers' worth, the one in use and the one in flight over PCIe.",
+    "compiled": "torch.compile (compile): counted in the activations only, as fused pointwise ops recomputed in the "
+    "backward save fewer tensors (none fewer under selective recompute, which recomputes them already); its speed-up "
+    "is not modelled (the speed is the eager model's) and compile is otherwise passed to the launch.",
+    "host_load_every_rank": "Loading: every rank on the node holds the whole model as loaded in host RAM before "
+    "ZeRO-3 shards it (host_load_gib); the host RAM gate counts the larger of that and the offloaded states.",
+    "host_load_local_rank_0": "Loading: local rank 0 of each node holds the whole model as loaded in host RAM before "
+    "ZeRO-3 shards it (host_load_gib); the host RAM gate counts the larger of that and the offloaded states.",
+    # speed
+    "bubble": "bubble: 1F1B adds (p−1)/v micro-batch times per step, p={pp}, v={virtual_stages}",
+    "overlap": "overlapped collectives hide {hidden:.0%} of their time behind compute",
+    "not_overlapped": "TP, PP and EP communication are not overlapped; gradients are reduced in 16-bit",
+    "mfu_causal": "MFU counts causal attention (half the s×s score matrix, as NVIDIA NeMo's MFU formulas count it) "
+    "against the precision's dense peak; mfu_full_attention counts the full matrix (Megatron-LM / PaLM appendix B)",
+    "speed_range": "ranges: throughput from {low:.2f}× (a typical stack: HF Trainer or accelerate with DeepSpeed or "
+    "FSDP) to {high:.2f}× (a tuned one: Megatron-LM, torchtitan, NeMo) of the point estimate; time and GPU-hours "
+    "ranges run from the tuned stack with expected goodput to the typical one with a less reliable cluster",
+    "goodput": "time_to_train_hours and gpu_hours include goodput: interruptions at Llama 3's 466 in 54 days on "
+    "16,384 GPUs, checkpoint saves at Young's optimal interval, evaluation passes and start-up "
+    "(app/estimator/data/goodput.json)",
+    "tuning_typical": "speed at the range's typical end: the plan runs on a typical stack (HF Trainer or accelerate, "
+    "PEFT, DeepSpeed or FSDP, default kernels)",
+    "tuning_nemo": "speed at {factor:.2f}x the point: NeMo / Megatron-Bridge recipes (dense models)",
+    "range_widened_moe": "no calibration run is an MoE model of this kind: the range's slow end is widened to "
+    "{factor:.2f}× the typical end (NeMo's Qwen3-30B-A3B runs reached 0.44-0.91× our estimate of them)",
+    "range_widened_offload": "no calibration run offloads states to host RAM: the range's slow end is widened to "
+    "{factor:.2f}× the typical end (offloaded steps measured 1.4-1.6× as long)",
+    "inference_speed": "prefill is compute-bound; decode is bound by max(weight + KV-cache reads / HBM, FLOPs / peak)",
+}
+# A checkpoint's stored format (app/estimator/checkpoints.py: `Checkpoint.scheme` the English, `scheme_note` the note)
+SCHEMES: dict[str, str] = {
+    "scheme_fp8_block": "block FP8 ({rows} x {cols} scales)",
+    "scheme_fp8_channel": "FP8 (a scale per channel or tensor)",
+    "scheme_fp8_fbgemm": "FP8 (fbgemm, a scale per channel)",
+    "scheme_int": "{bits}-bit {name}",
+    "scheme_int_group": "{bits}-bit {name} (group {group})",
+    "scheme_ct_fp8": "compressed-tensors FP8 ({strategy} scales)",
+    "scheme_ct_int": "compressed-tensors {bits}-bit integer ({strategy})",
+    "scheme_bnb_4bit": "bitsandbytes {kind} (4-bit)",
+    "scheme_bnb_8bit": "bitsandbytes LLM.int8() (8-bit)",
+    "scheme_modelopt": "Model Optimizer {algo}",
+    "scheme_unread": "{method} ({detail})",
+    "scheme_method": "{method}",
+}

@@ -1,0 +1,129 @@
+"""What an estimate assumes, by code (app/estimator/notes.py: the estimator's `Note`), and what a quote notes beside
+its lines, in English and Simplified Chinese (app/messages.py renders them with `note()` and `quote_note()`;
+tests/test_messages.py checks both languages define the same codes with the same fields). An estimate's English is
+the estimator's own table, the API's `assumptions`, imported and not copied. Kept apart from app/messages.py, which
+holds every other catalog of words, so that module stays within the module size."""
+
+from __future__ import annotations
+
+from app.estimator.notes import ENGLISH
+from app.estimator.notes import SCHEMES as SCHEMES_EN
+
+NOTES: dict[str, dict[str, str]] = {
+    "en": ENGLISH,
+    "zh": {
+        # memory: what every estimate counts
+        "worst_stage": "按最差的流水线阶段计算每块 GPU 的字节数；容量为显卡的可用显存（不含 CUDA 上下文）。",
+        "pipeline_1f1b": "1F1B：第一个阶段同时在途的微批数为 pp 与微批数中的较小者；最后一个阶段持有 logits。",
+        "other_buffers": "其他 = cuBLAS 工作区 0.25 GiB + NCCL 缓冲 0.5 GiB（多卡）+ 激活值 5% 的分配器碎片。",
+        # memory: the model states
+        "inference_memory": "推理：权重 + KV 缓存（每层 K 和 V，kv 头数 × head_dim）+ 一层的预填充工作集和 fp32 的"
+        "末位 token 的 logits。",
+        "megatron_mixed": "混合精度 {optimizer}，按 Megatron-LM 的做法：16 位权重 + fp32 主梯度缓冲 + fp32 主权重和 "
+        "{optimizer} 状态（每参数 {per_param:g} B；使用分布式优化器时为 6 + {owned:g}/d，见 Megatron-LM 的 "
+        "dist_optimizer 文档）。",
+        "mixed_precision": "混合精度 {optimizer}：16 位权重 + 16 位梯度 + fp32 主权重 + {state:g} B 的 {optimizer} 状态"
+        "（每参数 {per_param:g} B；ZeRO §3.1 对 Adam 计 16 B）。",
+        "pure_precision": "纯 {precision} 训练：权重、梯度和 {optimizer} 状态均为训练精度。",
+        "paged_optimizer": "分页优化器（QLoRA §3）：激活值需要显卡时其状态换出到主机内存，更新步时再换回，"
+        "因此峰值取两者中的较大者，而非两者之和。",
+        "lora_base": "{task}：冻结的基座为 16 位；适配器 r·(d_in+d_out) 以自己的梯度和状态训练。",
+        "qlora_base": "{task}：冻结的基座为 NF4 + 每参数 {bits:.3g} 位的量化常数（QLoRA §3）；适配器 r·(d_in+d_out) "
+        "以自己的梯度和状态训练。",
+        "qlora_base_double": "{task}：冻结的基座为 NF4 + 每参数 {bits:.3g} 位的双重量化常数（QLoRA §3）；适配器 "
+        "r·(d_in+d_out) 以自己的梯度和状态训练。",
+        "qlora_base_mixed": "{task}：冻结的基座为 NF4 + 每参数 {bits:.3g} 位的量化常数（QLoRA §3）；适配器 "
+        "r·(d_in+d_out) 以自己的梯度和状态训练：16 位适配器和梯度，fp32 状态（QLoRA 式 5）。",
+        "qlora_base_double_mixed": "{task}：冻结的基座为 NF4 + 每参数 {bits:.3g} 位的双重量化常数（QLoRA §3）；"
+        "适配器 r·(d_in+d_out) 以自己的梯度和状态训练：16 位适配器和梯度，fp32 状态（QLoRA 式 5）。",
+        "kbit_upcast": "PEFT 的 prepare_model_for_kbit_training（TRL 的 SFTTrainer，QLoRA 的做法）：fp32 的归一化层"
+        "使残差流和保存的激活值为 fp32（kbit_upcast=false：torchtune、litgpt、Unsloth；由 ZeRO-3 / FSDP 切分的 "
+        "QLoRA 默认关闭）。",
+        # memory: activations, sharding, offload and loading
+        "activations": "激活值按每个保存的张量计算（Korthikanti 等 2022 年的方法），recompute={recompute}，"
+        "flash_attention={flash}；未融合的损失：fp32 对数概率 + 每个 logit 两个 fp32 梯度。",
+        "zero_sharded": "ZeRO 阶段 {zero} 在 dp × cp 上切分（混合切分时为 dp_shard × cp），路由专家在 dp × cp / ep "
+        "上切分；offload={offload}。",
+        "zero_replicated": "ZeRO 阶段 0：每个数据并行 rank 持有其 tp × pp 部分的全部权重、梯度和优化器状态"
+        "（路由专家按 ep 切分）；offload={offload}。",
+        "zero2_fp32_grads": "ZeRO-2 的梯度是 fp32 分片（FSDP2 按 fp32 参数类型保存）；DeepSpeed 在更新步时与 fp32 "
+        "副本并存的 16 位分区，在其超过释放的激活值时计入。",
+        "adafactor_flat": "在 ZeRO 的扁平一维分区上，Adafactor 无法分解其二阶矩（transformers 的 "
+        "Adafactor._get_options）：每个参数一个完整的 fp32 v。",
+        "pipeline_sharded_grads": "流水线并切分梯度：reduce_scatter 要等最后一个微批，因此该阶段的梯度在整个更新步中"
+        "以 fp32 完整保留（torch.distributed.pipelining，torchtitan）。",
+        "activation_offload": "激活值卸载：保存的激活值驻留在主机内存（计入 host_ram）；GPU 只保留两层的量："
+        "正在使用的一层和正经 PCIe 传输的一层。",
+        "compiled": "torch.compile（compile）：只计入激活值，因为在反向中重计算的融合逐点运算保存的张量更少"
+        "（选择性重计算下不会更少，它已重计算这些运算）；其加速未建模（速度按 eager 模式计），compile 另外传给"
+        "启动配置。",
+        "host_load_every_rank": "加载：节点上的每个 rank 在 ZeRO-3 切分之前都在主机内存中持有完整的已加载模型"
+        "（host_load_gib）；主机内存检查取它与卸载状态中的较大者。",
+        "host_load_local_rank_0": "加载：每个节点的本地 0 号 rank 在 ZeRO-3 切分之前在主机内存中持有完整的已加载模型"
+        "（host_load_gib）；主机内存检查取它与卸载状态中的较大者。",
+        # speed
+        "bubble": "流水线气泡：1F1B 每步增加 (p−1)/v 个微批时间，p={pp}，v={virtual_stages}",
+        "overlap": "可重叠的集合通信有 {hidden:.0%} 的时间被计算掩盖",
+        "not_overlapped": "TP、PP 和 EP 通信不与计算重叠；梯度以 16 位归约",
+        "mfu_causal": "MFU 按因果注意力计（s×s 分数矩阵的一半，与 NVIDIA 的 NeMo 的 MFU 公式一致），对照该精度的"
+        "稠密峰值；mfu_full_attention 按完整矩阵计（Megatron-LM / PaLM 附录 B）",
+        "speed_range": "区间：吞吐量为点估计的 {low:.2f}×（常见技术栈：HF Trainer 或 accelerate，搭配 DeepSpeed 或 "
+        "FSDP）到 {high:.2f}×（调优的技术栈：Megatron-LM、torchtitan、NeMo）；时间和 GPU 小时的区间从调优技术栈"
+        "加预期有效训练时间占比，到常见技术栈加可靠性较差的集群",
+        "goodput": "time_to_train_hours 和 gpu_hours 已计入有效训练时间占比：中断次数按 Llama 3 在 16,384 块 GPU "
+        "上 54 天 466 次计，检查点按 Young 的最优间隔保存，另含评估和启动时间（app/estimator/data/goodput.json）",
+        "tuning_typical": "速度取区间的常见端：方案运行在常见技术栈上（HF Trainer 或 accelerate、PEFT、DeepSpeed 或 "
+        "FSDP、默认内核）",
+        "tuning_nemo": "速度为点估计的 {factor:.2f}x：NeMo / Megatron-Bridge 的配方（稠密模型）",
+        "range_widened_moe": "校准速度的实测运行中没有这类 MoE 模型：区间的慢端放宽到常见端的 {factor:.2f}×"
+        "（NeMo 的 Qwen3-30B-A3B 实测为我们估计值的 0.44-0.91×）",
+        "range_widened_offload": "校准速度的实测运行都没有把状态卸载到主机内存：区间的慢端放宽到常见端的 "
+        "{factor:.2f}×（实测卸载后每步耗时为 1.4-1.6 倍）",
+        "inference_speed": "预填充受计算限制；解码受 max（（权重 + KV 缓存读取）/ HBM 带宽，FLOPs / 峰值）限制",
+    },
+}
+
+# What a quote notes beside its lines (app/quotes/service.py; kept in the quote's snapshot as codes and parameters,
+# its `notes` the English): an indicative price, an add-on priced on consultation, servers no fabric it rents joins.
+QUOTE_NOTES: dict[str, dict[str, str]] = {
+    "en": {
+        "indicative": "Indicative price: the catalog gives this price for reference; the final price is confirmed on "
+        "consultation.",
+        "addon_on_consultation": "{addon}: priced on consultation, not included in the total.",
+        "line_on_consultation": "Priced on consultation; not included in the total",
+        "term_discount": "{term} term: {percent}% off the monthly list price",
+        "servers_not_joined": "{nodes} separate servers of {sku}: no inter-node fabric joins them (only its network: "
+        "{network}), so they suit separate jobs or serving replicas, not one job across the servers.",
+        "servers_without_fabric": "{nodes} servers of {sku} without {addon}: they are not joined by its {fabric} "
+        "fabric (only by its network: {network}), so they suit separate jobs, not one job across the servers.",
+    },
+    "zh": {
+        "indicative": "参考价：目录给出的价格仅供参考，最终价格以协商为准。",
+        "addon_on_consultation": "{addon}：价格面议，未计入合计。",
+        "line_on_consultation": "价格面议；未计入合计",
+        "term_discount": "{term}：在月度标价上优惠 {percent}%",
+        "servers_not_joined": "{nodes} 台互相独立的 {sku} 服务器：没有服务器间网络连接它们（只有其网络：{network}），"
+        "因此适合各自独立的作业或推理副本，而不是跨服务器的一个作业。",
+        "servers_without_fabric": "{nodes} 台 {sku} 服务器，未租用 {addon}：它们没有经其 {fabric} 网络互联"
+        "（只有其网络：{network}），因此适合各自独立的作业，而不是跨服务器的一个作业。",
+    },
+}
+
+# A checkpoint's stored format, inside a warning or a launch note about it (its `scheme_note` parameter).
+SCHEMES: dict[str, dict[str, str]] = {
+    "en": SCHEMES_EN,
+    "zh": {
+        "scheme_fp8_block": "分块 FP8（每 {rows} x {cols} 块一个缩放因子）",
+        "scheme_fp8_channel": "FP8（每通道或每张量一个缩放因子）",
+        "scheme_fp8_fbgemm": "FP8（fbgemm，每通道一个缩放因子）",
+        "scheme_int": "{bits} 位 {name}",
+        "scheme_int_group": "{bits} 位 {name}（每组 {group} 个）",
+        "scheme_ct_fp8": "compressed-tensors 的 FP8（按 {strategy} 缩放）",
+        "scheme_ct_int": "compressed-tensors 的 {bits} 位整数（{strategy}）",
+        "scheme_bnb_4bit": "bitsandbytes 的 {kind}（4 位）",
+        "scheme_bnb_8bit": "bitsandbytes 的 LLM.int8()（8 位）",
+        "scheme_modelopt": "ModelOpt 的 {algo}",
+        "scheme_unread": "{method}（{detail}）",
+        "scheme_method": "{method}",
+    },
+}
