@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -27,12 +28,28 @@ from app.db.base import utcnow
 from app.settings import Settings
 from app.webhooks import service
 from app.webhooks.addresses import AddressRefused, check_url_now
+from app.webhooks.schemas import url_origin
 from app.webhooks.signing import headers
 
 log = logging.getLogger("app.webhooks")
 T = TypeVar("T")
 USER_AGENT = "gpu-sizer-webhooks/1"
 DRAIN_MARGIN_S = 2.0  # beyond WEBHOOKS_TIMEOUT_S, to record the last attempts on shutdown
+_sending: Counter[str] = Counter()  # the webhook URLs being called now, for _HideWebhookUrls
+
+
+class _HideWebhookUrls(logging.Filter):
+    """httpx logs each request's full URL at INFO; a webhook URL may carry the receiver's token, so its
+    line keeps only the origin."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        if isinstance(args, tuple) and len(args) > 1 and str(args[1]) in _sending:
+            record.args = (args[0], url_origin(str(args[1])) + "/…", *args[2:])
+        return True
+
+
+_url_filter = _HideWebhookUrls()
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +91,8 @@ class DeliveryWorker:
         # One thread of its own for the database, so the worker never takes a thread that serves requests.
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="webhooks")
         self.next_sweep = 0.0
+        if _url_filter not in logging.getLogger("httpx").filters:
+            logging.getLogger("httpx").addFilter(_url_filter)
 
     async def _db(self, step: Callable[[Session], T]) -> T:
         def unit_of_work() -> T:
@@ -155,6 +174,7 @@ async def send(client: httpx.AsyncClient, job: service.Job, *, allow_private: bo
     """One attempt. The log keeps the status, the time and the start of the answer; never the URL nor
     the secret (an error names its kind, the URL stays out of it)."""
     started = time.monotonic()
+    _sending[job.url] += 1
 
     def took() -> int:
         return int((time.monotonic() - started) * 1000)
@@ -173,6 +193,10 @@ async def send(client: httpx.AsyncClient, job: service.Job, *, allow_private: bo
         return service.Outcome(status_code=None, duration_ms=took(), error=f"refused: {exc}")
     except httpx.HTTPError as exc:
         return service.Outcome(status_code=None, duration_ms=took(), error=type(exc).__name__)
+    finally:
+        _sending[job.url] -= 1
+        if _sending[job.url] <= 0:
+            del _sending[job.url]
 
 
 async def _start_of(response: httpx.Response) -> str:

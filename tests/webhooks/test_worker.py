@@ -6,6 +6,7 @@ delivery time."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Iterator
 from dataclasses import replace
@@ -166,3 +167,15 @@ def test_replay_sends_the_same_message_again(maker: sessionmaker[Session], recei
     _drain(maker)
     assert [n for n in receiver.delivered().values()] == [2]  # same webhook-id: receivers can tell
     assert [d.status for d in _deliveries(maker)] == ["delivered", "delivered"]
+
+
+def test_logs_carry_neither_secret_nor_url_path(
+    maker: sessionmaker[Session], receiver: Receiver, caplog: pytest.LogCaptureFixture
+) -> None:
+    _endpoint_and_events(maker, receiver, 2)
+    receiver.statuses = [500]
+    caplog.set_level(logging.DEBUG)  # every logger, httpx's request lines and httpcore's included
+    _drain(maker)
+    assert "HTTP Request: POST http://127.0.0.1" in caplog.text  # httpx did log the requests…
+    assert "receiver-own-token" not in caplog.text and "/hooks/gpu-sizer" not in caplog.text  # …by origin only
+    assert receiver.secret is not None and receiver.secret.removeprefix("whsec_") not in caplog.text
