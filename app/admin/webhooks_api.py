@@ -5,12 +5,15 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Path, Query, Response
+from fastapi import APIRouter, Body, Depends, Path, Query, Response
+from fastapi.openapi.models import Example
+from sqlalchemy.orm import Session
 
 from app.admin import webhooks as admin_webhooks
 from app.admin.api import AUTH_RESPONSES
-from app.admin.deps import AdminDep, require_admin
+from app.admin.deps import AdminDep, Principal, require_admin
 from app.deps import SessionDep, SettingsDep, UnitOfWorkRoute
+from app.settings import Settings
 from app.webhooks import service
 from app.webhooks.schemas import (
     DeliveryDetail,
@@ -31,9 +34,21 @@ router = APIRouter(
     route_class=UnitOfWorkRoute,
 )
 # INTEGER ids: a larger one names no row (and PostgreSQL refuses to compare it)
-EndpointId = Annotated[int, Path(ge=1, le=2**31 - 1, description="The endpoint's id")]
-DeliveryId = Annotated[int, Path(ge=1, le=2**31 - 1, description="The delivery's id")]
+EndpointId = Annotated[int, Path(ge=1, le=2**31 - 1, description="The endpoint's id", examples=[1])]
+DeliveryId = Annotated[int, Path(ge=1, le=2**31 - 1, description="The delivery's id", examples=[1])]
 NO_STORE = {"Cache-Control": "no-store"}
+ENDPOINT_EXAMPLE = {
+    "example": Example(
+        summary="A CRM told of issued and accepted quotes, registered paused (an IP address, so that the example "
+        "runs without DNS; a host name works the same)",
+        value={
+            "url": "https://93.184.215.14/hooks/gpu-sizer",
+            "events": ["quote.issued", "quote.accepted"],
+            "description": "CRM",
+            "active": False,
+        },
+    )
+}
 
 
 @router.get("", summary="Webhook endpoints (their secrets and full URLs were shown once, at creation)")
@@ -48,7 +63,11 @@ def list_endpoints(session: SessionDep) -> list[EndpointOut]:
     responses={422: {"description": "A URL to a private, loopback or link-local address, or bad input"}},
 )
 def create_endpoint(
-    body: EndpointIn, session: SessionDep, admin: AdminDep, settings: SettingsDep, response: Response
+    body: Annotated[EndpointIn, Body(openapi_examples=ENDPOINT_EXAMPLE)],
+    session: SessionDep,
+    admin: AdminDep,
+    settings: SettingsDep,
+    response: Response,
 ) -> EndpointCreated:
     row, secret = admin_webhooks.create_endpoint(
         session, data=body, actor=admin.actor, allow_private=settings.webhooks_allow_private
@@ -87,11 +106,26 @@ def get_endpoint(endpoint_id: EndpointId, session: SessionDep) -> EndpointOut:
     return service.endpoint_out(service.get_endpoint(session, endpoint_id=endpoint_id))
 
 
-@router.patch("/{endpoint_id}", summary="Change an endpoint's URL, events, description or active flag")
-def update_endpoint(
-    endpoint_id: EndpointId, body: EndpointPatch, session: SessionDep, admin: AdminDep, settings: SettingsDep
+@router.post("/{endpoint_id}/pause", summary="Stop sending new events to an endpoint (audited)")
+def pause_endpoint(endpoint_id: EndpointId, session: SessionDep, admin: AdminDep, settings: SettingsDep) -> EndpointOut:
+    return _set_active(session, endpoint_id, admin, settings, active=False)
+
+
+@router.post("/{endpoint_id}/resume", summary="Send events to a paused endpoint again (audited)")
+def resume_endpoint(
+    endpoint_id: EndpointId, session: SessionDep, admin: AdminDep, settings: SettingsDep
+) -> EndpointOut:
+    return _set_active(session, endpoint_id, admin, settings, active=True)
+
+
+def _set_active(
+    session: Session, endpoint_id: int, admin: Principal, settings: Settings, *, active: bool
 ) -> EndpointOut:
     row = admin_webhooks.update_endpoint(
-        session, endpoint_id=endpoint_id, data=body, actor=admin.actor, allow_private=settings.webhooks_allow_private
+        session,
+        endpoint_id=endpoint_id,
+        data=EndpointPatch(active=active),
+        actor=admin.actor,
+        allow_private=settings.webhooks_allow_private,
     )
     return service.endpoint_out(row)

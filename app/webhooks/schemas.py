@@ -17,20 +17,26 @@ DeliveryStatus = Literal["pending", "delivered", "failed"]
 class EndpointIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    url: str = Field(min_length=1, max_length=2000, examples=["https://crm.example.com/hooks/gpu-sizer"])
-    events: list[EventType] = Field(min_length=1, max_length=4, examples=[["quote.issued", "quote.accepted"]])
-    description: str = Field(default="", max_length=200)
-    active: bool = True
+    url: str = Field(
+        min_length=1,
+        max_length=2000,
+        description="http(s) URL that receives the events; its host must resolve to public addresses only "
+        "(unless the server allows private ones: WEBHOOKS_ALLOW_PRIVATE)",
+        examples=["https://crm.example.com/hooks/gpu-sizer"],
+    )
+    events: list[EventType] = Field(
+        min_length=1, max_length=4, description="The events sent to it", examples=[["quote.issued", "quote.accepted"]]
+    )
+    description: str = Field(default="", max_length=200, description="For people: what receives them")
+    active: bool = Field(default=True, description="false: registered, but sent nothing until resumed")
 
 
 class EndpointPatch(BaseModel):
-    """Fields sent change; a new `url` is checked as a new one is."""
+    """Fields set change; a new `url` is checked as a new one is (the pages' pause and resume use it)."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    url: str | None = Field(default=None, min_length=1, max_length=2000)
-    events: list[EventType] | None = Field(default=None, min_length=1, max_length=4)
-    description: str | None = Field(default=None, max_length=200)
+    url: str | None = None
+    events: list[EventType] | None = None
+    description: str | None = None
     active: bool | None = None
 
 

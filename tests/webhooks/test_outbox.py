@@ -142,17 +142,19 @@ def test_deliveries_are_listed_read_and_replayed(client: TestClient, db: Session
     assert client.get("/admin/api/webhooks/deliveries/999999", headers=alice.headers).status_code == 404
 
 
-def test_patch_pauses_and_checks_a_new_url(client: TestClient, db: Session, alice: Admin) -> None:
+def test_a_paused_endpoint_gets_nothing_until_resumed(client: TestClient, db: Session, alice: Admin) -> None:
     endpoint = _register(client, alice)
-    paused = client.patch(f"/admin/api/webhooks/{endpoint['id']}", json={"active": False}, headers=alice.headers)
+    paused = client.post(f"/admin/api/webhooks/{endpoint['id']}/pause", headers=alice.headers)
     assert paused.status_code == 200 and paused.json()["active"] is False
-    refused = client.patch(
-        f"/admin/api/webhooks/{endpoint['id']}", json={"url": "http://192.168.0.1/"}, headers=alice.headers
-    )
-    assert refused.status_code == 422 and refused.json()["errors"][0]["field"] == "url"
-    assert db.get(WebhookEndpoint, endpoint["id"]).url == PUBLIC_URL
     client.post("/quotes", json=a100_body())
     assert db.scalars(select(WebhookEvent)).all() == []
+    resumed = client.post(f"/admin/api/webhooks/{endpoint['id']}/resume", headers=alice.headers)
+    assert resumed.status_code == 200 and resumed.json()["active"] is True
+    client.post("/quotes", json=a100_body())
+    assert len(db.scalars(select(WebhookEvent)).all()) == 1
+    actions = db.scalars(select(AuditEntry.action).where(AuditEntry.entity_type == "webhook").order_by(AuditEntry.id))
+    assert list(actions) == ["webhook.create", "webhook.update", "webhook.update"]
+    assert client.post("/admin/api/webhooks/999999/pause", headers=alice.headers).status_code == 404
 
 
 def test_anonymous_and_viewers_cannot_see_webhooks(client: TestClient) -> None:
