@@ -23,7 +23,7 @@ from app.webhooks import service
 from app.webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from app.webhooks.signing import new_secret
 from app.webhooks.worker import DeliveryWorker, WorkerConfig
-from tests.servers import scratch_database
+from tests.servers import app_cli, scratch_database
 from tests.webhooks.receiver import Receiver, receiving
 
 CONFIG = WorkerConfig(
@@ -179,3 +179,14 @@ def test_logs_carry_neither_secret_nor_url_path(
     assert "HTTP Request: POST http://127.0.0.1" in caplog.text  # httpx did log the requests…
     assert "receiver-own-token" not in caplog.text and "/hooks/gpu-sizer" not in caplog.text  # …by origin only
     assert receiver.secret is not None and receiver.secret.removeprefix("whsec_") not in caplog.text
+
+
+def test_the_cli_delivers_what_is_due(backend: str, tmp_path_factory: pytest.TempPathFactory) -> None:
+    with receiving() as receiver, scratch_database(backend, tmp_path_factory, "webhook_cli") as url:
+        upgrade(url)
+        engine = build_engine(url)
+        _endpoint_and_events(build_sessionmaker(engine), receiver, 3)
+        engine.dispose()
+        done = app_cli(["deliver-webhooks", "--once"], {"DATABASE_URL": url, "WEBHOOKS_ALLOW_PRIVATE": "true"})
+        assert "delivering what is due" in done.stdout
+        assert len(receiver.delivered()) == 3 and receiver.bad_signatures == 0
