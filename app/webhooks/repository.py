@@ -78,6 +78,9 @@ def claim_due(session: Session, *, now: datetime, until: datetime, token: str, l
             return []
         where: ColumnElement[bool] = WebhookDelivery.id.in_(ids)
     else:
+        # A read first: an idle worker then never takes SQLite's write lock (one writer for the whole file).
+        if session.scalar(select(WebhookDelivery.id).where(due).limit(1)) is None:
+            return []
         # One statement: SQLite runs it under its write lock, so two processes never claim one row.
         candidates = select(WebhookDelivery.id).where(due).order_by(WebhookDelivery.next_attempt_at).limit(limit)
         where = and_(WebhookDelivery.id.in_(candidates.scalar_subquery()), due)

@@ -34,6 +34,7 @@ from app.webhooks.signing import headers
 log = logging.getLogger("app.webhooks")
 T = TypeVar("T")
 USER_AGENT = "gpu-sizer-webhooks/1"
+MAX_PAUSE_S = 30.0  # between rounds while the database keeps failing
 DRAIN_MARGIN_S = 2.0  # beyond WEBHOOKS_TIMEOUT_S, to record the last attempts on shutdown
 _sending: Counter[str] = Counter()  # the webhook URLs being called now, for _HideWebhookUrls
 
@@ -91,6 +92,7 @@ class DeliveryWorker:
         # One thread of its own for the database, so the worker never takes a thread that serves requests.
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="webhooks")
         self.next_sweep = 0.0
+        self.failures = 0  # database errors in a row: the pause between rounds doubles with each, to MAX_PAUSE_S
         if _url_filter not in logging.getLogger("httpx").filters:
             logging.getLogger("httpx").addFilter(_url_filter)
 
@@ -122,9 +124,12 @@ class DeliveryWorker:
             await self._maybe_sweep()
             free = self.config.concurrency - len(self.in_flight)
             jobs = await self._db(self._claimer(free)) if free > 0 else []
-        except Exception:  # the database is down or busy: try again next round, the server keeps serving
-            log.exception("webhooks: claiming deliveries failed")
+        except Exception:  # the database is down or busy: try again later, the server keeps serving
+            if not self.failures:  # logged once per outage, not every round
+                log.exception("webhooks: claiming deliveries failed; retrying with backoff")
+            self.failures += 1
             return 0
+        self.failures = 0
         for job in jobs:
             task = asyncio.create_task(self._deliver(client, job))
             self.in_flight.add(task)
@@ -150,7 +155,8 @@ class DeliveryWorker:
     async def _pause(self) -> None:
         self.wake.clear()
         waits = [asyncio.create_task(self.stopping.wait()), asyncio.create_task(self.wake.wait())]
-        await asyncio.wait(waits, timeout=self.config.poll_s, return_when=asyncio.FIRST_COMPLETED)
+        pause = min(MAX_PAUSE_S, self.config.poll_s * 2.0 ** min(self.failures, 16))
+        await asyncio.wait(waits, timeout=pause, return_when=asyncio.FIRST_COMPLETED)
         for wait in waits:
             wait.cancel()
 

@@ -11,6 +11,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import replace
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from sqlalchemy import select
@@ -108,10 +109,10 @@ def test_a_receiver_that_keeps_failing_is_given_up_after_retry_for(
 ) -> None:
     _endpoint_and_events(maker, receiver, 1)
     receiver.statuses = [500] * 1000
-    config = replace(CONFIG, backoff=service.Backoff(base_s=0.02, cap_s=0.05, retry_for_s=0.3))
+    config = replace(CONFIG, backoff=service.Backoff(base_s=0.02, cap_s=0.05, retry_for_s=1.0))
     _drain(maker, config)
     [delivery] = _deliveries(maker)
-    assert delivery.status == "failed" and delivery.attempts >= 2
+    assert delivery.status == "failed" and delivery.attempts == len(receiver.received) >= 2
     assert all(r.status == 500 for r in receiver.received)
 
 
@@ -190,3 +191,22 @@ def test_the_cli_delivers_what_is_due(backend: str, tmp_path_factory: pytest.Tem
         done = app_cli(["deliver-webhooks", "--once"], {"DATABASE_URL": url, "WEBHOOKS_ALLOW_PRIVATE": "true"})
         assert "delivering what is due" in done.stdout
         assert len(receiver.delivered()) == 3 and receiver.bad_signatures == 0
+
+
+def test_a_failing_database_is_logged_once_and_polled_ever_less_often(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    engine = build_engine(f"sqlite:///{tmp_path}/no-schema.db")  # no tables: every round fails
+    worker = DeliveryWorker(build_sessionmaker(engine), CONFIG)
+
+    async def briefly() -> None:
+        task = asyncio.create_task(worker.run())
+        await asyncio.sleep(0.5)
+        worker.stop()
+        await asyncio.wait_for(task, RUN_TIMEOUT_S)
+
+    asyncio.run(briefly())
+    engine.dispose()
+    errors = [r for r in caplog.records if r.name == "app.webhooks" and r.levelname == "ERROR"]
+    assert len(errors) == 1
+    assert 3 <= worker.failures <= 6  # 0.02 s doubled: about 5 rounds in 0.5 s, not 25
