@@ -1,7 +1,8 @@
 """Which URLs a webhook may be sent to. A URL whose host resolves to a private, loopback, link-local,
 unspecified, multicast or reserved address is refused (a webhook must not reach into the service's own
 network: server-side request forgery) unless WEBHOOKS_ALLOW_PRIVATE is set. It is checked when an admin
-registers the URL and again before each attempt, since what a name resolves to can change.
+registers the URL and again before each attempt, since what a name resolves to can change; the attempt then
+connects to the address checked (`pinned`), its Host header and TLS server name those of the URL.
 """
 
 from __future__ import annotations
@@ -9,7 +10,8 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import socket
-from urllib.parse import urlsplit
+from dataclasses import dataclass
+from urllib.parse import urlsplit, urlunsplit
 
 from app.errors import InvalidInput
 
@@ -75,13 +77,44 @@ def check_url(url: str, *, allow_private: bool) -> None:
         ) from exc
 
 
-async def check_url_now(url: str, *, allow_private: bool) -> None:
-    """At delivery time, on the event loop: raise AddressRefused when `url` may not be called now."""
+@dataclass(frozen=True, slots=True)
+class Target:
+    """Where one attempt connects: the URL with its host name replaced by the address just checked (so a
+    name that resolves differently a moment later cannot redirect it), the Host header and TLS name kept."""
+
+    url: str
+    host_header: str | None = None
+    sni_hostname: str | None = None
+
+
+def pinned(url: str, address: str) -> Target:
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    try:
+        ipaddress.ip_address(host)
+        return Target(url)  # already an address
+    except ValueError:
+        pass
+    ip = ipaddress.ip_address(address.split("%", 1)[0])
+    literal = f"[{ip}]" if ip.version == 6 else str(ip)
+    netloc = literal + (f":{parts.port}" if parts.port else "")
+    host_header = host + (f":{parts.port}" if parts.port else "")
+    return Target(
+        urlunsplit(parts._replace(netloc=netloc)),
+        host_header=host_header,
+        sni_hostname=host if parts.scheme == "https" else None,
+    )
+
+
+async def target_now(url: str, *, allow_private: bool) -> Target:
+    """At delivery time, on the event loop: where to connect, or AddressRefused when `url` may not be called
+    now. With private addresses allowed, the name is left to httpx."""
     host, port = _host_port(url)
     if allow_private:
-        return
+        return Target(url)
     try:
         infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except (OSError, UnicodeError) as exc:
         raise AddressRefused("the host name does not resolve") from exc
     _check_resolved(list(infos))
+    return pinned(url, str(infos[0][4][0]))

@@ -27,7 +27,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.db.base import utcnow
 from app.settings import Settings
 from app.webhooks import service
-from app.webhooks.addresses import AddressRefused, check_url_now
+from app.webhooks.addresses import AddressRefused, target_now
 from app.webhooks.schemas import url_origin
 from app.webhooks.signing import headers
 
@@ -105,7 +105,9 @@ class DeliveryWorker:
 
     async def run(self, *, until_idle: bool = False) -> None:
         """Deliver until `stop()` (or, with `until_idle`, until nothing is due nor in flight)."""
-        limits = httpx.Limits(max_connections=self.config.concurrency)
+        # No keep-alive: a connection is made to a checked address under one TLS name, and is not reused for
+        # another name that happens to share the address.
+        limits = httpx.Limits(max_connections=self.config.concurrency, max_keepalive_connections=0)
         timeout = httpx.Timeout(self.config.timeout_s)
         async with httpx.AsyncClient(timeout=timeout, limits=limits, follow_redirects=False) as client:
             try:
@@ -180,15 +182,19 @@ async def send(client: httpx.AsyncClient, job: service.Job, *, allow_private: bo
     """One attempt. The log keeps the status, the time and the start of the answer; never the URL nor
     the secret (an error names its kind, the URL stays out of it)."""
     started = time.monotonic()
+    target = None
     _sending[job.url] += 1
 
     def took() -> int:
         return int((time.monotonic() - started) * 1000)
 
     try:
-        await check_url_now(job.url, allow_private=allow_private)
+        target = await target_now(job.url, allow_private=allow_private)
+        _sending[target.url] += 1
         signed = headers(secret=job.secret, message_id=job.message_id, at=utcnow(), body=job.body)
-        request = client.build_request("POST", job.url, content=job.body, headers={**signed, "user-agent": USER_AGENT})
+        sent = {**signed, "user-agent": USER_AGENT, **({"host": target.host_header} if target.host_header else {})}
+        extensions = {"sni_hostname": target.sni_hostname} if target.sni_hostname else {}
+        request = client.build_request("POST", target.url, content=job.body, headers=sent, extensions=extensions)
         response = await client.send(request, stream=True)
         try:
             kept = await _start_of(response)
@@ -200,9 +206,10 @@ async def send(client: httpx.AsyncClient, job: service.Job, *, allow_private: bo
     except httpx.HTTPError as exc:
         return service.Outcome(status_code=None, duration_ms=took(), error=type(exc).__name__)
     finally:
-        _sending[job.url] -= 1
-        if _sending[job.url] <= 0:
-            del _sending[job.url]
+        for url in (job.url, target.url) if target is not None else (job.url,):
+            _sending[url] -= 1
+            if _sending[url] <= 0:
+                del _sending[url]
 
 
 async def _start_of(response: httpx.Response) -> str:

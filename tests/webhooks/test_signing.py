@@ -3,6 +3,7 @@ Webhooks reference library."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import random
 from datetime import UTC, datetime
@@ -11,7 +12,7 @@ import pytest
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
 from app.errors import InvalidInput
-from app.webhooks.addresses import check_url, refused_address
+from app.webhooks.addresses import AddressRefused, check_url, pinned, refused_address, target_now
 from app.webhooks.service import Backoff, retry_delay_s
 from app.webhooks.signing import headers, new_secret
 
@@ -93,3 +94,27 @@ def test_backoff_doubles_with_jitter_and_stops_at_the_cap() -> None:
         delays = [retry_delay_s(attempt, backoff, rng) for _ in range(50)]
         assert all(full / 2 <= d <= full for d in delays), (attempt, min(delays), max(delays))
         assert max(delays) - min(delays) > full / 10  # jittered, not one value
+
+
+@pytest.mark.parametrize(
+    ("url", "address", "expected"),
+    [
+        (
+            "https://hooks.example.com:8443/in?token=t",
+            "93.184.215.14",
+            ("https://93.184.215.14:8443/in?token=t", "hooks.example.com:8443", "hooks.example.com"),
+        ),
+        ("http://hooks.example.com/in", "2606:4700::1", ("http://[2606:4700::1]/in", "hooks.example.com", None)),
+        ("https://93.184.215.14/in", "93.184.215.14", ("https://93.184.215.14/in", None, None)),
+    ],
+)
+def test_an_attempt_connects_to_the_address_checked(url: str, address: str, expected: tuple) -> None:
+    target = pinned(url, address)
+    assert (target.url, target.host_header, target.sni_hostname) == expected
+
+
+def test_at_delivery_a_public_address_passes_and_a_private_one_is_refused() -> None:
+    assert asyncio.run(target_now("https://93.184.215.14/in", allow_private=False)).url == "https://93.184.215.14/in"
+    with pytest.raises(AddressRefused):
+        asyncio.run(target_now("http://127.0.0.1:9/in", allow_private=False))
+    assert asyncio.run(target_now("http://127.0.0.1:9/in", allow_private=True)).url == "http://127.0.0.1:9/in"
