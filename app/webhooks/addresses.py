@@ -13,6 +13,8 @@ import socket
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
+import httpx
+
 from app.errors import InvalidInput
 
 SCHEMES = ("http", "https")
@@ -23,7 +25,13 @@ class AddressRefused(Exception):
 
 
 def _host_port(url: str) -> tuple[str, int]:
-    parts = urlsplit(url)
+    if any(ch.isspace() or not ch.isprintable() for ch in url):
+        raise AddressRefused("the URL must not contain spaces or control characters")
+    try:
+        parts = urlsplit(url)
+        httpx.URL(url)  # what the worker will send to: a URL httpx refuses is refused now
+    except (ValueError, httpx.InvalidURL, UnicodeError) as exc:
+        raise AddressRefused("the URL is not a valid http(s) URL") from exc
     if parts.scheme not in SCHEMES or not parts.hostname:
         raise AddressRefused("the URL must be http:// or https:// with a host name")
     if parts.username or parts.password:

@@ -205,6 +205,9 @@ async def send(client: httpx.AsyncClient, job: service.Job, *, allow_private: bo
         return service.Outcome(status_code=None, duration_ms=took(), error=f"refused: {exc}")
     except httpx.HTTPError as exc:
         return service.Outcome(status_code=None, duration_ms=took(), error=type(exc).__name__)
+    except Exception as exc:  # a URL httpx will not send, say: a failed attempt like any other, retried
+        log.warning("webhooks: delivery %d could not be sent: %s", job.delivery_id, type(exc).__name__)
+        return service.Outcome(status_code=None, duration_ms=took(), error=type(exc).__name__)
     finally:
         for url in (job.url, target.url) if target is not None else (job.url,):
             _sending[url] -= 1

@@ -82,10 +82,16 @@ def test_check_url_refuses_with_a_422_naming_url(url: str) -> None:
     assert url not in caught.value.detail  # the reason, not the URL (it may carry the receiver's token)
 
 
-def test_allow_private_lets_loopback_through_but_not_other_schemes() -> None:
+def test_allow_private_lets_loopback_through_but_not_other_schemes_nor_control_characters() -> None:
     check_url("http://127.0.0.1:9/hook", allow_private=True)
-    with pytest.raises(InvalidInput):
-        check_url("file:///etc/passwd", allow_private=True)
+    for url in (
+        "file:///etc/passwd",
+        "http://127.0.0.1:9/a\nb",
+        "http://127.0.0.1:9/a b",
+        "http://[127.0.0.1]:9/",
+    ):
+        with pytest.raises(InvalidInput):
+            check_url(url, allow_private=True)
 
 
 def test_backoff_doubles_with_jitter_and_stops_at_the_cap() -> None:

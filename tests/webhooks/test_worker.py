@@ -210,3 +210,16 @@ def test_a_failing_database_is_logged_once_and_polled_ever_less_often(
     errors = [r for r in caplog.records if r.name == "app.webhooks" and r.levelname == "ERROR"]
     assert len(errors) == 1
     assert 3 <= worker.failures <= 6  # 0.02 s doubled: about 5 rounds in 0.5 s, not 25
+
+
+def test_a_url_httpx_refuses_is_a_failed_attempt_not_a_stuck_delivery(
+    maker: sessionmaker[Session], receiver: Receiver
+) -> None:
+    endpoint_id = _endpoint_and_events(maker, receiver, 1)
+    with maker.begin() as session:  # written past the API's check, as an older release might have
+        session.get(WebhookEndpoint, endpoint_id).url = "http://xn--a/hook"  # an IDNA name httpx refuses
+    config = replace(CONFIG, backoff=service.Backoff(base_s=0.02, cap_s=0.05, retry_for_s=0.2))
+    _drain(maker, config)
+    attempts = _attempts(maker)
+    assert attempts and {a.error for a in attempts} == {"InvalidCodepoint"}
+    assert _deliveries(maker)[0].status == "failed"
