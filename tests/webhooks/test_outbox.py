@@ -54,7 +54,15 @@ def test_the_secret_and_full_url_are_shown_once(client: TestClient, db: Session,
 
 
 @pytest.mark.parametrize(
-    "url", ["http://127.0.0.1:8000/x", "http://10.0.0.5/x", "http://169.254.169.254/latest", "http://[::1]/x"]
+    "url",
+    [
+        "http://127.0.0.1:8000/x",
+        "http://10.0.0.5/x",
+        "http://169.254.169.254/latest",
+        "http://[::1]/x",
+        "http://[127.0.0.1]:9/",  # urlsplit raises ValueError on it: was a 500
+        "https://93.184.215.14/a b",
+    ],
 )
 def test_private_urls_are_refused_naming_the_field(client: TestClient, alice: Admin, url: str) -> None:
     response = client.post("/admin/api/webhooks", json={"url": url, "events": ["quote.issued"]}, headers=alice.headers)
