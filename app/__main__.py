@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
+import signal
 import sys
 import tempfile
 
@@ -15,9 +17,11 @@ from app.admin.cli import ADMIN_COMMANDS, add_admin_commands, run_admin_command
 from app.db.engine import DatabaseUnavailable, build_engine, build_sessionmaker, check_connection
 from app.db.migrate import revisions, upgrade
 from app.planner.cli import add_recommend_command, run_recommend_command
+from app.quotes.expiry import expire_due
 from app.reference.cli import add_rate_command, run_rate_command
 from app.seed import seed_database
 from app.settings import Settings
+from app.webhooks.worker import DeliveryWorker, WorkerConfig
 
 GRACEFUL_SHUTDOWN_S = 10
 
@@ -82,6 +86,24 @@ def cmd_serve(settings: Settings, *, workers: int = 1) -> None:
     )
 
 
+def cmd_deliver_webhooks(settings: Settings, *, once: bool) -> None:
+    """Deliver webhooks from this process (beside or instead of the servers' workers: WEBHOOKS_WORKER=false),
+    until SIGTERM/SIGINT, or with --once until nothing is due."""
+    engine = build_engine(settings.database_url)
+    check_connection(engine)
+    worker = DeliveryWorker(build_sessionmaker(engine), WorkerConfig.from_settings(settings), sweep=expire_due)
+
+    async def deliver() -> None:
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, worker.stop)
+        await worker.run(until_idle=once)
+
+    print("deliver-webhooks: delivering" + (" what is due" if once else " until stopped"), flush=True)
+    asyncio.run(deliver())
+    engine.dispose()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="gpu-sizer", description="gpu-sizer service")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -89,6 +111,8 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("seed", help="insert the seed catalog (idempotent; never overwrites admin changes)")
     serve = sub.add_parser("serve", help="serve HTTP on HOST:PORT")
     serve.add_argument("--workers", type=int, default=1)
+    deliver = sub.add_parser("deliver-webhooks", help="deliver webhook events (each server process also does)")
+    deliver.add_argument("--once", action="store_true", help="stop when nothing is due nor in flight")
     add_admin_commands(sub)
     add_recommend_command(sub)
     add_rate_command(sub)
@@ -102,6 +126,8 @@ def main(argv: list[str] | None = None) -> int:
             cmd_seed(settings)
         elif args.command == "serve":
             cmd_serve(settings, workers=args.workers)
+        elif args.command == "deliver-webhooks":
+            cmd_deliver_webhooks(settings, once=args.once)
         elif args.command == "recommend":
             return run_recommend_command(args, settings)
         elif args.command == "set-exchange-rate":

@@ -25,9 +25,11 @@ from app.http.openapi import install_problem_openapi
 from app.planner.budget import set_time_budget
 from app.planner.search import set_cache_size
 from app.quotes.documents import PdfRenderer
+from app.quotes.expiry import expire_due
 from app.settings import Settings, get_settings
 from app.web import routes as web_routes
 from app.web import serve as web_serve
+from app.webhooks import worker as webhooks_worker
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"  # package data: shipped in the wheel
 DESCRIPTION = (
@@ -57,7 +59,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         to_thread.current_default_thread_limiter().total_tokens = settings.worker_threads
         app.state.ready_limiter = CapacityLimiter(1)  # /readyz checks the database on a thread of its own
         app.state.body_limiter = body_check_limiter()  # request bodies are checked on threads of their own
+        # Webhook deliveries, on this process's event loop; the database decides which process sends each one.
+        webhooks = webhooks_worker.start(app.state.sessionmaker, settings, sweep=expire_due)
         yield
+        if webhooks is not None:
+            await webhooks.stop()
         app.state.pdf_renderer.close()
         engine.dispose()
 

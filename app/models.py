@@ -8,5 +8,6 @@ from app.hub import models as _hub  # noqa: F401
 from app.quotes import models as _quotes  # noqa: F401
 from app.ratelimit import models as _ratelimit  # noqa: F401
 from app.reference import models as _reference  # noqa: F401
+from app.webhooks import models as _webhooks  # noqa: F401
 
 target_metadata = Base.metadata

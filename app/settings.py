@@ -121,6 +121,24 @@ class Settings(BaseSettings):
     hf_config_max_bytes: int = Field(default=64 * 1024, ge=1024)
     hf_miss_ttl_s: int = Field(default=600, ge=0)
     hf_new_ids_per_minute: int = Field(default=10, ge=0)
+    # Webhooks (app.webhooks, docs/operations.md "Webhooks"). Each server process runs a delivery worker unless
+    # WEBHOOKS_WORKER=false (then `python -m app deliver-webhooks` delivers). URLs resolving to private, loopback or
+    # link-local addresses are refused unless WEBHOOKS_ALLOW_PRIVATE. A failed attempt is retried after
+    # WEBHOOKS_BACKOFF_BASE_S doubled per attempt (at most WEBHOOKS_BACKOFF_CAP_S, with jitter) until
+    # WEBHOOKS_RETRY_FOR_S after the event, then the delivery is `failed`. At most WEBHOOKS_CONCURRENCY requests are
+    # in flight per process, each bounded by WEBHOOKS_TIMEOUT_S; a claimed delivery not finished within
+    # WEBHOOKS_LEASE_S (a worker that died) is taken by another. Issued quotes past their validity are marked
+    # expired (a `quote.expired` event) every WEBHOOKS_EXPIRY_SWEEP_S.
+    webhooks_worker: bool = True
+    webhooks_allow_private: bool = False
+    webhooks_backoff_base_s: float = Field(default=5.0, gt=0, le=3600)
+    webhooks_backoff_cap_s: float = Field(default=3600.0, gt=0, le=86_400)
+    webhooks_retry_for_s: float = Field(default=86_400.0, gt=0, le=7 * 86_400)  # Standard Webhooks: retry ~a day
+    webhooks_concurrency: int = Field(default=8, ge=1, le=256)
+    webhooks_timeout_s: float = Field(default=10.0, gt=0, le=60)
+    webhooks_lease_s: float = Field(default=120.0, ge=5, le=3600)
+    webhooks_poll_s: float = Field(default=1.0, gt=0, le=60)
+    webhooks_expiry_sweep_s: float = Field(default=60.0, gt=0, le=3600)
     cors_origins: CommaList = []
     trusted_hosts: CommaList = ["localhost", "127.0.0.1", "testserver"]
 

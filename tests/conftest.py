@@ -164,6 +164,7 @@ def app_settings(database_url: str, hub_server: StandInHub) -> Settings:
         hf_new_ids_per_minute=0,  # counted in the database too (tests/hub/test_hub_cache.py turns it on)
         metrics_enabled=True,
         hf_endpoint=hub_server.url,
+        webhooks_worker=False,  # tests/webhooks drive the worker themselves, or serve it over HTTP
     )
 
 

@@ -153,3 +153,22 @@ def evict_documents(session: Session, max_total_bytes: int) -> int:
             excess -= size
             deleted += 1
     return deleted
+
+
+def expirable(session: Session, *, now: datetime, limit: int) -> list[Quote]:
+    """Issued quotes past their validity, oldest first; on PostgreSQL locked, skipping those another worker holds."""
+    query = select(Quote).where(Quote.status == "issued", Quote.valid_until < now).order_by(Quote.id).limit(limit)
+    if session.get_bind().dialect.name == "postgresql":
+        query = query.with_for_update(skip_locked=True, of=Quote)
+    return list(session.scalars(query))
+
+
+def mark_expired(session: Session, *, quote_id: int, now: datetime) -> bool:
+    """Issued → expired, only if it still is issued and past its validity (another process may have been first)."""
+    statement = (
+        update(Quote)
+        .where(Quote.id == quote_id, Quote.status == "issued", Quote.valid_until < now)
+        .values(status="expired", updated_at=now)
+        .execution_options(synchronize_session=False)
+    )
+    return bool(session.execute(statement).rowcount)  # type: ignore[attr-defined]

@@ -31,7 +31,7 @@ from app.db.engine import CLIENT, SETTINGS
 from app.errors import Conflict, InvalidInput, NotFound, TooManyRequests
 from app.estimator.vocabulary import QUOTE_STATUSES, TERM_MONTHS, Term
 from app.money import bp_to_percent, from_minor, to_minor
-from app.quotes import documents, printing, repository
+from app.quotes import documents, events, printing, repository
 from app.quotes.models import Quote, QuoteLine
 from app.quotes.schemas import (
     CustomerOut,
@@ -459,6 +459,7 @@ def create_quote(
         session.rollback()  # give the number back
         return replay
     repository.add(session, quote)
+    events.emit(session, quote, "quote.issued")  # the outbox: committed with the quote
     session.commit()
     return Created(quote_out(quote, base_path=base_path, now=now), created=True)
 
@@ -650,6 +651,7 @@ def accept_quote(session: Session, *, public_id: str, base_path: str = "/quotes"
         raise Conflict(f"quote {quote.number} was cancelled and can no longer be accepted")
     if status == "issued":
         quote.status, quote.accepted_at, quote.updated_at = "accepted", now, now
+        events.emit(session, quote, "quote.accepted")
         session.flush()
     return quote_out(quote, base_path=base_path, now=now)
 
@@ -666,6 +668,7 @@ def cancel_quote(
     if status == "issued":
         quote.status, quote.cancelled_at, quote.cancelled_by = "cancelled", now, actor[:200]
         quote.cancel_reason, quote.updated_at = reason, now
+        events.emit(session, quote, "quote.cancelled")
         session.flush()
     return quote_out(quote, base_path=base_path, now=now)
 

@@ -95,6 +95,20 @@ ADMIN_ROUTES = {
     ("POST", "/admin/api/quotes/{public_id}/cancel"),
     ("GET", "/admin/api/catalog/export"),
     ("POST", "/admin/api/catalog/import"),
+    ("GET", "/admin/webhooks"),
+    ("POST", "/admin/webhooks"),
+    ("POST", "/admin/webhooks/{endpoint_id}/active"),
+    ("GET", "/admin/webhooks/deliveries"),
+    ("GET", "/admin/webhooks/deliveries/{delivery_id}"),
+    ("POST", "/admin/webhooks/deliveries/{delivery_id}/replay"),
+    ("GET", "/admin/api/webhooks"),
+    ("POST", "/admin/api/webhooks"),
+    ("GET", "/admin/api/webhooks/deliveries"),
+    ("GET", "/admin/api/webhooks/deliveries/{delivery_id}"),
+    ("POST", "/admin/api/webhooks/deliveries/{delivery_id}/replay"),
+    ("GET", "/admin/api/webhooks/{endpoint_id}"),
+    ("POST", "/admin/api/webhooks/{endpoint_id}/pause"),
+    ("POST", "/admin/api/webhooks/{endpoint_id}/resume"),
 }
 
 

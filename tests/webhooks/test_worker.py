@@ -1,0 +1,225 @@
+"""The delivery worker against a real HTTP receiver, on committed data in a database of its own (both
+databases): retries with backoff on 500, gives up after WEBHOOKS_RETRY_FOR_S, never sends one delivery
+from two workers, retakes a dead worker's claim when its lease ends, and refuses private addresses at
+delivery time."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Iterator
+from dataclasses import replace
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.db.base import utcnow
+from app.db.engine import build_engine, build_sessionmaker
+from app.db.migrate import upgrade
+from app.webhooks import service
+from app.webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
+from app.webhooks.signing import new_secret
+from app.webhooks.worker import DeliveryWorker, WorkerConfig
+from tests.servers import app_cli, scratch_database
+from tests.webhooks.receiver import Receiver, receiving
+
+CONFIG = WorkerConfig(
+    concurrency=4,
+    timeout_s=5,
+    lease_s=30,
+    poll_s=0.02,
+    sweep_every_s=60,
+    allow_private=True,
+    backoff=service.Backoff(base_s=0.02, cap_s=0.1, retry_for_s=60),
+)
+RUN_TIMEOUT_S = 30
+
+
+@pytest.fixture()
+def maker(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[sessionmaker[Session]]:
+    with scratch_database(backend, tmp_path_factory, "webhook_worker") as url:
+        upgrade(url)
+        engine = build_engine(url)
+        yield build_sessionmaker(engine)
+        engine.dispose()
+
+
+@pytest.fixture()
+def receiver() -> Iterator[Receiver]:
+    with receiving() as receiver:
+        yield receiver
+
+
+def _endpoint_and_events(maker: sessionmaker[Session], receiver: Receiver, count: int) -> int:
+    receiver.secret = new_secret()
+    with maker.begin() as session:
+        endpoint = WebhookEndpoint(url=receiver.url, events=["quote.issued"], secret=receiver.secret, active=True)
+        session.add(endpoint)
+        session.flush()
+        for n in range(count):
+            data = {"number": f"Q-2026-{n:06d}", "status": "issued", "total": "10.00"}
+            service.record_event(session, event_type="quote.issued", subject=data["number"], data=data)
+        return endpoint.id
+
+
+def _drain(maker: sessionmaker[Session], config: WorkerConfig = CONFIG, *, until: float = RUN_TIMEOUT_S) -> None:
+    """Run workers until no delivery is pending (retries included) or `until` seconds pass."""
+    deadline = time.monotonic() + until
+    while time.monotonic() < deadline:
+        asyncio.run(asyncio.wait_for(DeliveryWorker(maker, config).run(until_idle=True), RUN_TIMEOUT_S))
+        with maker() as session:
+            if not session.scalars(select(WebhookDelivery).where(WebhookDelivery.status == "pending")).all():
+                return
+        time.sleep(0.02)
+    raise AssertionError(f"deliveries still pending after {until} s")
+
+
+def _deliveries(maker: sessionmaker[Session]) -> list[WebhookDelivery]:
+    with maker() as session:
+        return list(session.scalars(select(WebhookDelivery).order_by(WebhookDelivery.id)))
+
+
+def _attempts(maker: sessionmaker[Session]) -> list[WebhookAttempt]:
+    with maker() as session:
+        return list(session.scalars(select(WebhookAttempt).order_by(WebhookAttempt.id)))
+
+
+def test_a_500_is_retried_with_backoff_until_it_is_taken(maker: sessionmaker[Session], receiver: Receiver) -> None:
+    _endpoint_and_events(maker, receiver, 1)
+    receiver.statuses = [500, 500]
+    _drain(maker)
+    assert [r.status for r in receiver.received] == [500, 500, 200]
+    assert len({r.message_id for r in receiver.received}) == 1  # one webhook-id on every retry
+    assert receiver.bad_signatures == 0
+    [delivery] = _deliveries(maker)
+    assert (delivery.status, delivery.attempts, delivery.last_status_code) == ("delivered", 3, 200)
+    attempts = _attempts(maker)
+    assert [a.status_code for a in attempts] == [500, 500, 200]
+    assert attempts[0].response_body == '{"ok": false}' and attempts[0].duration_ms >= 0
+    gaps = [(b.at - a.at).total_seconds() for a, b in zip(attempts, attempts[1:], strict=False)]
+    assert all(gap >= CONFIG.backoff.base_s / 2 for gap in gaps), gaps
+
+
+def test_a_receiver_that_keeps_failing_is_given_up_after_retry_for(
+    maker: sessionmaker[Session], receiver: Receiver
+) -> None:
+    _endpoint_and_events(maker, receiver, 1)
+    receiver.statuses = [500] * 1000
+    config = replace(CONFIG, backoff=service.Backoff(base_s=0.02, cap_s=0.05, retry_for_s=1.0))
+    _drain(maker, config)
+    [delivery] = _deliveries(maker)
+    assert delivery.status == "failed" and delivery.attempts == len(receiver.received) >= 2
+    assert all(r.status == 500 for r in receiver.received)
+
+
+def test_two_workers_send_each_event_once(maker: sessionmaker[Session], receiver: Receiver) -> None:
+    _endpoint_and_events(maker, receiver, 40)
+    receiver.delay_s = 0.01
+
+    async def both() -> None:
+        workers = [DeliveryWorker(maker, CONFIG), DeliveryWorker(maker, CONFIG)]
+        await asyncio.wait_for(asyncio.gather(*(w.run(until_idle=True) for w in workers)), RUN_TIMEOUT_S)
+
+    asyncio.run(both())
+    _drain(maker)
+    delivered = receiver.delivered()
+    assert len(delivered) == 40 and set(delivered.values()) == {1}
+    assert receiver.bad_signatures == 0
+    assert {d.status for d in _deliveries(maker)} == {"delivered"}
+
+
+def test_a_dead_workers_claim_is_retaken_when_its_lease_ends(maker: sessionmaker[Session], receiver: Receiver) -> None:
+    _endpoint_and_events(maker, receiver, 1)
+    with maker.begin() as session:
+        [dead] = service.claim(session, lease_s=30, limit=10)  # claimed, then the worker died
+    asyncio.run(DeliveryWorker(maker, CONFIG).run(until_idle=True))
+    assert receiver.received == []  # still leased
+    with maker.begin() as session:
+        session.get(WebhookDelivery, dead.delivery_id).claimed_until = utcnow() - timedelta(seconds=1)
+    _drain(maker)
+    assert len(receiver.delivered()) == 1
+    with maker.begin() as session:  # the dead worker's late report only logs its attempt
+        late = service.Outcome(status_code=500, duration_ms=1)
+        assert service.record_outcome(session, job=dead, outcome=late, backoff=CONFIG.backoff) is None
+    [delivery] = _deliveries(maker)
+    assert (delivery.status, delivery.attempts) == ("delivered", 1)
+
+
+def test_private_addresses_are_refused_at_delivery_time(maker: sessionmaker[Session], receiver: Receiver) -> None:
+    _endpoint_and_events(maker, receiver, 1)
+    config = replace(CONFIG, allow_private=False, backoff=service.Backoff(base_s=0.02, cap_s=0.05, retry_for_s=0.2))
+    _drain(maker, config)
+    assert receiver.received == []
+    attempts = _attempts(maker)
+    assert attempts and all(a.error.startswith("refused: ") and a.status_code is None for a in attempts)
+    assert all("receiver-own-token" not in a.error and "127.0.0.1" not in a.error for a in attempts)
+    assert _deliveries(maker)[0].status == "failed"
+
+
+def test_replay_sends_the_same_message_again(maker: sessionmaker[Session], receiver: Receiver) -> None:
+    _endpoint_and_events(maker, receiver, 1)
+    _drain(maker)
+    with maker.begin() as session:
+        service.replay(session, delivery_id=_deliveries(maker)[0].id)
+    _drain(maker)
+    assert [n for n in receiver.delivered().values()] == [2]  # same webhook-id: receivers can tell
+    assert [d.status for d in _deliveries(maker)] == ["delivered", "delivered"]
+
+
+def test_logs_carry_neither_secret_nor_url_path(
+    maker: sessionmaker[Session], receiver: Receiver, caplog: pytest.LogCaptureFixture
+) -> None:
+    _endpoint_and_events(maker, receiver, 2)
+    receiver.statuses = [500]
+    caplog.set_level(logging.DEBUG)  # every logger, httpx's request lines and httpcore's included
+    _drain(maker)
+    assert "HTTP Request: POST http://127.0.0.1" in caplog.text  # httpx did log the requests…
+    assert "receiver-own-token" not in caplog.text and "/hooks/gpu-sizer" not in caplog.text  # …by origin only
+    assert receiver.secret is not None and receiver.secret.removeprefix("whsec_") not in caplog.text
+
+
+def test_the_cli_delivers_what_is_due(backend: str, tmp_path_factory: pytest.TempPathFactory) -> None:
+    with receiving() as receiver, scratch_database(backend, tmp_path_factory, "webhook_cli") as url:
+        upgrade(url)
+        engine = build_engine(url)
+        _endpoint_and_events(build_sessionmaker(engine), receiver, 3)
+        engine.dispose()
+        done = app_cli(["deliver-webhooks", "--once"], {"DATABASE_URL": url, "WEBHOOKS_ALLOW_PRIVATE": "true"})
+        assert "delivering what is due" in done.stdout
+        assert len(receiver.delivered()) == 3 and receiver.bad_signatures == 0
+
+
+def test_a_failing_database_is_logged_once_and_polled_ever_less_often(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    engine = build_engine(f"sqlite:///{tmp_path}/no-schema.db")  # no tables: every round fails
+    worker = DeliveryWorker(build_sessionmaker(engine), CONFIG)
+
+    async def briefly() -> None:
+        task = asyncio.create_task(worker.run())
+        await asyncio.sleep(0.5)
+        worker.stop()
+        await asyncio.wait_for(task, RUN_TIMEOUT_S)
+
+    asyncio.run(briefly())
+    engine.dispose()
+    errors = [r for r in caplog.records if r.name == "app.webhooks" and r.levelname == "ERROR"]
+    assert len(errors) == 1
+    assert 3 <= worker.failures <= 6  # 0.02 s doubled: about 5 rounds in 0.5 s, not 25
+
+
+def test_a_url_httpx_refuses_is_a_failed_attempt_not_a_stuck_delivery(
+    maker: sessionmaker[Session], receiver: Receiver
+) -> None:
+    endpoint_id = _endpoint_and_events(maker, receiver, 1)
+    with maker.begin() as session:  # written past the API's check, as an older release might have
+        session.get(WebhookEndpoint, endpoint_id).url = "http://xn--a/hook"  # an IDNA name httpx refuses
+    config = replace(CONFIG, backoff=service.Backoff(base_s=0.02, cap_s=0.05, retry_for_s=0.2))
+    _drain(maker, config)
+    attempts = _attempts(maker)
+    assert attempts and {a.error for a in attempts} == {"InvalidCodepoint"}
+    assert _deliveries(maker)[0].status == "failed"
