@@ -2,7 +2,7 @@
 (claimed with a lease), and each delivery's attempts
 
 Revision ID: 0015
-Revises: 0011
+Revises: 0013
 Create Date: 2026-12-05 21:36:10.518648
 """
 
