@@ -36,6 +36,7 @@ from typing import Any
 
 from app.estimator.checkpoints import Checkpoint
 from app.estimator.serving import ENGINE_DEFAULTS, ServingConfig, ServingEstimate, sglang_memory_fraction
+from app.estimator.serving_levers import ENGINE_SPECULATION
 from app.estimator.specs import ModelSpec
 from app.estimator.vocabulary import INTEGER_WEIGHT_FORMATS
 from app.messages import launch as launch_text
@@ -69,6 +70,9 @@ TRTLLM_QFORMAT = {"fp8": "fp8", "int4": "int4_awq", "int8": "int8_wo"}
 TRTLLM_KV_OPTIONS = "extra_llm_api_options.yaml"
 
 FLAG = {"vllm": "max-model-len", "sglang": "context-length", "trt-llm": "max_seq_len"}
+# An EAGLE-3 head is trained for one target model: the launch names it as a placeholder for the one published for the
+# model (or trained with EAGLE's or SpecForge's code).
+DRAFT_HEAD = "<EAGLE-3 draft head for {repo}>"
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +131,7 @@ def launch_block(
     model_arg, quantization = _weights(job, served, cfg, repo)
     length = _length(job, served, cfg, estimate)
     command = _command(job, cfg, model_arg, quantization, length, _max_seqs(estimate, slo_concurrency))
+    command = " ".join([command, *_levers(job, cfg, repo)])
     if cfg.batching == "static":
         job.note("static", engine=cfg.engine)
     layout = _layout(job, config, replicas, fabric)
@@ -271,6 +276,47 @@ def _trtllm(job: _Launch, cfg: ServingConfig, model: str, length: int | None, se
         hosts = ",".join(f"<server-{i + 1}>:{job.per_node}" for i in range(job.nodes))
         parts = [f"mpirun -H {hosts} -np {job.tp * job.pp} trtllm-llmapi-launch", *parts]
         job.note("trtllm_srun", nodes=job.nodes, per_node=job.per_node)
+    return parts
+
+
+def _levers(job: _Launch, cfg: ServingConfig, repo: str) -> list[str]:
+    """The flags of the prefix cache and speculative decoding, and the notes that say what they assume. Flags are the
+    engines' own (tests/planner/data/serving_engine_flags.json): vLLM's --enable-prefix-caching and
+    --speculative-config (vllm/engine/arg_utils.py; the JSON's keys are SpeculativeConfig's in
+    vllm/config/speculative.py); SGLang's --speculative-* fields of ServerArgs (python/sglang/srt/server_args.py);
+    TensorRT-LLM's speculative_config in the LLM API options (DecodingBaseConfig max_draft_len,
+    speculative_model_dir; MTPDecodingConfig num_nextn_predict_layers: tensorrt_llm/llmapi/llm_args.py)."""
+    parts: list[str] = []
+    if cfg.prefix_cache_hit_rate > 0:
+        if job.engine == "vllm":
+            parts.append("--enable-prefix-caching")  # on by default in V1; said for the releases before it
+        job.note(f"prefix_{job.engine}", rate=cfg.prefix_cache_hit_rate)
+    spec = cfg.speculative
+    if spec is None:
+        return parts
+    k = spec.num_speculative_tokens
+    name = ENGINE_SPECULATION[job.engine][spec.method]
+    draft = spec.draft_repo or (DRAFT_HEAD.format(repo=repo) if spec.method == "eagle3" else None)
+    job.note("speculative", method=spec.method, k=k, accept=spec.acceptance_rate, tokens=spec.tokens_per_step)
+    if spec.method == "eagle3":
+        job.note("draft_head", draft=draft, repo=repo)
+    if job.engine == "vllm":
+        config = f'"method": "{name}", ' + (f'"model": "{draft}", ' if draft else "") + f'"num_speculative_tokens": {k}'
+        return [*parts, f"--speculative-config '{{{config}}}'"]
+    if job.engine == "sglang":
+        parts.append(f"--speculative-algorithm {name}")
+        if draft:
+            parts.append(f"--speculative-draft-model-path {draft}")
+        if spec.method != "ngram":  # a chain: one draft per step (topk 1), k steps, k + 1 tokens verified
+            parts += [f"--speculative-num-steps {k}", "--speculative-eagle-topk 1"]
+        return [*parts, f"--speculative-num-draft-tokens {k + 1}"]
+    fields = [f"decoding_type: {name}"]
+    fields.append(f"num_nextn_predict_layers: {k}" if spec.method == "mtp" else f"max_draft_len: {k}")
+    if draft:
+        fields.append(f"speculative_model_dir: {draft}")
+    job.note("trtllm_speculative", options=TRTLLM_KV_OPTIONS, config="{" + ", ".join(fields) + "}")
+    if cfg.kv_format != "fp8":  # the FP8 KV cache already names the options file
+        parts.append(f"--extra_llm_api_options {TRTLLM_KV_OPTIONS}")
     return parts
 
 

@@ -24,6 +24,7 @@ from app.estimator.serving import (
     moe_low_concurrency_note,
     replica_capacity,
 )
+from app.estimator.serving_levers import Speculation, mtp_layers
 from app.estimator.serving_sim import LoadLatency, Quantiles
 from app.estimator.specs import GIB, Cluster, EstimatorError, ModelSpec, Warning_
 from app.estimator.vocabulary import SERVING_PRECISIONS, WEIGHT_FORMATS, ServingPrecision, WeightFormat
@@ -68,6 +69,7 @@ from app.planner.serving_schemas import (
     ServingIn,
     ServingMemoryOut,
     ServingOut,
+    SpeculativeIn,
     UtilizationOut,
 )
 from app.schemas import mirror
@@ -157,9 +159,30 @@ def serving_config(request: WorkloadIn) -> ServingConfig:
         slo_tpot_ms=slo.tpot_ms if slo else None,
         slo_percentile=slo.percentile if slo else "p90",
         mla_cache_values=_mla(request.model),
+        speculative=_speculation(serving.speculative, request.model),
     )
     _check_context(_hf_config(request.model), cfg, "max_model_len" if serving.max_model_len else "max_request_tokens")
     return cfg
+
+
+def _speculation(spec: SpeculativeIn | None, model: ModelIn) -> Speculation | None:
+    """The estimator's speculation: MTP only where the checkpoint ships its layers, a draft model as its preset."""
+    if spec is None:
+        return None
+    if spec.method == "mtp" and mtp_layers(_hf_config(model)) == 0:
+        raise EstimatorError(
+            "mtp runs the checkpoint's own multi-token-prediction layers (config.json num_nextn_predict_layers, as "
+            "DeepSeek-V3/R1 ship): this model has none; use eagle3, ngram or draft_model",
+            field="serving.speculative.method",
+        )
+    draft, repo = None, None
+    if spec.draft_model is not None:
+        try:
+            preset = get_preset(spec.draft_model)
+        except EstimatorError as error:
+            raise EstimatorError(str(error), field="serving.speculative.draft_model") from error
+        draft, repo = preset.model, preset.hf_repo
+    return Speculation(spec.method, spec.num_speculative_tokens, spec.acceptance_rate, draft=draft, draft_repo=repo)
 
 
 def checkpoint_weights(request: WorkloadIn) -> tuple[WeightFormat | None, int | None]:
