@@ -20,6 +20,10 @@ LAUNCH: dict[str, dict[str, str]] = {
         "layout_trt-llm": "{replicas} replica(s) of {nodes} servers: TP {tp} inside each server, {pp} pipeline stages "
         "across servers joined by {fabric}; each replica is one MPI job of {ranks} ranks over its servers (mpirun or "
         "srun, every rank under trtllm-llmapi-launch); rank 0 serves HTTP, behind a load balancer",
+        "layout_disaggregated": "{prefill_replicas} prefill replica(s) of TP {prefill_tp} and {decode_replicas} "
+        "decode replica(s) of TP {decode_tp}, on separate servers joined by {fabric}: each request is prefilled on "
+        "one, its KV sent to one decode replica, which streams the output; the router (one --prefill per prefill "
+        "replica, one --decode per decode replica) is the load balancer",
         "no_fabric": "Replicas share nothing: separate servers need no InfiniBand or RoCE, only the ordinary network.",
         "pipeline": "Each replica's {pp} pipeline stages pass activations between servers over the SKU's {fabric} (a "
         "few MB a step: far less than tensor parallelism across servers would need); rent the SKU's {fabric} add-on "
@@ -82,6 +86,10 @@ LAUNCH: dict[str, dict[str, str]] = {
         "器 {pp} 级流水线，经 "
         "{fabric} 互联；每个副本是一个跨其服务器的 {ranks} 进程 MPI 作业（mpirun 或 srun，每个进程由 "
         "trtllm-llmapi-launch 启动）；0 号进程提供 HTTP 服务，前置负载均衡",
+        "layout_disaggregated": "{prefill_replicas} 个预填充副本（张量并行 {prefill_tp}）与 "
+        "{decode_replicas} 个解码副本（张量并行 {decode_tp}）分布在不同服务器上，经 {fabric} 互联："
+        "每个请求在预填充副本上预填充，其 KV 发送到一个解码副本并由其流式输出；"
+        "路由器（每个预填充副本一个 --prefill，每个解码副本一个 --decode）即负载均衡",
         "no_fabric": "副本之间不共享任何状态：分布在不同服务器上无需 InfiniBand 或 RoCE，普通网络即可。",
         "pipeline": "每个副本的 {pp} 级流水线经该 SKU 的 {fabric} 在服务器间传递激活（每步几 MB，远少于跨服务器张量并行"
         "所需）；每台服务器都需租用该 SKU 的 {fabric} 附加项（报价 `addons`；价格见方案警告）；副本之间仍不共享状态。",

@@ -31,7 +31,7 @@ compressed-tensors, Model Optimizer; no AWQ, GPTQ, bitsandbytes or fbgemm FP8).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from app.estimator.checkpoints import Checkpoint
@@ -336,3 +336,62 @@ def _layout(job: _Launch, config: Configuration, replicas: int, fabric: str | No
     gpus = job.tp * job.pp
     per_node = config.cards_per_node // gpus if config.cards_per_node >= gpus else 0
     return {"code": "layout_replicas", "params": {"replicas": replicas, "gpus": gpus, "per_node": per_node}}
+
+
+# Disaggregated prefill/decode (app/planner/serving_disagg.py): SGLang PD. Each pool's replicas run the single-server
+# command with --disaggregation-mode (prefill | decode) and the KV transfer backend (server_args.py
+# `disaggregation_transfer_backend`, default mooncake); the router pairs them (sgl-router `launch_router
+# --pd-disaggregation --prefill URL --decode URL`), listening where the load balancer would.
+DISAGGREGATION_BACKEND = "mooncake"
+SGLANG_PORT = 30000  # ServerArgs.port default
+ROUTER = "python -m sglang_router.launch_router --pd-disaggregation"
+
+
+def disaggregated_launch(
+    model: ModelSpec,
+    cfgs: tuple[ServingConfig, ServingConfig],
+    shapes: dict[str, tuple[int, int]],
+    estimates: tuple[ServingEstimate, ServingEstimate],
+    served: Served,
+    offer: Any,
+) -> dict[str, Any]:
+    """The launch of a disaggregated deployment: each pool's command, the router's, and how they are laid out."""
+    one = Configuration(offer.gpus_per_node, 1)
+    blocks = {}
+    for (name, (tp, replicas)), cfg, estimate in zip(shapes.items(), cfgs, estimates, strict=True):
+        if (
+            name == "decode"
+        ):  # every prompt arrives computed: the decode pool's cache hit is the transfer's, not a lever
+            cfg = replace(cfg, prefix_cache_hit_rate=0.0)
+        blocks[name] = launch_block(model, cfg, (tp, 1, replicas), one, estimate, estimate.max_concurrency, served)
+    commands = {
+        name: f"{block['command']} --disaggregation-mode {name} --disaggregation-transfer-backend "
+        f"{DISAGGREGATION_BACKEND}"
+        for name, block in blocks.items()
+    }
+    commands["router"] = (
+        f"{ROUTER} --prefill http://<prefill-1>:{SGLANG_PORT} --decode http://<decode-1>:{SGLANG_PORT} "
+        "--host 0.0.0.0 --port 8000"
+    )
+    (tp_p, r_p), (tp_d, r_d) = shapes["prefill"], shapes["decode"]
+    params = {
+        "prefill_replicas": r_p, "prefill_tp": tp_p, "decode_replicas": r_d, "decode_tp": tp_d,
+        "fabric": offer.inter_node_fabric or "the SKU's network",
+    }  # fmt: skip
+    layout: dict[str, Any] = {"code": "layout_disaggregated", "params": params}
+    texts = [t for block in blocks.values() for t in block["texts"]["notes"] if t["code"] != "no_fabric"]
+    unique = [t for i, t in enumerate(texts) if t not in texts[:i]]
+    return {
+        "engine": cfgs[1].engine,
+        "command": "\n".join(commands[name] for name in ("prefill", "decode", "router")),
+        "commands": commands,
+        "replicas": r_p + r_d,
+        "gpus_per_replica": tp_d,
+        "servers_per_replica": 1,
+        "max_model_len": blocks["decode"]["max_model_len"],
+        "layout": launch_text(layout["code"], layout["params"]),
+        "needs_infiniband": True,
+        "versions": {cfgs[1].engine: ENGINE_VERSIONS[cfgs[1].engine]},
+        "notes": [launch_text(t["code"], t["params"]) for t in unique],
+        "texts": {"layout": layout, "notes": unique},
+    }

@@ -107,6 +107,12 @@ class ServingIn(RequestModel):
     speculative: SpeculativeIn | None = Field(
         default=None, description="Speculative decoding; none: every decode step yields one token"
     )
+    disaggregated: Literal[False, True, "auto"] = Field(
+        default=False,
+        description="/recommend with requests_per_s, engine sglang: true sizes a prefill pool and a decode pool on "
+        'separate servers joined by the SKU\'s fabric (SGLang PD disaggregation, the KV sent between them); "auto" '
+        "ranks those beside colocated replicas; false (default): colocated replicas only",
+    )
 
     @model_validator(mode="after")
     def _one_load(self) -> ServingIn:
@@ -163,6 +169,12 @@ class UtilizationOut(BaseModel):
     peak: float
 
 
+class PoolOut(BaseModel):
+    tp: int
+    replicas: int
+    gpus: int
+
+
 class ServingOut(BaseModel):
     ttft_ms: float | None = Field(
         description="Time to first token: for requests_per_s the simulated p50 at that load (queueing included); "
@@ -193,6 +205,12 @@ class ServingOut(BaseModel):
     )
     peak_requests_per_s: float | None = None
     memory_per_gpu_gib: ServingMemoryOut
+    pools: dict[str, PoolOut] | None = Field(
+        default=None, description='Disaggregated: {"prefill": {tp, replicas, gpus}, "decode": {…}}; null: colocated'
+    )
+    kv_transfer_ms: float | None = Field(
+        default=None, description="Disaggregated: one mean prompt's KV sent from prefill to decode over the fabric"
+    )
     engine: str
     batching: str
     notes: list[str]

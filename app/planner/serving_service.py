@@ -61,11 +61,13 @@ from app.planner.serving import (
     search_serving,
     valid_tp,
 )
+from app.planner.serving_disagg import check_disaggregated, merged, search_disaggregated
 from app.planner.serving_launch import NO_FABRIC_NOTE, Served
 from app.planner.serving_schemas import (
     LatencyOut,
     LoadLatencyOut,
     PercentilesOut,
+    PoolOut,
     ServingIn,
     ServingMemoryOut,
     ServingOut,
@@ -288,6 +290,8 @@ def serving_out(estimate: ServingEstimate, cfg: ServingConfig, option: ServingOp
         else None,
         isolated_ttft_ms=estimate.isolated_ttft_ms,
         peak_requests_per_s=option.peak.requests_per_s if option else None,
+        pools={k: PoolOut(**v) for k, v in option.pools.items()} if option and option.pools else None,
+        kv_transfer_ms=option.kv_transfer_ms if option else None,
         memory_per_gpu_gib=ServingMemoryOut(
             weights=round(mem.weights / GIB, 2),
             kv_cache=round(mem.kv_cache / GIB, 2),
@@ -426,6 +430,11 @@ def estimate(
 ) -> EstimateOut:
     """POST /estimate with task serving: the plan's tp × pp per replica, dp independent replicas."""
     cfg = serving_config(request)
+    if request.serving is not None and request.serving.disaggregated is not False:
+        raise EstimatorError(
+            "/estimate sizes the plan given as colocated replicas; disaggregated pools are sized by /recommend",
+            field="serving.disaggregated",
+        )
     unsupported = kernel_support(cluster.gpu, cfg)
     if unsupported:
         raise EstimatorError(unsupported.text, field=unsupported.field)
@@ -485,9 +494,12 @@ def option_out(
     model: ModelSpec,
 ) -> OptionOut:
     est = option.estimate
+    shape = f"{option.replicas} replica(s) × TP {option.tp}{f' × PP {option.pp}' if option.pp > 1 else ''}"
+    if option.pools:
+        pre, dec = option.pools["prefill"], option.pools["decode"]
+        shape = f"{pre['replicas']} prefill × TP {pre['tp']} + {dec['replicas']} decode × TP {dec['tp']} replica(s)"
     explanation = (
-        f"{option.replicas} replica(s) × TP {option.tp}{f' × PP {option.pp}' if option.pp > 1 else ''} "
-        f"on {option.offer.name}: "
+        f"{shape} on {option.offer.name}: "
         f"{est.requests_per_s:.3g} requests/s at TTFT {est.ttft_ms:.0f} ms and TPOT {est.tpot_ms:.1f} ms; "
         f"the peak of {option.peak.requests_per_s:.3g} requests/s with {option.headroom:.2f}× headroom"
     )
@@ -525,6 +537,20 @@ def _availability(option: ServingOption) -> str:
     return "available" if offer.availability.get(option.region, 0) >= units else "on request"
 
 
+def _search(
+    model: ModelSpec, cfg: ServingConfig, serving: ServingIn, offers: list[Offer], constraints: Constraints, how: Served
+) -> ServingSearch:
+    """Colocated replicas, disaggregated pools, or both ranked together (serving.disaggregated)."""
+    factor = serving.peak_factor
+    if serving.disaggregated is False:
+        return search_serving(model, cfg, offers, constraints, peak_factor=factor, served=how)
+    check_disaggregated(cfg)
+    pools = search_disaggregated(model, cfg, offers, constraints, peak_factor=factor, served=how)
+    if serving.disaggregated is True:
+        return pools
+    return merged(search_serving(model, cfg, offers, constraints, peak_factor=factor, served=how), pools, constraints)
+
+
 def rejected_out(search: ServingSearch) -> list[RejectedOut]:
     rejected = [
         RejectedOut(sku=sku, code=code, params=params, reason=messages.rejection(code, params))
@@ -547,9 +573,7 @@ def recommendation(
     """POST /recommend with task serving: the cheapest deployments that carry the peak within the SLO."""
     cfg = serving_config(request)
     serving = request.serving or ServingIn()
-    search = search_serving(
-        model, cfg, offers, constraints, peak_factor=serving.peak_factor, served=served(request.model, model)
-    )
+    search = _search(model, cfg, serving, offers, constraints, served(request.model, model))
     body = request.model_dump(mode="json", include=set(WorkloadIn.model_fields), exclude_none=True)
     return RecommendOut(
         model=model_summary,

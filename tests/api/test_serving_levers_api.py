@@ -65,3 +65,44 @@ def test_the_levers_lower_the_cost_and_show_in_the_launch(client: TestClient) ->
     assert levered["serving"]["isolated_ttft_ms"] < plain["serving"]["isolated_ttft_ms"]
     assert "--enable-prefix-caching" in levered["launch"]["command"]
     assert "--speculative-config" in levered["launch"]["command"]
+
+
+RAG_SGLANG = {
+    "model": {"preset": "llama-3.1-70b"},
+    "task": "serving",
+    "precision": "fp8",
+    "weights": "fp8",
+    "serving": {"input_tokens": 8000, "output_tokens": 300, "requests_per_s": 5, "engine": "sglang",
+                "slo": {"ttft_ms": 2000, "tpot_ms": 50}},
+}  # fmt: skip
+
+
+def test_disaggregated_options_carry_their_pools(client: TestClient) -> None:
+    response = client.post("/recommend", json=_with(RAG_SGLANG, disaggregated=True))
+    assert response.status_code == 200, response.text
+    result = response.json()
+    assert result["options"], result["rejected"]  # the seeded 8x H100 SKU has an InfiniBand fabric
+    for option in result["options"]:
+        pools = option["serving"]["pools"]
+        assert set(pools) == {"prefill", "decode"} and option["serving"]["kv_transfer_ms"] > 0
+        assert pools["prefill"]["gpus"] + pools["decode"]["gpus"] <= option["total_gpus"]
+        assert "--disaggregation-mode prefill" in option["launch"]["command"]
+        assert option["serving"]["meets_slo"] is True
+    assert all(r["code"] in {"no_fabric", "disaggregated_pools", "kernels", "gpu_type"} for r in result["rejected"])
+
+
+@pytest.mark.parametrize(
+    ("path", "serving"),
+    [
+        ("/recommend", {"disaggregated": "maybe"}),
+        ("/recommend", {"disaggregated": True, "engine": "vllm"}),
+        ("/estimate", {"disaggregated": True}),
+    ],
+)
+def test_disaggregated_where_not_sized_is_422_naming_it(client: TestClient, path: str, serving: dict) -> None:
+    body = _with(RAG_SGLANG, **serving)
+    if path == "/estimate":
+        body["hardware"] = {"sku": "h100-80g-sxm-8x", "nodes": 2}
+    response = client.post(path, json=body)
+    assert response.status_code == 422, response.text
+    assert "serving.disaggregated" in [error["field"] for error in response.json()["errors"]], response.text
