@@ -51,6 +51,23 @@ RECOMMEND = _examples(
             },
         },
     ),
+    serving_disaggregated=(
+        "Serve Llama 3.1 70B for RAG (8,000-token prompts) with prefill and decode on separate SGLang pools",
+        {
+            "model": {"preset": "llama-3.1-70b"},
+            "task": "serving",
+            "precision": "fp8",
+            "weights": "fp8",
+            "serving": {
+                "input_tokens": 8000,
+                "output_tokens": 300,
+                "requests_per_s": 5,
+                "engine": "sglang",
+                "disaggregated": "auto",
+                "slo": {"ttft_ms": 2000, "tpot_ms": 50},
+            },
+        },
+    ),
     serving_70b=(
         "Serve Llama 3.1 70B in FP8 at 20 requests/s within 2 s to first token and 50 ms per token",
         {

@@ -49,6 +49,7 @@ from app.planner.schemas import (
     PerformanceOut,
     PlanIn,
     PlanOut,
+    QuoteBodyOut,
     RecommendOut,
     RejectedOut,
     WorkloadIn,
@@ -349,8 +350,14 @@ def _performance_out(estimate: ServingEstimate) -> PerformanceOut:
     )
 
 
-def _plan_out(replicas: int, tp: int, pp: int, concurrency: float) -> PlanOut:
+def _plan_out(replicas: int, tp: int, pp: int, concurrency: float, pools: dict[str, Any] | None = None) -> PlanOut:
     summary = f"{replicas} independent replica(s) × TP {tp}" + (f" × PP {pp}" if pp > 1 else "")
+    if pools:
+        pre, dec = pools["prefill"], pools["decode"]
+        summary = (
+            f"disaggregated: {pre['replicas']} prefill replica(s) × TP {pre['tp']} and {dec['replicas']} decode "
+            f"replica(s) × TP {dec['tp']}, the KV sent between them over the fabric"
+        )
     return PlanOut(
         dp=replicas,
         tp=tp,
@@ -503,7 +510,7 @@ def option_out(
         f"{est.requests_per_s:.3g} requests/s at TTFT {est.ttft_ms:.0f} ms and TPOT {est.tpot_ms:.1f} ms; "
         f"the peak of {option.peak.requests_per_s:.3g} requests/s with {option.headroom:.2f}× headroom"
     )
-    plan = _plan_out(option.replicas, option.tp, option.pp, est.concurrency)
+    plan = _plan_out(option.replicas, option.tp, option.pp, est.concurrency, option.pools)
     return placed_option_out(
         option,
         plan=plan,
@@ -517,9 +524,22 @@ def option_out(
         miss_reason=option.miss_reason,
         misses=[MissOut(code=code, params=params) for code, params in option.misses],
         serving=serving_out(est, cfg, option),
-        quote=quote_body(option, plan, workload_body),
+        quote=_quote(option, plan, workload_body),
         assumptions=fabric_assumptions(option),
     )
+
+
+# The plan's parallel degrees a quote's plan check re-sizes as colocated replicas (app/quotes/plan_check.py DEGREES).
+COLOCATED_DEGREES = ("dp", "tp", "pp", "cp", "ep")
+
+
+def _quote(option: ServingOption, plan: PlanOut, workload_body: dict[str, Any]) -> QuoteBodyOut:
+    """The option's POST /quotes body. A disaggregated deployment's plan states no colocated degrees (two pools are no
+    dp × tp × pp): the quote is not re-sized as colocated replicas, and its workload says disaggregated."""
+    quote = quote_body(option, plan, workload_body)
+    if option.pools:
+        quote.plan = {key: value for key, value in quote.plan.items() if key not in COLOCATED_DEGREES}
+    return quote
 
 
 def _offer_warnings(option: ServingOption) -> list[Warning_]:

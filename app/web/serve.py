@@ -45,8 +45,10 @@ router = APIRouter(route_class=WebRoute, include_in_schema=False)
 FIELDS = (
     "source", "preset", "hf_id", "input_tokens", "output_tokens", "requests_per_s", "peak_factor", "ttft_ms", "tpot_ms",
     "engine", "weights", "kv_cache", "term", "prefix_cache", "spec_method", "spec_tokens", "spec_acceptance",
+    "disaggregated",
 )  # fmt: skip
 SPEC_METHODS = ("none", "eagle3", "mtp", "ngram")  # the wizard's speculation choices (draft_model: the API only)
+DISAGGREGATION = {"no": False, "yes": True, "auto": "auto"}  # the form's choice -> serving.disaggregated
 AS_SHIPPED = "checkpoint"  # the weights choice that leaves the format to the checkpoint's quantization_config
 SOURCES = ("preset", "hub")  # a shipped preset, or a Hugging Face model id (its config.json read from the Hub)
 DEFAULTS = {
@@ -66,6 +68,7 @@ DEFAULTS = {
     "spec_method": "none",
     "spec_tokens": "3",
     "spec_acceptance": "0.7",
+    "disaggregated": "no",
 }
 # API location → the form field that shows its message.
 API_TO_FIELD = {
@@ -86,6 +89,7 @@ API_TO_FIELD = {
     "serving.speculative": "spec_method",
     "serving.speculative.num_speculative_tokens": "spec_tokens",
     "serving.speculative.acceptance_rate": "spec_acceptance",
+    "serving.disaggregated": "disaggregated",
 }
 INTEGER_FIELDS = ("input_tokens", "output_tokens", "spec_tokens")
 NUMBER_FIELDS = ("requests_per_s", "peak_factor", "ttft_ms", "tpot_ms", "prefix_cache", "spec_acceptance")
@@ -142,6 +146,8 @@ def parse(form: ServeForm, t: Translator) -> RecommendIn | None:
         form.add_error("source", t("serve_err_choice", allowed=", ".join(SOURCES)))
     elif source == "hub" and not form.value("hf_id"):
         form.add_error("hf_id", t("err_required"))
+    if form.value("disaggregated") not in DISAGGREGATION:
+        form.add_error("disaggregated", t("serve_err_choice", allowed=", ".join(DISAGGREGATION)))
     if form.value("spec_method") not in SPEC_METHODS:
         form.add_error("spec_method", t("serve_err_choice", allowed=", ".join(SPEC_METHODS)))
     if form.value("kv_cache") not in SERVING_PRECISIONS:  # the API's precision type also holds fp32, not served
@@ -159,6 +165,7 @@ def parse(form: ServeForm, t: Translator) -> RecommendIn | None:
         "slo": slo or None,
         "prefix_cache_hit_rate": numbers["prefix_cache"],
         "speculative": _speculative(form, numbers),
+        "disaggregated": DISAGGREGATION[form.value("disaggregated")],
     }
     body = {
         "model": {"hf_id": form.value("hf_id")} if source == "hub" else {"preset": form.value("preset")},
