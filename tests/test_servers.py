@@ -16,7 +16,9 @@ REQUESTS = 600
 
 
 def test_a_server_that_logs_a_lot_keeps_answering(tmp_path_factory: pytest.TempPathFactory) -> None:
-    with seeded_server(tmp_path_factory, "chatty", extra_env={"LOG_LEVEL": "info"}) as base:
-        with httpx.Client(base_url=base, timeout=10) as client:
-            statuses = [client.get("/healthz").status_code for _ in range(REQUESTS)]
+    with (
+        seeded_server(tmp_path_factory, "chatty", extra_env={"LOG_LEVEL": "info"}) as base,
+        httpx.Client(base_url=base, timeout=10) as client,
+    ):
+        statuses = [client.get("/healthz").status_code for _ in range(REQUESTS)]
     assert statuses == [200] * REQUESTS

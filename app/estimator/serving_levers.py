@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from app.estimator.specs import ModelSpec
-from app.estimator.vocabulary import SpeculativeMethod
+from app.estimator.vocabulary import ENGINES, SpeculativeMethod
 
 # Which engines run which method, and under which name (the launch's flags: app/planner/serving_launch.py).
 # vLLM: SpeculativeConfig.method in vllm/config/speculative.py ("eagle3", "mtp", "ngram", "draft_model");
@@ -49,8 +49,8 @@ ENGINE_SPECULATION: Final[dict[str, dict[str, str]]] = {
     "sglang": {"eagle3": "EAGLE3", "mtp": "NEXTN", "ngram": "NGRAM", "draft_model": "STANDALONE"},
     "trt-llm": {"eagle3": "Eagle3", "mtp": "MTP", "ngram": "NGram", "draft_model": "DraftTarget"},
 }
-# Engines whose prefix cache is on by default (module docstring).
-PREFIX_CACHING_ENGINES: Final = frozenset({"vllm", "sglang", "trt-llm"})
+# Engines whose prefix cache is on by default (module docstring): every engine served here.
+PREFIX_CACHING_ENGINES: Final = frozenset(ENGINES)
 # config.json keys that say a checkpoint ships multi-token-prediction layers: DeepSeek-V3/R1's
 # num_nextn_predict_layers (huggingface.co/deepseek-ai/DeepSeek-V3 config.json: 1), Qwen3-Next's and MiMo's
 # mtp_num_hidden_layers / num_nextn_predict_layers.
