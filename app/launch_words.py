@@ -20,6 +20,10 @@ LAUNCH: dict[str, dict[str, str]] = {
         "layout_trt-llm": "{replicas} replica(s) of {nodes} servers: TP {tp} inside each server, {pp} pipeline stages "
         "across servers joined by {fabric}; each replica is one MPI job of {ranks} ranks over its servers (mpirun or "
         "srun, every rank under trtllm-llmapi-launch); rank 0 serves HTTP, behind a load balancer",
+        "layout_disaggregated": "{prefill_replicas} prefill replica(s) of TP {prefill_tp} and {decode_replicas} "
+        "decode replica(s) of TP {decode_tp}, on separate servers joined by {fabric}: each request is prefilled on "
+        "one, its KV sent to one decode replica, which streams the output; the router (one --prefill per prefill "
+        "replica, one --decode per decode replica) is the load balancer",
         "no_fabric": "Replicas share nothing: separate servers need no InfiniBand or RoCE, only the ordinary network.",
         "pipeline": "Each replica's {pp} pipeline stages pass activations between servers over the SKU's {fabric} (a "
         "few MB a step: far less than tensor parallelism across servers would need); rent the SKU's {fabric} add-on "
@@ -50,6 +54,19 @@ LAUNCH: dict[str, dict[str, str]] = {
         "{context:,} tokens (longer requests need more GPUs per replica)",
         "length_unknown": "no context length is known for this model: the engine derives --{flag} from its "
         "config.json, and refuses to start if one replica's KV cache ({cache:,} tokens) holds less",
+        "prefix_vllm": "--enable-prefix-caching: automatic prefix caching (on by default since vLLM V1; stated for "
+        "older releases); {rate:.0%} of prompt tokens are assumed found in it and not prefilled, each request's KV "
+        "still counted whole",
+        "prefix_sglang": "SGLang's radix cache is on by default (--disable-radix-cache would turn it off); {rate:.0%} "
+        "of prompt tokens are assumed found in it and not prefilled, each request's KV still counted whole",
+        "prefix_trt-llm": "TensorRT-LLM reuses KV blocks by default (kv_cache_config enable_block_reuse: true); "
+        "{rate:.0%} of prompt tokens are assumed found in it and not prefilled, each request's KV still counted whole",
+        "speculative": "speculative decoding ({method}): {k} drafted tokens a step, each accepted with the stated "
+        "{accept:.0%}, so {tokens:.2f} tokens a step on average; measure the acceptance on your traffic (the engine's "
+        "spec-decode metrics) before relying on it",
+        "draft_head": "{draft} stands for an EAGLE-3 draft head trained for {repo} (one published for it, or trained "
+        "with EAGLE's or SpecForge's code): a head trained for another model is not accepted",
+        "trtllm_speculative": "{options} holds `speculative_config: {config}`",
         "convert_bf16": "{repo} ships {scheme} weights and training runs on 16-bit ones: run convert_checkpoint "
         "first (one GPU, {gib:,.0f} GiB more disk, about {hours:.1f} h at the assumed disk speed) and load {output} "
         "wherever this launch names {repo}",
@@ -69,6 +86,10 @@ LAUNCH: dict[str, dict[str, str]] = {
         "器 {pp} 级流水线，经 "
         "{fabric} 互联；每个副本是一个跨其服务器的 {ranks} 进程 MPI 作业（mpirun 或 srun，每个进程由 "
         "trtllm-llmapi-launch 启动）；0 号进程提供 HTTP 服务，前置负载均衡",
+        "layout_disaggregated": "{prefill_replicas} 个预填充副本（张量并行 {prefill_tp}）与 "
+        "{decode_replicas} 个解码副本（张量并行 {decode_tp}）分布在不同服务器上，经 {fabric} 互联："
+        "每个请求在预填充副本上预填充，其 KV 发送到一个解码副本并由其流式输出；"
+        "路由器（每个预填充副本一个 --prefill，每个解码副本一个 --decode）即负载均衡",
         "no_fabric": "副本之间不共享任何状态：分布在不同服务器上无需 InfiniBand 或 RoCE，普通网络即可。",
         "pipeline": "每个副本的 {pp} 级流水线经该 SKU 的 {fabric} 在服务器间传递激活（每步几 MB，远少于跨服务器张量并行"
         "所需）；每台服务器都需租用该 SKU 的 {fabric} 附加项（报价 `addons`；价格见方案警告）；副本之间仍不共享状态。",
@@ -98,6 +119,17 @@ LAUNCH: dict[str, dict[str, str]] = {
         "（更长的请求需要每个副本更多 GPU）",
         "length_unknown": "该模型的上下文长度未知：引擎从其 config.json 推出 --{flag}，若单个副本的 KV 缓存"
         "（{cache:,} token）放不下则拒绝启动",
+        "prefix_vllm": "--enable-prefix-caching：自动前缀缓存（vLLM V1 起默认开启；为旧版本显式写出）；假定 "
+        "{rate:.0%} 的提示 token 命中缓存、无需预填充，每个请求的 KV 仍按完整长度计",
+        "prefix_sglang": "SGLang 的基数树缓存默认开启（--disable-radix-cache 可关闭）；假定 {rate:.0%} 的提示 token "
+        "命中缓存、无需预填充，每个请求的 KV 仍按完整长度计",
+        "prefix_trt-llm": "TensorRT-LLM 默认复用 KV 块（kv_cache_config enable_block_reuse: true）；假定 {rate:.0%} "
+        "的提示 token 命中缓存、无需预填充，每个请求的 KV 仍按完整长度计",
+        "speculative": "投机解码（{method}）：每步草拟 {k} 个 token，每个按给定的 {accept:.0%} 接受率被接受，平均每步 "
+        "{tokens:.2f} 个 token；请先在实际流量上测量接受率（引擎的投机解码指标）再据此决策",
+        "draft_head": "{draft} 指为 {repo} 训练的 EAGLE-3 草稿头（已发布的，或用 EAGLE 或 SpecForge 代码训练）："
+        "为其他模型训练的草稿头不会被接受",
+        "trtllm_speculative": "{options} 写入 `speculative_config: {config}`",
         "convert_bf16": "{repo} 发布的是 {scheme} 权重，而训练使用 16 位权重：先运行 convert_checkpoint（一张 GPU，"
         "另需 {gib:,.0f} GiB 磁盘，按假定的磁盘速度约 {hours:.1f} 小时），并在本启动配置中凡用 {repo} 处"
         "改为加载 {output}",

@@ -288,6 +288,8 @@ REJECTIONS: dict[str, dict[str, str]] = {
         "no_kv_cache_one_server": "the weights leave no room for a KV cache at any tensor-parallel degree this SKU "
         "offers; the SKU has no fabric to pipeline one replica across servers",
         "time_budget": "not searched: the time budget ran out",
+        "disaggregated_pools": "no prefill and decode pools within max_nodes {max_nodes} servers meet the SLO at "
+        "the peak",
         "exchange_rate": "priced in {currency}, and no exchange rate from {currency} to {target} is set, so it "
         "cannot be compared with the other prices (python -m app set-exchange-rate {currency} {target} RATE)",
     },
@@ -314,6 +316,8 @@ REJECTIONS: dict[str, dict[str, str]] = {
         "no_kv_cache_one_server": "权重占满了显存：该 SKU 提供的任何张量并行度下都没有留给 KV 缓存的空间；"
         "该 SKU 没有 InfiniBand 或 RoCE 网络，无法把一个副本以流水线方式跨服务器部署",
         "time_budget": "未搜索：时间预算已用完",
+        "disaggregated_pools": "在 max_nodes {max_nodes} 台服务器以内，"
+        "没有能在峰值下满足延迟目标的预填充池与解码池组合",
         "exchange_rate": "以 {currency} 计价，且未设置从 {currency} 到 {target} 的汇率，无法与其他价格比较"
         "（python -m app set-exchange-rate {currency} {target} RATE）",
     },

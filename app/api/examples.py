@@ -36,6 +36,38 @@ RECOMMEND = _examples(
         "QLoRA of a 7B model known only by its size",
         {"model": {"params": 7_000_000_000}, "task": "qlora", "tokens": 500_000_000},
     ),
+    serving_levers=(
+        "Serve Llama 3.1 8B for chat with a shared system prompt (60 % of prompt tokens cached) and EAGLE-3",
+        {
+            "model": {"preset": "llama-3.1-8b"},
+            "task": "serving",
+            "serving": {
+                "input_tokens": 2000,
+                "output_tokens": 300,
+                "requests_per_s": 10,
+                "prefix_cache_hit_rate": 0.6,
+                "speculative": {"method": "eagle3", "num_speculative_tokens": 3, "acceptance_rate": 0.7},
+                "slo": {"ttft_ms": 1000, "tpot_ms": 30},
+            },
+        },
+    ),
+    serving_disaggregated=(
+        "Serve Llama 3.1 70B for RAG (8,000-token prompts) with prefill and decode on separate SGLang pools",
+        {
+            "model": {"preset": "llama-3.1-70b"},
+            "task": "serving",
+            "precision": "fp8",
+            "weights": "fp8",
+            "serving": {
+                "input_tokens": 8000,
+                "output_tokens": 300,
+                "requests_per_s": 5,
+                "engine": "sglang",
+                "disaggregated": "auto",
+                "slo": {"ttft_ms": 2000, "tpot_ms": 50},
+            },
+        },
+    ),
     serving_70b=(
         "Serve Llama 3.1 70B in FP8 at 20 requests/s within 2 s to first token and 50 ms per token",
         {

@@ -61,6 +61,13 @@ from app.estimator.interconnects import all_reduce_s, group_bandwidth, point_to_
 from app.estimator.models import CONTEXT_LENGTH_KEYS, check_config_numbers
 from app.estimator.params import count_params, mlp_params
 from app.estimator.performance import compute_precision
+from app.estimator.serving_levers import (
+    ENGINE_SPECULATION,
+    MAX_SPECULATIVE_TOKENS,
+    PREFIX_CACHING_ENGINES,
+    Speculation,
+    cached_prompt_tokens,
+)
 from app.estimator.serving_sim import (
     DEFAULT_SEED,
     PERCENTILE_LEVELS,
@@ -292,6 +299,8 @@ class ServingConfig:
     slo_percentile: Percentile = "p90"  # the percentile of the simulated latency at the peak the SLO is judged on
     peak_factor: float = 1.5  # the peak ÷ the offered load (requests_per_s) the SLO must hold at
     seed: int = DEFAULT_SEED  # of the simulated arrivals and lengths
+    prefix_cache_hit_rate: float = 0.0  # share of prompt tokens found in the prefix cache (serving_levers)
+    speculative: Speculation | None = None  # speculative decoding (serving_levers)
 
     @property
     def weight_format(self) -> str:
@@ -442,6 +451,31 @@ def weights_bytes(model: ModelSpec, fmt: str, group_size: int | None = None) -> 
     return (p.quantised + p.experts_total) * per + (p.embedding + head + p.small) * 2.0
 
 
+def draft_weights_bytes(model: ModelSpec, cfg: ServingConfig) -> float:
+    """Stored bytes of the speculation's draft (whole, before TP): an EAGLE-3 head or an MTP module is one decoder
+    layer of the target, in its format, and an LM head in 16 bits (serving_levers); a draft model its own linear
+    layers and head; n-gram lookup none."""
+    spec = cfg.speculative
+    if spec is None or spec.method == "ngram":
+        return 0.0
+    if spec.draft is not None:
+        return weights_bytes(spec.draft, cfg.weight_format, cfg.group_size)
+    p = _parts(model)
+    per = weight_bytes_per_param(cfg.weight_format, cfg.group_size)
+    return (p.quantised + p.experts_total) / model.layers * per + p.head * 2.0
+
+
+def _draft_kv_per_token(model: ModelSpec, cfg: ServingConfig, tp: int) -> float:
+    """KV bytes per token per GPU the draft caches beside the target's: one layer of the target's (EAGLE-3 head,
+    MTP module), or the draft model's whole cache."""
+    spec = cfg.speculative
+    if spec is None or spec.method == "ngram":
+        return 0.0
+    if spec.draft is not None:
+        return kv_bytes_per_token_per_gpu(spec.draft, cfg.kv_format, tp, 1)
+    return kv_bytes_per_token_per_gpu(model, cfg.kv_format, tp, 1, cfg.mla_cache_values) / model.layers
+
+
 def expected_experts_touched(experts: int, top_k: int, tokens: float) -> float:
     """Distinct experts per MoE layer that `tokens` uniformly routed top-k picks touch: E·(1 − (1 − k/E)^T)."""
     if experts <= 0 or tokens <= 0:
@@ -500,7 +534,7 @@ def _workspace_bytes(model: ModelSpec, cfg: ServingConfig, gpu: GpuSpec, tp: int
 def serving_memory(model: ModelSpec, cfg: ServingConfig, gpu: GpuSpec, tp: int, pp: int) -> ServingMemory:
     """Per-GPU memory: weights, the KV cache the engine allocates, workspace and reserve."""
     total = gpu.memory_gib * GIB
-    weights = weights_bytes(model, cfg.weight_format, cfg.group_size) / (tp * pp)
+    weights = (weights_bytes(model, cfg.weight_format, cfg.group_size) + draft_weights_bytes(model, cfg)) / (tp * pp)
     fraction = _memory_fraction(cfg, tp)
     non_torch = (NON_TORCH_GIB + (NON_TORCH_TP_GIB if tp * pp > 1 else 0.0)) * GIB
     workspace = _workspace_bytes(model, cfg, gpu, tp, _batched_tokens(cfg, gpu), math.ceil(model.layers / pp))
@@ -520,6 +554,7 @@ def kv_cache_tokens(model: ModelSpec, cfg: ServingConfig, gpu: GpuSpec, tp: int,
     """Tokens one replica's paged KV cache holds (whole blocks)."""
     memory = serving_memory(model, cfg, gpu, tp, pp)
     per_token = kv_bytes_per_token_per_gpu(model, cfg.kv_format, tp, pp, cfg.mla_cache_values)
+    per_token += _draft_kv_per_token(model, cfg, tp)
     block = ENGINE_DEFAULTS[cfg.engine].block_size
     return int(memory.kv_cache // (per_token * block)) * block
 
@@ -568,6 +603,17 @@ class _Hardware:
     allreduce_per_token_s: float = 0.0
     hop_fixed_s: float = 0.0
     hop_per_token_s: float = 0.0
+    # speculative decoding (serving_levers): positions each decoding sequence runs a step, the tokens a step yields
+    # on average, and the draft's k forwards a step (per GPU: bytes streamed, one MoE layer's expert, KV per token,
+    # FLOPs per token already divided by the GEMM rate)
+    verify_width: int = 1
+    tokens_per_step: float = 1.0
+    draft_forwards: int = 0
+    draft_bytes: float = 0.0
+    draft_expert_bytes: float = 0.0
+    draft_kv_token: float = 0.0
+    draft_flops_per_token: float = 0.0
+    draft_overhead_s: float = 0.0
 
 
 def _hardware(model: ModelSpec, cfg: ServingConfig, cluster: Cluster, tp: int, pp: int) -> _Hardware:
@@ -604,6 +650,8 @@ def _hardware(model: ModelSpec, cfg: ServingConfig, cluster: Cluster, tp: int, p
         calls = 2 * math.ceil(model.layers / pp)
         hw.allreduce_fixed_s = calls * latency
         hw.allreduce_per_token_s = calls * (all_reduce_s(model.hidden * 2.0, tp, link) - link.latency_s)
+    if cfg.speculative is not None:
+        _speculation_hardware(hw, model, cfg, gemm_rate)
     if pp > 1:
         # neighbouring stages share a server only while the whole replica does; beyond, each hop crosses the
         # inter-node fabric (the slowest hop sets the pipeline's pace)
@@ -611,6 +659,45 @@ def _hardware(model: ModelSpec, cfg: ServingConfig, cluster: Cluster, tp: int, p
         hw.hop_fixed_s = (pp - 1) * link.latency_s
         hw.hop_per_token_s = (pp - 1) * (point_to_point_s(model.hidden * 2.0, link) - link.latency_s)
     return hw
+
+
+def _speculation_hardware(hw: _Hardware, model: ModelSpec, cfg: ServingConfig, gemm_rate: float) -> None:
+    """The speculation's constants: verification width, expected tokens per step, and the draft's forwards. A draft
+    forward is replayed from a CUDA graph like a compiled decode loop, so it carries that loop's fixed cost
+    (STEP_OVERHEAD_S["none"]) rather than the engine's scheduling overhead."""
+    spec = cfg.speculative
+    if spec is None:
+        return
+    hw.verify_width, hw.tokens_per_step = spec.verify_width, spec.tokens_per_step
+    if spec.method == "ngram":
+        return  # a CPU lookup in the prompt and output so far: no model runs
+    per = weight_bytes_per_param(cfg.weight_format, cfg.group_size)
+    hw.draft_forwards = spec.num_speculative_tokens
+    hw.draft_overhead_s = STEP_OVERHEAD_S["none"]
+    hw.draft_kv_token = _draft_kv_per_token(model, cfg, hw.tp)
+    if spec.draft is not None:
+        draft = _parts(spec.draft)
+        hw.draft_bytes = ((draft.quantised + draft.experts_total) * per + draft.head * 2.0) / hw.split
+        hw.draft_flops_per_token = 2.0 * matmul_params(spec.draft) / hw.split / gemm_rate
+        return
+    parts = _parts(model)
+    hw.draft_bytes = (parts.quantised / model.layers * per + parts.head * 2.0) / hw.split
+    hw.draft_expert_bytes = parts.expert * per / hw.split if model.is_moe else 0.0
+    one_layer = matmul_params(model) / model.layers + model.vocab * model.hidden
+    hw.draft_flops_per_token = 2.0 * one_layer / hw.split / gemm_rate
+
+
+def _draft_s(hw: _Hardware, decodes: float, kv: float) -> float:
+    """The draft's k forwards in one step over `decodes` sequences holding `kv` tokens: each streams the draft's
+    weights (an MoE module: the experts the batch touches) and its KV cache, or is bound by its FLOPs."""
+    if not hw.draft_forwards or decodes <= 0:
+        return 0.0
+    weights = hw.draft_bytes
+    if hw.draft_expert_bytes:
+        weights += expected_experts_touched(hw.experts, hw.top_k, decodes) * hw.draft_expert_bytes
+    memory = weights / hw.hbm_weights + kv * hw.draft_kv_token / hw.hbm_kv
+    compute = decodes * hw.draft_flops_per_token / STEP_COMPUTE_EFFICIENCY
+    return hw.draft_forwards * (max(memory, compute) + hw.draft_overhead_s)
 
 
 def _math_rates(gpu: GpuSpec, cfg: ServingConfig) -> tuple[float, float]:
@@ -667,24 +754,27 @@ def _step_s(
     bandwidths. Compute: dense and expert GEMMs at the decode/prefill mix's efficiency, the attention core at
     its own. The larger of the two, plus the engine's per-step overhead and the TP all-reduces (fixed latency
     + bytes)."""
-    tokens = decode_seqs + prefill_tokens
+    verify = decode_seqs * hw.verify_width  # positions the decoding sequences run (k + 1 each when speculating)
+    tokens = verify + prefill_tokens
     weights = hw.weight_bytes_static
     if hw.experts:
         chunk = max(prefill_chunk or prefill_tokens, prefill_tokens)
         share = prefill_tokens / chunk if chunk else 0.0
-        touched = (1.0 - share) * expected_experts_touched(hw.experts, hw.top_k, max(decode_seqs, 1.0))
-        touched += share * expected_experts_touched(hw.experts, hw.top_k, max(decode_seqs + chunk, 1.0))
+        touched = (1.0 - share) * expected_experts_touched(hw.experts, hw.top_k, max(verify, 1.0))
+        touched += share * expected_experts_touched(hw.experts, hw.top_k, max(verify + chunk, 1.0))
         weights += touched * hw.expert_bytes
     kv = (decode_seqs * context * hw.kv_reads + prefill_tokens) * hw.kv_token
     memory_s = weights / hw.hbm_weights + kv / hw.hbm_kv
-    decode_share = decode_seqs / tokens if tokens else 1.0
+    decode_share = verify / tokens if tokens else 1.0
     efficiency = decode_share * STEP_COMPUTE_EFFICIENCY + (1 - decode_share) * PREFILL_COMPUTE_EFFICIENCY
     compute_s = (hw.dense_flops_per_token + hw.expert_flops_per_token) * tokens / efficiency
-    compute_s += hw.attention_coef * (decode_seqs * context + prefill_tokens * prefill_len / 2)
+    compute_s += hw.attention_coef * (verify * context + prefill_tokens * prefill_len / 2)
+    compute_s += hw.draft_flops_per_token * prefill_tokens / PREFILL_COMPUTE_EFFICIENCY  # the draft reads the prompt
     overhead = hw.overhead_s + hw.overhead_per_seq_s * decode_seqs
     comm = hw.allreduce_fixed_s + hw.allreduce_per_token_s * tokens if hw.tp > 1 else 0.0
     bound = "memory" if memory_s >= compute_s else "compute"
-    return max(memory_s, compute_s) + overhead + comm, bound
+    draft = _draft_s(hw, decode_seqs, decode_seqs * context) if hw.draft_forwards else 0.0
+    return max(memory_s, compute_s) + overhead + comm + draft, bound
 
 
 @dataclass(frozen=True, slots=True)
@@ -717,8 +807,11 @@ def _operating_point(model: ModelSpec, cfg: ServingConfig, hw: _Hardware, concur
         return _Point(ttft, tpot, e2e, batch / e2e, batch, bound)
     budget = _batched_tokens(cfg, hw.gpu)
     chunk = max(budget - c, budget / 2)
-    prefill_steps = math.ceil(prompt / chunk)
-    steps_per_request = prefill_steps + out - 1
+    cached = cached_prompt_tokens(prompt, cfg.prefix_cache_hit_rate)
+    computed = prompt - cached  # the prompt tokens a request prefills (the rest are found in the prefix cache)
+    prefill_steps = math.ceil(computed / chunk)
+    decode_steps = (out - 1) / hw.tokens_per_step  # speculation yields tokens_per_step tokens a step
+    steps_per_request = prefill_steps + decode_steps
     # Steady state: a request's decode steps carry the decodes of its micro-batch and the prompt tokens of the
     # OTHER requests that start meanwhile (its own prompt is its TTFT). With pp stages the c sequences form pp
     # micro-batches in flight, but one sequence cannot be split: below pp sequences each micro-batch holds
@@ -726,26 +819,35 @@ def _operating_point(model: ModelSpec, cfg: ServingConfig, hw: _Hardware, concur
     # once there are micro-batches to overlap). A request in flight at a mean concurrency under 1 decodes
     # alone (its step holds itself).
     per_stage = max(1.0, c / pp)
-    prefill_tokens = max(0.0, per_stage - 1.0) * prompt / steps_per_request
-    step, bound = _step_s(hw, per_stage, prompt + out / 2, prefill_tokens, prompt, min(prompt, chunk))
+    prefill_tokens = max(0.0, per_stage - 1.0) * computed / max(steps_per_request, 1e-9)
+    # the computed tokens attend to the cached ones before them: on average prompt + cached keys over 2
+    step, bound = _step_s(hw, per_stage, prompt + out / 2, prefill_tokens, prompt + cached, min(computed, chunk))
     hop = _pipeline_hop_s(hw, per_stage + prefill_tokens)
-    tpot = pp * step + hop
-    ttft = _chunked_prefill_s(model, cfg, hw, per_stage, prompt + out / 2, prompt, chunk) * pp + hop
+    tpot = (pp * step + hop) / hw.tokens_per_step
+    ttft = _chunked_prefill_s(model, cfg, hw, per_stage, prompt + out / 2, prompt, chunk, cached) * pp + hop
     e2e = ttft + (out - 1) * tpot
     return _Point(ttft, tpot, e2e, c / e2e, c, bound)
 
 
 def _chunked_prefill_s(
-    model: ModelSpec, cfg: ServingConfig, hw: _Hardware, decodes: float, context: float, prompt: int, chunk: float
+    model: ModelSpec,
+    cfg: ServingConfig,
+    hw: _Hardware,
+    decodes: float,
+    context: float,
+    prompt: int,
+    chunk: float,
+    cached: int = 0,
 ) -> float:
     """A prompt's prefill in chunks, each sharing a step with the running decodes; chunk k attends to the
-    offset + its own causal half. Queueing before admission is not included."""
+    offset + its own causal half. The first `cached` tokens are found in the prefix cache: prefilling starts
+    after them. Queueing before admission is not included."""
     chunk = max(1, int(chunk))
-    steps = math.ceil(prompt / chunk)
+    steps = math.ceil((prompt - cached) / chunk)
     if steps > 64:  # long prompts in small chunks: the average chunk stands for all of them
-        step, _ = _step_s(hw, decodes, context, chunk, prompt)
+        step, _ = _step_s(hw, decodes, context, chunk, prompt + cached)
         return steps * step
-    total, offset = 0.0, 0
+    total, offset = 0.0, cached
     while offset < prompt:
         size = min(chunk, prompt - offset)
         step, _ = _step_s(hw, decodes, context, size, 2 * offset + size)
@@ -835,7 +937,7 @@ def _sim_step(hw: _Hardware) -> Callable[[int, float, int, float], float]:
     parallelism), so the step that prefills it takes pp stage times of the whole chunk: the latency of a prompt
     is that of every stage in turn, whatever the pipeline's throughput."""
     pp = hw.pp
-    if pp == 1 and not hw.experts:
+    if pp == 1 and not hw.experts and hw.verify_width == 1:
         return _dense_step(hw)
 
     def step(decodes: int, kv: float, prefill: int, span: float) -> float:
@@ -885,7 +987,8 @@ def _scheduler(model: ModelSpec, cfg: ServingConfig, hw: _Hardware) -> Scheduler
 def _isolated_ttft_s(model: ModelSpec, cfg: ServingConfig, hw: _Hardware) -> float:
     """One request on an idle replica: its prompt's chunks with nothing else running."""
     prompt = cfg.input_tokens
-    prefill = _chunked_prefill_s(model, cfg, hw, 0.0, 0.0, prompt, _batched_tokens(cfg, hw.gpu))
+    cached = cached_prompt_tokens(prompt, cfg.prefix_cache_hit_rate)
+    prefill = _chunked_prefill_s(model, cfg, hw, 0.0, 0.0, prompt, _batched_tokens(cfg, hw.gpu), cached)
     return prefill * hw.pp + _pipeline_hop_s(hw, prompt / hw.pp) + REQUEST_OVERHEAD_S[_overhead_key(cfg)]
 
 
@@ -947,6 +1050,7 @@ def _run_simulation(load: _Load, rate: float) -> LoadLatency:
     latency = simulate(
         _sim_step(load.hw), scheduler, rate, prompts, outputs,
         seed=load.cfg.seed, per_request_s=REQUEST_OVERHEAD_S[key],
+        cached_share=load.cfg.prefix_cache_hit_rate, tokens_per_step=load.hw.tokens_per_step,
     )  # fmt: skip
     if rate >= load.top_rps and not latency.saturated:
         return replace(latency, saturated=True)  # beyond what the replica completes at most: the queue grows
@@ -1001,9 +1105,10 @@ def _steer_meets(load: _Load, rate: float) -> bool:
     if cfg.slo_tpot_ms is None:
         return True
     out = cfg.output_tokens
-    alone = _step_s(hw, 1.0, cfg.input_tokens + out / 2, 0.0, 0.0)[0]
+    alone = _step_s(hw, 1.0, cfg.input_tokens + out / 2, 0.0, 0.0)[0] / hw.tokens_per_step
     in_flight = max(1.0, rate * (load.isolated_s + (out - 1) * alone * hw.pp))  # Little's law, idle latencies
     step = hw.pp * _step_s(hw, max(1.0, in_flight / hw.pp), cfg.input_tokens + out / 2, 0.0, 0.0)[0]
+    step /= hw.tokens_per_step
     prefill = load.isolated_s - REQUEST_OVERHEAD_S[_overhead_key(cfg)]
     return interrupted_tpot_estimate(step, prefill, rate, out, level) * 1e3 <= cfg.slo_tpot_ms
 
@@ -1173,11 +1278,41 @@ def validate_config(cfg: ServingConfig) -> None:
         raise EstimatorError(
             "gpu_memory_utilization must be between 0.05 and 0.99", field="serving.gpu_memory_utilization"
         )
+    _validate_levers(cfg)
     if cfg.max_model_len is not None and cfg.max_model_len < cfg.input_tokens + cfg.output_tokens:
         raise EstimatorError(
             f"max_model_len ({cfg.max_model_len}) is shorter than input_tokens + output_tokens "
             f"({cfg.input_tokens + cfg.output_tokens})",
             field="serving.max_model_len",
+        )
+
+
+def _validate_levers(cfg: ServingConfig) -> None:
+    """Field-named errors for a prefix-cache hit rate or a speculation no engine here runs as asked
+    (serving_levers): modelled on continuous batching with the current engine releases only."""
+    if not 0.0 <= cfg.prefix_cache_hit_rate <= 1.0:
+        raise EstimatorError("prefix_cache_hit_rate must be between 0 and 1", field="serving.prefix_cache_hit_rate")
+    lever = "serving.prefix_cache_hit_rate" if cfg.prefix_cache_hit_rate > 0 else None
+    if cfg.prefix_cache_hit_rate > 0 and cfg.engine not in PREFIX_CACHING_ENGINES:
+        raise EstimatorError(f"{cfg.engine} runs no prefix cache", field="serving.prefix_cache_hit_rate")
+    spec = cfg.speculative
+    if spec is not None:
+        lever = lever or "serving.speculative"
+        require_choice(spec.method, ENGINE_SPECULATION[cfg.engine], "serving.speculative.method")
+        if not 1 <= spec.num_speculative_tokens <= MAX_SPECULATIVE_TOKENS:
+            raise EstimatorError(
+                f"num_speculative_tokens must be between 1 and {MAX_SPECULATIVE_TOKENS}",
+                field="serving.speculative.num_speculative_tokens",
+            )
+        if not 0.0 <= spec.acceptance_rate <= 1.0:
+            raise EstimatorError("acceptance_rate must be between 0 and 1", field="serving.speculative.acceptance_rate")
+        if spec.method == "draft_model" and spec.draft is None:
+            raise EstimatorError("draft_model needs the draft model", field="serving.speculative.draft_model")
+    if lever is not None and (cfg.batching == "static" or cfg.release is not None or cfg.engine_overhead):
+        raise EstimatorError(
+            "the prefix cache and speculative decoding are modelled on the engines' continuous batching (current "
+            "releases) only; set serving.batching to continuous",
+            field=lever,
         )
 
 

@@ -177,14 +177,19 @@ class _Outcome:
 
 
 def _run(scheduler: Scheduler, step_time: StepTime, arrival: list[float], prompt: list[int],  # noqa: C901
-         output: list[int]) -> _Outcome:  # fmt: skip
+         output: list[int], cached: list[int] | None = None, tokens_per_step: float = 1.0) -> _Outcome:  # fmt: skip
     """One run of the scheduler over the requests (arrival, lengths). Over the complexity limit by design (C901):
 
     The replica's state is held in locals and the steps are written out in one loop rather than as methods: the
     loop runs a few thousand events per simulation and a search runs a few simulations per candidate, so Python's
     attribute and call overheads were most of a serving answer's time. The arithmetic, and its order, is that of
-    the scheduler described at the top of this module: the same inputs give the same floats."""
+    the scheduler described at the top of this module: the same inputs give the same floats.
+
+    `cached`: each prompt's tokens found in the prefix cache (its prefill starts after them; its KV still reserved
+    whole). `tokens_per_step`: tokens a decode step yields per sequence on average (speculative decoding; the
+    context grows by as much a step, and a request completes after ceil((output − 1) / it) decode steps)."""
     count = len(arrival)
+    ceil = math.ceil
     token_budget, max_seqs, kv_tokens, block = (
         scheduler.token_budget, scheduler.max_seqs, scheduler.kv_tokens, scheduler.block
     )  # fmt: skip
@@ -192,14 +197,16 @@ def _run(scheduler: Scheduler, step_time: StepTime, arrival: list[float], prompt
     need = [-(-(prompt[i] + output[i]) // block) * block for i in range(count)]  # KV reserved, whole pages
     first = [math.inf] * count
     finish = [math.inf] * count
-    prefilled = [0] * count  # prompt tokens prefilled so far
-    base = [0] * count  # prompt + 1 − the decode step at which it joined the decodes
+    prefilled = list(cached) if cached else [0] * count  # prompt tokens prefilled (or found in the cache) so far
+    tps = tokens_per_step
+    steps_to_finish = [output[i] - 1 if tps == 1.0 else ceil((output[i] - 1) / tps) for i in range(count)]
+    base = [0.0] * count  # prompt + 1 − the decode step at which it joined the decodes (× tokens_per_step)
     waiting: deque[int] = deque()
     prefilling: deque[int] = deque()  # admitted, prompt not yet complete; first come first served
     ends: list[tuple[int, int]] = []  # heap of (decode step after which it is complete, request)
-    heappush, heappop, ceil, sqrt = heapq.heappush, heapq.heappop, math.ceil, math.sqrt
+    heappush, heappop, sqrt = heapq.heappush, heapq.heappop, math.sqrt
     decoding = 0
-    decode_base = 0  # Σ base over the decoding requests: their KV tokens = base + decoding × steps
+    decode_base = 0.0  # Σ base over the decoding requests: their KV tokens = base + decoding × steps × tps
     decode_steps = 0  # decode steps so far (every decoding request advances on each)
     reserved = 0  # KV tokens reserved by the running requests
     running = 0
@@ -253,7 +260,7 @@ def _run(scheduler: Scheduler, step_time: StepTime, arrival: list[float], prompt
             if not mixed:  # a prefill batch: the running requests wait for it
                 now += step_time(0, 0.0, tokens, span)
             else:
-                now += step_time(decoding, float(decode_base + decoding * decode_steps), tokens, span)
+                now += step_time(decoding, decode_base + decoding * decode_steps * tps, tokens, span)
                 if decoding:
                     decode_steps += 1
                     while ends and ends[0][0] <= decode_steps:  # complete: the cache freed
@@ -274,14 +281,14 @@ def _run(scheduler: Scheduler, step_time: StepTime, arrival: list[float], prompt
                     reserved -= need[request]
                     continue
                 # joins the decodes: its KV tokens are prompt + 1 now and grow by one a decode step
-                base[request] = prompt[request] + 1 - decode_steps
+                base[request] = prompt[request] + 1 - decode_steps * tps
                 decode_base += base[request]
                 decoding += 1
-                heappush(ends, (decode_steps + output[request] - 1, request))
+                heappush(ends, (decode_steps + steps_to_finish[request], request))
             continue
         # steps that only decode, advanced together up to the next completion, or up to the step after the next
         # arrival when it could be admitted at once
-        kv = float(decode_base + decoding * decode_steps)
+        kv = decode_base + decoding * decode_steps * tps
         steps = ends[0][0] - decode_steps
         first_step = step_time(decoding, kv, 0, 0.0)
         if nxt < count and not waiting and running < max_seqs:
@@ -293,14 +300,14 @@ def _run(scheduler: Scheduler, step_time: StepTime, arrival: list[float], prompt
             gap = arrival[nxt] - origin - now
             until = ceil(gap / first_step)
             if until > 8:
-                growth = step_time(decoding, kv + decoding, 0, 0.0) - first_step
+                growth = step_time(decoding, kv + decoding * tps, 0, 0.0) - first_step
                 if growth > 0:
                     half = first_step - growth / 2
                     until = max(9, ceil((sqrt(half * half + 2 * growth * gap) - half) / growth))
             if until < steps:
                 steps = until if until > 1 else 1
         if steps > 8:  # the context grows by a token a step: over a few steps the first step's time stands
-            last_step = step_time(decoding, kv + decoding * (steps - 1), 0, 0.0)
+            last_step = step_time(decoding, kv + decoding * (steps - 1) * tps, 0, 0.0)
             now += steps * (first_step + last_step) / 2
         else:
             now += steps * first_step
@@ -338,17 +345,21 @@ def simulate(
     requests: int = REQUESTS,
     warmup: int = WARMUP,
     per_request_s: float = 0.0,
+    cached_share: float = 0.0,
+    tokens_per_step: float = 1.0,
 ) -> LoadLatency:
     """Run `requests` Poisson arrivals at `rate` per second through one replica; the latencies of those after the
     warm-up. `per_request_s`: the engine's fixed cost per request (API server, tokenisation, detokenisation)
-    added to each time to first token."""
+    added to each time to first token. `cached_share`: the share of each prompt found in the prefix cache (never its
+    last token); `tokens_per_step`: tokens a decode step yields per sequence (speculative decoding)."""
     arrival = poisson_arrivals(rate, requests, seed)
     lengths = random.Random(seed + 1)
     draw_prompt, draw_output = prompts.sampler(lengths), outputs.sampler(lengths)
     # constant lengths draw nothing from `lengths`, so writing them out leaves the lognormal draws as they were
     prompt = [prompts.mean] * requests if prompts.constant else [draw_prompt() for _ in range(requests)]
     output = [outputs.mean] * requests if outputs.constant else [draw_output() for _ in range(requests)]
-    run = _run(scheduler, step_time, arrival, prompt, output)
+    cached = [min(p - 1, math.floor(p * cached_share)) for p in prompt] if cached_share > 0 else None
+    run = _run(scheduler, step_time, arrival, prompt, output, cached, tokens_per_step)
     measured = range(min(warmup, requests - 1), requests)
     ttft = [run.first[i] - run.start[i] + per_request_s for i in measured]
     tpot = [(run.finish[i] - run.first[i]) / (output[i] - 1) for i in measured if output[i] > 1] or [0.0]

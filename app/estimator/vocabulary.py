@@ -63,6 +63,9 @@ Variant = Literal["base", "instruct"]
 Engine = Literal["vllm", "sglang", "trt-llm"]
 # Continuous (in-flight, chunked prefill) or static batching.
 Batching = Literal["continuous", "static"]
+# Speculative decoding: a draft proposes tokens the target verifies in one step (app/estimator/serving_levers.py):
+# an EAGLE-3 head, the model's own multi-token-prediction module, prompt n-gram lookup, or a separate draft model.
+SpeculativeMethod = Literal["eagle3", "mtp", "ngram", "draft_model"]
 # The math and the KV cache of a served model: the training precisions but fp32.
 ServingPrecision = Literal[HalfPrecision, "fp8"]
 # Integer weight formats of a served model: weight-only quantisation with group scales.
@@ -90,6 +93,7 @@ LANGUAGES: tuple[Language, ...] = get_args(Language)
 ENGINES: tuple[Engine, ...] = get_args(Engine)
 VARIANTS: tuple[Variant, ...] = get_args(Variant)
 BATCHINGS: tuple[Batching, ...] = get_args(Batching)
+SPECULATIVE_METHODS: tuple[SpeculativeMethod, ...] = get_args(SpeculativeMethod)
 WEIGHT_FORMATS: tuple[WeightFormat, ...] = get_args(WeightFormat)
 INTEGER_WEIGHT_FORMATS: tuple[IntegerWeightFormat, ...] = get_args(IntegerWeightFormat)
 SERVING_PRECISIONS: tuple[ServingPrecision, ...] = get_args(ServingPrecision)

@@ -81,6 +81,10 @@ class ServingOption:
     # verified at the peak, its simulation at the offered load not run yet (`_settle` runs it): the replicas the
     # simulation needs, for the estimate
     deferred: int | None = None
+    # disaggregated prefill/decode (app/planner/serving_disagg.py): {"prefill": {"tp", "replicas", "gpus"}, "decode":
+    # {…}} and the KV transfer per request, ms; None: colocated replicas
+    pools: dict[str, dict[str, int]] | None = None
+    kv_transfer_ms: float | None = None
 
     @property
     def miss_reason(self) -> str | None:

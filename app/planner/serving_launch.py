@@ -31,11 +31,12 @@ compressed-tensors, Model Optimizer; no AWQ, GPTQ, bitsandbytes or fbgemm FP8).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from app.estimator.checkpoints import Checkpoint
 from app.estimator.serving import ENGINE_DEFAULTS, ServingConfig, ServingEstimate, sglang_memory_fraction
+from app.estimator.serving_levers import ENGINE_SPECULATION
 from app.estimator.specs import ModelSpec
 from app.estimator.vocabulary import INTEGER_WEIGHT_FORMATS
 from app.messages import launch as launch_text
@@ -69,6 +70,9 @@ TRTLLM_QFORMAT = {"fp8": "fp8", "int4": "int4_awq", "int8": "int8_wo"}
 TRTLLM_KV_OPTIONS = "extra_llm_api_options.yaml"
 
 FLAG = {"vllm": "max-model-len", "sglang": "context-length", "trt-llm": "max_seq_len"}
+# An EAGLE-3 head is trained for one target model: the launch names it as a placeholder for the one published for the
+# model (or trained with EAGLE's or SpecForge's code).
+DRAFT_HEAD = "<EAGLE-3 draft head for {repo}>"
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +131,7 @@ def launch_block(
     model_arg, quantization = _weights(job, served, cfg, repo)
     length = _length(job, served, cfg, estimate)
     command = _command(job, cfg, model_arg, quantization, length, _max_seqs(estimate, slo_concurrency))
+    command = " ".join([command, *_levers(job, cfg, repo)])
     if cfg.batching == "static":
         job.note("static", engine=cfg.engine)
     layout = _layout(job, config, replicas, fabric)
@@ -274,6 +279,47 @@ def _trtllm(job: _Launch, cfg: ServingConfig, model: str, length: int | None, se
     return parts
 
 
+def _levers(job: _Launch, cfg: ServingConfig, repo: str) -> list[str]:
+    """The flags of the prefix cache and speculative decoding, and the notes that say what they assume. Flags are the
+    engines' own (tests/planner/data/serving_engine_flags.json): vLLM's --enable-prefix-caching and
+    --speculative-config (vllm/engine/arg_utils.py; the JSON's keys are SpeculativeConfig's in
+    vllm/config/speculative.py); SGLang's --speculative-* fields of ServerArgs (python/sglang/srt/server_args.py);
+    TensorRT-LLM's speculative_config in the LLM API options (DecodingBaseConfig max_draft_len,
+    speculative_model_dir; MTPDecodingConfig num_nextn_predict_layers: tensorrt_llm/llmapi/llm_args.py)."""
+    parts: list[str] = []
+    if cfg.prefix_cache_hit_rate > 0:
+        if job.engine == "vllm":
+            parts.append("--enable-prefix-caching")  # on by default in V1; said for the releases before it
+        job.note(f"prefix_{job.engine}", rate=cfg.prefix_cache_hit_rate)
+    spec = cfg.speculative
+    if spec is None:
+        return parts
+    k = spec.num_speculative_tokens
+    name = ENGINE_SPECULATION[job.engine][spec.method]
+    draft = spec.draft_repo or (DRAFT_HEAD.format(repo=repo) if spec.method == "eagle3" else None)
+    job.note("speculative", method=spec.method, k=k, accept=spec.acceptance_rate, tokens=spec.tokens_per_step)
+    if spec.method == "eagle3":
+        job.note("draft_head", draft=draft, repo=repo)
+    if job.engine == "vllm":
+        config = f'"method": "{name}", ' + (f'"model": "{draft}", ' if draft else "") + f'"num_speculative_tokens": {k}'
+        return [*parts, f"--speculative-config '{{{config}}}'"]
+    if job.engine == "sglang":
+        parts.append(f"--speculative-algorithm {name}")
+        if draft:
+            parts.append(f"--speculative-draft-model-path {draft}")
+        if spec.method != "ngram":  # a chain: one draft per step (topk 1), k steps, k + 1 tokens verified
+            parts += [f"--speculative-num-steps {k}", "--speculative-eagle-topk 1"]
+        return [*parts, f"--speculative-num-draft-tokens {k + 1}"]
+    fields = [f"decoding_type: {name}"]
+    fields.append(f"num_nextn_predict_layers: {k}" if spec.method == "mtp" else f"max_draft_len: {k}")
+    if draft:
+        fields.append(f"speculative_model_dir: {draft}")
+    job.note("trtllm_speculative", options=TRTLLM_KV_OPTIONS, config="{" + ", ".join(fields) + "}")
+    if cfg.kv_format != "fp8":  # the FP8 KV cache already names the options file
+        parts.append(f"--extra_llm_api_options {TRTLLM_KV_OPTIONS}")
+    return parts
+
+
 def _layout(job: _Launch, config: Configuration, replicas: int, fabric: str | None) -> dict[str, Any]:
     """How the replicas, and a replica's servers, are started: its code and parameters (app/messages.py)."""
     if job.nodes > 1:
@@ -290,3 +336,62 @@ def _layout(job: _Launch, config: Configuration, replicas: int, fabric: str | No
     gpus = job.tp * job.pp
     per_node = config.cards_per_node // gpus if config.cards_per_node >= gpus else 0
     return {"code": "layout_replicas", "params": {"replicas": replicas, "gpus": gpus, "per_node": per_node}}
+
+
+# Disaggregated prefill/decode (app/planner/serving_disagg.py): SGLang PD. Each pool's replicas run the single-server
+# command with --disaggregation-mode (prefill | decode) and the KV transfer backend (server_args.py
+# `disaggregation_transfer_backend`, default mooncake); the router pairs them (sgl-router `launch_router
+# --pd-disaggregation --prefill URL --decode URL`), listening where the load balancer would.
+DISAGGREGATION_BACKEND = "mooncake"
+SGLANG_PORT = 30000  # ServerArgs.port default
+ROUTER = "python -m sglang_router.launch_router --pd-disaggregation"
+
+
+def disaggregated_launch(
+    model: ModelSpec,
+    cfgs: tuple[ServingConfig, ServingConfig],
+    shapes: dict[str, tuple[int, int]],
+    estimates: tuple[ServingEstimate, ServingEstimate],
+    served: Served,
+    offer: Any,
+) -> dict[str, Any]:
+    """The launch of a disaggregated deployment: each pool's command, the router's, and how they are laid out."""
+    one = Configuration(offer.gpus_per_node, 1)
+    blocks = {}
+    for (name, (tp, replicas)), cfg, estimate in zip(shapes.items(), cfgs, estimates, strict=True):
+        if (
+            name == "decode"
+        ):  # every prompt arrives computed: the decode pool's cache hit is the transfer's, not a lever
+            cfg = replace(cfg, prefix_cache_hit_rate=0.0)
+        blocks[name] = launch_block(model, cfg, (tp, 1, replicas), one, estimate, estimate.max_concurrency, served)
+    commands = {
+        name: f"{block['command']} --disaggregation-mode {name} --disaggregation-transfer-backend "
+        f"{DISAGGREGATION_BACKEND}"
+        for name, block in blocks.items()
+    }
+    commands["router"] = (
+        f"{ROUTER} --prefill http://<prefill-1>:{SGLANG_PORT} --decode http://<decode-1>:{SGLANG_PORT} "
+        "--host 0.0.0.0 --port 8000"
+    )
+    (tp_p, r_p), (tp_d, r_d) = shapes["prefill"], shapes["decode"]
+    params = {
+        "prefill_replicas": r_p, "prefill_tp": tp_p, "decode_replicas": r_d, "decode_tp": tp_d,
+        "fabric": offer.inter_node_fabric or "the SKU's network",
+    }  # fmt: skip
+    layout: dict[str, Any] = {"code": "layout_disaggregated", "params": params}
+    texts = [t for block in blocks.values() for t in block["texts"]["notes"] if t["code"] != "no_fabric"]
+    unique = [t for i, t in enumerate(texts) if t not in texts[:i]]
+    return {
+        "engine": cfgs[1].engine,
+        "command": "\n".join(commands[name] for name in ("prefill", "decode", "router")),
+        "commands": commands,
+        "replicas": r_p + r_d,
+        "gpus_per_replica": tp_d,
+        "servers_per_replica": 1,
+        "max_model_len": blocks["decode"]["max_model_len"],
+        "layout": launch_text(layout["code"], layout["params"]),
+        "needs_infiniband": True,
+        "versions": {cfgs[1].engine: ENGINE_VERSIONS[cfgs[1].engine]},
+        "notes": [launch_text(t["code"], t["params"]) for t in unique],
+        "texts": {"layout": layout, "notes": unique},
+    }

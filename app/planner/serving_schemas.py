@@ -7,8 +7,9 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
 
+from app.estimator.serving_levers import MAX_SPECULATIVE_TOKENS
 from app.estimator.serving_sim import MAX_P95_RATIO
-from app.estimator.vocabulary import Batching, Engine
+from app.estimator.vocabulary import Batching, Engine, SpeculativeMethod
 from app.schemas import RequestModel
 
 
@@ -19,6 +20,36 @@ class SloIn(RequestModel):
         default="p90",
         description="The percentile of requests the targets hold for, judged on the simulated latency at the peak",
     )
+
+
+class SpeculativeIn(RequestModel):
+    method: SpeculativeMethod = Field(
+        description="eagle3 (an EAGLE-3 draft head), mtp (the checkpoint's own multi-token-prediction layers: "
+        "DeepSeek-V3/R1), ngram (prompt lookup, no draft model) or draft_model (a smaller model of the same "
+        "tokenizer, named by draft_model)"
+    )
+    num_speculative_tokens: int = Field(
+        ge=1,
+        le=MAX_SPECULATIVE_TOKENS,
+        description="Tokens the draft proposes each step (k); the target verifies k + 1",
+    )
+    acceptance_rate: float = Field(
+        ge=0.0,
+        le=1.0,
+        description="The chance each drafted token is accepted (a), as the engine reports it on your traffic; a step "
+        "yields (1 - a^(k+1)) / (1 - a) tokens on average",
+    )
+    draft_model: str | None = Field(
+        default=None, description="draft_model only: the preset id of the draft model (e.g. llama-3.2-1b)"
+    )
+
+    @model_validator(mode="after")
+    def _draft_for_draft_model(self) -> SpeculativeIn:
+        if (self.method == "draft_model") != (self.draft_model is not None):
+            raise ValueError(
+                "serving.speculative.draft_model names the draft model when method is draft_model, and only then"
+            )
+        return self
 
 
 class ServingIn(RequestModel):
@@ -65,6 +96,22 @@ class ServingIn(RequestModel):
     slo: SloIn | None = Field(default=None, description="Latency targets; none: no SLO, meets_slo is null")
     peak_factor: float = Field(
         default=1.5, ge=1.0, le=100.0, description="/recommend: traffic peak ÷ offered load the replicas must carry"
+    )
+    prefix_cache_hit_rate: float = Field(
+        default=0.0,
+        ge=0.0,
+        le=1.0,
+        description="Share of prompt tokens found in the engine's prefix cache (a shared system prompt, earlier turns, "
+        "a document sent again): they are not prefilled. Every request still reserves KV for its whole length",
+    )
+    speculative: SpeculativeIn | None = Field(
+        default=None, description="Speculative decoding; none: every decode step yields one token"
+    )
+    disaggregated: Literal[False, True, "auto"] = Field(
+        default=False,
+        description="/recommend with requests_per_s, engine sglang: true sizes a prefill pool and a decode pool on "
+        'separate servers joined by the SKU\'s fabric (SGLang PD disaggregation, the KV sent between them); "auto" '
+        "ranks those beside colocated replicas; false (default): colocated replicas only",
     )
 
     @model_validator(mode="after")
@@ -122,6 +169,12 @@ class UtilizationOut(BaseModel):
     peak: float
 
 
+class PoolOut(BaseModel):
+    tp: int
+    replicas: int
+    gpus: int
+
+
 class ServingOut(BaseModel):
     ttft_ms: float | None = Field(
         description="Time to first token: for requests_per_s the simulated p50 at that load (queueing included); "
@@ -152,6 +205,12 @@ class ServingOut(BaseModel):
     )
     peak_requests_per_s: float | None = None
     memory_per_gpu_gib: ServingMemoryOut
+    pools: dict[str, PoolOut] | None = Field(
+        default=None, description='Disaggregated: {"prefill": {tp, replicas, gpus}, "decode": {…}}; null: colocated'
+    )
+    kv_transfer_ms: float | None = Field(
+        default=None, description="Disaggregated: one mean prompt's KV sent from prefill to decode over the fabric"
+    )
     engine: str
     batching: str
     notes: list[str]

@@ -24,6 +24,7 @@ from app.estimator.serving import (
     moe_low_concurrency_note,
     replica_capacity,
 )
+from app.estimator.serving_levers import Speculation, mtp_layers
 from app.estimator.serving_sim import LoadLatency, Quantiles
 from app.estimator.specs import GIB, Cluster, EstimatorError, ModelSpec, Warning_
 from app.estimator.vocabulary import SERVING_PRECISIONS, WEIGHT_FORMATS, ServingPrecision, WeightFormat
@@ -48,6 +49,7 @@ from app.planner.schemas import (
     PerformanceOut,
     PlanIn,
     PlanOut,
+    QuoteBodyOut,
     RecommendOut,
     RejectedOut,
     WorkloadIn,
@@ -60,14 +62,17 @@ from app.planner.serving import (
     search_serving,
     valid_tp,
 )
+from app.planner.serving_disagg import check_disaggregated, merged, search_disaggregated
 from app.planner.serving_launch import NO_FABRIC_NOTE, Served
 from app.planner.serving_schemas import (
     LatencyOut,
     LoadLatencyOut,
     PercentilesOut,
+    PoolOut,
     ServingIn,
     ServingMemoryOut,
     ServingOut,
+    SpeculativeIn,
     UtilizationOut,
 )
 from app.schemas import mirror
@@ -157,9 +162,30 @@ def serving_config(request: WorkloadIn) -> ServingConfig:
         slo_tpot_ms=slo.tpot_ms if slo else None,
         slo_percentile=slo.percentile if slo else "p90",
         mla_cache_values=_mla(request.model),
+        speculative=_speculation(serving.speculative, request.model),
     )
     _check_context(_hf_config(request.model), cfg, "max_model_len" if serving.max_model_len else "max_request_tokens")
     return cfg
+
+
+def _speculation(spec: SpeculativeIn | None, model: ModelIn) -> Speculation | None:
+    """The estimator's speculation: MTP only where the checkpoint ships its layers, a draft model as its preset."""
+    if spec is None:
+        return None
+    if spec.method == "mtp" and mtp_layers(_hf_config(model)) == 0:
+        raise EstimatorError(
+            "mtp runs the checkpoint's own multi-token-prediction layers (config.json num_nextn_predict_layers, as "
+            "DeepSeek-V3/R1 ship): this model has none; use eagle3, ngram or draft_model",
+            field="serving.speculative.method",
+        )
+    draft, repo = None, None
+    if spec.draft_model is not None:
+        try:
+            preset = get_preset(spec.draft_model)
+        except EstimatorError as error:
+            raise EstimatorError(str(error), field="serving.speculative.draft_model") from error
+        draft, repo = preset.model, preset.hf_repo
+    return Speculation(spec.method, spec.num_speculative_tokens, spec.acceptance_rate, draft=draft, draft_repo=repo)
 
 
 def checkpoint_weights(request: WorkloadIn) -> tuple[WeightFormat | None, int | None]:
@@ -265,6 +291,8 @@ def serving_out(estimate: ServingEstimate, cfg: ServingConfig, option: ServingOp
         else None,
         isolated_ttft_ms=estimate.isolated_ttft_ms,
         peak_requests_per_s=option.peak.requests_per_s if option else None,
+        pools={k: PoolOut(**v) for k, v in option.pools.items()} if option and option.pools else None,
+        kv_transfer_ms=option.kv_transfer_ms if option else None,
         memory_per_gpu_gib=ServingMemoryOut(
             weights=round(mem.weights / GIB, 2),
             kv_cache=round(mem.kv_cache / GIB, 2),
@@ -322,8 +350,14 @@ def _performance_out(estimate: ServingEstimate) -> PerformanceOut:
     )
 
 
-def _plan_out(replicas: int, tp: int, pp: int, concurrency: float) -> PlanOut:
+def _plan_out(replicas: int, tp: int, pp: int, concurrency: float, pools: dict[str, Any] | None = None) -> PlanOut:
     summary = f"{replicas} independent replica(s) × TP {tp}" + (f" × PP {pp}" if pp > 1 else "")
+    if pools:
+        pre, dec = pools["prefill"], pools["decode"]
+        summary = (
+            f"disaggregated: {pre['replicas']} prefill replica(s) × TP {pre['tp']} and {dec['replicas']} decode "
+            f"replica(s) × TP {dec['tp']}, the KV sent between them over the fabric"
+        )
     return PlanOut(
         dp=replicas,
         tp=tp,
@@ -403,6 +437,11 @@ def estimate(
 ) -> EstimateOut:
     """POST /estimate with task serving: the plan's tp × pp per replica, dp independent replicas."""
     cfg = serving_config(request)
+    if request.serving is not None and request.serving.disaggregated is not False:
+        raise EstimatorError(
+            "/estimate sizes the plan given as colocated replicas; disaggregated pools are sized by /recommend",
+            field="serving.disaggregated",
+        )
     unsupported = kernel_support(cluster.gpu, cfg)
     if unsupported:
         raise EstimatorError(unsupported.text, field=unsupported.field)
@@ -462,13 +501,16 @@ def option_out(
     model: ModelSpec,
 ) -> OptionOut:
     est = option.estimate
+    shape = f"{option.replicas} replica(s) × TP {option.tp}{f' × PP {option.pp}' if option.pp > 1 else ''}"
+    if option.pools:
+        pre, dec = option.pools["prefill"], option.pools["decode"]
+        shape = f"{pre['replicas']} prefill × TP {pre['tp']} + {dec['replicas']} decode × TP {dec['tp']} replica(s)"
     explanation = (
-        f"{option.replicas} replica(s) × TP {option.tp}{f' × PP {option.pp}' if option.pp > 1 else ''} "
-        f"on {option.offer.name}: "
+        f"{shape} on {option.offer.name}: "
         f"{est.requests_per_s:.3g} requests/s at TTFT {est.ttft_ms:.0f} ms and TPOT {est.tpot_ms:.1f} ms; "
         f"the peak of {option.peak.requests_per_s:.3g} requests/s with {option.headroom:.2f}× headroom"
     )
-    plan = _plan_out(option.replicas, option.tp, option.pp, est.concurrency)
+    plan = _plan_out(option.replicas, option.tp, option.pp, est.concurrency, option.pools)
     return placed_option_out(
         option,
         plan=plan,
@@ -482,9 +524,22 @@ def option_out(
         miss_reason=option.miss_reason,
         misses=[MissOut(code=code, params=params) for code, params in option.misses],
         serving=serving_out(est, cfg, option),
-        quote=quote_body(option, plan, workload_body),
+        quote=_quote(option, plan, workload_body),
         assumptions=fabric_assumptions(option),
     )
+
+
+# The plan's parallel degrees a quote's plan check re-sizes as colocated replicas (app/quotes/plan_check.py DEGREES).
+COLOCATED_DEGREES = ("dp", "tp", "pp", "cp", "ep")
+
+
+def _quote(option: ServingOption, plan: PlanOut, workload_body: dict[str, Any]) -> QuoteBodyOut:
+    """The option's POST /quotes body. A disaggregated deployment's plan states no colocated degrees (two pools are no
+    dp × tp × pp): the quote is not re-sized as colocated replicas, and its workload says disaggregated."""
+    quote = quote_body(option, plan, workload_body)
+    if option.pools:
+        quote.plan = {key: value for key, value in quote.plan.items() if key not in COLOCATED_DEGREES}
+    return quote
 
 
 def _offer_warnings(option: ServingOption) -> list[Warning_]:
@@ -500,6 +555,20 @@ def _availability(option: ServingOption) -> str:
         return "not tracked"
     units = option.cost.units
     return "available" if offer.availability.get(option.region, 0) >= units else "on request"
+
+
+def _search(
+    model: ModelSpec, cfg: ServingConfig, serving: ServingIn, offers: list[Offer], constraints: Constraints, how: Served
+) -> ServingSearch:
+    """Colocated replicas, disaggregated pools, or both ranked together (serving.disaggregated)."""
+    factor = serving.peak_factor
+    if serving.disaggregated is False:
+        return search_serving(model, cfg, offers, constraints, peak_factor=factor, served=how)
+    check_disaggregated(cfg)
+    pools = search_disaggregated(model, cfg, offers, constraints, peak_factor=factor, served=how)
+    if serving.disaggregated is True:
+        return pools
+    return merged(search_serving(model, cfg, offers, constraints, peak_factor=factor, served=how), pools, constraints)
 
 
 def rejected_out(search: ServingSearch) -> list[RejectedOut]:
@@ -524,9 +593,7 @@ def recommendation(
     """POST /recommend with task serving: the cheapest deployments that carry the peak within the SLO."""
     cfg = serving_config(request)
     serving = request.serving or ServingIn()
-    search = search_serving(
-        model, cfg, offers, constraints, peak_factor=serving.peak_factor, served=served(request.model, model)
-    )
+    search = _search(model, cfg, serving, offers, constraints, served(request.model, model))
     body = request.model_dump(mode="json", include=set(WorkloadIn.model_fields), exclude_none=True)
     return RecommendOut(
         model=model_summary,

@@ -44,8 +44,11 @@ router = APIRouter(route_class=WebRoute, include_in_schema=False)
 
 FIELDS = (
     "source", "preset", "hf_id", "input_tokens", "output_tokens", "requests_per_s", "peak_factor", "ttft_ms", "tpot_ms",
-    "engine", "weights", "kv_cache", "term",
+    "engine", "weights", "kv_cache", "term", "prefix_cache", "spec_method", "spec_tokens", "spec_acceptance",
+    "disaggregated",
 )  # fmt: skip
+SPEC_METHODS = ("none", "eagle3", "mtp", "ngram")  # the wizard's speculation choices (draft_model: the API only)
+DISAGGREGATION = {"no": False, "yes": True, "auto": "auto"}  # the form's choice -> serving.disaggregated
 AS_SHIPPED = "checkpoint"  # the weights choice that leaves the format to the checkpoint's quantization_config
 SOURCES = ("preset", "hub")  # a shipped preset, or a Hugging Face model id (its config.json read from the Hub)
 DEFAULTS = {
@@ -61,6 +64,11 @@ DEFAULTS = {
     "weights": "checkpoint",
     "kv_cache": "bf16",
     "term": "monthly",
+    "prefix_cache": "0",
+    "spec_method": "none",
+    "spec_tokens": "3",
+    "spec_acceptance": "0.7",
+    "disaggregated": "no",
 }
 # API location → the form field that shows its message.
 API_TO_FIELD = {
@@ -77,9 +85,14 @@ API_TO_FIELD = {
     "precision": "weights",
     "kv_cache_precision": "kv_cache",
     "constraints.term": "term",
+    "serving.prefix_cache_hit_rate": "prefix_cache",
+    "serving.speculative": "spec_method",
+    "serving.speculative.num_speculative_tokens": "spec_tokens",
+    "serving.speculative.acceptance_rate": "spec_acceptance",
+    "serving.disaggregated": "disaggregated",
 }
-INTEGER_FIELDS = ("input_tokens", "output_tokens")
-NUMBER_FIELDS = ("requests_per_s", "peak_factor", "ttft_ms", "tpot_ms")
+INTEGER_FIELDS = ("input_tokens", "output_tokens", "spec_tokens")
+NUMBER_FIELDS = ("requests_per_s", "peak_factor", "ttft_ms", "tpot_ms", "prefix_cache", "spec_acceptance")
 
 
 @dataclass
@@ -133,6 +146,10 @@ def parse(form: ServeForm, t: Translator) -> RecommendIn | None:
         form.add_error("source", t("serve_err_choice", allowed=", ".join(SOURCES)))
     elif source == "hub" and not form.value("hf_id"):
         form.add_error("hf_id", t("err_required"))
+    if form.value("disaggregated") not in DISAGGREGATION:
+        form.add_error("disaggregated", t("serve_err_choice", allowed=", ".join(DISAGGREGATION)))
+    if form.value("spec_method") not in SPEC_METHODS:
+        form.add_error("spec_method", t("serve_err_choice", allowed=", ".join(SPEC_METHODS)))
     if form.value("kv_cache") not in SERVING_PRECISIONS:  # the API's precision type also holds fp32, not served
         form.add_error("kv_cache", t("serve_err_choice", allowed=", ".join(SERVING_PRECISIONS)))
     if form.errors:
@@ -146,6 +163,9 @@ def parse(form: ServeForm, t: Translator) -> RecommendIn | None:
         "peak_factor": numbers["peak_factor"],
         "engine": form.value("engine"),
         "slo": slo or None,
+        "prefix_cache_hit_rate": numbers["prefix_cache"],
+        "speculative": _speculative(form, numbers),
+        "disaggregated": DISAGGREGATION[form.value("disaggregated")],
     }
     body = {
         "model": {"hf_id": form.value("hf_id")} if source == "hub" else {"preset": form.value("preset")},
@@ -165,6 +185,15 @@ def parse(form: ServeForm, t: Translator) -> RecommendIn | None:
         return None
 
 
+def _speculative(form: ServeForm, numbers: dict[str, float | int | None]) -> dict[str, Any] | None:
+    """The serving.speculative block of the form's levers; None when none is chosen."""
+    method = form.value("spec_method")
+    if method == "none":
+        return None
+    acceptance = numbers["spec_acceptance"]
+    return {"method": method, "num_speculative_tokens": numbers["spec_tokens"], "acceptance_rate": acceptance}
+
+
 def _page(request: Request, t: Translator, context: dict[str, Any], *, status: int = 200) -> HTMLResponse:
     items = [(k, v) for k, v in request.query_params.multi_items() if k != "lang"]
     switch = f"{request.url.path}?{urlencode([*items, ('lang', 'zh' if t.lang == 'en' else 'en')])}"
@@ -179,6 +208,7 @@ def _page(request: Request, t: Translator, context: dict[str, Any], *, status: i
             "presets": presets,
             "engines": ENGINES,
             "weight_formats": (AS_SHIPPED, *WEIGHT_FORMATS),
+            "spec_methods": SPEC_METHODS,
             **context,
         },
         status_code=status,

@@ -1,0 +1,203 @@
+"""Disaggregated serving deployments (`serving.disaggregated`): a prefill pool and a decode pool on separate servers of
+one SKU, the KV of each request sent between them over the SKU's fabric (app/estimator/serving_disagg.py), priced as
+the servers both pools occupy with the fabric add-on on each. PURE: offers in, options out.
+
+Per offer the decode pool is sized first (the TP degree within a server and the fewest replicas whose simulated time
+per token at the peak meets the target, fewest GPUs first), then the prefill pool (its TTFT target less the KV
+transfer to that decode TP). Launches are SGLang's PD disaggregation (python/sglang/srt/server_args.py
+`disaggregation_mode` prefill | decode, `disaggregation_transfer_backend`, default mooncake) behind its router
+(`python -m sglang_router.launch_router --pd-disaggregation --prefill URL --decode URL`, sgl-project/sglang
+sgl-router README); vLLM (a KV connector) and TensorRT-LLM (`trtllm-serve disaggregated`) run it too but their
+launches are not built here, so the request is refused for them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from app.estimator.serving import (
+    ServingConfig,
+    estimate_serving,
+    kernel_support,
+    max_concurrency,
+    replicas_for_slo,
+    simulations,
+)
+from app.estimator.serving_disagg import Pools, decode_config, joined_estimate, kv_transfer_s, prefill_config
+from app.estimator.specs import Cluster, EstimatorError, ModelSpec
+from app.estimator.vocabulary import TERM_MONTHS
+from app.planner.offers import DAYS_PER_BILLED_MONTH, Configuration, Constraints, Offer, price, unconvertible
+from app.planner.serving import (
+    TP_DEGREES,
+    ServingOption,
+    ServingSearch,
+    _Ask,
+    _fastest_key,
+    _key,
+    _region,
+    _replica_cluster,
+    _with_other_term,
+    per_million_tokens,
+    valid_tp,
+)
+from app.planner.serving_launch import Served, disaggregated_launch
+
+DISAGGREGATED_ENGINES = ("sglang",)
+
+
+def check_disaggregated(cfg: ServingConfig) -> None:
+    """422 on serving.disaggregated where its launches are not built or it is not modelled."""
+    if cfg.engine not in DISAGGREGATED_ENGINES:
+        raise EstimatorError(
+            f"disaggregated prefill/decode launches are built for SGLang PD here ({cfg.engine}'s are not): set "
+            "serving.engine to sglang",
+            field="serving.disaggregated",
+        )
+    if cfg.requests_per_s is None or cfg.batching != "continuous":
+        raise EstimatorError(
+            "disaggregated pools are sized for an offered load (serving.requests_per_s) with continuous batching",
+            field="serving.disaggregated",
+        )
+
+
+def search_disaggregated(
+    model: ModelSpec,
+    cfg: ServingConfig,
+    offers: list[Offer],
+    constraints: Constraints,
+    *,
+    peak_factor: float = 1.5,
+    served: Served | None = None,
+) -> ServingSearch:
+    """The cheapest disaggregated deployment per offer that carries the peak within the SLO (one option per SKU)."""
+    check_disaggregated(cfg)
+    ask = _Ask(model, replace(cfg, peak_factor=peak_factor), constraints, peak_factor, served or Served())
+    options: list[ServingOption] = []
+    rejected: list[tuple[str, str, dict[str, Any]]] = []
+    with simulations():
+        for offer in offers:
+            if constraints.gpu_types and offer.gpu.id not in constraints.gpu_types:
+                continue
+            region = _region(offer, constraints)
+            if region is None:
+                continue
+            if offer.unconvertible:
+                rejected.append((offer.sku_id, "exchange_rate", unconvertible(offer)))
+                continue
+            unsupported = kernel_support(offer.gpu, cfg)
+            if unsupported:
+                rejected.append((offer.sku_id, "kernels", {"gap": unsupported.gap, **unsupported.params}))
+                continue
+            if offer.rental_unit != "node" or offer.inter_node_fabric is None:
+                rejected.append((offer.sku_id, "no_fabric", {}))
+                continue
+            option = _deployment(ask, offer, region)
+            if option is None:
+                rejected.append((offer.sku_id, "disaggregated_pools", {"max_nodes": constraints.max_nodes}))
+            else:
+                options.append(option)
+    rank = _fastest_key if constraints.objective == "fastest" else _key
+    options = sorted(options, key=rank)[: constraints.limit]
+    for place, option in enumerate(options, start=1):
+        option.rank = place
+        _with_other_term(option)
+    return ServingSearch(options, [], rejected, evaluations=len(offers))
+
+
+def merged(colocated: ServingSearch, disaggregated: ServingSearch, constraints: Constraints) -> ServingSearch:
+    """`serving.disaggregated: "auto"`: both searches' options in one ranking."""
+    rank = _fastest_key if constraints.objective == "fastest" else _key
+    options = sorted(colocated.options + disaggregated.options, key=rank)[: constraints.limit]
+    for place, option in enumerate(options, start=1):
+        option.rank = place
+    shown = {option.offer.sku_id for option in options}
+    rejected: list[tuple[str, str, dict[str, Any]]] = []
+    for sku, code, params in colocated.rejected + disaggregated.rejected:  # once per SKU and reason
+        if sku not in shown and (sku, code) not in {(r[0], r[1]) for r in rejected}:
+            rejected.append((sku, code, params))
+    return replace(
+        colocated,
+        options=options,
+        rejected=rejected,
+        evaluations=colocated.evaluations + disaggregated.evaluations,
+    )
+
+
+def _pool(
+    ask: _Ask, offer: Offer, config_for: Callable[[int], ServingConfig | None], gpus_left: int
+) -> tuple[int, int] | None:
+    """(tp, replicas) of the pool that meets its target at the peak on the fewest GPUs (the smaller TP on a tie)."""
+    best: tuple[int, int, int] | None = None
+    for tp in TP_DEGREES:
+        if tp > offer.gpus_per_node or not valid_tp(ask.model, tp):
+            continue
+        cfg = config_for(tp)
+        if cfg is None or max_concurrency(ask.model, cfg, offer.gpu, tp, 1) < 1:
+            continue
+        found = replicas_for_slo(ask.model, cfg, _replica_cluster(offer, tp, 1), tp=tp, most=max(1, gpus_left // tp))
+        if found is not None and (best is None or tp * found[0] < best[0]):
+            best = (tp * found[0], tp, found[0])
+    return (best[1], best[2]) if best else None
+
+
+def _servers(offer: Offer) -> Cluster:
+    """Two servers of the offer joined by its fabric: where the KV crosses."""
+    return replace(_replica_cluster(offer, offer.gpus_per_node, 2), nodes=2)
+
+
+def _deployment(ask: _Ask, offer: Offer, region: str) -> ServingOption | None:
+    """The offer's disaggregated deployment: decode pool, then prefill pool, both within max_nodes servers."""
+    cfg, model = ask.cfg, ask.model
+    most = ask.constraints.max_nodes * offer.gpus_per_node
+    decode = _pool(ask, offer, lambda tp: decode_config(cfg), most - 1)
+    if decode is None:
+        return None
+    servers = _servers(offer)
+
+    def prefill_for(tp: int) -> ServingConfig | None:
+        pcfg = prefill_config(cfg, kv_transfer_s(model, cfg, servers, tp, decode[0]))
+        return None if pcfg.slo_ttft_ms is not None and pcfg.slo_ttft_ms <= 0 else pcfg
+
+    left = most - math.ceil(decode[0] * decode[1] / offer.gpus_per_node) * offer.gpus_per_node
+    prefill = _pool(ask, offer, prefill_for, left) if left > 0 else None
+    if prefill is None:
+        return None
+    nodes = sum(math.ceil(tp * replicas / offer.gpus_per_node) for tp, replicas in (prefill, decode))
+    if nodes > ask.constraints.max_nodes:
+        return None
+    transfer = kv_transfer_s(model, cfg, servers, prefill[0], decode[0])
+    pcfg, dcfg = prefill_config(cfg, transfer), decode_config(cfg)
+    estimates = [
+        estimate_serving(model, pool_cfg, _replica_cluster(offer, tp, 1), tp=tp, replicas=n, replicas_needed=n)
+        for pool_cfg, (tp, n) in ((pcfg, prefill), (dcfg, decode))
+    ]
+    pools = Pools(prefill, decode, estimates[0], estimates[1], transfer)
+    joined = joined_estimate(pools, cfg)
+    config = Configuration(offer.gpus_per_node, nodes)
+    hours = TERM_MONTHS[ask.constraints.term] * DAYS_PER_BILLED_MONTH * 24.0
+    cost = price(offer, config, ask.constraints.term, hours, joined=True)  # the KV crosses servers: fabric on each
+    peak_use = max(joined.utilization.values()) if joined.utilization else 1.0
+    shapes = {"prefill": prefill, "decode": decode}
+    option = ServingOption(
+        offer=offer,
+        config=config,
+        region=region,
+        tp=decode[0],
+        replicas=decode[1],
+        estimate=joined,
+        peak=joined,
+        cost=cost,
+        per_million_output_tokens=per_million_tokens(
+            cost.monthly_effective, joined.output_tokens_per_s, offer.money_quantum
+        ),
+        headroom=1.0 / peak_use if peak_use > 0 else 0.0,
+        launch=disaggregated_launch(model, (pcfg, dcfg), shapes, (estimates[0], estimates[1]), ask.served, offer),
+        notes=list(joined.notes),
+        verified=True,
+        pools={name: {"tp": tp, "replicas": n, "gpus": tp * n} for name, (tp, n) in shapes.items()},
+        kv_transfer_ms=transfer * 1e3,
+    )
+    return option

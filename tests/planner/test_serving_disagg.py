@@ -1,0 +1,85 @@
+"""Disaggregated prefill/decode deployments (app/planner/serving_disagg.py): pools sized by the simulation, the KV
+sent over the SKU's fabric, priced as the servers both pools occupy, launched as SGLang PD with flags its parser
+declares."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.estimator.presets import get_preset
+from app.estimator.serving import ServingConfig
+from app.estimator.specs import EstimatorError
+from app.planner.offers import Constraints
+from app.planner.serving import search_serving
+from app.planner.serving_disagg import merged, search_disaggregated
+from tests.planner.test_serving_launch import H100_IB, _check
+from tests.planner.test_serving_search import OFFERS
+
+LLAMA_70B = get_preset("llama-3.1-70b").model
+RAG = ServingConfig(
+    input_tokens=8000, output_tokens=300, requests_per_s=5, engine="sglang", precision="fp8", weights="fp8",
+    slo_ttft_ms=2000, slo_tpot_ms=50,
+)  # fmt: skip
+
+
+def test_pools_meet_the_slo_at_the_peak_and_are_priced_as_their_servers() -> None:
+    found = search_disaggregated(LLAMA_70B, RAG, [H100_IB], Constraints(max_nodes=16))
+    (option,) = found.options
+    assert option.pools is not None and option.kv_transfer_ms is not None
+    prefill, decode = option.pools["prefill"], option.pools["decode"]
+    servers = -(-prefill["gpus"] // 8) + -(-decode["gpus"] // 8)
+    assert option.config.nodes == servers and option.cost.units == servers
+    peak = option.estimate.latency["peak"] if option.estimate.latency else None
+    assert peak is not None and option.estimate.meets_slo is True
+    assert peak.ttft.p90 * 1e3 <= 2000 and peak.tpot.p90 * 1e3 <= 50
+    assert peak.ttft.p50 * 1e3 >= option.kv_transfer_ms  # the transfer is part of the time to first token
+
+
+def test_the_launch_is_sglang_pd_with_its_own_flags() -> None:
+    (option,) = search_disaggregated(LLAMA_70B, RAG, [H100_IB], Constraints(max_nodes=16)).options
+    launch = option.launch
+    for pool in ("prefill", "decode"):
+        command = launch["commands"][pool]
+        assert f"--disaggregation-mode {pool} --disaggregation-transfer-backend mooncake" in command
+        _check("sglang", {**launch, "command": command})
+    assert launch["commands"]["router"].startswith("python -m sglang_router.launch_router --pd-disaggregation")
+    assert launch["needs_infiniband"] is True
+    assert not any("share nothing" in note for note in launch["notes"])
+
+
+def test_a_sku_without_a_fabric_cannot_host_pools() -> None:
+    found = search_disaggregated(LLAMA_70B, RAG, OFFERS[:1], Constraints(max_nodes=16))
+    assert not found.options
+    assert [code for _, code, _ in found.rejected] == ["no_fabric"]
+
+
+def test_auto_ranks_both_and_keeps_the_cheaper() -> None:
+    constraints = Constraints(max_nodes=16)
+    colocated = search_serving(LLAMA_70B, RAG, [H100_IB], constraints)
+    pools = search_disaggregated(LLAMA_70B, RAG, [H100_IB], constraints)
+    both = merged(colocated, pools, constraints)
+    assert both.options[0].cost.compared_monthly == min(
+        o.cost.compared_monthly for o in colocated.options + pools.options
+    )
+    assert [o.rank for o in both.options] == list(range(1, len(both.options) + 1))
+
+
+@pytest.mark.parametrize("changes", [{"engine": "vllm"}, {"requests_per_s": None, "concurrency": 8}])
+def test_pools_are_refused_where_not_built(changes: dict) -> None:
+    from dataclasses import replace
+
+    with pytest.raises(EstimatorError) as error:
+        search_disaggregated(LLAMA_70B, replace(RAG, **changes), [H100_IB], Constraints())
+    assert error.value.field == "serving.disaggregated"
+
+
+def test_auto_names_each_refused_sku_once() -> None:
+    constraints = Constraints(max_nodes=16)
+    both = merged(
+        search_serving(LLAMA_70B, RAG, OFFERS[:1] + [H100_IB], constraints),
+        search_disaggregated(LLAMA_70B, RAG, OFFERS[:1] + [H100_IB], constraints),
+        constraints,
+    )
+    pairs = [(sku, code) for sku, code, _ in both.rejected]
+    assert len(pairs) == len(set(pairs))
+    assert not {sku for sku, _ in pairs} & {o.offer.sku_id for o in both.options}
