@@ -165,3 +165,15 @@ def optional_scope(scope: ApiScope) -> Callable[..., Principal | None]:
         return None if _authorization(request) is None else required(request, session)
 
     return dependency
+
+
+# Set by app.admin (install_admin), which this layer may not import: whether a request carries an active
+# admin's API token or browser session. GET /quotes lets admins search every organisation's quotes with it.
+ADMIN_CHECK = "admin_check"
+
+
+def admin_signed_in(request: Request, session: Session) -> bool:
+    check: Callable[[Request, Session], bool] | None = getattr(request.app.state, ADMIN_CHECK, None)
+    signed_in = check is not None and check(request, session)
+    session.commit()  # the credential's last-used touch, as require_admin does
+    return signed_in
