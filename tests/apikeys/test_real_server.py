@@ -5,6 +5,10 @@ filters, pages and keeps organisations apart."""
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -18,7 +22,7 @@ from sqlalchemy import create_engine, text
 from app.ratelimit.service import WINDOW_S
 from tests.apikeys.conftest import RECOMMEND
 from tests.quotes.helpers import a100_body
-from tests.servers import app_cli, migrate_and_seed, scratch_database, serving
+from tests.servers import ROOT, app_cli, migrate_and_seed, scratch_database, serving
 
 ANONYMOUS_LIMIT = 6  # this module's anonymous POSTs to /quotes stay under it: 4 wrong keys and 1 quote
 SECRET = "e2e-" + "s" * 60
@@ -158,3 +162,21 @@ def test_search_pages_and_organisations(server: Server) -> None:
         )
         everyone = client.get("/quotes", params={"limit": 200}, headers=server.admin).json()["items"]
         assert {*ids, theirs} <= {item["id"] for item in everyone}
+
+
+def _python_example() -> str:
+    text = (ROOT / "docs" / "integrations.md").read_text(encoding="utf-8")
+    (block,) = re.findall(r"^```python\n(.*?)^```", text, re.MULTILINE | re.DOTALL)
+    return block
+
+
+def test_the_python_example_of_the_docs_runs(server: Server) -> None:
+    key = server.issue(organisation="Docs Example")["key"]
+    env = {**os.environ, "GPU_SIZER_URL": server.base, "GPU_SIZER_KEY": key}
+    result = subprocess.run(
+        [sys.executable, "-c", _python_example()], env=env, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.strip().splitlines()
+    assert lines[0].startswith("a100-40g-pcie-card ") and re.fullmatch(r"Q-\d{4}-\d{6} \d+\.\d{2} .+", lines[1])
+    assert lines[2] == "1 issued quotes for li.wei@example.com"
