@@ -123,6 +123,9 @@ def test_routes_take_a_key_or_none(client: TestClient, db: Session, alice: Admin
     quotes_only = issue(client, alice, scopes=["quotes:read"])
     assert client.post("/recommend", json=RECOMMEND).status_code == 200
     assert client.post("/recommend", json=RECOMMEND, headers=bearer(issued["key"])).status_code == 200
+    # Another kind of credential is no API key: ignored, as before keys existed (anonymous, limited per address).
+    assert client.post("/recommend", json=RECOMMEND, headers=alice.headers).status_code == 200
+    assert client.post("/recommend", json=RECOMMEND, headers={"Authorization": "Basic dXNlcjpwYXNz"}).status_code == 200
     wrong = client.post("/recommend", json=RECOMMEND, headers=bearer(issued["key"] + "x"))
     assert wrong.status_code == 401 and wrong.headers["content-type"] == "application/problem+json"
     assert wrong.headers["www-authenticate"] == "Bearer"
