@@ -54,7 +54,7 @@ SKUS: list[dict[str, Any]] = [
         "intra_node_link": "nvlink3",
         "interconnect": "NVLink 600 GB/s all-to-all (NVSwitch)",
         "host_cpu": "2x Intel Xeon Platinum 8380 (80 cores)",
-        "host_ram_gib": 1024,  # the article: "1TB DDR4 ECC" (seeds/000, BRIEF.md §3)
+        "host_ram_gib": 1024,  # the company's article: "1TB DDR4 ECC"
         "host_nvme_tb": "4x 3.84 TB NVMe",
         "network": "10 Gbps BGP",
         "inter_node_fabric": None,
@@ -76,7 +76,7 @@ SKUS: list[dict[str, Any]] = [
         "intra_node_link": "nvlink4",
         "interconnect": "NVLink + NVSwitch 900 GB/s",
         "host_cpu": "2x Intel Xeon Platinum 8480+ (112 cores)",
-        "host_ram_gib": 2048,  # the article: "2TB DDR5" (seeds/000, BRIEF.md §3)
+        "host_ram_gib": 2048,  # the company's article: "2TB DDR5"
         "host_nvme_tb": "8x 15.36 TB NVMe",
         "network": "10 Gbps international; InfiniBand 400G optional",
         "inter_node_fabric": "ib-ndr-400",

@@ -15,7 +15,10 @@ from fastapi.testclient import TestClient
 from app.webhooks.signing import headers, new_secret
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "integrations.md"
-RECEIVER, STDLIB = re.findall(r"```python\n(.*?)```", DOC.read_text(encoding="utf-8"), re.DOTALL)[:2]
+# the Webhooks section's two Python blocks (the sections before it have their own)
+RECEIVER, STDLIB = re.findall(
+    r"```python\n(.*?)```", DOC.read_text(encoding="utf-8").split("## Webhooks", 1)[1], re.DOTALL
+)[:2]
 
 
 def _signed(secret: str) -> tuple[bytes, dict[str, str]]:
