@@ -31,7 +31,7 @@ from app.db.engine import CLIENT, SETTINGS
 from app.errors import Conflict, InvalidInput, NotFound, TooManyRequests
 from app.estimator.vocabulary import QUOTE_STATUSES, TERM_MONTHS, Term
 from app.money import bp_to_percent, from_minor, to_minor
-from app.quotes import documents, printing, repository
+from app.quotes import documents, printing, repository, reservations
 from app.quotes.models import Quote, QuoteLine
 from app.quotes.schemas import CustomerOut, QuoteCreate, QuoteLineOut, QuoteLinks, QuoteList, QuoteOut
 from app.ratelimit.service import RateLimiter
@@ -428,11 +428,16 @@ def create_quote(
     figures = check_plan(session, data) if check_plan is not None else {}
     nodes, cards = _units(sku, data.quantity)
     months = _months(data.term, data.months)
+    start = reservations.start_of(session, data.start_date)
     priced = _price(sku, addons, quantity=data.quantity, nodes=nodes, cards=cards, term=data.term, months=months)
     joined = joining_fabric(sku, offered) is not None
     notes = _notes(sku, nodes, priced.notes, fabric=fabric_addon_of(sku, offered), rented=addons, joined=joined)
-    _count_new_quote(session)  # only a quote about to be written counts: a refused request spends nothing
     now = _now()
+    regions = _region(sku, data.region)
+    rental = reservations.plan_rental(
+        session, sku=sku, regions=regions, quantity=data.quantity, start=start, months=months, now=now
+    )
+    _count_new_quote(session)  # only a quote about to be written counts: a refused request spends nothing
     quote = _new_quote(
         sku,
         priced,
@@ -456,6 +461,7 @@ def create_quote(
         session.rollback()  # give the number back
         return replay
     repository.add(session, quote)
+    reservations.hold_rental(session, quote=quote, sku=sku, rental=rental, now=now)  # under the number's lock
     session.commit()
     return Created(quote_out(quote, base_path=base_path, now=now), created=True)
 
@@ -556,6 +562,8 @@ def quote_out(quote: Quote, *, base_path: str = "/quotes", now: datetime | None 
         customer=CustomerOut(name=quote.customer_name, company=quote.customer_company, email=quote.customer_email),
         workload=snap.get("workload"),
         plan=snap.get("plan"),
+        start_date=reservations.start_date_of(quote),
+        reservation=reservations.reservation_out(quote, effective_status(quote, now)),
         catalog={
             "sku_version": quote.sku_version,
             "price_id": quote.sku_price_id,
@@ -637,6 +645,7 @@ def accept_quote(session: Session, *, public_id: str, base_path: str = "/quotes"
         raise Conflict(f"quote {quote.number} was cancelled and can no longer be accepted")
     if status == "issued":
         quote.status, quote.accepted_at, quote.updated_at = "accepted", now, now
+        reservations.confirm(session, quote)
         session.flush()
     return quote_out(quote, base_path=base_path, now=now)
 
@@ -653,6 +662,7 @@ def cancel_quote(
     if status == "issued":
         quote.status, quote.cancelled_at, quote.cancelled_by = "cancelled", now, actor[:200]
         quote.cancel_reason, quote.updated_at = reason, now
+        reservations.release(session, quote)
         session.flush()
     return quote_out(quote, base_path=base_path, now=now)
 
