@@ -7,7 +7,7 @@ from urllib.parse import quote
 from fastapi import FastAPI, Request
 from fastapi.responses import RedirectResponse, Response
 
-from app.admin import api, pages
+from app.admin import api, capacity_api, capacity_pages, pages
 from app.admin.deps import API_PREFIX, LoginRequired
 from app.errors import Forbidden, app_error_response, handler_of
 from app.templating import templates
@@ -29,6 +29,8 @@ async def _on_forbidden(request: Request, exc: Forbidden) -> Response:
 def install_admin(app: FastAPI) -> None:
     app.include_router(pages.public)
     app.include_router(pages.router)
+    app.include_router(capacity_pages.router)
     app.include_router(api.router)
+    app.include_router(capacity_api.router)
     app.add_exception_handler(LoginRequired, handler_of(_on_login_required))
     app.add_exception_handler(Forbidden, handler_of(_on_forbidden))

@@ -23,7 +23,7 @@ from sqlalchemy.orm import Session
 
 from app import messages
 from app.capacity import repository
-from app.capacity.ledger import Hold, free_units, next_free, window
+from app.capacity.ledger import Hold, free_units, held_peak, next_free, window
 from app.capacity.models import Reservation
 from app.catalog.models import Sku
 from app.db.engine import SETTINGS
@@ -203,4 +203,63 @@ def holds_by_sku(session: Session, *, start: date, now: datetime | None = None) 
     out: dict[tuple[str, str], list[Hold]] = {}
     for slug, region, first, end, units in repository.holds_by_slug(session, now=now or datetime.now(UTC), after=start):
         out.setdefault((slug, region), []).append(Hold(first, end, units))
+    return out
+
+
+# ---------------------------------------------------------------- the capacity page
+
+
+@dataclass(frozen=True, slots=True)
+class MonthUse:
+    """One calendar month of a SKU's units in a region: the most units held on any one day of it by accepted
+    quotes, by issued quotes (still valid) and by maintenance, and the units free on every day of it."""
+
+    month: date  # its first day
+    accepted: int
+    issued: int
+    maintenance: int
+    free: int
+
+
+@dataclass(frozen=True, slots=True)
+class RegionUse:
+    sku_id: str
+    region: str
+    total: int
+    rental_unit: str
+    months: list[MonthUse]
+
+
+def month_starts(first: date, count: int) -> list[date]:
+    """The first days of `count` calendar months from the month of `first` (and the one after, to end the last)."""
+    out, year, month = [], first.year, first.month
+    for _ in range(count + 1):
+        out.append(date(year, month, 1))
+        year, month = (year + 1, 1) if month == 12 else (year, month + 1)
+    return out
+
+
+def capacity_by_month(session: Session, *, months: int, now: datetime | None = None) -> list[RegionUse]:
+    """Every tracked SKU and region, month by month from the current one (the catalog's timezone)."""
+    now = now or datetime.now(UTC)
+    starts = month_starts(catalog_today(session), months)
+    out = []
+    for row in repository.inventory(session):
+        reserved = repository.reservations(session, now=now, after=starts[0], sku_pk=row.sku_pk, region=row.region)
+        kept = repository.maintenance(session, after=starts[0], sku_pk=row.sku_pk, region=row.region)
+        accepted = [Hold(r.starts_on, r.ends_on, r.units) for r in reserved if r.state == "confirmed"]
+        issued = [Hold(r.starts_on, r.ends_on, r.units) for r in reserved if r.state == "held"]
+        maintenance = [Hold(m.starts_on, m.ends_on, m.units) for m in kept]
+        every = accepted + issued + maintenance
+        uses = [
+            MonthUse(
+                first,
+                held_peak(accepted, first, end),
+                held_peak(issued, first, end),
+                held_peak(maintenance, first, end),
+                free_units(row.units_available, every, first, end),
+            )
+            for first, end in zip(starts, starts[1:], strict=False)
+        ]
+        out.append(RegionUse(row.sku.slug, row.region, row.units_available, row.sku.rental_unit, uses))
     return out
