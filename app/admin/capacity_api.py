@@ -3,12 +3,13 @@ app/admin/capacity_editing.py; behind `require_admin` as the rest of /admin/api.
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Path, Query, Response
+from fastapi import APIRouter, Body, Depends, Path, Query, Response
 
-from app.admin import capacity_editing
-from app.admin.api import AUTH_RESPONSES, EDIT_RESPONSES, SkuId
+from app.admin import capacity_editing, examples
+from app.admin.api import AUTH_RESPONSES, EDIT_RESPONSES, Region, SkuId
 from app.admin.capacity_schemas import HoldIn, HoldOut, RegionUseOut
 from app.admin.deps import AdminDep, require_admin
 from app.deps import SessionDep, UnitOfWorkRoute
@@ -20,7 +21,8 @@ router = APIRouter(
     responses=AUTH_RESPONSES,
     route_class=UnitOfWorkRoute,
 )
-HoldId = Annotated[int, Path(ge=1, le=2**31 - 1, description="The hold's id")]
+FirstDay = Annotated[date, Path(description="The hold's first day (YYYY-MM-DD)", examples=["2027-01-04"])]
+HoldBody = Annotated[HoldIn, Body(openapi_examples=examples.HOLD)]
 
 
 @router.get("/skus/{sku_id}/holds", summary="The SKU's maintenance holds, by region and start")
@@ -28,36 +30,37 @@ def list_holds(sku_id: SkuId, session: SessionDep) -> list[HoldOut]:
     return capacity_editing.holds(session, slug=sku_id)
 
 
-@router.post(
-    "/skus/{sku_id}/holds",
-    status_code=201,
+@router.put(
+    "/skus/{sku_id}/holds/{region}/{starts_on}",
     responses=EDIT_RESPONSES,
-    summary="Take units out of service in a region for a date range (`version` null)",
+    summary="Take units out of service in a region from a day (`version` null for a new hold, else its version)",
 )
-def add_hold(sku_id: SkuId, body: HoldIn, session: SessionDep, admin: AdminDep) -> HoldOut:
-    return capacity_editing.hold_out(capacity_editing.add_hold(session, slug=sku_id, data=body, actor=admin.actor))
-
-
-@router.put("/skus/{sku_id}/holds/{hold_id}", responses=EDIT_RESPONSES, summary="Edit a hold (`version` required)")
-def update_hold(sku_id: SkuId, hold_id: HoldId, body: HoldIn, session: SessionDep, admin: AdminDep) -> HoldOut:
-    row = capacity_editing.update_hold(session, slug=sku_id, hold_id=hold_id, data=body, actor=admin.actor)
+def set_hold(
+    sku_id: SkuId, region: Region, starts_on: FirstDay, body: HoldBody, session: SessionDep, admin: AdminDep
+) -> HoldOut:
+    row = capacity_editing.set_hold(
+        session, slug=sku_id, region=region, starts_on=starts_on, data=body, actor=admin.actor
+    )
     return capacity_editing.hold_out(row)
 
 
 @router.delete(
-    "/skus/{sku_id}/holds/{hold_id}",
+    "/skus/{sku_id}/holds/{region}/{starts_on}",
     status_code=204,
     responses=EDIT_RESPONSES,
     summary="End a hold: its units are free again",
 )
 def delete_hold(
     sku_id: SkuId,
-    hold_id: HoldId,
+    region: Region,
+    starts_on: FirstDay,
     session: SessionDep,
     admin: AdminDep,
     version: Annotated[int, Query(ge=1, le=2**31 - 1, description="The version the deletion is based on")],
 ) -> Response:
-    capacity_editing.delete_hold(session, slug=sku_id, hold_id=hold_id, version=version, actor=admin.actor)
+    capacity_editing.delete_hold(
+        session, slug=sku_id, region=region, starts_on=starts_on, version=version, actor=admin.actor
+    )
     return Response(status_code=204)
 
 

@@ -8,6 +8,7 @@ appends an audit row with the hold before and after. The units that exist are se
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Any
 
 from sqlalchemy.orm import Session
@@ -46,76 +47,65 @@ def _snapshot(row: MaintenanceHold | None) -> dict[str, Any] | None:
     }
 
 
-def _check_region(sku: Sku, region: str) -> None:
+def _check(sku: Sku, region: str, starts_on: date, ends_on: date | None = None) -> None:
     if region not in sku.regions:
         message = f"{sku.slug} is sold in {', '.join(sku.regions)}"
         raise InvalidInput(f"region: {message}", errors=[{"field": "region", "message": message, "type": "catalog"}])
+    if ends_on is not None and ends_on <= starts_on:
+        message = f"must be after the first day held, {starts_on.isoformat()} (the day the units are back)"
+        raise InvalidInput(
+            f"ends_on: {message}", errors=[{"field": "ends_on", "message": message, "type": "value_error"}]
+        )
 
 
-def _get(session: Session, sku: Sku, hold_id: int) -> MaintenanceHold:
-    row = repository.get_maintenance(session, sku_pk=sku.id, hold_id=hold_id)
+def _stale(slug: str, row: MaintenanceHold | None, version: int | None) -> Conflict:
     if row is None:
-        raise NotFound(f"no maintenance hold {hold_id} on {sku.slug}")
-    return row
-
-
-def _stale(row: MaintenanceHold, version: int | None) -> Conflict:
+        return Conflict(
+            f"{slug} has no maintenance hold there yet; send version null",
+            errors=[{"field": "version", "message": "no hold yet", "type": "stale", "current": None}],
+        )
     return Conflict(
-        f"maintenance hold {row.id} is at version {row.version}, not {version}: now {row.units} units "
-        f"{row.starts_on.isoformat()}–{row.ends_on.isoformat()}. Nothing was saved.",
+        f"the maintenance hold is at version {row.version}, not {version}: now {row.units} units until "
+        f"{row.ends_on.isoformat()}. Nothing was saved.",
         errors=[{"field": "version", "message": "current version", "type": "stale", "current": row.version}],
     )
 
 
-def add_hold(session: Session, *, slug: str, data: HoldIn, actor: Actor) -> MaintenanceHold:
+def set_hold(
+    session: Session, *, slug: str, region: str, starts_on: date, data: HoldIn, actor: Actor
+) -> MaintenanceHold:
+    """Create the hold of a SKU, region and first day (`version` null) or edit it (its version)."""
     sku = get_sku(session, slug)
-    _check_region(sku, data.region)
-    if data.version is not None:
-        raise InvalidInput(
-            "version: a new hold has no version yet; send null",
-            errors=[{"field": "version", "message": "send null for a new hold", "type": "value_error"}],
-        )
-    row = MaintenanceHold(
-        sku_pk=sku.id,
-        region=data.region,
-        starts_on=data.starts_on,
-        ends_on=data.ends_on,
-        units=data.units,
-        note=data.note,
-        created_by=actor.email,
-    )
-    repository.add(session, row)
-    _audit(session, actor, "maintenance.add", sku, row, None, _snapshot(row))
-    return row
-
-
-def update_hold(session: Session, *, slug: str, hold_id: int, data: HoldIn, actor: Actor) -> MaintenanceHold:
-    sku = get_sku(session, slug)
-    _check_region(sku, data.region)
-    row = _get(session, sku, hold_id)
-    if data.version != row.version:
-        raise _stale(row, data.version)
+    _check(sku, region, starts_on, data.ends_on)
+    row = repository.get_maintenance(session, sku_pk=sku.id, region=region, starts_on=starts_on)
+    if (row is None) != (data.version is None) or (row is not None and row.version != data.version):
+        raise _stale(slug, row, data.version)
     before = _snapshot(row)
-    row.region, row.starts_on, row.ends_on = data.region, data.starts_on, data.ends_on
-    row.units, row.note = data.units, data.note
+    if row is None:
+        row = MaintenanceHold(sku_pk=sku.id, region=region, starts_on=starts_on, created_by=actor.email)
+        session.add(row)
+    row.ends_on, row.units, row.note = data.ends_on, data.units, data.note
     try:
         session.flush()
     except StaleDataError as exc:
-        raise Conflict(f"maintenance hold {hold_id} changed while saving; reload") from exc
-    _audit(session, actor, "maintenance.edit", sku, row, before, _snapshot(row))
+        raise Conflict("the maintenance hold changed while saving; reload") from exc
+    _audit(session, actor, "maintenance.set", sku, row, before, _snapshot(row))
     return row
 
 
-def delete_hold(session: Session, *, slug: str, hold_id: int, version: int, actor: Actor) -> None:
+def delete_hold(session: Session, *, slug: str, region: str, starts_on: date, version: int, actor: Actor) -> None:
+    """End a hold early (its units are free again): the version it was based on, as for an edit."""
     sku = get_sku(session, slug)
-    row = _get(session, sku, hold_id)
+    row = repository.get_maintenance(session, sku_pk=sku.id, region=region, starts_on=starts_on)
+    if row is None:
+        raise NotFound(f"no maintenance hold of {slug} in {region} from {starts_on.isoformat()}")
     if version != row.version:
-        raise _stale(row, version)
+        raise _stale(slug, row, version)
     before = _snapshot(row)
     try:
         repository.delete(session, row)
     except StaleDataError as exc:
-        raise Conflict(f"maintenance hold {hold_id} changed while deleting; reload") from exc
+        raise Conflict("the maintenance hold changed while deleting; reload") from exc
     _audit(session, actor, "maintenance.delete", sku, row, before, None)
 
 
@@ -133,7 +123,7 @@ def _audit(
         actor=actor,
         action=action,
         entity_type="maintenance_hold",
-        entity_id=f"{sku.slug}/{row.id}",
+        entity_id=f"{sku.slug}/{row.region}/{row.starts_on.isoformat()}",
         before=before,
         after=after,
     )

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date
-from typing import Annotated
 
-from fastapi import APIRouter, Depends, Path, Request
+from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, Response
 
 from app.admin import capacity_editing
@@ -21,7 +20,6 @@ from app.i18n import Translator, negotiate
 router = APIRouter(
     prefix="/admin", include_in_schema=False, dependencies=[Depends(require_admin)], route_class=UnitOfWorkRoute
 )
-HoldId = Annotated[int, Path(ge=1, le=2**31 - 1)]
 BAR_WIDTH = 240  # px of one month's bar: the region's whole inventory
 
 
@@ -36,8 +34,6 @@ def _day(form: dict[str, str], field: str) -> date:
 def _hold(form: dict[str, str]) -> HoldIn:
     version = form.get("version") or None
     return HoldIn(
-        region=form.get("region", ""),
-        starts_on=_day(form, "starts_on"),
         ends_on=_day(form, "ends_on"),
         units=int(form.get("units", "0") or 0),
         note=form.get("note", ""),
@@ -47,27 +43,24 @@ def _hold(form: dict[str, str]) -> HoldIn:
 
 @router.post("/skus/{slug}/holds", response_class=HTMLResponse)
 def sku_hold(edit: SkuEditDep) -> Response:
-    """A new hold, or an edit of the one the form names (`hold_id`)."""
-    hold_id = edit.form.get("hold_id", "")
-    session, slug, actor = edit.session, edit.slug, edit.admin.actor
-    if hold_id.isdigit() and len(hold_id) <= 9:  # an INTEGER id; a longer one names no hold
-        return edit.apply(
-            lambda: capacity_editing.update_hold(
-                session, slug=slug, hold_id=int(hold_id), data=_hold(edit.form), actor=actor
-            ),
-            done="hold",
-        )
-    return edit.apply(
-        lambda: capacity_editing.add_hold(session, slug=slug, data=_hold(edit.form), actor=actor), done="hold"
-    )
+    """A new hold (no version), or an edit of the one of its region and first day."""
+    session, slug, actor, form = edit.session, edit.slug, edit.admin.actor, edit.form
+
+    def save() -> None:
+        region, starts_on = form.get("region", ""), _day(form, "starts_on")
+        capacity_editing.set_hold(session, slug=slug, region=region, starts_on=starts_on, data=_hold(form), actor=actor)
+
+    return edit.apply(save, done="hold")
 
 
-@router.post("/skus/{slug}/holds/{hold_id}/delete", response_class=HTMLResponse)
-def sku_hold_delete(edit: SkuEditDep, hold_id: HoldId) -> Response:
+@router.post("/skus/{slug}/holds/delete", response_class=HTMLResponse)
+def sku_hold_delete(edit: SkuEditDep) -> Response:
+    session, slug, actor, form = edit.session, edit.slug, edit.admin.actor, edit.form
+
     def end() -> None:
-        version = int(edit.form.get("version", "0") or 0)
+        region, starts_on, version = form.get("region", ""), _day(form, "starts_on"), int(form.get("version") or 0)
         capacity_editing.delete_hold(
-            edit.session, slug=edit.slug, hold_id=hold_id, version=version, actor=edit.admin.actor
+            session, slug=slug, region=region, starts_on=starts_on, version=version, actor=actor
         )
 
     return edit.apply(end, done="hold-deleted")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import date
 from typing import Annotated
 
-from pydantic import BaseModel, Field, StringConstraints, model_validator
+from pydantic import BaseModel, Field, StringConstraints
 
 from app.admin.schemas import StrictModel, UtcDateTime, Version
 
@@ -13,22 +13,13 @@ Note = Annotated[str, StringConstraints(strip_whitespace=True, max_length=500)]
 
 
 class HoldIn(StrictModel):
-    """Units out of service from `starts_on` up to (not including) `ends_on`, e.g. a server in repair."""
+    """Units out of service from the hold's first day (in its address) up to (not including) `ends_on`, e.g. a
+    server in repair."""
 
-    region: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=64)] = Field(
-        description="One of the SKU's regions"
-    )
-    starts_on: date = Field(description="The first day held (YYYY-MM-DD)")
-    ends_on: date = Field(description="The day the units are back (not held); after starts_on")
+    ends_on: date = Field(description="The day the units are back (not held); after the first day")
     units: int = Field(ge=1, le=1_000_000, strict=True, description="Cards or servers, as the SKU rents")
     note: Note = Field(default="", description="Why, for the audit log and the page")
     version: Version | None = Field(default=None, description="null for a new hold; the hold's version to edit it")
-
-    @model_validator(mode="after")
-    def _ends_after_start(self) -> HoldIn:
-        if self.ends_on <= self.starts_on:
-            raise ValueError("ends_on must be after starts_on (the day the units are back)")
-        return self
 
 
 class HoldOut(BaseModel):

@@ -28,8 +28,8 @@ async def _on_forbidden(request: Request, exc: Forbidden) -> Response:
 
 def install_admin(app: FastAPI) -> None:
     app.include_router(pages.public)
+    app.include_router(capacity_pages.router)  # before pages: its /skus/{slug}/{action} would take /holds
     app.include_router(pages.router)
-    app.include_router(capacity_pages.router)
     app.include_router(api.router)
     app.include_router(capacity_api.router)
     app.add_exception_handler(LoginRequired, handler_of(_on_login_required))

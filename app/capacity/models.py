@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from datetime import date, datetime
 
-from sqlalchemy import CheckConstraint, Date, DateTime, ForeignKey, Index, Integer, String, Text
+from sqlalchemy import CheckConstraint, Date, DateTime, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.db.base import Base, VersionedMixin, one_of, utcnow
@@ -21,10 +21,12 @@ RESERVATION_STATES = ("held", "confirmed", "released")
 
 
 class MaintenanceHold(VersionedMixin, Base):
-    """Units of a SKU out of service in a region from `starts_on` up to (not including) `ends_on`."""
+    """Units of a SKU out of service in a region from `starts_on` up to (not including) `ends_on`; one hold per SKU,
+    region and first day (the admin API's address of it)."""
 
     __tablename__ = "maintenance_holds"
     __table_args__ = (
+        UniqueConstraint("sku_id", "region", "starts_on"),
         CheckConstraint("units > 0", name="units_positive"),
         CheckConstraint("ends_on > starts_on", name="ends_after_start"),
         Index("ix_maintenance_holds_sku_region", "sku_id", "region", "ends_on"),

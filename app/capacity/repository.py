@@ -58,10 +58,11 @@ def maintenance_for(session: Session, sku_pk: int) -> list[MaintenanceHold]:
     return list(session.scalars(query.order_by(MaintenanceHold.region, MaintenanceHold.starts_on, MaintenanceHold.id)))
 
 
-def get_maintenance(session: Session, *, sku_pk: int, hold_id: int) -> MaintenanceHold | None:
-    return session.scalar(
-        select(MaintenanceHold).where(MaintenanceHold.id == hold_id, MaintenanceHold.sku_pk == sku_pk)
+def get_maintenance(session: Session, *, sku_pk: int, region: str, starts_on: date) -> MaintenanceHold | None:
+    query = select(MaintenanceHold).where(
+        MaintenanceHold.sku_pk == sku_pk, MaintenanceHold.region == region, MaintenanceHold.starts_on == starts_on
     )
+    return session.scalar(query)
 
 
 def reservation_of(session: Session, quote_id: int) -> Reservation | None:

@@ -40,6 +40,7 @@ def upgrade() -> None:
             ["sku_id"], ["skus.id"], name=op.f("fk_maintenance_holds_sku_id_skus"), ondelete="CASCADE"
         ),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_maintenance_holds")),
+        sa.UniqueConstraint("sku_id", "region", "starts_on", name=op.f("uq_maintenance_holds_sku_id")),
     )
     op.create_index("ix_maintenance_holds_sku_region", "maintenance_holds", ["sku_id", "region", "ends_on"])
     op.create_table(
