@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import date, datetime
 
-from sqlalchemy import ColumnElement, and_, or_, select, union_all
+from sqlalchemy import ColumnElement, CompoundSelect, Date, DateTime, and_, bindparam, or_, select, union_all
 from sqlalchemy.orm import Session
 
 from app.capacity.models import MaintenanceHold, Reservation
@@ -79,13 +79,14 @@ def delete(session: Session, row: MaintenanceHold) -> None:
     session.flush()
 
 
-def holds_by_slug(session: Session, *, now: datetime, after: date) -> list[tuple[str, str, date, date, int]]:
-    """(SKU id, region, first day, day after the last, units) of every hold on some day after `after`:
-    reservations that hold and maintenance holds, in one statement."""
+def _holds_by_slug_statement() -> CompoundSelect:
+    """Built once (`bindparam` for the moment and the day): /recommend runs it on every request."""
+    now, after = bindparam("now", type_=DateTime(timezone=True)), bindparam("after", type_=Date())
+    holding = or_(Reservation.state == "confirmed", and_(Reservation.state == "held", Reservation.held_until >= now))
     reserved = (
         select(Sku.slug, Reservation.region, Reservation.starts_on, Reservation.ends_on, Reservation.units)
         .join(Sku, Sku.id == Reservation.sku_pk)
-        .where(_holding(now), Reservation.ends_on > after)
+        .where(holding, Reservation.ends_on > after)
     )
     kept = (
         select(
@@ -94,4 +95,14 @@ def holds_by_slug(session: Session, *, now: datetime, after: date) -> list[tuple
         .join(Sku, Sku.id == MaintenanceHold.sku_pk)
         .where(MaintenanceHold.ends_on > after)
     )
-    return [(r[0], r[1], r[2], r[3], r[4]) for r in session.execute(union_all(reserved, kept))]
+    return union_all(reserved, kept)
+
+
+HOLDS_BY_SLUG = _holds_by_slug_statement()
+
+
+def holds_by_slug(session: Session, *, now: datetime, after: date) -> list[tuple[str, str, date, date, int]]:
+    """(SKU id, region, first day, day after the last, units) of every hold on some day after `after`:
+    reservations that hold and maintenance holds, in one statement."""
+    rows = session.execute(HOLDS_BY_SLUG, {"now": now, "after": after})
+    return [(r[0], r[1], r[2], r[3], r[4]) for r in rows]
