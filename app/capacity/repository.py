@@ -79,7 +79,7 @@ def delete(session: Session, row: MaintenanceHold) -> None:
     session.flush()
 
 
-def _holds_by_slug_statement() -> CompoundSelect:
+def _holds_by_slug_statement() -> CompoundSelect[str, str, date, date, int]:
     """Built once (`bindparam` for the moment and the day): /recommend runs it on every request."""
     now, after = bindparam("now", type_=DateTime(timezone=True)), bindparam("after", type_=Date())
     holding = or_(Reservation.state == "confirmed", and_(Reservation.state == "held", Reservation.held_until >= now))

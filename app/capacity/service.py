@@ -171,8 +171,7 @@ def taken(sku: Sku, free: Free, *, units: int, start: date) -> CapacityTaken:
         "start_date": start.isoformat(),
         "next_free_date": free.from_.isoformat() if free.from_ else None,
     }
-    key = "capacity_taken" if free.from_ else "capacity_taken_never"
-    message = messages.quote_check(key, params)
+    message = messages.quote_check("capacity_taken", params)
     error = {"field": "quantity", "message": message, "type": "capacity_taken", "params": params}
     extra = {"code": "capacity_taken", "free_units": free.free_units, "next_free_date": params["next_free_date"]}
     return CapacityTaken(message, errors=[error], extra=extra)

@@ -23,6 +23,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from app import messages
+from app.capacity.service import CapacityTaken
 from app.catalog import repository as catalog_repository
 from app.catalog.models import Sku, SkuAddon
 from app.catalog.pricing import sku_pricing
@@ -461,7 +462,11 @@ def create_quote(
         session.rollback()  # give the number back
         return replay
     repository.add(session, quote)
-    reservations.hold_rental(session, quote=quote, sku=sku, rental=rental, now=now)  # under the number's lock
+    try:
+        reservations.hold_rental(session, quote=quote, sku=sku, rental=rental, now=now)  # under the number's lock
+    except CapacityTaken:
+        session.rollback()  # the quote and its number go back, whoever catches the refusal (the wizard's form)
+        raise
     session.commit()
     return Created(quote_out(quote, base_path=base_path, now=now), created=True)
 
