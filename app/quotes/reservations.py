@@ -80,7 +80,7 @@ def start_date_of(quote: Quote) -> date | None:
     return date.fromisoformat(rental["start_date"]) if rental else None
 
 
-def reservation_out(quote: Quote, status: str) -> ReservationOut | None:
+def reservation_out(quote: Quote, *, holding: bool) -> ReservationOut | None:
     rental = quote.snapshot.get("rental")
     if not rental or not rental.get("held"):
         return None
@@ -89,5 +89,5 @@ def reservation_out(quote: Quote, status: str) -> ReservationOut | None:
         units=rental["held"]["units"],
         starts_on=date.fromisoformat(rental["start_date"]),
         ends_on=date.fromisoformat(rental["ends_on"]),
-        holding=status in ("issued", "accepted"),
+        holding=holding,
     )

@@ -568,7 +568,7 @@ def quote_out(quote: Quote, *, base_path: str = "/quotes", now: datetime | None 
         workload=snap.get("workload"),
         plan=snap.get("plan"),
         start_date=reservations.start_date_of(quote),
-        reservation=reservations.reservation_out(quote, effective_status(quote, now)),
+        reservation=reservations.reservation_out(quote, holding=effective_status(quote, now) in ("issued", "accepted")),
         catalog={
             "sku_version": quote.sku_version,
             "price_id": quote.sku_price_id,
