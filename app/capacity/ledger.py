@@ -48,6 +48,8 @@ def next_free(total: int, holds: Iterable[Hold], start: date, days: int, units: 
     listed = list(holds)
     # Free units rise only where a hold ends, so the first fitting day is the start or a hold's end.
     for day in sorted({start} | {h.ends_on for h in listed if h.ends_on > start}):
+        if day > date.max - timedelta(days=days):  # a hold to the end of the calendar: never free for that long
+            return None
         if free_units(total, listed, day, day + timedelta(days=days)) >= units:
             return day
     return None  # pragma: no cover - after the last hold ends every unit is free

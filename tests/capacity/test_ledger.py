@@ -31,3 +31,8 @@ def test_next_free_is_the_first_day_the_units_stay_free_for_the_whole_rental() -
     assert next_free(3, holds, _day(0), 5, 2) == _day(10)  # days 10-14 have 3 free
     assert next_free(3, holds, _day(0), 15, 2) == _day(40)  # 15 days from day 10 run into the second hold
     assert next_free(3, holds, _day(0), 5, 4) is None  # more than exist
+
+
+def test_a_hold_to_the_end_of_the_calendar_is_never_free_and_no_error() -> None:
+    holds = [Hold(_day(0), date.max, 1)]
+    assert next_free(1, holds, _day(0), 30, 1) is None
