@@ -171,8 +171,9 @@ def main() -> None:
     print(f"  5xx answers to the reservations burst: {errors}")
     if baseline_errors:
         print(
-            "  (the baseline's 503s: quotes that all reach the number counter's lock queue past the lock budget, "
-            "DB_LOCK_TIMEOUT_MS, and are told Retry-After; refused quotes never queue there)"
+            "  (the baseline's 503s + Retry-After: every one of its quotes is written, so they queue on the quote "
+            "number's lock and the threads past the request's lock budget, DB_LOCK_TIMEOUT_MS; a refused quote of the "
+            "reservations burst is answered before it queues there)"
         )
     sys.exit(1 if oversold or errors or held != issued else 0)
 
