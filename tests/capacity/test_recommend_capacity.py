@@ -73,3 +73,21 @@ def test_a_start_date_in_the_past_is_422(client: TestClient) -> None:
     response = client.post("/recommend", json={**BODY, "constraints": {"start_date": past}})
     assert response.status_code == 422
     assert [e["field"] for e in response.json()["errors"]] == ["constraints.start_date"]
+
+
+SERVING = {
+    "model": {"preset": "llama-3.1-8b"},
+    "task": "serving",
+    "serving": {"input_tokens": 1024, "output_tokens": 256, "requests_per_s": 10, "slo": {"tpot_ms": 60}},
+}
+
+
+def test_a_serving_deployment_larger_than_what_is_free_is_a_capacity_near_miss(client: TestClient, db: Session) -> None:
+    first = recommend(client, SERVING)["options"][0]
+    units_available(db, first["sku"]["id"], first["sku"]["region"], first["cost"]["units"] - 1)
+    result = recommend(client, SERVING)
+    assert first["sku"]["id"] not in {o["sku"]["id"] for o in result["options"]}
+    assert [o["rank"] for o in result["options"]] == list(range(1, len(result["options"]) + 1))
+    miss = next(m for m in result["near_misses"] if m["sku"]["id"] == first["sku"]["id"])
+    assert miss["misses"][-1]["code"] == "capacity"
+    assert miss["availability"]["free_units"] == first["cost"]["units"] - 1

@@ -45,3 +45,11 @@ def test_the_printed_quote_shows_its_start_and_what_it_holds(client: TestClient,
     assert f"<dt>Rental starts</dt><dd>{today}</dd>" in page
     assert f"<dt>Reserved</dt><dd>2 × card in shenzhen, {today} to {quote['reservation']['ends_on']}</dd>" in page
     assert "<dt>租期开始</dt>" in client.get(quote["links"]["print"], params={"lang": "zh"}).text
+
+
+def test_the_results_page_says_what_is_free(client: TestClient, db: Session) -> None:
+    units_available(db, CARD, "shenzhen", 3)
+    page = client.get("/results?preset=llama-2-7b&task=lora&objective=cheapest", headers={"accept": "text/html"}).text
+    assert 'data-availability="available"' in page and "3 free in shenzhen from " in page
+    zh = client.get("/results?preset=llama-2-7b&task=lora&objective=cheapest&lang=zh", headers={"accept": "text/html"})
+    assert "shenzhen 自 " in zh.text and " 起空闲 3 个" in zh.text
