@@ -128,11 +128,12 @@ def hold(
     months: int,
     held_until: datetime,
     now: datetime,
-) -> Reservation:
-    """Hold `units` for the quote under the inventory row's lock, or raise CapacityTaken."""
+) -> Reservation | None:
+    """Hold `units` for the quote under the inventory row's lock, or raise CapacityTaken; None when the region is
+    not tracked any more (its figure went since `choose_region`: a catalog import)."""
     row = repository.inventory_row(session, sku_pk=sku.id, region=region, lock=True)
-    if row is None:  # the admin removed the figure since `choose_region`: not tracked any more
-        raise taken(sku, Free(region, 0, 0, None), units=units, start=start)
+    if row is None:
+        return None
     free = free_in(
         session,
         sku_pk=sku.id,

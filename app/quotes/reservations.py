@@ -7,7 +7,7 @@ The quote keeps what it holds in its snapshot (`rental`), so its page and PDF sh
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime
 from typing import Any
 
@@ -47,7 +47,7 @@ def plan_rental(
 def hold_rental(session: Session, *, quote: Quote, sku: Sku, rental: Rental, now: datetime) -> None:
     """Hold the quote's units (the quote is written, its number taken): counted again under the inventory lock."""
     if rental.region is not None:
-        capacity.hold(
+        held = capacity.hold(
             session,
             quote_id=quote.id,
             sku=sku,
@@ -58,6 +58,7 @@ def hold_rental(session: Session, *, quote: Quote, sku: Sku, rental: Rental, now
             held_until=quote.valid_until,
             now=now,
         )
+        rental = rental if held is not None else replace(rental, region=None)
     quote.snapshot = {**quote.snapshot, "rental": rental_snapshot(rental)}
 
 
