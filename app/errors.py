@@ -75,12 +75,18 @@ class AppError(Exception):
         cls.type_, cls.title = HTTP_PROBLEMS[cls.status]
 
     def __init__(
-        self, detail: str, *, errors: list[dict[str, Any]] | None = None, headers: dict[str, str] | None = None
+        self,
+        detail: str,
+        *,
+        errors: list[dict[str, Any]] | None = None,
+        headers: dict[str, str] | None = None,
+        extra: dict[str, Any] | None = None,
     ) -> None:
         super().__init__(detail)
         self.detail = detail
         self.errors = errors or []
         self.headers = headers or {}
+        self.extra = extra or {}  # members of the problem beside its standard ones (e.g. `code`, RFC 9457 §3.2)
 
 
 class InvalidInput(AppError, status=422): ...
@@ -164,7 +170,7 @@ async def _on_validation(request: Request, exc: RequestValidationError) -> JSONR
 
 
 def app_error_response(exc: AppError) -> JSONResponse:
-    extra = {"errors": exc.errors} if exc.errors else {}
+    extra = {**exc.extra, **({"errors": exc.errors} if exc.errors else {})}
     return problem(exc.status, exc.type_, exc.title, exc.detail, headers=exc.headers or None, **extra)
 
 

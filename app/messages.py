@@ -282,8 +282,8 @@ REJECTIONS: dict[str, dict[str, str]] = {
         "batch_split": "the global batch of {global_batch} sequences does not split over {where}: no "
         "data-parallel degree × micro-batch divides it; give a global_batch that {gpus} divides",
         "kernels": "{kernel_gap}",
-        "capacity": "{replicas} replica(s) of {replica_gpus} GPUs exceed the SKU's max_nodes {max_nodes}",
-        "capacity_cards": "{replicas} replica(s) of {replica_gpus} GPUs exceed the SKU's card counts",
+        "max_nodes": "{replicas} replica(s) of {replica_gpus} GPUs exceed the SKU's max_nodes {max_nodes}",
+        "max_nodes_cards": "{replicas} replica(s) of {replica_gpus} GPUs exceed the SKU's card counts",
         "no_kv_cache": "the weights leave no room for a KV cache at any tensor-parallel degree this SKU offers",
         "no_kv_cache_one_server": "the weights leave no room for a KV cache at any tensor-parallel degree this SKU "
         "offers; the SKU has no fabric to pipeline one replica across servers",
@@ -310,8 +310,8 @@ REJECTIONS: dict[str, dict[str, str]] = {
         "batch_split": "全局批 {global_batch} 条序列无法在 {where} 上均分：没有数据并行度 × 微批能整除它；"
         "请把 global_batch 设为 {gpus} 的倍数",
         "kernels": "{kernel_gap}",
-        "capacity": "{replicas} 个副本（每个 {replica_gpus} 张 GPU）超出该 SKU 的节点上限 max_nodes {max_nodes}",
-        "capacity_cards": "{replicas} 个副本（每个 {replica_gpus} 张 GPU）超出该 SKU 可租的卡数",
+        "max_nodes": "{replicas} 个副本（每个 {replica_gpus} 张 GPU）超出该 SKU 的节点上限 max_nodes {max_nodes}",
+        "max_nodes_cards": "{replicas} 个副本（每个 {replica_gpus} 张 GPU）超出该 SKU 可租的卡数",
         "no_kv_cache": "权重占满了显存：该 SKU 提供的任何张量并行度下都没有留给 KV 缓存的空间",
         "no_kv_cache_one_server": "权重占满了显存：该 SKU 提供的任何张量并行度下都没有留给 KV 缓存的空间；"
         "该 SKU 没有 InfiniBand 或 RoCE 网络，无法把一个副本以流水线方式跨服务器部署",
@@ -347,6 +347,10 @@ MISSES: dict[str, dict[str, str]] = {
         "deadline_hours": "fits, but needs {hours:.1f} hours (deadline {deadline_days:g} days)",
         "quote_months": "fits, but bills {months} months, more than the {max_months} a quote rents: re-plan on more "
         "GPUs",
+        "capacity": "fits, but needs {units} × {sku} in {region} and {free_units} are free from {start_date}; the "
+        "{units} are free from {free_from}",
+        "capacity_never": "fits, but needs {units} × {sku} in {region} and {free_units} are free from {start_date}; "
+        "the region does not have {units}",
         "budget": "fits, but costs {monthly!m} a month (budget {budget!c})",
         "inefficient": "fits, but is not a sensible way to run this job: MFU {mfu:.1%} (below {min_mfu:.0%}), "
         "{exposed_comm_s:,.1f} s of exposed communication against {compute_s:,.1f} s of compute a step; {helps}",
@@ -372,6 +376,10 @@ MISSES: dict[str, dict[str, str]] = {
         "deadline": "放得下，但需要 {days:.1f} 天（截止期限 {deadline_days:g} 天）",
         "deadline_hours": "放得下，但需要 {hours:.1f} 小时（截止期限 {deadline_days:g} 天）",
         "quote_months": "放得下，但需计费 {months} 个月，超过报价最多可租的 {max_months} 个月：请改用更多 GPU 重新规划",
+        "capacity": "放得下，但需要 {region} 的 {units} 个 {sku}，自 {start_date} 起只有 {free_units} 个空闲；"
+        "{units} 个自 {free_from} 起空闲",
+        "capacity_never": "放得下，但需要 {region} 的 {units} 个 {sku}，自 {start_date} 起只有 {free_units} 个空闲；"
+        "该地域总数不足 {units} 个",
         "budget": "放得下，但每月费用 {monthly!m}（预算 {budget!c}）",
         "inefficient": "放得下，但不是运行这项作业的合理方式：MFU {mfu:.1%}（低于 {min_mfu:.0%}），"
         "每步未被掩盖的通信 {exposed_comm_s:,.1f} 秒，计算仅 {compute_s:,.1f} 秒；{helps}",
@@ -533,6 +541,10 @@ QUOTE_CHECKS: dict[str, dict[str, str]] = {
         "fabric_addon_missing": "quantity {quantity} of {sku}: the plan joins its {quantity} servers over the "
         "{fabric} fabric, which the add-on {addon} ({addon_name}) provides, and addons does not rent it; add {addon} "
         "to addons for the {quantity} servers, or re-plan on one server",
+        "capacity_taken": "{units} × {sku} ({unit}) are not free in {region} from {start_date}: {free_units} free "
+        "over the whole rental; the {units} are free from {next_free_date}",
+        "capacity_taken_never": "{units} × {sku} ({unit}) are not free in {region} from {start_date}: {free_units} "
+        "free over the whole rental, and the region does not have {units}",
     },
     "zh": {
         "quantity_servers": "数量 {quantity} 租用 {rented} 张 GPU（{quantity} × {sku}，"
@@ -565,6 +577,10 @@ QUOTE_CHECKS: dict[str, dict[str, str]] = {
         "fabric_addon_missing": "{sku} 数量 {quantity}：方案通过 {fabric} 网络把 {quantity} 台服务器连成一体，"
         "该网络由附加项 {addon}（{addon_name}）提供，而 addons 没有租用它；请把 {addon} 加入 addons"
         "（用于这 {quantity} 台服务器），或按一台服务器重新规划",
+        "capacity_taken": "{region} 自 {start_date} 起没有 {units} 个 {sku}（{unit}）可用：整个租期内只有 "
+        "{free_units} 个空闲；{units} 个自 {next_free_date} 起空闲",
+        "capacity_taken_never": "{region} 自 {start_date} 起没有 {units} 个 {sku}（{unit}）可用：整个租期内只有 "
+        "{free_units} 个空闲，且该地域总数不足 {units} 个",
     },
 }
 
@@ -634,8 +650,8 @@ def _rejection_key(code: str, params: Mapping[str, Any]) -> str:
         return "no_kv_cache_one_server" if params["one_server"] else "no_kv_cache"
     if code == "gpu_memory" and "needed_gib" not in params:
         return "no_plan"
-    if code == "capacity" and "max_nodes" not in params:
-        return "capacity_cards"
+    if code == "max_nodes" and "max_nodes" not in params:
+        return "max_nodes_cards"
     if code == "host_ram" and "load_gib" in params:  # the load, not the offload, sets the host peak
         return "host_ram_load" if "host_ram_gib" in params else "host_ram_load_unknown"
     return code
@@ -680,6 +696,8 @@ def _miss_key(code: str, params: Mapping[str, Any]) -> str:
         return "total_budget_converted"
     if code == "deadline" and "hours" in params and params["days"] < 1:
         return "deadline_hours"
+    if code == "capacity" and params.get("free_from") is None:
+        return "capacity_never"
     if code == "slo_peak" and "percentile" in params:  # the simulated percentile at the peak
         return "slo_peak_saturated" if params.get("saturated") else "slo_peak_percentile"
     return code
@@ -761,6 +779,8 @@ def assumption(code: str, params: Mapping[str, Any], lang: str = "en", money: Mo
 def quote_check(code: str, params: Mapping[str, Any], lang: str = "en") -> str:
     """Why a quote's quantity, months or add-ons do not carry its plan or what its SKU rents, in `lang`."""
     lang = _lang(lang)
+    if code == "capacity_taken" and params.get("next_free_date") is None:  # the region has fewer than asked
+        code = "capacity_taken_never"
     return _render(QUOTE_CHECKS[lang][code], params, lang, plain_money)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Annotated, Literal
 from urllib.parse import urlsplit
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -48,6 +49,10 @@ class Settings(BaseSettings):
     host: str = "127.0.0.1"
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     quote_validity_days: int = Field(default=14, ge=1, le=365)
+    # The catalog's timezone (IANA name): "today" for a rental's default start date and the capacity page's months.
+    # Default China Standard Time, where the seller's first region (Shenzhen) and the catalog's currency (CNY) are
+    # (app/catalog/seed_data.py; the quote's seller block lists Shenzhen first).
+    catalog_timezone: str = "Asia/Shanghai"
     planner_time_budget_ms: int = Field(default=3_000, ge=0)  # search time per recommendation (0: no limit)
     planner_cache_size: int = Field(default=1024, ge=0)  # plan searches remembered per process (0: off)
     worker_threads: int = Field(default=4, ge=1, le=256)  # threads for synchronous endpoints, per worker process
@@ -191,6 +196,15 @@ class Settings(BaseSettings):
         if not value.startswith(("http://", "https://")):
             raise ValueError(f"HF_ENDPOINT {value!r} is not an http(s) URL; e.g. https://huggingface.co")
         return value.rstrip("/")
+
+    @field_validator("catalog_timezone")
+    @classmethod
+    def _check_timezone(cls, value: str) -> str:
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise ValueError(f"CATALOG_TIMEZONE {value!r} is not an IANA timezone name; e.g. Asia/Shanghai") from exc
+        return value
 
     @field_validator("log_level", mode="before")
     @classmethod

@@ -26,6 +26,12 @@ this one and sends each serving request to both in alternation (before and after
     rm -rf /tmp/base && mkdir /tmp/base && git archive main | tar -x -C /tmp/base
     .venv/bin/python benchmarks/recommend.py --serving --baseline-tree /tmp/base --rounds 5
     .venv/bin/python benchmarks/recommend.py --serving --baseline-tree /tmp/base --rounds 5 --only-large
+
+Without `--serving`, `--baseline-tree` does the same with the training mix (MIX). `--tracked` gives both servers an
+inventory on every SKU and region (TRACKED_UNITS units) and issues QUOTES_HELD quotes on each before timing, so
+this tree counts what they hold (app.planner.availability) on every request:
+
+    .venv/bin/python benchmarks/recommend.py --baseline-tree /tmp/base --tracked --rounds 5
 """
 
 from __future__ import annotations
@@ -44,7 +50,7 @@ from pathlib import Path
 
 import httpx
 
-from app.catalog.models import GpuType, Sku, SkuPrice, TermDiscount
+from app.catalog.models import GpuType, Sku, SkuAvailability, SkuPrice, TermDiscount
 from app.db.engine import build_engine, build_sessionmaker
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -139,8 +145,33 @@ def _large_catalog(database: Path, skus: int) -> None:
     engine.dispose()
 
 
+TRACKED_UNITS = 64  # per SKU and region: enough that the quotes below leave every option available
+QUOTES_HELD = 12  # quotes issued before timing (--tracked), each holding one unit of a SKU
+
+
+def _track_inventory(database: Path) -> None:
+    """An inventory row on every SKU and region (the table exists in both trees)."""
+    engine = build_engine(f"sqlite:///{database}")
+    with build_sessionmaker(engine)() as session:
+        for sku in session.query(Sku).all():
+            for region in sku.regions:
+                session.add(SkuAvailability(sku_pk=sku.id, region=region, units_available=TRACKED_UNITS))
+        session.commit()
+    engine.dispose()
+
+
+def _hold_quotes(client: httpx.Client) -> None:
+    """QUOTES_HELD quotes over the catalog's SKUs, one unit each (this tree holds their units)."""
+    skus = [s for s in client.get("/catalog/skus").raise_for_status().json() if s.get("price")]
+    for index in range(QUOTES_HELD):
+        sku = skus[index % len(skus)]
+        quantity = sku["card_counts"][0] if sku["rental_unit"] == "card" else 1
+        body = {"sku_id": sku["id"], "quantity": quantity, "term": "monthly", "months": 1 + index % 3}
+        client.post("/quotes", json=body | {"customer": {"name": "Bench", "email": "bench@example.org"}})
+
+
 def _start_server(
-    database: Path, port: int, cache_size: int, large_skus: int = 0, root: Path = ROOT
+    database: Path, port: int, cache_size: int, large_skus: int = 0, root: Path = ROOT, tracked: bool = False
 ) -> subprocess.Popen:
     env = {
         **os.environ,
@@ -154,6 +185,8 @@ def _start_server(
         subprocess.run([sys.executable, "-m", "app", command], cwd=root, env=env, check=True, capture_output=True)
     if large_skus:
         _large_catalog(database, large_skus)
+    if tracked:
+        _track_inventory(database)
     server = subprocess.Popen(
         [sys.executable, "-m", "app", "serve"], cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
@@ -178,16 +211,18 @@ def main() -> None:
     parser.add_argument("--skus", type=int, default=40, help="size of the synthetic large catalog")
     parser.add_argument("--only-large", action="store_true", help="run only the large catalog")
     parser.add_argument("--serving", action="store_true", help="time only the task=serving requests")
+    parser.add_argument("--tracked", action="store_true", help="with --baseline-tree: inventory and held quotes")
     parser.add_argument(
         "--baseline-tree",
         type=Path,
-        help="with --serving: a second source tree (e.g. `git archive main | tar -x -C DIR`) served beside this one; "
+        help="a second source tree (e.g. `git archive main | tar -x -C DIR`) served beside this one; "
         "the two servers take the serving mix in alternation, round by round, so both meet the same moments of a "
         "shared machine",
     )
     args = parser.parse_args()
-    if args.serving and args.baseline_tree:
-        compare_serving(args.baseline_tree, args.rounds, args.skus if args.only_large else 0)
+    if args.baseline_tree:
+        mix = SERVING_MIX if args.serving else MIX
+        compare_serving(args.baseline_tree, args.rounds, args.skus if args.only_large else 0, mix, args.tracked)
         return
     runs = (
         ("cold (PLANNER_CACHE_SIZE=0)", 0, 0, 16),
@@ -247,9 +282,9 @@ def _time_serving(client: httpx.Client, rounds: int) -> list[float]:
     return serving
 
 
-def _print_serving(serving: list[float]) -> None:
+def _print_serving(serving: list[float], what: str = "serving") -> None:
     s50, s95 = _percentile(serving, 0.5) * 1e3, _percentile(serving, 0.95) * 1e3
-    print(f"POST /recommend task=serving  requests={len(serving)}  workloads={len(SERVING_MIX)}")
+    print(f"POST /recommend {what}  requests={len(serving)}")
     print(f"  p50 {s50:7.1f} ms   p95 {s95:7.1f} ms   max {max(serving) * 1e3:7.1f} ms")
 
 
@@ -268,19 +303,20 @@ def _cpu_s(server: subprocess.Popen) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def compare_serving(baseline: Path, rounds: int, large_skus: int = 0) -> None:
+def compare_serving(
+    baseline: Path, rounds: int, large_skus: int = 0, mix: list[dict] = SERVING_MIX, tracked: bool = False
+) -> None:
     """The serving mix on the seeded catalog (or, with `--only-large`, the synthetic large one with max_nodes 64),
     plan cache off, against a baseline tree in the same run: each body goes to the baseline server, then to this
     one, round after round; GET /healthz of this server is polled every 50 ms meanwhile. Besides wall time, the
     CPU time each server used per request (a shared machine's load stretches the wall time, not the CPU time)."""
-    mix = SERVING_MIX
     if large_skus:
-        mix = [body | {"constraints": body.get("constraints", {}) | {"max_nodes": 64}} for body in SERVING_MIX]
+        mix = [body | {"constraints": body.get("constraints", {}) | {"max_nodes": 64}} for body in mix]
     with tempfile.TemporaryDirectory() as tmp:
         ports = {"baseline": _free_port(), "this tree": _free_port()}
         roots = {"baseline": baseline.resolve(), "this tree": ROOT}
         servers = {
-            name: _start_server(Path(tmp) / f"{name}.db", ports[name], 0, large_skus, root=roots[name])
+            name: _start_server(Path(tmp) / f"{name}.db", ports[name], 0, large_skus, root=roots[name], tracked=tracked)
             for name in ports
         }
         times: dict[str, list[float]] = {name: [] for name in ports}
@@ -289,6 +325,8 @@ def compare_serving(baseline: Path, rounds: int, large_skus: int = 0) -> None:
             clients = {
                 name: httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) for name, port in ports.items()
             }
+            for client in clients.values() if tracked else ():
+                _hold_quotes(client)
             for body in mix:  # warm-up, once each
                 for client in clients.values():
                     client.post("/recommend", json=body).raise_for_status()
@@ -306,10 +344,11 @@ def compare_serving(baseline: Path, rounds: int, large_skus: int = 0) -> None:
                 server.terminate()
                 server.wait(timeout=10)
     catalog = f"synthetic {large_skus}-SKU catalog, max_nodes 64" if large_skus else "seeded catalog"
-    print(f"== cold (PLANNER_CACHE_SIZE=0), {catalog}, {rounds} rounds, alternating servers")
+    held = f", every SKU tracked ({TRACKED_UNITS} units a region) with {QUOTES_HELD} quotes held" if tracked else ""
+    print(f"== cold (PLANNER_CACHE_SIZE=0), {catalog}{held}, {rounds} rounds, alternating servers")
     for name, values in times.items():
         print(f"{name:>10}: ", end="")
-        _print_serving(values)
+        _print_serving(values, "serving" if mix is SERVING_MIX else "training mix")
         print(f"  server CPU time per request: mean {cpu[name] / len(values) * 1e3:7.1f} ms")
     h50, h99 = _percentile(health.latencies, 0.5) * 1e3, _percentile(health.latencies, 0.99) * 1e3
     print(

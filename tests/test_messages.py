@@ -64,6 +64,7 @@ def test_every_code_the_planner_emits_is_worded() -> None:
         "deadline_hours",
         "slo_peak_percentile",
         "slo_peak_saturated",
+        "capacity_never",
     }
 
 
@@ -249,8 +250,8 @@ def test_the_serving_rejections_read_as_the_search_wrote_them_and_in_chinese() -
     alone = kv | {"one_server": True}
     cases = [
         ("kernels", int4, "vllm has no int4 kernels for Tesla V100 (compute capability 7.0)"),
-        ("capacity", nodes, "3 replica(s) of 1 GPUs exceed the SKU's max_nodes 2"),
-        ("capacity", cards, "9 replica(s) of 2 GPUs exceed the SKU's card counts"),
+        ("max_nodes", nodes, "3 replica(s) of 1 GPUs exceed the SKU's max_nodes 2"),
+        ("max_nodes", cards, "9 replica(s) of 2 GPUs exceed the SKU's card counts"),
         ("gpu_memory", kv, "the weights leave no room for a KV cache at any tensor-parallel degree this SKU offers"),
         (
             "gpu_memory",
@@ -263,7 +264,7 @@ def test_the_serving_rejections_read_as_the_search_wrote_them_and_in_chinese() -
         assert messages.rejection(code, params) == text
         chinese = messages.rejection(code, params, "zh")
         assert not any(word in chinese for word in ("the ", "replica", "weights", "kernels")), chinese
-    assert messages.rejection("capacity", nodes, "zh") == "3 个副本（每个 1 张 GPU）超出该 SKU 的节点上限 max_nodes 2"
+    assert messages.rejection("max_nodes", nodes, "zh") == "3 个副本（每个 1 张 GPU）超出该 SKU 的节点上限 max_nodes 2"
     assert messages.rejection("kernels", int4, "zh") == "vllm 在 Tesla V100（计算能力 7.0）上没有 int4 内核"
 
 
@@ -396,3 +397,20 @@ def test_a_warning_reads_in_both_languages_with_its_figures() -> None:
         "At concurrency 12.0 TTFT is 950 ms and TPOT 48.0 ms, missing TTFT ≤ 500 ms: add replicas or GPUs per "
         "replica, or relax the targets."
     )
+
+
+def test_capacity_near_miss_names_what_is_free_and_from_when_in_both_languages() -> None:
+    params = {"sku": "h100", "region": "shenzhen", "units": 4, "free_units": 1, "start_date": "2027-01-04"}
+    later = {**params, "free_from": "2027-03-05"}
+    assert messages.misses([("capacity", later)]) == (
+        "fits, but needs 4 × h100 in shenzhen and 1 are free from 2027-01-04; the 4 are free from 2027-03-05"
+    )
+    assert messages.misses([("capacity", later)], "zh") == (
+        "放得下，但需要 shenzhen 的 4 个 h100，自 2027-01-04 起只有 1 个空闲；4 个自 2027-03-05 起空闲"
+    )
+    never = messages.misses([("capacity", {**params, "free_from": None})])
+    assert never is not None and never.endswith("the region does not have 4")
+
+
+def test_max_nodes_rejection_is_no_longer_called_capacity() -> None:
+    assert "capacity" not in messages.REJECTIONS["en"] and "max_nodes" in messages.REJECTIONS["zh"]

@@ -122,7 +122,7 @@ def _set_status(session: Session, sku_id: str, body: VersionIn, admin: Principal
 @router.put(
     "/skus/{sku_id}/availability/{region}",
     responses=EDIT_RESPONSES,
-    summary="Units available in a region (the planner reads them); `version` null for a new region",
+    summary="Units that exist in a region (the inventory quotes hold units of); `version` null for a new region",
 )
 def set_availability(
     sku_id: SkuId, region: Region, body: AvailabilityBody, session: SessionDep, admin: AdminDep

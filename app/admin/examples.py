@@ -44,6 +44,10 @@ PRICE = {
 }
 VERSION = _example("The SKU's current version", {"version": 1})
 AVAILABILITY = _example("12 units free in a region that had no figure yet", {"units_available": 12, "version": None})
+HOLD = _example(
+    "Two units in repair from the day in the address until 2027-01-11, a new hold (version null)",
+    {"ends_on": "2027-01-11", "units": 2, "note": "PSU swap", "version": None},
+)
 ADDON = {
     **_example(
         "An add-on priced on consultation (amount null), new (version null)",

@@ -21,7 +21,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import BaseModel, Field, ValidationError
 from sqlalchemy.orm import Session
 
-from app.admin import catalog_editing, service
+from app.admin import capacity_editing, catalog_editing, service
 from app.admin.deps import SESSION_COOKIE, AdminDep, Principal, SignedInDep, client_addr, require_admin
 from app.admin.schemas import AddonIn, AvailabilityIn, PriceCreate, SkuCreate, SkuPatch, audit_changes
 from app.catalog import repository as catalog_repository
@@ -43,6 +43,8 @@ MESSAGES = {
     "key-revoked": "API key revoked: its next request is refused.",
     "cancelled": "Quote cancelled.",
     "addon": "Add-on saved.",
+    "hold": "Maintenance hold saved.",
+    "hold-deleted": "Maintenance hold ended: its units are free again.",
     "signed-out": "You are signed out.",
 }
 public = APIRouter(prefix="/admin", include_in_schema=False, route_class=UnitOfWorkRoute)
@@ -189,6 +191,7 @@ def _edit_page(
         "error": error,
         "errors": errors or [],
         "submitted": submitted or {},
+        "holds": capacity_editing.holds(session, slug=slug),
     }
     return _page(request, "sku_edit.html", context, status_code=status_code)
 

@@ -7,7 +7,7 @@ from urllib.parse import quote
 from fastapi import FastAPI, Request
 from fastapi.responses import RedirectResponse, Response
 
-from app.admin import api, key_pages, pages, webhooks_api, webhooks_pages
+from app.admin import api, capacity_api, capacity_pages, key_pages, pages, webhooks_api, webhooks_pages
 from app.admin.deps import API_PREFIX, LoginRequired, is_admin
 from app.deps import ADMIN_CHECK
 from app.errors import Forbidden, app_error_response, handler_of
@@ -29,9 +29,11 @@ async def _on_forbidden(request: Request, exc: Forbidden) -> Response:
 
 def install_admin(app: FastAPI) -> None:
     app.include_router(pages.public)
+    app.include_router(capacity_pages.router)  # before pages: its /skus/{slug}/{action} would take /holds
     app.include_router(pages.router)
     app.include_router(key_pages.router)
     app.include_router(api.router)
+    app.include_router(capacity_api.router)
     app.include_router(webhooks_api.router)
     app.include_router(webhooks_pages.router)
     setattr(app.state, ADMIN_CHECK, is_admin)  # GET /quotes: admins search every organisation's quotes

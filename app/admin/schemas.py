@@ -97,7 +97,8 @@ SKU_FIELD_DOCS: dict[str, str] = {
     "discounts": 'Discount per term in percent, 0 to 90, e.g. {"annual": "20"}; a term left out has none',
     "status": "active (on sale, default) or retired (off the catalog; issued quotes stay valid)",
     "prices": "The price history, each with its effective_from (oldest first); prices not yet here are appended",
-    "availability": "Units free per region; a region left out is 'on request'",
+    "availability": "Units that exist per region (the inventory quotes hold units of); a region left out is "
+    "'on request', not tracked",
     "addons": "Options sold with the SKU, e.g. the InfiniBand fabric",
     "version": "The version this edit was based on (from GET /admin/api/skus/{id}); a stale one is a 409",
 }
@@ -219,7 +220,11 @@ class VersionIn(StrictModel):
 
 class AvailabilityIn(StrictModel):
     units_available: int = Field(
-        ge=0, le=1_000_000, strict=True, description="Units (cards or servers, as the SKU rents) free in the region"
+        ge=0,
+        le=1_000_000,
+        strict=True,
+        description="Units (cards or servers, as the SKU rents) that exist in the region: the inventory. What is free "
+        "on a day is this less the maintenance holds and the units issued and accepted quotes hold then",
     )
     version: Version | None = Field(default=None, description="null when the region has no figure yet")
 
@@ -364,7 +369,11 @@ class PriceDoc(StrictModel):
 class AvailabilityDoc(StrictModel):
     region: Slug = Field(description="Region id, e.g. shenzhen")
     units_available: int = Field(
-        ge=0, le=1_000_000, strict=True, description="Units (cards or servers, as the SKU rents) free in the region"
+        ge=0,
+        le=1_000_000,
+        strict=True,
+        description="Units (cards or servers, as the SKU rents) that exist in the region: the inventory. What is free "
+        "on a day is this less the maintenance holds and the units issued and accepted quotes hold then",
     )
 
 

@@ -16,10 +16,12 @@ from app.estimator.params import count_params
 from app.estimator.performance import UNCALIBRATED_SLOW, PerformanceEstimate, calibration_distance
 from app.estimator.specs import GIB, Goodput, ModelSpec, Plan, Warning_, Workload
 from app.estimator.vocabulary import TERM_MONTHS
+from app.planner.availability import Availability
 from app.planner.explain import describe_plan, explain
 from app.planner.offers import Cost
 from app.planner.recommend import Option, Recommendation
 from app.planner.schemas import (
+    AvailabilityOut,
     ConvertedCostOut,
     CostOut,
     EstimateOut,
@@ -211,6 +213,18 @@ def converted_out(cost: Cost) -> ConvertedCostOut | None:
     )
 
 
+def availability_out(availability: Availability | None) -> AvailabilityOut:
+    """An option's availability as the API shows it (`from`: the first day its units are free)."""
+    if availability is None:  # pragma: no cover - every option shown is placed
+        raise ValueError("an option without availability")
+    return AvailabilityOut(
+        region=availability.region,
+        free_units=availability.free_units,
+        from_=availability.from_,
+        status=availability.status,
+    )
+
+
 def quote_body(option: Option | ServingOption, plan: PlanOut, workload_body: dict[str, Any]) -> QuoteBodyOut:
     """The POST /quotes body of an option: the quote prices `quantity` units for `months`, which is
     the option's job total (offers.price prices per unit after discount, as a quote does); a serving
@@ -226,6 +240,7 @@ def quote_body(option: Option | ServingOption, plan: PlanOut, workload_body: dic
         months=cost.months if cost.months is not None else TERM_MONTHS[cost.term],
         addons=[addon.code] if addon is not None and joined_nodes(option) > 1 else [],
         region=option.region,
+        start_date=option.availability.start if option.availability is not None else None,
         plan={key: value for key, value in plan_body.items() if value is not None},
         workload=workload_body,
     )
@@ -286,7 +301,7 @@ def option_out(
         memory=_option_memory(option),
         performance=performance_out(best.performance),
         cost=cost_out(option.cost, BILLING_NOTE),
-        availability=option.availability,
+        availability=availability_out(option.availability),
         explanation=explain(model, workload, option.offer, option.config, best.plan, best.memory.breakdown),
         warnings=warnings_out(model_warnings + option.warnings),
         stack=option.stack,

@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from functools import partial
 from typing import cast
 
 from sqlalchemy.orm import Session
 
+from app.capacity import service as capacity_service
+from app.capacity.ledger import Hold
 from app.catalog import repository as catalog_repository
 from app.catalog.cache import catalog_cache
 from app.catalog.models import Sku, SkuAddon
@@ -44,7 +46,9 @@ class Market:
     references: ReferenceBook
 
 
-def load_market(session: Session, currency: str | None = None) -> Market:
+def load_market(session: Session, currency: str | None = None, *, start: date | None = None) -> Market:
+    """The market; with `start`, each tracked offer carries what is held in its regions from that day (read per
+    request: quotes hold and release units without a catalog change)."""
     cache = catalog_cache(session)
     target = currency or CATALOG_CURRENCY
     rates = cache.get("exchange_rates", build_rates)
@@ -54,7 +58,17 @@ def load_market(session: Session, currency: str | None = None) -> Market:
         for offer in cache.get("offers", load_offers)
     ]
     references = cache.get(f"reference_book:{target}", partial(build_book, currency=target))
+    if start is not None and any(offer.availability is not None for offer in offers):
+        offers = with_holds(offers, capacity_service.holds_by_sku(session, start=start))
     return Market(target, offers, references)
+
+
+def with_holds(offers: list[Offer], holds: dict[tuple[str, str], list[Hold]]) -> list[Offer]:
+    """The offers whose SKU's units are held somewhere, with those holds by region (the others as they are)."""
+    by_sku: dict[str, dict[str, tuple[Hold, ...]]] = {}
+    for (sku_id, region), held in holds.items():
+        by_sku.setdefault(sku_id, {})[region] = tuple(held)
+    return [replace(offer, holds=by_sku[offer.sku_id]) if offer.sku_id in by_sku else offer for offer in offers]
 
 
 def load_offers(session: Session) -> tuple[list[Offer], datetime | None]:

@@ -16,12 +16,14 @@ from app.planner.offers import Constraints, Cost, cheaper_term
 # request, or at the peak load), the
 # peak load itself (the replicas the SKU rents carry less), or the sequence length (a KV cache shorter than one);
 # a training plan that leaves its GPUs nearly idle (`inefficient`, app/planner/efficiency.py) is shown only as a near
-# miss, and only while nothing sensible exists.
+# miss, and only while nothing sensible exists; `capacity`: fewer units of the SKU are free in its region from the
+# start date than the plan rents (app/planner/availability.py).
 MissCode = Literal[
     "deadline",
     "budget",
     "total_budget",
     "quote_months",
+    "capacity",
     "inefficient",
     "slo_one_request",
     "slo_peak",

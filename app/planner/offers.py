@@ -9,9 +9,11 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
+from datetime import date
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
+from app.capacity.ledger import Hold
 from app.estimator.specs import GpuSpec
 from app.estimator.vocabulary import TERM_MONTHS, Objective, RentalUnit, Term
 
@@ -69,7 +71,8 @@ class Offer:
     discount_bp: dict[Term, int] = field(default_factory=dict)
     indicative_price: bool = False
     fabric_addon: FabricAddon | None = None  # None: the fabric comes with the server (or there is none)
-    availability: dict[str, int] | None = None  # units free per region; None: not tracked
+    availability: dict[str, int] | None = None  # units that exist per region (the inventory); None: not tracked
+    holds: dict[str, tuple[Hold, ...]] = field(default_factory=dict)  # per region: what quotes and maintenance hold
     money_quantum: Decimal = Decimal("0.01")  # the currency's minor unit
     interconnect: str = ""  # the catalog's words for the link inside a server ("PCIe 4.0, no NVLink")
     network: str = ""  # the catalog's words for the network between servers
@@ -113,6 +116,7 @@ class Constraints:
     objective: Objective = "balanced"
     limit: int = 5
     memory_headroom: float = 0.05  # share of each card's usable memory a plan leaves free
+    start_date: date | None = None  # the rental's first day (app.planner.availability); None: today
 
 
 @dataclass(frozen=True, slots=True)

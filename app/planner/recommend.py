@@ -56,6 +56,7 @@ from app.estimator.memory import host_load_params, host_ram_figures, host_ram_re
 from app.estimator.memory.band import MemoryBand, may_exceed, memory_band
 from app.estimator.specs import GIB, Cluster, MemoryBreakdown, ModelSpec, Performance, Warning_, Workload
 from app.estimator.vocabulary import MAX_QUOTE_MONTHS, TERM_MONTHS, Objective
+from app.planner.availability import Availability, place
 from app.planner.budget import past, search_deadline
 from app.planner.efficiency import INEFFICIENT, inefficiency
 from app.planner.explain import batch_warnings, plan_warnings
@@ -69,7 +70,6 @@ from app.planner.offers import (
     billed_months,
     configurations,
     price,
-    rented_units,
     unconvertible,
     with_alternatives,
 )
@@ -106,7 +106,7 @@ RejectionCode = Literal[
     "host_ram",
     "batch_split",
     "kernels",
-    "capacity",
+    "max_nodes",
     "time_budget",
     "exchange_rate",
 ]
@@ -122,8 +122,8 @@ class Option:
     hours: float | None
     warnings: list[Warning_]
     launch: dict[str, Any]
-    availability: str
-    stack: Stack | None = None  # "available", "on request" or "not tracked"
+    availability: Availability  # its region's units free from the start date (app.planner.availability)
+    stack: Stack | None = None
     rank: int | None = None
     misses: list[Miss] = field(default_factory=list)
     band: MemoryBand | None = None  # the peak's readings and range (memory_band), for the response and the ranking
@@ -518,7 +518,8 @@ def _option(
         # the catalog lists no host RAM for the server: the option stands, on the condition the warning names
         warnings = [w for w in warnings if w.code not in HOST_RAM_UNKNOWN] + [host_ram_unconfirmed(memory, config)]
     stack = stack_for(workload, best.plan, model)
-    region = next((r for r in offer.regions if not constraints.regions or r in constraints.regions), offer.regions[0])
+    availability = place(offer, config, constraints, cost.months)
+    region = availability.region
     return Option(
         offer=offer,
         config=config,
@@ -539,7 +540,7 @@ def _option(
             gpu=offer.gpu,
             memory=memory,
         ),
-        availability=_availability(offer, config, region),
+        availability=availability,
         stack=stack,
         band=band,
     )
@@ -628,13 +629,6 @@ def _unique(warnings: list[Warning_]) -> list[Warning_]:
     return out
 
 
-def _availability(offer: Offer, config: Configuration, region: str) -> str:
-    if offer.availability is None:
-        return "not tracked"
-    free = offer.availability.get(region, 0)
-    return "available" if free >= rented_units(offer, config) else "on request"
-
-
 def _split_by_constraints(
     options: list[Option], constraints: Constraints, workload: Workload
 ) -> tuple[list[Option], list[Option]]:
@@ -665,6 +659,8 @@ def _misses(option: Option, constraints: Constraints, workload: Workload) -> lis
     months = option.cost.months
     if months is not None and months > MAX_QUOTE_MONTHS:  # POST /quotes rents no more: its body would not post
         reasons.append(("quote_months", {"months": months, "max_months": MAX_QUOTE_MONTHS}))
+    if option.availability.short:  # fewer units free from the start date than the plan rents
+        reasons.append(("capacity", option.availability.miss_params(option.offer.sku_id)))
     budget, _warnings = budget_misses(option.cost, constraints)
     return reasons + budget
 

@@ -6,10 +6,11 @@ before any estimate runs. Memory is reported in GiB (2^30 bytes); money as decim
 
 from __future__ import annotations
 
+from datetime import date
 from decimal import Decimal
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from app.catalog.schemas import TERM_DESCRIPTION
 from app.estimator.specs import EstimatorError, LoraSpec, Plan, WarningCode, Workload
@@ -427,6 +428,12 @@ class ConstraintsIn(RequestModel):
         description="Only SKUs offered in these regions (shenzhen, singapore, los-angeles); empty (default): any.",
     )
     max_nodes: int = Field(default=16, ge=1, le=64, description="At most this many servers per option; default 16.")
+    start_date: date | None = Field(
+        default=None,
+        description="The rental's first day (YYYY-MM-DD): each option's `availability` counts the units free in its "
+        "region from it for the option's billed months, and a plan that needs more than are free is a near miss with "
+        "code `capacity`. Default: today in the catalog's timezone.",
+    )
     require_infiniband: bool = Field(
         default=False, description="Only SKUs with an InfiniBand or RoCE fabric; default false."
     )
@@ -645,6 +652,24 @@ class ReferencePriceOut(BaseModel):
     confidence: str
 
 
+class AvailabilityOut(BaseModel):
+    """What is free for an option in its region (docs/api.md, "Capacity")."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    region: str
+    free_units: int | None = Field(
+        description="Units (cards or servers, as the SKU rents) free on every day of the option's rental from the "
+        "start date; null: the region's units are not tracked (confirmed with the quote)"
+    )
+    from_: date | None = Field(
+        alias="from",
+        description="The first day the option's units are free for its whole rental: the start date when they are "
+        "free; null when the region has fewer than it needs, or is not tracked",
+    )
+    status: Literal["available", "later", "unavailable", "not tracked"]
+
+
 class OptionOut(BaseModel):
     rank: int | None
     sku: SkuRefOut
@@ -660,7 +685,7 @@ class OptionOut(BaseModel):
         description="The total is not final: the SKU's price is indicative (warning indicative_price), or the "
         "fabric add-on the option needs is priced on consultation and left out of it (cost.fabric_on_consultation)",
     )
-    availability: str
+    availability: AvailabilityOut
     explanation: str
     warnings: list[WarningOut]
     stack: Stack | None = Field(
@@ -696,6 +721,7 @@ class QuoteBodyOut(BaseModel):
         "one priced on consultation is listed on the quote but left out of its total, as out of job_total",
     )
     region: str | None = Field(default=None, description="The region the option was found in (its sku.region)")
+    start_date: date | None = Field(default=None, description="The rental's first day (constraints.start_date)")
     plan: dict[str, Any]
     workload: dict[str, Any]
 

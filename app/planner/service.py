@@ -10,6 +10,7 @@ from dataclasses import replace
 
 from sqlalchemy.orm import Session
 
+from app.capacity import service as capacity_service
 from app.catalog import repository as catalog_repository
 from app.errors import InvalidInput
 from app.estimator.hardware import get_gpu
@@ -179,17 +180,19 @@ def scaling(request: ScalingIn) -> ScalingOut:
 def run_recommend(session: Session, request: RecommendIn) -> RecommendOut:
     check_gpu_types(session, request.constraints.gpu_types)
     check_regions(session, request.constraints.regions)
+    start = capacity_service.start_of(session, request.constraints.start_date, field="constraints.start_date")
+    constraints = replace(constraints_of(request), start_date=start)
     if request.task == "serving":
         model, model_warnings = resolve_model(request.model)
-        market = load_market(session, request.constraints.currency)
+        market = load_market(session, request.constraints.currency, start=start)
         summary = mappers.model_out(model)
         return serving_service.recommendation(
-            model, request, market.offers, constraints_of(request), summary, model_warnings, currency=market.currency
+            model, request, market.offers, constraints, summary, model_warnings, currency=market.currency
         )
     model, workload, model_warnings = resolve_workload(request)
-    market = load_market(session, request.constraints.currency)
+    market = load_market(session, request.constraints.currency, start=start)
     started = time.perf_counter()
-    result = recommend(model, workload, market.offers, constraints_of(request), micro_batch=request.micro_batch)
+    result = recommend(model, workload, market.offers, constraints, micro_batch=request.micro_batch)
     metrics.record_search(result.stats, time.perf_counter() - started, configurations=result.configurations)
     metrics.record_recommendation(len(result.options), len(result.near_misses))
     shipped = shipped_checkpoint(request.model)  # a quantised checkpoint: the launch converts it first

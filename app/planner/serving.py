@@ -39,6 +39,7 @@ from app.estimator.serving_sim import LoadLatency
 from app.estimator.specs import Cluster, EstimatorError, ModelSpec, Warning_
 from app.estimator.vocabulary import TERM_MONTHS
 from app.messages import misses as miss_text
+from app.planner.availability import Availability
 from app.planner.budget import past, search_deadline
 from app.planner.misses import Miss, budget_misses, slo_params, term_warnings
 from app.planner.offers import (
@@ -85,6 +86,7 @@ class ServingOption:
     # {…}} and the KV transfer per request, ms; None: colocated replicas
     pools: dict[str, dict[str, int]] | None = None
     kv_transfer_ms: float | None = None
+    availability: Availability | None = None  # set after the search (app.planner.serving_service.with_capacity)
 
     @property
     def miss_reason(self) -> str | None:
@@ -214,7 +216,7 @@ def _search(ask: _Ask, offers: list[Offer]) -> ServingSearch:
             option, reason, one_meets = _evaluate(ask, offer, region, tp, pp)
             if option is None:
                 if reason and (smallest is None or reason[0] < smallest):  # the shape needing the fewest GPUs
-                    smallest, why_not = reason[0], ("capacity", reason[1])
+                    smallest, why_not = reason[0], ("max_nodes", reason[1])
                 if reason and one_meets and (capable is None or reason[0] < capable[0]):
                     capable = reason
                 continue
@@ -227,7 +229,7 @@ def _search(ask: _Ask, offers: list[Offer]) -> ServingSearch:
             if offer_miss is not None:
                 steady_misses[offer.sku_id] = offer_miss
         elif capable is not None and (offer_miss is None or _misses_one_request(offer_miss)):
-            rejected.append((offer.sku_id, "capacity", capable[1]))
+            rejected.append((offer.sku_id, "max_nodes", capable[1]))
         elif offer_miss is not None:
             misses.append(offer_miss)
         else:

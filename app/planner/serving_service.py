@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from app import messages
@@ -27,9 +28,11 @@ from app.estimator.serving import (
 from app.estimator.serving_levers import Speculation, mtp_layers
 from app.estimator.serving_sim import LoadLatency, Quantiles
 from app.estimator.specs import GIB, Cluster, EstimatorError, ModelSpec, Warning_
-from app.estimator.vocabulary import SERVING_PRECISIONS, WEIGHT_FORMATS, ServingPrecision, WeightFormat
+from app.estimator.vocabulary import SERVING_PRECISIONS, TERM_MONTHS, WEIGHT_FORMATS, ServingPrecision, WeightFormat
+from app.planner.availability import Availability, in_region
 from app.planner.explain import offer_warnings
 from app.planner.mappers import (
+    availability_out,
     cost_out,
     fabric_assumptions,
     gib_memory_out,
@@ -517,7 +520,7 @@ def option_out(
         memory=_memory_out(est),
         performance=_performance_out(est),
         cost=cost_out(option.cost, SERVING_NOTE, per_million_output_tokens=str(option.per_million_output_tokens)),
-        availability=_availability(option),
+        availability=availability_out(option.availability),
         explanation=explanation,
         warnings=warnings_out(model_warnings + regime_warnings(model, est) + _offer_warnings(option) + option.warnings),
         launch=option.launch,
@@ -549,12 +552,29 @@ def _offer_warnings(option: ServingOption) -> list[Warning_]:
     return offer_warnings(option.offer, joined)
 
 
-def _availability(option: ServingOption) -> str:
-    offer = option.offer
-    if offer.availability is None:
-        return "not tracked"
-    units = option.cost.units
-    return "available" if offer.availability.get(option.region, 0) >= units else "on request"
+def _placed(option: ServingOption, constraints: Constraints) -> Availability:
+    months = option.cost.months or TERM_MONTHS[option.cost.term]
+    return in_region(option.offer, option.region, option.cost.units, months, constraints.start_date or date.today())
+
+
+def with_capacity(search: ServingSearch, constraints: Constraints) -> ServingSearch:
+    """Each deployment's availability in its region from the start date (one term of it); a deployment that rents
+    more units than are free there becomes a near miss (`capacity`) and the others are ranked again."""
+    kept, short = [], []
+    for option in search.near_misses:
+        option.availability = _placed(option, constraints)
+    for option in search.options:
+        availability = option.availability = _placed(option, constraints)
+        if availability.short:
+            option.misses.append(("capacity", availability.miss_params(option.offer.sku_id)))
+            option.rank = None
+            short.append(option)
+        else:
+            kept.append(option)
+    for rank, option in enumerate(kept, start=1):
+        option.rank = rank
+    search.options, search.near_misses = kept, short + search.near_misses
+    return search
 
 
 def _search(
@@ -594,6 +614,7 @@ def recommendation(
     cfg = serving_config(request)
     serving = request.serving or ServingIn()
     search = _search(model, cfg, serving, offers, constraints, served(request.model, model))
+    search = with_capacity(search, constraints)
     body = request.model_dump(mode="json", include=set(WorkloadIn.model_fields), exclude_none=True)
     return RecommendOut(
         model=model_summary,

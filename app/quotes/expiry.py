@@ -9,7 +9,7 @@ from datetime import datetime
 from sqlalchemy.orm import Session
 
 from app.db.base import utcnow
-from app.quotes import events, repository
+from app.quotes import events, repository, reservations
 
 SWEEP_BATCH = 200  # quotes per transaction; the rest wait for the next sweep
 
@@ -21,6 +21,7 @@ def expire_due(session: Session, *, now: datetime | None = None, limit: int = SW
     for quote in repository.expirable(session, now=now, limit=limit):
         if repository.mark_expired(session, quote_id=quote.id, now=now):
             quote.status = "expired"  # as stored: the event carries it
+            reservations.release(session, quote)  # its hold already ended at valid_until; the row says so too
             events.emit(session, quote, "quote.expired")
             count += 1
     session.flush()

@@ -13,7 +13,7 @@ customer sends can print under a label of its own; the stored workload is capped
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import date, datetime
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, EmailStr, Field, StringConstraints, field_validator, model_validator
@@ -155,6 +155,13 @@ class QuoteCreate(RequestModel):
         description="Where the servers are rented: one of the SKU's regions (an option's sku.region); default: "
         "not chosen, the quote lists every region the SKU is offered in.",
     )
+    start_date: date | None = Field(
+        default=None,
+        description="The first day of the rental (YYYY-MM-DD), from today to a year ahead; default: today in the "
+        "catalog's timezone (CATALOG_TIMEZONE). Where the admin tracks the SKU's units in the region, the quote holds "
+        "its units from this day for its months (30 days each) while it is issued and valid, and for good once "
+        "accepted; when they are not free the answer is 409 with code `capacity_taken`.",
+    )
     workload: WorkloadIn | None = Field(
         default=None, description="What the recommendation was for (kept): the workload of POST /recommend"
     )
@@ -225,6 +232,14 @@ class QuoteLinks(BaseModel):
     accept: str
 
 
+class ReservationOut(BaseModel):
+    region: str
+    units: int = Field(description="Cards or servers, as the SKU rents")
+    starts_on: date
+    ends_on: date = Field(description="The day after the last one held (start + 30 days × months)")
+    holding: bool = Field(description="Whether the units are held now: issued and valid, or accepted")
+
+
 class QuoteOut(BaseModel):
     id: str = Field(description="Public id (192 random bits), used in the quote's URLs")
     number: str = Field(examples=["Q-2026-000123"])
@@ -264,6 +279,10 @@ class QuoteOut(BaseModel):
     workload: dict[str, Any] | None
     plan: dict[str, Any] | None
     catalog: dict[str, Any] = Field(description="Catalog versions the prices came from")
+    start_date: date | None = Field(default=None, description="The rental's first day (null: quoted before dates)")
+    reservation: ReservationOut | None = Field(
+        default=None, description="The units the quote holds; null where the SKU's units in the region are not tracked"
+    )
     estimator_version: str
     links: QuoteLinks
 

@@ -23,6 +23,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from app import messages
+from app.capacity.service import CapacityTaken
 from app.catalog import repository as catalog_repository
 from app.catalog.models import Sku, SkuAddon
 from app.catalog.pricing import sku_pricing
@@ -31,7 +32,7 @@ from app.db.engine import CLIENT, SETTINGS
 from app.errors import Conflict, InvalidInput, NotFound, TooManyRequests
 from app.estimator.vocabulary import QUOTE_STATUSES, TERM_MONTHS, Term
 from app.money import bp_to_percent, from_minor, to_minor
-from app.quotes import documents, events, printing, repository
+from app.quotes import documents, events, printing, repository, reservations
 from app.quotes.models import Quote, QuoteLine
 from app.quotes.schemas import (
     CustomerOut,
@@ -434,12 +435,17 @@ def create_quote(
     figures = check_plan(session, data) if check_plan is not None else {}
     nodes, cards = _units(sku, data.quantity)
     months = _months(data.term, data.months)
+    start = reservations.start_of(session, data.start_date)
     priced = _price(sku, addons, quantity=data.quantity, nodes=nodes, cards=cards, term=data.term, months=months)
     joined = joining_fabric(sku, offered) is not None
     notes = _notes(sku, nodes, priced.notes, fabric=fabric_addon_of(sku, offered), rented=addons, joined=joined)
-    if organisation is None:
-        _count_new_quote(session)  # only a quote about to be written counts: a refused request spends nothing
     now = _now()
+    regions = _region(sku, data.region)
+    rental = reservations.plan_rental(
+        session, sku=sku, regions=regions, quantity=data.quantity, start=start, months=months, now=now
+    )
+    if organisation is None:  # a key's quotes count against the key's own limit
+        _count_new_quote(session)  # only a quote about to be written counts: a refused request spends nothing
     quote = _new_quote(
         sku,
         priced,
@@ -464,6 +470,11 @@ def create_quote(
         session.rollback()  # give the number back
         return replay
     repository.add(session, quote)
+    try:
+        reservations.hold_rental(session, quote=quote, sku=sku, rental=rental, now=now)  # under the number's lock
+    except CapacityTaken:
+        session.rollback()  # the quote and its number go back, whoever catches the refusal (the wizard's form)
+        raise
     events.emit(session, quote, "quote.issued")  # the outbox: committed with the quote
     session.commit()
     return Created(quote_out(quote, base_path=base_path, now=now), created=True)
@@ -569,6 +580,8 @@ def quote_out(quote: Quote, *, base_path: str = "/quotes", now: datetime | None 
         customer=CustomerOut(name=quote.customer_name, company=quote.customer_company, email=quote.customer_email),
         workload=snap.get("workload"),
         plan=snap.get("plan"),
+        start_date=reservations.start_date_of(quote),
+        reservation=reservations.reservation_out(quote, holding=effective_status(quote, now) in ("issued", "accepted")),
         catalog={
             "sku_version": quote.sku_version,
             "price_id": quote.sku_price_id,
@@ -658,6 +671,7 @@ def accept_quote(session: Session, *, public_id: str, base_path: str = "/quotes"
         raise Conflict(f"quote {quote.number} was cancelled and can no longer be accepted")
     if status == "issued":
         quote.status, quote.accepted_at, quote.updated_at = "accepted", now, now
+        reservations.confirm(session, quote)
         events.emit(session, quote, "quote.accepted")
         session.flush()
     return quote_out(quote, base_path=base_path, now=now)
@@ -675,6 +689,7 @@ def cancel_quote(
     if status == "issued":
         quote.status, quote.cancelled_at, quote.cancelled_by = "cancelled", now, actor[:200]
         quote.cancel_reason, quote.updated_at = reason, now
+        reservations.release(session, quote)
         events.emit(session, quote, "quote.cancelled")
         session.flush()
     return quote_out(quote, base_path=base_path, now=now)

@@ -160,6 +160,6 @@ def csv_row(option: OptionOut) -> list[str]:
         "" if perf.time_to_train_hours is None else f"{perf.time_to_train_hours:.2f}",
         "" if perf.tokens_per_s is None else f"{perf.tokens_per_s:.0f}",
         "" if perf.mfu is None else f"{perf.mfu:.3f}",
-        option.availability,
+        option.availability.status,
         " ".join(w.code for w in option.warnings),
     ]

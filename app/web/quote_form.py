@@ -11,6 +11,7 @@ from pydantic import ValidationError
 from sqlalchemy.orm import Session
 
 from app import messages
+from app.capacity.service import CapacityTaken
 from app.catalog import repository as catalog_repository
 from app.errors import InvalidInput
 from app.i18n import Translator
@@ -106,7 +107,7 @@ def quote_from_form(
                 session, data=data, validity_days=validity_days, check_plan=check_quote
             )
             return f"{created.quote.links.print}?lang={t.lang}", QuoteEntry(option, customer, errors, addons)
-        except InvalidInput as exc:
+        except (InvalidInput, CapacityTaken) as exc:  # refused: shown on the form (a taken capacity, too)
             for err in exc.errors or [{"field": "", "message": exc.detail}]:
                 code, message = str(err.get("type", "")), str(err.get("message"))
                 if code in messages.QUOTE_CHECKS["en"]:  # worded in the page's language from its code
@@ -147,6 +148,7 @@ def _quote_data(
                 "term": option.cost.term,
                 "months": months,
                 "addons": addons,
+                "start_date": request_in.constraints.start_date,
                 "workload": workload,
                 "plan": plan,
                 "customer": {"name": customer["name"], "company": customer["company"], "email": customer["email"]},

@@ -327,11 +327,15 @@ def test_browser_pages_render_the_catalog(client: TestClient, db: Session, alice
 def test_a_price_change_and_availability_reach_the_very_next_recommendation(client: TestClient, alice: Admin) -> None:
     body = {"model": {"preset": "llama-2-7b"}, "task": "lora", "tokens": 1e8, "constraints": {"objective": "cheapest"}}
     top = client.post("/recommend", json=body).json()["options"][0]
-    assert (top["sku"]["id"], top["cost"]["monthly_list"], top["availability"]) == (CARD, "2800.00", "not tracked")
+    assert (top["sku"]["id"], top["cost"]["monthly_list"], top["availability"]["status"]) == (
+        CARD,
+        "2800.00",
+        "not tracked",
+    )
     client.post(f"{URL}/prices", headers=alice.headers, json={"amount": "2500.00", "currency": "CNY"})
     client.put(f"{URL}/availability/shenzhen", headers=alice.headers, json={"units_available": 3})
     top = client.post("/recommend", json=body).json()["options"][0]
-    assert (top["sku"]["id"], top["cost"]["monthly_list"], top["availability"]) == (CARD, "2500.00", "available")
+    assert (top["sku"]["id"], top["cost"]["monthly_list"], top["availability"]["free_units"]) == (CARD, "2500.00", 3)
     client.post(f"{URL}/retire", headers=alice.headers, json={"version": 1})
     assert all(o["sku"]["id"] != CARD for o in client.post("/recommend", json=body).json()["options"])
 

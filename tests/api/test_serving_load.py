@@ -193,7 +193,7 @@ def test_max_nodes_is_the_reason_when_only_a_larger_deployment_meets_one_request
     result = _post(client, "/recommend", body)
     assert "a100-80g-sxm-8x" not in [m["sku"]["id"] for m in result["near_misses"]]
     (refused,) = [r for r in result["rejected"] if r["sku"] == "a100-80g-sxm-8x"]
-    assert refused["code"] == "capacity" and refused["params"]["max_nodes"] == 16
+    assert refused["code"] == "max_nodes" and refused["params"]["max_nodes"] == 16
     assert refused["params"]["replicas"] * refused["params"]["replica_gpus"] > 16 * 8
 
 

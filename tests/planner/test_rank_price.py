@@ -5,6 +5,7 @@ same rules through POST /recommend)."""
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import date
 from decimal import Decimal
 from types import SimpleNamespace
 from typing import Any
@@ -12,6 +13,7 @@ from typing import Any
 import pytest
 
 from app.estimator.hardware import get_gpu
+from app.planner.availability import Availability
 from app.planner.offers import Configuration, Cost, Offer, billed_months, price
 from app.planner.recommend import Option, pareto, rank
 from tests import factories
@@ -46,7 +48,7 @@ def _option(sku_id: str, cost: str, hours: float | None, *, gpus: int = 1, token
         hours=hours,
         warnings=[],
         launch={},
-        availability="not tracked",
+        availability=Availability("shenzhen", gpus, date(2027, 1, 4), None, None),
     )
 
 

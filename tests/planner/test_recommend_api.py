@@ -189,15 +189,18 @@ def test_bad_constraints_are_422_naming_the_field(client: TestClient) -> None:
         assert field in {e["field"] for e in response.json()["errors"]}
 
 
-def test_sku_without_free_units_is_on_request_not_hidden(client: TestClient, db: Session) -> None:
+def test_sku_with_no_units_is_a_capacity_near_miss_not_an_option(client: TestClient, db: Session) -> None:
     units_available(db, "a100-40g-pcie-card", "shenzhen", 0)
     result = _recommend(
         client, model={"preset": "llama-2-7b"}, task="lora", tokens=1e8, constraints={"objective": "cheapest"}
     )
-    top = result["options"][0]
-    assert (top["sku"]["id"], top["availability"]) == ("a100-40g-pcie-card", "on request")
-    others = {o["availability"] for o in result["options"][1:] if o["sku"]["id"] != "a100-40g-pcie-card"}
-    assert others <= {"not tracked"}
+    assert "a100-40g-pcie-card" not in {o["sku"]["id"] for o in result["options"]}
+    others = {o["availability"]["status"] for o in result["options"]}
+    assert others == {"not tracked"}
+    miss = next(m for m in result["near_misses"] if m["sku"]["id"] == "a100-40g-pcie-card")
+    assert miss["availability"] == {"region": "shenzhen", "free_units": 0, "from": None, "status": "unavailable"}
+    assert [m["code"] for m in miss["misses"]] == ["capacity"]
+    assert miss["misses"][0]["params"]["free_from"] is None and "does not have" in miss["miss_reason"]
 
 
 def test_annual_total_is_a_year_at_the_annual_discount_whatever_the_term(client: TestClient) -> None:

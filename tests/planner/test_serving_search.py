@@ -224,6 +224,6 @@ def test_a_load_no_shape_carries_is_refused_with_the_smallest_deployment_it_woul
     ib = offer("h100-ib", "h100-80g-sxm", "400000", fabric="ib-ndr-400")
     cfg = ServingConfig(input_tokens=1024, output_tokens=256, requests_per_s=20_000.0)
     result = search_serving(LLAMA3_8B, cfg, [ib], Constraints(max_nodes=2))
-    assert not result.options and result.rejected[0][1] == "capacity"
+    assert not result.options and result.rejected[0][1] == "max_nodes"
     assert result.rejected[0][2]["replica_gpus"] == 1 and result.rejected[0][2]["max_nodes"] == 2
-    assert "replica(s) of 1 GPUs exceed the SKU's max_nodes 2" in messages.rejection("capacity", result.rejected[0][2])
+    assert "replica(s) of 1 GPUs exceed the SKU's max_nodes 2" in messages.rejection("max_nodes", result.rejected[0][2])

@@ -5,7 +5,7 @@ ConnectX-7 NDR port per GPU, as the NVIDIA DGX H100 / DGX BasePOD reference arch
 H100 server (app/catalog/seed_data.py cites it). Before, the planner assumed one 400 Gb/s port per server.
 
 Revision ID: 0013
-Revises: 0011
+Revises: 0012
 Create Date: 2026-12-05 22:00:00
 """
 
@@ -16,7 +16,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0013"
-down_revision: str | None = "0011"
+down_revision: str | None = "0012"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -1,0 +1,142 @@
+"""Capacity editing rules for admins: maintenance holds on a SKU's units in a region, and the capacity by month.
+
+As with prices, every edit of an existing hold names the version it was based on: a stale one is refused with 409
+and nothing is written (two saves racing past the check are stopped by `version_id_col`), and every change
+appends an audit row with the hold before and after. The units that exist are set with the SKU's availability
+(app.admin.catalog_editing.set_availability).
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Any
+
+from sqlalchemy.orm import Session
+from sqlalchemy.orm.exc import StaleDataError
+
+from app.admin.capacity_schemas import HoldIn, HoldOut, MonthUseOut, RegionUseOut
+from app.admin.catalog_editing import get_sku
+from app.admin.service import Actor, aware, record
+from app.capacity import repository, service
+from app.capacity.models import MaintenanceHold
+from app.catalog.models import Sku
+from app.errors import Conflict, InvalidInput, NotFound
+from app.schemas import mirror
+
+CAPACITY_MONTHS = 6  # the capacity page's horizon: half a year, the longest a monthly customer plans ahead
+
+
+def hold_out(row: MaintenanceHold) -> HoldOut:
+    return mirror(HoldOut, row, updated_at=aware(row.updated_at))
+
+
+def holds(session: Session, *, slug: str) -> list[HoldOut]:
+    return [hold_out(row) for row in repository.maintenance_for(session, get_sku(session, slug).id)]
+
+
+def _snapshot(row: MaintenanceHold | None) -> dict[str, Any] | None:
+    if row is None:
+        return None
+    return {
+        "region": row.region,
+        "starts_on": row.starts_on.isoformat(),
+        "ends_on": row.ends_on.isoformat(),
+        "units": row.units,
+        "note": row.note,
+        "version": row.version,
+    }
+
+
+def _check(sku: Sku, region: str, starts_on: date, ends_on: date | None = None) -> None:
+    if region not in sku.regions:
+        message = f"{sku.slug} is sold in {', '.join(sku.regions)}"
+        raise InvalidInput(f"region: {message}", errors=[{"field": "region", "message": message, "type": "catalog"}])
+    if ends_on is not None and ends_on <= starts_on:
+        message = f"must be after the first day held, {starts_on.isoformat()} (the day the units are back)"
+        raise InvalidInput(
+            f"ends_on: {message}", errors=[{"field": "ends_on", "message": message, "type": "value_error"}]
+        )
+
+
+def _stale(slug: str, row: MaintenanceHold | None, version: int | None) -> Conflict:
+    if row is None:
+        return Conflict(
+            f"{slug} has no maintenance hold there yet; send version null",
+            errors=[{"field": "version", "message": "no hold yet", "type": "stale", "current": None}],
+        )
+    return Conflict(
+        f"the maintenance hold is at version {row.version}, not {version}: now {row.units} units until "
+        f"{row.ends_on.isoformat()}. Nothing was saved.",
+        errors=[{"field": "version", "message": "current version", "type": "stale", "current": row.version}],
+    )
+
+
+def set_hold(
+    session: Session, *, slug: str, region: str, starts_on: date, data: HoldIn, actor: Actor
+) -> MaintenanceHold:
+    """Create the hold of a SKU, region and first day (`version` null) or edit it (its version)."""
+    sku = get_sku(session, slug)
+    _check(sku, region, starts_on, data.ends_on)
+    row = repository.get_maintenance(session, sku_pk=sku.id, region=region, starts_on=starts_on)
+    if (row is None) != (data.version is None) or (row is not None and row.version != data.version):
+        raise _stale(slug, row, data.version)
+    before = _snapshot(row)
+    if row is None:
+        row = MaintenanceHold(sku_pk=sku.id, region=region, starts_on=starts_on, created_by=actor.email)
+        session.add(row)
+    row.ends_on, row.units, row.note = data.ends_on, data.units, data.note
+    try:
+        session.flush()
+    except StaleDataError as exc:
+        raise Conflict("the maintenance hold changed while saving; reload") from exc
+    _audit(session, actor, "maintenance.set", sku, row, before, _snapshot(row))
+    return row
+
+
+def delete_hold(session: Session, *, slug: str, region: str, starts_on: date, version: int, actor: Actor) -> None:
+    """End a hold early (its units are free again): the version it was based on, as for an edit."""
+    sku = get_sku(session, slug)
+    row = repository.get_maintenance(session, sku_pk=sku.id, region=region, starts_on=starts_on)
+    if row is None:
+        raise NotFound(f"no maintenance hold of {slug} in {region} from {starts_on.isoformat()}")
+    if version != row.version:
+        raise _stale(slug, row, version)
+    before = _snapshot(row)
+    try:
+        repository.delete(session, row)
+    except StaleDataError as exc:
+        raise Conflict("the maintenance hold changed while deleting; reload") from exc
+    _audit(session, actor, "maintenance.delete", sku, row, before, None)
+
+
+def _audit(
+    session: Session,
+    actor: Actor,
+    action: str,
+    sku: Sku,
+    row: MaintenanceHold,
+    before: dict[str, Any] | None,
+    after: dict[str, Any] | None,
+) -> None:
+    record(
+        session,
+        actor=actor,
+        action=action,
+        entity_type="maintenance_hold",
+        entity_id=f"{sku.slug}/{row.region}/{row.starts_on.isoformat()}",
+        before=before,
+        after=after,
+    )
+
+
+def capacity(session: Session, *, months: int = CAPACITY_MONTHS) -> list[RegionUseOut]:
+    return [
+        RegionUseOut(
+            sku_id=use.sku_id,
+            region=use.region,
+            total=use.total,
+            rental_unit=use.rental_unit,
+            months=[mirror(MonthUseOut, month) for month in use.months],
+        )
+        for use in service.capacity_by_month(session, months=months)
+    ]

@@ -1,0 +1,265 @@
+"""Capacity rules: what a SKU has free in a region from a date, the hold an issued quote takes on it, and its
+release.
+
+The units that exist are the catalog's inventory rows (SkuAvailability.units_available, set by the admin); a
+SKU and region without a row is not tracked (quoted "on request": nothing is held or refused). Held are the
+maintenance holds and the reservations of issued quotes still valid and of accepted quotes; a cancelled or expired
+quote holds nothing, so its units are free again at once.
+
+Nothing is oversold because the count and the new hold are written under one lock, taken after the quote's number
+(app.quotes.repository.next_number, itself a lock every new quote queues on): on PostgreSQL the inventory row's
+`SELECT … FOR UPDATE`, on SQLite the write transaction the number opened (SQLite has one writer at a time). A
+quote that sees too few units before the lock is refused without queueing on it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from sqlalchemy.orm import Session
+
+from app import messages
+from app.capacity import repository
+from app.capacity.ledger import Hold, free_units, held_peak, next_free, window
+from app.capacity.models import Reservation
+from app.catalog.models import Sku
+from app.db.engine import SETTINGS
+from app.errors import Conflict, InvalidInput
+from app.settings import Settings, get_settings
+
+# A rental starts within a year: the longest term the catalog sells is annual (app/estimator/vocabulary.py TERMS),
+# and the bound keeps a start plus its months (at most MAX_QUOTE_MONTHS) inside the calendar.
+MAX_START_AHEAD_DAYS = 366
+
+
+class CapacityTaken(Conflict):
+    """409: the units asked for are not free from the start date (`code` capacity_taken)."""
+
+
+def catalog_today(session: Session | None = None) -> date:
+    """Today in the catalog's timezone (CATALOG_TIMEZONE): the default start of a rental."""
+    settings = session.info.get(SETTINGS) if session is not None else None
+    if not isinstance(settings, Settings):
+        settings = get_settings()
+    return datetime.now(ZoneInfo(settings.catalog_timezone)).date()
+
+
+def start_of(session: Session, start_date: date | None, *, field: str) -> date:
+    """A rental's first day: the one asked for, from today to MAX_START_AHEAD_DAYS ahead (else 422 on `field`), or
+    today in the catalog's timezone."""
+    today = catalog_today(session)
+    if start_date is None:
+        return today
+    latest = today + timedelta(days=MAX_START_AHEAD_DAYS)
+    if not today <= start_date <= latest:
+        message = f"must be from today ({today.isoformat()} in the catalog's timezone) to {latest.isoformat()}"
+        raise InvalidInput(f"{field}: {message}", errors=[{"field": field, "message": message, "type": "value_error"}])
+    return start_date
+
+
+@dataclass(frozen=True, slots=True)
+class Free:
+    """What a SKU has free in a region over a rental: `free_units` on every day of it, and `from_`, the first day
+    from which the units asked for are free for as long (the start itself when they are; None: never, as the
+    inventory has fewer)."""
+
+    region: str
+    total: int
+    free_units: int
+    from_: date | None
+
+
+def _holds(session: Session, *, sku_pk: int, region: str, start: date, now: datetime) -> list[Hold]:
+    reserved = repository.reservations(session, now=now, after=start, sku_pk=sku_pk, region=region)
+    kept = repository.maintenance(session, after=start, sku_pk=sku_pk, region=region)
+    return [Hold(r.starts_on, r.ends_on, r.units) for r in reserved] + [
+        Hold(m.starts_on, m.ends_on, m.units) for m in kept
+    ]
+
+
+def free_in(
+    session: Session, *, sku_pk: int, region: str, total: int, units: int, start: date, months: int, now: datetime
+) -> Free:
+    holds = _holds(session, sku_pk=sku_pk, region=region, start=start, now=now)
+    first, end = window(start, months)
+    free = free_units(total, holds, first, end)
+    found = start if free >= units else next_free(total, holds, start, (end - first).days, units)
+    return Free(region, total, free, found)
+
+
+def choose_region(
+    session: Session, *, sku: Sku, regions: list[str], units: int, start: date, months: int, now: datetime
+) -> str | None:
+    """The region to hold `units` in: the first of `regions` (the one asked for, else the SKU's in order) that is
+    not tracked or has them free. None: not tracked (nothing to hold). Raises CapacityTaken when every region is
+    tracked and short; read without a lock: `hold` counts again under it."""
+    short: list[Free] = []
+    for region in regions:
+        row = repository.inventory_row(session, sku_pk=sku.id, region=region)
+        if row is None:
+            return None
+        free = free_in(
+            session,
+            sku_pk=sku.id,
+            region=region,
+            total=row.units_available,
+            units=units,
+            start=start,
+            months=months,
+            now=now,
+        )
+        if free.free_units >= units:
+            return region
+        short.append(free)
+    raise taken(sku, short[0], units=units, start=start)
+
+
+def hold(
+    session: Session,
+    *,
+    quote_id: int,
+    sku: Sku,
+    region: str,
+    units: int,
+    start: date,
+    months: int,
+    held_until: datetime,
+    now: datetime,
+) -> Reservation | None:
+    """Hold `units` for the quote under the inventory row's lock, or raise CapacityTaken; None when the region is
+    not tracked any more (its figure went since `choose_region`: a catalog import)."""
+    row = repository.inventory_row(session, sku_pk=sku.id, region=region, lock=True)
+    if row is None:
+        return None
+    free = free_in(
+        session,
+        sku_pk=sku.id,
+        region=region,
+        total=row.units_available,
+        units=units,
+        start=start,
+        months=months,
+        now=now,
+    )
+    if free.free_units < units:
+        raise taken(sku, free, units=units, start=start)
+    first, end = window(start, months)
+    reservation = Reservation(
+        quote_id=quote_id,
+        sku_pk=sku.id,
+        region=region,
+        starts_on=first,
+        ends_on=end,
+        units=units,
+        state="held",
+        held_until=held_until,
+        created_at=now,
+    )
+    repository.add(session, reservation)
+    return reservation
+
+
+def taken(sku: Sku, free: Free, *, units: int, start: date) -> CapacityTaken:
+    params: dict[str, Any] = {
+        "sku": sku.slug,
+        "region": free.region,
+        "units": units,
+        "unit": sku.rental_unit,
+        "free_units": free.free_units,
+        "start_date": start.isoformat(),
+        "next_free_date": free.from_.isoformat() if free.from_ else None,
+    }
+    message = messages.quote_check("capacity_taken", params)
+    error = {"field": "quantity", "message": message, "type": "capacity_taken", "params": params}
+    extra = {"code": "capacity_taken", "free_units": free.free_units, "next_free_date": params["next_free_date"]}
+    return CapacityTaken(message, errors=[error], extra=extra)
+
+
+def confirm(session: Session, *, quote_id: int) -> None:
+    """The quote was accepted: its hold stands until its rental ends."""
+    _set_state(session, quote_id, "confirmed")
+
+
+def release(session: Session, *, quote_id: int) -> None:
+    """The quote was cancelled: its units are free again at once."""
+    _set_state(session, quote_id, "released")
+
+
+def _set_state(session: Session, quote_id: int, state: str) -> None:
+    reservation = repository.reservation_of(session, quote_id)
+    if reservation is not None and reservation.state != state:
+        reservation.state = state
+        session.flush()
+
+
+# ---------------------------------------------------------------- the planner's view
+
+
+def holds_by_sku(session: Session, *, start: date, now: datetime | None = None) -> dict[tuple[str, str], list[Hold]]:
+    """Every hold on some day from `start`, by (SKU id, region): one indexed statement per recommendation."""
+    out: dict[tuple[str, str], list[Hold]] = {}
+    for slug, region, first, end, units in repository.holds_by_slug(session, now=now or datetime.now(UTC), after=start):
+        out.setdefault((slug, region), []).append(Hold(first, end, units))
+    return out
+
+
+# ---------------------------------------------------------------- the capacity page
+
+
+@dataclass(frozen=True, slots=True)
+class MonthUse:
+    """One calendar month of a SKU's units in a region: the most units held on any one day of it by accepted
+    quotes, by issued quotes (still valid) and by maintenance, and the units free on every day of it."""
+
+    month: date  # its first day
+    accepted: int
+    issued: int
+    maintenance: int
+    free: int
+
+
+@dataclass(frozen=True, slots=True)
+class RegionUse:
+    sku_id: str
+    region: str
+    total: int
+    rental_unit: str
+    months: list[MonthUse]
+
+
+def month_starts(first: date, count: int) -> list[date]:
+    """The first days of `count` calendar months from the month of `first` (and the one after, to end the last)."""
+    out, year, month = [], first.year, first.month
+    for _ in range(count + 1):
+        out.append(date(year, month, 1))
+        year, month = (year + 1, 1) if month == 12 else (year, month + 1)
+    return out
+
+
+def capacity_by_month(session: Session, *, months: int, now: datetime | None = None) -> list[RegionUse]:
+    """Every tracked SKU and region, month by month from the current one (the catalog's timezone)."""
+    now = now or datetime.now(UTC)
+    starts = month_starts(catalog_today(session), months)
+    out = []
+    for row in repository.inventory(session):
+        reserved = repository.reservations(session, now=now, after=starts[0], sku_pk=row.sku_pk, region=row.region)
+        kept = repository.maintenance(session, after=starts[0], sku_pk=row.sku_pk, region=row.region)
+        accepted = [Hold(r.starts_on, r.ends_on, r.units) for r in reserved if r.state == "confirmed"]
+        issued = [Hold(r.starts_on, r.ends_on, r.units) for r in reserved if r.state == "held"]
+        maintenance = [Hold(m.starts_on, m.ends_on, m.units) for m in kept]
+        every = accepted + issued + maintenance
+        uses = [
+            MonthUse(
+                first,
+                held_peak(accepted, first, end),
+                held_peak(issued, first, end),
+                held_peak(maintenance, first, end),
+                free_units(row.units_available, every, first, end),
+            )
+            for first, end in zip(starts, starts[1:], strict=False)
+        ]
+        out.append(RegionUse(row.sku.slug, row.region, row.units_available, row.sku.rental_unit, uses))
+    return out

@@ -1,0 +1,97 @@
+"""Maintenance holds and the capacity page (app/admin/capacity_*): versioned and audited edits through the API
+and the SKU page, and the month-by-month chart of what accepted and issued quotes hold, in English and Chinese."""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+from fastapi.testclient import TestClient
+
+from tests.admin.conftest import Admin, sign_in
+
+H100 = "h100-80g-sxm-8x"
+URL = f"/admin/api/skus/{H100}/holds"
+
+
+def _today() -> date:
+    return datetime.now(ZoneInfo("Asia/Shanghai")).date()
+
+
+def _hold(days: int = 10, units: int = 1, **changes: object) -> dict[str, object]:
+    return {"ends_on": (_today() + timedelta(days=days)).isoformat(), "units": units, "note": "PSU swap", **changes}
+
+
+def _at(region: str = "singapore") -> str:
+    return f"{URL}/{region}/{_today().isoformat()}"
+
+
+def _quote(client: TestClient, quantity: int) -> dict[str, object]:
+    body = {"sku_id": H100, "quantity": quantity, "term": "monthly", "months": 1, "region": "singapore"}
+    response = client.post("/quotes", json={**body, "customer": {"name": "Ada", "email": "ada@example.org"}})
+    assert response.status_code == 201, response.text
+    return dict(response.json())
+
+
+def test_holds_are_created_edited_with_their_version_and_ended_audited(client: TestClient, alice: Admin) -> None:
+    client.put(f"/admin/api/skus/{H100}/availability/singapore", headers=alice.headers, json={"units_available": 2})
+    created = client.put(_at(), headers=alice.headers, json=_hold())
+    assert created.status_code == 200, created.text
+    hold = created.json()
+    assert (hold["units"], hold["version"], hold["created_by"]) == (1, 1, "alice@example.com")
+    assert hold["starts_on"] == _today().isoformat()
+    body = {"sku_id": H100, "quantity": 2, "term": "monthly", "region": "singapore"}
+    refused = client.post("/quotes", json={**body, "customer": {"name": "Ada", "email": "ada@example.org"}})
+    assert (refused.status_code, refused.json()["free_units"]) == (409, 1)
+    assert client.put(_at(), headers=alice.headers, json=_hold()).status_code == 409  # exists: version needed
+    edited = client.put(_at(), headers=alice.headers, json=_hold(units=2, version=1))
+    assert (edited.status_code, edited.json()["version"]) == (200, 2)
+    stale = client.put(_at(), headers=alice.headers, json=_hold(units=1, version=1))
+    assert stale.status_code == 409 and stale.json()["errors"][0]["current"] == 2
+    assert client.delete(_at(), headers=alice.headers, params={"version": 1}).status_code == 409
+    assert client.delete(_at(), headers=alice.headers, params={"version": 2}).status_code == 204
+    assert client.get(URL, headers=alice.headers).json() == []
+    audit = client.get("/admin/api/audit", headers=alice.headers, params={"entity_type": "maintenance_hold"}).json()
+    assert sorted(e["action"] for e in audit["items"]) == ["maintenance.delete", "maintenance.set", "maintenance.set"]
+
+
+def test_a_hold_is_refused_naming_the_field(client: TestClient, alice: Admin) -> None:
+    backwards = client.put(_at(), headers=alice.headers, json=_hold(days=0))
+    assert (backwards.status_code, backwards.json()["errors"][0]["field"]) == (422, "ends_on")
+    elsewhere = client.put(_at("shenzhen"), headers=alice.headers, json=_hold())
+    assert (elsewhere.status_code, elsewhere.json()["errors"][0]["field"]) == (422, "region")
+    assert client.put(_at(), json=_hold()).status_code == 401
+
+
+def test_the_capacity_api_and_page_show_accepted_issued_and_free_by_month(client: TestClient, alice: Admin) -> None:
+    client.put(f"/admin/api/skus/{H100}/availability/singapore", headers=alice.headers, json={"units_available": 5})
+    accepted = _quote(client, 2)
+    client.post(str(dict(accepted["links"])["accept"]))  # type: ignore[call-overload]
+    _quote(client, 1)
+    rows = client.get("/admin/api/capacity", headers=alice.headers, params={"months": 3}).json()
+    [row] = [r for r in rows if (r["sku_id"], r["region"]) == (H100, "singapore")]
+    first = row["months"][0]
+    assert (row["total"], len(row["months"]), first["month"]) == (5, 3, _today().replace(day=1).isoformat())
+    assert (first["accepted"], first["issued"], first["maintenance"], first["free"]) == (2, 1, 0, 2)
+    sign_in(client, "alice@example.com")
+    page = client.get("/admin/capacity")
+    assert page.status_code == 200
+    assert "accepted quotes" in page.text and 'class="cap-accepted"' in page.text
+    assert "2 accepted, 1 issued, 0 in maintenance, 2 free" in page.text
+    zh = client.get("/admin/capacity", params={"lang": "zh"}).text
+    assert "已接受 2，已出具 1，维护 0，空闲 2" in zh
+
+
+def test_the_sku_page_adds_and_ends_a_hold(client: TestClient, alice: Admin) -> None:
+    csrf = sign_in(client, "alice@example.com")
+    place = {"csrf_token": csrf, "region": "singapore", "starts_on": _today().isoformat()}
+    form = {**place, "version": "", **{k: str(v) for k, v in _hold().items()}}
+    saved = client.post(f"/admin/skus/{H100}/holds", data=form, follow_redirects=False)
+    assert (saved.status_code, saved.headers["location"]) == (303, f"/admin/skus/{H100}?msg=hold")
+    [hold] = client.get(URL, headers=alice.headers).json()
+    page = client.get(f"/admin/skus/{H100}").text
+    assert "Maintenance holds" in page and f"singapore from {hold['starts_on']}" in page
+    bad = client.post(f"/admin/skus/{H100}/holds", data={**form, "ends_on": "soon"})
+    assert bad.status_code == 422 and "YYYY-MM-DD" in bad.text
+    ended = client.post(f"/admin/skus/{H100}/holds/delete", data={**place, "version": "1"}, follow_redirects=False)
+    assert ended.status_code == 303 and client.get(URL, headers=alice.headers).json() == []

@@ -1,0 +1,132 @@
+"""Quotes hold units of the inventory (app.capacity, app.quotes.reservations) on SQLite and PostgreSQL: a quote
+holds its units from its start date for its months while issued, accepting keeps them, cancelling or expiry frees
+them at once, and a quote for more than is free is 409 `capacity_taken` naming what is free and from when."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from fastapi.testclient import TestClient
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.capacity.models import MaintenanceHold, Reservation
+from app.catalog.repository import get_sku_by_slug
+from app.quotes import service
+from app.quotes.repository import get_by_public_id
+from tests.factories import units_available
+
+H100 = "h100-80g-sxm-8x"
+
+
+def _body(quantity: int = 1, months: int = 1, **changes: Any) -> dict[str, Any]:
+    return {
+        "sku_id": H100,
+        "quantity": quantity,
+        "term": "monthly",
+        "months": months,
+        "region": "singapore",
+        "customer": {"name": "Ada", "email": "ada@example.org"},
+        **changes,
+    }
+
+
+def _today() -> date:
+    return datetime.now(ZoneInfo("Asia/Shanghai")).date()
+
+
+def test_a_quote_holds_its_units_from_today_in_the_catalog_timezone(client: TestClient, db: Session) -> None:
+    units_available(db, H100, "singapore", 3)
+    quote = client.post("/quotes", json=_body(quantity=2, months=2)).json()
+    start = _today()
+    assert quote["start_date"] == start.isoformat()
+    assert quote["reservation"] == {
+        "region": "singapore",
+        "units": 2,
+        "starts_on": start.isoformat(),
+        "ends_on": (start + timedelta(days=60)).isoformat(),
+        "holding": True,
+    }
+
+
+def test_a_region_not_tracked_holds_nothing(client: TestClient) -> None:
+    quote = client.post("/quotes", json=_body(quantity=2)).json()
+    assert (quote["start_date"], quote["reservation"]) == (_today().isoformat(), None)
+
+
+def test_more_than_is_free_is_409_capacity_taken_with_the_free_units_and_next_date(
+    client: TestClient, db: Session
+) -> None:
+    units_available(db, H100, "singapore", 3)
+    start = _today() + timedelta(days=3)
+    first = client.post("/quotes", json=_body(quantity=2, months=2, start_date=start.isoformat()))
+    assert first.status_code == 201
+    refused = client.post("/quotes", json=_body(quantity=2, months=1, start_date=start.isoformat()))
+    assert refused.status_code == 409
+    assert refused.headers["content-type"] == "application/problem+json"
+    problem = refused.json()
+    free_from = (start + timedelta(days=60)).isoformat()
+    assert (problem["code"], problem["free_units"], problem["next_free_date"]) == ("capacity_taken", 1, free_from)
+    assert problem["errors"][0]["type"] == "capacity_taken" and problem["errors"][0]["field"] == "quantity"
+    assert problem["detail"] == (
+        f"2 × {H100} (node) are not free in singapore from {start.isoformat()}: 1 free over the whole rental; "
+        f"the 2 are free from {free_from}"
+    )
+    # one unit is still free, and the rental after the first one ends fits
+    assert client.post("/quotes", json=_body(quantity=1, start_date=start.isoformat())).status_code == 201
+    assert client.post("/quotes", json=_body(quantity=2, start_date=free_from)).status_code == 201
+
+
+def test_cancelling_frees_the_units_at_once_and_accepting_keeps_them(client: TestClient, db: Session) -> None:
+    units_available(db, H100, "singapore", 2)
+    first = client.post("/quotes", json=_body(quantity=2)).json()
+    assert client.post("/quotes", json=_body(quantity=1)).status_code == 409
+    service.cancel_quote(db, public_id=first["id"], actor="admin@example.com")
+    assert client.get(first["links"]["self"]).json()["reservation"]["holding"] is False
+    second = client.post("/quotes", json=_body(quantity=2)).json()
+    assert client.post(second["links"]["accept"]).json()["reservation"]["holding"] is True
+    assert client.post("/quotes", json=_body(quantity=1)).status_code == 409
+
+
+def test_an_expired_quote_holds_nothing(client: TestClient, db: Session) -> None:
+    units_available(db, H100, "singapore", 1)
+    first = client.post("/quotes", json=_body()).json()
+    assert client.post("/quotes", json=_body()).status_code == 409
+    past = datetime.now(UTC) - timedelta(minutes=1)
+    get_by_public_id(db, first["id"]).valid_until = past
+    db.scalars(select(Reservation)).one().held_until = past  # the quote's validity, copied when it was issued
+    db.flush()
+    assert client.get(first["links"]["self"]).json()["reservation"]["holding"] is False
+    assert client.post("/quotes", json=_body()).status_code == 201
+
+
+def test_maintenance_holds_take_units_out_for_their_days(client: TestClient, db: Session) -> None:
+    units_available(db, H100, "singapore", 2)
+    sku = get_sku_by_slug(db, H100)
+    assert sku is not None
+    today = _today()
+    db.add(
+        MaintenanceHold(sku_pk=sku.id, region="singapore", starts_on=today, ends_on=today + timedelta(days=10), units=1)
+    )
+    db.flush()
+    refused = client.post("/quotes", json=_body(quantity=2)).json()
+    assert (refused["free_units"], refused["next_free_date"]) == (1, (today + timedelta(days=10)).isoformat())
+    later = (today + timedelta(days=10)).isoformat()
+    assert client.post("/quotes", json=_body(quantity=2, start_date=later)).status_code == 201
+
+
+def test_without_a_region_the_first_region_with_the_units_free_is_held(client: TestClient, db: Session) -> None:
+    units_available(db, H100, "singapore", 1)
+    units_available(db, H100, "los-angeles", 4)
+    quote = client.post("/quotes", json=_body(quantity=2, region=None)).json()
+    assert quote["reservation"]["region"] == "los-angeles"
+
+
+def test_a_start_date_in_the_past_or_beyond_a_year_is_422_naming_it(client: TestClient) -> None:
+    for day in (_today() - timedelta(days=1), _today() + timedelta(days=400)):
+        response = client.post("/quotes", json=_body(start_date=day.isoformat()))
+        assert response.status_code == 422
+        assert [e["field"] for e in response.json()["errors"]] == ["start_date"]
+    assert client.post("/quotes", json=_body(start_date="2027-02-30")).status_code == 422

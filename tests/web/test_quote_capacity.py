@@ -1,0 +1,55 @@
+"""The wizard's quote form when the units are gone (app.web.quote_form): the refusal is shown on the form in the
+page's language, nothing of the refused quote is kept, and the printed quote shows its start and reservation."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+from fastapi.testclient import TestClient
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from app.i18n import Translator
+from app.planner.schemas import OptionOut, RecommendIn
+from app.quotes.models import Quote
+from app.web.quote_form import quote_from_form
+from tests.factories import recommend, units_available
+
+CARD = "a100-40g-pcie-card"
+BODY = {"model": {"preset": "llama-2-7b"}, "task": "lora", "constraints": {"objective": "cheapest"}}
+FIELDS = {"name": "Li Wei", "company": "", "email": "li.wei@example.com", "months": "1"}
+
+
+def test_a_capacity_taken_between_results_and_quote_is_shown_on_the_form(client: TestClient, db: Session) -> None:
+    units_available(db, CARD, "shenzhen", 1)
+    option = OptionOut.model_validate(recommend(client, BODY)["options"][0])
+    assert (option.sku.id, option.cost.units) == (CARD, 1)
+    taken = {"sku_id": CARD, "quantity": 1, "term": "monthly", "region": "shenzhen"}
+    taken["customer"] = {"name": "Ada", "email": "ada@example.org"}
+    assert client.post("/quotes", json=taken).status_code == 201
+    quotes = db.scalar(select(func.count()).select_from(Quote))
+    url, entry = quote_from_form(db, RecommendIn.model_validate(BODY), option, FIELDS, [], Translator("zh"), 14)
+    assert url is None
+    [message] = [m for messages in entry.errors.values() for m in messages]
+    assert message.startswith("shenzhen 自 ") and "没有 1 个 a100-40g-pcie-card" in message
+    assert db.scalar(select(func.count()).select_from(Quote)) == quotes  # the refused quote was not kept
+
+
+def test_the_printed_quote_shows_its_start_and_what_it_holds(client: TestClient, db: Session) -> None:
+    units_available(db, CARD, "shenzhen", 4)
+    body = {"sku_id": CARD, "quantity": 2, "term": "monthly", "months": 1, "region": "shenzhen"}
+    quote = client.post("/quotes", json=body | {"customer": {"name": "Ada", "email": "ada@example.org"}}).json()
+    today = datetime.now(ZoneInfo("Asia/Shanghai")).date().isoformat()
+    page = client.get(quote["links"]["print"]).text
+    assert f"<dt>Rental starts</dt><dd>{today}</dd>" in page
+    assert f"<dt>Reserved</dt><dd>2 × card in shenzhen, {today} to {quote['reservation']['ends_on']}</dd>" in page
+    assert "<dt>租期开始</dt>" in client.get(quote["links"]["print"], params={"lang": "zh"}).text
+
+
+def test_the_results_page_says_what_is_free(client: TestClient, db: Session) -> None:
+    units_available(db, CARD, "shenzhen", 3)
+    page = client.get("/results?preset=llama-2-7b&task=lora&objective=cheapest", headers={"accept": "text/html"}).text
+    assert 'data-availability="available"' in page and "3 free in shenzhen from " in page
+    zh = client.get("/results?preset=llama-2-7b&task=lora&objective=cheapest&lang=zh", headers={"accept": "text/html"})
+    assert "shenzhen 自 " in zh.text and " 起空闲 3 个" in zh.text
