@@ -22,6 +22,7 @@ from app.launch_words import LAUNCH as LAUNCH  # re-exported: the launch's words
 from app.note_words import NOTES as NOTES  # re-exported: an estimate's assumptions, read as messages.NOTES
 from app.note_words import QUOTE_NOTES as QUOTE_NOTES  # re-exported: a quote's notes
 from app.note_words import SCHEMES as SCHEMES  # re-exported: checkpoint formats
+from app.quote_check_words import QUOTE_CHECKS as QUOTE_CHECKS  # re-exported: why POST /quotes refuses
 
 MoneyFormat = Callable[[Any, str], str]
 
@@ -500,87 +501,6 @@ ASSUMPTIONS: dict[str, dict[str, str]] = {
         "（NeMo 的 Qwen3-30B-A3B 实测为我们估计值的 0.44-0.91 倍）。",
         "uncalibrated_offload": "校准速度所用的实测运行都没有把训练状态卸载到主机内存：范围的慢端放宽到典型端的 "
         "{factor:.2f} 倍（实测卸载后的每步耗时为不卸载时的 1.4-1.6 倍）。",
-    },
-}
-
-# Why POST /quotes refuses a quantity, months or add-ons (app/quotes/plan_check.py for the plan it carries,
-# app/quotes/service.py for what the SKU rents): the API's `errors[].type` is the code and `errors[].params` its
-# figures. Quantities are whole servers (or one of a card SKU's card counts): never a fraction of a server, and
-# several only where a fabric joins them. Months bill 30 days each (app/planner/offers.py DAYS_PER_BILLED_MONTH)
-# and must carry the hours the plan takes on the quantity quoted; an annual term's are whole years. A plan that
-# joins servers rents the add-on that provides their fabric, where the catalog sells the fabric as one.
-QUOTE_CHECKS: dict[str, dict[str, str]] = {
-    "en": {
-        "quantity_servers": "quantity {quantity} rents {rented} GPUs ({quantity} × {sku}, {gpus_per_node} GPUs a "
-        "server) but the plan runs on dp × tp × pp × cp = {gpus} GPUs; quote quantity {servers}",
-        "quantity_cards": "quantity {quantity} rents {rented} cards of {sku} but the plan runs on dp × tp × pp × cp "
-        "= {gpus} GPUs; quote quantity {gpus}",
-        "quantity_elsewhere": "quantity {quantity} rents {rented} GPUs of {sku} but the plan runs on dp × tp × pp × "
-        "cp = {gpus} GPUs, which {sku} cannot rent exactly (the fewest that carry the plan: quantity {fits_quantity}, "
-        "{fits_gpus} GPUs, {idle} of them idle); quote {alt_sku} with quantity {alt_quantity}, which rents {gpus} "
-        "GPUs, or re-plan for {fits_gpus} GPUs",
-        "quantity_replan": "quantity {quantity} rents {rented} GPUs of {sku} but the plan runs on dp × tp × pp × cp "
-        "= {gpus} GPUs, which {sku} cannot rent exactly and no other SKU of its GPU rents either; quantity "
-        "{fits_quantity} ({fits_gpus} GPUs) carries the plan with {idle} GPUs idle: re-plan for {fits_gpus} GPUs",
-        "quantity_unrentable": "quantity {quantity} rents {rented} GPUs of {sku} but the plan runs on dp × tp × pp × "
-        "cp = {gpus} GPUs, more than {sku} rents ({most_gpus} at most) and an amount no SKU of its GPU rents exactly",
-        "quantity_beyond": "quantity {quantity} rents {rented} GPUs of {sku} but the plan runs on dp × tp × pp × cp "
-        "= {gpus} GPUs, more than {sku} rents ({most_gpus} at most); quote {alt_sku} with quantity {alt_quantity}, "
-        "which rents {gpus} GPUs",
-        "months_short": "months {months} bills {billed_hours} h ({months} × 30 days) but the plan takes {hours:.1f} h "
-        "on quantity {quantity} of {sku}; quote months {fewest_months}, the fewest that carry it",
-        "months_beyond": "months {months} bills {billed_hours} h ({months} × 30 days) but the plan takes {hours:.1f} h "
-        "on quantity {quantity} of {sku}, {fewest_months} months: more than a quote rents ({max_months} months at "
-        "most); re-plan on more GPUs",
-        "months_annual": "an annual term takes whole years (12, 24, …), got {months}; quote months {quote_months}",
-        "quantity_card_counts": "{sku} is rented by the card within one server: {card_counts} cards, not {quantity}; "
-        "for more, quote a whole server",
-        "quantity_one_server": "{sku} is rented one server at a time ({gpus_per_node} GPUs) for one job: no "
-        "inter-node fabric joins its servers, so the plan cannot run across quantity {quantity}; quote quantity 1 "
-        "for the job, or a SKU with an InfiniBand or RoCE fabric for more GPUs",
-        "fabric_addon_missing": "quantity {quantity} of {sku}: the plan joins its {quantity} servers over the "
-        "{fabric} fabric, which the add-on {addon} ({addon_name}) provides, and addons does not rent it; add {addon} "
-        "to addons for the {quantity} servers, or re-plan on one server",
-        "capacity_taken": "{units} × {sku} ({unit}) are not free in {region} from {start_date}: {free_units} free "
-        "over the whole rental; the {units} are free from {next_free_date}",
-        "capacity_taken_never": "{units} × {sku} ({unit}) are not free in {region} from {start_date}: {free_units} "
-        "free over the whole rental, and the region does not have {units}",
-    },
-    "zh": {
-        "quantity_servers": "数量 {quantity} 租用 {rented} 张 GPU（{quantity} × {sku}，"
-        "每台服务器 {gpus_per_node} 张），但方案运行在 dp × tp × pp × cp = {gpus} 张 GPU 上；请报价数量 {servers}",
-        "quantity_cards": "数量 {quantity} 租用 {sku} 的 {rented} 张卡，但方案运行在 dp × tp × pp × cp = {gpus} 张 "
-        "GPU 上；请报价数量 {gpus}",
-        "quantity_elsewhere": "数量 {quantity} 租用 {sku} 的 {rented} 张 GPU，但方案运行在 dp × tp × pp × cp = "
-        "{gpus} 张 GPU 上，{sku} 无法正好租出这么多（能承载该方案的最少数量：{fits_quantity}，即 {fits_gpus} 张 GPU，"
-        "其中 {idle} 张空闲）；请按数量 {alt_quantity} 报价 {alt_sku}（正好 {gpus} 张 GPU），或按 {fits_gpus} 张 GPU "
-        "重新规划",
-        "quantity_replan": "数量 {quantity} 租用 {sku} 的 {rented} 张 GPU，但方案运行在 dp × tp × pp × cp = "
-        "{gpus} 张 GPU 上，{sku} 无法正好租出这么多，同型号 GPU 的其他 SKU 也不能；数量 {fits_quantity}"
-        "（{fits_gpus} 张 GPU）可以承载该方案，但有 {idle} 张空闲：请按 {fits_gpus} 张 GPU 重新规划",
-        "quantity_unrentable": "数量 {quantity} 租用 {sku} 的 {rented} 张 GPU，但方案运行在 dp × tp × pp × cp = "
-        "{gpus} 张 GPU 上，超过 {sku} 可租的上限（{most_gpus} 张），同型号 GPU 也没有 SKU 正好租出这么多",
-        "quantity_beyond": "数量 {quantity} 租用 {sku} 的 {rented} 张 GPU，但方案运行在 dp × tp × pp × cp = "
-        "{gpus} 张 GPU 上，超过 {sku} 可租的上限（{most_gpus} 张）；请按数量 {alt_quantity} 报价 {alt_sku}"
-        "（正好 {gpus} 张 GPU）",
-        "months_short": "月数 {months} 计费 {billed_hours} 小时（{months} × 30 天），但方案在 {sku} 数量 {quantity} 上"
-        "需要 {hours:.1f} 小时；请报价月数 {fewest_months}（能覆盖该任务的最少月数）",
-        "months_beyond": "月数 {months} 计费 {billed_hours} 小时（{months} × 30 天），但方案在 {sku} 数量 {quantity} 上"
-        "需要 {hours:.1f} 小时，即 {fewest_months} 个月，超过报价可租的上限（{max_months} 个月）；"
-        "请用更多 GPU 重新规划",
-        "months_annual": "年付租期须为整年（12、24……个月），而不是 {months} 个月；请报价月数 {quote_months}",
-        "quantity_card_counts": "{sku} 按卡租用，卡都在同一台服务器内：可租 {card_counts} 张卡，不能租 {quantity} 张；"
-        "需要更多请报价整台服务器",
-        "quantity_one_server": "{sku} 每次只租一台服务器（{gpus_per_node} 张 GPU）用于一个作业：没有节点间网络连接"
-        "它的服务器，方案无法跨数量 {quantity} 台运行；请为该作业报价数量 1，或选择有 InfiniBand 或 RoCE 网络的 SKU "
-        "以获得更多 GPU",
-        "fabric_addon_missing": "{sku} 数量 {quantity}：方案通过 {fabric} 网络把 {quantity} 台服务器连成一体，"
-        "该网络由附加项 {addon}（{addon_name}）提供，而 addons 没有租用它；请把 {addon} 加入 addons"
-        "（用于这 {quantity} 台服务器），或按一台服务器重新规划",
-        "capacity_taken": "{region} 自 {start_date} 起没有 {units} 个 {sku}（{unit}）可用：整个租期内只有 "
-        "{free_units} 个空闲；{units} 个自 {next_free_date} 起空闲",
-        "capacity_taken_never": "{region} 自 {start_date} 起没有 {units} 个 {sku}（{unit}）可用：整个租期内只有 "
-        "{free_units} 个空闲，且该地域总数不足 {units} 个",
     },
 }
 
