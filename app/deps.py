@@ -18,11 +18,15 @@ from collections.abc import Callable, Iterator
 from typing import Annotated, Any
 
 from anyio import CapacityLimiter, to_thread
-from fastapi import Depends, Request
+from fastapi import Depends, Request, Security
+from fastapi.security import HTTPBearer
 from sqlalchemy.orm import Session
 
+from app.apikeys import service as apikeys_service
+from app.apikeys.service import Principal
 from app.bodies import CheckedBodyRoute
 from app.db.engine import CLIENT, LOCK_DEADLINE, SETTINGS
+from app.estimator.vocabulary import ApiScope
 from app.settings import Settings
 
 REQUEST_SESSION = "request_session"  # marks (in Session.info) the sessions the unit of work ends
@@ -122,3 +126,42 @@ class UnitOfWorkRoute(CheckedBodyRoute):
 
     def __init__(self, path: str, endpoint: Callable[..., Any], **kwargs: Any) -> None:
         super().__init__(path, unit_of_work(endpoint), **kwargs)
+
+
+# --- API keys (app.apikeys): the sales tools' credential on the public API ----------------------
+
+# Documents the key in OpenAPI (the "Authorize" button of /docs); a missing header is decided below.
+api_key_scheme = HTTPBearer(
+    auto_error=False, scheme_name="ApiKey", description="An API key (gsk_…) an admin issued at /admin/keys"
+)
+
+
+def _authorization(request: Request) -> str | None:
+    return request.headers.get("authorization")
+
+
+def require_scope(scope: ApiScope) -> Callable[..., Principal]:
+    """A dependency: the request's API key, which must be live and hold `scope` (401 / 403 otherwise).
+    It ends its own transaction (the key's last-used touch), so no key row stays locked through the route."""
+
+    def dependency(
+        request: Request, session: SessionDep, _: Annotated[object, Security(api_key_scheme)] = None
+    ) -> Principal:
+        principal = apikeys_service.authenticate(session, _authorization(request), scope)
+        session.commit()
+        return principal
+
+    return dependency
+
+
+def optional_scope(scope: ApiScope) -> Callable[..., Principal | None]:
+    """A dependency for routes anyone may call: None without an `Authorization` header, else as
+    `require_scope` (a header that is not a live key with `scope` is refused, never taken as anonymous)."""
+    required = require_scope(scope)
+
+    def dependency(
+        request: Request, session: SessionDep, _: Annotated[object, Security(api_key_scheme)] = None
+    ) -> Principal | None:
+        return None if _authorization(request) is None else required(request, session)
+
+    return dependency

@@ -1,6 +1,7 @@
 """Imports every ORM module so that `target_metadata` knows all tables (Alembic autogenerate, tests)."""
 
 from app.admin import models as _admin  # noqa: F401
+from app.apikeys import models as _apikeys  # noqa: F401
 from app.catalog import models as _catalog  # noqa: F401
 from app.catalog import revision as _revision  # noqa: F401
 from app.db.base import Base

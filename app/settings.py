@@ -12,6 +12,8 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 DEFAULT_SQLITE_URL = "sqlite:///./data/gpu-sizer.db"
 SUPPORTED_SCHEMES = ("sqlite", "postgresql", "postgresql+psycopg")
 LOOPBACK = ("localhost", "127.0.0.1", "::1")
+DEV_API_KEY_SECRET = "dev-only-api-key-secret"  # a placeholder: ENV=prod refuses it (production_problems)
+MIN_API_KEY_SECRET_CHARS = 32  # 32 hex characters: 128 bits
 # Comma-separated in the environment (`CORS_ORIGINS=https://a.example,https://b.example`).
 CommaList = Annotated[list[str], NoDecode]
 
@@ -34,8 +36,9 @@ def normalise_database_url(url: str) -> str:
 class Settings(BaseSettings):
     """There is no SECRET_KEY: nothing is signed without being stored. Admin sessions, API tokens and CSRF
     tokens are random values kept (hashed where they authenticate) in the database, and quote ids are
-    192 random bits; a server-wide key would sign nothing and only add a secret to deploy and rotate.
-    A SECRET_KEY left in an environment is ignored (extra="ignore")."""
+    192 random bits. A SECRET_KEY left in an environment is ignored (extra="ignore"). The one server secret
+    is API_KEY_SECRET, the key of the HMAC that the sales tools' API keys are stored under (app.apikeys):
+    a copy of the database alone then holds nothing to test guessed keys against."""
 
     model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
 
@@ -121,6 +124,9 @@ class Settings(BaseSettings):
     hf_config_max_bytes: int = Field(default=64 * 1024, ge=1024)
     hf_miss_ttl_s: int = Field(default=600, ge=0)
     hf_new_ids_per_minute: int = Field(default=10, ge=0)
+    # The HMAC-SHA256 key API keys are stored under (app.apikeys.service). Changing it retires every key.
+    # Production refuses the development default: set 32 or more random bytes, e.g. `openssl rand -hex 32`.
+    api_key_secret: SecretStr = SecretStr(DEV_API_KEY_SECRET)
     cors_origins: CommaList = []
     trusted_hosts: CommaList = ["localhost", "127.0.0.1", "testserver"]
 
@@ -136,6 +142,12 @@ class Settings(BaseSettings):
         endpoint = urlsplit(self.hf_endpoint)
         if self.hf_token is not None and endpoint.scheme == "http" and endpoint.hostname not in LOOPBACK:
             problems.append("HF_TOKEN would travel unencrypted: HF_ENDPOINT must be https:// (or on this host)")
+        secret = self.api_key_secret.get_secret_value()
+        if secret == DEV_API_KEY_SECRET or len(secret) < MIN_API_KEY_SECRET_CHARS:
+            problems.append(
+                "API_KEY_SECRET is the development default or shorter than 32 characters: set a random one "
+                "(`openssl rand -hex 32`); changing it later retires every API key"
+            )
         if "testserver" in self.trusted_hosts:
             problems.append(
                 "TRUSTED_HOSTS is at its default (it lists 'testserver', the test client's name): list the host "

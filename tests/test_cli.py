@@ -77,9 +77,10 @@ def test_prod_refuses_to_serve_on_laptop_defaults(tmp_path: Path) -> None:
     assert line.startswith("error: ENV=prod refuses to serve: DATABASE_URL is SQLite")
     assert "HF_TOKEN would travel unencrypted" in line
     assert "TRUSTED_HOSTS is at its default" in line
+    assert "API_KEY_SECRET is the development default" in line
     assert "hf_secret" not in line
-    # The same settings but named hosts and an https Hub leave only the database to fix.
-    env |= {"HF_ENDPOINT": "https://mirror.internal", "TRUSTED_HOSTS": "sizer.example.com"}
+    # The same settings but named hosts, an https Hub and a real API key secret leave only the database to fix.
+    env |= {"HF_ENDPOINT": "https://mirror.internal", "TRUSTED_HOSTS": "sizer.example.com", "API_KEY_SECRET": "k" * 64}
     (line,) = _run(["serve"], env).stderr.strip().splitlines()
     assert line == (
         "error: ENV=prod refuses to serve: DATABASE_URL is SQLite: production runs on PostgreSQL (one file on "

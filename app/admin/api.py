@@ -29,6 +29,8 @@ from app.admin.schemas import (
     SkuPatch,
     VersionIn,
 )
+from app.apikeys import service as apikeys_service
+from app.apikeys.schemas import ApiKeyCreate, ApiKeyIssued, ApiKeyOut
 from app.deps import SessionDep, UnitOfWorkRoute
 from app.estimator.vocabulary import QuoteStatus, SkuStatus
 from app.quotes import service as quotes_service
@@ -193,6 +195,28 @@ def list_quotes(
 )
 def cancel_quote(public_id: str, session: SessionDep, admin: AdminDep) -> QuoteOut:
     return service.cancel_quote(session, public_id=public_id, actor=admin.actor)
+
+
+@router.get("/keys", summary="The sales tools' API keys (never the keys themselves), live ones first")
+def list_api_keys(session: SessionDep) -> list[ApiKeyOut]:
+    return apikeys_service.list_keys(session)
+
+
+@router.post(
+    "/keys",
+    status_code=201,
+    summary="Issue an API key: the answer's `key` is shown this once (recorded in the audit log without it)",
+    responses={422: {"description": "Invalid input, naming each field"}},
+)
+def issue_api_key(
+    body: Annotated[ApiKeyCreate, Body(openapi_examples=examples.API_KEY)], session: SessionDep, admin: AdminDep
+) -> ApiKeyIssued:
+    return service.issue_api_key(session, data=body, actor=admin.actor)
+
+
+@router.post("/keys/{key_id}/revoke", summary="Revoke an API key: refused from its next request on")
+def revoke_api_key(key_id: Annotated[int, Path(ge=1, le=2**31 - 1)], session: SessionDep, admin: AdminDep) -> ApiKeyOut:
+    return service.revoke_api_key(session, key_id=key_id, actor=admin.actor)
 
 
 @router.get("/catalog/export", summary="The whole catalog as one JSON document")

@@ -69,3 +69,13 @@ CATALOG = _example(
         ],
     },
 )
+API_KEY = _example(
+    "A key for a sales team's CRM: recommendations and quotes, 600 requests a minute, for a year",
+    {
+        "name": "HubSpot",
+        "organisation": "Acme Sales",
+        "scopes": ["recommend", "quotes:write", "quotes:read"],
+        "rate_limit_per_minute": 600,
+        "expires_at": "2027-12-31T00:00:00Z",
+    },
+)

@@ -28,6 +28,9 @@ from zxcvbn import zxcvbn
 from app.admin import repository
 from app.admin.models import ROLES, AdminSession, AdminUser, ApiToken, AuditEntry, LoginAttempt
 from app.admin.repository import AuditFilter as AuditFilter  # re-exported: the pages and the API build it
+from app.apikeys import service as apikeys_service
+from app.apikeys.models import ApiKey
+from app.apikeys.schemas import ApiKeyCreate, ApiKeyIssued, ApiKeyOut
 from app.db.base import utcnow
 from app.errors import Conflict, InvalidInput, NotFound, TooManyRequests
 from app.quotes import service as quotes_service
@@ -312,6 +315,33 @@ def _record_token(session: Session, *, actor: Actor, action: str, row: ApiToken,
 
 def list_tokens(session: Session) -> list[ApiToken]:
     return repository.list_tokens(session)
+
+
+# --- API keys for sales tools (app.apikeys) ----------------------------------------------------
+
+
+def issue_api_key(session: Session, *, data: ApiKeyCreate, actor: Actor) -> ApiKeyIssued:
+    """Issue a key (its value is in the answer, shown once), recorded in the audit log without the value."""
+    issued = apikeys_service.issue_key(session, data=data, created_by=actor.email)
+    row = apikeys_service.get_key(session, key_id=issued.id)
+    _record_api_key(session, actor=actor, action="api_key.create", row=row, before=None)
+    return issued
+
+
+def revoke_api_key(session: Session, *, key_id: int, actor: Actor) -> ApiKeyOut:
+    """Revoke a key: its next request is refused (401). Revoking twice changes and records nothing."""
+    before = apikeys_service.snapshot(apikeys_service.get_key(session, key_id=key_id))
+    row, revoked = apikeys_service.revoke_key(session, key_id=key_id)
+    if revoked:
+        _record_api_key(session, actor=actor, action="api_key.revoke", row=row, before=before)
+    return apikeys_service.key_out(row)
+
+
+def _record_api_key(session: Session, *, actor: Actor, action: str, row: ApiKey, before: dict[str, Any] | None) -> None:
+    after = apikeys_service.snapshot(row)
+    record(
+        session, actor=actor, action=action, entity_type="api_key", entity_id=str(row.id), before=before, after=after
+    )
 
 
 # --- quotes ------------------------------------------------------------------------------------

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Body, Header, Query, Request, Response
+from fastapi import APIRouter, Body, Depends, Header, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse
 from sqlalchemy.orm import Session
 
 from app.api import examples
-from app.api.responses import HUB
-from app.deps import SessionDep, SettingsDep, UnitOfWorkRoute
+from app.api.responses import HUB, KEY_RESPONSES
+from app.apikeys.service import Principal
+from app.deps import SessionDep, SettingsDep, UnitOfWorkRoute, optional_scope
 from app.estimator.vocabulary import Language
 from app.hub.service import FIELD, with_hub_config
 from app.quotes import printing, service
@@ -49,13 +50,18 @@ def _with_hub_config(session: Session, data: QuoteCreate, settings: Settings) ->
     "",
     status_code=201,
     summary="Issue a quote priced from the catalog as it stands now",
-    responses={200: {"model": QuoteOut, "description": "An idempotent replay: the quote first issued"}, **HUB},
+    responses={
+        200: {"model": QuoteOut, "description": "An idempotent replay: the quote first issued"},
+        **HUB,
+        **KEY_RESPONSES,
+    },
 )
 def create_quote(
     body: Annotated[QuoteCreate, Body(openapi_examples=examples.QUOTE)],
     session: SessionDep,
     settings: SettingsDep,
     response: Response,
+    key: Annotated[Principal | None, Depends(optional_scope("quotes:write"))],
     idempotency_key: IdempotencyKey = None,
 ) -> QuoteOut:
     result = service.create_quote(
@@ -64,6 +70,7 @@ def create_quote(
         idempotency_key=idempotency_key,
         validity_days=settings.quote_validity_days,
         check_plan=check_quote,
+        organisation=key.organisation if key else None,
     )
     response.headers["Location"] = result.quote.links.self
     if not result.created:

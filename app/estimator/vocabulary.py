@@ -49,6 +49,8 @@ RentalUnit = Literal["card", "node"]
 SkuStatus = Literal["active", "retired"]
 # A quote's life: issued, then accepted by the customer, cancelled by an admin, or expired unanswered.
 QuoteStatus = Literal["issued", "accepted", "cancelled", "expired"]
+# What an API key may do (app.apikeys): ask for recommendations, issue quotes, search its organisation's quotes.
+ApiScope = Literal["recommend", "quotes:write", "quotes:read"]
 # The languages of pages and printed quotes.
 Language = Literal["en", "zh"]
 
@@ -86,6 +88,7 @@ RENTAL_UNITS: tuple[RentalUnit, ...] = get_args(RentalUnit)
 SKU_STATUSES: tuple[SkuStatus, ...] = get_args(SkuStatus)
 QUOTE_STATUSES: tuple[QuoteStatus, ...] = get_args(QuoteStatus)
 LANGUAGES: tuple[Language, ...] = get_args(Language)
+API_SCOPES: tuple[ApiScope, ...] = get_args(ApiScope)
 
 ENGINES: tuple[Engine, ...] = get_args(Engine)
 VARIANTS: tuple[Variant, ...] = get_args(Variant)

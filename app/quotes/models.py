@@ -48,6 +48,8 @@ class Quote(TimestampMixin, Base):
         CheckConstraint("months > 0", name="months_positive"),
         UniqueConstraint("year", "sequence"),
         Index("ix_quotes_created_at", "created_at"),
+        # GET /quotes for an API key: one organisation's quotes in (created_at, id) order (app.quotes.search)
+        Index("ix_quotes_organisation_created_at", "organisation", "created_at", "id"),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -82,6 +84,9 @@ class Quote(TimestampMixin, Base):
     cancelled_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     cancelled_by: Mapped[str | None] = mapped_column(String(200), nullable=True)
     cancel_reason: Mapped[str] = mapped_column(Text, default="")
+    # The organisation of the API key the quote was issued with (app.apikeys); None: the wizard, the API
+    # without a key, or a quote older than keys.
+    organisation: Mapped[str | None] = mapped_column(String(100), nullable=True)
 
     lines: Mapped[list[QuoteLine]] = relationship(
         back_populates="quote", order_by="QuoteLine.position", lazy="selectin", cascade="all, delete-orphan"

@@ -412,12 +412,15 @@ def create_quote(
     validity_days: int = 14,
     base_path: str = "/quotes",
     check_plan: Callable[[Session, QuoteCreate], dict[str, Any]] | None = None,
+    organisation: str | None = None,
 ) -> Created:
     """Issue a quote. With an idempotency key, a replay of the same body returns the first quote.
     `check_plan` (the quantity/feasibility check, app.quotes.plan_check) runs on a new
     quote before it is priced; it raises to refuse it, and returns the plan's estimate recomputed on the
     SKU and quantity quoted, which the quote freezes with its plan in place of any figure the client sent
-    (`QuotePlan.DERIVED`): a quote never prints a time it did not compute."""
+    (`QuotePlan.DERIVED`): a quote never prints a time it did not compute. `organisation`: the organisation
+    of the API key it is issued with, kept on the quote (GET /quotes searches by it); a keyed quote counts
+    against the key's own rate limit (app.http.ratelimit), not the address's QUOTES_PER_MINUTE."""
     digest = request_hash(data)
     if idempotency_key is not None and (earlier := repository.get_by_idempotency_key(session, idempotency_key)):
         return _replay(earlier, digest, idempotency_key, base_path)
@@ -431,7 +434,8 @@ def create_quote(
     priced = _price(sku, addons, quantity=data.quantity, nodes=nodes, cards=cards, term=data.term, months=months)
     joined = joining_fabric(sku, offered) is not None
     notes = _notes(sku, nodes, priced.notes, fabric=fabric_addon_of(sku, offered), rented=addons, joined=joined)
-    _count_new_quote(session)  # only a quote about to be written counts: a refused request spends nothing
+    if organisation is None:
+        _count_new_quote(session)  # only a quote about to be written counts: a refused request spends nothing
     now = _now()
     quote = _new_quote(
         sku,
@@ -447,6 +451,7 @@ def create_quote(
         figures=figures,
     )
     quote.idempotency_key, quote.request_hash = idempotency_key, digest if idempotency_key else None
+    quote.organisation = organisation
     # Numbering last, then commit at once: the counter lock (numbers follow commit order, no gaps) is held for
     # a few statements, not for the pricing above nor the response below, so concurrent quotes queue briefly.
     quote.sequence = repository.next_number(session, now.year)

@@ -39,12 +39,15 @@ class RateLimiter:
         self._local: dict[str, tuple[int, int]] = {}
         self._database_down_until = 0.0
 
-    def hit(self, engine: Engine, key: str, *, now: float | None = None) -> Decision:
+    def hit(self, engine: Engine, key: str, *, now: float | None = None, limit: int | None = None) -> Decision:
+        """Count one hit of `key`; allowed while its hits this window are at most `limit` (default: the
+        limiter's own; an API key brings its own, app.http.ratelimit)."""
         now = time.time() if now is None else now
+        limit = self.limit if limit is None else limit
         window_start = int(now) - int(now) % self.window_s
         hits = self._count(engine, key, window_start)
         retry_after = max(1, window_start + self.window_s - int(now))
-        return Decision(hits <= self.limit, max(0, self.limit - hits), retry_after)
+        return Decision(hits <= limit, max(0, limit - hits), retry_after)
 
     def _count(self, engine: Engine, key: str, window_start: int) -> int:
         if time.monotonic() >= self._database_down_until:
