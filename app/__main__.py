@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from app.admin.cli import ADMIN_COMMANDS, add_admin_commands, run_admin_command
 from app.db.engine import DatabaseUnavailable, build_engine, build_sessionmaker, check_connection
 from app.db.migrate import revisions, upgrade
+from app.mcp.stdio import serve_stdio
 from app.planner.cli import add_recommend_command, run_recommend_command
 from app.reference.cli import add_rate_command, run_rate_command
 from app.seed import seed_database
@@ -89,6 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("seed", help="insert the seed catalog (idempotent; never overwrites admin changes)")
     serve = sub.add_parser("serve", help="serve HTTP on HOST:PORT")
     serve.add_argument("--workers", type=int, default=1)
+    sub.add_parser("mcp", help="serve the MCP tools over stdio (for an MCP client that starts this process)")
     add_admin_commands(sub)
     add_recommend_command(sub)
     add_rate_command(sub)
@@ -102,6 +104,8 @@ def main(argv: list[str] | None = None) -> int:
             cmd_seed(settings)
         elif args.command == "serve":
             cmd_serve(settings, workers=args.workers)
+        elif args.command == "mcp":
+            serve_stdio(settings)
         elif args.command == "recommend":
             return run_recommend_command(args, settings)
         elif args.command == "set-exchange-rate":

@@ -22,6 +22,7 @@ from app.http import metrics as metrics_api
 from app.http.docs import install_docs
 from app.http.logging import configure_logging
 from app.http.openapi import install_problem_openapi
+from app.mcp import http as mcp_http
 from app.planner.budget import set_time_budget
 from app.planner.search import set_cache_size
 from app.quotes.documents import PdfRenderer
@@ -57,7 +58,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         to_thread.current_default_thread_limiter().total_tokens = settings.worker_threads
         app.state.ready_limiter = CapacityLimiter(1)  # /readyz checks the database on a thread of its own
         app.state.body_limiter = body_check_limiter()  # request bodies are checked on threads of their own
-        yield
+        async with mcp_http.lifespan(app):  # the MCP SDK's session manager (POST /mcp)
+            yield
         app.state.pdf_renderer.close()
         engine.dispose()
 
@@ -82,6 +84,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(estimate.router)
     app.include_router(recommend.router)
     app.include_router(quotes.router)
+    app.router.routes.append(mcp_http.route())
     install_admin(app)
     app.include_router(web_routes.router)
     app.include_router(web_serve.router)

@@ -15,19 +15,26 @@ from typing import Any
 from anyio import to_thread
 from mcp.server import Server
 from mcp.server.context import ServerRequestContext
-from mcp_types import CallToolRequestParams, CallToolResult, ListToolsResult, PaginatedRequestParams, TextContent
+from mcp_types import (
+    CallToolRequestParams,
+    CallToolResult,
+    ListToolsResult,
+    PaginatedRequestParams,
+    TextContent,
+    ToolAnnotations,
+)
 from mcp_types import Tool as McpTool
-from mcp_types import ToolAnnotations
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.mcp.tools import TOOLS, Tool, as_text, input_schema, now, output_schema, problem, problem_of, run_tool
 from app.settings import Settings
 
 SERVER_NAME = "gpu-sizer"
+SERVER_VERSION = "0.1.0"  # the service's version, as pyproject.toml and app.main name it
 INSTRUCTIONS = (
     "Sizes, plans and quotes GPU servers for training, fine-tuning and serving large language models. "
     "Call recommend with a workload (a model preset from list_models, a task, tokens), then create_quote with "
-    "an option's quote_body and the customer; get_quote reads a quote's status. Money is a decimal string with "
+    "an option's quote and the customer; get_quote reads a quote's status. Money is a decimal string with "
     "an ISO 4217 currency code; memory is GiB."
 )
 
@@ -39,6 +46,7 @@ class Caller:
     settings: Settings
     open_session: sessionmaker[Session]
     client: str
+    organisation: str | None = None  # the API key's (app.apikeys): its quotes are that organisation's
 
 
 CallerOf = Callable[[ServerRequestContext[Any, Any]], Caller]
@@ -60,11 +68,13 @@ def _error(document: dict[str, Any]) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=as_text(document))], is_error=True)
 
 
-def build_server(caller_of: CallerOf, *, version: str) -> Server[Any]:
+def build_server(caller_of: CallerOf) -> Server[Any]:
     """The server; `caller_of` tells each call's settings, sessions and client (HTTP: the app's; stdio: its own)."""
     listed = ListToolsResult(tools=[_listed(tool) for tool in TOOLS.values()])
 
-    async def list_tools(_ctx: ServerRequestContext[Any, Any], _params: PaginatedRequestParams | None) -> ListToolsResult:
+    async def list_tools(
+        _ctx: ServerRequestContext[Any, Any], _params: PaginatedRequestParams | None
+    ) -> ListToolsResult:
         return listed
 
     async def call_tool(ctx: ServerRequestContext[Any, Any], params: CallToolRequestParams) -> CallToolResult:
@@ -80,6 +90,7 @@ def build_server(caller_of: CallerOf, *, version: str) -> Server[Any]:
                     settings=caller.settings,
                     open_session=caller.open_session,
                     client=caller.client,
+                    organisation=caller.organisation,
                     arrived_at=arrived_at,
                 )
             )
@@ -93,7 +104,7 @@ def build_server(caller_of: CallerOf, *, version: str) -> Server[Any]:
 
     return Server(
         SERVER_NAME,
-        version=version,
+        version=SERVER_VERSION,
         instructions=INSTRUCTIONS,
         get_tool_input_schema=schema_of,
         on_list_tools=list_tools,

@@ -18,7 +18,7 @@ from app.settings import Settings
 STDIO_CLIENT = "mcp-stdio"
 
 
-async def _serve(settings: Settings, version: str) -> None:
+async def _serve(settings: Settings) -> None:
     engine = build_engine(settings.database_url)
     try:
         check_connection(engine)
@@ -27,13 +27,13 @@ async def _serve(settings: Settings, version: str) -> None:
         def caller_of(_ctx: ServerRequestContext[Any, Any]) -> Caller:
             return caller
 
-        server = build_server(caller_of, version=version)
+        server = build_server(caller_of)
         async with stdio_server() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
     finally:
         engine.dispose()
 
 
-def serve_stdio(settings: Settings, *, version: str) -> None:
+def serve_stdio(settings: Settings) -> None:
     """Serve MCP on stdin and stdout until the client closes stdin."""
-    anyio.run(_serve, settings, version)
+    anyio.run(_serve, settings)

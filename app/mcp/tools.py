@@ -63,6 +63,7 @@ class Call:
     session: Session
     settings: Settings
     open_session: sessionmaker[Session]
+    organisation: str | None
 
 
 @dataclass(frozen=True)
@@ -94,6 +95,7 @@ def _create_quote(call: Call, body: QuoteCreate) -> QuoteOut:
         data=body,
         validity_days=call.settings.quote_validity_days,
         check_plan=check_quote,
+        organisation=call.organisation,
     )
     return created.quote
 
@@ -129,7 +131,7 @@ TOOLS: dict[str, Tool] = {
         Tool(
             "recommend",
             "Rank rentable configurations (SKU x cards/nodes x parallel plan) by cost and time for a training, "
-            "fine-tuning or serving workload. Arguments and result as POST /recommend; each option's `quote_body` "
+            "fine-tuning or serving workload. Arguments and result as POST /recommend; each option's `quote` "
             "is the argument of create_quote.",
             RecommendIn,
             RecommendOut,
@@ -173,6 +175,7 @@ def run_tool(
     settings: Settings,
     open_session: sessionmaker[Session],
     client: str,
+    organisation: str | None,
     arrived_at: float,
 ) -> dict[str, Any]:
     """The tool's result as the REST route's JSON, in one unit of work (committed, or rolled back on error).
@@ -183,7 +186,7 @@ def run_tool(
     if settings.db_lock_timeout_ms > 0:  # as app.deps.get_session: lock waits end within the request's budget
         session.info[LOCK_DEADLINE] = arrived_at + settings.db_lock_timeout_ms / 1000
     try:
-        result = tool.run(Call(session, settings, open_session), body)
+        result = tool.run(Call(session, settings, open_session, organisation), body)
         session.commit()
     except BaseException:
         session.rollback()
@@ -217,7 +220,13 @@ def problem_of(exc: Exception) -> dict[str, Any]:
         return problem(422, "; ".join(f"{e['field']}: {e['message']}" for e in errors[:5]), errors=errors)
     if isinstance(exc, AppError):
         extra = {"errors": exc.errors} if exc.errors else {}
-        return {"type": PROBLEM_BASE + exc.type_, "title": exc.title, "status": exc.status, "detail": exc.detail, **extra}
+        return {
+            "type": PROBLEM_BASE + exc.type_,
+            "title": exc.title,
+            "status": exc.status,
+            "detail": exc.detail,
+            **extra,
+        }
     if isinstance(exc, DatabaseUnavailable | OperationalError | InterfaceError | PoolTimeout):
         log.warning("database unavailable or busy in an MCP tool: %s", type(exc).__name__)
         return problem(503, "The database is unavailable or busy; try again shortly.")

@@ -1,0 +1,155 @@
+"""POST /mcp: the MCP server over streamable HTTP, a route of the app like any other.
+
+Stateless, with JSON answers: each POST carries its JSON-RPC message and gets its answer in the response, and
+no MCP session lives in a worker process, so any worker of `serve --workers N` answers any request (a session
+held in one process would be unknown to the others). The SDK's session manager runs in the app's lifespan
+(`lifespan` here, entered by app.main).
+
+A request reaches the SDK only after what every route of the app passes: the middleware of app.http (the body
+size limit, the body budget per client, the rate limit under the `/mcp` entry of RATE_LIMIT_PATHS, which counts
+a keyed request against its key), then its body parsed and checked off the event loop within app.jsonguard's
+bounds, as app.bodies does for the JSON API (422 naming the field), then its API key: every message needs a live
+key (`Authorization: Bearer gsk_…`, app.apikeys), and a `tools/call` the scope its tool needs (TOOLS: `recommend`
+for list_models, list_skus, estimate and recommend, `quotes:write` for create_quote, `quotes:read` for
+get_quote). A refusal is the API's 401 or 403 problem+json, the same whether the key is wrong, revoked or expired.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager, suppress
+from typing import Any
+
+from anyio import to_thread
+from mcp.server.context import ServerRequestContext
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.routing import Route
+from starlette.types import Message, Receive, Scope, Send
+
+from app.apikeys import service as apikeys_service
+from app.apikeys.service import Principal
+from app.db.engine import SETTINGS
+from app.errors import BodyRefused, Forbidden
+from app.estimator.vocabulary import ApiScope
+from app.jsonguard import Refusal, parse_body
+from app.mcp.server import Caller, build_server
+from app.mcp.tools import TOOLS
+
+PATH = "/mcp"
+PRINCIPAL = "api_key"  # request.state: the Principal of the request's API key
+MANAGER = "mcp_sessions"  # app.state: the SDK's session manager, made in the lifespan
+
+
+def _tool_names(message: Any) -> set[str]:
+    """The tools a JSON-RPC message (or a batch of them) calls."""
+    messages = message if isinstance(message, list) else [message]
+    return {
+        str(item["params"].get("name"))
+        for item in messages
+        if isinstance(item, dict) and item.get("method") == "tools/call" and isinstance(item.get("params"), dict)
+    }
+
+
+def required_scopes(message: Any) -> set[ApiScope]:
+    """The scopes the tools a message calls need; an unknown tool needs `recommend` (the SDK answers it)."""
+    return {TOOLS[name].scope if name in TOOLS else "recommend" for name in _tool_names(message)}
+
+
+def authorize(request: Request, message: Any) -> Principal | None:
+    """The principal of the request's live API key, holding every scope its tool calls need (Unauthorized,
+    Forbidden otherwise). A message that calls no tool (initialize, tools/list) needs a live key of any scope:
+    None then when that key lacks `recommend` (nothing it runs reads the principal)."""
+    header = request.headers.get("authorization")
+    session = request.app.state.sessionmaker()
+    session.info[SETTINGS] = request.app.state.settings
+    try:
+        principal: Principal | None = None
+        for scope in sorted(required_scopes(message)):
+            principal = apikeys_service.authenticate(session, header, scope)
+        if principal is None:
+            with suppress(Forbidden):  # a live key (a dead one is Unauthorized) without `recommend`: enough here
+                principal = apikeys_service.authenticate(session, header, "recommend")
+        session.commit()  # the key's last-used touch
+        return principal
+    finally:
+        session.close()
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """`receive` giving the body already read, once, then what the client sends next (its disconnect)."""
+    sent = False
+
+    async def replayed() -> Message:
+        nonlocal sent
+        if sent:
+            return await receive()
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return replayed
+
+
+def _checked(body: bytes) -> Any:
+    """The parsed body within app.jsonguard's bounds; None for a body that is not JSON (the SDK answers it)."""
+    try:
+        return parse_body(body)
+    except Refusal:
+        raise
+    except ValueError:
+        return None
+
+
+class McpEndpoint:
+    """The ASGI app of the route (a class, so that Starlette hands it the request's scope as it is)."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        request = Request(scope, receive)
+        body = await request.body()
+        state = request.app.state
+        try:
+            message = await to_thread.run_sync(_checked, body, limiter=state.body_limiter)
+        except Refusal as refusal:
+            raise BodyRefused(refusal.field, refusal.message, refusal.type) from refusal
+        setattr(request.state, PRINCIPAL, await to_thread.run_sync(authorize, request, message))
+        manager: StreamableHTTPSessionManager = getattr(state, MANAGER)
+        await manager.handle_request(scope, _replay(body, receive), send)
+
+
+def _caller_of(ctx: ServerRequestContext[Any, Any]) -> Caller:
+    """A call's settings and sessions are its app's; its client the key's organisation, or its address."""
+    request = ctx.request
+    if not isinstance(request, Request):  # pragma: no cover - the SDK hands every HTTP call its request
+        raise RuntimeError("an MCP call over HTTP came without its request")
+    principal: Principal | None = getattr(request.state, PRINCIPAL, None)
+    address = request.client.host if request.client else "unknown"
+    return Caller(
+        settings=request.app.state.settings,
+        open_session=request.app.state.sessionmaker,
+        client=address,
+        organisation=principal.organisation if principal else None,
+    )
+
+
+def route() -> Route:
+    """POST /mcp (GET, for a server-to-client stream, and DELETE, for a session, have nothing to serve: 405)."""
+    return Route(PATH, endpoint=McpEndpoint(), methods=["POST"], name="mcp")
+
+
+@asynccontextmanager
+async def lifespan(app: Starlette) -> AsyncIterator[None]:
+    """Runs the SDK's session manager (its task group) for as long as the app serves."""
+    manager = StreamableHTTPSessionManager(
+        app=build_server(_caller_of),
+        json_response=True,
+        stateless=True,
+        # The app's TrustedHostMiddleware checks the Host header already (TRUSTED_HOSTS), against the host names
+        # it serves rather than the SDK's loopback-only default, and CORS (CORS_ORIGINS) governs browser origins.
+        security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        max_request_body_size=app.state.settings.max_body_bytes,
+    )
+    setattr(app.state, MANAGER, manager)
+    async with manager.run():
+        yield

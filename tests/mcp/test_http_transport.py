@@ -1,0 +1,93 @@
+"""The MCP server over streamable HTTP (POST /mcp) end to end: a real server on SQLite and on PostgreSQL, the SDK's
+own client with an API key listing the tools and running recommend, create_quote and get_quote, each result equal
+to the REST answer for the same input; a key without the tool's scope refused (403), no key or a wrong one 401."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+
+from tests.conftest import BACKENDS
+from tests.mcp.helpers import RECOMMEND, check_tools_match_rest, http_session, problem_of, result_of
+from tests.servers import app_cli, migrate_and_seed, scratch_database, serving
+
+ADMIN = "ops@example.com"
+MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+@dataclass(frozen=True)
+class Keyed:
+    base: str
+    keys: dict[str, str]  # name → key: "all" (every scope), "recommend", "reader" (quotes:read only)
+
+
+def _issue(admin: httpx2.Client, name: str, scopes: list[str]) -> str:
+    body = {"name": name, "organisation": "Acme", "scopes": scopes}
+    issued = admin.post("/admin/api/keys", json=body)
+    assert issued.status_code == 201, issued.text
+    key: str = issued.json()["key"]
+    return key
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def keyed(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Keyed]:
+    """A seeded server of its own, with an admin's API token that issued three keys."""
+    with scratch_database(request.param, tmp_path_factory, "mcp_http") as url:
+        admin_env = {"DATABASE_URL": url}
+        migrate_and_seed(url, [(["create-admin", ADMIN, "--password-stdin"], "a long enough secret\n")])
+        token = app_cli(["create-token", ADMIN, "--name", "mcp-tests"], admin_env).stdout.strip().splitlines()[-1]
+        with serving(url) as base, httpx2.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}) as admin:
+            keys = {
+                "all": _issue(admin, "assistant", ["recommend", "quotes:write", "quotes:read"]),
+                "recommend": _issue(admin, "sizer", ["recommend"]),
+                "reader": _issue(admin, "reader", ["quotes:read"]),
+            }
+            yield Keyed(base, keys)
+
+
+def _call(base: str, key: str | None, name: str, arguments: dict[str, Any]) -> httpx2.Response:
+    """One JSON-RPC tools/call, as an MCP client sends it, without the SDK."""
+    headers = {**MCP_HEADERS, **({"Authorization": f"Bearer {key}"} if key else {})}
+    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
+    return httpx2.post(f"{base}/mcp", json=message, headers=headers, timeout=60)
+
+
+def test_the_sdk_client_lists_and_runs_the_tools_with_the_rest_numbers(keyed: Keyed) -> None:
+    key = keyed.keys["all"]
+
+    async def scenario() -> None:
+        with httpx2.Client(base_url=keyed.base, timeout=60) as rest:
+            async with http_session(keyed.base, key) as session:
+                await check_tools_match_rest(session, rest, headers={"Authorization": f"Bearer {key}"})
+
+    anyio.run(scenario)
+
+
+def test_each_tool_needs_its_scope(keyed: Keyed) -> None:
+    async def scenario() -> None:
+        async with http_session(keyed.base, keyed.keys["recommend"]) as session:
+            assert len((await session.list_tools()).tools) == 6  # any live key lists the tools
+            skus = result_of(await session.call_tool("list_skus", {}))
+            assert "a100-40g-pcie-card" in {sku["id"] for sku in skus["skus"]}
+        async with http_session(keyed.base, keyed.keys["reader"]) as session:  # a key without `recommend`
+            assert len((await session.list_tools()).tools) == 6
+            missing = problem_of(await session.call_tool("get_quote", {"public_id": "no-such-quote"}))
+            assert missing["status"] == 404
+
+    anyio.run(scenario)
+    refused = _call(keyed.base, keyed.keys["recommend"], "create_quote", {})
+    assert refused.status_code == 403 and refused.headers["content-type"] == "application/problem+json"
+    assert "quotes:write" in refused.json()["detail"]
+    assert _call(keyed.base, keyed.keys["reader"], "recommend", RECOMMEND).status_code == 403
+    for key in (None, "gsk_" + "x" * 43, "not a key"):
+        unauthorized = _call(keyed.base, key, "list_models", {})
+        assert unauthorized.status_code == 401, unauthorized.text
+        assert unauthorized.json()["detail"] == "a valid API key is required: Authorization: Bearer <key>"
+    allowed = _call(keyed.base, keyed.keys["recommend"], "list_models", {})
+    assert allowed.status_code == 200, allowed.text
+    assert "llama-2-7b" in {model["id"] for model in allowed.json()["result"]["structuredContent"]["models"]}
