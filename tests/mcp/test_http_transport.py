@@ -36,12 +36,13 @@ def _issue(admin: httpx2.Client, name: str, scopes: list[str]) -> str:
 
 @pytest.fixture(scope="module", params=BACKENDS)
 def keyed(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Keyed]:
-    """A seeded server of its own, with an admin's API token that issued three keys."""
+    """A seeded server of its own on two worker processes (MCP over HTTP keeps no session in one), with an
+    admin's API token that issued three keys."""
     with scratch_database(request.param, tmp_path_factory, "mcp_http") as url:
         admin_env = {"DATABASE_URL": url}
         migrate_and_seed(url, [(["create-admin", ADMIN, "--password-stdin"], "a long enough secret\n")])
         token = app_cli(["create-token", ADMIN, "--name", "mcp-tests"], admin_env).stdout.strip().splitlines()[-1]
-        with serving(url) as base, httpx2.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}) as admin:
+        with serving(url, workers=2) as base, httpx2.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}) as admin:
             keys = {
                 "all": _issue(admin, "assistant", ["recommend", "quotes:write", "quotes:read"]),
                 "recommend": _issue(admin, "sizer", ["recommend"]),
