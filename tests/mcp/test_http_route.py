@@ -19,6 +19,7 @@ from app.errors import Conflict, NotFound
 from app.estimator.specs import EstimatorError
 from app.main import create_app
 from app.mcp.http import required_scopes
+from app.mcp.server import build_server
 from app.mcp.tools import TOOLS, input_schema, output_schema, problem_of
 from app.planner.schemas import EstimateIn, EstimateOut, RecommendIn, RecommendOut
 from app.quotes.schemas import QuoteCreate, QuoteOut
@@ -41,6 +42,10 @@ def test_the_tools_take_the_rest_request_models_and_answer_the_rest_response_mod
     assert input_schema(TOOLS["recommend"]) == RecommendIn.model_json_schema()
     assert input_schema(TOOLS["list_models"])["properties"] == {}
     assert output_schema(TOOLS["create_quote"])["properties"]["total"]["type"] == "string"  # money: a decimal string
+    server = build_server(lambda _ctx: pytest.fail("no call runs here"))
+    assert server.get_tool_input_schema is not None
+    assert server.get_tool_input_schema("create_quote") == QuoteCreate.model_json_schema()
+    assert server.get_tool_input_schema("no_such_tool") is None
 
 
 def test_each_tool_call_needs_its_scope() -> None:
@@ -82,6 +87,18 @@ def test_posting_without_a_key_is_401_and_other_methods_405(client: TestClient) 
     assert refused.headers["www-authenticate"] == "Bearer"
     assert client.post("/mcp", json=_call("recommend"), headers=HEADERS).status_code == 401
     assert client.get("/mcp").status_code == 405 and client.delete("/mcp").status_code == 405
+    not_json = client.post("/mcp", content=b"{not json", headers=HEADERS)  # the SDK would answer it; the key first
+    assert not_json.status_code == 401
+
+
+def test_mcp_without_a_database_fails_in_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from app.__main__ import main
+
+    monkeypatch.setenv("DATABASE_URL", "postgresql+psycopg://nobody@127.0.0.1:1/none")
+    assert main(["mcp"]) == 2
+    assert capsys.readouterr().err.startswith("error: ")
 
 
 def test_a_body_outside_the_json_bounds_is_refused_naming_the_field(client: TestClient) -> None:

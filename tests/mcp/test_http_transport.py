@@ -42,7 +42,10 @@ def keyed(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
         admin_env = {"DATABASE_URL": url}
         migrate_and_seed(url, [(["create-admin", ADMIN, "--password-stdin"], "a long enough secret\n")])
         token = app_cli(["create-token", ADMIN, "--name", "mcp-tests"], admin_env).stdout.strip().splitlines()[-1]
-        with serving(url, workers=2) as base, httpx2.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}) as admin:
+        with (
+            serving(url, workers=2) as base,
+            httpx2.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}) as admin,
+        ):
             keys = {
                 "all": _issue(admin, "assistant", ["recommend", "quotes:write", "quotes:read"]),
                 "recommend": _issue(admin, "sizer", ["recommend"]),

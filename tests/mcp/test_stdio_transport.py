@@ -29,11 +29,3 @@ def test_the_sdk_client_runs_the_tools_over_stdio_with_the_rest_numbers(
 
         with serving(url) as base:
             anyio.run(scenario, base)
-
-
-def test_mcp_without_a_database_says_so_in_one_line(tmp_path_factory: pytest.TempPathFactory) -> None:
-    from tests.servers import app_cli
-
-    failed = app_cli(["mcp"], {"DATABASE_URL": "postgresql+psycopg://nobody@127.0.0.1:1/none"}, check=False)
-    assert failed.returncode == 2
-    assert failed.stderr.startswith("error: ") and "Traceback" not in failed.stderr
