@@ -84,7 +84,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(estimate.router)
     app.include_router(recommend.router)
     app.include_router(quotes.router)
-    app.router.routes.append(mcp_http.route())
+    app.include_router(mcp_http.router)
     install_admin(app)
     app.include_router(web_routes.router)
     app.include_router(web_serve.router)

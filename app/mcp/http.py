@@ -21,20 +21,21 @@ from contextlib import asynccontextmanager, suppress
 from typing import Any
 
 from anyio import to_thread
+from fastapi import APIRouter
 from mcp.server.context import ServerRequestContext
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.routing import Route
+from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send
 
 from app.apikeys import service as apikeys_service
 from app.apikeys.service import Principal
 from app.db.engine import SETTINGS
-from app.errors import BodyRefused, Forbidden
+from app.deps import UnitOfWorkRoute
+from app.errors import Forbidden
 from app.estimator.vocabulary import ApiScope
-from app.jsonguard import Refusal, parse_body
 from app.mcp.server import Caller, build_server
 from app.mcp.tools import TOOLS
 
@@ -92,30 +93,31 @@ def _replay(body: bytes, receive: Receive) -> Receive:
     return replayed
 
 
-def _checked(body: bytes) -> Any:
-    """The parsed body within app.jsonguard's bounds; None for a body that is not JSON (the SDK answers it)."""
-    try:
-        return parse_body(body)
-    except Refusal:
-        raise
-    except ValueError:
-        return None
+class SdkAnswer(Response):
+    """The SDK's own answer: its session manager reads the request (its body replayed) and writes the response
+    straight to the client, in place of a response the route would render."""
 
-
-class McpEndpoint:
-    """The ASGI app of the route (a class, so that Starlette hands it the request's scope as it is)."""
+    def __init__(self, manager: StreamableHTTPSessionManager, body: bytes) -> None:
+        super().__init__()
+        self.manager, self.request_body = manager, body
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        request = Request(scope, receive)
-        body = await request.body()
-        state = request.app.state
-        try:
-            message = await to_thread.run_sync(_checked, body, limiter=state.body_limiter)
-        except Refusal as refusal:
-            raise BodyRefused(refusal.field, refusal.message, refusal.type) from refusal
-        setattr(request.state, PRINCIPAL, await to_thread.run_sync(authorize, request, message))
-        manager: StreamableHTTPSessionManager = getattr(state, MANAGER)
-        await manager.handle_request(scope, _replay(body, receive), send)
+        await self.manager.handle_request(scope, _replay(self.request_body, receive), send)
+
+
+router = APIRouter(tags=["mcp"], route_class=UnitOfWorkRoute)
+
+
+@router.post(PATH, include_in_schema=False, response_class=Response)
+async def mcp(request: Request) -> Response:
+    """Streamable HTTP (docs/integrations.md#mcp). Not in OpenAPI: a JSON-RPC endpoint whose schemas are MCP's
+    (the tools' own are in `tools/list`). GET and DELETE have nothing to serve without MCP sessions: 405."""
+    try:
+        message = await request.json()  # app.bodies: parsed and checked off the event loop, 422 naming the field
+    except ValueError:  # not JSON: the SDK answers with its JSON-RPC parse error, once the key is checked
+        message = None
+    setattr(request.state, PRINCIPAL, await to_thread.run_sync(authorize, request, message))
+    return SdkAnswer(getattr(request.app.state, MANAGER), await request.body())
 
 
 def _caller_of(ctx: ServerRequestContext[Any, Any]) -> Caller:
@@ -131,11 +133,6 @@ def _caller_of(ctx: ServerRequestContext[Any, Any]) -> Caller:
         client=address,
         organisation=principal.organisation if principal else None,
     )
-
-
-def route() -> Route:
-    """POST /mcp (GET, for a server-to-client stream, and DELETE, for a session, have nothing to serve: 405)."""
-    return Route(PATH, endpoint=McpEndpoint(), methods=["POST"], name="mcp")
 
 
 @asynccontextmanager
