@@ -27,6 +27,7 @@ from app.db.engine import CLIENT, LOCK_DEADLINE, SETTINGS, DatabaseUnavailable
 from app.errors import HTTP_PROBLEMS, MAX_MESSAGE_CHARS, PROBLEM_BASE, AppError
 from app.estimator.specs import EstimatorError
 from app.hub.service import FIELD, with_hub_config
+from app.jsonguard import Refusal, check_json
 from app.planner import service as planner_service
 from app.planner.schemas import EstimateIn, EstimateOut, RecommendIn, RecommendOut
 from app.quotes import service as quotes_service
@@ -179,7 +180,10 @@ def run_tool(
     arrived_at: float,
 ) -> dict[str, Any]:
     """The tool's result as the REST route's JSON, in one unit of work (committed, or rolled back on error).
-    Raises what the service raises, pydantic's ValidationError for arguments the input model refuses."""
+    Raises what the service raises, pydantic's ValidationError for arguments the input model refuses, and
+    app.jsonguard's Refusal for arguments outside its bounds (over HTTP the body was checked already; stdio's
+    arguments are checked here)."""
+    check_json(dict(arguments))
     body = tool.input.model_validate(dict(arguments))
     session = open_session()
     session.info.update({CLIENT: client, SETTINGS: settings})
@@ -218,6 +222,10 @@ def problem_of(exc: Exception) -> dict[str, Any]:
     if isinstance(exc, ValidationError):
         errors = _field_errors(exc)
         return problem(422, "; ".join(f"{e['field']}: {e['message']}" for e in errors[:5]), errors=errors)
+    if isinstance(exc, Refusal):
+        return problem(
+            422, f"{exc.field}: {exc.message}", errors=[{"field": exc.field, "message": exc.message, "type": exc.type}]
+        )
     if isinstance(exc, AppError):
         extra = {"errors": exc.errors} if exc.errors else {}
         return {

@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.apikeys.schemas import ApiKeyCreate
 from app.apikeys.service import issue_key
+from app.jsonguard import NO_NUL
 from app.mcp.server import Caller, build_server
 from app.quotes.models import Quote
 from app.settings import Settings
@@ -64,14 +65,16 @@ def test_refusals_are_the_rest_problems(client: TestClient, caller: Caller) -> N
                 problem_of(await session.call_tool("get_quote", {"public_id": "no-such-quote"})),
                 problem_of(await session.call_tool("get_quote", {})),
                 problem_of(await session.call_tool("no_such_tool", {})),
+                problem_of(await session.call_tool("get_quote", {"public_id": "a\u0000b"})),
             ]
 
-    recommend, quote, missing, empty, unknown = anyio.run(scenario)
+    recommend, quote, missing, empty, unknown, nul = anyio.run(scenario)
     assert recommend == client.post("/recommend", json=bad_recommend).json()
     assert quote == client.post("/quotes", json=bad_quote).json()
     assert missing == client.get("/quotes/no-such-quote").json()
     assert (empty["status"], empty["errors"][0]["field"]) == (422, "public_id")
     assert unknown["status"] == 404 and "create_quote" in unknown["detail"]
+    assert nul["errors"] == [{"field": "public_id", "message": NO_NUL, "type": "nul_character"}]  # app.jsonguard's
 
 
 @pytest.fixture()
