@@ -14,7 +14,7 @@ import logging
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 from sqlalchemy.exc import IntegrityError, InterfaceError, OperationalError
@@ -26,6 +26,7 @@ from app.catalog.schemas import SkuOut
 from app.db.engine import CLIENT, LOCK_DEADLINE, SETTINGS, DatabaseUnavailable
 from app.errors import HTTP_PROBLEMS, MAX_MESSAGE_CHARS, PROBLEM_BASE, AppError
 from app.estimator.specs import EstimatorError
+from app.estimator.vocabulary import ApiScope
 from app.hub.service import FIELD, with_hub_config
 from app.jsonguard import Refusal, check_json
 from app.planner import service as planner_service
@@ -37,8 +38,6 @@ from app.schemas import RequestModel
 from app.settings import Settings
 
 log = logging.getLogger("app.mcp")
-
-Scope = Literal["recommend", "quotes:write", "quotes:read"]  # the API-key scopes (issue #31)
 
 
 class NoInput(RequestModel):
@@ -73,7 +72,7 @@ class Tool:
     description: str
     input: type[BaseModel]
     output: type[BaseModel]
-    scope: Scope
+    scope: ApiScope  # the API-key scope a call needs over HTTP (app.mcp.http)
     run: Callable[[Call, Any], BaseModel]
     read_only: bool = True
 
