@@ -155,13 +155,29 @@ def require_scope(scope: ApiScope) -> Callable[..., Principal]:
 
 
 def optional_scope(scope: ApiScope) -> Callable[..., Principal | None]:
-    """A dependency for routes anyone may call: None without an `Authorization` header, else as
-    `require_scope` (a header that is not a live key with `scope` is refused, never taken as anonymous)."""
+    """A dependency for routes anyone may call: None without an API key, else as `require_scope`. An API key
+    is an `Authorization: Bearer gsk_…` header: one that is not live or lacks `scope` is refused (401 / 403),
+    never taken as anonymous; any other `Authorization` header (a gateway's, an admin API token) is ignored,
+    as it was before keys existed, and the request counts per address (app.http.ratelimit)."""
     required = require_scope(scope)
 
     def dependency(
         request: Request, session: SessionDep, _: Annotated[object, Security(api_key_scheme)] = None
     ) -> Principal | None:
-        return None if _authorization(request) is None else required(request, session)
+        if apikeys_service.bearer_key(_authorization(request)) is None:
+            return None
+        return required(request, session)
 
     return dependency
+
+
+# Set by app.admin (install_admin), which this layer may not import: whether a request carries an active
+# admin's API token or browser session. GET /quotes lets admins search every organisation's quotes with it.
+ADMIN_CHECK = "admin_check"
+
+
+def admin_signed_in(request: Request, session: Session) -> bool:
+    check: Callable[[Request, Session], bool] | None = getattr(request.app.state, ADMIN_CHECK, None)
+    signed_in = check is not None and check(request, session)
+    session.commit()  # the credential's last-used touch, as require_admin does
+    return signed_in

@@ -129,5 +129,19 @@ def _authenticate(
     return principal
 
 
+def is_admin(request: Request, session: Session) -> bool:
+    """Whether a request outside /admin carries an active admin's API token or live browser session (no
+    CSRF check: only safe requests ask). Installed as app.deps.ADMIN_CHECK for GET /quotes."""
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() == "bearer" and token.strip():
+        row = service.resolve_token(session, token=token.strip())
+        user = row.user if row is not None else None
+    else:
+        cookie = request.cookies.get(SESSION_COOKIE)
+        live = service.resolve_session(session, token=cookie) if cookie else None
+        user = live.user if live is not None else None
+    return user is not None and user.is_active and user.role == "admin"
+
+
 AdminDep = Annotated[Principal, Depends(require_admin)]
 SignedInDep = Annotated[Principal, Depends(require_signed_in)]

@@ -40,6 +40,7 @@ MESSAGES = {
     "availability": "Availability saved.",
     "created": "SKU created.",
     "revoked": "Token revoked.",
+    "key-revoked": "API key revoked: its next request is refused.",
     "cancelled": "Quote cancelled.",
     "addon": "Add-on saved.",
     "signed-out": "You are signed out.",

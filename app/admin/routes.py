@@ -7,8 +7,9 @@ from urllib.parse import quote
 from fastapi import FastAPI, Request
 from fastapi.responses import RedirectResponse, Response
 
-from app.admin import api, pages
-from app.admin.deps import API_PREFIX, LoginRequired
+from app.admin import api, key_pages, pages
+from app.admin.deps import API_PREFIX, LoginRequired, is_admin
+from app.deps import ADMIN_CHECK
 from app.errors import Forbidden, app_error_response, handler_of
 from app.templating import templates
 
@@ -29,6 +30,8 @@ async def _on_forbidden(request: Request, exc: Forbidden) -> Response:
 def install_admin(app: FastAPI) -> None:
     app.include_router(pages.public)
     app.include_router(pages.router)
+    app.include_router(key_pages.router)
     app.include_router(api.router)
+    setattr(app.state, ADMIN_CHECK, is_admin)  # GET /quotes: admins search every organisation's quotes
     app.add_exception_handler(LoginRequired, handler_of(_on_login_required))
     app.add_exception_handler(Forbidden, handler_of(_on_forbidden))

@@ -3,22 +3,35 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Annotated
 
-from fastapi import APIRouter, Body, Depends, Header, Query, Request, Response
+from fastapi import APIRouter, Body, Depends, Header, Query, Request, Response, Security
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse
 from sqlalchemy.orm import Session
 
 from app.api import examples
 from app.api.responses import HUB, KEY_RESPONSES
+from app.apikeys import service as apikeys_service
 from app.apikeys.service import Principal
-from app.deps import SessionDep, SettingsDep, UnitOfWorkRoute, optional_scope
-from app.estimator.vocabulary import Language
+from app.deps import (
+    SessionDep,
+    SettingsDep,
+    UnitOfWorkRoute,
+    admin_signed_in,
+    api_key_scheme,
+    optional_scope,
+    require_scope,
+)
+from app.estimator.vocabulary import Language, QuoteStatus
 from app.hub.service import FIELD, with_hub_config
 from app.quotes import printing, service
+from app.quotes import search as quote_search
 from app.quotes.plan_check import check_quote
-from app.quotes.schemas import QuoteCreate, QuoteOut
+from app.quotes.schemas import QuoteCreate, QuoteOut, QuotePage
+from app.quotes.search import QuoteSearch
 from app.settings import Settings
 
 router = APIRouter(prefix="/quotes", tags=["quotes"], route_class=UnitOfWorkRoute)
@@ -77,6 +90,43 @@ def create_quote(
         response.status_code = 200
         response.headers["Idempotent-Replayed"] = "true"
     return result.quote
+
+
+@dataclass(frozen=True, slots=True)
+class QuoteReader:
+    """Who searches quotes: an API key (scope quotes:read) its organisation's, an admin (None) everyone's."""
+
+    organisation: str | None
+
+
+def quote_reader(
+    request: Request, session: SessionDep, _: Annotated[object, Security(api_key_scheme)] = None
+) -> QuoteReader:
+    """An API key with quotes:read, or an admin's API token or browser session; else 401 (403 out of scope)."""
+    if apikeys_service.bearer_key(request.headers.get("authorization")) is None and admin_signed_in(request, session):
+        return QuoteReader(None)
+    return QuoteReader(require_scope("quotes:read")(request, session).organisation)
+
+
+@router.get(
+    "",
+    summary="Search quotes, newest first: an API key's organisation's (scope quotes:read), an admin's every quote",
+    responses=KEY_RESPONSES,
+)
+def search_quotes(
+    session: SessionDep,
+    reader: Annotated[QuoteReader, Depends(quote_reader)],
+    status: Annotated[QuoteStatus | None, Query(description="Expired includes issued quotes past validity")] = None,
+    customer_email: Annotated[str | None, Query(max_length=320, description="The whole address, any case")] = None,
+    company: Annotated[str | None, Query(max_length=200, description="Part of the customer's company")] = None,
+    created_from: Annotated[datetime | None, Query(description="Inclusive; a bare date-time is UTC")] = None,
+    created_to: Annotated[datetime | None, Query(description="Exclusive; a bare date-time is UTC")] = None,
+    organisation: Annotated[str | None, Query(max_length=100, description="Admins: one organisation's")] = None,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    cursor: Annotated[str | None, Query(max_length=200, description="`next_cursor` of the previous page")] = None,
+) -> QuotePage:
+    search = QuoteSearch(status, customer_email, company, created_from, created_to, organisation, limit, cursor)
+    return quote_search.search_quotes(session, search, organisation=reader.organisation)
 
 
 @router.get(

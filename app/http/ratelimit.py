@@ -77,6 +77,10 @@ class RateLimitMiddleware:
             return page, True
         return (_match(path, *self.paths) if method not in SAFE_METHODS else None), False
 
+    def keyed_entry(self, path: str) -> str | None:
+        """The entry a request with an API key counts under, whatever its method (GET /quotes searches too)."""
+        return _match(path.rstrip("/") or "/", *self.paths)
+
     def _key_limit(self, app_state: State, authorization: str) -> tuple[int, int] | None:
         """(key id, limit) of a live API key; None when there is none or the database cannot say (then the
         request counts per address, and the route itself refuses a key it cannot check)."""
@@ -97,7 +101,7 @@ class RateLimitMiddleware:
         entry, is_page = self.entry_for(scope["method"], scope.get("path", ""))
         authorization = _authorization(scope)
         if entry is None and authorization is not None:
-            entry = _match(scope.get("path", "").rstrip("/") or "/", *self.paths)
+            entry = self.keyed_entry(scope.get("path", ""))
             authorization = authorization if entry is not None else None
         if entry is None:
             await self.app(scope, receive, send)

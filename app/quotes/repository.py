@@ -66,17 +66,23 @@ class QuoteFilter:
     customer: str | None = None  # a substring of the name, company or email, any case
     created_from: datetime | None = None
     created_to: datetime | None = None
+    customer_email: str | None = None  # the whole address, any case
+    company: str | None = None  # a substring of the customer's company, any case
+    organisation: str | None = None  # the API key's organisation the quote was issued for (app.apikeys)
 
 
-def list_quotes(
-    session: Session, filters: QuoteFilter, *, now: datetime, limit: int, offset: int
-) -> tuple[list[Quote], int]:
+def _contains(text: str) -> str:
+    """A LIKE pattern (escape `\\`) matching `text` anywhere, lower-cased."""
+    escaped = text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+def _conditions(filters: QuoteFilter, now: datetime) -> list[ColumnElement[bool]]:
     conditions: list[ColumnElement[bool]] = []
     if filters.status:
         conditions.append(_status_clause(filters.status, now))
     if filters.customer:
-        escaped = filters.customer.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        pattern = f"%{escaped}%"
+        pattern = _contains(filters.customer)
         conditions.append(
             or_(
                 *(
@@ -85,10 +91,45 @@ def list_quotes(
                 )
             )
         )
+    if filters.customer_email:
+        conditions.append(func.lower(Quote.customer_email) == filters.customer_email.lower())
+    if filters.company:
+        conditions.append(func.lower(Quote.customer_company).like(_contains(filters.company), escape="\\"))
+    if filters.organisation is not None:
+        conditions.append(Quote.organisation == filters.organisation)
     if filters.created_from is not None:
         conditions.append(Quote.created_at >= filters.created_from)
     if filters.created_to is not None:
         conditions.append(Quote.created_at < filters.created_to)
+    return conditions
+
+
+def search_quotes(
+    session: Session,
+    filters: QuoteFilter,
+    *,
+    now: datetime,
+    limit: int,
+    after: tuple[datetime, int] | None,
+    only_organisation: str | None,
+) -> list[Quote]:
+    """Up to `limit` quotes matching `filters` (and issued for `only_organisation` when given), newest first in
+    (created_at, id) order, starting after the quote `after` names (keyset pagination: a page never repeats
+    nor skips a quote created meanwhile)."""
+    conditions = _conditions(filters, now)
+    if only_organisation is not None:
+        conditions.append(Quote.organisation == only_organisation)
+    if after is not None:
+        created_at, quote_id = after
+        conditions.append(or_(Quote.created_at < created_at, and_(Quote.created_at == created_at, Quote.id < quote_id)))
+    query = select(Quote).where(*conditions).order_by(Quote.created_at.desc(), Quote.id.desc()).limit(limit)
+    return list(session.scalars(query))
+
+
+def list_quotes(
+    session: Session, filters: QuoteFilter, *, now: datetime, limit: int, offset: int
+) -> tuple[list[Quote], int]:
+    conditions = _conditions(filters, now)
     total = session.scalar(select(func.count()).select_from(Quote).where(*conditions)) or 0
     rows = session.scalars(
         select(Quote).where(*conditions).order_by(Quote.created_at.desc(), Quote.id.desc()).limit(limit).offset(offset)

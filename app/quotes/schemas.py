@@ -256,3 +256,13 @@ class QuoteList(BaseModel):
     total: int
     limit: int
     offset: int
+
+
+class QuotePage(BaseModel):
+    """One page of GET /quotes: `next_cursor` fetches the next (None: this is the last)."""
+
+    items: list[QuoteOut]
+    limit: int
+    next_cursor: str | None = Field(
+        description="Pass as `cursor` for the next page (opaque; the same filters must be sent with it)"
+    )

@@ -423,7 +423,7 @@ def create_quote(
     against the key's own rate limit (app.http.ratelimit), not the address's QUOTES_PER_MINUTE."""
     digest = request_hash(data)
     if idempotency_key is not None and (earlier := repository.get_by_idempotency_key(session, idempotency_key)):
-        return _replay(earlier, digest, idempotency_key, base_path)
+        return _replay(earlier, digest, idempotency_key, base_path, organisation)
     sku = _resolve_sku(session, data.sku_id)
     _region(sku, data.region)  # refused before anything is numbered or written
     offered = _offered_addons(session, sku)
@@ -457,7 +457,7 @@ def create_quote(
     quote.sequence = repository.next_number(session, now.year)
     quote.number = f"Q-{now.year}-{quote.sequence:06d}"
     if idempotency_key is not None and (earlier := repository.get_by_idempotency_key(session, idempotency_key)):
-        replay = _replay(earlier, digest, idempotency_key, base_path)  # a concurrent twin committed first
+        replay = _replay(earlier, digest, idempotency_key, base_path, organisation)  # a concurrent twin came first
         session.rollback()  # give the number back
         return replay
     repository.add(session, quote)
@@ -465,8 +465,10 @@ def create_quote(
     return Created(quote_out(quote, base_path=base_path, now=now), created=True)
 
 
-def _replay(earlier: Quote, digest: str, key: str, base_path: str) -> Created:
-    if earlier.request_hash != digest:
+def _replay(earlier: Quote, digest: str, key: str, base_path: str, organisation: str | None) -> Created:
+    """The quote first issued under `key`, for the same body from the same organisation (an API key's; None
+    without one): another organisation reusing a key gets the same 409 as another body, never that quote."""
+    if earlier.request_hash != digest or earlier.organisation != organisation:
         raise Conflict(
             f"Idempotency-Key {key!r} was already used with a different request body; "
             "send the original body to get that quote again, or use a new key for a new quote"

@@ -47,7 +47,7 @@ def admin_routes(client: TestClient) -> list[tuple[str, str, object]]:
 
 
 def concrete(path: str) -> str:
-    return re.sub(r"\{token_id\}", "1", re.sub(r"\{(?!token_id)[^}]+\}", "x", path))
+    return re.sub(r"\{(token_id|key_id)\}", "1", re.sub(r"\{(?!token_id|key_id)[^}]+\}", "x", path))
 
 
 def _depends_on_require_admin(dependant, gate=require_admin) -> bool:
@@ -78,6 +78,10 @@ ADMIN_ROUTES = {
     ("POST", "/admin/tokens"),
     ("GET", "/admin/tokens/{token_id}/revoke"),
     ("POST", "/admin/tokens/{token_id}/revoke"),
+    ("GET", "/admin/keys"),
+    ("POST", "/admin/keys"),
+    ("GET", "/admin/keys/{key_id}/revoke"),
+    ("POST", "/admin/keys/{key_id}/revoke"),
     ("GET", "/admin/quotes"),
     ("GET", "/admin/quotes/{public_id}/cancel"),
     ("POST", "/admin/quotes/{public_id}/cancel"),
@@ -93,6 +97,9 @@ ADMIN_ROUTES = {
     ("GET", "/admin/api/audit"),
     ("GET", "/admin/api/quotes"),
     ("POST", "/admin/api/quotes/{public_id}/cancel"),
+    ("GET", "/admin/api/keys"),
+    ("POST", "/admin/api/keys"),
+    ("POST", "/admin/api/keys/{key_id}/revoke"),
     ("GET", "/admin/api/catalog/export"),
     ("POST", "/admin/api/catalog/import"),
 }

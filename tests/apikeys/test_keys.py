@@ -123,6 +123,9 @@ def test_routes_take_a_key_or_none(client: TestClient, db: Session, alice: Admin
     quotes_only = issue(client, alice, scopes=["quotes:read"])
     assert client.post("/recommend", json=RECOMMEND).status_code == 200
     assert client.post("/recommend", json=RECOMMEND, headers=bearer(issued["key"])).status_code == 200
+    # Another kind of credential is no API key: ignored, as before keys existed (anonymous, limited per address).
+    assert client.post("/recommend", json=RECOMMEND, headers=alice.headers).status_code == 200
+    assert client.post("/recommend", json=RECOMMEND, headers={"Authorization": "Basic dXNlcjpwYXNz"}).status_code == 200
     wrong = client.post("/recommend", json=RECOMMEND, headers=bearer(issued["key"] + "x"))
     assert wrong.status_code == 401 and wrong.headers["content-type"] == "application/problem+json"
     assert wrong.headers["www-authenticate"] == "Bearer"
@@ -149,3 +152,15 @@ def test_keys_never_reach_the_logs(client: TestClient, alice: Admin, caplog: pyt
     assert caplog.records, "nothing was logged: the check would be empty"
     logged = "\n".join(record.getMessage() + str(record.__dict__) for record in caplog.records)
     assert issued["key"] not in logged and issued["key"][12:] not in logged
+
+
+def test_an_idempotency_key_replays_only_for_its_organisation(client: TestClient, alice: Admin) -> None:
+    acme = issue(client, alice, organisation="Acme")["key"]
+    globex = issue(client, alice, organisation="Globex")["key"]
+    headers = {"Idempotency-Key": "deal-1"}
+    first = client.post("/quotes", json=a100_body(), headers={**headers, **bearer(acme)})
+    again = client.post("/quotes", json=a100_body(), headers={**headers, **bearer(acme)})
+    assert (first.status_code, again.status_code, again.json()["id"]) == (201, 200, first.json()["id"])
+    for other in (bearer(globex), {}):  # the same key and body from elsewhere: refused, and no quote shown
+        refused = client.post("/quotes", json=a100_body(), headers={**headers, **other})
+        assert refused.status_code == 409 and first.json()["id"] not in refused.text

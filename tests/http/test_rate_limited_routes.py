@@ -30,6 +30,9 @@ CHEAP_READS = {
     "/",  # the wizard's empty form
     "/serve",  # the serving form
     "/quotes/{public_id}",  # one quote read by its 192-bit id
+    # Quote search: an API key's calls count against the key's own limit (the /quotes entry, any method, for
+    # keyed requests: test_keyed_search_counts_against_the_key); without a live key or an admin it is a 401.
+    "/quotes",
     "/quotes/{public_id}/print",  # the printable page of one quote (HTML; the PDF is limited)
     "/quote/{public_id}/accept",  # the accept form of one quote
 }
@@ -88,3 +91,8 @@ def test_quote_issuing_pages_count_their_gets_and_posts() -> None:
         assert LIMITER.entry_for("GET", path) == LIMITER.entry_for("POST", path) == (path, True)
     assert LIMITER.entry_for("POST", "/quote/abc/accept") == ("/quote/*/accept", False)
     assert LIMITER.entry_for("GET", "/quote/abc/accept") == (None, False)
+
+
+def test_keyed_search_counts_against_the_key() -> None:
+    assert LIMITER.entry_for("GET", "/quotes") == (None, False)  # anonymous: refused (401), not counted
+    assert LIMITER.keyed_entry("/quotes") == "/quotes"  # with an API key: counted, at the key's limit
