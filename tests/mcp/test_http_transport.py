@@ -17,6 +17,7 @@ from tests.mcp.helpers import RECOMMEND, check_tools_match_rest, http_session, p
 from tests.servers import app_cli, migrate_and_seed, scratch_database, serving
 
 ADMIN = "ops@example.com"
+ANONYMOUS_LIMIT = 5  # POSTs a minute per address and entry; a key has its own limit (600 by default)
 MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
@@ -36,14 +37,14 @@ def _issue(admin: httpx2.Client, name: str, scopes: list[str]) -> str:
 
 @pytest.fixture(scope="module", params=BACKENDS)
 def keyed(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Keyed]:
-    """A seeded server of its own on two worker processes (MCP over HTTP keeps no session in one), with an
-    admin's API token that issued three keys."""
+    """A seeded server of its own on two worker processes (MCP over HTTP keeps no session in one), anonymous
+    POSTs limited to ANONYMOUS_LIMIT a minute, with an admin's API token that issued three keys."""
     with scratch_database(request.param, tmp_path_factory, "mcp_http") as url:
         admin_env = {"DATABASE_URL": url}
         migrate_and_seed(url, [(["create-admin", ADMIN, "--password-stdin"], "a long enough secret\n")])
         token = app_cli(["create-token", ADMIN, "--name", "mcp-tests"], admin_env).stdout.strip().splitlines()[-1]
         with (
-            serving(url, workers=2) as base,
+            serving(url, workers=2, RATE_LIMIT_PER_MINUTE=str(ANONYMOUS_LIMIT)) as base,
             httpx2.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}) as admin,
         ):
             keys = {
@@ -95,3 +96,10 @@ def test_each_tool_needs_its_scope(keyed: Keyed) -> None:
     allowed = _call(keyed.base, keyed.keys["recommend"], "list_models", {})
     assert allowed.status_code == 200, allowed.text
     assert "llama-2-7b" in {model["id"] for model in allowed.json()["result"]["structuredContent"]["models"]}
+
+
+def test_a_keyed_client_goes_past_the_anonymous_limit(keyed: Keyed) -> None:
+    keyed_statuses = [_call(keyed.base, keyed.keys["recommend"], "list_models", {}).status_code for _ in range(8)]
+    assert keyed_statuses == [200] * 8  # counted against the key, not the address
+    anonymous = [_call(keyed.base, None, "list_models", {}).status_code for _ in range(2 * ANONYMOUS_LIMIT + 2)]
+    assert 429 in anonymous and set(anonymous) == {401, 429}  # (two windows at most, should a minute turn meanwhile)
