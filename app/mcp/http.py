@@ -25,6 +25,7 @@ from fastapi import APIRouter
 from mcp.server.context import ServerRequestContext
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
+from sqlalchemy.orm import Session
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
@@ -35,7 +36,7 @@ from app.apikeys.service import Principal
 from app.db.engine import SETTINGS
 from app.deps import UnitOfWorkRoute
 from app.errors import Forbidden
-from app.estimator.vocabulary import ApiScope
+from app.estimator.vocabulary import API_SCOPES, ApiScope
 from app.mcp.server import Caller, build_server
 from app.mcp.tools import TOOLS
 
@@ -59,20 +60,23 @@ def required_scopes(message: Any) -> set[ApiScope]:
     return {TOOLS[name].scope if name in TOOLS else "recommend" for name in _tool_names(message)}
 
 
-def authorize(request: Request, message: Any) -> Principal | None:
+def _principal(session: Session, header: str | None, scopes: set[ApiScope]) -> Principal:
+    """The live key holding every scope in `scopes`; with none asked (initialize, tools/list), any live key."""
+    if scopes:
+        return [apikeys_service.authenticate(session, header, scope) for scope in sorted(scopes)][-1]
+    for scope in API_SCOPES[:-1]:
+        with suppress(Forbidden):  # live (a dead key is Unauthorized), only without this scope: try the next
+            return apikeys_service.authenticate(session, header, scope)
+    return apikeys_service.authenticate(session, header, API_SCOPES[-1])
+
+
+def authorize(request: Request, message: Any) -> Principal:
     """The principal of the request's live API key, holding every scope its tool calls need (Unauthorized,
-    Forbidden otherwise). A message that calls no tool (initialize, tools/list) needs a live key of any scope:
-    None then when that key lacks `recommend` (nothing it runs reads the principal)."""
-    header = request.headers.get("authorization")
-    session = request.app.state.sessionmaker()
+    Forbidden otherwise). A message that calls no tool (initialize, tools/list) needs a live key of any scope."""
+    session: Session = request.app.state.sessionmaker()
     session.info[SETTINGS] = request.app.state.settings
     try:
-        principal: Principal | None = None
-        for scope in sorted(required_scopes(message)):
-            principal = apikeys_service.authenticate(session, header, scope)
-        if principal is None:
-            with suppress(Forbidden):  # a live key (a dead one is Unauthorized) without `recommend`: enough here
-                principal = apikeys_service.authenticate(session, header, "recommend")
+        principal = _principal(session, request.headers.get("authorization"), required_scopes(message))
         session.commit()  # the key's last-used touch
         return principal
     finally:
@@ -125,13 +129,14 @@ def _caller_of(ctx: ServerRequestContext[Any, Any]) -> Caller:
     request = ctx.request
     if not isinstance(request, Request):  # pragma: no cover - the SDK hands every HTTP call its request
         raise RuntimeError("an MCP call over HTTP came without its request")
-    principal: Principal | None = getattr(request.state, PRINCIPAL, None)
+    principal: Principal = getattr(request.state, PRINCIPAL)
     address = request.client.host if request.client else "unknown"
     return Caller(
         settings=request.app.state.settings,
         open_session=request.app.state.sessionmaker,
         client=address,
-        organisation=principal.organisation if principal else None,
+        organisation=principal.organisation,
+        scopes=principal.scopes,
     )
 
 

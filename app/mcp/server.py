@@ -26,6 +26,7 @@ from mcp_types import (
 from mcp_types import Tool as McpTool
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.estimator.vocabulary import ApiScope
 from app.mcp.tools import TOOLS, Tool, as_text, input_schema, now, output_schema, problem, problem_of, run_tool
 from app.settings import Settings
 
@@ -47,6 +48,10 @@ class Caller:
     open_session: sessionmaker[Session]
     client: str
     organisation: str | None = None  # the API key's (app.apikeys): its quotes are that organisation's
+    scopes: frozenset[ApiScope] | None = None  # the API key's; None: every tool (stdio)
+
+    def may_call(self, tool: Tool) -> bool:
+        return self.scopes is None or tool.scope in self.scopes
 
 
 CallerOf = Callable[[ServerRequestContext[Any, Any]], Caller]
@@ -70,18 +75,23 @@ def _error(document: dict[str, Any]) -> CallToolResult:
 
 def build_server(caller_of: CallerOf) -> Server[Any]:
     """The server; `caller_of` tells each call's settings, sessions and client (HTTP: the app's; stdio: its own)."""
-    listed = ListToolsResult(tools=[_listed(tool) for tool in TOOLS.values()])
+    listed = {name: _listed(tool) for name, tool in TOOLS.items()}
 
     async def list_tools(
-        _ctx: ServerRequestContext[Any, Any], _params: PaginatedRequestParams | None
+        ctx: ServerRequestContext[Any, Any], _params: PaginatedRequestParams | None
     ) -> ListToolsResult:
-        return listed
+        """The tools the caller may call: an API key's scopes leave out the others (an assistant then never
+        tries a tool its key is refused)."""
+        caller = caller_of(ctx)
+        return ListToolsResult(tools=[listed[name] for name, tool in TOOLS.items() if caller.may_call(tool)])
 
     async def call_tool(ctx: ServerRequestContext[Any, Any], params: CallToolRequestParams) -> CallToolResult:
         tool = TOOLS.get(params.name)
         if tool is None:
             return _error(problem(404, f"No tool {params.name!r}; the tools are {', '.join(TOOLS)}."))
         caller, arrived_at = caller_of(ctx), now()
+        if not caller.may_call(tool):  # refused before this over HTTP (app.mcp.http): a second line of defence
+            return _error(problem(403, f"this API key does not have the scope {tool.scope!r} this tool needs"))
         try:
             result = await to_thread.run_sync(
                 lambda: run_tool(

@@ -105,6 +105,22 @@ def test_a_keyed_post_issues_the_quote_in_the_keys_organisation(
     assert rest.status_code == 201, rest.text
     assert without_per_quote(quote) == without_per_quote(rest.json())
     listing = {"jsonrpc": "2.0", "id": 8, "method": "tools/list"}
-    assert len(keyed_client.post("/mcp", json=listing, headers=keyed).json()["result"]["tools"]) == 6
+    tools = keyed_client.post("/mcp", json=listing, headers=keyed).json()["result"]["tools"]
+    assert [tool["name"] for tool in tools] == ["create_quote", "get_quote"]  # its scopes' tools
     recommend = {**message, "params": {"name": "recommend", "arguments": RECOMMEND}}
     assert keyed_client.post("/mcp", json=recommend, headers=keyed).status_code == 403
+
+
+def test_a_key_lists_and_calls_only_the_tools_of_its_scopes(caller: Caller) -> None:
+    reader = Caller(
+        caller.settings, caller.open_session, "in-process", organisation="Acme", scopes=frozenset({"quotes:read"})
+    )
+
+    async def scenario() -> tuple[list[str], dict[str, Any]]:
+        async with _in_memory(reader) as session:
+            listed = [tool.name for tool in (await session.list_tools()).tools]
+            return listed, problem_of(await session.call_tool("recommend", RECOMMEND))
+
+    listed, refused = anyio.run(scenario)
+    assert listed == ["get_quote"]
+    assert refused["status"] == 403 and "'recommend'" in refused["detail"]
