@@ -166,7 +166,8 @@ def test_search_pages_and_organisations(server: Server) -> None:
 
 def _python_example() -> str:
     text = (ROOT / "docs" / "integrations.md").read_text(encoding="utf-8")
-    (block,) = re.findall(r"^```python\n(.*?)^```", text, re.MULTILINE | re.DOTALL)
+    section = text.split("\n## The same in Python\n", 1)[1].split("\n## ", 1)[0]  # the MCP section has its own
+    (block,) = re.findall(r"^```python\n(.*?)^```", section, re.MULTILINE | re.DOTALL)
     return block
 
 

@@ -4,6 +4,10 @@ to the REST answer for the same input; a key without the tool's scope refused (4
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -14,7 +18,7 @@ import pytest
 
 from tests.conftest import BACKENDS
 from tests.mcp.helpers import RECOMMEND, check_tools_match_rest, http_session, problem_of, result_of
-from tests.servers import app_cli, migrate_and_seed, scratch_database, serving
+from tests.servers import ROOT, app_cli, migrate_and_seed, scratch_database, serving
 
 ADMIN = "ops@example.com"
 ANONYMOUS_LIMIT = 5  # POSTs a minute per address and entry; a key has its own limit (600 by default)
@@ -104,3 +108,20 @@ def test_a_keyed_client_goes_past_the_anonymous_limit(keyed: Keyed) -> None:
     assert keyed_statuses == [200] * 8  # counted against the key, not the address
     anonymous = [_call(keyed.base, None, "list_models", {}).status_code for _ in range(2 * ANONYMOUS_LIMIT + 2)]
     assert 429 in anonymous and set(anonymous) == {401, 429}  # (two windows at most, should a minute turn meanwhile)
+
+
+def _mcp_python_example() -> str:
+    text = (ROOT / "docs" / "integrations.md").read_text(encoding="utf-8")
+    section = text.split("\n## MCP\n", 1)[1].split("\n## ", 1)[0]
+    (block,) = re.findall(r"^```python\n(.*?)^```", section, re.MULTILINE | re.DOTALL)
+    return block
+
+
+def test_the_python_example_of_the_docs_runs(keyed: Keyed) -> None:
+    env = {**os.environ, "GPU_SIZER_URL": keyed.base, "GPU_SIZER_KEY": keyed.keys["all"]}
+    result = subprocess.run(
+        [sys.executable, "-c", _mcp_python_example()], env=env, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    number, total, currency, accept = result.stdout.split()
+    assert re.fullmatch(r"Q-\d{4}-\d{6}", number) and currency == "CNY" and accept.endswith("/accept")
