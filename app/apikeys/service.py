@@ -32,6 +32,7 @@ from app.estimator.vocabulary import API_SCOPES, ApiScope
 from app.settings import Settings, get_settings
 
 KEY_PREFIX = "gsk_"  # tells an API key from an admin API token (gsz_) at a glance, and to the rate limiter
+MAX_KEY_CHARS = 100  # an issued key has 47; a longer header value is no key, and is not hashed
 SHOWN_PREFIX_CHARS = 12  # "gsk_" and 8 random characters: enough to tell keys apart, 48 bits of the 256
 TOUCH_EVERY = timedelta(minutes=1)  # last_used_at is written at most this often (as for admin sessions)
 BEARER = {"WWW-Authenticate": "Bearer"}
@@ -65,9 +66,14 @@ def bearer_key(authorization_header: str | None) -> str | None:
         return None
     scheme, _, value = authorization_header.strip().partition(" ")
     value = value.strip()
-    if scheme.lower() != "bearer" or not value.startswith(KEY_PREFIX) or len(value) > 200:
+    if scheme.lower() != "bearer" or not value.startswith(KEY_PREFIX):
         return None
     return value
+
+
+def _lookup_hash(key: str | None, secret: str) -> str | None:
+    """The stored hash to look a key up by; None for none, or for one longer than any key issued."""
+    return key_hash(key, secret=secret) if key is not None and len(key) <= MAX_KEY_CHARS else None
 
 
 def _secret(session: Session, secret: str | None) -> str:
@@ -93,8 +99,8 @@ def authenticate(
     `scope`). Marks the key used (at most once a minute, flushed): the caller commits soon, so that the
     row is not held locked through a long request (app.apikeys.deps commits at once)."""
     now = now or utcnow()
-    key = bearer_key(authorization_header)
-    row = repository.get_by_hash(session, key_hash(key, secret=_secret(session, secret))) if key else None
+    digest = _lookup_hash(bearer_key(authorization_header), _secret(session, secret))
+    row = repository.get_by_hash(session, digest) if digest else None
     if row is None or not _live(row, now):
         raise Unauthorized(NOT_VALID, headers=BEARER)
     if scope not in row.scopes:
@@ -118,10 +124,8 @@ def rate_limit_of(
 ) -> tuple[int, int] | None:
     """(key id, requests a minute) of the live key a header carries, for the rate limiter (which has a
     connection, not a session); None for no key or a key that is not live (those count per address)."""
-    key = bearer_key(authorization_header)
-    if key is None:
-        return None
-    return repository.live_limit(connection, key_hash=key_hash(key, secret=secret), now=now or utcnow())
+    digest = _lookup_hash(bearer_key(authorization_header), secret)
+    return repository.live_limit(connection, key_hash=digest, now=now or utcnow()) if digest else None
 
 
 # --- issuing and revoking (the admin layer audits and commits) ---------------------------------

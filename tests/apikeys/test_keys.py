@@ -89,6 +89,7 @@ def test_authenticate_refuses_alike_and_checks_scope(client: TestClient, db: Ses
         "Basic dXNlcjpwYXNz",
         f"Bearer {live['key']}x",
         "Bearer gsk_" + "A" * 43,
+        "Bearer gsk_" + "A" * 5000,
         f"Bearer {revoked['key']}",
     ]
     details = set()
@@ -126,6 +127,8 @@ def test_routes_take_a_key_or_none(client: TestClient, db: Session, alice: Admin
     # Another kind of credential is no API key: ignored, as before keys existed (anonymous, limited per address).
     assert client.post("/recommend", json=RECOMMEND, headers=alice.headers).status_code == 200
     assert client.post("/recommend", json=RECOMMEND, headers={"Authorization": "Basic dXNlcjpwYXNz"}).status_code == 200
+    too_long = client.post("/recommend", json=RECOMMEND, headers=bearer(issued["key"] + "x" * 500))
+    assert too_long.status_code == 401  # a key, if a wrong one: refused, never taken as anonymous
     wrong = client.post("/recommend", json=RECOMMEND, headers=bearer(issued["key"] + "x"))
     assert wrong.status_code == 401 and wrong.headers["content-type"] == "application/problem+json"
     assert wrong.headers["www-authenticate"] == "Bearer"
