@@ -16,6 +16,7 @@ from pydantic import ValidationError
 from app.admin.cli import ADMIN_COMMANDS, add_admin_commands, run_admin_command
 from app.db.engine import DatabaseUnavailable, build_engine, build_sessionmaker, check_connection
 from app.db.migrate import revisions, upgrade
+from app.mcp.stdio import serve_stdio
 from app.planner.cli import add_recommend_command, run_recommend_command
 from app.quotes.expiry import expire_due
 from app.reference.cli import add_rate_command, run_rate_command
@@ -113,6 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--workers", type=int, default=1)
     deliver = sub.add_parser("deliver-webhooks", help="deliver webhook events (each server process also does)")
     deliver.add_argument("--once", action="store_true", help="stop when nothing is due nor in flight")
+    sub.add_parser("mcp", help="serve the MCP tools over stdio (for an MCP client that starts this process)")
     add_admin_commands(sub)
     add_recommend_command(sub)
     add_rate_command(sub)
@@ -128,6 +130,8 @@ def main(argv: list[str] | None = None) -> int:
             cmd_serve(settings, workers=args.workers)
         elif args.command == "deliver-webhooks":
             cmd_deliver_webhooks(settings, once=args.once)
+        elif args.command == "mcp":
+            serve_stdio(settings)
         elif args.command == "recommend":
             return run_recommend_command(args, settings)
         elif args.command == "set-exchange-rate":

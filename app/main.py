@@ -22,6 +22,7 @@ from app.http import metrics as metrics_api
 from app.http.docs import install_docs
 from app.http.logging import configure_logging
 from app.http.openapi import install_problem_openapi
+from app.mcp import http as mcp_http
 from app.planner.budget import set_time_budget
 from app.planner.search import set_cache_size
 from app.quotes.documents import PdfRenderer
@@ -61,7 +62,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.body_limiter = body_check_limiter()  # request bodies are checked on threads of their own
         # Webhook deliveries, on this process's event loop; the database decides which process sends each one.
         webhooks = webhooks_worker.start(app.state.sessionmaker, settings, sweep=expire_due)
-        yield
+        async with mcp_http.lifespan(app):  # the MCP SDK's session manager (POST /mcp)
+            yield
         if webhooks is not None:
             await webhooks.stop()
         app.state.pdf_renderer.close()
@@ -88,6 +90,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(estimate.router)
     app.include_router(recommend.router)
     app.include_router(quotes.router)
+    app.include_router(mcp_http.router)
     install_admin(app)
     app.include_router(web_routes.router)
     app.include_router(web_serve.router)

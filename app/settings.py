@@ -95,6 +95,7 @@ class Settings(BaseSettings):
         "/admin/login",
         "/quotes",
         "/quotes/*/accept",
+        "/mcp",  # every MCP message (app.mcp.http): a tool call runs the planner or issues a quote
         "/quote/*/accept",  # the accept form of the quote page
         "/admin/*",  # every other admin form and API call (`*` matches across `/`): one counter
     ]

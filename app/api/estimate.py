@@ -7,8 +7,6 @@ from fastapi import APIRouter, Body, Request
 from app.api import examples
 from app.api.responses import HUB, PROBLEM
 from app.deps import SessionDep, SettingsDep, UnitOfWorkRoute
-from app.estimator.checkpoints import checkpoint_from_config
-from app.estimator.presets import list_presets, preset_config
 from app.hub.service import with_hub_config
 from app.planner import service
 from app.planner.schemas import EstimateIn, EstimateOut, ScalingIn, ScalingOut
@@ -42,29 +40,6 @@ def estimate_scaling(
     return service.scaling(with_hub_config(session, body, settings=settings))
 
 
-def _checkpoint(preset_id: str) -> dict[str, Any]:
-    """The weights the preset's repository ships: a quantised checkpoint's format (what serving sizes by default)."""
-    found = checkpoint_from_config(preset_config(preset_id))
-    return {"quant_method": found.method, "weights": found.weights, "scheme": found.scheme or None}
-
-
 @router.get("/models", summary="Shipped model presets with their sizes and sources")
 def models() -> list[dict[str, Any]]:
-    return [
-        {
-            "id": p.id,
-            "name": p.name,
-            "kind": p.kind,
-            "params": p.published_params,
-            "hf_repo": p.hf_repo,
-            "source": p.source,
-            "layers": p.model.layers,
-            "hidden": p.model.hidden,
-            "heads": p.model.heads,
-            "kv_heads": p.model.kv_heads,
-            "vocab": p.model.vocab,
-            "variants": dict(p.variants),
-            "checkpoint": _checkpoint(p.id),
-        }
-        for p in list_presets()
-    ]
+    return service.model_presets()

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
+from typing import Any
 
 from sqlalchemy.orm import Session
 
 from app.capacity import service as capacity_service
 from app.catalog import repository as catalog_repository
 from app.errors import InvalidInput
+from app.estimator.checkpoints import checkpoint_from_config
 from app.estimator.hardware import get_gpu
 from app.estimator.memory import (
     MemoryEstimate,
@@ -24,6 +26,7 @@ from app.estimator.memory import (
 )
 from app.estimator.memory.band import may_exceed, memory_band
 from app.estimator.performance import PerformanceEstimate, estimate_performance, scaling_view
+from app.estimator.presets import list_presets, preset_config
 from app.estimator.specs import Cluster, EstimatorError, ModelSpec, Plan, Workload
 from app.planner import explain, mappers, metrics, serving_service
 from app.planner.launch_checkpoint import with_conversion
@@ -238,3 +241,31 @@ def constraints_of(request: RecommendIn) -> Constraints:
     """The search's constraints: the request's, field for field (its lists as tuples)."""
     c = request.constraints
     return mirror(Constraints, c, gpu_types=tuple(c.gpu_types), regions=tuple(c.regions))
+
+
+def _checkpoint(preset_id: str) -> dict[str, Any]:
+    """The weights the preset's repository ships: a quantised checkpoint's format (what serving sizes by default)."""
+    found = checkpoint_from_config(preset_config(preset_id))
+    return {"quant_method": found.method, "weights": found.weights, "scheme": found.scheme or None}
+
+
+def model_presets() -> list[dict[str, Any]]:
+    """The shipped model presets with their sizes and sources (GET /models, the MCP tool list_models)."""
+    return [
+        {
+            "id": p.id,
+            "name": p.name,
+            "kind": p.kind,
+            "params": p.published_params,
+            "hf_repo": p.hf_repo,
+            "source": p.source,
+            "layers": p.model.layers,
+            "hidden": p.model.hidden,
+            "heads": p.model.heads,
+            "kv_heads": p.model.kv_heads,
+            "vocab": p.model.vocab,
+            "variants": dict(p.variants),
+            "checkpoint": _checkpoint(p.id),
+        }
+        for p in list_presets()
+    ]

@@ -166,8 +166,9 @@ def test_search_pages_and_organisations(server: Server) -> None:
 
 def _python_example() -> str:
     text = (ROOT / "docs" / "integrations.md").read_text(encoding="utf-8")
-    section = text.split("## The same in Python", 1)[1]  # the keys' walk-through; the webhooks section has its own
-    return re.findall(r"^```python\n(.*?)^```", section, re.MULTILINE | re.DOTALL)[0]
+    section = text.split("\n## The same in Python\n", 1)[1].split("\n## ", 1)[0]  # the MCP section has its own
+    (block,) = re.findall(r"^```python\n(.*?)^```", section, re.MULTILINE | re.DOTALL)
+    return block
 
 
 def test_the_python_example_of_the_docs_runs(server: Server) -> None:

@@ -67,6 +67,8 @@ def _concrete(path: str) -> str:
 
 def test_the_walk_sees_the_apps_routes() -> None:
     assert {("POST", "/quotes"), ("GET", "/serve/results"), ("POST", "/admin/api/skus")} <= set(OPERATIONS)
+    # POST /mcp (app.mcp.http: the MCP SDK answers it) is walked too, POST its one method
+    assert [op for op in OPERATIONS if op[1] == "/mcp"] == [("POST", "/mcp")]
     assert {path for method, path in OPERATIONS if method == "GET"} >= CHEAP_READS  # no stale exemption
 
 
