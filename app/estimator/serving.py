@@ -67,6 +67,7 @@ from app.estimator.serving_levers import (
     PREFIX_CACHING_ENGINES,
     Speculation,
     cached_prompt_tokens,
+    check_draft,
 )
 from app.estimator.serving_sim import (
     DEFAULT_SEED,
@@ -1253,6 +1254,7 @@ def replica_capacity(
     """(requests/s, concurrency) of one tp × pp replica at the highest concurrency that meets the SLO (all it
     holds without an SLO); (0, 0) when not even one sequence fits or meets it."""
     validate_config(cfg)
+    check_draft(model, cfg.speculative)
     limit = max_concurrency(model, cfg, cluster.gpu, tp, pp)
     if limit < 1:
         return 0.0, 0.0
@@ -1417,6 +1419,7 @@ def estimate_serving(
     load), meets_slo is judged at the peak on the SLO's percentile, and replicas_needed is the simulated count
     (or the one given). Without it (the search's candidates), the steady-state operating point alone."""
     validate_config(cfg)
+    check_draft(model, cfg.speculative)
     if tp < 1 or pp < 1 or replicas < 1:
         raise EstimatorError("tp, pp and replicas must be at least 1", field="plan")
     if model.layers < pp:

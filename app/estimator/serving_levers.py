@@ -36,7 +36,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from app.estimator.specs import ModelSpec
+from app.estimator.params import count_params
+from app.estimator.specs import EstimatorError, ModelSpec
 from app.estimator.vocabulary import ENGINES, SpeculativeMethod
 
 # Which engines run which method, and under which name (the launch's flags: app/planner/serving_launch.py).
@@ -58,6 +59,12 @@ MTP_CONFIG_KEYS: Final = ("num_nextn_predict_layers", "mtp_num_hidden_layers")
 # The longest draft the engines are run with here: vLLM and SGLang accept more, but past a handful of tokens the
 # acceptance of the last ones is negligible (a^k) while every one costs a draft forward.
 MAX_SPECULATIVE_TOKENS: Final = 16
+# The largest draft model, as a share of the target's parameters. A step of k drafts costs k draft forwards plus one
+# verification, so the speed-up is (1 − a^(k+1)) / ((1 − a)(k·c + 1)) with c the draft's cost per token over the
+# target's (Leviathan et al. 2023, "Fast Inference from Transformers via Speculative Decoding", Theorem 3.8). Decode
+# streams the weights, so c is about the ratio of parameters: at a typical a = 0.7 and k = 3, c = 1/4 still gives
+# 2.53 / 1.75 = 1.45×, c = 1/2 gives 2.53 / 2.5 ≈ 1.0× (no gain), and a draft as large as the target only slows it.
+MAX_DRAFT_SHARE: Final = 0.25
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +86,29 @@ class Speculation:
     def verify_width(self) -> int:
         """Positions per sequence the target runs each step: the last accepted token and the k drafted."""
         return self.num_speculative_tokens + 1
+
+
+def check_draft(target: ModelSpec, spec: Speculation | None) -> None:
+    """422 on serving.speculative.draft_model for a draft the engines cannot pair with the target or that cannot
+    speed it up: vLLM and SGLang verify the draft's token ids against the target's logits, so both must share one
+    vocabulary (vLLM's speculative decoding asserts the proposer's and the scorer's vocab_size are equal); and the
+    draft holds at most MAX_DRAFT_SHARE of the target's parameters."""
+    if spec is None or spec.draft is None:
+        return
+    draft = spec.draft
+    if draft.vocab != target.vocab:
+        raise EstimatorError(
+            f"the draft model must share the target's tokenizer: {draft.name} has a vocabulary of {draft.vocab:,} "
+            f"tokens, {target.name} {target.vocab:,}; name a draft with the same vocabulary size",
+            field="serving.speculative.draft_model",
+        )
+    draft_params, target_params = count_params(draft).total, count_params(target).total
+    if draft_params > MAX_DRAFT_SHARE * target_params:
+        raise EstimatorError(
+            f"the draft model must be at most {MAX_DRAFT_SHARE:.0%} of the target's parameters to speed it up: "
+            f"{draft.name} has {draft_params / 1e9:.1f}B, {target.name} {target_params / 1e9:.1f}B",
+            field="serving.speculative.draft_model",
+        )
 
 
 def expected_tokens_per_step(acceptance: float, drafted: int) -> float:

@@ -25,7 +25,7 @@ from app.estimator.serving import (
     moe_low_concurrency_note,
     replica_capacity,
 )
-from app.estimator.serving_levers import Speculation, mtp_layers
+from app.estimator.serving_levers import Speculation, check_draft, mtp_layers
 from app.estimator.serving_sim import LoadLatency, Quantiles
 from app.estimator.specs import GIB, Cluster, EstimatorError, ModelSpec, Warning_
 from app.estimator.vocabulary import SERVING_PRECISIONS, TERM_MONTHS, WEIGHT_FORMATS, ServingPrecision, WeightFormat
@@ -187,8 +187,24 @@ def _speculation(spec: SpeculativeIn | None, model: ModelIn) -> Speculation | No
             preset = get_preset(spec.draft_model)
         except EstimatorError as error:
             raise EstimatorError(str(error), field="serving.speculative.draft_model") from error
-        draft, repo = preset.model, preset.hf_repo
+        draft, repo = preset.model, _draft_repo(preset.variants, preset.hf_repo, model)
     return Speculation(spec.method, spec.num_speculative_tokens, spec.acceptance_rate, draft=draft, draft_repo=repo)
+
+
+def _target_variant(model: ModelIn) -> str | None:
+    """The variant (base / instruct) the launch serves of the target: the one named, else a preset's instruct model
+    where it ships both (as `served`), else None (not a preset with variants)."""
+    if model.preset is None:
+        return model.variant
+    known = dict(get_preset(model.preset).variants)
+    return model.variant or ("instruct" if "instruct" in known else None)
+
+
+def _draft_repo(variants: tuple[tuple[str, str], ...], default: str, target: ModelIn) -> str:
+    """The draft's repository: the same variant as the target's where the draft's preset ships it (an instruct
+    target drafts with the instruct draft, whose token distribution it matches), else the preset's own."""
+    variant = _target_variant(target)
+    return dict(variants).get(variant, default) if variant is not None else default
 
 
 def checkpoint_weights(request: WorkloadIn) -> tuple[WeightFormat | None, int | None]:
@@ -440,6 +456,7 @@ def estimate(
 ) -> EstimateOut:
     """POST /estimate with task serving: the plan's tp × pp per replica, dp independent replicas."""
     cfg = serving_config(request)
+    check_draft(model, cfg.speculative)
     if request.serving is not None and request.serving.disaggregated is not False:
         raise EstimatorError(
             "/estimate sizes the plan given as colocated replicas; disaggregated pools are sized by /recommend",
@@ -612,6 +629,7 @@ def recommendation(
 ) -> RecommendOut:
     """POST /recommend with task serving: the cheapest deployments that carry the peak within the SLO."""
     cfg = serving_config(request)
+    check_draft(model, cfg.speculative)
     serving = request.serving or ServingIn()
     search = _search(model, cfg, serving, offers, constraints, served(request.model, model))
     search = with_capacity(search, constraints)

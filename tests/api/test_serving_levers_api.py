@@ -106,3 +106,38 @@ def test_disaggregated_where_not_sized_is_422_naming_it(client: TestClient, path
     response = client.post(path, json=body)
     assert response.status_code == 422, response.text
     assert "serving.disaggregated" in [error["field"] for error in response.json()["errors"]], response.text
+
+
+DRAFT = {"method": "draft_model", "num_speculative_tokens": 3, "acceptance_rate": 0.7}
+
+
+@pytest.mark.parametrize(
+    ("draft", "allowed"),
+    [
+        ("deepseek-v3", "vocabulary"),  # another tokenizer, and 84× the target
+        ("qwen2.5-0.5b", "vocabulary"),  # 151,936 tokens against Llama 3.1's 128,256
+        ("llama-3.1-70b", "25%"),  # same tokenizer, 9× the target: no speed-up
+        ("llama-3.2-3b", "25%"),  # 40% of the target: k draft forwards cost as much as the verification saves
+    ],
+)
+def test_a_draft_the_engines_cannot_pair_or_that_cannot_speed_up_is_422(
+    client: TestClient, draft: str, allowed: str
+) -> None:
+    for path, extra in (("/recommend", {}), ("/estimate", {"hardware": {"sku": "h100-80g-sxm-8x", "nodes": 1}})):
+        body = {**_with(CHAT, speculative={**DRAFT, "draft_model": draft}), **extra}
+        if path == "/estimate":
+            del body["constraints"]
+        response = client.post(path, json=body)
+        assert response.status_code == 422, response.text
+        errors = {error["field"]: error["message"] for error in response.json()["errors"]}
+        assert allowed in errors.get("serving.speculative.draft_model", ""), response.text
+
+
+@pytest.mark.parametrize(("variant", "repo"), [(None, "Llama-3.2-1B-Instruct"), ("base", "Llama-3.2-1B")])
+def test_the_draft_follows_the_targets_variant(client: TestClient, variant: str | None, repo: str) -> None:
+    model = {"preset": "llama-3.1-8b", **({"variant": variant} if variant else {})}
+    body = {**_with(CHAT, speculative={**DRAFT, "draft_model": "llama-3.2-1b"}), "model": model}
+    response = client.post("/recommend", json=body)
+    assert response.status_code == 200, response.text
+    command = response.json()["options"][0]["launch"]["command"]
+    assert f'"model": "meta-llama/{repo}"' in command, command
