@@ -1003,6 +1003,13 @@ class _Load:
     top_rps: float  # requests/s one replica completes at most (all it holds in flight)
     isolated_s: float
     key: tuple[object, ...] = ()  # what a simulation depends on besides the rate, for the memo
+    limit: int = 1  # the sequences one replica holds (max_concurrency)
+
+    def utilization(self, rate: float, latency: LoadLatency) -> float:
+        """The busier of the replica's two resources at `rate`: compute (rate ÷ the most it completes) and the KV
+        cache's sequence slots (Little's law: rate × the simulated time a request holds its KV ÷ the slots), so a
+        replica whose queue grows for want of KV cache reads at least 1."""
+        return max(rate / self.top_rps, rate * latency.held_s / self.limit)
 
 
 def _load(model: ModelSpec, cfg: ServingConfig, hw: _Hardware, limit: int) -> _Load:
@@ -1011,7 +1018,7 @@ def _load(model: ModelSpec, cfg: ServingConfig, hw: _Hardware, limit: int) -> _L
              cluster.inter_node_fabric, hw.tp, hw.pp)  # fmt: skip
     top = _operating_point(model, cfg, hw, limit).requests_per_s
     key = (model, replace(cfg, requests_per_s=None), where)
-    return _Load(model, cfg, hw, top, _isolated_ttft_s(model, cfg, hw), key)
+    return _Load(model, cfg, hw, top, _isolated_ttft_s(model, cfg, hw), key, limit)
 
 
 # Simulations already run within one answer, by (replica, traffic, engine, seed, rate): a search and the estimates
@@ -1514,7 +1521,8 @@ def _under_load(
     """The estimate with the simulated latencies at the offered load and its peak, judged at the peak."""
     tp, pp, replicas = shape
     offered = (cfg.requests_per_s or 0.0) / replicas
-    peak = _simulate(load, offered * cfg.peak_factor)
+    peak_rate = offered * cfg.peak_factor
+    peak = _simulate(load, peak_rate)
     average = _simulate(load, offered).at_most(peak)  # the same arrivals at the lower rate: no slower than the peak
     if replicas_needed is None:
         found = replicas_for_slo(model, cfg, cluster, tp=tp, pp=pp)
@@ -1527,6 +1535,7 @@ def _under_load(
         replicas_needed=replicas_needed,
         meets_slo=meets_at_peak(peak, cfg) if _has_slo(cfg) else None,
         latency={"average": average, "peak": peak},
-        utilization={"average": offered / load.top_rps, "peak": offered * cfg.peak_factor / load.top_rps},
+        concurrency=min(float(load.limit), average.running),  # what the simulation holds at the offered load
+        utilization={"average": load.utilization(offered, average), "peak": load.utilization(peak_rate, peak)},
         isolated_ttft_ms=load.isolated_s * 1e3,
     )

@@ -140,6 +140,10 @@ class LoadLatency:
     e2e: Quantiles
     saturated: bool  # the queue grew through the run: the replica cannot keep up with the rate
     requests: int  # requests measured (after the warm-up)
+    # seconds a measured request holds its KV cache (admission to completion), mean; and the requests the replica
+    # runs (admitted: KV reserved) on average over the measured requests' span
+    held_s: float = 0.0
+    running: float = 0.0
 
     def at_most(self, higher_load: LoadLatency) -> LoadLatency:
         """These latencies capped at those of the same arrivals at a higher rate (`simulate` scales one seed's
@@ -148,7 +152,7 @@ class LoadLatency:
         arrivals against the steps (a fraction of a step), not the load, and the lower figure stands for both."""
         return LoadLatency(
             self.ttft.at_most(higher_load.ttft), self.tpot.at_most(higher_load.tpot),
-            self.e2e.at_most(higher_load.e2e), self.saturated, self.requests,
+            self.e2e.at_most(higher_load.e2e), self.saturated, self.requests, self.held_s, self.running,
         )  # fmt: skip
 
 
@@ -174,6 +178,7 @@ class _Outcome:
     first: list[float]
     finish: list[float]
     queue_at_last_arrival: int
+    admitted: list[float]  # when its KV cache was reserved, on the same clock
 
 
 def _run(scheduler: Scheduler, step_time: StepTime, arrival: list[float], prompt: list[int],  # noqa: C901
@@ -211,6 +216,7 @@ def _run(scheduler: Scheduler, step_time: StepTime, arrival: list[float], prompt
     reserved = 0  # KV tokens reserved by the running requests
     running = 0
     start = [0.0] * count  # arrival on the run's clock
+    admitted = [0.0] * count
     origin = 0.0  # the arrival time the clock counts from (0 until the arrivals pass REBASE_S)
     now = 0.0
     nxt = 0  # the next request to arrive
@@ -237,6 +243,7 @@ def _run(scheduler: Scheduler, step_time: StepTime, arrival: list[float], prompt
                 break
             waiting.popleft()
             prefilling.append(head)
+            admitted[head] = now
             reserved += need[head]
             running += 1
         if prefilling:
@@ -320,7 +327,7 @@ def _run(scheduler: Scheduler, step_time: StepTime, arrival: list[float], prompt
             completed += 1
             running -= 1
             reserved -= need[request]
-    return _Outcome(start, first, finish, queue_at_last_arrival)
+    return _Outcome(start, first, finish, queue_at_last_arrival, admitted)
 
 
 def poisson_arrivals(rate: float, requests: int, seed: int = DEFAULT_SEED) -> list[float]:
@@ -365,7 +372,14 @@ def simulate(
     tpot = [(run.finish[i] - run.first[i]) / (output[i] - 1) for i in measured if output[i] > 1] or [0.0]
     e2e = [run.finish[i] - run.start[i] + per_request_s for i in measured]
     saturated = run.queue_at_last_arrival > max(10, requests // 20)
-    return LoadLatency(quantiles(ttft), quantiles(tpot), quantiles(e2e), saturated, len(measured))
+    held = [run.finish[i] - run.admitted[i] for i in measured]
+    span = max(run.finish[i] for i in measured) - min(run.start[i] for i in measured)
+    # Little's law on the running set (rate × time held), or the time-average over the span where the replica falls
+    # behind the arrivals (then it runs fewer than rate × held); the span is on one clock unless the run rebased
+    running = min(rate * sum(held) / len(held), sum(held) / span if span > 0 else math.inf)
+    return LoadLatency(
+        quantiles(ttft), quantiles(tpot), quantiles(e2e), saturated, len(measured), sum(held) / len(held), running
+    )
 
 
 # --- closed forms ---------------------------------------------------------------------------------------

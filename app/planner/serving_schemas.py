@@ -165,7 +165,10 @@ class LoadLatencyOut(BaseModel):
 
 
 class UtilizationOut(BaseModel):
-    average: float = Field(description="Offered requests/s per replica ÷ the most a replica completes")
+    average: float = Field(
+        description="The busier resource of a replica: offered requests/s ÷ the most it completes, or the KV "
+        "cache's sequence slots in use (offered rate × time a request holds its KV ÷ max_concurrency); ≥ 1 saturates"
+    )
     peak: float
 
 
@@ -192,7 +195,10 @@ class ServingOut(BaseModel):
     output_tokens_per_s: float = Field(description="Whole deployment")
     output_tokens_per_s_per_gpu: float
     requests_per_s: float = Field(description="Whole deployment")
-    concurrency: float = Field(description="Sequences in flight per replica at the operating point")
+    concurrency: float = Field(
+        description="Sequences in flight per replica: for requests_per_s what the simulation runs at the offered "
+        "load (at most max_concurrency), else the steady state's"
+    )
     max_concurrency: int = Field(description="Sequences of these lengths one replica's KV cache holds")
     kv_cache_tokens: int = Field(description="Per replica")
     replicas: int

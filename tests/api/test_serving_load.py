@@ -214,3 +214,21 @@ def test_every_percentile_at_the_peak_is_at_least_the_average_one(client: TestCl
         for metric in ("ttft_ms", "tpot_ms", "e2e_ms"):
             for level in ("p50", "p90", "p99"):
                 assert latency["peak"][metric][level] >= latency["average"][metric][level], (option["sku"], metric)
+
+
+RAG_8B = {
+    "model": {"preset": "llama-3.1-8b"},
+    "task": "serving",
+    "hardware": {"gpu": "h100-80g-sxm", "gpus_per_node": 1},
+    "serving": {"input_tokens": 8000, "output_tokens": 200, "requests_per_s": 4, "prefix_cache_hit_rate": 0.5},
+}
+
+
+def test_a_replica_short_of_kv_cache_reads_full_and_holds_no_more_than_it_can(client: TestClient) -> None:
+    """The KV cache binds before compute here (8,000-token prompts, 54 sequences): the peak saturates, so its
+    utilization is at least 1, and the concurrency is what the simulation runs, never beyond max_concurrency."""
+    serving = _post(client, "/estimate", RAG_8B)["serving"]
+    assert serving["latency"]["peak"]["saturated"] is True
+    assert serving["utilization"]["peak"] >= 1.0, serving["utilization"]
+    assert serving["utilization"]["average"] <= serving["utilization"]["peak"]
+    assert 0 < serving["concurrency"] <= serving["max_concurrency"], serving

@@ -91,7 +91,8 @@ def test_latency_grows_with_load_and_the_peak_decides_the_slo() -> None:
     assert result.isolated_ttft_ms / 1e3 < average.ttft.p50 < peak.ttft.p50
     assert average.ttft.p50 < average.ttft.p90 < average.ttft.p99
     assert result.ttft_ms == pytest.approx(average.ttft.p50 * 1e3)
-    assert result.utilization["peak"] == pytest.approx(1.5 * result.utilization["average"])
+    # the KV slots in use grow faster than the rate (a request holds its KV longer at the peak): at least 1.5×
+    assert result.utilization["peak"] >= 1.5 * result.utilization["average"] * (1 - 1e-9)
     assert result.meets_slo is False
     assert result.replicas_needed is not None and result.replicas_needed > 14
 
@@ -167,3 +168,33 @@ def test_a_request_arriving_during_long_decodes_waits_at_most_a_step() -> None:
     arrivals = poisson_arrivals(rate, 2)
     decoded = (arrivals[1] - arrivals[0]) / 0.01  # tokens of context at the second arrival, at most
     assert result.ttft.p50 <= 0.01 + 0.02 + 2e-6 * decoded + 1e-9
+
+
+H100_ONE = Cluster(gpu=get_gpu("h100-80g-sxm"), gpus_per_node=1)
+# (preset, cluster, tp, config): replicas bound by the KV cache (long prompts), by compute (short ones), with the
+# prefix cache, with lengths drawn, at loads below and beyond what they carry
+LOADS = [
+    ("llama-3.1-8b", H100_ONE, 1, ServingConfig(8000, 200, requests_per_s=4, prefix_cache_hit_rate=0.5)),
+    ("llama-3.1-8b", H100_ONE, 1, ServingConfig(8000, 200, requests_per_s=2)),
+    ("llama-3.1-8b", H100_ONE, 1, ServingConfig(16000, 500, requests_per_s=1.5, prefix_cache_hit_rate=0.8)),
+    ("llama-3.1-8b", H100_ONE, 1, ServingConfig(500, 200, requests_per_s=40)),
+    ("llama-3.1-8b", H100_ONE, 1, ServingConfig(500, 200, requests_per_s=120)),
+    ("llama-3.1-8b", H100_ONE, 1, ServingConfig(2000, 1000, requests_per_s=8, input_tokens_p95=6000)),
+    ("llama-3.1-70b", H100_NODE, 4, ServingConfig(8000, 300, requests_per_s=3, precision="fp8")),
+    ("qwen2.5-7b", A100_NODE, 1, ServingConfig(4000, 400, requests_per_s=6, prefix_cache_hit_rate=0.3)),
+]
+
+
+@pytest.mark.parametrize(("preset", "cluster", "tp", "cfg"), LOADS)
+def test_a_saturated_replica_is_fully_used_and_holds_at_most_its_slots(
+    preset: str, cluster: Cluster, tp: int, cfg: ServingConfig
+) -> None:
+    """Utilization counts the binding resource, the KV cache's sequence slots beside compute: whenever the
+    simulation's queue grows the replica reads at least 1; the concurrency is what the simulation runs."""
+    result = estimate_serving(get_preset(preset).model, cfg, cluster, tp=tp)
+    assert result.latency is not None and result.utilization is not None
+    for load in ("average", "peak"):
+        if result.latency[load].saturated:
+            assert result.utilization[load] >= 1.0, (load, result.utilization)
+    assert result.utilization["average"] <= result.utilization["peak"]
+    assert 0 < result.concurrency <= result.max_concurrency

@@ -5,6 +5,8 @@ simulator's accuracy is checked in test_serving_sim.py and test_serving_loaded_p
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from app.estimator.hardware import get_gpu
@@ -81,4 +83,6 @@ CASES = {
 def test_simulated_figures_are_unchanged(name: str) -> None:
     preset, cluster, tp, pp, replicas, fields, expected = CASES[name]
     latency = peak_latency(get_preset(preset).model, ServingConfig(**fields), cluster, tp=tp, pp=pp, replicas=replicas)
-    assert latency == expected  # exact: the same inputs and seed give the same floats
+    # exact: the same inputs and seed give the same floats (the KV hold time and the requests run, added after
+    # these cases were written, are checked in test_serving_sim.py)
+    assert replace(latency, held_s=0.0, running=0.0) == expected
