@@ -19,6 +19,7 @@ from app.estimator.params import count_params
 from app.estimator.presets import get_preset, model_title
 from app.estimator.specs import EstimatorError
 from app.estimator.vocabulary import LANGUAGES
+from app.i18n import REGIONS
 from app.quotes import serving_words
 from app.quotes.schemas import QuoteLineOut, QuoteOut
 from app.templating import templates
@@ -34,6 +35,8 @@ LABELS: dict[str, dict[str, str]] = {
         "rental_start": "Rental starts",
         "held": "Reserved",
         "held_words": "{units} × {unit} in {region}, {starts_on} to {ends_on}",
+        "held_card": "card",
+        "held_node": "server",
         "status": "Status",
         "seller": "Seller",
         "customer": "Customer",
@@ -120,7 +123,9 @@ LABELS: dict[str, dict[str, str]] = {
         "valid_until": "有效期至",
         "rental_start": "租期开始",
         "held": "已预留",
-        "held_words": "{region} 的 {units} 个（{unit}），{starts_on} 至 {ends_on}",
+        "held_words": "{region} {units} {unit}，{starts_on} 至 {ends_on}",
+        "held_card": "张卡",
+        "held_node": "台服务器",
         "status": "状态",
         "seller": "供应方",
         "customer": "客户",
@@ -330,6 +335,23 @@ def configuration_words(quote: QuoteOut, lang: str) -> str:
     return t[key].format(quantity=quote.quantity, sku=quote.sku.get("name", ""), gpus=gpus)
 
 
+def region_words(region: str, lang: str) -> str:
+    """A region id in the reader's words, as the results pages print it (app.i18n.REGIONS); the id if unknown."""
+    return REGIONS.get(lang, REGIONS["en"]).get(region, region)
+
+
+def held_words(quote: QuoteOut, lang: str) -> str | None:
+    """What the quote holds: '2 × server in Singapore, …' / '新加坡 2 台服务器，…'; None when it holds nothing."""
+    held = quote.reservation
+    if held is None or not held.holding:
+        return None
+    t = LABELS.get(lang, LABELS["en"])
+    return t["held_words"].format(
+        units=held.units, unit=t.get(f"held_{quote.unit}", quote.unit), region=region_words(held.region, lang),
+        starts_on=held.starts_on.isoformat(), ends_on=held.ends_on.isoformat(),
+    )  # fmt: skip
+
+
 def notes_words(quote: QuoteOut, lang: str) -> list[str]:
     """The quote's notes in `lang`, from their codes; as issued (the API's English) on a quote that kept none."""
     if lang == "en" or len(quote.note_codes) != len(quote.notes):
@@ -378,6 +400,8 @@ def render_html(
         notes=notes_words(quote, lang),
         line_note=lambda line: line_note(line, quote, lang),
         configuration_words=configuration_words(quote, lang),
+        held_words=held_words(quote, lang),
+        regions_words=LABELS[lang]["list_sep"].join(region_words(r, lang) for r in quote.sku.get("regions") or []),
         accept_url=f"{base_url.rstrip('/')}/quote/{quote.id}/accept?lang={lang}",
         screen=not inline_css,
         css=PRINT_CSS.read_text(encoding="utf-8") if inline_css else None,

@@ -3,10 +3,14 @@ page's language, nothing of the refused quote is kept, and the printed quote sho
 
 from __future__ import annotations
 
+import io
+import re
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
+import pytest
 from fastapi.testclient import TestClient
+from pypdf import PdfReader
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
@@ -43,7 +47,7 @@ def test_the_printed_quote_shows_its_start_and_what_it_holds(client: TestClient,
     today = datetime.now(ZoneInfo("Asia/Shanghai")).date().isoformat()
     page = client.get(quote["links"]["print"]).text
     assert f"<dt>Rental starts</dt><dd>{today}</dd>" in page
-    assert f"<dt>Reserved</dt><dd>2 × card in shenzhen, {today} to {quote['reservation']['ends_on']}</dd>" in page
+    assert f"<dt>Reserved</dt><dd>2 × card in Shenzhen, {today} to {quote['reservation']['ends_on']}</dd>" in page
     assert "<dt>租期开始</dt>" in client.get(quote["links"]["print"], params={"lang": "zh"}).text
 
 
@@ -53,3 +57,31 @@ def test_the_results_page_says_what_is_free(client: TestClient, db: Session) -> 
     assert 'data-availability="available"' in page and "3 free in shenzhen from " in page
     zh = client.get("/results?preset=llama-2-7b&task=lora&objective=cheapest&lang=zh", headers={"accept": "text/html"})
     assert "shenzhen 自 " in zh.text and " 起空闲 3 个" in zh.text
+
+
+# (SKU, region, lang): what the printed quote's reservation and regions read, in the words of the results page
+HELD = [
+    (CARD, "shenzhen", "en", "2 × card in Shenzhen", "Shenzhen"),
+    (CARD, "shenzhen", "zh", "深圳 2 张卡", "深圳"),
+    ("h100-80g-sxm-8x", "singapore", "en", "2 × server in Singapore", "Singapore"),
+    ("h100-80g-sxm-8x", "singapore", "zh", "新加坡 2 台服务器", "新加坡"),
+]
+
+
+@pytest.mark.parametrize(("sku", "region", "lang", "held", "regions"), HELD)
+def test_the_printed_quote_names_its_region_and_unit_in_the_readers_words(
+    client: TestClient, db: Session, sku: str, region: str, lang: str, held: str, regions: str
+) -> None:
+    units_available(db, sku, region, 4)
+    body = {"sku_id": sku, "quantity": 2, "term": "monthly", "months": 1, "region": region}
+    quote = client.post("/quotes", json=body | {"customer": {"name": "Ada", "email": "ada@example.org"}}).json()
+    assert "reservation" in quote and quote["reservation"], quote
+    page = client.get(quote["links"]["print"], params={"lang": lang}).text
+    label = {"en": ("Reserved", "Regions"), "zh": ("已预留", "地域")}[lang]
+    assert re.search(rf"<dt>{label[0]}</dt><dd>{held}[，,] ?\d{{4}}-", page), page
+    assert f"<dt>{label[1]}</dt><dd>{regions}</dd>" in page
+    assert f" {region}" not in re.sub(r"<[^>]+>", " ", page).replace(f"/{region}", "")
+    pdf = client.get(quote["links"]["pdf"], params={"lang": lang})
+    assert pdf.status_code == 200, pdf.text[:500]
+    text = "".join(p.extract_text() for p in PdfReader(io.BytesIO(pdf.content)).pages).replace(" ", "")
+    assert held.replace(" ", "") in text and region not in text, text
