@@ -135,8 +135,7 @@ def test_an_options_quote_is_for_the_region_it_was_found_in(client: TestClient) 
     assert created.status_code == 201, created.text
     printed = client.get(created.json()["links"]["print"])
     assert printed.status_code == 200
-    regions = [r for r in ("singapore", "los-angeles", "shenzhen") if r in printed.text]
-    assert regions == ["los-angeles"]
+    assert "<dt>Regions</dt><dd>Los Angeles</dd>" in printed.text  # in the page's region words
     elsewhere = client.post("/quotes", json={**option["quote"], "region": "mars", "customer": CUSTOMER})
     assert elsewhere.status_code == 422
     (error,) = elsewhere.json()["errors"]
