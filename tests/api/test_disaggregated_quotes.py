@@ -77,3 +77,13 @@ def test_pools_and_colocated_degrees_together_are_422(client: TestClient) -> Non
     response = client.post("/quotes", json=body)
     assert response.status_code == 422, response.text
     assert any(error["field"].startswith("plan") for error in response.json()["errors"]), response.text
+
+
+def test_the_option_states_the_peak_and_every_gpu_rented(client: TestClient) -> None:
+    option = disaggregated_option(client)
+    serving = option["serving"]
+    assert serving["peak_requests_per_s"] == pytest.approx(15.0, rel=1e-3)  # 10 requests/s × peak factor 1.5
+    assert "the peak of 15 requests/s" in option["explanation"]
+    assert sum(pool["gpus"] for pool in serving["pools"].values()) == option["total_gpus"]
+    per_gpu = serving["output_tokens_per_s"] / option["total_gpus"]
+    assert serving["output_tokens_per_s_per_gpu"] == pytest.approx(per_gpu)
