@@ -13,6 +13,9 @@ QUOTE_CHECKS: dict[str, dict[str, str]] = {
     "en": {
         "quantity_servers": "quantity {quantity} rents {rented} GPUs ({quantity} × {sku}, {gpus_per_node} GPUs a "
         "server) but the plan runs on dp × tp × pp × cp = {gpus} GPUs; quote quantity {servers}",
+        "quantity_pools": "quantity {quantity} rents {rented} GPUs ({quantity} × {sku}, {gpus_per_node} GPUs a "
+        "server) but the disaggregated plan's pools run on {prefill_gpus} prefill and {decode_gpus} decode GPUs, each "
+        "pool on servers of its own: {servers} servers; quote quantity {servers}",
         "quantity_cards": "quantity {quantity} rents {rented} cards of {sku} but the plan runs on dp × tp × pp × cp "
         "= {gpus} GPUs; quote quantity {gpus}",
         "quantity_elsewhere": "quantity {quantity} rents {rented} GPUs of {sku} but the plan runs on dp × tp × pp × "
@@ -49,6 +52,9 @@ QUOTE_CHECKS: dict[str, dict[str, str]] = {
     "zh": {
         "quantity_servers": "数量 {quantity} 租用 {rented} 张 GPU（{quantity} × {sku}，"
         "每台服务器 {gpus_per_node} 张），但方案运行在 dp × tp × pp × cp = {gpus} 张 GPU 上；请报价数量 {servers}",
+        "quantity_pools": "数量 {quantity} 租用 {rented} 张 GPU（{quantity} × {sku}，每台服务器 {gpus_per_node} 张），"
+        "但分离式方案的 prefill 池用 {prefill_gpus} 张 GPU、decode 池用 {decode_gpus} 张 GPU，各池占用各自的服务器："
+        "共 {servers} 台；请报价数量 {servers}",
         "quantity_cards": "数量 {quantity} 租用 {sku} 的 {rented} 张卡，但方案运行在 dp × tp × pp × cp = {gpus} 张 "
         "GPU 上；请报价数量 {gpus}",
         "quantity_elsewhere": "数量 {quantity} 租用 {sku} 的 {rented} 张 GPU，但方案运行在 dp × tp × pp × cp = "

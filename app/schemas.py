@@ -39,6 +39,11 @@ class RequestModel(BaseModel):
         kind = _scalar_kind(cls.model_fields[info.field_name].annotation)
         if kind == "bool" and not isinstance(value, bool):
             raise PydanticCustomError("bool_type", "Input should be true or false")
+        if kind == "bool_literal" and isinstance(value, int | float) and not isinstance(value, bool):
+            # Literal[True] matches 1 in lax mode (1 == True): a choice of true/false takes JSON true/false
+            words = _literal_words(cls.model_fields[info.field_name].annotation)
+            allowed = ", ".join(str(word).lower() if isinstance(word, bool) else repr(word) for word in words)
+            raise PydanticCustomError("literal_error", "Input should be {allowed}", {"allowed": allowed})
         if kind == "number" and isinstance(value, bool):
             raise PydanticCustomError("number_type", "Input should be a number, not true or false")
         return value
@@ -47,10 +52,13 @@ class RequestModel(BaseModel):
 NUMBER_TYPES = (int, float, Decimal)
 
 
-def _scalar_kind(annotation: Any) -> Literal["bool", "number", "other"]:
-    """ "bool" for a field of bool (or bool | None), "number" for one of numbers only (int, float, Decimal,
-    optionally None), else "other"; Annotated metadata (ranges, descriptions) is looked through."""
+def _scalar_kind(annotation: Any) -> Literal["bool", "bool_literal", "number", "other"]:
+    """ "bool" for a field of bool (or bool | None), "bool_literal" for a choice that includes true or false
+    (Literal[False, True, "auto"]), "number" for one of numbers only (int, float, Decimal, optionally None), else
+    "other"; Annotated metadata (ranges, descriptions) is looked through."""
     members = [member for member in _members(annotation) if member is not type(None)]
+    if any(isinstance(word, bool) for word in _literal_words(annotation)):
+        return "bool_literal"
     if members and all(member is bool for member in members):
         return "bool"
     if members and all(member in NUMBER_TYPES for member in members):
@@ -65,6 +73,18 @@ def _members(annotation: Any) -> list[Any]:
     if origin is Union or origin is types.UnionType:
         return [member for arg in get_args(annotation) for member in _members(arg)]
     return [annotation]
+
+
+def _literal_words(annotation: Any) -> list[Any]:
+    """The values a Literal field (or one of a union's Literal members) allows; empty for other fields."""
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        return _literal_words(get_args(annotation)[0])
+    if origin is Union or origin is types.UnionType:
+        return [word for arg in get_args(annotation) for word in _literal_words(arg)]
+    if origin is Literal:
+        return list(get_args(annotation))
+    return []
 
 
 def _currency(value: str) -> str:

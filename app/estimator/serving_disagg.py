@@ -73,11 +73,12 @@ def _joined(prefill: LoadLatency, decode: LoadLatency, transfer_s: float) -> Loa
     return LoadLatency(ttft, decode.tpot, e2e, saturated, min(prefill.requests, decode.requests))
 
 
-def joined_estimate(pools: Pools, cfg: ServingConfig) -> ServingEstimate:
+def joined_estimate(pools: Pools, cfg: ServingConfig, rented_gpus: int | None = None) -> ServingEstimate:
     """The deployment as one estimate: the decode pool's throughput, memory and KV capacity, the joined latency
-    (meets_slo judged on it at the peak), every GPU of both pools counted per token."""
+    (meets_slo judged on it at the peak), every GPU rented (`rented_gpus`, else both pools') counted per token."""
     pre, dec = pools.prefill_estimate, pools.decode_estimate
     gpus = pools.prefill[0] * pools.prefill[1] + pools.decode[0] * pools.decode[1]
+    gpus = max(gpus, rented_gpus or 0)
     latency = None
     meets = dec.meets_slo
     if pre.latency is not None and dec.latency is not None:

@@ -20,6 +20,7 @@ from typing import Any
 
 from app.estimator.serving import (
     ServingConfig,
+    ServingEstimate,
     estimate_serving,
     kernel_support,
     max_concurrency,
@@ -143,6 +144,34 @@ def _pool(
     return (best[1], best[2]) if best else None
 
 
+def _filled(pool: tuple[int, int], offer: Offer) -> tuple[int, int]:
+    """(tp, replicas) of a pool on the whole servers it occupies: the servers are rented whole, so the GPUs its
+    fewest replicas leave on them run more replicas of that pool (each pool keeps servers of its own), which only
+    lowers its latency at the peak."""
+    tp, replicas = pool
+    servers = math.ceil(tp * replicas / offer.gpus_per_node)
+    return tp, max(replicas, servers * offer.gpus_per_node // tp)
+
+
+def _at_peak(
+    ask: _Ask, offer: Offer, pools: Pools, cfgs: tuple[ServingConfig, ServingConfig], rented_gpus: int
+) -> ServingEstimate:
+    """The deployment at the peak (requests_per_s × peak_factor), as a colocated option's `peak` is: each pool's
+    steady state at that rate, joined (the simulated percentiles at the peak are the estimate's latency["peak"])."""
+    rate = (ask.cfg.requests_per_s or 0.0) * ask.peak_factor
+    at_peak = [
+        estimate_serving(
+            ask.model, replace(pool_cfg, requests_per_s=rate), _replica_cluster(offer, tp, 1), tp=tp, replicas=n,
+            simulate=False,
+        )
+        for pool_cfg, (tp, n) in zip(cfgs, (pools.prefill, pools.decode), strict=True)
+    ]  # fmt: skip
+    peak = joined_estimate(
+        replace(pools, prefill_estimate=at_peak[0], decode_estimate=at_peak[1]), ask.cfg, rented_gpus
+    )
+    return replace(peak, requests_per_s=min(at_peak[0].requests_per_s, at_peak[1].requests_per_s))
+
+
 def _servers(offer: Offer) -> Cluster:
     """Two servers of the offer joined by its fabric: where the KV crosses."""
     return replace(_replica_cluster(offer, offer.gpus_per_node, 2), nodes=2)
@@ -155,10 +184,10 @@ def _deployment(ask: _Ask, offer: Offer, region: str) -> ServingOption | None:
     decode = _pool(ask, offer, lambda tp: decode_config(cfg), most - 1)
     if decode is None:
         return None
-    servers = _servers(offer)
+    servers, decode_tp = _servers(offer), decode[0]
 
     def prefill_for(tp: int) -> ServingConfig | None:
-        pcfg = prefill_config(cfg, kv_transfer_s(model, cfg, servers, tp, decode[0]))
+        pcfg = prefill_config(cfg, kv_transfer_s(model, cfg, servers, tp, decode_tp))
         return None if pcfg.slo_ttft_ms is not None and pcfg.slo_ttft_ms <= 0 else pcfg
 
     left = most - math.ceil(decode[0] * decode[1] / offer.gpus_per_node) * offer.gpus_per_node
@@ -168,15 +197,18 @@ def _deployment(ask: _Ask, offer: Offer, region: str) -> ServingOption | None:
     nodes = sum(math.ceil(tp * replicas / offer.gpus_per_node) for tp, replicas in (prefill, decode))
     if nodes > ask.constraints.max_nodes:
         return None
+    needed = {"prefill": prefill[1], "decode": decode[1]}
+    prefill, decode = _filled(prefill, offer), _filled(decode, offer)  # the servers are rented whole: no GPU idle
     transfer = kv_transfer_s(model, cfg, servers, prefill[0], decode[0])
     pcfg, dcfg = prefill_config(cfg, transfer), decode_config(cfg)
+    config = Configuration(offer.gpus_per_node, nodes)
     estimates = [
-        estimate_serving(model, pool_cfg, _replica_cluster(offer, tp, 1), tp=tp, replicas=n, replicas_needed=n)
-        for pool_cfg, (tp, n) in ((pcfg, prefill), (dcfg, decode))
+        estimate_serving(model, pool_cfg, _replica_cluster(offer, tp, 1), tp=tp, replicas=n, replicas_needed=needed)
+        for pool_cfg, (tp, n), needed in ((pcfg, prefill, needed["prefill"]), (dcfg, decode, needed["decode"]))
     ]
     pools = Pools(prefill, decode, estimates[0], estimates[1], transfer)
-    joined = joined_estimate(pools, cfg)
-    config = Configuration(offer.gpus_per_node, nodes)
+    joined = joined_estimate(pools, cfg, rented_gpus=config.gpus)
+    peak = _at_peak(ask, offer, pools, (pcfg, dcfg), config.gpus)
     hours = TERM_MONTHS[ask.constraints.term] * DAYS_PER_BILLED_MONTH * 24.0
     cost = price(offer, config, ask.constraints.term, hours, joined=True)  # the KV crosses servers: fabric on each
     peak_use = max(joined.utilization.values()) if joined.utilization else 1.0
@@ -188,7 +220,7 @@ def _deployment(ask: _Ask, offer: Offer, region: str) -> ServingOption | None:
         tp=decode[0],
         replicas=decode[1],
         estimate=joined,
-        peak=joined,
+        peak=peak,
         cost=cost,
         per_million_output_tokens=per_million_tokens(
             cost.monthly_effective, joined.output_tokens_per_s, offer.money_quantum

@@ -554,11 +554,16 @@ COLOCATED_DEGREES = ("dp", "tp", "pp", "cp", "ep")
 
 
 def _quote(option: ServingOption, plan: PlanOut, workload_body: dict[str, Any]) -> QuoteBodyOut:
-    """The option's POST /quotes body. A disaggregated deployment's plan states no colocated degrees (two pools are no
-    dp × tp × pp): the quote is not re-sized as colocated replicas, and its workload says disaggregated."""
+    """The option's POST /quotes body. A disaggregated deployment's plan states its pools in place of colocated
+    degrees (two pools are no dp × tp × pp), which the quote's plan check holds the quantity and add-ons to; the
+    workload states the mode chosen (an "auto" request's option is one or the other)."""
+    serving = workload_body.get("serving")
+    if isinstance(serving, dict) and serving.get("disaggregated", False) is not False:
+        workload_body = workload_body | {"serving": serving | {"disaggregated": bool(option.pools)}}
     quote = quote_body(option, plan, workload_body)
     if option.pools:
         quote.plan = {key: value for key, value in quote.plan.items() if key not in COLOCATED_DEGREES}
+        quote.plan["pools"] = {name: dict(option.pools[name]) for name in ("prefill", "decode")}
     return quote
 
 

@@ -8,6 +8,7 @@ a workload, has nothing to check; without tokens there is no time to check the m
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
@@ -49,7 +50,7 @@ from app.quotes.service import (
 )
 
 if TYPE_CHECKING:
-    from app.quotes.schemas import QuoteCreate
+    from app.quotes.schemas import PoolIn, PoolsIn, QuoteCreate
 
 DEGREES = ("dp", "tp", "pp", "cp")
 
@@ -112,10 +113,14 @@ def check_plan(
     workload: WorkloadIn | None,
     addons: Sequence[str] = (),
 ) -> PlanCheck:
-    if plan is None or not set(DEGREES) & plan.model_fields_set:
+    pools = getattr(plan, "pools", None)  # a quote's plan (QuotePlan): a disaggregated deployment's pools
+    if plan is None or (pools is None and not set(DEGREES) & plan.model_fields_set):
         return PlanCheck()  # no parallel degrees stated: nothing to check the quantity against, nothing to estimate
     sku = catalog_repository.get_sku_by_slug(session, sku_id)
     if sku is None:
+        return PlanCheck()
+    if pools is not None:
+        check_pools(session, sku, quantity, pools, workload, addons)
         return PlanCheck()
     gpus = plan.dp * plan.tp * plan.pp * plan.cp
     by_card = sku.rental_unit == "card"
@@ -131,6 +136,68 @@ def check_plan(
     if workload.task == "serving":
         return _check_serving_fits(session, sku.slug, quantity, by_card, plan, workload)
     return _check_fits(session, sku.slug, quantity, by_card, plan, workload)
+
+
+def check_pools(
+    session: Session, sku: Sku, quantity: int, pools: PoolsIn, workload: WorkloadIn | None, addons: Sequence[str]
+) -> None:
+    """A disaggregated plan: each pool's replicas within a server, each pool on whole servers of its own (the
+    planner's app.planner.serving_disagg), the KV crossing between them over the SKU's fabric; the quantity must
+    rent exactly those servers and the add-ons the fabric, and each pool's replica must fit the SKU."""
+    shapes = {"prefill": pools.prefill, "decode": pools.decode}
+    if sku.rental_unit == "card":
+        raise _invalid(
+            "plan.pools", f"disaggregated pools run on whole servers joined by a fabric; {sku.slug} rents cards"
+        )
+    for name, pool in shapes.items():
+        if pool.tp > sku.gpus_per_node:
+            message = (
+                f"tp {pool.tp} spans servers of {sku.slug} ({sku.gpus_per_node} GPUs a server): a replica runs "
+                "within one"
+            )
+            raise _invalid(f"plan.pools.{name}.tp", message)
+    servers = {name: math.ceil(pool.gpus / sku.gpus_per_node) for name, pool in shapes.items()}
+    params: dict[str, Any] = {
+        "quantity": quantity,
+        "rented": quantity * sku.gpus_per_node,
+        "sku": sku.slug,
+        "gpus_per_node": sku.gpus_per_node,
+        "prefill_gpus": pools.prefill.gpus,
+        "decode_gpus": pools.decode.gpus,
+        "servers": sum(servers.values()),
+    }
+    if quantity != params["servers"]:
+        raise refusal("quantity", "quantity_pools", params)
+    if (refused := units_refusal(sku, quantity)) is not None:
+        raise refused
+    offered = catalog_repository.addons_for_sku(session, sku.id)
+    if joining_fabric(sku, offered) is None:
+        raise refusal(
+            "quantity", "quantity_one_server", {key: params[key] for key in ("sku", "quantity", "gpus_per_node")}
+        )
+    _check_fabric_rented(sku, quantity, offered, addons)
+    if workload is not None:
+        _check_pools_fit(session, sku, shapes, workload)
+
+
+def _check_pools_fit(session: Session, sku: Sku, shapes: dict[str, PoolIn], request: WorkloadIn) -> None:
+    """Each pool's replica must run the model on the SKU's GPU (kernels for its formats, one sequence held)."""
+    if request.task != "serving":
+        raise _invalid("plan.pools", "pools are a serving deployment's: set workload.task to serving")
+    try:
+        model, _warnings = resolve_model(request.model)
+    except EstimatorError:
+        return  # a model the estimator cannot size is kept for the record, unchecked
+    hardware = HardwareIn(sku=sku.slug, nodes=1)
+    gpu = resolve_cluster(hardware, cast("SessionOpener", lambda: nullcontext(session)))[0].gpu
+    for name, pool in shapes.items():
+        try:
+            cfg = serving_config(request)
+            check_serving_plan(model, pool.tp, 1)
+            check_fits(model, cfg, gpu, pool.tp, 1)
+        except EstimatorError as error:
+            field = error.field if error.field and not error.field.startswith("plan") else f"plan.pools.{name}"
+            raise _invalid(field, f"does not fit {sku.slug}: {error}") from error
 
 
 def _joins_servers(sku: Sku, quantity: int, plan: PlanIn, workload: WorkloadIn | None) -> bool:
@@ -155,6 +222,11 @@ def _check_fabric(
     if joining_fabric(sku, offered) is None:  # nothing but the plain network joins its servers
         params = {"sku": sku.slug, "quantity": quantity, "gpus_per_node": sku.gpus_per_node}
         raise refusal("quantity", "quantity_one_server", params)
+    _check_fabric_rented(sku, quantity, offered, addons)
+
+
+def _check_fabric_rented(sku: Sku, quantity: int, offered: list[SkuAddon], addons: Sequence[str]) -> None:
+    """Where the catalog sells the fabric joining the servers as an add-on, the quote must rent it."""
     fabric = fabric_addon_of(sku, offered)
     if fabric is None or fabric.code in addons:
         return

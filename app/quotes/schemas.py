@@ -53,6 +53,28 @@ class CustomerIn(RequestModel):
     email: EmailStr = Field(description="Where the seller answers about this quote.")
 
 
+class PoolIn(RequestModel):
+    """One pool of a disaggregated deployment: `replicas` SGLang servers of `tp` GPUs each (`gpus` = tp × replicas,
+    as an option's `serving.pools` states it)."""
+
+    tp: int = Field(ge=1, le=64, description="GPUs per replica (tensor-parallel degree, within one server).")
+    replicas: int = Field(ge=1, le=65536, description="Replicas in the pool.")
+    gpus: int = Field(ge=1, le=65536, description="GPUs of the pool: tp × replicas.")
+
+    @model_validator(mode="after")
+    def _gpus(self) -> PoolIn:
+        if self.gpus != self.tp * self.replicas:
+            raise ValueError(f"gpus must be tp × replicas = {self.tp * self.replicas}, got {self.gpus}")
+        return self
+
+
+class PoolsIn(RequestModel):
+    """A disaggregated deployment's two pools (`serving.disaggregated`), each on servers of its own."""
+
+    prefill: PoolIn = Field(description="The pool that prefills prompts.")
+    decode: PoolIn = Field(description="The pool that decodes, the KV of each prompt sent to it over the fabric.")
+
+
 class QuotePlan(PlanIn):
     """The parallel plan a quote was made for: the API's plan, plus the summary a recommendation gives it.
 
@@ -69,6 +91,11 @@ class QuotePlan(PlanIn):
         max_length=300,
         description="The recommendation's plan summary (kept; the document words the plan from the fields).",
     )
+    pools: PoolsIn | None = Field(
+        default=None,
+        description="A disaggregated serving option's prefill and decode pools (`options[].quote.plan.pools`), in "
+        "place of dp/tp/pp/cp: the quote checks the quantity and add-ons against the servers they occupy",
+    )
     time_to_train_hours: float | None = Field(
         default=None,
         gt=0,
@@ -80,6 +107,13 @@ class QuotePlan(PlanIn):
         default=None,
         description="Its range in hours, [tuned stack, typical stack]. Ignored: recomputed with the time",
     )
+
+    @model_validator(mode="after")
+    def _pools_or_degrees(self) -> QuotePlan:
+        stated = sorted({"dp", "tp", "pp", "cp", "ep"} & self.model_fields_set)
+        if self.pools is not None and stated:
+            raise ValueError(f"pools replace the colocated degrees of a disaggregated plan: give pools or {stated}")
+        return self
 
     @field_validator("time_to_train_hours_range")
     @classmethod

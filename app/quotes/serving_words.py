@@ -33,6 +33,8 @@ LABELS: dict[str, dict[str, str]] = {
         "isolated_words": "TTFT {ms} ms",
         "deployment": "Replicas and servers",
         "deployment_words": "{replicas} replicas × {tp} GPUs each = {gpus} GPUs on {servers}",
+        "pools_words": "{prefill} × TP{prefill_tp} prefill + {decode} × TP{decode_tp} decode = {gpus} GPUs on "
+        "{servers}",
         "servers": "{n} servers",
         "servers_one": "1 server",
         "cards": "{n} rented cards",
@@ -61,6 +63,8 @@ LABELS: dict[str, dict[str, str]] = {
         "isolated_words": "首 token {ms} 毫秒",
         "deployment": "副本与服务器",
         "deployment_words": "{replicas} 个副本 × 每个 {tp} 张 GPU = {gpus} 张 GPU，共 {servers}",
+        "pools_words": "{prefill} 个 TP{prefill_tp} prefill 副本 + {decode} 个 TP{decode_tp} decode 副本 = "
+        "{gpus} 张 GPU，共 {servers}",
         "servers": "{n} 台服务器",
         "servers_one": "1 台服务器",
         "cards": "{n} 张租用的卡",
@@ -128,10 +132,21 @@ def serving_rows(quote: QuoteOut, lang: str) -> list[tuple[str, str]]:
         )
     if served.get("isolated_ttft_ms") is not None:
         rows.append((t["isolated"], t["isolated_words"].format(ms=_n(served["isolated_ttft_ms"]))))
-    replicas, tp = int(plan.get("dp") or 1), int(plan.get("tp") or 1) * int(plan.get("pp") or 1)
-    unit = "cards" if quote.unit == "card" else "servers"
-    servers = t[f"{unit}_one" if quote.quantity == 1 else unit].format(n=quote.quantity)
-    rows.append(
-        (t["deployment"], t["deployment_words"].format(replicas=replicas, tp=tp, gpus=replicas * tp, servers=servers))
-    )
+    rows.append((t["deployment"], deployment_words(plan, quote.quantity, quote.unit, lang)))
     return rows
+
+
+def deployment_words(plan: dict[str, Any], quantity: int, unit: str, lang: str) -> str:
+    """Colocated replicas (dp × tp × pp), or a disaggregated plan's two pools (plan.pools), on what is rented."""
+    t = LABELS.get(lang, LABELS["en"])
+    units = "cards" if unit == "card" else "servers"
+    servers = t[f"{units}_one" if quantity == 1 else units].format(n=quantity)
+    pools = plan.get("pools")
+    if isinstance(pools, dict) and isinstance(pools.get("prefill"), dict) and isinstance(pools.get("decode"), dict):
+        pre, dec = pools["prefill"], pools["decode"]
+        return t["pools_words"].format(
+            prefill=pre["replicas"], prefill_tp=pre["tp"], decode=dec["replicas"], decode_tp=dec["tp"],
+            gpus=pre["gpus"] + dec["gpus"], servers=servers,
+        )  # fmt: skip
+    replicas, tp = int(plan.get("dp") or 1), int(plan.get("tp") or 1) * int(plan.get("pp") or 1)
+    return t["deployment_words"].format(replicas=replicas, tp=tp, gpus=replicas * tp, servers=servers)

@@ -133,8 +133,10 @@ def _quote_data(
             return None
     workload = request_in.model_dump(mode="json", exclude_defaults=True, exclude={"constraints"})
     plan = option.plan.model_dump(mode="json")
-    if option.serving is not None and option.serving.pools:  # two pools are no dp x tp x pp: as the API's quote body
-        plan = option.quote.plan if option.quote is not None else {}
+    if option.serving is not None and option.quote is not None:  # as the API's quote body: the mode chosen
+        workload = dict(option.quote.workload)  # ("auto" asks for either), and two pools are no dp x tp x pp
+        if option.serving.pools:
+            plan = dict(option.quote.plan)
     # The estimate travels with the plan, so the quote document can say how long the job takes.
     performance = option.performance.model_dump(mode="json")
     for key in ("time_to_train_hours", "time_to_train_hours_range"):

@@ -32,6 +32,7 @@ from app.hub.service import with_hub_config
 from app.i18n import LANGS, Translator, negotiate
 from app.planner.schemas import OptionOut, RecommendIn, RecommendOut
 from app.planner.service import run_recommend
+from app.quotes import serving_words
 from app.settings import Settings
 from app.templating import templates
 from app.web.charts import memory_bar
@@ -298,6 +299,11 @@ def _quote_page(
         layout = t.plural("serve_layout", served.replicas, replicas=served.replicas, tp=served.gpus_per_replica,
                           gpus=option.total_gpus)  # fmt: skip
         summary = layout
+        if served.pools:
+            summary = serving_words.deployment_words(
+                {"pools": {name: pool.model_dump() for name, pool in served.pools.items()}},
+                option.cost.units, "node", t.lang,
+            )  # fmt: skip
     quote_form = quote_form_context(session, entry, state, summary=summary, results_path="/serve/results")
     context = {"t": t, "lang": t.lang, "switch_url": switch, **quote_form, "form_action": "/serve/quote"}
     return templates.TemplateResponse(request, "web/quote.html", context, status_code=status)
@@ -311,7 +317,8 @@ def serve_quote_form(request: Request, session: SessionDep, settings: SettingsDe
     option = find_option(answer[1], request.query_params.get("option")) if answer else None
     if option is None:
         return error_page(request, 404, message=t("option_missing"))
-    return _quote_page(request, session, form, t, QuoteEntry.blank(option, chosen=[]))
+    pooled = option.serving is not None and bool(option.serving.pools)  # its pools' servers join over the fabric
+    return _quote_page(request, session, form, t, QuoteEntry.blank(option, chosen=None if pooled else []))
 
 
 @router.post("/serve/quote", response_class=HTMLResponse)

@@ -95,6 +95,8 @@ def test_disaggregated_options_carry_their_pools(client: TestClient) -> None:
     ("path", "serving"),
     [
         ("/recommend", {"disaggregated": "maybe"}),
+        ("/recommend", {"disaggregated": 1}),
+        ("/recommend", {"disaggregated": 0}),
         ("/recommend", {"disaggregated": True, "engine": "vllm"}),
         ("/estimate", {"disaggregated": True}),
     ],

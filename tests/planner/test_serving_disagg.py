@@ -83,3 +83,35 @@ def test_auto_names_each_refused_sku_once() -> None:
     pairs = [(sku, code) for sku, code, _ in both.rejected]
     assert len(pairs) == len(set(pairs))
     assert not {sku for sku, _ in pairs} & {o.offer.sku_id for o in both.options}
+
+
+LONG = ServingConfig(
+    input_tokens=8000, output_tokens=500, requests_per_s=10, engine="sglang", precision="fp8", weights="fp8",
+    slo_ttft_ms=1500, slo_tpot_ms=40,
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("cfg", [RAG, LONG])
+def test_pools_are_sized_and_reported_at_the_peak(cfg: ServingConfig) -> None:
+    """As a colocated option: the peak is requests_per_s × peak_factor, carried by both pools, and the headroom is
+    what they carry within the SLO over that peak (not over the average)."""
+    (option,) = search_disaggregated(LLAMA_70B, cfg, [H100_IB], Constraints(max_nodes=16), peak_factor=1.5).options
+    assert cfg.requests_per_s is not None
+    assert option.peak.requests_per_s == pytest.approx(cfg.requests_per_s * 1.5, rel=1e-3)
+    assert option.estimate.requests_per_s == pytest.approx(cfg.requests_per_s, rel=1e-3)
+    assert option.estimate.utilization is not None
+    assert option.headroom == pytest.approx(1 / option.estimate.utilization["peak"], rel=1e-3)
+    assert option.headroom >= 1.0
+
+
+@pytest.mark.parametrize("cfg", [RAG, LONG])
+def test_pools_fill_the_servers_they_rent(cfg: ServingConfig) -> None:
+    """The servers are rented whole: each pool runs replicas on every GPU of its servers, and throughput per GPU
+    counts every GPU rented."""
+    (option,) = search_disaggregated(LLAMA_70B, cfg, [H100_IB], Constraints(max_nodes=16)).options
+    assert option.pools is not None
+    for pool in option.pools.values():
+        assert pool["gpus"] % 8 == 0, option.pools  # whole 8-GPU servers, none idle
+    assert sum(pool["gpus"] for pool in option.pools.values()) == option.config.gpus
+    per_gpu = option.estimate.output_tokens_per_s / option.config.gpus
+    assert option.estimate.output_tokens_per_s_per_gpu == pytest.approx(per_gpu)

@@ -44,9 +44,19 @@ def test_separate_pools_are_shown_launched_and_quoted(client: TestClient) -> Non
     form = client.get(link.group(1).replace("&amp;", "&"), headers=HTML)
     hidden = dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)">', form.text))
     assert hidden["disaggregated"] == "yes"
+    # the pools' servers join over the fabric: its add-on is ticked, and a browser posts what is ticked
+    ticked = re.findall(r'name="addons" value="([^"]+)" id="[^"]+" checked', form.text)
+    assert ticked, form.text[-3000:]
     posted = client.post(
         "/serve/quote",
-        data={**hidden, "name": "Li Wei", "company": "", "email": "li.wei@example.com", "months": "1"},
+        data={
+            **hidden,
+            "addons": ticked,
+            "name": "Li Wei",
+            "company": "",
+            "email": "li.wei@example.com",
+            "months": "1",
+        },
         headers=HTML,
         follow_redirects=False,
     )
