@@ -113,3 +113,7 @@ def claimed(session: Session, ids: list[int]) -> Sequence[WebhookDelivery]:
 
 def event_for(session: Session, message_id: str) -> WebhookEvent | None:
     return session.scalar(select(WebhookEvent).where(WebhookEvent.message_id == message_id))
+
+
+def first_attempt_at(session: Session, delivery_id: int) -> datetime | None:
+    return session.scalar(select(func.min(WebhookAttempt.at)).where(WebhookAttempt.delivery_id == delivery_id))

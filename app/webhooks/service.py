@@ -267,7 +267,7 @@ def record_outcome(
     session: Session, *, job: Job, outcome: Outcome, backoff: Backoff, now: datetime | None = None
 ) -> WebhookDelivery | None:
     """Log the attempt and move the delivery on: delivered, due again after a backoff, or failed past
-    `retry_for_s`. A claim that was taken over (the lease ran out) only logs its attempt."""
+    `retry_for_s` (counted from its first attempt). A claim that was taken over (the lease ran out) only logs its attempt."""
     now = now or utcnow()
     repository.add(
         session,
@@ -289,7 +289,11 @@ def record_outcome(
         row.status, row.delivered_at = "delivered", now
     else:
         next_at = now + timedelta(seconds=retry_delay_s(job.attempt, backoff))
-        if next_at > job.created_at + timedelta(seconds=backoff.retry_for_s):
+        # Retried for `retry_for_s` from its first attempt: a delivery held while its endpoint was paused gets
+        # the whole window once it is resumed, however long the pause.
+        first = repository.first_attempt_at(session, job.delivery_id)
+        started = max(job.created_at, aware(first) if first is not None else now)
+        if next_at > started + timedelta(seconds=backoff.retry_for_s):
             row.status = "failed"
         else:
             row.next_attempt_at = next_at

@@ -243,3 +243,23 @@ def test_events_raised_while_paused_are_sent_in_order_on_resume(
     _drain(maker, replace(CONFIG, concurrency=1))
     assert [r.body["data"]["number"] for r in receiver.received] == [f"Q-2026-{n:06d}" for n in range(3)]
     assert [d.status for d in _deliveries(maker)] == ["delivered"] * 3 and receiver.bad_signatures == 0
+
+
+def test_a_delivery_held_longer_than_retry_for_still_gets_its_retries(
+    maker: sessionmaker[Session], receiver: Receiver
+) -> None:
+    """Before: the retry window ran from the event's creation, so an event held through a long pause failed for
+    good on its first 500 after the resume."""
+    endpoint_id = _endpoint_and_events(maker, receiver, 0)
+    with maker.begin() as session:
+        service.update_endpoint(session, endpoint_id=endpoint_id, data=EndpointPatch(active=False), allow_private=True)
+        data = {"number": "Q-2026-000001", "status": "issued", "total": "10.00"}
+        raised = utcnow() - timedelta(days=2)
+        service.record_event(session, event_type="quote.issued", subject=data["number"], data=data, now=raised)
+    with maker.begin() as session:
+        service.update_endpoint(session, endpoint_id=endpoint_id, data=EndpointPatch(active=True), allow_private=True)
+    receiver.statuses = [500]
+    _drain(maker, replace(CONFIG, backoff=service.Backoff(base_s=0.02, cap_s=0.05, retry_for_s=60)))
+    assert [r.status for r in receiver.received] == [500, 200]
+    [delivery] = _deliveries(maker)
+    assert (delivery.status, delivery.attempts) == ("delivered", 2)
