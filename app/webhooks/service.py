@@ -267,7 +267,8 @@ def record_outcome(
     session: Session, *, job: Job, outcome: Outcome, backoff: Backoff, now: datetime | None = None
 ) -> WebhookDelivery | None:
     """Log the attempt and move the delivery on: delivered, due again after a backoff, or failed past
-    `retry_for_s` (counted from its first attempt). A claim that was taken over (the lease ran out) only logs its attempt."""
+    `retry_for_s` (counted from its first attempt). A claim that was taken over (the lease ran out) only logs
+    its attempt."""
     now = now or utcnow()
     repository.add(
         session,
