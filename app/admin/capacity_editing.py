@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 from sqlalchemy.orm.exc import StaleDataError
 
 from app.admin.capacity_schemas import HoldIn, HoldOut, MonthUseOut, RegionUseOut
-from app.admin.catalog_editing import get_sku
+from app.admin.catalog_editing import get_sku, stale_words
 from app.admin.service import Actor, aware, record
 from app.capacity import repository, service
 from app.capacity.models import MaintenanceHold
@@ -65,7 +65,7 @@ def _stale(slug: str, row: MaintenanceHold | None, version: int | None) -> Confl
             errors=[{"field": "version", "message": "no hold yet", "type": "stale", "current": None}],
         )
     return Conflict(
-        f"the maintenance hold is at version {row.version}, not {version}: now {row.units} units until "
+        f"the maintenance hold {stale_words(row.version, version)}: now {row.units} units until "
         f"{row.ends_on.isoformat()}. Nothing was saved.",
         errors=[{"field": "version", "message": "current version", "type": "stale", "current": row.version}],
     )

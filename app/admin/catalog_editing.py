@@ -35,6 +35,7 @@ from app.admin.service import Actor, aware, record
 from app.catalog import repository as catalog_repository
 from app.catalog.models import Sku, SkuAddon, SkuAvailability, SkuPrice, TermDiscount
 from app.catalog.pricing import current_price
+from app.catalog.seed_data import SEED_CURRENCY
 from app.catalog.service import SKU_COLUMNS, sku_columns
 from app.db.base import utcnow
 from app.errors import Conflict, InvalidInput, NotFound
@@ -119,6 +120,22 @@ def admin_skus(session: Session) -> list[SkuAdminOut]:
 
 
 # --- validation ---------------------------------------------------------------------------------
+
+
+def price_currency(sku: Sku) -> str:
+    """The currency `sku` is priced in: its price in force, else its latest scheduled one, else the catalog's
+    (app.catalog.seed_data.SEED_CURRENCY). Its add-ons are priced in it: pricing adds nothing in another."""
+    price = current_price(sku) or max(sku.prices, key=lambda p: (aware(p.effective_from), p.id), default=None)
+    return price.currency if price is not None else SEED_CURRENCY
+
+
+def stale_words(current: int | None, sent: int | None) -> str:
+    """Why a version check failed, in words: "is at version 3, not 2"; never "not None"."""
+    if current is None:
+        return f"does not exist yet, but the request sent version {sent}; send version null to create it"
+    if sent is None:
+        return f"already exists at version {current}, but the request sent version null (a new one)"
+    return f"is at version {current}, not {sent}"
 
 
 def _error(field: str, message: str) -> dict[str, str]:
@@ -395,7 +412,7 @@ def set_availability(
         )
     if row is not None and data.version != row.version:
         raise Conflict(
-            f"availability of {slug} in {region} is at version {row.version}, not {data.version}: "
+            f"availability of {slug} in {region} {stale_words(row.version, data.version)}: "
             f"now {row.units_available} units. Nothing was saved.",
             errors=[
                 {
@@ -458,6 +475,9 @@ def set_addon(session: Session, *, slug: str, code: str, data: AddonIn, actor: A
 
     sku = get_sku(session, slug)
     _raise_if([] if _CODE.match(code) else [_error("code", "lower-case letters, digits and dashes")])
+    currency = price_currency(sku)
+    if data.currency != currency:  # another currency is never added to a total: the add-on would go unpriced
+        _invalid([_error("currency", f"must be {currency}, the currency of {slug}'s price")])
     amount = None
     if data.amount is not None:
         try:
@@ -468,8 +488,7 @@ def set_addon(session: Session, *, slug: str, code: str, data: AddonIn, actor: A
     if (row.version if row else None) != data.version:
         current = addon_out(row).model_dump() if row else None
         raise Conflict(
-            f"add-on {code} of {slug} is at version {row.version if row else 'none (new)'}, "
-            f"not {data.version}; nothing was saved",
+            f"add-on {code} of {slug} {stale_words(row.version if row else None, data.version)}; nothing was saved",
             errors=[{"field": "version", "message": "stale", "type": "stale", "current": current}],
         )
     before = addon_out(row).model_dump() if row else None

@@ -100,7 +100,7 @@ def deliveries_page(
 ) -> Response:
     page = service.list_deliveries(session, endpoint_id=endpoint_id, status=status, limit=50, offset=offset)
     filters = {"endpoint_id": endpoint_id or "", "status": status or ""}
-    context = {"admin": admin, "page": page, "filters": filters, "statuses": ("pending", "delivered", "failed")}
+    context = {"admin": admin, "page": page, "filters": filters, "statuses": ("pending", "held", "delivered", "failed")}
     return _page(request, "webhook_deliveries.html", context)
 
 

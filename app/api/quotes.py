@@ -114,6 +114,7 @@ def quote_reader(
     responses=KEY_RESPONSES,
 )
 def search_quotes(
+    request: Request,
     session: SessionDep,
     reader: Annotated[QuoteReader, Depends(quote_reader)],
     status: Annotated[QuoteStatus | None, Query(description="Expired includes issued quotes past validity")] = None,
@@ -125,6 +126,7 @@ def search_quotes(
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     cursor: Annotated[str | None, Query(max_length=200, description="`next_cursor` of the previous page")] = None,
 ) -> QuotePage:
+    quote_search.check_query(request.query_params.multi_items(), admin=reader.organisation is None)
     search = QuoteSearch(status, customer_email, company, created_from, created_to, organisation, limit, cursor)
     return quote_search.search_quotes(session, search, organisation=reader.organisation)
 

@@ -47,6 +47,7 @@ class Quote(TimestampMixin, Base):
         CheckConstraint("quantity > 0", name="quantity_positive"),
         CheckConstraint("months > 0", name="months_positive"),
         UniqueConstraint("year", "sequence"),
+        UniqueConstraint("idempotency_scope", "idempotency_key"),
         Index("ix_quotes_created_at", "created_at"),
         # GET /quotes for an API key: one organisation's quotes in (created_at, id) order (app.quotes.search)
         Index("ix_quotes_organisation_created_at", "organisation", "created_at", "id"),
@@ -78,7 +79,11 @@ class Quote(TimestampMixin, Base):
     customer_name: Mapped[str] = mapped_column(String(200))
     customer_company: Mapped[str] = mapped_column(String(200), default="")
     customer_email: Mapped[str] = mapped_column(String(320), index=True)
-    idempotency_key: Mapped[str | None] = mapped_column(String(255), unique=True, nullable=True)
+    # An Idempotency-Key is unique within its scope: the API key's organisation, or "" for callers without a key
+    # (one scope of their own); organisation names are never empty (app.apikeys.schemas). Not NULL: a UNIQUE
+    # over a NULL column would let every NULL scope reuse a key, on PostgreSQL and SQLite alike.
+    idempotency_scope: Mapped[str] = mapped_column(String(100), default="")
+    idempotency_key: Mapped[str | None] = mapped_column(String(255), nullable=True)
     request_hash: Mapped[str | None] = mapped_column(String(64), nullable=True)
     accepted_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     cancelled_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)

@@ -24,8 +24,9 @@ def get_by_public_id(session: Session, public_id: str, *, for_update: bool = Fal
     return session.scalar(query)
 
 
-def get_by_idempotency_key(session: Session, key: str) -> Quote | None:
-    return session.scalar(select(Quote).where(Quote.idempotency_key == key))
+def get_by_idempotency_key(session: Session, key: str, *, scope: str) -> Quote | None:
+    """The quote issued under `key` in `scope` (an organisation's, or "" for callers without an API key)."""
+    return session.scalar(select(Quote).where(Quote.idempotency_scope == scope, Quote.idempotency_key == key))
 
 
 def next_number(session: Session, year: int) -> int:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -37,6 +38,28 @@ class QuoteSearch:
     organisation: str | None = None  # an admin's filter; a key's own organisation is always applied
     limit: int = 50
     cursor: str | None = None
+
+
+SINGLE_VALUED = ("status", "customer_email", "company", "created_from", "created_to", "organisation", "limit", "cursor")
+
+
+def _refused(name: str, message: str) -> InvalidInput:
+    return InvalidInput(
+        f"{name}: {message}", errors=[{"field": f"query.{name}", "message": message, "type": "value_error"}]
+    )
+
+
+def check_query(items: Iterable[tuple[str, str]], *, admin: bool) -> None:
+    """GET /quotes takes each filter once, and `organisation` from admins only (a key searches its own
+    organisation's quotes): a 422 naming the parameter, never a page quietly built from the last value or
+    filtered to nothing."""
+    seen: set[str] = set()
+    for name, _ in items:
+        if name in seen and name in SINGLE_VALUED:
+            raise _refused(name, "given more than once; send it once (one value per search)")
+        seen.add(name)
+    if "organisation" in seen and not admin:
+        raise _refused("organisation", "admins only: an API key searches its own organisation's quotes; leave it out")
 
 
 def _aware(moment: datetime) -> datetime:

@@ -426,8 +426,11 @@ def create_quote(
     of the API key it is issued with, kept on the quote (GET /quotes searches by it); a keyed quote counts
     against the key's own rate limit (app.http.ratelimit), not the address's QUOTES_PER_MINUTE."""
     digest = request_hash(data)
-    if idempotency_key is not None and (earlier := repository.get_by_idempotency_key(session, idempotency_key)):
-        return _replay(earlier, digest, idempotency_key, base_path, organisation)
+    scope = organisation or ""  # keys are the caller's own: each organisation's, and one scope for the anonymous
+    if idempotency_key is not None and (
+        earlier := repository.get_by_idempotency_key(session, idempotency_key, scope=scope)
+    ):
+        return _replay(earlier, digest, idempotency_key, base_path)
     sku = _resolve_sku(session, data.sku_id)
     _region(sku, data.region)  # refused before anything is numbered or written
     offered = _offered_addons(session, sku)
@@ -460,13 +463,16 @@ def create_quote(
         figures=figures,
     )
     quote.idempotency_key, quote.request_hash = idempotency_key, digest if idempotency_key else None
+    quote.idempotency_scope = scope
     quote.organisation = organisation
     # Numbering last, then commit at once: the counter lock (numbers follow commit order, no gaps) is held for
     # a few statements, not for the pricing above nor the response below, so concurrent quotes queue briefly.
     quote.sequence = repository.next_number(session, now.year)
     quote.number = f"Q-{now.year}-{quote.sequence:06d}"
-    if idempotency_key is not None and (earlier := repository.get_by_idempotency_key(session, idempotency_key)):
-        replay = _replay(earlier, digest, idempotency_key, base_path, organisation)  # a concurrent twin came first
+    if idempotency_key is not None and (
+        earlier := repository.get_by_idempotency_key(session, idempotency_key, scope=scope)
+    ):
+        replay = _replay(earlier, digest, idempotency_key, base_path)  # a concurrent twin came first
         session.rollback()  # give the number back
         return replay
     repository.add(session, quote)
@@ -480,10 +486,10 @@ def create_quote(
     return Created(quote_out(quote, base_path=base_path, now=now), created=True)
 
 
-def _replay(earlier: Quote, digest: str, key: str, base_path: str, organisation: str | None) -> Created:
-    """The quote first issued under `key`, for the same body from the same organisation (an API key's; None
-    without one): another organisation reusing a key gets the same 409 as another body, never that quote."""
-    if earlier.request_hash != digest or earlier.organisation != organisation:
+def _replay(earlier: Quote, digest: str, key: str, base_path: str) -> Created:
+    """The quote first issued under `key` in the caller's scope (found by it: another organisation's keys are
+    never looked at), for the same body; another body is a 409."""
+    if earlier.request_hash != digest:
         raise Conflict(
             f"Idempotency-Key {key!r} was already used with a different request body; "
             "send the original body to get that quote again, or use a new key for a new quote"

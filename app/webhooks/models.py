@@ -4,7 +4,9 @@ endpoint, and the log of each delivery's attempts.
 An event row is written in the transaction that changes the quote (the outbox), with the exact body that
 is sent, so every retry and replay sends the same bytes under the same `webhook-id`. A delivery is claimed
 by one worker for a lease (`claimed_until`, `claim_token`); a worker that dies gives it back when the lease
-runs out. The endpoint's signing secret is kept as it is: signing needs it (app/webhooks/signing.py).
+runs out. A paused endpoint's deliveries are written `held` and sent when it is resumed (app.webhooks.service
+`update_endpoint`), so pausing loses no event. The endpoint's signing secret is kept as it is: signing needs
+it (app/webhooks/signing.py).
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from sqlalchemy.orm import Mapped, mapped_column, relationship
 from app.db.base import Base, TimestampMixin, one_of, utcnow
 
 EVENT_TYPES = ("quote.issued", "quote.accepted", "quote.cancelled", "quote.expired")
-DELIVERY_STATUSES = ("pending", "delivered", "failed")
+# held: written for a paused endpoint, not sent; its resume makes them pending, due at once, oldest first.
+DELIVERY_STATUSES = ("pending", "delivered", "failed", "held")
 
 
 class WebhookEndpoint(TimestampMixin, Base):

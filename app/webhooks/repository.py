@@ -26,8 +26,20 @@ def get_endpoint(session: Session, endpoint_id: int) -> WebhookEndpoint | None:
     return session.get(WebhookEndpoint, endpoint_id)
 
 
-def active_endpoints(session: Session) -> Sequence[WebhookEndpoint]:
-    return session.scalars(select(WebhookEndpoint).where(WebhookEndpoint.active.is_(True))).all()
+def set_held(session: Session, *, endpoint_id: int, held: bool, now: datetime) -> None:
+    """Pause (pending → held) or resume (held → pending, due `now`) an endpoint's deliveries. A delivery in
+    flight when it is paused is recorded as usual: delivered, or held again until the resume."""
+    if held:
+        change = update(WebhookDelivery).where(WebhookDelivery.status == "pending").values(status="held")
+    else:
+        change = (
+            update(WebhookDelivery)
+            .where(WebhookDelivery.status == "held")
+            .values(status="pending", next_attempt_at=now)
+        )
+    session.execute(
+        change.where(WebhookDelivery.endpoint_id == endpoint_id), execution_options={"synchronize_session": False}
+    )
 
 
 def get_delivery(session: Session, delivery_id: int) -> WebhookDelivery | None:
@@ -69,7 +81,7 @@ def claim_due(session: Session, *, now: datetime, until: datetime, token: str, l
             session.scalars(
                 select(WebhookDelivery.id)
                 .where(due)
-                .order_by(WebhookDelivery.next_attempt_at)
+                .order_by(WebhookDelivery.next_attempt_at, WebhookDelivery.id)
                 .limit(limit)
                 .with_for_update(skip_locked=True)
             )
@@ -82,18 +94,26 @@ def claim_due(session: Session, *, now: datetime, until: datetime, token: str, l
         if session.scalar(select(WebhookDelivery.id).where(due).limit(1)) is None:
             return []
         # One statement: SQLite runs it under its write lock, so two processes never claim one row.
-        candidates = select(WebhookDelivery.id).where(due).order_by(WebhookDelivery.next_attempt_at).limit(limit)
+        candidates = select(WebhookDelivery.id).where(due).order_by(WebhookDelivery.next_attempt_at, WebhookDelivery.id)
+        candidates = candidates.limit(limit)
         where = and_(WebhookDelivery.id.in_(candidates.scalar_subquery()), due)
     session.execute(
         update(WebhookDelivery).where(where).values(claimed_until=until, claim_token=token),
         execution_options={"synchronize_session": False},
     )
-    return list(session.scalars(select(WebhookDelivery.id).where(WebhookDelivery.claim_token == token)))
+    claimed_ids = select(WebhookDelivery.id).where(WebhookDelivery.claim_token == token).order_by(WebhookDelivery.id)
+    return list(session.scalars(claimed_ids))
 
 
 def claimed(session: Session, ids: list[int]) -> Sequence[WebhookDelivery]:
-    return session.scalars(select(WebhookDelivery).where(WebhookDelivery.id.in_(ids))).all()
+    return session.scalars(
+        select(WebhookDelivery).where(WebhookDelivery.id.in_(ids)).order_by(WebhookDelivery.id)
+    ).all()
 
 
 def event_for(session: Session, message_id: str) -> WebhookEvent | None:
     return session.scalar(select(WebhookEvent).where(WebhookEvent.message_id == message_id))
+
+
+def first_attempt_at(session: Session, delivery_id: int) -> datetime | None:
+    return session.scalar(select(func.min(WebhookAttempt.at)).where(WebhookAttempt.delivery_id == delivery_id))

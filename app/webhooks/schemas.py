@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field
 
 EventType = Literal["quote.issued", "quote.accepted", "quote.cancelled", "quote.expired"]
-DeliveryStatus = Literal["pending", "delivered", "failed"]
+DeliveryStatus = Literal["pending", "delivered", "failed", "held"]
 
 
 class EndpointIn(BaseModel):

@@ -73,7 +73,9 @@ def update_endpoint(session: Session, *, endpoint_id: int, data: EndpointPatch, 
         row.events = list(data.events)
     if data.description is not None:
         row.description = data.description
-    if data.active is not None:
+    if data.active is not None and data.active != row.active:
+        # Paused: its deliveries are held, not sent; resumed: the held ones are due at once, oldest first.
+        repository.set_held(session, endpoint_id=row.id, held=not data.active, now=utcnow())
         row.active = data.active
     row.updated_at = utcnow()
     session.flush()
@@ -116,9 +118,10 @@ def endpoint_snapshot(row: WebhookEndpoint) -> dict[str, Any]:
 def record_event(
     session: Session, *, event_type: str, subject: str, data: dict[str, Any], now: datetime | None = None
 ) -> WebhookEvent | None:
-    """Write one event and a delivery to every active endpoint that takes its type, in the caller's
-    transaction: committed with the change it describes, or not at all. Nothing when no endpoint takes it."""
-    endpoints = [e for e in repository.active_endpoints(session) if event_type in e.events]
+    """Write one event and a delivery to every endpoint that takes its type, in the caller's transaction:
+    committed with the change it describes, or not at all. A paused endpoint's delivery is written `held`,
+    sent when it is resumed (`update_endpoint`). Nothing when no endpoint takes it."""
+    endpoints = [e for e in repository.list_endpoints(session) if event_type in e.events]
     if not endpoints:
         return None
     now = now or utcnow()
@@ -132,7 +135,11 @@ def record_event(
     )
     repository.add(session, event)
     for endpoint in endpoints:
-        repository.add(session, WebhookDelivery(event=event, endpoint=endpoint, next_attempt_at=now, created_at=now))
+        status = "pending" if endpoint.active else "held"
+        repository.add(
+            session,
+            WebhookDelivery(event=event, endpoint=endpoint, status=status, next_attempt_at=now, created_at=now),
+        )
     return event
 
 
@@ -148,7 +155,7 @@ def delivery_out(row: WebhookDelivery) -> DeliveryOut:
         quote_number=row.event.subject,
         status=row.status,
         attempts=row.attempts,
-        next_attempt_at=aware(row.next_attempt_at) if row.status == "pending" else None,
+        next_attempt_at=aware(row.next_attempt_at) if row.status == "pending" else None,  # held: on resume
         last_status_code=row.last_status_code,
         delivered_at=aware(row.delivered_at) if row.delivered_at else None,
         created_at=aware(row.created_at),
@@ -183,8 +190,9 @@ def replay(session: Session, *, delivery_id: int) -> WebhookDelivery:
     that already has it can tell), due now; the earlier delivery and its log stay as they are."""
     earlier = get_delivery(session, delivery_id=delivery_id)
     now = utcnow()
+    status = "pending" if earlier.endpoint.active else "held"  # a paused endpoint gets it when resumed
     row = WebhookDelivery(
-        event_id=earlier.event_id, endpoint_id=earlier.endpoint_id, next_attempt_at=now, created_at=now
+        event_id=earlier.event_id, endpoint_id=earlier.endpoint_id, status=status, next_attempt_at=now, created_at=now
     )
     row.replay_of = earlier.id
     repository.add(session, row)
@@ -259,7 +267,8 @@ def record_outcome(
     session: Session, *, job: Job, outcome: Outcome, backoff: Backoff, now: datetime | None = None
 ) -> WebhookDelivery | None:
     """Log the attempt and move the delivery on: delivered, due again after a backoff, or failed past
-    `retry_for_s`. A claim that was taken over (the lease ran out) only logs its attempt."""
+    `retry_for_s` (counted from its first attempt). A claim that was taken over (the lease ran out) only logs
+    its attempt."""
     now = now or utcnow()
     repository.add(
         session,
@@ -281,7 +290,11 @@ def record_outcome(
         row.status, row.delivered_at = "delivered", now
     else:
         next_at = now + timedelta(seconds=retry_delay_s(job.attempt, backoff))
-        if next_at > job.created_at + timedelta(seconds=backoff.retry_for_s):
+        # Retried for `retry_for_s` from its first attempt: a delivery held while its endpoint was paused gets
+        # the whole window once it is resumed, however long the pause.
+        first = repository.first_attempt_at(session, job.delivery_id)
+        started = max(job.created_at, aware(first) if first is not None else now)
+        if next_at > started + timedelta(seconds=backoff.retry_for_s):
             row.status = "failed"
         else:
             row.next_attempt_at = next_at

@@ -3,6 +3,7 @@ with history, retirement, availability, and an audit row with before/after for e
 
 from __future__ import annotations
 
+import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -368,6 +369,35 @@ def test_add_ons_are_created_priced_and_versioned(client: TestClient, db: Sessio
         ("h100-80g-sxm-8x/infiniband-400g", None, "8000.00"),
         ("h100-80g-sxm-8x/extra-nvme", None, "1200.00"),
     ]
+
+
+@pytest.mark.parametrize("currency", ["XXX", "USD"])
+def test_an_add_on_is_priced_in_its_skus_currency(client: TestClient, alice: Admin, currency: str) -> None:
+    """Before: 200, and a USD add-on on a CNY SKU went silently unpriced ("on consultation") in quotes."""
+    url = "/admin/api/skus/h100-80g-sxm-8x/addons/infiniband-400g"
+    body = {"name": "InfiniBand NDR 400G", "amount": "8000.00", "currency": currency, "per_unit": "node", "version": 1}
+    refused = client.put(url, headers=alice.headers, json=body)
+    assert _fields(refused) == ["currency"]
+    assert "CNY" in refused.json()["errors"][0]["message"]
+    sku = client.get("/admin/api/skus/h100-80g-sxm-8x", headers=alice.headers).json()
+    assert [(a["currency"], a["version"]) for a in sku["addons"] if a["code"] == "infiniband-400g"] == [("CNY", 1)]
+
+
+def test_a_stale_version_409_says_null_in_words(client: TestClient, alice: Admin) -> None:
+    """Before: "is at version 1, not None"."""
+    url = "/admin/api/skus/h100-80g-sxm-8x/addons/infiniband-400g"
+    body = {"name": "InfiniBand NDR 400G", "amount": "8000.00", "currency": "CNY", "per_unit": "node"}
+    exists = client.put(url, headers=alice.headers, json=body)
+    assert exists.status_code == 409 and "None" not in exists.text
+    assert "already exists at version 1" in exists.json()["detail"] and "version null" in exists.json()["detail"]
+    missing = client.put(
+        url.replace("infiniband-400g", "extra-nvme"), headers=alice.headers, json={**body, "version": 4}
+    )
+    assert missing.status_code == 409 and "does not exist yet" in missing.json()["detail"]
+    availability = f"{URL}/availability/shenzhen"
+    assert client.put(availability, headers=alice.headers, json={"units_available": 3}).status_code == 200
+    stale = client.put(availability, headers=alice.headers, json={"units_available": 4})
+    assert stale.status_code == 409 and "None" not in stale.text, stale.text
 
 
 def test_add_on_form_in_the_browser(client: TestClient, alice: Admin) -> None:

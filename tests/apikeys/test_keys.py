@@ -157,13 +157,22 @@ def test_keys_never_reach_the_logs(client: TestClient, alice: Admin, caplog: pyt
     assert issued["key"] not in logged and issued["key"][12:] not in logged
 
 
-def test_an_idempotency_key_replays_only_for_its_organisation(client: TestClient, alice: Admin) -> None:
+def test_an_idempotency_key_is_scoped_to_its_organisation(client: TestClient, alice: Admin) -> None:
+    """Each organisation (and the anonymous callers, one scope of their own) has its own keys: another's use of
+    "crm-deal-1" neither refuses a request nor shows a quote. Before: Beta's first request was a 409."""
     acme = issue(client, alice, organisation="Acme")["key"]
-    globex = issue(client, alice, organisation="Globex")["key"]
-    headers = {"Idempotency-Key": "deal-1"}
+    beta = issue(client, alice, organisation="Beta")["key"]
+    headers = {"Idempotency-Key": "crm-deal-1"}
     first = client.post("/quotes", json=a100_body(), headers={**headers, **bearer(acme)})
     again = client.post("/quotes", json=a100_body(), headers={**headers, **bearer(acme)})
     assert (first.status_code, again.status_code, again.json()["id"]) == (201, 200, first.json()["id"])
-    for other in (bearer(globex), {}):  # the same key and body from elsewhere: refused, and no quote shown
-        refused = client.post("/quotes", json=a100_body(), headers={**headers, **other})
-        assert refused.status_code == 409 and first.json()["id"] not in refused.text
+    seen = {first.json()["id"]}
+    for other in (bearer(beta), {}):  # the same key elsewhere: a quote of its own, replayed within its scope
+        own = client.post("/quotes", json=a100_body(quantity=4), headers={**headers, **other})
+        assert own.status_code == 201, own.text
+        assert own.json()["id"] not in seen and "already used" not in own.text
+        replayed = client.post("/quotes", json=a100_body(quantity=4), headers={**headers, **other})
+        assert (replayed.status_code, replayed.json()["id"]) == (200, own.json()["id"])
+        seen.add(own.json()["id"])
+    other_body = client.post("/quotes", json=a100_body(quantity=4), headers={**headers, **bearer(acme)})
+    assert other_body.status_code == 409  # within one scope, another body is still refused

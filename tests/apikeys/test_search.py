@@ -60,8 +60,25 @@ def test_a_key_sees_only_its_organisation(client: TestClient, two_organisations:
     acme, ids = two_organisations["acme"], two_organisations["ids"]
     assert numbers(search(client, acme)) == ids[::-1]
     assert numbers(search(client, two_organisations["globex"])) == [two_organisations["other"]]
-    # An admin-only filter does not widen a key's view.
-    assert numbers(search(client, acme, organisation="Globex")) == []
+
+
+@pytest.mark.parametrize(
+    ("params", "field"),
+    [
+        ([("organisation", "Globex")], "query.organisation"),  # admins only; before: 200 with no quotes
+        ([("organisation", "Acme")], "query.organisation"),
+        ([("status", "issued"), ("status", "accepted")], "query.status"),  # before: 200 on the last value
+        ([("limit", "1"), ("limit", "200")], "query.limit"),
+        ([("company", "Acme"), ("company", "Initech")], "query.company"),
+    ],
+)
+def test_a_repeated_or_admin_only_parameter_is_a_422_naming_it(
+    client: TestClient, two_organisations: dict[str, Any], params: list[tuple[str, str]], field: str
+) -> None:
+    response = client.get("/quotes", params=params, headers=bearer(two_organisations["acme"]))
+    assert response.status_code == 422, response.text
+    assert response.headers["content-type"] == "application/problem+json"
+    assert [e["field"] for e in response.json()["errors"]] == [field]
 
 
 def test_filters(client: TestClient, db: Session, two_organisations: dict[str, Any]) -> None:
@@ -111,6 +128,8 @@ def test_admins_see_every_quote_and_others_are_refused(
     assert set(numbers(everyone.json())) == expected
     globex = client.get("/quotes", headers=alice.headers, params={"organisation": "Globex"})
     assert numbers(globex.json()) == [two_organisations["other"]]
+    twice = client.get("/quotes", headers=alice.headers, params=[("organisation", "Globex"), ("organisation", "Acme")])
+    assert twice.status_code == 422 and twice.json()["errors"][0]["field"] == "query.organisation"
     writer = issue(client, alice, scopes=["quotes:write"])["key"]
     assert client.get("/quotes", headers=bearer(writer)).status_code == 403
     for headers in ({}, {"Authorization": "Bearer gsz_not-a-token"}, bearer("gsk_" + "B" * 43)):

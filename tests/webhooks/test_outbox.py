@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session
 from app.admin.models import AuditEntry
 from app.quotes import expiry
 from app.quotes.repository import get_by_public_id
+from app.webhooks import service
 from app.webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 from tests.admin.conftest import Admin, csrf_of, sign_in
 from tests.quotes.helpers import a100_body
@@ -82,7 +83,7 @@ def test_unknown_events_are_refused(client: TestClient, alice: Admin) -> None:
 def test_each_change_writes_its_event_with_the_change(client: TestClient, db: Session, alice: Admin) -> None:
     everything = _register(client, alice)
     only_accepted = _register(client, alice, events=["quote.accepted"])
-    _register(client, alice, active=False)  # a paused endpoint gets nothing
+    paused = _register(client, alice, active=False)  # a paused endpoint's deliveries are held, not sent
     first = client.post("/quotes", json=a100_body()).json()
     second = client.post("/quotes", json=a100_body()).json()
     third = client.post("/quotes", json=a100_body()).json()
@@ -111,6 +112,8 @@ def test_each_change_writes_its_event_with_the_change(client: TestClient, db: Se
         everything["id"]: sorted(["quote.issued"] * 3 + ["quote.accepted", "quote.cancelled", "quote.expired"]),
         only_accepted["id"]: ["quote.accepted"],
     }
+    held = db.scalars(select(WebhookDelivery.status).where(WebhookDelivery.endpoint_id == paused["id"])).all()
+    assert sorted(held) == ["held"] * 6
     body = json.loads(db.scalars(select(WebhookEvent)).first().body)
     assert body["type"] == "quote.issued" and body["timestamp"].endswith("Z")
     data = body["data"]
@@ -150,16 +153,40 @@ def test_deliveries_are_listed_read_and_replayed(client: TestClient, db: Session
     assert client.get("/admin/api/webhooks/deliveries/999999", headers=alice.headers).status_code == 404
 
 
-def test_a_paused_endpoint_gets_nothing_until_resumed(client: TestClient, db: Session, alice: Admin) -> None:
+def _statuses(client: TestClient, admin: Admin, endpoint_id: int) -> list[tuple[str, str]]:
+    page = client.get(f"/admin/api/webhooks/deliveries?endpoint_id={endpoint_id}", headers=admin.headers).json()
+    return [(d["event_type"], d["status"]) for d in reversed(page["items"])]
+
+
+def test_a_paused_endpoint_holds_its_events_until_resumed(client: TestClient, db: Session, alice: Admin) -> None:
+    """Before: events raised while paused were never written, so the resume could not send them nor the log
+    replay them."""
     endpoint = _register(client, alice)
+    before = client.post("/quotes", json=a100_body()).json()  # pending when the pause comes: held too
     paused = client.post(f"/admin/api/webhooks/{endpoint['id']}/pause", headers=alice.headers)
     assert paused.status_code == 200 and paused.json()["active"] is False
-    client.post("/quotes", json=a100_body())
-    assert db.scalars(select(WebhookEvent)).all() == []
+    quote = client.post("/quotes", json=a100_body()).json()
+    assert client.post(quote["links"]["accept"]).status_code == 200
+    assert _statuses(client, alice, endpoint["id"]) == [
+        ("quote.issued", "held"),
+        ("quote.issued", "held"),
+        ("quote.accepted", "held"),
+    ]
+    assert service.claim(db, lease_s=30, limit=10) == []  # nothing is sent while paused
     resumed = client.post(f"/admin/api/webhooks/{endpoint['id']}/resume", headers=alice.headers)
     assert resumed.status_code == 200 and resumed.json()["active"] is True
-    client.post("/quotes", json=a100_body())
-    assert len(db.scalars(select(WebhookEvent)).all()) == 1
+    assert _statuses(client, alice, endpoint["id"]) == [
+        ("quote.issued", "pending"),
+        ("quote.issued", "pending"),
+        ("quote.accepted", "pending"),
+    ]
+    jobs = service.claim(db, lease_s=30, limit=10)  # all due now, in the order they were raised
+    subjects = [(json.loads(j.body)["type"], json.loads(j.body)["data"]["number"]) for j in jobs]
+    assert subjects == [
+        ("quote.issued", before["number"]),
+        ("quote.issued", quote["number"]),
+        ("quote.accepted", quote["number"]),
+    ]
     actions = db.scalars(select(AuditEntry.action).where(AuditEntry.entity_type == "webhook").order_by(AuditEntry.id))
     assert list(actions) == ["webhook.create", "webhook.update", "webhook.update"]
     assert client.post("/admin/api/webhooks/999999/pause", headers=alice.headers).status_code == 404

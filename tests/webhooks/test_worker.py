@@ -22,6 +22,7 @@ from app.db.engine import build_engine, build_sessionmaker
 from app.db.migrate import upgrade
 from app.webhooks import service
 from app.webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
+from app.webhooks.schemas import EndpointPatch
 from app.webhooks.signing import new_secret
 from app.webhooks.worker import DeliveryWorker, WorkerConfig
 from tests.servers import app_cli, scratch_database
@@ -223,3 +224,42 @@ def test_a_url_httpx_refuses_is_a_failed_attempt_not_a_stuck_delivery(
     attempts = _attempts(maker)
     assert attempts and {a.error for a in attempts} == {"InvalidCodepoint"}
     assert _deliveries(maker)[0].status == "failed"
+
+
+def test_events_raised_while_paused_are_sent_in_order_on_resume(
+    maker: sessionmaker[Session], receiver: Receiver
+) -> None:
+    """Before: a paused endpoint got no delivery rows, so its receiver never saw those events."""
+    endpoint_id = _endpoint_and_events(maker, receiver, 0)
+    with maker.begin() as session:
+        service.update_endpoint(session, endpoint_id=endpoint_id, data=EndpointPatch(active=False), allow_private=True)
+        for n in range(3):
+            data = {"number": f"Q-2026-{n:06d}", "status": "issued", "total": "10.00"}
+            service.record_event(session, event_type="quote.issued", subject=data["number"], data=data)
+    asyncio.run(asyncio.wait_for(DeliveryWorker(maker, CONFIG).run(until_idle=True), RUN_TIMEOUT_S))
+    assert receiver.received == [] and [d.status for d in _deliveries(maker)] == ["held"] * 3
+    with maker.begin() as session:
+        service.update_endpoint(session, endpoint_id=endpoint_id, data=EndpointPatch(active=True), allow_private=True)
+    _drain(maker, replace(CONFIG, concurrency=1))
+    assert [r.body["data"]["number"] for r in receiver.received] == [f"Q-2026-{n:06d}" for n in range(3)]
+    assert [d.status for d in _deliveries(maker)] == ["delivered"] * 3 and receiver.bad_signatures == 0
+
+
+def test_a_delivery_held_longer_than_retry_for_still_gets_its_retries(
+    maker: sessionmaker[Session], receiver: Receiver
+) -> None:
+    """Before: the retry window ran from the event's creation, so an event held through a long pause failed for
+    good on its first 500 after the resume."""
+    endpoint_id = _endpoint_and_events(maker, receiver, 0)
+    with maker.begin() as session:
+        service.update_endpoint(session, endpoint_id=endpoint_id, data=EndpointPatch(active=False), allow_private=True)
+        data = {"number": "Q-2026-000001", "status": "issued", "total": "10.00"}
+        raised = utcnow() - timedelta(days=2)
+        service.record_event(session, event_type="quote.issued", subject=data["number"], data=data, now=raised)
+    with maker.begin() as session:
+        service.update_endpoint(session, endpoint_id=endpoint_id, data=EndpointPatch(active=True), allow_private=True)
+    receiver.statuses = [500]
+    _drain(maker, replace(CONFIG, backoff=service.Backoff(base_s=0.02, cap_s=0.05, retry_for_s=60)))
+    assert [r.status for r in receiver.received] == [500, 200]
+    [delivery] = _deliveries(maker)
+    assert (delivery.status, delivery.attempts) == ("delivered", 2)
