@@ -154,6 +154,9 @@ EN: dict[str, str] = {
     "capacity_total": "{total} {unit}s exist",
     "capacity_none": "No SKU's units are tracked yet: set the units that exist on a SKU's page (Inventory).",
     "capacity_bar": "{accepted} accepted, {issued} issued, {maintenance} in maintenance, {free} free",
+    "capacity_bar_overbooked": "{accepted} accepted, {issued} issued, {maintenance} in maintenance, {free} free, "
+    "{overbooked} overbooked (held beyond the units that exist)",
+    "capacity_overbooked": "overbooked",
     "indicative": "Indicative price: from the published range, final on consultation.",
     "plus_fabric": "+ fabric on consultation",
     "fabric_consultation_note": "The servers are joined by a fabric add-on priced on consultation: the totals "
@@ -362,6 +365,9 @@ ZH: dict[str, str] = {
     "capacity_total": "共 {total} 个（{unit}）",
     "capacity_none": "尚未跟踪任何 SKU 的数量：请在 SKU 页面（库存）设置现有数量。",
     "capacity_bar": "已接受 {accepted}，已出具 {issued}，维护 {maintenance}，空闲 {free}",
+    "capacity_bar_overbooked": "已接受 {accepted}，已出具 {issued}，维护 {maintenance}，空闲 {free}，"
+    "超售 {overbooked}（占用超出现有数量）",
+    "capacity_overbooked": "超售",
     "indicative": "参考价：取自公开价格区间，最终价格以协商为准。",
     "plus_fabric": "+ 组网费用面议",
     "fabric_consultation_note": "服务器之间经网络附加项互联，其价格面议，未计入各项合计。",

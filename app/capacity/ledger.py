@@ -53,3 +53,17 @@ def next_free(total: int, holds: Iterable[Hold], start: date, days: int, units: 
         if free_units(total, listed, day, day + timedelta(days=days)) >= units:
             return day
     return None  # pragma: no cover - after the last hold ends every unit is free
+
+
+def overbooked_days(total: int, holds: Iterable[Hold], start: date) -> dict[date, int]:
+    """The days from `start` on which the holds take more units than exist, with the units short then. Holds change
+    only where one starts, so the days checked are `start` and each start after it: every overbooked stretch
+    begins on one of them."""
+    listed = [h for h in holds if h.ends_on > start]
+    days = {start} | {h.starts_on for h in listed if h.starts_on > start}
+    out = {}
+    for day in sorted(days):
+        held = sum(h.units for h in listed if h.starts_on <= day < h.ends_on)
+        if held > total:
+            out[day] = held - total
+    return out

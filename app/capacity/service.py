@@ -23,7 +23,7 @@ from sqlalchemy.orm import Session
 
 from app import messages
 from app.capacity import repository
-from app.capacity.ledger import Hold, free_units, held_peak, next_free, window
+from app.capacity.ledger import Hold, free_units, held_peak, next_free, overbooked_days, window
 from app.capacity.models import Reservation
 from app.catalog.models import Sku
 from app.db.engine import SETTINGS
@@ -195,6 +195,41 @@ def _set_state(session: Session, quote_id: int, state: str) -> None:
         session.flush()
 
 
+# ---------------------------------------------------------------- the admin's edits
+
+
+@dataclass(frozen=True, slots=True)
+class Overbooking:
+    """More units held than exist in a region from today: `shortfall`, the most units short on one day, from
+    `first_day`; `quote_ids`, the quotes (issued or accepted) whose reservations hold units on such a day."""
+
+    shortfall: int
+    first_day: date | None
+    quote_ids: list[int]
+
+
+def overbooking(
+    session: Session, *, sku_pk: int, region: str, total: int, hold: Hold | None = None, now: datetime | None = None
+) -> Overbooking:
+    """What the reservations and maintenance holds of a SKU in a region would take beyond `total`, from today (the
+    catalog's timezone) on, with `hold` in place of the maintenance hold of its first day: read before an admin's
+    edit is written, to refuse one that oversells."""
+    now = now or datetime.now(UTC)
+    today = catalog_today(session)
+    reserved = repository.reservations(session, now=now, after=today, sku_pk=sku_pk, region=region)
+    kept = repository.maintenance(session, after=today, sku_pk=sku_pk, region=region)
+    holds = [Hold(r.starts_on, r.ends_on, r.units) for r in reserved] + [
+        Hold(m.starts_on, m.ends_on, m.units) for m in kept if hold is None or m.starts_on != hold.starts_on
+    ]
+    if hold is not None:
+        holds.append(hold)
+    short = overbooked_days(total, holds, today)
+    if not short:
+        return Overbooking(0, None, [])
+    ids = sorted({r.quote_id for r in reserved for day in short if r.starts_on <= day < r.ends_on})
+    return Overbooking(max(short.values()), min(short), ids)
+
+
 # ---------------------------------------------------------------- the planner's view
 
 
@@ -219,6 +254,7 @@ class MonthUse:
     issued: int
     maintenance: int
     free: int
+    overbooked: int = 0  # the most units held beyond the inventory on one day of it (an admin forced a cut)
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,6 +294,7 @@ def capacity_by_month(session: Session, *, months: int, now: datetime | None = N
                 held_peak(issued, first, end),
                 held_peak(maintenance, first, end),
                 free_units(row.units_available, every, first, end),
+                max(0, held_peak(every, first, end) - row.units_available),
             )
             for first, end in zip(starts, starts[1:], strict=False)
         ]
