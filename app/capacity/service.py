@@ -86,7 +86,7 @@ def free_in(
     holds = _holds(session, sku_pk=sku_pk, region=region, start=start, now=now)
     first, end = window(start, months)
     free = free_units(total, holds, first, end)
-    found = start if free >= units else next_free(total, holds, start, (end - first).days, units)
+    found = start if free >= units else next_free(total, holds, start, (end - first).days, units, months=months)
     return Free(region, total, free, found)
 
 

@@ -60,7 +60,7 @@ def in_region(offer: Offer, region: str, units: int, months: int, start: date) -
     holds = offer.holds.get(region, ())
     first, end = window(start, months)
     free = free_units(total, holds, first, end)
-    found = start if free >= units else next_free(total, holds, start, (end - first).days, units)
+    found = start if free >= units else next_free(total, holds, start, (end - first).days, units, months=months)
     return Availability(region, units, start, free, found)
 
 

@@ -12,6 +12,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.capacity.ledger import add_months
 from app.capacity.models import MaintenanceHold, Reservation
 from app.catalog.repository import get_sku_by_slug
 from app.quotes import service
@@ -46,7 +47,8 @@ def test_a_quote_holds_its_units_from_today_in_the_catalog_timezone(client: Test
         "region": "singapore",
         "units": 2,
         "starts_on": start.isoformat(),
-        "ends_on": (start + timedelta(days=60)).isoformat(),
+        "ends_on": add_months(start, 2).isoformat(),
+        "last_day": (add_months(start, 2) - timedelta(days=1)).isoformat(),
         "holding": True,
     }
 
@@ -67,7 +69,7 @@ def test_more_than_is_free_is_409_capacity_taken_with_the_free_units_and_next_da
     assert refused.status_code == 409
     assert refused.headers["content-type"] == "application/problem+json"
     problem = refused.json()
-    free_from = (start + timedelta(days=60)).isoformat()
+    free_from = add_months(start, 2).isoformat()
     assert (problem["code"], problem["free_units"], problem["next_free_date"]) == ("capacity_taken", 1, free_from)
     assert problem["errors"][0]["type"] == "capacity_taken" and problem["errors"][0]["field"] == "quantity"
     assert problem["detail"] == (
@@ -130,3 +132,18 @@ def test_a_start_date_in_the_past_or_beyond_a_year_is_422_naming_it(client: Test
         assert response.status_code == 422
         assert [e["field"] for e in response.json()["errors"]] == ["start_date"]
     assert client.post("/quotes", json=_body(start_date="2027-02-30")).status_code == 422
+
+
+def test_an_annual_quote_holds_its_units_for_the_whole_year_not_360_days(client: TestClient, db: Session) -> None:
+    units_available(db, H100, "singapore", 1)
+    year = client.post("/quotes", json=_body(months=12))
+    assert year.status_code == 201, year.text
+    start = _today()
+    ends_on = start.replace(year=start.year + 1) if (start.month, start.day) != (2, 29) else date(start.year + 1, 2, 28)
+    assert year.json()["reservation"]["ends_on"] == ends_on.isoformat()
+    assert year.json()["reservation"]["last_day"] == (ends_on - timedelta(days=1)).isoformat()
+    day_361 = (start + timedelta(days=360)).isoformat()
+    refused = client.post("/quotes", json=_body(start_date=day_361))
+    assert (refused.status_code, refused.json()["next_free_date"]) == (409, ends_on.isoformat())
+    printed = client.get(f"/quotes/{year.json()['id']}/print").text
+    assert f"{start.isoformat()} to {(ends_on - timedelta(days=1)).isoformat()}" in printed

@@ -43,7 +43,7 @@ def test_the_printed_quote_shows_its_start_and_what_it_holds(client: TestClient,
     today = datetime.now(ZoneInfo("Asia/Shanghai")).date().isoformat()
     page = client.get(quote["links"]["print"]).text
     assert f"<dt>Rental starts</dt><dd>{today}</dd>" in page
-    assert f"<dt>Reserved</dt><dd>2 × card in shenzhen, {today} to {quote['reservation']['ends_on']}</dd>" in page
+    assert f"<dt>Reserved</dt><dd>2 × card in shenzhen, {today} to {quote['reservation']['last_day']}</dd>" in page
     assert "<dt>租期开始</dt>" in client.get(quote["links"]["print"], params={"lang": "zh"}).text
 
 
