@@ -699,8 +699,10 @@ def assumption(code: str, params: Mapping[str, Any], lang: str = "en", money: Mo
 def quote_check(code: str, params: Mapping[str, Any], lang: str = "en") -> str:
     """Why a quote's quantity, months or add-ons do not carry its plan or what its SKU rents, in `lang`."""
     lang = _lang(lang)
-    if code == "capacity_taken" and params.get("next_free_date") is None:  # the region has fewer than asked
-        code = "capacity_taken_never"
+    if code == "capacity_taken" and params.get("next_free_date") is None:  # the region has fewer than asked,
+        # or has them only from a day beyond the booking window (app.capacity.service.taken)
+        late = params.get("next_free_reason") == "beyond_booking_window"
+        code = "capacity_taken_beyond" if late else "capacity_taken_never"
     return _render(QUOTE_CHECKS[lang][code], params, lang, plain_money)
 
 

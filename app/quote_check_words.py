@@ -45,6 +45,9 @@ QUOTE_CHECKS: dict[str, dict[str, str]] = {
         "over the whole rental; the {units} are free from {next_free_date}",
         "capacity_taken_never": "{units} × {sku} ({unit}) are not free in {region} from {start_date}: {free_units} "
         "free over the whole rental, and the region does not have {units}",
+        "capacity_taken_beyond": "{units} × {sku} ({unit}) are not free in {region} from {start_date}: {free_units} "
+        "free over the whole rental, and not free for the whole rental from any start up to {last_start_date} "
+        "(quotes start at most a year ahead)",
     },
     "zh": {
         "quantity_servers": "数量 {quantity} 租用 {rented} 张 GPU（{quantity} × {sku}，"
@@ -81,5 +84,7 @@ QUOTE_CHECKS: dict[str, dict[str, str]] = {
         "{free_units} 个空闲；{units} 个自 {next_free_date} 起空闲",
         "capacity_taken_never": "{region} 自 {start_date} 起没有 {units} 个 {sku}（{unit}）可用：整个租期内只有 "
         "{free_units} 个空闲，且该地域总数不足 {units} 个",
+        "capacity_taken_beyond": "{region} 自 {start_date} 起没有 {units} 个 {sku}（{unit}）可用：整个租期内只有 "
+        "{free_units} 个空闲，且在 {last_start_date} 之前开始的租期都无法整期空闲（报价最多提前一年开始）",
     },
 }

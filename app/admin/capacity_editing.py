@@ -60,6 +60,22 @@ def _check(sku: Sku, region: str, starts_on: date, ends_on: date | None = None) 
         )
 
 
+def _check_dates(session: Session, starts_on: date, ends_on: date, *, new: bool) -> None:
+    """A new hold starts at most HOLD_BACKDATE_DAYS ago (an edit of an older one keeps its first day); any ends by
+    the last day a rental can hold units (app.capacity.service.hold_bounds)."""
+    earliest, horizon = service.hold_bounds(session)
+    if new and starts_on < earliest:
+        message = f"must be on or after {earliest.isoformat()} ({service.HOLD_BACKDATE_DAYS} days ago at most)"
+        raise InvalidInput(
+            f"starts_on: {message}", errors=[{"field": "starts_on", "message": message, "type": "value_error"}]
+        )
+    if ends_on > horizon:
+        message = f"must be on or before {horizon.isoformat()} (the last day a rental can hold units)"
+        raise InvalidInput(
+            f"ends_on: {message}", errors=[{"field": "ends_on", "message": message, "type": "value_error"}]
+        )
+
+
 def _check_units(units: int, total: int | None) -> None:
     """A hold takes at most the units that exist (when the region's inventory is tracked)."""
     if total is not None and units > total:
@@ -92,6 +108,7 @@ def set_hold(
     row = repository.get_maintenance(session, sku_pk=sku.id, region=region, starts_on=starts_on)
     if (row is None) != (data.version is None) or (row is not None and row.version != data.version):
         raise _stale(slug, row, data.version)
+    _check_dates(session, starts_on, data.ends_on, new=row is None)
     before = _snapshot(row)
     if total is not None:
         edit = Edit(sku.id, slug, region, total, total, Hold(starts_on, data.ends_on, data.units))

@@ -18,6 +18,13 @@ from datetime import date, timedelta
 # server on day 361.
 
 
+# The booking window: a rental starts from today up to the same day BOOKING_WINDOW_MONTHS calendar months later
+# (a year ahead: 2026-12-06 to 2027-12-06), as far as the longest term the catalog sells, annual
+# (app/estimator/vocabulary.py TERMS), plans ahead. /quotes and /recommend refuse a start_date beyond it, and a
+# 409 capacity_taken names a next free date only within it.
+BOOKING_WINDOW_MONTHS = 12
+
+
 @dataclass(frozen=True, slots=True)
 class Hold:
     starts_on: date
@@ -33,6 +40,11 @@ def add_months(day: date, months: int) -> date:
     if year > date.max.year:
         raise ValueError("past the end of the calendar")
     return date(year, month + 1, min(day.day, calendar.monthrange(year, month + 1)[1]))
+
+
+def last_start(today: date) -> date:
+    """The last day a rental may start on: the booking window's end (BOOKING_WINDOW_MONTHS from today)."""
+    return add_months(today, BOOKING_WINDOW_MONTHS)
 
 
 def window(start: date, months: int) -> tuple[date, date]:

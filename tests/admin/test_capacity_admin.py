@@ -130,3 +130,14 @@ def test_an_edit_that_oversells_is_refused_naming_the_quotes_unless_forced(clien
     sign_in(client, "alice@example.com")
     assert "1 accepted, 3 issued, 1 in maintenance, 0 free, 4 overbooked" in client.get("/admin/capacity").text
     assert "超售 4" in client.get("/admin/capacity", params={"lang": "zh"}).text
+
+
+def test_a_hold_starts_at_most_a_month_ago_and_ends_within_the_horizon(client: TestClient, alice: Admin) -> None:
+    ancient = client.put(f"{URL}/singapore/1900-01-01", headers=alice.headers, json=_hold())
+    assert (ancient.status_code, ancient.json()["errors"][0]["field"]) == (422, "starts_on")
+    endless = client.put(_at(), headers=alice.headers, json={**_hold(), "ends_on": "9999-12-31"})
+    assert (endless.status_code, endless.json()["errors"][0]["field"]) == (422, "ends_on")
+    recent = (_today() - timedelta(days=31)).isoformat()
+    assert client.put(f"{URL}/singapore/{recent}", headers=alice.headers, json=_hold()).status_code == 200
+    five_years = client.put(_at(), headers=alice.headers, json=_hold(days=5 * 365))
+    assert five_years.status_code == 200, five_years.text

@@ -147,3 +147,21 @@ def test_an_annual_quote_holds_its_units_for_the_whole_year_not_360_days(client:
     assert (refused.status_code, refused.json()["next_free_date"]) == (409, ends_on.isoformat())
     printed = client.get(f"/quotes/{year.json()['id']}/print").text
     assert f"{start.isoformat()} to {(ends_on - timedelta(days=1)).isoformat()}" in printed
+
+
+def test_next_free_date_lies_within_the_booking_window_a_start_date_accepts(client: TestClient, db: Session) -> None:
+    units_available(db, H100, "singapore", 1)
+    last = add_months(_today(), 12)  # a year ahead, the last start accepted
+    assert client.post("/quotes", json=_body(start_date=(last + timedelta(days=1)).isoformat())).status_code == 422
+    assert client.post("/quotes", json=_body(months=13)).status_code == 201  # free again after last
+    refused = client.post("/quotes", json=_body())
+    problem = refused.json()
+    assert (refused.status_code, problem["next_free_date"], problem["next_free_reason"]) == (
+        409,
+        None,
+        "beyond_booking_window",
+    )
+    assert f"from any start up to {last.isoformat()}" in problem["detail"]
+    assert client.post("/quotes", json=_body(start_date=last.isoformat(), quantity=2)).json()["next_free_reason"] == (
+        "inventory_short"
+    )
