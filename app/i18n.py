@@ -151,7 +151,8 @@ EN: dict[str, str] = {
     "capacity_maintenance": "maintenance",
     "capacity_free": "free",
     "capacity_month": "month",
-    "capacity_total": "{total} {unit}s exist",
+    "capacity_total_node": "{total} servers exist",
+    "capacity_total_card": "{total} cards exist",
     "capacity_none": "No SKU's units are tracked yet: set the units that exist on a SKU's page (Inventory).",
     "capacity_bar": "{accepted} accepted, {issued} issued, {maintenance} in maintenance, {free} free",
     "capacity_bar_overbooked": "{accepted} accepted, {issued} issued, {maintenance} in maintenance, {free} free, "
@@ -362,7 +363,8 @@ ZH: dict[str, str] = {
     "capacity_maintenance": "维护",
     "capacity_free": "空闲",
     "capacity_month": "月份",
-    "capacity_total": "共 {total} 个（{unit}）",
+    "capacity_total_node": "共 {total} 台服务器",
+    "capacity_total_card": "共 {total} 张卡",
     "capacity_none": "尚未跟踪任何 SKU 的数量：请在 SKU 页面（库存）设置现有数量。",
     "capacity_bar": "已接受 {accepted}，已出具 {issued}，维护 {maintenance}，空闲 {free}",
     "capacity_bar_overbooked": "已接受 {accepted}，已出具 {issued}，维护 {maintenance}，空闲 {free}，"
@@ -445,10 +447,7 @@ ZH: dict[str, str] = {
     "footer": "数字均为依据所引公式的估算；请参阅每个结果页上的假设。",
 }
 
-REGIONS: dict[str, dict[str, str]] = {
-    "en": {"shenzhen": "Shenzhen", "singapore": "Singapore", "los-angeles": "Los Angeles"},
-    "zh": {"shenzhen": "深圳", "singapore": "新加坡", "los-angeles": "洛杉矶"},
-}
+REGIONS: dict[str, dict[str, str]] = messages.REGION_WORDS
 
 EN.update(SERVE_EN)
 ZH.update(SERVE_ZH)

@@ -42,11 +42,12 @@ class Availability:
         """Tracked, and fewer units free from the start than the option rents: a near miss (`capacity`)."""
         return self.free_units is not None and self.free_units < self.units
 
-    def miss_params(self, sku_id: str) -> dict[str, Any]:
+    def miss_params(self, sku_id: str, unit: str) -> dict[str, Any]:
         return {
             "sku": sku_id,
             "region": self.region,
             "units": self.units,
+            "unit": unit,
             "free_units": self.free_units,
             "start_date": self.start.isoformat(),
             "free_from": self.from_.isoformat() if self.from_ else None,

@@ -80,6 +80,7 @@ def test_the_capacity_api_and_page_show_accepted_issued_and_free_by_month(client
     assert "2 accepted, 1 issued, 0 in maintenance, 2 free" in page.text
     zh = client.get("/admin/capacity", params={"lang": "zh"}).text
     assert "已接受 2，已出具 1，维护 0，空闲 2" in zh
+    assert "新加坡 · 共 5 台服务器" in zh and "Singapore · 5 servers exist" in page.text
 
 
 def test_the_sku_page_adds_and_ends_a_hold(client: TestClient, alice: Admin) -> None:

@@ -73,8 +73,8 @@ def test_more_than_is_free_is_409_capacity_taken_with_the_free_units_and_next_da
     assert (problem["code"], problem["free_units"], problem["next_free_date"]) == ("capacity_taken", 1, free_from)
     assert problem["errors"][0]["type"] == "capacity_taken" and problem["errors"][0]["field"] == "quantity"
     assert problem["detail"] == (
-        f"2 × {H100} (node) are not free in singapore from {start.isoformat()}: 1 free over the whole rental; "
-        f"the 2 are free from {free_from}"
+        f"2 servers of {H100} are not free in Singapore from {start.isoformat()}: 1 server free over the whole "
+        f"rental; all 2 servers from {free_from}"
     )
     # one unit is still free, and the rental after the first one ends fits
     assert client.post("/quotes", json=_body(quantity=1, start_date=start.isoformat())).status_code == 201

@@ -32,7 +32,7 @@ def test_a_capacity_taken_between_results_and_quote_is_shown_on_the_form(client:
     url, entry = quote_from_form(db, RecommendIn.model_validate(BODY), option, FIELDS, [], Translator("zh"), 14)
     assert url is None
     [message] = [m for messages in entry.errors.values() for m in messages]
-    assert message.startswith("shenzhen 自 ") and "没有 1 个 a100-40g-pcie-card" in message
+    assert message.startswith("深圳自 ") and "没有 1 张卡（a100-40g-pcie-card）" in message
     assert db.scalar(select(func.count()).select_from(Quote)) == quotes  # the refused quote was not kept
 
 
@@ -50,6 +50,6 @@ def test_the_printed_quote_shows_its_start_and_what_it_holds(client: TestClient,
 def test_the_results_page_says_what_is_free(client: TestClient, db: Session) -> None:
     units_available(db, CARD, "shenzhen", 3)
     page = client.get("/results?preset=llama-2-7b&task=lora&objective=cheapest", headers={"accept": "text/html"}).text
-    assert 'data-availability="available"' in page and "3 free in shenzhen from " in page
+    assert 'data-availability="available"' in page and "3 free in Shenzhen from " in page
     zh = client.get("/results?preset=llama-2-7b&task=lora&objective=cheapest&lang=zh", headers={"accept": "text/html"})
-    assert "shenzhen 自 " in zh.text and " 起空闲 3 个" in zh.text
+    assert "深圳 自 " in zh.text and " 起空闲 3 个" in zh.text
