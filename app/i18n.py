@@ -77,6 +77,9 @@ EN: dict[str, str] = {
     "dataset_tokens_b": "Dataset size (billions of tokens)",
     "epochs": "Epochs",
     "deadline_days": "Deadline (days)",
+    "start_date": "Rental start",
+    "start_date_hint": "The first day of the rental (YYYY-MM-DD), from today to a year ahead; default today. What is "
+    "free is counted from it, and a quote starts on it.",
     "budget": "Monthly budget (¥)",
     "total_budget": "Job budget (¥)",
     "total_budget_hint": "What the whole job may cost; when given, it decides (a dearer month that finishes sooner "
@@ -290,6 +293,8 @@ ZH: dict[str, str] = {
     "dataset_tokens_b": "数据集大小（十亿 token）",
     "epochs": "轮数",
     "deadline_days": "截止期限（天）",
+    "start_date": "租期开始",
+    "start_date_hint": "租期的第一天（年-月-日），从今天到一年后；默认今天。空闲数量从这一天起计算，报价也从这一天开始。",
     "budget": "每月预算（¥）",
     "total_budget": "任务预算（¥）",
     "total_budget_hint": "整个任务最多花费多少；填写后以它为准（更贵但更快完成的月份可能总价更低）。",

@@ -3,7 +3,7 @@ page's language, nothing of the refused quote is kept, and the printed quote sho
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from fastapi.testclient import TestClient
@@ -53,3 +53,20 @@ def test_the_results_page_says_what_is_free(client: TestClient, db: Session) -> 
     assert 'data-availability="available"' in page and "3 free in Shenzhen from " in page
     zh = client.get("/results?preset=llama-2-7b&task=lora&objective=cheapest&lang=zh", headers={"accept": "text/html"})
     assert "深圳 自 " in zh.text and " 起空闲 3 个" in zh.text
+
+
+def test_the_wizard_start_date_reaches_the_results_and_the_quote(client: TestClient, db: Session) -> None:
+    units_available(db, CARD, "shenzhen", 3)
+    start = (datetime.now(ZoneInfo("Asia/Shanghai")).date() + timedelta(days=95)).isoformat()
+    wizard = client.get("/?lang=zh", headers={"accept": "text/html"}).text
+    assert 'name="start_date" type="date"' in wizard and "租期开始" in wizard
+    query = f"preset=llama-2-7b&task=lora&objective=cheapest&start_date={start}"
+    page = client.get(f"/results?{query}", headers={"accept": "text/html"}).text
+    assert f"3 free in Shenzhen from {start}" in page and f"start_date={start}" in page  # its quote link
+    form = {"preset": "llama-2-7b", "task": "lora", "objective": "cheapest", "start_date": start, "option": "1"}
+    posted = client.post("/quote", data={**form, **FIELDS}, follow_redirects=False)
+    assert posted.status_code == 303, posted.text
+    quote = client.get(posted.headers["location"].split("/print")[0]).json()
+    assert (quote["start_date"], quote["reservation"]["starts_on"]) == (start, start)
+    late = client.get("/results?preset=llama-2-7b&task=lora&start_date=2099-01-01", headers={"accept": "text/html"})
+    assert 'id="f-start_date"' in late.text and "must be from today" in late.text
