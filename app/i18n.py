@@ -77,6 +77,9 @@ EN: dict[str, str] = {
     "dataset_tokens_b": "Dataset size (billions of tokens)",
     "epochs": "Epochs",
     "deadline_days": "Deadline (days)",
+    "start_date": "Rental start",
+    "start_date_hint": "The first day of the rental (YYYY-MM-DD), from today to a year ahead; default today. What is "
+    "free is counted from it, and a quote starts on it.",
     "budget": "Monthly budget (¥)",
     "total_budget": "Job budget (¥)",
     "total_budget_hint": "What the whole job may cost; when given, it decides (a dearer month that finishes sooner "
@@ -151,9 +154,13 @@ EN: dict[str, str] = {
     "capacity_maintenance": "maintenance",
     "capacity_free": "free",
     "capacity_month": "month",
-    "capacity_total": "{total} {unit}s exist",
+    "capacity_total_node": "{total} servers exist",
+    "capacity_total_card": "{total} cards exist",
     "capacity_none": "No SKU's units are tracked yet: set the units that exist on a SKU's page (Inventory).",
     "capacity_bar": "{accepted} accepted, {issued} issued, {maintenance} in maintenance, {free} free",
+    "capacity_bar_overbooked": "{accepted} accepted, {issued} issued, {maintenance} in maintenance, {free} free, "
+    "{overbooked} overbooked (held beyond the units that exist)",
+    "capacity_overbooked": "overbooked",
     "indicative": "Indicative price: from the published range, final on consultation.",
     "plus_fabric": "+ fabric on consultation",
     "fabric_consultation_note": "The servers are joined by a fabric add-on priced on consultation: the totals "
@@ -286,6 +293,9 @@ ZH: dict[str, str] = {
     "dataset_tokens_b": "数据集大小（十亿 token）",
     "epochs": "轮数",
     "deadline_days": "截止期限（天）",
+    "start_date": "租期开始",
+    "start_date_hint": "租期的第一天（年-月-日），从今天到一年后；默认今天。"
+    "空闲数量从这一天起计算，报价也从这一天开始。",
     "budget": "每月预算（¥）",
     "total_budget": "任务预算（¥）",
     "total_budget_hint": "整个任务最多花费多少；填写后以它为准（更贵但更快完成的月份可能总价更低）。",
@@ -359,9 +369,13 @@ ZH: dict[str, str] = {
     "capacity_maintenance": "维护",
     "capacity_free": "空闲",
     "capacity_month": "月份",
-    "capacity_total": "共 {total} 个（{unit}）",
+    "capacity_total_node": "共 {total} 台服务器",
+    "capacity_total_card": "共 {total} 张卡",
     "capacity_none": "尚未跟踪任何 SKU 的数量：请在 SKU 页面（库存）设置现有数量。",
     "capacity_bar": "已接受 {accepted}，已出具 {issued}，维护 {maintenance}，空闲 {free}",
+    "capacity_bar_overbooked": "已接受 {accepted}，已出具 {issued}，维护 {maintenance}，空闲 {free}，"
+    "超售 {overbooked}（占用超出现有数量）",
+    "capacity_overbooked": "超售",
     "indicative": "参考价：取自公开价格区间，最终价格以协商为准。",
     "plus_fabric": "+ 组网费用面议",
     "fabric_consultation_note": "服务器之间经网络附加项互联，其价格面议，未计入各项合计。",
@@ -439,10 +453,7 @@ ZH: dict[str, str] = {
     "footer": "数字均为依据所引公式的估算；请参阅每个结果页上的假设。",
 }
 
-REGIONS: dict[str, dict[str, str]] = {
-    "en": {"shenzhen": "Shenzhen", "singapore": "Singapore", "los-angeles": "Los Angeles"},
-    "zh": {"shenzhen": "深圳", "singapore": "新加坡", "los-angeles": "洛杉矶"},
-}
+REGIONS: dict[str, dict[str, str]] = messages.REGION_WORDS
 
 EN.update(SERVE_EN)
 ZH.update(SERVE_ZH)

@@ -348,10 +348,10 @@ MISSES: dict[str, dict[str, str]] = {
         "deadline_hours": "fits, but needs {hours:.1f} hours (deadline {deadline_days:g} days)",
         "quote_months": "fits, but bills {months} months, more than the {max_months} a quote rents: re-plan on more "
         "GPUs",
-        "capacity": "fits, but needs {units} × {sku} in {region} and {free_units} are free from {start_date}; the "
-        "{units} are free from {free_from}",
-        "capacity_never": "fits, but needs {units} × {sku} in {region} and {free_units} are free from {start_date}; "
-        "the region does not have {units}",
+        "capacity": "fits, but needs {units_words} of {sku} in {region}; {free_words} free from {start_date}, all "
+        "{units_words} from {free_from}",
+        "capacity_never": "fits, but needs {units_words} of {sku} in {region}; {free_words} free from {start_date}, "
+        "and the region does not have {units_words}",
         "budget": "fits, but costs {monthly!m} a month (budget {budget!c})",
         "inefficient": "fits, but is not a sensible way to run this job: MFU {mfu:.1%} (below {min_mfu:.0%}), "
         "{exposed_comm_s:,.1f} s of exposed communication against {compute_s:,.1f} s of compute a step; {helps}",
@@ -377,10 +377,10 @@ MISSES: dict[str, dict[str, str]] = {
         "deadline": "放得下，但需要 {days:.1f} 天（截止期限 {deadline_days:g} 天）",
         "deadline_hours": "放得下，但需要 {hours:.1f} 小时（截止期限 {deadline_days:g} 天）",
         "quote_months": "放得下，但需计费 {months} 个月，超过报价最多可租的 {max_months} 个月：请改用更多 GPU 重新规划",
-        "capacity": "放得下，但需要 {region} 的 {units} 个 {sku}，自 {start_date} 起只有 {free_units} 个空闲；"
-        "{units} 个自 {free_from} 起空闲",
-        "capacity_never": "放得下，但需要 {region} 的 {units} 个 {sku}，自 {start_date} 起只有 {free_units} 个空闲；"
-        "该地域总数不足 {units} 个",
+        "capacity": "放得下，但需要{region}的 {units_words}（{sku}），自 {start_date} 起只有 {free_words}空闲；"
+        "{units_words}自 {free_from} 起空闲",
+        "capacity_never": "放得下，但需要{region}的 {units_words}（{sku}），自 {start_date} 起只有 {free_words}空闲；"
+        "该地域总数不足 {units_words}",
         "budget": "放得下，但每月费用 {monthly!m}（预算 {budget!c}）",
         "inefficient": "放得下，但不是运行这项作业的合理方式：MFU {mfu:.1%}（低于 {min_mfu:.0%}），"
         "每步未被掩盖的通信 {exposed_comm_s:,.1f} 秒，计算仅 {compute_s:,.1f} 秒；{helps}",
@@ -509,6 +509,38 @@ WHERE: dict[str, dict[str, str]] = {
     "zh": {"one": "{gpus} × {gpu_name}", "nodes": "{gpus} × {gpu_name}，共 {nodes} 个节点"},
 }
 LIST_SEP = {"en": ", ", "zh": "、"}
+
+# The catalog's regions as people read them (app/data/catalog.yaml region ids); app.i18n.REGIONS is this table.
+REGION_WORDS: dict[str, dict[str, str]] = {
+    "en": {"shenzhen": "Shenzhen", "singapore": "Singapore", "los-angeles": "Los Angeles"},
+    "zh": {"shenzhen": "深圳", "singapore": "新加坡", "los-angeles": "洛杉矶"},
+}
+
+# A count of the units a SKU rents (its rental_unit, app/estimator/vocabulary.py RentalUnit): whole servers or
+# single cards.
+UNIT_WORDS: dict[str, dict[str, tuple[str, str]]] = {
+    "en": {"node": ("{n} server", "{n} servers"), "card": ("{n} card", "{n} cards")},
+    "zh": {"node": ("{n} 台服务器", "{n} 台服务器"), "card": ("{n} 张卡", "{n} 张卡")},
+}
+
+
+def unit_words(n: int, unit: str, lang: str) -> str:
+    """`n` units of a SKU renting by `unit` (node or card): "2 servers", "2 台服务器"."""
+    bare = "{n}" if lang == "en" else "{n} 个"
+    one, many = UNIT_WORDS[lang].get(unit, (bare, bare))
+    return (one if n == 1 else many).format(n=n)
+
+
+def _place_words(params: Mapping[str, Any], values: dict[str, Any], lang: str) -> None:
+    """A region id as its name, and counts of units in their words, where a text carries them (capacity texts)."""
+    if isinstance(params.get("region"), str):
+        values["region"] = REGION_WORDS[lang].get(params["region"], params["region"])
+    if "units" in params and "free_units" in params:  # without a `unit` (older stored texts): a bare count
+        unit = str(params.get("unit") or "")
+        values["units_words"] = unit_words(int(params["units"] or 0), unit, lang)
+        values["free_words"] = unit_words(int(params["free_units"] or 0), unit, lang)
+
+
 REASON_SEP = {"en": "; ", "zh": "；"}
 
 
@@ -531,6 +563,7 @@ class _Formatter(string.Formatter):
 
 def _render(template: str, params: Mapping[str, Any], lang: str, money: MoneyFormat) -> str:
     values = {k: LIST_SEP[lang].join(map(str, v)) if isinstance(v, list | tuple) else v for k, v in params.items()}
+    _place_words(params, values, lang)
     if "gpu_name" in params:
         values["where"] = WHERE[lang]["nodes" if params.get("nodes", 1) > 1 else "one"].format(**params)
     if "scheme_note" in params:
@@ -699,8 +732,10 @@ def assumption(code: str, params: Mapping[str, Any], lang: str = "en", money: Mo
 def quote_check(code: str, params: Mapping[str, Any], lang: str = "en") -> str:
     """Why a quote's quantity, months or add-ons do not carry its plan or what its SKU rents, in `lang`."""
     lang = _lang(lang)
-    if code == "capacity_taken" and params.get("next_free_date") is None:  # the region has fewer than asked
-        code = "capacity_taken_never"
+    if code == "capacity_taken" and params.get("next_free_date") is None:  # the region has fewer than asked,
+        # or has them only from a day beyond the booking window (app.capacity.service.taken)
+        late = params.get("next_free_reason") == "beyond_booking_window"
+        code = "capacity_taken_beyond" if late else "capacity_taken_never"
     return _render(QUOTE_CHECKS[lang][code], params, lang, plain_money)
 
 

@@ -44,10 +44,13 @@ QUOTE_CHECKS: dict[str, dict[str, str]] = {
         "fabric_addon_missing": "quantity {quantity} of {sku}: the plan joins its {quantity} servers over the "
         "{fabric} fabric, which the add-on {addon} ({addon_name}) provides, and addons does not rent it; add {addon} "
         "to addons for the {quantity} servers, or re-plan on one server",
-        "capacity_taken": "{units} × {sku} ({unit}) are not free in {region} from {start_date}: {free_units} free "
-        "over the whole rental; the {units} are free from {next_free_date}",
-        "capacity_taken_never": "{units} × {sku} ({unit}) are not free in {region} from {start_date}: {free_units} "
-        "free over the whole rental, and the region does not have {units}",
+        "capacity_taken": "{units_words} of {sku} are not free in {region} from {start_date}: {free_words} free "
+        "over the whole rental; all {units_words} from {next_free_date}",
+        "capacity_taken_never": "{units_words} of {sku} are not free in {region} from {start_date}: {free_words} "
+        "free over the whole rental, and the region does not have {units_words}",
+        "capacity_taken_beyond": "{units_words} of {sku} are not free in {region} from {start_date}: {free_words} "
+        "free over the whole rental, and not free for the whole rental from any start up to {last_start_date} "
+        "(quotes start at most a year ahead)",
     },
     "zh": {
         "quantity_servers": "数量 {quantity} 租用 {rented} 张 GPU（{quantity} × {sku}，"
@@ -83,9 +86,11 @@ QUOTE_CHECKS: dict[str, dict[str, str]] = {
         "fabric_addon_missing": "{sku} 数量 {quantity}：方案通过 {fabric} 网络把 {quantity} 台服务器连成一体，"
         "该网络由附加项 {addon}（{addon_name}）提供，而 addons 没有租用它；请把 {addon} 加入 addons"
         "（用于这 {quantity} 台服务器），或按一台服务器重新规划",
-        "capacity_taken": "{region} 自 {start_date} 起没有 {units} 个 {sku}（{unit}）可用：整个租期内只有 "
-        "{free_units} 个空闲；{units} 个自 {next_free_date} 起空闲",
-        "capacity_taken_never": "{region} 自 {start_date} 起没有 {units} 个 {sku}（{unit}）可用：整个租期内只有 "
-        "{free_units} 个空闲，且该地域总数不足 {units} 个",
+        "capacity_taken": "{region}自 {start_date} 起没有 {units_words}（{sku}）可用：整个租期内只有 "
+        "{free_words}空闲；{units_words}自 {next_free_date} 起空闲",
+        "capacity_taken_never": "{region}自 {start_date} 起没有 {units_words}（{sku}）可用：整个租期内只有 "
+        "{free_words}空闲，且该地域总数不足 {units_words}",
+        "capacity_taken_beyond": "{region}自 {start_date} 起没有 {units_words}（{sku}）可用：整个租期内只有 "
+        "{free_words}空闲，且在 {last_start_date} 之前开始的租期都无法整期空闲（报价最多提前一年开始）",
     },
 }

@@ -400,16 +400,25 @@ def test_a_warning_reads_in_both_languages_with_its_figures() -> None:
 
 
 def test_capacity_near_miss_names_what_is_free_and_from_when_in_both_languages() -> None:
-    params = {"sku": "h100", "region": "shenzhen", "units": 4, "free_units": 1, "start_date": "2027-01-04"}
+    params = {
+        "sku": "h100",
+        "region": "shenzhen",
+        "units": 4,
+        "unit": "node",
+        "free_units": 1,
+        "start_date": "2027-01-04",
+    }
     later = {**params, "free_from": "2027-03-05"}
     assert messages.misses([("capacity", later)]) == (
-        "fits, but needs 4 × h100 in shenzhen and 1 are free from 2027-01-04; the 4 are free from 2027-03-05"
+        "fits, but needs 4 servers of h100 in Shenzhen; 1 server free from 2027-01-04, all 4 servers from 2027-03-05"
     )
     assert messages.misses([("capacity", later)], "zh") == (
-        "放得下，但需要 shenzhen 的 4 个 h100，自 2027-01-04 起只有 1 个空闲；4 个自 2027-03-05 起空闲"
+        "放得下，但需要深圳的 4 台服务器（h100），自 2027-01-04 起只有 1 台服务器空闲；4 台服务器自 2027-03-05 起空闲"
     )
     never = messages.misses([("capacity", {**params, "free_from": None})])
-    assert never is not None and never.endswith("the region does not have 4")
+    assert never is not None and never.endswith("the region does not have 4 servers")
+    cards = messages.misses([("capacity", {**later, "unit": "card", "region": "singapore"})], "zh")
+    assert cards is not None and cards.startswith("放得下，但需要新加坡的 4 张卡（h100）")
 
 
 def test_max_nodes_rejection_is_no_longer_called_capacity() -> None:

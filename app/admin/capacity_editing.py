@@ -16,8 +16,10 @@ from sqlalchemy.orm.exc import StaleDataError
 
 from app.admin.capacity_schemas import HoldIn, HoldOut, MonthUseOut, RegionUseOut
 from app.admin.catalog_editing import get_sku, stale_words
+from app.admin.overbooking import Edit, refuse_overbooking
 from app.admin.service import Actor, aware, record
 from app.capacity import repository, service
+from app.capacity.ledger import Hold
 from app.capacity.models import MaintenanceHold
 from app.catalog.models import Sku
 from app.errors import Conflict, InvalidInput, NotFound
@@ -58,6 +60,29 @@ def _check(sku: Sku, region: str, starts_on: date, ends_on: date | None = None) 
         )
 
 
+def _check_dates(session: Session, starts_on: date, ends_on: date, *, new: bool) -> None:
+    """A new hold starts at most HOLD_BACKDATE_DAYS ago (an edit of an older one keeps its first day); any ends by
+    the last day a rental can hold units (app.capacity.service.hold_bounds)."""
+    earliest, horizon = service.hold_bounds(session)
+    if new and starts_on < earliest:
+        message = f"must be on or after {earliest.isoformat()} ({service.HOLD_BACKDATE_DAYS} days ago at most)"
+        raise InvalidInput(
+            f"starts_on: {message}", errors=[{"field": "starts_on", "message": message, "type": "value_error"}]
+        )
+    if ends_on > horizon:
+        message = f"must be on or before {horizon.isoformat()} (the last day a rental can hold units)"
+        raise InvalidInput(
+            f"ends_on: {message}", errors=[{"field": "ends_on", "message": message, "type": "value_error"}]
+        )
+
+
+def _check_units(units: int, total: int | None) -> None:
+    """A hold takes at most the units that exist (when the region's inventory is tracked)."""
+    if total is not None and units > total:
+        message = f"at most the {total} units that exist in the region (its inventory)"
+        raise InvalidInput(f"units: {message}", errors=[{"field": "units", "message": message, "type": "value_error"}])
+
+
 def _stale(slug: str, row: MaintenanceHold | None, version: int | None) -> Conflict:
     if row is None:
         return Conflict(
@@ -77,10 +102,17 @@ def set_hold(
     """Create the hold of a SKU, region and first day (`version` null) or edit it (its version)."""
     sku = get_sku(session, slug)
     _check(sku, region, starts_on, data.ends_on)
+    inventory = repository.inventory_row(session, sku_pk=sku.id, region=region, lock=True)
+    total = inventory.units_available if inventory is not None else None
+    _check_units(data.units, total)
     row = repository.get_maintenance(session, sku_pk=sku.id, region=region, starts_on=starts_on)
     if (row is None) != (data.version is None) or (row is not None and row.version != data.version):
         raise _stale(slug, row, data.version)
+    _check_dates(session, starts_on, data.ends_on, new=row is None)
     before = _snapshot(row)
+    if total is not None:
+        edit = Edit(sku.id, slug, region, total, total, Hold(starts_on, data.ends_on, data.units))
+        refuse_overbooking(session, edit, field="units", force=data.force)
     if row is None:
         row = MaintenanceHold(sku_pk=sku.id, region=region, starts_on=starts_on, created_by=actor.email)
         session.add(row)

@@ -68,7 +68,7 @@ def sku_hold_delete(edit: SkuEditDep) -> Response:
 
 @dataclass(frozen=True, slots=True)
 class Segment:
-    kind: str  # accepted, issued, maintenance, free
+    kind: str  # accepted, issued, maintenance, free, overbooked
     units: int
     x: float
     width: float
@@ -76,8 +76,9 @@ class Segment:
 
 def segments(month: MonthUseOut, total: int) -> list[Segment]:
     """One month's bar: accepted, issued and maintenance units, then free, each as wide as its share of the
-    inventory (a bar is BAR_WIDTH px for the whole of it)."""
-    scale = BAR_WIDTH / total if total else 0.0
+    inventory and the units overbooked (a bar is BAR_WIDTH px for the whole of them), and the overbooked units at its
+    end."""
+    scale = BAR_WIDTH / (total + month.overbooked) if total + month.overbooked else 0.0
     out, x = [], 0.0
     for kind, units in (
         ("accepted", month.accepted),
@@ -88,6 +89,9 @@ def segments(month: MonthUseOut, total: int) -> list[Segment]:
         width = round(min(units * scale, BAR_WIDTH - x), 1)
         out.append(Segment(kind, units, round(x, 1), width))
         x += width
+    if month.overbooked:  # units held beyond the inventory: the bar's end, in their own colour, never hidden
+        width = round(month.overbooked * scale, 1)
+        out.append(Segment("overbooked", month.overbooked, round(BAR_WIDTH - width, 1), width))
     return out
 
 

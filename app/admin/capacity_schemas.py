@@ -20,6 +20,11 @@ class HoldIn(StrictModel):
     units: int = Field(ge=1, le=1_000_000, strict=True, description="Cards or servers, as the SKU rents")
     note: Note = Field(default="", description="Why, for the audit log and the page")
     version: Version | None = Field(default=None, description="null for a new hold; the hold's version to edit it")
+    force: bool = Field(
+        default=False,
+        description="true: save it even though quotes then hold more units than are left (409 `overbooked` "
+        "otherwise); the capacity page shows the units overbooked",
+    )
 
 
 class HoldOut(BaseModel):
@@ -40,6 +45,9 @@ class MonthUseOut(BaseModel):
     issued: int = Field(description="The most units issued (valid) quotes hold on one day of the month")
     maintenance: int = Field(description="The most units maintenance holds on one day of the month")
     free: int = Field(description="Units free on every day of the month")
+    overbooked: int = Field(
+        default=0, description="The most units held beyond the inventory on one day of the month (a forced cut)"
+    )
 
 
 class RegionUseOut(BaseModel):

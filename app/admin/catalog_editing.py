@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session
 from sqlalchemy.orm.exc import StaleDataError
 
 from app.admin import repository
+from app.admin.overbooking import Edit, refuse_overbooking
 from app.admin.schemas import (
     AddonIn,
     AddonOut,
@@ -404,7 +405,7 @@ def set_availability(
     sku = get_sku(session, slug)
     if region not in sku.regions:
         _raise_if([_error("region", f"{sku.slug} is sold in {', '.join(sku.regions)}")])
-    row = repository.get_availability(session, sku_pk=sku.id, region=region)
+    row = repository.get_availability(session, sku_pk=sku.id, region=region, lock=True)
     if row is None and data.version is not None:
         raise Conflict(
             f"{slug} has no availability figure in {region} yet; send version null",
@@ -425,6 +426,9 @@ def set_availability(
             ],
         )
     before = _availability_snapshot(row)
+    if row is not None:
+        edit = Edit(sku.id, slug, region, row.units_available, data.units_available)
+        refuse_overbooking(session, edit, field="units_available", force=data.force)
     if row is None:
         row = SkuAvailability(sku_pk=sku.id, region=region, units_available=data.units_available)
         session.add(row)

@@ -140,8 +140,12 @@ def availability_for(session: Session, sku_pk: int) -> list[SkuAvailability]:
     return list(session.scalars(query))
 
 
-def get_availability(session: Session, *, sku_pk: int, region: str) -> SkuAvailability | None:
+def get_availability(session: Session, *, sku_pk: int, region: str, lock: bool = False) -> SkuAvailability | None:
+    """`lock`: `SELECT … FOR UPDATE`, the lock a quote's hold counts under (app.capacity.repository.inventory_row),
+    so that an admin's edit and a new hold count what is held one after the other."""
     query = select(SkuAvailability).where(SkuAvailability.sku_pk == sku_pk, SkuAvailability.region == region)
+    if lock:
+        query = query.with_for_update()
     return session.scalar(query)
 
 

@@ -227,6 +227,11 @@ class AvailabilityIn(StrictModel):
         "on a day is this less the maintenance holds and the units issued and accepted quotes hold then",
     )
     version: Version | None = Field(default=None, description="null when the region has no figure yet")
+    force: bool = Field(
+        default=False,
+        description="true: save it even though quotes then hold more units than exist (409 `overbooked` "
+        "otherwise), e.g. a server broke; the capacity page shows the units overbooked",
+    )
 
 
 class AddonBandwidth(StrictModel):

@@ -45,7 +45,7 @@ class MaintenanceHold(VersionedMixin, Base):
 
 
 class Reservation(Base):
-    """The units one quote holds from its start date for its billed months (30 days each)."""
+    """The units one quote holds from its start date for its months (calendar months: app.capacity.ledger.window)."""
 
     __tablename__ = "reservations"
     __table_args__ = (

@@ -23,16 +23,27 @@ from sqlalchemy.orm import Session
 
 from app import messages
 from app.capacity import repository
-from app.capacity.ledger import Hold, free_units, held_peak, next_free, window
+from app.capacity.ledger import (
+    Hold,
+    add_months,
+    free_units,
+    held_peak,
+    last_start,
+    next_free,
+    overbooked_days,
+    window,
+)
 from app.capacity.models import Reservation
 from app.catalog.models import Sku
 from app.db.engine import SETTINGS
 from app.errors import Conflict, InvalidInput
+from app.estimator.vocabulary import MAX_QUOTE_MONTHS
 from app.settings import Settings, get_settings
 
-# A rental starts within a year: the longest term the catalog sells is annual (app/estimator/vocabulary.py TERMS),
-# and the bound keeps a start plus its months (at most MAX_QUOTE_MONTHS) inside the calendar.
-MAX_START_AHEAD_DAYS = 366
+# A maintenance hold may be recorded for a repair that began up to a month ago (the admin learns of it late), and
+# ends at most where a rental can still hold units: the last start (the booking window, ledger.last_start) plus
+# the longest rental a quote prices (MAX_QUOTE_MONTHS); a hold beyond that restricts nothing.
+HOLD_BACKDATE_DAYS = 31
 
 
 class CapacityTaken(Conflict):
@@ -48,16 +59,24 @@ def catalog_today(session: Session | None = None) -> date:
 
 
 def start_of(session: Session, start_date: date | None, *, field: str) -> date:
-    """A rental's first day: the one asked for, from today to MAX_START_AHEAD_DAYS ahead (else 422 on `field`), or
-    today in the catalog's timezone."""
+    """A rental's first day: the one asked for, within the booking window (today to ledger.last_start, else 422 on
+    `field`), or today in the catalog's timezone."""
     today = catalog_today(session)
     if start_date is None:
         return today
-    latest = today + timedelta(days=MAX_START_AHEAD_DAYS)
+    latest = last_start(today)
     if not today <= start_date <= latest:
-        message = f"must be from today ({today.isoformat()} in the catalog's timezone) to {latest.isoformat()}"
+        message = (
+            f"must be from today ({today.isoformat()} in the catalog's timezone) to {latest.isoformat()} (a year ahead)"
+        )
         raise InvalidInput(f"{field}: {message}", errors=[{"field": field, "message": message, "type": "value_error"}])
     return start_date
+
+
+def hold_bounds(session: Session) -> tuple[date, date]:
+    """The earliest first day of a new maintenance hold and the latest day it may end on (HOLD_BACKDATE_DAYS)."""
+    today = catalog_today(session)
+    return today - timedelta(days=HOLD_BACKDATE_DAYS), add_months(last_start(today), MAX_QUOTE_MONTHS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +105,7 @@ def free_in(
     holds = _holds(session, sku_pk=sku_pk, region=region, start=start, now=now)
     first, end = window(start, months)
     free = free_units(total, holds, first, end)
-    found = start if free >= units else next_free(total, holds, start, (end - first).days, units)
+    found = start if free >= units else next_free(total, holds, start, (end - first).days, units, months=months)
     return Free(region, total, free, found)
 
 
@@ -114,7 +133,7 @@ def choose_region(
         if free.free_units >= units:
             return region
         short.append(free)
-    raise taken(sku, short[0], units=units, start=start)
+    raise taken(sku, short[0], units=units, start=start, latest=last_start(catalog_today(session)))
 
 
 def hold(
@@ -145,7 +164,7 @@ def hold(
         now=now,
     )
     if free.free_units < units:
-        raise taken(sku, free, units=units, start=start)
+        raise taken(sku, free, units=units, start=start, latest=last_start(catalog_today(session)))
     first, end = window(start, months)
     reservation = Reservation(
         quote_id=quote_id,
@@ -162,7 +181,12 @@ def hold(
     return reservation
 
 
-def taken(sku: Sku, free: Free, *, units: int, start: date) -> CapacityTaken:
+def taken(sku: Sku, free: Free, *, units: int, start: date, latest: date) -> CapacityTaken:
+    """The 409; `next_free_date` only where a quote may start then (on or before `latest`, the booking window's
+    end), else null with `next_free_reason`: `inventory_short` (the region never has the units) or
+    `beyond_booking_window` (free only from a day no start_date reaches yet)."""
+    found = free.from_ if free.from_ is not None and free.from_ <= latest else None
+    reason = None if found else ("inventory_short" if free.from_ is None else "beyond_booking_window")
     params: dict[str, Any] = {
         "sku": sku.slug,
         "region": free.region,
@@ -170,11 +194,18 @@ def taken(sku: Sku, free: Free, *, units: int, start: date) -> CapacityTaken:
         "unit": sku.rental_unit,
         "free_units": free.free_units,
         "start_date": start.isoformat(),
-        "next_free_date": free.from_.isoformat() if free.from_ else None,
+        "next_free_date": found.isoformat() if found else None,
+        "next_free_reason": reason,
+        "last_start_date": latest.isoformat(),
     }
     message = messages.quote_check("capacity_taken", params)
     error = {"field": "quantity", "message": message, "type": "capacity_taken", "params": params}
-    extra = {"code": "capacity_taken", "free_units": free.free_units, "next_free_date": params["next_free_date"]}
+    extra = {
+        "code": "capacity_taken",
+        "free_units": free.free_units,
+        "next_free_date": params["next_free_date"],
+        "next_free_reason": reason,
+    }
     return CapacityTaken(message, errors=[error], extra=extra)
 
 
@@ -193,6 +224,41 @@ def _set_state(session: Session, quote_id: int, state: str) -> None:
     if reservation is not None and reservation.state != state:
         reservation.state = state
         session.flush()
+
+
+# ---------------------------------------------------------------- the admin's edits
+
+
+@dataclass(frozen=True, slots=True)
+class Overbooking:
+    """More units held than exist in a region from today: `shortfall`, the most units short on one day, from
+    `first_day`; `quote_ids`, the quotes (issued or accepted) whose reservations hold units on such a day."""
+
+    shortfall: int
+    first_day: date | None
+    quote_ids: list[int]
+
+
+def overbooking(
+    session: Session, *, sku_pk: int, region: str, total: int, hold: Hold | None = None, now: datetime | None = None
+) -> Overbooking:
+    """What the reservations and maintenance holds of a SKU in a region would take beyond `total`, from today (the
+    catalog's timezone) on, with `hold` in place of the maintenance hold of its first day: read before an admin's
+    edit is written, to refuse one that oversells."""
+    now = now or datetime.now(UTC)
+    today = catalog_today(session)
+    reserved = repository.reservations(session, now=now, after=today, sku_pk=sku_pk, region=region)
+    kept = repository.maintenance(session, after=today, sku_pk=sku_pk, region=region)
+    holds = [Hold(r.starts_on, r.ends_on, r.units) for r in reserved] + [
+        Hold(m.starts_on, m.ends_on, m.units) for m in kept if hold is None or m.starts_on != hold.starts_on
+    ]
+    if hold is not None:
+        holds.append(hold)
+    short = overbooked_days(total, holds, today)
+    if not short:
+        return Overbooking(0, None, [])
+    ids = sorted({r.quote_id for r in reserved for day in short if r.starts_on <= day < r.ends_on})
+    return Overbooking(max(short.values()), min(short), ids)
 
 
 # ---------------------------------------------------------------- the planner's view
@@ -219,6 +285,7 @@ class MonthUse:
     issued: int
     maintenance: int
     free: int
+    overbooked: int = 0  # the most units held beyond the inventory on one day of it (an admin forced a cut)
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,6 +325,7 @@ def capacity_by_month(session: Session, *, months: int, now: datetime | None = N
                 held_peak(issued, first, end),
                 held_peak(maintenance, first, end),
                 free_units(row.units_available, every, first, end),
+                max(0, held_peak(every, first, end) - row.units_available),
             )
             for first, end in zip(starts, starts[1:], strict=False)
         ]

@@ -42,11 +42,12 @@ class Availability:
         """Tracked, and fewer units free from the start than the option rents: a near miss (`capacity`)."""
         return self.free_units is not None and self.free_units < self.units
 
-    def miss_params(self, sku_id: str) -> dict[str, Any]:
+    def miss_params(self, sku_id: str, unit: str) -> dict[str, Any]:
         return {
             "sku": sku_id,
             "region": self.region,
             "units": self.units,
+            "unit": unit,
             "free_units": self.free_units,
             "start_date": self.start.isoformat(),
             "free_from": self.from_.isoformat() if self.from_ else None,
@@ -60,7 +61,7 @@ def in_region(offer: Offer, region: str, units: int, months: int, start: date) -
     holds = offer.holds.get(region, ())
     first, end = window(start, months)
     free = free_units(total, holds, first, end)
-    found = start if free >= units else next_free(total, holds, start, (end - first).days, units)
+    found = start if free >= units else next_free(total, holds, start, (end - first).days, units, months=months)
     return Availability(region, units, start, free, found)
 
 

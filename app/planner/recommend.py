@@ -660,7 +660,7 @@ def _misses(option: Option, constraints: Constraints, workload: Workload) -> lis
     if months is not None and months > MAX_QUOTE_MONTHS:  # POST /quotes rents no more: its body would not post
         reasons.append(("quote_months", {"months": months, "max_months": MAX_QUOTE_MONTHS}))
     if option.availability.short:  # fewer units free from the start date than the plan rents
-        reasons.append(("capacity", option.availability.miss_params(option.offer.sku_id)))
+        reasons.append(("capacity", option.availability.miss_params(option.offer.sku_id, option.offer.rental_unit)))
     budget, _warnings = budget_misses(option.cost, constraints)
     return reasons + budget
 

@@ -588,7 +588,7 @@ def with_capacity(search: ServingSearch, constraints: Constraints) -> ServingSea
     for option in search.options:
         availability = option.availability = _placed(option, constraints)
         if availability.short:
-            option.misses.append(("capacity", availability.miss_params(option.offer.sku_id)))
+            option.misses.append(("capacity", availability.miss_params(option.offer.sku_id, option.offer.rental_unit)))
             option.rank = None
             short.append(option)
         else:

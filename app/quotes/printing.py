@@ -34,7 +34,7 @@ LABELS: dict[str, dict[str, str]] = {
         "valid_until": "Valid until",
         "rental_start": "Rental starts",
         "held": "Reserved",
-        "held_words": "{units} × {unit} in {region}, {starts_on} to {ends_on}",
+        "held_words": "{units} × {unit} in {region}, {starts_on} to {last_day}",
         "held_card": "card",
         "held_node": "server",
         "status": "Status",
@@ -123,7 +123,7 @@ LABELS: dict[str, dict[str, str]] = {
         "valid_until": "有效期至",
         "rental_start": "租期开始",
         "held": "已预留",
-        "held_words": "{region} {units} {unit}，{starts_on} 至 {ends_on}",
+        "held_words": "{region} {units} {unit}，{starts_on} 至 {last_day}",
         "held_card": "张卡",
         "held_node": "台服务器",
         "status": "状态",
@@ -348,7 +348,7 @@ def held_words(quote: QuoteOut, lang: str) -> str | None:
     t = LABELS.get(lang, LABELS["en"])
     return t["held_words"].format(
         units=held.units, unit=t.get(f"held_{quote.unit}", quote.unit), region=region_words(held.region, lang),
-        starts_on=held.starts_on.isoformat(), ends_on=held.ends_on.isoformat(),
+        starts_on=held.starts_on.isoformat(), last_day=held.last_day.isoformat(),
     )  # fmt: skip
 
 

@@ -214,3 +214,10 @@ def mark_expired(session: Session, *, quote_id: int, now: datetime) -> bool:
         .execution_options(synchronize_session=False)
     )
     return bool(session.execute(statement).rowcount)  # type: ignore[attr-defined]
+
+
+def numbers_of(session: Session, quote_ids: list[int]) -> list[str]:
+    """The quotes' numbers (Q-2026-000123), in order."""
+    if not quote_ids:
+        return []
+    return list(session.scalars(select(Quote.number).where(Quote.id.in_(quote_ids)).order_by(Quote.number)))

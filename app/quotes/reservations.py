@@ -8,7 +8,7 @@ The quote keeps what it holds in its snapshot (`rental`), so its page and PDF sh
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from typing import Any
 
 from sqlalchemy.orm import Session
@@ -90,5 +90,6 @@ def reservation_out(quote: Quote, *, holding: bool) -> ReservationOut | None:
         units=rental["held"]["units"],
         starts_on=date.fromisoformat(rental["start_date"]),
         ends_on=date.fromisoformat(rental["ends_on"]),
+        last_day=date.fromisoformat(rental["ends_on"]) - timedelta(days=1),
         holding=holding,
     )

@@ -193,7 +193,7 @@ class QuoteCreate(RequestModel):
         default=None,
         description="The first day of the rental (YYYY-MM-DD), from today to a year ahead; default: today in the "
         "catalog's timezone (CATALOG_TIMEZONE). Where the admin tracks the SKU's units in the region, the quote holds "
-        "its units from this day for its months (30 days each) while it is issued and valid, and for good once "
+        "its units from this day for its months (calendar months) while it is issued and valid, and for good once "
         "accepted; when they are not free the answer is 409 with code `capacity_taken`.",
     )
     workload: WorkloadIn | None = Field(
@@ -270,7 +270,11 @@ class ReservationOut(BaseModel):
     region: str
     units: int = Field(description="Cards or servers, as the SKU rents")
     starts_on: date
-    ends_on: date = Field(description="The day after the last one held (start + 30 days × months)")
+    ends_on: date = Field(
+        description="The day after the last one held: the start day `months` calendar months later (12 months: one "
+        "year), whatever the months billed"
+    )
+    last_day: date = Field(description="The last day held (the day before `ends_on`), as the quote prints it")
     holding: bool = Field(description="Whether the units are held now: issued and valid, or accepted")
 
 

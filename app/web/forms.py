@@ -54,6 +54,7 @@ SINGLE_FIELDS = (
     "dataset_tokens_b",
     "epochs",
     "deadline_days",
+    "start_date",
     "budget",
     "total_budget",
     "term",
@@ -80,6 +81,7 @@ API_TO_FIELD = {
     "constraints.max_monthly_budget": "budget",
     "constraints.max_total_budget": "total_budget",
     "constraints.deadline_days": "deadline_days",
+    "constraints.start_date": "start_date",
     "constraints.term": "term",
     "constraints.gpu_types": "gpu_types",
     "constraints.regions": "regions",
@@ -278,6 +280,9 @@ def _constraints(form: WizardForm, t: Translator) -> dict[str, Any]:
     deadline = _number(form, "deadline_days", t)
     if deadline is not None:
         constraints["deadline_days"] = deadline
+    start = form.values.get("start_date", "").strip()
+    if start:  # YYYY-MM-DD; the planner checks it is within the booking window (422 on constraints.start_date)
+        constraints["start_date"] = start
     for name in MULTI_FIELDS:
         if form.multi.get(name):
             constraints[name] = list(form.multi[name])

@@ -80,6 +80,7 @@ def test_the_capacity_api_and_page_show_accepted_issued_and_free_by_month(client
     assert "2 accepted, 1 issued, 0 in maintenance, 2 free" in page.text
     zh = client.get("/admin/capacity", params={"lang": "zh"}).text
     assert "已接受 2，已出具 1，维护 0，空闲 2" in zh
+    assert "新加坡 · 共 5 台服务器" in zh and "Singapore · 5 servers exist" in page.text
 
 
 def test_the_sku_page_adds_and_ends_a_hold(client: TestClient, alice: Admin) -> None:
@@ -95,3 +96,49 @@ def test_the_sku_page_adds_and_ends_a_hold(client: TestClient, alice: Admin) -> 
     assert bad.status_code == 422 and "YYYY-MM-DD" in bad.text
     ended = client.post(f"/admin/skus/{H100}/holds/delete", data={**place, "version": "1"}, follow_redirects=False)
     assert ended.status_code == 303 and client.get(URL, headers=alice.headers).json() == []
+
+
+def _availability(client: TestClient, alice: Admin, units: int, **more: object) -> dict[str, object]:
+    sku = client.get(f"/admin/api/skus/{H100}", headers=alice.headers).json()
+    [current] = [a for a in sku["availability"] if a["region"] == "singapore"] or [{"version": None}]
+    body = {"units_available": units, "version": current["version"], **more}
+    response = client.put(f"/admin/api/skus/{H100}/availability/singapore", headers=alice.headers, json=body)
+    return {"status": response.status_code, **response.json()}
+
+
+def test_an_edit_that_oversells_is_refused_naming_the_quotes_unless_forced(client: TestClient, alice: Admin) -> None:
+    assert _availability(client, alice, 5)["status"] == 200
+    accepted = _quote(client, 1)
+    client.post(str(dict(accepted["links"])["accept"]))  # type: ignore[call-overload]
+    issued = _quote(client, 3)
+    too_many = client.put(_at(), headers=alice.headers, json=_hold(units=6))
+    assert (too_many.status_code, too_many.json()["errors"][0]["field"]) == (422, "units")
+    cut = _availability(client, alice, 1)
+    assert (cut["status"], cut["code"], cut["shortfall"]) == (409, "overbooked", 3)
+    assert cut["quotes"] == sorted([accepted["number"], issued["number"]])
+    assert cut["errors"][0]["field"] == "units_available"  # type: ignore[index]
+    held = client.put(_at(), headers=alice.headers, json=_hold(units=3))
+    assert (held.status_code, held.json()["code"], held.json()["shortfall"]) == (409, "overbooked", 2)
+    assert client.get(URL, headers=alice.headers).json() == []  # nothing was saved
+    assert client.put(_at(), headers=alice.headers, json=_hold(units=1)).status_code == 200  # fits: 4 + 1 of 5
+    forced = _availability(client, alice, 1, force=True)
+    assert forced["status"] == 200 and forced["units_available"] == 1
+    rows = client.get("/admin/api/capacity", headers=alice.headers, params={"months": 1}).json()
+    [row] = [r for r in rows if (r["sku_id"], r["region"]) == (H100, "singapore")]
+    month = row["months"][0]
+    assert (month["accepted"], month["issued"], month["maintenance"], month["free"]) == (1, 3, 1, 0)
+    assert (row["total"], month["overbooked"]) == (1, 4)
+    sign_in(client, "alice@example.com")
+    assert "1 accepted, 3 issued, 1 in maintenance, 0 free, 4 overbooked" in client.get("/admin/capacity").text
+    assert "超售 4" in client.get("/admin/capacity", params={"lang": "zh"}).text
+
+
+def test_a_hold_starts_at_most_a_month_ago_and_ends_within_the_horizon(client: TestClient, alice: Admin) -> None:
+    ancient = client.put(f"{URL}/singapore/1900-01-01", headers=alice.headers, json=_hold())
+    assert (ancient.status_code, ancient.json()["errors"][0]["field"]) == (422, "starts_on")
+    endless = client.put(_at(), headers=alice.headers, json={**_hold(), "ends_on": "9999-12-31"})
+    assert (endless.status_code, endless.json()["errors"][0]["field"]) == (422, "ends_on")
+    recent = (_today() - timedelta(days=31)).isoformat()
+    assert client.put(f"{URL}/singapore/{recent}", headers=alice.headers, json=_hold()).status_code == 200
+    five_years = client.put(_at(), headers=alice.headers, json=_hold(days=5 * 365))
+    assert five_years.status_code == 200, five_years.text

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import date, timedelta
 
-from app.capacity.ledger import Hold, free_units, held_peak, next_free, window
+from app.capacity.ledger import Hold, add_months, free_units, held_peak, next_free, window
 
 JAN = date(2027, 1, 1)
 
@@ -13,8 +13,13 @@ def _day(n: int) -> date:
     return JAN + timedelta(days=n)
 
 
-def test_a_rental_holds_thirty_days_a_billed_month() -> None:
-    assert window(JAN, 2) == (JAN, _day(60))
+def test_a_rental_holds_calendar_months_not_billed_30_day_months() -> None:
+    assert window(JAN, 2) == (JAN, date(2027, 3, 1))
+    assert window(date(2026, 12, 6), 12) == (date(2026, 12, 6), date(2027, 12, 6))  # the last day held: 2027-12-05
+    assert add_months(date(2027, 1, 31), 1) == date(2027, 2, 28)  # a shorter month: its last day
+    assert add_months(date(2027, 11, 15), 3) == date(2028, 2, 15)
+    assert next_free(1, [Hold(JAN, date(2027, 12, 31), 1)], JAN, 0, 1, months=1) == date(2027, 12, 31)
+    assert next_free(1, [Hold(JAN, date.max, 1)], JAN, 0, 1, months=1) is None
 
 
 def test_the_peak_counts_only_holds_on_the_same_day() -> None:

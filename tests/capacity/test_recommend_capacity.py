@@ -11,6 +11,7 @@ from zoneinfo import ZoneInfo
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
+from app.capacity.ledger import add_months
 from app.quotes import service
 from tests.factories import recommend, units_available
 
@@ -50,7 +51,7 @@ def test_units_held_by_a_quote_make_a_capacity_near_miss_until_it_is_cancelled(c
     result = recommend(client, BODY)
     assert _card_option(result) is None
     miss = next(m for m in result["near_misses"] if m["sku"]["id"] == CARD)
-    free_from = (_today() + timedelta(days=30 * quote.json()["months"])).isoformat()
+    free_from = add_months(_today(), quote.json()["months"]).isoformat()
     assert miss["availability"] == {"region": "shenzhen", "free_units": 0, "from": free_from, "status": "later"}
     assert miss["misses"][-1]["code"] == "capacity"
     assert miss["misses"][-1]["params"]["free_from"] == free_from
@@ -63,7 +64,7 @@ def test_a_later_start_date_counts_from_that_day(client: TestClient, db: Session
     units_available(db, CARD, "shenzhen", 2)
     body = {"sku_id": CARD, "quantity": 2, "term": "monthly", "months": 1, "region": "shenzhen"}
     client.post("/quotes", json={**body, "customer": {"name": "Ada", "email": "ada@example.org"}})
-    later = (_today() + timedelta(days=30)).isoformat()
+    later = add_months(_today(), 1).isoformat()
     option = _card_option(recommend(client, {**BODY, "constraints": {"objective": "cheapest", "start_date": later}}))
     assert option is not None and option["availability"]["from"] == later
 

@@ -12,6 +12,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.capacity.ledger import add_months
 from app.capacity.models import MaintenanceHold, Reservation
 from app.catalog.repository import get_sku_by_slug
 from app.quotes import service
@@ -46,7 +47,8 @@ def test_a_quote_holds_its_units_from_today_in_the_catalog_timezone(client: Test
         "region": "singapore",
         "units": 2,
         "starts_on": start.isoformat(),
-        "ends_on": (start + timedelta(days=60)).isoformat(),
+        "ends_on": add_months(start, 2).isoformat(),
+        "last_day": (add_months(start, 2) - timedelta(days=1)).isoformat(),
         "holding": True,
     }
 
@@ -67,12 +69,12 @@ def test_more_than_is_free_is_409_capacity_taken_with_the_free_units_and_next_da
     assert refused.status_code == 409
     assert refused.headers["content-type"] == "application/problem+json"
     problem = refused.json()
-    free_from = (start + timedelta(days=60)).isoformat()
+    free_from = add_months(start, 2).isoformat()
     assert (problem["code"], problem["free_units"], problem["next_free_date"]) == ("capacity_taken", 1, free_from)
     assert problem["errors"][0]["type"] == "capacity_taken" and problem["errors"][0]["field"] == "quantity"
     assert problem["detail"] == (
-        f"2 × {H100} (node) are not free in singapore from {start.isoformat()}: 1 free over the whole rental; "
-        f"the 2 are free from {free_from}"
+        f"2 servers of {H100} are not free in Singapore from {start.isoformat()}: 1 server free over the whole "
+        f"rental; all 2 servers from {free_from}"
     )
     # one unit is still free, and the rental after the first one ends fits
     assert client.post("/quotes", json=_body(quantity=1, start_date=start.isoformat())).status_code == 201
@@ -130,3 +132,36 @@ def test_a_start_date_in_the_past_or_beyond_a_year_is_422_naming_it(client: Test
         assert response.status_code == 422
         assert [e["field"] for e in response.json()["errors"]] == ["start_date"]
     assert client.post("/quotes", json=_body(start_date="2027-02-30")).status_code == 422
+
+
+def test_an_annual_quote_holds_its_units_for_the_whole_year_not_360_days(client: TestClient, db: Session) -> None:
+    units_available(db, H100, "singapore", 1)
+    year = client.post("/quotes", json=_body(months=12))
+    assert year.status_code == 201, year.text
+    start = _today()
+    ends_on = start.replace(year=start.year + 1) if (start.month, start.day) != (2, 29) else date(start.year + 1, 2, 28)
+    assert year.json()["reservation"]["ends_on"] == ends_on.isoformat()
+    assert year.json()["reservation"]["last_day"] == (ends_on - timedelta(days=1)).isoformat()
+    day_361 = (start + timedelta(days=360)).isoformat()
+    refused = client.post("/quotes", json=_body(start_date=day_361))
+    assert (refused.status_code, refused.json()["next_free_date"]) == (409, ends_on.isoformat())
+    printed = client.get(f"/quotes/{year.json()['id']}/print").text
+    assert f"{start.isoformat()} to {(ends_on - timedelta(days=1)).isoformat()}" in printed
+
+
+def test_next_free_date_lies_within_the_booking_window_a_start_date_accepts(client: TestClient, db: Session) -> None:
+    units_available(db, H100, "singapore", 1)
+    last = add_months(_today(), 12)  # a year ahead, the last start accepted
+    assert client.post("/quotes", json=_body(start_date=(last + timedelta(days=1)).isoformat())).status_code == 422
+    assert client.post("/quotes", json=_body(months=13)).status_code == 201  # free again after last
+    refused = client.post("/quotes", json=_body())
+    problem = refused.json()
+    assert (refused.status_code, problem["next_free_date"], problem["next_free_reason"]) == (
+        409,
+        None,
+        "beyond_booking_window",
+    )
+    assert f"from any start up to {last.isoformat()}" in problem["detail"]
+    assert client.post("/quotes", json=_body(start_date=last.isoformat(), quantity=2)).json()["next_free_reason"] == (
+        "inventory_short"
+    )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import io
 import re
-from datetime import datetime
+from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -36,7 +36,7 @@ def test_a_capacity_taken_between_results_and_quote_is_shown_on_the_form(client:
     url, entry = quote_from_form(db, RecommendIn.model_validate(BODY), option, FIELDS, [], Translator("zh"), 14)
     assert url is None
     [message] = [m for messages in entry.errors.values() for m in messages]
-    assert message.startswith("shenzhen 自 ") and "没有 1 个 a100-40g-pcie-card" in message
+    assert message.startswith("深圳自 ") and "没有 1 张卡（a100-40g-pcie-card）" in message
     assert db.scalar(select(func.count()).select_from(Quote)) == quotes  # the refused quote was not kept
 
 
@@ -47,16 +47,16 @@ def test_the_printed_quote_shows_its_start_and_what_it_holds(client: TestClient,
     today = datetime.now(ZoneInfo("Asia/Shanghai")).date().isoformat()
     page = client.get(quote["links"]["print"]).text
     assert f"<dt>Rental starts</dt><dd>{today}</dd>" in page
-    assert f"<dt>Reserved</dt><dd>2 × card in Shenzhen, {today} to {quote['reservation']['ends_on']}</dd>" in page
+    assert f"<dt>Reserved</dt><dd>2 × card in Shenzhen, {today} to {quote['reservation']['last_day']}</dd>" in page
     assert "<dt>租期开始</dt>" in client.get(quote["links"]["print"], params={"lang": "zh"}).text
 
 
 def test_the_results_page_says_what_is_free(client: TestClient, db: Session) -> None:
     units_available(db, CARD, "shenzhen", 3)
     page = client.get("/results?preset=llama-2-7b&task=lora&objective=cheapest", headers={"accept": "text/html"}).text
-    assert 'data-availability="available"' in page and "3 free in shenzhen from " in page
+    assert 'data-availability="available"' in page and "3 free in Shenzhen from " in page
     zh = client.get("/results?preset=llama-2-7b&task=lora&objective=cheapest&lang=zh", headers={"accept": "text/html"})
-    assert "shenzhen 自 " in zh.text and " 起空闲 3 个" in zh.text
+    assert "深圳 自 " in zh.text and " 起空闲 3 个" in zh.text
 
 
 # (SKU, region, lang): what the printed quote's reservation and regions read, in the words of the results page
@@ -85,3 +85,20 @@ def test_the_printed_quote_names_its_region_and_unit_in_the_readers_words(
     assert pdf.status_code == 200, pdf.text[:500]
     text = "".join(p.extract_text() for p in PdfReader(io.BytesIO(pdf.content)).pages).replace(" ", "")
     assert held.replace(" ", "") in text and region not in text, text
+
+
+def test_the_wizard_start_date_reaches_the_results_and_the_quote(client: TestClient, db: Session) -> None:
+    units_available(db, CARD, "shenzhen", 3)
+    start = (datetime.now(ZoneInfo("Asia/Shanghai")).date() + timedelta(days=95)).isoformat()
+    wizard = client.get("/?lang=zh", headers={"accept": "text/html"}).text
+    assert 'name="start_date" type="date"' in wizard and "租期开始" in wizard
+    query = f"preset=llama-2-7b&task=lora&objective=cheapest&start_date={start}"
+    page = client.get(f"/results?{query}", headers={"accept": "text/html"}).text
+    assert f"3 free in Shenzhen from {start}" in page and f"start_date={start}" in page  # its quote link
+    form = {"preset": "llama-2-7b", "task": "lora", "objective": "cheapest", "start_date": start, "option": "1"}
+    posted = client.post("/quote", data={**form, **FIELDS}, follow_redirects=False)
+    assert posted.status_code == 303, posted.text
+    quote = client.get(posted.headers["location"].split("/print")[0]).json()
+    assert (quote["start_date"], quote["reservation"]["starts_on"]) == (start, start)
+    late = client.get("/results?preset=llama-2-7b&task=lora&start_date=2099-01-01", headers={"accept": "text/html"})
+    assert 'id="f-start_date"' in late.text and "must be from today" in late.text
