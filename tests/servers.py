@@ -18,9 +18,10 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TypeVar
 
 import httpx
 import pytest
@@ -33,6 +34,46 @@ ROOT = Path(__file__).resolve().parents[1]
 STARTUP_TIMEOUT_S = 30
 BARRIER_TIMEOUT_S = 60  # threads released together wait at most this long for each other: a lost one fails the test
 STDERR_LINES_KEPT = 200  # the tail of a server's stderr quoted when it exits early
+
+
+T = TypeVar("T")
+
+
+def released_together(count: int, work: Callable[[int, Callable[[], object]], T]) -> list[T]:
+    """`work(i, release)` for i in range(count), each on a thread of its own; `release()` waits (at most
+    BARRIER_TIMEOUT_S) until every thread has called it, so the requests made after it leave together.
+
+    The threads start one at a time, each once the one before runs its work. Under coverage on Python 3.11, two
+    threads installing the trace hook at the same moment make one of them die in its bootstrap (a process-wide
+    guard in CPython's _PyEval_SetTrace, python/cpython#98257): with a thread pool, the others then waited at the
+    barrier for good, which is how a full `make test` once ran past CI's limit."""
+    barrier = threading.Barrier(count, timeout=BARRIER_TIMEOUT_S)
+    results: dict[int, T] = {}
+    errors: list[BaseException] = []
+
+    def run(index: int, running: threading.Event) -> None:
+        running.set()
+        try:
+            results[index] = work(index, barrier.wait)
+        except BaseException as exc:  # re-raised in the test's thread below
+            errors.append(exc)
+            barrier.abort()
+
+    threads = []
+    for index in range(count):
+        running = threading.Event()
+        thread = threading.Thread(target=run, args=(index, running), daemon=True)
+        thread.start()
+        if not running.wait(BARRIER_TIMEOUT_S):
+            barrier.abort()
+            raise RuntimeError(f"thread {index} of {count} never ran its work")
+        threads.append(thread)
+    for thread in threads:
+        thread.join(timeout=3 * BARRIER_TIMEOUT_S)
+    if errors:
+        raise errors[0]
+    assert len(results) == count, f"{count - len(results)} of {count} threads did not finish"
+    return [results[index] for index in range(count)]
 
 
 def free_port() -> int:

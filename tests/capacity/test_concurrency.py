@@ -4,10 +4,8 @@ of its own; 50 simultaneous POST /quotes for the last 3 servers issue exactly 3 
 
 from __future__ import annotations
 
-import threading
 from collections import Counter
-from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterator
 
 import httpx
 import pytest
@@ -19,7 +17,7 @@ from app.db.engine import build_engine, build_sessionmaker
 from app.db.migrate import upgrade
 from app.seed import seed_database
 from tests.conftest import BACKENDS
-from tests.servers import scratch_database, serving
+from tests.servers import released_together, scratch_database, serving
 
 CONCURRENT = 50
 SERVERS = 3
@@ -49,15 +47,12 @@ def server_db(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathF
 
 
 def _post_all(base: str, count: int) -> list[httpx.Response]:
-    barrier = threading.Barrier(count, timeout=30)
-
-    def post(_: int) -> httpx.Response:
+    def post(_: int, release: Callable[[], object]) -> httpx.Response:
         with httpx.Client(base_url=base, timeout=60) as client:
-            barrier.wait()  # all requests leave together
+            release()  # all requests leave together
             return client.post("/quotes", json=BODY)
 
-    with ThreadPoolExecutor(max_workers=count) as pool:
-        return list(pool.map(post, range(count)))
+    return released_together(count, post)
 
 
 def test_fifty_concurrent_quotes_for_the_last_three_servers_issue_exactly_three(server_db: str) -> None:

@@ -22,7 +22,7 @@ import httpx
 import pytest
 from sqlalchemy import create_engine, text
 
-from tests.servers import BARRIER_TIMEOUT_S, ROOT, app_cli, running_server, scratch_database, server_env, serving
+from tests.servers import ROOT, app_cli, released_together, running_server, scratch_database, server_env, serving
 
 CLIENT_TIMEOUT_S = 60  # a request still unanswered after this long is a hang
 PASSWORD = "a long enough secret"
@@ -61,18 +61,16 @@ class HealthProbe:
 
 def burst(count: int, call: Callable[[httpx.Client, int], httpx.Response], base: str) -> list[httpx.Response | str]:
     """`count` requests released together; a request that times out or fails to connect reads as a string."""
-    barrier = threading.Barrier(count)
 
-    def one(index: int) -> httpx.Response | str:
+    def one(index: int, release: Callable[[], object]) -> httpx.Response | str:
         with httpx.Client(base_url=base, timeout=CLIENT_TIMEOUT_S) as client:
-            barrier.wait(timeout=BARRIER_TIMEOUT_S)
+            release()
             try:
                 return call(client, index)
             except httpx.HTTPError as exc:
                 return type(exc).__name__
 
-    with ThreadPoolExecutor(max_workers=count) as pool:
-        return list(pool.map(one, range(count)))
+    return released_together(count, one)
 
 
 def statuses(responses: list[httpx.Response | str]) -> list[int | str]:

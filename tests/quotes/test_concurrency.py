@@ -4,10 +4,8 @@ numbers, and simultaneous retries with one Idempotency-Key create one quote."""
 
 from __future__ import annotations
 
-import threading
 import time
-from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterator
 
 import httpx
 import pytest
@@ -19,7 +17,7 @@ from app.db.migrate import upgrade
 from app.seed import seed_database
 from tests.conftest import BACKENDS
 from tests.quotes.helpers import NUMBER_RE, a100_body
-from tests.servers import BARRIER_TIMEOUT_S, scratch_database, serving
+from tests.servers import released_together, scratch_database, serving
 
 CONCURRENT = 50
 
@@ -45,15 +43,12 @@ def server(server_db: str) -> Iterator[str]:
 
 
 def _post_all(base: str, count: int, headers: dict[str, str] | None = None) -> list[httpx.Response]:
-    barrier = threading.Barrier(count)
-
-    def post(_: int) -> httpx.Response:
+    def post(_: int, release: Callable[[], object]) -> httpx.Response:
         with httpx.Client(base_url=base, timeout=30) as client:
-            barrier.wait(timeout=BARRIER_TIMEOUT_S)  # all requests leave together
+            release()  # all requests leave together
             return client.post("/quotes", json=a100_body(), headers=headers)
 
-    with ThreadPoolExecutor(max_workers=count) as pool:
-        return list(pool.map(post, range(count)))
+    return released_together(count, post)
 
 
 def _sequences(numbers: list[str]) -> list[int]:
