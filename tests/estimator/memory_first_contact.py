@@ -35,6 +35,19 @@ Sources (each a project that measured its own runs and says with what):
                memory column ("Memory(GiB)", torchtitan's max reserved) of the two runs whose throughput
                validation_cases.py already uses; memory rows from it are new (Llama 3.1 8B, 32 and 64 H200, FSDP,
                local batch 2, seq 8192, selective AC, torch.compile, Float8 linears with Float8 FSDP all-gather).
+  [universal-llm-trainer] ljm565/universal-llm-trainer docs/gpu_test.md at 9efd14b5 (torch 2.5.1, transformers
+               4.49.0; one or two A100 or H100): its own trainer over transformers' AutoModelForCausalLM and PEFT,
+               batch 2 x 8,192 tokens with no padding, bf16 weights (bit: bfloat16), torch AdamW on the bf16 parameters
+               (no fp32 master), Hugging Face gradient checkpointing, attention left to transformers' default (sdpa;
+               attn_implementation null), nn.CrossEntropyLoss on the 16-bit logits reshaped (a copy) after the model's
+               forward; LoRA r=8 (alpha 16, dropout 0.05) on every linear layer but the head (config_lora/), gradient
+               accumulation 32; QLoRA = bitsandbytes NF4 with double quantisation and bf16 compute (config_quant/
+               bnb_4bit.yaml) through PEFT's prepare_model_for_kbit_training (src/trainer/build.py); the two-GPU rows
+               are PyTorch FSDP with CPUOffload (parameters, gradients and optimizer on the host). "Peak Mem." is the
+               trainer's progress-bar figure, torch.cuda.memory_reserved() / 1e9 on rank 0 after each step
+               (src/trainer/trainer.py): reserved, in GB (the "Model Mem." column, 16 for Llama 3.1 8B's 16.06e9 bf16
+               bytes, shows the unit is 1e9 bytes although the header says GiB), converted to GiB here. Llama 3 8B rows
+               repeat Llama 3.1 8B's figures and are left out; Gemma 2 9B QLoRA ran out of memory (no figure).
 
 `levers` names what each run used that moves the peak and that the estimator may or may not model (attention
 implementation, loss implementation, compile, activation offload, FP8 parameters).
@@ -68,6 +81,10 @@ TORCHAO_NOCOMPILE = (
 QWEN_README = (
     "QwenLM/Qwen README.md at 712d922eceea9a9388375fc51ee97ec971eb13bb, 'Profiling of Memory and Speed' "
     "(one A100-SXM4-80G, batch 1, flash attention 2, gradient checkpointing; reading not named, read as the device)"
+)
+UNIVERSAL_LLM_TRAINER = (
+    "ljm565/universal-llm-trainer docs/gpu_test.md at 9efd14b514148b765cf188d301093542307a4827 (batch 2 x 8192, "
+    "gradient checkpointing; Peak Mem. = torch.cuda.memory_reserved() / 1e9 on rank 0, GB converted to GiB)"
 )
 TRAINY = (
     "pytorch/torchtitan benchmarks/llama3-8b_h200_202506_trainy-whitefiber.md at "
@@ -346,4 +363,71 @@ def _trainy() -> list[FirstContactCase]:
     return cases
 
 
-MEMORY_FIRST_CONTACT: tuple[FirstContactCase, ...] = tuple(_ms_swift() + _torchao() + _qwen_readme() + _trainy())
+def _universal_llm_trainer() -> list[FirstContactCase]:
+    cases = []
+    gb = 1e9 / 2**30  # the trainer prints memory_reserved() / 1e9
+    lora = LoraSpec(rank=8, alpha=16, targets=("all-linear",), dropout=0.05)
+    levers = "attention: sdpa (transformers default); loss: nn.CrossEntropyLoss on 16-bit logits (reshaped copy)"
+    models = {
+        "Llama 3.1 8B": get_preset("llama-3.1-8b").model,
+        "Llama 3.1 70B": get_preset("llama-3.1-70b").model,
+        "Llama 2 13B": get_preset("llama-2-13b").model,
+        "Gemma 2 9B": get_preset("gemma-2-9b").model,
+        "Gemma 7B": get_preset("gemma-7b").model,
+        "Phi3-mini (3.8B)": get_preset("phi-3-mini-4k").model,
+    }
+    # (model, method, GPUs, H100 GB, A100 GB); None: out of memory
+    rows = (
+        ("Llama 3.1 8B", "Full", 1, 78, 78),
+        ("Llama 3.1 8B", "LoRA", 1, 36, 36),
+        ("Llama 3.1 8B", "QLoRA", 1, 48, 48),
+        ("Llama 3.1 70B", "LoRA", 2, 66, 65),
+        ("Llama 2 13B", "Full", 2, 31, 31),
+        ("Llama 2 13B", "LoRA", 1, 43, 43),
+        ("Llama 2 13B", "QLoRA", 1, 38, 38),
+        ("Gemma 2 9B", "Full", 2, 59, 58),
+        ("Gemma 2 9B", "LoRA", 1, 60, 60),
+        ("Gemma 7B", "Full", 2, 48, 48),
+        ("Gemma 7B", "LoRA", 1, 51, 51),
+        ("Gemma 7B", "QLoRA", 1, 70, 70),
+        ("Phi3-mini (3.8B)", "Full", 1, 40, 40),
+        ("Phi3-mini (3.8B)", "LoRA", 1, 17, 17),
+        ("Phi3-mini (3.8B)", "QLoRA", 1, 21, 21),
+    )
+    for name, method, gpus, h100, a100 in rows:
+        task = {"Full": "full_finetune", "LoRA": "lora", "QLoRA": "qlora"}[method]
+        workload = Workload(
+            task=task,  # type: ignore[arg-type]
+            mixed_precision=False,
+            seq_len=8192,
+            global_batch=2 * gpus * (1 if method == "Full" else 32),
+            lora=None if method == "Full" else lora,
+            paged_optimizer=False,  # torch.optim.AdamW
+        )
+        if gpus == 1:
+            plan = Plan(micro_batch=2, recompute="full")
+        else:  # FSDP (FULL_SHARD) with CPUOffload(offload_params=True): parameters, gradients, optimizer on the host
+            plan = Plan(dp=2, zero_stage=3, offload="optimizer_and_params", micro_batch=2, recompute="full")
+        for gpu, published in ((H100, h100), (A100_80, a100)):
+            cases.append(
+                FirstContactCase(
+                    f"universal-llm-trainer {name} {method}, {gpus} x {gpu.name}, batch 2 x 8192",
+                    "universal-llm-trainer",
+                    UNIVERSAL_LLM_TRAINER,
+                    models[name],
+                    workload,
+                    plan,
+                    Cluster(gpu=gpu, gpus_per_node=gpus),
+                    round(published * gb, 2),
+                    "reserved",
+                    levers
+                    + ("; bitsandbytes NF4, prepare_model_for_kbit_training" if method == "QLoRA" else "")
+                    + ("; FSDP CPU offload" if gpus > 1 else ""),
+                )
+            )
+    return cases
+
+
+MEMORY_FIRST_CONTACT: tuple[FirstContactCase, ...] = tuple(
+    _ms_swift() + _torchao() + _qwen_readme() + _trainy() + _universal_llm_trainer()
+)
