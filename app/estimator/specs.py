@@ -132,6 +132,11 @@ class Workload:
     # residual stream and the saved activations in fp32 (memory.kbit_upcast). None: on for qlora unless ZeRO-3 / FSDP
     # shards it over more than one GPU (TRL skips it then); torchtune, litgpt and Unsloth do not
     kbit_upcast: bool | None = None
+    # batches of varied length: a dataset of varied sample lengths padded per batch (the Hugging Face Trainer's
+    # collators pad to the longest sample of the batch), not packed or padded to one length. The caching allocator
+    # then keeps the blocks it cut for shorter batches beside the ones the longest batch needs (memory
+    # VARIED_LENGTH_SLACK): more reserved, not more allocated
+    varied_lengths: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -315,6 +320,9 @@ class MemoryBreakdown:
     # loaded, before ZeRO-3 shards it and before anything is offloaded
     host_load: float = 0.0
     host_load_copies: int = 0
+    # reserved bytes the caching allocator holds beyond live tensors for batches of varied length (Workload.
+    # varied_lengths; counted in `other`, absent from torch.cuda.max_memory_allocated)
+    length_slack: float = 0.0
 
     @property
     def host_peak(self) -> float:

@@ -15,7 +15,8 @@ Sources (each a project that measured its own runs and says with what):
                (swift/trainers, summed over devices only for device-map model parallel; single-GPU rows only here).
                Full fine-tuning keeps bf16 weights and AdamW states (no fp32 master), which a 7.7B model on 80 GB
                implies (8 B/param = 62 GB). Qwen (v1) runs its own remote code: attention through flash-attn, or an
-               eager s x s softmax without it; cross-entropy on the bf16 logits (no fp32 upcast).
+               eager s x s softmax without it; cross-entropy on the bf16 logits (no fp32 upcast). Batches are padded
+               per batch from a dataset of varied lengths (Workload.varied_lengths).
   [torchao]    pytorch/ao docs/source/workflows/training.md at b8708a2 ("e2e training benchmarks": torchtitan
                llama3_8b.toml, 8 GPUs, FSDP2, local batch 1, sequence 8192, torch.compile, per-op selective
                activation checkpointing) and torchao/prototype/float8nocompile/README.md at d99785c (torchtitan,
@@ -147,6 +148,7 @@ def _ms_swift() -> list[FirstContactCase]:
                         seq_len=seq,
                         global_batch=16,
                         lora=LoraSpec(rank=8, alpha=32, targets=targets, dropout=0.05),
+                        varied_lengths=True,
                     ),
                     Plan(micro_batch=1, recompute="full"),
                     one,
@@ -167,7 +169,9 @@ def _ms_swift() -> list[FirstContactCase]:
                     "ms-swift",
                     MS_SWIFT,
                     model,
-                    Workload(task="full_finetune", mixed_precision=False, seq_len=seq, global_batch=16),
+                    Workload(
+                        task="full_finetune", mixed_precision=False, seq_len=seq, global_batch=16, varied_lengths=True
+                    ),
                     Plan(micro_batch=1, recompute="full"),
                     one,
                     published,
@@ -176,7 +180,7 @@ def _ms_swift() -> list[FirstContactCase]:
                 )
             )
     lora8 = LoraSpec(rank=8, alpha=32, targets=("q", "k", "v"), dropout=0.05)
-    base = Workload(task="lora", seq_len=2048, global_batch=16, lora=lora8)
+    base = Workload(task="lora", seq_len=2048, global_batch=16, lora=lora8, varied_lengths=True)
     for batch, published in ((2, 43.11), (4, 63.81), (8, 76.14)):
         cases.append(
             FirstContactCase(
@@ -184,7 +188,7 @@ def _ms_swift() -> list[FirstContactCase]:
                 "ms-swift",
                 MS_SWIFT,
                 QWEN1_7B,
-                Workload(task="lora", seq_len=2048, global_batch=16 * batch, lora=lora8),
+                Workload(task="lora", seq_len=2048, global_batch=16 * batch, lora=lora8, varied_lengths=True),
                 Plan(micro_batch=batch, recompute="full"),
                 one,
                 published,
@@ -219,7 +223,7 @@ def _ms_swift() -> list[FirstContactCase]:
                 "ms-swift",
                 MS_SWIFT,
                 QWEN1_7B,
-                Workload(task="lora", seq_len=2048, global_batch=16, lora=lora),
+                Workload(task="lora", seq_len=2048, global_batch=16, lora=lora, varied_lengths=True),
                 Plan(micro_batch=1, recompute="full"),
                 one,
                 published,
@@ -234,7 +238,7 @@ def _ms_swift() -> list[FirstContactCase]:
                 "ms-swift",
                 MS_SWIFT,
                 model,
-                Workload(task="qlora", seq_len=2048, global_batch=16, lora=lora8),
+                Workload(task="qlora", seq_len=2048, global_batch=16, lora=lora8, varied_lengths=True),
                 Plan(micro_batch=1, recompute="full"),
                 one,
                 published,

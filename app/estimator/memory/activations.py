@@ -40,6 +40,25 @@ FUSED_LOSS_BYTES_PER_HIDDEN = 12.0
 OTHER_WORKSPACE_BYTES = 0.25 * GIB  # cuBLAS/cuDNN workspaces (module docstring)
 OTHER_NCCL_BYTES = 0.5 * GIB  # NCCL channel buffers when > 1 GPU (module docstring)
 FRAGMENTATION = 0.05  # caching-allocator slack on activations (module docstring)
+# Batches of varied length (Workload.varied_lengths): PyTorch's caching allocator keeps freed blocks cached and cuts
+# later requests from them (c10/cuda/CUDACachingAllocator.cpp, best fit with block splitting); a batch longer than
+# the earlier ones needs blocks larger than the cached ones, which stay cut around the step's long-lived tensors, so
+# the pool grows batch after batch (dynamic batch shapes make the allocator reserve new segments: NVIDIA NeMo PR
+# #9061, which turns on expandable_segments for them; pytorch/devlogs 2026-06-01 "When does fragmentation occur in
+# the CUDA caching allocator?"). The largest requests of a step are the logits and the loss's copies of them, so the
+# slack is counted in those: VARIED_LENGTH_SLACK more sets of the loss's per-logit bytes (LOSS_BYTES_PER_LOGIT, or
+# the chunked loss's), reserved, not allocated (memory.measured_bytes), and not in the gate: a cudaMalloc that fails
+# makes the allocator free its unused cached blocks and retry. One more set: the blocks of an earlier, other length
+# stay cached beside the longest batch's. Measured: Qwen-7B LoRA at 1 x 8,192 tokens under the Hugging Face Trainer,
+# same remote code, flash attention and checkpointing, reads 36.6 GB on the device padded to one length
+# (QwenLM/Qwen README, 'Profiling of Memory and Speed', LoRA r=64 on every linear) and 48.41 GiB reserved on a
+# dataset of 3,234 +- 2,548 tokens a sample (ms-swift docs/source_en/LLM/Benchmark.md, LoRA r=8 on c_attn): 11.8
+# GiB more for the lighter adapter, where a set of the loss's bytes is 13.9 GiB; ms-swift's Qwen 1.8B / 7B / 14B
+# grow 30.0 / 30.4 / 30.6 GiB reserved from 512 to 8,192 tokens, where this gives 27.9 / 29.7 / 31.0 (without
+# it 15 / 17 / 18: the "growth 1.8x too slow" of Hugging Face Trainer LoRA). A least-squares fit over all 45
+# ms-swift rows would take 2.0 (median |error| 6.2 % against 12.8 %), but only by over-growing the long rows to
+# make up for a near-constant 1.5-2.5 GiB their short rows read above the estimate, which lengths do not explain.
+VARIED_LENGTH_SLACK = 1.0
 # Eager attention in training (plan.attention "eager"; Plan.flash_attention False), per score element (b·a·s² per
 # layer): transformers `eager_attention_forward` (models/llama/modeling_llama.py) takes the softmax in fp32 and casts it
 # back, `softmax(attn_weights, dim=-1, dtype=torch.float32).to(query.dtype)`: softmax's backward keeps its fp32 output
@@ -362,6 +381,17 @@ def _kv_cache(ctx: _Ctx, plan: Plan, stage: _Stage) -> float:
     kv_heads_local = model.kv_heads / min(plan.tp, model.kv_heads)
     context = workload.seq_len / plan.cp
     return 2.0 * stage.layers * kv_heads_local * model.d_head * context * plan.micro_batch * dtype
+
+
+def _length_slack(ctx: _Ctx, plan: Plan) -> float:
+    """Reserved bytes beyond the live tensors for batches of varied length (VARIED_LENGTH_SLACK): blocks of the
+    size of the logits and the loss's copies of them, the largest tensors of a step, cut for earlier batches."""
+    workload = ctx.workload
+    if not workload.varied_lengths or workload.task == "inference" or plan.fused_loss:
+        return 0.0
+    per_logit = CHUNKED_LOSS_BYTES_PER_LOGIT if plan.chunked_loss else LOSS_BYTES_PER_LOGIT
+    tokens = plan.micro_batch * workload.seq_len / plan.cp
+    return VARIED_LENGTH_SLACK * tokens * ctx.model.vocab / plan.tp * per_logit
 
 
 def _other(ctx: _Ctx, plan: Plan, activations: float) -> float:
