@@ -29,9 +29,10 @@ Sources (each a project that measured its own runs and says with what):
                (finetune.py pads to model_max_length), gradient checkpointing; LoRA r=64 (alpha 16, dropout 0.05) on
                c_attn, c_proj, w1, w2 (every linear but the head) of the chat models with bf16 weights; Q-LoRA on the
                GPTQ Int4 chat models in fp16 under DeepSpeed ZeRO-2 (finetune/finetune_qlora_single_gpu.sh), with
-               PEFT's prepare_model_for_kbit_training. The reading is not named ("memory (GB)"); it is read as the
-               device figure (the process's whole footprint, as nvidia-smi shows), the reading a table of a
-               finetune script that logs no memory itself would take.
+               PEFT's prepare_model_for_kbit_training, which skips its fp32 casts for a GPTQ model (peft/utils/other.py
+               `is_gptq_quantized`): 16-bit activations (kbit_upcast=False). The reading is not named ("memory (GB)");
+               it is read as the device figure (the process's whole footprint, as nvidia-smi shows), the reading a
+               table of a finetune script that logs no memory itself would take.
   [trainy-whitefiber] pytorch/torchtitan benchmarks/llama3-8b_h200_202506_trainy-whitefiber.md at 4a61bd8: the
                memory column ("Memory(GiB)", torchtitan's max reserved) of the two runs whose throughput
                validation_cases.py already uses; memory rows from it are new (Llama 3.1 8B, 32 and 64 H200, FSDP,
@@ -333,6 +334,7 @@ def _qwen_readme() -> list[FirstContactCase]:
                         seq_len=seq,
                         global_batch=8,
                         lora=lora,
+                        kbit_upcast=False if qlora else None,
                     ),
                     Plan(micro_batch=1, recompute="full", zero_stage=2 if qlora else 0),
                     one,

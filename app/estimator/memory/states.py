@@ -169,6 +169,13 @@ def _lora_figures(model: ModelSpec, workload: Workload, flat: bool = False) -> t
     states = FLAT_STATE_FP32_BYTES if flat else STATE_FP32_BYTES
     if not workload.mixed_precision:
         dtype, optim = _train_dtype_bytes(workload), _optimizer_bytes_per_param(workload, flat)
+    elif workload.task == "qlora" and flat:
+        # DeepSpeed casts the module to the 16-bit dtype (runtime/engine.py `_configure_distributed_model`:
+        # `self.module.half()` / `.bfloat16()`; NF4 storage is uint8 and stays) and its ZeRO optimizer steps an fp32
+        # master partition of the trainable parameters (stage_1_and_2.py `single_partition_of_fp32_groups`,
+        # stage3.py `fp32_partitioned_groups_flat`), even on one GPU: 16-bit adapters and gradients, fp32 master
+        # and states. The QLoRA recipe's "no master copy" (eq. 5) holds for the Trainer without ZeRO, not here.
+        dtype, optim = _train_dtype_bytes(workload), MASTER_BYTES + states[workload.optimizer]
     elif workload.task == "qlora":  # QLoRA eq. 5: BF16 adapters, 32-bit optimizer states, no master copy
         dtype, optim = _train_dtype_bytes(workload), states[workload.optimizer]
     else:  # PEFT keeps adapters in fp32 over a 16-bit base: fp32 weights, gradients and states
