@@ -45,6 +45,27 @@ def test_estimate_reads_the_peak_as_each_tool_would(client: TestClient) -> None:
     assert read["device"] == pytest.approx(total + 0.6, abs=0.02)
 
 
+def test_varied_lengths_grow_the_reserved_and_device_readings_only(client: TestClient) -> None:
+    # workload.varied_lengths (batches padded per batch, the Hugging Face Trainer's default): one more set of the
+    # loss's per-logit buffers (8,192 x 128,256 logits x 12 bytes = 11.74 GiB) stays cached in the allocator's pool;
+    # the gate (per_gpu_gib.total) and the allocated peak do not move (memory VARIED_LENGTH_SLACK)
+    body = {
+        "model": {"preset": "llama-3.1-8b"},
+        "task": "lora",
+        "seq_len": 8192,
+        "hardware": {"gpu": "h100-80g-sxm"},
+        "plan": {"recompute": "full", "micro_batch": 1},
+    }
+    fixed = _estimate(client, **body)["memory"]
+    varied = _estimate(client, **body, varied_lengths=True)["memory"]
+    slack = 8192 * 128256 * 12 / GIB
+    assert varied["per_gpu_gib"]["total"] == fixed["per_gpu_gib"]["total"]
+    assert varied["as_measured_gib"]["allocated"] == fixed["as_measured_gib"]["allocated"]
+    for reading in ("reserved", "device"):
+        grown = varied["as_measured_gib"][reading] - fixed["as_measured_gib"][reading]
+        assert grown == pytest.approx(slack, abs=0.02)
+
+
 def test_the_allocated_reading_is_what_the_trainer_measured() -> None:
     # fms-acceleration a100_80gb.csv: Mistral 7B LoRA, one A100, batch 4 x 4096, torch.cuda.max_memory_allocated
     # 24.87 GiB; the gate figure adds NCCL-free slack and is compared on the same reading (held-out tolerance 25 %)
