@@ -1,6 +1,6 @@
 """Serving at first contact: the estimator's error on published serving runs before any change they motivated.
 
-Run: .venv/bin/python benchmarks/serving_first_contact.py             (first contact beside the estimator as checked out)
+Run: .venv/bin/python benchmarks/serving_first_contact.py  (first contact beside the estimator as checked out)
      .venv/bin/python benchmarks/serving_first_contact.py --record    (records rows not yet recorded)
 
 Rows: tests/estimator/serving_first_contact.py. `--record` runs the estimator as committed on every row that
