@@ -49,10 +49,11 @@ Sources (each a project that measured its own runs and says with what):
   [torchtitan-nvfp4] pytorch/torchtitan torchtitan/components/quantization/nvfp4.md at 73aed7f6: the BF16 and MXFP8
                runs of its 200M-token evidence (the NVFP4 runs are not a precision the estimator models): Llama 3 8B, 4
                Blackwell GPUs, FSDP 4, local batch 32 x 2048, "eager + torch.compile" of the model only
-               (CompileConfig components ["model"]), selective (per-op) AC (config_registry.py llama3_8b); Qwen3 8B, FSDP 4,
-               local batch 16 x 2048, same compile and AC. "Memory" / "Peak Reserved Memory" is torchtitan's max reserved,
-               GiB; the percentages (179.94 GiB = 97.6 %) imply a ~184 GiB card, a GB200, which the catalog lacks:
-               modelled on the B200 (the figure compared does not depend on the card; the fit judgement does).
+               (CompileConfig components ["model"]), selective (per-op) AC (config_registry.py llama3_8b); Qwen3 8B,
+               FSDP 4, local batch 16 x 2048, same compile and AC. "Memory" / "Peak Reserved Memory" is torchtitan's
+               max reserved, GiB; the percentages (179.94 GiB = 97.6 %) imply a ~184 GiB card, a GB200, which the
+               catalog lacks: modelled on the B200 (the figure compared does not depend on the card; the fit judgement
+               does).
   [torchao-moe] pytorch/ao torchao/prototype/moe_training/README.md at 5e79e5ed, "End-to-end training benchmark with
                TorchTitan: Llama4 Scout vs bfloat16 baseline": 4 B200, FSDP 4 x EP 4, no AC, torch.compile, seq 8192,
                local batch 8, Llama 4 Scout shapes cut to 2 layers (16 routed experts top-1 + 1 shared, expert width
