@@ -634,7 +634,8 @@ def torchtitan_config(
         checkpoint |= {"initial_load_in_hf": True, "initial_load_model_only": True}
     config["checkpoint"] = checkpoint
     if plan.compiled:  # the estimate counted torch.compile's recomputed pointwise ops (plan.compile)
-        config["compile"] = {"enable": True}
+        # and, with plan.loss "compiled", the loss compiled with it (torchtitan --compile.components)
+        config["compile"] = {"enable": True, "components": ["model", "loss"] if plan.compiled_loss else ["model"]}
     if workload.precision == "fp8":
         config |= _torchtitan_float8(shard > 1)
         config["model"]["converters"] = ["quantize.linear.float8"]

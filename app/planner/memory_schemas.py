@@ -15,7 +15,9 @@ ATTENTION_DESCRIPTION = (
 LOSS_DESCRIPTION = (
     "Cross-entropy: standard (transformers' ForCausalLMLoss on fp32-upcast logits, 12 bytes per "
     "logit), chunked (torchtune CEWithChunkedOutputLoss, litgpt, Megatron's vocab-parallel CE: the fp32 log-probs "
-    "only), fused (Liger FusedLinearCrossEntropy, Cut Cross-Entropy: no whole-sequence logits). Default: "
+    "only), fused (Liger FusedLinearCrossEntropy, Cut Cross-Entropy, torchtitan's ChunkedLossWrapper: no "
+    "whole-sequence logits), compiled (the cross-entropy compiled with the model, torchtitan's compile since April "
+    "2025, torchtune compile: the 16-bit logits and their gradient, 4 bytes per logit; needs compile). Default: "
     "chunked_loss's value (standard)."
 )
 FP8_PARAMS_DESCRIPTION = (

@@ -287,11 +287,22 @@ def _torchao() -> list[FirstContactCase]:
                     TORCHAO_TRAINING,
                     llama3,
                     Workload(task="pretrain", precision=precision, seq_len=8192, global_batch=8),  # type: ignore[arg-type]
-                    Plan(dp=8, zero_stage=3, recompute="selective", micro_batch=1, compiled=True),
+                    # the B200 runs' torchtitan (6fc499f, August 2025) compiles the loss with the model (PR #1033);
+                    # the H100 runs' (0.0.2, PyTorch 2.7.0a0) did not yet
+                    Plan(
+                        dp=8,
+                        zero_stage=3,
+                        recompute="selective",
+                        micro_batch=1,
+                        compiled=True,
+                        compiled_loss=gpu is B200,
+                    ),
                     Cluster(gpu=gpu, gpus_per_node=8),
                     published,
                     "reserved",
-                    "attention: sdpa (flash); loss: torchtitan cross-entropy on fp32 logits; compile; "
+                    "attention: sdpa (flash); loss: torchtitan cross-entropy on fp32 logits"
+                    + (", compiled with the model; " if gpu is B200 else "; ")
+                    + "compile; "
                     + ("float8 all-gather (fp8 params)" if "float8 all-gather" in name else "bf16 all-gather"),
                 )
             )
@@ -371,12 +382,12 @@ def _trainy() -> list[FirstContactCase]:
                 TRAINY,
                 get_preset("llama-3.1-8b").model,
                 Workload(task="pretrain", precision="fp8", seq_len=8192, global_batch=2 * gpus),
-                Plan(dp=gpus, zero_stage=3, recompute="selective", micro_batch=2, compiled=True),
+                Plan(dp=gpus, zero_stage=3, recompute="selective", micro_batch=2, compiled=True, compiled_loss=True),
                 Cluster(gpu=H200, gpus_per_node=8, nodes=nodes, inter_node_gbps=3200.0),
                 published,
                 "reserved",
-                "attention: sdpa (flash); loss: torchtitan cross-entropy on fp32 logits; compile; "
-                "float8 all-gather (fp8 params)",
+                "attention: sdpa (flash); loss: torchtitan cross-entropy compiled with the model (PR #1033, April "
+                "2025); compile; float8 all-gather (fp8 params)",
             )
         )
     return cases
@@ -458,12 +469,13 @@ def _torchtitan_nvfp4() -> list[FirstContactCase]:
                     TORCHTITAN_NVFP4,
                     get_preset(preset).model,
                     Workload(task="pretrain", precision=precision, seq_len=2048, global_batch=4 * batch),  # type: ignore[arg-type]
-                    Plan(dp=4, zero_stage=3, recompute="selective", micro_batch=batch, compiled=True),
+                    Plan(dp=4, zero_stage=3, recompute="selective", micro_batch=batch, compiled=True, fused_loss=True),
                     Cluster(gpu=B200, gpus_per_node=4),
                     published,
                     "reserved",
-                    "attention: sdpa (flash); loss: torchtitan cross-entropy (model compiled, loss not: components "
-                    '["model"]); ' + ("MXFP8 linears, bf16 all-gather" if precision == "fp8" else "bf16"),
+                    "attention: sdpa (flash); loss: torchtitan ChunkedLossWrapper (head + cross-entropy in 8 "
+                    'chunks, the configs\' loss at 73aed7f6; loss not compiled: components ["model"]); '
+                    + ("MXFP8 linears, bf16 all-gather" if precision == "fp8" else "bf16"),
                 )
             )
     return cases
@@ -484,11 +496,14 @@ def _torchao_moe() -> list[FirstContactCase]:
                 TORCHAO_MOE,
                 LLAMA4_SCOUT_2L,
                 Workload(task="pretrain", precision=precision, seq_len=8192, global_batch=32),  # type: ignore[arg-type]
-                Plan(dp=4, ep=4, zero_stage=3, recompute="none", micro_batch=8, compiled=True),
+                # torchtitan compiles model and loss under --compile.enable (compile.components default ["model",
+                # "loss"] since pytorch/torchtitan #1608, August 2025; the section dates from October 2025)
+                Plan(dp=4, ep=4, zero_stage=3, recompute="none", micro_batch=8, compiled=True, compiled_loss=True),
                 Cluster(gpu=B200, gpus_per_node=4),
                 published,
                 "reserved",
-                "attention: sdpa (flash); loss: torchtitan cross-entropy; compile; no AC; bf16 all-gather",
+                "attention: sdpa (flash); loss: torchtitan cross-entropy compiled with the model; compile; no AC; "
+                "bf16 all-gather",
             )
         )
     return cases

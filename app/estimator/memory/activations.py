@@ -30,6 +30,13 @@ LOSS_BYTES_PER_LOGIT = 4.0 + 4.0 + 4.0
 # chunked/fused loss (torchtune CEWithChunkedOutputLoss, litgpt chunked_cross_entropy, Megatron fused vocab-parallel
 # CE): only the log-probs (fp32, or 16-bit logits + 16-bit log-probs) stay for the backward pass; chunks are transient
 CHUNKED_LOSS_BYTES_PER_LOGIT = 4.0
+# cross-entropy compiled with the model (Plan.compiled_loss): Inductor fuses the fp32 upcast, log_softmax and nll_loss
+# into one forward reduction that saves the 16-bit logits and a per-token log-sum-exp, and one backward kernel that
+# writes the 16-bit gradient of the logits (softmax - one-hot, scaled) with no fp32 tensor of the logits' size: 2 bytes
+# saved + 2 bytes of gradient per logit at the start of the backward. Measured: Trainy's torchtitan Llama 3.1 8B runs
+# (June 2025, compile, so the loss compiled: benchmarks/llama3-8b_h200_202506_trainy-whitefiber.md) read 47.96 and
+# 46.97 GiB reserved; with 12 bytes a logit the estimate read +73 % at first contact, 23.5 GiB of it the loss.
+COMPILED_LOSS_BYTES_PER_LOGIT = 2.0 + 2.0
 # fused head + loss (Liger-Kernel ops/fused_linear_cross_entropy.py `fused_linear_cross_entropy_forward`): the logits
 # exist one chunk of about BT·H/V tokens at a time (chunk_size = next_power_of_2(cdiv(BT, cdiv(V, H)))) and the
 # gradient of the hidden states (`grad_input`) is made in the forward and kept for the backward: nothing per logit, a
@@ -134,7 +141,9 @@ def _act_coeffs(model: ModelSpec, trainable: frozenset[str], compiled: bool = Fa
         fp8_replicated=float(norm1_out + norm2_out),
         fp8_q=float(o_in),
         fp8_mlp=float(down_in * model.ffn),
-        fp8_moe_mlp=float((model.experts_per_token + model.shared_experts) * down_in * width_e) if model.is_moe else 0.0,
+        fp8_moe_mlp=float((model.experts_per_token + model.shared_experts) * down_in * width_e)
+        if model.is_moe
+        else 0.0,
     )
 
 
@@ -313,7 +322,7 @@ def _elements_of(ctx: _Ctx, plan: Plan, stage: _Stage, seq_local: float) -> tupl
 def te_fp8(workload: Workload, plan: Plan) -> bool:
     """Whether the plan's FP8 runs through Transformer Engine's linears, which save their inputs in FP8: the megatron
     stack (a plan with the fp32 main-gradient buffer, Plan.fp32_main_grads, set by app/planner/stacks.py) at fp8."""
-    return plan.fp32_main_grads and workload.precision == "fp8"
+    return workload.precision == "fp8" and plan.fp32_main_grads
 
 
 def _recompute_kind(plan: Plan) -> str:
@@ -362,7 +371,13 @@ def _training_activations(ctx: _Ctx, plan: Plan, stage: _Stage, dp: int) -> tupl
     if stage.is_last and plan.fused_loss:
         total += tokens * ctx.model.hidden * FUSED_LOSS_BYTES_PER_HIDDEN
     elif stage.is_last:
-        per_logit = CHUNKED_LOSS_BYTES_PER_LOGIT if plan.chunked_loss else LOSS_BYTES_PER_LOGIT
+        per_logit = (
+            CHUNKED_LOSS_BYTES_PER_LOGIT
+            if plan.chunked_loss
+            else COMPILED_LOSS_BYTES_PER_LOGIT
+            if plan.compiled_loss
+            else LOSS_BYTES_PER_LOGIT
+        )
         total += tokens * ctx.model.vocab / plan.tp * per_logit
     return total, host
 
@@ -425,6 +440,7 @@ def _working_sets(ctx: _Ctx, plan: Plan, dp: int) -> tuple[tuple[float, float, f
         plan.flash_attention,
         plan.chunked_loss,
         plan.fused_loss,
+        plan.compiled_loss,
         plan.virtual_stages,
         dp if pp > 1 else 0,  # micro-batches in flight (pipelines only)
         plan.dp * tp * pp * cp > 1,  # NCCL buffers
