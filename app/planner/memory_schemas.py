@@ -18,7 +18,8 @@ LOSS_DESCRIPTION = (
     "only), fused (Liger FusedLinearCrossEntropy, Cut Cross-Entropy, torchtitan's ChunkedLossWrapper: no "
     "whole-sequence logits), compiled (the cross-entropy compiled with the model, torchtitan's compile since April "
     "2025, torchtune compile: the 16-bit logits and their gradient, 4 bytes per logit; needs compile). Default: "
-    "chunked_loss's value (standard)."
+    "chunked where chunked_loss is true, compiled where compile is true (the stacks compile the loss with the "
+    "model), standard otherwise."
 )
 FP8_PARAMS_DESCRIPTION = (
     "Linear weights stored and all-gathered in FP8 (Megatron-LM --fp8-param-gather, Transformer "

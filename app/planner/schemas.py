@@ -219,7 +219,11 @@ class PlanIn(RequestModel):
 
     def spec(self, micro_batch: int) -> Plan:
         zero = self.zero_stage if isinstance(self.zero_stage, int) else ZERO_ALIASES[self.zero_stage.lower()]
-        loss = self.loss or ("chunked" if self.chunked_loss else "standard")
+        compiled = self.compiled if self.compile is None else self.compile
+        # unstated, the loss is compiled where the model is: torchtitan's compile.components default ["model",
+        # "loss"] (v0.2.2 torchtitan/config/job_config.py), torchtune compiles its loss under compile: True, and
+        # transformers computes the loss inside the forward the Trainer's torch_compile compiles
+        loss = self.loss or ("chunked" if self.chunked_loss else "compiled" if compiled else "standard")
         return mirror(
             Plan,
             self,
@@ -230,7 +234,7 @@ class PlanIn(RequestModel):
             chunked_loss=loss == "chunked",
             fused_loss=loss == "fused",
             compiled_loss=loss == "compiled",
-            compiled=self.compiled if self.compile is None else self.compile,
+            compiled=compiled,
         )
 
 

@@ -155,12 +155,16 @@ def test_compiled_loss_reaches_the_estimate_and_the_launch(client: TestClient) -
     from app.estimator.specs import Plan, Workload
     from app.planner.launch import torchtitan_config
 
-    standard = _memory(client, compile=True)
+    standard = _memory(client, compile=True, loss="standard")
     compiled = _memory(client, compile=True, loss="compiled")
     act = lambda r: r["memory"]["per_gpu_gib"]["activations"]  # noqa: E731
     # 8,192 tokens x 128,256 logits: 12 -> 4 bytes each, 7.8 GiB less
     assert act(standard) - act(compiled) == pytest.approx(8192 * 128256 * 8 / 2**30, rel=0.01)
     assert compiled["plan"]["loss"] == "compiled"
+    # unstated, the loss is compiled where the model is (the stacks' default) and standard where it is not
+    assert _memory(client, compile=True)["plan"]["loss"] == "compiled"
+    assert _memory(client)["plan"]["loss"] == "standard"
+    assert any(a.startswith("Loss compiled with the model") for a in compiled["assumptions"])
     refused = client.post("/estimate", json=BODY | {"plan": PLAN | {"loss": "compiled"}})
     assert refused.status_code == 422, refused.text
     assert refused.json()["errors"][0]["field"] == "plan.loss"
