@@ -40,7 +40,7 @@ from typing import Literal
 
 from app.estimator.hardware import get_gpu
 from app.estimator.presets import get_preset
-from app.estimator.serving import ServingConfig, estimate_serving
+from app.estimator.serving import ServingConfig, estimate_serving, offline_run_output_tokens_per_s
 from app.estimator.specs import Cluster, GpuSpec, ModelSpec
 
 Metric = Literal["ttft_ms", "tpot_ms", "output_tokens_per_s"]
@@ -76,6 +76,7 @@ class ServingFirstContact:
     cfg: ServingConfig
     metric: Metric
     published: float
+    requests: int | None = None  # an offline row's prompts (the run is finite: its ramp and drain count)
 
 
 def _random(total_in: int, total_out: int, completed: int, isl: int, osl: int, rate: float | None) -> ServingConfig:
@@ -89,9 +90,9 @@ def _random(total_in: int, total_out: int, completed: int, isl: int, osl: int, r
 
 
 def _row(
-    label: str, model: ModelSpec, tp: int, cfg: ServingConfig, metric: Metric, value: float
+    label: str, model: ModelSpec, tp: int, cfg: ServingConfig, metric: Metric, value: float, requests: int | None = None
 ) -> ServingFirstContact:
-    return ServingFirstContact(label, "datacrunch-h200", DATACRUNCH, model, H200, tp, cfg, metric, value)
+    return ServingFirstContact(label, "datacrunch-h200", DATACRUNCH, model, H200, tp, cfg, metric, value, requests)
 
 
 def _ftl(label: str, model: ModelSpec, gpu: GpuSpec, tp: int, isl: int, fp8: bool, ms: float) -> ServingFirstContact:
@@ -123,15 +124,15 @@ SERVING_FIRST_CONTACT: tuple[ServingFirstContact, ...] = (
     _row("datacrunch llama-3.1-405b h200 tp8 random 2 rps ttft", LLAMA_405B, 8, _405B_R2, "ttft_ms", 244.264),
     _row("datacrunch llama-3.1-405b h200 tp8 random 2 rps tpot", LLAMA_405B, 8, _405B_R2, "tpot_ms", 43.301),
     _row("datacrunch llama-3.3-70b h200 tp4 offline 1024/1024", LLAMA_70B, 4,
-         _random(1525074, 1544818, 3000, 1024, 1024, None), "output_tokens_per_s", 4520.699),
+         _random(1525074, 1544818, 3000, 1024, 1024, None), "output_tokens_per_s", 4520.699, 3000),
     _row("datacrunch llama-3.3-70b h200 tp4 offline 1024/512", LLAMA_70B, 4,
-         _random(2034177, 1029594, 4000, 1024, 512, None), "output_tokens_per_s", 3492.294),
+         _random(2034177, 1029594, 4000, 1024, 512, None), "output_tokens_per_s", 3492.294, 4000),
     _row("datacrunch llama-3.3-70b h200 tp4 offline 4096/2048", LLAMA_70B, 4,
-         _random(1637669, 818620, 800, 4096, 2048, None), "output_tokens_per_s", 2051.287),
+         _random(1637669, 818620, 800, 4096, 2048, None), "output_tokens_per_s", 2051.287, 800),
     _row("datacrunch llama-3.3-70b h200 tp4 offline 4096/1024", LLAMA_70B, 4,
-         _random(3097487, 760205, 1500, 4096, 1024, None), "output_tokens_per_s", 1654.994),
+         _random(3097487, 760205, 1500, 4096, 1024, None), "output_tokens_per_s", 1654.994, 1500),
     _row("datacrunch llama-3.3-70b h200 tp4 offline 256/512", LLAMA_70B, 4,
-         _random(777987, 1529561, 6000, 256, 512, None), "output_tokens_per_s", 6648.439),
+         _random(777987, 1529561, 6000, 256, 512, None), "output_tokens_per_s", 6648.439, 6000),
     _ftl("llama-2-7b", LLAMA2_7B, H100, 1, 128, True, 7.0),
     _ftl("llama-2-7b", LLAMA2_7B, H100, 1, 2048, True, 36.0),
     _ftl("llama-2-70b", LLAMA2_70B, H100, 4, 128, True, 26.0),
@@ -151,6 +152,8 @@ def predict(case: ServingFirstContact) -> float:
     cluster = Cluster(gpu=case.gpu, gpus_per_node=8)
     if case.cfg.concurrency is not None:  # a fixed batch: the estimate at that batch
         return float(getattr(estimate_serving(case.model, case.cfg, cluster, tp=case.tp), case.metric))
+    if case.requests is not None:  # a finite offline run, as the benchmark counts it (ramp and drain included)
+        return offline_run_output_tokens_per_s(case.model, case.cfg, cluster, case.tp, case.requests)
     if case.cfg.requests_per_s is None:
         return float(estimate_serving(case.model, case.cfg, cluster, tp=case.tp).output_tokens_per_s)
     result = estimate_serving(case.model, case.cfg, cluster, tp=case.tp, replicas_needed=0)
