@@ -387,6 +387,24 @@ def simulate(
     )
 
 
+def finite_run_output_rate(
+    step_time: StepTime, scheduler: Scheduler, prompts: Lengths, outputs: Lengths, requests: int, *,
+    seed: int = DEFAULT_SEED,
+) -> float:  # fmt: skip
+    """Output tokens per second of an offline benchmark run of `requests` requests, all queued at once: the total
+    output over the time from the first arrival to the last completion, as the engines' benchmarks report it
+    (sglang.bench_serving and vLLM's benchmark_serving: output_throughput = sum(output_lens) / dur_s, dur_s from the
+    first request sent to the last one done). A finite run fills the replica at once (every prompt prefills before the
+    decodes settle) and drains it at the end (the last requests decode in a shrinking batch), so it reports less
+    than the replica's steady rate; the fewer requests per batch the replica holds, the more."""
+    lengths = random.Random(seed + 1)
+    draw_prompt, draw_output = prompts.sampler(lengths), outputs.sampler(lengths)
+    prompt = [prompts.mean] * requests if prompts.constant else [draw_prompt() for _ in range(requests)]
+    output = [outputs.mean] * requests if outputs.constant else [draw_output() for _ in range(requests)]
+    run = _run(scheduler, step_time, [0.0] * requests, prompt, output)
+    return sum(output) / (max(run.finish) - min(run.start))
+
+
 # --- closed forms ---------------------------------------------------------------------------------------
 
 

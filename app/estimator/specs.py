@@ -227,6 +227,7 @@ class GpuSpec:
     # where the listed peak already uses the part's own clocks; below 1 where a PCIe part shares the SXM part's
     # listed peak but runs at a lower power limit (cited per GPU in data/gpus.json)
     sustained_fraction: float = 1.0
+    sm_count: int = 0  # streaming multiprocessors (architecture whitepapers); 0: unknown
 
 
 @dataclass(frozen=True, slots=True)
