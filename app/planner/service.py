@@ -43,7 +43,7 @@ from app.planner.schemas import (
     WorkloadIn,
 )
 from app.planner.search import as_held, batch_splits, default_global_batch, search_plans
-from app.planner.stacks import as_launched, no_stack_warning, precision_run_as
+from app.planner.stacks import as_launched, as_padded, no_stack_warning, precision_run_as
 from app.planner.workload import (
     SessionOpener,
     as_rented,
@@ -93,6 +93,9 @@ def estimate(request: EstimateIn, *, open_session: SessionOpener) -> EstimateOut
         model_warnings = model_warnings + ([no_stack] if no_stack else [])
         memory = estimate_memory(model, workload, plan, cluster)
         perf = estimate_performance(model, workload, plan, cluster)
+    padded = as_padded(workload, plan, model)  # varied_lengths as the plan's stack feeds its data
+    if padded.varied_lengths and not workload.varied_lengths:
+        workload, memory = padded, estimate_memory(model, padded, plan, cluster)  # the gate does not move
     metrics.ESTIMATES.labels("estimate").inc()
     band = memory_band(model, workload, plan, cluster, memory.breakdown)
     exceed = may_exceed(band, memory.breakdown)
