@@ -53,7 +53,7 @@ from itertools import accumulate
 from typing import Any, Literal
 
 from app.estimator.memory import host_load_params, host_ram_figures, host_ram_reserve_gib, memory_breakdown
-from app.estimator.memory.band import MemoryBand, may_exceed, memory_band
+from app.estimator.memory.band import MemoryBand, may_exceed
 from app.estimator.specs import GIB, Cluster, MemoryBreakdown, ModelSpec, Performance, Warning_, Workload
 from app.estimator.vocabulary import MAX_QUOTE_MONTHS, TERM_MONTHS, Objective
 from app.planner.availability import Availability, place
@@ -73,6 +73,7 @@ from app.planner.offers import (
     unconvertible,
     with_alternatives,
 )
+from app.planner.padded_band import padded_band
 from app.planner.pruning import Frontier, Point, Rules
 from app.planner.search import (
     BoundCache,
@@ -507,7 +508,7 @@ def _option(
     if padded.varied_lengths and not workload.varied_lengths:  # the slack of the readings; the gate does not move
         memory = memory_breakdown(model, padded, best.plan, cluster)
     workload = padded
-    band = memory_band(model, workload, best.plan, cluster, memory)
+    band = padded_band(model, workload, best.plan, cluster, memory)
     exceed = may_exceed(band, memory)
     warnings = _unique(
         best.memory.warnings
