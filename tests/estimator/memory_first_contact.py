@@ -241,7 +241,12 @@ def _ms_swift() -> list[FirstContactCase]:
                 "ms-swift",
                 MS_SWIFT,
                 model,
-                Workload(task="qlora", seq_len=2048, global_batch=16, lora=lora8, varied_lengths=True),
+                # swift's own LoRA tuner (tuner_backend "swift") never calls PEFT's prepare_model_for_kbit_training
+                # (swift/llm/sft.py and tuner.py at cfcb67265, the commit that added the table: only
+                # model.enable_input_require_grads()): no fp32 casts, 16-bit activations
+                Workload(
+                    task="qlora", seq_len=2048, global_batch=16, lora=lora8, varied_lengths=True, kbit_upcast=False
+                ),
                 Plan(micro_batch=1, recompute="full"),
                 one,
                 published,
