@@ -112,6 +112,7 @@ class EngineDefaults:
     max_num_batched_tokens: int  # tokens per step (chunked-prefill budget)
     graph_max_batch: int  # largest decode batch captured in a CUDA graph
     mixed_prefill: bool  # a step carries the running decodes and prompt chunks together (else prefill steps alone)
+    overlap_schedule: bool  # the scheduler runs one batch ahead of the GPU (an arrival waits one step more)
     source: str
 
 
@@ -133,10 +134,17 @@ class EngineRelease:
     nccl_allreduce: bool = False  # TP all-reduce through NCCL, no one-shot custom kernel over NVLink
     gqa_heads_per_cta: int = 0  # decode attention reads a KV head once per this many query heads; 0: once
     profile_holds_allreduce_inputs: bool = False  # the memory profile keeps every all-reduce input alive
+    no_overlap_schedule: bool = False  # processes each batch before scheduling the next (no one-batch lookahead)
     source: str = ""
 
 
 ENGINE_RELEASES: dict[str, EngineRelease] = {
+    "sglang-0.3": EngineRelease(
+        no_overlap_schedule=True,
+        source="SGLang v0.3 line (sgl-project/sglang benchmark/benchmark_vllm_060, v0.3.0): the scheduler processed "
+        "each batch's result before scheduling the next; the overlapping loop (event_loop_overlap) became the default "
+        "with the zero-overhead batch scheduler of v0.4 (lmsys.org/blog/2024-12-04-sglang-v0-4).",
+    ),
     "vllm-0.2": EngineRelease(
         nccl_allreduce=True,
         profile_holds_allreduce_inputs=True,
@@ -982,6 +990,9 @@ def _scheduler(model: ModelSpec, cfg: ServingConfig, hw: _Hardware) -> Scheduler
         kv_tokens=kv_cache_tokens(model, cfg, hw.gpu, hw.tp, hw.pp),
         block=ENGINE_DEFAULTS[cfg.engine].block_size,
         mixed=ENGINE_DEFAULTS[cfg.engine].mixed_prefill,
+        lookahead=int(
+            ENGINE_DEFAULTS[cfg.engine].overlap_schedule and not engine_release(cfg.release).no_overlap_schedule
+        ),
     )
 
 

@@ -160,6 +160,10 @@ class Plan:
     # the head and the loss fused (Liger FusedLinearCrossEntropy, Apple Cut Cross-Entropy): no logits of the whole
     # sequence at all, the gradient of the hidden states made in the forward (memory.FUSED_LOSS_BYTES_PER_HIDDEN)
     fused_loss: bool = False
+    # the cross-entropy compiled with the model (torchtitan compiles its loss when compile is on since pytorch/
+    # torchtitan PR #1033, April 2025; torchtune compiles its loss with `compile: True`): 4 bytes per logit, not 12
+    # (memory.activations COMPILED_LOSS_BYTES_PER_LOGIT); needs `compiled`
+    compiled_loss: bool = False
     # linear weights stored and all-gathered in FP8 (Megatron-LM --fp8-param-gather, Transformer Engine
     # fp8_model_init; torchao float8 FSDP all-gather): 1 byte per linear weight in the model's working copy; fp8 only
     fp8_params: bool = False

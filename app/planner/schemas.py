@@ -159,7 +159,7 @@ class PlanIn(RequestModel):
         default=None,
         description=ATTENTION_DESCRIPTION,
     )
-    loss: Literal["standard", "chunked", "fused"] | None = Field(
+    loss: Literal["standard", "chunked", "fused", "compiled"] | None = Field(
         default=None,
         description=LOSS_DESCRIPTION,
     )
@@ -195,10 +195,14 @@ class PlanIn(RequestModel):
                 f"attention={self.attention} contradicts flash_attention={str(self.flash_attention).lower()}: "
                 "give one of them (eager is flash_attention false; flash and sdpa are true)"
             )
-        if self.loss is not None and "chunked_loss" in given and (self.loss != "standard") != self.chunked_loss:
+        if (
+            self.loss is not None
+            and "chunked_loss" in given
+            and (self.loss in ("chunked", "fused")) != self.chunked_loss
+        ):
             raise ValueError(
                 f"loss={self.loss} contradicts chunked_loss={str(self.chunked_loss).lower()}: give one of them "
-                "(standard is chunked_loss false; chunked and fused are true)"
+                "(standard and compiled are chunked_loss false; chunked and fused are true)"
             )
         if self.compile is not None and "compiled" in given and self.compile != self.compiled:
             raise ValueError("compile and compiled say different things: give one of them")
@@ -215,7 +219,11 @@ class PlanIn(RequestModel):
 
     def spec(self, micro_batch: int) -> Plan:
         zero = self.zero_stage if isinstance(self.zero_stage, int) else ZERO_ALIASES[self.zero_stage.lower()]
-        loss = self.loss or ("chunked" if self.chunked_loss else "standard")
+        compiled = self.compiled if self.compile is None else self.compile
+        # unstated, the loss is compiled where the model is: torchtitan's compile.components default ["model",
+        # "loss"] (v0.2.2 torchtitan/config/job_config.py), torchtune compiles its loss under compile: True, and
+        # transformers computes the loss inside the forward the Trainer's torch_compile compiles
+        loss = self.loss or ("chunked" if self.chunked_loss else "compiled" if compiled else "standard")
         return mirror(
             Plan,
             self,
@@ -225,7 +233,8 @@ class PlanIn(RequestModel):
             flash_attention=self.flash_attention if self.attention is None else self.attention != "eager",
             chunked_loss=loss == "chunked",
             fused_loss=loss == "fused",
-            compiled=self.compiled if self.compile is None else self.compile,
+            compiled_loss=loss == "compiled",
+            compiled=compiled,
         )
 
 
@@ -536,7 +545,7 @@ class PlanOut(BaseModel):
     micro_batch: int
     global_batch: int | None
     virtual_stages: int
-    loss: str = Field(default="standard", description="standard, chunked or fused cross-entropy (plan.loss)")
+    loss: str = Field(default="standard", description="standard, chunked, fused or compiled cross-entropy (plan.loss)")
     compiled: bool = False
     activation_offload: bool = False
     fp8_params: bool = False

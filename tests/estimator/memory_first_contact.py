@@ -52,6 +52,29 @@ Sources (each a project that measured its own runs and says with what):
                (src/trainer/trainer.py): reserved, in GB (the "Model Mem." column, 16 for Llama 3.1 8B's 16.06e9 bf16
                bytes, shows the unit is 1e9 bytes although the header says GiB), converted to GiB here. Llama 3 8B rows
                repeat Llama 3.1 8B's figures and are left out; Gemma 2 9B QLoRA ran out of memory (no figure).
+  [megatron-bridge] NVIDIA-NeMo/Megatron-Bridge at 067f987d, skills/nemo-mbridge-perf-memory-tuning/SKILL.md
+               ("Measured Results": Llama 3 70B SFT on 32 H100 80GB, FP8 current scaling, TP 4 PP 4 VPP 5 DP 2, MBS 1,
+               GBS 32, seq 4096, and the same with PP 8 / TP 8; VPP 10 in its text) and
+               skills/nemo-mbridge-perf-activation-recompute/SKILL.md ("Historical Measurement", Bridge PR #3107: the
+               core_attn baseline and core_attn + layernorm). The recipe is perf_recipes/llama/h100/llama3.py
+               `llama3_70b_sft_32gpu_h100_fp8cs_config`: distributed optimizer, grad_reduce_in_fp32 False (bf16 gradient
+               buffers, perf_recipes/_common.py `_perf_precision`), fp8_param_gather True (training/mixed_precision.py
+               `bf16_with_fp8_current_scaling_mixed`), sequence parallel, Transformer Engine fused cross-entropy
+               (`_benchmark_common`: cross_entropy_fusion_impl "te"), CUDA graphs over the MLP, inputs padded to 4096.
+               "Peak Mem (GB)" is Bridge's logged peak of torch.cuda.memory_stats()["allocated_bytes.all.peak"]
+               (training/utils/train_utils.py, bytes / 1e9): allocated, decimal GB, converted to GiB here.
+  [torchtitan-nvfp4] pytorch/torchtitan torchtitan/components/quantization/nvfp4.md at 73aed7f6: the BF16 and MXFP8
+               runs of its 200M-token evidence (the NVFP4 runs are not a precision the estimator models): Llama 3 8B, 4
+               Blackwell GPUs, FSDP 4, local batch 32 x 2048, "eager + torch.compile" of the model only
+               (CompileConfig components ["model"]), selective (per-op) AC (config_registry.py llama3_8b); Qwen3 8B,
+               FSDP 4, local batch 16 x 2048, same compile and AC. "Memory" / "Peak Reserved Memory" is torchtitan's
+               max reserved, GiB; the percentages (179.94 GiB = 97.6 %) imply a ~184 GiB card, a GB200, which the
+               catalog lacks: modelled on the B200 (the figure compared does not depend on the card; the fit judgement
+               does).
+  [torchao-moe] pytorch/ao torchao/prototype/moe_training/README.md at 5e79e5ed, "End-to-end training benchmark with
+               TorchTitan: Llama4 Scout vs bfloat16 baseline": 4 B200, FSDP 4 x EP 4, no AC, torch.compile, seq 8192,
+               local batch 8, Llama 4 Scout shapes cut to 2 layers (16 routed experts top-1 + 1 shared, expert width
+               8192). "Max Memory (GiB)" is torchtitan's max reserved.
 
 `levers` names what each run used that moves the peak and that the estimator may or may not model (attention
 implementation, loss implementation, compile, activation offload, FP8 parameters).
@@ -89,6 +112,19 @@ QWEN_README = (
 UNIVERSAL_LLM_TRAINER = (
     "ljm565/universal-llm-trainer docs/gpu_test.md at 9efd14b514148b765cf188d301093542307a4827 (batch 2 x 8192, "
     "gradient checkpointing; Peak Mem. = torch.cuda.memory_reserved() / 1e9 on rank 0, GB converted to GiB)"
+)
+MEGATRON_BRIDGE = (
+    "NVIDIA-NeMo/Megatron-Bridge at 067f987df03b8355b03192d88d70f1709fedf51a, skills/nemo-mbridge-perf-memory-tuning/"
+    "SKILL.md and skills/nemo-mbridge-perf-activation-recompute/SKILL.md (Llama 3 70B SFT, 32 H100, FP8 current "
+    "scaling; Peak Mem (GB) = max allocated / 1e9)"
+)
+TORCHTITAN_NVFP4 = (
+    "pytorch/torchtitan torchtitan/components/quantization/nvfp4.md at 73aed7f6c09c04041dae2d2c185bb4c6384ebb3f "
+    "(Llama 3 8B and Qwen3 8B, FSDP 4, seq 2048, compile, selective AC; torchtitan max reserved GiB)"
+)
+TORCHAO_MOE = (
+    "pytorch/ao torchao/prototype/moe_training/README.md at 5e79e5ed3434aa04281931039da1bab338c415b3 (torchtitan "
+    "Llama 4 Scout shapes, 2 layers, 4 B200, FSDP 4 x EP 4, seq 8192, local batch 8, no AC, compile; max reserved GiB)"
 )
 TRAINY = (
     "pytorch/torchtitan benchmarks/llama3-8b_h200_202506_trainy-whitefiber.md at "
@@ -299,11 +335,22 @@ def _torchao() -> list[FirstContactCase]:
                     TORCHAO_TRAINING,
                     llama3,
                     Workload(task="pretrain", precision=precision, seq_len=8192, global_batch=8),  # type: ignore[arg-type]
-                    Plan(dp=8, zero_stage=3, recompute="selective", micro_batch=1, compiled=True),
+                    # the B200 runs' torchtitan (6fc499f, August 2025) compiles the loss with the model (PR #1033);
+                    # the H100 runs' (0.0.2, PyTorch 2.7.0a0) did not yet
+                    Plan(
+                        dp=8,
+                        zero_stage=3,
+                        recompute="selective",
+                        micro_batch=1,
+                        compiled=True,
+                        compiled_loss=gpu is B200,
+                    ),
                     Cluster(gpu=gpu, gpus_per_node=8),
                     published,
                     "reserved",
-                    "attention: sdpa (flash); loss: torchtitan cross-entropy on fp32 logits; compile; "
+                    "attention: sdpa (flash); loss: torchtitan cross-entropy on fp32 logits"
+                    + (", compiled with the model; " if gpu is B200 else "; ")
+                    + "compile; "
                     + ("float8 all-gather (fp8 params)" if "float8 all-gather" in name else "bf16 all-gather"),
                 )
             )
@@ -384,12 +431,12 @@ def _trainy() -> list[FirstContactCase]:
                 TRAINY,
                 get_preset("llama-3.1-8b").model,
                 Workload(task="pretrain", precision="fp8", seq_len=8192, global_batch=2 * gpus),
-                Plan(dp=gpus, zero_stage=3, recompute="selective", micro_batch=2, compiled=True),
+                Plan(dp=gpus, zero_stage=3, recompute="selective", micro_batch=2, compiled=True, compiled_loss=True),
                 Cluster(gpu=H200, gpus_per_node=8, nodes=nodes, inter_node_gbps=3200.0),
                 published,
                 "reserved",
-                "attention: sdpa (flash); loss: torchtitan cross-entropy on fp32 logits; compile; "
-                "float8 all-gather (fp8 params)",
+                "attention: sdpa (flash); loss: torchtitan cross-entropy compiled with the model (PR #1033, April "
+                "2025); compile; float8 all-gather (fp8 params)",
             )
         )
     return cases
@@ -460,6 +507,129 @@ def _universal_llm_trainer() -> list[FirstContactCase]:
     return cases
 
 
+# Llama 4 Scout (torchtitan models/llama4 17bx16e: dim 5120, 40 heads, 8 KV heads, vocabulary 202,048, every layer
+# MoE with 16 routed experts, top-1, one shared expert of the expert width 8192) cut to the 2 layers torchao ran.
+LLAMA4_SCOUT_2L = ModelSpec(
+    name="llama-4-scout-2-layers",
+    layers=2,
+    hidden=5120,
+    heads=40,
+    kv_heads=8,
+    ffn=16384,
+    vocab=202048,
+    experts=16,
+    experts_per_token=1,
+    expert_ffn=8192,
+    shared_experts=1,
+    moe_layers=2,
+)
+
+GB = 1e9 / 2**30  # a decimal gigabyte in GiB
+
+
+def _megatron_bridge() -> list[FirstContactCase]:
+    cases = []
+    te = (
+        "attention: TE fused (flash); loss: Transformer Engine fused cross-entropy; distributed optimizer with bf16 "
+        "grad buffers (grad_reduce_in_fp32 False); fp8_param_gather (fp8 params); CUDA graphs (MLP); "
+    )
+    for label, tp, pp, vpp, dp, published_gb, recompute in (
+        ("TP 4 x PP 4 x VPP 5 x DP 2, core_attn recompute", 4, 4, 5, 2, 58.8, "core_attn"),
+        ("TP 4 x PP 8 x VPP 5 x DP 1, core_attn recompute", 4, 8, 5, 1, 53.2, "core_attn"),
+        ("TP 8 x PP 4 x VPP 5 x DP 1, core_attn recompute", 8, 4, 5, 1, 50.2, "core_attn"),
+        ("TP 4 x PP 4 x VPP 10 x DP 2, core_attn recompute", 4, 4, 10, 2, 60.2, "core_attn"),
+        ("TP 4 x PP 4 x VPP 5 x DP 2, core_attn + layernorm recompute", 4, 4, 5, 2, 59.6, "core_attn, layernorm"),
+    ):
+        cases.append(
+            FirstContactCase(
+                f"Megatron-Bridge Llama 3 70B SFT FP8, {label}, batch 1 x 4096, 32 H100",
+                "megatron-bridge",
+                MEGATRON_BRIDGE,
+                get_preset("llama-3-70b").model,
+                Workload(task="full_finetune", precision="fp8", seq_len=4096, global_batch=32),
+                Plan(
+                    tp=tp,
+                    pp=pp,
+                    dp=dp,
+                    virtual_stages=vpp,
+                    sequence_parallel=True,
+                    zero_stage=1,
+                    micro_batch=1,
+                    recompute="selective",
+                    fp32_main_grads=True,
+                    fp8_params=True,
+                    chunked_loss=True,
+                ),
+                Cluster(gpu=H100, gpus_per_node=8, nodes=4, inter_node_gbps=3200.0),
+                round(published_gb * GB, 2),
+                "allocated",
+                te + f"recompute_modules [{recompute}]",
+            )
+        )
+    return cases
+
+
+def _torchtitan_nvfp4() -> list[FirstContactCase]:
+    cases = []
+    for preset, batch, rows in (
+        ("llama-3-8b", 32, (("BF16", "bf16", 174.49), ("MXFP8", "fp8", 179.94))),
+        ("qwen3-8b", 16, (("BF16", "bf16", 112.88), ("MXFP8", "fp8", 112.63))),
+    ):
+        for name, precision, published in rows:
+            cases.append(
+                FirstContactCase(
+                    f"torchtitan nvfp4.md {preset} {name}, FSDP 4, batch {batch} x 2048, Blackwell",
+                    "torchtitan-nvfp4",
+                    TORCHTITAN_NVFP4,
+                    get_preset(preset).model,
+                    Workload(task="pretrain", precision=precision, seq_len=2048, global_batch=4 * batch),  # type: ignore[arg-type]
+                    Plan(dp=4, zero_stage=3, recompute="selective", micro_batch=batch, compiled=True, fused_loss=True),
+                    Cluster(gpu=B200, gpus_per_node=4),
+                    published,
+                    "reserved",
+                    "attention: sdpa (flash); loss: torchtitan ChunkedLossWrapper (head + cross-entropy in 8 "
+                    'chunks, the configs\' loss at 73aed7f6; loss not compiled: components ["model"]); '
+                    + ("MXFP8 linears, bf16 all-gather" if precision == "fp8" else "bf16"),
+                )
+            )
+    return cases
+
+
+def _torchao_moe() -> list[FirstContactCase]:
+    cases = []
+    for name, precision, published in (
+        ("bf16 baseline", "bf16", 145.55),
+        ("MXFP8 linears only", "fp8", 146.62),
+        ("MXFP8 grouped GEMMs only", "fp8", 144.71),
+        ("MXFP8 linears + grouped GEMMs", "fp8", 145.32),
+    ):
+        cases.append(
+            FirstContactCase(
+                f"torchao torchtitan Llama 4 Scout 2 layers {name}, FSDP 4 x EP 4, batch 8 x 8192, B200",
+                "torchao-moe",
+                TORCHAO_MOE,
+                LLAMA4_SCOUT_2L,
+                Workload(task="pretrain", precision=precision, seq_len=8192, global_batch=32),  # type: ignore[arg-type]
+                # torchtitan compiles model and loss under --compile.enable (compile.components default ["model",
+                # "loss"] since pytorch/torchtitan #1608, August 2025; the section dates from October 2025)
+                Plan(dp=4, ep=4, zero_stage=3, recompute="none", micro_batch=8, compiled=True, compiled_loss=True),
+                Cluster(gpu=B200, gpus_per_node=4),
+                published,
+                "reserved",
+                "attention: sdpa (flash); loss: torchtitan cross-entropy compiled with the model; compile; no AC; "
+                "bf16 all-gather",
+            )
+        )
+    return cases
+
+
 MEMORY_FIRST_CONTACT: tuple[FirstContactCase, ...] = tuple(
-    _ms_swift() + _torchao() + _qwen_readme() + _trainy() + _universal_llm_trainer()
+    _ms_swift()
+    + _torchao()
+    + _qwen_readme()
+    + _trainy()
+    + _megatron_bridge()
+    + _torchtitan_nvfp4()
+    + _torchao_moe()
+    + _universal_llm_trainer()
 )

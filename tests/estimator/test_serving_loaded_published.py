@@ -38,7 +38,7 @@ TOLERANCE = 0.50
 def _simulated(preset: str, gpu: str, tp: int, fraction: float | None, rate: float) -> tuple[float, float]:
     cfg = ServingConfig(
         input_tokens=230, output_tokens=194, requests_per_s=rate, engine="sglang", peak_factor=1.0,
-        max_model_len=4096, gpu_memory_utilization=fraction,
+        max_model_len=4096, gpu_memory_utilization=fraction, release="sglang-0.3",
     )  # fmt: skip
     result = estimate_serving(
         get_preset(preset).model, cfg, Cluster(gpu=get_gpu(gpu), gpus_per_node=tp), tp=tp, replicas_needed=0

@@ -28,6 +28,7 @@ from app.estimator.memory.states import (
     _optimizer_bytes_per_param,
     _pages,
     _train_dtype_bytes,
+    fp32_grad_buffer,
 )
 from app.estimator.notes import Note
 from app.estimator.specs import (
@@ -141,11 +142,12 @@ def estimate_memory(model: ModelSpec, workload: Workload, plan: Plan, cluster: C
         plan.flash_attention,
         plan.pp > 1,
         plan.activation_offload,
-        plan.fp32_main_grads,
+        fp32_grad_buffer(plan),  # Megatron-LM's fp32 gradient buffer (bf16 with FP8 parameters)
         plan.host_load,
         plan.compiled,
         ctx.paged[_flat_partitions(zero)],  # paged_optimizer(workload, plan), as the context holds it
         kbit_upcast(workload, plan),
+        plan.compiled_loss,
     )
     assumptions = ctx.assumptions.get(key_p)
     if assumptions is None:
@@ -154,9 +156,9 @@ def estimate_memory(model: ModelSpec, workload: Workload, plan: Plan, cluster: C
             workload.precision,
             workload.mixed_precision,
             workload.optimizer,
-            key_p[-2],
+            key_p[-3],  # paged
             ctx.nf4_bytes,
-            key_p[-1],
+            key_p[-2],  # upcast
         )
         assumptions = ctx.assumptions[key_p] = _assumptions(key_w, key_p)
     return MemoryEstimate(breakdown, warnings, assumptions)
