@@ -28,7 +28,9 @@ search; what is reported is the simulation.
 
 from __future__ import annotations
 
+import functools
 import heapq
+import itertools
 import math
 import random
 from collections import deque
@@ -453,3 +455,109 @@ def queue_wait_estimate(rate: float, service_s: float, level: float) -> float:
     if rho <= 1 - level:
         return 0.0
     return service_s / (2 * (1 - rho)) * math.log(rho / (1 - level))
+
+
+# The M/D/1 waiting time, exactly. With D the service time, ρ = λD and π_j the stationary number in system (the
+# same at departures, arrivals (PASTA) and any time), an arrival waits at most kD + u (k ≥ 0, 0 ≤ u < D) exactly when
+# the N customers present D − u earlier and the A ~ Poisson(ρ(1 − u/D)) arriving since number at most k + 1, less the
+# case N = 0, A = k + 1 (the first of those arrived inside the last D − u and is still in service, more than u left):
+#     P(W ≤ kD + u) = Σ_{j=0}^{k+1} π_j P(A ≤ k + 1 − j) − π_0 P(A = k + 1),   so P(W ≤ mD) = Σ_{j≤m} π_j.
+# This is Franx's form of Crommelin's M/D/c waiting-time distribution for c = 1 (G. J. Franx, "A simple solution
+# for the M/D/c waiting time distribution", Operations Research Letters 29 (2001) 221-229,
+# doi:10.1016/S0167-6377(01)00108-0; C. D. Crommelin, "Delay probability formulae when the holding times are
+# constant", P.O. Elec. Engrs. J. 25 (1932) 41-50): a sum of positive terms, where Crommelin's alternating series
+# P(W ≤ t) = (1 − ρ) Σ_{k ≤ t/D} (ρ(k − t/D))^k e^{−ρ(k − t/D)} / k! loses every digit to cancellation by t ≈ 40D
+# (V. B. Iversen, L. Staalhage, "Waiting time distribution in M/D/1 queueing systems", Electronics Letters 35
+# (1999), doi:10.1049/el:19991500, compute it from the state probabilities for that reason). π_j, at departures,
+# from the balance across the cut between j and j + 1: the only way down is a service that leaves j + 1 with no
+# arrival during it; every term positive, so the recursion is numerically stable:
+#     π_0 = 1 − ρ,   a_0 π_{j+1} = π_0 ā_{j+1} + Σ_{i=1}^{j} π_i ā_{j+2−i},
+#     a_k = e^{−ρ} ρ^k / k!,   ā_m = Σ_{k≥m} a_k.
+# MD1_TERMS: the arrivals in one service counted (ā_m for ρ < 1 is below 1e-47 past m = 40, under a double's
+# resolution of the sums). MD1_STATES: the number in system followed; where a percentile lies further out (ρ above
+# about 0.9996 for the p99) the figure returned is MD1_STATES·D, a lower bound of it.
+MD1_TERMS: Final = 48
+MD1_STATES: Final = 6000
+
+
+def _md1_states(rho: float, level: float) -> list[float]:
+    """π_0 … π_m of the M/D/1 queue at load ρ < 1, m the first state whose cumulative sum reaches `level` (or
+    MD1_STATES)."""
+    a = [math.exp(-rho)]
+    for k in range(1, MD1_TERMS + 2):
+        a.append(a[-1] * rho / k)
+    tail = [0.0] * (MD1_TERMS + 2)  # ā_m, summed from the smallest term up
+    for m in range(MD1_TERMS, -1, -1):
+        tail[m] = tail[m + 1] + a[m]
+    tail[0] = 1.0
+
+    def upper(m: int) -> float:
+        return tail[m] if m <= MD1_TERMS else 0.0
+
+    pi = [1.0 - rho]
+    total = pi[0]
+    while total < level and len(pi) < MD1_STATES:
+        j = len(pi) - 1
+        value = pi[0] * upper(j + 1)
+        for i in range(max(1, j + 2 - MD1_TERMS), j + 1):
+            value += pi[i] * tail[j + 2 - i]
+        pi.append(value / a[0])
+        total += pi[-1]
+    return pi
+
+
+def _md1_cdf(pi: list[float], cumulative: list[float], rho: float, k: int, u: float) -> float:
+    """P(W ≤ k + u) in units of the service time (0 ≤ u < 1), given π_0 … π_{k+1} and their running sums: the states
+    more than MD1_TERMS below k + 1 count whole (P(A ≤ n) for n past MD1_TERMS is 1 to a double)."""
+    mean = rho * (1.0 - u)
+    pmf = math.exp(-mean)
+    cdf = [pmf]  # P(A ≤ n), n = 0 … min(k + 1, MD1_TERMS)
+    for n in range(1, min(k + 1, MD1_TERMS) + 1):
+        pmf *= mean / n
+        cdf.append(cdf[-1] + pmf)
+    first = k + 1 - (len(cdf) - 1)  # the states below it count whole
+    value = cumulative[first - 1] if first > 0 else 0.0
+    value += sum(pi[j] * cdf[k + 1 - j] for j in range(first, k + 2))
+    at_k1 = pmf if k + 1 <= MD1_TERMS else 0.0  # P(A = k + 1)
+    return value - pi[0] * at_k1
+
+
+@functools.lru_cache(maxsize=4096)
+def md1_wait_quantiles(rho: float) -> tuple[float, float, float]:
+    """The p50, p90 and p99 of an M/D/1 queue's waiting time (before service) at load ρ, in units of the service
+    time: exact (see above) to 1e-9 of D; infinite at ρ ≥ 1. Depends on ρ alone, so it is cached on it."""
+    if rho >= 1:
+        return math.inf, math.inf, math.inf
+    if rho <= 0:
+        return 0.0, 0.0, 0.0
+    pi = _md1_states(rho, PERCENTILE_LEVELS["p99"])
+    cumulative = list(itertools.accumulate(pi))
+    found: list[float] = []
+    for percentile in PERCENTILES:
+        level = PERCENTILE_LEVELS[percentile]
+        if level <= pi[0]:
+            found.append(0.0)
+            continue
+        m = next((index for index, total in enumerate(cumulative) if total >= level), None)
+        if m is None:  # past the states followed: a lower bound
+            found.append(float(len(pi)))
+            continue
+        # P(W ≤ (m − 1)D) < level ≤ P(W ≤ mD): bisect u in [0, 1) with k = m − 1
+        low, high = 0.0, 1.0
+        while high - low > 1e-9:
+            mid = (low + high) / 2
+            if _md1_cdf(pi, cumulative, rho, m - 1, mid) >= level:
+                high = mid
+            else:
+                low = mid
+        found.append(m - 1 + high)
+    return found[0], found[1], found[2]
+
+
+def md1_ttft_floor(rate: float, service_s: float, fixed_s: float = 0.0) -> Quantiles:
+    """The time to first token's p50, p90 and p99 of an M/D/1 queue: Poisson arrivals at `rate` in front of a
+    prefill of `service_s` seconds, each first token `fixed_s` later still (the engine's per-request cost, outside
+    the queue). What one replica's simulated percentiles are held to (a seeded run of a thousand requests spreads
+    widely about them at high load)."""
+    waits = md1_wait_quantiles(rate * service_s)
+    return Quantiles(*(service_s + fixed_s + wait * service_s for wait in waits))
