@@ -28,7 +28,10 @@ def prefill_config(cfg: ServingConfig, transfer_s: float) -> ServingConfig:
     """The prefill pool's config: one output token; the TTFT target less the KV transfer; no TPOT target, no
     speculation (the draft runs where the decodes do)."""
     ttft = cfg.slo_ttft_ms - transfer_s * 1e3 if cfg.slo_ttft_ms is not None else None
-    return replace(cfg, output_tokens=1, output_tokens_p95=None, slo_tpot_ms=None, slo_ttft_ms=ttft, speculative=None)
+    return replace(
+        cfg, output_tokens=1, output_tokens_p95=None, slo_tpot_ms=None, slo_ttft_ms=ttft, speculative=None,
+        kv_transfer_s=transfer_s,
+    )  # fmt: skip
 
 
 def decode_config(cfg: ServingConfig) -> ServingConfig:

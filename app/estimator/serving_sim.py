@@ -23,7 +23,8 @@ the figures are a pure function of the inputs and the seed.
 
 Closed forms: an M/D/1 queue in front of a prompt's prefill (Pollaczek-Khinchine mean; the exponential tail
 P(W > t) ≈ ρ·exp(−2(1 − ρ)t / D) of the M/G/1 heavy-traffic approximation, Kingman 1962) steer the replica
-search; what is reported is the simulation.
+search; what is reported is the simulation, each percentile of its time to first token held at least the M/D/1
+queue's, computed exactly (`md1_wait_quantiles`): one seeded run samples the tail widely at high load.
 """
 
 from __future__ import annotations

@@ -86,6 +86,9 @@ class ServingOption:
     # {…}} and the KV transfer per request, ms; None: colocated replicas
     pools: dict[str, dict[str, int]] | None = None
     kv_transfer_ms: float | None = None
+    # each pool's utilisation at the offered load and the peak ({"prefill": {"average", "peak"}, "decode": {…}});
+    # the option's own (estimate.utilization) is the busier pool's
+    pool_utilization: dict[str, dict[str, float]] | None = None
     availability: Availability | None = None  # set after the search (app.planner.serving_service.with_capacity)
 
     @property

@@ -232,5 +232,11 @@ def _deployment(ask: _Ask, offer: Offer, region: str) -> ServingOption | None:
         verified=True,
         pools={name: {"tp": tp, "replicas": n, "gpus": tp * n} for name, (tp, n) in shapes.items()},
         kv_transfer_ms=transfer * 1e3,
+        pool_utilization={
+            name: dict(estimate.utilization)
+            for name, estimate in zip(("prefill", "decode"), estimates, strict=True)
+            if estimate.utilization is not None
+        }
+        or None,
     )
     return option

@@ -166,8 +166,10 @@ class LoadLatencyOut(BaseModel):
 
 class UtilizationOut(BaseModel):
     average: float = Field(
-        description="The busier resource of a replica: offered requests/s ÷ the most it completes, or the KV "
-        "cache's sequence slots in use (offered rate × time a request holds its KV ÷ max_concurrency); ≥ 1 saturates"
+        description="The busiest resource of a replica: offered requests/s ÷ the most it completes, the prompts' "
+        "share of its time (offered rate × a prompt's prefill on an idle replica: the M/D/1 queue's load), or the KV "
+        "cache's sequence slots in use (offered rate × time a request holds its KV ÷ max_concurrency); ≥ 1 saturates. "
+        "Disaggregated: the busier pool's"
     )
     peak: float
 
@@ -176,6 +178,11 @@ class PoolOut(BaseModel):
     tp: int
     replicas: int
     gpus: int
+    utilization: UtilizationOut | None = Field(
+        default=None,
+        description="This pool's replicas, as serving.utilization (the deployment's is the busier pool's); for "
+        "the prefill pool the prompts' share of its time counts the KV transfer after each",
+    )
 
 
 class ServingOut(BaseModel):

@@ -310,7 +310,7 @@ def serving_out(estimate: ServingEstimate, cfg: ServingConfig, option: ServingOp
         else None,
         isolated_ttft_ms=estimate.isolated_ttft_ms,
         peak_requests_per_s=option.peak.requests_per_s if option else None,
-        pools={k: PoolOut(**v) for k, v in option.pools.items()} if option and option.pools else None,
+        pools=_pools_out(option),
         kv_transfer_ms=option.kv_transfer_ms if option else None,
         memory_per_gpu_gib=ServingMemoryOut(
             weights=round(mem.weights / GIB, 2),
@@ -324,6 +324,19 @@ def serving_out(estimate: ServingEstimate, cfg: ServingConfig, option: ServingOp
         batching=cfg.batching,
         notes=list(estimate.notes),
     )
+
+
+def _pools_out(option: ServingOption | None) -> dict[str, PoolOut] | None:
+    if option is None or not option.pools:
+        return None
+    used = option.pool_utilization or {}
+    return {
+        name: PoolOut(
+            **pool,
+            utilization=UtilizationOut(**{k: round(v, 3) for k, v in used[name].items()}) if name in used else None,
+        )
+        for name, pool in option.pools.items()
+    }
 
 
 def _percentiles_ms(values: Quantiles) -> PercentilesOut:

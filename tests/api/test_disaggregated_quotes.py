@@ -32,7 +32,8 @@ def test_the_quote_body_carries_the_pools_and_the_chosen_mode(client: TestClient
     option = disaggregated_option(client)
     plan = option["quote"]["plan"]
     pools = option["serving"]["pools"]
-    assert plan["pools"] == {name: pools[name] for name in ("prefill", "decode")}
+    shape = ("tp", "replicas", "gpus")  # the option states each pool's utilisation too; the plan is what is rented
+    assert plan["pools"] == {name: {key: pools[name][key] for key in shape} for name in ("prefill", "decode")}
     assert option["quote"]["workload"]["serving"]["disaggregated"] is True
     response = client.post("/quotes", json=option["quote"] | {"customer": CUSTOMER})
     assert response.status_code == 201, response.text
