@@ -17,6 +17,7 @@ Markers (registered in pyproject.toml) are set here, so that `make test-fast` ca
 
 from __future__ import annotations
 
+import copy
 import functools
 import gc
 import inspect
@@ -28,9 +29,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 from _pytest.mark.expression import Expression
+from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
@@ -197,12 +200,35 @@ def pytest_sessionfinish() -> None:
         renderer.close_pool()
 
 
+_openapi_documents: dict[tuple[object, ...], dict[str, Any]] = {}
+
+
+def _share_openapi(app: FastAPI, settings: Settings) -> None:
+    """The OpenAPI document of an app is built from its settings and its routes alone, and costs a second or two
+    of CPU; an app of the same settings and routes as an earlier test's serves that one's (a copy)."""
+    build = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            routes = [
+                (type(route).__name__, getattr(route, "path", getattr(route, "prefix", ""))) for route in app.routes
+            ]
+            key = (settings.model_dump_json(), repr(routes))
+            if key not in _openapi_documents:
+                _openapi_documents[key] = copy.deepcopy(build())
+            app.openapi_schema = copy.deepcopy(_openapi_documents[key])
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
+
+
 @contextmanager
 def client_for(settings: Settings, db: Session) -> Iterator[TestClient]:
     """A client of the app built with `settings`, its requests in the test's transaction (`db`); its PDFs are
     rendered by a pool kept for the whole run (_SessionPdfRenderer)."""
     app = create_app(settings)
     app.state.pdf_renderer = _session_pdf_renderer(settings)
+    _share_openapi(app, settings)
 
     def _session() -> Iterator[Session]:
         yield db
