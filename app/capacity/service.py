@@ -116,16 +116,8 @@ def _tracked_free(
     row = repository.inventory_row(session, sku_pk=sku.id, region=region, lock=lock)
     if row is None:
         return None
-    return free_in(
-        session,
-        sku_pk=sku.id,
-        region=region,
-        total=row.units_available,
-        units=units,
-        start=start,
-        months=months,
-        now=now,
-    )
+    total = row.units_available
+    return free_in(session, sku_pk=sku.id, region=region, total=total, units=units, start=start, months=months, now=now)
 
 
 def choose_region(
