@@ -23,7 +23,6 @@ from app.estimator.serving import (
     ServingConfig,
     ServingEstimate,
     estimate_serving,
-    kernel_support,
     max_concurrency,
     replicas_for_slo,
     simulations,
@@ -31,7 +30,7 @@ from app.estimator.serving import (
 from app.estimator.serving_disagg import Pools, decode_config, joined_estimate, kv_transfer_s, prefill_config
 from app.estimator.specs import Cluster, EstimatorError, ModelSpec
 from app.estimator.vocabulary import TERM_MONTHS
-from app.planner.offers import DAYS_PER_BILLED_MONTH, Configuration, Constraints, Offer, price, unconvertible
+from app.planner.offers import DAYS_PER_BILLED_MONTH, Configuration, Constraints, Offer, price
 from app.planner.serving import (
     TP_DEGREES,
     ServingOption,
@@ -39,9 +38,9 @@ from app.planner.serving import (
     _Ask,
     _fastest_key,
     _key,
-    _region,
     _replica_cluster,
     _with_other_term,
+    offer_region,
     per_million_tokens,
     valid_tp,
 )
@@ -81,17 +80,8 @@ def search_disaggregated(
     rejected: list[tuple[str, str, dict[str, Any]]] = []
     with simulations():
         for offer in offers:
-            if constraints.gpu_types and offer.gpu.id not in constraints.gpu_types:
-                continue
-            region = _region(offer, constraints)
+            region = offer_region(offer, constraints, cfg, rejected)
             if region is None:
-                continue
-            if offer.unconvertible:
-                rejected.append((offer.sku_id, "exchange_rate", unconvertible(offer)))
-                continue
-            unsupported = kernel_support(offer.gpu, cfg)
-            if unsupported:
-                rejected.append((offer.sku_id, "kernels", {"gap": unsupported.gap, **unsupported.params}))
                 continue
             if offer.rental_unit != "node" or offer.inter_node_fabric is None:
                 rejected.append((offer.sku_id, "no_fabric", {}))
