@@ -16,6 +16,16 @@ Objectives (documented in docs/estimator.md "Ranking"):
   a cheaper twin (a twin that bills one month at its estimate but two at its range's slow end is no twin): the
   customer pays for that term either way, and the dearer cluster only buys speed inside it (405B on
   1B tokens: 4 H100 servers for 111 h, not 14 for 17 h at 3.5 × the price).
+Offload last (balanced and fastest): an option that offloads its model states to host RAM (`Plan.offload`) ranks
+after every option that keeps them on the GPUs while the cheapest of those costs at most OFFLOAD_PREMIUM × what the
+offloading option bills at the slow end of its time range (`Option.slow_cost`; "no offload where the states fit",
+issue 32): offloaded steps are what no speed calibration run measured (the range's slow end is widened for them),
+pinned host buffers of hundreds of GiB and PCIe traffic are what fails first, and an engineer rents the servers that
+hold the states before streaming them (Llama 3.1 405B continued pre-training on 10B tokens: Megatron-LM TP 8 × PP 14
+on 14 H100 servers for CNY 1,400,000, not ZeRO-3 with every state offloaded on 4 or 8 servers for 400,000-800,000,
+which bill 800,000 at their slow end and which the speed model put 9 % faster a GPU). Where holding the states costs
+more than that (405B on 1B tokens: 14 servers against 4 offloading ones that finish within their month even at the
+slow end, 3.5 ×), or nothing holds them, or the objective is cheapest, offloading options rank as any other.
 At equal cost (cheapest, balanced with a deadline) the option whose memory range's high end is within the limit
 comes before one that carries `memory_may_exceed` (`Option.fits_high`); fastest and balanced without a deadline
 break their remaining ties the same way. Ties are broken by SKU id, then GPU count, so equal inputs always give the
@@ -89,6 +99,10 @@ from app.planner.stacks import Stack, as_launched, precision_run_as, stack_for
 MEANINGFUL_HOURS = 24.0  # a job shorter than a day finishes overnight: speed below it buys nothing usable
 BALANCED_COST_CAP = 4  # balanced shows no option costing more than 4 × the cheapest (without a deadline)
 RIGHT_SIZE_RATIO = 2  # balanced ranks last an option costing 2 × one that finishes within its billed term
+# An option that holds its states on the GPUs ranks before one that offloads them while it costs less than this many
+# times as much (module docstring, "Offload last"): the right-sizing ratio, the price step past which the ranking
+# already lets a dearer cluster give way.
+OFFLOAD_PREMIUM = RIGHT_SIZE_RATIO
 PARETO_MIN_SAVING = 0.2  # a Pareto point must cut the previous point's time by at least 20 %
 TERM_WARN_RATIO = 2  # warn when the billed hours exceed twice the job's duration
 # Why a SKU yields no option: excluded by a constraint, or no plan passes the feasibility gate
@@ -149,6 +163,21 @@ class Option:
     def sort_cost(self) -> Decimal:
         """The job total (the monthly price without a token count) in the request's currency."""
         return self.cost.compared_total
+
+    @property
+    def offloads(self) -> bool:
+        """The plan keeps model states in host RAM (`Plan.offload`): ranked after an option that holds them
+        (`rank`, "Offload last") and pruning no configuration (`_Search._search`)."""
+        return self.evaluated.plan.offload != "none"
+
+    @property
+    def slow_cost(self) -> Decimal:
+        """`sort_cost` at the slow end of the time range: the months it bills there (`billing_within_range`)."""
+        for warning in self.warnings:
+            if warning.code == "billing_within_range":
+                params = warning.params
+                return self.sort_cost * Decimal(params["slow_total"]) / Decimal(params["job_total"])
+        return self.sort_cost
 
     @property
     def tie_key(self) -> tuple[str, int]:
@@ -412,7 +441,9 @@ class _Search:
                 option.warnings = _unique(option.warnings + [precision_run_as(self.workload, workload, offer.gpu)])
             option.misses = _misses(option, self.constraints, workload)
             offer_search.found.append(option)
-            if not _inefficient(option):  # shown only while nothing sensible is: it must prune nothing
+            # an inefficient plan is shown only while nothing sensible is, an offloading one ranks after every plan that
+            # holds its states (`rank`): neither may prune a configuration whose plan would rank before it
+            if not _inefficient(option) and not _offloads(option):
                 self.frontier.add(Point(option.sort_cost, option.sort_time, option.hours, bool(option.misses)))
 
     def _search_skipped(self, offer_search: _OfferSearch) -> None:
@@ -665,20 +696,39 @@ def _misses(option: Option, constraints: Constraints, workload: Workload) -> lis
     return reasons + budget
 
 
+def _offloads(option: Option) -> bool:
+    """Whether the option's plan keeps model states in host RAM (`Plan.offload`)."""
+    return option.offloads
+
+
+def _offload_last(options: list[Option], objective: Objective) -> set[int]:
+    """The options (ids) that offload their states while an option holding them on the GPUs costs at most
+    OFFLOAD_PREMIUM × what they bill at the slow end of their time range: they rank after every option that holds
+    them (module docstring, "Offload last"). `cheapest` orders by price alone."""
+    if objective == "cheapest":
+        return set()
+    held = min((o.sort_cost for o in options if not _offloads(o)), default=None)
+    if held is None:
+        return set()
+    return {id(o) for o in options if _offloads(o) and held <= o.slow_cost * OFFLOAD_PREMIUM}
+
+
 def rank(options: list[Option], objective: Objective, *, deadline: bool = False) -> list[Option]:
     if not options:
         return []
+    last = _offload_last(options, objective)
     if objective == "cheapest" or (objective == "balanced" and deadline):
-        ordered = sorted(options, key=lambda o: (o.sort_cost, not o.fits_high, o.sort_time, o.tie_key))
+        ordered = sorted(options, key=lambda o: (id(o) in last, o.sort_cost, not o.fits_high, o.sort_time, o.tie_key))
     elif objective == "fastest":
-        ordered = sorted(options, key=lambda o: (o.sort_time, o.sort_cost, not o.fits_high, o.tie_key))
+        ordered = sorted(options, key=lambda o: (id(o) in last, o.sort_time, o.sort_cost, not o.fits_high, o.tie_key))
     else:
-        cap = min(o.sort_cost for o in options) * BALANCED_COST_CAP
+        cap = min(o.sort_cost for o in options if id(o) not in last) * BALANCED_COST_CAP
         capped = [o for o in options if o.sort_cost <= cap]
         oversized = _oversized(capped)
         ordered = sorted(
             capped,
             key=lambda o: (
+                id(o) in last,
                 id(o) in oversized,
                 float(o.sort_cost) * _balanced_time(o),
                 o.sort_cost,
