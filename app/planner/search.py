@@ -356,7 +356,9 @@ def _fastest_within(
     does."""
     ceiling = _ceiling(best.memory.breakdown)
     chosen: Evaluated | None = None
-    for candidate in candidates:
+    for relief in candidates:
+        # another level may move the plan to another stack, and so to its speed point (stacks.as_run sets it afresh)
+        candidate = replace(relief, tuning=None)
         if not supported(workload, candidate, model):
             continue
         held, breakdown = _memory(model, workload, cluster, candidate, PlanSearch(best=None))
@@ -621,8 +623,8 @@ def _search_shape(
     runnable = _runnable_levels(workload, shape, recomputes, cluster.host_ram_gib is not None, model)
     for zero in (3,) if shape.dp_shard else zero_stages(workload.task, shape.dp):  # hybrid sharding is ZeRO-3
         unconstrained = False
-        if not runnable.get(zero) or (zero == 1 and runnable[1] <= runnable.get(2, set())):
-            continue  # no stack runs it, or ZeRO-2 runs everything ZeRO-1 would, in less memory
+        if not runnable.get(zero):
+            continue  # no stack runs it (ZeRO-1 is searched beside ZeRO-2: their stacks' speed points differ)
         levels = [
             o
             for o in offloads(workload.task, zero, cluster.host_ram_gib is not None)
@@ -710,11 +712,14 @@ def _leanest_fits(model: ModelSpec, workload: Workload, cluster: Cluster, plan: 
 def _worth_timing(
     fitting: list[tuple[Plan, MemoryBreakdown]], shape: Plan, workload: Workload
 ) -> list[tuple[Plan, MemoryBreakdown]]:
-    """Without a pipeline the largest micro-batch is fastest (wider GEMMs, same bytes moved).
-    With one, micro-batches that leave fewer micro-batches per step than stages are skipped
-    (the 1F1B bubble (p-1)/m then exceeds half the step) unless nothing else fits."""
+    """Without a pipeline the largest micro-batch is fastest (wider GEMMs, same bytes moved) on one stack: the
+    largest each stack's account holds (`stacks.as_run`: a smaller micro-batch may fit Megatron-LM's fp32 gradient
+    buffer where a larger one fits only another stack's, whose speed point differs). With a pipeline,
+    micro-batches that leave fewer micro-batches per step than stages are skipped (the 1F1B bubble (p-1)/m then
+    exceeds half the step) unless nothing else fits."""
     if shape.pp == 1:
-        return fitting[-1:]
+        largest = {(plan.tuning, plan.fp32_main_grads): (plan, memory) for plan, memory in fitting}
+        return list(largest.values())
     global_batch = workload.global_batch or 1
     enough = [(p, m) for p, m in fitting if global_batch // (shape.dp * p.micro_batch) >= shape.pp]
     return enough or fitting[:1]

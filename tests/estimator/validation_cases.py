@@ -59,7 +59,8 @@ class ThroughputCase:
     tokens_per_s_per_gpu: float
     split: str  # "fit" or "holdout"
     # the stack as the source names it: "nemo" (NeMo / Megatron-Bridge recipes; their plans carry Plan.tuning "nemo"),
-    # "tuned" (Megatron-LM, torchtitan, llm-foundry, metaseq, Meta's and others' own stacks) or "typical"
+    # a planner stack's speed point ("torchtitan", "trainer", "trainer_peft": STACK_SOURCES), "tuned" (Megatron-LM,
+    # llm-foundry, metaseq, Meta's and others' own stacks) or "typical"
     stack: str = "tuned"
 
 
@@ -604,15 +605,49 @@ def _foundry_a100_long_held_out() -> list[ThroughputCase]:
         run = perf_cases._foundry_case(label, model, perf_cases.A100_80_SXM, 8, seq, mb, batch, True, published)
         cases.append(
             ThroughputCase(
-                label, "llm-foundry-a100-long", FOUNDRY_A100_LONG, run.model, run.workload, run.plan, run.cluster,
-                published, "holdout",
+                label,
+                "llm-foundry-a100-long",
+                FOUNDRY_A100_LONG,
+                run.model,
+                run.workload,
+                run.plan,
+                run.cluster,
+                published,
+                "holdout",
             )  # fmt: skip
         )
     return cases
 
 
+# The planner's stacks (app/planner/stacks.py `speed_point`) and the sources that published runs of each: their rows
+# state that stack's speed point (Plan.tuning) by task group, as the planner runs them; TUNING_SPEED's factors are
+# the medians of these rows at the point (tests/estimator/test_stack_speed_points.py), so the rows are in-sample for
+# them.
+STACK_SOURCES: dict[str, frozenset[str]] = {
+    "torchtitan": frozenset({"torchtitan", "torchtitan-2506", "trainy-whitefiber"}),
+    "trainer": frozenset({"fms-acceleration"}),
+}
+
+
+def stack_tuning(source: str, task: str) -> str | None:
+    """The speed point (Plan.tuning) of the planner's stack whose runs `source` published, for `task`."""
+    if source in STACK_SOURCES["torchtitan"]:
+        return "torchtitan"
+    if source in STACK_SOURCES["trainer"]:
+        return "trainer_peft" if task in ("lora", "qlora") else "trainer"
+    return None
+
+
+def _as_run(case: ThroughputCase) -> ThroughputCase:
+    tuning = stack_tuning(case.source, case.workload.task)
+    if tuning is None:
+        return case
+    return replace(case, plan=replace(case.plan, tuning=tuning), stack=tuning)
+
+
 THROUGHPUT: tuple[ThroughputCase, ...] = tuple(
-    _fit_throughput()
+    _as_run(case)
+    for case in _fit_throughput()
     + _dgxc_fit_throughput()
     + _held_out_throughput()
     + _fresh_held_out_throughput()
