@@ -64,14 +64,14 @@ from typing import Any, Literal
 
 from app.estimator.memory import host_load_params, host_ram_figures, host_ram_reserve_gib
 from app.estimator.memory.band import MemoryBand, may_exceed, memory_band
-from app.estimator.specs import GIB, Cluster, MemoryBreakdown, ModelSpec, Performance, Warning_, Workload
+from app.estimator.specs import GIB, Cluster, MemoryBreakdown, ModelSpec, Warning_, Workload
 from app.estimator.vocabulary import MAX_QUOTE_MONTHS, TERM_MONTHS, Objective
 from app.planner.availability import Availability, place
 from app.planner.budget import past, search_deadline
 from app.planner.efficiency import INEFFICIENT, inefficiency
 from app.planner.explain import batch_warnings, plan_warnings
 from app.planner.launch import launch_configs
-from app.planner.misses import Miss, budget_misses, term_warnings
+from app.planner.misses import Miss, billing_warnings, budget_misses, range_billing_warnings, term_warnings
 from app.planner.offers import (
     Configuration,
     Constraints,
@@ -104,7 +104,6 @@ RIGHT_SIZE_RATIO = 2  # balanced ranks last an option costing 2 × one that fini
 # already lets a dearer cluster give way.
 OFFLOAD_PREMIUM = RIGHT_SIZE_RATIO
 PARETO_MIN_SAVING = 0.2  # a Pareto point must cut the previous point's time by at least 20 %
-TERM_WARN_RATIO = 2  # warn when the billed hours exceed twice the job's duration
 # Why a SKU yields no option: excluded by a constraint, or no plan passes the feasibility gate
 # (GPU memory within the headroom, host RAM within the reserve).
 # "time_budget": not searched, because the request's time budget ran out first (app.planner.budget).
@@ -540,8 +539,8 @@ def _option(
         + best.performance.warnings
         + ([exceed] if exceed else [])
         + plan_warnings(model, workload, offer, config, best.plan, memory, perf)
-        + _billing_warnings(cost)
-        + _range_billing_warnings(offer, config, cost, perf)
+        + billing_warnings(cost)
+        + range_billing_warnings(offer, config, cost, perf)
         + budget_misses(cost, constraints)[1]
         + term_warnings(cost)
     )
@@ -608,46 +607,6 @@ def min_host_ram_gib(peak_gib: float, gpus_on_node: int) -> float:
         else:
             low = mid
     return high
-
-
-def _range_billing_warnings(offer: Offer, config: Configuration, cost: Cost, perf: Performance) -> list[Warning_]:
-    """`billing_within_range`: the slow end of the time range bills more months than the estimate."""
-    span = perf.time_to_train_hours_range
-    if span is None or cost.months is None or cost.job_total is None:
-        return []
-    slow = price(offer, config, cost.term, span[1])
-    if slow.months is None or slow.job_total is None or slow.months <= cost.months:
-        return []
-    names = {
-        "months": cost.months,
-        "slow_hours": span[1],
-        "slow_months": slow.months,
-        "job_total": str(cost.job_total),
-        "slow_total": str(slow.job_total),
-        "currency": cost.currency,
-    }
-    return [
-        Warning_(
-            "billing_within_range",
-            f"At the slow end of its range ({span[1]:,.0f} h) the job bills {slow.months} months, not {cost.months}: "
-            f"{slow.job_total} {cost.currency} instead of {cost.job_total}.",
-            names,
-        )
-    ]
-
-
-def _billing_warnings(cost: Cost) -> list[Warning_]:
-    if cost.used_hours is None or cost.billed_hours is None or cost.billed_hours <= TERM_WARN_RATIO * cost.used_hours:
-        return []
-    return [
-        Warning_(
-            "term_longer_than_job",
-            f"The {cost.term} term bills {cost.months} month{'s' if cost.months != 1 else ''} "
-            f"({cost.billed_hours:,.0f} h) for a job of {cost.used_hours:,.1f} h: "
-            f"{cost.used_hours / cost.billed_hours:.1%} of the billed time is used.",
-            {"months": cost.months, "billed_hours": cost.billed_hours, "used_hours": cost.used_hours},
-        )
-    ]
 
 
 def _unique(warnings: list[Warning_]) -> list[Warning_]:
