@@ -47,7 +47,7 @@ from typing import TypedDict, Unpack
 from app.estimator.communication import StepShape, offload_time, per_node, tp_comm, trainable_params_local
 from app.estimator.memory import MemoryEstimate, estimate_memory, memory_breakdown
 from app.estimator.memory.band import may_exceed, memory_band
-from app.estimator.performance import PerformanceEstimate, estimate_performance, microbatch_compute_s
+from app.estimator.performance import TUNING_SPEED, PerformanceEstimate, estimate_performance, microbatch_compute_s
 from app.estimator.specs import Cluster, LoraSpec, MemoryBreakdown, ModelSpec, Plan, Workload
 from app.estimator.vocabulary import (
     LORA_TASKS,
@@ -623,8 +623,8 @@ def _search_shape(
     runnable = _runnable_levels(workload, shape, recomputes, cluster.host_ram_gib is not None, model)
     for zero in (3,) if shape.dp_shard else zero_stages(workload.task, shape.dp):  # hybrid sharding is ZeRO-3
         unconstrained = False
-        if not runnable.get(zero):
-            continue  # no stack runs it (ZeRO-1 is searched beside ZeRO-2: their stacks' speed points differ)
+        if not runnable.get(zero) or (zero == 1 and _zero2_covers(model, workload, shape, runnable)):
+            continue  # no stack runs it, or ZeRO-2 runs everything ZeRO-1 would, in less memory and as fast
         levels = [
             o
             for o in offloads(workload.task, zero, cluster.host_ram_gib is not None)
@@ -660,6 +660,25 @@ def _search_shape(
             if largest_fit.get((zero, o, 0)) == mbs[-1]:
                 break  # ... and so would more offload
         result.unconstrained_simple |= unconstrained and shape.tp == 1 and shape.pp == 1
+
+
+def _zero2_covers(
+    model: ModelSpec, workload: Workload, shape: Plan, runnable: dict[int, set[tuple[Offload, Recompute]]]
+) -> bool:
+    """Whether ZeRO-2 runs every level ZeRO-1 would (in less memory: the stages cost the same time, `dp_comm`) on a
+    stack whose speed point (`stacks.as_run`) is no slower at that level, so ZeRO-1 need not be searched."""
+    if not runnable[1] <= runnable.get(2, set()):
+        return False
+    for offload, recompute in runnable[1]:
+        one = as_run(workload, _plan(shape, 1, offload, recompute, 1), model)
+        two = as_run(workload, _plan(shape, 2, offload, recompute, 1), model)
+        if max(_point(p) for p in one) > min(_point(p) for p in two):
+            return False
+    return True
+
+
+def _point(plan: Plan) -> float:
+    return TUNING_SPEED[plan.tuning] if plan.tuning else 1.0
 
 
 def _runnable_levels(
