@@ -672,13 +672,9 @@ def _zero2_covers(
     for offload, recompute in runnable[1]:
         one = as_run(workload, _plan(shape, 1, offload, recompute, 1), model)
         two = as_run(workload, _plan(shape, 2, offload, recompute, 1), model)
-        if max(_point(p) for p in one) > min(_point(p) for p in two):
+        if max(TUNING_SPEED[p.tuning or "tuned"] for p in one) > min(TUNING_SPEED[p.tuning or "tuned"] for p in two):
             return False
     return True
-
-
-def _point(plan: Plan) -> float:
-    return TUNING_SPEED[plan.tuning] if plan.tuning else 1.0
 
 
 def _runnable_levels(
