@@ -207,6 +207,7 @@ def _zero3_advice(ctx: _Ctx, plan: Plan, cluster: Cluster) -> Warning_:
         plan.flash_attention,
         plan.chunked_loss,
         plan.fused_loss,
+        plan.compiled_loss,
         plan.fp8_params,
         plan.activation_offload,
         plan.compiled,
