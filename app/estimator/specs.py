@@ -135,8 +135,9 @@ class Workload:
     # batches of varied length: a dataset of varied sample lengths padded per batch (the Hugging Face Trainer's
     # collators pad to the longest sample of the batch), not packed or padded to one length. The caching allocator
     # then keeps the blocks it cut for shorter batches beside the ones the longest batch needs (memory
-    # VARIED_LENGTH_SLACK): more reserved, not more allocated
-    varied_lengths: bool = False
+    # VARIED_LENGTH_SLACK): more reserved, not more allocated. None: as the stack that runs the plan feeds its data
+    # (the planner's stacks.as_padded); the estimator reads None as batches of one length
+    varied_lengths: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -460,6 +460,8 @@ def _deepspeed(job: Job) -> dict[str, Any]:
         "trainer": _trainer_arguments(workload, plan, job.global_batch),
         "model": _trainer_model(model, workload),
     }
+    if workload.varied_lengths is not None:  # the batches the estimate's readings assumed (stacks.as_padded)
+        out["data_collator"] = data_collator(workload)
     if workload.task in LORA_TASKS:
         out["peft"] = peft_config(workload, model)
     if workload.task == "qlora":
@@ -468,6 +470,15 @@ def _deepspeed(job: Job) -> dict[str, Any]:
     if notes:
         out["notes"] = notes
     return out
+
+
+def data_collator(workload: Workload) -> dict[str, Any]:
+    """The Trainer's collator as the estimate counted the batches: padded to the longest sample of each batch
+    (transformers DataCollatorForSeq2Seq, `padding=True`, PaddingStrategy.LONGEST) where lengths vary, else padded to
+    seq_len (`padding="max_length"`), batches of one length."""
+    if workload.varied_lengths:
+        return {"class": "DataCollatorForSeq2Seq", "padding": "longest"}
+    return {"class": "DataCollatorForSeq2Seq", "padding": "max_length", "max_length": workload.seq_len}
 
 
 def _trainer_arguments(workload: Workload, plan: Plan, global_batch: int) -> dict[str, Any]:

@@ -318,13 +318,15 @@ class WorkloadIn(RequestModel):
         "recipe): fp32 norms put the activations in fp32; default: on for qlora, except ZeRO-3 / FSDP over more than "
         "one GPU (TRL skips it there). false for torchtune, litgpt and Unsloth.",
     )
-    varied_lengths: bool = Field(
-        default=False,
+    varied_lengths: bool | None = Field(
+        default=None,
         description="Batches of varied length: a dataset of varied sample lengths padded per batch (the Hugging Face "
         "Trainer's collators pad to the longest sample of the batch), not packed or padded to seq_len. The caching "
         "allocator then keeps blocks cut for other lengths: the reserved and nvidia-smi readings "
         "(memory.as_measured_gib) grow by one more set of the loss's logits-sized buffers; the gate and the "
-        "allocated peak do not. Default false.",
+        "allocated peak do not. Default: as the stack that runs the plan feeds its data: on for fine-tuning under "
+        "DeepSpeed and the Hugging Face Trainer (its launch pads each batch to its longest sample), off where the "
+        "data is packed into seq_len windows (Megatron-LM, torchtitan, and pretraining).",
     )
     seq_len: int = Field(default=2048, ge=1, le=1048576, description="Tokens per sequence; default 2048.")
     micro_batch: int | None = Field(

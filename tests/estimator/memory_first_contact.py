@@ -16,7 +16,9 @@ Sources (each a project that measured its own runs and says with what):
                Full fine-tuning keeps bf16 weights and AdamW states (no fp32 master), which a 7.7B model on 80 GB
                implies (8 B/param = 62 GB). Qwen (v1) runs its own remote code: attention through flash-attn, or an
                eager s x s softmax without it; cross-entropy on the bf16 logits (no fp32 upcast). Batches are padded
-               per batch from a dataset of varied lengths (Workload.varied_lengths).
+               per batch from a dataset of varied lengths (Workload.varied_lengths). The "Quantization" table also
+               has int4 (gptq) rows: Qwen-*-Chat-Int4 checkpoints read 4-bit from disk, beside int4 (bnb), which
+               bitsandbytes quantises on the GPU while the model loads.
   [torchao]    pytorch/ao docs/source/workflows/training.md at b8708a2 ("e2e training benchmarks": torchtitan
                llama3_8b.toml, 8 GPUs, FSDP2, local batch 1, sequence 8192, torch.compile, per-op selective
                activation checkpointing) and torchao/prototype/float8nocompile/README.md at d99785c (torchtitan,
@@ -275,12 +277,36 @@ def _ms_swift() -> list[FirstContactCase]:
                 "ms-swift",
                 MS_SWIFT,
                 model,
-                Workload(task="qlora", seq_len=2048, global_batch=16, lora=lora8, varied_lengths=True),
+                # swift's own LoRA tuner (tuner_backend "swift") never calls PEFT's prepare_model_for_kbit_training
+                # (swift/llm/sft.py and tuner.py at cfcb67265, the commit that added the table: only
+                # model.enable_input_require_grads()): no fp32 casts, 16-bit activations
+                Workload(
+                    task="qlora", seq_len=2048, global_batch=16, lora=lora8, varied_lengths=True, kbit_upcast=False
+                ),
                 Plan(micro_batch=1, recompute="full"),
                 one,
                 published,
                 "reserved",
                 "attention: flash-attn 2; " + swift_loss + "; bitsandbytes NF4 dequantisation",
+            )
+        )
+    # the same table's int4 (gptq) rows: the Qwen-*-Chat-Int4 checkpoints (auto_gptq 0.5.1), 4-bit weights read from
+    # the checkpoint, not quantised at load; swift's own LoRA on them, no k-bit preparation (kbit_upcast=False)
+    for model, published in ((QWEN1_7B, 19.21), (QWEN1_14B, 23.30), (QWEN1_72B, 54.86)):
+        cases.append(
+            FirstContactCase(
+                f"ms-swift {model.name} QLoRA (gptq int4) r=8, batch 1 x 2048, A100",
+                "ms-swift",
+                MS_SWIFT,
+                model,
+                Workload(
+                    task="qlora", seq_len=2048, global_batch=16, lora=lora8, varied_lengths=True, kbit_upcast=False
+                ),
+                Plan(micro_batch=1, recompute="full"),
+                one,
+                published,
+                "reserved",
+                "attention: flash-attn 2; " + swift_loss + "; GPTQ int4 weights (auto-gptq)",
             )
         )
     return cases

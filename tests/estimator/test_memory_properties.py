@@ -84,9 +84,11 @@ def test_more_zero_never_increases_per_gpu_memory(scenario: tuple) -> None:
     optimizer = "adamw" if workload.optimizer == "adafactor" else workload.optimizer
     workload = replace(workload, optimizer=optimizer, paged_optimizer=False)
     chains = ((0, 1, 2, 3),) if plan.dp * plan.cp >= 3 else ((0, 1), (2, 3))
+    if plan.pp > 1:
+        chains = ((0, 1),)
     if workload.task == "qlora":
         chains = tuple(tuple(z for z in chain if z) for chain in chains)
-    for stages in chains if plan.pp == 1 else ((0, 1),):
+    for stages in chains:
         totals = [_total(model, workload, replace(plan, zero_stage=z), cluster) for z in stages]
         assert all(later <= earlier * (1 + 1e-12) for earlier, later in zip(totals, totals[1:], strict=False))
 
