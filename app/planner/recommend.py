@@ -441,9 +441,10 @@ class _Search:
                 option.warnings = _unique(option.warnings + [precision_run_as(self.workload, workload, offer.gpu)])
             option.misses = _misses(option, self.constraints, workload)
             offer_search.found.append(option)
-            # an inefficient plan is shown only while nothing sensible is, an offloading one ranks after every plan that
-            # holds its states (`rank`): neither may prune a configuration whose plan would rank before it
-            if not _inefficient(option) and not _offloads(option):
+            # an inefficient plan is shown only while nothing sensible is, an offloading one may rank after every plan
+            # that holds its states (`rank`, except under cheapest): neither may prune a plan that would rank before it
+            offload_last = _offloads(option) and self.constraints.objective != "cheapest"
+            if not _inefficient(option) and not offload_last:
                 self.frontier.add(Point(option.sort_cost, option.sort_time, option.hours, bool(option.misses)))
 
     def _search_skipped(self, offer_search: _OfferSearch) -> None:
