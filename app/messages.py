@@ -489,6 +489,9 @@ ASSUMPTIONS: dict[str, dict[str, str]] = {
         "widened to {factor:.2f}× the typical end (NeMo's Qwen3-30B-A3B runs reached 0.44-0.91× our estimate).",
         "uncalibrated_offload": "No run that calibrated the speed offloads states to host RAM: the range's slow end is "
         "widened to {factor:.2f}× the typical end (offloaded steps measured 1.4-1.6× as long).",
+        "uncalibrated_gpu": "No run that calibrated the speed used this GPU generation (its efficiency constants are "
+        "set by analogy): the range's slow end is widened to {factor:.2f}× the typical end (Hopper's and Ampere's "
+        "fitted GEMM fractions differ by that much).",
     },
     "zh": {
         "fabric_with_server": "速度按 {nodes} 台服务器经 {sku} 的 {fabric} 网络互联"
@@ -501,6 +504,8 @@ ASSUMPTIONS: dict[str, dict[str, str]] = {
         "（NeMo 的 Qwen3-30B-A3B 实测为我们估计值的 0.44-0.91 倍）。",
         "uncalibrated_offload": "校准速度所用的实测运行都没有把训练状态卸载到主机内存：范围的慢端放宽到典型端的 "
         "{factor:.2f} 倍（实测卸载后的每步耗时为不卸载时的 1.4-1.6 倍）。",
+        "uncalibrated_gpu": "校准速度所用的实测运行都没有用过这一代 GPU（其效率常数按类比设定）："
+        "范围的慢端放宽到典型端的 {factor:.2f} 倍（Hopper 与 Ampere 拟合出的 GEMM 效率相差这么多）。",
     },
 }
 

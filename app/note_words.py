@@ -77,10 +77,18 @@ NOTES: dict[str, dict[str, str]] = {
         "tuning_typical": "速度取区间的常见端：方案运行在常见技术栈上（HF Trainer 或 accelerate、PEFT、DeepSpeed 或 "
         "FSDP、默认内核）",
         "tuning_nemo": "速度为点估计的 {factor:.2f}x：NeMo / Megatron-Bridge 的配方（稠密模型）",
+        "tuning_torchtitan": "速度为点估计的 {factor:.2f}x：torchtitan 公开的实测运行（10 次，A100、H100 和 H200）"
+        "的中位数",
+        "tuning_trainer": "速度为点估计的 {factor:.2f}x：Hugging Face Trainer 公开的全参数微调实测运行"
+        "（fms-acceleration，A100 上 4 次）的中位数",
+        "tuning_trainer_peft": "速度为点估计的 {factor:.2f}x：Hugging Face Trainer 搭配 PEFT 公开的 LoRA 和 QLoRA "
+        "实测运行（fms-acceleration，A100 上 15 次）的中位数",
         "range_widened_moe": "校准速度的实测运行中没有这类 MoE 模型：区间的慢端放宽到常见端的 {factor:.2f}×"
         "（NeMo 的 Qwen3-30B-A3B 实测为我们估计值的 0.44-0.91×）",
         "range_widened_offload": "校准速度的实测运行都没有把状态卸载到主机内存：区间的慢端放宽到常见端的 "
         "{factor:.2f}×（实测卸载后每步耗时为 1.4-1.6 倍）",
+        "range_widened_gpu": "校准速度的实测运行都没有用过这一代 GPU（其效率常数按类比设定）：区间的慢端放宽到常见端的 "
+        "{factor:.2f}×（Hopper 与 Ampere 拟合出的 GEMM 效率相差这么多）",
         "inference_speed": "预填充受计算限制；解码受 max（（权重 + KV 缓存读取）/ HBM 带宽，FLOPs / 峰值）限制",
     },
 }

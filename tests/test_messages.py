@@ -105,12 +105,13 @@ def _every_note() -> set[Note]:
                 compiled,
                 w[4],
                 w[6],
+                compiled,  # compiled_loss
             )
             notes.update(_assumptions(w, plan))
     for pp, goodput in itertools.product([1, 4], [True, False]):
         notes.update(performance._training_assumptions(pp, 2, goodput))
     notes.update(performance.TUNING_NOTES.values())
-    notes.update(performance._distance_notes(("moe", "offload")))
+    notes.update(performance._distance_notes(("moe", "offload", "gpu")))
     notes.add(performance.INFERENCE_NOTE)
     return notes
 

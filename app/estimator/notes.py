@@ -107,10 +107,19 @@ ENGLISH: dict[str, str] = {
     "tuning_typical": "speed at the range's typical end: the plan runs on a typical stack (HF Trainer or accelerate, "
     "PEFT, DeepSpeed or FSDP, default kernels)",
     "tuning_nemo": "speed at {factor:.2f}x the point: NeMo / Megatron-Bridge recipes (dense models)",
+    "tuning_torchtitan": "speed at {factor:.2f}x the point: torchtitan's published runs (10, A100, H100 and H200) "
+    "ran at the median of that",
+    "tuning_trainer": "speed at {factor:.2f}x the point: the Hugging Face Trainer's published full fine-tuning runs "
+    "(fms-acceleration, 4 on A100) ran at the median of that",
+    "tuning_trainer_peft": "speed at {factor:.2f}x the point: the Hugging Face Trainer's published LoRA and QLoRA "
+    "runs with PEFT (fms-acceleration, 15 on A100) ran at the median of that",
     "range_widened_moe": "no calibration run is an MoE model of this kind: the range's slow end is widened to "
     "{factor:.2f}× the typical end (NeMo's Qwen3-30B-A3B runs reached 0.44-0.91× our estimate of them)",
     "range_widened_offload": "no calibration run offloads states to host RAM: the range's slow end is widened to "
     "{factor:.2f}× the typical end (offloaded steps measured 1.4-1.6× as long)",
+    "range_widened_gpu": "no calibration run used this GPU generation (its efficiency constants are set by analogy): "
+    "the range's slow end is widened to {factor:.2f}× the typical end (Hopper's and Ampere's fitted GEMM fractions "
+    "differ by that much)",
     "inference_speed": "prefill is compute-bound; decode is bound by max(weight + KV-cache reads / HBM, FLOPs / peak)",
 }
 # A checkpoint's stored format (app/estimator/checkpoints.py: `Checkpoint.scheme` the English, `scheme_note` the note)

@@ -13,7 +13,13 @@ from app.estimator.memory import MemoryEstimate
 from app.estimator.memory.band import MemoryBand
 from app.estimator.notes import Note
 from app.estimator.params import count_params
-from app.estimator.performance import UNCALIBRATED_SLOW, PerformanceEstimate, calibration_distance
+from app.estimator.performance import (
+    CALIBRATED_GENERATIONS,
+    UNCALIBRATED_SLOW,
+    PerformanceEstimate,
+    calibration_distance,
+    generation,
+)
 from app.estimator.specs import GIB, Goodput, ModelSpec, Plan, Warning_, Workload
 from app.estimator.vocabulary import TERM_MONTHS
 from app.planner.availability import Availability
@@ -267,7 +273,8 @@ def calibration_assumptions(model: ModelSpec, workload: Workload, option: Option
     if workload.task == "inference":
         return []
     plan = option.evaluated.plan
-    _slowest, kinds = calibration_distance(model.is_moe, plan.offload != "none")
+    uncalibrated_gpu = generation(option.offer.gpu) not in CALIBRATED_GENERATIONS
+    _slowest, kinds = calibration_distance(model.is_moe, plan.offload != "none", uncalibrated_gpu)
     return [messages.assumption(f"uncalibrated_{kind}", {"factor": UNCALIBRATED_SLOW[kind]}) for kind in kinds]
 
 

@@ -7,9 +7,9 @@ from decimal import Decimal
 from typing import Any, Literal
 
 from app.estimator.serving import ServingConfig
-from app.estimator.specs import Warning_
+from app.estimator.specs import Performance, Warning_
 from app.estimator.vocabulary import TERM_MONTHS
-from app.planner.offers import Constraints, Cost, cheaper_term
+from app.planner.offers import Configuration, Constraints, Cost, Offer, cheaper_term, price
 
 # Why a configuration that fits is a near miss rather than an option: training misses the deadline or the monthly
 # budget or the job budget (`total_budget`); a serving deployment the budgets, its latency targets (already at one
@@ -116,3 +116,46 @@ def slo_params(cfg: ServingConfig) -> dict[str, Any]:
     """The latency targets set (`slo_ttft_ms`, `slo_tpot_ms`): app/messages.py words them as `{slo}`."""
     targets = {"slo_ttft_ms": cfg.slo_ttft_ms, "slo_tpot_ms": cfg.slo_tpot_ms}
     return {name: value for name, value in targets.items() if value is not None}
+
+
+TERM_WARN_RATIO = 2  # warn when the billed hours exceed twice the job's duration
+
+
+def range_billing_warnings(offer: Offer, config: Configuration, cost: Cost, perf: Performance) -> list[Warning_]:
+    """`billing_within_range`: the slow end of the time range bills more months than the estimate."""
+    span = perf.time_to_train_hours_range
+    if span is None or cost.months is None or cost.job_total is None:
+        return []
+    slow = price(offer, config, cost.term, span[1])
+    if slow.months is None or slow.job_total is None or slow.months <= cost.months:
+        return []
+    names = {
+        "months": cost.months,
+        "slow_hours": span[1],
+        "slow_months": slow.months,
+        "job_total": str(cost.job_total),
+        "slow_total": str(slow.job_total),
+        "currency": cost.currency,
+    }
+    return [
+        Warning_(
+            "billing_within_range",
+            f"At the slow end of its range ({span[1]:,.0f} h) the job bills {slow.months} months, not {cost.months}: "
+            f"{slow.job_total} {cost.currency} instead of {cost.job_total}.",
+            names,
+        )
+    ]
+
+
+def billing_warnings(cost: Cost) -> list[Warning_]:
+    if cost.used_hours is None or cost.billed_hours is None or cost.billed_hours <= TERM_WARN_RATIO * cost.used_hours:
+        return []
+    return [
+        Warning_(
+            "term_longer_than_job",
+            f"The {cost.term} term bills {cost.months} month{'s' if cost.months != 1 else ''} "
+            f"({cost.billed_hours:,.0f} h) for a job of {cost.used_hours:,.1f} h: "
+            f"{cost.used_hours / cost.billed_hours:.1%} of the billed time is used.",
+            {"months": cost.months, "billed_hours": cost.billed_hours, "used_hours": cost.used_hours},
+        )
+    ]

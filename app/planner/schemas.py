@@ -172,8 +172,10 @@ class PlanIn(RequestModel):
         default=None,
         description="The stack that runs the plan, where known: typical (HF Trainer or accelerate with DeepSpeed or "
         "FSDP, default kernels), tuned (Megatron-LM, torchtitan, llm-foundry) or nemo (NVIDIA NeMo / Megatron-Bridge "
-        "recipes). It moves the speed estimate inside its range (typical: the low end; nemo: 1.25x); default: not "
-        "stated, the median tuned run.",
+        "recipes); or a speed point calibrated on one stack's published runs: torchtitan (0.93x), trainer (the HF "
+        "Trainer's full training, 0.98x), trainer_peft (its LoRA / QLoRA with PEFT, 0.78x). It moves the speed "
+        "estimate inside its range (typical: the low end; nemo: 1.25x); default: the speed point of the stack that "
+        "runs the plan (Megatron-LM: the median tuned run).",
     )
 
     @model_validator(mode="after")

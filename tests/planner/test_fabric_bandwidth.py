@@ -97,7 +97,10 @@ def test_the_admins_bandwidth_moves_the_speed_of_both(client: TestClient, db: Se
     addon = _infiniband(db)
     addon.ports_per_server = 1  # the old constant's fabric: one 400 Gb/s port a server
     db.flush()
-    slower = next(o for o in recommend(client, SEVENTY_B)["options"] + [None] if o and o["nodes"] == option["nodes"])
+    # at 400 Gb/s the two servers hold the states only by offloading the optimizer: ranked after every option that
+    # holds them on the GPUs (recommend.py, "Offload last"), still listed
+    slower_options = recommend(client, {**SEVENTY_B, "constraints": {"limit": 10}})["options"]
+    slower = next(o for o in slower_options + [None] if o and o["nodes"] == option["nodes"])
     assert "at 400 Gb/s per server" in slower["assumptions"][0]
     assert slower["performance"]["time_to_train_hours"] > option["performance"]["time_to_train_hours"]
     # /estimate reads the SKU through its own session opener (app.planner.workload.resolve_cluster): given this
