@@ -502,10 +502,9 @@ class Translator:
     def has(self, key: str) -> bool:
         return key in self.messages
 
-    def warning(self, code: str, params: Mapping[str, Any], fallback: str) -> str:
-        """A warning in the page's language from its code and figures; the API's English for a code the
-        catalog does not word."""
-        return messages.warning(code, params, self.lang) if code in messages.WARNINGS[self.lang] else fallback
+    def warning(self, code: str, params: Mapping[str, Any]) -> str:
+        """A warning in the page's language from its code and figures (every code is worded: tests/test_messages.py)."""
+        return messages.warning(code, params, self.lang)
 
     def note(self, code: str, params: Mapping[str, Any]) -> str:
         """What an estimate assumes, in the page's language (app/note_words.py)."""

@@ -80,6 +80,27 @@ NOTES: dict[str, dict[str, str]] = {
         "range_widened_offload": "校准速度的实测运行都没有把状态卸载到主机内存：区间的慢端放宽到常见端的 "
         "{factor:.2f}×（实测卸载后每步耗时为 1.4-1.6 倍）",
         "inference_speed": "预填充受计算限制；解码受 max（（权重 + KV 缓存读取）/ HBM 带宽，FLOPs / 峰值）限制",
+        # the cluster
+        "hardware_one_gpu": "硬件：一张 {gpu}（给出 hardware.nodes 即按整台服务器计）",
+        "hardware_usual_server": "硬件：每台服务器 {per_node} × {gpu}，与常见服务器（{server}）相同",
+        "hardware_largest_server": "硬件：每台服务器 {per_node} × {gpu}，按 GPU 表中最大的服务器计",
+        "fabric_usual": "网络：{fabric}，{nics} × {port_gbps:g} Gb/s = 每台服务器 {gbps:g} Gb/s（常见的 {server} "
+        "集群；可用 hardware.inter_node_gbps 或 inter_node_fabric 覆盖）",
+        "fabric_usual_rail": "网络：{fabric}，{nics} × {port_gbps:g} Gb/s = 每台服务器 {gbps:g} Gb/s，"
+        "每块 GPU 一张网卡，轨道优化（常见的 {server} 集群；可用 hardware.inter_node_gbps 或 inter_node_fabric 覆盖）",
+        "fabric_ports": "网络：{fabric}，每台服务器 {gbps:g} Gb/s（{ports:g} 个端口）",
+        "host_ram_usual": "主机内存：每台服务器 {host_ram:,.0f} GiB，与常见服务器（{server}）相同；"
+        "给出 hardware.host_ram_gib 可更改",
+        "fabric_catalog": "网络：{server} 经其 {fabric} 选项互联，每台服务器 {gbps:g} Gb/s（目录）",
+        "fabric_tcp": "网络：{server} 没有 InfiniBand 或 RoCE；服务器之间的流量经其网络（{network}）以 {gbps:g} Gb/s "
+        "的 TCP 传输",
+        "hardware_servers": "硬件：{nodes} × {server}（{per_node} 块 GPU，{link}）",
+        "hardware_servers_ram": "硬件：{nodes} × {server}（{per_node} 块 GPU，{link}，主机内存 {host_ram:g} GiB）",
+        # the plan and the SKU
+        "sequence_parallel_on": "序列并行：开启，与 Megatron-LM 和 torchtitan 运行张量并行的方式相同（归一化和 dropout "
+        "沿序列切分）；设 plan.sequence_parallel 为 false 可关闭",
+        "one_server_per_job": "{sku} 每个作业只租一台服务器：没有节点间网络连接其服务器，因此 POST /quotes "
+        "会拒绝跨服务器的方案（quantity_one_server）；此估算是其普通网络下的结果",
     },
 }
 

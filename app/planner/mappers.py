@@ -143,10 +143,16 @@ def plan_out(plan: Plan, global_batch: int | None) -> PlanOut:
 
 
 def warnings_out(warnings: list[Warning_]) -> list[WarningOut]:
-    seen: dict[str, WarningOut] = {}
+    """Each code once (its first figures), with its English from the catalog (app/messages.py WARNINGS)."""
+    seen: dict[str, Warning_] = {}
     for w in warnings:
-        seen.setdefault(w.code, WarningOut(code=w.code, message=w.message, params=w.params))
-    return list(seen.values())
+        seen.setdefault(w.code, w)
+    return [WarningOut(code=w.code, message=messages.warning(w.code, w.params), params=w.params) for w in seen.values()]
+
+
+def notes_out(notes: Iterable[Note]) -> list[NoteOut]:
+    """The notes as codes with parameters (the API's `assumption_codes`), one for one with `_texts`."""
+    return [NoteOut(code=n.code, params=dict(n.params)) for n in dict.fromkeys(notes)]
 
 
 def _texts(notes: Iterable[Note]) -> list[str]:
@@ -161,17 +167,19 @@ def estimate_out(
     memory: MemoryEstimate,
     performance: PerformanceEstimate,
     warnings: list[Warning_],
-    notes: list[str] | None = None,
+    notes: list[Note] | None = None,
     band: MemoryBand | None = None,
 ) -> EstimateOut:
     """The /estimate response; `notes` are what the request left out and the service assumed."""
+    stated = list(dict.fromkeys([*(notes or []), *memory.assumptions, *performance.assumptions]))
     return EstimateOut(
         model=model_out(model),
         plan=plan_out(plan, workload.global_batch),
         memory=memory_out(memory, band),
         performance=performance_out(performance),
         warnings=warnings_out(warnings),
-        assumptions=list(dict.fromkeys([*(notes or []), *_texts(memory.assumptions + performance.assumptions)])),
+        assumptions=_texts(stated),
+        assumption_codes=notes_out(stated),
     )
 
 
@@ -397,7 +405,7 @@ def recommendation_out(
             for o in result.pareto
         ],
         assumptions=_texts(notes),
-        assumption_codes=[NoteOut(code=n.code, params=dict(n.params)) for n in notes],
+        assumption_codes=notes_out(notes),
         stopped_early=result.stopped_early,
         search={
             "configurations": result.configurations,

@@ -71,12 +71,7 @@ def budget_misses(cost: Cost, constraints: Constraints) -> tuple[list[Miss], lis
         "total_budget": str(total),
         "compared_currency": cost.compared_currency,
     }
-    text = (
-        f"Costs {cost.monthly_effective} {cost.currency} a month, above the monthly budget of {monthly}; the whole "
-        f"job, {params['job_total']} {cost.currency} (billed months: {params['months']}), is within the job budget "
-        f"of {total}."
-    )
-    return [], [Warning_("over_monthly_budget", text, figures)]
+    return [], [Warning_("over_monthly_budget", figures)]
 
 
 def total_budget_params(cost: Cost, budget: Decimal) -> dict[str, Any]:
@@ -105,11 +100,7 @@ def term_warnings(cost: Cost) -> list[Warning_]:
         "other_total": str(other.job_total),
         "currency": cost.currency,
     }
-    text = (
-        f"The {other.term} term costs this job less: {other.job_total} {cost.currency} (billed months: "
-        f"{other.months}), against {cost.job_total} (billed months: {cost.months}) on the {cost.term} term."
-    )
-    return [Warning_("other_term_cheaper", text, params)]
+    return [Warning_("other_term_cheaper", params)]
 
 
 def slo_params(cfg: ServingConfig) -> dict[str, Any]:

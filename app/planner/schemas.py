@@ -458,7 +458,7 @@ class RecommendIn(WorkloadIn):
 
 class WarningOut(BaseModel):
     code: WarningCode
-    message: str = Field(description="In English, as the estimator or the planner wrote it")
+    message: str = Field(description="In English: `code` and `params` worded by app/messages.py")
     params: dict[str, Any] = Field(
         default_factory=dict,
         description="The figures and names of the warning by name (e.g. pipeline_bubble: bubble, the idle share of "
@@ -553,6 +553,11 @@ class EstimateOut(BaseModel):
     performance: PerformanceOut | None
     warnings: list[WarningOut]
     assumptions: list[str]
+    assumption_codes: list[NoteOut] = Field(
+        default_factory=list,
+        description="`assumptions` as codes with parameters, one for one and in the same order (app/note_words.py "
+        "words them in English and Chinese); empty for serving",
+    )
     serving: ServingOut | None = Field(default=None, description='task "serving": latency, throughput, KV cache')
 
 

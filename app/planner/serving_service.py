@@ -480,7 +480,7 @@ def estimate(
     warnings = list(warnings_in)
     if result.max_concurrency < 1:
         tokens = {"context_len": cfg.context_len, "kv_cache_tokens": result.kv_cache_tokens}
-        warnings.append(Warning_("no_kv_cache", result.notes[-1], tokens))
+        warnings.append(Warning_("no_kv_cache", tokens))
     if result.meets_slo is False:
         warnings.append(_slo_miss(result, cfg))
     warnings += regime_warnings(model, result)
@@ -498,19 +498,14 @@ def estimate(
 
 def regime_warnings(model: ModelSpec, result: ServingEstimate) -> list[Warning_]:
     """Where the estimate leaves its validated range: a fine-grained MoE at low concurrency."""
-    note = moe_low_concurrency_note(model, result.concurrency) if result.max_concurrency >= 1 else None
-    if note is None:
+    if result.max_concurrency < 1 or moe_low_concurrency_note(model, result.concurrency) is None:
         return []
-    return [Warning_(MOE_LOW_CONCURRENCY_WARNING, note, {"experts": model.experts, "concurrency": result.concurrency})]
+    return [Warning_(MOE_LOW_CONCURRENCY_WARNING, {"experts": model.experts, "concurrency": result.concurrency})]
 
 
 def _slo_miss(result: ServingEstimate, cfg: ServingConfig) -> Warning_:
-    text = (
-        f"TTFT {result.ttft_ms:.0f} ms and TPOT {result.tpot_ms:.1f} ms at concurrency {result.concurrency:.1f} "
-        f"against targets TTFT {cfg.slo_ttft_ms} ms, TPOT {cfg.slo_tpot_ms} ms"
-    )
     reached = {"ttft_ms": result.ttft_ms, "tpot_ms": result.tpot_ms, "concurrency": result.concurrency}
-    return Warning_("slo_missed", text, reached | slo_params(cfg))
+    return Warning_("slo_missed", reached | slo_params(cfg))
 
 
 def option_out(

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from sqlalchemy.orm import Session
 
+from app import messages
 from app.catalog import repository as catalog_repository
 from app.catalog.models import Sku, SkuAddon
 from app.catalog.service import fabric_addon_of, joining_fabric
@@ -342,7 +343,12 @@ def _check_fits(
         raise refusal("plan", "plan_host_ram_unknown", host, text)
     no_stack = no_stack_warning(work, held, model)
     if no_stack is not None:
-        raise refusal("plan", "plan_no_stack", no_stack.params, f"cannot be quoted on {sku_id}: {no_stack.message}")
+        raise refusal(
+            "plan",
+            "plan_no_stack",
+            no_stack.params,
+            f"cannot be quoted on {sku_id}: {messages.warning(no_stack.code, no_stack.params)}",
+        )
     if not breakdown.gpu_fits:
         limit = breakdown.capacity if breakdown.limit is None else breakdown.limit
         figures = {
