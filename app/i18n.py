@@ -126,6 +126,7 @@ EN: dict[str, str] = {
     "plan": "Parallel plan",
     "why": "Why this plan",
     "warnings": "Warnings",
+    "option_assumptions": "What the speed assumes",
     "memory": "Memory per GPU",
     "memory_of": "{total} of {capacity} GiB",
     "memory_fits": "fits",
@@ -341,6 +342,7 @@ ZH: dict[str, str] = {
     "plan": "并行方案",
     "why": "为什么这样切分",
     "warnings": "注意事项",
+    "option_assumptions": "速度所依据的假设",
     "memory": "每卡显存",
     "memory_of": "{total} / {capacity} GiB",
     "memory_fits": "放得下",
@@ -517,6 +519,11 @@ class Translator:
             return messages.rejection(code, params, self.lang, self.money)
         except (KeyError, IndexError):
             return fallback
+
+    def assumption(self, code: str, params: Mapping[str, Any]) -> str:
+        """What an option assumes beyond its plan (its fabric, its distance from the calibration runs), in the page's
+        language (app/messages.py ASSUMPTIONS)."""
+        return messages.assumption(code, params, self.lang, self.money)
 
     def misses(self, reasons: list[tuple[str, Mapping[str, Any]]]) -> str | None:
         return messages.misses(reasons, self.lang, self.money)

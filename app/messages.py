@@ -191,22 +191,22 @@ WARNINGS: dict[str, dict[str, str]] = {
         "global_batch_small": "全局批 {global_batch:,} 条序列分到 {gpus:,} 张 GPU 上，{dp:,} 个数据并行 rank "
         "每步各只有 {steps} 个大小为 {micro_batch} 的微批（{pp} 级流水线）：MFU {mfu:.1%}。全局批为 "
         "{larger:,}（{larger_tokens_m:,.1f}M token，每个 rank {wanted} 个微批）时，同一方案的 MFU 可达 "
-        "{better:.1%}；Llama 3 405B 训练时每步最多 16M token（Dubey et al. 2024 "
+        "{better:.1%}；Llama 3 405B 训练时每步最多 16M token（Llama 3 技术报告 "
         "§3.4.1）。更大的批会改变优化过程：请重新调整学习率。",
         "global_batch_small.one_stage": "全局批 {global_batch:,} 条序列分到 {gpus:,} 张 GPU 上，{dp:,} 个数据并行 "
         "rank 每步各只有 {steps} 个大小为 {micro_batch} 的微批（1 级流水线）：MFU {mfu:.1%}。全局批为 "
         "{larger:,}（{larger_tokens_m:,.1f}M token，每个 rank {wanted} 个微批）时，同一方案的 MFU 可达 "
-        "{better:.1%}；Llama 3 405B 训练时每步最多 16M token（Dubey et al. 2024 "
+        "{better:.1%}；Llama 3 405B 训练时每步最多 16M token（Llama 3 技术报告 "
         "§3.4.1）。更大的批会改变优化过程：请重新调整学习率。",
         "global_batch_small.one_step": "全局批 {global_batch:,} 条序列分到 {gpus:,} 张 GPU 上，{dp:,} 个数据并行 rank "
         "每步各只有 1 个大小为 {micro_batch} 的微批（{pp} 级流水线）：MFU {mfu:.1%}。全局批为 "
         "{larger:,}（{larger_tokens_m:,.1f}M token，每个 rank {wanted} 个微批）时，同一方案的 MFU 可达 "
-        "{better:.1%}；Llama 3 405B 训练时每步最多 16M token（Dubey et al. 2024 "
+        "{better:.1%}；Llama 3 405B 训练时每步最多 16M token（Llama 3 技术报告 "
         "§3.4.1）。更大的批会改变优化过程：请重新调整学习率。",
         "global_batch_small.one_step_one_stage": "全局批 {global_batch:,} 条序列分到 {gpus:,} 张 GPU 上，{dp:,} "
         "个数据并行 rank 每步各只有 1 个大小为 {micro_batch} 的微批（1 级流水线）：MFU {mfu:.1%}。全局批为 "
         "{larger:,}（{larger_tokens_m:,.1f}M token，每个 rank {wanted} 个微批）时，同一方案的 MFU 可达 "
-        "{better:.1%}；Llama 3 405B 训练时每步最多 16M token（Dubey et al. 2024 "
+        "{better:.1%}；Llama 3 405B 训练时每步最多 16M token（Llama 3 技术报告 "
         "§3.4.1）。更大的批会改变优化过程：请重新调整学习率。",
         "uneven_stages": "{layers} 层不能被 {pp} 级流水线整除；最大的一级决定速度。",
         "pp_uneven_layers": "{layers} 层不能被 {pp} 级流水线整除；最大的一级（{stage_layers} 层）决定显存和速度。",

@@ -262,16 +262,22 @@ def joined_nodes(option: Option | ServingOption) -> int:
     return option.config.nodes if option.launch.get("needs_infiniband") else 1
 
 
-def calibration_assumptions(model: ModelSpec, workload: Workload, option: Option) -> list[str]:
+def assumptions_out(codes: list[NoteOut]) -> dict[str, Any]:
+    """An option's `assumptions` (the English, app/messages.py ASSUMPTIONS) and `assumption_codes` (the same as codes
+    with parameters, which the pages word in their language)."""
+    return {"assumptions": [messages.assumption(a.code, a.params) for a in codes], "assumption_codes": codes}
+
+
+def calibration_assumptions(model: ModelSpec, workload: Workload, option: Option) -> list[NoteOut]:
     """How the option's training plan differs from every run that calibrated the speed, which widened its range."""
     if workload.task == "inference":
         return []
     plan = option.evaluated.plan
     _slowest, kinds = calibration_distance(model.is_moe, plan.offload != "none")
-    return [messages.assumption(f"uncalibrated_{kind}", {"factor": UNCALIBRATED_SLOW[kind]}) for kind in kinds]
+    return [NoteOut(code=f"uncalibrated_{kind}", params={"factor": UNCALIBRATED_SLOW[kind]}) for kind in kinds]
 
 
-def fabric_assumptions(option: Option | ServingOption) -> list[str]:
+def fabric_assumptions(option: Option | ServingOption) -> list[NoteOut]:
     """Which fabric the speed of a multi-server option assumes, and how the price and quote carry it."""
     offer, nodes = option.offer, joined_nodes(option)
     if nodes < 2 or offer.inter_node_fabric is None:
@@ -284,12 +290,12 @@ def fabric_assumptions(option: Option | ServingOption) -> list[str]:
     }
     addon = offer.fabric_addon
     if addon is None:
-        return [messages.assumption("fabric_with_server", params)]
+        return [NoteOut(code="fabric_with_server", params=params)]
     params |= {"addon": addon.code, "addon_name": addon.name}
     if addon.unit_monthly is None:
-        return [messages.assumption("fabric_addon_on_consultation", params)]
+        return [NoteOut(code="fabric_addon_on_consultation", params=params)]
     monthly = str(option.cost.fabric_monthly)
-    return [messages.assumption("fabric_addon_priced", params | {"monthly": monthly, "currency": offer.currency})]
+    return [NoteOut(code="fabric_addon_priced", params=params | {"monthly": monthly, "currency": offer.currency})]
 
 
 def option_out(
@@ -319,7 +325,7 @@ def option_out(
         reference_prices=reference_out(book, option),
         # a near miss billed beyond what a quote rents (quote_months) has no body that would post
         quote=quote_body(option, plan, workload_body) if workload_body is not None and _quotable(option) else None,
-        assumptions=fabric_assumptions(option) + calibration_assumptions(model, workload, option),
+        **assumptions_out(fabric_assumptions(option) + calibration_assumptions(model, workload, option)),
     )
 
 

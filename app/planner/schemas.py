@@ -710,6 +710,11 @@ class OptionOut(BaseModel):
         "speed counts on, and whether its add-on is in the price and the quote; how its plan differs from every run "
         "that calibrated the speed (an MoE model, offloaded states), which widens its range",
     )
+    assumption_codes: list[NoteOut] = Field(
+        default_factory=list,
+        description="`assumptions` as codes with parameters, one for one (app/messages.py ASSUMPTIONS words them in "
+        "English and Chinese)",
+    )
 
 
 class QuoteBodyOut(BaseModel):

@@ -32,6 +32,7 @@ from app.estimator.vocabulary import SERVING_PRECISIONS, TERM_MONTHS, WEIGHT_FOR
 from app.planner.availability import Availability, in_region
 from app.planner.explain import offer_warnings
 from app.planner.mappers import (
+    assumptions_out,
     availability_out,
     cost_out,
     fabric_assumptions,
@@ -540,7 +541,7 @@ def option_out(
         misses=[MissOut(code=code, params=params) for code, params in option.misses],
         serving=serving_out(est, cfg, option),
         quote=_quote(option, plan, workload_body),
-        assumptions=fabric_assumptions(option),
+        **assumptions_out(fabric_assumptions(option)),
     )
 
 
