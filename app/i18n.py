@@ -23,6 +23,7 @@ from starlette.requests import Request
 
 from app import messages, words
 from app.estimator.vocabulary import LANGUAGES
+from app.i18n_admin import ADMIN_EN, ADMIN_ZH
 from app.i18n_serve import SERVE_EN, SERVE_ZH
 
 LANGS = LANGUAGES
@@ -459,6 +460,8 @@ REGIONS: dict[str, dict[str, str]] = messages.REGION_WORDS
 
 EN.update(SERVE_EN)
 ZH.update(SERVE_ZH)
+EN.update(ADMIN_EN)
+ZH.update(ADMIN_ZH)
 for _lang, _table in (("en", EN), ("zh", ZH)):
     _table.update({f"task_{task}": label for task, label in messages.TASK_LABELS["label"][_lang].items()})
 CATALOGS = {"en": EN, "zh": ZH}

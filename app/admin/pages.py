@@ -28,25 +28,16 @@ from app.catalog import repository as catalog_repository
 from app.deps import SessionDep, UnitOfWorkRoute
 from app.errors import AppError, InvalidInput, TooManyRequests
 from app.estimator.vocabulary import QUOTE_STATUSES, TERMS, QuoteStatus
+from app.i18n import Translator, negotiate
 from app.quotes import service as quotes_service
 from app.templating import templates
 
 LOGIN_CSRF_COOKIE = "gpu_sizer_admin_login"
-MESSAGES = {
-    "saved": "Saved.",
-    "price": "New price recorded.",
-    "retired": "SKU retired.",
-    "reactivated": "SKU is on sale again.",
-    "availability": "Availability saved.",
-    "created": "SKU created.",
-    "revoked": "Token revoked.",
-    "key-revoked": "API key revoked: its next request is refused.",
-    "cancelled": "Quote cancelled.",
-    "addon": "Add-on saved.",
-    "hold": "Maintenance hold saved.",
-    "hold-deleted": "Maintenance hold ended: its units are free again.",
-    "signed-out": "You are signed out.",
-}
+# What a page says after a change (`?msg=`), worded in app/i18n_admin.py as `admin_msg_<code>`.
+MESSAGES = frozenset(
+    {"saved", "price", "retired", "reactivated", "availability", "created", "revoked", "key-revoked", "cancelled"}
+    | {"addon", "hold", "hold-deleted", "signed-out", "paused", "resumed", "replayed"}
+)
 public = APIRouter(prefix="/admin", include_in_schema=False, route_class=UnitOfWorkRoute)
 router = APIRouter(
     prefix="/admin", include_in_schema=False, dependencies=[Depends(require_admin)], route_class=UnitOfWorkRoute
@@ -60,8 +51,16 @@ def _cookie_kwargs(request: Request) -> dict[str, Any]:
 def _page(
     request: Request, name: str, context: dict[str, Any], status_code: int = 200, headers: dict[str, str] | None = None
 ) -> HTMLResponse:
-    context = {"message": MESSAGES.get(request.query_params.get("msg", "")), **context}
+    context = {**admin_words(request, context), **context}
     return templates.TemplateResponse(request, f"admin/{name}", context, status_code=status_code, headers=headers)
+
+
+def admin_words(request: Request, context: dict[str, Any]) -> dict[str, Any]:
+    """The page's translator (its language chosen as the wizard's: `?lang=`, then Accept-Language) and the message
+    `?msg=` names, in that language."""
+    t = context.get("t") or Translator(negotiate(request))
+    code = request.query_params.get("msg", "")
+    return {"t": t, "message": t(f"admin_msg_{code}") if code in MESSAGES else None}
 
 
 def _see(url: str) -> RedirectResponse:
