@@ -490,25 +490,26 @@ def token_create(
 
 @router.api_route("/tokens/{token_id}/revoke", methods=["GET", "POST"], response_class=HTMLResponse)
 def token_revoke(request: Request, token_id: TokenId, session: SessionDep, admin: AdminDep, form: FormDep) -> Response:
-    return _confirmed(request, session, admin, form, _revoke_confirmation(session, token_id, admin))
+    t = Translator(negotiate(request))
+    return _confirmed(request, session, admin, form, _revoke_confirmation(session, token_id, admin, t))
 
 
-def _revoke_confirmation(session: Session, token_id: int, admin: Principal) -> Confirmation:
+def _revoke_confirmation(session: Session, token_id: int, admin: Principal, t: Translator) -> Confirmation:
     token = service.get_token(session, token_id=token_id)
     return Confirmation(
-        title=f"Revoke the API token “{token.name}”?",
+        title=t("admin_token_revoke_title", name=token.name),
         rows=[
-            ("name", token.name),
-            ("starts with", f"{token.prefix}…"),
-            ("owner", token.user.email),
-            ("last used", token.last_used_at.strftime("%Y-%m-%d %H:%M") if token.last_used_at else "never"),
+            (t("admin_col_name"), token.name),
+            (t("admin_col_starts"), f"{token.prefix}…"),
+            (t("admin_col_owner"), token.user.email),
+            (t("admin_col_last_used"), _when(token.last_used_at, t)),
         ],
-        consequence="Scripts using it get 401 from the next request on. A revoked token cannot be restored.",
+        consequence=t("admin_token_revoke_consequence"),
         action=f"/admin/tokens/{token_id}/revoke",
-        check=f"Yes, revoke “{token.name}”",
-        button="Revoke this token",
+        check=t("admin_revoke_check", name=token.name),
+        button=t("admin_token_revoke_button"),
         back="/admin/tokens",
-        done="This token is already revoked." if token.revoked_at else None,
+        done=t("admin_token_revoked_already") if token.revoked_at else None,
         act=lambda: service.revoke_token(session, token_id=token_id, actor=admin.actor),
         then="/admin/tokens?msg=revoked",
     )
@@ -534,30 +535,33 @@ def quotes_page(
 
 @router.api_route("/quotes/{public_id}/cancel", methods=["GET", "POST"], response_class=HTMLResponse)
 def quote_cancel(request: Request, public_id: str, session: SessionDep, admin: AdminDep, form: FormDep) -> Response:
-    return _confirmed(request, session, admin, form, _cancel_confirmation(session, public_id, admin))
+    t = Translator(negotiate(request))
+    return _confirmed(request, session, admin, form, _cancel_confirmation(session, public_id, admin, t))
 
 
-def _cancel_confirmation(session: Session, public_id: str, admin: Principal) -> Confirmation:
+def _when(at: datetime | None, t: Translator) -> str:
+    """A last use as the admin pages show it: its UTC minute, or never."""
+    return at.strftime("%Y-%m-%d %H:%M") if at else t("admin_never")
+
+
+def _cancel_confirmation(session: Session, public_id: str, admin: Principal, t: Translator) -> Confirmation:
     quote = quotes_service.get_quote(session, public_id=public_id)
     customer = ", ".join(part for part in (quote.customer.name, quote.customer.company, quote.customer.email) if part)
     return Confirmation(
-        title=f"Cancel quote {quote.number}?",
+        title=t("admin_quote_cancel_title", number=quote.number),
         rows=[
-            ("customer", customer),
-            ("total", f"{quote.total} {quote.currency}"),
-            ("status", quote.status),
-            ("valid until", quote.valid_until.strftime("%Y-%m-%d")),
+            (t("admin_col_customer"), customer),
+            (t("admin_col_total"), f"{quote.total} {quote.currency}"),
+            (t("admin_col_status"), quote.status),
+            (t("admin_col_valid_until"), quote.valid_until.strftime("%Y-%m-%d")),
         ],
-        consequence="The customer can no longer accept it; the cancellation is recorded in the audit log and "
-        "cannot be undone (issue a new quote instead).",
+        consequence=t("admin_quote_cancel_consequence"),
         action=f"/admin/quotes/{public_id}/cancel",
-        check=f"Yes, cancel {quote.number}",
-        button="Cancel this quote",
+        check=t("admin_quote_cancel_check", number=quote.number),
+        button=t("admin_quote_cancel_button"),
         back="/admin/quotes",
-        done=None
-        if quote.status == "issued"
-        else f"This quote is {quote.status}: only an issued quote can be cancelled.",
-        link=(quote.links.print, "The printable quote"),
+        done=None if quote.status == "issued" else t("admin_quote_not_cancellable", status=quote.status),
+        link=(quote.links.print, t("admin_quote_printable")),
         act=lambda: service.cancel_quote(session, public_id=public_id, actor=admin.actor),
         then="/admin/quotes?msg=cancelled",
     )
@@ -612,8 +616,9 @@ def _confirm_page(
 ) -> HTMLResponse:
     context: dict[str, Any] = {"admin": admin, "c": confirmation}
     if refused:
-        context["error"] = "Nothing was done: tick the box to confirm."
-        context["errors"] = [{"field": "confirm", "message": f"tick “{confirmation.check}” to confirm"}]
+        t = Translator(negotiate(request))
+        context["error"] = t("admin_confirm_nothing_done")
+        context["errors"] = [{"field": "confirm", "message": t("admin_confirm_tick", check=confirmation.check)}]
     if error is not None:
         context["error"], context["errors"] = _errors(error)
     status = error.status if error is not None else 422 if refused else 200
