@@ -67,3 +67,13 @@ def test_the_admin_pages_stay_english_by_default_and_switch_language(client: Tes
     assert '<a href="/admin/quotes?lang=zh">报价</a>' in chinese and '<html lang="zh-CN">' in chinese
     by_header = client.get("/admin/skus", headers={**HTML, "accept-language": "zh-CN,zh;q=0.9"}).text
     assert "新建 SKU" in by_header
+
+
+def test_every_after_change_message_is_worded_in_both_languages() -> None:
+    """A `?msg=` code the admin redirects to has its text in each language (app/i18n_admin.py `admin_msg_<code>`)."""
+    from app.admin.pages import MESSAGES
+    from app.i18n import EN, ZH
+
+    for code in MESSAGES:
+        assert f"admin_msg_{code}" in EN and f"admin_msg_{code}" in ZH, code
+        assert EN[f"admin_msg_{code}"] != ZH[f"admin_msg_{code}"], code
