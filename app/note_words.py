@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from app.estimator.notes import ENGLISH
 from app.estimator.notes import SCHEMES as SCHEMES_EN
+from app.launch_words import LAUNCH
 
 NOTES: dict[str, dict[str, str]] = {
     "en": ENGLISH,
@@ -101,6 +102,19 @@ NOTES: dict[str, dict[str, str]] = {
         "沿序列切分）；设 plan.sequence_parallel 为 false 可关闭",
         "one_server_per_job": "{sku} 每个作业只租一台服务器：没有节点间网络连接其服务器，因此 POST /quotes "
         "会拒绝跨服务器的方案（quantity_one_server）；此估算是其普通网络下的结果",
+        # serving
+        "serving_engines": "推理引擎按其文档默认值运行（除非另行设置）：vLLM gpu_memory_utilization 0.9、block 16，"
+        "max_num_seqs 在 70 GiB 及以上的 GPU（A100 除外）上为 1024、其他为 256；SGLang mem_fraction_static 按 TP "
+        "为 0.88-0.79，分块预填充 8192；TensorRT-LLM 空闲显存比例 0.9",
+        "serving_batching": "连续批处理并分块预填充；给出 requests_per_s 时，延迟由模拟得出：泊松到达随机分配给各副本，"
+        "每个副本的调度器（先解码，提示按块处理，受 max_num_batched_tokens 与 max_num_seqs 限制，准入时预留 KV 缓存）"
+        "运行 1,200 个固定种子的请求，去掉前 200 个；meets_slo 按 SLO 的百分位（默认 p90）在峰值时判断",
+        "serving_decode": "解码 = max（权重 + KV 缓存读取 / 实际 HBM 带宽，FLOPs / 实际算力）+ 引擎开销 + 张量并行 "
+        "AllReduce 延迟；常数按公开结果拟合（docs/validation-serving.md）",
+        "serving_no_block": "未给出 serving 块：input_tokens {input_tokens}、output_tokens {output_tokens}，"
+        "并发取一个副本能容纳的最多序列数（可设置 serving.input_tokens、output_tokens 以及 concurrency 或 "
+        "requests_per_s）",
+        "replicas_share_nothing": LAUNCH["zh"]["no_fabric"],  # the launch's note, the same words
     },
 }
 

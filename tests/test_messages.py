@@ -25,6 +25,7 @@ from app.hub.service import HubCode
 from app.planner.misses import MissCode
 from app.planner.recommend import RejectionCode
 from app.planner.service import SEQUENCE_PARALLEL_NOTE
+from app.planner.serving_service import NO_FABRIC_NOTE, SERVING_ASSUMPTIONS
 
 
 def fields(template: str) -> set[str]:
@@ -124,6 +125,7 @@ def _cluster_notes() -> set[Note]:
     and the notes the planner adds (sequence parallel on, a SKU rented one server per job)."""
     notes: set[Note] = {SEQUENCE_PARALLEL_NOTE, note("one_server_per_job", sku="l40s-48g-pcie-card")}
     notes.add(note("hardware_largest_server", per_node=8, gpu="NVIDIA L40S"))  # a GPU with no usual server: none today
+    notes.update([*SERVING_ASSUMPTIONS, NO_FABRIC_NOTE, note("serving_no_block", input_tokens=512, output_tokens=256)])
     for gpu, asked in itertools.product(
         ["a100-80g-sxm", "h100-80g-sxm", "l40s-48g", "b200-180g-sxm"],
         [

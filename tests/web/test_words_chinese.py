@@ -74,11 +74,10 @@ def test_an_estimates_words_read_in_chinese(client: TestClient, name: str) -> No
     assert response.status_code == 200, response.text[:2000]
     body = response.json()
     words = [messages.warning(w["code"], w["params"], "zh") for w in body["warnings"]]
-    if body["serving"] is None:  # serving's assumptions are sentences still (app/planner/serving_service.py)
-        assert len(body["assumption_codes"]) == len(body["assumptions"])
+    assert len(body["assumption_codes"]) == len(body["assumptions"])
     words += [messages.note(a["code"], a["params"], "zh") for a in body["assumption_codes"]]
-    if body["serving"] is None:  # the English the API returns is the same renderer's
-        assert [messages.note(a["code"], a["params"]) for a in body["assumption_codes"]] == body["assumptions"]
+    # the English the API returns is the same renderer's
+    assert [messages.note(a["code"], a["params"]) for a in body["assumption_codes"]] == body["assumptions"]
     names = [*allowed_names(client), *TRAINING_NAMES, "roce-200", "ib-ndr-400", "ib-hdr-200", "torchtitan"]
     left = {text: runs for text in words if (runs := english_runs(f"<p>{html.escape(text)}</p>", names))}
     assert not left, left
