@@ -69,3 +69,15 @@ def test_the_chinese_of_every_sample_has_no_english_sentence(sample: dict[str, A
 
 def test_the_samples_cover_most_warning_codes() -> None:
     assert len({s["code"] for s in SAMPLES}) >= 30
+
+
+@pytest.mark.parametrize("concurrency", [1.0, 0.2, 7.5, 64.0])
+def test_the_fine_grained_moe_warning_reads_as_the_estimators_note(concurrency: float) -> None:
+    """moe_low_concurrency_unvalidated kept the estimator's sentence (its sources) as the one text."""
+    from app.estimator.presets import get_preset
+    from app.estimator.serving import MOE_VALIDATED_CONCURRENCY, moe_low_concurrency_note
+
+    model = get_preset("deepseek-v3").model
+    params = {"model": model.name, "experts": model.experts, "concurrency": concurrency}
+    params["validated"] = MOE_VALIDATED_CONCURRENCY
+    assert messages.warning("moe_low_concurrency_unvalidated", params) == moe_low_concurrency_note(model, concurrency)
