@@ -5,8 +5,6 @@ that module stays within the module size."""
 
 from __future__ import annotations
 
-from app.estimator.notes import ENGLISH
-
 # A serving option's launch (app/planner/serving_launch.py): how its replicas and a replica's servers are started
 # (`layout_*`) and what the command assumes (the rest). Commands and flags stay as the engines spell them.
 LAUNCH: dict[str, dict[str, str]] = {
@@ -26,7 +24,7 @@ LAUNCH: dict[str, dict[str, str]] = {
         "decode replica(s) of TP {decode_tp}, on separate servers joined by {fabric}: each request is prefilled on "
         "one, its KV sent to one decode replica, which streams the output; the router (one --prefill per prefill "
         "replica, one --decode per decode replica) is the load balancer",
-        "no_fabric": ENGLISH["replicas_share_nothing"],  # the same words as /estimate's assumption
+        "no_fabric": "Replicas share nothing: separate servers need no InfiniBand or RoCE, only the ordinary network.",
         "pipeline": "Each replica's {pp} pipeline stages pass activations between servers over the SKU's {fabric} (a "
         "few MB a step: far less than tensor parallelism across servers would need); rent the SKU's {fabric} add-on "
         "for every server (quote `addons`; see the option's warnings for its price); replicas still share nothing.",

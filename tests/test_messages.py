@@ -453,3 +453,10 @@ def test_capacity_near_miss_names_what_is_free_and_from_when_in_both_languages()
 
 def test_max_nodes_rejection_is_no_longer_called_capacity() -> None:
     assert "capacity" not in messages.REJECTIONS["en"] and "max_nodes" in messages.REJECTIONS["zh"]
+
+
+def test_the_replicas_no_fabric_note_is_one_text_with_the_launchs() -> None:
+    """/estimate's assumption and the serving launch's note say the same: the English twice (the estimator imports
+    nothing of the app), held equal here; the Chinese once (app/note_words.py reads the launch's)."""
+    assert ENGLISH["replicas_share_nothing"] == messages.LAUNCH["en"]["no_fabric"]
+    assert messages.NOTES["zh"]["replicas_share_nothing"] == messages.LAUNCH["zh"]["no_fabric"]
