@@ -24,6 +24,21 @@ LAUNCH: dict[str, dict[str, str]] = {
         "decode replica(s) of TP {decode_tp}, on separate servers joined by {fabric}: each request is prefilled on "
         "one, its KV sent to one decode replica, which streams the output; the router (one --prefill per prefill "
         "replica, one --decode per decode replica) is the load balancer",
+        "layout_disaggregated_vllm": "{prefill_replicas} prefill replica(s) of TP {prefill_tp} and {decode_replicas} "
+        "decode replica(s) of TP {decode_tp}, on separate servers joined by {fabric}: each request is prefilled on "
+        "one, its KV read by one decode replica through NixlConnector (UCX over the fabric), which streams the output; "
+        "every server sets VLLM_NIXL_SIDE_CHANNEL_HOST to its own address, and the proxy (one --prefiller-hosts and "
+        "--prefiller-ports entry per prefill replica, one --decoder-hosts and --decoder-ports entry per decode "
+        "replica) is the load balancer",
+        "layout_disaggregated_trt-llm": "{prefill_replicas} context (prefill) replica(s) of TP {prefill_tp} and "
+        "{decode_replicas} generation (decode) replica(s) of TP {decode_tp}, on separate servers joined by {fabric}: "
+        "each request is prefilled on one, its KV sent by the cache transceiver to one generation replica, which "
+        "streams the output; trtllm-serve disaggregated (every replica's URL under context_servers or "
+        "generation_servers of its config) is the load balancer",
+        "trtllm_disaggregated": "{options} holds `cache_transceiver_config: {{backend: DEFAULT}}` on every server and "
+        "also `disable_overlap_scheduler: true` on the context servers; {config} sets hostname and port (0.0.0.0, "
+        "8000) and lists `context_servers: {{num_instances, urls}}` and `generation_servers: {{num_instances, urls}}` "
+        "(host:8000 of each replica)",
         "no_fabric": "Replicas share nothing: separate servers need no InfiniBand or RoCE, only the ordinary network.",
         "pipeline": "Each replica's {pp} pipeline stages pass activations between servers over the SKU's {fabric} (a "
         "few MB a step: far less than tensor parallelism across servers would need); rent the SKU's {fabric} add-on "
@@ -90,6 +105,19 @@ LAUNCH: dict[str, dict[str, str]] = {
         "{decode_replicas} 个解码副本（张量并行 {decode_tp}）分布在不同服务器上，经 {fabric} 互联："
         "每个请求在预填充副本上预填充，其 KV 发送到一个解码副本并由其流式输出；"
         "路由器（每个预填充副本一个 --prefill，每个解码副本一个 --decode）即负载均衡",
+        "layout_disaggregated_vllm": "{prefill_replicas} 个预填充副本（张量并行 {prefill_tp}）与 "
+        "{decode_replicas} 个解码副本（张量并行 {decode_tp}）分布在不同服务器上，经 {fabric} 互联："
+        "每个请求在预填充副本上预填充，其 KV 由一个解码副本经 NixlConnector（在该网络上走 UCX）读取并由其流式输出；"
+        "每台服务器将 VLLM_NIXL_SIDE_CHANNEL_HOST 设为自己的地址，代理（每个预填充副本一项 --prefiller-hosts 与 "
+        "--prefiller-ports，每个解码副本一项 --decoder-hosts 与 --decoder-ports）即负载均衡",
+        "layout_disaggregated_trt-llm": "{prefill_replicas} 个上下文（预填充）副本（张量并行 {prefill_tp}）与 "
+        "{decode_replicas} 个生成（解码）副本（张量并行 {decode_tp}）分布在不同服务器上，经 {fabric} 互联："
+        "每个请求在上下文副本上预填充，其 KV 由缓存收发器发送到一个生成副本并由其流式输出；"
+        "trtllm-serve disaggregated（其配置的 context_servers 或 generation_servers 列出每个副本的 URL）即负载均衡",
+        "trtllm_disaggregated": "{options} 在每台服务器上写入 `cache_transceiver_config: {{backend: DEFAULT}}`，"
+        "上下文服务器另写入 `disable_overlap_scheduler: true`；{config} 设定 hostname 与 port（0.0.0.0、8000），"
+        "并列出 `context_servers: {{num_instances, urls}}` 与 `generation_servers: {{num_instances, urls}}`"
+        "（各副本的 host:8000）",
         "no_fabric": "副本之间不共享任何状态：分布在不同服务器上无需 InfiniBand 或 RoCE，普通网络即可。",
         "pipeline": "每个副本的 {pp} 级流水线经该 SKU 的 {fabric} 在服务器间传递激活（每步几 MB，远少于跨服务器张量并行"
         "所需）；每台服务器都需租用该 SKU 的 {fabric} 附加项（报价 `addons`；价格见方案警告）；副本之间仍不共享状态。",

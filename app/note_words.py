@@ -58,6 +58,8 @@ NOTES: dict[str, dict[str, str]] = {
         "compiled": "torch.compile（compile）：只计入激活值，因为在反向中重计算的融合逐点运算保存的张量更少"
         "（选择性重计算下不会更少，它已重计算这些运算）；其加速未建模（速度按 eager 模式计），compile 另外传给"
         "启动配置。",
+        "compiled_loss": "损失与模型一起编译（loss compiled）：交叉熵保留 16 位 logits 并生成其 16 位梯度，"
+        "每个 logit 4 字节，而非 eager fp32 交叉熵的 12 字节；启动配置也编译损失。",
         "host_load_every_rank": "加载：节点上的每个 rank 在 ZeRO-3 切分之前都在主机内存中持有完整的已加载模型"
         "（host_load_gib）；主机内存检查取它与卸载状态中的较大者。",
         "host_load_local_rank_0": "加载：每个节点的本地 0 号 rank 在 ZeRO-3 切分之前在主机内存中持有完整的已加载模型"

@@ -310,6 +310,7 @@ def compare_serving(
     plan cache off, against a baseline tree in the same run: each body goes to the baseline server, then to this
     one, round after round; GET /healthz of this server is polled every 50 ms meanwhile. Besides wall time, the
     CPU time each server used per request (a shared machine's load stretches the wall time, not the CPU time)."""
+    what = "serving" if mix is SERVING_MIX else "training mix"  # named before the large catalog copies the mix
     if large_skus:
         mix = [body | {"constraints": body.get("constraints", {}) | {"max_nodes": 64}} for body in mix]
     with tempfile.TemporaryDirectory() as tmp:
@@ -348,7 +349,7 @@ def compare_serving(
     print(f"== cold (PLANNER_CACHE_SIZE=0), {catalog}{held}, {rounds} rounds, alternating servers")
     for name, values in times.items():
         print(f"{name:>10}: ", end="")
-        _print_serving(values, "serving" if mix is SERVING_MIX else "training mix")
+        _print_serving(values, what)
         print(f"  server CPU time per request: mean {cpu[name] / len(values) * 1e3:7.1f} ms")
     h50, h99 = _percentile(health.latencies, 0.5) * 1e3, _percentile(health.latencies, 0.99) * 1e3
     print(

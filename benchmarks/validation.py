@@ -391,11 +391,18 @@ first-contact row states either), and the range constants were set on all the ro
 torchtitan's op-level policy as its source writes it (torchtitan/distributed/activation_checkpoint.py: every other
 matmul's output kept), where the model had kept every matmul output: torchao's H100 rows moved from +17 % to -4 %,
 Trainy's from +73 % to +31 %, the B200 rows from +65 % to +36 %, and the fit rows of torchtitan's own table from +15
-/ +21 % to -9 %. What first contact shows and nothing has fixed: Hugging Face Trainer LoRA under ms-swift reads
-25-54 % low as sequences grow (the reserved pool of variable-length batches; Qwen's own README, padded to fixed
-length, reads -1 to -16 % on the same models), newer torchtitan (2025: torchao's B200 table, Trainy's H200 runs)
-31-36 % high: since April 2025 torchtitan compiles the loss with the model (PR #1033, 'reduction of memory'), which
-the estimate does not count, while the December 2024 rows it must still fit did not, and single-GPU QLoRA at 8k
+/ +21 % to -9 %. Megatron-Bridge's, torchtitan nvfp4.md's and torchao's Llama 4 MoE rows (recorded at 2acabef,
++2 to +50 %, all high) moved the model four ways: Megatron plans with FP8 parameters keep bf16 gradient buffers
+(the Bridge and NeMo recipes' grad_reduce_in_fp32 False; the launch adds --grad-reduce-in-bf16) and Transformer
+Engine's FP8 linears save their inputs in FP8 (Bridge's Llama 3 70B FP8 SFT rows from +2..+27 % to -11..+9 %); the
+loss compiled with the model is a plan input (plan.loss "compiled", 4 bytes a logit, the default where compile is on:
+Trainy's rows from +31 % to -3 %, the B200 rows from +36 % to +11 %); and the rows were stated as they ran
+(transcription): torchtitan's 2026 configs run ChunkedLossWrapper (the fused loss: nvfp4.md's rows from +42..+50 %
+to -5..-9 %), and torchtitan's 2025 compile compiled the loss (Trainy, B200, Llama 4 MoE). The range leans: QLoRA
+wider both ways, expert-parallel plans wider above. What first contact shows and nothing has fixed: Hugging Face
+Trainer LoRA under ms-swift reads 25-54 % low as sequences grow (the reserved pool of variable-length batches;
+Qwen's own README, padded to fixed length, reads -1 to -16 % on the same models), torchtitan's Llama 4 Scout FSDP x
+EP runs without checkpointing 32 % low (the MoE dispatch and grouped-GEMM buffers), and single-GPU QLoRA at 8k
 tokens 20-35 % high (the fp32 activations of prepare_model_for_kbit_training)."""
 
 # Median |error| of the estimator at 7c1f6ff (see the module docstring); it had no memory held-out rows run then.

@@ -110,6 +110,7 @@ def _every_note() -> set[Note]:
                 compiled,
                 w[4],
                 w[6],
+                compiled,  # compiled_loss
             )
             notes.update(_assumptions(w, plan))
     for pp, goodput in itertools.product([1, 4], [True, False]):

@@ -46,6 +46,7 @@ def _to_spec(row: dict[str, Any]) -> GpuSpec:
         pcie_gen=int(row["pcie_gen"]),
         max_gpus_per_node=int(row.get("max_gpus_per_node", 8)),
         sustained_fraction=float(row.get("sustained_fraction", 1.0)),
+        sm_count=int(row.get("sm_count", 0)),
         source=_source_text(row["sources"]),
     )
 

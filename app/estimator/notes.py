@@ -85,6 +85,9 @@ ENGLISH: dict[str, str] = {
     "compiled": "torch.compile (compile): counted in the activations only, as fused pointwise ops recomputed in the "
     "backward save fewer tensors (none fewer under selective recompute, which recomputes them already); its speed-up "
     "is not modelled (the speed is the eager model's) and compile is otherwise passed to the launch.",
+    "compiled_loss": "Loss compiled with the model (loss compiled): the cross-entropy keeps the 16-bit logits and "
+    "makes their 16-bit gradient, 4 bytes a logit instead of the 12 of an eager fp32 cross-entropy; the launch "
+    "compiles the loss too.",
     "host_load_every_rank": "Loading: every rank on the node holds the whole model as loaded in host RAM before "
     "ZeRO-3 shards it (host_load_gib); the host RAM gate counts the larger of that and the offloaded states.",
     "host_load_local_rank_0": "Loading: local rank 0 of each node holds the whole model as loaded in host RAM before "

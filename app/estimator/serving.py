@@ -61,6 +61,7 @@ from app.estimator.interconnects import all_reduce_s, group_bandwidth, point_to_
 from app.estimator.models import CONTEXT_LENGTH_KEYS, check_config_numbers
 from app.estimator.params import count_params, mlp_params
 from app.estimator.performance import compute_precision
+from app.estimator.serving_gemm import TILE_ROWS, gemm_shapes, occupancy_of_tile_rows
 from app.estimator.serving_levers import (
     ENGINE_SPECULATION,
     MAX_SPECULATIVE_TOKENS,
@@ -76,6 +77,7 @@ from app.estimator.serving_sim import (
     LoadLatency,
     Percentile,
     Scheduler,
+    finite_run_output_rate,
     interrupted_tpot_estimate,
     queue_wait_estimate,
     simulate,
@@ -112,6 +114,7 @@ class EngineDefaults:
     max_num_batched_tokens: int  # tokens per step (chunked-prefill budget)
     graph_max_batch: int  # largest decode batch captured in a CUDA graph
     mixed_prefill: bool  # a step carries the running decodes and prompt chunks together (else prefill steps alone)
+    overlap_schedule: bool  # the scheduler runs one batch ahead of the GPU (an arrival waits one step more)
     source: str
 
 
@@ -133,10 +136,17 @@ class EngineRelease:
     nccl_allreduce: bool = False  # TP all-reduce through NCCL, no one-shot custom kernel over NVLink
     gqa_heads_per_cta: int = 0  # decode attention reads a KV head once per this many query heads; 0: once
     profile_holds_allreduce_inputs: bool = False  # the memory profile keeps every all-reduce input alive
+    no_overlap_schedule: bool = False  # processes each batch before scheduling the next (no one-batch lookahead)
     source: str = ""
 
 
 ENGINE_RELEASES: dict[str, EngineRelease] = {
+    "sglang-0.3": EngineRelease(
+        no_overlap_schedule=True,
+        source="SGLang v0.3 line (sgl-project/sglang benchmark/benchmark_vllm_060, v0.3.0): the scheduler processed "
+        "each batch's result before scheduling the next; the overlapping loop (event_loop_overlap) became the default "
+        "with the zero-overhead batch scheduler of v0.4 (lmsys.org/blog/2024-12-04-sglang-v0-4).",
+    ),
     "vllm-0.2": EngineRelease(
         nccl_allreduce=True,
         profile_holds_allreduce_inputs=True,
@@ -615,6 +625,21 @@ class _Hardware:
     draft_kv_token: float = 0.0
     draft_flops_per_token: float = 0.0
     draft_overhead_s: float = 0.0
+    # the dense layers' GEMMs (columns and weights per GPU) and the SMs they run on: the prompt tokens' compute
+    # efficiency is scaled by their wave occupancy at the step's token count (serving_gemm)
+    gemm_shapes: tuple[tuple[int, float], ...] = ()
+    sms: int = 0
+    occupancy_by_rows: dict[int, float] = field(default_factory=dict)  # memo: rows of tiles -> occupancy
+
+    def occupancy(self, tokens: float) -> float:
+        """The wave occupancy of the step's GEMMs at `tokens` rows (1.0 when the SM count is unknown or MoE)."""
+        if not self.sms or tokens <= 0:
+            return 1.0
+        rows = -int(-tokens // TILE_ROWS)
+        found = self.occupancy_by_rows.get(rows)
+        if found is None:
+            found = self.occupancy_by_rows[rows] = occupancy_of_tile_rows(self.gemm_shapes, self.sms, rows)
+        return found
 
 
 def _hardware(model: ModelSpec, cfg: ServingConfig, cluster: Cluster, tp: int, pp: int) -> _Hardware:
@@ -641,6 +666,8 @@ def _hardware(model: ModelSpec, cfg: ServingConfig, cluster: Cluster, tp: int, p
         4.0 * model.layers * attention_width(model) / split / (attention_rate * ATTENTION_COMPUTE_EFFICIENCY)
     )
     hw.overhead_s = STEP_OVERHEAD_S[key] / pp
+    if not model.is_moe:
+        hw.gemm_shapes, hw.sms = gemm_shapes(model, tp), gpu.sm_count
     hw.overhead_per_seq_s = PER_SEQUENCE_OVERHEAD_S[key] / pp
     if tp > 1:
         link = group_bandwidth(cluster, tp, min(tp, cluster.gpus_per_node))
@@ -767,7 +794,10 @@ def _step_s(
     kv = (decode_seqs * context * hw.kv_reads + prefill_tokens) * hw.kv_token
     memory_s = weights / hw.hbm_weights + kv / hw.hbm_kv
     decode_share = verify / tokens if tokens else 1.0
-    efficiency = decode_share * STEP_COMPUTE_EFFICIENCY + (1 - decode_share) * PREFILL_COMPUTE_EFFICIENCY
+    # the GEMMs of a step that prefills run at M = its decodes + one whole chunk (prefill_tokens may be an average)
+    chunk_rows = verify + max(prefill_chunk or prefill_tokens, prefill_tokens)
+    prefill_efficiency = PREFILL_COMPUTE_EFFICIENCY * hw.occupancy(chunk_rows) if prefill_tokens else 0.0
+    efficiency = decode_share * STEP_COMPUTE_EFFICIENCY + (1 - decode_share) * prefill_efficiency
     compute_s = (hw.dense_flops_per_token + hw.expert_flops_per_token) * tokens / efficiency
     compute_s += hw.attention_coef * (verify * context + prefill_tokens * prefill_len / 2)
     compute_s += hw.draft_flops_per_token * prefill_tokens / PREFILL_COMPUTE_EFFICIENCY  # the draft reads the prompt
@@ -964,11 +994,16 @@ def _dense_step(hw: _Hardware) -> Callable[[int, float, int, float], float]:
     per_token = hw.allreduce_per_token_s if hw.tp > 1 else 0.0
     per_seq = hw.overhead_per_seq_s
     decode_eff, prefill_eff = STEP_COMPUTE_EFFICIENCY, PREFILL_COMPUTE_EFFICIENCY
+    by_rows, occupancy = hw.occupancy_by_rows, hw.occupancy
 
     def step(decodes: int, kv: float, prefill: int, span: float) -> float:
         tokens = decodes + prefill
         memory = weights_s + (kv * reads + prefill) * kv_s
-        efficiency = (decodes * decode_eff + prefill * prefill_eff) / tokens
+        if prefill:
+            share = by_rows.get(-(-tokens // TILE_ROWS)) or occupancy(tokens)
+            efficiency = (decodes * decode_eff + prefill * prefill_eff * share) / tokens
+        else:
+            efficiency = decode_eff
         compute = flops * tokens / efficiency + attention * (kv + span)
         return max(memory, compute) + fixed + per_seq * decodes + per_token * tokens
 
@@ -982,6 +1017,9 @@ def _scheduler(model: ModelSpec, cfg: ServingConfig, hw: _Hardware) -> Scheduler
         kv_tokens=kv_cache_tokens(model, cfg, hw.gpu, hw.tp, hw.pp),
         block=ENGINE_DEFAULTS[cfg.engine].block_size,
         mixed=ENGINE_DEFAULTS[cfg.engine].mixed_prefill,
+        lookahead=int(
+            ENGINE_DEFAULTS[cfg.engine].overlap_schedule and not engine_release(cfg.release).no_overlap_schedule
+        ),
     )
 
 
@@ -1063,6 +1101,17 @@ def _run_simulation(load: _Load, rate: float) -> LoadLatency:
     if rate >= load.top_rps and not latency.saturated:
         return replace(latency, saturated=True)  # beyond what the replica completes at most: the queue grows
     return latency
+
+
+def offline_run_output_tokens_per_s(
+    model: ModelSpec, cfg: ServingConfig, cluster: Cluster, tp: int, requests: int, pp: int = 1
+) -> float:
+    """Output tokens/s one replica reports over a finite offline run of `requests` requests queued at once (the
+    ramp-up and the drain counted, as the engines' benchmarks count them: serving_sim.finite_run_output_rate)."""
+    hw = _hardware(model, cfg, cluster, tp, pp)
+    scheduler = _scheduler(model, cfg, hw)
+    prompts, outputs = _lengths(cfg, scheduler.kv_tokens)
+    return finite_run_output_rate(_sim_step(hw), scheduler, prompts, outputs, requests, seed=cfg.seed)
 
 
 def meets_at_peak(latency: LoadLatency, cfg: ServingConfig) -> bool:

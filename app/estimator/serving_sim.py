@@ -113,6 +113,10 @@ class Scheduler:
     kv_tokens: int  # the KV cache, in tokens
     block: int  # KV page, tokens
     mixed: bool = True  # decodes ride in the steps that prefill (vLLM, TensorRT-LLM); else those steps prefill alone
+    # decode steps already scheduled when an arrival is received: 1 where the scheduler runs one batch ahead of the GPU
+    # (SGLang's and TensorRT-LLM's overlap loops: data/engines.json overlap_schedule), so an arrival during a decode
+    # step is scheduled after the step that follows it; 0 where each step's output is processed before the next
+    lookahead: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,7 +202,7 @@ def _run(scheduler: Scheduler, step_time: StepTime, arrival: list[float], prompt
     token_budget, max_seqs, kv_tokens, block = (
         scheduler.token_budget, scheduler.max_seqs, scheduler.kv_tokens, scheduler.block
     )  # fmt: skip
-    mixed = scheduler.mixed
+    mixed, lookahead = scheduler.mixed, scheduler.lookahead
     need = [-(-(prompt[i] + output[i]) // block) * block for i in range(count)]  # KV reserved, whole pages
     first = [math.inf] * count
     finish = [math.inf] * count
@@ -312,7 +316,8 @@ def _run(scheduler: Scheduler, step_time: StepTime, arrival: list[float], prompt
                     half = first_step - growth / 2
                     until = max(9, ceil((sqrt(half * half + 2 * growth * gap) - half) / growth))
             if until < steps:
-                steps = until if until > 1 else 1
+                until = until if until > 1 else 1
+                steps = min(until + lookahead, steps)
         if steps > 8:  # the context grows by a token a step: over a few steps the first step's time stands
             last_step = step_time(decoding, kv + decoding * (steps - 1) * tps, 0, 0.0)
             now += steps * (first_step + last_step) / 2
@@ -380,6 +385,24 @@ def simulate(
     return LoadLatency(
         quantiles(ttft), quantiles(tpot), quantiles(e2e), saturated, len(measured), sum(held) / len(held), running
     )
+
+
+def finite_run_output_rate(
+    step_time: StepTime, scheduler: Scheduler, prompts: Lengths, outputs: Lengths, requests: int, *,
+    seed: int = DEFAULT_SEED,
+) -> float:  # fmt: skip
+    """Output tokens per second of an offline benchmark run of `requests` requests, all queued at once: the total
+    output over the time from the first arrival to the last completion, as the engines' benchmarks report it
+    (sglang.bench_serving and vLLM's benchmark_serving: output_throughput = sum(output_lens) / dur_s, dur_s from the
+    first request sent to the last one done). A finite run fills the replica at once (every prompt prefills before the
+    decodes settle) and drains it at the end (the last requests decode in a shrinking batch), so it reports less
+    than the replica's steady rate; the fewer requests per batch the replica holds, the more."""
+    lengths = random.Random(seed + 1)
+    draw_prompt, draw_output = prompts.sampler(lengths), outputs.sampler(lengths)
+    prompt = [prompts.mean] * requests if prompts.constant else [draw_prompt() for _ in range(requests)]
+    output = [outputs.mean] * requests if outputs.constant else [draw_output() for _ in range(requests)]
+    run = _run(scheduler, step_time, [0.0] * requests, prompt, output)
+    return sum(output) / (max(run.finish) - min(run.start))
 
 
 # --- closed forms ---------------------------------------------------------------------------------------

@@ -132,6 +132,12 @@ class Workload:
     # residual stream and the saved activations in fp32 (memory.kbit_upcast). None: on for qlora unless ZeRO-3 / FSDP
     # shards it over more than one GPU (TRL skips it then); torchtune, litgpt and Unsloth do not
     kbit_upcast: bool | None = None
+    # batches of varied length: a dataset of varied sample lengths padded per batch (the Hugging Face Trainer's
+    # collators pad to the longest sample of the batch), not packed or padded to one length. The caching allocator
+    # then keeps the blocks it cut for shorter batches beside the ones the longest batch needs (memory
+    # VARIED_LENGTH_SLACK): more reserved, not more allocated. None: as the stack that runs the plan feeds its data
+    # (the planner's stacks.as_padded); the estimator reads None as batches of one length
+    varied_lengths: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,6 +160,10 @@ class Plan:
     # the head and the loss fused (Liger FusedLinearCrossEntropy, Apple Cut Cross-Entropy): no logits of the whole
     # sequence at all, the gradient of the hidden states made in the forward (memory.FUSED_LOSS_BYTES_PER_HIDDEN)
     fused_loss: bool = False
+    # the cross-entropy compiled with the model (torchtitan compiles its loss when compile is on since pytorch/
+    # torchtitan PR #1033, April 2025; torchtune compiles its loss with `compile: True`): 4 bytes per logit, not 12
+    # (memory.activations COMPILED_LOSS_BYTES_PER_LOGIT); needs `compiled`
+    compiled_loss: bool = False
     # linear weights stored and all-gathered in FP8 (Megatron-LM --fp8-param-gather, Transformer Engine
     # fp8_model_init; torchao float8 FSDP all-gather): 1 byte per linear weight in the model's working copy; fp8 only
     fp8_params: bool = False
@@ -218,6 +228,7 @@ class GpuSpec:
     # where the listed peak already uses the part's own clocks; below 1 where a PCIe part shares the SXM part's
     # listed peak but runs at a lower power limit (cited per GPU in data/gpus.json)
     sustained_fraction: float = 1.0
+    sm_count: int = 0  # streaming multiprocessors (architecture whitepapers); 0: unknown
 
 
 @dataclass(frozen=True, slots=True)
@@ -314,6 +325,9 @@ class MemoryBreakdown:
     # loaded, before ZeRO-3 shards it and before anything is offloaded
     host_load: float = 0.0
     host_load_copies: int = 0
+    # reserved bytes the caching allocator holds beyond live tensors for batches of varied length (Workload.
+    # varied_lengths; counted in `other`, absent from torch.cuda.max_memory_allocated)
+    length_slack: float = 0.0
 
     @property
     def host_peak(self) -> float:

@@ -460,6 +460,8 @@ def _deepspeed(job: Job) -> dict[str, Any]:
         "trainer": _trainer_arguments(workload, plan, job.global_batch),
         "model": _trainer_model(model, workload),
     }
+    if workload.varied_lengths is not None:  # the batches the estimate's readings assumed (stacks.as_padded)
+        out["data_collator"] = data_collator(workload)
     if workload.task in LORA_TASKS:
         out["peft"] = peft_config(workload, model)
     if workload.task == "qlora":
@@ -468,6 +470,15 @@ def _deepspeed(job: Job) -> dict[str, Any]:
     if notes:
         out["notes"] = notes
     return out
+
+
+def data_collator(workload: Workload) -> dict[str, Any]:
+    """The Trainer's collator as the estimate counted the batches: padded to the longest sample of each batch
+    (transformers DataCollatorForSeq2Seq, `padding=True`, PaddingStrategy.LONGEST) where lengths vary, else padded to
+    seq_len (`padding="max_length"`), batches of one length."""
+    if workload.varied_lengths:
+        return {"class": "DataCollatorForSeq2Seq", "padding": "longest"}
+    return {"class": "DataCollatorForSeq2Seq", "padding": "max_length", "max_length": workload.seq_len}
 
 
 def _trainer_arguments(workload: Workload, plan: Plan, global_batch: int) -> dict[str, Any]:
@@ -634,7 +645,8 @@ def torchtitan_config(
         checkpoint |= {"initial_load_in_hf": True, "initial_load_model_only": True}
     config["checkpoint"] = checkpoint
     if plan.compiled:  # the estimate counted torch.compile's recomputed pointwise ops (plan.compile)
-        config["compile"] = {"enable": True}
+        # and, with plan.loss "compiled", the loss compiled with it (torchtitan --compile.components)
+        config["compile"] = {"enable": True, "components": ["model", "loss"] if plan.compiled_loss else ["model"]}
     if workload.precision == "fp8":
         config |= _torchtitan_float8(shard > 1)
         config["model"]["converters"] = ["quantize.linear.float8"]
@@ -696,7 +708,8 @@ def _megatron_parallel_args(model: ModelSpec, workload: Workload, plan: Plan, gl
     if workload.precision == "fp8":
         args += MEGATRON_FP8
         if plan.fp8_params:  # the weights the estimate counts in FP8 (plan.fp8_params; Megatron-LM arguments.py)
-            args.append("--fp8-param-gather")
+            # and the bf16 gradient buffer it counts with them (memory.states `fp32_grad_buffer`)
+            args += ["--fp8-param-gather", "--grad-reduce-in-bf16"]
     # Megatron-LM pads the tokenizer's length up to a multiple of make_vocab_size_divisible_by × tp
     # (megatron/training/tokenizer/tokenizer.py _vocab_size_with_padding, default 128) while a converted Hugging Face
     # checkpoint keeps config.json's vocab_size (Megatron-Bridge should_pad_vocab False): vocab_size ÷ tp pads to

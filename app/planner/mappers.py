@@ -138,7 +138,15 @@ def goodput_out(run: Goodput) -> GoodputOut:
 
 
 def plan_out(plan: Plan, global_batch: int | None) -> PlanOut:
-    loss = "fused" if plan.fused_loss else "chunked" if plan.chunked_loss else "standard"
+    loss = (
+        "fused"
+        if plan.fused_loss
+        else "chunked"
+        if plan.chunked_loss
+        else "compiled"
+        if plan.compiled_loss
+        else "standard"
+    )
     return mirror(PlanOut, plan, global_batch=global_batch, loss=loss, summary=describe_plan(plan))
 
 

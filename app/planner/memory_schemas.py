@@ -15,8 +15,11 @@ ATTENTION_DESCRIPTION = (
 LOSS_DESCRIPTION = (
     "Cross-entropy: standard (transformers' ForCausalLMLoss on fp32-upcast logits, 12 bytes per "
     "logit), chunked (torchtune CEWithChunkedOutputLoss, litgpt, Megatron's vocab-parallel CE: the fp32 log-probs "
-    "only), fused (Liger FusedLinearCrossEntropy, Cut Cross-Entropy: no whole-sequence logits). Default: "
-    "chunked_loss's value (standard)."
+    "only), fused (Liger FusedLinearCrossEntropy, Cut Cross-Entropy, torchtitan's ChunkedLossWrapper: no "
+    "whole-sequence logits), compiled (the cross-entropy compiled with the model, torchtitan's compile since April "
+    "2025, torchtune compile: the 16-bit logits and their gradient, 4 bytes per logit; needs compile). Default: "
+    "chunked where chunked_loss is true, compiled where compile is true (the stacks compile the loss with the "
+    "model), standard otherwise."
 )
 FP8_PARAMS_DESCRIPTION = (
     "Linear weights stored and all-gathered in FP8 (Megatron-LM --fp8-param-gather, Transformer "

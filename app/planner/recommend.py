@@ -52,8 +52,8 @@ from decimal import Decimal
 from itertools import accumulate
 from typing import Any, Literal
 
-from app.estimator.memory import host_load_params, host_ram_figures, host_ram_reserve_gib
-from app.estimator.memory.band import MemoryBand, may_exceed, memory_band
+from app.estimator.memory import host_load_params, host_ram_figures, host_ram_reserve_gib, memory_breakdown
+from app.estimator.memory.band import MemoryBand, may_exceed
 from app.estimator.specs import GIB, Cluster, MemoryBreakdown, ModelSpec, Performance, Warning_, Workload
 from app.estimator.vocabulary import MAX_QUOTE_MONTHS, TERM_MONTHS, Objective
 from app.planner.availability import Availability, place
@@ -73,6 +73,7 @@ from app.planner.offers import (
     unconvertible,
     with_alternatives,
 )
+from app.planner.padded_band import padded_band
 from app.planner.pruning import Frontier, Point, Rules
 from app.planner.search import (
     BoundCache,
@@ -84,7 +85,7 @@ from app.planner.search import (
     default_global_batch,
     throughput_bound,
 )
-from app.planner.stacks import Stack, as_launched, precision_run_as, stack_for
+from app.planner.stacks import Stack, as_launched, as_padded, precision_run_as, stack_for
 
 MEANINGFUL_HOURS = 24.0  # a job shorter than a day finishes overnight: speed below it buys nothing usable
 BALANCED_COST_CAP = 4  # balanced shows no option costing more than 4 × the cheapest (without a deadline)
@@ -502,7 +503,12 @@ def _option(
     hours = perf.time_to_train_hours
     cost = with_alternatives(offer, config, price(offer, config, constraints.term, hours))
     memory = best.memory.breakdown
-    band = memory_band(model, workload, best.plan, _cluster(offer, config, constraints), memory)
+    cluster = _cluster(offer, config, constraints)
+    padded = as_padded(workload, best.plan, model)  # varied_lengths as the option's stack feeds its data
+    if padded.varied_lengths and not workload.varied_lengths:  # the slack of the readings; the gate does not move
+        memory = memory_breakdown(model, padded, best.plan, cluster)
+    workload = padded
+    band = padded_band(model, workload, best.plan, cluster, memory)
     exceed = may_exceed(band, memory)
     warnings = _unique(
         best.memory.warnings

@@ -159,7 +159,7 @@ class PlanIn(RequestModel):
         default=None,
         description=ATTENTION_DESCRIPTION,
     )
-    loss: Literal["standard", "chunked", "fused"] | None = Field(
+    loss: Literal["standard", "chunked", "fused", "compiled"] | None = Field(
         default=None,
         description=LOSS_DESCRIPTION,
     )
@@ -195,10 +195,14 @@ class PlanIn(RequestModel):
                 f"attention={self.attention} contradicts flash_attention={str(self.flash_attention).lower()}: "
                 "give one of them (eager is flash_attention false; flash and sdpa are true)"
             )
-        if self.loss is not None and "chunked_loss" in given and (self.loss != "standard") != self.chunked_loss:
+        if (
+            self.loss is not None
+            and "chunked_loss" in given
+            and (self.loss in ("chunked", "fused")) != self.chunked_loss
+        ):
             raise ValueError(
                 f"loss={self.loss} contradicts chunked_loss={str(self.chunked_loss).lower()}: give one of them "
-                "(standard is chunked_loss false; chunked and fused are true)"
+                "(standard and compiled are chunked_loss false; chunked and fused are true)"
             )
         if self.compile is not None and "compiled" in given and self.compile != self.compiled:
             raise ValueError("compile and compiled say different things: give one of them")
@@ -215,7 +219,11 @@ class PlanIn(RequestModel):
 
     def spec(self, micro_batch: int) -> Plan:
         zero = self.zero_stage if isinstance(self.zero_stage, int) else ZERO_ALIASES[self.zero_stage.lower()]
-        loss = self.loss or ("chunked" if self.chunked_loss else "standard")
+        compiled = self.compiled if self.compile is None else self.compile
+        # unstated, the loss is compiled where the model is: torchtitan's compile.components default ["model",
+        # "loss"] (v0.2.2 torchtitan/config/job_config.py), torchtune compiles its loss under compile: True, and
+        # transformers computes the loss inside the forward the Trainer's torch_compile compiles
+        loss = self.loss or ("chunked" if self.chunked_loss else "compiled" if compiled else "standard")
         return mirror(
             Plan,
             self,
@@ -225,7 +233,8 @@ class PlanIn(RequestModel):
             flash_attention=self.flash_attention if self.attention is None else self.attention != "eager",
             chunked_loss=loss == "chunked",
             fused_loss=loss == "fused",
-            compiled=self.compiled if self.compile is None else self.compile,
+            compiled_loss=loss == "compiled",
+            compiled=compiled,
         )
 
 
@@ -306,6 +315,16 @@ class WorkloadIn(RequestModel):
         description="QLoRA through PEFT's prepare_model_for_kbit_training (TRL SFTTrainer on one GPU, the QLoRA "
         "recipe): fp32 norms put the activations in fp32; default: on for qlora, except ZeRO-3 / FSDP over more than "
         "one GPU (TRL skips it there). false for torchtune, litgpt and Unsloth.",
+    )
+    varied_lengths: bool | None = Field(
+        default=None,
+        description="Batches of varied length: a dataset of varied sample lengths padded per batch (the Hugging Face "
+        "Trainer's collators pad to the longest sample of the batch), not packed or padded to seq_len. The caching "
+        "allocator then keeps blocks cut for other lengths: the reserved and nvidia-smi readings "
+        "(memory.as_measured_gib) grow by one more set of the loss's logits-sized buffers; the gate and the "
+        "allocated peak do not. Default: as the stack that runs the plan feeds its data: on for fine-tuning under "
+        "DeepSpeed and the Hugging Face Trainer (its launch pads each batch to its longest sample), off where the "
+        "data is packed into seq_len windows (Megatron-LM, torchtitan, and pretraining).",
     )
     seq_len: int = Field(default=2048, ge=1, le=1048576, description="Tokens per sequence; default 2048.")
     micro_batch: int | None = Field(
@@ -526,7 +545,7 @@ class PlanOut(BaseModel):
     micro_batch: int
     global_batch: int | None
     virtual_stages: int
-    loss: str = Field(default="standard", description="standard, chunked or fused cross-entropy (plan.loss)")
+    loss: str = Field(default="standard", description="standard, chunked, fused or compiled cross-entropy (plan.loss)")
     compiled: bool = False
     activation_offload: bool = False
     fp8_params: bool = False

@@ -24,7 +24,7 @@ from app.estimator.memory import (
     host_ram_unknown_message,
     validate_plan,
 )
-from app.estimator.memory.band import may_exceed, memory_band
+from app.estimator.memory.band import may_exceed
 from app.estimator.notes import note
 from app.estimator.performance import PerformanceEstimate, estimate_performance, scaling_view
 from app.estimator.presets import list_presets, preset_config
@@ -33,6 +33,7 @@ from app.planner import explain, mappers, metrics, serving_service
 from app.planner.launch_checkpoint import with_conversion
 from app.planner.market import load_market
 from app.planner.offers import Constraints
+from app.planner.padded_band import padded_band
 from app.planner.recommend import recommend
 from app.planner.schemas import (
     EstimateIn,
@@ -44,7 +45,7 @@ from app.planner.schemas import (
     WorkloadIn,
 )
 from app.planner.search import as_held, batch_splits, default_global_batch, search_plans
-from app.planner.stacks import as_launched, no_stack_warning, precision_run_as
+from app.planner.stacks import as_launched, as_padded, no_stack_warning, precision_run_as
 from app.planner.workload import (
     SessionOpener,
     as_rented,
@@ -94,8 +95,11 @@ def estimate(request: EstimateIn, *, open_session: SessionOpener) -> EstimateOut
         model_warnings = model_warnings + ([no_stack] if no_stack else [])
         memory = estimate_memory(model, workload, plan, cluster)
         perf = estimate_performance(model, workload, plan, cluster)
+    padded = as_padded(workload, plan, model)  # varied_lengths as the plan's stack feeds its data
+    if padded.varied_lengths and not workload.varied_lengths:
+        workload, memory = padded, estimate_memory(model, padded, plan, cluster)  # the gate does not move
     metrics.ESTIMATES.labels("estimate").inc()
-    band = memory_band(model, workload, plan, cluster, memory.breakdown)
+    band = padded_band(model, workload, plan, cluster, memory.breakdown)
     exceed = may_exceed(band, memory.breakdown)
     warnings = model_warnings + memory.warnings + perf.warnings + ([exceed] if exceed else [])
     warnings += explain.batch_warnings(model, workload, plan, as_rented(cluster), perf.performance)

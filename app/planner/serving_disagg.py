@@ -4,11 +4,12 @@ the servers both pools occupy with the fabric add-on on each. PURE: offers in, o
 
 Per offer the decode pool is sized first (the TP degree within a server and the fewest replicas whose simulated time
 per token at the peak meets the target, fewest GPUs first), then the prefill pool (its TTFT target less the KV
-transfer to that decode TP). Launches are SGLang's PD disaggregation (python/sglang/srt/server_args.py
-`disaggregation_mode` prefill | decode, `disaggregation_transfer_backend`, default mooncake) behind its router
-(`python -m sglang_router.launch_router --pd-disaggregation --prefill URL --decode URL`, sgl-project/sglang
-sgl-router README); vLLM (a KV connector) and TensorRT-LLM (`trtllm-serve disaggregated`) run it too but their
-launches are not built here, so the request is refused for them.
+transfer to that decode TP). Launches (app/planner/serving_launch.py `disaggregated_launch`) are each engine's own:
+SGLang's PD disaggregation (python/sglang/srt/server_args.py `disaggregation_mode` prefill | decode,
+`disaggregation_transfer_backend`, default mooncake) behind its router (`python -m sglang_router.launch_router
+--pd-disaggregation --prefill URL --decode URL`); vLLM with NixlConnector (`--kv-transfer-config`, kv_role
+kv_producer | kv_consumer) behind the proxy of its NixlConnector guide; TensorRT-LLM context and generation servers
+(`cache_transceiver_config` in their LLM API options) behind `trtllm-serve disaggregated -c disagg_config.yaml`.
 """
 
 from __future__ import annotations
@@ -46,15 +47,15 @@ from app.planner.serving import (
 )
 from app.planner.serving_launch import Served, disaggregated_launch
 
-DISAGGREGATED_ENGINES = ("sglang",)
+DISAGGREGATED_ENGINES = ("sglang", "vllm", "trt-llm")
 
 
 def check_disaggregated(cfg: ServingConfig) -> None:
     """422 on serving.disaggregated where its launches are not built or it is not modelled."""
     if cfg.engine not in DISAGGREGATED_ENGINES:
         raise EstimatorError(
-            f"disaggregated prefill/decode launches are built for SGLang PD here ({cfg.engine}'s are not): set "
-            "serving.engine to sglang",
+            f"disaggregated prefill/decode launches are built for {', '.join(DISAGGREGATED_ENGINES)} here, not "
+            f"{cfg.engine}",
             field="serving.disaggregated",
         )
     if cfg.requests_per_s is None or cfg.batching != "continuous":

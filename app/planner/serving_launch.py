@@ -337,13 +337,74 @@ def _layout(job: _Launch, config: Configuration, replicas: int, fabric: str | No
     return {"code": "layout_replicas", "params": {"replicas": replicas, "gpus": gpus, "per_node": per_node}}
 
 
-# Disaggregated prefill/decode (app/planner/serving_disagg.py): SGLang PD. Each pool's replicas run the single-server
-# command with --disaggregation-mode (prefill | decode) and the KV transfer backend (server_args.py
-# `disaggregation_transfer_backend`, default mooncake); the router pairs them (sgl-router `launch_router
-# --pd-disaggregation --prefill URL --decode URL`), listening where the load balancer would.
+# Disaggregated prefill/decode (app/planner/serving_disagg.py). Each pool's replicas run the single-server command
+# plus what the engine's disaggregation needs, and a router pairs them, listening where the load balancer would:
+# - SGLang PD: --disaggregation-mode (prefill | decode) and the KV transfer backend (server_args.py
+#   `disaggregation_transfer_backend`, default mooncake); the router is sgl-router's `launch_router
+#   --pd-disaggregation --prefill URL --decode URL`.
+# - vLLM with a KV connector: --kv-transfer-config (vllm/engine/arg_utils.py) holding KVTransferConfig's kv_connector
+#   and kv_role (vllm/config/kv_transfer.py: kv_producer | kv_consumer | kv_both) for NixlConnector, which moves the
+#   KV over UCX (RDMA where the fabric is); each server names itself in VLLM_NIXL_SIDE_CHANNEL_HOST for the
+#   handshake, and the proxy of vLLM's NixlConnector guide pairs them (docs/features/nixl_connector_usage.md; its
+#   argparse: tests/v1/kv_connector/nixl_integration/toy_proxy_server.py --host --port --prefiller-hosts
+#   --prefiller-ports --decoder-hosts --decoder-ports).
+# - TensorRT-LLM: context and generation servers are plain `trtllm-serve` commands whose LLM API options YAML carries
+#   `cache_transceiver_config` (tensorrt_llm/llmapi/llm_args.py CacheTransceiverConfig: backend DEFAULT | UCX | NIXL
+#   | MOONCAKE | MPI in current releases) and, on the context servers, `disable_overlap_scheduler: true`;
+#   `trtllm-serve disaggregated -c disagg_config.yaml` (tensorrt_llm/commands/serve.py `disaggregated`,
+#   -c/--config_file) reads their URLs from the config's context_servers / generation_servers (num_instances, urls)
+#   and serves the OpenAI API (examples/disaggregated/README.md).
 DISAGGREGATION_BACKEND = "mooncake"
 SGLANG_PORT = 30000  # ServerArgs.port default
 ROUTER = "python -m sglang_router.launch_router --pd-disaggregation"
+VLLM_CONNECTOR = "NixlConnector"
+VLLM_ROLES = {"prefill": "kv_producer", "decode": "kv_consumer"}
+VLLM_PORT = 8000  # vllm serve --port default
+VLLM_PROXY = "python tests/v1/kv_connector/nixl_integration/toy_proxy_server.py"
+TRTLLM_PORT = 8000  # trtllm-serve --port default
+TRTLLM_DISAGG_CONFIG = "disagg_config.yaml"
+TRTLLM_ROUTER = f"trtllm-serve disaggregated -c {TRTLLM_DISAGG_CONFIG}"
+# The sources of the disaggregation flags and keys beyond the serve commands' own (tests/planner/data/
+# serving_engine_flags.json `disaggregation` holds the router flags read from them).
+DISAGGREGATION_VERSIONS: dict[str, dict[str, str]] = {
+    "sglang": {},  # --disaggregation-* are ServerArgs fields, read at the commit ENGINE_VERSIONS names
+    "vllm": {
+        "vllm-kv-connector": "vllm-project/vllm@007c643b4abb vllm/config/kv_transfer.py (KVTransferConfig); "
+        "@026c83f974fc docs/features/nixl_connector_usage.md; "
+        "@030ea52effcb tests/v1/kv_connector/nixl_integration/toy_proxy_server.py (the proxy's flags)"
+    },
+    "trt-llm": {
+        "trt-llm-disaggregated": "NVIDIA/TensorRT-LLM@4c05a74891e4 tensorrt_llm/commands/serve.py (disaggregated -c); "
+        "@013971245ed5 examples/disaggregated/README.md (disagg_config.yaml keys)"
+    },
+}
+
+
+def _pool_command(engine: str, name: str, block: dict[str, Any]) -> str:
+    """A pool's replica command: the single-server command with what the engine's disaggregation adds."""
+    command = str(block["command"])
+    if engine == "sglang":
+        return f"{command} --disaggregation-mode {name} --disaggregation-transfer-backend {DISAGGREGATION_BACKEND}"
+    if engine == "vllm":
+        config = f'{{"kv_connector": "{VLLM_CONNECTOR}", "kv_role": "{VLLM_ROLES[name]}"}}'
+        return f"VLLM_NIXL_SIDE_CHANNEL_HOST=<this server> {command} --kv-transfer-config '{config}'"
+    if f"--extra_llm_api_options {TRTLLM_KV_OPTIONS}" in command:
+        return command
+    return f"{command} --extra_llm_api_options {TRTLLM_KV_OPTIONS}"
+
+
+def _router(engine: str) -> str:
+    if engine == "sglang":
+        return (
+            f"{ROUTER} --prefill http://<prefill-1>:{SGLANG_PORT} --decode http://<decode-1>:{SGLANG_PORT} "
+            "--host 0.0.0.0 --port 8000"
+        )
+    if engine == "vllm":
+        return (
+            f"{VLLM_PROXY} --host 0.0.0.0 --port 8000 --prefiller-hosts <prefill-1> --prefiller-ports {VLLM_PORT} "
+            f"--decoder-hosts <decode-1> --decoder-ports {VLLM_PORT}"
+        )
+    return TRTLLM_ROUTER
 
 
 def disaggregated_launch(
@@ -356,6 +417,7 @@ def disaggregated_launch(
 ) -> dict[str, Any]:
     """The launch of a disaggregated deployment: each pool's command, the router's, and how they are laid out."""
     one = Configuration(offer.gpus_per_node, 1)
+    engine = cfgs[1].engine
     blocks = {}
     for (name, (tp, replicas)), cfg, estimate in zip(shapes.items(), cfgs, estimates, strict=True):
         if (
@@ -363,25 +425,25 @@ def disaggregated_launch(
         ):  # every prompt arrives computed: the decode pool's cache hit is the transfer's, not a lever
             cfg = replace(cfg, prefix_cache_hit_rate=0.0)
         blocks[name] = launch_block(model, cfg, (tp, 1, replicas), one, estimate, estimate.max_concurrency, served)
-    commands = {
-        name: f"{block['command']} --disaggregation-mode {name} --disaggregation-transfer-backend "
-        f"{DISAGGREGATION_BACKEND}"
-        for name, block in blocks.items()
-    }
-    commands["router"] = (
-        f"{ROUTER} --prefill http://<prefill-1>:{SGLANG_PORT} --decode http://<decode-1>:{SGLANG_PORT} "
-        "--host 0.0.0.0 --port 8000"
-    )
+    commands = {name: _pool_command(engine, name, block) for name, block in blocks.items()}
+    commands["router"] = _router(engine)
     (tp_p, r_p), (tp_d, r_d) = shapes["prefill"], shapes["decode"]
     params = {
         "prefill_replicas": r_p, "prefill_tp": tp_p, "decode_replicas": r_d, "decode_tp": tp_d,
         "fabric": offer.inter_node_fabric or "the SKU's network",
     }  # fmt: skip
-    layout: dict[str, Any] = {"code": "layout_disaggregated", "params": params}
+    layout: dict[str, Any] = {
+        "code": "layout_disaggregated" if engine == "sglang" else f"layout_disaggregated_{engine}",
+        "params": params,
+    }
     texts = [t for block in blocks.values() for t in block["texts"]["notes"] if t["code"] != "no_fabric"]
+    if engine == "trt-llm":
+        texts.append(
+            {"code": "trtllm_disaggregated", "params": {"options": TRTLLM_KV_OPTIONS, "config": TRTLLM_DISAGG_CONFIG}}
+        )
     unique = [t for i, t in enumerate(texts) if t not in texts[:i]]
     return {
-        "engine": cfgs[1].engine,
+        "engine": engine,
         "command": "\n".join(commands[name] for name in ("prefill", "decode", "router")),
         "commands": commands,
         "replicas": r_p + r_d,
@@ -390,7 +452,7 @@ def disaggregated_launch(
         "max_model_len": blocks["decode"]["max_model_len"],
         "layout": launch_text(layout["code"], layout["params"]),
         "needs_infiniband": True,
-        "versions": {cfgs[1].engine: ENGINE_VERSIONS[cfgs[1].engine]},
+        "versions": {engine: ENGINE_VERSIONS[engine], **DISAGGREGATION_VERSIONS[engine]},
         "notes": [launch_text(t["code"], t["params"]) for t in unique],
         "texts": {"layout": layout, "notes": unique},
     }

@@ -470,3 +470,23 @@ def no_stack_warning(workload: Workload, plan: Plan, model: ModelSpec) -> Warnin
     shape = f"dp {plan.dp} × tp {plan.tp} × pp {plan.pp} × cp {plan.cp} × ep {plan.ep}, ZeRO {plan.zero_stage}"
     params = {"task": workload.task, "shape": shape, "offload": plan.offload, "recompute": plan.recompute}
     return Warning_("no_stack", params | {"optimizer": workload.optimizer})
+
+
+# Fine-tuning tasks whose Hugging Face Trainer launch pads each batch to its longest sample (`as_padded`)
+PADDED_TASKS = ("full_finetune", "lora", "qlora")
+
+
+def as_padded(workload: Workload, plan: Plan, model: ModelSpec | None = None) -> Workload:
+    """The workload with `varied_lengths` as the stack that runs the plan feeds its data, where the request left it
+    unset. Fine-tuning under the Hugging Face Trainer (the deepspeed stack) pads each batch to its longest sample:
+    the launch names DataCollatorForSeq2Seq, whose default `padding=True` pads to the longest sequence of the batch
+    (transformers data/data_collator.py `DataCollatorForSeq2Seq`, `PaddingStrategy.LONGEST`; DataCollatorWithPadding
+    the same), and nothing packs samples (TrainingArguments has no packing; TRL's SFTConfig `packing` defaults to
+    False). torchtitan and Megatron-LM cut concatenated text into seq_len windows (torchtitan
+    datasets/hf_datasets.py `HuggingFaceDataset.__iter__` fills a token buffer to seq_len + 1; Megatron
+    GPTDataset's sample index), and pretraining under the Trainer groups texts into blocks (run_clm.py
+    `group_texts`): batches of one length."""
+    if workload.varied_lengths is not None or workload.task == "inference":
+        return workload
+    varied = workload.task in PADDED_TASKS and stack_for(workload, plan, model) == "deepspeed"
+    return replace(workload, varied_lengths=varied)

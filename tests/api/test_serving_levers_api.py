@@ -97,7 +97,7 @@ def test_disaggregated_options_carry_their_pools(client: TestClient) -> None:
         ("/recommend", {"disaggregated": "maybe"}),
         ("/recommend", {"disaggregated": 1}),
         ("/recommend", {"disaggregated": 0}),
-        ("/recommend", {"disaggregated": True, "engine": "vllm"}),
+        ("/recommend", {"disaggregated": True, "batching": "static"}),
         ("/estimate", {"disaggregated": True}),
     ],
 )

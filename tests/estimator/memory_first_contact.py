@@ -15,7 +15,10 @@ Sources (each a project that measured its own runs and says with what):
                (swift/trainers, summed over devices only for device-map model parallel; single-GPU rows only here).
                Full fine-tuning keeps bf16 weights and AdamW states (no fp32 master), which a 7.7B model on 80 GB
                implies (8 B/param = 62 GB). Qwen (v1) runs its own remote code: attention through flash-attn, or an
-               eager s x s softmax without it; cross-entropy on the bf16 logits (no fp32 upcast).
+               eager s x s softmax without it; cross-entropy on the bf16 logits (no fp32 upcast). Batches are padded
+               per batch from a dataset of varied lengths (Workload.varied_lengths). The "Quantization" table also
+               has int4 (gptq) rows: Qwen-*-Chat-Int4 checkpoints read 4-bit from disk, beside int4 (bnb), which
+               bitsandbytes quantises on the GPU while the model loads.
   [torchao]    pytorch/ao docs/source/workflows/training.md at b8708a2 ("e2e training benchmarks": torchtitan
                llama3_8b.toml, 8 GPUs, FSDP2, local batch 1, sequence 8192, torch.compile, per-op selective
                activation checkpointing) and torchao/prototype/float8nocompile/README.md at d99785c (torchtitan,
@@ -28,13 +31,50 @@ Sources (each a project that measured its own runs and says with what):
                (finetune.py pads to model_max_length), gradient checkpointing; LoRA r=64 (alpha 16, dropout 0.05) on
                c_attn, c_proj, w1, w2 (every linear but the head) of the chat models with bf16 weights; Q-LoRA on the
                GPTQ Int4 chat models in fp16 under DeepSpeed ZeRO-2 (finetune/finetune_qlora_single_gpu.sh), with
-               PEFT's prepare_model_for_kbit_training. The reading is not named ("memory (GB)"); it is read as the
-               device figure (the process's whole footprint, as nvidia-smi shows), the reading a table of a
-               finetune script that logs no memory itself would take.
+               PEFT's prepare_model_for_kbit_training, which skips its fp32 casts for a GPTQ model (peft/utils/other.py
+               `is_gptq_quantized`): 16-bit activations (kbit_upcast=False). The reading is not named ("memory (GB)");
+               it is read as the device figure (the process's whole footprint, as nvidia-smi shows), the reading a
+               table of a finetune script that logs no memory itself would take.
   [trainy-whitefiber] pytorch/torchtitan benchmarks/llama3-8b_h200_202506_trainy-whitefiber.md at 4a61bd8: the
                memory column ("Memory(GiB)", torchtitan's max reserved) of the two runs whose throughput
                validation_cases.py already uses; memory rows from it are new (Llama 3.1 8B, 32 and 64 H200, FSDP,
                local batch 2, seq 8192, selective AC, torch.compile, Float8 linears with Float8 FSDP all-gather).
+  [universal-llm-trainer] ljm565/universal-llm-trainer docs/gpu_test.md at 9efd14b5 (torch 2.5.1, transformers
+               4.49.0; one or two A100 or H100): its own trainer over transformers' AutoModelForCausalLM and PEFT,
+               batch 2 x 8,192 tokens with no padding, bf16 weights (bit: bfloat16), torch AdamW on the bf16 parameters
+               (no fp32 master), Hugging Face gradient checkpointing, attention left to transformers' default (sdpa;
+               attn_implementation null), nn.CrossEntropyLoss on the 16-bit logits reshaped (a copy) after the model's
+               forward; LoRA r=8 (alpha 16, dropout 0.05) on every linear layer but the head (config_lora/), gradient
+               accumulation 32; QLoRA = bitsandbytes NF4 with double quantisation and bf16 compute (config_quant/
+               bnb_4bit.yaml) through PEFT's prepare_model_for_kbit_training (src/trainer/build.py); the two-GPU rows
+               are PyTorch FSDP with CPUOffload (parameters, gradients and optimizer on the host). "Peak Mem." is the
+               trainer's progress-bar figure, torch.cuda.memory_reserved() / 1e9 on rank 0 after each step
+               (src/trainer/trainer.py): reserved, in GB (the "Model Mem." column, 16 for Llama 3.1 8B's 16.06e9 bf16
+               bytes, shows the unit is 1e9 bytes although the header says GiB), converted to GiB here. Llama 3 8B rows
+               repeat Llama 3.1 8B's figures and are left out; Gemma 2 9B QLoRA ran out of memory (no figure).
+  [megatron-bridge] NVIDIA-NeMo/Megatron-Bridge at 067f987d, skills/nemo-mbridge-perf-memory-tuning/SKILL.md
+               ("Measured Results": Llama 3 70B SFT on 32 H100 80GB, FP8 current scaling, TP 4 PP 4 VPP 5 DP 2, MBS 1,
+               GBS 32, seq 4096, and the same with PP 8 / TP 8; VPP 10 in its text) and
+               skills/nemo-mbridge-perf-activation-recompute/SKILL.md ("Historical Measurement", Bridge PR #3107: the
+               core_attn baseline and core_attn + layernorm). The recipe is perf_recipes/llama/h100/llama3.py
+               `llama3_70b_sft_32gpu_h100_fp8cs_config`: distributed optimizer, grad_reduce_in_fp32 False (bf16 gradient
+               buffers, perf_recipes/_common.py `_perf_precision`), fp8_param_gather True (training/mixed_precision.py
+               `bf16_with_fp8_current_scaling_mixed`), sequence parallel, Transformer Engine fused cross-entropy
+               (`_benchmark_common`: cross_entropy_fusion_impl "te"), CUDA graphs over the MLP, inputs padded to 4096.
+               "Peak Mem (GB)" is Bridge's logged peak of torch.cuda.memory_stats()["allocated_bytes.all.peak"]
+               (training/utils/train_utils.py, bytes / 1e9): allocated, decimal GB, converted to GiB here.
+  [torchtitan-nvfp4] pytorch/torchtitan torchtitan/components/quantization/nvfp4.md at 73aed7f6: the BF16 and MXFP8
+               runs of its 200M-token evidence (the NVFP4 runs are not a precision the estimator models): Llama 3 8B, 4
+               Blackwell GPUs, FSDP 4, local batch 32 x 2048, "eager + torch.compile" of the model only
+               (CompileConfig components ["model"]), selective (per-op) AC (config_registry.py llama3_8b); Qwen3 8B,
+               FSDP 4, local batch 16 x 2048, same compile and AC. "Memory" / "Peak Reserved Memory" is torchtitan's
+               max reserved, GiB; the percentages (179.94 GiB = 97.6 %) imply a ~184 GiB card, a GB200, which the
+               catalog lacks: modelled on the B200 (the figure compared does not depend on the card; the fit judgement
+               does).
+  [torchao-moe] pytorch/ao torchao/prototype/moe_training/README.md at 5e79e5ed, "End-to-end training benchmark with
+               TorchTitan: Llama4 Scout vs bfloat16 baseline": 4 B200, FSDP 4 x EP 4, no AC, torch.compile, seq 8192,
+               local batch 8, Llama 4 Scout shapes cut to 2 layers (16 routed experts top-1 + 1 shared, expert width
+               8192). "Max Memory (GiB)" is torchtitan's max reserved.
 
 `levers` names what each run used that moves the peak and that the estimator may or may not model (attention
 implementation, loss implementation, compile, activation offload, FP8 parameters).
@@ -68,6 +108,23 @@ TORCHAO_NOCOMPILE = (
 QWEN_README = (
     "QwenLM/Qwen README.md at 712d922eceea9a9388375fc51ee97ec971eb13bb, 'Profiling of Memory and Speed' "
     "(one A100-SXM4-80G, batch 1, flash attention 2, gradient checkpointing; reading not named, read as the device)"
+)
+UNIVERSAL_LLM_TRAINER = (
+    "ljm565/universal-llm-trainer docs/gpu_test.md at 9efd14b514148b765cf188d301093542307a4827 (batch 2 x 8192, "
+    "gradient checkpointing; Peak Mem. = torch.cuda.memory_reserved() / 1e9 on rank 0, GB converted to GiB)"
+)
+MEGATRON_BRIDGE = (
+    "NVIDIA-NeMo/Megatron-Bridge at 067f987df03b8355b03192d88d70f1709fedf51a, skills/nemo-mbridge-perf-memory-tuning/"
+    "SKILL.md and skills/nemo-mbridge-perf-activation-recompute/SKILL.md (Llama 3 70B SFT, 32 H100, FP8 current "
+    "scaling; Peak Mem (GB) = max allocated / 1e9)"
+)
+TORCHTITAN_NVFP4 = (
+    "pytorch/torchtitan torchtitan/components/quantization/nvfp4.md at 73aed7f6c09c04041dae2d2c185bb4c6384ebb3f "
+    "(Llama 3 8B and Qwen3 8B, FSDP 4, seq 2048, compile, selective AC; torchtitan max reserved GiB)"
+)
+TORCHAO_MOE = (
+    "pytorch/ao torchao/prototype/moe_training/README.md at 5e79e5ed3434aa04281931039da1bab338c415b3 (torchtitan "
+    "Llama 4 Scout shapes, 2 layers, 4 B200, FSDP 4 x EP 4, seq 8192, local batch 8, no AC, compile; max reserved GiB)"
 )
 TRAINY = (
     "pytorch/torchtitan benchmarks/llama3-8b_h200_202506_trainy-whitefiber.md at "
@@ -130,6 +187,7 @@ def _ms_swift() -> list[FirstContactCase]:
                         seq_len=seq,
                         global_batch=16,
                         lora=LoraSpec(rank=8, alpha=32, targets=targets, dropout=0.05),
+                        varied_lengths=True,
                     ),
                     Plan(micro_batch=1, recompute="full"),
                     one,
@@ -150,7 +208,9 @@ def _ms_swift() -> list[FirstContactCase]:
                     "ms-swift",
                     MS_SWIFT,
                     model,
-                    Workload(task="full_finetune", mixed_precision=False, seq_len=seq, global_batch=16),
+                    Workload(
+                        task="full_finetune", mixed_precision=False, seq_len=seq, global_batch=16, varied_lengths=True
+                    ),
                     Plan(micro_batch=1, recompute="full"),
                     one,
                     published,
@@ -159,7 +219,7 @@ def _ms_swift() -> list[FirstContactCase]:
                 )
             )
     lora8 = LoraSpec(rank=8, alpha=32, targets=("q", "k", "v"), dropout=0.05)
-    base = Workload(task="lora", seq_len=2048, global_batch=16, lora=lora8)
+    base = Workload(task="lora", seq_len=2048, global_batch=16, lora=lora8, varied_lengths=True)
     for batch, published in ((2, 43.11), (4, 63.81), (8, 76.14)):
         cases.append(
             FirstContactCase(
@@ -167,7 +227,7 @@ def _ms_swift() -> list[FirstContactCase]:
                 "ms-swift",
                 MS_SWIFT,
                 QWEN1_7B,
-                Workload(task="lora", seq_len=2048, global_batch=16 * batch, lora=lora8),
+                Workload(task="lora", seq_len=2048, global_batch=16 * batch, lora=lora8, varied_lengths=True),
                 Plan(micro_batch=batch, recompute="full"),
                 one,
                 published,
@@ -202,7 +262,7 @@ def _ms_swift() -> list[FirstContactCase]:
                 "ms-swift",
                 MS_SWIFT,
                 QWEN1_7B,
-                Workload(task="lora", seq_len=2048, global_batch=16, lora=lora),
+                Workload(task="lora", seq_len=2048, global_batch=16, lora=lora, varied_lengths=True),
                 Plan(micro_batch=1, recompute="full"),
                 one,
                 published,
@@ -217,12 +277,36 @@ def _ms_swift() -> list[FirstContactCase]:
                 "ms-swift",
                 MS_SWIFT,
                 model,
-                Workload(task="qlora", seq_len=2048, global_batch=16, lora=lora8),
+                # swift's own LoRA tuner (tuner_backend "swift") never calls PEFT's prepare_model_for_kbit_training
+                # (swift/llm/sft.py and tuner.py at cfcb67265, the commit that added the table: only
+                # model.enable_input_require_grads()): no fp32 casts, 16-bit activations
+                Workload(
+                    task="qlora", seq_len=2048, global_batch=16, lora=lora8, varied_lengths=True, kbit_upcast=False
+                ),
                 Plan(micro_batch=1, recompute="full"),
                 one,
                 published,
                 "reserved",
                 "attention: flash-attn 2; " + swift_loss + "; bitsandbytes NF4 dequantisation",
+            )
+        )
+    # the same table's int4 (gptq) rows: the Qwen-*-Chat-Int4 checkpoints (auto_gptq 0.5.1), 4-bit weights read from
+    # the checkpoint, not quantised at load; swift's own LoRA on them, no k-bit preparation (kbit_upcast=False)
+    for model, published in ((QWEN1_7B, 19.21), (QWEN1_14B, 23.30), (QWEN1_72B, 54.86)):
+        cases.append(
+            FirstContactCase(
+                f"ms-swift {model.name} QLoRA (gptq int4) r=8, batch 1 x 2048, A100",
+                "ms-swift",
+                MS_SWIFT,
+                model,
+                Workload(
+                    task="qlora", seq_len=2048, global_batch=16, lora=lora8, varied_lengths=True, kbit_upcast=False
+                ),
+                Plan(micro_batch=1, recompute="full"),
+                one,
+                published,
+                "reserved",
+                "attention: flash-attn 2; " + swift_loss + "; GPTQ int4 weights (auto-gptq)",
             )
         )
     return cases
@@ -251,11 +335,22 @@ def _torchao() -> list[FirstContactCase]:
                     TORCHAO_TRAINING,
                     llama3,
                     Workload(task="pretrain", precision=precision, seq_len=8192, global_batch=8),  # type: ignore[arg-type]
-                    Plan(dp=8, zero_stage=3, recompute="selective", micro_batch=1, compiled=True),
+                    # the B200 runs' torchtitan (6fc499f, August 2025) compiles the loss with the model (PR #1033);
+                    # the H100 runs' (0.0.2, PyTorch 2.7.0a0) did not yet
+                    Plan(
+                        dp=8,
+                        zero_stage=3,
+                        recompute="selective",
+                        micro_batch=1,
+                        compiled=True,
+                        compiled_loss=gpu is B200,
+                    ),
                     Cluster(gpu=gpu, gpus_per_node=8),
                     published,
                     "reserved",
-                    "attention: sdpa (flash); loss: torchtitan cross-entropy on fp32 logits; compile; "
+                    "attention: sdpa (flash); loss: torchtitan cross-entropy on fp32 logits"
+                    + (", compiled with the model; " if gpu is B200 else "; ")
+                    + "compile; "
                     + ("float8 all-gather (fp8 params)" if "float8 all-gather" in name else "bf16 all-gather"),
                 )
             )
@@ -312,6 +407,7 @@ def _qwen_readme() -> list[FirstContactCase]:
                         seq_len=seq,
                         global_batch=8,
                         lora=lora,
+                        kbit_upcast=False if qlora else None,
                     ),
                     Plan(micro_batch=1, recompute="full", zero_stage=2 if qlora else 0),
                     one,
@@ -335,15 +431,205 @@ def _trainy() -> list[FirstContactCase]:
                 TRAINY,
                 get_preset("llama-3.1-8b").model,
                 Workload(task="pretrain", precision="fp8", seq_len=8192, global_batch=2 * gpus),
-                Plan(dp=gpus, zero_stage=3, recompute="selective", micro_batch=2, compiled=True),
+                Plan(dp=gpus, zero_stage=3, recompute="selective", micro_batch=2, compiled=True, compiled_loss=True),
                 Cluster(gpu=H200, gpus_per_node=8, nodes=nodes, inter_node_gbps=3200.0),
                 published,
                 "reserved",
-                "attention: sdpa (flash); loss: torchtitan cross-entropy on fp32 logits; compile; "
-                "float8 all-gather (fp8 params)",
+                "attention: sdpa (flash); loss: torchtitan cross-entropy compiled with the model (PR #1033, April "
+                "2025); compile; float8 all-gather (fp8 params)",
             )
         )
     return cases
 
 
-MEMORY_FIRST_CONTACT: tuple[FirstContactCase, ...] = tuple(_ms_swift() + _torchao() + _qwen_readme() + _trainy())
+def _universal_llm_trainer() -> list[FirstContactCase]:
+    cases = []
+    gb = 1e9 / 2**30  # the trainer prints memory_reserved() / 1e9
+    lora = LoraSpec(rank=8, alpha=16, targets=("all-linear",), dropout=0.05)
+    levers = "attention: sdpa (transformers default); loss: nn.CrossEntropyLoss on 16-bit logits (reshaped copy)"
+    models = {
+        "Llama 3.1 8B": get_preset("llama-3.1-8b").model,
+        "Llama 3.1 70B": get_preset("llama-3.1-70b").model,
+        "Llama 2 13B": get_preset("llama-2-13b").model,
+        "Gemma 2 9B": get_preset("gemma-2-9b").model,
+        "Gemma 7B": get_preset("gemma-7b").model,
+        "Phi3-mini (3.8B)": get_preset("phi-3-mini-4k").model,
+    }
+    # (model, method, GPUs, H100 GB, A100 GB); None: out of memory
+    rows = (
+        ("Llama 3.1 8B", "Full", 1, 78, 78),
+        ("Llama 3.1 8B", "LoRA", 1, 36, 36),
+        ("Llama 3.1 8B", "QLoRA", 1, 48, 48),
+        ("Llama 3.1 70B", "LoRA", 2, 66, 65),
+        ("Llama 2 13B", "Full", 2, 31, 31),
+        ("Llama 2 13B", "LoRA", 1, 43, 43),
+        ("Llama 2 13B", "QLoRA", 1, 38, 38),
+        ("Gemma 2 9B", "Full", 2, 59, 58),
+        ("Gemma 2 9B", "LoRA", 1, 60, 60),
+        ("Gemma 7B", "Full", 2, 48, 48),
+        ("Gemma 7B", "LoRA", 1, 51, 51),
+        ("Gemma 7B", "QLoRA", 1, 70, 70),
+        ("Phi3-mini (3.8B)", "Full", 1, 40, 40),
+        ("Phi3-mini (3.8B)", "LoRA", 1, 17, 17),
+        ("Phi3-mini (3.8B)", "QLoRA", 1, 21, 21),
+    )
+    for name, method, gpus, h100, a100 in rows:
+        task = {"Full": "full_finetune", "LoRA": "lora", "QLoRA": "qlora"}[method]
+        workload = Workload(
+            task=task,  # type: ignore[arg-type]
+            mixed_precision=False,
+            seq_len=8192,
+            global_batch=2 * gpus * (1 if method == "Full" else 32),
+            lora=None if method == "Full" else lora,
+            paged_optimizer=False,  # torch.optim.AdamW
+        )
+        if gpus == 1:
+            plan = Plan(micro_batch=2, recompute="full")
+        else:  # FSDP (FULL_SHARD) with CPUOffload(offload_params=True): parameters, gradients, optimizer on the host
+            plan = Plan(dp=2, zero_stage=3, offload="optimizer_and_params", micro_batch=2, recompute="full")
+        for gpu, published in ((H100, h100), (A100_80, a100)):
+            cases.append(
+                FirstContactCase(
+                    f"universal-llm-trainer {name} {method}, {gpus} x {gpu.name}, batch 2 x 8192",
+                    "universal-llm-trainer",
+                    UNIVERSAL_LLM_TRAINER,
+                    models[name],
+                    workload,
+                    plan,
+                    Cluster(gpu=gpu, gpus_per_node=gpus),
+                    round(published * gb, 2),
+                    "reserved",
+                    levers
+                    + ("; bitsandbytes NF4, prepare_model_for_kbit_training" if method == "QLoRA" else "")
+                    + ("; FSDP CPU offload" if gpus > 1 else ""),
+                )
+            )
+    return cases
+
+
+# Llama 4 Scout (torchtitan models/llama4 17bx16e: dim 5120, 40 heads, 8 KV heads, vocabulary 202,048, every layer
+# MoE with 16 routed experts, top-1, one shared expert of the expert width 8192) cut to the 2 layers torchao ran.
+LLAMA4_SCOUT_2L = ModelSpec(
+    name="llama-4-scout-2-layers",
+    layers=2,
+    hidden=5120,
+    heads=40,
+    kv_heads=8,
+    ffn=16384,
+    vocab=202048,
+    experts=16,
+    experts_per_token=1,
+    expert_ffn=8192,
+    shared_experts=1,
+    moe_layers=2,
+)
+
+GB = 1e9 / 2**30  # a decimal gigabyte in GiB
+
+
+def _megatron_bridge() -> list[FirstContactCase]:
+    cases = []
+    te = (
+        "attention: TE fused (flash); loss: Transformer Engine fused cross-entropy; distributed optimizer with bf16 "
+        "grad buffers (grad_reduce_in_fp32 False); fp8_param_gather (fp8 params); CUDA graphs (MLP); "
+    )
+    for label, tp, pp, vpp, dp, published_gb, recompute in (
+        ("TP 4 x PP 4 x VPP 5 x DP 2, core_attn recompute", 4, 4, 5, 2, 58.8, "core_attn"),
+        ("TP 4 x PP 8 x VPP 5 x DP 1, core_attn recompute", 4, 8, 5, 1, 53.2, "core_attn"),
+        ("TP 8 x PP 4 x VPP 5 x DP 1, core_attn recompute", 8, 4, 5, 1, 50.2, "core_attn"),
+        ("TP 4 x PP 4 x VPP 10 x DP 2, core_attn recompute", 4, 4, 10, 2, 60.2, "core_attn"),
+        ("TP 4 x PP 4 x VPP 5 x DP 2, core_attn + layernorm recompute", 4, 4, 5, 2, 59.6, "core_attn, layernorm"),
+    ):
+        cases.append(
+            FirstContactCase(
+                f"Megatron-Bridge Llama 3 70B SFT FP8, {label}, batch 1 x 4096, 32 H100",
+                "megatron-bridge",
+                MEGATRON_BRIDGE,
+                get_preset("llama-3-70b").model,
+                Workload(task="full_finetune", precision="fp8", seq_len=4096, global_batch=32),
+                Plan(
+                    tp=tp,
+                    pp=pp,
+                    dp=dp,
+                    virtual_stages=vpp,
+                    sequence_parallel=True,
+                    zero_stage=1,
+                    micro_batch=1,
+                    recompute="selective",
+                    fp32_main_grads=True,
+                    fp8_params=True,
+                    chunked_loss=True,
+                ),
+                Cluster(gpu=H100, gpus_per_node=8, nodes=4, inter_node_gbps=3200.0),
+                round(published_gb * GB, 2),
+                "allocated",
+                te + f"recompute_modules [{recompute}]",
+            )
+        )
+    return cases
+
+
+def _torchtitan_nvfp4() -> list[FirstContactCase]:
+    cases = []
+    for preset, batch, rows in (
+        ("llama-3-8b", 32, (("BF16", "bf16", 174.49), ("MXFP8", "fp8", 179.94))),
+        ("qwen3-8b", 16, (("BF16", "bf16", 112.88), ("MXFP8", "fp8", 112.63))),
+    ):
+        for name, precision, published in rows:
+            cases.append(
+                FirstContactCase(
+                    f"torchtitan nvfp4.md {preset} {name}, FSDP 4, batch {batch} x 2048, Blackwell",
+                    "torchtitan-nvfp4",
+                    TORCHTITAN_NVFP4,
+                    get_preset(preset).model,
+                    Workload(task="pretrain", precision=precision, seq_len=2048, global_batch=4 * batch),  # type: ignore[arg-type]
+                    Plan(dp=4, zero_stage=3, recompute="selective", micro_batch=batch, compiled=True, fused_loss=True),
+                    Cluster(gpu=B200, gpus_per_node=4),
+                    published,
+                    "reserved",
+                    "attention: sdpa (flash); loss: torchtitan ChunkedLossWrapper (head + cross-entropy in 8 "
+                    'chunks, the configs\' loss at 73aed7f6; loss not compiled: components ["model"]); '
+                    + ("MXFP8 linears, bf16 all-gather" if precision == "fp8" else "bf16"),
+                )
+            )
+    return cases
+
+
+def _torchao_moe() -> list[FirstContactCase]:
+    cases = []
+    for name, precision, published in (
+        ("bf16 baseline", "bf16", 145.55),
+        ("MXFP8 linears only", "fp8", 146.62),
+        ("MXFP8 grouped GEMMs only", "fp8", 144.71),
+        ("MXFP8 linears + grouped GEMMs", "fp8", 145.32),
+    ):
+        cases.append(
+            FirstContactCase(
+                f"torchao torchtitan Llama 4 Scout 2 layers {name}, FSDP 4 x EP 4, batch 8 x 8192, B200",
+                "torchao-moe",
+                TORCHAO_MOE,
+                LLAMA4_SCOUT_2L,
+                Workload(task="pretrain", precision=precision, seq_len=8192, global_batch=32),  # type: ignore[arg-type]
+                # torchtitan compiles model and loss under --compile.enable (compile.components default ["model",
+                # "loss"] since pytorch/torchtitan #1608, August 2025; the section dates from October 2025)
+                Plan(dp=4, ep=4, zero_stage=3, recompute="none", micro_batch=8, compiled=True, compiled_loss=True),
+                Cluster(gpu=B200, gpus_per_node=4),
+                published,
+                "reserved",
+                "attention: sdpa (flash); loss: torchtitan cross-entropy compiled with the model; compile; no AC; "
+                "bf16 all-gather",
+            )
+        )
+    return cases
+
+
+MEMORY_FIRST_CONTACT: tuple[FirstContactCase, ...] = tuple(
+    _ms_swift()
+    + _torchao()
+    + _qwen_readme()
+    + _trainy()
+    + _megatron_bridge()
+    + _torchtitan_nvfp4()
+    + _torchao_moe()
+    + _universal_llm_trainer()
+)

@@ -76,12 +76,19 @@ def test_more_zero_never_increases_per_gpu_memory(scenario: tuple) -> None:
 
     For the same optimizer states: ZeRO's flat partitions hold Adafactor's second moment unfactored, and QLoRA pages
     its states only without ZeRO (memory.states._flat_partitions, paged_optimizer), so both can cost more with ZeRO; and
-    ZeRO-2's fp32 gradient shards (4/N) outweigh ZeRO-1's whole 16-bit gradients (2) below N = dp × cp = 3."""
+    ZeRO-2's fp32 gradient shards (4/N) outweigh ZeRO-1's whole 16-bit gradients (2) below N = dp × cp = 3.
+    QLoRA's adapters under any ZeRO stage gain DeepSpeed's fp32 master partition (4/N bytes a parameter) that the
+    Trainer without ZeRO does not keep, so on a few ranks ZeRO-1 can hold more than no ZeRO: QLoRA compares the ZeRO
+    stages among themselves."""
     model, workload, plan, cluster = scenario
     optimizer = "adamw" if workload.optimizer == "adafactor" else workload.optimizer
     workload = replace(workload, optimizer=optimizer, paged_optimizer=False)
     chains = ((0, 1, 2, 3),) if plan.dp * plan.cp >= 3 else ((0, 1), (2, 3))
-    for stages in chains if plan.pp == 1 else ((0, 1),):
+    if plan.pp > 1:
+        chains = ((0, 1),)
+    if workload.task == "qlora":
+        chains = tuple(tuple(z for z in chain if z) for chain in chains)
+    for stages in chains:
         totals = [_total(model, workload, replace(plan, zero_stage=z), cluster) for z in stages]
         assert all(later <= earlier * (1 + 1e-12) for earlier, later in zip(totals, totals[1:], strict=False))
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -36,6 +37,7 @@ def test_estimate_reads_the_peak_as_each_tool_would(client: TestClient) -> None:
         "task": "full_finetune",
         "hardware": {"gpu": "h100-80g-sxm", "gpus_per_node": 8},
         "plan": {"dp": 8, "zero_stage": 3, "recompute": "full", "micro_batch": 1},
+        "varied_lengths": False,  # batches of one length: no allocator slack for other lengths
     }
     memory = _estimate(client, **body)["memory"]
     total = memory["per_gpu_gib"]["total"]
@@ -43,6 +45,28 @@ def test_estimate_reads_the_peak_as_each_tool_would(client: TestClient) -> None:
     assert read["reserved"] == pytest.approx(total - 0.5, abs=0.02)
     assert read["allocated"] < read["reserved"]
     assert read["device"] == pytest.approx(total + 0.6, abs=0.02)
+
+
+def test_varied_lengths_grow_the_reserved_and_device_readings_only(client: TestClient) -> None:
+    # workload.varied_lengths (batches padded per batch, the Hugging Face Trainer's default): one more set of the
+    # loss's per-logit buffers (8,192 x 128,256 logits x 12 bytes = 11.74 GiB) stays cached in the allocator's pool;
+    # the gate (per_gpu_gib.total) and the allocated peak do not move (memory VARIED_LENGTH_SLACK)
+    body = {
+        "model": {"preset": "llama-3.1-8b"},
+        "task": "lora",
+        "seq_len": 8192,
+        "hardware": {"gpu": "h100-80g-sxm"},
+        "plan": {"recompute": "full", "micro_batch": 1},
+    }
+    fixed = _estimate(client, **body, varied_lengths=False)["memory"]
+    varied = _estimate(client, **body, varied_lengths=True)["memory"]
+    assert _estimate(client, **body)["memory"] == varied  # the default: the Hugging Face Trainer pads per batch
+    slack = 8192 * 128256 * 12 / GIB
+    assert varied["per_gpu_gib"]["total"] == fixed["per_gpu_gib"]["total"]
+    assert varied["as_measured_gib"]["allocated"] == fixed["as_measured_gib"]["allocated"]
+    for reading in ("reserved", "device"):
+        grown = varied["as_measured_gib"][reading] - fixed["as_measured_gib"][reading]
+        assert grown == pytest.approx(slack, abs=0.02)
 
 
 def test_the_allocated_reading_is_what_the_trainer_measured() -> None:
@@ -194,3 +218,50 @@ def test_the_high_end_relief_bills_no_more_months() -> None:
     assert measured.performance.time_to_train_hours is not None
     assert not _bills_more(taking(719.0), taking(700.0))  # both one month
     assert _bills_more(taking(721.0), taking(700.0))  # two months against one
+
+
+def _inside(case: Any) -> tuple[bool, float]:  # a validation or first-contact row
+    from app.estimator.memory import measured_bytes
+
+    b = estimate_memory(case.model, case.workload, case.plan, case.cluster).breakdown
+    band = memory_band(case.model, case.workload, case.plan, case.cluster, b)
+    scale = measured_bytes(b, case.plan, case.cluster, case.measured) / b.total / GIB
+    low, high = band.low * scale, band.high * scale
+    return low <= case.published_gib <= high, (high - low) / (high + low)
+
+
+def test_the_range_leans_where_validated_runs_of_the_kind_read_off() -> None:
+    # torchao's Llama 4 Scout runs (torchao/prototype/moe_training/README.md, FSDP 4 x EP 4 on B200, 144.7-146.6 GiB
+    # reserved) read 1.47x the estimate: the range reaches above them. QLoRA rows read -27 to +35 % (Qwen README
+    # Q-LoRA, fms-acceleration, PEFT docs): wider on both sides than the same plan's LoRA.
+    from tests.estimator.memory_first_contact import MEMORY_FIRST_CONTACT
+
+    moe = [c for c in MEMORY_FIRST_CONTACT if c.source == "torchao-moe"]
+    assert len(moe) == 4 and all(_inside(c)[0] for c in moe)
+    model = get_preset("llama-3.1-8b").model
+    cluster = Cluster(gpu=get_gpu("a100-80g-sxm"))
+    widths = {}
+    for task in ("lora", "qlora"):
+        workload = Workload(task=task, seq_len=2048, lora=LoraSpec())  # type: ignore[arg-type]
+        plan = Plan(micro_batch=1, recompute="full")
+        b = estimate_memory(model, workload, plan, cluster).breakdown
+        band = memory_band(model, workload, plan, cluster, b)
+        widths[task] = (b.total / band.low, band.high / b.total)
+    assert widths["qlora"][0] > widths["lora"][0] and widths["qlora"][1] > widths["lora"][1]
+
+
+def test_coverage_on_every_validation_row() -> None:
+    # All 213 memory rows (tests/estimator/validation_cases.py MEMORY and memory_first_contact.py, each read as its
+    # source measured): the range constants are fitted on them (app/estimator/memory/band.py), so this guards the fit:
+    # 174 of 213 inside (82 %) at a median half-width of 19.8 %; the goal is 80 % at 20 %. The rows outside are
+    # mostly ms-swift's Hugging Face Trainer runs (17 of 48; of its three gptq QLoRA rows two are inside) and
+    # universal-llm-trainer's (14 of 30: LoRA on 16-bit logits reads high, full fine-tuning with FSDP CPU offload low).
+    from tests.estimator.memory_first_contact import MEMORY_FIRST_CONTACT
+    from tests.estimator.validation_cases import MEMORY
+
+    results = [_inside(c) for c in (*MEMORY, *MEMORY_FIRST_CONTACT)]
+    inside = sum(ok for ok, _ in results)
+    widths = sorted(w for _, w in results)
+    assert len(results) == 213
+    assert inside >= 174, inside
+    assert widths[len(widths) // 2] <= 0.20

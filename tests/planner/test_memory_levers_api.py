@@ -113,12 +113,15 @@ def test_the_launch_sets_the_levers_the_estimate_counted() -> None:
     plan = Plan(dp=8, zero_stage=1, micro_batch=1)
     assert "--fp8-param-gather" not in _megatron_parallel_args(model, workload, plan, 64)
     assert "--fp8-param-gather" in _megatron_parallel_args(model, workload, Plan(dp=8, fp8_params=True), 64)
+    # FP8 parameters come with the bf16 gradient buffer the estimate counts (memory.states `fp32_grad_buffer`)
+    assert "--grad-reduce-in-bf16" in _megatron_parallel_args(model, workload, Plan(dp=8, fp8_params=True), 64)
+    assert "--grad-reduce-in-bf16" not in _megatron_parallel_args(model, workload, plan, 64)
     trainer = _trainer_arguments(workload, Plan(fused_loss=True, compiled=True), 8)
     assert trainer["use_liger_kernel"] is True and trainer["torch_compile"] is True
     assert "use_liger_kernel" not in _trainer_arguments(workload, Plan(), 8)
     assert torchtitan_config(model, Workload(task="pretrain"), Plan(dp=8, zero_stage=3, compiled=True), 64)[
         "compile"
-    ] == {"enable": True}
+    ] == {"enable": True, "components": ["model"]}  # the loss only where the estimate counted it compiled
 
 
 def test_fp8_params_shrink_the_layers_zero3_gathers(client: TestClient) -> None:
@@ -145,3 +148,28 @@ def test_fp8_params_shrink_the_layers_zero3_gathers(client: TestClient) -> None:
     layer = 16384 * (2 * 16384 + 2 * 1024) + 3 * 16384 * 53248
     saved = 2 * ((layer + 2 * 16384) * 2 - 128256 * 16384 * 2) / 2**30
     assert weights() - weights(fp8_params=True) == pytest.approx(saved, abs=0.01)  # the response rounds to 0.01 GiB
+
+
+def test_compiled_loss_reaches_the_estimate_and_the_launch(client: TestClient) -> None:
+    from app.estimator.presets import get_preset
+    from app.estimator.specs import Plan, Workload
+    from app.planner.launch import torchtitan_config
+
+    standard = _memory(client, compile=True, loss="standard")
+    compiled = _memory(client, compile=True, loss="compiled")
+    act = lambda r: r["memory"]["per_gpu_gib"]["activations"]  # noqa: E731
+    # 8,192 tokens x 128,256 logits: 12 -> 4 bytes each, 7.8 GiB less
+    assert act(standard) - act(compiled) == pytest.approx(8192 * 128256 * 8 / 2**30, rel=0.01)
+    assert compiled["plan"]["loss"] == "compiled"
+    # unstated, the loss is compiled where the model is (the stacks' default) and standard where it is not
+    assert _memory(client, compile=True)["plan"]["loss"] == "compiled"
+    assert _memory(client)["plan"]["loss"] == "standard"
+    assert any(a.startswith("Loss compiled with the model") for a in compiled["assumptions"])
+    refused = client.post("/estimate", json=BODY | {"plan": PLAN | {"loss": "compiled"}})
+    assert refused.status_code == 422, refused.text
+    assert refused.json()["errors"][0]["field"] == "plan.loss"
+    model = get_preset("llama-3.1-8b").model
+    workload = Workload(task="pretrain", seq_len=8192)
+    loss = torchtitan_config(model, workload, Plan(dp=8, zero_stage=3, compiled=True, compiled_loss=True), 8)
+    model_only = torchtitan_config(model, workload, Plan(dp=8, zero_stage=3, compiled=True), 8)
+    assert loss["compile"]["components"] == ["model", "loss"] and model_only["compile"]["components"] == ["model"]

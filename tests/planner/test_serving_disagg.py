@@ -1,8 +1,11 @@
 """Disaggregated prefill/decode deployments (app/planner/serving_disagg.py): pools sized by the simulation, the KV
-sent over the SKU's fabric, priced as the servers both pools occupy, launched as SGLang PD with flags its parser
-declares."""
+sent over the SKU's fabric, priced as the servers both pools occupy, launched as SGLang PD, vLLM with NixlConnector or
+TensorRT-LLM disaggregated serving with flags their parsers declare (tests/planner/data/serving_engine_flags.json)."""
 
 from __future__ import annotations
+
+import json
+from dataclasses import replace
 
 import pytest
 
@@ -12,7 +15,7 @@ from app.estimator.specs import EstimatorError
 from app.planner.offers import Constraints
 from app.planner.serving import search_serving
 from app.planner.serving_disagg import merged, search_disaggregated
-from tests.planner.test_serving_launch import H100_IB, _check
+from tests.planner.test_serving_launch import FLAGS, H100_IB, _check, _flags
 from tests.planner.test_serving_search import OFFERS
 
 LLAMA_70B = get_preset("llama-3.1-70b").model
@@ -64,10 +67,70 @@ def test_auto_ranks_both_and_keeps_the_cheaper() -> None:
     assert [o.rank for o in both.options] == list(range(1, len(both.options) + 1))
 
 
-@pytest.mark.parametrize("changes", [{"engine": "vllm"}, {"requests_per_s": None, "concurrency": 8}])
-def test_pools_are_refused_where_not_built(changes: dict) -> None:
-    from dataclasses import replace
+def _engine_part(launch: dict, engine: str, pool: str) -> dict:
+    """A pool's command as the single-server check reads it: that engine's serve command and its own version."""
+    return {**launch, "command": launch["commands"][pool], "versions": {engine: launch["versions"][engine]}}
 
+
+def _router_flags(engine: str, command: str) -> list[tuple[str, str | None]]:
+    spec = FLAGS["disaggregation"][engine]
+    assert command.startswith(spec["program"]), command
+    flags = _flags(engine, command[len(spec["program"]) :])
+    for flag, _ in flags:
+        assert flag in spec["flags"], f"{spec['source']} declares no {flag}: {command}"
+    return flags
+
+
+def test_vllm_pools_run_nixl_connector_behind_its_proxy() -> None:
+    (option,) = search_disaggregated(
+        LLAMA_70B, replace(RAG, engine="vllm"), [H100_IB], Constraints(max_nodes=16)
+    ).options
+    launch = option.launch
+    spec = FLAGS["disaggregation"]["vllm"]["kv_transfer_config"]
+    for pool, role in (("prefill", "kv_producer"), ("decode", "kv_consumer")):
+        _check("vllm", _engine_part(launch, "vllm", pool))
+        (config,) = [
+            value for flag, value in _flags("vllm", launch["commands"][pool]) if flag == "--kv-transfer-config"
+        ]
+        parsed = json.loads(config or "{}")
+        assert set(parsed) <= set(spec["keys"]) and parsed["kv_role"] == role and parsed["kv_role"] in spec["kv_role"]
+        assert parsed["kv_connector"] == "NixlConnector"
+        assert launch["commands"][pool].startswith("VLLM_NIXL_SIDE_CHANNEL_HOST=")
+    flags = dict(_router_flags("vllm", launch["commands"]["router"]))
+    assert flags["--host"] == "0.0.0.0"  # the proxy binds 127.0.0.1 unless told
+    assert "vllm-kv-connector" in launch["versions"] and launch["needs_infiniband"] is True
+    assert "NixlConnector" in launch["layout"]
+
+
+def test_trtllm_pools_run_behind_trtllm_serve_disaggregated() -> None:
+    cfg = replace(RAG, engine="trt-llm")
+    (option,) = search_disaggregated(LLAMA_70B, cfg, [H100_IB], Constraints(max_nodes=16)).options
+    launch = option.launch
+    for pool in ("prefill", "decode"):
+        _check("trt-llm", _engine_part(launch, "trt-llm", pool))
+        assert launch["commands"][pool].count("--extra_llm_api_options") == 1
+    assert dict(_router_flags("trt-llm", launch["commands"]["router"])) == {"-c": "disagg_config.yaml"}
+    assert "trt-llm-disaggregated" in launch["versions"]
+    assert any("cache_transceiver_config" in note for note in launch["notes"])
+    assert "trtllm-serve disaggregated" in launch["layout"]
+
+
+@pytest.mark.parametrize("engine", ["vllm", "trt-llm"])
+def test_pool_launch_words_are_in_both_languages(engine: str) -> None:
+    from app.messages import launch as launch_text
+
+    cfg = replace(RAG, engine=engine)
+    (option,) = search_disaggregated(LLAMA_70B, cfg, [H100_IB], Constraints(max_nodes=16)).options
+    texts = option.launch["texts"]
+    for text in [texts["layout"], *texts["notes"]]:
+        chinese = launch_text(text["code"], text["params"], "zh")
+        assert chinese != launch_text(text["code"], text["params"], "en") and any(
+            "\u4e00" <= c <= "\u9fff" for c in chinese
+        )
+
+
+@pytest.mark.parametrize("changes", [{"requests_per_s": None, "concurrency": 8}, {"batching": "static"}])
+def test_pools_are_refused_where_not_modelled(changes: dict) -> None:
     with pytest.raises(EstimatorError) as error:
         search_disaggregated(LLAMA_70B, replace(RAG, **changes), [H100_IB], Constraints())
     assert error.value.field == "serving.disaggregated"

@@ -86,9 +86,10 @@ def test_rag_70b_needs_more_than_the_steady_state_replicas() -> None:
     assert best.estimate.meets_slo is True
     assert best.estimate.latency is not None and best.estimate.latency["peak"].ttft.p90 <= 2.0
     assert best.tp * best.replicas > 4 * 14
-    # one TP 8 replica is one server: the search rents the fewest the simulation allows (the closed forms ask 17)
+    # one TP 8 replica is one server: the search rents the fewest the simulation allows (the closed forms ask 17;
+    # 16 since a prompt's last chunk, a few hundred tokens, runs its GEMMs at the SMs it occupies: serving_gemm)
     fewest = replicas_for_slo(MODELS["llama-3.1-70b"], cfg, Cluster(gpu=a100.gpu, gpus_per_node=8), tp=8)
-    assert best.tp == 8 and fewest is not None and best.replicas == fewest[0] == 15
+    assert best.tp == 8 and fewest is not None and best.replicas == fewest[0] == 16
 
 
 def test_only_the_offers_that_can_rank_are_simulated(monkeypatch: pytest.MonkeyPatch) -> None:

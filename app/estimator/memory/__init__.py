@@ -77,6 +77,9 @@ Everything is bytes per GPU for the worst pipeline stage. Sources, by term:
   when more than one GPU (NCCL_BUFFSIZE 4 MiB per channel and peer, NCCL environment docs; ~0.5 GiB),
   and allocator fragmentation, 5 % of activations (PyTorch "CUDA semantics: memory management",
   reserved vs allocated). The CUDA context itself is outside `capacity` (usable memory, gpus.json).
+- Batches of varied length (`Workload.varied_lengths`): one more set of the loss's per-logit buffers stays cached
+  in the allocator's pool (`activations.VARIED_LENGTH_SLACK`, `MemoryBreakdown.length_slack`): in the reserved and
+  device readings (`measured_bytes`, up to the card), not in the gate nor in the allocated peak.
 
 Speed: the planner calls estimate_memory for thousands of plans of one (model, workload). Everything that
 no plan changes lives in a per-(model, workload) context found by object identity (hashing a 20-field

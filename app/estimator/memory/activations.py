@@ -30,6 +30,13 @@ LOSS_BYTES_PER_LOGIT = 4.0 + 4.0 + 4.0
 # chunked/fused loss (torchtune CEWithChunkedOutputLoss, litgpt chunked_cross_entropy, Megatron fused vocab-parallel
 # CE): only the log-probs (fp32, or 16-bit logits + 16-bit log-probs) stay for the backward pass; chunks are transient
 CHUNKED_LOSS_BYTES_PER_LOGIT = 4.0
+# cross-entropy compiled with the model (Plan.compiled_loss): Inductor fuses the fp32 upcast, log_softmax and nll_loss
+# into one forward reduction that saves the 16-bit logits and a per-token log-sum-exp, and one backward kernel that
+# writes the 16-bit gradient of the logits (softmax - one-hot, scaled) with no fp32 tensor of the logits' size: 2 bytes
+# saved + 2 bytes of gradient per logit at the start of the backward. Measured: Trainy's torchtitan Llama 3.1 8B runs
+# (June 2025, compile, so the loss compiled: benchmarks/llama3-8b_h200_202506_trainy-whitefiber.md) read 47.96 and
+# 46.97 GiB reserved; with 12 bytes a logit the estimate read +73 % at first contact, 23.5 GiB of it the loss.
+COMPILED_LOSS_BYTES_PER_LOGIT = 2.0 + 2.0
 # fused head + loss (Liger-Kernel ops/fused_linear_cross_entropy.py `fused_linear_cross_entropy_forward`): the logits
 # exist one chunk of about BT·H/V tokens at a time (chunk_size = next_power_of_2(cdiv(BT, cdiv(V, H)))) and the
 # gradient of the hidden states (`grad_input`) is made in the forward and kept for the backward: nothing per logit, a
@@ -40,6 +47,25 @@ FUSED_LOSS_BYTES_PER_HIDDEN = 12.0
 OTHER_WORKSPACE_BYTES = 0.25 * GIB  # cuBLAS/cuDNN workspaces (module docstring)
 OTHER_NCCL_BYTES = 0.5 * GIB  # NCCL channel buffers when > 1 GPU (module docstring)
 FRAGMENTATION = 0.05  # caching-allocator slack on activations (module docstring)
+# Batches of varied length (Workload.varied_lengths): PyTorch's caching allocator keeps freed blocks cached and cuts
+# later requests from them (c10/cuda/CUDACachingAllocator.cpp, best fit with block splitting); a batch longer than
+# the earlier ones needs blocks larger than the cached ones, which stay cut around the step's long-lived tensors, so
+# the pool grows batch after batch (dynamic batch shapes make the allocator reserve new segments: NVIDIA NeMo PR
+# #9061, which turns on expandable_segments for them; pytorch/devlogs 2026-06-01 "When does fragmentation occur in
+# the CUDA caching allocator?"). The largest requests of a step are the logits and the loss's copies of them, so the
+# slack is counted in those: VARIED_LENGTH_SLACK more sets of the loss's per-logit bytes (LOSS_BYTES_PER_LOGIT, or
+# the chunked loss's), reserved, not allocated (memory.measured_bytes), and not in the gate: a cudaMalloc that fails
+# makes the allocator free its unused cached blocks and retry. One more set: the blocks of an earlier, other length
+# stay cached beside the longest batch's. Measured: Qwen-7B LoRA at 1 x 8,192 tokens under the Hugging Face Trainer,
+# same remote code, flash attention and checkpointing, reads 36.6 GB on the device padded to one length
+# (QwenLM/Qwen README, 'Profiling of Memory and Speed', LoRA r=64 on every linear) and 48.41 GiB reserved on a
+# dataset of 3,234 +- 2,548 tokens a sample (ms-swift docs/source_en/LLM/Benchmark.md, LoRA r=8 on c_attn): 11.8
+# GiB more for the lighter adapter, where a set of the loss's bytes is 13.9 GiB; ms-swift's Qwen 1.8B / 7B / 14B
+# grow 30.0 / 30.4 / 30.6 GiB reserved from 512 to 8,192 tokens, where this gives 27.9 / 29.7 / 31.0 (without
+# it 15 / 17 / 18: the "growth 1.8x too slow" of Hugging Face Trainer LoRA). A least-squares fit over all 45
+# ms-swift rows would take 2.0 (median |error| 6.2 % against 12.8 %), but only by over-growing the long rows to
+# make up for a near-constant 1.5-2.5 GiB their short rows read above the estimate, which lengths do not explain.
+VARIED_LENGTH_SLACK = 1.0
 # Eager attention in training (plan.attention "eager"; Plan.flash_attention False), per score element (b·a·s² per
 # layer): transformers `eager_attention_forward` (models/llama/modeling_llama.py) takes the softmax in fp32 and casts it
 # back, `softmax(attn_weights, dim=-1, dtype=torch.float32).to(query.dtype)`: softmax's backward keeps its fp32 output
@@ -51,6 +77,13 @@ EAGER_SCORE_ELEMENTS = 3.0
 # Activation offloading keeps two layers' saved tensors on the GPU: the one in use and the one in flight over PCIe
 # (torchtune `OffloadActivations` copies on a side stream and syncs one layer ahead)
 ACTIVATION_OFFLOAD_LAYERS = 2.0
+# Transformer Engine's FP8 linears keep the FP8 copy of their input for the weight gradient, not the 16-bit input
+# (transformer_engine/pytorch/module/linear.py `_linear_forward` at d0067d0d: the input goes through input_quantizer,
+# `own_quantized_input`, "Discard row-wise data since it is not needed in backward pass", `saved_inputmat = inputmat`;
+# layernorm_linear.py saves its quantized ln_out likewise): 1 byte for each such element instead of 2, i.e. half an
+# element of the 16-bit count. Megatron-LM and Megatron-Bridge run FP8 through TE; torchao's float8 training keeps the
+# high-precision inputs (its H100 and B200 tables read the same peak in bf16 and float8, memory_first_contact.py).
+TE_FP8_SAVED = 0.5
 MEGATRON_SELECTIVE = (
     "selective_megatron"  # activation-count key for Megatron-LM's selective recompute (_recompute_kind)
 )
@@ -124,6 +157,12 @@ def _act_coeffs(model: ModelSpec, trainable: frozenset[str], compiled: bool = Fa
         attn_heads=float(model.heads),
         kv_heads=model.kv_heads,
         per_layer_input=float(h),
+        fp8_replicated=float(norm1_out + norm2_out),
+        fp8_q=float(o_in),
+        fp8_mlp=float(down_in * model.ffn),
+        fp8_moe_mlp=float((model.experts_per_token + model.shared_experts) * down_in * width_e)
+        if model.is_moe
+        else 0.0,
     )
 
 
@@ -239,13 +278,24 @@ def _selective_elements(c: _ActCoeffs, tp: int, sp: bool, moe: bool, megatron: b
     return replicated + attn + mlp / tp + 2.0 * c.attn_heads / tp
 
 
-def _stage_elements(c: _ActCoeffs, key: tuple[int, bool, str, bool, float, int, int, bool]) -> tuple[float, float]:
+def _fp8_saving(c: _ActCoeffs, tp: int, sp: bool, moe: bool, norms: bool) -> float:
+    """Elements per token one layer saves less under Transformer Engine FP8 (TE_FP8_SAVED): the linear inputs TE keeps
+    quantized; `norms`: the norms' outputs are among the kept tensors (no recompute; Megatron's selective recompute
+    counts the layer input and the MLP output instead)."""
+    replicated = (c.fp8_replicated / tp if sp else c.fp8_replicated) if norms else 0.0
+    mlp = c.fp8_moe_mlp if moe else c.fp8_mlp
+    return TE_FP8_SAVED * (replicated + c.fp8_q / tp + mlp / tp)
+
+
+def _stage_elements(
+    c: _ActCoeffs, key: tuple[int, bool, str, bool, float, int, int, bool, bool]
+) -> tuple[float, float]:
     """(elements per token kept by a stage's layers for one micro-batch, one layer's extra working set).
 
     `key` is (tp, sequence_parallel, recompute, flash_attention, local seq length or 0 with flash, layers, moe,
-    compiled); `c` already holds the compiled or eager coefficients.
+    compiled, Transformer Engine FP8); `c` already holds the compiled or eager coefficients.
     """
-    tp, sp, recompute, flash, seq_local, layers, moe, _ = key
+    tp, sp, recompute, flash, seq_local, layers, moe, _, te_fp8 = key
     worst_layer = _layer_elements(c, tp, sp, seq_local, flash, moe > 0, EAGER_SCORE_ELEMENTS)
     if recompute == "full":
         kept = c.per_layer_input / (tp if sp else 1)
@@ -258,8 +308,14 @@ def _stage_elements(c: _ActCoeffs, key: tuple[int, bool, str, bool, float, int, 
         # eager attention again and holds the scores it makes (transformers `eager_attention_forward`: the fp32
         # softmax and its 16-bit copy, EAGER_SCORE_ELEMENTS) while that layer's backward runs, one layer at a time
         scores = 0.0 if flash else EAGER_SCORE_ELEMENTS * c.attn_heads * seq_local / tp
-        return dense + moe * _selective_elements(c, tp, sp, True, mega), scores
+        kept = dense + moe * _selective_elements(c, tp, sp, True, mega)
+        if te_fp8 and mega:
+            kept -= (layers - moe) * _fp8_saving(c, tp, sp, False, False) + moe * _fp8_saving(c, tp, sp, True, False)
+        return kept, scores
     dense = (layers - moe) * _layer_elements(c, tp, sp, seq_local, flash, False, EAGER_SCORE_ELEMENTS)
+    if te_fp8:
+        dense -= (layers - moe) * _fp8_saving(c, tp, sp, False, True)
+        worst_layer -= _fp8_saving(c, tp, sp, True, True) if moe else 0.0
     return dense + moe * worst_layer, 0.0
 
 
@@ -274,11 +330,18 @@ def _elements_of(ctx: _Ctx, plan: Plan, stage: _Stage, seq_local: float) -> tupl
         stage.layers,
         stage.moe_layers,
         plan.compiled,
+        te_fp8(ctx.workload, plan),
     )
     found = ctx.elements.get(key)
     if found is None:
         found = ctx.elements[key] = _stage_elements(ctx.compiled_coeffs if plan.compiled else ctx.coeffs, key)
     return found
+
+
+def te_fp8(workload: Workload, plan: Plan) -> bool:
+    """Whether the plan's FP8 runs through Transformer Engine's linears, which save their inputs in FP8: the megatron
+    stack (a plan with the fp32 main-gradient buffer, Plan.fp32_main_grads, set by app/planner/stacks.py) at fp8."""
+    return workload.precision == "fp8" and plan.fp32_main_grads
 
 
 def _recompute_kind(plan: Plan) -> str:
@@ -327,7 +390,13 @@ def _training_activations(ctx: _Ctx, plan: Plan, stage: _Stage, dp: int) -> tupl
     if stage.is_last and plan.fused_loss:
         total += tokens * ctx.model.hidden * FUSED_LOSS_BYTES_PER_HIDDEN
     elif stage.is_last:
-        per_logit = CHUNKED_LOSS_BYTES_PER_LOGIT if plan.chunked_loss else LOSS_BYTES_PER_LOGIT
+        per_logit = (
+            CHUNKED_LOSS_BYTES_PER_LOGIT
+            if plan.chunked_loss
+            else COMPILED_LOSS_BYTES_PER_LOGIT
+            if plan.compiled_loss
+            else LOSS_BYTES_PER_LOGIT
+        )
         total += tokens * ctx.model.vocab / plan.tp * per_logit
     return total, host
 
@@ -364,6 +433,17 @@ def _kv_cache(ctx: _Ctx, plan: Plan, stage: _Stage) -> float:
     return 2.0 * stage.layers * kv_heads_local * model.d_head * context * plan.micro_batch * dtype
 
 
+def _length_slack(ctx: _Ctx, plan: Plan) -> float:
+    """Reserved bytes beyond the live tensors for batches of varied length (VARIED_LENGTH_SLACK): blocks of the
+    size of the logits and the loss's copies of them, the largest tensors of a step, cut for earlier batches."""
+    workload = ctx.workload
+    if not workload.varied_lengths or workload.task == "inference" or plan.fused_loss:
+        return 0.0
+    per_logit = CHUNKED_LOSS_BYTES_PER_LOGIT if plan.chunked_loss else LOSS_BYTES_PER_LOGIT
+    tokens = plan.micro_batch * workload.seq_len / plan.cp
+    return VARIED_LENGTH_SLACK * tokens * ctx.model.vocab / plan.tp * per_logit
+
+
 def _other(ctx: _Ctx, plan: Plan, activations: float) -> float:
     other = OTHER_WORKSPACE_BYTES + FRAGMENTATION * activations
     if plan.dp * plan.tp * plan.pp * plan.cp > 1:
@@ -390,6 +470,7 @@ def _working_sets(ctx: _Ctx, plan: Plan, dp: int) -> tuple[tuple[float, float, f
         plan.flash_attention,
         plan.chunked_loss,
         plan.fused_loss,
+        plan.compiled_loss,
         plan.virtual_stages,
         dp if pp > 1 else 0,  # micro-batches in flight (pipelines only)
         plan.dp * tp * pp * cp > 1,  # NCCL buffers

@@ -169,6 +169,7 @@ def _zero3_advice(ctx: _Ctx, plan: Plan, cluster: Cluster) -> Warning_:
         plan.flash_attention,
         plan.chunked_loss,
         plan.fused_loss,
+        plan.compiled_loss,
         plan.fp8_params,
         plan.activation_offload,
         plan.compiled,
@@ -189,7 +190,10 @@ def _zero3_advice(ctx: _Ctx, plan: Plan, cluster: Cluster) -> Warning_:
 
 def _advise(ctx: _Ctx, plan: Plan, cluster: Cluster, dp: int, model_parallel: int) -> Warning_:
     # ZeRO-3 over every data-parallel rank, not over a hybrid plan's shard group (which `_breakdown` keeps at its dp)
-    zero3 = _breakdown(ctx, replace(plan, dp_shard=None) if plan.dp_shard else plan, cluster, (dp, 3, "none"))
+    # (the plan itself at ZeRO-3 over those ranks too: what reads the plan's stage, such as sharded QLoRA skipping
+    # PEFT's k-bit preparation, must not see the stage of whichever plan filled this cache entry)
+    zero3_plan = replace(plan, dp=dp, zero_stage=3, offload="none", dp_shard=None)
+    zero3 = _breakdown(ctx, zero3_plan, cluster, (dp, 3, "none"))
     if zero3.fits:
         return Warning_("no_fit", {"zero3_gib": breakdown_gib(zero3.total), "dp": dp})
     limit = zero3.capacity if zero3.limit is None else zero3.limit

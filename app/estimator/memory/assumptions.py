@@ -37,12 +37,13 @@ class _PlanKey(NamedTuple):
     compiled: bool
     paged: bool
     upcast: bool
+    compiled_loss: bool
 
 
 @lru_cache(maxsize=1024)
 def _assumptions(
     workload_key: tuple[str, str, bool, str, bool, float, bool],
-    plan_key: tuple[int, str, str, bool, bool, bool, bool, str, bool, bool, bool],
+    plan_key: tuple[int, str, str, bool, bool, bool, bool, str, bool, bool, bool, bool],
 ) -> tuple[Note, ...]:
     """The notes, from plain tuples (the hot path builds them; named here, where they are read once). Notes are built
     as tuples, without keyword arguments: an estimate of a new shape builds them (about as fast as the f-strings they
@@ -62,10 +63,11 @@ def _assumptions(
 WORST_STAGE, PIPELINE_1F1B, OTHER_BUFFERS = Note("worst_stage"), Note("pipeline_1f1b"), Note("other_buffers")
 INFERENCE_MEMORY, PAGED_OPTIMIZER, KBIT_UPCAST = Note("inference_memory"), Note("paged_optimizer"), Note("kbit_upcast")
 ZERO2_FP32_GRADS, ADAFACTOR_FLAT = Note("zero2_fp32_grads"), Note("adafactor_flat")
-PIPELINE_SHARDED_GRADS, ACTIVATION_OFFLOAD, COMPILED = (
+PIPELINE_SHARDED_GRADS, ACTIVATION_OFFLOAD, COMPILED, COMPILED_LOSS = (
     Note("pipeline_sharded_grads"),
     Note("activation_offload"),
     Note("compiled"),
+    Note("compiled_loss"),
 )
 HOST_LOAD = {"every_rank": Note("host_load_every_rank"), "local_rank_0": Note("host_load_local_rank_0")}
 
@@ -121,6 +123,8 @@ def _training_notes(w: _WorkloadKey, p: _PlanKey) -> list[Note]:
         out.append(ACTIVATION_OFFLOAD)
     if p.compiled:
         out.append(COMPILED)
+    if p.compiled_loss:
+        out.append(COMPILED_LOSS)
     if p.host_load != "none":
         out.append(HOST_LOAD[p.host_load])
     return out

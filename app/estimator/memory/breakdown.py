@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from app.estimator.memory.activations import _working_sets
+from app.estimator.memory.activations import _length_slack, _working_sets
 from app.estimator.memory.context import _Ctx
 from app.estimator.memory.states import _flat_partitions, _loaded_bytes, _stage_states, _zero2_step_partition
 from app.estimator.specs import (
@@ -61,7 +61,7 @@ def _breakdown(ctx: _Ctx, plan: Plan, cluster: Cluster, split: tuple[int, int, s
     host_limit = None if ram is None else _host_limit(ram, cluster.gpus_per_node)
     copies = 0 if plan.host_load == "none" else gpus_on_node if plan.host_load == "every_rank" else 1
     # positional: total, weights, gradients, optimizer, activations, kv_cache, other, capacity, host_ram, limit,
-    # host limit, host load, its copies
+    # host limit, host load, its copies, the allocator's slack for varied lengths
     return MemoryBreakdown(
         total,
         weights,
@@ -76,6 +76,7 @@ def _breakdown(ctx: _Ctx, plan: Plan, cluster: Cluster, split: tuple[int, int, s
         host_limit,
         copies * _loaded_bytes(ctx) if copies else 0.0,
         copies,
+        _length_slack(ctx, plan),
     )
 
 

@@ -44,6 +44,13 @@ class _ActCoeffs:
     attn_heads: float  # a: softmax rows per token per query position (non-flash s² term)
     kv_heads: int  # whole kv heads are replicated across tp ranks when kv_heads < tp
     per_layer_input: float  # hidden: what full recompute keeps per layer
+    # Transformer Engine FP8 (the megatron stack at precision fp8): linear inputs TE saves quantized, 1 byte, not 2
+    # (see activations.TE_FP8_SAVED): the norms' outputs (replicated), the o_proj input (heads split by tp) and the
+    # down projection's input (MLP width split by tp), dense and MoE
+    fp8_replicated: float = 0.0
+    fp8_q: float = 0.0
+    fp8_mlp: float = 0.0
+    fp8_moe_mlp: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,6 +28,7 @@ from app.estimator.memory.states import (
     _optimizer_bytes_per_param,
     _pages,
     _train_dtype_bytes,
+    fp32_grad_buffer,
 )
 from app.estimator.notes import Note
 from app.estimator.specs import (
@@ -141,11 +142,12 @@ def estimate_memory(model: ModelSpec, workload: Workload, plan: Plan, cluster: C
         plan.flash_attention,
         plan.pp > 1,
         plan.activation_offload,
-        plan.fp32_main_grads,
+        fp32_grad_buffer(plan),  # Megatron-LM's fp32 gradient buffer (bf16 with FP8 parameters)
         plan.host_load,
         plan.compiled,
         ctx.paged[_flat_partitions(zero)],  # paged_optimizer(workload, plan), as the context holds it
         kbit_upcast(workload, plan),
+        plan.compiled_loss,
     )
     assumptions = ctx.assumptions.get(key_p)
     if assumptions is None:
@@ -154,9 +156,9 @@ def estimate_memory(model: ModelSpec, workload: Workload, plan: Plan, cluster: C
             workload.precision,
             workload.mixed_precision,
             workload.optimizer,
-            key_p[-2],
+            key_p[-3],  # paged
             ctx.nf4_bytes,
-            key_p[-1],
+            key_p[-2],  # upcast
         )
         assumptions = ctx.assumptions[key_p] = _assumptions(key_w, key_p)
     return MemoryEstimate(breakdown, warnings, assumptions)
@@ -173,7 +175,8 @@ def estimate_memory(model: ModelSpec, workload: Workload, plan: Plan, cluster: C
 #   context included (gpus.json: memory_gib, nvidia-smi's total, less usable_memory_gib).
 # - "allocated": torch.cuda.max_memory_allocated() (the Trainer's memory metrics, skip_memory_metrics=False): the live
 #   tensors only, so the reserved pool less the allocator's slack (FRAGMENTATION of the activations, module
-#   docstring); the cuBLAS workspaces are tensors of the caching allocator and stay in it.
+#   docstring, and the blocks kept for batches of varied length, MemoryBreakdown.length_slack); the cuBLAS
+#   workspaces are tensors of the caching allocator and stay in it.
 MEASURED = ("total", "reserved", "device", "allocated")
 
 
@@ -181,10 +184,13 @@ def measured_bytes(breakdown: MemoryBreakdown, plan: Plan, cluster: Cluster, mea
     """The estimate read the way a published figure was measured (see MEASURED); "total" is the gate figure."""
     require_choice(measured, MEASURED, "measured")
     nccl = OTHER_NCCL_BYTES if plan.dp * plan.tp * plan.pp * plan.cp > 1 else 0.0
+    # the blocks kept for varied lengths grow the pool up to the card, no further: a cudaMalloc that fails makes the
+    # allocator free its unused cached blocks and retry (CUDACachingAllocator.cpp `release_cached_blocks`)
+    slack = min(breakdown.length_slack, max(0.0, breakdown.capacity - breakdown.total))
     if measured == "reserved":
-        return breakdown.total - nccl
+        return breakdown.total - nccl + slack
     if measured == "allocated":
         return breakdown.total - nccl - FRAGMENTATION * breakdown.activations
     if measured == "device":
-        return breakdown.total + (cluster.gpu.memory_gib - cluster.gpu.usable_memory_gib) * GIB
+        return breakdown.total + (cluster.gpu.memory_gib - cluster.gpu.usable_memory_gib) * GIB + slack
     return breakdown.total

@@ -170,6 +170,10 @@ def _fits_sequence_and_cluster(
     """cp divides the sequence; the plan's GPUs fit the cluster (when one is given)."""
     if plan.cp > 1 and workload.seq_len % plan.cp:
         return EstimatorError(f"cp={plan.cp} must divide seq_len ({workload.seq_len}).", field="plan.cp")
+    if plan.compiled_loss and not plan.compiled:
+        return EstimatorError(
+            "loss compiled is the cross-entropy compiled with the model: it needs compile true.", field="plan.loss"
+        )
     if plan.fp8_params and (workload.precision != "fp8" or workload.task not in FULL_TRAINING_TASKS):
         return EstimatorError(
             "fp8_params stores the trained weights in FP8: it needs precision fp8 and a pretrain or full_finetune "

@@ -169,6 +169,13 @@ def _lora_figures(model: ModelSpec, workload: Workload, flat: bool = False) -> t
     states = FLAT_STATE_FP32_BYTES if flat else STATE_FP32_BYTES
     if not workload.mixed_precision:
         dtype, optim = _train_dtype_bytes(workload), _optimizer_bytes_per_param(workload, flat)
+    elif workload.task == "qlora" and flat:
+        # DeepSpeed casts the module to the 16-bit dtype (runtime/engine.py `_configure_distributed_model`:
+        # `self.module.half()` / `.bfloat16()`; NF4 storage is uint8 and stays) and its ZeRO optimizer steps an fp32
+        # master partition of the trainable parameters (stage_1_and_2.py `single_partition_of_fp32_groups`,
+        # stage3.py `fp32_partitioned_groups_flat`), even on one GPU: 16-bit adapters and gradients, fp32 master
+        # and states. The QLoRA recipe's "no master copy" (eq. 5) holds for the Trainer without ZeRO, not here.
+        dtype, optim = _train_dtype_bytes(workload), MASTER_BYTES + states[workload.optimizer]
     elif workload.task == "qlora":  # QLoRA eq. 5: BF16 adapters, 32-bit optimizer states, no master copy
         dtype, optim = _train_dtype_bytes(workload), states[workload.optimizer]
     else:  # PEFT keeps adapters in fp32 over a 16-bit base: fp32 weights, gradients and states
@@ -214,6 +221,18 @@ def _gathered(ctx: _Ctx, stage: _Stage) -> float:
     return 2.0 * stage.largest_unit * ctx.dtype
 
 
+def fp32_grad_buffer(plan: Plan) -> bool:
+    """Whether the megatron stack keeps its gradient buffer in fp32 (Plan.fp32_main_grads). Not with FP8 parameters:
+    NeMo's and Megatron-Bridge's FP8-parameter recipes reduce gradients in bf16 (Megatron-Bridge perf_recipes/_common.py
+    `_perf_precision` and `_benchmark_common`: grad_reduce_in_fp32 False beside fp8_param_gather True,
+    training/mixed_precision.py `bf16_with_fp8_current_scaling_mixed`), and the launch asks for it (Megatron-LM
+    --grad-reduce-in-bf16, app/planner/launch.py): the DDP buffer takes the parameters' 16-bit dtype
+    (megatron/core/distributed: grad_dtype is fp32 only with grad_reduce_in_fp32). Measured: Megatron-Bridge's Llama 3
+    70B FP8 SFT on 32 H100 (skills/nemo-mbridge-perf-memory-tuning/SKILL.md) reads 54.8 GiB allocated at TP 4 x PP 4;
+    fp32 buffers alone would put 17 GiB of gradients on each GPU."""
+    return plan.fp32_main_grads and not plan.fp8_params
+
+
 def _unit_bytes(ctx: _Ctx, stage: _Stage, fp8_params: bool) -> float:
     """One unit ZeRO-3 gathers at once, in bytes. With fp8_params a layer's linear weights are all-gathered in FP8
     (torchao `Float8LinearConfig.enable_fsdp_float8_all_gather`: the cast to float8 runs before the all-gather, so
@@ -254,7 +273,7 @@ def _full_states(
     # a GPU's shard of the parameters: dense ones over n, routed experts over n / ep (at least one rank)
     shard = params if zero == 0 else (params - stage.expert_params) / n + stage.expert_params / max(1.0, n / plan.ep)
     mixed = ctx.workload.mixed_precision and ctx.workload.precision != "fp32"
-    grad_bytes = MASTER_BYTES if plan.fp32_main_grads and mixed else ctx.dtype
+    grad_bytes = MASTER_BYTES if fp32_grad_buffer(plan) and mixed else ctx.dtype
     weights = params * ctx.dtype
     if plan.fp8_params:  # the linear weights' working copy in FP8; embeddings, head and norms stay 16-bit
         weights -= stage.linear_params * (ctx.dtype - FP8_BYTES)

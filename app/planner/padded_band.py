@@ -1,0 +1,29 @@
+"""The memory band of an answered plan with its batches as the stack feeds them (stacks.as_padded).
+
+Batches of varied length keep one more set of the loss's logits-sized blocks cached in the allocator's pool
+(memory VARIED_LENGTH_SLACK, `MemoryBreakdown.length_slack`): the reserved and nvidia-smi readings grow, the live
+tensors do not. The gate stays on the point estimate: a cudaMalloc that fails makes PyTorch's caching allocator free
+its unused cached blocks and retry (c10/cuda/CUDACachingAllocator.cpp `release_cached_blocks`), and ms-swift's
+Qwen-7B LoRA at 8 x 2,048 ran with 76.14 GiB reserved on an 80 GB A100 (docs/source_en/LLM/Benchmark.md at
+46922151) where the estimate's live tensors are 48.6 GiB and its gate figure 50.3 GiB; gating on the reserved pool
+(78.1 GiB with the slack, above the 75.05 GiB limit) would refuse a run that ran. But where that pool crosses the
+limit, the plan runs near the card and a fragmented pool can still fail a large request: there the high end of the
+range reaches the gate figure plus the slack, so the option carries `memory_may_exceed` and the ranking prefers, at
+equal cost, one that fits with it. Below the limit the range stays the estimator's (band.py; its half-width is the
+figure the issue bounds, and the slack is a reading of the pool, not more live memory)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from app.estimator.memory.band import MemoryBand, memory_band
+from app.estimator.specs import Cluster, MemoryBreakdown, ModelSpec, Plan, Workload
+
+
+def padded_band(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster, b: MemoryBreakdown) -> MemoryBand:
+    """`memory_band`, its high end raised to the gate figure plus the varied-length slack where that pool crosses the
+    limit the gate checks and the range's high end does not."""
+    band = memory_band(model, workload, plan, cluster, b)
+    limit = b.capacity if b.limit is None else b.limit
+    pooled = b.total + b.length_slack
+    return replace(band, high=pooled) if pooled > limit and pooled > band.high else band

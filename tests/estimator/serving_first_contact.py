@@ -1,0 +1,162 @@
+"""Published serving runs recorded at first contact: rows from a source no earlier serving case used, written down
+with their configuration and citation BEFORE any change they could motivate. The estimator's figure on each row at
+the commit that added it is kept in `tests/estimator/data/serving_first_contact.json` (written by
+`benchmarks/serving_first_contact.py --record`), and `docs/validation-serving.md` reports that figure as the
+out-of-sample error; anything measured after a change the rows motivated is fitted.
+
+Source:
+
+  [datacrunch-h200] datacrunch-research/h200-benchmarks at c091ef530a525d2e788bc41c39a4450b09c9f2ad,
+               sglang/outputs/*.jsonl (each line one `python3 -m sglang.bench_serving` run's JSON summary) with the
+               launch and client commands in sglang/experiments/*.sh: SGLang serving meta-llama/Llama-3.3-70B-Instruct
+               (`--tp-size 4` on 4 x H200 141GB) and meta-llama/Llama-3.1-405B-Instruct (`--tp-size 8` on 8 x H200),
+               bf16, `--disable-radix-cache --enable-torch-compile`, engine defaults otherwise. Client:
+               `--dataset-name random --random-input 1024 --random-output 1024` with `random_range_ratio` 0.0 (the
+               summary's field), so each prompt and output length is drawn uniformly in [1, 1024]: the means are the
+               summary's total tokens ÷ completed requests (508.7 / 534.5 at 300 prompts), the 95th percentile of
+               the uniform draw is 973. Poisson arrivals at `--request-rate` (online), or every prompt at once
+               (`request_rate` Infinity: offline, the output token throughput at the replica's capacity).
+               Readings: median_ttft_ms, median_itl_ms (compared with the median time per output token: with one
+               token a step they are the same interval) and output_throughput (tokens/s).
+
+  [trtllm-v05-ftl] NVIDIA/TensorRT-LLM at 138f96d45f90b9667426f7c47297d8c06bafac73, docs/source/performance.md,
+               "Low Latency" ("data is from TensorRT-LLM v0.5"): first-token latency at batch size 1 for input lengths
+               128 and 2048 (`gptSessionBenchmark --input_output_len <isl>,1`, static batch, engines built with
+               `--remove_input_padding --enable_context_fmha --use_gpt_attention_plugin float16`, on H100 and L40S
+               also `--enable_fp8 --fp8_kv_cache`: FP8 weights, activations and KV cache; A100 in fp16), "LLaMA 7B"
+               (Llama-2-7b shapes in the build command) at TP 1 and "LLaMA 70B" (Llama-2-70b, 8 KV heads) at TP 4.
+               The table states whole milliseconds (rounding: ±0.5 ms, 7 % of the 7 ms rows). Read as the
+               estimator's one-request TTFT of a static batch of one with one output token.
+
+Only the runs below saturation are read for latency (the summary's request throughput, completed ÷ duration, keeps up
+with the offered rate: 70B at 1, 2 and 4 requests/s, 405B at 1 and 2); beyond it the median TTFT is the time spent in
+a queue that grows through the run, which depends on the run's length. Offline rows read the throughput.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from app.estimator.hardware import get_gpu
+from app.estimator.presets import get_preset
+from app.estimator.serving import ServingConfig, estimate_serving, offline_run_output_tokens_per_s
+from app.estimator.specs import Cluster, GpuSpec, ModelSpec
+
+Metric = Literal["ttft_ms", "tpot_ms", "output_tokens_per_s"]
+
+DATACRUNCH = (
+    "datacrunch-research/h200-benchmarks at c091ef530a525d2e788bc41c39a4450b09c9f2ad, sglang/outputs/"
+    "llama_3_3_70b_online_output.jsonl, llama_405b_online_output.jsonl, llama_3_3_70b_offline_output.jsonl "
+    "(sglang.bench_serving summaries; launch in sglang/experiments/*.sh)"
+)
+H200 = get_gpu("h200-141g-sxm")
+LLAMA_70B = get_preset("llama-3.1-70b").model  # Llama 3.3 70B has the same architecture
+LLAMA_405B = get_preset("llama-3.1-405b").model
+TRTLLM_V05 = (
+    "NVIDIA/TensorRT-LLM at 138f96d45f90b9667426f7c47297d8c06bafac73, docs/source/performance.md, "
+    "Low Latency tables (TensorRT-LLM v0.5, batch size 1, 1st Token Latency (ms))"
+)
+H100 = get_gpu("h100-80g-sxm")
+A100 = get_gpu("a100-80g-sxm")
+L40S = get_gpu("l40s-48g")
+LLAMA2_7B = get_preset("llama-2-7b").model
+LLAMA2_70B = get_preset("llama-2-70b").model
+UNIFORM_1024_P95 = 973  # 95th percentile of a uniform draw in [1, 1024]
+
+
+@dataclass(frozen=True, slots=True)
+class ServingFirstContact:
+    label: str
+    source: str
+    citation: str
+    model: ModelSpec
+    gpu: GpuSpec
+    tp: int
+    cfg: ServingConfig
+    metric: Metric
+    published: float
+    requests: int | None = None  # an offline row's prompts (the run is finite: its ramp and drain count)
+
+
+def _random(total_in: int, total_out: int, completed: int, isl: int, osl: int, rate: float | None) -> ServingConfig:
+    """A `--dataset-name random` run at `rate` requests/s (None: offline) with range ratio 0: lengths uniform in
+    [1, isl] and [1, osl], their means the run's totals ÷ completed requests."""
+    return ServingConfig(
+        input_tokens=round(total_in / completed), output_tokens=round(total_out / completed),
+        input_tokens_p95=round(0.95 * isl), output_tokens_p95=round(0.95 * osl),
+        requests_per_s=rate, peak_factor=1.0, engine="sglang", precision="bf16",
+    )  # fmt: skip
+
+
+def _row(
+    label: str, model: ModelSpec, tp: int, cfg: ServingConfig, metric: Metric, value: float, requests: int | None = None
+) -> ServingFirstContact:
+    return ServingFirstContact(label, "datacrunch-h200", DATACRUNCH, model, H200, tp, cfg, metric, value, requests)
+
+
+def _ftl(label: str, model: ModelSpec, gpu: GpuSpec, tp: int, isl: int, fp8: bool, ms: float) -> ServingFirstContact:
+    """A TensorRT-LLM v0.5 first-token-latency row: one request of `isl` tokens, one output token, static batch."""
+    precision = "fp8" if fp8 else "fp16"
+    cfg = ServingConfig(
+        input_tokens=isl, output_tokens=1, concurrency=1, batching="static", engine="trt-llm", precision=precision,
+        weights=precision, kv_cache_precision=precision,
+    )  # fmt: skip
+    name = f"trtllm-v0.5 {label} {gpu.id.split('-')[0]} tp{tp} {precision} b1 {isl} ttft"
+    return ServingFirstContact(name, "trtllm-v05-ftl", TRTLLM_V05, model, gpu, tp, cfg, "ttft_ms", ms)
+
+
+_70B_R1 = _random(152612, 160347, 300, 1024, 1024, 1.0)
+_70B_R2 = _random(308748, 308712, 600, 1024, 1024, 2.0)
+_70B_R4 = _random(615860, 607936, 1200, 1024, 1024, 4.0)
+_405B_R1 = _random(152612, 160347, 300, 1024, 1024, 1.0)
+_405B_R2 = _random(308748, 308712, 600, 1024, 1024, 2.0)
+
+SERVING_FIRST_CONTACT: tuple[ServingFirstContact, ...] = (
+    _row("datacrunch llama-3.3-70b h200 tp4 random 1 rps ttft", LLAMA_70B, 4, _70B_R1, "ttft_ms", 85.745),
+    _row("datacrunch llama-3.3-70b h200 tp4 random 1 rps tpot", LLAMA_70B, 4, _70B_R1, "tpot_ms", 13.639),
+    _row("datacrunch llama-3.3-70b h200 tp4 random 2 rps ttft", LLAMA_70B, 4, _70B_R2, "ttft_ms", 87.556),
+    _row("datacrunch llama-3.3-70b h200 tp4 random 2 rps tpot", LLAMA_70B, 4, _70B_R2, "tpot_ms", 14.830),
+    _row("datacrunch llama-3.3-70b h200 tp4 random 4 rps ttft", LLAMA_70B, 4, _70B_R4, "ttft_ms", 106.063),
+    _row("datacrunch llama-3.3-70b h200 tp4 random 4 rps tpot", LLAMA_70B, 4, _70B_R4, "tpot_ms", 19.420),
+    _row("datacrunch llama-3.1-405b h200 tp8 random 1 rps ttft", LLAMA_405B, 8, _405B_R1, "ttft_ms", 218.808),
+    _row("datacrunch llama-3.1-405b h200 tp8 random 1 rps tpot", LLAMA_405B, 8, _405B_R1, "tpot_ms", 38.782),
+    _row("datacrunch llama-3.1-405b h200 tp8 random 2 rps ttft", LLAMA_405B, 8, _405B_R2, "ttft_ms", 244.264),
+    _row("datacrunch llama-3.1-405b h200 tp8 random 2 rps tpot", LLAMA_405B, 8, _405B_R2, "tpot_ms", 43.301),
+    _row("datacrunch llama-3.3-70b h200 tp4 offline 1024/1024", LLAMA_70B, 4,
+         _random(1525074, 1544818, 3000, 1024, 1024, None), "output_tokens_per_s", 4520.699, 3000),
+    _row("datacrunch llama-3.3-70b h200 tp4 offline 1024/512", LLAMA_70B, 4,
+         _random(2034177, 1029594, 4000, 1024, 512, None), "output_tokens_per_s", 3492.294, 4000),
+    _row("datacrunch llama-3.3-70b h200 tp4 offline 4096/2048", LLAMA_70B, 4,
+         _random(1637669, 818620, 800, 4096, 2048, None), "output_tokens_per_s", 2051.287, 800),
+    _row("datacrunch llama-3.3-70b h200 tp4 offline 4096/1024", LLAMA_70B, 4,
+         _random(3097487, 760205, 1500, 4096, 1024, None), "output_tokens_per_s", 1654.994, 1500),
+    _row("datacrunch llama-3.3-70b h200 tp4 offline 256/512", LLAMA_70B, 4,
+         _random(777987, 1529561, 6000, 256, 512, None), "output_tokens_per_s", 6648.439, 6000),
+    _ftl("llama-2-7b", LLAMA2_7B, H100, 1, 128, True, 7.0),
+    _ftl("llama-2-7b", LLAMA2_7B, H100, 1, 2048, True, 36.0),
+    _ftl("llama-2-70b", LLAMA2_70B, H100, 4, 128, True, 26.0),
+    _ftl("llama-2-70b", LLAMA2_70B, H100, 4, 2048, True, 109.0),
+    _ftl("llama-2-7b", LLAMA2_7B, L40S, 1, 128, True, 14.0),
+    _ftl("llama-2-7b", LLAMA2_7B, L40S, 1, 2048, True, 73.0),
+    _ftl("llama-2-7b", LLAMA2_7B, A100, 1, 128, False, 16.0),
+    _ftl("llama-2-7b", LLAMA2_7B, A100, 1, 2048, False, 133.0),
+    _ftl("llama-2-70b", LLAMA2_70B, A100, 4, 128, False, 47.0),
+    _ftl("llama-2-70b", LLAMA2_70B, A100, 4, 2048, False, 377.0),
+)  # fmt: skip
+
+
+def predict(case: ServingFirstContact) -> float:
+    """The estimator's figure for the row: the simulated median at the offered rate (online rows) or the replica's
+    output throughput at its capacity (offline rows), or the estimate at a fixed batch (concurrency rows)."""
+    cluster = Cluster(gpu=case.gpu, gpus_per_node=8)
+    if case.cfg.concurrency is not None:  # a fixed batch: the estimate at that batch
+        return float(getattr(estimate_serving(case.model, case.cfg, cluster, tp=case.tp), case.metric))
+    if case.requests is not None:  # a finite offline run, as the benchmark counts it (ramp and drain included)
+        return offline_run_output_tokens_per_s(case.model, case.cfg, cluster, case.tp, case.requests)
+    if case.cfg.requests_per_s is None:
+        return float(estimate_serving(case.model, case.cfg, cluster, tp=case.tp).output_tokens_per_s)
+    result = estimate_serving(case.model, case.cfg, cluster, tp=case.tp, replicas_needed=0)
+    assert result.latency is not None
+    average = result.latency["average"]
+    return (average.ttft.p50 if case.metric == "ttft_ms" else average.tpot.p50) * 1e3
