@@ -315,9 +315,7 @@ def _precision_warnings(workload: Workload, cluster: Cluster) -> tuple[Warning_,
         return ()
     runs_as = compute_precision(cluster.gpu, workload.precision)
     names = {"gpu": cluster.gpu.name, "precision": workload.precision, "runs_as": runs_as}
-    return (
-        Warning_("precision_unsupported", f"{cluster.gpu.name} has no {workload.precision}: runs as {runs_as}", names),
-    )
+    return (Warning_("precision_unsupported", names),)
 
 
 @lru_cache(maxsize=64)
@@ -332,26 +330,21 @@ def _plan_warnings(
     """Named traps of a plan (cached: the planner meets the same few combinations again and again)."""
     found: list[Warning_] = []
     if ragged:
-        found.append(Warning_("ragged_batch", "the global batch is not a multiple of dp × micro_batch"))
+        found.append(Warning_("ragged_batch"))
     if pp > 1 and m < 4 * pp:
         bubble = (pp - 1) / (m + pp - 1)  # 1F1B's idle share of a step (Narayanan et al. 2021 §2.2)
-        text = f"{m} micro-batches for {pp} stages: the bubble is large (want m ≥ 4p)"
-        found.append(Warning_("pipeline_bubble", text, {"bubble": bubble}))
+        found.append(Warning_("pipeline_bubble", {"bubble": bubble}))
     if layers % pp:
-        text = f"{layers} layers do not split evenly into {pp} stages"
-        found.append(Warning_("uneven_stages", text, {"layers": layers, "pp": pp}))
+        found.append(Warning_("uneven_stages", {"layers": layers, "pp": pp}))
     if tp > gpus_per_node:
-        text = "tensor parallelism spans nodes: every layer waits for the network"
-        found.append(Warning_("tp_across_nodes", text, {"tp": tp, "gpus_per_node": gpus_per_node}))
+        found.append(Warning_("tp_across_nodes", {"tp": tp, "gpus_per_node": gpus_per_node}))
     if tcp:
-        found.append(
-            Warning_("ethernet_fabric", "multi-node over plain Ethernet (TCP): only data parallelism tolerates it")
-        )
+        found.append(Warning_("ethernet_fabric"))
     return tuple(found)
 
 
 # one shared instance: Warning_ is frozen, and building it costs more than the comparison that asks for it
-COMMUNICATION_BOUND = Warning_("communication_bound", "exposed communication takes longer than the compute it serves")
+COMMUNICATION_BOUND = Warning_("communication_bound")
 
 
 @lru_cache(maxsize=1024)

@@ -71,12 +71,7 @@ def budget_misses(cost: Cost, constraints: Constraints) -> tuple[list[Miss], lis
         "total_budget": str(total),
         "compared_currency": cost.compared_currency,
     }
-    text = (
-        f"Costs {cost.monthly_effective} {cost.currency} a month, above the monthly budget of {monthly}; the whole "
-        f"job, {params['job_total']} {cost.currency} (billed months: {params['months']}), is within the job budget "
-        f"of {total}."
-    )
-    return [], [Warning_("over_monthly_budget", text, figures)]
+    return [], [Warning_("over_monthly_budget", figures)]
 
 
 def total_budget_params(cost: Cost, budget: Decimal) -> dict[str, Any]:
@@ -105,11 +100,7 @@ def term_warnings(cost: Cost) -> list[Warning_]:
         "other_total": str(other.job_total),
         "currency": cost.currency,
     }
-    text = (
-        f"The {other.term} term costs this job less: {other.job_total} {cost.currency} (billed months: "
-        f"{other.months}), against {cost.job_total} (billed months: {cost.months}) on the {cost.term} term."
-    )
-    return [Warning_("other_term_cheaper", text, params)]
+    return [Warning_("other_term_cheaper", params)]
 
 
 def slo_params(cfg: ServingConfig) -> dict[str, Any]:
@@ -137,14 +128,7 @@ def range_billing_warnings(offer: Offer, config: Configuration, cost: Cost, perf
         "slow_total": str(slow.job_total),
         "currency": cost.currency,
     }
-    return [
-        Warning_(
-            "billing_within_range",
-            f"At the slow end of its range ({span[1]:,.0f} h) the job bills {slow.months} months, not {cost.months}: "
-            f"{slow.job_total} {cost.currency} instead of {cost.job_total}.",
-            names,
-        )
-    ]
+    return [Warning_("billing_within_range", names)]
 
 
 def billing_warnings(cost: Cost) -> list[Warning_]:
@@ -153,9 +137,7 @@ def billing_warnings(cost: Cost) -> list[Warning_]:
     return [
         Warning_(
             "term_longer_than_job",
-            f"The {cost.term} term bills {cost.months} month{'s' if cost.months != 1 else ''} "
-            f"({cost.billed_hours:,.0f} h) for a job of {cost.used_hours:,.1f} h: "
-            f"{cost.used_hours / cost.billed_hours:.1%} of the billed time is used.",
-            {"months": cost.months, "billed_hours": cost.billed_hours, "used_hours": cost.used_hours},
+            {"months": cost.months, "billed_hours": cost.billed_hours, "used_hours": cost.used_hours}
+            | {"term": cost.term, "share": cost.used_hours / cost.billed_hours},
         )
     ]

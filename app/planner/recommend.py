@@ -595,12 +595,7 @@ def host_ram_unconfirmed(memory: MemoryBreakdown, config: Configuration) -> Warn
     host_gib = memory.host_peak / GIB
     needed = math.ceil(min_host_ram_gib(host_gib, config.cards_per_node))
     params = {"host_gib": round(host_gib, 3), "needed_gib": needed, "loading": memory.load_binds}
-    text = (
-        f"Needs {needed:,} GiB of host RAM per server ({host_gib:,.0f} GiB at the plan's host peak, plus the reserve "
-        "for the OS, the training processes and their data loaders), and the catalog does not list this server's "
-        "host RAM: confirm the server has it before the job starts."
-    )
-    return Warning_("host_ram_unconfirmed", text, params)
+    return Warning_("host_ram_unconfirmed", params)
 
 
 def min_host_ram_gib(peak_gib: float, gpus_on_node: int) -> float:
@@ -740,9 +735,6 @@ def _deadline_warnings(option: Option, deadline_days: float) -> list[Warning_]:
     return [
         Warning_(
             "deadline_within_range",
-            f"The estimate of {option.hours / 24:,.1f} days meets the {deadline_days:g}-day deadline, but the "
-            f"range runs to {span[1] / 24:,.1f} days (a typical stack on a less reliable cluster): leave margin "
-            "or choose a faster option.",
             {"days": option.hours / 24, "deadline_days": deadline_days, "slow_days": span[1] / 24},
         )
     ]

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from typing import Any, get_args
 
 from app.estimator.serving import (
     ServingConfig,
@@ -29,7 +29,7 @@ from app.estimator.serving import (
 )
 from app.estimator.serving_disagg import Pools, decode_config, joined_estimate, kv_transfer_s, prefill_config
 from app.estimator.specs import Cluster, EstimatorError, ModelSpec
-from app.estimator.vocabulary import TERM_MONTHS
+from app.estimator.vocabulary import TERM_MONTHS, Engine
 from app.planner.offers import DAYS_PER_BILLED_MONTH, Configuration, Constraints, Offer, price
 from app.planner.serving import (
     TP_DEGREES,
@@ -46,7 +46,8 @@ from app.planner.serving import (
 )
 from app.planner.serving_launch import Served, disaggregated_launch
 
-DISAGGREGATED_ENGINES = ("sglang", "vllm", "trt-llm")
+# every engine runs prefill and decode on separate pools (SGLang PD, vLLM NixlConnector, trtllm-serve disaggregated)
+DISAGGREGATED_ENGINES: tuple[str, ...] = get_args(Engine)
 
 
 def check_disaggregated(cfg: ServingConfig) -> None:

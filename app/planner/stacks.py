@@ -233,12 +233,8 @@ def precision_run_as(requested: Workload, launched: Workload, gpu: GpuSpec) -> W
     name, precision, runs_as = gpu.name, requested.precision, launched.precision
     if not gpu.peak_flops.get(precision):
         names = {"gpu": name, "precision": precision, "runs_as": runs_as}
-        return Warning_("precision_unsupported", f"{name} has no {precision}: runs as {runs_as}", names)
-    return Warning_(
-        "fp8_not_launched",
-        f"No training stack here runs {requested.task} in fp8: sized and launched in {runs_as}.",
-        {"task": requested.task, "runs_as": runs_as},
-    )
+        return Warning_("precision_unsupported", names)
+    return Warning_("fp8_not_launched", {"task": requested.task, "runs_as": runs_as})
 
 
 def _fsdp_for_tp_pp(row: Row, plan: Plan) -> bool:
@@ -507,12 +503,8 @@ def no_stack_warning(workload: Workload, plan: Plan, model: ModelSpec) -> Warnin
     if workload.task == "inference" or stack_for(workload, plan, model) is not None:
         return None
     shape = f"dp {plan.dp} × tp {plan.tp} × pp {plan.pp} × cp {plan.cp} × ep {plan.ep}, ZeRO {plan.zero_stage}"
-    return Warning_(
-        "no_stack",
-        f"No training stack runs {workload.task} of this model as {shape}, offload {plan.offload}, recompute "
-        f"{plan.recompute}, optimizer {workload.optimizer} (docs/stacks.md).",
-        {"task": workload.task, "shape": shape, "offload": plan.offload, "recompute": plan.recompute},
-    )
+    params = {"task": workload.task, "shape": shape, "offload": plan.offload, "recompute": plan.recompute}
+    return Warning_("no_stack", params | {"optimizer": workload.optimizer})
 
 
 # Fine-tuning tasks whose Hugging Face Trainer launch pads each batch to its longest sample (`as_padded`)

@@ -59,7 +59,7 @@ def test_a_retired_fabric_add_on_estimates_the_plain_network(db) -> None:
     db.flush()
     plain, notes = resolve_cluster(hardware, lambda: nullcontext(db))
     assert plain.inter_node_fabric != "ib-ndr-400" and plain.inter_node_gbps < joined.inter_node_gbps
-    assert any("rented one server per job" in note for note in notes)
+    assert any("rented one server per job" in note.text for note in notes)
 
 
 def test_a_gpu_type_and_a_node_count_mean_whole_usual_servers(client: TestClient) -> None:

@@ -107,7 +107,7 @@ def test_the_admins_bandwidth_moves_the_speed_of_both(client: TestClient, db: Se
     # test's session, it sizes the same servers at the admin's figure
     cluster, notes = resolve_cluster(HardwareIn(sku=H100, nodes=2), lambda: nullcontext(db))
     assert (cluster.inter_node_fabric, cluster.inter_node_gbps) == ("ib-ndr-400", 400.0)
-    assert any("400 Gb/s per node (catalog)" in note for note in notes)
+    assert any("400 Gb/s per node (catalog)" in note.text for note in notes)
     addon.ports_per_server, addon.port_gbps = 4, 200  # an admin's RoCE-like figure: 800 Gb/s
     db.flush()
     cluster, _notes = resolve_cluster(HardwareIn(sku=H100, nodes=2), lambda: nullcontext(db))
