@@ -63,9 +63,10 @@ test: system-deps browser lint
 	$(BIN)/python -m pytest --cov --cov-report=term:skip-covered --durations=25
 
 ## The quick loop: unit and API tests on SQLite only, leaving out the tests marked slow (they start processes),
-## browser and postgres (tests/conftest.py sets the markers). Under 90 s here.
+## browser and postgres (tests/conftest.py sets the markers), on two worker processes (pytest-xdist; a test
+## module stays on one worker). Under 90 s here. `make test` runs in one process, as before.
 test-fast: install-dev
-	$(BIN)/python -m pytest -q -m "not slow and not browser and not postgres"
+	$(BIN)/python -m pytest -q -m "not slow and not browser and not postgres" -n 2 --dist loadfile
 
 bench: install-dev
 	$(BIN)/python benchmarks/estimator.py

@@ -23,6 +23,7 @@ from starlette.requests import Request
 
 from app import messages, words
 from app.estimator.vocabulary import LANGUAGES
+from app.i18n_admin import ADMIN_EN, ADMIN_ZH
 from app.i18n_serve import SERVE_EN, SERVE_ZH
 
 LANGS = LANGUAGES
@@ -126,6 +127,7 @@ EN: dict[str, str] = {
     "plan": "Parallel plan",
     "why": "Why this plan",
     "warnings": "Warnings",
+    "option_assumptions": "What the speed assumes",
     "memory": "Memory per GPU",
     "memory_of": "{total} of {capacity} GiB",
     "memory_fits": "fits",
@@ -341,6 +343,7 @@ ZH: dict[str, str] = {
     "plan": "并行方案",
     "why": "为什么这样切分",
     "warnings": "注意事项",
+    "option_assumptions": "速度所依据的假设",
     "memory": "每卡显存",
     "memory_of": "{total} / {capacity} GiB",
     "memory_fits": "放得下",
@@ -457,6 +460,8 @@ REGIONS: dict[str, dict[str, str]] = messages.REGION_WORDS
 
 EN.update(SERVE_EN)
 ZH.update(SERVE_ZH)
+EN.update(ADMIN_EN)
+ZH.update(ADMIN_ZH)
 for _lang, _table in (("en", EN), ("zh", ZH)):
     _table.update({f"task_{task}": label for task, label in messages.TASK_LABELS["label"][_lang].items()})
 CATALOGS = {"en": EN, "zh": ZH}
@@ -502,10 +507,9 @@ class Translator:
     def has(self, key: str) -> bool:
         return key in self.messages
 
-    def warning(self, code: str, params: Mapping[str, Any], fallback: str) -> str:
-        """A warning in the page's language from its code and figures; the API's English for a code the
-        catalog does not word."""
-        return messages.warning(code, params, self.lang) if code in messages.WARNINGS[self.lang] else fallback
+    def warning(self, code: str, params: Mapping[str, Any]) -> str:
+        """A warning in the page's language from its code and figures (every code is worded: tests/test_messages.py)."""
+        return messages.warning(code, params, self.lang)
 
     def note(self, code: str, params: Mapping[str, Any]) -> str:
         """What an estimate assumes, in the page's language (app/note_words.py)."""
@@ -518,6 +522,11 @@ class Translator:
             return messages.rejection(code, params, self.lang, self.money)
         except (KeyError, IndexError):
             return fallback
+
+    def assumption(self, code: str, params: Mapping[str, Any]) -> str:
+        """What an option assumes beyond its plan (its fabric, its distance from the calibration runs), in the page's
+        language (app/messages.py ASSUMPTIONS)."""
+        return messages.assumption(code, params, self.lang, self.money)
 
     def misses(self, reasons: list[tuple[str, Mapping[str, Any]]]) -> str | None:
         return messages.misses(reasons, self.lang, self.money)

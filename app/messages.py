@@ -23,176 +23,9 @@ from app.note_words import NOTES as NOTES  # re-exported: an estimate's assumpti
 from app.note_words import QUOTE_NOTES as QUOTE_NOTES  # re-exported: a quote's notes
 from app.note_words import SCHEMES as SCHEMES  # re-exported: checkpoint formats
 from app.quote_check_words import QUOTE_CHECKS as QUOTE_CHECKS  # re-exported: why POST /quotes refuses
+from app.warning_words import WARNINGS as WARNINGS  # re-exported: warnings by code, read as messages.WARNINGS
 
 MoneyFormat = Callable[[Any, str], str]
-
-# Planner and estimator warnings by stable code (app/estimator/memory/, performance.py,
-# app/planner/explain.py, serving_service.py) with the figures each carries in `params` (`{slo}`: the latency
-# targets, as in MISSES). The estimator writes its own English message too (it imports nothing of the app): the
-# API returns it as `message`; the web words code and params here.
-WARNINGS: dict[str, dict[str, str]] = {
-    "en": {
-        "indicative_price": "Indicative price from the published range; final on consultation.",
-        "fabric_priced_on_request": "{nodes} servers need the InfiniBand add-on, priced on consultation and not "
-        "included in the cost.",
-        "offload_over_pcie": "Offloading ({offload}) moves optimizer traffic over PCIe gen {pcie_gen} (~{pcie_gbs:.0f} "
-        "GB/s achieved per GPU): expect the step to slow down by tens of percent.",
-        "offload_slowdown": "Offload traffic over PCIe takes {share:.0%} of each step, making it {slowdown:.2f}× as "
-        "long (the article measured 1.4-1.6× longer steps).",
-        "host_ram_unknown": "Offload needs {offload_gib:,.0f} GiB of host RAM per server, and the server's host RAM "
-        "is not known: give hardware.host_ram_gib, or choose a server whose host RAM the catalog lists.",
-        "host_ram_exceeded": "Offload needs {offload_gib:,.0f} GiB of host RAM per server; the server has "
-        "{host_ram_gib:,.0f} GiB, {host_ram_limit_gib:,.0f} GiB after the reserve for the OS, the training "
-        "processes and their data loaders.",
-        "host_load_unknown": "Loading the model needs {load_gib:,.0f} GiB of host RAM per server ({copies} × the "
-        "whole {model_gib:,.0f} GiB model, held before ZeRO-3 shards it), and the server's host RAM is not known: "
-        "give hardware.host_ram_gib, or choose a server whose host RAM the catalog lists.",
-        "host_load_exceeded": "Loading the model needs {load_gib:,.0f} GiB of host RAM per server ({copies} × the "
-        "whole {model_gib:,.0f} GiB model, held before ZeRO-3 shards it); the server has {host_ram_gib:,.0f} GiB, "
-        "{host_ram_limit_gib:,.0f} GiB after the reserve for the OS, the training processes and their data loaders.",
-        "memory_may_exceed": "The plan fits at its estimate of {total_gib:,.1f} GiB per GPU, but the high end of its "
-        "memory range, {high_gib:,.1f} GiB, is above the {limit_gib:,.1f} GiB it may use: it may run out of memory; "
-        "leave margin (activation checkpointing, a smaller micro-batch) or choose an option that fits at the high end.",
-        "billing_within_range": "At the slow end of its time range ({slow_hours:,.0f} h) the job bills "
-        "{slow_months} months instead of {months}: {slow_total} {currency} instead of {job_total}.",
-        "term_longer_than_job": "The term bills {billed_hours:,.0f} h for a job of {used_hours:,.1f} h: more than "
-        "twice the time the job takes.",
-        "over_monthly_budget": "Costs {monthly!m} a month, above the monthly budget of {budget!c}; the whole job, "
-        "{job_total!m} (billed months: {months}), is within the job budget of {total_budget!c}.",
-        "other_term_cheaper": "The {other_term} term costs this job less: {other_total!m} (billed months: "
-        "{other_months}), against {job_total!m} (billed months: {months}) on the {term} term.",
-        "host_ram_unconfirmed": "Needs {needed_gib:,.0f} GiB of host RAM per server ({host_gib:,.0f} GiB at the "
-        "plan's host peak, plus the reserve for the OS, the training processes and their data loaders), and the "
-        "catalog does not list this server's host RAM: confirm the server has it before the job starts.",
-        "deadline_within_range": "The estimate of {days:,.1f} days meets the {deadline_days:g}-day deadline, but the "
-        "slow end of its range, {slow_days:,.1f} days, does not: leave margin or choose a faster option.",
-        "pipeline_bubble": "The pipeline bubble idles {bubble:.0%} of each step; more micro-batches or interleaved "
-        "stages would shrink it.",
-        "pipeline_few_microbatches": "{micro_batches} micro-batches for {pp} pipeline stages idle {bubble:.0%} of "
-        "each step; use at least 4 × pp.",
-        "global_batch_small": "A global batch of {global_batch:,} sequences is too small for {gpus:,} GPUs (MFU "
-        "{mfu:.1%}): one of {larger:,} would reach {better:.1%} with the same plan; retune the learning rate if you "
-        "change it.",
-        "uneven_stages": "The {layers} layers do not split evenly into {pp} pipeline stages; the largest stage sets "
-        "the pace.",
-        "pp_uneven_layers": "The {layers} layers do not split evenly into {pp} pipeline stages; the largest stage "
-        "({stage_layers} layers) sets memory and speed.",
-        "tp_across_nodes": "Tensor parallel {tp} spans servers of {gpus_per_node} GPUs: every layer waits for the "
-        "network. Keep it inside one server.",
-        "kv_heads_replicated": "The {kv_heads} KV heads do not divide by tensor parallel {tp}: K/V weights and "
-        "cache are replicated.",
-        "approximate_model": "The architecture was derived from a parameter count; memory is approximate.",
-        "estimate_uncertain": "The architecture was derived from a parameter count: memory and speed are approximate.",
-        "params_mismatch": "The stated parameter count ({stated:,.0f}) differs from the architecture's exact count "
-        "({exact:,}); memory uses the exact count.",
-        "ragged_batch": "The global batch is not a multiple of data parallel × micro-batch.",
-        "global_batch_rounded": "The global batch {global_batch} is not a multiple of data parallel × micro-batch "
-        "({step}): it was rounded to {rounded}, the nearest one that is.",
-        "moe_experts_resident": "Every MoE expert is resident on each GPU (no expert parallel): memory follows "
-        "the total parameters, compute the active ones.",
-        "moe_low_concurrency_unvalidated": "A fine-grained MoE ({experts} experts per layer) decoding "
-        "{concurrency:.3g} sequences at once is outside the validated range: the time per token shown is optimistic "
-        "(published DeepSeek-V3/R1 measurements are several times slower at one sequence; see docs/serving.md).",
-        "quantised_checkpoint": "{repo} ships {scheme} weights; training is sized on 16-bit weights, so the launch "
-        "needs a 16-bit copy: dequantise the checkpoint first (DeepSeek-V3: inference/fp8_cast_bf16.py in its "
-        "repository) and load that copy.",
-        "kv_cache_dominates": "The KV cache ({kv_cache_gib:.1f} GiB per GPU) is larger than the weights: batch and "
-        "context length drive the memory.",
-        "no_fit": "This plan does not fit in GPU memory, although ZeRO-3 over {dp} data-parallel GPUs would "
-        "({zero3_gib:.1f} GiB per GPU).",
-        "no_fit_zero3": "Does not fit in GPU memory even with ZeRO-3 over all {gpus} GPUs: {needed_gib:.1f} GiB per "
-        "GPU needed, {limit_gib:.1f} GiB usable after the headroom.",
-        "ethernet_fabric": "Several servers over plain Ethernet (TCP): only data parallelism tolerates it.",
-        "communication_bound": "Exposed communication takes longer than the compute it serves.",
-        "precision_unsupported": "{gpu} lacks {precision}: it runs at {runs_as}, and speed is estimated so.",
-        "no_stack": "No training stack gpu-sizer launches (DeepSpeed, FSDP/torchtitan, Megatron) runs {task} as "
-        "{shape}, offload {offload}, recompute {recompute}: these are the estimator's figures, not a launchable job.",
-        "fp8_not_launched": "No training stack offered here runs {task} in fp8: it is sized, priced and launched in "
-        "{runs_as}.",
-        "single_server_only": "{sku} has no InfiniBand or RoCE fabric joining its servers (only its network: "
-        "{network}): the job cannot grow beyond one server.",
-        "starts_from_scratch": "Pretraining starts {model} from random weights: the launch does not load the released "
-        "weights of {repo}. To go on training them on new text, ask for task continued_pretrain.",
-        "no_kv_cache": "The weights and the engine's reserve leave GPU memory for {kv_cache_tokens:,} tokens of KV "
-        "cache, less than one sequence of {context_len:,}: use more GPUs per replica, a smaller weight format or "
-        "shorter requests.",
-        "slo_missed": "At concurrency {concurrency:.1f} TTFT is {ttft_ms:.0f} ms and TPOT {tpot_ms:.1f} ms, missing "
-        "{slo}: add replicas or GPUs per replica, or relax the targets.",
-    },
-    "zh": {
-        "indicative_price": "参考价，取自公开价格区间；最终价格以协商为准。",
-        "fabric_priced_on_request": "{nodes} 台服务器需要 InfiniBand 附加项，其价格面议，未计入费用。",
-        "offload_over_pcie": "卸载（{offload}）会让优化器数据经第 {pcie_gen} 代 PCIe 传输"
-        "（每卡实际约 {pcie_gbs:.0f} GB/s）：每步可能慢数十个百分点。",
-        "offload_slowdown": "经 PCIe 的卸载流量占每步时间的 {share:.0%}，每步时间变为 {slowdown:.2f} 倍"
-        "（文章测得每步时间为 1.4-1.6 倍）。",
-        "host_ram_unknown": "卸载每台服务器需要 {offload_gib:,.0f} GiB 主机内存，但该服务器的主机内存未知："
-        "请给出 hardware.host_ram_gib，或选择目录列出主机内存的服务器。",
-        "host_ram_exceeded": "卸载每台服务器需要 {offload_gib:,.0f} GiB 主机内存；服务器有 {host_ram_gib:,.0f} GiB，"
-        "扣除操作系统、训练进程和数据加载的预留后只有 {host_ram_limit_gib:,.0f} GiB。",
-        "host_load_unknown": "加载模型每台服务器需要 {load_gib:,.0f} GiB 主机内存（{copies} × 完整的 "
-        "{model_gib:,.0f} GiB 模型，在 ZeRO-3 切分之前驻留），但该服务器的主机内存未知："
-        "请给出 hardware.host_ram_gib，或选择目录列出主机内存的服务器。",
-        "host_load_exceeded": "加载模型每台服务器需要 {load_gib:,.0f} GiB 主机内存（{copies} × 完整的 "
-        "{model_gib:,.0f} GiB 模型，在 ZeRO-3 切分之前驻留）；服务器有 {host_ram_gib:,.0f} GiB，"
-        "扣除操作系统、训练进程和数据加载的预留后只有 {host_ram_limit_gib:,.0f} GiB。",
-        "memory_may_exceed": "按估算每块 GPU {total_gib:,.1f} GiB，方案可以放下；"
-        "但其显存区间的高端 {high_gib:,.1f} GiB 超过可用的 {limit_gib:,.1f} GiB：可能显存不足。"
-        "请留出余量（激活重计算、更小的微批），或选择在区间高端也能放下的方案。",
-        "billing_within_range": "按时间区间的慢端（{slow_hours:,.0f} 小时）计，任务需计费 {slow_months} 个月而非 "
-        "{months} 个月：{slow_total} {currency}，而非 {job_total}。",
-        "term_longer_than_job": "计费 {billed_hours:,.0f} 小时，而任务只需 {used_hours:,.1f} 小时："
-        "超过所需时间的两倍。",
-        "over_monthly_budget": "每月费用 {monthly!m}，超过每月预算 {budget!c}；任务计费 {months} 个月共 "
-        "{job_total!m}，在任务预算 {total_budget!c} 之内。",
-        "other_term_cheaper": "{other_term}租期对这个任务更便宜：计费 {other_months} 个月共 {other_total!m}，"
-        "而{term}租期计费 {months} 个月共 {job_total!m}。",
-        "host_ram_unconfirmed": "每台服务器需要 {needed_gib:,.0f} GiB 主机内存（方案的主机峰值 {host_gib:,.0f} GiB，"
-        "加上操作系统、训练进程和数据加载的预留），而目录未列出这台服务器的主机内存：任务开始前请确认服务器有这么多内存。",
-        "deadline_within_range": "估算的 {days:,.1f} 天满足 {deadline_days:g} 天的截止期限，但其区间的慢端 "
-        "{slow_days:,.1f} 天超出期限：请留出余量或选择更快的方案。",
-        "pipeline_bubble": "流水线气泡让每步 {bubble:.0%} 的时间空闲；增加微批数量或使用交错流水线可以缩小气泡。",
-        "pipeline_few_microbatches": "{pp} 级流水线只有 {micro_batches} 个微批，每步 {bubble:.0%} 的时间空闲；"
-        "至少使用 4 × pp 个微批。",
-        "global_batch_small": "全局批 {global_batch:,} 条序列对 {gpus:,} 张 GPU 来说太小（MFU {mfu:.1%}）："
-        "换成 {larger:,} 条，同一方案的 MFU 可达 {better:.1%}；改批大小时请重新调整学习率。",
-        "uneven_stages": "{layers} 层不能被 {pp} 级流水线整除；最大的一级决定速度。",
-        "pp_uneven_layers": "{layers} 层不能被 {pp} 级流水线整除；最大的一级（{stage_layers} 层）决定显存和速度。",
-        "tp_across_nodes": "张量并行度 {tp} 超过每台服务器的 {gpus_per_node} 张 GPU，跨越了服务器：每一层都要等待网络。"
-        "请将其限制在一台服务器内。",
-        "kv_heads_replicated": "{kv_heads} 个 KV 头不能被张量并行度 {tp} 整除：K/V 权重和缓存会被复制。",
-        "approximate_model": "架构由参数量推算；显存为近似值。",
-        "estimate_uncertain": "架构由参数量推算：显存和速度为近似值。",
-        "params_mismatch": "给出的参数量（{stated:,.0f}）与架构的精确计数（{exact:,}）不同；显存按精确计数计算。",
-        "ragged_batch": "全局批大小不是数据并行度 × 微批大小的整数倍。",
-        "global_batch_rounded": "全局批大小 {global_batch} 不是数据并行 × 微批（{step}）的倍数：已取整为最近的倍数 "
-        "{rounded}。",
-        "moe_experts_resident": "每个 MoE 专家都常驻在每张 GPU 上（无专家并行）："
-        "显存取决于总参数量，计算量取决于激活参数量。",
-        "moe_low_concurrency_unvalidated": "细粒度 MoE（每层 {experts} 个专家）同时解码 {concurrency:.3g} 条序列时"
-        "超出已验证范围：所示每 token 时间偏乐观（公开的 DeepSeek-V3/R1 实测在单序列时慢数倍；见 docs/serving.md）。",
-        "quantised_checkpoint": "{repo} 发布的是 {scheme} 权重；训练按 16 位权重估算，启动配置需要 16 位副本："
-        "请先把检查点反量化（DeepSeek-V3：其仓库中的 inference/fp8_cast_bf16.py），再加载该副本。",
-        "kv_cache_dominates": "KV 缓存（每卡 {kv_cache_gib:.1f} GiB）大于权重：批大小和上下文长度决定显存。",
-        "no_fit": "该方案放不进显存，但在 {dp} 路数据并行上使用 ZeRO-3 可以（每卡 {zero3_gib:.1f} GiB）。",
-        "no_fit_zero3": "即使在全部 {gpus} 张 GPU 上使用 ZeRO-3 也放不进显存：每卡需要 {needed_gib:.1f} GiB，"
-        "扣除余量后可用 {limit_gib:.1f} GiB。",
-        "ethernet_fabric": "多台服务器通过普通以太网（TCP）互联：只有数据并行能够容忍。",
-        "communication_bound": "未被掩盖的通信时间超过了它所服务的计算时间。",
-        "precision_unsupported": "{gpu} 不支持 {precision}：按 {runs_as} 运行并据此估算速度。",
-        "no_stack": "gpu-sizer 启动的训练框架（DeepSpeed、FSDP/torchtitan、Megatron）都不能以 {shape}、卸载 {offload}、"
-        "重计算 {recompute} 运行 {task}：这些只是估算数字，不是可启动的任务。",
-        "fp8_not_launched": "这里提供的训练框架都不以 fp8 运行 {task}：按 {runs_as} 估算、计价和启动。",
-        "single_server_only": "{sku} 没有连接服务器的 InfiniBand 或 RoCE 网络（只有其网络：{network}）："
-        "作业无法扩展到一台服务器之外。",
-        "starts_from_scratch": "预训练从随机权重开始训练 {model}：启动配置不会加载 {repo} 已发布的权重。"
-        "若要在新文本上继续训练这些权重，请选择任务 continued_pretrain（继续预训练）。",
-        "no_kv_cache": "权重和推理引擎的预留只给 KV 缓存留下 {kv_cache_tokens:,} 个 token 的显存，"
-        "不够一条 {context_len:,} token 的序列：请为每个副本使用更多 GPU、更小的权重格式或更短的请求。",
-        "slo_missed": "并发 {concurrency:.1f} 时 TTFT 为 {ttft_ms:.0f} ms、TPOT 为 {tpot_ms:.1f} ms，达不到 {slo}："
-        "请增加副本或每个副本的 GPU，或放宽目标。",
-    },
-}
 
 # The tasks (app/estimator/vocabulary.py `RequestTask`) in three forms: `label`, short, for the
 # wizard's select and the results page's heading; `title`, for the quote's rows; `words`, inside the
@@ -489,6 +322,9 @@ ASSUMPTIONS: dict[str, dict[str, str]] = {
         "widened to {factor:.2f}× the typical end (NeMo's Qwen3-30B-A3B runs reached 0.44-0.91× our estimate).",
         "uncalibrated_offload": "No run that calibrated the speed offloads states to host RAM: the range's slow end is "
         "widened to {factor:.2f}× the typical end (offloaded steps measured 1.4-1.6× as long).",
+        "uncalibrated_gpu": "No run that calibrated the speed used this GPU generation (its efficiency constants are "
+        "set by analogy): the range's slow end is widened to {factor:.2f}× the typical end (Hopper's and Ampere's "
+        "fitted GEMM fractions differ by that much).",
     },
     "zh": {
         "fabric_with_server": "速度按 {nodes} 台服务器经 {sku} 的 {fabric} 网络互联"
@@ -501,6 +337,8 @@ ASSUMPTIONS: dict[str, dict[str, str]] = {
         "（NeMo 的 Qwen3-30B-A3B 实测为我们估计值的 0.44-0.91 倍）。",
         "uncalibrated_offload": "校准速度所用的实测运行都没有把训练状态卸载到主机内存：范围的慢端放宽到典型端的 "
         "{factor:.2f} 倍（实测卸载后的每步耗时为不卸载时的 1.4-1.6 倍）。",
+        "uncalibrated_gpu": "校准速度所用的实测运行都没有用过这一代 GPU（其效率常数按类比设定）："
+        "范围的慢端放宽到典型端的 {factor:.2f} 倍（Hopper 与 Ampere 拟合出的 GEMM 效率相差这么多）。",
     },
 }
 
@@ -715,12 +553,31 @@ TERM_NAMES: dict[str, dict[str, str]] = {
 
 
 def warning(code: str, params: Mapping[str, Any], lang: str = "en") -> str:
-    """A warning's text, in `lang`, from its code and the figures it carries."""
+    """A warning's text, in `lang`, from its code and the figures it carries: the API's `message` (English), the
+    pages and the PDF."""
     lang = _lang(lang)
-    if code == "other_term_cheaper":
+    if "term" in params:  # other_term_cheaper, term_longer_than_job
         names = TERM_NAMES[lang]
-        params = {**params, "term": names[params["term"]], "other_term": names[params["other_term"]]}
-    return _render(WARNINGS[lang][code], params, lang, plain_money)
+        params = {**params, "term": names[params["term"]]}
+        if "other_term" in params:
+            params["other_term"] = names[params["other_term"]]
+    return _render(WARNINGS[lang][_warning_key(code, params)], params, lang, plain_money)
+
+
+def _warning_key(code: str, params: Mapping[str, Any]) -> str:
+    """The catalog entry of a warning: `code`, or `code.variant` where its parameters change the sentence."""
+    if code == "no_fit_zero3" and params.get("activations_exceed"):
+        return "no_fit_zero3.activations"
+    if code == "no_fit_zero3" and "fit_gpus" in params:
+        return "no_fit_zero3.more_gpus_cards" if params.get("cards") else "no_fit_zero3.more_gpus"
+    if code == "single_server_only" and not params.get("network"):
+        return "single_server_only.unlisted"
+    if code == "term_longer_than_job" and params.get("months") == 1:
+        return "term_longer_than_job.one_month"
+    if code == "global_batch_small" and (params.get("steps") == 1 or params.get("pp") == 1):
+        one = [part for part, n in (("one_step", params.get("steps")), ("one_stage", params.get("pp"))) if n == 1]
+        return "global_batch_small." + "_".join(one)
+    return code
 
 
 def assumption(code: str, params: Mapping[str, Any], lang: str = "en", money: MoneyFormat = plain_money) -> str:

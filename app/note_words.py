@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from app.estimator.notes import ENGLISH
 from app.estimator.notes import SCHEMES as SCHEMES_EN
+from app.launch_words import LAUNCH
 
 NOTES: dict[str, dict[str, str]] = {
     "en": ENGLISH,
@@ -77,11 +78,53 @@ NOTES: dict[str, dict[str, str]] = {
         "tuning_typical": "速度取区间的常见端：方案运行在常见技术栈上（HF Trainer 或 accelerate、PEFT、DeepSpeed 或 "
         "FSDP、默认内核）",
         "tuning_nemo": "速度为点估计的 {factor:.2f}x：NeMo / Megatron-Bridge 的配方（稠密模型）",
+        "tuning_torchtitan": "速度为点估计的 {factor:.2f}x：torchtitan 公开的实测运行（10 次，A100、H100 和 H200）"
+        "的中位数",
+        "tuning_trainer": "速度为点估计的 {factor:.2f}x：Hugging Face Trainer 公开的全参数微调实测运行"
+        "（fms-acceleration，A100 上 4 次）的中位数",
+        "tuning_trainer_peft": "速度为点估计的 {factor:.2f}x：Hugging Face Trainer 搭配 PEFT 公开的 LoRA 和 QLoRA "
+        "实测运行（fms-acceleration，A100 上 15 次）的中位数",
         "range_widened_moe": "校准速度的实测运行中没有这类 MoE 模型：区间的慢端放宽到常见端的 {factor:.2f}×"
         "（NeMo 的 Qwen3-30B-A3B 实测为我们估计值的 0.44-0.91×）",
         "range_widened_offload": "校准速度的实测运行都没有把状态卸载到主机内存：区间的慢端放宽到常见端的 "
         "{factor:.2f}×（实测卸载后每步耗时为 1.4-1.6 倍）",
+        "range_widened_gpu": "校准速度的实测运行都没有用过这一代 GPU（其效率常数按类比设定）：区间的慢端放宽到常见端的 "
+        "{factor:.2f}×（Hopper 与 Ampere 拟合出的 GEMM 效率相差这么多）",
         "inference_speed": "预填充受计算限制；解码受 max（（权重 + KV 缓存读取）/ HBM 带宽，FLOPs / 峰值）限制",
+        # the cluster
+        "hardware_one_gpu": "硬件：一张 {gpu}（给出 hardware.nodes 即按整台服务器计）",
+        "hardware_usual_server": "硬件：每台服务器 {per_node} × {gpu}，与常见服务器（{server}）相同",
+        "hardware_largest_server": "硬件：每台服务器 {per_node} × {gpu}，按 GPU 表中最大的服务器计",
+        "fabric_usual": "网络：{fabric}，{nics} × {port_gbps:g} Gb/s = 每台服务器 {gbps:g} Gb/s（常见的 {server} "
+        "集群；可用 hardware.inter_node_gbps 或 inter_node_fabric 覆盖）",
+        "fabric_usual_rail": "网络：{fabric}，{nics} × {port_gbps:g} Gb/s = 每台服务器 {gbps:g} Gb/s，"
+        "每块 GPU 一张网卡，轨道优化（常见的 {server} 集群；可用 hardware.inter_node_gbps 或 inter_node_fabric 覆盖）",
+        "fabric_ports": "网络：{fabric}，每台服务器 {gbps:g} Gb/s（{ports:g} 个端口）",
+        "host_ram_usual": "主机内存：每台服务器 {host_ram:,.0f} GiB，与常见服务器（{server}）相同；"
+        "给出 hardware.host_ram_gib 可更改",
+        "fabric_catalog": "网络：{server} 经其 {fabric} 选项互联，每台服务器 {gbps:g} Gb/s（目录）",
+        "fabric_tcp": "网络：{server} 没有 InfiniBand 或 RoCE；服务器之间的流量经其网络（{network}）以 {gbps:g} Gb/s "
+        "的 TCP 传输",
+        "hardware_servers": "硬件：{nodes} × {server}（{per_node} 块 GPU，{link}）",
+        "hardware_servers_ram": "硬件：{nodes} × {server}（{per_node} 块 GPU，{link}，主机内存 {host_ram:g} GiB）",
+        # the plan and the SKU
+        "sequence_parallel_on": "序列并行：开启，与 Megatron-LM 和 torchtitan 运行张量并行的方式相同（归一化和 dropout "
+        "沿序列切分）；设 plan.sequence_parallel 为 false 可关闭",
+        "one_server_per_job": "{sku} 每个作业只租一台服务器：没有节点间网络连接其服务器，因此 POST /quotes "
+        "会拒绝跨服务器的方案（quantity_one_server）；此估算是其普通网络下的结果",
+        # serving
+        "serving_engines": "推理引擎按其文档默认值运行（除非另行设置）：vLLM gpu_memory_utilization 0.9、block 16，"
+        "max_num_seqs 在 70 GiB 及以上的 GPU（A100 除外）上为 1024、其他为 256；SGLang mem_fraction_static 按 TP "
+        "为 0.88-0.79，分块预填充 8192；TensorRT-LLM 空闲显存比例 0.9",
+        "serving_batching": "连续批处理并分块预填充；给出 requests_per_s 时，延迟由模拟得出：泊松到达随机分配给各副本，"
+        "每个副本的调度器（先解码，提示按块处理，受 max_num_batched_tokens 与 max_num_seqs 限制，准入时预留 KV 缓存）"
+        "运行 1,200 个固定种子的请求，去掉前 200 个；meets_slo 按 SLO 的百分位（默认 p90）在峰值时判断",
+        "serving_decode": "解码 = max（权重 + KV 缓存读取 / 实际 HBM 带宽，FLOPs / 实际算力）+ 引擎开销 + 张量并行 "
+        "AllReduce 延迟；常数按公开结果拟合（docs/validation-serving.md）",
+        "serving_no_block": "未给出 serving 块：input_tokens {input_tokens}、output_tokens {output_tokens}，"
+        "并发取一个副本能容纳的最多序列数（可设置 serving.input_tokens、output_tokens 以及 concurrency 或 "
+        "requests_per_s）",
+        "replicas_share_nothing": LAUNCH["zh"]["no_fabric"],  # the launch's note, the same words
     },
 }
 

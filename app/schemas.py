@@ -77,14 +77,7 @@ def _members(annotation: Any) -> list[Any]:
 
 def _literal_words(annotation: Any) -> list[Any]:
     """The values a Literal field (or one of a union's Literal members) allows; empty for other fields."""
-    origin = get_origin(annotation)
-    if origin is Annotated:
-        return _literal_words(get_args(annotation)[0])
-    if origin is Union or origin is types.UnionType:
-        return [word for arg in get_args(annotation) for word in _literal_words(arg)]
-    if origin is Literal:
-        return list(get_args(annotation))
-    return []
+    return [word for member in _members(annotation) if get_origin(member) is Literal for word in get_args(member)]
 
 
 def _currency(value: str) -> str:

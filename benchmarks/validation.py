@@ -358,8 +358,27 @@ The same 19 runs publish the Trainer's tokens per second per GPU, added as held-
 `Plan.tuning` "typical", the rule every row follows (the stack as the source names it): median 10.1 %, 14 of 19
 inside the range. By task: full fine-tuning runs at the tuned point (-18 to -25 % against the typical end, 0 to +9 %
 against the point), LoRA and QLoRA at the typical end (-15 to +10 %; the point would read +14 to +47 %): PEFT's
-adapter matmuls, dropout and bitsandbytes' dequantisation cost more than the estimate's LoRA terms. Not changed this
-stop: a Trainer launch's point should follow the task, not one factor.
+adapter matmuls, dropout and bitsandbytes' dequantisation cost more than the estimate's LoRA terms.
+
+Then (2026-12-06) one speed point per stack and task, each calibrated on that stack's own runs
+(`app/estimator/performance.py` `TUNING_SPEED`, the planner's `speed_point`): the median of published ÷ our point
+over the stack's rows here, asserted by `tests/estimator/test_stack_speed_points.py`. torchtitan (the fsdp stack's
+launch) 0.93 over its 10 runs (torchtitan's own, its June 2025 benchmark, Trainy's H200 runs; 0.73-0.99); the
+Hugging Face Trainer (the deepspeed stack's launch) 0.98 for full training over fms-acceleration's 4 full
+fine-tuning runs (0.92-1.00) and 0.78 for LoRA / QLoRA with PEFT over its 15 (0.68-0.95; it had been the typical
+end, 0.75, for both); Megatron-LM stays the point (its 10 runs: 0.99). These rows now state their stack's point, as
+the planner times them, and are in-sample for the factor. Before the change, on the same rows (commit 31797ad, which
+recorded the six llm-foundry A100 rows of 4,096 and 8,192 tokens at first contact: median 6.6 %, -11 % to +33 %):
+throughput 4.6 % fit / 8.8 % held out at the median, 28 of 30 / 48 of 53 inside the range; after: 4.1 % / 6.5 %,
+28 of 30 / 48 of 53 (fms-acceleration 10.1 % → 4.9 %, torchtitan's June 2025 rows 5-37 % → 1-27 %). A100 dense
+pre-training was checked at the same time and left where it is: llm-foundry's A100 rows at customers' sequence
+lengths read 6.6 % at first contact (median -5 %, low rather than high), torchtitan's 64-A100 runs +1 % and -6 % at
+its point, Megatron-LM's A100 runs 1-13 %. Meta's Llama 2 7B average, 2.0T tokens ÷ 184,320 A100-hours = 3,014
+tokens/s per GPU (Touvron et al. 2023b, Table 2), is a whole run on Meta's clusters (A100-80GB at a 350 or 400 W
+TDP, the same table), every restart included: it is the GPU-hours row below (ours 20 % under it, inside the
+range), not a step rate of 8 GPUs. A plan on a GPU generation no run calibrated (Ada, Volta) has its range's slow
+end widened by the spread of the fitted GEMM fractions (Hopper's 0.60 ÷ Ampere's 0.78), as MoE models and
+offloaded states already were.
 
 Published GPU-hours include everything a run spent; ours are `performance.gpu_hours`, which add the goodput parts
 (`app/estimator/goodput.py`: interruptions at Llama 3's rate, checkpoint saves at Young's interval, evaluation,

@@ -17,6 +17,7 @@ Markers (registered in pyproject.toml) are set here, so that `make test-fast` ca
 
 from __future__ import annotations
 
+import copy
 import functools
 import gc
 import inspect
@@ -26,9 +27,13 @@ import sys
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
+from _pytest.mark.expression import Expression
+from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
@@ -155,6 +160,13 @@ def hub(hub_server: StandInHub) -> StandInHub:
 
 @pytest.fixture()
 def app_settings(database_url: str, hub_server: StandInHub) -> Settings:
+    """The test app's settings: a deep copy of ones read once a run (reading `.env` and the environment again
+    cost 1.6 ms of CPU a test, a copy 0.05 ms)."""
+    return _app_settings(database_url, hub_server.url).model_copy(deep=True)
+
+
+@functools.cache
+def _app_settings(database_url: str, hub_url: str) -> Settings:
     # Rate limiting counts in the database outside the test's rolled-back transaction; the tests
     # that exercise it (tests/http/test_limits.py) build their own settings.
     return Settings(
@@ -163,7 +175,7 @@ def app_settings(database_url: str, hub_server: StandInHub) -> Settings:
         rate_limit_per_minute=0,
         hf_new_ids_per_minute=0,  # counted in the database too (tests/hub/test_hub_cache.py turns it on)
         metrics_enabled=True,
-        hf_endpoint=hub_server.url,
+        hf_endpoint=hub_url,
         webhooks_worker=False,  # tests/webhooks drive the worker themselves, or serve it over HTTP
     )
 
@@ -195,12 +207,35 @@ def pytest_sessionfinish() -> None:
         renderer.close_pool()
 
 
+_openapi_documents: dict[tuple[object, ...], dict[str, Any]] = {}
+
+
+def _share_openapi(app: FastAPI, settings: Settings) -> None:
+    """The OpenAPI document of an app is built from its settings and its routes alone, and costs a second or two
+    of CPU; an app of the same settings and routes as an earlier test's serves that one's (a copy)."""
+    build = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            routes = [
+                (type(route).__name__, getattr(route, "path", getattr(route, "prefix", ""))) for route in app.routes
+            ]
+            key = (settings.model_dump_json(), repr(routes))
+            if key not in _openapi_documents:
+                _openapi_documents[key] = copy.deepcopy(build())
+            app.openapi_schema = copy.deepcopy(_openapi_documents[key])
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
+
+
 @contextmanager
 def client_for(settings: Settings, db: Session) -> Iterator[TestClient]:
     """A client of the app built with `settings`, its requests in the test's transaction (`db`); its PDFs are
     rendered by a pool kept for the whole run (_SessionPdfRenderer)."""
     app = create_app(settings)
     app.state.pdf_renderer = _session_pdf_renderer(settings)
+    _share_openapi(app, settings)
 
     def _session() -> Iterator[Session]:
         yield db
@@ -251,6 +286,29 @@ _OWN_PROCESS_POOL = re.compile(r"\bPdfRenderer\(")
 # Tools whose tests generate hundreds of requests each (a module that imports one is slow as a whole).
 FUZZERS = ("schemathesis",)
 _OWN_POSTGRES = re.compile(r"""scratch_database\(\s*["']postgresql["']""")
+
+
+_IMPORTS_FUZZER = re.compile(r"^\s*(?:import|from)\s+(?:" + "|".join(FUZZERS) + r")\b", re.MULTILINE)
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """A module that imports one of FUZZERS is slow as a whole (pytest_collection_modifyitems): a run that
+    leaves `slow` out (`make test-fast`) does not collect it at all, since Schemathesis builds its cases while
+    the module is collected (about a third of the fast run's collection time)."""
+    if collection_path.suffix != ".py" or not _leaves_out_slow(config.option.markexpr):
+        return None
+    return bool(_IMPORTS_FUZZER.search(collection_path.read_text(encoding="utf-8"))) or None
+
+
+@functools.cache
+def _leaves_out_slow(markexpr: str) -> bool:
+    """Whether `-m markexpr` deselects every test marked slow, whatever other markers it has."""
+    if not markexpr:
+        return False
+    expression = Expression.compile(markexpr)
+    return not any(
+        expression.evaluate(lambda name, others=others: name == "slow" or others) for others in (False, True)
+    )
 
 
 def _is_module(value: object, names: tuple[str, ...]) -> bool:

@@ -15,13 +15,17 @@ import pytest
 from app import messages
 from app.estimator import performance
 from app.estimator.checkpoints import checkpoint_from_config, scheme_params
+from app.estimator.clusters import CatalogServer, HardwareAsked, gpu_cluster, server_cluster
+from app.estimator.hardware import get_gpu
 from app.estimator.memory.assumptions import _assumptions
-from app.estimator.notes import ENGLISH, Note
-from app.estimator.specs import WarningCode
+from app.estimator.notes import ENGLISH, Note, note
+from app.estimator.specs import EstimatorError, WarningCode
 from app.estimator.vocabulary import RequestTask
 from app.hub.service import HubCode
 from app.planner.misses import MissCode
 from app.planner.recommend import RejectionCode
+from app.planner.service import SEQUENCE_PARALLEL_NOTE
+from app.planner.serving_service import NO_FABRIC_NOTE, SERVING_ASSUMPTIONS
 
 
 def fields(template: str) -> set[str]:
@@ -73,7 +77,8 @@ def test_every_warning_code_is_worded_in_both_languages() -> None:
     WarningOut to it), so a Chinese page never falls back to the API's English for a warning."""
     for lang in ("en", "zh"):
         assert sorted(set(get_args(WarningCode)) - set(messages.WARNINGS[lang])) == [], lang
-    assert set(messages.WARNINGS["en"]) <= set(get_args(WarningCode))  # no text for a code nothing emits
+    # no text for a code nothing emits (`code.variant`: the same code worded by its parameters, messages._warning_key)
+    assert {key.split(".")[0] for key in messages.WARNINGS["en"]} <= set(get_args(WarningCode))
 
 
 def _every_note() -> set[Note]:
@@ -105,13 +110,39 @@ def _every_note() -> set[Note]:
                 compiled,
                 w[4],
                 w[6],
+                compiled,  # compiled_loss
             )
             notes.update(_assumptions(w, plan))
     for pp, goodput in itertools.product([1, 4], [True, False]):
         notes.update(performance._training_assumptions(pp, 2, goodput))
     notes.update(performance.TUNING_NOTES.values())
-    notes.update(performance._distance_notes(("moe", "offload")))
+    notes.update(performance._distance_notes(("moe", "offload", "gpu")))
     notes.add(performance.INFERENCE_NOTE)
+    return notes | _cluster_notes()
+
+
+def _cluster_notes() -> set[Note]:
+    """What /estimate fills in of the hardware (app/estimator/clusters.py), over the ways a request leaves it out,
+    and the notes the planner adds (sequence parallel on, a SKU rented one server per job)."""
+    notes: set[Note] = {SEQUENCE_PARALLEL_NOTE, note("one_server_per_job", sku="l40s-48g-pcie-card")}
+    notes.add(note("hardware_largest_server", per_node=8, gpu="NVIDIA L40S"))  # a GPU with no usual server: none today
+    notes.update([*SERVING_ASSUMPTIONS, NO_FABRIC_NOTE, note("serving_no_block", input_tokens=512, output_tokens=256)])
+    for gpu, asked in itertools.product(
+        ["a100-80g-sxm", "h100-80g-sxm", "l40s-48g", "b200-180g-sxm"],
+        [
+            HardwareAsked(),
+            HardwareAsked(nodes=2),
+            HardwareAsked(nodes=2, inter_node_fabric="roce-200"),
+            HardwareAsked(nodes=2, gpus_per_node=4, inter_node_gbps=800),
+        ],
+    ):
+        try:
+            notes.update(gpu_cluster(get_gpu(gpu), asked)[1])
+        except EstimatorError:
+            continue  # no usual fabric for this GPU
+    for fabric, host in itertools.product([None, "ib-ndr-400"], [None, 1024.0]):
+        server = CatalogServer("srv", 8, "nvlink4", fabric, "10 Gbps BGP", host, 3200.0 if fabric else None)
+        notes.update(server_cluster(get_gpu("h100-80g-sxm"), server, HardwareAsked(nodes=2))[1])
     return notes
 
 
@@ -327,7 +358,7 @@ def test_the_serving_near_misses_read_as_the_search_wrote_them_and_in_chinese() 
 
 
 def _warning_calls() -> list[tuple[str, str, set[str]]]:
-    """(file:line, code, the parameter names it passes) of every `Warning_(code, message, params)` in app/, read
+    """(file:line, code, the parameter names it passes) of every `Warning_(code, params)` in app/, read
     from the source: a dict literal, `a | b` of them, a name assigned one in the same function, or a call of a
     function of the same file that returns one (`slo_params(...)` stands for the latency targets)."""
     root = Path(__file__).resolve().parents[1] / "app"
@@ -349,7 +380,7 @@ def _warning_calls() -> list[tuple[str, str, set[str]]]:
                     continue
                 first = call.args[0]
                 code = first.value if isinstance(first, ast.Constant) else constants[ast.unparse(first)]
-                given = call.args[2] if len(call.args) > 2 else next((k.value for k in call.keywords), None)
+                given = call.args[1] if len(call.args) > 1 else next((k.value for k in call.keywords), None)
                 names = _keys(given, function, functions) if given is not None else set()
                 found.append((f"{path.relative_to(root)}:{call.lineno}", code, names))
     return found
@@ -423,3 +454,10 @@ def test_capacity_near_miss_names_what_is_free_and_from_when_in_both_languages()
 
 def test_max_nodes_rejection_is_no_longer_called_capacity() -> None:
     assert "capacity" not in messages.REJECTIONS["en"] and "max_nodes" in messages.REJECTIONS["zh"]
+
+
+def test_the_replicas_no_fabric_note_is_one_text_with_the_launchs() -> None:
+    """/estimate's assumption and the serving launch's note say the same: the English twice (the estimator imports
+    nothing of the app), held equal here; the Chinese once (app/note_words.py reads the launch's)."""
+    assert ENGLISH["replicas_share_nothing"] == messages.LAUNCH["en"]["no_fabric"]
+    assert messages.NOTES["zh"]["replicas_share_nothing"] == messages.LAUNCH["zh"]["no_fabric"]

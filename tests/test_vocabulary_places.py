@@ -7,6 +7,7 @@ Everywhere else imports the tuples derived with `typing.get_args`."""
 from __future__ import annotations
 
 import ast
+import functools
 import typing
 from pathlib import Path
 
@@ -31,11 +32,15 @@ def spelled(node: ast.AST) -> set[str]:
     return {i.value for i in items if isinstance(i, ast.Constant) and isinstance(i.value, str)}
 
 
+@functools.cache
 def places() -> dict[str, set[str]]:
+    """The files of app/ that spell out each vocabulary (read once a run: both tests ask)."""
     found: dict[str, set[str]] = {name: set() for name in LITERALS}
     for path in APP.rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             words = spelled(node)
+            if len(words) < 2:
+                continue
             for name, values in LITERALS.items():
                 if len(words & values) >= 2:
                     found[name].add(str(path.relative_to(APP)))

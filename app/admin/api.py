@@ -40,13 +40,20 @@ AUTH_RESPONSES: dict[int | str, dict[str, Any]] = {
     401: {"description": "No or bad API token"},
     403: {"description": "Not an active admin"},
 }
-router = APIRouter(
-    prefix="/admin/api",
-    tags=["admin"],
-    dependencies=[Depends(require_admin)],
-    responses=AUTH_RESPONSES,
-    route_class=UnitOfWorkRoute,
-)
+
+
+def admin_api_router(prefix: str = "/admin/api") -> APIRouter:
+    """A router of the admin JSON API: behind `require_admin`, one unit of work a request."""
+    return APIRouter(
+        prefix=prefix,
+        tags=["admin"],
+        dependencies=[Depends(require_admin)],
+        responses=AUTH_RESPONSES,
+        route_class=UnitOfWorkRoute,
+    )
+
+
+router = admin_api_router()
 EDIT_RESPONSES: dict[int | str, dict[str, Any]] = {
     409: {"description": "Stale version: `errors` lists what changed, with current values"},
     422: {"description": "Invalid input, naming each field"},

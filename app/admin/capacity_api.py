@@ -6,21 +6,15 @@ from __future__ import annotations
 from datetime import date
 from typing import Annotated
 
-from fastapi import APIRouter, Body, Depends, Path, Query, Response
+from fastapi import Body, Path, Query, Response
 
 from app.admin import capacity_editing, examples
-from app.admin.api import AUTH_RESPONSES, EDIT_RESPONSES, Region, SkuId
+from app.admin.api import EDIT_RESPONSES, Region, SkuId, admin_api_router
 from app.admin.capacity_schemas import HoldIn, HoldOut, RegionUseOut
-from app.admin.deps import AdminDep, require_admin
-from app.deps import SessionDep, UnitOfWorkRoute
+from app.admin.deps import AdminDep
+from app.deps import SessionDep
 
-router = APIRouter(
-    prefix="/admin/api",
-    tags=["admin"],
-    dependencies=[Depends(require_admin)],
-    responses=AUTH_RESPONSES,
-    route_class=UnitOfWorkRoute,
-)
+router = admin_api_router()
 FirstDay = Annotated[date, Path(description="The hold's first day (YYYY-MM-DD)", examples=["2027-01-04"])]
 HoldBody = Annotated[HoldIn, Body(openapi_examples=examples.HOLD)]
 

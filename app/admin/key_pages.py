@@ -19,6 +19,7 @@ from app.apikeys.schemas import DEFAULT_RATE_LIMIT_PER_MINUTE, ApiKeyCreate
 from app.deps import SessionDep, UnitOfWorkRoute
 from app.errors import AppError
 from app.estimator.vocabulary import API_SCOPES
+from app.i18n import Translator, negotiate
 
 router = APIRouter(
     prefix="/admin", include_in_schema=False, dependencies=[Depends(require_admin)], route_class=UnitOfWorkRoute
@@ -78,21 +79,25 @@ def key_create(
 @router.api_route("/keys/{key_id}/revoke", methods=["GET", "POST"], response_class=HTMLResponse)
 def key_revoke(request: Request, key_id: TokenId, session: SessionDep, admin: AdminDep, form: FormDep) -> Response:
     key = apikeys_service.key_out(apikeys_service.get_key(session, key_id=key_id))
+    t = Translator(negotiate(request))
     confirmation = Confirmation(
-        title=f"Revoke the API key “{key.name}” of {key.organisation}?",
+        title=t("admin_key_revoke_title", name=key.name, organisation=key.organisation),
         rows=[
-            ("name", key.name),
-            ("organisation", key.organisation),
-            ("starts with", f"{key.prefix}…"),
-            ("scopes", ", ".join(key.scopes)),
-            ("last used", key.last_used_at.strftime("%Y-%m-%d %H:%M") if key.last_used_at else "never"),
+            (t("admin_col_name"), key.name),
+            (t("admin_col_organisation"), key.organisation),
+            (t("admin_col_starts"), f"{key.prefix}…"),
+            (t("admin_col_scopes"), ", ".join(key.scopes)),
+            (
+                t("admin_col_last_used"),
+                key.last_used_at.strftime("%Y-%m-%d %H:%M") if key.last_used_at else t("admin_never"),
+            ),
         ],
-        consequence="Tools using it get 401 from their next request on. A revoked key cannot be restored.",
+        consequence=t("admin_key_revoke_consequence"),
         action=f"/admin/keys/{key_id}/revoke",
-        check=f"Yes, revoke “{key.name}”",
-        button="Revoke this key",
+        check=t("admin_revoke_check", name=key.name),
+        button=t("admin_key_revoke_button"),
         back="/admin/keys",
-        done="This key is already revoked." if key.revoked_at else None,
+        done=t("admin_key_revoked_already") if key.revoked_at else None,
         act=lambda: service.revoke_api_key(session, key_id=key_id, actor=admin.actor),
         then="/admin/keys?msg=key-revoked",
     )

@@ -28,25 +28,16 @@ from app.catalog import repository as catalog_repository
 from app.deps import SessionDep, UnitOfWorkRoute
 from app.errors import AppError, InvalidInput, TooManyRequests
 from app.estimator.vocabulary import QUOTE_STATUSES, TERMS, QuoteStatus
+from app.i18n import Translator, negotiate
 from app.quotes import service as quotes_service
 from app.templating import templates
 
 LOGIN_CSRF_COOKIE = "gpu_sizer_admin_login"
-MESSAGES = {
-    "saved": "Saved.",
-    "price": "New price recorded.",
-    "retired": "SKU retired.",
-    "reactivated": "SKU is on sale again.",
-    "availability": "Availability saved.",
-    "created": "SKU created.",
-    "revoked": "Token revoked.",
-    "key-revoked": "API key revoked: its next request is refused.",
-    "cancelled": "Quote cancelled.",
-    "addon": "Add-on saved.",
-    "hold": "Maintenance hold saved.",
-    "hold-deleted": "Maintenance hold ended: its units are free again.",
-    "signed-out": "You are signed out.",
-}
+# What a page says after a change (`?msg=`), worded in app/i18n_admin.py as `admin_msg_<code>`.
+MESSAGES = frozenset(
+    {"saved", "price", "retired", "reactivated", "availability", "created", "revoked", "key-revoked", "cancelled"}
+    | {"addon", "hold", "hold-deleted", "signed-out", "paused", "resumed", "replayed"}
+)
 public = APIRouter(prefix="/admin", include_in_schema=False, route_class=UnitOfWorkRoute)
 router = APIRouter(
     prefix="/admin", include_in_schema=False, dependencies=[Depends(require_admin)], route_class=UnitOfWorkRoute
@@ -60,8 +51,16 @@ def _cookie_kwargs(request: Request) -> dict[str, Any]:
 def _page(
     request: Request, name: str, context: dict[str, Any], status_code: int = 200, headers: dict[str, str] | None = None
 ) -> HTMLResponse:
-    context = {"message": MESSAGES.get(request.query_params.get("msg", "")), **context}
+    context = {**admin_words(request, context), **context}
     return templates.TemplateResponse(request, f"admin/{name}", context, status_code=status_code, headers=headers)
+
+
+def admin_words(request: Request, context: dict[str, Any]) -> dict[str, Any]:
+    """The page's translator (its language chosen as the wizard's: `?lang=`, then Accept-Language) and the message
+    `?msg=` names, in that language."""
+    t = context.get("t") or Translator(negotiate(request))
+    code = request.query_params.get("msg", "")
+    return {"t": t, "message": t(f"admin_msg_{code}") if code in MESSAGES else None}
 
 
 def _see(url: str) -> RedirectResponse:
@@ -491,25 +490,26 @@ def token_create(
 
 @router.api_route("/tokens/{token_id}/revoke", methods=["GET", "POST"], response_class=HTMLResponse)
 def token_revoke(request: Request, token_id: TokenId, session: SessionDep, admin: AdminDep, form: FormDep) -> Response:
-    return _confirmed(request, session, admin, form, _revoke_confirmation(session, token_id, admin))
+    t = Translator(negotiate(request))
+    return _confirmed(request, session, admin, form, _revoke_confirmation(session, token_id, admin, t))
 
 
-def _revoke_confirmation(session: Session, token_id: int, admin: Principal) -> Confirmation:
+def _revoke_confirmation(session: Session, token_id: int, admin: Principal, t: Translator) -> Confirmation:
     token = service.get_token(session, token_id=token_id)
     return Confirmation(
-        title=f"Revoke the API token “{token.name}”?",
+        title=t("admin_token_revoke_title", name=token.name),
         rows=[
-            ("name", token.name),
-            ("starts with", f"{token.prefix}…"),
-            ("owner", token.user.email),
-            ("last used", token.last_used_at.strftime("%Y-%m-%d %H:%M") if token.last_used_at else "never"),
+            (t("admin_col_name"), token.name),
+            (t("admin_col_starts"), f"{token.prefix}…"),
+            (t("admin_col_owner"), token.user.email),
+            (t("admin_col_last_used"), _when(token.last_used_at, t)),
         ],
-        consequence="Scripts using it get 401 from the next request on. A revoked token cannot be restored.",
+        consequence=t("admin_token_revoke_consequence"),
         action=f"/admin/tokens/{token_id}/revoke",
-        check=f"Yes, revoke “{token.name}”",
-        button="Revoke this token",
+        check=t("admin_revoke_check", name=token.name),
+        button=t("admin_token_revoke_button"),
         back="/admin/tokens",
-        done="This token is already revoked." if token.revoked_at else None,
+        done=t("admin_token_revoked_already") if token.revoked_at else None,
         act=lambda: service.revoke_token(session, token_id=token_id, actor=admin.actor),
         then="/admin/tokens?msg=revoked",
     )
@@ -535,30 +535,33 @@ def quotes_page(
 
 @router.api_route("/quotes/{public_id}/cancel", methods=["GET", "POST"], response_class=HTMLResponse)
 def quote_cancel(request: Request, public_id: str, session: SessionDep, admin: AdminDep, form: FormDep) -> Response:
-    return _confirmed(request, session, admin, form, _cancel_confirmation(session, public_id, admin))
+    t = Translator(negotiate(request))
+    return _confirmed(request, session, admin, form, _cancel_confirmation(session, public_id, admin, t))
 
 
-def _cancel_confirmation(session: Session, public_id: str, admin: Principal) -> Confirmation:
+def _when(at: datetime | None, t: Translator) -> str:
+    """A last use as the admin pages show it: its UTC minute, or never."""
+    return at.strftime("%Y-%m-%d %H:%M") if at else t("admin_never")
+
+
+def _cancel_confirmation(session: Session, public_id: str, admin: Principal, t: Translator) -> Confirmation:
     quote = quotes_service.get_quote(session, public_id=public_id)
     customer = ", ".join(part for part in (quote.customer.name, quote.customer.company, quote.customer.email) if part)
     return Confirmation(
-        title=f"Cancel quote {quote.number}?",
+        title=t("admin_quote_cancel_title", number=quote.number),
         rows=[
-            ("customer", customer),
-            ("total", f"{quote.total} {quote.currency}"),
-            ("status", quote.status),
-            ("valid until", quote.valid_until.strftime("%Y-%m-%d")),
+            (t("admin_col_customer"), customer),
+            (t("admin_col_total"), f"{quote.total} {quote.currency}"),
+            (t("admin_col_status"), quote.status),
+            (t("admin_col_valid_until"), quote.valid_until.strftime("%Y-%m-%d")),
         ],
-        consequence="The customer can no longer accept it; the cancellation is recorded in the audit log and "
-        "cannot be undone (issue a new quote instead).",
+        consequence=t("admin_quote_cancel_consequence"),
         action=f"/admin/quotes/{public_id}/cancel",
-        check=f"Yes, cancel {quote.number}",
-        button="Cancel this quote",
+        check=t("admin_quote_cancel_check", number=quote.number),
+        button=t("admin_quote_cancel_button"),
         back="/admin/quotes",
-        done=None
-        if quote.status == "issued"
-        else f"This quote is {quote.status}: only an issued quote can be cancelled.",
-        link=(quote.links.print, "The printable quote"),
+        done=None if quote.status == "issued" else t("admin_quote_not_cancellable", status=quote.status),
+        link=(quote.links.print, t("admin_quote_printable")),
         act=lambda: service.cancel_quote(session, public_id=public_id, actor=admin.actor),
         then="/admin/quotes?msg=cancelled",
     )
@@ -613,8 +616,9 @@ def _confirm_page(
 ) -> HTMLResponse:
     context: dict[str, Any] = {"admin": admin, "c": confirmation}
     if refused:
-        context["error"] = "Nothing was done: tick the box to confirm."
-        context["errors"] = [{"field": "confirm", "message": f"tick “{confirmation.check}” to confirm"}]
+        t = Translator(negotiate(request))
+        context["error"] = t("admin_confirm_nothing_done")
+        context["errors"] = [{"field": "confirm", "message": t("admin_confirm_tick", check=confirmation.check)}]
     if error is not None:
         context["error"], context["errors"] = _errors(error)
     status = error.status if error is not None else 422 if refused else 200

@@ -23,6 +23,7 @@ async def _on_forbidden(request: Request, exc: Forbidden) -> Response:
     path = request.url.path
     if path.startswith("/admin") and not path.startswith(API_PREFIX):
         context = {"detail": exc.detail, "sign_out_csrf": getattr(request.state, "sign_out_csrf", None)}
+        context |= pages.admin_words(request, context)
         return templates.TemplateResponse(request, "admin/forbidden.html", context, status_code=403)
     return app_error_response(exc)
 

@@ -23,6 +23,16 @@ LinkSlug = Annotated[str, StringConstraints(strip_whitespace=True, pattern=r"^[a
 Nvme = Annotated[str, StringConstraints(strip_whitespace=True, max_length=100)]
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
 Version = Annotated[int, Field(ge=1, strict=True, description="The version this edit was based on")]
+Inventory = Annotated[
+    int,
+    Field(
+        ge=0,
+        le=1_000_000,
+        strict=True,
+        description="Units (cards or servers, as the SKU rents) that exist in the region: the inventory. What is free "
+        "on a day is this less the maintenance holds and the units issued and accepted quotes hold then",
+    ),
+]
 Ports = Annotated[int, Field(ge=1, le=64, strict=True)]
 PortGbps = Annotated[int, Field(ge=1, le=3200, strict=True)]
 Source = Annotated[str, StringConstraints(strip_whitespace=True, max_length=1000)]
@@ -219,13 +229,7 @@ class VersionIn(StrictModel):
 
 
 class AvailabilityIn(StrictModel):
-    units_available: int = Field(
-        ge=0,
-        le=1_000_000,
-        strict=True,
-        description="Units (cards or servers, as the SKU rents) that exist in the region: the inventory. What is free "
-        "on a day is this less the maintenance holds and the units issued and accepted quotes hold then",
-    )
+    units_available: Inventory
     version: Version | None = Field(default=None, description="null when the region has no figure yet")
     force: bool = Field(
         default=False,
@@ -373,13 +377,7 @@ class PriceDoc(StrictModel):
 
 class AvailabilityDoc(StrictModel):
     region: Slug = Field(description="Region id, e.g. shenzhen")
-    units_available: int = Field(
-        ge=0,
-        le=1_000_000,
-        strict=True,
-        description="Units (cards or servers, as the SKU rents) that exist in the region: the inventory. What is free "
-        "on a day is this less the maintenance holds and the units issued and accepted quotes hold then",
-    )
+    units_available: Inventory
 
 
 class AddonDoc(AddonBandwidth):

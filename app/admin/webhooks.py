@@ -4,6 +4,8 @@ secret nor its URL's path."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy.orm import Session
 
 from app.admin.service import Actor, record
@@ -16,16 +18,7 @@ def create_endpoint(
     session: Session, *, data: EndpointIn, actor: Actor, allow_private: bool
 ) -> tuple[WebhookEndpoint, str]:
     row, secret = webhooks.create_endpoint(session, data=data, allow_private=allow_private)
-    after = webhooks.endpoint_snapshot(row)
-    record(
-        session,
-        actor=actor,
-        action="webhook.create",
-        entity_type="webhook",
-        entity_id=str(row.id),
-        before=None,
-        after=after,
-    )
+    _record_endpoint(session, actor, "webhook.create", row, before=None, after=webhooks.endpoint_snapshot(row))
     return row, secret
 
 
@@ -37,16 +30,23 @@ def update_endpoint(
     after = webhooks.endpoint_snapshot(row)
     if data.url is not None:
         after["url_changed"] = True  # the path is not recorded; that it changed is
-    record(
-        session,
-        actor=actor,
-        action="webhook.update",
-        entity_type="webhook",
-        entity_id=str(row.id),
-        before=before,
-        after=after,
-    )
+    _record_endpoint(session, actor, "webhook.update", row, before=before, after=after)
     return row
+
+
+def _record_endpoint(
+    session: Session,
+    actor: Actor,
+    action: str,
+    row: WebhookEndpoint,
+    *,
+    before: dict[str, Any] | None,
+    after: dict[str, Any],
+) -> None:
+    """An endpoint's change in the audit log."""
+    record(
+        session, actor=actor, action=action, entity_type="webhook", entity_id=str(row.id), before=before, after=after
+    )
 
 
 def replay(session: Session, *, delivery_id: int, actor: Actor) -> WebhookDelivery:

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Body, Depends, Path, Query, Response
+from fastapi import Body, Path, Query, Response
 from fastapi.openapi.models import Example
 from sqlalchemy.orm import Session
 
 from app.admin import webhooks as admin_webhooks
-from app.admin.api import AUTH_RESPONSES
-from app.admin.deps import AdminDep, Principal, require_admin
-from app.deps import SessionDep, SettingsDep, UnitOfWorkRoute
+from app.admin.api import admin_api_router
+from app.admin.deps import AdminDep, Principal
+from app.deps import SessionDep, SettingsDep
 from app.settings import Settings
 from app.webhooks import service
 from app.webhooks.schemas import (
@@ -26,13 +26,7 @@ from app.webhooks.schemas import (
     EndpointPatch,
 )
 
-router = APIRouter(
-    prefix="/admin/api/webhooks",
-    tags=["admin"],
-    dependencies=[Depends(require_admin)],
-    responses=AUTH_RESPONSES,
-    route_class=UnitOfWorkRoute,
-)
+router = admin_api_router("/admin/api/webhooks")
 # INTEGER ids: a larger one names no row (and PostgreSQL refuses to compare it)
 EndpointId = Annotated[int, Path(ge=1, le=2**31 - 1, description="The endpoint's id", examples=[1])]
 DeliveryId = Annotated[int, Path(ge=1, le=2**31 - 1, description="The delivery's id", examples=[1])]

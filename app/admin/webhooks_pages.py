@@ -12,6 +12,7 @@ from pydantic import ValidationError
 
 from app.admin import webhooks as admin_webhooks
 from app.admin.deps import AdminDep, Principal, require_admin
+from app.admin.pages import admin_words
 from app.deps import SessionDep, SettingsDep, UnitOfWorkRoute
 from app.errors import AppError
 from app.templating import templates
@@ -27,11 +28,10 @@ router = APIRouter(
 )
 EndpointId = Annotated[int, Path(ge=1, le=2**31 - 1)]
 DeliveryId = Annotated[int, Path(ge=1, le=2**31 - 1)]
-MESSAGES = {"paused": "Endpoint paused.", "resumed": "Endpoint active again.", "replayed": "Replay queued."}
 
 
 def _page(request: Request, name: str, context: dict[str, Any], status_code: int = 200) -> HTMLResponse:
-    context = {"message": MESSAGES.get(request.query_params.get("msg", "")), **context}
+    context = {**admin_words(request, context), **context}
     headers = {"Cache-Control": "no-store"}
     return templates.TemplateResponse(request, f"admin/{name}", context, status_code=status_code, headers=headers)
 

@@ -109,6 +109,17 @@ def free_in(
     return Free(region, total, free, found)
 
 
+def _tracked_free(
+    session: Session, *, sku: Sku, region: str, units: int, start: date, months: int, now: datetime, lock: bool = False
+) -> Free | None:
+    """What is free of the SKU in `region` (free_in on its inventory row, read `lock`ed or not); None: not tracked."""
+    row = repository.inventory_row(session, sku_pk=sku.id, region=region, lock=lock)
+    if row is None:
+        return None
+    total = row.units_available
+    return free_in(session, sku_pk=sku.id, region=region, total=total, units=units, start=start, months=months, now=now)
+
+
 def choose_region(
     session: Session, *, sku: Sku, regions: list[str], units: int, start: date, months: int, now: datetime
 ) -> str | None:
@@ -117,19 +128,9 @@ def choose_region(
     tracked and short; read without a lock: `hold` counts again under it."""
     short: list[Free] = []
     for region in regions:
-        row = repository.inventory_row(session, sku_pk=sku.id, region=region)
-        if row is None:
+        free = _tracked_free(session, sku=sku, region=region, units=units, start=start, months=months, now=now)
+        if free is None:
             return None
-        free = free_in(
-            session,
-            sku_pk=sku.id,
-            region=region,
-            total=row.units_available,
-            units=units,
-            start=start,
-            months=months,
-            now=now,
-        )
         if free.free_units >= units:
             return region
         short.append(free)
@@ -150,19 +151,9 @@ def hold(
 ) -> Reservation | None:
     """Hold `units` for the quote under the inventory row's lock, or raise CapacityTaken; None when the region is
     not tracked any more (its figure went since `choose_region`: a catalog import)."""
-    row = repository.inventory_row(session, sku_pk=sku.id, region=region, lock=True)
-    if row is None:
+    free = _tracked_free(session, sku=sku, region=region, units=units, start=start, months=months, now=now, lock=True)
+    if free is None:
         return None
-    free = free_in(
-        session,
-        sku_pk=sku.id,
-        region=region,
-        total=row.units_available,
-        units=units,
-        start=start,
-        months=months,
-        now=now,
-    )
     if free.free_units < units:
         raise taken(sku, free, units=units, start=start, latest=last_start(catalog_today(session)))
     first, end = window(start, months)

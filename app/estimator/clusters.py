@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.estimator.interconnects import NodeDefault, ethernet_gbps, fabric_entry, inferred_fabric, usual_node
+from app.estimator.notes import Note, note
 from app.estimator.specs import Cluster, EstimatorError, GpuSpec
 
 
@@ -39,20 +40,22 @@ class CatalogServer:
     inter_node_gbps: float | None = None  # that fabric's bandwidth per server as the catalog states it (ports × Gb/s)
 
 
-def gpu_cluster(gpu: GpuSpec, asked: HardwareAsked) -> tuple[Cluster, list[str]]:
+def gpu_cluster(gpu: GpuSpec, asked: HardwareAsked) -> tuple[Cluster, list[Note]]:
     """A cluster of a GPU type. `{"gpu"}` alone is one card; with `nodes`, whole usual servers."""
-    notes: list[str] = []
+    notes: list[Note] = []
     usual = usual_node(gpu.id)
     nodes = asked.nodes or 1
     per_node = asked.gpus_per_node
     if per_node is None:
         if asked.nodes is None:
             per_node = 1
-            notes.append(f"hardware: one {gpu.name} (give hardware.nodes for whole servers)")
+            notes.append(note("hardware_one_gpu", gpu=gpu.name))
         else:
             per_node = usual.gpus_per_node if usual else gpu.max_gpus_per_node
-            where = usual.server if usual else "the GPU table's largest server"
-            notes.append(f"hardware: {per_node} × {gpu.name} per node, as in the usual server ({where})")
+            if usual:
+                notes.append(note("hardware_usual_server", per_node=per_node, gpu=gpu.name, server=usual.server))
+            else:
+                notes.append(note("hardware_largest_server", per_node=per_node, gpu=gpu.name))
     gbps, fabric = asked.inter_node_gbps, asked.inter_node_fabric
     if fabric:
         fabric_entry(fabric)  # unknown names are a 422 naming the known ones
@@ -66,14 +69,11 @@ def gpu_cluster(gpu: GpuSpec, asked: HardwareAsked) -> tuple[Cluster, list[str]]
         notes.append(_fabric_note(usual))
     elif nodes > 1 and fabric and not gbps:
         gbps = _nics_for(fabric, usual) * fabric_entry(fabric)["port_gbps"]
-        notes.append(f"fabric: {fabric} at {gbps:g} Gb/s per node ({gbps / fabric_entry(fabric)['port_gbps']:g} ports)")
+        notes.append(note("fabric_ports", fabric=fabric, gbps=gbps, ports=gbps / fabric_entry(fabric)["port_gbps"]))
     host_ram = asked.host_ram_gib
     if host_ram is None and usual is not None and usual.host_ram_gib and per_node == usual.gpus_per_node:
         host_ram = usual.host_ram_gib  # whole usual servers: their RAM, so that offload can be planned
-        notes.append(
-            f"host RAM: {host_ram:,.0f} GiB per node, as in the usual server ({usual.server}); "
-            "give hardware.host_ram_gib to change it"
-        )
+        notes.append(note("host_ram_usual", host_ram=host_ram, server=usual.server))
     cluster = Cluster(
         gpu=gpu,
         gpus_per_node=per_node,
@@ -86,9 +86,9 @@ def gpu_cluster(gpu: GpuSpec, asked: HardwareAsked) -> tuple[Cluster, list[str]]
     return cluster, notes
 
 
-def server_cluster(gpu: GpuSpec, server: CatalogServer, asked: HardwareAsked) -> tuple[Cluster, list[str]]:
+def server_cluster(gpu: GpuSpec, server: CatalogServer, asked: HardwareAsked) -> tuple[Cluster, list[Note]]:
     """A cluster of catalog servers: their node shape, links, host RAM and network unless overridden."""
-    notes: list[str] = []
+    notes: list[Note] = []
     nodes = asked.nodes or 1
     per_node = asked.gpus_per_node or server.gpus_per_node
     gbps, fabric = asked.inter_node_gbps, asked.inter_node_fabric
@@ -96,7 +96,7 @@ def server_cluster(gpu: GpuSpec, server: CatalogServer, asked: HardwareAsked) ->
         if server.inter_node_fabric:
             fabric = server.inter_node_fabric
             gbps = _catalog_gbps(server, fabric)
-            notes.append(f"fabric: {server.name} joined by its {fabric} option, {gbps:g} Gb/s per node (catalog)")
+            notes.append(note("fabric_catalog", server=server.name, fabric=fabric, gbps=gbps))
         else:
             gbps = ethernet_gbps(server.network)
             if gbps is None:
@@ -105,16 +105,16 @@ def server_cluster(gpu: GpuSpec, server: CatalogServer, asked: HardwareAsked) ->
                     field="hardware.inter_node_gbps",
                 )
             fabric = inferred_fabric(gbps)
-            notes.append(
-                f"fabric: {server.name} has no InfiniBand or RoCE; its network ({server.network}) carries "
-                f"the traffic between nodes at {gbps:g} Gb/s over TCP"
-            )
+            notes.append(note("fabric_tcp", server=server.name, network=server.network, gbps=gbps))
     elif nodes > 1 and fabric and not gbps:
         gbps = _catalog_gbps(server, fabric)
     host = asked.host_ram_gib or server.host_ram_gib
     if asked.gpus_per_node is None or asked.host_ram_gib is None:
-        host_text = f", {host:g} GiB host RAM" if host else ""
-        notes.append(f"hardware: {nodes} × {server.name} ({per_node} GPUs, {server.intra_node_link}{host_text})")
+        shape: dict[str, str | int | float | bool] = {"nodes": nodes, "server": server.name, "per_node": per_node}
+        shape["link"] = server.intra_node_link
+        notes.append(
+            note("hardware_servers_ram", **shape, host_ram=host) if host else note("hardware_servers", **shape)
+        )
     cluster = Cluster(
         gpu=gpu,
         gpus_per_node=per_node,
@@ -142,10 +142,9 @@ def _nics_for(fabric: str, usual: NodeDefault | None) -> int:
     return usual.nics
 
 
-def _fabric_note(usual: NodeDefault) -> str:
-    port = fabric_entry(usual.fabric)["port_gbps"]
-    per_gpu = ", one NIC per GPU, rail-optimised" if usual.nics == usual.gpus_per_node else ""
-    return (
-        f"fabric: {usual.fabric}, {usual.nics} × {port:g} Gb/s = {usual.inter_node_gbps:g} Gb/s per node{per_gpu} "
-        f"(the usual {usual.server} cluster; override with hardware.inter_node_gbps or inter_node_fabric)"
+def _fabric_note(usual: NodeDefault) -> Note:
+    port = float(fabric_entry(usual.fabric)["port_gbps"])
+    code = "fabric_usual_rail" if usual.nics == usual.gpus_per_node else "fabric_usual"  # one NIC per GPU
+    return note(
+        code, fabric=usual.fabric, nics=usual.nics, port_gbps=port, gbps=usual.inter_node_gbps, server=usual.server
     )

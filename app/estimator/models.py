@@ -84,9 +84,7 @@ def _check_stated_params(model: ModelSpec, params: float) -> list[Warning_]:
         return [
             Warning_(
                 "params_mismatch",
-                f"Stated params {params:,.0f} differ from the architecture's exact count {exact:,} by "
-                f"{params - exact:+,.0f} ({relative:+.2%}); memory uses the exact count.",
-                {"stated": params, "exact": exact},
+                {"stated": params, "exact": exact, "difference": params - exact, "relative": relative},
             )
         ]
     return []

@@ -107,11 +107,56 @@ ENGLISH: dict[str, str] = {
     "tuning_typical": "speed at the range's typical end: the plan runs on a typical stack (HF Trainer or accelerate, "
     "PEFT, DeepSpeed or FSDP, default kernels)",
     "tuning_nemo": "speed at {factor:.2f}x the point: NeMo / Megatron-Bridge recipes (dense models)",
+    "tuning_torchtitan": "speed at {factor:.2f}x the point: torchtitan's published runs (10, A100, H100 and H200) "
+    "ran at the median of that",
+    "tuning_trainer": "speed at {factor:.2f}x the point: the Hugging Face Trainer's published full fine-tuning runs "
+    "(fms-acceleration, 4 on A100) ran at the median of that",
+    "tuning_trainer_peft": "speed at {factor:.2f}x the point: the Hugging Face Trainer's published LoRA and QLoRA "
+    "runs with PEFT (fms-acceleration, 15 on A100) ran at the median of that",
     "range_widened_moe": "no calibration run is an MoE model of this kind: the range's slow end is widened to "
     "{factor:.2f}× the typical end (NeMo's Qwen3-30B-A3B runs reached 0.44-0.91× our estimate of them)",
     "range_widened_offload": "no calibration run offloads states to host RAM: the range's slow end is widened to "
     "{factor:.2f}× the typical end (offloaded steps measured 1.4-1.6× as long)",
+    "range_widened_gpu": "no calibration run used this GPU generation (its efficiency constants are set by analogy): "
+    "the range's slow end is widened to {factor:.2f}× the typical end (Hopper's and Ampere's fitted GEMM fractions "
+    "differ by that much)",
     "inference_speed": "prefill is compute-bound; decode is bound by max(weight + KV-cache reads / HBM, FLOPs / peak)",
+    # the cluster: what /estimate filled in that the request's hardware left out (app/estimator/clusters.py)
+    "hardware_one_gpu": "hardware: one {gpu} (give hardware.nodes for whole servers)",
+    "hardware_usual_server": "hardware: {per_node} × {gpu} per node, as in the usual server ({server})",
+    "hardware_largest_server": "hardware: {per_node} × {gpu} per node, as in the usual server (the GPU table's "
+    "largest server)",
+    "fabric_usual": "fabric: {fabric}, {nics} × {port_gbps:g} Gb/s = {gbps:g} Gb/s per node (the usual {server} "
+    "cluster; override with hardware.inter_node_gbps or inter_node_fabric)",
+    "fabric_usual_rail": "fabric: {fabric}, {nics} × {port_gbps:g} Gb/s = {gbps:g} Gb/s per node, one NIC per GPU, "
+    "rail-optimised (the usual {server} cluster; override with hardware.inter_node_gbps or inter_node_fabric)",
+    "fabric_ports": "fabric: {fabric} at {gbps:g} Gb/s per node ({ports:g} ports)",
+    "host_ram_usual": "host RAM: {host_ram:,.0f} GiB per node, as in the usual server ({server}); give "
+    "hardware.host_ram_gib to change it",
+    "fabric_catalog": "fabric: {server} joined by its {fabric} option, {gbps:g} Gb/s per node (catalog)",
+    "fabric_tcp": "fabric: {server} has no InfiniBand or RoCE; its network ({network}) carries the traffic between "
+    "nodes at {gbps:g} Gb/s over TCP",
+    "hardware_servers": "hardware: {nodes} × {server} ({per_node} GPUs, {link})",
+    "hardware_servers_ram": "hardware: {nodes} × {server} ({per_node} GPUs, {link}, {host_ram:g} GiB host RAM)",
+    # the plan and the SKU as /estimate reads them (app/planner/service.py, app/planner/workload.py)
+    "sequence_parallel_on": "sequence parallel: on, as Megatron-LM and torchtitan run tensor parallelism (norms and "
+    "dropout sharded along the sequence); say plan.sequence_parallel false to turn it off",
+    "one_server_per_job": "{sku} is rented one server per job: no inter-node fabric joins its servers, so POST "
+    "/quotes refuses a plan across them (quantity_one_server); this estimate is what its plain network would do",
+    # serving (app/planner/serving_service.py): the engines, the simulation, the decode time, the default lengths
+    "serving_engines": "engines at their documented defaults unless set: vLLM gpu_memory_utilization 0.9, block 16, "
+    "max_num_seqs 1024 on GPUs of 70 GiB or more other than the A100, 256 elsewhere; SGLang mem_fraction_static "
+    "0.88-0.79 by TP, chunked prefill 8192; TensorRT-LLM free-memory fraction 0.9",
+    "serving_batching": "continuous batching with chunked prefill; for requests_per_s, latencies are simulated: "
+    "Poisson arrivals shared at random among the replicas, each replica's scheduler (decodes first, prompts in chunks "
+    "within max_num_batched_tokens, max_num_seqs, the KV cache reserved on admission) run on 1,200 seeded requests, "
+    "the first 200 left out; meets_slo is judged on the SLO's percentile (p90 by default) at the peak",
+    "serving_decode": "decode = max(weights + KV-cache reads / achieved HBM bandwidth, FLOPs / achieved compute) + "
+    "engine overhead + TP all-reduce latency; constants fitted on published results (docs/validation-serving.md)",
+    "serving_no_block": "no serving block was given: input_tokens {input_tokens}, output_tokens {output_tokens}, and "
+    "the most sequences a replica holds (set serving.input_tokens, output_tokens and concurrency or requests_per_s)",
+    "replicas_share_nothing": "Replicas share nothing: separate servers need no InfiniBand or RoCE, only the ordinary "
+    "network.",
 }
 # A checkpoint's stored format (app/estimator/checkpoints.py: `Checkpoint.scheme` the English, `scheme_note` the note)
 SCHEMES: dict[str, str] = {

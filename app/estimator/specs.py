@@ -299,11 +299,10 @@ WarningCode = Literal[
 
 @dataclass(frozen=True, slots=True)
 class Warning_:
-    """A named trap: the stable code, the estimator's English message, and the figures in it by name
-    (app/messages.py words code and params in English and Chinese)."""
+    """A named trap as data: the stable code and its figures by name, never a sentence (app/messages.py words code
+    and params in English and Chinese: the API's `message`, the pages, the PDF)."""
 
     code: WarningCode
-    message: str
     params: dict[str, Any] = field(default_factory=dict, hash=False)
 
 

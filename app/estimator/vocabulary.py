@@ -31,8 +31,11 @@ Recompute = Literal["none", "selective", "full"]
 HostLoad = Literal["none", "every_rank", "local_rank_0"]
 # How far the training stack is tuned, for the speed estimate: `typical` (HF Trainer or accelerate with DeepSpeed or
 # FSDP, default kernels), `tuned` (Megatron-LM, torchtitan, llm-foundry: the runs the efficiency constants are fitted
-# to) or `nemo` (NVIDIA NeMo / Megatron-Bridge recipes: Transformer Engine's fused kernels, overlapped communication).
-Tuning = Literal["typical", "tuned", "nemo"]
+# to) or `nemo` (NVIDIA NeMo / Megatron-Bridge recipes: Transformer Engine's fused kernels, overlapped communication);
+# or the planner's stack and task, each speed point calibrated on that stack's own published runs
+# (performance.TUNING_SPEED): `torchtitan` (full training under torchtitan), `trainer` (full training under the
+# Hugging Face Trainer), `trainer_peft` (LoRA / QLoRA under the Trainer with PEFT).
+Tuning = Literal["typical", "tuned", "nemo", "torchtitan", "trainer", "trainer_peft"]
 Mlp = Literal["gelu", "swiglu"]
 Norm = Literal["layernorm", "rmsnorm"]
 # The linear layers LoRA may adapt: the attention projections q, k, v, o and the MLP's gate, up, down.

@@ -9,6 +9,7 @@ budget bounds the bytes of bodies one client sends a worker process per minute (
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -33,27 +34,14 @@ class BodyLimitMiddleware(HttpMiddleware):
             await self._refuse(scope, receive, send)
             return
         received = 0
-        started = False
 
-        async def limited_receive() -> Message:
+        def count(body: bytes) -> None:
             nonlocal received
-            message = await receive()
-            if message["type"] == "http.request":
-                received += len(message.get("body", b""))
-                if received > self.max_bytes:
-                    raise BodyTooLarge(self.max_bytes)
-            return message
+            received += len(body)
+            if received > self.max_bytes:
+                raise BodyTooLarge(self.max_bytes)
 
-        async def tracking_send(message: Message) -> None:
-            nonlocal started
-            started = started or message["type"] == "http.response.start"
-            await send(message)
-
-        try:
-            await self.app(scope, limited_receive, tracking_send)
-        except BodyTooLarge:
-            if started:
-                raise
+        if await _refused_while_streaming(self.app, scope, receive, send, count, BodyTooLarge):
             await self._refuse(scope, receive, send)
 
     async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -61,6 +49,38 @@ class BodyLimitMiddleware(HttpMiddleware):
         # Connection: close, so the server does not try to read the rest of the body we refused.
         response = http_problem(413, detail, headers={"Connection": "close"})
         await response(scope, receive, send)
+
+
+async def _refused_while_streaming(
+    app: ASGIApp,
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+    count: Callable[[bytes], None],
+    refusal: type[HTTPException],
+) -> bool:
+    """Run `app` with each body chunk it receives passed to `count`, which raises `refusal` to stop the body.
+    True when it did so before the response started (the caller answers); after, the refusal propagates."""
+    started = False
+
+    async def counted_receive() -> Message:
+        message = await receive()
+        if message["type"] == "http.request":
+            count(message.get("body", b""))
+        return message
+
+    async def tracking_send(message: Message) -> None:
+        nonlocal started
+        started = started or message["type"] == "http.response.start"
+        await send(message)
+
+    try:
+        await app(scope, counted_receive, tracking_send)
+    except refusal:
+        if started:
+            raise
+        return True
+    return False
 
 
 def _chunked(scope: Scope) -> bool:
@@ -133,28 +153,16 @@ class BodyBudgetMiddleware(HttpMiddleware):
 
     async def _streamed(self, scope: Scope, receive: Receive, send: Send, client: str) -> None:
         """A body without Content-Length (chunked) is charged as it arrives."""
-        started = False
         retry_after = 0
 
-        async def charged_receive() -> Message:
+        def charge(body: bytes) -> None:
             nonlocal retry_after
-            message = await receive()
-            if message["type"] == "http.request" and message.get("body"):
-                retry_after = self.budget.charge(client, len(message["body"]))
+            if body:
+                retry_after = self.budget.charge(client, len(body))
                 if retry_after:
                     raise OverBudget(self._detail(retry_after), retry_after)
-            return message
 
-        async def tracking_send(message: Message) -> None:
-            nonlocal started
-            started = started or message["type"] == "http.response.start"
-            await send(message)
-
-        try:
-            await self.app(scope, charged_receive, tracking_send)
-        except OverBudget:
-            if started:
-                raise
+        if await _refused_while_streaming(self.app, scope, receive, send, charge, OverBudget):
             await self._refuse(scope, receive, send, retry_after)
 
     def _detail(self, retry_after: int) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from anyio import to_thread
@@ -69,13 +70,20 @@ def _listed(tool: Tool) -> McpTool:
     )
 
 
+@cache
+def _listed_tools() -> dict[str, McpTool]:
+    """Every tool as tools/list shows it, built once a process: the JSON schemas of the REST models do not
+    change while it runs, and generating them costs tens of milliseconds each time an app starts."""
+    return {name: _listed(tool) for name, tool in TOOLS.items()}
+
+
 def _error(document: dict[str, Any]) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=as_text(document))], is_error=True)
 
 
 def build_server(caller_of: CallerOf) -> Server[Any]:
     """The server; `caller_of` tells each call's settings, sessions and client (HTTP: the app's; stdio: its own)."""
-    listed = {name: _listed(tool) for name, tool in TOOLS.items()}
+    listed = _listed_tools()
 
     async def list_tools(
         ctx: ServerRequestContext[Any, Any], _params: PaginatedRequestParams | None

@@ -144,14 +144,7 @@ def task_warnings(model: ModelSpec, workload: Workload) -> list[Warning_]:
     asks for `continued_pretrain`, which loads them)."""
     if workload.task != "pretrain" or model.hf_repo is None:
         return []
-    return [
-        Warning_(
-            "starts_from_scratch",
-            f"Pretraining starts {model.name} from random weights: the launch does not load the released weights of "
-            f"{model.hf_repo}. To go on training them on new text, ask for task continued_pretrain.",
-            {"model": model.name, "repo": model.hf_repo},
-        )
-    ]
+    return [Warning_("starts_from_scratch", {"model": model.name, "repo": model.hf_repo})]
 
 
 def plan_warnings(
@@ -167,61 +160,21 @@ def plan_warnings(
     breakdown = performance.breakdown_s or {}
     step = performance.step_time_s or 0.0
     if step and breakdown.get("bubble", 0.0) / step > BUBBLE_WARN_FRACTION:
-        warnings.append(
-            Warning_(
-                "pipeline_bubble",
-                f"Pipeline bubble is {breakdown['bubble'] / step:.0%} of each step; "
-                "more micro-batches per step or interleaved stages would shrink it.",
-                {"bubble": breakdown["bubble"] / step},
-            )
-        )
+        warnings.append(Warning_("pipeline_bubble", {"bubble": breakdown["bubble"] / step}))
     offload = breakdown.get("offload", 0.0)
     if step and offload / step > OFFLOAD_WARN_FRACTION:
-        warnings.append(
-            Warning_(
-                "offload_slowdown",
-                f"Offload traffic over PCIe takes {offload / step:.0%} of each step: the step takes "
-                f"{step / (step - offload):.2f}× as long as it would without offload (the article measured "
-                "40-60 % slower steps, i.e. 1.4-1.6×).",
-                {"share": offload / step, "slowdown": step / (step - offload)},
-            )
-        )
+        warnings.append(Warning_("offload_slowdown", {"share": offload / step, "slowdown": step / (step - offload)}))
     # ZeRO-3 / FSDP over several ranks shards the experts and gathers them block by block: not resident
     sharded = plan.zero_stage == 3 and plan.dp * plan.cp > 1
     if model.is_moe and plan.ep == 1 and workload.task != "inference" and not sharded:
-        warnings.append(
-            Warning_(
-                "moe_experts_resident",
-                "Every MoE expert is resident on each GPU (no expert parallel): "
-                "memory follows the total parameters while compute follows the active ones.",
-            )
-        )
+        warnings.append(Warning_("moe_experts_resident"))
     if workload.task == "inference" and memory.kv_cache > memory.weights:
-        warnings.append(
-            Warning_(
-                "kv_cache_dominates",
-                f"The KV cache ({memory.kv_cache / GIB:.1f} GiB per GPU) is "
-                "larger than the weights: batch and context length drive the memory.",
-                {"kv_cache_gib": memory.kv_cache / GIB},
-            )
-        )
+        warnings.append(Warning_("kv_cache_dominates", {"kv_cache_gib": memory.kv_cache / GIB}))
     if model.approximate:
-        warnings.append(
-            Warning_(
-                "estimate_uncertain",
-                "The architecture was derived from a parameter count: memory and speed are approximate.",
-            )
-        )
+        warnings.append(Warning_("estimate_uncertain"))
     warnings.extend(offer_warnings(offer, config.nodes))
     if workload.task in PRETRAINING_TASKS and not offer.may_span_nodes:
-        warnings.append(
-            Warning_(
-                "single_server_only",
-                f"{offer.sku_id} has no InfiniBand or RoCE fabric joining its servers (only its network: "
-                f"{offer.network or 'not listed'}): the job cannot grow beyond one server.",
-                {"sku": offer.sku_id, "network": offer.network or "not listed"},
-            )
-        )
+        warnings.append(Warning_("single_server_only", {"sku": offer.sku_id, "network": offer.network}))
     return warnings
 
 
@@ -231,17 +184,10 @@ def offer_warnings(offer: Offer, joined_nodes: int) -> list[Warning_]:
     warnings = []
     if joined_nodes > 1 and offer.fabric_on_consultation:
         warnings.append(
-            Warning_(
-                "fabric_priced_on_request",
-                f"{joined_nodes} nodes need the {offer.inter_node_fabric} "
-                "add-on, priced on consultation and not included in the cost.",
-                {"nodes": joined_nodes, "fabric": offer.inter_node_fabric},
-            )
+            Warning_("fabric_priced_on_request", {"nodes": joined_nodes, "fabric": offer.inter_node_fabric})
         )
     if offer.indicative_price:
-        warnings.append(
-            Warning_("indicative_price", "Indicative price from the published range; final on consultation.")
-        )
+        warnings.append(Warning_("indicative_price"))
     return warnings
 
 
@@ -270,14 +216,8 @@ def batch_warnings(
     return [
         Warning_(
             "global_batch_small",
-            f"A global batch of {workload.global_batch:,} sequences over {plan.gpus:,} GPUs gives each of the "
-            f"{plan.dp:,} data-parallel ranks {steps} micro-batch{'es' if steps != 1 else ''} of "
-            f"{plan.micro_batch} per step for {plan.pp} pipeline stage{'s' if plan.pp != 1 else ''}: MFU "
-            f"{performance.mfu:.1%}. A global batch of {larger:,} ({larger * workload.seq_len / 1e6:,.1f}M tokens, "
-            f"{wanted} micro-batches per rank) would reach {better:.1%} with the same plan; Llama 3 405B "
-            "trained at up to 16M tokens per step (Dubey et al. 2024 §3.4.1). A larger batch changes the "
-            "optimisation: retune the learning rate.",
             {"global_batch": workload.global_batch, "gpus": plan.gpus, "mfu": performance.mfu, "larger": larger}
-            | {"better": better},
+            | {"better": better, "dp": plan.dp, "steps": steps, "micro_batch": plan.micro_batch, "pp": plan.pp}
+            | {"larger_tokens_m": larger * workload.seq_len / 1e6, "wanted": wanted},
         )
     ]

@@ -13,7 +13,13 @@ from app.estimator.memory import MemoryEstimate
 from app.estimator.memory.band import MemoryBand
 from app.estimator.notes import Note
 from app.estimator.params import count_params
-from app.estimator.performance import UNCALIBRATED_SLOW, PerformanceEstimate, calibration_distance
+from app.estimator.performance import (
+    CALIBRATED_GENERATIONS,
+    UNCALIBRATED_SLOW,
+    PerformanceEstimate,
+    calibration_distance,
+    generation,
+)
 from app.estimator.specs import GIB, Goodput, ModelSpec, Plan, Warning_, Workload
 from app.estimator.vocabulary import TERM_MONTHS
 from app.planner.availability import Availability
@@ -151,10 +157,16 @@ def plan_out(plan: Plan, global_batch: int | None) -> PlanOut:
 
 
 def warnings_out(warnings: list[Warning_]) -> list[WarningOut]:
-    seen: dict[str, WarningOut] = {}
+    """Each code once (its first figures), with its English from the catalog (app/messages.py WARNINGS)."""
+    seen: dict[str, Warning_] = {}
     for w in warnings:
-        seen.setdefault(w.code, WarningOut(code=w.code, message=w.message, params=w.params))
-    return list(seen.values())
+        seen.setdefault(w.code, w)
+    return [WarningOut(code=w.code, message=messages.warning(w.code, w.params), params=w.params) for w in seen.values()]
+
+
+def notes_out(notes: Iterable[Note]) -> list[NoteOut]:
+    """The notes as codes with parameters (the API's `assumption_codes`), one for one with `_texts`."""
+    return [NoteOut(code=n.code, params=dict(n.params)) for n in dict.fromkeys(notes)]
 
 
 def _texts(notes: Iterable[Note]) -> list[str]:
@@ -169,17 +181,19 @@ def estimate_out(
     memory: MemoryEstimate,
     performance: PerformanceEstimate,
     warnings: list[Warning_],
-    notes: list[str] | None = None,
+    notes: list[Note] | None = None,
     band: MemoryBand | None = None,
 ) -> EstimateOut:
     """The /estimate response; `notes` are what the request left out and the service assumed."""
+    stated = list(dict.fromkeys([*(notes or []), *memory.assumptions, *performance.assumptions]))
     return EstimateOut(
         model=model_out(model),
         plan=plan_out(plan, workload.global_batch),
         memory=memory_out(memory, band),
         performance=performance_out(performance),
         warnings=warnings_out(warnings),
-        assumptions=list(dict.fromkeys([*(notes or []), *_texts(memory.assumptions + performance.assumptions)])),
+        assumptions=_texts(stated),
+        assumption_codes=notes_out(stated),
     )
 
 
@@ -262,16 +276,23 @@ def joined_nodes(option: Option | ServingOption) -> int:
     return option.config.nodes if option.launch.get("needs_infiniband") else 1
 
 
-def calibration_assumptions(model: ModelSpec, workload: Workload, option: Option) -> list[str]:
+def assumptions_out(codes: list[NoteOut]) -> dict[str, Any]:
+    """An option's `assumptions` (the English, app/messages.py ASSUMPTIONS) and `assumption_codes` (the same as codes
+    with parameters, which the pages word in their language)."""
+    return {"assumptions": [messages.assumption(a.code, a.params) for a in codes], "assumption_codes": codes}
+
+
+def calibration_assumptions(model: ModelSpec, workload: Workload, option: Option) -> list[NoteOut]:
     """How the option's training plan differs from every run that calibrated the speed, which widened its range."""
     if workload.task == "inference":
         return []
     plan = option.evaluated.plan
-    _slowest, kinds = calibration_distance(model.is_moe, plan.offload != "none")
-    return [messages.assumption(f"uncalibrated_{kind}", {"factor": UNCALIBRATED_SLOW[kind]}) for kind in kinds]
+    uncalibrated_gpu = generation(option.offer.gpu) not in CALIBRATED_GENERATIONS
+    _slowest, kinds = calibration_distance(model.is_moe, plan.offload != "none", uncalibrated_gpu)
+    return [NoteOut(code=f"uncalibrated_{kind}", params={"factor": UNCALIBRATED_SLOW[kind]}) for kind in kinds]
 
 
-def fabric_assumptions(option: Option | ServingOption) -> list[str]:
+def fabric_assumptions(option: Option | ServingOption) -> list[NoteOut]:
     """Which fabric the speed of a multi-server option assumes, and how the price and quote carry it."""
     offer, nodes = option.offer, joined_nodes(option)
     if nodes < 2 or offer.inter_node_fabric is None:
@@ -284,12 +305,12 @@ def fabric_assumptions(option: Option | ServingOption) -> list[str]:
     }
     addon = offer.fabric_addon
     if addon is None:
-        return [messages.assumption("fabric_with_server", params)]
+        return [NoteOut(code="fabric_with_server", params=params)]
     params |= {"addon": addon.code, "addon_name": addon.name}
     if addon.unit_monthly is None:
-        return [messages.assumption("fabric_addon_on_consultation", params)]
+        return [NoteOut(code="fabric_addon_on_consultation", params=params)]
     monthly = str(option.cost.fabric_monthly)
-    return [messages.assumption("fabric_addon_priced", params | {"monthly": monthly, "currency": offer.currency})]
+    return [NoteOut(code="fabric_addon_priced", params=params | {"monthly": monthly, "currency": offer.currency})]
 
 
 def option_out(
@@ -319,7 +340,7 @@ def option_out(
         reference_prices=reference_out(book, option),
         # a near miss billed beyond what a quote rents (quote_months) has no body that would post
         quote=quote_body(option, plan, workload_body) if workload_body is not None and _quotable(option) else None,
-        assumptions=fabric_assumptions(option) + calibration_assumptions(model, workload, option),
+        **assumptions_out(fabric_assumptions(option) + calibration_assumptions(model, workload, option)),
     )
 
 
@@ -405,7 +426,7 @@ def recommendation_out(
             for o in result.pareto
         ],
         assumptions=_texts(notes),
-        assumption_codes=[NoteOut(code=n.code, params=dict(n.params)) for n in notes],
+        assumption_codes=notes_out(notes),
         stopped_early=result.stopped_early,
         search={
             "configurations": result.configurations,

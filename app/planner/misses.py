@@ -7,9 +7,9 @@ from decimal import Decimal
 from typing import Any, Literal
 
 from app.estimator.serving import ServingConfig
-from app.estimator.specs import Warning_
+from app.estimator.specs import Performance, Warning_
 from app.estimator.vocabulary import TERM_MONTHS
-from app.planner.offers import Constraints, Cost, cheaper_term
+from app.planner.offers import Configuration, Constraints, Cost, Offer, cheaper_term, price
 
 # Why a configuration that fits is a near miss rather than an option: training misses the deadline or the monthly
 # budget or the job budget (`total_budget`); a serving deployment the budgets, its latency targets (already at one
@@ -71,12 +71,7 @@ def budget_misses(cost: Cost, constraints: Constraints) -> tuple[list[Miss], lis
         "total_budget": str(total),
         "compared_currency": cost.compared_currency,
     }
-    text = (
-        f"Costs {cost.monthly_effective} {cost.currency} a month, above the monthly budget of {monthly}; the whole "
-        f"job, {params['job_total']} {cost.currency} (billed months: {params['months']}), is within the job budget "
-        f"of {total}."
-    )
-    return [], [Warning_("over_monthly_budget", text, figures)]
+    return [], [Warning_("over_monthly_budget", figures)]
 
 
 def total_budget_params(cost: Cost, budget: Decimal) -> dict[str, Any]:
@@ -105,14 +100,44 @@ def term_warnings(cost: Cost) -> list[Warning_]:
         "other_total": str(other.job_total),
         "currency": cost.currency,
     }
-    text = (
-        f"The {other.term} term costs this job less: {other.job_total} {cost.currency} (billed months: "
-        f"{other.months}), against {cost.job_total} (billed months: {cost.months}) on the {cost.term} term."
-    )
-    return [Warning_("other_term_cheaper", text, params)]
+    return [Warning_("other_term_cheaper", params)]
 
 
 def slo_params(cfg: ServingConfig) -> dict[str, Any]:
     """The latency targets set (`slo_ttft_ms`, `slo_tpot_ms`): app/messages.py words them as `{slo}`."""
     targets = {"slo_ttft_ms": cfg.slo_ttft_ms, "slo_tpot_ms": cfg.slo_tpot_ms}
     return {name: value for name, value in targets.items() if value is not None}
+
+
+TERM_WARN_RATIO = 2  # warn when the billed hours exceed twice the job's duration
+
+
+def range_billing_warnings(offer: Offer, config: Configuration, cost: Cost, perf: Performance) -> list[Warning_]:
+    """`billing_within_range`: the slow end of the time range bills more months than the estimate."""
+    span = perf.time_to_train_hours_range
+    if span is None or cost.months is None or cost.job_total is None:
+        return []
+    slow = price(offer, config, cost.term, span[1])
+    if slow.months is None or slow.job_total is None or slow.months <= cost.months:
+        return []
+    names = {
+        "months": cost.months,
+        "slow_hours": span[1],
+        "slow_months": slow.months,
+        "job_total": str(cost.job_total),
+        "slow_total": str(slow.job_total),
+        "currency": cost.currency,
+    }
+    return [Warning_("billing_within_range", names)]
+
+
+def billing_warnings(cost: Cost) -> list[Warning_]:
+    if cost.used_hours is None or cost.billed_hours is None or cost.billed_hours <= TERM_WARN_RATIO * cost.used_hours:
+        return []
+    return [
+        Warning_(
+            "term_longer_than_job",
+            {"months": cost.months, "billed_hours": cost.billed_hours, "used_hours": cost.used_hours}
+            | {"term": cost.term, "share": cost.used_hours / cost.billed_hours},
+        )
+    ]

@@ -16,6 +16,16 @@ Objectives (documented in docs/estimator.md "Ranking"):
   a cheaper twin (a twin that bills one month at its estimate but two at its range's slow end is no twin): the
   customer pays for that term either way, and the dearer cluster only buys speed inside it (405B on
   1B tokens: 4 H100 servers for 111 h, not 14 for 17 h at 3.5 × the price).
+Offload last (balanced and fastest): an option that offloads its model states to host RAM (`Plan.offload`) ranks
+after every option that keeps them on the GPUs while the cheapest of those costs at most OFFLOAD_PREMIUM × what the
+offloading option bills at the slow end of its time range (`Option.slow_cost`; "no offload where the states fit",
+issue 32): offloaded steps are what no speed calibration run measured (the range's slow end is widened for them),
+pinned host buffers of hundreds of GiB and PCIe traffic are what fails first, and an engineer rents the servers that
+hold the states before streaming them (Llama 3.1 405B continued pre-training on 10B tokens: Megatron-LM TP 8 × PP 14
+on 14 H100 servers for CNY 1,400,000, not ZeRO-3 with every state offloaded on 4 or 8 servers for 400,000-800,000,
+which bill 800,000 at their slow end and which the speed model put 9 % faster a GPU). Where holding the states costs
+more than that (405B on 1B tokens: 14 servers against 4 offloading ones that finish within their month even at the
+slow end, 3.5 ×), or nothing holds them, or the objective is cheapest, offloading options rank as any other.
 At equal cost (cheapest, balanced with a deadline) the option whose memory range's high end is within the limit
 comes before one that carries `memory_may_exceed` (`Option.fits_high`); fastest and balanced without a deadline
 break their remaining ties the same way. Ties are broken by SKU id, then GPU count, so equal inputs always give the
@@ -54,14 +64,14 @@ from typing import Any, Literal
 
 from app.estimator.memory import host_load_params, host_ram_figures, host_ram_reserve_gib, memory_breakdown
 from app.estimator.memory.band import MemoryBand, may_exceed
-from app.estimator.specs import GIB, Cluster, MemoryBreakdown, ModelSpec, Performance, Warning_, Workload
+from app.estimator.specs import GIB, Cluster, MemoryBreakdown, ModelSpec, Warning_, Workload
 from app.estimator.vocabulary import MAX_QUOTE_MONTHS, TERM_MONTHS, Objective
 from app.planner.availability import Availability, place
 from app.planner.budget import past, search_deadline
 from app.planner.efficiency import INEFFICIENT, inefficiency
 from app.planner.explain import batch_warnings, plan_warnings
 from app.planner.launch import launch_configs
-from app.planner.misses import Miss, budget_misses, term_warnings
+from app.planner.misses import Miss, billing_warnings, budget_misses, range_billing_warnings, term_warnings
 from app.planner.offers import (
     Configuration,
     Constraints,
@@ -90,8 +100,11 @@ from app.planner.stacks import Stack, as_launched, as_padded, precision_run_as, 
 MEANINGFUL_HOURS = 24.0  # a job shorter than a day finishes overnight: speed below it buys nothing usable
 BALANCED_COST_CAP = 4  # balanced shows no option costing more than 4 × the cheapest (without a deadline)
 RIGHT_SIZE_RATIO = 2  # balanced ranks last an option costing 2 × one that finishes within its billed term
+# An option that holds its states on the GPUs ranks before one that offloads them while it costs less than this many
+# times as much (module docstring, "Offload last"): the right-sizing ratio, the price step past which the ranking
+# already lets a dearer cluster give way.
+OFFLOAD_PREMIUM = RIGHT_SIZE_RATIO
 PARETO_MIN_SAVING = 0.2  # a Pareto point must cut the previous point's time by at least 20 %
-TERM_WARN_RATIO = 2  # warn when the billed hours exceed twice the job's duration
 # Why a SKU yields no option: excluded by a constraint, or no plan passes the feasibility gate
 # (GPU memory within the headroom, host RAM within the reserve).
 # "time_budget": not searched, because the request's time budget ran out first (app.planner.budget).
@@ -150,6 +163,21 @@ class Option:
     def sort_cost(self) -> Decimal:
         """The job total (the monthly price without a token count) in the request's currency."""
         return self.cost.compared_total
+
+    @property
+    def offloads(self) -> bool:
+        """The plan keeps model states in host RAM (`Plan.offload`): ranked after an option that holds them
+        (`rank`, "Offload last") and pruning no configuration (`_Search._search`)."""
+        return self.evaluated.plan.offload != "none"
+
+    @property
+    def slow_cost(self) -> Decimal:
+        """`sort_cost` at the slow end of the time range: the months it bills there (`billing_within_range`)."""
+        for warning in self.warnings:
+            if warning.code == "billing_within_range":
+                params = warning.params
+                return self.sort_cost * Decimal(params["slow_total"]) / Decimal(params["job_total"])
+        return self.sort_cost
 
     @property
     def tie_key(self) -> tuple[str, int]:
@@ -413,7 +441,10 @@ class _Search:
                 option.warnings = _unique(option.warnings + [precision_run_as(self.workload, workload, offer.gpu)])
             option.misses = _misses(option, self.constraints, workload)
             offer_search.found.append(option)
-            if not _inefficient(option):  # shown only while nothing sensible is: it must prune nothing
+            # an inefficient plan is shown only while nothing sensible is, an offloading one may rank after every plan
+            # that holds its states (`rank`, except under cheapest): neither may prune a plan that would rank before it
+            offload_last = _offloads(option) and self.constraints.objective != "cheapest"
+            if not _inefficient(option) and not offload_last:
                 self.frontier.add(Point(option.sort_cost, option.sort_time, option.hours, bool(option.misses)))
 
     def _search_skipped(self, offer_search: _OfferSearch) -> None:
@@ -515,8 +546,8 @@ def _option(
         + best.performance.warnings
         + ([exceed] if exceed else [])
         + plan_warnings(model, workload, offer, config, best.plan, memory, perf)
-        + _billing_warnings(cost)
-        + _range_billing_warnings(offer, config, cost, perf)
+        + billing_warnings(cost)
+        + range_billing_warnings(offer, config, cost, perf)
         + budget_misses(cost, constraints)[1]
         + term_warnings(cost)
     )
@@ -564,12 +595,7 @@ def host_ram_unconfirmed(memory: MemoryBreakdown, config: Configuration) -> Warn
     host_gib = memory.host_peak / GIB
     needed = math.ceil(min_host_ram_gib(host_gib, config.cards_per_node))
     params = {"host_gib": round(host_gib, 3), "needed_gib": needed, "loading": memory.load_binds}
-    text = (
-        f"Needs {needed:,} GiB of host RAM per server ({host_gib:,.0f} GiB at the plan's host peak, plus the reserve "
-        "for the OS, the training processes and their data loaders), and the catalog does not list this server's "
-        "host RAM: confirm the server has it before the job starts."
-    )
-    return Warning_("host_ram_unconfirmed", text, params)
+    return Warning_("host_ram_unconfirmed", params)
 
 
 def min_host_ram_gib(peak_gib: float, gpus_on_node: int) -> float:
@@ -583,46 +609,6 @@ def min_host_ram_gib(peak_gib: float, gpus_on_node: int) -> float:
         else:
             low = mid
     return high
-
-
-def _range_billing_warnings(offer: Offer, config: Configuration, cost: Cost, perf: Performance) -> list[Warning_]:
-    """`billing_within_range`: the slow end of the time range bills more months than the estimate."""
-    span = perf.time_to_train_hours_range
-    if span is None or cost.months is None or cost.job_total is None:
-        return []
-    slow = price(offer, config, cost.term, span[1])
-    if slow.months is None or slow.job_total is None or slow.months <= cost.months:
-        return []
-    names = {
-        "months": cost.months,
-        "slow_hours": span[1],
-        "slow_months": slow.months,
-        "job_total": str(cost.job_total),
-        "slow_total": str(slow.job_total),
-        "currency": cost.currency,
-    }
-    return [
-        Warning_(
-            "billing_within_range",
-            f"At the slow end of its range ({span[1]:,.0f} h) the job bills {slow.months} months, not {cost.months}: "
-            f"{slow.job_total} {cost.currency} instead of {cost.job_total}.",
-            names,
-        )
-    ]
-
-
-def _billing_warnings(cost: Cost) -> list[Warning_]:
-    if cost.used_hours is None or cost.billed_hours is None or cost.billed_hours <= TERM_WARN_RATIO * cost.used_hours:
-        return []
-    return [
-        Warning_(
-            "term_longer_than_job",
-            f"The {cost.term} term bills {cost.months} month{'s' if cost.months != 1 else ''} "
-            f"({cost.billed_hours:,.0f} h) for a job of {cost.used_hours:,.1f} h: "
-            f"{cost.used_hours / cost.billed_hours:.1%} of the billed time is used.",
-            {"months": cost.months, "billed_hours": cost.billed_hours, "used_hours": cost.used_hours},
-        )
-    ]
 
 
 def _unique(warnings: list[Warning_]) -> list[Warning_]:
@@ -671,20 +657,39 @@ def _misses(option: Option, constraints: Constraints, workload: Workload) -> lis
     return reasons + budget
 
 
+def _offloads(option: Option) -> bool:
+    """Whether the option's plan keeps model states in host RAM (`Plan.offload`)."""
+    return option.offloads
+
+
+def _offload_last(options: list[Option], objective: Objective) -> set[int]:
+    """The options (ids) that offload their states while an option holding them on the GPUs costs at most
+    OFFLOAD_PREMIUM × what they bill at the slow end of their time range: they rank after every option that holds
+    them (module docstring, "Offload last"). `cheapest` orders by price alone."""
+    if objective == "cheapest":
+        return set()
+    held = min((o.sort_cost for o in options if not _offloads(o)), default=None)
+    if held is None:
+        return set()
+    return {id(o) for o in options if _offloads(o) and held <= o.slow_cost * OFFLOAD_PREMIUM}
+
+
 def rank(options: list[Option], objective: Objective, *, deadline: bool = False) -> list[Option]:
     if not options:
         return []
+    last = _offload_last(options, objective)
     if objective == "cheapest" or (objective == "balanced" and deadline):
-        ordered = sorted(options, key=lambda o: (o.sort_cost, not o.fits_high, o.sort_time, o.tie_key))
+        ordered = sorted(options, key=lambda o: (id(o) in last, o.sort_cost, not o.fits_high, o.sort_time, o.tie_key))
     elif objective == "fastest":
-        ordered = sorted(options, key=lambda o: (o.sort_time, o.sort_cost, not o.fits_high, o.tie_key))
+        ordered = sorted(options, key=lambda o: (id(o) in last, o.sort_time, o.sort_cost, not o.fits_high, o.tie_key))
     else:
-        cap = min(o.sort_cost for o in options) * BALANCED_COST_CAP
+        cap = min(o.sort_cost for o in options if id(o) not in last) * BALANCED_COST_CAP
         capped = [o for o in options if o.sort_cost <= cap]
         oversized = _oversized(capped)
         ordered = sorted(
             capped,
             key=lambda o: (
+                id(o) in last,
                 id(o) in oversized,
                 float(o.sort_cost) * _balanced_time(o),
                 o.sort_cost,
@@ -730,9 +735,6 @@ def _deadline_warnings(option: Option, deadline_days: float) -> list[Warning_]:
     return [
         Warning_(
             "deadline_within_range",
-            f"The estimate of {option.hours / 24:,.1f} days meets the {deadline_days:g}-day deadline, but the "
-            f"range runs to {span[1] / 24:,.1f} days (a typical stack on a less reliable cluster): leave margin "
-            "or choose a faster option.",
             {"days": option.hours / 24, "deadline_days": deadline_days, "slow_days": span[1] / 24},
         )
     ]

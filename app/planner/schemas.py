@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from app.catalog.schemas import TERM_DESCRIPTION
-from app.estimator.specs import EstimatorError, LoraSpec, Plan, WarningCode, Workload
+from app.estimator.specs import EstimatorError, LoraSpec, Plan, Workload
 from app.estimator.vocabulary import (
     LORA_TARGETS,
     LORA_TASKS,
@@ -48,6 +48,8 @@ from app.planner.model_schemas import (
 from app.planner.recommend import RejectionCode
 from app.planner.serving_schemas import ServingIn, ServingOut
 from app.planner.stacks import Stack
+from app.planner.word_schemas import NoteOut as NoteOut  # re-exported: the responses import them from here
+from app.planner.word_schemas import WarningOut as WarningOut
 from app.schemas import Currency, RequestModel, mirror
 
 
@@ -172,8 +174,10 @@ class PlanIn(RequestModel):
         default=None,
         description="The stack that runs the plan, where known: typical (HF Trainer or accelerate with DeepSpeed or "
         "FSDP, default kernels), tuned (Megatron-LM, torchtitan, llm-foundry) or nemo (NVIDIA NeMo / Megatron-Bridge "
-        "recipes). It moves the speed estimate inside its range (typical: the low end; nemo: 1.25x); default: not "
-        "stated, the median tuned run.",
+        "recipes); or a speed point calibrated on one stack's published runs: torchtitan (0.93x), trainer (the HF "
+        "Trainer's full training, 0.98x), trainer_peft (its LoRA / QLoRA with PEFT, 0.78x). It moves the speed "
+        "estimate inside its range (typical: the low end; nemo: 1.25x); default: the speed point of the stack that "
+        "runs the plan (Megatron-LM: the median tuned run).",
     )
 
     @model_validator(mode="after")
@@ -475,16 +479,6 @@ class RecommendIn(WorkloadIn):
 # ---- responses ---------------------------------------------------------------------------------
 
 
-class WarningOut(BaseModel):
-    code: WarningCode
-    message: str = Field(description="In English, as the estimator or the planner wrote it")
-    params: dict[str, Any] = Field(
-        default_factory=dict,
-        description="The figures and names of the warning by name (e.g. pipeline_bubble: bubble, the idle share of "
-        "a step); app/messages.py words code and params in English and Chinese, as the web pages show them",
-    )
-
-
 class GoodputOut(BaseModel):
     factor: float = Field(description="Compute hours ÷ wall hours")
     compute_hours: float = Field(description="Tokens ÷ throughput: the GPUs' compute alone")
@@ -572,6 +566,11 @@ class EstimateOut(BaseModel):
     performance: PerformanceOut | None
     warnings: list[WarningOut]
     assumptions: list[str]
+    assumption_codes: list[NoteOut] = Field(
+        default_factory=list,
+        description="`assumptions` as codes with parameters, one for one and in the same order (app/note_words.py "
+        "words them in English and Chinese)",
+    )
     serving: ServingOut | None = Field(default=None, description='task "serving": latency, throughput, KV cache')
 
 
@@ -724,6 +723,11 @@ class OptionOut(BaseModel):
         "speed counts on, and whether its add-on is in the price and the quote; how its plan differs from every run "
         "that calibrated the speed (an MoE model, offloaded states), which widens its range",
     )
+    assumption_codes: list[NoteOut] = Field(
+        default_factory=list,
+        description="`assumptions` as codes with parameters, one for one (app/messages.py ASSUMPTIONS words them in "
+        "English and Chinese)",
+    )
 
 
 class QuoteBodyOut(BaseModel):
@@ -743,11 +747,6 @@ class QuoteBodyOut(BaseModel):
     start_date: date | None = Field(default=None, description="The rental's first day (constraints.start_date)")
     plan: dict[str, Any]
     workload: dict[str, Any]
-
-
-class NoteOut(BaseModel):
-    code: str = Field(description="An assumption's stable code (app/estimator/notes.py words it in English)")
-    params: dict[str, Any] = Field(default_factory=dict, description="The figures its text carries")
 
 
 class MissOut(BaseModel):

@@ -47,7 +47,7 @@ from typing import TypedDict, Unpack
 from app.estimator.communication import StepShape, offload_time, per_node, tp_comm, trainable_params_local
 from app.estimator.memory import MemoryEstimate, estimate_memory, memory_breakdown
 from app.estimator.memory.band import may_exceed, memory_band
-from app.estimator.performance import PerformanceEstimate, estimate_performance, microbatch_compute_s
+from app.estimator.performance import TUNING_SPEED, PerformanceEstimate, estimate_performance, microbatch_compute_s
 from app.estimator.specs import Cluster, LoraSpec, MemoryBreakdown, ModelSpec, Plan, Workload
 from app.estimator.vocabulary import (
     LORA_TASKS,
@@ -356,7 +356,9 @@ def _fastest_within(
     does."""
     ceiling = _ceiling(best.memory.breakdown)
     chosen: Evaluated | None = None
-    for candidate in candidates:
+    for relief in candidates:
+        # another level may move the plan to another stack, and so to its speed point (stacks.as_run sets it afresh)
+        candidate = replace(relief, tuning=None)
         if not supported(workload, candidate, model):
             continue
         held, breakdown = _memory(model, workload, cluster, candidate, PlanSearch(best=None))
@@ -621,8 +623,8 @@ def _search_shape(
     runnable = _runnable_levels(workload, shape, recomputes, cluster.host_ram_gib is not None, model)
     for zero in (3,) if shape.dp_shard else zero_stages(workload.task, shape.dp):  # hybrid sharding is ZeRO-3
         unconstrained = False
-        if not runnable.get(zero) or (zero == 1 and runnable[1] <= runnable.get(2, set())):
-            continue  # no stack runs it, or ZeRO-2 runs everything ZeRO-1 would, in less memory
+        if not runnable.get(zero) or (zero == 1 and _zero2_covers(model, workload, shape, runnable)):
+            continue  # no stack runs it, or ZeRO-2 runs everything ZeRO-1 would, in less memory and as fast
         levels = [
             o
             for o in offloads(workload.task, zero, cluster.host_ram_gib is not None)
@@ -658,6 +660,21 @@ def _search_shape(
             if largest_fit.get((zero, o, 0)) == mbs[-1]:
                 break  # ... and so would more offload
         result.unconstrained_simple |= unconstrained and shape.tp == 1 and shape.pp == 1
+
+
+def _zero2_covers(
+    model: ModelSpec, workload: Workload, shape: Plan, runnable: dict[int, set[tuple[Offload, Recompute]]]
+) -> bool:
+    """Whether ZeRO-2 runs every level ZeRO-1 would (in less memory: the stages cost the same time, `dp_comm`) on a
+    stack whose speed point (`stacks.as_run`) is no slower at that level, so ZeRO-1 need not be searched."""
+    if not runnable[1] <= runnable.get(2, set()):
+        return False
+    for offload, recompute in runnable[1]:
+        one = as_run(workload, _plan(shape, 1, offload, recompute, 1), model)
+        two = as_run(workload, _plan(shape, 2, offload, recompute, 1), model)
+        if max(TUNING_SPEED[p.tuning or "tuned"] for p in one) > min(TUNING_SPEED[p.tuning or "tuned"] for p in two):
+            return False
+    return True
 
 
 def _runnable_levels(
@@ -710,11 +727,14 @@ def _leanest_fits(model: ModelSpec, workload: Workload, cluster: Cluster, plan: 
 def _worth_timing(
     fitting: list[tuple[Plan, MemoryBreakdown]], shape: Plan, workload: Workload
 ) -> list[tuple[Plan, MemoryBreakdown]]:
-    """Without a pipeline the largest micro-batch is fastest (wider GEMMs, same bytes moved).
-    With one, micro-batches that leave fewer micro-batches per step than stages are skipped
-    (the 1F1B bubble (p-1)/m then exceeds half the step) unless nothing else fits."""
+    """Without a pipeline the largest micro-batch is fastest (wider GEMMs, same bytes moved) on one stack: the
+    largest each stack's account holds (`stacks.as_run`: a smaller micro-batch may fit Megatron-LM's fp32 gradient
+    buffer where a larger one fits only another stack's, whose speed point differs). With a pipeline,
+    micro-batches that leave fewer micro-batches per step than stages are skipped (the 1F1B bubble (p-1)/m then
+    exceeds half the step) unless nothing else fits."""
     if shape.pp == 1:
-        return fitting[-1:]
+        largest = {(plan.tuning, plan.fp32_main_grads): (plan, memory) for plan, memory in fitting}
+        return list(largest.values())
     global_batch = workload.global_batch or 1
     enough = [(p, m) for p, m in fitting if global_batch // (shape.dp * p.micro_batch) >= shape.pp]
     return enough or fitting[:1]

@@ -25,6 +25,7 @@ from app.estimator.memory import (
     validate_plan,
 )
 from app.estimator.memory.band import may_exceed
+from app.estimator.notes import note
 from app.estimator.performance import PerformanceEstimate, estimate_performance, scaling_view
 from app.estimator.presets import list_presets, preset_config
 from app.estimator.specs import Cluster, EstimatorError, ModelSpec, Plan, Workload
@@ -74,7 +75,7 @@ def estimate(request: EstimateIn, *, open_session: SessionOpener) -> EstimateOut
         if request.plan is not None and request.plan.fp8_params:
             # validate_plan would name the 16-bit run-as precision as if the request had asked for it
             raise EstimatorError(
-                f"{run_as.message.rstrip('.')}; fp8_params stores the trained weights in FP8, so it needs a run in "
+                f"{_run_as_words(run_as.params)}; fp8_params stores the trained weights in FP8, so it needs a run in "
                 "fp8: drop it, or choose a GPU with FP8 math (H100, H200)",
                 field="plan.fp8_params",
             )
@@ -105,10 +106,14 @@ def estimate(request: EstimateIn, *, open_session: SessionOpener) -> EstimateOut
     return mappers.estimate_out(model, workload, plan, memory, perf, warnings, notes, band)
 
 
-SEQUENCE_PARALLEL_NOTE = (
-    "sequence parallel: on, as Megatron-LM and torchtitan run tensor parallelism (norms and dropout sharded "
-    "along the sequence); say plan.sequence_parallel false to turn it off"
-)
+def _run_as_words(run_as: dict[str, Any]) -> str:
+    """Why an fp8 request runs in 16 bits, for the 422 that refuses fp8_params with it (errors are English)."""
+    if "gpu" in run_as:  # precision_unsupported
+        return f"{run_as['gpu']} has no {run_as['precision']}: runs as {run_as['runs_as']}"
+    return f"No training stack here runs {run_as['task']} in fp8: sized and launched in {run_as['runs_as']}"
+
+
+SEQUENCE_PARALLEL_NOTE = note("sequence_parallel_on")
 
 
 def _best_plan(

@@ -131,6 +131,26 @@ def _region(offer: Offer, constraints: Constraints) -> str | None:
     return allowed[0] if allowed else None
 
 
+def offer_region(
+    offer: Offer, constraints: Constraints, cfg: ServingConfig, rejected: list[tuple[str, str, dict[str, Any]]]
+) -> str | None:
+    """The region to serve from `offer` in, or None when the offer is out: not a GPU type or region asked for,
+    or rejected with its code (added to `rejected`): prices without an exchange rate, kernels the GPU lacks."""
+    if constraints.gpu_types and offer.gpu.id not in constraints.gpu_types:
+        return None
+    region = _region(offer, constraints)
+    if region is None:
+        return None
+    if offer.unconvertible:
+        rejected.append((offer.sku_id, "exchange_rate", unconvertible(offer)))
+        return None
+    unsupported = kernel_support(offer.gpu, cfg)
+    if unsupported:
+        rejected.append((offer.sku_id, "kernels", {"gap": unsupported.gap, **unsupported.params}))
+        return None
+    return region
+
+
 def _configuration(offer: Offer, gpus: int, constraints: Constraints) -> Configuration | None:
     """The smallest rentable configuration with at least `gpus` cards (independent replicas may span servers)."""
     if offer.rental_unit == "card":
@@ -191,17 +211,8 @@ def _search(ask: _Ask, offers: list[Offer]) -> ServingSearch:
         if past(deadline):
             not_searched.append(offer.sku_id)
             continue
-        if constraints.gpu_types and offer.gpu.id not in constraints.gpu_types:
-            continue
-        region = _region(offer, constraints)
+        region = offer_region(offer, constraints, cfg, rejected)
         if region is None:
-            continue
-        if offer.unconvertible:
-            rejected.append((offer.sku_id, "exchange_rate", unconvertible(offer)))
-            continue
-        unsupported = kernel_support(offer.gpu, cfg)
-        if unsupported:
-            rejected.append((offer.sku_id, "kernels", {"gap": unsupported.gap, **unsupported.params}))
             continue
         candidates: list[ServingOption] = []  # the offer's deployments that meet the SLO by the closed forms
         offer_miss: ServingOption | None = None

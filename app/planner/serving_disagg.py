@@ -17,21 +17,20 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from typing import Any, get_args
 
 from app.estimator.serving import (
     ServingConfig,
     ServingEstimate,
     estimate_serving,
-    kernel_support,
     max_concurrency,
     replicas_for_slo,
     simulations,
 )
 from app.estimator.serving_disagg import Pools, decode_config, joined_estimate, kv_transfer_s, prefill_config
 from app.estimator.specs import Cluster, EstimatorError, ModelSpec
-from app.estimator.vocabulary import TERM_MONTHS
-from app.planner.offers import DAYS_PER_BILLED_MONTH, Configuration, Constraints, Offer, price, unconvertible
+from app.estimator.vocabulary import TERM_MONTHS, Engine
+from app.planner.offers import DAYS_PER_BILLED_MONTH, Configuration, Constraints, Offer, price
 from app.planner.serving import (
     TP_DEGREES,
     ServingOption,
@@ -39,15 +38,16 @@ from app.planner.serving import (
     _Ask,
     _fastest_key,
     _key,
-    _region,
     _replica_cluster,
     _with_other_term,
+    offer_region,
     per_million_tokens,
     valid_tp,
 )
 from app.planner.serving_launch import Served, disaggregated_launch
 
-DISAGGREGATED_ENGINES = ("sglang", "vllm", "trt-llm")
+# every engine runs prefill and decode on separate pools (SGLang PD, vLLM NixlConnector, trtllm-serve disaggregated)
+DISAGGREGATED_ENGINES: tuple[str, ...] = get_args(Engine)
 
 
 def check_disaggregated(cfg: ServingConfig) -> None:
@@ -81,17 +81,8 @@ def search_disaggregated(
     rejected: list[tuple[str, str, dict[str, Any]]] = []
     with simulations():
         for offer in offers:
-            if constraints.gpu_types and offer.gpu.id not in constraints.gpu_types:
-                continue
-            region = _region(offer, constraints)
+            region = offer_region(offer, constraints, cfg, rejected)
             if region is None:
-                continue
-            if offer.unconvertible:
-                rejected.append((offer.sku_id, "exchange_rate", unconvertible(offer)))
-                continue
-            unsupported = kernel_support(offer.gpu, cfg)
-            if unsupported:
-                rejected.append((offer.sku_id, "kernels", {"gap": unsupported.gap, **unsupported.params}))
                 continue
             if offer.rental_unit != "node" or offer.inter_node_fabric is None:
                 rejected.append((offer.sku_id, "no_fabric", {}))

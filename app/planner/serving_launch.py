@@ -58,7 +58,6 @@ SGLANG_DIST_PORT = 5000  # any free port on the head server; SGLang's multi-node
 HEAD = "$HEAD_IP"  # the first server of a replica, filled in by whoever starts it
 NODE_RANK = "$NODE_RANK"
 
-NO_FABRIC_NOTE = launch_text("no_fabric", {})
 # 16-bit checkpoints quantised on load: `--quantization fp8` (W8A8 on GPUs with FP8 tensor cores, as the sizing
 # assumes; FP8-Marlin weight-only on Ampere). int4/int8 need a quantised checkpoint, whose quantization_config the
 # engine reads (vLLM awq_marlin.py / gptq_marlin.py `override_quantization_method` pick the Marlin kernels).

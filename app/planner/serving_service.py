@@ -10,9 +10,11 @@ from typing import TYPE_CHECKING, Any
 
 from app import messages
 from app.estimator.checkpoints import checkpoint_from_config
+from app.estimator.notes import Note, note
 from app.estimator.presets import get_preset, preset_config
 from app.estimator.serving import (
     MOE_LOW_CONCURRENCY_WARNING,
+    MOE_VALIDATED_CONCURRENCY,
     ServingConfig,
     ServingEstimate,
     check_fits,
@@ -32,10 +34,12 @@ from app.estimator.vocabulary import SERVING_PRECISIONS, TERM_MONTHS, WEIGHT_FOR
 from app.planner.availability import Availability, in_region
 from app.planner.explain import offer_warnings
 from app.planner.mappers import (
+    assumptions_out,
     availability_out,
     cost_out,
     fabric_assumptions,
     gib_memory_out,
+    notes_out,
     placed_option_out,
     quote_body,
     warnings_out,
@@ -66,7 +70,7 @@ from app.planner.serving import (
     valid_tp,
 )
 from app.planner.serving_disagg import check_disaggregated, merged, search_disaggregated
-from app.planner.serving_launch import NO_FABRIC_NOTE, Served
+from app.planner.serving_launch import Served
 from app.planner.serving_schemas import (
     LatencyOut,
     LoadLatencyOut,
@@ -90,23 +94,9 @@ SERVING_NOTE = (
 )
 
 
-SERVING_ASSUMPTIONS = [
-    "engines at their documented defaults unless set: vLLM gpu_memory_utilization 0.9, block 16, max_num_seqs "
-    "1024 on GPUs of 70 GiB or more other than the A100, 256 elsewhere; "
-    "SGLang mem_fraction_static 0.88-0.79 by TP, chunked prefill 8192; TensorRT-LLM free-memory fraction 0.9",
-    "continuous batching with chunked prefill; for requests_per_s, latencies are simulated: Poisson arrivals "
-    "shared at random among the replicas, each replica's scheduler (decodes first, prompts in chunks within "
-    "max_num_batched_tokens, max_num_seqs, the KV cache reserved on admission) run on 1,200 seeded requests, "
-    "the first 200 left out; meets_slo is judged on the SLO's percentile (p90 by default) at the peak",
-    "decode = max(weights + KV-cache reads / achieved HBM bandwidth, FLOPs / achieved compute) + engine "
-    "overhead + TP all-reduce latency; constants fitted on published results (docs/validation-serving.md)",
-]
-
-
-NO_SERVING_BLOCK = (
-    "no serving block was given: input_tokens {input_tokens}, output_tokens {output_tokens}, and the most "
-    "sequences a replica holds (set serving.input_tokens, output_tokens and concurrency or requests_per_s)"
-)
+# What the serving figures assume (app/estimator/notes.py words them; app/note_words.py in Chinese).
+SERVING_ASSUMPTIONS = [note("serving_engines"), note("serving_batching"), note("serving_decode")]
+NO_FABRIC_NOTE = note("replicas_share_nothing")
 # Plan fields of training that serving does not size (defaults: not used), with what each would mean.
 TRAINING_LEVERS: dict[str, tuple[object, ...]] = {
     "ep": (1,),
@@ -117,12 +107,13 @@ TRAINING_LEVERS: dict[str, tuple[object, ...]] = {
 }
 
 
-def serving_assumptions(request: WorkloadIn) -> list[str]:
+def serving_assumptions(request: WorkloadIn) -> list[Note]:
     """What the serving figures assume; the default lengths when the request gave no serving block."""
     if request.serving is not None:
         return list(SERVING_ASSUMPTIONS)
     default = ServingIn()
-    return [*SERVING_ASSUMPTIONS, NO_SERVING_BLOCK.format(**default.model_dump())]
+    lengths = note("serving_no_block", input_tokens=default.input_tokens, output_tokens=default.output_tokens)
+    return [*SERVING_ASSUMPTIONS, lengths]
 
 
 def check_training_levers(plan: PlanIn) -> None:
@@ -493,7 +484,7 @@ def estimate(
     warnings = list(warnings_in)
     if result.max_concurrency < 1:
         tokens = {"context_len": cfg.context_len, "kv_cache_tokens": result.kv_cache_tokens}
-        warnings.append(Warning_("no_kv_cache", result.notes[-1], tokens))
+        warnings.append(Warning_("no_kv_cache", tokens))
     if result.meets_slo is False:
         warnings.append(_slo_miss(result, cfg))
     warnings += regime_warnings(model, result)
@@ -504,26 +495,23 @@ def estimate(
         memory=_memory_out(result),
         performance=_performance_out(result),
         warnings=warnings_out(warnings),
-        assumptions=notes,
+        assumptions=[n.text for n in notes],
+        assumption_codes=notes_out(notes),
         serving=serving_out(result, cfg),
     )
 
 
 def regime_warnings(model: ModelSpec, result: ServingEstimate) -> list[Warning_]:
     """Where the estimate leaves its validated range: a fine-grained MoE at low concurrency."""
-    note = moe_low_concurrency_note(model, result.concurrency) if result.max_concurrency >= 1 else None
-    if note is None:
+    if result.max_concurrency < 1 or moe_low_concurrency_note(model, result.concurrency) is None:
         return []
-    return [Warning_(MOE_LOW_CONCURRENCY_WARNING, note, {"experts": model.experts, "concurrency": result.concurrency})]
+    params = {"model": model.name, "experts": model.experts, "concurrency": result.concurrency}
+    return [Warning_(MOE_LOW_CONCURRENCY_WARNING, params | {"validated": MOE_VALIDATED_CONCURRENCY})]
 
 
 def _slo_miss(result: ServingEstimate, cfg: ServingConfig) -> Warning_:
-    text = (
-        f"TTFT {result.ttft_ms:.0f} ms and TPOT {result.tpot_ms:.1f} ms at concurrency {result.concurrency:.1f} "
-        f"against targets TTFT {cfg.slo_ttft_ms} ms, TPOT {cfg.slo_tpot_ms} ms"
-    )
     reached = {"ttft_ms": result.ttft_ms, "tpot_ms": result.tpot_ms, "concurrency": result.concurrency}
-    return Warning_("slo_missed", text, reached | slo_params(cfg))
+    return Warning_("slo_missed", reached | slo_params(cfg))
 
 
 def option_out(
@@ -558,7 +546,7 @@ def option_out(
         misses=[MissOut(code=code, params=params) for code, params in option.misses],
         serving=serving_out(est, cfg, option),
         quote=_quote(option, plan, workload_body),
-        assumptions=fabric_assumptions(option),
+        **assumptions_out(fabric_assumptions(option)),
     )
 
 
@@ -662,7 +650,8 @@ def recommendation(
             ParetoPointOut(sku=o.offer.sku_id, total_gpus=o.config.gpus, cost=str(o.cost.compared_monthly), hours=None)
             for o in search.options
         ],
-        assumptions=serving_assumptions(request),
+        assumptions=[n.text for n in serving_assumptions(request)],
+        assumption_codes=notes_out(serving_assumptions(request)),
         stopped_early=search.stopped_early,
         search={"configurations": search.evaluations},
     )

@@ -233,12 +233,8 @@ def precision_run_as(requested: Workload, launched: Workload, gpu: GpuSpec) -> W
     name, precision, runs_as = gpu.name, requested.precision, launched.precision
     if not gpu.peak_flops.get(precision):
         names = {"gpu": name, "precision": precision, "runs_as": runs_as}
-        return Warning_("precision_unsupported", f"{name} has no {precision}: runs as {runs_as}", names)
-    return Warning_(
-        "fp8_not_launched",
-        f"No training stack here runs {requested.task} in fp8: sized and launched in {runs_as}.",
-        {"task": requested.task, "runs_as": runs_as},
-    )
+        return Warning_("precision_unsupported", names)
+    return Warning_("fp8_not_launched", {"task": requested.task, "runs_as": runs_as})
 
 
 def _fsdp_for_tp_pp(row: Row, plan: Plan) -> bool:
@@ -341,14 +337,16 @@ def host_load(stack: Stack, workload: Workload, plan: Plan) -> HostLoad:
 
 
 def speed_point(stack: Stack, workload: Workload) -> Tuning | None:
-    """Where in the estimate's range `stack` runs this workload (`Plan.tuning`; None: the point, the median tuned run).
-    LoRA and QLoRA under the Hugging Face Trainer with PEFT (the deepspeed stack's launch) run at the range's typical
-    end: fms-acceleration's 19 Trainer runs (scripts/benchmarks/refs/a100_80gb.csv, held out in docs/validation.md)
-    put its LoRA and QLoRA throughput 15 % below to 10 % above that end, and the point 14 to 47 % above them (PEFT's
-    adapter matmuls and dropout, bitsandbytes' dequantisation), while its full fine-tuning runs sit at the point
-    (0 to 9 %). Megatron-Bridge's and torchtitan's launches are tuned stacks: the point."""
-    if stack == "deepspeed" and workload.task in LORA_TASKS:
-        return "typical"
+    """Where in the estimate's range `stack` runs this workload (`Plan.tuning`; None: the point): one point per stack
+    and task group, each calibrated on that stack's own published runs (app/estimator/performance.py TUNING_SPEED).
+    The deepspeed stack's launch is the Hugging Face Trainer: its full training at `trainer` (fms-acceleration's full
+    fine-tuning runs), its LoRA and QLoRA with PEFT at `trainer_peft` (the same table's LoRA and QLoRA runs: PEFT's
+    adapter matmuls and dropout, bitsandbytes' dequantisation); the fsdp stack's is torchtitan (`torchtitan`, its
+    own benchmark runs); Megatron-LM is the point the efficiency constants are fitted to."""
+    if stack == "deepspeed":
+        return "trainer_peft" if workload.task in LORA_TASKS else "trainer"
+    if stack == "fsdp":
+        return "torchtitan"
     return None
 
 
@@ -404,8 +402,36 @@ def as_run(workload: Workload, plan: Plan, model: ModelSpec | None = None) -> tu
     )
     plans = tuple(plan if flag == plan.fp32_main_grads else replace(plan, fp32_main_grads=flag) for flag in flags)
     if workload.task not in LORA_TASKS and plan.host_load == "none":
-        return plans  # only a LoRA stack loads the model whole on the host or runs off the point (speed_point)
+        # only a LoRA stack loads the model whole on the host (host_load): full training takes its stack's speed
+        return plans if plan.tuning else tuple(_pointed(workload, accounted, allowed) for accounted in plans)
     return tuple(_with_stack(workload, accounted, allowed) for accounted in plans)
+
+
+def _pointed(workload: Workload, plan: Plan, allowed: frozenset[Stack] | None) -> Plan:
+    """A full-training plan with the speed point (`speed_point`) of the preferred stack that runs it as counted."""
+    tuning = _full_speed_point(
+        workload.task, workload.precision, workload.mixed_precision, workload.optimizer, _kind(plan), allowed,
+        plan.fp32_main_grads,
+    )  # fmt: skip
+    return plan if tuning is None else replace(plan, tuning=tuning)
+
+
+@lru_cache(maxsize=4096)
+def _full_speed_point(
+    task: Task,
+    precision: Precision,
+    mixed: bool,
+    optimizer: Optimizer,
+    kind: tuple[object, ...],
+    allowed: frozenset[Stack] | None,
+    fp32_grads: bool,
+) -> Tuning | None:
+    """`speed_point` of the preferred stack that runs a full-training plan of this kind (what `runs` and the gradient
+    account read of a plan), memoised: the search asks for every plan it counts."""
+    workload = Workload(task=task, precision=precision, mixed_precision=mixed, optimizer=optimizer)
+    plan = replace(_kind_plan(kind), fp32_main_grads=fp32_grads)
+    stack = _preferred(workload, plan, allowed)
+    return None if stack is None else speed_point(stack, workload)
 
 
 def _with_stack(workload: Workload, plan: Plan, allowed: frozenset[Stack] | None) -> Plan:
@@ -433,18 +459,10 @@ def _kind(plan: Plan) -> tuple[object, ...]:
     )
 
 
-@lru_cache(maxsize=4096)
-def gradient_accounts(
-    task: Task,
-    precision: Precision,
-    mixed: bool,
-    kind: tuple[object, ...],
-    allowed: frozenset[Stack] | None = None,
-    optimizer: Optimizer = "adamw",
-) -> tuple[bool, ...]:
-    """`Plan.fp32_main_grads` values to try for a plan of this kind (`as_run`), from the support matrix."""
+def _kind_plan(kind: tuple[object, ...]) -> Plan:
+    """A plan of this kind (`_kind`): what the support matrix reads of it, the rest at its defaults."""
     dp, tp, pp, cp, ep, hybrid, zero, offload, recompute = kind
-    plan = Plan(
+    return Plan(
         dp=4 if dp else 1,
         tp=2 if tp else 1,
         pp=2 if pp else 1,
@@ -455,6 +473,19 @@ def gradient_accounts(
         offload=cast(Offload, offload),
         recompute=cast(Recompute, recompute),
     )
+
+
+@lru_cache(maxsize=4096)
+def gradient_accounts(
+    task: Task,
+    precision: Precision,
+    mixed: bool,
+    kind: tuple[object, ...],
+    allowed: frozenset[Stack] | None = None,
+    optimizer: Optimizer = "adamw",
+) -> tuple[bool, ...]:
+    """`Plan.fp32_main_grads` values to try for a plan of this kind (`as_run`), from the support matrix."""
+    plan = _kind_plan(kind)
     workload = Workload(task=task, precision=precision, mixed_precision=mixed, optimizer=optimizer, lora=LoraSpec())
     flags = [
         fp32_main_grads(stack, workload)
@@ -472,12 +503,8 @@ def no_stack_warning(workload: Workload, plan: Plan, model: ModelSpec) -> Warnin
     if workload.task == "inference" or stack_for(workload, plan, model) is not None:
         return None
     shape = f"dp {plan.dp} × tp {plan.tp} × pp {plan.pp} × cp {plan.cp} × ep {plan.ep}, ZeRO {plan.zero_stage}"
-    return Warning_(
-        "no_stack",
-        f"No training stack runs {workload.task} of this model as {shape}, offload {plan.offload}, recompute "
-        f"{plan.recompute}, optimizer {workload.optimizer} (docs/stacks.md).",
-        {"task": workload.task, "shape": shape, "offload": plan.offload, "recompute": plan.recompute},
-    )
+    params = {"task": workload.task, "shape": shape, "offload": plan.offload, "recompute": plan.recompute}
+    return Warning_("no_stack", params | {"optimizer": workload.optimizer})
 
 
 # Fine-tuning tasks whose Hugging Face Trainer launch pads each batch to its longest sample (`as_padded`)

@@ -12,7 +12,6 @@ from dataclasses import replace
 
 from sqlalchemy.orm import Session
 
-from app import messages
 from app.catalog import repository as catalog_repository
 from app.catalog.models import Sku
 from app.catalog.service import fabric_addon_of, joining_fabric
@@ -22,6 +21,7 @@ from app.estimator.clusters import CatalogServer, HardwareAsked, gpu_cluster, se
 from app.estimator.hardware import get_gpu
 from app.estimator.memory import validate_plan
 from app.estimator.models import model_from_hf_config, model_from_params, validate_model
+from app.estimator.notes import Note, note
 from app.estimator.presets import get_preset, preset_config
 from app.estimator.specs import Cluster, EstimatorError, ModelSpec, Plan, Warning_, Workload
 from app.planner.explain import task_warnings
@@ -91,13 +91,14 @@ def checkpoint_warnings(spec: ModelIn, model: ModelSpec) -> list[Warning_]:
     if not shipped.quantised:
         return []
     params = {"repo": model.hf_repo or model.name, "scheme": shipped.scheme, **scheme_params(shipped)}
-    return [Warning_("quantised_checkpoint", messages.warning("quantised_checkpoint", params), params)]
+    return [Warning_("quantised_checkpoint", params)]
 
 
-def resolve_cluster(hardware: HardwareIn, open_session: SessionOpener) -> tuple[Cluster, list[str]]:
+def resolve_cluster(hardware: HardwareIn, open_session: SessionOpener) -> tuple[Cluster, list[Note]]:
     """The cluster a request describes, and what was assumed to complete it: a GPU type with a node count
     means whole usual servers on that GPU's usual fabric; a catalog SKU brings its own node shape, host
-    RAM and network (app/estimator/clusters.py). The sentences go to the response's `assumptions`."""
+    RAM and network (app/estimator/clusters.py). The notes (codes with parameters) go to the response's
+    `assumptions` in English and `assumption_codes`."""
     asked = mirror(HardwareAsked, hardware, nodes=hardware.nodes if "nodes" in hardware.model_fields_set else None)
     if hardware.gpu is not None:
         return gpu_cluster(get_gpu(hardware.gpu), asked)
@@ -124,10 +125,7 @@ def resolve_cluster(hardware: HardwareIn, open_session: SessionOpener) -> tuple[
         server = mirror(CatalogServer, sku, name=sku.slug, inter_node_fabric=joined, inter_node_gbps=gbps)
         cluster, notes = server_cluster(get_gpu(sku.gpu_type.slug), server, asked)
         if (asked.nodes or 1) > 1 and joined is None:
-            notes.append(
-                f"{sku.slug} is rented one server per job: no inter-node fabric joins its servers, so POST /quotes "
-                "refuses a plan across them (quantity_one_server); this estimate is what its plain network would do"
-            )
+            notes.append(note("one_server_per_job", sku=sku.slug))
         return cluster, notes
 
 
@@ -151,12 +149,7 @@ def with_global_batch(workload: Workload, plan_global: int | None, plan: Plan) -
     if global_batch % step:
         rounded = max(step, int(global_batch / step + 0.5) * step)
         warnings.append(
-            Warning_(
-                "global_batch_rounded",
-                f"global_batch {global_batch} is not a multiple of dp × micro_batch = {step}: estimated with "
-                f"{rounded}, the nearest one that is",
-                {"global_batch": global_batch, "step": step, "rounded": rounded},
-            )
+            Warning_("global_batch_rounded", {"global_batch": global_batch, "step": step, "rounded": rounded})
         )
         global_batch = rounded
     return replace(workload, global_batch=global_batch), warnings

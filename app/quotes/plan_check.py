@@ -342,7 +342,12 @@ def _check_fits(
         raise refusal("plan", "plan_host_ram_unknown", host, text)
     no_stack = no_stack_warning(work, held, model)
     if no_stack is not None:
-        raise refusal("plan", "plan_no_stack", no_stack.params, f"cannot be quoted on {sku_id}: {no_stack.message}")
+        p = no_stack.params  # the 422's English, as the neighbouring plan refusals word theirs
+        text = (
+            f"cannot be quoted on {sku_id}: No training stack runs {p['task']} of this model as {p['shape']}, offload "
+            f"{p['offload']}, recompute {p['recompute']}, optimizer {p['optimizer']} (docs/stacks.md)."
+        )
+        raise refusal("plan", "plan_no_stack", p, text)
     if not breakdown.gpu_fits:
         limit = breakdown.capacity if breakdown.limit is None else breakdown.limit
         figures = {

@@ -118,9 +118,7 @@ def option_view(
         explanation=explanation(
             option, model, task, t, gpu_names.get(option.sku.gpu, option.sku.gpu), name or model.name
         ),
-        warnings=[
-            (w.code, t.warning(w.code, w.params, w.message)) for w in option.warnings if w.code != "indicative_price"
-        ],
+        warnings=[(w.code, t.warning(w.code, w.params)) for w in option.warnings if w.code != "indicative_price"],
         indicative="indicative_price" in codes,
         annual=Decimal(option.cost.annual_total),
         bar=memory_bar(option.memory),

@@ -12,19 +12,17 @@ import pytest
 from app.admin import catalog_editing, service
 from app.admin.schemas import SkuPatch
 from app.db.engine import build_engine, build_sessionmaker
-from app.db.migrate import upgrade
 from app.errors import Conflict
 from app.seed import seed_database
 from tests.conftest import BACKENDS
-from tests.servers import scratch_database
+from tests.servers import migrated_database
 
 CARD = "a100-40g-pcie-card"
 
 
 @pytest.fixture(params=BACKENDS)
 def scratch_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with scratch_database(request.param, tmp_path_factory, "admin_race") as url:
-        upgrade(url)
+    with migrated_database(request.param, tmp_path_factory, "admin_race") as url:
         yield url
 
 

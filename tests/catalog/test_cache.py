@@ -19,12 +19,11 @@ from app.catalog.repository import get_sku_by_slug
 from app.catalog.revision import current_token
 from app.catalog.service import public_skus
 from app.db.engine import build_engine, build_sessionmaker
-from app.db.migrate import upgrade
 from app.ratelimit.models import RateLimitCounter
 from app.seed import seed_database
 from tests.conftest import BACKENDS
 from tests.factories import new_price
-from tests.servers import scratch_database, serving
+from tests.servers import migrated_database, serving
 
 CARD = "a100-40g-pcie-card"  # seeded at 2800.00 CNY a month
 
@@ -93,8 +92,7 @@ def test_values_are_built_once_per_token(db: Session) -> None:
 
 @pytest.fixture(scope="module", params=BACKENDS)
 def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
-    with scratch_database(request.param, tmp_path_factory, "cache_server") as url:
-        upgrade(url)
+    with migrated_database(request.param, tmp_path_factory, "cache_server") as url:
         engine = build_engine(url)
         with build_sessionmaker(engine).begin() as session:
             seed_database(session)

@@ -4,6 +4,7 @@ from dataclasses import replace
 
 import pytest
 
+from app import messages
 from app.estimator.compute import NF4_BYTES_PER_PARAM
 from app.estimator.hardware import get_gpu
 from app.estimator.memory import estimate_memory, validate_plan
@@ -131,7 +132,9 @@ def test_the_article_trap_70b_full_finetune_does_not_fit_8x80gb() -> None:
     estimate = _estimate(LLAMA2_70B, Workload(seq_len=4096), Plan(dp=8, zero_stage=3, recompute="full"))
     assert not estimate.breakdown.fits
     warning = next(w for w in estimate.warnings if w.code == "no_fit_zero3")
-    assert "GPUs" in warning.message and "b200-180g-sxm" in warning.message
+    text = messages.warning(warning.code, warning.params)  # the API's message
+    assert warning.params["fit_gpus"] > 8 and "b200-180g-sxm" in warning.params["cards"]
+    assert "GPUs" in text and "b200-180g-sxm" in text
 
 
 def test_a_plan_that_fits_with_zero3_says_so() -> None:
@@ -334,5 +337,6 @@ def test_the_offload_warning_names_the_links_own_bandwidth() -> None:
         warning = next(w for w in _estimate(plan=plan, cluster=cluster).warnings if w.code == "offload_over_pcie")
         gen = cluster.gpu.pcie_gen
         assert warning.params["pcie_gbs"] == pytest.approx(host_pcie_bytes_per_s(gen) / 1e9)
-        assert f"PCIe gen {gen} (~{host_pcie_bytes_per_s(gen) / 1e9:.0f} GB/s" in warning.message
-        assert "on gen 4" not in warning.message
+        text = messages.warning(warning.code, warning.params)  # the API's message
+        assert f"PCIe gen {gen} (~{host_pcie_bytes_per_s(gen) / 1e9:.0f} GB/s" in text
+        assert "on gen 4" not in text

@@ -4,6 +4,7 @@ from dataclasses import replace
 
 import pytest
 
+from app import messages
 from app.estimator.models import (
     SUPPORTED_HF_TYPES,
     mla_attention_params,
@@ -69,7 +70,8 @@ def test_stated_params_far_off_are_refused_and_say_the_exact_count() -> None:
 def test_stated_params_slightly_off_give_a_warning_with_the_difference() -> None:
     warnings = validate_model(LLAMA2_7B, params=7.0e9)
     assert [w.code for w in warnings] == ["params_mismatch"]
-    assert "+261,584,384" in warnings[0].message
+    assert warnings[0].params["difference"] == 261_584_384
+    assert "+261,584,384" in messages.warning(warnings[0].code, warnings[0].params)  # the API's message
 
 
 @pytest.mark.parametrize("n_params", [1.5e8, 1.3e9, 7e9, 13e9, 34e9, 70e9, 175e9, 405e9, 1e12])

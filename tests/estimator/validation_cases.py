@@ -59,7 +59,8 @@ class ThroughputCase:
     tokens_per_s_per_gpu: float
     split: str  # "fit" or "holdout"
     # the stack as the source names it: "nemo" (NeMo / Megatron-Bridge recipes; their plans carry Plan.tuning "nemo"),
-    # "tuned" (Megatron-LM, torchtitan, llm-foundry, metaseq, Meta's and others' own stacks) or "typical"
+    # a planner stack's speed point ("torchtitan", "trainer", "trainer_peft": STACK_SOURCES), "tuned" (Megatron-LM,
+    # llm-foundry, metaseq, Meta's and others' own stacks) or "typical"
     stack: str = "tuned"
 
 
@@ -380,6 +381,7 @@ TRAINY = (
 FRESH_SOURCES: dict[str, frozenset[str]] = {
     "2026-12-01": frozenset({"torchtitan-2506", "trainy-whitefiber", "nemo-2407", "smollm3", "phi-2-card"}),
     "2026-12-03": frozenset({"fms-acceleration"}),
+    "2026-12-06": frozenset({"llm-foundry-a100-long"}),
 }
 
 
@@ -577,13 +579,81 @@ def _fms_held_out_throughput() -> list[ThroughputCase]:
     return cases
 
 
+FOUNDRY_A100_LONG = (
+    "mosaicml/llm-foundry scripts/train/benchmarking/README.md at commit 061f2c7, table 'A100 80GB with 1600 Gbps "
+    "node-node interconnect (RoCE)': the rows of 4,096 and 8,192 tokens (activation checkpointing on, FSDP "
+    "FULL_SHARD, amp_bf16), Throughput (T/s/GPU) column"
+)
+# (label, model, sequence, micro-batch, global batch, tokens/s per GPU): every 8-GPU row of 4,096 and 8,192 tokens
+FOUNDRY_A100_LONG_ROWS = (
+    ("MPT-7B 8xA100-80 s4096 AC", perf_cases.MPT_7B, 4096, 16, 256, 3684),
+    ("MPT-7B 8xA100-80 s8192 AC", perf_cases.MPT_7B, 8192, 8, 128, 3206),
+    ("MPT-13B 8xA100-80 s4096 AC", perf_cases.MPT_13B, 4096, 10, 240, 2060),
+    ("MPT-13B 8xA100-80 s8192 AC", perf_cases.MPT_13B, 8192, 5, 120, 1795),
+    ("MPT-30B 8xA100-80 s4096 AC", perf_cases.MPT_30B, 4096, 1, 168, 814),
+    ("MPT-30B 8xA100-80 s8192 AC", perf_cases.MPT_30B, 8192, 1, 168, 574),
+)
+
+
+def _foundry_a100_long_held_out() -> list[ThroughputCase]:
+    """A100 dense pre-training at the sequence lengths customers train at (the fit rows are all 2,048 tokens):
+    llm-foundry's own A100 table, rows no earlier case used, recorded with their error (2026-12-06) before the
+    stack speed points (app/planner/stacks.py `speed_point`) changed; llm-foundry states no planner stack, so those
+    leave them as they are."""
+    cases = []
+    for label, model, seq, mb, batch, published in FOUNDRY_A100_LONG_ROWS:
+        run = perf_cases._foundry_case(label, model, perf_cases.A100_80_SXM, 8, seq, mb, batch, True, published)
+        cases.append(
+            ThroughputCase(
+                label,
+                "llm-foundry-a100-long",
+                FOUNDRY_A100_LONG,
+                run.model,
+                run.workload,
+                run.plan,
+                run.cluster,
+                published,
+                "holdout",
+            )  # fmt: skip
+        )
+    return cases
+
+
+# The planner's stacks (app/planner/stacks.py `speed_point`) and the sources that published runs of each: their rows
+# state that stack's speed point (Plan.tuning) by task group, as the planner runs them; TUNING_SPEED's factors are
+# the medians of these rows at the point (tests/estimator/test_stack_speed_points.py), so the rows are in-sample for
+# them.
+STACK_SOURCES: dict[str, frozenset[str]] = {
+    "torchtitan": frozenset({"torchtitan", "torchtitan-2506", "trainy-whitefiber"}),
+    "trainer": frozenset({"fms-acceleration"}),
+}
+
+
+def stack_tuning(source: str, task: str) -> str | None:
+    """The speed point (Plan.tuning) of the planner's stack whose runs `source` published, for `task`."""
+    if source in STACK_SOURCES["torchtitan"]:
+        return "torchtitan"
+    if source in STACK_SOURCES["trainer"]:
+        return "trainer_peft" if task in ("lora", "qlora") else "trainer"
+    return None
+
+
+def _as_run(case: ThroughputCase) -> ThroughputCase:
+    tuning = stack_tuning(case.source, case.workload.task)
+    if tuning is None:
+        return case
+    return replace(case, plan=replace(case.plan, tuning=tuning), stack=tuning)
+
+
 THROUGHPUT: tuple[ThroughputCase, ...] = tuple(
-    _fit_throughput()
+    _as_run(case)
+    for case in _fit_throughput()
     + _dgxc_fit_throughput()
     + _held_out_throughput()
     + _fresh_held_out_throughput()
     + _nemo_2407_held_out()
     + _fms_held_out_throughput()
+    + _foundry_a100_long_held_out()
 )
 
 

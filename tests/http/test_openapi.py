@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
+import functools
+
 from app.main import create_app
 from app.settings import Settings
 
 PROBLEM = {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
 
 
-def _schema(**overrides: object) -> dict:
+@functools.cache
+def _built(rate_limit_per_minute: int | None) -> dict:
+    overrides = {} if rate_limit_per_minute is None else {"rate_limit_per_minute": rate_limit_per_minute}
     return create_app(Settings(database_url="sqlite://", env="test", **overrides)).openapi()
+
+
+def _schema(rate_limit_per_minute: int | None = None) -> dict:
+    """The app's OpenAPI document, generated once a setting (a second or two each): the tests only read it."""
+    return _built(rate_limit_per_minute)
 
 
 def test_every_error_response_is_a_problem() -> None:

@@ -47,3 +47,20 @@ def test_a_calibrated_dense_plan_keeps_its_range(client: TestClient) -> None:
     low, high = top["performance"]["tokens_per_s_per_gpu_range"]
     assert low / high == pytest.approx(RANGE_LOW / RANGE_HIGH, rel=1e-3)
     assert not [a for a in top["assumptions"] if "calibrated the speed" in a]
+
+
+def test_a_gpu_generation_no_run_calibrated_widens_the_range_and_says_so(client: TestClient) -> None:
+    """The L40S (Ada) has no published run among the calibration cases: its efficiency constants are set by analogy,
+    so its range's slow end is widened by the spread of the calibrated generations' GEMM fractions (Hopper's 0.60
+    against Ampere's 0.78); an A100 plan of the same job keeps the calibrated range. Before: the same ±25 %."""
+    body = {"model": {"preset": "llama-3.1-8b"}, "task": "lora", "tokens": 1e8}
+    ada = client.post("/estimate", json={**body, "hardware": {"gpu": "l40s-48g"}})
+    ampere = client.post("/estimate", json={**body, "hardware": {"gpu": "a100-80g-sxm"}})
+    assert ada.status_code == ampere.status_code == 200, ada.text
+    low, high = ada.json()["performance"]["tokens_per_s_per_gpu_range"]
+    assert low / high == pytest.approx(RANGE_LOW * (0.60 / 0.78) / RANGE_HIGH, rel=1e-3)
+    assert any("GPU generation" in a for a in ada.json()["assumptions"])
+    low, high = ampere.json()["performance"]["tokens_per_s_per_gpu_range"]
+    assert low / high == pytest.approx(RANGE_LOW / RANGE_HIGH, rel=1e-3)
+    assert not any("GPU generation" in a for a in ampere.json()["assumptions"])
+    assert messages.ASSUMPTIONS["zh"]["uncalibrated_gpu"]

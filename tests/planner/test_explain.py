@@ -52,7 +52,7 @@ def test_offload_is_explained_with_the_servers_ram_and_its_slowdown_as_a_factor(
         for warning in option["warnings"]:
             if warning["code"] == "offload_slowdown":
                 share, factor = re.search(
-                    r"takes (\d+)% of each step: the step takes ([\d.]+)×", warning["message"]
+                    r"takes (\d+)% of each step, making it ([\d.]+)× as long", warning["message"]
                 ).groups()
                 assert (
                     float(factor) == round(1 / (1 - int(share) / 100), 2)

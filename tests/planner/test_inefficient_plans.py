@@ -11,7 +11,8 @@ from app.planner.efficiency import MAX_EXPOSED_COMM_RATIO, MIN_MFU
 
 # The issue's request: 8 H100 servers, ZeRO-3 with full offload, MFU 0.48 % over one 400 Gb/s port a server (172 s
 # of exposed communication against 7.7 s of compute a step), ranked first for ¥800,000. Over the catalog's fabric
-# (8 x 400 Gb/s a server, the add-on's data) still MFU 1.9 % (16.8 s against 7.7 s): still not ranked.
+# (8 x 400 Gb/s a server, the add-on's data) still MFU 1.9 % (16.8 s against 7.7 s; 1.8 % at the Trainer's speed
+# point, 0.98): still not ranked.
 DEEPSEEK_FULL = {"model": {"preset": "deepseek-v3"}, "task": "full_finetune", "tokens": 1e9}
 # DeepSeek-V3 LoRA on up to 64 servers, fastest first: one server at MFU 9.2 % is sensible; 2-16 servers over one
 # 400 Gb/s port each ran at MFU 0.5-2.1 % and were ranked 2 to 5. Over the catalog's 8 x 400 Gb/s a server, 2-8
@@ -50,10 +51,10 @@ def test_the_issues_plan_at_half_a_percent_mfu_is_not_ranked(client: TestClient)
         (code, params), *_ = [(m["code"], m["params"]) for m in first["misses"]]
         assert code == "inefficient"
         assert {"fewer_servers", "faster_fabric", "lora"} <= set(params["helps"])
-        assert "MFU 1.9%" in first["miss_reason"] and "LoRA" in first["miss_reason"]
+        assert "MFU 1.8%" in first["miss_reason"] and "LoRA" in first["miss_reason"]
         assert "fewer servers" in first["miss_reason"] and "faster fabric" in first["miss_reason"]
         zh = messages.misses([(m["code"], m["params"]) for m in first["misses"]], "zh")
-        assert zh is not None and "LoRA" in zh and "减少服务器数量" in zh and "MFU 1.9%" in zh
+        assert zh is not None and "LoRA" in zh and "减少服务器数量" in zh and "MFU 1.8%" in zh
 
 
 def test_idle_plans_are_not_ranked_nor_near_misses_while_a_sensible_plan_exists(client: TestClient) -> None:

@@ -147,7 +147,13 @@ def test_memory_may_exceed_names_both_figures_in_both_languages() -> None:
 
 def _option(cost: str, hours: float, fits_high: bool, sku: str) -> SimpleNamespace:
     return SimpleNamespace(
-        sort_cost=Decimal(cost), sort_time=hours, fits_high=fits_high, tie_key=(sku, 1), rank=None, hours=hours
+        sort_cost=Decimal(cost),
+        sort_time=hours,
+        fits_high=fits_high,
+        tie_key=(sku, 1),
+        rank=None,
+        hours=hours,
+        offloads=False,
     )
 
 

@@ -42,6 +42,7 @@ def _option(sku_id: str, cost: str, hours: float | None, *, gpus: int = 1, token
         region="shenzhen",
         evaluated=SimpleNamespace(  # type: ignore[arg-type]
             throughput=tokens_per_s,
+            plan=SimpleNamespace(offload="none"),
             performance=SimpleNamespace(performance=SimpleNamespace(time_to_train_hours_range=None)),
         ),
         cost=Cost("CNY", "monthly", gpus, total, total, 1 if hours else None, total if hours else None, total * 12),

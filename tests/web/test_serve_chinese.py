@@ -43,7 +43,7 @@ def allowed_names(client: TestClient) -> list[str]:
     names = [*NAMES, *SELLER.values(), *(p.name for p in list_presets())]
     for sku in client.get("/catalog/skus").json():
         names += [sku["id"], sku["name"], sku["gpu"]["name"], sku.get("interconnect") or "", sku.get("host_cpu") or ""]
-        names += [sku.get("network") or "", sku.get("description") or ""]
+        names += [sku.get("network") or "", sku.get("description") or "", sku.get("inter_node_fabric") or ""]
     return sorted({n for n in names if n}, key=len, reverse=True)
 
 

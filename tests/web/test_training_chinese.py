@@ -31,7 +31,7 @@ SCENARIOS = {
 }
 # Proper names the training pages cite (the customer's own words; the training stacks the speed is calibrated on) and
 # the currencies' ISO 4217 codes.
-TRAINING_NAMES = ("Shenzhen Compute", "Megatron-LM", "Megatron-Bridge", "HF Trainer", "CNY", "USD")
+TRAINING_NAMES = ("Shenzhen Compute", "Megatron-LM", "Megatron-Bridge", "HF Trainer", "fms-acceleration", "CNY", "USD")
 
 
 def _names(client: TestClient, db: Session) -> list[str]:

@@ -19,13 +19,12 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.base import utcnow
 from app.db.engine import build_engine, build_sessionmaker
-from app.db.migrate import upgrade
 from app.webhooks import service
 from app.webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from app.webhooks.schemas import EndpointPatch
 from app.webhooks.signing import new_secret
 from app.webhooks.worker import DeliveryWorker, WorkerConfig
-from tests.servers import app_cli, scratch_database
+from tests.servers import app_cli, migrated_database
 from tests.webhooks.receiver import Receiver, receiving
 
 CONFIG = WorkerConfig(
@@ -42,8 +41,7 @@ RUN_TIMEOUT_S = 30
 
 @pytest.fixture()
 def maker(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[sessionmaker[Session]]:
-    with scratch_database(backend, tmp_path_factory, "webhook_worker") as url:
-        upgrade(url)
+    with migrated_database(backend, tmp_path_factory, "webhook_worker") as url:
         engine = build_engine(url)
         yield build_sessionmaker(engine)
         engine.dispose()
@@ -184,8 +182,7 @@ def test_logs_carry_neither_secret_nor_url_path(
 
 
 def test_the_cli_delivers_what_is_due(backend: str, tmp_path_factory: pytest.TempPathFactory) -> None:
-    with receiving() as receiver, scratch_database(backend, tmp_path_factory, "webhook_cli") as url:
-        upgrade(url)
+    with receiving() as receiver, migrated_database(backend, tmp_path_factory, "webhook_cli") as url:
         engine = build_engine(url)
         _endpoint_and_events(build_sessionmaker(engine), receiver, 3)
         engine.dispose()

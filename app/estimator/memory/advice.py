@@ -54,55 +54,20 @@ def _trap_warnings(
     out: list[Warning_] = []
     if tp > 1 and kv_heads % tp:
         out.append(
-            Warning_(
-                "kv_heads_replicated",
-                f"kv_heads={kv_heads} is not divisible by tp={tp}: each rank keeps a copy of "
-                f"{max(1, kv_heads // tp)} kv head(s), so K/V weights and cache are replicated.",
-                {"kv_heads": kv_heads, "tp": tp},
-            )
+            Warning_("kv_heads_replicated", {"kv_heads": kv_heads, "tp": tp, "kept_heads": max(1, kv_heads // tp)})
         )
     if layers % pp:
-        out.append(
-            Warning_(
-                "pp_uneven_layers",
-                f"{layers} layers do not split evenly into pp={pp} stages; the largest stage "
-                f"({math.ceil(layers / pp)} layers) sets memory and speed.",
-                {"layers": layers, "pp": pp, "stage_layers": math.ceil(layers / pp)},
-            )
-        )
+        out.append(Warning_("pp_uneven_layers", {"layers": layers, "pp": pp, "stage_layers": math.ceil(layers / pp)}))
     if tp > gpus_per_node:
-        out.append(
-            Warning_(
-                "tp_across_nodes",
-                f"tp={tp} spans more than one {gpus_per_node}-GPU node: its per-layer all-reduces "
-                "would cross the network, usually slower than one GPU. Keep tp within a node.",
-                {"tp": tp, "gpus_per_node": gpus_per_node},
-            )
-        )
+        out.append(Warning_("tp_across_nodes", {"tp": tp, "gpus_per_node": gpus_per_node}))
     if offload != "none" and trains:
         pcie_gbs = host_pcie_bytes_per_s(pcie_gen) / 1e9  # data/interconnects.json pcie_host, with its source
-        out.append(
-            Warning_(
-                "offload_over_pcie",
-                f"Offloading ({offload}) moves optimizer traffic over PCIe gen {pcie_gen} (~{pcie_gbs:.0f} GB/s "
-                "achieved per GPU): expect the step to slow down by tens of percent.",
-                {"offload": offload, "pcie_gen": pcie_gen, "pcie_gbs": pcie_gbs},
-            )
-        )
+        out.append(Warning_("offload_over_pcie", {"offload": offload, "pcie_gen": pcie_gen, "pcie_gbs": pcie_gbs}))
     if pp > 1 and trains and micro < 4 * pp:
         bubble = (pp - 1) / (micro + pp - 1)
-        out.append(
-            Warning_(
-                "pipeline_few_microbatches",
-                f"{micro} micro-batches for pp={pp}: the 1F1B bubble (p-1)/(m+p-1) idles {bubble:.0%} "
-                "of each step; use at least 4×pp micro-batches (larger global batch or smaller micro-batch).",
-                {"micro_batches": micro, "pp": pp, "bubble": bubble},
-            )
-        )
+        out.append(Warning_("pipeline_few_microbatches", {"micro_batches": micro, "pp": pp, "bubble": bubble}))
     if approximate:
-        out.append(
-            Warning_("approximate_model", "The architecture was derived from a parameter count; memory is approximate.")
-        )
+        out.append(Warning_("approximate_model"))
     return tuple(out)
 
 
@@ -116,11 +81,9 @@ def _fit_warnings(
             out.append(_load_warning(breakdown, ram))
         elif ram is not None and breakdown.host_ram_limit is not None:
             params = host_ram_params(breakdown, ram)
-            out.append(Warning_("host_ram_exceeded", host_ram_message(breakdown, ram), params))
+            out.append(Warning_("host_ram_exceeded", params))
         else:
-            offload_gib = breakdown.host_ram / GIB
-            text = host_ram_unknown_message(breakdown)
-            out.append(Warning_("host_ram_unknown", text, {"offload_gib": offload_gib}))
+            out.append(Warning_("host_ram_unknown", {"offload_gib": breakdown.host_ram / GIB}))
     if not gpu_fits and ctx.workload.task != "inference":
         out.append(_zero3_advice(ctx, plan, cluster))
     return out
@@ -129,9 +92,8 @@ def _fit_warnings(
 def _load_warning(breakdown: MemoryBreakdown, host_ram_gib: float | None) -> Warning_:
     """The whole-model load (Plan.host_load) sets a host peak the node cannot hold, or one on a node of unknown RAM."""
     if host_ram_gib is None:
-        return Warning_("host_load_unknown", host_ram_unknown_message(breakdown), host_load_params(breakdown))
-    figures = host_load_params(breakdown) | host_ram_figures(breakdown, host_ram_gib)
-    return Warning_("host_load_exceeded", host_ram_message(breakdown, host_ram_gib), figures)
+        return Warning_("host_load_unknown", host_load_params(breakdown))
+    return Warning_("host_load_exceeded", host_load_params(breakdown) | host_ram_figures(breakdown, host_ram_gib))
 
 
 def _host_need(breakdown: MemoryBreakdown) -> str:
@@ -233,32 +195,25 @@ def _advise(ctx: _Ctx, plan: Plan, cluster: Cluster, dp: int, model_parallel: in
     zero3_plan = replace(plan, dp=dp, zero_stage=3, offload="none", dp_shard=None)
     zero3 = _breakdown(ctx, zero3_plan, cluster, (dp, 3, "none"))
     if zero3.fits:
-        return Warning_(
-            "no_fit",
-            f"Needs {breakdown_gib(zero3.total):.1f} GiB per GPU with ZeRO-3 over dp={dp}, which fits; "
-            "this plan does not.",
-            {"zero3_gib": breakdown_gib(zero3.total), "dp": dp},
-        )
+        return Warning_("no_fit", {"zero3_gib": breakdown_gib(zero3.total), "dp": dp})
     limit = zero3.capacity if zero3.limit is None else zero3.limit
     needed = {"gpus": dp * model_parallel, "needed_gib": breakdown_gib(zero3.total), "limit_gib": breakdown_gib(limit)}
-    return Warning_("no_fit_zero3", _what_would_fit(dp * model_parallel, model_parallel, zero3, dp), needed)
+    return Warning_("no_fit_zero3", needed | _what_would_fit(dp * model_parallel, model_parallel, zero3, dp))
 
 
-def _what_would_fit(gpus_now: int, model_parallel: int, zero3: MemoryBreakdown, dp: int) -> str:
+def _what_would_fit(gpus_now: int, model_parallel: int, zero3: MemoryBreakdown, dp: int) -> dict[str, Any]:
+    """What would fit where ZeRO-3 over every GPU does not: `activations_exceed` (the activations alone exceed the
+    card), else `fit_gpus` (GPUs of this type that would hold the sharded states) and `cards` (larger cards' ids)."""
     limit = zero3.capacity if zero3.limit is None else zero3.limit
     budget = limit - (zero3.activations + zero3.kv_cache + zero3.other)
-    head = (
-        f"Does not fit even with ZeRO-3 over all {gpus_now} GPUs: {breakdown_gib(zero3.total):.1f} GiB per GPU "
-        f"needed, {breakdown_gib(limit):.1f} GiB usable after the headroom."
-    )
     if budget <= 0:
-        return head + " Activations alone exceed the card: use full recompute, a smaller micro-batch, or tp/cp."
+        return {"activations_exceed": True}
     # sharded states scale as 1/dp: their total over the dp group divided by what one GPU can spare
     states = (zero3.weights + zero3.gradients + zero3.optimizer) * dp
-    gpus = max(gpus_now + 1, math.ceil(states / budget) * model_parallel)
-    cards = _cards_that_fit(zero3.total)
-    card_text = f"; or a card with more memory: {', '.join(cards)}" if cards else ""
-    return head + f" About {gpus} GPUs of this type would hold the sharded model states{card_text}."
+    return {
+        "fit_gpus": max(gpus_now + 1, math.ceil(states / budget) * model_parallel),
+        "cards": _cards_that_fit(zero3.total),
+    }
 
 
 def _cards_that_fit(total_bytes: float) -> list[str]:

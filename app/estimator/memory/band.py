@@ -101,11 +101,4 @@ def may_exceed(band: MemoryBand, b: MemoryBreakdown) -> Warning_ | None:
         "high_gib": round(band.high / GIB, 2),
         "limit_gib": round(limit / GIB, 2),
     }
-    return Warning_(
-        "memory_may_exceed",
-        f"The plan fits at its estimate of {params['total_gib']:,.1f} GiB per GPU, but the high end of its memory "
-        f"range, {params['high_gib']:,.1f} GiB, is above the {params['limit_gib']:,.1f} GiB it may use: it may run "
-        "out of memory; leave margin (activation checkpointing, a smaller micro-batch) or choose an option that "
-        "fits at the high end.",
-        params,
-    )
+    return Warning_("memory_may_exceed", params)

@@ -1,0 +1,81 @@
+"""Every admin page is complete in Chinese (`?lang=zh`, as the wizard chooses its language): sign in, the SKUs list,
+a new SKU and a SKU's editing page, quotes, the audit log, API tokens and keys (with the one-time secret and the
+revoke confirmation), webhooks and their delivery log, capacity, and the message after a change. No run of two
+English words is left once the catalog's names, the admins' and the customer's own words and identifiers are set aside
+(the detector and its names: tests/web/test_serve_chinese.py)."""
+
+from __future__ import annotations
+
+import re
+
+from fastapi.testclient import TestClient
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.catalog.models import GpuType, Sku, SkuPrice
+from app.estimator.vocabulary import API_SCOPES
+from tests.admin.conftest import Admin, csrf_of, sign_in
+from tests.web.test_serve_chinese import allowed_names, english_runs
+from tests.web.test_training_chinese import TRAINING_NAMES
+
+HTML = {"accept": "text/html,application/xhtml+xml"}
+# The admins' own words and protocol names that stay as they are.
+ADMIN_NAMES = ("alice@example.com", "Authorization: Bearer", "Standard Webhooks", "Acme Sales")
+
+
+def test_every_admin_page_is_chinese(client: TestClient, db: Session, alice: Admin) -> None:
+    catalog = [*db.scalars(select(GpuType.name)), *db.scalars(select(Sku.notes)), *db.scalars(select(SkuPrice.note))]
+    catalog = [*filter(None, catalog), *API_SCOPES]  # the catalog's own words: GPU types, SKU and price notes
+    names = sorted({*allowed_names(client), *TRAINING_NAMES, *ADMIN_NAMES, *catalog}, key=len, reverse=True)
+    pages = {"sign in": client.get("/admin/login?lang=zh", headers=HTML)}
+    csrf = sign_in(client, alice.user.email)
+    created = client.post("/admin/tokens?lang=zh", data={"csrf_token": csrf, "name": "sync"}, headers=HTML)
+    assert created.status_code == 201, created.text[:2000]
+    pages["token created"] = created
+    key = {"csrf_token": csrf, "name": "crm", "organisation": "Acme Sales", "scopes": ["quotes:write"]}
+    pages["key issued"] = client.post("/admin/keys?lang=zh", data=key, headers=HTML)
+    token_id = re.search(r'href="/admin/tokens/(\d+)/revoke"', created.text)
+    assert token_id, created.text[:2000]
+    for path in (
+        "/admin/skus",
+        "/admin/skus/new",
+        "/admin/skus/h100-80g-sxm-8x",
+        "/admin/quotes",
+        "/admin/audit",
+        "/admin/tokens",
+        f"/admin/tokens/{token_id.group(1)}/revoke",
+        "/admin/keys",
+        "/admin/webhooks",
+        "/admin/webhooks/deliveries",
+        "/admin/capacity",
+        "/admin/skus?msg=saved",
+    ):
+        pages[path] = client.get(f"{path}{'&' if '?' in path else '?'}lang=zh", headers=HTML)
+        assert pages[path].status_code == 200, (path, pages[path].text[:2000])
+    assert "已保存。" in pages["/admin/skus?msg=saved"].text
+    # the one-time token and key, and their prefixes where the tables and the audit log name them (random letters)
+    shown = re.findall(r'<code class="token">([^<]*)</code>', created.text + pages["key issued"].text) + [alice.token]
+    names += sorted({secret[:n] for secret in shown for n in range(4, len(secret) + 1)}, key=len, reverse=True)
+    left = {name: runs for name, page in pages.items() if (runs := english_runs(page.text, names))}
+    assert not left, left
+
+
+def test_the_admin_pages_stay_english_by_default_and_switch_language(client: TestClient, alice: Admin) -> None:
+    csrf_of(client.get("/admin/login").text)
+    sign_in(client, alice.user.email)
+    english = client.get("/admin/skus", headers=HTML).text
+    assert '<a href="/admin/quotes">Quotes</a>' in english and 'href="/admin/skus?lang=zh"' in english
+    chinese = client.get("/admin/skus?lang=zh", headers=HTML).text
+    assert '<a href="/admin/quotes?lang=zh">报价</a>' in chinese and '<html lang="zh-CN">' in chinese
+    by_header = client.get("/admin/skus", headers={**HTML, "accept-language": "zh-CN,zh;q=0.9"}).text
+    assert "新建 SKU" in by_header
+
+
+def test_every_after_change_message_is_worded_in_both_languages() -> None:
+    """A `?msg=` code the admin redirects to has its text in each language (app/i18n_admin.py `admin_msg_<code>`)."""
+    from app.admin.pages import MESSAGES
+    from app.i18n import EN, ZH
+
+    for code in MESSAGES:
+        assert f"admin_msg_{code}" in EN and f"admin_msg_{code}" in ZH, code
+        assert EN[f"admin_msg_{code}"] != ZH[f"admin_msg_{code}"], code

@@ -1,0 +1,106 @@
+"""What the API answers as codes with parameters reads in Chinese with no English sentence left, through the one
+renderer the pages use (app/messages.py, app/note_words.py): /estimate's warnings and assumptions (its cluster, its
+plan, the estimator's notes) for the requests of the API's examples and the hardware a request leaves out, and the
+serving quote's PDF (its printable page: tests/web/test_serve_chinese.py). The detector and the names it sets aside
+(catalog data, models, the customer's own words, identifiers) are tests/web/test_serve_chinese.py's."""
+
+from __future__ import annotations
+
+import html
+import io
+import re
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from pypdf import PdfReader
+
+from app import messages
+from app.api.examples import ESTIMATE
+from tests.web.test_serve_chinese import SCENARIOS, allowed_names, english_runs
+from tests.web.test_training_chinese import TRAINING_NAMES, pdf_runs
+
+HTML = {"accept": "text/html,application/xhtml+xml"}
+LLAMA_70B = {"preset": "llama-3.1-70b"}
+ESTIMATES: dict[str, dict[str, Any]] = {
+    **{name: dict(example["value"]) for name, example in ESTIMATE.items()},
+    # the cluster's sentences: one GPU, whole usual servers with their fabric and RAM, a fabric by name, SKUs
+    "one gpu": {"model": {"preset": "llama-2-7b"}, "task": "lora", "tokens": 1e8, "hardware": {"gpu": "h100-80g-sxm"}},
+    "usual servers": {
+        "model": LLAMA_70B,
+        "task": "full_finetune",
+        "tokens": 1e9,
+        "hardware": {"gpu": "a100-80g-sxm", "nodes": 2},
+    },
+    "named fabric": {
+        "model": LLAMA_70B,
+        "task": "full_finetune",
+        "tokens": 1e9,
+        "hardware": {"gpu": "h100-80g-sxm", "nodes": 2, "inter_node_fabric": "roce-200"},
+    },
+    "sku servers": {
+        "model": LLAMA_70B,
+        "task": "full_finetune",
+        "tokens": 1e9,
+        "hardware": {"sku": "h100-80g-sxm-8x", "nodes": 2},
+    },
+    "sku over tcp": {
+        "model": LLAMA_70B,
+        "task": "full_finetune",
+        "tokens": 1e9,
+        "hardware": {"sku": "a100-80g-sxm-8x", "nodes": 2},
+    },
+    # warnings: a stated plan with a pipeline, tensor parallel across servers, offload, fp8 on an A100
+    "stated plan": {
+        "model": LLAMA_70B,
+        "task": "full_finetune",
+        "tokens": 1e9,
+        "precision": "fp8",
+        "hardware": {"gpu": "a100-80g-sxm", "nodes": 2},
+        "plan": {"tp": 16, "pp": 1, "dp": 1, "zero_stage": 3, "offload": "optimizer", "global_batch": 100},
+    },
+    "pretrain a released model": {
+        "model": LLAMA_70B,
+        "task": "pretrain",
+        "tokens": 1e10,
+        "hardware": {"gpu": "h100-80g-sxm", "nodes": 4},
+    },
+}
+
+
+@pytest.mark.parametrize("name", sorted(ESTIMATES))
+def test_an_estimates_words_read_in_chinese(client: TestClient, name: str) -> None:
+    response = client.post("/estimate", json=ESTIMATES[name])
+    assert response.status_code == 200, response.text[:2000]
+    body = response.json()
+    words = [messages.warning(w["code"], w["params"], "zh") for w in body["warnings"]]
+    assert len(body["assumption_codes"]) == len(body["assumptions"])
+    words += [messages.note(a["code"], a["params"], "zh") for a in body["assumption_codes"]]
+    # the English the API returns is the same renderer's
+    assert [messages.note(a["code"], a["params"]) for a in body["assumption_codes"]] == body["assumptions"]
+    names = [*allowed_names(client), *TRAINING_NAMES, "roce-200", "ib-ndr-400", "ib-hdr-200", "torchtitan"]
+    left = {text: runs for text in words if (runs := english_runs(f"<p>{html.escape(text)}</p>", names))}
+    assert not left, left
+
+
+def test_the_cluster_sentences_are_codes_in_both_languages(client: TestClient) -> None:
+    body = client.post("/estimate", json=ESTIMATES["usual servers"]).json()
+    codes = [a["code"] for a in body["assumption_codes"]]
+    assert {"fabric_usual_rail", "host_ram_usual", "hardware_usual_server"} <= set(codes)
+    fabric = next(a for a in body["assumption_codes"] if a["code"] == "fabric_usual_rail")
+    assert messages.note("fabric_usual_rail", fabric["params"]) in body["assumptions"]
+    assert "每块 GPU 一张网卡" in messages.note("fabric_usual_rail", fabric["params"], "zh")
+
+
+def test_the_serving_quote_pdf_is_chinese(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tests.web.test_serve_quote as quote_test
+
+    monkeypatch.setattr(quote_test, "QUERY", SCENARIOS["8b"])
+    location, _ = quote_test.issue(client, "zh")
+    printed = client.get(location, headers=HTML)
+    pdf_link = re.search(r'href="([^"]+\.pdf\?lang=zh)"', printed.text)
+    assert pdf_link, printed.text[:2000]
+    pdf = client.get(html.unescape(pdf_link.group(1)))
+    assert (pdf.status_code, pdf.headers["content-type"]) == (200, "application/pdf")
+    text = "\n".join(page.extract_text() for page in PdfReader(io.BytesIO(pdf.content)).pages)
+    assert pdf_runs(text, [*allowed_names(client), *TRAINING_NAMES]) == []
