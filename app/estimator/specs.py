@@ -329,6 +329,12 @@ class MemoryBreakdown:
     # reserved bytes the caching allocator holds beyond live tensors for batches of varied length (Workload.
     # varied_lengths; counted in `other`, absent from torch.cuda.max_memory_allocated)
     length_slack: float = 0.0
+    # bytes of paged optimizer states (Workload.paged_optimizer): bitsandbytes allocates them in CUDA managed memory
+    # (bitsandbytes/functional.py `get_paged`: lib.cget_managed_ptr, a cudaMallocManaged allocation), outside
+    # PyTorch's caching allocator, and the driver evicts their pages to host RAM when the card runs short and brings
+    # them back page by page for the step. Not in `total` (the gate) nor in torch's allocated/reserved readings; the
+    # device reading counts what of them the card has room to keep (memory.measured_bytes)
+    paged_optimizer: float = 0.0
 
     @property
     def host_peak(self) -> float:

@@ -81,6 +81,7 @@ def memory_out(memory: MemoryEstimate, band: MemoryBand | None = None) -> Memory
         host_ram_limit=b.host_ram_limit,
         host_load=b.host_load,
     )
+    out.paged_optimizer_gib = round(b.paged_optimizer / GIB, 2)
     if band is not None:
         out.as_measured_gib = {name: round(value / GIB, 2) for name, value in band.readings.items()}
         out.per_gpu_gib_range = [round(band.low / GIB, 2), round(band.high / GIB, 2)]

@@ -49,6 +49,12 @@ class MemoryOut(BaseModel):
         "the activations' share and where the plan has traits no validated run has (docs/validation.md). A plan "
         "fits on its point estimate; where the high end crosses limit_gib it carries memory_may_exceed",
     )
+    paged_optimizer_gib: float = Field(
+        default=0.0,
+        description="Paged optimizer states per GPU (paged_optimizer): in CUDA managed memory that the driver evicts "
+        "to host RAM when the card needs the room, so not in per_gpu_gib.total nor the allocated/reserved readings; "
+        "the device reading counts what stays on the card",
+    )
     host_ram_gib: float
     host_ram_limit_gib: float | None = Field(
         default=None, description="Host RAM per node offload may use: the node's RAM less the OS/process reserve"
