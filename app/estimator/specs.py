@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from app.estimator.vocabulary import (
     LORA_TARGETS,
+    Attention,
     HostLoad,
     Mlp,
     Norm,
@@ -154,6 +155,9 @@ class Plan:
     recompute: Recompute = "none"
     sequence_parallel: bool = False
     flash_attention: bool = True
+    # the attention implementation the launch names (Attention): "eager" where flash_attention is false; "sdpa" holds
+    # flash's memory (no seq_len² scores) and differs only in what the launch sets
+    attention: Attention = "flash"
     micro_batch: int = 1
     virtual_stages: int = 1  # interleaved 1F1B when > 1
     chunked_loss: bool = False  # cross-entropy in chunks/fused (torchtune, litgpt, Megatron): no full fp32 logits copy

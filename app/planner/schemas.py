@@ -27,7 +27,7 @@ from app.estimator.vocabulary import (
     Tuning,
     WeightFormat,
 )
-from app.planner.memory_schemas import ATTENTION_DESCRIPTION, FP8_PARAMS_DESCRIPTION, LOSS_DESCRIPTION
+from app.planner.memory_schemas import LeversIn
 from app.planner.memory_schemas import MemoryOut as MemoryOut  # re-exported: the responses import it from here
 from app.planner.misses import MissCode
 from app.planner.model_schemas import (  # re-exported: the API and the Hub import them from here
@@ -91,7 +91,7 @@ DP_SHARD_DESCRIPTION = (
 )
 
 
-class PlanIn(RequestModel):
+class PlanIn(LeversIn):
     dp: int = Field(default=1, ge=1, le=65536, description="Data-parallel degree; default 1.")
     tp: int = Field(
         default=1, ge=1, le=64, description="Tensor-parallel degree (keep it within one server); default 1."
@@ -144,29 +144,11 @@ class PlanIn(RequestModel):
         description="Cross-entropy in chunks or fused (torchtune, litgpt, Megatron): no full fp32 copy of the "
         "logits; default false, as the Hugging Face Trainer computes it.",
     )
-    activation_offload: bool = Field(
-        default=False,
-        description="Keep saved activations in host RAM and bring them back for the backward (torchtune "
-        "enable_activation_offloading, Unsloth's offloaded checkpointing); default false.",
-    )
     compiled: bool = Field(
         default=False,
         description="torch.compile of the model (torchtune compile, torchtitan --compile): fused pointwise ops are "
         "recomputed in the backward, so RMSNorm and the MLP save fewer tensors; default false, as the Hugging Face "
         "Trainer runs (torch_compile off).",
-    )
-    attention: Literal["flash", "sdpa", "eager"] | None = Field(
-        default=None,
-        description=ATTENTION_DESCRIPTION,
-    )
-    loss: Literal["standard", "chunked", "fused", "compiled"] | None = Field(
-        default=None,
-        description=LOSS_DESCRIPTION,
-    )
-    compile: bool | None = Field(default=None, description="torch.compile of the model; the same as compiled.")
-    fp8_params: bool = Field(
-        default=False,
-        description=FP8_PARAMS_DESCRIPTION,
     )
     tuning: Tuning | None = Field(
         default=None,
@@ -231,6 +213,7 @@ class PlanIn(RequestModel):
             sequence_parallel=self.sequence_parallel if self.sequence_parallel is not None else self.tp > 1,
             micro_batch=self.micro_batch or micro_batch,
             flash_attention=self.flash_attention if self.attention is None else self.attention != "eager",
+            attention=self.attention or ("flash" if self.flash_attention else "eager"),
             chunked_loss=loss == "chunked",
             fused_loss=loss == "fused",
             compiled_loss=loss == "compiled",
@@ -469,6 +452,12 @@ class RecommendIn(WorkloadIn):
     constraints: ConstraintsIn = Field(
         default_factory=ConstraintsIn,
         description="Budget, deadline, term, GPU types, regions and ranking; all optional",
+    )
+    plan: LeversIn | None = Field(
+        default=None,
+        description="Memory levers every option's plan uses (attention, loss, compile, activation_offload, "
+        "fp8_params), where its stack runs them: the search keeps only the stacks whose launch sets them (the "
+        "option's launch block sets them too). Default: flash attention, the standard loss, nothing else.",
     )
 
 
