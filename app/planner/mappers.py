@@ -148,7 +148,8 @@ def plan_out(plan: Plan, global_batch: int | None) -> PlanOut:
         if plan.compiled_loss
         else "standard"
     )
-    return mirror(PlanOut, plan, global_batch=global_batch, loss=loss, summary=describe_plan(plan))
+    attention = plan.attention if plan.flash_attention else "eager"
+    return mirror(PlanOut, plan, global_batch=global_batch, loss=loss, attention=attention, summary=describe_plan(plan))
 
 
 def warnings_out(warnings: list[Warning_]) -> list[WarningOut]:

@@ -531,6 +531,7 @@ class PlanOut(BaseModel):
     recompute: str
     sequence_parallel: bool
     flash_attention: bool
+    attention: str = Field(default="flash", description="flash, sdpa or eager (plan.attention)")
     micro_batch: int
     global_batch: int | None
     virtual_stages: int

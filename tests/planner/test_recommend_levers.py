@@ -24,6 +24,7 @@ def test_eager_attention_and_fused_loss_reach_every_option_and_its_launch(client
     for option in options:
         plan = option["plan"]
         assert plan["flash_attention"] is False and plan["loss"] == "fused", plan
+        assert plan["attention"] == "eager" and option["quote"]["plan"]["attention"] == "eager"
         stack = option["stack"]
         launch = option["launch"][stack]
         if stack == "deepspeed":  # transformers from_pretrained attn_implementation; TrainingArguments
