@@ -26,8 +26,9 @@ NOTES: dict[str, dict[str, str]] = {
         "mixed_precision": "混合精度 {optimizer}：16 位权重 + 16 位梯度 + fp32 主权重 + {state:g} B 的 {optimizer} 状态"
         "（每参数 {per_param:g} B；ZeRO §3.1 对 Adam 计 16 B）。",
         "pure_precision": "纯 {precision} 训练：权重、梯度和 {optimizer} 状态均为训练精度。",
-        "paged_optimizer": "分页优化器（QLoRA §3）：激活值需要显卡时其状态换出到主机内存，更新步时再换回，"
-        "因此峰值取两者中的较大者，而非两者之和。",
+        "paged_optimizer": "分页优化器（QLoRA §3，bitsandbytes）：其状态位于 PyTorch 分配器之外的 CUDA 统一（托管）"
+        "内存中，显卡需要空间时换出到主机内存，更新步时再换回，因此总量不计入它们（另见 paged_optimizer_gib）；"
+        "设备读数计入仍留在显卡上的部分，torch 的 allocated 和 reserved 读数从不包含它们。",
         "lora_base": "{task}：冻结的基座为 16 位；适配器 r·(d_in+d_out) 以自己的梯度和状态训练。",
         "qlora_base": "{task}：冻结的基座为 NF4 + 每参数 {bits:.3g} 位的量化常数（QLoRA §3）；适配器 r·(d_in+d_out) "
         "以自己的梯度和状态训练。",

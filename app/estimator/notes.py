@@ -50,8 +50,10 @@ ENGLISH: dict[str, str] = {
     "mixed_precision": "Mixed precision {optimizer}: 16-bit weights + 16-bit grads + fp32 master + {state:g} B of "
     "{optimizer} states ({per_param:g} B/param; ZeRO §3.1 counts 16 for Adam).",
     "pure_precision": "Pure {precision} training: weights, grads and {optimizer} states in the training dtype.",
-    "paged_optimizer": "Paged optimizer (QLoRA §3): its states are evicted to host RAM while activations need the "
-    "card and paged back for the step, so the peak counts the larger of the two, not both.",
+    "paged_optimizer": "Paged optimizer (QLoRA §3, bitsandbytes): its states live in CUDA managed memory outside "
+    "PyTorch's allocator, evicted to host RAM whenever the card needs the room and paged back for the step, so the "
+    "total leaves them out (paged_optimizer_gib beside it); the device reading counts what stays on the card, "
+    "torch's allocated and reserved readings never include them.",
     "lora_base": "{task}: frozen base in 16-bit; adapters r·(d_in+d_out) train with their own grads and states.",
     "qlora_base": "{task}: frozen base in NF4 + {bits:.3g} bit/param of quantised constants (QLoRA §3); adapters "
     "r·(d_in+d_out) train with their own grads and states.",

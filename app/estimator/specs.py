@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from app.estimator.vocabulary import (
     LORA_TARGETS,
+    Attention,
     HostLoad,
     Mlp,
     Norm,
@@ -154,6 +155,9 @@ class Plan:
     recompute: Recompute = "none"
     sequence_parallel: bool = False
     flash_attention: bool = True
+    # the attention implementation the launch names (Attention): "eager" where flash_attention is false; "sdpa" holds
+    # flash's memory (no seq_len² scores) and differs only in what the launch sets
+    attention: Attention = "flash"
     micro_batch: int = 1
     virtual_stages: int = 1  # interleaved 1F1B when > 1
     chunked_loss: bool = False  # cross-entropy in chunks/fused (torchtune, litgpt, Megatron): no full fp32 logits copy
@@ -328,6 +332,12 @@ class MemoryBreakdown:
     # reserved bytes the caching allocator holds beyond live tensors for batches of varied length (Workload.
     # varied_lengths; counted in `other`, absent from torch.cuda.max_memory_allocated)
     length_slack: float = 0.0
+    # bytes of paged optimizer states (Workload.paged_optimizer): bitsandbytes allocates them in CUDA managed memory
+    # (bitsandbytes/functional.py `get_paged`: lib.cget_managed_ptr, a cudaMallocManaged allocation), outside
+    # PyTorch's caching allocator, and the driver evicts their pages to host RAM when the card runs short and brings
+    # them back page by page for the step. Not in `total` (the gate) nor in torch's allocated/reserved readings; the
+    # device reading counts what of them the card has room to keep (memory.measured_bytes)
+    paged_optimizer: float = 0.0
 
     @property
     def host_peak(self) -> float:

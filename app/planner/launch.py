@@ -458,7 +458,7 @@ def _deepspeed(job: Job) -> dict[str, Any]:
         **job.world(),
         "ds_config": deepspeed_config(workload, plan, job.global_batch, gather_on_save=gather),
         "trainer": _trainer_arguments(workload, plan, job.global_batch),
-        "model": _trainer_model(model, workload),
+        "model": _trainer_model(model, workload, plan),
     }
     if workload.varied_lengths is not None:  # the batches the estimate's readings assumed (stacks.as_padded)
         out["data_collator"] = data_collator(workload)
@@ -519,12 +519,18 @@ def trainer_optim(workload: Workload, plan: Plan) -> str:
     return paged or TRAINER_OPTIM[workload.optimizer]
 
 
-def _trainer_model(model: ModelSpec, workload: Workload) -> dict[str, str]:
+def _trainer_model(model: ModelSpec, workload: Workload, plan: Plan) -> dict[str, str]:
     """What the training script builds its model from: the released weights (AutoModelForCausalLM.from_pretrained of
     the repository) for every task but pretraining, which builds the architecture with random weights
-    (AutoModelForCausalLM.from_config of the repository's config.json)."""
+    (AutoModelForCausalLM.from_config of the repository's config.json), with the attention the estimate sized
+    (plan.attention: transformers modeling_utils.py from_pretrained `attn_implementation`)."""
     init = "from_config" if workload.task == "pretrain" else "from_pretrained"
-    return {"pretrained_model_name_or_path": _repo(model), "init": init}
+    attention = TRAINER_ATTENTION["eager" if not plan.flash_attention else plan.attention]
+    return {"pretrained_model_name_or_path": _repo(model), "init": init, "attn_implementation": attention}
+
+
+# transformers' attn_implementation per plan.attention ("eager", "sdpa", "flash_attention_2": modeling_utils.py)
+TRAINER_ATTENTION = {"flash": "flash_attention_2", "sdpa": "sdpa", "eager": "eager"}
 
 
 # What continued pretraining mixes into the new text (Ibrahim et al. 2024, arXiv:2403.08763: replaying 5 % of the
@@ -697,6 +703,7 @@ def _megatron_parallel_args(model: ModelSpec, workload: Workload, plan: Plan, gl
         args.append(f"--expert-model-parallel-size {plan.ep}")
     if plan.zero_stage >= 1 and plan.dp > 1:
         args.append("--use-distributed-optimizer")
+    args += _megatron_lever_args(model, plan)
     if plan.recompute == "selective":
         args.append("--recompute-activations")
     elif plan.recompute == "full":
@@ -716,6 +723,19 @@ def _megatron_parallel_args(model: ModelSpec, workload: Workload, plan: Plan, gl
     # exactly that size at any tp, as Megatron-LM's examples/post_training/modelopt/conf files set it per model
     if model.vocab % plan.tp == 0:
         args.append(f"--make-vocab-size-divisible-by {model.vocab // plan.tp}")
+    return args
+
+
+def _megatron_lever_args(model: ModelSpec, plan: Plan) -> list[str]:
+    """The memory levers the estimate counted (app/planner/levers.py): the attention backend (megatron/core/
+    transformer/enums.py AttnBackend: flash, or unfused for eager), Megatron-Core's native fused cross-entropy
+    (model_parallel_config.py cross_entropy_loss_fusion), activations offloaded to the CPU for every layer but the
+    last (cpu_offloading, cpu_offloading_num_layers below num_layers: transformer_config.py)."""
+    args = [f"--attention-backend {'flash' if plan.flash_attention else 'unfused'}"]
+    if plan.fused_loss:
+        args.append("--cross-entropy-loss-fusion")
+    if plan.activation_offload:
+        args += ["--cpu-offloading", f"--cpu-offloading-num-layers {max(0, model.layers // plan.pp - 1)}"]
     return args
 
 

@@ -87,6 +87,7 @@ def memory_out(memory: MemoryEstimate, band: MemoryBand | None = None) -> Memory
         host_ram_limit=b.host_ram_limit,
         host_load=b.host_load,
     )
+    out.paged_optimizer_gib = round(b.paged_optimizer / GIB, 2)
     if band is not None:
         out.as_measured_gib = {name: round(value / GIB, 2) for name, value in band.readings.items()}
         out.per_gpu_gib_range = [round(band.low / GIB, 2), round(band.high / GIB, 2)]
@@ -153,7 +154,8 @@ def plan_out(plan: Plan, global_batch: int | None) -> PlanOut:
         if plan.compiled_loss
         else "standard"
     )
-    return mirror(PlanOut, plan, global_batch=global_batch, loss=loss, summary=describe_plan(plan))
+    attention = plan.attention if plan.flash_attention else "eager"
+    return mirror(PlanOut, plan, global_batch=global_batch, loss=loss, attention=attention, summary=describe_plan(plan))
 
 
 def warnings_out(warnings: list[Warning_]) -> list[WarningOut]:

@@ -4,7 +4,11 @@ PlanIn). Kept apart so app/planner/schemas.py stays within the module size."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
+
+from app.estimator.vocabulary import Attention, Loss
+from app.planner.levers import Levers
+from app.schemas import RequestModel
 
 ATTENTION_DESCRIPTION = (
     "Attention implementation: flash (FlashAttention 2/3) and sdpa (PyTorch "
@@ -49,6 +53,12 @@ class MemoryOut(BaseModel):
         "the activations' share and where the plan has traits no validated run has (docs/validation.md). A plan "
         "fits on its point estimate; where the high end crosses limit_gib it carries memory_may_exceed",
     )
+    paged_optimizer_gib: float = Field(
+        default=0.0,
+        description="Paged optimizer states per GPU (paged_optimizer): in CUDA managed memory that the driver evicts "
+        "to host RAM when the card needs the room, so not in per_gpu_gib.total nor the allocated/reserved readings; "
+        "the device reading counts what stays on the card",
+    )
     host_ram_gib: float
     host_ram_limit_gib: float | None = Field(
         default=None, description="Host RAM per node offload may use: the node's RAM less the OS/process reserve"
@@ -59,3 +69,45 @@ class MemoryOut(BaseModel):
         "shards it (QLoRA under DeepSpeed ZeRO-3: one per rank on the node); `fits` holds the larger of this and "
         "host_ram_gib within host_ram_limit_gib",
     )
+
+
+class LeversIn(RequestModel):
+    """The memory levers a plan may set: on /estimate inside `plan`, on /recommend as `plan` alone, where the search
+    applies them to every candidate plan and keeps the stacks that run them (app/planner/stacks.py `runs_levers`)."""
+
+    attention: Attention | None = Field(
+        default=None,
+        description=ATTENTION_DESCRIPTION,
+    )
+    loss: Loss | None = Field(
+        default=None,
+        description=LOSS_DESCRIPTION,
+    )
+    compile: bool | None = Field(default=None, description="torch.compile of the model; the same as compiled.")
+    activation_offload: bool = Field(
+        default=False,
+        description="Keep saved activations in host RAM and bring them back for the backward (torchtune "
+        "enable_activation_offloading, Unsloth's offloaded checkpointing); default false.",
+    )
+    fp8_params: bool = Field(
+        default=False,
+        description=FP8_PARAMS_DESCRIPTION,
+    )
+
+    @model_validator(mode="after")
+    def _compiled_loss_compiles(self) -> LeversIn:
+        compiled = self.compile if self.compile is not None else bool(getattr(self, "compiled", False))
+        if self.loss == "compiled" and not compiled and type(self) is LeversIn:
+            raise ValueError("loss=compiled needs compile: true (the loss is compiled with the model)")
+        return self
+
+    def levers(self) -> Levers:
+        """The levers as the search applies them to every candidate plan."""
+        compiled = bool(self.compile)
+        return Levers(
+            attention=self.attention or "flash",
+            loss=self.loss or ("compiled" if compiled else "standard"),
+            compiled=compiled,
+            activation_offload=self.activation_offload,
+            fp8_params=self.fp8_params,
+        )

@@ -71,6 +71,7 @@ from app.planner.budget import past, search_deadline
 from app.planner.efficiency import INEFFICIENT, inefficiency
 from app.planner.explain import batch_warnings, plan_warnings
 from app.planner.launch import launch_configs
+from app.planner.levers import Levers
 from app.planner.misses import Miss, billing_warnings, budget_misses, range_billing_warnings, term_warnings
 from app.planner.offers import (
     Configuration,
@@ -212,6 +213,7 @@ def recommend(
     constraints: Constraints,
     *,
     micro_batch: int | None = None,
+    levers: Levers | None = None,
 ) -> Recommendation:
     global_batch = default_global_batch(workload) if workload.task != "inference" else 0
     result = Recommendation([], [], [], [], global_batch)
@@ -223,7 +225,7 @@ def recommend(
             rejected.append(Rejection(offer.sku_id, *excluded))
         else:
             progress.append(_OfferSearch(offer, list(configurations(offer, constraints))))
-    search = _Search(model, workload, constraints, micro_batch, result)
+    search = _Search(model, workload, constraints, micro_batch, result, levers)
     search.run(progress)
     feasible: list[Option] = []
     for offer_search in progress:
@@ -309,8 +311,9 @@ class _Search:
         constraints: Constraints,
         micro_batch: int | None,
         result: Recommendation,
+        levers: Levers | None = None,
     ) -> None:
-        self.model, self.workload, self.constraints = model, workload, constraints
+        self.model, self.workload, self.constraints, self.levers = model, workload, constraints, levers
         self.micro_batch, self.result = micro_batch, result
         self.memo: dict[tuple[object, ...], PlanSearch] = {}  # same hardware in several SKUs or regions: once
         self.bounds: dict[tuple[object, ...], BoundCache] = {}  # speed bounds shared by one hardware shape
@@ -392,6 +395,7 @@ class _Search:
             _cluster(offer, config, self.constraints),
             micro_batch=self.micro_batch,
             bound_cache=self._bound_cache(offer),
+            levers=self.levers,
         )
         if bound == 0.0:
             return math.inf  # no shape divides the batch
@@ -425,6 +429,7 @@ class _Search:
             hint=hint,
             bound_cache=self._bound_cache(offer),
             memo=self.memo,
+            levers=self.levers,
         )
         offer_search.searches[index] = search
         stats = self.result.stats

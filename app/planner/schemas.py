@@ -27,7 +27,7 @@ from app.estimator.vocabulary import (
     Tuning,
     WeightFormat,
 )
-from app.planner.memory_schemas import ATTENTION_DESCRIPTION, FP8_PARAMS_DESCRIPTION, LOSS_DESCRIPTION
+from app.planner.memory_schemas import LeversIn
 from app.planner.memory_schemas import MemoryOut as MemoryOut  # re-exported: the responses import it from here
 from app.planner.misses import MissCode
 from app.planner.model_schemas import (  # re-exported: the API and the Hub import them from here
@@ -93,7 +93,7 @@ DP_SHARD_DESCRIPTION = (
 )
 
 
-class PlanIn(RequestModel):
+class PlanIn(LeversIn):
     dp: int = Field(default=1, ge=1, le=65536, description="Data-parallel degree; default 1.")
     tp: int = Field(
         default=1, ge=1, le=64, description="Tensor-parallel degree (keep it within one server); default 1."
@@ -146,29 +146,11 @@ class PlanIn(RequestModel):
         description="Cross-entropy in chunks or fused (torchtune, litgpt, Megatron): no full fp32 copy of the "
         "logits; default false, as the Hugging Face Trainer computes it.",
     )
-    activation_offload: bool = Field(
-        default=False,
-        description="Keep saved activations in host RAM and bring them back for the backward (torchtune "
-        "enable_activation_offloading, Unsloth's offloaded checkpointing); default false.",
-    )
     compiled: bool = Field(
         default=False,
         description="torch.compile of the model (torchtune compile, torchtitan --compile): fused pointwise ops are "
         "recomputed in the backward, so RMSNorm and the MLP save fewer tensors; default false, as the Hugging Face "
         "Trainer runs (torch_compile off).",
-    )
-    attention: Literal["flash", "sdpa", "eager"] | None = Field(
-        default=None,
-        description=ATTENTION_DESCRIPTION,
-    )
-    loss: Literal["standard", "chunked", "fused", "compiled"] | None = Field(
-        default=None,
-        description=LOSS_DESCRIPTION,
-    )
-    compile: bool | None = Field(default=None, description="torch.compile of the model; the same as compiled.")
-    fp8_params: bool = Field(
-        default=False,
-        description=FP8_PARAMS_DESCRIPTION,
     )
     tuning: Tuning | None = Field(
         default=None,
@@ -235,6 +217,7 @@ class PlanIn(RequestModel):
             sequence_parallel=self.sequence_parallel if self.sequence_parallel is not None else self.tp > 1,
             micro_batch=self.micro_batch or micro_batch,
             flash_attention=self.flash_attention if self.attention is None else self.attention != "eager",
+            attention=self.attention or ("flash" if self.flash_attention else "eager"),
             chunked_loss=loss == "chunked",
             fused_loss=loss == "fused",
             compiled_loss=loss == "compiled",
@@ -474,6 +457,12 @@ class RecommendIn(WorkloadIn):
         default_factory=ConstraintsIn,
         description="Budget, deadline, term, GPU types, regions and ranking; all optional",
     )
+    plan: LeversIn | None = Field(
+        default=None,
+        description="Memory levers every option's plan uses (attention, loss, compile, activation_offload, "
+        "fp8_params), where its stack runs them: the search keeps only the stacks whose launch sets them (the "
+        "option's launch block sets them too). Default: flash attention, the standard loss, nothing else.",
+    )
 
 
 # ---- responses ---------------------------------------------------------------------------------
@@ -536,6 +525,7 @@ class PlanOut(BaseModel):
     recompute: str
     sequence_parallel: bool
     flash_attention: bool
+    attention: str = Field(default="flash", description="flash, sdpa or eager (plan.attention)")
     micro_batch: int
     global_batch: int | None
     virtual_stages: int

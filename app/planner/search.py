@@ -59,6 +59,7 @@ from app.estimator.vocabulary import (
     Recompute,
     Task,
 )
+from app.planner.levers import DEFAULT_LEVERS, Levers, levers_of
 from app.planner.offers import billed_months
 from app.planner.shapes import (
     CP_DEGREES as CP_DEGREES,
@@ -124,7 +125,7 @@ class BoundCache:
     (GPUs per node, nodes, pinned micro-batch)): the time floor and the search ask for both."""
 
     seconds: dict[tuple[object, ...], float] = field(default_factory=dict)
-    shapes: dict[tuple[int, int, int | None], list[Shape]] = field(default_factory=dict)
+    shapes: dict[tuple[int, int, int | None, Levers | None], list[Shape]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,6 +188,7 @@ class SearchOptions(TypedDict, total=False):
     micro_batch: int | None
     hint: Plan | None
     bound_cache: BoundCache | None
+    levers: Levers | None
 
 
 def cached_search_plans(
@@ -213,6 +215,7 @@ def cached_search_plans(
         cluster.host_ram_gib,
         cluster.memory_headroom,
         options.get("micro_batch"),
+        options.get("levers"),
     )
     if memo is not None and key in memo:
         return memo[key], True
@@ -241,6 +244,7 @@ def search_plans(
     micro_batch: int | None = None,
     hint: Plan | None = None,
     bound_cache: BoundCache | None = None,
+    levers: Levers | None = None,
 ) -> PlanSearch:
     """The fastest plan that fits on `cluster` (None when none fits), with the search's counts.
 
@@ -248,14 +252,16 @@ def search_plans(
     `hint` (e.g. the best plan on one node fewer) is timed first when it fits: a good incumbent
     lets the speed bounds prune from the start. The answer does not depend on it.
     `bound_cache` may be shared by searches on the same GPU type and link (node counts differ):
-    a micro-batch's compute and tensor-parallel time do not depend on how many nodes there are."""
+    a micro-batch's compute and tensor-parallel time do not depend on how many nodes there are.
+    `levers` go on every plan, run by the stacks that run them (app/planner/levers.py)."""
     global_batch = default_global_batch(workload)
     if workload.task != "inference":
         workload = replace(workload, global_batch=global_batch)
     result = PlanSearch(best=None, bound_cache=BoundCache() if bound_cache is None else bound_cache)
     if hint is not None:
         _try_hint(model, workload, cluster, hint, global_batch, micro_batch, result)
-    for bound, shape, mbs in _shapes_by_bound(model, workload, cluster, global_batch, micro_batch, result.bound_cache):
+    shapes = _shapes_by_bound(model, workload, cluster, global_batch, micro_batch, result.bound_cache, levers)
+    for bound, shape, mbs in shapes:
         if cluster.nodes == 1 and result.unconstrained_simple:
             break
         if result.best is not None and bound < result.best.throughput:
@@ -382,6 +388,7 @@ def throughput_bound(
     *,
     micro_batch: int | None = None,
     bound_cache: BoundCache | None = None,
+    levers: Levers | None = None,
 ) -> float:
     """Tokens/s no plan on `cluster` can exceed (training: the best shape's speed bound,
     `_speed_bound`; inference: `_decode_bound`); 0 when no shape divides the batch."""
@@ -390,7 +397,7 @@ def throughput_bound(
         return _decode_bound(model, workload, cluster, micro_batch or 1, cache)
     global_batch = default_global_batch(workload)
     workload = replace(workload, global_batch=global_batch)
-    shapes = _shapes_by_bound(model, workload, cluster, global_batch, micro_batch, cache)
+    shapes = _shapes_by_bound(model, workload, cluster, global_batch, micro_batch, cache, levers)
     return shapes[0][0] if shapes else 0.0
 
 
@@ -446,6 +453,7 @@ def _try_hint(
         micro_batch=hint.micro_batch,
         dp_shard=hint.dp_shard if hint.dp_shard == hybrid_shard(workload, cluster, dp, hint.tp * hint.cp) else None,
     )
+    plan = levers_of(hint).on(plan)
     if not supported(workload, plan, model):
         return
     plan, memory = _memory(model, workload, cluster, plan, result)
@@ -490,10 +498,11 @@ def _shapes_by_bound(
     global_batch: int,
     micro_batch: int | None,
     cache: BoundCache,
+    levers: Levers | None = None,
 ) -> list[Shape]:
     """Every shape with an upper bound on its speed, most promising first (ties keep the simpler
     shape first: plan_shapes yields tp, then pp, ascending); remembered in `cache`."""
-    key = (cluster.gpus_per_node, cluster.nodes, micro_batch)
+    key = (cluster.gpus_per_node, cluster.nodes, micro_batch, levers)
     known = cache.shapes.get(key)
     if known is not None:
         return known
@@ -501,7 +510,7 @@ def _shapes_by_bound(
     for degrees in plan_shapes(model, workload, cluster):
         mbs = micro_batches(workload, degrees.dp, global_batch, micro_batch)
         if mbs:
-            shape = replace(degrees, micro_batch=mbs[-1])
+            shape = replace(degrees if levers is None else levers.on(degrees), micro_batch=mbs[-1])
             bound = _speed_bound(model, workload, cluster, shape, mbs, global_batch, cache)
             shapes.append((bound, shape, mbs))
     cache.shapes[key] = sorted(shapes, key=lambda item: -item[0])
@@ -597,6 +606,14 @@ def _plan(shape: Plan, zero: int, offload: Offload, recompute: Recompute, micro_
         sequence_parallel=shape.sequence_parallel,
         micro_batch=micro_batch,
         dp_shard=shape.dp_shard,
+        flash_attention=shape.flash_attention,
+        attention=shape.attention,
+        chunked_loss=shape.chunked_loss,
+        fused_loss=shape.fused_loss,
+        compiled_loss=shape.compiled_loss,
+        fp8_params=shape.fp8_params,
+        activation_offload=shape.activation_offload,
+        compiled=shape.compiled,
     )
 
 
@@ -684,9 +701,8 @@ def _runnable_levels(
     matrix reads the task and which degrees exceed 1, so the answer is remembered by those."""
     parallel = (shape.dp > 1, shape.tp > 1, shape.pp > 1, shape.cp > 1, shape.ep > 1, shape.hybrid)
     allowed = model_stacks(model, workload.task, shape.tp, shape.pp, shape.cp)
-    return _runnable_by_kind(
-        workload.task, parallel, recomputes, host_ram_known, allowed, workload.optimizer, workload.precision
-    )
+    kind = (workload.task, parallel, recomputes, host_ram_known, allowed, workload.optimizer, workload.precision)
+    return _runnable_by_kind(*kind, levers_of(shape))
 
 
 @lru_cache(maxsize=512)
@@ -698,9 +714,11 @@ def _runnable_by_kind(
     allowed: frozenset[Stack] | None = None,
     optimizer: Optimizer = "adamw",
     precision: Precision = "bf16",
+    levers: Levers = DEFAULT_LEVERS,
 ) -> dict[int, set[tuple[Offload, Recompute]]]:
     dp, tp, pp, cp, ep = (2 if on else 1 for on in parallel[:5])
     shape = Plan(dp=2 * dp, tp=tp, pp=pp, cp=cp, ep=ep, dp_shard=2) if parallel[5] else Plan(dp, tp, pp, cp, ep)
+    shape = levers.on(shape)
     lora = LoraSpec() if task in LORA_TASKS else None
     workload = Workload(task=task, optimizer=optimizer, precision=precision, lora=lora)
     out: dict[int, set[tuple[Offload, Recompute]]] = {}

@@ -31,6 +31,7 @@ from app.estimator.presets import list_presets, preset_config
 from app.estimator.specs import Cluster, EstimatorError, ModelSpec, Plan, Workload
 from app.planner import explain, mappers, metrics, serving_service
 from app.planner.launch_checkpoint import with_conversion
+from app.planner.levers import Levers
 from app.planner.market import load_market
 from app.planner.offers import Constraints
 from app.planner.padded_band import padded_band
@@ -195,6 +196,8 @@ def run_recommend(session: Session, request: RecommendIn) -> RecommendOut:
     start = capacity_service.start_of(session, request.constraints.start_date, field="constraints.start_date")
     constraints = replace(constraints_of(request), start_date=start)
     if request.task == "serving":
+        if request.plan is not None:
+            raise EstimatorError("plan sets training memory levers; serving sizes its own engine", field="plan")
         model, model_warnings = resolve_model(request.model)
         market = load_market(session, request.constraints.currency, start=start)
         summary = mappers.model_out(model)
@@ -204,7 +207,8 @@ def run_recommend(session: Session, request: RecommendIn) -> RecommendOut:
     model, workload, model_warnings = resolve_workload(request)
     market = load_market(session, request.constraints.currency, start=start)
     started = time.perf_counter()
-    result = recommend(model, workload, market.offers, constraints, micro_batch=request.micro_batch)
+    levers = recommend_levers(request, workload)
+    result = recommend(model, workload, market.offers, constraints, micro_batch=request.micro_batch, levers=levers)
     metrics.record_search(result.stats, time.perf_counter() - started, configurations=result.configurations)
     metrics.record_recommendation(len(result.options), len(result.near_misses))
     shipped = shipped_checkpoint(request.model)  # a quantised checkpoint: the launch converts it first
@@ -214,6 +218,24 @@ def run_recommend(session: Session, request: RecommendIn) -> RecommendOut:
     return mappers.recommendation_out(
         model, workload, result, model_warnings, market.references, workload_body, currency=market.currency
     )
+
+
+def recommend_levers(request: RecommendIn, workload: Workload) -> Levers | None:
+    """The request's memory levers for every plan of the search; FP8 weights only where the run is in FP8."""
+    if request.plan is None:
+        return None
+    if request.plan.fp8_params and workload.precision != "fp8":
+        raise EstimatorError(
+            "fp8_params stores the trained weights in FP8, so it needs precision fp8 (on a GPU with FP8 math)",
+            field="plan.fp8_params",
+        )
+    if request.plan.loss == "chunked":
+        raise EstimatorError(
+            "no stack this service launches runs a chunked cross-entropy (app/planner/levers.py): use fused (Liger on "
+            "the Trainer, Megatron-LM's fused cross-entropy) or compiled",
+            field="plan.loss",
+        )
+    return request.plan.levers()
 
 
 def check_gpu_types(session: Session, requested: list[str]) -> None:

@@ -33,6 +33,7 @@ from app.estimator.vocabulary import (
     Task,
     Tuning,
 )
+from app.planner.levers import runs_levers
 
 Stack = Literal["deepspeed", "fsdp", "megatron"]
 STACKS: tuple[Stack, ...] = get_args(Stack)
@@ -186,6 +187,8 @@ def runs(stack: Stack, workload: Workload, plan: Plan) -> bool:
     """Whether `stack` runs this plan of this workload (training; inference is not a stack's job here)."""
     row = MATRIX[stack]
     parallel = model_parallel(plan)
+    if not runs_levers(stack, plan):
+        return False
     if (plan.tp > 1 and not row.tp) or (plan.pp > 1 and not row.pp):
         return False
     if (plan.cp > 1 and not row.cp) or (plan.ep > 1 and not row.ep):

@@ -10,6 +10,7 @@ import pytest
 from app.estimator.compute import NF4_BYTES_PER_PARAM, NF4_PLAIN_BYTES_PER_PARAM
 from app.estimator.hardware import get_gpu
 from app.estimator.memory import estimate_memory
+from app.estimator.memory.estimate import measured_bytes
 from app.estimator.notes import Note
 from app.estimator.presets import get_preset
 from app.estimator.specs import GIB, Cluster, LoraSpec, ModelSpec, Plan, Workload
@@ -54,14 +55,42 @@ def test_qlora_adapters_are_bf16_with_fp32_states() -> None:
     assert b.optimizer == pytest.approx(adapters * 8)  # fp32 m and v, no master copy
 
 
-def test_paged_states_and_activations_never_share_the_card() -> None:
+def test_paged_states_stay_out_of_the_gate_and_torch_readings() -> None:
+    """bitsandbytes' paged states live in CUDA managed memory (bitsandbytes/functional.py `get_paged`:
+    cudaMallocManaged), outside PyTorch's caching allocator: the gate and the allocated/reserved readings leave
+    them out;
+    the device reading counts what the card has room to keep."""
     workload = Workload(task="qlora", seq_len=2048, lora=LoraSpec(rank=64), paged_optimizer=False)
-    plan = Plan(micro_batch=4)
+    plan = Plan(micro_batch=4, recompute="full")  # fits: the card has room to keep the paged states
     resident = estimate_memory(LLAMA2_7B, workload, plan, A6000).breakdown
     paged = estimate_memory(LLAMA2_7B, replace(workload, paged_optimizer=True), plan, A6000).breakdown
-    expected = resident.total - min(resident.optimizer, resident.activations)
-    assert paged.total == pytest.approx(expected)
+    assert resident.fits
+    assert paged.total == pytest.approx(resident.total - resident.optimizer)
+    assert paged.paged_optimizer == pytest.approx(resident.optimizer) and paged.optimizer == 0.0
     assert paged.weights == resident.weights and paged.activations == resident.activations
+    assert measured_bytes(paged, plan, A6000, "reserved") == pytest.approx(
+        measured_bytes(resident, plan, A6000, "reserved") - resident.optimizer
+    )
+    assert measured_bytes(paged, plan, A6000, "device") == pytest.approx(
+        measured_bytes(resident, plan, A6000, "device")
+    )
+
+
+def test_paged_full_finetune_fits_where_torchtune_ran_it() -> None:
+    """torchtune's README (early 2024) lists Llama 2 7B full fine-tuning on one RTX A6000 at 15.97 GB reserved with
+    bitsandbytes PagedAdamW (recipes/configs/llama2/7B_full_single_device_low_memory.yaml, bf16, optimizer_in_bwd).
+    Its fp32 AdamW states alone (7B x 8 B = 50 GiB) exceed the card: they are paged, not resident. Before, the gate
+    counted them (50.49 GiB, fits false). Tolerance: the reserved reading must stay below the card (48 GiB) and above
+    the weights; without optimizer_in_bwd a whole gradient buffer is counted, so it is not compared to 15.97 GB."""
+    workload = Workload(
+        task="full_finetune", precision="bf16", mixed_precision=False, seq_len=512, paged_optimizer=True
+    )
+    plan = Plan(micro_batch=2, recompute="full")
+    m = estimate_memory(LLAMA2_7B, workload, plan, A6000).breakdown
+    assert m.fits
+    assert m.paged_optimizer > 20 * GIB and m.optimizer == 0.0
+    reserved = measured_bytes(m, plan, A6000, "reserved")
+    assert m.weights < reserved < 0.9 * A6000.gpu.usable_memory_gib * GIB
 
 
 def test_qlora_pages_its_optimizer_by_default_and_lora_does_not() -> None:
@@ -78,11 +107,12 @@ def test_guanaco_65b_fits_one_48gb_card_as_the_paper_trains_it() -> None:
     # QLoRA abstract and §5: 65B finetuned on a single 48 GB GPU. Recipe (qlora scripts/finetune_guanaco_65b.sh,
     # Appendix B): LoRA r=64 on all linear layers, dropout 0.05, batch 1 with accumulation, source 16 + target
     # 512 tokens, gradient checkpointing, bf16, paged_adamw_32bit. Before the paper's accounting (fp32 adapters
-    # and a resident optimizer) this came to 45.6 GiB and was refused.
+    # and a resident optimizer) this came to 45.6 GiB and was refused; 41.7 while the paged states counted where they
+    # outweighed the activations, 37.6 now that they stay out of the gate (bitsandbytes' managed memory).
     workload = Workload(task="qlora", seq_len=528, lora=LoraSpec(rank=64, dropout=0.05))
     estimate = estimate_memory(LLAMA1_65B, workload, Plan(recompute="full"), A6000)
     assert estimate.breakdown.fits
-    assert estimate.breakdown.total / GIB == pytest.approx(41.7, abs=0.5)
+    assert estimate.breakdown.total / GIB == pytest.approx(37.6, abs=0.5)
 
 
 def test_llama31_70b_qlora_fits_a_48gb_card_with_a_chunked_loss_not_through_peft() -> None:

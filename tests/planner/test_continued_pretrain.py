@@ -32,7 +32,8 @@ def _loads_released_weights(stack: str, launch: dict) -> bool:
         checkpoint = launch["torchtitan"]["checkpoint"]
         return checkpoint.get("initial_load_in_hf") is True and checkpoint.get("initial_load_model_only") is True
     assert stack == "deepspeed"
-    return launch["model"] == {"pretrained_model_name_or_path": REPO, "init": "from_pretrained"}
+    model = launch["model"]
+    return model["pretrained_model_name_or_path"] == REPO and model["init"] == "from_pretrained"
 
 
 def _peak_lr(stack: str, launch: dict) -> float:

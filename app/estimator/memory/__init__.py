@@ -47,10 +47,15 @@ Everything is bytes per GPU for the worst pipeline stage. Sources, by term:
   artidoro/qlora `qlora.py` casts LoRA layers to bf16 and trains with `paged_adamw_32bit`): 16-bit adapters
   and gradients, fp32 optimizer states and no master copy; paged optimizer states are "automatically
   evicted to CPU RAM when the GPU runs out-of-memory and paged back into GPU memory when the memory is
-  needed in the optimizer update step" (§3 "Paged Optimizers"), so they and the activations never need
-  the card at the same time: the peak holds max(activations, states), not their sum. Only where the launch runs a
-  bitsandbytes paged optimizer (`paged_optimizer`): unsharded, under the Trainer's paged_adamw_32bit /
-  paged_adamw_8bit / paged_lion_32bit.
+  needed in the optimizer update step" (§3 "Paged Optimizers"). bitsandbytes allocates them in CUDA managed memory
+  (bitsandbytes/functional.py `get_paged`: cudaMallocManaged), outside PyTorch's caching allocator, so they give
+  way to anything the card needs and never make it run out: the gate's total leaves them out, for QLoRA and full
+  fine-tuning alike, and reports them beside it (`MemoryBreakdown.paged_optimizer`); torch's allocated and reserved
+  readings never see them, the device reading counts what the card has room to keep. torchtune's Llama 2 7B full
+  fine-tune on one RTX A6000 with bitsandbytes PagedAdamW (recipes/configs/llama2/7B_full_single_device_low_memory
+  .yaml, README early 2024: 15.97 GB reserved) holds 50 GiB of weights, gradients and fp32 states on a 48 GiB card.
+  Only where the launch runs a bitsandbytes paged optimizer (`paged_optimizer`): unsharded, under the Trainer's
+  paged_adamw_32bit / paged_adamw_8bit / paged_lion_32bit.
 - Activations, per operation (Korthikanti et al. 2022, §4.1 method, Table 2): we count every tensor autograd keeps
   for the backward pass of a Llama-style (RMSNorm, SwiGLU, GQA, no dropout) or a GPT-style (LayerNorm, GELU) block,
   instead of the GPT-with-dropout constant 34. Flash attention keeps q, k, v, the output and the log-sum-exp, no s²

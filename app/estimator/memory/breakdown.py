@@ -39,19 +39,21 @@ def _breakdown(ctx: _Ctx, plan: Plan, cluster: Cluster, split: tuple[int, int, s
     shard = plan.dp_shard if plan.dp_shard and dp == plan.dp else dp
     states = _stage_states(ctx, plan, shard * plan.cp, zero, offload)
     working = _working_sets(ctx, plan, dp)
-    # paged states make room for the activations (module docstring)
+    # paged states live in CUDA managed memory outside torch's pool and give way to whatever the card needs (module
+    # docstring, "Paged optimizer"): not in the gate's total, reported beside it (MemoryBreakdown.paged_optimizer)
     paged = offload == "none" and ctx.paged[_flat_partitions(zero)]
     zero2 = zero == 2 and plan.pp == 1 and offload == "none" and ctx.workload.task in FULL_TRAINING_TASKS
     worst: tuple[float, ...] = ()
     for (weights, grads, optim, host), (activations, kv, other, host_activations) in zip(states, working, strict=True):
+        pageable = 0.0
         if paged:
-            optim = max(0.0, optim - activations)
+            pageable, optim = optim, 0.0
         if zero2:
             grads += _zero2_step_partition(ctx, grads, activations)
         total = weights + grads + optim + activations + kv + other
         if not worst or total > worst[0]:
-            worst = (total, weights, grads, optim, activations, kv, other, host + host_activations)
-    total, weights, grads, optim, activations, kv, other, host_per_gpu = worst
+            worst = (total, weights, grads, optim, activations, kv, other, host + host_activations, pageable)
+    total, weights, grads, optim, activations, kv, other, host_per_gpu, pageable = worst
     gpus_on_node = dp * plan.tp * plan.pp * plan.cp
     if gpus_on_node > cluster.gpus_per_node:
         gpus_on_node = cluster.gpus_per_node
@@ -77,6 +79,7 @@ def _breakdown(ctx: _Ctx, plan: Plan, cluster: Cluster, split: tuple[int, int, s
         copies * _loaded_bytes(ctx) if copies else 0.0,
         copies,
         _length_slack(ctx, plan),
+        pageable,
     )
 
 

@@ -192,5 +192,7 @@ def measured_bytes(breakdown: MemoryBreakdown, plan: Plan, cluster: Cluster, mea
     if measured == "allocated":
         return breakdown.total - nccl - FRAGMENTATION * breakdown.activations
     if measured == "device":
-        return breakdown.total + (cluster.gpu.memory_gib - cluster.gpu.usable_memory_gib) * GIB + slack
+        # paged optimizer states stay on the card as far as it has room (MemoryBreakdown.paged_optimizer)
+        resident = min(breakdown.paged_optimizer, max(0.0, breakdown.capacity - breakdown.total - slack))
+        return breakdown.total + (cluster.gpu.memory_gib - cluster.gpu.usable_memory_gib) * GIB + slack + resident
     return breakdown.total

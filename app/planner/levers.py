@@ -1,0 +1,105 @@
+"""The memory levers a request may set (plan.attention, plan.loss, plan.compile, plan.activation_offload,
+plan.fp8_params), which stacks run each, and a plan with them.
+
+Which stack runs which lever is what its launch block can set (app/planner/launch.py):
+- deepspeed, the Hugging Face Trainer: every attention through from_pretrained's `attn_implementation` ("eager",
+  "sdpa", "flash_attention_2": transformers modeling_utils.py PreTrainedModel.from_pretrained); the fused loss through
+  TrainingArguments `use_liger_kernel` (Liger's fused linear cross-entropy) and compile through `torch_compile`
+  (transformers training_args.py); no chunked loss, no activation offload and no FP8 weights of its own.
+- fsdp, torchtitan: its models call scaled_dot_product_attention or flex attention (model attn_type "sdpa" / "flex"),
+  never an eager score matrix; compile and the compiled loss through [compile] enable / components ["model", "loss"]
+  (torchtitan/config/configs.py CompileConfig); FP8 weights all-gathered through quantize.linear.float8
+  enable_fsdp_float8_all_gather, which needs FSDP sharding; no fused or chunked loss the config names, no activation
+  offload (enable_cpu_offload offloads parameters, gradients and optimizer states).
+- megatron, Megatron-LM: --attention-backend flash or unfused (megatron/core/transformer/enums.py AttnBackend);
+  the fused cross-entropy through --cross-entropy-loss-fusion with the native implementation (megatron/core/
+  model_parallel_config.py cross_entropy_loss_fusion, cross_entropy_fusion_impl "native"; megatron/training/
+  arguments.py rejects the Transformer Engine one); --fp8-param-gather; activation offload through --cpu-offloading
+  (model_parallel_config.py cpu_offloading, cpu_offloading_num_layers), which transformer_config.py refuses with
+  pipeline parallelism and with recompute; no torch.compile, no chunked loss.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.estimator.specs import Plan
+from app.estimator.vocabulary import Attention, Loss
+
+LeverStack = str  # "deepspeed", "fsdp" or "megatron" (app/planner/stacks.py Stack)
+
+
+@dataclass(frozen=True, slots=True)
+class Levers:
+    """The levers a /recommend request sets for every candidate plan (defaults: what every stack runs)."""
+
+    attention: Attention = "flash"
+    loss: Loss = "standard"
+    compiled: bool = False
+    activation_offload: bool = False
+    fp8_params: bool = False
+
+    def on(self, plan: Plan) -> Plan:
+        """`plan` with these levers (the search's plans carry them from their shape)."""
+        return Plan(
+            dp=plan.dp,
+            tp=plan.tp,
+            pp=plan.pp,
+            cp=plan.cp,
+            ep=plan.ep,
+            zero_stage=plan.zero_stage,
+            offload=plan.offload,
+            recompute=plan.recompute,
+            sequence_parallel=plan.sequence_parallel,
+            flash_attention=self.attention != "eager",
+            attention=self.attention,
+            micro_batch=plan.micro_batch,
+            virtual_stages=plan.virtual_stages,
+            chunked_loss=self.loss == "chunked",
+            fused_loss=self.loss == "fused",
+            compiled_loss=self.loss == "compiled",
+            fp8_params=self.fp8_params,
+            activation_offload=self.activation_offload,
+            compiled=self.compiled,
+            dp_shard=plan.dp_shard,
+            tuning=plan.tuning,
+            fp32_main_grads=plan.fp32_main_grads,
+            host_load=plan.host_load,
+        )
+
+
+DEFAULT_LEVERS = Levers()
+
+
+def levers_of(plan: Plan) -> Levers:
+    """The levers `plan` carries."""
+    loss: Loss = (
+        "fused"
+        if plan.fused_loss
+        else "chunked"
+        if plan.chunked_loss
+        else "compiled"
+        if plan.compiled_loss
+        else "standard"
+    )
+    attention: Attention = plan.attention if plan.flash_attention else "eager"
+    return Levers(attention, loss, plan.compiled, plan.activation_offload, plan.fp8_params)
+
+
+def runs_levers(stack: LeverStack, plan: Plan) -> bool:
+    """Whether `stack`'s launch sets every lever `plan` carries (module docstring)."""
+    if plan.chunked_loss:
+        return False  # no stack's launch names a chunked cross-entropy
+    if stack == "deepspeed":
+        return not plan.activation_offload and not plan.fp8_params
+    if stack == "fsdp":
+        sharded = plan.dp > 1 and plan.zero_stage >= 2
+        return (
+            plan.flash_attention
+            and not plan.fused_loss
+            and not plan.activation_offload
+            and (not plan.fp8_params or sharded)
+        )
+    # megatron
+    offload_ok = not plan.activation_offload or (plan.pp == 1 and plan.recompute == "none")
+    return plan.attention != "sdpa" and not plan.compiled and not plan.compiled_loss and offload_ok

@@ -1,0 +1,99 @@
+"""POST /recommend with memory levers (`plan`: attention, loss, compile, activation_offload, fp8_params): the search
+applies them to every option's plan on the stacks that run them (app/planner/levers.py), the option's launch sets
+them, and bad values are a 422 naming the field. Before, `plan` on /recommend was a 422 ("Extra inputs are not
+permitted")."""
+
+from __future__ import annotations
+
+from fastapi.testclient import TestClient
+
+BODY = {"model": {"preset": "llama-3.1-8b"}, "task": "lora", "tokens": 1e8, "seq_len": 4096}
+
+
+def _options(client: TestClient, **plan: object) -> list[dict]:
+    body = BODY | ({"plan": plan} if plan else {})
+    response = client.post("/recommend", json=body)
+    assert response.status_code == 200, response.text
+    result = response.json()
+    return result["options"] + result["near_misses"]
+
+
+def test_eager_attention_and_fused_loss_reach_every_option_and_its_launch(client: TestClient) -> None:
+    options = _options(client, attention="eager", loss="fused")
+    assert options
+    for option in options:
+        plan = option["plan"]
+        assert plan["flash_attention"] is False and plan["loss"] == "fused", plan
+        assert plan["attention"] == "eager" and option["quote"]["plan"]["attention"] == "eager"
+        stack = option["stack"]
+        launch = option["launch"][stack]
+        if stack == "deepspeed":  # transformers from_pretrained attn_implementation; TrainingArguments
+            assert launch["model"]["attn_implementation"] == "eager"
+            assert launch["trainer"]["use_liger_kernel"] is True
+        elif stack == "megatron":  # Megatron-LM --attention-backend unfused, native fused cross-entropy
+            assert "--attention-backend unfused" in launch["args"]
+            assert "--cross-entropy-loss-fusion" in launch["args"]
+        else:  # torchtitan runs neither eager attention nor a fused loss: never chosen for this request
+            raise AssertionError(f"{stack} does not run eager attention")
+
+
+def test_eager_attention_is_sized_on_its_score_matrix(client: TestClient) -> None:
+    """A remote-code model that falls back to eager attention, sized as the request says: the same SKU and plan
+    shape carry more activation memory than with flash attention."""
+    flash = {(o["sku"]["id"], o["total_gpus"]): o for o in _options(client)}
+    eager = {(o["sku"]["id"], o["total_gpus"]): o for o in _options(client, attention="eager")}
+    both = [
+        key for key in eager if key in flash and eager[key]["plan"]["micro_batch"] == flash[key]["plan"]["micro_batch"]
+    ]
+    assert both
+    for key in both:
+        assert flash[key]["plan"]["flash_attention"] is True
+        assert eager[key]["memory"]["per_gpu_gib"]["activations"] > flash[key]["memory"]["per_gpu_gib"]["activations"]
+
+
+def test_the_default_launch_names_flash_attention(client: TestClient) -> None:
+    for option in _options(client):
+        if option["stack"] == "deepspeed":
+            assert option["launch"]["deepspeed"]["model"]["attn_implementation"] == "flash_attention_2"
+
+
+def test_bad_lever_values_are_a_422_naming_the_field(client: TestClient) -> None:
+    cases = [
+        ({"attention": "xformers"}, "attention"),
+        ({"loss": "liger"}, "loss"),
+        ({"dp": 2}, "dp"),
+        ({"loss": "compiled"}, "compile"),
+        ({"fp8_params": True}, "fp8_params"),
+        ({"loss": "chunked"}, "plan.loss"),  # no stack the planner launches runs it
+    ]
+    for plan, field in cases:
+        response = client.post("/recommend", json=BODY | {"plan": plan})
+        assert response.status_code == 422, (plan, response.text)
+        assert field in response.text, (plan, response.text)
+
+
+def test_which_stack_runs_which_lever() -> None:
+    """app/planner/levers.py: what each stack's launch can set (cited there)."""
+    from app.estimator.presets import get_preset
+    from app.estimator.specs import Plan
+    from app.planner.launch import _megatron_lever_args
+    from app.planner.levers import Levers, runs_levers
+
+    base = Plan(dp=2, zero_stage=3)
+    assert not runs_levers("fsdp", Levers(attention="eager").on(base))  # torchtitan: sdpa / flex only
+    assert not runs_levers("megatron", Levers(attention="sdpa").on(base))
+    assert not runs_levers("megatron", Levers(compiled=True).on(base))  # no torch.compile
+    assert not runs_levers("deepspeed", Levers(activation_offload=True).on(base))
+    assert runs_levers("deepspeed", Levers(loss="fused", attention="eager").on(base))  # Liger, eager
+    assert runs_levers("fsdp", Levers(fp8_params=True).on(base))  # float8 FSDP all-gather, sharded
+    assert not runs_levers("fsdp", Levers(fp8_params=True).on(Plan()))
+    assert not any(runs_levers(s, Levers(loss="chunked").on(base)) for s in ("deepspeed", "fsdp", "megatron"))
+    offload = Levers(activation_offload=True, loss="fused").on(base)
+    assert runs_levers("megatron", offload)  # --cpu-offloading: no pipeline, no recompute
+    model = get_preset("llama-3.1-8b").model
+    assert _megatron_lever_args(model, offload) == [
+        "--attention-backend flash",
+        "--cross-entropy-loss-fusion",
+        "--cpu-offloading",
+        f"--cpu-offloading-num-layers {model.layers - 1}",
+    ]
