@@ -17,8 +17,7 @@ from app.bodies import body_check_limiter
 from app.db.engine import ServerLimits, build_engine, build_sessionmaker
 from app.error_pages import install_html_error_pages
 from app.errors import install_error_handlers
-from app.http import install_middleware
-from app.http import metrics as metrics_api
+from app.http import install_middleware, metrics as metrics_api
 from app.http.docs import install_docs
 from app.http.logging import configure_logging
 from app.http.openapi import install_problem_openapi
@@ -28,8 +27,7 @@ from app.planner.search import set_cache_size
 from app.quotes.documents import PdfRenderer
 from app.quotes.expiry import expire_due
 from app.settings import Settings, get_settings
-from app.web import routes as web_routes
-from app.web import serve as web_serve
+from app.web import routes as web_routes, serve as web_serve
 from app.webhooks import worker as webhooks_worker
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"  # package data: shipped in the wheel

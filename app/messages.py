@@ -19,9 +19,11 @@ from typing import Any
 
 from app.estimator.serving import KERNEL_GAPS
 from app.launch_words import LAUNCH as LAUNCH  # re-exported: the launch's words are read as messages.LAUNCH
-from app.note_words import NOTES as NOTES  # re-exported: an estimate's assumptions, read as messages.NOTES
-from app.note_words import QUOTE_NOTES as QUOTE_NOTES  # re-exported: a quote's notes
-from app.note_words import SCHEMES as SCHEMES  # re-exported: checkpoint formats
+from app.note_words import (
+    NOTES as NOTES,  # re-exported: an estimate's assumptions, read as messages.NOTES
+    QUOTE_NOTES as QUOTE_NOTES,  # re-exported: a quote's notes
+    SCHEMES as SCHEMES,  # re-exported: checkpoint formats
+)
 from app.quote_check_words import QUOTE_CHECKS as QUOTE_CHECKS  # re-exported: why POST /quotes refuses
 from app.warning_words import WARNINGS as WARNINGS  # re-exported: warnings by code, read as messages.WARNINGS
 

@@ -3,8 +3,10 @@
 from app.admin import models as _admin  # noqa: F401
 from app.apikeys import models as _apikeys  # noqa: F401
 from app.capacity import models as _capacity  # noqa: F401
-from app.catalog import models as _catalog  # noqa: F401
-from app.catalog import revision as _revision  # noqa: F401
+from app.catalog import (
+    models as _catalog,  # noqa: F401
+    revision as _revision,  # noqa: F401
+)
 from app.db.base import Base
 from app.hub import models as _hub  # noqa: F401
 from app.quotes import models as _quotes  # noqa: F401

@@ -6,8 +6,7 @@ holds every other catalog of words, so that module stays within the module size.
 
 from __future__ import annotations
 
-from app.estimator.notes import ENGLISH
-from app.estimator.notes import SCHEMES as SCHEMES_EN
+from app.estimator.notes import ENGLISH, SCHEMES as SCHEMES_EN
 from app.launch_words import LAUNCH
 
 NOTES: dict[str, dict[str, str]] = {

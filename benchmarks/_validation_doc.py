@@ -15,8 +15,10 @@ from typing import Any
 from _peers_env import PEER_REQUIREMENT
 from _peers_perf import LA_DEFAULT_EFFICIENCY, LA_EFFICIENCY, PerfRow, PerfSummary
 
-from tests.estimator.published_cases import CASE_TOLERANCE as MEMORY_CASE_TOLERANCE
-from tests.estimator.published_cases import MEDIAN_TOLERANCE as MEMORY_MEDIAN_TOLERANCE
+from tests.estimator.published_cases import (
+    CASE_TOLERANCE as MEMORY_CASE_TOLERANCE,
+    MEDIAN_TOLERANCE as MEMORY_MEDIAN_TOLERANCE,
+)
 
 COMMAND = ".venv/bin/python benchmarks/peers.py --markdown docs/validation.md"
 PERF_CASE_TOLERANCE, PERF_MEDIAN_TOLERANCE = 0.20, 0.10  # tests/estimator/test_perf_published.py

@@ -27,8 +27,7 @@ from app.deps import (
 )
 from app.estimator.vocabulary import Language, QuoteStatus
 from app.hub.service import FIELD, with_hub_config
-from app.quotes import printing, service
-from app.quotes import search as quote_search
+from app.quotes import printing, search as quote_search, service
 from app.quotes.plan_check import check_quote
 from app.quotes.schemas import QuoteCreate, QuoteOut, QuotePage
 from app.quotes.search import QuoteSearch

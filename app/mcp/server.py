@@ -22,9 +22,9 @@ from mcp_types import (
     ListToolsResult,
     PaginatedRequestParams,
     TextContent,
+    Tool as McpTool,
     ToolAnnotations,
 )
-from mcp_types import Tool as McpTool
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.estimator.vocabulary import ApiScope

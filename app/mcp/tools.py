@@ -17,8 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
-from sqlalchemy.exc import IntegrityError, InterfaceError, OperationalError
-from sqlalchemy.exc import TimeoutError as PoolTimeout
+from sqlalchemy.exc import IntegrityError, InterfaceError, OperationalError, TimeoutError as PoolTimeout
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.catalog import service as catalog_service

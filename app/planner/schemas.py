@@ -27,29 +27,25 @@ from app.estimator.vocabulary import (
     Tuning,
     WeightFormat,
 )
-from app.planner.memory_schemas import LeversIn
-from app.planner.memory_schemas import MemoryOut as MemoryOut  # re-exported: the responses import it from here
+from app.planner.memory_schemas import (
+    LeversIn,
+    MemoryOut as MemoryOut,  # re-exported: the responses import it from here
+)
 from app.planner.misses import MissCode
 from app.planner.model_schemas import (  # re-exported: the API and the Hub import them from here
     HF_ID_MAX_CHARS as HF_ID_MAX_CHARS,
-)
-from app.planner.model_schemas import (
     HF_ID_PATTERN as HF_ID_PATTERN,
-)
-from app.planner.model_schemas import (
     MAX_PARAMS as MAX_PARAMS,
-)
-from app.planner.model_schemas import (
     ModelIn as ModelIn,
-)
-from app.planner.model_schemas import (
     ShortId,
 )
 from app.planner.recommend import RejectionCode
 from app.planner.serving_schemas import ServingIn, ServingOut
 from app.planner.stacks import Stack
-from app.planner.word_schemas import NoteOut as NoteOut  # re-exported: the responses import them from here
-from app.planner.word_schemas import WarningOut as WarningOut
+from app.planner.word_schemas import (
+    NoteOut as NoteOut,  # re-exported: the responses import them from here
+    WarningOut as WarningOut,
+)
 from app.schemas import Currency, RequestModel, mirror
 
 

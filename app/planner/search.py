@@ -61,55 +61,23 @@ from app.estimator.vocabulary import (
 )
 from app.planner.levers import DEFAULT_LEVERS, Levers, levers_of
 from app.planner.offers import billed_months
-from app.planner.shapes import (
-    CP_DEGREES as CP_DEGREES,
-)
-from app.planner.shapes import (
-    CP_MIN_SEQ_LEN as CP_MIN_SEQ_LEN,
-)
-from app.planner.shapes import (
-    EP_DEGREES as EP_DEGREES,
-)
-from app.planner.shapes import (
-    FINETUNE_BATCH as FINETUNE_BATCH,
-)
-from app.planner.shapes import (
-    FINETUNE_STEP_TOKENS as FINETUNE_STEP_TOKENS,
-)
-from app.planner.shapes import (
-    MAX_PP as MAX_PP,
-)
-from app.planner.shapes import (
-    MICRO_BATCHES as MICRO_BATCHES,
-)
 from app.planner.shapes import (  # re-exported: callers import the shapes from the search
+    CP_DEGREES as CP_DEGREES,
+    CP_MIN_SEQ_LEN as CP_MIN_SEQ_LEN,
+    EP_DEGREES as EP_DEGREES,
+    FINETUNE_BATCH as FINETUNE_BATCH,
+    FINETUNE_STEP_TOKENS as FINETUNE_STEP_TOKENS,
+    MAX_PP as MAX_PP,
+    MICRO_BATCHES as MICRO_BATCHES,
     TP_DEGREES as TP_DEGREES,
-)
-from app.planner.shapes import (
     context_degrees as context_degrees,
-)
-from app.planner.shapes import (
     default_global_batch as default_global_batch,
-)
-from app.planner.shapes import (
     divisors as divisors,
-)
-from app.planner.shapes import (
     expert_degrees as expert_degrees,
-)
-from app.planner.shapes import (
     hybrid_shard as hybrid_shard,
-)
-from app.planner.shapes import (
     micro_batches as micro_batches,
-)
-from app.planner.shapes import (
     offloads as offloads,
-)
-from app.planner.shapes import (
     plan_shapes as plan_shapes,
-)
-from app.planner.shapes import (
     zero_stages as zero_stages,
 )
 from app.planner.stacks import Stack, as_run, model_stacks, supported

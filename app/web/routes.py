@@ -38,8 +38,7 @@ from app.hub.service import with_hub_config
 from app.i18n import LANGS, Translator, negotiate
 from app.planner.schemas import RecommendIn, RecommendOut
 from app.planner.service import run_recommend
-from app.quotes import printing
-from app.quotes import service as quotes_service
+from app.quotes import printing, service as quotes_service
 from app.templating import templates
 from app.web import forms
 from app.web.charts import MEMORY_PARTS, MIN_SAVING_HOURS, scatter, useful_front

@@ -8,15 +8,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from app.estimator.memory import estimate_memory
 from app.estimator.memory.estimate import _build_context
 from app.estimator.specs import Cluster, GpuSpec, LoraSpec, ModelSpec, Plan, Workload
 from tests.estimator.perf_cases import A100_80_SXM, H100_SXM, LLAMA2_7B, LLAMA3_70B
-from tests.estimator.test_perf_cache import MIXTRAL, SIBLING_FIELDS
-from tests.estimator.test_perf_cache import plans as perf_plans
+from tests.estimator.test_perf_cache import MIXTRAL, SIBLING_FIELDS, plans as perf_plans
 
 # the performance cache test's plans, with the fields only the memory estimate reads
 plans = st.builds(

@@ -2,8 +2,7 @@
 
 from dataclasses import replace
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from app.estimator.hardware import get_gpu
 from app.estimator.memory import estimate_memory

@@ -9,8 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from app.estimator import performance
 from app.estimator.performance import estimate_performance

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from app.estimator.performance import estimate_performance
 from app.estimator.specs import Cluster, Plan, Workload

@@ -11,8 +11,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
 from app.catalog.repository import get_sku_by_slug
-from tests.factories import new_price, units_available
-from tests.factories import recommend as _recommend
+from tests.factories import new_price, recommend as _recommend, units_available
 
 GPT3_175B = {
     "name": "gpt3-175b",

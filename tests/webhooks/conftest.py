@@ -6,8 +6,11 @@ from __future__ import annotations
 import pytest
 from sqlalchemy.orm import Session
 
-from tests.admin.conftest import Admin, make_admin
-from tests.admin.conftest import cheap_password_hashing as cheap_password_hashing  # autouse here too
+from tests.admin.conftest import (
+    Admin,
+    cheap_password_hashing as cheap_password_hashing,  # autouse here too
+    make_admin,
+)
 
 
 @pytest.fixture()
