@@ -21,7 +21,8 @@ Which stack runs which lever is what its launch block can set (app/planner/launc
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
+from typing import Any
 
 from app.estimator.specs import Plan
 from app.estimator.vocabulary import Attention, Loss
@@ -103,3 +104,37 @@ def runs_levers(stack: LeverStack, plan: Plan) -> bool:
     # megatron
     offload_ok = not plan.activation_offload or (plan.pp == 1 and plan.recompute == "none")
     return plan.attention != "sdpa" and not plan.compiled and not plan.compiled_loss and offload_ok
+
+
+LEVER_STACKS: tuple[LeverStack, ...] = ("deepspeed", "fsdp", "megatron")
+# The request's name of each lever field (plan.compile sets `compiled`)
+_REQUEST_NAMES = {"compiled": "compile"}
+# The plan on which each stack runs the most levers: data-parallel over sharded states (torchtitan's FP8 all-gather),
+# no pipeline and no recompute (Megatron-LM's --cpu-offloading)
+_ROOMY = Plan(dp=2, zero_stage=3)
+
+
+def set_levers(levers: Levers) -> list[tuple[str, Levers]]:
+    """Each lever `levers` moves from its default, named as the request names it ("attention sdpa",
+    "activation_offload"), with the levers that set it alone."""
+    out: list[tuple[str, Levers]] = []
+    for lever in fields(Levers):
+        value = getattr(levers, lever.name)
+        if value == getattr(DEFAULT_LEVERS, lever.name):
+            continue
+        name = _REQUEST_NAMES.get(lever.name, lever.name)
+        out.append(
+            (name if isinstance(value, bool) else f"{name} {value}", replace(DEFAULT_LEVERS, **{lever.name: value}))
+        )
+    return out
+
+
+def levers_params(levers: Levers) -> dict[str, Any]:
+    """The parameters of a `levers_unsupported` rejection: the levers set, and the stacks that run each alone
+    ("attention sdpa: deepspeed/fsdp"; "none" where no stack runs it)."""
+    named = set_levers(levers)
+    runs = []
+    for name, alone in named:
+        stacks = [stack for stack in LEVER_STACKS if runs_levers(stack, alone.on(_ROOMY))]
+        runs.append(f"{name}: {'/'.join(stacks) or 'none'}")
+    return {"levers": [name for name, _ in named], "runs": runs}

@@ -71,7 +71,7 @@ from app.planner.budget import past, search_deadline
 from app.planner.efficiency import INEFFICIENT, inefficiency
 from app.planner.explain import batch_warnings, plan_warnings
 from app.planner.launch import launch_configs
-from app.planner.levers import Levers
+from app.planner.levers import Levers, levers_params
 from app.planner.misses import Miss, billing_warnings, budget_misses, range_billing_warnings, term_warnings
 from app.planner.offers import (
     Configuration,
@@ -113,6 +113,8 @@ PARETO_MIN_SAVING = 0.2  # a Pareto point must cut the previous point's time by 
 # cannot be ranked or budgeted against the others.
 # "batch_split": no data-parallel degree × micro-batch on the SKU's largest configuration divides the
 # global batch (nor do tensor and pipeline parallel help): the batch, not the memory, is the obstacle.
+# "levers_unsupported": no stack runs the request's memory levers together on any plan the SKU takes, where some
+# stack runs the plan without them (app/planner/levers.py): the levers, not the memory, are the obstacle.
 RejectionCode = Literal[
     "gpu_type",
     "region",
@@ -124,6 +126,7 @@ RejectionCode = Literal[
     "max_nodes",
     "time_budget",
     "exchange_rate",
+    "levers_unsupported",
 ]
 
 
@@ -467,12 +470,15 @@ class _Search:
         if offer_search.unsearched:
             return Rejection(offer.sku_id, "time_budget")
         last = len(offer_search.configs) - 1
+        config, searches = offer_search.configs[last], offer_search.searches.values()
+        where = {"gpus": config.gpus, "gpu_name": offer.gpu.name, "nodes": config.nodes}
+        if self.levers and not any(s.levers_run for s in searches) and any(s.levers_block for s in searches):
+            host_ram = {"host_ram_unknown": True} if any(s.levers_need_host_ram for s in searches) else {}
+            return Rejection(offer.sku_id, "levers_unsupported", where | levers_params(self.levers) | host_ram)
         closest = offer_search.searches.get(last)
         if closest is None or closest.closest_miss is None:  # no plan was even sized: is the batch the obstacle?
-            config = offer_search.configs[last]
             cluster = _cluster(offer, config, self.constraints)
             if not batch_splits(self.model, self._workload(offer), cluster, self.micro_batch):
-                where = {"gpus": config.gpus, "gpu_name": offer.gpu.name, "nodes": config.nodes}
                 return Rejection(offer.sku_id, "batch_split", where | {"global_batch": self.result.global_batch})
         return Rejection(offer.sku_id, *_no_fit_reason(offer, closest, self.constraints))
 

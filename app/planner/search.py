@@ -41,23 +41,18 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
 from typing import TypedDict, Unpack
 
 from app.estimator.communication import StepShape, offload_time, per_node, tp_comm, trainable_params_local
 from app.estimator.memory import MemoryEstimate, estimate_memory, memory_breakdown
 from app.estimator.memory.band import may_exceed, memory_band
 from app.estimator.performance import TUNING_SPEED, PerformanceEstimate, estimate_performance, microbatch_compute_s
-from app.estimator.specs import Cluster, LoraSpec, MemoryBreakdown, ModelSpec, Plan, Workload
+from app.estimator.specs import Cluster, MemoryBreakdown, ModelSpec, Plan, Workload
 from app.estimator.vocabulary import (
-    LORA_TASKS,
     OFFLOADS,
     RECOMPUTES,
     Offload,
-    Optimizer,
-    Precision,
     Recompute,
-    Task,
 )
 from app.planner.levers import DEFAULT_LEVERS, Levers, levers_of
 from app.planner.offers import billed_months
@@ -75,12 +70,14 @@ from app.planner.shapes import (  # re-exported: callers import the shapes from 
     divisors as divisors,
     expert_degrees as expert_degrees,
     hybrid_shard as hybrid_shard,
+    level_plan,
     micro_batches as micro_batches,
     offloads as offloads,
     plan_shapes as plan_shapes,
+    runnable_levels,
     zero_stages as zero_stages,
 )
-from app.planner.stacks import Stack, as_run, model_stacks, supported
+from app.planner.stacks import as_run, supported
 
 # Speed-bound terms memoised by shape: (tp, pp, cp, ep, recompute, micro-batch) or ("offload", …) -> seconds.
 Shape = tuple[float, Plan, tuple[int, ...]]  # (speed bound, shape, micro-batches that divide the batch)
@@ -126,6 +123,11 @@ class PlanSearch:
     stats: SearchStats = field(default_factory=SearchStats)
     unconstrained_simple: bool = False  # a tp = pp = 1 plan fitted with no memory saver
     bound_cache: BoundCache = field(default_factory=BoundCache)
+    # whether some stack runs the levers on a shape searched; a shape some stack runs only without them, or only on a
+    # server whose host RAM is known (activation offload): recommend's `levers_unsupported`
+    levers_run: bool = False
+    levers_block: bool = False
+    levers_need_host_ram: bool = False
 
 
 _cache: dict[tuple[object, ...], PlanSearch] = {}
@@ -519,7 +521,9 @@ def _speed_bound(
     for mb in mbs if shape.pp > 1 else mbs[-1:]:  # without a pipeline, wider is always faster
         key = (shape.tp, shape.pp, shape.cp, shape.ep, shape.recompute, mb)
         if key not in seconds:
-            seconds[key] = _microbatch_floor_s(model, workload, cluster, _plan(shape, 0, "none", shape.recompute, mb))
+            seconds[key] = _microbatch_floor_s(
+                model, workload, cluster, level_plan(shape, 0, "none", shape.recompute, mb)
+            )
         slots = global_batch // (shape.dp * mb) + shape.pp - 1
         best = max(best, global_batch * workload.seq_len / (slots * seconds[key] + seconds[offload_key]))
     return best
@@ -559,32 +563,6 @@ def _microbatch_floor_s(model: ModelSpec, workload: Workload, cluster: Cluster, 
     return seconds
 
 
-def _plan(shape: Plan, zero: int, offload: Offload, recompute: Recompute, micro_batch: int) -> Plan:
-    """A plan of `shape` with these settings (direct construction: dataclasses.replace costs
-    several times more, and the search builds thousands)."""
-    return Plan(
-        dp=shape.dp,
-        tp=shape.tp,
-        pp=shape.pp,
-        cp=shape.cp,
-        ep=shape.ep,
-        zero_stage=zero,
-        offload=offload,
-        recompute=recompute,
-        sequence_parallel=shape.sequence_parallel,
-        micro_batch=micro_batch,
-        dp_shard=shape.dp_shard,
-        flash_attention=shape.flash_attention,
-        attention=shape.attention,
-        chunked_loss=shape.chunked_loss,
-        fused_loss=shape.fused_loss,
-        compiled_loss=shape.compiled_loss,
-        fp8_params=shape.fp8_params,
-        activation_offload=shape.activation_offload,
-        compiled=shape.compiled,
-    )
-
-
 Level = tuple[int, int, int]  # (ZeRO stage, offload index, recompute index)
 
 
@@ -605,7 +583,8 @@ def _search_shape(
     plans are dominated (same micro-batch, more work), and only larger micro-batches are tried."""
     recomputes: tuple[Recompute, ...] = ("none",) if workload.task == "inference" else RECOMPUTES
     largest_fit: dict[Level, int] = {}
-    runnable = _runnable_levels(workload, shape, recomputes, cluster.host_ram_gib is not None, model)
+    runnable = runnable_levels(workload, shape, recomputes, cluster.host_ram_gib is not None, model)
+    _note_levers(model, workload, cluster, shape, recomputes, result, ran=any(runnable.values()))
     for zero in (3,) if shape.dp_shard else zero_stages(workload.task, shape.dp):  # hybrid sharding is ZeRO-3
         unconstrained = False
         if not runnable.get(zero) or (zero == 1 and _zero2_covers(model, workload, shape, runnable)):
@@ -615,7 +594,9 @@ def _search_shape(
             for o in offloads(workload.task, zero, cluster.host_ram_gib is not None)
             if any((o, r) in runnable[zero] for r in recomputes)
         ]
-        if not _leanest_fits(model, workload, cluster, _plan(shape, zero, levels[-1], recomputes[-1], mbs[0]), result):
+        if not _leanest_fits(
+            model, workload, cluster, level_plan(shape, zero, levels[-1], recomputes[-1], mbs[0]), result
+        ):
             continue  # not even every memory saver at once fits: skip the stage's other levels
         for o, offload in enumerate(levels):
             for r, recompute in enumerate(recomputes):
@@ -623,7 +604,7 @@ def _search_shape(
                     continue
                 level = (zero, o, r)
                 covered = max((mb for lv, mb in largest_fit.items() if _dominates(lv, level)), default=0)
-                base = _plan(shape, zero, offload, recompute, shape.micro_batch)
+                base = level_plan(shape, zero, offload, recompute, shape.micro_batch)
                 untried = tuple(m for m in mbs if m > covered)
                 if (
                     untried
@@ -647,6 +628,26 @@ def _search_shape(
         result.unconstrained_simple |= unconstrained and shape.tp == 1 and shape.pp == 1
 
 
+def _note_levers(
+    model: ModelSpec,
+    workload: Workload,
+    cluster: Cluster,
+    shape: Plan,
+    recomputes: tuple[Recompute, ...],
+    result: PlanSearch,
+    *,
+    ran: bool,
+) -> None:
+    """Whether the shape's levers ruled out every stack that runs it (`PlanSearch.levers_block`)."""
+    result.levers_run |= ran
+    if ran or levers_of(shape) == DEFAULT_LEVERS:
+        return
+    known = cluster.host_ram_gib is not None
+    result.levers_block |= any(runnable_levels(workload, DEFAULT_LEVERS.on(shape), recomputes, known, model).values())
+    if not known:
+        result.levers_need_host_ram |= any(runnable_levels(workload, shape, recomputes, True, model).values())
+
+
 def _zero2_covers(
     model: ModelSpec, workload: Workload, shape: Plan, runnable: dict[int, set[tuple[Offload, Recompute]]]
 ) -> bool:
@@ -655,49 +656,11 @@ def _zero2_covers(
     if not runnable[1] <= runnable.get(2, set()):
         return False
     for offload, recompute in runnable[1]:
-        one = as_run(workload, _plan(shape, 1, offload, recompute, 1), model)
-        two = as_run(workload, _plan(shape, 2, offload, recompute, 1), model)
+        one = as_run(workload, level_plan(shape, 1, offload, recompute, 1), model)
+        two = as_run(workload, level_plan(shape, 2, offload, recompute, 1), model)
         if max(TUNING_SPEED[p.tuning or "tuned"] for p in one) > min(TUNING_SPEED[p.tuning or "tuned"] for p in two):
             return False
     return True
-
-
-def _runnable_levels(
-    workload: Workload, shape: Plan, recomputes: tuple[Recompute, ...], host_ram_known: bool, model: ModelSpec
-) -> dict[int, set[tuple[Offload, Recompute]]]:
-    """Per ZeRO stage, the (offload, recompute) pairs some stack runs at this shape. The support
-    matrix reads the task and which degrees exceed 1, so the answer is remembered by those."""
-    parallel = (shape.dp > 1, shape.tp > 1, shape.pp > 1, shape.cp > 1, shape.ep > 1, shape.hybrid)
-    allowed = model_stacks(model, workload.task, shape.tp, shape.pp, shape.cp)
-    kind = (workload.task, parallel, recomputes, host_ram_known, allowed, workload.optimizer, workload.precision)
-    return _runnable_by_kind(*kind, levers_of(shape))
-
-
-@lru_cache(maxsize=512)
-def _runnable_by_kind(
-    task: Task,
-    parallel: tuple[bool, ...],
-    recomputes: tuple[Recompute, ...],
-    host_ram_known: bool,
-    allowed: frozenset[Stack] | None = None,
-    optimizer: Optimizer = "adamw",
-    precision: Precision = "bf16",
-    levers: Levers = DEFAULT_LEVERS,
-) -> dict[int, set[tuple[Offload, Recompute]]]:
-    dp, tp, pp, cp, ep = (2 if on else 1 for on in parallel[:5])
-    shape = Plan(dp=2 * dp, tp=tp, pp=pp, cp=cp, ep=ep, dp_shard=2) if parallel[5] else Plan(dp, tp, pp, cp, ep)
-    shape = levers.on(shape)
-    lora = LoraSpec() if task in LORA_TASKS else None
-    workload = Workload(task=task, optimizer=optimizer, precision=precision, lora=lora)
-    out: dict[int, set[tuple[Offload, Recompute]]] = {}
-    for zero in zero_stages(task, shape.dp):
-        out[zero] = {
-            (offload, recompute)
-            for offload in offloads(task, zero, host_ram_known)
-            for recompute in recomputes
-            if supported(workload, _plan(shape, zero, offload, recompute, 1), allowed=allowed)
-        }
-    return out
 
 
 def _leanest_fits(model: ModelSpec, workload: Workload, cluster: Cluster, plan: Plan, result: PlanSearch) -> bool:
@@ -733,7 +696,7 @@ def _fitting_micro_batches(
     fitting = []
     for mb in mbs:
         plan, memory = _memory(
-            model, workload, cluster, _plan(base, base.zero_stage, base.offload, base.recompute, mb), result
+            model, workload, cluster, level_plan(base, base.zero_stage, base.offload, base.recompute, mb), result
         )
         if not fits(memory, cluster):
             _remember_miss(result, plan, memory)

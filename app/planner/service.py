@@ -31,11 +31,11 @@ from app.estimator.presets import list_presets, preset_config
 from app.estimator.specs import Cluster, EstimatorError, ModelSpec, Plan, Workload
 from app.planner import explain, mappers, metrics, serving_service
 from app.planner.launch_checkpoint import with_conversion
-from app.planner.levers import Levers
+from app.planner.levers import Levers, levers_params
 from app.planner.market import load_market
 from app.planner.offers import Constraints
 from app.planner.padded_band import padded_band
-from app.planner.recommend import recommend
+from app.planner.recommend import Recommendation, recommend
 from app.planner.schemas import (
     EstimateIn,
     EstimateOut,
@@ -209,6 +209,7 @@ def run_recommend(session: Session, request: RecommendIn) -> RecommendOut:
     started = time.perf_counter()
     levers = recommend_levers(request, workload)
     result = recommend(model, workload, market.offers, constraints, micro_batch=request.micro_batch, levers=levers)
+    check_levers_run(result, levers)
     metrics.record_search(result.stats, time.perf_counter() - started, configurations=result.configurations)
     metrics.record_recommendation(len(result.options), len(result.near_misses))
     shipped = shipped_checkpoint(request.model)  # a quantised checkpoint: the launch converts it first
@@ -236,6 +237,28 @@ def recommend_levers(request: RecommendIn, workload: Workload) -> Levers | None:
             field="plan.loss",
         )
     return request.plan.levers()
+
+
+# Rejections that a constraint decides before any search: they say nothing of whether the levers run
+_EXCLUSIONS = frozenset({"gpu_type", "region", "no_fabric", "exchange_rate"})
+
+
+def check_levers_run(result: Recommendation, levers: Levers | None) -> None:
+    """A 422 on `plan` when no SKU searched runs the levers together (every SKU searched rejected as
+    `levers_unsupported`, none for host RAM it does not list), naming them and the stacks that run each, rather than
+    an empty recommendation."""
+    if levers is None or result.options or result.near_misses:
+        return
+    codes = {r.code if "host_ram_unknown" not in r.params else "levers_host_ram" for r in result.rejected}
+    if "levers_unsupported" not in codes or not codes <= _EXCLUSIONS | {"levers_unsupported"}:
+        return  # some SKU runs them, or would with its host RAM listed (activation offload)
+    params = levers_params(levers)
+    raise EstimatorError(
+        f"no stack this service launches runs the memory levers {', '.join(params['levers'])} together on any plan "
+        f"of this job (the stacks that run each: {', '.join(params['runs'])}; app/planner/levers.py): drop or change "
+        "one of them",
+        field="plan",
+    )
 
 
 def check_gpu_types(session: Session, requested: list[str]) -> None:

@@ -1,20 +1,26 @@
 """The parallel plans a search walks, before any estimate: the degrees (tensor inside a node, pipeline over the
 layers, context from 32k-token sequences, experts for MoE models), the ZeRO stages, offloads and micro-batches each
-shape allows, and the default optimizer step. PURE, as app/planner/search.py which walks them."""
+shape allows and which of them some stack runs (with the request's memory levers), and the default optimizer step.
+PURE, as app/planner/search.py which walks them."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import lru_cache
 
-from app.estimator.specs import Cluster, ModelSpec, Plan, Workload
+from app.estimator.specs import Cluster, LoraSpec, ModelSpec, Plan, Workload
 from app.estimator.vocabulary import (
     LORA_TASKS,
     OFFLOADS,
     PRETRAINING_TASKS,
     Offload,
+    Optimizer,
+    Precision,
+    Recompute,
     Task,
 )
-from app.planner.stacks import model_stacks
+from app.planner.levers import DEFAULT_LEVERS, Levers, levers_of
+from app.planner.stacks import Stack, model_stacks, supported
 
 TP_DEGREES = (1, 2, 4, 8)
 MICRO_BATCHES = (1, 2, 4, 8, 16)
@@ -126,3 +132,69 @@ def micro_batches(workload: Workload, dp: int, global_batch: int, pinned: int | 
     if pinned is not None:
         return (pinned,) if global_batch % (dp * pinned) == 0 else ()
     return tuple(mb for mb in MICRO_BATCHES if global_batch % (dp * mb) == 0)
+
+
+def level_plan(shape: Plan, zero: int, offload: Offload, recompute: Recompute, micro_batch: int) -> Plan:
+    """A plan of `shape` with these settings (direct construction: dataclasses.replace costs
+    several times more, and the search builds thousands)."""
+    return Plan(
+        dp=shape.dp,
+        tp=shape.tp,
+        pp=shape.pp,
+        cp=shape.cp,
+        ep=shape.ep,
+        zero_stage=zero,
+        offload=offload,
+        recompute=recompute,
+        sequence_parallel=shape.sequence_parallel,
+        micro_batch=micro_batch,
+        dp_shard=shape.dp_shard,
+        flash_attention=shape.flash_attention,
+        attention=shape.attention,
+        chunked_loss=shape.chunked_loss,
+        fused_loss=shape.fused_loss,
+        compiled_loss=shape.compiled_loss,
+        fp8_params=shape.fp8_params,
+        activation_offload=shape.activation_offload,
+        compiled=shape.compiled,
+    )
+
+
+def runnable_levels(
+    workload: Workload, shape: Plan, recomputes: tuple[Recompute, ...], host_ram_known: bool, model: ModelSpec
+) -> dict[int, set[tuple[Offload, Recompute]]]:
+    """Per ZeRO stage, the (offload, recompute) pairs some stack runs at this shape. The support
+    matrix reads the task and which degrees exceed 1, so the answer is remembered by those."""
+    parallel = (shape.dp > 1, shape.tp > 1, shape.pp > 1, shape.cp > 1, shape.ep > 1, shape.hybrid)
+    allowed = model_stacks(model, workload.task, shape.tp, shape.pp, shape.cp)
+    kind = (workload.task, parallel, recomputes, host_ram_known, allowed, workload.optimizer, workload.precision)
+    return runnable_by_kind(*kind, levers_of(shape))
+
+
+@lru_cache(maxsize=512)
+def runnable_by_kind(
+    task: Task,
+    parallel: tuple[bool, ...],
+    recomputes: tuple[Recompute, ...],
+    host_ram_known: bool,
+    allowed: frozenset[Stack] | None = None,
+    optimizer: Optimizer = "adamw",
+    precision: Precision = "bf16",
+    levers: Levers = DEFAULT_LEVERS,
+) -> dict[int, set[tuple[Offload, Recompute]]]:
+    dp, tp, pp, cp, ep = (2 if on else 1 for on in parallel[:5])
+    shape = Plan(dp=2 * dp, tp=tp, pp=pp, cp=cp, ep=ep, dp_shard=2) if parallel[5] else Plan(dp, tp, pp, cp, ep)
+    shape = levers.on(shape)
+    if shape.activation_offload and not host_ram_known:
+        return {}  # activations go to host RAM the plan can count on, as states do (`offloads`)
+    lora = LoraSpec() if task in LORA_TASKS else None
+    workload = Workload(task=task, optimizer=optimizer, precision=precision, lora=lora)
+    out: dict[int, set[tuple[Offload, Recompute]]] = {}
+    for zero in zero_stages(task, shape.dp):
+        out[zero] = {
+            (offload, recompute)
+            for offload in offloads(task, zero, host_ram_known)
+            for recompute in recomputes
+            if supported(workload, level_plan(shape, zero, offload, recompute, 1), allowed=allowed)
+        }
+    return out

@@ -97,3 +97,58 @@ def test_which_stack_runs_which_lever() -> None:
         "--cpu-offloading",
         f"--cpu-offloading-num-layers {model.layers - 1}",
     ]
+
+
+def test_levers_no_stack_runs_together_are_a_422_on_plan(client: TestClient) -> None:
+    """SDPA attention (the Trainer, torchtitan) and activation offload (Megatron-LM's --cpu-offloading alone): no
+    stack runs both, so no SKU can. Before, the answer was an empty recommendation whose SKUs read as memory misses
+    ("no parallel plan fits")."""
+    response = client.post("/recommend", json=BODY | {"plan": {"attention": "sdpa", "activation_offload": True}})
+    assert response.status_code == 422, response.text
+    [error] = response.json()["errors"]
+    assert error["field"] == "plan"
+    for named in (
+        "attention sdpa",
+        "activation_offload",
+        "attention sdpa: deepspeed/fsdp",
+        "activation_offload: megatron",
+    ):
+        assert named in error["message"], error["message"]
+
+
+def test_a_sku_the_levers_rule_out_is_rejected_for_them_not_for_memory(client: TestClient) -> None:
+    """Activation offload on the by-the-card A100 (host RAM not listed): activations go only to host RAM the plan can
+    count on, as offloaded states do. Before, its rejection read "does not fit: ... needs 5.5 GiB per GPU, more than
+    the 37.0 GiB left", a memory miss with the need below the limit."""
+    response = client.post("/recommend", json=BODY | {"plan": {"activation_offload": True}})
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["options"] or body["near_misses"]  # the SKUs whose host RAM is listed run it (Megatron-LM)
+    [card] = [r for r in body["rejected"] if r["sku"] == "a100-40g-pcie-card"]
+    assert card["code"] == "levers_unsupported", card
+    assert card["params"]["levers"] == ["activation_offload"]
+    assert card["params"]["runs"] == ["activation_offload: megatron"]
+    assert card["params"]["host_ram_unknown"] is True
+    assert "host RAM" in card["reason"] and "does not fit" not in card["reason"], card["reason"]
+
+
+def test_levers_unsupported_names_the_levers_and_their_stacks_in_both_languages() -> None:
+    from app import messages
+    from app.planner.levers import Levers, levers_params
+
+    params = {"gpus": 8, "gpu_name": "NVIDIA H100 80GB SXM5", "nodes": 1}
+    params |= levers_params(Levers(attention="eager", compiled=True, loss="compiled"))
+    assert params["levers"] == ["attention eager", "loss compiled", "compile"]
+    # eager: the Trainer's attn_implementation, Megatron-LM's unfused backend; compile: the Trainer, torchtitan
+    assert params["runs"] == [
+        "attention eager: deepspeed/megatron",
+        "loss compiled: deepspeed/fsdp",
+        "compile: deepspeed/fsdp",
+    ]
+    english = messages.rejection("levers_unsupported", params)
+    chinese = messages.rejection("levers_unsupported", params, "zh")
+    for text in (english, chinese):
+        assert "attention eager" in text and "compile: deepspeed/fsdp" in text and "8 × NVIDIA H100" in text, text
+    assert english.startswith("no stack runs the memory levers") and "显存选项" in chinese
+    host = messages.rejection("levers_unsupported", params | {"host_ram_unknown": True}, "zh")
+    assert "主机内存" in host, host
