@@ -128,6 +128,8 @@ REJECTIONS: dict[str, dict[str, str]] = {
         "the peak",
         "exchange_rate": "priced in {currency}, and no exchange rate from {currency} to {target} is set, so it "
         "cannot be compared with the other prices (python -m app set-exchange-rate {currency} {target} RATE)",
+        "levers_fp8": "fp8_params keeps the trained weights in FP8, and on {gpu_name} this job runs in {runs_as}: drop "
+        "fp8_params, or choose a GPU with FP8 math (H100, H200)",
         "levers_host_ram": "activation_offload keeps activations in host RAM, and the catalog lists none for "
         "{where}: turn it off, or choose a SKU whose host RAM is listed",
         "levers_unsupported": "no stack runs the memory levers {levers} together on {where} (the stacks that run "
@@ -160,6 +162,8 @@ REJECTIONS: dict[str, dict[str, str]] = {
         "没有能在峰值下满足延迟目标的预填充池与解码池组合",
         "exchange_rate": "以 {currency} 计价，且未设置从 {currency} 到 {target} 的汇率，无法与其他价格比较"
         "（python -m app set-exchange-rate {currency} {target} RATE）",
+        "levers_fp8": "fp8_params 以 FP8 保存训练权重，而此任务在 {gpu_name} 上以 {runs_as} 运行：请去掉 fp8_params，"
+        "或选择支持 FP8 计算的 GPU（H100、H200）",
         "levers_host_ram": "activation_offload 把激活值放到主机内存，而目录没有列出 {where} 的主机内存："
         "请关闭该选项，或选择列出主机内存的 SKU",
         "levers_unsupported": "在 {where} 上没有一个训练框架能同时运行显存选项 {levers}（各选项可用的框架：{runs}）："
@@ -451,6 +455,8 @@ def _rejection_key(code: str, params: Mapping[str, Any]) -> str:
         return "no_kv_cache_one_server" if params["one_server"] else "no_kv_cache"
     if code == "gpu_memory" and "needed_gib" not in params:
         return "no_plan"
+    if code == "levers_unsupported" and "runs_as" in params:  # fp8_params where the job runs in 16 bits
+        return "levers_fp8"
     if code == "levers_unsupported" and params.get("host_ram_unknown"):  # activation offload, host RAM unlisted
         return "levers_host_ram"
     if code == "max_nodes" and "max_nodes" not in params:

@@ -152,3 +152,22 @@ def test_levers_unsupported_names_the_levers_and_their_stacks_in_both_languages(
     assert english.startswith("no stack runs the memory levers") and "显存选项" in chinese
     host = messages.rejection("levers_unsupported", params | {"host_ram_unknown": True}, "zh")
     assert "主机内存" in host, host
+
+
+def test_fp8_weights_are_refused_per_sku_where_the_job_runs_in_16_bits(client: TestClient) -> None:
+    # An FP8 full fine-tune with fp8_params: the A100 SKUs (no FP8 math) run it in bf16, so they are rejected as
+    # levers_unsupported naming that, and the H100 options keep FP8 weights. Before, the A100s' bf16 run reached
+    # validate_plan with FP8 weights and the whole request was a 422 on plan.fp8_params ("got precision bf16").
+    body = {"model": {"preset": "llama-3.2-1b"}, "task": "full_finetune", "tokens": 1e8, "precision": "fp8"}
+    response = client.post("/recommend", json=body | {"plan": {"fp8_params": True}})
+    assert response.status_code == 200, response.text
+    result = response.json()
+    assert result["options"], result["rejected"]
+    assert all(o["plan"]["fp8_params"] is True for o in result["options"])
+    refused = [r for r in result["rejected"] if r["code"] == "levers_unsupported"]
+    assert refused and all("A100" in r["params"]["gpu_name"] for r in refused), refused
+    assert all(r["params"]["runs_as"] == "bf16" and "fp8_params" in r["reason"] for r in refused)
+    from app import messages
+
+    chinese = messages.rejection("levers_unsupported", refused[0]["params"], "zh")
+    assert chinese.startswith("fp8_params 以 FP8 保存训练权重") and "bf16" in chinese, chinese
