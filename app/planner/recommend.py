@@ -36,7 +36,10 @@ as an option already shown or on the Pareto list and takes longer, or costs more
 longer, or costs more than one finishing within MEANINGFUL_HOURS, gains nothing the customer can use (8B
 LoRA on 50M tokens on an annual term: one card for 3 h, not two or four for 1.6 or 0.8 h at two or four times
 the price).
-The rule reads only lists the pruning keeps exact (the ranked options cut at `limit`, the Pareto list).
+The rule reads only lists the pruning keeps exact (the ranked options cut at `limit`, the Pareto list); an option it
+leaves out makes room for the next ranked one, so an offloading option ranked after every option that holds the states
+("Offload last") is shown when the rule thins those out (Llama 3.1 70B on 5B tokens within 7 days: 2 offloading
+servers for 140 h after the 4-10 servers that hold the states).
 
 With a deadline, an option whose estimate meets it but whose time range's slow end
 (`time_to_train_hours_range`) does not carries the warning `deadline_within_range` with the figures. An option
@@ -256,9 +259,10 @@ def recommend(
         misses = [o for o in misses if not _inefficient(o)]
     result.pareto = pareto(ranked)
     ranked = rank(ranked, constraints.objective, deadline=constraints.deadline_days is not None)
-    result.options = ranked[: constraints.limit]
     if constraints.objective == "balanced":
-        result.options = worth_showing(result.options, result.pareto)
+        result.options = worth_showing(ranked, result.pareto, constraints.limit)
+    else:
+        result.options = ranked[: constraints.limit]
     if constraints.deadline_days is not None:
         for option in result.options:
             option.warnings = _unique(option.warnings + _deadline_warnings(option, constraints.deadline_days))
@@ -728,11 +732,18 @@ def rank(options: list[Option], objective: Objective, *, deadline: bool = False)
     return ordered
 
 
-def worth_showing(ranked: list[Option], front: list[Option]) -> list[Option]:
-    """The ranked options without those after the leader that buy no time over a cheaper option shown or on
-    the Pareto list `front` (module docstring), ranks renumbered."""
-    references = {id(o): o for o in ranked + front}.values()
-    kept = [option for index, option in enumerate(ranked) if index == 0 or not _gains_nothing(option, references)]
+def worth_showing(ranked: list[Option], front: list[Option], limit: int) -> list[Option]:
+    """The first `limit` ranked options without those after the leader that buy no time over a cheaper option among
+    the first `limit` ranked, those ranked before them or the Pareto list `front` (module docstring), ranks renumbered.
+    An option the rule leaves out makes room for the next ranked one: the offloading options that rank after every
+    option holding the states ("Offload last") are shown in that room, not dropped with the cut at `limit`."""
+    kept: list[Option] = []
+    for index, option in enumerate(ranked):
+        if len(kept) == limit:
+            break
+        references = {id(o): o for o in ranked[: max(limit, index + 1)] + front}.values()
+        if index == 0 or not _gains_nothing(option, references):
+            kept.append(option)
     for index, option in enumerate(kept, start=1):
         option.rank = index
     return kept

@@ -59,3 +59,26 @@ def test_offload_still_leads_where_nothing_holds_the_states(client: TestClient) 
     result = _recommend(client, {**body, "constraints": {"max_nodes": 1, "gpu_types": ["h100-80g-sxm"]}})
     options = result["options"]
     assert options and all(o["plan"]["offload"] != "none" for o in options)
+
+
+def test_an_offloading_option_within_the_deadline_is_shown_after_the_held_ones(client: TestClient) -> None:
+    # Llama 3.1 70B full fine-tuning on 5B tokens within 7 days: 2 servers offloading the optimizer (CNY 200,000,
+    # 140 h) are on the Pareto list; they rank after the 4-10 servers that hold the states, and the room the balanced
+    # rule leaves (16 servers buy no usable time over 8) shows them instead of cutting them at `limit`
+    body = {
+        "model": {"preset": "llama-3.1-70b"},
+        "task": "full_finetune",
+        "tokens": 5e9,
+        "seq_len": 4096,
+        "constraints": {"deadline_days": 7},
+    }
+    result = _recommend(client, body)
+    options = result["options"]
+    offloading = [o for o in options if o["plan"]["offload"] != "none"]
+    holding = [o["rank"] for o in options if o["plan"]["offload"] == "none"]
+    assert offloading and len(options) <= 5
+    assert max(holding) < min(o["rank"] for o in offloading)
+    two = [o for o in offloading if o["nodes"] == 2]
+    assert two and Decimal(two[0]["cost"]["job_total"]) < Decimal(options[0]["cost"]["job_total"])
+    assert two[0]["performance"]["time_to_train_hours"] <= 7 * 24
+    assert any((p["total_gpus"], p["cost"]) == (16, two[0]["cost"]["job_total"]) for p in result["pareto"])
