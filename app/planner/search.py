@@ -249,21 +249,31 @@ def search_plans(
 # fragmentation takes a few percent more on a real run: a plan within 3 % of the limit may not start, and an engineer
 # who signs it turns on selective recompute first (issue 32, "memory relief first"). Likewise a plan that offloads
 # states to host RAM gives way to one that keeps them on the GPUs (less offload, at any recompute level and
-# micro-batch) within the same speed: pinned host buffers of hundreds of GiB and PCIe traffic are what fails first.
+# micro-batch) within half its speed and the same billed months (OFFLOAD_RELIEF_MAX_SLOWDOWN): pinned host buffers
+# of hundreds of GiB and PCIe traffic are what fails first.
 # And a plan that fits on its estimate but not at the high end of its memory range (`memory_may_exceed`) gives way
 # to one of its relief plans that fits at the high end within the same speed and billed months: a slower step at
 # the same cost is the cheaper risk.
 RELIEF_MARGIN = 0.03
 RELIEF_MAX_SLOWDOWN = 0.05
+# "No offload where the states fit" (issue 32): a plan that offloads states gives way to the fastest plan of its shape
+# with less offload that clears the margin and bills no more months of the same rental, while that keeps at least half
+# its speed. The ranking lets an option holding the states lead one that offloads them up to OFFLOAD_PREMIUM = 2 × the
+# price (app/planner/recommend.py, "Offload last"); on one rental the same months cost the same, and half the speed
+# is that premium in time. Before, only a plan within RELIEF_MAX_SLOWDOWN gave way: Gemma 2 9B full fine-tuning at
+# 8k tokens with the fused loss kept ZeRO-3 with the optimizer offloaded, recompute off, at 72.9 of 75.05 GiB (high end
+# 102 %), where ZeRO-3 with full recompute holds every state on the GPUs at 55 GiB, 10 % slower, in the same month.
+OFFLOAD_RELIEF_MAX_SLOWDOWN = 0.5
 
 
 def relieved(
     model: ModelSpec, workload: Workload, cluster: Cluster, best: Evaluated | None, micro_batch: int | None = None
 ) -> Evaluated | None:
     """`best` after memory relief: where it offloads, the fastest plan of its shape with less offload that some stack
-    runs, clears RELIEF_MARGIN and keeps (1 − RELIEF_MAX_SLOWDOWN) of its speed; then, where it sits within
-    RELIEF_MARGIN of the GPU memory limit, the fastest such plan with one more recompute level or half the micro-batch
-    (unless pinned). Training only (inference has no recompute or offload to trade)."""
+    runs, clears RELIEF_MARGIN, bills no more months and keeps (1 − OFFLOAD_RELIEF_MAX_SLOWDOWN) of its speed;
+    then, where it sits within RELIEF_MARGIN of the GPU memory limit, the fastest such plan with one more recompute
+    level or half the micro-batch (unless pinned) that keeps (1 − RELIEF_MAX_SLOWDOWN) of its speed.
+    Training only (inference has no recompute or offload to trade)."""
     if best is None or workload.task == "inference":
         return best
     global_batch = workload.global_batch or 1
@@ -276,7 +286,12 @@ def relieved(
             for recompute in RECOMPUTES
             for mb in mbs
         ]
-        best = _fastest_within(model, workload, cluster, best, lighter) or best
+        best = (
+            _fastest_within(
+                model, workload, cluster, best, lighter, slowdown=OFFLOAD_RELIEF_MAX_SLOWDOWN, same_months=True
+            )
+            or best
+        )
         plan = best.plan
     memory = best.memory.breakdown
     high_end = _exceeds_high_end(model, workload, cluster, best)
@@ -326,10 +341,12 @@ def _fastest_within(
     candidates: list[Plan],
     *,
     high_end: bool = False,
+    slowdown: float = RELIEF_MAX_SLOWDOWN,
+    same_months: bool = False,
 ) -> Evaluated | None:
     """The fastest of `candidates` that some stack runs, that fits clear of RELIEF_MARGIN (and, with `high_end`,
-    at the high end of its memory range) and that keeps (1 − RELIEF_MAX_SLOWDOWN) of `best`'s speed; None when none
-    does."""
+    at the high end of its memory range), that keeps (1 − `slowdown`) of `best`'s speed and, with `high_end` or
+    `same_months`, bills no more months than `best`; None when none does."""
     ceiling = _ceiling(best.memory.breakdown)
     chosen: Evaluated | None = None
     for relief in candidates:
@@ -341,10 +358,12 @@ def _fastest_within(
         if not breakdown.fits or breakdown.total >= ceiling:
             continue
         performance = estimate_performance(model, workload, held, cluster)
-        if _throughput(performance) < (1 - RELIEF_MAX_SLOWDOWN) * best.throughput:
+        if _throughput(performance) < (1 - slowdown) * best.throughput:
             continue
         found = Evaluated(held, estimate_memory(model, workload, held, cluster), performance)
-        if high_end and (_exceeds_high_end(model, workload, cluster, found) or _bills_more(found, best)):
+        if high_end and _exceeds_high_end(model, workload, cluster, found):
+            continue
+        if (high_end or same_months) and _bills_more(found, best):
             continue
         if chosen is None or faster(found, chosen):
             chosen = found
