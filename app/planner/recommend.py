@@ -36,10 +36,8 @@ as an option already shown or on the Pareto list and takes longer, or costs more
 longer, or costs more than one finishing within MEANINGFUL_HOURS, gains nothing the customer can use (8B
 LoRA on 50M tokens on an annual term: one card for 3 h, not two or four for 1.6 or 0.8 h at two or four times
 the price).
-The rule reads only lists the pruning keeps exact (the ranked options cut at `limit`, the Pareto list); an option it
-leaves out makes room for the next ranked one, so an offloading option ranked after every option that holds the states
-("Offload last") is shown when the rule thins those out (Llama 3.1 70B on 5B tokens within 7 days: 2 offloading
-servers for 140 h after the 4-10 servers that hold the states).
+The rule reads only lists the pruning keeps exact (the ranked options cut at `limit`, the Pareto list); one it leaves
+out makes room for the next ranked, so an offloading option ranked last ("Offload last") is not cut at `limit`.
 
 With a deadline, an option whose estimate meets it but whose time range's slow end
 (`time_to_train_hours_range`) does not carries the warning `deadline_within_range` with the figures. An option
@@ -259,10 +257,10 @@ def recommend(
         misses = [o for o in misses if not _inefficient(o)]
     result.pareto = pareto(ranked)
     ranked = rank(ranked, constraints.objective, deadline=constraints.deadline_days is not None)
-    if constraints.objective == "balanced":
-        result.options = worth_showing(ranked, result.pareto, constraints.limit)
-    else:
-        result.options = ranked[: constraints.limit]
+    balanced = constraints.objective == "balanced"
+    result.options = (
+        worth_showing(ranked, result.pareto, constraints.limit) if balanced else ranked[: constraints.limit]
+    )
     if constraints.deadline_days is not None:
         for option in result.options:
             option.warnings = _unique(option.warnings + _deadline_warnings(option, constraints.deadline_days))
@@ -733,10 +731,8 @@ def rank(options: list[Option], objective: Objective, *, deadline: bool = False)
 
 
 def worth_showing(ranked: list[Option], front: list[Option], limit: int) -> list[Option]:
-    """The first `limit` ranked options without those after the leader that buy no time over a cheaper option among
-    the first `limit` ranked, those ranked before them or the Pareto list `front` (module docstring), ranks renumbered.
-    An option the rule leaves out makes room for the next ranked one: the offloading options that rank after every
-    option holding the states ("Offload last") are shown in that room, not dropped with the cut at `limit`."""
+    """Up to `limit` ranked options, without those after the leader that buy no time over a cheaper one among the first
+    `limit`, those ranked before them or the Pareto list `front` (module docstring), ranks renumbered."""
     kept: list[Option] = []
     for index, option in enumerate(ranked):
         if len(kept) == limit:
