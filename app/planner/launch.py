@@ -372,17 +372,6 @@ def peak_lr(model: ModelSpec, workload: Workload) -> float:
     return lr
 
 
-def _optimizer_params(workload: Workload) -> dict[str, Any]:
-    """The schedule's peak rate and the optimizer's own settings (SCHEDULES: AdamW betas 0.9 / 0.95, decay 0.1)."""
-    lr = SCHEDULES.get(workload.task, SCHEDULES["full_finetune"]).lr
-    betas = OPTIMIZER_BETAS.get(workload.optimizer)
-    if betas is not None:
-        return {"lr": lr, "betas": list(betas), "weight_decay": 0.1}
-    if workload.optimizer == "sgd":
-        return {"lr": lr, "momentum": MEGATRON_SGD_MOMENTUM}
-    return {"lr": lr}
-
-
 @dataclass(frozen=True)
 class Job:
     """What every stack's launch block is written from: the model, the workload, the plan, the servers it
