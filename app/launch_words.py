@@ -85,6 +85,16 @@ LAUNCH: dict[str, dict[str, str]] = {
         "convert_bf16": "{repo} ships {scheme} weights and training runs on 16-bit ones: run convert_checkpoint "
         "first (one GPU, {gib:,.0f} GiB more disk, about {hours:.1f} h at the assumed disk speed) and load {output} "
         "wherever this launch names {repo}",
+        # a training launch's continued pretraining (app/planner/launch.py `_task_notes`)
+        "continued_pretrain": "Continued pretraining: mix replay of text like the original pretraining data into the "
+        "new corpus (about 5 % for new text in the same language and domain, about 25 % for a new language or a "
+        "distant domain) to keep what the model knows; the learning rate re-warms to {lr:g} and decays again over "
+        "this run.",
+        "continued_pretrain_capped": "Continued pretraining: mix replay of text like the original pretraining data "
+        "into the new corpus (about 5 % for new text in the same language and domain, about 25 % for a new language "
+        "or a distant domain) to keep what the model knows; the learning rate re-warms to {lr:g}, the peak {model} "
+        "was pre-trained with (published; the default re-warm peak is {default:g}, which would exceed it), and decays "
+        "again over this run.",
     },
     "zh": {
         "layout_replicas": "{replicas} 个副本，每个 {gpus} 张 GPU：每台服务器 {per_node} 个，各自用 "
@@ -161,5 +171,11 @@ LAUNCH: dict[str, dict[str, str]] = {
         "convert_bf16": "{repo} 发布的是 {scheme} 权重，而训练使用 16 位权重：先运行 convert_checkpoint（一张 GPU，"
         "另需 {gib:,.0f} GiB 磁盘，按假定的磁盘速度约 {hours:.1f} 小时），并在本启动配置中凡用 {repo} 处"
         "改为加载 {output}",
+        "continued_pretrain": "继续预训练：在新语料中混入与原预训练数据相近的文本作回放（同语言、同领域的新文本约 5 %，"
+        "新语言或差异较大的领域约 25 %），以保留模型已有的知识；学习率重新预热到 {lr:g}，并在本次运行中再次衰减。",
+        "continued_pretrain_capped": "继续预训练：在新语料中混入与原预训练数据相近的文本作回放（同语言、"
+        "同领域的新文本约 5 %，新语言或差异较大的领域约 25 %），以保留模型已有的知识；"
+        "学习率重新预热到 {lr:g}，即 {model} 公开的预训练峰值学习率"
+        "（默认的重新预热峰值 {default:g} 会超过它），并在本次运行中再次衰减。",
     },
 }

@@ -58,7 +58,13 @@ def _note(entry: dict[str, Any]) -> str:
 
 
 def _to_preset(entry: dict[str, Any]) -> Preset:
-    model = replace(model_from_hf_config(entry["config"]), name=entry["id"], hf_repo=entry["hf_repo"])
+    peak = entry.get("pretrain_peak_lr")
+    model = replace(
+        model_from_hf_config(entry["config"]),
+        name=entry["id"],
+        hf_repo=entry["hf_repo"],
+        pretrain_peak_lr=float(peak) if peak is not None else None,
+    )
     return Preset(
         id=entry["id"],
         name=entry["name"],

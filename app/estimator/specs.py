@@ -87,6 +87,9 @@ class ModelSpec:
     # qk_rope_head_dim, v_head_dim); None: multi-head / grouped-query attention
     mla: tuple[int, int, int, int, int] | None = None
     first_dense_layers: int = 0  # MoE: leading dense layers (DeepSeek first_k_dense_replace)
+    # the peak learning rate its publisher pre-trained it with (data/presets.json pretrain_peak_lr, each with its
+    # source); None: unpublished or not a preset
+    pretrain_peak_lr: float | None = None
 
     @property
     def d_head(self) -> int:

@@ -75,6 +75,7 @@ from app.estimator.vocabulary import (
     Optimizer,
     Precision,
 )
+from app.messages import launch as launch_text
 from app.planner.launch_versions import training_versions
 from app.planner.stacks import Stack, flavor, peft_recipe
 
@@ -158,7 +159,8 @@ SCHEDULES = {
     # original data matches re-training from scratch (Ibrahim et al. 2024, "Simple and Scalable Strategies to
     # Continually Pre-train Large Language Models", arXiv:2403.08763); a lower peak forgets less of the upstream
     # data (Gupta et al. 2023, "Continual Pre-Training of LLMs: How to (re)warm your model?", arXiv:2308.04014),
-    # so the peak is Llama 2's 34B/70B pretraining peak, half the 7B one (Touvron et al. 2023 Table 1: 1.5e-4); the
+    # so the peak is Llama 2's 34B/70B pretraining peak, half the 7B one (Touvron et al. 2023 Table 1: 1.5e-4), and
+    # never above the peak the model itself was pre-trained with where its publisher states it (`peak_lr`); the
     # warm-up's length mattered little there, so a short 1 % of the run
     "continued_pretrain": Schedule(1.5e-4, 0.01),
     "full_finetune": Schedule(2e-5, 0.03),  # Llama 2 SFT: 2e-5, cosine (§3.1); warm-up ratio 0.03: Stanford Alpaca
@@ -360,15 +362,14 @@ OPTIMIZER_BETAS: dict[Optimizer, tuple[float, float]] = {
 }
 
 
-def _optimizer_params(workload: Workload) -> dict[str, Any]:
-    """The schedule's peak rate and the optimizer's own settings (SCHEDULES: AdamW betas 0.9 / 0.95, decay 0.1)."""
+def peak_lr(model: ModelSpec, workload: Workload) -> float:
+    """The run's peak learning rate: the task's (SCHEDULES). Continued pretraining re-warms to at most the peak the
+    model was pre-trained with, where its publisher states it (ModelSpec.pretrain_peak_lr, data/presets.json: Llama
+    3.1 405B 8e-5, The Llama 3 Herd of Models Table 3), so a large model is not pushed past its own peak."""
     lr = SCHEDULES.get(workload.task, SCHEDULES["full_finetune"]).lr
-    betas = OPTIMIZER_BETAS.get(workload.optimizer)
-    if betas is not None:
-        return {"lr": lr, "betas": list(betas), "weight_decay": 0.1}
-    if workload.optimizer == "sgd":
-        return {"lr": lr, "momentum": MEGATRON_SGD_MOMENTUM}
-    return {"lr": lr}
+    if workload.task == "continued_pretrain" and model.pretrain_peak_lr is not None:
+        return min(lr, model.pretrain_peak_lr)
+    return lr
 
 
 @dataclass(frozen=True)
@@ -457,7 +458,7 @@ def _deepspeed(job: Job) -> dict[str, Any]:
         **({"deepspeed_env": [f"{key}={value}" for key, value in env.items()]} if multi and env else {}),
         **job.world(),
         "ds_config": deepspeed_config(workload, plan, job.global_batch, gather_on_save=gather),
-        "trainer": _trainer_arguments(workload, plan, job.global_batch),
+        "trainer": _trainer_arguments(model, workload, plan, job.global_batch),
         "model": _trainer_model(model, workload, plan),
     }
     if workload.varied_lengths is not None:  # the batches the estimate's readings assumed (stacks.as_padded)
@@ -481,7 +482,7 @@ def data_collator(workload: Workload) -> dict[str, Any]:
     return {"class": "DataCollatorForSeq2Seq", "padding": "max_length", "max_length": workload.seq_len}
 
 
-def _trainer_arguments(workload: Workload, plan: Plan, global_batch: int) -> dict[str, Any]:
+def _trainer_arguments(model: ModelSpec, workload: Workload, plan: Plan, global_batch: int) -> dict[str, Any]:
     """Hugging Face TrainingArguments: the batch ds_config states, the run's length, recompute, dtype, and the
     optimizer the estimate sized (`optim`) with the schedule's rate. The Trainer checks ds_config's numbers against
     these (transformers integrations/deepspeed.py HfTrainerDeepSpeedConfig.trainer_config_process: `fill_match` of
@@ -501,7 +502,7 @@ def _trainer_arguments(workload: Workload, plan: Plan, global_batch: int) -> dic
         # the memory levers the estimate counted (plan.loss fused: Liger's fused linear cross-entropy; plan.compile)
         **({"use_liger_kernel": True} if plan.fused_loss else {}),
         **({"torch_compile": True} if plan.compiled else {}),
-        "learning_rate": schedule.lr,
+        "learning_rate": peak_lr(model, workload),
         "weight_decay": 0.1,
         "lr_scheduler_type": "cosine",
         "warmup_ratio": schedule.warmup_fraction,
@@ -533,25 +534,21 @@ def _trainer_model(model: ModelSpec, workload: Workload, plan: Plan) -> dict[str
 TRAINER_ATTENTION = {"flash": "flash_attention_2", "sdpa": "sdpa", "eager": "eager"}
 
 
-# What continued pretraining mixes into the new text (Ibrahim et al. 2024, arXiv:2403.08763: replaying 5 % of the
-# original distribution kept the loss on it for a weak shift, English to English; a stronger shift, English to German,
-# needed 25 %)
-CONTINUED_PRETRAIN_NOTE = (
-    "Continued pretraining: mix replay of text like the original pretraining data into the new corpus (about 5 % for "
-    "new text in the same language and domain, about 25 % for a new language or a distant domain) to keep what the "
-    "model knows; the learning rate re-warms to {lr:g} and decays again over this run."
-)
-
-
-def _task_notes(workload: Workload) -> list[str]:
-    """What the task asks of the data, whatever the stack."""
+def _task_notes(model: ModelSpec, workload: Workload) -> list[str]:
+    """What the task asks of the data, whatever the stack: continued pretraining mixes replay into the new text
+    (Ibrahim et al. 2024, arXiv:2403.08763: replaying 5 % of the original distribution kept the loss on it for a weak
+    shift, English to English; a stronger shift, English to German, needed 25 %) and re-warms to `peak_lr`, which
+    names the model's published peak where that caps it (app/launch_words.py, en and zh)."""
     if workload.task != "continued_pretrain":
         return []
-    return [CONTINUED_PRETRAIN_NOTE.format(lr=SCHEDULES["continued_pretrain"].lr)]
+    lr, default = peak_lr(model, workload), SCHEDULES["continued_pretrain"].lr
+    if lr < default:
+        return [launch_text("continued_pretrain_capped", {"lr": lr, "default": default, "model": _repo(model)})]
+    return [launch_text("continued_pretrain", {"lr": lr})]
 
 
 def _deepspeed_notes(job: Job, gather: bool) -> list[str]:
-    notes = _task_notes(job.workload)
+    notes = _task_notes(job.model, job.workload)
     if job.nodes > 1:
         notes.append(
             f"hostfile: one line per server, '<hostname> slots={job.gpus_per_node}', {job.nodes} lines, reachable by "
@@ -591,7 +588,7 @@ def _fsdp(job: Job) -> dict[str, Any]:
         "notes": [
             f"Download {_repo(model)} with scripts/download_hf_assets.py (weights and tokenizer) into "
             "model.hf_assets_path; register the dataset at training.dataset_path.",
-            *_task_notes(workload),
+            *_task_notes(model, workload),
         ],
     }
 
@@ -638,9 +635,9 @@ def torchtitan_config(
         "activation_checkpoint": {"mode": plan.recompute, "selective_ac_option": "op"},
     }
     iters = train_iters(workload, global_batch)
-    schedule = SCHEDULES.get(workload.task, SCHEDULES["full_finetune"])
     name = TORCHTITAN_OPTIMIZER[workload.optimizer]
-    config["optimizer"] = {"name": name, "lr": schedule.lr, "weight_decay": 0.1, "beta1": 0.9, "beta2": 0.95}
+    lr = peak_lr(model, workload)
+    config["optimizer"] = {"name": name, "lr": lr, "weight_decay": 0.1, "beta1": 0.9, "beta2": 0.95}
     config["lr_scheduler"] = {"decay_type": "cosine", "min_lr_factor": MIN_LR_RATIO}
     checkpoint: dict[str, Any] = {"enable": True, "folder": f"{_slug(model)}-{workload.task.replace('_', '-')}"}
     if iters is not None:
@@ -762,11 +759,11 @@ def _megatron_run_args(
     if iters is not None:
         args += [f"--train-iters {iters}", f"--save-interval {save_interval(iters, performance)}"]
     schedule = SCHEDULES.get(workload.task, SCHEDULES["full_finetune"])
-    optimizer = MEGATRON_OPTIMIZER[workload.optimizer]
+    optimizer, lr = MEGATRON_OPTIMIZER[workload.optimizer], peak_lr(model, workload)
     args += [
         f"--optimizer {optimizer}",
-        f"--lr {schedule.lr:g}",
-        f"--min-lr {schedule.lr * MIN_LR_RATIO:g}",
+        f"--lr {lr:g}",
+        f"--min-lr {lr * MIN_LR_RATIO:g}",
         "--lr-decay-style cosine",
         "--weight-decay 0.1",
         "--clip-grad 1.0",
@@ -1061,7 +1058,7 @@ def _megatron_notes(model: ModelSpec, workload: Workload, global_batch: int) -> 
     notes.append(
         f"Tokenize the dataset with tools/preprocess_data.py and the same tokenizer into /data/{slug}_text_document."
     )
-    notes += _task_notes(workload)
+    notes += _task_notes(model, workload)
     if train_iters(workload, global_batch) is None:
         notes.append("No token count was given: add --train-iters (tokens ÷ (global batch × sequence length)).")
     fixed = {k: v for k, v in model.rope_params if k in MEGATRON_MLA_YARN_FIXED and MEGATRON_MLA_YARN_FIXED[k] != v}

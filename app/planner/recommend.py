@@ -97,7 +97,7 @@ from app.planner.search import (
     default_global_batch,
     throughput_bound,
 )
-from app.planner.stacks import Stack, as_launched, as_padded, precision_run_as, stack_for
+from app.planner.stacks import Stack, as_launched, as_padded, fp8_levers_excluded, precision_run_as, stack_for
 
 MEANINGFUL_HOURS = 24.0  # a job shorter than a day finishes overnight: speed below it buys nothing usable
 BALANCED_COST_CAP = 4  # balanced shows no option costing more than 4 × the cheapest (without a deadline)
@@ -210,20 +210,6 @@ class Recommendation:
     stopped_early: bool = False  # the time budget ran out: some SKUs were not searched (rejected: time_budget)
 
 
-def _fp8_levers_excluded(
-    offer: Offer, model: ModelSpec, workload: Workload, levers: Levers | None
-) -> tuple[RejectionCode, dict[str, Any]] | None:
-    """`levers_unsupported` where the request keeps FP8 weights (`fp8_params`) and the job runs in 16 bits on the
-    offer's GPU (no FP8 math, or no stack runs the task in FP8: stacks.as_launched): no plan of it can hold them."""
-    if levers is None or not levers.fp8_params:
-        return None
-    launched = as_launched(workload, offer.gpu, model)
-    if launched.precision == "fp8":
-        return None
-    where = {"gpus": offer.gpus_per_node, "gpu_name": offer.gpu.name, "nodes": 1}
-    return "levers_unsupported", where | {"runs_as": launched.precision} | levers_params(levers)
-
-
 def recommend(
     model: ModelSpec,
     workload: Workload,
@@ -238,7 +224,9 @@ def recommend(
     rejected: list[Rejection] = []
     progress: list[_OfferSearch] = []
     for offer in sorted(offers, key=lambda o: o.sku_id):
-        excluded = _excluded(offer, constraints) or _fp8_levers_excluded(offer, model, workload, levers)
+        excluded = _excluded(offer, constraints) or fp8_levers_excluded(
+            offer.gpu, offer.gpus_per_node, model, workload, levers
+        )
         if excluded:
             rejected.append(Rejection(offer.sku_id, *excluded))
         else:

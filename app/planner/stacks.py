@@ -33,7 +33,7 @@ from app.estimator.vocabulary import (
     Task,
     Tuning,
 )
-from app.planner.levers import runs_levers
+from app.planner.levers import Levers, levers_params, runs_levers
 
 Stack = Literal["deepspeed", "fsdp", "megatron"]
 STACKS: tuple[Stack, ...] = get_args(Stack)
@@ -528,3 +528,17 @@ def as_padded(workload: Workload, plan: Plan, model: ModelSpec | None = None) ->
         return workload
     varied = workload.task in PADDED_TASKS and stack_for(workload, plan, model) == "deepspeed"
     return replace(workload, varied_lengths=varied)
+
+
+def fp8_levers_excluded(
+    gpu: GpuSpec, gpus: int, model: ModelSpec, workload: Workload, levers: Levers | None
+) -> tuple[Literal["levers_unsupported"], dict[str, Any]] | None:
+    """`levers_unsupported` where the request keeps FP8 weights (`fp8_params`) and the job runs in 16 bits on `gpu`
+    (no FP8 math, or no stack runs the task in FP8: `as_launched`): no plan there can hold them."""
+    if levers is None or not levers.fp8_params:
+        return None
+    launched = as_launched(workload, gpu, model)
+    if launched.precision == "fp8":
+        return None
+    where = {"gpus": gpus, "gpu_name": gpu.name, "nodes": 1}
+    return "levers_unsupported", where | {"runs_as": launched.precision} | levers_params(levers)

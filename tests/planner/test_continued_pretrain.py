@@ -5,16 +5,20 @@ noise). Driven through POST /recommend and POST /estimate with the issue's reque
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 from fastapi.testclient import TestClient
 
-from app.estimator.presets import get_preset
+from app.estimator.presets import get_preset, list_presets
 from app.estimator.specs import Plan, Workload
-from app.messages import WARNINGS
+from app.messages import WARNINGS, launch as launch_text
 from app.planner.launch import launch_configs
 
 ISSUE = {"model": {"preset": "llama-3.1-70b"}, "tokens": 5e10, "seq_len": 8192, "constraints": {"deadline_days": 30}}
 REPO = "meta-llama/Llama-3.1-70B"
+PRESETS_JSON = Path(__file__).resolve().parents[2] / "app" / "estimator" / "data" / "presets.json"
 
 
 def _recommend(client: TestClient, task: str) -> dict:
@@ -117,3 +121,43 @@ def test_the_task_is_offered_and_validated(client: TestClient) -> None:
     assert "continued_pretrain" in str(schema)
     bad = client.post("/recommend", json={**ISSUE, "task": "continue"})
     assert bad.status_code == 422 and "task" in bad.text
+
+
+# The published pre-training peaks (app/estimator/data/presets.json pretrain_peak_lr, each with its source): Llama 3.1
+# 405B 8e-5 and 70B 1.5e-4 (The Llama 3 Herd of Models, arXiv:2407.21783, Table 3); Mistral 7B publishes none, so it
+# re-warms to the schedule's 1.5e-4 (Llama 2 Table 1's 34B/70B peak). Exact: the launch states these numbers.
+@pytest.mark.parametrize(
+    ("preset", "peak", "capped"),
+    [("llama-3.1-405b", 8e-5, True), ("llama-3.1-70b", 1.5e-4, False), ("mistral-7b", 1.5e-4, False)],
+)
+@pytest.mark.parametrize("stack", ["megatron", "fsdp", "deepspeed"])
+def test_continued_pretraining_never_rewarms_past_the_models_published_peak(
+    stack: str, preset: str, peak: float, capped: bool
+) -> None:
+    """The expert review's defect: every model re-warmed to 1.5e-4, ~1.9x Llama 3.1 405B's own peak of 8e-5."""
+    model = get_preset(preset).model
+    plan = Plan(dp=1, tp=8, pp=4) if stack == "megatron" else Plan(dp=32, zero_stage=3, recompute="full")
+    workload = Workload(task="continued_pretrain", seq_len=8192, tokens=5e10)
+    launch = launch_configs(stack, model, workload, plan, 4, 8, 256)[stack]  # type: ignore[arg-type]
+    assert _peak_lr(stack, launch) == peak
+    if stack == "megatron":
+        assert f"--min-lr {peak / 10:g}" in launch["args"]  # cosine to a tenth of the peak (MIN_LR_RATIO)
+    note = next(note for note in launch["notes"] if "replay" in note)
+    assert f"re-warms to {peak:g}" in note
+    assert ("pre-trained with" in note) is capped and (model.hf_repo in note) is capped
+
+
+def test_the_capped_rewarm_is_worded_in_both_languages() -> None:
+    params = {"lr": 8e-5, "default": 1.5e-4, "model": "meta-llama/Llama-3.1-405B"}
+    zh = launch_text("continued_pretrain_capped", params, "zh")
+    assert "8e-05" in zh and "meta-llama/Llama-3.1-405B" in zh and "预训练峰值学习率" in zh
+    assert "8e-05" in launch_text("continued_pretrain_capped", params, "en")
+    assert "1.5e-04" not in zh and "0.00015" in zh  # the default peak, as the launch's {:g} writes it
+
+
+def test_every_published_peak_names_its_source() -> None:
+    peaks = {p.id: p.model.pretrain_peak_lr for p in list_presets() if p.model.pretrain_peak_lr is not None}
+    assert peaks["llama-3.1-405b"] == 8e-5 and peaks["llama-2-70b"] == 1.5e-4 and peaks["llama-2-7b"] == 3e-4
+    raw = {entry["id"]: entry for entry in json.loads(PRESETS_JSON.read_text(encoding="utf-8"))["presets"]}
+    for preset_id in peaks:
+        assert raw[preset_id].get("pretrain_peak_lr_source"), preset_id

@@ -116,9 +116,9 @@ def test_the_launch_sets_the_levers_the_estimate_counted() -> None:
     # FP8 parameters come with the bf16 gradient buffer the estimate counts (memory.states `fp32_grad_buffer`)
     assert "--grad-reduce-in-bf16" in _megatron_parallel_args(model, workload, Plan(dp=8, fp8_params=True), 64)
     assert "--grad-reduce-in-bf16" not in _megatron_parallel_args(model, workload, plan, 64)
-    trainer = _trainer_arguments(workload, Plan(fused_loss=True, compiled=True), 8)
+    trainer = _trainer_arguments(model, workload, Plan(fused_loss=True, compiled=True), 8)
     assert trainer["use_liger_kernel"] is True and trainer["torch_compile"] is True
-    assert "use_liger_kernel" not in _trainer_arguments(workload, Plan(), 8)
+    assert "use_liger_kernel" not in _trainer_arguments(model, workload, Plan(), 8)
     assert torchtitan_config(model, Workload(task="pretrain"), Plan(dp=8, zero_stage=3, compiled=True), 64)[
         "compile"
     ] == {"enable": True, "components": ["model"]}  # the loss only where the estimate counted it compiled
