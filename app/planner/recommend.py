@@ -245,10 +245,9 @@ def recommend(
         misses = [o for o in misses if not _inefficient(o)]
     result.pareto = pareto(ranked)
     ranked = rank(ranked, constraints.objective, deadline=constraints.deadline_days is not None)
-    balanced = constraints.objective == "balanced"
-    result.options = (
-        worth_showing(ranked, result.pareto, constraints.limit) if balanced else ranked[: constraints.limit]
-    )
+    result.options = ranked[: constraints.limit]
+    if constraints.objective == "balanced":
+        result.options = worth_showing(ranked, result.pareto, constraints.limit)
     if constraints.deadline_days is not None:
         for option in result.options:
             option.warnings = _unique(option.warnings + _deadline_warnings(option, constraints.deadline_days))
@@ -723,10 +722,8 @@ def worth_showing(ranked: list[Option], front: list[Option], limit: int) -> list
     `limit`, those ranked before them or the Pareto list `front` (module docstring), ranks renumbered."""
     kept: list[Option] = []
     for index, option in enumerate(ranked):
-        if len(kept) == limit:
-            break
         references = {id(o): o for o in ranked[: max(limit, index + 1)] + front}.values()
-        if index == 0 or not _gains_nothing(option, references):
+        if len(kept) < limit and (index == 0 or not _gains_nothing(option, references)):
             kept.append(option)
     for index, option in enumerate(kept, start=1):
         option.rank = index
