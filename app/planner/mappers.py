@@ -24,6 +24,7 @@ from app.estimator.specs import GIB, Goodput, ModelSpec, Plan, Warning_, Workloa
 from app.estimator.vocabulary import TERM_MONTHS
 from app.planner.availability import Availability
 from app.planner.explain import describe_plan, explain
+from app.planner.levers import levers_of
 from app.planner.offers import Cost
 from app.planner.recommend import Option, Recommendation
 from app.planner.schemas import (
@@ -145,17 +146,15 @@ def goodput_out(run: Goodput) -> GoodputOut:
 
 
 def plan_out(plan: Plan, global_batch: int | None) -> PlanOut:
-    loss = (
-        "fused"
-        if plan.fused_loss
-        else "chunked"
-        if plan.chunked_loss
-        else "compiled"
-        if plan.compiled_loss
-        else "standard"
+    levers = levers_of(plan)
+    return mirror(
+        PlanOut,
+        plan,
+        global_batch=global_batch,
+        loss=levers.loss,
+        attention=levers.attention,
+        summary=describe_plan(plan),
     )
-    attention = plan.attention if plan.flash_attention else "eager"
-    return mirror(PlanOut, plan, global_batch=global_batch, loss=loss, attention=attention, summary=describe_plan(plan))
 
 
 def warnings_out(warnings: list[Warning_]) -> list[WarningOut]:
