@@ -13,15 +13,15 @@ source measured (app.estimator.memory.measured_bytes: allocated, reserved or the
 from __future__ import annotations
 
 import argparse
-import datetime
-import json
 import statistics
-import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 if str(Path(__file__).resolve().parents[1]) not in sys.path:
     sys.path.append(str(Path(__file__).resolve().parents[1]))
+
+import _first_contact as first_contact
 
 from app.estimator.memory import estimate_memory, measured_bytes
 from app.estimator.specs import GIB
@@ -40,44 +40,23 @@ def estimate(case: FirstContactCase) -> tuple[float, bool]:
 
 
 def load() -> dict:
-    if RECORD.exists():
-        return json.loads(RECORD.read_text(encoding="utf-8"))
-    return {"sources": {}, "rows": []}
-
-
-def _git(*args: str) -> str:
-    return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
+    return first_contact.load(RECORD)
 
 
 def record() -> None:
-    if _git("status", "--porcelain", "--", "app", ROWS_MODULE):
-        raise SystemExit("app/ or the rows module differs from HEAD: commit the rows before recording them")
-    head = _git("rev-parse", "HEAD")
-    today = datetime.datetime.now(datetime.UTC).date().isoformat()
-    data = load()
-    seen = {row["label"] for row in data["rows"]}
-    added = 0
-    for case in MEMORY_FIRST_CONTACT:
-        if case.label in seen:
-            continue
+    def row(case: Any) -> dict[str, Any]:
         ours, fits = estimate(case)
-        data["sources"].setdefault(case.source, {"added_in": head, "recorded": today, "citation": case.citation})
-        data["rows"].append(
-            {
-                "label": case.label,
-                "source": case.source,
-                "reading": case.measured,
-                "published_gib": case.published_gib,
-                "first_contact_gib": round(ours, 3),
-                "first_contact_error": round(ours / case.published_gib - 1.0, 4),
-                "first_contact_fits": fits,
-                "estimator_commit": head,
-            }
-        )
-        added += 1
-    RECORD.parent.mkdir(parents=True, exist_ok=True)
-    RECORD.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"recorded {added} rows at {head[:10]} in {RECORD.relative_to(ROOT)}")
+        return {
+            "label": case.label,
+            "source": case.source,
+            "reading": case.measured,
+            "published_gib": case.published_gib,
+            "first_contact_gib": round(ours, 3),
+            "first_contact_error": round(ours / case.published_gib - 1.0, 4),
+            "first_contact_fits": fits,
+        }
+
+    first_contact.record(RECORD, ROWS_MODULE, MEMORY_FIRST_CONTACT, row)
 
 
 def report() -> None:
