@@ -95,6 +95,10 @@ LAUNCH: dict[str, dict[str, str]] = {
         "or a distant domain) to keep what the model knows; the learning rate re-warms to {lr:g}, the peak {model} "
         "was pre-trained with (published; the default re-warm peak is {default:g}, which would exceed it), and decays "
         "again over this run.",
+        # a Megatron-LM full fine-tune where Megatron-Bridge has no SFT recipe (app/planner/launch.py `_megatron_notes`)
+        "megatron_raw_finetune": "This full fine-tune runs Megatron-LM's pretrain_gpt.py on raw tokenized documents: "
+        "no prompt-completion format and no loss masking, so the model also learns to predict the prompts. Put the "
+        "instruction data in as whole texts, or mask the prompts yourself.",
     },
     "zh": {
         "layout_replicas": "{replicas} 个副本，每个 {gpus} 张 GPU：每台服务器 {per_node} 个，各自用 "
@@ -177,5 +181,7 @@ LAUNCH: dict[str, dict[str, str]] = {
         "同领域的新文本约 5 %，新语言或差异较大的领域约 25 %），以保留模型已有的知识；"
         "学习率重新预热到 {lr:g}，即 {model} 公开的预训练峰值学习率"
         "（默认的重新预热峰值 {default:g} 会超过它），并在本次运行中再次衰减。",
+        "megatron_raw_finetune": "此次全参数微调用 Megatron-LM 的 pretrain_gpt.py 在分词后的原始文档上训练："
+        "没有提示-补全格式，也没有损失掩码，模型也会学习预测提示部分。请把指令数据作为完整文本放入，或自行屏蔽提示部分。",
     },
 }

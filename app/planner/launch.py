@@ -884,10 +884,32 @@ def _mla_args(mla: tuple[int, int, int, int, int]) -> list[str]:
     ]
 
 
+def sft_recipe(model: ModelSpec) -> str | None:
+    """The Megatron-Bridge SFT recipe for a full fine-tune of this model, None without one. Megatron-Bridge v0.6.0
+    (commit 51885cf) exports `<model>_sft_config` beside every `<model>_peft_config` our data/stacks.json lists
+    (src/megatron/bridge/recipes/llama/__init__.py and recipes/qwen/__init__.py: aliases of recipes/llama/llama3.py,
+    recipes/qwen/{qwen2,qwen3,qwen3_moe}.py), and scripts/training/run_recipe.py runs it with `--mode sft`
+    (`--mode` choices pretrain, sft, lora, dora; sft and lora both run the finetune loop on a finetune dataset such
+    as local-jsonl: prompt-completion data with the loss on the completion)."""
+    peft = peft_recipe("megatron", model)
+    return None if peft is None else peft.recipe.removesuffix("_peft_config") + "_sft_config"
+
+
+def _bridge_sft(model: ModelSpec, workload: Workload) -> str | None:
+    """The SFT recipe a full fine-tune on Megatron runs, None where it stays on Megatron-LM's pretrain_gpt.py: no
+    recipe for the model, or an fp8 run (the Bridge launch sets no fp8 mixed-precision recipe: data/stacks.json fp8)."""
+    if workload.task != "full_finetune" or workload.precision == "fp8":
+        return None
+    return sft_recipe(model)
+
+
 def _megatron(job: Job) -> dict[str, Any]:
     model, workload = job.model, job.workload
     if workload.task == "lora":
         return _bridge(job)
+    sft = _bridge_sft(model, workload)
+    if sft is not None:
+        return _bridge(job, sft)
     # Megatron-LM's validate_args asserts CUDA_DEVICE_MAX_CONNECTIONS == "1" when tp or cp > 1 before Blackwell
     # (megatron/training/arguments.py at core_v0.15.3; the overlap of its TP/CP communication relies on one hardware
     # queue), and its example scripts export it (examples/llama/train_llama3_8b_h100_fp8.sh): each server's torchrun
@@ -903,15 +925,17 @@ def _megatron(job: Job) -> dict[str, Any]:
     }
 
 
-def _bridge(job: Job) -> dict[str, Any]:
-    """LoRA on Megatron: Megatron-Bridge's run_recipe.py with the model's PEFT recipe and KEY=VALUE overrides
-    (scripts/training/run_recipe.py at v0.6.0); the stack is only chosen for models with a recipe."""
+def _bridge(job: Job, sft: str | None = None) -> dict[str, Any]:
+    """LoRA, or with `sft` (its SFT recipe) a full fine-tune, on Megatron: Megatron-Bridge's run_recipe.py with the
+    model's recipe and KEY=VALUE overrides (scripts/training/run_recipe.py at v0.6.0); LoRA only reaches the stack for
+    models with a recipe."""
     model = job.model
     recipe = peft_recipe("megatron", model)
-    name = recipe.recipe if recipe is not None else f"{_slug(model)}_peft_config"
+    name = sft or (recipe.recipe if recipe is not None else f"{_slug(model)}_peft_config")
+    mode = "lora" if sft is None else "sft"
     return {
         "command": job.torchrun(
-            f"scripts/training/run_recipe.py --recipe {name} --mode lora --dataset local-jsonl "
+            f"scripts/training/run_recipe.py --recipe {name} --mode {mode} --dataset local-jsonl "
             "$(cat bridge_overrides.txt)"
         ),
         **job.world(),
@@ -939,8 +963,6 @@ def bridge_overrides(job: Job) -> list[str]:
     """The recipe's ConfigContainer overrides for this plan: parallel sizes, recompute, batch, length, LoRA,
     checkpoints and schedule (Megatron-Bridge ConfigContainer fields; Megatron-Core TransformerConfig for model.*)."""
     model, workload, plan = job.model, job.workload, job.plan
-    lora = _lora(workload)
-    targets = ",".join(lora_targets(lora, lambda t: _megatron_modules(model, t)))
     out = [
         f"model.tensor_model_parallel_size={plan.tp}",
         f"model.pipeline_model_parallel_size={plan.pp}",
@@ -957,10 +979,7 @@ def bridge_overrides(job: Job) -> list[str]:
         f"dataset.seq_length={workload.seq_len}",
         f"dataset.dataset_root=/data/{_slug(model)}",
         f"optimizer.use_distributed_optimizer={str(plan.zero_stage >= 1 and plan.dp > 1).lower()}",
-        f"peft.dim={lora.rank}",
-        f"peft.alpha={_alpha(lora):g}",
-        f"peft.dropout={lora.dropout:g}",
-        f"peft.target_modules=[{targets}]",
+        *_bridge_peft(job),
         f"checkpoint.pretrained_checkpoint=/checkpoints/{_slug(model)}-hf",
         f"checkpoint.save={_save_dir(model, workload)}",
     ]
@@ -970,12 +989,27 @@ def bridge_overrides(job: Job) -> list[str]:
     return out + _bridge_optimizer(workload) + _bridge_schedule(workload, iters)
 
 
+def _bridge_peft(job: Job) -> list[str]:
+    """LoRA's adapter (megatron/bridge/peft/lora.py); a full fine-tune (`--mode sft`) trains every weight."""
+    if job.workload.task not in LORA_TASKS:
+        return []
+    lora = _lora(job.workload)
+    targets = ",".join(lora_targets(lora, lambda t: _megatron_modules(job.model, t)))
+    return [
+        f"peft.dim={lora.rank}",
+        f"peft.alpha={_alpha(lora):g}",
+        f"peft.dropout={lora.dropout:g}",
+        f"peft.target_modules=[{targets}]",
+    ]
+
+
 def _bridge_optimizer(workload: Workload) -> list[str]:
     """The optimizer the estimate sized, with the settings the Megatron-LM launch states (`_megatron_run_args`):
     Megatron-Core OptimizerConfig.optimizer "adam" | "sgd" (megatron/core/optimizer/optimizer_config.py at the
     Megatron-LM commit Megatron-Bridge v0.6.0 pins; `_get_megatron_optimizer_based_on_param_groups` builds FusedSGD
-    with `sgd_momentum`). The PEFT recipes leave `_peft_common`'s Adam with beta2 0.98 (or set 0.95)."""
-    schedule = SCHEDULES["lora"]
+    with `sgd_momentum`). The PEFT recipes leave `_peft_common`'s Adam with beta2 0.98 (or set 0.95); the peak is the
+    task's (SCHEDULES: LoRA's, or full fine-tuning's for an SFT recipe)."""
+    schedule = SCHEDULES.get(workload.task, SCHEDULES["lora"])
     optimizer = MEGATRON_OPTIMIZER[workload.optimizer]
     out = [
         f"optimizer.optimizer={optimizer}",
@@ -1006,7 +1040,7 @@ def _bridge_schedule(workload: Workload, iters: int | None) -> list[str]:
         "scheduler.weight_decay_incr_style=constant",
     ]
     if iters is None:
-        warmup = SCHEDULES["lora"].warmup_fraction
+        warmup = SCHEDULES.get(workload.task, SCHEDULES["lora"]).warmup_fraction
         return out + [
             "scheduler.lr_decay_iters=null",
             "scheduler.lr_warmup_iters=0",
@@ -1059,6 +1093,8 @@ def _megatron_notes(model: ModelSpec, workload: Workload, global_batch: int) -> 
         f"Tokenize the dataset with tools/preprocess_data.py and the same tokenizer into /data/{slug}_text_document."
     )
     notes += _task_notes(model, workload)
+    if workload.task == "full_finetune":  # here only without a Megatron-Bridge SFT recipe (`_megatron`)
+        notes.append(launch_text("megatron_raw_finetune", {}))
     if train_iters(workload, global_batch) is None:
         notes.append("No token count was given: add --train-iters (tokens ÷ (global batch × sequence length)).")
     fixed = {k: v for k, v in model.rope_params if k in MEGATRON_MLA_YARN_FIXED and MEGATRON_MLA_YARN_FIXED[k] != v}
@@ -1114,7 +1150,8 @@ def launch_configs(
     if gpu is not None:
         workload = replace(workload, precision=cast(Precision, compute_precision(gpu, workload.precision)))
     job = Job(model, workload, plan, nodes, gpus_per_node, global_batch, performance, memory)
-    return {stack: {**BUILDERS[stack](job), "versions": training_versions(stack, workload.task)}}
+    bridge = stack == "megatron" and _bridge_sft(model, workload) is not None
+    return {stack: {**BUILDERS[stack](job), "versions": training_versions(stack, workload.task, bridge=bridge)}}
 
 
 BUILDERS: dict[Stack, Callable[[Job], dict[str, Any]]] = {"deepspeed": _deepspeed, "fsdp": _fsdp, "megatron": _megatron}

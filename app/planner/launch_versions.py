@@ -12,8 +12,8 @@ Each launch's flags, configuration keys and LoRA target names were read from the
   module of each family at the pinned release; tests/planner/test_launch_versions.py checks the targets against it.
 - torchtitan: the job-config keys (tests/planner/data/torchtitan_job_config_keys.txt, tag v0.2.2).
 - Megatron-LM: the command-line flags (tests/planner/data/megatron_arguments.txt, tag core_v0.15.3).
-- Megatron-Bridge (LoRA on Megatron): run_recipe.py and its overrides (tests/planner/data/megatron_bridge_overrides.txt,
-  tag v0.6.0).
+- Megatron-Bridge (LoRA, and full fine-tuning with an SFT recipe, on Megatron): run_recipe.py and its overrides
+  (tests/planner/data/megatron_bridge_overrides.txt, tag v0.6.0).
 """
 
 from __future__ import annotations
@@ -31,13 +31,14 @@ MEGATRON_LM = "core_v0.15.3 (https://github.com/NVIDIA/Megatron-LM/releases/tag/
 MEGATRON_BRIDGE = "0.6.0 (https://github.com/NVIDIA-NeMo/Megatron-Bridge/releases/tag/v0.6.0)"
 
 
-def training_versions(stack: str, task: Task) -> dict[str, str]:
-    """{tool: release} for the launch of `stack` running `task`."""
+def training_versions(stack: str, task: Task, *, bridge: bool = False) -> dict[str, str]:
+    """{tool: release} for the launch of `stack` running `task`; `bridge`: a Megatron full fine-tune that runs
+    Megatron-Bridge's SFT recipe (app/planner/launch.py _bridge_sft)."""
     if stack == "deepspeed":
         peft = {"peft": PEFT} if task in LORA_TASKS else {}
         return {"deepspeed": DEEPSPEED, "transformers": TRANSFORMERS, **peft}
     if stack == "fsdp":
         return {"torchtitan": TORCHTITAN}
-    if task == "lora":  # Megatron: LoRA runs through Megatron-Bridge (app/planner/launch.py _bridge)
+    if task == "lora" or bridge:  # Megatron: LoRA runs through Megatron-Bridge (app/planner/launch.py _bridge)
         return {"megatron-bridge": MEGATRON_BRIDGE}
     return {"megatron-lm": MEGATRON_LM}

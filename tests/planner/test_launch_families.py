@@ -30,6 +30,9 @@ def _megatron(preset: str, workload: Workload, plan: Plan) -> dict[str, Any]:
 
 
 FULL = Workload(task="full_finetune", seq_len=4096, tokens=1e9)
+# Megatron-LM's pretrain_gpt.py flags: continued pretraining runs them for every family (a full fine-tune of a model
+# with a Megatron-Bridge SFT recipe runs the recipe instead)
+CPT = Workload(task="continued_pretrain", seq_len=4096, tokens=1e9)
 LORA = Workload(task="lora", seq_len=4096, tokens=1e8, lora=LoraSpec())
 
 
@@ -68,8 +71,8 @@ def test_deepseek_mla_flags_and_lora_targets(preset: str) -> None:
 
 def test_qwen3_gets_qk_layernorm_and_llama_does_not() -> None:
     plan = Plan(dp=8, zero_stage=1)
-    assert "--qk-layernorm" in _parsed(_megatron("qwen3-8b", FULL, plan)["args"])
-    assert "--qk-layernorm" not in _parsed(_megatron("llama-3.1-8b", FULL, plan)["args"])
+    assert "--qk-layernorm" in _parsed(_megatron("qwen3-8b", CPT, plan)["args"])
+    assert "--qk-layernorm" not in _parsed(_megatron("llama-3.1-8b", CPT, plan)["args"])
 
 
 @pytest.mark.parametrize("preset", ["gemma-7b", "gemma-2-9b", "falcon-7b", "pythia-6.9b"])

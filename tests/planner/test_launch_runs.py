@@ -29,7 +29,7 @@ from app.planner.launch import (
     optimizer_name,
 )
 from app.planner.stacks import STACKS, runs
-from tests.planner.test_launch_schemas import TORCHTITAN_KEYS, _dotted, _parsed
+from tests.planner.test_launch_schemas import TORCHTITAN_KEYS, _dotted, _overrides, _parsed
 
 GIB = 1024**3
 OPTIMIZERS = ("adamw", "adamw_8bit", "lion", "sgd", "adafactor")
@@ -37,6 +37,12 @@ OPTIMIZERS = ("adamw", "adamw_8bit", "lion", "sgd", "adafactor")
 
 def _full(optimizer: str = "adamw", precision: str = "bf16") -> Workload:
     return Workload(task="full_finetune", seq_len=4096, tokens=1e9, optimizer=optimizer, precision=precision)  # type: ignore[arg-type]
+
+
+def _cpt(optimizer: str = "adamw", precision: str = "bf16") -> Workload:
+    """Continued pretraining: Megatron-LM's pretrain_gpt.py for every family (a bf16 full fine-tune of a model with a
+    Megatron-Bridge SFT recipe runs the recipe)."""
+    return Workload(task="continued_pretrain", seq_len=4096, tokens=1e9, optimizer=optimizer, precision=precision)  # type: ignore[arg-type]
 
 
 def _launch(stack: str, preset: str, workload: Workload, plan: Plan, **kw: Any) -> dict[str, Any]:
@@ -82,10 +88,10 @@ def test_every_optimizer_the_matrix_runs_has_a_name_in_the_launch(
 
 
 def test_megatron_sgd_launch_is_sgd() -> None:
-    args = _parsed(_launch("megatron", "llama-3.1-8b", _full("sgd"), Plan(dp=4, tp=2, zero_stage=1))["args"])
+    args = _parsed(_launch("megatron", "llama-3.1-8b", _cpt("sgd"), Plan(dp=4, tp=2, zero_stage=1))["args"])
     assert args["--optimizer"] == "sgd" and args["--sgd-momentum"] == "0.9"
     assert "--adam-beta1" not in args
-    adam = _parsed(_launch("megatron", "llama-3.1-8b", _full(), Plan(dp=4, tp=2, zero_stage=1))["args"])
+    adam = _parsed(_launch("megatron", "llama-3.1-8b", _cpt(), Plan(dp=4, tp=2, zero_stage=1))["args"])
     assert adam["--optimizer"] == "adam" and adam["--adam-beta2"] == "0.95"
 
 
@@ -118,7 +124,8 @@ def test_each_stack_either_names_the_optimizer_or_emits_nothing(stack: str, opti
     carried = {
         "deepspeed": lambda c: c["trainer"]["optim"],
         "fsdp": lambda c: c["torchtitan"]["optimizer"]["name"],
-        "megatron": lambda c: _parsed(c["args"])["--optimizer"],
+        # a full fine-tune of Llama 3.1 runs Megatron-Bridge's SFT recipe: Megatron-Core's OptimizerConfig name
+        "megatron": lambda c: _overrides(c["overrides"])["optimizer.optimizer"],
     }[stack](config)
     assert carried == name
     assert set(DEEPSPEED_OPTIMIZER) <= set(TRAINER_OPTIM)
@@ -140,7 +147,9 @@ def test_memory_assumption_states_the_sized_optimizers_bytes(optimizer: str) -> 
 
 def test_a100_fp8_launches_ask_for_no_fp8() -> None:
     a100, fp8 = get_gpu("a100-40g-sxm"), _full(precision="fp8")
-    args = _parsed(_launch("megatron", "llama-3.1-8b", fp8, Plan(dp=4, tp=2, zero_stage=1), gpu=a100)["args"])
+    args = _parsed(
+        _launch("megatron", "llama-3.1-8b", _cpt(precision="fp8"), Plan(dp=4, tp=2, zero_stage=1), gpu=a100)["args"]
+    )
     assert "--bf16" in args and not any(flag.startswith("--fp8") for flag in args)
     titan = _launch("fsdp", "llama-3.1-8b", fp8, Plan(dp=8, zero_stage=3), gpu=a100)["torchtitan"]
     assert "converters" not in titan["model"] and "quantize" not in titan
@@ -289,7 +298,7 @@ def test_megatron_pads_the_vocabulary_to_the_checkpoint_s_size(preset: str, tp: 
     # Megatron-LM pads the tokenizer's length to a multiple of 128 x tp (Llama 3.1 at tp 4: 128,512), the converted
     # checkpoint keeps config.json's vocab_size (128,256): the embedding did not load
     model = get_preset(preset).model
-    args = _parsed(_launch("megatron", preset, _full(), Plan(dp=8 // tp if tp < 8 else 1, tp=tp, zero_stage=1))["args"])
+    args = _parsed(_launch("megatron", preset, _cpt(), Plan(dp=8 // tp if tp < 8 else 1, tp=tp, zero_stage=1))["args"])
     multiple = int(args["--make-vocab-size-divisible-by"] or 0) * tp
     tokenizer = model.vocab - 1  # any length up to vocab_size
     assert -(-tokenizer // multiple) * multiple == model.vocab
@@ -298,10 +307,10 @@ def test_megatron_pads_the_vocabulary_to_the_checkpoint_s_size(preset: str, tp: 
 def test_megatron_tensor_or_context_parallel_launch_sets_one_device_connection() -> None:
     # megatron/training/arguments.py validate_args (core_v0.15.3) asserts CUDA_DEVICE_MAX_CONNECTIONS == "1" with
     # tp or cp > 1 before Blackwell: the launch stopped there on every A100 and H100
-    tp = _launch("megatron", "llama-3.1-8b", _full(), Plan(dp=4, tp=2, zero_stage=1))
+    tp = _launch("megatron", "llama-3.1-8b", _cpt(), Plan(dp=4, tp=2, zero_stage=1))
     assert tp["env"] == {"CUDA_DEVICE_MAX_CONNECTIONS": "1"}
     assert tp["command"].startswith("CUDA_DEVICE_MAX_CONNECTIONS=1 torchrun")
-    assert "env" not in _launch("megatron", "llama-3.1-8b", _full(), Plan(dp=4, pp=2, zero_stage=1))
+    assert "env" not in _launch("megatron", "llama-3.1-8b", _cpt(), Plan(dp=4, pp=2, zero_stage=1))
 
 
 def test_megatron_moe_launch_balances_its_experts() -> None:

@@ -23,6 +23,7 @@ from fastapi.testclient import TestClient
 
 from app.estimator.presets import get_preset
 from app.estimator.specs import LoraSpec, Plan, Workload
+from app.messages import launch as launch_text
 from app.planner.launch import launch_configs
 from tests.factories import recommend as _recommend
 
@@ -73,8 +74,43 @@ def _assert_batch_arithmetic(args: dict[str, str | None], data_parallel: int) ->
     assert global_batch == micro * data_parallel * accumulation
 
 
-def test_megatron_llama_3_1_fine_tune_is_complete_and_every_flag_exists() -> None:
+def test_megatron_llama_3_1_full_fine_tune_runs_the_bridge_sft_recipe_with_the_plan() -> None:
+    # Before: pretrain_gpt.py on raw `_text_document` data with --split 949,50,1, no prompt format, no loss masking.
+    # Megatron-Bridge v0.6.0 exports llama31_70b_sft_config (src/megatron/bridge/recipes/llama/__init__.py) and
+    # scripts/training/run_recipe.py runs it with --mode sft on prompt-completion JSONL (--dataset local-jsonl)
     workload = Workload(task="full_finetune", seq_len=4096, tokens=2e9)
+    plan = Plan(dp=2, tp=8, pp=4, zero_stage=1, micro_batch=1, recompute="selective", sequence_parallel=True)
+    config = _megatron("llama-3.1-70b", workload, plan, nodes=8, global_batch=512)
+    assert "args" not in config and config["recipe"] == "llama31_70b_sft_config"
+    assert "run_recipe.py --recipe llama31_70b_sft_config --mode sft --dataset local-jsonl" in config["command"]
+    assert config["versions"].keys() == {"megatron-bridge"}
+    overrides = _overrides(config["overrides"])
+    assert (
+        overrides["model.tensor_model_parallel_size"] == "8" and overrides["model.pipeline_model_parallel_size"] == "4"
+    )
+    assert overrides["model.sequence_parallel"] == "true" and overrides["model.recompute_granularity"] == "selective"
+    assert overrides["train.global_batch_size"] == "512" and overrides["train.micro_batch_size"] == "1"
+    assert overrides["optimizer.use_distributed_optimizer"] == "true"
+    assert int(overrides["train.train_iters"]) == math.ceil(2e9 / (512 * 4096)) == 954
+    assert float(overrides["optimizer.lr"]) == 2e-5  # full fine-tuning's peak (SCHEDULES), not LoRA's 2e-4
+    assert not any(key.startswith("peft.") for key in overrides)  # every weight trains
+    assert any("prompt-completion JSONL" in note for note in config["notes"])
+
+
+def test_megatron_full_fine_tune_without_a_sft_recipe_says_it_trains_on_raw_documents() -> None:
+    workload = Workload(task="full_finetune", seq_len=4096, tokens=1e9)
+    config = _megatron("mixtral-8x7b", workload, Plan(dp=8, ep=8, zero_stage=1), nodes=1, global_batch=128)
+    assert "pretrain_gpt.py" in config["command"] and config["versions"].keys() == {"megatron-lm"}
+    assert launch_text("megatron_raw_finetune", {}) in config["notes"]
+    assert "损失掩码" in launch_text("megatron_raw_finetune", {}, "zh")
+    cpt = Workload(task="continued_pretrain", seq_len=4096, tokens=1e9)
+    plan = Plan(dp=4, tp=2, zero_stage=1)
+    assert "pretrain_gpt.py" in _megatron("llama-3.1-8b", cpt, plan, nodes=1, global_batch=128)["command"]
+
+
+def test_megatron_llama_3_1_fp8_fine_tune_is_complete_and_every_flag_exists() -> None:
+    # an fp8 full fine-tune stays on Megatron-LM (the Bridge launch sets no fp8 recipe): every flag it passes exists
+    workload = Workload(task="full_finetune", seq_len=4096, tokens=2e9, precision="fp8")
     plan = Plan(dp=2, tp=8, pp=4, zero_stage=1, micro_batch=1, recompute="selective", sequence_parallel=True)
     config = _megatron("llama-3.1-70b", workload, plan, nodes=8, global_batch=512)
     args = _parsed(config["args"])
@@ -224,8 +260,12 @@ def _bridge(workload: Workload, preset: str = "qwen2.5-72b") -> dict[str, str]:
 def _megatron_lm_schedule(workload: Workload) -> dict[str, str | None]:
     """What the Megatron-LM launch of the same workload states: the schedule a Bridge launch must follow too."""
     plan = Plan(dp=2, tp=4, micro_batch=1, zero_stage=1, recompute="full", sequence_parallel=True)
-    full = Workload(
-        task="full_finetune", seq_len=workload.seq_len, tokens=workload.tokens, optimizer=workload.optimizer
+    full = Workload(  # fp8: a full fine-tune Megatron-LM runs (a bf16 one of Llama 3.1 runs the Bridge SFT recipe)
+        task="full_finetune",
+        seq_len=workload.seq_len,
+        tokens=workload.tokens,
+        optimizer=workload.optimizer,
+        precision="fp8",
     )
     return _parsed(_megatron("llama-3.1-8b", full, plan, nodes=1, global_batch=128)["args"])
 

@@ -5,6 +5,7 @@ expert names that transformers v5 replaces by fused 3-D parameters). Driven thro
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -83,7 +84,9 @@ def test_every_training_stack_launch_names_its_releases() -> None:
         ("deepspeed", full, Plan(dp=8, zero_stage=3), {"deepspeed", "transformers"}),
         ("deepspeed", lora, Plan(dp=8, zero_stage=2), {"deepspeed", "transformers", "peft"}),
         ("fsdp", full, Plan(dp=8, zero_stage=3), {"torchtitan"}),
-        ("megatron", full, Plan(dp=4, tp=2, zero_stage=1), {"megatron-lm"}),
+        # Llama 3.1 has a Megatron-Bridge SFT recipe; continued pretraining stays on Megatron-LM
+        ("megatron", full, Plan(dp=4, tp=2, zero_stage=1), {"megatron-bridge"}),
+        ("megatron", replace(full, task="continued_pretrain"), Plan(dp=4, tp=2, zero_stage=1), {"megatron-lm"}),
         ("megatron", lora, Plan(dp=4, tp=2, zero_stage=1), {"megatron-bridge"}),
     ]
     for stack, workload, plan, tools in cases:

@@ -10,6 +10,8 @@ deepspeed/runtime/config.py and deepspeed/runtime/pipe/engine.py); Megatron-LM's
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from fastapi.testclient import TestClient
 
@@ -172,7 +174,9 @@ def test_deepspeed_offload_and_qlora_settings() -> None:
 def test_megatron_describes_a_llama_not_a_gpt2() -> None:
     model = get_preset("llama-3.1-70b").model
     plan = Plan(dp=2, tp=8, pp=4, zero_stage=1, micro_batch=1, recompute="selective", sequence_parallel=True)
-    config = launch_configs("megatron", model, FULL, plan, nodes=8, gpus_per_node=8, global_batch=512)["megatron"]
+    # Megatron-LM's pretrain_gpt.py flags: continued pretraining (a full fine-tune runs the Bridge SFT recipe)
+    cpt = replace(FULL, task="continued_pretrain")
+    config = launch_configs("megatron", model, cpt, plan, nodes=8, gpus_per_node=8, global_batch=512)["megatron"]
     args = config["args"]
     for flag in (
         "--normalization RMSNorm",

@@ -122,9 +122,14 @@ def test_llama_3_fine_tune_goes_to_another_stack_without_rope_scaling(client: Te
     options = _offered(result)
     assert options and all(option["stack"] != "fsdp" for option in options)
     model = get_preset("llama-3-8b").model
-    workload = Workload(task="full_finetune", tokens=5e9)
+    # Megatron-LM's flags (continued pretraining; a full fine-tune runs the Bridge recipe llama3_8b_sft_config, which
+    # builds the model from its config.json)
+    workload = Workload(task="continued_pretrain", tokens=5e9)
     megatron = launch_configs("megatron", model, workload, Plan(dp=4, tp=2, zero_stage=1), 1, 8, 128)["megatron"]
     assert "--use-rope-scaling" not in " ".join(megatron["args"])
+    full = Workload(task="full_finetune", tokens=5e9)
+    bridge = launch_configs("megatron", model, full, Plan(dp=4, tp=2, zero_stage=1), 1, 8, 128)["megatron"]
+    assert bridge["recipe"] == "llama3_8b_sft_config"
 
 
 SWEEP = [
