@@ -39,7 +39,8 @@ and for LoRA/QLoRA the adapter settings. Keys come from each tool's documentatio
   the router flags (DeepSeek); families Megatron's arguments cannot build never reach here (data/stacks.json).
   PEFT target_modules are the family's transformers module names (HF_FAMILY_MODULES).
 - Megatron-Bridge for LoRA (NVIDIA-NeMo/Megatron-Bridge v0.6.0): scripts/training/run_recipe.py under torchrun
-  with `--recipe <model>_peft_config --mode lora` (the model's PEFT recipe, data/stacks.json peft_recipes),
+  with `--recipe <model>_peft_config --mode lora` (the model's PEFT recipe, data/stacks.json peft_recipes), and for
+  a bf16 full fine-tune `--recipe <model>_sft_config --mode sft` (`sft_recipe`; the same overrides less peft.*),
   `--dataset local-jsonl` and trailing KEY=VALUE ConfigContainer overrides (run_recipe.py COMMON_OVERRIDE_FIELDS
   and the dataclass fields: model.* parallel sizes, sequence_parallel and recompute_* of Megatron-Core's
   TransformerConfig; train.*; dataset.seq_length / dataset_root; checkpoint.pretrained_checkpoint, save,
