@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 
 from app.admin import service
 from app.admin.deps import AdminDep, Principal, require_admin
-from app.admin.pages import Confirmation, FormDep, TokenId, _confirmed, _errors, _page
+from app.admin.pages import Confirmation, FormDep, TokenId, _confirmed, _errors, _page, _when
 from app.apikeys import service as apikeys_service
 from app.apikeys.schemas import DEFAULT_RATE_LIMIT_PER_MINUTE, ApiKeyCreate
 from app.deps import SessionDep, UnitOfWorkRoute
@@ -87,10 +87,7 @@ def key_revoke(request: Request, key_id: TokenId, session: SessionDep, admin: Ad
             (t("admin_col_organisation"), key.organisation),
             (t("admin_col_starts"), f"{key.prefix}…"),
             (t("admin_col_scopes"), ", ".join(key.scopes)),
-            (
-                t("admin_col_last_used"),
-                key.last_used_at.strftime("%Y-%m-%d %H:%M") if key.last_used_at else t("admin_never"),
-            ),
+            (t("admin_col_last_used"), _when(key.last_used_at, t)),
         ],
         consequence=t("admin_key_revoke_consequence"),
         action=f"/admin/keys/{key_id}/revoke",

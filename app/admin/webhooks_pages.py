@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from app.admin import webhooks as admin_webhooks
 from app.admin.deps import AdminDep, Principal, require_admin
-from app.admin.pages import admin_words
+from app.admin.pages import _errors, admin_words
 from app.deps import SessionDep, SettingsDep, UnitOfWorkRoute
 from app.errors import AppError
 from app.templating import templates
@@ -64,10 +64,11 @@ def endpoint_create(
                 session, data=data, actor=admin.actor, allow_private=settings.webhooks_allow_private
             )
     except ValidationError as exc:
-        errors = [{"field": ".".join(str(p) for p in e["loc"]), "message": e["msg"]} for e in exc.errors()]
-        return _endpoints_page(request, session, admin, 422, error="Please correct the fields below.", errors=errors)
+        error, errors = _errors(exc)
+        return _endpoints_page(request, session, admin, 422, error=error, errors=errors)
     except AppError as exc:
-        return _endpoints_page(request, session, admin, exc.status, error=exc.detail, errors=exc.errors)
+        error, errors = _errors(exc)
+        return _endpoints_page(request, session, admin, exc.status, error=error, errors=errors)
     return _endpoints_page(request, session, admin, 201, created=service.endpoint_created(row, secret))
 
 

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from app.db.eviction import evict_least_used
 from app.hub.models import HubConfig
 
 # A read marks its row used at most this often, so popular rows are not rewritten on every request;
@@ -69,23 +71,12 @@ def total_bytes(session: Session) -> int:
 
 def evict(session: Session, max_total_bytes: int) -> int:
     """Delete the rows used least recently until the table holds at most `max_total_bytes`; the count deleted."""
-    excess = total_bytes(session) - max_total_bytes
-    deleted = 0
-    while excess > 0:
-        rows = session.execute(
-            select(HubConfig.id, HubConfig.size_bytes).order_by(HubConfig.used_at, HubConfig.id).limit(EVICT_BATCH)
-        ).all()
-        if not rows:
-            break
-        ids = []
-        for row_id, size in rows:
-            if excess <= 0:
-                break
-            ids.append(row_id)
-            excess -= size
-        session.execute(delete(HubConfig).where(HubConfig.id.in_(ids)))
-        deleted += len(ids)
-    return deleted
+    least_used = select(HubConfig.id, HubConfig.size_bytes).order_by(HubConfig.used_at, HubConfig.id).limit(EVICT_BATCH)
+
+    def remove(keys: list[tuple[Any, ...]]) -> None:
+        session.execute(delete(HubConfig).where(HubConfig.id.in_([row_id for (row_id,) in keys])))
+
+    return evict_least_used(session, total_bytes(session) - max_total_bytes, least_used, remove)
 
 
 def _aware(moment: datetime) -> datetime:

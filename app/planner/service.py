@@ -267,13 +267,13 @@ def check_gpu_types(session: Session, requested: list[str]) -> None:
     if not requested:
         return
     allowed = [gpu.slug for gpu in catalog_repository.list_gpu_types(session)]
-    unknown = [gpu for gpu in requested if gpu not in allowed]
-    if not unknown:
-        return
-    message = f"no GPU type {', '.join(unknown)} in the catalog; GPU type ids: {', '.join(allowed)}"
-    params = {"unknown": unknown, "allowed": allowed}
-    error = {"field": "constraints.gpu_types", "message": message, "type": "unknown_gpu_type", "params": params}
-    raise InvalidInput(f"constraints.gpu_types: {message}", errors=[error])
+    _reject_unknown(
+        "gpu_types",
+        "unknown_gpu_type",
+        "no GPU type {unknown} in the catalog; GPU type ids: {allowed}",
+        requested,
+        allowed,
+    )
 
 
 def check_regions(session: Session, requested: list[str]) -> None:
@@ -282,13 +282,21 @@ def check_regions(session: Session, requested: list[str]) -> None:
     if not requested:
         return
     allowed = sorted({region for sku in catalog_repository.list_skus(session) for region in sku.regions})
-    unknown = [region for region in requested if region not in allowed]
+    _reject_unknown(
+        "regions", "unknown_region", "no SKU is offered in {unknown}; regions: {allowed}", requested, allowed
+    )
+
+
+def _reject_unknown(field: str, error_type: str, template: str, requested: list[str], allowed: list[str]) -> None:
+    """A 422 on `constraints.<field>` naming the requested values not in `allowed`, and those that are (none
+    unknown: nothing)."""
+    unknown = [value for value in requested if value not in allowed]
     if not unknown:
         return
-    message = f"no SKU is offered in {', '.join(unknown)}; regions: {', '.join(allowed)}"
+    message = template.format(unknown=", ".join(unknown), allowed=", ".join(allowed))
     params = {"unknown": unknown, "allowed": allowed}
-    error = {"field": "constraints.regions", "message": message, "type": "unknown_region", "params": params}
-    raise InvalidInput(f"constraints.regions: {message}", errors=[error])
+    error = {"field": f"constraints.{field}", "message": message, "type": error_type, "params": params}
+    raise InvalidInput(f"constraints.{field}: {message}", errors=[error])
 
 
 def constraints_of(request: RecommendIn) -> Constraints:

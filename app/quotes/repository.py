@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from sqlalchemy import ColumnElement, and_, delete, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
+from app.db.eviction import evict_least_used
 from app.quotes.models import Quote, QuoteDocument, QuoteNumberCounter
 
 # A read marks its PDF used at most this often (eviction order is exact to within it); eviction deletes
@@ -178,23 +180,17 @@ def documents_bytes(session: Session) -> int:
 
 def evict_documents(session: Session, max_total_bytes: int) -> int:
     """Delete the PDFs used least recently until they hold at most `max_total_bytes`; the count deleted."""
-    excess = documents_bytes(session) - max_total_bytes
-    deleted = 0
-    while excess > 0:
-        rows = session.execute(
-            select(QuoteDocument.quote_id, QuoteDocument.lang, QuoteDocument.size_bytes)
-            .order_by(QuoteDocument.used_at, QuoteDocument.quote_id)
-            .limit(EVICT_BATCH)
-        ).all()
-        if not rows:
-            break
-        for quote_id, lang, size in rows:
-            if excess <= 0:
-                break
+    least_used = (
+        select(QuoteDocument.quote_id, QuoteDocument.lang, QuoteDocument.size_bytes)
+        .order_by(QuoteDocument.used_at, QuoteDocument.quote_id)
+        .limit(EVICT_BATCH)
+    )
+
+    def remove(keys: list[tuple[Any, ...]]) -> None:
+        for quote_id, lang in keys:
             session.execute(delete(QuoteDocument).where(QuoteDocument.quote_id == quote_id, QuoteDocument.lang == lang))
-            excess -= size
-            deleted += 1
-    return deleted
+
+    return evict_least_used(session, documents_bytes(session) - max_total_bytes, least_used, remove)
 
 
 def expirable(session: Session, *, now: datetime, limit: int) -> list[Quote]:

@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import ValidationError
 
@@ -22,6 +22,8 @@ from app import messages
 from app.estimator.vocabulary import LORA_TASKS, OBJECTIVES, OPTIMIZERS, PRECISIONS, TASKS, TERMS
 from app.i18n import Translator
 from app.planner.schemas import RecommendIn
+
+NumberProblem = Literal["unparsable", "infinite", "fractional"]
 
 BILLION = 1_000_000_000
 SOURCES = ("preset", "hub", "params", "config")
@@ -155,20 +157,27 @@ def _number(form: WizardForm, name: str, t: Translator, *, integer: bool = False
     raw = form.value(name).replace(",", "").replace("_", "")
     if not raw:
         return None
+    value, problem = parse_number(raw, integer=integer)
+    if problem is not None:
+        whole = problem == "fractional" or (problem == "unparsable" and integer)
+        form.add_error(name, t("err_integer" if whole else "err_number"))
+    return value
+
+
+def parse_number(raw: str, *, integer: bool) -> tuple[float | int | None, NumberProblem | None]:
+    """A form field's number (its separators already removed): the value, or None and why not: `unparsable`,
+    `infinite` (inf, nan), or `fractional` where a whole number is asked for."""
     try:
         value = float(raw)
     except ValueError:
-        form.add_error(name, t("err_integer" if integer else "err_number"))
-        return None
+        return None, "unparsable"
     if not math.isfinite(value):
-        form.add_error(name, t("err_number"))
-        return None
+        return None, "infinite"
     if integer:
         if value != int(value):
-            form.add_error(name, t("err_integer"))
-            return None
-        return int(value)
-    return value
+            return None, "fractional"
+        return int(value), None
+    return value, None
 
 
 def _choice(form: WizardForm, name: str, allowed: tuple[str, ...], t: Translator) -> str:

@@ -36,7 +36,7 @@ from app.quotes import serving_words
 from app.settings import Settings
 from app.templating import templates
 from app.web.charts import memory_bar
-from app.web.forms import api_message
+from app.web.forms import api_message, parse_number
 from app.web.present import miss_words
 from app.web.quote_form import QuoteEntry, find_option, quote_form_context, quote_from_form
 from app.web.serve_words import binding, binding_words, servers_words
@@ -123,19 +123,9 @@ def _number(form: ServeForm, name: str, t: Translator, *, integer: bool) -> floa
     raw = form.value(name).replace(",", "")
     if raw == "":
         return None
-    try:
-        value = float(raw)
-    except ValueError:
-        form.add_error(name, t("serve_err_number"))
-        return None
-    if value != value or value in (float("inf"), float("-inf")):
-        form.add_error(name, t("serve_err_number"))
-        return None
-    if integer:
-        if value != int(value):
-            form.add_error(name, t("serve_err_integer"))
-            return None
-        return int(value)
+    value, problem = parse_number(raw, integer=integer)
+    if problem is not None:
+        form.add_error(name, t("serve_err_integer" if problem == "fractional" else "serve_err_number"))
     return value
 
 

@@ -10,7 +10,7 @@ import pytest
 from app.i18n import EN, REGIONS, ZH, Translator
 from app.messages import WARNINGS
 from app.planner.schemas import MemoryOut
-from app.web import forms
+from app.web import forms, serve
 from app.web.charts import BAR_WIDTH, memory_bar
 
 FIELD = string.Formatter()
@@ -203,3 +203,36 @@ def test_memory_bar_marks_the_limit_the_gate_checks() -> None:
     assert bar.limit_x == pytest.approx(75.05 / 79.0 * BAR_WIDTH, abs=0.01) and bar.limit_x < bar.capacity_x
     unset = memory_bar(MemoryOut(per_gpu_gib={"total": 10.0}, capacity_gib=79.0, fits=True, host_ram_gib=0))
     assert unset.limit_gib == 79.0
+
+
+@pytest.mark.parametrize(
+    ("raw", "integer", "expected"),
+    [
+        ("2048", True, (2048, None)),
+        ("2.5", False, (2.5, None)),
+        ("2048.5", True, (None, "fractional")),
+        ("abc", False, (None, "unparsable")),
+        ("inf", False, (None, "infinite")),
+        ("nan", True, (None, "infinite")),
+    ],
+)
+def test_a_number_field_reads_its_value_or_why_not(raw: str, integer: bool, expected: tuple[object, object]) -> None:
+    assert forms.parse_number(raw, integer=integer) == expected
+
+
+def test_the_wizard_and_serving_forms_word_a_bad_number_as_before() -> None:
+    t = Translator("en")
+    wizard = _form(seq_len="abc", epochs="inf", lora_rank="8.5")
+    forms.parse_wizard(wizard, t)
+    assert wizard.errors["seq_len"] == ["Enter a whole number."]
+    assert wizard.errors["epochs"] == ["Enter a number."]
+    assert wizard.errors["lora_rank"] == ["Enter a whole number."]
+    serving = serve.read_form({"input_tokens": "abc", "output_tokens": "8.5", "requests_per_s": "nan"})
+    numbers = {
+        name: serve._number(serving, name, t, integer=name != "requests_per_s")
+        for name in ("input_tokens", "output_tokens", "requests_per_s")
+    }
+    assert numbers["input_tokens"] is None and numbers["output_tokens"] is None and numbers["requests_per_s"] is None
+    assert serving.errors["input_tokens"] == [t("serve_err_number")]
+    assert serving.errors["output_tokens"] == [t("serve_err_integer")]
+    assert serving.errors["requests_per_s"] == [t("serve_err_number")]
