@@ -422,7 +422,8 @@ def test_token_page_shows_a_new_token_once_and_revoking_it_closes_the_api(
     )
     assert revoked.status_code == 303
     assert client.get("/admin/api/skus", headers=headers).status_code == 401
-    actions = [e.action for e in db.scalars(select(AuditEntry).where(AuditEntry.entity_id == str(row.id)))]
+    entries = select(AuditEntry).where(AuditEntry.entity_id == str(row.id)).order_by(AuditEntry.id)
+    actions = [e.action for e in db.scalars(entries)]  # in the order written: without ORDER BY PostgreSQL may not
     assert actions == ["token.create", "token.revoke"]
 
 
