@@ -362,10 +362,10 @@ _FIXED_LINES = (note("overlap", hidden=OVERLAP_HIDE_FRACTION), Note("not_overlap
 
 def estimate_performance(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster) -> PerformanceEstimate:
     """Step time, throughput and MFU of one plan (or inference speed for task 'inference')."""
-    _check(workload, plan, cluster)
     if workload.task == "inference":
+        _check(workload, plan, cluster)
         return _estimate_inference(model, workload, plan, cluster)
-    return _estimate_training(model, workload, plan, cluster)
+    return _estimate_training(model, workload, plan, cluster)  # checks the plan where its step is first met
 
 
 def _step_shape(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster, flops: TrainingFlops) -> StepShape:
@@ -402,7 +402,7 @@ class _Ctx:
     run_costs: RunCosts | None  # goodput for any run length (training with `tokens` only)
     tcp: bool  # multi-node over plain Ethernet
     shapes: dict[tuple[object, ...], _Shape] = field(default_factory=dict)
-    steps: dict[tuple[object, ...], tuple[_Shape, float, float, float]] = field(default_factory=dict)
+    steps: dict[tuple[object, ...], _Step] = field(default_factory=dict)
     inference: dict[tuple[int, int], tuple[float, float]] = field(default_factory=dict)
 
 
@@ -417,6 +417,10 @@ class _Shape:
     warnings: tuple[Warning_, ...]
     assumptions: tuple[Note, ...]
 
+
+# (shape entry, exposed data-parallel / ZeRO seconds, optimizer step seconds, offload seconds, the range's slow end
+# as a multiple of the point, the assumptions of the shape with the range's widening notes)
+_Step = tuple[_Shape, float, float, float, float, tuple[Note, ...]]
 
 _CONTEXTS: dict[tuple[int, int, int], _Ctx] = {}
 _MAX_CONTEXTS = 256
@@ -501,14 +505,19 @@ def _shape_of(ctx: _Ctx, plan: Plan) -> _Shape:
     return found
 
 
-def _step_of(ctx: _Ctx, plan: Plan) -> tuple[_Shape, float, float, float]:
-    """(shape entry, exposed data-parallel / ZeRO seconds, optimizer step seconds, offload seconds) of a plan, keyed
-    by every plan field the training estimate reads."""
+def _step_of(ctx: _Ctx, plan: Plan) -> _Step:
+    """A plan's once-per-step figures (`_Step`), keyed by every plan field the training estimate reads. The plan is
+    checked against the cluster where its key is first met: the check reads only fields of the key and the context."""
     key = _step_key(plan)
     found = ctx.steps.get(key)
     if found is None:
+        _check(ctx.workload, plan, ctx.cluster)
         entry = _shape_of(ctx, plan)
-        found = ctx.steps[key] = (entry, *_once_per_step_s(ctx, plan, entry))
+        slowest, kinds = calibration_distance(
+            ctx.model.is_moe, plan.offload != "none", generation(ctx.cluster.gpu) not in CALIBRATED_GENERATIONS
+        )
+        assumptions = entry.assumptions + _distance_notes(kinds)
+        found = ctx.steps[key] = (entry, *_once_per_step_s(ctx, plan, entry), slowest, assumptions)
     return found
 
 
@@ -537,7 +546,7 @@ def _estimate_training(model: ModelSpec, workload: Workload, plan: Plan, cluster
     interleaving with v virtual stages shrinks the p − 1 warm-up/drain slots to (p − 1)/v.
     """
     ctx = _context(model, workload, cluster)
-    entry, dp_s, optimizer_s, offload_s = _step_of(ctx, plan)
+    entry, dp_s, optimizer_s, offload_s, slowest, step_assumptions = _step_of(ctx, plan)
     shape, per_mb_comm = entry.step, entry.per_microbatch_s
     mb_s = shape.fwd_s + shape.bwd_s
     m = shape.micro_batches
@@ -556,16 +565,14 @@ def _estimate_training(model: ModelSpec, workload: Workload, plan: Plan, cluster
     flops = entry.flops
     mfu_full = flops.model * tokens_per_s / (gpus * ctx.peak)
     mfu = (flops.model - (1 - CAUSAL_ATTENTION_SHARE) * flops.attention_model) * tokens_per_s / (gpus * ctx.peak)
-    slowest, kinds = calibration_distance(
-        model.is_moe, plan.offload != "none", generation(cluster.gpu) not in CALIBRATED_GENERATIONS
-    )
     speed_range = (base * slowest, base * RANGE_HIGH)
     warnings = list(entry.warnings)
     if exposed > compute:
         warnings.append(COMMUNICATION_BOUND)
-    assumptions = (
-        entry.assumptions + (TUNING_NOTES[plan.tuning],) if plan.tuning and speed != 1.0 else entry.assumptions
-    ) + _distance_notes(kinds)
+    assumptions = step_assumptions
+    if speed != 1.0:  # the stated stack's note goes before the range's widening notes
+        n = len(entry.assumptions)
+        assumptions = (*assumptions[:n], TUNING_NOTES[plan.tuning], *assumptions[n:])
     if ctx.run_costs is None:
         perf = Performance(
             step_time_s=step / speed,
