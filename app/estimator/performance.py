@@ -570,7 +570,7 @@ def _estimate_training(model: ModelSpec, workload: Workload, plan: Plan, cluster
     if exposed > compute:
         warnings.append(COMMUNICATION_BOUND)
     assumptions = step_assumptions
-    if speed != 1.0:  # the stated stack's note goes before the range's widening notes
+    if plan.tuning and speed != 1.0:  # the stated stack's note goes before the range's widening notes
         n = len(entry.assumptions)
         assumptions = (*assumptions[:n], TUNING_NOTES[plan.tuning], *assumptions[n:])
     if ctx.run_costs is None:
