@@ -756,7 +756,13 @@ def _torchtune_2403() -> list[FirstContactCase]:
             kbit_upcast=False if task == "qlora" else None,
             varied_lengths=True,
         )
-        plan = Plan(dp=gpus, zero_stage=3 if gpus > 1 else 0, micro_batch=2, recompute=recompute)  # type: ignore[arg-type]
+        plan = Plan(
+            dp=gpus,
+            zero_stage=3 if gpus > 1 else 0,
+            micro_batch=2,
+            recompute=recompute,  # type: ignore[arg-type]
+            optimizer_in_backward="optimizer_in_bwd" in config,  # fitted: added after first contact
+        )
         cases.append(
             FirstContactCase(
                 f"torchtune 2024-03 Llama 2 7B {label}, {config}, {gpus} x {gpu.name}, batch 2 of Alpaca",
