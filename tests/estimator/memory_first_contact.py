@@ -100,7 +100,11 @@ Sources (each a project that measured its own runs and says with what):
                as reported by torch.cuda.max_memory_reserved()" (decimal GB, utils.memory_stats_log / 1e9, converted
                to GiB here), measured on A100s with torch.cuda.set_per_process_memory_fraction limiting them to the
                card named. The A6000 full fine-tune row (bitsandbytes PagedAdamW, optimizer_in_bwd) was cited before
-               by tests/estimator/test_memory_qlora.py as a gate check only (fits on 48 GiB), never compared.
+               by tests/estimator/test_memory_qlora.py as a gate check only (fits on 48 GiB), never compared. Two
+               weeks later the README (fef3ed10d, 2024-04-16) replaced both FSDP rows' figures (LoRA 14.17 -> 20.95
+               GB, full fine-tune 12.01 -> 22.9 GB: 12.01 GB is less than the bf16 weights, gradients and AdamW
+               states of 6.7B parameters on each of 4 GPUs) with Alpaca cut at 512 tokens; those later figures were
+               seen while these rows were written and are not rows here.
 
 `levers` names what each run used that moves the peak and that the estimator may or may not model (attention
 implementation, loss implementation, compile, activation offload, FP8 parameters).
