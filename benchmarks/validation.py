@@ -422,7 +422,21 @@ wider both ways, expert-parallel plans wider above. What first contact shows and
 Trainer LoRA under ms-swift reads 25-54 % low as sequences grow (the reserved pool of variable-length batches;
 Qwen's own README, padded to fixed length, reads -1 to -16 % on the same models), torchtitan's Llama 4 Scout FSDP x
 EP runs without checkpointing 32 % low (the MoE dispatch and grouped-GEMM buffers), and single-GPU QLoRA at 8k
-tokens 20-35 % high (the fp32 activations of prepare_model_for_kbit_training)."""
+tokens 20-35 % high (the fp32 activations of prepare_model_for_kbit_training).
+
+Two sources recorded at bf5de6d (2026-12-06), before any change: AnswerDotAI/fsdp_qlora's March 2024 benchmarks
+(19 rows: Llama 2 7B, Yi 34B, Llama 2 70B and Mistral 7B LoRA and bitsandbytes QLoRA r=64 on two 24 GB cards under
+PyTorch FSDP1, DDP and CPU offload; max reserved, two rows max allocated) read 14.0 % at the median, every row low
+but one (-34 % to +2 %), all 19 judged to fit, 17 inside the range; torchtune's README of 2024-03-28 (5 rows, Llama 2
+7B, max reserved) read 48.1 % (-18 % to +91 %), 2 of 5 inside. One change followed, a plan input: the optimizer
+stepped in the backward (Plan.optimizer_in_backward, torchtune's optimizer_in_bwd: one gradient held at a time),
+which torchtune's low-memory full fine-tune runs (+91 % to +8 %). Left as they read: fsdp_qlora's rows under FSDP1
+read low where the reserved pool runs above the allocated peak (1.96 and 1.06 GiB at batch 1 x 512 and x 2,048 in its
+own LoRA pair, which the allocated readings match within 2 %; FSDP1 frees all-gathered parameters through
+recordStream, which torchtitan's docs/fsdp.md names as why FSDP2's memory is lower and deterministic) and with CPU
+offload (-24 to -30 %); torchtune's two FSDP rows read +48 % and +56 %, figures its README replaced two weeks later
+(12.01 -> 22.9 GB and 14.17 -> 20.95 GB at fef3ed10d): 12.01 GB (11.2 GiB) is below the 12.6 GiB that bf16
+weights, gradients and AdamW states of 6.7B parameters take on each of 4 GPUs."""
 
 # Median |error| of the estimator at 7c1f6ff (see the module docstring); it had no memory held-out rows run then.
 BASELINE = {

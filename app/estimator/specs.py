@@ -193,6 +193,12 @@ class Plan:
     # arguments.py), 18 B/param with Adam, 6 + 12/d with the distributed optimizer (Megatron-LM docs/user-guide/
     # features/dist_optimizer.md); the planner sets it for the plans its megatron stack runs (app/planner/stacks.py)
     fp32_main_grads: bool = False
+    # the optimizer steps each parameter inside the backward, as soon as its gradient is accumulated, and frees that
+    # gradient (torchtune `optimizer_in_bwd: True`: recipes/full_finetune_single_device.py builds one optimizer per
+    # parameter and torchtune/utils/memory.py `register_optim_in_bwd_hooks` runs its step() and zero_grad() from
+    # `p.register_post_accumulate_grad_hook`): one parameter's gradient at a time instead of the model's; one GPU,
+    # no ZeRO, no gradient accumulation (the recipe refuses accumulation with it)
+    optimizer_in_backward: bool = False
     # whether the stack's loader holds the whole model (as loaded: QLoRA's NF4 linears and 16-bit rest) in host RAM
     # before ZeRO-3 shards it, and on which ranks of a node: "every_rank" (transformers' bitsandbytes load under
     # DeepSpeed ZeRO-3: each rank quantises on its GPU and keeps the result on the CPU), "local_rank_0" (the same

@@ -75,6 +75,36 @@ Sources (each a project that measured its own runs and says with what):
                TorchTitan: Llama4 Scout vs bfloat16 baseline": 4 B200, FSDP 4 x EP 4, no AC, torch.compile, seq 8192,
                local batch 8, Llama 4 Scout shapes cut to 2 layers (16 routed experts top-1 + 1 shared, expert width
                8192). "Max Memory (GiB)" is torchtitan's max reserved.
+  [fsdp-qlora] AnswerDotAI/fsdp_qlora benchmarks_03_2024.md at 23fafdfb ("Benchmarking QLoRA+FSDP", runs of
+               February and March 2024): train.py (as at 50efa1e, 2024-03-26) on two RTX 3090 (the 7B, 34B and 70B
+               case study) or two RTX 4090 (the rows that section adds: CPU offload at batch 10 and 12, Mistral 7B),
+               24 GB each, modelled on the catalog's RTX 4090 (same 24 GB; the figure compared does not depend on the
+               card). The template command: --dataset dummy (every sample longer than the context, truncated to it:
+               batches of one length), --use_gradient_checkpointing True --reentrant_checkpointing True (each decoder
+               layer wrapped by torch's checkpoint_wrapper), gradient accumulation 1, precision bf16 (weights, LoRA
+               adapters and torch AdamW states all bf16, no FSDP mixed-precision policy), attention sdpa, the
+               transformers LlamaForCausalLM loss (fp32 logits upcast, early 2024). LoRA: PEFT r=64, alpha 16, dropout
+               0.1 on q, k, v, gate, up, down (not o_proj). QLoRA: every linear of the decoder layers a bitsandbytes
+               Linear4bit (NF4, compress_statistics default: double quantisation, quant_storage bf16), embeddings and
+               head bf16, PEFT's get_peft_model without prepare_model_for_kbit_training (16-bit activations).
+               FSDP FULL_SHARD over the 2 GPUs unless the row says DDP (ShardingStrategy.NO_SHARD) or CPU offload
+               (CPUOffload(offload_params=True): parameters and gradients on the host, the optimizer steps there).
+               "Peak Memory (GiB)" is torch.cuda.max_memory_reserved() / 2**30 on rank 0 (the post: "the reported peak
+               reserved memory"); for two LoRA rows the post also gives the allocated peak (8.28 and 9.16 GiB).
+  [torchtune-2403] pytorch/torchtune README.md at 5cbc1967b (2024-03-28), "Finetuning resource requirements": Llama 2
+               7B on the linked recipes/configs/llama2/*.yaml of that commit, batch 2 of tatsu-lab/alpaca (no
+               max_seq_len: batches padded to their longest sample, 1,304 tokens at most, as litgpt counts Alpaca's
+               longest Llama 2 example), dtype bf16 (weights, LoRA adapters, AdamW states bf16), LoRA r=8; QLoRA =
+               torchtune's NF4 (torchao NF4Tensor, its scalers quantised: double quantisation) on q, k, v, o and the
+               MLP; cross-entropy on the decoder's fp32 output (TransformerDecoder `.float()`). "Peak memory per GPU is
+               as reported by torch.cuda.max_memory_reserved()" (decimal GB, utils.memory_stats_log / 1e9, converted
+               to GiB here), measured on A100s with torch.cuda.set_per_process_memory_fraction limiting them to the
+               card named. The A6000 full fine-tune row (bitsandbytes PagedAdamW, optimizer_in_bwd) was cited before
+               by tests/estimator/test_memory_qlora.py as a gate check only (fits on 48 GiB), never compared. Two
+               weeks later the README (fef3ed10d, 2024-04-16) replaced both FSDP rows' figures (LoRA 14.17 -> 20.95
+               GB, full fine-tune 12.01 -> 22.9 GB: 12.01 GB is less than the bf16 weights, gradients and AdamW
+               states of 6.7B parameters on each of 4 GPUs) with Alpaca cut at 512 tokens; those later figures were
+               seen while these rows were written and are not rows here.
 
 `levers` names what each run used that moves the peak and that the estimator may or may not model (attention
 implementation, loss implementation, compile, activation offload, FP8 parameters).
@@ -129,6 +159,16 @@ TORCHAO_MOE = (
 TRAINY = (
     "pytorch/torchtitan benchmarks/llama3-8b_h200_202506_trainy-whitefiber.md at "
     "4a61bd87d3c7e92bcfeb5d5464d9e6bd13ef440a (Memory(GiB): torchtitan max reserved at iteration 100)"
+)
+
+FSDP_QLORA = (
+    "AnswerDotAI/fsdp_qlora benchmarks_03_2024.md at 23fafdfb4af403d0808038adafbfd74de265d33a (train.py as at 50efa1e; "
+    "2 x RTX 3090 or 4090, dummy data of one length, reentrant gradient checkpointing, bf16; Peak Memory (GiB) = "
+    "torch.cuda.max_memory_reserved / 2**30)"
+)
+TORCHTUNE_2403 = (
+    "pytorch/torchtune README.md at 5cbc1967b, 'Finetuning resource requirements' (Llama 2 7B, batch 2 of Alpaca, "
+    "bf16; peak memory per GPU = torch.cuda.max_memory_reserved / 1e9, GB converted to GiB)"
 )
 
 # Qwen (v1) remote code, from each model's config.json on the Hugging Face Hub (Qwen/Qwen-*-Chat): RMSNorm, SwiGLU
@@ -623,6 +663,128 @@ def _torchao_moe() -> list[FirstContactCase]:
     return cases
 
 
+def _fsdp_qlora() -> list[FirstContactCase]:
+    cases = []
+    rtx = get_gpu("rtx4090-24g")  # the 3090 runs too: the same 24 GB (the compared figure does not depend on the card)
+    lora = LoraSpec(rank=64, alpha=16, targets=("q", "k", "v", "gate", "up", "down"), dropout=0.1)
+    models = {
+        "Llama-2 7B": get_preset("llama-2-7b").model,
+        "Yi 34B": YI_34B,
+        "Llama-2 70B": get_preset("llama-2-70b").model,
+        "Mistral 7B v0.2": get_preset("mistral-7b").model,
+    }
+    # (model, method, sharding, batch, context, published GiB, reading)
+    rows = (
+        ("Llama-2 7B", "QLoRA", "fsdp", 1, 512, 4.98, "reserved"),
+        ("Llama-2 7B", "QLoRA", "fsdp", 1, 2048, 5.21, "reserved"),
+        ("Llama-2 7B", "LoRA", "fsdp", 1, 512, 10.24, "reserved"),
+        ("Llama-2 7B", "LoRA", "fsdp", 1, 2048, 10.22, "reserved"),
+        ("Llama-2 7B", "LoRA", "fsdp", 1, 512, 8.28, "allocated"),
+        ("Llama-2 7B", "LoRA", "fsdp", 1, 2048, 9.16, "allocated"),
+        ("Llama-2 7B", "QLoRA", "fsdp", 4, 2048, 11.22, "reserved"),
+        ("Llama-2 7B", "QLoRA", "fsdp", 10, 2048, 20.97, "reserved"),
+        ("Llama-2 7B", "LoRA", "fsdp", 4, 2048, 16.14, "reserved"),
+        ("Llama-2 7B", "LoRA", "fsdp", 6, 2048, 21.35, "reserved"),
+        ("Llama-2 7B", "QLoRA", "ddp", 8, 2048, 20.94, "reserved"),
+        ("Llama-2 7B", "LoRA", "ddp", 4, 2048, 22.04, "reserved"),
+        ("Yi 34B", "QLoRA", "fsdp", 2, 2048, 23.05, "reserved"),
+        ("Yi 34B", "QLoRA", "offload", 4, 2048, 22.98, "reserved"),
+        ("Llama-2 70B", "QLoRA", "offload", 2, 2048, 14.92, "reserved"),
+        ("Llama-2 7B", "LoRA", "offload", 10, 2048, 22.69, "reserved"),
+        ("Llama-2 7B", "QLoRA", "offload", 12, 2048, 22.38, "reserved"),
+        ("Mistral 7B v0.2", "QLoRA", "offload", 12, 2048, 22.54, "reserved"),
+        ("Mistral 7B v0.2", "QLoRA", "offload", 1, 24576, 22.54, "reserved"),
+    )
+    for name, method, sharding, batch, seq, published, reading in rows:
+        qlora = method == "QLoRA"
+        workload = Workload(
+            task="qlora" if qlora else "lora",
+            mixed_precision=False,
+            seq_len=seq,
+            global_batch=2 * batch,
+            lora=lora,
+            paged_optimizer=False,  # torch.optim.AdamW
+            kbit_upcast=False if qlora else None,  # get_peft_model only: no prepare_model_for_kbit_training
+            varied_lengths=False,
+        )
+        plan = Plan(
+            dp=2,
+            zero_stage=0 if sharding == "ddp" else 3,
+            offload="optimizer_and_params" if sharding == "offload" else "none",
+            micro_batch=batch,
+            recompute="full",
+            attention="sdpa",
+        )
+        what = {"fsdp": "FSDP", "ddp": "DDP (NO_SHARD)", "offload": "FSDP + CPU offload"}[sharding]
+        cases.append(
+            FirstContactCase(
+                f"fsdp_qlora {name} {method} r=64, {what}, batch {batch} x {seq}, 2 x 24 GB ({reading})",
+                "fsdp-qlora",
+                FSDP_QLORA,
+                models[name],
+                workload,
+                plan,
+                Cluster(gpu=rtx, gpus_per_node=2),
+                published,
+                reading,
+                "attention: sdpa (flash); loss: transformers LlamaForCausalLM, fp32 logits; reentrant gradient "
+                "checkpointing" + ("; bitsandbytes NF4 (quant_storage bf16), no k-bit preparation" if qlora else ""),
+            )
+        )
+    return cases
+
+
+def _torchtune_2403() -> list[FirstContactCase]:
+    cases = []
+    llama2 = get_preset("llama-2-7b").model
+    rtx = get_gpu("rtx4090-24g")
+    qv = LoraSpec(rank=8, alpha=16, targets=("q", "v"))
+    every = LoraSpec(rank=8, alpha=16, targets=("q", "k", "v", "o", "gate", "up", "down"))
+    # (label, config, task, lora, paged optimizer, GPUs, recompute, card, published GB)
+    rows = (
+        ("QLoRA", "7B_qlora_single_device", "qlora", every, False, 1, "full", rtx, 9.29),
+        ("LoRA", "7B_lora (FSDP)", "lora", qv, False, 2, "none", rtx, 14.17),
+        ("LoRA", "7B_lora_single_device", "lora", qv, False, 1, "full", rtx, 17.18),
+        ("full fine-tune", "7B_full_single_device_low_memory (PagedAdamW, optimizer_in_bwd)", "full_finetune", None,
+         True, 1, "full", get_gpu("rtxa6000-48g"), 15.97),
+        ("full fine-tune", "7B_full (FSDP)", "full_finetune", None, False, 4, "full", rtx, 12.01),
+    )  # fmt: skip
+    for label, config, task, lora, paged, gpus, recompute, gpu, published_gb in rows:
+        workload = Workload(
+            task=task,  # type: ignore[arg-type]
+            mixed_precision=False,
+            seq_len=1304,
+            global_batch=2 * gpus,
+            lora=lora,
+            paged_optimizer=paged,
+            kbit_upcast=False if task == "qlora" else None,
+            varied_lengths=True,
+        )
+        plan = Plan(
+            dp=gpus,
+            zero_stage=3 if gpus > 1 else 0,
+            micro_batch=2,
+            recompute=recompute,  # type: ignore[arg-type]
+            optimizer_in_backward="optimizer_in_bwd" in config,  # fitted: added after first contact
+        )
+        cases.append(
+            FirstContactCase(
+                f"torchtune 2024-03 Llama 2 7B {label}, {config}, {gpus} x {gpu.name}, batch 2 of Alpaca",
+                "torchtune-2403",
+                TORCHTUNE_2403,
+                llama2,
+                workload,
+                plan,
+                Cluster(gpu=gpu, gpus_per_node=gpus),
+                round(published_gb * GB, 2),
+                "reserved",
+                "attention: sdpa (flash); loss: nn.CrossEntropyLoss on the decoder's fp32 output"
+                + ("; torchtune NF4 (torchao)" if task == "qlora" else ""),
+            )
+        )
+    return cases
+
+
 MEMORY_FIRST_CONTACT: tuple[FirstContactCase, ...] = tuple(
     _ms_swift()
     + _torchao()
@@ -632,4 +794,6 @@ MEMORY_FIRST_CONTACT: tuple[FirstContactCase, ...] = tuple(
     + _torchtitan_nvfp4()
     + _torchao_moe()
     + _universal_llm_trainer()
+    + _fsdp_qlora()
+    + _torchtune_2403()
 )

@@ -257,17 +257,22 @@ def test_the_range_leans_where_validated_runs_of_the_kind_read_off() -> None:
 
 
 def test_coverage_on_every_validation_row() -> None:
-    # All 213 memory rows (tests/estimator/validation_cases.py MEMORY and memory_first_contact.py, each read as its
+    # All 237 memory rows (tests/estimator/validation_cases.py MEMORY and memory_first_contact.py, each read as its
     # source measured): the range constants are fitted on them (app/estimator/memory/band.py), so this guards the fit:
-    # 174 of 213 inside (82 %) at a median half-width of 19.8 %; the issue's goal is 80 % at 20 %. The rows outside are
+    # 194 of 237 inside (82 %) at a median half-width of 19.8 %; the issue's goal is 80 % at 20 %. The rows outside are
     # mostly ms-swift's Hugging Face Trainer runs (17 of 48; of its three gptq QLoRA rows two are inside) and
     # universal-llm-trainer's (14 of 30: LoRA on 16-bit logits reads high, full fine-tuning with FSDP CPU offload low).
+    # The 24 rows of fsdp-qlora and torchtune-2403 came in at 19 of 24 inside, 20 with Plan.optimizer_in_backward
+    # (the range constants unchanged): outside are
+    # fsdp_qlora's two batch-1 x 512 rows read as reserved (FSDP1's reserved pool 1-2 GiB above its allocated peak)
+    # and torchtune's two March 2024 FSDP rows that its README revised two weeks later (14.17 -> 20.95 GB, 12.01 ->
+    # 22.9 GB: 12.01 GB is less than the 8 bytes a parameter of bf16 weights, gradients and AdamW on 4 GPUs).
     from tests.estimator.memory_first_contact import MEMORY_FIRST_CONTACT
     from tests.estimator.validation_cases import MEMORY
 
     results = [_inside(c) for c in (*MEMORY, *MEMORY_FIRST_CONTACT)]
     inside = sum(ok for ok, _ in results)
     widths = sorted(w for _, w in results)
-    assert len(results) == 213
-    assert inside >= 174, inside
+    assert len(results) == 237
+    assert inside >= 194, inside
     assert widths[len(widths) // 2] <= 0.20

@@ -55,7 +55,10 @@ Everything is bytes per GPU for the worst pipeline stage. Sources, by term:
   fine-tune on one RTX A6000 with bitsandbytes PagedAdamW (recipes/configs/llama2/7B_full_single_device_low_memory
   .yaml, README early 2024: 15.97 GB reserved) holds 50 GiB of weights, gradients and fp32 states on a 48 GiB card.
   Only where the launch runs a bitsandbytes paged optimizer (`paged_optimizer`): unsharded, under the Trainer's
-  paged_adamw_32bit / paged_adamw_8bit / paged_lion_32bit.
+  paged_adamw_32bit / paged_adamw_8bit / paged_lion_32bit. That recipe also steps the optimizer in the backward
+  (`Plan.optimizer_in_backward`, torchtune `optimizer_in_bwd`: one optimizer per parameter, stepped and zeroed from
+  its post-accumulate-grad hook), so one parameter's gradient is held at a time, the largest tensor's: the README's
+  15.97 GB read +91 % with the whole bf16 gradient counted, +8 % now.
 - Activations, per operation (Korthikanti et al. 2022, §4.1 method, Table 2): we count every tensor autograd keeps
   for the backward pass of a Llama-style (RMSNorm, SwiGLU, GQA, no dropout) or a GPT-style (LayerNorm, GELU) block,
   instead of the GPT-with-dropout constant 34. Flash attention keeps q, k, v, the output and the log-sum-exp, no s²

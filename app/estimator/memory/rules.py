@@ -180,10 +180,32 @@ def _fits_sequence_and_cluster(
             f"task; got precision {workload.precision}, task {workload.task}.",
             field="plan.fp8_params",
         )
+    if plan.optimizer_in_backward:
+        return _optimizer_in_backward(workload, plan)
     # Plan.gpus and Cluster.gpus, multiplied out: two property calls cost as much as the rest of this rule
     if cluster is not None and plan.dp * plan.tp * plan.pp * plan.cp > cluster.gpus_per_node * cluster.nodes:
         return EstimatorError(
             f"The plan needs dp×tp×pp×cp = {plan.gpus} GPUs; the cluster has {cluster.gpus}.", field="plan"
+        )
+    return None
+
+
+def _optimizer_in_backward(workload: Workload, plan: Plan) -> EstimatorError | None:
+    """The optimizer stepped in the backward (Plan.optimizer_in_backward) as torchtune runs it: a full fine-tune or
+    pretraining on one GPU without ZeRO (sharded gradients are reduced after the backward, which the per-parameter
+    step would precede) and without gradient accumulation (full_finetune_single_device.py refuses it)."""
+    field = "plan.optimizer_in_backward"
+    if workload.task not in FULL_TRAINING_TASKS:
+        return EstimatorError(
+            "optimizer_in_backward steps the trained weights: it needs a full training task.", field=field
+        )
+    if plan.dp * plan.tp * plan.pp * plan.cp > 1 or plan.zero_stage:
+        return EstimatorError("optimizer_in_backward runs on one GPU without ZeRO.", field=field)
+    if workload.global_batch is not None and workload.global_batch != plan.micro_batch:
+        return EstimatorError(
+            "optimizer_in_backward steps every micro-batch: the global batch must be the micro-batch "
+            f"({plan.micro_batch}), got {workload.global_batch}.",
+            field=field,
         )
     return None
 

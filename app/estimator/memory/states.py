@@ -289,6 +289,9 @@ def _full_states(
             grads = shard * grad_bytes
         if zero == 3 and plan.pp == 1:
             weights = min(weights, shard * ctx.dtype + 2.0 * _unit_bytes(ctx, stage, plan.fp8_params))
+    if plan.optimizer_in_backward:  # one parameter's gradient at a time: the largest tensor (rules: no ZeRO, one GPU)
+        facts = ctx.facts
+        grads = max(facts.embedding, facts.lm_head, facts.largest_linear) / plan.tp * grad_bytes
     if offload == "none":
         return weights, grads, optim, 0.0
     return _offloaded(ctx, stage, (weights, grads, optim), shard, offload)
@@ -345,7 +348,17 @@ def _states(ctx: _Ctx, stage: _Stage, plan: Plan, n: int, zero: int, offload: st
 def _stage_states(ctx: _Ctx, plan: Plan, shard: int, zero: int, offload: str) -> tuple[tuple[float, ...], ...]:
     """(weights, gradients, optimizer, host) of each stage (`_stages`). Model states do not depend on micro-batch,
     recompute or attention: cached for the plans that vary those, every stage under one key."""
-    key = (plan.tp, plan.pp, plan.ep, shard, zero, offload, plan.fp32_main_grads, plan.fp8_params)
+    key = (
+        plan.tp,
+        plan.pp,
+        plan.ep,
+        shard,
+        zero,
+        offload,
+        plan.fp32_main_grads,
+        plan.fp8_params,
+        plan.optimizer_in_backward,
+    )
     states = ctx.states.get(key)
     if states is None:
         stages = _stages_of(ctx, plan)
