@@ -335,17 +335,23 @@ def _sku_snapshot(sku: Sku, regions: list[str]) -> dict[str, Any]:
     }
 
 
-def _snapshot(
-    sku: Sku,
-    priced: _Priced,
-    addons: list[SkuAddon],
-    data: QuoteCreate,
-    *,
-    nodes: int,
-    cards: int,
-    notes: list[QuoteNote],
-    figures: dict[str, Any],
-) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class _Terms:
+    """What a new quote freezes: the SKU as priced, its add-ons, the request, the servers and GPUs it occupies,
+    its notes and the plan's recomputed figures (`check_plan`)."""
+
+    sku: Sku
+    priced: _Priced
+    addons: list[SkuAddon]
+    data: QuoteCreate
+    nodes: int
+    cards: int
+    notes: list[QuoteNote]
+    figures: dict[str, Any]
+
+
+def _snapshot(terms: _Terms) -> dict[str, Any]:
+    sku, priced, data, notes = terms.sku, terms.priced, terms.data, terms.notes
     currency = priced.currency
     return {
         "seller": dict(SELLER),
@@ -368,12 +374,12 @@ def _snapshot(
                 "monthly_amount": _money(a.amount_minor, a.currency),
                 "currency": a.currency,
             }
-            for a in addons
+            for a in terms.addons
         ],
-        "nodes": nodes,
-        "cards": cards,
+        "nodes": terms.nodes,
+        "cards": terms.cards,
         "workload": data.stored_workload(),
-        "plan": data.stored_plan(figures),
+        "plan": data.stored_plan(terms.figures),
         "notes": [messages.quote_note(code, params) for code, params in notes],
         "note_codes": [{"code": code, "params": params} for code, params in notes],
     }
@@ -449,19 +455,8 @@ def create_quote(
     )
     if organisation is None:  # a key's quotes count against the key's own limit
         _count_new_quote(session)  # only a quote about to be written counts: a refused request spends nothing
-    quote = _new_quote(
-        sku,
-        priced,
-        addons,
-        data,
-        nodes=nodes,
-        cards=cards,
-        months=months,
-        notes=notes,
-        now=now,
-        validity_days=validity_days,
-        figures=figures,
-    )
+    terms = _Terms(sku, priced, addons, data, nodes=nodes, cards=cards, notes=notes, figures=figures)
+    quote = _new_quote(terms, months=months, now=now, validity_days=validity_days)
     quote.idempotency_key, quote.request_hash = idempotency_key, digest if idempotency_key else None
     quote.idempotency_scope = scope
     quote.organisation = organisation
@@ -497,21 +492,9 @@ def _replay(earlier: Quote, digest: str, key: str, base_path: str) -> Created:
     return Created(quote_out(earlier, base_path=base_path), created=False)
 
 
-def _new_quote(
-    sku: Sku,
-    priced: _Priced,
-    addons: list[SkuAddon],
-    data: QuoteCreate,
-    *,
-    nodes: int,
-    cards: int,
-    months: int,
-    notes: list[QuoteNote],
-    now: datetime,
-    validity_days: int,
-    figures: dict[str, Any],
-) -> Quote:
+def _new_quote(terms: _Terms, *, months: int, now: datetime, validity_days: int) -> Quote:
     """The quote, priced and frozen; its number is set by the caller under the counter lock."""
+    sku, priced, data = terms.sku, terms.priced, terms.data
     priced_lines = [line for line in priced.lines if line.amount_minor is not None]
     gross = sum((line.unit_price_minor or 0) * line.quantity * line.months for line in priced_lines)
     discount_total = sum(line.discount_minor or 0 for line in priced_lines)
@@ -535,7 +518,7 @@ def _new_quote(
         discount_total_minor=discount_total,
         total_minor=gross - discount_total,
         estimator_version=estimator_version(),
-        snapshot=_snapshot(sku, priced, addons, data, nodes=nodes, cards=cards, notes=notes, figures=figures),
+        snapshot=_snapshot(terms),
         customer_name=data.customer.name,
         customer_company=data.customer.company,
         customer_email=str(data.customer.email),
