@@ -702,25 +702,36 @@ def _megatron_parallel_args(model: ModelSpec, workload: Workload, plan: Plan, gl
     if plan.zero_stage >= 1 and plan.dp > 1:
         args.append("--use-distributed-optimizer")
     args += _megatron_lever_args(model, plan)
-    if plan.recompute == "selective":
-        args.append("--recompute-activations")
-    elif plan.recompute == "full":
-        args += ["--recompute-granularity full", "--recompute-method uniform", "--recompute-num-layers 1"]
-    if workload.precision in BF16_RUN_PRECISIONS:
-        args.append("--bf16")
-    elif workload.precision == "fp16":
-        args.append("--fp16")
-    if workload.precision == "fp8":
-        args += MEGATRON_FP8
-        if plan.fp8_params:  # the weights the estimate counts in FP8 (plan.fp8_params; Megatron-LM arguments.py)
-            # and the bf16 gradient buffer it counts with them (memory.states `fp32_grad_buffer`)
-            args += ["--fp8-param-gather", "--grad-reduce-in-bf16"]
+    args += _megatron_recompute_args(plan)
+    args += _megatron_precision_args(workload, plan)
     # Megatron-LM pads the tokenizer's length up to a multiple of make_vocab_size_divisible_by × tp
     # (megatron/training/tokenizer/tokenizer.py _vocab_size_with_padding, default 128) while a converted Hugging Face
     # checkpoint keeps config.json's vocab_size (Megatron-Bridge should_pad_vocab False): vocab_size ÷ tp pads to
     # exactly that size at any tp, as Megatron-LM's examples/post_training/modelopt/conf files set it per model
     if model.vocab % plan.tp == 0:
         args.append(f"--make-vocab-size-divisible-by {model.vocab // plan.tp}")
+    return args
+
+
+def _megatron_recompute_args(plan: Plan) -> list[str]:
+    if plan.recompute == "selective":
+        return ["--recompute-activations"]
+    if plan.recompute == "full":
+        return ["--recompute-granularity full", "--recompute-method uniform", "--recompute-num-layers 1"]
+    return []
+
+
+def _megatron_precision_args(workload: Workload, plan: Plan) -> list[str]:
+    """The run's 16-bit type (an FP8 run keeps BF16 outside its GEMMs), then FP8's own flags."""
+    args = ["--bf16"] if workload.precision in BF16_RUN_PRECISIONS else []
+    if workload.precision == "fp16":
+        args.append("--fp16")
+    if workload.precision != "fp8":
+        return args
+    args += MEGATRON_FP8
+    if plan.fp8_params:  # the weights the estimate counts in FP8 (plan.fp8_params; Megatron-LM arguments.py)
+        # and the bf16 gradient buffer it counts with them (memory.states `fp32_grad_buffer`)
+        args += ["--fp8-param-gather", "--grad-reduce-in-bf16"]
     return args
 
 
@@ -782,16 +793,13 @@ def _megatron_run_args(
 
 def _architecture_args(model: ModelSpec) -> list[str]:
     """Megatron defaults describe GPT-2 (LayerNorm, learned positions, GELU, tied embeddings, biases)."""
-    args = []
-    if model.norm == "rmsnorm":
-        args.append("--normalization RMSNorm")
-    if not model.learned_positions:
-        args.append("--position-embedding-type rope")
-        if model.rope_theta is not None:  # Megatron's default base is 10,000; Llama 3 uses 500,000
-            args.append(f"--rotary-base {model.rope_theta:.0f}")
-        if model.rope_scaling is not None and model.rope_scaling[0] == MEGATRON_ROPE_SCALING:
-            args += ["--use-rope-scaling", f"--rope-scaling-factor {model.rope_scaling[1]:g}"]
-        args += _mla_yarn_args(model)
+    return _layer_args(model) + _attention_args(model) + _moe_args(model)
+
+
+def _layer_args(model: ModelSpec) -> list[str]:
+    """Normalisation, positions, MLP, embeddings and biases."""
+    args = ["--normalization RMSNorm"] if model.norm == "rmsnorm" else []
+    args += _position_args(model)
     if model.norm_eps is not None:  # Megatron's default is 1e-5; Qwen and Gemma use 1e-6
         args.append(f"--norm-epsilon {model.norm_eps:g}")
     if model.mlp == "swiglu":
@@ -804,33 +812,51 @@ def _architecture_args(model: ModelSpec) -> list[str]:
         args.append("--add-qkv-bias")
     if model.family in QK_NORM_FAMILIES:
         args.append("--qk-layernorm")
+    return args
+
+
+def _position_args(model: ModelSpec) -> list[str]:
+    if model.learned_positions:
+        return []
+    args = ["--position-embedding-type rope"]
+    if model.rope_theta is not None:  # Megatron's default base is 10,000; Llama 3 uses 500,000
+        args.append(f"--rotary-base {model.rope_theta:.0f}")
+    if model.rope_scaling is not None and model.rope_scaling[0] == MEGATRON_ROPE_SCALING:
+        args += ["--use-rope-scaling", f"--rope-scaling-factor {model.rope_scaling[1]:g}"]
+    return args + _mla_yarn_args(model)
+
+
+def _attention_args(model: ModelSpec) -> list[str]:
     if model.mla is not None:
-        args += _mla_args(model.mla)
-    else:
-        if model.head_dim is not None:
-            args.append(f"--kv-channels {model.head_dim}")
-        if model.kv_heads != model.heads:
-            args += ["--group-query-attention", f"--num-query-groups {model.kv_heads}"]
+        return _mla_args(model.mla)
+    args = [f"--kv-channels {model.head_dim}"] if model.head_dim is not None else []
+    if model.kv_heads != model.heads:
+        args += ["--group-query-attention", f"--num-query-groups {model.kv_heads}"]
+    return args
+
+
+def _moe_args(model: ModelSpec) -> list[str]:
+    """Where the expert layers start, DeepSeek's routing, and the experts."""
+    args = []
     if model.is_moe and model.moe_layers < model.layers and model.first_dense_layers:
         dense = model.first_dense_layers
         args.append(f"--moe-layer-freq ([0]*{dense}+[1]*{model.layers - dense})")
     args += DEEPSEEK_ROUTER.get(model.family or "", [])
-    if model.is_moe:
-        args += [
-            f"--num-experts {model.experts}",
-            f"--moe-router-topk {model.experts_per_token}",
-            f"--moe-ffn-hidden-size {model.expert_ffn or model.ffn}",
-            "--moe-token-dispatcher-type alltoall",
-            "--moe-grouped-gemm",
-        ]
-        if "--moe-router-enable-expert-bias" not in DEEPSEEK_ROUTER.get(model.family or "", []):
-            # load balancing: arguments.py defaults --moe-aux-loss-coeff to 0.0, which trains with none; Megatron-LM's
-            # examples/mixtral/train_mixtral_8x7b_distributed.sh passes 1e-2 (DeepSeek-V3 balances by expert bias)
-            args.append(f"--moe-aux-loss-coeff {MOE_AUX_LOSS_COEFF:g}")
-        if model.shared_experts:
-            args.append(
-                f"--moe-shared-expert-intermediate-size {model.shared_experts * (model.expert_ffn or model.ffn)}"
-            )
+    if not model.is_moe:
+        return args
+    args += [
+        f"--num-experts {model.experts}",
+        f"--moe-router-topk {model.experts_per_token}",
+        f"--moe-ffn-hidden-size {model.expert_ffn or model.ffn}",
+        "--moe-token-dispatcher-type alltoall",
+        "--moe-grouped-gemm",
+    ]
+    if "--moe-router-enable-expert-bias" not in DEEPSEEK_ROUTER.get(model.family or "", []):
+        # load balancing: arguments.py defaults --moe-aux-loss-coeff to 0.0, which trains with none; Megatron-LM's
+        # examples/mixtral/train_mixtral_8x7b_distributed.sh passes 1e-2 (DeepSeek-V3 balances by expert bias)
+        args.append(f"--moe-aux-loss-coeff {MOE_AUX_LOSS_COEFF:g}")
+    if model.shared_experts:
+        args.append(f"--moe-shared-expert-intermediate-size {model.shared_experts * (model.expert_ffn or model.ffn)}")
     return args
 
 
