@@ -470,7 +470,7 @@ def _deepspeed(job: Job) -> dict[str, Any]:
         out["quantization"] = bnb_config(workload)
     notes = _deepspeed_notes(job, gather)
     if notes:
-        out["notes"] = notes
+        out |= _notes_out(notes)
     return out
 
 
@@ -535,7 +535,21 @@ def _trainer_model(model: ModelSpec, workload: Workload, plan: Plan) -> dict[str
 TRAINER_ATTENTION = {"flash": "flash_attention_2", "sdpa": "sdpa", "eager": "eager"}
 
 
-def _task_notes(model: ModelSpec, workload: Workload) -> list[str]:
+# A launch note: its code in the launch's catalog (app/launch_words.py LAUNCH, en and zh) and its parameters.
+LaunchNote = dict[str, Any]
+
+
+def _note(code: str, **params: Any) -> LaunchNote:
+    return {"code": code, "params": params}
+
+
+def _notes_out(notes: list[LaunchNote]) -> dict[str, Any]:
+    """A launch block's `notes` in English, and `texts` with their codes and parameters (a page words them in its
+    reader's language, as a serving launch's)."""
+    return {"notes": [launch_text(n["code"], n["params"]) for n in notes], "texts": {"notes": notes}}
+
+
+def _task_notes(model: ModelSpec, workload: Workload) -> list[LaunchNote]:
     """What the task asks of the data, whatever the stack: continued pretraining mixes replay into the new text
     (Ibrahim et al. 2024, arXiv:2403.08763: replaying 5 % of the original distribution kept the loss on it for a weak
     shift, English to English; a stronger shift, English to German, needed 25 %) and re-warms to `peak_lr`, which
@@ -544,39 +558,23 @@ def _task_notes(model: ModelSpec, workload: Workload) -> list[str]:
         return []
     lr, default = peak_lr(model, workload), SCHEDULES["continued_pretrain"].lr
     if lr < default:
-        return [launch_text("continued_pretrain_capped", {"lr": lr, "default": default, "model": _repo(model)})]
-    return [launch_text("continued_pretrain", {"lr": lr})]
+        return [_note("continued_pretrain_capped", lr=lr, default=default, model=_repo(model))]
+    return [_note("continued_pretrain", lr=lr)]
 
 
-def _deepspeed_notes(job: Job, gather: bool) -> list[str]:
+def _deepspeed_notes(job: Job, gather: bool) -> list[LaunchNote]:
     notes = _task_notes(job.model, job.workload)
     if job.nodes > 1:
-        notes.append(
-            f"hostfile: one line per server, '<hostname> slots={job.gpus_per_node}', {job.nodes} lines, reachable by "
-            "passwordless ssh (pdsh); put the deepspeed_env lines, if any, in .deepspeed_env in the home directory "
-            "of the launching user, which the runner exports to every server."
-        )
+        notes.append(_note("hostfile", gpus_per_node=job.gpus_per_node, nodes=job.nodes))
     if not gather:
         size = consolidated_save_bytes(job.model, job.workload) / GIB_BYTES
         memory = job.memory
         free = (memory.host_ram_limit or 0.0) - memory.host_ram if memory is not None else 0.0
-        notes.append(
-            f"stage3_gather_16bit_weights_on_model_save is false: gathering the whole model ({size:,.0f} GiB) into "
-            f"rank 0's host RAM at each save would not fit in the {max(0.0, free) / GIB_BYTES:,.0f} GiB the plan "
-            "leaves free on node 0. The Trainer then saves the checkpoint as ZeRO shards (DeepSpeed save_checkpoint); "
-            "convert it after training with the zero_to_fp32.py script DeepSpeed writes into the checkpoint folder "
-            "(python zero_to_fp32.py <checkpoint_dir> <output_dir> --safe_serialization)."
-        )
+        notes.append(_note("zero3_no_gather", size_gib=size, free_gib=max(0.0, free) / GIB_BYTES))
     if job.model.is_moe and job.plan.zero_stage == 3 and not _deepspeed_env(job.model, job.plan):
-        notes.append(
-            f"Set {MOE_LEAF_ENV} to the model's sparse MoE block class: ZeRO-3 must gather that block whole, since "
-            "routing changes which experts run from step to step (deepspeed.utils.set_z3_leaf_modules)."
-        )
+        notes.append(_note("moe_leaf", env=MOE_LEAF_ENV))
     if job.workload.optimizer == "sgd" and job.plan.pp == 1:
-        notes.append(
-            "The Trainer's sgd is torch.optim.SGD without momentum (transformers get_optimizer_cls_and_kwargs); the "
-            "estimate counts a momentum buffer, so it holds less than sized."
-        )
+        notes.append(_note("trainer_sgd"))
     return notes
 
 
@@ -586,11 +584,7 @@ def _fsdp(job: Job) -> dict[str, Any]:
         "command": job.torchrun("-m torchtitan.train --job.config_file train.toml"),
         **job.world(),
         "torchtitan": torchtitan_config(model, workload, plan, job.global_batch, job.performance),
-        "notes": [
-            f"Download {_repo(model)} with scripts/download_hf_assets.py (weights and tokenizer) into "
-            "model.hf_assets_path; register the dataset at training.dataset_path.",
-            *_task_notes(model, workload),
-        ],
+        **_notes_out([_note("torchtitan_download", repo=_repo(model)), *_task_notes(model, workload)]),
     }
 
 
@@ -948,7 +942,7 @@ def _megatron(job: Job) -> dict[str, Any]:
         **({"env": env} if env else {}),
         **job.world(),
         "args": megatron_args(model, workload, job.plan, job.global_batch, job.performance),
-        "notes": _megatron_notes(model, workload, job.global_batch),
+        **_notes_out(_megatron_notes(model, workload, job.global_batch)),
     }
 
 
@@ -968,22 +962,19 @@ def _bridge(job: Job, sft: str | None = None) -> dict[str, Any]:
         **job.world(),
         "recipe": name,
         "overrides": bridge_overrides(job),
-        "notes": [
-            f"Put the training data as prompt-completion JSONL ('input', 'output') under /data/{_slug(model)} "
-            "(dataset.dataset_root). checkpoint.pretrained_checkpoint takes the local Hugging Face model directory "
-            f"of {_repo(model)} or a converted Megatron checkpoint.",
-            *_bridge_notes(job),
-        ],
+        **_notes_out(
+            [
+                _note("bridge_data", slug=_slug(model), repo=_repo(model)),
+                *_bridge_notes(job),
+            ]
+        ),
     }
 
 
-def _bridge_notes(job: Job) -> list[str]:
+def _bridge_notes(job: Job) -> list[LaunchNote]:
     if train_iters(job.workload, job.global_batch) is not None:
         return []
-    return [
-        "No token count was given: add train.train_iters (tokens ÷ (global batch × sequence length)); the "
-        "learning-rate decay and warm-up follow it."
-    ]
+    return [_note("bridge_no_tokens")]
 
 
 def bridge_overrides(job: Job) -> list[str]:
@@ -1105,38 +1096,23 @@ def _save_dir(model: ModelSpec, workload: Workload) -> str:
     return f"/checkpoints/{_slug(model)}-{workload.task.replace('_', '-')}"
 
 
-def _megatron_notes(model: ModelSpec, workload: Workload, global_batch: int) -> list[str]:
+def _megatron_notes(model: ModelSpec, workload: Workload, global_batch: int) -> list[LaunchNote]:
     """What the customer does before launching: convert the weights, tokenize the data; what is left to fill."""
     slug = _slug(model)
     notes = []
     if workload.task != "pretrain":
-        notes.append(
-            f"Convert the Hugging Face weights of {_repo(model)} to a Megatron checkpoint in /checkpoints/{slug}-mcore "
-            "first (Megatron-Bridge, or Megatron-LM tools/checkpoint/convert.py), with the same tensor and "
-            f"pipeline sizes. To resume after an interruption, relaunch with --load {_save_dir(model, workload)} "
-            "and without --finetune."
-        )
-    notes.append(
-        f"Tokenize the dataset with tools/preprocess_data.py and the same tokenizer into /data/{slug}_text_document."
-    )
+        notes.append(_note("megatron_convert", repo=_repo(model), slug=slug, save=_save_dir(model, workload)))
+    notes.append(_note("megatron_tokenize", slug=slug))
     notes += _task_notes(model, workload)
     if workload.task == "full_finetune":  # here only without a Megatron-Bridge SFT recipe (`_megatron`)
-        notes.append(launch_text("megatron_raw_finetune", {}))
+        notes.append(_note("megatron_raw_finetune"))
     if train_iters(workload, global_batch) is None:
-        notes.append("No token count was given: add --train-iters (tokens ÷ (global batch × sequence length)).")
+        notes.append(_note("megatron_no_tokens"))
     fixed = {k: v for k, v in model.rope_params if k in MEGATRON_MLA_YARN_FIXED and MEGATRON_MLA_YARN_FIXED[k] != v}
     if _mla_yarn(model) and fixed:
-        stated = ", ".join(f"{k} {v:g}" for k, v in fixed.items())
-        notes.append(
-            f"config.json's YaRN states {stated}; Megatron-LM's arguments set no such field "
-            "(MLATransformerConfig keeps original_max_position_embeddings 4096, beta_fast 32, beta_slow 1): set it in "
-            "the model provider."
-        )
+        notes.append(_note("megatron_yarn", stated=", ".join(f"{k} {v:g}" for k, v in fixed.items())))
     elif model.rope_scaling is not None and model.rope_scaling[0] != MEGATRON_ROPE_SCALING and not _mla_yarn(model):
-        notes.append(
-            f"config.json scales RoPE the {model.rope_scaling[0]} way (factor {model.rope_scaling[1]:g}); "
-            "Megatron-LM's arguments have no flag for it: set it in the model provider."
-        )
+        notes.append(_note("megatron_rope", kind=model.rope_scaling[0], factor=model.rope_scaling[1]))
     return notes
 
 
