@@ -63,6 +63,12 @@ QUOTE_CHECKS: dict[str, dict[str, str]] = {
         "region_not_offered": "{sku} is offered in {regions}, not {asked!r}",
         "status_unknown": "{status!r} is not a quote status; use one of {statuses}",
         "page_bounds": "limit must be 1–500 and offset ≥ 0",
+        # a disaggregated plan's pools and a training plan's batch (app/quotes/plan_check.py)
+        "pools_cards": "disaggregated pools run on whole servers joined by a fabric; {sku} rents cards",
+        "pool_tp_spans": "tp {tp} spans servers of {sku} ({gpus_per_node} GPUs a server): a replica runs within one",
+        "pools_not_serving": "pools are a serving deployment's: set workload.task to serving",
+        "batch_split": "{global_batch} sequences do not split over dp {dp} × micro_batch {micro_batch} = {step} per "
+        "accumulation step; a launch needs a multiple of {step}: {below} or {above}",
     },
     "zh": {
         "quantity_servers": "数量 {quantity} 租用 {rented} 张 GPU（{quantity} × {sku}，"
@@ -114,5 +120,11 @@ QUOTE_CHECKS: dict[str, dict[str, str]] = {
         "region_not_offered": "{sku} 的供应地区为 {regions}，不包括 {asked!r}",
         "status_unknown": "{status!r} 不是报价状态；可用：{statuses}",
         "page_bounds": "limit 须在 1–500 之间，offset 不得小于 0",
+        "pools_cards": "预填充与解码分离的资源池须运行在由网络连成一体的整台服务器上；{sku} 按卡租用",
+        "pool_tp_spans": "tp {tp} 跨越了 {sku} 的多台服务器（每台 {gpus_per_node} 张 GPU）："
+        "一个副本只能在一台服务器内运行",
+        "pools_not_serving": "资源池属于在线推理部署：请把 workload.task 设为 serving",
+        "batch_split": "{global_batch} 条序列无法按 dp {dp} × micro_batch {micro_batch} = 每个累积步 {step} 条切分；"
+        "启动需要 {step} 的整数倍：{below} 或 {above}",
     },
 }
