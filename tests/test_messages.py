@@ -47,6 +47,8 @@ def fields(template: str) -> set[str]:
         messages.NOTES,
         messages.QUOTE_NOTES,
         messages.SCHEMES,
+        messages.UNKNOWN,
+        messages.BATCH_SPLITS,
         words.PLAN_WORDS,
         words.EXPLAIN_WORDS,
         words.DURATION_WORDS,
