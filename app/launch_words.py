@@ -99,6 +99,39 @@ LAUNCH: dict[str, dict[str, str]] = {
         "megatron_raw_finetune": "This full fine-tune runs Megatron-LM's pretrain_gpt.py on raw tokenized documents: "
         "no prompt-completion format and no loss masking, so the model also learns to predict the prompts. Put the "
         "instruction data in as whole texts, or mask the prompts yourself.",
+        # a training launch's notes (app/planner/launch.py): what to do before launching, what is left to fill
+        "hostfile": "hostfile: one line per server, '<hostname> slots={gpus_per_node}', {nodes} lines, reachable by "
+        "passwordless ssh (pdsh); put the deepspeed_env lines, if any, in .deepspeed_env in the home directory of the "
+        "launching user, which the runner exports to every server.",
+        "zero3_no_gather": "stage3_gather_16bit_weights_on_model_save is false: gathering the whole model "
+        "({size_gib:,.0f} GiB) into rank 0's host RAM at each save would not fit in the {free_gib:,.0f} GiB the plan "
+        "leaves free on node 0. The Trainer then saves the checkpoint as ZeRO shards (DeepSpeed save_checkpoint); "
+        "convert it after training with the zero_to_fp32.py script DeepSpeed writes into the checkpoint folder "
+        "(python zero_to_fp32.py <checkpoint_dir> <output_dir> --safe_serialization).",
+        "moe_leaf": "Set {env} to the model's sparse MoE block class: ZeRO-3 must gather that block whole, since "
+        "routing changes which experts run from step to step (deepspeed.utils.set_z3_leaf_modules).",
+        "trainer_sgd": "The Trainer's sgd is torch.optim.SGD without momentum (transformers "
+        "get_optimizer_cls_and_kwargs); the estimate counts a momentum buffer, so it holds less than sized.",
+        "torchtitan_download": "Download {repo} with scripts/download_hf_assets.py (weights and tokenizer) into "
+        "model.hf_assets_path; register the dataset at training.dataset_path.",
+        "bridge_data": "Put the training data as prompt-completion JSONL ('input', 'output') under /data/{slug} "
+        "(dataset.dataset_root). checkpoint.pretrained_checkpoint takes the local Hugging Face model directory of "
+        "{repo} or a converted Megatron checkpoint.",
+        "bridge_no_tokens": "No token count was given: add train.train_iters (tokens ÷ (global batch × sequence "
+        "length)); the learning-rate decay and warm-up follow it.",
+        "megatron_convert": "Convert the Hugging Face weights of {repo} to a Megatron checkpoint in "
+        "/checkpoints/{slug}-mcore first (Megatron-Bridge, or Megatron-LM tools/checkpoint/convert.py), with the same "
+        "tensor and pipeline sizes. To resume after an interruption, relaunch with --load {save} and without "
+        "--finetune.",
+        "megatron_tokenize": "Tokenize the dataset with tools/preprocess_data.py and the same tokenizer into "
+        "/data/{slug}_text_document.",
+        "megatron_no_tokens": "No token count was given: add --train-iters (tokens ÷ (global batch × sequence "
+        "length)).",
+        "megatron_yarn": "config.json's YaRN states {stated}; Megatron-LM's arguments set no such field "
+        "(MLATransformerConfig keeps original_max_position_embeddings 4096, beta_fast 32, beta_slow 1): set it in the "
+        "model provider.",
+        "megatron_rope": "config.json scales RoPE the {kind} way (factor {factor:g}); Megatron-LM's arguments have no "
+        "flag for it: set it in the model provider.",
     },
     "zh": {
         "layout_replicas": "{replicas} 个副本，每个 {gpus} 张 GPU：每台服务器 {per_node} 个，各自用 "
@@ -183,5 +216,30 @@ LAUNCH: dict[str, dict[str, str]] = {
         "（默认的重新预热峰值 {default:g} 会超过它），并在本次运行中再次衰减。",
         "megatron_raw_finetune": "此次全参数微调用 Megatron-LM 的 pretrain_gpt.py 在分词后的原始文档上训练："
         "没有提示-补全格式，也没有损失掩码，模型也会学习预测提示部分。请把指令数据作为完整文本放入，或自行屏蔽提示部分。",
+        "hostfile": "hostfile：每台服务器一行，'<hostname> slots={gpus_per_node}'，共 {nodes} 行，可经免密 ssh（pdsh）"
+        "访问；如有 deepspeed_env 的行，放入启动用户主目录下的 .deepspeed_env，运行器会把它导出到每台服务器。",
+        "zero3_no_gather": "stage3_gather_16bit_weights_on_model_save 设为 false：每次保存时把整个模型"
+        "（{size_gib:,.0f} GiB）收集到 rank 0 的主机内存，放不进该方案在节点 0 上留出的 {free_gib:,.0f} GiB。"
+        "Trainer 因此把检查点保存为 ZeRO 分片（DeepSpeed save_checkpoint）；训练结束后用 DeepSpeed 写入检查点目录的 "
+        "zero_to_fp32.py 脚本转换（python zero_to_fp32.py <checkpoint_dir> <output_dir> --safe_serialization）。",
+        "moe_leaf": "把 {env} 设为模型稀疏 MoE 模块的类名：ZeRO-3 必须整块收集该模块，因为路由每一步都会改变运行哪些"
+        "专家（deepspeed.utils.set_z3_leaf_modules）。",
+        "trainer_sgd": "Trainer 的 sgd 是不带动量的 torch.optim.SGD（transformers get_optimizer_cls_and_kwargs）；"
+        "估算计入了动量缓冲，因此实际占用少于估算。",
+        "torchtitan_download": "用 scripts/download_hf_assets.py 把 {repo}（权重与分词器）下载到 "
+        "model.hf_assets_path；在 training.dataset_path 登记数据集。",
+        "bridge_data": "把训练数据以提示-补全 JSONL（'input'、'output'）放在 /data/{slug} 下（dataset.dataset_root）。"
+        "checkpoint.pretrained_checkpoint 填 {repo} 的本地 Hugging Face 模型目录，或转换好的 Megatron 检查点。",
+        "bridge_no_tokens": "未给出 token 数：请添加 train.train_iters（token 数 ÷（全局批大小 × 序列长度））；"
+        "学习率的衰减与预热随之确定。",
+        "megatron_convert": "先把 {repo} 的 Hugging Face 权重转换为 Megatron 检查点，放在 /checkpoints/{slug}-mcore"
+        "（用 Megatron-Bridge，或 Megatron-LM 的 tools/checkpoint/convert.py），张量并行与流水线大小保持一致。"
+        "中断后续训时，用 --load {save} 重新启动，并去掉 --finetune。",
+        "megatron_tokenize": "用 tools/preprocess_data.py 和同一个分词器把数据集分词到 /data/{slug}_text_document。",
+        "megatron_no_tokens": "未给出 token 数：请添加 --train-iters（token 数 ÷（全局批大小 × 序列长度））。",
+        "megatron_yarn": "config.json 的 YaRN 设定了 {stated}；Megatron-LM 的参数没有对应字段（MLATransformerConfig "
+        "保持 original_max_position_embeddings 4096、beta_fast 32、beta_slow 1）：请在 model_provider 中设置。",
+        "megatron_rope": "config.json 以 {kind} 方式缩放 RoPE（系数 {factor:g}）；Megatron-LM 的参数没有对应选项："
+        "请在 model_provider 中设置。",
     },
 }

@@ -318,6 +318,27 @@ UNKNOWN: dict[str, dict[str, str]] = {
     },
 }
 
+# Why POST /estimate finds no plan for a global batch (app/planner/service.py `_batch_split`): the micro-batch does
+# not divide it, or no data-parallel degree × micro-batch on the GPUs asked for does.
+BATCH_SPLITS: dict[str, dict[str, str]] = {
+    "en": {
+        "micro_batch_split": "micro_batch {micro_batch} does not divide the global batch of {global_batch} sequences, "
+        "so no data-parallel degree steps on whole micro-batches: give a micro_batch that divides {global_batch} "
+        "(e.g. {fits}), or a global_batch that is a multiple of {micro_batch}.",
+        "gpus_batch_split": "the global batch of {global_batch} sequences does not split over {gpus} × {gpu}: no "
+        "data-parallel degree × micro-batch divides it, with or without tensor and pipeline parallel. Give a "
+        "global_batch that {gpus} divides (e.g. {multiple}), or a GPU count that divides {global_batch}.",
+    },
+    "zh": {
+        "micro_batch_split": "micro_batch {micro_batch} 不能整除 {global_batch} 条序列的全局批，任何数据并行度都无法"
+        "按整个微批迭代：请给出能整除 {global_batch} 的 micro_batch（如 {fits}），或 {micro_batch} 整数倍的 "
+        "global_batch。",
+        "gpus_batch_split": "{global_batch} 条序列的全局批无法在 {gpus} × {gpu} 上切分：无论是否使用张量并行和流水线"
+        "并行，都没有数据并行度 × 微批能整除它。请给出能被 {gpus} 整除的 global_batch（如 {multiple}），"
+        "或能整除 {global_batch} 的 GPU 数量。",
+    },
+}
+
 # What a multi-server option assumes about the fabric joining its servers (app/planner/mappers.py
 # `fabric_assumptions`): the SKU's own, or its add-on, priced (in the cost and the quote) or on consultation; and how
 # far its speed is from the runs that calibrated it (`calibration_assumptions`, app/estimator/performance.py
@@ -561,6 +582,11 @@ def unknown(code: str, params: Mapping[str, Any], lang: str = "en") -> str:
     sep = "、" if lang == "zh" else ", "
     words = {key: sep.join(str(item) for item in params.get(key, ())) for key in ("unknown", "allowed")}
     return UNKNOWN[lang][code].format(**words)
+
+
+def batch_split(code: str, params: Mapping[str, Any], lang: str = "en") -> str:
+    """Why no plan steps on the global batch asked for, in `lang`."""
+    return BATCH_SPLITS[_lang(lang)][code].format(**params)
 
 
 # A rental term's name inside a sentence (`other_term_cheaper` names both terms).

@@ -51,6 +51,24 @@ QUOTE_CHECKS: dict[str, dict[str, str]] = {
         "capacity_taken_beyond": "{units_words} of {sku} are not free in {region} from {start_date}: {free_words} "
         "free over the whole rental, and not free for the whole rental from any start up to {last_start_date} "
         "(quotes start at most a year ahead)",
+        # what the SKU rents and the request names (app/quotes/service.py): the SKU, its price, quantity, add-ons,
+        # region; and GET /quotes's filters
+        "sku_unknown": "SKU {sku_id!r} is not in the catalog; active SKUs: {active}",
+        "sku_retired": "SKU {sku_id!r} is retired and can no longer be quoted; active SKUs: {active}",
+        "sku_unpriced": "{sku} has no price in force; it is quoted on consultation",
+        "quantity_max": "at most {max_nodes} servers per quote; larger clusters are quoted on consultation",
+        "addons_repeated": "each add-on may be listed once",
+        "addons_unknown": "{unknown} not offered with {sku}; allowed: {allowed}",
+        "addons_none_offered": "{unknown} not offered with {sku}; allowed: none",
+        "region_not_offered": "{sku} is offered in {regions}, not {asked!r}",
+        "status_unknown": "{status!r} is not a quote status; use one of {statuses}",
+        "page_bounds": "limit must be 1–500 and offset ≥ 0",
+        # a disaggregated plan's pools and a training plan's batch (app/quotes/plan_check.py)
+        "pools_cards": "disaggregated pools run on whole servers joined by a fabric; {sku} rents cards",
+        "pool_tp_spans": "tp {tp} spans servers of {sku} ({gpus_per_node} GPUs a server): a replica runs within one",
+        "pools_not_serving": "pools are a serving deployment's: set workload.task to serving",
+        "batch_split": "{global_batch} sequences do not split over dp {dp} × micro_batch {micro_batch} = {step} per "
+        "accumulation step; a launch needs a multiple of {step}: {below} or {above}",
     },
     "zh": {
         "quantity_servers": "数量 {quantity} 租用 {rented} 张 GPU（{quantity} × {sku}，"
@@ -92,5 +110,21 @@ QUOTE_CHECKS: dict[str, dict[str, str]] = {
         "{free_words}空闲，且该地域总数不足 {units_words}",
         "capacity_taken_beyond": "{region}自 {start_date} 起没有 {units_words}（{sku}）可用：整个租期内只有 "
         "{free_words}空闲，且在 {last_start_date} 之前开始的租期都无法整期空闲（报价最多提前一年开始）",
+        "sku_unknown": "SKU {sku_id!r} 不在目录中；在售 SKU：{active}",
+        "sku_retired": "SKU {sku_id!r} 已下架，不能再报价；在售 SKU：{active}",
+        "sku_unpriced": "{sku} 目前没有生效的价格，需协商报价",
+        "quantity_max": "每份报价最多 {max_nodes} 台服务器；更大的集群需协商报价",
+        "addons_repeated": "每个附加项只能列出一次",
+        "addons_unknown": "{sku} 不提供 {unknown}；可选：{allowed}",
+        "addons_none_offered": "{sku} 不提供 {unknown}，也没有其他可选附加项",
+        "region_not_offered": "{sku} 的供应地区为 {regions}，不包括 {asked!r}",
+        "status_unknown": "{status!r} 不是报价状态；可用：{statuses}",
+        "page_bounds": "limit 须在 1–500 之间，offset 不得小于 0",
+        "pools_cards": "预填充与解码分离的资源池须运行在由网络连成一体的整台服务器上；{sku} 按卡租用",
+        "pool_tp_spans": "tp {tp} 跨越了 {sku} 的多台服务器（每台 {gpus_per_node} 张 GPU）："
+        "一个副本只能在一台服务器内运行",
+        "pools_not_serving": "资源池属于在线推理部署：请把 workload.task 设为 serving",
+        "batch_split": "{global_batch} 条序列无法按 dp {dp} × micro_batch {micro_batch} = 每个累积步 {step} 条切分；"
+        "启动需要 {step} 的整数倍：{below} 或 {above}",
     },
 }

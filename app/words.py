@@ -22,8 +22,12 @@ PLAN_WORDS: dict[str, dict[str, str]] = {
         "over": "{sharding} over {dp} GPUs, no tensor parallel",
         "tp": "tensor parallel {n}",
         "pp": "pipeline {n}",
+        "cp": "context parallel {n}",
         "dp_n": "data parallel {n}",
+        "ep": "expert parallel {n} (each rank holds 1/{n} of the experts)",
         "zero_ranks": "ZeRO-{z} over the data-parallel ranks",
+        "hybrid": "hybrid sharding: states sharded within groups of {shard} data-parallel GPUs, replicated across "
+        "{groups} groups",
         "offload_optimizer": "optimizer states offloaded to host RAM",
         "offload_optimizer_and_params": "optimizer states and parameters offloaded to host RAM",
         "recompute_selective": "selective activation recomputation",
@@ -37,16 +41,62 @@ PLAN_WORDS: dict[str, dict[str, str]] = {
         "over": "{sharding}，{dp} 张卡，无张量并行",
         "tp": "张量并行 {n}",
         "pp": "流水线 {n}",
+        "cp": "上下文并行 {n}",
         "dp_n": "数据并行 {n}",
+        "ep": "专家并行 {n}（每张卡持有 1/{n} 的专家）",
         "zero_ranks": "数据并行组内 ZeRO-{z}",
+        "hybrid": "混合分片：状态在每 {shard} 张数据并行卡组成的组内分片，在 {groups} 组之间复制",
         "offload_optimizer": "优化器状态卸载到主机内存",
         "offload_optimizer_and_params": "优化器状态与参数卸载到主机内存",
         "recompute_selective": "选择性激活重计算",
         "recompute_full": "完整激活重计算",
         "micro_batch": "微批 {n}",
         "sep": "，",
-        "explain_one": "{what}：单张 {gpu} 即可放下（{total} / {capacity} GiB），无需并行。",
-        "explain_many": "{what}：{plan}，共 {gpus} 张 GPU（{nodes} 台服务器）；每卡显存 {total} / {capacity} GiB。",
+    },
+}
+
+# Why an option is built as it is (app/planner/explain.py `explain`): the sentences of the API's `explanation`, their
+# figures as parameters; a sentence after the first starts with its own separator (a space in English). `page_*`:
+# the wizard's shorter sentence where the page has no full explanation in its language (app/web/present.py).
+EXPLAIN_WORDS: dict[str, dict[str, str]] = {
+    "en": {
+        "what": "{size} {task}",
+        "one": "{what} fits on one {gpu} ({total:.1f} of {capacity:.1f} GiB): no parallelism needed.",
+        "many": "{what} needs {states} of model states: {plan} on {where} ({link} inside each server{between}).",
+        "where_gpus": "{gpus} × {gpu}",
+        "where_servers": "{nodes} servers × {cards} {gpu}",
+        "between": "; {fabric} between them",
+        "network": "the network",
+        "link_nvlink-bridge": "an NVLink bridge",
+        "no_tp": " Tensor parallel not needed.",
+        "tp_nvlink": " Tensor parallel {tp} stays inside one server, on its {link}.",
+        "tp_pcie": " Tensor parallel {tp} stays inside one server, over {link}: its per-layer all-reduces cross PCIe, "
+        "which the step time counts.",
+        "offload": " Offload keeps {host_gib:,.0f} GiB per server in host RAM, within the {limit_gib:,.0f} GiB left of "
+        "its {ram_gib:,.0f} GiB after the OS and data-loader reserve.",
+        "tib": "{n:.1f} TiB",
+        "gib": "{n:.0f} GiB",
+        "page_one": "{what}: one {gpu} holds it ({total} / {capacity} GiB), no parallelism needed.",
+        "page_many": "{what}: {plan}, {gpus} GPUs in all ({nodes} servers); {total} / {capacity} GiB per GPU.",
+    },
+    "zh": {
+        "what": "{size} {task}",
+        "one": "{what}：单张 {gpu} 即可放下（{total:.1f} / {capacity:.1f} GiB），无需并行。",
+        "many": "{what}需要 {states} 的模型状态：{plan}，运行于 {where}（服务器内 {link}{between}）。",
+        "where_gpus": "{gpus} × {gpu}",
+        "where_servers": "{nodes} 台服务器 × 每台 {cards} 张 {gpu}",
+        "between": "；服务器之间 {fabric}",
+        "network": "网络",
+        "link_nvlink-bridge": "NVLink 桥接器",
+        "no_tp": "无需张量并行。",
+        "tp_nvlink": "张量并行 {tp} 留在一台服务器内，走其 {link}。",
+        "tp_pcie": "张量并行 {tp} 留在一台服务器内，经 {link}：每层的 all-reduce 经过 PCIe，步时已计入。",
+        "offload": "卸载在每台服务器的主机内存中占用 {host_gib:,.0f} GiB，"
+        "在其 {ram_gib:,.0f} GiB 扣除操作系统与数据加载预留后剩余的 {limit_gib:,.0f} GiB 之内。",
+        "tib": "{n:.1f} TiB",
+        "gib": "{n:.0f} GiB",
+        "page_one": "{what}：单张 {gpu} 即可放下（{total} / {capacity} GiB），无需并行。",
+        "page_many": "{what}：{plan}，共 {gpus} 张 GPU（{nodes} 台服务器）；每卡显存 {total} / {capacity} GiB。",
     },
 }
 
@@ -79,24 +129,22 @@ def _int(plan: Mapping[str, Any], key: str, default: int = 1) -> int:
 
 
 def plan_summary(plan: Mapping[str, Any], lang: str) -> str:
-    """The parallel plan in words; English is the planner's own summary where the plan carries it
-    (pass a plan without `summary` to word it from its fields alone)."""
+    """The parallel plan in words (the planner's `plan.summary` is this in English: app/planner/explain.py); English
+    is the plan's own summary where it carries one (pass a plan without `summary` to word it from its fields)."""
     if lang == "en" and isinstance(plan.get("summary"), str) and plan["summary"]:
         return str(plan["summary"])
     w = PLAN_WORDS.get(lang, PLAN_WORDS["en"])
-    dp, tp, pp, cp = (_int(plan, key) for key in ("dp", "tp", "pp", "cp"))
+    dp, tp, pp, cp, ep = (_int(plan, key) for key in ("dp", "tp", "pp", "cp", "ep"))
     zero = _int(plan, "zero_stage", 0)
     if dp * tp * pp * cp == 1:
         parts = [w["single"]]
-    elif tp == 1 and pp == 1:
+    elif tp == 1 and pp == 1 and cp == 1 and ep == 1:
         parts = [w["over"].format(sharding=f"ZeRO-{zero}" if zero else w["dp"], dp=dp)]
     else:
-        degrees = [w["tp"].format(n=tp)] if tp > 1 else []
-        degrees += [w["pp"].format(n=pp)] if pp > 1 else []
-        degrees += [w["dp_n"].format(n=dp)] if dp > 1 else []
-        parts = [" × ".join(degrees)]
-        if zero:
-            parts.append(w["zero_ranks"].format(z=zero))
+        parts = _degree_words(w, dp=dp, tp=tp, pp=pp, cp=cp, ep=ep, zero=zero)
+    shard = plan.get("dp_shard")
+    if isinstance(shard, int) and not isinstance(shard, bool) and 0 < shard < dp:  # hybrid sharding (HSDP)
+        parts.append(w["hybrid"].format(shard=shard, groups=dp // shard))
     offload, recompute = plan.get("offload", "none"), plan.get("recompute", "none")
     if f"offload_{offload}" in w:
         parts.append(w[f"offload_{offload}"])
@@ -105,6 +153,17 @@ def plan_summary(plan: Mapping[str, Any], lang: str) -> str:
     if "micro_batch" in plan:
         parts.append(w["micro_batch"].format(n=_int(plan, "micro_batch")))
     return w["sep"].join(parts)
+
+
+def _degree_words(w: Mapping[str, str], *, dp: int, tp: int, pp: int, cp: int, ep: int, zero: int) -> list[str]:
+    """'tensor parallel 4 × pipeline 2 × data parallel 4', then how the experts and the states are split."""
+    degrees = [w[key].format(n=n) for key, n in (("tp", tp), ("pp", pp), ("cp", cp), ("dp_n", dp)) if n > 1]
+    parts = [" × ".join(degrees)]
+    if ep > 1:  # experts are sharded inside the data-parallel ranks (dp × tp × pp × cp = GPUs)
+        parts.append(w["ep"].format(n=ep))
+    if zero:
+        parts.append(w["zero_ranks"].format(z=zero))
+    return parts
 
 
 def duration(hours: float, lang: str) -> str:

@@ -12,7 +12,7 @@ from typing import get_args
 
 import pytest
 
-from app import messages
+from app import messages, words
 from app.estimator import performance
 from app.estimator.checkpoints import checkpoint_from_config, scheme_params
 from app.estimator.clusters import CatalogServer, HardwareAsked, gpu_cluster, server_cluster
@@ -47,6 +47,11 @@ def fields(template: str) -> set[str]:
         messages.NOTES,
         messages.QUOTE_NOTES,
         messages.SCHEMES,
+        messages.UNKNOWN,
+        messages.BATCH_SPLITS,
+        words.PLAN_WORDS,
+        words.EXPLAIN_WORDS,
+        words.DURATION_WORDS,
     ],
 )
 def test_both_languages_word_the_same_codes_with_the_same_fields(table: dict[str, dict[str, str]]) -> None:

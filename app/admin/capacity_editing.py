@@ -23,6 +23,7 @@ from app.capacity.ledger import Hold
 from app.capacity.models import MaintenanceHold
 from app.catalog.models import Sku
 from app.errors import Conflict, InvalidInput, NotFound
+from app.i18n_admin import ADMIN_EN
 from app.schemas import mirror
 
 CAPACITY_MONTHS = 6  # the capacity page's horizon: half a year, the longest a monthly customer plans ahead
@@ -49,15 +50,20 @@ def _snapshot(row: MaintenanceHold | None) -> dict[str, Any] | None:
     }
 
 
+def refused(field: str, code: str, **params: Any) -> InvalidInput:
+    """A 422 on `field` worded from its code (app/i18n_admin.py `admin_err_<code>`; the admin pages word it in their
+    reader's language), its values in `errors[].params`."""
+    message = ADMIN_EN[f"admin_err_{code}"].format(**params)
+    return InvalidInput(
+        f"{field}: {message}", errors=[{"field": field, "message": message, "type": code, "params": params}]
+    )
+
+
 def _check(sku: Sku, region: str, starts_on: date, ends_on: date | None = None) -> None:
     if region not in sku.regions:
-        message = f"{sku.slug} is sold in {', '.join(sku.regions)}"
-        raise InvalidInput(f"region: {message}", errors=[{"field": "region", "message": message, "type": "catalog"}])
+        raise refused("region", "hold_region", sku=sku.slug, regions=", ".join(sku.regions))
     if ends_on is not None and ends_on <= starts_on:
-        message = f"must be after the first day held, {starts_on.isoformat()} (the day the units are back)"
-        raise InvalidInput(
-            f"ends_on: {message}", errors=[{"field": "ends_on", "message": message, "type": "value_error"}]
-        )
+        raise refused("ends_on", "hold_ends_before", starts_on=starts_on.isoformat())
 
 
 def _check_dates(session: Session, starts_on: date, ends_on: date, *, new: bool) -> None:
@@ -65,22 +71,15 @@ def _check_dates(session: Session, starts_on: date, ends_on: date, *, new: bool)
     the last day a rental can hold units (app.capacity.service.hold_bounds)."""
     earliest, horizon = service.hold_bounds(session)
     if new and starts_on < earliest:
-        message = f"must be on or after {earliest.isoformat()} ({service.HOLD_BACKDATE_DAYS} days ago at most)"
-        raise InvalidInput(
-            f"starts_on: {message}", errors=[{"field": "starts_on", "message": message, "type": "value_error"}]
-        )
+        raise refused("starts_on", "hold_starts_early", earliest=earliest.isoformat(), days=service.HOLD_BACKDATE_DAYS)
     if ends_on > horizon:
-        message = f"must be on or before {horizon.isoformat()} (the last day a rental can hold units)"
-        raise InvalidInput(
-            f"ends_on: {message}", errors=[{"field": "ends_on", "message": message, "type": "value_error"}]
-        )
+        raise refused("ends_on", "hold_ends_late", horizon=horizon.isoformat())
 
 
 def _check_units(units: int, total: int | None) -> None:
     """A hold takes at most the units that exist (when the region's inventory is tracked)."""
     if total is not None and units > total:
-        message = f"at most the {total} units that exist in the region (its inventory)"
-        raise InvalidInput(f"units: {message}", errors=[{"field": "units", "message": message, "type": "value_error"}])
+        raise refused("units", "hold_units", total=total)
 
 
 def _stale(slug: str, row: MaintenanceHold | None, version: int | None) -> Conflict:

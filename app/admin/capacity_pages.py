@@ -14,7 +14,6 @@ from app.admin.capacity_schemas import HoldIn, MonthUseOut, RegionUseOut
 from app.admin.deps import AdminDep, require_admin
 from app.admin.pages import SkuEditDep, _page
 from app.deps import SessionDep, UnitOfWorkRoute
-from app.errors import InvalidInput
 from app.i18n import Translator, negotiate
 
 router = APIRouter(
@@ -27,8 +26,7 @@ def _day(form: dict[str, str], field: str) -> date:
     try:
         return date.fromisoformat(form.get(field, "").strip())
     except ValueError:
-        message = "a date as YYYY-MM-DD"
-        raise InvalidInput(f"{field}: {message}", errors=[{"field": field, "message": message}]) from None
+        raise capacity_editing.refused(field, "date") from None
 
 
 def _hold(form: dict[str, str]) -> HoldIn:

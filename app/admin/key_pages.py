@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 
 from app.admin import service
 from app.admin.deps import AdminDep, Principal, require_admin
-from app.admin.pages import Confirmation, FormDep, TokenId, _confirmed, _errors, _page, _when
+from app.admin.pages import FormDep, TokenId, _confirmed, _errors, _page, _when, revoke_confirmation
 from app.apikeys import service as apikeys_service
 from app.apikeys.schemas import DEFAULT_RATE_LIMIT_PER_MINUTE, ApiKeyCreate
 from app.deps import SessionDep, UnitOfWorkRoute
@@ -80,7 +80,7 @@ def key_create(
 def key_revoke(request: Request, key_id: TokenId, session: SessionDep, admin: AdminDep, form: FormDep) -> Response:
     key = apikeys_service.key_out(apikeys_service.get_key(session, key_id=key_id))
     t = Translator(negotiate(request))
-    confirmation = Confirmation(
+    confirmation = revoke_confirmation(
         title=t("admin_key_revoke_title", name=key.name, organisation=key.organisation),
         rows=[
             (t("admin_col_name"), key.name),
@@ -89,12 +89,11 @@ def key_revoke(request: Request, key_id: TokenId, session: SessionDep, admin: Ad
             (t("admin_col_scopes"), ", ".join(key.scopes)),
             (t("admin_col_last_used"), _when(key.last_used_at, t)),
         ],
-        consequence=t("admin_key_revoke_consequence"),
-        action=f"/admin/keys/{key_id}/revoke",
-        check=t("admin_revoke_check", name=key.name),
-        button=t("admin_key_revoke_button"),
+        t=t,
+        kind="key",
         back="/admin/keys",
-        done=t("admin_key_revoked_already") if key.revoked_at else None,
+        item_id=key_id,
+        revoked=key.revoked_at is not None,
         act=lambda: service.revoke_api_key(session, key_id=key_id, actor=admin.actor),
         then="/admin/keys?msg=key-revoked",
     )

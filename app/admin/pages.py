@@ -496,7 +496,7 @@ def token_revoke(request: Request, token_id: TokenId, session: SessionDep, admin
 
 def _revoke_confirmation(session: Session, token_id: int, admin: Principal, t: Translator) -> Confirmation:
     token = service.get_token(session, token_id=token_id)
-    return Confirmation(
+    return revoke_confirmation(
         title=t("admin_token_revoke_title", name=token.name),
         rows=[
             (t("admin_col_name"), token.name),
@@ -504,14 +504,41 @@ def _revoke_confirmation(session: Session, token_id: int, admin: Principal, t: T
             (t("admin_col_owner"), token.user.email),
             (t("admin_col_last_used"), _when(token.last_used_at, t)),
         ],
-        consequence=t("admin_token_revoke_consequence"),
-        action=f"/admin/tokens/{token_id}/revoke",
-        check=t("admin_revoke_check", name=token.name),
-        button=t("admin_token_revoke_button"),
+        t=t,
+        kind="token",
         back="/admin/tokens",
-        done=t("admin_token_revoked_already") if token.revoked_at else None,
+        item_id=token_id,
+        revoked=token.revoked_at is not None,
         act=lambda: service.revoke_token(session, token_id=token_id, actor=admin.actor),
         then="/admin/tokens?msg=revoked",
+    )
+
+
+def revoke_confirmation(
+    title: str,
+    rows: list[tuple[str, str]],
+    *,
+    t: Translator,
+    kind: Literal["key", "token"],
+    back: str,
+    item_id: int,
+    revoked: bool,
+    act: Callable[[], object],
+    then: str,
+) -> Confirmation:
+    """Revoking a credential (an API key, an admin token): one page for both, worded by `kind`; `back` the list's
+    page, the action its item's revoke path."""
+    return Confirmation(
+        title=title,
+        rows=rows,
+        consequence=t(f"admin_{kind}_revoke_consequence"),
+        action=f"{back}/{item_id}/revoke",
+        check=t("admin_revoke_check", name=rows[0][1]),
+        button=t(f"admin_{kind}_revoke_button"),
+        back=back,
+        done=t(f"admin_{kind}_revoked_already") if revoked else None,
+        act=act,
+        then=then,
     )
 
 

@@ -5,7 +5,7 @@ PURE. Every warning has a stable code (machine-readable) and a message (for peop
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import asdict, replace
 
 from app.estimator.params import count_params
 from app.estimator.performance import estimate_performance
@@ -13,6 +13,7 @@ from app.estimator.specs import GIB, Cluster, MemoryBreakdown, ModelSpec, Perfor
 from app.estimator.vocabulary import FULL_TRAINING_TASKS, PRETRAINING_TASKS
 from app.messages import TASK_LABELS
 from app.planner.offers import Configuration, Offer
+from app.words import EXPLAIN_WORDS, plan_summary
 
 BUBBLE_WARN_FRACTION = 0.10
 OFFLOAD_WARN_FRACTION = 0.10
@@ -27,37 +28,9 @@ def size_words(params: float) -> str:
 
 
 def describe_plan(plan: Plan) -> str:
-    """'ZeRO-3 over 8 GPUs, no tensor parallel' / 'tensor parallel 4 × pipeline 2 × data parallel 4'."""
-    if plan.gpus == 1:
-        parts = ["one GPU, no parallelism"]
-    elif plan.tp == 1 and plan.pp == 1 and plan.cp == 1 and plan.ep == 1:
-        sharding = f"ZeRO-{plan.zero_stage}" if plan.zero_stage else "data parallel"
-        parts = [f"{sharding} over {plan.dp} GPUs, no tensor parallel"]
-    else:
-        degrees = [f"tensor parallel {plan.tp}"] if plan.tp > 1 else []
-        degrees += [f"pipeline {plan.pp}"] if plan.pp > 1 else []
-        degrees += [f"context parallel {plan.cp}"] if plan.cp > 1 else []
-        degrees += [f"data parallel {plan.dp}"] if plan.dp > 1 else []
-        parts = [" × ".join(degrees)]
-        if plan.ep > 1:  # experts are sharded inside the data-parallel ranks (dp × tp × pp × cp = GPUs)
-            parts.append(f"expert parallel {plan.ep} (each rank holds 1/{plan.ep} of the experts)")
-        if plan.zero_stage:
-            parts.append(f"ZeRO-{plan.zero_stage} over the data-parallel ranks")
-    if plan.hybrid:
-        parts.append(
-            f"hybrid sharding: states sharded within groups of {plan.shard_dp} data-parallel GPUs, "
-            f"replicated across {plan.dp // plan.shard_dp} groups"
-        )
-    if plan.offload != "none":
-        parts.append(
-            "optimizer states offloaded to host RAM"
-            if plan.offload == "optimizer"
-            else "optimizer states and parameters offloaded to host RAM"
-        )
-    if plan.recompute != "none":
-        parts.append(f"{plan.recompute} activation recomputation")
-    parts.append(f"micro-batch {plan.micro_batch}")
-    return ", ".join(parts)
+    """'ZeRO-3 over 8 GPUs, no tensor parallel' / 'tensor parallel 4 × pipeline 2 × data parallel 4': the plan's
+    words in English, from the one catalog the pages and the quote word it with (app/words.py PLAN_WORDS)."""
+    return plan_summary(asdict(plan), "en")
 
 
 def model_state_bytes(model: ModelSpec, workload: Workload) -> float:
@@ -73,11 +46,10 @@ LINK_WORDS = {
     "nvlink3": "NVLink 3",
     "nvlink4": "NVLink 4",
     "nvlink5": "NVLink 5",
-    "nvlink-bridge": "an NVLink bridge",
     "pcie3": "PCIe 3.0",
     "pcie4": "PCIe 4.0",
     "pcie5": "PCIe 5.0",
-}
+}  # product names, the same in every language; an NVLink bridge is worded (EXPLAIN_WORDS `link_nvlink-bridge`)
 FABRIC_WORDS = {
     "ib-ndr-400": "InfiniBand NDR 400 Gb/s",
     "ib-hdr-200": "InfiniBand HDR 200 Gb/s",
@@ -86,56 +58,65 @@ FABRIC_WORDS = {
 }
 
 
-def link_words(offer: Offer) -> str:
+def link_words(offer: Offer, lang: str = "en") -> str:
     """The link inside the server as the catalog sells it, else the link kind in words."""
-    return offer.interconnect or LINK_WORDS.get(offer.intra_node_link, offer.intra_node_link)
+    kind = offer.intra_node_link
+    return offer.interconnect or LINK_WORDS.get(kind) or EXPLAIN_WORDS[lang].get(f"link_{kind}", kind)
 
 
 def explain(
-    model: ModelSpec, workload: Workload, offer: Offer, config: Configuration, plan: Plan, memory: MemoryBreakdown
+    model: ModelSpec,
+    workload: Workload,
+    offer: Offer,
+    config: Configuration,
+    plan: Plan,
+    memory: MemoryBreakdown,
+    lang: str = "en",
 ) -> str:
-    """Plain words for the option; every hardware fact (link, fabric, host RAM, NVMe) comes from the SKU."""
-    what = f"{size_words(count_params(model).total)} {TASK_LABELS['words']['en'][workload.task]}"
+    """Plain words for the option (app/words.py EXPLAIN_WORDS); every hardware fact (link, fabric, host RAM, NVMe)
+    comes from the SKU."""
+    w = EXPLAIN_WORDS[lang]
+    what = w["what"].format(size=size_words(count_params(model).total), task=TASK_LABELS["words"][lang][workload.task])
     gpu = offer.gpu.name
     if plan.gpus == 1:
-        return (
-            f"{what} fits on one {gpu} ({memory.total / GIB:.1f} of {memory.capacity / GIB:.1f} GiB): "
-            "no parallelism needed."
-        )
+        return w["one"].format(what=what, gpu=gpu, total=memory.total / GIB, capacity=memory.capacity / GIB)
     states_gib = model_state_bytes(model, workload) / GIB
-    where = f"{config.gpus} × {gpu}" if config.nodes == 1 else f"{config.nodes} servers × {config.cards_per_node} {gpu}"
-    first = f"{what} needs {_bytes_words(states_gib)} of model states: {describe_plan(plan)} on {where}"
-    first += f" ({link_words(offer)} inside each server"
-    if config.nodes > 1:
-        fabric = offer.inter_node_fabric or ""
-        first += f"; {FABRIC_WORDS.get(fabric, fabric or offer.network or 'the network')} between them"
-    first += ")."
-    return first + _why_tp(plan, offer) + _offload_words(plan, offer, memory)
+    if config.nodes == 1:
+        where = w["where_gpus"].format(gpus=config.gpus, gpu=gpu)
+    else:
+        where = w["where_servers"].format(nodes=config.nodes, cards=config.cards_per_node, gpu=gpu)
+    first = w["many"].format(
+        what=what,
+        states=w["tib"].format(n=states_gib / 1024) if states_gib >= 1024 else w["gib"].format(n=states_gib),
+        plan=plan_summary(asdict(plan), lang),
+        where=where,
+        link=link_words(offer, lang),
+        between=w["between"].format(fabric=_fabric_words(offer, lang)) if config.nodes > 1 else "",
+    )
+    return first + _why_tp(plan, offer, lang) + _offload_words(plan, offer, memory, lang)
 
 
-def _why_tp(plan: Plan, offer: Offer) -> str:
+def _fabric_words(offer: Offer, lang: str) -> str:
+    fabric = offer.inter_node_fabric or ""
+    return FABRIC_WORDS.get(fabric, fabric or offer.network or EXPLAIN_WORDS[lang]["network"])
+
+
+def _why_tp(plan: Plan, offer: Offer, lang: str) -> str:
+    w = EXPLAIN_WORDS[lang]
     if plan.tp == 1:
-        return " Tensor parallel not needed."
-    if offer.intra_node_link.startswith("nvlink"):
-        return f" Tensor parallel {plan.tp} stays inside one server, on its {link_words(offer)}."
-    return (
-        f" Tensor parallel {plan.tp} stays inside one server, over {link_words(offer)}: its per-layer "
-        "all-reduces cross PCIe, which the step time counts."
+        return w["no_tp"]
+    return w["tp_nvlink" if offer.intra_node_link.startswith("nvlink") else "tp_pcie"].format(
+        tp=plan.tp, link=link_words(offer, lang)
     )
 
 
-def _offload_words(plan: Plan, offer: Offer, memory: MemoryBreakdown) -> str:
+def _offload_words(plan: Plan, offer: Offer, memory: MemoryBreakdown, lang: str) -> str:
     if plan.offload == "none" or not memory.host_ram or offer.host_ram_gib is None:
         return ""
     limit = memory.host_ram_limit / GIB if memory.host_ram_limit is not None else offer.host_ram_gib
-    return (
-        f" Offload keeps {memory.host_ram / GIB:,.0f} GiB per server in host RAM, within the "
-        f"{limit:,.0f} GiB left of its {offer.host_ram_gib:,.0f} GiB after the OS and data-loader reserve."
+    return EXPLAIN_WORDS[lang]["offload"].format(
+        host_gib=memory.host_ram / GIB, limit_gib=limit, ram_gib=offer.host_ram_gib
     )
-
-
-def _bytes_words(gib: float) -> str:
-    return f"{gib / 1024:.1f} TiB" if gib >= 1024 else f"{gib:.0f} GiB"
 
 
 def task_warnings(model: ModelSpec, workload: Workload) -> list[Warning_]:

@@ -470,7 +470,7 @@ def _deepspeed(job: Job) -> dict[str, Any]:
         out["quantization"] = bnb_config(workload)
     notes = _deepspeed_notes(job, gather)
     if notes:
-        out["notes"] = notes
+        out |= _notes_out(notes)
     return out
 
 
@@ -535,7 +535,21 @@ def _trainer_model(model: ModelSpec, workload: Workload, plan: Plan) -> dict[str
 TRAINER_ATTENTION = {"flash": "flash_attention_2", "sdpa": "sdpa", "eager": "eager"}
 
 
-def _task_notes(model: ModelSpec, workload: Workload) -> list[str]:
+# A launch note: its code in the launch's catalog (app/launch_words.py LAUNCH, en and zh) and its parameters.
+LaunchNote = dict[str, Any]
+
+
+def _note(code: str, **params: Any) -> LaunchNote:
+    return {"code": code, "params": params}
+
+
+def _notes_out(notes: list[LaunchNote]) -> dict[str, Any]:
+    """A launch block's `notes` in English, and `texts` with their codes and parameters (a page words them in its
+    reader's language, as a serving launch's)."""
+    return {"notes": [launch_text(n["code"], n["params"]) for n in notes], "texts": {"notes": notes}}
+
+
+def _task_notes(model: ModelSpec, workload: Workload) -> list[LaunchNote]:
     """What the task asks of the data, whatever the stack: continued pretraining mixes replay into the new text
     (Ibrahim et al. 2024, arXiv:2403.08763: replaying 5 % of the original distribution kept the loss on it for a weak
     shift, English to English; a stronger shift, English to German, needed 25 %) and re-warms to `peak_lr`, which
@@ -544,39 +558,23 @@ def _task_notes(model: ModelSpec, workload: Workload) -> list[str]:
         return []
     lr, default = peak_lr(model, workload), SCHEDULES["continued_pretrain"].lr
     if lr < default:
-        return [launch_text("continued_pretrain_capped", {"lr": lr, "default": default, "model": _repo(model)})]
-    return [launch_text("continued_pretrain", {"lr": lr})]
+        return [_note("continued_pretrain_capped", lr=lr, default=default, model=_repo(model))]
+    return [_note("continued_pretrain", lr=lr)]
 
 
-def _deepspeed_notes(job: Job, gather: bool) -> list[str]:
+def _deepspeed_notes(job: Job, gather: bool) -> list[LaunchNote]:
     notes = _task_notes(job.model, job.workload)
     if job.nodes > 1:
-        notes.append(
-            f"hostfile: one line per server, '<hostname> slots={job.gpus_per_node}', {job.nodes} lines, reachable by "
-            "passwordless ssh (pdsh); put the deepspeed_env lines, if any, in .deepspeed_env in the home directory "
-            "of the launching user, which the runner exports to every server."
-        )
+        notes.append(_note("hostfile", gpus_per_node=job.gpus_per_node, nodes=job.nodes))
     if not gather:
         size = consolidated_save_bytes(job.model, job.workload) / GIB_BYTES
         memory = job.memory
         free = (memory.host_ram_limit or 0.0) - memory.host_ram if memory is not None else 0.0
-        notes.append(
-            f"stage3_gather_16bit_weights_on_model_save is false: gathering the whole model ({size:,.0f} GiB) into "
-            f"rank 0's host RAM at each save would not fit in the {max(0.0, free) / GIB_BYTES:,.0f} GiB the plan "
-            "leaves free on node 0. The Trainer then saves the checkpoint as ZeRO shards (DeepSpeed save_checkpoint); "
-            "convert it after training with the zero_to_fp32.py script DeepSpeed writes into the checkpoint folder "
-            "(python zero_to_fp32.py <checkpoint_dir> <output_dir> --safe_serialization)."
-        )
+        notes.append(_note("zero3_no_gather", size_gib=size, free_gib=max(0.0, free) / GIB_BYTES))
     if job.model.is_moe and job.plan.zero_stage == 3 and not _deepspeed_env(job.model, job.plan):
-        notes.append(
-            f"Set {MOE_LEAF_ENV} to the model's sparse MoE block class: ZeRO-3 must gather that block whole, since "
-            "routing changes which experts run from step to step (deepspeed.utils.set_z3_leaf_modules)."
-        )
+        notes.append(_note("moe_leaf", env=MOE_LEAF_ENV))
     if job.workload.optimizer == "sgd" and job.plan.pp == 1:
-        notes.append(
-            "The Trainer's sgd is torch.optim.SGD without momentum (transformers get_optimizer_cls_and_kwargs); the "
-            "estimate counts a momentum buffer, so it holds less than sized."
-        )
+        notes.append(_note("trainer_sgd"))
     return notes
 
 
@@ -586,11 +584,7 @@ def _fsdp(job: Job) -> dict[str, Any]:
         "command": job.torchrun("-m torchtitan.train --job.config_file train.toml"),
         **job.world(),
         "torchtitan": torchtitan_config(model, workload, plan, job.global_batch, job.performance),
-        "notes": [
-            f"Download {_repo(model)} with scripts/download_hf_assets.py (weights and tokenizer) into "
-            "model.hf_assets_path; register the dataset at training.dataset_path.",
-            *_task_notes(model, workload),
-        ],
+        **_notes_out([_note("torchtitan_download", repo=_repo(model)), *_task_notes(model, workload)]),
     }
 
 
@@ -702,25 +696,36 @@ def _megatron_parallel_args(model: ModelSpec, workload: Workload, plan: Plan, gl
     if plan.zero_stage >= 1 and plan.dp > 1:
         args.append("--use-distributed-optimizer")
     args += _megatron_lever_args(model, plan)
-    if plan.recompute == "selective":
-        args.append("--recompute-activations")
-    elif plan.recompute == "full":
-        args += ["--recompute-granularity full", "--recompute-method uniform", "--recompute-num-layers 1"]
-    if workload.precision in BF16_RUN_PRECISIONS:
-        args.append("--bf16")
-    elif workload.precision == "fp16":
-        args.append("--fp16")
-    if workload.precision == "fp8":
-        args += MEGATRON_FP8
-        if plan.fp8_params:  # the weights the estimate counts in FP8 (plan.fp8_params; Megatron-LM arguments.py)
-            # and the bf16 gradient buffer it counts with them (memory.states `fp32_grad_buffer`)
-            args += ["--fp8-param-gather", "--grad-reduce-in-bf16"]
+    args += _megatron_recompute_args(plan)
+    args += _megatron_precision_args(workload, plan)
     # Megatron-LM pads the tokenizer's length up to a multiple of make_vocab_size_divisible_by × tp
     # (megatron/training/tokenizer/tokenizer.py _vocab_size_with_padding, default 128) while a converted Hugging Face
     # checkpoint keeps config.json's vocab_size (Megatron-Bridge should_pad_vocab False): vocab_size ÷ tp pads to
     # exactly that size at any tp, as Megatron-LM's examples/post_training/modelopt/conf files set it per model
     if model.vocab % plan.tp == 0:
         args.append(f"--make-vocab-size-divisible-by {model.vocab // plan.tp}")
+    return args
+
+
+def _megatron_recompute_args(plan: Plan) -> list[str]:
+    if plan.recompute == "selective":
+        return ["--recompute-activations"]
+    if plan.recompute == "full":
+        return ["--recompute-granularity full", "--recompute-method uniform", "--recompute-num-layers 1"]
+    return []
+
+
+def _megatron_precision_args(workload: Workload, plan: Plan) -> list[str]:
+    """The run's 16-bit type (an FP8 run keeps BF16 outside its GEMMs), then FP8's own flags."""
+    args = ["--bf16"] if workload.precision in BF16_RUN_PRECISIONS else []
+    if workload.precision == "fp16":
+        args.append("--fp16")
+    if workload.precision != "fp8":
+        return args
+    args += MEGATRON_FP8
+    if plan.fp8_params:  # the weights the estimate counts in FP8 (plan.fp8_params; Megatron-LM arguments.py)
+        # and the bf16 gradient buffer it counts with them (memory.states `fp32_grad_buffer`)
+        args += ["--fp8-param-gather", "--grad-reduce-in-bf16"]
     return args
 
 
@@ -782,16 +787,13 @@ def _megatron_run_args(
 
 def _architecture_args(model: ModelSpec) -> list[str]:
     """Megatron defaults describe GPT-2 (LayerNorm, learned positions, GELU, tied embeddings, biases)."""
-    args = []
-    if model.norm == "rmsnorm":
-        args.append("--normalization RMSNorm")
-    if not model.learned_positions:
-        args.append("--position-embedding-type rope")
-        if model.rope_theta is not None:  # Megatron's default base is 10,000; Llama 3 uses 500,000
-            args.append(f"--rotary-base {model.rope_theta:.0f}")
-        if model.rope_scaling is not None and model.rope_scaling[0] == MEGATRON_ROPE_SCALING:
-            args += ["--use-rope-scaling", f"--rope-scaling-factor {model.rope_scaling[1]:g}"]
-        args += _mla_yarn_args(model)
+    return _layer_args(model) + _attention_args(model) + _moe_args(model)
+
+
+def _layer_args(model: ModelSpec) -> list[str]:
+    """Normalisation, positions, MLP, embeddings and biases."""
+    args = ["--normalization RMSNorm"] if model.norm == "rmsnorm" else []
+    args += _position_args(model)
     if model.norm_eps is not None:  # Megatron's default is 1e-5; Qwen and Gemma use 1e-6
         args.append(f"--norm-epsilon {model.norm_eps:g}")
     if model.mlp == "swiglu":
@@ -804,33 +806,51 @@ def _architecture_args(model: ModelSpec) -> list[str]:
         args.append("--add-qkv-bias")
     if model.family in QK_NORM_FAMILIES:
         args.append("--qk-layernorm")
+    return args
+
+
+def _position_args(model: ModelSpec) -> list[str]:
+    if model.learned_positions:
+        return []
+    args = ["--position-embedding-type rope"]
+    if model.rope_theta is not None:  # Megatron's default base is 10,000; Llama 3 uses 500,000
+        args.append(f"--rotary-base {model.rope_theta:.0f}")
+    if model.rope_scaling is not None and model.rope_scaling[0] == MEGATRON_ROPE_SCALING:
+        args += ["--use-rope-scaling", f"--rope-scaling-factor {model.rope_scaling[1]:g}"]
+    return args + _mla_yarn_args(model)
+
+
+def _attention_args(model: ModelSpec) -> list[str]:
     if model.mla is not None:
-        args += _mla_args(model.mla)
-    else:
-        if model.head_dim is not None:
-            args.append(f"--kv-channels {model.head_dim}")
-        if model.kv_heads != model.heads:
-            args += ["--group-query-attention", f"--num-query-groups {model.kv_heads}"]
+        return _mla_args(model.mla)
+    args = [f"--kv-channels {model.head_dim}"] if model.head_dim is not None else []
+    if model.kv_heads != model.heads:
+        args += ["--group-query-attention", f"--num-query-groups {model.kv_heads}"]
+    return args
+
+
+def _moe_args(model: ModelSpec) -> list[str]:
+    """Where the expert layers start, DeepSeek's routing, and the experts."""
+    args = []
     if model.is_moe and model.moe_layers < model.layers and model.first_dense_layers:
         dense = model.first_dense_layers
         args.append(f"--moe-layer-freq ([0]*{dense}+[1]*{model.layers - dense})")
     args += DEEPSEEK_ROUTER.get(model.family or "", [])
-    if model.is_moe:
-        args += [
-            f"--num-experts {model.experts}",
-            f"--moe-router-topk {model.experts_per_token}",
-            f"--moe-ffn-hidden-size {model.expert_ffn or model.ffn}",
-            "--moe-token-dispatcher-type alltoall",
-            "--moe-grouped-gemm",
-        ]
-        if "--moe-router-enable-expert-bias" not in DEEPSEEK_ROUTER.get(model.family or "", []):
-            # load balancing: arguments.py defaults --moe-aux-loss-coeff to 0.0, which trains with none; Megatron-LM's
-            # examples/mixtral/train_mixtral_8x7b_distributed.sh passes 1e-2 (DeepSeek-V3 balances by expert bias)
-            args.append(f"--moe-aux-loss-coeff {MOE_AUX_LOSS_COEFF:g}")
-        if model.shared_experts:
-            args.append(
-                f"--moe-shared-expert-intermediate-size {model.shared_experts * (model.expert_ffn or model.ffn)}"
-            )
+    if not model.is_moe:
+        return args
+    args += [
+        f"--num-experts {model.experts}",
+        f"--moe-router-topk {model.experts_per_token}",
+        f"--moe-ffn-hidden-size {model.expert_ffn or model.ffn}",
+        "--moe-token-dispatcher-type alltoall",
+        "--moe-grouped-gemm",
+    ]
+    if "--moe-router-enable-expert-bias" not in DEEPSEEK_ROUTER.get(model.family or "", []):
+        # load balancing: arguments.py defaults --moe-aux-loss-coeff to 0.0, which trains with none; Megatron-LM's
+        # examples/mixtral/train_mixtral_8x7b_distributed.sh passes 1e-2 (DeepSeek-V3 balances by expert bias)
+        args.append(f"--moe-aux-loss-coeff {MOE_AUX_LOSS_COEFF:g}")
+    if model.shared_experts:
+        args.append(f"--moe-shared-expert-intermediate-size {model.shared_experts * (model.expert_ffn or model.ffn)}")
     return args
 
 
@@ -922,7 +942,7 @@ def _megatron(job: Job) -> dict[str, Any]:
         **({"env": env} if env else {}),
         **job.world(),
         "args": megatron_args(model, workload, job.plan, job.global_batch, job.performance),
-        "notes": _megatron_notes(model, workload, job.global_batch),
+        **_notes_out(_megatron_notes(model, workload, job.global_batch)),
     }
 
 
@@ -942,22 +962,19 @@ def _bridge(job: Job, sft: str | None = None) -> dict[str, Any]:
         **job.world(),
         "recipe": name,
         "overrides": bridge_overrides(job),
-        "notes": [
-            f"Put the training data as prompt-completion JSONL ('input', 'output') under /data/{_slug(model)} "
-            "(dataset.dataset_root). checkpoint.pretrained_checkpoint takes the local Hugging Face model directory "
-            f"of {_repo(model)} or a converted Megatron checkpoint.",
-            *_bridge_notes(job),
-        ],
+        **_notes_out(
+            [
+                _note("bridge_data", slug=_slug(model), repo=_repo(model)),
+                *_bridge_notes(job),
+            ]
+        ),
     }
 
 
-def _bridge_notes(job: Job) -> list[str]:
+def _bridge_notes(job: Job) -> list[LaunchNote]:
     if train_iters(job.workload, job.global_batch) is not None:
         return []
-    return [
-        "No token count was given: add train.train_iters (tokens ÷ (global batch × sequence length)); the "
-        "learning-rate decay and warm-up follow it."
-    ]
+    return [_note("bridge_no_tokens")]
 
 
 def bridge_overrides(job: Job) -> list[str]:
@@ -1079,38 +1096,23 @@ def _save_dir(model: ModelSpec, workload: Workload) -> str:
     return f"/checkpoints/{_slug(model)}-{workload.task.replace('_', '-')}"
 
 
-def _megatron_notes(model: ModelSpec, workload: Workload, global_batch: int) -> list[str]:
+def _megatron_notes(model: ModelSpec, workload: Workload, global_batch: int) -> list[LaunchNote]:
     """What the customer does before launching: convert the weights, tokenize the data; what is left to fill."""
     slug = _slug(model)
     notes = []
     if workload.task != "pretrain":
-        notes.append(
-            f"Convert the Hugging Face weights of {_repo(model)} to a Megatron checkpoint in /checkpoints/{slug}-mcore "
-            "first (Megatron-Bridge, or Megatron-LM tools/checkpoint/convert.py), with the same tensor and "
-            f"pipeline sizes. To resume after an interruption, relaunch with --load {_save_dir(model, workload)} "
-            "and without --finetune."
-        )
-    notes.append(
-        f"Tokenize the dataset with tools/preprocess_data.py and the same tokenizer into /data/{slug}_text_document."
-    )
+        notes.append(_note("megatron_convert", repo=_repo(model), slug=slug, save=_save_dir(model, workload)))
+    notes.append(_note("megatron_tokenize", slug=slug))
     notes += _task_notes(model, workload)
     if workload.task == "full_finetune":  # here only without a Megatron-Bridge SFT recipe (`_megatron`)
-        notes.append(launch_text("megatron_raw_finetune", {}))
+        notes.append(_note("megatron_raw_finetune"))
     if train_iters(workload, global_batch) is None:
-        notes.append("No token count was given: add --train-iters (tokens ÷ (global batch × sequence length)).")
+        notes.append(_note("megatron_no_tokens"))
     fixed = {k: v for k, v in model.rope_params if k in MEGATRON_MLA_YARN_FIXED and MEGATRON_MLA_YARN_FIXED[k] != v}
     if _mla_yarn(model) and fixed:
-        stated = ", ".join(f"{k} {v:g}" for k, v in fixed.items())
-        notes.append(
-            f"config.json's YaRN states {stated}; Megatron-LM's arguments set no such field "
-            "(MLATransformerConfig keeps original_max_position_embeddings 4096, beta_fast 32, beta_slow 1): set it in "
-            "the model provider."
-        )
+        notes.append(_note("megatron_yarn", stated=", ".join(f"{k} {v:g}" for k, v in fixed.items())))
     elif model.rope_scaling is not None and model.rope_scaling[0] != MEGATRON_ROPE_SCALING and not _mla_yarn(model):
-        notes.append(
-            f"config.json scales RoPE the {model.rope_scaling[0]} way (factor {model.rope_scaling[1]:g}); "
-            "Megatron-LM's arguments have no flag for it: set it in the model provider."
-        )
+        notes.append(_note("megatron_rope", kind=model.rope_scaling[0], factor=model.rope_scaling[1]))
     return notes
 
 

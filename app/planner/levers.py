@@ -42,30 +42,16 @@ class Levers:
 
     def on(self, plan: Plan) -> Plan:
         """`plan` with these levers (the search's plans carry them from their shape)."""
-        return Plan(
-            dp=plan.dp,
-            tp=plan.tp,
-            pp=plan.pp,
-            cp=plan.cp,
-            ep=plan.ep,
-            zero_stage=plan.zero_stage,
-            offload=plan.offload,
-            recompute=plan.recompute,
-            sequence_parallel=plan.sequence_parallel,
+        return replace(
+            plan,
             flash_attention=self.attention != "eager",
             attention=self.attention,
-            micro_batch=plan.micro_batch,
-            virtual_stages=plan.virtual_stages,
             chunked_loss=self.loss == "chunked",
             fused_loss=self.loss == "fused",
             compiled_loss=self.loss == "compiled",
             fp8_params=self.fp8_params,
             activation_offload=self.activation_offload,
             compiled=self.compiled,
-            dp_shard=plan.dp_shard,
-            tuning=plan.tuning,
-            fp32_main_grads=plan.fp32_main_grads,
-            host_load=plan.host_load,
         )
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from app import messages
 from app.capacity import service as capacity_service
 from app.catalog import repository as catalog_repository
 from app.errors import InvalidInput
@@ -125,8 +126,9 @@ def _best_plan(
     metrics.record_search(search.stats, time.perf_counter() - started)
     if search.best is None:
         if not batch_splits(model, workload, cluster, micro_batch):
-            field, message = _batch_split_message(workload, cluster, micro_batch)
-            raise InvalidInput(message, errors=[{"field": field, "message": message, "type": "value_error"}])
+            field, code, params = _batch_split(workload, cluster, micro_batch)
+            message = messages.batch_split(code, params)
+            raise InvalidInput(message, errors=[{"field": field, "message": message, "type": code, "params": params}])
         raise InvalidInput(_no_plan_message(model, cluster, search.closest_miss))
     best = search.best
     if workload.task != "inference":
@@ -134,24 +136,21 @@ def _best_plan(
     return workload, best.plan, best.memory, best.performance
 
 
-def _batch_split_message(workload: Workload, cluster: Cluster, micro_batch: int | None) -> tuple[str, str]:
-    """(field, message) of a global batch no plan splits: the micro-batch's fault where it does not divide the
+def _batch_split(workload: Workload, cluster: Cluster, micro_batch: int | None) -> tuple[str, str, dict[str, Any]]:
+    """(field, code, params) of a global batch no plan splits: the micro-batch's fault where it does not divide the
     global batch (no data-parallel degree can help), else the GPU count's."""
     global_batch = default_global_batch(workload)
     if micro_batch is not None and global_batch % micro_batch:
         fits = max(d for d in range(1, min(micro_batch, global_batch) + 1) if global_batch % d == 0)
-        return "micro_batch", (
-            f"micro_batch {micro_batch} does not divide the global batch of {global_batch} sequences, so no "
-            f"data-parallel degree steps on whole micro-batches: give a micro_batch that divides {global_batch} "
-            f"(e.g. {fits}), or a global_batch that is a multiple of {micro_batch}."
+        return (
+            "micro_batch",
+            "micro_batch_split",
+            {"micro_batch": micro_batch, "global_batch": global_batch, "fits": fits},
         )
     gpus = cluster.gpus
     multiple = -(-global_batch // gpus) * gpus
-    return "global_batch", (
-        f"the global batch of {global_batch} sequences does not split over {cluster.gpus} × {cluster.gpu.name}: "
-        "no data-parallel degree × micro-batch divides it, with or without tensor and pipeline parallel. "
-        f"Give a global_batch that {gpus} divides (e.g. {multiple}), or a GPU count that divides {global_batch}."
-    )
+    params = {"global_batch": global_batch, "gpus": gpus, "gpu": cluster.gpu.name, "multiple": multiple}
+    return "global_batch", "gpus_batch_split", params
 
 
 def _no_plan_message(model: ModelSpec, cluster: Cluster, closest: MemoryEstimate | None) -> str:
@@ -267,13 +266,7 @@ def check_gpu_types(session: Session, requested: list[str]) -> None:
     if not requested:
         return
     allowed = [gpu.slug for gpu in catalog_repository.list_gpu_types(session)]
-    _reject_unknown(
-        "gpu_types",
-        "unknown_gpu_type",
-        "no GPU type {unknown} in the catalog; GPU type ids: {allowed}",
-        requested,
-        allowed,
-    )
+    _reject_unknown("gpu_types", "unknown_gpu_type", requested, allowed)
 
 
 def check_regions(session: Session, requested: list[str]) -> None:
@@ -282,19 +275,17 @@ def check_regions(session: Session, requested: list[str]) -> None:
     if not requested:
         return
     allowed = sorted({region for sku in catalog_repository.list_skus(session) for region in sku.regions})
-    _reject_unknown(
-        "regions", "unknown_region", "no SKU is offered in {unknown}; regions: {allowed}", requested, allowed
-    )
+    _reject_unknown("regions", "unknown_region", requested, allowed)
 
 
-def _reject_unknown(field: str, error_type: str, template: str, requested: list[str], allowed: list[str]) -> None:
+def _reject_unknown(field: str, error_type: str, requested: list[str], allowed: list[str]) -> None:
     """A 422 on `constraints.<field>` naming the requested values not in `allowed`, and those that are (none
-    unknown: nothing)."""
+    unknown: nothing), worded by its code (app/messages.py UNKNOWN)."""
     unknown = [value for value in requested if value not in allowed]
     if not unknown:
         return
-    message = template.format(unknown=", ".join(unknown), allowed=", ".join(allowed))
     params = {"unknown": unknown, "allowed": allowed}
+    message = messages.unknown(error_type, params)
     error = {"field": f"constraints.{field}", "message": message, "type": error_type, "params": params}
     raise InvalidInput(f"constraints.{field}: {message}", errors=[error])
 

@@ -197,9 +197,8 @@ def search_serving(
 
 def _search(ask: _Ask, offers: list[Offer]) -> ServingSearch:
     """search_serving's body, its simulations shared."""
-    model, cfg, constraints = ask.model, ask.cfg, ask.constraints
+    constraints = ask.constraints
     rank_key = _fastest_key if constraints.objective == "fastest" else _key
-    options: list[ServingOption] = []
     misses: list[ServingOption] = []
     rejected: list[tuple[str, str, dict[str, Any]]] = []
     pending: list[ServingOption] = []  # every offer's candidates, simulated in rank order once all are known
@@ -211,64 +210,94 @@ def _search(ask: _Ask, offers: list[Offer]) -> ServingSearch:
         if past(deadline):
             not_searched.append(offer.sku_id)
             continue
-        region = offer_region(offer, constraints, cfg, rejected)
+        region = offer_region(offer, constraints, ask.cfg, rejected)
         if region is None:
             continue
-        candidates: list[ServingOption] = []  # the offer's deployments that meet the SLO by the closed forms
-        offer_miss: ServingOption | None = None
-        smallest: int | None = None  # GPUs of the smallest deployment refused for the SKU's size limits
-        # the weights leave no KV cache at any degree; a SKU of servers without a fabric cannot pipeline either
-        one_server = offer.rental_unit == "node" and not offer.may_span_nodes
-        why_not: tuple[str, dict[str, Any]] = ("gpu_memory", {"gpu": offer.gpu.name, "one_server": one_server})
-        # the fewest-GPU shape refused for the SKU's size limits whose one request meets the SLO: where the
-        # shapes it rents miss even one request at a time, the size limit (max_nodes) is what binds
-        capable: tuple[int, dict[str, Any]] | None = None
-        for tp, pp in _shapes(model, offer, constraints):
-            if pp > 1 and candidates:
-                break  # pipelines across servers only for what one server cannot serve
-            evaluations += 1
-            option, reason, one_meets = _evaluate(ask, offer, region, tp, pp)
-            if option is None:
-                if reason and (smallest is None or reason[0] < smallest):  # the shape needing the fewest GPUs
-                    smallest, why_not = reason[0], ("max_nodes", reason[1])
-                if reason and one_meets and (capable is None or reason[0] < capable[0]):
-                    capable = reason
-                continue
-            if not option.misses:
-                candidates.append(option)
-            elif offer_miss is None or _miss_key(option) < _miss_key(offer_miss):
-                offer_miss = option
-        if candidates:
-            pending.extend(candidates)
-            if offer_miss is not None:
-                steady_misses[offer.sku_id] = offer_miss
-        elif capable is not None and (offer_miss is None or _misses_one_request(offer_miss)):
-            rejected.append((offer.sku_id, "max_nodes", capable[1]))
-        elif offer_miss is not None:
-            misses.append(offer_miss)
+        found = _offer_shapes(ask, offer, region)
+        evaluations += found.evaluations
+        if found.candidates:
+            pending.extend(found.candidates)
+            if found.miss is not None:
+                steady_misses[offer.sku_id] = found.miss
+        elif found.capable is not None and (found.miss is None or _misses_one_request(found.miss)):
+            rejected.append((offer.sku_id, "max_nodes", found.capable[1]))
+        elif found.miss is not None:
+            misses.append(found.miss)
         else:
-            rejected.append((offer.sku_id, *why_not))
+            rejected.append((offer.sku_id, *found.why_not))
     verified = _verify_ranked(ask, pending, rank_key)
-    rank = _lazy(ask, rank_key)
-    options.extend(verified.best.values())
-    for sku in verified.settled - set(verified.best):  # every candidate simulated, none meets: the nearest miss
+    misses += _verified_misses(verified, steady_misses)
+    options, misses = _shown(ask, list(verified.best.values()), misses, _lazy(ask, rank_key))
+    return ServingSearch(options, misses, rejected, evaluations, not_searched)
+
+
+@dataclass(slots=True)
+class _OfferShapes:
+    """One offer's shapes weighed by the closed forms."""
+
+    candidates: list[ServingOption]  # the offer's deployments that meet the SLO by the closed forms
+    miss: ServingOption | None  # its nearest deployment that does not
+    # why the offer has no deployment at all: the weights leave no KV cache at any degree (a SKU of servers without
+    # a fabric cannot pipeline either), or the smallest shape is refused for the SKU's size limits
+    why_not: tuple[str, dict[str, Any]]
+    # the fewest-GPU shape refused for the SKU's size limits whose one request meets the SLO: where the shapes it
+    # rents miss even one request at a time, the size limit (max_nodes) is what binds
+    capable: tuple[int, dict[str, Any]] | None
+    evaluations: int
+
+
+def _offer_shapes(ask: _Ask, offer: Offer, region: str) -> _OfferShapes:
+    """The offer's tensor × pipeline shapes, fewest GPUs first; pipelines across servers only for what one server
+    cannot serve."""
+    one_server = offer.rental_unit == "node" and not offer.may_span_nodes
+    found = _OfferShapes([], None, ("gpu_memory", {"gpu": offer.gpu.name, "one_server": one_server}), None, 0)
+    smallest: int | None = None  # GPUs of the smallest deployment refused for the SKU's size limits
+    for tp, pp in _shapes(ask.model, offer, ask.constraints):
+        if pp > 1 and found.candidates:
+            break
+        found.evaluations += 1
+        option, reason, one_meets = _evaluate(ask, offer, region, tp, pp)
+        if option is None:
+            if reason and (smallest is None or reason[0] < smallest):  # the shape needing the fewest GPUs
+                smallest, found.why_not = reason[0], ("max_nodes", reason[1])
+            if reason and one_meets and (found.capable is None or reason[0] < found.capable[0]):
+                found.capable = reason
+            continue
+        if not option.misses:
+            found.candidates.append(option)
+        elif found.miss is None or _miss_key(option) < _miss_key(found.miss):
+            found.miss = option
+    return found
+
+
+def _verified_misses(verified: _Verified, steady_misses: dict[str, ServingOption]) -> list[ServingOption]:
+    """The near misses the simulation leaves: for a SKU whose every candidate was simulated and none meets, the
+    nearest miss (simulated, or by the closed forms); then the deployments over a budget."""
+    misses = []
+    for sku in verified.settled - set(verified.best):
         nearest = [m for m in (verified.nearest.get(sku), steady_misses.get(sku)) if m is not None]
         if nearest:
             misses.append(min(nearest, key=_miss_key))
-    misses.extend(verified.over_budget)
-    options.sort(key=rank)
-    misses.sort(key=lambda o: (o.peak.tpot_ms, o.cost.compared_monthly, o.offer.sku_id))
-    options = options[: constraints.limit]
+    return misses + verified.over_budget
+
+
+def _shown(
+    ask: _Ask, options: list[ServingOption], misses: list[ServingOption], rank: Callable[[ServingOption], Any]
+) -> tuple[list[ServingOption], list[ServingOption]]:
+    """The options and near misses shown, ranked and cut at the limit; only these are settled at the offered load,
+    the misses simulated, and both priced on the other term (the search evaluates far more)."""
+    options = sorted(options, key=rank)[: ask.constraints.limit]
     for place, option in enumerate(options, start=1):
         option.rank = place
         _settle(ask, option)
-    misses = misses[: constraints.limit]
+    misses = sorted(misses, key=lambda o: (o.peak.tpot_ms, o.cost.compared_monthly, o.offer.sku_id))
+    misses = misses[: ask.constraints.limit]
     for miss in misses:
         _settle(ask, miss)
         _simulated(ask, miss)
-    for option in options + misses:  # only those shown: the search evaluates far more
+    for option in options + misses:
         _with_other_term(option)
-    return ServingSearch(options, misses, rejected, evaluations, not_searched)
+    return options, misses
 
 
 def _with_other_term(option: ServingOption) -> None:

@@ -146,16 +146,11 @@ def check_pools(
     rent exactly those servers and the add-ons the fabric, and each pool's replica must fit the SKU."""
     shapes = {"prefill": pools.prefill, "decode": pools.decode}
     if sku.rental_unit == "card":
-        raise _invalid(
-            "plan.pools", f"disaggregated pools run on whole servers joined by a fabric; {sku.slug} rents cards"
-        )
+        raise refusal("plan.pools", "pools_cards", {"sku": sku.slug})
     for name, pool in shapes.items():
         if pool.tp > sku.gpus_per_node:
-            message = (
-                f"tp {pool.tp} spans servers of {sku.slug} ({sku.gpus_per_node} GPUs a server): a replica runs "
-                "within one"
-            )
-            raise _invalid(f"plan.pools.{name}.tp", message)
+            spans = {"tp": pool.tp, "sku": sku.slug, "gpus_per_node": sku.gpus_per_node}
+            raise refusal(f"plan.pools.{name}.tp", "pool_tp_spans", spans)
     servers = {name: math.ceil(pool.gpus / sku.gpus_per_node) for name, pool in shapes.items()}
     params: dict[str, Any] = {
         "quantity": quantity,
@@ -183,7 +178,7 @@ def check_pools(
 def _check_pools_fit(session: Session, sku: Sku, shapes: dict[str, PoolIn], request: WorkloadIn) -> None:
     """Each pool's replica must run the model on the SKU's GPU (kernels for its formats, one sequence held)."""
     if request.task != "serving":
-        raise _invalid("plan.pools", "pools are a serving deployment's: set workload.task to serving")
+        raise refusal("plan.pools", "pools_not_serving", {})
     try:
         model, _warnings = resolve_model(request.model)
     except EstimatorError:
@@ -387,11 +382,8 @@ def _check_batch_split(global_batch: int, dp: int, micro_batch: int, where: str)
     if global_batch % step == 0:
         return
     below = max(step, global_batch // step * step)
-    raise _invalid(
-        f"{where}.global_batch",
-        f"{global_batch} sequences do not split over dp {dp} × micro_batch {micro_batch} = {step} per "
-        f"accumulation step; a launch needs a multiple of {step}: {below} or {below + step}",
-    )
+    params = {"global_batch": global_batch, "dp": dp, "micro_batch": micro_batch, "step": step, "below": below}
+    raise refusal(f"{where}.global_batch", "batch_split", params | {"above": below + step})
 
 
 def estimate_figures(memory: MemoryEstimate, performance: PerformanceEstimate) -> dict[str, Any]:

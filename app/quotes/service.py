@@ -99,14 +99,11 @@ def _money(minor: int | None, currency: str) -> str | None:
 def _resolve_sku(session: Session, sku_id: str) -> Sku:
     sku = catalog_repository.get_sku_by_slug(session, sku_id)
     if sku is None or sku.status != "active":
-        active = ", ".join(s.slug for s in catalog_repository.list_skus(session))
-        why = "is retired and can no longer be quoted" if sku is not None else "is not in the catalog"
-        raise _invalid("sku_id", f"SKU {sku_id!r} {why}; active SKUs: {active}")
+        active = [s.slug for s in catalog_repository.list_skus(session)]
+        raise refusal(
+            "sku_id", "sku_retired" if sku is not None else "sku_unknown", {"sku_id": sku_id, "active": active}
+        )
     return sku
-
-
-def _invalid(field: str, message: str) -> InvalidInput:
-    return InvalidInput(f"{field}: {message}", errors=[{"field": field, "message": message, "type": "value_error"}])
 
 
 def refusal(field: str, code: str, params: dict[str, Any], message: str | None = None) -> InvalidInput:
@@ -136,7 +133,7 @@ def _units(sku: Sku, quantity: int) -> tuple[int, int]:
     if sku.rental_unit == "card":
         return 1, quantity
     if quantity > MAX_NODES:
-        raise _invalid("quantity", f"at most {MAX_NODES} servers per quote; larger clusters are quoted on consultation")
+        raise refusal("quantity", "quantity_max", {"max_nodes": MAX_NODES})
     return quantity, quantity * sku.gpus_per_node
 
 
@@ -165,12 +162,12 @@ def _offered_addons(session: Session, sku: Sku) -> list[SkuAddon]:
 
 def _addons(offered: list[SkuAddon], sku: Sku, codes: list[str]) -> list[SkuAddon]:
     if len(set(codes)) != len(codes):
-        raise _invalid("addons", "each add-on may be listed once")
+        raise refusal("addons", "addons_repeated", {})
     by_code = {a.code: a for a in offered}
     unknown = [code for code in codes if code not in by_code]
     if unknown:
-        allowed = ", ".join(by_code) or "none"
-        raise _invalid("addons", f"{', '.join(unknown)} not offered with {sku.slug}; allowed: {allowed}")
+        params = {"unknown": unknown, "sku": sku.slug, "allowed": list(by_code)}
+        raise refusal("addons", "addons_unknown" if by_code else "addons_none_offered", params)
     return [by_code[code] for code in codes]
 
 
@@ -196,7 +193,7 @@ def _price(
 ) -> _Priced:
     pricing = sku_pricing(sku)
     if pricing is None:
-        raise _invalid("sku_id", f"{sku.slug} has no price in force; it is quoted on consultation")
+        raise refusal("sku_id", "sku_unpriced", {"sku": sku.slug})
     currency = pricing.currency
     term_price = pricing.terms[term]
     unit_list = to_minor(pricing.monthly_list, currency)
@@ -310,7 +307,7 @@ def _region(sku: Sku, region: str | None) -> list[str]:
     if region is None:
         return list(sku.regions)
     if region not in sku.regions:
-        raise _invalid("region", f"{sku.slug} is offered in {', '.join(sku.regions)}, not {region!r}")
+        raise refusal("region", "region_not_offered", {"sku": sku.slug, "regions": list(sku.regions), "asked": region})
     return [region]
 
 
@@ -335,17 +332,23 @@ def _sku_snapshot(sku: Sku, regions: list[str]) -> dict[str, Any]:
     }
 
 
-def _snapshot(
-    sku: Sku,
-    priced: _Priced,
-    addons: list[SkuAddon],
-    data: QuoteCreate,
-    *,
-    nodes: int,
-    cards: int,
-    notes: list[QuoteNote],
-    figures: dict[str, Any],
-) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class _Terms:
+    """What a new quote freezes: the SKU as priced, its add-ons, the request, the servers and GPUs it occupies,
+    its notes and the plan's recomputed figures (`check_plan`)."""
+
+    sku: Sku
+    priced: _Priced
+    addons: list[SkuAddon]
+    data: QuoteCreate
+    nodes: int
+    cards: int
+    notes: list[QuoteNote]
+    figures: dict[str, Any]
+
+
+def _snapshot(terms: _Terms) -> dict[str, Any]:
+    sku, priced, data, notes = terms.sku, terms.priced, terms.data, terms.notes
     currency = priced.currency
     return {
         "seller": dict(SELLER),
@@ -368,12 +371,12 @@ def _snapshot(
                 "monthly_amount": _money(a.amount_minor, a.currency),
                 "currency": a.currency,
             }
-            for a in addons
+            for a in terms.addons
         ],
-        "nodes": nodes,
-        "cards": cards,
+        "nodes": terms.nodes,
+        "cards": terms.cards,
         "workload": data.stored_workload(),
-        "plan": data.stored_plan(figures),
+        "plan": data.stored_plan(terms.figures),
         "notes": [messages.quote_note(code, params) for code, params in notes],
         "note_codes": [{"code": code, "params": params} for code, params in notes],
     }
@@ -449,19 +452,8 @@ def create_quote(
     )
     if organisation is None:  # a key's quotes count against the key's own limit
         _count_new_quote(session)  # only a quote about to be written counts: a refused request spends nothing
-    quote = _new_quote(
-        sku,
-        priced,
-        addons,
-        data,
-        nodes=nodes,
-        cards=cards,
-        months=months,
-        notes=notes,
-        now=now,
-        validity_days=validity_days,
-        figures=figures,
-    )
+    terms = _Terms(sku, priced, addons, data, nodes=nodes, cards=cards, notes=notes, figures=figures)
+    quote = _new_quote(terms, months=months, now=now, validity_days=validity_days)
     quote.idempotency_key, quote.request_hash = idempotency_key, digest if idempotency_key else None
     quote.idempotency_scope = scope
     quote.organisation = organisation
@@ -497,21 +489,9 @@ def _replay(earlier: Quote, digest: str, key: str, base_path: str) -> Created:
     return Created(quote_out(earlier, base_path=base_path), created=False)
 
 
-def _new_quote(
-    sku: Sku,
-    priced: _Priced,
-    addons: list[SkuAddon],
-    data: QuoteCreate,
-    *,
-    nodes: int,
-    cards: int,
-    months: int,
-    notes: list[QuoteNote],
-    now: datetime,
-    validity_days: int,
-    figures: dict[str, Any],
-) -> Quote:
+def _new_quote(terms: _Terms, *, months: int, now: datetime, validity_days: int) -> Quote:
     """The quote, priced and frozen; its number is set by the caller under the counter lock."""
+    sku, priced, data = terms.sku, terms.priced, terms.data
     priced_lines = [line for line in priced.lines if line.amount_minor is not None]
     gross = sum((line.unit_price_minor or 0) * line.quantity * line.months for line in priced_lines)
     discount_total = sum(line.discount_minor or 0 for line in priced_lines)
@@ -535,7 +515,7 @@ def _new_quote(
         discount_total_minor=discount_total,
         total_minor=gross - discount_total,
         estimator_version=estimator_version(),
-        snapshot=_snapshot(sku, priced, addons, data, nodes=nodes, cards=cards, notes=notes, figures=figures),
+        snapshot=_snapshot(terms),
         customer_name=data.customer.name,
         customer_company=data.customer.company,
         customer_email=str(data.customer.email),
@@ -651,9 +631,9 @@ def list_quotes(
     """Quotes, newest first. `customer` matches name, company or email (substring, any case);
     `created_from` is inclusive, `created_to` exclusive; status `expired` includes issued quotes past validity."""
     if status is not None and status not in STATUSES:
-        raise _invalid("status", f"{status!r} is not a quote status; use one of {', '.join(STATUSES)}")
+        raise refusal("status", "status_unknown", {"status": status, "statuses": list(STATUSES)})
     if not 1 <= limit <= 500 or offset < 0:
-        raise _invalid("limit", "limit must be 1–500 and offset ≥ 0")
+        raise refusal("limit", "page_bounds", {})
     now = _now()
     filters = repository.QuoteFilter(status=status, customer=customer, created_from=created_from, created_to=created_to)
     rows, total = repository.list_quotes(session, filters, now=now, limit=limit, offset=offset)

@@ -13,7 +13,7 @@ from app.estimator.presets import model_title
 from app.i18n import Translator
 from app.planner.schemas import ModelOut, OptionOut, PlanOut, RecommendIn, RecommendOut
 from app.web.charts import MemoryBar, memory_bar
-from app.words import PLAN_WORDS, plan_summary
+from app.words import EXPLAIN_WORDS, plan_summary
 
 CSV_COLUMNS = (
     "rank",
@@ -84,7 +84,7 @@ def plan_words(plan: PlanOut, t: Translator) -> str:
 def explanation(option: OptionOut, model: ModelOut, task: str, t: Translator, gpu_name: str, name: str) -> str:
     if t.lang == "en":
         return option.explanation
-    w = PLAN_WORDS[t.lang]
+    w = EXPLAIN_WORDS[t.lang]
     memory = option.memory
     values = {
         "what": f"{name} {t('task_' + task)}",
@@ -95,7 +95,7 @@ def explanation(option: OptionOut, model: ModelOut, task: str, t: Translator, gp
         "gpus": option.total_gpus,
         "nodes": option.nodes,
     }
-    return w["explain_one" if option.total_gpus == 1 else "explain_many"].format(**values)
+    return w["page_one" if option.total_gpus == 1 else "page_many"].format(**values)
 
 
 def miss_words(option: OptionOut, t: Translator) -> str | None:

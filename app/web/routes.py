@@ -245,13 +245,21 @@ def launch_config(request: Request, session: SessionDep) -> Response:
         "gpus_per_node": option.gpus_per_node,
         "plan": option.plan.model_dump(),
         "stack": option.stack,
-        **option.launch,
+        **{stack: _launch_in(block, t) for stack, block in option.launch.items()},
     }
     return Response(
         json.dumps(payload, indent=2, ensure_ascii=False),
         media_type="application/json",
         headers={"Content-Disposition": f'attachment; filename="{name}"'},
     )
+
+
+def _launch_in(block: Any, t: Translator) -> Any:
+    """A stack's launch block with its notes in the page's language (from their codes, `texts`)."""
+    texts = block.get("texts") if isinstance(block, dict) else None
+    if not texts:
+        return block
+    return {**block, "notes": [t.launch(text) for text in texts["notes"]]}
 
 
 @router.get("/quote", response_class=HTMLResponse)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
+import pytest
 from fastapi.testclient import TestClient
 
 from tests.admin.conftest import Admin, sign_in
@@ -142,3 +143,33 @@ def test_a_hold_starts_at_most_a_month_ago_and_ends_within_the_horizon(client: T
     assert client.put(f"{URL}/singapore/{recent}", headers=alice.headers, json=_hold()).status_code == 200
     five_years = client.put(_at(), headers=alice.headers, json=_hold(days=5 * 365))
     assert five_years.status_code == 200, five_years.text
+
+
+@pytest.mark.parametrize(
+    ("changes", "field", "code", "chinese"),
+    [
+        ({"ends_on": "soon"}, "ends_on", "date", "日期格式为 YYYY-MM-DD"),
+        ({"region": "mars"}, "region", "hold_region", "的销售地区为"),
+        ({"ends_on": _today().isoformat()}, "ends_on", "hold_ends_before", "须晚于占用的第一天"),
+        ({"ends_on": (_today() + timedelta(days=4000)).isoformat()}, "ends_on", "hold_ends_late", "当天或之前"),
+    ],
+)
+def test_a_refused_hold_is_worded_from_its_code_in_the_pages_language(
+    client: TestClient, alice: Admin, changes: dict[str, str], field: str, code: str, chinese: str
+) -> None:
+    """The API's 422 carries the code and its values; the SKU page words them in English or Chinese (before: the
+    English text on the Chinese page, under the English summary of the refusal)."""
+    csrf = sign_in(client, "alice@example.com")
+    form = {"csrf_token": csrf, "region": "singapore", "starts_on": _today().isoformat(), "version": ""}
+    form |= {k: str(v) for k, v in _hold().items()} | changes
+    english = client.post(f"/admin/skus/{H100}/holds", data=form)
+    assert english.status_code == 422 and "Not saved: correct the fields below." in english.text
+    zh = client.post(f"/admin/skus/{H100}/holds?lang=zh", data=form)
+    assert zh.status_code == 422 and "未保存：请修改下列字段。" in zh.text and chinese in zh.text
+    assert "Not saved" not in zh.text
+    if code != "date":  # the API reads the date itself: its own 422
+        body = {k: v for k, v in _hold().items()} | {k: v for k, v in changes.items() if k != "region"}
+        response = client.put(_at(changes.get("region", "singapore")), headers=alice.headers, json=body)
+        assert response.status_code == 422, response.text
+        [error] = response.json()["errors"]
+        assert (error["field"], error["type"]) == (field, code)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 from fastapi.testclient import TestClient
 
+from app import messages
+
 H100_NODE = {"gpu": "h100-80g-sxm", "gpus_per_node": 8}
 
 
@@ -198,3 +200,9 @@ def test_a_micro_batch_that_cannot_divide_the_global_batch_is_named(client: Test
         "micro_batch 1000 does not divide the global batch of 128" in error["message"]
         and "e.g. 128" in error["message"]
     )
+    # a code with its figures (before: a bare value_error), worded in Chinese from the same catalog
+    assert (error["type"], error["params"]) == (
+        "micro_batch_split",
+        {"micro_batch": 1000, "global_batch": 128, "fits": 128},
+    )
+    assert messages.batch_split(error["type"], error["params"], "zh").startswith("micro_batch 1000 不能整除 128 条序列")

@@ -194,7 +194,7 @@ def test_three_cards_say_the_batch_does_not_split_not_that_nothing_fits(client: 
     problem = response.json()
     assert "global batch of 128 sequences does not split over 3 ×" in problem["detail"]
     assert "(e.g. 129)" in problem["detail"]
-    assert problem["errors"][0]["field"] == "global_batch"
+    assert (problem["errors"][0]["field"], problem["errors"][0]["type"]) == ("global_batch", "gpus_batch_split")
     fixed = _estimate(
         client,
         model={"preset": "llama-2-7b"},

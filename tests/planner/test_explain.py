@@ -3,13 +3,17 @@ slowdown is said as ×, a share as a share."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
+import pytest
 from fastapi.testclient import TestClient
 
-from app.estimator.specs import Plan
-from app.planner.explain import describe_plan
-from tests.factories import recommend as _recommend
+from app.estimator.specs import MemoryBreakdown, Plan
+from app.planner.explain import describe_plan, explain, link_words
+from app.planner.offers import Configuration
+from app.words import plan_summary
+from tests.factories import dense_model, offer, recommend as _recommend, workload
 
 
 def test_tensor_parallel_on_the_pcie_sku_never_says_nvlink(client: TestClient) -> None:
@@ -66,3 +70,81 @@ def test_the_plan_summary_names_expert_and_context_parallel() -> None:
     assert summary.startswith("tensor parallel 2 × data parallel 8, expert parallel 8 (each rank holds 1/8")
     assert describe_plan(Plan(dp=4, cp=2, micro_batch=1)).startswith("context parallel 2 × data parallel 4")
     assert "expert parallel 4" in describe_plan(Plan(dp=4, ep=4, micro_batch=1))
+
+
+# --- one catalog for the plan's words and the explanation (app/words.py PLAN_WORDS, EXPLAIN_WORDS) ----------------
+
+GIB = 2**30
+PLANS = [
+    Plan(),
+    Plan(dp=8, zero_stage=3, offload="optimizer", recompute="full", micro_batch=2),
+    Plan(dp=4, cp=2, micro_batch=1),
+    Plan(dp=8, tp=2, ep=8, micro_batch=1),
+    Plan(dp=4, ep=4, zero_stage=1, micro_batch=1),
+    Plan(dp=16, zero_stage=3, dp_shard=8, offload="optimizer_and_params", micro_batch=1),
+    Plan(dp=2, tp=4, pp=2, cp=2, recompute="selective", micro_batch=4),
+]
+
+
+@pytest.mark.parametrize("plan", PLANS, ids=lambda p: f"dp{p.dp}tp{p.tp}pp{p.pp}cp{p.cp}ep{p.ep}s{p.dp_shard}")
+def test_a_stored_plan_reads_as_the_planners_summary_in_english_and_has_chinese_for_each_part(plan: Plan) -> None:
+    """A quote's stored plan (its fields, without `summary`) is worded by the same catalog as the API's summary.
+    Before: the quote's wording ignored cp, ep and hybrid sharding ("data parallel over 1 GPUs" for dp 1, cp 2)."""
+    fields = dataclasses.asdict(plan)
+    assert plan_summary(fields, "en") == describe_plan(plan)
+    chinese = plan_summary(fields, "zh")
+    assert not re.search(r"[A-Za-z]{3,}", chinese.replace("ZeRO", "")), chinese
+    for degree, word in ((plan.cp, "上下文并行"), (plan.ep, "专家并行"), (plan.tp, "张量并行")):
+        assert (f"{word} {degree}" in chinese) == (degree > 1), chinese
+    assert ("混合分片" in chinese) == plan.hybrid
+
+
+def _memory(total_gib: float, host_ram_gib: float = 0.0) -> MemoryBreakdown:
+    return MemoryBreakdown(
+        total=total_gib * GIB,
+        weights=0.0,
+        gradients=0.0,
+        optimizer=0.0,
+        activations=0.0,
+        kv_cache=0.0,
+        other=0.0,
+        capacity=79.1 * GIB,
+        host_ram=host_ram_gib * GIB,
+        host_ram_limit=(host_ram_gib + 100) * GIB if host_ram_gib else None,
+    )
+
+
+CASES = {
+    "one gpu": (offer(), Configuration(1, 1), Plan(), _memory(40.0)),
+    "one server, nvlink": (offer(), Configuration(8, 1), Plan(dp=4, tp=2), _memory(60.0)),
+    "pcie, offload": (
+        offer(gpu="a100-40g-pcie"),
+        Configuration(4, 1),
+        Plan(dp=1, tp=4, zero_stage=3, offload="optimizer"),
+        _memory(30.0, host_ram_gib=500.0),
+    ),
+    "two servers, a fabric": (
+        offer(inter_node_fabric="ib-ndr-400"),
+        Configuration(8, 2),
+        Plan(dp=2, tp=8),
+        _memory(70.0),
+    ),
+    "two servers, no fabric named": (offer(), Configuration(8, 2), Plan(dp=16, zero_stage=3), _memory(70.0)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_the_explanation_renders_in_chinese_from_the_same_catalog(case: str) -> None:
+    """Every sentence of the API's `explanation` has its Chinese (EXPLAIN_WORDS, both languages the same keys and
+    fields: tests/test_messages.py); the Chinese keeps only names (GPU, link, fabric) and units in Latin letters."""
+    offer_, config, plan, memory = CASES[case]
+    model, job = dense_model(), workload("full_finetune")
+    english = explain(model, job, offer_, config, plan, memory)
+    chinese = explain(model, job, offer_, config, plan, memory, lang="zh")
+    assert english.startswith("6.7B full fine-tuning "), english
+    names = [offer_.gpu.name, link_words(offer_), "InfiniBand NDR 400 Gb/s", "GiB", "TiB", "ZeRO", "PCIe", "all-reduce"]
+    rest = chinese
+    for name in names:
+        rest = rest.replace(name, " ")
+    assert not re.search(r"[A-Za-z]{3,}", rest), (chinese, rest)
+    assert "全参数微调" in chinese

@@ -212,6 +212,7 @@ def test_torchtitan_keys_exist_in_its_job_config() -> None:
             "data_parallel_size",
             "torchtitan",
             "notes",
+            "texts",
             "versions",
         }  # no FSDP1 key
         titan = config["torchtitan"]

@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session
 
 from app import messages
 from app.catalog.repository import get_sku_by_slug
+from tests.quotes.helpers import h100_body
 
 CUSTOMER = {"name": "Li Wei", "company": "", "email": "li.wei@example.com"}
 WORKLOAD = {"model": {"preset": "llama-3.1-8b"}, "task": "lora", "tokens": 1e8}
@@ -119,8 +120,9 @@ def test_a_global_batch_that_does_not_split_over_the_plans_ranks_is_refused(clie
     response = client.post("/quotes", json={**body, "customer": CUSTOMER})
     assert response.status_code == 422, response.text
     error = response.json()["errors"][0]
-    assert error["field"] == "plan.global_batch"
+    assert (error["field"], error["type"]) == ("plan.global_batch", "batch_split")
     assert f"{10 * step + 1} sequences" in error["message"] and f"{10 * step} or {11 * step}" in error["message"]
+    assert f"{10 * step} 或 {11 * step}" in messages.quote_check("batch_split", error["params"], "zh")
     body["plan"]["global_batch"] = 10 * step
     assert client.post("/quotes", json={**body, "customer": CUSTOMER}).status_code == 201
 
@@ -140,3 +142,30 @@ def test_an_options_quote_is_for_the_region_it_was_found_in(client: TestClient) 
     assert elsewhere.status_code == 422
     (error,) = elsewhere.json()["errors"]
     assert error["field"] == "region" and "not 'mars'" in error["message"]
+
+
+POOLS = {"prefill": {"tp": 2, "replicas": 2, "gpus": 4}, "decode": {"tp": 4, "replicas": 1, "gpus": 4}}
+
+
+@pytest.mark.parametrize(
+    ("changes", "field", "code"),
+    [
+        ({"sku_id": "a100-40g-pcie-card", "addons": [], "plan": {"pools": POOLS}}, "plan.pools", "pools_cards"),
+        (
+            {"plan": {"pools": {**POOLS, "decode": {"tp": 16, "replicas": 1, "gpus": 16}}}},
+            "plan.pools.decode.tp",
+            "pool_tp_spans",
+        ),
+        ({"plan": {"pools": POOLS}}, "plan.pools", "pools_not_serving"),  # a training workload
+    ],
+)
+def test_a_disaggregated_plan_the_sku_cannot_run_is_refused_with_a_code(
+    client: TestClient, changes: dict[str, Any], field: str, code: str
+) -> None:
+    """Before: a bare value_error, its English only; now a code of the quote checks' catalog, worded in Chinese too."""
+    response = client.post("/quotes", json=h100_body(**changes))
+    assert response.status_code == 422, response.text
+    error = response.json()["errors"][0]
+    assert (error["field"], error["type"]) == (field, code)
+    assert error["message"] == messages.quote_check(code, error["params"])
+    assert messages.quote_check(code, error["params"], "zh") != error["message"]

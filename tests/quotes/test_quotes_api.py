@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import func, select
@@ -191,6 +193,33 @@ def test_duplicate_and_unknown_addons(client: TestClient) -> None:
     assert (twice.status_code, twice.json()["errors"][0]["field"]) == (422, "addons")
     unknown = client.post("/quotes", json=h100_body(addons=["roce-200g"]))
     assert unknown.json()["detail"] == "addons: roce-200g not offered with h100-80g-sxm-8x; allowed: infiniband-400g"
+
+
+@pytest.mark.parametrize(
+    ("body", "code"),
+    [
+        (a100_body(sku_id="b200-nope"), "sku_unknown"),
+        (a100_body(addons=["infiniband-400g"]), "addons_none_offered"),
+        (h100_body(addons=["roce-200g"]), "addons_unknown"),
+        (h100_body(addons=["infiniband-400g", "infiniband-400g"]), "addons_repeated"),
+        (h100_body(region="mars"), "region_not_offered"),
+    ],
+)
+def test_a_refusal_is_a_code_with_its_figures_worded_in_both_languages(
+    client: TestClient, body: dict, code: str
+) -> None:
+    """What the SKU rents and the request names is refused with a code of the quote checks' catalog (before: a bare
+    value_error with English only), so the Chinese quote form words it; its English is the catalog's."""
+    response = client.post("/quotes", json=body)
+    assert response.status_code == 422, response.text
+    error = response.json()["errors"][0]
+    assert error["type"] == code
+    assert error["message"] == messages.quote_check(code, error["params"])
+    chinese = messages.quote_check(code, error["params"], "zh")
+    identifiers = [v for value in error["params"].values() for v in (value if isinstance(value, list) else [value])]
+    for identifier in sorted(map(str, [*identifiers, "SKU"]), key=len, reverse=True):  # ids, names: catalog data
+        chinese = chinese.replace(identifier, " ")
+    assert not re.search(r"[A-Za-z]{2,}", chinese), chinese
 
 
 @pytest.mark.parametrize(

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from fastapi.testclient import TestClient
 
+from app import messages
+
 LORA_8B = "preset=llama-3-8b&task=lora&tokens_b=0.1"
 
 
@@ -36,3 +38,16 @@ def test_a_launch_file_names_and_carries_its_model_task_and_option(client: TestC
 def test_a_model_given_by_size_names_its_download_by_size(client: TestClient) -> None:
     response = client.get("/results.csv?source=params&params_b=7&task=qlora")
     assert response.headers["content-disposition"] == 'attachment; filename="gpu-sizer-7b-qlora.csv"'
+
+
+def test_a_launch_file_words_its_notes_in_the_pages_language(client: TestClient) -> None:
+    """The launch block's notes from their codes (`texts`): English as the API gives them, Chinese from a Chinese
+    page (before, the download's notes were English whatever the page's language)."""
+    query = "/results/launch.json?preset=llama-3-8b&task=continued_pretrain&tokens_b=1&option=1"
+    english, chinese = client.get(query).json(), client.get(f"{query}&lang=zh").json()
+    stack = english["stack"]
+    texts = english[stack]["texts"]["notes"]
+    assert "continued_pretrain" in [text["code"] for text in texts]
+    assert english[stack]["notes"] == [messages.launch(text["code"], text["params"]) for text in texts]
+    assert chinese[stack]["notes"] == [messages.launch(text["code"], text["params"], "zh") for text in texts]
+    assert any(note.startswith("继续预训练") for note in chinese[stack]["notes"])

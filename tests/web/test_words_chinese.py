@@ -104,3 +104,49 @@ def test_the_serving_quote_pdf_is_chinese(client: TestClient, monkeypatch: pytes
     assert (pdf.status_code, pdf.headers["content-type"]) == (200, "application/pdf")
     text = "\n".join(page.extract_text() for page in PdfReader(io.BytesIO(pdf.content)).pages)
     assert pdf_runs(text, [*allowed_names(client), *TRAINING_NAMES]) == []
+
+
+# --- what the page-level tests (test_training_chinese.py, test_serve_chinese.py) do not reach: refusals, the accept
+# page, a form with errors, an error page ------------------------------------------------------------------------
+
+LORA_7B = "preset=llama-2-7b&task=lora&tokens_b=0.1"
+
+
+def _quote_form(client: TestClient, query: str) -> dict[str, Any]:
+    from tests.web.test_training_chinese import _quote_link
+
+    results = client.get(f"/results?{query}&lang=zh", headers=HTML)
+    link = _quote_link(results.text)
+    assert link, results.text[:2000]
+    form = client.get(link, headers=HTML)
+    hidden = dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)">', form.text))
+    return {**hidden, "name": "Li Wei", "company": "", "email": "li.wei@example.com", "months": ""}
+
+
+@pytest.mark.parametrize(
+    ("addons", "words"),
+    [(["infiniband-400g"], "也没有其他可选附加项"), (["no-such-addon", "no-such-addon"], "每个附加项只能列出一次")],
+)
+def test_a_refused_quote_reads_in_chinese_on_its_form(client: TestClient, addons: list[str], words: str) -> None:
+    """A quote the SKU refuses comes back on the form, worded from its code (before: the API's English)."""
+    posted = client.post("/quote", data={**_quote_form(client, LORA_7B), "addons": addons}, headers=HTML)
+    assert posted.status_code == 422, posted.text[:2000]
+    assert 'class="error-summary"' in posted.text
+    assert words in posted.text
+    assert english_runs(posted.text, [*allowed_names(client), "infiniband-400g", "no-such-addon"]) == []
+
+
+def test_the_accept_page_and_a_wizard_with_errors_read_in_chinese(client: TestClient) -> None:
+    names = allowed_names(client)
+    posted = client.post("/quote", data=_quote_form(client, LORA_7B), headers=HTML, follow_redirects=False)
+    assert posted.status_code == 303, posted.text[:2000]
+    public_id = re.search(r"/quotes/([\w-]{32})", posted.headers["location"])
+    assert public_id, posted.headers["location"]
+    pages = {
+        "accept": client.get(f"/quote/{public_id.group(1)}/accept?lang=zh", headers={**HTML, "accept-language": "zh"}),
+        "wizard errors": client.get("/results?preset=llama-2-7b&task=lora&tokens_b=abc&lang=zh", headers=HTML),
+        "not found": client.get("/quote/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA/accept?lang=zh", headers=HTML),
+    }
+    assert [page.status_code for page in pages.values()] == [200, 422, 404]
+    left = {name: english_runs(page.text, names) for name, page in pages.items()}
+    assert not any(left.values()), left
