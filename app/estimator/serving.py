@@ -863,7 +863,10 @@ def _operating_point(model: ModelSpec, cfg: ServingConfig, hw: _Hardware, concur
     # alone (its step holds itself).
     per_stage = max(1.0, c / pp)
     prefill_tokens = max(0.0, per_stage - 1.0) * computed / max(steps_per_request, 1e-9)
-    step, bound = _mixed_step_s(hw, per_stage, prompt + out / 2, prefill_tokens, prompt + cached, min(computed, chunk))
+    mixed = ENGINE_DEFAULTS[cfg.engine].mixed_prefill
+    step, bound = _mixed_step_s(
+        hw, per_stage, prompt + out / 2, prefill_tokens, prompt + cached, min(computed, chunk), mixed
+    )
     hop = _pipeline_hop_s(hw, per_stage + prefill_tokens)
     tpot = (pp * step + hop) / hw.tokens_per_step
     prefill = _chunked_prefill_s(model, cfg, hw, per_stage, prompt + out / 2, prompt, chunk, cached) * pp + hop
@@ -878,7 +881,13 @@ def _operating_point(model: ModelSpec, cfg: ServingConfig, hw: _Hardware, concur
 
 
 def _mixed_step_s(
-    hw: _Hardware, decodes: float, context: float, prefill_tokens: float, prefill_len: float, chunk: float
+    hw: _Hardware,
+    decodes: float,
+    context: float,
+    prefill_tokens: float,
+    prefill_len: float,
+    chunk: float,
+    mixed: bool = True,
 ) -> tuple[float, str]:
     """The mean step of `decodes` sequences decoding while other prompts' tokens, `prefill_tokens` a step on
     average, arrive in whole chunks of `chunk` tokens (the engines schedule a waiting prompt whole, up to the token
@@ -889,12 +898,17 @@ def _mixed_step_s(
     hides the averaged prefill). A step that carries a chunk packs the decodes' tokens and the chunk's into one
     batch of tokens (vLLM V1's unified token budget, SGLang's mixed chunk, TensorRT-LLM's in-flight batching with
     packed inputs), so each linear layer runs one GEMM over all its rows, at the large-M efficiency (`one_gemm`).
-    The computed tokens attend to the cached ones before them (`prefill_len`)."""
+    The computed tokens attend to the cached ones before them (`prefill_len`). An engine that does not mix
+    (`mixed` False: SGLang, `enable_mixed_chunk` off by default, sglang/srt/server_args.py) runs the chunk as a
+    step of its own while the decodes wait: each decode step then follows, on average, `share` prefill steps."""
     if prefill_tokens <= 0.0 or prefill_tokens >= chunk:
         return _step_s(hw, decodes, context, prefill_tokens, prefill_len, chunk)
     share = prefill_tokens / chunk
+    decode_only, bound = _step_s(hw, decodes, context, 0.0, 0.0)
+    if not mixed:
+        prefill_only, _ = _step_s(hw, 0.0, 0.0, chunk, prefill_len)
+        return decode_only + share * prefill_only, bound
     with_chunk, bound = _step_s(hw, decodes, context, chunk, prefill_len, one_gemm=True)
-    decode_only, _ = _step_s(hw, decodes, context, 0.0, 0.0)
     return share * with_chunk + (1.0 - share) * decode_only, bound
 
 

@@ -64,3 +64,24 @@ def test_a_mixed_step_is_at_least_the_step_at_the_mean_load() -> None:
         mixed, _ = serving._mixed_step_s(hw, 25, 5250, average, 5000, 5000)
         at_mean, _ = serving._step_s(hw, 25, 5250, average, 5000, 5000)
         assert mixed >= at_mean
+
+
+def test_sglang_decodes_wait_for_a_prompt_step_of_its_own() -> None:
+    """SGLang does not mix (`enable_mixed_chunk` False by default, sglang/srt/server_args.py): a step that
+    prefills carries no decodes, so at a fixed concurrency the mean decode step is the decode-only step plus its
+    share of the prompt-only steps, not one step with the decodes and the chunk packed together. Checked on the
+    InferenceX shape (DeepSeek-R1 FP8, TP 8 on 8 x H200, 1,024 / 1,024 at 64 in flight: published mean TPOT
+    34.6 ms, tests/estimator/serving_cases.py [inferencex]), where the estimate moved from -23.6 % to -19.7 %."""
+    from tests.estimator.serving_cases import INFERENCEX_CASES
+
+    case = INFERENCEX_CASES[-1]
+    cluster = Cluster(gpu=case.gpu, gpus_per_node=8)
+    hw = serving._hardware(case.model, case.cfg, cluster, case.tp, 1)
+    decodes, prompt, out = 64.0, 1024, 1024
+    per_step = (decodes - 1) * prompt / (1 + out - 1)  # the others' prompt tokens per step of one request
+    mean, _ = serving._mixed_step_s(hw, decodes, prompt + out / 2, per_step, prompt, prompt, mixed=False)
+    decode_only, _ = serving._step_s(hw, decodes, prompt + out / 2, 0.0, 0.0)
+    prefill_only, _ = serving._step_s(hw, 0.0, 0.0, prompt, prompt)
+    assert mean == pytest.approx(decode_only + per_step / prompt * prefill_only)
+    estimate = estimate_serving(case.model, case.cfg, cluster, tp=case.tp)
+    assert estimate.tpot_ms >= decode_only * 1e3 + per_step / prompt * prefill_only * 1e3 * 0.99
