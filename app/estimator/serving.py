@@ -248,8 +248,12 @@ ALLREDUCE_LATENCY_S: dict[str, float] = {"vllm": 8e-6, "sglang": 8e-6, "trt-llm"
 WORKSPACE_FACTOR = 0.88
 # Memory outside the PyTorch allocator: CUDA context, cuBLAS workspaces; NCCL and custom all-reduce
 # buffers with TP (vLLM logs: non_torch_memory 0.35 GiB on an RTX 3090 (#10517), 1.79 GiB at TP1 and
-# 3.58 GiB at TP2 on an 80 GB card (#10511)).
-NON_TORCH_GIB = 0.6
+# 3.58 GiB at TP2 on an 80 GB card (#10511)). At one GPU the profiler's own figure, as logged since its
+# fix in vllm-project/vllm#12126 ("further polish memory profiling": 0.16 GiB for an H100 at TP 1) and in the
+# #10517 run (0.35 GiB, RTX 3090, TP 1): the larger of the two. The 1.79 GiB of #10511 was read before that
+# fix; 0.6 GiB before this change read the KV cache of the #10517 runs 5.7-5.8 % short (0.25 GiB, 2,048
+# tokens of Llama-3.1-8B) of the blocks they logged.
+NON_TORCH_GIB = 0.35
 NON_TORCH_TP_GIB = 1.8
 # CUDA graphs for decode batches up to graph_max_batch: vLLM logs "Graph capturing finished ... took
 # 0.3-1.2 GiB"; they live in the (1 - utilisation) margin for vLLM and SGLang, inside TRT-LLM's.
