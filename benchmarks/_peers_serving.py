@@ -182,7 +182,7 @@ def serving_markdown(rows: list[ServingRow]) -> str:
         "Before this the line was 45.6 % over; the 7B TP 1 line of the same comment has no all-reduce and is "
         "unchanged.",
         "",
-        "The InferenceX rows (DeepSeek-R1, a fine-grained MoE, at 8 to 64 sequences) read 24-33 % fast: per-layer "
+        "The InferenceX rows (DeepSeek-R1, a fine-grained MoE, at 8 to 64 sequences) read 20-32 % fast: per-layer "
         "routing and grouped-GEMM kernels the model does not count; below that range the estimate is further off "
         "and answers carry the warning `moe_low_concurrency_unvalidated` ([serving.md](serving.md)).",
         "",

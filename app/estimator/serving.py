@@ -248,8 +248,12 @@ ALLREDUCE_LATENCY_S: dict[str, float] = {"vllm": 8e-6, "sglang": 8e-6, "trt-llm"
 WORKSPACE_FACTOR = 0.88
 # Memory outside the PyTorch allocator: CUDA context, cuBLAS workspaces; NCCL and custom all-reduce
 # buffers with TP (vLLM logs: non_torch_memory 0.35 GiB on an RTX 3090 (#10517), 1.79 GiB at TP1 and
-# 3.58 GiB at TP2 on an 80 GB card (#10511)).
-NON_TORCH_GIB = 0.6
+# 3.58 GiB at TP2 on an 80 GB card (#10511)). At one GPU the profiler's own figure, as logged since its
+# fix in vllm-project/vllm#12126 ("further polish memory profiling": 0.16 GiB for an H100 at TP 1) and in the
+# #10517 run (0.35 GiB, RTX 3090, TP 1): the larger of the two. The 1.79 GiB of #10511 was read before that
+# fix; 0.6 GiB before this change read the KV cache of the #10517 runs 5.7-5.8 % short (0.25 GiB, 2,048
+# tokens of Llama-3.1-8B) of the blocks they logged.
+NON_TORCH_GIB = 0.35
 NON_TORCH_TP_GIB = 1.8
 # CUDA graphs for decode batches up to graph_max_batch: vLLM logs "Graph capturing finished ... took
 # 0.3-1.2 GiB"; they live in the (1 - utilisation) margin for vLLM and SGLang, inside TRT-LLM's.
@@ -776,6 +780,7 @@ def _step_s(
     prefill_tokens: float,
     prefill_len: float,
     prefill_chunk: float | None = None,
+    one_gemm: bool = False,
 ) -> tuple[float, str]:
     """One engine step on one pipeline stage: `decode_seqs` sequences at `context` tokens decode one token each
     and `prefill_tokens` prompt tokens of prompts of length `prefill_len` are prefilled. Returns (s, bound).
@@ -783,6 +788,8 @@ def _step_s(
     `prefill_chunk`: the size of the chunks the prefill tokens come in when `prefill_tokens` is an average
     over steps (a prompt is scheduled whole, up to the chunk budget, on one step, not a little on each):
     a fraction prefill_tokens / chunk of the steps carries one chunk. None: this step carries them all.
+    `one_gemm`: the decodes' rows run inside the chunk's GEMMs, at the large-M efficiency of all the step's rows
+    (_mixed_step_s), not at the skinny-M decode efficiency.
 
     Memory: the weights the step touches (MoE: the distinct experts its tokens route to, averaged over the
     steps with and without a chunk) and the KV cache read (decodes) and written (prefill), at achieved
@@ -805,6 +812,8 @@ def _step_s(
     chunk_rows = verify + max(prefill_chunk or prefill_tokens, prefill_tokens)
     prefill_efficiency = PREFILL_COMPUTE_EFFICIENCY * hw.occupancy(chunk_rows) if prefill_tokens else 0.0
     efficiency = decode_share * STEP_COMPUTE_EFFICIENCY + (1 - decode_share) * prefill_efficiency
+    if one_gemm and prefill_tokens:
+        efficiency = prefill_efficiency
     compute_s = (hw.dense_flops_per_token + hw.expert_flops_per_token) * tokens / efficiency
     compute_s += hw.attention_coef * (verify * context + prefill_tokens * prefill_len / 2)
     compute_s += hw.draft_flops_per_token * prefill_tokens / PREFILL_COMPUTE_EFFICIENCY  # the draft reads the prompt
@@ -858,13 +867,53 @@ def _operating_point(model: ModelSpec, cfg: ServingConfig, hw: _Hardware, concur
     # alone (its step holds itself).
     per_stage = max(1.0, c / pp)
     prefill_tokens = max(0.0, per_stage - 1.0) * computed / max(steps_per_request, 1e-9)
-    # the computed tokens attend to the cached ones before them: on average prompt + cached keys over 2
-    step, bound = _step_s(hw, per_stage, prompt + out / 2, prefill_tokens, prompt + cached, min(computed, chunk))
+    mixed = ENGINE_DEFAULTS[cfg.engine].mixed_prefill
+    step, bound = _mixed_step_s(
+        hw, per_stage, prompt + out / 2, prefill_tokens, prompt + cached, min(computed, chunk), mixed
+    )
     hop = _pipeline_hop_s(hw, per_stage + prefill_tokens)
     tpot = (pp * step + hop) / hw.tokens_per_step
-    ttft = _chunked_prefill_s(model, cfg, hw, per_stage, prompt + out / 2, prompt, chunk, cached) * pp + hop
+    prefill = _chunked_prefill_s(model, cfg, hw, per_stage, prompt + out / 2, prompt, chunk, cached) * pp + hop
+    e2e = prefill + (out - 1) * tpot
+    # Each finished request is replaced at once (a closed loop of c): the new prompts queue for the prefill one
+    # after another, the queue the simulated TTFT is held to under Poisson load (_held_to_md1): its mean wait,
+    # ρD / (2(1 − ρ)) at ρ = (c − 1) / E2E × D (Pollaczek-Khinchine), the c − 1 others' prompts in front of this one.
+    rho = min(0.95, max(0.0, per_stage - 1.0) / e2e * prefill) if c > 1 else 0.0
+    ttft = prefill + rho * prefill / (2.0 * (1.0 - rho))
     e2e = ttft + (out - 1) * tpot
     return _Point(ttft, tpot, e2e, c / e2e, c, bound)
+
+
+def _mixed_step_s(
+    hw: _Hardware,
+    decodes: float,
+    context: float,
+    prefill_tokens: float,
+    prefill_len: float,
+    chunk: float,
+    mixed: bool = True,
+) -> tuple[float, str]:
+    """The mean step of `decodes` sequences decoding while other prompts' tokens, `prefill_tokens` a step on
+    average, arrive in whole chunks of `chunk` tokens (the engines schedule a waiting prompt whole, up to the token
+    budget, on the next step: vLLM's and SGLang's schedulers, TensorRT-LLM's in-flight batching): a share
+    prefill_tokens / chunk of the steps carries a chunk, the rest decode only. The mean of the two steps, not one
+    step at the mean load: a step that carries a chunk is compute-bound and one that decodes only is bound by the
+    weights' read, so the average of their maxima is longer than the maximum of their averages (the decode's read
+    hides the averaged prefill). A step that carries a chunk packs the decodes' tokens and the chunk's into one
+    batch of tokens (vLLM V1's unified token budget, SGLang's mixed chunk, TensorRT-LLM's in-flight batching with
+    packed inputs), so each linear layer runs one GEMM over all its rows, at the large-M efficiency (`one_gemm`).
+    The computed tokens attend to the cached ones before them (`prefill_len`). An engine that does not mix
+    (`mixed` False: SGLang, `enable_mixed_chunk` off by default, sglang/srt/server_args.py) runs the chunk as a
+    step of its own while the decodes wait: each decode step then follows, on average, `share` prefill steps."""
+    if prefill_tokens <= 0.0 or prefill_tokens >= chunk:
+        return _step_s(hw, decodes, context, prefill_tokens, prefill_len, chunk)
+    share = prefill_tokens / chunk
+    decode_only, bound = _step_s(hw, decodes, context, 0.0, 0.0)
+    if not mixed:
+        prefill_only, _ = _step_s(hw, 0.0, 0.0, chunk, prefill_len)
+        return decode_only + share * prefill_only, bound
+    with_chunk, bound = _step_s(hw, decodes, context, chunk, prefill_len, one_gemm=True)
+    return share * with_chunk + (1.0 - share) * decode_only, bound
 
 
 def _chunked_prefill_s(

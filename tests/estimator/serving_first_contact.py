@@ -28,6 +28,18 @@ Source:
                The table states whole milliseconds (rounding: ±0.5 ms, 7 % of the 7 ms rows). Read as the
                estimator's one-request TTFT of a static batch of one with one output token.
 
+  [nim-h100]   NVIDIA NIM benchmarking guide, "Performance"
+               (https://docs.nvidia.com/nim/benchmarking/llm/1.0.0/performance, read 2026-12-06),
+               "Llama-3.3-70b-instruct Results", NIM container llama-3.3-70b-instruct "Version: 1.8.0",
+               "2 x H100 80G", "fp8 TP2" (the NIM fp8 TP 2 profile: a TensorRT-LLM engine with FP8 weights and
+               activations; the KV-cache format is not stated: read as FP8, the format of the ModelOpt FP8 engines the
+               [trtllm] rows of serving_cases.py ran), "5000 Input Tokens / 500 Output Tokens", measured with AIPerf
+               at a fixed number of requests in flight (concurrency: a closed loop, each finished request replaced at
+               once). Readings: TTFT (ms) and ITL (ms) (AIPerf's inter-token latency: the time after the first token
+               over the tokens after it, the TPOT), averages over the run. Rows at concurrency 1, 5, 25 and 50 only:
+               from 100 on, the table's TTFT (8.0 s to 88.6 s) is the wait for a free sequence slot or KV cache and
+               the throughput is flat (917-921 tokens/s), which is the queue of the closed loop, not the engine's step.
+
 Only the runs below saturation are read for latency (the summary's request throughput, completed ÷ duration, keeps up
 with the offered rate: 70B at 1, 2 and 4 requests/s, 405B at 1 and 2); beyond it the median TTFT is the time spent in
 a queue that grows through the run, which depends on the run's length. Offline rows read the throughput.
@@ -62,6 +74,10 @@ A100 = get_gpu("a100-80g-sxm")
 L40S = get_gpu("l40s-48g")
 LLAMA2_7B = get_preset("llama-2-7b").model
 LLAMA2_70B = get_preset("llama-2-70b").model
+NIM_PERF = (
+    "NVIDIA NIM benchmarking guide, Performance (docs.nvidia.com/nim/benchmarking/llm/1.0.0/performance), "
+    "Llama-3.3-70b-instruct, NIM 1.8.0, 2 x H100 80G, fp8 TP2, 5000 input / 500 output tokens (AIPerf, concurrency)"
+)
 UNIFORM_1024_P95 = 973  # 95th percentile of a uniform draw in [1, 1024]
 
 
@@ -106,6 +122,18 @@ def _ftl(label: str, model: ModelSpec, gpu: GpuSpec, tp: int, isl: int, fp8: boo
     return ServingFirstContact(name, "trtllm-v05-ftl", TRTLLM_V05, model, gpu, tp, cfg, "ttft_ms", ms)
 
 
+def _nim(concurrency: int, metric: Metric, ms: float) -> ServingFirstContact:
+    """A NIM 1.8.0 row: Llama 3.3 70B in FP8 on 2 x H100 (TP 2, TensorRT-LLM), `concurrency` requests of 5,000
+    input and 500 output tokens kept in flight (closed loop); TTFT or ITL (= TPOT), the run's average."""
+    cfg = ServingConfig(
+        input_tokens=5000, output_tokens=500, concurrency=concurrency, engine="trt-llm", precision="fp8",
+        weights="fp8", kv_cache_precision="fp8",
+    )  # fmt: skip
+    reading = "ttft" if metric == "ttft_ms" else "itl"
+    label = f"nim-1.8.0 llama-3.3-70b h100 tp2 fp8 c{concurrency} 5000/500 {reading}"
+    return ServingFirstContact(label, "nim-h100", NIM_PERF, LLAMA_70B, H100, 2, cfg, metric, ms)
+
+
 _70B_R1 = _random(152612, 160347, 300, 1024, 1024, 1.0)
 _70B_R2 = _random(308748, 308712, 600, 1024, 1024, 2.0)
 _70B_R4 = _random(615860, 607936, 1200, 1024, 1024, 4.0)
@@ -143,6 +171,14 @@ SERVING_FIRST_CONTACT: tuple[ServingFirstContact, ...] = (
     _ftl("llama-2-7b", LLAMA2_7B, A100, 1, 2048, False, 133.0),
     _ftl("llama-2-70b", LLAMA2_70B, A100, 4, 128, False, 47.0),
     _ftl("llama-2-70b", LLAMA2_70B, A100, 4, 2048, False, 377.0),
+    _nim(1, "ttft_ms", 406.77),
+    _nim(1, "tpot_ms", 18.58),
+    _nim(5, "ttft_ms", 546.70),
+    _nim(5, "tpot_ms", 21.83),
+    _nim(25, "ttft_ms", 688.69),
+    _nim(25, "tpot_ms", 38.75),
+    _nim(50, "ttft_ms", 834.51),
+    _nim(50, "tpot_ms", 59.73),
 )  # fmt: skip
 
 

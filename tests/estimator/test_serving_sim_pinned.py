@@ -1,7 +1,9 @@
 """Regression guard for the scheduler simulation: the figures of a few replicas at their peak, as the simulator
 gave them when these cases were written, to the last digit. Speed-ups of app/estimator/serving_sim.py (and of the
 search that calls it) must not move any figure for the same seed; these are not published measurements (the
-simulator's accuracy is checked in test_serving_sim.py and test_serving_loaded_published.py)."""
+simulator's accuracy is checked in test_serving_sim.py and test_serving_loaded_published.py). A model change moves them
+on purpose and re-pins them: NON_TORCH_GIB 0.6 -> 0.35 GiB moved the three cases whose admission the KV cache
+limits ("long prompts, TP 8 H100", "saturated", "KV cache bound, long lognormal prompts")."""
 
 from __future__ import annotations
 
@@ -38,9 +40,9 @@ CASES = {
     # 3.4423615825411753 below it, and the p99 end-to-end later by as much (61.99880558940596 simulated)
     "long prompts, TP 8 H100": (
         "llama-3.1-70b", H100, 8, 1, 3, {"input_tokens": 8000, "output_tokens": 300, "requests_per_s": 5},
-        _latency((0.9474145370123068, 2.253169012262629, 3.5811455402964776),
-                 (0.11869485910178114, 0.1786260315271738, 0.1983295092458049),
-                 (37.16222427229775, 55.23065536233309, 62.13758954716126), False),
+        _latency((0.944589183000403, 2.237309755991109, 3.5811455402964776),
+                 (0.11869485910178114, 0.17967908454375103, 0.1993959758334291),
+                 (37.16232675273989, 54.985024427222925, 62.49629297981069), False),
     ),
     "lognormal lengths": (
         "llama-3.1-8b", H100, 1, 1, 2,
@@ -75,17 +77,17 @@ CASES = {
     ),
     "saturated": (
         "llama-3.1-70b", H100, 8, 1, 1, {"input_tokens": 8000, "output_tokens": 300, "requests_per_s": 5},
-        _latency((165.19581678507177, 256.32061765397765, 279.3674881241886),
-                 (0.1992706107061991, 0.19927066273461566, 0.19927067465779472),
-                 (224.77773027748293, 297.0964356349561, 304.2058270843618), True),
+        _latency((165.16806179659457, 256.28922219779366, 279.32690987213385),
+                 (0.20036985155021167, 0.2003699040058685, 0.2003699158420179),
+                 (225.07864773183607, 297.3870435907335, 304.2844547927528), True),
     ),
     "KV cache bound, long lognormal prompts": (
         "llama-3.1-70b", A100, 4, 1, 2,
         {"input_tokens": 8000, "output_tokens": 2000, "input_tokens_p95": 20000, "requests_per_s": 3,
          "max_model_len": 32768},
-        _latency((2409.166907099024, 3748.0495245849393, 4096.948553155815),
-                 (0.09228499638462662, 0.09507142136262615, 0.09752463850737556),
-                 (2588.272860589032, 3933.6699083174103, 4244.226178058208), True),
+        _latency((2416.0254866658, 3759.200712946476, 4106.005260653505),
+                 (0.09244093311968551, 0.095321664562744, 0.09831857654425877),
+                 (2597.336648152839, 3944.6506612123108, 4247.198422556469), True),
     ),
 }  # fmt: skip
 
