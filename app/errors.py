@@ -33,6 +33,7 @@ from fastapi.responses import JSONResponse, Response
 from sqlalchemy.exc import IntegrityError, InterfaceError, OperationalError, TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from app import messages
 from app.db.engine import DatabaseUnavailable
 from app.estimator.specs import EstimatorError
 
@@ -178,8 +179,7 @@ async def _on_app_error(_request: Request, exc: AppError) -> JSONResponse:
 
 
 async def _on_estimator_error(_request: Request, exc: EstimatorError) -> JSONResponse:
-    errors = [{"field": exc.field or "body", "message": str(exc), "type": "estimator"}]
-    return http_problem(422, str(exc), errors=errors)
+    return http_problem(422, str(exc), errors=[messages.estimator_error_item(exc)])
 
 
 # PostgreSQL SQLSTATEs of a wait that ran out (DB_LOCK_TIMEOUT_MS, DB_STATEMENT_TIMEOUT_MS) or of a

@@ -17,7 +17,10 @@ import string
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from app.estimator import error_words
+from app.estimator.error_words import ESTIMATOR_ERRORS as ESTIMATOR_ERRORS  # re-exported: why the estimator refuses
 from app.estimator.serving import KERNEL_GAPS
+from app.estimator.specs import EstimatorError
 from app.launch_words import LAUNCH as LAUNCH  # re-exported: the launch's words are read as messages.LAUNCH
 from app.note_words import (
     NOTES as NOTES,  # re-exported: an estimate's assumptions, read as messages.NOTES
@@ -582,6 +585,25 @@ def unknown(code: str, params: Mapping[str, Any], lang: str = "en") -> str:
     sep = "、" if lang == "zh" else ", "
     words = {key: sep.join(str(item) for item in params.get(key, ())) for key in ("unknown", "allowed")}
     return UNKNOWN[lang][code].format(**words)
+
+
+def estimator_error(exc: EstimatorError, lang: str = "en") -> str:
+    """Why the estimator refused an input, in `lang`: its code's text (app/estimator/error_words.py) where it
+    carries one, else its own (English) message."""
+    return str(exc) if exc.code is None else estimator_text(exc.code, exc.params, lang)
+
+
+def estimator_text(code: str, params: Mapping[str, Any], lang: str = "en") -> str:
+    """The text of an estimator refusal's code (app/estimator/error_words.py) with its figures, in `lang`."""
+    return error_words.render(code, params, _lang(lang))
+
+
+def estimator_error_item(exc: EstimatorError) -> dict[str, Any]:
+    """The API's `errors[]` entry of an estimator refusal: the field, the English message and, where the error
+    carries one, its code as `type` with its figures as `params` (a client words it from them)."""
+    if exc.code is None:
+        return {"field": exc.field or "body", "message": str(exc), "type": "estimator"}
+    return {"field": exc.field or "body", "message": str(exc), "type": exc.code, "params": exc.params}
 
 
 def batch_split(code: str, params: Mapping[str, Any], lang: str = "en") -> str:

@@ -49,6 +49,7 @@ def fields(template: str) -> set[str]:
         messages.SCHEMES,
         messages.UNKNOWN,
         messages.BATCH_SPLITS,
+        messages.ESTIMATOR_ERRORS,
         words.PLAN_WORDS,
         words.EXPLAIN_WORDS,
         words.DURATION_WORDS,

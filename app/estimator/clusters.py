@@ -61,10 +61,7 @@ def gpu_cluster(gpu: GpuSpec, asked: HardwareAsked) -> tuple[Cluster, list[Note]
         fabric_entry(fabric)  # unknown names are a 422 naming the known ones
     if nodes > 1 and not (gbps or fabric):
         if usual is None:
-            raise EstimatorError(
-                f"no usual fabric is known for {gpu.name}: give hardware.inter_node_gbps or inter_node_fabric",
-                field="hardware.inter_node_gbps",
-            )
+            raise EstimatorError.of("fabric_usual_unknown", field="hardware.inter_node_gbps", gpu=gpu.name)
         fabric, gbps = usual.fabric, usual.inter_node_gbps
         notes.append(_fabric_note(usual))
     elif nodes > 1 and fabric and not gbps:
@@ -100,10 +97,7 @@ def server_cluster(gpu: GpuSpec, server: CatalogServer, asked: HardwareAsked) ->
         else:
             gbps = ethernet_gbps(server.network)
             if gbps is None:
-                raise EstimatorError(
-                    f"the catalog states no network rate for {server.name}: give hardware.inter_node_gbps",
-                    field="hardware.inter_node_gbps",
-                )
+                raise EstimatorError.of("server_rate_unknown", field="hardware.inter_node_gbps", server=server.name)
             fabric = inferred_fabric(gbps)
             notes.append(note("fabric_tcp", server=server.name, network=server.network, gbps=gbps))
     elif nodes > 1 and fabric and not gbps:

@@ -69,7 +69,5 @@ def get_gpu(gpu_id: str) -> GpuSpec:
     if gpu_id in gpus:
         return gpus[gpu_id]
     close = difflib.get_close_matches(gpu_id, list(gpus), n=3, cutoff=0.4)
-    hint = f" Did you mean {', '.join(close)}?" if close else ""
-    raise EstimatorError(
-        f"Unknown GPU type {gpu_id!r}.{hint} Allowed: {', '.join(sorted(gpus))}.", field="hardware.gpu"
-    )
+    code = "gpu_unknown_close" if close else "gpu_unknown"
+    raise EstimatorError.of(code, field="hardware.gpu", gpu=repr(gpu_id), close=close, allowed=sorted(gpus))

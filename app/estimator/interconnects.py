@@ -57,8 +57,8 @@ def inter_node_fabrics() -> tuple[str, ...]:
 def _intra_entry(kind: str) -> dict[str, Any]:
     table = _table()["intra_node"]
     if kind not in table:
-        raise EstimatorError(
-            f"unknown intra-node link {kind!r}; known: {sorted(table)}", field="hardware.intra_node_link"
+        raise EstimatorError.of(
+            "intra_link_unknown", field="hardware.intra_node_link", link=repr(kind), known=sorted(table)
         )
     entry: dict[str, Any] = table[kind]
     return entry
@@ -67,7 +67,9 @@ def _intra_entry(kind: str) -> dict[str, Any]:
 def fabric_entry(fabric: str) -> dict[str, Any]:
     table = _table()["inter_node"]
     if fabric not in table:
-        raise EstimatorError(f"unknown fabric {fabric!r}; known: {sorted(table)}", field="hardware.inter_node_fabric")
+        raise EstimatorError.of(
+            "fabric_unknown", field="hardware.inter_node_fabric", fabric=repr(fabric), known=sorted(table)
+        )
     entry: dict[str, Any] = table[fabric]
     return entry
 
@@ -143,7 +145,7 @@ def _group_bandwidth(
     if nodes == 1:
         return LinkBandwidth(intra, latency, 1, "intra")
     if not (named or gbps):
-        raise EstimatorError("a multi-node group needs hardware.inter_node_gbps", field="hardware.inter_node_gbps")
+        raise EstimatorError.of("multi_node_rate", field="hardware.inter_node_gbps")
     entry = fabric_entry(named or inferred_fabric(gbps or 0.0))
     node_bytes_per_s = (gbps or entry["port_gbps"]) / _BITS_PER_BYTE * 1e9 * entry["efficiency"]
     inter = node_bytes_per_s * per_node / max(gpus_per_node, per_node)

@@ -31,54 +31,50 @@ def _check_positive(model: ModelSpec) -> None:
     for name in _POSITIVE_FIELDS:
         value = getattr(model, name)
         if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-            raise EstimatorError(f"{name} must be a positive integer, got {value!r}.", field=f"model.{name}")
+            raise EstimatorError.of("model_dim_positive", field=f"model.{name}", name=name, value=repr(value))
         if value > MAX_DIM:
-            raise EstimatorError(f"{name}={value} is absurd (at most {MAX_DIM}).", field=f"model.{name}")
+            raise EstimatorError.of("model_dim_absurd", field=f"model.{name}", name=name, value=value, most=MAX_DIM)
 
 
 def _check_heads(model: ModelSpec) -> None:
     if model.head_dim is None and model.hidden % model.heads:
-        raise EstimatorError(
-            f"hidden ({model.hidden}) must be divisible by heads ({model.heads}) unless head_dim is given.",
-            field="model.heads",
-        )
+        raise EstimatorError.of("model_heads_divide", field="model.heads", hidden=model.hidden, heads=model.heads)
     if model.head_dim is not None and model.head_dim <= 0:
-        raise EstimatorError(f"head_dim must be positive, got {model.head_dim}.", field="model.head_dim")
+        raise EstimatorError.of("model_head_dim_positive", field="model.head_dim", head_dim=model.head_dim)
     if model.kv_heads > model.heads or model.heads % model.kv_heads:
-        raise EstimatorError(
-            f"kv_heads ({model.kv_heads}) must divide heads ({model.heads}) (1 = MQA, heads = MHA, else GQA).",
-            field="model.kv_heads",
+        raise EstimatorError.of(
+            "model_kv_heads_divide", field="model.kv_heads", kv_heads=model.kv_heads, heads=model.heads
         )
 
 
 def _check_moe(model: ModelSpec) -> None:
     if model.experts < 0 or model.experts_per_token < 0 or model.moe_layers < 0 or model.shared_experts < 0:
-        raise EstimatorError("MoE counts must not be negative.", field="model.experts")
+        raise EstimatorError.of("model_moe_negative", field="model.experts")
     if model.experts == 0:
         return
     if not 1 <= model.experts_per_token <= model.experts:
-        raise EstimatorError(
-            f"experts_per_token must be between 1 and experts ({model.experts}), got {model.experts_per_token}.",
+        raise EstimatorError.of(
+            "model_experts_per_token",
             field="model.experts_per_token",
+            experts=model.experts,
+            experts_per_token=model.experts_per_token,
         )
     if model.moe_layers > model.layers:
-        raise EstimatorError(
-            f"moe_layers ({model.moe_layers}) cannot exceed layers ({model.layers}).", field="model.moe_layers"
+        raise EstimatorError.of(
+            "model_moe_layers", field="model.moe_layers", moe_layers=model.moe_layers, layers=model.layers
         )
     if model.expert_ffn is not None and not 0 < model.expert_ffn <= MAX_DIM:
-        raise EstimatorError(f"expert_ffn must be in 1..{MAX_DIM}.", field="model.expert_ffn")
+        raise EstimatorError.of("model_expert_ffn", field="model.expert_ffn", most=MAX_DIM)
 
 
 def _check_stated_params(model: ModelSpec, params: float) -> list[Warning_]:
     exact = count_params(model).total
     if not math.isfinite(params) or params <= 0:
-        raise EstimatorError(f"params must be a positive number, got {params!r}.", field="model.params")
+        raise EstimatorError.of("model_params_positive", field="model.params", params=repr(params))
     relative = (params - exact) / exact
     if abs(relative) > PARAMS_MISMATCH_REFUSE:
-        raise EstimatorError(
-            f"params={params:,.0f} disagrees with the architecture, which has exactly {exact:,} parameters "
-            f"({relative:+.1%}); fix the architecture or omit params.",
-            field="model.params",
+        raise EstimatorError.of(
+            "model_params_mismatch", field="model.params", params=params, exact=exact, relative=relative
         )
     if abs(relative) > PARAMS_MISMATCH_WARN:
         return [
@@ -99,12 +95,10 @@ def validate_model(model: ModelSpec, params: float | None = None) -> list[Warnin
     _check_heads(model)
     _check_moe(model)
     if model.tied_embeddings is not True and model.tied_embeddings is not False:
-        raise EstimatorError("tied_embeddings must be true or false.", field="model.tied_embeddings")
+        raise EstimatorError.of("model_tied_embeddings", field="model.tied_embeddings")
     total = count_params(model).total
     if total > MAX_PARAMS:
-        raise EstimatorError(
-            f"The architecture has {total:,.0f} parameters; at most {MAX_PARAMS:,.0f} are supported.", field="model"
-        )
+        raise EstimatorError.of("model_too_large", field="model", total=total, most=MAX_PARAMS)
     return _check_stated_params(model, params) if params is not None else []
 
 
@@ -142,11 +136,10 @@ def model_from_params(n_params: float, *, name: str | None = None, vocab: int = 
     solved so that the total matches (embeddings + final norm + layers × per-layer params).
     """
     if not isinstance(n_params, int | float) or not math.isfinite(n_params):
-        raise EstimatorError(f"params must be a finite number, got {n_params!r}.", field="model.params")
+        raise EstimatorError.of("model_params_finite", field="model.params", params=repr(n_params))
     if not MIN_PARAMS <= n_params <= MAX_PARAMS:
-        raise EstimatorError(
-            f"params={n_params:,.0f} is outside the supported range {MIN_PARAMS:,.0f} to {MAX_PARAMS:,.0f}.",
-            field="model.params",
+        raise EstimatorError.of(
+            "model_params_range", field="model.params", params=n_params, least=MIN_PARAMS, most=MAX_PARAMS
         )
     _, layers, hidden, heads, kv_heads, ffn = _nearest_shape(n_params)
     probe = ModelSpec(name="probe", layers=1, hidden=hidden, heads=heads, kv_heads=kv_heads, ffn=ffn, vocab=vocab)
@@ -174,9 +167,8 @@ def _require(config: Mapping[str, Any], spec: Mapping[str, tuple[str, ...]]) -> 
     values = {field: _get(config, keys, missing) for field, keys in spec.items()}
     if missing:
         model_type = config.get("model_type")
-        raise EstimatorError(
-            f"hf_config for model_type {model_type!r} is missing required keys: {', '.join(missing)}.",
-            field="model.hf_config",
+        raise EstimatorError.of(
+            "hf_config_missing", field="model.hf_config", model_type=repr(model_type), missing=list(missing)
         )
     return values
 
@@ -457,9 +449,8 @@ def _as_count(value: Any, key: str, least: int) -> int:
     ok = (type(value) is int) or (type(value) is float and math.isfinite(value) and value.is_integer())
     if not ok or not least <= value <= MAX_DIM:
         shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
-        raise EstimatorError(
-            f"hf_config.{key} must be an integer from {least} to {MAX_DIM}, got {shown}.",
-            field=f"model.hf_config.{key}",
+        raise EstimatorError.of(
+            "hf_config_count", field=f"model.hf_config.{key}", key=key, least=least, most=MAX_DIM, value=shown
         )
     return int(value)
 
@@ -483,9 +474,8 @@ def check_config_numbers(config: Mapping[str, Any]) -> None:
             continue
         if (isinstance(value, float) and not math.isfinite(value)) or abs(value) > MAX_CONFIG_NUMBER:
             shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
-            raise EstimatorError(
-                f"hf_config.{key} must be a finite number of at most {MAX_CONFIG_NUMBER} in size, got {shown}.",
-                field=f"model.hf_config.{key}",
+            raise EstimatorError.of(
+                "hf_config_number", field=f"model.hf_config.{key}", key=key, most=MAX_CONFIG_NUMBER, value=shown
             )
 
 
@@ -500,9 +490,7 @@ def _checked_counts(config: Mapping[str, Any]) -> dict[str, Any]:
     dense_only = checked.get("mlp_only_layers")
     if dense_only is not None:
         if not isinstance(dense_only, list) or len(dense_only) > MAX_DIM:
-            raise EstimatorError(
-                "hf_config.mlp_only_layers must be a list of layer indices.", field="model.hf_config.mlp_only_layers"
-            )
+            raise EstimatorError.of("hf_config_mlp_only_layers", field="model.hf_config.mlp_only_layers")
         checked["mlp_only_layers"] = [_as_count(i, "mlp_only_layers", 0) for i in dense_only]
     return checked
 
@@ -535,13 +523,15 @@ APPROXIMATE_NOTES = {
 def model_from_hf_config(config: Mapping[str, Any], *, name: str | None = None) -> ModelSpec:
     """A ModelSpec from a Hugging Face config.json dict; unknown model_type or missing keys raise."""
     if not isinstance(config, Mapping):
-        raise EstimatorError("hf_config must be a JSON object (the contents of config.json).", field="model.hf_config")
+        raise EstimatorError.of("hf_config_object", field="model.hf_config")
     model_type = config.get("model_type")
     builder = _FAMILIES.get(str(model_type))
     if builder is None:
-        raise EstimatorError(
-            f"Unknown hf_config model_type {model_type!r}; supported: {', '.join(SUPPORTED_HF_TYPES)}.",
+        raise EstimatorError.of(
+            "hf_config_model_type",
             field="model.hf_config.model_type",
+            model_type=repr(model_type),
+            supported=list(SUPPORTED_HF_TYPES),
         )
     config = _checked_counts(config)
     try:
@@ -549,7 +539,7 @@ def model_from_hf_config(config: Mapping[str, Any], *, name: str | None = None) 
     except (TypeError, ValueError, KeyError, ArithmeticError) as exc:
         if isinstance(exc, EstimatorError):
             raise
-        raise EstimatorError(f"hf_config has a malformed value: {exc}.", field="model.hf_config") from exc
+        raise EstimatorError.of("hf_config_malformed", field="model.hf_config", detail=str(exc)) from exc
     theta = config.get("rope_theta", config.get("rotary_emb_base"))
     if isinstance(theta, int | float) and not isinstance(theta, bool) and theta > 0 and not model.learned_positions:
         model = replace(model, rope_theta=float(theta))

@@ -37,11 +37,8 @@ class Preset:
             return self.hf_repo
         known = dict(self.variants)
         if variant not in known:
-            allowed = f"one of {', '.join(known)}" if known else "none: it ships one repository"
-            raise EstimatorError(
-                f"{self.id} has no {variant} variant ({allowed}); name another repository with model.hf_id",
-                field="model.variant",
-            )
+            code, allowed = ("variant_unknown", list(known)) if known else ("variant_single", [])
+            raise EstimatorError.of(code, field="model.variant", preset=self.id, variant=variant, allowed=allowed)
         return known[variant]
 
 
@@ -102,8 +99,9 @@ def get_preset(preset_id: str) -> Preset:
     if key in presets:
         return presets[key]
     close = difflib.get_close_matches(str(key), list(presets), n=5, cutoff=0.5)
-    hint = f"closest: {', '.join(close)}" if close else f"known: {', '.join(presets)}"
-    raise EstimatorError(f"Unknown model preset {preset_id!r}; {hint}.", field="model.preset")
+    if close:
+        raise EstimatorError.of("preset_unknown_close", field="model.preset", preset=repr(preset_id), close=close)
+    raise EstimatorError.of("preset_unknown", field="model.preset", preset=repr(preset_id), known=list(presets))
 
 
 def model_title(model: Mapping[str, Any]) -> str | None:

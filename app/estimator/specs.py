@@ -11,6 +11,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from app.estimator.error_words import render
 from app.estimator.vocabulary import (
     LORA_TARGETS,
     Attention,
@@ -34,16 +35,25 @@ class EstimatorError(ValueError):
     `field` names the offending input (dotted path, e.g. "plan.tp") so the API can report it.
     """
 
-    def __init__(self, message: str, *, field: str | None = None) -> None:
+    def __init__(
+        self, message: str, *, field: str | None = None, code: str | None = None, params: dict[str, Any] | None = None
+    ) -> None:
         super().__init__(message)
         self.field = field
+        self.code = code  # a code of app/estimator/error_words.py, worded in either language from `params`
+        self.params = params or {}
+
+    @classmethod
+    def of(cls, code: str, *, field: str | None = None, **params: Any) -> EstimatorError:
+        """The error of `code` (app/estimator/error_words.py) with its figures; its message is the English text."""
+        return cls(render(code, params), field=field, code=code, params=params)
 
 
 def require_choice(value: object, allowed: Collection[str], field: str) -> None:
     """An EstimatorError naming `field` (its last part in the message) and what it allows, unless
     `value` is one of `allowed`."""
     if value not in allowed:
-        raise EstimatorError(f"{field.rsplit('.', 1)[-1]} must be one of {', '.join(allowed)}", field=field)
+        raise EstimatorError.of("choice", field=field, name=field.rsplit(".", 1)[-1], allowed=list(allowed))
 
 
 @dataclass(frozen=True, slots=True)

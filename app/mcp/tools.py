@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field, ValidationError
 from sqlalchemy.exc import IntegrityError, InterfaceError, OperationalError, TimeoutError as PoolTimeout
 from sqlalchemy.orm import Session, sessionmaker
 
+from app import messages
 from app.catalog import service as catalog_service
 from app.catalog.schemas import SkuOut
 from app.db.engine import CLIENT, LOCK_DEADLINE, SETTINGS, DatabaseUnavailable
@@ -239,7 +240,7 @@ def problem_of(exc: Exception) -> dict[str, Any]:
     if isinstance(exc, IntegrityError):
         return problem(409, "A concurrent change got there first; try again.")
     if isinstance(exc, EstimatorError):
-        return problem(422, str(exc), errors=[{"field": exc.field or "body", "message": str(exc), "type": "estimator"}])
+        return problem(422, str(exc), errors=[messages.estimator_error_item(exc)])
     log.exception("unhandled error in an MCP tool", exc_info=exc)
     return problem(500, "An unexpected error occurred; it has been logged.")
 

@@ -335,6 +335,8 @@ def api_message(err: Mapping[str, Any], t: Translator) -> str:
         return messages.hub(code, params, t.lang)
     if isinstance(code, str) and code in messages.UNKNOWN["en"] and isinstance(params, Mapping):
         return messages.unknown(code, params, t.lang)
+    if isinstance(code, str) and code in messages.ESTIMATOR_ERRORS["en"] and isinstance(params, Mapping):
+        return messages.estimator_text(code, params, t.lang)
     return str(err.get("message", ""))
 
 

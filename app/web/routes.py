@@ -26,6 +26,7 @@ from fastapi import APIRouter, Form, Request
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 from sqlalchemy.orm import Session
 
+from app import messages
 from app.catalog.schemas import SkuOut
 from app.catalog.service import public_skus
 from app.deps import SessionDep, SettingsDep
@@ -98,7 +99,7 @@ def _recommend(
         request_in = with_hub_config(session, request_in, settings=request.app.state.settings)
         return request_in, run_recommend(session, request_in)
     except EstimatorError as exc:
-        form.add_error(forms.field_for(exc.field or ""), str(exc))
+        form.add_error(forms.field_for(exc.field or ""), messages.estimator_error(exc, t.lang))
     except (InvalidInput, BadGateway, ServiceUnavailable) as exc:
         for err in exc.errors or [{"field": "", "message": exc.detail}]:
             form.add_error(forms.field_for(str(err.get("field", ""))), forms.api_message(err, t))

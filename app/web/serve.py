@@ -22,6 +22,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import ValidationError
 from sqlalchemy.orm import Session
 
+from app import messages
 from app.deps import SessionDep, SettingsDep
 from app.error_pages import WebRoute, error_page
 from app.errors import BadGateway, InvalidInput, ServiceUnavailable
@@ -227,7 +228,7 @@ def serve_results(request: Request, session: SessionDep, settings: SettingsDep) 
         try:
             result = _run(session, body, settings)
         except EstimatorError as exc:
-            form.add_error(field_for(exc.field or ""), str(exc))
+            form.add_error(field_for(exc.field or ""), messages.estimator_error(exc, t.lang))
         except (InvalidInput, BadGateway, ServiceUnavailable) as exc:
             for err in exc.errors or [{"field": "model.preset", "message": exc.detail}]:
                 form.add_error(field_for(str(err.get("field", ""))), api_message(err, t))

@@ -1,0 +1,64 @@
+"""An estimator refusal is a code with its figures (app/estimator/error_words.py): the API's `errors[]` carries the
+code as `type` and the figures as `params` beside the English message, which reads as before; the wizard and the
+serving pages word it in the page's language."""
+
+from __future__ import annotations
+
+import pytest
+from fastapi.testclient import TestClient
+
+from app import messages
+from app.estimator.models import validate_model
+from app.estimator.presets import get_preset, list_presets
+from app.estimator.specs import EstimatorError, ModelSpec
+from tests.web.test_serve_chinese import allowed_names, english_runs
+
+HTML = {"accept": "text/html,application/xhtml+xml"}
+
+
+def test_the_english_message_is_the_sentence_it_was() -> None:
+    model = ModelSpec(name="x", layers=4, hidden=4096, heads=32, kv_heads=5, ffn=11008, vocab=32000)
+    with pytest.raises(EstimatorError) as caught:
+        validate_model(model)
+    error = caught.value
+    assert str(error) == "kv_heads (5) must divide heads (32) (1 = MQA, heads = MHA, else GQA)."
+    assert (error.code, error.params, error.field) == (
+        "model_kv_heads_divide",
+        {"kv_heads": 5, "heads": 32},
+        "model.kv_heads",
+    )
+    assert (
+        messages.estimator_error(error, "zh")
+        == "kv_heads（5）必须整除 heads（32）（1 为 MQA，等于 heads 为 MHA，其余为 GQA）。"
+    )
+
+
+def test_an_unknown_preset_lists_the_closest_in_either_language() -> None:
+    with pytest.raises(EstimatorError) as caught:
+        get_preset("llama-3.1-70")
+    assert str(caught.value).startswith("Unknown model preset 'llama-3.1-70'; closest: llama-3.1-70b")
+    assert messages.estimator_error(caught.value, "zh").startswith(
+        "未知的模型预设 'llama-3.1-70'；最接近的：llama-3.1-70b"
+    )
+
+
+def test_the_api_carries_the_code_and_its_figures(client: TestClient) -> None:
+    body = {"model": {"preset": "no-such-model"}, "task": "lora", "tokens": 1e8, "hardware": {"gpu": "h100-80g-sxm"}}
+    answer = client.post("/estimate", json=body)
+    assert answer.status_code == 422, answer.text
+    (error,) = answer.json()["errors"]
+    assert error["field"] == "model.preset"
+    assert error["type"] in ("preset_unknown", "preset_unknown_close")
+    assert error["params"]["preset"] == "'no-such-model'"
+    assert error["message"] == messages.estimator_text(error["type"], error["params"])
+
+
+def test_the_wizard_words_an_unknown_preset_in_chinese(client: TestClient) -> None:
+    """Before: the estimator's English sentence sat in the Chinese wizard's error summary."""
+    page = client.get(
+        "/results?preset=no-such-model&task=lora&tokens_b=0.1&lang=zh", headers={**HTML, "accept-language": "zh"}
+    )
+    assert page.status_code == 422, page.text[:2000]
+    assert "未知的模型预设" in page.text
+    presets = [preset.id for preset in list_presets()]  # the ids it lists are identifiers, not sentences
+    assert english_runs(page.text, [*allowed_names(client), *presets, "no-such-model"]) == []
