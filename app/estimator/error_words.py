@@ -59,6 +59,55 @@ ESTIMATOR_ERRORS: dict[str, dict[str, str]] = {
         "multi_node_rate": "a multi-node group needs hardware.inter_node_gbps",
         # a choice among named values (app/estimator/specs.py require_choice)
         "choice": "{name} must be one of {allowed}",
+        # a plan and the GPU's math (app/estimator/performance.py)
+        "precision_peak": "{gpu} has no {precision} peak",
+        "plan_gpus": "plan uses {gpus} GPUs but the cluster has {cluster}",
+        "micro_batch_positive": "micro_batch and seq_len must be positive",
+        # the request as the planner reads it (app/planner/service.py, schemas.py, workload.py)
+        "fp8_params_gpu": "{gpu} has no {precision}: runs as {runs_as}; fp8_params stores the trained weights in FP8, "
+        "so it needs a run in fp8: drop it, or choose a GPU with FP8 math (H100, H200)",
+        "fp8_params_stack": "No training stack here runs {task} in fp8: sized and launched in {runs_as}; fp8_params "
+        "stores the trained weights in FP8, so it needs a run in fp8: drop it, or choose a GPU with FP8 math (H100, "
+        "H200)",
+        "fp8_params_precision": "fp8_params stores the trained weights in FP8, so it needs precision fp8 (on a GPU "
+        "with FP8 math)",
+        "loss_chunked": "no stack this service launches runs a chunked cross-entropy (app/planner/levers.py): use "
+        "fused (Liger on the Trainer, Megatron-LM's fused cross-entropy) or compiled",
+        "levers_together": "no stack this service launches runs the memory levers {levers} together on any plan of "
+        "this job (the stacks that run each: {runs}; app/planner/levers.py): drop or change one of them",
+        "serving_training_levers": "plan sets training memory levers; serving sizes its own engine",
+        "serving_task_workload": 'task "serving" is sized by the serving estimator',
+        "hub_config_unread": "the config of {hf_id} was not read from the Hub",
+        # serving (app/planner/serving_service.py, serving.py, serving_disagg.py)
+        "serving_training_lever": "{name} {value} is a training setting serving does not size: a serving plan is tp "
+        "× pp per replica and dp replicas; leave {name} at {default}",
+        "serving_precision": "serving runs fp16, bf16 or fp8 math, not {precision}; set precision",
+        "serving_kv_precision": "kv_cache_precision must be one of {allowed} for serving",
+        "serving_mtp_absent": "mtp runs the checkpoint's own multi-token-prediction layers (config.json "
+        "num_nextn_predict_layers, as DeepSeek-V3/R1 ship): this model has none; use eagle3, ngram or draft_model",
+        "serving_checkpoint_format": "the checkpoint's quantization_config ({scheme}) is no format serving sizes "
+        "({allowed}): state weights to size the checkpoint you will serve",
+        "serving_length_short": "{name} {length:,} is shorter than input_tokens + output_tokens ({total:,}), the "
+        "mean request",
+        "serving_length_context": "{name} {length:,} exceeds the model's context of {limit:,} tokens "
+        "(max_position_embeddings in its config.json)",
+        "serving_request_context": "input_tokens + output_tokens = {total:,} exceeds the model's context of "
+        "{limit:,} tokens (max_position_embeddings in its config.json); shorten the prompt or the output",
+        "serving_sequence_kv": "one sequence of {context:,} tokens does not fit the KV cache on {where}: it holds at "
+        "most {tokens:,} tokens (TP {tp}); shorten input_tokens + output_tokens, or add GPUs",
+        "serving_no_kv": "{model} leaves no room for a KV cache on {where} at any tensor-parallel degree within a "
+        "server; add GPUs, use a smaller weight format, or a larger GPU",
+        "serving_no_kv_nodes": "{model} leaves no room for a KV cache on {where} at any tensor-parallel degree "
+        "within a server or pipeline across the servers; add GPUs, use a smaller weight format, or a larger GPU",
+        "serving_estimate_disaggregated": "/estimate sizes the plan given as colocated replicas; disaggregated "
+        "pools are sized by /recommend",
+        "serving_plan_gpus": "plan uses dp × tp × pp = {gpus} GPUs but the hardware has {hardware}",
+        "serving_tp_heads": "tp {tp} must divide the model's {heads} attention heads (and its {kv_heads} KV heads "
+        "must divide or be divided by it)",
+        "serving_pp_layers": "pp {pp} exceeds the model's {layers} layers",
+        "disaggregated_engine": "disaggregated prefill/decode launches are built for {engines} here, not {engine}",
+        "disaggregated_load": "disaggregated pools are sized for an offered load (serving.requests_per_s) with "
+        "continuous batching",
     },
     "zh": {
         "model_dim_positive": "{name} 必须是正整数，收到 {value}。",
@@ -97,6 +146,47 @@ ESTIMATOR_ERRORS: dict[str, dict[str, str]] = {
         "fabric_unknown": "未知的网络 {fabric}；可选：{known}",
         "multi_node_rate": "多节点组需要 hardware.inter_node_gbps",
         "choice": "{name} 必须是以下之一：{allowed}",
+        "precision_peak": "{gpu} 没有 {precision} 算力峰值",
+        "plan_gpus": "方案使用 {gpus} 张 GPU，但集群有 {cluster} 张",
+        "micro_batch_positive": "micro_batch 和 seq_len 必须为正数",
+        "fp8_params_gpu": "{gpu} 不支持 {precision}：按 {runs_as} 运行；fp8_params 以 FP8 存储训练权重，需要以 fp8 "
+        "运行：请去掉它，或选择支持 FP8 计算的 GPU（H100、H200）",
+        "fp8_params_stack": "本服务的训练栈都不以 fp8 运行 {task}：按 {runs_as} 估算和启动；fp8_params 以 FP8 存储训练"
+        "权重，需要以 fp8 运行：请去掉它，或选择支持 FP8 计算的 GPU（H100、H200）",
+        "fp8_params_precision": "fp8_params 以 FP8 存储训练权重，需要 precision 为 fp8（且 GPU 支持 FP8 计算）",
+        "loss_chunked": "本服务启动的训练栈都不运行分块交叉熵（app/planner/levers.py）：请用 fused（Trainer 上的 "
+        "Liger、Megatron-LM 的融合交叉熵）或 compiled",
+        "levers_together": "本服务启动的训练栈在此任务的任何方案上都不能同时运行显存选项 {levers}"
+        "（各自的训练栈：{runs}；app/planner/levers.py）：请去掉或更换其中之一",
+        "serving_training_levers": "plan 设置了训练用的显存选项；推理服务按其引擎自行估算",
+        "serving_task_workload": '任务 "serving" 由推理估算器估算',
+        "hub_config_unread": "未能从 Hub 读取 {hf_id} 的配置",
+        "serving_training_lever": "{name} {value} 是训练设置，推理不估算它：推理方案是每个副本 tp × pp、共 dp 个副本；"
+        "请将 {name} 保持为 {default}",
+        "serving_precision": "推理以 fp16、bf16 或 fp8 计算，不支持 {precision}；请设置 precision",
+        "serving_kv_precision": "推理的 kv_cache_precision 必须是以下之一：{allowed}",
+        "serving_mtp_absent": "mtp 使用检查点自带的多 token 预测层（config.json 的 num_nextn_predict_layers，"
+        "DeepSeek-V3/R1 附带）：此模型没有；请用 eagle3、ngram 或 draft_model",
+        "serving_checkpoint_format": "检查点的 quantization_config（{scheme}）不是推理能估算的格式（{allowed}）："
+        "请设置 weights 以估算你要部署的检查点",
+        "serving_length_short": "{name} {length:,} 短于 input_tokens + output_tokens（{total:,}），即平均请求",
+        "serving_length_context": "{name} {length:,} 超过模型的上下文 {limit:,} tokens（config.json 中的 "
+        "max_position_embeddings）",
+        "serving_request_context": "input_tokens + output_tokens = {total:,} 超过模型的上下文 {limit:,} tokens"
+        "（config.json 中的 max_position_embeddings）；请缩短提示或输出",
+        "serving_sequence_kv": "一条 {context:,} tokens 的序列放不进 {where} 的 KV 缓存：它最多容纳 {tokens:,} tokens"
+        "（TP {tp}）；请缩短 input_tokens + output_tokens，或增加 GPU",
+        "serving_no_kv": "{model} 在 {where} 上以服务器内任何张量并行度都没有 KV 缓存的空间；请增加 GPU、"
+        "使用更小的权重格式或更大的 GPU",
+        "serving_no_kv_nodes": "{model} 在 {where} 上以服务器内任何张量并行度、或跨服务器流水线，都没有 KV 缓存的空间；"
+        "请增加 GPU、使用更小的权重格式或更大的 GPU",
+        "serving_estimate_disaggregated": "/estimate 按给定方案估算共置副本；"
+        "分离的 prefill/decode 池由 /recommend 估算",
+        "serving_plan_gpus": "方案使用 dp × tp × pp = {gpus} 张 GPU，但硬件有 {hardware} 张",
+        "serving_tp_heads": "tp {tp} 必须整除模型的 {heads} 个注意力头（其 {kv_heads} 个 KV 头必须整除它或被它整除）",
+        "serving_pp_layers": "pp {pp} 超过模型的 {layers} 层",
+        "disaggregated_engine": "分离式 prefill/decode 启动在此只支持 {engines}，不支持 {engine}",
+        "disaggregated_load": "分离式资源池按给定负载（serving.requests_per_s）及连续批处理估算",
     },
 }
 

@@ -193,7 +193,7 @@ def compute_precision(gpu: GpuSpec, precision: str) -> str:
     for candidate in (precision, *HALF_PRECISIONS):
         if gpu.peak_flops.get(candidate):
             return candidate
-    raise EstimatorError(f"{gpu.name} has no {precision} peak", field="workload.precision")
+    raise EstimatorError.of("precision_peak", field="workload.precision", gpu=gpu.name, precision=precision)
 
 
 def peak_flops(gpu: GpuSpec, precision: str) -> float:
@@ -233,7 +233,7 @@ def _cached_rates(
     gen = _generation(gpu_id, name)
     peaks = {k: v * sustained for k, v in ((precision, peak), ("bf16", bf16), ("fp16", fp16)) if v}
     if not peaks:
-        raise EstimatorError(f"{name} has no {precision} peak", field="workload.precision")
+        raise EstimatorError.of("precision_peak", field="workload.precision", gpu=name, precision=precision)
     runs_as = next(iter(peaks))
     gemm = peaks[runs_as] * GEMM_EFFICIENCY[gen] * (FP8_GEMM_DERATE if runs_as == "fp8" else 1.0)
     attention_peak = peaks[runs_as]
@@ -294,9 +294,9 @@ def micro_batches(workload: Workload, plan: Plan) -> int:
 
 def _check(workload: Workload, plan: Plan, cluster: Cluster) -> None:
     if plan.dp * plan.tp * plan.pp * plan.cp != cluster.gpus_per_node * cluster.nodes:
-        raise EstimatorError(f"plan uses {plan.gpus} GPUs but the cluster has {cluster.gpus}", field="plan")
+        raise EstimatorError.of("plan_gpus", field="plan", gpus=plan.gpus, cluster=cluster.gpus)
     if plan.micro_batch < 1 or workload.seq_len < 1:
-        raise EstimatorError("micro_batch and seq_len must be positive", field="plan.micro_batch")
+        raise EstimatorError.of("micro_batch_positive", field="plan.micro_batch")
 
 
 def _warnings(ctx: _Ctx, plan: Plan, m: int) -> list[Warning_]:

@@ -352,7 +352,7 @@ class WorkloadIn(RequestModel):
     def workload(self) -> Workload:
         """The estimator's workload of a training or batch-inference task (serving has its own config)."""
         if self.task == "serving":
-            raise EstimatorError('task "serving" is sized by the serving estimator', field="task")
+            raise EstimatorError.of("serving_task_workload", field="task")
         lora = self.lora.spec() if self.lora else (LoraSpec() if self.task in LORA_TASKS else None)
         return mirror(Workload, self, lora=lora)
 

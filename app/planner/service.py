@@ -76,11 +76,8 @@ def estimate(request: EstimateIn, *, open_session: SessionOpener) -> EstimateOut
         run_as = precision_run_as(requested, workload, cluster.gpu)
         if request.plan is not None and request.plan.fp8_params:
             # validate_plan would name the 16-bit run-as precision as if the request had asked for it
-            raise EstimatorError(
-                f"{_run_as_words(run_as.params)}; fp8_params stores the trained weights in FP8, so it needs a run in "
-                "fp8: drop it, or choose a GPU with FP8 math (H100, H200)",
-                field="plan.fp8_params",
-            )
+            code = "fp8_params_gpu" if "gpu" in run_as.params else "fp8_params_stack"
+            raise EstimatorError.of(code, field="plan.fp8_params", **run_as.params)
         model_warnings = [*model_warnings, run_as]
     micro_batch = request.micro_batch or 1
     if request.plan is None:
@@ -106,13 +103,6 @@ def estimate(request: EstimateIn, *, open_session: SessionOpener) -> EstimateOut
     warnings = model_warnings + memory.warnings + perf.warnings + ([exceed] if exceed else [])
     warnings += explain.batch_warnings(model, workload, plan, as_rented(cluster), perf.performance)
     return mappers.estimate_out(model, workload, plan, memory, perf, warnings, notes, band)
-
-
-def _run_as_words(run_as: dict[str, Any]) -> str:
-    """Why an fp8 request runs in 16 bits, for the 422 that refuses fp8_params with it (errors are English)."""
-    if "gpu" in run_as:  # precision_unsupported
-        return f"{run_as['gpu']} has no {run_as['precision']}: runs as {run_as['runs_as']}"
-    return f"No training stack here runs {run_as['task']} in fp8: sized and launched in {run_as['runs_as']}"
 
 
 SEQUENCE_PARALLEL_NOTE = note("sequence_parallel_on")
@@ -196,7 +186,7 @@ def run_recommend(session: Session, request: RecommendIn) -> RecommendOut:
     constraints = replace(constraints_of(request), start_date=start)
     if request.task == "serving":
         if request.plan is not None:
-            raise EstimatorError("plan sets training memory levers; serving sizes its own engine", field="plan")
+            raise EstimatorError.of("serving_training_levers", field="plan")
         model, model_warnings = resolve_model(request.model)
         market = load_market(session, request.constraints.currency, start=start)
         summary = mappers.model_out(model)
@@ -225,16 +215,9 @@ def recommend_levers(request: RecommendIn, workload: Workload) -> Levers | None:
     if request.plan is None:
         return None
     if request.plan.fp8_params and workload.precision != "fp8":
-        raise EstimatorError(
-            "fp8_params stores the trained weights in FP8, so it needs precision fp8 (on a GPU with FP8 math)",
-            field="plan.fp8_params",
-        )
+        raise EstimatorError.of("fp8_params_precision", field="plan.fp8_params")
     if request.plan.loss == "chunked":
-        raise EstimatorError(
-            "no stack this service launches runs a chunked cross-entropy (app/planner/levers.py): use fused (Liger on "
-            "the Trainer, Megatron-LM's fused cross-entropy) or compiled",
-            field="plan.loss",
-        )
+        raise EstimatorError.of("loss_chunked", field="plan.loss")
     return request.plan.levers()
 
 
@@ -252,12 +235,7 @@ def check_levers_run(result: Recommendation, levers: Levers | None) -> None:
     if "levers_unsupported" not in codes or not codes <= _EXCLUSIONS | {"levers_unsupported"}:
         return  # some SKU runs them, or would with its host RAM listed (activation offload)
     params = levers_params(levers)
-    raise EstimatorError(
-        f"no stack this service launches runs the memory levers {', '.join(params['levers'])} together on any plan "
-        f"of this job (the stacks that run each: {', '.join(params['runs'])}; app/planner/levers.py): drop or change "
-        "one of them",
-        field="plan",
-    )
+    raise EstimatorError.of("levers_together", field="plan", levers=params["levers"], runs=params["runs"])
 
 
 def check_gpu_types(session: Session, requested: list[str]) -> None:

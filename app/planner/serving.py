@@ -705,10 +705,6 @@ def _slo_miss(cfg: ServingConfig, one: ServingEstimate, peak: ServingEstimate) -
 def check_serving_plan(model: ModelSpec, tp: int, pp: int) -> None:
     """Field-named errors for a TP/PP split the engines refuse."""
     if not valid_tp(model, tp):
-        raise EstimatorError(
-            f"tp {tp} must divide the model's {model.heads} attention heads (and its {model.kv_heads} KV heads "
-            "must divide or be divided by it)",
-            field="plan.tp",
-        )
+        raise EstimatorError.of("serving_tp_heads", field="plan.tp", tp=tp, heads=model.heads, kv_heads=model.kv_heads)
     if pp > model.layers:
-        raise EstimatorError(f"pp {pp} exceeds the model's {model.layers} layers", field="plan.pp")
+        raise EstimatorError.of("serving_pp_layers", field="plan.pp", pp=pp, layers=model.layers)

@@ -53,16 +53,14 @@ DISAGGREGATED_ENGINES: tuple[str, ...] = get_args(Engine)
 def check_disaggregated(cfg: ServingConfig) -> None:
     """422 on serving.disaggregated where its launches are not built or it is not modelled."""
     if cfg.engine not in DISAGGREGATED_ENGINES:
-        raise EstimatorError(
-            f"disaggregated prefill/decode launches are built for {', '.join(DISAGGREGATED_ENGINES)} here, not "
-            f"{cfg.engine}",
+        raise EstimatorError.of(
+            "disaggregated_engine",
             field="serving.disaggregated",
+            engines=list(DISAGGREGATED_ENGINES),
+            engine=cfg.engine,
         )
     if cfg.requests_per_s is None or cfg.batching != "continuous":
-        raise EstimatorError(
-            "disaggregated pools are sized for an offered load (serving.requests_per_s) with continuous batching",
-            field="serving.disaggregated",
-        )
+        raise EstimatorError.of("disaggregated_load", field="serving.disaggregated")
 
 
 def search_disaggregated(

@@ -122,10 +122,8 @@ def check_training_levers(plan: PlanIn) -> None:
     for name, unused in TRAINING_LEVERS.items():
         value = getattr(plan, name)
         if value not in unused:
-            raise EstimatorError(
-                f"{name} {value} is a training setting serving does not size: a serving plan is tp × pp per replica "
-                f"and dp replicas; leave {name} at {unused[0]}",
-                field=f"plan.{name}",
+            raise EstimatorError.of(
+                "serving_training_lever", field=f"plan.{name}", name=name, value=value, default=unused[0]
             )
 
 
@@ -134,14 +132,10 @@ def serving_config(request: WorkloadIn) -> ServingConfig:
     serving = request.serving or ServingIn()
     precision = _serving_precision(request.precision)
     if precision is None:
-        raise EstimatorError(
-            f"serving runs fp16, bf16 or fp8 math, not {request.precision}; set precision", field="precision"
-        )
+        raise EstimatorError.of("serving_precision", field="precision", precision=request.precision)
     kv_precision = _serving_precision(request.kv_cache_precision)
     if request.kv_cache_precision is not None and kv_precision is None:
-        raise EstimatorError(
-            f"kv_cache_precision must be one of {', '.join(SERVING_PRECISIONS)} for serving", field="kv_cache_precision"
-        )
+        raise EstimatorError.of("serving_kv_precision", field="kv_cache_precision", allowed=list(SERVING_PRECISIONS))
     slo = serving.slo
     weights, group_size = checkpoint_weights(request)
     cfg = mirror(
@@ -167,17 +161,15 @@ def _speculation(spec: SpeculativeIn | None, model: ModelIn) -> Speculation | No
     if spec is None:
         return None
     if spec.method == "mtp" and mtp_layers(_hf_config(model)) == 0:
-        raise EstimatorError(
-            "mtp runs the checkpoint's own multi-token-prediction layers (config.json num_nextn_predict_layers, as "
-            "DeepSeek-V3/R1 ship): this model has none; use eagle3, ngram or draft_model",
-            field="serving.speculative.method",
-        )
+        raise EstimatorError.of("serving_mtp_absent", field="serving.speculative.method")
     draft, repo = None, None
     if spec.draft_model is not None:
         try:
             preset = get_preset(spec.draft_model)
         except EstimatorError as error:
-            raise EstimatorError(str(error), field="serving.speculative.draft_model") from error
+            raise EstimatorError(
+                str(error), field="serving.speculative.draft_model", code=error.code, params=error.params
+            ) from error
         draft, repo = preset.model, _draft_repo(preset.variants, preset.hf_repo, model)
     return Speculation(spec.method, spec.num_speculative_tokens, spec.acceptance_rate, draft=draft, draft_repo=repo)
 
@@ -206,10 +198,8 @@ def checkpoint_weights(request: WorkloadIn) -> tuple[WeightFormat | None, int | 
     if request.weights is not None:
         return request.weights, shipped.group_size if request.weights == shipped.weights else None
     if not shipped.readable:
-        raise EstimatorError(
-            f"the checkpoint's quantization_config ({shipped.scheme}) is no format serving sizes "
-            f"({', '.join(WEIGHT_FORMATS)}): state weights to size the checkpoint you will serve",
-            field="weights",
+        raise EstimatorError.of(
+            "serving_checkpoint_format", field="weights", scheme=shipped.scheme, allowed=list(WEIGHT_FORMATS)
         )
     return shipped.weights, shipped.group_size
 
@@ -236,26 +226,18 @@ def _check_context(config: Mapping[str, Any] | None, cfg: ServingConfig, stated:
     longest request is shorter than the mean one."""
     total = cfg.input_tokens + cfg.output_tokens
     if cfg.max_model_len is not None and cfg.max_model_len < total:
-        raise EstimatorError(
-            f"{stated} {cfg.max_model_len:,} is shorter than input_tokens + output_tokens ({total:,}), the mean "
-            "request",
-            field=f"serving.{stated}",
+        raise EstimatorError.of(
+            "serving_length_short", field=f"serving.{stated}", name=stated, length=cfg.max_model_len, total=total
         )
     limit = context_limit(config)
     if limit is None:
         return
     if cfg.max_model_len is not None and cfg.max_model_len > limit:
-        raise EstimatorError(
-            f"{stated} {cfg.max_model_len:,} exceeds the model's context of {limit:,} tokens "
-            "(max_position_embeddings in its config.json)",
-            field=f"serving.{stated}",
+        raise EstimatorError.of(
+            "serving_length_context", field=f"serving.{stated}", name=stated, length=cfg.max_model_len, limit=limit
         )
     if total > limit:
-        raise EstimatorError(
-            f"input_tokens + output_tokens = {total:,} exceeds the model's context of {limit:,} tokens "
-            "(max_position_embeddings in its config.json); shorten the prompt or the output",
-            field="serving.input_tokens",
-        )
+        raise EstimatorError.of("serving_request_context", field="serving.input_tokens", total=total, limit=limit)
 
 
 def _serving_precision(value: str | None) -> ServingPrecision | None:
@@ -421,17 +403,16 @@ def _default_split(model: ModelSpec, cfg: ServingConfig, cluster: Cluster) -> tu
         return pipeline
     where = f"{cluster.nodes} × {cluster.gpus_per_node} × {cluster.gpu.name}"
     if largest_cache[0] > 0:
-        raise EstimatorError(
-            f"one sequence of {cfg.context_len:,} tokens does not fit the KV cache on {where}: it holds at most "
-            f"{largest_cache[0]:,} tokens (TP {largest_cache[1]}); shorten input_tokens + output_tokens, or add GPUs",
+        raise EstimatorError.of(
+            "serving_sequence_kv",
             field="serving.input_tokens",
+            context=cfg.context_len,
+            where=where,
+            tokens=largest_cache[0],
+            tp=largest_cache[1],
         )
-    raise EstimatorError(
-        f"{model.name} leaves no room for a KV cache on {where} at any tensor-parallel degree within a server"
-        f"{' or pipeline across the servers' if cluster.nodes > 1 else ''}; add GPUs, use a smaller weight format, "
-        "or a larger GPU",
-        field="hardware",
-    )
+    code = "serving_no_kv_nodes" if cluster.nodes > 1 else "serving_no_kv"
+    raise EstimatorError.of(code, field="hardware", model=model.name, where=where)
 
 
 def _pipeline_split(model: ModelSpec, cfg: ServingConfig, cluster: Cluster) -> tuple[int, int, int] | None:
@@ -462,10 +443,7 @@ def estimate(
     cfg = serving_config(request)
     check_draft(model, cfg.speculative)
     if request.serving is not None and request.serving.disaggregated is not False:
-        raise EstimatorError(
-            "/estimate sizes the plan given as colocated replicas; disaggregated pools are sized by /recommend",
-            field="serving.disaggregated",
-        )
+        raise EstimatorError.of("serving_estimate_disaggregated", field="serving.disaggregated")
     unsupported = kernel_support(cluster.gpu, cfg)
     if unsupported:
         raise EstimatorError(unsupported.text, field=unsupported.field)
@@ -474,9 +452,7 @@ def estimate(
         check_training_levers(request.plan)
         check_serving_plan(model, tp, pp)
         if tp * pp * replicas != cluster.gpus:
-            raise EstimatorError(
-                f"plan uses dp × tp × pp = {replicas * tp * pp} GPUs but the hardware has {cluster.gpus}", field="plan"
-            )
+            raise EstimatorError.of("serving_plan_gpus", field="plan", gpus=replicas * tp * pp, hardware=cluster.gpus)
         check_fits(model, cfg, cluster.gpu, tp, pp)
     else:
         tp, pp, replicas = _default_split(model, cfg, cluster)

@@ -43,7 +43,7 @@ def resolve_model(spec: ModelIn) -> tuple[ModelSpec, list[Warning_]]:
         model = replace(model, hf_repo=str(repo)) if repo else model
         return model, validate_model(model, spec.params)
     if spec.hf_id is not None:  # the delivery layer fills hf_config from the Hub first (app.hub)
-        raise EstimatorError(f"the config of {spec.hf_id} was not read from the Hub", field="model.hf_id")
+        raise EstimatorError.of("hub_config_unread", field="model.hf_id", hf_id=spec.hf_id)
     if spec.layers is not None:
         # ModelIn's validator guarantees the rest of an explicit architecture (the asserts narrow types)
         assert spec.hidden is not None and spec.heads is not None and spec.ffn is not None and spec.vocab is not None
