@@ -83,12 +83,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_problem_openapi(app, settings)
     if settings.metrics_enabled:  # off by default: the public port does not publish the service's internals
         app.include_router(metrics_api.router)
-    app.include_router(health.router)
-    app.include_router(catalog.router)
-    app.include_router(estimate.router)
-    app.include_router(recommend.router)
-    app.include_router(quotes.router)
-    app.include_router(mcp_http.router)
+    for router in (health.router, catalog.router, estimate.router, recommend.router, quotes.router, mcp_http.router):
+        app.include_router(router)
     install_admin(app)
     app.include_router(web_routes.router)
     app.include_router(web_serve.router)

@@ -35,46 +35,30 @@ MoneyFormat = Callable[[Any, str], str]
 # The tasks (app/estimator/vocabulary.py `RequestTask`) in three forms: `label`, short, for the
 # wizard's select and the results page's heading; `title`, for the quote's rows; `words`, inside the
 # planner's explanation ("7B LoRA fine-tuning fits on one …").
+_LABEL_EN = {
+    "lora": "LoRA",
+    "qlora": "QLoRA (4-bit base)",
+    "full_finetune": "Full fine-tune",
+    "continued_pretrain": "Continued pretraining",
+    "pretrain": "Pretraining",
+    "inference": "Inference",
+    "serving": "Serving",
+}
+_LABEL_ZH = {
+    "lora": "LoRA",
+    "qlora": "QLoRA（4 位基座）",
+    "full_finetune": "全参数微调",
+    "continued_pretrain": "继续预训练",
+    "pretrain": "预训练",
+    "inference": "推理",
+    "serving": "在线推理服务",
+}
 TASK_LABELS: dict[str, dict[str, dict[str, str]]] = {
-    "label": {
-        "en": {
-            "lora": "LoRA",
-            "qlora": "QLoRA (4-bit base)",
-            "full_finetune": "Full fine-tune",
-            "continued_pretrain": "Continued pretraining",
-            "pretrain": "Pretraining",
-            "inference": "Inference",
-            "serving": "Serving",
-        },
-        "zh": {
-            "lora": "LoRA",
-            "qlora": "QLoRA（4 位基座）",
-            "full_finetune": "全参数微调",
-            "continued_pretrain": "继续预训练",
-            "pretrain": "预训练",
-            "inference": "推理",
-            "serving": "在线推理服务",
-        },
-    },
+    "label": {"en": _LABEL_EN, "zh": _LABEL_ZH},
+    # A quote's row names the fine-tunes in full; the other tasks read as their label.
     "title": {
-        "en": {
-            "lora": "LoRA fine-tune",
-            "qlora": "QLoRA fine-tune (4-bit base)",
-            "full_finetune": "Full fine-tune",
-            "continued_pretrain": "Continued pretraining",
-            "pretrain": "Pretraining",
-            "inference": "Inference",
-            "serving": "Serving",
-        },
-        "zh": {
-            "lora": "LoRA 微调",
-            "qlora": "QLoRA 微调（4 位基座）",
-            "full_finetune": "全参数微调",
-            "continued_pretrain": "继续预训练",
-            "pretrain": "预训练",
-            "inference": "推理",
-            "serving": "在线推理服务",
-        },
+        "en": {**_LABEL_EN, "lora": "LoRA fine-tune", "qlora": "QLoRA fine-tune (4-bit base)"},
+        "zh": {**_LABEL_ZH, "lora": "LoRA 微调", "qlora": "QLoRA 微调（4 位基座）"},
     },
     "words": {
         "en": {

@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 
 from app.admin import service
 from app.admin.deps import AdminDep, Principal, require_admin
-from app.admin.pages import FormDep, TokenId, _confirmed, _errors, _page, _when, revoke_confirmation
+from app.admin.pages import FormDep, TokenId, _confirmed, _page, _refusal, _when, revoke_confirmation
 from app.apikeys import service as apikeys_service
 from app.apikeys.schemas import DEFAULT_RATE_LIMIT_PER_MINUTE, ApiKeyCreate
 from app.deps import SessionDep, UnitOfWorkRoute
@@ -66,12 +66,10 @@ def key_create(
         )
         with session.begin_nested():
             issued = service.issue_api_key(session, data=data, actor=admin.actor)
-    except ValueError as exc:  # a bad date or number (ValidationError is a ValueError too)
-        error, errors = _errors(exc) if isinstance(exc, ValidationError) else (f"Please correct: {exc}", [])
-        return _keys_page(request, session, admin, 422, error=error, errors=errors, form=form)
-    except AppError as exc:
-        error, errors = _errors(exc)
-        return _keys_page(request, session, admin, exc.status, error=error, errors=errors, form=form)
+    except (AppError, ValidationError) as exc:
+        return _keys_page(request, session, admin, form=form, **_refusal(exc))
+    except ValueError as exc:  # a bad date or number
+        return _keys_page(request, session, admin, 422, error=f"Please correct: {exc}", errors=[], form=form)
     # Shown once, on this response only; never stored in plain text.
     return _keys_page(request, session, admin, 201, created=issued)
 

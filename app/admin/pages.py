@@ -268,6 +268,12 @@ def _status(exc: AppError | ValidationError) -> int:
     return 422 if isinstance(exc, ValidationError) else exc.status
 
 
+def _refusal(exc: AppError | ValidationError) -> dict[str, Any]:
+    """A refused form's answer, as a page builder's keywords: its status, the summary and each field's error."""
+    error, errors = _errors(exc)
+    return {"status_code": _status(exc), "error": error, "errors": errors}
+
+
 @router.get("/skus/{slug}", response_class=HTMLResponse)
 def sku_edit_form(request: Request, slug: str, session: SessionDep, admin: AdminDep) -> HTMLResponse:
     return _edit_page(request, session, admin, slug)
@@ -284,17 +290,7 @@ class SkuEdit:
     form: dict[str, str]
 
     def refused(self, exc: AppError | ValidationError) -> HTMLResponse:
-        error, errors = _errors(exc)
-        return _edit_page(
-            self.request,
-            self.session,
-            self.admin,
-            self.slug,
-            status_code=_status(exc),
-            error=error,
-            errors=errors,
-            submitted=self.form,
-        )
+        return _edit_page(self.request, self.session, self.admin, self.slug, submitted=self.form, **_refusal(exc))
 
     def apply(self, change: Callable[[], object], *, done: str) -> Response:
         """Apply the change in a savepoint, then back to the SKU's page with `?msg=done`; a refused

@@ -29,14 +29,10 @@ async def _on_forbidden(request: Request, exc: Forbidden) -> Response:
 
 
 def install_admin(app: FastAPI) -> None:
-    app.include_router(pages.public)
-    app.include_router(capacity_pages.router)  # before pages: its /skus/{slug}/{action} would take /holds
-    app.include_router(pages.router)
-    app.include_router(key_pages.router)
-    app.include_router(api.router)
-    app.include_router(capacity_api.router)
-    app.include_router(webhooks_api.router)
-    app.include_router(webhooks_pages.router)
+    # In this order: capacity_pages before pages, whose /skus/{slug}/{action} would take /holds.
+    routers = (pages.public, capacity_pages.router, pages.router, key_pages.router, api.router, capacity_api.router)
+    for router in (*routers, webhooks_api.router, webhooks_pages.router):
+        app.include_router(router)
     setattr(app.state, ADMIN_CHECK, is_admin)  # GET /quotes: admins search every organisation's quotes
     app.add_exception_handler(LoginRequired, handler_of(_on_login_required))
     app.add_exception_handler(Forbidden, handler_of(_on_forbidden))

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from app.admin import webhooks as admin_webhooks
 from app.admin.deps import AdminDep, Principal, require_admin
-from app.admin.pages import _errors, admin_words
+from app.admin.pages import _refusal, admin_words
 from app.deps import SessionDep, SettingsDep, UnitOfWorkRoute
 from app.errors import AppError
 from app.templating import templates
@@ -63,12 +63,8 @@ def endpoint_create(
             row, secret = admin_webhooks.create_endpoint(
                 session, data=data, actor=admin.actor, allow_private=settings.webhooks_allow_private
             )
-    except ValidationError as exc:
-        error, errors = _errors(exc)
-        return _endpoints_page(request, session, admin, 422, error=error, errors=errors)
-    except AppError as exc:
-        error, errors = _errors(exc)
-        return _endpoints_page(request, session, admin, exc.status, error=error, errors=errors)
+    except (AppError, ValidationError) as exc:
+        return _endpoints_page(request, session, admin, **_refusal(exc))
     return _endpoints_page(request, session, admin, 201, created=service.endpoint_created(row, secret))
 
 

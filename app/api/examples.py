@@ -14,6 +14,17 @@ def _examples(**bodies: tuple[str, dict[str, Any]]) -> dict[str, Example]:
     return {name: Example(summary=summary, value=value) for name, (summary, value) in bodies.items()}
 
 
+def _serve_70b_fp8(**serving: Any) -> dict[str, Any]:
+    """A request to serve Llama 3.1 70B with FP8 weights and compute, with the traffic given."""
+    return {
+        "model": {"preset": "llama-3.1-70b"},
+        "task": "serving",
+        "precision": "fp8",
+        "weights": "fp8",
+        "serving": serving,
+    }
+
+
 RECOMMEND = _examples(
     lora_7b=(
         "LoRA of Llama 2 7B on 100M tokens",
@@ -53,35 +64,18 @@ RECOMMEND = _examples(
     ),
     serving_disaggregated=(
         "Serve Llama 3.1 70B for RAG (8,000-token prompts) with prefill and decode on separate SGLang pools",
-        {
-            "model": {"preset": "llama-3.1-70b"},
-            "task": "serving",
-            "precision": "fp8",
-            "weights": "fp8",
-            "serving": {
-                "input_tokens": 8000,
-                "output_tokens": 300,
-                "requests_per_s": 5,
-                "engine": "sglang",
-                "disaggregated": "auto",
-                "slo": {"ttft_ms": 2000, "tpot_ms": 50},
-            },
-        },
+        _serve_70b_fp8(
+            input_tokens=8000,
+            output_tokens=300,
+            requests_per_s=5,
+            engine="sglang",
+            disaggregated="auto",
+            slo={"ttft_ms": 2000, "tpot_ms": 50},
+        ),
     ),
     serving_70b=(
         "Serve Llama 3.1 70B in FP8 at 20 requests/s within 2 s to first token and 50 ms per token",
-        {
-            "model": {"preset": "llama-3.1-70b"},
-            "task": "serving",
-            "precision": "fp8",
-            "weights": "fp8",
-            "serving": {
-                "input_tokens": 2000,
-                "output_tokens": 500,
-                "requests_per_s": 20,
-                "slo": {"ttft_ms": 2000, "tpot_ms": 50},
-            },
-        },
+        _serve_70b_fp8(input_tokens=2000, output_tokens=500, requests_per_s=20, slo={"ttft_ms": 2000, "tpot_ms": 50}),
     ),
 )
 

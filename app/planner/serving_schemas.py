@@ -3,7 +3,7 @@ latency targets in, the latency, throughput, KV capacity and memory per GPU out.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
 
@@ -11,6 +11,12 @@ from app.estimator.serving_levers import MAX_SPECULATIVE_TOKENS
 from app.estimator.serving_sim import MAX_P95_RATIO
 from app.estimator.vocabulary import Batching, Engine, SpeculativeMethod
 from app.schemas import RequestModel
+
+# The longest request a replica accepts, prompt and output, in tokens: at least one of each; 10 Mi tokens is
+# past every published context window.
+LongestRequest = Annotated[int, Field(ge=2, le=10_485_760)]
+# A share of tokens, from none to all.
+Share = Annotated[float, Field(ge=0.0, le=1.0)]
 
 
 class SloIn(RequestModel):
@@ -33,9 +39,7 @@ class SpeculativeIn(RequestModel):
         le=MAX_SPECULATIVE_TOKENS,
         description="Tokens the draft proposes each step (k); the target verifies k + 1",
     )
-    acceptance_rate: float = Field(
-        ge=0.0,
-        le=1.0,
+    acceptance_rate: Share = Field(
         description="The chance each drafted token is accepted (a), as the engine reports it on your traffic; a step "
         "yields (1 - a^(k+1)) / (1 - a) tokens on average",
     )
@@ -78,18 +82,14 @@ class ServingIn(RequestModel):
         default=None, ge=0.05, le=0.99, description="vLLM gpu_memory_utilization / SGLang mem_fraction_static / "
         "TensorRT-LLM free-memory fraction; the engine's default otherwise"
     )  # fmt: skip
-    max_model_len: int | None = Field(
+    max_model_len: LongestRequest | None = Field(
         default=None,
-        ge=2,
-        le=10_485_760,
         description="The launch's --max-model-len (SGLang --context-length, TensorRT-LLM --max_seq_len): the longest "
         "request a replica accepts. Default: max_request_tokens, else the model's context (capped at what a "
         "replica's KV cache holds); never the mean request",
     )
-    max_request_tokens: int | None = Field(
+    max_request_tokens: LongestRequest | None = Field(
         default=None,
-        ge=2,
-        le=10_485_760,
         description="The longest request (prompt + output) the deployment must accept: each replica's KV cache must "
         "hold one, and it is the launch's --max-model-len; default: the model's context",
     )
@@ -97,10 +97,8 @@ class ServingIn(RequestModel):
     peak_factor: float = Field(
         default=1.5, ge=1.0, le=100.0, description="/recommend: traffic peak ÷ offered load the replicas must carry"
     )
-    prefix_cache_hit_rate: float = Field(
+    prefix_cache_hit_rate: Share = Field(
         default=0.0,
-        ge=0.0,
-        le=1.0,
         description="Share of prompt tokens found in the engine's prefix cache (a shared system prompt, earlier turns, "
         "a document sent again): they are not prefilled. Every request still reserves KV for its whole length",
     )

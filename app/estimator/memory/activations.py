@@ -8,18 +8,8 @@ from functools import lru_cache
 
 from app.estimator.memory.context import _ActCoeffs, _Ctx, _Stage
 from app.estimator.memory.states import _lora_targets, _stages_of
-from app.estimator.specs import (
-    GIB,
-    LoraSpec,
-    ModelSpec,
-    Plan,
-    Workload,
-)
-from app.estimator.vocabulary import (
-    BYTES_PER_ELEMENT,
-    LORA_TARGETS,
-    LORA_TASKS,
-)
+from app.estimator.specs import GIB, LoraSpec, ModelSpec, Plan, Workload
+from app.estimator.vocabulary import BYTES_PER_ELEMENT, LORA_TARGETS, LORA_TASKS
 
 # Unfused cross-entropy on fp32-upcast logits (transformers `ForCausalLMLoss`, src/transformers/loss/loss_utils.py:
 # `logits.float()` then `nn.functional.cross_entropy`; torchtitan `cross_entropy_loss` likewise): log_softmax saves its

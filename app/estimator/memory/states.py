@@ -8,17 +8,8 @@ from functools import lru_cache
 
 from app.estimator.memory.context import _Ctx, _Facts, _Stage
 from app.estimator.params import count_params, linear_shapes
-from app.estimator.specs import (
-    LoraSpec,
-    ModelSpec,
-    Plan,
-    Workload,
-)
-from app.estimator.vocabulary import (
-    BYTES_PER_ELEMENT,
-    LORA_TARGETS,
-    LORA_TASKS,
-)
+from app.estimator.specs import LoraSpec, ModelSpec, Plan, Workload
+from app.estimator.vocabulary import BYTES_PER_ELEMENT, LORA_TARGETS, LORA_TASKS
 
 MASTER_BYTES = 4.0  # fp32 master copy under mixed precision (ZeRO §3.1)
 FP8_BYTES = 1.0  # an FP8 (e4m3 / e5m2) element (Plan.fp8_params)
