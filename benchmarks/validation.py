@@ -436,7 +436,20 @@ own LoRA pair, which the allocated readings match within 2 %; FSDP1 frees all-ga
 recordStream, which torchtitan's docs/fsdp.md names as why FSDP2's memory is lower and deterministic) and with CPU
 offload (-24 to -30 %); torchtune's two FSDP rows read +48 % and +56 %, figures its README replaced two weeks later
 (12.01 -> 22.9 GB and 14.17 -> 20.95 GB at fef3ed10d): 12.01 GB (11.2 GiB) is below the 12.6 GiB that bf16
-weights, gradients and AdamW states of 6.7B parameters take on each of 4 GPUs."""
+weights, gradients and AdamW states of 6.7B parameters take on each of 4 GPUs.
+
+What ms-swift's rows ran, read from its source at the commits that wrote them (97e4d198b, 4312aeb28): flash attention
+on both families (Qwen's remote code with config.use_flash_attn; Yi through transformers' flash_attention_2), Hugging
+Face gradient checkpointing with enable_input_require_grads, the Trainer's bf16 autocast (so Qwen's cross-entropy on
+bf16 logits runs in fp32: the standard 12 bytes a logit), batches of one sample, and torch AdamW (adamw_torch). One
+change followed: torch AdamW's foreach step makes one more copy of the second moment beside the states
+(torch/optim/adamw.py `_multi_tensor_adamw`), which sets the peak where it outweighs the activations: the Qwen-7B
+full fine-tune from -18.5 / -16.1 / -11.4 % to -1.6 / -1.9 / -2.5 % at 512 / 1,024 / 2,048 tokens, Qwen-1.8B's at 512
+from -12.9 % to -4.2 %. Left as they read: the LoRA rows' pool. Every row at max_length <= 2,048 ran over the whole
+dataset and every row above over 1,000 samples (scripts/benchmark/test_memory_time/run_single.py), and the reserved
+pool of varied-length batches grows with the steps: Qwen-1.8B's full fine-tune reads 35.11 GiB at 2,048 tokens and
+31.62 GiB at 4,096, which no count of one step gives; the Yi rows ran with the 'delete' truncation (samples longer than
+max_length dropped: lengths spread below it)."""
 
 # Median |error| of the estimator at 7c1f6ff (see the module docstring); it had no memory held-out rows run then.
 BASELINE = {

@@ -15,8 +15,18 @@ Sources (each a project that measured its own runs and says with what):
                (swift/trainers, summed over devices only for device-map model parallel; single-GPU rows only here).
                Full fine-tuning keeps bf16 weights and AdamW states (no fp32 master), which a 7.7B model on 80 GB
                implies (8 B/param = 62 GB). Qwen (v1) runs its own remote code: attention through flash-attn, or an
-               eager s x s softmax without it; cross-entropy on the bf16 logits (no fp32 upcast). Batches are padded
-               per batch from a dataset of varied lengths (Workload.varied_lengths). The "Quantization" table also
+               eager s x s softmax without it; cross-entropy on the bf16 logits, which the Trainer's bf16 autocast
+               runs in fp32 (cross_entropy is on torch.autocast's float32 list: a fp32 copy, fp32 log-probs and
+               gradients, the standard loss's 12 bytes a logit). Batches are padded per batch from a dataset of varied
+               lengths (Workload.varied_lengths). The Qwen LoRA max-length rows and the full fine-tune rows were
+               written at 97e4d198b (truncation_strategy truncation_left, the whole dataset at max_length <= 2048 and
+               1,000 samples above: scripts/benchmark/test_memory_time/run_single.py); the Yi rows at 4312aeb28, whose
+               common settings no longer name truncation_left, so its default 'delete' drops samples longer than
+               max_length (swift/llm/utils/template.py). Yi runs transformers' LlamaForCausalLM with flash attention
+               2 (swift/llm/utils/model.py get_model_tokenizer_with_flash_attn: config._attn_implementation
+               "flash_attention_2"; transformers 4.36, as sft.py's "fix transformers==4.36" implies), Qwen its remote
+               code with flash-attn (config.use_flash_attn True; the pair at 2,048 tokens with checkpointing reads
+               27.74 with it and 27.71 GiB without). The "Quantization" table also
                has int4 (gptq) rows: Qwen-*-Chat-Int4 checkpoints read 4-bit from disk, beside int4 (bnb), which
                bitsandbytes quantises on the GPU while the model loads.
   [torchao]    pytorch/ao docs/source/workflows/training.md at b8708a2 ("e2e training benchmarks": torchtitan
@@ -207,7 +217,7 @@ class FirstContactCase:
 def _ms_swift() -> list[FirstContactCase]:
     cases = []
     one = Cluster(gpu=A100_80)
-    swift_loss = "loss: Qwen remote code CrossEntropyLoss on bf16 logits"
+    swift_loss = "loss: Qwen remote code CrossEntropyLoss on bf16 logits, fp32 under the Trainer's bf16 autocast"
     for model, targets, rows, loss in (
         (QWEN1_1_8B, ("q", "k", "v"), ((512, 6.99), (1024, 10.71), (2048, 16.35), (4096, 23.80), (8192, 37.03)), 1),
         (QWEN1_7B, ("q", "k", "v"), ((512, 18.01), (1024, 21.73), (2048, 27.74), (4096, 35.31), (8192, 48.41)), 1),

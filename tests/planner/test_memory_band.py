@@ -259,8 +259,9 @@ def test_the_range_leans_where_validated_runs_of_the_kind_read_off() -> None:
 def test_coverage_on_every_validation_row() -> None:
     # All 237 memory rows (tests/estimator/validation_cases.py MEMORY and memory_first_contact.py, each read as its
     # source measured): the range constants are fitted on them (app/estimator/memory/band.py), so this guards the fit:
-    # 194 of 237 inside (82 %) at a median half-width of 19.8 %; the goal is 80 % at 20 %. The rows outside are
-    # mostly ms-swift's Hugging Face Trainer runs (17 of 48; of its three gptq QLoRA rows two are inside) and
+    # 196 of 237 inside (83 %) at a median half-width of 19.8 % (194 before torch AdamW's step temporary brought two of
+    # ms-swift's Qwen-7B full fine-tune rows in); the goal is 80 % at 20 %. The rows outside are
+    # mostly ms-swift's Hugging Face Trainer runs (15 of 48; of its three gptq QLoRA rows two are inside) and
     # universal-llm-trainer's (14 of 30: LoRA on 16-bit logits reads high, full fine-tuning with FSDP CPU offload low).
     # The 24 rows of fsdp-qlora and torchtune-2403 came in at 19 of 24 inside, 20 with Plan.optimizer_in_backward
     # (the range constants unchanged): outside are
@@ -274,5 +275,5 @@ def test_coverage_on_every_validation_row() -> None:
     inside = sum(ok for ok, _ in results)
     widths = sorted(w for _, w in results)
     assert len(results) == 237
-    assert inside >= 194, inside
+    assert inside >= 196, inside
     assert widths[len(widths) // 2] <= 0.20

@@ -84,7 +84,9 @@ Everything is bytes per GPU for the worst pipeline stage. Sources, by term:
   :4096:8 = 32 MiB per handle, several streams/handles, PyTorch docs "Reproducibility"), NCCL buffers
   when more than one GPU (NCCL_BUFFSIZE 4 MiB per channel and peer, NCCL environment docs; ~0.5 GiB),
   and allocator fragmentation, 5 % of activations (PyTorch "CUDA semantics: memory management",
-  reserved vs allocated). The CUDA context itself is outside `capacity` (usable memory, gpus.json).
+  reserved vs allocated). The CUDA context itself is outside `capacity` (usable memory, gpus.json). Where torch's
+  foreach AdamW steps (the Trainer's adamw_torch without ZeRO), its step makes one more copy of the second moment
+  after the activations are freed (`states.ADAMW_STEP_V_SHARE`): the part of it beyond the activations is in `other`.
 - Batches of varied length (`Workload.varied_lengths`): one more set of the loss's per-logit buffers stays cached
   in the allocator's pool (`activations.VARIED_LENGTH_SLACK`, `MemoryBreakdown.length_slack`): in the reserved and
   device readings (`measured_bytes`, up to the card), not in the gate nor in the allocated peak.

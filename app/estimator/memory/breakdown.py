@@ -7,7 +7,13 @@ from functools import lru_cache
 
 from app.estimator.memory.activations import _length_slack, _working_sets
 from app.estimator.memory.context import _Ctx
-from app.estimator.memory.states import _flat_partitions, _loaded_bytes, _stage_states, _zero2_step_partition
+from app.estimator.memory.states import (
+    _adamw_step_temporary,
+    _flat_partitions,
+    _loaded_bytes,
+    _stage_states,
+    _zero2_step_partition,
+)
 from app.estimator.specs import (
     GIB,
     Cluster,
@@ -50,10 +56,13 @@ def _breakdown(ctx: _Ctx, plan: Plan, cluster: Cluster, split: tuple[int, int, s
             pageable, optim = optim, 0.0
         if zero2:
             grads += _zero2_step_partition(ctx, grads, activations)
+        # torch AdamW's step temporary, beside the states once the activations are freed (states.ADAMW_STEP_V_SHARE)
+        step = max(0.0, _adamw_step_temporary(ctx, plan, optim, (zero, offload, paged)) - activations)
+        other += step
         total = weights + grads + optim + activations + kv + other
         if not worst or total > worst[0]:
-            worst = (total, weights, grads, optim, activations, kv, other, host + host_activations, pageable)
-    total, weights, grads, optim, activations, kv, other, host_per_gpu, pageable = worst
+            worst = (total, weights, grads, optim, activations, kv, other, host + host_activations, pageable, step)
+    total, weights, grads, optim, activations, kv, other, host_per_gpu, pageable, step = worst
     gpus_on_node = dp * plan.tp * plan.pp * plan.cp
     if gpus_on_node > cluster.gpus_per_node:
         gpus_on_node = cluster.gpus_per_node
@@ -78,7 +87,8 @@ def _breakdown(ctx: _Ctx, plan: Plan, cluster: Cluster, split: tuple[int, int, s
         host_limit,
         copies * _loaded_bytes(ctx) if copies else 0.0,
         copies,
-        _length_slack(ctx, plan),
+        # the step's temporary is cut from the blocks the freed activations and the varied lengths left cached
+        max(0.0, _length_slack(ctx, plan) - step),
         pageable,
     )
 

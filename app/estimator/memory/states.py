@@ -365,6 +365,43 @@ def _zero2_step_partition(ctx: _Ctx, grads: float, activations: float) -> float:
     return max(0.0, grads * ctx.dtype / FSDP_REDUCE_BYTES - activations)
 
 
+# torch.optim.AdamW steps every parameter of a device and dtype at once on CUDA (foreach, the default when all
+# parameters are CUDA tensors): torch/optim/adamw.py `_multi_tensor_adamw` (torch 2.1 to 2.5) updates m and v in place,
+# then makes `exp_avg_sq_sqrt = torch._foreach_sqrt(device_exp_avg_sqs)`, a new tensor per parameter the size of v,
+# divides and adds eps in place and `_foreach_addcdiv_`s it into the parameters: at the step one more copy of the
+# second moment beside all the states, in the states' dtype (fp32 under mixed precision, the training dtype when the
+# states are 16-bit). The activations are freed by then, so the step's peak passes the backward's only where v
+# outweighs them (full fine-tuning at short sequences; LoRA adapters' v is tiny). The Hugging Face Trainer's default
+# `optim` adamw_torch is torch.optim.AdamW (app/planner/launch.py TRAINER_OPTIM), and so is ms-swift's
+# (swift/llm/utils/argument.py at 4312aeb28: optim 'adamw_torch'). Not where another implementation steps: Megatron's
+# and DeepSpeed's fused Adam (in-place multi-tensor kernels), bitsandbytes' paged and 8-bit optimizers, the
+# optimizer in the backward (one parameter at a time), offloaded states (CPU Adam), and not under ZeRO / FSDP, where
+# torchtitan steps the fused AdamW (its default implementation) and the plan does not name the stack.
+ADAMW_STEP_V_SHARE = 0.5  # v of AdamW's two moments (m, v)
+
+
+def _adamw_step_temporary(ctx: _Ctx, plan: Plan, optim: float, split: tuple[int, str, bool]) -> float:
+    """Bytes of torch.optim.AdamW's foreach step temporary (`ADAMW_STEP_V_SHARE` of the moments) for a plan it steps;
+    `optim` is the optimizer bytes on the GPU, `split` (ZeRO stage, offload, paged)."""
+    zero, offload, paged = split
+    workload = ctx.workload
+    if (
+        workload.optimizer != "adamw"
+        or zero
+        or offload != "none"
+        or paged
+        or plan.fp32_main_grads
+        or plan.optimizer_in_backward
+    ):
+        return 0.0
+    # the moments are the optimizer bytes less the fp32 master of a mixed-precision full fine-tune (LoRA adapters
+    # keep none: _lora_figures)
+    moments = optim
+    if workload.mixed_precision and workload.precision != "fp32" and workload.task not in LORA_TASKS:
+        moments = optim * STATE_FP32_BYTES["adamw"] / (MASTER_BYTES + STATE_FP32_BYTES["adamw"])
+    return ADAMW_STEP_V_SHARE * moments
+
+
 _WHOLE_MODEL = Plan()  # one stage holding every parameter (tp = pp = ep = 1): the model as a loader reads it
 
 
