@@ -16,7 +16,7 @@ LIST_SEPARATORS = {"en": ", ", "zh": "、"}
 ESTIMATOR_ERRORS: dict[str, dict[str, str]] = {
     "en": {
         # an explicit architecture (app/estimator/models.py)
-        "model_dim_positive": "{name} must be a positive integer, got {value}.",
+        "positive_integer": "{name} must be a positive integer, got {value}.",
         "model_dim_absurd": "{name}={value} is absurd (at most {most}).",
         "model_heads_divide": "hidden ({hidden}) must be divisible by heads ({heads}) unless head_dim is given.",
         "model_head_dim_positive": "head_dim must be positive, got {head_dim}.",
@@ -59,6 +59,36 @@ ESTIMATOR_ERRORS: dict[str, dict[str, str]] = {
         "multi_node_rate": "a multi-node group needs hardware.inter_node_gbps",
         # a choice among named values (app/estimator/specs.py require_choice)
         "choice": "{name} must be one of {allowed}",
+        # a workload and a plan (app/estimator/memory/rules.py)
+        "integer_range": "{name} must be an integer in {allowed}, got {value}.",
+        "at_most": "{name} must be at most {most}.",
+        "kbit_upcast_qlora": "kbit_upcast applies to task qlora only.",
+        "lora_rank_hidden": "lora.rank ({rank}) must not exceed the hidden size ({hidden}).",
+        "lora_dropout": "lora.dropout must be in [0, 1), got {dropout}.",
+        "lora_targets": "lora.targets must be a non-empty list of {allowed} or 'all-linear'; got {unknown}.",
+        "zero_stage": "zero_stage must be 0, 1, 2 or 3.",
+        "tp_heads": "tp={tp} does not divide the {heads} attention heads; allowed tp: {allowed}.",
+        "pp_layers": "pp={pp} exceeds the {layers} layers.",
+        "virtual_stages_layers": "pp × virtual_stages exceeds the number of layers ({layers}).",
+        "ep_dense": "ep > 1 needs a mixture-of-experts model.",
+        "ep_experts": "ep={ep} must divide the {experts} experts and fit inside dp × tp.",
+        "offload_params_zero3": "offloading parameters needs zero_stage 3 (FSDP FULL_SHARD).",
+        "dp_shard_divide": "dp_shard={shard} must divide dp={dp}; allowed dp_shard: {allowed}.",
+        "dp_shard_zero3": "dp_shard={shard} < dp={dp} (hybrid sharding) needs zero_stage 3 (FSDP HYBRID_SHARD).",
+        "cp_seq_len": "cp={cp} must divide seq_len ({seq_len}).",
+        "loss_compiled": "loss compiled is the cross-entropy compiled with the model: it needs compile true.",
+        "fp8_params_task": "fp8_params stores the trained weights in FP8: it needs precision fp8 and a pretrain or "
+        "full_finetune task; got precision {precision}, task {task}.",
+        "plan_cluster_gpus": "The plan needs dp×tp×pp×cp = {gpus} GPUs; the cluster has {cluster}.",
+        "optimizer_in_backward_task": "optimizer_in_backward steps the trained weights: it needs a full training task.",
+        "optimizer_in_backward_gpu": "optimizer_in_backward runs on one GPU without ZeRO.",
+        "optimizer_in_backward_batch": "optimizer_in_backward steps every micro-batch: the global batch must be the "
+        "micro-batch ({micro_batch}), got {global_batch}.",
+        # speculative decoding's draft model (app/estimator/serving_levers.py)
+        "draft_vocab": "the draft model must share the target's tokenizer: {draft} has a vocabulary of "
+        "{draft_vocab:,} tokens, {target} {target_vocab:,}; name a draft with the same vocabulary size",
+        "draft_size": "the draft model must be at most {share:.0%} of the target's parameters to speed it up: {draft} "
+        "has {draft_b:.1f}B, {target} {target_b:.1f}B",
         # a plan and the GPU's math (app/estimator/performance.py)
         "precision_peak": "{gpu} has no {precision} peak",
         "plan_gpus": "plan uses {gpus} GPUs but the cluster has {cluster}",
@@ -110,7 +140,7 @@ ESTIMATOR_ERRORS: dict[str, dict[str, str]] = {
         "continuous batching",
     },
     "zh": {
-        "model_dim_positive": "{name} 必须是正整数，收到 {value}。",
+        "positive_integer": "{name} 必须是正整数，收到 {value}。",
         "model_dim_absurd": "{name}={value} 不合理（最多 {most}）。",
         "model_heads_divide": "未给出 head_dim 时，hidden（{hidden}）必须能被 heads（{heads}）整除。",
         "model_head_dim_positive": "head_dim 必须为正数，收到 {head_dim}。",
@@ -146,6 +176,34 @@ ESTIMATOR_ERRORS: dict[str, dict[str, str]] = {
         "fabric_unknown": "未知的网络 {fabric}；可选：{known}",
         "multi_node_rate": "多节点组需要 hardware.inter_node_gbps",
         "choice": "{name} 必须是以下之一：{allowed}",
+        "integer_range": "{name} 必须是 {allowed} 之间的整数，收到 {value}。",
+        "at_most": "{name} 最多为 {most}。",
+        "kbit_upcast_qlora": "kbit_upcast 只适用于 qlora 任务。",
+        "lora_rank_hidden": "lora.rank（{rank}）不能超过隐藏维度（{hidden}）。",
+        "lora_dropout": "lora.dropout 必须在 [0, 1) 之间，收到 {dropout}。",
+        "lora_targets": "lora.targets 必须是由 {allowed} 或 'all-linear' 组成的非空列表；收到 {unknown}。",
+        "zero_stage": "zero_stage 必须是 0、1、2 或 3。",
+        "tp_heads": "tp={tp} 不能整除 {heads} 个注意力头；可选 tp：{allowed}。",
+        "pp_layers": "pp={pp} 超过 {layers} 层。",
+        "virtual_stages_layers": "pp × virtual_stages 超过层数（{layers}）。",
+        "ep_dense": "ep > 1 需要混合专家（MoE）模型。",
+        "ep_experts": "ep={ep} 必须整除 {experts} 个专家，且不超过 dp × tp。",
+        "offload_params_zero3": "卸载参数需要 zero_stage 3（FSDP FULL_SHARD）。",
+        "dp_shard_divide": "dp_shard={shard} 必须整除 dp={dp}；可选 dp_shard：{allowed}。",
+        "dp_shard_zero3": "dp_shard={shard} < dp={dp}（混合分片）需要 zero_stage 3（FSDP HYBRID_SHARD）。",
+        "cp_seq_len": "cp={cp} 必须整除 seq_len（{seq_len}）。",
+        "loss_compiled": "loss 为 compiled 表示交叉熵与模型一同编译：需要 compile 为 true。",
+        "fp8_params_task": "fp8_params 以 FP8 存储训练权重：需要 precision 为 fp8，且任务为 pretrain 或 full_finetune；"
+        "收到 precision {precision}、任务 {task}。",
+        "plan_cluster_gpus": "方案需要 dp×tp×pp×cp = {gpus} 张 GPU；集群有 {cluster} 张。",
+        "optimizer_in_backward_task": "optimizer_in_backward 在反向中更新训练权重：需要全量训练任务。",
+        "optimizer_in_backward_gpu": "optimizer_in_backward 只在单张 GPU、不用 ZeRO 时运行。",
+        "optimizer_in_backward_batch": "optimizer_in_backward 每个微批次都更新：全局批次必须等于微批次"
+        "（{micro_batch}），收到 {global_batch}。",
+        "draft_vocab": "草稿模型必须与目标模型共用分词器：{draft} 的词表有 {draft_vocab:,} 个 token，{target} 有 "
+        "{target_vocab:,} 个；请选择词表大小相同的草稿模型",
+        "draft_size": "草稿模型的参数量最多为目标模型的 {share:.0%} 才能加速：{draft} 有 {draft_b:.1f}B，{target} 有 "
+        "{target_b:.1f}B",
         "precision_peak": "{gpu} 没有 {precision} 算力峰值",
         "plan_gpus": "方案使用 {gpus} 张 GPU，但集群有 {cluster} 张",
         "micro_batch_positive": "micro_batch 和 seq_len 必须为正数",

@@ -31,7 +31,7 @@ def _check_positive(model: ModelSpec) -> None:
     for name in _POSITIVE_FIELDS:
         value = getattr(model, name)
         if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-            raise EstimatorError.of("model_dim_positive", field=f"model.{name}", name=name, value=repr(value))
+            raise EstimatorError.of("positive_integer", field=f"model.{name}", name=name, value=repr(value))
         if value > MAX_DIM:
             raise EstimatorError.of("model_dim_absurd", field=f"model.{name}", name=name, value=value, most=MAX_DIM)
 

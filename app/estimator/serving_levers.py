@@ -97,17 +97,24 @@ def check_draft(target: ModelSpec, spec: Speculation | None) -> None:
         return
     draft = spec.draft
     if draft.vocab != target.vocab:
-        raise EstimatorError(
-            f"the draft model must share the target's tokenizer: {draft.name} has a vocabulary of {draft.vocab:,} "
-            f"tokens, {target.name} {target.vocab:,}; name a draft with the same vocabulary size",
+        raise EstimatorError.of(
+            "draft_vocab",
             field="serving.speculative.draft_model",
+            draft=draft.name,
+            draft_vocab=draft.vocab,
+            target=target.name,
+            target_vocab=target.vocab,
         )
     draft_params, target_params = count_params(draft).total, count_params(target).total
     if draft_params > MAX_DRAFT_SHARE * target_params:
-        raise EstimatorError(
-            f"the draft model must be at most {MAX_DRAFT_SHARE:.0%} of the target's parameters to speed it up: "
-            f"{draft.name} has {draft_params / 1e9:.1f}B, {target.name} {target_params / 1e9:.1f}B",
+        raise EstimatorError.of(
+            "draft_size",
             field="serving.speculative.draft_model",
+            share=MAX_DRAFT_SHARE,
+            draft=draft.name,
+            draft_b=draft_params / 1e9,
+            target=target.name,
+            target_b=target_params / 1e9,
         )
 
 

@@ -30,22 +30,26 @@ MAX_SEQ_LEN = 10_000_000
 MAX_BATCH = 1_000_000
 
 
-def _positive_int(value: object, field: str, allowed: str = "a positive integer") -> None:
+def _positive_int(value: object, field: str, allowed: str | None = None) -> None:
+    """EstimatorError naming `field` unless `value` is a positive int; `allowed` ("1..N") where it has a bound."""
     if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-        raise EstimatorError(f"{field.split('.')[-1]} must be {allowed}, got {value!r}.", field=field)
+        name, shown = field.split(".")[-1], repr(value)
+        if allowed is None:
+            raise EstimatorError.of("positive_integer", field=field, name=name, value=shown)
+        raise EstimatorError.of("integer_range", field=field, name=name, allowed=allowed, value=shown)
 
 
 def _validate_workload(model: ModelSpec, workload: Workload) -> None:
     _validate_choices(workload)
-    _positive_int(workload.seq_len, "seq_len", f"an integer in 1..{MAX_SEQ_LEN}")
+    _positive_int(workload.seq_len, "seq_len", f"1..{MAX_SEQ_LEN}")
     if workload.seq_len > MAX_SEQ_LEN:
-        raise EstimatorError(f"seq_len must be at most {MAX_SEQ_LEN}.", field="seq_len")
+        raise EstimatorError.of("at_most", field="seq_len", name="seq_len", most=MAX_SEQ_LEN)
     if workload.global_batch is not None:
         _positive_int(workload.global_batch, "global_batch")
     if workload.task in LORA_TASKS:
         _validate_lora(model, workload.lora or LoraSpec())
     if workload.kbit_upcast and workload.task != "qlora":
-        raise EstimatorError("kbit_upcast applies to task qlora only.", field="kbit_upcast")
+        raise EstimatorError.of("kbit_upcast_qlora", field="kbit_upcast")
 
 
 def _validate_choices(workload: Workload) -> None:
@@ -55,19 +59,14 @@ def _validate_choices(workload: Workload) -> None:
 
 
 def _validate_lora(model: ModelSpec, lora: LoraSpec) -> None:
-    _positive_int(lora.rank, "lora.rank", f"an integer in 1..hidden ({model.hidden})")
+    _positive_int(lora.rank, "lora.rank", f"1..{model.hidden}")
     if lora.rank > model.hidden:
-        raise EstimatorError(
-            f"lora.rank ({lora.rank}) must not exceed the hidden size ({model.hidden}).", field="lora.rank"
-        )
+        raise EstimatorError.of("lora_rank_hidden", field="lora.rank", rank=lora.rank, hidden=model.hidden)
     if not 0.0 <= lora.dropout < 1.0:
-        raise EstimatorError(f"lora.dropout must be in [0, 1), got {lora.dropout!r}.", field="lora.dropout")
+        raise EstimatorError.of("lora_dropout", field="lora.dropout", dropout=repr(lora.dropout))
     unknown = [t for t in lora.targets if t not in LORA_TARGETS and t != "all-linear"]
     if unknown or not lora.targets:
-        raise EstimatorError(
-            f"lora.targets must be a non-empty list of {', '.join(LORA_TARGETS)} or 'all-linear'; got {unknown}.",
-            field="lora.targets",
-        )
+        raise EstimatorError.of("lora_targets", field="lora.targets", allowed=list(LORA_TARGETS), unknown=unknown)
 
 
 # --- plan rules: one table, read by validate_plan and by the planner's hot path alike ----------------------------
@@ -104,11 +103,11 @@ def _degrees(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster 
     ):  # one expression for the planner's plans; below, which degree it is
         for name, value in zip(_DEGREES, (dp, tp, pp, cp, ep, mb, vs), strict=True):
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:  # bool is an int, but no degree
-                return EstimatorError(f"{name} must be a positive integer, got {value!r}.", field=f"plan.{name}")
+                return EstimatorError.of("positive_integer", field=f"plan.{name}", name=name, value=repr(value))
     if mb > MAX_BATCH:
-        return EstimatorError(f"micro_batch must be at most {MAX_BATCH}.", field="plan.micro_batch")
+        return EstimatorError.of("at_most", field="plan.micro_batch", name="micro_batch", most=MAX_BATCH)
     if plan.zero_stage not in _ZERO_STAGES:
-        return EstimatorError("zero_stage must be 0, 1, 2 or 3.", field="plan.zero_stage")
+        return EstimatorError.of("zero_stage", field="plan.zero_stage")
     return None
 
 
@@ -120,19 +119,15 @@ def _split_fits_model(
     tp, pp, ep = plan.tp, plan.pp, plan.ep
     if model.heads % tp:
         divisors = [d for d in range(1, min(model.heads, 64) + 1) if model.heads % d == 0]
-        return EstimatorError(
-            f"tp={tp} does not divide the {model.heads} attention heads; allowed tp: {divisors}.", field="plan.tp"
-        )
+        return EstimatorError.of("tp_heads", field="plan.tp", tp=tp, heads=model.heads, allowed=divisors)
     if pp > model.layers:
-        return EstimatorError(f"pp={pp} exceeds the {model.layers} layers.", field="plan.pp")
+        return EstimatorError.of("pp_layers", field="plan.pp", pp=pp, layers=model.layers)
     if plan.virtual_stages > 1 and pp * plan.virtual_stages > model.layers:
-        return EstimatorError("pp × virtual_stages exceeds the number of layers.", field="plan.virtual_stages")
+        return EstimatorError.of("virtual_stages_layers", field="plan.virtual_stages", layers=model.layers)
     if ep > 1 and not model.is_moe:
-        return EstimatorError("ep > 1 needs a mixture-of-experts model.", field="plan.ep")
+        return EstimatorError.of("ep_dense", field="plan.ep")
     if ep > 1 and (model.experts % ep or ep > plan.dp * tp):
-        return EstimatorError(
-            f"ep={ep} must divide the {model.experts} experts and fit inside dp × tp.", field="plan.ep"
-        )
+        return EstimatorError.of("ep_experts", field="plan.ep", ep=ep, experts=model.experts)
     return None
 
 
@@ -141,26 +136,21 @@ def _choices(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster 
     group (dp_shard) that divides dp, under ZeRO-3 when smaller than dp."""
     offload = plan.offload
     if offload not in OFFLOADS:
-        return EstimatorError(f"offload must be {_either(OFFLOADS)}.", field="plan.offload")
+        return EstimatorError.of("choice", field="plan.offload", name="offload", allowed=list(OFFLOADS))
     if offload == "optimizer_and_params" and plan.zero_stage != 3:
-        return EstimatorError("offloading parameters needs zero_stage 3 (FSDP FULL_SHARD).", field="plan.offload")
+        return EstimatorError.of("offload_params_zero3", field="plan.offload")
     if plan.recompute not in RECOMPUTES:
-        return EstimatorError(f"recompute must be {_either(RECOMPUTES)}.", field="plan.recompute")
+        return EstimatorError.of("choice", field="plan.recompute", name="recompute", allowed=list(RECOMPUTES))
     if plan.host_load not in HOST_LOADS:
-        return EstimatorError(f"host_load must be {_either(HOST_LOADS)}.", field="plan.host_load")
+        return EstimatorError.of("choice", field="plan.host_load", name="host_load", allowed=list(HOST_LOADS))
     shard = plan.dp_shard
     if shard is None:
         return None
     if type(shard) is not int or shard < 1 or plan.dp % shard:
         allowed = [d for d in range(1, plan.dp + 1) if plan.dp % d == 0]
-        return EstimatorError(
-            f"dp_shard={shard} must divide dp={plan.dp}; allowed dp_shard: {allowed}.", field="plan.dp_shard"
-        )
+        return EstimatorError.of("dp_shard_divide", field="plan.dp_shard", shard=shard, dp=plan.dp, allowed=allowed)
     if shard < plan.dp and plan.zero_stage != 3:
-        return EstimatorError(
-            f"dp_shard={shard} < dp={plan.dp} (hybrid sharding) needs zero_stage 3 (FSDP HYBRID_SHARD).",
-            field="plan.dp_shard",
-        )
+        return EstimatorError.of("dp_shard_zero3", field="plan.dp_shard", shard=shard, dp=plan.dp)
     return None
 
 
@@ -169,24 +159,18 @@ def _fits_sequence_and_cluster(
 ) -> EstimatorError | None:
     """cp divides the sequence; the plan's GPUs fit the cluster (when one is given)."""
     if plan.cp > 1 and workload.seq_len % plan.cp:
-        return EstimatorError(f"cp={plan.cp} must divide seq_len ({workload.seq_len}).", field="plan.cp")
+        return EstimatorError.of("cp_seq_len", field="plan.cp", cp=plan.cp, seq_len=workload.seq_len)
     if plan.compiled_loss and not plan.compiled:
-        return EstimatorError(
-            "loss compiled is the cross-entropy compiled with the model: it needs compile true.", field="plan.loss"
-        )
+        return EstimatorError.of("loss_compiled", field="plan.loss")
     if plan.fp8_params and (workload.precision != "fp8" or workload.task not in FULL_TRAINING_TASKS):
-        return EstimatorError(
-            "fp8_params stores the trained weights in FP8: it needs precision fp8 and a pretrain or full_finetune "
-            f"task; got precision {workload.precision}, task {workload.task}.",
-            field="plan.fp8_params",
+        return EstimatorError.of(
+            "fp8_params_task", field="plan.fp8_params", precision=workload.precision, task=workload.task
         )
     if plan.optimizer_in_backward:
         return _optimizer_in_backward(workload, plan)
     # Plan.gpus and Cluster.gpus, multiplied out: two property calls cost as much as the rest of this rule
     if cluster is not None and plan.dp * plan.tp * plan.pp * plan.cp > cluster.gpus_per_node * cluster.nodes:
-        return EstimatorError(
-            f"The plan needs dp×tp×pp×cp = {plan.gpus} GPUs; the cluster has {cluster.gpus}.", field="plan"
-        )
+        return EstimatorError.of("plan_cluster_gpus", field="plan", gpus=plan.gpus, cluster=cluster.gpus)
     return None
 
 
@@ -196,22 +180,14 @@ def _optimizer_in_backward(workload: Workload, plan: Plan) -> EstimatorError | N
     step would precede) and without gradient accumulation (full_finetune_single_device.py refuses it)."""
     field = "plan.optimizer_in_backward"
     if workload.task not in FULL_TRAINING_TASKS:
-        return EstimatorError(
-            "optimizer_in_backward steps the trained weights: it needs a full training task.", field=field
-        )
+        return EstimatorError.of("optimizer_in_backward_task", field=field)
     if plan.dp * plan.tp * plan.pp * plan.cp > 1 or plan.zero_stage:
-        return EstimatorError("optimizer_in_backward runs on one GPU without ZeRO.", field=field)
+        return EstimatorError.of("optimizer_in_backward_gpu", field=field)
     if workload.global_batch is not None and workload.global_batch != plan.micro_batch:
-        return EstimatorError(
-            "optimizer_in_backward steps every micro-batch: the global batch must be the micro-batch "
-            f"({plan.micro_batch}), got {workload.global_batch}.",
-            field=field,
+        return EstimatorError.of(
+            "optimizer_in_backward_batch", field=field, micro_batch=plan.micro_batch, global_batch=workload.global_batch
         )
     return None
-
-
-def _either(choices: tuple[str, ...]) -> str:
-    return f"{', '.join(choices[:-1])} or {choices[-1]}"
 
 
 # in the order a plan is refused: a plan breaking two rules is told of the first
