@@ -56,6 +56,7 @@ from app.estimator.vocabulary import (
 )
 from app.planner.levers import DEFAULT_LEVERS, Levers, levers_of
 from app.planner.offers import billed_months
+from app.planner.padded_band import pool_crosses_limit
 from app.planner.shapes import (  # re-exported: callers import the shapes from the search
     CP_DEGREES as CP_DEGREES,
     CP_MIN_SEQ_LEN as CP_MIN_SEQ_LEN,
@@ -251,11 +252,19 @@ def search_plans(
 # states to host RAM gives way to one that keeps them on the GPUs (less offload, at any recompute level and
 # micro-batch) within half its speed and the same billed months (OFFLOAD_RELIEF_MAX_SLOWDOWN): pinned host buffers
 # of hundreds of GiB and PCIe traffic are what fails first.
-# And a plan that fits on its estimate but not at the high end of its memory range (`memory_may_exceed`) gives way
-# to one of its relief plans that fits at the high end within the same speed and billed months: a slower step at
-# the same cost is the cheaper risk.
+# And a plan that fits on its estimate but not at the high end of its memory range (`memory_may_exceed`) gives way to
+# one of its relief plans that fits at the high end within the same speed and billed months: a slower step at the same
+# cost is the cheaper risk. Where its reserved reading (the allocator's pool with the slack of padded batches,
+# padded_band.pool_crosses_limit) crosses the limit, the run holds the card full and a fragmented pool fails large
+# requests: it gives way to a relief plan whose pool fits, within POOL_RELIEF_MAX_SLOWDOWN of its speed and the same
+# billed months, the same servers at the same cost (Llama 3.1 405B LoRA on 8 A100: micro-batch 2 read 75.11 GiB reserved
+# of 75.05; micro-batch 1 reads 43.8, 7 % slower). The cap is what full recompute costs, a third more compute a step
+# (Korthikanti et al. 2022, §1: a 30-40 % overhead), the dearest relief an engineer takes to fit: halving the
+# micro-batch of a plan bound by ZeRO-3 gathers or parameter offload doubles its traffic a token (Mixtral 8x7B LoRA on 4
+# A100 40G, DeepSeek-V3 LoRA on 8 H100 read 46-47 % slower at MFU 5-7 %), and those keep `memory_may_exceed`.
 RELIEF_MARGIN = 0.03
 RELIEF_MAX_SLOWDOWN = 0.05
+POOL_RELIEF_MAX_SLOWDOWN = 0.25
 # "No offload where the states fit" (issue 32): a plan that offloads states gives way to the fastest plan of its shape
 # with less offload that clears the margin and bills no more months of the same rental, while that keeps at least half
 # its speed. The ranking lets an option holding the states lead one that offloads them up to OFFLOAD_PREMIUM = 2 × the
@@ -295,7 +304,8 @@ def relieved(
         plan = best.plan
     memory = best.memory.breakdown
     high_end = _exceeds_high_end(model, workload, cluster, best)
-    if memory.total < _ceiling(memory) and not high_end:
+    pooled = pool_crosses_limit(model, workload, plan, cluster, memory)
+    if memory.total < _ceiling(memory) and not high_end and not pooled:
         return best
     candidates = []
     level = RECOMPUTES.index(plan.recompute)
@@ -305,6 +315,10 @@ def relieved(
     if micro_batch is None and half >= 1 and half in micro_batches(workload, plan.dp, global_batch):
         candidates.append(replace(plan, micro_batch=half))
     fits_high = _fastest_within(model, workload, cluster, best, candidates, high_end=True) if high_end else None
+    if fits_high is None and pooled:
+        fits_high = _fastest_within(
+            model, workload, cluster, best, candidates, pool=True, slowdown=POOL_RELIEF_MAX_SLOWDOWN
+        )
     if fits_high is not None or memory.total < _ceiling(memory):
         return fits_high or best
     return _fastest_within(model, workload, cluster, best, candidates) or best
@@ -343,10 +357,12 @@ def _fastest_within(
     high_end: bool = False,
     slowdown: float = RELIEF_MAX_SLOWDOWN,
     same_months: bool = False,
+    pool: bool = False,
 ) -> Evaluated | None:
     """The fastest of `candidates` that some stack runs, that fits clear of RELIEF_MARGIN (and, with `high_end`,
-    at the high end of its memory range), that keeps (1 − `slowdown`) of `best`'s speed and, with `high_end` or
-    `same_months`, bills no more months than `best`; None when none does."""
+    at the high end of its memory range; with `high_end` or `pool`, in its reserved reading), that keeps
+    (1 − `slowdown`) of `best`'s speed and, with `high_end`, `same_months` or `pool`, bills no more months than
+    `best`; None when none does."""
     ceiling = _ceiling(best.memory.breakdown)
     chosen: Evaluated | None = None
     for relief in candidates:
@@ -363,7 +379,9 @@ def _fastest_within(
         found = Evaluated(held, estimate_memory(model, workload, held, cluster), performance)
         if high_end and _exceeds_high_end(model, workload, cluster, found):
             continue
-        if (high_end or same_months) and _bills_more(found, best):
+        if (high_end or pool) and pool_crosses_limit(model, workload, held, cluster, found.memory.breakdown):
+            continue
+        if (high_end or same_months or pool) and _bills_more(found, best):
             continue
         if chosen is None or faster(found, chosen):
             chosen = found
