@@ -255,16 +255,14 @@ def search_plans(
 # And a plan that fits on its estimate but not at the high end of its memory range (`memory_may_exceed`) gives way to
 # one of its relief plans that fits at the high end within the same speed and billed months: a slower step at the same
 # cost is the cheaper risk. Where its reserved reading (the allocator's pool with the slack of padded batches,
-# padded_band.pool_crosses_limit) crosses the limit, the run holds the card full and a fragmented pool fails large
-# requests: it gives way to a relief plan whose pool fits, within POOL_RELIEF_MAX_SLOWDOWN of its speed and the same
-# billed months, the same servers at the same cost (Llama 3.1 405B LoRA on 8 A100: micro-batch 2 read 75.11 GiB reserved
-# of 75.05; micro-batch 1 reads 43.8, 7 % slower). The cap is what full recompute costs, a third more compute a step
-# (Korthikanti et al. 2022, §1: a 30-40 % overhead), the dearest relief an engineer takes to fit: halving the
-# micro-batch of a plan bound by ZeRO-3 gathers or parameter offload doubles its traffic a token (Mixtral 8x7B LoRA on 4
-# A100 40G, DeepSeek-V3 LoRA on 8 H100 read 46-47 % slower at MFU 5-7 %), and those keep `memory_may_exceed`.
+# padded_band.pool_crosses_limit) crosses the limit, the run fills the card and a fragmented pool fails large requests:
+# it gives way to a relief plan whose pool fits, on the same servers and billed months, so at the same cost, while that
+# keeps half its speed (POOL_RELIEF_MAX_SLOWDOWN, the trade the offload relief makes): Llama 3.1 405B LoRA on 8 A100
+# takes micro-batch 1 (43.8 GiB reserved, 7 % slower) where micro-batch 2 read 75.11 GiB of 75.05; Mixtral 8x7B LoRA on
+# 4 A100 40G takes micro-batch 1 (33.6 of 37.05 GiB, 46 % slower: halving the micro-batch of a plan bound by ZeRO-3
+# gathers doubles its traffic a token) where micro-batch 2 read 38.5 and nvidia-smi the whole card.
 RELIEF_MARGIN = 0.03
 RELIEF_MAX_SLOWDOWN = 0.05
-POOL_RELIEF_MAX_SLOWDOWN = 0.25
 # "No offload where the states fit" (issue 32): a plan that offloads states gives way to the fastest plan of its shape
 # with less offload that clears the margin and bills no more months of the same rental, while that keeps at least half
 # its speed. The ranking lets an option holding the states lead one that offloads them up to OFFLOAD_PREMIUM = 2 × the
@@ -273,6 +271,7 @@ POOL_RELIEF_MAX_SLOWDOWN = 0.25
 # 8k tokens with the fused loss kept ZeRO-3 with the optimizer offloaded, recompute off, at 72.9 of 75.05 GiB (high end
 # 102 %), where ZeRO-3 with full recompute holds every state on the GPUs at 55 GiB, 10 % slower, in the same month.
 OFFLOAD_RELIEF_MAX_SLOWDOWN = 0.5
+POOL_RELIEF_MAX_SLOWDOWN = OFFLOAD_RELIEF_MAX_SLOWDOWN
 
 
 def relieved(

@@ -106,7 +106,7 @@ def test_a_plan_whose_reserved_pool_crosses_the_limit_gives_way_on_the_same_serv
     first"). The Trainer pads each batch to its longest sample, so the allocator's pool holds one more set of
     logits-sized blocks (memory.as_measured_gib.reserved). Before: micro-batch 2 read 75.11 GiB reserved against the
     75.05 GiB limit, ranked first. Now micro-batch 1 on the same server, whose pool fits, in the same billed month
-    (the slower step is within search.py POOL_RELIEF_MAX_SLOWDOWN)."""
+    (the slower step keeps search.py POOL_RELIEF_MAX_SLOWDOWN of the speed)."""
     body = {
         "model": {"preset": "llama-3.1-405b"},
         "task": "lora",
