@@ -1173,7 +1173,8 @@ def launch_configs(
         workload = replace(workload, precision=cast(Precision, compute_precision(gpu, workload.precision)))
     job = Job(model, workload, plan, nodes, gpus_per_node, global_batch, performance, memory, gpu)
     bridge = stack == "megatron" and _bridge_sft(model, workload, plan, gpu) is not None
-    return {stack: {**BUILDERS[stack](job), "versions": training_versions(stack, workload.task, bridge=bridge)}}
+    versions = training_versions(stack, workload.task, bridge=bridge, liger=plan.fused_loss)
+    return {stack: {**BUILDERS[stack](job), "versions": versions}}
 
 
 BUILDERS: dict[Stack, Callable[[Job], dict[str, Any]]] = {"deepspeed": _deepspeed, "fsdp": _fsdp, "megatron": _megatron}

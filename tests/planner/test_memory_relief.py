@@ -119,3 +119,36 @@ def test_a_plan_whose_reserved_pool_crosses_the_limit_gives_way_on_the_same_serv
     memory = top["memory"]
     assert memory["as_measured_gib"]["reserved"] <= memory["limit_gib"]
     assert top["cost"]["months"] == 1
+
+
+def test_a_pool_that_fills_the_card_takes_the_fused_loss_where_liger_runs_the_family(client: TestClient) -> None:
+    """Gemma 2 9B LoRA on one A100 40G (issue 32, review: reserved reading above the limit ranked first). Its
+    256,000-token vocabulary makes the padded batches' cached logits blocks large: before, full recompute at
+    micro-batch 1 read 39.0 GiB reserved against the 37.05 GiB limit (nvidia-smi: the whole card) and no recompute or
+    micro-batch relief was left. Liger-Kernel v0.8.2 fuses Gemma 2's loss (levers.py LIGER_FAMILIES), which the
+    Trainer runs (use_liger_kernel): the same card, the same cost, 20.4 GiB reserved."""
+    body = {
+        "model": {"preset": "gemma-2-9b"},
+        "task": "lora",
+        "tokens": 5e7,
+        "seq_len": 4096,
+        "constraints": {"max_monthly_budget": "12000"},
+    }
+    top = _recommend(client, body)["options"][0]
+    assert (top["sku"]["id"], top["total_gpus"], top["stack"]) == ("a100-40g-pcie-card", 1, "deepspeed")
+    assert top["memory"]["as_measured_gib"]["reserved"] <= top["memory"]["limit_gib"]
+    assert top["plan"]["loss"] == "fused"
+    launch = top["launch"]["deepspeed"]
+    assert launch["trainer"]["use_liger_kernel"] is True and launch["versions"]["liger-kernel"].startswith("0.8.2")
+    assert "memory_may_exceed" not in {w["code"] for w in top["warnings"]}
+
+
+def test_the_fused_loss_is_taken_only_for_families_liger_patches() -> None:
+    from app.estimator.specs import Plan
+    from app.planner.levers import fused_relief
+
+    plan = Plan(dp=8, zero_stage=3)
+    assert fused_relief("gemma2", plan) is not None and fused_relief("llama", plan) is not None
+    # DeepSeek's and Falcon's model_types are not in Liger's MODEL_TYPE_TO_APPLY_LIGER_FN: the Trainer would run the
+    # standard loss whatever use_liger_kernel says
+    assert fused_relief("deepseek_v3", plan) is None and fused_relief("falcon", plan) is None
