@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from app.estimator.memory import memory_breakdown
+from app.estimator.memory import varied_length_slack
 from app.estimator.memory.band import MemoryBand, memory_band
 from app.estimator.memory.estimate import measured_bytes
 from app.estimator.specs import Cluster, MemoryBreakdown, ModelSpec, Plan, Workload
@@ -37,8 +37,12 @@ def pool_crosses_limit(model: ModelSpec, workload: Workload, plan: Plan, cluster
     varied-length slack of the batches its stack feeds, `as_padded`) crosses the limit the gate checks. The search's
     memory relief reads it as the option will (recommend.py `_option`), so a plan whose pool fills the card gives way to
     a relief plan of the same servers and months whose pool does not."""
-    padded = as_padded(workload, plan, model)
-    if padded.varied_lengths and not workload.varied_lengths:
-        b = memory_breakdown(model, padded, plan, cluster)
     limit = b.capacity if b.limit is None else b.limit
-    return measured_bytes(b, plan, cluster, "reserved") > limit
+    slack = b.length_slack
+    if workload.varied_lengths is None:
+        padded = as_padded(workload, plan, model)
+        if padded.varied_lengths:  # only the slack moves: the live tensors and the gate figure do not
+            slack = varied_length_slack(model, padded, plan)
+    if slack <= 0.0:  # the pool is the gate figure less NCCL's buffers, within the limit the plan fits
+        return False
+    return measured_bytes(replace(b, length_slack=slack), plan, cluster, "reserved") > limit
