@@ -321,8 +321,11 @@ def relieved(
     fused = fused_relief(model.family, plan)  # against the high end and the pool only: the margin keeps its levers
     risky = candidates + ([fused] if fused is not None else [])
     fits_high = _fastest_within(model, workload, cluster, best, risky, high_end=True) if high_end else None
-    if fits_high is None and pooled:
-        fits_high = _fastest_within(model, workload, cluster, best, risky, pool=True, slowdown=POOL_RELIEF_MAX_SLOWDOWN)
+    if fits_high is None and pooled:  # a pool over the card: half the speed buys the high end, or else the pool
+        slowdown = POOL_RELIEF_MAX_SLOWDOWN
+        fits_high = _fastest_within(
+            model, workload, cluster, best, risky, high_end=True, slowdown=slowdown
+        ) or _fastest_within(model, workload, cluster, best, risky, pool=True, slowdown=slowdown)
     if fits_high is not None or memory.total < _ceiling(memory):
         return fits_high or best
     return _fastest_within(model, workload, cluster, best, candidates) or best
