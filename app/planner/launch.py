@@ -1000,6 +1000,7 @@ def bridge_overrides(job: Job) -> list[str]:
         f"dataset.seq_length={workload.seq_len}",
         f"dataset.dataset_root=/data/{_slug(model)}",
         f"optimizer.use_distributed_optimizer={str(plan.zero_stage >= 1 and plan.dp > 1).lower()}",
+        *_bridge_levers(model, plan),
         *([f"mixed_precision={BRIDGE_FP8}"] if workload.precision == "fp8" else []),
         *_bridge_peft(job),
         f"checkpoint.pretrained_checkpoint=/checkpoints/{_slug(model)}-hf",
@@ -1009,6 +1010,18 @@ def bridge_overrides(job: Job) -> list[str]:
     if iters is not None:
         out += [f"train.train_iters={iters}", f"checkpoint.save_interval={save_interval(iters, job.performance)}"]
     return out + _bridge_optimizer(workload) + _bridge_schedule(workload, iters)
+
+
+def _bridge_levers(model: ModelSpec, plan: Plan) -> list[str]:
+    """The memory levers the estimate counted, as Megatron-Core's TransformerConfig fields (the Megatron-LM launch's
+    `_megatron_lever_args`): the native fused cross-entropy (cross_entropy_loss_fusion, cross_entropy_fusion_impl) and
+    activation offload (cpu_offloading, cpu_offloading_num_layers)."""
+    out = []
+    if plan.fused_loss:
+        out += ["model.cross_entropy_loss_fusion=true", "model.cross_entropy_fusion_impl=native"]
+    if plan.activation_offload:
+        out += ["model.cpu_offloading=true", f"model.cpu_offloading_num_layers={max(0, model.layers // plan.pp - 1)}"]
+    return out
 
 
 def _bridge_peft(job: Job) -> list[str]:

@@ -367,3 +367,20 @@ def test_megatron_fp8_full_fine_tune_on_hopper_runs_the_bridge_sft_recipe_with_i
     # on an A100 fp8 runs as bf16 (compute_precision): the Bridge recipe without any fp8 recipe
     a100 = launch_configs("megatron", model, workload, plan, 8, 8, 512, gpu=get_gpu("a100-80g-sxm"))["megatron"]
     assert "mixed_precision" not in _overrides(a100["overrides"])
+
+
+def test_the_bridge_launch_sets_the_fused_loss_and_activation_offload_the_plan_was_sized_with() -> None:
+    # Before: a Megatron-Bridge SFT or LoRA launch of a plan sized with the fused loss (plan.loss fused, which memory
+    # relief may take on its own) named no loss fusion, so the run would hold the logits the estimate left out
+    workload = Workload(task="full_finetune", seq_len=131072, tokens=5e8)
+    plan = Plan(dp=1, tp=4, cp=2, zero_stage=1, recompute="full", fused_loss=True)
+    config = _megatron("llama-3.1-8b", workload, plan, nodes=1, global_batch=4)
+    overrides = _overrides(config["overrides"])
+    assert config["recipe"] == "llama31_8b_sft_config"
+    assert overrides["model.cross_entropy_loss_fusion"] == "true"
+    assert overrides["model.cross_entropy_fusion_impl"] == "native"
+    assert set(overrides) <= BRIDGE_KEYS
+    offload = _megatron("llama-3.1-8b", workload, replace(plan, recompute="none", activation_offload=True), 1, 4)
+    offload_overrides = _overrides(offload["overrides"])
+    assert offload_overrides["model.cpu_offloading"] == "true"
+    assert offload_overrides["model.cpu_offloading_num_layers"] == "31"
