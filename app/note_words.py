@@ -90,6 +90,9 @@ NOTES: dict[str, dict[str, str]] = {
         "{factor:.2f}×（实测卸载后每步耗时为 1.4-1.6 倍）",
         "range_widened_gpu": "校准速度的实测运行都没有用过这一代 GPU（其效率常数按类比设定）：区间的慢端放宽到常见端的 "
         "{factor:.2f}×（Hopper 与 Ampere 拟合出的 GEMM 效率相差这么多）",
+        "range_widened_ampere_pretrain": "在 A100 上预训练：公开的完整预训练（384-3,360 块 A100，含所有重启）为我们对其"
+        "估计的 0.66-1.21×（Llama 2 7B：每块 GPU 3,014 tokens/s，0.80×；Llama 2 13B 0.77×）：区间的慢端放宽到常见端的 "
+        "{factor:.2f}×，快端为点估计的 1.22×（LLaMA 65B，最快的一次）",
         "inference_speed": "预填充受计算限制；解码受 max（（权重 + KV 缓存读取）/ HBM 带宽，FLOPs / 峰值）限制",
         # the cluster
         "hardware_one_gpu": "硬件：一张 {gpu}（给出 hardware.nodes 即按整台服务器计）",

@@ -12,7 +12,8 @@ import statistics
 import sys
 import time
 
-from app.estimator.performance import estimate_performance, scaling_view
+from app.estimator.performance import estimate_performance
+from app.estimator.scaling import scaling_view
 from app.estimator.specs import Cluster, GpuSpec, ModelSpec, Plan, Workload
 from tests.estimator.perf_cases import A100_80_SXM, CASES, H100_SXM, LLAMA2_7B, LLAMA3_70B
 

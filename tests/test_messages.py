@@ -122,7 +122,7 @@ def _every_note() -> set[Note]:
     for pp, goodput in itertools.product([1, 4], [True, False]):
         notes.update(performance._training_assumptions(pp, 2, goodput))
     notes.update(performance.TUNING_NOTES.values())
-    notes.update(performance._distance_notes(("moe", "offload", "gpu")))
+    notes.update(performance._distance_notes(("moe", "offload", "gpu", "ampere_pretrain")))
     notes.add(performance.INFERENCE_NOTE)
     return notes | _cluster_notes()
 

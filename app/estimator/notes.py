@@ -122,6 +122,10 @@ ENGLISH: dict[str, str] = {
     "range_widened_gpu": "no calibration run used this GPU generation (its efficiency constants are set by analogy): "
     "the range's slow end is widened to {factor:.2f}× the typical end (Hopper's and Ampere's fitted GEMM fractions "
     "differ by that much)",
+    "range_widened_ampere_pretrain": "pre-training on A100: whole published runs on 384-3,360 A100s, every restart "
+    "included, ran at 0.66-1.21× our estimate of them (Llama 2 7B: 3,014 tokens/s per GPU, 0.80×): "
+    "the range's slow end is widened to {factor:.2f}× the typical end, and its fast end is 1.22× the point (LLaMA 65B, "
+    "the fastest)",
     "inference_speed": "prefill is compute-bound; decode is bound by max(weight + KV-cache reads / HBM, FLOPs / peak)",
     # the cluster: what /estimate filled in that the request's hardware left out (app/estimator/clusters.py)
     "hardware_one_gpu": "hardware: one {gpu} (give hardware.nodes for whole servers)",

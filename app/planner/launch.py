@@ -40,7 +40,8 @@ and for LoRA/QLoRA the adapter settings. Keys come from each tool's documentatio
   PEFT target_modules are the family's transformers module names (HF_FAMILY_MODULES).
 - Megatron-Bridge for LoRA (NVIDIA-NeMo/Megatron-Bridge v0.6.0): scripts/training/run_recipe.py under torchrun
   with `--recipe <model>_peft_config --mode lora` (the model's PEFT recipe, data/stacks.json peft_recipes), and for
-  a bf16 full fine-tune `--recipe <model>_sft_config --mode sft` (`sft_recipe`; the same overrides less peft.*),
+  a full fine-tune `--recipe <model>_sft_config --mode sft` (`sft_recipe`; the same overrides less peft.*; fp8 on
+  Hopper with bf16 weights adds `mixed_precision=bf16_with_fp8_subchannel_scaling_mixed`, `BRIDGE_FP8`),
   `--dataset local-jsonl` and trailing KEY=VALUE ConfigContainer overrides (run_recipe.py COMMON_OVERRIDE_FIELDS
   and the dataclass fields: model.* parallel sizes, sequence_parallel and recompute_* of Megatron-Core's
   TransformerConfig; train.*; dataset.seq_length / dataset_root; checkpoint.pretrained_checkpoint, save,
@@ -65,7 +66,7 @@ from typing import Any, cast
 
 from app.estimator.memory import paged_optimizer
 from app.estimator.params import count_params
-from app.estimator.performance import compute_precision
+from app.estimator.performance import compute_precision, generation
 from app.estimator.specs import GpuSpec, LoraSpec, MemoryBreakdown, ModelSpec, Performance, Plan, Workload
 from app.estimator.vocabulary import (
     ATTENTION_TARGETS,
@@ -386,6 +387,7 @@ class Job:
     global_batch: int
     performance: Performance | None
     memory: MemoryBreakdown | None = None  # the plan's per-GPU breakdown: host RAM used and left on a node
+    gpu: GpuSpec | None = None  # the GPU it runs on: where fp8 runs on Megatron-Bridge (`_bridge_sft`)
 
     def world(self) -> dict[str, Any]:
         return {"world_size": self.nodes * self.gpus_per_node, "data_parallel_size": self.plan.dp}
@@ -916,10 +918,27 @@ def sft_recipe(model: ModelSpec) -> str | None:
     return None if peft is None else peft.recipe.removesuffix("_peft_config") + "_sft_config"
 
 
-def _bridge_sft(model: ModelSpec, workload: Workload) -> str | None:
+# Megatron-Bridge v0.6.0 src/megatron/bridge/training/mixed_precision.py: the registered recipe a run's
+# `mixed_precision=<name>` override selects (ConfigContainer.mixed_precision takes a registered name, resolved by
+# get_mixed_precision_config in training/config.py; MixedPrecisionConfig.setup then writes its fp8 fields over the
+# model, optimizer and DDP configs, so model.fp8 alone would be undone). bf16_with_fp8_subchannel_scaling_mixed is the
+# one FP8 recipe with fp8_param_gather False (weights stay bf16, as the estimate sizes them without plan.fp8_params) and
+# the fp32 gradient reduction of bf16_mixed (grad_reduce_in_fp32 True, the fp32 main-grad buffer the estimate counts);
+# its blockwise scaling (128 x 128 weight blocks, 1 x 128 activation tiles) runs on Hopper ("blockwise" (for Hopper
+# only), MixedPrecisionConfig.fp8_recipe). The other FP8 recipes gather FP8 weights (fp8_param_gather True).
+BRIDGE_FP8 = "bf16_with_fp8_subchannel_scaling_mixed"
+BRIDGE_FP8_GENERATIONS = frozenset({"hopper"})
+
+
+def _bridge_sft(model: ModelSpec, workload: Workload, plan: Plan, gpu: GpuSpec | None = None) -> str | None:
     """The SFT recipe a full fine-tune on Megatron runs, None where it stays on Megatron-LM's pretrain_gpt.py: no
-    recipe for the model, or an fp8 run (the Bridge launch sets no fp8 mixed-precision recipe: data/stacks.json fp8)."""
-    if workload.task != "full_finetune" or workload.precision == "fp8":
+    recipe for the model, or an fp8 run the Bridge's FP8 recipe does not run as sized (`BRIDGE_FP8`: on a GPU other
+    than Hopper, or with FP8 weights, plan.fp8_params, whose bf16 gradient buffer the Bridge recipes do not set)."""
+    if workload.task != "full_finetune":
+        return None
+    if workload.precision == "fp8" and (
+        plan.fp8_params or gpu is None or generation(gpu) not in BRIDGE_FP8_GENERATIONS
+    ):
         return None
     return sft_recipe(model)
 
@@ -928,7 +947,7 @@ def _megatron(job: Job) -> dict[str, Any]:
     model, workload = job.model, job.workload
     if workload.task == "lora":
         return _bridge(job)
-    sft = _bridge_sft(model, workload)
+    sft = _bridge_sft(model, workload, job.plan, job.gpu)
     if sft is not None:
         return _bridge(job, sft)
     # Megatron-LM's validate_args asserts CUDA_DEVICE_MAX_CONNECTIONS == "1" when tp or cp > 1 before Blackwell
@@ -966,6 +985,7 @@ def _bridge(job: Job, sft: str | None = None) -> dict[str, Any]:
             [
                 _note("bridge_data", slug=_slug(model), repo=_repo(model)),
                 *_bridge_notes(job),
+                *([_note("bridge_fp8_blockwise")] if job.workload.precision == "fp8" else []),
             ]
         ),
     }
@@ -997,6 +1017,8 @@ def bridge_overrides(job: Job) -> list[str]:
         f"dataset.seq_length={workload.seq_len}",
         f"dataset.dataset_root=/data/{_slug(model)}",
         f"optimizer.use_distributed_optimizer={str(plan.zero_stage >= 1 and plan.dp > 1).lower()}",
+        *_bridge_levers(model, plan),
+        *([f"mixed_precision={BRIDGE_FP8}"] if workload.precision == "fp8" else []),
         *_bridge_peft(job),
         f"checkpoint.pretrained_checkpoint=/checkpoints/{_slug(model)}-hf",
         f"checkpoint.save={_save_dir(model, workload)}",
@@ -1005,6 +1027,18 @@ def bridge_overrides(job: Job) -> list[str]:
     if iters is not None:
         out += [f"train.train_iters={iters}", f"checkpoint.save_interval={save_interval(iters, job.performance)}"]
     return out + _bridge_optimizer(workload) + _bridge_schedule(workload, iters)
+
+
+def _bridge_levers(model: ModelSpec, plan: Plan) -> list[str]:
+    """The memory levers the estimate counted, as Megatron-Core's TransformerConfig fields (the Megatron-LM launch's
+    `_megatron_lever_args`): the native fused cross-entropy (cross_entropy_loss_fusion, cross_entropy_fusion_impl) and
+    activation offload (cpu_offloading, cpu_offloading_num_layers)."""
+    out = []
+    if plan.fused_loss:
+        out += ["model.cross_entropy_loss_fusion=true", "model.cross_entropy_fusion_impl=native"]
+    if plan.activation_offload:
+        out += ["model.cpu_offloading=true", f"model.cpu_offloading_num_layers={max(0, model.layers // plan.pp - 1)}"]
+    return out
 
 
 def _bridge_peft(job: Job) -> list[str]:
@@ -1152,9 +1186,10 @@ def launch_configs(
         return {}
     if gpu is not None:
         workload = replace(workload, precision=cast(Precision, compute_precision(gpu, workload.precision)))
-    job = Job(model, workload, plan, nodes, gpus_per_node, global_batch, performance, memory)
-    bridge = stack == "megatron" and _bridge_sft(model, workload) is not None
-    return {stack: {**BUILDERS[stack](job), "versions": training_versions(stack, workload.task, bridge=bridge)}}
+    job = Job(model, workload, plan, nodes, gpus_per_node, global_batch, performance, memory, gpu)
+    bridge = stack == "megatron" and _bridge_sft(model, workload, plan, gpu) is not None
+    versions = training_versions(stack, workload.task, bridge=bridge, liger=plan.fused_loss)
+    return {stack: {**BUILDERS[stack](job), "versions": versions}}
 
 
 BUILDERS: dict[Stack, Callable[[Job], dict[str, Any]]] = {"deepspeed": _deepspeed, "fsdp": _fsdp, "megatron": _megatron}

@@ -29,14 +29,22 @@ DEEPSPEED = "0.19.5 (https://github.com/deepspeedai/DeepSpeed/releases/tag/v0.19
 TORCHTITAN = "0.2.2 (https://github.com/pytorch/torchtitan/releases/tag/v0.2.2)"
 MEGATRON_LM = "core_v0.15.3 (https://github.com/NVIDIA/Megatron-LM/releases/tag/core_v0.15.3)"
 MEGATRON_BRIDGE = "0.6.0 (https://github.com/NVIDIA-NeMo/Megatron-Bridge/releases/tag/v0.6.0)"
+# the Trainer's use_liger_kernel (plan.loss fused): the release app/planner/levers.py LIGER_FAMILIES is read from; it
+# requires transformers>=4.52.0 (its pyproject.toml), so it runs with the pinned 4.57.6
+LIGER = "0.8.2 (https://github.com/linkedin/Liger-Kernel/releases/tag/v0.8.2)"
 
 
-def training_versions(stack: str, task: Task, *, bridge: bool = False) -> dict[str, str]:
+def training_versions(stack: str, task: Task, *, bridge: bool = False, liger: bool = False) -> dict[str, str]:
     """{tool: release} for the launch of `stack` running `task`; `bridge`: a Megatron full fine-tune that runs
-    Megatron-Bridge's SFT recipe (app/planner/launch.py _bridge_sft)."""
+    Megatron-Bridge's SFT recipe (app/planner/launch.py _bridge_sft); `liger`: the Trainer's fused loss."""
     if stack == "deepspeed":
         peft = {"peft": PEFT} if task in LORA_TASKS else {}
-        return {"deepspeed": DEEPSPEED, "transformers": TRANSFORMERS, **peft}
+        return {
+            "deepspeed": DEEPSPEED,
+            "transformers": TRANSFORMERS,
+            **peft,
+            **({"liger-kernel": LIGER} if liger else {}),
+        }
     if stack == "fsdp":
         return {"torchtitan": TORCHTITAN}
     if task == "lora" or bridge:  # Megatron: LoRA runs through Megatron-Bridge (app/planner/launch.py _bridge)

@@ -92,6 +92,24 @@ def runs_levers(stack: LeverStack, plan: Plan) -> bool:
     return plan.attention != "sdpa" and not plan.compiled and not plan.compiled_loss and offload_ok
 
 
+# The config.json model_types whose loss Liger-Kernel fuses: MODEL_TYPE_TO_APPLY_LIGER_FN in
+# src/liger_kernel/transformers/monkey_patch.py at v0.8.2 (commit 000be60), the text models of it. The Trainer's
+# use_liger_kernel patches only these (transformers Trainer `_apply_liger_kernel_to_instance`); the search takes the
+# fused loss on its own only for them (`fused_relief`).
+LIGER_FAMILIES = frozenset({
+    "gemma", "gemma2", "gemma3_text", "glm4", "gpt_oss", "granite", "llama", "ministral", "mistral", "mixtral",
+    "nemotron", "olmo2", "olmo3", "phi3", "qwen2", "qwen3", "qwen3_moe", "smollm3", "exaone4",
+})  # fmt: skip
+
+
+def fused_relief(family: str | None, plan: Plan) -> Plan | None:
+    """`plan` with the fused loss, where it has the standard one and Liger fuses its family's loss; None otherwise.
+    The Trainer runs it through Liger, Megatron-LM through --cross-entropy-loss-fusion (module docstring); the loss
+    then never holds the s × vocabulary logits, nor keeps a second set cached for padded batches."""
+    standard = not (plan.fused_loss or plan.chunked_loss or plan.compiled_loss)
+    return replace(plan, fused_loss=True) if standard and family in LIGER_FAMILIES else None
+
+
 LEVER_STACKS: tuple[LeverStack, ...] = ("deepspeed", "fsdp", "megatron")
 # The request's name of each lever field (plan.compile sets `compiled`)
 _REQUEST_NAMES = {"compiled": "compile"}

@@ -21,7 +21,7 @@ from app.estimator.performance import (
     generation,
 )
 from app.estimator.specs import GIB, Goodput, ModelSpec, Plan, Warning_, Workload
-from app.estimator.vocabulary import TERM_MONTHS
+from app.estimator.vocabulary import PRETRAINING_TASKS, TERM_MONTHS
 from app.planner.availability import Availability
 from app.planner.explain import describe_plan, explain
 from app.planner.levers import levers_of
@@ -288,8 +288,11 @@ def calibration_assumptions(model: ModelSpec, workload: Workload, option: Option
     if workload.task == "inference":
         return []
     plan = option.evaluated.plan
-    uncalibrated_gpu = generation(option.offer.gpu) not in CALIBRATED_GENERATIONS
-    _slowest, kinds = calibration_distance(model.is_moe, plan.offload != "none", uncalibrated_gpu)
+    gen = generation(option.offer.gpu)
+    ampere_pretrain = gen == "ampere" and workload.task in PRETRAINING_TASKS
+    _slowest, kinds = calibration_distance(
+        model.is_moe, plan.offload != "none", gen not in CALIBRATED_GENERATIONS, ampere_pretrain
+    )
     return [NoteOut(code=f"uncalibrated_{kind}", params={"factor": UNCALIBRATED_SLOW[kind]}) for kind in kinds]
 
 

@@ -16,8 +16,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from app.estimator.memory import varied_length_slack
 from app.estimator.memory.band import MemoryBand, memory_band
+from app.estimator.memory.estimate import measured_bytes
 from app.estimator.specs import Cluster, MemoryBreakdown, ModelSpec, Plan, Workload
+from app.planner.stacks import as_padded
 
 
 def padded_band(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster, b: MemoryBreakdown) -> MemoryBand:
@@ -27,3 +30,19 @@ def padded_band(model: ModelSpec, workload: Workload, plan: Plan, cluster: Clust
     limit = b.capacity if b.limit is None else b.limit
     pooled = b.total + b.length_slack
     return replace(band, high=pooled) if pooled > limit and pooled > band.high else band
+
+
+def pool_crosses_limit(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster, b: MemoryBreakdown) -> bool:
+    """Whether the plan's reserved reading (`memory.as_measured_gib.reserved`: the allocator's pool, with the
+    varied-length slack of the batches its stack feeds, `as_padded`) crosses the limit the gate checks. The search's
+    memory relief reads it as the option will (recommend.py `_option`), so a plan whose pool fills the card gives way to
+    a relief plan of the same servers and months whose pool does not."""
+    limit = b.capacity if b.limit is None else b.limit
+    slack = b.length_slack
+    if workload.varied_lengths is None:
+        padded = as_padded(workload, plan, model)
+        if padded.varied_lengths:  # only the slack moves: the live tensors and the gate figure do not
+            slack = varied_length_slack(model, padded, plan)
+    if slack <= 0.0:  # the pool is the gate figure less NCCL's buffers, within the limit the plan fits
+        return False
+    return measured_bytes(replace(b, length_slack=slack), plan, cluster, "reserved") > limit

@@ -54,8 +54,9 @@ from app.estimator.vocabulary import (
     Offload,
     Recompute,
 )
-from app.planner.levers import DEFAULT_LEVERS, Levers, levers_of
+from app.planner.levers import DEFAULT_LEVERS, Levers, fused_relief, levers_of
 from app.planner.offers import billed_months
+from app.planner.padded_band import pool_crosses_limit
 from app.planner.shapes import (  # re-exported: callers import the shapes from the search
     CP_DEGREES as CP_DEGREES,
     CP_MIN_SEQ_LEN as CP_MIN_SEQ_LEN,
@@ -251,9 +252,20 @@ def search_plans(
 # states to host RAM gives way to one that keeps them on the GPUs (less offload, at any recompute level and
 # micro-batch) within half its speed and the same billed months (OFFLOAD_RELIEF_MAX_SLOWDOWN): pinned host buffers
 # of hundreds of GiB and PCIe traffic are what fails first.
-# And a plan that fits on its estimate but not at the high end of its memory range (`memory_may_exceed`) gives way
-# to one of its relief plans that fits at the high end within the same speed and billed months: a slower step at
-# the same cost is the cheaper risk.
+# And a plan that fits on its estimate but not at the high end of its memory range (`memory_may_exceed`) gives way to
+# one of its relief plans that fits at the high end within the same speed and billed months: a slower step at the same
+# cost is the cheaper risk. Where its reserved reading (the allocator's pool with the slack of padded batches,
+# padded_band.pool_crosses_limit) crosses the limit, the run fills the card and a fragmented pool fails large requests:
+# it gives way to a relief plan whose pool fits, on the same servers and billed months, so at the same cost, while that
+# keeps half its speed (POOL_RELIEF_MAX_SLOWDOWN, the trade the offload relief makes): Llama 3.1 405B LoRA on 8 A100
+# takes micro-batch 1 (43.8 GiB reserved, 7 % slower) where micro-batch 2 read 75.11 GiB of 75.05; Mixtral 8x7B LoRA on
+# 4 A100 40G takes micro-batch 1 (33.6 of 37.05 GiB, 46 % slower: halving the micro-batch of a plan bound by ZeRO-3
+# gathers doubles its traffic a token) where micro-batch 2 read 38.5 and nvidia-smi the whole card. Against the high end
+# and the pool the fused loss (levers.fused_relief: Liger through the Trainer, Megatron's fused cross-entropy) is among
+# the relief plans, which holds no logits: Llama 3.1 70B full fine-tuning on one 8 x H100 server keeps its plan at 51.7
+# GiB with it (high end 63.6) where the standard loss read 63.3 (high end 80.1, reserved 74.5 of 75.05); Gemma 2 9B LoRA
+# on one A100 40G (256,000-token vocabulary) read 39.0 GiB reserved with the standard loss at full recompute and
+# micro-batch 1, 20.4 with the fused one.
 RELIEF_MARGIN = 0.03
 RELIEF_MAX_SLOWDOWN = 0.05
 # "No offload where the states fit" (issue 32): a plan that offloads states gives way to the fastest plan of its shape
@@ -264,6 +276,7 @@ RELIEF_MAX_SLOWDOWN = 0.05
 # 8k tokens with the fused loss kept ZeRO-3 with the optimizer offloaded, recompute off, at 72.9 of 75.05 GiB (high end
 # 102 %), where ZeRO-3 with full recompute holds every state on the GPUs at 55 GiB, 10 % slower, in the same month.
 OFFLOAD_RELIEF_MAX_SLOWDOWN = 0.5
+POOL_RELIEF_MAX_SLOWDOWN = OFFLOAD_RELIEF_MAX_SLOWDOWN
 
 
 def relieved(
@@ -295,7 +308,8 @@ def relieved(
         plan = best.plan
     memory = best.memory.breakdown
     high_end = _exceeds_high_end(model, workload, cluster, best)
-    if memory.total < _ceiling(memory) and not high_end:
+    pooled = pool_crosses_limit(model, workload, plan, cluster, memory)
+    if memory.total < _ceiling(memory) and not high_end and not pooled:
         return best
     candidates = []
     level = RECOMPUTES.index(plan.recompute)
@@ -304,7 +318,14 @@ def relieved(
     half = plan.micro_batch // 2
     if micro_batch is None and half >= 1 and half in micro_batches(workload, plan.dp, global_batch):
         candidates.append(replace(plan, micro_batch=half))
-    fits_high = _fastest_within(model, workload, cluster, best, candidates, high_end=True) if high_end else None
+    fused = fused_relief(model.family, plan)  # against the high end and the pool only: the margin keeps its levers
+    risky = candidates + ([fused] if fused is not None else [])
+    fits_high = _fastest_within(model, workload, cluster, best, risky, high_end=True) if high_end else None
+    if fits_high is None and pooled:  # a pool over the card: half the speed buys the high end, or else the pool
+        slowdown = POOL_RELIEF_MAX_SLOWDOWN
+        fits_high = _fastest_within(
+            model, workload, cluster, best, risky, high_end=True, slowdown=slowdown
+        ) or _fastest_within(model, workload, cluster, best, risky, pool=True, slowdown=slowdown)
     if fits_high is not None or memory.total < _ceiling(memory):
         return fits_high or best
     return _fastest_within(model, workload, cluster, best, candidates) or best
@@ -343,10 +364,12 @@ def _fastest_within(
     high_end: bool = False,
     slowdown: float = RELIEF_MAX_SLOWDOWN,
     same_months: bool = False,
+    pool: bool = False,
 ) -> Evaluated | None:
     """The fastest of `candidates` that some stack runs, that fits clear of RELIEF_MARGIN (and, with `high_end`,
-    at the high end of its memory range), that keeps (1 − `slowdown`) of `best`'s speed and, with `high_end` or
-    `same_months`, bills no more months than `best`; None when none does."""
+    at the high end of its memory range; with `high_end` or `pool`, in its reserved reading), that keeps
+    (1 − `slowdown`) of `best`'s speed and, with `high_end`, `same_months` or `pool`, bills no more months than
+    `best`; None when none does."""
     ceiling = _ceiling(best.memory.breakdown)
     chosen: Evaluated | None = None
     for relief in candidates:
@@ -363,7 +386,9 @@ def _fastest_within(
         found = Evaluated(held, estimate_memory(model, workload, held, cluster), performance)
         if high_end and _exceeds_high_end(model, workload, cluster, found):
             continue
-        if (high_end or same_months) and _bills_more(found, best):
+        if (high_end or pool) and pool_crosses_limit(model, workload, held, cluster, found.memory.breakdown):
+            continue
+        if (high_end or same_months or pool) and _bills_more(found, best):
             continue
         if chosen is None or faster(found, chosen):
             chosen = found

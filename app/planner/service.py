@@ -27,8 +27,9 @@ from app.estimator.memory import (
 )
 from app.estimator.memory.band import may_exceed
 from app.estimator.notes import note
-from app.estimator.performance import PerformanceEstimate, estimate_performance, scaling_view
+from app.estimator.performance import PerformanceEstimate, estimate_performance
 from app.estimator.presets import list_presets, preset_config
+from app.estimator.scaling import scaling_view
 from app.estimator.specs import Cluster, EstimatorError, ModelSpec, Plan, Workload
 from app.planner import explain, mappers, metrics, serving_service
 from app.planner.launch_checkpoint import with_conversion

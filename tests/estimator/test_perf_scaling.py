@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from app.estimator.interconnects import inter_node_fabrics
-from app.estimator.performance import scaling_view
+from app.estimator.scaling import scaling_view
 from app.estimator.specs import Plan, Workload
 from tests.estimator.perf_cases import A100_80_SXM, LLAMA2_7B
 

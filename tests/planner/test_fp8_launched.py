@@ -62,7 +62,9 @@ def test_h100_fp8_full_finetune_options_launch_fp8(client: TestClient) -> None:
     for option in result["options"]:
         assert option["stack"] in ("fsdp", "megatron"), option["stack"]
         launch = option["launch"][option["stack"]]
-        if option["stack"] == "megatron":
+        if option["stack"] == "megatron" and "recipe" in launch:  # Megatron-Bridge's SFT recipe (launch.py BRIDGE_FP8)
+            assert "mixed_precision=bf16_with_fp8_subchannel_scaling_mixed" in launch["overrides"]
+        elif option["stack"] == "megatron":
             assert any(arg.startswith("--fp8-format") for arg in launch["args"])
         else:
             assert "quantize.linear.float8" in launch["torchtitan"]["model"]["converters"]

@@ -61,7 +61,9 @@ def test_idle_plans_are_not_ranked_nor_near_misses_while_a_sensible_plan_exists(
     result = _recommend(client, DEEPSEEK_LORA)
     options = result["options"]
     assert options and all(_sensible(o) for o in options)
-    assert any(o["nodes"] == 1 and o["performance"]["mfu"] > 0.09 for o in options)
+    # one server: micro-batch 1, whose allocator pool fits the card (micro-batch 2 read 78.5 GiB reserved of 75.05 and
+    # gives way at the same cost: search.py POOL_RELIEF_MAX_SLOWDOWN), above the idle floor (MFU 5 %)
+    assert any(o["nodes"] == 1 and o["performance"]["mfu"] > 0.05 for o in options)
     assert all(m["code"] != "inefficient" for o in result["near_misses"] for m in o["misses"])
 
 

@@ -163,8 +163,12 @@ def test_h100_fp8_runs_float8_on_torchtitan_and_transformer_engine_on_megatron()
     assert titan["quantize"]["linear"]["float8"]["enable_fsdp_float8_all_gather"] is True
     assert titan["compile"]["enable"] is True
     assert not _dotted(titan) - TORCHTITAN_KEYS
-    args = _parsed(_launch("megatron", "llama-3.1-8b", fp8, Plan(dp=4, tp=2, zero_stage=1), gpu=h100)["args"])
+    # Mistral has no Megatron-Bridge SFT recipe: Megatron-LM with Transformer Engine's fp8 flags; Llama 3.1 8B runs
+    # the Bridge's SFT recipe with its FP8 mixed-precision recipe (launch.py BRIDGE_FP8)
+    args = _parsed(_launch("megatron", "mistral-7b", fp8, Plan(dp=4, tp=2, zero_stage=1), gpu=h100)["args"])
     assert args["--fp8-format"] == "hybrid" and args["--fp8-amax-history-len"] == "1024" and "--bf16" in args
+    bridge = _launch("megatron", "llama-3.1-8b", fp8, Plan(dp=4, tp=2, zero_stage=1), gpu=h100)
+    assert "mixed_precision=bf16_with_fp8_subchannel_scaling_mixed" in bridge["overrides"]
     bf16 = _launch("fsdp", "llama-3.1-8b", _full(), Plan(dp=8, zero_stage=3), gpu=h100)["torchtitan"]
     assert "quantize" not in bf16 and "converters" not in bf16["model"]
 

@@ -15,12 +15,14 @@ carried FSDP1's `sharding_strategy` and a `float8` section torchtitan does not h
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 
+from app.estimator.hardware import get_gpu
 from app.estimator.presets import get_preset
 from app.estimator.specs import LoraSpec, Plan, Workload
 from app.messages import launch as launch_text
@@ -341,3 +343,45 @@ def test_bridge_moe_lora_splits_the_experts_over_tensor_parallel_as_sized() -> N
     assert moe["model.expert_tensor_parallel_size"] == moe["model.tensor_model_parallel_size"] == "4"
     assert "model.expert_tensor_parallel_size" in BRIDGE_KEYS
     assert "model.expert_tensor_parallel_size" not in _bridge(workload)  # a dense model has no experts
+
+
+def test_megatron_fp8_full_fine_tune_on_hopper_runs_the_bridge_sft_recipe_with_its_fp8_recipe() -> None:
+    # Before: an fp8 full fine-tune of a model with a Bridge SFT recipe ran pretrain_gpt.py on raw documents (no prompt
+    # masking). Megatron-Bridge v0.6.0 takes a registered mixed-precision recipe by name
+    # (ConfigContainer.mixed_precision, training/mixed_precision.py); bf16_with_fp8_subchannel_scaling_mixed keeps bf16
+    # weights (fp8_param_gather False) and fp32 gradient reduction, as the plan without fp8_params is sized
+    model = get_preset("llama-3.1-70b").model
+    workload = Workload(task="full_finetune", seq_len=4096, tokens=2e9, precision="fp8")
+    plan = Plan(dp=2, tp=8, pp=4, zero_stage=1, micro_batch=1, recompute="selective", sequence_parallel=True)
+    config = launch_configs("megatron", model, workload, plan, 8, 8, 512, gpu=get_gpu("h100-80g-sxm"))["megatron"]
+    assert config["recipe"] == "llama31_70b_sft_config" and "--mode sft" in config["command"]
+    assert config["versions"].keys() == {"megatron-bridge"}
+    overrides = _overrides(config["overrides"])
+    assert overrides["mixed_precision"] == "bf16_with_fp8_subchannel_scaling_mixed"
+    assert set(overrides) <= BRIDGE_KEYS
+    assert launch_text("bridge_fp8_blockwise", {}) in config["notes"]
+    assert launch_text("megatron_raw_finetune", {}) not in config["notes"]
+    # FP8 weights (plan.fp8_params: bf16 gradient buffer, which no Bridge FP8 recipe sets) stay on Megatron-LM
+    fp8_weights = replace(plan, fp8_params=True)
+    kept = launch_configs("megatron", model, workload, fp8_weights, 8, 8, 512, gpu=get_gpu("h100-80g-sxm"))
+    assert "pretrain_gpt.py" in kept["megatron"]["command"]
+    # on an A100 fp8 runs as bf16 (compute_precision): the Bridge recipe without any fp8 recipe
+    a100 = launch_configs("megatron", model, workload, plan, 8, 8, 512, gpu=get_gpu("a100-80g-sxm"))["megatron"]
+    assert "mixed_precision" not in _overrides(a100["overrides"])
+
+
+def test_the_bridge_launch_sets_the_fused_loss_and_activation_offload_the_plan_was_sized_with() -> None:
+    # Before: a Megatron-Bridge SFT or LoRA launch of a plan sized with the fused loss (plan.loss fused, which memory
+    # relief may take on its own) named no loss fusion, so the run would hold the logits the estimate left out
+    workload = Workload(task="full_finetune", seq_len=131072, tokens=5e8)
+    plan = Plan(dp=1, tp=4, cp=2, zero_stage=1, recompute="full", fused_loss=True)
+    config = _megatron("llama-3.1-8b", workload, plan, nodes=1, global_batch=4)
+    overrides = _overrides(config["overrides"])
+    assert config["recipe"] == "llama31_8b_sft_config"
+    assert overrides["model.cross_entropy_loss_fusion"] == "true"
+    assert overrides["model.cross_entropy_fusion_impl"] == "native"
+    assert set(overrides) <= BRIDGE_KEYS
+    offload = _megatron("llama-3.1-8b", workload, replace(plan, recompute="none", activation_offload=True), 1, 4)
+    offload_overrides = _overrides(offload["overrides"])
+    assert offload_overrides["model.cpu_offloading"] == "true"
+    assert offload_overrides["model.cpu_offloading_num_layers"] == "31"

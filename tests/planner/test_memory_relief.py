@@ -99,3 +99,76 @@ def test_a_memory_lever_keeps_the_states_on_the_gpus(client: TestClient) -> None
     memory = fused["memory"]
     assert memory["per_gpu_gib"]["total"] < (1 - RELIEF_MARGIN) * memory["limit_gib"]
     assert fused["cost"]["job_total"] == bare["cost"]["job_total"]
+
+
+def test_a_plan_whose_reserved_pool_crosses_the_limit_gives_way_on_the_same_servers(client: TestClient) -> None:
+    """Llama 3.1 405B LoRA on one 8 × A100 80G server (issue 32, review: "reserved above the card's limit ranked
+    first"). The Trainer pads each batch to its longest sample, so the allocator's pool holds one more set of
+    logits-sized blocks (memory.as_measured_gib.reserved). Before: micro-batch 2 read 75.11 GiB reserved against the
+    75.05 GiB limit, ranked first. Now micro-batch 1 on the same server, whose pool fits, in the same billed month
+    (the slower step keeps search.py POOL_RELIEF_MAX_SLOWDOWN of the speed)."""
+    body = {
+        "model": {"preset": "llama-3.1-405b"},
+        "task": "lora",
+        "tokens": 1e8,
+        "seq_len": 4096,
+        "constraints": {"gpu_types": ["a100-80g-sxm"]},
+    }
+    top = _recommend(client, body)["options"][0]
+    assert (top["sku"]["id"], top["nodes"]) == ("a100-80g-sxm-8x", 1)
+    memory = top["memory"]
+    assert memory["as_measured_gib"]["reserved"] <= memory["limit_gib"]
+    assert top["cost"]["months"] == 1
+
+
+def test_a_pool_that_fills_the_card_takes_the_fused_loss_where_liger_runs_the_family(client: TestClient) -> None:
+    """Gemma 2 9B LoRA on one A100 40G (issue 32, review: reserved reading above the limit ranked first). Its
+    256,000-token vocabulary makes the padded batches' cached logits blocks large: before, full recompute at
+    micro-batch 1 read 39.0 GiB reserved against the 37.05 GiB limit (nvidia-smi: the whole card) and no recompute or
+    micro-batch relief was left. Liger-Kernel v0.8.2 fuses Gemma 2's loss (levers.py LIGER_FAMILIES), which the
+    Trainer runs (use_liger_kernel): the same card, the same cost, 20.4 GiB reserved."""
+    body = {
+        "model": {"preset": "gemma-2-9b"},
+        "task": "lora",
+        "tokens": 5e7,
+        "seq_len": 4096,
+        "constraints": {"max_monthly_budget": "12000"},
+    }
+    top = _recommend(client, body)["options"][0]
+    assert (top["sku"]["id"], top["total_gpus"], top["stack"]) == ("a100-40g-pcie-card", 1, "deepspeed")
+    assert top["memory"]["as_measured_gib"]["reserved"] <= top["memory"]["limit_gib"]
+    assert top["plan"]["loss"] == "fused"
+    launch = top["launch"]["deepspeed"]
+    assert launch["trainer"]["use_liger_kernel"] is True and launch["versions"]["liger-kernel"].startswith("0.8.2")
+    assert "memory_may_exceed" not in {w["code"] for w in top["warnings"]}
+
+
+def test_the_fused_loss_is_taken_only_for_families_liger_patches() -> None:
+    from app.estimator.specs import Plan
+    from app.planner.levers import fused_relief
+
+    plan = Plan(dp=8, zero_stage=3)
+    assert fused_relief("gemma2", plan) is not None and fused_relief("llama", plan) is not None
+    # DeepSeek's and Falcon's model_types are not in Liger's MODEL_TYPE_TO_APPLY_LIGER_FN: the Trainer would run the
+    # standard loss whatever use_liger_kernel says
+    assert fused_relief("deepseek_v3", plan) is None and fused_relief("falcon", plan) is None
+
+
+def test_a_plan_over_its_high_end_takes_the_fused_loss_at_no_cost(client: TestClient) -> None:
+    """Llama 3.1 70B full fine-tuning on 1B tokens within 14 days: one 8 x H100 server, ZeRO-3 with the optimizer
+    offloaded. Before: 63.3 GiB with the standard loss, the high end of its range 80.1 GiB and the reserved pool 74.5
+    of the 75.05 GiB limit (memory_may_exceed). Liger fuses Llama's loss (levers.py LIGER_FAMILIES): the same plan
+    holds 51.7 GiB, high end 63.6, at the same speed and cost."""
+    body = {
+        "model": {"preset": "llama-3.1-70b"},
+        "task": "full_finetune",
+        "tokens": 1e9,
+        "seq_len": 8192,
+        "constraints": {"deadline_days": 14},
+    }
+    top = _recommend(client, body)["options"][0]
+    assert (top["sku"]["id"], top["nodes"]) == ("h100-80g-sxm-8x", 1)
+    assert top["plan"]["loss"] == "fused"
+    low, high = top["memory"]["per_gpu_gib_range"]
+    assert high <= top["memory"]["limit_gib"]
+    assert "memory_may_exceed" not in {w["code"] for w in top["warnings"]}

@@ -99,7 +99,7 @@ element sums, ZeRO-3 advice) are cached in that context under small int/str tupl
 
 from __future__ import annotations
 
-from app.estimator.memory.activations import FRAGMENTATION, OTHER_NCCL_BYTES, kbit_upcast
+from app.estimator.memory.activations import FRAGMENTATION, OTHER_NCCL_BYTES, kbit_upcast, varied_length_slack
 from app.estimator.memory.advice import (
     gpu_memory_message,
     host_load_params,
@@ -147,4 +147,5 @@ __all__ = [
     "offloaded_activation_bytes",
     "paged_optimizer",
     "validate_plan",
+    "varied_length_slack",
 ]

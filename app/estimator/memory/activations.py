@@ -424,14 +424,17 @@ def _kv_cache(ctx: _Ctx, plan: Plan, stage: _Stage) -> float:
 
 
 def _length_slack(ctx: _Ctx, plan: Plan) -> float:
+    return varied_length_slack(ctx.model, ctx.workload, plan)
+
+
+def varied_length_slack(model: ModelSpec, workload: Workload, plan: Plan) -> float:
     """Reserved bytes beyond the live tensors for batches of varied length (VARIED_LENGTH_SLACK): blocks of the
     size of the logits and the loss's copies of them, the largest tensors of a step, cut for earlier batches."""
-    workload = ctx.workload
     if not workload.varied_lengths or workload.task == "inference" or plan.fused_loss:
         return 0.0
     per_logit = CHUNKED_LOSS_BYTES_PER_LOGIT if plan.chunked_loss else LOSS_BYTES_PER_LOGIT
     tokens = plan.micro_batch * workload.seq_len / plan.cp
-    return VARIED_LENGTH_SLACK * tokens * ctx.model.vocab / plan.tp * per_logit
+    return VARIED_LENGTH_SLACK * tokens * model.vocab / plan.tp * per_logit
 
 
 def _other(ctx: _Ctx, plan: Plan, activations: float) -> float:

@@ -319,7 +319,11 @@ def _lora_states(
     )
     if offload == "none":
         return weights, grads, optim, 0.0
-    host = optim + adapters * 4.0
+    # ZeRO-Offload's fp32 gradients on the host are this rank's partition, as under full fine-tuning (`_offloaded`:
+    # shard × 4): DeepSpeed copies each reduced gradient into the CPU partition it steps (stage_1_and_2.py
+    # `single_partition_of_fp32_groups`, stage3.py `fp32_partitioned_groups_flat`); before, every rank counted every
+    # adapter's (DeepSeek-V3 LoRA on 8 H100: 1,522 GiB of host RAM where 1,349 are used)
+    host = optim + _shard(adapters * 4.0, zero, 1, n)
     if offload == "optimizer_and_params":
         # FSDP CPUOffload(offload_params=True) / ZeRO-3 offload_param: the sharded base and adapters wait in host RAM
         # and each unit comes to the GPU for its all-gather, as under full fine-tuning (`_offloaded`)

@@ -1,0 +1,96 @@
+"""The scaling view: speed-up and efficiency of data parallelism inside a server and over 2-16 servers per fabric
+(weak scaling, from estimate_performance), for the wizard's scaling chart and the API's `scaling`."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from app.estimator.interconnects import fabric_entry, inter_node_fabrics
+from app.estimator.performance import estimate_performance, micro_batches
+from app.estimator.specs import Cluster, GpuSpec, ModelSpec, Plan, Workload
+
+NODE_COUNTS = (2, 4, 8, 16)
+
+
+def _tokens_per_s(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster) -> float:
+    return estimate_performance(model, workload, plan, cluster).performance.tokens_per_s or 0.0
+
+
+def _weak_scaled(workload: Workload, base: Plan, dp: int) -> tuple[Workload, Plan]:
+    """Same per-GPU work: micro-batches per step fixed, global batch grows with dp."""
+    m = micro_batches(workload, base)
+    plan = replace(base, dp=dp)
+    return replace(workload, global_batch=m * dp * base.micro_batch), plan
+
+
+def scaling_view(
+    model: ModelSpec,
+    workload: Workload,
+    gpu: GpuSpec,
+    base_plan: Plan | None = None,
+    *,
+    gpus_per_node: int = 8,
+    rdma_nics_per_node: int = 1,
+) -> list[dict[str, object]]:
+    """Speed-up and efficiency of data parallelism from 1 to 8 GPUs in a node (per intra-node link:
+    the GPU's own and a PCIe-only server of its generation) and over 2-16 nodes (per fabric),
+    relative to the base plan on one replica (tp × pp × cp GPUs).
+
+    Weak scaling: each replica keeps its micro-batches, so the global batch grows with dp. With
+    ZeRO ≥ 1 the optimizer step is sharded too, so a speed-up can slightly exceed the GPU count.
+    RDMA fabrics (InfiniBand, RoCE) get `rdma_nics_per_node` ports (HGX/DGX servers carry one per
+    GPU); plain Ethernet is one port. Memory is not checked here (memory.py does that).
+    """
+    base = base_plan or Plan()
+    unit = base.tp * base.pp * base.cp
+    one = Cluster(gpu=gpu, gpus_per_node=unit, nodes=1)
+    w1, p1 = _weak_scaled(workload, base, 1)
+    reference = _tokens_per_s(model, w1, p1, one)
+    rows = [_row("node", gpu.intra_node_link, unit, 1, reference, reference, unit)]
+    links = [gpu.intra_node_link, f"pcie{gpu.pcie_gen}"]
+    for link in dict.fromkeys(links):
+        for dp in range(2, gpus_per_node // unit + 1):
+            cluster = Cluster(gpu=gpu, gpus_per_node=dp * unit, nodes=1, intra_node_link=link)
+            w, p = _weak_scaled(workload, base, dp)
+            rows.append(_row("node", link, dp * unit, 1, _tokens_per_s(model, w, p, cluster), reference, unit))
+    rows.extend(_multi_node_rows(model, workload, gpu, base, gpus_per_node, rdma_nics_per_node, reference))
+    return rows
+
+
+def _multi_node_rows(
+    model: ModelSpec, workload: Workload, gpu: GpuSpec, base: Plan, gpus_per_node: int, nics: int, reference: float
+) -> list[dict[str, object]]:
+    rows: list[dict[str, object]] = []
+    unit = base.tp * base.pp * base.cp
+    for fabric in inter_node_fabrics():
+        entry = fabric_entry(fabric)
+        gbps = entry["port_gbps"] * (nics if entry["transport"] == "rdma" else 1)
+        for nodes in NODE_COUNTS:
+            dp = nodes * gpus_per_node // unit
+            cluster = Cluster(
+                gpu=gpu,
+                gpus_per_node=gpus_per_node,
+                nodes=nodes,
+                inter_node_gbps=gbps,
+                inter_node_fabric=fabric,
+            )
+            w, p = _weak_scaled(workload, base, dp)
+            tokens = _tokens_per_s(model, w, p, cluster)
+            rows.append(_row("multi-node", fabric, nodes * gpus_per_node, nodes, tokens, reference, unit))
+    return rows
+
+
+def _row(
+    scope: str, link: str, gpus: int, nodes: int, tokens_per_s: float, reference: float, unit: int
+) -> dict[str, object]:
+    """One scaling row; speed-up is against one replica (`unit` = tp × pp × cp GPUs)."""
+    speedup = tokens_per_s / reference if reference else 0.0
+    return {
+        "scope": scope,
+        "link": link,
+        "gpus": gpus,
+        "nodes": nodes,
+        "tokens_per_s": tokens_per_s,
+        "speedup": speedup,
+        "efficiency": speedup / (gpus / unit),
+    }
