@@ -120,6 +120,10 @@ class EngineDefaults:
     mixed_prefill: bool  # a step carries the running decodes and prompt chunks together (else prefill steps alone)
     overlap_schedule: bool  # the scheduler runs one batch ahead of the GPU (an arrival waits one step more)
     source: str
+    # fixed GPU latency of one MoE layer's kernel chain (routing alignment, two grouped expert GEMMs, activation,
+    # top-k sum) that every step pays per MoE layer beyond its touched experts' bytes; 0 where not sized
+    moe_layer_fixed_s: float = 0.0
+    moe_layer_fixed_source: str = ""
 
 
 def _engine_defaults() -> dict[str, EngineDefaults]:
@@ -265,12 +269,14 @@ GRAPH_GIB = 0.5
 # requests queued); with few sequences in flight a step of a fine-grained MoE (DeepSeekMoE segmentation, arXiv
 # 2401.06066: many small routed experts, 64 in DeepSeek-V2-Lite, 128 in Qwen3, 256 in DeepSeek-V3) runs a chain
 # of small latency-bound kernels per layer (grouped top-k routing, token alignment, per-token FP8 quantisation,
-# two grouped expert GEMMs on tiny tiles, the MLA absorb GEMMs) that this model does not count: it streams the
-# touched weights at the fitted bandwidth. Published DeepSeek-V3/R1 FP8 decode measurements read slower than
-# the estimate: SemiAnalysisAI/InferenceX#870 (SGLang v0.5.7, TP 8 on 8xH200, 1k/1k) TPOT 12.8 / 17.2 / 25.6 /
-# 34.6 ms at 8 / 16 / 32 / 64 sequences, 24-33 % above the estimate; tenstorrent/tt-inference-server#356 (SGLang,
-# TP 16 on 16xH100 over InfiniBand, 128/128) 23.1 ms at one sequence, 3.6x the estimate; sgl-project/sglang#2643
-# (v0.4.1.post2, --tp 8) 30.29 tokens/s at batch 1, 128/256. Answers in that range carry a warning.
+# two grouped expert GEMMs on tiny tiles, the MLA absorb GEMMs). This model streams the touched weights at the fitted
+# bandwidth and adds the fused-MoE call's fixed latency (data/engines.json moe_layer_fixed_s, from vLLM's H100 kernel
+# benchmark, vllm-project/vllm#24700), not the rest of the chain. Published DeepSeek-V3/R1 FP8 decode measurements read
+# slower than the estimate: SemiAnalysisAI/InferenceX#870 (SGLang v0.5.7, TP 8 on 8xH200, 1k/1k) TPOT 12.8 / 17.2 /
+# 25.6 / 34.6 ms at 8 / 16 / 32 / 64 sequences, 16-25 % above the estimate; tenstorrent/tt-inference-server#356
+# (SGLang, TP 16 on 16xH100 over InfiniBand, 128/128) 23.1 ms at one sequence, 2.9x the estimate;
+# sgl-project/sglang#2643 (v0.4.1.post2, --tp 8) 30.29 tokens/s at batch 1, 128/256. Answers in that range carry a
+# warning.
 FINE_GRAINED_MOE_EXPERTS = 64  # routed experts per MoE layer from which the warning applies (Mixtral's 8 do not)
 MOE_VALIDATED_CONCURRENCY = 64  # sequences per replica at and below which the published measurements above ran
 MOE_LOW_CONCURRENCY_WARNING: Final = "moe_low_concurrency_unvalidated"
@@ -621,6 +627,7 @@ class _Hardware:
     attention_rate: float = 1.0
     overhead_s: float = 0.0  # per stage
     overhead_per_seq_s: float = 0.0  # per stage
+    moe_fixed_s: float = 0.0  # per stage: the MoE layers' kernel chains' fixed latency, every step
     allreduce_fixed_s: float = 0.0
     allreduce_per_token_s: float = 0.0
     hop_fixed_s: float = 0.0
@@ -680,6 +687,8 @@ def _hardware(model: ModelSpec, cfg: ServingConfig, cluster: Cluster, tp: int, p
     if not model.is_moe:
         hw.gemm_shapes, hw.sms = gemm_shapes(model, tp), gpu.sm_count
     hw.overhead_per_seq_s = PER_SEQUENCE_OVERHEAD_S[key] / pp
+    if model.is_moe and key in ENGINE_DEFAULTS:
+        hw.moe_fixed_s = math.ceil(model.moe_layers / pp) * ENGINE_DEFAULTS[key].moe_layer_fixed_s
     if tp > 1:
         link = group_bandwidth(cluster, tp, min(tp, cluster.gpus_per_node))
         nvlink = "nvlink" in (cluster.intra_node_link or gpu.intra_node_link) and tp <= cluster.gpus_per_node
@@ -817,7 +826,7 @@ def _step_s(
     compute_s = (hw.dense_flops_per_token + hw.expert_flops_per_token) * tokens / efficiency
     compute_s += hw.attention_coef * (verify * context + prefill_tokens * prefill_len / 2)
     compute_s += hw.draft_flops_per_token * prefill_tokens / PREFILL_COMPUTE_EFFICIENCY  # the draft reads the prompt
-    overhead = hw.overhead_s + hw.overhead_per_seq_s * decode_seqs
+    overhead = hw.overhead_s + hw.overhead_per_seq_s * decode_seqs + hw.moe_fixed_s
     comm = hw.allreduce_fixed_s + hw.allreduce_per_token_s * tokens if hw.tp > 1 else 0.0
     bound = "memory" if memory_s >= compute_s else "compute"
     draft = _draft_s(hw, decode_seqs, decode_seqs * context) if hw.draft_forwards else 0.0

@@ -3,7 +3,9 @@ gave them when these cases were written, to the last digit. Speed-ups of app/est
 search that calls it) must not move any figure for the same seed; these are not published measurements (the
 simulator's accuracy is checked in test_serving_sim.py and test_serving_loaded_published.py). A model change moves them
 on purpose and re-pins them: NON_TORCH_GIB 0.6 -> 0.35 GiB moved the three cases whose admission the KV cache
-limits ("long prompts, TP 8 H100", "saturated", "KV cache bound, long lognormal prompts")."""
+limits ("long prompts, TP 8 H100", "saturated", "KV cache bound, long lognormal prompts"). The MoE layers' kernel-chain
+latency (data/engines.json moe_layer_fixed_s, 26 us a layer a step) tipped the two Mixtral SGLang cases into saturation
+at 5 requests/s (7.5 at the peak); they run at 4.5 now, re-pinned, unsaturated as they were written."""
 
 from __future__ import annotations
 
@@ -54,19 +56,19 @@ CASES = {
     ),
     "MoE, SGLang (prefill steps alone)": (
         "mixtral-8x7b", H100, 2, 1, 1,
-        {"input_tokens": 512, "output_tokens": 512, "requests_per_s": 5, "engine": "sglang", "release": "sglang-0.3"},
-        _latency((0.06506332705936302, 0.10444238852859229, 0.17073201170806768),
-                 (0.05263522434093805, 0.05370357047585909, 0.05409444884686318),
-                 (26.95596402290419, 27.506394897862066, 27.69577628285883), False),
+        {"input_tokens": 512, "output_tokens": 512, "requests_per_s": 4.5, "engine": "sglang", "release": "sglang-0.3"},
+        _latency((0.05847487866247292, 0.09563917372630258, 0.16312265367074685),
+                 (0.03454273457584688, 0.04015630886731378, 0.0408078644388179),
+                 (17.70676114573638, 20.623366552819693, 20.92217899846663), False),
     ),
     # the same replica on a current SGLang, whose scheduler runs one batch ahead (data/engines.json overlap_schedule):
     # an arrival waits one decode step more, so TTFT grows by about one step (figures when the lookahead was added)
     "MoE, SGLang one batch ahead": (
         "mixtral-8x7b", H100, 2, 1, 1,
-        {"input_tokens": 512, "output_tokens": 512, "requests_per_s": 5, "engine": "sglang"},
-        _latency((0.09759765812949084, 0.145898420908145, 0.1911563068419805),
-                 (0.05183797928106987, 0.052971389456239394, 0.05337712631293666),
-                 (26.592499848671046, 27.174070830450724, 27.39102195203354), False),
+        {"input_tokens": 512, "output_tokens": 512, "requests_per_s": 4.5, "engine": "sglang"},
+        _latency((0.08293814851662518, 0.12677192054207112, 0.19548536151375911),
+                 (0.03440457482927752, 0.03982957937540254, 0.04035680917168247),
+                 (17.6646191235588, 20.472317879936398, 20.72525041230212), False),
     ),
     "pipeline over two servers": (
         "llama-3.1-70b", A100_TWO_NODES, 8, 2, 1, {"input_tokens": 1024, "output_tokens": 256, "requests_per_s": 2},
