@@ -309,7 +309,14 @@ class WorkloadIn(RequestModel):
         "DeepSpeed and the Hugging Face Trainer (its launch pads each batch to its longest sample), off where the "
         "data is packed into seq_len windows (Megatron-LM, torchtitan, and pretraining).",
     )
-    seq_len: int = Field(default=2048, ge=1, le=1048576, description="Tokens per sequence; default 2048.")
+    seq_len: int = Field(
+        default=2048,
+        ge=1,
+        le=1048576,
+        description="Tokens per sequence; default 2048, or the model's context where that is shorter. More than the "
+        "model's context (config.json's max_position_embeddings, extended by its rope_scaling; a preset's or the Hub "
+        "config's) is a 422 on seq_len, code seq_len_context.",
+    )
     micro_batch: int | None = Field(
         default=None, ge=1, le=4096, description="Per-GPU micro-batch; for inference the concurrent sequences"
     )
@@ -317,7 +324,8 @@ class WorkloadIn(RequestModel):
         default=None,
         ge=1,
         le=1048576,
-        description="Sequences per optimizer step across all GPUs; default: chosen by the planner.",
+        description="Sequences per optimizer step across all GPUs, at least micro_batch; default: chosen by the "
+        "planner.",
     )
     tokens: float | None = Field(
         default=None,
@@ -353,6 +361,15 @@ class WorkloadIn(RequestModel):
         """The estimator's workload of a training or batch-inference task (serving has its own config)."""
         if self.task == "serving":
             raise EstimatorError.of("serving_task_workload", field="task")
+        if self.task != "inference" and self.global_batch is not None and self.global_batch < (self.micro_batch or 1):
+            # no data-parallel degree splits it: every GPU steps on whole micro-batches (before: 200 with every SKU
+            # rejected as batch_split)
+            raise EstimatorError.of(
+                "global_batch_micro_batch",
+                field="global_batch",
+                global_batch=self.global_batch,
+                micro_batch=self.micro_batch,
+            )
         lora = self.lora.spec() if self.lora else (LoraSpec() if self.task in LORA_TASKS else None)
         return mirror(Workload, self, lora=lora)
 
