@@ -39,6 +39,7 @@ NO_NUL = "Input must not contain NUL characters"
 FINITE = "Input should be a finite number"  # pydantic's words for the same refusal on a typed field
 TOO_LARGE_NUMBER = "Input should be a number of at most 1.8e308 in size (a 64-bit float)"
 TOO_DEEP = f"JSON is nested deeper than {MAX_JSON_DEPTH} levels."
+NOT_UTF = "Input should be JSON encoded as UTF-8 (RFC 8259 §8.1): the body has bytes that are not UTF-8"
 
 
 Trail = tuple[Any, str | int] | None  # (parent trail, key): a path built only when a refusal names it
@@ -101,8 +102,10 @@ def check_size(body: bytes) -> None:
 def parse_body(body: bytes) -> Any:
     """The parsed JSON document, within every bound above, or Refusal naming the field.
 
-    A body that is not JSON raises the parser's own error (ValueError, json.JSONDecodeError among them),
-    for the caller to report as it reports any malformed body. CPU-bound: call it off the event loop.
+    A body that is not JSON raises the parser's own json.JSONDecodeError, for the caller to report as it reports any
+    malformed body; one that is not UTF-8/16/32, or holds an integer literal of more digits than Python converts
+    (beyond any float anyway), is a Refusal naming the body (before: FastAPI's bare 400 "There was an error parsing
+    the body", no field named). CPU-bound: call it off the event loop.
     """
     check_size(body)
 
@@ -113,6 +116,12 @@ def parse_body(body: bytes) -> Any:
         value = json.loads(body, parse_constant=parse_constant)
     except RecursionError as exc:  # Python's parser recurses in C: thousands deep is too deep
         raise Refusal("body", TOO_DEEP, "json_too_deep") from exc
+    except UnicodeDecodeError as exc:  # FastAPI answers any error but JSONDecodeError with a bare 400
+        raise Refusal("body", NOT_UTF, "json_encoding") from exc
+    except json.JSONDecodeError:
+        raise
+    except ValueError as exc:  # an integer of more digits than int() converts (sys.get_int_max_str_digits, 4,300)
+        raise Refusal("body", TOO_LARGE_NUMBER, "number_too_large") from exc
     check_json(value)
     return value
 
@@ -121,7 +130,8 @@ def check_body(body: bytes) -> None:
     """Refuse a JSON document that breaks a bound; one that is not JSON at all is left to its reader."""
     try:
         parse_body(body)
-    except Refusal:
-        raise
+    except Refusal as refusal:
+        if refusal.type != "json_encoding":
+            raise
     except ValueError:
-        return  # not JSON (or not UTF-8/16/32): the reader's own parser reports it
+        return  # not JSON: the reader's own parser reports it (so does it a document not in UTF-8/16/32)

@@ -31,6 +31,8 @@ ESTIMATOR_ERRORS: dict[str, dict[str, str]] = {
         "{exact:,} parameters ({relative:+.1%}); fix the architecture or omit params.",
         "model_tied_embeddings": "tied_embeddings must be true or false.",
         "model_too_large": "The architecture has {total:,.0f} parameters; at most {most:,.0f} are supported.",
+        "model_too_small": "The architecture has {total:,.0f} parameters, outside the supported range {least:,.0f} "
+        "to {most:,.0f}.",
         "model_params_finite": "params must be a finite number, got {params}.",
         "model_params_range": "params={params:,.0f} is outside the supported range {least:,.0f} to {most:,.0f}.",
         # a Hugging Face config.json (app/estimator/models.py)
@@ -93,6 +95,12 @@ ESTIMATOR_ERRORS: dict[str, dict[str, str]] = {
         "precision_peak": "{gpu} has no {precision} peak",
         "plan_gpus": "plan uses {gpus} GPUs but the cluster has {cluster}",
         "micro_batch_positive": "micro_batch and seq_len must be positive",
+        "seq_len_context": "seq_len {seq_len:,} exceeds the model's context of {limit:,} tokens "
+        "(max_position_embeddings in its config.json, extended by its rope_scaling): the launch trains at the "
+        "config's positions; to train a longer context, give model.hf_config with the RoPE scaling that extends it "
+        "(e.g. rope_scaling yarn with its factor), or shorten seq_len",
+        "global_batch_micro_batch": "global_batch {global_batch:,} must be at least micro_batch ({micro_batch:,}): "
+        "an optimizer step takes whole micro-batches on every GPU",
         # the request as the planner reads it (app/planner/service.py, schemas.py, workload.py)
         "fp8_params_gpu": "{gpu} has no {precision}: runs as {runs_as}; fp8_params stores the trained weights in FP8, "
         "so it needs a run in fp8: drop it, or choose a GPU with FP8 math (H100, H200)",
@@ -155,6 +163,7 @@ ESTIMATOR_ERRORS: dict[str, dict[str, str]] = {
         "请修正架构或不填 params。",
         "model_tied_embeddings": "tied_embeddings 必须为 true 或 false。",
         "model_too_large": "该架构有 {total:,.0f} 个参数；最多支持 {most:,.0f} 个。",
+        "model_too_small": "该架构有 {total:,.0f} 个参数，超出支持范围 {least:,.0f} 至 {most:,.0f}。",
         "model_params_finite": "params 必须是有限数，收到 {params}。",
         "model_params_range": "params={params:,.0f} 超出支持范围 {least:,.0f} 至 {most:,.0f}。",
         "hf_config_missing": "model_type 为 {model_type} 的 hf_config 缺少必需的键：{missing}。",
@@ -207,6 +216,11 @@ ESTIMATOR_ERRORS: dict[str, dict[str, str]] = {
         "precision_peak": "{gpu} 没有 {precision} 算力峰值",
         "plan_gpus": "方案使用 {gpus} 张 GPU，但集群有 {cluster} 张",
         "micro_batch_positive": "micro_batch 和 seq_len 必须为正数",
+        "seq_len_context": "seq_len {seq_len:,} 超过模型的上下文 {limit:,} tokens（config.json 中的 "
+        "max_position_embeddings，含其 rope_scaling 的扩展）：启动配置按该配置的位置长度训练；要训练更长的上下文，"
+        "请在 model.hf_config 中给出扩展它的 RoPE 缩放（如 rope_scaling yarn 及其系数），或缩短 seq_len",
+        "global_batch_micro_batch": "global_batch {global_batch:,} 不能小于 micro_batch（{micro_batch:,}）："
+        "每个优化器步在每块 GPU 上都由完整的微批次组成",
         "fp8_params_gpu": "{gpu} 不支持 {precision}：按 {runs_as} 运行；fp8_params 以 FP8 存储训练权重，需要以 fp8 "
         "运行：请去掉它，或选择支持 FP8 计算的 GPU（H100、H200）",
         "fp8_params_stack": "本服务的训练栈都不以 fp8 运行 {task}：按 {runs_as} 估算和启动；fp8_params 以 FP8 存储训练"

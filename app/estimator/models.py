@@ -99,6 +99,8 @@ def validate_model(model: ModelSpec, params: float | None = None) -> list[Warnin
     total = count_params(model).total
     if total > MAX_PARAMS:
         raise EstimatorError.of("model_too_large", field="model", total=total, most=MAX_PARAMS)
+    if total < MIN_PARAMS:  # the range a bare `params` count is held to (model_from_params): no smaller LLM is sized
+        raise EstimatorError.of("model_too_small", field="model", total=total, least=MIN_PARAMS, most=MAX_PARAMS)
     return _check_stated_params(model, params) if params is not None else []
 
 

@@ -309,7 +309,13 @@ class WorkloadIn(RequestModel):
         "DeepSpeed and the Hugging Face Trainer (its launch pads each batch to its longest sample), off where the "
         "data is packed into seq_len windows (Megatron-LM, torchtitan, and pretraining).",
     )
-    seq_len: int = Field(default=2048, ge=1, le=1048576, description="Tokens per sequence; default 2048.")
+    seq_len: int = Field(
+        default=2048,
+        ge=1,
+        le=1048576,
+        description="Tokens per sequence; default 2048, or the model's context where shorter. Past the model's "
+        "context (config.json's max_position_embeddings, extended by its rope_scaling) is a 422: seq_len_context.",
+    )
     micro_batch: int | None = Field(
         default=None, ge=1, le=4096, description="Per-GPU micro-batch; for inference the concurrent sequences"
     )
@@ -317,7 +323,7 @@ class WorkloadIn(RequestModel):
         default=None,
         ge=1,
         le=1048576,
-        description="Sequences per optimizer step across all GPUs; default: chosen by the planner.",
+        description="Sequences per optimizer step across all GPUs, at least micro_batch; default: the planner's.",
     )
     tokens: float | None = Field(
         default=None,
@@ -353,6 +359,13 @@ class WorkloadIn(RequestModel):
         """The estimator's workload of a training or batch-inference task (serving has its own config)."""
         if self.task == "serving":
             raise EstimatorError.of("serving_task_workload", field="task")
+        if self.task != "inference" and self.global_batch is not None and self.global_batch < (self.micro_batch or 1):
+            raise EstimatorError.of(
+                "global_batch_micro_batch",
+                field="global_batch",
+                global_batch=self.global_batch,
+                micro_batch=self.micro_batch,
+            )
         lora = self.lora.spec() if self.lora else (LoraSpec() if self.task in LORA_TASKS else None)
         return mirror(Workload, self, lora=lora)
 
@@ -645,15 +658,19 @@ class ReferencePriceOut(BaseModel):
     provider: str
     region: str
     instance_type: str
-    gpu_variant: str
+    gpu_variant: str = Field(description="Memory and form factor as its source states them, e.g. 80GB SXM5")
     usd_per_gpu_hour: str
     gpu_hours: str
     basis: str = Field(description="'job': the option's GPU-hours; 'month': its GPUs for 730 hours")
     total_usd: str
     total_converted: str | None = Field(description="In the catalog currency at the admin-set exchange rate")
     converted_currency: str | None
-    data_date: str
+    data_date: str | None = Field(description="The day the price was read (ISO 8601 date); null if not recorded")
     confidence: str
+    source: str = Field(description="The public price catalog it was read from: repository, path @ commit")
+    same_variant: bool = Field(
+        description="false: none of the option's form factor (SXM, PCIe) is priced; see gpu_variant"
+    )
 
 
 class AvailabilityOut(BaseModel):

@@ -58,6 +58,7 @@ from app.planner.workload import (
     resolve_workload,
     shipped_checkpoint,
     with_global_batch,
+    within_context,
 )
 from app.schemas import mirror
 
@@ -69,7 +70,7 @@ def estimate(request: EstimateIn, *, open_session: SessionOpener) -> EstimateOut
         metrics.ESTIMATES.labels("estimate").inc()
         return serving_service.estimate(request, model, mappers.model_out(model), model_warnings, cluster)
     model_warnings = model_warnings + checkpoint_warnings(request.model, model)
-    requested = request.workload()
+    requested = within_context(request)
     model_warnings = model_warnings + explain.task_warnings(model, requested)
     cluster = replace(cluster, memory_headroom=request.memory_headroom)
     workload = as_launched(requested, cluster.gpu, model)  # fp8 only where a stack's launch runs it
@@ -165,7 +166,7 @@ def _no_plan_message(model: ModelSpec, cluster: Cluster, closest: MemoryEstimate
 def scaling(request: ScalingIn) -> ScalingOut:
     """Data-parallel speed-up of a workload from 1 to 8 GPUs and over 2-16 nodes, per interconnect."""
     model, _warnings = resolve_model(request.model)
-    workload = request.workload()
+    workload = within_context(request)
     plan = request.plan.spec(request.micro_batch or 1) if request.plan else Plan(micro_batch=request.micro_batch or 1)
     validate_plan(model, workload, plan)
     rows = scaling_view(

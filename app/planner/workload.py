@@ -7,8 +7,9 @@ so an estimate on a built-in GPU type keeps answering when the database is down.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
+from typing import Any
 
 from sqlalchemy.orm import Session
 
@@ -23,6 +24,7 @@ from app.estimator.memory import validate_plan
 from app.estimator.models import model_from_hf_config, model_from_params, validate_model
 from app.estimator.notes import Note, note
 from app.estimator.presets import get_preset, preset_config
+from app.estimator.serving import context_limit
 from app.estimator.specs import Cluster, EstimatorError, ModelSpec, Plan, Warning_, Workload
 from app.planner.explain import task_warnings
 from app.planner.schemas import HardwareIn, ModelIn, WorkloadIn
@@ -70,18 +72,45 @@ def resolve_model(spec: ModelIn) -> tuple[ModelSpec, list[Warning_]]:
     return model, validate_model(model)
 
 
+def model_config(spec: ModelIn) -> Mapping[str, Any] | None:
+    """The config.json values behind the model: the preset's, or the one pasted or read from the Hub."""
+    return preset_config(spec.preset) if spec.preset is not None else spec.hf_config
+
+
+def within_context(request: WorkloadIn) -> Workload:
+    """The request's workload, its sequence within the model's context where config.json states one (a preset's, a
+    pasted or Hub config's; an explicit architecture states none and is taken as asked).
+
+    A stated seq_len beyond the context is refused (seq_len_context), not warned about. The launch this service
+    writes trains at the config's own positions (the Trainer loads the repository's config.json; Megatron-LM gets
+    its rotary base and scaling from it, app/planner/launch.py), so a longer sequence would run positions the model
+    never saw, with no RoPE scaling to extend them: quality collapses past the trained length (Peng et al. 2023,
+    "YaRN", §4: extension needs the scaled RoPE *and* fine-tuning on it). A real context-extension run is a
+    different configuration, and the API takes it as one: paste model.hf_config with the rope_scaling that extends
+    it (YaRN with its factor), and the context is that config's (context_limit multiplies it), so the run is sized
+    and launched with it. A left-out seq_len (default 2048) is sized at the context where that is shorter (GPT-2's
+    1,024 learned positions)."""
+    workload = request.workload()
+    limit = context_limit(model_config(request.model))
+    if limit is None or workload.seq_len <= limit:
+        return workload
+    if "seq_len" in request.model_fields_set:
+        raise EstimatorError.of("seq_len_context", field="seq_len", seq_len=workload.seq_len, limit=limit)
+    return replace(workload, seq_len=limit)
+
+
 def resolve_workload(request: WorkloadIn) -> tuple[ModelSpec, Workload, list[Warning_]]:
     """The model and workload of a recommendation, checked against a one-GPU plan (a workload the
     estimator refuses is a 422 before any search)."""
     model, warnings = resolve_model(request.model)
-    workload = request.workload()
+    workload = within_context(request)
     validate_plan(model, workload, Plan(micro_batch=request.micro_batch or 1))
     return model, workload, warnings + checkpoint_warnings(request.model, model) + task_warnings(model, workload)
 
 
 def shipped_checkpoint(spec: ModelIn) -> Checkpoint:
     """The checkpoint the request's preset or config.json describes (its quantization_config, if any)."""
-    return checkpoint_from_config(preset_config(spec.preset) if spec.preset is not None else spec.hf_config)
+    return checkpoint_from_config(model_config(spec))
 
 
 def checkpoint_warnings(spec: ModelIn, model: ModelSpec) -> list[Warning_]:

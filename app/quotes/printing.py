@@ -8,6 +8,7 @@ WeasyPrint needs Pango and, for Chinese, a CJK font (`make system-deps` installs
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
@@ -206,6 +207,38 @@ LABELS: dict[str, dict[str, str]] = {
         "not_acceptable": "该报价已无法接受：状态为{status}。",
     },
 }
+
+# The seller block, in each language the quote prints in: a quote freezes every language of it when it is issued
+# (app.quotes.service, snapshot["seller"]), and the page and the PDF print the one asked for (seller_block).
+SELLER: dict[str, dict[str, str]] = {
+    "en": {
+        "name": "GPU server rental (gpu-sizer)",
+        "address": "Shenzhen · Singapore · Los Angeles",
+        "services": "Dedicated machines; CUDA 12, PyTorch, DeepSpeed and Megatron pre-installed; "
+        "10-minute hardware failover",
+    },
+    "zh": {
+        "name": "GPU 服务器租赁（gpu-sizer）",
+        "address": "深圳 · 新加坡 · 洛杉矶",
+        "services": "独享整机；预装 CUDA 12、PyTorch、DeepSpeed 和 Megatron；10 分钟内硬件故障切换",
+    },
+}
+
+
+def seller_block(stored: Mapping[str, Any], lang: str) -> dict[str, str]:
+    """The seller block a quote froze, in `lang`: its own words in that language (every language is frozen at issue),
+    else (a quote issued before, which froze the English alone) the catalog's words in `lang` where the English it
+    froze is the catalog's, word for word, and that English as frozen otherwise."""
+    words = stored.get(lang)
+    if isinstance(words, Mapping):
+        return {key: str(value) for key, value in words.items()}
+    english = stored.get("en")
+    if isinstance(english, Mapping):
+        return {key: str(value) for key, value in english.items()}
+    flat = {key: str(value) for key, value in stored.items()}
+    return dict(SELLER[lang]) if flat == SELLER["en"] and lang in SELLER else flat
+
+
 for _lang, _labels in LABELS.items():
     _labels.update({f"task_{task}": label for task, label in messages.TASK_LABELS["title"][_lang].items()})
 
@@ -373,7 +406,7 @@ def line_note(line: QuoteLineOut, quote: QuoteOut, lang: str) -> str:
 
 def render_html(
     quote: QuoteOut,
-    seller: dict[str, str],
+    seller: Mapping[str, Any],
     *,
     lang: str = "en",
     inline_css: bool = False,
@@ -382,13 +415,13 @@ def render_html(
     problem: str | None = None,
 ) -> str:
     """The printable page (`inline_css`: the PDF's copy, without the screen's toolbar), or another
-    page about the quote (`template`, e.g. the accept confirmation). `base_url` makes the accept
-    address absolute on paper."""
+    page about the quote (`template`, e.g. the accept confirmation). `seller` is the block the quote froze
+    (seller_block words it in `lang`). `base_url` makes the accept address absolute on paper."""
     lang = lang if lang in LANGUAGES else "en"
     return templates.get_template(template).render(
         problem=problem,
         q=quote,
-        seller=seller,
+        seller=seller_block(seller, lang),
         t=LABELS[lang],
         lang=lang,
         when=_when,

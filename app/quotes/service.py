@@ -50,12 +50,6 @@ PUBLIC_ID_BYTES = 24  # 192 random bits → 32 URL-safe characters
 PUBLIC_ID_RE = re.compile(r"^[A-Za-z0-9_-]{32}$")
 MAX_NODES = 64
 STATUSES = QUOTE_STATUSES
-SELLER = {
-    "name": "GPU server rental (gpu-sizer)",
-    "address": "Shenzhen · Singapore · Los Angeles",
-    "services": "Dedicated machines; CUDA 12, PyTorch, DeepSpeed and Megatron pre-installed; "
-    "10-minute hardware failover",
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -351,7 +345,7 @@ def _snapshot(terms: _Terms) -> dict[str, Any]:
     sku, priced, data, notes = terms.sku, terms.priced, terms.data, terms.notes
     currency = priced.currency
     return {
-        "seller": dict(SELLER),
+        "seller": {lang: dict(words) for lang, words in printing.SELLER.items()},  # every language, frozen
         "sku": _sku_snapshot(sku, _region(sku, data.region)),
         "pricing": {
             "price_id": priced.price_id,
@@ -681,8 +675,9 @@ def cancel_quote(
     return quote_out(quote, base_path=base_path, now=now)
 
 
-def printable(session: Session, *, public_id: str, base_path: str = "/quotes") -> tuple[QuoteOut, dict[str, str]]:
-    """What the printed page and the PDF show: the quote and the seller block frozen with it."""
+def printable(session: Session, *, public_id: str, base_path: str = "/quotes") -> tuple[QuoteOut, dict[str, Any]]:
+    """What the printed page and the PDF show: the quote and the seller block frozen with it (printing.seller_block
+    words it in the page's language)."""
     quote = get_quote_row(session, public_id=public_id)
     return quote_out(quote, base_path=base_path), dict(quote.snapshot["seller"])
 

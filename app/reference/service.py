@@ -5,6 +5,7 @@ total is also given in the catalog's currency."""
 from __future__ import annotations
 
 import csv
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import ROUND_HALF_UP, Decimal
@@ -33,14 +34,52 @@ class Comparison:
     total_usd: Decimal
     total_converted: Decimal | None
     converted_currency: str | None
-    data_date: str
+    data_date: str | None  # the day the price was read (ISO 8601), None where none is recorded (published_date)
     confidence: str
+    source: str  # the catalog file it was read from: repository, path @ commit
+    same_variant: bool  # False: no instance of the option's form factor is priced; gpu_variant says which this is
 
 
 def gpu_family(gpu_id: str) -> tuple[str, int]:
     """("h100", 80) for "h100-80g-sxm": comparable instances share the chip and its memory size."""
     family, memory = gpu_id.split("-")[:2]
     return family, int(memory.rstrip("g"))
+
+
+# The form factors a GPU type id ends in (app/estimator/data/gpus.json: a100-40g-pcie, h100-80g-sxm) and a reference
+# row states in its gpu_variant ("80GB SXM5", "80GB PCIe"): an SXM module runs at a higher power limit and joins its
+# peers over NVLink, a PCIe card does neither, so one is priced apart from the other (a RunPod H100 PCIe is no price
+# of an H100 SXM server).
+FORM_FACTORS = ("sxm", "pcie")
+
+
+def gpu_form_factor(gpu_id: str) -> str | None:
+    """ "sxm" for "h100-80g-sxm", "pcie" for "a100-40g-pcie", None for a GPU sold in one form (l40s-48g)."""
+    tail = gpu_id.split("-")[2:]
+    return tail[0] if tail and tail[0] in FORM_FACTORS else None
+
+
+def row_form_factor(row: ReferenceRow) -> str | None:
+    """The form factor a reference row states in its variant or model, None where its source does not say."""
+    stated = f"{row.gpu_variant} {row.gpu_model}".lower()
+    return next((form for form in FORM_FACTORS if form in stated), None)
+
+
+ISO_DATE = re.compile(r"\b(\d{4}-\d{2}-\d{2})\b")
+
+
+def published_date(data_date: str) -> str | None:
+    """The day a price was read, as ISO 8601, from the row's data_date, which may carry the research notes of how it
+    was dated ("not recorded in file; snapshot read 2026-11-29 from the research index; …"): those stay in the
+    admin's table, never in a customer's answer. None where the row records no date."""
+    found = ISO_DATE.search(data_date)
+    return found.group(1) if found else None
+
+
+def clean_variant(gpu_variant: str) -> str:
+    """The variant as a customer reads it: "40GB" for "40GB (variant not stated in catalog)" (a parenthesis with a
+    note in it goes; a tag such as "(NVL)" stays)."""
+    return re.sub(r"\s*\([^)]*\s[^)]*\)", "", gpu_variant).strip()
 
 
 def _matches(row: ReferenceRow, family: str, memory_gb: int) -> bool:
@@ -62,6 +101,7 @@ class ReferenceRow:
     hourly_micros: int
     data_date: str
     confidence: str
+    source: str = ""
 
     @classmethod
     def of(cls, row: ReferencePrice) -> ReferenceRow:
@@ -76,6 +116,7 @@ class ReferenceRow:
             row.hourly_micros,
             row.data_date,
             row.confidence,
+            row.source,
         )
 
 
@@ -93,10 +134,17 @@ class ReferenceBook:
     rate: Rate | None
 
     def compare(self, *, gpu_id: str, gpus: int, gpu_hours: float | None, limit: int = 6) -> list[Comparison]:
+        """The same GPU-hours at the instances of the option's GPU: its chip, memory and form factor (SXM or PCIe);
+        where none of that form factor is priced, those of another or an unstated one, each marked same_variant
+        False (its gpu_variant says which)."""
         family, memory_gb = gpu_family(gpu_id)
         basis = "job" if gpu_hours is not None else "month"
         hours = Decimal(str(round(gpu_hours, 2))) if gpu_hours is not None else Decimal(gpus * HOURS_PER_MONTH)
-        out = [_compare(row, hours, basis, self.rate) for row in self.rows if _matches(row, family, memory_gb)]
+        rows = [row for row in self.rows if _matches(row, family, memory_gb)]
+        form = gpu_form_factor(gpu_id)
+        same = [row for row in rows if form is None or row_form_factor(row) == form]
+        chosen, is_same = (same, True) if same else (rows, False)
+        out = [_compare(row, hours, basis, self.rate, same_variant=is_same) for row in chosen]
         return sorted(out, key=lambda c: (c.usd_per_gpu_hour, c.provider, c.instance_type))[:limit]
 
 
@@ -140,7 +188,7 @@ def build_book(session: Session, currency: str) -> tuple[ReferenceBook, datetime
     return ReferenceBook(tuple(ReferenceRow.of(row) for row in repository.list_prices(session)), rate), next_change
 
 
-def _compare(row: ReferenceRow, hours: Decimal, basis: str, rate: Rate | None) -> Comparison:
+def _compare(row: ReferenceRow, hours: Decimal, basis: str, rate: Rate | None, *, same_variant: bool) -> Comparison:
     per_gpu_hour = (Decimal(row.hourly_micros) / MICROS / row.gpu_count).quantize(Decimal("0.0001"), ROUND_HALF_UP)
     total = (per_gpu_hour * hours).quantize(CENT, ROUND_HALF_UP)
     converted = (total * Decimal(rate.rate_micros) / MICROS).quantize(CENT, ROUND_HALF_UP) if rate else None
@@ -148,7 +196,7 @@ def _compare(row: ReferenceRow, hours: Decimal, basis: str, rate: Rate | None) -
         row.provider,
         row.region,
         row.instance_type,
-        row.gpu_variant,
+        clean_variant(row.gpu_variant),
         row.gpu_count,
         per_gpu_hour,
         hours,
@@ -156,8 +204,10 @@ def _compare(row: ReferenceRow, hours: Decimal, basis: str, rate: Rate | None) -
         total,
         converted,
         rate.quote if rate else None,
-        row.data_date,
+        published_date(row.data_date),
         row.confidence,
+        row.source,
+        same_variant,
     )
 
 

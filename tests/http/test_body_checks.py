@@ -99,6 +99,30 @@ def test_a_400_digit_integer_is_a_422_naming_the_field(client: TestClient) -> No
     ]
 
 
+@pytest.mark.parametrize(
+    ("body", "message", "type_"),
+    [
+        # more digits than Python's int() converts (4,300): before, FastAPI's bare 400 "There was an error parsing
+        # the body", no field named
+        (b'{"x": ' + b"1" * 5000 + b"}", jsonguard.TOO_LARGE_NUMBER, "number_too_large"),
+        (b'{"x": "\xff\xfe"}', jsonguard.NOT_UTF, "json_encoding"),  # invalid UTF-8: the same bare 400
+    ],
+)
+def test_a_body_python_cannot_read_is_a_422_naming_the_body(
+    client: TestClient, body: bytes, message: str, type_: str
+) -> None:
+    response = client.post("/probe/echo", content=body, headers=JSON)
+    assert response.status_code == 422, response.text
+    assert response.headers["content-type"].startswith("application/problem+json")
+    assert response.json()["errors"] == [{"field": "body", "message": message, "type": type_}]
+
+
+def test_a_body_that_is_not_json_stays_the_readers_to_report() -> None:
+    with pytest.raises(json.JSONDecodeError):
+        parse_body(b'{"x": ')
+    jsonguard.check_body(b'{"x": "\xff"}')  # a Hub config.json in no UTF: app.hub reports it as not JSON
+
+
 def test_a_client_over_its_body_budget_gets_429_before_the_body_is_read(
     sqlite_settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -91,9 +91,10 @@ def test_deeply_nested_json_is_422(probe_client: TestClient, body: bytes) -> Non
     assert _problem(response, 422, "invalid-input")["errors"][0]["type"] == "json_too_deep"
 
 
-def test_invalid_utf8_is_400(probe_client: TestClient) -> None:
+def test_invalid_utf8_is_422_naming_the_body(probe_client: TestClient) -> None:
+    """Before: 400 "There was an error parsing the body", no field named (tests/http/test_body_checks.py too)."""
     response = probe_client.post("/probe/echo", content=b'{"x": "\xff\xfe"}', headers=JSON)
-    _problem(response, 400, "bad-request")
+    assert _problem(response, 422, "invalid-input")["errors"][0]["field"] == "body"
 
 
 @pytest.mark.parametrize("content_type", ["text/plain", "application/xml", "application/octet-stream"])

@@ -4,6 +4,7 @@ converted at the admin-set exchange rate — on SQLite and PostgreSQL."""
 from __future__ import annotations
 
 import csv
+import json
 import re
 from decimal import Decimal
 
@@ -65,3 +66,44 @@ def test_rates_convert_directly_inversely_and_across_a_common_base() -> None:
     assert rates.rate("CNY", "USD") == 1 / Decimal("7.1")
     assert rates.rate("EUR", "CNY") == Decimal("7.1") / Decimal("0.9")
     assert rates.rate("JPY", "CNY") is None
+
+
+def test_only_the_same_form_factor_is_compared(db: Session) -> None:
+    """Before: an H100 SXM option was compared with RunPod's and Lambda's H100 PCIe (a card at a lower power limit,
+    without NVLink) as if the same GPU. The seed prices H100 80GB as SXM5 (AWS p5, GCP a3, Azure ND H100 v5, Lambda,
+    RunPod 8x SXM) and as PCIe (Lambda gpu_1x_h100_pcie, RunPod 1x_H100_SECURE)."""
+    book = build_book(db, "CNY")[0]
+    sxm = book.compare(gpu_id="h100-80g-sxm", gpus=8, gpu_hours=100.0, limit=30)
+    assert sxm and all("SXM" in r.gpu_variant and r.same_variant for r in sxm)
+    assert not {"1x_H100_SECURE", "gpu_1x_h100_pcie"} & {r.instance_type for r in sxm}
+    pcie = book.compare(gpu_id="h100-80g-pcie", gpus=1, gpu_hours=100.0, limit=30)
+    assert {r.instance_type for r in pcie} == {"1x_H100_SECURE", "gpu_1x_h100_pcie"}
+    assert all(r.same_variant for r in pcie)
+
+
+def test_another_form_factor_is_marked_where_only_it_is_priced(db: Session) -> None:
+    """No A100 40GB PCIe instance is in the seed: the A100 40GB rows (SXM4, or a variant Lambda does not state) are
+    given, each marked same_variant false, its variant without the research note "(variant not stated in
+    catalog)"."""
+    rows = build_book(db, "CNY")[0].compare(gpu_id="a100-40g-pcie", gpus=1, gpu_hours=None, limit=30)
+    assert rows and not any(r.same_variant for r in rows)
+    assert {r.gpu_variant for r in rows} == {"40GB SXM4", "40GB"}
+
+
+def test_the_answer_gives_a_clean_date_and_the_source_not_the_research_notes(client: TestClient) -> None:
+    """Before: data_date read "not recorded in file; snapshot read 2026-11-29 from the research index; content
+    implies >= late 2025 (file lists p6-b300.48xlarge; B300 launch timing from memory, unverified)"."""
+    body = {"model": {"preset": "llama-3.1-8b"}, "task": "full_finetune", "tokens": 1e9}
+    options = client.post("/recommend", json=body).json()["options"]
+    refs = [ref for option in options for ref in option["reference_prices"]]
+    assert refs
+    for ref in refs:
+        assert ref["data_date"] is None or re.fullmatch(r"\d{4}-\d{2}-\d{2}", ref["data_date"]), ref
+        assert re.fullmatch(r"[\w.-]+/[\w.-]+ \S+ @ [0-9a-f]{40}", ref["source"]), ref
+        assert "memory" not in json.dumps(ref) and "(variant" not in ref["gpu_variant"], ref
+    assert {ref["data_date"] for ref in refs} == {"2026-11-29"}  # the day the seed's catalogs were read
+    for option in options:
+        form = option["sku"]["gpu"].split("-")[-1]
+        assert all(
+            form.upper() in ref["gpu_variant"].upper() for ref in option["reference_prices"] if ref["same_variant"]
+        )

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from pypdf import PdfReader
+from sqlalchemy.orm import Session
 
 from app import messages
 from app.api.examples import ESTIMATE
@@ -150,3 +151,70 @@ def test_the_accept_page_and_a_wizard_with_errors_read_in_chinese(client: TestCl
     assert [page.status_code for page in pages.values()] == [200, 422, 404]
     left = {name: english_runs(page.text, names) for name, page in pages.items()}
     assert not any(left.values()), left
+
+
+# --- the seller block: worded in both languages from one catalog (app/quotes/printing.py SELLER), frozen with the
+# quote in both, printed in the page's language ------------------------------------------------------------------
+
+SELLER_ZH = (
+    "GPU 服务器租赁（gpu-sizer）",
+    "深圳 · 新加坡 · 洛杉矶",
+    "独享整机；预装 CUDA 12、PyTorch、DeepSpeed 和 Megatron",
+)
+SELLER_EN = ("GPU server rental", "Shenzhen · Singapore · Los Angeles", "Dedicated machines", "10-minute hardware")
+
+
+def _api_quote(client: TestClient) -> str:
+    recommended = client.post("/recommend", json={"model": {"preset": "llama-2-7b"}, "task": "lora", "tokens": 1e8})
+    option = recommended.json()["options"][0]
+    customer = {"name": "Li Wei", "company": "", "email": "li.wei@example.com"}
+    issued = client.post("/quotes", json={**option["quote"], "customer": customer})
+    assert issued.status_code == 201, issued.text[:2000]
+    return str(issued.json()["id"])
+
+
+def _seller_section(page: str) -> str:
+    found = re.search(r"<h2>供应方</h2>(.*?)</div>", page, flags=re.S) or re.search(
+        r"<h2>Seller</h2>(.*?)</div>", page, flags=re.S
+    )
+    assert found, page[:3000]
+    return html.unescape(found.group(1))
+
+
+def test_the_chinese_quote_prints_the_seller_block_in_chinese(client: TestClient) -> None:
+    """Before: "供应方 GPU server rental (gpu-sizer) Shenzhen · Singapore · Los Angeles Dedicated machines; …" on the
+    Chinese page and PDF, from one English constant (and this suite set the block aside as catalog data)."""
+    public_id = _api_quote(client)
+    zh = _seller_section(client.get(f"/quotes/{public_id}/print?lang=zh").text)
+    assert all(words in zh for words in SELLER_ZH), zh
+    assert english_runs(zh, ["gpu-sizer"]) == [] and not any(words in zh for words in SELLER_EN), zh
+    en = _seller_section(client.get(f"/quotes/{public_id}/print?lang=en").text)
+    assert all(words in en for words in SELLER_EN), en
+    pdf = client.get(f"/quotes/{public_id}.pdf?lang=zh")
+    assert pdf.status_code == 200
+    text = "\n".join(page.extract_text() for page in PdfReader(io.BytesIO(pdf.content)).pages)
+    assert "深圳" in text and "Singapore" not in text and "Dedicated" not in text
+
+
+def test_the_seller_block_stays_as_the_quote_froze_it(
+    client: TestClient, db: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A quote keeps the words it was issued with in both languages when the catalog changes later; one issued
+    before (its snapshot froze the English block alone) prints in Chinese where that English is the catalog's."""
+    from app.quotes import printing
+    from app.quotes.service import get_quote_row
+
+    public_id = _api_quote(client)
+    row = get_quote_row(db, public_id=public_id)
+    assert row.snapshot["seller"] == printing.SELLER
+    changed = {lang: {**words, "address": "Hong Kong"} for lang, words in printing.SELLER.items()}
+    monkeypatch.setattr(printing, "SELLER", changed)
+    assert "深圳 · 新加坡 · 洛杉矶" in _seller_section(client.get(f"/quotes/{public_id}/print?lang=zh").text)
+    monkeypatch.undo()
+    row.snapshot = {**row.snapshot, "seller": dict(printing.SELLER["en"])}  # as quotes were frozen before
+    db.flush()
+    zh = _seller_section(client.get(f"/quotes/{public_id}/print?lang=zh").text)
+    assert all(words in zh for words in SELLER_ZH), zh
+    row.snapshot = {**row.snapshot, "seller": {**printing.SELLER["en"], "address": "Hong Kong"}}
+    db.flush()
+    assert "Hong Kong" in _seller_section(client.get(f"/quotes/{public_id}/print?lang=zh").text)  # as it froze
