@@ -42,9 +42,12 @@ def test_estimate_reads_the_peak_as_each_tool_would(client: TestClient) -> None:
     memory = _estimate(client, **body)["memory"]
     total = memory["per_gpu_gib"]["total"]
     read = memory["as_measured_gib"]
-    assert read["reserved"] == pytest.approx(total - 0.5, abs=0.02)
+    # the 16-bit logits' block stays cached beside the standard loss's fp32 backward, in the pool, not in the gate
+    # (memory.activations LOGITS_BLOCK_BYTES_PER_LOGIT): 2,048 x 128,256 x 2 bytes = 0.49 GiB
+    block = 2048 * 128256 * 2 / 2**30
+    assert read["reserved"] == pytest.approx(total - 0.5 + block, abs=0.02)
     assert read["allocated"] < read["reserved"]
-    assert read["device"] == pytest.approx(total + 0.6, abs=0.02)
+    assert read["device"] == pytest.approx(total + 0.6 + block, abs=0.02)
 
 
 def test_varied_lengths_grow_the_reserved_and_device_readings_only(client: TestClient) -> None:
