@@ -271,6 +271,9 @@ def test_coverage_on_every_validation_row() -> None:
     # fsdp_qlora's two batch-1 x 512 rows read as reserved (FSDP1's reserved pool 1-2 GiB above its allocated peak)
     # and torchtune's two March 2024 FSDP rows that its README revised two weeks later (14.17 -> 20.95 GB, 12.01 ->
     # 22.9 GB: 12.01 GB is less than the 8 bytes a parameter of bf16 weights, gradients and AdamW on 4 GPUs).
+    # 208 of 237 (88 %) at 19.7 % once the reserved readings count the 16-bit logits' block beside the fp32 loss's
+    # backward and universal-llm-trainer's rows state their loss on 16-bit logits (plan.loss "no_upcast"): ms-swift 36
+    # of 48 inside, universal-llm-trainer 27 of 30 (its FSDP CPU-offload rows read low), qwen-readme 39 of 42 (41).
     from tests.estimator.memory_first_contact import MEMORY_FIRST_CONTACT
     from tests.estimator.validation_cases import MEMORY
 
@@ -278,5 +281,5 @@ def test_coverage_on_every_validation_row() -> None:
     inside = sum(ok for ok, _ in results)
     widths = sorted(w for _, w in results)
     assert len(results) == 237
-    assert inside >= 196, inside
+    assert inside >= 208, inside
     assert widths[len(widths) // 2] <= 0.20
