@@ -58,7 +58,10 @@ NO_UPCAST_LOSS_ELEMENTS_PER_LOGIT = 3.0
 # logit), larger than that block: the first takes the freed block of the fp32 upcast, the second cannot use the 16-bit
 # one and makes the pool grow by a new segment (`alloc_block`, cudaMalloc), so the 16-bit block stays reserved beside
 # the 12 bytes in use until the cast's backward takes it. Freed blocks of separate segments never merge
-# (`try_merge_blocks` joins neighbours split from one segment). Only where the backward asks for fp32 tensors larger
+# (`try_merge_blocks` joins neighbours split from one segment). With expandable segments (torchtitan's run_train.sh
+# sets PYTORCH_ALLOC_CONF=expandable_segments:True) the freed 16-bit and upcast blocks lie side by side and merge; the
+# first fp32 gradient is cut from that 6-byte block, the 2 bytes left sit below the saved log-probs, and the second
+# maps new pages at the segment's end: the same 2 bytes a logit. Only where the backward asks for fp32 tensors larger
 # than the cached 16-bit ones: the standard loss of transformers (ForCausalLMLoss `logits.float()`) and torchtitan
 # (`cross_entropy_loss` `.float()`, the train step's `del pred`); the compiled, no-upcast, chunked and fused losses
 # ask for 16-bit or chunk-sized gradients that the cached blocks serve. Not Megatron-LM's (a plan with
