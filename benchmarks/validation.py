@@ -465,7 +465,28 @@ from -12.9 % to -4.2 %. Left as they read: the LoRA rows' pool. Every row at max
 dataset and every row above over 1,000 samples (scripts/benchmark/test_memory_time/run_single.py), and the reserved
 pool of varied-length batches grows with the steps: Qwen-1.8B's full fine-tune reads 35.11 GiB at 2,048 tokens and
 31.62 GiB at 4,096, which no count of one step gives; the Yi rows ran with the 'delete' truncation (samples longer than
-max_length dropped: lengths spread below it)."""
+max_length dropped: lengths spread below it).
+
+Two changes of the cross-entropy's memory (2026-12-06), fitted on every row they touch. The 16-bit logits' block in
+the reserved pool: the head's bf16 logits are freed before the backward, and PyTorch's caching allocator serves a
+request only from a cached block at least its size (c10/cuda/CUDACachingAllocator.cpp `get_free_block`, best fit,
+blocks of separate segments never merged), so the standard loss's fp32 gradients of the logits (4 bytes a logit) grow
+the pool by a new segment while that 2-byte block stays cached: 2 bytes a logit more in the reserved and device
+readings, not in the gate nor the allocated peak (transformers' ForCausalLMLoss and torchtitan's cross_entropy_loss
+upcast with `.float()`; not the compiled, fused, chunked or 16-bit losses, not Megatron-LM's). torchao's H100 rows at
+8,192 tokens moved from -4 % to 0 %, the source from 10.7 % to 7.9 %; ms-swift 12.3 % to 10.3 %, fsdp-qlora 14.0 % to
+9.6 %, torchtune-2403 17.9 % to 16.2 %, qwen-readme 8.3 % to 8.0 %. And the loss on 16-bit logits is a plan input
+(plan.loss "no_upcast", /estimate only: no stack this service launches runs it, so /recommend refuses it as
+levers_unsupported): nn.CrossEntropyLoss on the bf16 logits outside autocast keeps the 16-bit log-probs and two 16-bit
+gradients, 3 elements of the logits' dtype a logit (6 bytes; 12 where PEFT's k-bit preparation leaves the head fp32).
+universal-llm-trainer's rows run it (every config at 9efd14b5 sets amp_training: False; src/trainer/trainer.py,
+src/models/llama3.py call the model without labels and the criterion on its bf16 logits), so they now state it
+(transcription, after first contact): its single-GPU LoRA rows moved from +2 ... +53 % to -11 ... +4 %, its QLoRA rows
+(fp32 logits) stayed, the source from 12.0 % to 5.7 % (25.1 % with the block alone, the rows still stated with the
+upcast loss). Left as they read: its FSDP CPU-offload rows (four runs on each card) at -21 to -48 %, -37 to +34 % at
+first contact (what FSDP1 with CPUOffload keeps on the card is not the loss), the Qwen remote code's second 16-bit
+copy of the logits (`shift_logits.contiguous()`, a 4-byte block, not 2), and the ms-swift LoRA rows' varied-length
+pool."""
 
 # Median |error| of the estimator at 7c1f6ff (see the module docstring); it had no memory held-out rows run then.
 BASELINE = {

@@ -181,6 +181,10 @@ class Plan:
     # torchtitan PR #1033, April 2025; torchtune compiles its loss with `compile: True`): 4 bytes per logit, not 12
     # (memory.activations COMPILED_LOSS_BYTES_PER_LOGIT); needs `compiled`
     compiled_loss: bool = False
+    # the cross-entropy on the 16-bit logits, no fp32 upcast (a trainer's own nn.CrossEntropyLoss on the logits with
+    # autocast off, e.g. ljm565/universal-llm-trainer with amp_training False): 6 bytes per logit, not 12
+    # (memory.activations NO_UPCAST_LOSS_ELEMENTS_PER_LOGIT); no stack the planner launches runs it (planner/levers.py)
+    no_upcast_loss: bool = False
     # linear weights stored and all-gathered in FP8 (Megatron-LM --fp8-param-gather, Transformer Engine
     # fp8_model_init; torchao float8 FSDP all-gather): 1 byte per linear weight in the model's working copy; fp8 only
     fp8_params: bool = False
@@ -357,6 +361,9 @@ class MemoryBreakdown:
     # them back page by page for the step. Not in `total` (the gate) nor in torch's allocated/reserved readings; the
     # device reading counts what of them the card has room to keep (memory.measured_bytes)
     paged_optimizer: float = 0.0
+    # reserved bytes of the 16-bit logits' cached block beside the fp32 loss's backward (memory.activations
+    # LOGITS_BLOCK_BYTES_PER_LOGIT): in the reserved and device readings, not in `total` nor the allocated one
+    logits_block: float = 0.0
 
     @property
     def host_peak(self) -> float:

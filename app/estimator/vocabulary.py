@@ -27,9 +27,10 @@ Offload = Literal["none", "optimizer", "optimizer_and_params"]
 Recompute = Literal["none", "selective", "full"]
 # The memory levers a request may set (plan.attention, plan.loss): flash (FlashAttention) and sdpa (PyTorch
 # scaled_dot_product_attention) keep no seq_len² scores, eager materialises them; the cross-entropy as transformers
-# computes it (standard), in chunks, fused with the head, or compiled with the model.
+# computes it (standard), in chunks, fused with the head, compiled with the model, or on the 16-bit logits as the head
+# made them, without the fp32 upcast (no_upcast: a trainer's own nn.CrossEntropyLoss outside autocast).
 Attention = Literal["flash", "sdpa", "eager"]
-Loss = Literal["standard", "chunked", "fused", "compiled"]
+Loss = Literal["standard", "chunked", "fused", "compiled", "no_upcast"]
 # Where a training stack's loader holds the whole model in host RAM before ZeRO-3 / FSDP shards it: nowhere
 # (built sharded, or loaded onto the GPUs), on every rank of a node, or on each node's local rank 0 only
 # (Plan.host_load; app/planner/stacks.py says which stack loads how).

@@ -17,6 +17,11 @@ Which stack runs which lever is what its launch block can set (app/planner/launc
   arguments.py rejects the Transformer Engine one); --fp8-param-gather; activation offload through --cpu-offloading
   (model_parallel_config.py cpu_offloading, cpu_offloading_num_layers), which transformer_config.py refuses with
   pipeline parallelism and with recompute; no torch.compile, no chunked loss.
+No stack runs the cross-entropy on 16-bit logits without the fp32 upcast (plan.loss "no_upcast"): transformers'
+ForCausalLMLoss (src/transformers/loss/loss_utils.py `logits.float()`), torchtitan's cross_entropy_loss (`.float()`) and
+Megatron-LM's vocab-parallel cross-entropy (megatron/core/tensor_parallel/cross_entropy.py `calculate_logits_max`:
+`vocab_parallel_logits.float()`) all upcast. /estimate sizes it (trainers of their own run it); /recommend refuses it
+as levers_unsupported.
 """
 
 from __future__ import annotations
@@ -49,6 +54,7 @@ class Levers:
             chunked_loss=self.loss == "chunked",
             fused_loss=self.loss == "fused",
             compiled_loss=self.loss == "compiled",
+            no_upcast_loss=self.loss == "no_upcast",
             fp8_params=self.fp8_params,
             activation_offload=self.activation_offload,
             compiled=self.compiled,
@@ -67,6 +73,8 @@ def levers_of(plan: Plan) -> Levers:
         if plan.chunked_loss
         else "compiled"
         if plan.compiled_loss
+        else "no_upcast"
+        if plan.no_upcast_loss
         else "standard"
     )
     attention: Attention = plan.attention if plan.flash_attention else "eager"
@@ -75,8 +83,8 @@ def levers_of(plan: Plan) -> Levers:
 
 def runs_levers(stack: LeverStack, plan: Plan) -> bool:
     """Whether `stack`'s launch sets every lever `plan` carries (module docstring)."""
-    if plan.chunked_loss:
-        return False  # no stack's launch names a chunked cross-entropy
+    if plan.chunked_loss or plan.no_upcast_loss:
+        return False  # no stack's launch names a chunked cross-entropy, nor one without the fp32 upcast
     if stack == "deepspeed":
         return not plan.activation_offload and not plan.fp8_params
     if stack == "fsdp":

@@ -21,7 +21,9 @@ LOSS_DESCRIPTION = (
     "logit), chunked (torchtune CEWithChunkedOutputLoss, litgpt, Megatron's vocab-parallel CE: the fp32 log-probs "
     "only), fused (Liger FusedLinearCrossEntropy, Cut Cross-Entropy, torchtitan's ChunkedLossWrapper: no "
     "whole-sequence logits), compiled (the cross-entropy compiled with the model, torchtitan's compile since April "
-    "2025, torchtune compile: the 16-bit logits and their gradient, 4 bytes per logit; needs compile). Default: "
+    "2025, torchtune compile: the 16-bit logits and their gradient, 4 bytes per logit; needs compile), no_upcast "
+    "(nn.CrossEntropyLoss on the 16-bit logits with autocast off, a trainer of one's own: 6 bytes per logit; /estimate "
+    "only, no stack this service launches runs it). Default: "
     "chunked where chunked_loss is true, compiled where compile is true (the stacks compile the loss with the "
     "model), standard otherwise."
 )

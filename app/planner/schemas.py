@@ -184,7 +184,7 @@ class PlanIn(LeversIn):
         ):
             raise ValueError(
                 f"loss={self.loss} contradicts chunked_loss={str(self.chunked_loss).lower()}: give one of them "
-                "(standard and compiled are chunked_loss false; chunked and fused are true)"
+                "(standard, compiled and no_upcast are chunked_loss false; chunked and fused are true)"
             )
         if self.compile is not None and "compiled" in given and self.compile != self.compiled:
             raise ValueError("compile and compiled say different things: give one of them")
@@ -217,6 +217,7 @@ class PlanIn(LeversIn):
             chunked_loss=loss == "chunked",
             fused_loss=loss == "fused",
             compiled_loss=loss == "compiled",
+            no_upcast_loss=loss == "no_upcast",
             compiled=compiled,
         )
 
@@ -538,7 +539,9 @@ class PlanOut(BaseModel):
     micro_batch: int
     global_batch: int | None
     virtual_stages: int
-    loss: str = Field(default="standard", description="standard, chunked, fused or compiled cross-entropy (plan.loss)")
+    loss: str = Field(
+        default="standard", description="standard, chunked, fused, compiled or no_upcast cross-entropy (plan.loss)"
+    )
     compiled: bool = False
     activation_offload: bool = False
     fp8_params: bool = False

@@ -154,6 +154,7 @@ def level_plan(shape: Plan, zero: int, offload: Offload, recompute: Recompute, m
         chunked_loss=shape.chunked_loss,
         fused_loss=shape.fused_loss,
         compiled_loss=shape.compiled_loss,
+        no_upcast_loss=shape.no_upcast_loss,
         fp8_params=shape.fp8_params,
         activation_offload=shape.activation_offload,
         compiled=shape.compiled,

@@ -49,19 +49,24 @@ Sources (each a project that measured its own runs and says with what):
                memory column ("Memory(GiB)", torchtitan's max reserved) of the two runs whose throughput
                validation_cases.py already uses; memory rows from it are new (Llama 3.1 8B, 32 and 64 H200, FSDP,
                local batch 2, seq 8192, selective AC, torch.compile, Float8 linears with Float8 FSDP all-gather).
-  [universal-llm-trainer] ljm565/universal-llm-trainer docs/gpu_test.md at 9efd14b5 (torch 2.5.1, transformers
-               4.49.0; one or two A100 or H100): its own trainer over transformers' AutoModelForCausalLM and PEFT,
-               batch 2 x 8,192 tokens with no padding, bf16 weights (bit: bfloat16), torch AdamW on the bf16 parameters
-               (no fp32 master), Hugging Face gradient checkpointing, attention left to transformers' default (sdpa;
+  [universal-llm-trainer] ljm565/universal-llm-trainer docs/gpu_test.md at 9efd14b5 (torch 2.5.1, transformers 4.49.0;
+               one or two A100 or H100): its own trainer over transformers' AutoModelForCausalLM and PEFT, batch 2 x
+               8,192 tokens with no padding, bf16 weights (bit: bfloat16), torch AdamW on the bf16 parameters (no fp32
+               master), Hugging Face gradient checkpointing, attention left to transformers' default (sdpa;
                attn_implementation null), nn.CrossEntropyLoss on the 16-bit logits reshaped (a copy) after the model's
-               forward; LoRA r=8 (alpha 16, dropout 0.05) on every linear layer but the head (config_lora/), gradient
-               accumulation 32; QLoRA = bitsandbytes NF4 with double quantisation and bf16 compute (config_quant/
-               bnb_4bit.yaml) through PEFT's prepare_model_for_kbit_training (src/trainer/build.py); the two-GPU rows
-               are PyTorch FSDP with CPUOffload (parameters, gradients and optimizer on the host). "Peak Mem." is the
-               trainer's progress-bar figure, torch.cuda.memory_reserved() / 1e9 on rank 0 after each step
-               (src/trainer/trainer.py): reserved, in GB (the "Model Mem." column, 16 for Llama 3.1 8B's 16.06e9 bf16
-               bytes, shows the unit is 1e9 bytes although the header says GiB), converted to GiB here. Llama 3 8B rows
-               repeat Llama 3.1 8B's figures and are left out; Gemma 2 9B QLoRA ran out of memory (no figure).
+               forward, with autocast off (every config sets amp_training: False and src/trainer/trainer.py runs the
+               forward under torch.autocast(enabled=self.amp); the model is called without labels, so transformers
+               returns the lm_head's bf16 logits with no fp32 upcast: Plan.no_upcast_loss, stated after first contact,
+               which read these rows with the upcast loss; under QLoRA PEFT's prepare_model_for_kbit_training leaves the
+               head fp32, so those logits are fp32); LoRA r=8 (alpha 16, dropout 0.05) on every linear layer but the
+               head (config_lora/), gradient accumulation 32; QLoRA = bitsandbytes NF4 with double quantisation and bf16
+               compute (config_quant/bnb_4bit.yaml) through PEFT's prepare_model_for_kbit_training
+               (src/trainer/build.py); the two-GPU rows are PyTorch FSDP with CPUOffload (parameters, gradients and
+               optimizer on the host). "Peak Mem." is the trainer's progress-bar figure, torch.cuda.memory_reserved() /
+               1e9 on rank 0 after each step (src/trainer/trainer.py): reserved, in GB (the "Model Mem." column, 16 for
+               Llama 3.1 8B's 16.06e9 bf16 bytes, shows the unit is 1e9 bytes although the header says GiB), converted
+               to GiB here. Llama 3 8B rows repeat Llama 3.1 8B's figures and are left out; Gemma 2 9B QLoRA ran out of
+               memory (no figure).
   [megatron-bridge] NVIDIA-NeMo/Megatron-Bridge at 067f987d, skills/nemo-mbridge-perf-memory-tuning/SKILL.md
                ("Measured Results": Llama 3 70B SFT on 32 H100 80GB, FP8 current scaling, TP 4 PP 4 VPP 5 DP 2, MBS 1,
                GBS 32, seq 4096, and the same with PP 8 / TP 8; VPP 10 in its text) and
@@ -496,7 +501,14 @@ def _universal_llm_trainer() -> list[FirstContactCase]:
     cases = []
     gb = 1e9 / 2**30  # the trainer prints memory_reserved() / 1e9
     lora = LoraSpec(rank=8, alpha=16, targets=("all-linear",), dropout=0.05)
-    levers = "attention: sdpa (transformers default); loss: nn.CrossEntropyLoss on 16-bit logits (reshaped copy)"
+    # the loss as the source runs it (stated after first contact, which read these rows with the standard loss's fp32
+    # upcast): every config at 9efd14b5 sets amp_training: False, src/trainer/trainer.py runs the forward under
+    # torch.autocast(enabled=self.amp), and src/models/llama3.py (likewise llama2, gemma, gemma2, phi3) applies
+    # nn.CrossEntropyLoss to the model's bf16 logits (called without labels: no ForCausalLMLoss upcast)
+    levers = (
+        "attention: sdpa (transformers default); loss: nn.CrossEntropyLoss on 16-bit logits (reshaped copy), "
+        "autocast off (amp_training: False)"
+    )
     models = {
         "Llama 3.1 8B": get_preset("llama-3.1-8b").model,
         "Llama 3.1 70B": get_preset("llama-3.1-70b").model,
@@ -534,9 +546,11 @@ def _universal_llm_trainer() -> list[FirstContactCase]:
             paged_optimizer=False,  # torch.optim.AdamW
         )
         if gpus == 1:
-            plan = Plan(micro_batch=2, recompute="full")
+            plan = Plan(micro_batch=2, recompute="full", no_upcast_loss=True)
         else:  # FSDP (FULL_SHARD) with CPUOffload(offload_params=True): parameters, gradients, optimizer on the host
-            plan = Plan(dp=2, zero_stage=3, offload="optimizer_and_params", micro_batch=2, recompute="full")
+            plan = Plan(
+                dp=2, zero_stage=3, offload="optimizer_and_params", micro_batch=2, recompute="full", no_upcast_loss=True
+            )
         for gpu, published in ((H100, h100), (A100_80, a100)):
             cases.append(
                 FirstContactCase(

@@ -48,12 +48,14 @@ def test_reserved_growth_with_sequence_length_matches_ms_swift(model: ModelSpec,
     """The growth from 512 to 8,192 tokens within 10 %: the growth, not the level, is what the slack models (the
     short rows read 1.5-2.5 GiB above any estimate, a near-constant lengths do not explain); 10 % is the spread of
     the three models' measured growths around their mean (30.0 / 30.4 / 30.6 GiB) plus the share of samples the
-    dataset truncates at each length. Without the slack the estimate grew 15-18 GiB, 1.7-2.0x too slowly."""
+    dataset truncates at each length. Without the slack the estimate grew 15-18 GiB, 1.7-2.0x too slowly; with the
+    16-bit logits' block (activations LOGITS_BLOCK_BYTES_PER_LOGIT, reserved at any length) and no slack it grows
+    17-20 GiB, still 1.5-1.8x too slowly."""
     published = at_8192 - at_512
     ours = _reserved_gib(model, 8192, True) - _reserved_gib(model, 512, True)
     assert ours == pytest.approx(published, rel=0.10)
     padded = _reserved_gib(model, 8192, False) - _reserved_gib(model, 512, False)
-    assert padded < 0.65 * published  # the fixed-length estimate is the one that grew too slowly
+    assert padded < 0.7 * published  # the fixed-length estimate is the one that grew too slowly
 
 
 def test_qwen_readme_padded_rows_keep_no_slack() -> None:
@@ -78,8 +80,10 @@ def test_varied_lengths_move_neither_the_gate_nor_the_allocated_peak() -> None:
     assert b.length_slack == pytest.approx(slack)
     assert measured_bytes(b, PLAN, ONE, "reserved") - measured_bytes(a, PLAN, ONE, "reserved") == pytest.approx(slack)
     assert measured_bytes(b, PLAN, ONE, "device") - measured_bytes(a, PLAN, ONE, "device") == pytest.approx(slack)
+    # beside the 16-bit logits' block, which batches of one length keep too (activations LOGITS_BLOCK_BYTES_PER_LOGIT)
+    assert b.logits_block == a.logits_block == pytest.approx(4096 * QWEN_7B.vocab * 2.0)
     assert measured_bytes(b, PLAN, ONE, "reserved") - measured_bytes(b, PLAN, ONE, "allocated") == pytest.approx(
-        FRAGMENTATION * b.activations + slack
+        FRAGMENTATION * b.activations + slack + b.logits_block
     )
 
 

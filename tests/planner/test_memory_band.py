@@ -42,9 +42,12 @@ def test_estimate_reads_the_peak_as_each_tool_would(client: TestClient) -> None:
     memory = _estimate(client, **body)["memory"]
     total = memory["per_gpu_gib"]["total"]
     read = memory["as_measured_gib"]
-    assert read["reserved"] == pytest.approx(total - 0.5, abs=0.02)
+    # the 16-bit logits' block stays cached beside the standard loss's fp32 backward, in the pool, not in the gate
+    # (memory.activations LOGITS_BLOCK_BYTES_PER_LOGIT): 2,048 x 128,256 x 2 bytes = 0.49 GiB
+    block = 2048 * 128256 * 2 / 2**30
+    assert read["reserved"] == pytest.approx(total - 0.5 + block, abs=0.02)
     assert read["allocated"] < read["reserved"]
-    assert read["device"] == pytest.approx(total + 0.6, abs=0.02)
+    assert read["device"] == pytest.approx(total + 0.6 + block, abs=0.02)
 
 
 def test_varied_lengths_grow_the_reserved_and_device_readings_only(client: TestClient) -> None:
@@ -268,6 +271,9 @@ def test_coverage_on_every_validation_row() -> None:
     # fsdp_qlora's two batch-1 x 512 rows read as reserved (FSDP1's reserved pool 1-2 GiB above its allocated peak)
     # and torchtune's two March 2024 FSDP rows that its README revised two weeks later (14.17 -> 20.95 GB, 12.01 ->
     # 22.9 GB: 12.01 GB is less than the 8 bytes a parameter of bf16 weights, gradients and AdamW on 4 GPUs).
+    # 208 of 237 (88 %) at 19.7 % once the reserved readings count the 16-bit logits' block beside the fp32 loss's
+    # backward and universal-llm-trainer's rows state their loss on 16-bit logits (plan.loss "no_upcast"): ms-swift 36
+    # of 48 inside, universal-llm-trainer 27 of 30 (its FSDP CPU-offload rows read low), qwen-readme 39 of 42 (41).
     from tests.estimator.memory_first_contact import MEMORY_FIRST_CONTACT
     from tests.estimator.validation_cases import MEMORY
 
@@ -275,5 +281,5 @@ def test_coverage_on_every_validation_row() -> None:
     inside = sum(ok for ok, _ in results)
     widths = sorted(w for _, w in results)
     assert len(results) == 237
-    assert inside >= 196, inside
+    assert inside >= 208, inside
     assert widths[len(widths) // 2] <= 0.20

@@ -34,6 +34,42 @@ COMPILED_LOSS_BYTES_PER_LOGIT = 2.0 + 2.0
 # fused_linear_cross_entropy, liger, full, H 4096, V 128256, bf16) grows 4,910 -> 5,795 MB from 16,384 to 32,768
 # tokens, 13.8 bytes per hidden element, of which 2 are the input (the hidden states, counted with the activations).
 FUSED_LOSS_BYTES_PER_HIDDEN = 12.0
+# cross-entropy on the 16-bit logits, no fp32 upcast (Plan.no_upcast_loss): nn.CrossEntropyLoss called on the logits as
+# the head made them, outside autocast. ljm565/universal-llm-trainer at 9efd14b5: every config sets `amp_training:
+# False`, so src/trainer/trainer.py runs `torch.autocast(..., enabled=self.amp)` off, and src/models/llama3.py calls the
+# transformers model without labels (transformers 4.49 LlamaForCausalLM returns the lm_head's bf16 logits; the upcast
+# lives in ForCausalLMLoss, which runs only with labels) and applies `self.criterion` (nn.CrossEntropyLoss) to
+# `output.logits[:, :-1, :].reshape(...)`, then `del output`. log_softmax saves its 16-bit output, and at the start of
+# the backward nll_loss's 16-bit gradient and log_softmax's 16-bit gradient exist beside it (PyTorch
+# tools/autograd/derivatives.yaml: nll_loss's gradient is nll_loss_backward of its input's shape, log_softmax's is
+# _log_softmax_backward_data of its result's): 3 x 2 bytes. In the forward the logits, their reshaped copy and the
+# log-probs meet: 6 bytes too. Three elements of the logits' dtype: where the logits are fp32 (PEFT's
+# prepare_model_for_kbit_training casts the head to fp32, and that trainer's QLoRA, src/trainer/build.py, never casts
+# it back: kbit_upcast; or fp32 training) the same loss keeps 12 bytes. Measured: that trainer's Llama 3.1 8B LoRA
+# at 2 x 8,192 tokens (docs/gpu_test.md, 36 GB = 33.53 GiB reserved) read 47.18 GiB (+40.7 %) with 12 bytes a logit
+# and 34.85 GiB (+3.9 %) with 6: 11.7 GiB at 16,384 tokens of a 128,256 vocabulary.
+NO_UPCAST_LOSS_ELEMENTS_PER_LOGIT = 3.0
+# The 16-bit logits' block, cached beside the standard loss's backward (reserved, not allocated): the head's 16-bit
+# logits (2 bytes a logit) are dropped before the backward (LOSS_BYTES_PER_LOGIT) and their block goes back to the
+# caching allocator's large pool, where a request is served only by a cached block at least its size (c10/cuda/
+# CUDACachingAllocator.cpp `get_free_block`: `pool.blocks.lower_bound(&p.search_key)`, the smallest free block >= the
+# rounded size, split when more than 1 MiB is left, `should_split`; the default max_split_size is unlimited). The
+# backward's first requests are fp32 tensors of every logit (nll_loss's gradient, log_softmax's gradient: 4 bytes a
+# logit), larger than that block: the first takes the freed block of the fp32 upcast, the second cannot use the 16-bit
+# one and makes the pool grow by a new segment (`alloc_block`, cudaMalloc), so the 16-bit block stays reserved beside
+# the 12 bytes in use until the cast's backward takes it. Freed blocks of separate segments never merge
+# (`try_merge_blocks` joins neighbours split from one segment). With expandable segments (torchtitan's run_train.sh
+# sets PYTORCH_ALLOC_CONF=expandable_segments:True) the freed 16-bit and upcast blocks lie side by side and merge; the
+# first fp32 gradient is cut from that 6-byte block, the 2 bytes left sit below the saved log-probs, and the second
+# maps new pages at the segment's end: the same 2 bytes a logit. Only where the backward asks for fp32 tensors larger
+# than the cached 16-bit ones: the standard loss of transformers (ForCausalLMLoss `logits.float()`) and torchtitan
+# (`cross_entropy_loss` `.float()`, the train step's `del pred`); the compiled, no-upcast, chunked and fused losses
+# ask for 16-bit or chunk-sized gradients that the cached blocks serve. Not Megatron-LM's (a plan with
+# Plan.fp32_main_grads): its vocab-parallel cross-entropy writes the gradient into the softmax it saved
+# (megatron/core/tensor_parallel/cross_entropy.py). Measured (reserved): torchao's torchtitan Llama 3 8B on 8 H100 at
+# 1 x 8,192 tokens, loss not compiled (47.65-47.79 GiB), read -3.9 to -4.2 % without the block (1.96 GiB) and +0.2 to
+# -0.1 % with it; at 1 x 4,096 with full AC (28.07 GiB) -10.5 % -> -7.0 %.
+LOGITS_BLOCK_BYTES_PER_LOGIT = 2.0
 OTHER_WORKSPACE_BYTES = 0.25 * GIB  # cuBLAS/cuDNN workspaces (module docstring)
 OTHER_NCCL_BYTES = 0.5 * GIB  # NCCL channel buffers when > 1 GPU (module docstring)
 FRAGMENTATION = 0.05  # caching-allocator slack on activations (module docstring)
@@ -51,8 +87,9 @@ FRAGMENTATION = 0.05  # caching-allocator slack on activations (module docstring
 # (QwenLM/Qwen README, 'Profiling of Memory and Speed', LoRA r=64 on every linear) and 48.41 GiB reserved on a
 # dataset of 3,234 +- 2,548 tokens a sample (ms-swift docs/source_en/LLM/Benchmark.md, LoRA r=8 on c_attn): 11.8
 # GiB more for the lighter adapter, where a set of the loss's bytes is 13.9 GiB; ms-swift's Qwen 1.8B / 7B / 14B
-# grow 30.0 / 30.4 / 30.6 GiB reserved from 512 to 8,192 tokens, where this gives 27.9 / 29.7 / 31.0 (without
-# it 15 / 17 / 18: the "growth 1.8x too slow" of Hugging Face Trainer LoRA). A least-squares fit over all 45
+# grow 30.0 / 30.4 / 30.6 GiB reserved from 512 to 8,192 tokens, where this gives 30.1 / 31.9 / 33.2 with the
+# logits' block (LOGITS_BLOCK_BYTES_PER_LOGIT; 27.9 / 29.7 / 31.0 before it; without the slack 17 / 19 / 20: the
+# "growth 1.8x too slow" of Hugging Face Trainer LoRA). A least-squares fit over all 45
 # ms-swift rows would take 2.0 (median |error| 6.2 % against 12.8 %), but only by over-growing the long rows to
 # make up for a near-constant 1.5-2.5 GiB their short rows read above the estimate, which lengths do not explain.
 VARIED_LENGTH_SLACK = 1.0
@@ -385,6 +422,8 @@ def _training_activations(ctx: _Ctx, plan: Plan, stage: _Stage, dp: int) -> tupl
             if plan.chunked_loss
             else COMPILED_LOSS_BYTES_PER_LOGIT
             if plan.compiled_loss
+            else NO_UPCAST_LOSS_ELEMENTS_PER_LOGIT * act_bytes
+            if plan.no_upcast_loss
             else LOSS_BYTES_PER_LOGIT
         )
         total += tokens * ctx.model.vocab / plan.tp * per_logit
@@ -432,9 +471,25 @@ def varied_length_slack(model: ModelSpec, workload: Workload, plan: Plan) -> flo
     size of the logits and the loss's copies of them, the largest tensors of a step, cut for earlier batches."""
     if not workload.varied_lengths or workload.task == "inference" or plan.fused_loss:
         return 0.0
-    per_logit = CHUNKED_LOSS_BYTES_PER_LOGIT if plan.chunked_loss else LOSS_BYTES_PER_LOGIT
+    per_logit = (
+        CHUNKED_LOSS_BYTES_PER_LOGIT
+        if plan.chunked_loss
+        else NO_UPCAST_LOSS_ELEMENTS_PER_LOGIT * _act_bytes(ctx, plan)
+        if plan.no_upcast_loss
+        else LOSS_BYTES_PER_LOGIT
+    )
     tokens = plan.micro_batch * workload.seq_len / plan.cp
     return VARIED_LENGTH_SLACK * tokens * model.vocab / plan.tp * per_logit
+
+
+def _logits_block(ctx: _Ctx, plan: Plan) -> float:
+    """Reserved bytes of the 16-bit logits' block the standard loss's fp32 backward cannot reuse
+    (LOGITS_BLOCK_BYTES_PER_LOGIT); 0 for the other losses, Megatron-LM's and inference."""
+    standard = not (plan.chunked_loss or plan.fused_loss or plan.compiled_loss or plan.no_upcast_loss)
+    if not standard or plan.fp32_main_grads or ctx.workload.task == "inference":
+        return 0.0
+    tokens = plan.micro_batch * ctx.workload.seq_len / plan.cp
+    return tokens * ctx.model.vocab / plan.tp * LOGITS_BLOCK_BYTES_PER_LOGIT
 
 
 def _other(ctx: _Ctx, plan: Plan, activations: float) -> float:
@@ -464,6 +519,7 @@ def _working_sets(ctx: _Ctx, plan: Plan, dp: int) -> tuple[tuple[float, float, f
         plan.chunked_loss,
         plan.fused_loss,
         plan.compiled_loss,
+        plan.no_upcast_loss,
         plan.virtual_stages,
         dp if pp > 1 else 0,  # micro-batches in flight (pipelines only)
         plan.dp * tp * pp * cp > 1,  # NCCL buffers

@@ -170,6 +170,7 @@ def _zero3_advice(ctx: _Ctx, plan: Plan, cluster: Cluster) -> Warning_:
         plan.chunked_loss,
         plan.fused_loss,
         plan.compiled_loss,
+        plan.no_upcast_loss,
         plan.fp8_params,
         plan.activation_offload,
         plan.compiled,

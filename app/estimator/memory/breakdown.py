@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from app.estimator.memory.activations import _length_slack, _working_sets
+from app.estimator.memory.activations import _length_slack, _logits_block, _working_sets
 from app.estimator.memory.context import _Ctx
 from app.estimator.memory.states import (
     _adamw_step_temporary,
@@ -50,7 +50,10 @@ def _breakdown(ctx: _Ctx, plan: Plan, cluster: Cluster, split: tuple[int, int, s
     paged = offload == "none" and ctx.paged[_flat_partitions(zero)]
     zero2 = zero == 2 and plan.pp == 1 and offload == "none" and ctx.workload.task in FULL_TRAINING_TASKS
     worst: tuple[float, ...] = ()
-    for (weights, grads, optim, host), (activations, kv, other, host_activations) in zip(states, working, strict=True):
+    last = len(working) - 1
+    for index, ((weights, grads, optim, host), (activations, kv, other, host_activations)) in enumerate(
+        zip(states, working, strict=True)
+    ):
         pageable = 0.0
         if paged:
             pageable, optim = optim, 0.0
@@ -61,8 +64,20 @@ def _breakdown(ctx: _Ctx, plan: Plan, cluster: Cluster, split: tuple[int, int, s
         other += step
         total = weights + grads + optim + activations + kv + other
         if not worst or total > worst[0]:
-            worst = (total, weights, grads, optim, activations, kv, other, host + host_activations, pageable, step)
-    total, weights, grads, optim, activations, kv, other, host_per_gpu, pageable, step = worst
+            worst = (
+                total,
+                weights,
+                grads,
+                optim,
+                activations,
+                kv,
+                other,
+                host + host_activations,
+                pageable,
+                step,
+                float(index == last),
+            )
+    total, weights, grads, optim, activations, kv, other, host_per_gpu, pageable, step, is_last = worst
     gpus_on_node = dp * plan.tp * plan.pp * plan.cp
     if gpus_on_node > cluster.gpus_per_node:
         gpus_on_node = cluster.gpus_per_node
@@ -71,8 +86,12 @@ def _breakdown(ctx: _Ctx, plan: Plan, cluster: Cluster, split: tuple[int, int, s
     ram = cluster.host_ram_gib
     host_limit = None if ram is None else _host_limit(ram, cluster.gpus_per_node)
     copies = 0 if plan.host_load == "none" else gpus_on_node if plan.host_load == "every_rank" else 1
+    # the step's temporary is cut from the blocks the freed activations and the varied lengths left cached, then from
+    # the logits' block (the loss's blocks exist on the last stage only)
+    length_slack = _length_slack(ctx, plan)
+    logits_block = _logits_block(ctx, plan) if is_last else 0.0
     # positional: total, weights, gradients, optimizer, activations, kv_cache, other, capacity, host_ram, limit,
-    # host limit, host load, its copies, the allocator's slack for varied lengths
+    # host limit, host load, its copies, the allocator's slack for varied lengths, paged states, the logits' block
     return MemoryBreakdown(
         total,
         weights,
@@ -87,9 +106,9 @@ def _breakdown(ctx: _Ctx, plan: Plan, cluster: Cluster, split: tuple[int, int, s
         host_limit,
         copies * _loaded_bytes(ctx) if copies else 0.0,
         copies,
-        # the step's temporary is cut from the blocks the freed activations and the varied lengths left cached
-        max(0.0, _length_slack(ctx, plan) - step),
+        max(0.0, length_slack - step),
         pageable,
+        max(0.0, logits_block - max(0.0, step - length_slack)),
     )
 
 

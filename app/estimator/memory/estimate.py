@@ -186,7 +186,9 @@ def measured_bytes(breakdown: MemoryBreakdown, plan: Plan, cluster: Cluster, mea
     nccl = OTHER_NCCL_BYTES if plan.dp * plan.tp * plan.pp * plan.cp > 1 else 0.0
     # the blocks kept for varied lengths grow the pool up to the card, no further: a cudaMalloc that fails makes the
     # allocator free its unused cached blocks and retry (CUDACachingAllocator.cpp `release_cached_blocks`)
-    slack = min(breakdown.length_slack, max(0.0, breakdown.capacity - breakdown.total))
+    # and so does the 16-bit logits' block beside the standard loss's fp32 backward (activations LOGITS_BLOCK_BYTES_PER_
+    # LOGIT), for the same reason
+    slack = min(breakdown.length_slack + breakdown.logits_block, max(0.0, breakdown.capacity - breakdown.total))
     if measured == "reserved":
         return breakdown.total - nccl + slack
     if measured == "allocated":
