@@ -474,12 +474,18 @@ def varied_length_slack(model: ModelSpec, workload: Workload, plan: Plan) -> flo
     per_logit = (
         CHUNKED_LOSS_BYTES_PER_LOGIT
         if plan.chunked_loss
-        else NO_UPCAST_LOSS_ELEMENTS_PER_LOGIT * _act_bytes(ctx, plan)
+        else NO_UPCAST_LOSS_ELEMENTS_PER_LOGIT * _logits_bytes(workload, plan)
         if plan.no_upcast_loss
         else LOSS_BYTES_PER_LOGIT
     )
     tokens = plan.micro_batch * workload.seq_len / plan.cp
     return VARIED_LENGTH_SLACK * tokens * model.vocab / plan.tp * per_logit
+
+
+def _logits_bytes(workload: Workload, plan: Plan) -> float:
+    """Bytes per logit element: the training dtype, or fp32 where PEFT's k-bit preparation leaves the head in fp32
+    (as _act_bytes reads it from the context)."""
+    return 4.0 if workload.precision == "fp32" or kbit_upcast(workload, plan) else 2.0
 
 
 def _logits_block(ctx: _Ctx, plan: Plan) -> float:
