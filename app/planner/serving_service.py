@@ -25,6 +25,7 @@ from app.estimator.serving import (
     max_concurrency,
     mla_cache_values,
     moe_low_concurrency_note,
+    queue_wait_s,
     replica_capacity,
 )
 from app.estimator.serving_levers import Speculation, check_draft, mtp_layers
@@ -463,7 +464,7 @@ def estimate(
         warnings.append(Warning_("no_kv_cache", tokens))
     if result.meets_slo is False:
         warnings.append(_slo_miss(result, cfg))
-    warnings += regime_warnings(model, result)
+    warnings += regime_warnings(model, result) + queue_warnings(cfg, result)
     notes = serving_assumptions(request) + ([NO_FABRIC_NOTE] if replicas > 1 else [])
     return EstimateOut(
         model=model_summary,
@@ -483,6 +484,19 @@ def regime_warnings(model: ModelSpec, result: ServingEstimate) -> list[Warning_]
         return []
     params = {"model": model.name, "experts": model.experts, "concurrency": result.concurrency}
     return [Warning_(MOE_LOW_CONCURRENCY_WARNING, params | {"validated": MOE_VALIDATED_CONCURRENCY})]
+
+
+def queue_warnings(cfg: ServingConfig, result: ServingEstimate) -> list[Warning_]:
+    """A concurrency beyond the sequences a replica runs: the others queue for a KV slot (their wait is in the TTFT),
+    and the replicas of this shape that would run them all."""
+    clients, slots = cfg.concurrency, result.max_concurrency
+    if clients is None or slots < 1 or clients <= slots:
+        return []
+    params = {
+        "concurrency": clients, "max_concurrency": slots, "wait_ms": queue_wait_s(result, clients) * 1e3,
+        "replicas": math.ceil(clients / slots) * result.replicas,
+    }  # fmt: skip
+    return [Warning_("concurrency_over_kv", params)]
 
 
 def _slo_miss(result: ServingEstimate, cfg: ServingConfig) -> Warning_:
@@ -516,7 +530,13 @@ def option_out(
         cost=cost_out(option.cost, SERVING_NOTE, per_million_output_tokens=str(option.per_million_output_tokens)),
         availability=availability_out(option.availability),
         explanation=explanation,
-        warnings=warnings_out(model_warnings + regime_warnings(model, est) + _offer_warnings(option) + option.warnings),
+        warnings=warnings_out(
+            model_warnings
+            + regime_warnings(model, est)
+            + queue_warnings(cfg, est)
+            + _offer_warnings(option)
+            + option.warnings
+        ),
         launch=option.launch,
         miss_reason=option.miss_reason,
         misses=[MissOut(code=code, params=params) for code, params in option.misses],

@@ -1,0 +1,143 @@
+"""What a serving answer claims must follow from its own figures: a concurrency beyond the KV cache's sequence slots
+queues before its first token, a replica loaded to or past 1 is saturated, a static batch is not judged under an
+offered rate the simulation runs as continuous batching, and an acceptance rate of 1 (every draft accepted, an
+unbounded speed-up) is refused."""
+
+from __future__ import annotations
+
+import pytest
+from fastapi.testclient import TestClient
+
+# An 8B chat service on one H100 with 1,000 clients in a closed loop: the replica's KV cache holds about 195 sequences
+# of 2,300 tokens (this request's own max_concurrency), so about 805 wait for a slot.
+OVER_KV = {
+    "model": {"preset": "llama-3.1-8b"},
+    "task": "serving",
+    "hardware": {"gpu": "h100-80g-sxm", "nodes": 1, "gpus_per_node": 1},
+    "serving": {
+        "input_tokens": 2000,
+        "output_tokens": 300,
+        "concurrency": 1000,
+        "slo": {"ttft_ms": 500, "tpot_ms": 60},
+    },
+}
+
+
+def test_a_concurrency_beyond_the_kv_cache_queues_before_its_first_token(client: TestClient) -> None:
+    """Little's law in a closed loop of N clients and M < N slots: throughput X = M / e2e, each request spends N / X
+    in the system, so it waits (N / M − 1) × e2e for a slot before its prefill starts. Checked within 1 % of that
+    figure (the wait is computed from the same e2e the answer reports)."""
+    response = client.post("/estimate", json=OVER_KV)
+    assert response.status_code == 200, response.text
+    serving = response.json()["serving"]
+    slots = serving["max_concurrency"]
+    assert slots < 1000
+    running_e2e = serving["e2e_latency_ms"] * slots / 1000  # e2e = N / X = (N / M) × the running request's e2e
+    wait = (1000 / slots - 1) * running_e2e
+    assert serving["ttft_ms"] >= wait * 0.99, serving
+    assert serving["ttft_ms"] - wait >= serving["isolated_ttft_ms"] * 0.99, serving  # then its own prefill
+    assert serving["meets_slo"] is False
+    warnings = {w["code"]: w for w in response.json()["warnings"]}
+    assert "concurrency_over_kv" in warnings, warnings
+    params = warnings["concurrency_over_kv"]["params"]
+    assert params["replicas"] == -(-1000 // slots)
+    assert str(slots) in warnings["concurrency_over_kv"]["message"]
+
+
+def test_a_concurrency_within_the_kv_cache_has_no_queue_warning(client: TestClient) -> None:
+    body = {**OVER_KV, "serving": {**OVER_KV["serving"], "concurrency": 64}}
+    response = client.post("/estimate", json=body)
+    assert response.status_code == 200, response.text
+    assert "concurrency_over_kv" not in [w["code"] for w in response.json()["warnings"]]
+
+
+def test_recommend_shows_no_server_meeting_an_slo_its_kv_cache_cannot_hold(client: TestClient) -> None:
+    """70B FP8 with 5,000 clients per replica: no H100 replica holds 5,000 sequences of 2,500 tokens, so none may
+    claim the 1 s TTFT; such deployments are near misses at best."""
+    body = {
+        "model": {"preset": "llama-3.1-70b"},
+        "task": "serving",
+        "precision": "fp8",
+        "serving": {
+            "input_tokens": 2000,
+            "output_tokens": 500,
+            "concurrency": 5000,
+            "slo": {"ttft_ms": 1000, "tpot_ms": 60},
+        },
+    }
+    response = client.post("/recommend", json=body)
+    assert response.status_code == 200, response.text
+    for option in response.json()["options"]:
+        serving = option["serving"]
+        assert serving["max_concurrency"] >= 5000 or serving["meets_slo"] is not True, option["sku"]
+
+
+def test_a_replica_loaded_to_one_is_saturated(client: TestClient) -> None:
+    """8 TP 1 replicas of 8B at 45 requests/s of 4,000 + 300 tokens: each replica's KV slots are loaded past 1 (the
+    offered rate × the time a request holds its KV ÷ the slots), so its queue grows: saturated, and no SLO met."""
+    body = {
+        "model": {"preset": "llama-3.1-8b"},
+        "task": "serving",
+        "precision": "bf16",
+        "hardware": {"gpu": "h100-80g-sxm", "gpus_per_node": 8, "nodes": 1},
+        "plan": {"tp": 1, "pp": 1, "dp": 8},
+        "serving": {
+            "input_tokens": 4000,
+            "output_tokens": 300,
+            "requests_per_s": 45,
+            "peak_factor": 1,
+            "slo": {"ttft_ms": 60000, "tpot_ms": 200, "percentile": "p50"},
+        },
+    }
+    response = client.post("/estimate", json=body)
+    assert response.status_code == 200, response.text
+    serving = response.json()["serving"]
+    for when in ("average", "peak"):
+        if serving["utilization"][when] >= 1:
+            assert serving["latency"][when]["saturated"] is True, serving
+    assert serving["utilization"]["peak"] < 1 or serving["meets_slo"] is False
+
+
+@pytest.mark.parametrize("path", ["/estimate", "/recommend"])
+def test_static_batching_under_an_offered_rate_is_refused(client: TestClient, path: str) -> None:
+    body = {
+        "model": {"preset": "llama-3.1-8b"},
+        "task": "serving",
+        "serving": {"input_tokens": 2000, "output_tokens": 300, "requests_per_s": 5, "batching": "static"},
+    }
+    if path == "/estimate":
+        body["hardware"] = {"gpu": "h100-80g-sxm", "nodes": 1, "gpus_per_node": 1}
+    response = client.post(path, json=body)
+    assert response.status_code == 422, response.text
+    errors = response.json()["errors"]
+    assert "serving.batching" in [e["field"] for e in errors]
+    assert "continuous" in response.json()["detail"]
+
+
+def test_static_batching_at_a_concurrency_is_still_sized(client: TestClient) -> None:
+    body = {**OVER_KV, "serving": {**OVER_KV["serving"], "concurrency": 16, "batching": "static"}}
+    assert client.post("/estimate", json=body).status_code == 200
+
+
+@pytest.mark.parametrize("rate", [1.0, 1.2])
+def test_an_acceptance_rate_of_one_is_refused(client: TestClient, rate: float) -> None:
+    body = {
+        "model": {"preset": "llama-3.1-8b"},
+        "task": "serving",
+        "serving": {
+            "input_tokens": 2000,
+            "output_tokens": 300,
+            "requests_per_s": 2,
+            "slo": {"tpot_ms": 40},
+            "speculative": {"method": "eagle3", "num_speculative_tokens": 3, "acceptance_rate": rate},
+        },
+    }
+    response = client.post("/recommend", json=body)
+    assert response.status_code == 422, response.text
+    assert "serving.speculative.acceptance_rate" in [e["field"] for e in response.json()["errors"]]
+
+
+def test_the_schema_states_the_acceptance_rate_range(client: TestClient) -> None:
+    schema = client.get("/openapi.json").json()["components"]["schemas"]
+    rate = schema["SpeculativeIn"]["properties"]["acceptance_rate"]
+    assert rate.get("exclusiveMaximum") == 1.0 and rate.get("minimum") == 0.0
