@@ -107,6 +107,9 @@ REJECTIONS: dict[str, dict[str, str]] = {
         "kernels": "{kernel_gap}",
         "max_nodes": "{replicas} replica(s) of {replica_gpus} GPUs exceed the SKU's max_nodes {max_nodes}",
         "max_nodes_cards": "{replicas} replica(s) of {replica_gpus} GPUs exceed the SKU's card counts",
+        "pp_speculative": "the model needs a replica pipelined across this SKU's servers, and {engine} does not "
+        "start speculative decoding ({method}) in a pipelined replica: use larger GPUs, another engine, or no "
+        "speculation",
         "no_kv_cache": "the weights leave no room for a KV cache at any tensor-parallel degree this SKU offers",
         "no_kv_cache_one_server": "the weights leave no room for a KV cache at any tensor-parallel degree this SKU "
         "offers; the SKU has no fabric to pipeline one replica across servers",
@@ -141,6 +144,8 @@ REJECTIONS: dict[str, dict[str, str]] = {
         "kernels": "{kernel_gap}",
         "max_nodes": "{replicas} 个副本（每个 {replica_gpus} 张 GPU）超出该 SKU 的节点上限 max_nodes {max_nodes}",
         "max_nodes_cards": "{replicas} 个副本（每个 {replica_gpus} 张 GPU）超出该 SKU 可租的卡数",
+        "pp_speculative": "该模型在此 SKU 上需要跨服务器的流水线副本，而 {engine} 不能在流水线副本中启动推测解码"
+        "（{method}）：请使用更大的 GPU、其他引擎，或不用推测解码",
         "no_kv_cache": "权重占满了显存：该 SKU 提供的任何张量并行度下都没有留给 KV 缓存的空间",
         "no_kv_cache_one_server": "权重占满了显存：该 SKU 提供的任何张量并行度下都没有留给 KV 缓存的空间；"
         "该 SKU 没有 InfiniBand 或 RoCE 网络，无法把一个副本以流水线方式跨服务器部署",

@@ -35,6 +35,7 @@ from app.estimator.serving import (
     simulations,
     steer_replicas,
 )
+from app.estimator.serving_levers import pipelines_with
 from app.estimator.serving_sim import LoadLatency
 from app.estimator.specs import Cluster, EstimatorError, ModelSpec, Warning_
 from app.estimator.vocabulary import TERM_MONTHS
@@ -252,7 +253,8 @@ def _offer_shapes(ask: _Ask, offer: Offer, region: str) -> _OfferShapes:
     one_server = offer.rental_unit == "node" and not offer.may_span_nodes
     found = _OfferShapes([], None, ("gpu_memory", {"gpu": offer.gpu.name, "one_server": one_server}), None, 0)
     smallest: int | None = None  # GPUs of the smallest deployment refused for the SKU's size limits
-    for tp, pp in _shapes(ask.model, offer, ask.constraints):
+    pipelines = pipelines_with(ask.cfg.engine, ask.cfg.speculative)
+    for tp, pp in _shapes(ask.model, offer, ask.constraints, pipelines):
         if pp > 1 and found.candidates:
             break
         found.evaluations += 1
@@ -267,6 +269,9 @@ def _offer_shapes(ask: _Ask, offer: Offer, region: str) -> _OfferShapes:
             found.candidates.append(option)
         elif found.miss is None or _miss_key(option) < _miss_key(found.miss):
             found.miss = option
+    if not pipelines and not found.candidates and found.miss is None and _may_pipeline(ask.model, offer):
+        spec = ask.cfg.speculative
+        found.why_not = ("pp_speculative", {"engine": ask.cfg.engine, "method": spec.method if spec else ""})
     return found
 
 
@@ -544,16 +549,22 @@ def _fastest_key(option: ServingOption) -> tuple[float, float, Decimal, Decimal,
     return latency, option.estimate.ttft_ms, cheapest[0], cheapest[1], option.offer.sku_id, option.config.gpus
 
 
-def _shapes(model: ModelSpec, offer: Offer, constraints: Constraints) -> Iterator[tuple[int, int]]:
+def _shapes(
+    model: ModelSpec, offer: Offer, constraints: Constraints, pipelines: bool = True
+) -> Iterator[tuple[int, int]]:
     """(tp, pp) per replica: every TP degree within a server; then a server's TP with 2, 3, … stages, one
-    server each, where the SKU's fabric joins servers."""
+    server each, where the SKU's fabric joins servers (and the engine pipelines with the request's levers)."""
     for tp in TP_DEGREES:
         if tp <= offer.gpus_per_node and valid_tp(model, tp):
             yield tp, 1
-    if offer.rental_unit != "node" or not offer.may_span_nodes or not valid_tp(model, offer.gpus_per_node):
+    if not _may_pipeline(model, offer) or not pipelines:
         return
     for pp in range(2, min(constraints.max_nodes, model.layers) + 1):
         yield offer.gpus_per_node, pp
+
+
+def _may_pipeline(model: ModelSpec, offer: Offer) -> bool:
+    return offer.rental_unit == "node" and offer.may_span_nodes and valid_tp(model, offer.gpus_per_node)
 
 
 def _replica_cluster(offer: Offer, tp: int, pp: int) -> Cluster:

@@ -28,7 +28,7 @@ from app.estimator.serving import (
     queue_wait_s,
     replica_capacity,
 )
-from app.estimator.serving_levers import Speculation, check_draft, mtp_layers
+from app.estimator.serving_levers import Speculation, check_draft, check_pipeline, mtp_layers
 from app.estimator.serving_sim import LoadLatency, Quantiles
 from app.estimator.specs import GIB, Cluster, EstimatorError, ModelSpec, Warning_
 from app.estimator.vocabulary import SERVING_PRECISIONS, TERM_MONTHS, WEIGHT_FORMATS, ServingPrecision, WeightFormat
@@ -423,6 +423,7 @@ def _pipeline_split(model: ModelSpec, cfg: ServingConfig, cluster: Cluster) -> t
         return None
     for pp in range(2, min(cluster.nodes, model.layers) + 1):
         if cluster.nodes % pp == 0 and max_concurrency(model, cfg, cluster.gpu, tp, pp) >= 1:
+            check_pipeline(cfg.engine, cfg.speculative, pp, field="serving.speculative")
             return tp, pp, cluster.nodes // pp
     return None
 
@@ -452,6 +453,7 @@ def estimate(
         tp, pp, replicas = request.plan.tp, request.plan.pp, request.plan.dp
         check_training_levers(request.plan)
         check_serving_plan(model, tp, pp)
+        check_pipeline(cfg.engine, cfg.speculative, pp)
         if tp * pp * replicas != cluster.gpus:
             raise EstimatorError.of("serving_plan_gpus", field="plan", gpus=replicas * tp * pp, hardware=cluster.gpus)
         check_fits(model, cfg, cluster.gpu, tp, pp)

@@ -141,3 +141,44 @@ def test_the_schema_states_the_acceptance_rate_range(client: TestClient) -> None
     schema = client.get("/openapi.json").json()["components"]["schemas"]
     rate = schema["SpeculativeIn"]["properties"]["acceptance_rate"]
     assert rate.get("exclusiveMaximum") == 1.0 and rate.get("minimum") == 0.0
+
+
+# DeepSeek-V3 (block-FP8, about 690 GB of weights) needs two 8 × H100 servers per replica: a pipelined replica.
+DEEPSEEK_MTP = {
+    "model": {"preset": "deepseek-v3"},
+    "task": "serving",
+    "serving": {
+        "input_tokens": 2000,
+        "output_tokens": 500,
+        "requests_per_s": 2,
+        "engine": "sglang",
+        "speculative": {"method": "mtp", "num_speculative_tokens": 1, "acceptance_rate": 0.85},
+    },
+}
+
+
+def test_sglang_launches_no_pipelined_replica_with_speculative_decoding(client: TestClient) -> None:
+    """SGLang's server asserts that pipeline parallelism and a speculative algorithm are not enabled together
+    (python/sglang/srt/server_args.py at the pinned commit; sgl-project/sglang#30775): no option may launch
+    `--pp-size` with `--speculative-algorithm`, and a SKU that only a pipelined replica serves is rejected saying so."""
+    body = {**DEEPSEEK_MTP, "constraints": {"gpu_types": ["h100-80g-sxm"], "max_nodes": 8}}
+    response = client.post("/recommend", json=body)
+    assert response.status_code == 200, response.text
+    answer = response.json()
+    for option in answer["options"] + answer["near_misses"]:
+        command = option["launch"]["command"]
+        assert not ("--pp-size" in command and "--speculative-algorithm" in command), command
+    assert "pp_speculative" in [r["code"] for r in answer["rejected"]], answer["rejected"]
+    assert all(r["reason"] for r in answer["rejected"])
+
+
+def test_an_sglang_plan_with_pipeline_stages_and_speculation_is_422(client: TestClient) -> None:
+    body = {**DEEPSEEK_MTP, "hardware": {"sku": "h100-80g-sxm-8x", "nodes": 2}, "plan": {"tp": 8, "pp": 2, "dp": 1}}
+    response = client.post("/estimate", json=body)
+    assert response.status_code == 422, response.text
+    assert "plan.pp" in [e["field"] for e in response.json()["errors"]]
+    assert "sglang" in response.json()["detail"]
+    without_plan = {key: value for key, value in body.items() if key != "plan"}
+    response = client.post("/estimate", json=without_plan)
+    assert response.status_code == 422, response.text
+    assert "serving.speculative" in [e["field"] for e in response.json()["errors"]]
