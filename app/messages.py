@@ -644,6 +644,10 @@ def assumption(code: str, params: Mapping[str, Any], lang: str = "en", money: Mo
 def quote_check(code: str, params: Mapping[str, Any], lang: str = "en") -> str:
     """Why a quote's quantity, months or add-ons do not carry its plan or what its SKU rents, in `lang`."""
     lang = _lang(lang)
+    if code == "slo_not_met":  # app/quotes/plan_check.py: at the peak (saturated or not), or at a concurrency
+        code = "slo_not_met_concurrency" if "concurrency" in params else code
+        code += "_saturated" if params.get("saturated") else ""
+        code += "" if "needed" in params else "_replan"
     if code == "capacity_taken" and params.get("next_free_date") is None:  # the region has fewer than asked,
         # or has them only from a day beyond the booking window (app.capacity.service.taken)
         late = params.get("next_free_reason") == "beyond_booking_window"

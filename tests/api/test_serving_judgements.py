@@ -182,3 +182,36 @@ def test_an_sglang_plan_with_pipeline_stages_and_speculation_is_422(client: Test
     response = client.post("/estimate", json=without_plan)
     assert response.status_code == 422, response.text
     assert "serving.speculative" in [e["field"] for e in response.json()["errors"]]
+
+
+CUSTOMER = {"name": "Li Wei", "email": "li.wei@example.com"}
+CHAT_70B = {
+    "model": {"preset": "llama-3.1-70b"},
+    "task": "serving",
+    "precision": "fp8",
+    "weights": "fp8",
+    "serving": {
+        "input_tokens": 2000,
+        "output_tokens": 500,
+        "requests_per_s": 20,
+        "slo": {"ttft_ms": 2000, "tpot_ms": 50},
+    },
+}
+
+
+def test_a_serving_quote_below_its_own_traffic_is_refused_naming_the_replicas(client: TestClient) -> None:
+    """The first option's quote with 2 replicas on one server in place of the replicas it needs: saturated at the
+    peak of 30 requests/s and far beyond the targets, so POST /quotes refuses it on plan.dp and names the replicas
+    (and quantity) that carry it; the option as offered is still quoted."""
+    top = client.post("/recommend", json=CHAT_70B).json()["options"][0]
+    ready = top["quote"] | {"customer": CUSTOMER}
+    assert client.post("/quotes", json=ready).status_code == 201
+    short = ready | {"quantity": 1, "plan": ready["plan"] | {"dp": 2}}
+    response = client.post("/quotes", json=short)
+    assert response.status_code == 422, response.text
+    error = response.json()["errors"][0]
+    assert error["field"] == "plan.dp" and error["type"] == "slo_not_met", error
+    needed = error["params"]["needed"]
+    assert needed > 2 and f"plan.dp {needed}" in error["message"], error
+    chinese = client.post("/quotes", json=short, headers={"accept-language": "zh-CN"})
+    assert chinese.status_code == 422
