@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from decimal import ROUND_HALF_UP, Decimal
-from typing import Any
+from typing import Any, Final
 
 from app.estimator.serving import (
     CLOSED_FORM_SLACK,
@@ -91,6 +91,7 @@ class ServingOption:
     # the option's own (estimate.utilization) is the busier pool's
     pool_utilization: dict[str, dict[str, float]] | None = None
     availability: Availability | None = None  # set after the search (app.planner.serving_service.with_capacity)
+    headroom_held: bool = False  # `headroom` held to the simulation (`simulated_headroom`): shown options only
 
     @property
     def miss_reason(self) -> str | None:
@@ -292,9 +293,12 @@ def _shown(
     """The options and near misses shown, ranked and cut at the limit; only these are settled at the offered load,
     the misses simulated, and both priced on the other term (the search evaluates far more)."""
     options = sorted(options, key=rank)[: ask.constraints.limit]
+    for option in options:
+        _settle(ask, option)
+        _hold_headroom(ask, option)
+    options = sorted(options, key=rank)  # the shown headroom ranks equal prices
     for place, option in enumerate(options, start=1):
         option.rank = place
-        _settle(ask, option)
     misses = sorted(misses, key=lambda o: (o.peak.tpot_ms, o.cost.compared_monthly, o.offer.sku_id))
     misses = misses[: ask.constraints.limit]
     for miss in misses:
@@ -396,6 +400,46 @@ def _settle(ask: _Ask, option: ServingOption) -> None:
     if option.deferred is not None:
         needed, option.deferred = option.deferred, None
         _simulated(ask, option, needed)
+
+
+def _hold_headroom(ask: _Ask, option: ServingOption) -> None:
+    """A shown option's headroom held to its simulation (`simulated_headroom`), once."""
+    cfg, est = ask.cfg, option.estimate
+    if option.headroom_held or cfg.requests_per_s is None or est.latency is None or est.meets_slo is False:
+        return
+    option.headroom_held = True
+    if est.latency["peak"].saturated:
+        return
+    node, rate = _replica_cluster(option.offer, option.tp, option.pp), cfg.requests_per_s
+
+    def meets_at(factor: float) -> bool:
+        scaled = replace(cfg, requests_per_s=rate * factor)
+        latency = peak_latency(ask.model, scaled, node, tp=option.tp, pp=option.pp, replicas=option.replicas)
+        return latency is not None and meets_at_peak(latency, cfg)
+
+    option.headroom = simulated_headroom(option.headroom, meets_at)
+
+
+# Simulated runs a shown option's headroom may take to bisect a claim the simulation does not bear out: the factor
+# is then known within (claim − 1) / 2^3 (an eighth of the claimed margin).
+HEADROOM_STEPS: Final = 3
+
+
+def simulated_headroom(claimed: float, meets_at: Callable[[float], bool]) -> float:
+    """The headroom an option that meets its SLO at the peak states, held to the simulation: the factor by which
+    the peak may grow with the SLO's simulated percentile still within its targets (and no replica saturated).
+    The claim (the closed forms' capacity within the SLO, or a pool's load to saturation) stands where the
+    simulation at the peak × the claim still meets; else the factor is bisected between 1 and the claim, the
+    highest the simulation met. At least 1: a replica the simulation shows meeting at the peak carries the peak."""
+    if claimed <= 1.0:
+        return 1.0
+    if meets_at(claimed):
+        return claimed
+    low, high = 1.0, claimed
+    for _ in range(HEADROOM_STEPS):
+        mid = (low + high) / 2
+        low, high = (mid, high) if meets_at(mid) else (low, mid)
+    return low
 
 
 def _by_sku(options: list[ServingOption]) -> dict[str, list[ServingOption]]:
@@ -527,13 +571,15 @@ def _compared_per_token(option: ServingOption) -> Decimal:
     return option.cost.compared_monthly / Decimal(str(tokens)) if tokens > 0 else Decimal("Infinity")
 
 
-def _key(option: ServingOption) -> tuple[Decimal, Decimal, float, float, str, int]:
+def _key(option: ServingOption) -> tuple[Decimal, Decimal, bool, float, float, str, int]:
     """Lowest cost per million output tokens first (for an offered load every option carries the same tokens,
     so this is the cheapest; at a given concurrency, the same price buys the layout that produces more), then
-    the lower monthly price, the larger capacity (headroom), the lower TPOT."""
+    the lower monthly price, then at the same price the one whose price leaves nothing out (no fabric add-on priced
+    on consultation: its real cost is higher), the larger capacity (headroom), the lower TPOT."""
     return (
         _compared_per_token(option),
         option.cost.compared_monthly,
+        option.cost.fabric_on_consultation,
         -round(option.headroom, 3),
         option.estimate.tpot_ms,
         option.offer.sku_id,
