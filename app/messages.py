@@ -211,6 +211,9 @@ MISSES: dict[str, dict[str, str]] = {
         "sequence_too_long": "one sequence of {context_len:,} tokens does not fit: the KV cache holds "
         "{kv_cache_tokens:,} tokens at TP {tp}; shorten input_tokens + output_tokens (or max_model_len), or use "
         "more or larger GPUs",
+        "kv_slots": "a replica runs {max_concurrency:,} of the {concurrency:,} sequences asked at once; the others wait "
+        "for a slot, so TTFT is {ttft_ms:,.0f} ms and TPOT {tpot_ms:.1f} ms, missing {slo}: {replicas:,} replicas of "
+        "this shape would run them all",
     },
     "zh": {
         "deadline": "放得下，但需要 {days:.1f} 天（截止期限 {deadline_days:g} 天）",
@@ -238,6 +241,9 @@ MISSES: dict[str, dict[str, str]] = {
         "peak_load": "{replicas} 个副本只能承载峰值 {offered:.3g} 请求/秒中的 {carried:.3g} 请求/秒",
         "sequence_too_long": "一条 {context_len:,} token 的序列放不下：张量并行度 {tp} 下 KV 缓存只能容纳 "
         "{kv_cache_tokens:,} 个 token；请缩短 input_tokens + output_tokens（或 max_model_len），或使用更多或更大的 GPU",
+        "kv_slots": "一个副本只能同时运行所要求的 {concurrency:,} 条序列中的 {max_concurrency:,} 条；其余排队等待空位，"
+        "因此 TTFT 为 {ttft_ms:,.0f} ms、TPOT 为 {tpot_ms:.1f} ms，达不到 {slo}：同样形态的 {replicas:,} 个副本才能全部"
+        "同时运行",
     },
 }
 

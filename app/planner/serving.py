@@ -753,9 +753,18 @@ def _sequence_too_long(
 
 
 def _slo_miss(cfg: ServingConfig, one: ServingEstimate, peak: ServingEstimate) -> Miss:
-    """The latency targets missed, with the TTFT and TPOT reached: by one request at a time, or at the peak."""
+    """The latency targets missed, with the TTFT and TPOT reached: by one request at a time, at a concurrency beyond
+    the sequences a replica runs (`kv_slots`: the others queue for a slot), or at the peak."""
     reached = one if one.meets_slo is False else peak
     params = {"ttft_ms": reached.ttft_ms, "tpot_ms": reached.tpot_ms} | slo_params(cfg)
+    clients, slots = cfg.concurrency, peak.max_concurrency
+    if one.meets_slo is not False and clients is not None and 1 <= slots < clients:
+        queued = {
+            "concurrency": clients,
+            "max_concurrency": slots,
+            "replicas": math.ceil(clients / slots) * peak.replicas,
+        }
+        return "kv_slots", params | queued
     return ("slo_one_request" if one.meets_slo is False else "slo_peak"), params
 
 

@@ -70,6 +70,10 @@ def test_recommend_shows_no_server_meeting_an_slo_its_kv_cache_cannot_hold(clien
     for option in response.json()["options"]:
         serving = option["serving"]
         assert serving["max_concurrency"] >= 5000 or serving["meets_slo"] is not True, option["sku"]
+    for miss in response.json()["near_misses"]:
+        if miss["serving"]["max_concurrency"] < 5000:
+            assert "kv_slots" in [m["code"] for m in miss["misses"]], miss["misses"]
+            assert "concurrency_over_kv" in [w["code"] for w in miss["warnings"]]
 
 
 def test_a_replica_loaded_to_one_is_saturated(client: TestClient) -> None:
