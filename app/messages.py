@@ -211,9 +211,9 @@ MISSES: dict[str, dict[str, str]] = {
         "sequence_too_long": "one sequence of {context_len:,} tokens does not fit: the KV cache holds "
         "{kv_cache_tokens:,} tokens at TP {tp}; shorten input_tokens + output_tokens (or max_model_len), or use "
         "more or larger GPUs",
-        "kv_slots": "a replica runs {max_concurrency:,} of the {concurrency:,} sequences asked at once; the others wait "
-        "for a slot, so TTFT is {ttft_ms:,.0f} ms and TPOT {tpot_ms:.1f} ms, missing {slo}: {replicas:,} replicas of "
-        "this shape would run them all",
+        "kv_slots": "a replica runs {max_concurrency:,} of the {concurrency:,} sequences asked at once; the others "
+        "wait for a slot, so TTFT is {ttft_ms:,.0f} ms and TPOT {tpot_ms:.1f} ms, missing {slo}: {replicas:,} "
+        "replicas of this shape would run them all",
     },
     "zh": {
         "deadline": "放得下，但需要 {days:.1f} 天（截止期限 {deadline_days:g} 天）",
