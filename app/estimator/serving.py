@@ -1299,6 +1299,18 @@ def peak_latency(
     return _simulate(load, cfg.requests_per_s * cfg.peak_factor / replicas)
 
 
+def peak_latency_at(
+    model: ModelSpec, cfg: ServingConfig, cluster: Cluster, *, tp: int = 1, pp: int = 1, replicas: int = 1
+) -> Callable[[float], LoadLatency] | None:
+    """`peak_latency` with the peak scaled by a factor (the replica's quantities computed once, for several factors);
+    None when no sequence fits or no load is given."""
+    limit = max_concurrency(model, cfg, cluster.gpu, tp, pp)
+    if cfg.requests_per_s is None or limit < 1:
+        return None
+    load, peak = _load(model, cfg, _hardware(model, cfg, cluster, tp, pp), limit), cfg.requests_per_s * cfg.peak_factor
+    return lambda factor: _simulate(load, peak * factor / replicas)
+
+
 # How far below the closed forms' replica count the simulation may still meet the SLO: their exponential queue
 # tail reads the simulated p90 high (Llama-3.1-70B RAG, 8,000 / 300 tokens at 5 requests/s, TP 8 on A100s: the
 # closed forms ask 17 replicas, the simulation meets the SLO with 15), so counts down to 0.8 of theirs are

@@ -30,6 +30,7 @@ from app.estimator.serving import (
     max_concurrency,
     meets_at_peak,
     peak_latency,
+    peak_latency_at,
     replica_capacity,
     replicas_for_slo,
     simulations,
@@ -410,19 +411,16 @@ def _hold_headroom(ask: _Ask, option: ServingOption) -> None:
     option.headroom_held = True
     if est.latency["peak"].saturated:
         return
-    node, rate = _replica_cluster(option.offer, option.tp, option.pp), cfg.requests_per_s
-
-    def meets_at(factor: float) -> bool:
-        scaled = replace(cfg, requests_per_s=rate * factor)
-        latency = peak_latency(ask.model, scaled, node, tp=option.tp, pp=option.pp, replicas=option.replicas)
-        return latency is not None and meets_at_peak(latency, cfg)
-
-    option.headroom = simulated_headroom(option.headroom, meets_at)
+    node = _replica_cluster(option.offer, option.tp, option.pp)
+    at = peak_latency_at(ask.model, cfg, node, tp=option.tp, pp=option.pp, replicas=option.replicas)
+    if at is not None:
+        option.headroom = simulated_headroom(option.headroom, lambda factor: meets_at_peak(at(factor), cfg))
 
 
-# Simulated runs a shown option's headroom may take to bisect a claim the simulation does not bear out: the factor
-# is then known within (claim − 1) / 2^3 (an eighth of the claimed margin).
-HEADROOM_STEPS: Final = 3
+# Simulated runs a shown option's headroom may take to bisect a claim the simulation does not bear out, after the one
+# that checks the claim: the factor is then known within (claim − 1) / 2. Each run is a replica's simulation at a rate
+# the search did not run (about 5-15 ms of CPU), so one step keeps the shown options' check within two runs each.
+HEADROOM_STEPS: Final = 1
 
 
 def simulated_headroom(claimed: float, meets_at: Callable[[float], bool]) -> float:

@@ -25,7 +25,7 @@ from app.estimator.serving import (
     estimate_serving,
     max_concurrency,
     meets_at_peak,
-    peak_latency,
+    peak_latency_at,
     replicas_for_slo,
     simulations,
 )
@@ -175,22 +175,20 @@ def _headroom(ask: _Ask, option: ServingOption) -> None:
     if option.pools is None or option.headroom_held or option.estimate.meets_slo is False:
         return
     option.headroom_held = True
-    rate, transfer = ask.cfg.requests_per_s or 0.0, (option.kv_transfer_ms or 0.0) / 1e3
-    pools = (
+    transfer = (option.kv_transfer_ms or 0.0) / 1e3
+    pools = []
+    for cfg, pool in (
         (prefill_config(ask.cfg, transfer), option.pools["prefill"]),
         (decode_config(ask.cfg), option.pools["decode"]),
+    ):
+        tp, replicas = pool["tp"], pool["replicas"]
+        at = peak_latency_at(ask.model, cfg, _replica_cluster(option.offer, tp, 1), tp=tp, replicas=replicas)
+        if at is None:
+            return
+        pools.append((cfg, at))
+    option.headroom = simulated_headroom(
+        option.headroom, lambda factor: all(meets_at_peak(at(factor), cfg) for cfg, at in pools)
     )
-
-    def meets_at(factor: float) -> bool:
-        for cfg, pool in pools:
-            tp, replicas = pool["tp"], pool["replicas"]
-            scaled = replace(cfg, requests_per_s=rate * factor)
-            latency = peak_latency(ask.model, scaled, _replica_cluster(option.offer, tp, 1), tp=tp, replicas=replicas)
-            if latency is None or not meets_at_peak(latency, cfg):
-                return False
-        return True
-
-    option.headroom = simulated_headroom(option.headroom, meets_at)
 
 
 def _servers(offer: Offer) -> Cluster:

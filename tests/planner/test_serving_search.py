@@ -232,8 +232,9 @@ def test_a_load_no_shape_carries_is_refused_with_the_smallest_deployment_it_woul
 
 def test_the_headroom_shown_is_held_to_the_simulation() -> None:
     """simulated_headroom: a claim the simulation bears out stands; one it does not is bisected down to the factor it
-    last met (three runs: within an eighth of the claimed margin); an option meeting at the peak shows at least 1."""
-    from app.planner.serving import simulated_headroom
+    last met (HEADROOM_STEPS runs after the check: within (claim − 1) / 2^steps); an option meeting at the peak shows
+    at least 1."""
+    from app.planner.serving import HEADROOM_STEPS, simulated_headroom
 
     runs: list[float] = []
 
@@ -247,5 +248,5 @@ def test_the_headroom_shown_is_held_to_the_simulation() -> None:
     assert simulated_headroom(1.5, meets_below(2.0)) == 1.5 and runs == [1.5]
     runs.clear()
     held = simulated_headroom(1.56, meets_below(1.1))
-    assert 1.0 <= held <= 1.1 and 1.1 - held <= 0.56 / 8 and len(runs) == 4
+    assert 1.0 <= held <= 1.1 and 1.1 - held <= 0.56 / 2**HEADROOM_STEPS and len(runs) == 1 + HEADROOM_STEPS
     assert simulated_headroom(0.9, meets_below(2.0)) == 1.0
