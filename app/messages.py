@@ -107,6 +107,9 @@ REJECTIONS: dict[str, dict[str, str]] = {
         "kernels": "{kernel_gap}",
         "max_nodes": "{replicas} replica(s) of {replica_gpus} GPUs exceed the SKU's max_nodes {max_nodes}",
         "max_nodes_cards": "{replicas} replica(s) of {replica_gpus} GPUs exceed the SKU's card counts",
+        "pp_speculative": "the model needs a replica pipelined across this SKU's servers, and {engine} does not "
+        "start speculative decoding ({method}) in a pipelined replica: use larger GPUs, another engine, or no "
+        "speculation",
         "no_kv_cache": "the weights leave no room for a KV cache at any tensor-parallel degree this SKU offers",
         "no_kv_cache_one_server": "the weights leave no room for a KV cache at any tensor-parallel degree this SKU "
         "offers; the SKU has no fabric to pipeline one replica across servers",
@@ -141,6 +144,8 @@ REJECTIONS: dict[str, dict[str, str]] = {
         "kernels": "{kernel_gap}",
         "max_nodes": "{replicas} 个副本（每个 {replica_gpus} 张 GPU）超出该 SKU 的节点上限 max_nodes {max_nodes}",
         "max_nodes_cards": "{replicas} 个副本（每个 {replica_gpus} 张 GPU）超出该 SKU 可租的卡数",
+        "pp_speculative": "该模型在此 SKU 上需要跨服务器的流水线副本，而 {engine} 不能在流水线副本中启动推测解码"
+        "（{method}）：请使用更大的 GPU、其他引擎，或不用推测解码",
         "no_kv_cache": "权重占满了显存：该 SKU 提供的任何张量并行度下都没有留给 KV 缓存的空间",
         "no_kv_cache_one_server": "权重占满了显存：该 SKU 提供的任何张量并行度下都没有留给 KV 缓存的空间；"
         "该 SKU 没有 InfiniBand 或 RoCE 网络，无法把一个副本以流水线方式跨服务器部署",
@@ -206,6 +211,9 @@ MISSES: dict[str, dict[str, str]] = {
         "sequence_too_long": "one sequence of {context_len:,} tokens does not fit: the KV cache holds "
         "{kv_cache_tokens:,} tokens at TP {tp}; shorten input_tokens + output_tokens (or max_model_len), or use "
         "more or larger GPUs",
+        "kv_slots": "a replica runs {max_concurrency:,} of the {concurrency:,} sequences asked at once; the others "
+        "wait for a slot, so TTFT is {ttft_ms:,.0f} ms and TPOT {tpot_ms:.1f} ms, missing {slo}: {replicas:,} "
+        "replicas of this shape would run them all",
     },
     "zh": {
         "deadline": "放得下，但需要 {days:.1f} 天（截止期限 {deadline_days:g} 天）",
@@ -233,6 +241,9 @@ MISSES: dict[str, dict[str, str]] = {
         "peak_load": "{replicas} 个副本只能承载峰值 {offered:.3g} 请求/秒中的 {carried:.3g} 请求/秒",
         "sequence_too_long": "一条 {context_len:,} token 的序列放不下：张量并行度 {tp} 下 KV 缓存只能容纳 "
         "{kv_cache_tokens:,} 个 token；请缩短 input_tokens + output_tokens（或 max_model_len），或使用更多或更大的 GPU",
+        "kv_slots": "一个副本只能同时运行所要求的 {concurrency:,} 条序列中的 {max_concurrency:,} 条；其余排队等待空位，"
+        "因此 TTFT 为 {ttft_ms:,.0f} ms、TPOT 为 {tpot_ms:.1f} ms，达不到 {slo}：同样形态的 {replicas:,} 个副本才能全部"
+        "同时运行",
     },
 }
 
@@ -646,6 +657,10 @@ def assumption(code: str, params: Mapping[str, Any], lang: str = "en", money: Mo
 def quote_check(code: str, params: Mapping[str, Any], lang: str = "en") -> str:
     """Why a quote's quantity, months or add-ons do not carry its plan or what its SKU rents, in `lang`."""
     lang = _lang(lang)
+    if code == "slo_not_met":  # app/quotes/plan_check.py: at the peak (saturated or not), or at a concurrency
+        code = "slo_not_met_concurrency" if "concurrency" in params else code
+        code += "_saturated" if params.get("saturated") else ""
+        code += "" if "needed" in params else "_replan"
     if code == "capacity_taken" and params.get("next_free_date") is None:  # the region has fewer than asked,
         # or has them only from a day beyond the booking window (app.capacity.service.taken)
         late = params.get("next_free_reason") == "beyond_booking_window"

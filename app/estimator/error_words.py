@@ -139,6 +139,14 @@ ESTIMATOR_ERRORS: dict[str, dict[str, str]] = {
         "within a server or pipeline across the servers; add GPUs, use a smaller weight format, or a larger GPU",
         "serving_estimate_disaggregated": "/estimate sizes the plan given as colocated replicas; disaggregated "
         "pools are sized by /recommend",
+        "serving_static_rate": "batching static is sized at a stated concurrency only (a fixed batch run offline): "
+        "an offered requests_per_s is simulated with continuous batching, which every engine's server runs; allowed "
+        "with requests_per_s: continuous",
+        "serving_acceptance_rate": "acceptance_rate must be at least 0 and below 1 (at 1 every drafted token would "
+        "be accepted, an unbounded speed-up)",
+        "serving_pp_speculative": "{engine} does not start speculative decoding ({method}) in a replica split into "
+        "{pp} pipeline stages (its server refuses pipeline parallelism with a speculative algorithm): use a replica "
+        "without pipeline stages (tensor parallel within a server, or larger GPUs), another engine, or no speculation",
         "serving_plan_gpus": "plan uses dp × tp × pp = {gpus} GPUs but the hardware has {hardware}",
         "serving_tp_heads": "tp {tp} must divide the model's {heads} attention heads (and its {kv_heads} KV heads "
         "must divide or be divided by it)",
@@ -254,6 +262,13 @@ ESTIMATOR_ERRORS: dict[str, dict[str, str]] = {
         "请增加 GPU、使用更小的权重格式或更大的 GPU",
         "serving_estimate_disaggregated": "/estimate 按给定方案估算共置副本；"
         "分离的 prefill/decode 池由 /recommend 估算",
+        "serving_static_rate": "static 批处理只按给定并发估算（离线运行的固定批次）："
+        "给定 requests_per_s 时按连续批处理模拟，这也是各引擎服务端实际运行的方式；"
+        "与 requests_per_s 一起只允许 continuous",
+        "serving_acceptance_rate": "acceptance_rate 须不小于 0 且小于 1（为 1 时每个草稿 token 都被接受，加速无上限）",
+        "serving_pp_speculative": "{engine} 不能在切分为 {pp} 个流水线阶段的副本中启动推测解码（{method}）"
+        "（其服务端拒绝流水线并行与推测算法同时使用）：请使用不分流水线阶段的副本（服务器内张量并行，或更大的 GPU）、"
+        "换用其他引擎，或不用推测解码",
         "serving_plan_gpus": "方案使用 dp × tp × pp = {gpus} 张 GPU，但硬件有 {hardware} 张",
         "serving_tp_heads": "tp {tp} 必须整除模型的 {heads} 个注意力头（其 {kv_heads} 个 KV 头必须整除它或被它整除）",
         "serving_pp_layers": "pp {pp} 超过模型的 {layers} 层",

@@ -952,6 +952,24 @@ def _chunked_prefill_s(
     return total
 
 
+def _queued(point: _Point, clients: int, slots: int) -> _Point:
+    """The operating point of `clients` in a closed loop on a replica that runs `slots` of them at once: the replica
+    completes X = slots / E2E requests/s, so by Little's law each request spends clients / X in the system, of which
+    (clients / slots − 1) × E2E waiting for a slot before its prefill starts (TTFT and E2E both carry the wait)."""
+    if clients <= slots:
+        return point
+    wait = (clients / slots - 1) * point.e2e_s
+    return replace(point, ttft_s=point.ttft_s + wait, e2e_s=point.e2e_s + wait)
+
+
+def queue_wait_s(estimate: ServingEstimate, clients: int) -> float:
+    """The wait for a KV slot in `estimate`'s TTFT when `clients` exceed its max_concurrency (0 otherwise)."""
+    slots = estimate.max_concurrency
+    if slots < 1 or clients <= slots:
+        return 0.0
+    return estimate.e2e_latency_ms / 1e3 * (1 - slots / clients)
+
+
 def _meets(point: _Point, cfg: ServingConfig) -> bool:
     if cfg.slo_ttft_ms is not None and point.ttft_s * 1e3 > cfg.slo_ttft_ms:
         return False
@@ -1171,8 +1189,10 @@ def _run_simulation(load: _Load, rate: float) -> LoadLatency:
         cached_share=load.cfg.prefix_cache_hit_rate, tokens_per_step=load.hw.tokens_per_step,
     )  # fmt: skip
     latency = _held_to_md1(latency, load, rate)
-    if rate >= load.top_rps and not latency.saturated:
-        return replace(latency, saturated=True)  # beyond what the replica completes at most: the queue grows
+    # beyond what the replica completes at most, or its KV slots (or prompts) loaded to 1 or more: the queue grows,
+    # whatever a finite run's queue at its last arrival read (`_Load.utilization`)
+    if not latency.saturated and (rate >= load.top_rps or load.utilization(rate, latency) >= 1):
+        return replace(latency, saturated=True)
     return latency
 
 
@@ -1286,6 +1306,18 @@ def peak_latency(
         return None
     load = _load(model, cfg, _hardware(model, cfg, cluster, tp, pp), limit)
     return _simulate(load, cfg.requests_per_s * cfg.peak_factor / replicas)
+
+
+def peak_latency_at(
+    model: ModelSpec, cfg: ServingConfig, cluster: Cluster, *, tp: int = 1, pp: int = 1, replicas: int = 1
+) -> Callable[[float], LoadLatency] | None:
+    """`peak_latency` with the peak scaled by a factor (the replica's quantities computed once, for several factors);
+    None when no sequence fits or no load is given."""
+    limit = max_concurrency(model, cfg, cluster.gpu, tp, pp)
+    if cfg.requests_per_s is None or limit < 1:
+        return None
+    load, peak = _load(model, cfg, _hardware(model, cfg, cluster, tp, pp), limit), cfg.requests_per_s * cfg.peak_factor
+    return lambda factor: _simulate(load, peak * factor / replicas)
 
 
 # How far below the closed forms' replica count the simulation may still meet the SLO: their exponential queue
@@ -1432,6 +1464,10 @@ def validate_config(cfg: ServingConfig) -> None:
             "gpu_memory_utilization must be between 0.05 and 0.99", field="serving.gpu_memory_utilization"
         )
     _validate_levers(cfg)
+    if cfg.batching == "static" and cfg.requests_per_s is not None:
+        # the load simulation runs the engines' continuous batching, and every launch here starts a continuous
+        # batching server: static batching is sized at a stated concurrency (a fixed batch run offline) only
+        raise EstimatorError.of("serving_static_rate", field="serving.batching")
     if cfg.max_model_len is not None and cfg.max_model_len < cfg.input_tokens + cfg.output_tokens:
         raise EstimatorError(
             f"max_model_len ({cfg.max_model_len}) is shorter than input_tokens + output_tokens "
@@ -1457,8 +1493,8 @@ def _validate_levers(cfg: ServingConfig) -> None:
                 f"num_speculative_tokens must be between 1 and {MAX_SPECULATIVE_TOKENS}",
                 field="serving.speculative.num_speculative_tokens",
             )
-        if not 0.0 <= spec.acceptance_rate <= 1.0:
-            raise EstimatorError("acceptance_rate must be between 0 and 1", field="serving.speculative.acceptance_rate")
+        if not 0.0 <= spec.acceptance_rate < 1.0:  # at 1 every draft is accepted: an unbounded speed-up
+            raise EstimatorError.of("serving_acceptance_rate", field="serving.speculative.acceptance_rate")
         if spec.method == "draft_model" and spec.draft is None:
             raise EstimatorError("draft_model needs the draft model", field="serving.speculative.draft_model")
     if lever is not None and (cfg.batching == "static" or cfg.release is not None or cfg.engine_overhead):
@@ -1604,9 +1640,10 @@ def estimate_serving(
                 else "what its KV cache holds at these lengths"
             )
             notes.append(
-                f"concurrency {wanted} exceeds the {limit} sequences a replica runs ({why}): capped at {limit}"
+                f"concurrency {wanted} exceeds the {limit} sequences a replica runs ({why}): {limit} run and the "
+                "others wait for a slot before their prefill"
             )
-        point = _operating_point(model, cfg, hw, min(wanted, limit))
+        point = _queued(_operating_point(model, cfg, hw, min(wanted, limit)), wanted, limit)
     if point is None:
         zero = ServingEstimate(
             ttft_ms=math.inf, tpot_ms=math.inf, e2e_latency_ms=math.inf, output_tokens_per_s=0.0,

@@ -118,6 +118,27 @@ def check_draft(target: ModelSpec, spec: Speculation | None) -> None:
         )
 
 
+# Engines that refuse speculative decoding in a replica split into pipeline stages, at the release the launches pin.
+# SGLang (sgl-project/sglang@001067fffe33, python/sglang/srt/server_args.py): pipeline parallelism and a speculative
+# algorithm are mutually exclusive, the server asserts at start-up (sgl-project/sglang#30775 and #31139 describe the
+# assertion; #30775 lifts it only behind the experimental SGLANG_ENABLE_PP_SPEC=1, EAGLE with top-k 1 and
+# --disable-overlap-schedule, the default unchanged). vLLM V1 runs EAGLE-3 under PP; its other methods are not
+# refused here.
+NO_PIPELINED_SPECULATION: Final = frozenset({"sglang"})
+
+
+def pipelines_with(engine: str, spec: Speculation | None) -> bool:
+    """Whether a replica of `engine` may be split into pipeline stages with this speculation (None: none)."""
+    return spec is None or engine not in NO_PIPELINED_SPECULATION
+
+
+def check_pipeline(engine: str, spec: Speculation | None, pp: int, field: str = "plan.pp") -> None:
+    """A 422 naming `field` for a pipelined replica the engine does not start with speculative decoding."""
+    if pp > 1 and not pipelines_with(engine, spec):
+        method = spec.method if spec is not None else ""
+        raise EstimatorError.of("serving_pp_speculative", field=field, engine=engine, method=method, pp=pp)
+
+
 def expected_tokens_per_step(acceptance: float, drafted: int) -> float:
     """(1 − a^(k+1)) / (1 − a): tokens a verification step yields on average (Leviathan et al. 2023, eq. 1); k + 1
     when every draft is accepted."""

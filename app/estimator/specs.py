@@ -321,6 +321,7 @@ WarningCode = Literal[
     "starts_from_scratch",
     "no_kv_cache",
     "slo_missed",
+    "concurrency_over_kv",
 ]
 
 

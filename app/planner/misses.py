@@ -29,6 +29,7 @@ MissCode = Literal[
     "slo_peak",
     "peak_load",
     "sequence_too_long",
+    "kv_slots",
 ]
 Miss = tuple[MissCode, dict[str, Any]]  # a code and its parameters, rendered to text by app/messages.py
 

@@ -128,6 +128,7 @@ RejectionCode = Literal[
     "time_budget",
     "exchange_rate",
     "levers_unsupported",
+    "pp_speculative",  # serving: only a pipelined replica holds the model; the engine pipelines no speculation
 ]
 
 

@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from decimal import ROUND_HALF_UP, Decimal
-from typing import Any
+from typing import Any, Final
 
 from app.estimator.serving import (
     CLOSED_FORM_SLACK,
@@ -30,11 +30,13 @@ from app.estimator.serving import (
     max_concurrency,
     meets_at_peak,
     peak_latency,
+    peak_latency_at,
     replica_capacity,
     replicas_for_slo,
     simulations,
     steer_replicas,
 )
+from app.estimator.serving_levers import pipelines_with
 from app.estimator.serving_sim import LoadLatency
 from app.estimator.specs import Cluster, EstimatorError, ModelSpec, Warning_
 from app.estimator.vocabulary import TERM_MONTHS
@@ -90,6 +92,7 @@ class ServingOption:
     # the option's own (estimate.utilization) is the busier pool's
     pool_utilization: dict[str, dict[str, float]] | None = None
     availability: Availability | None = None  # set after the search (app.planner.serving_service.with_capacity)
+    headroom_held: bool = False  # `headroom` held to the simulation (`simulated_headroom`): shown options only
 
     @property
     def miss_reason(self) -> str | None:
@@ -252,7 +255,8 @@ def _offer_shapes(ask: _Ask, offer: Offer, region: str) -> _OfferShapes:
     one_server = offer.rental_unit == "node" and not offer.may_span_nodes
     found = _OfferShapes([], None, ("gpu_memory", {"gpu": offer.gpu.name, "one_server": one_server}), None, 0)
     smallest: int | None = None  # GPUs of the smallest deployment refused for the SKU's size limits
-    for tp, pp in _shapes(ask.model, offer, ask.constraints):
+    pipelines = pipelines_with(ask.cfg.engine, ask.cfg.speculative)
+    for tp, pp in _shapes(ask.model, offer, ask.constraints, pipelines):
         if pp > 1 and found.candidates:
             break
         found.evaluations += 1
@@ -267,6 +271,9 @@ def _offer_shapes(ask: _Ask, offer: Offer, region: str) -> _OfferShapes:
             found.candidates.append(option)
         elif found.miss is None or _miss_key(option) < _miss_key(found.miss):
             found.miss = option
+    if not pipelines and not found.candidates and found.miss is None and _may_pipeline(ask.model, offer):
+        spec = ask.cfg.speculative
+        found.why_not = ("pp_speculative", {"engine": ask.cfg.engine, "method": spec.method if spec else ""})
     return found
 
 
@@ -287,9 +294,12 @@ def _shown(
     """The options and near misses shown, ranked and cut at the limit; only these are settled at the offered load,
     the misses simulated, and both priced on the other term (the search evaluates far more)."""
     options = sorted(options, key=rank)[: ask.constraints.limit]
+    for option in options:
+        _settle(ask, option)
+        _hold_headroom(ask, option)
+    options = sorted(options, key=rank)  # the shown headroom ranks equal prices
     for place, option in enumerate(options, start=1):
         option.rank = place
-        _settle(ask, option)
     misses = sorted(misses, key=lambda o: (o.peak.tpot_ms, o.cost.compared_monthly, o.offer.sku_id))
     misses = misses[: ask.constraints.limit]
     for miss in misses:
@@ -391,6 +401,43 @@ def _settle(ask: _Ask, option: ServingOption) -> None:
     if option.deferred is not None:
         needed, option.deferred = option.deferred, None
         _simulated(ask, option, needed)
+
+
+def _hold_headroom(ask: _Ask, option: ServingOption) -> None:
+    """A shown option's headroom held to its simulation (`simulated_headroom`), once."""
+    cfg, est = ask.cfg, option.estimate
+    if option.headroom_held or cfg.requests_per_s is None or est.latency is None or est.meets_slo is False:
+        return
+    option.headroom_held = True
+    if est.latency["peak"].saturated:
+        return
+    node = _replica_cluster(option.offer, option.tp, option.pp)
+    at = peak_latency_at(ask.model, cfg, node, tp=option.tp, pp=option.pp, replicas=option.replicas)
+    if at is not None:
+        option.headroom = simulated_headroom(option.headroom, lambda factor: meets_at_peak(at(factor), cfg))
+
+
+# Simulated runs a shown option's headroom may take to bisect a claim the simulation does not bear out, after the one
+# that checks the claim: the factor is then known within (claim − 1) / 2. Each run is a replica's simulation at a rate
+# the search did not run (about 5-15 ms of CPU), so one step keeps the shown options' check within two runs each.
+HEADROOM_STEPS: Final = 1
+
+
+def simulated_headroom(claimed: float, meets_at: Callable[[float], bool]) -> float:
+    """The headroom an option that meets its SLO at the peak states, held to the simulation: the factor by which
+    the peak may grow with the SLO's simulated percentile still within its targets (and no replica saturated).
+    The claim (the closed forms' capacity within the SLO, or a pool's load to saturation) stands where the
+    simulation at the peak × the claim still meets; else the factor is bisected between 1 and the claim, the
+    highest the simulation met. At least 1: a replica the simulation shows meeting at the peak carries the peak."""
+    if claimed <= 1.0:
+        return 1.0
+    if meets_at(claimed):
+        return claimed
+    low, high = 1.0, claimed
+    for _ in range(HEADROOM_STEPS):
+        mid = (low + high) / 2
+        low, high = (mid, high) if meets_at(mid) else (low, mid)
+    return low
 
 
 def _by_sku(options: list[ServingOption]) -> dict[str, list[ServingOption]]:
@@ -522,13 +569,15 @@ def _compared_per_token(option: ServingOption) -> Decimal:
     return option.cost.compared_monthly / Decimal(str(tokens)) if tokens > 0 else Decimal("Infinity")
 
 
-def _key(option: ServingOption) -> tuple[Decimal, Decimal, float, float, str, int]:
+def _key(option: ServingOption) -> tuple[Decimal, Decimal, bool, float, float, str, int]:
     """Lowest cost per million output tokens first (for an offered load every option carries the same tokens,
     so this is the cheapest; at a given concurrency, the same price buys the layout that produces more), then
-    the lower monthly price, the larger capacity (headroom), the lower TPOT."""
+    the lower monthly price, then at the same price the one whose price leaves nothing out (no fabric add-on priced
+    on consultation: its real cost is higher), the larger capacity (headroom), the lower TPOT."""
     return (
         _compared_per_token(option),
         option.cost.compared_monthly,
+        option.cost.fabric_on_consultation,
         -round(option.headroom, 3),
         option.estimate.tpot_ms,
         option.offer.sku_id,
@@ -544,16 +593,22 @@ def _fastest_key(option: ServingOption) -> tuple[float, float, Decimal, Decimal,
     return latency, option.estimate.ttft_ms, cheapest[0], cheapest[1], option.offer.sku_id, option.config.gpus
 
 
-def _shapes(model: ModelSpec, offer: Offer, constraints: Constraints) -> Iterator[tuple[int, int]]:
+def _shapes(
+    model: ModelSpec, offer: Offer, constraints: Constraints, pipelines: bool = True
+) -> Iterator[tuple[int, int]]:
     """(tp, pp) per replica: every TP degree within a server; then a server's TP with 2, 3, … stages, one
-    server each, where the SKU's fabric joins servers."""
+    server each, where the SKU's fabric joins servers (and the engine pipelines with the request's levers)."""
     for tp in TP_DEGREES:
         if tp <= offer.gpus_per_node and valid_tp(model, tp):
             yield tp, 1
-    if offer.rental_unit != "node" or not offer.may_span_nodes or not valid_tp(model, offer.gpus_per_node):
+    if not _may_pipeline(model, offer) or not pipelines:
         return
     for pp in range(2, min(constraints.max_nodes, model.layers) + 1):
         yield offer.gpus_per_node, pp
+
+
+def _may_pipeline(model: ModelSpec, offer: Offer) -> bool:
+    return offer.rental_unit == "node" and offer.may_span_nodes and valid_tp(model, offer.gpus_per_node)
 
 
 def _replica_cluster(offer: Offer, tp: int, pp: int) -> Cluster:
@@ -696,9 +751,18 @@ def _sequence_too_long(
 
 
 def _slo_miss(cfg: ServingConfig, one: ServingEstimate, peak: ServingEstimate) -> Miss:
-    """The latency targets missed, with the TTFT and TPOT reached: by one request at a time, or at the peak."""
+    """The latency targets missed, with the TTFT and TPOT reached: by one request at a time, at a concurrency beyond
+    the sequences a replica runs (`kv_slots`: the others queue for a slot), or at the peak."""
     reached = one if one.meets_slo is False else peak
     params = {"ttft_ms": reached.ttft_ms, "tpot_ms": reached.tpot_ms} | slo_params(cfg)
+    clients, slots = cfg.concurrency, peak.max_concurrency
+    if one.meets_slo is not False and clients is not None and 1 <= slots < clients:
+        queued = {
+            "concurrency": clients,
+            "max_concurrency": slots,
+            "replicas": math.ceil(clients / slots) * peak.replicas,
+        }
+        return "kv_slots", params | queued
     return ("slo_one_request" if one.meets_slo is False else "slo_peak"), params
 
 

@@ -24,6 +24,8 @@ from app.estimator.serving import (
     ServingEstimate,
     estimate_serving,
     max_concurrency,
+    meets_at_peak,
+    peak_latency_at,
     replicas_for_slo,
     simulations,
 )
@@ -42,6 +44,7 @@ from app.planner.serving import (
     _with_other_term,
     offer_region,
     per_million_tokens,
+    simulated_headroom,
     valid_tp,
 )
 from app.planner.serving_launch import Served, disaggregated_launch
@@ -90,8 +93,11 @@ def search_disaggregated(
                 rejected.append((offer.sku_id, "disaggregated_pools", {"max_nodes": constraints.max_nodes}))
             else:
                 options.append(option)
-    rank = _fastest_key if constraints.objective == "fastest" else _key
-    options = sorted(options, key=rank)[: constraints.limit]
+        rank = _fastest_key if constraints.objective == "fastest" else _key
+        options = sorted(options, key=rank)[: constraints.limit]
+        for option in options:
+            _headroom(ask, option)
+    options = sorted(options, key=rank)
     for place, option in enumerate(options, start=1):
         option.rank = place
         _with_other_term(option)
@@ -162,6 +168,29 @@ def _at_peak(
     return replace(peak, requests_per_s=min(at_peak[0].requests_per_s, at_peak[1].requests_per_s))
 
 
+def _headroom(ask: _Ask, option: ServingOption) -> None:
+    """A shown deployment's headroom, the pools' load to saturation at the peak, held to their simulated percentiles
+    (`simulated_headroom`): the factor by which the peak may grow with the prefill pool's TTFT (less the transfer)
+    and the decode pool's TPOT still within target."""
+    if option.pools is None or option.headroom_held or option.estimate.meets_slo is False:
+        return
+    option.headroom_held = True
+    transfer = (option.kv_transfer_ms or 0.0) / 1e3
+    pools = []
+    for cfg, pool in (
+        (prefill_config(ask.cfg, transfer), option.pools["prefill"]),
+        (decode_config(ask.cfg), option.pools["decode"]),
+    ):
+        tp, replicas = pool["tp"], pool["replicas"]
+        at = peak_latency_at(ask.model, cfg, _replica_cluster(option.offer, tp, 1), tp=tp, replicas=replicas)
+        if at is None:
+            return
+        pools.append((cfg, at))
+    option.headroom = simulated_headroom(
+        option.headroom, lambda factor: all(meets_at_peak(at(factor), cfg) for cfg, at in pools)
+    )
+
+
 def _servers(offer: Offer) -> Cluster:
     """Two servers of the offer joined by its fabric: where the KV crosses."""
     return replace(_replica_cluster(offer, offer.gpus_per_node, 2), nodes=2)
@@ -215,7 +244,7 @@ def _deployment(ask: _Ask, offer: Offer, region: str) -> ServingOption | None:
         per_million_output_tokens=per_million_tokens(
             cost.monthly_effective, joined.output_tokens_per_s, offer.money_quantum
         ),
-        headroom=1.0 / peak_use if peak_use > 0 else 0.0,
+        headroom=1.0 / peak_use if peak_use > 0 else 0.0,  # held to the simulation if shown (`_headroom`)
         launch=disaggregated_launch(model, (pcfg, dcfg), shapes, (estimates[0], estimates[1]), ask.served, offer),
         notes=list(joined.notes),
         verified=True,

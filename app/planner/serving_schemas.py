@@ -39,9 +39,11 @@ class SpeculativeIn(RequestModel):
         le=MAX_SPECULATIVE_TOKENS,
         description="Tokens the draft proposes each step (k); the target verifies k + 1",
     )
-    acceptance_rate: Share = Field(
-        description="The chance each drafted token is accepted (a), as the engine reports it on your traffic; a step "
-        "yields (1 - a^(k+1)) / (1 - a) tokens on average",
+    acceptance_rate: float = Field(
+        ge=0.0,
+        lt=1.0,
+        description="The chance each drafted token is accepted (a), 0 ≤ a < 1, as the engine reports it on your "
+        "traffic; a step yields (1 - a^(k+1)) / (1 - a) tokens on average",
     )
     draft_model: str | None = Field(
         default=None, description="draft_model only: the preset id of the draft model (e.g. llama-3.2-1b)"
@@ -75,7 +77,8 @@ class ServingIn(RequestModel):
     batching: Batching = Field(
         default="continuous",
         description="continuous (default: in-flight batching with chunked prefill) or static (a batch prefills "
-        "together, then decodes together)",
+        "together, then decodes together; with concurrency only: an offered requests_per_s is simulated as the "
+        "continuous batching the engines' servers run, and static with it is a 422)",
     )
     engine: Engine = Field(default="vllm", description="vllm (default), sglang or trt-llm: memory budget and defaults")
     gpu_memory_utilization: float | None = Field(

@@ -25,9 +25,10 @@ from app.estimator.serving import (
     max_concurrency,
     mla_cache_values,
     moe_low_concurrency_note,
+    queue_wait_s,
     replica_capacity,
 )
-from app.estimator.serving_levers import Speculation, check_draft, mtp_layers
+from app.estimator.serving_levers import Speculation, check_draft, check_pipeline, mtp_layers
 from app.estimator.serving_sim import LoadLatency, Quantiles
 from app.estimator.specs import GIB, Cluster, EstimatorError, ModelSpec, Warning_
 from app.estimator.vocabulary import SERVING_PRECISIONS, TERM_MONTHS, WEIGHT_FORMATS, ServingPrecision, WeightFormat
@@ -422,6 +423,7 @@ def _pipeline_split(model: ModelSpec, cfg: ServingConfig, cluster: Cluster) -> t
         return None
     for pp in range(2, min(cluster.nodes, model.layers) + 1):
         if cluster.nodes % pp == 0 and max_concurrency(model, cfg, cluster.gpu, tp, pp) >= 1:
+            check_pipeline(cfg.engine, cfg.speculative, pp, field="serving.speculative")
             return tp, pp, cluster.nodes // pp
     return None
 
@@ -451,6 +453,7 @@ def estimate(
         tp, pp, replicas = request.plan.tp, request.plan.pp, request.plan.dp
         check_training_levers(request.plan)
         check_serving_plan(model, tp, pp)
+        check_pipeline(cfg.engine, cfg.speculative, pp)
         if tp * pp * replicas != cluster.gpus:
             raise EstimatorError.of("serving_plan_gpus", field="plan", gpus=replicas * tp * pp, hardware=cluster.gpus)
         check_fits(model, cfg, cluster.gpu, tp, pp)
@@ -463,7 +466,7 @@ def estimate(
         warnings.append(Warning_("no_kv_cache", tokens))
     if result.meets_slo is False:
         warnings.append(_slo_miss(result, cfg))
-    warnings += regime_warnings(model, result)
+    warnings += regime_warnings(model, result) + queue_warnings(cfg, result)
     notes = serving_assumptions(request) + ([NO_FABRIC_NOTE] if replicas > 1 else [])
     return EstimateOut(
         model=model_summary,
@@ -483,6 +486,19 @@ def regime_warnings(model: ModelSpec, result: ServingEstimate) -> list[Warning_]
         return []
     params = {"model": model.name, "experts": model.experts, "concurrency": result.concurrency}
     return [Warning_(MOE_LOW_CONCURRENCY_WARNING, params | {"validated": MOE_VALIDATED_CONCURRENCY})]
+
+
+def queue_warnings(cfg: ServingConfig, result: ServingEstimate) -> list[Warning_]:
+    """A concurrency beyond the sequences a replica runs: the others queue for a KV slot (their wait is in the TTFT),
+    and the replicas of this shape that would run them all."""
+    clients, slots = cfg.concurrency, result.max_concurrency
+    if clients is None or slots < 1 or clients <= slots:
+        return []
+    params = {
+        "concurrency": clients, "max_concurrency": slots, "wait_ms": queue_wait_s(result, clients) * 1e3,
+        "replicas": math.ceil(clients / slots) * result.replicas,
+    }  # fmt: skip
+    return [Warning_("concurrency_over_kv", params)]
 
 
 def _slo_miss(result: ServingEstimate, cfg: ServingConfig) -> Warning_:
@@ -516,7 +532,13 @@ def option_out(
         cost=cost_out(option.cost, SERVING_NOTE, per_million_output_tokens=str(option.per_million_output_tokens)),
         availability=availability_out(option.availability),
         explanation=explanation,
-        warnings=warnings_out(model_warnings + regime_warnings(model, est) + _offer_warnings(option) + option.warnings),
+        warnings=warnings_out(
+            model_warnings
+            + regime_warnings(model, est)
+            + queue_warnings(cfg, est)
+            + _offer_warnings(option)
+            + option.warnings
+        ),
         launch=option.launch,
         miss_reason=option.miss_reason,
         misses=[MissOut(code=code, params=params) for code, params in option.misses],

@@ -29,10 +29,12 @@ from app.estimator.memory import (
     validate_plan,
 )
 from app.estimator.performance import PerformanceEstimate, estimate_performance
-from app.estimator.serving import check_fits, estimate_serving
+from app.estimator.serving import ServingConfig, ServingEstimate, check_fits, estimate_serving
+from app.estimator.serving_levers import check_pipeline
 from app.estimator.specs import GIB, EstimatorError, MemoryBreakdown
 from app.estimator.vocabulary import MAX_QUOTE_MONTHS, TERM_MONTHS
 from app.planner.mappers import memory_out, performance_out
+from app.planner.misses import slo_params
 from app.planner.offers import DAYS_PER_BILLED_MONTH, Configuration, billed_months
 from app.planner.recommend import host_ram_unconfirmed
 from app.planner.schemas import HardwareIn, PlanIn, WorkloadIn
@@ -295,14 +297,42 @@ def _check_serving_fits(
         cfg = serving_config(request)
         check_training_levers(plan)
         check_serving_plan(model, plan.tp, plan.pp)
+        check_pipeline(cfg.engine, cfg.speculative, plan.pp)
         check_fits(model, cfg, cluster.gpu, plan.tp, plan.pp)
         result = estimate_serving(model, cfg, cluster, tp=plan.tp, pp=plan.pp, replicas=plan.dp)
     except EstimatorError as error:
         field = error.field if error.field and not error.field.startswith("plan") else "plan"
         raise _invalid(field, f"does not fit {sku_id}: {error}") from error
+    _check_serving_slo(result, cfg, plan, by_card, cluster.gpus_per_node)
     kept = {"ttft_ms", "tpot_ms", "latency", "isolated_ttft_ms", "utilization", "replicas", "gpus_per_replica"}
     kept |= {"meets_slo", "engine", "max_concurrency"}
     return PlanCheck(figures={"serving": serving_out(result, cfg).model_dump(mode="json", include=kept)})
+
+
+def _check_serving_slo(
+    result: ServingEstimate, cfg: ServingConfig, plan: PlanIn, by_card: bool, gpus_per_node: int
+) -> None:
+    """A serving quote bills a deployment for the traffic its workload states: a plan whose replicas are saturated at
+    the peak, or miss the workload's SLO there (the judgement /estimate gives the same plan), is refused on plan.dp,
+    naming the replicas of this shape that carry it and the quantity they rent. A quote is a price for a service
+    that holds; a deployment sized below its own targets is re-planned (or its targets relaxed), not frozen."""
+    peak = result.latency.get("peak") if result.latency else None
+    saturated = peak is not None and peak.saturated
+    if result.meets_slo is not False and not saturated:
+        return
+    q = cfg.slo_percentile
+    params: dict[str, Any] = {"replicas": plan.dp, "percentile": q, "saturated": saturated}
+    if peak is not None:
+        params |= {"ttft_ms": peak.ttft.at(q) * 1e3, "tpot_ms": peak.tpot.at(q) * 1e3}
+        params["peak_rps"] = (cfg.requests_per_s or 0.0) * cfg.peak_factor
+        params["utilization"] = (result.utilization or {}).get("peak", 0.0)
+    else:
+        params |= {"ttft_ms": result.ttft_ms, "tpot_ms": result.tpot_ms, "concurrency": cfg.concurrency}
+    needed = result.replicas_needed if peak is not None else None
+    if needed is not None and needed > plan.dp:
+        gpus = needed * plan.tp * plan.pp
+        params |= {"needed": needed, "quantity": gpus if by_card else math.ceil(gpus / gpus_per_node)}
+    raise refusal("plan.dp", "slo_not_met", params | slo_params(cfg))
 
 
 def _check_fits(

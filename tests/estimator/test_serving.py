@@ -130,10 +130,17 @@ def test_slo_is_judged_and_absent_without_targets() -> None:
     assert serve(concurrency=256, slo_tpot_ms=1).meets_slo is False
 
 
-def test_concurrency_beyond_the_cache_is_capped_with_a_note() -> None:
+def test_concurrency_beyond_the_cache_queues_for_a_slot_with_a_note() -> None:
+    """M slots run at once; the other N − M wait: by Little's law in a closed loop (throughput M ÷ E2E) each request
+    spends N ÷ M × E2E in the system, the wait before its prefill (N ÷ M − 1) × E2E of the running requests."""
     est = serve(LLAMA3_70B, cluster=Cluster(gpu=H100, gpus_per_node=2), tp=2, concurrency=100_000)
+    running = serve(LLAMA3_70B, cluster=Cluster(gpu=H100, gpus_per_node=2), tp=2, concurrency=est.max_concurrency)
     assert est.concurrency == est.max_concurrency < 100_000
-    assert any("capped" in note for note in est.notes)
+    assert est.requests_per_s == pytest.approx(running.requests_per_s, rel=1e-9)
+    wait_ms = (100_000 / est.max_concurrency - 1) * running.e2e_latency_ms
+    assert est.ttft_ms == pytest.approx(running.ttft_ms + wait_ms, rel=1e-9)
+    assert est.e2e_latency_ms == pytest.approx(running.e2e_latency_ms * 100_000 / est.max_concurrency, rel=1e-9)
+    assert any("wait for a slot" in note for note in est.notes)
 
 
 def test_a_model_that_leaves_no_cache_says_so() -> None:

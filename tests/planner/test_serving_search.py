@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import replace
 from decimal import Decimal
 
@@ -227,3 +228,25 @@ def test_a_load_no_shape_carries_is_refused_with_the_smallest_deployment_it_woul
     assert not result.options and result.rejected[0][1] == "max_nodes"
     assert result.rejected[0][2]["replica_gpus"] == 1 and result.rejected[0][2]["max_nodes"] == 2
     assert "replica(s) of 1 GPUs exceed the SKU's max_nodes 2" in messages.rejection("max_nodes", result.rejected[0][2])
+
+
+def test_the_headroom_shown_is_held_to_the_simulation() -> None:
+    """simulated_headroom: a claim the simulation bears out stands; one it does not is bisected down to the factor it
+    last met (HEADROOM_STEPS runs after the check: within (claim − 1) / 2^steps); an option meeting at the peak shows
+    at least 1."""
+    from app.planner.serving import HEADROOM_STEPS, simulated_headroom
+
+    runs: list[float] = []
+
+    def meets_below(limit: float) -> Callable[[float], bool]:
+        def meets_at(factor: float) -> bool:
+            runs.append(factor)
+            return factor <= limit
+
+        return meets_at
+
+    assert simulated_headroom(1.5, meets_below(2.0)) == 1.5 and runs == [1.5]
+    runs.clear()
+    held = simulated_headroom(1.56, meets_below(1.1))
+    assert 1.0 <= held <= 1.1 and 1.1 - held <= 0.56 / 2**HEADROOM_STEPS and len(runs) == 1 + HEADROOM_STEPS
+    assert simulated_headroom(0.9, meets_below(2.0)) == 1.0
