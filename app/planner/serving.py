@@ -418,9 +418,11 @@ def _hold_headroom(ask: _Ask, option: ServingOption) -> None:
 
 
 # Simulated runs a shown option's headroom may take to bisect a claim the simulation does not bear out, after the one
-# that checks the claim: the factor is then known within (claim − 1) / 2. Each run is a replica's simulation at a rate
-# the search did not run (about 5-15 ms of CPU), so one step keeps the shown options' check within two runs each.
-HEADROOM_STEPS: Final = 1
+# that checks the claim: each is a replica's simulation at a rate the search did not run (about 5-15 ms of CPU). One
+# step added a third to a serving search's server CPU (benchmarks/recommend.py --serving, seeded catalog: 56.7 ms ->
+# 78.9 ms a request, same run), the claim's check alone about a sixth (45.0 -> 53.3 ms): a claim the simulation does
+# not bear out falls to 1, the factor the simulation at the peak did meet.
+HEADROOM_STEPS: Final = 0
 
 
 def simulated_headroom(claimed: float, meets_at: Callable[[float], bool]) -> float:
