@@ -256,7 +256,7 @@ def client(app_settings: Settings, db: Session) -> Iterator[TestClient]:
 def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A real `python -m app serve` on a free port, on a SQLite file of its own migrated and seeded by the
     CLI (as `make run` does), for one test module; the base URL. Tests that need another setup call
-    tests/servers.py's `seeded_server` (or `serving`) in a fixture of their own."""
+    tests/servers.py's `seeded_server` (or `app_server`) in a fixture of their own."""
     from tests.servers import seeded_server  # tests/servers.py imports this module
 
     with seeded_server(tmp_path_factory, "live") as base_url:
@@ -274,7 +274,7 @@ PROCESS_STARTERS = (
     "app_cli",
     "migrate_and_seed",
     "running_server",
-    "serving",
+    "app_server",
     "seeded_server",
     "live_server",
     "subprocess",

@@ -3,7 +3,7 @@ scratch databases of their own for tests that commit (so the shared rolled-back 
 disturbed).
 
 Every test that starts a server does it through here: `seeded_server` (a database of its own, migrated,
-seeded, served), or `migrate_and_seed` and `serving` on a database the test prepares itself. The
+seeded, served), or `migrate_and_seed` and `app_server` on a database the test prepares itself. The
 `live_server` fixture (tests/conftest.py) is `seeded_server` for one test module. tests/conftest.py marks
 the tests that use these `slow`.
 """
@@ -121,7 +121,7 @@ def migrate_and_seed(
 
 
 @contextmanager
-def serving(database_url: str, *, workers: int = 1, **extra_env: str) -> Iterator[str]:
+def app_server(database_url: str, *, workers: int = 1, **extra_env: str) -> Iterator[str]:
     """`python -m app serve` on `database_url` with `server_env` (and `extra_env`); yields the base URL."""
     with running_server(server_env(database_url, **extra_env), workers=workers) as base_url:
         yield base_url

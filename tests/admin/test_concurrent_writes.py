@@ -14,7 +14,7 @@ from app.admin import service
 from app.admin.pages import LOGIN_CSRF_COOKIE
 from tests.conftest import BACKENDS
 from tests.http.test_transactions import HealthProbe, burst, statuses
-from tests.servers import app_cli, scratch_database, serving
+from tests.servers import app_cli, app_server, scratch_database
 
 PASSWORD = "a long enough secret"
 CARD = "a100-40g-pcie-card"
@@ -33,7 +33,7 @@ def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
         token = app_cli(["create-token", "ops@example.com"], env).stdout.split()[-1]
         # What is checked is one stored and the rest 409, not the lock budget (tests/http/test_lock_budget.py): on a
         # busy machine the writers queued behind the first insert's lock past the 2 s default and got 503.
-        with serving(url, workers=2, DB_LOCK_TIMEOUT_MS="30000") as base:
+        with app_server(url, workers=2, DB_LOCK_TIMEOUT_MS="30000") as base:
             yield base, token
 
 

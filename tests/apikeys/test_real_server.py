@@ -22,7 +22,7 @@ from sqlalchemy import create_engine, text
 from app.ratelimit.service import WINDOW_S
 from tests.apikeys.conftest import RECOMMEND
 from tests.quotes.helpers import a100_body
-from tests.servers import ROOT, app_cli, migrate_and_seed, scratch_database, serving
+from tests.servers import ROOT, app_cli, app_server, migrate_and_seed, scratch_database
 
 ANONYMOUS_LIMIT = 6  # this module's anonymous POSTs to /quotes stay under it: 4 wrong keys and 1 quote
 SECRET = "e2e-" + "s" * 60
@@ -51,7 +51,7 @@ def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
             app_cli(["create-token", "ops@example.com"], {**env, "DATABASE_URL": url}).stdout.strip().splitlines()[-1]
         )
         limits = {"RATE_LIMIT_PER_MINUTE": str(ANONYMOUS_LIMIT), "RATE_LIMIT_PATHS": "/recommend,/quotes"}
-        with serving(url, workers=2, **limits, **env) as base:  # the admin API issuing keys is not limited here
+        with app_server(url, workers=2, **limits, **env) as base:  # the admin API issuing keys is not limited here
             yield Server(base, url, {"Authorization": f"Bearer {token}"})
 
 

@@ -17,7 +17,7 @@ from app.db.engine import build_engine, build_sessionmaker
 from app.db.migrate import upgrade
 from app.seed import seed_database
 from tests.conftest import BACKENDS
-from tests.servers import released_together, scratch_database, serving
+from tests.servers import app_server, released_together, scratch_database
 
 CONCURRENT = 50
 SERVERS = 3
@@ -56,7 +56,7 @@ def _post_all(base: str, count: int) -> list[httpx.Response]:
 
 
 def test_fifty_concurrent_quotes_for_the_last_three_servers_issue_exactly_three(server_db: str) -> None:
-    with serving(server_db, workers=2) as base:
+    with app_server(server_db, workers=2) as base:
         responses = _post_all(base, CONCURRENT)
     statuses = Counter(r.status_code for r in responses)
     assert statuses == {201: SERVERS, 409: CONCURRENT - SERVERS}, [r.text for r in responses if r.status_code >= 500]

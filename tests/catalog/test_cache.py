@@ -23,7 +23,7 @@ from app.ratelimit.models import RateLimitCounter
 from app.seed import seed_database
 from tests.conftest import BACKENDS
 from tests.factories import new_price
-from tests.servers import migrated_database, serving
+from tests.servers import app_server, migrated_database
 
 CARD = "a100-40g-pcie-card"  # seeded at 2800.00 CNY a month
 
@@ -97,7 +97,7 @@ def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
         with build_sessionmaker(engine).begin() as session:
             seed_database(session)
         engine.dispose()
-        with serving(url, workers=2) as base:
+        with app_server(url, workers=2) as base:
             yield base, url
 
 

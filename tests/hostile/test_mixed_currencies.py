@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from tests.servers import app_cli, scratch_database, serving
+from tests.servers import app_cli, app_server, scratch_database
 
 PASSWORD = "a long enough secret"
 BODY = {
@@ -41,7 +41,7 @@ def _ranked(client: httpx.Client) -> dict:
 
 def test_a_usd_price_is_ranked_at_its_converted_value(database: tuple[str, str]) -> None:
     url, token = database
-    with serving(url, workers=2) as base, httpx.Client(base_url=base, timeout=60) as client:
+    with app_server(url, workers=2) as base, httpx.Client(base_url=base, timeout=60) as client:
         repriced = client.post(
             "/admin/api/skus/h100-80g-sxm-8x/prices",
             json={"amount": "20000.00", "currency": "USD"},

@@ -14,7 +14,7 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from tests.quotes.helpers import h100_body
-from tests.servers import migrate_and_seed, serving
+from tests.servers import app_server, migrate_and_seed
 
 # The largest workload a quote takes (8 KiB as JSON) in CJK text, the slowest kind to lay out
 BIG_WORKLOAD = {"model": {"hf_config": {"model_type": "llama", "name": "深" * 2500}}, "task": "lora"}
@@ -24,7 +24,7 @@ BIG_WORKLOAD = {"model": {"hf_config": {"model_type": "llama", "name": "深" * 2
 def pdf_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     database = tmp_path_factory.mktemp("pdf") / "pdf.db"
     migrate_and_seed(f"sqlite:///{database}")
-    with serving(f"sqlite:///{database}") as base_url:
+    with app_server(f"sqlite:///{database}") as base_url:
         yield base_url, database
 
 

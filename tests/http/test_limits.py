@@ -173,10 +173,10 @@ def test_limit_holds_across_uvicorn_workers(database_url: str, limiter_engine: E
     import httpx
 
     from tests.http.examples import ESTIMATE_BODY
-    from tests.servers import serving
+    from tests.servers import app_server
 
     try:
-        with serving(database_url, workers=2, RATE_LIMIT_PER_MINUTE="4") as base:
+        with app_server(database_url, workers=2, RATE_LIMIT_PER_MINUTE="4") as base:
             with limiter_engine.begin() as connection:  # this client is 127.0.0.1: start from zero
                 connection.execute(text("DELETE FROM rate_limit_counters WHERE key = '/estimate|127.0.0.1'"))
             _away_from_window_edge(20)

@@ -22,7 +22,7 @@ import httpx
 import pytest
 from sqlalchemy import create_engine, text
 
-from tests.servers import ROOT, app_cli, released_together, running_server, scratch_database, server_env, serving
+from tests.servers import ROOT, app_cli, app_server, released_together, running_server, scratch_database, server_env
 
 CLIENT_TIMEOUT_S = 60  # a request still unanswered after this long is a hang
 PASSWORD = "a long enough secret"
@@ -104,7 +104,7 @@ def token(pg_db: str) -> str:
 
 @pytest.fixture(scope="module")
 def server(pg_db: str) -> Iterator[str]:
-    with serving(pg_db, workers=2) as base:
+    with app_server(pg_db, workers=2) as base:
         yield base
 
 
@@ -204,7 +204,7 @@ def held_quote_lock(pg_db: str, server: str) -> Iterator[str]:
 def test_a_lock_wait_ends_in_503_with_retry_after(pg_db: str, held_quote_lock: str) -> None:
     """A row locked by a transaction outside the service: the accept answers 503 with Retry-After once
     LOCK_TIMEOUT_MS passes, instead of waiting for as long as the lock is held."""
-    with serving(pg_db, workers=2, DB_LOCK_TIMEOUT_MS="500") as base:
+    with app_server(pg_db, workers=2, DB_LOCK_TIMEOUT_MS="500") as base:
         started = time.perf_counter()
         response = httpx.post(f"{base}/quotes/{held_quote_lock}/accept", timeout=CLIENT_TIMEOUT_S)
         elapsed = time.perf_counter() - started

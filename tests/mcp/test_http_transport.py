@@ -18,7 +18,7 @@ import pytest
 
 from tests.conftest import BACKENDS
 from tests.mcp.helpers import RECOMMEND, check_tools_match_rest, http_session, problem_of, result_of
-from tests.servers import ROOT, app_cli, migrate_and_seed, scratch_database, serving
+from tests.servers import ROOT, app_cli, app_server, migrate_and_seed, scratch_database
 
 ADMIN = "ops@example.com"
 ANONYMOUS_LIMIT = 5  # POSTs a minute per address and entry; a key has its own limit (600 by default)
@@ -48,7 +48,7 @@ def keyed(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
         migrate_and_seed(url, [(["create-admin", ADMIN, "--password-stdin"], "a long enough secret\n")])
         token = app_cli(["create-token", ADMIN, "--name", "mcp-tests"], admin_env).stdout.strip().splitlines()[-1]
         with (
-            serving(url, workers=2, RATE_LIMIT_PER_MINUTE=str(ANONYMOUS_LIMIT)) as base,
+            app_server(url, workers=2, RATE_LIMIT_PER_MINUTE=str(ANONYMOUS_LIMIT)) as base,
             httpx2.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}) as admin,
         ):
             keys = {

@@ -9,7 +9,7 @@ import httpx2
 import pytest
 
 from tests.mcp.helpers import RECOMMEND, check_tools_match_rest, problem_of, stdio_session
-from tests.servers import migrate_and_seed, scratch_database, serving
+from tests.servers import app_server, migrate_and_seed, scratch_database
 
 
 def test_the_sdk_client_runs_the_tools_over_stdio_with_the_rest_numbers(
@@ -27,5 +27,5 @@ def test_the_sdk_client_runs_the_tools_over_stdio_with_the_rest_numbers(
                         assert refused["status"] == 422 and refused["errors"], refused
                         assert refused == rest.post("/recommend", json=bad).json()  # the route's own problem
 
-        with serving(url) as base:
+        with app_server(url) as base:
             anyio.run(scenario, base)

@@ -17,7 +17,7 @@ from app.db.migrate import upgrade
 from app.seed import seed_database
 from tests.conftest import BACKENDS
 from tests.quotes.helpers import NUMBER_RE, a100_body
-from tests.servers import released_together, scratch_database, serving
+from tests.servers import app_server, released_together, scratch_database
 
 CONCURRENT = 50
 
@@ -38,7 +38,7 @@ def server(server_db: str) -> Iterator[str]:
     engine.dispose()
     # Numbering is what these tests check, not the lock budget (tests/http/test_lock_budget.py): 50 requests queue
     # for 2 workers, and on a busy machine the last ones arrive at the counter after the 2 s default budget.
-    with serving(server_db, workers=2, DB_LOCK_TIMEOUT_MS="30000") as base:
+    with app_server(server_db, workers=2, DB_LOCK_TIMEOUT_MS="30000") as base:
         yield base
 
 

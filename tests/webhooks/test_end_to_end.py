@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from tests.quotes.helpers import a100_body
-from tests.servers import app_cli, migrate_and_seed, scratch_database, serving
+from tests.servers import app_cli, app_server, migrate_and_seed, scratch_database
 from tests.webhooks.receiver import Receiver, receiving
 
 PASSWORD = "a long enough secret"
@@ -50,11 +50,11 @@ def test_every_event_once_across_a_restart_and_retries_on_500(
         migrate_and_seed(url)
         app_cli(["create-admin", "ops@example.com", "--password-stdin"], {"DATABASE_URL": url}, PASSWORD + "\n")
         token = app_cli(["create-token", "ops@example.com"], {"DATABASE_URL": url}).stdout.split()[-1]
-        with serving(url, workers=workers, **FAST_RETRIES) as base:
+        with app_server(url, workers=workers, **FAST_RETRIES) as base:
             _changes(base, token, receiver)
             before_stop = len(receiver.delivered())
         assert before_stop < total, "the server was meant to stop while deliveries were still due"
-        with serving(url, workers=workers, **FAST_RETRIES) as base:
+        with app_server(url, workers=workers, **FAST_RETRIES) as base:
             receiver.wait_for(total, timeout_s=60)
             time.sleep(1.0)  # a second copy of anything would have arrived by now
             assert set(receiver.delivered().values()) == {1}
