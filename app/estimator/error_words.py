@@ -151,6 +151,23 @@ ESTIMATOR_ERRORS: dict[str, dict[str, str]] = {
         "serving_tp_heads": "tp {tp} must divide the model's {heads} attention heads (and its {kv_heads} KV heads "
         "must divide or be divided by it)",
         "serving_pp_layers": "pp {pp} exceeds the model's {layers} layers",
+        "serving_rate_needed": "replicas_for_slo needs requests_per_s",
+        "at_least_one": "{name} must be at least 1",
+        "serving_rate_positive": "requests_per_s must be positive",
+        "serving_memory_utilization": "gpu_memory_utilization must be between 0.05 and 0.99",
+        "serving_max_model_len": "max_model_len ({length}) is shorter than input_tokens + output_tokens ({total})",
+        "serving_prefix_rate": "prefix_cache_hit_rate must be between 0 and 1",
+        "serving_prefix_engine": "{engine} runs no prefix cache",
+        "serving_speculative_tokens": "num_speculative_tokens must be between 1 and {most}",
+        "serving_draft_needed": "draft_model needs the draft model",
+        "serving_levers_continuous": "the prefix cache and speculative decoding are modelled on the engines' "
+        "continuous batching (current releases) only; set serving.batching to continuous",
+        "serving_no_sequence": "one sequence of {context:,} tokens does not fit: the KV cache holds {tokens:,} tokens "
+        "at TP {tp}; shorten input_tokens + output_tokens (or max_model_len), or use more or larger GPUs",
+        "serving_no_kv_room": "{model}'s {format} weights take {weights_gib:.1f} GiB per GPU at TP {tp} × PP {pp}, "
+        "leaving no KV cache in the {budget_gib:.1f} GiB {engine} uses of {gpu}'s {gpu_gib:g} GiB; use more GPUs "
+        "per replica, a smaller weight format or a larger GPU",
+        "serving_plan_degrees": "tp, pp and replicas must be at least 1",
         "disaggregated_engine": "disaggregated prefill/decode launches are built for {engines} here, not {engine}",
         "disaggregated_load": "disaggregated pools are sized for an offered load (serving.requests_per_s) with "
         "continuous batching",
@@ -272,6 +289,23 @@ ESTIMATOR_ERRORS: dict[str, dict[str, str]] = {
         "serving_plan_gpus": "方案使用 dp × tp × pp = {gpus} 张 GPU，但硬件有 {hardware} 张",
         "serving_tp_heads": "tp {tp} 必须整除模型的 {heads} 个注意力头（其 {kv_heads} 个 KV 头必须整除它或被它整除）",
         "serving_pp_layers": "pp {pp} 超过模型的 {layers} 层",
+        "serving_rate_needed": "replicas_for_slo 需要 requests_per_s",
+        "at_least_one": "{name} 至少为 1",
+        "serving_rate_positive": "requests_per_s 必须为正数",
+        "serving_memory_utilization": "gpu_memory_utilization 必须在 0.05 到 0.99 之间",
+        "serving_max_model_len": "max_model_len（{length}）短于 input_tokens + output_tokens（{total}）",
+        "serving_prefix_rate": "prefix_cache_hit_rate 必须在 0 到 1 之间",
+        "serving_prefix_engine": "{engine} 不运行前缀缓存",
+        "serving_speculative_tokens": "num_speculative_tokens 必须在 1 到 {most} 之间",
+        "serving_draft_needed": "draft_model 需要指定草稿模型",
+        "serving_levers_continuous": "前缀缓存与投机解码只按引擎的连续批处理（当前版本）建模；请把 serving.batching "
+        "设为 continuous",
+        "serving_no_sequence": "一条 {context:,} tokens 的序列放不下：TP {tp} 时 KV 缓存只容纳 {tokens:,} tokens；"
+        "请缩短 input_tokens + output_tokens（或 max_model_len），或使用更多或更大的 GPU",
+        "serving_no_kv_room": "{model} 的 {format} 权重在 TP {tp} × PP {pp} 时每张 GPU 占 {weights_gib:.1f} GiB，"
+        "在 {engine} 使用的 {budget_gib:.1f} GiB（{gpu} 共 {gpu_gib:g} GiB）中没有留下 KV 缓存；请每个副本使用更多 "
+        "GPU、更小的权重格式或更大的 GPU",
+        "serving_plan_degrees": "tp、pp 和副本数都至少为 1",
         "disaggregated_engine": "分离式 prefill/decode 启动在此只支持 {engines}，不支持 {engine}",
         "disaggregated_load": "分离式资源池按给定负载（serving.requests_per_s）及连续批处理估算",
     },

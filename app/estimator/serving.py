@@ -1337,7 +1337,7 @@ def replicas_for_slo(
     and steps down (not below saturation, nor below `floor`: fewer would not rent less) or up from there. The
     simulation decides."""
     if cfg.requests_per_s is None:
-        raise EstimatorError("replicas_for_slo needs requests_per_s", field="serving.requests_per_s")
+        raise EstimatorError.of("serving_rate_needed", field="serving.requests_per_s")
     limit = max_concurrency(model, cfg, cluster.gpu, tp, pp)
     if limit < 1:
         return None
@@ -1448,31 +1448,30 @@ def replica_capacity(
 def validate_config(cfg: ServingConfig) -> None:
     """Field-named errors for inputs no engine accepts."""
     if cfg.input_tokens < 1:
-        raise EstimatorError("input_tokens must be at least 1", field="serving.input_tokens")
+        raise EstimatorError.of("at_least_one", field="serving.input_tokens", name="input_tokens")
     if cfg.output_tokens < 1:
-        raise EstimatorError("output_tokens must be at least 1", field="serving.output_tokens")
+        raise EstimatorError.of("at_least_one", field="serving.output_tokens", name="output_tokens")
     require_choice(cfg.engine, ENGINES, "serving.engine")
     require_choice(cfg.batching, BATCHINGS, "serving.batching")
     require_choice(cfg.weight_format, WEIGHT_FORMATS, "weights")
     require_choice(cfg.kv_format, SERVING_PRECISIONS, "kv_cache_precision")
     if cfg.concurrency is not None and cfg.concurrency < 1:
-        raise EstimatorError("concurrency must be at least 1", field="serving.concurrency")
+        raise EstimatorError.of("at_least_one", field="serving.concurrency", name="concurrency")
     if cfg.requests_per_s is not None and not cfg.requests_per_s > 0:
-        raise EstimatorError("requests_per_s must be positive", field="serving.requests_per_s")
+        raise EstimatorError.of("serving_rate_positive", field="serving.requests_per_s")
     if cfg.gpu_memory_utilization is not None and not 0.05 <= cfg.gpu_memory_utilization <= 0.99:
-        raise EstimatorError(
-            "gpu_memory_utilization must be between 0.05 and 0.99", field="serving.gpu_memory_utilization"
-        )
+        raise EstimatorError.of("serving_memory_utilization", field="serving.gpu_memory_utilization")
     _validate_levers(cfg)
     if cfg.batching == "static" and cfg.requests_per_s is not None:
         # the load simulation runs the engines' continuous batching, and every launch here starts a continuous
         # batching server: static batching is sized at a stated concurrency (a fixed batch run offline) only
         raise EstimatorError.of("serving_static_rate", field="serving.batching")
     if cfg.max_model_len is not None and cfg.max_model_len < cfg.input_tokens + cfg.output_tokens:
-        raise EstimatorError(
-            f"max_model_len ({cfg.max_model_len}) is shorter than input_tokens + output_tokens "
-            f"({cfg.input_tokens + cfg.output_tokens})",
+        raise EstimatorError.of(
+            "serving_max_model_len",
             field="serving.max_model_len",
+            length=cfg.max_model_len,
+            total=cfg.input_tokens + cfg.output_tokens,
         )
 
 
@@ -1480,29 +1479,26 @@ def _validate_levers(cfg: ServingConfig) -> None:
     """Field-named errors for a prefix-cache hit rate or a speculation no engine here runs as asked
     (serving_levers): modelled on continuous batching with the current engine releases only."""
     if not 0.0 <= cfg.prefix_cache_hit_rate <= 1.0:
-        raise EstimatorError("prefix_cache_hit_rate must be between 0 and 1", field="serving.prefix_cache_hit_rate")
+        raise EstimatorError.of("serving_prefix_rate", field="serving.prefix_cache_hit_rate")
     lever = "serving.prefix_cache_hit_rate" if cfg.prefix_cache_hit_rate > 0 else None
     if cfg.prefix_cache_hit_rate > 0 and cfg.engine not in PREFIX_CACHING_ENGINES:
-        raise EstimatorError(f"{cfg.engine} runs no prefix cache", field="serving.prefix_cache_hit_rate")
+        raise EstimatorError.of("serving_prefix_engine", field="serving.prefix_cache_hit_rate", engine=cfg.engine)
     spec = cfg.speculative
     if spec is not None:
         lever = lever or "serving.speculative"
         require_choice(spec.method, ENGINE_SPECULATION[cfg.engine], "serving.speculative.method")
         if not 1 <= spec.num_speculative_tokens <= MAX_SPECULATIVE_TOKENS:
-            raise EstimatorError(
-                f"num_speculative_tokens must be between 1 and {MAX_SPECULATIVE_TOKENS}",
+            raise EstimatorError.of(
+                "serving_speculative_tokens",
                 field="serving.speculative.num_speculative_tokens",
+                most=MAX_SPECULATIVE_TOKENS,
             )
         if not 0.0 <= spec.acceptance_rate < 1.0:  # at 1 every draft is accepted: an unbounded speed-up
             raise EstimatorError.of("serving_acceptance_rate", field="serving.speculative.acceptance_rate")
         if spec.method == "draft_model" and spec.draft is None:
-            raise EstimatorError("draft_model needs the draft model", field="serving.speculative.draft_model")
+            raise EstimatorError.of("serving_draft_needed", field="serving.speculative.draft_model")
     if lever is not None and (cfg.batching == "static" or cfg.release is not None or cfg.engine_overhead):
-        raise EstimatorError(
-            "the prefix cache and speculative decoding are modelled on the engines' continuous batching (current "
-            "releases) only; set serving.batching to continuous",
-            field=lever,
-        )
+        raise EstimatorError.of("serving_levers_continuous", field=lever)
 
 
 # What a GPU/engine lacks to run the request's formats (`KernelGap.gap`), in English; the API's rejections
@@ -1577,14 +1573,23 @@ def check_fits(model: ModelSpec, cfg: ServingConfig, gpu: GpuSpec, tp: int, pp: 
         return
     cache_tokens = kv_cache_tokens(model, cfg, gpu, tp, pp)
     if cache_tokens > 0:
-        raise EstimatorError(_no_sequence_note(cfg, cache_tokens, tp), field="serving.input_tokens")
+        raise EstimatorError.of(
+            "serving_no_sequence", field="serving.input_tokens", context=cfg.context_len, tokens=cache_tokens, tp=tp
+        )
     memory = serving_memory(model, cfg, gpu, tp, pp)
     budget = gpu.memory_gib * _memory_fraction(cfg, tp)
-    raise EstimatorError(
-        f"{model.name}'s {cfg.weight_format} weights take {memory.weights / GIB:.1f} GiB per GPU at TP {tp} × PP {pp}, "
-        f"leaving no KV cache in the {budget:.1f} GiB {cfg.engine} uses of {gpu.name}'s {gpu.memory_gib:g} GiB; "
-        "use more GPUs per replica, a smaller weight format or a larger GPU",
+    raise EstimatorError.of(
+        "serving_no_kv_room",
         field="hardware",
+        model=model.name,
+        format=cfg.weight_format,
+        weights_gib=memory.weights / GIB,
+        tp=tp,
+        pp=pp,
+        budget_gib=budget,
+        engine=cfg.engine,
+        gpu=gpu.name,
+        gpu_gib=gpu.memory_gib,
     )
 
 
@@ -1608,9 +1613,9 @@ def estimate_serving(
     validate_config(cfg)
     check_draft(model, cfg.speculative)
     if tp < 1 or pp < 1 or replicas < 1:
-        raise EstimatorError("tp, pp and replicas must be at least 1", field="plan")
+        raise EstimatorError.of("serving_plan_degrees", field="plan")
     if model.layers < pp:
-        raise EstimatorError(f"pp ({pp}) exceeds the model's {model.layers} layers", field="plan.pp")
+        raise EstimatorError.of("serving_pp_layers", field="plan.pp", pp=pp, layers=model.layers)
     gpu = cluster.gpu
     unsupported = kernel_support(gpu, cfg)
     if unsupported:
