@@ -379,8 +379,10 @@ def _zero2_step_partition(ctx: _Ctx, grads: float, activations: float) -> float:
 # `optim` adamw_torch is torch.optim.AdamW (app/planner/launch.py TRAINER_OPTIM), and so is ms-swift's
 # (swift/llm/utils/argument.py at 4312aeb28: optim 'adamw_torch'). Not where another implementation steps: Megatron's
 # and DeepSpeed's fused Adam (in-place multi-tensor kernels), bitsandbytes' paged and 8-bit optimizers, the
-# optimizer in the backward (one parameter at a time), offloaded states (CPU Adam), and not under ZeRO / FSDP, where
-# torchtitan steps the fused AdamW (its default implementation) and the plan does not name the stack.
+# optimizer in the backward (one parameter at a time), offloaded states (CPU Adam), not under ZeRO / FSDP, where
+# torchtitan steps the fused AdamW (its default implementation) and the plan does not name the stack, and not on a
+# model-parallel plan (tensor, pipeline, context or expert parallel): the Trainer runs data parallel only, so such a
+# plan is Megatron-LM's (with or without its fp32 gradient buffer) or torchtitan's.
 ADAMW_STEP_V_SHARE = 0.5  # v of AdamW's two moments (m, v)
 
 
@@ -396,6 +398,7 @@ def _adamw_step_temporary(ctx: _Ctx, plan: Plan, optim: float, split: tuple[int,
         or paged
         or plan.fp32_main_grads
         or plan.optimizer_in_backward
+        or plan.tp * plan.pp * plan.cp * plan.ep > 1  # model parallel: Megatron-LM or torchtitan, fused Adam
     ):
         return 0.0
     # the moments are the optimizer bytes less the fp32 master of a mixed-precision full fine-tune (LoRA adapters
