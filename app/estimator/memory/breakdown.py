@@ -8,7 +8,7 @@ from functools import lru_cache
 from app.estimator.memory.activations import _length_slack, _logits_block, _working_sets
 from app.estimator.memory.context import _Ctx
 from app.estimator.memory.states import (
-    _adamw_step_temporary,
+    _adamw_step_share,
     _flat_partitions,
     _loaded_bytes,
     _stage_states,
@@ -49,6 +49,7 @@ def _breakdown(ctx: _Ctx, plan: Plan, cluster: Cluster, split: tuple[int, int, s
     # docstring, "Paged optimizer"): not in the gate's total, reported beside it (MemoryBreakdown.paged_optimizer)
     paged = offload == "none" and ctx.paged[_flat_partitions(zero)]
     zero2 = zero == 2 and plan.pp == 1 and offload == "none" and ctx.workload.task in FULL_TRAINING_TASKS
+    adamw_share = _adamw_step_share(ctx, plan, (zero, offload, paged))  # torch AdamW's step temporary (states)
     worst: tuple[float, ...] = ()
     last = len(working) - 1
     for index, ((weights, grads, optim, host), (activations, kv, other, host_activations)) in enumerate(
@@ -60,8 +61,10 @@ def _breakdown(ctx: _Ctx, plan: Plan, cluster: Cluster, split: tuple[int, int, s
         if zero2:
             grads += _zero2_step_partition(ctx, grads, activations)
         # torch AdamW's step temporary, beside the states once the activations are freed (states.ADAMW_STEP_V_SHARE)
-        step = max(0.0, _adamw_step_temporary(ctx, plan, optim, (zero, offload, paged)) - activations)
-        other += step
+        step = 0.0
+        if adamw_share:
+            step = max(0.0, adamw_share * optim - activations)
+            other += step
         total = weights + grads + optim + activations + kv + other
         if not worst or total > worst[0]:
             worst = (

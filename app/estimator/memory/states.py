@@ -386,9 +386,10 @@ def _zero2_step_partition(ctx: _Ctx, grads: float, activations: float) -> float:
 ADAMW_STEP_V_SHARE = 0.5  # v of AdamW's two moments (m, v)
 
 
-def _adamw_step_temporary(ctx: _Ctx, plan: Plan, optim: float, split: tuple[int, str, bool]) -> float:
-    """Bytes of torch.optim.AdamW's foreach step temporary (`ADAMW_STEP_V_SHARE` of the moments) for a plan it steps;
-    `optim` is the optimizer bytes on the GPU, `split` (ZeRO stage, offload, paged)."""
+def _adamw_step_share(ctx: _Ctx, plan: Plan, split: tuple[int, str, bool]) -> float:
+    """torch.optim.AdamW's foreach step temporary as a share of the optimizer bytes on the GPU (`ADAMW_STEP_V_SHARE`
+    of the moments), for a plan it steps; 0 where it steps none. `split` is (ZeRO stage, offload, paged); the share is
+    the same for every pipeline stage, so the breakdown finds it once per plan."""
     zero, offload, paged = split
     workload = ctx.workload
     if (
@@ -403,10 +404,9 @@ def _adamw_step_temporary(ctx: _Ctx, plan: Plan, optim: float, split: tuple[int,
         return 0.0
     # the moments are the optimizer bytes less the fp32 master of a mixed-precision full fine-tune (LoRA adapters
     # keep none: _lora_figures)
-    moments = optim
     if workload.mixed_precision and workload.precision != "fp32" and workload.task not in LORA_TASKS:
-        moments = optim * STATE_FP32_BYTES["adamw"] / (MASTER_BYTES + STATE_FP32_BYTES["adamw"])
-    return ADAMW_STEP_V_SHARE * moments
+        return ADAMW_STEP_V_SHARE * STATE_FP32_BYTES["adamw"] / (MASTER_BYTES + STATE_FP32_BYTES["adamw"])
+    return ADAMW_STEP_V_SHARE
 
 
 _WHOLE_MODEL = Plan()  # one stage holding every parameter (tp = pp = ep = 1): the model as a loader reads it
