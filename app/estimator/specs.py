@@ -2,7 +2,8 @@
 
 The four are kept apart (as in calculon-ai/calculon `calculon/llm/llm.py`) so that the planner can
 hold the model and workload fixed and vary plans and hardware cheaply. Units are in field names
-where they are not obvious. This module imports only the standard library.
+where they are not obvious. This module imports only the standard library and two data modules of the estimator
+(its vocabulary and the words of its refusals, app/estimator/error_words.py).
 """
 
 from __future__ import annotations
