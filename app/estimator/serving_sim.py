@@ -277,14 +277,46 @@ def _run(scheduler: Scheduler, step_time: StepTime, arrival: list[float], prompt
                 now += step_time(decoding, decode_base + decoding * decode_steps * tps, tokens, span)
                 if decoding:
                     decode_steps += 1
-                    while ends and ends[0][0] <= decode_steps:  # complete: the cache freed
-                        request = heappop(ends)[1]
-                        decoding -= 1
-                        decode_base -= base[request]
-                        finish[request] = now
-                        completed += 1
-                        running -= 1
-                        reserved -= need[request]
+        else:
+            finished = 0
+            # steps that only decode, advanced together up to the next completion, or up to the step after the next
+            # arrival when it could be admitted at once
+            kv = decode_base + decoding * decode_steps * tps
+            steps = ends[0][0] - decode_steps
+            first_step = step_time(decoding, kv, 0, 0.0)
+            if nxt < count and not waiting and running < max_seqs:
+                # steps to the one after the next arrival, at least 1. Over more than 8 steps the k-th takes
+                # first_step + k·growth (the context grows a token a step), so n steps take
+                # n·first_step + growth·n(n − 1)/2, the time the advance below counts: the smallest n that reaches
+                # the arrival is that quadratic's root, rounded up (first_step alone overshot the arrival by about
+                # growth·n²/2, most at the longest gaps, the lowest rates)
+                gap = arrival[nxt] - origin - now
+                until = ceil(gap / first_step)
+                if until > 8:
+                    growth = step_time(decoding, kv + decoding * tps, 0, 0.0) - first_step
+                    if growth > 0:
+                        half = first_step - growth / 2
+                        until = max(9, ceil((sqrt(half * half + 2 * growth * gap) - half) / growth))
+                if until < steps:
+                    until = until if until > 1 else 1
+                    steps = min(until + lookahead, steps)
+            if steps > 8:  # the context grows by a token a step: over a few steps the first step's time stands
+                last_step = step_time(decoding, kv + decoding * (steps - 1) * tps, 0, 0.0)
+                now += steps * (first_step + last_step) / 2
+            else:
+                now += steps * first_step
+            decode_steps += steps
+        # after a step of either kind: the requests past their last decode step complete (none where no decode step
+        # ran: every end is beyond decode_steps), then the prompts the step completed join the decodes
+        while ends and ends[0][0] <= decode_steps:  # complete: the cache freed
+            request = heappop(ends)[1]
+            decoding -= 1
+            decode_base -= base[request]
+            finish[request] = now
+            completed += 1
+            running -= 1
+            reserved -= need[request]
+        if finished:  # most steps complete no prompt: skipped without building a range (the loop's speed)
             for _ in range(finished):
                 request = prefilling.popleft()
                 first[request] = now
@@ -299,42 +331,6 @@ def _run(scheduler: Scheduler, step_time: StepTime, arrival: list[float], prompt
                 decode_base += base[request]
                 decoding += 1
                 heappush(ends, (decode_steps + steps_to_finish[request], request))
-            continue
-        # steps that only decode, advanced together up to the next completion, or up to the step after the next
-        # arrival when it could be admitted at once
-        kv = decode_base + decoding * decode_steps * tps
-        steps = ends[0][0] - decode_steps
-        first_step = step_time(decoding, kv, 0, 0.0)
-        if nxt < count and not waiting and running < max_seqs:
-            # steps to the one after the next arrival, at least 1. Over more than 8 steps the k-th takes
-            # first_step + k·growth (the context grows a token a step), so n steps take
-            # n·first_step + growth·n(n − 1)/2, the time the advance below counts: the smallest n that reaches
-            # the arrival is that quadratic's root, rounded up (first_step alone overshot the arrival by about
-            # growth·n²/2, most at the longest gaps, the lowest rates)
-            gap = arrival[nxt] - origin - now
-            until = ceil(gap / first_step)
-            if until > 8:
-                growth = step_time(decoding, kv + decoding * tps, 0, 0.0) - first_step
-                if growth > 0:
-                    half = first_step - growth / 2
-                    until = max(9, ceil((sqrt(half * half + 2 * growth * gap) - half) / growth))
-            if until < steps:
-                until = until if until > 1 else 1
-                steps = min(until + lookahead, steps)
-        if steps > 8:  # the context grows by a token a step: over a few steps the first step's time stands
-            last_step = step_time(decoding, kv + decoding * (steps - 1) * tps, 0, 0.0)
-            now += steps * (first_step + last_step) / 2
-        else:
-            now += steps * first_step
-        decode_steps += steps
-        while ends and ends[0][0] <= decode_steps:  # complete: the cache freed
-            request = heappop(ends)[1]
-            decoding -= 1
-            decode_base -= base[request]
-            finish[request] = now
-            completed += 1
-            running -= 1
-            reserved -= need[request]
     return _Outcome(start, first, finish, queue_at_last_arrival, admitted)
 
 
