@@ -54,24 +54,22 @@ def inter_node_fabrics() -> tuple[str, ...]:
     return tuple(_table()["inter_node"])
 
 
-def _intra_entry(kind: str) -> dict[str, Any]:
-    table = _table()["intra_node"]
-    if kind not in table:
-        raise EstimatorError.of(
-            "intra_link_unknown", field="hardware.intra_node_link", link=repr(kind), known=sorted(table)
-        )
-    entry: dict[str, Any] = table[kind]
+def _entry(section: str, name: str, *, code: str, field: str, param: str) -> dict[str, Any]:
+    """The data file's entry `name` in `section`; an unknown name is the error `code` on `field`, the name given
+    as `param` beside the known ones."""
+    table = _table()[section]
+    if name not in table:
+        raise EstimatorError.of(code, field=field, **{param: repr(name)}, known=sorted(table))
+    entry: dict[str, Any] = table[name]
     return entry
+
+
+def _intra_entry(kind: str) -> dict[str, Any]:
+    return _entry("intra_node", kind, code="intra_link_unknown", field="hardware.intra_node_link", param="link")
 
 
 def fabric_entry(fabric: str) -> dict[str, Any]:
-    table = _table()["inter_node"]
-    if fabric not in table:
-        raise EstimatorError.of(
-            "fabric_unknown", field="hardware.inter_node_fabric", fabric=repr(fabric), known=sorted(table)
-        )
-    entry: dict[str, Any] = table[fabric]
-    return entry
+    return _entry("inter_node", fabric, code="fabric_unknown", field="hardware.inter_node_fabric", param="fabric")
 
 
 def intra_busbw_bytes_per_s(kind: str, group_gpus: int) -> float:
