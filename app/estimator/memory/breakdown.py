@@ -36,6 +36,10 @@ OS_RESERVE_TIERS = ((4.0, 0.25), (4.0, 0.20), (8.0, 0.10), (112.0, 0.06), (float
 HOST_RESERVE_PER_GPU_GIB = 6.0
 
 
+# a stage's GPU bytes in MemoryBreakdown's order: weights, gradients, optimizer, activations, KV cache, other
+_Parts = tuple[float, float, float, float, float, float]
+
+
 def _breakdown(ctx: _Ctx, plan: Plan, cluster: Cluster, split: tuple[int, int, str]) -> MemoryBreakdown:
     """The worst stage's breakdown; `split` is (dp, zero_stage, offload), separate from the plan so the ZeRO-3
     advice can vary them without a new Plan."""
@@ -50,7 +54,8 @@ def _breakdown(ctx: _Ctx, plan: Plan, cluster: Cluster, split: tuple[int, int, s
     paged = offload == "none" and ctx.paged[_flat_partitions(zero)]
     zero2 = zero == 2 and plan.pp == 1 and offload == "none" and ctx.workload.task in FULL_TRAINING_TASKS
     adamw_share = _adamw_step_share(ctx, plan, (zero, offload, paged))  # torch AdamW's step temporary (states)
-    worst: tuple[float, ...] = ()
+    # the stage with the largest total: (total, its parts, host bytes, paged states, AdamW's step, is the last stage)
+    worst: tuple[float, _Parts, float, float, float, bool] | None = None
     last = len(working) - 1
     for index, ((weights, grads, optim, host), (activations, kv, other, host_activations)) in enumerate(
         zip(states, working, strict=True)
@@ -66,21 +71,17 @@ def _breakdown(ctx: _Ctx, plan: Plan, cluster: Cluster, split: tuple[int, int, s
             step = max(0.0, adamw_share * optim - activations)
             other += step
         total = weights + grads + optim + activations + kv + other
-        if not worst or total > worst[0]:
+        if worst is None or total > worst[0]:
             worst = (
                 total,
-                weights,
-                grads,
-                optim,
-                activations,
-                kv,
-                other,
+                (weights, grads, optim, activations, kv, other),
                 host + host_activations,
                 pageable,
                 step,
-                float(index == last),
+                index == last,
             )
-    total, weights, grads, optim, activations, kv, other, host_per_gpu, pageable, step, is_last = worst
+    assert worst is not None  # every plan has a stage
+    total, parts, host_per_gpu, pageable, step, is_last = worst
     gpus_on_node = dp * plan.tp * plan.pp * plan.cp
     if gpus_on_node > cluster.gpus_per_node:
         gpus_on_node = cluster.gpus_per_node
@@ -97,12 +98,7 @@ def _breakdown(ctx: _Ctx, plan: Plan, cluster: Cluster, split: tuple[int, int, s
     # host limit, host load, its copies, the allocator's slack for varied lengths, paged states, the logits' block
     return MemoryBreakdown(
         total,
-        weights,
-        grads,
-        optim,
-        activations,
-        kv,
-        other,
+        *parts,
         capacity,
         host_per_gpu * gpus_on_node,
         limit,
