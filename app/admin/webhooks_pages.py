@@ -12,10 +12,9 @@ from pydantic import ValidationError
 
 from app.admin import webhooks as admin_webhooks
 from app.admin.deps import AdminDep, Principal, require_admin
-from app.admin.pages import _refusal, admin_words
+from app.admin.pages import _page as admin_page, _refusal
 from app.deps import SessionDep, SettingsDep, UnitOfWorkRoute
 from app.errors import AppError
-from app.templating import templates
 from app.webhooks import service
 from app.webhooks.models import EVENT_TYPES
 from app.webhooks.schemas import DeliveryStatus, EndpointIn, EndpointPatch
@@ -31,9 +30,8 @@ DeliveryId = Annotated[int, Path(ge=1, le=2**31 - 1)]
 
 
 def _page(request: Request, name: str, context: dict[str, Any], status_code: int = 200) -> HTMLResponse:
-    context = {**admin_words(request, context), **context}
-    headers = {"Cache-Control": "no-store"}
-    return templates.TemplateResponse(request, f"admin/{name}", context, status_code=status_code, headers=headers)
+    """An admin page (app/admin/pages.py), never cached: a new endpoint's secret is on the page that creates it."""
+    return admin_page(request, name, context, status_code, headers={"Cache-Control": "no-store"})
 
 
 def _endpoints_page(request: Request, session: Any, admin: Principal, status_code: int = 200, **extra: Any) -> Response:
