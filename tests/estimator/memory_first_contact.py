@@ -155,7 +155,7 @@ implementation, loss implementation, compile, activation offload, FP8 parameters
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from app.estimator.hardware import get_gpu
 from app.estimator.presets import get_preset
@@ -869,6 +869,9 @@ def _liger_pr199() -> list[FirstContactCase]:
         ("Phi-3.5 mini", 128, False, 480, 49431.51, 68752.0),
         ("Phi-3.5 mini", 128, True, 496, 42812.34, 70052.0),
     )
+    # fsdp_torch_adamw stated after first contact (read then as ZeRO-3 without it): the Trainer's default optim
+    # adamw_torch, torch.optim.AdamW's foreach step, under accelerate's FSDP
+    trainer_fsdp = Plan(dp=4, zero_stage=3, recompute="full", attention="sdpa", fsdp_torch_adamw=True)
     for name, batch, liger, seq, allocated, reserved in rows:
         for reading, published in (("allocated", allocated), ("reserved", reserved)):
             cases.append(
@@ -879,7 +882,7 @@ def _liger_pr199() -> list[FirstContactCase]:
                     LIGER_PR199,
                     models[name],
                     Workload(task="full_finetune", seq_len=seq, global_batch=4 * batch, varied_lengths=True),
-                    Plan(dp=4, zero_stage=3, recompute="full", micro_batch=batch, attention="sdpa", fused_loss=liger),
+                    replace(trainer_fsdp, micro_batch=batch, fused_loss=liger),
                     Cluster(gpu=A100_80, gpus_per_node=4),
                     round(published * mib, 2),
                     reading,
