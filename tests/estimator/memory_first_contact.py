@@ -130,20 +130,20 @@ Sources (each a project that measured its own runs and says with what):
                transformers' default, sdpa). torchrun on 4 GPUs of one node, `--fsdp "full_shard auto_wrap"` with
                config/fsdp_config.json (backward_prefetch backward_pre, forward_prefetch, activation_checkpointing:
                each decoder layer wrapped, its input kept), `--bf16` (accelerate's FSDP mixed precision upcasts the
-               bf16-loaded flat parameters to fp32, accelerate/accelerator.py `prepare_model`: "Upcasted low precision
-               parameters ... because mixed precision turned on in FSDP": fp32 sharded weights, gradients and AdamW
-               states), torch AdamW, no gradient accumulation, the Trainer's loss (logits upcast to fp32). The
-               per-device batch is not in every log's script version: it is the one the log's token counts allow, each
-               step's num_input_tokens_seen (summed over the 4 ranks) being a multiple of 16 x 4 x batch with padded
-               lengths within 512 (24 for Gemma 7B and Qwen2 7B, 32 for Mistral 7B, 128 for Phi-3.5 mini, each as the
-               script's BATCH_SIZE reads at the commit that added its logs; 32 for Llama 3 8B, whose commit's script
-               names Gemma's 24, which its token counts rule out); seq_len is the longest step's padded length
-               averaged over the ranks (tokens / (4 x batch), rounded up to 16), a lower bound of rank 0's longest
-               batch. `use_liger True` rows: AutoLigerKernelForCausalLM (the "pre_init" runs; the two other patching
-               routes of the PR patch the same kernels), whose defaults swap in RoPE, RMSNorm, SwiGLU/GeGLU and the
-               fused linear cross-entropy (no logits). The card is not named; 78,378 MiB reserved implies an 80 GB
-               card, modelled on the A100 80GB SXM (the figures compared do not depend on it). Readings: the
-               callback's total_peak_memory_allocated_MB and total_peak_memory_reserved_MB, torch.cuda
+               bf16-loaded flat parameters to fp32, accelerate/accelerator.py `prepare_model`, v0.30.0 (PR #2674) on:
+               "Upcasted low precision parameters ... because mixed precision turned on in FSDP": fp32 sharded
+               weights, gradients and AdamW states), torch AdamW, no gradient accumulation, the Trainer's loss (logits
+               upcast to fp32). The per-device batch is not in every log's script version: it is the one the log's
+               token counts allow, each step's num_input_tokens_seen (summed over the 4 ranks) being a multiple of 16
+               x 4 x batch with padded lengths within 512 (24 for Gemma 7B and Qwen2 7B, 32 for Mistral 7B, 128 for
+               Phi-3.5 mini, each as the script's BATCH_SIZE reads at the commit that added its logs; 32 for Llama 3
+               8B, whose commit's script names Gemma's 24, which its token counts rule out); seq_len is the longest
+               step's padded length averaged over the ranks (tokens / (4 x batch), rounded up to 16), a lower bound of
+               rank 0's longest batch. `use_liger True` rows: AutoLigerKernelForCausalLM (the "pre_init" runs; the two
+               other patching routes of the PR patch the same kernels), whose defaults swap in RoPE, RMSNorm,
+               SwiGLU/GeGLU and the fused linear cross-entropy (no logits). The card is not named; 78,378 MiB reserved
+               implies an 80 GB card, modelled on the A100 80GB SXM (the figures compared do not depend on it).
+               Readings: the callback's total_peak_memory_allocated_MB and total_peak_memory_reserved_MB, torch.cuda
                max_memory_allocated / max_memory_reserved on rank 0 over steps 2 to the last (peaks reset at each
                step's start), in MiB (2**20). Left out: Gemma 2 2B (final-logit soft-capping, Liger's non-fused
                cross-entropy for it, eager attention by default), Mixtral and Qwen2-VL (no figures), and the "old"

@@ -126,7 +126,8 @@ def _grads_made_in_backward(ctx: _Ctx, plan: Plan, dp: int, zero: int) -> bool:
     (`states._adamw_step_share`): full training of one micro-batch a step on one GPU, or under FSDP stepping the
     Trainer's AdamW (`Plan.fsdp_torch_adamw`). The gradients are made in the backward, after the loss: autograd
     allocates each `.grad` as it reaches its parameter on one GPU, FSDP each sharded gradient at its reduce-scatter
-    (torch/distributed/fsdp/_runtime_utils.py `_post_backward_reshard` / `_reduce_grad`), and the Trainer frees them
+    (torch/distributed/fsdp/_runtime_utils.py `_reduce_grad`: `_get_reduce_scatter_tensors` makes it with
+    torch.empty_like, `_accumulate_sharded_grad` keeps it as `_saved_grad_shard`), and the Trainer frees them
     after every step (transformers Trainer `model.zero_grad()`, set_to_none=True since PyTorch 2.0). So the peak is
     the larger of the backward's start (states without gradients, every activation and the loss's buffers) and the
     optimizer step (states with gradients and the step's temporary copy of v, activations freed), not their sum.
