@@ -221,6 +221,13 @@ class Plan:
     # host). The host RAM gate counts it (MemoryBreakdown.host_load); the planner sets it for the plans its stacks
     # load so (app/planner/stacks.py `host_load`), as it sets fp32_main_grads
     host_load: HostLoad = "none"
+    # ZeRO-3 as PyTorch FSDP stepping torch.optim.AdamW's default foreach implementation: the Hugging Face Trainer's
+    # adamw_torch under accelerate's FSDP. Its step makes one more copy of the second moment (memory.states
+    # ADAMW_STEP_V_SHARE), and FSDP makes the sharded gradients in the backward (freed by the Trainer's
+    # zero_grad(set_to_none=True) after each step), so a step of one micro-batch holds no gradients while its
+    # activations peak (memory.breakdown `_grads_made_in_backward`). False: as inferred (no ZeRO: the Trainer's foreach
+    # step; ZeRO / FSDP: torchtitan's fused AdamW, DeepSpeed's flat gradient buffer)
+    fsdp_torch_adamw: bool = False
 
     @property
     def gpus(self) -> int:

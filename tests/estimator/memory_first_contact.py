@@ -121,13 +121,41 @@ Sources (each a project that measured its own runs and says with what):
                states of 6.7B parameters on each of 4 GPUs) with Alpaca cut at 512 tokens; those later figures were
                seen while these rows were written and are not rows here.
 
+  [liger-hf-fsdp] linkedin/Liger-Kernel, pull request #199 (refs/pull/199/head; the logs were removed by the PR's
+               "Clean up" commit 99f801c2 before it merged): examples/huggingface/results/*.log at 1dce7fd4c945 (runs
+               of 2024-09-10/11), written by examples/huggingface/run_patching_methods.sh through training.py and
+               callback.py of the same commit (transformers 4.44.2, requirements.txt; trl's SFTTrainer on
+               tatsu-lab/alpaca with max_seq_length 512, DataCollatorForCompletionOnlyLM padding each batch to its
+               longest sample, pad_to_multiple_of 16; the model loaded with torch_dtype bfloat16, attention left to
+               transformers' default, sdpa). torchrun on 4 GPUs of one node, `--fsdp "full_shard auto_wrap"` with
+               config/fsdp_config.json (backward_prefetch backward_pre, forward_prefetch, activation_checkpointing:
+               each decoder layer wrapped, its input kept), `--bf16` (accelerate's FSDP mixed precision upcasts the
+               bf16-loaded flat parameters to fp32, accelerate/accelerator.py `prepare_model`, v0.30.0 (PR #2674) on:
+               "Upcasted low precision parameters ... because mixed precision turned on in FSDP": fp32 sharded
+               weights, gradients and AdamW states), torch AdamW, no gradient accumulation, the Trainer's loss (logits
+               upcast to fp32). The per-device batch is not in every log's script version: it is the one the log's
+               token counts allow, each step's num_input_tokens_seen (summed over the 4 ranks) being a multiple of 16
+               x 4 x batch with padded lengths within 512 (24 for Gemma 7B and Qwen2 7B, 32 for Mistral 7B, 128 for
+               Phi-3.5 mini, each as the script's BATCH_SIZE reads at the commit that added its logs; 32 for Llama 3
+               8B, whose commit's script names Gemma's 24, which its token counts rule out); seq_len is the longest
+               step's padded length averaged over the ranks (tokens / (4 x batch), rounded up to 16), a lower bound of
+               rank 0's longest batch. `use_liger True` rows: AutoLigerKernelForCausalLM (the "pre_init" runs; the two
+               other patching routes of the PR patch the same kernels), whose defaults swap in RoPE, RMSNorm,
+               SwiGLU/GeGLU and the fused linear cross-entropy (no logits). The card is not named; 78,378 MiB reserved
+               implies an 80 GB card, modelled on the A100 80GB SXM (the figures compared do not depend on it).
+               Readings: the callback's total_peak_memory_allocated_MB and total_peak_memory_reserved_MB, torch.cuda
+               max_memory_allocated / max_memory_reserved on rank 0 over steps 2 to the last (peaks reset at each
+               step's start), in MiB (2**20). Left out: Gemma 2 2B (final-logit soft-capping, Liger's non-fused
+               cross-entropy for it, eager attention by default), Mixtral and Qwen2-VL (no figures), and the "old"
+               Phi-3 logs that later runs replaced.
+
 `levers` names what each run used that moves the peak and that the estimator may or may not model (attention
 implementation, loss implementation, compile, activation offload, FP8 parameters).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from app.estimator.hardware import get_gpu
 from app.estimator.presets import get_preset
@@ -174,6 +202,12 @@ TORCHAO_MOE = (
 TRAINY = (
     "pytorch/torchtitan benchmarks/llama3-8b_h200_202506_trainy-whitefiber.md at "
     "4a61bd87d3c7e92bcfeb5d5464d9e6bd13ef440a (Memory(GiB): torchtitan max reserved at iteration 100)"
+)
+
+LIGER_PR199 = (
+    "linkedin/Liger-Kernel pull request #199, examples/huggingface/results/*.log at "
+    "1dce7fd4c945cada18b6a86be0050cd03de21180 (transformers 4.44.2 SFTTrainer, FSDP full_shard on 4 GPUs with "
+    "activation checkpointing, Alpaca cut at 512; callback.py total peaks of max_memory_allocated / reserved, MiB)"
 )
 
 FSDP_QLORA = (
@@ -809,6 +843,62 @@ def _torchtune_2403() -> list[FirstContactCase]:
     return cases
 
 
+def _liger_pr199() -> list[FirstContactCase]:
+    cases = []
+    mib = 2**20 / 2**30
+    # Qwen2-7B-Instruct has Qwen2.5-7B's shapes (config.json: 28 layers, hidden 3584, 28 heads, 4 KV heads, ffn 18944,
+    # vocabulary 152064, q/k/v bias, untied head); Phi-3.5-mini-instruct has Phi-3-mini's (32 layers, hidden 3072,
+    # ffn 8192, vocabulary 32064)
+    models = {
+        "Llama 3 8B": get_preset("llama-3-8b").model,
+        "Mistral 7B v0.1": get_preset("mistral-7b").model,
+        "Gemma 7B it": get_preset("gemma-7b").model,
+        "Qwen2 7B Instruct": get_preset("qwen2.5-7b").model,
+        "Phi-3.5 mini": get_preset("phi-3-mini-4k").model,
+    }
+    # (model, per-device batch, Liger, longest step's padded length per rank, MiB allocated, MiB reserved)
+    rows = (
+        ("Llama 3 8B", 32, False, 288, 43280.77, 73712.0),
+        ("Llama 3 8B", 32, True, 368, 38307.87, 55912.0),
+        ("Mistral 7B v0.1", 32, False, 384, 34547.91, 58180.0),
+        ("Mistral 7B v0.1", 32, True, 384, 34547.82, 46732.0),
+        ("Gemma 7B it", 24, False, 336, 52790.76, 78378.0),
+        ("Gemma 7B it", 24, True, 352, 40729.03, 54408.0),
+        ("Qwen2 7B Instruct", 24, False, 416, 41293.44, 66262.0),
+        ("Qwen2 7B Instruct", 24, True, 384, 36853.69, 49280.0),
+        ("Phi-3.5 mini", 128, False, 480, 49431.51, 68752.0),
+        ("Phi-3.5 mini", 128, True, 496, 42812.34, 70052.0),
+    )
+    # fsdp_torch_adamw stated after first contact (read then as ZeRO-3 without it): the Trainer's default optim
+    # adamw_torch, torch.optim.AdamW's foreach step, under accelerate's FSDP
+    trainer_fsdp = Plan(dp=4, zero_stage=3, recompute="full", attention="sdpa", fsdp_torch_adamw=True)
+    for name, batch, liger, seq, allocated, reserved in rows:
+        for reading, published in (("allocated", allocated), ("reserved", reserved)):
+            cases.append(
+                FirstContactCase(
+                    f"Liger PR #199 {name} full fine-tune{' + Liger' if liger else ''}, FSDP 4, batch {batch} x "
+                    f"{seq} (Alpaca padded), 80 GB ({reading})",
+                    "liger-hf-fsdp",
+                    LIGER_PR199,
+                    models[name],
+                    Workload(task="full_finetune", seq_len=seq, global_batch=4 * batch, varied_lengths=True),
+                    replace(trainer_fsdp, micro_batch=batch, fused_loss=liger),
+                    Cluster(gpu=A100_80, gpus_per_node=4),
+                    round(published * mib, 2),
+                    reading,
+                    "attention: sdpa (transformers 4.44 default); loss: "
+                    + (
+                        "Liger fused linear cross-entropy (AutoLigerKernelForCausalLM), Liger RoPE, RMSNorm, "
+                        "SwiGLU/GeGLU"
+                        if liger
+                        else "transformers' CrossEntropyLoss on fp32-upcast logits"
+                    )
+                    + "; FSDP1 activation checkpointing; accelerate's fp32 upcast of the flat parameters",
+                )
+            )
+    return cases
+
+
 MEMORY_FIRST_CONTACT: tuple[FirstContactCase, ...] = tuple(
     _ms_swift()
     + _torchao()
@@ -820,4 +910,5 @@ MEMORY_FIRST_CONTACT: tuple[FirstContactCase, ...] = tuple(
     + _universal_llm_trainer()
     + _fsdp_qlora()
     + _torchtune_2403()
+    + _liger_pr199()
 )

@@ -549,7 +549,10 @@ def _fms_run(task: str, gpus: int, batch: int) -> tuple[Workload, Plan, Cluster]
         paged_optimizer=False,
         global_batch=gpus * batch,
     )
-    plan = Plan(dp=gpus, zero_stage=3 if gpus > 1 else 0, micro_batch=batch, recompute="full")
+    # over two GPUs the Trainer's torch AdamW (foreach) steps accelerate's FSDP shards (Plan.fsdp_torch_adamw)
+    plan = Plan(
+        dp=gpus, zero_stage=3 if gpus > 1 else 0, micro_batch=batch, recompute="full", fsdp_torch_adamw=gpus > 1
+    )
     return workload, plan, Cluster(gpu=A100_80, gpus_per_node=gpus)
 
 

@@ -274,12 +274,16 @@ def test_coverage_on_every_validation_row() -> None:
     # 208 of 237 (88 %) at 19.7 % once the reserved readings count the 16-bit logits' block beside the fp32 loss's
     # backward and universal-llm-trainer's rows state their loss on 16-bit logits (plan.loss "no_upcast"): ms-swift 36
     # of 48 inside, universal-llm-trainer 27 of 30 (its FSDP CPU-offload rows read low), qwen-readme 39 of 42 (41).
+    # Liger-Kernel PR #199's 20 rows (liger-hf-fsdp) came in at 7 of 20 inside (215 of 257, the range constants
+    # unchanged); 10 of 20 (220 of 257, fms-acceleration 19 of 19) once a step of one micro-batch under the Trainer's
+    # foreach AdamW holds its gradients only after the backward's start (memory.breakdown `_grads_made_in_backward`):
+    # outside are mostly its reserved readings with Liger's fused loss (-19 to -48 %).
     from tests.estimator.memory_first_contact import MEMORY_FIRST_CONTACT
     from tests.estimator.validation_cases import MEMORY
 
     results = [_inside(c) for c in (*MEMORY, *MEMORY_FIRST_CONTACT)]
     inside = sum(ok for ok, _ in results)
     widths = sorted(w for _, w in results)
-    assert len(results) == 237
-    assert inside >= 208, inside
+    assert len(results) == 257
+    assert inside >= 220, inside
     assert widths[len(widths) // 2] <= 0.20

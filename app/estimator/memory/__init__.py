@@ -91,6 +91,9 @@ Everything is bytes per GPU for the worst pipeline stage. Sources, by term:
   reserved vs allocated). The CUDA context itself is outside `capacity` (usable memory, gpus.json). Where torch's
   foreach AdamW steps (the Trainer's adamw_torch without ZeRO), its step makes one more copy of the second moment
   after the activations are freed (`states.ADAMW_STEP_V_SHARE`): the part of it beyond the activations is in `other`.
+  Where that step runs a plan of one micro-batch a step on one GPU or under FSDP (`Plan.fsdp_torch_adamw`), the
+  gradients are made in the backward and freed after the step, so the peak is the larger of the backward's start
+  (no gradients) and the step (gradients and the copy of v, no activations): `breakdown._grads_made_in_backward`.
 - Batches of varied length (`Workload.varied_lengths`): one more set of the loss's per-logit buffers stays cached
   in the allocator's pool (`activations.VARIED_LENGTH_SLACK`, `MemoryBreakdown.length_slack`): in the reserved and
   device readings (`measured_bytes`, up to the card), not in the gate nor in the allocated peak.

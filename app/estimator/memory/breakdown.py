@@ -54,6 +54,7 @@ def _breakdown(ctx: _Ctx, plan: Plan, cluster: Cluster, split: tuple[int, int, s
     paged = offload == "none" and ctx.paged[_flat_partitions(zero)]
     zero2 = zero == 2 and plan.pp == 1 and offload == "none" and ctx.workload.task in FULL_TRAINING_TASKS
     adamw_share = _adamw_step_share(ctx, plan, (zero, offload, paged))  # torch AdamW's step temporary (states)
+    made_in_backward = adamw_share > 0.0 and _grads_made_in_backward(ctx, plan, dp, zero)
     # the stage with the largest total: (total, its parts, host bytes, paged states, AdamW's step, is the last stage)
     worst: tuple[float, _Parts, float, float, float, bool] | None = None
     last = len(working) - 1
@@ -67,7 +68,12 @@ def _breakdown(ctx: _Ctx, plan: Plan, cluster: Cluster, split: tuple[int, int, s
             grads += _zero2_step_partition(ctx, grads, activations)
         # torch AdamW's step temporary, beside the states once the activations are freed (states.ADAMW_STEP_V_SHARE)
         step = 0.0
-        if adamw_share:
+        if made_in_backward:  # the larger of the backward's start (no gradients) and the step (no activations)
+            tail = max(activations, grads + adamw_share * optim)
+            grads = max(0.0, min(grads, tail - activations))
+            step = tail - activations - grads
+            other += step
+        elif adamw_share:
             step = max(0.0, adamw_share * optim - activations)
             other += step
         total = weights + grads + optim + activations + kv + other
@@ -109,6 +115,30 @@ def _breakdown(ctx: _Ctx, plan: Plan, cluster: Cluster, split: tuple[int, int, s
         pageable,
         max(0.0, logits_block - max(0.0, step - length_slack)),
     )
+
+
+def _grads_made_in_backward(ctx: _Ctx, plan: Plan, dp: int, zero: int) -> bool:
+    """Whether a step of the plan holds no gradients while its activations peak, where torch's foreach AdamW steps it
+    (`states._adamw_step_share`): full training of one micro-batch a step on one GPU, or under FSDP stepping the
+    Trainer's AdamW (`Plan.fsdp_torch_adamw`). The gradients are made in the backward, after the loss: autograd
+    allocates each `.grad` as it reaches its parameter on one GPU, FSDP each sharded gradient at its reduce-scatter
+    (torch/distributed/fsdp/_runtime_utils.py `_reduce_grad`: `_get_reduce_scatter_tensors` makes it with
+    torch.empty_like, `_accumulate_sharded_grad` keeps it as `_saved_grad_shard`), and the Trainer frees them
+    after every step (transformers Trainer `model.zero_grad()`, set_to_none=True since PyTorch 2.0). So the peak is
+    the larger of the backward's start (states without gradients, every activation and the loss's buffers) and the
+    optimizer step (states with gradients and the step's temporary copy of v, activations freed), not their sum.
+    Liger-Kernel PR #199 (examples/huggingface/results at 1dce7fd4) isolates it: Mistral 7B over FSDP 4 peaks at
+    34,547.9 MiB allocated with the Trainer's fp32 logits and with Liger's fused loss alike, the step's figure; so do
+    fms-acceleration's one-GPU Mistral 7B runs at batch 4 and 8 (72.43 GB). Not with gradient accumulation (the first
+    micro-batches' gradients are held through the next ones' activations), nor where gradients live in a persistent
+    buffer: DDP's buckets, Megatron-LM's main-grad buffer (`Plan.fp32_main_grads`), DeepSpeed ZeRO-3's
+    grad_partitions_flat_buffer (deepspeed/runtime/zero/stage3.py), ZeRO-1/2's contiguous gradients."""
+    workload = ctx.workload
+    if workload.task not in FULL_TRAINING_TASKS or plan.pp > 1 or plan.fp32_main_grads:
+        return False
+    if workload.global_batch is not None and workload.global_batch > dp * plan.micro_batch:
+        return False
+    return (zero == 0 and dp * plan.tp * plan.cp == 1) or (zero == 3 and plan.fsdp_torch_adamw)
 
 
 @lru_cache(maxsize=1024)
