@@ -962,6 +962,48 @@ def _queued(point: _Point, clients: int, slots: int) -> _Point:
     return replace(point, ttft_s=point.ttft_s + wait, e2e_s=point.e2e_s + wait)
 
 
+def _overlap_loop(cfg: ServingConfig) -> bool:
+    """Whether the engine's scheduler launches a step before processing the last one's output (engines.json
+    `overlap_schedule`, for the release the request states). SGLang turns its overlap loop off with speculative
+    decoding: python/sglang/srt/server_args.py `_handle_speculative_decoding` (v0.5.6): "Overlap scheduler is disabled
+    because of using eagle3 or standalone speculative decoding" (EAGLE, EAGLE3 and NEXTN, which shares EAGLE's code,
+    and STANDALONE, unless SGLANG_ENABLE_SPEC_V2 is set) and "The overlap scheduler and mixed chunked prefill are
+    disabled because of using ngram speculative decoding"."""
+    if cfg.engine == "sglang" and cfg.speculative is not None:
+        return False
+    return ENGINE_DEFAULTS[cfg.engine].overlap_schedule and not engine_release(cfg.release).no_overlap_schedule
+
+
+def _replaced(point: _Point, cfg: ServingConfig, hw: _Hardware, clients: int, slots: int) -> _Point:
+    """The operating point of a closed loop of `clients` whose finished requests are replaced by their clients: the
+    replacement waits for the steps already under way when it reaches the engine, none of which carries its prompt.
+
+    A client sends its next request once it has read the last token of the one before (vllm bench serve
+    --max-concurrency and AIPerf's concurrency mode hold a slot until the response ends), so the replacement arrives
+    after the step that finished its predecessor, while the next one runs: the path out to the client and back in
+    (detokenising, HTTP, the chat template, tokenising) is far longer than the engine's turn from one step to the next.
+    vLLM's engine core takes new requests only between steps (vllm/v1/engine/core.py: `_process_input_queue` before
+    each `step`, which schedules, runs the model and processes its output), so the prompt waits for the running step
+    and is scheduled in the one after: one step. SGLang's overlap loop (scheduler.py `event_loop_overlap`) and
+    TensorRT-LLM's PyTorch executor launch step N + 1 before processing step N's output, so when the predecessor's
+    last token leaves, N + 1 already runs; the next turn of the loop launches N + 2 before the replacement arrives,
+    and the turn after it receives the replacement and queues its prefill behind N + 2: two steps. One client alone
+    finds the replica idle (nothing runs), and a request that waited for a slot (clients over slots) is already
+    queued when the slot frees: it waits only for the step the overlap loop launched ahead. Static batches are not
+    replaced, nor is a replica asked for its capacity (no concurrency: an offline run, whose requests are all queued
+    already). The simulation of Poisson arrivals (serving_sim) already holds each arrival to the next step boundary,
+    and one more under the overlap loop (`Scheduler.lookahead`)."""
+    if cfg.concurrency is None or cfg.batching == "static" or clients <= 1:  # None: at capacity, queued (offline)
+        return point
+    overlap = int(_overlap_loop(cfg))
+    steps = 1 + overlap if clients <= slots else overlap
+    if not steps:
+        return point
+    wait = steps * point.tpot_s * hw.tokens_per_step / hw.pp  # a step of the loop: each stage's micro-batch
+    e2e = point.e2e_s + wait
+    return replace(point, ttft_s=point.ttft_s + wait, e2e_s=e2e, requests_per_s=point.concurrency / e2e)
+
+
 def queue_wait_s(estimate: ServingEstimate, clients: int) -> float:
     """The wait for a KV slot in `estimate`'s TTFT when `clients` exceed its max_concurrency (0 otherwise)."""
     slots = estimate.max_concurrency
@@ -1100,9 +1142,7 @@ def _scheduler(model: ModelSpec, cfg: ServingConfig, hw: _Hardware) -> Scheduler
         kv_tokens=kv_cache_tokens(model, cfg, hw.gpu, hw.tp, hw.pp),
         block=ENGINE_DEFAULTS[cfg.engine].block_size,
         mixed=ENGINE_DEFAULTS[cfg.engine].mixed_prefill,
-        lookahead=int(
-            ENGINE_DEFAULTS[cfg.engine].overlap_schedule and not engine_release(cfg.release).no_overlap_schedule
-        ),
+        lookahead=int(_overlap_loop(cfg)),
     )
 
 
@@ -1648,7 +1688,9 @@ def estimate_serving(
                 f"concurrency {wanted} exceeds the {limit} sequences a replica runs ({why}): {limit} run and the "
                 "others wait for a slot before their prefill"
             )
-        point = _queued(_operating_point(model, cfg, hw, min(wanted, limit)), wanted, limit)
+        point = _queued(
+            _replaced(_operating_point(model, cfg, hw, min(wanted, limit)), cfg, hw, wanted, limit), wanted, limit
+        )
     if point is None:
         zero = ServingEstimate(
             ttft_ms=math.inf, tpot_ms=math.inf, e2e_latency_ms=math.inf, output_tokens_per_s=0.0,

@@ -40,6 +40,21 @@ Source:
                from 100 on, the table's TTFT (8.0 s to 88.6 s) is the wait for a free sequence slot or KV cache and
                the throughput is flat (917-921 tokens/s), which is the queue of the closed loop, not the engine's step.
 
+  [gpustack-h100] gpustack/gpustack at 1dbc3b8130da92d31539404545a1aff5c3992f8c,
+               docs/performance-lab/qwen3-8b/h100-latency.md ("Optimizing Qwen3-8B Latency on NVIDIA H100 GPUs"):
+               Qwen/Qwen3-8B on "A single NVIDIA H100 SXM GPU", engines "vLLM: v0.11.0", "SGLang: v0.5.3.post3",
+               "TensorRT-LLM: v1.2.0rc1", each launched with defaults (`vllm serve Qwen/Qwen3-8B`,
+               `python3 -m sglang.launch_server --model-path Qwen/Qwen3-8B`, `trtllm-serve Qwen/Qwen3-8B`; bf16), and
+               SGLang on Qwen/Qwen3-8B-FP8 (the block-FP8 checkpoint: FP8 weights and GEMMs, 16-bit KV cache).
+               Client: `vllm bench serve --backend openai-chat --endpoint /v1/chat/completions --dataset-name sharegpt
+               --num-prompts 100 --max-concurrency N` (a closed loop of N in flight); every run's summary states
+               23,260 input and 22,061 generated tokens over 100 requests (means 233 and 221; the chat template's few
+               tokens are not counted). Readings: Median TTFT (ms) and Median TPOT (ms) of the "Serving Benchmark
+               Result" blocks: vLLM at N = 1, 2, 4, 8 ("Other Benchmark Cases", baseline), SGLang and TensorRT-LLM at
+               N = 4 ("1. Choosing the Inference Engine"), SGLang FP8 at N = 4 ("3. Quantization"). Lengths are taken
+               constant at the means (the page gives no distribution), as for the ShareGPT rows of
+               tests/estimator/test_serving_loaded_published.py. Runs with speculative decoding are not read.
+
 Only the runs below saturation are read for latency (the summary's request throughput, completed ÷ duration, keeps up
 with the offered rate: 70B at 1, 2 and 4 requests/s, 405B at 1 and 2); beyond it the median TTFT is the time spent in
 a queue that grows through the run, which depends on the run's length. Offline rows read the throughput.
@@ -54,6 +69,7 @@ from app.estimator.hardware import get_gpu
 from app.estimator.presets import get_preset
 from app.estimator.serving import ServingConfig, estimate_serving, offline_run_output_tokens_per_s
 from app.estimator.specs import Cluster, GpuSpec, ModelSpec
+from app.estimator.vocabulary import Engine
 
 Metric = Literal["ttft_ms", "tpot_ms", "output_tokens_per_s"]
 
@@ -78,6 +94,12 @@ NIM_PERF = (
     "NVIDIA NIM benchmarking guide, Performance (docs.nvidia.com/nim/benchmarking/llm/1.0.0/performance), "
     "Llama-3.3-70b-instruct, NIM 1.8.0, 2 x H100 80G, fp8 TP2, 5000 input / 500 output tokens (AIPerf, concurrency)"
 )
+GPUSTACK_QWEN3 = (
+    "gpustack/gpustack at 1dbc3b8130da92d31539404545a1aff5c3992f8c, docs/performance-lab/qwen3-8b/h100-latency.md "
+    "(Qwen3-8B on 1 x H100 SXM; vLLM v0.11.0, SGLang v0.5.3.post3, TensorRT-LLM v1.2.0rc1; vllm bench serve, "
+    "ShareGPT, 100 prompts, --max-concurrency 1/2/4/8)"
+)
+QWEN3_8B = get_preset("qwen3-8b").model
 UNIFORM_1024_P95 = 973  # 95th percentile of a uniform draw in [1, 1024]
 
 
@@ -134,6 +156,19 @@ def _nim(concurrency: int, metric: Metric, ms: float) -> ServingFirstContact:
     return ServingFirstContact(label, "nim-h100", NIM_PERF, LLAMA_70B, H100, 2, cfg, metric, ms)
 
 
+def _gpustack(engine: Engine, concurrency: int, metric: Metric, ms: float, fp8: bool = False) -> ServingFirstContact:
+    """A gpustack performance-lab row: Qwen3-8B on one H100 SXM, ShareGPT prompts (means 233 in, 221 out) with
+    `concurrency` requests kept in flight; the run's median TTFT or TPOT."""
+    precision: Literal["bf16", "fp8"] = "fp8" if fp8 else "bf16"
+    cfg = ServingConfig(
+        input_tokens=233, output_tokens=221, concurrency=concurrency, engine=engine, precision=precision,
+        weights=precision, kv_cache_precision="bf16",
+    )  # fmt: skip
+    reading = "ttft" if metric == "ttft_ms" else "tpot"
+    label = f"gpustack {engine} qwen3-8b h100 tp1 {precision} c{concurrency} sharegpt {reading}"
+    return ServingFirstContact(label, "gpustack-h100", GPUSTACK_QWEN3, QWEN3_8B, H100, 1, cfg, metric, ms)
+
+
 _70B_R1 = _random(152612, 160347, 300, 1024, 1024, 1.0)
 _70B_R2 = _random(308748, 308712, 600, 1024, 1024, 2.0)
 _70B_R4 = _random(615860, 607936, 1200, 1024, 1024, 4.0)
@@ -179,6 +214,20 @@ SERVING_FIRST_CONTACT: tuple[ServingFirstContact, ...] = (
     _nim(25, "tpot_ms", 38.75),
     _nim(50, "ttft_ms", 834.51),
     _nim(50, "tpot_ms", 59.73),
+    _gpustack("vllm", 1, "ttft_ms", 60.38),
+    _gpustack("vllm", 1, "tpot_ms", 7.22),
+    _gpustack("vllm", 2, "ttft_ms", 64.78),
+    _gpustack("vllm", 2, "tpot_ms", 7.30),
+    _gpustack("vllm", 4, "ttft_ms", 60.26),
+    _gpustack("vllm", 4, "tpot_ms", 7.40),
+    _gpustack("vllm", 8, "ttft_ms", 60.77),
+    _gpustack("vllm", 8, "tpot_ms", 7.67),
+    _gpustack("sglang", 4, "ttft_ms", 27.25),
+    _gpustack("sglang", 4, "tpot_ms", 7.14),
+    _gpustack("trt-llm", 4, "ttft_ms", 45.46),
+    _gpustack("trt-llm", 4, "tpot_ms", 7.58),
+    _gpustack("sglang", 4, "ttft_ms", 33.38, fp8=True),
+    _gpustack("sglang", 4, "tpot_ms", 5.58, fp8=True),
 )  # fmt: skip
 
 
