@@ -63,6 +63,9 @@ LAUNCH: dict[str, dict[str, str]] = {
         "static": "{engine} always batches continuously: the static-batching figures describe a fixed batch run "
         "offline; the server admits requests as they come",
         "variant": "serves the {variant} model {repo} (model.variant; the preset's {other} model is {other_repo})",
+        "checkpoint_unknown": "{placeholder}: no repository is known for {model} (a pasted config.json or an "
+        "architecture names none), so put the local path or Hugging Face repository of your checkpoint there (give "
+        "model.hf_id to have it named)",
         "length_context": "--{flag} {length:,}: the model's context, so any request up to it is accepted (state "
         "serving.max_request_tokens to cap it)",
         "length_cache": "--{flag} {length:,}: the most one replica's KV cache holds; the model's context is "
@@ -191,6 +194,8 @@ LAUNCH: dict[str, dict[str, str]] = {
         "trtllm-serve …（参数相同）",
         "static": "{engine} 总是连续批处理：静态批处理的数据描述的是离线运行的固定批次；服务会随到随收请求",
         "variant": "加载 {variant} 模型 {repo}（model.variant；该预设的 {other} 模型是 {other_repo}）",
+        "checkpoint_unknown": "{placeholder}：{model} 没有已知的仓库（粘贴的 config.json 或架构参数不含仓库），"
+        "请在此处填入您的检查点的本地路径或 Hugging Face 仓库（给出 model.hf_id 即可自动填入）",
         "length_context": "--{flag} {length:,}：模型的上下文长度，不超过它的请求都会被接受（可用 "
         "serving.max_request_tokens 设上限）",
         "length_cache": "--{flag} {length:,}：单个副本的 KV 缓存最多能容纳的长度；模型上下文为 {context:,} token"

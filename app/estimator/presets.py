@@ -86,10 +86,14 @@ def list_presets() -> list[Preset]:
     return list(_presets().values())
 
 
-def preset_config(preset_id: str) -> dict[str, Any]:
-    """The Hugging Face config.json values a preset was built from (for fields ModelSpec does not keep)."""
+def preset_config(preset_id: str, variant: str | None = None) -> dict[str, Any]:
+    """The Hugging Face config.json values a preset was built from (for fields ModelSpec does not keep), with the
+    keys `variant`'s repository states differently (presets.json `variant_config`: Qwen2.5-72B-Instruct's context)."""
     preset = get_preset(preset_id)
-    return next(entry["config"] for entry in _raw()["presets"] if entry["id"] == preset.id)
+    entry = next(entry for entry in _raw()["presets"] if entry["id"] == preset.id)
+    config: dict[str, Any] = entry["config"]
+    changes = entry.get("variant_config", {}).get(variant) if variant is not None else None
+    return {**config, **changes} if changes else config
 
 
 def get_preset(preset_id: str) -> Preset:

@@ -63,6 +63,10 @@ NODE_RANK = "$NODE_RANK"
 # engine reads (vLLM awq_marlin.py / gptq_marlin.py `override_quantization_method` pick the Marlin kernels).
 ONLINE_QUANTIZATION = {"fp8": "fp8"}
 QUANTISED_CHECKPOINT = "<{fmt} checkpoint of {repo}>"
+# A pasted config.json names no repository (its model_type is an architecture, not a checkpoint): the command names
+# the checkpoint the customer holds, as a placeholder, and a note says so.
+UNKNOWN_CHECKPOINT = "<path or repository of your checkpoint>"
+UNKNOWN_QUANTISED_CHECKPOINT = "<path or repository of your {fmt} checkpoint>"
 # TensorRT-LLM quantises with TensorRT Model Optimizer (examples/llm_ptq/hf_ptq.py --qformat) and sets an FP8 KV cache
 # through the LLM API's KvCacheConfig(dtype="fp8"), passed to trtllm-serve as --extra_llm_api_options YAML.
 TRTLLM_QFORMAT = {"fp8": "fp8", "int4": "int4_awq", "int8": "int8_wo"}
@@ -72,6 +76,7 @@ FLAG = {"vllm": "max-model-len", "sglang": "context-length", "trt-llm": "max_seq
 # An EAGLE-3 head is trained for one target model: the launch names it as a placeholder for the one published for the
 # model (or trained with EAGLE's or SpecForge's code).
 DRAFT_HEAD = "<EAGLE-3 draft head for {repo}>"
+UNKNOWN_DRAFT_HEAD = "<EAGLE-3 draft head for your checkpoint>"
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,13 +122,15 @@ def launch_block(
     tp, pp, replicas = shape
     if not isinstance(served, Served):
         served = Served(repo=served)
-    repo = served.repo or model.name
+    repo = served.repo or UNKNOWN_CHECKPOINT
     nodes = max(1, math.ceil(tp * pp / max(1, config.cards_per_node)))
     job = _Launch(cfg.engine, tp, pp, nodes, min(tp * pp, config.cards_per_node))
     if (config.nodes > 1 or replicas > 1) and fabric is None:
         job.note("no_fabric")
     if fabric is not None:
         job.note("pipeline", pp=pp, fabric=fabric)
+    if served.repo is None:
+        job.note("checkpoint_unknown", placeholder=UNKNOWN_CHECKPOINT, model=model.name)
     if served.variant is not None:
         variant, other, other_repo = served.variant
         job.note("variant", variant=variant, repo=repo, other=other, other_repo=other_repo)
@@ -186,6 +193,8 @@ def _trtllm_reads(engine: str, ckpt: Checkpoint) -> bool:
 
 
 def _placeholder(fmt: str, repo: str) -> str:
+    if repo == UNKNOWN_CHECKPOINT:
+        return UNKNOWN_QUANTISED_CHECKPOINT.format(fmt=fmt)
     return QUANTISED_CHECKPOINT.format(fmt=fmt, repo=repo)
 
 
@@ -196,7 +205,7 @@ def _trtllm_checkpoint(job: _Launch, cfg: ServingConfig, repo: str) -> str:
         return repo
     kv = " --kv_cache_qformat fp8" if cfg.kv_format == "fp8" else ""
     job.note("trtllm_quantise", repo=repo, qformat=qformat, kv=kv)
-    return QUANTISED_CHECKPOINT.format(fmt=f"{cfg.weight_format} Model Optimizer", repo=repo)
+    return _placeholder(f"{cfg.weight_format} Model Optimizer", repo)
 
 
 def _length(job: _Launch, served: Served, cfg: ServingConfig, estimate: ServingEstimate) -> int | None:
@@ -295,7 +304,7 @@ def _levers(job: _Launch, cfg: ServingConfig, repo: str) -> list[str]:
         return parts
     k = spec.num_speculative_tokens
     name = ENGINE_SPECULATION[job.engine][spec.method]
-    draft = spec.draft_repo or (DRAFT_HEAD.format(repo=repo) if spec.method == "eagle3" else None)
+    draft = spec.draft_repo or (_draft_head(repo) if spec.method == "eagle3" else None)
     job.note("speculative", method=spec.method, k=k, accept=spec.acceptance_rate, tokens=spec.tokens_per_step)
     if spec.method == "eagle3":
         job.note("draft_head", draft=draft, repo=repo)
@@ -317,6 +326,10 @@ def _levers(job: _Launch, cfg: ServingConfig, repo: str) -> list[str]:
     if cfg.kv_format != "fp8":  # the FP8 KV cache already names the options file
         parts.append(f"--extra_llm_api_options {TRTLLM_KV_OPTIONS}")
     return parts
+
+
+def _draft_head(repo: str) -> str:
+    return UNKNOWN_DRAFT_HEAD if repo == UNKNOWN_CHECKPOINT else DRAFT_HEAD.format(repo=repo)
 
 
 def _layout(job: _Launch, config: Configuration, replicas: int, fabric: str | None) -> dict[str, Any]:

@@ -248,21 +248,20 @@ def _serving_precision(value: str | None) -> ServingPrecision | None:
 
 def _hf_config(spec: ModelIn) -> Mapping[str, Any] | None:
     """The config.json values behind the model: the preset's, or the one pasted."""
-    return preset_config(spec.preset) if spec.preset is not None else spec.hf_config
+    return preset_config(spec.preset, _target_variant(spec)) if spec.preset is not None else spec.hf_config
 
 
 def _mla(spec: ModelIn) -> int:
     return mla_cache_values(_hf_config(spec))
 
 
-def model_repo(spec: ModelIn, model: ModelSpec) -> str:
-    """What the engine's command line loads: the preset's Hugging Face repo, the model's hf_id, else its name."""
+def model_repo(spec: ModelIn, model: ModelSpec) -> str | None:
+    """What the engine's command line loads: the preset's Hugging Face repo, the model's hf_id or the pasted
+    config's `_name_or_path`; None where none is known (a pasted config's model_type names an architecture, not a
+    checkpoint: the launch names a placeholder for the customer's)."""
     if spec.preset is not None:
         return get_preset(spec.preset).hf_repo
-    if spec.hf_id is not None:
-        return spec.hf_id
-    name = spec.hf_config.get("_name_or_path") if spec.hf_config else None
-    return str(name or spec.name or model.name)
+    return model.hf_repo
 
 
 def _finite(value: float) -> float | None:

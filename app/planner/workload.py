@@ -74,7 +74,7 @@ def resolve_model(spec: ModelIn) -> tuple[ModelSpec, list[Warning_]]:
 
 def model_config(spec: ModelIn) -> Mapping[str, Any] | None:
     """The config.json values behind the model: the preset's, or the one pasted or read from the Hub."""
-    return preset_config(spec.preset) if spec.preset is not None else spec.hf_config
+    return preset_config(spec.preset, spec.variant) if spec.preset is not None else spec.hf_config
 
 
 def within_context(request: WorkloadIn) -> Workload:

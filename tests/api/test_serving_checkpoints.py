@@ -245,3 +245,25 @@ def test_the_model_list_names_each_presets_variants_and_shipped_weights(client: 
     assert models["llama-3.1-8b"]["checkpoint"]["quant_method"] is None
     assert models["llama-3.1-8b"]["variants"]["instruct"] == "meta-llama/Llama-3.1-8B-Instruct"
     assert models["gpt2"]["variants"] == {}
+
+
+@pytest.mark.parametrize(
+    ("engine_name", "program"),
+    [("vllm", "vllm serve "), ("sglang", "--model-path "), ("trt-llm", "trtllm-serve ")],
+)
+def test_a_pasted_config_without_a_repository_launches_a_placeholder_for_the_checkpoint(
+    client: TestClient, engine_name: str, program: str
+) -> None:
+    """A pasted config.json names no repository: its model_type ("qwen3") is an architecture, and `vllm serve qwen3`
+    cannot start. The command names a placeholder for the customer's checkpoint and a note says to fill it in."""
+    config = {k: v for k, v in QWEN3_8B_FP8.items() if k != "quantization_config"}
+    result = _recommend(
+        client,
+        model={"hf_config": config},
+        serving={"engine": engine_name, "input_tokens": 1000, "output_tokens": 250, "requests_per_s": 5},
+    )
+    launch = result["options"][0]["launch"]
+    assert f"{program}<path or repository of your checkpoint> " in launch["command"], launch["command"]
+    assert " qwen3 " not in launch["command"] + " "
+    codes = [text["code"] for text in launch["texts"]["notes"]]
+    assert "checkpoint_unknown" in codes, codes

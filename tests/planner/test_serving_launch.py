@@ -182,3 +182,21 @@ def test_a_stated_longest_request_no_replica_holds_is_a_near_miss_not_an_option(
     assert params["kv_cache_tokens"] < 40_000_000
     fits = search_serving(LLAMA_8B, _cfg("vllm", max_model_len=65_536), OFFERS[:1], Constraints()).options[0]
     assert fits.launch["max_model_len"] == 65_536 and "--max-model-len 65536 " in fits.launch["command"]
+
+
+@pytest.mark.parametrize("size", ["0.5B", "1.5B", "3B", "7B", "14B", "32B", "72B"])
+def test_a_qwen25_preset_serves_its_instruct_repository_with_the_instruct_context(size: str) -> None:
+    """Qwen publishes Qwen/Qwen2.5-<size>-Instruct beside each base model; a chat deployment serves it, not the
+    pretrained model. Its config.json states max_position_embeddings 32,768 (the 7B to 72B base models state
+    131,072: huggingface.co/Qwen/Qwen2.5-72B-Instruct/blob/main/config.json), so the launch accepts that many."""
+    from app.planner.schemas import ModelIn
+    from app.planner.serving_service import served
+
+    preset = f"qwen2.5-{size.lower()}"
+    model = get_preset(preset).model
+    chat = served(ModelIn(preset=preset), model)
+    assert chat.repo == f"Qwen/Qwen2.5-{size}-Instruct"
+    assert chat.context == 32768
+    base = served(ModelIn(preset=preset, variant="base"), model)
+    assert base.repo == f"Qwen/Qwen2.5-{size}"
+    assert base.context == preset_config(preset)["max_position_embeddings"]
