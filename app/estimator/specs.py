@@ -329,6 +329,8 @@ WarningCode = Literal[
     "starts_from_scratch",
     "no_kv_cache",
     "slo_missed",
+    "slo_missed_peak",
+    "slo_missed_saturated",
     "concurrency_over_kv",
 ]
 

@@ -501,8 +501,20 @@ def queue_warnings(cfg: ServingConfig, result: ServingEstimate) -> list[Warning_
 
 
 def _slo_miss(result: ServingEstimate, cfg: ServingConfig) -> Warning_:
-    reached = {"ttft_ms": result.ttft_ms, "tpot_ms": result.tpot_ms, "concurrency": result.concurrency}
-    return Warning_("slo_missed", reached | slo_params(cfg))
+    """The miss as it was judged: for requests_per_s the SLO's percentile at the peak (saturated: the queue grows),
+    for a concurrency the steady state's latencies."""
+    peak = result.latency.get("peak") if result.latency else None
+    if peak is None or cfg.requests_per_s is None:
+        reached = {"ttft_ms": result.ttft_ms, "tpot_ms": result.tpot_ms, "concurrency": result.concurrency}
+        return Warning_("slo_missed", reached | slo_params(cfg))
+    q = cfg.slo_percentile
+    judged = {
+        "percentile": q, "ttft_ms": peak.ttft.at(q) * 1e3, "tpot_ms": peak.tpot.at(q) * 1e3,
+        "peak_rps": cfg.requests_per_s * cfg.peak_factor,
+    }  # fmt: skip
+    if peak.saturated:
+        return Warning_("slo_missed_saturated", judged | slo_params(cfg))
+    return Warning_("slo_missed_peak", judged | slo_params(cfg))
 
 
 def option_out(

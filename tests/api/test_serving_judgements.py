@@ -274,3 +274,40 @@ def test_the_headroom_shown_is_what_the_simulation_carries(client: TestClient, b
         response = client.post("/estimate", json=estimate)
         assert response.status_code == 200, response.text
         assert response.json()["serving"]["meets_slo"] is True, (option["sku"]["id"], serving["headroom"])
+
+
+# The review's D7 request: Llama-3.1-70B RAG on one H100 server as 2 TP 4 replicas, TTFT ≤ 2 s held by 99 % of
+# requests at the 1.5× peak.
+RAG_P99 = {
+    "model": {"preset": "llama-3.1-70b"},
+    "task": "serving",
+    "hardware": {"sku": "h100-80g-sxm-8x", "nodes": 1},
+    "plan": {"tp": 4, "dp": 2},
+    "serving": {
+        "input_tokens": 8000,
+        "output_tokens": 300,
+        "requests_per_s": 1.5,
+        "slo": {"ttft_ms": 2000, "percentile": "p99"},
+    },
+}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_slo_miss_quotes_the_judged_percentile_at_the_peak(client: TestClient, lang: str) -> None:
+    """meets_slo is judged on the SLO's percentile at the peak; the warning that says it is missed must quote that
+    figure (p99 TTFT at 2.25 requests/s, above 2,000 ms), not the steady state's mean TTFT, which meets it."""
+    from app import messages
+
+    response = client.post("/estimate", json=RAG_P99)
+    assert response.status_code == 200, response.text
+    result = response.json()
+    assert result["serving"]["meets_slo"] is False
+    peak = result["serving"]["latency"]["peak"]
+    (miss,) = [w for w in result["warnings"] if w["code"].startswith("slo_missed")]
+    code = "slo_missed_saturated" if peak["saturated"] else "slo_missed_peak"
+    assert miss["code"] == code
+    assert miss["params"]["percentile"] == "p99"
+    assert miss["params"]["ttft_ms"] == pytest.approx(peak["ttft_ms"]["p99"], rel=1e-3)
+    assert miss["params"]["ttft_ms"] > 2000
+    words = messages.warning(miss["code"], miss["params"], lang)
+    assert f"{miss['params']['ttft_ms']:,.0f} ms" in words and "p99" in words
