@@ -557,10 +557,26 @@ def _simulated_miss(cfg: ServingConfig, peak: LoadLatency | None) -> Miss:
     return "slo_peak", reached | {"saturated": peak.saturated} | slo_params(cfg)
 
 
-def _miss_key(option: ServingOption) -> tuple[float, int]:
-    """The nearer miss of one offer: the lower TPOT at the peak, then the larger KV cache (a sequence too long
-    for every degree is reported at the one that comes closest)."""
-    return option.peak.tpot_ms, -option.estimate.kv_cache_tokens
+def _miss_key(option: ServingOption) -> tuple[float, float, int]:
+    """The nearer miss of one offer: the smaller shortfall (the latency reached ÷ its target, the worse of TTFT and
+    TPOT, as each miss cites it), then the lower TPOT at the peak, then the larger KV cache (a sequence too long for
+    every degree is reported at the one that comes closest). The shortfall first, so a near miss cites the best
+    shape tried: a TTFT target missed by a TP 1 and a TP 4 replica is cited at TP 4's TTFT."""
+    return _shortfall(option), option.peak.tpot_ms, -option.estimate.kv_cache_tokens
+
+
+def _shortfall(option: ServingOption) -> float:
+    """How far the option's misses leave it from the SLO: the largest latency ÷ target its misses cite, or the peak
+    offered ÷ carried; infinite for a miss that cites neither (a sequence too long)."""
+    worst = 0.0
+    for _, params in option.misses:
+        ratios = [
+            params[f] / params[f"slo_{f}"] for f in ("ttft_ms", "tpot_ms") if f in params and f"slo_{f}" in params
+        ]
+        if "offered" in params and params.get("carried"):
+            ratios.append(params["offered"] / params["carried"])
+        worst = max(worst, max(ratios, default=math.inf))
+    return worst
 
 
 def _compared_per_token(option: ServingOption) -> Decimal:

@@ -122,14 +122,14 @@ def launch_block(
     tp, pp, replicas = shape
     if not isinstance(served, Served):
         served = Served(repo=served)
-    repo = served.repo or UNKNOWN_CHECKPOINT
+    repo = served.repo or model.hf_repo or UNKNOWN_CHECKPOINT
     nodes = max(1, math.ceil(tp * pp / max(1, config.cards_per_node)))
     job = _Launch(cfg.engine, tp, pp, nodes, min(tp * pp, config.cards_per_node))
     if (config.nodes > 1 or replicas > 1) and fabric is None:
         job.note("no_fabric")
     if fabric is not None:
         job.note("pipeline", pp=pp, fabric=fabric)
-    if served.repo is None:
+    if repo == UNKNOWN_CHECKPOINT:
         job.note("checkpoint_unknown", placeholder=UNKNOWN_CHECKPOINT, model=model.name)
     if served.variant is not None:
         variant, other, other_repo = served.variant

@@ -311,3 +311,21 @@ def test_the_slo_miss_quotes_the_judged_percentile_at_the_peak(client: TestClien
     assert miss["params"]["ttft_ms"] > 2000
     words = messages.warning(miss["code"], miss["params"], lang)
     assert f"{miss['params']['ttft_ms']:,.0f} ms" in words and "p99" in words
+
+
+def test_a_near_miss_cites_the_best_shape_tried(client: TestClient) -> None:
+    """Llama-3.1-8B with 120,000-token prompts and TTFT ≤ 10 s: one A100 40G PCIe card prefills a prompt in about
+    51 s, four cards (TP 4) in about 18 s; both miss, and the near miss cites the nearer one (TP 4), not the first
+    shape tried."""
+    body = {
+        "model": {"preset": "llama-3.1-8b"},
+        "task": "serving",
+        "serving": {"input_tokens": 120000, "output_tokens": 1000, "requests_per_s": 2, "slo": {"ttft_ms": 10000}},
+    }
+    response = client.post("/recommend", json=body)
+    assert response.status_code == 200, response.text
+    (pcie,) = [m for m in response.json()["near_misses"] if m["sku"]["id"] == "a100-40g-pcie-card"]
+    assert pcie["plan"]["tp"] == 4, pcie["miss_reason"]
+    (miss,) = pcie["misses"]
+    assert miss["code"] == "slo_one_request"
+    assert 10000 < miss["params"]["ttft_ms"] < 25000, miss
