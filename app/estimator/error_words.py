@@ -145,7 +145,8 @@ ESTIMATOR_ERRORS: dict[str, dict[str, str]] = {
         "serving_acceptance_rate": "acceptance_rate must be at least 0 and below 1 (at 1 every drafted token would "
         "be accepted, an unbounded speed-up)",
         "serving_pp_speculative": "{engine} does not start speculative decoding ({method}) in a replica split into "
-        "{pp} pipeline stages (its server refuses pipeline parallelism with a speculative algorithm): use a replica "
+        "{pp} pipeline stages (at the release the launch pins, its server refuses or fails on a speculative "
+        "algorithm across pipeline stages): use a replica "
         "without pipeline stages (tensor parallel within a server, or larger GPUs), another engine, or no speculation",
         "serving_plan_gpus": "plan uses dp × tp × pp = {gpus} GPUs but the hardware has {hardware}",
         "serving_tp_heads": "tp {tp} must divide the model's {heads} attention heads (and its {kv_heads} KV heads "
@@ -284,7 +285,8 @@ ESTIMATOR_ERRORS: dict[str, dict[str, str]] = {
         "与 requests_per_s 一起只允许 continuous",
         "serving_acceptance_rate": "acceptance_rate 须不小于 0 且小于 1（为 1 时每个草稿 token 都被接受，加速无上限）",
         "serving_pp_speculative": "{engine} 不能在切分为 {pp} 个流水线阶段的副本中启动推测解码（{method}）"
-        "（其服务端拒绝流水线并行与推测算法同时使用）：请使用不分流水线阶段的副本（服务器内张量并行，或更大的 GPU）、"
+        "（在启动命令锁定的版本中，其服务端拒绝或无法在流水线阶段间运行推测算法）："
+        "请使用不分流水线阶段的副本（服务器内张量并行，或更大的 GPU）、"
         "换用其他引擎，或不用推测解码",
         "serving_plan_gpus": "方案使用 dp × tp × pp = {gpus} 张 GPU，但硬件有 {hardware} 张",
         "serving_tp_heads": "tp {tp} 必须整除模型的 {heads} 个注意力头（其 {kv_heads} 个 KV 头必须整除它或被它整除）",

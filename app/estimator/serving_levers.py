@@ -122,9 +122,15 @@ def check_draft(target: ModelSpec, spec: Speculation | None) -> None:
 # SGLang (sgl-project/sglang@001067fffe33, python/sglang/srt/server_args.py): pipeline parallelism and a speculative
 # algorithm are mutually exclusive, the server asserts at start-up (sgl-project/sglang#30775 and #31139 describe the
 # assertion; #30775 lifts it only behind the experimental SGLANG_ENABLE_PP_SPEC=1, EAGLE with top-k 1 and
-# --disable-overlap-schedule, the default unchanged). vLLM V1 runs EAGLE-3 under PP; its other methods are not
-# refused here.
-NO_PIPELINED_SPECULATION: Final = frozenset({"sglang"})
+# --disable-overlap-schedule, the default unchanged). vLLM (V1 engine, the releases around the pinned
+# vllm-project/vllm@99d7eb5d6a51): the last pipeline stage broadcasts one sampled token per request to the others,
+# vllm/v1/worker/gpu_model_runner.py `_pp_broadcast_prev_sampled_token_ids`, `assert sampled_token_ids.dim() == 2 and
+# sampled_token_ids.shape[-1] == 1` (line 4764 in 0.25.2; byte-identical in the 0.28.0 and 0.29.0 sdists), which a
+# verification step's [requests, k + 1] tokens fail on the first decode step; async scheduling, which takes that path,
+# is turned on by default for EAGLE-type methods (EAGLE-3 and MTP, vllm/config/vllm.py), and without it the draft
+# tokens never reach the earlier stages (vllm-project/vllm#49355, #57755, RFC #44697; the V2 runner's fix, #46994,
+# is later and behind VLLM_USE_V2_MODEL_RUNNER). So neither engine is given pipeline stages with speculation.
+NO_PIPELINED_SPECULATION: Final = frozenset({"sglang", "vllm"})
 
 
 def pipelines_with(engine: str, spec: Speculation | None) -> bool:

@@ -329,3 +329,34 @@ def test_a_near_miss_cites_the_best_shape_tried(client: TestClient) -> None:
     (miss,) = pcie["misses"]
     assert miss["code"] == "slo_one_request"
     assert 10000 < miss["params"]["ttft_ms"] < 25000, miss
+
+
+def test_vllm_launches_no_pipelined_replica_with_speculative_decoding(client: TestClient) -> None:
+    """vLLM's last pipeline stage broadcasts one sampled token per request (vllm/v1/worker/gpu_model_runner.py
+    `_pp_broadcast_prev_sampled_token_ids` asserts shape[-1] == 1; vllm-project/vllm#49355, #57755), which a
+    verification step's k + 1 tokens fail: the review's DeepSeek-V3 + MTP request launched
+    `--pipeline-parallel-size 2 … --speculative-config`. No option may, and the SKU that only a pipelined replica
+    serves is rejected `pp_speculative`; an /estimate plan with pp > 1 is a 422 on plan.pp."""
+    body = {
+        "model": {"preset": "deepseek-v3"},
+        "task": "serving",
+        "serving": {
+            "engine": "vllm",
+            "input_tokens": 1000,
+            "output_tokens": 1000,
+            "requests_per_s": 2,
+            "speculative": {"method": "mtp", "num_speculative_tokens": 1, "acceptance_rate": 0.8},
+            "slo": {"tpot_ms": 50},
+        },
+    }
+    response = client.post("/recommend", json=body)
+    assert response.status_code == 200, response.text
+    answer = response.json()
+    for option in answer["options"] + answer["near_misses"]:
+        command = option["launch"]["command"]
+        assert not ("--pipeline-parallel-size" in command and "--speculative-config" in command), command
+    assert "pp_speculative" in [r["code"] for r in answer["rejected"]], answer["rejected"]
+    plan = {**body, "hardware": {"sku": "h100-80g-sxm-8x", "nodes": 2}, "plan": {"tp": 8, "pp": 2, "dp": 1}}
+    response = client.post("/estimate", json=plan)
+    assert response.status_code == 422, response.text
+    assert "plan.pp" in [e["field"] for e in response.json()["errors"]]

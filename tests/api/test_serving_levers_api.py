@@ -47,7 +47,8 @@ def test_mtp_is_run_on_a_checkpoint_that_ships_it(client: TestClient) -> None:
     body = {
         "model": {"preset": "deepseek-v3"},
         "task": "serving",
-        "hardware": {"sku": "h100-80g-sxm-8x", "nodes": 2},
+        # one 8 × H200 server (TP 8): no engine runs MTP across pipeline stages (serving_levers.py)
+        "hardware": {"gpu": "h200-141g-sxm", "nodes": 1, "gpus_per_node": 8},
         "serving": {"input_tokens": 2000, "output_tokens": 500, "concurrency": 8,
                     "speculative": {"method": "mtp", "num_speculative_tokens": 1, "acceptance_rate": 0.85}},
     }  # fmt: skip
