@@ -166,14 +166,21 @@ def test_sglang_launches_no_pipelined_replica_with_speculative_decoding(client: 
     (python/sglang/srt/server_args.py at the pinned commit; sgl-project/sglang#30775): no option may launch
     `--pp-size` with `--speculative-algorithm`, and a SKU that only a pipelined replica serves is rejected saying so."""
     body = {**DEEPSEEK_MTP, "constraints": {"gpu_types": ["h100-80g-sxm"], "max_nodes": 8}}
+    answer = _no_pipelined_speculation(client, body, ("--pp-size", "--speculative-algorithm"))
+    assert all(r["reason"] for r in answer["rejected"])
+
+
+def _no_pipelined_speculation(client: TestClient, body: dict, flags: tuple[str, str]) -> dict:
+    """/recommend's answer, none of whose launches carries both the pipeline flag and the speculation flag, with the
+    SKU only a pipelined replica serves rejected `pp_speculative`."""
     response = client.post("/recommend", json=body)
     assert response.status_code == 200, response.text
-    answer = response.json()
+    answer: dict = response.json()
     for option in answer["options"] + answer["near_misses"]:
         command = option["launch"]["command"]
-        assert not ("--pp-size" in command and "--speculative-algorithm" in command), command
+        assert not (flags[0] in command and flags[1] in command), command
     assert "pp_speculative" in [r["code"] for r in answer["rejected"]], answer["rejected"]
-    assert all(r["reason"] for r in answer["rejected"])
+    return answer
 
 
 def test_an_sglang_plan_with_pipeline_stages_and_speculation_is_422(client: TestClient) -> None:
@@ -349,13 +356,7 @@ def test_vllm_launches_no_pipelined_replica_with_speculative_decoding(client: Te
             "slo": {"tpot_ms": 50},
         },
     }
-    response = client.post("/recommend", json=body)
-    assert response.status_code == 200, response.text
-    answer = response.json()
-    for option in answer["options"] + answer["near_misses"]:
-        command = option["launch"]["command"]
-        assert not ("--pipeline-parallel-size" in command and "--speculative-config" in command), command
-    assert "pp_speculative" in [r["code"] for r in answer["rejected"]], answer["rejected"]
+    _no_pipelined_speculation(client, body, ("--pipeline-parallel-size", "--speculative-config"))
     plan = {**body, "hardware": {"sku": "h100-80g-sxm-8x", "nodes": 2}, "plan": {"tp": 8, "pp": 2, "dp": 1}}
     response = client.post("/estimate", json=plan)
     assert response.status_code == 422, response.text
