@@ -517,6 +517,16 @@ def _slo_miss(result: ServingEstimate, cfg: ServingConfig) -> Warning_:
     return Warning_("slo_missed_peak", judged | slo_params(cfg))
 
 
+def _headroom_words(option: ServingOption) -> str:
+    """The headroom as checked: the factor one simulation met above the peak, or, where none was met (or run), the
+    peak's utilisation, since nothing above the peak was verified."""
+    if option.headroom > 1.0:
+        return f"with at least {option.headroom:.2f}× headroom (simulated)"
+    peak = (option.estimate.utilization or {}).get("peak")
+    utilisation = f" (peak utilisation {peak:.2f})" if peak is not None else ""
+    return f"and no headroom verified above it{utilisation}"
+
+
 def option_out(
     option: ServingOption,
     cfg: ServingConfig,
@@ -532,7 +542,7 @@ def option_out(
     explanation = (
         f"{shape} on {option.offer.name}: "
         f"{est.requests_per_s:.3g} requests/s at TTFT {est.ttft_ms:.0f} ms and TPOT {est.tpot_ms:.1f} ms; "
-        f"the peak of {option.peak.requests_per_s:.3g} requests/s with {option.headroom:.2f}× headroom"
+        f"the peak of {option.peak.requests_per_s:.3g} requests/s {_headroom_words(option)}"
     )
     plan = _plan_out(option.replicas, option.tp, option.pp, est.concurrency, option.pools)
     return placed_option_out(

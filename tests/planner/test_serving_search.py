@@ -7,6 +7,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from decimal import Decimal
 
+import pytest
+
 from app import messages
 from app.estimator.hardware import get_gpu
 from app.estimator.presets import get_preset
@@ -231,10 +233,10 @@ def test_a_load_no_shape_carries_is_refused_with_the_smallest_deployment_it_woul
 
 
 def test_the_headroom_shown_is_held_to_the_simulation() -> None:
-    """simulated_headroom: a claim the simulation bears out stands; one it does not is bisected down to the factor it
-    last met (HEADROOM_STEPS runs after the check: within (claim − 1) / 2^steps); an option meeting at the peak shows
-    at least 1."""
-    from app.planner.serving import HEADROOM_STEPS, simulated_headroom
+    """simulated_headroom: one simulation, at 1 + HEADROOM_CHECK_SHARE × (claim − 1); the factor it met is shown, else
+    1 (the peak, which the option met); never the claim unchecked. The review's 8B chat on 8 H100 replicas claimed
+    2.74 and met 2.60 (bisected), so the old check at the claim fell to 1.00; checked at 1.70 it shows 1.70."""
+    from app.planner.serving import HEADROOM_CHECK_SHARE, simulated_headroom
 
     runs: list[float] = []
 
@@ -245,8 +247,9 @@ def test_the_headroom_shown_is_held_to_the_simulation() -> None:
 
         return meets_at
 
-    assert simulated_headroom(1.5, meets_below(2.0)) == 1.5 and runs == [1.5]
+    checked = 1.0 + HEADROOM_CHECK_SHARE * 1.737
+    assert simulated_headroom(2.737, meets_below(2.601)) == pytest.approx(checked) and runs == [checked]
+    assert 1.0 < checked < 2.601
     runs.clear()
-    held = simulated_headroom(1.56, meets_below(1.1))
-    assert 1.0 <= held <= 1.1 and 1.1 - held <= 0.56 / 2**HEADROOM_STEPS and len(runs) == 1 + HEADROOM_STEPS
+    assert simulated_headroom(1.642, meets_below(1.01)) == 1.0 and len(runs) == 1
     assert simulated_headroom(0.9, meets_below(2.0)) == 1.0
