@@ -17,7 +17,9 @@ from app.planner.offers import Configuration, Constraints, Cost, Offer, cheaper_
 # peak load itself (the replicas the SKU rents carry less), or the sequence length (a KV cache shorter than one);
 # a training plan that leaves its GPUs nearly idle (`inefficient`, app/planner/efficiency.py) is shown only as a near
 # miss, and only while nothing sensible exists; `capacity`: fewer units of the SKU are free in its region from the
-# start date than the plan rents (app/planner/availability.py).
+# start date than the plan rents (app/planner/availability.py); `pp_speculative`: a serving deployment shown without
+# the speculative decoding asked, since only a pipelined replica serves the model on the SKU and the engine runs no
+# speculation across pipeline stages.
 MissCode = Literal[
     "deadline",
     "budget",
@@ -30,6 +32,7 @@ MissCode = Literal[
     "peak_load",
     "sequence_too_long",
     "kv_slots",
+    "pp_speculative",
 ]
 Miss = tuple[MissCode, dict[str, Any]]  # a code and its parameters, rendered to text by app/messages.py
 

@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from decimal import ROUND_HALF_UP, Decimal
-from typing import Any, Final
+from typing import Any
 
 from app.estimator.serving import (
     CLOSED_FORM_SLACK,
@@ -54,6 +54,7 @@ from app.planner.offers import (
     unconvertible,
     with_alternatives,
 )
+from app.planner.serving_headroom import simulated_headroom
 from app.planner.serving_launch import Served, launch_block
 
 SECONDS_PER_BILLED_MONTH = DAYS_PER_BILLED_MONTH * 86400
@@ -228,10 +229,26 @@ def _search(ask: _Ask, offers: list[Offer]) -> ServingSearch:
             misses.append(found.miss)
         else:
             rejected.append((offer.sku_id, *found.why_not))
+            misses += _without_speculation(ask, offer, region, found.why_not)
     verified = _verify_ranked(ask, pending, rank_key)
     misses += _verified_misses(verified, steady_misses)
     options, misses = _shown(ask, list(verified.best.values()), misses, _lazy(ask, rank_key))
     return ServingSearch(options, misses, rejected, evaluations, not_searched)
+
+
+def _without_speculation(ask: _Ask, offer: Offer, region: str, why: tuple[str, dict[str, Any]]) -> list[ServingOption]:
+    """For a SKU only a pipelined replica serves, under an engine that runs no speculation across pipeline stages
+    (`pp_speculative`): its cheapest deployment without speculation, simulated, as a near miss that says why."""
+    if why[0] != "pp_speculative":
+        return []
+    plain = replace(ask, cfg=replace(ask.cfg, speculative=None))
+    found = _offer_shapes(plain, offer, region)
+    shown = min(found.candidates, key=_key) if found.candidates else found.miss
+    if shown is None:
+        return []
+    _simulated(plain, shown)  # its figures without speculation (the shown misses' own simulation then skips it)
+    shown.misses.insert(0, ("pp_speculative", why[1]))
+    return [shown]
 
 
 @dataclass(slots=True)
@@ -415,26 +432,6 @@ def _hold_headroom(ask: _Ask, option: ServingOption) -> None:
     at = peak_latency_at(ask.model, cfg, node, tp=option.tp, pp=option.pp, replicas=option.replicas)
     if at is not None:
         option.headroom = simulated_headroom(option.headroom, lambda factor: meets_at_peak(at(factor), cfg))
-
-
-# Where a shown option's one headroom simulation is run, as a share of the closed forms' claim above 1 (1 + share ×
-# (claim − 1)): one run, as the claim's own check was (a bisection step adds a third to a serving search's CPU,
-# benchmarks/recommend.py --serving). The claim never held in 12 options of 6 requests (Llama 3.1 8B/70B, Qwen2.5 7B
-# under SGLang, Mixtral 8x7B on A100 and H100; bisected to 1/64 of the claim), whose headroom reached 0.02-0.92 of its
-# margin (median 0.66): at 0.4, 10 of the 12 checks pass where every claim's check fell to 1.
-HEADROOM_CHECK_SHARE: Final = 0.4
-
-
-def simulated_headroom(claimed: float, meets_at: Callable[[float], bool]) -> float:
-    """The headroom an option that meets its SLO at the peak states: a factor by which the peak may grow with the
-    SLO's simulated percentile still within its targets (and no replica saturated), checked by one simulation at
-    1 + HEADROOM_CHECK_SHARE × (claim − 1) below the closed forms' claim (their capacity within the SLO, or a
-    pool's load to saturation), and 1 where that run misses: a lower bound the simulation met, never the claim
-    unchecked. At least 1: a replica the simulation shows meeting at the peak carries the peak."""
-    if claimed <= 1.0:
-        return 1.0
-    checked = 1.0 + HEADROOM_CHECK_SHARE * (claimed - 1.0)
-    return checked if meets_at(checked) else 1.0
 
 
 def _by_sku(options: list[ServingOption]) -> dict[str, list[ServingOption]]:

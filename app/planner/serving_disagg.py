@@ -44,9 +44,9 @@ from app.planner.serving import (
     _with_other_term,
     offer_region,
     per_million_tokens,
-    simulated_headroom,
     valid_tp,
 )
+from app.planner.serving_headroom import simulated_headroom
 from app.planner.serving_launch import Served, disaggregated_launch
 
 # every engine runs prefill and decode on separate pools (SGLang PD, vLLM NixlConnector, trtllm-serve disaggregated)

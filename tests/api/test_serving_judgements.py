@@ -340,29 +340,36 @@ def test_a_near_miss_cites_the_best_shape_tried(client: TestClient) -> None:
     assert 10000 < miss["params"]["ttft_ms"] < 25000, miss
 
 
+# The review's DeepSeek-V3 + MTP requests (D6 on vLLM; D5 on SGLang with 3 drafted tokens).
+DEEPSEEK_MTP_1K = {
+    "model": {"preset": "deepseek-v3"},
+    "task": "serving",
+    "serving": {
+        "engine": "vllm",
+        "input_tokens": 1000,
+        "output_tokens": 1000,
+        "requests_per_s": 2,
+        "speculative": {"method": "mtp", "num_speculative_tokens": 1, "acceptance_rate": 0.8},
+        "slo": {"tpot_ms": 50},
+    },
+}
+
+
 def test_vllm_launches_no_pipelined_replica_with_speculative_decoding(client: TestClient) -> None:
     """vLLM's last pipeline stage broadcasts one sampled token per request (vllm/v1/worker/gpu_model_runner.py
     `_pp_broadcast_prev_sampled_token_ids` asserts shape[-1] == 1; vllm-project/vllm#49355, #57755), which a
     verification step's k + 1 tokens fail: the review's DeepSeek-V3 + MTP request launched
     `--pipeline-parallel-size 2 … --speculative-config`. No option may, and the SKU that only a pipelined replica
     serves is rejected `pp_speculative`; an /estimate plan with pp > 1 is a 422 on plan.pp."""
-    body = {
-        "model": {"preset": "deepseek-v3"},
-        "task": "serving",
-        "serving": {
-            "engine": "vllm",
-            "input_tokens": 1000,
-            "output_tokens": 1000,
-            "requests_per_s": 2,
-            "speculative": {"method": "mtp", "num_speculative_tokens": 1, "acceptance_rate": 0.8},
-            "slo": {"tpot_ms": 50},
-        },
-    }
+    body = DEEPSEEK_MTP_1K
     _no_pipelined_speculation(client, body, ("--pipeline-parallel-size", "--speculative-config"))
     plan = {**body, "hardware": {"sku": "h100-80g-sxm-8x", "nodes": 2}, "plan": {"tp": 8, "pp": 2, "dp": 1}}
     response = client.post("/estimate", json=plan)
     assert response.status_code == 422, response.text
     assert "plan.pp" in [e["field"] for e in response.json()["errors"]]
+
+
+CHAT_SLO = {"ttft_ms": 500, "tpot_ms": 50}
 
 
 def test_the_headroom_shown_is_a_factor_the_simulation_met(client: TestClient) -> None:
@@ -372,12 +379,7 @@ def test_the_headroom_shown_is_a_factor_the_simulation_met(client: TestClient) -
     body = {
         "model": {"preset": "llama-3.1-8b"},
         "task": "serving",
-        "serving": {
-            "input_tokens": 1000,
-            "output_tokens": 250,
-            "requests_per_s": 50,
-            "slo": {"ttft_ms": 500, "tpot_ms": 50},
-        },
+        "serving": {"input_tokens": 1000, "output_tokens": 250, "requests_per_s": 50, "slo": CHAT_SLO},
     }
     response = client.post("/recommend", json=body)
     assert response.status_code == 200, response.text
@@ -385,3 +387,18 @@ def test_the_headroom_shown_is_a_factor_the_simulation_met(client: TestClient) -
     assert h100["serving"]["headroom"] > 1.3, h100["explanation"]
     shown = re.search(r"with at least (\d+\.\d\d)× headroom \(simulated\)", h100["explanation"])
     assert shown and float(shown[1]) == pytest.approx(h100["serving"]["headroom"], abs=0.006), h100["explanation"]
+
+
+def test_a_sku_only_a_pipelined_replica_serves_shows_its_deployment_without_speculation(client: TestClient) -> None:
+    """DeepSeek-V3 + MTP on SGLang: an H100 server does not hold the FP8 weights, SGLang runs no speculation across
+    pipeline stages, and the answer had no option and no near miss. It shows the H100 deployment without speculation,
+    priced, as a near miss that says why (code pp_speculative), its launch free of speculative flags."""
+    mtp = {"method": "mtp", "num_speculative_tokens": 3, "acceptance_rate": 0.7}
+    body = {**DEEPSEEK_MTP_1K, "serving": {**DEEPSEEK_MTP_1K["serving"], "engine": "sglang", "speculative": mtp}}
+    response = client.post("/recommend", json=body)
+    assert response.status_code == 200, response.text
+    (h100,) = [m for m in response.json()["near_misses"] if m["sku"]["id"] == "h100-80g-sxm-8x"]
+    assert h100["misses"][0]["code"] == "pp_speculative", h100["misses"]
+    assert h100["plan"]["pp"] > 1 and "--speculative" not in h100["launch"]["command"]
+    assert float(h100["cost"]["monthly_effective"]) > 0
+    assert "without speculative decoding" in h100["miss_reason"]

@@ -158,7 +158,7 @@ LONG = ServingConfig(
 def test_pools_are_sized_and_reported_at_the_peak(cfg: ServingConfig) -> None:
     """As a colocated option: the peak is requests_per_s × peak_factor, carried by both pools, and the headroom is
     what they carry within the SLO over that peak (not over the average): at most the pools' load to saturation
-    there, held to the simulated percentiles (planner.serving.simulated_headroom), at least 1."""
+    there, held to the simulated percentiles (planner.serving_headroom.simulated_headroom), at least 1."""
     (option,) = search_disaggregated(LLAMA_70B, cfg, [H100_IB], Constraints(max_nodes=16), peak_factor=1.5).options
     assert cfg.requests_per_s is not None
     assert option.peak.requests_per_s == pytest.approx(cfg.requests_per_s * 1.5, rel=1e-3)

@@ -236,7 +236,7 @@ def test_the_headroom_shown_is_held_to_the_simulation() -> None:
     """simulated_headroom: one simulation, at 1 + HEADROOM_CHECK_SHARE × (claim − 1); the factor it met is shown, else
     1 (the peak, which the option met); never the claim unchecked. The review's 8B chat on 8 H100 replicas claimed
     2.74 and met 2.60 (bisected), so the old check at the claim fell to 1.00; checked at 1.70 it shows 1.70."""
-    from app.planner.serving import HEADROOM_CHECK_SHARE, simulated_headroom
+    from app.planner.serving_headroom import HEADROOM_CHECK_SHARE, simulated_headroom
 
     runs: list[float] = []
 
