@@ -28,15 +28,19 @@ def _plan_warnings(ctx: _Ctx, split: _Split, plan: Plan, cluster: Cluster) -> li
     task's in the context."""
     key = (plan.offload, cluster.gpus_per_node, cluster.gpu.pcie_gen)
     found = split.traps.get(key)
-    if found is None:
-        model, trains = ctx.model, ctx.workload.task != "inference"
+    if found is None:  # the context's, under every field they read: shared by the splits
         micro = _microbatches(ctx.workload, plan, plan.dp) if plan.pp > 1 else 0
-        # An MLA model (DeepSeek-V2/V3) caches one latent per token, not K/V heads: its `kv_heads` is the GQA
-        # equivalent of that latent's size (app/estimator/models.py), so no heads are replicated under TP.
-        kv_heads = 0 if model.mla else model.kv_heads
-        found = split.traps[key] = _trap_warnings(
-            kv_heads, model.layers, model.approximate, plan.tp, plan.pp, plan.offload, trains, micro, *key[1:]
-        )
+        shared = (plan.tp, plan.pp, plan.offload, micro, *key[1:])
+        found = ctx.traps.get(shared)
+        if found is None:
+            model, trains = ctx.model, ctx.workload.task != "inference"
+            # An MLA model (DeepSeek-V2/V3) caches one latent per token, not K/V heads: its `kv_heads` is the GQA
+            # equivalent of that latent's size (app/estimator/models.py), so no heads are replicated under TP.
+            kv_heads = 0 if model.mla else model.kv_heads
+            found = ctx.traps[shared] = _trap_warnings(
+                kv_heads, model.layers, model.approximate, *shared[:3], trains, *shared[3:]
+            )
+        split.traps[key] = found
     return list(found)
 
 

@@ -77,8 +77,8 @@ class _Split:
     under the few plan and cluster fields the split's key leaves out: each such key with the split's own holds every
     field its figures read. A plan's split is looked up once per estimate, and hashing a key costs in proportion to
     its length: the planner's plans of one split (every ZeRO stage and offload) then find their states, traps, advice
-    and notes under keys of three to seven fields, not of six to twenty-three; the states and the advice stay shared
-    by the splits in the context's own dicts, so a new split computes only what no split has."""
+    and notes under keys of three to seven fields, not of six to twenty-three; all four stay shared by the splits in
+    the context's own dicts, so a new split computes only what no split has."""
 
     working: tuple[tuple[float, float, float, float], ...]  # (activations, KV cache, other, host activations) a stage
     length_slack: float  # the allocator's blocks for batches of varied length (activations.varied_length_slack)
@@ -121,8 +121,10 @@ class _Ctx:
     stages: dict[tuple[int, int, int], tuple[_Stage, ...]] = field(default_factory=dict)
     elements: dict[tuple[object, ...], tuple[float, float]] = field(default_factory=dict)
     splits: dict[tuple[object, ...], _Split] = field(default_factory=dict)
-    # shared by the splits (a split's own dicts index them under shorter keys): model states by (tp, pp, ep, ZeRO
-    # shard group, ZeRO stage, offload, fp32_main_grads, fp8_params, optimizer_in_backward), the advice by its plan
-    # and cluster fields (advice._zero3_advice)
+    # shared by the splits (a split's own dicts index them under shorter keys), each under every field it reads:
+    # model states (states._stage_states), traps (advice._plan_warnings), the ZeRO-3 advice (advice._zero3_advice)
+    # and the notes (estimate._plan_assumptions)
     states: dict[tuple[object, ...], tuple[tuple[float, ...], ...]] = field(default_factory=dict)
+    traps: dict[tuple[object, ...], tuple[Warning_, ...]] = field(default_factory=dict)
     advice: dict[tuple[object, ...], Warning_] = field(default_factory=dict)
+    assumptions: dict[tuple[object, ...], tuple[Note, ...]] = field(default_factory=dict)

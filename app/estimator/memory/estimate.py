@@ -146,6 +146,7 @@ def estimate_memory(model: ModelSpec, workload: Workload, plan: Plan, cluster: C
 
 
 def _plan_assumptions(ctx: _Ctx, plan: Plan) -> tuple[Note, ...]:
+    """The notes of a plan, cached per context under every plan field they read (shared by the splits)."""
     workload, zero = ctx.workload, plan.zero_stage
     key_p = (
         zero,
@@ -161,6 +162,9 @@ def _plan_assumptions(ctx: _Ctx, plan: Plan) -> tuple[Note, ...]:
         kbit_upcast(workload, plan),
         plan.compiled_loss,
     )
+    found = ctx.assumptions.get(key_p)
+    if found is not None:
+        return found
     key_w = (
         workload.task,
         workload.precision,
@@ -170,7 +174,8 @@ def _plan_assumptions(ctx: _Ctx, plan: Plan) -> tuple[Note, ...]:
         ctx.nf4_bytes,
         key_p[-2],  # upcast
     )
-    return _assumptions(key_w, key_p)
+    found = ctx.assumptions[key_p] = _assumptions(key_w, key_p)
+    return found
 
 
 # How a published per-GPU peak was read. The estimate's `total` is the planner's gate figure: everything the process
