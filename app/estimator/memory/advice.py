@@ -83,7 +83,8 @@ def _fit_warnings(
 ) -> list[Warning_]:
     out: list[Warning_] = []
     ram = cluster.host_ram_gib
-    if not breakdown.host_fits:
+    # a plan that puts nothing on the host fits any host (MemoryBreakdown.host_fits): most plans here are the GPU's
+    if (breakdown.host_ram or breakdown.host_load) and not breakdown.host_fits:
         if breakdown.load_binds:
             out.append(_load_warning(breakdown, ram))
         elif ram is not None and breakdown.host_ram_limit is not None:
