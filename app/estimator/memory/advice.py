@@ -164,13 +164,18 @@ def _zero3_advice(ctx: _Ctx, split: _Split, plan: Plan, cluster: Cluster) -> War
 
     Cached per context under every plan and cluster field it reads: plans that differ only in dp, ZeRO stage or
     offload get the same advice; indexed in the plan's split (activations._split_of), whose key holds all of those
-    fields but the ZeRO-3 plan's dp, fp8_params, host_load and the cluster's.
+    fields but the ZeRO-3 plan's dp, fp8_params, its optimizer step (fsdp_torch_adamw, optimizer_in_backward), host_load
+    and the cluster's.
     """
     model_parallel = plan.tp * plan.pp * plan.cp
     dp = max(plan.dp, cluster.gpus_per_node * cluster.nodes // model_parallel)
     key = (
         dp,
         plan.fp8_params,
+        # the ZeRO-3 plan keeps how its optimizer steps: the Trainer's AdamW's copy of v (states._adamw_step_share),
+        # one parameter's gradient at a time (states._full_states)
+        plan.fsdp_torch_adamw,
+        plan.optimizer_in_backward,
         plan.host_load,  # a whole-model load on the host can keep ZeRO-3 from fitting too
         cluster.gpus_per_node,
         cluster.gpu.usable_memory_gib,

@@ -90,8 +90,8 @@ class _Split:
     )
     # by (offload, GPUs per node, PCIe generation): the plan's traps
     traps: dict[tuple[object, ...], tuple[Warning_, ...]] = field(default_factory=dict)
-    # by (ZeRO-3's dp, fp8_params, host_load and the cluster's GPUs per node, usable memory, headroom, host RAM): the
-    # advice to a plan that does not fit
+    # by (ZeRO-3's dp, fp8_params, fsdp_torch_adamw, optimizer_in_backward, host_load and the cluster's GPUs per node,
+    # usable memory, headroom, host RAM): the advice to a plan that does not fit
     advice: dict[tuple[object, ...], Warning_] = field(default_factory=dict)
     # by (ZeRO stage, offload, fp8_params, host_load): the notes an estimate states
     assumptions: dict[tuple[object, ...], tuple[Note, ...]] = field(default_factory=dict)
