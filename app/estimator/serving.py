@@ -238,6 +238,15 @@ MOE_GEMM_EFFICIENCY = 0.225
 # FP8 GEMMs reach less of their 2x peak than 16-bit ones reach of theirs (scales, casts);
 # the same derate as training (performance.FP8_GEMM_DERATE, fitted on torchtitan Float8).
 FP8_DERATE = 0.75
+# Block-scaled FP8 (DeepSeek-style: one scale per 128 x 128 weight block, the activation scaled per 1 x 128 group:
+# DeepSeek-V3/R1 and Qwen3 FP8 checkpoints, config.json `weight_block_size` [128, 128]) runs its GEMMs below per-tensor
+# FP8's rate at serving batches. vllm-project/vllm#49363 (H100, benchmarks/kernels/benchmark_fp8_gemm.py, Gemma-4-31B,
+# TFLOP/s, both without the activation quantisation): block ÷ per-tensor FP8 at 1 / 16 / 64 rows = 4.91 / 5.16,
+# 74.56 / 83.05, 263.26 / 318.41 (N = 12,288, K = 5,376) and 5.87 / 6.08, 72.97 / 93.96, 309.15 / 356.67 (N = 43,008):
+# 0.95, 0.90, 0.83, 0.97, 0.78, 0.87, mean 0.88. Applied to the weights' stream (a decode step's GEMMs) and to the FP8
+# GEMM rate alike; not fitted.
+BLOCK_FP8_GROUP = 128 * 128  # weights per scale of a block-FP8 checkpoint (checkpoints.py: rows x cols)
+BLOCK_FP8_GEMM_FACTOR = 0.88
 # Per-step engine overhead (scheduling, sampling, input preparation, launch gaps), seconds, plus a
 # per-sequence part (detokenisation, sampling). vLLM's V1 rewrite cut CPU overhead to a few ms per step
 # (vLLM blog 2025-01-27 "vLLM V1"); "none" is a compiled single-stream loop (gpt-fast).
@@ -769,6 +778,8 @@ def _math_rates(gpu: GpuSpec, cfg: ServingConfig) -> tuple[float, float]:
         math_precision = "fp8"
     runs_as = compute_precision(gpu, math_precision)
     gemm = gpu.peak_flops[runs_as] * (FP8_DERATE if runs_as == "fp8" else 1.0)
+    if runs_as == "fp8" and _block_fp8(cfg):
+        gemm *= BLOCK_FP8_GEMM_FACTOR
     attention = gpu.peak_flops[compute_precision(gpu, "bf16")]
     return gemm, attention
 
@@ -794,9 +805,16 @@ def _expert_active_params(model: ModelSpec) -> float:
     return float(mlp_params(model, model.expert_ffn or model.ffn)) * model.experts_per_token * model.moe_layers
 
 
+def _block_fp8(cfg: ServingConfig) -> bool:
+    """FP8 weights with one scale per 128 x 128 block (BLOCK_FP8_GEMM_FACTOR)."""
+    return cfg.weight_format == "fp8" and cfg.group_size == BLOCK_FP8_GROUP
+
+
 def _weight_stream_efficiency(cfg: ServingConfig) -> float:
     if cfg.weight_format == "int4" and _overhead_key(cfg) in MARLIN_ENGINES:
         return DECODE_HBM_EFFICIENCY * MARLIN_INT4_STREAM_EFFICIENCY
+    if _block_fp8(cfg):
+        return DECODE_HBM_EFFICIENCY * BLOCK_FP8_GEMM_FACTOR
     return DECODE_HBM_EFFICIENCY * WEIGHT_ONLY_STREAM_EFFICIENCY.get(cfg.weight_format, 1.0)
 
 
