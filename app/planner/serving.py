@@ -54,7 +54,7 @@ from app.planner.offers import (
     unconvertible,
     with_alternatives,
 )
-from app.planner.serving_headroom import simulated_headroom
+from app.planner.serving_headroom import headroom_checked_at, simulated_headroom
 from app.planner.serving_launch import Served, launch_block
 
 SECONDS_PER_BILLED_MONTH = DAYS_PER_BILLED_MONTH * 86400
@@ -94,6 +94,7 @@ class ServingOption:
     pool_utilization: dict[str, dict[str, float]] | None = None
     availability: Availability | None = None  # set after the search (app.planner.serving_service.with_capacity)
     headroom_held: bool = False  # `headroom` held to the simulation (`simulated_headroom`): shown options only
+    headroom_missed_at: float | None = None  # the factor of the peak whose headroom simulation missed the SLO
 
     @property
     def miss_reason(self) -> str | None:
@@ -431,7 +432,11 @@ def _hold_headroom(ask: _Ask, option: ServingOption) -> None:
     node = _replica_cluster(option.offer, option.tp, option.pp)
     at = peak_latency_at(ask.model, cfg, node, tp=option.tp, pp=option.pp, replicas=option.replicas)
     if at is not None:
-        option.headroom = simulated_headroom(option.headroom, lambda factor: meets_at_peak(at(factor), cfg))
+        claimed = option.headroom
+        option.headroom = simulated_headroom(claimed, lambda factor: meets_at_peak(at(factor), cfg))
+        option.headroom_missed_at = (
+            headroom_checked_at(claimed) if option.headroom < headroom_checked_at(claimed) else None
+        )
 
 
 def _by_sku(options: list[ServingOption]) -> dict[str, list[ServingOption]]:

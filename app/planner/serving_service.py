@@ -523,8 +523,11 @@ def _headroom_words(option: ServingOption) -> str:
     if option.headroom > 1.0:
         return f"with at least {option.headroom:.2f}× headroom (simulated)"
     peak = (option.estimate.utilization or {}).get("peak")
-    utilisation = f" (peak utilisation {peak:.2f})" if peak is not None else ""
-    return f"and no headroom verified above it{utilisation}"
+    missed = option.headroom_missed_at
+    facts = ([f"the simulation missed the SLO at {missed:.2f}× it"] if missed else []) + (
+        [f"peak utilisation {peak:.2f}"] if peak is not None else []
+    )
+    return "and no headroom verified above it" + (f" ({'; '.join(facts)})" if facts else "")
 
 
 def option_out(

@@ -385,6 +385,9 @@ def test_the_headroom_shown_is_a_factor_the_simulation_met(client: TestClient) -
     assert response.status_code == 200, response.text
     (h100,) = [o for o in response.json()["options"] if o["sku"]["id"] == "h100-80g-sxm-8x"]
     assert h100["serving"]["headroom"] > 1.3, h100["explanation"]
+    for option in response.json()["options"]:  # a figure the simulation met, or the check it missed, said so
+        if option["serving"]["headroom"] == 1.0:
+            assert "no headroom verified above it (the simulation missed the SLO at" in option["explanation"]
     shown = re.search(r"with at least (\d+\.\d\d)× headroom \(simulated\)", h100["explanation"])
     assert shown and float(shown[1]) == pytest.approx(h100["serving"]["headroom"], abs=0.006), h100["explanation"]
 
