@@ -129,8 +129,9 @@ def check_draft(target: ModelSpec, spec: Speculation | None) -> None:
 # verification step's [requests, k + 1] tokens fail on the first decode step; async scheduling, which takes that path,
 # is turned on by default for EAGLE-type methods (EAGLE-3 and MTP, vllm/config/vllm.py), and without it the draft
 # tokens never reach the earlier stages (vllm-project/vllm#49355, #57755, RFC #44697; the V2 runner's fix, #46994,
-# is later and behind VLLM_USE_V2_MODEL_RUNNER). So neither engine is given pipeline stages with speculation.
-NO_PIPELINED_SPECULATION: Final = frozenset({"sglang", "vllm"})
+# is later and behind VLLM_USE_V2_MODEL_RUNNER). So neither engine is given pipeline stages with speculation; only
+# TensorRT-LLM is.
+NO_PIPELINED_SPECULATION: Final = frozenset(engine for engine in ENGINES if engine != "trt-llm")
 
 
 def pipelines_with(engine: str, spec: Speculation | None) -> bool:
