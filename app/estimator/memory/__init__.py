@@ -96,7 +96,9 @@ Everything is bytes per GPU for the worst pipeline stage. Sources, by term:
   (no gradients) and the step (gradients and the copy of v, no activations): `breakdown._grads_made_in_backward`.
 - Batches of varied length (`Workload.varied_lengths`): one more set of the loss's per-logit buffers stays cached
   in the allocator's pool (`activations.VARIED_LENGTH_SLACK`, `MemoryBreakdown.length_slack`): in the reserved and
-  device readings (`measured_bytes`, up to the card), not in the gate nor in the allocated peak.
+  device readings (`measured_bytes`, up to the card), not in the gate nor in the allocated peak. Where torch's AdamW
+  steps a full fine-tune on the GPU, two more sets of the other activations too: its lazily made states are cut from
+  the first batch's freed activation blocks (`activations.VARIED_LENGTH_ACTIVATION_SETS`).
 
 Speed: the planner calls estimate_memory for thousands of plans of one (model, workload). Everything that
 no plan changes lives in a per-(model, workload) context found by object identity (hashing a 20-field

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from app.estimator.memory.activations import _activation_sets
 from app.estimator.memory.context import _Ctx, _Split
 from app.estimator.memory.states import (
     _adamw_step_share,
@@ -95,6 +96,8 @@ def _breakdown(
     # the step's temporary is cut from the blocks the freed activations and the varied lengths left cached, then from
     # the logits' block (the loss's blocks exist on the last stage only)
     length_slack = split.length_slack
+    if is_last and adamw_share > 0.0:  # AdamW's states made after the first batch's activations
+        length_slack += _activation_sets(ctx, plan, activations)
     logits_block = split.logits_block if is_last else 0.0
     # positional (not *parts: a call with unpacked arguments costs a fifth of the breakdown's construction): total,
     # weights, gradients, optimizer, activations, kv_cache, other, capacity, host_ram, limit, host limit, host load,
