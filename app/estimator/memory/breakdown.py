@@ -8,6 +8,8 @@ from functools import lru_cache
 from app.estimator.memory.activations import _activation_sets
 from app.estimator.memory.context import _Ctx, _Split
 from app.estimator.memory.states import (
+    DEEPSPEED_SUB_GROUP_STEP_BYTES,
+    TRAINER_TUNINGS,
     _adamw_step_share,
     _flat_partitions,
     _loaded_bytes,
@@ -52,6 +54,7 @@ def _breakdown(
     states, paged, zero2, adamw_share = _sharded(ctx, split, plan, shard * plan.cp, zero, offload)
     working = split.working
     made_in_backward = adamw_share > 0.0 and _grads_made_in_backward(ctx, plan, dp, zero)
+    step_cap = DEEPSPEED_SUB_GROUP_STEP_BYTES if zero == 3 and not plan.fsdp_torch_adamw else float("inf")
     # the stage with the largest total: (total, its parts, host bytes, paged states, AdamW's step, is the last stage)
     worst: tuple[float, _Parts, float, float, float, bool] | None = None
     last = len(working) - 1
@@ -71,7 +74,7 @@ def _breakdown(
             step = tail - activations - grads
             other += step
         elif adamw_share:
-            step = max(0.0, adamw_share * optim - activations)
+            step = max(0.0, min(adamw_share * optim, step_cap) - activations)
             other += step
         total = weights + grads + optim + activations + kv + other
         if worst is None or total > worst[0]:
@@ -96,7 +99,10 @@ def _breakdown(
     # the step's temporary is cut from the blocks the freed activations and the varied lengths left cached, then from
     # the logits' block (the loss's blocks exist on the last stage only)
     length_slack = split.length_slack
-    if is_last and adamw_share > 0.0:  # AdamW's states made after the first batch's activations
+    # AdamW's states made in its first step (activations VARIED_LENGTH_ACTIVATION_SETS): torch's optimizer on one GPU
+    # or under FSDP; not counted under DeepSpeed, whose ZeRO-3 makes them when built (stage3.py
+    # `_initialize_optimizer_states` steps each sub-group once) and whose varied-length pool no published run reads
+    if is_last and adamw_share > 0.0 and (zero == 0 or plan.fsdp_torch_adamw):
         length_slack += _activation_sets(ctx, plan, activations)
     logits_block = split.logits_block if is_last else 0.0
     # positional (not *parts: a call with unpacked arguments costs a fifth of the breakdown's construction): total,
@@ -153,7 +159,15 @@ def _sharded(
     step share) of a plan of `split` sharded over `shard` ranks at ZeRO stage `zero` with `offload`. Cached in the
     split under the fields its key leaves out (context._Split): ZeRO and offload, which the planner varies at one
     split, FP8 parameters, the optimizer in the backward and the Trainer's AdamW under FSDP."""
-    key = (shard, zero, offload, plan.fp8_params, plan.optimizer_in_backward, plan.fsdp_torch_adamw)
+    key = (
+        shard,
+        zero,
+        offload,
+        plan.fp8_params,
+        plan.optimizer_in_backward,
+        plan.fsdp_torch_adamw,
+        plan.tuning in TRAINER_TUNINGS,  # DeepSpeed under the Trainer steps torch's AdamW (states._adamw_step_share)
+    )
     found = split.sharded.get(key)
     if found is None:
         # paged states live in CUDA managed memory outside torch's pool and give way to whatever the card needs
