@@ -64,3 +64,20 @@ def test_zero3_steps_one_sub_group_at_a_time() -> None:
     counted = estimate_memory(model, WORKLOAD, plan, EIGHT_H100).breakdown
     unnamed = estimate_memory(model, WORKLOAD, replace(plan, tuning=None), EIGHT_H100).breakdown
     assert counted.total - unnamed.total == pytest.approx(4e9 - counted.activations, rel=1e-6)
+
+
+def test_deepspeed_makes_its_states_before_the_activations() -> None:
+    """Batches of varied length: DeepSpeed's optimizers step once with zero gradients when built, "allocating optimizer
+    state at the beginning of training instead of after activations have been allocated" (deepspeed/runtime/
+    bf16_optimizer.py `initialize_optimizer_states`), so no activation blocks are kept for states made after them
+    (memory.activations VARIED_LENGTH_ACTIVATION_SETS): one GPU at 8 x 4,096 (the loss's buffers outweigh the step's
+    copy of v) keeps the loss's logit set alone, 12 bytes a logit, where the same plan stepped by torch's AdamW
+    without DeepSpeed keeps the activation sets too."""
+    varied = Workload(task="full_finetune", seq_len=4096, global_batch=64, varied_lengths=True)
+    one = Cluster(get_gpu("h100-80g-sxm"), 1)
+    (run,) = as_run(varied, Plan(recompute="full", micro_batch=8), MODEL)
+    assert run.tuning == "trainer"
+    deepspeed = estimate_memory(MODEL, varied, run, one).breakdown
+    torch_only = estimate_memory(MODEL, varied, replace(run, tuning=None), one).breakdown
+    assert deepspeed.length_slack == pytest.approx(8 * 4096 * MODEL.vocab * 12.0)
+    assert torch_only.length_slack > deepspeed.length_slack

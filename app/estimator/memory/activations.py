@@ -101,7 +101,10 @@ VARIED_LENGTH_SLACK = 1.0
 # `get_free_block`, best fit, split where more than 1 MiB is left, `should_split`). The states stay for the run, so
 # the first batch's segments stay partly taken; a batch of another length cuts its activations from the remainders
 # only where they fit and takes new segments (`alloc_block`) for the rest, and blocks of separate segments never merge
-# (`try_merge_blocks`). The loss's logits-sized blocks are counted above; these sets are of the stage's other
+# (`try_merge_blocks`). DeepSpeed's optimizers avoid it by stepping once with zero gradients when built, "allocating
+# optimizer state at the beginning of training instead of after activations have been allocated" to "prevent memory
+# fragmentation" (deepspeed/runtime/bf16_optimizer.py `initialize_optimizer_states`): not counted there. The loss's
+# logits-sized blocks are counted above; these sets are of the stage's other
 # activations (saved layer inputs, the recomputed layer's working set, a fused loss's buffers). Measured: Liger-Kernel
 # PR #199's Mistral 7B with the fused loss (no logits) over FSDP 4 (examples/huggingface/results/mistral_use_liger_
 # True_patching_type_pre_init.log at 92047d9e) holds 34,547.8 MiB allocated at every step while reserved reads

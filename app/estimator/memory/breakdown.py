@@ -100,9 +100,13 @@ def _breakdown(
     # the logits' block (the loss's blocks exist on the last stage only)
     length_slack = split.length_slack
     # AdamW's states made in its first step (activations VARIED_LENGTH_ACTIVATION_SETS): torch's optimizer on one GPU
-    # or under FSDP; not counted under DeepSpeed, whose ZeRO-3 makes them when built (stage3.py
-    # `_initialize_optimizer_states` steps each sub-group once) and whose varied-length pool no published run reads
-    if is_last and adamw_share > 0.0 and (zero == 0 or plan.fsdp_torch_adamw):
+    length_slack = split.length_slack
+    # AdamW's states made in its first step (activations VARIED_LENGTH_ACTIVATION_SETS): torch's optimizer on one GPU
+    # or under FSDP; not under DeepSpeed (the Trainer's, TRAINER_TUNINGS), whose optimizers step once with zero
+    # gradients when built, "allocating optimizer state at the beginning of training instead of after activations
+    # have been allocated" (deepspeed/runtime/bf16_optimizer.py, stage_1_and_2.py `initialize_optimizer_states`;
+    # stage3.py `_initialize_optimizer_states`)
+    if is_last and adamw_share > 0.0 and (plan.fsdp_torch_adamw or (zero == 0 and plan.tuning not in TRAINER_TUNINGS)):
         length_slack += _activation_sets(ctx, plan, activations)
     logits_block = split.logits_block if is_last else 0.0
     # positional (not *parts: a call with unpacked arguments costs a fifth of the breakdown's construction): total,
