@@ -54,7 +54,6 @@ def _breakdown(
     states, paged, zero2, adamw_share = _sharded(ctx, split, plan, shard * plan.cp, zero, offload)
     working = split.working
     made_in_backward = adamw_share > 0.0 and _grads_made_in_backward(ctx, plan, dp, zero)
-    step_cap = DEEPSPEED_SUB_GROUP_STEP_BYTES if zero == 3 and not plan.fsdp_torch_adamw else float("inf")
     # the stage with the largest total: (total, its parts, host bytes, paged states, AdamW's step, is the last stage)
     worst: tuple[float, _Parts, float, float, float, bool] | None = None
     last = len(working) - 1
@@ -74,7 +73,10 @@ def _breakdown(
             step = tail - activations - grads
             other += step
         elif adamw_share:
-            step = max(0.0, min(adamw_share * optim, step_cap) - activations)
+            step = adamw_share * optim
+            if zero == 3 and step > DEEPSPEED_SUB_GROUP_STEP_BYTES and not plan.fsdp_torch_adamw:
+                step = DEEPSPEED_SUB_GROUP_STEP_BYTES  # DeepSpeed's ZeRO-3 steps one sub-group at a time
+            step = max(0.0, step - activations)
             other += step
         total = weights + grads + optim + activations + kv + other
         if worst is None or total > worst[0]:
@@ -106,7 +108,12 @@ def _breakdown(
     # gradients when built, "allocating optimizer state at the beginning of training instead of after activations
     # have been allocated" (deepspeed/runtime/bf16_optimizer.py, stage_1_and_2.py `initialize_optimizer_states`;
     # stage3.py `_initialize_optimizer_states`)
-    if is_last and adamw_share > 0.0 and (plan.fsdp_torch_adamw or (zero == 0 and plan.tuning not in TRAINER_TUNINGS)):
+    if (
+        adamw_share
+        and is_last
+        and ctx.workload.varied_lengths
+        and (plan.fsdp_torch_adamw or (zero == 0 and plan.tuning not in TRAINER_TUNINGS))
+    ):
         length_slack += _activation_sets(ctx, plan, activations)
     logits_block = split.logits_block if is_last else 0.0
     # positional (not *parts: a call with unpacked arguments costs a fifth of the breakdown's construction): total,
@@ -170,7 +177,7 @@ def _sharded(
         plan.fp8_params,
         plan.optimizer_in_backward,
         plan.fsdp_torch_adamw,
-        plan.tuning in TRAINER_TUNINGS,  # DeepSpeed under the Trainer steps torch's AdamW (states._adamw_step_share)
+        plan.tuning,  # DeepSpeed under the Trainer steps torch's AdamW (states._adamw_step_share, TRAINER_TUNINGS)
     )
     found = split.sharded.get(key)
     if found is None:
