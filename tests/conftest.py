@@ -236,12 +236,13 @@ class _ServedApp:
     """An app built for one set of settings and served again to the later tests of the same settings.
 
     FastAPI analyses a route (its parameters, dependencies, body and response models) for each app, on the first
-    request that passes it: a fresh app per test paid that again in every test, about a quarter of the fast run's
-    CPU. Each test still gets what a fresh app gave it: its own client and lifespan (engine, limiters, the MCP
-    session manager), fresh middleware (per-client budgets and limits start empty), the app's state and
-    dependency overrides as create_app left them, the OpenAPI document built anew (from _share_openapi's copy), and
-    the process-wide settings applied again (configure_process: the planner's cache emptied, its time budget). An
-    app whose routes, exception handlers or settings a test changed is not served again."""
+    request that passes it: a fresh app per test paid that again in every test (150 to 350 ms of CPU for the whole
+    app), about a quarter of the fast run's CPU. Each test still gets what a fresh app gave it: its own client and
+    lifespan (engine, limiters, the MCP session manager), fresh middleware (per-client budgets and limits start
+    empty), the app's state and dependency overrides as it was built, the OpenAPI document built anew (from
+    _share_openapi's copy), and the process-wide settings applied again (configure_process: the planner's cache
+    emptied, its time budget). An app whose routes, exception handlers or settings a test changed is not served
+    again, nor one still serving another client."""
 
     settings: Settings
     app: FastAPI
@@ -251,9 +252,9 @@ class _ServedApp:
     in_use: bool = False
 
     @classmethod
-    def build(cls, settings: Settings) -> _ServedApp:
+    def build(cls, settings: Settings, make: Callable[[Settings], FastAPI]) -> _ServedApp:
         settings = settings.model_copy(deep=True)  # the app's own: no test holds it
-        app = create_app(settings)
+        app = make(settings)
         app.state.pdf_renderer = _session_pdf_renderer(settings)
         _share_openapi(app, settings)
         return cls(settings, app, dict(app.state._state), _route_ids(app), dict(app.exception_handlers))
@@ -277,32 +278,39 @@ def _route_ids(app: FastAPI) -> list[int]:
     return [id(route) for route in app.router.routes]
 
 
-_served_apps: dict[str, _ServedApp] = {}
+_served_apps: dict[tuple[Callable[[Settings], FastAPI], str], _ServedApp] = {}
+
+
+@contextmanager
+def served_app(settings: Settings, make: Callable[[Settings], FastAPI] = create_app) -> Iterator[FastAPI]:
+    """The app `make(settings)`, built once and served again to later tests (_ServedApp); its PDFs are rendered by a
+    pool kept for the whole run (_SessionPdfRenderer). Enter a TestClient on it inside the block."""
+    key = (make, settings.model_dump_json())
+    served = _served_apps.get(key)
+    if served is None or not served.servable(settings):
+        served = _ServedApp.build(settings, make)
+        if key not in _served_apps or not _served_apps[key].in_use:
+            _served_apps[key] = served
+    app = served.reset()
+    served.in_use = True
+    try:
+        yield app
+    finally:
+        served.in_use = False
 
 
 @contextmanager
 def client_for(settings: Settings, db: Session) -> Iterator[TestClient]:
-    """A client of the app built with `settings` (_ServedApp), its requests in the test's transaction (`db`); its
-    PDFs are rendered by a pool kept for the whole run (_SessionPdfRenderer)."""
-    key = settings.model_dump_json()
-    served = _served_apps.get(key)
-    if served is None or not served.servable(settings):
-        served = _ServedApp.build(settings)
-        if key not in _served_apps or not _served_apps[key].in_use:
-            _served_apps[key] = served
-    app = served.reset()
+    """A client of the app built with `settings` (served_app), its requests in the test's transaction (`db`)."""
 
     def _session() -> Iterator[Session]:
         yield db
         db.flush()
 
-    app.dependency_overrides[get_session] = _session
-    served.in_use = True
-    try:
+    with served_app(settings) as app:
+        app.dependency_overrides[get_session] = _session
         with TestClient(app, raise_server_exceptions=False) as test_client:
             yield test_client
-    finally:
-        served.in_use = False
 
 
 @pytest.fixture()
