@@ -9,7 +9,6 @@ import os
 import re
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -19,9 +18,9 @@ import httpx
 import pytest
 from sqlalchemy import create_engine, text
 
-from app.ratelimit.service import WINDOW_S
 from tests.apikeys.conftest import RECOMMEND
 from tests.quotes.helpers import a100_body
+from tests.ratewindow import away_from_window_edge
 from tests.servers import ROOT, app_cli, app_server, migrate_and_seed, scratch_database
 
 ANONYMOUS_LIMIT = 6  # this module's anonymous POSTs to /quotes stay under it: 4 wrong keys and 1 quote
@@ -55,20 +54,13 @@ def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
             yield Server(base, url, {"Authorization": f"Bearer {token}"})
 
 
-def _away_from_window_edge(margin_s: float) -> None:
-    """Counters reset each minute: start a burst far enough from the reset that it all lands in one window."""
-    into = time.time() % WINDOW_S
-    if into > WINDOW_S - margin_s:
-        time.sleep(WINDOW_S - into + 0.1)
-
-
 def _bearer(key: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {key}"}
 
 
 def test_a_keyed_client_goes_past_the_anonymous_limit(server: Server) -> None:
     keyed = server.issue(rate_limit_per_minute=ANONYMOUS_LIMIT * 3)
-    _away_from_window_edge(25)
+    away_from_window_edge(25)
     with httpx.Client(base_url=server.base, timeout=30) as client:  # one address for both: the same CRM host
         anonymous = [client.post("/recommend", json=RECOMMEND).status_code for _ in range(ANONYMOUS_LIMIT + 1)]
         assert anonymous == [200] * ANONYMOUS_LIMIT + [429]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Iterator
 
@@ -12,9 +11,10 @@ from sqlalchemy import Engine, text
 
 from app.db.engine import build_engine
 from app.errors import PROBLEM_BASE
-from app.ratelimit.service import WINDOW_S, RateLimiter
+from app.ratelimit.service import RateLimiter
 from app.settings import Settings
 from tests.http.conftest import probe_app
+from tests.ratewindow import away_from_window_edge
 
 JSON = {"content-type": "application/json"}
 
@@ -22,13 +22,6 @@ JSON = {"content-type": "application/json"}
 def _limited_settings(database_url: str, **overrides: object) -> Settings:
     values = {"rate_limit_per_minute": 3, "rate_limit_paths": ["/probe/echo"], **overrides}
     return Settings(database_url=database_url, env="test", **values)
-
-
-def _away_from_window_edge(margin_s: float) -> None:
-    """Counters reset each minute: start a burst far enough from the reset that it all lands in one window."""
-    into = time.time() % WINDOW_S
-    if into > WINDOW_S - margin_s:
-        time.sleep(WINDOW_S - into + 0.1)
 
 
 @pytest.fixture()
@@ -40,7 +33,7 @@ def client_host() -> str:
 @pytest.fixture()
 def limiter_engine(database_url: str, client_host: str) -> Iterator[Engine]:
     engine = build_engine(database_url)
-    _away_from_window_edge(8)
+    away_from_window_edge(8)
     yield engine
     with engine.begin() as connection:
         connection.execute(text("DELETE FROM rate_limit_counters WHERE key LIKE :k"), {"k": f"%|{client_host}"})
@@ -101,6 +94,7 @@ def test_rate_limit_is_shared_by_separate_app_instances(
 
 def test_rate_limit_counts_per_client(database_url: str, limiter_engine: Engine, client_host: str) -> None:
     app = probe_app(_limited_settings(database_url, rate_limit_per_minute=1))
+    away_from_window_edge(5)
     with (
         TestClient(app, raise_server_exceptions=False, client=(client_host, 1)) as one,
         TestClient(app, raise_server_exceptions=False, client=(client_host + "-b", 1)) as other,
@@ -140,6 +134,7 @@ def test_real_compute_endpoints_and_login_are_rate_limited(
 
     settings = Settings(database_url=database_url, env="test", rate_limit_per_minute=2)
     assert {"/estimate", "/recommend", "/admin/login"} <= set(settings.rate_limit_paths)
+    away_from_window_edge(15)
     with TestClient(create_app(settings), raise_server_exceptions=False, client=(client_host, 1)) as client:
         estimates = [client.post("/estimate", json=ESTIMATE_BODY).status_code for _ in range(3)]
         logins = [client.post("/admin/login", data={"username": "x", "password": "y"}).status_code for _ in range(3)]
@@ -156,6 +151,7 @@ def test_wizard_pages_that_run_the_planner_are_rate_limited_on_get(
 
     settings = Settings(database_url=database_url, env="test", rate_limit_per_minute=2)
     results = "/results?preset=llama-2-7b&task=lora&lang=en"
+    away_from_window_edge(15)
     with TestClient(create_app(settings), raise_server_exceptions=False, client=(client_host, 1)) as client:
         pages = [client.get(results, headers={"accept": "text/html"}) for _ in range(3)]
         csv = [client.get("/results.csv?preset=llama-2-7b&task=lora").status_code for _ in range(3)]
@@ -179,7 +175,7 @@ def test_limit_holds_across_uvicorn_workers(database_url: str, limiter_engine: E
         with app_server(database_url, workers=2, RATE_LIMIT_PER_MINUTE="4") as base:
             with limiter_engine.begin() as connection:  # this client is 127.0.0.1: start from zero
                 connection.execute(text("DELETE FROM rate_limit_counters WHERE key = '/estimate|127.0.0.1'"))
-            _away_from_window_edge(20)
+            away_from_window_edge(20)
             statuses = [httpx.post(base + "/estimate", json=ESTIMATE_BODY, timeout=30).status_code for _ in range(10)]
     finally:
         with limiter_engine.begin() as connection:

@@ -24,6 +24,7 @@ from app.mcp.tools import TOOLS, input_schema, output_schema, problem_of
 from app.planner.schemas import EstimateIn, EstimateOut, RecommendIn, RecommendOut
 from app.quotes.schemas import QuoteCreate, QuoteOut
 from app.settings import Settings
+from tests.ratewindow import away_from_window_edge
 
 HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
@@ -129,5 +130,6 @@ def limited(database_url: str) -> Iterator[tuple[TestClient, str]]:
 
 def test_posts_to_mcp_are_rate_limited(limited: tuple[TestClient, str]) -> None:
     client, _ = limited
+    away_from_window_edge(5)
     statuses = [client.post("/mcp", json=LIST, headers=HEADERS).status_code for _ in range(3)]
     assert statuses == [401, 401, 429]
