@@ -42,6 +42,8 @@ HostLoad = Literal["none", "every_rank", "local_rank_0"]
 # (performance.TUNING_SPEED): `torchtitan` (full training under torchtitan), `trainer` (full training under the
 # Hugging Face Trainer), `trainer_peft` (LoRA / QLoRA under the Trainer with PEFT).
 Tuning = Literal["typical", "tuned", "nemo", "torchtitan", "trainer", "trainer_peft"]
+# The tunings that name the Hugging Face Trainer (its torch AdamW steps the states: memory.states).
+TRAINER_TUNINGS: frozenset[Tuning] = frozenset({"trainer", "trainer_peft"})
 Mlp = Literal["gelu", "swiglu"]
 Norm = Literal["layernorm", "rmsnorm"]
 # The linear layers LoRA may adapt: the attention projections q, k, v, o and the MLP's gate, up, down.

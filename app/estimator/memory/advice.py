@@ -13,7 +13,6 @@ from app.estimator.interconnects import host_pcie_bytes_per_s
 from app.estimator.memory.activations import _microbatches, _recompute_kind, _split_of
 from app.estimator.memory.breakdown import _breakdown, breakdown_gib
 from app.estimator.memory.context import _Ctx, _Split
-from app.estimator.memory.states import TRAINER_TUNINGS
 from app.estimator.specs import (
     GIB,
     Cluster,
@@ -21,6 +20,7 @@ from app.estimator.specs import (
     Plan,
     Warning_,
 )
+from app.estimator.vocabulary import TRAINER_TUNINGS
 
 
 def _plan_warnings(ctx: _Ctx, split: _Split, plan: Plan, cluster: Cluster) -> list[Warning_]:

@@ -9,7 +9,6 @@ from app.estimator.memory.activations import _activation_sets
 from app.estimator.memory.context import _Ctx, _Split
 from app.estimator.memory.states import (
     DEEPSPEED_SUB_GROUP_STEP_BYTES,
-    TRAINER_TUNINGS,
     _adamw_step_share,
     _flat_partitions,
     _loaded_bytes,
@@ -22,9 +21,7 @@ from app.estimator.specs import (
     MemoryBreakdown,
     Plan,
 )
-from app.estimator.vocabulary import (
-    FULL_TRAINING_TASKS,
-)
+from app.estimator.vocabulary import FULL_TRAINING_TASKS, TRAINER_TUNINGS
 
 # Host RAM an offloading plan may not count on, per node (host_ram_reserve_gib):
 # - the operating system and node agents, by the tiered rule Google Kubernetes Engine reserves on every

@@ -9,7 +9,7 @@ from functools import lru_cache
 from app.estimator.memory.context import _Ctx, _Facts, _Stage
 from app.estimator.params import count_params, linear_shapes
 from app.estimator.specs import LoraSpec, ModelSpec, Plan, Workload
-from app.estimator.vocabulary import BYTES_PER_ELEMENT, LORA_TARGETS, LORA_TASKS
+from app.estimator.vocabulary import BYTES_PER_ELEMENT, LORA_TARGETS, LORA_TASKS, TRAINER_TUNINGS
 
 MASTER_BYTES = 4.0  # fp32 master copy under mixed precision (ZeRO §3.1)
 FP8_BYTES = 1.0  # an FP8 (e4m3 / e5m2) element (Plan.fp8_params)
@@ -395,7 +395,6 @@ ADAMW_STEP_V_SHARE = 0.5  # v of AdamW's two moments (m, v)
 # partitions (deepspeed/runtime/zero/stage_1_and_2.py `_optimizer_step`: `self.optimizer.step()` per param group;
 # stage3.py `_optimizer_step` per sub-group, one group of up to sub_group_size 1e9 elements, the planner's ds_config
 # leaving it at that default): torch's foreach step, with its copy of v. Offloaded states step in DeepSpeedCPUAdam.
-TRAINER_TUNINGS = frozenset({"trainer", "trainer_peft"})
 # ZeRO-3 steps one sub-group at a time (stage3.py `step`: `_optimizer_step(sub_group_id)` per group of at most
 # `stage3_sub_group_size` elements of the partition, 1e9 by default, `_create_fp16_sub_groups`): the copy of v is one
 # sub-group's, fp32
