@@ -212,7 +212,7 @@ def test_the_high_end_relief_bills_no_more_months() -> None:
     from dataclasses import replace
 
     from app.estimator.performance import estimate_performance
-    from app.planner.search import Evaluated, _bills_more
+    from app.planner.relief import Evaluated, _bills_more
 
     model = get_preset("llama-3.1-8b").model
     workload = Workload(task="lora", seq_len=4096, tokens=1e8, lora=LoraSpec())
