@@ -6,8 +6,11 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import NamedTuple
 
-from app.estimator.memory.states import MASTER_BYTES, STATE_FP32_BYTES
+from app.estimator.memory.breakdown import _grads_made_in_backward
+from app.estimator.memory.context import _Ctx
+from app.estimator.memory.states import MASTER_BYTES, STATE_FP32_BYTES, _adamw_step_share, _stage_states
 from app.estimator.notes import Note
+from app.estimator.specs import GIB, MemoryBreakdown, Plan
 from app.estimator.vocabulary import LORA_TASKS
 
 
@@ -128,3 +131,47 @@ def _training_notes(w: _WorkloadKey, p: _PlanKey) -> list[Note]:
     if p.host_load != "none":
         out.append(HOST_LOAD[p.host_load])
     return out
+
+
+def with_step_notes(
+    ctx: _Ctx, plan: Plan, b: MemoryBreakdown, key_p: tuple[object, ...], notes: tuple[Note, ...]
+) -> tuple[Note, ...]:
+    """`notes` and, where torch's foreach AdamW steps the plan (`states._adamw_step_share`), what its step puts in the
+    breakdown (`_step_notes`). Those carry the plan's figures, so they are cached per (shape, figures)."""
+    paged = key_p[9]  # estimate_memory's plan key: paged_optimizer(workload, plan)
+    share = _adamw_step_share(ctx, plan, (plan.zero_stage, plan.offload, bool(paged)))
+    if share == 0.0:
+        return notes
+    key = ("adamw_step", key_p, b.activations, b.gradients, b.other)
+    cached = ctx.assumptions.get(key)
+    if cached is None:
+        cached = ctx.assumptions[key] = notes + _step_notes(ctx, plan, b, share)
+    return cached
+
+
+def _step_notes(ctx: _Ctx, plan: Plan, b: MemoryBreakdown, share: float) -> tuple[Note, ...]:
+    """The step's figures, as the breakdown places them (breakdown.py `_breakdown`; such a plan has one stage):
+    torch AdamW's step temporary (a copy of v: `share` of the optimizer bytes), the part of it `other` holds beyond
+    the activations it reuses once they are freed (`adamw_step_other`), and, where the gradients are made in the
+    backward (`_grads_made_in_backward`: one micro-batch a step), which phase sets the peak: the backward's start
+    (every activation, no gradients yet: `gradients` reads 0) or the optimizer step (the gradients and the
+    temporary, the activations freed)."""
+    zero, shard = plan.zero_stage, plan.dp_shard or plan.dp
+    ((_weights, grads, optim, _host),) = _stage_states(ctx, plan, shard * plan.cp, zero, plan.offload)
+    temp, activations = share * optim, b.activations
+    out: list[Note] = []
+    if _grads_made_in_backward(ctx, plan, plan.dp, zero):
+        tail = max(activations, grads + temp)
+        step = tail - activations - max(0.0, min(grads, tail - activations))
+        phase = "peak_backward_start" if activations >= grads + temp else "peak_optimizer_step"
+        figures = (("activations_gib", _gib(activations)), ("grads_gib", _gib(grads)), ("temp_gib", _gib(temp)))
+        out.append(Note(phase, figures))
+    else:
+        step = max(0.0, temp - activations)
+    if step > 0.0:
+        out.append(Note("adamw_step_other", (("step_gib", _gib(step)), ("temp_gib", _gib(temp)))))
+    return tuple(out)
+
+
+def _gib(value: float) -> float:
+    return round(value / GIB, 2)

@@ -17,7 +17,7 @@ from app.estimator.memory.activations import (
     kbit_upcast,
 )
 from app.estimator.memory.advice import _fit_warnings, _plan_warnings
-from app.estimator.memory.assumptions import _assumptions
+from app.estimator.memory.assumptions import _assumptions, with_step_notes
 from app.estimator.memory.breakdown import _breakdown
 from app.estimator.memory.context import _Ctx
 from app.estimator.memory.rules import PLAN_RULES, _validate_workload
@@ -161,7 +161,7 @@ def estimate_memory(model: ModelSpec, workload: Workload, plan: Plan, cluster: C
             key_p[-2],  # upcast
         )
         assumptions = ctx.assumptions[key_p] = _assumptions(key_w, key_p)
-    return MemoryEstimate(breakdown, warnings, assumptions)
+    return MemoryEstimate(breakdown, warnings, with_step_notes(ctx, plan, breakdown, key_p, assumptions))
 
 
 # How a published per-GPU peak was read. The estimate's `total` is the planner's gate figure: everything the process
