@@ -85,20 +85,8 @@ def _fit_warnings(
         else:
             out.append(Warning_("host_ram_unknown", {"offload_gib": breakdown.host_ram / GIB}))
     if not gpu_fits and ctx.workload.task != "inference":
-        out.append(_needed_at_most(_zero3_advice(ctx, plan, cluster), breakdown))
+        out.append(_zero3_advice(ctx, plan, cluster, breakdown.total))
     return out
-
-
-def _needed_at_most(advice: Warning_, breakdown: MemoryBreakdown) -> Warning_:
-    """`no_fit_zero3` names the GPU memory the plan needs: ZeRO-3's figure over every GPU, or the plan's own total where
-    that is less. On one GPU ZeRO-3 shards nothing, and the plan can hold less than its ZeRO-3 twin (its gradients
-    made in the backward, `breakdown._grads_made_in_backward`; its states offloaded): Llama 3.2 3B full fine-tuning at
-    micro-batch 4 on one H100 totals 82.51 GiB, and the warning said 88.5 GiB needed. (The advice is cached per shape,
-    so the plan's total is applied here.)"""
-    needed = advice.params.get("needed_gib")
-    if advice.code != "no_fit_zero3" or needed is None or breakdown_gib(breakdown.total) >= needed:
-        return advice
-    return replace(advice, params=advice.params | {"needed_gib": breakdown_gib(breakdown.total)})
 
 
 def _load_warning(breakdown: MemoryBreakdown, host_ram_gib: float | None) -> Warning_:
@@ -163,10 +151,15 @@ def gpu_memory_message(breakdown: MemoryBreakdown) -> str:
     )
 
 
-def _zero3_advice(ctx: _Ctx, plan: Plan, cluster: Cluster) -> Warning_:
-    """When a plan does not fit: would ZeRO-3 over every GPU fit, and if not, what would.
+def _zero3_advice(ctx: _Ctx, plan: Plan, cluster: Cluster, total: float) -> Warning_:
+    """When a plan of `total` bytes per GPU does not fit: would ZeRO-3 over every GPU fit, and if not, what would.
 
-    Cached per context: plans that differ only in dp, ZeRO stage or offload get the same advice.
+    Cached per context: plans that differ only in dp, ZeRO stage or offload get the same advice. `no_fit_zero3` names
+    the GPU memory needed: ZeRO-3's figure over every GPU, or the plan's own total where that is less. On one GPU
+    ZeRO-3 shards nothing, and the plan can hold less than its ZeRO-3 twin (its gradients made in the backward,
+    `breakdown._grads_made_in_backward`), as can a pipeline plan (ZeRO-3's gradients stay whole in fp32 through a
+    pipelined step): Llama 3.2 3B full fine-tuning at micro-batch 4 on one H100 totals 82.51 GiB, and the warning
+    said 88.5 GiB needed.
     """
     model_parallel = plan.tp * plan.pp * plan.cp
     dp = max(plan.dp, cluster.gpus_per_node * cluster.nodes // model_parallel)
@@ -198,7 +191,15 @@ def _zero3_advice(ctx: _Ctx, plan: Plan, cluster: Cluster) -> Warning_:
     advice = ctx.advice.get(key)
     if advice is None:
         advice = ctx.advice[key] = _advise(ctx, plan, cluster, dp, model_parallel)
-    return advice
+    needed = advice.params.get("needed_gib")
+    if needed is None or total >= needed * GIB:
+        return advice
+    # the plan's own total, cached beside the shape's advice (which the context holds, so its id is not reused)
+    own = ctx.advice.get((id(advice), total))
+    if own is None:
+        params = advice.params | {"needed_gib": breakdown_gib(total)}
+        own = ctx.advice[(id(advice), total)] = replace(advice, params=params)
+    return own
 
 
 def _advise(ctx: _Ctx, plan: Plan, cluster: Cluster, dp: int, model_parallel: int) -> Warning_:

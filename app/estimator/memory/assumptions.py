@@ -137,15 +137,25 @@ def with_step_notes(
     ctx: _Ctx, plan: Plan, b: MemoryBreakdown, key_p: tuple[object, ...], notes: tuple[Note, ...]
 ) -> tuple[Note, ...]:
     """`notes` and, where torch's foreach AdamW steps the plan (`states._adamw_step_share`), what its step puts in the
-    breakdown (`_step_notes`). Those carry the plan's figures, so they are cached per (shape, figures)."""
-    paged = key_p[9]  # estimate_memory's plan key: paged_optimizer(workload, plan)
-    share = _adamw_step_share(ctx, plan, (plan.zero_stage, plan.offload, bool(paged)))
-    if share == 0.0:
-        return notes
-    key = ("adamw_step", key_p, b.activations, b.gradients, b.other)
+    breakdown (`_step_notes`). Those carry the plan's figures, so they are cached per shape (the notes', which the
+    context holds, so their id is not reused) and figures: what sets the states' size beyond the shape (dp, its shard
+    group, FP8 weights, how the optimizer steps) and the parts the step's notes read."""
+    key = (
+        id(notes),
+        plan.dp,
+        plan.dp_shard,
+        plan.fp8_params,
+        plan.fsdp_torch_adamw,
+        plan.optimizer_in_backward,
+        b.activations,
+        b.gradients,
+        b.other,
+    )
     cached = ctx.assumptions.get(key)
     if cached is None:
-        cached = ctx.assumptions[key] = notes + _step_notes(ctx, plan, b, share)
+        paged = bool(key_p[9])  # estimate_memory's plan key: paged_optimizer(workload, plan)
+        share = _adamw_step_share(ctx, plan, (plan.zero_stage, plan.offload, paged))
+        cached = ctx.assumptions[key] = notes + _step_notes(ctx, plan, b, share) if share else notes
     return cached
 
 

@@ -161,7 +161,9 @@ def estimate_memory(model: ModelSpec, workload: Workload, plan: Plan, cluster: C
             key_p[-2],  # upcast
         )
         assumptions = ctx.assumptions[key_p] = _assumptions(key_w, key_p)
-    return MemoryEstimate(breakdown, warnings, with_step_notes(ctx, plan, breakdown, key_p, assumptions))
+    if plan.tp == 1 and plan.pp == 1 and (zero == 0 or plan.fsdp_torch_adamw):  # where torch's AdamW may step
+        assumptions = with_step_notes(ctx, plan, breakdown, key_p, assumptions)
+    return MemoryEstimate(breakdown, warnings, assumptions)
 
 
 # How a published per-GPU peak was read. The estimate's `total` is the planner's gate figure: everything the process
