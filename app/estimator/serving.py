@@ -124,6 +124,10 @@ class EngineDefaults:
     # top-k sum) that every step pays per MoE layer beyond its touched experts' bytes; 0 where not sized
     moe_layer_fixed_s: float = 0.0
     moe_layer_fixed_source: str = ""
+    # fixed time a request spends in the engine's server outside the GPU (HTTP, chat template, tokenising, the hand-off
+    # to the scheduler, detokenising and streaming the first token): latency, not GPU time; 0 where not sized
+    request_overhead_s: float = 0.0
+    request_overhead_source: str = ""
 
 
 def _engine_defaults() -> dict[str, EngineDefaults]:
@@ -234,14 +238,28 @@ MOE_GEMM_EFFICIENCY = 0.225
 # FP8 GEMMs reach less of their 2x peak than 16-bit ones reach of theirs (scales, casts);
 # the same derate as training (performance.FP8_GEMM_DERATE, fitted on torchtitan Float8).
 FP8_DERATE = 0.75
+# Block-scaled FP8 (DeepSeek-style: one scale per 128 x 128 weight block, the activation scaled per 1 x 128 group:
+# DeepSeek-V3/R1 and Qwen3 FP8 checkpoints, config.json `weight_block_size` [128, 128]) runs its GEMMs below per-tensor
+# FP8's rate at serving batches. vllm-project/vllm#49363 (H100, benchmarks/kernels/benchmark_fp8_gemm.py, Gemma-4-31B,
+# TFLOP/s, both without the activation quantisation): block ÷ per-tensor FP8 at 1 / 16 / 64 rows = 4.91 / 5.16,
+# 74.56 / 83.05, 263.26 / 318.41 (N = 12,288, K = 5,376) and 5.87 / 6.08, 72.97 / 93.96, 309.15 / 356.67 (N = 43,008):
+# 0.95, 0.90, 0.83, 0.97, 0.78, 0.87, mean 0.88. Applied to the weights' stream (a decode step's GEMMs) and to the FP8
+# GEMM rate alike; not fitted.
+BLOCK_FP8_GROUP = 128 * 128  # weights per scale of a block-FP8 checkpoint (checkpoints.py: rows x cols)
+BLOCK_FP8_GEMM_FACTOR = 0.88
 # Per-step engine overhead (scheduling, sampling, input preparation, launch gaps), seconds, plus a
 # per-sequence part (detokenisation, sampling). vLLM's V1 rewrite cut CPU overhead to a few ms per step
 # (vLLM blog 2025-01-27 "vLLM V1"); "none" is a compiled single-stream loop (gpt-fast).
 STEP_OVERHEAD_S: dict[str, float] = {"vllm": 2.0e-3, "sglang": 1.5e-3, "trt-llm": 1.0e-3, "none": 0.1e-3}
 PER_SEQUENCE_OVERHEAD_S: dict[str, float] = {"vllm": 8e-6, "sglang": 6e-6, "trt-llm": 3e-6, "none": 0.0}
-# The engine's fixed cost per request outside the model steps (HTTP and API server, tokenisation, admission,
-# detokenising the first token), added to each time to first token. Not yet sourced: zero until it is.
-REQUEST_OVERHEAD_S: dict[str, float] = {"vllm": 0.0, "sglang": 0.0, "trt-llm": 0.0, "none": 0.0}
+# The engine's fixed cost per request outside the model steps (HTTP and API server, chat template, tokenisation,
+# admission, detokenising and streaming the first token), added to each time to first token and end-to-end latency of
+# a request served through the engine's server (data/engines.json `request_overhead_s`, each with its source); none for
+# a compiled loop or an offline run in the engine's own process (`_request_overhead_s`).
+REQUEST_OVERHEAD_S: dict[str, float] = {
+    **{engine: row.request_overhead_s for engine, row in ENGINE_DEFAULTS.items()},
+    "none": 0.0,
+}
 # Fixed latency of one small TP all-reduce. Engines run one-shot custom kernels over NVLink (vLLM
 # custom_all_reduce.cu, SGLang's copy, TRT-LLM's allreduce plugin): a few µs. gpt-fast's PyTorch
 # collectives: fitted on its TP rows. Without NVLink the interconnect table's latency applies.
@@ -760,12 +778,23 @@ def _math_rates(gpu: GpuSpec, cfg: ServingConfig) -> tuple[float, float]:
         math_precision = "fp8"
     runs_as = compute_precision(gpu, math_precision)
     gemm = gpu.peak_flops[runs_as] * (FP8_DERATE if runs_as == "fp8" else 1.0)
+    if runs_as == "fp8" and _block_fp8(cfg):
+        gemm *= BLOCK_FP8_GEMM_FACTOR
     attention = gpu.peak_flops[compute_precision(gpu, "bf16")]
     return gemm, attention
 
 
 def _overhead_key(cfg: ServingConfig) -> str:
     return cfg.engine_overhead or cfg.engine
+
+
+def _request_overhead_s(cfg: ServingConfig) -> float:
+    """The fixed time a request spends in the engine's server outside the GPU (REQUEST_OVERHEAD_S). None for a static
+    batch: the engines' static-batch benchmarks (TensorRT-LLM's gptSessionBenchmark, LMDeploy's profile_generation,
+    gpt-fast) run the model in their own process, with no server, tokeniser or stream in front of it."""
+    if cfg.batching == "static":
+        return 0.0
+    return REQUEST_OVERHEAD_S[_overhead_key(cfg)]
 
 
 @lru_cache(maxsize=1024)
@@ -776,9 +805,16 @@ def _expert_active_params(model: ModelSpec) -> float:
     return float(mlp_params(model, model.expert_ffn or model.ffn)) * model.experts_per_token * model.moe_layers
 
 
+def _block_fp8(cfg: ServingConfig) -> bool:
+    """FP8 weights with one scale per 128 x 128 block (BLOCK_FP8_GEMM_FACTOR)."""
+    return cfg.weight_format == "fp8" and cfg.group_size == BLOCK_FP8_GROUP
+
+
 def _weight_stream_efficiency(cfg: ServingConfig) -> float:
     if cfg.weight_format == "int4" and _overhead_key(cfg) in MARLIN_ENGINES:
         return DECODE_HBM_EFFICIENCY * MARLIN_INT4_STREAM_EFFICIENCY
+    if _block_fp8(cfg):
+        return DECODE_HBM_EFFICIENCY * BLOCK_FP8_GEMM_FACTOR
     return DECODE_HBM_EFFICIENCY * WEIGHT_ONLY_STREAM_EFFICIENCY.get(cfg.weight_format, 1.0)
 
 
@@ -890,7 +926,10 @@ def _operating_point(model: ModelSpec, cfg: ServingConfig, hw: _Hardware, concur
     rho = min(0.95, max(0.0, per_stage - 1.0) / e2e * prefill) if c > 1 else 0.0
     ttft = prefill + rho * prefill / (2.0 * (1.0 - rho))
     e2e = ttft + (out - 1) * tpot
-    return _Point(ttft, tpot, e2e, c / e2e, c, bound)
+    # The server's fixed cost per request is latency, not GPU time: the engine completes c / e2e requests/s whatever
+    # the time its requests spend in the server before and after (the server overlaps it with the running steps).
+    served = _request_overhead_s(cfg)
+    return _Point(ttft + served, tpot, e2e + served, c / e2e, c, bound)
 
 
 def _mixed_step_s(
@@ -954,11 +993,12 @@ def _chunked_prefill_s(
 
 def _queued(point: _Point, clients: int, slots: int) -> _Point:
     """The operating point of `clients` in a closed loop on a replica that runs `slots` of them at once: the replica
-    completes X = slots / E2E requests/s, so by Little's law each request spends clients / X in the system, of which
-    (clients / slots − 1) × E2E waiting for a slot before its prefill starts (TTFT and E2E both carry the wait)."""
+    completes X = slots / C requests/s, C a slot's cycle (the engine's time for one request: the server's fixed cost
+    per request holds no slot), so by Little's law the others wait (clients − slots) / X = (clients / slots − 1) × C
+    for a slot before their prefill starts (TTFT and E2E both carry the wait)."""
     if clients <= slots:
         return point
-    wait = (clients / slots - 1) * point.e2e_s
+    wait = (clients - slots) / point.requests_per_s
     return replace(point, ttft_s=point.ttft_s + wait, e2e_s=point.e2e_s + wait)
 
 
@@ -993,15 +1033,34 @@ def _replaced(point: _Point, cfg: ServingConfig, hw: _Hardware, clients: int, sl
     replaced, nor is a replica asked for its capacity (no concurrency: an offline run, whose requests are all queued
     already). The simulation of Poisson arrivals (serving_sim) already holds each arrival to the next step boundary,
     and one more under the overlap loop (`Scheduler.lookahead`)."""
-    if cfg.concurrency is None or cfg.batching == "static" or clients <= 1:  # None: at capacity, queued (offline)
+    if cfg.concurrency is None or cfg.batching == "static":  # None: at capacity, queued (offline)
         return point
     overlap = int(_overlap_loop(cfg))
-    steps = 1 + overlap if clients <= slots else overlap
-    if not steps:
-        return point
-    wait = steps * point.tpot_s * hw.tokens_per_step / hw.pp  # a step of the loop: each stage's micro-batch
+    step = point.tpot_s * hw.tokens_per_step / hw.pp  # a step of the loop: each stage's micro-batch
+    if clients <= 1:
+        wait = 0.0
+    elif clients <= slots:  # the rest of the step under way when the replacement reaches the engine, then the lookahead
+        wait = (_residual_step_fraction(_request_overhead_s(cfg), step) + overlap) * step
+    else:
+        wait = overlap * step
     e2e = point.e2e_s + wait
-    return replace(point, ttft_s=point.ttft_s + wait, e2e_s=e2e, requests_per_s=point.concurrency / e2e)
+    # Little's law as the clients see it (each holds one request for its whole end-to-end latency, the server's fixed
+    # cost included) while every client has a slot; beyond the slots a request is queued, past the server, when a slot
+    # frees, so a slot's cycle is the engine's time for one request and the lookahead's wait
+    held = e2e if clients <= slots else _engine_e2e_s(point) + wait
+    return replace(point, ttft_s=point.ttft_s + wait, e2e_s=e2e, requests_per_s=point.concurrency / held)
+
+
+def _residual_step_fraction(served_s: float, step_s: float) -> float:
+    """The share of a step still to run when a replacement reaches the engine, `served_s` (the server's fixed cost per
+    request: the predecessor's last token out to the client, the replacement back in) after the step that finished its
+    predecessor. The steps run back to back meanwhile, so it lands `served_s` into the next one: 1 − served_s / step_s
+    of it is left. Once the path is longer than half a step its arrival falls anywhere in a step (the path's time varies
+    from request to request by more than the rest of a step), and the mean rest is half a step (the mean residual of a
+    uniform phase)."""
+    if step_s <= 0.0:
+        return 0.0
+    return max(1.0 - served_s / step_s, 0.5)
 
 
 def queue_wait_s(estimate: ServingEstimate, clients: int) -> float:
@@ -1009,7 +1068,7 @@ def queue_wait_s(estimate: ServingEstimate, clients: int) -> float:
     slots = estimate.max_concurrency
     if slots < 1 or clients <= slots:
         return 0.0
-    return estimate.e2e_latency_ms / 1e3 * (1 - slots / clients)
+    return (clients - slots) / (estimate.requests_per_s / estimate.replicas)  # Little's law, as `_queued`
 
 
 def _meets(point: _Point, cfg: ServingConfig) -> bool:
@@ -1040,6 +1099,11 @@ def _best_within_slo(model: ModelSpec, cfg: ServingConfig, hw: _Hardware, limit:
     return _operating_point(model, cfg, hw, lo)
 
 
+def _engine_e2e_s(point: _Point) -> float:
+    """The time a request of `point` holds its sequence slot in the engine (the server's fixed cost left out)."""
+    return point.concurrency / point.requests_per_s
+
+
 def _solve_load(model: ModelSpec, cfg: ServingConfig, hw: _Hardware, per_replica_rps: float, limit: int) -> _Point:
     """The concurrency at which one replica completes `per_replica_rps` requests/s (Little's law: C = λ·E2E(C));
     capped at limit. E2E grows with C more slowly than C itself below saturation, so the fixed-point
@@ -1047,9 +1111,9 @@ def _solve_load(model: ModelSpec, cfg: ServingConfig, hw: _Hardware, per_replica
     top = _operating_point(model, cfg, hw, limit)
     if top.requests_per_s <= per_replica_rps:
         return top
-    c = per_replica_rps * _operating_point(model, cfg, hw, 1e-6).e2e_s
+    c = per_replica_rps * _engine_e2e_s(_operating_point(model, cfg, hw, 1e-6))
     for _ in range(40):
-        following = per_replica_rps * _operating_point(model, cfg, hw, c).e2e_s
+        following = per_replica_rps * _engine_e2e_s(_operating_point(model, cfg, hw, c))
         if abs(following - c) <= 1e-7 * max(c, 1e-6):
             return _operating_point(model, cfg, hw, following)
         c = following
@@ -1151,7 +1215,7 @@ def _isolated_ttft_s(model: ModelSpec, cfg: ServingConfig, hw: _Hardware) -> flo
     prompt = cfg.input_tokens
     cached = cached_prompt_tokens(prompt, cfg.prefix_cache_hit_rate)
     prefill = _chunked_prefill_s(model, cfg, hw, 0.0, 0.0, prompt, _batched_tokens(cfg, hw.gpu), cached)
-    return prefill * hw.pp + _pipeline_hop_s(hw, prompt / hw.pp) + REQUEST_OVERHEAD_S[_overhead_key(cfg)]
+    return prefill * hw.pp + _pipeline_hop_s(hw, prompt / hw.pp) + _request_overhead_s(cfg)
 
 
 @dataclass(frozen=True, slots=True)
@@ -1170,7 +1234,7 @@ class _Load:
     def service_s(self) -> float:
         """The service time of the M/D/1 queue in front of a prompt: its prefill on an idle replica (the engine's fixed
         per-request cost left out: it holds no GPU), and a prefill pool's KV transfer after it."""
-        return self.isolated_s - REQUEST_OVERHEAD_S[_overhead_key(self.cfg)] + self.cfg.kv_transfer_s
+        return self.isolated_s - _request_overhead_s(self.cfg) + self.cfg.kv_transfer_s
 
     def utilization(self, rate: float, latency: LoadLatency) -> float:
         """The busier of the replica's resources at `rate`: compute (rate ÷ the most it completes), the prompts'
@@ -1222,10 +1286,9 @@ def _simulate(load: _Load, rate: float) -> LoadLatency:
 def _run_simulation(load: _Load, rate: float) -> LoadLatency:
     scheduler = _scheduler(load.model, load.cfg, load.hw)
     prompts, outputs = _lengths(load.cfg, scheduler.kv_tokens)
-    key = _overhead_key(load.cfg)
     latency = simulate(
         _sim_step(load.hw), scheduler, rate, prompts, outputs,
-        seed=load.cfg.seed, per_request_s=REQUEST_OVERHEAD_S[key],
+        seed=load.cfg.seed, per_request_s=_request_overhead_s(load.cfg),
         cached_share=load.cfg.prefix_cache_hit_rate, tokens_per_step=load.hw.tokens_per_step,
     )  # fmt: skip
     latency = _held_to_md1(latency, load, rate)
@@ -1311,17 +1374,17 @@ def _steer_meets(load: _Load, rate: float) -> bool:
     if rate >= load.top_rps:
         return False
     level = PERCENTILE_LEVELS[cfg.slo_percentile]
-    wait = queue_wait_estimate(rate, load.isolated_s, level)
+    prefill = load.isolated_s - _request_overhead_s(cfg)  # the queue's service: the server's fixed cost holds no GPU
+    wait = queue_wait_estimate(rate, prefill, level)
     if cfg.slo_ttft_ms is not None and (load.isolated_s + wait) * 1e3 > cfg.slo_ttft_ms:
         return False
     if cfg.slo_tpot_ms is None:
         return True
     out = cfg.output_tokens
     alone = _step_s(hw, 1.0, cfg.input_tokens + out / 2, 0.0, 0.0)[0] / hw.tokens_per_step
-    in_flight = max(1.0, rate * (load.isolated_s + (out - 1) * alone * hw.pp))  # Little's law, idle latencies
+    in_flight = max(1.0, rate * (prefill + (out - 1) * alone * hw.pp))  # Little's law in the engine, idle latencies
     step = hw.pp * _step_s(hw, max(1.0, in_flight / hw.pp), cfg.input_tokens + out / 2, 0.0, 0.0)[0]
     step /= hw.tokens_per_step
-    prefill = load.isolated_s - REQUEST_OVERHEAD_S[_overhead_key(cfg)]
     return interrupted_tpot_estimate(step, prefill, rate, out, level) * 1e3 <= cfg.slo_tpot_ms
 
 
@@ -1456,19 +1519,21 @@ def _fewest(
 
 
 def _fitted_service(load: _Load, rate: float, latency: LoadLatency) -> float:
-    """The service time for which the closed form's wait at the SLO's percentile equals the simulated one."""
+    """The idle-replica TTFT (`_Load.isolated_s`) whose prefill as the service time makes the closed form's TTFT at
+    the SLO's percentile the simulated one (the server's fixed cost per request is latency, not service)."""
     level = PERCENTILE_LEVELS[load.cfg.slo_percentile]
     ttft = latency.ttft.at(load.cfg.slo_percentile)
-    low, high = load.isolated_s, 1.0 / rate  # the closed form is infinite at ρ = 1
-    if latency.saturated or ttft <= low:
-        return high if latency.saturated else low
+    served = _request_overhead_s(load.cfg)
+    low, high = load.isolated_s - served, 1.0 / rate  # the closed form is infinite at ρ = 1
+    if latency.saturated or ttft <= low + served:
+        return (high if latency.saturated else low) + served
     for _ in range(40):
         mid = (low + high) / 2
-        if mid + queue_wait_estimate(rate, mid, level) < ttft:
+        if mid + served + queue_wait_estimate(rate, mid, level) < ttft:
             low = mid
         else:
             high = mid
-    return low
+    return low + served
 
 
 def replica_capacity(

@@ -160,7 +160,9 @@ RAG_BOTH_TARGETS = {
         "input_tokens": 8000,
         "output_tokens": 300,
         "requests_per_s": 5,
-        "slo": {"ttft_ms": 2000, "tpot_ms": 50, "percentile": "p90"},
+        # 2,100 ms: vLLM's server adds 51 ms to every TTFT (REQUEST_OVERHEAD_S), so at 2,000 the A100 deployment
+        # needs 17 servers, past max_nodes; at 2,100 the closed forms ask 17 and the simulation meets it with 16
+        "slo": {"ttft_ms": 2100, "tpot_ms": 50, "percentile": "p90"},
     },
 }
 
@@ -169,13 +171,13 @@ def test_a_deployment_the_closed_forms_put_past_max_nodes_is_simulated_at_the_mo
     client: TestClient,
 ) -> None:
     """A100 TP 8: the closed forms ask 17 servers (over the default max_nodes of 16), the simulation meets the SLO
-    with 15, the cheapest deployment; it is found without raising max_nodes."""
+    with 16, the cheapest deployment; it is found without raising max_nodes."""
     result = _post(client, "/recommend", RAG_BOTH_TARGETS)
     best = result["options"][0]
     assert best["sku"]["id"] == "a100-80g-sxm-8x", [o["sku"]["id"] for o in result["options"]]
     assert best["plan"]["tp"] == 8 and best["cost"]["units"] <= 16
     assert best["serving"]["meets_slo"] is True
-    assert best["serving"]["latency"]["peak"]["ttft_ms"]["p90"] <= 2000
+    assert best["serving"]["latency"]["peak"]["ttft_ms"]["p90"] <= 2100
     assert best["serving"]["latency"]["peak"]["tpot_ms"]["p90"] <= 50
     raised = _post(client, "/recommend", {**RAG_BOTH_TARGETS, "constraints": {"max_nodes": 64}})["options"][0]
     assert (raised["sku"]["id"], raised["cost"]["units"]) == ("a100-80g-sxm-8x", best["cost"]["units"])

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from app.estimator.serving import REQUEST_OVERHEAD_S
 from app.estimator.serving_sim import PERCENTILES, md1_wait_quantiles
 
 DISAGGREGATED_RAG = {
@@ -41,14 +42,19 @@ def _options(client: TestClient, body: dict[str, Any]) -> list[dict[str, Any]]:
     return list(options)
 
 
-def _md1_ms(serving: dict[str, Any], peak_rps: float) -> dict[str, float]:
-    """The M/D/1 time to first token at the peak, ms: the option's isolated TTFT as the service time (for pools the
-    prefill and the KV transfer), the peak shared among the replicas that prefill."""
+def _served_ms(body: dict[str, Any]) -> float:
+    """The engine's server's fixed cost per request (REQUEST_OVERHEAD_S): in every TTFT, in no queue's service."""
+    return REQUEST_OVERHEAD_S[body["serving"].get("engine", "vllm")] * 1e3
+
+
+def _md1_ms(serving: dict[str, Any], peak_rps: float, served_ms: float) -> dict[str, float]:
+    """The M/D/1 time to first token at the peak, ms: the option's isolated TTFT less the server's fixed cost as the
+    service time (for pools the prefill and the KV transfer), the peak shared among the replicas that prefill."""
     pools = serving.get("pools")
     replicas = pools["prefill"]["replicas"] if pools else serving["replicas"]
-    service = serving["isolated_ttft_ms"]
+    service = serving["isolated_ttft_ms"] - served_ms
     waits = md1_wait_quantiles(peak_rps / replicas * service / 1e3)
-    return {q: service * (1 + wait) for q, wait in zip(PERCENTILES, waits, strict=True)}
+    return {q: served_ms + service * (1 + wait) for q, wait in zip(PERCENTILES, waits, strict=True)}
 
 
 @pytest.mark.parametrize("body", [DISAGGREGATED_RAG, SGLANG_P99, LONG_PROMPTS_8B], ids=["vllm-pd", "sglang-pd", "8b"])
@@ -57,7 +63,7 @@ def test_every_shown_option_queues_at_least_as_its_md1_queue(client: TestClient,
     for option in _options(client, body):
         serving = option["serving"]
         peak = serving["latency"]["peak"]["ttft_ms"]
-        bound = _md1_ms(serving, body["serving"]["requests_per_s"] * 1.5)
+        bound = _md1_ms(serving, body["serving"]["requests_per_s"] * 1.5, _served_ms(body))
         for q in PERCENTILES:
             assert peak[q] >= bound[q] * (1 - 1e-9), (q, peak, bound, serving.get("pools"), serving["replicas"])
         if serving["meets_slo"]:
@@ -83,5 +89,6 @@ def test_a_disaggregated_option_reports_the_busier_pools_utilisation(client: Tes
         prefill, decode = pools["prefill"]["utilization"], pools["decode"]["utilization"]
         for load in ("average", "peak"):
             assert serving["utilization"][load] == pytest.approx(max(prefill[load], decode[load]), abs=1e-3)
-        busy = body["serving"]["requests_per_s"] * 1.5 / pools["prefill"]["replicas"] * serving["isolated_ttft_ms"]
+        service_ms = serving["isolated_ttft_ms"] - _served_ms(body)
+        busy = body["serving"]["requests_per_s"] * 1.5 / pools["prefill"]["replicas"] * service_ms
         assert serving["utilization"]["peak"] >= prefill["peak"] >= busy / 1e3 - 1e-3

@@ -211,6 +211,7 @@ def _inferencex(concurrency: int, tpot_ms: float) -> ServingCase:
     cfg = ServingConfig(
         input_tokens=1024, output_tokens=1024, concurrency=concurrency, engine="sglang", precision="fp8",
         weights="fp8", mla_cache_values=DEEPSEEK_MLA_VALUES,
+        group_size=128 * 128,  # DeepSeek-R1-0528's block FP8: config.json weight_block_size [128, 128]
     )  # fmt: skip
     return ServingCase(
         f"inferencex deepseek-r1 h200 tp8 c{concurrency} 1024/1024 tpot",

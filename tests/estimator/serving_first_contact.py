@@ -163,6 +163,7 @@ def _gpustack(engine: Engine, concurrency: int, metric: Metric, ms: float, fp8: 
     cfg = ServingConfig(
         input_tokens=233, output_tokens=221, concurrency=concurrency, engine=engine, precision=precision,
         weights=precision, kv_cache_precision="bf16",
+        group_size=128 * 128 if fp8 else None,  # Qwen/Qwen3-8B-FP8: block FP8, weight_block_size [128, 128]
     )  # fmt: skip
     reading = "ttft" if metric == "ttft_ms" else "tpot"
     label = f"gpustack {engine} qwen3-8b h100 tp1 {precision} c{concurrency} sharegpt {reading}"

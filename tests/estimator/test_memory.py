@@ -326,6 +326,27 @@ def test_the_zero3_advice_shards_over_every_rank_of_a_hybrid_plan() -> None:
     assert [w.code for w in estimate.warnings if w.code.startswith("no_fit")] == ["no_fit"]
 
 
+@pytest.mark.parametrize(
+    ("per_node", "lever"),
+    [(8, {"fsdp_torch_adamw": True}), (1, {"optimizer_in_backward": True})],
+    ids=["fsdp_torch_adamw", "optimizer_in_backward"],
+)
+def test_the_zero3_advice_follows_the_plans_optimizer_step(per_node: int, lever: dict[str, bool]) -> None:
+    """The advice's ZeRO-3 plan keeps how the plan steps its optimizer: the Trainer's AdamW under FSDP
+    (Plan.fsdp_torch_adamw: its step's copy of v, memory.states ADAMW_STEP_V_SHARE) and the optimizer in the backward
+    (one parameter's gradient at a time). Advice cached for the same plan without it must not be served to it. A model
+    of its own name has a context of its own, where nothing was cached before."""
+    workload, cluster = Workload(task="full_finetune", seq_len=512), _cluster("a100-40g-sxm", per_node=per_node)
+    plain = Plan(dp=per_node)
+    stepped = replace(plain, **lever)
+    alone = estimate_memory(replace(LLAMA2_7B, name="Llama 2 7B, a context of its own"), workload, stepped, cluster)
+    estimate_memory(LLAMA2_7B, workload, plain, cluster)  # the same plan without it, first
+    after = estimate_memory(LLAMA2_7B, workload, stepped, cluster)
+    advice = [w for w in after.warnings if w.code.startswith("no_fit")]
+    assert advice
+    assert advice == [w for w in alone.warnings if w.code.startswith("no_fit")]
+
+
 def test_the_offload_warning_names_the_links_own_bandwidth() -> None:
     """Gen 5 hosts were told "~20-25 GB/s achieved per GPU on gen 4": the figure is the card's own generation's
     (data/interconnects.json pcie_host)."""

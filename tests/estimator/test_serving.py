@@ -10,6 +10,7 @@ import pytest
 from app.estimator.hardware import get_gpu
 from app.estimator.presets import get_preset
 from app.estimator.serving import (
+    REQUEST_OVERHEAD_S,
     ServingConfig,
     estimate_serving,
     expected_experts_touched,
@@ -115,7 +116,9 @@ def test_littles_law_and_deployment_totals() -> None:
 def test_offered_load_finds_the_operating_point_and_the_replicas() -> None:
     light = serve(requests_per_s=2.0, simulate=False)  # the steady state: Little's law
     assert light.requests_per_s == pytest.approx(2.0, rel=1e-3)
-    assert light.concurrency == pytest.approx(2.0 * light.e2e_latency_ms / 1e3, rel=1e-3)
+    # in the engine: the server's fixed cost per request (REQUEST_OVERHEAD_S) is latency that holds no sequence slot
+    in_engine_s = light.e2e_latency_ms / 1e3 - REQUEST_OVERHEAD_S["vllm"]
+    assert light.concurrency == pytest.approx(2.0 * in_engine_s, rel=1e-3)
     heavy = serve(requests_per_s=500.0, slo_tpot_ms=40)
     assert heavy.replicas_needed is not None and heavy.replicas_needed > 1
     assert heavy.requests_per_s < 500
@@ -133,16 +136,20 @@ def test_slo_is_judged_and_absent_without_targets() -> None:
 def test_concurrency_beyond_the_cache_queues_for_a_slot_with_a_note() -> None:
     """M slots run at once; the other N − M wait: by Little's law in a closed loop (throughput M ÷ E2E) each request
     spends N ÷ M × E2E in the system, the wait before its prefill (N ÷ M − 1) × E2E of the running requests. A waiting
-    request is queued when a slot frees, so it does not wait, as a client's replacement at M in flight does, for the
-    step under way (vLLM: one step, the time between a sequence's tokens; serving.py `_replaced`)."""
+    request is queued, past the engine's server, when a slot frees, so it does not wait, as a client's replacement at M
+    in flight does, for the rest of the step under way (vLLM: half a step, the replacement reaching the engine 51 ms
+    after its predecessor's last step, anywhere in a step; serving.py `_replaced`), and the server's fixed cost per
+    request (REQUEST_OVERHEAD_S) holds no slot."""
     est = serve(LLAMA3_70B, cluster=Cluster(gpu=H100, gpus_per_node=2), tp=2, concurrency=100_000)
     running = serve(LLAMA3_70B, cluster=Cluster(gpu=H100, gpus_per_node=2), tp=2, concurrency=est.max_concurrency)
     assert est.concurrency == est.max_concurrency < 100_000
-    cycle_ms = running.e2e_latency_ms - running.tpot_ms  # a slot's cycle with its next request queued
+    served_ms = REQUEST_OVERHEAD_S["vllm"] * 1e3
+    assert served_ms > running.tpot_ms / 2  # the replacement's rest of a step is half a step
+    cycle_ms = running.e2e_latency_ms - running.tpot_ms / 2 - served_ms  # a slot's cycle with its next request queued
     assert est.requests_per_s == pytest.approx(est.max_concurrency / cycle_ms * 1e3, rel=1e-9)
     wait_ms = (100_000 / est.max_concurrency - 1) * cycle_ms
-    assert est.ttft_ms == pytest.approx(running.ttft_ms - running.tpot_ms + wait_ms, rel=1e-9)
-    assert est.e2e_latency_ms == pytest.approx(cycle_ms * 100_000 / est.max_concurrency, rel=1e-9)
+    assert est.ttft_ms == pytest.approx(running.ttft_ms - running.tpot_ms / 2 + wait_ms, rel=1e-9)
+    assert est.e2e_latency_ms == pytest.approx(cycle_ms * 100_000 / est.max_concurrency + served_ms, rel=1e-9)
     assert any("wait for a slot" in note for note in est.notes)
 
 
@@ -251,7 +258,8 @@ def test_a_lone_request_is_not_charged_its_own_prompt_in_its_decode_steps() -> N
     short = estimate_serving(QWEN3_MOE, ServingConfig(input_tokens=16, output_tokens=500, concurrency=1), FOUR_H100)
     long = estimate_serving(QWEN3_MOE, ServingConfig(input_tokens=8000, output_tokens=500, concurrency=1), FOUR_H100)
     assert long.tpot_ms < short.tpot_ms * 1.5
-    assert long.ttft_ms > 10 * short.ttft_ms  # the prompt is charged once, in the TTFT
+    served_ms = REQUEST_OVERHEAD_S["vllm"] * 1e3  # the server's fixed cost, the same for both
+    assert long.ttft_ms - served_ms > 10 * (short.ttft_ms - served_ms)  # the prompt is charged once, in the TTFT
 
 
 def test_the_concurrency_cap_is_vllms_default_for_the_gpu() -> None:

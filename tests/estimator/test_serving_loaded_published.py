@@ -12,12 +12,11 @@ the lengths are constant at the means, and the medians of TTFT and TPOT (not E2E
 distribution) are compared.
 
 Tolerance 50 %, and why so wide: the steady state's own decode step reads SGLang v0.3.0's TP 4 70B median inter-token
-latency (21.7 ms at 4 requests/s) about 25 % fast (that release ran the 70B without torch.compile), and the engine's
-fixed cost per request (tokenizer and detokenizer processes, the API server) is not modelled (REQUEST_OVERHEAD_S is
-zero): the 70B's TTFT reads about half the published (27.8 / 28.1 ms at first contact; 29.0 / 30.5 ms, -46 / -47 %,
-since the prefill's GEMMs count the SMs a 230-token prompt at TP 4 leaves idle: app/estimator/serving_gemm.py). The
-load's effect is checked on its own: both TTFT and TPOT
-grow from 4 to 8 requests/s, as published.
+latency (21.7 ms at 4 requests/s) about 25 % fast (that release ran the 70B without torch.compile), and the 70B's TTFT
+reads about half the published (27.8 / 28.1 ms at first contact; 29.0 / 30.5 ms, -46 / -47 %, since the prefill's
+GEMMs count the SMs a 230-token prompt at TP 4 leaves idle: app/estimator/serving_gemm.py; 35.9 / 37.4 ms, -34 / -36 %,
+since SGLang's server adds 6.9 ms a request, REQUEST_OVERHEAD_S, measured on a current release: the 8B's TTFT reads
++13 / +2 %). The load's effect is checked on its own: both TTFT and TPOT grow from 4 to 8 requests/s, as published.
 """
 
 from __future__ import annotations

@@ -5,7 +5,9 @@ simulator's accuracy is checked in test_serving_sim.py and test_serving_loaded_p
 on purpose and re-pins them: NON_TORCH_GIB 0.6 -> 0.35 GiB moved the three cases whose admission the KV cache
 limits ("long prompts, TP 8 H100", "saturated", "KV cache bound, long lognormal prompts"). The MoE layers' kernel-chain
 latency (data/engines.json moe_layer_fixed_s, 26 us a layer a step) tipped the two Mixtral SGLang cases into saturation
-at 5 requests/s (7.5 at the peak); they run at 4.5 now, re-pinned, unsaturated as they were written."""
+at 5 requests/s (7.5 at the peak); they run at 4.5 now, re-pinned, unsaturated as they were written. The engine's
+fixed cost per request outside the GPU (data/engines.json request_overhead_s: vLLM 51 ms, SGLang 6.9 ms) moved every
+TTFT and end-to-end figure by exactly that much, and nothing else."""
 
 from __future__ import annotations
 
@@ -34,62 +36,62 @@ def _latency(ttft: tuple, tpot: tuple, e2e: tuple, saturated: bool) -> LoadLaten
 CASES = {
     "dense, vLLM, one A100": (
         "llama-3.1-8b", A100, 1, 1, 4, {"input_tokens": 1024, "output_tokens": 256, "requests_per_s": 10},
-        _latency((0.08963727500915297, 0.1654488208363844, 0.276234316455262),
+        _latency((0.14063727500915296, 0.2164488208363844, 0.32723431645526196),
                  (0.01897178080210864, 0.021614773029037342, 0.02371523806211056),
-                 (4.94181532166499, 5.623239329136206, 6.189379909032905), False),
+                 (4.99281532166499, 5.674239329136206, 6.240379909032905), False),
     ),
     # the p99 TTFT the M/D/1 queue's (2.5 requests/s per replica on a 0.319 s prefill: ρ = 0.80), the simulated
     # 3.4423615825411753 below it, and the p99 end-to-end later by as much (61.99880558940596 simulated)
     "long prompts, TP 8 H100": (
         "llama-3.1-70b", H100, 8, 1, 3, {"input_tokens": 8000, "output_tokens": 300, "requests_per_s": 5},
-        _latency((0.944589183000403, 2.237309755991109, 3.5811455402964776),
+        _latency((0.995589183000403, 2.288309755991109, 3.6321455402964777),
                  (0.11869485910178114, 0.17967908454375103, 0.1993959758334291),
-                 (37.16232675273989, 54.985024427222925, 62.49629297981069), False),
+                 (37.21332675273989, 55.03602442722293, 62.54729297981069), False),
     ),
     "lognormal lengths": (
         "llama-3.1-8b", H100, 1, 1, 2,
         {"input_tokens": 1000, "output_tokens": 300, "input_tokens_p95": 3000, "output_tokens_p95": 900,
          "requests_per_s": 8},
-        _latency((0.02646587883186058, 0.07369889021520921, 0.16613154816701792),
+        _latency((0.07746587883186057, 0.1246988902152092, 0.2171315481670179),
                  (0.0106632090790465, 0.012055416845912712, 0.01386653771168291),
-                 (2.0156264085731515, 6.818420564997405, 17.813554563255053), False),
+                 (2.0666264085731516, 6.869420564997405, 17.86455456325505), False),
     ),
     "MoE, SGLang (prefill steps alone)": (
         "mixtral-8x7b", H100, 2, 1, 1,
         {"input_tokens": 512, "output_tokens": 512, "requests_per_s": 4.5, "engine": "sglang", "release": "sglang-0.3"},
-        _latency((0.05847487866247292, 0.09563917372630258, 0.16312265367074685),
+        _latency((0.06537487866247292, 0.10253917372630258, 0.17002265367074684),
                  (0.03454273457584688, 0.04015630886731378, 0.0408078644388179),
-                 (17.70676114573638, 20.623366552819693, 20.92217899846663), False),
+                 (17.71366114573638, 20.630266552819695, 20.929078998466633), False),
     ),
     # the same replica on a current SGLang, whose scheduler runs one batch ahead (data/engines.json overlap_schedule):
     # an arrival waits one decode step more, so TTFT grows by about one step (figures when the lookahead was added)
     "MoE, SGLang one batch ahead": (
         "mixtral-8x7b", H100, 2, 1, 1,
         {"input_tokens": 512, "output_tokens": 512, "requests_per_s": 4.5, "engine": "sglang"},
-        _latency((0.08293814851662518, 0.12677192054207112, 0.19548536151375911),
+        _latency((0.08983814851662518, 0.1336719205420711, 0.2023853615137591),
                  (0.03440457482927752, 0.03982957937540254, 0.04035680917168247),
-                 (17.6646191235588, 20.472317879936398, 20.72525041230212), False),
+                 (17.671519123558802, 20.4792178799364, 20.732150412302122), False),
     ),
     "pipeline over two servers": (
         "llama-3.1-70b", A100_TWO_NODES, 8, 2, 1, {"input_tokens": 1024, "output_tokens": 256, "requests_per_s": 2},
         # a prompt's chunk crosses both stages whole (not split among the micro-batches), so its step is longer
-        _latency((0.12614078967915532, 0.23649220012599415, 0.42153114674440423),
+        _latency((0.1771407896791553, 0.28749220012599414, 0.4725311467444042),
                  (0.021507075073832222, 0.024614582900602477, 0.027029781318546938),
-                 (5.627332595358979, 6.465825343300023, 7.025220713822687), False),
+                 (5.678332595358979, 6.516825343300023, 7.076220713822687), False),
     ),
     "saturated": (
         "llama-3.1-70b", H100, 8, 1, 1, {"input_tokens": 8000, "output_tokens": 300, "requests_per_s": 5},
-        _latency((165.16806179659457, 256.28922219779366, 279.32690987213385),
+        _latency((165.21906179659456, 256.34022219779365, 279.37790987213384),
                  (0.20036985155021167, 0.2003699040058685, 0.2003699158420179),
-                 (225.07864773183607, 297.3870435907335, 304.2844547927528), True),
+                 (225.12964773183606, 297.4380435907335, 304.3354547927528), True),
     ),
     "KV cache bound, long lognormal prompts": (
         "llama-3.1-70b", A100, 4, 1, 2,
         {"input_tokens": 8000, "output_tokens": 2000, "input_tokens_p95": 20000, "requests_per_s": 3,
          "max_model_len": 32768},
-        _latency((2416.0254866658, 3759.200712946476, 4106.005260653505),
+        _latency((2416.0764866658, 3759.251712946476, 4106.056260653505),
                  (0.09244093311968551, 0.095321664562744, 0.09831857654425877),
-                 (2597.336648152839, 3944.6506612123108, 4247.198422556469), True),
+                 (2597.387648152839, 3944.7016612123107, 4247.24942255647), True),
     ),
 }  # fmt: skip
 

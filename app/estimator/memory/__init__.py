@@ -101,7 +101,10 @@ Everything is bytes per GPU for the worst pipeline stage. Sources, by term:
 Speed: the planner calls estimate_memory for thousands of plans of one (model, workload). Everything that
 no plan changes lives in a per-(model, workload) context found by object identity (hashing a 20-field
 frozen ModelSpec costs more than the arithmetic); per-split results (stages per tp/pp/ep, activation
-element sums, ZeRO-3 advice) are cached in that context under small int/str tuple keys.
+element sums, ZeRO-3 advice) are cached in that context under small int/str tuple keys. A plan's split (the fields
+its activations read, `context._Split`) is looked up once per estimate; what the planner varies within it (ZeRO
+stage, offload) finds its states, traps, advice and notes in the split under keys of a few fields, since hashing a
+key costs in proportion to its length.
 """
 
 from __future__ import annotations

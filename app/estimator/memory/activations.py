@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from app.estimator.memory.context import _ActCoeffs, _Ctx, _Stage
+from app.estimator.memory.context import _ActCoeffs, _Ctx, _Split, _Stage
 from app.estimator.memory.states import _lora_targets, _stages_of
 from app.estimator.specs import GIB, LoraSpec, ModelSpec, Plan, Workload
 from app.estimator.vocabulary import BYTES_PER_ELEMENT, LORA_TARGETS, LORA_TASKS
@@ -507,10 +507,10 @@ def _other(ctx: _Ctx, plan: Plan, activations: float) -> float:
     return other
 
 
-def _working_sets(ctx: _Ctx, plan: Plan, dp: int) -> tuple[tuple[float, float, float, float], ...]:
-    """(activations, KV cache, other, activations offloaded to host) of each stage: independent of ZeRO stage and
-    offload, so cached per the plan fields they read (the planner tries every ZeRO stage and offload at one shape),
-    every stage under one key."""
+def _split_of(ctx: _Ctx, plan: Plan, dp: int) -> _Split:
+    """The plan's split (`_Split`), with its (activations, KV cache, other, activations offloaded to host) of each
+    stage: independent of ZeRO stage and offload, so cached per the plan fields they read (the planner tries every
+    ZeRO stage and offload at one shape), every stage under one key."""
     tp, pp, cp = plan.tp, plan.pp, plan.cp
     key = (
         tp,
@@ -533,9 +533,12 @@ def _working_sets(ctx: _Ctx, plan: Plan, dp: int) -> tuple[tuple[float, float, f
         plan.compiled,
         plan.zero_stage == 3 and plan.dp * cp > 1,  # sharded QLoRA skips PEFT's k-bit preparation (kbit_upcast)
     )
-    found = ctx.working.get(key)
+    found = ctx.splits.get(key)
     if found is None:
-        found = ctx.working[key] = tuple(_working_set(ctx, plan, stage, dp) for stage in _stages_of(ctx, plan))
+        working = tuple(_working_set(ctx, plan, stage, dp) for stage in _stages_of(ctx, plan))
+        # the loss's blocks read the micro-batch, cp, tp, the loss, the megatron stack (fp32_main_grads) and k-bit
+        # preparation (sharded QLoRA): fields of the key
+        found = ctx.splits[key] = _Split(working, _length_slack(ctx, plan), _logits_block(ctx, plan))
     return found
 
 

@@ -10,9 +10,9 @@ from typing import Any
 
 from app.estimator.hardware import load_gpus
 from app.estimator.interconnects import host_pcie_bytes_per_s
-from app.estimator.memory.activations import _microbatches, _recompute_kind
+from app.estimator.memory.activations import _microbatches, _recompute_kind, _split_of
 from app.estimator.memory.breakdown import _breakdown, breakdown_gib
-from app.estimator.memory.context import _Ctx
+from app.estimator.memory.context import _Ctx, _Split
 from app.estimator.specs import (
     GIB,
     Cluster,
@@ -22,18 +22,25 @@ from app.estimator.specs import (
 )
 
 
-def _plan_warnings(ctx: _Ctx, plan: Plan, cluster: Cluster) -> list[Warning_]:
-    """The plan's traps, found per context by the plan and cluster fields they read (the model's and the task's are
-    the context's own)."""
-    micro = _microbatches(ctx.workload, plan, plan.dp) if plan.pp > 1 else 0
-    key = (plan.tp, plan.pp, plan.offload, micro, cluster.gpus_per_node, cluster.gpu.pcie_gen)
-    found = ctx.traps.get(key)
-    if found is None:
-        model, trains = ctx.model, ctx.workload.task != "inference"
-        # An MLA model (DeepSeek-V2/V3) caches one latent per token, not K/V heads: its `kv_heads` is the GQA
-        # equivalent of that latent's size (app/estimator/models.py), so no heads are replicated under TP.
-        kv_heads = 0 if model.mla else model.kv_heads
-        found = ctx.traps[key] = _trap_warnings(kv_heads, model.layers, model.approximate, *key[:3], trains, *key[3:])
+def _plan_warnings(ctx: _Ctx, split: _Split, plan: Plan, cluster: Cluster) -> list[Warning_]:
+    """The plan's traps, found in its split (activations._split_of) by the plan and cluster fields they read beside
+    the split's own: tp, pp and the micro-batches (dp and the micro-batch) are in the split's key, the model's and the
+    task's in the context."""
+    key = (plan.offload, cluster.gpus_per_node, cluster.gpu.pcie_gen)
+    found = split.traps.get(key)
+    if found is None:  # the context's, under every field they read: shared by the splits
+        micro = _microbatches(ctx.workload, plan, plan.dp) if plan.pp > 1 else 0
+        shared = (plan.tp, plan.pp, plan.offload, micro, *key[1:])
+        found = ctx.traps.get(shared)
+        if found is None:
+            model, trains = ctx.model, ctx.workload.task != "inference"
+            # An MLA model (DeepSeek-V2/V3) caches one latent per token, not K/V heads: its `kv_heads` is the GQA
+            # equivalent of that latent's size (app/estimator/models.py), so no heads are replicated under TP.
+            kv_heads = 0 if model.mla else model.kv_heads
+            found = ctx.traps[shared] = _trap_warnings(
+                kv_heads, model.layers, model.approximate, *shared[:3], trains, *shared[3:]
+            )
+        split.traps[key] = found
     return list(found)
 
 
@@ -72,11 +79,12 @@ def _trap_warnings(
 
 
 def _fit_warnings(
-    ctx: _Ctx, plan: Plan, cluster: Cluster, breakdown: MemoryBreakdown, gpu_fits: bool
+    ctx: _Ctx, split: _Split, plan: Plan, cluster: Cluster, breakdown: MemoryBreakdown, gpu_fits: bool
 ) -> list[Warning_]:
     out: list[Warning_] = []
     ram = cluster.host_ram_gib
-    if not breakdown.host_fits:
+    # a plan that puts nothing on the host fits any host (MemoryBreakdown.host_fits): most plans here are the GPU's
+    if (breakdown.host_ram or breakdown.host_load) and not breakdown.host_fits:
         if breakdown.load_binds:
             out.append(_load_warning(breakdown, ram))
         elif ram is not None and breakdown.host_ram_limit is not None:
@@ -85,7 +93,7 @@ def _fit_warnings(
         else:
             out.append(Warning_("host_ram_unknown", {"offload_gib": breakdown.host_ram / GIB}))
     if not gpu_fits and ctx.workload.task != "inference":
-        out.append(_zero3_advice(ctx, plan, cluster, breakdown.total))
+        out.append(_own_total(ctx, _zero3_advice(ctx, split, plan, cluster), breakdown.total))
     return out
 
 
@@ -151,50 +159,66 @@ def gpu_memory_message(breakdown: MemoryBreakdown) -> str:
     )
 
 
-def _zero3_advice(ctx: _Ctx, plan: Plan, cluster: Cluster, total: float) -> Warning_:
-    """When a plan of `total` bytes per GPU does not fit: would ZeRO-3 over every GPU fit, and if not, what would.
+def _zero3_advice(ctx: _Ctx, split: _Split, plan: Plan, cluster: Cluster) -> Warning_:
+    """When a plan does not fit: would ZeRO-3 over every GPU fit, and if not, what would.
 
-    Cached per context: plans that differ only in dp, ZeRO stage or offload get the same advice. `no_fit_zero3` names
-    the GPU memory needed: ZeRO-3's figure over every GPU, or the plan's own total where that is less. On one GPU
-    ZeRO-3 shards nothing, and the plan can hold less than its ZeRO-3 twin (its gradients made in the backward,
-    `breakdown._grads_made_in_backward`), as can a pipeline plan (ZeRO-3's gradients stay whole in fp32 through a
-    pipelined step): Llama 3.2 3B full fine-tuning at micro-batch 4 on one H100 totals 82.51 GiB, and the warning
-    said 88.5 GiB needed.
+    Cached per context under every plan and cluster field it reads: plans that differ only in dp, ZeRO stage or
+    offload get the same advice; indexed in the plan's split (activations._split_of), whose key holds all of those
+    fields but the ZeRO-3 plan's dp, fp8_params, its optimizer step (fsdp_torch_adamw, optimizer_in_backward), host_load
+    and the cluster's.
     """
     model_parallel = plan.tp * plan.pp * plan.cp
     dp = max(plan.dp, cluster.gpus_per_node * cluster.nodes // model_parallel)
     key = (
-        plan.tp,
-        plan.pp,
-        plan.cp,
-        plan.ep,
-        plan.micro_batch,
-        _recompute_kind(plan),
-        plan.sequence_parallel,
-        plan.flash_attention,
-        plan.chunked_loss,
-        plan.fused_loss,
-        plan.compiled_loss,
-        plan.no_upcast_loss,
-        plan.fp8_params,
-        plan.activation_offload,
-        plan.compiled,
-        plan.virtual_stages,
         dp,
-        plan.fp32_main_grads,
+        plan.fp8_params,
+        # the ZeRO-3 plan keeps how its optimizer steps: the Trainer's AdamW's copy of v (states._adamw_step_share),
+        # one parameter's gradient at a time (states._full_states)
+        plan.fsdp_torch_adamw,
+        plan.optimizer_in_backward,
         plan.host_load,  # a whole-model load on the host can keep ZeRO-3 from fitting too
         cluster.gpus_per_node,
         cluster.gpu.usable_memory_gib,
         cluster.memory_headroom,  # the advice says whether ZeRO-3 fits inside the headroom
         cluster.host_ram_gib,  # and the host RAM, where activations are offloaded
     )
-    advice = ctx.advice.get(key)
-    if advice is None:
-        advice = ctx.advice[key] = _advise(ctx, plan, cluster, dp, model_parallel)
+    advice = split.advice.get(key)
+    if advice is None:  # the context's, under every field it reads: shared by the splits (other ZeRO stages...)
+        shared = (
+            plan.tp,
+            plan.pp,
+            plan.cp,
+            plan.ep,
+            plan.micro_batch,
+            _recompute_kind(plan),
+            plan.sequence_parallel,
+            plan.flash_attention,
+            plan.activation_offload,
+            plan.compiled,
+            plan.chunked_loss,
+            plan.fused_loss,
+            plan.compiled_loss,
+            plan.no_upcast_loss,
+            plan.virtual_stages,
+            plan.fp32_main_grads,
+            *key,
+        )
+        advice = ctx.advice.get(shared)
+        if advice is None:
+            advice = ctx.advice[shared] = _advise(ctx, plan, cluster, dp, model_parallel)
+        split.advice[key] = advice
+    return advice
+
+
+def _own_total(ctx: _Ctx, advice: Warning_, total: float) -> Warning_:
+    """`no_fit_zero3` names the GPU memory needed: ZeRO-3's figure over every GPU, or the plan's own `total` where that
+    is less. On one GPU ZeRO-3 shards nothing, and the plan can hold less than its ZeRO-3 twin (its gradients made in
+    the backward, `breakdown._grads_made_in_backward`), as can a pipeline plan (ZeRO-3's gradients stay whole in fp32
+    through a pipelined step): Llama 3.2 3B full fine-tuning at micro-batch 4 on one H100 totals 82.51 GiB, and the
+    warning said 88.5 GiB needed. Cached beside the shape's advice (which the context holds: its id is not reused)."""
     needed = advice.params.get("needed_gib")
     if needed is None or total >= needed * GIB:
         return advice
-    # the plan's own total, cached beside the shape's advice (which the context holds, so its id is not reused)
     own = ctx.advice.get((id(advice), total))
     if own is None:
         params = advice.params | {"needed_gib": breakdown_gib(total)}
@@ -207,7 +231,7 @@ def _advise(ctx: _Ctx, plan: Plan, cluster: Cluster, dp: int, model_parallel: in
     # (the plan itself at ZeRO-3 over those ranks too: what reads the plan's stage, such as sharded QLoRA skipping
     # PEFT's k-bit preparation, must not see the stage of whichever plan filled this cache entry)
     zero3_plan = replace(plan, dp=dp, zero_stage=3, offload="none", dp_shard=None)
-    zero3 = _breakdown(ctx, zero3_plan, cluster, (dp, 3, "none"))
+    zero3 = _breakdown(ctx, _split_of(ctx, zero3_plan, dp), zero3_plan, cluster, (dp, 3, "none"))
     if zero3.fits:
         return Warning_("no_fit", {"zero3_gib": breakdown_gib(zero3.total), "dp": dp})
     limit = zero3.capacity if zero3.limit is None else zero3.limit

@@ -8,7 +8,13 @@ from typing import NamedTuple
 
 from app.estimator.memory.breakdown import _grads_made_in_backward
 from app.estimator.memory.context import _Ctx
-from app.estimator.memory.states import MASTER_BYTES, STATE_FP32_BYTES, _adamw_step_share, _stage_states
+from app.estimator.memory.states import (
+    MASTER_BYTES,
+    STATE_FP32_BYTES,
+    _adamw_step_share,
+    _flat_partitions,
+    _stage_states,
+)
 from app.estimator.notes import Note
 from app.estimator.specs import GIB, MemoryBreakdown, Plan
 from app.estimator.vocabulary import LORA_TASKS
@@ -133,9 +139,7 @@ def _training_notes(w: _WorkloadKey, p: _PlanKey) -> list[Note]:
     return out
 
 
-def with_step_notes(
-    ctx: _Ctx, plan: Plan, b: MemoryBreakdown, key_p: tuple[object, ...], notes: tuple[Note, ...]
-) -> tuple[Note, ...]:
+def with_step_notes(ctx: _Ctx, plan: Plan, b: MemoryBreakdown, notes: tuple[Note, ...]) -> tuple[Note, ...]:
     """`notes` and, where torch's foreach AdamW steps the plan (`states._adamw_step_share`), what its step puts in the
     breakdown (`_step_notes`). Those carry the plan's figures, so they are cached per shape (the notes', which the
     context holds, so their id is not reused) and figures: what sets the states' size beyond the shape (dp, its shard
@@ -153,7 +157,7 @@ def with_step_notes(
     )
     cached = ctx.assumptions.get(key)
     if cached is None:
-        paged = bool(key_p[9])  # estimate_memory's plan key: paged_optimizer(workload, plan)
+        paged = plan.offload == "none" and ctx.paged[_flat_partitions(plan.zero_stage)]  # as breakdown.py reads it
         share = _adamw_step_share(ctx, plan, (plan.zero_stage, plan.offload, paged))
         cached = ctx.assumptions[key] = notes + _step_notes(ctx, plan, b, share) if share else notes
     return cached

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from app.estimator.memory.activations import _length_slack, _logits_block, _working_sets
-from app.estimator.memory.context import _Ctx
+from app.estimator.memory.context import _Ctx, _Split
 from app.estimator.memory.states import (
     _adamw_step_share,
     _flat_partitions,
@@ -40,20 +39,17 @@ HOST_RESERVE_PER_GPU_GIB = 6.0
 _Parts = tuple[float, float, float, float, float, float]
 
 
-def _breakdown(ctx: _Ctx, plan: Plan, cluster: Cluster, split: tuple[int, int, str]) -> MemoryBreakdown:
-    """The worst stage's breakdown; `split` is (dp, zero_stage, offload), separate from the plan so the ZeRO-3
-    advice can vary them without a new Plan."""
-    dp, zero, offload = split
+def _breakdown(
+    ctx: _Ctx, split: _Split, plan: Plan, cluster: Cluster, sharding: tuple[int, int, str]
+) -> MemoryBreakdown:
+    """The worst stage's breakdown of the plan of `split` (activations._split_of); `sharding` is (dp, zero_stage,
+    offload), separate from the plan so the ZeRO-3 advice can vary them without a new Plan."""
+    dp, zero, offload = sharding
     # hybrid sharding shards the states over the shard group only (Plan.dp_shard); the ZeRO-3 advice (dp other
     # than the plan's) shards over all of its dp
     shard = plan.dp_shard if plan.dp_shard and dp == plan.dp else dp
-    states = _stage_states(ctx, plan, shard * plan.cp, zero, offload)
-    working = _working_sets(ctx, plan, dp)
-    # paged states live in CUDA managed memory outside torch's pool and give way to whatever the card needs (module
-    # docstring, "Paged optimizer"): not in the gate's total, reported beside it (MemoryBreakdown.paged_optimizer)
-    paged = offload == "none" and ctx.paged[_flat_partitions(zero)]
-    zero2 = zero == 2 and plan.pp == 1 and offload == "none" and ctx.workload.task in FULL_TRAINING_TASKS
-    adamw_share = _adamw_step_share(ctx, plan, (zero, offload, paged))  # torch AdamW's step temporary (states)
+    states, paged, zero2, adamw_share = _sharded(ctx, split, plan, shard * plan.cp, zero, offload)
+    working = split.working
     made_in_backward = adamw_share > 0.0 and _grads_made_in_backward(ctx, plan, dp, zero)
     # the stage with the largest total: (total, its parts, host bytes, paged states, AdamW's step, is the last stage)
     worst: tuple[float, _Parts, float, float, float, bool] | None = None
@@ -87,7 +83,7 @@ def _breakdown(ctx: _Ctx, plan: Plan, cluster: Cluster, split: tuple[int, int, s
                 index == last,
             )
     assert worst is not None  # every plan has a stage
-    total, parts, host_per_gpu, pageable, step, is_last = worst
+    total, (weights, grads, optim, activations, kv, other), host_per_gpu, pageable, step, is_last = worst
     gpus_on_node = dp * plan.tp * plan.pp * plan.cp
     if gpus_on_node > cluster.gpus_per_node:
         gpus_on_node = cluster.gpus_per_node
@@ -98,13 +94,19 @@ def _breakdown(ctx: _Ctx, plan: Plan, cluster: Cluster, split: tuple[int, int, s
     copies = 0 if plan.host_load == "none" else gpus_on_node if plan.host_load == "every_rank" else 1
     # the step's temporary is cut from the blocks the freed activations and the varied lengths left cached, then from
     # the logits' block (the loss's blocks exist on the last stage only)
-    length_slack = _length_slack(ctx, plan)
-    logits_block = _logits_block(ctx, plan) if is_last else 0.0
-    # positional: total, weights, gradients, optimizer, activations, kv_cache, other, capacity, host_ram, limit,
-    # host limit, host load, its copies, the allocator's slack for varied lengths, paged states, the logits' block
+    length_slack = split.length_slack
+    logits_block = split.logits_block if is_last else 0.0
+    # positional (not *parts: a call with unpacked arguments costs a fifth of the breakdown's construction): total,
+    # weights, gradients, optimizer, activations, kv_cache, other, capacity, host_ram, limit, host limit, host load,
+    # its copies, the allocator's slack for varied lengths, paged states, the logits' block
     return MemoryBreakdown(
         total,
-        *parts,
+        weights,
+        grads,
+        optim,
+        activations,
+        kv,
+        other,
         capacity,
         host_per_gpu * gpus_on_node,
         limit,
@@ -139,6 +141,27 @@ def _grads_made_in_backward(ctx: _Ctx, plan: Plan, dp: int, zero: int) -> bool:
     if workload.global_batch is not None and workload.global_batch > dp * plan.micro_batch:
         return False
     return (zero == 0 and dp * plan.tp * plan.cp == 1) or (zero == 3 and plan.fsdp_torch_adamw)
+
+
+def _sharded(
+    ctx: _Ctx, split: _Split, plan: Plan, shard: int, zero: int, offload: str
+) -> tuple[tuple[tuple[float, ...], ...], bool, bool, float]:
+    """(model states per stage (states._stage_states), paged states, DeepSpeed ZeRO-2's step partition, torch AdamW's
+    step share) of a plan of `split` sharded over `shard` ranks at ZeRO stage `zero` with `offload`. Cached in the
+    split under the fields its key leaves out (context._Split): ZeRO and offload, which the planner varies at one
+    split, FP8 parameters, the optimizer in the backward and the Trainer's AdamW under FSDP."""
+    key = (shard, zero, offload, plan.fp8_params, plan.optimizer_in_backward, plan.fsdp_torch_adamw)
+    found = split.sharded.get(key)
+    if found is None:
+        # paged states live in CUDA managed memory outside torch's pool and give way to whatever the card needs
+        # (module docstring, "Paged optimizer"): not in the gate's total, reported beside it
+        # (MemoryBreakdown.paged_optimizer)
+        paged = offload == "none" and ctx.paged[_flat_partitions(zero)]
+        zero2 = zero == 2 and plan.pp == 1 and offload == "none" and ctx.workload.task in FULL_TRAINING_TASKS
+        adamw_share = _adamw_step_share(ctx, plan, (zero, offload, paged))  # torch AdamW's step temporary (states)
+        states = _stage_states(ctx, plan, shard, zero, offload)
+        found = split.sharded[key] = (states, paged, zero2, adamw_share)
+    return found
 
 
 @lru_cache(maxsize=1024)

@@ -71,6 +71,33 @@ class _Stage:
 
 
 @dataclass(slots=True)
+class _Split:
+    """One split of a context's model: the plan fields the activations, KV cache and `other` read (the key of
+    `_Ctx.splits`, activations._split_of), their figures per stage, and what the plans of this split add, indexed
+    under the few plan and cluster fields the split's key leaves out: each such key with the split's own holds every
+    field its figures read. A plan's split is looked up once per estimate, and hashing a key costs in proportion to
+    its length: the planner's plans of one split (every ZeRO stage and offload) then find their states, traps, advice
+    and notes under keys of three to seven fields, not of six to twenty-three; all four stay shared by the splits in
+    the context's own dicts, so a new split computes only what no split has."""
+
+    working: tuple[tuple[float, float, float, float], ...]  # (activations, KV cache, other, host activations) a stage
+    length_slack: float  # the allocator's blocks for batches of varied length (activations.varied_length_slack)
+    logits_block: float  # the 16-bit logits' cached block on the last stage (activations._logits_block)
+    # by (ZeRO shard group, ZeRO stage, offload, fp8_params, optimizer_in_backward, fsdp_torch_adamw): model states
+    # per stage and the step's flags (breakdown._sharded)
+    sharded: dict[tuple[object, ...], tuple[tuple[tuple[float, ...], ...], bool, bool, float]] = field(
+        default_factory=dict
+    )
+    # by (offload, GPUs per node, PCIe generation): the plan's traps
+    traps: dict[tuple[object, ...], tuple[Warning_, ...]] = field(default_factory=dict)
+    # by (ZeRO-3's dp, fp8_params, fsdp_torch_adamw, optimizer_in_backward, host_load and the cluster's GPUs per node,
+    # usable memory, headroom, host RAM): the advice to a plan that does not fit
+    advice: dict[tuple[object, ...], Warning_] = field(default_factory=dict)
+    # by (ZeRO stage, offload, fp8_params, host_load): the notes an estimate states
+    assumptions: dict[tuple[object, ...], tuple[Note, ...]] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
 class _Ctx:
     """Quantities of one (model, workload) pair; the dicts cache per-split results under small int keys,
     which hash far faster than the 20-field ModelSpec (the planner varies only the plan)."""
@@ -93,8 +120,11 @@ class _Ctx:
     nf4_bytes: float  # bytes per NF4-stored base weight (QLoRA)
     stages: dict[tuple[int, int, int], tuple[_Stage, ...]] = field(default_factory=dict)
     elements: dict[tuple[object, ...], tuple[float, float]] = field(default_factory=dict)
-    working: dict[tuple[object, ...], tuple[tuple[float, float, float, float], ...]] = field(default_factory=dict)
+    splits: dict[tuple[object, ...], _Split] = field(default_factory=dict)
+    # shared by the splits (a split's own dicts index them under shorter keys), each under every field it reads:
+    # model states (states._stage_states), traps (advice._plan_warnings), the ZeRO-3 advice (advice._zero3_advice)
+    # and the notes (estimate._plan_assumptions)
     states: dict[tuple[object, ...], tuple[tuple[float, ...], ...]] = field(default_factory=dict)
-    advice: dict[tuple[object, ...], Warning_] = field(default_factory=dict)
     traps: dict[tuple[object, ...], tuple[Warning_, ...]] = field(default_factory=dict)
+    advice: dict[tuple[object, ...], Warning_] = field(default_factory=dict)
     assumptions: dict[tuple[object, ...], tuple[Note, ...]] = field(default_factory=dict)

@@ -13,6 +13,7 @@ from app.estimator.memory.activations import (
     _act_coeffs,
     _dropout_elements,
     _offloaded_activations,
+    _split_of,
     _trainable_linears,
     kbit_upcast,
 )
@@ -114,13 +115,14 @@ def memory_breakdown(model: ModelSpec, workload: Workload, plan: Plan, cluster: 
     """The per-GPU breakdown alone, without warnings or assumptions: the planner's hot path, which
     only needs to know whether a plan fits (it asks estimate_memory for the plans it keeps)."""
     ctx = _checked_context(model, workload, plan, cluster)
-    return _breakdown(ctx, plan, cluster, (plan.dp, plan.zero_stage, plan.offload))
+    return _breakdown(ctx, _split_of(ctx, plan, plan.dp), plan, cluster, (plan.dp, plan.zero_stage, plan.offload))
 
 
 def estimate_memory(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster) -> MemoryEstimate:
     """Per-GPU memory of `plan` (worst pipeline stage), with named traps and the assumptions used."""
     ctx = _checked_context(model, workload, plan, cluster)
-    breakdown = _breakdown(ctx, plan, cluster, (plan.dp, plan.zero_stage, plan.offload))
+    split = _split_of(ctx, plan, plan.dp)
+    breakdown = _breakdown(ctx, split, plan, cluster, (plan.dp, plan.zero_stage, plan.offload))
     # no trap can apply to a plan without pipeline, offload or a tp that splits kv heads or crosses a node
     tp = plan.tp
     plain = (
@@ -129,12 +131,25 @@ def estimate_memory(model: ModelSpec, workload: Workload, plan: Plan, cluster: C
         and not model.approximate
         and (tp == 1 or (model.kv_heads % tp == 0 and tp <= cluster.gpus_per_node))
     )
-    warnings = [] if plain else _plan_warnings(ctx, plan, cluster)
+    warnings = [] if plain else _plan_warnings(ctx, split, plan, cluster)
     gpu_fits = breakdown.gpu_fits
     # host RAM is checked only when something is offloaded or loaded whole on the host
     if breakdown.host_ram or breakdown.host_load or not gpu_fits:
-        warnings.extend(_fit_warnings(ctx, plan, cluster, breakdown, gpu_fits))
-    zero = plan.zero_stage
+        warnings.extend(_fit_warnings(ctx, split, plan, cluster, breakdown, gpu_fits))
+    # the notes read the plan's recompute, attention, pipeline, activation offload, torch.compile, loss, fp32 gradient
+    # buffer and (for k-bit preparation) ZeRO-3 sharding, which its split holds in its key, and the fields of this one
+    key = (plan.zero_stage, plan.offload, plan.fp8_params, plan.host_load)
+    assumptions = split.assumptions.get(key)
+    if assumptions is None:
+        assumptions = split.assumptions[key] = _plan_assumptions(ctx, plan)
+    if plan.tp == 1 and plan.pp == 1 and (plan.zero_stage == 0 or plan.fsdp_torch_adamw):  # torch's AdamW may step
+        assumptions = with_step_notes(ctx, plan, breakdown, assumptions)
+    return MemoryEstimate(breakdown, warnings, assumptions)
+
+
+def _plan_assumptions(ctx: _Ctx, plan: Plan) -> tuple[Note, ...]:
+    """The notes of a plan, cached per context under every plan field they read (shared by the splits)."""
+    workload, zero = ctx.workload, plan.zero_stage
     key_p = (
         zero,
         plan.offload,
@@ -149,21 +164,20 @@ def estimate_memory(model: ModelSpec, workload: Workload, plan: Plan, cluster: C
         kbit_upcast(workload, plan),
         plan.compiled_loss,
     )
-    assumptions = ctx.assumptions.get(key_p)
-    if assumptions is None:
-        key_w = (
-            workload.task,
-            workload.precision,
-            workload.mixed_precision,
-            workload.optimizer,
-            key_p[-3],  # paged
-            ctx.nf4_bytes,
-            key_p[-2],  # upcast
-        )
-        assumptions = ctx.assumptions[key_p] = _assumptions(key_w, key_p)
-    if plan.tp == 1 and plan.pp == 1 and (zero == 0 or plan.fsdp_torch_adamw):  # where torch's AdamW may step
-        assumptions = with_step_notes(ctx, plan, breakdown, key_p, assumptions)
-    return MemoryEstimate(breakdown, warnings, assumptions)
+    found = ctx.assumptions.get(key_p)
+    if found is not None:
+        return found
+    key_w = (
+        workload.task,
+        workload.precision,
+        workload.mixed_precision,
+        workload.optimizer,
+        key_p[-3],  # paged
+        ctx.nf4_bytes,
+        key_p[-2],  # upcast
+    )
+    found = ctx.assumptions[key_p] = _assumptions(key_w, key_p)
+    return found
 
 
 # How a published per-GPU peak was read. The estimate's `total` is the planner's gate figure: everything the process
