@@ -226,7 +226,8 @@ class Plan:
     # ADAMW_STEP_V_SHARE), and FSDP makes the sharded gradients in the backward (freed by the Trainer's
     # zero_grad(set_to_none=True) after each step), so a step of one micro-batch holds no gradients while its
     # activations peak (memory.breakdown `_grads_made_in_backward`). False: as inferred (no ZeRO: the Trainer's foreach
-    # step; ZeRO / FSDP: torchtitan's fused AdamW, DeepSpeed's flat gradient buffer)
+    # step; ZeRO / FSDP: torchtitan's fused AdamW, DeepSpeed's flat gradient buffer, with the Trainer's foreach step
+    # where `tuning` names the Trainer: memory.states TRAINER_TUNINGS)
     fsdp_torch_adamw: bool = False
 
     @property

@@ -89,14 +89,18 @@ Everything is bytes per GPU for the worst pipeline stage. Sources, by term:
   when more than one GPU (NCCL_BUFFSIZE 4 MiB per channel and peer, NCCL environment docs; ~0.5 GiB),
   and allocator fragmentation, 5 % of activations (PyTorch "CUDA semantics: memory management",
   reserved vs allocated). The CUDA context itself is outside `capacity` (usable memory, gpus.json). Where torch's
-  foreach AdamW steps (the Trainer's adamw_torch without ZeRO), its step makes one more copy of the second moment
+  foreach AdamW steps (the Trainer's adamw_torch without ZeRO, and under DeepSpeed, whose ZeRO optimizer steps it on the
+  fp32 partitions where the launch's ds_config names no optimizer: `states.TRAINER_TUNINGS`, one ZeRO-3 sub-group at a
+  time), its step makes one more copy of the second moment
   after the activations are freed (`states.ADAMW_STEP_V_SHARE`): the part of it beyond the activations is in `other`.
   Where that step runs a plan of one micro-batch a step on one GPU or under FSDP (`Plan.fsdp_torch_adamw`), the
   gradients are made in the backward and freed after the step, so the peak is the larger of the backward's start
   (no gradients) and the step (gradients and the copy of v, no activations): `breakdown._grads_made_in_backward`.
 - Batches of varied length (`Workload.varied_lengths`): one more set of the loss's per-logit buffers stays cached
   in the allocator's pool (`activations.VARIED_LENGTH_SLACK`, `MemoryBreakdown.length_slack`): in the reserved and
-  device readings (`measured_bytes`, up to the card), not in the gate nor in the allocated peak.
+  device readings (`measured_bytes`, up to the card), not in the gate nor in the allocated peak. Where torch's AdamW
+  steps a full fine-tune on the GPU, two more sets of the other activations too: its lazily made states are cut from
+  the first batch's freed activation blocks (`activations.VARIED_LENGTH_ACTIVATION_SETS`).
 
 Speed: the planner calls estimate_memory for thousands of plans of one (model, workload). Everything that
 no plan changes lives in a per-(model, workload) context found by object identity (hashing a 20-field

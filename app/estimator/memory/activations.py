@@ -9,7 +9,7 @@ from functools import lru_cache
 from app.estimator.memory.context import _ActCoeffs, _Ctx, _Split, _Stage
 from app.estimator.memory.states import _lora_targets, _stages_of
 from app.estimator.specs import GIB, LoraSpec, ModelSpec, Plan, Workload
-from app.estimator.vocabulary import BYTES_PER_ELEMENT, LORA_TARGETS, LORA_TASKS
+from app.estimator.vocabulary import BYTES_PER_ELEMENT, FULL_TRAINING_TASKS, LORA_TARGETS, LORA_TASKS
 
 # Unfused cross-entropy on fp32-upcast logits (transformers `ForCausalLMLoss`, src/transformers/loss/loss_utils.py:
 # `logits.float()` then `nn.functional.cross_entropy`; torchtitan `cross_entropy_loss` likewise): log_softmax saves its
@@ -93,6 +93,26 @@ FRAGMENTATION = 0.05  # caching-allocator slack on activations (module docstring
 # ms-swift rows would take 2.0 (median |error| 6.2 % against 12.8 %), but only by over-growing the long rows to
 # make up for a near-constant 1.5-2.5 GiB their short rows read above the estimate, which lengths do not explain.
 VARIED_LENGTH_SLACK = 1.0
+# ... and, where torch's AdamW steps a full fine-tune on the GPU (memory.states `_adamw_step_share`: one GPU, or FSDP
+# under the Trainer), the layers' activation blocks too. torch.optim.AdamW makes m and v in its first step
+# (torch/optim/adamw.py `_init_group`: `state["exp_avg"] = torch.zeros_like(p, ...)`), after the first batch's backward
+# freed its activations, and its foreach step makes its copy of v every step (`_multi_tensor_adamw`
+# `torch._foreach_sqrt`): the caching allocator cuts both from those freed blocks (CUDACachingAllocator.cpp
+# `get_free_block`, best fit, split where more than 1 MiB is left, `should_split`). The states stay for the run, so
+# the first batch's segments stay partly taken; a batch of another length cuts its activations from the remainders
+# only where they fit and takes new segments (`alloc_block`) for the rest, and blocks of separate segments never merge
+# (`try_merge_blocks`). DeepSpeed's optimizers avoid it by stepping once with zero gradients when built, "allocating
+# optimizer state at the beginning of training instead of after activations have been allocated" to "prevent memory
+# fragmentation" (deepspeed/runtime/bf16_optimizer.py `initialize_optimizer_states`): not counted there. The loss's
+# logits-sized blocks are counted above; these sets are of the stage's other
+# activations (saved layer inputs, the recomputed layer's working set, a fused loss's buffers). Measured: Liger-Kernel
+# PR #199's Mistral 7B with the fused loss (no logits) over FSDP 4 (examples/huggingface/results/mistral_use_liger_
+# True_patching_type_pre_init.log at 92047d9e) holds 34,547.8 MiB allocated at every step while reserved reads
+# 42,254 MiB after step 2 (the first step's states placed), 45,388 after step 3 and 46,732 from step 4 on: 7.5 then
+# 11.9 GiB above the allocated peak, 1.5 then 2.3 sets of the 5.1 GiB of activations the estimate keeps without the
+# loss. The five fused-loss runs of that PR read 1.3-3.8 sets (median 3.4; Phi-3.5 mini, batch 128, the least);
+# two sets, the first step's and a length not seen before, is the count the series shows settled.
+VARIED_LENGTH_ACTIVATION_SETS = 2.0
 # Eager attention in training (plan.attention "eager"; Plan.flash_attention False), per score element (b·a·s² per
 # layer): transformers `eager_attention_forward` (models/llama/modeling_llama.py) takes the softmax in fp32 and casts it
 # back, `softmax(attn_weights, dim=-1, dtype=torch.float32).to(query.dtype)`: softmax's backward keeps its fp32 output
@@ -414,20 +434,26 @@ def _training_activations(ctx: _Ctx, plan: Plan, stage: _Stage, dp: int) -> tupl
         host = saved
         saved = saved * min(1.0, ACTIVATION_OFFLOAD_LAYERS / (stage.layers * in_flight))
     total = saved + tokens * act_bytes * working
-    if stage.is_last and plan.fused_loss:
-        total += tokens * ctx.model.hidden * FUSED_LOSS_BYTES_PER_HIDDEN
-    elif stage.is_last:
-        per_logit = (
-            CHUNKED_LOSS_BYTES_PER_LOGIT
-            if plan.chunked_loss
-            else COMPILED_LOSS_BYTES_PER_LOGIT
-            if plan.compiled_loss
-            else NO_UPCAST_LOSS_ELEMENTS_PER_LOGIT * act_bytes
-            if plan.no_upcast_loss
-            else LOSS_BYTES_PER_LOGIT
-        )
-        total += tokens * ctx.model.vocab / plan.tp * per_logit
+    if stage.is_last:
+        total += _loss_bytes(ctx, plan)
     return total, host
+
+
+def _loss_bytes(ctx: _Ctx, plan: Plan) -> float:
+    """Bytes the loss keeps on the last stage at the start of the backward, per GPU (the constants above)."""
+    tokens = plan.micro_batch * ctx.workload.seq_len / plan.cp
+    if plan.fused_loss:
+        return tokens * ctx.model.hidden * FUSED_LOSS_BYTES_PER_HIDDEN
+    per_logit = (
+        CHUNKED_LOSS_BYTES_PER_LOGIT
+        if plan.chunked_loss
+        else COMPILED_LOSS_BYTES_PER_LOGIT
+        if plan.compiled_loss
+        else NO_UPCAST_LOSS_ELEMENTS_PER_LOGIT * _act_bytes(ctx, plan)
+        if plan.no_upcast_loss
+        else LOSS_BYTES_PER_LOGIT
+    )
+    return tokens * ctx.model.vocab / plan.tp * per_logit
 
 
 def _offloaded_activations(ctx: _Ctx, plan: Plan) -> float:
@@ -464,6 +490,15 @@ def _kv_cache(ctx: _Ctx, plan: Plan, stage: _Stage) -> float:
 
 def _length_slack(ctx: _Ctx, plan: Plan) -> float:
     return varied_length_slack(ctx.model, ctx.workload, plan)
+
+
+def _activation_sets(ctx: _Ctx, plan: Plan, activations: float) -> float:
+    """The layers' activation blocks kept for other lengths where torch's AdamW makes a full fine-tune's states after
+    the first batch's activations (VARIED_LENGTH_ACTIVATION_SETS of the last stage's activations less the loss's,
+    whose logit-sized blocks `varied_length_slack` counts); the caller says whether the plan's optimizer does."""
+    if not ctx.workload.varied_lengths or ctx.workload.task not in FULL_TRAINING_TASKS:
+        return 0.0
+    return VARIED_LENGTH_ACTIVATION_SETS * max(0.0, activations - _loss_bytes(ctx, plan))
 
 
 def varied_length_slack(model: ModelSpec, workload: Workload, plan: Plan) -> float:

@@ -13,6 +13,7 @@ from app.estimator.interconnects import host_pcie_bytes_per_s
 from app.estimator.memory.activations import _microbatches, _recompute_kind, _split_of
 from app.estimator.memory.breakdown import _breakdown, breakdown_gib
 from app.estimator.memory.context import _Ctx, _Split
+from app.estimator.memory.states import TRAINER_TUNINGS
 from app.estimator.specs import (
     GIB,
     Cluster,
@@ -164,7 +165,8 @@ def _zero3_advice(ctx: _Ctx, split: _Split, plan: Plan, cluster: Cluster) -> War
 
     Cached per context under every plan and cluster field it reads: plans that differ only in dp, ZeRO stage or
     offload get the same advice; indexed in the plan's split (activations._split_of), whose key holds all of those
-    fields but the ZeRO-3 plan's dp, fp8_params, its optimizer step (fsdp_torch_adamw, optimizer_in_backward), host_load
+    fields but the ZeRO-3 plan's dp, fp8_params, its optimizer step (fsdp_torch_adamw, the Trainer's DeepSpeed in
+    `tuning`, optimizer_in_backward), host_load
     and the cluster's.
     """
     model_parallel = plan.tp * plan.pp * plan.cp
@@ -175,6 +177,7 @@ def _zero3_advice(ctx: _Ctx, split: _Split, plan: Plan, cluster: Cluster) -> War
         # the ZeRO-3 plan keeps how its optimizer steps: the Trainer's AdamW's copy of v (states._adamw_step_share),
         # one parameter's gradient at a time (states._full_states)
         plan.fsdp_torch_adamw,
+        plan.tuning in TRAINER_TUNINGS,  # and DeepSpeed's under the Trainer
         plan.optimizer_in_backward,
         plan.host_load,  # a whole-model load on the host can keep ZeRO-3 from fitting too
         cluster.gpus_per_node,

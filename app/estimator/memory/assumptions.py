@@ -9,6 +9,7 @@ from typing import NamedTuple
 from app.estimator.memory.breakdown import _grads_made_in_backward
 from app.estimator.memory.context import _Ctx
 from app.estimator.memory.states import (
+    DEEPSPEED_SUB_GROUP_STEP_BYTES,
     MASTER_BYTES,
     STATE_FP32_BYTES,
     _adamw_step_share,
@@ -151,6 +152,7 @@ def with_step_notes(ctx: _Ctx, plan: Plan, b: MemoryBreakdown, notes: tuple[Note
         plan.fp8_params,
         plan.fsdp_torch_adamw,
         plan.optimizer_in_backward,
+        plan.tuning,  # the Trainer's AdamW under DeepSpeed (states.TRAINER_TUNINGS)
         b.activations,
         b.gradients,
         b.other,
@@ -181,6 +183,8 @@ def _step_notes(ctx: _Ctx, plan: Plan, b: MemoryBreakdown, share: float) -> tupl
         figures = (("activations_gib", _gib(activations)), ("grads_gib", _gib(grads)), ("temp_gib", _gib(temp)))
         out.append(Note(phase, figures))
     else:
+        if zero == 3 and not plan.fsdp_torch_adamw:  # DeepSpeed's ZeRO-3 steps one sub-group at a time
+            temp = min(temp, DEEPSPEED_SUB_GROUP_STEP_BYTES)
         step = max(0.0, temp - activations)
     if step > 0.0:
         out.append(Note("adamw_step_other", (("step_gib", _gib(step)), ("temp_gib", _gib(temp)))))

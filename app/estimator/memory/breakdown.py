@@ -5,8 +5,11 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from app.estimator.memory.activations import _activation_sets
 from app.estimator.memory.context import _Ctx, _Split
 from app.estimator.memory.states import (
+    DEEPSPEED_SUB_GROUP_STEP_BYTES,
+    TRAINER_TUNINGS,
     _adamw_step_share,
     _flat_partitions,
     _loaded_bytes,
@@ -70,7 +73,10 @@ def _breakdown(
             step = tail - activations - grads
             other += step
         elif adamw_share:
-            step = max(0.0, adamw_share * optim - activations)
+            step = adamw_share * optim
+            if zero == 3 and step > DEEPSPEED_SUB_GROUP_STEP_BYTES and not plan.fsdp_torch_adamw:
+                step = DEEPSPEED_SUB_GROUP_STEP_BYTES  # DeepSpeed's ZeRO-3 steps one sub-group at a time
+            step = max(0.0, step - activations)
             other += step
         total = weights + grads + optim + activations + kv + other
         if worst is None or total > worst[0]:
@@ -95,6 +101,20 @@ def _breakdown(
     # the step's temporary is cut from the blocks the freed activations and the varied lengths left cached, then from
     # the logits' block (the loss's blocks exist on the last stage only)
     length_slack = split.length_slack
+    # AdamW's states made in its first step (activations VARIED_LENGTH_ACTIVATION_SETS): torch's optimizer on one GPU
+    length_slack = split.length_slack
+    # AdamW's states made in its first step (activations VARIED_LENGTH_ACTIVATION_SETS): torch's optimizer on one GPU
+    # or under FSDP; not under DeepSpeed (the Trainer's, TRAINER_TUNINGS), whose optimizers step once with zero
+    # gradients when built, "allocating optimizer state at the beginning of training instead of after activations
+    # have been allocated" (deepspeed/runtime/bf16_optimizer.py, stage_1_and_2.py `initialize_optimizer_states`;
+    # stage3.py `_initialize_optimizer_states`)
+    if (
+        adamw_share
+        and is_last
+        and ctx.workload.varied_lengths
+        and (plan.fsdp_torch_adamw or (zero == 0 and plan.tuning not in TRAINER_TUNINGS))
+    ):
+        length_slack += _activation_sets(ctx, plan, activations)
     logits_block = split.logits_block if is_last else 0.0
     # positional (not *parts: a call with unpacked arguments costs a fifth of the breakdown's construction): total,
     # weights, gradients, optimizer, activations, kv_cache, other, capacity, host_ram, limit, host limit, host load,
@@ -150,7 +170,15 @@ def _sharded(
     step share) of a plan of `split` sharded over `shard` ranks at ZeRO stage `zero` with `offload`. Cached in the
     split under the fields its key leaves out (context._Split): ZeRO and offload, which the planner varies at one
     split, FP8 parameters, the optimizer in the backward and the Trainer's AdamW under FSDP."""
-    key = (shard, zero, offload, plan.fp8_params, plan.optimizer_in_backward, plan.fsdp_torch_adamw)
+    key = (
+        shard,
+        zero,
+        offload,
+        plan.fp8_params,
+        plan.optimizer_in_backward,
+        plan.fsdp_torch_adamw,
+        plan.tuning,  # DeepSpeed under the Trainer steps torch's AdamW (states._adamw_step_share, TRAINER_TUNINGS)
+    )
     found = split.sharded.get(key)
     if found is None:
         # paged states live in CUDA managed memory outside torch's pool and give way to whatever the card needs

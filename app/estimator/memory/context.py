@@ -83,15 +83,15 @@ class _Split:
     working: tuple[tuple[float, float, float, float], ...]  # (activations, KV cache, other, host activations) a stage
     length_slack: float  # the allocator's blocks for batches of varied length (activations.varied_length_slack)
     logits_block: float  # the 16-bit logits' cached block on the last stage (activations._logits_block)
-    # by (ZeRO shard group, ZeRO stage, offload, fp8_params, optimizer_in_backward, fsdp_torch_adamw): model states
-    # per stage and the step's flags (breakdown._sharded)
+    # by (ZeRO shard group, ZeRO stage, offload, fp8_params, optimizer_in_backward, fsdp_torch_adamw, the Trainer's
+    # DeepSpeed in `tuning`): model states per stage and the step's flags (breakdown._sharded)
     sharded: dict[tuple[object, ...], tuple[tuple[tuple[float, ...], ...], bool, bool, float]] = field(
         default_factory=dict
     )
     # by (offload, GPUs per node, PCIe generation): the plan's traps
     traps: dict[tuple[object, ...], tuple[Warning_, ...]] = field(default_factory=dict)
-    # by (ZeRO-3's dp, fp8_params, fsdp_torch_adamw, optimizer_in_backward, host_load and the cluster's GPUs per node,
-    # usable memory, headroom, host RAM): the advice to a plan that does not fit
+    # by (ZeRO-3's dp, fp8_params, fsdp_torch_adamw, the Trainer's DeepSpeed, optimizer_in_backward, host_load and the
+    # cluster's GPUs per node, usable memory, headroom, host RAM): the advice to a plan that does not fit
     advice: dict[tuple[object, ...], Warning_] = field(default_factory=dict)
     # by (ZeRO stage, offload, fp8_params, host_load): the notes an estimate states
     assumptions: dict[tuple[object, ...], tuple[Note, ...]] = field(default_factory=dict)

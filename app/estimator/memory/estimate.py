@@ -142,7 +142,7 @@ def estimate_memory(model: ModelSpec, workload: Workload, plan: Plan, cluster: C
     assumptions = split.assumptions.get(key)
     if assumptions is None:
         assumptions = split.assumptions[key] = _plan_assumptions(ctx, plan)
-    if plan.tp == 1 and plan.pp == 1 and (plan.zero_stage == 0 or plan.fsdp_torch_adamw):  # torch's AdamW may step
+    if plan.tp == 1 and plan.pp == 1:  # where torch's AdamW may step (states._adamw_step_share)
         assumptions = with_step_notes(ctx, plan, breakdown, assumptions)
     return MemoryEstimate(breakdown, warnings, assumptions)
 

@@ -378,15 +378,28 @@ def _zero2_step_partition(ctx: _Ctx, grads: float, activations: float) -> float:
 # outweighs them (full fine-tuning at short sequences; LoRA adapters' v is tiny). The Hugging Face Trainer's default
 # `optim` adamw_torch is torch.optim.AdamW (app/planner/launch.py TRAINER_OPTIM), and so is ms-swift's
 # (swift/llm/utils/argument.py at 4312aeb28: optim 'adamw_torch'). Not where another implementation steps: Megatron's
-# and DeepSpeed's fused Adam (in-place multi-tensor kernels), bitsandbytes' paged and 8-bit optimizers, the
-# optimizer in the backward (one parameter at a time), offloaded states (CPU Adam), not under ZeRO / FSDP, where
-# torchtitan steps the fused AdamW (its default implementation) and the plan does not name the stack, and not on a
+# and DeepSpeed's fused Adam where a ds_config names it (in-place multi-tensor kernels), bitsandbytes' paged and 8-bit
+# optimizers, the optimizer in the backward (one parameter at a time), offloaded states (CPU Adam), not under ZeRO /
+# FSDP, where torchtitan steps the fused AdamW (its default implementation) and the plan names neither the Trainer's
+# FSDP nor its DeepSpeed (TRAINER_TUNINGS), and not on a
 # model-parallel plan (tensor, pipeline, context or expert parallel): the Trainer runs data parallel only, so such a
 # plan is Megatron-LM's (with or without its fp32 gradient buffer) or torchtitan's. Under FSDP where the plan names
 # the Trainer's foreach AdamW (`Plan.fsdp_torch_adamw`): FSDP hands the optimizer its sharded flat parameters and the
 # same foreach step runs on them (fms-acceleration's Mistral 7B full fine-tune over 2 A100, bf16 states: 33.74 GiB
 # allocated at batch 2 and 4 alike, 8 bytes a parameter of states over 2 GPUs plus one 2-byte copy of v).
 ADAMW_STEP_V_SHARE = 0.5  # v of AdamW's two moments (m, v)
+# DeepSpeed under the Hugging Face Trainer (the planner's deepspeed stack, `Plan.tuning` "trainer" / "trainer_peft"):
+# without offload the launch's ds_config names no optimizer (app/planner/launch.py `_deepspeed_optimizer`), so the
+# Trainer builds its `optim` adamw_torch (transformers integrations/deepspeed.py `deepspeed_optim_sched`:
+# trainer.create_optimizer(), zero_allow_untested_optimizer) and DeepSpeed's ZeRO optimizer steps it on its fp32
+# partitions (deepspeed/runtime/zero/stage_1_and_2.py `_optimizer_step`: `self.optimizer.step()` per param group;
+# stage3.py `_optimizer_step` per sub-group, one group of up to sub_group_size 1e9 elements, the planner's ds_config
+# leaving it at that default): torch's foreach step, with its copy of v. Offloaded states step in DeepSpeedCPUAdam.
+TRAINER_TUNINGS = frozenset({"trainer", "trainer_peft"})
+# ZeRO-3 steps one sub-group at a time (stage3.py `step`: `_optimizer_step(sub_group_id)` per group of at most
+# `stage3_sub_group_size` elements of the partition, 1e9 by default, `_create_fp16_sub_groups`): the copy of v is one
+# sub-group's, fp32
+DEEPSPEED_SUB_GROUP_STEP_BYTES = 1e9 * 4.0
 
 
 def _adamw_step_share(ctx: _Ctx, plan: Plan, split: tuple[int, str, bool]) -> float:
@@ -397,7 +410,7 @@ def _adamw_step_share(ctx: _Ctx, plan: Plan, split: tuple[int, str, bool]) -> fl
     workload = ctx.workload
     if (
         workload.optimizer != "adamw"
-        or (zero and not plan.fsdp_torch_adamw)
+        or (zero and not plan.fsdp_torch_adamw and plan.tuning not in TRAINER_TUNINGS)
         or offload != "none"
         or paged
         or plan.fp32_main_grads
