@@ -88,7 +88,7 @@ def _near_limit(
     model: ModelSpec, workload: Workload, cluster: Cluster, best: Evaluated, micro_batch: int | None
 ) -> Evaluated:
     plan, memory = best.plan, best.memory.breakdown
-    high_end = _exceeds_high_end(model, workload, cluster, best)
+    high_end = _exceeds_high_end(model, workload, cluster, plan, memory)
     pooled = pool_crosses_limit(model, workload, plan, cluster, memory)
     if memory.total < _ceiling(memory) and not high_end and not pooled:
         return best
@@ -149,12 +149,17 @@ def _over_card(
 
 
 def _exceeds_high_end(
-    model: ModelSpec, workload: Workload, cluster: Cluster, found: Evaluated, *, card: bool = False
+    model: ModelSpec,
+    workload: Workload,
+    cluster: Cluster,
+    plan: Plan,
+    breakdown: MemoryBreakdown,
+    *,
+    card: bool = False,
 ) -> bool:
-    """Whether `found` fits on its estimate and the high end of its memory range crosses the limit (with `card`: the
-    card's capacity)."""
-    breakdown = found.memory.breakdown
-    band = memory_band(model, workload, found.plan, cluster, breakdown)
+    """Whether `plan` fits on its estimate (`breakdown`) and the high end of its memory range crosses the limit (with
+    `card`: the card's capacity)."""
+    band = memory_band(model, workload, plan, cluster, breakdown)
     return band.high > breakdown.capacity if card else may_exceed(band, breakdown) is not None
 
 
@@ -202,14 +207,15 @@ def _fastest_within(
         held, breakdown = _held(model, workload, cluster, candidate)
         if not fits(breakdown, cluster) or breakdown.total >= ceiling:  # the search's own gate (host RAM unlisted)
             continue
+        # the memory checks first: they read the breakdown only, and a twin that fails one needs no speed estimate
+        if high_end and _exceeds_high_end(model, workload, cluster, held, breakdown, card=card):
+            continue
+        if (high_end or pool) and pool_crosses_limit(model, workload, held, cluster, breakdown):
+            continue
         performance = estimate_performance(model, workload, held, cluster)
         if throughput(performance) < (1 - slowdown) * best.throughput:
             continue
         found = Evaluated(held, estimate_memory(model, workload, held, cluster), performance)
-        if high_end and _exceeds_high_end(model, workload, cluster, found, card=card):
-            continue
-        if (high_end or pool) and pool_crosses_limit(model, workload, held, cluster, found.memory.breakdown):
-            continue
         if (high_end or same_months or pool) and _bills_more(found, best):
             continue
         if chosen is None or faster(found, chosen):
