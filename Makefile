@@ -65,8 +65,12 @@ test: system-deps browser lint
 ## The quick loop: unit and API tests on SQLite only, leaving out the tests marked slow (they start processes),
 ## browser and postgres (tests/conftest.py sets the markers), on two worker processes (pytest-xdist; a test
 ## module stays on one worker). Under 90 s here. `make test` runs in one process, as before.
+## Bytecode is cached (__pycache__, ignored by git) even where PYTHONDONTWRITEBYTECODE is set: otherwise each of the
+## three processes compiles the app again and pytest rewrites the asserts of every test module again, 5 s of CPU a
+## worker on every run. Schemathesis' plugin is not loaded: the modules that fuzz with it are slow, not collected here.
 test-fast: install-dev
-	$(BIN)/python -m pytest -q -m "not slow and not browser and not postgres" -n 2 --dist loadfile
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -q -m "not slow and not browser and not postgres" -n 2 --dist loadfile \
+	  -p no:schemathesis
 
 bench: install-dev
 	$(BIN)/python benchmarks/estimator.py

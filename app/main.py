@@ -67,9 +67,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.pdf_renderer.close()
         engine.dispose()
 
-    configure_logging(settings.log_level)
-    set_cache_size(settings.planner_cache_size)
-    set_time_budget(settings.planner_time_budget_ms)
+    configure_process(settings)
     app = FastAPI(
         title="gpu-sizer", version="0.1.0", description=DESCRIPTION, lifespan=lifespan, docs_url=None, redoc_url=None
     )
@@ -91,6 +89,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_html_error_pages(app)  # after every handler is installed: it wraps them
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")  # fails at start when not shipped
     return app
+
+
+def configure_process(settings: Settings) -> None:
+    """The settings' parts that hold for the whole process, not one app: the log level, the planner's search cache
+    (emptied) and its time budget. create_app applies them; an app built earlier and served again (the tests') has
+    them applied anew."""
+    configure_logging(settings.log_level)
+    set_cache_size(settings.planner_cache_size)
+    set_time_budget(settings.planner_time_budget_ms)
 
 
 @cache

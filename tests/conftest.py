@@ -27,6 +27,7 @@ import sys
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -38,11 +39,12 @@ from fastapi.testclient import TestClient
 from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session
+from starlette.datastructures import State
 
 from app.db.engine import build_engine, build_sessionmaker
 from app.db.migrate import upgrade
 from app.deps import get_session
-from app.main import create_app
+from app.main import configure_process, create_app
 from app.quotes.documents import PdfRenderer
 from app.seed import seed_database
 from app.settings import Settings
@@ -229,21 +231,86 @@ def _share_openapi(app: FastAPI, settings: Settings) -> None:
     app.openapi = openapi  # type: ignore[method-assign]
 
 
+@dataclass
+class _ServedApp:
+    """An app built for one set of settings and served again to the later tests of the same settings.
+
+    FastAPI analyses a route (its parameters, dependencies, body and response models) for each app, on the first
+    request that passes it: a fresh app per test paid that again in every test (150 to 350 ms of CPU for the whole
+    app), about a quarter of the fast run's CPU. Each test still gets what a fresh app gave it: its own client and
+    lifespan (engine, limiters, the MCP session manager), fresh middleware (per-client budgets and limits start
+    empty), the app's state and dependency overrides as it was built, the OpenAPI document built anew (from
+    _share_openapi's copy), and the process-wide settings applied again (configure_process: the planner's cache
+    emptied, its time budget). An app whose routes, exception handlers or settings a test changed is not served
+    again, nor one still serving another client."""
+
+    settings: Settings
+    app: FastAPI
+    state: dict[str, Any]
+    routes: list[int]
+    handlers: dict[Any, Any]
+    in_use: bool = False
+
+    @classmethod
+    def build(cls, settings: Settings, make: Callable[[Settings], FastAPI]) -> _ServedApp:
+        settings = settings.model_copy(deep=True)  # the app's own: no test holds it
+        app = make(settings)
+        app.state.pdf_renderer = _session_pdf_renderer(settings)
+        _share_openapi(app, settings)
+        return cls(settings, app, dict(app.state._state), _route_ids(app), dict(app.exception_handlers))
+
+    def servable(self, settings: Settings) -> bool:
+        app = self.app
+        unchanged = _route_ids(app) == self.routes and app.exception_handlers == self.handlers
+        return not self.in_use and unchanged and self.settings == settings and app.state.settings == settings
+
+    def reset(self) -> FastAPI:
+        app = self.app
+        app.middleware_stack = None  # Starlette builds it again, with new middleware instances, on the first request
+        app.state = State(dict(self.state))
+        app.dependency_overrides.clear()
+        app.openapi_schema = None
+        configure_process(self.settings)
+        return app
+
+
+def _route_ids(app: FastAPI) -> list[int]:
+    return [id(route) for route in app.router.routes]
+
+
+_served_apps: dict[tuple[Callable[[Settings], FastAPI], str], _ServedApp] = {}
+
+
+@contextmanager
+def served_app(settings: Settings, make: Callable[[Settings], FastAPI] = create_app) -> Iterator[FastAPI]:
+    """The app `make(settings)`, built once and served again to later tests (_ServedApp); its PDFs are rendered by a
+    pool kept for the whole run (_SessionPdfRenderer). Enter a TestClient on it inside the block."""
+    key = (make, settings.model_dump_json())
+    served = _served_apps.get(key)
+    if served is None or not served.servable(settings):
+        served = _ServedApp.build(settings, make)
+        if key not in _served_apps or not _served_apps[key].in_use:
+            _served_apps[key] = served
+    app = served.reset()
+    served.in_use = True
+    try:
+        yield app
+    finally:
+        served.in_use = False
+
+
 @contextmanager
 def client_for(settings: Settings, db: Session) -> Iterator[TestClient]:
-    """A client of the app built with `settings`, its requests in the test's transaction (`db`); its PDFs are
-    rendered by a pool kept for the whole run (_SessionPdfRenderer)."""
-    app = create_app(settings)
-    app.state.pdf_renderer = _session_pdf_renderer(settings)
-    _share_openapi(app, settings)
+    """A client of the app built with `settings` (served_app), its requests in the test's transaction (`db`)."""
 
     def _session() -> Iterator[Session]:
         yield db
         db.flush()
 
-    app.dependency_overrides[get_session] = _session
-    with TestClient(app, raise_server_exceptions=False) as test_client:
-        yield test_client
+    with served_app(settings) as app:
+        app.dependency_overrides[get_session] = _session
+        with TestClient(app, raise_server_exceptions=False) as test_client:
+            yield test_client
 
 
 @pytest.fixture()

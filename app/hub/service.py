@@ -51,6 +51,7 @@ from app.jsonguard import Refusal, check_body
 from app.planner.schemas import WorkloadIn
 from app.ratelimit.service import RateLimiter
 from app.settings import Settings
+from app.tls import client_context
 
 REVISION = "main"
 FIELD = "model.hf_id"
@@ -255,7 +256,9 @@ def fetch_config(hf_id: str, *, settings: Settings, field: str = FIELD) -> bytes
     deadline = time.monotonic() + settings.hf_timeout_s
     try:
         with (
-            httpx.Client(timeout=settings.hf_timeout_s, follow_redirects=True, max_redirects=5) as client,
+            httpx.Client(
+                timeout=settings.hf_timeout_s, follow_redirects=True, max_redirects=5, verify=client_context()
+            ) as client,
             client.stream("GET", url, headers=headers) as response,
         ):
             _check_status(response, hf_id, field, has_token=bool(token))

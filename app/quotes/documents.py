@@ -24,21 +24,13 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from pebble import ProcessPool
 
 from app.errors import ServiceUnavailable
-from app.quotes.printing import PRINT_CSS
+from app.quotes.pdf_render import write_pdf
 
 RETRY_AFTER_S = "10"
 
 
 def html_digest(html: str) -> str:
     return hashlib.sha256(html.encode("utf-8")).hexdigest()
-
-
-def write_pdf(html: str) -> bytes:
-    """Runs in a pool process: the HTML (with its CSS inlined) to PDF bytes."""
-    from weasyprint import HTML  # noqa: PLC0415 (a heavy import, paid once per pool process, never by the server)
-
-    pdf: bytes = HTML(string=html, base_url=str(PRINT_CSS.parent)).write_pdf()  # WeasyPrint has no type hints
-    return pdf
 
 
 class PdfRenderer:

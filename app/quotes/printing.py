@@ -11,7 +11,6 @@ import math
 from collections.abc import Mapping
 from datetime import datetime
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
 from app import messages, words
@@ -22,10 +21,11 @@ from app.estimator.specs import EstimatorError
 from app.estimator.vocabulary import LANGUAGES
 from app.i18n import REGIONS
 from app.quotes import serving_words
+from app.quotes.pdf_render import CSS_DIR
 from app.quotes.schemas import QuoteLineOut, QuoteOut
 from app.templating import templates
 
-PRINT_CSS = Path(__file__).resolve().parents[1] / "static" / "css" / "print.css"
+PRINT_CSS = CSS_DIR / "print.css"
 
 LABELS: dict[str, dict[str, str]] = {
     "en": {

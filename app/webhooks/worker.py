@@ -26,6 +26,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.base import utcnow
 from app.settings import Settings
+from app.tls import client_context
 from app.webhooks import service
 from app.webhooks.addresses import AddressRefused, target_now
 from app.webhooks.schemas import url_origin
@@ -109,7 +110,9 @@ class DeliveryWorker:
         # another name that happens to share the address.
         limits = httpx.Limits(max_connections=self.config.concurrency, max_keepalive_connections=0)
         timeout = httpx.Timeout(self.config.timeout_s)
-        async with httpx.AsyncClient(timeout=timeout, limits=limits, follow_redirects=False) as client:
+        async with httpx.AsyncClient(
+            timeout=timeout, limits=limits, follow_redirects=False, verify=client_context()
+        ) as client:
             try:
                 while not self.stopping.is_set():
                     started = await self._tick(client)

@@ -11,12 +11,11 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from app.main import create_app
-from app.settings import Settings
 from tests.admin.conftest import Admin
 from tests.api.test_openapi_docs import reachable_schemas
+from tests.openapi import openapi_document
 
-SPEC = create_app(Settings(database_url="sqlite://", env="test")).openapi()
+SPEC = openapi_document()
 BODY_METHODS = ("post", "put", "patch")
 
 

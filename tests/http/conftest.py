@@ -15,6 +15,7 @@ from app.errors import NotFound
 from app.main import create_app
 from app.schemas import RequestModel
 from app.settings import Settings
+from tests.conftest import served_app
 
 
 class Echo(RequestModel):
@@ -53,9 +54,17 @@ def sqlite_settings(tmp_path) -> Settings:
     )
 
 
+@pytest.fixture(scope="session")
+def probe_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    """sqlite_settings on a file of the worker's: the probe routes read no database."""
+    database = tmp_path_factory.mktemp("probe") / "probe.db"
+    return Settings(database_url=f"sqlite:///{database}", env="test", rate_limit_per_minute=0, metrics_enabled=True)
+
+
 @pytest.fixture()
-def probe_client(sqlite_settings: Settings) -> Iterator[TestClient]:
-    with TestClient(probe_app(sqlite_settings), raise_server_exceptions=False) as client:
+def probe_client(probe_settings: Settings) -> Iterator[TestClient]:
+    """A client of the probe app, built once a worker and served again (tests/conftest.py `served_app`)."""
+    with served_app(probe_settings, probe_app) as app, TestClient(app, raise_server_exceptions=False) as client:
         yield client
 
 

@@ -8,8 +8,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.errors import PROBLEM_BASE
-from app.main import create_app
-from app.settings import Settings
+from tests.openapi import openapi_document
 
 JSON = {"content-type": "application/json"}
 PROBLEM = "application/problem+json"
@@ -125,7 +124,7 @@ _HOSTILE = {
 
 def _body_routes() -> list[tuple[str, str]]:
     """Every operation of the OpenAPI schema that takes a JSON body (path parameters filled with "1")."""
-    schema = create_app(Settings(database_url="sqlite://", env="test")).openapi()
+    schema = openapi_document()
     out = []
     for path, item in schema["paths"].items():
         for method, operation in item.items():

@@ -2,23 +2,15 @@
 
 from __future__ import annotations
 
-import functools
-
-from app.main import create_app
-from app.settings import Settings
+from tests.openapi import openapi_document
 
 PROBLEM = {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
 
 
-@functools.cache
-def _built(rate_limit_per_minute: int | None) -> dict:
-    overrides = {} if rate_limit_per_minute is None else {"rate_limit_per_minute": rate_limit_per_minute}
-    return create_app(Settings(database_url="sqlite://", env="test", **overrides)).openapi()
-
-
 def _schema(rate_limit_per_minute: int | None = None) -> dict:
-    """The app's OpenAPI document, generated once a setting (a second or two each): the tests only read it."""
-    return _built(rate_limit_per_minute)
+    """The app's OpenAPI document (tests/openapi.py: generated once a setting): the tests only read it."""
+    overrides = {} if rate_limit_per_minute is None else {"rate_limit_per_minute": rate_limit_per_minute}
+    return openapi_document(**overrides)
 
 
 def test_every_error_response_is_a_problem() -> None:

@@ -8,9 +8,11 @@ are the presets' published counts (app/estimator/data/presets.json, each with it
 from __future__ import annotations
 
 import json
+import ssl
 from contextlib import AbstractContextManager
 from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
 from pydantic import SecretStr
 from sqlalchemy import select
@@ -19,6 +21,7 @@ from sqlalchemy.orm import Session
 from app.estimator.presets import get_preset, preset_config
 from app.hub.models import HubConfig
 from app.settings import Settings
+from app.tls import client_context
 from tests.conftest import client_for
 from tests.hub_server import GATED_TOKEN, Answer, StandInHub
 from tests.servers import free_port
@@ -66,6 +69,19 @@ def test_second_request_reads_the_database_not_the_hub(client: TestClient, hub: 
     row = db.scalars(select(HubConfig)).one()
     assert (row.hf_key, row.revision) == (QWEN.hf_repo.casefold(), "main")
     assert json.loads(row.config_json) == preset_config("qwen2.5-7b")
+
+
+def test_fetches_share_one_tls_context(client: TestClient, hub: StandInHub, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each config.json fetched made an httpx client that loaded the CA bundle again (about 30 ms of CPU); the
+    fetches of a process share one context (app/tls.py)."""
+    loaded: list[object] = []
+    real = ssl.create_default_context
+    monkeypatch.setattr(ssl, "create_default_context", lambda *a, **k: loaded.append(k) or real(*a, **k))
+    client_context.cache_clear()
+    for preset in ("qwen2.5-7b", "llama-3-8b"):
+        assert client.post("/estimate", json=_estimate(get_preset(preset).hf_repo)).status_code == 200
+    assert len(hub.hits) == 2
+    assert len(loaded) == 1
 
 
 def test_cached_config_serves_while_the_hub_is_unreachable(
