@@ -345,7 +345,8 @@ BATCH_SPLITS: dict[str, dict[str, str]] = {
 # What a multi-server option assumes about the fabric joining its servers (app/planner/mappers.py
 # `fabric_assumptions`): the SKU's own, or its add-on, priced (in the cost and the quote) or on consultation; and how
 # far its speed is from the runs that calibrated it (`calibration_assumptions`, app/estimator/performance.py
-# UNCALIBRATED_SLOW).
+# UNCALIBRATED_SLOW); what memory relief turned on so that the memory range's high end fits the card, and its cost in
+# speed (`relief_assumptions`, app/planner/relief.py `_over_card`).
 ASSUMPTIONS: dict[str, dict[str, str]] = {
     "en": {
         "fabric_with_server": "The speed assumes {nodes} servers joined by {sku}'s {fabric} fabric at {gbps:g} "
@@ -367,6 +368,15 @@ ASSUMPTIONS: dict[str, dict[str, str]] = {
         "restart included, ran at 0.66-1.21× our estimate of them (Llama 2 7B: 3,014 tokens/s per GPU, 0.80×; "
         "Llama 2 13B 0.77×): the range's slow end is widened to {factor:.2f}× the typical end, and its fast end is "
         "1.22× the point (LLaMA 65B, the fastest).",
+        "memory_relief_recompute": "Activation recompute is {recompute}, not {was}: with {was} the high end of the "
+        "memory range, {high_gib} GiB, is above the card's {capacity_gib} GiB. The step is {slower_pct} % slower, "
+        "at the same price.",
+        "memory_relief_micro_batch": "The micro-batch is {micro_batch}, not {was}: with {was} the high end of the "
+        "memory range, {high_gib} GiB, is above the card's {capacity_gib} GiB. The step is {slower_pct} % slower, "
+        "at the same price.",
+        "memory_relief_loss": "The loss is fused (no logits held): with the standard loss the high end of the memory "
+        "range, {high_gib} GiB, is above the card's {capacity_gib} GiB. The step is {slower_pct} % slower, at the "
+        "same price.",
     },
     "zh": {
         "fabric_with_server": "速度按 {nodes} 台服务器经 {sku} 的 {fabric} 网络互联"
@@ -384,6 +394,12 @@ ASSUMPTIONS: dict[str, dict[str, str]] = {
         "uncalibrated_ampere_pretrain": "在 A100 上预训练：公开的完整预训练（384-3,360 块 A100，含所有重启）为我们对"
         "其估计的 0.66-1.21 倍（Llama 2 7B：每块 GPU 3,014 tokens/s，0.80 倍；Llama 2 13B 0.77 倍）："
         "范围的慢端放宽到典型端的 {factor:.2f} 倍，快端为点估计的 1.22 倍（LLaMA 65B，最快的一次）。",
+        "memory_relief_recompute": "激活重计算为 {recompute}，而非 {was}：若为 {was}，显存范围的高端 {high_gib} GiB "
+        "超过显卡的 {capacity_gib} GiB。每步慢 {slower_pct}%，价格不变。",
+        "memory_relief_micro_batch": "微批为 {micro_batch}，而非 {was}：若为 {was}，显存范围的高端 {high_gib} GiB "
+        "超过显卡的 {capacity_gib} GiB。每步慢 {slower_pct}%，价格不变。",
+        "memory_relief_loss": "损失函数为融合实现（不保留 logits）：若用标准损失，显存范围的高端 {high_gib} GiB "
+        "超过显卡的 {capacity_gib} GiB。每步慢 {slower_pct}%，价格不变。",
     },
 }
 

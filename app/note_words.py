@@ -16,6 +16,14 @@ NOTES: dict[str, dict[str, str]] = {
         "worst_stage": "按最差的流水线阶段计算每块 GPU 的字节数；容量为显卡的可用显存（不含 CUDA 上下文）。",
         "pipeline_1f1b": "1F1B：第一个阶段同时在途的微批数为 pp 与微批数中的较小者；最后一个阶段持有 logits。",
         "other_buffers": "其他 = cuBLAS 工作区 0.25 GiB + NCCL 缓冲 0.5 GiB（多卡）+ 激活值 5% 的分配器碎片。",
+        "adamw_step_other": "其他还包含 torch AdamW 更新步的 {step_gib:.2f} GiB 临时内存（其 foreach 更新会复制 v："
+        "更新步时共 {temp_gib:.2f} GiB，其余占用已释放的激活值留下的内存块）。",
+        "peak_backward_start": "每步只有一个微批，梯度在反向传播中生成、更新步后释放：峰值出现在反向传播开始时"
+        "（激活值 {activations_gib:.2f} GiB，尚无梯度），而非优化器更新步（梯度 {grads_gib:.2f} GiB + AdamW 更新步临时"
+        "内存 {temp_gib:.2f} GiB，激活值已释放），因此梯度显示为 0。",
+        "peak_optimizer_step": "每步只有一个微批，梯度在反向传播中生成、更新步后释放：峰值出现在优化器更新步（梯度 "
+        "{grads_gib:.2f} GiB + AdamW 更新步临时内存 {temp_gib:.2f} GiB，激活值已释放），高于反向传播开始时（激活值 "
+        "{activations_gib:.2f} GiB，尚无梯度）；梯度和其他两项计入更新步超出激活值内存块的部分。",
         # memory: the model states
         "inference_memory": "推理：权重 + KV 缓存（每层 K 和 V，kv 头数 × head_dim）+ 一层的预填充工作集和 fp32 的"
         "末位 token 的 logits。",

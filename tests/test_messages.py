@@ -17,9 +17,11 @@ from app.estimator import performance
 from app.estimator.checkpoints import checkpoint_from_config, scheme_params
 from app.estimator.clusters import CatalogServer, HardwareAsked, gpu_cluster, server_cluster
 from app.estimator.hardware import get_gpu
+from app.estimator.memory import estimate_memory
 from app.estimator.memory.assumptions import _assumptions
 from app.estimator.notes import ENGLISH, Note, note
-from app.estimator.specs import EstimatorError, WarningCode
+from app.estimator.presets import get_preset
+from app.estimator.specs import Cluster, EstimatorError, Plan, WarningCode, Workload
 from app.estimator.vocabulary import RequestTask
 from app.hub.service import HubCode
 from app.planner.misses import MissCode
@@ -124,7 +126,20 @@ def _every_note() -> set[Note]:
     notes.update(performance.TUNING_NOTES.values())
     notes.update(performance._distance_notes(("moe", "offload", "gpu", "ampere_pretrain")))
     notes.add(performance.INFERENCE_NOTE)
-    return notes | _cluster_notes()
+    return notes | _cluster_notes() | _step_notes()
+
+
+def _step_notes() -> set[Note]:
+    """The notes on torch AdamW's step (app/estimator/memory/assumptions.py `with_step_notes`): one GPU, one
+    micro-batch a step, where the backward's start (Llama 3.2 1B, micro-batch 8) or the step (3B, micro-batch 1) sets
+    the peak."""
+    cluster = Cluster(gpu=get_gpu("h100-80g-sxm"), gpus_per_node=1)
+    notes: set[Note] = set()
+    for preset, micro_batch in (("llama-3.2-1b", 8), ("llama-3.2-3b", 1)):
+        workload = Workload(task="full_finetune", tokens=1e8, global_batch=micro_batch)
+        plan = Plan(recompute="none", micro_batch=micro_batch)
+        notes.update(estimate_memory(get_preset(preset).model, workload, plan, cluster).assumptions)
+    return notes
 
 
 def _cluster_notes() -> set[Note]:

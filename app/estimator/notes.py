@@ -41,6 +41,16 @@ ENGLISH: dict[str, str] = {
     "pipeline_1f1b": "1F1B: the first stage holds min(pp, micro-batches) in flight; the last stage holds the logits.",
     "other_buffers": "other = cuBLAS workspaces 0.25 GiB + NCCL buffers 0.5 GiB (multi-GPU) + 5% allocator "
     "fragmentation of activations.",
+    "adamw_step_other": "other also holds {step_gib:.2f} GiB of torch AdamW's step temporary (its foreach step "
+    "copies v: {temp_gib:.2f} GiB at the step, the rest in blocks the freed activations left).",
+    "peak_backward_start": "One micro-batch a step, so the gradients are made in the backward and freed after the "
+    "step: the peak is the backward's start (activations {activations_gib:.2f} GiB, no gradients yet), not the "
+    "optimizer step (gradients {grads_gib:.2f} GiB + AdamW's step temporary {temp_gib:.2f} GiB, the activations "
+    "freed), so gradients reads 0.",
+    "peak_optimizer_step": "One micro-batch a step, so the gradients are made in the backward and freed after the "
+    "step: the peak is the optimizer step (gradients {grads_gib:.2f} GiB + AdamW's step temporary {temp_gib:.2f} GiB, "
+    "the activations freed), above the backward's start (activations {activations_gib:.2f} GiB, no gradients yet); "
+    "gradients and other hold what the step needs beyond the activations' blocks.",
     # memory: the model states
     "inference_memory": "Inference: weights + KV cache (K and V per layer, kv heads × head_dim) + one layer's prefill "
     "working set and fp32 last-token logits.",

@@ -296,6 +296,34 @@ def calibration_assumptions(model: ModelSpec, workload: Workload, option: Option
     return [NoteOut(code=f"uncalibrated_{kind}", params={"factor": UNCALIBRATED_SLOW[kind]}) for kind in kinds]
 
 
+def relief_assumptions(option: Option) -> list[NoteOut]:
+    """What memory relief turned on for the high end of the memory range (app/planner/relief.py `_over_card`), the
+    high end it cut and what it costs in speed, at the same price: `memory_relief_recompute`, `_micro_batch`,
+    `_loss`."""
+    relief = option.evaluated.relief
+    if relief is None:
+        return []
+    plan, was = option.evaluated.plan, relief.plan
+    slower = 100 * (1 - option.evaluated.throughput / relief.throughput) if relief.throughput else 0.0
+    params: dict[str, Any] = {
+        "high_gib": round(relief.high / GIB, 2),
+        "capacity_gib": round(option.evaluated.memory.breakdown.capacity / GIB, 2),
+        "slower_pct": round(slower),
+    }
+    if plan.recompute != was.recompute:
+        return [
+            NoteOut(code="memory_relief_recompute", params=params | {"recompute": plan.recompute, "was": was.recompute})
+        ]
+    if plan.micro_batch != was.micro_batch:
+        return [
+            NoteOut(
+                code="memory_relief_micro_batch",
+                params=params | {"micro_batch": plan.micro_batch, "was": was.micro_batch},
+            )
+        ]
+    return [NoteOut(code="memory_relief_loss", params=params)]
+
+
 def fabric_assumptions(option: Option | ServingOption) -> list[NoteOut]:
     """Which fabric the speed of a multi-server option assumes, and how the price and quote carry it."""
     offer, nodes = option.offer, joined_nodes(option)
@@ -344,7 +372,9 @@ def option_out(
         reference_prices=reference_out(book, option),
         # a near miss billed beyond what a quote rents (quote_months) has no body that would post
         quote=quote_body(option, plan, workload_body) if workload_body is not None and _quotable(option) else None,
-        **assumptions_out(fabric_assumptions(option) + calibration_assumptions(model, workload, option)),
+        **assumptions_out(
+            fabric_assumptions(option) + calibration_assumptions(model, workload, option) + relief_assumptions(option)
+        ),
     )
 
 

@@ -45,18 +45,23 @@ from typing import TypedDict, Unpack
 
 from app.estimator.communication import StepShape, offload_time, per_node, tp_comm, trainable_params_local
 from app.estimator.memory import MemoryEstimate, estimate_memory, memory_breakdown
-from app.estimator.memory.band import may_exceed, memory_band
-from app.estimator.performance import TUNING_SPEED, PerformanceEstimate, estimate_performance, microbatch_compute_s
+from app.estimator.performance import TUNING_SPEED, estimate_performance, microbatch_compute_s
 from app.estimator.specs import Cluster, MemoryBreakdown, ModelSpec, Plan, Workload
 from app.estimator.vocabulary import (
-    OFFLOADS,
     RECOMPUTES,
     Offload,
     Recompute,
 )
-from app.planner.levers import DEFAULT_LEVERS, Levers, fused_relief, levers_of
-from app.planner.offers import billed_months
-from app.planner.padded_band import pool_crosses_limit
+from app.planner.evaluated import (
+    Evaluated as Evaluated,
+    faster as faster,
+    fits as fits,
+    plan_complexity as plan_complexity,
+    throughput as _throughput,
+    wins as _wins,
+)
+from app.planner.levers import DEFAULT_LEVERS, Levers, levers_of
+from app.planner.relief import RELIEF_MARGIN as RELIEF_MARGIN, RELIEF_MAX_SLOWDOWN as RELIEF_MAX_SLOWDOWN, relieved
 from app.planner.shapes import (  # re-exported: callers import the shapes from the search
     CP_DEGREES as CP_DEGREES,
     CP_MIN_SEQ_LEN as CP_MIN_SEQ_LEN,
@@ -92,18 +97,6 @@ class BoundCache:
 
     seconds: dict[tuple[object, ...], float] = field(default_factory=dict)
     shapes: dict[tuple[int, int, int | None, Levers | None], list[Shape]] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, slots=True)
-class Evaluated:
-    plan: Plan
-    memory: MemoryEstimate
-    performance: PerformanceEstimate
-
-    @property
-    def throughput(self) -> float:
-        """Tokens per second of the whole job: what 'fastest' maximises within one configuration."""
-        return _throughput(self.performance)
 
 
 @dataclass(slots=True)
@@ -244,157 +237,6 @@ def search_plans(
     return result
 
 
-# Memory relief: a plan within RELIEF_MARGIN of its GPU memory limit takes one more level of activation recompute, or
-# half its micro-batch, where that costs under RELIEF_MAX_SLOWDOWN of its speed and leaves it clear of the margin.
-# The estimate meets measured peaks within a few percent (docs/validation.md, memory), and the caching allocator's
-# fragmentation takes a few percent more on a real run: a plan within 3 % of the limit may not start, and an engineer
-# who signs it turns on selective recompute first (issue 32, "memory relief first"). Likewise a plan that offloads
-# states to host RAM gives way to one that keeps them on the GPUs (less offload, at any recompute level and
-# micro-batch) within half its speed and the same billed months (OFFLOAD_RELIEF_MAX_SLOWDOWN): pinned host buffers
-# of hundreds of GiB and PCIe traffic are what fails first.
-# And a plan that fits on its estimate but not at the high end of its memory range (`memory_may_exceed`) gives way to
-# one of its relief plans that fits at the high end within the same speed and billed months: a slower step at the same
-# cost is the cheaper risk. Where its reserved reading (the allocator's pool with the slack of padded batches,
-# padded_band.pool_crosses_limit) crosses the limit, the run fills the card and a fragmented pool fails large requests:
-# it gives way to a relief plan whose pool fits, on the same servers and billed months, so at the same cost, while that
-# keeps half its speed (POOL_RELIEF_MAX_SLOWDOWN, the trade the offload relief makes): Llama 3.1 405B LoRA on 8 A100
-# takes micro-batch 1 (43.8 GiB reserved, 7 % slower) where micro-batch 2 read 75.11 GiB of 75.05; Mixtral 8x7B LoRA on
-# 4 A100 40G takes micro-batch 1 (33.6 of 37.05 GiB, 46 % slower: halving the micro-batch of a plan bound by ZeRO-3
-# gathers doubles its traffic a token) where micro-batch 2 read 38.5 and nvidia-smi the whole card. Against the high end
-# and the pool the fused loss (levers.fused_relief: Liger through the Trainer, Megatron's fused cross-entropy) is among
-# the relief plans, which holds no logits: Llama 3.1 70B full fine-tuning on one 8 x H100 server keeps its plan at 51.7
-# GiB with it (high end 63.6) where the standard loss read 63.3 (high end 80.1, reserved 74.5 of 75.05); Gemma 2 9B LoRA
-# on one A100 40G (256,000-token vocabulary) read 39.0 GiB reserved with the standard loss at full recompute and
-# micro-batch 1, 20.4 with the fused one.
-RELIEF_MARGIN = 0.03
-RELIEF_MAX_SLOWDOWN = 0.05
-# "No offload where the states fit" (issue 32): a plan that offloads states gives way to the fastest plan of its shape
-# with less offload that clears the margin and bills no more months of the same rental, while that keeps at least half
-# its speed. The ranking lets an option holding the states lead one that offloads them up to OFFLOAD_PREMIUM = 2 × the
-# price (app/planner/recommend.py, "Offload last"); on one rental the same months cost the same, and half the speed
-# is that premium in time. Before, only a plan within RELIEF_MAX_SLOWDOWN gave way: Gemma 2 9B full fine-tuning at
-# 8k tokens with the fused loss kept ZeRO-3 with the optimizer offloaded, recompute off, at 72.9 of 75.05 GiB (high end
-# 102 %), where ZeRO-3 with full recompute holds every state on the GPUs at 55 GiB, 10 % slower, in the same month.
-OFFLOAD_RELIEF_MAX_SLOWDOWN = 0.5
-POOL_RELIEF_MAX_SLOWDOWN = OFFLOAD_RELIEF_MAX_SLOWDOWN
-
-
-def relieved(
-    model: ModelSpec, workload: Workload, cluster: Cluster, best: Evaluated | None, micro_batch: int | None = None
-) -> Evaluated | None:
-    """`best` after memory relief: where it offloads, the fastest plan of its shape with less offload that some stack
-    runs, clears RELIEF_MARGIN, bills no more months and keeps (1 − OFFLOAD_RELIEF_MAX_SLOWDOWN) of its speed;
-    then, where it sits within RELIEF_MARGIN of the GPU memory limit, the fastest such plan with one more recompute
-    level or half the micro-batch (unless pinned) that keeps (1 − RELIEF_MAX_SLOWDOWN) of its speed.
-    Training only (inference has no recompute or offload to trade)."""
-    if best is None or workload.task == "inference":
-        return best
-    global_batch = workload.global_batch or 1
-    plan = best.plan
-    if plan.offload != "none":
-        mbs = micro_batches(workload, plan.dp, global_batch, micro_batch)
-        lighter = [
-            replace(plan, offload=offload, recompute=recompute, micro_batch=mb)
-            for offload in OFFLOADS[: OFFLOADS.index(plan.offload)]
-            for recompute in RECOMPUTES
-            for mb in mbs
-        ]
-        best = (
-            _fastest_within(
-                model, workload, cluster, best, lighter, slowdown=OFFLOAD_RELIEF_MAX_SLOWDOWN, same_months=True
-            )
-            or best
-        )
-        plan = best.plan
-    memory = best.memory.breakdown
-    high_end = _exceeds_high_end(model, workload, cluster, best)
-    pooled = pool_crosses_limit(model, workload, plan, cluster, memory)
-    if memory.total < _ceiling(memory) and not high_end and not pooled:
-        return best
-    candidates = []
-    level = RECOMPUTES.index(plan.recompute)
-    if level + 1 < len(RECOMPUTES):
-        candidates.append(replace(plan, recompute=RECOMPUTES[level + 1]))
-    half = plan.micro_batch // 2
-    if micro_batch is None and half >= 1 and half in micro_batches(workload, plan.dp, global_batch):
-        candidates.append(replace(plan, micro_batch=half))
-    fused = fused_relief(model.family, plan)  # against the high end and the pool only: the margin keeps its levers
-    risky = candidates + ([fused] if fused is not None else [])
-    fits_high = _fastest_within(model, workload, cluster, best, risky, high_end=True) if high_end else None
-    if fits_high is None and pooled:  # a pool over the card: half the speed buys the high end, or else the pool
-        slowdown = POOL_RELIEF_MAX_SLOWDOWN
-        fits_high = _fastest_within(
-            model, workload, cluster, best, risky, high_end=True, slowdown=slowdown
-        ) or _fastest_within(model, workload, cluster, best, risky, pool=True, slowdown=slowdown)
-    if fits_high is not None or memory.total < _ceiling(memory):
-        return fits_high or best
-    return _fastest_within(model, workload, cluster, best, candidates) or best
-
-
-def _exceeds_high_end(model: ModelSpec, workload: Workload, cluster: Cluster, found: Evaluated) -> bool:
-    """Whether `found` fits on its estimate and the high end of its memory range crosses the limit."""
-    breakdown = found.memory.breakdown
-    return may_exceed(memory_band(model, workload, found.plan, cluster, breakdown), breakdown) is not None
-
-
-def _bills_more(found: Evaluated, best: Evaluated) -> bool:
-    """Whether `found`'s job bills more 30-day months than `best`'s on the same rental (the same months bill the
-    same whole years on an annual term); never without a token count."""
-    hours, best_hours = (
-        found.performance.performance.time_to_train_hours,
-        best.performance.performance.time_to_train_hours,
-    )
-    if hours is None or best_hours is None:
-        return False
-    return billed_months(hours, "monthly") > billed_months(best_hours, "monthly")
-
-
-def _ceiling(memory: MemoryBreakdown) -> float:
-    """GPU memory a relieved plan stays under: RELIEF_MARGIN below the limit."""
-    return (1 - RELIEF_MARGIN) * (memory.capacity if memory.limit is None else memory.limit)
-
-
-def _fastest_within(
-    model: ModelSpec,
-    workload: Workload,
-    cluster: Cluster,
-    best: Evaluated,
-    candidates: list[Plan],
-    *,
-    high_end: bool = False,
-    slowdown: float = RELIEF_MAX_SLOWDOWN,
-    same_months: bool = False,
-    pool: bool = False,
-) -> Evaluated | None:
-    """The fastest of `candidates` that some stack runs, that fits clear of RELIEF_MARGIN (and, with `high_end`,
-    at the high end of its memory range; with `high_end` or `pool`, in its reserved reading), that keeps
-    (1 − `slowdown`) of `best`'s speed and, with `high_end`, `same_months` or `pool`, bills no more months than
-    `best`; None when none does."""
-    ceiling = _ceiling(best.memory.breakdown)
-    chosen: Evaluated | None = None
-    for relief in candidates:
-        # another level may move the plan to another stack, and so to its speed point (stacks.as_run sets it afresh)
-        candidate = replace(relief, tuning=None)
-        if not supported(workload, candidate, model):
-            continue
-        held, breakdown = _memory(model, workload, cluster, candidate, PlanSearch(best=None))
-        if not breakdown.fits or breakdown.total >= ceiling:
-            continue
-        performance = estimate_performance(model, workload, held, cluster)
-        if _throughput(performance) < (1 - slowdown) * best.throughput:
-            continue
-        found = Evaluated(held, estimate_memory(model, workload, held, cluster), performance)
-        if high_end and _exceeds_high_end(model, workload, cluster, found):
-            continue
-        if (high_end or pool) and pool_crosses_limit(model, workload, held, cluster, found.memory.breakdown):
-            continue
-        if (high_end or same_months or pool) and _bills_more(found, best):
-            continue
-        if chosen is None or faster(found, chosen):
-            chosen = found
-    return chosen
-
-
 def throughput_bound(
     model: ModelSpec,
     workload: Workload,
@@ -473,15 +315,6 @@ def _try_hint(
     plan, memory = _memory(model, workload, cluster, plan, result)
     if fits(memory, cluster):
         _consider(model, workload, cluster, plan, result)
-
-
-def fits(memory: MemoryBreakdown, cluster: Cluster) -> bool:
-    """The search's feasibility gate: `MemoryBreakdown.fits`, except that on a server whose host RAM is not known
-    (where nothing is offloaded: `offloads`) loading the model does not gate the plan: the planner offers it with the
-    host RAM it needs to confirm (recommend: warning `host_ram_unconfirmed`) rather than dropping the SKU."""
-    if memory.fits:
-        return True
-    return cluster.host_ram_gib is None and memory.gpu_fits and not memory.host_ram
 
 
 def as_held(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster) -> Plan:
@@ -756,35 +589,6 @@ def _consider(model: ModelSpec, workload: Workload, cluster: Cluster, plan: Plan
     throughput = _throughput(performance)
     if result.best is None or _wins(throughput, plan, result.best):
         result.best = Evaluated(plan, estimate_memory(model, workload, plan, cluster), performance)
-
-
-def _throughput(estimate: PerformanceEstimate) -> float:
-    perf = estimate.performance
-    return perf.tokens_per_s if perf.tokens_per_s is not None else (perf.decode_tokens_per_s or 0.0)
-
-
-def _wins(throughput: float, plan: Plan, best: Evaluated) -> bool:
-    """Higher throughput wins; ties go to the simpler plan (fewer moving parts), deterministically."""
-    if abs(throughput - best.throughput) > 1e-9 * max(throughput, best.throughput):
-        return throughput > best.throughput
-    return plan_complexity(plan) < plan_complexity(best.plan)
-
-
-def faster(a: Evaluated, b: Evaluated) -> bool:
-    """`a` beats `b` by the search's own rule (throughput, then the simpler plan)."""
-    return _wins(a.throughput, a.plan, b)
-
-
-def plan_complexity(plan: Plan) -> tuple[int, ...]:
-    return (
-        plan.tp * plan.pp,
-        OFFLOADS.index(plan.offload),
-        RECOMPUTES.index(plan.recompute),
-        plan.zero_stage,
-        -plan.micro_batch,
-        plan.pp,
-        plan.hybrid,
-    )
 
 
 def _remember_miss(result: PlanSearch, plan: Plan, memory: MemoryBreakdown) -> None:

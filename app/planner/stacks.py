@@ -43,7 +43,8 @@ STACKS: tuple[Stack, ...] = get_args(Stack)
 class Row:
     """What one stack runs. Degrees: which of tp/pp/cp/ep may exceed 1. `zero` maps the model-parallel
     case (False: tp = pp = cp = ep = 1, True: any of them > 1) to the ZeRO stages allowed;
-    `offload` maps an offload level to the ZeRO stages it runs with (data parallel only)."""
+    `offload` maps an offload level to the ZeRO stages it runs with (data parallel only; with dp 1 only where
+    `offload_one_gpu`: DeepSpeed's ZeRO-Offload runs on one GPU at the stated stage)."""
 
     tp: bool
     pp: bool
@@ -51,6 +52,7 @@ class Row:
     ep: bool
     zero: dict[bool, frozenset[int]]
     offload: dict[str, frozenset[int]]
+    offload_one_gpu: bool  # offload runs at dp 1, with the plan's ZeRO stage (data/stacks.json offload_one_gpu_source)
     recompute: frozenset[str]
     lora_recompute: frozenset[str]
     lora: bool  # LoRA with data parallel only
@@ -193,7 +195,7 @@ def runs(stack: Stack, workload: Workload, plan: Plan) -> bool:
         return False
     if (plan.cp > 1 and not row.cp) or (plan.ep > 1 and not row.ep):
         return False
-    zero = plan.zero_stage if plan.dp > 1 else 0
+    zero = _zero_run(row, plan)
     if plan.hybrid and (zero != 3 or not row.hsdp or workload.task in LORA_TASKS):
         return False
     if zero not in row.zero[parallel]:
@@ -238,6 +240,15 @@ def precision_run_as(requested: Workload, launched: Workload, gpu: GpuSpec) -> W
         names = {"gpu": name, "precision": precision, "runs_as": runs_as}
         return Warning_("precision_unsupported", names)
     return Warning_("fp8_not_launched", {"task": requested.task, "runs_as": runs_as})
+
+
+def _zero_run(row: Row, plan: Plan) -> int:
+    """The ZeRO stage the stack runs the plan at: the plan's over dp > 1; on one GPU none (nothing to shard), except
+    with offload on a stack whose ZeRO-Offload runs at world size 1 (DeepSpeed: the stated stage steps its CPU
+    optimizer on the host; data/stacks.json offload_one_gpu)."""
+    if plan.dp > 1 or (plan.offload != "none" and row.offload_one_gpu):
+        return plan.zero_stage
+    return 0
 
 
 def _fsdp_for_tp_pp(row: Row, plan: Plan) -> bool:

@@ -212,7 +212,7 @@ def test_the_high_end_relief_bills_no_more_months() -> None:
     from dataclasses import replace
 
     from app.estimator.performance import estimate_performance
-    from app.planner.search import Evaluated, _bills_more
+    from app.planner.relief import Evaluated, _bills_more
 
     model = get_preset("llama-3.1-8b").model
     workload = Workload(task="lora", seq_len=4096, tokens=1e8, lora=LoraSpec())
@@ -287,3 +287,34 @@ def test_coverage_on_every_validation_row() -> None:
     assert len(results) == 257
     assert inside >= 220, inside
     assert widths[len(widths) // 2] <= 0.20
+
+
+def test_a_plan_over_the_card_at_the_high_end_gives_way_to_its_relieved_twin(client: TestClient) -> None:
+    """Llama 3.1 8B QLoRA on 2e7 tokens, cheapest: one A100 40G card ranked first with gradient checkpointing off,
+    33.6 GiB on its estimate and 50.6 GiB at the high end of its range, above the card's 39.0 GiB, while the same
+    card with the Trainer's full recompute holds 10.7 GiB (high end 15.0), 30 % slower in the same month at the same
+    ¥2,800 (app/planner/relief.py `_over_card`). The option says what it turned on and what that costs."""
+    body = {
+        "model": {"preset": "llama-3.1-8b"},
+        "task": "qlora",
+        "tokens": 2e7,
+        "constraints": {"objective": "cheapest"},
+    }
+    response = client.post("/recommend", json=body)
+    assert response.status_code == 200, response.text
+    options = response.json()["options"]
+    top = options[0]
+    assert (top["sku"]["id"], top["plan"]["dp"], top["cost"]["job_total"]) == ("a100-40g-pcie-card", 1, "2800.00")
+    assert top["plan"]["recompute"] == "full" and top["plan"]["micro_batch"] == 1
+    assert top["memory"]["per_gpu_gib_range"][1] <= top["memory"]["limit_gib"]
+    assert "memory_may_exceed" not in {w["code"] for w in top["warnings"]}
+    relief = next(note for note in top["assumption_codes"] if note["code"] == "memory_relief_recompute")
+    assert relief["params"]["recompute"] == "full" and relief["params"]["was"] == "none"
+    assert relief["params"]["high_gib"] > relief["params"]["capacity_gib"] == 39.0
+    assert (
+        20 <= relief["params"]["slower_pct"] <= 40
+    )  # a third more work a step: one more forward (Trainer checkpoints)
+    # no option ranked above another of its price stays over its card at the high end where a relieved twin fits
+    for option in options:
+        low, high = option["memory"]["per_gpu_gib_range"]
+        assert high <= option["memory"]["capacity_gib"], (option["sku"]["id"], option["plan"])

@@ -136,6 +136,30 @@ def test_offload_needs_the_stage_each_stack_documents() -> None:
     assert not runs("deepspeed", FULL, Plan(dp=8, zero_stage=2, recompute="selective"))  # HF: whole layers
 
 
+def test_zero_offload_runs_on_one_gpu_on_deepspeed_only() -> None:
+    """DeepSpeed's ZeRO-Offload trains on a single GPU (its tutorial: GPT-2 10B on one V100 at stage 2 with the
+    optimizer on the CPU); torchtitan shards, and so offloads, only over dp_shard > 1."""
+    one = Plan(dp=1, zero_stage=2, offload="optimizer")
+    assert runs("deepspeed", FULL, one) and stack_for(FULL, one) == "deepspeed"
+    assert runs("deepspeed", FULL, Plan(dp=1, zero_stage=3, offload="optimizer_and_params"))
+    assert not runs("deepspeed", FULL, Plan(dp=1, zero_stage=2, offload="optimizer_and_params"))  # params: ZeRO-3
+    assert not runs("fsdp", FULL, Plan(dp=1, zero_stage=3, offload="optimizer_and_params"))
+    assert not runs("megatron", FULL, Plan(dp=1, zero_stage=1, offload="optimizer"))
+
+
+def test_one_gpu_zero_offload_launch() -> None:
+    model = get_preset("llama-3.2-3b").model
+    plan = Plan(dp=1, zero_stage=2, offload="optimizer", micro_batch=1)
+    ds = _ds(launch_configs("deepspeed", model, FULL, plan, nodes=1, gpus_per_node=1, global_batch=8))
+    config, zero = ds["ds_config"], ds["ds_config"]["zero_optimization"]
+    assert ds["command"].startswith("deepspeed --num_nodes 1 --num_gpus 1 ")
+    assert ds["world_size"] == 1 == ds["data_parallel_size"]
+    assert set(config) <= DS_TOP_KEYS and set(zero) <= DS_ZERO_KEYS
+    assert zero["stage"] == 2 and zero["offload_optimizer"]["device"] == "cpu" and "offload_param" not in zero
+    assert config["optimizer"]["type"] == "AdamW"  # DeepSpeedCPUAdam: the engine refuses a client optimizer here
+    assert (config["train_batch_size"], config["gradient_accumulation_steps"]) == (8, 8)
+
+
 def _ds(config: dict) -> dict:
     assert set(config) == {"deepspeed"}
     return config["deepspeed"]
@@ -286,3 +310,19 @@ def test_every_option_names_a_stack_that_runs_it(client: TestClient, body: dict)
         assert set(option["launch"]) == {option["stack"]}
         launch = option["launch"][option["stack"]]
         assert launch["world_size"] == option["total_gpus"] == p["dp"] * p["tp"] * p["pp"] * p["cp"]
+
+
+def test_a_stated_one_gpu_zero_offload_plan_is_launchable(client: TestClient) -> None:
+    """/estimate called ZeRO-2 with the optimizer offloaded on one H100 `no_stack` ("No training stack … runs …
+    dp 1 … ZeRO 2, offload optimizer") while dp 2 was accepted."""
+    body = {
+        "model": {"preset": "llama-3.2-3b"},
+        "task": "full_finetune",
+        "tokens": 1e8,
+        "hardware": {"gpu": "h100-80g-sxm", "nodes": 1, "gpus_per_node": 1, "host_ram_gib": 512},
+        "plan": {"dp": 1, "zero_stage": 2, "offload": "optimizer"},
+    }
+    response = client.post("/estimate", json=body)
+    assert response.status_code == 200, response.text
+    assert "no_stack" not in {warning["code"] for warning in response.json()["warnings"]}
+    assert response.json()["memory"]["per_gpu_gib"]["optimizer"] == 0.0  # sized offloaded

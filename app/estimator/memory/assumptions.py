@@ -6,8 +6,18 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import NamedTuple
 
-from app.estimator.memory.states import MASTER_BYTES, STATE_FP32_BYTES
+from app.estimator.memory.breakdown import _grads_made_in_backward
+from app.estimator.memory.context import _Ctx
+from app.estimator.memory.states import (
+    DEEPSPEED_SUB_GROUP_STEP_BYTES,
+    MASTER_BYTES,
+    STATE_FP32_BYTES,
+    _adamw_step_share,
+    _flat_partitions,
+    _stage_states,
+)
 from app.estimator.notes import Note
+from app.estimator.specs import GIB, MemoryBreakdown, Plan
 from app.estimator.vocabulary import LORA_TASKS
 
 
@@ -128,3 +138,58 @@ def _training_notes(w: _WorkloadKey, p: _PlanKey) -> list[Note]:
     if p.host_load != "none":
         out.append(HOST_LOAD[p.host_load])
     return out
+
+
+def with_step_notes(ctx: _Ctx, plan: Plan, b: MemoryBreakdown, notes: tuple[Note, ...]) -> tuple[Note, ...]:
+    """`notes` and, where torch's foreach AdamW steps the plan (`states._adamw_step_share`), what its step puts in the
+    breakdown (`_step_notes`). Those carry the plan's figures, so they are cached per shape (the notes', which the
+    context holds, so their id is not reused) and figures: what sets the states' size beyond the shape (dp, its shard
+    group, FP8 weights, how the optimizer steps) and the parts the step's notes read."""
+    key = (
+        id(notes),
+        plan.dp,
+        plan.dp_shard,
+        plan.fp8_params,
+        plan.fsdp_torch_adamw,
+        plan.optimizer_in_backward,
+        plan.tuning,  # the Trainer's AdamW under DeepSpeed (states.TRAINER_TUNINGS)
+        b.activations,
+        b.gradients,
+        b.other,
+    )
+    cached = ctx.assumptions.get(key)
+    if cached is None:
+        paged = plan.offload == "none" and ctx.paged[_flat_partitions(plan.zero_stage)]  # as breakdown.py reads it
+        share = _adamw_step_share(ctx, plan, (plan.zero_stage, plan.offload, paged))
+        cached = ctx.assumptions[key] = notes + _step_notes(ctx, plan, b, share) if share else notes
+    return cached
+
+
+def _step_notes(ctx: _Ctx, plan: Plan, b: MemoryBreakdown, share: float) -> tuple[Note, ...]:
+    """The step's figures, as the breakdown places them (breakdown.py `_breakdown`; such a plan has one stage):
+    torch AdamW's step temporary (a copy of v: `share` of the optimizer bytes), the part of it `other` holds beyond
+    the activations it reuses once they are freed (`adamw_step_other`), and, where the gradients are made in the
+    backward (`_grads_made_in_backward`: one micro-batch a step), which phase sets the peak: the backward's start
+    (every activation, no gradients yet: `gradients` reads 0) or the optimizer step (the gradients and the
+    temporary, the activations freed)."""
+    zero, shard = plan.zero_stage, plan.dp_shard or plan.dp
+    ((_weights, grads, optim, _host),) = _stage_states(ctx, plan, shard * plan.cp, zero, plan.offload)
+    temp, activations = share * optim, b.activations
+    out: list[Note] = []
+    if _grads_made_in_backward(ctx, plan, plan.dp, zero):
+        tail = max(activations, grads + temp)
+        step = tail - activations - max(0.0, min(grads, tail - activations))
+        phase = "peak_backward_start" if activations >= grads + temp else "peak_optimizer_step"
+        figures = (("activations_gib", _gib(activations)), ("grads_gib", _gib(grads)), ("temp_gib", _gib(temp)))
+        out.append(Note(phase, figures))
+    else:
+        if zero == 3 and not plan.fsdp_torch_adamw:  # DeepSpeed's ZeRO-3 steps one sub-group at a time
+            temp = min(temp, DEEPSPEED_SUB_GROUP_STEP_BYTES)
+        step = max(0.0, temp - activations)
+    if step > 0.0:
+        out.append(Note("adamw_step_other", (("step_gib", _gib(step)), ("temp_gib", _gib(temp)))))
+    return tuple(out)
+
+
+def _gib(value: float) -> float:
+    return round(value / GIB, 2)

@@ -18,7 +18,7 @@ from app.estimator.memory.activations import (
     kbit_upcast,
 )
 from app.estimator.memory.advice import _fit_warnings, _plan_warnings
-from app.estimator.memory.assumptions import _assumptions
+from app.estimator.memory.assumptions import _assumptions, with_step_notes
 from app.estimator.memory.breakdown import _breakdown
 from app.estimator.memory.context import _Ctx
 from app.estimator.memory.rules import PLAN_RULES, _validate_workload
@@ -142,6 +142,8 @@ def estimate_memory(model: ModelSpec, workload: Workload, plan: Plan, cluster: C
     assumptions = split.assumptions.get(key)
     if assumptions is None:
         assumptions = split.assumptions[key] = _plan_assumptions(ctx, plan)
+    if plan.tp == 1 and plan.pp == 1:  # where torch's AdamW may step (states._adamw_step_share)
+        assumptions = with_step_notes(ctx, plan, breakdown, assumptions)
     return MemoryEstimate(breakdown, warnings, assumptions)
 
 

@@ -1,0 +1,233 @@
+"""Memory relief: the plan the search found for a configuration, traded for a lighter one of the same servers where
+its memory sits too near the card (app/planner/search.py calls `relieved` on its best plan). PURE: imports only the
+estimator and the planner's pure modules."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from app.estimator.memory import estimate_memory, memory_breakdown
+from app.estimator.memory.band import may_exceed, memory_band
+from app.estimator.performance import estimate_performance
+from app.estimator.specs import Cluster, MemoryBreakdown, ModelSpec, Plan, Workload
+from app.estimator.vocabulary import OFFLOADS, RECOMPUTES
+from app.planner.evaluated import Evaluated, Relief, faster, fits, throughput
+from app.planner.levers import fused_relief
+from app.planner.offers import billed_months
+from app.planner.padded_band import pool_crosses_limit
+from app.planner.shapes import micro_batches
+from app.planner.stacks import as_run, supported
+
+# Memory relief: a plan within RELIEF_MARGIN of its GPU memory limit takes one more level of activation recompute, or
+# half its micro-batch, where that costs under RELIEF_MAX_SLOWDOWN of its speed and leaves it clear of the margin.
+# The estimate meets measured peaks within a few percent (docs/validation.md, memory), and the caching allocator's
+# fragmentation takes a few percent more on a real run: a plan within 3 % of the limit may not start, and an engineer
+# who signs it turns on selective recompute first (issue 32, "memory relief first"). Likewise a plan that offloads
+# states to host RAM gives way to one that keeps them on the GPUs (less offload, at any recompute level and
+# micro-batch) within half its speed and the same billed months (OFFLOAD_RELIEF_MAX_SLOWDOWN): pinned host buffers
+# of hundreds of GiB and PCIe traffic are what fails first.
+# And a plan that fits on its estimate but not at the high end of its memory range (`memory_may_exceed`) gives way to
+# one of its relief plans that fits at the high end within the same speed and billed months: a slower step at the same
+# cost is the cheaper risk. Where its reserved reading (the allocator's pool with the slack of padded batches,
+# padded_band.pool_crosses_limit) crosses the limit, the run fills the card and a fragmented pool fails large requests:
+# it gives way to a relief plan whose pool fits, on the same servers and billed months, so at the same cost, while that
+# keeps half its speed (POOL_RELIEF_MAX_SLOWDOWN, the trade the offload relief makes): Llama 3.1 405B LoRA on 8 A100
+# takes micro-batch 1 (43.8 GiB reserved, 7 % slower) where micro-batch 2 read 75.11 GiB of 75.05; Mixtral 8x7B LoRA on
+# 4 A100 40G takes micro-batch 1 (33.6 of 37.05 GiB, 46 % slower: halving the micro-batch of a plan bound by ZeRO-3
+# gathers doubles its traffic a token) where micro-batch 2 read 38.5 and nvidia-smi the whole card. Against the high end
+# and the pool the fused loss (levers.fused_relief: Liger through the Trainer, Megatron's fused cross-entropy) is among
+# the relief plans, which holds no logits: Llama 3.1 70B full fine-tuning on one 8 x H100 server keeps its plan at 51.7
+# GiB with it (high end 63.6) where the standard loss read 63.3 (high end 80.1, reserved 74.5 of 75.05); Gemma 2 9B LoRA
+# on one A100 40G (256,000-token vocabulary) read 39.0 GiB reserved with the standard loss at full recompute and
+# micro-batch 1, 20.4 with the fused one.
+RELIEF_MARGIN = 0.03
+RELIEF_MAX_SLOWDOWN = 0.05
+# "No offload where the states fit" (issue 32): a plan that offloads states gives way to the fastest plan of its shape
+# with less offload that clears the margin and bills no more months of the same rental, while that keeps at least half
+# its speed. The ranking lets an option holding the states lead one that offloads them up to OFFLOAD_PREMIUM = 2 × the
+# price (app/planner/recommend.py, "Offload last"); on one rental the same months cost the same, and half the speed
+# is that premium in time. Before, only a plan within RELIEF_MAX_SLOWDOWN gave way: Gemma 2 9B full fine-tuning at
+# 8k tokens with the fused loss kept ZeRO-3 with the optimizer offloaded, recompute off, at 72.9 of 75.05 GiB (high end
+# 102 %), where ZeRO-3 with full recompute holds every state on the GPUs at 55 GiB, 10 % slower, in the same month.
+OFFLOAD_RELIEF_MAX_SLOWDOWN = 0.5
+POOL_RELIEF_MAX_SLOWDOWN = OFFLOAD_RELIEF_MAX_SLOWDOWN
+
+
+def relieved(
+    model: ModelSpec, workload: Workload, cluster: Cluster, best: Evaluated | None, micro_batch: int | None = None
+) -> Evaluated | None:
+    """`best` after memory relief: where it offloads, the fastest plan of its shape with less offload that some stack
+    runs, clears RELIEF_MARGIN, bills no more months and keeps (1 − OFFLOAD_RELIEF_MAX_SLOWDOWN) of its speed;
+    then, where it sits within RELIEF_MARGIN of the GPU memory limit, the fastest such plan with one more recompute
+    level or half the micro-batch (unless pinned) that keeps (1 − RELIEF_MAX_SLOWDOWN) of its speed; then, where the
+    high end of its memory range is still above the card, the fastest twin that fits there at the same price
+    (`_over_card`). Training only (inference has no recompute or offload to trade)."""
+    if best is None or workload.task == "inference":
+        return best
+    if best.plan.offload != "none":
+        best = _less_offload(model, workload, cluster, best, micro_batch)
+    return _over_card(model, workload, cluster, _near_limit(model, workload, cluster, best, micro_batch), micro_batch)
+
+
+def _less_offload(
+    model: ModelSpec, workload: Workload, cluster: Cluster, best: Evaluated, micro_batch: int | None
+) -> Evaluated:
+    plan = best.plan
+    mbs = micro_batches(workload, plan.dp, workload.global_batch or 1, micro_batch)
+    lighter = [
+        replace(plan, offload=offload, recompute=recompute, micro_batch=mb)
+        for offload in OFFLOADS[: OFFLOADS.index(plan.offload)]
+        for recompute in RECOMPUTES
+        for mb in mbs
+    ]
+    slowdown = OFFLOAD_RELIEF_MAX_SLOWDOWN
+    return _fastest_within(model, workload, cluster, best, lighter, slowdown=slowdown, same_months=True) or best
+
+
+def _near_limit(
+    model: ModelSpec, workload: Workload, cluster: Cluster, best: Evaluated, micro_batch: int | None
+) -> Evaluated:
+    plan, memory = best.plan, best.memory.breakdown
+    high_end = _exceeds_high_end(model, workload, cluster, plan, memory)
+    pooled = pool_crosses_limit(model, workload, plan, cluster, memory)
+    if memory.total < _ceiling(memory) and not high_end and not pooled:
+        return best
+    candidates = []
+    level = RECOMPUTES.index(plan.recompute)
+    if level + 1 < len(RECOMPUTES):
+        candidates.append(replace(plan, recompute=RECOMPUTES[level + 1]))
+    half = plan.micro_batch // 2
+    if micro_batch is None and half >= 1 and half in micro_batches(workload, plan.dp, workload.global_batch or 1):
+        candidates.append(replace(plan, micro_batch=half))
+    fused = fused_relief(model.family, plan)  # against the high end and the pool only: the margin keeps its levers
+    risky = candidates + ([fused] if fused is not None else [])
+    fits_high = _fastest_within(model, workload, cluster, best, risky, high_end=True) if high_end else None
+    if fits_high is None and pooled:  # a pool over the card: half the speed buys the high end, or else the pool
+        slowdown = POOL_RELIEF_MAX_SLOWDOWN
+        fits_high = _fastest_within(
+            model, workload, cluster, best, risky, high_end=True, slowdown=slowdown
+        ) or _fastest_within(model, workload, cluster, best, risky, pool=True, slowdown=slowdown)
+    if fits_high is not None or memory.total < _ceiling(memory):
+        return fits_high or best
+    return _fastest_within(model, workload, cluster, best, candidates) or best
+
+
+# Over the card: a plan that fits on its point estimate but whose memory range's high end is above the card's capacity
+# (not only the limit, the capacity less the headroom) would run out of memory at that end. The issue's rule: "A plan
+# fits on its point estimate; where the high end crosses the limit the option carries memory_may_exceed, and the
+# ranking prefers, at equal cost, the option that fits at the high end." Within one configuration the price is the
+# same while the job bills the same months, so such a plan gives way to the fastest twin of its shape (any higher
+# recompute level a stack runs, any smaller micro-batch unless pinned, the fused loss) that fits at the high end of its
+# range (against the limit, else against the card), whatever the slowdown, as long as it bills no more months; the
+# option says what changed and what it costs in time (`Evaluated.relief`, assumption `memory_relief_*`). Llama 3.1 8B
+# QLoRA on one A100 40G card ranked first at recompute none, 33.6 GiB with a high end of 50.6 GiB above the card's
+# 39.0; with the Trainer's gradient checkpointing it takes 10.7 GiB (high end 15.0), 30 % slower, in the same month.
+NO_SLOWDOWN_CAP = 1.0
+
+
+def _over_card(
+    model: ModelSpec, workload: Workload, cluster: Cluster, best: Evaluated, micro_batch: int | None
+) -> Evaluated:
+    memory = best.memory.breakdown
+    high = memory_band(model, workload, best.plan, cluster, memory).high
+    if high <= memory.capacity:
+        return best
+    plan = best.plan
+    twins = [replace(plan, recompute=level) for level in RECOMPUTES[RECOMPUTES.index(plan.recompute) + 1 :]]
+    if micro_batch is None:
+        mbs = micro_batches(workload, plan.dp, workload.global_batch or 1)
+        twins += [replace(plan, micro_batch=mb) for mb in mbs if mb < plan.micro_batch]
+    fused = fused_relief(model.family, plan)
+    twins += [fused] if fused is not None else []
+    found = _fastest_within(
+        model, workload, cluster, best, twins, high_end=True, slowdown=NO_SLOWDOWN_CAP
+    ) or _fastest_within(model, workload, cluster, best, twins, high_end=True, slowdown=NO_SLOWDOWN_CAP, card=True)
+    if found is None:
+        return best
+    hours = best.performance.performance.time_to_train_hours
+    return replace(found, relief=Relief(plan, high, best.throughput, hours))
+
+
+def _exceeds_high_end(
+    model: ModelSpec,
+    workload: Workload,
+    cluster: Cluster,
+    plan: Plan,
+    breakdown: MemoryBreakdown,
+    *,
+    card: bool = False,
+) -> bool:
+    """Whether `plan` fits on its estimate (`breakdown`) and the high end of its memory range crosses the limit (with
+    `card`: the card's capacity)."""
+    band = memory_band(model, workload, plan, cluster, breakdown)
+    return band.high > breakdown.capacity if card else may_exceed(band, breakdown) is not None
+
+
+def _bills_more(found: Evaluated, best: Evaluated) -> bool:
+    """Whether `found`'s job bills more 30-day months than `best`'s on the same rental (the same months bill the
+    same whole years on an annual term); never without a token count."""
+    hours, best_hours = (
+        found.performance.performance.time_to_train_hours,
+        best.performance.performance.time_to_train_hours,
+    )
+    if hours is None or best_hours is None:
+        return False
+    return billed_months(hours, "monthly") > billed_months(best_hours, "monthly")
+
+
+def _ceiling(memory: MemoryBreakdown) -> float:
+    """GPU memory a relieved plan stays under: RELIEF_MARGIN below the limit."""
+    return (1 - RELIEF_MARGIN) * (memory.capacity if memory.limit is None else memory.limit)
+
+
+def _fastest_within(
+    model: ModelSpec,
+    workload: Workload,
+    cluster: Cluster,
+    best: Evaluated,
+    candidates: list[Plan],
+    *,
+    high_end: bool = False,
+    slowdown: float = RELIEF_MAX_SLOWDOWN,
+    same_months: bool = False,
+    pool: bool = False,
+    card: bool = False,
+) -> Evaluated | None:
+    """The fastest of `candidates` that some stack runs, that fits clear of RELIEF_MARGIN (and, with `high_end`,
+    at the high end of its memory range; with `high_end` or `pool`, in its reserved reading), that keeps
+    (1 − `slowdown`) of `best`'s speed and, with `high_end`, `same_months` or `pool`, bills no more months than
+    `best`; None when none does. With `card` the high end is held to the card's capacity, not the limit."""
+    ceiling = _ceiling(best.memory.breakdown)
+    chosen: Evaluated | None = None
+    for relief in candidates:
+        # another level may move the plan to another stack, and so to its speed point (stacks.as_run sets it afresh)
+        candidate = replace(relief, tuning=None)
+        if not supported(workload, candidate, model):
+            continue
+        held, breakdown = _held(model, workload, cluster, candidate)
+        if not fits(breakdown, cluster) or breakdown.total >= ceiling:  # the search's own gate (host RAM unlisted)
+            continue
+        # the memory checks first: they read the breakdown only, and a twin that fails one needs no speed estimate
+        if high_end and _exceeds_high_end(model, workload, cluster, held, breakdown, card=card):
+            continue
+        if (high_end or pool) and pool_crosses_limit(model, workload, held, cluster, breakdown):
+            continue
+        performance = estimate_performance(model, workload, held, cluster)
+        if throughput(performance) < (1 - slowdown) * best.throughput:
+            continue
+        found = Evaluated(held, estimate_memory(model, workload, held, cluster), performance)
+        if (high_end or same_months or pool) and _bills_more(found, best):
+            continue
+        if chosen is None or faster(found, chosen):
+            chosen = found
+    return chosen
+
+
+def _held(model: ModelSpec, workload: Workload, cluster: Cluster, plan: Plan) -> tuple[Plan, MemoryBreakdown]:
+    """The plan with its memory as the stack that will run it holds it (search.py `_memory`): the first account that
+    fits, else the last (the leanest)."""
+    for accounted in as_run(workload, plan, model):
+        plan, memory = accounted, memory_breakdown(model, workload, accounted, cluster)
+        if fits(memory, cluster):
+            break
+    return plan, memory

@@ -1,0 +1,91 @@
+"""What an estimate says about torch AdamW's step (app/estimator/memory/assumptions.py `with_step_notes`): which phase
+sets the peak where the gradients are made in the backward (breakdown `_grads_made_in_backward`), and the share of the
+step's temporary copy of v that `other` holds beyond the `other_buffers` formula. These test the notes against the
+breakdown they describe (the figures themselves are validated in test_memory_grads_in_backward.py and
+test_memory_adamw_step.py); and the warning `no_fit_zero3` is held to the total it is about."""
+
+from __future__ import annotations
+
+import pytest
+
+from app import messages
+from app.estimator.hardware import get_gpu
+from app.estimator.memory import MemoryEstimate, estimate_memory
+from app.estimator.presets import get_preset
+from app.estimator.specs import GIB, Cluster, Plan, Workload
+
+H100 = Cluster(gpu=get_gpu("h100-80g-sxm"), gpus_per_node=1)
+CUBLAS_GIB, FRAGMENTATION = 0.25, 0.05  # the other_buffers note's formula on one GPU (no NCCL buffers)
+
+
+def _estimate(preset: str, micro_batch: int, global_batch: int) -> tuple[dict[str, dict], MemoryEstimate]:
+    workload = Workload(task="full_finetune", tokens=1e8, global_batch=global_batch)
+    plan = Plan(dp=1, zero_stage=0, recompute="none", micro_batch=micro_batch)
+    estimate = estimate_memory(get_preset(preset).model, workload, plan, H100)
+    return {note.code: dict(note.params) for note in estimate.assumptions}, estimate
+
+
+def test_zero_gradients_are_explained_by_the_backward_start() -> None:
+    """Llama 3.2 1B, one H100, micro-batch 8 = global batch 8: gradients 0.0, which the estimate now explains: the
+    backward's start (49.02 GiB of activations) outweighs the step (2.30 GiB of gradients and AdamW's 4.60 GiB copy
+    of v)."""
+    notes, estimate = _estimate("llama-3.2-1b", 8, 8)
+    b = estimate.breakdown
+    assert b.gradients == 0.0
+    phase = notes["peak_backward_start"]
+    assert "peak_optimizer_step" not in notes and "adamw_step_other" not in notes
+    assert phase["activations_gib"] == pytest.approx(b.activations / GIB, abs=0.01)
+    assert phase["grads_gib"] == pytest.approx(2.30, abs=0.01)  # 1.24B parameters × 2 bytes
+    assert phase["activations_gib"] >= phase["grads_gib"] + phase["temp_gib"]
+    english = next(note.text for note in estimate.assumptions if note.code == "peak_backward_start")
+    assert "gradients reads 0" in english and "2.30 GiB" in english
+    assert "梯度显示为 0" in messages.note("peak_backward_start", phase, "zh")
+
+
+def test_other_names_adamw_step_temporary_with_its_size() -> None:
+    """Llama 3.2 3B, micro-batch 1: other read 3.09 GiB against the other_buffers formula's 0.73; the difference is
+    AdamW's step temporary beyond the freed activations, now a note with its size, and the optimizer step sets the
+    peak: gradients + the activations' blocks + other's share = gradients + the temporary."""
+    notes, estimate = _estimate("llama-3.2-3b", 1, 1)
+    b = estimate.breakdown
+    formula = CUBLAS_GIB + FRAGMENTATION * b.activations / GIB
+    step = notes["adamw_step_other"]
+    assert step["step_gib"] == pytest.approx(b.other / GIB - formula, abs=0.01)
+    assert step["step_gib"] == pytest.approx(2.36, abs=0.01)
+    phase = notes["peak_optimizer_step"]
+    assert phase["grads_gib"] + phase["temp_gib"] == pytest.approx(
+        (b.gradients + b.activations) / GIB + step["step_gib"], abs=0.02
+    )
+    assert "2.36 GiB" in messages.note("adamw_step_other", step, "zh")
+
+
+def test_accumulated_gradients_get_no_phase_note() -> None:
+    """Four micro-batches a step keep the first ones' gradients through the next ones' activations: no phase note."""
+    notes, _estimate_ = _estimate("llama-3.2-1b", 2, 8)
+    assert "peak_backward_start" not in notes and "peak_optimizer_step" not in notes
+
+
+def test_no_fit_zero3_names_the_total_it_is_about() -> None:
+    """Llama 3.2 3B at micro-batch 4 on one H100 totals 82.51 GiB; `no_fit_zero3` said 88.5 GiB needed (ZeRO-3 over
+    one GPU, which holds its gradients)."""
+    _notes, estimate = _estimate("llama-3.2-3b", 4, 4)
+    warning = next(w for w in estimate.warnings if w.code == "no_fit_zero3")
+    assert warning.params["needed_gib"] == pytest.approx(estimate.breakdown.total / GIB)
+    assert "82.5 GiB per GPU needed" in messages.warning(warning.code, warning.params)
+
+
+@pytest.mark.parametrize("zero", [1, 2, 3])
+def test_the_trainers_adamw_under_deepspeed_is_named_in_other(zero: int) -> None:
+    """Llama 3.1 8B over 8 H100 at 1 x 512 under the Trainer's DeepSpeed (Plan.tuning trainer): AdamW's copy of v on
+    the fp32 partitions (one ZeRO-3 sub-group at most) beyond the freed activations is the part of `other` above its
+    formula (0.25 GiB cuBLAS + 0.5 GiB NCCL + 5 % of the activations)."""
+    workload = Workload(task="full_finetune", seq_len=512, tokens=1e8, global_batch=8)
+    plan = Plan(dp=8, zero_stage=zero, micro_batch=1, recompute="none", tuning="trainer")
+    cluster = Cluster(gpu=get_gpu("h100-80g-sxm"), gpus_per_node=8)
+    estimate = estimate_memory(get_preset("llama-3.1-8b").model, workload, plan, cluster)
+    b = estimate.breakdown
+    step = next(dict(n.params) for n in estimate.assumptions if n.code == "adamw_step_other")
+    formula = CUBLAS_GIB + 0.5 + FRAGMENTATION * b.activations / GIB
+    assert step["step_gib"] == pytest.approx(b.other / GIB - formula, abs=0.01)
+    if zero == 3:  # DeepSpeed's sub-group cap (states.DEEPSPEED_SUB_GROUP_STEP_BYTES)
+        assert step["temp_gib"] <= 4e9 / GIB + 0.005
