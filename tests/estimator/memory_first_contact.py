@@ -391,8 +391,17 @@ def _ms_swift() -> list[FirstContactCase]:
                 # swift's own LoRA tuner (tuner_backend "swift") never calls PEFT's prepare_model_for_kbit_training
                 # (swift/llm/sft.py and tuner.py at cfcb67265, the commit that added the table: only
                 # model.enable_input_require_grads()): no fp32 casts, 16-bit activations
+                # bitsandbytes 0.41.3.post2 (the table's environment): fp16 quantisation state under swift's bf16
+                # compute dtype (bnb_4bit_comp_dtype AUTO = dtype, swift/llm/utils/argument.py `select_bnb`), two
+                # dequantised copies a matmul (Workload.bnb_fp16_dequant; stated after first contact)
                 Workload(
-                    task="qlora", seq_len=2048, global_batch=16, lora=lora8, varied_lengths=True, kbit_upcast=False
+                    task="qlora",
+                    seq_len=2048,
+                    global_batch=16,
+                    lora=lora8,
+                    varied_lengths=True,
+                    kbit_upcast=False,
+                    bnb_fp16_dequant=True,
                 ),
                 Plan(micro_batch=1, recompute="full"),
                 one,
