@@ -8,7 +8,7 @@ matrix at once, and a reserved pool of matrix-sized blocks cut by the matmul out
 Published (modelscope/ms-swift docs/source_en/LLM/Benchmark.md at 46922151, one A100 80GB, bitsandbytes 0.41.3.post2,
 auto_gptq 0.5.1, `swift sft` LoRA r=8 on c_attn at 1 x 2,048 tokens, GPU Memory (GiB) = torch.cuda.max_memory_reserved):
 Qwen 7B / 14B / 72B with int4 (bnb) 23.85 / 30.05 / 74.87 GiB, with int4 (gptq) 19.21 / 23.30 / 54.86 GiB. The two
-quantisations differ in the dequantisation only (same adapters, data, loss, checkpointing; both keep the embedding and
+runs differ in the quantisation library only (same adapters, data, loss, checkpointing; both keep the embedding and
 the head 16-bit): the differences, 4.64 / 6.75 / 20.01 GiB, are the lever's published figure.
 """
 

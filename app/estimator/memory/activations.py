@@ -122,12 +122,13 @@ VARIED_LENGTH_ACTIVATION_SETS = 2.0
 # cut while the output lives and the next matrix takes a new segment. The pool of such blocks, reserved and not
 # allocated, in 16-bit copies of one decoder layer's quantised matrices: FITTED on ms-swift's three bitsandbytes rows
 # (docs/source_en/LLM/Benchmark.md at 46922151, bitsandbytes 0.41.3.post2, Qwen 7B / 14B / 72B LoRA r=8 at 1 x 2,048,
-# reserved): they read 4.64 / 6.75 / 20.01 GiB above the same table's GPTQ int4 runs of the same models (fp16
-# checkpoints, one dequantised copy), 12.3 / 11.5 / 12.3 copies of the layer's 202 / 315 / 872 M quantised
+# reserved): they read 4.64 / 6.75 / 20.01 GiB above the same table's GPTQ int4 runs of the same models (auto_gptq,
+# 4-bit weights read from the checkpoint), 12.3 / 11.5 / 12.3 copies of the layer's 202 / 315 / 872 M quantised
 # parameters. The gap follows one layer's size, not the model's (7B to 72B: x4.3 measured, x4.3 a layer, x10.8 the
 # model), which rules out a load-time pool: simulating the allocator over bitsandbytes 0.41's load (an fp16 copy of
-# each weight on the card, then its packed 4-bit out and fp32 absmax) leaves 0.2 / 0.2 / 0.5 GiB of holes. Counted
-# beside the varied lengths' blocks (`_length_slack`): reserved and device readings, not the gate.
+# each weight on the card, then its packed 4-bit out and fp32 absmax; benchmarks/bnb_load_pool.py) leaves 0.2 / 0.2
+# / 0.5 GiB of holes. Counted beside the varied lengths' blocks (`_length_slack`): reserved and device readings, not
+# the gate.
 BNB_FP16_DEQUANT_POOL_COPIES = 12.0
 # Eager attention in training (plan.attention "eager"; Plan.flash_attention False), per score element (b·a·s² per
 # layer): transformers `eager_attention_forward` (models/llama/modeling_llama.py) takes the softmax in fp32 and casts it
