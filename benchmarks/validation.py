@@ -519,7 +519,27 @@ Trainer's torch AdamW steps the fp32 partitions and its copy of v now counts the
 elements at most). Left as they read: Phi-3.5 mini with Liger at 128 x 496 tokens (-18 % allocated), the bitsandbytes
 QLoRA rows of ms-swift (-34 to -40 %: the pool reads 4.6 / 6.8 / 20.0 GiB above the same table's GPTQ int4 runs of
 Qwen 7B / 14B / 72B, which neither the NF4 constants, the dequantised weights nor the 16-bit embeddings account for;
-no cause found that a source states)."""
+no cause found that a source states).
+
+One source recorded at 67de5f5 (2026-12-06), before any change: torchtune's LoRA tutorial (docs/source/tutorials/
+lora_finetune.rst at ff594c231; 4 rows: Llama 2 7B on 7B_lora_single_device, batch 2 of Alpaca cut at 512 tokens,
+LoRA on Q and V or on every layer at rank 8 or 64; max reserved) read 3.7 % at the median, every row low (-3.2 to
+-4.0 %), all 4 judged to fit. Nothing changed for it. One change followed on ms-swift's bitsandbytes rows, read from
+the library's source: before 0.43.0 bitsandbytes quantised every weight from an fp16 copy (nn/modules.py
+Params4bit.cuda `.half()`, dropped by dcfb6f81), so under swift's bf16 compute dtype each matmul dequantises its
+matrix to fp16 and casts it (autograd/_functions.py MatMul4Bit `F.dequantize_4bit(B, state).to(A.dtype)`, forward
+and backward): two 16-bit copies at once, the fp16 one freed before the matmul's output is asked for, so the caching
+allocator cuts that output from the freed matrix-sized block. The rows state it (Workload.bnb_fp16_dequant; the
+table's environment names bitsandbytes 0.41.3.post2); the allocated reading and the gate count the second copy, the
+reserved reading a pool of 12 16-bit copies of one decoder layer's quantised matrices (activations.
+BNB_FP16_DEQUANT_POOL_COPIES, FITTED on these three rows: 12.3 / 11.5 / 12.3). The gap to the same table's GPTQ rows
+follows one layer's size, not the model's (x4.31 from 7B to 72B measured and a layer, x10.8 the model); three other
+suspects were ruled out: the compute dtype was bf16, not bitsandbytes' fp32 default (swift/llm/utils/argument.py
+`select_bnb` at cfcb67265: bnb_4bit_comp_dtype AUTO = dtype), the 16-bit embedding and head are the same in the GPTQ
+runs, and a model of the allocator over bitsandbytes 0.41's load (fp16 copy on the card, then its packed out and
+absmax) leaves 0.2 / 0.2 / 0.5 GiB of holes, not 4.6 / 6.8 / 20.0. The rows moved from -40.1 / -39.3 / -33.5 % to
+-20.8 / -15.4 / -6.9 %, the source from 10.3 % to 9.7 % (fitted); what they still read low is the GPTQ rows' -26 /
+-22 / -9 %, left as they read."""
 
 # Median |error| of the estimator at 7c1f6ff (see the module docstring); it had no memory held-out rows run then.
 BASELINE = {

@@ -153,6 +153,13 @@ class Workload:
     # VARIED_LENGTH_SLACK): more reserved, not more allocated. None: as the stack that runs the plan feeds its data
     # (the planner's stacks.as_padded); the estimator reads None as batches of one length
     varied_lengths: bool | None = None
+    # QLoRA on bitsandbytes before 0.43.0, which quantised every weight from an fp16 copy (bitsandbytes/nn/modules.py
+    # Params4bit.cuda `self.data.contiguous().half()`, dropped by dcfb6f81 "Initial FSDP Support for QLoRA
+    # Finetuning", first in 0.43.0): the quantisation state is fp16, so under a bf16 compute dtype every matmul
+    # dequantises its matrix to fp16 and casts it (autograd/_functions.py MatMul4Bit `F.dequantize_4bit(B,
+    # state).to(A.dtype)`, forward and backward): two 16-bit copies of each matrix in turn, and a reserved pool of
+    # them (memory BNB_FP16_DEQUANT_POOL_COPIES). Off: bitsandbytes 0.43 or later, or another NF4 (torchao, GPTQ)
+    bnb_fp16_dequant: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -149,6 +149,23 @@ Sources (each a project that measured its own runs and says with what):
                cross-entropy for it, eager attention by default), Mixtral and Qwen2-VL (no figures), and the "old"
                Phi-3 logs that later runs replaced.
 
+  [torchtune-tutorials] pytorch/torchtune docs/source/tutorials/lora_finetune.rst at ff594c231 (PR #702, 2024-04-15),
+               "Trading off memory and model performance with LoRA": Llama 2 7B on recipes/configs/llama2/
+               7B_lora_single_device.yaml of that commit (one GPU, batch 2 of yahma/alpaca-cleaned with train_on_input,
+               alpaca_cleaned_dataset's max_seq_len 512 (torchtune/datasets/_alpaca.py): batches padded to their
+               longest sample, 512 tokens at most; gradient accumulation 64, dtype bf16 (weights, LoRA adapters and
+               torch AdamW states bf16), enable_activation_checkpointing True, nn.CrossEntropyLoss on the decoder's
+               fp32 output) with four LoRA layouts: Q and V or "all layers" (q, k, v, output_proj, the MLP and the
+               output head: apply_lora_to_mlp, apply_lora_to_output), rank 8 (alpha 16) or 64 (alpha 128). "Peak
+               Memory" is the training figure of utils.memory_stats_log, torch.cuda.max_memory_reserved() / 1e9 (the
+               QLoRA tutorial of the same day, docs/source/tutorials/qlora_finetune.rst at 0914d5cfb, gives the Q and
+               V rank-8 run's 15.57 GB as "Peak memory reserved, training"): reserved, decimal GB, converted to GiB.
+               The card is not named; modelled on the A100 80GB (the figure compared does not depend on it). The
+               head's adapter (r x (4096 + 32000) parameters) is not a LoRA target the estimator takes; the "all
+               layers" rows are stated without it (0.3M / 2.3M parameters). Left out: the QLoRA tutorial's training
+               figure (9.29 GB, the figure torchtune-2403 already records from the README) and both tutorials'
+               "model init" figures (no training step).
+
 `levers` names what each run used that moves the peak and that the estimator may or may not model (attention
 implementation, loss implementation, compile, activation offload, FP8 parameters).
 """
@@ -218,6 +235,11 @@ FSDP_QLORA = (
 TORCHTUNE_2403 = (
     "pytorch/torchtune README.md at 5cbc1967b, 'Finetuning resource requirements' (Llama 2 7B, batch 2 of Alpaca, "
     "bf16; peak memory per GPU = torch.cuda.max_memory_reserved / 1e9, GB converted to GiB)"
+)
+
+TORCHTUNE_TUTORIALS = (
+    "pytorch/torchtune docs/source/tutorials/lora_finetune.rst at ff594c231 (Llama 2 7B, 7B_lora_single_device, "
+    "batch 2 of Alpaca cut at 512 tokens, bf16; Peak Memory = torch.cuda.max_memory_reserved / 1e9, GB to GiB)"
 )
 
 # Qwen (v1) remote code, from each model's config.json on the Hugging Face Hub (Qwen/Qwen-*-Chat): RMSNorm, SwiGLU
@@ -369,8 +391,17 @@ def _ms_swift() -> list[FirstContactCase]:
                 # swift's own LoRA tuner (tuner_backend "swift") never calls PEFT's prepare_model_for_kbit_training
                 # (swift/llm/sft.py and tuner.py at cfcb67265, the commit that added the table: only
                 # model.enable_input_require_grads()): no fp32 casts, 16-bit activations
+                # bitsandbytes 0.41.3.post2 (the table's environment): fp16 quantisation state under swift's bf16
+                # compute dtype (bnb_4bit_comp_dtype AUTO = dtype, swift/llm/utils/argument.py `select_bnb`), two
+                # dequantised copies a matmul (Workload.bnb_fp16_dequant; stated after first contact)
                 Workload(
-                    task="qlora", seq_len=2048, global_batch=16, lora=lora8, varied_lengths=True, kbit_upcast=False
+                    task="qlora",
+                    seq_len=2048,
+                    global_batch=16,
+                    lora=lora8,
+                    varied_lengths=True,
+                    kbit_upcast=False,
+                    bnb_fp16_dequant=True,
                 ),
                 Plan(micro_batch=1, recompute="full"),
                 one,
@@ -899,6 +930,43 @@ def _liger_pr199() -> list[FirstContactCase]:
     return cases
 
 
+def _torchtune_tutorials() -> list[FirstContactCase]:
+    cases = []
+    llama2 = get_preset("llama-2-7b").model
+    every = ("q", "k", "v", "o", "gate", "up", "down")  # "all layers" less the head's adapter (not a target here)
+    # (layers, targets, rank, alpha, published GB)
+    rows = (
+        ("Q and V only", ("q", "v"), 8, 16, 15.57),
+        ("all layers", every, 8, 16, 15.87),
+        ("Q and V only", ("q", "v"), 64, 128, 15.86),
+        ("all layers", every, 64, 128, 17.04),
+    )
+    for label, targets, rank, alpha, published_gb in rows:
+        cases.append(
+            FirstContactCase(
+                f"torchtune tutorial Llama 2 7B LoRA {label} r={rank}, 7B_lora_single_device, batch 2 of Alpaca "
+                "(512 tokens at most)",
+                "torchtune-tutorials",
+                TORCHTUNE_TUTORIALS,
+                llama2,
+                Workload(
+                    task="lora",
+                    mixed_precision=False,
+                    seq_len=512,
+                    global_batch=2 * 64,
+                    lora=LoraSpec(rank=rank, alpha=alpha, targets=targets),
+                    varied_lengths=True,
+                ),
+                Plan(micro_batch=2, recompute="full"),
+                Cluster(gpu=A100_80),
+                round(published_gb * GB, 2),
+                "reserved",
+                "attention: sdpa (flash); loss: nn.CrossEntropyLoss on the decoder's fp32 output",
+            )
+        )
+    return cases
+
+
 MEMORY_FIRST_CONTACT: tuple[FirstContactCase, ...] = tuple(
     _ms_swift()
     + _torchao()
@@ -911,4 +979,5 @@ MEMORY_FIRST_CONTACT: tuple[FirstContactCase, ...] = tuple(
     + _fsdp_qlora()
     + _torchtune_2403()
     + _liger_pr199()
+    + _torchtune_tutorials()
 )

@@ -278,14 +278,17 @@ def test_coverage_on_every_validation_row() -> None:
     # unchanged); 10 of 20 (220 of 257, fms-acceleration 19 of 19) once a step of one micro-batch under the Trainer's
     # foreach AdamW holds its gradients only after the backward's start (memory.breakdown `_grads_made_in_backward`):
     # outside are mostly its reserved readings with Liger's fused loss (-19 to -48 %).
+    # torchtune's LoRA tutorial (torchtune-tutorials, 4 rows) came in at 4 of 4 inside (229 of 261, the range constants
+    # unchanged); 232 of 261 once ms-swift's three bitsandbytes 0.41 QLoRA rows state its two-copy dequantisation
+    # (Workload.bnb_fp16_dequant: -40 / -39 / -34 % -> -21 / -15 / -7 %, all three inside).
     from tests.estimator.memory_first_contact import MEMORY_FIRST_CONTACT
     from tests.estimator.validation_cases import MEMORY
 
     results = [_inside(c) for c in (*MEMORY, *MEMORY_FIRST_CONTACT)]
     inside = sum(ok for ok, _ in results)
     widths = sorted(w for _, w in results)
-    assert len(results) == 257
-    assert inside >= 220, inside
+    assert len(results) == 261
+    assert inside >= 232, inside
     assert widths[len(widths) // 2] <= 0.20
 
 

@@ -113,6 +113,23 @@ VARIED_LENGTH_SLACK = 1.0
 # loss. The five fused-loss runs of that PR read 1.3-3.8 sets (median 3.4; Phi-3.5 mini, batch 128, the least);
 # two sets, the first step's and a length not seen before, is the count the series shows settled.
 VARIED_LENGTH_ACTIVATION_SETS = 2.0
+# QLoRA on bitsandbytes before 0.43 under a bf16 compute dtype (Workload.bnb_fp16_dequant): each matmul makes two
+# 16-bit copies of its matrix, the fp16 dequantisation and its bf16 cast (bitsandbytes autograd/_functions.py at
+# b5800d35, MatMul4Bit forward and backward `F.dequantize_4bit(B, state).to(A.dtype)`; functional.py
+# `dequantize_4bit` allocates `out` in quant_state.dtype, fp16 from Params4bit.cuda's `.half()`). The fp16 copy is
+# freed by the cast, before F.linear asks for its output, so the caching allocator cuts that output from the freed
+# matrix-sized block (best fit, split: CUDACachingAllocator.cpp `get_free_block`, `should_split`); the block stays
+# cut while the output lives and the next matrix takes a new segment. The pool of such blocks, reserved and not
+# allocated, in 16-bit copies of one decoder layer's quantised matrices: FITTED on ms-swift's three bitsandbytes rows
+# (docs/source_en/LLM/Benchmark.md at 46922151, bitsandbytes 0.41.3.post2, Qwen 7B / 14B / 72B LoRA r=8 at 1 x 2,048,
+# reserved): they read 4.64 / 6.75 / 20.01 GiB above the same table's GPTQ int4 runs of the same models (auto_gptq,
+# 4-bit weights read from the checkpoint), 12.3 / 11.5 / 12.3 copies of the layer's 202 / 315 / 872 M quantised
+# parameters. The gap follows one layer's size, not the model's (7B to 72B: x4.3 measured, x4.3 a layer, x10.8 the
+# model), which rules out a load-time pool: simulating the allocator over bitsandbytes 0.41's load (an fp16 copy of
+# each weight on the card, then its packed 4-bit out and fp32 absmax; benchmarks/bnb_load_pool.py) leaves 0.2 / 0.2
+# / 0.5 GiB of holes. Counted beside the varied lengths' blocks (`_length_slack`): reserved and device readings, not
+# the gate.
+BNB_FP16_DEQUANT_POOL_COPIES = 12.0
 # Eager attention in training (plan.attention "eager"; Plan.flash_attention False), per score element (b·a·s² per
 # layer): transformers `eager_attention_forward` (models/llama/modeling_llama.py) takes the softmax in fp32 and casts it
 # back, `softmax(attn_weights, dim=-1, dtype=torch.float32).to(query.dtype)`: softmax's backward keeps its fp32 output
@@ -489,7 +506,15 @@ def _kv_cache(ctx: _Ctx, plan: Plan, stage: _Stage) -> float:
 
 
 def _length_slack(ctx: _Ctx, plan: Plan) -> float:
-    return varied_length_slack(ctx.model, ctx.workload, plan)
+    return varied_length_slack(ctx.model, ctx.workload, plan) + _bnb_dequant_pool(ctx, plan)
+
+
+def _bnb_dequant_pool(ctx: _Ctx, plan: Plan) -> float:
+    """Reserved blocks of bitsandbytes' two-copy dequantisation before 0.43 (BNB_FP16_DEQUANT_POOL_COPIES)."""
+    if ctx.workload.task != "qlora" or not ctx.workload.bnb_fp16_dequant:
+        return 0.0
+    layer = ctx.facts.block_linear / ctx.facts.layers  # one decoder layer's quantised matrices (a mean under MoE)
+    return BNB_FP16_DEQUANT_POOL_COPIES * layer / plan.tp * 2.0
 
 
 def _activation_sets(ctx: _Ctx, plan: Plan, activations: float) -> float:
@@ -538,7 +563,9 @@ def _other(ctx: _Ctx, plan: Plan, activations: float) -> float:
     if plan.dp * plan.tp * plan.pp * plan.cp > 1:
         other += OTHER_NCCL_BYTES
     if ctx.workload.task == "qlora":
-        other += ctx.facts.largest_linear / plan.tp * 2.0  # one dequantised NF4 matrix in 16-bit
+        # one dequantised NF4 matrix in 16-bit; two (fp16 and its bf16 cast) on bitsandbytes before 0.43
+        copies = 2.0 if ctx.workload.bnb_fp16_dequant else 1.0
+        other += ctx.facts.largest_linear / plan.tp * 2.0 * copies
     return other
 
 

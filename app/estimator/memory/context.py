@@ -81,7 +81,9 @@ class _Split:
     the context's own dicts, so a new split computes only what no split has."""
 
     working: tuple[tuple[float, float, float, float], ...]  # (activations, KV cache, other, host activations) a stage
-    length_slack: float  # the allocator's blocks for batches of varied length (activations.varied_length_slack)
+    # the allocator's blocks for batches of varied length (activations.varied_length_slack) and bitsandbytes' pool
+    # of dequantised copies before 0.43 (activations._bnb_dequant_pool)
+    length_slack: float
     logits_block: float  # the 16-bit logits' cached block on the last stage (activations._logits_block)
     # by (ZeRO shard group, ZeRO stage, offload, fp8_params, optimizer_in_backward, fsdp_torch_adamw, the Trainer's
     # DeepSpeed in `tuning`): model states per stage and the step's flags (breakdown._sharded)
