@@ -1,13 +1,14 @@
 """The revisions keep building exactly the schema they built when they were written: the SQL of the whole upgrade
-chain, on PostgreSQL (Alembic's offline `--sql` mode) and on SQLite (the statements an upgrade of an empty file
-executes: batch mode reflects tables there, so it has no offline mode), equals, byte for byte, the SQL recorded in
-tests/golden/ from the revisions as first written. Two things vary from run to run and are written in one form: the
-catalog revision's token (a fresh uuid4) and, on SQLite, the order of the constraints of a table that batch mode
-rebuilds from reflection (set order): a CREATE TABLE lists its columns as executed and its constraints sorted, and a
-run of CREATE INDEX statements is sorted.
+chain, and of the downgrade from head to base, on PostgreSQL (Alembic's offline `--sql` mode) and on SQLite (the
+statements an upgrade of an empty file executes, then a downgrade to base: batch mode reflects tables there, so it
+has no offline mode), equals, byte for byte, the SQL recorded in tests/golden/ from the revisions as first written.
+Two things vary from run to run and are written in one form: the catalog revision's token (a fresh uuid4) and, on
+SQLite, the order of the constraints and indexes of a table that batch mode rebuilds from reflection (set order): a
+CREATE TABLE lists its columns as executed and its constraints sorted, and a run of CREATE INDEX statements is
+sorted.
 
-A new revision changes the chain's SQL: regenerate both files (`python -m tests.test_migrations_sql`) and check
-that the diff only adds the new revision's statements, at the end.
+A new revision changes the chain's SQL: regenerate the files (`python -m tests.test_migrations_sql`) and check that
+the diff only adds the new revision's statements.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import io
 import re
 from pathlib import Path
 
+import pytest
 from alembic import command
 from sqlalchemy import create_engine, event
 
@@ -26,14 +28,17 @@ GOLDEN = Path(__file__).parent / "golden"
 _TOKEN = re.compile(r"'[0-9a-f]{32}'")
 
 
-def postgresql_sql() -> str:
+def postgresql_sql(direction: str = "upgrade") -> str:
     config = alembic_config("postgresql+psycopg://offline@localhost/offline")
     config.output_buffer = io.StringIO()
-    command.upgrade(config, "head", sql=True)
+    if direction == "upgrade":
+        command.upgrade(config, "head", sql=True)
+    else:
+        command.downgrade(config, "head:base", sql=True)
     return _TOKEN.sub("'<token>'", config.output_buffer.getvalue())
 
 
-def sqlite_sql(tmp_dir: Path) -> str:
+def sqlite_sql(tmp_dir: Path, direction: str = "upgrade") -> str:
     url = f"sqlite:///{tmp_dir / 'chain.db'}"
     engine = create_engine(url)
     statements: list[str] = []
@@ -46,6 +51,9 @@ def sqlite_sql(tmp_dir: Path) -> str:
     with engine.begin() as connection:
         config.attributes["connection"] = connection
         command.upgrade(config, "head")
+        if direction == "downgrade":
+            statements.clear()
+            command.downgrade(config, "base")
     engine.dispose()
     return _TOKEN.sub("'<token>'", "".join(_indexes_sorted(statements)))
 
@@ -75,18 +83,28 @@ def _canonical(statement: str) -> str:
     return "\n".join([head, ", \n".join(columns + constraints), tail])
 
 
-def test_postgresql_upgrade_sql_is_unchanged() -> None:
-    assert postgresql_sql() == (GOLDEN / "migrations_postgresql.sql").read_text()
+DIRECTIONS = ("upgrade", "downgrade")
 
 
-def test_sqlite_upgrade_sql_is_unchanged(tmp_path: Path) -> None:
-    assert sqlite_sql(tmp_path) == (GOLDEN / "migrations_sqlite.sql").read_text()
+def _golden(dialect: str, direction: str) -> Path:
+    return GOLDEN / f"migrations_{dialect}{'' if direction == 'upgrade' else '_downgrade'}.sql"
+
+
+@pytest.mark.parametrize("direction", DIRECTIONS)
+def test_postgresql_sql_is_unchanged(direction: str) -> None:
+    assert postgresql_sql(direction) == _golden("postgresql", direction).read_text()
+
+
+@pytest.mark.parametrize("direction", DIRECTIONS)
+def test_sqlite_sql_is_unchanged(direction: str, tmp_path: Path) -> None:
+    assert sqlite_sql(tmp_path, direction) == _golden("sqlite", direction).read_text()
 
 
 if __name__ == "__main__":
     import tempfile
 
     GOLDEN.mkdir(exist_ok=True)
-    (GOLDEN / "migrations_postgresql.sql").write_text(postgresql_sql())
-    with tempfile.TemporaryDirectory() as tmp:
-        (GOLDEN / "migrations_sqlite.sql").write_text(sqlite_sql(Path(tmp)))
+    for direction in DIRECTIONS:
+        _golden("postgresql", direction).write_text(postgresql_sql(direction))
+        with tempfile.TemporaryDirectory() as tmp:
+            _golden("sqlite", direction).write_text(sqlite_sql(Path(tmp), direction))
