@@ -4,8 +4,8 @@ statements an upgrade of an empty file executes, then a downgrade to base: batch
 has no offline mode), equals, byte for byte, the SQL recorded in tests/golden/ from the revisions as first written.
 Two things vary from run to run and are written in one form: the catalog revision's token (a fresh uuid4) and, on
 SQLite, the order of the constraints and indexes of a table that batch mode rebuilds from reflection (set order): a
-CREATE TABLE lists its columns as executed and its constraints sorted, and a run of CREATE INDEX statements is
-sorted.
+CREATE TABLE lists its columns as executed and its constraints sorted, and a run of CREATE or DROP INDEX statements
+is sorted.
 
 A new revision changes the chain's SQL: regenerate the files (`python -m tests.test_migrations_sql`) and check that
 the diff only adds the new revision's statements.
@@ -59,11 +59,11 @@ def sqlite_sql(tmp_dir: Path, direction: str = "upgrade") -> str:
 
 
 def _indexes_sorted(statements: list[str]) -> list[str]:
-    """Each run of consecutive CREATE INDEX statements sorted (batch mode recreates a table's indexes in set order)."""
+    """Each run of consecutive CREATE or DROP INDEX statements sorted (batch mode reflects indexes in set order)."""
     result: list[str] = []
     run: list[str] = []
     for statement in [*statements, ""]:
-        if statement.startswith(("CREATE INDEX", "CREATE UNIQUE INDEX")):
+        if statement.startswith(("CREATE INDEX", "CREATE UNIQUE INDEX", "DROP INDEX")):
             run.append(statement)
             continue
         result.extend(sorted(run))
