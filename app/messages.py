@@ -407,7 +407,7 @@ WHERE: dict[str, dict[str, str]] = {
     "en": {"one": "{gpus} × {gpu_name}", "nodes": "{gpus} × {gpu_name} on {nodes} nodes"},
     "zh": {"one": "{gpus} × {gpu_name}", "nodes": "{gpus} × {gpu_name}，共 {nodes} 个节点"},
 }
-LIST_SEP = {"en": ", ", "zh": "、"}
+LIST_SEP = error_words.LIST_SEPARATORS  # the one table of how a list is joined in each language
 
 # The catalog's regions as people read them (app/data/catalog.yaml region ids); app.i18n.REGIONS is this table.
 REGION_WORDS: dict[str, dict[str, str]] = {
@@ -605,8 +605,7 @@ def hub(code: str, params: Mapping[str, Any], lang: str = "en") -> str:
 def unknown(code: str, params: Mapping[str, Any], lang: str = "en") -> str:
     """A constraint's GPU types or regions the catalog does not hold, and those it does, in `lang`."""
     lang = _lang(lang)
-    sep = "、" if lang == "zh" else ", "
-    words = {key: sep.join(str(item) for item in params.get(key, ())) for key in ("unknown", "allowed")}
+    words = {key: LIST_SEP[lang].join(str(item) for item in params.get(key, ())) for key in ("unknown", "allowed")}
     return UNKNOWN[lang][code].format(**words)
 
 

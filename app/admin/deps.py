@@ -25,6 +25,8 @@ from app.errors import Forbidden, Unauthorized
 SESSION_COOKIE = "gpu_sizer_admin"
 API_PREFIX = "/admin/api"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+# The header of an answer that carries a secret shown once (a new token, API key or webhook secret).
+NO_STORE = {"Cache-Control": "no-store"}
 
 
 class LoginRequired(Unauthorized):

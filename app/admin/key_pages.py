@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from sqlalchemy.orm import Session
 
 from app.admin import service
-from app.admin.deps import AdminDep, Principal, require_admin
+from app.admin.deps import NO_STORE, AdminDep, Principal, require_admin
 from app.admin.pages import FormDep, TokenId, _confirmed, _page, _refusal, _when, revoke_confirmation
 from app.apikeys import service as apikeys_service
 from app.apikeys.schemas import DEFAULT_RATE_LIMIT_PER_MINUTE, ApiKeyCreate
@@ -31,7 +31,7 @@ def _keys_page(
 ) -> HTMLResponse:
     values = {"admin": admin, "keys": apikeys_service.list_keys(session), "scopes": API_SCOPES, "created": None}
     values |= {"default_limit": DEFAULT_RATE_LIMIT_PER_MINUTE, "form": {}, **context}
-    headers = {"Cache-Control": "no-store"} if values["created"] else None
+    headers = NO_STORE if values["created"] else None
     return _page(request, "keys.html", values, status_code=status_code, headers=headers)
 
 

@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field, ValidationError
 from sqlalchemy.orm import Session
 
 from app.admin import capacity_editing, catalog_editing, service
-from app.admin.deps import SESSION_COOKIE, AdminDep, Principal, SignedInDep, client_addr, require_admin
+from app.admin.deps import NO_STORE, SESSION_COOKIE, AdminDep, Principal, SignedInDep, client_addr, require_admin
 from app.admin.schemas import AddonIn, AvailabilityIn, PriceCreate, SkuCreate, SkuPatch, audit_changes
 from app.catalog import repository as catalog_repository
 from app.deps import SessionDep, UnitOfWorkRoute
@@ -480,7 +480,7 @@ def token_create(
         "tokens.html",
         {"admin": admin, "tokens": service.list_tokens(session), "created": plain},
         status_code=201,
-        headers={"Cache-Control": "no-store"},
+        headers=NO_STORE,
     )
 
 

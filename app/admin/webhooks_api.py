@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 
 from app.admin import webhooks as admin_webhooks
 from app.admin.api import admin_api_router
-from app.admin.deps import AdminDep, Principal
+from app.admin.deps import NO_STORE, AdminDep, Principal
 from app.deps import SessionDep, SettingsDep
 from app.settings import Settings
 from app.webhooks import service
@@ -30,7 +30,6 @@ router = admin_api_router("/admin/api/webhooks")
 # INTEGER ids: a larger one names no row (and PostgreSQL refuses to compare it)
 EndpointId = Annotated[int, Path(ge=1, le=2**31 - 1, description="The endpoint's id", examples=[1])]
 DeliveryId = Annotated[int, Path(ge=1, le=2**31 - 1, description="The delivery's id", examples=[1])]
-NO_STORE = {"Cache-Control": "no-store"}
 ENDPOINT_EXAMPLE = {
     "example": Example(
         summary="A CRM told of issued and accepted quotes, registered paused (an IP address, so that the example "

@@ -11,7 +11,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import ValidationError
 
 from app.admin import webhooks as admin_webhooks
-from app.admin.deps import AdminDep, Principal, require_admin
+from app.admin.deps import NO_STORE, AdminDep, Principal, require_admin
 from app.admin.pages import _page as admin_page, _refusal
 from app.deps import SessionDep, SettingsDep, UnitOfWorkRoute
 from app.errors import AppError
@@ -31,7 +31,7 @@ DeliveryId = Annotated[int, Path(ge=1, le=2**31 - 1)]
 
 def _page(request: Request, name: str, context: dict[str, Any], status_code: int = 200) -> HTMLResponse:
     """An admin page (app/admin/pages.py), never cached: a new endpoint's secret is on the page that creates it."""
-    return admin_page(request, name, context, status_code, headers={"Cache-Control": "no-store"})
+    return admin_page(request, name, context, status_code, headers=NO_STORE)
 
 
 def _endpoints_page(request: Request, session: Any, admin: Principal, status_code: int = 200, **extra: Any) -> Response:

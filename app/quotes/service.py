@@ -44,6 +44,7 @@ from app.quotes.schemas import (
     QuoteOut,
 )
 from app.ratelimit.service import RateLimiter
+from app.schemas import mirror
 from app.settings import Settings
 
 PUBLIC_ID_BYTES = 24  # 192 random bits → 32 URL-safe characters
@@ -582,19 +583,13 @@ def _fabric_on_consultation(quote: Quote) -> bool:
 
 
 def _line_out(line: QuoteLine, currency: str) -> QuoteLineOut:
-    return QuoteLineOut(
-        position=line.position,
-        kind=line.kind,
-        code=line.code,
-        description=line.description,
-        unit=line.unit,
-        quantity=line.quantity,
-        months=line.months,
+    return mirror(
+        QuoteLineOut,
+        line,
         unit_price=_money(line.unit_price_minor, currency),
         discount_percent=str(bp_to_percent(line.discount_bp)),
         discount=_money(line.discount_minor, currency),
         amount=_money(line.amount_minor, currency),
-        note=line.note,
     )
 
 

@@ -10,6 +10,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
+from app.migrations import columns
+
 
 revision: str = '0002'
 down_revision: str | None = '0001'
@@ -25,13 +27,13 @@ def upgrade() -> None:
     sa.PrimaryKeyConstraint('year', name=op.f('pk_quote_number_counters'))
     )
     op.create_table('quotes',
-    sa.Column('id', sa.Integer(), nullable=False),
+    columns.key(),
     sa.Column('public_id', sa.String(length=64), nullable=False),
     sa.Column('number', sa.String(length=32), nullable=False),
     sa.Column('year', sa.Integer(), nullable=False),
     sa.Column('sequence', sa.BigInteger(), nullable=False),
     sa.Column('status', sa.String(length=16), nullable=False),
-    sa.Column('valid_until', sa.DateTime(timezone=True), nullable=False),
+    columns.moment("valid_until"),
     sa.Column('currency', sa.String(length=3), nullable=False),
     sa.Column('sku_id', sa.Integer(), nullable=True),
     sa.Column('sku_slug', sa.String(length=64), nullable=False),
@@ -53,18 +55,17 @@ def upgrade() -> None:
     sa.Column('customer_email', sa.String(length=320), nullable=False),
     sa.Column('idempotency_key', sa.String(length=255), nullable=True),
     sa.Column('request_hash', sa.String(length=64), nullable=True),
-    sa.Column('accepted_at', sa.DateTime(timezone=True), nullable=True),
-    sa.Column('cancelled_at', sa.DateTime(timezone=True), nullable=True),
+    columns.moment("accepted_at", nullable=True),
+    columns.moment("cancelled_at", nullable=True),
     sa.Column('cancelled_by', sa.String(length=200), nullable=True),
     sa.Column('cancel_reason', sa.Text(), nullable=False),
-    sa.Column('created_at', sa.DateTime(timezone=True), nullable=False),
-    sa.Column('updated_at', sa.DateTime(timezone=True), nullable=False),
+    *columns.timestamps(),
     sa.CheckConstraint("status IN ('issued', 'accepted', 'cancelled', 'expired')", name=op.f('ck_quotes_status')),
     sa.CheckConstraint("term IN ('monthly', 'annual')", name=op.f('ck_quotes_term')),
     sa.CheckConstraint('months > 0', name=op.f('ck_quotes_months_positive')),
     sa.CheckConstraint('quantity > 0', name=op.f('ck_quotes_quantity_positive')),
     sa.ForeignKeyConstraint(['sku_id'], ['skus.id'], name=op.f('fk_quotes_sku_id_skus'), ondelete='SET NULL'),
-    sa.PrimaryKeyConstraint('id', name=op.f('pk_quotes')),
+    columns.primary_key("quotes"),
     sa.UniqueConstraint('idempotency_key', name=op.f('uq_quotes_idempotency_key')),
     sa.UniqueConstraint('number', name=op.f('uq_quotes_number')),
     sa.UniqueConstraint('public_id', name=op.f('uq_quotes_public_id')),
@@ -76,7 +77,7 @@ def upgrade() -> None:
         batch_op.create_index(batch_op.f('ix_quotes_status'), ['status'], unique=False)
 
     op.create_table('sku_addons',
-    sa.Column('id', sa.Integer(), nullable=False),
+    columns.key(),
     sa.Column('sku_id', sa.Integer(), nullable=False),
     sa.Column('code', sa.String(length=64), nullable=False),
     sa.Column('name', sa.String(length=200), nullable=False),
@@ -84,21 +85,19 @@ def upgrade() -> None:
     sa.Column('currency', sa.String(length=3), nullable=False),
     sa.Column('per_unit', sa.String(length=8), nullable=False),
     sa.Column('status', sa.String(length=16), nullable=False),
-    sa.Column('version', sa.Integer(), nullable=False),
-    sa.Column('created_at', sa.DateTime(timezone=True), nullable=False),
-    sa.Column('updated_at', sa.DateTime(timezone=True), nullable=False),
+    columns.version(),
+    *columns.timestamps(),
     sa.CheckConstraint("per_unit IN ('node', 'card')", name=op.f('ck_sku_addons_per_unit')),
     sa.CheckConstraint("status IN ('active', 'retired')", name=op.f('ck_sku_addons_status')),
     sa.CheckConstraint('amount_minor IS NULL OR amount_minor > 0', name=op.f('ck_sku_addons_amount_positive')),
-    sa.ForeignKeyConstraint(['sku_id'], ['skus.id'], name=op.f('fk_sku_addons_sku_id_skus'), ondelete='CASCADE'),
-    sa.PrimaryKeyConstraint('id', name=op.f('pk_sku_addons')),
+    columns.cascade("sku_addons", "sku_id", "skus"),
+    columns.primary_key("sku_addons"),
     sa.UniqueConstraint('sku_id', 'code', name=op.f('uq_sku_addons_sku_id'))
     )
-    with op.batch_alter_table('sku_addons', schema=None) as batch_op:
-        batch_op.create_index(batch_op.f('ix_sku_addons_sku_id'), ['sku_id'], unique=False)
+    columns.index_columns('sku_addons', 'sku_id')
 
     op.create_table('quote_lines',
-    sa.Column('id', sa.Integer(), nullable=False),
+    columns.key(),
     sa.Column('quote_id', sa.Integer(), nullable=False),
     sa.Column('position', sa.Integer(), nullable=False),
     sa.Column('kind', sa.String(length=16), nullable=False),
@@ -112,33 +111,21 @@ def upgrade() -> None:
     sa.Column('discount_minor', sa.BigInteger(), nullable=True),
     sa.Column('amount_minor', sa.BigInteger(), nullable=True),
     sa.Column('note', sa.Text(), nullable=False),
-    sa.Column('created_at', sa.DateTime(timezone=True), nullable=False),
+    columns.moment("created_at"),
     sa.CheckConstraint("kind IN ('rental', 'addon')", name=op.f('ck_quote_lines_kind')),
-    sa.ForeignKeyConstraint(['quote_id'], ['quotes.id'], name=op.f('fk_quote_lines_quote_id_quotes'), ondelete='CASCADE'),
-    sa.PrimaryKeyConstraint('id', name=op.f('pk_quote_lines')),
+    columns.cascade("quote_lines", "quote_id", "quotes"),
+    columns.primary_key("quote_lines"),
     sa.UniqueConstraint('quote_id', 'position', name=op.f('uq_quote_lines_quote_id'))
     )
-    with op.batch_alter_table('quote_lines', schema=None) as batch_op:
-        batch_op.create_index(batch_op.f('ix_quote_lines_quote_id'), ['quote_id'], unique=False)
+    columns.index_columns('quote_lines', 'quote_id')
 
     # ### end Alembic commands ###
 
 
 def downgrade() -> None:
     # ### commands auto generated by Alembic - please adjust! ###
-    with op.batch_alter_table('quote_lines', schema=None) as batch_op:
-        batch_op.drop_index(batch_op.f('ix_quote_lines_quote_id'))
-
-    op.drop_table('quote_lines')
-    with op.batch_alter_table('sku_addons', schema=None) as batch_op:
-        batch_op.drop_index(batch_op.f('ix_sku_addons_sku_id'))
-
-    op.drop_table('sku_addons')
-    with op.batch_alter_table('quotes', schema=None) as batch_op:
-        batch_op.drop_index(batch_op.f('ix_quotes_status'))
-        batch_op.drop_index(batch_op.f('ix_quotes_customer_email'))
-        batch_op.drop_index('ix_quotes_created_at')
-
-    op.drop_table('quotes')
+    columns.drop_indexed_table('quote_lines', op.f('ix_quote_lines_quote_id'))
+    columns.drop_indexed_table('sku_addons', op.f('ix_sku_addons_sku_id'))
+    columns.drop_indexed_table('quotes', op.f('ix_quotes_status'), op.f('ix_quotes_customer_email'), 'ix_quotes_created_at')
     op.drop_table('quote_number_counters')
     # ### end Alembic commands ###

@@ -10,6 +10,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
+from app.migrations import columns
+
 revision: str = "0005"
 down_revision: str | None = "0004"
 branch_labels: str | Sequence[str] | None = None
@@ -19,7 +21,7 @@ depends_on: str | Sequence[str] | None = None
 def upgrade() -> None:
     op.create_table(
         "reference_prices",
-        sa.Column("id", sa.Integer(), nullable=False),
+        columns.key(),
         sa.Column("provider", sa.String(length=64), nullable=False),
         sa.Column("region", sa.String(length=100), nullable=False),
         sa.Column("instance_type", sa.String(length=100), nullable=False),
@@ -34,23 +36,23 @@ def upgrade() -> None:
         sa.Column("confidence", sa.String(length=16), nullable=False),
         sa.Column("source", sa.Text(), nullable=False),
         sa.Column("notes", sa.Text(), nullable=False),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        columns.moment("created_at"),
         sa.CheckConstraint("gpu_count > 0", name=op.f("ck_reference_prices_gpu_count_positive")),
         sa.CheckConstraint("hourly_micros > 0", name=op.f("ck_reference_prices_hourly_positive")),
-        sa.PrimaryKeyConstraint("id", name=op.f("pk_reference_prices")),
+        columns.primary_key("reference_prices"),
         sa.UniqueConstraint("provider", "region", "instance_type", name=op.f("uq_reference_prices_provider")),
     )
     op.create_table(
         "exchange_rates",
-        sa.Column("id", sa.Integer(), nullable=False),
+        columns.key(),
         sa.Column("base", sa.String(length=3), nullable=False),
         sa.Column("quote", sa.String(length=3), nullable=False),
         sa.Column("rate_micros", sa.BigInteger(), nullable=False),
-        sa.Column("effective_from", sa.DateTime(timezone=True), nullable=False),
+        columns.moment("effective_from"),
         sa.Column("set_by", sa.String(length=200), nullable=False),
         sa.Column("note", sa.Text(), nullable=False),
         sa.CheckConstraint("rate_micros > 0", name=op.f("ck_exchange_rates_rate_positive")),
-        sa.PrimaryKeyConstraint("id", name=op.f("pk_exchange_rates")),
+        columns.primary_key("exchange_rates"),
     )
 
 

@@ -11,6 +11,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
+from app.migrations import columns
+
 revision: str = "0006"
 down_revision: str | None = "0005"
 branch_labels: str | Sequence[str] | None = None
@@ -22,7 +24,7 @@ def upgrade() -> None:
         "catalog_revision",
         sa.Column("id", sa.Integer(), autoincrement=False, nullable=False),
         sa.Column("token", sa.String(length=32), nullable=False),
-        sa.PrimaryKeyConstraint("id", name=op.f("pk_catalog_revision")),
+        columns.primary_key("catalog_revision"),
     )
     op.bulk_insert(table, [{"id": 1, "token": uuid.uuid4().hex}])
 

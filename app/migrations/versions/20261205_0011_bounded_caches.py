@@ -15,6 +15,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
+from app.migrations import columns
+
 revision: str = "0011"
 down_revision: str | None = "0010"
 branch_labels: str | Sequence[str] | None = None
@@ -25,16 +27,16 @@ def upgrade() -> None:
     op.drop_table("hub_configs")
     op.create_table(
         "hub_configs",
-        sa.Column("id", sa.Integer(), nullable=False),
+        columns.key(),
         sa.Column("hf_key", sa.String(length=193), nullable=False),
         sa.Column("revision", sa.String(length=100), nullable=False),
         sa.Column("config_json", sa.Text(), nullable=True),
         sa.Column("miss", sa.Text(), nullable=True),
         sa.Column("size_bytes", sa.Integer(), nullable=False),
-        sa.Column("fetched_at", sa.DateTime(timezone=True), nullable=False),
-        sa.Column("used_at", sa.DateTime(timezone=True), nullable=False),
-        sa.Column("expires_at", sa.DateTime(timezone=True), nullable=True),
-        sa.PrimaryKeyConstraint("id", name=op.f("pk_hub_configs")),
+        columns.moment("fetched_at"),
+        columns.moment("used_at"),
+        columns.moment("expires_at", nullable=True),
+        columns.primary_key("hub_configs"),
         sa.UniqueConstraint("hf_key", "revision", name=op.f("uq_hub_configs_hf_key")),
     )
     op.create_index(op.f("ix_hub_configs_used_at"), "hub_configs", ["used_at"], unique=False)
@@ -48,11 +50,9 @@ def upgrade() -> None:
         sa.Column("html_sha256", sa.String(length=64), nullable=False),
         sa.Column("pdf", sa.LargeBinary(), nullable=False),
         sa.Column("size_bytes", sa.Integer(), nullable=False),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-        sa.Column("used_at", sa.DateTime(timezone=True), nullable=False),
-        sa.ForeignKeyConstraint(
-            ["quote_id"], ["quotes.id"], name=op.f("fk_quote_documents_quote_id_quotes"), ondelete="CASCADE"
-        ),
+        columns.moment("created_at"),
+        columns.moment("used_at"),
+        columns.cascade("quote_documents", "quote_id", "quotes"),
         sa.PrimaryKeyConstraint("quote_id", "lang", name=op.f("pk_quote_documents")),
     )
     op.create_index(op.f("ix_quote_documents_used_at"), "quote_documents", ["used_at"], unique=False)
@@ -61,28 +61,8 @@ def upgrade() -> None:
 def downgrade() -> None:
     op.drop_index(op.f("ix_quote_documents_used_at"), table_name="quote_documents")
     op.drop_table("quote_documents")
-    op.create_table(
-        "quote_documents",
-        sa.Column("html_sha256", sa.String(length=64), nullable=False),
-        sa.Column("quote_id", sa.Integer(), nullable=False),
-        sa.Column("pdf", sa.LargeBinary(), nullable=False),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-        sa.ForeignKeyConstraint(
-            ["quote_id"], ["quotes.id"], name=op.f("fk_quote_documents_quote_id_quotes"), ondelete="CASCADE"
-        ),
-        sa.PrimaryKeyConstraint("html_sha256", name=op.f("pk_quote_documents")),
-    )
-    op.create_index(op.f("ix_quote_documents_quote_id"), "quote_documents", ["quote_id"], unique=False)
+    columns.quote_documents_0007()
 
     op.drop_index(op.f("ix_hub_configs_used_at"), table_name="hub_configs")
     op.drop_table("hub_configs")
-    op.create_table(
-        "hub_configs",
-        sa.Column("id", sa.Integer(), nullable=False),
-        sa.Column("hf_id", sa.String(length=193), nullable=False),
-        sa.Column("revision", sa.String(length=100), nullable=False),
-        sa.Column("config_json", sa.Text(), nullable=False),
-        sa.Column("fetched_at", sa.DateTime(timezone=True), nullable=False),
-        sa.PrimaryKeyConstraint("id", name=op.f("pk_hub_configs")),
-        sa.UniqueConstraint("hf_id", "revision", name=op.f("uq_hub_configs_hf_id")),
-    )
+    columns.hub_configs_0010()

@@ -14,6 +14,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
+from app.migrations import columns
+
 revision: str = "0012"
 down_revision: str | None = "0011"
 branch_labels: str | Sequence[str] | None = None
@@ -23,46 +25,33 @@ depends_on: str | Sequence[str] | None = None
 def upgrade() -> None:
     op.create_table(
         "maintenance_holds",
-        sa.Column("id", sa.Integer(), nullable=False),
-        sa.Column("sku_id", sa.Integer(), nullable=False),
-        sa.Column("region", sa.String(length=64), nullable=False),
-        sa.Column("starts_on", sa.Date(), nullable=False),
-        sa.Column("ends_on", sa.Date(), nullable=False),
-        sa.Column("units", sa.Integer(), nullable=False),
+        columns.key(),
+        *columns.units_in_region_over_dates(),
         sa.Column("note", sa.Text(), nullable=False),
         sa.Column("created_by", sa.String(length=200), nullable=False),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
-        sa.Column("version", sa.Integer(), nullable=False),
+        *columns.timestamps(),
+        columns.version(),
         sa.CheckConstraint("ends_on > starts_on", name=op.f("ck_maintenance_holds_ends_after_start")),
         sa.CheckConstraint("units > 0", name=op.f("ck_maintenance_holds_units_positive")),
-        sa.ForeignKeyConstraint(
-            ["sku_id"], ["skus.id"], name=op.f("fk_maintenance_holds_sku_id_skus"), ondelete="CASCADE"
-        ),
-        sa.PrimaryKeyConstraint("id", name=op.f("pk_maintenance_holds")),
+        columns.cascade("maintenance_holds", "sku_id", "skus"),
+        columns.primary_key("maintenance_holds"),
         sa.UniqueConstraint("sku_id", "region", "starts_on", name=op.f("uq_maintenance_holds_sku_id")),
     )
     op.create_index("ix_maintenance_holds_sku_region", "maintenance_holds", ["sku_id", "region", "ends_on"])
     op.create_table(
         "reservations",
-        sa.Column("id", sa.Integer(), nullable=False),
+        columns.key(),
         sa.Column("quote_id", sa.Integer(), nullable=False),
-        sa.Column("sku_id", sa.Integer(), nullable=False),
-        sa.Column("region", sa.String(length=64), nullable=False),
-        sa.Column("starts_on", sa.Date(), nullable=False),
-        sa.Column("ends_on", sa.Date(), nullable=False),
-        sa.Column("units", sa.Integer(), nullable=False),
+        *columns.units_in_region_over_dates(),
         sa.Column("state", sa.String(length=16), nullable=False),
-        sa.Column("held_until", sa.DateTime(timezone=True), nullable=False),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        columns.moment("held_until"),
+        columns.moment("created_at"),
         sa.CheckConstraint("ends_on > starts_on", name=op.f("ck_reservations_ends_after_start")),
         sa.CheckConstraint("state IN ('held', 'confirmed', 'released')", name=op.f("ck_reservations_state")),
         sa.CheckConstraint("units > 0", name=op.f("ck_reservations_units_positive")),
-        sa.ForeignKeyConstraint(
-            ["quote_id"], ["quotes.id"], name=op.f("fk_reservations_quote_id_quotes"), ondelete="CASCADE"
-        ),
-        sa.ForeignKeyConstraint(["sku_id"], ["skus.id"], name=op.f("fk_reservations_sku_id_skus"), ondelete="CASCADE"),
-        sa.PrimaryKeyConstraint("id", name=op.f("pk_reservations")),
+        columns.cascade("reservations", "quote_id", "quotes"),
+        columns.cascade("reservations", "sku_id", "skus"),
+        columns.primary_key("reservations"),
         sa.UniqueConstraint("quote_id", name=op.f("uq_reservations_quote_id")),
     )
     op.create_index("ix_reservations_sku_region", "reservations", ["sku_id", "region", "ends_on"])

@@ -11,6 +11,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
+from app.migrations import columns
+
 revision: str = "0014"
 down_revision: str | None = "0013"
 branch_labels: str | Sequence[str] | None = None
@@ -20,20 +22,20 @@ depends_on: str | Sequence[str] | None = None
 def upgrade() -> None:
     op.create_table(
         "api_keys",
-        sa.Column("id", sa.Integer(), nullable=False),
+        columns.key(),
         sa.Column("name", sa.String(length=100), nullable=False),
         sa.Column("organisation", sa.String(length=100), nullable=False),
         sa.Column("prefix", sa.String(length=16), nullable=False),
         sa.Column("key_hash", sa.String(length=64), nullable=False),
         sa.Column("scopes", sa.JSON(), nullable=False),
         sa.Column("rate_limit_per_minute", sa.Integer(), nullable=False),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        columns.moment("created_at"),
         sa.Column("created_by", sa.String(length=254), nullable=False),
-        sa.Column("expires_at", sa.DateTime(timezone=True), nullable=True),
-        sa.Column("last_used_at", sa.DateTime(timezone=True), nullable=True),
-        sa.Column("revoked_at", sa.DateTime(timezone=True), nullable=True),
+        columns.moment("expires_at", nullable=True),
+        columns.moment("last_used_at", nullable=True),
+        columns.moment("revoked_at", nullable=True),
         sa.CheckConstraint("rate_limit_per_minute > 0", name=op.f("ck_api_keys_rate_limit_positive")),
-        sa.PrimaryKeyConstraint("id", name=op.f("pk_api_keys")),
+        columns.primary_key("api_keys"),
         sa.UniqueConstraint("key_hash", name=op.f("uq_api_keys_key_hash")),
     )
     op.create_index(op.f("ix_api_keys_organisation"), "api_keys", ["organisation"], unique=False)

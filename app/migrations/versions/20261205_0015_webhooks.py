@@ -11,6 +11,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
+from app.migrations import columns
+
 revision: str = '0015'
 down_revision: str | None = '0014'
 branch_labels: str | Sequence[str] | None = None
@@ -19,48 +21,45 @@ depends_on: str | Sequence[str] | None = None
 
 def upgrade() -> None:
     op.create_table('webhook_endpoints',
-    sa.Column('id', sa.Integer(), nullable=False),
+    columns.key(),
     sa.Column('url', sa.String(length=2000), nullable=False),
     sa.Column('events', sa.JSON(), nullable=False),
     sa.Column('secret', sa.String(length=100), nullable=False),
     sa.Column('description', sa.String(length=200), nullable=False),
     sa.Column('active', sa.Boolean(), nullable=False),
-    sa.Column('created_at', sa.DateTime(timezone=True), nullable=False),
-    sa.Column('updated_at', sa.DateTime(timezone=True), nullable=False),
-    sa.PrimaryKeyConstraint('id', name=op.f('pk_webhook_endpoints'))
+    *columns.timestamps(),
+    columns.primary_key("webhook_endpoints")
     )
     op.create_table('webhook_events',
-    sa.Column('id', sa.Integer(), nullable=False),
+    columns.key(),
     sa.Column('message_id', sa.String(length=64), nullable=False),
     sa.Column('type', sa.String(length=32), nullable=False),
     sa.Column('subject', sa.String(length=64), nullable=False),
     sa.Column('body', sa.Text(), nullable=False),
-    sa.Column('created_at', sa.DateTime(timezone=True), nullable=False),
+    columns.moment("created_at"),
     sa.CheckConstraint("type IN ('quote.issued', 'quote.accepted', 'quote.cancelled', 'quote.expired')", name=op.f('ck_webhook_events_type')),
-    sa.PrimaryKeyConstraint('id', name=op.f('pk_webhook_events')),
+    columns.primary_key("webhook_events"),
     sa.UniqueConstraint('message_id', name=op.f('uq_webhook_events_message_id'))
     )
-    with op.batch_alter_table('webhook_events', schema=None) as batch_op:
-        batch_op.create_index(batch_op.f('ix_webhook_events_created_at'), ['created_at'], unique=False)
-        batch_op.create_index(batch_op.f('ix_webhook_events_subject'), ['subject'], unique=False)
+    columns.index_columns('webhook_events', 'created_at', 'subject')
 
     op.create_table('webhook_deliveries',
-    sa.Column('id', sa.Integer(), nullable=False),
+    columns.key(),
     sa.Column('event_id', sa.Integer(), nullable=False),
     sa.Column('endpoint_id', sa.Integer(), nullable=False),
     sa.Column('status', sa.String(length=16), nullable=False),
     sa.Column('attempts', sa.Integer(), nullable=False),
-    sa.Column('next_attempt_at', sa.DateTime(timezone=True), nullable=False),
-    sa.Column('claimed_until', sa.DateTime(timezone=True), nullable=True),
+    columns.moment("next_attempt_at"),
+    columns.moment("claimed_until", nullable=True),
     sa.Column('claim_token', sa.String(length=32), nullable=True),
     sa.Column('replay_of', sa.Integer(), nullable=True),
     sa.Column('last_status_code', sa.Integer(), nullable=True),
-    sa.Column('delivered_at', sa.DateTime(timezone=True), nullable=True),
-    sa.Column('created_at', sa.DateTime(timezone=True), nullable=False),
+    columns.moment("delivered_at", nullable=True),
+    columns.moment("created_at"),
     sa.CheckConstraint("status IN ('pending', 'delivered', 'failed')", name=op.f('ck_webhook_deliveries_status')),
-    sa.ForeignKeyConstraint(['endpoint_id'], ['webhook_endpoints.id'], name=op.f('fk_webhook_deliveries_endpoint_id_webhook_endpoints'), ondelete='CASCADE'),
-    sa.ForeignKeyConstraint(['event_id'], ['webhook_events.id'], name=op.f('fk_webhook_deliveries_event_id_webhook_events'), ondelete='CASCADE'),
-    sa.PrimaryKeyConstraint('id', name=op.f('pk_webhook_deliveries'))
+    columns.cascade("webhook_deliveries", "endpoint_id", "webhook_endpoints"),
+    columns.cascade("webhook_deliveries", "event_id", "webhook_events"),
+    columns.primary_key("webhook_deliveries")
     )
     with op.batch_alter_table('webhook_deliveries', schema=None) as batch_op:
         batch_op.create_index(batch_op.f('ix_webhook_deliveries_created_at'), ['created_at'], unique=False)
@@ -69,36 +68,22 @@ def upgrade() -> None:
         batch_op.create_index(batch_op.f('ix_webhook_deliveries_event_id'), ['event_id'], unique=False)
 
     op.create_table('webhook_attempts',
-    sa.Column('id', sa.Integer(), nullable=False),
+    columns.key(),
     sa.Column('delivery_id', sa.Integer(), nullable=False),
-    sa.Column('at', sa.DateTime(timezone=True), nullable=False),
+    columns.moment("at"),
     sa.Column('status_code', sa.Integer(), nullable=True),
     sa.Column('duration_ms', sa.Integer(), nullable=False),
     sa.Column('error', sa.String(length=300), nullable=False),
     sa.Column('response_body', sa.String(length=1024), nullable=False),
-    sa.ForeignKeyConstraint(['delivery_id'], ['webhook_deliveries.id'], name=op.f('fk_webhook_attempts_delivery_id_webhook_deliveries'), ondelete='CASCADE'),
-    sa.PrimaryKeyConstraint('id', name=op.f('pk_webhook_attempts'))
+    columns.cascade("webhook_attempts", "delivery_id", "webhook_deliveries"),
+    columns.primary_key("webhook_attempts")
     )
-    with op.batch_alter_table('webhook_attempts', schema=None) as batch_op:
-        batch_op.create_index(batch_op.f('ix_webhook_attempts_delivery_id'), ['delivery_id'], unique=False)
+    columns.index_columns('webhook_attempts', 'delivery_id')
 
 
 
 def downgrade() -> None:
-    with op.batch_alter_table('webhook_attempts', schema=None) as batch_op:
-        batch_op.drop_index(batch_op.f('ix_webhook_attempts_delivery_id'))
-
-    op.drop_table('webhook_attempts')
-    with op.batch_alter_table('webhook_deliveries', schema=None) as batch_op:
-        batch_op.drop_index(batch_op.f('ix_webhook_deliveries_event_id'))
-        batch_op.drop_index(batch_op.f('ix_webhook_deliveries_endpoint_id'))
-        batch_op.drop_index('ix_webhook_deliveries_due')
-        batch_op.drop_index(batch_op.f('ix_webhook_deliveries_created_at'))
-
-    op.drop_table('webhook_deliveries')
-    with op.batch_alter_table('webhook_events', schema=None) as batch_op:
-        batch_op.drop_index(batch_op.f('ix_webhook_events_subject'))
-        batch_op.drop_index(batch_op.f('ix_webhook_events_created_at'))
-
-    op.drop_table('webhook_events')
+    columns.drop_indexed_table('webhook_attempts', op.f('ix_webhook_attempts_delivery_id'))
+    columns.drop_indexed_table('webhook_deliveries', op.f('ix_webhook_deliveries_event_id'), op.f('ix_webhook_deliveries_endpoint_id'), 'ix_webhook_deliveries_due', op.f('ix_webhook_deliveries_created_at'))
+    columns.drop_indexed_table('webhook_events', op.f('ix_webhook_events_subject'), op.f('ix_webhook_events_created_at'))
     op.drop_table('webhook_endpoints')
