@@ -670,9 +670,10 @@ def recommendation(
     serving = request.serving or ServingIn()
     how = served(request.model, model)
     search = _search(model, cfg, serving, offers, constraints, how)
-    factor = serving.peak_factor
-    alternatives = sixteen_bit_misses(model, cfg, offers, constraints, search, peak_factor=factor, served=how)
-    search.near_misses = alternatives + search.near_misses
+    if serving.disaggregated is not True:  # colocated replicas asked (or either): the bf16 a refused SKU would run
+        factor = serving.peak_factor
+        alternatives = sixteen_bit_misses(model, cfg, offers, constraints, search, peak_factor=factor, served=how)
+        search.near_misses = alternatives + search.near_misses
     search = with_capacity(search, constraints)
     body = request.model_dump(mode="json", include=set(WorkloadIn.model_fields), exclude_none=True)
     return RecommendOut(
