@@ -217,6 +217,8 @@ MISSES: dict[str, dict[str, str]] = {
         "pp_speculative": "without speculative decoding: on this SKU the model needs a replica pipelined across "
         "servers, and {engine} runs no speculative decoding ({method}) across pipeline stages, so this deployment "
         "serves it without speculation (larger GPUs or another engine would keep it)",
+        "bf16_for_fp8": "in bf16, not the FP8 asked: {gpu} has no FP8 kernels under {engine}, and this bf16 "
+        "deployment meets the targets for less than any FP8 option",
     },
     "zh": {
         "deadline": "放得下，但需要 {days:.1f} 天（截止期限 {deadline_days:g} 天）",
@@ -249,6 +251,8 @@ MISSES: dict[str, dict[str, str]] = {
         "同时运行",
         "pp_speculative": "不用推测解码：在此 SKU 上该模型需要跨服务器的流水线副本，而 {engine} 不能在流水线阶段间"
         "运行推测解码（{method}），因此本部署不用推测解码（更大的 GPU 或其他引擎才能保留它）",
+        "bf16_for_fp8": "以 bf16 而非所要求的 FP8 运行：{gpu} 在 {engine} 下没有 FP8 内核，而本 bf16 部署满足延迟目标，"
+        "且比任何 FP8 方案都便宜",
     },
 }
 

@@ -19,7 +19,9 @@ from app.planner.offers import Configuration, Constraints, Cost, Offer, cheaper_
 # miss, and only while nothing sensible exists; `capacity`: fewer units of the SKU are free in its region from the
 # start date than the plan rents (app/planner/availability.py); `pp_speculative`: a serving deployment shown without
 # the speculative decoding asked, since only a pipelined replica serves the model on the SKU and the engine runs no
-# speculation across pipeline stages.
+# speculation across pipeline stages; `bf16_for_fp8`: a serving deployment in bf16 on a SKU rejected for the FP8 asked
+# (its GPU has no FP8 kernels under the engine), shown since it meets the targets for less
+# (app/planner/serving_sixteen_bit.py).
 MissCode = Literal[
     "deadline",
     "budget",
@@ -33,6 +35,7 @@ MissCode = Literal[
     "sequence_too_long",
     "kv_slots",
     "pp_speculative",
+    "bf16_for_fp8",
 ]
 Miss = tuple[MissCode, dict[str, Any]]  # a code and its parameters, rendered to text by app/messages.py
 

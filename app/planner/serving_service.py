@@ -83,6 +83,7 @@ from app.planner.serving_schemas import (
     SpeculativeIn,
     UtilizationOut,
 )
+from app.planner.serving_sixteen_bit import served_as, sixteen_bit_misses
 from app.schemas import mirror
 
 if TYPE_CHECKING:
@@ -572,6 +573,14 @@ def option_out(
     )
 
 
+def _miss_out(
+    option: ServingOption, cfg: ServingConfig, model_warnings: list[Warning_], body: dict[str, Any], model: ModelSpec
+) -> OptionOut:
+    """A near miss as the config and request it was sized on answer it (a `bf16_for_fp8` one: the request in bf16)."""
+    option_cfg, option_body = served_as(option, cfg, body)
+    return option_out(option, option_cfg, model_warnings, option_body, model)
+
+
 # The plan's parallel degrees a quote's plan check re-sizes as colocated replicas (app/quotes/plan_check.py DEGREES).
 COLOCATED_DEGREES = ("dp", "tp", "pp", "cp", "ep")
 
@@ -659,14 +668,19 @@ def recommendation(
     cfg = serving_config(request)
     check_draft(model, cfg.speculative)
     serving = request.serving or ServingIn()
-    search = _search(model, cfg, serving, offers, constraints, served(request.model, model))
+    how = served(request.model, model)
+    search = _search(model, cfg, serving, offers, constraints, how)
+    if serving.disaggregated is not True:  # colocated replicas asked (or either): the bf16 a refused SKU would run
+        factor = serving.peak_factor
+        alternatives = sixteen_bit_misses(model, cfg, offers, constraints, search, peak_factor=factor, served=how)
+        search.near_misses = alternatives + search.near_misses
     search = with_capacity(search, constraints)
     body = request.model_dump(mode="json", include=set(WorkloadIn.model_fields), exclude_none=True)
     return RecommendOut(
         model=model_summary,
         currency=currency,
         options=[option_out(o, cfg, model_warnings, body, model) for o in search.options],
-        near_misses=[option_out(o, cfg, model_warnings, body, model) for o in search.near_misses],
+        near_misses=[_miss_out(o, cfg, model_warnings, body, model) for o in search.near_misses],
         rejected=rejected_out(search),
         pareto=[
             ParetoPointOut(sku=o.offer.sku_id, total_gpus=o.config.gpus, cost=str(o.cost.compared_monthly), hours=None)

@@ -267,3 +267,30 @@ def test_a_pasted_config_without_a_repository_launches_a_placeholder_for_the_che
     assert " qwen3 " not in launch["command"] + " "
     codes = [text["code"] for text in launch["texts"]["notes"]]
     assert "checkpoint_unknown" in codes, codes
+
+
+def test_fp8_asked_shows_the_cheaper_bf16_card_a_gpu_without_fp8_kernels_serves_as_a_quotable_near_miss(
+    client: TestClient,
+) -> None:
+    """SGLang has no FP8 kernels on an A100 (kernel_support `fp8_math`), so the seeded A100 card is rejected for the
+    FP8 asked and the only option is an H100 server; one A100 40 GB card in bf16 meets the same targets for a
+    fraction of it. Before, the answer showed only the refusal. Now that card is a near miss whose first reason is
+    `bf16_for_fp8`, priced, launched in bf16 and quoted on the bf16 it was sized on."""
+    body = {
+        "model": {"preset": "llama-3.1-8b"},
+        "task": "serving",
+        "precision": "fp8",
+        "serving": {"engine": "sglang", "input_tokens": 512, "output_tokens": 128, "requests_per_s": 1,
+                    "slo": {"tpot_ms": 50}},
+    }  # fmt: skip
+    response = client.post("/recommend", json=body)
+    assert response.status_code == 200, response.text
+    answer = response.json()
+    assert "a100-40g-pcie-card" in [r["sku"] for r in answer["rejected"] if r["code"] == "kernels"]
+    cheapest = min(float(o["cost"]["monthly_effective"]) for o in answer["options"])
+    (card,) = [m for m in answer["near_misses"] if m["misses"][0]["code"] == "bf16_for_fp8"]
+    assert card["sku"]["id"] == "a100-40g-pcie-card" and float(card["cost"]["monthly_effective"]) < cheapest
+    assert "in bf16, not the FP8 asked" in card["miss_reason"] and "fp8" not in card["launch"]["command"]
+    assert card["quote"]["workload"]["precision"] == "bf16" and card["quote"]["workload"]["weights"] == "bf16"
+    quoted = client.post("/quotes", json=card["quote"] | {"customer": {"name": "Li Wei", "email": "li@example.com"}})
+    assert quoted.status_code == 201, quoted.text

@@ -40,6 +40,13 @@ Source:
                from 100 on, the table's TTFT (8.0 s to 88.6 s) is the wait for a free sequence slot or KV cache and
                the throughput is flat (917-921 tokens/s), which is the queue of the closed loop, not the engine's step.
 
+  [nim-h100-isl500] The same NIM guide and table group as [nim-h100] (NIM 1.8.0, Llama-3.3-70b-instruct,
+               "2 x H100 80G", "fp8 TP2", AIPerf at a fixed number of requests in flight), its second workload,
+               "500 Input Tokens / 2000 Output Tokens" (https://docs.nvidia.com/nim/benchmarking/llm/1.0.0/performance.md,
+               read 2026-12-06): concurrency 1 TTFT 47.77 ms and ITL 18.91 ms, concurrency 5 TTFT 126.53 ms (the rest of
+               that table was not legible in the copy read, so only these three are recorded). New rows, not a new
+               project: the short prompt makes the time to first token mostly what happens around the prefill, which the
+               5,000-token rows of [nim-h100] could not show (TensorRT-LLM's per-request cost is unsized, engines.json).
   [gpustack-h100] gpustack/gpustack at 1dbc3b8130da92d31539404545a1aff5c3992f8c,
                docs/performance-lab/qwen3-8b/h100-latency.md ("Optimizing Qwen3-8B Latency on NVIDIA H100 GPUs"):
                Qwen/Qwen3-8B on "A single NVIDIA H100 SXM GPU", engines "vLLM: v0.11.0", "SGLang: v0.5.3.post3",
@@ -93,6 +100,10 @@ LLAMA2_70B = get_preset("llama-2-70b").model
 NIM_PERF = (
     "NVIDIA NIM benchmarking guide, Performance (docs.nvidia.com/nim/benchmarking/llm/1.0.0/performance), "
     "Llama-3.3-70b-instruct, NIM 1.8.0, 2 x H100 80G, fp8 TP2, 5000 input / 500 output tokens (AIPerf, concurrency)"
+)
+NIM_PERF_ISL500 = (
+    "NVIDIA NIM benchmarking guide, Performance (docs.nvidia.com/nim/benchmarking/llm/1.0.0/performance.md), "
+    "Llama-3.3-70b-instruct, NIM 1.8.0, 2 x H100 80G, fp8 TP2, 500 input / 2000 output tokens (AIPerf, concurrency)"
 )
 GPUSTACK_QWEN3 = (
     "gpustack/gpustack at 1dbc3b8130da92d31539404545a1aff5c3992f8c, docs/performance-lab/qwen3-8b/h100-latency.md "
@@ -156,6 +167,17 @@ def _nim(concurrency: int, metric: Metric, ms: float) -> ServingFirstContact:
     return ServingFirstContact(label, "nim-h100", NIM_PERF, LLAMA_70B, H100, 2, cfg, metric, ms)
 
 
+def _nim500(concurrency: int, metric: Metric, ms: float) -> ServingFirstContact:
+    """A NIM 1.8.0 row of the 500-input / 2,000-output workload (same deployment as `_nim`)."""
+    cfg = ServingConfig(
+        input_tokens=500, output_tokens=2000, concurrency=concurrency, engine="trt-llm", precision="fp8",
+        weights="fp8", kv_cache_precision="fp8",
+    )  # fmt: skip
+    reading = "ttft" if metric == "ttft_ms" else "itl"
+    label = f"nim-1.8.0 llama-3.3-70b h100 tp2 fp8 c{concurrency} 500/2000 {reading}"
+    return ServingFirstContact(label, "nim-h100-isl500", NIM_PERF_ISL500, LLAMA_70B, H100, 2, cfg, metric, ms)
+
+
 def _gpustack(engine: Engine, concurrency: int, metric: Metric, ms: float, fp8: bool = False) -> ServingFirstContact:
     """A gpustack performance-lab row: Qwen3-8B on one H100 SXM, ShareGPT prompts (means 233 in, 221 out) with
     `concurrency` requests kept in flight; the run's median TTFT or TPOT."""
@@ -215,6 +237,9 @@ SERVING_FIRST_CONTACT: tuple[ServingFirstContact, ...] = (
     _nim(25, "tpot_ms", 38.75),
     _nim(50, "ttft_ms", 834.51),
     _nim(50, "tpot_ms", 59.73),
+    _nim500(1, "ttft_ms", 47.77),
+    _nim500(1, "tpot_ms", 18.91),
+    _nim500(5, "ttft_ms", 126.53),
     _gpustack("vllm", 1, "ttft_ms", 60.38),
     _gpustack("vllm", 1, "tpot_ms", 7.22),
     _gpustack("vllm", 2, "ttft_ms", 64.78),
