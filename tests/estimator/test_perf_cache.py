@@ -1,5 +1,5 @@
 """The performance estimate keeps per-(model, workload, cluster) caches keyed by the plan fields each part reads
-(step shapes, warnings and assumptions per shape; once-per-step seconds per shape, ZeRO stage and offload;
+(step shapes, warnings and assumptions per shape; a plan's whole answer per every field the training estimate reads;
 inference times per tp and batch). Property: an estimate made after a sibling plan filled those caches equals
 the estimate made in a fresh context (copies of the inputs, so nothing is found by identity). Exact equality:
 the caches must return the very numbers and texts a fresh computation gives."""
@@ -40,6 +40,7 @@ SIBLING_FIELDS = {
     "flash_attention": st.booleans(),
     "sequence_parallel": st.booleans(),
     "chunked_loss": st.booleans(),
+    "tuning": st.sampled_from([None, "typical", "nemo", "trainer_peft"]),
 }
 siblings = st.fixed_dictionaries(SIBLING_FIELDS)
 
@@ -117,6 +118,7 @@ STRUCTURE_PLANS = (  # every branch of the cached computations: offloads, pipeli
     Plan(dp=2, tp=2, pp=2, virtual_stages=2, micro_batch=2, zero_stage=2),
     Plan(dp=2, tp=2, cp=2, ep=2, zero_stage=3, dp_shard=1, flash_attention=False),
     Plan(dp=8, tp=1, pp=2, zero_stage=3, dp_shard=4, recompute="selective"),
+    Plan(dp=8, tuning="torchtitan"),
 )
 
 
