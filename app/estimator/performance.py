@@ -28,7 +28,7 @@ pairs (beside the constant). Errors per run, fit and held out apart: docs/valida
 from __future__ import annotations
 
 import math
-from dataclasses import astuple, dataclass, field
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from app.estimator.communication import (
@@ -53,7 +53,7 @@ from app.estimator.compute import (
     trainable_split,
     training_flops,
 )
-from app.estimator.goodput import RunCosts, run_costs
+from app.estimator.goodput import GoodputFields, RunCosts, run_costs
 from app.estimator.interconnects import (
     all_reduce_s,
     fabric_entry,
@@ -431,6 +431,8 @@ class _Ctx:
     warnings: tuple[Warning_, ...]  # those that depend on no plan (precision the card lacks)
     run_costs: RunCosts | None  # goodput for any run length (training with `tokens` only)
     tcp: bool  # multi-node over plain Ethernet
+    # the range's ends (`_Ends`) of a plan without and with offload (an inference context reads none)
+    ends: tuple[_Ends, _Ends] = ((RANGE_LOW, RANGE_HIGH, ()), (RANGE_LOW, RANGE_HIGH, ()))
     shapes: dict[tuple[object, ...], _Shape] = field(default_factory=dict)
     steps: dict[tuple[object, ...], _Answer] = field(default_factory=dict)
     inference: dict[tuple[int, int], tuple[float, float]] = field(default_factory=dict)
@@ -464,12 +466,14 @@ _Answer = tuple[
     tuple[float, float],
     tuple[float, float] | None,
     tuple[float, float] | None,
-    tuple[float, ...] | None,
+    GoodputFields | None,
     float,
     tuple[Warning_, ...],
     tuple[Note, ...],
 ]
 
+# the range's slow and fast ends as multiples of the point (calibration_distance), and the notes that widen it
+_Ends = tuple[float, float, tuple[Note, ...]]
 _CONTEXTS: dict[tuple[int, int, int], _Ctx] = {}
 _MAX_CONTEXTS = 256
 _MAX_STEPS = 8192  # plans' answers per context (a planner search meets a few thousand at most)
@@ -500,6 +504,7 @@ def _new_context(model: ModelSpec, workload: Workload, cluster: Cluster) -> _Ctx
         warnings=_precision_warnings(workload, cluster),
         run_costs=_run_costs(model, workload, cluster),
         tcp=cluster.nodes > 1 and _is_tcp(fabric_of(cluster)),
+        ends=(_range_ends(model, workload, cluster, False), _range_ends(model, workload, cluster, True)),
     )
 
 
@@ -567,16 +572,13 @@ def _step_of(ctx: _Ctx, plan: Plan) -> _Answer:
     return found
 
 
-def _range_ends(ctx: _Ctx, plan: Plan, entry: _Shape) -> tuple[float, float, tuple[Note, ...]]:
-    """(the range's slow and fast ends as multiples of the point, the assumptions of the shape with the range's
-    widening notes)."""
-    gen = generation(ctx.cluster.gpu)
-    ampere_pretrain = gen == "ampere" and ctx.workload.task in PRETRAINING_TASKS
-    slowest, kinds = calibration_distance(
-        ctx.model.is_moe, plan.offload != "none", gen not in CALIBRATED_GENERATIONS, ampere_pretrain
-    )
+def _range_ends(model: ModelSpec, workload: Workload, cluster: Cluster, offload: bool) -> _Ends:
+    """The range's ends (`_Ends`) of a plan that offloads or not (held in the context)."""
+    gen = generation(cluster.gpu)
+    ampere_pretrain = gen == "ampere" and workload.task in PRETRAINING_TASKS
+    slowest, kinds = calibration_distance(model.is_moe, offload, gen not in CALIBRATED_GENERATIONS, ampere_pretrain)
     high = AMPERE_PRETRAIN_FASTEST if ampere_pretrain else RANGE_HIGH
-    return slowest, high, entry.assumptions + _distance_notes(kinds)
+    return slowest, high, _distance_notes(kinds)
 
 
 def _activation_offload_s(
@@ -647,7 +649,8 @@ def _answer(ctx: _Ctx, plan: Plan) -> _Answer:
     _check(ctx.workload, plan, ctx.cluster)
     entry = _shape_of(ctx, plan)
     dp_s, optimizer_s, offload_s = _once_per_step_s(ctx, plan, entry)
-    slowest, high, assumptions = _range_ends(ctx, plan, entry)
+    slowest, high, notes = ctx.ends[plan.offload != "none"]
+    assumptions = entry.assumptions + notes  # the shape's, then the range's widening notes
     shape, per_mb_comm = entry.step, entry.per_microbatch_s
     mb_s = shape.fwd_s + shape.bwd_s
     m = shape.micro_batches
@@ -693,9 +696,7 @@ def _answer(ctx: _Ctx, plan: Plan) -> _Answer:
 
 def _run_figures(
     ctx: _Ctx, tokens_per_s: float, fast: float, slow: float
-) -> tuple[
-    float | None, float | None, tuple[float, float] | None, tuple[float, float] | None, tuple[float, ...] | None
-]:
+) -> tuple[float | None, float | None, tuple[float, float] | None, tuple[float, float] | None, GoodputFields | None]:
     """(time to train, GPU-hours, their ranges, Goodput's fields) of a run at `tokens_per_s`, whose range ends run
     `fast` and `slow` times as fast; None without `tokens`."""
     if ctx.run_costs is None:
@@ -703,8 +704,8 @@ def _run_figures(
     gpus = ctx.gpus
     ideal = (ctx.workload.tokens or 0.0) / tokens_per_s / 3600
     run, quick, long = ctx.run_costs.with_range(ideal, fast, slow)
-    hours = run.wall_hours
-    return hours, hours * gpus, (quick, long), (quick * gpus, long * gpus), astuple(run)
+    hours = run[1]  # the wall hours
+    return hours, hours * gpus, (quick, long), (quick * gpus, long * gpus), run
 
 
 # --- inference -------------------------------------------------------------------------------
