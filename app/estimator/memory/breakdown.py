@@ -63,8 +63,6 @@ def _breakdown(
     # the logits' block (the loss's blocks exist on the last stage only)
     length_slack = split.length_slack
     # AdamW's states made in its first step (activations VARIED_LENGTH_ACTIVATION_SETS): torch's optimizer on one GPU
-    length_slack = split.length_slack
-    # AdamW's states made in its first step (activations VARIED_LENGTH_ACTIVATION_SETS): torch's optimizer on one GPU
     # or under FSDP; not under DeepSpeed (the Trainer's, TRAINER_TUNINGS), whose optimizers step once with zero
     # gradients when built, "allocating optimizer state at the beginning of training instead of after activations
     # have been allocated" (deepspeed/runtime/bf16_optimizer.py, stage_1_and_2.py `initialize_optimizer_states`;
