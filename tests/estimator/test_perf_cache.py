@@ -139,3 +139,18 @@ def test_cache_keys_hold_every_plan_field_their_computation_reads(task: str, pla
         miss = _reads(find, ctx, plan)
         hit = _reads(find, ctx, plan)
         assert miss <= hit, f"{find.__name__} reads {sorted(miss - hit)} without keying on them"
+
+
+def test_an_estimate_met_again_hands_out_outputs_of_its_own() -> None:
+    """A plan's answer is cached, its outputs are not: changing what one estimate returned (its warnings, breakdown,
+    goodput) leaves the next estimate of the plan as a fresh one."""
+    model, workload, cluster = _inputs(LLAMA2_7B, H100_SXM, "pretrain", Plan(dp=4, pp=2), 1, 1e9, 400.0)
+    plan = Plan(dp=4, pp=2)
+    first = estimate_performance(model, workload, plan, cluster)
+    assert first.performance.goodput is not None and first.warnings  # pipeline_bubble
+    first.warnings.append(first.warnings[0])
+    first.performance.breakdown_s["compute"] = 0.0
+    first.performance.goodput.wall_hours = 0.0
+    first.performance.step_time_s = 0.0
+    again = estimate_performance(model, workload, plan, cluster)
+    assert again == estimate_performance(replace(model), replace(workload), plan, replace(cluster))
