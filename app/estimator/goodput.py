@@ -85,7 +85,7 @@ def estimate_goodput(
     """
     f = _figures(end)
     fixed = _fixed(f, gpus, nodes, checkpoint_bytes, pretraining)
-    return _goodput(f, fixed, ideal_hours, gpus, checkpoint_bytes, weights_bytes)
+    return Goodput(*_goodput(f, fixed, ideal_hours, checkpoint_bytes, weights_bytes))
 
 
 # What `_wall` reads, fixed for one end's figures, cluster, checkpoint size and task (`_fixed`): interruptions per
@@ -96,6 +96,9 @@ _Fixed = tuple[float, float, float, float, float, float, float, float]
 # ideal hours: (ideal hours it starts at, slope, intercept), found from `_wall` itself (`_line`). The range ends
 # read it instead of solving again.
 _Line = tuple[float, float, float]
+# Goodput's fields in field order (`_goodput`): the performance estimate caches them per plan and builds a Goodput of
+# its own on every call (an output, mutable).
+GoodputFields = tuple[float, float, float, float, float, float, float, float, float, float]
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -114,12 +117,12 @@ class RunCosts:
     expected_line: _Line
     typical_line: _Line
 
-    def with_range(self, ideal_hours: float, fast: float, slow: float) -> tuple[Goodput, float, float]:
-        """The expected run of `ideal_hours` of compute, and the wall hours of the range ends: the tuned end
-        runs `fast` times quicker with expected goodput, the typical end `slow` times as fast with the
+    def with_range(self, ideal_hours: float, fast: float, slow: float) -> tuple[GoodputFields, float, float]:
+        """The expected run of `ideal_hours` of compute (Goodput's fields), and the wall hours of the range ends: the
+        tuned end runs `fast` times quicker with expected goodput, the typical end `slow` times as fast with the
         "typical" figures."""
         fixed = self.expected_fixed
-        run = _goodput(self.expected, fixed, ideal_hours, self.gpus, self.checkpoint_bytes, self.weights_bytes)
+        run = _goodput(self.expected, fixed, ideal_hours, self.checkpoint_bytes, self.weights_bytes)
         quick, long = ideal_hours / fast, ideal_hours / slow
         start, slope, intercept = self.expected_line
         quick = slope * quick + intercept if quick >= start else _wall(fixed, quick)[0]
@@ -158,13 +161,13 @@ def _line(fixed: _Fixed) -> _Line:
 
 
 def _goodput(
-    f: _Figures, fixed: _Fixed, ideal_hours: float, gpus: int, checkpoint_bytes: float, weights_bytes: float
-) -> Goodput:
+    f: _Figures, fixed: _Fixed, ideal_hours: float, checkpoint_bytes: float, weights_bytes: float
+) -> GoodputFields:
+    """Goodput's fields, in field order: ideal, wall, base, checkpoints, evaluation, start-up, interval, interruptions
+    per hour (fixed[0]: rate per GPU-hour × GPUs), checkpoint bytes, storage."""
     wall, base, saves, evaluation, interval = _wall(fixed, ideal_hours)
-    # positional, in field order: ideal, wall, base, checkpoints, evaluation, start-up, interval, interruptions per
-    # hour (fixed[0]: rate per GPU-hour × GPUs), checkpoint bytes, storage
     storage = f.kept * checkpoint_bytes + weights_bytes
-    return Goodput(ideal_hours, wall, base, saves, evaluation, fixed[3], interval, fixed[0], checkpoint_bytes, storage)
+    return ideal_hours, wall, base, saves, evaluation, fixed[3], interval, fixed[0], checkpoint_bytes, storage
 
 
 def _wall(fixed: _Fixed, ideal_hours: float) -> tuple[float, float, float, float, float]:

@@ -53,7 +53,7 @@ from app.estimator.compute import (
     trainable_split,
     training_flops,
 )
-from app.estimator.goodput import RunCosts, run_costs
+from app.estimator.goodput import GoodputFields, RunCosts, run_costs
 from app.estimator.interconnects import (
     all_reduce_s,
     fabric_entry,
@@ -63,7 +63,17 @@ from app.estimator.interconnects import (
 )
 from app.estimator.memory import checkpoint_bytes_per_param, offloaded_activation_bytes
 from app.estimator.notes import Note, note
-from app.estimator.specs import Cluster, EstimatorError, GpuSpec, ModelSpec, Performance, Plan, Warning_, Workload
+from app.estimator.specs import (
+    Cluster,
+    EstimatorError,
+    Goodput,
+    GpuSpec,
+    ModelSpec,
+    Performance,
+    Plan,
+    Warning_,
+    Workload,
+)
 from app.estimator.vocabulary import HALF_PRECISIONS, PRETRAINING_TASKS
 
 # Share of the s×s attention score matrix a causal model computes, for the reported MFU (`Performance.mfu`): NVIDIA
@@ -408,9 +418,10 @@ class _Ctx:
     (hashing the 20-field ModelSpec and the Workload costs more than the arithmetic). `shapes` caches, per
     (tp, pp, cp, ep, dp, micro-batch, recompute, flash, virtual stages, activation offload, sequence parallel), the
     step shape, the per-micro-batch collectives, the FLOPs, the plan's warnings and assumptions: the planner varies
-    ZeRO stage and offload at each shape, which change none of them. `steps` finds a shape and its once-per-step
-    seconds (which also depend on ZeRO stage, offload and the shard group) with one lookup; `inference` holds the
-    prefill and decode-step seconds by (tp, batch), all an inference estimate computes."""
+    ZeRO stage and offload at each shape, which change none of them. `steps` holds, per plan (every field the training
+    estimate reads, `_step_key`), the figures of its answer (`_Answer`), so an estimate that meets a plan again builds
+    its outputs from them with one lookup; `inference` holds the prefill and decode-step seconds by (tp, batch), all an
+    inference estimate computes."""
 
     model: ModelSpec
     workload: Workload
@@ -420,8 +431,10 @@ class _Ctx:
     warnings: tuple[Warning_, ...]  # those that depend on no plan (precision the card lacks)
     run_costs: RunCosts | None  # goodput for any run length (training with `tokens` only)
     tcp: bool  # multi-node over plain Ethernet
+    # the range's ends (`_Ends`) of a plan without and with offload (an inference context reads none)
+    ends: tuple[_Ends, _Ends] = ((RANGE_LOW, RANGE_HIGH, ()), (RANGE_LOW, RANGE_HIGH, ()))
     shapes: dict[tuple[object, ...], _Shape] = field(default_factory=dict)
-    steps: dict[tuple[object, ...], _Step] = field(default_factory=dict)
+    steps: dict[tuple[object, ...], _Answer] = field(default_factory=dict)
     inference: dict[tuple[int, int], tuple[float, float]] = field(default_factory=dict)
 
 
@@ -437,12 +450,33 @@ class _Shape:
     assumptions: tuple[Note, ...]
 
 
-# (shape entry, exposed data-parallel / ZeRO seconds, optimizer step seconds, offload seconds, the range's slow and
-# fast ends as multiples of the point, the assumptions of the shape with the range's widening notes)
-_Step = tuple[_Shape, float, float, float, float, float, tuple[Note, ...]]
+# A training plan's answer, as every estimate of the plan hands it out (`_answer`): Performance's figures in field order
+# (step time, tokens/s, per GPU, MFU, the breakdown's compute, exposed communication, bubble and offload seconds, time
+# to train, GPU-hours, the speed, time and GPU-hours ranges, Goodput's fields in field order, MFU over the full
+# attention matrix; None where the estimate has none), then the warnings and the assumptions. Performance, Goodput,
+# the breakdown and the warnings are mutable outputs: each estimate builds its own from these (`_estimate_training`).
+_Answer = tuple[
+    float,
+    float,
+    float,
+    float,
+    tuple[float, float, float, float],
+    float | None,
+    float | None,
+    tuple[float, float],
+    tuple[float, float] | None,
+    tuple[float, float] | None,
+    GoodputFields | None,
+    float,
+    tuple[Warning_, ...],
+    tuple[Note, ...],
+]
 
+# the range's slow and fast ends as multiples of the point (calibration_distance), and the notes that widen it
+_Ends = tuple[float, float, tuple[Note, ...]]
 _CONTEXTS: dict[tuple[int, int, int], _Ctx] = {}
 _MAX_CONTEXTS = 256
+_MAX_STEPS = 8192  # plans' answers per context (a planner search meets a few thousand at most)
 
 
 def _context(model: ModelSpec, workload: Workload, cluster: Cluster) -> _Ctx:
@@ -470,6 +504,7 @@ def _new_context(model: ModelSpec, workload: Workload, cluster: Cluster) -> _Ctx
         warnings=_precision_warnings(workload, cluster),
         run_costs=_run_costs(model, workload, cluster),
         tcp=cluster.nodes > 1 and _is_tcp(fabric_of(cluster)),
+        ends=(_range_ends(model, workload, cluster, False), _range_ends(model, workload, cluster, True)),
     )
 
 
@@ -486,7 +521,7 @@ def _run_costs(model: ModelSpec, workload: Workload, cluster: Cluster) -> RunCos
 def _step_key(plan: Plan) -> tuple[object, ...]:
     """Every plan field the training estimate reads, in one flat tuple (hashed once per lookup). The first thirteen,
     with whether ZeRO is at stage 3, are what a step's shape (compute, per-micro-batch communication, warnings)
-    depends on (`_shape_of`)."""
+    depends on (`_shape_of`); the stated stack moves the speed point and the range only (`_answer`)."""
     return (
         plan.tp,
         plan.pp,
@@ -504,6 +539,7 @@ def _step_key(plan: Plan) -> tuple[object, ...]:
         plan.zero_stage,  # at 3, sharded QLoRA keeps 16-bit activations (memory.kbit_upcast) for offload to copy
         plan.offload,
         plan.dp_shard,
+        plan.tuning,
     )
 
 
@@ -524,23 +560,25 @@ def _shape_of(ctx: _Ctx, plan: Plan) -> _Shape:
     return found
 
 
-def _step_of(ctx: _Ctx, plan: Plan) -> _Step:
-    """A plan's once-per-step figures (`_Step`), keyed by every plan field the training estimate reads. The plan is
-    checked against the cluster where its key is first met: the check reads only fields of the key and the context."""
+def _step_of(ctx: _Ctx, plan: Plan) -> _Answer:
+    """A plan's answer (`_Answer`), keyed by every plan field the training estimate reads. The plan is checked against
+    the cluster where its key is first met: the check reads only fields of the key and the context."""
     key = _step_key(plan)
     found = ctx.steps.get(key)
     if found is None:
-        _check(ctx.workload, plan, ctx.cluster)
-        entry = _shape_of(ctx, plan)
-        gen = generation(ctx.cluster.gpu)
-        ampere_pretrain = gen == "ampere" and ctx.workload.task in PRETRAINING_TASKS
-        slowest, kinds = calibration_distance(
-            ctx.model.is_moe, plan.offload != "none", gen not in CALIBRATED_GENERATIONS, ampere_pretrain
-        )
-        high = AMPERE_PRETRAIN_FASTEST if ampere_pretrain else RANGE_HIGH
-        assumptions = entry.assumptions + _distance_notes(kinds)
-        found = ctx.steps[key] = (entry, *_once_per_step_s(ctx, plan, entry), slowest, high, assumptions)
+        if len(ctx.steps) >= _MAX_STEPS:
+            ctx.steps.clear()
+        found = ctx.steps[key] = _answer(ctx, plan)
     return found
+
+
+def _range_ends(model: ModelSpec, workload: Workload, cluster: Cluster, offload: bool) -> _Ends:
+    """The range's ends (`_Ends`) of a plan that offloads or not (held in the context)."""
+    gen = generation(cluster.gpu)
+    ampere_pretrain = gen == "ampere" and workload.task in PRETRAINING_TASKS
+    slowest, kinds = calibration_distance(model.is_moe, offload, gen not in CALIBRATED_GENERATIONS, ampere_pretrain)
+    high = AMPERE_PRETRAIN_FASTEST if ampere_pretrain else RANGE_HIGH
+    return slowest, high, _distance_notes(kinds)
 
 
 def _activation_offload_s(
@@ -562,74 +600,112 @@ def _once_per_step_s(ctx: _Ctx, plan: Plan, entry: _Shape) -> tuple[float, float
 
 
 def _estimate_training(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster) -> PerformanceEstimate:
+    """The plan's answer (`_answer`, found once per plan and context) as fresh outputs."""
+    (
+        step,
+        tokens_per_s,
+        per_gpu,
+        mfu,
+        (compute, exposed, bubble, offload),
+        hours,
+        gpu_hours,
+        speed_range,
+        hours_range,
+        gpu_hours_range,
+        goodput,
+        mfu_full,
+        warnings,
+        assumptions,
+    ) = _step_of(_context(model, workload, cluster), plan)
+    breakdown = {"compute": compute, "exposed_comm": exposed, "bubble": bubble, "offload": offload}
+    run = None if goodput is None else Goodput(*goodput)
+    # positional, in field order (the planner's hot path): the three inference fields are None
+    perf = Performance(
+        step,
+        tokens_per_s,
+        per_gpu,
+        mfu,
+        breakdown,
+        hours,
+        gpu_hours,
+        None,
+        None,
+        None,
+        speed_range,
+        hours_range,
+        gpu_hours_range,
+        run,
+        mfu_full,
+    )
+    return PerformanceEstimate(perf, list(warnings), assumptions)
+
+
+def _answer(ctx: _Ctx, plan: Plan) -> _Answer:
     """Step = m·(micro-batch compute + its exposed comm) + (p−1)/v of that (bubble) + once-per-step parts.
 
     The bubble follows 1F1B (Narayanan et al. 2021 §2.2): a step takes (m + p − 1) micro-batch slots,
     interleaving with v virtual stages shrinks the p − 1 warm-up/drain slots to (p − 1)/v.
     """
-    ctx = _context(model, workload, cluster)
-    entry, dp_s, optimizer_s, offload_s, slowest, high, step_assumptions = _step_of(ctx, plan)
+    _check(ctx.workload, plan, ctx.cluster)
+    entry = _shape_of(ctx, plan)
+    dp_s, optimizer_s, offload_s = _once_per_step_s(ctx, plan, entry)
+    slowest, high, notes = ctx.ends[plan.offload != "none"]
+    assumptions = entry.assumptions + notes  # the shape's, then the range's widening notes
     shape, per_mb_comm = entry.step, entry.per_microbatch_s
     mb_s = shape.fwd_s + shape.bwd_s
     m = shape.micro_batches
     compute = m * mb_s + optimizer_s
     bubble = (plan.pp - 1) / plan.virtual_stages * (mb_s + per_mb_comm)
     exposed = m * per_mb_comm + dp_s
-    breakdown = {"compute": compute, "exposed_comm": exposed, "bubble": bubble, "offload": offload_s}
     step = compute + exposed + bubble + offload_s
-    sequences = workload.global_batch or plan.dp * plan.micro_batch  # a ragged last micro-batch costs a slot
+    sequences = ctx.workload.global_batch or plan.dp * plan.micro_batch  # a ragged last micro-batch costs a slot
     gpus = ctx.gpus
     # the median tuned run's speed; a stated stack (TUNING_SPEED) moves the point, not the range, which spans the
     # stacks either way
-    base = sequences * workload.seq_len / step / gpus
-    speed = TUNING_SPEED[plan.tuning] if plan.tuning and not (plan.tuning == "nemo" and model.is_moe) else 1.0
+    base = sequences * ctx.workload.seq_len / step / gpus
+    speed = TUNING_SPEED[plan.tuning] if plan.tuning and not (plan.tuning == "nemo" and ctx.model.is_moe) else 1.0
     tokens_per_s = base * gpus * speed
     flops = entry.flops
     mfu_full = flops.model * tokens_per_s / (gpus * ctx.peak)
     mfu = (flops.model - (1 - CAUSAL_ATTENTION_SHARE) * flops.attention_model) * tokens_per_s / (gpus * ctx.peak)
     centre = speed if plan.tuning in STACK_CENTRED else 1.0
     fastest = high * centre
-    speed_range = (base * slowest * centre, base * fastest)
-    warnings = list(entry.warnings)
-    if exposed > compute:
-        warnings.append(COMMUNICATION_BOUND)
-    assumptions = step_assumptions
     if plan.tuning and speed != 1.0:  # the stated stack's note goes before the range's widening notes
         n = len(entry.assumptions)
         assumptions = (*assumptions[:n], TUNING_NOTES[plan.tuning], *assumptions[n:])
-    if ctx.run_costs is None:
-        perf = Performance(
-            step_time_s=step / speed,
-            tokens_per_s=tokens_per_s,
-            tokens_per_s_per_gpu=base * speed,
-            mfu=mfu,
-            breakdown_s=breakdown,
-            tokens_per_s_per_gpu_range=speed_range,
-            mfu_full_attention=mfu_full,
-        )
-        return PerformanceEstimate(perf, warnings, assumptions)
-    ideal = (workload.tokens or 0.0) / tokens_per_s / 3600
-    run, fast, slow = ctx.run_costs.with_range(ideal, fastest / speed, slowest * centre / speed)
-    hours = run.wall_hours
-    # positional, in field order (the planner's hot path): the three inference fields are None
-    perf = Performance(
+    hours, gpu_hours, hours_range, gpu_hours_range, goodput = _run_figures(
+        ctx, tokens_per_s, fastest / speed, slowest * centre / speed
+    )
+    return (
         step / speed,
         tokens_per_s,
         base * speed,
         mfu,
-        breakdown,
+        (compute, exposed, bubble, offload_s),
         hours,
-        hours * gpus,
-        None,
-        None,
-        None,
-        speed_range,
-        (fast, slow),
-        (fast * gpus, slow * gpus),
-        run,
+        gpu_hours,
+        (base * slowest * centre, base * fastest),
+        hours_range,
+        gpu_hours_range,
+        goodput,
         mfu_full,
+        (*entry.warnings, COMMUNICATION_BOUND) if exposed > compute else entry.warnings,
+        assumptions,
     )
-    return PerformanceEstimate(perf, warnings, assumptions)
+
+
+def _run_figures(
+    ctx: _Ctx, tokens_per_s: float, fast: float, slow: float
+) -> tuple[float | None, float | None, tuple[float, float] | None, tuple[float, float] | None, GoodputFields | None]:
+    """(time to train, GPU-hours, their ranges, Goodput's fields) of a run at `tokens_per_s`, whose range ends run
+    `fast` and `slow` times as fast; None without `tokens`."""
+    if ctx.run_costs is None:
+        return None, None, None, None, None
+    gpus = ctx.gpus
+    ideal = (ctx.workload.tokens or 0.0) / tokens_per_s / 3600
+    run, quick, long = ctx.run_costs.with_range(ideal, fast, slow)
+    hours = run[1]  # the wall hours
+    return hours, hours * gpus, (quick, long), (quick * gpus, long * gpus), run
 
 
 # --- inference -------------------------------------------------------------------------------

@@ -1,20 +1,23 @@
 """The memory estimate keeps per-(model, workload) caches keyed by the plan and cluster fields each part reads
-(model states per stage; working sets per stage; the ZeRO-3 advice; the assumptions). Property: an estimate made
-after a sibling plan, on a sibling cluster, filled those caches equals the estimate made in a fresh context (copies
-of the inputs, so nothing is found by identity, and the contexts found by value dropped). Exact equality: the caches
-must return the very numbers and texts a fresh computation gives."""
+(model states per stage; working sets per stage; the worst stage; the ZeRO-3 advice; the assumptions). Property: an
+estimate made after a sibling plan, on a sibling cluster, filled those caches equals the estimate made in a fresh
+context (copies of the inputs, so nothing is found by identity, and the contexts found by value dropped). Exact
+equality: the caches must return the very numbers and texts a fresh computation gives."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from app.estimator.memory import estimate_memory
+from app.estimator.memory.activations import _split_of
+from app.estimator.memory.breakdown import _grads_made_in_backward, _sharded, _worst_stage
 from app.estimator.memory.estimate import _build_context
 from app.estimator.specs import Cluster, GpuSpec, LoraSpec, ModelSpec, Plan, Workload
 from tests.estimator.perf_cases import A100_80_SXM, H100_SXM, LLAMA2_7B, LLAMA3_70B
-from tests.estimator.test_perf_cache import MIXTRAL, SIBLING_FIELDS, plans as perf_plans
+from tests.estimator.test_perf_cache import MIXTRAL, SIBLING_FIELDS, STRUCTURE_PLANS, _reads, plans as perf_plans
 
 # the performance cache test's plans, with the fields only the memory estimate reads
 plans = st.builds(
@@ -31,6 +34,7 @@ siblings = st.fixed_dictionaries(
         "fp32_main_grads": st.booleans(),
         "compiled": st.booleans(),
         "host_load": st.sampled_from(["none", "every_rank", "local_rank_0"]),
+        "fsdp_torch_adamw": st.booleans(),
     },
 )
 clusters = st.fixed_dictionaries(
@@ -84,3 +88,35 @@ def test_cached_memory_estimate_equals_a_fresh_one(
     _build_context.cache_clear()  # contexts are also found by value (equal copies share one): start afresh
     fresh = estimate_memory(replace(model), replace(workload), plan, replace(cluster))
     assert cached == fresh
+
+
+WORST_STAGE_PLANS = (  # the step's branches too: ZeRO-3 under the Trainer's DeepSpeed or FSDP's AdamW, one GPU
+    *STRUCTURE_PLANS,
+    Plan(dp=8, zero_stage=3, tuning="trainer"),
+    Plan(dp=8, zero_stage=3, fsdp_torch_adamw=True),
+    Plan(dp=8, zero_stage=2),
+    Plan(),
+)
+
+
+@pytest.mark.parametrize("task", ["pretrain", "full_finetune", "qlora"])
+@pytest.mark.parametrize("plan", WORST_STAGE_PLANS, ids=range(len(WORST_STAGE_PLANS)))
+def test_the_worst_stage_reads_only_plan_fields_of_its_keys(task: str, plan: Plan) -> None:
+    """The worst stage is cached in the sharded states' entry (breakdown._sharded, whose split has its own key) by
+    whether the gradients are made in the backward: the plan fields it reads on a miss must be among those the keys
+    and that flag read, else a sibling plan would get its worst stage. A new Plan field it comes to read must join a
+    key."""
+    model = MIXTRAL if plan.ep > 1 else LLAMA2_7B
+    model, workload, cluster = _inputs(model, H100_SXM, task, plan, 1, {})
+    ctx = _build_context(replace(model), workload)
+    shard = (plan.dp_shard or plan.dp) * plan.cp
+    split = _split_of(ctx, plan, plan.dp)
+    sharded = _sharded(ctx, split, plan, shard, plan.zero_stage, plan.offload)
+    keyed = _reads(lambda c, p: _split_of(c, p, p.dp), ctx, plan)
+    keyed |= _reads(lambda c, p: _sharded(c, split, p, shard, p.zero_stage, p.offload), ctx, plan)
+    keyed |= _reads(lambda c, p: _grads_made_in_backward(c, p, p.dp, p.zero_stage), ctx, plan)
+    for made_in_backward in (False, True):
+        read = _reads(
+            lambda c, p, flag=made_in_backward: _worst_stage(c, split, p, sharded, p.zero_stage, flag), ctx, plan
+        )
+        assert read <= keyed, f"_worst_stage reads {sorted(read - keyed)} without keying on them"

@@ -1,5 +1,5 @@
 """The performance estimate keeps per-(model, workload, cluster) caches keyed by the plan fields each part reads
-(step shapes, warnings and assumptions per shape; once-per-step seconds per shape, ZeRO stage and offload;
+(step shapes, warnings and assumptions per shape; a plan's whole answer per every field the training estimate reads;
 inference times per tp and batch). Property: an estimate made after a sibling plan filled those caches equals
 the estimate made in a fresh context (copies of the inputs, so nothing is found by identity). Exact equality:
 the caches must return the very numbers and texts a fresh computation gives."""
@@ -40,6 +40,7 @@ SIBLING_FIELDS = {
     "flash_attention": st.booleans(),
     "sequence_parallel": st.booleans(),
     "chunked_loss": st.booleans(),
+    "tuning": st.sampled_from([None, "typical", "nemo", "trainer_peft"]),
 }
 siblings = st.fixed_dictionaries(SIBLING_FIELDS)
 
@@ -117,6 +118,7 @@ STRUCTURE_PLANS = (  # every branch of the cached computations: offloads, pipeli
     Plan(dp=2, tp=2, pp=2, virtual_stages=2, micro_batch=2, zero_stage=2),
     Plan(dp=2, tp=2, cp=2, ep=2, zero_stage=3, dp_shard=1, flash_attention=False),
     Plan(dp=8, tp=1, pp=2, zero_stage=3, dp_shard=4, recompute="selective"),
+    Plan(dp=8, tuning="torchtitan"),
 )
 
 
@@ -137,3 +139,18 @@ def test_cache_keys_hold_every_plan_field_their_computation_reads(task: str, pla
         miss = _reads(find, ctx, plan)
         hit = _reads(find, ctx, plan)
         assert miss <= hit, f"{find.__name__} reads {sorted(miss - hit)} without keying on them"
+
+
+def test_an_estimate_met_again_hands_out_outputs_of_its_own() -> None:
+    """A plan's answer is cached, its outputs are not: changing what one estimate returned (its warnings, breakdown,
+    goodput) leaves the next estimate of the plan as a fresh one."""
+    model, workload, cluster = _inputs(LLAMA2_7B, H100_SXM, "pretrain", Plan(dp=4, pp=2), 1, 1e9, 400.0)
+    plan = Plan(dp=4, pp=2)
+    first = estimate_performance(model, workload, plan, cluster)
+    assert first.performance.goodput is not None and first.warnings  # pipeline_bubble
+    first.warnings.append(first.warnings[0])
+    first.performance.breakdown_s["compute"] = 0.0
+    first.performance.goodput.wall_hours = 0.0
+    first.performance.step_time_s = 0.0
+    again = estimate_performance(model, workload, plan, cluster)
+    assert again == estimate_performance(replace(model), replace(workload), plan, replace(cluster))

@@ -6,7 +6,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from app.estimator.memory.activations import _activation_sets
-from app.estimator.memory.context import _Ctx, _Split
+from app.estimator.memory.context import _Ctx, _Sharded, _Split, _Worst
 from app.estimator.memory.states import (
     DEEPSPEED_SUB_GROUP_STEP_BYTES,
     _adamw_step_share,
@@ -35,10 +35,6 @@ OS_RESERVE_TIERS = ((4.0, 0.25), (4.0, 0.20), (8.0, 0.10), (112.0, 0.06), (float
 HOST_RESERVE_PER_GPU_GIB = 6.0
 
 
-# a stage's GPU bytes in MemoryBreakdown's order: weights, gradients, optimizer, activations, KV cache, other
-_Parts = tuple[float, float, float, float, float, float]
-
-
 def _breakdown(
     ctx: _Ctx, split: _Split, plan: Plan, cluster: Cluster, sharding: tuple[int, int, str]
 ) -> MemoryBreakdown:
@@ -48,45 +44,13 @@ def _breakdown(
     # hybrid sharding shards the states over the shard group only (Plan.dp_shard); the ZeRO-3 advice (dp other
     # than the plan's) shards over all of its dp
     shard = plan.dp_shard if plan.dp_shard and dp == plan.dp else dp
-    states, paged, zero2, adamw_share = _sharded(ctx, split, plan, shard * plan.cp, zero, offload)
-    working = split.working
+    sharded = _sharded(ctx, split, plan, shard * plan.cp, zero, offload)
+    adamw_share = sharded[3]
     made_in_backward = adamw_share > 0.0 and _grads_made_in_backward(ctx, plan, dp, zero)
-    # the stage with the largest total: (total, its parts, host bytes, paged states, AdamW's step, is the last stage)
-    worst: tuple[float, _Parts, float, float, float, bool] | None = None
-    last = len(working) - 1
-    for index, ((weights, grads, optim, host), (activations, kv, other, host_activations)) in enumerate(
-        zip(states, working, strict=True)
-    ):
-        pageable = 0.0
-        if paged:
-            pageable, optim = optim, 0.0
-        if zero2:
-            grads += _zero2_step_partition(ctx, grads, activations)
-        # torch AdamW's step temporary, beside the states once the activations are freed (states.ADAMW_STEP_V_SHARE)
-        step = 0.0
-        if made_in_backward:  # the larger of the backward's start (no gradients) and the step (no activations)
-            tail = max(activations, grads + adamw_share * optim)
-            grads = max(0.0, min(grads, tail - activations))
-            step = tail - activations - grads
-            other += step
-        elif adamw_share:
-            step = adamw_share * optim
-            if zero == 3 and step > DEEPSPEED_SUB_GROUP_STEP_BYTES and not plan.fsdp_torch_adamw:
-                step = DEEPSPEED_SUB_GROUP_STEP_BYTES  # DeepSpeed's ZeRO-3 steps one sub-group at a time
-            step = max(0.0, step - activations)
-            other += step
-        total = weights + grads + optim + activations + kv + other
-        if worst is None or total > worst[0]:
-            worst = (
-                total,
-                (weights, grads, optim, activations, kv, other),
-                host + host_activations,
-                pageable,
-                step,
-                index == last,
-            )
-    assert worst is not None  # every plan has a stage
-    total, (weights, grads, optim, activations, kv, other), host_per_gpu, pageable, step, is_last = worst
+    worst = sharded[4].get(made_in_backward)
+    if worst is None:  # the stages read the split, the sharded states' key and this flag only
+        worst = sharded[4][made_in_backward] = _worst_stage(ctx, split, plan, sharded, zero, made_in_backward)
+    total, weights, grads, optim, activations, kv, other, host_per_gpu, pageable, step, is_last = worst
     gpus_on_node = dp * plan.tp * plan.pp * plan.cp
     if gpus_on_node > cluster.gpus_per_node:
         gpus_on_node = cluster.gpus_per_node
@@ -97,8 +61,6 @@ def _breakdown(
     copies = 0 if plan.host_load == "none" else gpus_on_node if plan.host_load == "every_rank" else 1
     # the step's temporary is cut from the blocks the freed activations and the varied lengths left cached, then from
     # the logits' block (the loss's blocks exist on the last stage only)
-    length_slack = split.length_slack
-    # AdamW's states made in its first step (activations VARIED_LENGTH_ACTIVATION_SETS): torch's optimizer on one GPU
     length_slack = split.length_slack
     # AdamW's states made in its first step (activations VARIED_LENGTH_ACTIVATION_SETS): torch's optimizer on one GPU
     # or under FSDP; not under DeepSpeed (the Trainer's, TRAINER_TUNINGS), whose optimizers step once with zero
@@ -136,6 +98,52 @@ def _breakdown(
     )
 
 
+def _worst_stage(ctx: _Ctx, split: _Split, plan: Plan, sharded: _Sharded, zero: int, made_in_backward: bool) -> _Worst:
+    """The stage with the largest total (`_Worst`): each stage's states (`sharded`, read from the plan under its key:
+    fsdp_torch_adamw) beside its working set (`split`)."""
+    states, paged, zero2, adamw_share, _ = sharded
+    worst: _Worst | None = None
+    last = len(split.working) - 1
+    for index, ((weights, grads, optim, host), (activations, kv, other, host_activations)) in enumerate(
+        zip(states, split.working, strict=True)
+    ):
+        pageable = 0.0
+        if paged:
+            pageable, optim = optim, 0.0
+        if zero2:
+            grads += _zero2_step_partition(ctx, grads, activations)
+        # torch AdamW's step temporary, beside the states once the activations are freed (states.ADAMW_STEP_V_SHARE)
+        step = 0.0
+        if made_in_backward:  # the larger of the backward's start (no gradients) and the step (no activations)
+            tail = max(activations, grads + adamw_share * optim)
+            grads = max(0.0, min(grads, tail - activations))
+            step = tail - activations - grads
+            other += step
+        elif adamw_share:
+            step = adamw_share * optim
+            if zero == 3 and step > DEEPSPEED_SUB_GROUP_STEP_BYTES and not plan.fsdp_torch_adamw:
+                step = DEEPSPEED_SUB_GROUP_STEP_BYTES  # DeepSpeed's ZeRO-3 steps one sub-group at a time
+            step = max(0.0, step - activations)
+            other += step
+        total = weights + grads + optim + activations + kv + other
+        if worst is None or total > worst[0]:
+            worst = (
+                total,
+                weights,
+                grads,
+                optim,
+                activations,
+                kv,
+                other,
+                host + host_activations,
+                pageable,
+                step,
+                index == last,
+            )
+    assert worst is not None  # every plan has a stage
+    return worst
+
+
 def _grads_made_in_backward(ctx: _Ctx, plan: Plan, dp: int, zero: int) -> bool:
     """Whether a step of the plan holds no gradients while its activations peak, where torch's foreach AdamW steps it
     (`states._adamw_step_share`): full training of one micro-batch a step on one GPU, or under FSDP stepping the
@@ -160,13 +168,12 @@ def _grads_made_in_backward(ctx: _Ctx, plan: Plan, dp: int, zero: int) -> bool:
     return (zero == 0 and dp * plan.tp * plan.cp == 1) or (zero == 3 and plan.fsdp_torch_adamw)
 
 
-def _sharded(
-    ctx: _Ctx, split: _Split, plan: Plan, shard: int, zero: int, offload: str
-) -> tuple[tuple[tuple[float, ...], ...], bool, bool, float]:
+def _sharded(ctx: _Ctx, split: _Split, plan: Plan, shard: int, zero: int, offload: str) -> _Sharded:
     """(model states per stage (states._stage_states), paged states, DeepSpeed ZeRO-2's step partition, torch AdamW's
-    step share) of a plan of `split` sharded over `shard` ranks at ZeRO stage `zero` with `offload`. Cached in the
-    split under the fields its key leaves out (context._Split): ZeRO and offload, which the planner varies at one
-    split, FP8 parameters, the optimizer in the backward and the Trainer's AdamW under FSDP."""
+    step share, the worst stages found so far: `_Sharded`) of a plan of `split` sharded over `shard` ranks at ZeRO
+    stage `zero` with `offload`. Cached in the split under the fields its key leaves out (context._Split): ZeRO and
+    offload, which the planner varies at one split, FP8 parameters, the optimizer in the backward and the Trainer's
+    AdamW under FSDP."""
     key = (
         shard,
         zero,
@@ -185,7 +192,7 @@ def _sharded(
         zero2 = zero == 2 and plan.pp == 1 and offload == "none" and ctx.workload.task in FULL_TRAINING_TASKS
         adamw_share = _adamw_step_share(ctx, plan, (zero, offload, paged))  # torch AdamW's step temporary (states)
         states = _stage_states(ctx, plan, shard, zero, offload)
-        found = split.sharded[key] = (states, paged, zero2, adamw_share)
+        found = split.sharded[key] = (states, paged, zero2, adamw_share, {})
     return found
 
 

@@ -70,6 +70,15 @@ class _Stage:
     is_last: bool
 
 
+# The worst pipeline stage of a plan: total, its parts in MemoryBreakdown's order (weights, gradients, optimizer,
+# activations, KV cache, other), host bytes per GPU, paged states, AdamW's step temporary, whether it is the last stage
+# (one flat tuple of numbers: the garbage collector stops tracking it)
+_Worst = tuple[float, float, float, float, float, float, float, float, float, float, bool]
+# (model states per stage: weights, gradients, optimizer, host; paged states; DeepSpeed ZeRO-2's step partition; torch
+# AdamW's step share; the worst stage (`_Worst`) by whether the gradients are made in the backward), breakdown._sharded
+_Sharded = tuple[tuple[tuple[float, ...], ...], bool, bool, float, dict[bool, _Worst]]
+
+
 @dataclass(slots=True)
 class _Split:
     """One split of a context's model: the plan fields the activations, KV cache and `other` read (the key of
@@ -86,10 +95,9 @@ class _Split:
     length_slack: float
     logits_block: float  # the 16-bit logits' cached block on the last stage (activations._logits_block)
     # by (ZeRO shard group, ZeRO stage, offload, fp8_params, optimizer_in_backward, fsdp_torch_adamw, the Trainer's
-    # DeepSpeed in `tuning`): model states per stage and the step's flags (breakdown._sharded)
-    sharded: dict[tuple[object, ...], tuple[tuple[tuple[float, ...], ...], bool, bool, float]] = field(
-        default_factory=dict
-    )
+    # DeepSpeed in `tuning`): model states per stage, the step's flags, and the worst stage by whether the gradients
+    # are made in the backward (breakdown._sharded)
+    sharded: dict[tuple[object, ...], _Sharded] = field(default_factory=dict)
     # by (offload, GPUs per node, PCIe generation): the plan's traps
     traps: dict[tuple[object, ...], tuple[Warning_, ...]] = field(default_factory=dict)
     # by (ZeRO-3's dp, fp8_params, fsdp_torch_adamw, the Trainer's DeepSpeed, optimizer_in_backward, host_load and the
