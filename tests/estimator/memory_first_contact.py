@@ -1002,6 +1002,7 @@ def _torchtitan_773() -> list[FirstContactCase]:
         recompute="full",
         sequence_parallel=True,
         virtual_stages=2,
+        pp_keeps_outputs=True,  # torch of January 2025 keeps the last stage's outputs (Plan.pp_keeps_outputs)
     )
     return [
         FirstContactCase(
