@@ -539,7 +539,22 @@ suspects were ruled out: the compute dtype was bf16, not bitsandbytes' fp32 defa
 runs, and a model of the allocator over bitsandbytes 0.41's load (fp16 copy on the card, then its packed out and
 absmax) leaves 0.2 / 0.2 / 0.5 GiB of holes, not 4.6 / 6.8 / 20.0. The rows moved from -40.1 / -39.3 / -33.5 % to
 -20.8 / -15.4 / -6.9 %, the source from 10.3 % to 9.7 % (fitted); what they still read low is the GPTQ rows' -26 /
--22 / -9 %, left as they read."""
+-22 / -9 %, left as they read.
+
+One source recorded at b70c8c3 (2026-12-06), before any change: pytorch/torchtitan issue #773, the Llama 3.1 405B
+FSDP 8 x TP 8 x PP 8 run of its December 2024 benchmark under ScheduleInterleavedZeroBubble, without torch.compile,
+Float8 or async TP (89.73 GiB max reserved): -40.5 %, judged to fit (stated as interleaved 1F1B, v 2; the estimator
+has no zero-bubble schedule). One change followed, read from the schedules' source: torch.distributed.pipelining
+keeps every micro-batch's last-stage output in `output_chunks` until `step()` returns (pytorch/pytorch #138504,
+#159251), which torchtitan ran until it passed return_outputs=False (pytorch/torchtitan #1922, 2025-10-22), so a
+plan input (Plan.pp_keeps_outputs, off for the plans the planner launches) adds the other micro-batches' 16-bit
+logits, vocabulary-sharded by TP, to the last stage. Set on torchtitan's runs of December 2024 and January 2025:
+the issue's row from -40.5 % to -35.8 %, the benchmark's 3D rows from -37 / -26 % to -30 / -21 % (1F1B /
+interleaved); its 4D rows (-14 to -23 %) stay, their first stage holding more. The first stage's activations in
+flight already match the schedules' warm-up counts (torch's ScheduleInterleaved1F1B and Megatron-LM:
+(v - 1) p + 2 (p - 1) chunk forwards on rank 0; 1F1B p - 1). Left as they read: the rest of the 405B gap (21-36 %:
+torch.compile, Float8 and async-TP buffers, and zero bubble's deferred weight gradients, none modelled), and the
+3D pair's order (1F1B reads 10 GiB above interleaved; the activations in flight say the reverse)."""
 
 # Median |error| of the estimator at 7c1f6ff (see the module docstring); it had no memory held-out rows run then.
 BASELINE = {

@@ -215,6 +215,13 @@ class Plan:
     # arguments.py), 18 B/param with Adam, 6 + 12/d with the distributed optimizer (Megatron-LM docs/user-guide/
     # features/dist_optimizer.md); the planner sets it for the plans its megatron stack runs (app/planner/stacks.py)
     fp32_main_grads: bool = False
+    # the pipeline schedule keeps every micro-batch's last-stage output (the logits) until the step returns:
+    # torch.distributed.pipelining appends each forward output to `output_chunks` for `merge_output_chunks` (stage.py
+    # `forward_one_chunk`; pytorch/pytorch PR #138504, Oct 2024, detaches them after their backward but keeps them,
+    # issue #159251, July 2025), which torchtitan ran until it passed `return_outputs=False` to `step()` (pytorch/
+    # torchtitan PR #1922, 2025-10-22, commit e5ef99aab); memory.activations `_kept_outputs`. Set on the published runs
+    # of torchtitan before that change; no stack the planner launches keeps them
+    pp_keeps_outputs: bool = False
     # the optimizer steps each parameter inside the backward, as soon as its gradient is accumulated, and frees that
     # gradient (torchtune `optimizer_in_bwd: True`: recipes/full_finetune_single_device.py builds one optimizer per
     # parameter and torchtune/utils/memory.py `register_optim_in_bwd_hooks` runs its step() and zero_grad() from

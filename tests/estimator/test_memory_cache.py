@@ -33,6 +33,7 @@ siblings = st.fixed_dictionaries(
         **SIBLING_FIELDS,
         "fp32_main_grads": st.booleans(),
         "compiled": st.booleans(),
+        "pp_keeps_outputs": st.booleans(),
         "host_load": st.sampled_from(["none", "every_rank", "local_rank_0"]),
         "fsdp_torch_adamw": st.booleans(),
     },

@@ -852,6 +852,7 @@ def _memory_cases() -> list[MemoryCase]:
                     micro_batch=1,
                     sequence_parallel=True,
                     compiled=True,
+                    pp_keeps_outputs=True,  # torch nightly of Dec 2024: before torchtitan PR #1922 (Oct 2025)
                 ),
                 Cluster(gpu=h100, gpus_per_node=8, nodes=64, inter_node_gbps=3200.0, inter_node_fabric="roce-200"),
                 published,

@@ -281,13 +281,15 @@ def test_coverage_on_every_validation_row() -> None:
     # torchtune's LoRA tutorial (torchtune-tutorials, 4 rows) came in at 4 of 4 inside (229 of 261, the range constants
     # unchanged); 232 of 261 once ms-swift's three bitsandbytes 0.41 QLoRA rows state its two-copy dequantisation
     # (Workload.bnb_fp16_dequant: -40 / -39 / -34 % -> -21 / -15 / -7 %, all three inside).
+    # torchtitan issue #773's 405B zero-bubble row came in outside (232 of 262; -40.5 %, -35.8 % once the pipeline
+    # keeps the last stage's outputs, Plan.pp_keeps_outputs; its range 46-75 GiB, published 89.7).
     from tests.estimator.memory_first_contact import MEMORY_FIRST_CONTACT
     from tests.estimator.validation_cases import MEMORY
 
     results = [_inside(c) for c in (*MEMORY, *MEMORY_FIRST_CONTACT)]
     inside = sum(ok for ok, _ in results)
     widths = sorted(w for _, w in results)
-    assert len(results) == 261
+    assert len(results) == 262
     assert inside >= 232, inside
     assert widths[len(widths) // 2] <= 0.20
 

@@ -452,8 +452,19 @@ def _training_activations(ctx: _Ctx, plan: Plan, stage: _Stage, dp: int) -> tupl
         saved = saved * min(1.0, ACTIVATION_OFFLOAD_LAYERS / (stage.layers * in_flight))
     total = saved + tokens * act_bytes * working
     if stage.is_last:
-        total += _loss_bytes(ctx, plan)
+        total += _loss_bytes(ctx, plan) + _kept_outputs(ctx, plan, dp)
     return total, host
+
+
+def _kept_outputs(ctx: _Ctx, plan: Plan, dp: int) -> float:
+    """Bytes of the last stage's outputs (its 16-bit logits, vocabulary-sharded under TP's loss parallel) that the
+    schedule keeps for every micro-batch but the one in the loss (Plan.pp_keeps_outputs: torch.distributed.pipelining
+    `output_chunks` until the step returns), per GPU."""
+    if plan.pp == 1 or not plan.pp_keeps_outputs:
+        return 0.0
+    kept = _microbatches(ctx.workload, plan, dp) - 1
+    tokens = plan.micro_batch * ctx.workload.seq_len / plan.cp
+    return kept * tokens * ctx.model.vocab / plan.tp * _act_bytes(ctx, plan)
 
 
 def _loss_bytes(ctx: _Ctx, plan: Plan) -> float:
@@ -589,6 +600,7 @@ def _split_of(ctx: _Ctx, plan: Plan, dp: int) -> _Split:
         plan.compiled_loss,
         plan.no_upcast_loss,
         plan.virtual_stages,
+        plan.pp_keeps_outputs,
         dp if pp > 1 else 0,  # micro-batches in flight (pipelines only)
         plan.dp * tp * pp * cp > 1,  # NCCL buffers
         plan.activation_offload,

@@ -206,6 +206,7 @@ def _zero3_advice(ctx: _Ctx, split: _Split, plan: Plan, cluster: Cluster) -> War
             plan.compiled_loss,
             plan.no_upcast_loss,
             plan.virtual_stages,
+            plan.pp_keeps_outputs,
             plan.fp32_main_grads,
             *key,
         )
