@@ -75,11 +75,13 @@ from app.estimator.serving_sim import (
     DEFAULT_SEED,
     PERCENTILE_LEVELS,
     PERCENTILES,
+    DecodeTime,
     Lengths,
     LoadLatency,
     Percentile,
     Quantiles,
     Scheduler,
+    StepTime,
     finite_run_output_rate,
     interrupted_tpot_estimate,
     md1_ttft_floor,
@@ -1149,29 +1151,69 @@ def _lengths(cfg: ServingConfig, kv_tokens: int) -> tuple[Lengths, Lengths]:
     return prompts, Lengths(cfg.output_tokens, cfg.output_tokens_p95, max(cap, cfg.output_tokens))
 
 
-def _sim_step(hw: _Hardware) -> Callable[[int, float, int, float], float]:
+def _sim_step(hw: _Hardware) -> StepTime:
     """The simulator's step: `decodes` sequences holding `kv` tokens decode one token each and `prefill` prompt
     tokens whose chunks attend `span` keys in all are prefilled. With pp stages the decoding sequences form pp
     micro-batches and every token crosses all stages (as in _operating_point); a prompt's chunk is not split
     among the micro-batches (a request is in one micro-batch at a time, as vLLM V1 schedules with pipeline
     parallelism), so the step that prefills it takes pp stage times of the whole chunk: the latency of a prompt
     is that of every stage in turn, whatever the pipeline's throughput."""
-    pp = hw.pp
-    if pp == 1 and not hw.experts and hw.verify_width == 1:
+    if hw.pp == 1 and not hw.experts and hw.verify_width == 1:
         return _dense_step(hw)
+    return _stage_step(hw)
+
+
+def _sim_decode(hw: _Hardware) -> DecodeTime | None:
+    """The simulator's decode-only step, where the step model has one apart (a dense model on one stage)."""
+    if hw.pp == 1 and not hw.experts and hw.verify_width == 1:
+        return _dense_decode(hw)
+    return None
+
+
+def _stage_step(hw: _Hardware) -> StepTime:
+    """The simulator's step from `_step_s(hw, decodes / pp, kv / decodes, prefill, 2 span / prefill)[0]` (whole
+    prompt chunks: of the two expert counts _step_s weighs by the chunk's share, 1 or 0 here, the one weighed 1), its
+    constants read once: the same terms in the same order, so the same floats; then pp stages and their hops
+    (`_pipeline_hop_s`). The experts a step's tokens touch are kept by token count: a run asks for a few hundred counts
+    thousands of times."""
+    weights_static, expert_bytes, experts, top_k = hw.weight_bytes_static, hw.expert_bytes, hw.experts, hw.top_k
+    width, reads, kv_token, hbm_weights, hbm_kv = hw.verify_width, hw.kv_reads, hw.kv_token, hw.hbm_weights, hw.hbm_kv
+    flops, attention = hw.dense_flops_per_token + hw.expert_flops_per_token, hw.attention_coef
+    fixed, per_seq, moe_fixed, occupancy = hw.overhead_s, hw.overhead_per_seq_s, hw.moe_fixed_s, hw.occupancy
+    comm_fixed, comm_per_token = (hw.allreduce_fixed_s, hw.allreduce_per_token_s) if hw.tp > 1 else (0.0, 0.0)
+    pp, hop_fixed, hop_per_token, draft_flops = hw.pp, hw.hop_fixed_s, hw.hop_per_token_s, hw.draft_flops_per_token
+    touched: dict[float, float] = {}  # tokens -> experts they touch
 
     def step(decodes: int, kv: float, prefill: int, span: float) -> float:
         context = kv / decodes if decodes else 0.0
         prefill_len = 2.0 * span / prefill if prefill else 0.0
-        if pp == 1:
-            return _step_s(hw, decodes, context, prefill, prefill_len)[0]
-        seconds, _ = _step_s(hw, decodes / pp, context, prefill, prefill_len)
-        return pp * seconds + _pipeline_hop_s(hw, decodes / pp + prefill)
+        seqs = decodes / pp if pp > 1 else decodes
+        verify = seqs * width
+        tokens = verify + prefill
+        weights = weights_static
+        if experts:
+            rows = max(tokens, 1.0)
+            found = touched.get(rows)
+            if found is None:
+                found = touched[rows] = expected_experts_touched(experts, top_k, rows)
+            weights += found * expert_bytes
+        memory_s = weights / hbm_weights + (seqs * context * reads + prefill) * kv_token / hbm_kv
+        efficiency = STEP_COMPUTE_EFFICIENCY
+        if prefill:
+            share = verify / tokens
+            efficiency = share * efficiency + (1 - share) * (PREFILL_COMPUTE_EFFICIENCY * occupancy(tokens))
+        compute_s = flops * tokens / efficiency
+        compute_s += attention * (verify * context + prefill * prefill_len / 2)
+        compute_s += draft_flops * prefill / PREFILL_COMPUTE_EFFICIENCY
+        overhead = fixed + per_seq * seqs + moe_fixed
+        draft = _draft_s(hw, seqs, seqs * context) if hw.draft_forwards else 0.0
+        seconds = max(memory_s, compute_s) + overhead + (comm_fixed + comm_per_token * tokens) + draft
+        return seconds if pp == 1 else pp * seconds + (hop_fixed + hop_per_token * (seqs + prefill))
 
     return step
 
 
-def _dense_step(hw: _Hardware) -> Callable[[int, float, int, float], float]:
+def _dense_step(hw: _Hardware) -> StepTime:
     """_step_s of a dense model on one stage, its constants read once (the simulation's inner loop): the same sum
     of the weights and KV bytes, the GEMM and attention FLOPs at the decode/prefill mix's efficiency, the
     overheads and the all-reduces."""
@@ -1197,6 +1239,25 @@ def _dense_step(hw: _Hardware) -> Callable[[int, float, int, float], float]:
         return max(memory, compute) + fixed + per_seq * decodes + per_token * tokens
 
     return step
+
+
+def _dense_decode(hw: _Hardware) -> DecodeTime:
+    """`_dense_step(hw)(decodes, kv, 0, 0.0)`, to the last bit: its terms without the prompt's (adding an integer 0
+    or 0.0 leaves a float as it is)."""
+    weights_s = hw.weight_bytes_static / hw.hbm_weights
+    kv_s = hw.kv_token / hw.hbm_kv
+    flops = hw.dense_flops_per_token + hw.expert_flops_per_token
+    attention, reads = hw.attention_coef, hw.kv_reads
+    fixed = hw.overhead_s + (hw.allreduce_fixed_s if hw.tp > 1 else 0.0)
+    per_token = hw.allreduce_per_token_s if hw.tp > 1 else 0.0
+    per_seq, decode_eff = hw.overhead_per_seq_s, STEP_COMPUTE_EFFICIENCY
+
+    def decode(decodes: int, kv: float) -> float:
+        memory = weights_s + kv * reads * kv_s
+        compute = flops * decodes / decode_eff + attention * kv
+        return max(memory, compute) + fixed + per_seq * decodes + per_token * decodes
+
+    return decode
 
 
 def _scheduler(model: ModelSpec, cfg: ServingConfig, hw: _Hardware) -> Scheduler:
@@ -1290,6 +1351,7 @@ def _run_simulation(load: _Load, rate: float) -> LoadLatency:
         _sim_step(load.hw), scheduler, rate, prompts, outputs,
         seed=load.cfg.seed, per_request_s=_request_overhead_s(load.cfg),
         cached_share=load.cfg.prefix_cache_hit_rate, tokens_per_step=load.hw.tokens_per_step,
+        decode_time=_sim_decode(load.hw),
     )  # fmt: skip
     latency = _held_to_md1(latency, load, rate)
     # beyond what the replica completes at most, or its KV slots (or prompts) loaded to 1 or more: the queue grows,
