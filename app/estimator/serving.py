@@ -668,6 +668,11 @@ class _Hardware:
     gemm_shapes: tuple[tuple[int, float], ...] = ()
     sms: int = 0
     occupancy_by_rows: dict[int, float] = field(default_factory=dict)  # memo: rows of tiles -> occupancy
+    # memos of what the replica's model and traffic give on it (a _Hardware serves one model and one traffic, its
+    # offered rate aside: `_hardware`): operating points by concurrency (its type too: a point carries it), and the
+    # isolated request's time to first token
+    points: dict[tuple[type, float], _Point] = field(default_factory=dict)
+    isolated_s: float | None = None
 
     def occupancy(self, tokens: float) -> float:
         """The wave occupancy of the step's GEMMs at `tokens` rows (1.0 when the SM count is unknown or MoE)."""
@@ -680,7 +685,26 @@ class _Hardware:
         return found
 
 
+def _where(cluster: Cluster, tp: int, pp: int) -> tuple[object, ...]:
+    """What a replica's step depends on of its servers (the GPU type by its id), and its split."""
+    return (cluster.gpu.id, cluster.gpus_per_node, cluster.nodes, cluster.intra_node_link, cluster.inter_node_gbps,
+            cluster.inter_node_fabric, tp, pp)  # fmt: skip
+
+
 def _hardware(model: ModelSpec, cfg: ServingConfig, cluster: Cluster, tp: int, pp: int) -> _Hardware:
+    """The replica's constants; within a `simulations` block, one object per replica and traffic (the offered rate
+    aside, which none of them reads), so its memos serve every estimate of the answer."""
+    memo = _MEMO.get()
+    if memo is None:
+        return _new_hardware(model, cfg, cluster, tp, pp)
+    key = (model, replace(cfg, requests_per_s=None), _where(cluster, tp, pp))
+    found = memo.hardware.get(key)
+    if found is None:
+        found = memo.hardware[key] = _new_hardware(model, cfg, cluster, tp, pp)
+    return found
+
+
+def _new_hardware(model: ModelSpec, cfg: ServingConfig, cluster: Cluster, tp: int, pp: int) -> _Hardware:
     gpu = cluster.gpu
     split = tp * pp
     parts = _parts(model)
@@ -886,7 +910,16 @@ def _pipeline_hop_s(hw: _Hardware, tokens: float) -> float:
 
 
 def _operating_point(model: ModelSpec, cfg: ServingConfig, hw: _Hardware, concurrency: float) -> _Point:
-    """Latencies and throughput of one replica with `concurrency` sequences in flight."""
+    """Latencies and throughput of one replica with `concurrency` sequences in flight (kept on `hw`, built for this
+    model and traffic: the closed forms ask for the same points many times in one answer)."""
+    key = (type(concurrency), concurrency)
+    found = hw.points.get(key)
+    if found is None:
+        found = hw.points[key] = _new_operating_point(model, cfg, hw, concurrency)
+    return found
+
+
+def _new_operating_point(model: ModelSpec, cfg: ServingConfig, hw: _Hardware, concurrency: float) -> _Point:
     c = max(concurrency, 1e-9)
     prompt, out = cfg.input_tokens, max(cfg.output_tokens, 1)
     pp = hw.pp
@@ -1272,7 +1305,13 @@ def _scheduler(model: ModelSpec, cfg: ServingConfig, hw: _Hardware) -> Scheduler
 
 
 def _isolated_ttft_s(model: ModelSpec, cfg: ServingConfig, hw: _Hardware) -> float:
-    """One request on an idle replica: its prompt's chunks with nothing else running."""
+    """One request on an idle replica: its prompt's chunks with nothing else running (kept on `hw`)."""
+    if hw.isolated_s is None:
+        hw.isolated_s = _new_isolated_ttft_s(model, cfg, hw)
+    return hw.isolated_s
+
+
+def _new_isolated_ttft_s(model: ModelSpec, cfg: ServingConfig, hw: _Hardware) -> float:
     prompt = cfg.input_tokens
     cached = cached_prompt_tokens(prompt, cfg.prefix_cache_hit_rate)
     prefill = _chunked_prefill_s(model, cfg, hw, 0.0, 0.0, prompt, _batched_tokens(cfg, hw.gpu), cached)
@@ -1306,41 +1345,46 @@ class _Load:
 
 
 def _load(model: ModelSpec, cfg: ServingConfig, hw: _Hardware, limit: int) -> _Load:
-    cluster = hw.cluster
-    where = (cluster.gpu.id, cluster.gpus_per_node, cluster.nodes, cluster.intra_node_link, cluster.inter_node_gbps,
-             cluster.inter_node_fabric, hw.tp, hw.pp)  # fmt: skip
     top = _operating_point(model, cfg, hw, limit).requests_per_s
-    key = (model, replace(cfg, requests_per_s=None), where)
+    key = (model, replace(cfg, requests_per_s=None), _where(hw.cluster, hw.tp, hw.pp))
     return _Load(model, cfg, hw, top, _isolated_ttft_s(model, cfg, hw), key, limit)
 
 
-# Simulations already run within one answer, by (replica, traffic, engine, seed, rate): a search and the estimates
-# of the options it shows ask for the same runs, and a run is a pure function of these. Scoped to the answer
-# (`simulations`), so every request starts cold.
-_SIMULATED: ContextVar[dict[tuple[object, ...], LoadLatency] | None] = ContextVar("simulated", default=None)
+@dataclass(slots=True)
+class _Memo:
+    """What one answer computes once: simulations by (replica, traffic, engine, seed, rate), and replicas' constants
+    (with their memos) by (model, traffic, servers, split). A search and the estimates of the options it shows ask for
+    the same runs and points, and each is a pure function of these."""
+
+    runs: dict[tuple[object, ...], LoadLatency] = field(default_factory=dict)
+    hardware: dict[tuple[object, ...], _Hardware] = field(default_factory=dict)
+
+
+# Scoped to the answer (`simulations`), so every request starts cold.
+_MEMO: ContextVar[_Memo | None] = ContextVar("serving_memo", default=None)
 
 
 @contextmanager
 def simulations() -> Iterator[None]:
-    """Share the simulations run inside the block (nested blocks share the outer one's)."""
-    if _SIMULATED.get() is not None:
+    """Share the simulations and replica constants computed inside the block (nested blocks share the outer one's)."""
+    if _MEMO.get() is not None:
         yield
         return
-    token = _SIMULATED.set({})
+    token = _MEMO.set(_Memo())
     try:
         yield
     finally:
-        _SIMULATED.reset(token)
+        _MEMO.reset(token)
 
 
 def _simulate(load: _Load, rate: float) -> LoadLatency:
     """Simulated latencies of one replica at `rate` requests/s (reused within a `simulations` block)."""
-    memo, key = _SIMULATED.get(), (*load.key, rate)
-    found = memo.get(key) if memo is not None else None
+    memo, key = _MEMO.get(), (*load.key, rate)
+    found = memo.runs.get(key) if memo is not None else None
     if found is None:
         found = _run_simulation(load, rate)
         if memo is not None:
-            memo[key] = found
+            memo.runs[key] = found
     return found
 
 
