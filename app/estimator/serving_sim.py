@@ -305,10 +305,14 @@ def _run(scheduler: Scheduler, step_time: StepTime, arrival: list[float], prompt
                     growth = decode(decoding, kv + decoding * tps) - first_step
                     if growth > 0:
                         half = first_step - growth / 2
-                        until = max(9, ceil((sqrt(half * half + 2 * growth * gap) - half) / growth))
+                        until = ceil((sqrt(half * half + 2 * growth * gap) - half) / growth)
+                        if until < 9:
+                            until = 9
                 if until < steps:
-                    until = until if until > 1 else 1
-                    steps = min(until + lookahead, steps)
+                    if until < 1:
+                        until = 1
+                    if until + lookahead < steps:
+                        steps = until + lookahead
             if steps > 8:  # the context grows by a token a step: over a few steps the first step's time stands
                 last_step = decode(decoding, kv + decoding * (steps - 1) * tps)
                 now += steps * (first_step + last_step) / 2
@@ -346,12 +350,19 @@ def _run(scheduler: Scheduler, step_time: StepTime, arrival: list[float], prompt
 def poisson_arrivals(rate: float, requests: int, seed: int = DEFAULT_SEED) -> list[float]:
     """Arrival times of a Poisson process at `rate` per second (exponential gaps from random.Random(seed)); the
     same seed gives the same arrivals, scaled by 1 / rate, whatever the rate."""
-    uniform, log = random.Random(seed).random, math.log
     t, times = 0.0, []
-    for _ in range(requests):
-        t += -log(1.0 - uniform()) / rate  # random.Random.expovariate(rate), written out (no call per draw)
+    for gap in _unit_gaps(seed, requests):
+        t += gap / rate  # random.Random.expovariate(rate): -log(1 - U) / rate
         times.append(t)
     return times
+
+
+@functools.lru_cache(maxsize=16)
+def _unit_gaps(seed: int, requests: int) -> tuple[float, ...]:
+    """The first `requests` exponential gaps of mean 1 from random.Random(seed), -log(1 - U): the draws every rate's
+    arrivals divide (kept: a run asks for the same seed's)."""
+    uniform, log = random.Random(seed).random, math.log
+    return tuple(-log(1.0 - uniform()) for _ in range(requests))
 
 
 def simulate(
