@@ -1225,7 +1225,7 @@ def _stage_step(hw: _Hardware) -> StepTime:
         tokens = verify + prefill
         weights = weights_static
         if experts:
-            rows = max(tokens, 1.0)
+            rows = 1.0 if tokens < 1.0 else tokens  # max(tokens, 1.0), without the call
             found = touched.get(rows)
             if found is None:
                 found = touched[rows] = expected_experts_touched(experts, top_k, rows)
@@ -1240,7 +1240,8 @@ def _stage_step(hw: _Hardware) -> StepTime:
         compute_s += draft_flops * prefill / PREFILL_COMPUTE_EFFICIENCY
         overhead = fixed + per_seq * seqs + moe_fixed
         draft = _draft_s(hw, seqs, seqs * context) if hw.draft_forwards else 0.0
-        seconds = max(memory_s, compute_s) + overhead + (comm_fixed + comm_per_token * tokens) + draft
+        bound_s = compute_s if compute_s > memory_s else memory_s  # max(memory_s, compute_s)
+        seconds = bound_s + overhead + (comm_fixed + comm_per_token * tokens) + draft
         return seconds if pp == 1 else pp * seconds + (hop_fixed + hop_per_token * (seqs + prefill))
 
     return step
@@ -1269,7 +1270,7 @@ def _dense_step(hw: _Hardware) -> StepTime:
         else:
             efficiency = decode_eff
         compute = flops * tokens / efficiency + attention * (kv + span)
-        return max(memory, compute) + fixed + per_seq * decodes + per_token * tokens
+        return (compute if compute > memory else memory) + fixed + per_seq * decodes + per_token * tokens
 
     return step
 
@@ -1288,7 +1289,7 @@ def _dense_decode(hw: _Hardware) -> DecodeTime:
     def decode(decodes: int, kv: float) -> float:
         memory = weights_s + kv * reads * kv_s
         compute = flops * decodes / decode_eff + attention * kv
-        return max(memory, compute) + fixed + per_seq * decodes + per_token * decodes
+        return (compute if compute > memory else memory) + fixed + per_seq * decodes + per_token * decodes
 
     return decode
 

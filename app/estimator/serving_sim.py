@@ -393,18 +393,19 @@ def simulate(
     output = [outputs.mean] * requests if outputs.constant else [draw_output() for _ in range(requests)]
     cached = [min(p - 1, math.floor(p * cached_share)) for p in prompt] if cached_share > 0 else None
     run = _run(scheduler, step_time, arrival, prompt, output, cached, tokens_per_step, decode_time)
-    measured = range(min(warmup, requests - 1), requests)
-    ttft = [run.first[i] - run.start[i] + per_request_s for i in measured]
-    tpot = [(run.finish[i] - run.first[i]) / (output[i] - 1) for i in measured if output[i] > 1] or [0.0]
-    e2e = [run.finish[i] - run.start[i] + per_request_s for i in measured]
+    measured = min(warmup, requests - 1)  # the first measured request
+    start, first, finish = run.start[measured:], run.first[measured:], run.finish[measured:]
+    ttft = [f - s + per_request_s for f, s in zip(first, start, strict=True)]
+    tpot = [(e - f) / (o - 1) for e, f, o in zip(finish, first, output[measured:], strict=True) if o > 1] or [0.0]
+    e2e = [e - s + per_request_s for e, s in zip(finish, start, strict=True)]
     saturated = run.queue_at_last_arrival > max(10, requests // 20)
-    held = [run.finish[i] - run.admitted[i] for i in measured]
-    span = max(run.finish[i] for i in measured) - min(run.start[i] for i in measured)
+    held = [e - a for e, a in zip(finish, run.admitted[measured:], strict=True)]
+    span = max(finish) - min(start)
     # Little's law on the running set (rate × time held), or the time-average over the span where the replica falls
     # behind the arrivals (then it runs fewer than rate × held); the span is on one clock unless the run rebased
     running = min(rate * sum(held) / len(held), sum(held) / span if span > 0 else math.inf)
     return LoadLatency(
-        quantiles(ttft), quantiles(tpot), quantiles(e2e), saturated, len(measured), sum(held) / len(held), running
+        quantiles(ttft), quantiles(tpot), quantiles(e2e), saturated, len(ttft), sum(held) / len(held), running
     )
 
 
