@@ -350,11 +350,9 @@ def _run(scheduler: Scheduler, step_time: StepTime, arrival: list[float], prompt
 def poisson_arrivals(rate: float, requests: int, seed: int = DEFAULT_SEED) -> list[float]:
     """Arrival times of a Poisson process at `rate` per second (exponential gaps from random.Random(seed)); the
     same seed gives the same arrivals, scaled by 1 / rate, whatever the rate."""
-    t, times = 0.0, []
-    for gap in _unit_gaps(seed, requests):
-        t += gap / rate  # random.Random.expovariate(rate): -log(1 - U) / rate
-        times.append(t)
-    return times
+    # each gap random.Random.expovariate(rate)'s -log(1 - U) / rate, summed in order from 0 (accumulate's first term is
+    # the first gap itself, as 0.0 + it is)
+    return list(itertools.accumulate(gap / rate for gap in _unit_gaps(seed, requests)))
 
 
 @functools.lru_cache(maxsize=16)

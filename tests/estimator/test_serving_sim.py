@@ -248,3 +248,15 @@ def test_a_saturated_replica_is_fully_used_and_holds_at_most_its_slots(
             assert result.utilization[load] >= 1.0, (load, result.utilization)
     assert result.utilization["average"] <= result.utilization["peak"]
     assert 0 < result.concurrency <= result.max_concurrency
+
+
+@pytest.mark.parametrize("rate", [0.001, 0.37, 3.75, 18.5733, 1e4])
+def test_the_arrivals_are_the_seeds_exponential_draws_summed_in_order(rate: float) -> None:
+    """Arrivals drawn once per seed (the unit gaps kept for every rate) are, float for float, the running sum of
+    random.Random(seed).expovariate(rate) from 0: what a run read before the gaps were kept."""
+    for seed in (20240901, 7):
+        draw, t, expected = random.Random(seed), 0.0, []
+        for _ in range(1200):
+            t += draw.expovariate(rate)
+            expected.append(t)
+        assert poisson_arrivals(rate, 1200, seed) == expected
