@@ -1,6 +1,7 @@
 """Golden responses of POST /recommend for task serving: benchmarks/recommend.py's serving mix and a varied set of
 serving requests (presets, engines, SLO percentiles, speculative decoding, prefix caching, disaggregated "auto",
-FP8 checkpoints, pipelines across servers), on the seeded catalog and on recommend.py's synthetic 40-SKU catalog.
+FP8 checkpoints, pipelines across servers), on the seeded catalog and on recommend.py's synthetic 40-SKU catalog; and
+a few serving splits through POST /estimate.
 
 A change meant to make the serving search faster must leave every response byte-identical (volatile fields aside:
 none so far, VOLATILE names them). Each tree serves its own database on a real server (one uvicorn worker, plan cache
@@ -82,7 +83,19 @@ VARIED = [
     _serving({"preset": "llama-3.1-70b"}, CHAT | {"requests_per_s": 100, "slo": {"ttft_ms": 1000, "tpot_ms": 30,
                                                                                   "percentile": "p99"}}),
 ]  # fmt: skip
-BODIES = SERVING_MIX + VARIED
+H100_NODE = {"gpu": "h100-80g-sxm", "gpus_per_node": 8}
+# POST /estimate of a serving split on given hardware (the estimator alone, outside a search)
+ESTIMATES = [
+    _serving({"preset": "llama-3.1-8b"}, {"input_tokens": 1024, "output_tokens": 256, "concurrency": 32,
+             "slo": {"tpot_ms": 50}}, hardware=H100_NODE, plan={"tp": 2, "dp": 4}),
+    _serving({"preset": "llama-3.1-70b"}, {"input_tokens": 2000, "output_tokens": 500, "requests_per_s": 2.0},
+             hardware=H100_NODE, precision="bf16", weights="int4"),
+    _serving({"preset": "mixtral-8x7b"}, RAG | {"requests_per_s": 3, "slo": {"ttft_ms": 3000}}, hardware=H100_NODE,
+             plan={"tp": 4, "dp": 2}),
+    _serving({"preset": "llama-3.1-70b"}, CHAT | {"requests_per_s": 4, "engine": "sglang", "speculative": {
+        "method": "eagle3", "num_speculative_tokens": 3, "acceptance_rate": 0.7}}, hardware=H100_NODE),
+]  # fmt: skip
+BODIES = [("/recommend", body) for body in SERVING_MIX + VARIED] + [("/estimate", body) for body in ESTIMATES]
 
 
 def _canonical(response: httpx.Response) -> str:
@@ -102,14 +115,17 @@ def responses(root: Path, large_skus: int) -> tuple[list[str], list[str]]:
     """Every body's canonical response from a server of `root`, in order and then in reverse order."""
     bodies = BODIES
     if large_skus:
-        bodies = [b | {"constraints": b.get("constraints", {}) | {"max_nodes": 64}} for b in BODIES]
+        wide = {"max_nodes": 64}
+        bodies = [
+            (p, b | {"constraints": b.get("constraints", {}) | wide} if p == "/recommend" else b) for p, b in BODIES
+        ]
     with tempfile.TemporaryDirectory() as tmp:
         port = _free_port()
         server = _start_server(Path(tmp) / "golden.db", port, 0, large_skus, root=root)
         try:
             with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=120) as client:
-                forward = [_canonical(client.post("/recommend", json=body)) for body in bodies]
-                backward = [_canonical(client.post("/recommend", json=body)) for body in reversed(bodies)]
+                forward = [_canonical(client.post(path, json=body)) for path, body in bodies]
+                backward = [_canonical(client.post(path, json=body)) for path, body in reversed(bodies)]
         finally:
             server.terminate()
             server.wait(timeout=10)
