@@ -212,12 +212,12 @@ def _run(scheduler: Scheduler, step_time: StepTime, arrival: list[float], prompt
         scheduler.token_budget, scheduler.max_seqs, scheduler.kv_tokens, scheduler.block
     )  # fmt: skip
     mixed, lookahead = scheduler.mixed, scheduler.lookahead
-    need = [-(-(prompt[i] + output[i]) // block) * block for i in range(count)]  # KV reserved, whole pages
+    need = [-(-(p + o) // block) * block for p, o in zip(prompt, output, strict=True)]  # KV reserved, whole pages
     first = [math.inf] * count
     finish = [math.inf] * count
     prefilled = list(cached) if cached else [0] * count  # prompt tokens prefilled (or found in the cache) so far
     tps = tokens_per_step
-    steps_to_finish = [output[i] - 1 if tps == 1.0 else ceil((output[i] - 1) / tps) for i in range(count)]
+    steps_to_finish = [o - 1 for o in output] if tps == 1.0 else [ceil((o - 1) / tps) for o in output]
     base = [0.0] * count  # prompt + 1 − the decode step at which it joined the decodes (× tokens_per_step)
     waiting: deque[int] = deque()
     prefilling: deque[int] = deque()  # admitted, prompt not yet complete; first come first served
