@@ -75,11 +75,13 @@ from app.estimator.serving_sim import (
     DEFAULT_SEED,
     PERCENTILE_LEVELS,
     PERCENTILES,
+    DecodeTime,
     Lengths,
     LoadLatency,
     Percentile,
     Quantiles,
     Scheduler,
+    StepTime,
     finite_run_output_rate,
     interrupted_tpot_estimate,
     md1_ttft_floor,
@@ -666,6 +668,11 @@ class _Hardware:
     gemm_shapes: tuple[tuple[int, float], ...] = ()
     sms: int = 0
     occupancy_by_rows: dict[int, float] = field(default_factory=dict)  # memo: rows of tiles -> occupancy
+    # memos of what the replica's model and traffic give on it (a _Hardware serves one model and one traffic, its
+    # offered rate aside: `_hardware`): operating points by concurrency (its type too: a point carries it), and the
+    # isolated request's time to first token
+    points: dict[tuple[type, float], _Point] = field(default_factory=dict)
+    isolated_s: float | None = None
 
     def occupancy(self, tokens: float) -> float:
         """The wave occupancy of the step's GEMMs at `tokens` rows (1.0 when the SM count is unknown or MoE)."""
@@ -678,7 +685,26 @@ class _Hardware:
         return found
 
 
+def _where(cluster: Cluster, tp: int, pp: int) -> tuple[object, ...]:
+    """What a replica's step depends on of its servers (the GPU type by its id), and its split."""
+    return (cluster.gpu.id, cluster.gpus_per_node, cluster.nodes, cluster.intra_node_link, cluster.inter_node_gbps,
+            cluster.inter_node_fabric, tp, pp)  # fmt: skip
+
+
 def _hardware(model: ModelSpec, cfg: ServingConfig, cluster: Cluster, tp: int, pp: int) -> _Hardware:
+    """The replica's constants; within a `simulations` block, one object per replica and traffic (the offered rate
+    aside, which none of them reads), so its memos serve every estimate of the answer."""
+    memo = _MEMO.get()
+    if memo is None:
+        return _new_hardware(model, cfg, cluster, tp, pp)
+    key = (model, replace(cfg, requests_per_s=None), _where(cluster, tp, pp))
+    found = memo.hardware.get(key)
+    if found is None:
+        found = memo.hardware[key] = _new_hardware(model, cfg, cluster, tp, pp)
+    return found
+
+
+def _new_hardware(model: ModelSpec, cfg: ServingConfig, cluster: Cluster, tp: int, pp: int) -> _Hardware:
     gpu = cluster.gpu
     split = tp * pp
     parts = _parts(model)
@@ -884,7 +910,16 @@ def _pipeline_hop_s(hw: _Hardware, tokens: float) -> float:
 
 
 def _operating_point(model: ModelSpec, cfg: ServingConfig, hw: _Hardware, concurrency: float) -> _Point:
-    """Latencies and throughput of one replica with `concurrency` sequences in flight."""
+    """Latencies and throughput of one replica with `concurrency` sequences in flight (kept on `hw`, built for this
+    model and traffic: the closed forms ask for the same points many times in one answer)."""
+    key = (type(concurrency), concurrency)
+    found = hw.points.get(key)
+    if found is None:
+        found = hw.points[key] = _new_operating_point(model, cfg, hw, concurrency)
+    return found
+
+
+def _new_operating_point(model: ModelSpec, cfg: ServingConfig, hw: _Hardware, concurrency: float) -> _Point:
     c = max(concurrency, 1e-9)
     prompt, out = cfg.input_tokens, max(cfg.output_tokens, 1)
     pp = hw.pp
@@ -1149,29 +1184,70 @@ def _lengths(cfg: ServingConfig, kv_tokens: int) -> tuple[Lengths, Lengths]:
     return prompts, Lengths(cfg.output_tokens, cfg.output_tokens_p95, max(cap, cfg.output_tokens))
 
 
-def _sim_step(hw: _Hardware) -> Callable[[int, float, int, float], float]:
+def _sim_step(hw: _Hardware) -> StepTime:
     """The simulator's step: `decodes` sequences holding `kv` tokens decode one token each and `prefill` prompt
     tokens whose chunks attend `span` keys in all are prefilled. With pp stages the decoding sequences form pp
     micro-batches and every token crosses all stages (as in _operating_point); a prompt's chunk is not split
     among the micro-batches (a request is in one micro-batch at a time, as vLLM V1 schedules with pipeline
     parallelism), so the step that prefills it takes pp stage times of the whole chunk: the latency of a prompt
     is that of every stage in turn, whatever the pipeline's throughput."""
-    pp = hw.pp
-    if pp == 1 and not hw.experts and hw.verify_width == 1:
+    if hw.pp == 1 and not hw.experts and hw.verify_width == 1:
         return _dense_step(hw)
+    return _stage_step(hw)
+
+
+def _sim_decode(hw: _Hardware) -> DecodeTime | None:
+    """The simulator's decode-only step, where the step model has one apart (a dense model on one stage)."""
+    if hw.pp == 1 and not hw.experts and hw.verify_width == 1:
+        return _dense_decode(hw)
+    return None
+
+
+def _stage_step(hw: _Hardware) -> StepTime:
+    """The simulator's step from `_step_s(hw, decodes / pp, kv / decodes, prefill, 2 span / prefill)[0]` (whole
+    prompt chunks: of the two expert counts _step_s weighs by the chunk's share, 1 or 0 here, the one weighed 1), its
+    constants read once: the same terms in the same order, so the same floats; then pp stages and their hops
+    (`_pipeline_hop_s`). The experts a step's tokens touch are kept by token count: a run asks for a few hundred counts
+    thousands of times."""
+    weights_static, expert_bytes, experts, top_k = hw.weight_bytes_static, hw.expert_bytes, hw.experts, hw.top_k
+    width, reads, kv_token, hbm_weights, hbm_kv = hw.verify_width, hw.kv_reads, hw.kv_token, hw.hbm_weights, hw.hbm_kv
+    flops, attention = hw.dense_flops_per_token + hw.expert_flops_per_token, hw.attention_coef
+    fixed, per_seq, moe_fixed, occupancy = hw.overhead_s, hw.overhead_per_seq_s, hw.moe_fixed_s, hw.occupancy
+    comm_fixed, comm_per_token = (hw.allreduce_fixed_s, hw.allreduce_per_token_s) if hw.tp > 1 else (0.0, 0.0)
+    pp, hop_fixed, hop_per_token, draft_flops = hw.pp, hw.hop_fixed_s, hw.hop_per_token_s, hw.draft_flops_per_token
+    touched: dict[float, float] = {}  # tokens -> experts they touch
 
     def step(decodes: int, kv: float, prefill: int, span: float) -> float:
         context = kv / decodes if decodes else 0.0
         prefill_len = 2.0 * span / prefill if prefill else 0.0
-        if pp == 1:
-            return _step_s(hw, decodes, context, prefill, prefill_len)[0]
-        seconds, _ = _step_s(hw, decodes / pp, context, prefill, prefill_len)
-        return pp * seconds + _pipeline_hop_s(hw, decodes / pp + prefill)
+        seqs = decodes / pp if pp > 1 else decodes
+        verify = seqs * width
+        tokens = verify + prefill
+        weights = weights_static
+        if experts:
+            rows = 1.0 if tokens < 1.0 else tokens  # max(tokens, 1.0), without the call
+            found = touched.get(rows)
+            if found is None:
+                found = touched[rows] = expected_experts_touched(experts, top_k, rows)
+            weights += found * expert_bytes
+        memory_s = weights / hbm_weights + (seqs * context * reads + prefill) * kv_token / hbm_kv
+        efficiency = STEP_COMPUTE_EFFICIENCY
+        if prefill:
+            share = verify / tokens
+            efficiency = share * efficiency + (1 - share) * (PREFILL_COMPUTE_EFFICIENCY * occupancy(tokens))
+        compute_s = flops * tokens / efficiency
+        compute_s += attention * (verify * context + prefill * prefill_len / 2)
+        compute_s += draft_flops * prefill / PREFILL_COMPUTE_EFFICIENCY
+        overhead = fixed + per_seq * seqs + moe_fixed
+        draft = _draft_s(hw, seqs, seqs * context) if hw.draft_forwards else 0.0
+        bound_s = compute_s if compute_s > memory_s else memory_s  # max(memory_s, compute_s)
+        seconds = bound_s + overhead + (comm_fixed + comm_per_token * tokens) + draft
+        return seconds if pp == 1 else pp * seconds + (hop_fixed + hop_per_token * (seqs + prefill))
 
     return step
 
 
-def _dense_step(hw: _Hardware) -> Callable[[int, float, int, float], float]:
+def _dense_step(hw: _Hardware) -> StepTime:
     """_step_s of a dense model on one stage, its constants read once (the simulation's inner loop): the same sum
     of the weights and KV bytes, the GEMM and attention FLOPs at the decode/prefill mix's efficiency, the
     overheads and the all-reduces."""
@@ -1194,9 +1270,28 @@ def _dense_step(hw: _Hardware) -> Callable[[int, float, int, float], float]:
         else:
             efficiency = decode_eff
         compute = flops * tokens / efficiency + attention * (kv + span)
-        return max(memory, compute) + fixed + per_seq * decodes + per_token * tokens
+        return (compute if compute > memory else memory) + fixed + per_seq * decodes + per_token * tokens
 
     return step
+
+
+def _dense_decode(hw: _Hardware) -> DecodeTime:
+    """`_dense_step(hw)(decodes, kv, 0, 0.0)`, to the last bit: its terms without the prompt's (adding an integer 0
+    or 0.0 leaves a float as it is)."""
+    weights_s = hw.weight_bytes_static / hw.hbm_weights
+    kv_s = hw.kv_token / hw.hbm_kv
+    flops = hw.dense_flops_per_token + hw.expert_flops_per_token
+    attention, reads = hw.attention_coef, hw.kv_reads
+    fixed = hw.overhead_s + (hw.allreduce_fixed_s if hw.tp > 1 else 0.0)
+    per_token = hw.allreduce_per_token_s if hw.tp > 1 else 0.0
+    per_seq, decode_eff = hw.overhead_per_seq_s, STEP_COMPUTE_EFFICIENCY
+
+    def decode(decodes: int, kv: float) -> float:
+        memory = weights_s + kv * reads * kv_s
+        compute = flops * decodes / decode_eff + attention * kv
+        return (compute if compute > memory else memory) + fixed + per_seq * decodes + per_token * decodes
+
+    return decode
 
 
 def _scheduler(model: ModelSpec, cfg: ServingConfig, hw: _Hardware) -> Scheduler:
@@ -1211,7 +1306,13 @@ def _scheduler(model: ModelSpec, cfg: ServingConfig, hw: _Hardware) -> Scheduler
 
 
 def _isolated_ttft_s(model: ModelSpec, cfg: ServingConfig, hw: _Hardware) -> float:
-    """One request on an idle replica: its prompt's chunks with nothing else running."""
+    """One request on an idle replica: its prompt's chunks with nothing else running (kept on `hw`)."""
+    if hw.isolated_s is None:
+        hw.isolated_s = _new_isolated_ttft_s(model, cfg, hw)
+    return hw.isolated_s
+
+
+def _new_isolated_ttft_s(model: ModelSpec, cfg: ServingConfig, hw: _Hardware) -> float:
     prompt = cfg.input_tokens
     cached = cached_prompt_tokens(prompt, cfg.prefix_cache_hit_rate)
     prefill = _chunked_prefill_s(model, cfg, hw, 0.0, 0.0, prompt, _batched_tokens(cfg, hw.gpu), cached)
@@ -1245,41 +1346,46 @@ class _Load:
 
 
 def _load(model: ModelSpec, cfg: ServingConfig, hw: _Hardware, limit: int) -> _Load:
-    cluster = hw.cluster
-    where = (cluster.gpu.id, cluster.gpus_per_node, cluster.nodes, cluster.intra_node_link, cluster.inter_node_gbps,
-             cluster.inter_node_fabric, hw.tp, hw.pp)  # fmt: skip
     top = _operating_point(model, cfg, hw, limit).requests_per_s
-    key = (model, replace(cfg, requests_per_s=None), where)
+    key = (model, replace(cfg, requests_per_s=None), _where(hw.cluster, hw.tp, hw.pp))
     return _Load(model, cfg, hw, top, _isolated_ttft_s(model, cfg, hw), key, limit)
 
 
-# Simulations already run within one answer, by (replica, traffic, engine, seed, rate): a search and the estimates
-# of the options it shows ask for the same runs, and a run is a pure function of these. Scoped to the answer
-# (`simulations`), so every request starts cold.
-_SIMULATED: ContextVar[dict[tuple[object, ...], LoadLatency] | None] = ContextVar("simulated", default=None)
+@dataclass(slots=True)
+class _Memo:
+    """What one answer computes once: simulations by (replica, traffic, engine, seed, rate), and replicas' constants
+    (with their memos) by (model, traffic, servers, split). A search and the estimates of the options it shows ask for
+    the same runs and points, and each is a pure function of these."""
+
+    runs: dict[tuple[object, ...], LoadLatency] = field(default_factory=dict)
+    hardware: dict[tuple[object, ...], _Hardware] = field(default_factory=dict)
+
+
+# Scoped to the answer (`simulations`), so every request starts cold.
+_MEMO: ContextVar[_Memo | None] = ContextVar("serving_memo", default=None)
 
 
 @contextmanager
 def simulations() -> Iterator[None]:
-    """Share the simulations run inside the block (nested blocks share the outer one's)."""
-    if _SIMULATED.get() is not None:
+    """Share the simulations and replica constants computed inside the block (nested blocks share the outer one's)."""
+    if _MEMO.get() is not None:
         yield
         return
-    token = _SIMULATED.set({})
+    token = _MEMO.set(_Memo())
     try:
         yield
     finally:
-        _SIMULATED.reset(token)
+        _MEMO.reset(token)
 
 
 def _simulate(load: _Load, rate: float) -> LoadLatency:
     """Simulated latencies of one replica at `rate` requests/s (reused within a `simulations` block)."""
-    memo, key = _SIMULATED.get(), (*load.key, rate)
-    found = memo.get(key) if memo is not None else None
+    memo, key = _MEMO.get(), (*load.key, rate)
+    found = memo.runs.get(key) if memo is not None else None
     if found is None:
         found = _run_simulation(load, rate)
         if memo is not None:
-            memo[key] = found
+            memo.runs[key] = found
     return found
 
 
@@ -1290,6 +1396,7 @@ def _run_simulation(load: _Load, rate: float) -> LoadLatency:
         _sim_step(load.hw), scheduler, rate, prompts, outputs,
         seed=load.cfg.seed, per_request_s=_request_overhead_s(load.cfg),
         cached_share=load.cfg.prefix_cache_hit_rate, tokens_per_step=load.hw.tokens_per_step,
+        decode_time=_sim_decode(load.hw),
     )  # fmt: skip
     latency = _held_to_md1(latency, load, rate)
     # beyond what the replica completes at most, or its KV slots (or prompts) loaded to 1 or more: the queue grows,

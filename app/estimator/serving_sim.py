@@ -66,6 +66,9 @@ MAX_P95_RATIO: Final = math.exp(Z95 * Z95 / 2)
 # seconds. The last argument is the causal attention of the chunks (a chunk at `offset` attends to the offset
 # and half of itself).
 StepTime = Callable[[int, float, int, float], float]
+# DecodeTime(decode sequences, their KV tokens in total): StepTime of a step that prefills nothing, to the last bit
+# (the step model's decode-only case, read without the prompt's terms: most of a run's steps only decode).
+DecodeTime = Callable[[int, float], float]
 
 
 def lognormal_sigma(mean: float, p95: float) -> float:
@@ -189,7 +192,8 @@ class _Outcome:
 
 
 def _run(scheduler: Scheduler, step_time: StepTime, arrival: list[float], prompt: list[int],  # noqa: C901
-         output: list[int], cached: list[int] | None = None, tokens_per_step: float = 1.0) -> _Outcome:  # fmt: skip
+         output: list[int], cached: list[int] | None = None, tokens_per_step: float = 1.0,
+         decode_time: DecodeTime | None = None) -> _Outcome:  # fmt: skip
     """One run of the scheduler over the requests (arrival, lengths). Over the complexity limit by design (C901):
 
     The replica's state is held in locals and the steps are written out in one loop rather than as methods: the
@@ -199,23 +203,25 @@ def _run(scheduler: Scheduler, step_time: StepTime, arrival: list[float], prompt
 
     `cached`: each prompt's tokens found in the prefix cache (its prefill starts after them; its KV still reserved
     whole). `tokens_per_step`: tokens a decode step yields per sequence on average (speculative decoding; the
-    context grows by as much a step, and a request completes after ceil((output − 1) / it) decode steps)."""
+    context grows by as much a step, and a request completes after ceil((output − 1) / it) decode steps).
+    `decode_time`: the step model's decode-only steps (step_time's with no prompt tokens otherwise)."""
     count = len(arrival)
+    decode = decode_time or (lambda decodes, kv: step_time(decodes, kv, 0, 0.0))
     ceil = math.ceil
     token_budget, max_seqs, kv_tokens, block = (
         scheduler.token_budget, scheduler.max_seqs, scheduler.kv_tokens, scheduler.block
     )  # fmt: skip
     mixed, lookahead = scheduler.mixed, scheduler.lookahead
-    need = [-(-(prompt[i] + output[i]) // block) * block for i in range(count)]  # KV reserved, whole pages
+    need = [-(-(p + o) // block) * block for p, o in zip(prompt, output, strict=True)]  # KV reserved, whole pages
     first = [math.inf] * count
     finish = [math.inf] * count
     prefilled = list(cached) if cached else [0] * count  # prompt tokens prefilled (or found in the cache) so far
     tps = tokens_per_step
-    steps_to_finish = [output[i] - 1 if tps == 1.0 else ceil((output[i] - 1) / tps) for i in range(count)]
+    steps_to_finish = [o - 1 for o in output] if tps == 1.0 else [ceil((o - 1) / tps) for o in output]
     base = [0.0] * count  # prompt + 1 − the decode step at which it joined the decodes (× tokens_per_step)
     waiting: deque[int] = deque()
     prefilling: deque[int] = deque()  # admitted, prompt not yet complete; first come first served
-    ends: list[tuple[int, int]] = []  # heap of (decode step after which it is complete, request)
+    ends: list[int] = []  # heap of (decode step after which it is complete) × count + request: that order, as ints
     heappush, heappop, sqrt = heapq.heappush, heapq.heappop, math.sqrt
     decoding = 0
     decode_base = 0.0  # Σ base over the decoding requests: their KV tokens = base + decoding × steps × tps
@@ -229,16 +235,19 @@ def _run(scheduler: Scheduler, step_time: StepTime, arrival: list[float], prompt
     nxt = 0  # the next request to arrive
     completed = 0
     queue_at_last_arrival = 0
+    upcoming = arrival[0] - origin if count else math.inf  # the next arrival on the run's clock (inf: none left)
     while completed < count:
-        while nxt < count and arrival[nxt] - origin <= now:
-            start[nxt] = arrival[nxt] - origin
+        while upcoming <= now:
+            start[nxt] = upcoming
             waiting.append(nxt)
             nxt += 1
             if nxt == count:  # requests without a first token yet: the queue
                 queue_at_last_arrival = len(waiting) + len(prefilling)
+            upcoming = arrival[nxt] - origin if nxt < count else math.inf
         if running == 0 and not waiting:  # idle until the next request
             if arrival[nxt] >= REBASE_S:
                 origin, now = arrival[nxt], 0.0
+                upcoming = arrival[nxt] - origin
             else:
                 now = arrival[nxt]
             continue
@@ -282,34 +291,38 @@ def _run(scheduler: Scheduler, step_time: StepTime, arrival: list[float], prompt
             # steps that only decode, advanced together up to the next completion, or up to the step after the next
             # arrival when it could be admitted at once
             kv = decode_base + decoding * decode_steps * tps
-            steps = ends[0][0] - decode_steps
-            first_step = step_time(decoding, kv, 0, 0.0)
+            steps = ends[0] // count - decode_steps
+            first_step = decode(decoding, kv)
             if nxt < count and not waiting and running < max_seqs:
                 # steps to the one after the next arrival, at least 1. Over more than 8 steps the k-th takes
                 # first_step + k·growth (the context grows a token a step), so n steps take
                 # n·first_step + growth·n(n − 1)/2, the time the advance below counts: the smallest n that reaches
                 # the arrival is that quadratic's root, rounded up (first_step alone overshot the arrival by about
                 # growth·n²/2, most at the longest gaps, the lowest rates)
-                gap = arrival[nxt] - origin - now
+                gap = upcoming - now
                 until = ceil(gap / first_step)
-                if until > 8:
-                    growth = step_time(decoding, kv + decoding * tps, 0, 0.0) - first_step
+                if until > 8 and steps > 9:  # (otherwise until stays over 8 either way: the completion comes first)
+                    growth = decode(decoding, kv + decoding * tps) - first_step
                     if growth > 0:
                         half = first_step - growth / 2
-                        until = max(9, ceil((sqrt(half * half + 2 * growth * gap) - half) / growth))
+                        until = ceil((sqrt(half * half + 2 * growth * gap) - half) / growth)
+                        if until < 9:
+                            until = 9
                 if until < steps:
-                    until = until if until > 1 else 1
-                    steps = min(until + lookahead, steps)
+                    if until < 1:
+                        until = 1
+                    if until + lookahead < steps:
+                        steps = until + lookahead
             if steps > 8:  # the context grows by a token a step: over a few steps the first step's time stands
-                last_step = step_time(decoding, kv + decoding * (steps - 1) * tps, 0, 0.0)
+                last_step = decode(decoding, kv + decoding * (steps - 1) * tps)
                 now += steps * (first_step + last_step) / 2
             else:
                 now += steps * first_step
             decode_steps += steps
         # after a step of either kind: the requests past their last decode step complete (none where no decode step
         # ran: every end is beyond decode_steps), then the prompts the step completed join the decodes
-        while ends and ends[0][0] <= decode_steps:  # complete: the cache freed
-            request = heappop(ends)[1]
+        while ends and ends[0] // count <= decode_steps:  # complete: the cache freed
+            request = heappop(ends) % count
             decoding -= 1
             decode_base -= base[request]
             finish[request] = now
@@ -330,19 +343,24 @@ def _run(scheduler: Scheduler, step_time: StepTime, arrival: list[float], prompt
                 base[request] = prompt[request] + 1 - decode_steps * tps
                 decode_base += base[request]
                 decoding += 1
-                heappush(ends, (decode_steps + steps_to_finish[request], request))
+                heappush(ends, (decode_steps + steps_to_finish[request]) * count + request)
     return _Outcome(start, first, finish, queue_at_last_arrival, admitted)
 
 
 def poisson_arrivals(rate: float, requests: int, seed: int = DEFAULT_SEED) -> list[float]:
     """Arrival times of a Poisson process at `rate` per second (exponential gaps from random.Random(seed)); the
     same seed gives the same arrivals, scaled by 1 / rate, whatever the rate."""
+    # each gap random.Random.expovariate(rate)'s -log(1 - U) / rate, summed in order from 0 (accumulate's first term is
+    # the first gap itself, as 0.0 + it is)
+    return list(itertools.accumulate(gap / rate for gap in _unit_gaps(seed, requests)))
+
+
+@functools.lru_cache(maxsize=16)
+def _unit_gaps(seed: int, requests: int) -> tuple[float, ...]:
+    """The first `requests` exponential gaps of mean 1 from random.Random(seed), -log(1 - U): the draws every rate's
+    arrivals divide (kept: a run asks for the same seed's)."""
     uniform, log = random.Random(seed).random, math.log
-    t, times = 0.0, []
-    for _ in range(requests):
-        t += -log(1.0 - uniform()) / rate  # random.Random.expovariate(rate), written out (no call per draw)
-        times.append(t)
-    return times
+    return tuple(-log(1.0 - uniform()) for _ in range(requests))
 
 
 def simulate(
@@ -358,11 +376,13 @@ def simulate(
     per_request_s: float = 0.0,
     cached_share: float = 0.0,
     tokens_per_step: float = 1.0,
+    decode_time: DecodeTime | None = None,
 ) -> LoadLatency:
     """Run `requests` Poisson arrivals at `rate` per second through one replica; the latencies of those after the
     warm-up. `per_request_s`: the engine's fixed cost per request (API server, tokenisation, detokenisation)
     added to each time to first token. `cached_share`: the share of each prompt found in the prefix cache (never its
-    last token); `tokens_per_step`: tokens a decode step yields per sequence (speculative decoding)."""
+    last token); `tokens_per_step`: tokens a decode step yields per sequence (speculative decoding); `decode_time`: the
+    step model's decode-only steps, where it has them apart."""
     arrival = poisson_arrivals(rate, requests, seed)
     lengths = random.Random(seed + 1)
     draw_prompt, draw_output = prompts.sampler(lengths), outputs.sampler(lengths)
@@ -370,19 +390,20 @@ def simulate(
     prompt = [prompts.mean] * requests if prompts.constant else [draw_prompt() for _ in range(requests)]
     output = [outputs.mean] * requests if outputs.constant else [draw_output() for _ in range(requests)]
     cached = [min(p - 1, math.floor(p * cached_share)) for p in prompt] if cached_share > 0 else None
-    run = _run(scheduler, step_time, arrival, prompt, output, cached, tokens_per_step)
-    measured = range(min(warmup, requests - 1), requests)
-    ttft = [run.first[i] - run.start[i] + per_request_s for i in measured]
-    tpot = [(run.finish[i] - run.first[i]) / (output[i] - 1) for i in measured if output[i] > 1] or [0.0]
-    e2e = [run.finish[i] - run.start[i] + per_request_s for i in measured]
+    run = _run(scheduler, step_time, arrival, prompt, output, cached, tokens_per_step, decode_time)
+    measured = min(warmup, requests - 1)  # the first measured request
+    start, first, finish = run.start[measured:], run.first[measured:], run.finish[measured:]
+    ttft = [f - s + per_request_s for f, s in zip(first, start, strict=True)]
+    tpot = [(e - f) / (o - 1) for e, f, o in zip(finish, first, output[measured:], strict=True) if o > 1] or [0.0]
+    e2e = [e - s + per_request_s for e, s in zip(finish, start, strict=True)]
     saturated = run.queue_at_last_arrival > max(10, requests // 20)
-    held = [run.finish[i] - run.admitted[i] for i in measured]
-    span = max(run.finish[i] for i in measured) - min(run.start[i] for i in measured)
+    held = [e - a for e, a in zip(finish, run.admitted[measured:], strict=True)]
+    span = max(finish) - min(start)
     # Little's law on the running set (rate × time held), or the time-average over the span where the replica falls
     # behind the arrivals (then it runs fewer than rate × held); the span is on one clock unless the run rebased
     running = min(rate * sum(held) / len(held), sum(held) / span if span > 0 else math.inf)
     return LoadLatency(
-        quantiles(ttft), quantiles(tpot), quantiles(e2e), saturated, len(measured), sum(held) / len(held), running
+        quantiles(ttft), quantiles(tpot), quantiles(e2e), saturated, len(ttft), sum(held) / len(held), running
     )
 
 

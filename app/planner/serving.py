@@ -383,9 +383,10 @@ def _verify_ranked(ask: _Ask, pending: list[ServingOption], rank_key: Callable[[
 
 class _LazyRank:
     """An option's rank key whose parts that read the simulation at the offered load (TPOT, TTFT, end-to-end
-    latency) are computed only when the parts before them tie: the cheapest objective's first three parts (cost
-    per token, monthly price, headroom) come from the steady state and the price, so a verified option that is
-    never shown, and never ties one that is, is not simulated at the offered load. Compares as the full key."""
+    latency) are computed only when the parts before them tie: the cheapest objective's first four parts (cost
+    per token, monthly price, a fabric priced on consultation, headroom) come from the steady state, the price and
+    the headroom held so far (`_settle` changes none of them), so a verified option that is never shown, and never
+    ties one that is, is not simulated at the offered load. Compares as the full key."""
 
     __slots__ = ("ask", "option", "rank_key")
 
@@ -394,7 +395,7 @@ class _LazyRank:
 
     def _order(self, other: _LazyRank) -> int:
         if self.rank_key is _key:
-            mine, theirs = _key(self.option)[:3], _key(other.option)[:3]
+            mine, theirs = _key(self.option)[:4], _key(other.option)[:4]
             if mine != theirs:
                 return -1 if mine < theirs else 1
         _settle(self.ask, self.option)

@@ -12,6 +12,7 @@ import pytest
 from app.estimator.hardware import get_gpu
 from app.estimator.presets import get_preset
 from app.estimator.serving import ServingConfig, estimate_serving
+from app.estimator.serving_levers import Speculation
 from app.estimator.serving_sim import MAX_P95_RATIO, Lengths, Scheduler, poisson_arrivals, quantiles, simulate
 from app.estimator.specs import Cluster
 
@@ -145,6 +146,55 @@ def test_the_simulation_step_is_the_estimators_step() -> None:
             assert step(decodes, kv, prefill, span) == pytest.approx(expected, rel=1e-12)
 
 
+@pytest.mark.parametrize(
+    ("preset", "tp", "pp", "speculative"),
+    [
+        ("mixtral-8x7b", 4, 1, None),  # experts: the distinct experts a step's tokens touch
+        ("llama-3.1-70b", 8, 2, None),  # two stages and their hop
+        ("llama-3.1-70b", 4, 1, Speculation("draft_model", 4, 0.6, get_preset("llama-3.2-1b").model)),
+        ("llama-3.1-8b", 1, 1, Speculation("ngram", 2, 0.5)),
+    ],
+)
+def test_the_simulation_step_is_the_estimators_step_to_the_last_bit(
+    preset: str, tp: int, pp: int, speculative: Speculation | None
+) -> None:
+    """The simulation's step of an MoE model, a pipeline or speculation (its constants read once) gives exactly the
+    float _step_s gives for whole prompt chunks, pp stages and their hop: the serving answers stay the same."""
+    from app.estimator.serving import _hardware, _pipeline_hop_s, _sim_step, _step_s
+
+    model = get_preset(preset).model
+    cfg = ServingConfig(input_tokens=1000, output_tokens=100, speculative=speculative)
+    cluster = Cluster(
+        gpu=get_gpu("h100-80g-sxm"), gpus_per_node=8, nodes=pp, inter_node_fabric="ib-ndr-400" if pp > 1 else None
+    )
+    hw = _hardware(model, cfg, cluster, tp, pp)
+    step, rng = _sim_step(hw), random.Random(2)
+    for _ in range(300):
+        decodes, prefill = rng.randint(0, 300), rng.choice([0, rng.randint(1, 8000)])
+        if decodes + prefill == 0:
+            continue
+        kv, span = decodes * rng.uniform(100, 9000), prefill * rng.uniform(0, 9000)
+        context, length = kv / decodes if decodes else 0.0, 2.0 * span / prefill if prefill else 0.0
+        seconds, _ = _step_s(hw, decodes / pp if pp > 1 else decodes, context, prefill, length)
+        expected = seconds if pp == 1 else pp * seconds + _pipeline_hop_s(hw, decodes / pp + prefill)
+        assert step(decodes, kv, prefill, span) == expected
+
+
+def test_the_dense_decode_step_is_the_dense_step_to_the_last_bit() -> None:
+    """The decode-only step the simulation reads apart (`_dense_decode`) is the dense step with no prompt tokens,
+    float for float."""
+    from app.estimator.serving import _dense_decode, _dense_step, _hardware
+
+    rng = random.Random(3)
+    for preset, tp in (("llama-3.1-8b", 1), ("llama-3.1-70b", 4), ("qwen2.5-72b", 2)):
+        hw = _hardware(get_preset(preset).model, ServingConfig(input_tokens=1000, output_tokens=100), H100_NODE, tp, 1)
+        step, decode = _dense_step(hw), _dense_decode(hw)
+        for _ in range(300):
+            decodes = rng.randint(1, 1000)
+            kv = decodes * rng.uniform(1, 100_000)
+            assert decode(decodes, kv) == step(decodes, kv, 0, 0.0)
+
+
 def test_drawn_lengths_stay_within_the_cap() -> None:
     """A lognormal's tail beyond what the replica's KV cache (or max_model_len) holds is cut there: an engine
     refuses longer requests, and the simulation stays bounded."""
@@ -198,3 +248,15 @@ def test_a_saturated_replica_is_fully_used_and_holds_at_most_its_slots(
             assert result.utilization[load] >= 1.0, (load, result.utilization)
     assert result.utilization["average"] <= result.utilization["peak"]
     assert 0 < result.concurrency <= result.max_concurrency
+
+
+@pytest.mark.parametrize("rate", [0.001, 0.37, 3.75, 18.5733, 1e4])
+def test_the_arrivals_are_the_seeds_exponential_draws_summed_in_order(rate: float) -> None:
+    """Arrivals drawn once per seed (the unit gaps kept for every rate) are, float for float, the running sum of
+    random.Random(seed).expovariate(rate) from 0: what a run read before the gaps were kept."""
+    for seed in (20240901, 7):
+        draw, t, expected = random.Random(seed), 0.0, []
+        for _ in range(1200):
+            t += draw.expovariate(rate)
+            expected.append(t)
+        assert poisson_arrivals(rate, 1200, seed) == expected
