@@ -77,9 +77,13 @@ def test_deepseek_v3_with_mtp_on_h100_is_tp16_over_two_servers_on_every_engine(e
 
 
 def test_without_an_rdma_fabric_no_tp_crosses_servers() -> None:
+    """Over TCP (eth-100) only pipelines cross servers, which SGLang does not run with speculation."""
     found = _search("sglang", [H100_TCP], speculative=MTP)
     shown = found.options + found.near_misses
     assert shown and all(o.tp <= 8 for o in shown), [(o.tp, o.pp) for o in shown]
+    # the SKU only a pipelined replica serves: rejected pp_speculative, its deployment without speculation a near miss
+    assert ("h100-eth", "pp_speculative", {"engine": "sglang", "method": "mtp"}) in found.rejected
+    assert found.near_misses[0].misses[0][0] == "pp_speculative" and found.near_misses[0].pp == 2
 
 
 def test_a_block_fp8_checkpoint_is_not_split_into_partial_blocks() -> None:
