@@ -59,15 +59,24 @@ def _block_fp8_splits(model: ModelSpec, cfg: ServingConfig, tp: int) -> bool:
     return all(width % tp == 0 and (width // tp) % FP8_BLOCK_ROWS == 0 for width in widths)
 
 
+def cross_node_tp(
+    model: ModelSpec, cfg: ServingConfig, gpus_per_node: int, fabric: str | None, servers: int
+) -> int | None:
+    """TP over `servers` whole servers (GPUs per server x servers) where their fabric is RDMA, the engine runs TP
+    across servers and the checkpoint splits that way; None otherwise (and for one server). The attention heads'
+    split is the caller's (`valid_tp`)."""
+    if servers < 2 or cfg.engine not in CROSS_NODE_TP_ENGINES or not rdma_fabric(fabric):
+        return None
+    tp = gpus_per_node * servers
+    return tp if _block_fp8_splits(model, cfg, tp) else None
+
+
 def cross_node_degrees(model: ModelSpec, cfg: ServingConfig, offer: Offer, servers: int) -> Iterator[int]:
-    """TP over `servers` whole servers of the offer (GPUs per server x servers), where its fabric is RDMA, the engine
-    runs TP across servers and the checkpoint splits that way; nothing for one server or a SKU rented by the card."""
-    if servers < 2 or offer.rental_unit != "node" or cfg.engine not in CROSS_NODE_TP_ENGINES:
+    """`cross_node_tp` on the offer's servers; nothing for a SKU rented by the card."""
+    if offer.rental_unit != "node":
         return
-    if not rdma_fabric(offer.inter_node_fabric):
-        return
-    tp = offer.gpus_per_node * servers
-    if _block_fp8_splits(model, cfg, tp):
+    tp = cross_node_tp(model, cfg, offer.gpus_per_node, offer.inter_node_fabric, servers)
+    if tp is not None:
         yield tp
 
 

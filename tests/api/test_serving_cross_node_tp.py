@@ -66,3 +66,16 @@ def _check_sglang_flags(command: str) -> None:
     for word in words:
         if word.startswith("--"):
             assert word in spec["flags"], f"SGLang has no {word}: {command}"
+
+
+def test_estimate_over_two_servers_runs_tp16_only_over_rdma(client: TestClient) -> None:
+    """/estimate's default split for two servers with MTP on SGLang: one TP 16 group where an RDMA fabric joins them;
+    over a TCP network only a pipeline could cross, which SGLang does not speculate on (422 on serving.speculative)."""
+    body = {key: value for key, value in DEEPSEEK.items() if key != "constraints"}
+    hardware = {"gpu": "h100-80g-sxm", "gpus_per_node": 8, "nodes": 2}
+    over_ib = client.post("/estimate", json=body | {"hardware": hardware | {"inter_node_fabric": "ib-ndr-400"}})
+    assert over_ib.status_code == 200, over_ib.text
+    assert (over_ib.json()["plan"]["tp"], over_ib.json()["plan"]["pp"]) == (16, 1)
+    over_tcp = client.post("/estimate", json=body | {"hardware": hardware | {"inter_node_fabric": "eth-25"}})
+    assert over_tcp.status_code == 422, over_tcp.text
+    assert "serving.speculative" in [e["field"] for e in over_tcp.json()["errors"]]
