@@ -35,10 +35,11 @@ from collections.abc import Iterator
 from app.estimator.interconnects import fabric_entry
 from app.estimator.serving import BLOCK_FP8_GROUP, ServingConfig
 from app.estimator.specs import ModelSpec
+from app.estimator.vocabulary import ENGINES
 from app.planner.offers import Offer
 
 # Engines that run one tensor-parallel group over several servers (module docstring).
-CROSS_NODE_TP_ENGINES = frozenset({"vllm", "sglang", "trt-llm"})
+CROSS_NODE_TP_ENGINES = frozenset(ENGINES)  # all three
 # Rows of one scale block of a block-FP8 checkpoint (config.json `weight_block_size` [128, 128]).
 FP8_BLOCK_ROWS = 128
 # Ray's default GCS port (`ray start --head --port`, docs.ray.io "ray start"); vLLM's examples/online_serving/
