@@ -20,6 +20,15 @@ LAUNCH: dict[str, dict[str, str]] = {
         "layout_trt-llm": "{replicas} replica(s) of {nodes} servers: TP {tp} inside each server, {pp} pipeline stages "
         "across servers joined by {fabric}; each replica is one MPI job of {ranks} ranks over its servers (mpirun or "
         "srun, every rank under trtllm-llmapi-launch); rank 0 serves HTTP, behind a load balancer",
+        "layout_vllm_tp": "{replicas} replica(s) of {nodes} servers: one TP {tp} group over all their GPUs, joined by "
+        "{fabric}; vLLM runs each replica as one Ray cluster (ray start --head on the first server, ray start "
+        "--address on the others, the command on the head), behind a load balancer",
+        "layout_sglang_tp": "{replicas} replica(s) of {nodes} servers: one TP {tp} group over all their GPUs, joined "
+        "by {fabric}; every server of a replica runs the command with its own --node-rank (0 on the head, whose "
+        "address --dist-init-addr names, to {last}); the head serves HTTP, behind a load balancer",
+        "layout_trt-llm_tp": "{replicas} replica(s) of {nodes} servers: one TP {tp} group over all their GPUs, joined "
+        "by {fabric}; each replica is one MPI job of {ranks} ranks over its servers (mpirun or srun, every rank under "
+        "trtllm-llmapi-launch); rank 0 serves HTTP, behind a load balancer",
         "layout_disaggregated": "{prefill_replicas} prefill replica(s) of TP {prefill_tp} and {decode_replicas} "
         "decode replica(s) of TP {decode_tp}, on separate servers joined by {fabric}: each request is prefilled on "
         "one, its KV sent to one decode replica, which streams the output; the router (one --prefill per prefill "
@@ -43,6 +52,10 @@ LAUNCH: dict[str, dict[str, str]] = {
         "pipeline": "Each replica's {pp} pipeline stages pass activations between servers over the SKU's {fabric} (a "
         "few MB a step: far less than tensor parallelism across servers would need); rent the SKU's {fabric} add-on "
         "for every server (quote `addons`; see the option's warnings for its price); replicas still share nothing.",
+        "tensor_across": "Each replica's TP {tp} group spans {nodes} servers: every layer's two all-reduces cross the "
+        "SKU's {fabric} (tens of µs each, where NVLink takes a few; the latency figures count it); rent the SKU's "
+        "{fabric} add-on for every server (quote `addons`; see the option's warnings for its price); replicas still "
+        "share nothing.",
         "as_shipped": "{repo} ships {scheme} weights: {engine} reads its quantization_config and serves them as they "
         "are (no --quantization flag), the format this option is sized on",
         "engine_cannot_read": "{engine} does not load {method} checkpoints such as {repo}: serve a {fmt} checkpoint of "
@@ -154,6 +167,15 @@ LAUNCH: dict[str, dict[str, str]] = {
         "器 {pp} 级流水线，经 "
         "{fabric} 互联；每个副本是一个跨其服务器的 {ranks} 进程 MPI 作业（mpirun 或 srun，每个进程由 "
         "trtllm-llmapi-launch 启动）；0 号进程提供 HTTP 服务，前置负载均衡",
+        "layout_vllm_tp": "{replicas} 个副本，每个占 {nodes} 台服务器：一个张量并行 {tp} 组覆盖其全部 GPU，经 "
+        "{fabric} 互联；vLLM 把每个副本作为一个 Ray 集群运行（第一台服务器 ray start --head，其余 ray start "
+        "--address，命令在头节点执行），前置负载均衡",
+        "layout_sglang_tp": "{replicas} 个副本，每个占 {nodes} 台服务器：一个张量并行 {tp} 组覆盖其全部 GPU，经 "
+        "{fabric} 互联；副本的每台服务器都运行该命令，各带自己的 --node-rank（头节点为 0，其地址由 --dist-init-addr "
+        "指定，其余到 {last}）；头节点提供 HTTP 服务，前置负载均衡",
+        "layout_trt-llm_tp": "{replicas} 个副本，每个占 {nodes} 台服务器：一个张量并行 {tp} 组覆盖其全部 GPU，经 "
+        "{fabric} 互联；每个副本是一个跨其服务器的 {ranks} 进程 MPI 作业（mpirun 或 srun，每个进程由 "
+        "trtllm-llmapi-launch 启动）；0 号进程提供 HTTP 服务，前置负载均衡",
         "layout_disaggregated": "{prefill_replicas} 个预填充副本（张量并行 {prefill_tp}）与 "
         "{decode_replicas} 个解码副本（张量并行 {decode_tp}）分布在不同服务器上，经 {fabric} 互联："
         "每个请求在预填充副本上预填充，其 KV 发送到一个解码副本并由其流式输出；"
@@ -174,6 +196,9 @@ LAUNCH: dict[str, dict[str, str]] = {
         "no_fabric": "副本之间不共享任何状态：分布在不同服务器上无需 InfiniBand 或 RoCE，普通网络即可。",
         "pipeline": "每个副本的 {pp} 级流水线经该 SKU 的 {fabric} 在服务器间传递激活（每步几 MB，远少于跨服务器张量并行"
         "所需）；每台服务器都需租用该 SKU 的 {fabric} 附加项（报价 `addons`；价格见方案警告）；副本之间仍不共享状态。",
+        "tensor_across": "每个副本的张量并行 {tp} 组跨 {nodes} 台服务器：每层的两次 all-reduce 都经该 SKU 的 {fabric} "
+        "跨服务器进行（每次数十微秒，NVLink 仅需几微秒；延迟数据已计入）；每台服务器都需租用该 SKU 的 {fabric} 附加项"
+        "（报价 `addons`；价格见方案警告）；副本之间仍不共享状态。",
         "as_shipped": "{repo} 发布的是 {scheme} 权重：{engine} 读取其 quantization_config 并原样加载（不加 "
         "--quantization 参数），本方案即按此格式估算",
         "engine_cannot_read": "{engine} 无法加载 {repo} 这类 {method} 检查点：请使用该模型的、它能读"

@@ -56,6 +56,7 @@ from app.planner.offers import (
 )
 from app.planner.serving_headroom import headroom_checked_at, simulated_headroom
 from app.planner.serving_launch import Served, launch_block
+from app.planner.serving_multinode import cross_node_degrees
 
 SECONDS_PER_BILLED_MONTH = DAYS_PER_BILLED_MONTH * 86400
 TP_DEGREES = (1, 2, 4, 8, 16)
@@ -274,9 +275,9 @@ def _offer_shapes(ask: _Ask, offer: Offer, region: str) -> _OfferShapes:
     found = _OfferShapes([], None, ("gpu_memory", {"gpu": offer.gpu.name, "one_server": one_server}), None, 0)
     smallest: int | None = None  # GPUs of the smallest deployment refused for the SKU's size limits
     pipelines = pipelines_with(ask.cfg.engine, ask.cfg.speculative)
-    for tp, pp in _shapes(ask.model, offer, ask.constraints, pipelines):
-        if pp > 1 and found.candidates:
-            break
+    for tp, pp in _shapes(ask, offer, pipelines):
+        if any(c.tp * c.pp < tp * pp for c in found.candidates) and tp * pp > offer.gpus_per_node:
+            break  # servers beyond the fewest that serve it
         found.evaluations += 1
         option, reason, one_meets = _evaluate(ask, offer, region, tp, pp)
         if option is None:
@@ -609,18 +610,23 @@ def _fastest_key(option: ServingOption) -> tuple[float, float, Decimal, Decimal,
     return latency, option.estimate.ttft_ms, cheapest[0], cheapest[1], option.offer.sku_id, option.config.gpus
 
 
-def _shapes(
-    model: ModelSpec, offer: Offer, constraints: Constraints, pipelines: bool = True
-) -> Iterator[tuple[int, int]]:
-    """(tp, pp) per replica: every TP degree within a server; then a server's TP with 2, 3, … stages, one
-    server each, where the SKU's fabric joins servers (and the engine pipelines with the request's levers)."""
+def _shapes(ask: _Ask, offer: Offer, pipelines: bool = True) -> Iterator[tuple[int, int]]:
+    """(tp, pp) per replica: every TP degree within a server; then, per count of servers (2, 3, …) where the SKU's
+    fabric joins them, TP over all their GPUs (app/planner/serving_multinode.py) and a server's TP with one pipeline
+    stage per server (where the engine pipelines with the request's levers)."""
+    model = ask.model
     for tp in TP_DEGREES:
         if tp <= offer.gpus_per_node and valid_tp(model, tp):
             yield tp, 1
-    if not _may_pipeline(model, offer) or not pipelines:
+    if offer.rental_unit != "node" or not offer.may_span_nodes:
         return
-    for pp in range(2, min(constraints.max_nodes, model.layers) + 1):
-        yield offer.gpus_per_node, pp
+    pipeline = pipelines and _may_pipeline(model, offer)
+    for servers in range(2, ask.constraints.max_nodes + 1):
+        for tp in cross_node_degrees(model, ask.cfg, offer, servers):
+            if valid_tp(model, tp):
+                yield tp, 1
+        if pipeline and servers <= model.layers:
+            yield offer.gpus_per_node, servers
 
 
 def _may_pipeline(model: ModelSpec, offer: Offer) -> bool:

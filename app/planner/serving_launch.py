@@ -41,6 +41,7 @@ from app.estimator.specs import ModelSpec
 from app.estimator.vocabulary import INTEGER_WEIGHT_FORMATS
 from app.messages import launch as launch_text
 from app.planner.offers import Configuration
+from app.planner.serving_multinode import node_commands
 
 # The engine sources the flags were read from (tests/planner/data/serving_engine_flags.json holds the flag lists).
 ENGINE_VERSIONS: dict[str, str] = {
@@ -117,8 +118,9 @@ def launch_block(
     fabric: str | None = None,
 ) -> dict[str, Any]:
     """The engine's command line for one (tp, pp, replicas) replica, how replicas (and a replica's servers) are
-    started, and the engine release the flags were checked against; `fabric` joins the servers of a replica whose
-    pipeline stages span several."""
+    started, and the engine release the flags were checked against; `fabric` joins the servers of a replica that spans
+    several (pipeline stages, or one TP group over all their GPUs); such a replica's `node_commands` are what each of
+    its servers runs, the head first."""
     tp, pp, replicas = shape
     if not isinstance(served, Served):
         served = Served(repo=served)
@@ -128,7 +130,10 @@ def launch_block(
     if (config.nodes > 1 or replicas > 1) and fabric is None:
         job.note("no_fabric")
     if fabric is not None:
-        job.note("pipeline", pp=pp, fabric=fabric)
+        if pp > 1:
+            job.note("pipeline", pp=pp, fabric=fabric)
+        else:
+            job.note("tensor_across", tp=tp, nodes=nodes, fabric=fabric)
     if repo == UNKNOWN_CHECKPOINT:
         job.note("checkpoint_unknown", placeholder=UNKNOWN_CHECKPOINT, model=model.name)
     if served.variant is not None:
@@ -141,7 +146,7 @@ def launch_block(
     if cfg.batching == "static":
         job.note("static", engine=cfg.engine)
     layout = _layout(job, config, replicas, fabric)
-    return {
+    block: dict[str, Any] = {
         "engine": cfg.engine,
         "command": command,
         "replicas": replicas,
@@ -154,6 +159,9 @@ def launch_block(
         "notes": [launch_text(text["code"], text["params"]) for text in job.texts],
         "texts": {"layout": layout, "notes": job.texts},
     }
+    if nodes > 1:
+        block["node_commands"] = node_commands(cfg.engine, command, nodes, HEAD, NODE_RANK)
+    return block
 
 
 def _max_seqs(estimate: ServingEstimate, slo_concurrency: float) -> int:
@@ -344,7 +352,7 @@ def _layout(job: _Launch, config: Configuration, replicas: int, fabric: str | No
             "last": job.nodes - 1,
             "ranks": job.tp * job.pp,
         }
-        return {"code": f"layout_{job.engine}", "params": params}
+        return {"code": f"layout_{job.engine}" + ("" if job.pp > 1 else "_tp"), "params": params}
     gpus = job.tp * job.pp
     per_node = config.cards_per_node // gpus if config.cards_per_node >= gpus else 0
     return {"code": "layout_replicas", "params": {"replicas": replicas, "gpus": gpus, "per_node": per_node}}

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from app import messages
 from app.estimator.checkpoints import checkpoint_from_config
+from app.estimator.interconnects import fabric_of
 from app.estimator.notes import Note, note
 from app.estimator.presets import get_preset, preset_config
 from app.estimator.serving import (
@@ -28,7 +29,7 @@ from app.estimator.serving import (
     queue_wait_s,
     replica_capacity,
 )
-from app.estimator.serving_levers import Speculation, check_draft, check_pipeline, mtp_layers
+from app.estimator.serving_levers import Speculation, check_draft, check_pipeline, mtp_layers, pipelines_with
 from app.estimator.serving_sim import LoadLatency, Quantiles
 from app.estimator.specs import GIB, Cluster, EstimatorError, ModelSpec, Warning_
 from app.estimator.vocabulary import SERVING_PRECISIONS, TERM_MONTHS, WEIGHT_FORMATS, ServingPrecision, WeightFormat
@@ -72,6 +73,7 @@ from app.planner.serving import (
 )
 from app.planner.serving_disagg import check_disaggregated, merged, search_disaggregated
 from app.planner.serving_launch import Served
+from app.planner.serving_multinode import cross_node_tp
 from app.planner.serving_schemas import (
     LatencyOut,
     LoadLatencyOut,
@@ -423,9 +425,23 @@ def _pipeline_split(model: ModelSpec, cfg: ServingConfig, cluster: Cluster) -> t
         return None
     for pp in range(2, min(cluster.nodes, model.layers) + 1):
         if cluster.nodes % pp == 0 and max_concurrency(model, cfg, cluster.gpu, tp, pp) >= 1:
+            across = _tp_across(model, cfg, cluster, pp)
+            if across is not None:
+                return across, 1, cluster.nodes // pp
             check_pipeline(cfg.engine, cfg.speculative, pp, field="serving.speculative")
             return tp, pp, cluster.nodes // pp
     return None
+
+
+def _tp_across(model: ModelSpec, cfg: ServingConfig, cluster: Cluster, servers: int) -> int | None:
+    """Where the engine runs no pipeline with the request's speculation: one TP group over `servers` servers joined by
+    an RDMA fabric (app/planner/serving_multinode.py), if it holds a sequence; None: the pipeline (or its 422)."""
+    if pipelines_with(cfg.engine, cfg.speculative):
+        return None
+    tp = cross_node_tp(model, cfg, cluster.gpus_per_node, fabric_of(cluster), servers)
+    if tp is None or not valid_tp(model, tp) or max_concurrency(model, cfg, cluster.gpu, tp, 1) < 1:
+        return None
+    return tp
 
 
 def _split_score(model: ModelSpec, cfg: ServingConfig, cluster: Cluster, tp: int, replicas: int) -> tuple[bool, float]:

@@ -149,7 +149,8 @@ def test_the_schema_states_the_acceptance_rate_range(client: TestClient) -> None
     assert rate.get("exclusiveMaximum") == 1.0 and rate.get("minimum") == 0.0
 
 
-# DeepSeek-V3 (block-FP8, about 690 GB of weights) needs two 8 × H100 servers per replica: a pipelined replica.
+# DeepSeek-V3 (block-FP8, about 690 GB of weights) needs two 8 × H100 servers per replica: pipeline stages, or one TP 16
+# group over both (app/planner/serving_multinode.py), the one shape the engines run with speculative decoding.
 DEEPSEEK_MTP = {
     "model": {"preset": "deepseek-v3"},
     "task": "serving",
@@ -166,22 +167,25 @@ DEEPSEEK_MTP = {
 def test_sglang_launches_no_pipelined_replica_with_speculative_decoding(client: TestClient) -> None:
     """SGLang's server asserts that pipeline parallelism and a speculative algorithm are not enabled together
     (python/sglang/srt/server_args.py at the pinned commit; sgl-project/sglang#30775): no option may launch
-    `--pp-size` with `--speculative-algorithm`, and a SKU that only a pipelined replica serves is rejected saying so."""
+    `--pp-size` with `--speculative-algorithm`; the H100 SKU, which no server of holds the weights, is served by TP
+    16 over two servers instead (a SKU without an RDMA fabric is rejected pp_speculative:
+    tests/planner/test_serving_multinode.py)."""
     body = {**DEEPSEEK_MTP, "constraints": {"gpu_types": ["h100-80g-sxm"], "max_nodes": 8}}
-    answer = _no_pipelined_speculation(client, body, ("--pp-size", "--speculative-algorithm"))
-    assert all(r["reason"] for r in answer["rejected"])
+    _no_pipelined_speculation(client, body, ("--pp-size", "--speculative-algorithm"))
 
 
 def _no_pipelined_speculation(client: TestClient, body: dict, flags: tuple[str, str]) -> dict:
-    """/recommend's answer, none of whose launches carries both the pipeline flag and the speculation flag, with the
-    SKU only a pipelined replica serves rejected `pp_speculative`."""
+    """/recommend's answer, none of whose launches carries both the pipeline flag and the speculation flag, the H100
+    SKU served with speculation by one TP group over two servers."""
     response = client.post("/recommend", json=body)
     assert response.status_code == 200, response.text
     answer: dict = response.json()
     for option in answer["options"] + answer["near_misses"]:
         command = option["launch"]["command"]
         assert not (flags[0] in command and flags[1] in command), command
-    assert "pp_speculative" in [r["code"] for r in answer["rejected"]], answer["rejected"]
+    (h100,) = [o for o in answer["options"] if o["sku"]["id"] == "h100-80g-sxm-8x"]
+    assert (h100["plan"]["tp"], h100["plan"]["pp"], h100["launch"]["servers_per_replica"]) == (16, 1, 2)
+    assert flags[1] in h100["launch"]["command"]
     return answer
 
 
@@ -191,10 +195,12 @@ def test_an_sglang_plan_with_pipeline_stages_and_speculation_is_422(client: Test
     assert response.status_code == 422, response.text
     assert "plan.pp" in [e["field"] for e in response.json()["errors"]]
     assert "sglang" in response.json()["detail"]
+    # without a plan the two servers, joined by the SKU's InfiniBand, run one TP 16 group, which SGLang speculates on
     without_plan = {key: value for key, value in body.items() if key != "plan"}
     response = client.post("/estimate", json=without_plan)
-    assert response.status_code == 422, response.text
-    assert "serving.speculative" in [e["field"] for e in response.json()["errors"]]
+    assert response.status_code == 200, response.text
+    plan = response.json()["plan"]
+    assert (plan["tp"], plan["pp"], plan["dp"]) == (16, 1, 1), plan
 
 
 CUSTOMER = {"name": "Li Wei", "email": "li.wei@example.com"}
@@ -359,8 +365,8 @@ def test_vllm_launches_no_pipelined_replica_with_speculative_decoding(client: Te
     """vLLM's last pipeline stage broadcasts one sampled token per request (vllm/v1/worker/gpu_model_runner.py
     `_pp_broadcast_prev_sampled_token_ids` asserts shape[-1] == 1; vllm-project/vllm#49355, #57755), which a
     verification step's k + 1 tokens fail: the review's DeepSeek-V3 + MTP request launched
-    `--pipeline-parallel-size 2 … --speculative-config`. No option may, and the SKU that only a pipelined replica
-    serves is rejected `pp_speculative`; an /estimate plan with pp > 1 is a 422 on plan.pp."""
+    `--pipeline-parallel-size 2 … --speculative-config`. No option may (the H100 SKU is served by TP 16 over two
+    servers instead); an /estimate plan with pp > 1 is a 422 on plan.pp."""
     body = DEEPSEEK_MTP_1K
     _no_pipelined_speculation(client, body, ("--pipeline-parallel-size", "--speculative-config"))
     plan = {**body, "hardware": {"sku": "h100-80g-sxm-8x", "nodes": 2}, "plan": {"tp": 8, "pp": 2, "dp": 1}}
@@ -392,16 +398,19 @@ def test_the_headroom_shown_is_a_factor_the_simulation_met(client: TestClient) -
     assert shown and float(shown[1]) == pytest.approx(h100["serving"]["headroom"], abs=0.006), h100["explanation"]
 
 
-def test_a_sku_only_a_pipelined_replica_serves_shows_its_deployment_without_speculation(client: TestClient) -> None:
-    """DeepSeek-V3 + MTP on SGLang: an H100 server does not hold the FP8 weights, SGLang runs no speculation across
-    pipeline stages, and the answer had no option and no near miss. It shows the H100 deployment without speculation,
-    priced, as a near miss that says why (code pp_speculative), its launch free of speculative flags."""
+def test_a_sku_no_server_of_which_holds_the_model_serves_speculation_over_tp_across_servers(
+    client: TestClient,
+) -> None:
+    """DeepSeek-V3 + MTP on SGLang: an H100 server does not hold the FP8 weights and SGLang runs no speculation across
+    pipeline stages; the answer was once no option and no near miss, then a near miss without speculation. SGLang's
+    documented way is TP 16 over two servers (docs.sglang.io, DeepSeek V3 multi-node): an option, priced with the
+    InfiniBand add-on, its launch carrying the speculation and every server's rank."""
     mtp = {"method": "mtp", "num_speculative_tokens": 3, "acceptance_rate": 0.7}
     body = {**DEEPSEEK_MTP_1K, "serving": {**DEEPSEEK_MTP_1K["serving"], "engine": "sglang", "speculative": mtp}}
     response = client.post("/recommend", json=body)
     assert response.status_code == 200, response.text
-    (h100,) = [m for m in response.json()["near_misses"] if m["sku"]["id"] == "h100-80g-sxm-8x"]
-    assert h100["misses"][0]["code"] == "pp_speculative", h100["misses"]
-    assert h100["plan"]["pp"] > 1 and "--speculative" not in h100["launch"]["command"]
+    (h100,) = [o for o in response.json()["options"] if o["sku"]["id"] == "h100-80g-sxm-8x"]
+    assert (h100["plan"]["tp"], h100["plan"]["pp"]) == (16, 1)
+    assert "--speculative-algorithm NEXTN" in h100["launch"]["command"]
+    assert [c.count(f"--node-rank {rank}") for rank, c in enumerate(h100["launch"]["node_commands"])] == [1, 1]
     assert float(h100["cost"]["monthly_effective"]) > 0
-    assert "without speculative decoding" in h100["miss_reason"]
