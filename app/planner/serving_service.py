@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
@@ -592,9 +593,17 @@ def option_out(
 def _miss_out(
     option: ServingOption, cfg: ServingConfig, model_warnings: list[Warning_], body: dict[str, Any], model: ModelSpec
 ) -> OptionOut:
-    """A near miss as the config and request it was sized on answer it (a `bf16_for_fp8` one: the request in bf16)."""
+    """A near miss as the config and request it was sized on answer it (a `bf16_for_fp8` one: the request in bf16; a
+    `pp_speculative` one: the request without speculation, which its launch runs and its quote states)."""
     option_cfg, option_body = served_as(option, cfg, body)
+    if option.misses and option.misses[0][0] == "pp_speculative":
+        option_cfg, option_body = _without_speculation(option_cfg, option_body)
     return option_out(option, option_cfg, model_warnings, option_body, model)
+
+
+def _without_speculation(cfg: ServingConfig, body: dict[str, Any]) -> tuple[ServingConfig, dict[str, Any]]:
+    serving = {key: value for key, value in body.get("serving", {}).items() if key != "speculative"}
+    return replace(cfg, speculative=None), body | {"serving": serving}
 
 
 # The plan's parallel degrees a quote's plan check re-sizes as colocated replicas (app/quotes/plan_check.py DEGREES).
