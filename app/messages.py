@@ -28,7 +28,11 @@ from app.note_words import (
     SCHEMES as SCHEMES,  # re-exported: checkpoint formats
 )
 from app.quote_check_words import QUOTE_CHECKS as QUOTE_CHECKS  # re-exported: why POST /quotes refuses
-from app.warning_words import WARNINGS as WARNINGS  # re-exported: warnings by code, read as messages.WARNINGS
+from app.warning_words import (
+    MEMORY_LEVERS,
+    NO_FIT_LEADS,
+    WARNINGS as WARNINGS,  # re-exported: warnings by code, read as messages.WARNINGS
+)
 
 MoneyFormat = Callable[[Any, str], str]
 
@@ -372,15 +376,9 @@ ASSUMPTIONS: dict[str, dict[str, str]] = {
         "restart included, ran at 0.66-1.21× our estimate of them (Llama 2 7B: 3,014 tokens/s per GPU, 0.80×; "
         "Llama 2 13B 0.77×): the range's slow end is widened to {factor:.2f}× the typical end, and its fast end is "
         "1.22× the point (LLaMA 65B, the fastest).",
-        "memory_relief_recompute": "Activation recompute is {recompute}, not {was}: with {was} the high end of the "
-        "memory range, {high_gib} GiB, is above the card's {capacity_gib} GiB. The step is {slower_pct} % slower, "
-        "at the same price.",
-        "memory_relief_micro_batch": "The micro-batch is {micro_batch}, not {was}: with {was} the high end of the "
-        "memory range, {high_gib} GiB, is above the card's {capacity_gib} GiB. The step is {slower_pct} % slower, "
-        "at the same price.",
-        "memory_relief_loss": "The loss is fused (no logits held): with the standard loss the high end of the memory "
-        "range, {high_gib} GiB, is above the card's {capacity_gib} GiB. The step is {slower_pct} % slower, at the "
-        "same price.",
+        "memory_relief_recompute": "Activation recompute is {recompute}, not {was}.",
+        "memory_relief_micro_batch": "The micro-batch is {micro_batch}, not {was}.",
+        "memory_relief_loss": "The loss is fused (no logits held), not the standard one.",
     },
     "zh": {
         "fabric_with_server": "速度按 {nodes} 台服务器经 {sku} 的 {fabric} 网络互联"
@@ -398,12 +396,34 @@ ASSUMPTIONS: dict[str, dict[str, str]] = {
         "uncalibrated_ampere_pretrain": "在 A100 上预训练：公开的完整预训练（384-3,360 块 A100，含所有重启）为我们对"
         "其估计的 0.66-1.21 倍（Llama 2 7B：每块 GPU 3,014 tokens/s，0.80 倍；Llama 2 13B 0.77 倍）："
         "范围的慢端放宽到典型端的 {factor:.2f} 倍，快端为点估计的 1.22 倍（LLaMA 65B，最快的一次）。",
-        "memory_relief_recompute": "激活重计算为 {recompute}，而非 {was}：若为 {was}，显存范围的高端 {high_gib} GiB "
-        "超过显卡的 {capacity_gib} GiB。每步慢 {slower_pct}%，价格不变。",
-        "memory_relief_micro_batch": "微批为 {micro_batch}，而非 {was}：若为 {was}，显存范围的高端 {high_gib} GiB "
-        "超过显卡的 {capacity_gib} GiB。每步慢 {slower_pct}%，价格不变。",
-        "memory_relief_loss": "损失函数为融合实现（不保留 logits）：若用标准损失，显存范围的高端 {high_gib} GiB "
-        "超过显卡的 {capacity_gib} GiB。每步慢 {slower_pct}%，价格不变。",
+        "memory_relief_recompute": "激活重计算为 {recompute}，而非 {was}。",
+        "memory_relief_micro_batch": "微批为 {micro_batch}，而非 {was}。",
+        "memory_relief_loss": "损失函数为融合实现（不保留 logits），而非标准损失。",
+    },
+}
+
+# The end of the last `memory_relief_*` note of an option (mappers.relief_assumptions): what the plan found first
+# risked and what the relief costs. "limit": its high end crossed the limit only; "card": the card itself;
+# "slow_end": the price holds at the estimate, and the slow end of the time range bills more months.
+RELIEF_TAILS: dict[str, dict[str, str]] = {
+    "en": {
+        "limit": " With the plan found first the high end of the memory range, {high_gib} GiB, is above the "
+        "{limit_gib} GiB it may use. The step is {slower_pct} % slower, at the same price, at the slow end of the time "
+        "range too.",
+        "card": " With the plan found first the high end of the memory range, {high_gib} GiB, is above the card's "
+        "{capacity_gib} GiB. The step is {slower_pct} % slower, at the same price, at the slow end of the time range "
+        "too.",
+        "slow_end": " With the plan found first the high end of the memory range, {high_gib} GiB, is above the card's "
+        "{capacity_gib} GiB. The step is {slower_pct} % slower, at the same price at the estimate; at the slow end of "
+        "its time range the job bills {slow_months} months, not {was_slow_months}.",
+    },
+    "zh": {
+        "limit": "若用最初找到的方案，显存范围的高端 {high_gib} GiB 超过可用的 {limit_gib} GiB。每步慢 {slower_pct}%，"
+        "价格不变（按时间区间的慢端也不变）。",
+        "card": "若用最初找到的方案，显存范围的高端 {high_gib} GiB 超过显卡的 {capacity_gib} GiB。每步慢 "
+        "{slower_pct}%，价格不变（按时间区间的慢端也不变）。",
+        "slow_end": "若用最初找到的方案，显存范围的高端 {high_gib} GiB 超过显卡的 {capacity_gib} GiB。每步慢 "
+        "{slower_pct}%，按估算价格不变；但按时间区间的慢端，任务需计费 {slow_months} 个月而非 {was_slow_months} 个月。",
     },
 }
 
@@ -653,7 +673,20 @@ def warning(code: str, params: Mapping[str, Any], lang: str = "en") -> str:
         params = {**params, "term": names[params["term"]]}
         if "other_term" in params:
             params["other_term"] = names[params["other_term"]]
+    if code == "memory_may_exceed" and "levers" in params:  # the levers still open to the plan, in their words
+        params = {**params, "levers": [MEMORY_LEVERS[lang][lever] for lever in params["levers"]]}
+    if code == "no_fit_zero3":  # its first sentence, by the readings it names
+        params = {**params, "lead": _no_fit_lead(params, lang)}
     return _render(WARNINGS[lang][_warning_key(code, params)], params, lang, plain_money)
+
+
+def _no_fit_lead(params: Mapping[str, Any], lang: str) -> str:
+    """`no_fit_zero3`'s first sentence (NO_FIT_LEADS): on one GPU, or where the plan's own total is more than ZeRO-3's
+    figure, both readings named; a warning stored before `total_gib` was carried reads ZeRO-3's."""
+    if "total_gib" not in params:
+        return NO_FIT_LEADS[lang]["zero3"].format(**params)
+    lead = "one" if params["gpus"] == 1 else "own" if params["total_gib"] > params["needed_gib"] + 0.05 else "zero3"
+    return NO_FIT_LEADS[lang][lead].format(**params)
 
 
 def _warning_key(code: str, params: Mapping[str, Any]) -> str:
@@ -662,6 +695,8 @@ def _warning_key(code: str, params: Mapping[str, Any]) -> str:
         return "no_fit_zero3.activations"
     if code == "no_fit_zero3" and "fit_gpus" in params:
         return "no_fit_zero3.more_gpus_cards" if params.get("cards") else "no_fit_zero3.more_gpus"
+    if code == "memory_may_exceed" and "levers" in params:
+        return "memory_may_exceed.levers" if params["levers"] else "memory_may_exceed.no_lever"
     if code == "single_server_only" and not params.get("network"):
         return "single_server_only.unlisted"
     if code == "term_longer_than_job" and params.get("months") == 1:
@@ -675,7 +710,9 @@ def _warning_key(code: str, params: Mapping[str, Any]) -> str:
 def assumption(code: str, params: Mapping[str, Any], lang: str = "en", money: MoneyFormat = plain_money) -> str:
     """What an option assumes beyond its plan (the fabric joining its servers), in `lang`."""
     lang = _lang(lang)
-    return _render(ASSUMPTIONS[lang][code], params, lang, money)
+    text = _render(ASSUMPTIONS[lang][code], params, lang, money)
+    tail = params.get("relief")  # the last memory_relief_* note of an option (RELIEF_TAILS)
+    return text + RELIEF_TAILS[lang][tail].format(**params) if isinstance(tail, str) else text
 
 
 def quote_check(code: str, params: Mapping[str, Any], lang: str = "en") -> str:

@@ -34,6 +34,13 @@ WARNINGS: dict[str, dict[str, str]] = {
         "memory_may_exceed": "The plan fits at its estimate of {total_gib:,.1f} GiB per GPU, but the high end of its "
         "memory range, {high_gib:,.1f} GiB, is above the {limit_gib:,.1f} GiB it may use: it may run out of memory; "
         "leave margin (activation checkpointing, a smaller micro-batch) or choose an option that fits at the high end.",
+        "memory_may_exceed.levers": "The plan fits at its estimate of {total_gib:,.1f} GiB per GPU, but the high end "
+        "of its memory range, {high_gib:,.1f} GiB, is above the {limit_gib:,.1f} GiB it may use: it may run out of "
+        "memory; leave margin ({levers}) or choose an option that fits at the high end.",
+        "memory_may_exceed.no_lever": "The plan fits at its estimate of {total_gib:,.1f} GiB per GPU, but the high "
+        "end of its memory range, {high_gib:,.1f} GiB, is above the {limit_gib:,.1f} GiB it may use: it may run out "
+        "of memory. Its micro-batch, activation recompute and loss leave no memory to give: choose an option that "
+        "fits at the high end (more GPUs or a larger card).",
         "billing_within_range": "At the slow end of its time range ({slow_hours:,.0f} h) the job bills {slow_months} "
         "months instead of {months}: {slow_total} {currency} instead of {job_total}.",
         "term_longer_than_job": "The {term} term bills {months} months ({billed_hours:,.0f} h) for a job of "
@@ -104,14 +111,10 @@ WARNINGS: dict[str, dict[str, str]] = {
         "({zero3_gib:.1f} GiB per GPU).",
         "no_fit_zero3": "Does not fit in GPU memory even with ZeRO-3 over all {gpus} GPUs: {needed_gib:.1f} GiB per "
         "GPU needed, {limit_gib:.1f} GiB usable after the headroom.",
-        "no_fit_zero3.activations": "Does not fit in GPU memory even with ZeRO-3 over all {gpus} GPUs: "
-        "{needed_gib:.1f} GiB per GPU needed, {limit_gib:.1f} GiB usable after the headroom. Activations alone exceed "
-        "the card: use full recompute, a smaller micro-batch, or tp/cp.",
-        "no_fit_zero3.more_gpus": "Does not fit in GPU memory even with ZeRO-3 over all {gpus} GPUs: {needed_gib:.1f} "
-        "GiB per GPU needed, {limit_gib:.1f} GiB usable after the headroom. About {fit_gpus:,} GPUs of this type "
-        "would hold the sharded model states.",
-        "no_fit_zero3.more_gpus_cards": "Does not fit in GPU memory even with ZeRO-3 over all {gpus} GPUs: "
-        "{needed_gib:.1f} GiB per GPU needed, {limit_gib:.1f} GiB usable after the headroom. About {fit_gpus:,} GPUs "
+        "no_fit_zero3.activations": "{lead} Activations alone exceed the card: use full recompute, a smaller "
+        "micro-batch, or tp/cp.",
+        "no_fit_zero3.more_gpus": "{lead} About {fit_gpus:,} GPUs of this type would hold the sharded model states.",
+        "no_fit_zero3.more_gpus_cards": "{lead} About {fit_gpus:,} GPUs "
         "of this type would hold the sharded model states; or a card with more memory: {cards}.",
         "ethernet_fabric": "Several servers over plain Ethernet (TCP): only data parallelism tolerates it.",
         "communication_bound": "Exposed communication takes longer than the compute it serves.",
@@ -163,6 +166,12 @@ WARNINGS: dict[str, dict[str, str]] = {
         "memory_may_exceed": "按估算每块 GPU {total_gib:,.1f} GiB，方案可以放下；但其显存区间的高端 {high_gib:,.1f} "
         "GiB 超过可用的 {limit_gib:,.1f} GiB：可能显存不足。请留出余量（激活重计算、更小的微批），"
         "或选择在区间高端也能放下的方案。",
+        "memory_may_exceed.levers": "按估算每块 GPU {total_gib:,.1f} GiB，方案可以放下；但其显存区间的高端 "
+        "{high_gib:,.1f} GiB 超过可用的 {limit_gib:,.1f} GiB：可能显存不足。请留出余量（{levers}），"
+        "或选择在区间高端也能放下的方案。",
+        "memory_may_exceed.no_lever": "按估算每块 GPU {total_gib:,.1f} GiB，方案可以放下；但其显存区间的高端 "
+        "{high_gib:,.1f} GiB 超过可用的 {limit_gib:,.1f} GiB：可能显存不足。"
+        "其微批、激活重计算和损失函数都已无法再省显存：请选择在区间高端也能放下的方案（更多 GPU 或更大显存的卡）。",
         "billing_within_range": "按时间区间的慢端（{slow_hours:,.0f} 小时）计，任务需计费 {slow_months} 个月而非 "
         "{months} 个月：{slow_total} {currency}，而非 {job_total}。",
         "term_longer_than_job": "{term}租期计费 {months} 个月（{billed_hours:,.0f} 小时），而任务只需 "
@@ -227,12 +236,9 @@ WARNINGS: dict[str, dict[str, str]] = {
         "no_fit": "该方案放不进显存，但在 {dp} 路数据并行上使用 ZeRO-3 可以（每卡 {zero3_gib:.1f} GiB）。",
         "no_fit_zero3": "即使在全部 {gpus} 张 GPU 上使用 ZeRO-3 也放不进显存：每卡需要 {needed_gib:.1f} "
         "GiB，扣除余量后可用 {limit_gib:.1f} GiB。",
-        "no_fit_zero3.activations": "即使在全部 {gpus} 张 GPU 上使用 ZeRO-3 也放不进显存：每卡需要 {needed_gib:.1f} "
-        "GiB，扣除余量后可用 {limit_gib:.1f} GiB。仅激活值就超出显卡容量：请使用完全重计算、更小的微批或 tp/cp。",
-        "no_fit_zero3.more_gpus": "即使在全部 {gpus} 张 GPU 上使用 ZeRO-3 也放不进显存：每卡需要 {needed_gib:.1f} "
-        "GiB，扣除余量后可用 {limit_gib:.1f} GiB。约 {fit_gpus:,} 张这种 GPU 可以容纳切分后的模型状态。",
-        "no_fit_zero3.more_gpus_cards": "即使在全部 {gpus} 张 GPU 上使用 ZeRO-3 也放不进显存：每卡需要 "
-        "{needed_gib:.1f} GiB，扣除余量后可用 {limit_gib:.1f} GiB。约 {fit_gpus:,} 张这种 GPU "
+        "no_fit_zero3.activations": "{lead}仅激活值就超出显卡容量：请使用完全重计算、更小的微批或 tp/cp。",
+        "no_fit_zero3.more_gpus": "{lead}约 {fit_gpus:,} 张这种 GPU 可以容纳切分后的模型状态。",
+        "no_fit_zero3.more_gpus_cards": "{lead}约 {fit_gpus:,} 张这种 GPU "
         "可以容纳切分后的模型状态；或换用显存更大的卡：{cards}。",
         "ethernet_fabric": "多台服务器通过普通以太网（TCP）互联：只有数据并行能够容忍。",
         "communication_bound": "未被掩盖的通信时间超过了它所服务的计算时间。",
@@ -257,5 +263,38 @@ WARNINGS: dict[str, dict[str, str]] = {
         "concurrency_over_kv": "并发 {concurrency:,} 超过一个副本在这些长度下能同时运行的 {max_concurrency:,} 条序列"
         "（受 KV 缓存容量或引擎的 max_num_seqs 限制）：其余请求排队等待空位，每个请求的 TTFT 约增加 {wait_ms:,.0f} ms。"
         "用 {replicas:,} 个同样的副本，或让每个副本用更多 GPU 以获得更大的 KV 缓存，才能让它们同时运行。",
+    },
+}
+
+# The memory levers `memory_may_exceed` advises (app/planner/padded_band.py `memory_levers`): those still open to the
+# plan, each in its words.
+MEMORY_LEVERS: dict[str, dict[str, str]] = {
+    "en": {
+        "recompute": "full activation recompute",
+        "micro_batch": "a smaller micro-batch",
+        "fused_loss": "the fused loss",
+    },
+    "zh": {"recompute": "完全激活重计算", "micro_batch": "更小的微批", "fused_loss": "融合损失函数"},
+}
+
+# The first sentence of `no_fit_zero3`'s variants (app/messages.py `_no_fit_lead`): "zero3" where the plan's own total
+# is ZeRO-3's figure, "own" where it is more (each reading named: the plan's total, the gate's `per_gpu_gib.total`,
+# and ZeRO-3's over every GPU), "one" on one GPU, where ZeRO-3 shards nothing.
+NO_FIT_LEADS: dict[str, dict[str, str]] = {
+    "en": {
+        "zero3": "Does not fit in GPU memory even with ZeRO-3 over all {gpus} GPUs: {needed_gib:.1f} GiB per GPU "
+        "needed, {limit_gib:.1f} GiB usable after the headroom.",
+        "own": "Does not fit in GPU memory: the plan needs {total_gib:.1f} GiB per GPU (its total), {limit_gib:.1f} "
+        "GiB usable after the headroom; even ZeRO-3 over all {gpus} GPUs would need {needed_gib:.1f} GiB per GPU.",
+        "one": "Does not fit in GPU memory: the plan needs {total_gib:.1f} GiB on its one GPU (its total), "
+        "{limit_gib:.1f} GiB usable after the headroom; on one GPU ZeRO-3 has nothing to shard.",
+    },
+    "zh": {
+        "zero3": "即使在全部 {gpus} 张 GPU 上使用 ZeRO-3 也放不进显存：每卡需要 {needed_gib:.1f} GiB，扣除余量后可用 "
+        "{limit_gib:.1f} GiB。",
+        "own": "放不进显存：该方案每卡需要 {total_gib:.1f} GiB（其总量），扣除余量后可用 {limit_gib:.1f} GiB；"
+        "即使在全部 {gpus} 张 GPU 上使用 ZeRO-3，每卡仍需 {needed_gib:.1f} GiB。",
+        "one": "放不进显存：该方案在其唯一一张 GPU 上需要 {total_gib:.1f} GiB（其总量），扣除余量后可用 "
+        "{limit_gib:.1f} GiB；只有一张 GPU 时 ZeRO-3 无从切分。",
     },
 }

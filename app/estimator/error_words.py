@@ -71,7 +71,10 @@ ESTIMATOR_ERRORS: dict[str, dict[str, str]] = {
         "zero_stage": "zero_stage must be 0, 1, 2 or 3.",
         "tp_heads": "tp={tp} does not divide the {heads} attention heads; allowed tp: {allowed}.",
         "pp_layers": "pp={pp} exceeds the {layers} layers.",
-        "virtual_stages_layers": "pp × virtual_stages exceeds the number of layers ({layers}).",
+        "virtual_stages_layers": "pp × virtual_stages ({pp} × {virtual_stages}) exceeds the number of layers "
+        "({layers}): each virtual stage holds at least one layer, so with pp {pp} virtual_stages is at most {most}. "
+        "Uneven first and last stages (Megatron-LM --decoder-first-pipeline-num-layers and "
+        "--decoder-last-pipeline-num-layers) are not sized.",
         "ep_dense": "ep > 1 needs a mixture-of-experts model.",
         "ep_experts": "ep={ep} must divide the {experts} experts and fit inside dp × tp.",
         "offload_params_zero3": "offloading parameters needs zero_stage 3 (FSDP FULL_SHARD).",
@@ -220,7 +223,9 @@ ESTIMATOR_ERRORS: dict[str, dict[str, str]] = {
         "zero_stage": "zero_stage 必须是 0、1、2 或 3。",
         "tp_heads": "tp={tp} 不能整除 {heads} 个注意力头；可选 tp：{allowed}。",
         "pp_layers": "pp={pp} 超过 {layers} 层。",
-        "virtual_stages_layers": "pp × virtual_stages 超过层数（{layers}）。",
+        "virtual_stages_layers": "pp × virtual_stages（{pp} × {virtual_stages}）超过层数（{layers}）："
+        "每个虚拟阶段至少要有一层，所以 pp 为 {pp} 时 virtual_stages 至多为 {most}。首末阶段层数不均（Megatron-LM 的 "
+        "--decoder-first-pipeline-num-layers 和 --decoder-last-pipeline-num-layers）不在估算范围内。",
         "ep_dense": "ep > 1 需要混合专家（MoE）模型。",
         "ep_experts": "ep={ep} 必须整除 {experts} 个专家，且不超过 dp × tp。",
         "offload_params_zero3": "卸载参数需要 zero_stage 3（FSDP FULL_SHARD）。",

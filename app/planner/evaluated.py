@@ -14,12 +14,15 @@ from app.estimator.vocabulary import OFFLOADS, RECOMPUTES
 @dataclass(frozen=True, slots=True)
 class Relief:
     """What memory relief changed (app/planner/relief.py): the plan the search found first, whose memory range's high
-    end crossed the card, with that high end and its speed (tokens/s of the job) and time to train."""
+    end crossed the limit (or the card), with that high end and its speed (tokens/s of the job) and time to train;
+    `slow_months` (the relieved plan's, the first plan's) where the slow end of the relieved plan's time range bills
+    more months than the first plan's did (the price holds at the estimate only)."""
 
     plan: Plan
     high: float  # bytes per GPU at the high end of its memory range
     throughput: float
     hours: float | None
+    slow_months: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,9 +20,10 @@ from app.estimator.performance import (
     calibration_distance,
     generation,
 )
-from app.estimator.specs import GIB, Goodput, ModelSpec, Plan, Warning_, Workload
+from app.estimator.specs import GIB, Goodput, MemoryBreakdown, ModelSpec, Plan, Warning_, Workload
 from app.estimator.vocabulary import PRETRAINING_TASKS, TERM_MONTHS
 from app.planner.availability import Availability
+from app.planner.evaluated import Relief
 from app.planner.explain import describe_plan, explain
 from app.planner.levers import levers_of
 from app.planner.offers import Cost
@@ -297,31 +298,39 @@ def calibration_assumptions(model: ModelSpec, workload: Workload, option: Option
 
 
 def relief_assumptions(option: Option) -> list[NoteOut]:
-    """What memory relief turned on for the high end of the memory range (app/planner/relief.py `_over_card`), the
-    high end it cut and what it costs in speed, at the same price: `memory_relief_recompute`, `_micro_batch`,
-    `_loss`."""
+    """What memory relief turned on for the high end of the memory range (app/planner/relief.py `_over_card`): a note
+    for each lever it turned (`memory_relief_recompute`, `_micro_batch`, `_loss`), the last with the high end it cut,
+    what it costs in speed and whether the price holds at the slow end of the time range (`relief`: the tail,
+    app/messages.py RELIEF_TAILS)."""
     relief = option.evaluated.relief
     if relief is None:
         return []
-    plan, was = option.evaluated.plan, relief.plan
+    plan, was, memory = option.evaluated.plan, relief.plan, option.evaluated.memory.breakdown
+    changes: list[tuple[str, dict[str, Any]]] = []
+    if plan.recompute != was.recompute:
+        changes.append(("memory_relief_recompute", {"recompute": plan.recompute, "was": was.recompute}))
+    if plan.micro_batch != was.micro_batch:
+        changes.append(("memory_relief_micro_batch", {"micro_batch": plan.micro_batch, "was": was.micro_batch}))
+    if plan.fused_loss != was.fused_loss:
+        changes.append(("memory_relief_loss", {}))
+    notes = [NoteOut(code=code, params=params) for code, params in changes[:-1]]
+    code, params = changes[-1]
+    return [*notes, NoteOut(code=code, params=params | _relief_tail(option, relief, memory))]
+
+
+def _relief_tail(option: Option, relief: Relief, memory: MemoryBreakdown) -> dict[str, Any]:
+    """The figures of the last relief note's tail (app/messages.py RELIEF_TAILS) and which tail it takes."""
     slower = 100 * (1 - option.evaluated.throughput / relief.throughput) if relief.throughput else 0.0
     params: dict[str, Any] = {
         "high_gib": round(relief.high / GIB, 2),
-        "capacity_gib": round(option.evaluated.memory.breakdown.capacity / GIB, 2),
+        "capacity_gib": round(memory.capacity / GIB, 2),
+        "limit_gib": round((memory.capacity if memory.limit is None else memory.limit) / GIB, 2),
         "slower_pct": round(slower),
+        "relief": "card" if relief.high > memory.capacity else "limit",
     }
-    if plan.recompute != was.recompute:
-        return [
-            NoteOut(code="memory_relief_recompute", params=params | {"recompute": plan.recompute, "was": was.recompute})
-        ]
-    if plan.micro_batch != was.micro_batch:
-        return [
-            NoteOut(
-                code="memory_relief_micro_batch",
-                params=params | {"micro_batch": plan.micro_batch, "was": was.micro_batch},
-            )
-        ]
-    return [NoteOut(code="memory_relief_loss", params=params)]
+    if relief.slow_months is not None:
+        params |= {"relief": "slow_end", "slow_months": relief.slow_months[0], "was_slow_months": relief.slow_months[1]}
+    return params
 
 
 def fabric_assumptions(option: Option | ServingOption) -> list[NoteOut]:

@@ -17,10 +17,12 @@ from __future__ import annotations
 from dataclasses import replace
 
 from app.estimator.memory import varied_length_slack
-from app.estimator.memory.band import MemoryBand, memory_band
+from app.estimator.memory.band import MemoryBand, may_exceed, memory_band
 from app.estimator.memory.estimate import measured_bytes
-from app.estimator.specs import Cluster, MemoryBreakdown, ModelSpec, Plan, Workload
-from app.planner.stacks import as_padded
+from app.estimator.specs import Cluster, MemoryBreakdown, ModelSpec, Plan, Warning_, Workload
+from app.estimator.vocabulary import RECOMPUTES
+from app.planner.levers import fused_relief
+from app.planner.stacks import as_padded, supported
 
 
 def padded_band(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster, b: MemoryBreakdown) -> MemoryBand:
@@ -46,3 +48,41 @@ def pool_crosses_limit(model: ModelSpec, workload: Workload, plan: Plan, cluster
     if slack <= 0.0:  # the pool is the gate figure less NCCL's buffers, within the limit the plan fits
         return False
     return measured_bytes(replace(b, length_slack=slack), plan, cluster, "reserved") > limit
+
+
+def memory_levers(model: ModelSpec, workload: Workload, plan: Plan) -> list[str]:
+    """The memory levers still open to `plan` (what `memory_may_exceed` advises): full activation recompute where it
+    recomputes less, a smaller micro-batch above 1, the fused loss where Liger fuses the family's loss; a lever only
+    where some stack runs the plan with it (stacks.supported)."""
+    if workload.task == "inference":
+        return []
+    levers = []
+    if plan.recompute != RECOMPUTES[-1] and supported(workload, replace(plan, recompute=RECOMPUTES[-1]), model):
+        levers.append("recompute")
+    if plan.micro_batch > 1:
+        levers.append("micro_batch")
+    fused = fused_relief(model.family, plan)
+    if fused is not None and supported(workload, fused, model):
+        levers.append("fused_loss")
+    return levers
+
+
+def may_exceed_advice(
+    model: ModelSpec, workload: Workload, plan: Plan, band: MemoryBand, breakdown: MemoryBreakdown
+) -> Warning_ | None:
+    """`memory_may_exceed` (band.may_exceed) with the levers still open to the plan (`memory_levers`): its advice
+    names only those."""
+    warning = may_exceed(band, breakdown)
+    if warning is None:
+        return None
+    figures = warning.params
+    levers = memory_levers(model, workload, plan)
+    return Warning_(
+        "memory_may_exceed",
+        {
+            "total_gib": figures["total_gib"],
+            "high_gib": figures["high_gib"],
+            "limit_gib": figures["limit_gib"],
+            "levers": levers,
+        },
+    )

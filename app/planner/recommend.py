@@ -64,7 +64,7 @@ from itertools import accumulate
 from typing import Any, Literal
 
 from app.estimator.memory import host_load_params, host_ram_figures, host_ram_reserve_gib, memory_breakdown
-from app.estimator.memory.band import MemoryBand, may_exceed
+from app.estimator.memory.band import MemoryBand
 from app.estimator.specs import GIB, Cluster, MemoryBreakdown, ModelSpec, Warning_, Workload
 from app.estimator.vocabulary import MAX_QUOTE_MONTHS, TERM_MONTHS, Objective
 from app.planner.availability import Availability, place
@@ -85,7 +85,7 @@ from app.planner.offers import (
     unconvertible,
     with_alternatives,
 )
-from app.planner.padded_band import padded_band
+from app.planner.padded_band import may_exceed_advice, padded_band
 from app.planner.pruning import Frontier, Point, Rules
 from app.planner.search import (
     BoundCache,
@@ -395,8 +395,7 @@ class _Search:
         return bool(self.workload.tokens) and billed_months(time_floor, term) > TERM_MONTHS[term]
 
     def _time_floor(self, offer: Offer, config: Configuration) -> float:
-        """`Option.sort_time` no plan on the configuration can beat (hours, or seconds per million
-        tokens); infinite when nothing runs on it."""
+        """`Option.sort_time` no plan on the configuration can beat (hours, or s per million tokens); inf if none."""
         bound = throughput_bound(
             self.model,
             self._workload(offer),
@@ -438,6 +437,7 @@ class _Search:
             bound_cache=self._bound_cache(offer),
             memo=self.memo,
             levers=self.levers,
+            deadline_hours=None if self.constraints.deadline_days is None else 24 * self.constraints.deadline_days,
         )
         offer_search.searches[index] = search
         stats = self.result.stats
@@ -556,7 +556,7 @@ def _option(
         memory = memory_breakdown(model, padded, best.plan, cluster)
     workload = padded
     band = padded_band(model, workload, best.plan, cluster, memory)
-    exceed = may_exceed(band, memory)
+    exceed = may_exceed_advice(model, workload, best.plan, band, memory)
     warnings = _unique(
         best.memory.warnings
         + best.performance.warnings

@@ -11,6 +11,7 @@ from app.estimator.memory.band import may_exceed, memory_band
 from app.estimator.performance import estimate_performance
 from app.estimator.specs import Cluster, MemoryBreakdown, ModelSpec, Plan, Workload
 from app.estimator.vocabulary import OFFLOADS, RECOMPUTES
+from app.planner.efficiency import inefficiency
 from app.planner.evaluated import Evaluated, Relief, faster, fits, throughput
 from app.planner.levers import fused_relief
 from app.planner.offers import billed_months
@@ -54,19 +55,27 @@ POOL_RELIEF_MAX_SLOWDOWN = OFFLOAD_RELIEF_MAX_SLOWDOWN
 
 
 def relieved(
-    model: ModelSpec, workload: Workload, cluster: Cluster, best: Evaluated | None, micro_batch: int | None = None
+    model: ModelSpec,
+    workload: Workload,
+    cluster: Cluster,
+    best: Evaluated | None,
+    micro_batch: int | None = None,
+    deadline_hours: float | None = None,
 ) -> Evaluated | None:
     """`best` after memory relief: where it offloads, the fastest plan of its shape with less offload that some stack
     runs, clears RELIEF_MARGIN, bills no more months and keeps (1 − OFFLOAD_RELIEF_MAX_SLOWDOWN) of its speed;
     then, where it sits within RELIEF_MARGIN of the GPU memory limit, the fastest such plan with one more recompute
     level or half the micro-batch (unless pinned) that keeps (1 − RELIEF_MAX_SLOWDOWN) of its speed; then, where the
-    high end of its memory range is still above the card, the fastest twin that fits there at the same price
-    (`_over_card`). Training only (inference has no recompute or offload to trade)."""
+    high end of its memory range still crosses the limit, the fastest twin that fits there at the same billed months
+    (at the slow end of its time range too), else, above the card, the fastest that fits under the card
+    (`_over_card`); a relief to the limit keeps the slow end within `deadline_hours` where the first plan's was.
+    Training only (inference has no recompute or offload to trade)."""
     if best is None or workload.task == "inference":
         return best
     if best.plan.offload != "none":
         best = _less_offload(model, workload, cluster, best, micro_batch)
-    return _over_card(model, workload, cluster, _near_limit(model, workload, cluster, best, micro_batch), micro_batch)
+    best = _near_limit(model, workload, cluster, best, micro_batch)
+    return _over_card(model, workload, cluster, best, micro_batch, deadline_hours)
 
 
 def _less_offload(
@@ -112,13 +121,21 @@ def _near_limit(
     return _fastest_within(model, workload, cluster, best, candidates) or best
 
 
-# Over the card: a plan that fits on its point estimate but whose memory range's high end is above the card's capacity
-# (not only the limit, the capacity less the headroom) would run out of memory at that end. The issue's rule: "A plan
-# fits on its point estimate; where the high end crosses the limit the option carries memory_may_exceed, and the
-# ranking prefers, at equal cost, the option that fits at the high end." Within one configuration the price is the
-# same while the job bills the same months, so such a plan gives way to the fastest twin of its shape (any higher
-# recompute level a stack runs, any smaller micro-batch unless pinned, the fused loss) that fits at the high end of its
-# range (against the limit, else against the card), whatever the slowdown, as long as it bills no more months; the
+# Over the limit: a plan that fits on its point estimate but whose memory range's high end crosses the limit the gate
+# checks (the card's capacity less the headroom) carries `memory_may_exceed`. The issue's rule: "A plan fits on its
+# point estimate; where the high end crosses the limit the option carries memory_may_exceed, and the ranking prefers,
+# at equal cost, the option that fits at the high end." Within one configuration the price is the same while the job
+# bills the same months, so such a plan gives way to the fastest twin of its shape (any higher recompute level a stack
+# runs, any smaller micro-batch unless pinned, the fused loss, and their combinations) that fits at the high end of its
+# range against that limit, whatever the slowdown, as long as it bills no more months at its estimate and at the slow
+# end of its time range, nor misses there a deadline the first plan meets, nor drops below the idle floor the first
+# plan clears (efficiency.inefficiency: DeepSeek-V3 LoRA on one 8 x H100 server at micro-batch 1 reads MFU 2.6 %
+# against micro-batch 2's 5.0 %, and would fall to a near miss). One threshold then decides the relief and the
+# warning (review R5: Qwen3-32B full fine-tuning on 8 x A100 80G stopped at micro-batch 1 and selective recompute with
+# a high end of 78.1 GiB, under the card's 79.0 but above the 75.05 it may use, and its warning advised the micro-batch
+# it already had; without a deadline it now takes full recompute, high end 73.9, in the same month). Where no twin
+# does and the high end is above the card itself, the run would fail there: the fastest twin that fits under the card
+# at the same months at its estimate is taken, and the option says what its slow end bills (`Relief.slow_months`). The
 # option says what changed and what it costs in time (`Evaluated.relief`, assumption `memory_relief_*`). Llama 3.1 8B
 # QLoRA on one A100 40G card ranked first at recompute none, 33.6 GiB with a high end of 50.6 GiB above the card's
 # 39.0; with the Trainer's gradient checkpointing it takes 10.7 GiB (high end 15.0), 30 % slower, in the same month.
@@ -126,26 +143,46 @@ NO_SLOWDOWN_CAP = 1.0
 
 
 def _over_card(
-    model: ModelSpec, workload: Workload, cluster: Cluster, best: Evaluated, micro_batch: int | None
+    model: ModelSpec,
+    workload: Workload,
+    cluster: Cluster,
+    best: Evaluated,
+    micro_batch: int | None,
+    deadline_hours: float | None,
 ) -> Evaluated:
     memory = best.memory.breakdown
-    high = memory_band(model, workload, best.plan, cluster, memory).high
-    if high <= memory.capacity:
+    band = memory_band(model, workload, best.plan, cluster, memory)
+    over_card = band.high > memory.capacity
+    if not over_card and may_exceed(band, memory) is None:
         return best
-    plan = best.plan
-    twins = [replace(plan, recompute=level) for level in RECOMPUTES[RECOMPUTES.index(plan.recompute) + 1 :]]
-    if micro_batch is None:
-        mbs = micro_batches(workload, plan.dp, workload.global_batch or 1)
-        twins += [replace(plan, micro_batch=mb) for mb in mbs if mb < plan.micro_batch]
-    fused = fused_relief(model.family, plan)
-    twins += [fused] if fused is not None else []
+    twins = relief_twins(model, workload, best.plan, micro_batch)
+    cap = NO_SLOWDOWN_CAP
     found = _fastest_within(
-        model, workload, cluster, best, twins, high_end=True, slowdown=NO_SLOWDOWN_CAP
-    ) or _fastest_within(model, workload, cluster, best, twins, high_end=True, slowdown=NO_SLOWDOWN_CAP, card=True)
+        model, workload, cluster, best, twins, high_end=True, slowdown=cap, slow_end=True, deadline_hours=deadline_hours
+    )
+    if found is None and over_card:
+        found = _fastest_within(model, workload, cluster, best, twins, high_end=True, slowdown=cap, card=True)
     if found is None:
         return best
     hours = best.performance.performance.time_to_train_hours
-    return replace(found, relief=Relief(plan, high, best.throughput, hours))
+    slow_months = (_slow_months(found), _slow_months(best))
+    relief = Relief(
+        best.plan, band.high, best.throughput, hours, slow_months if _bills_more(found, best, True) else None
+    )
+    return replace(found, relief=relief)
+
+
+def relief_twins(model: ModelSpec, workload: Workload, plan: Plan, micro_batch: int | None) -> list[Plan]:
+    """`plan` with any higher recompute level, any smaller micro-batch (unless pinned) and the fused loss (where Liger
+    fuses the family's loss), alone or together: the levers memory relief turns."""
+    levels = RECOMPUTES[RECOMPUTES.index(plan.recompute) :]
+    mbs = [plan.micro_batch]
+    if micro_batch is None:
+        mbs += [mb for mb in micro_batches(workload, plan.dp, workload.global_batch or 1) if mb < plan.micro_batch]
+    fused = fused_relief(model.family, plan)
+    bases = [plan] + ([fused] if fused is not None else [])
+    twins = [replace(base, recompute=level, micro_batch=mb) for base in bases for level in levels for mb in mbs]
+    return [twin for twin in twins if twin != plan]
 
 
 def _exceeds_high_end(
@@ -163,9 +200,12 @@ def _exceeds_high_end(
     return band.high > breakdown.capacity if card else may_exceed(band, breakdown) is not None
 
 
-def _bills_more(found: Evaluated, best: Evaluated) -> bool:
+def _bills_more(found: Evaluated, best: Evaluated, slow_end: bool = False) -> bool:
     """Whether `found`'s job bills more 30-day months than `best`'s on the same rental (the same months bill the
-    same whole years on an annual term); never without a token count."""
+    same whole years on an annual term), with `slow_end` at the slow end of their time ranges; never without a token
+    count."""
+    if slow_end:
+        return _slow_months(found) > _slow_months(best)
     hours, best_hours = (
         found.performance.performance.time_to_train_hours,
         best.performance.performance.time_to_train_hours,
@@ -173,6 +213,36 @@ def _bills_more(found: Evaluated, best: Evaluated) -> bool:
     if hours is None or best_hours is None:
         return False
     return billed_months(hours, "monthly") > billed_months(best_hours, "monthly")
+
+
+def _worse_off(
+    found: Evaluated, best: Evaluated, workload: Workload, cluster: Cluster, deadline_hours: float | None
+) -> bool:
+    """Whether `found` falls below the idle floor `best` clears (efficiency.inefficiency: the option would drop to a
+    near miss), or, at the slow end of its time range, bills more months than `best` or misses the deadline that
+    `best` meets there (the deadline's `deadline_within_range`)."""
+    if _bills_more(found, best, slow_end=True):
+        return True
+    idle = inefficiency(found.performance.performance, workload.task, cluster.nodes)
+    if idle is not None and inefficiency(best.performance.performance, workload.task, cluster.nodes) is None:
+        return True
+    if deadline_hours is None:
+        return False
+    return _slow_hours(best) <= deadline_hours < _slow_hours(found)
+
+
+def _slow_hours(evaluated: Evaluated) -> float:
+    """The slow end of the plan's time range (its estimate without a range; 0 without a token count)."""
+    perf = evaluated.performance.performance
+    hours = perf.time_to_train_hours_range[1] if perf.time_to_train_hours_range else perf.time_to_train_hours
+    return hours or 0.0
+
+
+def _slow_months(evaluated: Evaluated) -> int:
+    """The 30-day months the slow end of the plan's time range bills (its estimate's without a range; 0 without a
+    token count)."""
+    hours = _slow_hours(evaluated)
+    return billed_months(hours, "monthly") if hours else 0
 
 
 def _ceiling(memory: MemoryBreakdown) -> float:
@@ -192,11 +262,15 @@ def _fastest_within(
     same_months: bool = False,
     pool: bool = False,
     card: bool = False,
+    slow_end: bool = False,
+    deadline_hours: float | None = None,
 ) -> Evaluated | None:
     """The fastest of `candidates` that some stack runs, that fits clear of RELIEF_MARGIN (and, with `high_end`,
     at the high end of its memory range; with `high_end` or `pool`, in its reserved reading), that keeps
     (1 − `slowdown`) of `best`'s speed and, with `high_end`, `same_months` or `pool`, bills no more months than
-    `best`; None when none does. With `card` the high end is held to the card's capacity, not the limit."""
+    `best` (with `slow_end`, at the slow end of the time ranges too, and within `deadline_hours` there where `best`
+    is); None when none does. With `card` the high end is
+    held to the card's capacity, not the limit."""
     ceiling = _ceiling(best.memory.breakdown)
     chosen: Evaluated | None = None
     for relief in candidates:
@@ -217,6 +291,8 @@ def _fastest_within(
             continue
         found = Evaluated(held, estimate_memory(model, workload, held, cluster), performance)
         if (high_end or same_months or pool) and _bills_more(found, best):
+            continue
+        if slow_end and _worse_off(found, best, workload, cluster, deadline_hours):
             continue
         if chosen is None or faster(found, chosen):
             chosen = found

@@ -147,12 +147,13 @@ def batch_splits(model: ModelSpec, workload: Workload, cluster: Cluster, micro_b
 
 
 class SearchOptions(TypedDict, total=False):
-    """search_plans' keyword arguments: only `micro_batch` changes its answer."""
+    """search_plans' keyword arguments: only `micro_batch` and `deadline_hours` change its answer."""
 
     micro_batch: int | None
     hint: Plan | None
     bound_cache: BoundCache | None
     levers: Levers | None
+    deadline_hours: float | None
 
 
 def cached_search_plans(
@@ -180,6 +181,7 @@ def cached_search_plans(
         cluster.memory_headroom,
         options.get("micro_batch"),
         options.get("levers"),
+        options.get("deadline_hours"),
     )
     if memo is not None and key in memo:
         return memo[key], True
@@ -209,6 +211,7 @@ def search_plans(
     hint: Plan | None = None,
     bound_cache: BoundCache | None = None,
     levers: Levers | None = None,
+    deadline_hours: float | None = None,
 ) -> PlanSearch:
     """The fastest plan that fits on `cluster` (None when none fits), with the search's counts.
 
@@ -217,7 +220,8 @@ def search_plans(
     lets the speed bounds prune from the start. The answer does not depend on it.
     `bound_cache` may be shared by searches on the same GPU type and link (node counts differ):
     a micro-batch's compute and tensor-parallel time do not depend on how many nodes there are.
-    `levers` go on every plan, run by the stacks that run them (app/planner/levers.py)."""
+    `levers` go on every plan, run by the stacks that run them (app/planner/levers.py).
+    `deadline_hours` (the request's deadline) bounds memory relief at the slow end of the time range (relief.py)."""
     global_batch = default_global_batch(workload)
     if workload.task != "inference":
         workload = replace(workload, global_batch=global_batch)
@@ -233,7 +237,7 @@ def search_plans(
         _search_shape(model, workload, cluster, shape, mbs, result)
     if result.best is None and result.closest_plan is not None:
         result.closest_miss = estimate_memory(model, workload, result.closest_plan, cluster)
-    result.best = relieved(model, workload, cluster, result.best, micro_batch)
+    result.best = relieved(model, workload, cluster, result.best, micro_batch, deadline_hours)
     return result
 
 

@@ -25,7 +25,6 @@ from app.estimator.memory import (
     host_ram_unknown_message,
     validate_plan,
 )
-from app.estimator.memory.band import may_exceed
 from app.estimator.notes import note
 from app.estimator.performance import PerformanceEstimate, estimate_performance
 from app.estimator.presets import list_presets, preset_config
@@ -36,7 +35,7 @@ from app.planner.launch_checkpoint import with_conversion
 from app.planner.levers import Levers, levers_params
 from app.planner.market import load_market
 from app.planner.offers import Constraints
-from app.planner.padded_band import padded_band
+from app.planner.padded_band import may_exceed_advice, padded_band
 from app.planner.recommend import Recommendation, recommend
 from app.planner.schemas import (
     EstimateIn,
@@ -101,7 +100,7 @@ def estimate(request: EstimateIn, *, open_session: SessionOpener) -> EstimateOut
         workload, memory = padded, estimate_memory(model, padded, plan, cluster)  # the gate does not move
     metrics.ESTIMATES.labels("estimate").inc()
     band = padded_band(model, workload, plan, cluster, memory.breakdown)
-    exceed = may_exceed(band, memory.breakdown)
+    exceed = may_exceed_advice(model, workload, plan, band, memory.breakdown)
     warnings = model_warnings + memory.warnings + perf.warnings + ([exceed] if exceed else [])
     warnings += explain.batch_warnings(model, workload, plan, as_rented(cluster), perf.performance)
     return mappers.estimate_out(model, workload, plan, memory, perf, warnings, notes, band)

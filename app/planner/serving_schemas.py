@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
 
+from app.estimator.serving import ENGINE_DEFAULTS, VLLM_LARGE_GPU_MAX_NUM_SEQS
 from app.estimator.serving_levers import MAX_SPECULATIVE_TOKENS
 from app.estimator.serving_sim import MAX_P95_RATIO
 from app.estimator.vocabulary import Batching, Engine, SpeculativeMethod
@@ -58,6 +59,14 @@ class SpeculativeIn(RequestModel):
         return self
 
 
+# serving.concurrency's bound: the most sequences any engine runs at once in one replica as launched, its
+# max_num_seqs (app/estimator/data/engines.json: TensorRT-LLM's max_batch_size 2048, SGLang 1024, vLLM 256 and 1024 on
+# GPUs of 70 GiB or more). Review R7: 65,536 per replica on one A100 40G (128 slots) came back as rank 1 with a TTFT
+# of 2.2 hours, every sequence past the slots queued; beyond this bound no replica runs them, and requests_per_s
+# sizes the replicas for them.
+MAX_CONCURRENCY = max(VLLM_LARGE_GPU_MAX_NUM_SEQS, *(row.max_num_seqs for row in ENGINE_DEFAULTS.values()))
+
+
 class ServingIn(RequestModel):
     input_tokens: int = Field(default=1024, ge=1, le=1_048_576, description="Prompt tokens per request (the mean)")
     output_tokens: int = Field(default=256, ge=1, le=1_048_576, description="Generated tokens per request (the mean)")
@@ -69,7 +78,12 @@ class ServingIn(RequestModel):
         default=None, ge=1, le=10_485_760, description="95th percentile of the generated tokens (as input_tokens_p95)"
     )
     concurrency: int | None = Field(
-        default=None, ge=1, le=65_536, description="Sequences in flight per replica (give this or requests_per_s)"
+        default=None,
+        ge=1,
+        le=MAX_CONCURRENCY,
+        description=f"Sequences in flight per replica (give this or requests_per_s), at most {MAX_CONCURRENCY:,}: the "
+        "most any engine runs at once in a replica (its max_num_seqs); beyond what the replica's KV cache holds the "
+        "others queue for a slot (warning concurrency_over_kv). For more clients, give requests_per_s",
     )
     requests_per_s: float | None = Field(
         default=None, gt=0, le=1_000_000, description="Offered load for the whole deployment"

@@ -206,3 +206,26 @@ def test_a_micro_batch_that_cannot_divide_the_global_batch_is_named(client: Test
         {"micro_batch": 1000, "global_batch": 128, "fits": 128},
     )
     assert messages.batch_split(error["type"], error["params"], "zh").startswith("micro_batch 1000 不能整除 128 条序列")
+
+
+def test_too_many_virtual_stages_say_what_is_allowed(client: TestClient) -> None:
+    """Review R9 (run m6_405b_meta): Meta's Llama 3.1 405B layout, TP 8 × PP 16 with 8 virtual stages (uneven first
+    and last stages, arXiv 2407.21783 §3.3.2), was refused with "pp × virtual_stages exceeds the number of layers
+    (126)" and nothing on what is allowed. The 422 names the product, the most virtual stages PP 16 takes (126 // 16 =
+    7) and the uneven stages (Megatron-LM --decoder-first/last-pipeline-num-layers) it does not size."""
+    plan = {"dp": 8, "tp": 8, "pp": 16, "zero_stage": 1, "micro_batch": 1, "virtual_stages": 8}
+    body = {
+        "model": {"preset": "llama-3.1-405b"},
+        "task": "pretrain",
+        "seq_len": 8192,
+        "hardware": {"gpu": "h100-80g-sxm", "nodes": 128},
+        "plan": plan,
+        "global_batch": 2048,
+    }
+    response = client.post("/estimate", json=body)
+    assert response.status_code == 422, response.text
+    (error,) = response.json()["errors"]
+    assert error["field"] == "plan.virtual_stages"
+    assert "(16 × 8)" in error["message"] and "virtual_stages is at most 7" in error["message"]
+    assert "--decoder-first-pipeline-num-layers" in error["message"]
+    assert client.post("/estimate", json={**body, "plan": {**plan, "virtual_stages": 7}}).status_code == 200

@@ -54,7 +54,7 @@ def test_a_concurrency_within_the_kv_cache_has_no_queue_warning(client: TestClie
 
 
 def test_recommend_shows_no_server_meeting_an_slo_its_kv_cache_cannot_hold(client: TestClient) -> None:
-    """70B FP8 with 5,000 clients per replica: no H100 replica holds 5,000 sequences of 2,500 tokens, so none may
+    """70B FP8 with 2,000 clients per replica: no H100 replica holds 2,000 sequences of 2,500 tokens, so none may
     claim the 1 s TTFT; such deployments are near misses at best."""
     body = {
         "model": {"preset": "llama-3.1-70b"},
@@ -63,7 +63,7 @@ def test_recommend_shows_no_server_meeting_an_slo_its_kv_cache_cannot_hold(clien
         "serving": {
             "input_tokens": 2000,
             "output_tokens": 500,
-            "concurrency": 5000,
+            "concurrency": 2000,
             "slo": {"ttft_ms": 1000, "tpot_ms": 60},
         },
     }
@@ -71,9 +71,9 @@ def test_recommend_shows_no_server_meeting_an_slo_its_kv_cache_cannot_hold(clien
     assert response.status_code == 200, response.text
     for option in response.json()["options"]:
         serving = option["serving"]
-        assert serving["max_concurrency"] >= 5000 or serving["meets_slo"] is not True, option["sku"]
+        assert serving["max_concurrency"] >= 2000 or serving["meets_slo"] is not True, option["sku"]
     for miss in response.json()["near_misses"]:
-        if miss["serving"]["max_concurrency"] < 5000:
+        if miss["serving"]["max_concurrency"] < 2000:
             assert "kv_slots" in [m["code"] for m in miss["misses"]], miss["misses"]
             assert "concurrency_over_kv" in [w["code"] for w in miss["warnings"]]
 
@@ -414,3 +414,23 @@ def test_a_sku_no_server_of_which_holds_the_model_serves_speculation_over_tp_acr
     assert "--speculative-algorithm NEXTN" in h100["launch"]["command"]
     assert [c.count(f"--node-rank {rank}") for rank, c in enumerate(h100["launch"]["node_commands"])] == [1, 1]
     assert float(h100["cost"]["monthly_effective"]) > 0
+
+
+def test_a_concurrency_no_engine_runs_in_a_replica_is_refused_naming_the_field_and_its_bound(
+    client: TestClient,
+) -> None:
+    """Review R7 (run e5): 65,536 sequences in flight per replica of Llama 3.1 8B came back as rank 1, one A100 40G
+    card holding 128 of them, with a TTFT of 2.2 hours. No engine runs more than 2,048 sequences at once in a replica
+    (TensorRT-LLM's max_batch_size; SGLang 1,024, vLLM 256 or 1,024: app/estimator/data/engines.json), so the request
+    is a 422 on serving.concurrency with the bound; 2,048 is served."""
+    from app.planner.serving_schemas import MAX_CONCURRENCY
+
+    assert MAX_CONCURRENCY == 2048
+    serving = {"input_tokens": 1000, "output_tokens": 250, "concurrency": 65536}
+    body = {"model": {"preset": "llama-3.1-8b"}, "task": "serving", "serving": serving}
+    response = client.post("/recommend", json=body)
+    assert response.status_code == 422, response.text
+    (error,) = response.json()["errors"]
+    assert error["field"] == "serving.concurrency" and "2048" in error["message"]
+    ok = client.post("/recommend", json={**body, "serving": {**serving, "concurrency": MAX_CONCURRENCY}})
+    assert ok.status_code == 200, ok.text

@@ -7,6 +7,7 @@ test_memory_adamw_step.py); and the warning `no_fit_zero3` is held to the total 
 from __future__ import annotations
 
 import pytest
+from fastapi.testclient import TestClient
 
 from app import messages
 from app.estimator.hardware import get_gpu
@@ -71,7 +72,32 @@ def test_no_fit_zero3_names_the_total_it_is_about() -> None:
     _notes, estimate = _estimate("llama-3.2-3b", 4, 4)
     warning = next(w for w in estimate.warnings if w.code == "no_fit_zero3")
     assert warning.params["needed_gib"] == pytest.approx(estimate.breakdown.total / GIB)
-    assert "82.5 GiB per GPU needed" in messages.warning(warning.code, warning.params)
+    assert warning.params["total_gib"] == pytest.approx(estimate.breakdown.total / GIB)
+    assert "needs 82.5 GiB on its one GPU (its total)" in messages.warning(warning.code, warning.params)
+
+
+def test_no_fit_zero3_names_the_gates_total_and_zero3s_figure_each_as_what_it_is(client: TestClient) -> None:
+    """Review R6 (run m11_8b_fft_1gpu): Llama 3.1 8B full fine-tuning on one A100 80G at micro-batch 1 with full
+    recompute totals 150.0 GiB (`per_gpu_gib.total`, the gate's figure: AdamW's step temporaries in `other`), and
+    `no_fit_zero3` said "123.9 GiB per GPU needed ... even with ZeRO-3 over all 1 GPUs" (ZeRO-3's twin). It names
+    the plan's total now, and on one GPU says ZeRO-3 shards nothing; over several GPUs it names both readings."""
+    body = {"model": {"preset": "llama-3.1-8b"}, "task": "full_finetune", "seq_len": 2048}
+    one = {"hardware": {"sku": "a100-80g-sxm-8x", "gpus_per_node": 1}, "plan": {"micro_batch": 1, "recompute": "full"}}
+    response = client.post("/estimate", json=body | one)
+    assert response.status_code == 200, response.text
+    out = response.json()
+    warning = next(w for w in out["warnings"] if w["code"] == "no_fit_zero3")
+    total = out["memory"]["per_gpu_gib"]["total"]
+    assert warning["params"]["total_gib"] == pytest.approx(total, abs=0.01)
+    assert f"needs {total:.1f} GiB on its one GPU (its total)" in warning["message"]
+    assert "over all 1 GPUs" not in warning["message"] and "123.9" not in warning["message"]
+    assert "About 2 GPUs of this type would hold the sharded model states" in warning["message"]
+    zh = messages.warning(warning["code"], warning["params"], "zh")
+    assert f"{total:.1f} GiB（其总量）" in zh
+    # several GPUs, the plan's own total above ZeRO-3's: both, each named
+    params = warning["params"] | {"gpus": 2, "total_gib": 150.0, "needed_gib": 123.9}
+    text = messages.warning("no_fit_zero3", params)
+    assert "the plan needs 150.0 GiB per GPU (its total)" in text and "ZeRO-3 over all 2 GPUs would need 123.9" in text
 
 
 @pytest.mark.parametrize("zero", [1, 2, 3])

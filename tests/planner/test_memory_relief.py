@@ -182,3 +182,63 @@ def test_a_plan_over_its_high_end_takes_the_fused_loss_at_no_cost(client: TestCl
     low, high = top["memory"]["per_gpu_gib_range"]
     assert high <= top["memory"]["limit_gib"]
     assert "memory_may_exceed" not in {w["code"] for w in top["warnings"]}
+
+
+def test_relief_reaches_the_limit_the_warning_reads_where_the_month_holds(client: TestClient) -> None:
+    """Review R5: Qwen3-32B full fine-tuning on one 8 × A100 80G server stopped its relief at micro-batch 1 with
+    selective recompute, its high end 78.1 GiB under the card's 79.0 but above the 75.05 GiB it may use, and carried
+    `memory_may_exceed`. One threshold now: without a deadline, full recompute brings the high end under the limit in
+    the same billed month (at the slow end of the time range too), and the notes name both levers turned."""
+    body = {k: v for k, v in QWEN3_32B.items() if k != "constraints"}
+    top = next(o for o in _recommend(client, body)["options"] if o["sku"]["id"] == "a100-80g-sxm-8x")
+    assert (top["plan"]["recompute"], top["plan"]["micro_batch"]) == ("full", 1)
+    assert top["memory"]["per_gpu_gib_range"][1] <= top["memory"]["limit_gib"]
+    assert "memory_may_exceed" not in {w["code"] for w in top["warnings"]}
+    notes = [n for n in top["assumption_codes"] if n["code"].startswith("memory_relief_")]
+    assert [n["code"] for n in notes] == ["memory_relief_recompute", "memory_relief_micro_batch"]
+    assert notes[-1]["params"]["relief"] in ("card", "limit") and top["cost"]["months"] == 1
+    text = next(a for a in top["assumptions"] if a.startswith("The micro-batch is 1, not 2."))
+    assert "at the same price, at the slow end of the time range too" in text
+
+
+def test_the_warning_advises_only_the_levers_left(client: TestClient) -> None:
+    """Review R5: with the 14-day deadline, full recompute would leave the slow end of the time range past the
+    deadline, so the plan keeps selective recompute at micro-batch 1 and carries `memory_may_exceed`; its advice named
+    "a smaller micro-batch" at micro-batch 1. It names full recompute alone now (FSDP runs no fused loss)."""
+    top = _recommend(client, QWEN3_32B)["options"][0]
+    assert (top["sku"]["id"], top["plan"]["recompute"], top["plan"]["micro_batch"]) == (
+        "a100-80g-sxm-8x",
+        "selective",
+        1,
+    )
+    warning = next(w for w in top["warnings"] if w["code"] == "memory_may_exceed")
+    assert warning["params"]["levers"] == ["recompute"]
+    assert "full activation recompute" in warning["message"] and "micro-batch" not in warning["message"]
+    from app import messages
+
+    assert "更小的微批" not in messages.warning(warning["code"], warning["params"], "zh")
+    assert "完全激活重计算" in messages.warning(warning["code"], warning["params"], "zh")
+    none_left = messages.warning("memory_may_exceed", {**warning["params"], "levers": []})
+    assert "micro-batch" in none_left and "leave no memory to give" in none_left
+
+
+def test_the_relief_note_claims_the_same_price_only_where_the_slow_end_bills_the_same(client: TestClient) -> None:
+    """Review R5 (run mr4, Llama 3.1 70B continued pre-training in 30 days): relief to full recompute (+23 %) left the
+    slow end of the time range at 891 h, two billed months where the first plan's slow end billed one, and the note
+    said "at the same price". The first plan's high end (95 GiB) is above the card, so the relief stands; its note
+    now says what the slow end bills."""
+    body = {
+        "model": {"preset": "llama-3.1-70b"},
+        "task": "continued_pretrain",
+        "tokens": 5e10,
+        "seq_len": 8192,
+        "constraints": {"deadline_days": 30},
+    }
+    top = _recommend(client, body)["options"][0]
+    note = next(n for n in top["assumption_codes"] if n["code"] == "memory_relief_recompute")
+    assert note["params"]["relief"] == "slow_end" and note["params"]["high_gib"] > note["params"]["capacity_gib"]
+    assert (note["params"]["slow_months"], note["params"]["was_slow_months"]) == (2, 1)
+    assert "billing_within_range" in {w["code"] for w in top["warnings"]}
+    text = next(a for a in top["assumptions"] if a.startswith("Activation recompute is full, not selective."))
+    assert "at the same price at the estimate; at the slow end of its time range the job bills 2 months, not 1" in text
+    assert "at the same price, at the slow end" not in text

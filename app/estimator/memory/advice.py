@@ -97,7 +97,7 @@ def _fit_warnings(
         advice = _zero3_advice(ctx, split, plan, cluster)
         needed = advice.params.get("needed_gib")
         total = breakdown.total
-        out.append(advice if needed is None or total >= needed * GIB else _own_total(ctx, advice, total))
+        out.append(advice if needed is None else _own_total(ctx, advice, total))
     return out
 
 
@@ -218,15 +218,17 @@ def _zero3_advice(ctx: _Ctx, split: _Split, plan: Plan, cluster: Cluster) -> War
 
 
 def _own_total(ctx: _Ctx, advice: Warning_, total: float) -> Warning_:
-    """`no_fit_zero3` names the GPU memory needed: ZeRO-3's figure over every GPU, or the plan's own `total` where that
-    is less (`_fit_warnings` asks here only then). On one GPU ZeRO-3 shards nothing, and the plan can hold less than
-    its ZeRO-3 twin (its gradients made in the backward, `breakdown._grads_made_in_backward`), as can a pipeline plan
-    (ZeRO-3's gradients stay whole in fp32 through a pipelined step): Llama 3.2 3B full fine-tuning at micro-batch 4
-    on one H100 totals 82.51 GiB, and the warning said 88.5 GiB needed. Cached beside the shape's advice (which the
-    context holds: its id is not reused)."""
+    """`no_fit_zero3` names the plan's own `total` (`total_gib`: the gate's figure, `per_gpu_gib.total`) and the GPU
+    memory ZeRO-3 over every GPU would need (`needed_gib`), no more than that total (review R6: 8B full fine-tuning
+    on one A100 totals 150.0 GiB, and the warning named only ZeRO-3's 123.9). On one GPU ZeRO-3 shards nothing, and
+    the plan can hold less than its ZeRO-3 twin (its gradients made in the backward,
+    `breakdown._grads_made_in_backward`), as can a pipeline plan (ZeRO-3's gradients stay whole in fp32 through a
+    pipelined step): Llama 3.2 3B full fine-tuning at micro-batch 4 on one H100 totals 82.51 GiB, and the warning said
+    88.5 GiB needed. Cached beside the shape's advice (which the context holds: its id is not reused)."""
     own = ctx.advice.get((id(advice), total))
     if own is None:
-        params = advice.params | {"needed_gib": breakdown_gib(total)}
+        own_gib = breakdown_gib(total)
+        params = advice.params | {"total_gib": own_gib, "needed_gib": min(advice.params["needed_gib"], own_gib)}
         own = ctx.advice[(id(advice), total)] = replace(advice, params=params)
     return own
 

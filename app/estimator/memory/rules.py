@@ -123,7 +123,15 @@ def _split_fits_model(
     if pp > model.layers:
         return EstimatorError.of("pp_layers", field="plan.pp", pp=pp, layers=model.layers)
     if plan.virtual_stages > 1 and pp * plan.virtual_stages > model.layers:
-        return EstimatorError.of("virtual_stages_layers", field="plan.virtual_stages", layers=model.layers)
+        vs, most = plan.virtual_stages, model.layers // pp
+        return EstimatorError.of(
+            "virtual_stages_layers",
+            field="plan.virtual_stages",
+            layers=model.layers,
+            pp=pp,
+            virtual_stages=vs,
+            most=most,
+        )
     if ep > 1 and not model.is_moe:
         return EstimatorError.of("ep_dense", field="plan.ep")
     if ep > 1 and (model.experts % ep or ep > plan.dp * tp):
