@@ -23,11 +23,13 @@ from dataclasses import replace
 from typing import Final
 
 from app.estimator.serving import ServingConfig
+from app.estimator.vocabulary import ENGINES
 from app.planner.misses import MissCode
 
 CODE: Final[MissCode] = "fp8_weights_bf16_math"
-# the engines that run FP8 weights weight-only through Marlin where FP8 math is missing (module docstring)
-MARLIN_FP8_ENGINES: Final = frozenset({"vllm", "sglang"})
+# the engines that run FP8 weights weight-only through Marlin where FP8 math is missing: all but TensorRT-LLM
+# (module docstring)
+MARLIN_FP8_ENGINES: Final = frozenset(ENGINES) - {"trt-llm"}
 
 
 def weight_only(cfg: ServingConfig) -> ServingConfig | None:
