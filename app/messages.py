@@ -223,6 +223,9 @@ MISSES: dict[str, dict[str, str]] = {
         "serves it without speculation (larger GPUs or another engine would keep it)",
         "bf16_for_fp8": "in bf16, not the FP8 asked: {gpu} has no FP8 kernels under {engine}, and this bf16 "
         "deployment meets the targets for less than any FP8 option",
+        "fp8_weights_bf16_math": "FP8 weights kept, with bf16 math, not the FP8 math asked: {gpu} has no FP8 tensor "
+        "cores, so {engine} runs the FP8 weights weight-only (Marlin: 8-bit weight reads, 16-bit GEMMs), and this "
+        "deployment meets the targets for less than any FP8-math option",
     },
     "zh": {
         "deadline": "放得下，但需要 {days:.1f} 天（截止期限 {deadline_days:g} 天）",
@@ -257,6 +260,9 @@ MISSES: dict[str, dict[str, str]] = {
         "运行推测解码（{method}），因此本部署不用推测解码（更大的 GPU 或其他引擎才能保留它）",
         "bf16_for_fp8": "以 bf16 而非所要求的 FP8 运行：{gpu} 在 {engine} 下没有 FP8 内核，而本 bf16 部署满足延迟目标，"
         "且比任何 FP8 方案都便宜",
+        "fp8_weights_bf16_math": "保留 FP8 权重、以 bf16 计算，而非所要求的 FP8 计算：{gpu} 没有 FP8 张量核心，"
+        "{engine} 以仅权重 FP8 方式运行（Marlin：按 8 位读取权重，16 位矩阵乘），本部署满足延迟目标，且比任何 FP8 "
+        "计算方案都便宜",
     },
 }
 

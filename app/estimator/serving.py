@@ -1740,7 +1740,7 @@ class KernelGap:
 def kernel_support(gpu: GpuSpec, cfg: ServingConfig) -> KernelGap | None:
     """What the GPU/engine lacks to run the formats, else None.
 
-    FP8 weights/KV/math need FP8 tensor cores (Ada, Hopper, Blackwell; vLLM falls back to weight-only
+    FP8 weights/KV/math need FP8 tensor cores (Ada, Hopper, Blackwell; vLLM and SGLang fall back to weight-only
     FP8 Marlin on Ampere, so FP8 *weights* are allowed there with 16-bit math). int4/int8 weight-only
     kernels (Marlin, AWQ, GPTQ, TRT-LLM weight-only) need compute capability ≥ 8.0: V100 has none in
     vLLM (docs "Supported hardware" for quantization kernels). SGLang's AWQ/GPTQ run on ≥ 8.0 too.
@@ -1755,7 +1755,9 @@ def kernel_support(gpu: GpuSpec, cfg: ServingConfig) -> KernelGap | None:
         return KernelGap("kv_cache_precision", "fp8_kv_volta", params)
     if cfg.weight_format in ("int4", "int8", "fp8") and volta:
         return KernelGap("weights", "weights_volta", params)
-    if cfg.weight_format == "fp8" and not has_fp8 and cfg.engine != "vllm":
+    if cfg.weight_format == "fp8" and not has_fp8 and cfg.engine == "trt-llm":
+        # vLLM and SGLang run FP8 weights weight-only through FP8 Marlin on SM80+ (app/planner/serving_weight_only.py
+        # cites marlin_utils_fp8.py and SGLang's can_auto_enable_marlin_fp8); TensorRT-LLM's FP8 needs SM89+
         return KernelGap("weights", "fp8_weights", params)
     if cfg.kv_format == "fp8" and not has_fp8 and cfg.engine == "trt-llm":
         # TensorRT-LLM docs, features/quantization.html: FP8 recipes (FP8 KV cache included) in its support

@@ -21,7 +21,8 @@ from app.planner.offers import Configuration, Constraints, Cost, Offer, cheaper_
 # the speculative decoding asked, since only a pipelined replica serves the model on the SKU and the engine runs no
 # speculation across pipeline stages; `bf16_for_fp8`: a serving deployment in bf16 on a SKU rejected for the FP8 asked
 # (its GPU has no FP8 kernels under the engine), shown since it meets the targets for less
-# (app/planner/serving_sixteen_bit.py).
+# (app/planner/serving_sixteen_bit.py); `fp8_weights_bf16_math`: the same on FP8 weights kept with 16-bit math, where
+# the engine runs FP8 weights weight-only through Marlin (app/planner/serving_weight_only.py).
 MissCode = Literal[
     "deadline",
     "budget",
@@ -36,6 +37,7 @@ MissCode = Literal[
     "kv_slots",
     "pp_speculative",
     "bf16_for_fp8",
+    "fp8_weights_bf16_math",
 ]
 Miss = tuple[MissCode, dict[str, Any]]  # a code and its parameters, rendered to text by app/messages.py
 

@@ -16,6 +16,7 @@ from typing import Any, Final
 
 from app.estimator.serving import ServingConfig, simulations
 from app.estimator.specs import ModelSpec
+from app.planner.misses import MissCode
 from app.planner.offers import Constraints, Offer
 from app.planner.serving import (  # the closed forms of one offer, as search_serving weighs them
     ServingOption,
@@ -26,11 +27,12 @@ from app.planner.serving import (  # the closed forms of one offer, as search_se
     search_serving,
 )
 from app.planner.serving_launch import Served
+from app.planner.serving_weight_only import CODE as WEIGHT_ONLY_CODE, weight_only
 
-# kernel_support's gaps that FP8 alone opens: FP8 math, FP8 weights outside vLLM's Marlin path, TensorRT-LLM's FP8
-# KV cache before SM89 (app/estimator/serving.py kernel_support cites each)
+# kernel_support's gaps that FP8 alone opens: FP8 math, FP8 weights outside vLLM's and SGLang's Marlin path,
+# TensorRT-LLM's FP8 KV cache before SM89 (app/estimator/serving.py kernel_support cites each)
 FP8_GAPS = frozenset({"fp8_math", "fp8_weights", "trt_fp8_kv"})
-MISS_CODE: Final = "bf16_for_fp8"
+MISS_CODE: Final[MissCode] = "bf16_for_fp8"
 
 
 def sixteen_bit(cfg: ServingConfig) -> ServingConfig:
@@ -62,20 +64,50 @@ def sixteen_bit_misses(
     refused = {sku for sku, code, params in search.rejected if code == "kernels" and params.get("gap") in FP8_GAPS}
     if not refused:
         return []
-    alt = sixteen_bit(cfg)
     cheapest = min((option.cost.compared_monthly for option in search.options), default=None)
+    found: list[tuple[ServingOption, MissCode]] = []
+    for code, alt in _alternatives(cfg):  # FP8 weights with 16-bit math first, then full bf16: the cheapest wins
+        option = _cheapest(model, alt, offers, constraints, refused, cheapest, peak_factor=peak_factor, served=served)
+        if option is not None:
+            found.append((option, code))
+    if not found:
+        return []
+    best, code = min(found, key=lambda pair: pair[0].cost.compared_monthly)  # a tie keeps the FP8 weights
+    best.rank = None
+    best.misses.insert(0, (code, {"gpu": best.offer.gpu.name, "engine": cfg.engine}))
+    return [best]
+
+
+def _alternatives(cfg: ServingConfig) -> list[tuple[MissCode, ServingConfig]]:
+    """The configs a near miss may answer FP8 with, by code: FP8 weights with bf16 math where the engine runs FP8
+    weights weight-only (app/planner/serving_weight_only.py), then the request in 16 bits."""
+    kept = weight_only(cfg)
+    return ([(WEIGHT_ONLY_CODE, kept)] if kept else []) + [(MISS_CODE, sixteen_bit(cfg))]
+
+
+def _cheapest(
+    model: ModelSpec,
+    alt: ServingConfig,
+    offers: list[Offer],
+    constraints: Constraints,
+    refused: set[str],
+    cheapest: Decimal | None,
+    *,
+    peak_factor: float,
+    served: Served,
+) -> ServingOption | None:
+    """The cheapest deployment of `alt` among the refused SKUs that meets the SLO for less than `cheapest`; else
+    None. The SKUs whose closed forms already cost at least `cheapest` are not searched (the simulation only adds
+    replicas to the closed forms')."""
     again = _below(
         _Ask(model, replace(alt, peak_factor=peak_factor), constraints, peak_factor, served), offers, refused, cheapest
     )
     if not again:
-        return []
+        return None
     found = search_serving(model, alt, again, replace(constraints, limit=1), peak_factor=peak_factor, served=served)
     if not found.options or (cheapest is not None and found.options[0].cost.compared_monthly >= cheapest):
-        return []
-    best = found.options[0]
-    best.rank = None
-    best.misses.insert(0, (MISS_CODE, {"gpu": best.offer.gpu.name, "engine": cfg.engine}))
-    return [best]
+        return None
+    return found.options[0]
 
 
 def _below(ask: _Ask, offers: list[Offer], refused: set[str], cheapest: Decimal | None) -> list[Offer]:
@@ -98,10 +130,12 @@ def _below(ask: _Ask, offers: list[Offer], refused: set[str], cheapest: Decimal 
 
 
 def served_as(option: ServingOption, cfg: ServingConfig, body: dict[str, Any]) -> tuple[ServingConfig, dict[str, Any]]:
-    """The config and request body an option answers: a `bf16_for_fp8` near miss's are the request in 16 bits
-    (its quote states the bf16 it was sized on); any other option's, the request's own."""
-    if not option.misses or option.misses[0][0] != MISS_CODE:
+    """The config and request body an option answers: a `bf16_for_fp8` near miss's are the request in 16 bits, a
+    `fp8_weights_bf16_math` one's the request with FP8 weights and bf16 math (its quote states what it was sized
+    on); any other option's, the request's own."""
+    code = option.misses[0][0] if option.misses else None
+    alt = weight_only(cfg) if code == WEIGHT_ONLY_CODE else sixteen_bit(cfg) if code == MISS_CODE else None
+    if alt is None:
         return cfg, body
-    alt = sixteen_bit(cfg)
     stated = {key: value for key, value in body.items() if key != "kv_cache_precision" or alt.kv_cache_precision}
     return alt, stated | {"precision": alt.precision, "weights": alt.weight_format}

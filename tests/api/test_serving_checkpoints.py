@@ -272,15 +272,16 @@ def test_a_pasted_config_without_a_repository_launches_a_placeholder_for_the_che
 def test_fp8_asked_shows_the_cheaper_bf16_card_a_gpu_without_fp8_kernels_serves_as_a_quotable_near_miss(
     client: TestClient,
 ) -> None:
-    """SGLang has no FP8 kernels on an A100 (kernel_support `fp8_math`), so the seeded A100 card is rejected for the
-    FP8 asked and the only option is an H100 server; one A100 40 GB card in bf16 meets the same targets for a
+    """TensorRT-LLM has no FP8 kernels on an A100 (kernel_support `fp8_math`; unlike vLLM and SGLang it has no FP8
+    weight-only path, tests/api/test_serving_fp8_weight_only.py), so the seeded A100 card is rejected for the FP8
+    asked and the only option is an H100 server; one A100 40 GB card in bf16 meets the same targets for a
     fraction of it. Before, the answer showed only the refusal. Now that card is a near miss whose first reason is
     `bf16_for_fp8`, priced, launched in bf16 and quoted on the bf16 it was sized on."""
     body = {
         "model": {"preset": "llama-3.1-8b"},
         "task": "serving",
         "precision": "fp8",
-        "serving": {"engine": "sglang", "input_tokens": 512, "output_tokens": 128, "requests_per_s": 1,
+        "serving": {"engine": "trt-llm", "input_tokens": 512, "output_tokens": 128, "requests_per_s": 1,
                     "slo": {"tpot_ms": 50}},
     }  # fmt: skip
     response = client.post("/recommend", json=body)

@@ -192,11 +192,16 @@ def test_bf16_on_a_gpu_without_it_runs_as_fp16() -> None:
     assert est.max_concurrency >= 4 and est.tpot_ms > 0
 
 
-def test_fp8_weights_on_ampere_run_weight_only_in_vllm() -> None:
+def test_fp8_weights_on_ampere_run_weight_only_in_vllm_and_sglang() -> None:
+    """vLLM (marlin_utils_fp8.py, SM80+) and SGLang (can_auto_enable_marlin_fp8: 80 <= sm < 89) run FP8 weights on an
+    A100 weight-only through Marlin: 1-byte weights, the same as vLLM; TensorRT-LLM's FP8 needs SM89+. Before, SGLang
+    was refused (`fp8_weights`) on an A100."""
     est = serve(cluster=Cluster(gpu=A100), concurrency=4, weights="fp8")
     assert est.memory.weights < 0.6 * serve(cluster=Cluster(gpu=A100), concurrency=4).memory.weights
+    sglang = serve(cluster=Cluster(gpu=A100), concurrency=4, weights="fp8", engine="sglang")
+    assert sglang.memory.weights == pytest.approx(est.memory.weights)
     with pytest.raises(EstimatorError):
-        serve(cluster=Cluster(gpu=A100), concurrency=4, weights="fp8", engine="sglang")
+        serve(cluster=Cluster(gpu=A100), concurrency=4, weights="fp8", engine="trt-llm")
 
 
 def test_memory_breakdown_adds_up_to_the_card() -> None:
