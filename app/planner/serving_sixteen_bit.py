@@ -74,7 +74,10 @@ def sixteen_bit_misses(
         return []
     best, code = min(found, key=lambda pair: pair[0].cost.compared_monthly)  # a tie keeps the FP8 weights
     best.rank = None
-    best.misses.insert(0, (code, {"gpu": best.offer.gpu.name, "engine": cfg.engine}))
+    params: dict[str, Any] = {"gpu": best.offer.gpu.name, "engine": cfg.engine}
+    if code == MISS_CODE and cfg.precision != "fp8" and cfg.weight_format != "fp8":
+        params["kv_only"] = True  # int4/int8 weights and 16-bit math kept: only the FP8 KV cache turns 16-bit
+    best.misses.insert(0, (code, params))
     return [best]
 
 
