@@ -102,16 +102,15 @@ from app.planner.stacks import Stack, as_launched, as_padded, fp8_levers_exclude
 MEANINGFUL_HOURS = 24.0  # a job shorter than a day finishes overnight: speed below it buys nothing usable
 BALANCED_COST_CAP = 4  # balanced shows no option costing more than 4 × the cheapest (without a deadline)
 RIGHT_SIZE_RATIO = 2  # balanced ranks last an option costing 2 × one that finishes within its billed term
-# An option that holds its states on the GPUs ranks before one that offloads them while it costs less than this many
-# times as much (module docstring, "Offload last"): the right-sizing ratio, the price step past which the ranking
-# already lets a dearer cluster give way.
+# An option holding its states on the GPUs ranks before one offloading them while it costs less than this many times
+# as much (module docstring, "Offload last"): the right-sizing ratio, past which a dearer cluster already gives way.
 OFFLOAD_PREMIUM = RIGHT_SIZE_RATIO
 PARETO_MIN_SAVING = 0.2  # a Pareto point must cut the previous point's time by at least 20 %
-# Why a SKU yields no option: excluded by a constraint, or no plan passes the feasibility gate
-# (GPU memory within the headroom, host RAM within the reserve).
+# Why a SKU yields no option: excluded by a constraint, or no plan passes the feasibility gate (GPU memory within the
+# headroom, host RAM within the reserve).
 # "time_budget": not searched, because the request's time budget ran out first (app.planner.budget).
-# "exchange_rate": priced in a currency no admin-set exchange rate turns into the request's, so it
-# cannot be ranked or budgeted against the others.
+# "exchange_rate": priced in a currency no admin-set exchange rate turns into the request's, so it cannot be ranked
+# or budgeted against the others.
 # "batch_split": no data-parallel degree × micro-batch on the SKU's largest configuration divides the
 # global batch (nor do tensor and pipeline parallel help): the batch, not the memory, is the obstacle.
 # "levers_unsupported": no stack runs the request's memory levers together on any plan the SKU takes, where some
