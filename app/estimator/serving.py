@@ -76,6 +76,7 @@ from app.estimator.serving_sim import (
     PERCENTILE_LEVELS,
     PERCENTILES,
     DecodeTime,
+    DenseDecode,
     Lengths,
     LoadLatency,
     Percentile,
@@ -1285,13 +1286,8 @@ def _dense_decode(hw: _Hardware) -> DecodeTime:
     fixed = hw.overhead_s + (hw.allreduce_fixed_s if hw.tp > 1 else 0.0)
     per_token = hw.allreduce_per_token_s if hw.tp > 1 else 0.0
     per_seq, decode_eff = hw.overhead_per_seq_s, STEP_COMPUTE_EFFICIENCY
-
-    def decode(decodes: int, kv: float) -> float:
-        memory = weights_s + kv * reads * kv_s
-        compute = flops * decodes / decode_eff + attention * kv
-        return (compute if compute > memory else memory) + fixed + per_seq * decodes + per_token * decodes
-
-    return decode
+    # memory = weights_s + kv·reads·kv_s, compute = flops·decodes / decode_eff + attention·kv (inlined by the run)
+    return DenseDecode(weights_s, kv_s, reads, flops, decode_eff, attention, fixed, per_seq, per_token)
 
 
 def _scheduler(model: ModelSpec, cfg: ServingConfig, hw: _Hardware) -> Scheduler:

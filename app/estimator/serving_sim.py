@@ -71,6 +71,30 @@ StepTime = Callable[[int, float, int, float], float]
 DecodeTime = Callable[[int, float], float]
 
 
+@dataclass(frozen=True, slots=True)
+class DenseDecode:
+    """A DecodeTime linear in its terms (a dense model on one stage): memory = weights_s + kv·reads·kv_s, compute =
+    flops·decodes / efficiency + attention·kv, the step the larger plus fixed + per_seq·decodes + per_token·decodes.
+    `_run` reads its terms and evaluates it inline, in this order (the same floats), saving a call per step."""
+
+    weights_s: float
+    kv_s: float
+    reads: float
+    flops: float
+    efficiency: float
+    attention: float
+    fixed: float
+    per_seq: float
+    per_token: float
+
+    def __call__(self, decodes: int, kv: float) -> float:
+        memory = self.weights_s + kv * self.reads * self.kv_s
+        compute = self.flops * decodes / self.efficiency + self.attention * kv
+        return (
+            (compute if compute > memory else memory) + self.fixed + self.per_seq * decodes + self.per_token * decodes
+        )
+
+
 def lognormal_sigma(mean: float, p95: float) -> float:
     """σ of the lognormal whose mean and 95th percentile are given (the smaller root: the mean ≤ p95 branch)."""
     gap = math.log(p95 / mean)
@@ -207,6 +231,12 @@ def _run(scheduler: Scheduler, step_time: StepTime, arrival: list[float], prompt
     `decode_time`: the step model's decode-only steps (step_time's with no prompt tokens otherwise)."""
     count = len(arrival)
     decode = decode_time or (lambda decodes, kv: step_time(decodes, kv, 0, 0.0))
+    dense = decode_time if isinstance(decode_time, DenseDecode) else None
+    d_weights, d_kv, d_reads, d_flops, d_eff, d_attention, d_fixed, d_per_seq, d_per_token = (
+        (dense.weights_s, dense.kv_s, dense.reads, dense.flops, dense.efficiency, dense.attention, dense.fixed,
+         dense.per_seq, dense.per_token) if dense is not None else (0.0,) * 9
+    )  # fmt: skip
+    d_compute = d_seq = d_token = 0.0
     ceil = math.ceil
     token_budget, max_seqs, kv_tokens, block = (
         scheduler.token_budget, scheduler.max_seqs, scheduler.kv_tokens, scheduler.block
@@ -292,7 +322,12 @@ def _run(scheduler: Scheduler, step_time: StepTime, arrival: list[float], prompt
             # arrival when it could be admitted at once
             kv = decode_base + decoding * decode_steps * tps
             steps = ends[0] // count - decode_steps
-            first_step = decode(decoding, kv)
+            if dense is None:
+                first_step = decode(decoding, kv)
+            else:  # DenseDecode inline: its terms that depend on `decoding` alone, once for the event's steps
+                d_compute, d_seq, d_token = d_flops * decoding / d_eff, d_per_seq * decoding, d_per_token * decoding
+                memory, compute = d_weights + kv * d_reads * d_kv, d_compute + d_attention * kv
+                first_step = (compute if compute > memory else memory) + d_fixed + d_seq + d_token
             if nxt < count and not waiting and running < max_seqs:
                 # steps to the one after the next arrival, at least 1. Over more than 8 steps the k-th takes
                 # first_step + k·growth (the context grows a token a step), so n steps take
@@ -302,7 +337,12 @@ def _run(scheduler: Scheduler, step_time: StepTime, arrival: list[float], prompt
                 gap = upcoming - now
                 until = ceil(gap / first_step)
                 if until > 8 and steps > 9:  # (otherwise until stays over 8 either way: the completion comes first)
-                    growth = decode(decoding, kv + decoding * tps) - first_step
+                    if dense is None:
+                        growth = decode(decoding, kv + decoding * tps) - first_step
+                    else:
+                        grown = kv + decoding * tps
+                        memory, compute = d_weights + grown * d_reads * d_kv, d_compute + d_attention * grown
+                        growth = (compute if compute > memory else memory) + d_fixed + d_seq + d_token - first_step
                     if growth > 0:
                         half = first_step - growth / 2
                         until = ceil((sqrt(half * half + 2 * growth * gap) - half) / growth)
@@ -314,7 +354,12 @@ def _run(scheduler: Scheduler, step_time: StepTime, arrival: list[float], prompt
                     if until + lookahead < steps:
                         steps = until + lookahead
             if steps > 8:  # the context grows by a token a step: over a few steps the first step's time stands
-                last_step = decode(decoding, kv + decoding * (steps - 1) * tps)
+                if dense is None:
+                    last_step = decode(decoding, kv + decoding * (steps - 1) * tps)
+                else:
+                    grown = kv + decoding * (steps - 1) * tps
+                    memory, compute = d_weights + grown * d_reads * d_kv, d_compute + d_attention * grown
+                    last_step = (compute if compute > memory else memory) + d_fixed + d_seq + d_token
                 now += steps * (first_step + last_step) / 2
             else:
                 now += steps * first_step
