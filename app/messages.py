@@ -116,6 +116,9 @@ REJECTIONS: dict[str, dict[str, str]] = {
         "time_budget": "not searched: the time budget ran out",
         "disaggregated_pools": "no prefill and decode pools within max_nodes {max_nodes} servers meet the SLO at "
         "the peak",
+        "disaggregated_spanning": "a prefill or decode replica of this model would span {servers} servers of this "
+        "SKU (no tensor-parallel degree within one server holds it); disaggregated pools whose replicas span "
+        'servers are not sized: use colocated replicas (serving.disaggregated false or "auto") or larger GPUs',
         "exchange_rate": "priced in {currency}, and no exchange rate from {currency} to {target} is set, so it "
         "cannot be compared with the other prices (python -m app set-exchange-rate {currency} {target} RATE)",
         "levers_fp8": "fp8_params keeps the trained weights in FP8, and on {gpu_name} this job runs in {runs_as}: drop "
@@ -152,6 +155,10 @@ REJECTIONS: dict[str, dict[str, str]] = {
         "time_budget": "未搜索：时间预算已用完",
         "disaggregated_pools": "在 max_nodes {max_nodes} 台服务器以内，"
         "没有能在峰值下满足延迟目标的预填充池与解码池组合",
+        "disaggregated_spanning": "该模型的预填充或解码副本在此 SKU 上需要跨 {servers} 台服务器"
+        "（单台服务器内的任何张量并行度都放不下）；副本跨服务器的分离式池不在测算范围内："
+        "请使用共置副本（serving.disaggregated 设为 false 或 "
+        '"auto"）或更大的 GPU',
         "exchange_rate": "以 {currency} 计价，且未设置从 {currency} 到 {target} 的汇率，无法与其他价格比较"
         "（python -m app set-exchange-rate {currency} {target} RATE）",
         "levers_fp8": "fp8_params 以 FP8 保存训练权重，而此任务在 {gpu_name} 上以 {runs_as} 运行：请去掉 fp8_params，"
