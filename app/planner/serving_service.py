@@ -72,6 +72,7 @@ from app.planner.serving import (
 )
 from app.planner.serving_disagg import check_disaggregated, merged, search_disaggregated
 from app.planner.serving_launch import Served
+from app.planner.serving_miss_body import miss_served_as
 from app.planner.serving_schemas import (
     LatencyOut,
     LoadLatencyOut,
@@ -83,7 +84,7 @@ from app.planner.serving_schemas import (
     SpeculativeIn,
     UtilizationOut,
 )
-from app.planner.serving_sixteen_bit import served_as, sixteen_bit_misses
+from app.planner.serving_sixteen_bit import sixteen_bit_misses
 from app.schemas import mirror
 
 if TYPE_CHECKING:
@@ -576,8 +577,9 @@ def option_out(
 def _miss_out(
     option: ServingOption, cfg: ServingConfig, model_warnings: list[Warning_], body: dict[str, Any], model: ModelSpec
 ) -> OptionOut:
-    """A near miss as the config and request it was sized on answer it (a `bf16_for_fp8` one: the request in bf16)."""
-    option_cfg, option_body = served_as(option, cfg, body)
+    """A near miss as the config and request it was sized on answer it (a `bf16_for_fp8` one: the request in bf16; a
+    `pp_speculative` one: the request without speculation)."""
+    option_cfg, option_body = miss_served_as(option, cfg, body)
     return option_out(option, option_cfg, model_warnings, option_body, model)
 
 
