@@ -226,6 +226,10 @@ MISSES: dict[str, dict[str, str]] = {
         "serves it without speculation (larger GPUs or another engine would keep it)",
         "bf16_for_fp8": "in bf16, not the FP8 asked: {gpu} has no FP8 kernels under {engine}, and this bf16 "
         "deployment meets the targets for less than any FP8 option",
+        "bf16_for_fp8_kv": "with a {kv} KV cache, not the FP8 KV cache asked: {gpu} has no FP8 KV-cache kernels under "
+        "{engine}; the {weights} weights are kept, and this deployment meets the targets for less than any FP8 option",
+        "bf16_for_fp8_math": "with {math} math, not the FP8 math asked: {gpu} has no FP8 kernels under {engine}; the "
+        "{weights} weights are kept, and this deployment meets the targets for less than any FP8 option",
     },
     "zh": {
         "deadline": "放得下，但需要 {days:.1f} 天（截止期限 {deadline_days:g} 天）",
@@ -260,6 +264,10 @@ MISSES: dict[str, dict[str, str]] = {
         "运行推测解码（{method}），因此本部署不用推测解码（更大的 GPU 或其他引擎才能保留它）",
         "bf16_for_fp8": "以 bf16 而非所要求的 FP8 运行：{gpu} 在 {engine} 下没有 FP8 内核，而本 bf16 部署满足延迟目标，"
         "且比任何 FP8 方案都便宜",
+        "bf16_for_fp8_kv": "KV 缓存以 {kv} 而非所要求的 FP8 保存：{gpu} 在 {engine} 下没有 FP8 KV 缓存内核；"
+        "权重仍为 {weights}，本部署满足延迟目标，且比任何 FP8 方案都便宜",
+        "bf16_for_fp8_math": "以 {math} 而非所要求的 FP8 计算：{gpu} 在 {engine} 下没有 FP8 内核；"
+        "权重仍为 {weights}，本部署满足延迟目标，且比任何 FP8 方案都便宜",
     },
 }
 
@@ -567,6 +575,8 @@ def _miss_key(code: str, params: Mapping[str, Any]) -> str:
         return "capacity_never"
     if code == "slo_peak" and "percentile" in params:  # the simulated percentile at the peak
         return "slo_peak_saturated" if params.get("saturated") else "slo_peak_percentile"
+    if code == "bf16_for_fp8" and params.get("changed"):  # the weights asked are kept: only the KV cache or math
+        return f"bf16_for_fp8_{params['changed']}"
     return code
 
 

@@ -46,6 +46,20 @@ def sixteen_bit(cfg: ServingConfig) -> ServingConfig:
     )
 
 
+def changed(cfg: ServingConfig, alt: ServingConfig) -> dict[str, str]:
+    """What the 16-bit deployment changes, for its wording: nothing more where the FP8 weights become bf16 (the
+    whole request in bf16); else the weights asked are kept and `changed` names what leaves FP8: "kv" only the KV
+    cache, "math" the math (the KV cache with it, if FP8), with the types served."""
+    if cfg.weight_format == "fp8":
+        return {}
+    return {
+        "changed": "math" if cfg.precision == "fp8" else "kv",
+        "weights": cfg.weight_format,
+        "kv": alt.kv_format,
+        "math": alt.precision,
+    }
+
+
 def sixteen_bit_misses(
     model: ModelSpec,
     cfg: ServingConfig,
@@ -74,7 +88,7 @@ def sixteen_bit_misses(
         return []
     best = found.options[0]
     best.rank = None
-    best.misses.insert(0, (MISS_CODE, {"gpu": best.offer.gpu.name, "engine": cfg.engine}))
+    best.misses.insert(0, (MISS_CODE, {"gpu": best.offer.gpu.name, "engine": cfg.engine, **changed(cfg, alt)}))
     return [best]
 
 
