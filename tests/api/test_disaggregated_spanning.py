@@ -42,3 +42,16 @@ def test_auto_with_speculation_on_a_spanning_model_falls_back_to_colocated(clien
     serving = DS3 | {"engine": "sglang", "disaggregated": "auto", "speculative": speculative}
     response = client.post("/recommend", json=body("deepseek-v3", serving))
     assert response.status_code == 200, response.text
+
+
+def test_a_vllm_disaggregated_launch_says_its_proxy_is_an_example_to_replace(client: TestClient) -> None:
+    serving = {"input_tokens": 1000, "output_tokens": 250, "requests_per_s": 2, "disaggregated": True,
+               "engine": "vllm", "slo": {"ttft_ms": 1000, "tpot_ms": 50}}  # fmt: skip
+    response = client.post("/recommend", json=body("llama-3.1-8b", serving))
+    assert response.status_code == 200, response.text
+    launches = [option["launch"] for option in response.json()["options"]]
+    assert launches, response.text[:2000]
+    for launch in launches:
+        assert "toy_proxy_server.py" in launch["commands"]["router"]
+        assert "vllm_toy_proxy" in [text["code"] for text in launch["texts"]["notes"]], launch["texts"]
+        assert any("production prefill/decode router" in note for note in launch["notes"]), launch["notes"]
