@@ -48,6 +48,9 @@ LAUNCH: dict[str, dict[str, str]] = {
         "also `disable_overlap_scheduler: true` on the context servers; {config} sets hostname and port (0.0.0.0, "
         "8000) and lists `context_servers: {{num_instances, urls}}` and `generation_servers: {{num_instances, urls}}` "
         "(host:8000 of each replica)",
+        "vllm_toy_proxy": "the router command is the example proxy of vLLM's NixlConnector guide, from vLLM's test "
+        "tree ({proxy}: one process, no health checks or retries): use it to validate the pools, and put a "
+        "production prefill/decode router in its place to serve (llm-d, or vLLM's production-stack router)",
         "no_fabric": "Replicas share nothing: separate servers need no InfiniBand or RoCE, only the ordinary network.",
         "pipeline": "Each replica's {pp} pipeline stages pass activations between servers over the SKU's {fabric} (a "
         "few MB a step: far less than tensor parallelism across servers would need); rent the SKU's {fabric} add-on "
@@ -193,6 +196,9 @@ LAUNCH: dict[str, dict[str, str]] = {
         "上下文服务器另写入 `disable_overlap_scheduler: true`；{config} 设定 hostname 与 port（0.0.0.0、8000），"
         "并列出 `context_servers: {{num_instances, urls}}` 与 `generation_servers: {{num_instances, urls}}`"
         "（各副本的 host:8000）",
+        "vllm_toy_proxy": "路由命令是 vLLM NixlConnector 指南中的示例代理，取自 vLLM 的测试目录（{proxy}：单进程，"
+        "没有健康检查和重试）：可用于验证两个池，正式服务时请换成生产级的预填充/解码路由（llm-d，"
+        "或 vLLM production-stack 的路由）",
         "no_fabric": "副本之间不共享任何状态：分布在不同服务器上无需 InfiniBand 或 RoCE，普通网络即可。",
         "pipeline": "每个副本的 {pp} 级流水线经该 SKU 的 {fabric} 在服务器间传递激活（每步几 MB，远少于跨服务器张量并行"
         "所需）；每台服务器都需租用该 SKU 的 {fabric} 附加项（报价 `addons`；价格见方案警告）；副本之间仍不共享状态。",

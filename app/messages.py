@@ -120,6 +120,9 @@ REJECTIONS: dict[str, dict[str, str]] = {
         "time_budget": "not searched: the time budget ran out",
         "disaggregated_pools": "no prefill and decode pools within max_nodes {max_nodes} servers meet the SLO at "
         "the peak",
+        "disaggregated_spanning": "a prefill or decode replica of this model would span {servers} servers of this "
+        "SKU (no tensor-parallel degree within one server holds it); disaggregated pools whose replicas span "
+        'servers are not sized: use colocated replicas (serving.disaggregated false or "auto") or larger GPUs',
         "exchange_rate": "priced in {currency}, and no exchange rate from {currency} to {target} is set, so it "
         "cannot be compared with the other prices (python -m app set-exchange-rate {currency} {target} RATE)",
         "levers_fp8": "fp8_params keeps the trained weights in FP8, and on {gpu_name} this job runs in {runs_as}: drop "
@@ -156,6 +159,10 @@ REJECTIONS: dict[str, dict[str, str]] = {
         "time_budget": "未搜索：时间预算已用完",
         "disaggregated_pools": "在 max_nodes {max_nodes} 台服务器以内，"
         "没有能在峰值下满足延迟目标的预填充池与解码池组合",
+        "disaggregated_spanning": "该模型的预填充或解码副本在此 SKU 上需要跨 {servers} 台服务器"
+        "（单台服务器内的任何张量并行度都放不下）；副本跨服务器的分离式池不在测算范围内："
+        "请使用共置副本（serving.disaggregated 设为 false 或 "
+        '"auto"）或更大的 GPU',
         "exchange_rate": "以 {currency} 计价，且未设置从 {currency} 到 {target} 的汇率，无法与其他价格比较"
         "（python -m app set-exchange-rate {currency} {target} RATE）",
         "levers_fp8": "fp8_params 以 FP8 保存训练权重，而此任务在 {gpu_name} 上以 {runs_as} 运行：请去掉 fp8_params，"
@@ -223,8 +230,8 @@ MISSES: dict[str, dict[str, str]] = {
         "serves it without speculation (larger GPUs or another engine would keep it)",
         "bf16_for_fp8": "in bf16, not the FP8 asked: {gpu} has no FP8 kernels under {engine}, and this bf16 "
         "deployment meets the targets for less than any FP8 option",
-        "bf16_for_fp8_kv": "a bf16 KV cache, not the FP8 asked: {gpu} has no FP8 KV-cache kernels under {engine}; the "
-        "weights and math stay as asked, and this deployment meets the targets for less than any FP8 option",
+        "bf16_for_fp8_kv": "with a {kv} KV cache, not the FP8 KV cache asked: {gpu} has no FP8 KV-cache kernels under "
+        "{engine}; the {weights} weights are kept, and this deployment meets the targets for less than any FP8 option",
         "fp8_weights_bf16_math": "FP8 weights kept, with bf16 math, not the FP8 math asked: {gpu} has no FP8 tensor "
         "cores, so {engine} runs the FP8 weights weight-only (Marlin: 8-bit weight reads, 16-bit GEMMs), and this "
         "deployment meets the targets for less than any FP8-math option",
@@ -262,8 +269,8 @@ MISSES: dict[str, dict[str, str]] = {
         "运行推测解码（{method}），因此本部署不用推测解码（更大的 GPU 或其他引擎才能保留它）",
         "bf16_for_fp8": "以 bf16 而非所要求的 FP8 运行：{gpu} 在 {engine} 下没有 FP8 内核，而本 bf16 部署满足延迟目标，"
         "且比任何 FP8 方案都便宜",
-        "bf16_for_fp8_kv": "KV 缓存用 bf16 而非所要求的 FP8：{gpu} 在 {engine} 下没有 FP8 KV 缓存内核；"
-        "权重和计算精度保持所要求的，本部署满足延迟目标，且比任何 FP8 方案都便宜",
+        "bf16_for_fp8_kv": "KV 缓存以 {kv} 而非所要求的 FP8 保存：{gpu} 在 {engine} 下没有 FP8 KV 缓存内核；"
+        "权重仍为 {weights}，本部署满足延迟目标，且比任何 FP8 方案都便宜",
         "fp8_weights_bf16_math": "保留 FP8 权重、以 bf16 计算，而非所要求的 FP8 计算：{gpu} 没有 FP8 张量核心，"
         "{engine} 以仅权重 FP8 方式运行（Marlin：按 8 位读取权重，16 位矩阵乘），本部署满足延迟目标，且比任何 FP8 "
         "计算方案都便宜",

@@ -128,7 +128,6 @@ RejectionCode = Literal[
     "exchange_rate",
     "levers_unsupported",
     "pp_speculative",  # serving: only a pipelined replica holds the model; the engine pipelines no speculation
-    "disaggregated_pools",  # serving: no prefill and decode pools within max_nodes servers meet the SLO
 ]
 
 

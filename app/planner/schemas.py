@@ -48,7 +48,7 @@ from app.planner.model_schemas import (  # re-exported: the API and the Hub impo
     ShortId,
 )
 from app.planner.recommend import RejectionCode
-from app.planner.serving_schemas import ServingIn, ServingOut
+from app.planner.serving_schemas import DisaggregatedRejection, ServingIn, ServingOut
 from app.planner.stacks import Stack
 from app.planner.word_schemas import (
     NoteOut as NoteOut,  # re-exported: the responses import them from here
@@ -674,7 +674,7 @@ class MissOut(BaseModel):
 
 class RejectedOut(BaseModel):
     sku: str
-    code: RejectionCode
+    code: RejectionCode | DisaggregatedRejection
     params: dict[str, Any] = Field(
         default_factory=dict,
         description="The figures behind the reason (GiB, GPU names, regions…); `reason` is them in English",

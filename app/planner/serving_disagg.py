@@ -28,6 +28,7 @@ from app.estimator.serving import (
     peak_latency_at,
     replicas_for_slo,
     simulations,
+    weights_bytes,
 )
 from app.estimator.serving_disagg import Pools, decode_config, joined_estimate, kv_transfer_s, prefill_config
 from app.estimator.specs import Cluster, EstimatorError, ModelSpec
@@ -88,6 +89,10 @@ def search_disaggregated(
             if offer.rental_unit != "node" or offer.inter_node_fabric is None:
                 rejected.append((offer.sku_id, "no_fabric", {}))
                 continue
+            servers = _replica_servers(ask, offer)
+            if servers > 1:  # a pool replica would be pipelined across servers: not sized
+                rejected.append((offer.sku_id, "disaggregated_spanning", {"servers": servers}))
+                continue
             option = _deployment(ask, offer, region)
             if option is None:
                 rejected.append((offer.sku_id, "disaggregated_pools", {"max_nodes": constraints.max_nodes}))
@@ -138,6 +143,25 @@ def _pool(
         if found is not None and (best is None or tp * found[0] < best[0]):
             best = (tp * found[0], tp, found[0])
     return (best[1], best[2]) if best else None
+
+
+def _replica_servers(ask: _Ask, offer: Offer) -> int:
+    """1 where some tensor-parallel degree within one server holds a decode replica with room for a request's KV;
+    otherwise the servers the weights alone need (at least 2). Pools size replicas within one server only."""
+    cfg = decode_config(ask.cfg)
+    for tp in TP_DEGREES:
+        if (
+            tp <= offer.gpus_per_node
+            and valid_tp(ask.model, tp)
+            and max_concurrency(ask.model, cfg, offer.gpu, tp, 1) >= 1
+        ):
+            return 1
+    server_bytes = offer.gpus_per_node * offer.gpu.memory_gib * 2**30
+    return (
+        max(2, math.ceil(weights_bytes(ask.model, cfg.weight_format, cfg.group_size) / server_bytes))
+        if server_bytes > 0
+        else 2
+    )
 
 
 def _filled(pool: tuple[int, int], offer: Offer) -> tuple[int, int]:

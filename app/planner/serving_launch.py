@@ -462,6 +462,8 @@ def disaggregated_launch(
         texts.append(
             {"code": "trtllm_disaggregated", "params": {"options": TRTLLM_KV_OPTIONS, "config": TRTLLM_DISAGG_CONFIG}}
         )
+    if engine == "vllm":  # the proxy of vLLM's guide is a test-tree example, not a production router
+        texts.append({"code": "vllm_toy_proxy", "params": {"proxy": VLLM_PROXY.removeprefix("python ")}})
     unique = [t for i, t in enumerate(texts) if t not in texts[:i]]
     return {
         "engine": engine,

@@ -13,6 +13,11 @@ from app.estimator.serving_sim import MAX_P95_RATIO
 from app.estimator.vocabulary import Batching, Engine, SpeculativeMethod
 from app.schemas import RequestModel
 
+# Why a SKU yields no disaggregated deployment (app/planner/serving_disagg.py): `disaggregated_pools`, no prefill and
+# decode pools within max_nodes meet the SLO at the peak; `disaggregated_spanning`, a pool replica would span servers
+# (pools are sized within one server).
+DisaggregatedRejection = Literal["disaggregated_pools", "disaggregated_spanning"]
+
 # The longest request a replica accepts, prompt and output, in tokens: at least one of each; 10 Mi tokens is
 # past every published context window.
 LongestRequest = Annotated[int, Field(ge=2, le=10_485_760)]
