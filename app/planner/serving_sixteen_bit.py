@@ -77,8 +77,7 @@ def sixteen_bit_misses(
     params: dict[str, Any] = {"gpu": best.offer.gpu.name, "engine": cfg.engine}
     if code == MISS_CODE and cfg.precision != "fp8" and cfg.weight_format != "fp8":
         # int4/int8 weights and 16-bit math kept: only the FP8 KV cache turns 16-bit, the math's own type
-        kv = cfg.precision if cfg.precision in ("bf16", "fp16") else "bf16"
-        params |= {"kv_only": True, "kv": kv, "weights": cfg.weight_format}
+        params |= {"kv_only": True, "kv": cfg.precision, "weights": cfg.weight_format}
     best.misses.insert(0, (code, params))
     return [best]
 
