@@ -232,6 +232,8 @@ MISSES: dict[str, dict[str, str]] = {
         "deployment meets the targets for less than any FP8 option",
         "bf16_for_fp8_kv": "with a {kv} KV cache, not the FP8 KV cache asked: {gpu} has no FP8 KV-cache kernels under "
         "{engine}; the {weights} weights are kept, and this deployment meets the targets for less than any FP8 option",
+        "bf16_for_fp8_math": "with {math} math, not the FP8 math asked: {gpu} has no FP8 kernels under {engine}; the "
+        "{weights} weights are kept, and this deployment meets the targets for less than any FP8 option",
         "fp8_weights_bf16_math": "FP8 weights kept, with bf16 math, not the FP8 math asked: {gpu} has no FP8 tensor "
         "cores, so {engine} runs the FP8 weights weight-only (Marlin: 8-bit weight reads, 16-bit GEMMs), and this "
         "deployment meets the targets for less than any FP8-math option",
@@ -270,6 +272,8 @@ MISSES: dict[str, dict[str, str]] = {
         "bf16_for_fp8": "以 bf16 而非所要求的 FP8 运行：{gpu} 在 {engine} 下没有 FP8 内核，而本 bf16 部署满足延迟目标，"
         "且比任何 FP8 方案都便宜",
         "bf16_for_fp8_kv": "KV 缓存以 {kv} 而非所要求的 FP8 保存：{gpu} 在 {engine} 下没有 FP8 KV 缓存内核；"
+        "权重仍为 {weights}，本部署满足延迟目标，且比任何 FP8 方案都便宜",
+        "bf16_for_fp8_math": "以 {math} 而非所要求的 FP8 计算：{gpu} 在 {engine} 下没有 FP8 内核；"
         "权重仍为 {weights}，本部署满足延迟目标，且比任何 FP8 方案都便宜",
         "fp8_weights_bf16_math": "保留 FP8 权重、以 bf16 计算，而非所要求的 FP8 计算：{gpu} 没有 FP8 张量核心，"
         "{engine} 以仅权重 FP8 方式运行（Marlin：按 8 位读取权重，16 位矩阵乘），本部署满足延迟目标，且比任何 FP8 "
@@ -595,8 +599,8 @@ def _miss_key(code: str, params: Mapping[str, Any]) -> str:
         return "deadline_hours"
     if code == "capacity" and params.get("free_from") is None:
         return "capacity_never"
-    if code == "bf16_for_fp8" and params.get("kv_only"):  # only the KV cache left FP8
-        return "bf16_for_fp8_kv"
+    if code == "bf16_for_fp8" and "changed" in params:  # the weights asked are kept: only the KV cache or the math
+        return f"bf16_for_fp8_{params['changed']}"
     if code == "slo_peak" and "percentile" in params:  # the simulated percentile at the peak
         return "slo_peak_saturated" if params.get("saturated") else "slo_peak_percentile"
     return code

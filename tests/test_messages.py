@@ -78,6 +78,7 @@ def test_every_code_the_planner_emits_is_worded() -> None:
         "slo_peak_saturated",
         "capacity_never",
         "bf16_for_fp8_kv",
+        "bf16_for_fp8_math",
     }
 
 

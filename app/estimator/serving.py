@@ -1252,14 +1252,8 @@ def _dense_step(hw: _Hardware) -> StepTime:
     """_step_s of a dense model on one stage, its constants read once (the simulation's inner loop): the same sum
     of the weights and KV bytes, the GEMM and attention FLOPs at the decode/prefill mix's efficiency, the
     overheads and the all-reduces."""
-    weights_s = hw.weight_bytes_static / hw.hbm_weights
-    kv_s = hw.kv_token / hw.hbm_kv
-    flops = hw.dense_flops_per_token + hw.expert_flops_per_token
-    attention, reads = hw.attention_coef, hw.kv_reads
-    fixed = hw.overhead_s + (hw.allreduce_fixed_s if hw.tp > 1 else 0.0)
-    per_token = hw.allreduce_per_token_s if hw.tp > 1 else 0.0
-    per_seq = hw.overhead_per_seq_s
-    decode_eff, prefill_eff = STEP_COMPUTE_EFFICIENCY, PREFILL_COMPUTE_EFFICIENCY
+    weights_s, kv_s, reads, flops, decode_eff, attention, fixed, per_seq, per_token = _dense_terms(hw)
+    prefill_eff = PREFILL_COMPUTE_EFFICIENCY
     by_rows, occupancy = hw.occupancy_by_rows, hw.occupancy
 
     def step(decodes: int, kv: float, prefill: int, span: float) -> float:
@@ -1279,15 +1273,26 @@ def _dense_step(hw: _Hardware) -> StepTime:
 def _dense_decode(hw: _Hardware) -> DecodeTime:
     """`_dense_step(hw)(decodes, kv, 0, 0.0)`, to the last bit: its terms without the prompt's (adding an integer 0
     or 0.0 leaves a float as it is)."""
-    weights_s = hw.weight_bytes_static / hw.hbm_weights
-    kv_s = hw.kv_token / hw.hbm_kv
-    flops = hw.dense_flops_per_token + hw.expert_flops_per_token
-    attention, reads = hw.attention_coef, hw.kv_reads
-    fixed = hw.overhead_s + (hw.allreduce_fixed_s if hw.tp > 1 else 0.0)
-    per_token = hw.allreduce_per_token_s if hw.tp > 1 else 0.0
-    per_seq, decode_eff = hw.overhead_per_seq_s, STEP_COMPUTE_EFFICIENCY
     # memory = weights_s + kv·reads·kv_s, compute = flops·decodes / decode_eff + attention·kv (inlined by the run)
-    return DenseDecode(weights_s, kv_s, reads, flops, decode_eff, attention, fixed, per_seq, per_token)
+    return DenseDecode(*_dense_terms(hw))
+
+
+def _dense_terms(hw: _Hardware) -> tuple[float, float, float, float, float, float, float, float, float]:
+    """A dense step's constants, read once, in DenseDecode's order: the weights' and a KV token's seconds, the KV
+    reads per token, the FLOPs per token, the decode efficiency, the attention coefficient, the fixed seconds (the
+    overhead and, under TP, the all-reduces' fixed part), the seconds per sequence and per token (TP all-reduces)."""
+    tp = hw.tp > 1
+    return (
+        hw.weight_bytes_static / hw.hbm_weights,
+        hw.kv_token / hw.hbm_kv,
+        hw.kv_reads,
+        hw.dense_flops_per_token + hw.expert_flops_per_token,
+        STEP_COMPUTE_EFFICIENCY,
+        hw.attention_coef,
+        hw.overhead_s + (hw.allreduce_fixed_s if tp else 0.0),
+        hw.overhead_per_seq_s,
+        hw.allreduce_per_token_s if tp else 0.0,
+    )
 
 
 def _scheduler(model: ModelSpec, cfg: ServingConfig, hw: _Hardware) -> Scheduler:

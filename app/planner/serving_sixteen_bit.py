@@ -75,11 +75,18 @@ def sixteen_bit_misses(
     best, code = min(found, key=lambda pair: pair[0].cost.compared_monthly)  # a tie keeps the FP8 weights
     best.rank = None
     params: dict[str, Any] = {"gpu": best.offer.gpu.name, "engine": cfg.engine}
-    if code == MISS_CODE and cfg.precision != "fp8" and cfg.weight_format != "fp8":
-        # int4/int8 weights and 16-bit math kept: only the FP8 KV cache turns 16-bit, the math's own type
-        params |= {"kv_only": True, "kv": cfg.precision, "weights": cfg.weight_format}
+    if code == MISS_CODE and cfg.weight_format != "fp8":  # int4/int8 weights kept: the wording says what changed
+        params |= _what_changed(cfg)
     best.misses.insert(0, (code, params))
     return [best]
+
+
+def _what_changed(cfg: ServingConfig) -> dict[str, Any]:
+    """A `bf16_for_fp8` near miss that keeps the int4/int8 weights asked: "math" where FP8 math became bf16 (an FP8
+    KV cache with it), else "kv" where only the FP8 KV cache became the math's 16-bit type (messages `_miss_key`)."""
+    changed = "math" if cfg.precision == "fp8" else "kv"
+    math = sixteen_bit(cfg).precision
+    return {"changed": changed, "weights": cfg.weight_format, "math": math, "kv": math}
 
 
 def _alternatives(cfg: ServingConfig) -> list[tuple[MissCode, ServingConfig]]:

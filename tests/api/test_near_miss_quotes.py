@@ -74,3 +74,19 @@ def test_a_bf16_near_miss_where_only_the_kv_cache_changed_says_so(
         assert not_said not in reason, reason
         assert lang != "en" or reason == miss["miss_reason"]
         assert miss["quote"]["workload"]["weights"] == "int4"
+
+
+def test_a_bf16_near_miss_where_only_the_math_changed_says_so(client: TestClient) -> None:
+    """FP8 math asked with int4 weights under TensorRT-LLM (no FP8 kernels on an A100): the near miss keeps the int4
+    weights and runs bf16 math; its reason says that, not "in bf16", and its quote keeps the int4 weights."""
+    body = INT4_FP8_KV_TRT | {"precision": "fp8"}
+    response = client.post("/recommend", json=body)
+    assert response.status_code == 200, response.text
+    shown = [miss for miss in response.json()["near_misses"] if miss["misses"][0]["code"] == "bf16_for_fp8"]
+    assert shown, response.text[:3000]
+    for miss in shown:
+        assert miss["miss_reason"].startswith("with bf16 math, not the FP8 math asked"), miss["miss_reason"]
+        assert "int4 weights are kept" in miss["miss_reason"]
+        assert miss["quote"]["workload"]["weights"] == "int4" and miss["quote"]["workload"]["precision"] == "bf16"
+        zh = messages.misses([(m["code"], m["params"]) for m in miss["misses"]], "zh")
+        assert zh is not None and "以 bf16 而非所要求的 FP8 计算" in zh and "权重仍为 int4" in zh
