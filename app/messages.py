@@ -225,6 +225,9 @@ MISSES: dict[str, dict[str, str]] = {
         "kv_slots": "a replica runs {max_concurrency:,} of the {concurrency:,} sequences asked at once; the others "
         "wait for a slot, so TTFT is {ttft_ms:,.0f} ms and TPOT {tpot_ms:.1f} ms, missing {slo}: {replicas:,} "
         "replicas of this shape would run them all",
+        "kv_slots_wait": "a replica runs {max_concurrency:,} of the {concurrency:,} sequences asked at once; the "
+        "others wait for a slot, so TTFT is {ttft_ms:,.0f} ms and TPOT {tpot_ms:.1f} ms: {replicas:,} replicas of this "
+        "shape would run them all (or give requests_per_s, and the replicas are sized for the load)",
         "pp_speculative": "without speculative decoding: on this SKU the model needs a replica pipelined across "
         "servers, and {engine} runs no speculative decoding ({method}) across pipeline stages, so this deployment "
         "serves it without speculation (larger GPUs or another engine would keep it)",
@@ -267,6 +270,9 @@ MISSES: dict[str, dict[str, str]] = {
         "kv_slots": "一个副本只能同时运行所要求的 {concurrency:,} 条序列中的 {max_concurrency:,} 条；其余排队等待空位，"
         "因此 TTFT 为 {ttft_ms:,.0f} ms、TPOT 为 {tpot_ms:.1f} ms，达不到 {slo}：同样形态的 {replicas:,} 个副本才能全部"
         "同时运行",
+        "kv_slots_wait": "一个副本只能同时运行所要求的 {concurrency:,} 条序列中的 {max_concurrency:,} 条；其余排队等待"
+        "空位，因此 TTFT 为 {ttft_ms:,.0f} ms、TPOT 为 {tpot_ms:.1f} ms：同样形态的 {replicas:,} 个副本才能全部同时运行"
+        "（或给出 requests_per_s，按负载确定副本数）",
         "pp_speculative": "不用推测解码：在此 SKU 上该模型需要跨服务器的流水线副本，而 {engine} 不能在流水线阶段间"
         "运行推测解码（{method}），因此本部署不用推测解码（更大的 GPU 或其他引擎才能保留它）",
         "bf16_for_fp8": "以 bf16 而非所要求的 FP8 运行：{gpu} 在 {engine} 下没有 FP8 内核，而本 bf16 部署满足延迟目标，"

@@ -15,6 +15,8 @@ from app.planner.offers import Configuration, Constraints, Cost, Offer, cheaper_
 # budget or the job budget (`total_budget`); a serving deployment the budgets, its latency targets (already at one
 # request, or at the peak load), the
 # peak load itself (the replicas the SKU rents carry less), or the sequence length (a KV cache shorter than one);
+# `kv_slots` / `kv_slots_wait`: more clients per replica (`concurrency`) than the sequences it runs, the others queue
+# for a slot (with latency targets it misses, or without any);
 # a training plan that leaves its GPUs nearly idle (`inefficient`, app/planner/efficiency.py) is shown only as a near
 # miss, and only while nothing sensible exists; `capacity`: fewer units of the SKU are free in its region from the
 # start date than the plan rents (app/planner/availability.py); `pp_speculative`: a serving deployment shown without
@@ -35,6 +37,7 @@ MissCode = Literal[
     "peak_load",
     "sequence_too_long",
     "kv_slots",
+    "kv_slots_wait",
     "pp_speculative",
     "bf16_for_fp8",
     "fp8_weights_bf16_math",

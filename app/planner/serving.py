@@ -37,7 +37,6 @@ from app.estimator.serving import (
     steer_replicas,
 )
 from app.estimator.serving_levers import pipelines_with
-from app.estimator.serving_sim import LoadLatency
 from app.estimator.specs import Cluster, EstimatorError, ModelSpec, Warning_
 from app.estimator.vocabulary import TERM_MONTHS
 from app.messages import misses as miss_text
@@ -56,6 +55,7 @@ from app.planner.offers import (
 )
 from app.planner.serving_headroom import headroom_checked_at, simulated_headroom
 from app.planner.serving_launch import Served, launch_block
+from app.planner.serving_misses import queues_for_slots, shortfall, simulated_miss, slo_miss, slot_params
 from app.planner.serving_multinode import cross_node_degrees
 
 SECONDS_PER_BILLED_MONTH = DAYS_PER_BILLED_MONTH * 86400
@@ -496,7 +496,7 @@ def _verify(ask: _Ask, region: str, option: ServingOption) -> ServingOption | No
     if found is None:
         _simulated(ask, option)
         peak = option.estimate.latency["peak"] if option.estimate.latency else None
-        option.misses.append(_simulated_miss(cfg, peak))
+        option.misses.append(simulated_miss(cfg, peak))
         return option
     needed = found[0]
     if needed == option.replicas:
@@ -513,7 +513,7 @@ def _verify(ask: _Ask, region: str, option: ServingOption) -> ServingOption | No
         return option
     _simulated(ask, option, needed)
     if option.estimate.meets_slo is False and not option.misses:
-        option.misses.append(_simulated_miss(cfg, option.estimate.latency["peak"] if option.estimate.latency else None))
+        option.misses.append(simulated_miss(cfg, option.estimate.latency["peak"] if option.estimate.latency else None))
     return option
 
 
@@ -545,37 +545,12 @@ def _simulated(ask: _Ask, option: ServingOption, needed: int | None = None) -> N
     option.verified = True
 
 
-def _simulated_miss(cfg: ServingConfig, peak: LoadLatency | None) -> Miss:
-    """slo_peak with the simulated percentile at the peak (the SLO's own)."""
-    q = cfg.slo_percentile
-    if peak is None:
-        return "slo_peak", {"ttft_ms": math.inf, "tpot_ms": math.inf, "percentile": q, "saturated": True} | slo_params(
-            cfg
-        )
-    reached = {"ttft_ms": peak.ttft.at(q) * 1e3, "tpot_ms": peak.tpot.at(q) * 1e3, "percentile": q}
-    return "slo_peak", reached | {"saturated": peak.saturated} | slo_params(cfg)
-
-
 def _miss_key(option: ServingOption) -> tuple[float, float, int]:
     """The nearer miss of one offer: the smaller shortfall (the latency reached ÷ its target, the worse of TTFT and
     TPOT, as each miss cites it), then the lower TPOT at the peak, then the larger KV cache (a sequence too long for
     every degree is reported at the one that comes closest). The shortfall first, so a near miss cites the best
     shape tried: a TTFT target missed by a TP 1 and a TP 4 replica is cited at TP 4's TTFT."""
-    return _shortfall(option), option.peak.tpot_ms, -option.estimate.kv_cache_tokens
-
-
-def _shortfall(option: ServingOption) -> float:
-    """How far the option's misses leave it from the SLO: the largest latency ÷ target its misses cite, or the peak
-    offered ÷ carried; infinite for a miss that cites neither (a sequence too long)."""
-    worst = 0.0
-    for _, params in option.misses:
-        ratios = [
-            params[f] / params[f"slo_{f}"] for f in ("ttft_ms", "tpot_ms") if f in params and f"slo_{f}" in params
-        ]
-        if "offered" in params and params.get("carried"):
-            ratios.append(params["offered"] / params["carried"])
-        worst = max(worst, max(ratios, default=math.inf))
-    return worst
+    return shortfall(option.misses), option.peak.tpot_ms, -option.estimate.kv_cache_tokens
 
 
 def _compared_per_token(option: ServingOption) -> Decimal:
@@ -712,7 +687,12 @@ def _with_replicas(
     option.replica = replica
     slo_missed = one.meets_slo is False or peak.meets_slo is False
     if slo_missed:
-        option.misses.append(_slo_miss(cfg, one, peak))
+        option.misses.append(slo_miss(cfg, one, peak))
+    elif not slo_params(cfg) and queues_for_slots(cfg, peak):
+        # no target to judge the wait by: a shape whose clients queue for its sequence slots is still not the
+        # deployment asked for (review R7: 2,048 per replica on one A100 40 GB card, 128 slots, ranked first at a
+        # TTFT of 235 s)
+        option.misses.append(("kv_slots_wait", slot_params(cfg, peak)))
     elif cfg.requests_per_s is not None and peak.requests_per_s < cfg.requests_per_s * peak_factor * (1 - 1e-3):
         carried = {"replicas": replicas, "carried": peak.requests_per_s, "offered": offered}
         option.misses.append(("peak_load", carried))
@@ -770,22 +750,6 @@ def _sequence_too_long(
     tokens = {"context_len": ask.cfg.context_len, "kv_cache_tokens": result.kv_cache_tokens, "tp": tp}
     option.misses.append(("sequence_too_long", tokens))
     return option
-
-
-def _slo_miss(cfg: ServingConfig, one: ServingEstimate, peak: ServingEstimate) -> Miss:
-    """The latency targets missed, with the TTFT and TPOT reached: by one request at a time, at a concurrency beyond
-    the sequences a replica runs (`kv_slots`: the others queue for a slot), or at the peak."""
-    reached = one if one.meets_slo is False else peak
-    params = {"ttft_ms": reached.ttft_ms, "tpot_ms": reached.tpot_ms} | slo_params(cfg)
-    clients, slots = cfg.concurrency, peak.max_concurrency
-    if one.meets_slo is not False and clients is not None and 1 <= slots < clients:
-        queued = {
-            "concurrency": clients,
-            "max_concurrency": slots,
-            "replicas": math.ceil(clients / slots) * peak.replicas,
-        }
-        return "kv_slots", params | queued
-    return ("slo_one_request" if one.meets_slo is False else "slo_peak"), params
 
 
 def check_serving_plan(model: ModelSpec, tp: int, pp: int) -> None:

@@ -10,6 +10,8 @@ import re
 import pytest
 from fastapi.testclient import TestClient
 
+from app import messages
+
 # An 8B chat service on one H100 with 1,000 clients in a closed loop: the replica's KV cache holds about 195 sequences
 # of 2,300 tokens (this request's own max_concurrency), so about 805 wait for a slot.
 OVER_KV = {
@@ -76,6 +78,32 @@ def test_recommend_shows_no_server_meeting_an_slo_its_kv_cache_cannot_hold(clien
         if miss["serving"]["max_concurrency"] < 2000:
             assert "kv_slots" in [m["code"] for m in miss["misses"]], miss["misses"]
             assert "concurrency_over_kv" in [w["code"] for w in miss["warnings"]]
+
+
+def test_recommend_without_an_slo_shows_no_deployment_whose_clients_queue_for_a_slot(client: TestClient) -> None:
+    """2,048 clients per replica of an 8B chat service and no latency target: one A100 40 GB card runs 128 of them at
+    once and came back first with a TTFT of 235 s (review R7). A shape that queues the clients asked is a near miss
+    (`kv_slots_wait`) naming the replicas that would run them all, in English and Chinese; an option runs them all."""
+    body = {
+        "model": {"preset": "llama-3.1-8b"},
+        "task": "serving",
+        "serving": {"input_tokens": 1000, "output_tokens": 250, "concurrency": 2048},
+    }
+    response = client.post("/recommend", json=body)
+    assert response.status_code == 200, response.text
+    answer = response.json()
+    for option in answer["options"]:
+        assert option["serving"]["max_concurrency"] >= 2048, (option["sku"], option["serving"]["max_concurrency"])
+    queued = [m for m in answer["near_misses"] if m["serving"]["max_concurrency"] < 2048]
+    assert queued, answer["near_misses"]
+    for miss in queued:
+        found = {m["code"]: m["params"] for m in miss["misses"]}
+        assert "kv_slots_wait" in found, miss["misses"]
+        slots = miss["serving"]["max_concurrency"]
+        assert found["kv_slots_wait"]["replicas"] == -(-2048 // slots) * miss["serving"]["replicas"]
+        assert f"{slots:,}" in miss["miss_reason"]
+        chinese = messages.misses([("kv_slots_wait", found["kv_slots_wait"])], "zh") or ""
+        assert "排队等待空位" in chinese and f"{slots:,}" in chinese, chinese
 
 
 def test_a_replica_loaded_to_one_is_saturated(client: TestClient) -> None:

@@ -1,0 +1,68 @@
+"""Why a serving deployment that fits is a near miss: its latency targets missed (by one request, at the peak, or
+with clients queued for the KV cache's sequence slots), or clients queued with no target given; and how near it
+comes (`shortfall`), which picks the near miss an offer shows. PURE: estimates in, codes with parameters out
+(app/messages.py words them)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from app.estimator.serving import ServingConfig, ServingEstimate
+from app.estimator.serving_sim import LoadLatency
+from app.planner.misses import Miss, slo_params
+
+
+def simulated_miss(cfg: ServingConfig, peak: LoadLatency | None) -> Miss:
+    """slo_peak with the simulated percentile at the peak (the SLO's own)."""
+    q = cfg.slo_percentile
+    if peak is None:
+        return "slo_peak", {"ttft_ms": math.inf, "tpot_ms": math.inf, "percentile": q, "saturated": True} | slo_params(
+            cfg
+        )
+    reached = {"ttft_ms": peak.ttft.at(q) * 1e3, "tpot_ms": peak.tpot.at(q) * 1e3, "percentile": q}
+    return "slo_peak", reached | {"saturated": peak.saturated} | slo_params(cfg)
+
+
+def slo_miss(cfg: ServingConfig, one: ServingEstimate, peak: ServingEstimate) -> Miss:
+    """The latency targets missed, with the TTFT and TPOT reached: by one request at a time, at a concurrency beyond
+    the sequences a replica runs (`kv_slots`: the others queue for a slot), or at the peak."""
+    reached = one if one.meets_slo is False else peak
+    params = {"ttft_ms": reached.ttft_ms, "tpot_ms": reached.tpot_ms} | slo_params(cfg)
+    if one.meets_slo is not False and queues_for_slots(cfg, peak):
+        return "kv_slots", params | slot_params(cfg, peak)
+    return ("slo_one_request" if one.meets_slo is False else "slo_peak"), params
+
+
+def queues_for_slots(cfg: ServingConfig, peak: ServingEstimate) -> bool:
+    """Whether the clients asked per replica (`concurrency`) are more than the sequences a replica runs."""
+    return cfg.concurrency is not None and 1 <= peak.max_concurrency < cfg.concurrency
+
+
+def slot_params(cfg: ServingConfig, peak: ServingEstimate) -> dict[str, Any]:
+    """The clients asked, the slots a replica runs, the replicas of this shape that would run them all, and the
+    TTFT and TPOT with the wait for a slot."""
+    clients, slots = cfg.concurrency or 0, peak.max_concurrency
+    return {
+        "ttft_ms": peak.ttft_ms,
+        "tpot_ms": peak.tpot_ms,
+        "concurrency": clients,
+        "max_concurrency": slots,
+        "replicas": math.ceil(clients / slots) * peak.replicas,
+    }
+
+
+def shortfall(misses: list[Miss]) -> float:
+    """How far an option's misses leave it from the SLO: the largest latency ÷ target its misses cite, or the peak
+    offered ÷ carried; infinite for a miss that cites neither (a sequence too long)."""
+    worst = 0.0
+    for code, params in misses:
+        ratios = [
+            params[f] / params[f"slo_{f}"] for f in ("ttft_ms", "tpot_ms") if f in params and f"slo_{f}" in params
+        ]
+        if "offered" in params and params.get("carried"):
+            ratios.append(params["offered"] / params["carried"])
+        if code == "kv_slots_wait":  # no target: the clients asked ÷ the slots that run them
+            ratios.append(params["concurrency"] / params["max_concurrency"])
+        worst = max(worst, max(ratios, default=math.inf))
+    return worst
