@@ -11,6 +11,7 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
+from sqlalchemy import inspect
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.exc import StaleDataError
 
@@ -120,7 +121,7 @@ def set_hold(
         session.flush()
     except StaleDataError as exc:
         raise Conflict("the maintenance hold changed while saving; reload") from exc
-    _audit(session, actor, "maintenance.set", sku, row, before, _snapshot(row))
+    _record_hold(session, actor=actor, action="maintenance.set", sku=sku, row=row, before=before)
     return row
 
 
@@ -137,18 +138,13 @@ def delete_hold(session: Session, *, slug: str, region: str, starts_on: date, ve
         repository.delete(session, row)
     except StaleDataError as exc:
         raise Conflict("the maintenance hold changed while deleting; reload") from exc
-    _audit(session, actor, "maintenance.delete", sku, row, before, None)
+    _record_hold(session, actor=actor, action="maintenance.delete", sku=sku, row=row, before=before)
 
 
-def _audit(
-    session: Session,
-    actor: Actor,
-    action: str,
-    sku: Sku,
-    row: MaintenanceHold,
-    before: dict[str, Any] | None,
-    after: dict[str, Any] | None,
+def _record_hold(
+    session: Session, *, actor: Actor, action: str, sku: Sku, row: MaintenanceHold, before: dict[str, Any] | None
 ) -> None:
+    """Audit a change of a maintenance hold: `after` is the hold as it stands now, none once deleted."""
     record(
         session,
         actor=actor,
@@ -156,7 +152,7 @@ def _audit(
         entity_type="maintenance_hold",
         entity_id=f"{sku.slug}/{row.region}/{row.starts_on.isoformat()}",
         before=before,
-        after=after,
+        after=None if inspect(row).deleted else _snapshot(row),
     )
 
 

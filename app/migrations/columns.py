@@ -102,3 +102,22 @@ def drop_indexed_table(table: str, *indexes: str) -> None:
         for index in indexes:
             batch_op.drop_index(index)
     op.drop_table(table)
+
+
+def owned_table(
+    table: str, column: str, owner: str, *elements: sa.schema.SchemaItem, unique: tuple[str, ...] = ()
+) -> None:
+    """A table whose rows belong to a row of `owner` through `column` (deleted with it, indexed by it): `id`, the
+    `elements` (its other columns, `column` among them, then its checks), the cascading foreign key, `pk_<table>`,
+    and a unique constraint over the columns `unique` where it names any (`uq_<table>_<first of them>`)."""
+    # in this order: SQLAlchemy writes a table's constraints in the order they were made
+    constraints: list[sa.Constraint] = [cascade(table, column, owner), primary_key(table)]
+    if unique:
+        constraints.append(sa.UniqueConstraint(*unique, name=op.f(f"uq_{table}_{unique[0]}")))
+    op.create_table(table, key(), *elements, *constraints)
+    index_columns(table, column)
+
+
+def drop_owned_table(table: str, column: str) -> None:
+    """Drop a table `owned_table` made: its index on `column`, then the table."""
+    drop_indexed_table(table, op.f(f"ix_{table}_{column}"))

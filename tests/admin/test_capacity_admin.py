@@ -54,6 +54,13 @@ def test_holds_are_created_edited_with_their_version_and_ended_audited(client: T
     assert client.get(URL, headers=alice.headers).json() == []
     audit = client.get("/admin/api/audit", headers=alice.headers, params={"entity_type": "maintenance_hold"}).json()
     assert sorted(e["action"] for e in audit["items"]) == ["maintenance.delete", "maintenance.set", "maintenance.set"]
+    # each entry holds the hold before and after its change: none before it was made, none after it was ended
+    changes = [(e["action"], (e["before"] or {}).get("units"), (e["after"] or {}).get("units")) for e in audit["items"]]
+    assert sorted(changes, key=str) == [
+        ("maintenance.delete", 2, None),
+        ("maintenance.set", 1, 2),
+        ("maintenance.set", None, 1),
+    ]
 
 
 def test_a_hold_is_refused_naming_the_field(client: TestClient, alice: Admin) -> None:

@@ -586,25 +586,10 @@ def _split_of(ctx: _Ctx, plan: Plan, dp: int) -> _Split:
     ZeRO stage and offload at one shape), every stage under one key."""
     tp, pp, cp = plan.tp, plan.pp, plan.cp
     key = (
-        tp,
-        pp,
-        plan.ep,
-        cp,
-        plan.micro_batch,
+        _split_fields(plan),
         plan.recompute,
-        plan.fp32_main_grads,  # with the recompute, Megatron's selective is told apart (_recompute_kind)
-        plan.sequence_parallel,
-        plan.flash_attention,
-        plan.chunked_loss,
-        plan.fused_loss,
-        plan.compiled_loss,
-        plan.no_upcast_loss,
-        plan.virtual_stages,
-        plan.pp_keeps_outputs,
         dp if pp > 1 else 0,  # micro-batches in flight (pipelines only)
         plan.dp * tp * pp * cp > 1,  # NCCL buffers
-        plan.activation_offload,
-        plan.compiled,
         plan.zero_stage == 3 and plan.dp * cp > 1,  # sharded QLoRA skips PEFT's k-bit preparation (kbit_upcast)
     )
     found = ctx.splits.get(key)
@@ -614,6 +599,30 @@ def _split_of(ctx: _Ctx, plan: Plan, dp: int) -> _Split:
         # preparation (sharded QLoRA): fields of the key
         found = ctx.splits[key] = _Split(working, _length_slack(ctx, plan), _logits_block(ctx, plan))
     return found
+
+
+def _split_fields(plan: Plan) -> tuple[object, ...]:
+    """The plan fields a split's working sets read whatever the recompute, the data-parallel degree and the ZeRO
+    stage: part of the split's key (_split_of) and of the ZeRO-3 advice's (advice._zero3_advice). The fp32
+    main-gradient buffer, with the recompute, tells Megatron's selective apart (_recompute_kind)."""
+    return (
+        plan.tp,
+        plan.pp,
+        plan.ep,
+        plan.cp,
+        plan.micro_batch,
+        plan.fp32_main_grads,
+        plan.sequence_parallel,
+        plan.flash_attention,
+        plan.chunked_loss,
+        plan.fused_loss,
+        plan.compiled_loss,
+        plan.no_upcast_loss,
+        plan.virtual_stages,
+        plan.pp_keeps_outputs,
+        plan.activation_offload,
+        plan.compiled,
+    )
 
 
 def _working_set(ctx: _Ctx, plan: Plan, stage: _Stage, dp: int) -> tuple[float, float, float, float]:

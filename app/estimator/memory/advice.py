@@ -10,7 +10,7 @@ from typing import Any
 
 from app.estimator.hardware import load_gpus
 from app.estimator.interconnects import host_pcie_bytes_per_s
-from app.estimator.memory.activations import _microbatches, _recompute_kind, _split_of
+from app.estimator.memory.activations import _microbatches, _recompute_kind, _split_fields, _split_of
 from app.estimator.memory.breakdown import _breakdown, breakdown_gib
 from app.estimator.memory.context import _Ctx, _Split
 from app.estimator.specs import (
@@ -190,26 +190,7 @@ def _zero3_advice(ctx: _Ctx, split: _Split, plan: Plan, cluster: Cluster) -> War
     )
     advice = split.advice.get(key)
     if advice is None:  # the context's, under every field it reads: shared by the splits (other ZeRO stages...)
-        shared = (
-            plan.tp,
-            plan.pp,
-            plan.cp,
-            plan.ep,
-            plan.micro_batch,
-            _recompute_kind(plan),
-            plan.sequence_parallel,
-            plan.flash_attention,
-            plan.activation_offload,
-            plan.compiled,
-            plan.chunked_loss,
-            plan.fused_loss,
-            plan.compiled_loss,
-            plan.no_upcast_loss,
-            plan.virtual_stages,
-            plan.pp_keeps_outputs,
-            plan.fp32_main_grads,
-            *key,
-        )
+        shared = (_split_fields(plan), _recompute_kind(plan), *key)
         advice = ctx.advice.get(shared)
         if advice is None:
             advice = ctx.advice[shared] = _advise(ctx, plan, cluster, dp, model_parallel)
