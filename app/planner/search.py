@@ -44,7 +44,7 @@ from dataclasses import dataclass, field, replace
 from typing import TypedDict, Unpack
 
 from app.estimator.communication import StepShape, offload_time, per_node, tp_comm, trainable_params_local
-from app.estimator.memory import MemoryEstimate, estimate_memory, memory_breakdown
+from app.estimator.memory import MemoryEstimate, estimate_memory, memory_breakdown, validate_plan
 from app.estimator.performance import TUNING_SPEED, estimate_performance, microbatch_compute_s
 from app.estimator.specs import Cluster, MemoryBreakdown, ModelSpec, Plan, Workload
 from app.estimator.vocabulary import (
@@ -325,6 +325,14 @@ def as_held(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster) 
     """`plan` as the stack that will run it holds it in memory (`_memory`), for a plan the customer or a
     quote states: the same gate /recommend applies."""
     return _memory(model, workload, cluster, plan, PlanSearch(best=None))[0]
+
+
+def stated_plan(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster) -> tuple[Plan, MemoryEstimate]:
+    """A plan the customer (/estimate) or a quote states, checked as /recommend sizes its own: valid on the
+    cluster (EstimatorError where not), as held (`as_held`), with that plan's memory estimate."""
+    validate_plan(model, workload, plan, cluster)
+    held = as_held(model, workload, plan, cluster)
+    return held, estimate_memory(model, workload, held, cluster)
 
 
 def _memory(

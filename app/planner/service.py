@@ -46,7 +46,7 @@ from app.planner.schemas import (
     ScalingOut,
     WorkloadIn,
 )
-from app.planner.search import as_held, batch_splits, default_global_batch, search_plans
+from app.planner.search import batch_splits, default_global_batch, search_plans, stated_plan
 from app.planner.stacks import as_launched, as_padded, no_stack_warning, precision_run_as
 from app.planner.workload import (
     SessionOpener,
@@ -89,11 +89,9 @@ def estimate(request: EstimateIn, *, open_session: SessionOpener) -> EstimateOut
             notes.append(SEQUENCE_PARALLEL_NOTE)
         workload, batch_warnings = with_global_batch(workload, request.plan.global_batch, plan)
         model_warnings = model_warnings + batch_warnings
-        validate_plan(model, workload, plan, cluster)
-        plan = as_held(model, workload, plan, cluster)
+        plan, memory = stated_plan(model, workload, plan, cluster)
         no_stack = no_stack_warning(workload, plan, model)
         model_warnings = model_warnings + ([no_stack] if no_stack else [])
-        memory = estimate_memory(model, workload, plan, cluster)
         perf = estimate_performance(model, workload, plan, cluster)
     padded = as_padded(workload, plan, model)  # varied_lengths as the plan's stack feeds its data
     if padded.varied_lengths and not workload.varied_lengths:

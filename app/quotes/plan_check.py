@@ -22,11 +22,9 @@ from app.catalog.service import fabric_addon_of, joining_fabric
 from app.errors import InvalidInput
 from app.estimator.memory import (
     MemoryEstimate,
-    estimate_memory,
     gpu_memory_message,
     host_ram_message,
     host_ram_unknown_message,
-    validate_plan,
 )
 from app.estimator.performance import PerformanceEstimate, estimate_performance
 from app.estimator.serving import ServingConfig, ServingEstimate, check_fits, estimate_serving
@@ -38,7 +36,7 @@ from app.planner.misses import slo_params
 from app.planner.offers import DAYS_PER_BILLED_MONTH, Configuration, billed_months
 from app.planner.recommend import host_ram_unconfirmed
 from app.planner.schemas import HardwareIn, PlanIn, WorkloadIn
-from app.planner.search import as_held
+from app.planner.search import stated_plan
 from app.planner.serving import check_serving_plan
 from app.planner.serving_service import check_training_levers, serving_config, serving_out
 from app.planner.stacks import as_launched, no_stack_warning
@@ -353,9 +351,7 @@ def _check_fits(
             work.global_batch or 0, spec.dp, spec.micro_batch, "plan" if plan.global_batch else "workload"
         )
     try:
-        validate_plan(model, work, spec, cluster)
-        held = as_held(model, work, spec, cluster)
-        memory = estimate_memory(model, work, held, cluster)
+        held, memory = stated_plan(model, work, spec, cluster)
     except EstimatorError as error:
         raise _invalid("plan", str(error)) from error
     breakdown = memory.breakdown
