@@ -349,10 +349,13 @@ UNKNOWN: dict[str, dict[str, str]] = {
     "en": {
         "unknown_gpu_type": "no GPU type {unknown} in the catalog; GPU type ids: {allowed}",
         "unknown_region": "no SKU is offered in {unknown}; regions: {allowed}",
+        "unknown_currency": "no price in the catalog converts into {unknown} (no exchange rate is set); prices "
+        "compare in: {allowed}",
     },
     "zh": {
         "unknown_gpu_type": "目录中没有 GPU 型号 {unknown}；可选的型号 ID：{allowed}",
         "unknown_region": "没有 SKU 在 {unknown} 提供；可选地域：{allowed}",
+        "unknown_currency": "目录中没有价格能换算成 {unknown}（未设置汇率）；可比较的币种：{allowed}",
     },
 }
 

@@ -41,6 +41,7 @@ from app.catalog.service import SKU_COLUMNS, sku_columns
 from app.db.base import utcnow
 from app.errors import Conflict, InvalidInput, NotFound
 from app.estimator.hardware import load_gpus
+from app.estimator.interconnects import inter_node_fabrics, intra_node_kinds
 from app.estimator.vocabulary import Term
 from app.money import MoneyError, bp_to_percent, from_minor, to_minor
 from app.schemas import mirror
@@ -166,6 +167,21 @@ def shape_errors(
     return errors
 
 
+def link_errors(
+    *, intra_node_link: str | None, inter_node_fabric: str | None, prefix: str = ""
+) -> list[dict[str, str]]:
+    """A link or fabric the estimator has figures for (app/estimator/data/interconnects.json): another id would
+    leave every plan on the SKU unsizeable."""
+    errors = []
+    if intra_node_link is not None and intra_node_link not in intra_node_kinds():
+        known = ", ".join(sorted(intra_node_kinds()))
+        errors.append(_error(f"{prefix}intra_node_link", f"unknown link {intra_node_link!r}; known: {known}"))
+    if inter_node_fabric is not None and inter_node_fabric not in inter_node_fabrics():
+        known = ", ".join(sorted(inter_node_fabrics()))
+        errors.append(_error(f"{prefix}inter_node_fabric", f"unknown fabric {inter_node_fabric!r}; known: {known}"))
+    return errors
+
+
 def _raise_if(errors: list[dict[str, str]]) -> None:
     if errors:
         _invalid(errors)
@@ -260,6 +276,27 @@ def flush(session: Session, sku: Sku, version: int) -> None:
 # --- writing ------------------------------------------------------------------------------------
 
 
+def discount_errors(discounts: Mapping[str, int], field: str = "discounts") -> list[dict[str, str]]:
+    """A term that commits to fewer months may not be discounted more than a longer one (review R14: a monthly
+    discount of 50 % against 10 % annual, one typo, steers every customer off the annual commitment)."""
+    monthly, annual = discounts.get("monthly", 0), discounts.get("annual", 0)
+    if monthly <= annual:
+        return []
+    message = (
+        f"the monthly term's discount ({monthly / 100:g} %) is above the annual term's ({annual / 100:g} %): a month "
+        "would cost less than the year's commitment"
+    )
+    return [_error(f"{field}.monthly", message)]
+
+
+def merged_discount_errors(sku: Sku, discounts: Mapping[Term, str], field: str = "discounts") -> list[dict[str, str]]:
+    """discount_errors of the SKU's discounts with `discounts` set (checked before anything is written)."""
+    merged = {row.term: row.discount_bp for row in sku.discounts} | {
+        term: discount_bp(value) for term, value in discounts.items()
+    }
+    return discount_errors(merged, field)
+
+
 def set_discounts(session: Session, sku: Sku, discounts: Mapping[Term, str]) -> bool:
     existing = {d.term: d for d in sku.discounts}
     changed = False
@@ -288,6 +325,8 @@ def create_sku(session: Session, *, data: SkuCreate, actor: Actor) -> Sku:
             gpus_per_node=data.gpus_per_node,
             card_counts=data.card_counts,
         )
+        + link_errors(intra_node_link=data.intra_node_link, inter_node_fabric=data.inter_node_fabric)
+        + discount_errors({term: discount_bp(value) for term, value in data.discounts.items()})
     )
     price = price_row(data.price, actor=actor, field="price.")
     fields = {attr: getattr(data, api) for api, attr in SKU_FIELDS.items()}
@@ -325,7 +364,12 @@ def update_sku(session: Session, *, slug: str, data: SkuPatch, actor: Actor) -> 
     }
     if "gpu" in sent:
         gpu_type_id = _gpu_type_id(session, gpu)
-    _raise_if(shape_errors(gpu_slug=gpu, **merged))
+    links = link_errors(
+        intra_node_link=data.intra_node_link if "intra_node_link" in sent else None,
+        inter_node_fabric=data.inter_node_fabric if "inter_node_fabric" in sent else None,
+    )
+    terms = merged_discount_errors(sku, data.discounts) if data.discounts else []
+    _raise_if(shape_errors(gpu_slug=gpu, **merged) + links + terms)
     for api in sent & SKU_FIELDS.keys():
         if getattr(sku, SKU_FIELDS[api]) != getattr(data, api):
             setattr(sku, SKU_FIELDS[api], getattr(data, api))
@@ -351,6 +395,8 @@ def add_price(session: Session, *, slug: str, data: PriceCreate, actor: Actor) -
         _raise_if([_error("version", "required with terms: the SKU version the discounts were based on")])
     if data.version is not None:
         check_version(session, sku, data.version)
+    if data.terms:
+        _raise_if(merged_discount_errors(sku, data.terms, field="terms"))
     before = snapshot(sku)
     old = current_price(sku)
     price = price_row(data, actor=actor)

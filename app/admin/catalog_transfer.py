@@ -154,6 +154,11 @@ def _sku_errors(sku: SkuDoc, prefix: str, known_gpus: set[str]) -> list[dict[str
         card_counts=sku.card_counts,
         prefix=prefix,
     )
+    errors += catalog_editing.link_errors(
+        intra_node_link=sku.intra_node_link, inter_node_fabric=sku.inter_node_fabric, prefix=prefix
+    )
+    stated: dict[str, int] = {term: catalog_editing.discount_bp(value) for term, value in sku.discounts.items()}
+    errors += catalog_editing.discount_errors(stated, f"{prefix}discounts")
     for j, price in enumerate(sku.prices):
         if not _fits(price.amount, price.currency):
             errors.append(_err(f"{prefix}prices.{j}.amount", f"too many decimal places for {price.currency}"))

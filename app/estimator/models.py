@@ -231,9 +231,9 @@ def _from_gemma(config: Mapping[str, Any]) -> ModelSpec:
 def _from_mixtral(config: Mapping[str, Any]) -> ModelSpec:
     base = _llama_like(config)
     v = _require(config, {"experts": ("num_local_experts",), "top_k": ("num_experts_per_tok",)})
-    return replace(
-        base, experts=int(v["experts"]), experts_per_token=int(v["top_k"]), expert_ffn=base.ffn, moe_layers=base.layers
-    )
+    # a Mixtral routes every layer's tokens to its experts: none (review R10) is not a dense model but no model
+    experts, top_k = _as_count(v["experts"], "num_local_experts", 1), _as_count(v["top_k"], "num_experts_per_tok", 1)
+    return replace(base, experts=experts, experts_per_token=top_k, expert_ffn=base.ffn, moe_layers=base.layers)
 
 
 def _multiples_in(start: int, stop: int, step: int) -> int:
@@ -481,10 +481,29 @@ def check_config_numbers(config: Mapping[str, Any]) -> None:
             )
 
 
+# Numbers that must be at least 1 where a config states them: a context length (transformers' PretrainedConfig
+# reads it as a count of positions) and a RoPE scaling factor (transformers modeling_rope_utils.py validates
+# `factor` as a float >= 1 for the linear, dynamic, yarn, longrope and llama3 types). Review R10: a factor of -2
+# was reported on seq_len, a context of 0 accepted.
+_AT_LEAST_ONE = (*CONTEXT_LENGTH_KEYS, "rope_scaling.factor")
+
+
+def _check_at_least_one(config: Mapping[str, Any]) -> None:
+    scaling = config.get("rope_scaling")
+    stated = {key: config.get(key) for key in CONTEXT_LENGTH_KEYS}
+    if isinstance(scaling, Mapping):
+        stated["rope_scaling.factor"] = scaling.get("factor")
+    for key in _AT_LEAST_ONE:
+        value = stated.get(key)
+        if isinstance(value, int | float) and not isinstance(value, bool) and value < 1:
+            raise EstimatorError.of("hf_config_at_least", field=f"model.hf_config.{key}", key=key, least=1, value=value)
+
+
 def _checked_counts(config: Mapping[str, Any]) -> dict[str, Any]:
     """config with every known count validated and made an int, and its other numbers checked
     (check_config_numbers), before any builder uses one."""
     check_config_numbers(config)
+    _check_at_least_one(config)
     checked = dict(config)
     for key, least in _HF_COUNTS.items():
         if checked.get(key) is not None:

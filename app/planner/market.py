@@ -29,6 +29,7 @@ from app.catalog.pricing import next_price_change, sku_pricing
 from app.catalog.seed_data import SEED_CURRENCY
 from app.catalog.service import fabric_addon_of, joining_fabric
 from app.estimator.hardware import get_gpu
+from app.estimator.interconnects import inter_node_fabrics, intra_node_kinds
 from app.estimator.specs import EstimatorError
 from app.estimator.vocabulary import RentalUnit
 from app.money import from_minor, quantum
@@ -44,6 +45,7 @@ class Market:
     currency: str  # the request's: offers are ranked and budgeted in it, reference totals converted into it
     offers: list[Offer]
     references: ReferenceBook
+    comparable: tuple[str, ...] = ()  # the currencies some offer's price converts into (its own, or by a rate)
 
 
 def load_market(session: Session, currency: str | None = None, *, start: date | None = None) -> Market:
@@ -60,7 +62,10 @@ def load_market(session: Session, currency: str | None = None, *, start: date | 
     references = cache.get(f"reference_book:{target}", partial(build_book, currency=target))
     if start is not None and any(offer.availability is not None for offer in offers):
         offers = with_holds(offers, capacity_service.holds_by_sku(session, start=start))
-    return Market(target, offers, references)
+    listed = {offer.currency for offer in offers}
+    candidates = listed | {currency for pair in rates.pairs for currency in pair}
+    comparable = tuple(sorted(c for c in candidates if any(rates.rate(source, c) is not None for source in listed)))
+    return Market(target, offers, references, comparable)
 
 
 def with_holds(offers: list[Offer], holds: dict[tuple[str, str], list[Hold]]) -> list[Offer]:
@@ -89,6 +94,12 @@ def load_offers(session: Session) -> tuple[list[Offer], datetime | None]:
             # the catalog import refuses such GPU types; one written another way must not stop every request
             log.warning("planner: SKU %s skipped: the estimator has no GPU type %r", sku.slug, sku.gpu_type.slug)
             continue
+        fabric = joining_fabric(sku, addons.get(sku.id, []))
+        if sku.intra_node_link not in intra_node_kinds() or (fabric is not None and fabric not in inter_node_fabrics()):
+            # the admin form and the import refuse such ids (review R1: one typo had every request answer a 422 on
+            # a hardware field the customer never sent); one written another way skips its SKU alone
+            log.warning("planner: SKU %s skipped: unknown link %r or fabric %r", sku.slug, sku.intra_node_link, fabric)
+            continue
         offers.append(
             Offer(
                 sku_id=sku.slug,
@@ -99,7 +110,7 @@ def load_offers(session: Session) -> tuple[list[Offer], datetime | None]:
                 gpus_per_node=sku.gpus_per_node,
                 card_counts=tuple(sku.card_counts),
                 intra_node_link=sku.intra_node_link,
-                inter_node_fabric=joining_fabric(sku, addons.get(sku.id, [])),
+                inter_node_fabric=fabric,
                 fabric_addon=fabric_addon(sku, addons.get(sku.id, []), pricing.currency),
                 host_ram_gib=sku.host_ram_gib,
                 currency=pricing.currency,

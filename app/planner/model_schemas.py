@@ -128,6 +128,12 @@ class ModelIn(RequestModel):
             raise ValueError(
                 "give exactly one of preset, hf_id (or hf_config) or an explicit architecture (layers, hidden, …)"
             )
+        if self.params is not None and (self.preset is not None or hub):
+            # review R10: a count beside a preset was silently dropped; the model's own count is the one sized
+            raise ValueError(
+                "params sizes a model by its count alone or checks an explicit architecture; a preset, hf_id or "
+                "hf_config states its own: leave params out"
+            )
         if self.variant is not None and self.preset is None:
             raise ValueError(
                 "variant picks one of a preset's repositories; with hf_id or hf_config name the repository itself"

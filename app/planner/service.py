@@ -33,7 +33,7 @@ from app.estimator.specs import Cluster, EstimatorError, ModelSpec, Plan, Worklo
 from app.planner import explain, mappers, metrics, serving_service
 from app.planner.launch_checkpoint import with_conversion
 from app.planner.levers import Levers, levers_params
-from app.planner.market import load_market
+from app.planner.market import Market, load_market
 from app.planner.offers import Constraints
 from app.planner.padded_band import may_exceed_advice, padded_band
 from app.planner.recommend import Recommendation, recommend
@@ -188,12 +188,14 @@ def run_recommend(session: Session, request: RecommendIn) -> RecommendOut:
             raise EstimatorError.of("serving_training_levers", field="plan")
         model, model_warnings = resolve_model(request.model)
         market = load_market(session, request.constraints.currency, start=start)
+        check_currency(request.constraints.currency, market)
         summary = mappers.model_out(model)
         return serving_service.recommendation(
             model, request, market.offers, constraints, summary, model_warnings, currency=market.currency
         )
     model, workload, model_warnings = resolve_workload(request)
     market = load_market(session, request.constraints.currency, start=start)
+    check_currency(request.constraints.currency, market)
     started = time.perf_counter()
     levers = recommend_levers(request, workload)
     result = recommend(model, workload, market.offers, constraints, micro_batch=request.micro_batch, levers=levers)
@@ -244,6 +246,15 @@ def check_gpu_types(session: Session, requested: list[str]) -> None:
         return
     allowed = [gpu.slug for gpu in catalog_repository.list_gpu_types(session)]
     _reject_unknown("gpu_types", "unknown_gpu_type", requested, allowed)
+
+
+def check_currency(requested: str | None, market: Market) -> None:
+    """A 422 naming the currency asked when no listed price converts into it (no exchange rate is set), and those
+    prices compare in (review R12: "XXX" answered an empty recommendation, every SKU rejected with an operator's
+    command)."""
+    if requested is None or not market.offers or any(not offer.unconvertible for offer in market.offers):
+        return
+    _reject_unknown("currency", "unknown_currency", [requested], list(market.comparable))
 
 
 def check_regions(session: Session, requested: list[str]) -> None:

@@ -62,3 +62,12 @@ def test_the_wizard_words_an_unknown_preset_in_chinese(client: TestClient) -> No
     assert "未知的模型预设" in page.text
     presets = [preset.id for preset in list_presets()]  # the ids it lists are identifiers, not sentences
     assert english_runs(page.text, [*allowed_names(client), *presets, "no-such-model"]) == []
+
+
+@pytest.mark.parametrize("model", [{"preset": "llama-3-8b"}, {"hf_config": {"model_type": "llama"}}])
+def test_a_parameter_count_beside_a_model_that_states_its_own_is_a_422(client: TestClient, model: dict) -> None:
+    """Review R10: `{"preset": "llama-3-8b", "params": 5e5}` answered 200, the count silently dropped."""
+    body = {"model": {**model, "params": 5e5}, "task": "lora", "tokens": 1e8}
+    response = client.post("/recommend", json=body)
+    assert response.status_code == 422, response.text
+    assert "leave params out" in response.text

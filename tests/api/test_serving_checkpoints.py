@@ -245,6 +245,9 @@ def test_the_model_list_names_each_presets_variants_and_shipped_weights(client: 
     assert models["llama-3.1-8b"]["checkpoint"]["quant_method"] is None
     assert models["llama-3.1-8b"]["variants"]["instruct"] == "meta-llama/Llama-3.1-8B-Instruct"
     assert models["gpt2"]["variants"] == {}
+    # review R9: Mistral ships Mixtral-8x22B-Instruct-v0.1 beside the base model (its config.json states vocab_size
+    # 32,768 where the base states 32,000, kept in variant_config), so a chat deployment serves it
+    assert models["mixtral-8x22b"]["variants"]["instruct"] == "mistralai/Mixtral-8x22B-Instruct-v0.1"
 
 
 @pytest.mark.parametrize(

@@ -217,6 +217,39 @@ def test_hf_config_counts_are_checked_before_use(key: str, value: object) -> Non
     assert "must be an integer from" in str(error.value)
 
 
+MIXTRAL_SMALL = {
+    "model_type": "mixtral",
+    "num_hidden_layers": 4,
+    "hidden_size": 1024,
+    "num_attention_heads": 8,
+    "num_key_value_heads": 8,
+    "intermediate_size": 2816,
+    "vocab_size": 32000,
+    "num_local_experts": 8,
+    "num_experts_per_tok": 2,
+    "max_position_embeddings": 4096,
+}
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"rope_scaling": {"type": "yarn", "factor": -2}}, "model.hf_config.rope_scaling.factor"),
+        ({"rope_scaling": {"rope_type": "linear", "factor": 0.5}}, "model.hf_config.rope_scaling.factor"),
+        ({"max_position_embeddings": 0}, "model.hf_config.max_position_embeddings"),
+        ({"num_local_experts": 0}, "model.hf_config.num_local_experts"),
+        ({"num_experts_per_tok": 0}, "model.hf_config.num_experts_per_tok"),
+    ],
+)
+def test_nonsense_a_config_states_is_refused_on_its_own_key(change: dict[str, object], field: str) -> None:
+    """Review R10: a RoPE factor of -2 was reported on seq_len, a context of 0 accepted, and a Mixtral of 0 experts
+    sized as a dense model. transformers validates a rope factor as >= 1 (modeling_rope_utils.py)."""
+    assert model_from_hf_config(MIXTRAL_SMALL).experts == 8
+    with pytest.raises(EstimatorError) as refused:
+        model_from_hf_config({**MIXTRAL_SMALL, **change})
+    assert refused.value.field == field
+
+
 def test_a_model_over_the_size_limit_is_refused_with_two_different_figures() -> None:
     """Before: "1e+13 parameters; at most 1e+13 are supported": the limit printed equal to the value."""
     model = ModelSpec(name="huge", layers=146, hidden=65536, heads=512, kv_heads=512, ffn=4 * 65536, vocab=32000)

@@ -122,3 +122,21 @@ def test_the_command_line_table_shows_warnings_and_hours_under_a_day(db: Session
     header, first = table.splitlines()[:2]
     assert "warnings" in header and "term_longer_than_job" in first
     assert " h " in first + " " and "0.0 days" not in table
+
+
+@pytest.mark.parametrize("task", ["lora", "serving"])
+def test_a_currency_no_price_converts_into_is_422_naming_those_that_do(client: TestClient, task: str) -> None:
+    """Review R12: `"currency": "XXX"` answered 200 with nothing but every SKU rejected with an operator's command.
+    With no exchange rate set, the seeded catalog compares in CNY alone."""
+    body = {"model": {"preset": "llama-3.1-8b"}, "task": task, "constraints": {"currency": "XXX"}}
+    response = client.post("/recommend", json=body)
+    assert response.status_code == 422, response.text
+    (error,) = response.json()["errors"]
+    assert (error["field"], error["type"]) == ("constraints.currency", "unknown_currency")
+    assert error["params"] == {"unknown": ["XXX"], "allowed": ["CNY"]}
+    assert "XXX" in error["message"] and "CNY" in error["message"]
+
+
+def test_a_currency_a_rate_converts_into_is_compared_in(client: TestClient, db: Session) -> None:
+    set_exchange_rate(db, base="USD", quote="CNY", rate=Decimal("7.10"), set_by="test")
+    assert recommend(client, LORA_7B | {"constraints": {"currency": "USD"}})["currency"] == "USD"
