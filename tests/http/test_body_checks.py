@@ -7,6 +7,7 @@ import json
 import threading
 import time
 from collections.abc import Iterator
+from types import SimpleNamespace
 
 import pytest
 from fastapi import APIRouter
@@ -14,6 +15,7 @@ from fastapi.testclient import TestClient
 
 from app import jsonguard
 from app.deps import UnitOfWorkRoute
+from app.http import body_limit
 from app.http.body_limit import BodyBudget
 from app.jsonguard import MAX_JSON_CONTAINERS, MAX_JSON_VALUES, Refusal, parse_body
 from app.settings import Settings
@@ -129,6 +131,9 @@ def test_a_client_over_its_body_budget_gets_429_before_the_body_is_read(
     settings = sqlite_settings.model_copy(update={"body_budget_bytes_per_minute": 3000})
     parsed: list[int] = []
     monkeypatch.setattr(jsonguard, "check_json", lambda value: parsed.append(1))
+    # the budget's window is a fixed minute: the four requests must fall in one (a minute's end between them
+    # renewed the budget, and the third was not refused); the clock stands 30 s into a window
+    monkeypatch.setattr(body_limit, "time", SimpleNamespace(time=lambda: 1_800_000_030.0))
     body = b'{"x": 1, "pad": "' + b"p" * 1000 + b'"}'
     with TestClient(probe_app(settings), raise_server_exceptions=False) as client:
         answers = [client.post("/probe/echo", content=body, headers=JSON) for _ in range(3)]
