@@ -73,11 +73,13 @@ Everything is bytes per GPU for the worst pipeline stage. Sources, by term:
   `compute_activation_memory`).
 - Logits and loss, unfused: fp32 log-probs saved by log_softmax, nll_loss's fp32 gradient and the fp32 gradient of
   the logits, 12 bytes per logit at the start of the backward (transformers `ForCausalLMLoss`, PyTorch
-  `log_softmax_backward`); chunked: the fp32 log-probs only; fused (Liger): no logits, FUSED_LOSS_BYTES_PER_HIDDEN;
-  on the 16-bit logits without the upcast (`Plan.no_upcast_loss`): 3 elements of the logits' dtype. Beside the
-  unfused fp32 loss's backward the caching allocator keeps the freed 16-bit logits' block, too small for the fp32
-  gradients (CUDACachingAllocator.cpp `get_free_block`, best fit): 2 bytes a logit in the reserved and device
-  readings only (`activations.LOGITS_BLOCK_BYTES_PER_LOGIT`, `MemoryBreakdown.logits_block`).
+  `log_softmax_backward`); chunked: the fp32 log-probs only, or, compiled chunk by chunk (torchtune `compile_loss`),
+  the 16-bit chunks and one chunk's gradient (`activations.CHUNKED_COMPILED_LOSS_BYTES_PER_LOGIT`); fused (Liger):
+  no logits, FUSED_LOSS_BYTES_PER_HIDDEN; on the 16-bit logits without the upcast (`Plan.no_upcast_loss`): 3
+  elements of the logits' dtype. Beside the unfused fp32 loss's backward the caching allocator keeps the freed
+  16-bit logits' block, too small for the fp32 gradients (CUDACachingAllocator.cpp `get_free_block`, best fit): 2
+  bytes a logit in the reserved and device readings only (`activations.LOGITS_BLOCK_BYTES_PER_LOGIT`,
+  `MemoryBreakdown.logits_block`).
 - Host RAM while loading (`Plan.host_load`, set by the planner for the stacks that load so): copies of the whole
   model as loaded (QLoRA: NF4 linears and the 16-bit rest), one per rank on the node or one per node, held before
   ZeRO-3 shards them; the host gate counts the larger of that and the offloaded states (`MemoryBreakdown.host_peak`).
