@@ -42,9 +42,12 @@ Sources (each a project that measured its own runs and says with what):
                c_attn, c_proj, w1, w2 (every linear but the head) of the chat models with bf16 weights; Q-LoRA on the
                GPTQ Int4 chat models in fp16 under DeepSpeed ZeRO-2 (finetune/finetune_qlora_single_gpu.sh), with
                PEFT's prepare_model_for_kbit_training, which skips its fp32 casts for a GPTQ model (peft/utils/other.py
-               `is_gptq_quantized`): 16-bit activations (kbit_upcast=False). The reading is not named ("memory (GB)");
-               it is read as the device figure (the process's whole footprint, as nvidia-smi shows), the reading a
-               table of a finetune script that logs no memory itself would take.
+               `is_gptq_quantized`): 16-bit activations (kbit_upcast=False); under DeepSpeed the Trainer runs no
+               autocast ("deepspeed ... manage their own half precision", transformers trainer.py), so the remote
+               code's CrossEntropyLoss takes the fp16 logits without an upcast (Plan.no_upcast_loss, stated after
+               first contact, which read the Q-LoRA rows with the upcast loss). The reading is not named ("memory
+               (GB)"); it is read as the device figure (the process's whole footprint, as nvidia-smi shows), the
+               reading a table of a finetune script that logs no memory itself would take.
   [trainy-whitefiber] pytorch/torchtitan benchmarks/llama3-8b_h200_202506_trainy-whitefiber.md at 4a61bd8: the
                memory column ("Memory(GiB)", torchtitan's max reserved) of the two runs whose throughput
                validation_cases.py already uses; memory rows from it are new (Llama 3.1 8B, 32 and 64 H200, FSDP,
@@ -578,7 +581,9 @@ def _qwen_readme() -> list[FirstContactCase]:
                         lora=lora,
                         kbit_upcast=False if qlora else None,
                     ),
-                    Plan(micro_batch=1, recompute="full", zero_stage=2 if qlora else 0),
+                    # no_upcast_loss stated after first contact: under DeepSpeed the Trainer runs no autocast, so
+                    # the remote code's cross-entropy takes the fp16 logits as they are (Plan.no_upcast_loss)
+                    Plan(micro_batch=1, recompute="full", zero_stage=2 if qlora else 0, no_upcast_loss=qlora),
                     one,
                     published,
                     "device",
