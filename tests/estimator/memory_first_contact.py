@@ -581,9 +581,16 @@ def _qwen_readme() -> list[FirstContactCase]:
                         lora=lora,
                         kbit_upcast=False if qlora else None,
                     ),
-                    # no_upcast_loss stated after first contact: under DeepSpeed the Trainer runs no autocast, so
-                    # the remote code's cross-entropy takes the fp16 logits as they are (Plan.no_upcast_loss)
-                    Plan(micro_batch=1, recompute="full", zero_stage=2 if qlora else 0, no_upcast_loss=qlora),
+                    # stated after first contact: under DeepSpeed the Trainer runs no autocast, so the remote code's
+                    # cross-entropy takes the fp16 logits as they are (Plan.no_upcast_loss); finetune/
+                    # ds_config_zero2.json's reduce_bucket_size 2e8 with overlap_comm (Plan.reduce_bucket_elements)
+                    Plan(
+                        micro_batch=1,
+                        recompute="full",
+                        zero_stage=2 if qlora else 0,
+                        no_upcast_loss=qlora,
+                        reduce_bucket_elements=2e8 if qlora else None,
+                    ),
                     one,
                     published,
                     "device",

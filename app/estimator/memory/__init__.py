@@ -90,7 +90,9 @@ Everything is bytes per GPU for the worst pipeline stage. Sources, by term:
   :4096:8 = 32 MiB per handle, several streams/handles, PyTorch docs "Reproducibility"), NCCL buffers
   when more than one GPU (NCCL_BUFFSIZE 4 MiB per channel and peer, NCCL environment docs; ~0.5 GiB),
   and allocator fragmentation, 5 % of activations (PyTorch "CUDA semantics: memory management",
-  reserved vs allocated). The CUDA context itself is outside `capacity` (usable memory, gpus.json). Where torch's
+  reserved vs allocated). Under DeepSpeed ZeRO-1/2, its two 16-bit gradient buckets of reduce_bucket_size elements
+  through the backward (stage_1_and_2.py `backward`; `states.DEEPSPEED_IPG_BUFFERS`, `Plan.reduce_bucket_elements`).
+  The CUDA context itself is outside `capacity` (usable memory, gpus.json). Where torch's
   foreach AdamW steps (the Trainer's adamw_torch without ZeRO, and under DeepSpeed, whose ZeRO optimizer steps it on the
   fp32 partitions where the launch's ds_config names no optimizer: `states.TRAINER_TUNINGS`, one ZeRO-3 sub-group at a
   time), its step makes one more copy of the second moment
