@@ -18,6 +18,8 @@ NOTES: dict[str, dict[str, str]] = {
         "other_buffers": "其他 = cuBLAS 工作区 0.25 GiB + NCCL 缓冲 0.5 GiB（多卡）+ 激活值 5% 的分配器碎片。",
         "adamw_step_other": "其他还包含 torch AdamW 更新步的 {step_gib:.2f} GiB 临时内存（其 foreach 更新会复制 v："
         "更新步时共 {temp_gib:.2f} GiB，其余占用已释放的激活值留下的内存块）。",
+        "deepspeed_buckets": "其他还包含 DeepSpeed ZeRO-1/2 在反向传播期间的 {bucket_gib:.2f} GiB 梯度桶（两个各 "
+        "reduce_bucket_size {elements:.3g} 个元素，更新步前释放）。",
         "peak_backward_start": "每步只有一个微批，梯度在反向传播中生成、更新步后释放：峰值出现在反向传播开始时"
         "（激活值 {activations_gib:.2f} GiB，尚无梯度），而非优化器更新步（梯度 {grads_gib:.2f} GiB + AdamW 更新步临时"
         "内存 {temp_gib:.2f} GiB，激活值已释放），因此梯度显示为 0。",

@@ -554,7 +554,27 @@ interleaved); its 4D rows (-14 to -23 %) stay, their first stage holding more. T
 flight already match the schedules' warm-up counts (torch's ScheduleInterleaved1F1B and Megatron-LM:
 (v - 1) p + 2 (p - 1) chunk forwards on rank 0; 1F1B p - 1). Left as they read: the rest of the 405B gap (21-36 %:
 torch.compile, Float8 and async-TP buffers, and zero bubble's deferred weight gradients, none modelled), and the
-3D pair's order (1F1B reads 10 GiB above interleaved; the activations in flight say the reverse)."""
+3D pair's order (1F1B reads 10 GiB above interleaved; the activations in flight say the reverse).
+
+One source recorded at f4ebb95 (2026-12-06), before any change: pytorch/torchtune's README "Optimization flags"
+(1814feb17, PR #2003), Llama 3.2 3B on one A100 at batch 2 x 4,096, ten techniques added in turn, peak active memory
+(read as allocated): 14.0 % at the median (+7.4 % signed, -23 % to +66 %), all 10 judged to fit, 6 inside. Three
+changes followed. torchtune compiles only the per-chunk upcast and cross-entropy of its chunked loss
+(torchtune/training/_compile.py `compile_loss`), whose graphs keep the 16-bit chunks and one chunk's gradient: 2.25
+bytes a logit, not the eager chunks' 4 (its README rows of September 2024 state the compiled loss too): the table's
+LoRA / QLoRA rows from +35 / +66 % to +15 / +29 %, optimizer-in-backward and offloading from +7 / +8 % to -0 / -0 %,
+8-bit AdamW from -0 % to -10 %; the 2024-09 README rows from +7 / -8 / +4 % to +3 / -9 / -3 %. Qwen's Q-LoRA rows
+state their loss on the fp16 logits (the Trainer runs no autocast under DeepSpeed: "deepspeed ... manage their own
+half precision", transformers trainer.py; Qwen's remote code has no upcast of its own): at 8,192 tokens from +41 /
++26 / +29 % to -20 / -15 / -6 % (1.8B / 7B / 14B). DeepSpeed ZeRO-1/2 holds two 16-bit gradient buckets of
+reduce_bucket_size elements through every backward, whatever the trainable parameters (stage_1_and_2.py `backward`;
+5e8 by default, Qwen's ds_config_zero2.json 2e8: Plan.reduce_bucket_elements): Qwen's Q-LoRA rows from -23..+41 %
+to -19..-3 %, all 24 inside (qwen-readme 42 of 42). Left as they read: the table's full fine-tune without
+checkpointing after compile (-23 %: its non-chunked loss upcasts in the decoder, outside the compiled loss, which
+the plan cannot say), with checkpointing (+21 %: the step's copy of v of torch's foreach AdamW, which the published
+24.9 GiB, 1 GiB above the bf16 states, rules out: the run evidently stepped a fused AdamW), and the LoRA / QLoRA
+rows, whose 8.5 / 4.6 GiB sit below the weights plus the 16-bit logits of 8,192 tokens (1.96 GiB) that any loss
+over them holds."""
 
 # Median |error| of the estimator at 7c1f6ff (see the module docstring); it had no memory held-out rows run then.
 BASELINE = {

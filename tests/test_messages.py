@@ -141,6 +141,10 @@ def _step_notes() -> set[Note]:
         workload = Workload(task="full_finetune", tokens=1e8, global_batch=micro_batch)
         plan = Plan(recompute="none", micro_batch=micro_batch)
         notes.update(estimate_memory(get_preset(preset).model, workload, plan, cluster).assumptions)
+    # DeepSpeed ZeRO-2's gradient buckets (`deepspeed_buckets`)
+    two = Cluster(gpu=get_gpu("h100-80g-sxm"), gpus_per_node=2)
+    zero2 = Plan(dp=2, zero_stage=2, recompute="full")
+    notes.update(estimate_memory(get_preset("llama-3.2-1b").model, Workload(task="lora"), zero2, two).assumptions)
     return notes
 
 

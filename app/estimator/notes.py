@@ -43,6 +43,8 @@ ENGLISH: dict[str, str] = {
     "fragmentation of activations.",
     "adamw_step_other": "other also holds {step_gib:.2f} GiB of torch AdamW's step temporary (its foreach step "
     "copies v: {temp_gib:.2f} GiB at the step, the rest in blocks the freed activations left).",
+    "deepspeed_buckets": "other also holds {bucket_gib:.2f} GiB of DeepSpeed ZeRO-1/2's gradient buckets through the "
+    "backward (two of reduce_bucket_size {elements:.3g} elements, freed before the step).",
     "peak_backward_start": "One micro-batch a step, so the gradients are made in the backward and freed after the "
     "step: the peak is the backward's start (activations {activations_gib:.2f} GiB, no gradients yet), not the "
     "optimizer step (gradients {grads_gib:.2f} GiB + AdamW's step temporary {temp_gib:.2f} GiB, the activations "

@@ -243,6 +243,10 @@ class Plan:
     # step; ZeRO / FSDP: torchtitan's fused AdamW, DeepSpeed's flat gradient buffer, with the Trainer's foreach step
     # where `tuning` names the Trainer: memory.states TRAINER_TUNINGS)
     fsdp_torch_adamw: bool = False
+    # DeepSpeed ZeRO-1/2's reduce bucket, in elements (ds_config zero_optimization.reduce_bucket_size): the 16-bit
+    # buffers its backward cuts the gradients into (memory.states DEEPSPEED_IPG_BUFFERS); None: DeepSpeed's default,
+    # which the planner's launch leaves (app/planner/launch.py names no bucket)
+    reduce_bucket_elements: float | None = None
 
     @property
     def gpus(self) -> int:

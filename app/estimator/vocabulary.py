@@ -44,6 +44,9 @@ HostLoad = Literal["none", "every_rank", "local_rank_0"]
 Tuning = Literal["typical", "tuned", "nemo", "torchtitan", "trainer", "trainer_peft"]
 # The tunings that name the Hugging Face Trainer (its torch AdamW steps the states: memory.states).
 TRAINER_TUNINGS: frozenset[Tuning] = frozenset({"trainer", "trainer_peft"})
+# The tunings whose stack runs without DeepSpeed: torchtitan's FSDP2 and NeMo's Megatron-Core (no ZeRO-1/2 gradient
+# buckets: memory.states DEEPSPEED_IPG_BUFFERS).
+NON_DEEPSPEED_TUNINGS: frozenset[Tuning] = frozenset({"torchtitan", "nemo"})
 Mlp = Literal["gelu", "swiglu"]
 Norm = Literal["layernorm", "rmsnorm"]
 # The linear layers LoRA may adapt: the attention projections q, k, v, o and the MLP's gate, up, down.

@@ -42,9 +42,12 @@ Sources (each a project that measured its own runs and says with what):
                c_attn, c_proj, w1, w2 (every linear but the head) of the chat models with bf16 weights; Q-LoRA on the
                GPTQ Int4 chat models in fp16 under DeepSpeed ZeRO-2 (finetune/finetune_qlora_single_gpu.sh), with
                PEFT's prepare_model_for_kbit_training, which skips its fp32 casts for a GPTQ model (peft/utils/other.py
-               `is_gptq_quantized`): 16-bit activations (kbit_upcast=False). The reading is not named ("memory (GB)");
-               it is read as the device figure (the process's whole footprint, as nvidia-smi shows), the reading a
-               table of a finetune script that logs no memory itself would take.
+               `is_gptq_quantized`): 16-bit activations (kbit_upcast=False); under DeepSpeed the Trainer runs no
+               autocast ("deepspeed ... manage their own half precision", transformers trainer.py), so the remote
+               code's CrossEntropyLoss takes the fp16 logits without an upcast (Plan.no_upcast_loss, stated after
+               first contact, which read the Q-LoRA rows with the upcast loss). The reading is not named ("memory
+               (GB)"); it is read as the device figure (the process's whole footprint, as nvidia-smi shows), the
+               reading a table of a finetune script that logs no memory itself would take.
   [trainy-whitefiber] pytorch/torchtitan benchmarks/llama3-8b_h200_202506_trainy-whitefiber.md at 4a61bd8: the
                memory column ("Memory(GiB)", torchtitan's max reserved) of the two runs whose throughput
                validation_cases.py already uses; memory rows from it are new (Llama 3.1 8B, 32 and 64 H200, FSDP,
@@ -185,6 +188,24 @@ Sources (each a project that measured its own runs and says with what):
                parameters) holds 20.8 GiB of fp32 weights, gradients and AdamW states, more than the 15.86 GiB its
                full-AC row reads: the configuration stated is not the one that ran.
 
+  [torchtune-flags] pytorch/torchtune README.md at 1814feb17 (PR #2003, 2024-11-18), "Optimization flags": Llama 3.2
+               3B on one A100 (80 GB: the packed rows read 60.0 GiB), batch 2, tokenizer.max_seq_len 4096, dtype bf16
+               (weights, gradients and optimizer states bf16, no fp32 master), no gradient accumulation, each
+               technique added on top of the previous one. The baseline is full_finetune_single_device with the
+               README's levers all off (as each later row names the one it adds): tatsu-lab/alpaca unpacked, batches
+               padded to their longest sample (Alpaca's longest is 1,304 tokens as litgpt counts it with Llama 2's
+               tokenizer; Llama 3's tokenizer needs fewer, so the length stated is an upper bound), nn.CrossEntropyLoss
+               on the decoder's fp32 output (TransformerDecoder `self.output(h).float()`), no compile, no activation
+               checkpointing, torch.optim.AdamW stepped after the backward. Then dataset.packed (2 x 4096 tokens),
+               compile (recipes/full_finetune_single_device.py compiles each layer and, `if self._compile`, the loss:
+               training.compile_loss), CEWithChunkedOutputLoss, activation checkpointing, optimizer_in_bwd, activation
+               offloading and 8-bit AdamW (read as bitsandbytes AdamW8bit, the README's name, not the config's paged
+               variant). "LoRA" and "QLoRA" are lora_finetune_single_device with 3B_lora_single_device /
+               3B_qlora_single_device (r=64, alpha 128, dropout 0, on q, v, output_proj and the MLP; torch AdamW;
+               torchtune NF4 via torchao) under the README's command for the final row: packed, compile, chunked CE,
+               activation checkpointing and offloading, batch 2 x 4096. "Peak Memory Active (GiB)" is torchtune's
+               training.get_memory_stats `active_bytes.all.peak` / 2**30: allocated blocks (read as allocated), GiB.
+
 `levers` names what each run used that moves the peak and that the estimator may or may not model (attention
 implementation, loss implementation, compile, activation offload, FP8 parameters).
 """
@@ -265,6 +286,12 @@ TORCHTITAN_773 = (
     "pytorch/torchtitan issue #773 (2025-01-03, tianyu-l): Llama 3.1 405B, 512 H100 96 GB, FSDP 8 x TP 8 x PP 8, "
     "local batch 32 x 8192, full AC, ScheduleInterleavedZeroBubble without compile, async TP or Float8; "
     "torchtitan 'memory:' = max reserved GiB (train.py at 90567fc9)"
+)
+
+TORCHTUNE_FLAGS = (
+    "pytorch/torchtune README.md at 1814feb17a9038e1a8053ce93111bd26774a8db6, 'Optimization flags' (Llama 3.2 3B, "
+    "one A100, batch 2, max_seq_len 4096, bf16, techniques added in turn; Peak Memory Active = "
+    "active_bytes.all.peak, GiB)"
 )
 
 # Qwen (v1) remote code, from each model's config.json on the Hugging Face Hub (Qwen/Qwen-*-Chat): RMSNorm, SwiGLU
@@ -554,7 +581,16 @@ def _qwen_readme() -> list[FirstContactCase]:
                         lora=lora,
                         kbit_upcast=False if qlora else None,
                     ),
-                    Plan(micro_batch=1, recompute="full", zero_stage=2 if qlora else 0),
+                    # stated after first contact: under DeepSpeed the Trainer runs no autocast, so the remote code's
+                    # cross-entropy takes the fp16 logits as they are (Plan.no_upcast_loss); finetune/
+                    # ds_config_zero2.json's reduce_bucket_size 2e8 with overlap_comm (Plan.reduce_bucket_elements)
+                    Plan(
+                        micro_batch=1,
+                        recompute="full",
+                        zero_stage=2 if qlora else 0,
+                        no_upcast_loss=qlora,
+                        reduce_bucket_elements=2e8 if qlora else None,
+                    ),
                     one,
                     published,
                     "device",
@@ -1022,6 +1058,55 @@ def _torchtitan_773() -> list[FirstContactCase]:
     ]
 
 
+def _torchtune_flags() -> list[FirstContactCase]:
+    cases = []
+    llama = get_preset("llama-3.2-3b").model
+    lora = LoraSpec(rank=64, alpha=128, targets=("q", "v", "o", "gate", "up", "down"))
+    alpaca = Workload(task="full_finetune", mixed_precision=False, seq_len=1304, global_batch=2, varied_lengths=True)
+    packed = replace(alpaca, seq_len=4096, varied_lengths=False)
+    baseline = Plan(micro_batch=2, attention="sdpa")
+    compiled = replace(baseline, compiled=True, compiled_loss=True)
+    chunked = replace(compiled, chunked_loss=True)
+    checkpointed = replace(chunked, recompute="full")
+    in_bwd = replace(checkpointed, optimizer_in_backward=True)
+    offloaded = replace(in_bwd, activation_offload=True)
+    adapters = replace(offloaded, optimizer_in_backward=False)  # the LoRA recipe steps after the backward
+    # (technique, workload, plan, published GiB)
+    rows = (
+        ("baseline (Alpaca unpacked)", alpaca, baseline, 25.5),
+        ("+ packed dataset", packed, baseline, 60.0),
+        ("+ compile", packed, compiled, 51.0),
+        ("+ chunked cross-entropy", packed, chunked, 42.9),
+        ("+ activation checkpointing", packed, checkpointed, 24.9),
+        ("+ optimizer step in backward", packed, in_bwd, 23.1),
+        ("+ activation offloading", packed, offloaded, 21.8),
+        ("+ 8-bit AdamW", replace(packed, optimizer="adamw_8bit", paged_optimizer=False), offloaded, 17.6),
+        ("LoRA r=64", replace(packed, task="lora", lora=lora), adapters, 8.5),
+        ("QLoRA r=64", replace(packed, task="qlora", lora=lora, paged_optimizer=False, kbit_upcast=False), adapters,
+         4.6),
+    )  # fmt: skip
+    for technique, workload, plan, published in rows:
+        cases.append(
+            FirstContactCase(
+                f"torchtune 2024-11 optimization flags, Llama 3.2 3B {technique}, batch 2, one A100",
+                "torchtune-flags",
+                TORCHTUNE_FLAGS,
+                llama,
+                workload,
+                plan,
+                Cluster(gpu=A100_80),
+                published,
+                "allocated",
+                "attention: sdpa (flash); loss: "
+                + ("CEWithChunkedOutputLoss" if plan.chunked_loss else "nn.CrossEntropyLoss on the fp32 output")
+                + ("; torch.compile of the layers and the loss" if plan.compiled else "")
+                + ("; activation offloading" if plan.activation_offload else "")
+                + ("; torchtune NF4 (torchao)" if workload.task == "qlora" else ""),
+            )
+        )
+    return cases
+
+
 MEMORY_FIRST_CONTACT: tuple[FirstContactCase, ...] = tuple(
     _ms_swift()
     + _torchao()
@@ -1036,4 +1121,5 @@ MEMORY_FIRST_CONTACT: tuple[FirstContactCase, ...] = tuple(
     + _liger_pr199()
     + _torchtune_tutorials()
     + _torchtitan_773()
+    + _torchtune_flags()
 )

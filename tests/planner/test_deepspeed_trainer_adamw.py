@@ -45,9 +45,12 @@ def test_its_step_counts_a_copy_of_v_of_the_fp32_partition(zero: int) -> None:
     v_copy = counted.optimizer * 4.0 / 12.0
     if zero == 3:  # one sub-group of at most 1e9 elements (test_zero3_steps_one_sub_group_at_a_time)
         v_copy = min(v_copy, 4e9)
-    assert v_copy > counted.activations  # the case the step sets the peak in
-    assert counted.other - unnamed.other == pytest.approx(v_copy - counted.activations, rel=1e-6)
-    assert counted.total - unnamed.total == pytest.approx(v_copy - counted.activations, rel=1e-6)
+    # the step reuses the activations' blocks and, under ZeRO-1/2, DeepSpeed's gradient buckets (two of 5e8 bf16
+    # elements, freed before it: states._ipg_buffers)
+    freed = counted.activations + (2 * 5e8 * 2 if zero < 3 else 0.0)
+    assert v_copy > freed  # the case the step sets the peak in
+    assert counted.other - unnamed.other == pytest.approx(v_copy - freed, rel=1e-6)
+    assert counted.total - unnamed.total == pytest.approx(v_copy - freed, rel=1e-6)
     offloaded = replace(run, offload="optimizer")
     assert (
         estimate_memory(MODEL, WORKLOAD, offloaded, EIGHT_H100).breakdown.total

@@ -283,14 +283,18 @@ def test_coverage_on_every_validation_row() -> None:
     # (Workload.bnb_fp16_dequant: -40 / -39 / -34 % -> -21 / -15 / -7 %, all three inside).
     # torchtitan issue #773's 405B zero-bubble row came in outside (232 of 262; -40.5 %, -35.8 % once the pipeline
     # keeps the last stage's outputs, Plan.pp_keeps_outputs; its range 46-75 GiB, published 89.7).
+    # torchtune's README "Optimization flags" (torchtune-flags, 10 rows) came in at 6 of 10 inside (238 of 272, the
+    # range constants unchanged), and stays so with its compiled chunked loss (2.25 bytes a logit, not 4).
+    # 241 of 272 once Qwen's Q-LoRA rows state their fp16 loss without the upcast (DeepSpeed runs no autocast) and
+    # DeepSpeed ZeRO-1/2's gradient buckets are counted (states._ipg_buffers): qwen-readme 42 of 42 inside.
     from tests.estimator.memory_first_contact import MEMORY_FIRST_CONTACT
     from tests.estimator.validation_cases import MEMORY
 
     results = [_inside(c) for c in (*MEMORY, *MEMORY_FIRST_CONTACT)]
     inside = sum(ok for ok, _ in results)
     widths = sorted(w for _, w in results)
-    assert len(results) == 262
-    assert inside >= 232, inside
+    assert len(results) == 272
+    assert inside >= 241, inside
     assert widths[len(widths) // 2] <= 0.20
 
 

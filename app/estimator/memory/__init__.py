@@ -73,11 +73,13 @@ Everything is bytes per GPU for the worst pipeline stage. Sources, by term:
   `compute_activation_memory`).
 - Logits and loss, unfused: fp32 log-probs saved by log_softmax, nll_loss's fp32 gradient and the fp32 gradient of
   the logits, 12 bytes per logit at the start of the backward (transformers `ForCausalLMLoss`, PyTorch
-  `log_softmax_backward`); chunked: the fp32 log-probs only; fused (Liger): no logits, FUSED_LOSS_BYTES_PER_HIDDEN;
-  on the 16-bit logits without the upcast (`Plan.no_upcast_loss`): 3 elements of the logits' dtype. Beside the
-  unfused fp32 loss's backward the caching allocator keeps the freed 16-bit logits' block, too small for the fp32
-  gradients (CUDACachingAllocator.cpp `get_free_block`, best fit): 2 bytes a logit in the reserved and device
-  readings only (`activations.LOGITS_BLOCK_BYTES_PER_LOGIT`, `MemoryBreakdown.logits_block`).
+  `log_softmax_backward`); chunked: the fp32 log-probs only, or, compiled chunk by chunk (torchtune `compile_loss`),
+  the 16-bit chunks and one chunk's gradient (`activations.CHUNKED_COMPILED_LOSS_BYTES_PER_LOGIT`); fused (Liger):
+  no logits, FUSED_LOSS_BYTES_PER_HIDDEN; on the 16-bit logits without the upcast (`Plan.no_upcast_loss`): 3
+  elements of the logits' dtype. Beside the unfused fp32 loss's backward the caching allocator keeps the freed
+  16-bit logits' block, too small for the fp32 gradients (CUDACachingAllocator.cpp `get_free_block`, best fit): 2
+  bytes a logit in the reserved and device readings only (`activations.LOGITS_BLOCK_BYTES_PER_LOGIT`,
+  `MemoryBreakdown.logits_block`).
 - Host RAM while loading (`Plan.host_load`, set by the planner for the stacks that load so): copies of the whole
   model as loaded (QLoRA: NF4 linears and the 16-bit rest), one per rank on the node or one per node, held before
   ZeRO-3 shards them; the host gate counts the larger of that and the offloaded states (`MemoryBreakdown.host_peak`).
@@ -88,7 +90,9 @@ Everything is bytes per GPU for the worst pipeline stage. Sources, by term:
   :4096:8 = 32 MiB per handle, several streams/handles, PyTorch docs "Reproducibility"), NCCL buffers
   when more than one GPU (NCCL_BUFFSIZE 4 MiB per channel and peer, NCCL environment docs; ~0.5 GiB),
   and allocator fragmentation, 5 % of activations (PyTorch "CUDA semantics: memory management",
-  reserved vs allocated). The CUDA context itself is outside `capacity` (usable memory, gpus.json). Where torch's
+  reserved vs allocated). Under DeepSpeed ZeRO-1/2, its two 16-bit gradient buckets of reduce_bucket_size elements
+  through the backward (stage_1_and_2.py `backward`; `states.DEEPSPEED_IPG_BUFFERS`, `Plan.reduce_bucket_elements`).
+  The CUDA context itself is outside `capacity` (usable memory, gpus.json). Where torch's
   foreach AdamW steps (the Trainer's adamw_torch without ZeRO, and under DeepSpeed, whose ZeRO optimizer steps it on the
   fp32 partitions where the launch's ds_config names no optimizer: `states.TRAINER_TUNINGS`, one ZeRO-3 sub-group at a
   time), its step makes one more copy of the second moment

@@ -27,6 +27,13 @@ CHUNKED_LOSS_BYTES_PER_LOGIT = 4.0
 # (June 2025, compile, so the loss compiled: benchmarks/llama3-8b_h200_202506_trainy-whitefiber.md) read 47.96 and
 # 46.97 GiB reserved; with 12 bytes a logit the estimate read +73 % at first contact, 23.5 GiB of it the loss.
 COMPILED_LOSS_BYTES_PER_LOGIT = 2.0 + 2.0
+# the chunked loss compiled chunk by chunk (Plan.chunked_loss with compiled_loss): torchtune compiles only the upcast
+# and cross-entropy of one chunk when its loss is CEWithChunkedOutputLoss (torchtune/training/_compile.py
+# `compile_loss`, called by every recipe with `compile: True`). Each chunk's graph saves its 16-bit input (the head's
+# output chunk, 2 bytes a logit over the chunks) and a per-token log-sum-exp, as COMPILED_LOSS_BYTES_PER_LOGIT; the
+# chunks' backward nodes free their saved chunk as they write its 16-bit gradient, so one chunk's gradient is beside
+# them: 2 bytes a logit of one of the loss's 8 chunks (CEWithChunkedOutputLoss num_output_chunks 8).
+CHUNKED_COMPILED_LOSS_BYTES_PER_LOGIT = 2.0 + 2.0 / 8
 # fused head + loss (Liger-Kernel ops/fused_linear_cross_entropy.py `fused_linear_cross_entropy_forward`): the logits
 # exist one chunk of about BT·H/V tokens at a time (chunk_size = next_power_of_2(cdiv(BT, cdiv(V, H)))) and the
 # gradient of the hidden states (`grad_input`) is made in the forward and kept for the backward: nothing per logit, a
@@ -473,7 +480,7 @@ def _loss_bytes(ctx: _Ctx, plan: Plan) -> float:
     if plan.fused_loss:
         return tokens * ctx.model.hidden * FUSED_LOSS_BYTES_PER_HIDDEN
     per_logit = (
-        CHUNKED_LOSS_BYTES_PER_LOGIT
+        _chunked_bytes(plan)
         if plan.chunked_loss
         else COMPILED_LOSS_BYTES_PER_LOGIT
         if plan.compiled_loss
@@ -482,6 +489,11 @@ def _loss_bytes(ctx: _Ctx, plan: Plan) -> float:
         else LOSS_BYTES_PER_LOGIT
     )
     return tokens * ctx.model.vocab / plan.tp * per_logit
+
+
+def _chunked_bytes(plan: Plan) -> float:
+    """Bytes a logit the chunked loss keeps: the eager chunks' fp32 log-probs, or compiled chunk by chunk."""
+    return CHUNKED_COMPILED_LOSS_BYTES_PER_LOGIT if plan.compiled_loss else CHUNKED_LOSS_BYTES_PER_LOGIT
 
 
 def _offloaded_activations(ctx: _Ctx, plan: Plan) -> float:
@@ -543,7 +555,7 @@ def varied_length_slack(model: ModelSpec, workload: Workload, plan: Plan) -> flo
     if not workload.varied_lengths or workload.task == "inference" or plan.fused_loss:
         return 0.0
     per_logit = (
-        CHUNKED_LOSS_BYTES_PER_LOGIT
+        _chunked_bytes(plan)
         if plan.chunked_loss
         else NO_UPCAST_LOSS_ELEMENTS_PER_LOGIT * _logits_bytes(workload, plan)
         if plan.no_upcast_loss

@@ -9,11 +9,13 @@ from typing import NamedTuple
 from app.estimator.memory.breakdown import _grads_made_in_backward
 from app.estimator.memory.context import _Ctx
 from app.estimator.memory.states import (
+    DEEPSPEED_IPG_BUFFERS,
     DEEPSPEED_SUB_GROUP_STEP_BYTES,
     MASTER_BYTES,
     STATE_FP32_BYTES,
     _adamw_step_share,
     _flat_partitions,
+    _ipg_buffers,
     _stage_states,
 )
 from app.estimator.notes import Note
@@ -153,6 +155,7 @@ def with_step_notes(ctx: _Ctx, plan: Plan, b: MemoryBreakdown, notes: tuple[Note
         plan.fsdp_torch_adamw,
         plan.optimizer_in_backward,
         plan.tuning,  # the Trainer's AdamW under DeepSpeed (states.TRAINER_TUNINGS)
+        plan.reduce_bucket_elements,  # DeepSpeed ZeRO-1/2's gradient buckets (states._ipg_buffers)
         b.activations,
         b.gradients,
         b.other,
@@ -162,6 +165,10 @@ def with_step_notes(ctx: _Ctx, plan: Plan, b: MemoryBreakdown, notes: tuple[Note
         paged = plan.offload == "none" and ctx.paged[_flat_partitions(plan.zero_stage)]  # as breakdown.py reads it
         share = _adamw_step_share(ctx, plan, (plan.zero_stage, plan.offload, paged))
         cached = ctx.assumptions[key] = notes + _step_notes(ctx, plan, b, share) if share else notes
+    buckets = _ipg_buffers(ctx, plan, plan.zero_stage)  # DeepSpeed ZeRO-1/2's gradient buckets, in `other`
+    if buckets:
+        elements = buckets / DEEPSPEED_IPG_BUFFERS / ctx.dtype
+        return (*cached, Note("deepspeed_buckets", (("bucket_gib", _gib(buckets)), ("elements", elements))))
     return cached
 
 
@@ -185,7 +192,8 @@ def _step_notes(ctx: _Ctx, plan: Plan, b: MemoryBreakdown, share: float) -> tupl
     else:
         if zero == 3 and not plan.fsdp_torch_adamw:  # DeepSpeed's ZeRO-3 steps one sub-group at a time
             temp = min(temp, DEEPSPEED_SUB_GROUP_STEP_BYTES)
-        step = max(0.0, temp - activations)
+        # the step reuses the blocks the freed activations and DeepSpeed's gradient buckets left (breakdown.py)
+        step = max(0.0, temp - activations - _ipg_buffers(ctx, plan, zero))
     if step > 0.0:
         out.append(Note("adamw_step_other", (("step_gib", _gib(step)), ("temp_gib", _gib(temp)))))
     return tuple(out)

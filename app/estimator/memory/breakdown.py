@@ -11,6 +11,7 @@ from app.estimator.memory.states import (
     DEEPSPEED_SUB_GROUP_STEP_BYTES,
     _adamw_step_share,
     _flat_partitions,
+    _ipg_buffers,
     _loaded_bytes,
     _stage_states,
     _zero2_step_partition,
@@ -102,6 +103,8 @@ def _worst_stage(ctx: _Ctx, split: _Split, plan: Plan, sharded: _Sharded, zero: 
     """The stage with the largest total (`_Worst`): each stage's states (`sharded`, read from the plan under its key:
     fsdp_torch_adamw) beside its working set (`split`)."""
     states, paged, zero2, adamw_share, _ = sharded
+    # DeepSpeed ZeRO-1/2's gradient buckets, beside the activations through the backward, freed before the step
+    ipg = _ipg_buffers(ctx, plan, zero)
     worst: _Worst | None = None
     last = len(split.working) - 1
     for index, ((weights, grads, optim, host), (activations, kv, other, host_activations)) in enumerate(
@@ -110,8 +113,10 @@ def _worst_stage(ctx: _Ctx, split: _Split, plan: Plan, sharded: _Sharded, zero: 
         pageable = 0.0
         if paged:
             pageable, optim = optim, 0.0
+        backward = activations + ipg  # what the backward holds beside the states and is freed before the step
+        other += ipg
         if zero2:
-            grads += _zero2_step_partition(ctx, grads, activations)
+            grads += _zero2_step_partition(ctx, grads, backward)
         # torch AdamW's step temporary, beside the states once the activations are freed (states.ADAMW_STEP_V_SHARE)
         step = 0.0
         if made_in_backward:  # the larger of the backward's start (no gradients) and the step (no activations)
@@ -123,7 +128,7 @@ def _worst_stage(ctx: _Ctx, split: _Split, plan: Plan, sharded: _Sharded, zero: 
             step = adamw_share * optim
             if zero == 3 and step > DEEPSPEED_SUB_GROUP_STEP_BYTES and not plan.fsdp_torch_adamw:
                 step = DEEPSPEED_SUB_GROUP_STEP_BYTES  # DeepSpeed's ZeRO-3 steps one sub-group at a time
-            step = max(0.0, step - activations)
+            step = max(0.0, step - backward)
             other += step
         total = weights + grads + optim + activations + kv + other
         if worst is None or total > worst[0]:
@@ -182,6 +187,7 @@ def _sharded(ctx: _Ctx, split: _Split, plan: Plan, shard: int, zero: int, offloa
         plan.optimizer_in_backward,
         plan.fsdp_torch_adamw,
         plan.tuning,  # DeepSpeed under the Trainer steps torch's AdamW (states._adamw_step_share, TRAINER_TUNINGS)
+        plan.reduce_bucket_elements,  # DeepSpeed ZeRO-1/2's gradient buckets (states._ipg_buffers)
     )
     found = split.sharded.get(key)
     if found is None:

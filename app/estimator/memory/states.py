@@ -9,7 +9,13 @@ from functools import lru_cache
 from app.estimator.memory.context import _Ctx, _Facts, _Stage
 from app.estimator.params import count_params, linear_shapes
 from app.estimator.specs import LoraSpec, ModelSpec, Plan, Workload
-from app.estimator.vocabulary import BYTES_PER_ELEMENT, LORA_TARGETS, LORA_TASKS, TRAINER_TUNINGS
+from app.estimator.vocabulary import (
+    BYTES_PER_ELEMENT,
+    LORA_TARGETS,
+    LORA_TASKS,
+    NON_DEEPSPEED_TUNINGS,
+    TRAINER_TUNINGS,
+)
 
 MASTER_BYTES = 4.0  # fp32 master copy under mixed precision (ZeRO §3.1)
 FP8_BYTES = 1.0  # an FP8 (e4m3 / e5m2) element (Plan.fp8_params)
@@ -400,6 +406,20 @@ ADAMW_STEP_V_SHARE = 0.5  # v of AdamW's two moments (m, v)
 # sub-group's, fp32
 DEEPSPEED_SUB_GROUP_STEP_BYTES = 1e9 * 4.0
 
+# DeepSpeed ZeRO-1/2 with contiguous gradients (its default) cuts every gradient of the backward into a 16-bit buffer of
+# reduce_bucket_size elements, two with overlap_comm: deepspeed/runtime/zero/stage_1_and_2.py at 38327e0 `backward`
+# allocates `buf_0 = torch.empty(int(self.reduce_bucket_size), dtype=self.dtype)` and, "to avoid data access conflict
+# when overlap_comm is enabled", `buf_1`, at the start of each backward, whatever the trainable parameters' size, and
+# frees both in `independent_gradient_partition_epilogue` (`_release_ipg_buffers`), before the step. The planner's
+# launch turns overlap_comm and contiguous_gradients on and leaves the bucket at DeepSpeed's default
+# (deepspeed/runtime/zero/config.py `reduce_bucket_size: int = Field(pp_int(5e8))`); QwenLM/Qwen's
+# finetune/ds_config_zero2.json sets 2e8 with overlap_comm (Plan.reduce_bucket_elements). Not under Megatron-LM
+# (`Plan.fp32_main_grads`), a pipeline (DeepSpeed's pipeline engine turns overlap_comm off and ZeRO-2 under a
+# pipeline runs as FSDP2 here: `_full_states`), model parallelism (Megatron-LM or torchtitan) or torchtitan's FSDP
+# (`Plan.tuning` "torchtitan").
+DEEPSPEED_REDUCE_BUCKET_ELEMENTS = 5e8
+DEEPSPEED_IPG_BUFFERS = 2.0
+
 
 def _adamw_step_share(ctx: _Ctx, plan: Plan, split: tuple[int, str, bool]) -> float:
     """torch.optim.AdamW's foreach step temporary as a share of the optimizer bytes on the GPU (`ADAMW_STEP_V_SHARE`
@@ -422,6 +442,20 @@ def _adamw_step_share(ctx: _Ctx, plan: Plan, split: tuple[int, str, bool]) -> fl
     if workload.mixed_precision and workload.precision != "fp32" and workload.task not in LORA_TASKS:
         return ADAMW_STEP_V_SHARE * STATE_FP32_BYTES["adamw"] / (MASTER_BYTES + STATE_FP32_BYTES["adamw"])
     return ADAMW_STEP_V_SHARE
+
+
+def _ipg_buffers(ctx: _Ctx, plan: Plan, zero: int) -> float:
+    """Bytes of DeepSpeed ZeRO-1/2's gradient buckets during the backward (DEEPSPEED_IPG_BUFFERS); 0 elsewhere."""
+    if (
+        zero not in (1, 2)
+        or ctx.workload.task == "inference"
+        or plan.fp32_main_grads
+        or plan.tuning in NON_DEEPSPEED_TUNINGS
+        or plan.tp * plan.pp * plan.cp * plan.ep > 1
+    ):
+        return 0.0
+    bucket = DEEPSPEED_REDUCE_BUCKET_ELEMENTS if plan.reduce_bucket_elements is None else plan.reduce_bucket_elements
+    return DEEPSPEED_IPG_BUFFERS * bucket * ctx.dtype
 
 
 _WHOLE_MODEL = Plan()  # one stage holding every parameter (tp = pp = ep = 1): the model as a loader reads it
