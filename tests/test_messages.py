@@ -26,7 +26,7 @@ from app.estimator.vocabulary import RequestTask
 from app.hub.service import HubCode
 from app.planner.misses import MissCode
 from app.planner.recommend import RejectionCode
-from app.planner.service import SEQUENCE_PARALLEL_NOTE
+from app.planner.service import FUSED_LOSS_NOTE, SEQUENCE_PARALLEL_NOTE
 from app.planner.serving_service import NO_FABRIC_NOTE, SERVING_ASSUMPTIONS
 
 
@@ -105,8 +105,13 @@ def _every_note() -> set[Note]:
         [True, False],
     )
     for w in workloads:
-        for zero, pipelined, fp32_grads, host_load, compiled in itertools.product(
-            [0, 2, 3], [True, False], [True, False], ["none", "every_rank", "local_rank_0"], [True, False]
+        for zero, pipelined, fp32_grads, host_load, compiled, loss in itertools.product(
+            [0, 2, 3],
+            [True, False],
+            [True, False],
+            ["none", "every_rank", "local_rank_0"],
+            [True, False],
+            ["standard", "compiled", "fused"],
         ):
             plan = (
                 zero,
@@ -120,7 +125,7 @@ def _every_note() -> set[Note]:
                 compiled,
                 w[4],
                 w[6],
-                compiled,  # compiled_loss
+                loss,
             )
             notes.update(_assumptions(w, plan))
     for pp, goodput in itertools.product([1, 4], [True, False]):
@@ -151,7 +156,7 @@ def _step_notes() -> set[Note]:
 def _cluster_notes() -> set[Note]:
     """What /estimate fills in of the hardware (app/estimator/clusters.py), over the ways a request leaves it out,
     and the notes the planner adds (sequence parallel on, a SKU rented one server per job)."""
-    notes: set[Note] = {SEQUENCE_PARALLEL_NOTE, note("one_server_per_job", sku="l40s-48g-pcie-card")}
+    notes: set[Note] = {SEQUENCE_PARALLEL_NOTE, FUSED_LOSS_NOTE, note("one_server_per_job", sku="l40s-48g-pcie-card")}
     notes.add(note("hardware_largest_server", per_node=8, gpu="NVIDIA L40S"))  # a GPU with no usual server: none today
     notes.update([*SERVING_ASSUMPTIONS, NO_FABRIC_NOTE, note("serving_no_block", input_tokens=512, output_tokens=256)])
     for gpu, asked in itertools.product(

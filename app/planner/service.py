@@ -32,7 +32,7 @@ from app.estimator.scaling import scaling_view
 from app.estimator.specs import Cluster, EstimatorError, ModelSpec, Plan, Workload
 from app.planner import explain, mappers, metrics, serving_service
 from app.planner.launch_checkpoint import with_conversion
-from app.planner.levers import Levers, levers_params
+from app.planner.levers import Levers, fused_relief, levers_params
 from app.planner.market import Market, load_market
 from app.planner.offers import Constraints
 from app.planner.padded_band import may_exceed_advice, padded_band
@@ -83,6 +83,7 @@ def estimate(request: EstimateIn, *, open_session: SessionOpener) -> EstimateOut
     micro_batch = request.micro_batch or 1
     if request.plan is None:
         workload, plan, memory, perf = _best_plan(model, workload, cluster, request.micro_batch)
+        notes += [FUSED_LOSS_NOTE] if plan.fused_loss else []
     else:
         plan = request.plan.spec(micro_batch)
         if request.plan.sequence_parallel is None and plan.tp > 1:
@@ -105,6 +106,8 @@ def estimate(request: EstimateIn, *, open_session: SessionOpener) -> EstimateOut
 
 
 SEQUENCE_PARALLEL_NOTE = note("sequence_parallel_on")
+FUSED_LOSS = Levers(loss="fused")
+FUSED_LOSS_NOTE = note("fused_loss_to_fit")
 
 
 def _best_plan(
@@ -112,13 +115,20 @@ def _best_plan(
 ) -> tuple[Workload, Plan, MemoryEstimate, PerformanceEstimate]:
     started = time.perf_counter()
     search = search_plans(model, workload, as_rented(cluster), micro_batch=micro_batch)
+    if search.best is None and fused_relief(model.family, Plan()) is not None:
+        # no plan holds the standard loss's logits: the fused loss (Liger, Megatron's fused cross-entropy) is a lever
+        # of the same stacks, which /recommend's memory relief takes too (review R7: Llama 3.1 8B LoRA at 32k on one
+        # H100 was "does not fit with any plan" at 79.5 GiB, 31.7 GiB with it); the estimate's note says so
+        fused = search_plans(model, workload, as_rented(cluster), micro_batch=micro_batch, levers=FUSED_LOSS)
+        search = fused if fused.best is not None else search
     metrics.record_search(search.stats, time.perf_counter() - started)
     if search.best is None:
         if not batch_splits(model, workload, cluster, micro_batch):
             field, code, params = _batch_split(workload, cluster, micro_batch)
             message = messages.batch_split(code, params)
             raise InvalidInput(message, errors=[{"field": field, "message": message, "type": code, "params": params}])
-        raise InvalidInput(_no_plan_message(model, cluster, search.closest_miss))
+        message = _no_plan_message(model, cluster, search.closest_miss)
+        raise InvalidInput(message, errors=[{"field": "hardware", "message": message, "type": "no_plan_fits"}])
     best = search.best
     if workload.task != "inference":
         workload = replace(workload, global_batch=default_global_batch(workload))

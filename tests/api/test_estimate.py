@@ -229,3 +229,38 @@ def test_too_many_virtual_stages_say_what_is_allowed(client: TestClient) -> None
     assert "(16 × 8)" in error["message"] and "virtual_stages is at most 7" in error["message"]
     assert "--decoder-first-pipeline-num-layers" in error["message"]
     assert client.post("/estimate", json={**body, "plan": {**plan, "virtual_stages": 7}}).status_code == 200
+
+
+def test_with_no_plan_holding_the_standard_loss_the_search_takes_the_fused_one(client: TestClient) -> None:
+    """Review R7: Llama 3.1 8B LoRA at 32,768 tokens on one H100 was "does not fit with any plan" (79.5 GiB at the
+    leanest) while the same request with plan.loss fused fits at 31.7 GiB: /estimate's search takes the fused loss
+    (Liger, Megatron's fused cross-entropy) where no plan holds the standard loss's logits, and says so."""
+    body = {
+        "model": {"preset": "llama-3.1-8b"},
+        "task": "lora",
+        "seq_len": 32768,
+        "global_batch": 8,
+        "tokens": 1e8,
+        "hardware": {"gpu": "h100-80g-sxm", "nodes": 1, "gpus_per_node": 1},
+    }
+    response = client.post("/estimate", json=body)
+    assert response.status_code == 200, response.text
+    answer = response.json()
+    assert answer["plan"]["loss"] == "fused" and answer["memory"]["fits"] is True
+    codes = [note["code"] for note in answer["assumption_codes"]]
+    assert "fused_loss_to_fit" in codes and "activations_lean_loss" in codes and "activations" not in codes
+
+
+def test_a_model_no_plan_fits_names_the_hardware_in_its_errors(client: TestClient) -> None:
+    """The same refusal carried no `errors[]`, unlike every other 422."""
+    body = {
+        "model": {"preset": "llama-3.1-70b"},
+        "task": "full_finetune",
+        "tokens": 1e8,
+        "hardware": {"gpu": "a100-40g-pcie", "nodes": 1, "gpus_per_node": 1},
+    }
+    response = client.post("/estimate", json=body)
+    assert response.status_code == 422, response.text
+    (error,) = response.json()["errors"]
+    assert (error["field"], error["type"]) == ("hardware", "no_plan_fits")
+    assert "does not fit" in error["message"]

@@ -49,13 +49,13 @@ class _PlanKey(NamedTuple):
     compiled: bool
     paged: bool
     upcast: bool
-    compiled_loss: bool
+    loss: str  # compiled, fused, chunked or standard
 
 
 @lru_cache(maxsize=1024)
 def _assumptions(
     workload_key: tuple[str, str, bool, str, bool, float, bool],
-    plan_key: tuple[int, str, str, bool, bool, bool, bool, str, bool, bool, bool, bool],
+    plan_key: tuple[int, str, str, bool, bool, bool, bool, str, bool, bool, bool, str],
 ) -> tuple[Note, ...]:
     """The notes, from plain tuples (the hot path builds them; named here, where they are read once). Notes are built
     as tuples, without keyword arguments: an estimate of a new shape builds them (about as fast as the f-strings they
@@ -120,7 +120,9 @@ def _training_notes(w: _WorkloadKey, p: _PlanKey) -> list[Note]:
     """Activations, ZeRO sharding and what offload and loading put in host RAM."""
     zero = p.zero
     out = [
-        Note("activations", (("recompute", p.recompute), ("flash", p.flash))),
+        Note("activations", (("recompute", p.recompute), ("flash", p.flash)))
+        if p.loss == "standard"
+        else Note("activations_lean_loss", (("recompute", p.recompute), ("flash", p.flash), ("loss", p.loss))),
         Note("zero_sharded", (("zero", zero), ("offload", p.offload)))
         if zero
         else Note("zero_replicated", (("offload", p.offload),)),
@@ -135,7 +137,7 @@ def _training_notes(w: _WorkloadKey, p: _PlanKey) -> list[Note]:
         out.append(ACTIVATION_OFFLOAD)
     if p.compiled:
         out.append(COMPILED)
-    if p.compiled_loss:
+    if p.loss == "compiled":
         out.append(COMPILED_LOSS)
     if p.host_load != "none":
         out.append(HOST_LOAD[p.host_load])

@@ -147,6 +147,13 @@ def estimate_memory(model: ModelSpec, workload: Workload, plan: Plan, cluster: C
     return MemoryEstimate(breakdown, warnings, assumptions)
 
 
+def _loss(plan: Plan) -> str:
+    """How the plan's loss holds its logits: compiled, fused, chunked or standard (the upcast fp32 logits)."""
+    if plan.compiled_loss:
+        return "compiled"
+    return "fused" if plan.fused_loss else "chunked" if plan.chunked_loss else "standard"
+
+
 def _plan_assumptions(ctx: _Ctx, plan: Plan) -> tuple[Note, ...]:
     """The notes of a plan, cached per context under every plan field they read (shared by the splits)."""
     workload, zero = ctx.workload, plan.zero_stage
@@ -162,7 +169,7 @@ def _plan_assumptions(ctx: _Ctx, plan: Plan) -> tuple[Note, ...]:
         plan.compiled,
         ctx.paged[_flat_partitions(zero)],  # paged_optimizer(workload, plan), as the context holds it
         kbit_upcast(workload, plan),
-        plan.compiled_loss,
+        _loss(plan),
     )
     found = ctx.assumptions.get(key_p)
     if found is not None:
