@@ -79,6 +79,7 @@ from app.estimator.vocabulary import (
 )
 from app.messages import launch as launch_text
 from app.planner.launch_versions import training_versions
+from app.planner.shapes import stage_layers
 from app.planner.stacks import Stack, flavor, peft_recipe
 
 # LoRA target names: ours → Hugging Face Llama module names (PEFT) / Megatron-Core linear layers.
@@ -590,6 +591,23 @@ def _fsdp(job: Job) -> dict[str, Any]:
     }
 
 
+def _torchtitan_stage_split(model: ModelSpec, plan: Plan) -> dict[str, int]:
+    """The stage split the estimate sized (app/planner/shapes.py stage_layers), in torchtitan's terms: its
+    automatic split counts the embedding as `first_stage_less_layers` layers and the head as `last_stage_less_layers`
+    (both default 1, which gives even layer counts uneven stages: 32 layers on PP 4 as 8 | 9 | 8 | 7) and deals the
+    layers plus those out evenly (v0.2.2 distributed/pipeline_parallel.py generate_llm_fqn_per_model_part). Setting
+    them to the first and last stages' shortfall from the middle stages' count makes every stage hold exactly its
+    share of the split: pp × middle effective layers, none left over."""
+    split = stage_layers(model.layers, plan.pp) if plan.virtual_stages == 1 else None
+    if split is None:
+        return {}
+    first, middle, last = split
+    return {
+        "pipeline_parallel_first_stage_less_layers": middle - first,
+        "pipeline_parallel_last_stage_less_layers": middle - last,
+    }
+
+
 def torchtitan_config(
     model: ModelSpec, workload: Workload, plan: Plan, global_batch: int, performance: Performance | None = None
 ) -> dict[str, Any]:
@@ -609,6 +627,7 @@ def torchtitan_config(
     if plan.pp > 1:
         parallelism["pipeline_parallel_microbatch_size"] = plan.micro_batch
         parallelism["pipeline_parallel_schedule"] = "Interleaved1F1B" if plan.virtual_stages > 1 else "1F1B"
+        parallelism.update(_torchtitan_stage_split(model, plan))
     training: dict[str, Any] = {
         # torchtitan accumulates gradients itself when global > local × data-parallel ranks
         "local_batch_size": global_batch // plan.dp if plan.pp > 1 else plan.micro_batch,
@@ -672,6 +691,16 @@ def megatron_args(
     return args
 
 
+def uneven_stages(model: ModelSpec, plan: Plan) -> tuple[int, int] | None:
+    """The layers of the first and the last pipeline stage where pp does not divide the layers (None otherwise, or
+    with virtual stages, which Megatron-LM splits only evenly here): the split the estimate sized
+    (app/planner/shapes.py stage_layers: the middle stages hold the most layers, the first and last the rest)."""
+    if plan.pp == 1 or plan.virtual_stages > 1 or model.layers % plan.pp == 0:
+        return None
+    split = stage_layers(model.layers, plan.pp)
+    return None if split is None else (split[0], split[2])
+
+
 def _megatron_parallel_args(model: ModelSpec, workload: Workload, plan: Plan, global_batch: int) -> list[str]:
     args = [
         f"--tensor-model-parallel-size {plan.tp}",
@@ -689,6 +718,9 @@ def _megatron_parallel_args(model: ModelSpec, workload: Workload, plan: Plan, gl
     ]
     if plan.virtual_stages > 1:
         args.append(f"--num-layers-per-virtual-pipeline-stage {model.layers // (plan.pp * plan.virtual_stages)}")
+    uneven = uneven_stages(model, plan)
+    if uneven is not None:
+        args += [f"--decoder-first-pipeline-num-layers {uneven[0]}", f"--decoder-last-pipeline-num-layers {uneven[1]}"]
     if plan.tp > 1:
         args.append("--sequence-parallel")
     if plan.cp > 1:
@@ -1011,6 +1043,7 @@ def bridge_overrides(job: Job) -> list[str]:
         *([f"model.expert_tensor_parallel_size={plan.tp}"] if model.is_moe else []),
         f"model.sequence_parallel={str(plan.tp > 1).lower()}",
         f"model.virtual_pipeline_model_parallel_size={plan.virtual_stages if plan.virtual_stages > 1 else 'null'}",
+        *_bridge_stage_split(model, plan),
         *BRIDGE_RECOMPUTE[plan.recompute],
         f"train.global_batch_size={job.global_batch}",
         f"train.micro_batch_size={plan.micro_batch}",
@@ -1027,6 +1060,22 @@ def bridge_overrides(job: Job) -> list[str]:
     if iters is not None:
         out += [f"train.train_iters={iters}", f"checkpoint.save_interval={save_interval(iters, job.performance)}"]
     return out + _bridge_optimizer(workload) + _bridge_schedule(workload, iters)
+
+
+def _bridge_stage_split(model: ModelSpec, plan: Plan) -> list[str]:
+    """Uneven stages as Megatron-Core's TransformerConfig fields (the Megatron-LM launch's
+    --decoder-first/last-pipeline-num-layers); a recipe's own layout or embedding/loss accounting is switched off,
+    since Megatron-Core refuses either beside them (transformer_config.py __post_init__)."""
+    uneven = uneven_stages(model, plan)
+    if uneven is None:
+        return []
+    return [
+        f"model.num_layers_in_first_pipeline_stage={uneven[0]}",
+        f"model.num_layers_in_last_pipeline_stage={uneven[1]}",
+        "model.pipeline_model_parallel_layout=null",
+        "model.account_for_embedding_in_pipeline_split=false",
+        "model.account_for_loss_in_pipeline_split=false",
+    ]
 
 
 def _bridge_levers(model: ModelSpec, plan: Plan) -> list[str]:

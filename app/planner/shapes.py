@@ -31,6 +31,42 @@ def divisors(n: int, limit: int) -> list[int]:
     return [d for d in range(1, min(n, limit) + 1) if n % d == 0]
 
 
+def stage_layers(layers: int, pp: int) -> tuple[int, int, int] | None:
+    """(first, middle, last): the transformer layers on the first stage, on each middle stage and on the last of a
+    pipeline of `pp` stages; None where no such split exists. Even where pp divides the layers; otherwise every
+    middle stage holds ceil(layers / pp), the most any stage holds (the count the estimator sizes memory and the
+    pipeline's pace on: app/estimator/performance.py microbatch_compute_s), and the first and last stages, which
+    also run the embedding and the output head and loss, share the rest, the last never more than the first:
+    Llama 3 trained its 126 layers on PP 16 as 7 | 8 × 14 | 7 ("we reduce one Transformer layer each from the
+    first and the last stages", Dubey et al. 2024, arXiv:2407.21783 §3.3.2). The launches say so with Megatron-LM's
+    --decoder-first/last-pipeline-num-layers (each > 0, the middle layers split evenly over the pp - 2 middle stages:
+    Megatron-Core transformer_config.py, core_v0.15.3) and torchtitan's pipeline_parallel_first/last_stage_less_layers
+    (v0.2.2 distributed/pipeline_parallel.py generate_llm_fqn_per_model_part)."""
+    if pp < 1 or pp > layers:
+        return None
+    most = -(-layers // pp)
+    if layers % pp == 0:
+        return most, most, most
+    rest = layers - (pp - 2) * most  # what the first and last stages share
+    if rest < 2:
+        return None
+    return rest - rest // 2, most, rest // 2
+
+
+def pipeline_degrees(layers: int, ranks: int) -> list[int]:
+    """Pipeline degrees up to MAX_PP dividing `ranks` (the GPUs over tensor parallel: no other degree fills the
+    cluster): those dividing the layers, and the powers of two that split them unevenly (`stage_layers`), the degrees
+    the published uneven layouts use (Llama 3.1 405B's 126 layers on PP 16, Dubey et al. 2024 §3.3.2; DeepSeek-V3's
+    61 on PP 16, DeepSeek-AI 2024 §3.2.1), so that a prime layer count or one with few divisors still pipelines
+    while a model with even splits keeps the search it had (80 layers on 3 servers stay unpipelined)."""
+    return [pp for pp in _pp_candidates(ranks) if layers % pp == 0 or (pp & (pp - 1) == 0 and stage_layers(layers, pp))]
+
+
+@lru_cache(maxsize=256)
+def _pp_candidates(ranks: int) -> tuple[int, ...]:
+    return tuple(pp for pp in range(1, min(MAX_PP, ranks) + 1) if ranks % pp == 0)
+
+
 # Fine-tuning's default step: 128 sequences (Alpaca's recipe) of up to 4,096 tokens, Tülu 3's SFT batch (Lambert et
 # al. 2024, SFT hyperparameters: effective batch size 128, max length 4,096): about 0.5M tokens per optimizer step
 FINETUNE_BATCH = 128
@@ -55,7 +91,8 @@ def _pow2(n: int) -> int:
 
 
 def plan_shapes(model: ModelSpec, workload: Workload, cluster: Cluster) -> Iterator[Plan]:
-    """Shapes (dp, tp, pp, cp, ep): tp inside one node and dividing the heads, pp dividing the layers,
+    """Shapes (dp, tp, pp, cp, ep): tp inside one node and dividing the heads, pp splitting the layers into stages
+    (`pipeline_degrees`: uneven ones too),
     context parallel for long sequences (`context_degrees`), expert parallel for MoE models
     (`expert_degrees`, inside dp). Yielded tp, then pp, then cp, then ep ascending."""
     gpus = cluster.gpus
@@ -64,7 +101,7 @@ def plan_shapes(model: ModelSpec, workload: Workload, cluster: Cluster) -> Itera
             continue
         if tp > 1 and workload.task != "inference" and not model_stacks(model, workload.task, tp) - {"deepspeed"}:
             continue  # no tensor-parallel stack builds the model at this tp (kv heads, family: data/stacks.json)
-        for pp in divisors(model.layers, min(MAX_PP, gpus // tp)):
+        for pp in pipeline_degrees(model.layers, gpus // tp):
             for cp in context_degrees(workload, gpus // (tp * pp)):
                 if gpus % (tp * pp * cp):
                     continue
