@@ -264,8 +264,12 @@ REQUEST_OVERHEAD_S: dict[str, float] = {
     "none": 0.0,
 }
 # Fixed latency of one small TP all-reduce. Engines run one-shot custom kernels over NVLink (vLLM
-# custom_all_reduce.cu, SGLang's copy, TRT-LLM's allreduce plugin): a few µs. gpt-fast's PyTorch
-# collectives: fitted on its TP rows. Without NVLink the interconnect table's latency applies.
+# custom_all_reduce.cu, SGLang's copy, TRT-LLM's allreduce plugin). vLLM / SGLang: assumed, inside the band measured
+# on H100 at 2-16 KB for TP 2 / 4 / 8 by sgl-project/sglang#2904 (SGLang's copy-input kernel 3.7-5.9 µs; vLLM's
+# kernel 8.5-10.1 µs timed without a CUDA graph, so with the host launch a graph removes);
+# tests/estimator/test_serving_allreduce_latency.py holds it there. TRT-LLM and gpt-fast's PyTorch collectives
+# ("none"): fitted on their TP rows (benchmarks/serving_fit.py). Without NVLink the interconnect table's latency
+# applies.
 ALLREDUCE_LATENCY_S: dict[str, float] = {"vllm": 8e-6, "sglang": 8e-6, "trt-llm": 10e-6, "none": 28e-6}
 # Activation workspace of the memory profile: bytes per batched token = factor x (3*ffn/tp + 4*h) x 2
 # bytes, plus the sampler's fp32 logits for max_num_seqs rows. Fitted on vLLM "Memory profiling
