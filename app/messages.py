@@ -750,7 +750,9 @@ def assumption(code: str, params: Mapping[str, Any], lang: str = "en", money: Mo
 def quote_check(code: str, params: Mapping[str, Any], lang: str = "en") -> str:
     """Why a quote's quantity, months or add-ons do not carry its plan or what its SKU rents, in `lang`."""
     lang = _lang(lang)
-    if code == "slo_not_met":  # app/quotes/plan_check.py: at the peak (saturated or not), or at a concurrency
+    if code == "slo_not_met" and "pool" in params:  # app/quotes/pool_load.py: one pool of a disaggregated plan
+        code = "slo_not_met_pool" + ("" if "needed" in params else "_replan")
+    elif code == "slo_not_met":  # app/quotes/plan_check.py: at the peak (saturated or not), or at a concurrency
         code = "slo_not_met_concurrency" if "concurrency" in params else code
         code += "_saturated" if params.get("saturated") else ""
         code += "" if "needed" in params else "_replan"

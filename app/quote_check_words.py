@@ -83,6 +83,17 @@ QUOTE_CHECKS: dict[str, dict[str, str]] = {
         "slo_not_met_saturated_replan": "the plan's {replicas} replica(s) cannot keep up with the peak of "
         "{peak_rps:,.3g} requests/s (utilization {utilization:.2f}: the queue grows without bound), and no replica "
         "count of this shape carries it: re-plan with /recommend, or lower the traffic",
+        # a disaggregated plan's pool below the traffic (app/quotes/pool_load.py): `needed` replicas of its TP carry it
+        "slo_not_met_pool": "the {pool} pool's {replicas} replica(s) of TP {tp} miss {slo} at the peak of "
+        "{peak_rps:,.3g} requests/s (peak utilization {utilization:.2f}; from 1 the queue grows without bound); "
+        "{needed} replicas of TP {tp} carry it: quote plan.pools.{pool}.replicas {needed} (gpus {gpus}) on quantity "
+        "{quantity}",
+        "slo_not_met_pool_replan": "the {pool} pool's {replicas} replica(s) of TP {tp} miss {slo} at the peak of "
+        "{peak_rps:,.3g} requests/s (peak utilization {utilization:.2f}), and no replica count of TP {tp} meets it: "
+        "re-plan with /recommend, or relax the targets",
+        # a workload quoted without the plan it runs (app/quotes/plan_check.py `check_quote`)
+        "plan_required": "a quote for a workload states the plan it runs: post the `quote` body of a /recommend option "
+        "(plan with dp/tp/pp/cp, or pools), or drop the workload to quote the hardware alone",
         "slo_not_met_concurrency_replan": "at {concurrency:,} sequences per replica the TTFT is {ttft_ms:,.0f} ms and "
         "TPOT {tpot_ms:,.1f} ms, missing {slo}: re-plan with /recommend, or relax the targets",
     },
@@ -153,6 +164,13 @@ QUOTE_CHECKS: dict[str, dict[str, str]] = {
         "报价",
         "slo_not_met_saturated_replan": "方案的 {replicas} 个副本处理不过每秒 {peak_rps:,.3g} 个请求的峰值（利用率 "
         "{utilization:.2f}：排队无限增长），且同样形态的任何副本数都承载不了：请用 /recommend 重新规划，或降低流量",
+        "slo_not_met_pool": "{pool} 池的 {replicas} 个 TP {tp} 副本在每秒 {peak_rps:,.3g} 个请求的峰值下达不到 {slo}"
+        "（峰值利用率 {utilization:.2f}；达到 1 起排队无限增长）；{needed} 个 TP {tp} 副本可以承载：请按 "
+        "plan.pools.{pool}.replicas {needed}（gpus {gpus}）、数量 {quantity} 报价",
+        "slo_not_met_pool_replan": "{pool} 池的 {replicas} 个 TP {tp} 副本在每秒 {peak_rps:,.3g} 个请求的峰值下达不到 "
+        "{slo}（峰值利用率 {utilization:.2f}），且 TP {tp} 的任何副本数都达不到：请用 /recommend 重新规划，或放宽目标",
+        "plan_required": "为工作负载报价需要写明它运行的方案：请提交 /recommend 某个选项的 `quote` 请求体"
+        "（含 dp/tp/pp/cp 或 pools 的 plan），或去掉 workload，只为硬件报价",
         "slo_not_met_concurrency_replan": "每个副本 {concurrency:,} 条序列时 TTFT 为 {ttft_ms:,.0f} ms、TPOT 为 "
         "{tpot_ms:,.1f} ms，达不到 {slo}：请用 /recommend 重新规划，或放宽目标",
     },

@@ -359,14 +359,20 @@ def _performance_out(estimate: ServingEstimate) -> PerformanceOut:
     )
 
 
-def _plan_out(replicas: int, tp: int, pp: int, concurrency: float, pools: dict[str, Any] | None = None) -> PlanOut:
-    summary = f"{replicas} independent replica(s) × TP {tp}" + (f" × PP {pp}" if pp > 1 else "")
+def serving_summary(replicas: int, tp: int, pp: int, pools: dict[str, Any] | None = None) -> str:
+    """A serving plan's summary: its replicas × TP (× PP), or a disaggregated deployment's two pools (`pools`: each
+    pool's `tp` and `replicas`). The quote words its own plan with it (app.quotes.plan_summary)."""
     if pools:
         pre, dec = pools["prefill"], pools["decode"]
-        summary = (
+        return (
             f"disaggregated: {pre['replicas']} prefill replica(s) × TP {pre['tp']} and {dec['replicas']} decode "
             f"replica(s) × TP {dec['tp']}, the KV sent between them over the fabric"
         )
+    return f"{replicas} independent replica(s) × TP {tp}" + (f" × PP {pp}" if pp > 1 else "")
+
+
+def _plan_out(replicas: int, tp: int, pp: int, concurrency: float, pools: dict[str, Any] | None = None) -> PlanOut:
+    summary = serving_summary(replicas, tp, pp, pools)
     return PlanOut(
         dp=replicas,
         tp=tp,

@@ -41,6 +41,8 @@ from app.planner.serving import check_serving_plan
 from app.planner.serving_service import check_training_levers, serving_config, serving_out
 from app.planner.stacks import as_launched, no_stack_warning
 from app.planner.workload import SessionOpener, as_rented, resolve_cluster, resolve_model
+from app.quotes.plan_summary import server_summary, stated
+from app.quotes.pool_load import pools_load
 from app.quotes.service import (
     MAX_NODES,
     annual_refusal,
@@ -71,13 +73,18 @@ class PlanCheck:
 def check_quote(session: Session, data: QuoteCreate) -> dict[str, Any]:
     """Raise a 422 naming both numbers when the quantity disagrees with the plan, the plan does not
     fit the SKU, or the months bill fewer hours than the plan takes; else the plan's figures recomputed on the SKU
-    and quantity quoted (`estimate_figures`). An unknown SKU is left to the quote service (its own 422)."""
+    and quantity quoted (`estimate_figures`), with the plan's summary worded by the server. An unknown SKU is left to
+    the quote service (its own 422). A workload is quoted with the plan it runs (`plan_required` otherwise): a quote
+    never states a deployment, a fit or a time the estimator did not compute for the SKU and quantity quoted."""
+    if data.workload is not None and not stated(data.plan):
+        raise refusal("plan", "plan_required", {"sku": data.sku_id, "quantity": data.quantity})
     checked = check_plan(
         session, sku_id=data.sku_id, quantity=data.quantity, plan=data.plan, workload=data.workload, addons=data.addons
     )
     if checked.hours is not None:
         check_months(data, checked.hours)
-    return checked.figures
+    summary = server_summary(data.plan, data.workload)
+    return checked.figures | ({"summary": summary} if summary else {})
 
 
 def check_months(data: QuoteCreate, hours: float) -> None:
@@ -120,8 +127,7 @@ def check_plan(
     if sku is None:
         return PlanCheck()
     if pools is not None:
-        check_pools(session, sku, quantity, pools, workload, addons)
-        return PlanCheck()
+        return PlanCheck(check_pools(session, sku, quantity, pools, workload, addons))
     gpus = plan.dp * plan.tp * plan.pp * plan.cp
     by_card = sku.rental_unit == "card"
     rented = quantity if by_card else quantity * sku.gpus_per_node
@@ -140,10 +146,11 @@ def check_plan(
 
 def check_pools(
     session: Session, sku: Sku, quantity: int, pools: PoolsIn, workload: WorkloadIn | None, addons: Sequence[str]
-) -> None:
+) -> dict[str, Any]:
     """A disaggregated plan: each pool's replicas within a server, each pool on whole servers of its own (the
     planner's app.planner.serving_disagg), the KV crossing between them over the SKU's fabric; the quantity must
-    rent exactly those servers and the add-ons the fabric, and each pool's replica must fit the SKU."""
+    rent exactly those servers and the add-ons the fabric, each pool's replica must fit the SKU, and each pool must
+    carry the workload's peak within the SLO (app.quotes.pool_load): the figures the quote freezes."""
     shapes = {"prefill": pools.prefill, "decode": pools.decode}
     if sku.rental_unit == "card":
         raise refusal("plan.pools", "pools_cards", {"sku": sku.slug})
@@ -171,28 +178,36 @@ def check_pools(
             "quantity", "quantity_one_server", {key: params[key] for key in ("sku", "quantity", "gpus_per_node")}
         )
     _check_fabric_rented(sku, quantity, offered, addons)
-    if workload is not None:
-        _check_pools_fit(session, sku, shapes, workload)
+    if workload is None:
+        return {}
+    return _check_pools_fit(session, sku, quantity, pools, workload)
 
 
-def _check_pools_fit(session: Session, sku: Sku, shapes: dict[str, PoolIn], request: WorkloadIn) -> None:
-    """Each pool's replica must run the model on the SKU's GPU (kernels for its formats, one sequence held)."""
+def _check_pools_fit(session: Session, sku: Sku, quantity: int, pools: PoolsIn, request: WorkloadIn) -> dict[str, Any]:
+    """Each pool's replica must run the model on the SKU's GPU (kernels for its formats, one sequence held), and the
+    pools carry the peak (app.quotes.pool_load)."""
     if request.task != "serving":
         raise refusal("plan.pools", "pools_not_serving", {})
     try:
         model, _warnings = resolve_model(request.model)
     except EstimatorError:
-        return  # a model the estimator cannot size is kept for the record, unchecked
-    hardware = HardwareIn(sku=sku.slug, nodes=1)
-    gpu = resolve_cluster(hardware, cast("SessionOpener", lambda: nullcontext(session)))[0].gpu
+        return {}  # a model the estimator cannot size is kept for the record, unchecked
+    hardware = HardwareIn(sku=sku.slug, nodes=2)  # two servers joined by the fabric: where the KV crosses
+    servers = resolve_cluster(hardware, cast("SessionOpener", lambda: nullcontext(session)))[0]
+    shapes: dict[str, PoolIn] = {"prefill": pools.prefill, "decode": pools.decode}
     for name, pool in shapes.items():
         try:
             cfg = serving_config(request)
             check_serving_plan(model, pool.tp, 1)
-            check_fits(model, cfg, gpu, pool.tp, 1)
+            check_fits(model, cfg, servers.gpu, pool.tp, 1)
         except EstimatorError as error:
             field = error.field if error.field and not error.field.startswith("plan") else f"plan.pools.{name}"
             raise _invalid(field, f"does not fit {sku.slug}: {error}") from error
+    try:
+        return pools_load(model, cfg, servers, sku, pools, quantity)
+    except EstimatorError as error:
+        field = error.field if error.field and not error.field.startswith("plan") else "plan.pools"
+        raise _invalid(field, f"does not fit {sku.slug}: {error}") from error
 
 
 def _joins_servers(sku: Sku, quantity: int, plan: PlanIn, workload: WorkloadIn | None) -> bool:

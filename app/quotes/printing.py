@@ -100,6 +100,7 @@ LABELS: dict[str, dict[str, str]] = {
         "range": "{low} to {high}",
         "paren": " ({text})",
         "no_time": "not estimated: the quote gives no token count",
+        "not_estimated": "not estimated: the estimator cannot size this model on the SKU quoted",
         "billed": "Billed versus used",
         "billed_words_one": "{months} month billed ({hours} h); the job uses about {used}",
         "billed_words": "{months} months billed ({hours} h); the job uses about {used}",
@@ -189,6 +190,7 @@ LABELS: dict[str, dict[str, str]] = {
         "range": "{low}至 {high}",
         "paren": "（{text}）",
         "no_time": "未估算：报价未给出训练 token 数",
+        "not_estimated": "未估算：估算器无法在所报 SKU 上估算此模型",
         "billed": "计费与实际使用",
         "billed_words_one": "计费 {months} 个月（{hours} 小时）；作业约用 {used}",
         "billed_words": "计费 {months} 个月（{hours} 小时）；作业约用 {used}",
@@ -327,9 +329,10 @@ def job_rows(quote: QuoteOut, lang: str) -> list[tuple[str, str]]:
     if task == "serving":
         return rows + serving_words.serving_rows(quote, lang)
     tokens = workload.get("tokens")
-    if isinstance(tokens, int | float) and not isinstance(tokens, bool) and tokens > 0:
+    counted = isinstance(tokens, int | float) and not isinstance(tokens, bool) and tokens > 0
+    if counted and isinstance(tokens, int | float):
         rows.append((t["tokens"], t["tokens_words"].format(n=words.count(float(tokens), lang))))
-    if plan:
+    if {"dp", "tp", "pp", "cp"} & plan.keys():  # a layout stated (and checked); none is never worded as one GPU
         # Worded from the plan's own fields: a summary sent with the quote never prints as is.
         rows.append((t["plan"], words.plan_summary({k: v for k, v in plan.items() if k != "summary"}, lang)))
     hours = _hours(plan, "time_to_train_hours")
@@ -345,8 +348,8 @@ def job_rows(quote: QuoteOut, lang: str) -> list[tuple[str, str]]:
         billed = "billed_words_one" if quote.months == 1 else "billed_words"
         used = words.duration(hours, lang)
         rows.append((t["billed"], t[billed].format(months=quote.months, hours=quote.months * 720, used=used)))
-    elif workload or plan:
-        rows.append((t["time"], t["no_time"]))
+    elif workload or plan:  # with tokens: the estimator could not size this model (kept, unchecked)
+        rows.append((t["time"], t["not_estimated"] if counted else t["no_time"]))
     needed = _positive(plan.get("host_ram_unconfirmed_gib"))  # app.planner.quote_check: host RAM to confirm
     if needed is not None:
         rows.append((t["condition"], t["host_ram_condition"].format(gib=math.ceil(needed))))

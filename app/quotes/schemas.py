@@ -84,12 +84,13 @@ class QuotePlan(PlanIn):
     its prices are. Without a workload, a token count or parallel degrees there is no time to compute, and none
     is printed."""
 
-    DERIVED: ClassVar[tuple[str, ...]] = ("time_to_train_hours", "time_to_train_hours_range")
+    DERIVED: ClassVar[tuple[str, ...]] = ("time_to_train_hours", "time_to_train_hours_range", "summary")
 
     summary: str | None = Field(
         default=None,
         max_length=300,
-        description="The recommendation's plan summary (kept; the document words the plan from the fields).",
+        description="The recommendation's plan summary. Ignored: the quote words the summary from the plan's fields "
+        "(app.quotes.plan_summary), as the recommendation does",
     )
     pools: PoolsIn | None = Field(
         default=None,

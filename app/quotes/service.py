@@ -42,6 +42,7 @@ from app.quotes.schemas import (
     QuoteList,
     QuoteNoteOut,
     QuoteOut,
+    QuotePlan,
 )
 from app.ratelimit.service import RateLimiter
 from app.schemas import mirror
@@ -378,6 +379,12 @@ def _snapshot(terms: _Terms) -> dict[str, Any]:
 
 
 def request_hash(data: QuoteCreate) -> str:
+    """The idempotency fingerprint of a request: its body as the server reads it, the plan's fields the server
+    ignores (`QuotePlan.DERIVED`: an echoed time, its range, the summary) left out, so a retry differing only there
+    replays the quote. They are blanked, not removed: a body that never sent them fingerprints as it always did."""
+    if data.plan is not None:
+        ignored = dict.fromkeys(QuotePlan.DERIVED)
+        data = data.model_copy(update={"plan": data.plan.model_copy(update=ignored)})
     canonical = json.dumps(data.model_dump(mode="json"), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode()).hexdigest()
 

@@ -101,7 +101,8 @@ def test_without_tokens_no_time_is_printed_even_if_sent(client: TestClient) -> N
 
 def test_a_plan_without_a_workload_keeps_no_client_time(client: TestClient) -> None:
     body = {"sku_id": "h100-80g-sxm-8x", "quantity": 1, "term": "monthly", "plan": {"tp": 8, "time_to_train_hours": 3}}
-    assert _issue(client, body)["plan"] == {"tp": 8}
+    # the summary is the server's, worded from the plan's fields (app.quotes.plan_summary)
+    assert _issue(client, body)["plan"] == {"tp": 8, "summary": "tensor parallel 8"}
 
 
 def test_a_plan_no_stack_runs_is_not_quoted(client: TestClient) -> None:

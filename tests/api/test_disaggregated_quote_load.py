@@ -1,0 +1,88 @@
+"""A disaggregated serving quote carries its traffic (docs/api.md "Quotes"): the pools are simulated at the peak with
+the planner's own pool configs (app/quotes/pool_load.py, after app/planner/serving_disagg.py), a pool that does not
+carry it is a 422 `slo_not_met` on `plan.pools.<pool>.replicas` naming the replicas that do, and the quote freezes
+`plan.serving` with the pools' figures. The plan's `summary` is the server's, on serving and training quotes alike.
+Before, 1 + 1 replicas were quoted for traffic /recommend sized at several of each, `plan.serving` was null and the
+client's summary was kept verbatim."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from app import messages
+from app.quotes.models import Quote
+from tests.api.test_disaggregated_quotes import CUSTOMER, disaggregated_option
+
+ONE_EACH = {"prefill": {"tp": 4, "replicas": 1, "gpus": 4}, "decode": {"tp": 4, "replicas": 1, "gpus": 4}}
+TRAINING = {
+    "model": {"preset": "llama-3.1-70b"},
+    "task": "full_finetune",
+    "tokens": 2e9,
+    "constraints": {"term": "monthly"},
+}
+
+
+def _body(option: dict[str, Any], **plan: Any) -> dict[str, Any]:
+    body = option["quote"] | {"customer": CUSTOMER}
+    return body | {"plan": body["plan"] | plan}
+
+
+def test_pools_below_the_traffic_are_refused_naming_the_replicas_that_carry_it(client: TestClient, db: Session) -> None:
+    option = disaggregated_option(client)
+    pools = option["serving"]["pools"]
+    assert pools["prefill"]["replicas"] > 1  # the traffic needs more than one prefill replica
+    response = client.post("/quotes", json=_body(option, pools=ONE_EACH) | {"quantity": 2})
+    assert response.status_code == 422, response.text
+    errors = {error["field"]: error for error in response.json()["errors"]}
+    assert "plan.pools.prefill.replicas" in errors, response.text
+    for name, error in errors.items():
+        assert name in ("plan.pools.prefill.replicas", "plan.pools.decode.replicas")
+        pool = name.split(".")[2]
+        assert error["type"] == "slo_not_met"
+        params = error["params"]
+        assert params["pool"] == pool and params["replicas"] == 1
+        # the fewest replicas of TP 4 that carry the peak; the option fills its servers, so it runs at least as many
+        assert 1 < params["needed"] <= pools[pool]["replicas"]
+        assert f"plan.pools.{pool}.replicas {params['needed']}" in error["message"]
+    assert db.scalar(select(func.count()).select_from(Quote)) == 0
+
+
+def test_the_pool_refusal_is_worded_in_chinese(client: TestClient) -> None:
+    option = disaggregated_option(client)
+    response = client.post(
+        "/quotes", json=_body(option, pools=ONE_EACH) | {"quantity": 2}, headers={"Accept-Language": "zh-CN"}
+    )
+    assert response.status_code == 422, response.text
+    params = response.json()["errors"][0]["params"]
+    assert "prefill 池" in messages.quote_check("slo_not_met", params, "zh") or "decode 池" in messages.quote_check(
+        "slo_not_met", params, "zh"
+    )
+
+
+def test_the_option_as_is_freezes_the_pools_figures_and_the_servers_summary(client: TestClient) -> None:
+    option = disaggregated_option(client)
+    response = client.post("/quotes", json=_body(option, summary="1 replica on a single GPU"))
+    assert response.status_code == 201, response.text
+    plan = response.json()["plan"]
+    assert plan["summary"] == option["plan"]["summary"]  # the planner's words, the client's dropped
+    serving = plan["serving"]
+    assert serving["meets_slo"] is True
+    pools = option["serving"]["pools"]
+    for name in ("prefill", "decode"):
+        frozen = serving["pools"][name]
+        assert (frozen["tp"], frozen["replicas"]) == (pools[name]["tp"], pools[name]["replicas"])
+        assert frozen["utilization"]["peak"] == pytest.approx(pools[name]["utilization"]["peak"], rel=1e-3)
+
+
+def test_a_training_quote_keeps_the_servers_summary_not_the_clients(client: TestClient) -> None:
+    option = client.post("/recommend", json=TRAINING).json()["options"][0]
+    body = option["quote"] | {"customer": CUSTOMER}
+    body["plan"] = body["plan"] | {"summary": "tensor parallel 1, runs on a single GPU in 1 hour"}
+    response = client.post("/quotes", json=body)
+    assert response.status_code == 201, response.text
+    assert response.json()["plan"]["summary"] == option["plan"]["summary"]
