@@ -15,12 +15,12 @@ from app import messages
 from app.capacity.service import CapacityTaken
 from app.catalog import repository as catalog_repository
 from app.errors import InvalidInput, http_problem
+from app.field_words import pydantic_message
 from app.i18n import Translator
 from app.planner.schemas import OptionOut, RecommendIn, RecommendOut
 from app.quotes import service as quotes_service
 from app.quotes.plan_check import check_quote
 from app.quotes.schemas import QuoteCreate
-from app.web.forms import pydantic_message
 
 QUOTE_FIELDS = ("name", "company", "email", "months")
 
