@@ -43,7 +43,7 @@ from app.errors import Conflict, InvalidInput, NotFound
 from app.estimator.hardware import load_gpus
 from app.estimator.interconnects import inter_node_fabrics, intra_node_kinds
 from app.estimator.vocabulary import Term
-from app.money import MoneyError, bp_to_percent, from_minor, to_minor
+from app.money import MoneyError, bp_to_percent, exponent, from_minor, to_minor
 from app.schemas import mirror
 
 BACKDATE_TOLERANCE = timedelta(minutes=5)
@@ -144,6 +144,16 @@ def _error(field: str, message: str) -> dict[str, str]:
     return {"field": field, "message": message, "type": "catalog"}
 
 
+def _money_error(field: str, exc: MoneyError, amount: object, currency: str) -> dict[str, Any]:
+    """An amount with more decimals than its currency has: the message, and its code and figures for the pages."""
+    try:
+        places = exponent(currency)
+    except MoneyError:  # a currency the catalog does not know: its own message
+        return _error(field, str(exc))
+    params = {"amount": str(amount), "places": places, "currency": currency}
+    return {**_error(field, str(exc)), "code": "decimal_places", "params": params}
+
+
 def shape_errors(
     *, gpu_slug: str, rental_unit: str, gpus_per_node: int, card_counts: list[int], prefix: str = ""
 ) -> list[dict[str, str]]:
@@ -182,12 +192,12 @@ def link_errors(
     return errors
 
 
-def _raise_if(errors: list[dict[str, str]]) -> None:
+def _raise_if(errors: list[dict[str, Any]]) -> None:
     if errors:
         _invalid(errors)
 
 
-def _invalid(errors: list[dict[str, str]]) -> NoReturn:
+def _invalid(errors: list[dict[str, Any]]) -> NoReturn:
     raise InvalidInput("; ".join(f"{e['field']}: {e['message']}" for e in errors[:5]), errors=errors)
 
 
@@ -211,7 +221,7 @@ def price_row(data: PriceIn, *, actor: Actor, field: str = "") -> SkuPrice:
     try:
         minor = to_minor(Decimal(data.amount), data.currency)
     except MoneyError as exc:
-        _raise_if([_error(f"{field}amount", str(exc))])
+        _raise_if([_money_error(f"{field}amount", exc, data.amount, data.currency)])
     return SkuPrice(
         amount_minor=minor,
         currency=data.currency,
@@ -533,7 +543,7 @@ def set_addon(session: Session, *, slug: str, code: str, data: AddonIn, actor: A
         try:
             amount = to_minor(Decimal(data.amount), data.currency)
         except MoneyError as exc:
-            _raise_if([_error("amount", str(exc))])
+            _raise_if([_money_error("amount", exc, data.amount, data.currency)])
     row = next((a for a in addons_of(session, sku) if a.code == code), None)
     if (row.version if row else None) != data.version:
         current = addon_out(row).model_dump() if row else None

@@ -67,7 +67,7 @@ def key_create(
         with session.begin_nested():
             issued = service.issue_api_key(session, data=data, actor=admin.actor)
     except (AppError, ValidationError) as exc:
-        return _keys_page(request, session, admin, form=form, **_refusal(exc))
+        return _keys_page(request, session, admin, form=form, **_refusal(exc, request))
     except ValueError as exc:  # a bad date or number
         return _keys_page(request, session, admin, 422, error=f"Please correct: {exc}", errors=[], form=form)
     # Shown once, on this response only; never stored in plain text.

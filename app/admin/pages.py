@@ -28,6 +28,7 @@ from app.catalog import repository as catalog_repository
 from app.deps import SessionDep, UnitOfWorkRoute
 from app.errors import AppError, InvalidInput, TooManyRequests
 from app.estimator.vocabulary import QUOTE_STATUSES, TERMS, QuoteStatus
+from app.field_words import pydantic_message
 from app.i18n import Translator, negotiate
 from app.quotes import service as quotes_service
 from app.templating import templates
@@ -71,11 +72,50 @@ def _safe_next(value: str | None) -> str:
     return value if value and value.startswith("/admin") and not value.startswith("//") else "/admin/skus"
 
 
-def _errors(exc: AppError | ValidationError) -> tuple[str, list[dict[str, Any]]]:
+def _errors(exc: AppError | ValidationError, request: Request) -> tuple[str, list[dict[str, Any]]]:
+    """The summary and each field's error, in the page's language (a pydantic error's from its type and bounds)."""
+    t = Translator(negotiate(request))
     if isinstance(exc, ValidationError):
-        errors = [{"field": ".".join(str(p) for p in e["loc"]), "message": e["msg"]} for e in exc.errors()]
-        return "Please correct the fields below.", errors
+        errors = [
+            {"field": ".".join(str(p) for p in e["loc"]), "message": pydantic_message(e, t)} for e in exc.errors()
+        ]
+        return t("admin_refused"), errors
     return exc.detail, exc.errors
+
+
+# The SKU form's fields as its labels name them (app/templates/admin/_sku_fields.html), for "your edit, not saved".
+SKU_FIELD_LABELS = {
+    "version": "admin_col_version",
+    "name": "admin_f_name",
+    "gpu": "admin_f_gpu",
+    "rental_unit": "admin_f_rented_by",
+    "gpus_per_node": "admin_f_gpus_per_node",
+    "card_counts": "admin_f_card_counts",
+    "intra_node_link": "admin_f_intra_node_link",
+    "interconnect": "admin_f_interconnect",
+    "host_cpu": "admin_f_host_cpu",
+    "host_ram_gib": "admin_f_host_ram",
+    "host_nvme": "admin_f_host_nvme",
+    "network": "admin_f_network",
+    "inter_node_fabric": "admin_f_fabric",
+    "regions": "admin_f_regions",
+    "infiniband_addon": "admin_f_ib_addon",
+    "indicative_price": "admin_f_indicative",
+    "discount_monthly": "admin_f_discount_monthly",
+    "discount_annual": "admin_f_discount_annual",
+    "notes": "admin_f_notes",
+    "amount": "admin_f_new_price",
+    "currency": "admin_f_currency",
+    "effective_from": "admin_f_effective",
+    "note": "admin_f_note",
+}
+
+
+def _submitted_words(submitted: dict[str, Any], t: Translator) -> list[tuple[str, Any]]:
+    """What the admin posted, each field under its label (the CSRF token left out)."""
+    return [
+        (t(SKU_FIELD_LABELS[k]) if k in SKU_FIELD_LABELS else k, v) for k, v in submitted.items() if k != "csrf_token"
+    ]
 
 
 # --- sign-in / sign-out -------------------------------------------------------------------------
@@ -189,7 +229,7 @@ def _edit_page(
         "gpus": gpus,
         "error": error,
         "errors": errors or [],
-        "submitted": submitted or {},
+        "submitted": _submitted_words(submitted or {}, Translator(negotiate(request))),
         "holds": capacity_editing.holds(session, slug=slug),
     }
     return _page(request, "sku_edit.html", context, status_code=status_code)
@@ -253,7 +293,7 @@ def sku_create(request: Request, session: SessionDep, admin: AdminDep, form: For
         with session.begin_nested():
             sku = catalog_editing.create_sku(session, data=data, actor=admin.actor)
     except (AppError, ValidationError) as exc:
-        error, errors = _errors(exc)
+        error, errors = _errors(exc, request)
         gpus = catalog_repository.list_gpu_types(session)
         return _page(
             request,
@@ -268,9 +308,9 @@ def _status(exc: AppError | ValidationError) -> int:
     return 422 if isinstance(exc, ValidationError) else exc.status
 
 
-def _refusal(exc: AppError | ValidationError) -> dict[str, Any]:
+def _refusal(exc: AppError | ValidationError, request: Request) -> dict[str, Any]:
     """A refused form's answer, as a page builder's keywords: its status, the summary and each field's error."""
-    error, errors = _errors(exc)
+    error, errors = _errors(exc, request)
     return {"status_code": _status(exc), "error": error, "errors": errors}
 
 
@@ -290,7 +330,9 @@ class SkuEdit:
     form: dict[str, str]
 
     def refused(self, exc: AppError | ValidationError) -> HTMLResponse:
-        return _edit_page(self.request, self.session, self.admin, self.slug, submitted=self.form, **_refusal(exc))
+        return _edit_page(
+            self.request, self.session, self.admin, self.slug, submitted=self.form, **_refusal(exc, self.request)
+        )
 
     def apply(self, change: Callable[[], object], *, done: str) -> Response:
         """Apply the change in a savepoint, then back to the SKU's page with `?msg=done`; a refused
@@ -643,6 +685,6 @@ def _confirm_page(
         context["error"] = t("admin_confirm_nothing_done")
         context["errors"] = [{"field": "confirm", "message": t("admin_confirm_tick", check=confirmation.check)}]
     if error is not None:
-        context["error"], context["errors"] = _errors(error)
+        context["error"], context["errors"] = _errors(error, request)
     status = error.status if error is not None else 422 if refused else 200
     return _page(request, "confirm.html", context, status_code=status)

@@ -62,7 +62,7 @@ def endpoint_create(
                 session, data=data, actor=admin.actor, allow_private=settings.webhooks_allow_private
             )
     except (AppError, ValidationError) as exc:
-        return _endpoints_page(request, session, admin, **_refusal(exc))
+        return _endpoints_page(request, session, admin, **_refusal(exc, request))
     return _endpoints_page(request, session, admin, 201, created=service.endpoint_created(row, secret))
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, cast
 
 from fastapi import APIRouter, Body, Depends, Header, Query, Request, Response, Security
 from fastapi.concurrency import run_in_threadpool
@@ -27,6 +27,7 @@ from app.deps import (
 )
 from app.estimator.vocabulary import Language, QuoteStatus
 from app.hub.service import FIELD, with_hub_config
+from app.i18n import negotiate
 from app.quotes import printing, search as quote_search, service
 from app.quotes.plan_check import check_quote
 from app.quotes.schemas import QuoteCreate, QuoteOut, QuotePage
@@ -47,7 +48,16 @@ IdempotencyKey = Annotated[
         "their quote, i.e. well beyond 24 hours.",
     ),
 ]
-Lang = Annotated[Language, Query(description="Language of the labels")]
+Lang = Annotated[
+    Language | None,
+    Query(description="Language of the labels; without it, Accept-Language's first supported one, else en"),
+]
+VARY = {"Vary": "Accept-Language"}  # the document's language follows the header where ?lang is absent
+
+
+def _language(request: Request, lang: Language | None) -> Language:
+    """`?lang` wins; then Accept-Language, as every page chooses its language (app.i18n.negotiate)."""
+    return lang if lang is not None else cast(Language, negotiate(request))
 
 
 def _with_hub_config(session: Session, data: QuoteCreate, settings: Settings) -> QuoteCreate:
@@ -136,7 +146,8 @@ def search_quotes(
     response_class=Response,
     responses={200: {"content": {"application/pdf": {}}}},
 )
-async def quote_pdf(public_id: str, request: Request, session: SessionDep, lang: Lang = "en") -> Response:
+async def quote_pdf(public_id: str, request: Request, session: SessionDep, lang: Lang = None) -> Response:
+    lang = _language(request, lang)
     # async, so that waiting on the rendering process holds no worker thread; the database work runs on one
     quote, html, pdf = await run_in_threadpool(
         service.pdf_source, session, public_id=public_id, lang=lang, base_url=str(request.base_url)
@@ -154,7 +165,7 @@ async def quote_pdf(public_id: str, request: Request, session: SessionDep, lang:
             pdf=pdf,
             max_total_bytes=request.app.state.settings.pdf_store_max_bytes,
         )
-    headers = {"Content-Disposition": f'inline; filename="{quote.number}.pdf"'}
+    headers = {"Content-Disposition": f'inline; filename="{quote.number}.pdf"', **VARY}
     return Response(pdf, media_type="application/pdf", headers=headers)
 
 
@@ -164,14 +175,15 @@ async def quote_pdf(public_id: str, request: Request, session: SessionDep, lang:
     response_class=Response,
     responses={200: {"content": {"application/pdf": {}}}},
 )
-async def quote_pdf_alias(public_id: str, request: Request, session: SessionDep, lang: Lang = "en") -> Response:
+async def quote_pdf_alias(public_id: str, request: Request, session: SessionDep, lang: Lang = None) -> Response:
     return await quote_pdf(public_id, request, session, lang)
 
 
 @router.get("/{public_id}/print", summary="The printable quote page", response_class=HTMLResponse)
-def quote_print(public_id: str, request: Request, session: SessionDep, lang: Lang = "en") -> HTMLResponse:
+def quote_print(public_id: str, request: Request, session: SessionDep, lang: Lang = None) -> HTMLResponse:
     quote, seller = service.printable(session, public_id=public_id)
-    return HTMLResponse(printing.render_html(quote, seller, lang=lang, base_url=str(request.base_url)))
+    page = printing.render_html(quote, seller, lang=_language(request, lang), base_url=str(request.base_url))
+    return HTMLResponse(page, headers=VARY)
 
 
 @router.get("/{public_id}", summary="A quote by its public id")

@@ -69,7 +69,9 @@ def start_of(session: Session, start_date: date | None, *, field: str) -> date:
         message = (
             f"must be from today ({today.isoformat()} in the catalog's timezone) to {latest.isoformat()} (a year ahead)"
         )
-        raise InvalidInput(f"{field}: {message}", errors=[{"field": field, "message": message, "type": "value_error"}])
+        window = {"today": today.isoformat(), "latest": latest.isoformat()}  # for the pages' own words
+        error = {"field": field, "message": message, "type": "value_error", "params": window}
+        raise InvalidInput(f"{field}: {message}", errors=[error])
     return start_date
 
 

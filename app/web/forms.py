@@ -20,12 +20,12 @@ from pydantic import ValidationError
 
 from app import messages
 from app.estimator.vocabulary import LORA_TASKS, OBJECTIVES, OPTIMIZERS, PRECISIONS, TASKS, TERMS
+from app.field_words import BILLION, pydantic_message
 from app.i18n import Translator
 from app.planner.schemas import RecommendIn
 
 NumberProblem = Literal["unparsable", "infinite", "fractional"]
 
-BILLION = 1_000_000_000
 SOURCES = ("preset", "hub", "params", "config")
 DEFAULTS: dict[str, str] = {
     "source": "preset",
@@ -337,45 +337,9 @@ def api_message(err: Mapping[str, Any], t: Translator) -> str:
         return messages.unknown(code, params, t.lang)
     if isinstance(code, str) and code in messages.ESTIMATOR_ERRORS["en"] and isinstance(params, Mapping):
         return messages.estimator_text(code, params, t.lang)
+    if str(err.get("field", "")).endswith("start_date") and isinstance(params, Mapping) and "latest" in params:
+        return t("err_start_date", today=params["today"], latest=params["latest"])  # the booking window
     return str(err.get("message", ""))
-
-
-def pydantic_message(err: Mapping[str, Any], t: Translator) -> str:
-    """A pydantic error in the page's language where its type is a plain bound; else its own message."""
-    ctx = err.get("ctx") or {}
-    bounds = {
-        "greater_than": ("err_gt", "gt"),
-        "greater_than_equal": ("err_ge", "ge"),
-        "less_than": ("err_lt", "lt"),
-        "less_than_equal": ("err_le", "le"),
-    }
-    kind = err.get("type", "")
-    if kind in bounds and bounds[kind][1] in ctx:
-        key, bound = bounds[kind]
-        return t(key, limit=_limit_words(ctx[bound], err.get("loc", ()), t))
-    if kind in ("int_parsing", "int_from_float"):
-        return t("err_integer")
-    if kind in ("float_parsing", "decimal_parsing"):
-        return t("err_number")
-    if kind == "literal_error":
-        return t("err_choice")
-    if kind == "missing" or (kind == "string_too_short" and ctx.get("min_length") == 1):
-        return t("err_required")
-    if kind == "value_error" and "email" in str(err.get("msg", "")).lower():
-        return t("err_email")
-    message = str(err.get("msg", ""))
-    return message.removeprefix("Value error, ")
-
-
-def _limit_words(bound: Any, loc: Iterable[Any], t: Translator) -> str:
-    """Bounds in the form's units: the API counts parameters and tokens, the form billions."""
-    names = [str(part) for part in loc]
-    value = float(bound) if isinstance(bound, int | float | Decimal) else bound
-    if names[-1:] in (["params"], ["tokens"]) and isinstance(value, float):
-        value = value / BILLION
-    if isinstance(value, float):
-        return t.number(value, 2)
-    return str(value)
 
 
 def api_body_json(body: dict[str, Any]) -> str:

@@ -7,19 +7,20 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
 
+from fastapi.responses import Response
 from pydantic import ValidationError
 from sqlalchemy.orm import Session
 
 from app import messages
 from app.capacity.service import CapacityTaken
 from app.catalog import repository as catalog_repository
-from app.errors import InvalidInput
+from app.errors import InvalidInput, http_problem
+from app.field_words import pydantic_message
 from app.i18n import Translator
 from app.planner.schemas import OptionOut, RecommendIn, RecommendOut
 from app.quotes import service as quotes_service
 from app.quotes.plan_check import check_quote
 from app.quotes.schemas import QuoteCreate
-from app.web.forms import pydantic_message
 
 QUOTE_FIELDS = ("name", "company", "email", "months")
 
@@ -57,6 +58,13 @@ def find_option(result: RecommendOut, raw: str | None) -> OptionOut | None:
     except ValueError:
         return None
     return next((o for o in result.options if o.rank == rank), None)
+
+
+def option_problem(count: int, t: Translator) -> Response:
+    """422 problem+json naming `option` and the ranks there are (1..count), for a client that is not a browser."""
+    message = t("option_range", n=count) if count else t("option_none")
+    return http_problem(422, f"option: {message}", errors=[{"field": "option", "message": message,
+                        "type": "option_range", "ctx": {"min": 1, "max": count}}])  # fmt: skip
 
 
 def default_addons(option: OptionOut, offered: list[tuple[str, str]]) -> list[str]:

@@ -30,7 +30,7 @@ from app import messages
 from app.catalog.schemas import SkuOut
 from app.catalog.service import public_skus
 from app.deps import SessionDep, SettingsDep
-from app.error_pages import WebRoute, error_page
+from app.error_pages import WebRoute, error_page, wants_html
 from app.errors import BadGateway, Conflict, InvalidInput, ServiceUnavailable
 from app.estimator.presets import list_presets
 from app.estimator.specs import EstimatorError
@@ -44,7 +44,7 @@ from app.templating import templates
 from app.web import forms
 from app.web.charts import MEMORY_PARTS, MIN_SAVING_HOURS, scatter, useful_front
 from app.web.present import CSV_COLUMNS, csv_row, download_stem, model_name, option_view, plan_words
-from app.web.quote_form import QuoteEntry, find_option, quote_form_context, quote_from_form
+from app.web.quote_form import QuoteEntry, find_option, option_problem, quote_form_context, quote_from_form
 
 router = APIRouter(route_class=WebRoute, include_in_schema=False)
 
@@ -233,7 +233,9 @@ def launch_config(request: Request, session: SessionDep) -> Response:
         return answer
     option = find_option(answer[1], request.query_params.get("option"))
     if option is None:
-        return error_page(request, 404, message=t("option_missing"))
+        if wants_html(request):
+            return error_page(request, 404, message=t("option_missing"))
+        return option_problem(len(answer[1].options), t)  # a machine-readable download: 422 naming `option`
     request_in, result = answer
     name = f"{download_stem(request_in, result)}-option{option.rank}-{option.sku.id}-{option.total_gpus}gpu.json"
     model = request_in.model.model_dump(mode="json", exclude_defaults=True, exclude={"hf_config"})

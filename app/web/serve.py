@@ -40,7 +40,7 @@ from app.web.charts import memory_bar
 from app.web.forms import api_message, parse_number
 from app.web.present import miss_words
 from app.web.quote_form import QuoteEntry, find_option, quote_form_context, quote_from_form
-from app.web.serve_words import binding, binding_words, servers_words
+from app.web.serve_words import binding, binding_words, layout_words, servers_words
 
 router = APIRouter(route_class=WebRoute, include_in_schema=False)
 
@@ -251,6 +251,7 @@ def serve_results(request: Request, session: SessionDep, settings: SettingsDep) 
         "near": near,
         "quote_qs": urlencode(_state(form, t)),
         "servers_words": lambda o: servers_words(o, t),
+        "layout_words": lambda o: layout_words(o, t),
         "rate": body.serving.requests_per_s or 0,
         "factor": body.serving.peak_factor,
         "percentile": percentile,
@@ -287,9 +288,7 @@ def _quote_page(
     option, served = entry.option, entry.option.serving
     summary = entry.option.plan.summary  # the API's English, for an option without serving figures
     if served is not None:
-        layout = t.plural("serve_layout", served.replicas, replicas=served.replicas, tp=served.gpus_per_replica,
-                          gpus=option.total_gpus)  # fmt: skip
-        summary = layout
+        summary = layout_words(option, t)
         if served.pools:
             summary = serving_words.deployment_words(
                 {"pools": {name: pool.model_dump() for name, pool in served.pools.items()}},
@@ -308,8 +307,7 @@ def serve_quote_form(request: Request, session: SessionDep, settings: SettingsDe
     option = find_option(answer[1], request.query_params.get("option")) if answer else None
     if option is None:
         return error_page(request, 404, message=t("option_missing"))
-    pooled = option.serving is not None and bool(option.serving.pools)  # its pools' servers join over the fabric
-    return _quote_page(request, session, form, t, QuoteEntry.blank(option, chosen=None if pooled else []))
+    return _quote_page(request, session, form, t, QuoteEntry.blank(option))  # ticks its quote body's add-ons
 
 
 @router.post("/serve/quote", response_class=HTMLResponse)

@@ -65,3 +65,19 @@ def binding_words(found: Binding | None, t: Translator) -> str:
 
 def servers_words(option: OptionOut, t: Translator) -> str:
     return t.plural("serve_servers", option.nodes, n=t.number(option.nodes))
+
+
+def layout_words(option: OptionOut, t: Translator) -> str:
+    """The deployment's layout: replicas × TP (× PP where a replica spans stages), or, for separate pools,
+    each pool's replicas × TP; the GPUs are the option's total."""
+    s = option.serving
+    if s is None:
+        return ""
+    if s.pools and "prefill" in s.pools and "decode" in s.pools:
+        pre, dec = s.pools["prefill"], s.pools["decode"]
+        return t("serve_layout_pools", prefill=pre.replicas, prefill_tp=pre.tp, decode=dec.replicas,
+                 decode_tp=dec.tp, gpus=option.total_gpus)  # fmt: skip
+    tp = option.plan.tp
+    pp = s.gpus_per_replica // tp if tp else 1
+    key = "serve_layout_pp" if pp > 1 else "serve_layout"
+    return t.plural(key, s.replicas, replicas=s.replicas, tp=tp, pp=pp, gpus=option.total_gpus)

@@ -82,3 +82,42 @@ def test_every_after_change_message_is_worded_in_both_languages() -> None:
     for code in MESSAGES:
         assert f"admin_msg_{code}" in EN and f"admin_msg_{code}" in ZH, code
         assert EN[f"admin_msg_{code}"] != ZH[f"admin_msg_{code}"], code
+
+
+def _refused_sku_forms(client: TestClient, lang: str, csrf: str) -> dict[str, str]:
+    """The SKU edit page refusing a server of 0 GPUs, and a price with a fraction of a fen."""
+    url = f"/admin/skus/h100-80g-sxm-8x?lang={lang}"
+    page = client.get(url, headers=HTML).text
+    version = re.search(r'name="version" value="(\d+)"', page)
+    assert version, page[:2000]
+    fields = {
+        "csrf_token": csrf, "version": version.group(1), "name": "8x H100 80G SXM NVSwitch server",
+        "gpu": "h100-80g-sxm", "rental_unit": "node", "gpus_per_node": "0", "card_counts": "8",
+        "intra_node_link": "nvlink4", "regions": "shenzhen",
+    }  # fmt: skip
+    edit = client.post(url, data=fields, headers=HTML)
+    price = client.post(
+        f"/admin/skus/h100-80g-sxm-8x/prices?lang={lang}",
+        data={"csrf_token": csrf, "amount": "30000.005", "currency": "CNY"},
+        headers=HTML,
+    )
+    assert (edit.status_code, price.status_code) == (422, 422), (edit.text[:2000], price.text[:2000])
+    return {"edit": edit.text, "price": price.text}
+
+
+def test_refused_sku_forms_are_chinese(client: TestClient, db: Session, alice: Admin) -> None:
+    """A refused edit: the summary, pydantic's field error, the SKU's status and the unsaved fields' labels, and a
+    price's decimal places, all from the catalog (R8); in English the same codes read as English."""
+    csrf = sign_in(client, alice.user.email)
+    catalog = [*filter(None, [*db.scalars(select(GpuType.name)), *db.scalars(select(Sku.notes))]), "shenzhen"]
+    names = sorted({*allowed_names(client), *TRAINING_NAMES, *catalog}, key=len, reverse=True)
+    zh = _refused_sku_forms(client, "zh", csrf)
+    left = {name: runs for name, page in zh.items() if (runs := english_runs(page, names))}
+    assert not left, left
+    assert "未保存：请修改下列字段。" in zh["edit"] and "Please correct" not in zh["edit"]
+    assert "不能小于 1" in zh["edit"] or "必须大于或等于 1" in zh["edit"], zh["edit"]
+    assert "· 在售</small>" in zh["edit"] and "<dt>每台服务器 GPU 数</dt>" in zh["edit"]
+    assert "30000.005 的小数位超过 CNY 允许的 2 位" in zh["price"]
+    en = _refused_sku_forms(client, "en", csrf)
+    assert "Not saved: correct the fields below." in en["edit"] and "<dt>GPUs per server</dt>" in en["edit"]
+    assert "30000.005 has more than 2 decimal places for CNY" in en["price"]

@@ -101,4 +101,4 @@ def test_the_wizard_start_date_reaches_the_results_and_the_quote(client: TestCli
     quote = client.get(posted.headers["location"].split("/print")[0]).json()
     assert (quote["start_date"], quote["reservation"]["starts_on"]) == (start, start)
     late = client.get("/results?preset=llama-2-7b&task=lora&start_date=2099-01-01", headers={"accept": "text/html"})
-    assert 'id="f-start_date"' in late.text and "must be from today" in late.text
+    assert 'id="f-start_date"' in late.text and "Must be from today" in late.text

@@ -108,3 +108,40 @@ def test_the_training_quote_is_chinese_printed_and_as_pdf(client: TestClient, db
     left = {"printed": english_runs(printed.text, names), "pdf": pdf_runs(pdf_text, names)}
     assert not any(left.values()), left
     assert "价格 #" in pdf_text and "price #" not in pdf_text  # the catalog's versions, a single English word before
+
+
+FIELD_ERRORS = {  # (query, field, the catalog's words for it in en and zh)
+    "too many digits": ("budget=1e400", "budget", "Use at most 16 digits in all.", "总位数不能超过 16 位。"),
+    "too many places": (
+        "total_budget=0.001",
+        "total_budget",
+        "Use at most 2 decimal places.",
+        "小数位数不能超过 2 位。",
+    ),
+    "start out of range": ("start_date=9999-12-31", "start_date", "Must be from today (", "必须在今天（"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(FIELD_ERRORS))
+def test_wizard_field_errors_are_worded_by_the_catalog(client: TestClient, db: Session, case: str) -> None:
+    query, field, english, chinese = FIELD_ERRORS[case]
+    for lang, words in (("en", english), ("zh", chinese)):
+        page = client.get(f"/results?preset=llama-3.1-8b&task=lora&{query}&lang={lang}", headers=HTML)
+        error = re.search(rf'id="err-{field}"[^>]*>([^<]+)<', page.text)
+        assert error, (lang, page.status_code, page.text[:3000])
+        assert html.unescape(error.group(1)).strip().startswith(words), (lang, error.group(1))
+    page = client.get(f"/results?preset=llama-3.1-8b&task=lora&{query}&lang=zh", headers=HTML)
+    assert not english_runs(page.text, _names(client, db)), english_runs(page.text, _names(client, db))
+
+
+def test_the_printed_quote_and_its_pdf_follow_accept_language(client: TestClient) -> None:
+    """As every page: `?lang` wins, else Accept-Language (the API's links.print and links.pdf carry no lang)."""
+    path = _issue(client, SCENARIOS["lora 7b"]).split("?")[0]
+    chinese = {**HTML, "accept-language": "zh-CN,zh;q=0.9,en;q=0.5"}
+    printed = client.get(path, headers=chinese)
+    assert printed.status_code == 200 and '<html lang="zh-CN">' in printed.text and "报价" in printed.text
+    assert '<html lang="en">' in client.get(f"{path}?lang=en", headers=chinese).text
+    assert '<html lang="en">' in client.get(path, headers=HTML).text
+    pdf = client.get(f"{path.removesuffix('/print')}.pdf", headers={"accept-language": "zh-CN"})
+    assert pdf.status_code == 200 and pdf.headers["vary"] == "Accept-Language"
+    assert "价格 #" in "\n".join(page.extract_text() for page in PdfReader(io.BytesIO(pdf.content)).pages)

@@ -1,0 +1,57 @@
+"""A pydantic field error in the page's language, from its `type` and `ctx` (the bounds, the digits a decimal
+may have, a required or a choice field), for the wizards' and the admin's forms alike; else pydantic's own message."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from decimal import Decimal
+from typing import Any
+
+from app.i18n import Translator
+
+BILLION = 1_000_000_000
+
+
+def pydantic_message(err: Mapping[str, Any], t: Translator) -> str:
+    """A pydantic error in the page's language where its type is a plain bound; else its own message."""
+    ctx = err.get("ctx") or {}
+    bounds = {
+        "greater_than": ("err_gt", "gt"),
+        "greater_than_equal": ("err_ge", "ge"),
+        "less_than": ("err_lt", "lt"),
+        "less_than_equal": ("err_le", "le"),
+    }
+    kind = err.get("type", "")
+    if kind in bounds and bounds[kind][1] in ctx:
+        key, bound = bounds[kind]
+        return t(key, limit=_limit_words(ctx[bound], err.get("loc", ()), t))
+    if kind in ("int_parsing", "int_from_float"):
+        return t("err_integer")
+    if kind in ("float_parsing", "decimal_parsing"):
+        return t("err_number")
+    if kind == "literal_error":
+        return t("err_choice")
+    decimals = {
+        "decimal_max_digits": ("err_max_digits", "max_digits"),
+        "decimal_max_places": ("err_max_places", "decimal_places"),
+        "decimal_whole_digits": ("err_whole_digits", "whole_digits"),
+    }
+    if kind in decimals and decimals[kind][1] in ctx:
+        return t(decimals[kind][0], n=ctx[decimals[kind][1]])
+    if kind == "missing" or (kind == "string_too_short" and ctx.get("min_length") == 1):
+        return t("err_required")
+    if kind == "value_error" and "email" in str(err.get("msg", "")).lower():
+        return t("err_email")
+    message = str(err.get("msg", ""))
+    return message.removeprefix("Value error, ")
+
+
+def _limit_words(bound: Any, loc: Iterable[Any], t: Translator) -> str:
+    """Bounds in the form's units: the API counts parameters and tokens, the form billions."""
+    names = [str(part) for part in loc]
+    value = float(bound) if isinstance(bound, int | float | Decimal) else bound
+    if names[-1:] in (["params"], ["tokens"]) and isinstance(value, float):
+        value = value / BILLION
+    if isinstance(value, float):
+        return t.number(value, 2)
+    return str(value)
