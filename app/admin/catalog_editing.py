@@ -43,6 +43,7 @@ from app.errors import Conflict, InvalidInput, NotFound
 from app.estimator.hardware import load_gpus
 from app.estimator.interconnects import inter_node_fabrics, intra_node_kinds
 from app.estimator.vocabulary import Term
+from app.i18n_admin import ADMIN_EN
 from app.money import MoneyError, bp_to_percent, exponent, from_minor, to_minor
 from app.schemas import mirror
 
@@ -179,17 +180,25 @@ def shape_errors(
 
 def link_errors(
     *, intra_node_link: str | None, inter_node_fabric: str | None, prefix: str = ""
-) -> list[dict[str, str]]:
+) -> list[dict[str, Any]]:
     """A link or fabric the estimator has figures for (app/estimator/data/interconnects.json): another id would
     leave every plan on the SKU unsizeable."""
     errors = []
     if intra_node_link is not None and intra_node_link not in intra_node_kinds():
         known = ", ".join(sorted(intra_node_kinds()))
-        errors.append(_error(f"{prefix}intra_node_link", f"unknown link {intra_node_link!r}; known: {known}"))
+        errors.append(_coded(f"{prefix}intra_node_link", "link_unknown", link=repr(intra_node_link), known=known))
     if inter_node_fabric is not None and inter_node_fabric not in inter_node_fabrics():
         known = ", ".join(sorted(inter_node_fabrics()))
-        errors.append(_error(f"{prefix}inter_node_fabric", f"unknown fabric {inter_node_fabric!r}; known: {known}"))
+        errors.append(
+            _coded(f"{prefix}inter_node_fabric", "fabric_unknown", fabric=repr(inter_node_fabric), known=known)
+        )
     return errors
+
+
+def _coded(field: str, code: str, **params: Any) -> dict[str, Any]:
+    """A refusal on `field` worded from its code (app/i18n_admin.py `admin_err_<code>`: the admin pages word it in
+    their reader's language), its values in `params`."""
+    return {**_error(field, ADMIN_EN[f"admin_err_{code}"].format(**params)), "code": code, "params": params}
 
 
 def _raise_if(errors: list[dict[str, Any]]) -> None:
@@ -286,20 +295,16 @@ def flush(session: Session, sku: Sku, version: int) -> None:
 # --- writing ------------------------------------------------------------------------------------
 
 
-def discount_errors(discounts: Mapping[str, int], field: str = "discounts") -> list[dict[str, str]]:
+def discount_errors(discounts: Mapping[str, int], field: str = "discounts") -> list[dict[str, Any]]:
     """A term that commits to fewer months may not be discounted more than a longer one (review R14: a monthly
     discount of 50 % against 10 % annual, one typo, steers every customer off the annual commitment)."""
     monthly, annual = discounts.get("monthly", 0), discounts.get("annual", 0)
     if monthly <= annual:
         return []
-    message = (
-        f"the monthly term's discount ({monthly / 100:g} %) is above the annual term's ({annual / 100:g} %): a month "
-        "would cost less than the year's commitment"
-    )
-    return [_error(f"{field}.monthly", message)]
+    return [_coded(f"{field}.monthly", "discount_order", monthly=f"{monthly / 100:g}", annual=f"{annual / 100:g}")]
 
 
-def merged_discount_errors(sku: Sku, discounts: Mapping[Term, str], field: str = "discounts") -> list[dict[str, str]]:
+def merged_discount_errors(sku: Sku, discounts: Mapping[Term, str], field: str = "discounts") -> list[dict[str, Any]]:
     """discount_errors of the SKU's discounts with `discounts` set (checked before anything is written)."""
     merged = {row.term: row.discount_bp for row in sku.discounts} | {
         term: discount_bp(value) for term, value in discounts.items()

@@ -13,6 +13,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.catalog.models import GpuType, Sku, SkuPrice
+from app.estimator.interconnects import inter_node_fabrics, intra_node_kinds
 from app.estimator.vocabulary import API_SCOPES
 from tests.admin.conftest import Admin, csrf_of, sign_in
 from tests.web.test_serve_chinese import allowed_names, english_runs
@@ -101,8 +102,19 @@ def _refused_sku_forms(client: TestClient, lang: str, csrf: str) -> dict[str, st
         data={"csrf_token": csrf, "amount": "30000.005", "currency": "CNY"},
         headers=HTML,
     )
-    assert (edit.status_code, price.status_code) == (422, 422), (edit.text[:2000], price.text[:2000])
-    return {"edit": edit.text, "price": price.text}
+    # refused by the catalog's own rules: a link the estimator has no figures for, a monthly discount above the annual
+    links = {
+        **fields,
+        "gpus_per_node": "8",
+        "intra_node_link": "warp",
+        "discount_monthly": "50",
+        "discount_annual": "10",
+    }
+    catalog = client.post(url, data=links, headers=HTML)
+    assert (edit.status_code, price.status_code, catalog.status_code) == (422, 422, 422), (
+        edit.text[:2000], price.text[:2000], catalog.text[:2000],
+    )  # fmt: skip
+    return {"edit": edit.text, "price": price.text, "catalog": catalog.text}
 
 
 def test_refused_sku_forms_are_chinese(client: TestClient, db: Session, alice: Admin) -> None:
@@ -110,7 +122,8 @@ def test_refused_sku_forms_are_chinese(client: TestClient, db: Session, alice: A
     price's decimal places, all from the catalog (R8); in English the same codes read as English."""
     csrf = sign_in(client, alice.user.email)
     catalog = [*filter(None, [*db.scalars(select(GpuType.name)), *db.scalars(select(Sku.notes))]), "shenzhen"]
-    names = sorted({*allowed_names(client), *TRAINING_NAMES, *catalog}, key=len, reverse=True)
+    ids = [*intra_node_kinds(), *inter_node_fabrics(), "'warp'"]  # the known links and fabrics, and the one typed
+    names = sorted({*allowed_names(client), *TRAINING_NAMES, *catalog, *ids}, key=len, reverse=True)
     zh = _refused_sku_forms(client, "zh", csrf)
     left = {name: runs for name, page in zh.items() if (runs := english_runs(page, names))}
     assert not left, left
@@ -118,6 +131,8 @@ def test_refused_sku_forms_are_chinese(client: TestClient, db: Session, alice: A
     assert "不能小于 1" in zh["edit"] or "必须大于或等于 1" in zh["edit"], zh["edit"]
     assert "· 在售</small>" in zh["edit"] and "<dt>每台服务器 GPU 数</dt>" in zh["edit"]
     assert "30000.005 的小数位超过 CNY 允许的 2 位" in zh["price"]
+    assert "未知的 GPU 互连 &#39;warp&#39;" in zh["catalog"] and "月付折扣（50 %）高于年付折扣（10 %）" in zh["catalog"]
     en = _refused_sku_forms(client, "en", csrf)
     assert "Not saved: correct the fields below." in en["edit"] and "<dt>GPUs per server</dt>" in en["edit"]
     assert "30000.005 has more than 2 decimal places for CNY" in en["price"]
+    assert "unknown link &#39;warp&#39;" in en["catalog"] and "above the annual term&#39;s (10 %)" in en["catalog"]
