@@ -6,7 +6,8 @@
 Coordinate descent over a small grid per constant, minimising median |error| + mean |error| / 2 over
 the fit cases' throughput/latency figures. The held-out cases ([lmdeploy], [vllm]#2031, [sglang], [inferencex]) are
 only evaluated, never optimised. The KV-capacity constants come straight from logged values (see
-app/estimator/serving.py) and are not searched. Paste the printed values into serving.py.
+app/estimator/serving/memory.py) and are not searched. Paste the printed values into app/estimator/serving/step.py,
+where they are set and read.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app.estimator import serving
+from app.estimator.serving import step as step_time
 from tests.estimator.serving_cases import CASES, relative_error
 
 SCALARS = (
@@ -48,15 +49,15 @@ def objective(cases: list) -> float:
 
 
 def _get(name: str, key: str | None) -> float:
-    value = getattr(serving, name)
+    value = getattr(step_time, name)
     return value[key] if key else value
 
 
 def _set(name: str, key: str | None, value: float) -> None:
     if key:
-        getattr(serving, name)[key] = value
+        getattr(step_time, name)[key] = value
     else:
-        setattr(serving, name, value)
+        setattr(step_time, name, value)
 
 
 def fit(rounds: int = 4) -> dict[str, float]:

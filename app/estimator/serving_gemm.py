@@ -10,7 +10,7 @@ tiles, so at TP 4-8 a projection of 2,560 columns is 20 tiles on 132 SMs (15 % b
 is 16 rows of them and fills every wave to within a few per cent.
 
 The occupancy here is that of 128×128 tiles, each GEMM weighted by its FLOPs (its weights: M is common to all). The
-large-M compute efficiency of the serving model (serving.PREFILL_COMPUTE_EFFICIENCY) was fitted on steps of
+large-M compute efficiency of the serving model (serving/step.py PREFILL_COMPUTE_EFFICIENCY) was fitted on steps of
 thousands of tokens, where the occupancy is 0.95-1.0, so the factor leaves long prompts where they were and slows
 short prompts in proportion to the SMs they leave idle. cuBLAS's split-K kernels recover some of the idle SMs for
 the narrowest GEMMs (the guide's §3 notes the library's heuristics), so the factor is an upper bound on the loss

@@ -1,5 +1,5 @@
 """The levers serving teams pull beyond the engine's defaults: the prefix cache and speculative decoding. What each
-engine runs, and the arithmetic of each; app/estimator/serving.py applies them to its step model and simulation.
+engine runs, and the arithmetic of each; app/estimator/serving/ applies them to its step model and simulation.
 
 Prefix caching. A prompt's tokens found in the cache (a shared system prompt, the earlier turns of a conversation,
 a RAG document sent again) are not prefilled: the request starts prefilling at the first token not found, and the

@@ -14,7 +14,7 @@ in-flight batching behave alike):
 - A request's first token comes out of the step that prefills the last chunk of its prompt; it then decodes one
   token per step until its output is complete and its cache is freed.
 - The time of a step comes from the caller's step model (`StepTime`: the roofline step of
-  app/estimator/serving.py for the decodes and prompt tokens the step carries).
+  app/estimator/serving/step.py for the decodes and prompt tokens the step carries).
 
 Steps in which nothing but decoding happens are advanced together up to the next arrival or completion (their
 time is linear in the context, so the average of the first and last step times them), so a run costs a few

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import pytest
 
-from app.estimator import serving
 from app.estimator.hardware import get_gpu
 from app.estimator.presets import get_preset
 from app.estimator.serving import ServingConfig
+from app.estimator.serving.memo import _hardware
 from app.estimator.specs import Cluster
 
 H100 = Cluster(gpu=get_gpu("h100-80g-sxm"), gpus_per_node=8)
@@ -36,7 +36,7 @@ MEASURED_US = {
 @pytest.mark.parametrize("tp", [2, 4, 8])
 def test_fixed_allreduce_cost_per_call_is_inside_the_measured_kernels(engine_name: str, tp: int) -> None:
     cfg = ServingConfig(input_tokens=1000, output_tokens=200, concurrency=1, engine=engine_name)
-    hw = serving._hardware(LLAMA_70B, cfg, H100, tp, 1)
+    hw = _hardware(LLAMA_70B, cfg, H100, tp, 1)
     per_call_us = hw.allreduce_fixed_s / (2 * LLAMA_70B.layers) * 1e6
     low, high = MEASURED_US[tp]
     assert min(low) <= per_call_us <= max(high)

@@ -5,7 +5,7 @@ page; the first-contact figures are in tests/estimator/data/serving_first_contac
 
 Published (TTFT ms, ITL ms): c5 546.70 / 21.83, c25 688.69 / 38.75, c50 834.51 / 59.73; one request 406.77 / 18.58.
 At first contact the estimate's TTFT did not grow with the load (422, 425, 428 ms: −23, −38, −49 %) and its ITL read
-−19, −32, −15 %. Two causes, both the engine's scheduling (app/estimator/serving.py `_operating_point`,
+−19, −32, −15 %. Two causes, both the engine's scheduling (app/estimator/serving/operating_point.py `_operating_point`,
 `_mixed_step_s`): the new prompts queue for the prefill one after another (a 5,000-token prompt fills most of the
 8,192-token step budget), and the prompts are prefilled whole on some steps, not spread over all, so the decodes of
 those steps wait for a compute-bound chunk while the rest stay bound by the weights' read.
@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import pytest
 
-from app.estimator import serving
 from app.estimator.hardware import get_gpu
 from app.estimator.presets import get_preset
 from app.estimator.serving import ServingConfig, estimate_serving
+from app.estimator.serving.memo import _hardware
+from app.estimator.serving.operating_point import _mixed_step_s
+from app.estimator.serving.step import _step_s
 from app.estimator.specs import Cluster
 
 H100 = Cluster(gpu=get_gpu("h100-80g-sxm"), gpus_per_node=8)
@@ -59,10 +61,10 @@ def test_a_mixed_step_is_at_least_the_step_at_the_mean_load() -> None:
     """The mean of the steps with and without a chunk is at least one step carrying the averaged prefill tokens
     (the average of the maxima of memory and compute time is never below the maximum of their averages)."""
     cfg = _nim(25)
-    hw = serving._hardware(LLAMA_70B, cfg, H100, 2, 1)
+    hw = _hardware(LLAMA_70B, cfg, H100, 2, 1)
     for average in (10.0, 100.0, 1000.0):
-        mixed, _ = serving._mixed_step_s(hw, 25, 5250, average, 5000, 5000)
-        at_mean, _ = serving._step_s(hw, 25, 5250, average, 5000, 5000)
+        mixed, _ = _mixed_step_s(hw, 25, 5250, average, 5000, 5000)
+        at_mean, _ = _step_s(hw, 25, 5250, average, 5000, 5000)
         assert mixed >= at_mean
 
 
@@ -76,12 +78,12 @@ def test_sglang_decodes_wait_for_a_prompt_step_of_its_own() -> None:
 
     case = INFERENCEX_CASES[-1]
     cluster = Cluster(gpu=case.gpu, gpus_per_node=8)
-    hw = serving._hardware(case.model, case.cfg, cluster, case.tp, 1)
+    hw = _hardware(case.model, case.cfg, cluster, case.tp, 1)
     decodes, prompt, out = 64.0, 1024, 1024
     per_step = (decodes - 1) * prompt / (1 + out - 1)  # the others' prompt tokens per step of one request
-    mean, _ = serving._mixed_step_s(hw, decodes, prompt + out / 2, per_step, prompt, prompt, mixed=False)
-    decode_only, _ = serving._step_s(hw, decodes, prompt + out / 2, 0.0, 0.0)
-    prefill_only, _ = serving._step_s(hw, 0.0, 0.0, prompt, prompt)
+    mean, _ = _mixed_step_s(hw, decodes, prompt + out / 2, per_step, prompt, prompt, mixed=False)
+    decode_only, _ = _step_s(hw, decodes, prompt + out / 2, 0.0, 0.0)
+    prefill_only, _ = _step_s(hw, 0.0, 0.0, prompt, prompt)
     assert mean == pytest.approx(decode_only + per_step / prompt * prefill_only)
     estimate = estimate_serving(case.model, case.cfg, cluster, tp=case.tp)
     assert estimate.tpot_ms >= decode_only * 1e3 + per_step / prompt * prefill_only * 1e3 * 0.99

@@ -1,5 +1,5 @@
 """A closed loop's replacement request waits for the steps already under way when it reaches the engine
-(app/estimator/serving.py `_replaced`).
+(app/estimator/serving/operating_point.py `_replaced`).
 
 A benchmark client at a fixed number in flight (vllm bench serve --max-concurrency, AIPerf's concurrency mode) sends
 its next request once the last token of the one before has arrived, so the replacement reaches the engine while the
@@ -28,10 +28,11 @@ from __future__ import annotations
 
 import pytest
 
-from app.estimator import serving
 from app.estimator.hardware import get_gpu
 from app.estimator.presets import get_preset
-from app.estimator.serving import ServingConfig, estimate_serving
+from app.estimator.serving import REQUEST_OVERHEAD_S, ServingConfig, estimate_serving
+from app.estimator.serving.memo import _hardware
+from app.estimator.serving.operating_point import _operating_point
 from app.estimator.specs import Cluster
 from app.estimator.vocabulary import Engine
 
@@ -61,12 +62,12 @@ def test_the_replacement_waits_for_the_steps_under_way(engine: Engine, release: 
     SGLang 6.9 ms, TensorRT-LLM 0): a whole step is left when that is nothing, and half a step (a uniform phase's mean
     rest) once it is longer than half a step, as the vLLM and SGLang paths are beside Qwen3-8B's 7-8 ms steps."""
     cfg = _sharegpt(engine, 4, release)
-    hw = serving._hardware(QWEN3_8B, cfg, H100, 1, 1)
-    bare = serving._operating_point(QWEN3_8B, cfg, hw, 4)
+    hw = _hardware(QWEN3_8B, cfg, H100, 1, 1)
+    bare = _operating_point(QWEN3_8B, cfg, hw, 4)
     estimate = estimate_serving(QWEN3_8B, cfg, H100)
     wait_ms = estimate.ttft_ms - bare.ttft_s * 1e3
     step_ms = bare.tpot_s * 1e3
-    rest = max(1.0 - serving.REQUEST_OVERHEAD_S[engine] * 1e3 / step_ms, 0.5)
+    rest = max(1.0 - REQUEST_OVERHEAD_S[engine] * 1e3 / step_ms, 0.5)
     assert rest == (1.0 if engine == "trt-llm" else 0.5)
     assert wait_ms == pytest.approx((rest + lookahead) * step_ms)
     assert estimate.tpot_ms == pytest.approx(bare.tpot_s * 1e3)
@@ -77,15 +78,15 @@ def test_the_replacement_waits_for_the_steps_under_way(engine: Engine, release: 
 def test_one_client_finds_the_replica_idle(engine: Engine) -> None:
     """Its request follows its own last token: nothing runs, nothing to wait for."""
     cfg = _sharegpt(engine, 1)
-    hw = serving._hardware(QWEN3_8B, cfg, H100, 1, 1)
-    bare = serving._operating_point(QWEN3_8B, cfg, hw, 1)
+    hw = _hardware(QWEN3_8B, cfg, H100, 1, 1)
+    bare = _operating_point(QWEN3_8B, cfg, hw, 1)
     assert estimate_serving(QWEN3_8B, cfg, H100).ttft_ms == pytest.approx(bare.ttft_s * 1e3)
 
 
 def test_a_replica_at_capacity_offline_waits_for_no_client() -> None:
     """Without a concurrency (the replica's own capacity, an offline run) requests are queued already: unchanged."""
     cfg = ServingConfig(input_tokens=233, output_tokens=221, engine="sglang")
-    hw = serving._hardware(QWEN3_8B, cfg, H100, 1, 1)
+    hw = _hardware(QWEN3_8B, cfg, H100, 1, 1)
     estimate = estimate_serving(QWEN3_8B, cfg, H100)
-    bare = serving._operating_point(QWEN3_8B, cfg, hw, estimate.max_concurrency)
+    bare = _operating_point(QWEN3_8B, cfg, hw, estimate.max_concurrency)
     assert estimate.ttft_ms == pytest.approx(bare.ttft_s * 1e3)

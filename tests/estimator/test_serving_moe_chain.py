@@ -22,12 +22,8 @@ import pytest
 
 from app.estimator.hardware import get_gpu
 from app.estimator.presets import get_preset
-from app.estimator.serving import (
-    ENGINE_DEFAULTS,
-    ServingConfig,
-    _hardware,
-    expected_experts_touched,
-)
+from app.estimator.serving import ENGINE_DEFAULTS, ServingConfig, expected_experts_touched
+from app.estimator.serving.memo import _hardware
 from app.estimator.specs import Cluster
 from tests.estimator.serving_cases import INFERENCEX_CASES, relative_error
 

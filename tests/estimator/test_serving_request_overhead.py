@@ -1,4 +1,4 @@
-"""The engine's fixed cost per request outside the GPU (app/estimator/serving.py REQUEST_OVERHEAD_S, from
+"""The engine's fixed cost per request outside the GPU (app/estimator/serving/engines.py REQUEST_OVERHEAD_S, from
 data/engines.json `request_overhead_s`): the path through the engine's server (HTTP, chat template, tokenising, the
 hand-off to the scheduler, detokenising and streaming the first token), added to every time to first token and
 end-to-end latency of a request served through the server, and to nothing the GPU does.
@@ -23,10 +23,11 @@ from dataclasses import replace
 
 import pytest
 
-from app.estimator import serving
 from app.estimator.hardware import get_gpu
 from app.estimator.presets import get_preset
 from app.estimator.serving import REQUEST_OVERHEAD_S, ServingConfig, estimate_serving, peak_latency
+from app.estimator.serving.memo import _hardware
+from app.estimator.serving.operating_point import _operating_point
 from app.estimator.specs import Cluster
 
 H100 = Cluster(gpu=get_gpu("h100-80g-sxm"), gpus_per_node=8)
@@ -59,9 +60,9 @@ def test_a_static_batch_runs_without_a_server(engine: str) -> None:
     """The static-batch benchmarks (gptSessionBenchmark, LMDeploy's profile_generation, gpt-fast) run the model in
     their own process: no server, no fixed cost."""
     cfg = ServingConfig(input_tokens=233, output_tokens=221, concurrency=1, batching="static", engine=engine)  # type: ignore[arg-type]
-    hw = serving._hardware(QWEN3_8B, cfg, H100, 1, 1)
+    hw = _hardware(QWEN3_8B, cfg, H100, 1, 1)
     assert estimate_serving(QWEN3_8B, cfg, H100).ttft_ms == pytest.approx(
-        serving._operating_point(QWEN3_8B, cfg, hw, 1).ttft_s * 1e3
+        _operating_point(QWEN3_8B, cfg, hw, 1).ttft_s * 1e3
     )
 
 

@@ -129,7 +129,8 @@ def test_the_slo_percentile_is_the_one_judged() -> None:
 def test_the_simulation_step_is_the_estimators_step() -> None:
     """The simulation's dense step (its constants read once) gives _step_s's time for any mix of decodes and
     prompt chunks, to rounding."""
-    from app.estimator.serving import _dense_step, _hardware, _step_s
+    from app.estimator.serving.memo import _hardware
+    from app.estimator.serving.step import _dense_step, _step_s
 
     rng = random.Random(1)
     for preset, tp in (("llama-3.1-8b", 1), ("llama-3.1-70b", 4), ("qwen2.5-72b", 2)):
@@ -160,7 +161,8 @@ def test_the_simulation_step_is_the_estimators_step_to_the_last_bit(
 ) -> None:
     """The simulation's step of an MoE model, a pipeline or speculation (its constants read once) gives exactly the
     float _step_s gives for whole prompt chunks, pp stages and their hop: the serving answers stay the same."""
-    from app.estimator.serving import _hardware, _pipeline_hop_s, _sim_step, _step_s
+    from app.estimator.serving.memo import _hardware
+    from app.estimator.serving.step import _pipeline_hop_s, _sim_step, _step_s
 
     model = get_preset(preset).model
     cfg = ServingConfig(input_tokens=1000, output_tokens=100, speculative=speculative)
@@ -183,7 +185,8 @@ def test_the_simulation_step_is_the_estimators_step_to_the_last_bit(
 def test_the_dense_decode_step_is_the_dense_step_to_the_last_bit() -> None:
     """The decode-only step the simulation reads apart (`_dense_decode`) is the dense step with no prompt tokens,
     float for float."""
-    from app.estimator.serving import _dense_decode, _dense_step, _hardware
+    from app.estimator.serving.memo import _hardware
+    from app.estimator.serving.step import _dense_decode, _dense_step
 
     rng = random.Random(3)
     for preset, tp in (("llama-3.1-8b", 1), ("llama-3.1-70b", 4), ("qwen2.5-72b", 2)):

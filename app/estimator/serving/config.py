@@ -1,0 +1,96 @@
+"""The serving request (`ServingConfig`) and the answer's records: one replica GPU's memory (`ServingMemory`) and
+the estimate (`ServingEstimate`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from app.estimator.serving_levers import Speculation
+from app.estimator.serving_sim import DEFAULT_SEED, LoadLatency, Percentile
+from app.estimator.vocabulary import Batching, Engine, ServingPrecision, WeightFormat
+
+
+@dataclass(frozen=True, slots=True)
+class ServingConfig:
+    """The serving request: lengths, load, engine, formats and latency targets."""
+
+    input_tokens: int
+    output_tokens: int
+    concurrency: int | None = None  # sequences in flight per replica
+    requests_per_s: float | None = None  # offered load for the whole deployment
+    batching: Batching = "continuous"
+    engine: Engine = "vllm"
+    precision: ServingPrecision = "bf16"  # the math
+    weights: WeightFormat | None = None  # storage; None: same as precision
+    kv_cache_precision: ServingPrecision | None = None  # None: 16-bit (the math's 16-bit type)
+    gpu_memory_utilization: float | None = None  # engine default otherwise
+    max_model_len: int | None = None  # None: input + output
+    max_num_seqs: int | None = None
+    max_num_batched_tokens: int | None = None
+    slo_ttft_ms: float | None = None
+    slo_tpot_ms: float | None = None
+    group_size: int | None = None  # quantisation group; None: format default
+    mla_cache_values: int = 0  # MLA (DeepSeek): values cached per token and layer (kv_lora_rank + rope dim)
+    engine_overhead: str | None = None  # None: the engine's; "none" for a compiled loop (gpt-fast)
+    release: str | None = None  # a past release in ENGINE_RELEASES a measurement ran on; None: current
+    input_tokens_p95: int | None = None  # None: every prompt is input_tokens long; else lognormal (serving_sim)
+    output_tokens_p95: int | None = None
+    slo_percentile: Percentile = "p90"  # the percentile of the simulated latency at the peak the SLO is judged on
+    peak_factor: float = 1.5  # the peak ÷ the offered load (requests_per_s) the SLO must hold at
+    seed: int = DEFAULT_SEED  # of the simulated arrivals and lengths
+    prefix_cache_hit_rate: float = 0.0  # share of prompt tokens found in the prefix cache (serving_levers)
+    speculative: Speculation | None = None  # speculative decoding (serving_levers)
+    # a disaggregated prefill pool's KV transfer after each prompt (serving_disagg): counted in the service time of
+    # the M/D/1 queue its time to first token is held to (the option's isolated TTFT, prefill and transfer)
+    kv_transfer_s: float = 0.0
+
+    @property
+    def weight_format(self) -> str:
+        return self.weights or self.precision
+
+    @property
+    def kv_format(self) -> str:
+        return self.kv_cache_precision or ("bf16" if self.precision == "fp8" else self.precision)
+
+    @property
+    def context_len(self) -> int:
+        return self.max_model_len or (self.input_tokens + self.output_tokens)
+
+
+@dataclass(frozen=True, slots=True)
+class ServingMemory:
+    """Per-GPU memory of one replica's GPUs, in bytes."""
+
+    weights: float
+    kv_cache: float
+    activations: float  # activation workspace of the largest step
+    engine_reserve: float  # CUDA context, NCCL buffers, CUDA graphs, the unused utilisation margin
+    capacity: float  # the card's total memory
+
+    @property
+    def total(self) -> float:
+        return self.weights + self.kv_cache + self.activations + self.engine_reserve
+
+
+@dataclass(frozen=True, slots=True)
+class ServingEstimate:
+    ttft_ms: float
+    tpot_ms: float
+    e2e_latency_ms: float
+    output_tokens_per_s: float  # whole deployment
+    output_tokens_per_s_per_gpu: float
+    requests_per_s: float  # whole deployment
+    concurrency: float  # per replica at the operating point
+    max_concurrency: int  # what one replica's KV cache and engine limits hold at these lengths
+    kv_cache_tokens: int  # per replica
+    replicas: int
+    replicas_needed: int | None  # for requests_per_s: replicas that carry it within the SLO
+    meets_slo: bool | None  # None without an SLO
+    memory: ServingMemory
+    gpus_per_replica: int
+    bound: str  # "memory" or "compute" for the decode step at the operating point
+    notes: list[str] = field(default_factory=list)
+    # For requests_per_s: simulated latencies at the offered load and at its peak (serving_sim), seconds.
+    latency: dict[str, LoadLatency] | None = None  # {"average": …, "peak": …}
+    utilization: dict[str, float] | None = None  # offered ÷ what a replica completes at most, average and peak
+    isolated_ttft_ms: float | None = None  # one request on an idle replica

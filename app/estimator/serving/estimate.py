@@ -1,0 +1,173 @@
+"""The entry point: `estimate_serving`, latency, throughput, KV capacity and memory of a deployment of replicas,
+with the simulated latencies at the offered load and its peak."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+from app.estimator.serving.config import ServingConfig, ServingEstimate
+from app.estimator.serving.engines import _max_num_seqs
+from app.estimator.serving.memo import _hardware, simulations
+from app.estimator.serving.memory import kv_cache_tokens, max_concurrency, serving_memory
+from app.estimator.serving.operating_point import (
+    _capacity,
+    _has_slo,
+    _isolated_ttft_s,
+    _meets,
+    _operating_point,
+    _queued,
+    _replaced,
+    _solve_load,
+)
+from app.estimator.serving.replicas import replicas_for_slo
+from app.estimator.serving.rules import kernel_support, validate_config
+from app.estimator.serving.simulation import _Load, _load, _simulate, meets_at_peak
+from app.estimator.serving_levers import check_draft
+from app.estimator.specs import Cluster, EstimatorError, ModelSpec
+
+
+def _no_sequence_note(cfg: ServingConfig, cache_tokens: int, tp: int) -> str:
+    """Why not even one sequence runs: no room for a cache at all, or a cache shorter than one sequence."""
+    if cache_tokens <= 0:
+        return "the weights leave no room for one sequence's KV cache"
+    return (
+        f"one sequence of {cfg.context_len:,} tokens does not fit: the KV cache holds {cache_tokens:,} tokens at "
+        f"TP {tp}; shorten input_tokens + output_tokens (or max_model_len), or use more or larger GPUs"
+    )
+
+
+def estimate_serving(
+    model: ModelSpec,
+    cfg: ServingConfig,
+    cluster: Cluster,
+    *,
+    tp: int = 1,
+    pp: int = 1,
+    replicas: int = 1,
+    simulate: bool = True,
+    replicas_needed: int | None = None,
+) -> ServingEstimate:
+    """Latency, throughput, KV capacity and memory of `replicas` independent copies of a tp × pp replica.
+
+    For requests_per_s, with `simulate` (the default), the latencies are those of the scheduler simulation at the
+    offered load and at its peak (`latency`; ttft_ms, tpot_ms and e2e_latency_ms are the p50s at the offered
+    load), meets_slo is judged at the peak on the SLO's percentile, and replicas_needed is the simulated count
+    (or the one given). Without it (the search's candidates), the steady-state operating point alone."""
+    validate_config(cfg)
+    check_draft(model, cfg.speculative)
+    if tp < 1 or pp < 1 or replicas < 1:
+        raise EstimatorError.of("serving_plan_degrees", field="plan")
+    if model.layers < pp:
+        raise EstimatorError.of("serving_pp_layers", field="plan.pp", pp=pp, layers=model.layers)
+    gpu = cluster.gpu
+    unsupported = kernel_support(gpu, cfg)
+    if unsupported:
+        raise EstimatorError(unsupported.text, field=unsupported.field)
+    hw = _hardware(model, cfg, cluster, tp, pp)
+    memory = serving_memory(model, cfg, gpu, tp, pp)
+    cache_tokens = kv_cache_tokens(model, cfg, gpu, tp, pp)
+    limit = max_concurrency(model, cfg, gpu, tp, pp)
+    notes: list[str] = []
+    if cfg.context_len > cache_tokens and limit >= 1:
+        notes.append(
+            f"max_model_len {cfg.context_len} exceeds the {cache_tokens} tokens the KV cache holds: "
+            "the engine refuses to start; lower max_model_len or add GPUs"
+        )
+    gpus_per_replica = tp * pp
+    if limit < 1:
+        point = None
+    elif cfg.requests_per_s is not None:
+        point = _solve_load(model, cfg, hw, cfg.requests_per_s / replicas, limit)
+    else:
+        wanted = cfg.concurrency if cfg.concurrency is not None else limit
+        if wanted > limit:
+            seqs = _max_num_seqs(cfg, gpu)
+            why = (
+                f"{cfg.engine}'s max_num_seqs default of {seqs} on {gpu.name}"
+                if limit == seqs and not cfg.max_num_seqs
+                else "what its KV cache holds at these lengths"
+            )
+            notes.append(
+                f"concurrency {wanted} exceeds the {limit} sequences a replica runs ({why}): {limit} run and the "
+                "others wait for a slot before their prefill"
+            )
+        point = _queued(
+            _replaced(_operating_point(model, cfg, hw, min(wanted, limit)), cfg, hw, wanted, limit), wanted, limit
+        )
+    if point is None:
+        zero = ServingEstimate(
+            ttft_ms=math.inf, tpot_ms=math.inf, e2e_latency_ms=math.inf, output_tokens_per_s=0.0,
+            output_tokens_per_s_per_gpu=0.0, requests_per_s=0.0, concurrency=0.0, max_concurrency=0,
+            kv_cache_tokens=cache_tokens, replicas=replicas, replicas_needed=None,
+            meets_slo=False if _has_slo(cfg) else None, memory=memory, gpus_per_replica=gpus_per_replica,
+            bound="memory", notes=notes + [_no_sequence_note(cfg, cache_tokens, tp)],
+        )  # fmt: skip
+        return zero
+    needed = None
+    if cfg.requests_per_s is not None:
+        capacity = _capacity(model, cfg, hw, limit)
+        needed = max(1, math.ceil(cfg.requests_per_s / capacity - 1e-9)) if capacity > 0 else None
+        if point.requests_per_s * replicas < cfg.requests_per_s * (1 - 1e-3):
+            notes.append(
+                f"{replicas} replica(s) carry at most {point.requests_per_s * replicas:.3g} requests/s "
+                f"of the {cfg.requests_per_s:g} offered"
+            )
+    rps = point.requests_per_s * replicas
+    tokens_per_s = rps * cfg.output_tokens
+    result = ServingEstimate(
+        ttft_ms=point.ttft_s * 1e3,
+        tpot_ms=point.tpot_s * 1e3,
+        e2e_latency_ms=point.e2e_s * 1e3,
+        output_tokens_per_s=tokens_per_s,
+        output_tokens_per_s_per_gpu=tokens_per_s / (replicas * gpus_per_replica),
+        requests_per_s=rps,
+        concurrency=point.concurrency,
+        max_concurrency=limit,
+        kv_cache_tokens=cache_tokens,
+        replicas=replicas,
+        replicas_needed=needed,
+        meets_slo=_meets(point, cfg) if _has_slo(cfg) else None,
+        memory=memory,
+        gpus_per_replica=gpus_per_replica,
+        bound=point.bound,
+        notes=notes,
+        isolated_ttft_ms=_isolated_ttft_s(model, cfg, hw) * 1e3,
+    )
+    if cfg.requests_per_s is None or not simulate:
+        return result
+    with simulations():
+        load = _load(model, cfg, hw, limit)
+        return _under_load(result, model, cfg, cluster, (tp, pp, replicas), load, replicas_needed)
+
+
+def _under_load(
+    result: ServingEstimate,
+    model: ModelSpec,
+    cfg: ServingConfig,
+    cluster: Cluster,
+    shape: tuple[int, int, int],
+    load: _Load,
+    replicas_needed: int | None,
+) -> ServingEstimate:
+    """The estimate with the simulated latencies at the offered load and its peak, judged at the peak."""
+    tp, pp, replicas = shape
+    offered = (cfg.requests_per_s or 0.0) / replicas
+    peak_rate = offered * cfg.peak_factor
+    peak = _simulate(load, peak_rate)
+    average = _simulate(load, offered).at_most(peak)  # the same arrivals at the lower rate: no slower than the peak
+    if replicas_needed is None:
+        found = replicas_for_slo(model, cfg, cluster, tp=tp, pp=pp)
+        replicas_needed = found[0] if found else None
+    return replace(
+        result,
+        ttft_ms=average.ttft.p50 * 1e3,
+        tpot_ms=average.tpot.p50 * 1e3,
+        e2e_latency_ms=average.e2e.p50 * 1e3,
+        replicas_needed=replicas_needed,
+        meets_slo=meets_at_peak(peak, cfg) if _has_slo(cfg) else None,
+        latency={"average": average, "peak": peak},
+        concurrency=min(float(load.limit), average.running),  # what the simulation holds at the offered load
+        utilization={"average": load.utilization(offered, average), "peak": load.utilization(peak_rate, peak)},
+        isolated_ttft_ms=load.isolated_s * 1e3,
+    )

@@ -1,0 +1,444 @@
+"""One engine step's time on one pipeline stage: the fitted speed constants (benchmarks/serving_fit.py sets them
+here), a replica's per-step constants derived once (`_Hardware`, `_new_hardware`), the step of the closed forms
+(`_step_s`: weights and KV bytes at the achieved bandwidth or the FLOPs at the achieved compute, plus overheads,
+all-reduces and a speculation's draft) and the simulator's step functions built from the same terms (`_sim_step`,
+`_dense_step`, `_dense_decode`, `_stage_step`), which must read the same floats."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+from app.estimator.compute import attention_width, matmul_params
+from app.estimator.interconnects import all_reduce_s, group_bandwidth, point_to_point_s
+from app.estimator.params import mlp_params
+from app.estimator.performance import compute_precision
+from app.estimator.serving.config import ServingConfig
+from app.estimator.serving.engines import ENGINE_DEFAULTS, _overhead_key, engine_release
+from app.estimator.serving.memory import (
+    _draft_kv_per_token,
+    _parts,
+    expected_experts_touched,
+    kv_bytes_per_token_per_gpu,
+    weight_bytes_per_param,
+)
+from app.estimator.serving_gemm import TILE_ROWS, gemm_shapes, occupancy_of_tile_rows
+from app.estimator.serving_sim import DecodeTime, DenseDecode, StepTime
+from app.estimator.specs import Cluster, GpuSpec, ModelSpec
+
+if TYPE_CHECKING:  # the memo of operating points a _Hardware keeps (operating_point imports this module)
+    from app.estimator.serving.operating_point import _Point
+
+# --- fitted constants (benchmarks/serving_fit.py on the `fit` cases of tests/estimator/serving_cases.py) ---
+# Starting points were the cited figures below; the values are the fit's (rounded). The fit cases are
+# TensorRT-LLM's perf overview (H100/H200, FP8) and gpt-fast (A100, batch 1, int8/int4, TP 1-8).
+# Achieved fraction of HBM peak when a step streams the weights. STREAM-class kernels reach 80-90 % of
+# peak; gpt-fast measures 1.40 TB/s of an A100's 2.04 TB/s at batch 1 (README "Memory Bandwidth").
+DECODE_HBM_EFFICIENCY = 0.77
+# Achieved fraction of HBM peak when attention reads the paged KV cache (gather over pages, softmax and
+# a second pass: lower than a weight stream).
+KV_HBM_EFFICIENCY = 0.575
+# Weight-only quantised GEMV kernels dequantise on the fly and stream below the 16-bit rate: gpt-fast
+# int8 1069 GB/s and int4 (g32) 863 GB/s against 1397 GB/s for bf16 on the same A100 (README).
+WEIGHT_ONLY_STREAM_EFFICIENCY: dict[str, float] = {"int8": 0.82, "int4": 0.51}
+# vLLM and SGLang run 4-bit AWQ/GPTQ checkpoints through Marlin (awq_marlin / gptq_marlin), which streams them
+# at the 16-bit rate: "Marlin delivers essentially ideal speedups at all batchsizes, enabling the maximum
+# possible 3.87x speedup [16 / 4.125 bits with group-128 scales] up to batchsizes around 16-32"
+# (IST-DASLab/marlin README, A10; PPoPP'25 paper arXiv 2408.11743: close to 4x per layer at batch 16-32). Not
+# fitted; the gpt-fast (tinygemm) and TensorRT-LLM int4 rates above stay as they were.
+MARLIN_ENGINES = ("vllm", "sglang")
+MARLIN_INT4_STREAM_EFFICIENCY = 1.0
+# Achieved fraction of dense peak by the GEMMs of a decode-dominated step (skinny M = batch) and of a
+# prefill-dominated step (large M).
+STEP_COMPUTE_EFFICIENCY = 0.315
+PREFILL_COMPUTE_EFFICIENCY = 0.72
+# The attention core runs in 16 bits (FP8 recipes keep softmax(QK^T)V in bf16 unless FP8 FMHA is
+# enabled) at a FlashAttention-class fraction of the 16-bit peak (FlashAttention-2/3 papers: 35-50 %).
+ATTENTION_COMPUTE_EFFICIENCY = 0.28
+# Routed-expert GEMMs (grouped GEMMs with few rows per expert, token permutation and routing) reach a
+# fraction of a dense GEMM's speed.
+MOE_GEMM_EFFICIENCY = 0.225
+# FP8 GEMMs reach less of their 2x peak than 16-bit ones reach of theirs (scales, casts);
+# the same derate as training (performance.FP8_GEMM_DERATE, fitted on torchtitan Float8).
+FP8_DERATE = 0.75
+# Block-scaled FP8 (DeepSeek-style: one scale per 128 x 128 weight block, the activation scaled per 1 x 128 group:
+# DeepSeek-V3/R1 and Qwen3 FP8 checkpoints, config.json `weight_block_size` [128, 128]) runs its GEMMs below per-tensor
+# FP8's rate at serving batches. vllm-project/vllm#49363 (H100, benchmarks/kernels/benchmark_fp8_gemm.py, Gemma-4-31B,
+# TFLOP/s, both without the activation quantisation): block ÷ per-tensor FP8 at 1 / 16 / 64 rows = 4.91 / 5.16,
+# 74.56 / 83.05, 263.26 / 318.41 (N = 12,288, K = 5,376) and 5.87 / 6.08, 72.97 / 93.96, 309.15 / 356.67 (N = 43,008):
+# 0.95, 0.90, 0.83, 0.97, 0.78, 0.87, mean 0.88. Applied to the weights' stream (a decode step's GEMMs) and to the FP8
+# GEMM rate alike; not fitted.
+BLOCK_FP8_GROUP = 128 * 128  # weights per scale of a block-FP8 checkpoint (checkpoints.py: rows x cols)
+BLOCK_FP8_GEMM_FACTOR = 0.88
+# Per-step engine overhead (scheduling, sampling, input preparation, launch gaps), seconds, plus a
+# per-sequence part (detokenisation, sampling). vLLM's V1 rewrite cut CPU overhead to a few ms per step
+# (vLLM blog 2025-01-27 "vLLM V1"); "none" is a compiled single-stream loop (gpt-fast).
+STEP_OVERHEAD_S: dict[str, float] = {"vllm": 2.0e-3, "sglang": 1.5e-3, "trt-llm": 1.0e-3, "none": 0.1e-3}
+PER_SEQUENCE_OVERHEAD_S: dict[str, float] = {"vllm": 8e-6, "sglang": 6e-6, "trt-llm": 3e-6, "none": 0.0}
+
+
+# Fixed latency of one small TP all-reduce. Engines run one-shot custom kernels over NVLink (vLLM
+# custom_all_reduce.cu, SGLang's copy, TRT-LLM's allreduce plugin). vLLM / SGLang: assumed, inside the band measured
+# on H100 at 2-16 KB for TP 2 / 4 / 8 by sgl-project/sglang#2904 (SGLang's copy-input kernel 3.7-5.9 µs; vLLM's
+# kernel 8.5-10.1 µs timed without a CUDA graph, so with the host launch a graph removes);
+# tests/estimator/test_serving_allreduce_latency.py holds it there. TRT-LLM and gpt-fast's PyTorch collectives
+# ("none"): fitted on their TP rows (benchmarks/serving_fit.py). Without NVLink the interconnect table's latency
+# applies.
+ALLREDUCE_LATENCY_S: dict[str, float] = {"vllm": 8e-6, "sglang": 8e-6, "trt-llm": 10e-6, "none": 28e-6}
+
+
+@dataclass(slots=True)
+class _Hardware:
+    """One replica's GPUs and the per-step constants derived once per estimate (the search calls a step
+    function thousands of times)."""
+
+    gpu: GpuSpec
+    tp: int
+    pp: int
+    cluster: Cluster
+    split: int = 1
+    weight_bytes_static: float = 0.0  # per GPU, every step (non-expert linear layers, head)
+    expert_bytes: float = 0.0  # per GPU, per distinct expert touched in every MoE layer
+    experts: int = 0
+    top_k: int = 0
+    hbm_weights: float = 1.0  # achieved bytes/s for weights
+    hbm_kv: float = 1.0  # achieved bytes/s for the KV cache
+    kv_token: float = 0.0  # KV bytes per token per GPU
+    kv_reads: float = 1.0  # times decode attention reads each cached KV byte
+    dense_flops_per_token: float = 0.0  # per GPU
+    expert_flops_per_token: float = 0.0  # per GPU, already divided by the MoE GEMM efficiency
+    attention_coef: float = 0.0  # per GPU: FLOPs per (token x key)
+    gemm_rate: float = 1.0
+    attention_rate: float = 1.0
+    overhead_s: float = 0.0  # per stage
+    overhead_per_seq_s: float = 0.0  # per stage
+    moe_fixed_s: float = 0.0  # per stage: the MoE layers' kernel chains' fixed latency, every step
+    allreduce_fixed_s: float = 0.0
+    allreduce_per_token_s: float = 0.0
+    hop_fixed_s: float = 0.0
+    hop_per_token_s: float = 0.0
+    # speculative decoding (serving_levers): positions each decoding sequence runs a step, the tokens a step yields
+    # on average, and the draft's k forwards a step (per GPU: bytes streamed, one MoE layer's expert, KV per token,
+    # FLOPs per token already divided by the GEMM rate)
+    verify_width: int = 1
+    tokens_per_step: float = 1.0
+    draft_forwards: int = 0
+    draft_bytes: float = 0.0
+    draft_expert_bytes: float = 0.0
+    draft_kv_token: float = 0.0
+    draft_flops_per_token: float = 0.0
+    draft_overhead_s: float = 0.0
+    # the dense layers' GEMMs (columns and weights per GPU) and the SMs they run on: the prompt tokens' compute
+    # efficiency is scaled by their wave occupancy at the step's token count (serving_gemm)
+    gemm_shapes: tuple[tuple[int, float], ...] = ()
+    sms: int = 0
+    occupancy_by_rows: dict[int, float] = field(default_factory=dict)  # memo: rows of tiles -> occupancy
+    # memos of what the replica's model and traffic give on it (a _Hardware serves one model and one traffic, its
+    # offered rate aside: `_hardware`): operating points by concurrency (its type too: a point carries it), and the
+    # isolated request's time to first token
+    points: dict[tuple[type, float], _Point] = field(default_factory=dict)
+    isolated_s: float | None = None
+
+    def occupancy(self, tokens: float) -> float:
+        """The wave occupancy of the step's GEMMs at `tokens` rows (1.0 when the SM count is unknown or MoE)."""
+        if not self.sms or tokens <= 0:
+            return 1.0
+        rows = -int(-tokens // TILE_ROWS)
+        found = self.occupancy_by_rows.get(rows)
+        if found is None:
+            found = self.occupancy_by_rows[rows] = occupancy_of_tile_rows(self.gemm_shapes, self.sms, rows)
+        return found
+
+
+def _new_hardware(model: ModelSpec, cfg: ServingConfig, cluster: Cluster, tp: int, pp: int) -> _Hardware:
+    gpu = cluster.gpu
+    split = tp * pp
+    parts = _parts(model)
+    per = weight_bytes_per_param(cfg.weight_format, cfg.group_size)
+    gemm_rate, attention_rate = _math_rates(gpu, cfg)
+    expert = _expert_active_params(model)
+    key = _overhead_key(cfg)
+    hw = _Hardware(gpu, tp, pp, cluster, split=split)
+    hw.weight_bytes_static = (parts.quantised * per + parts.head * 2.0) / split
+    hw.expert_bytes = parts.expert * model.moe_layers * per / split if model.is_moe else 0.0
+    hw.experts, hw.top_k = (model.experts, model.experts_per_token) if model.is_moe else (0, 0)
+    hw.hbm_weights = gpu.hbm_bytes_per_s * _weight_stream_efficiency(cfg)
+    hw.hbm_kv = gpu.hbm_bytes_per_s * KV_HBM_EFFICIENCY
+    hw.kv_token = kv_bytes_per_token_per_gpu(model, cfg.kv_format, tp, pp, cfg.mla_cache_values)
+    release = engine_release(cfg.release)
+    if release.gqa_heads_per_cta and not cfg.mla_cache_values:
+        hw.kv_reads = float(max(1, math.ceil(model.heads // model.kv_heads / release.gqa_heads_per_cta)))
+    hw.dense_flops_per_token = 2.0 * (matmul_params(model) - expert) / split / gemm_rate
+    hw.expert_flops_per_token = 2.0 * expert / MOE_GEMM_EFFICIENCY / split / gemm_rate
+    hw.attention_coef = (
+        4.0 * model.layers * attention_width(model) / split / (attention_rate * ATTENTION_COMPUTE_EFFICIENCY)
+    )
+    hw.overhead_s = STEP_OVERHEAD_S[key] / pp
+    if not model.is_moe:
+        hw.gemm_shapes, hw.sms = gemm_shapes(model, tp), gpu.sm_count
+    hw.overhead_per_seq_s = PER_SEQUENCE_OVERHEAD_S[key] / pp
+    if model.is_moe and key in ENGINE_DEFAULTS:
+        hw.moe_fixed_s = math.ceil(model.moe_layers / pp) * ENGINE_DEFAULTS[key].moe_layer_fixed_s
+    if tp > 1:
+        link = group_bandwidth(cluster, tp, min(tp, cluster.gpus_per_node))
+        nvlink = "nvlink" in (cluster.intra_node_link or gpu.intra_node_link) and tp <= cluster.gpus_per_node
+        # NCCL's own small-message latency: the PyTorch-collective value fitted on gpt-fast's TP rows
+        engine_latency = ALLREDUCE_LATENCY_S["none" if release.nccl_allreduce else key]
+        latency = engine_latency if nvlink else link.latency_s
+        calls = 2 * math.ceil(model.layers / pp)
+        hw.allreduce_fixed_s = calls * latency
+        hw.allreduce_per_token_s = calls * (all_reduce_s(model.hidden * 2.0, tp, link) - link.latency_s)
+    if cfg.speculative is not None:
+        _speculation_hardware(hw, model, cfg, gemm_rate)
+    if pp > 1:
+        # neighbouring stages share a server only while the whole replica does; beyond, each hop crosses the
+        # inter-node fabric (the slowest hop sets the pipeline's pace)
+        link = group_bandwidth(cluster, 2, 1 if split > cluster.gpus_per_node else min(2, cluster.gpus_per_node))
+        hw.hop_fixed_s = (pp - 1) * link.latency_s
+        hw.hop_per_token_s = (pp - 1) * (point_to_point_s(model.hidden * 2.0, link) - link.latency_s)
+    return hw
+
+
+def _speculation_hardware(hw: _Hardware, model: ModelSpec, cfg: ServingConfig, gemm_rate: float) -> None:
+    """The speculation's constants: verification width, expected tokens per step, and the draft's forwards. A draft
+    forward is replayed from a CUDA graph like a compiled decode loop, so it carries that loop's fixed cost
+    (STEP_OVERHEAD_S["none"]) rather than the engine's scheduling overhead."""
+    spec = cfg.speculative
+    if spec is None:
+        return
+    hw.verify_width, hw.tokens_per_step = spec.verify_width, spec.tokens_per_step
+    if spec.method == "ngram":
+        return  # a CPU lookup in the prompt and output so far: no model runs
+    per = weight_bytes_per_param(cfg.weight_format, cfg.group_size)
+    hw.draft_forwards = spec.num_speculative_tokens
+    hw.draft_overhead_s = STEP_OVERHEAD_S["none"]
+    hw.draft_kv_token = _draft_kv_per_token(model, cfg, hw.tp)
+    if spec.draft is not None:
+        draft = _parts(spec.draft)
+        hw.draft_bytes = ((draft.quantised + draft.experts_total) * per + draft.head * 2.0) / hw.split
+        hw.draft_flops_per_token = 2.0 * matmul_params(spec.draft) / hw.split / gemm_rate
+        return
+    parts = _parts(model)
+    hw.draft_bytes = (parts.quantised / model.layers * per + parts.head * 2.0) / hw.split
+    hw.draft_expert_bytes = parts.expert * per / hw.split if model.is_moe else 0.0
+    one_layer = matmul_params(model) / model.layers + model.vocab * model.hidden
+    hw.draft_flops_per_token = 2.0 * one_layer / hw.split / gemm_rate
+
+
+def _draft_s(hw: _Hardware, decodes: float, kv: float) -> float:
+    """The draft's k forwards in one step over `decodes` sequences holding `kv` tokens: each streams the draft's
+    weights (an MoE module: the experts the batch touches) and its KV cache, or is bound by its FLOPs."""
+    if not hw.draft_forwards or decodes <= 0:
+        return 0.0
+    weights = hw.draft_bytes
+    if hw.draft_expert_bytes:
+        weights += expected_experts_touched(hw.experts, hw.top_k, decodes) * hw.draft_expert_bytes
+    memory = weights / hw.hbm_weights + kv * hw.draft_kv_token / hw.hbm_kv
+    compute = decodes * hw.draft_flops_per_token / STEP_COMPUTE_EFFICIENCY
+    return hw.draft_forwards * (max(memory, compute) + hw.draft_overhead_s)
+
+
+def _math_rates(gpu: GpuSpec, cfg: ServingConfig) -> tuple[float, float]:
+    """(GEMM, attention) dense peaks of the math that runs: weight-only int4/int8 dequantise into 16-bit
+    GEMMs; FP8 weights run FP8 GEMMs on GPUs with FP8 tensor cores; the attention core runs in 16 bits."""
+    math_precision = cfg.precision
+    if cfg.weight_format != "fp8" and math_precision == "fp8":
+        math_precision = "bf16"
+    if cfg.weight_format == "fp8" and gpu.peak_flops.get("fp8"):
+        # engines run FP8 weights as W8A8 where FP8 tensor cores exist (vLLM Fp8LinearMethod: cutlass_scaled_mm
+        # with dynamic activation scales on SM89+, FP8-Marlin weight-only below; SGLang and TensorRT-LLM alike)
+        math_precision = "fp8"
+    runs_as = compute_precision(gpu, math_precision)
+    gemm = gpu.peak_flops[runs_as] * (FP8_DERATE if runs_as == "fp8" else 1.0)
+    if runs_as == "fp8" and _block_fp8(cfg):
+        gemm *= BLOCK_FP8_GEMM_FACTOR
+    attention = gpu.peak_flops[compute_precision(gpu, "bf16")]
+    return gemm, attention
+
+
+@lru_cache(maxsize=1024)
+def _expert_active_params(model: ModelSpec) -> float:
+    """GEMM weights per token inside routed experts (top-k of them, every MoE layer)."""
+    if not model.is_moe:
+        return 0.0
+    return float(mlp_params(model, model.expert_ffn or model.ffn)) * model.experts_per_token * model.moe_layers
+
+
+def _block_fp8(cfg: ServingConfig) -> bool:
+    """FP8 weights with one scale per 128 x 128 block (BLOCK_FP8_GEMM_FACTOR)."""
+    return cfg.weight_format == "fp8" and cfg.group_size == BLOCK_FP8_GROUP
+
+
+def _weight_stream_efficiency(cfg: ServingConfig) -> float:
+    if cfg.weight_format == "int4" and _overhead_key(cfg) in MARLIN_ENGINES:
+        return DECODE_HBM_EFFICIENCY * MARLIN_INT4_STREAM_EFFICIENCY
+    if _block_fp8(cfg):
+        return DECODE_HBM_EFFICIENCY * BLOCK_FP8_GEMM_FACTOR
+    return DECODE_HBM_EFFICIENCY * WEIGHT_ONLY_STREAM_EFFICIENCY.get(cfg.weight_format, 1.0)
+
+
+def _step_s(
+    hw: _Hardware,
+    decode_seqs: float,
+    context: float,
+    prefill_tokens: float,
+    prefill_len: float,
+    prefill_chunk: float | None = None,
+    one_gemm: bool = False,
+) -> tuple[float, str]:
+    """One engine step on one pipeline stage: `decode_seqs` sequences at `context` tokens decode one token each
+    and `prefill_tokens` prompt tokens of prompts of length `prefill_len` are prefilled. Returns (s, bound).
+
+    `prefill_chunk`: the size of the chunks the prefill tokens come in when `prefill_tokens` is an average
+    over steps (a prompt is scheduled whole, up to the chunk budget, on one step, not a little on each):
+    a fraction prefill_tokens / chunk of the steps carries one chunk. None: this step carries them all.
+    `one_gemm`: the decodes' rows run inside the chunk's GEMMs, at the large-M efficiency of all the step's rows
+    (_mixed_step_s), not at the skinny-M decode efficiency.
+
+    Memory: the weights the step touches (MoE: the distinct experts its tokens route to, averaged over the
+    steps with and without a chunk) and the KV cache read (decodes) and written (prefill), at achieved
+    bandwidths. Compute: dense and expert GEMMs at the decode/prefill mix's efficiency, the attention core at
+    its own. The larger of the two, plus the engine's per-step overhead and the TP all-reduces (fixed latency
+    + bytes)."""
+    verify = decode_seqs * hw.verify_width  # positions the decoding sequences run (k + 1 each when speculating)
+    tokens = verify + prefill_tokens
+    weights = hw.weight_bytes_static
+    if hw.experts:
+        chunk = max(prefill_chunk or prefill_tokens, prefill_tokens)
+        share = prefill_tokens / chunk if chunk else 0.0
+        touched = (1.0 - share) * expected_experts_touched(hw.experts, hw.top_k, max(verify, 1.0))
+        touched += share * expected_experts_touched(hw.experts, hw.top_k, max(verify + chunk, 1.0))
+        weights += touched * hw.expert_bytes
+    kv = (decode_seqs * context * hw.kv_reads + prefill_tokens) * hw.kv_token
+    memory_s = weights / hw.hbm_weights + kv / hw.hbm_kv
+    decode_share = verify / tokens if tokens else 1.0
+    # the GEMMs of a step that prefills run at M = its decodes + one whole chunk (prefill_tokens may be an average)
+    chunk_rows = verify + max(prefill_chunk or prefill_tokens, prefill_tokens)
+    prefill_efficiency = PREFILL_COMPUTE_EFFICIENCY * hw.occupancy(chunk_rows) if prefill_tokens else 0.0
+    efficiency = decode_share * STEP_COMPUTE_EFFICIENCY + (1 - decode_share) * prefill_efficiency
+    if one_gemm and prefill_tokens:
+        efficiency = prefill_efficiency
+    compute_s = (hw.dense_flops_per_token + hw.expert_flops_per_token) * tokens / efficiency
+    compute_s += hw.attention_coef * (verify * context + prefill_tokens * prefill_len / 2)
+    compute_s += hw.draft_flops_per_token * prefill_tokens / PREFILL_COMPUTE_EFFICIENCY  # the draft reads the prompt
+    overhead = hw.overhead_s + hw.overhead_per_seq_s * decode_seqs + hw.moe_fixed_s
+    comm = hw.allreduce_fixed_s + hw.allreduce_per_token_s * tokens if hw.tp > 1 else 0.0
+    bound = "memory" if memory_s >= compute_s else "compute"
+    draft = _draft_s(hw, decode_seqs, decode_seqs * context) if hw.draft_forwards else 0.0
+    return max(memory_s, compute_s) + overhead + comm + draft, bound
+
+
+def _pipeline_hop_s(hw: _Hardware, tokens: float) -> float:
+    return hw.hop_fixed_s + hw.hop_per_token_s * tokens if hw.pp > 1 else 0.0
+
+
+def _sim_step(hw: _Hardware) -> StepTime:
+    """The simulator's step: `decodes` sequences holding `kv` tokens decode one token each and `prefill` prompt
+    tokens whose chunks attend `span` keys in all are prefilled. With pp stages the decoding sequences form pp
+    micro-batches and every token crosses all stages (as in _operating_point); a prompt's chunk is not split
+    among the micro-batches (a request is in one micro-batch at a time, as vLLM V1 schedules with pipeline
+    parallelism), so the step that prefills it takes pp stage times of the whole chunk: the latency of a prompt
+    is that of every stage in turn, whatever the pipeline's throughput."""
+    if hw.pp == 1 and not hw.experts and hw.verify_width == 1:
+        return _dense_step(hw)
+    return _stage_step(hw)
+
+
+def _sim_decode(hw: _Hardware) -> DecodeTime | None:
+    """The simulator's decode-only step, where the step model has one apart (a dense model on one stage)."""
+    if hw.pp == 1 and not hw.experts and hw.verify_width == 1:
+        return _dense_decode(hw)
+    return None
+
+
+def _stage_step(hw: _Hardware) -> StepTime:
+    """The simulator's step from `_step_s(hw, decodes / pp, kv / decodes, prefill, 2 span / prefill)[0]` (whole
+    prompt chunks: of the two expert counts _step_s weighs by the chunk's share, 1 or 0 here, the one weighed 1), its
+    constants read once: the same terms in the same order, so the same floats; then pp stages and their hops
+    (`_pipeline_hop_s`). The experts a step's tokens touch are kept by token count: a run asks for a few hundred counts
+    thousands of times."""
+    weights_static, expert_bytes, experts, top_k = hw.weight_bytes_static, hw.expert_bytes, hw.experts, hw.top_k
+    width, reads, kv_token, hbm_weights, hbm_kv = hw.verify_width, hw.kv_reads, hw.kv_token, hw.hbm_weights, hw.hbm_kv
+    flops, attention = hw.dense_flops_per_token + hw.expert_flops_per_token, hw.attention_coef
+    fixed, per_seq, moe_fixed, occupancy = hw.overhead_s, hw.overhead_per_seq_s, hw.moe_fixed_s, hw.occupancy
+    comm_fixed, comm_per_token = (hw.allreduce_fixed_s, hw.allreduce_per_token_s) if hw.tp > 1 else (0.0, 0.0)
+    pp, hop_fixed, hop_per_token, draft_flops = hw.pp, hw.hop_fixed_s, hw.hop_per_token_s, hw.draft_flops_per_token
+    touched: dict[float, float] = {}  # tokens -> experts they touch
+
+    def step(decodes: int, kv: float, prefill: int, span: float) -> float:
+        context = kv / decodes if decodes else 0.0
+        prefill_len = 2.0 * span / prefill if prefill else 0.0
+        seqs = decodes / pp if pp > 1 else decodes
+        verify = seqs * width
+        tokens = verify + prefill
+        weights = weights_static
+        if experts:
+            rows = 1.0 if tokens < 1.0 else tokens  # max(tokens, 1.0), without the call
+            found = touched.get(rows)
+            if found is None:
+                found = touched[rows] = expected_experts_touched(experts, top_k, rows)
+            weights += found * expert_bytes
+        memory_s = weights / hbm_weights + (seqs * context * reads + prefill) * kv_token / hbm_kv
+        efficiency = STEP_COMPUTE_EFFICIENCY
+        if prefill:
+            share = verify / tokens
+            efficiency = share * efficiency + (1 - share) * (PREFILL_COMPUTE_EFFICIENCY * occupancy(tokens))
+        compute_s = flops * tokens / efficiency
+        compute_s += attention * (verify * context + prefill * prefill_len / 2)
+        compute_s += draft_flops * prefill / PREFILL_COMPUTE_EFFICIENCY
+        overhead = fixed + per_seq * seqs + moe_fixed
+        draft = _draft_s(hw, seqs, seqs * context) if hw.draft_forwards else 0.0
+        bound_s = compute_s if compute_s > memory_s else memory_s  # max(memory_s, compute_s)
+        seconds = bound_s + overhead + (comm_fixed + comm_per_token * tokens) + draft
+        return seconds if pp == 1 else pp * seconds + (hop_fixed + hop_per_token * (seqs + prefill))
+
+    return step
+
+
+def _dense_step(hw: _Hardware) -> StepTime:
+    """_step_s of a dense model on one stage, its constants read once (the simulation's inner loop): the same sum
+    of the weights and KV bytes, the GEMM and attention FLOPs at the decode/prefill mix's efficiency, the
+    overheads and the all-reduces."""
+    weights_s, kv_s, reads, flops, decode_eff, attention, fixed, per_seq, per_token = _dense_terms(hw)
+    prefill_eff = PREFILL_COMPUTE_EFFICIENCY
+    by_rows, occupancy = hw.occupancy_by_rows, hw.occupancy
+
+    def step(decodes: int, kv: float, prefill: int, span: float) -> float:
+        tokens = decodes + prefill
+        memory = weights_s + (kv * reads + prefill) * kv_s
+        if prefill:
+            share = by_rows.get(-(-tokens // TILE_ROWS)) or occupancy(tokens)
+            efficiency = (decodes * decode_eff + prefill * prefill_eff * share) / tokens
+        else:
+            efficiency = decode_eff
+        compute = flops * tokens / efficiency + attention * (kv + span)
+        return (compute if compute > memory else memory) + fixed + per_seq * decodes + per_token * tokens
+
+    return step
+
+
+def _dense_decode(hw: _Hardware) -> DecodeTime:
+    """`_dense_step(hw)(decodes, kv, 0, 0.0)`, to the last bit: its terms without the prompt's (adding an integer 0
+    or 0.0 leaves a float as it is)."""
+    # memory = weights_s + kv·reads·kv_s, compute = flops·decodes / decode_eff + attention·kv (inlined by the run)
+    return DenseDecode(*_dense_terms(hw))
+
+
+def _dense_terms(hw: _Hardware) -> tuple[float, float, float, float, float, float, float, float, float]:
+    """A dense step's constants, read once, in DenseDecode's order: the weights' and a KV token's seconds, the KV
+    reads per token, the FLOPs per token, the decode efficiency, the attention coefficient, the fixed seconds (the
+    overhead and, under TP, the all-reduces' fixed part), the seconds per sequence and per token (TP all-reduces)."""
+    tp = hw.tp > 1
+    return (
+        hw.weight_bytes_static / hw.hbm_weights,
+        hw.kv_token / hw.hbm_kv,
+        hw.kv_reads,
+        hw.dense_flops_per_token + hw.expert_flops_per_token,
+        STEP_COMPUTE_EFFICIENCY,
+        hw.attention_coef,
+        hw.overhead_s + (hw.allreduce_fixed_s if tp else 0.0),
+        hw.overhead_per_seq_s,
+        hw.allreduce_per_token_s if tp else 0.0,
+    )
