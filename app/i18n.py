@@ -27,7 +27,7 @@ from app.i18n_admin import ADMIN_EN, ADMIN_ZH
 from app.i18n_serve import SERVE_EN, SERVE_ZH
 
 LANGS = LANGUAGES
-LOCALES = {"en": "en_US", "zh": "zh_Hans_CN"}
+LOCALES = words.LOCALES  # each language's Babel locale: one table (app/words.py), for pages and plan words alike
 HTML_LANG = {"en": "en", "zh": "zh-CN"}
 
 EN: dict[str, str] = {
