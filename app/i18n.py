@@ -27,7 +27,7 @@ from app.i18n_admin import ADMIN_EN, ADMIN_ZH
 from app.i18n_serve import SERVE_EN, SERVE_ZH
 
 LANGS = LANGUAGES
-LOCALES = {"en": "en_US", "zh": "zh_Hans_CN"}
+LOCALES = words.LOCALES  # each language's Babel locale: one table (app/words.py), for pages and plan words alike
 HTML_LANG = {"en": "en", "zh": "zh-CN"}
 
 EN: dict[str, str] = {
@@ -481,8 +481,11 @@ for _lang, _table in (("en", EN), ("zh", ZH)):
 CATALOGS = {"en": EN, "zh": ZH}
 
 
-def negotiate(request: Request) -> str:
-    """`?lang=` wins; then the first supported language in Accept-Language (by q); else English."""
+def negotiate(request: Request, posted: object = None) -> str:
+    """A form's posted `lang` wins (`posted`, a page's language kept across its form); then `?lang=`; then the first
+    supported language in Accept-Language (by q); else English."""
+    if isinstance(posted, str) and posted in LANGS:
+        return posted
     asked = request.query_params.get("lang")
     if asked in LANGS:
         return asked

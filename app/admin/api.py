@@ -13,7 +13,7 @@ from fastapi import APIRouter, Body, Depends, Path, Query, Response
 from sqlalchemy.orm import Session
 
 from app.admin import catalog_editing, catalog_transfer, examples, service
-from app.admin.deps import AdminDep, Principal, require_admin
+from app.admin.deps import AdminDep, Principal, RowId, require_admin
 from app.admin.schemas import (
     AddonIn,
     AddonOut,
@@ -222,7 +222,7 @@ def issue_api_key(
 
 
 @router.post("/keys/{key_id}/revoke", summary="Revoke an API key: refused from its next request on")
-def revoke_api_key(key_id: Annotated[int, Path(ge=1, le=2**31 - 1)], session: SessionDep, admin: AdminDep) -> ApiKeyOut:
+def revoke_api_key(key_id: RowId, session: SessionDep, admin: AdminDep) -> ApiKeyOut:
     return service.revoke_api_key(session, key_id=key_id, actor=admin.actor)
 
 

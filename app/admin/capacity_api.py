@@ -11,7 +11,7 @@ from fastapi import Body, Path, Query, Response
 from app.admin import capacity_editing, examples
 from app.admin.api import EDIT_RESPONSES, Region, SkuId, admin_api_router
 from app.admin.capacity_schemas import HoldIn, HoldOut, RegionUseOut
-from app.admin.deps import AdminDep
+from app.admin.deps import ROW_ID_MAX, AdminDep
 from app.deps import SessionDep
 
 router = admin_api_router()
@@ -50,7 +50,7 @@ def delete_hold(
     starts_on: FirstDay,
     session: SessionDep,
     admin: AdminDep,
-    version: Annotated[int, Query(ge=1, le=2**31 - 1, description="The version the deletion is based on")],
+    version: Annotated[int, Query(ge=1, le=ROW_ID_MAX, description="The version the deletion is based on")],
 ) -> Response:
     capacity_editing.delete_hold(
         session, slug=sku_id, region=region, starts_on=starts_on, version=version, actor=admin.actor

@@ -13,7 +13,7 @@ import hmac
 from dataclasses import dataclass
 from typing import Annotated
 
-from fastapi import Depends, Request
+from fastapi import Depends, Path, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.orm import Session
 
@@ -27,6 +27,10 @@ API_PREFIX = "/admin/api"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 # The header of an answer that carries a secret shown once (a new token, API key or webhook secret).
 NO_STORE = {"Cache-Control": "no-store"}
+# The largest id or version a row holds: its column is an INTEGER (32-bit signed); a larger one names no row, and
+# PostgreSQL refuses to compare it, so in a path or query it is a 422 naming the field.
+ROW_ID_MAX = 2**31 - 1
+RowId = Annotated[int, Path(ge=1, le=ROW_ID_MAX)]
 
 
 class LoginRequired(Unauthorized):

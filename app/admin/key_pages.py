@@ -12,8 +12,8 @@ from pydantic import ValidationError
 from sqlalchemy.orm import Session
 
 from app.admin import service
-from app.admin.deps import NO_STORE, AdminDep, Principal, require_admin
-from app.admin.pages import FormDep, TokenId, _confirmed, _page, _refusal, _when, revoke_confirmation
+from app.admin.deps import NO_STORE, AdminDep, Principal, RowId, require_admin
+from app.admin.pages import FormDep, _confirmed, _page, _refusal, _when, revoke_confirmation
 from app.apikeys import service as apikeys_service
 from app.apikeys.schemas import DEFAULT_RATE_LIMIT_PER_MINUTE, ApiKeyCreate
 from app.deps import SessionDep, UnitOfWorkRoute
@@ -75,7 +75,7 @@ def key_create(
 
 
 @router.api_route("/keys/{key_id}/revoke", methods=["GET", "POST"], response_class=HTMLResponse)
-def key_revoke(request: Request, key_id: TokenId, session: SessionDep, admin: AdminDep, form: FormDep) -> Response:
+def key_revoke(request: Request, key_id: RowId, session: SessionDep, admin: AdminDep, form: FormDep) -> Response:
     key = apikeys_service.key_out(apikeys_service.get_key(session, key_id=key_id))
     t = Translator(negotiate(request))
     confirmation = revoke_confirmation(

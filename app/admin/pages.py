@@ -16,13 +16,22 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 from urllib.parse import quote
 
-from fastapi import APIRouter, Depends, Form, Path, Query, Request
+from fastapi import APIRouter, Depends, Form, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import BaseModel, Field, ValidationError
 from sqlalchemy.orm import Session
 
 from app.admin import capacity_editing, catalog_editing, service
-from app.admin.deps import NO_STORE, SESSION_COOKIE, AdminDep, Principal, SignedInDep, client_addr, require_admin
+from app.admin.deps import (
+    NO_STORE,
+    SESSION_COOKIE,
+    AdminDep,
+    Principal,
+    RowId,
+    SignedInDep,
+    client_addr,
+    require_admin,
+)
 from app.admin.schemas import AddonIn, AvailabilityIn, PriceCreate, SkuCreate, SkuPatch, audit_changes
 from app.catalog import repository as catalog_repository
 from app.deps import SessionDep, UnitOfWorkRoute
@@ -196,8 +205,6 @@ async def _form(request: Request) -> dict[str, str]:
 
 # The form is read on the event loop; the saves then run on a worker thread, like every database call.
 FormDep = Annotated[dict[str, str], Depends(_form)]
-# api_tokens.id is an INTEGER: a larger id names no token (and PostgreSQL refuses to compare it)
-TokenId = Annotated[int, Path(ge=1, le=2**31 - 1)]
 
 
 @router.get("", response_class=HTMLResponse)
@@ -527,7 +534,7 @@ def token_create(
 
 
 @router.api_route("/tokens/{token_id}/revoke", methods=["GET", "POST"], response_class=HTMLResponse)
-def token_revoke(request: Request, token_id: TokenId, session: SessionDep, admin: AdminDep, form: FormDep) -> Response:
+def token_revoke(request: Request, token_id: RowId, session: SessionDep, admin: AdminDep, form: FormDep) -> Response:
     t = Translator(negotiate(request))
     return _confirmed(request, session, admin, form, _revoke_confirmation(session, token_id, admin, t))
 

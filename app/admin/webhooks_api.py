@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 
 from app.admin import webhooks as admin_webhooks
 from app.admin.api import admin_api_router
-from app.admin.deps import NO_STORE, AdminDep, Principal
+from app.admin.deps import NO_STORE, ROW_ID_MAX, AdminDep, Principal
 from app.deps import SessionDep, SettingsDep
 from app.settings import Settings
 from app.webhooks import service
@@ -28,8 +28,8 @@ from app.webhooks.schemas import (
 
 router = admin_api_router("/admin/api/webhooks")
 # INTEGER ids: a larger one names no row (and PostgreSQL refuses to compare it)
-EndpointId = Annotated[int, Path(ge=1, le=2**31 - 1, description="The endpoint's id", examples=[1])]
-DeliveryId = Annotated[int, Path(ge=1, le=2**31 - 1, description="The delivery's id", examples=[1])]
+EndpointId = Annotated[int, Path(ge=1, le=ROW_ID_MAX, description="The endpoint's id", examples=[1])]
+DeliveryId = Annotated[int, Path(ge=1, le=ROW_ID_MAX, description="The delivery's id", examples=[1])]
 ENDPOINT_EXAMPLE = {
     "example": Example(
         summary="A CRM told of issued and accepted quotes, registered paused (an IP address, so that the example "
@@ -72,7 +72,7 @@ def create_endpoint(
 @router.get("/deliveries", summary="Deliveries, newest first, with their status")
 def list_deliveries(
     session: SessionDep,
-    endpoint_id: Annotated[int | None, Query(ge=1, le=2**31 - 1)] = None,
+    endpoint_id: Annotated[int | None, Query(ge=1, le=ROW_ID_MAX)] = None,
     status: Annotated[DeliveryStatus | None, Query()] = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Form, Path, Query, Request
+from fastapi import APIRouter, Depends, Form, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import ValidationError
 
 from app.admin import webhooks as admin_webhooks
-from app.admin.deps import NO_STORE, AdminDep, Principal, require_admin
+from app.admin.deps import NO_STORE, ROW_ID_MAX, AdminDep, Principal, RowId, require_admin
 from app.admin.pages import _page as admin_page, _refusal
 from app.deps import SessionDep, SettingsDep, UnitOfWorkRoute
 from app.errors import AppError
@@ -25,8 +25,8 @@ router = APIRouter(
     dependencies=[Depends(require_admin)],
     route_class=UnitOfWorkRoute,
 )
-EndpointId = Annotated[int, Path(ge=1, le=2**31 - 1)]
-DeliveryId = Annotated[int, Path(ge=1, le=2**31 - 1)]
+EndpointId = RowId
+DeliveryId = RowId
 
 
 def _page(request: Request, name: str, context: dict[str, Any], status_code: int = 200) -> HTMLResponse:
@@ -89,7 +89,7 @@ def deliveries_page(
     request: Request,
     session: SessionDep,
     admin: AdminDep,
-    endpoint_id: Annotated[int | None, Query(ge=1, le=2**31 - 1)] = None,
+    endpoint_id: Annotated[int | None, Query(ge=1, le=ROW_ID_MAX)] = None,
     status: Annotated[DeliveryStatus | None, Query()] = None,
     offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
 ) -> Response:

@@ -204,7 +204,7 @@ def search_serving(
 def _search(ask: _Ask, offers: list[Offer]) -> ServingSearch:
     """search_serving's body, its simulations shared."""
     constraints = ask.constraints
-    rank_key = _fastest_key if constraints.objective == "fastest" else _key
+    rank_key = ranking(constraints)
     misses: list[ServingOption] = []
     rejected: list[tuple[str, str, dict[str, Any]]] = []
     pending: list[ServingOption] = []  # every offer's candidates, simulated in rank order once all are known
@@ -583,6 +583,11 @@ def _fastest_key(option: ServingOption) -> tuple[float, float, Decimal, Decimal,
     cheapest = _key(option)
     latency = float(f"{option.estimate.e2e_latency_ms:.3g}")
     return latency, option.estimate.ttft_ms, cheapest[0], cheapest[1], option.offer.sku_id, option.config.gpus
+
+
+def ranking(constraints: Constraints) -> Callable[[ServingOption], Any]:
+    """The sort key of the request's objective: "fastest" ranks by latency (_fastest_key), any other by cost (_key)."""
+    return _fastest_key if constraints.objective == "fastest" else _key
 
 
 def _shapes(ask: _Ask, offer: Offer, pipelines: bool = True) -> Iterator[tuple[int, int]]:

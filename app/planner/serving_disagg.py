@@ -39,12 +39,11 @@ from app.planner.serving import (
     ServingOption,
     ServingSearch,
     _Ask,
-    _fastest_key,
-    _key,
     _replica_cluster,
     _with_other_term,
     offer_region,
     per_million_tokens,
+    ranking,
     valid_tp,
 )
 from app.planner.serving_headroom import simulated_headroom
@@ -98,7 +97,7 @@ def search_disaggregated(
                 rejected.append((offer.sku_id, "disaggregated_pools", {"max_nodes": constraints.max_nodes}))
             else:
                 options.append(option)
-        rank = _fastest_key if constraints.objective == "fastest" else _key
+        rank = ranking(constraints)
         options = sorted(options, key=rank)[: constraints.limit]
         for option in options:
             _headroom(ask, option)
@@ -111,7 +110,7 @@ def search_disaggregated(
 
 def merged(colocated: ServingSearch, disaggregated: ServingSearch, constraints: Constraints) -> ServingSearch:
     """`serving.disaggregated: "auto"`: both searches' options in one ranking."""
-    rank = _fastest_key if constraints.objective == "fastest" else _key
+    rank = ranking(constraints)
     options = sorted(colocated.options + disaggregated.options, key=rank)[: constraints.limit]
     for place, option in enumerate(options, start=1):
         option.rank = place

@@ -29,7 +29,7 @@ from app.estimator.memory import (
 from app.estimator.performance import PerformanceEstimate, estimate_performance
 from app.estimator.serving import ServingConfig, ServingEstimate, check_fits, estimate_serving
 from app.estimator.serving_levers import check_pipeline
-from app.estimator.specs import GIB, EstimatorError, MemoryBreakdown
+from app.estimator.specs import GIB, Cluster, EstimatorError, MemoryBreakdown, ModelSpec
 from app.estimator.vocabulary import MAX_QUOTE_MONTHS, TERM_MONTHS
 from app.planner.mappers import memory_out, performance_out
 from app.planner.misses import slo_params
@@ -294,18 +294,31 @@ def _quantity_refusal(session: Session, sku: Sku, quantity: int, rented: int, gp
     return "quantity_elsewhere", params | {"alt_sku": alternative[0], "alt_quantity": alternative[1]}
 
 
+def _quoted(
+    session: Session, sku_id: str, quantity: int, by_card: bool, request: WorkloadIn
+) -> tuple[Cluster, ModelSpec] | None:
+    """The cluster the quote rents and the model it names, as a plan check reads them; None for a model the
+    estimator cannot size (an incomplete pasted config): the quote keeps it for the record, unchecked."""
+    hardware = HardwareIn(sku=sku_id, nodes=1 if by_card else quantity, gpus_per_node=quantity if by_card else None)
+    # the quote's own session, left open: resolve_cluster closes what the opener gives it
+    cluster, _assumed = resolve_cluster(hardware, cast("SessionOpener", lambda: nullcontext(session)))
+    try:
+        model, _warnings = resolve_model(request.model)
+    except EstimatorError:
+        return None
+    return cluster, model
+
+
 def _check_serving_fits(
     session: Session, sku_id: str, quantity: int, by_card: bool, plan: PlanIn, request: WorkloadIn
 ) -> PlanCheck:
     """A serving plan: dp replicas of tp × pp, each must have kernels for its formats and hold one sequence
     (the same feasibility /estimate and /recommend apply). The quote freezes what the deployment serves:
     replicas, TTFT/TPOT and, for a request rate, the simulated percentiles at the average and the peak."""
-    hardware = HardwareIn(sku=sku_id, nodes=1 if by_card else quantity, gpus_per_node=quantity if by_card else None)
-    cluster, _assumed = resolve_cluster(hardware, cast("SessionOpener", lambda: nullcontext(session)))
-    try:
-        model, _warnings = resolve_model(request.model)
-    except EstimatorError:
-        return PlanCheck()  # a model the estimator cannot size is kept for the record, unchecked
+    quoted = _quoted(session, sku_id, quantity, by_card, request)
+    if quoted is None:
+        return PlanCheck()
+    cluster, model = quoted
     try:
         cfg = serving_config(request)
         check_training_levers(plan)
@@ -351,13 +364,10 @@ def _check_serving_slo(
 def _check_fits(
     session: Session, sku_id: str, quantity: int, by_card: bool, plan: PlanIn, request: WorkloadIn
 ) -> PlanCheck:
-    hardware = HardwareIn(sku=sku_id, nodes=1 if by_card else quantity, gpus_per_node=quantity if by_card else None)
-    # the quote's own session, left open: resolve_cluster closes what the opener gives it
-    cluster, _assumed = resolve_cluster(hardware, cast("SessionOpener", lambda: nullcontext(session)))
-    try:
-        model, _warnings = resolve_model(request.model)
-    except EstimatorError:
-        return PlanCheck()  # a model the estimator cannot size (an incomplete pasted config): kept, unchecked
+    quoted = _quoted(session, sku_id, quantity, by_card, request)
+    if quoted is None:
+        return PlanCheck()
+    cluster, model = quoted
     spec = plan.spec(request.micro_batch or 1)
     work = as_launched(request.workload(), cluster.gpu, model)  # fp8 where it runs, as /recommend sized the option
     if work.task != "inference":

@@ -34,9 +34,8 @@ from app.error_pages import WebRoute, error_page, wants_html
 from app.errors import BadGateway, Conflict, InvalidInput, ServiceUnavailable
 from app.estimator.presets import list_presets
 from app.estimator.specs import EstimatorError
-from app.estimator.vocabulary import LANGUAGES
 from app.hub.service import with_hub_config
-from app.i18n import LANGS, Translator, negotiate
+from app.i18n import Translator, negotiate
 from app.planner.schemas import RecommendIn, RecommendOut
 from app.planner.service import run_recommend
 from app.quotes import printing, service as quotes_service
@@ -289,8 +288,7 @@ def _quote_page(
 @router.post("/quote", response_class=HTMLResponse)
 async def issue_quote(request: Request, session: SessionDep, settings: SettingsDep) -> Response:
     posted = await request.form()
-    lang = posted.get("lang")
-    t = Translator(lang if isinstance(lang, str) and lang in LANGS else negotiate(request))
+    t = Translator(negotiate(request, posted.get("lang")))
     fields = {k: str(v) for k, v in posted.items() if isinstance(v, str)}
     form = forms.read_form(fields, [(k, str(v)) for k, v in posted.multi_items() if isinstance(v, str)])
     # The planner and the database are synchronous: off the event loop.
@@ -323,14 +321,10 @@ def _issue_quote(
 # ---- accepting a quote from the browser ----------------------------------------------------------
 
 
-def _quote_lang(request: Request, posted: str | None = None) -> str:
-    return posted if posted in LANGUAGES else negotiate(request)
-
-
 @router.get("/quote/{public_id}/accept", response_class=HTMLResponse)
 def accept_page(public_id: str, request: Request, session: SessionDep) -> HTMLResponse:
     quote, seller = quotes_service.printable(session, public_id=public_id)
-    lang = _quote_lang(request)
+    lang = negotiate(request)
     problem = None if quote.status == "issued" else _not_acceptable(quote.status, lang)
     html = printing.render_html(quote, seller, lang=lang, template="quotes/accept.html", problem=problem)
     return HTMLResponse(html, status_code=200 if problem is None else 409)
@@ -343,7 +337,7 @@ def _not_acceptable(status: str, lang: str) -> str:
 
 @router.post("/quote/{public_id}/accept")
 def accept_from_browser(public_id: str, request: Request, session: SessionDep, lang: str = Form("")) -> Response:
-    lang = _quote_lang(request, lang)
+    lang = negotiate(request, lang)
     try:
         quote = quotes_service.accept_quote(session, public_id=public_id)
     except Conflict:

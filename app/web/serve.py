@@ -30,7 +30,7 @@ from app.estimator.presets import list_presets
 from app.estimator.specs import EstimatorError
 from app.estimator.vocabulary import ENGINES, SERVING_PRECISIONS, WEIGHT_FORMATS
 from app.hub.service import with_hub_config
-from app.i18n import LANGS, Translator, negotiate
+from app.i18n import Translator, negotiate
 from app.planner.schemas import OptionOut, RecommendIn, RecommendOut
 from app.planner.service import run_recommend
 from app.quotes import serving_words
@@ -313,8 +313,7 @@ def serve_quote_form(request: Request, session: SessionDep, settings: SettingsDe
 @router.post("/serve/quote", response_class=HTMLResponse)
 async def serve_issue_quote(request: Request, session: SessionDep, settings: SettingsDep) -> Response:
     posted = await request.form()
-    lang = posted.get("lang")
-    t = Translator(lang if lang in LANGS else negotiate(request))
+    t = Translator(negotiate(request, posted.get("lang")))
     fields = {k: v for k, v in posted.items() if isinstance(v, str)}
     addons = [v for k, v in posted.multi_items() if k == "addons" and isinstance(v, str)]
     return await to_thread.run_sync(_issue, request, session, settings, fields, addons, t)
