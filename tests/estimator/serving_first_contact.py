@@ -79,6 +79,35 @@ Source:
                lifetimes, so the run is mostly its ramp and drain, not a steady state) and `inf` (the burst's
                output throughput over 200 prompts is set by the longest outputs, up to 780 tokens, and its TTFT is
                the burst's queue).
+  [lambda-vllm054] LambdaLabsML/vllm-benchmark at 0e8fc5d0f9865a326666cb82aeb2d8dc74c82c5e, benchmark_v0.md,
+               "Tensor Parallel v.s. Data Parallel" table (the cells are `output_throughput`/`median_itl_ms` of
+               results/prompt_320/<N>x<GPU>/<model>_tp<N>_len2000.json, compile_sweetspot.py): vLLM v0.5.4 ("This
+               benchmark was conducted with vLLM `v0.5.4`"; benchmark_1x2x4x8x.sh runs `vllm/vllm-openai:v0.5.4`)
+               on 1, 2, 4 and 8 x H100-80GB-SXM and A100-80GB-SXM, `--tensor-parallel-size` = the GPU count,
+               launched by benchmark.py with `--max-model-len 2000 --gpu-memory-utilization 0.95 --max-num-seqs
+               1024`, engine defaults otherwise. Client: vLLM's `benchmark_serving.py --backend vllm --endpoint
+               /v1/completions --dataset-name sharegpt --num-prompts 320` (request rate inf: all 320 queued at once,
+               a finite offline run; greedy, EOS honoured, each output capped at its ShareGPT reply's length).
+               Reading: the output token throughput (generated tokens ÷ the run's duration, ramp and drain
+               included), the first number of each cell. Models: mistralai/Mistral-7B-Instruct-v0.3 (bf16),
+               neuralmagic/Meta-Llama-3.1-8B-FP8 and neuralmagic/Meta-Llama-3.1-70B-Instruct-FP8 (FP8 weights and
+               activations, per-tensor scales; KV cache 16-bit, vLLM's default), NousResearch/Hermes-3-Llama-3.1-
+               405B-FP8 (Llama 3.1 405B shapes, FP8). Lengths: the run summaries' per-request `input_lens` and
+               `output_lens` (the same 320 prompts for every run of one tokenizer; outputs greedy): Mistral
+               results/prompt_320/1xH100-80GB-SXM/Mistral-7B-Instruct-v0.3_tp1_len2000.json (2024-08-19: 73,671 in,
+               95th percentile 831; 71,810 out, 95th percentile 651), Llama 3.1 8B FP8 .../4xH100-80GB-SXM/
+               Meta-Llama-3.1-8B-FP8_tp4_len2000.json (65,578 in, 95th percentile 692; 42,874 out, 95th percentile
+               492: a base model, 105 of 320 replies empty), 405B .../8xH100-80GB-SXM/Hermes-3-Llama-3.1-405B-FP8_
+               tp8_len2000.json (68,221 out, 95th percentile 587), 70B FP8 .../2xA100-80GB-SXM/Meta-Llama-3.1-70B-
+               Instruct-FP8_tp2_len2000.json (63,343 out, 95th percentile 574; a later run of the same model and
+               prompts, 2024-09-07: the H100 summary of the table's run is not in the repository). Read as
+               lognormal by mean and 95th percentile. Not read: the cells' median ITL (the estimator gives no
+               per-token latency for a finite burst), the A100 rows of the FP8 checkpoints (A100 has no FP8 tensor
+               cores: vLLM runs them weight-only, a path with no stated format here), the Mixtral and Mistral
+               Nemo / Large columns (MoE, or no preset), the repository's later result files (2024-09, other vLLM
+               settings: e.g. 1xA100 Mistral reads 3,051.7 tokens/s there against the table's 1,591.4), and the
+               report's v0.6.0 tables (the GPU is not stated for them). vLLM v0.5.4 is not an ENGINE_RELEASES
+               entry: the rows run as the current vLLM.
 Only the runs below saturation are read for latency (the summary's request throughput, completed ÷ duration, keeps up
 with the offered rate: 70B at 1, 2 and 4 requests/s, 405B at 1 and 2); beyond it the median TTFT is the time spent in
 a queue that grows through the run, which depends on the run's length. Offline rows read the throughput.
@@ -145,6 +174,13 @@ A100_40G = get_gpu("a100-40g-sxm")
 # 50.4 ms). Stated after first contact (the rows were recorded without it).
 LLMK8S_CACHED = 0.9605
 UNIFORM_1024_P95 = 973  # 95th percentile of a uniform draw in [1, 1024]
+LAMBDA = (
+    "LambdaLabsML/vllm-benchmark at 0e8fc5d0f9865a326666cb82aeb2d8dc74c82c5e, benchmark_v0.md, Tensor Parallel v.s. "
+    "Data Parallel table (vLLM v0.5.4, 320 ShareGPT prompts at once, max_model_len 2000, output_throughput); lengths "
+    "from results/prompt_320/*/<model>_tp<N>_len2000.json"
+)
+MISTRAL_7B = get_preset("mistral-7b").model  # v0.3 has its layer shapes; vocabulary 32,768 (0.1 % more weights)
+LLAMA_8B = get_preset("llama-3.1-8b").model
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,6 +275,29 @@ def _llmk8s(rate: float, total_out: int, metric: Metric, ms: float) -> ServingFi
     return ServingFirstContact(label, "llmk8s-a100", LLMK8S, LLAMA_70B, A100_40G, 8, cfg, metric, ms)
 
 
+def _lambda(
+    label: str, model: ModelSpec, gpu: GpuSpec, tp: int, lengths: tuple[int, int, int, int], fp8: bool, tok_s: float
+) -> ServingFirstContact:
+    """A LambdaLabsML/vllm-benchmark row: vLLM v0.5.4 at TP `tp`, 320 ShareGPT prompts queued at once (a finite
+    offline run), max_model_len 2000, gpu_memory_utilization 0.95, max_num_seqs 1024; `lengths` = total input and
+    output tokens over the 320 and their 95th percentiles; the run's output tokens/s."""
+    total_in, total_out, in_p95, out_p95 = lengths
+    precision: Literal["bf16", "fp8"] = "fp8" if fp8 else "bf16"
+    cfg = ServingConfig(
+        input_tokens=round(total_in / 320), output_tokens=round(total_out / 320), input_tokens_p95=in_p95,
+        output_tokens_p95=out_p95, engine="vllm", precision=precision, weights=precision,
+        kv_cache_precision="bf16", gpu_memory_utilization=0.95, max_model_len=2000, max_num_seqs=1024,
+    )  # fmt: skip
+    name = f"lambda vllm-0.5.4 {label} {gpu.id.split('-')[0]} tp{tp} {precision} sharegpt 320 at once output"
+    return ServingFirstContact(name, "lambda-vllm054", LAMBDA, model, gpu, tp, cfg, "output_tokens_per_s", tok_s, 320)
+
+
+_MISTRAL_LENS = (73671, 71810, 831, 651)
+_LLAMA_8B_LENS = (65578, 42874, 692, 492)
+_LLAMA_70B_LENS = (65578, 63343, 692, 574)
+_LLAMA_405B_LENS = (65578, 68221, 692, 587)
+
+
 _70B_R1 = _random(152612, 160347, 300, 1024, 1024, 1.0)
 _70B_R2 = _random(308748, 308712, 600, 1024, 1024, 2.0)
 _70B_R4 = _random(615860, 607936, 1200, 1024, 1024, 4.0)
@@ -305,6 +364,23 @@ SERVING_FIRST_CONTACT: tuple[ServingFirstContact, ...] = (
     _llmk8s(1.0, 42722, "tpot_ms", 24.541),
     _llmk8s(4.0, 42449, "ttft_ms", 49.500),
     _llmk8s(4.0, 42449, "tpot_ms", 27.348),
+    _lambda("mistral-7b", MISTRAL_7B, A100, 1, _MISTRAL_LENS, False, 1591.4),
+    _lambda("mistral-7b", MISTRAL_7B, A100, 2, _MISTRAL_LENS, False, 1861.61),
+    _lambda("mistral-7b", MISTRAL_7B, A100, 4, _MISTRAL_LENS, False, 2228.35),
+    _lambda("mistral-7b", MISTRAL_7B, A100, 8, _MISTRAL_LENS, False, 2381.43),
+    _lambda("mistral-7b", MISTRAL_7B, H100, 1, _MISTRAL_LENS, False, 3281.19),
+    _lambda("mistral-7b", MISTRAL_7B, H100, 2, _MISTRAL_LENS, False, 3758.54),
+    _lambda("mistral-7b", MISTRAL_7B, H100, 4, _MISTRAL_LENS, False, 4133.32),
+    _lambda("mistral-7b", MISTRAL_7B, H100, 8, _MISTRAL_LENS, False, 4397.11),
+    _lambda("llama-3.1-8b", LLAMA_8B, H100, 1, _LLAMA_8B_LENS, True, 3400.4),
+    _lambda("llama-3.1-8b", LLAMA_8B, H100, 2, _LLAMA_8B_LENS, True, 3688.64),
+    _lambda("llama-3.1-8b", LLAMA_8B, H100, 4, _LLAMA_8B_LENS, True, 3475.27),
+    _lambda("llama-3.1-8b", LLAMA_8B, H100, 8, _LLAMA_8B_LENS, True, 3931.83),
+    _lambda("llama-3.1-70b", LLAMA_70B, H100, 1, _LLAMA_70B_LENS, True, 418.92),
+    _lambda("llama-3.1-70b", LLAMA_70B, H100, 2, _LLAMA_70B_LENS, True, 1727.69),
+    _lambda("llama-3.1-70b", LLAMA_70B, H100, 4, _LLAMA_70B_LENS, True, 2242.99),
+    _lambda("llama-3.1-70b", LLAMA_70B, H100, 8, _LLAMA_70B_LENS, True, 2572.8),
+    _lambda("hermes-3-llama-3.1-405b", LLAMA_405B, H100, 8, _LLAMA_405B_LENS, True, 1230.74),
 )  # fmt: skip
 
 
