@@ -574,7 +574,32 @@ checkpointing after compile (-23 %: its non-chunked loss upcasts in the decoder,
 the plan cannot say), with checkpointing (+21 %: the step's copy of v of torch's foreach AdamW, which the published
 24.9 GiB, 1 GiB above the bf16 states, rules out: the run evidently stepped a fused AdamW), and the LoRA / QLoRA
 rows, whose 8.5 / 4.6 GiB sit below the weights plus the 16-bit logits of 8,192 tokens (1.96 GiB) that any loss
-over them holds."""
+over them holds.
+
+Four under-estimates read again at their sources (2026-12-06), none changed: no source states a quantity to model.
+torchao's Llama 4 Scout rows (-32 %) ran torchtitan, read at 92ed8b31 (2025-10-14; the README section is pytorch/ao
+838dcebb1 of 2025-10-13): the loss is compiled (compile.components ["model", "loss"]; components/loss.py upcasts
+inside the compiled function), the model returns 16-bit logits (models/llama4/model/model.py) and the step drops them
+before the backward (train.py `del pred`), as the rows state. Their 13.2e9 logits a GPU make the compiled loss's 4
+bytes a logit 49 GiB of the 99 GiB estimate; the published figure implies 7.8, where the eager loss would read +39 %,
+and the other compiled-loss rows (Trainy, torchao's B200 rows: 1.1-2.1e9 logits) read -4 ... +13 % at 4. Inductor's
+rewrite that keeps the cross-entropy's one-hot unmaterialised (fx_passes/post_grad.py `scatter_upon_const_tensor`)
+has no size condition; the MoE blocks compile with fullgraph False (llama4/infra/parallelize.py `apply_compile`), and
+counting their layers eager adds 10 GiB, not 46. fsdp_qlora's rows: train.py resets the peak after the FSDP wrap, so
+the reserved peak starts from the pool loading and wrapping left, which the post gives for one row only ("about
+3.72GiB (see reserved_after_model_wrap)", Llama-2 7B QLoRA, batch 1 x 512, estimated 3.30 GiB for the whole step);
+the misses do not follow CPU offload (its QLoRA rows at batch 12 read -3 / -4 %, the Yi 34B run without offload reads
+-15 %). torchtitan #773: torch's ScheduleInterleavedZeroBubble warms rank 0 up with (v - 1) p + (p - 1) chunk
+forwards, not interleaved 1F1B's (v - 1) p + 2 (p - 1), and defers rank r's weight gradients by r steps
+(torch/distributed/pipelining/schedules.py `_calculate_single_rank_operations`: multiply_factor 1,
+num_1f1b_microbatches = rank); the issue's own Llama 3 8B PP 8 readings agree (rank 0 22.74 -> 20.57 GiB, rank 7
+17.97 -> 22.23 GiB from interleaved to zero bubble). A zero-bubble schedule read from that source lowers the first
+stage, which the estimate takes as worst; the 405B line names no rank, and what a later rank's deferred weight
+gradients hold is not stated. ms-swift's Yi 6B rows (-31 / -37 % at 4,096 / 8,192 tokens) ran flash attention 2 (the
+table's default --use_flash_attn true; swift/llm/utils/model.py sets config._attn_implementation) and grow 15.6 GiB
+from 4,096 to 8,192 tokens where the estimate grows 8.0; the table's chatglm3-6b rows written in the same commit
+(4312aeb28, not recorded here) jump alike (17.2 / 29.8 / 66.8 GiB), and that commit's 'delete' truncation spreads the
+batch lengths up to max_length: the varied-length pool, modelled and fitted on Liger's rows."""
 
 # Median |error| of the estimator at 7c1f6ff (see the module docstring); it had no memory held-out rows run then.
 BASELINE = {
