@@ -599,7 +599,20 @@ gradients hold is not stated. ms-swift's Yi 6B rows (-31 / -37 % at 4,096 / 8,19
 table's default --use_flash_attn true; swift/llm/utils/model.py sets config._attn_implementation) and grow 15.6 GiB
 from 4,096 to 8,192 tokens where the estimate grows 8.0; the table's chatglm3-6b rows written in the same commit
 (4312aeb28, not recorded here) jump alike (17.2 / 29.8 / 66.8 GiB), and that commit's 'delete' truncation spreads the
-batch lengths up to max_length: the varied-length pool, modelled and fitted on Liger's rows."""
+batch lengths up to max_length: the varied-length pool, modelled and fitted on Liger's rows.
+
+One source recorded at c09ea58 (2026-12-06), before any change: atorch's Llama 2 7B table (intelligent-machine-
+learning/dlrover atorch/examples/llama2/README.md at 3a442b728; A100 80GB, 4,096-token blocks, per-layer
+checkpointing, flash attention; max allocated on rank 0) read 40.5 % at the median (signed -40.5 %, -55.7 % to +10.4
+%), all 14 judged to fit, 6 inside the range. Its six DeepSpeed 3D rows (fp16 with fp32 master weights, ZeRO-1, TP x
+PP up to 64 GPUs, micro-batch 8) read -6.2 to +10.4 %; its eight PyTorch FSDP rows (full and LoRA r=16, 8 to 64 GPUs,
+batch 4) read 37 to 56 % low, and the gap does not shrink with the GPUs (LoRA 32.6 -> 29.8 GiB published, 14.6 ->
+13.2 ours): 14 to 18 GiB at every GPU count, which no shard holds. Those runs keep fp32 parameters under
+torch.autocast bf16 with no FSDP mixed-precision policy (fsdp_llama2.py: from_config, precision bf16_amp), which the
+estimator cannot state; what that points to, not measured here: the residual stream, the checkpointed layer inputs
+and the RMSNorm outputs stay fp32 beside the bf16 copies autocast makes for each matmul, the all-gathered units and
+their unsharded gradients are fp32 (the root unit, embedding and head, is not wrapped apart), and the LoRA runs'
+frozen base is fp32 (stated as 16-bit). Nothing changed for it."""
 
 # Median |error| of the estimator at 7c1f6ff (see the module docstring); it had no memory held-out rows run then.
 BASELINE = {

@@ -206,6 +206,27 @@ Sources (each a project that measured its own runs and says with what):
                activation checkpointing and offloading, batch 2 x 4096. "Peak Memory Active (GiB)" is torchtune's
                training.get_memory_stats `active_bytes.all.peak` / 2**30: allocated blocks (read as allocated), GiB.
 
+  [atorch-llama2] intelligent-machine-learning/dlrover atorch/examples/llama2/README.md at 3a442b728b7d (2023-11-22,
+               "update HFU"; the same figures at ab277965c, 2024-01-22), "Performance": Llama 2 7B on A100 80GB, 8 a
+               node (NVLink, 800 Gb/s RDMA), with the scripts of that commit. FSDP rows: fsdp_llama2_entry.sh /
+               fsdp_llama2.py, the model built from its config (AutoModelForCausalLM.from_config: fp32 parameters),
+               atorch's auto_accelerate with "module_replace" (its flash-attention Llama attention), PyTorch FSDP
+               (atorch_wrap_cls LlamaDecoderLayer, limit_all_gathers, use_orig_params, forward_prefetch; full shard
+               of the fp32 parameters, gradients and torch.optim.AdamW states, default foreach step, zero_grad after
+               each step), precision bf16_amp (torch.autocast bf16, no FSDP mixed-precision policy), checkpoint of
+               every LlamaDecoderLayer, wikitext-2 grouped into blocks of 4,096 tokens (one length), batch 4 a GPU, no
+               accumulation, transformers' LlamaForCausalLM loss on its labels (logits upcast to fp32). USE_LORA: PEFT
+               0.4.0 LoRA r=16 (alpha 16, dropout 0.05) on q, k, v, o of the fp32 model (frozen base in fp32, which
+               the estimator cannot state: it holds 16-bit base weights). DS 3D rows: ds_3d_llama2_entry.sh /
+               ds_3d_llama2.py, DeepSpeed pipeline (PipelineModule, activation_checkpoint_interval 1) x atorch's
+               Megatron-style tensor parallel (vocabulary-parallel embedding and cross-entropy), ZeRO-1, fp16 with
+               fp32 master weights (ds_config "fp16" enabled), torch.optim.AdamW (zero_allow_untested_optimizer),
+               flash attention (module_replace), micro-batch 8 x 4,096 and 64 accumulation steps as the table
+               states; the model is transformers' LlamaModel (no lm_head) whose logits DeepSpeed3DParallelConfig's
+               default tie_first computes on the tied vocabulary-parallel embedding (a tied head). "Mem Max
+               allocated(MB)" is example_utils.report_memory: torch.cuda.max_memory_allocated() / 2**20 on rank 0
+               (the first pipeline stage) after each step, never reset (allocated, MiB, converted to GiB here).
+
 `levers` names what each run used that moves the peak and that the estimator may or may not model (attention
 implementation, loss implementation, compile, activation offload, FP8 parameters).
 """
@@ -292,6 +313,12 @@ TORCHTUNE_FLAGS = (
     "pytorch/torchtune README.md at 1814feb17a9038e1a8053ce93111bd26774a8db6, 'Optimization flags' (Llama 3.2 3B, "
     "one A100, batch 2, max_seq_len 4096, bf16, techniques added in turn; Peak Memory Active = "
     "active_bytes.all.peak, GiB)"
+)
+
+ATORCH_LLAMA2 = (
+    "intelligent-machine-learning/dlrover atorch/examples/llama2/README.md at "
+    "3a442b728b7dca69bc5bccaa0bfb36e7b8ee152c, 'Performance' (Llama 2 7B, A100 80GB, FSDP bf16 autocast or DeepSpeed "
+    "3D fp16 ZeRO-1, seq 4096, checkpointing; Mem Max allocated(MB) = torch.cuda.max_memory_allocated / 2**20)"
 )
 
 # Qwen (v1) remote code, from each model's config.json on the Hugging Face Hub (Qwen/Qwen-*-Chat): RMSNorm, SwiGLU
@@ -1107,6 +1134,81 @@ def _torchtune_flags() -> list[FirstContactCase]:
     return cases
 
 
+def _atorch_llama2() -> list[FirstContactCase]:
+    cases = []
+    llama = get_preset("llama-2-7b").model
+    lora = LoraSpec(rank=16, alpha=16, targets=("q", "k", "v", "o"), dropout=0.05)
+    # FSDP rows: (LoRA, GPUs, published MiB)
+    fsdp_rows = (
+        (True, 8, 33354.1),
+        (False, 8, 39596.3),
+        (True, 16, 31735.5),
+        (False, 16, 34776.7),
+        (True, 32, 30926.2),
+        (False, 32, 32366.8),
+        (True, 64, 30521.6),
+        (False, 64, 31161.9),
+    )
+    for use_lora, gpus, published_mib in fsdp_rows:
+        workload = Workload(
+            task="lora" if use_lora else "pretrain",  # from_config: no weights loaded (the same memory either way)
+            seq_len=4096,
+            global_batch=4 * gpus,
+            lora=lora if use_lora else None,
+            varied_lengths=False,
+        )
+        plan = Plan(dp=gpus, zero_stage=3, micro_batch=4, recompute="full", fsdp_torch_adamw=True)
+        cases.append(
+            FirstContactCase(
+                f"atorch Llama 2 7B FSDP {'LoRA r=16' if use_lora else 'full'}, {gpus} A100, batch 4 x 4096",
+                "atorch-llama2",
+                ATORCH_LLAMA2,
+                llama,
+                workload,
+                plan,
+                Cluster(gpu=A100_80, gpus_per_node=8, nodes=gpus // 8, inter_node_gbps=800.0),
+                published_mib / 1024,
+                "allocated",
+                "attention: flash (atorch module_replace); loss: transformers LlamaForCausalLM, fp32 logits; fp32 "
+                "parameters under torch.autocast bf16 (no FSDP mixed precision: not a lever)"
+                + ("; LoRA base weights fp32 (not a lever: stated as 16-bit)" if use_lora else ""),
+            )
+        )
+    # DeepSpeed 3D rows: (GPUs, TP, PP, DP, published MiB)
+    ds_rows = (
+        (8, 1, 2, 4, 40006.9),
+        (8, 2, 1, 4, 38635.6),
+        (8, 2, 2, 2, 31132.3),
+        (16, 2, 2, 4, 26309.4),
+        (32, 2, 2, 8, 23901.8),
+        (64, 2, 2, 16, 22695.7),
+    )
+    # ds_3d_llama2.py builds transformers' LlamaModel (no lm_head) and DeepSpeed3DParallelConfig's default tie_first
+    # ties the vocabulary-parallel embedding into the last stage, whose logits it computes on it: a tied head
+    tied = replace(llama, tied_embeddings=True)
+    for gpus, tp, pp, dp, published_mib in ds_rows:
+        workload = Workload(
+            task="pretrain", precision="fp16", seq_len=4096, global_batch=8 * 64 * dp, varied_lengths=False
+        )
+        plan = Plan(dp=dp, tp=tp, pp=pp, zero_stage=1, micro_batch=8, recompute="full")
+        cases.append(
+            FirstContactCase(
+                f"atorch Llama 2 7B DeepSpeed 3D TP {tp} PP {pp} DP {dp}, {gpus} A100, micro-batch 8 x 4096",
+                "atorch-llama2",
+                ATORCH_LLAMA2,
+                tied,
+                workload,
+                plan,
+                Cluster(gpu=A100_80, gpus_per_node=8, nodes=gpus // 8, inter_node_gbps=800.0),
+                published_mib / 1024,
+                "allocated",
+                "attention: flash (atorch module_replace); loss: atorch vocab_parallel_cross_entropy; DeepSpeed "
+                "pipeline engine, ZeRO-1, fp16 with fp32 master weights, torch AdamW",
+            )
+        )
+    return cases
+
+
 MEMORY_FIRST_CONTACT: tuple[FirstContactCase, ...] = tuple(
     _ms_swift()
     + _torchao()
@@ -1122,4 +1224,5 @@ MEMORY_FIRST_CONTACT: tuple[FirstContactCase, ...] = tuple(
     + _torchtune_tutorials()
     + _torchtitan_773()
     + _torchtune_flags()
+    + _atorch_llama2()
 )

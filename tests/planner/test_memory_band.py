@@ -287,14 +287,17 @@ def test_coverage_on_every_validation_row() -> None:
     # range constants unchanged), and stays so with its compiled chunked loss (2.25 bytes a logit, not 4).
     # 241 of 272 once Qwen's Q-LoRA rows state their fp16 loss without the upcast (DeepSpeed runs no autocast) and
     # DeepSpeed ZeRO-1/2's gradient buckets are counted (states._ipg_buffers): qwen-readme 42 of 42 inside.
+    # atorch's Llama 2 7B table (atorch-llama2, 14 rows) came in at 6 of 14 inside (247 of 286, median half-width
+    # 19.3 %, the range constants unchanged): its six DeepSpeed 3D rows inside (-6 to +10 %), its eight FSDP rows
+    # below the range (-37 to -56 %: fp32 parameters under bf16 autocast, which no plan states).
     from tests.estimator.memory_first_contact import MEMORY_FIRST_CONTACT
     from tests.estimator.validation_cases import MEMORY
 
     results = [_inside(c) for c in (*MEMORY, *MEMORY_FIRST_CONTACT)]
     inside = sum(ok for ok, _ in results)
     widths = sorted(w for _, w in results)
-    assert len(results) == 272
-    assert inside >= 241, inside
+    assert len(results) == 286
+    assert inside >= 247, inside
     assert widths[len(widths) // 2] <= 0.20
 
 
