@@ -7,7 +7,9 @@ limits ("long prompts, TP 8 H100", "saturated", "KV cache bound, long lognormal 
 latency (data/engines.json moe_layer_fixed_s, 26 us a layer a step) tipped the two Mixtral SGLang cases into saturation
 at 5 requests/s (7.5 at the peak); they run at 4.5 now, re-pinned, unsaturated as they were written. The engine's
 fixed cost per request outside the GPU (data/engines.json request_overhead_s: vLLM 51 ms, SGLang 6.9 ms) moved every
-TTFT and end-to-end figure by exactly that much, and nothing else."""
+TTFT and end-to-end figure by exactly that much, and nothing else. The one-shot all-reduce's A100 time
+(ONE_SHOT_ALLREDUCE_LINK_FACTOR, 1.42 x the H100 figure on NVLink3) moved the two A100 TP cases ("pipeline over two
+servers", "KV cache bound, long lognormal prompts"), re-pinned."""
 
 from __future__ import annotations
 
@@ -75,9 +77,9 @@ CASES = {
     "pipeline over two servers": (
         "llama-3.1-70b", A100_TWO_NODES, 8, 2, 1, {"input_tokens": 1024, "output_tokens": 256, "requests_per_s": 2},
         # a prompt's chunk crosses both stages whole (not split among the micro-batches), so its step is longer
-        _latency((0.1771407896791553, 0.28749220012599414, 0.4725311467444042),
-                 (0.021507075073832222, 0.024614582900602477, 0.027029781318546938),
-                 (5.678332595358979, 6.516825343300023, 7.076220713822687), False),
+        _latency((0.1782152641000872, 0.289451910948541, 0.4820858733070486),
+                 (0.022238948621781208, 0.025505341667966187, 0.02765689525892176),
+                 (5.893779300485759, 6.72293389990222, 7.365174695972114), False),
     ),
     "saturated": (
         "llama-3.1-70b", H100, 8, 1, 1, {"input_tokens": 8000, "output_tokens": 300, "requests_per_s": 5},
@@ -89,9 +91,9 @@ CASES = {
         "llama-3.1-70b", A100, 4, 1, 2,
         {"input_tokens": 8000, "output_tokens": 2000, "input_tokens_p95": 20000, "requests_per_s": 3,
          "max_model_len": 32768},
-        _latency((2416.0764866658, 3759.251712946476, 4106.056260653505),
-                 (0.09244093311968551, 0.095321664562744, 0.09831857654425877),
-                 (2597.387648152839, 3944.7016612123107, 4247.24942255647), True),
+        _latency((2431.1623490657976, 3782.9469705464826, 4131.905165357513),
+                 (0.0929785331196866, 0.09585926456274362, 0.09885617654425892),
+                 (2613.548172952837, 3969.4715812123186, 4274.163802076479), True),
     ),
 }  # fmt: skip
 

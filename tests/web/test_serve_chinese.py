@@ -1,7 +1,7 @@
-"""Every serving page and the serving quote are complete in Chinese: after the catalog's own names (SKUs,
-GPUs, their interconnect, host and network), the models' names and repository ids, the engines' flags and the
-page's URLs are set aside, no run of two English words is left (the seller block too: the quote freezes it in
-both languages, app/quotes/printing.py SELLER)."""
+"""Every serving page and the serving quote are complete in Chinese: after the catalog's own names (SKUs, GPUs, their
+interconnect, host and network, the SKUs' add-ons), the models' names and repository ids, the engines' flags and the
+page's URLs are set aside, no run of two English words is left (the seller block too: the quote freezes it in both
+languages, app/quotes/printing.py SELLER)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import re
 import pytest
 from fastapi.testclient import TestClient
 
+from app.catalog.seed_data import ADDONS
 from app.estimator.presets import list_presets
 from tests.web.test_serve_quote import issue
 
@@ -42,7 +43,8 @@ IDENTIFIERS = re.compile(
 
 
 def allowed_names(client: TestClient) -> list[str]:
-    names = [*NAMES, *(p.name for p in list_presets())]
+    # the quote form lists a SKU's add-ons by their catalog name (the seeded catalog's: no endpoint lists them)
+    names = [*NAMES, *(p.name for p in list_presets()), *(addon["name"] for addon in ADDONS)]
     for sku in client.get("/catalog/skus").json():
         names += [sku["id"], sku["name"], sku["gpu"]["name"], sku.get("interconnect") or "", sku.get("host_cpu") or ""]
         names += [sku.get("network") or "", sku.get("description") or "", sku.get("inter_node_fabric") or ""]

@@ -87,6 +87,14 @@ PER_SEQUENCE_OVERHEAD_S: dict[str, float] = {"vllm": 8e-6, "sglang": 6e-6, "trt-
 # ("none"): fitted on their TP rows (benchmarks/serving_fit.py). Without NVLink the interconnect table's latency
 # applies.
 ALLREDUCE_LATENCY_S: dict[str, float] = {"vllm": 8e-6, "sglang": 8e-6, "trt-llm": 10e-6, "none": 28e-6}
+# The engines' one-shot kernel on an NVLink generation other than Hopper's (NVLink4, where the figures above are set):
+# the time of the same kernel there over its time on H100. NVLink3 (A100): vLLM's custom_all_reduce kernel timed by the
+# same script (sglang tests/test_trt_reduce.py, no CUDA graph, sizes in float32 elements) on A100 in
+# sgl-project/sglang#2688 and on H100 in sgl-project/sglang#2904: A100 13.0 / 11.3 / 12.1 us (TP 2), 13.5 / 12.1 / 13.5
+# (TP 4), 14.0 / 14.2 (TP 8; the third not legible) at 512 / 4,096 / 32,768 elements against H100 9.5 / 8.8 / 8.7,
+# 9.1 / 8.5 / 9.2, 10.1 / 9.3: ratios 1.28-1.53, mean 1.42. Other links: not measured, 1.0. Not applied to NCCL
+# ("none" and the releases without the kernel): that value was fitted on A100 rows. Not fitted on any serving row.
+ONE_SHOT_ALLREDUCE_LINK_FACTOR: dict[str, float] = {"nvlink3": 1.42}
 
 
 @dataclass(slots=True)
@@ -186,6 +194,8 @@ def _new_hardware(model: ModelSpec, cfg: ServingConfig, cluster: Cluster, tp: in
         nvlink = "nvlink" in (cluster.intra_node_link or gpu.intra_node_link) and tp <= cluster.gpus_per_node
         # NCCL's own small-message latency: the PyTorch-collective value fitted on gpt-fast's TP rows
         engine_latency = ALLREDUCE_LATENCY_S["none" if release.nccl_allreduce else key]
+        if not release.nccl_allreduce and key != "none":
+            engine_latency *= ONE_SHOT_ALLREDUCE_LINK_FACTOR.get(cluster.intra_node_link or gpu.intra_node_link, 1.0)
         latency = engine_latency if nvlink else link.latency_s
         calls = 2 * math.ceil(model.layers / pp)
         hw.allreduce_fixed_s = calls * latency
