@@ -109,4 +109,5 @@ def _miss(
     needed = estimate.replicas_needed
     if needed is not None and needed > replicas:
         params |= {"needed": needed, "gpus": tp * needed}
-    return params | slo_params(cfg)
+    # the prefill pool's TTFT target is the workload's less the KV transfer: to a tenth of a ms, as a TPOT is worded
+    return params | {name: round(target, 1) for name, target in slo_params(cfg).items()}
