@@ -264,7 +264,7 @@ def check_currency(requested: str | None, market: Market) -> None:
     command)."""
     if requested is None or not market.offers or any(not offer.unconvertible for offer in market.offers):
         return
-    _reject_unknown("currency", "unknown_currency", [requested], list(market.comparable))
+    _reject_unknown("currency", "unknown_currency", [requested], list(market.comparable()))
 
 
 def check_regions(session: Session, requested: list[str]) -> None:
