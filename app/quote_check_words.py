@@ -67,6 +67,8 @@ QUOTE_CHECKS: dict[str, dict[str, str]] = {
         "pools_cards": "disaggregated pools run on whole servers joined by a fabric; {sku} rents cards",
         "pool_tp_spans": "tp {tp} spans servers of {sku} ({gpus_per_node} GPUs a server): a replica runs within one",
         "pools_not_serving": "pools are a serving deployment's: set workload.task to serving",
+        "pools_no_load": "disaggregated pools are checked against the traffic they carry: state "
+        "workload.serving.requests_per_s (the offered load, as /recommend sized the pools for)",
         "batch_split": "{global_batch} sequences do not split over dp {dp} × micro_batch {micro_batch} = {step} per "
         "accumulation step; a launch needs a multiple of {step}: {below} or {above}",
         # a serving plan below its own traffic (app/quotes/plan_check.py `_check_serving_slo`): `needed` replicas of
@@ -151,6 +153,8 @@ QUOTE_CHECKS: dict[str, dict[str, str]] = {
         "pool_tp_spans": "tp {tp} 跨越了 {sku} 的多台服务器（每台 {gpus_per_node} 张 GPU）："
         "一个副本只能在一台服务器内运行",
         "pools_not_serving": "资源池属于在线推理部署：请把 workload.task 设为 serving",
+        "pools_no_load": "分离式资源池要按其承载的流量核对：请给出 workload.serving.requests_per_s（即 /recommend "
+        "据以规划资源池的给定负载）",
         "batch_split": "{global_batch} 条序列无法按 dp {dp} × micro_batch {micro_batch} = 每个累积步 {step} 条切分；"
         "启动需要 {step} 的整数倍：{below} 或 {above}",
         "slo_not_met": "方案的 {replicas} 个副本在每秒 {peak_rps:,.3g} 个请求的峰值下达不到 {slo}："

@@ -80,8 +80,6 @@ WARNINGS: dict[str, dict[str, str]] = {
         "MFU {mfu:.1%}. A global batch of {larger:,} ({larger_tokens_m:,.1f}M tokens, {wanted} micro-batches per "
         "rank) would reach {better:.1%} with the same plan; Llama 3 405B trained at up to 16M tokens per step (Dubey "
         "et al. 2024 §3.4.1). A larger batch changes the optimisation: retune the learning rate.",
-        "uneven_stages": "The {layers} layers do not split evenly into {pp} pipeline stages; the largest stage sets "
-        "the pace.",
         "pp_uneven_layers": "The {layers} layers do not split evenly into {pp} pipeline stages; the largest stage "
         "({stage_layers} layers) sets memory and speed.",
         "tp_across_nodes": "Tensor parallel {tp} spans servers of {gpus_per_node} GPUs: every layer waits for the "
@@ -210,7 +208,6 @@ WARNINGS: dict[str, dict[str, str]] = {
         "{larger:,}（{larger_tokens_m:,.1f}M token，每个 rank {wanted} 个微批）时，同一方案的 MFU 可达 "
         "{better:.1%}；Llama 3 405B 训练时每步最多 16M token（Llama 3 技术报告 "
         "§3.4.1）。更大的批会改变优化过程：请重新调整学习率。",
-        "uneven_stages": "{layers} 层不能被 {pp} 级流水线整除；最大的一级决定速度。",
         "pp_uneven_layers": "{layers} 层不能被 {pp} 级流水线整除；最大的一级（{stage_layers} 层）决定显存和速度。",
         "tp_across_nodes": "张量并行度 {tp} 超过每台服务器的 {gpus_per_node} 张 "
         "GPU，跨越了服务器：每一层都要等待网络。请将其限制在一台服务器内。",

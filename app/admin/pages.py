@@ -13,6 +13,7 @@ import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from typing import Annotated, Any, Literal
 from urllib.parse import quote
 
@@ -70,7 +71,8 @@ def admin_words(request: Request, context: dict[str, Any]) -> dict[str, Any]:
     `?msg=` names, in that language."""
     t = context.get("t") or Translator(negotiate(request))
     code = request.query_params.get("msg", "")
-    return {"t": t, "message": t(f"admin_msg_{code}") if code in MESSAGES else None}
+    message = t(f"admin_msg_{code}") if code in MESSAGES else None
+    return {"t": t, "message": message, "field_label": partial(field_label, t)}
 
 
 def _see(url: str) -> RedirectResponse:
@@ -118,6 +120,37 @@ SKU_FIELD_LABELS = {
     "effective_from": "admin_f_effective",
     "note": "admin_f_note",
 }
+
+
+# A refused field as the refusal names it (app/templates/admin/base.html): by its form label, the SKU form's fields
+# also under the admin API's names for them (app/admin/schemas.py SkuCreate: price, discounts; PriceCreate: terms);
+# a price is worded as per month, which reads right on the new price's form and the add-on's alike. A field without
+# a label here is shown as its id.
+FIELD_LABELS = SKU_FIELD_LABELS | {
+    "id": "admin_f_id",
+    "amount": "admin_f_price_month",
+    "price.amount": "admin_f_monthly_list",
+    "price.currency": "admin_f_currency",
+    "price.effective_from": "admin_f_effective",
+    "price.note": "admin_f_note",
+    **{f"{group}.{term}": f"admin_f_discount_{term}" for group in ("discounts", "terms") for term in TERMS},
+    "region": "admin_f_region",
+    "starts_on": "admin_audit_from",
+    "ends_on": "admin_f_back_on",
+    "units": "admin_f_units",
+    "units_available": "admin_col_units",
+    "code": "admin_f_addon_code",
+    "per_unit": "admin_f_per",
+    "ports_per_server": "admin_f_ports",
+    "port_gbps": "admin_f_port_gbps",
+    "bandwidth_source": "admin_f_bandwidth_source",
+}
+
+
+def field_label(t: Translator, field: str) -> str | None:
+    """The label a refusal names `field` by, in the page's language (None: no label, the page shows the id)."""
+    key = FIELD_LABELS.get(field)
+    return None if key is None else t(key)
 
 
 def _submitted_words(submitted: dict[str, Any], t: Translator) -> list[tuple[str, Any]]:

@@ -176,6 +176,8 @@ ESTIMATOR_ERRORS: dict[str, dict[str, str]] = {
         "disaggregated_engine": "disaggregated prefill/decode launches are built for {engines} here, not {engine}",
         "disaggregated_load": "disaggregated pools are sized for an offered load (serving.requests_per_s) with "
         "continuous batching",
+        # /estimate's search (app/planner/service.py): what it tried, and what would fit (NO_PLAN_PARTS)
+        "no_plan_fits": "{model} does not fit on {gpus} × {gpu} with any plan ({tried}). {advice}",
     },
     "zh": {
         "positive_integer": "{name} 必须是正整数，收到 {value}。",
@@ -317,6 +319,70 @@ ESTIMATOR_ERRORS: dict[str, dict[str, str]] = {
         "serving_plan_degrees": "tp、pp 和副本数都至少为 1",
         "disaggregated_engine": "分离式 prefill/decode 启动在此只支持 {engines}，不支持 {engine}",
         "disaggregated_load": "分离式资源池按给定负载（serving.requests_per_s）及连续批处理估算",
+        "no_plan_fits": "{model} 在 {gpus} × {gpu} 上没有可行的方案（{tried}）。{advice}",
+    },
+}
+
+# `no_plan_fits`'s parts: what the search tried (`offload_tried`, `fused_tried`), and what would fit, by the leanest
+# plan's figures (`would_fit`: more GPUs of the type, or a larger card; a shorter sequence where its activations alone
+# exceed the card; servers with more host RAM where only the host runs short). Both languages carry the same keys.
+NO_PLAN_PARTS: dict[str, dict[str, str]] = {
+    "en": {
+        "tried": "ZeRO-3 and recompute included; offload not tried: give hardware.host_ram_gib",
+        "tried_fused": "ZeRO-3, recompute and the fused loss included; offload not tried: give hardware.host_ram_gib",
+        "tried_offload": "ZeRO-3, recompute and offload included",
+        "tried_offload_fused": "ZeRO-3, recompute, offload and the fused loss included",
+        "no_plan": "No parallel layout of the model could be sized on these GPUs.",
+        "gpu_memory": "The leanest needs {needed_gib:,.1f} GiB per GPU; the card has {limit_gib:,.1f} GiB usable "
+        "after the headroom.",
+        "more_gpus": "The leanest needs {needed_gib:,.1f} GiB per GPU; the card has {limit_gib:,.1f} GiB usable "
+        "after the headroom. About {fit_gpus:,} GPUs of this type would hold the sharded model states.",
+        "more_gpus_cards": "The leanest needs {needed_gib:,.1f} GiB per GPU; the card has {limit_gib:,.1f} GiB "
+        "usable after the headroom. About {fit_gpus:,} GPUs of this type would hold the sharded model states; or a "
+        "card with more memory: {cards}.",
+        "activations": "The leanest needs {needed_gib:,.1f} GiB per GPU; the card has {limit_gib:,.1f} GiB usable "
+        "after the headroom, and its activations alone ({activations_gib:,.1f} GiB) exceed it: a shorter sequence "
+        "than {seq_len:,} tokens, more GPUs to split it over (context parallel), or a card with more memory.",
+        "host_ram": "The leanest fits in GPU memory, but its offload needs {host_gib:,.0f} GiB of host RAM per "
+        "node; the node has {host_ram_gib:,.0f} GiB, {host_ram_limit_gib:,.0f} GiB after the reserve for the OS and "
+        "the training processes: servers with more host RAM, or more servers to shard the states over.",
+        "host_ram_load": "The leanest fits in GPU memory, but loading the model needs {load_gib:,.0f} GiB of host RAM "
+        "per node ({copies} rank(s) on the node each hold the whole {model_gib:,.0f} GiB model before ZeRO-3 shards "
+        "it); the node has {host_ram_gib:,.0f} GiB, {host_ram_limit_gib:,.0f} GiB after the reserve: servers with "
+        "more host RAM.",
+        "host_ram_unknown": "The leanest fits in GPU memory, but its offload needs {host_gib:,.0f} GiB of host RAM "
+        "per node, and the node's host RAM is not known: give hardware.host_ram_gib, or a server whose host RAM the "
+        "catalog lists.",
+        "host_ram_unknown_load": "The leanest fits in GPU memory, but loading the model needs {load_gib:,.0f} GiB of "
+        "host RAM per node ({copies} rank(s) on the node each hold the whole {model_gib:,.0f} GiB model before "
+        "ZeRO-3 shards it), and the node's host RAM is not known: give hardware.host_ram_gib, or a server whose "
+        "host RAM the catalog lists.",
+    },
+    "zh": {
+        "tried": "已包括 ZeRO-3 和重计算；未尝试卸载：请给出 hardware.host_ram_gib",
+        "tried_fused": "已包括 ZeRO-3、重计算和融合损失函数；未尝试卸载：请给出 hardware.host_ram_gib",
+        "tried_offload": "已包括 ZeRO-3、重计算和卸载",
+        "tried_offload_fused": "已包括 ZeRO-3、重计算、卸载和融合损失函数",
+        "no_plan": "在这些 GPU 上无法为该模型确定任何并行布局。",
+        "gpu_memory": "最省显存的方案每卡需要 {needed_gib:,.1f} GiB；扣除余量后显卡可用 {limit_gib:,.1f} GiB。",
+        "more_gpus": "最省显存的方案每卡需要 {needed_gib:,.1f} GiB；扣除余量后显卡可用 {limit_gib:,.1f} GiB。"
+        "约 {fit_gpus:,} 张这种 GPU 可以容纳切分后的模型状态。",
+        "more_gpus_cards": "最省显存的方案每卡需要 {needed_gib:,.1f} GiB；扣除余量后显卡可用 {limit_gib:,.1f} GiB。"
+        "约 {fit_gpus:,} 张这种 GPU 可以容纳切分后的模型状态；或换用显存更大的显卡：{cards}。",
+        "activations": "最省显存的方案每卡需要 {needed_gib:,.1f} GiB；扣除余量后显卡可用 {limit_gib:,.1f} GiB，"
+        "仅激活值（{activations_gib:,.1f} GiB）就已超出：请使用短于 {seq_len:,} tokens 的序列、用更多 GPU "
+        "切分序列（上下文并行），或换用显存更大的显卡。",
+        "host_ram": "最省显存的方案放得进显存，但其卸载每个节点需要 {host_gib:,.0f} GiB 主机内存；节点有 "
+        "{host_ram_gib:,.0f} GiB，为操作系统和训练进程预留后可用 {host_ram_limit_gib:,.0f} GiB：请选用主机内存更大的"
+        "服务器，或用更多服务器切分模型状态。",
+        "host_ram_load": "最省显存的方案放得进显存，但加载模型每个节点需要 {load_gib:,.0f} GiB 主机内存（节点上 "
+        "{copies} 个 rank 在 ZeRO-3 切分前各持有完整的 {model_gib:,.0f} GiB 模型）；节点有 {host_ram_gib:,.0f} GiB，"
+        "预留后可用 {host_ram_limit_gib:,.0f} GiB：请选用主机内存更大的服务器。",
+        "host_ram_unknown": "最省显存的方案放得进显存，但其卸载每个节点需要 {host_gib:,.0f} GiB 主机内存，而节点的"
+        "主机内存未知：请给出 hardware.host_ram_gib，或选用目录列出主机内存的服务器。",
+        "host_ram_unknown_load": "最省显存的方案放得进显存，但加载模型每个节点需要 {load_gib:,.0f} GiB 主机内存（节点"
+        "上 {copies} 个 rank 在 ZeRO-3 切分前各持有完整的 {model_gib:,.0f} GiB 模型），而节点的主机内存未知：请给出 "
+        "hardware.host_ram_gib，或选用目录列出主机内存的服务器。",
     },
 }
 
@@ -325,4 +391,8 @@ def render(code: str, params: Mapping[str, Any], lang: str = "en") -> str:
     """The text of `code` in `lang` ("en" or "zh"), its lists joined with the language's separator."""
     sep = LIST_SEPARATORS[lang]
     values = {k: sep.join(map(str, v)) if isinstance(v, list | tuple) else v for k, v in params.items()}
+    if code == "no_plan_fits":
+        parts = NO_PLAN_PARTS[lang]
+        tried = "tried" + ("_offload" if params["offload_tried"] else "") + ("_fused" if params["fused_tried"] else "")
+        values |= {"tried": parts[tried], "advice": parts[params["would_fit"]].format(**values)}
     return ESTIMATOR_ERRORS[lang][code].format(**values)

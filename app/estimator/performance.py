@@ -333,7 +333,7 @@ def _warnings(ctx: _Ctx, plan: Plan, m: int) -> list[Warning_]:
     ragged = global_batch is not None and global_batch % (plan.dp * plan.micro_batch) != 0
     gpus_per_node = ctx.cluster.gpus_per_node
     if ragged or plan.pp > 1 or plan.tp > gpus_per_node or ctx.tcp:
-        found = list(_plan_warnings(ragged, m, plan.pp, ctx.model.layers, plan.tp, gpus_per_node, ctx.tcp))
+        found = list(_plan_warnings(ragged, m, plan.pp, plan.tp, gpus_per_node, ctx.tcp))
     else:
         found = []  # none of _plan_warnings' traps can apply
     return found + list(ctx.warnings) if ctx.warnings else found
@@ -353,18 +353,15 @@ def _is_tcp(fabric: str) -> bool:
 
 
 @lru_cache(maxsize=8192)
-def _plan_warnings(
-    ragged: bool, m: int, pp: int, layers: int, tp: int, gpus_per_node: int, tcp: bool
-) -> tuple[Warning_, ...]:
-    """Named traps of a plan (cached: the planner meets the same few combinations again and again)."""
+def _plan_warnings(ragged: bool, m: int, pp: int, tp: int, gpus_per_node: int, tcp: bool) -> tuple[Warning_, ...]:
+    """Named traps of a plan (cached: the planner meets the same few combinations again and again). Stages that do
+    not divide the layers are the memory estimate's `pp_uneven_layers`, which names the largest stage's layers."""
     found: list[Warning_] = []
     if ragged:
         found.append(Warning_("ragged_batch"))
     if pp > 1 and m < 4 * pp:
         bubble = (pp - 1) / (m + pp - 1)  # 1F1B's idle share of a step (Narayanan et al. 2021 §2.2)
         found.append(Warning_("pipeline_bubble", {"bubble": bubble}))
-    if layers % pp:
-        found.append(Warning_("uneven_stages", {"layers": layers, "pp": pp}))
     if tp > gpus_per_node:
         found.append(Warning_("tp_across_nodes", {"tp": tp, "gpus_per_node": gpus_per_node}))
     if tcp:

@@ -324,7 +324,6 @@ WarningCode = Literal[
     "pipeline_bubble",
     "pipeline_few_microbatches",
     "global_batch_small",
-    "uneven_stages",
     "pp_uneven_layers",
     "tp_across_nodes",
     "kv_heads_replicated",

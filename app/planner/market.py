@@ -13,7 +13,7 @@ as if USD 20,000 were less than CNY 30,000.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime
 from functools import partial
 from typing import cast
@@ -34,7 +34,7 @@ from app.estimator.specs import EstimatorError
 from app.estimator.vocabulary import RentalUnit
 from app.money import from_minor, quantum
 from app.planner.offers import Exchange, FabricAddon, Offer
-from app.reference.service import ReferenceBook, build_book, build_rates
+from app.reference.service import ExchangeRates, ReferenceBook, build_book, build_rates
 
 log = logging.getLogger("app.planner")
 CATALOG_CURRENCY = SEED_CURRENCY  # what a request compares in unless it names a currency: the catalog's
@@ -45,7 +45,14 @@ class Market:
     currency: str  # the request's: offers are ranked and budgeted in it, reference totals converted into it
     offers: list[Offer]
     references: ReferenceBook
-    comparable: tuple[str, ...] = ()  # the currencies some offer's price converts into (its own, or by a rate)
+    rates: ExchangeRates = field(default_factory=lambda: ExchangeRates({}))  # in force, from the catalog cache
+
+    def comparable(self) -> tuple[str, ...]:
+        """The currencies some offer's price converts into (its own, or by a rate): worked out where a currency is
+        refused (app.planner.service check_currency), never on the way to a recommendation."""
+        listed = {offer.currency for offer in self.offers}
+        candidates = listed | {currency for pair in self.rates.pairs for currency in pair}
+        return tuple(sorted(c for c in candidates if any(self.rates.rate(s, c) is not None for s in listed)))
 
 
 def load_market(session: Session, currency: str | None = None, *, start: date | None = None) -> Market:
@@ -62,10 +69,7 @@ def load_market(session: Session, currency: str | None = None, *, start: date | 
     references = cache.get(f"reference_book:{target}", partial(build_book, currency=target))
     if start is not None and any(offer.availability is not None for offer in offers):
         offers = with_holds(offers, capacity_service.holds_by_sku(session, start=start))
-    listed = {offer.currency for offer in offers}
-    candidates = listed | {currency for pair in rates.pairs for currency in pair}
-    comparable = tuple(sorted(c for c in candidates if any(rates.rate(source, c) is not None for source in listed)))
-    return Market(target, offers, references, comparable)
+    return Market(target, offers, references, rates)
 
 
 def with_holds(offers: list[Offer], holds: dict[tuple[str, str], list[Hold]]) -> list[Offer]:

@@ -20,16 +20,15 @@ from app.estimator.hardware import get_gpu
 from app.estimator.memory import (
     MemoryEstimate,
     estimate_memory,
-    gpu_memory_message,
-    host_ram_message,
-    host_ram_unknown_message,
+    host_load_params,
+    host_ram_figures,
     validate_plan,
 )
 from app.estimator.notes import note
 from app.estimator.performance import PerformanceEstimate, estimate_performance
 from app.estimator.presets import list_presets, preset_config
 from app.estimator.scaling import scaling_view
-from app.estimator.specs import Cluster, EstimatorError, ModelSpec, Plan, Workload
+from app.estimator.specs import GIB, Cluster, EstimatorError, MemoryBreakdown, ModelSpec, Plan, Workload
 from app.planner import explain, mappers, metrics, serving_service
 from app.planner.launch_checkpoint import with_conversion
 from app.planner.levers import Levers, fused_relief, levers_params
@@ -115,20 +114,22 @@ def _best_plan(
 ) -> tuple[Workload, Plan, MemoryEstimate, PerformanceEstimate]:
     started = time.perf_counter()
     search = search_plans(model, workload, as_rented(cluster), micro_batch=micro_batch)
-    if search.best is None and fused_relief(model.family, Plan()) is not None:
+    closest = search.closest_miss
+    fused_tried = search.best is None and fused_relief(model.family, Plan()) is not None
+    if fused_tried:
         # no plan holds the standard loss's logits: the fused loss (Liger, Megatron's fused cross-entropy) is a lever
         # of the same stacks, which /recommend's memory relief takes too (review R7: Llama 3.1 8B LoRA at 32k on one
         # H100 was "does not fit with any plan" at 79.5 GiB, 31.7 GiB with it); the estimate's note says so
         fused = search_plans(model, workload, as_rented(cluster), micro_batch=micro_batch, levers=FUSED_LOSS)
         search = fused if fused.best is not None else search
+        closest = _leaner(closest, fused.closest_miss)
     metrics.record_search(search.stats, time.perf_counter() - started)
     if search.best is None:
         if not batch_splits(model, workload, cluster, micro_batch):
             field, code, params = _batch_split(workload, cluster, micro_batch)
             message = messages.batch_split(code, params)
             raise InvalidInput(message, errors=[{"field": field, "message": message, "type": code, "params": params}])
-        message = _no_plan_message(model, cluster, search.closest_miss)
-        raise InvalidInput(message, errors=[{"field": "hardware", "message": message, "type": "no_plan_fits"}])
+        raise _no_plan_error(model, workload, cluster, closest, fused_tried=fused_tried)
     best = search.best
     if workload.task != "inference":
         workload = replace(workload, global_batch=default_global_batch(workload))
@@ -152,22 +153,62 @@ def _batch_split(workload: Workload, cluster: Cluster, micro_batch: int | None) 
     return "global_batch", "gpus_batch_split", params
 
 
-def _no_plan_message(model: ModelSpec, cluster: Cluster, closest: MemoryEstimate | None) -> str:
-    where = f"{cluster.gpus} × {cluster.gpu.name}"
+def _leaner(one: MemoryEstimate | None, other: MemoryEstimate | None) -> MemoryEstimate | None:
+    """The closest miss of two searches (the standard loss's and the fused loss's): the one needing less per GPU."""
+    if one is None or other is None:
+        return one or other
+    return other if other.breakdown.total < one.breakdown.total else one
+
+
+def _no_plan_error(
+    model: ModelSpec, workload: Workload, cluster: Cluster, closest: MemoryEstimate | None, *, fused_tried: bool
+) -> EstimatorError:
+    """`no_plan_fits` on `hardware`: what the search tried, and what would fit by the leanest plan's figures
+    (app/estimator/error_words.py NO_PLAN_PARTS), never "add GPUs" where more of them would not help."""
+    figures: dict[str, Any] = {
+        "model": model.name,
+        "gpus": cluster.gpus,
+        "gpu": cluster.gpu.name,
+        "offload_tried": cluster.host_ram_gib is not None,
+        "fused_tried": fused_tried,
+    }
     if closest is None:
-        return f"no parallel plan fits {model.name} on {where}"
+        return EstimatorError.of("no_plan_fits", field="hardware", would_fit="no_plan", **figures)
     memory = closest.breakdown
-    if memory.gpu_fits and not memory.host_fits and cluster.host_ram_gib is not None:
-        detail = host_ram_message(memory, cluster.host_ram_gib)
-    elif memory.gpu_fits and not memory.host_fits:  # a whole-model load onto a host of unknown RAM
-        detail = host_ram_unknown_message(memory)
+    if memory.gpu_fits and not memory.host_fits:
+        figures |= _host_short(memory, cluster.host_ram_gib)
     else:
-        detail = gpu_memory_message(memory)
-    if cluster.host_ram_gib is None:
-        tried = "ZeRO-3 and recompute included; offload not tried: give hardware.host_ram_gib"
-    else:
-        tried = "ZeRO-3, recompute and offload included"
-    return f"{model.name} does not fit on {where} with any plan ({tried}); the leanest: {detail} Add GPUs or nodes."
+        figures |= _gpu_short(closest, workload.seq_len)
+    return EstimatorError.of("no_plan_fits", field="hardware", **figures)
+
+
+def _host_short(memory: MemoryBreakdown, host_ram_gib: float | None) -> dict[str, Any]:
+    """The leanest plan fits the GPUs, not the host: its offload, or the whole-model copies its load holds."""
+    known = "host_ram" if host_ram_gib is not None else "host_ram_unknown"
+    figures = host_ram_figures(memory, host_ram_gib) if host_ram_gib is not None else {}
+    if memory.load_binds:
+        return figures | host_load_params(memory) | {"would_fit": f"{known}_load"}
+    return figures | {"host_gib": memory.host_ram / GIB, "would_fit": known}
+
+
+def _gpu_short(closest: MemoryEstimate, seq_len: int) -> dict[str, Any]:
+    """The leanest plan over the card's memory, and what would fit by its `no_fit_zero3` (app/estimator/memory
+    advice: more GPUs of the type and the larger cards that hold ZeRO-3's states, or activations over the card)."""
+    memory = closest.breakdown
+    limit = memory.capacity if memory.limit is None else memory.limit
+    figures: dict[str, Any] = {"needed_gib": memory.total / GIB, "limit_gib": limit / GIB}
+    advice = next((w.params for w in closest.warnings if w.code == "no_fit_zero3"), {})
+    if advice.get("activations_exceed"):
+        held = (memory.activations + memory.kv_cache + memory.other) / GIB
+        return figures | {"would_fit": "activations", "activations_gib": held, "seq_len": seq_len}
+    if "fit_gpus" in advice:
+        cards = list(advice.get("cards") or [])
+        return (
+            figures
+            | {"fit_gpus": advice["fit_gpus"], "cards": cards}
+            | {"would_fit": "more_gpus_cards" if cards else "more_gpus"}
+        )
+    return figures | {"would_fit": "gpu_memory"}
 
 
 def scaling(request: ScalingIn) -> ScalingOut:
@@ -264,7 +305,7 @@ def check_currency(requested: str | None, market: Market) -> None:
     command)."""
     if requested is None or not market.offers or any(not offer.unconvertible for offer in market.offers):
         return
-    _reject_unknown("currency", "unknown_currency", [requested], list(market.comparable))
+    _reject_unknown("currency", "unknown_currency", [requested], list(market.comparable()))
 
 
 def check_regions(session: Session, requested: list[str]) -> None:

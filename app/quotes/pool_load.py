@@ -1,9 +1,10 @@
 """A disaggregated quote's pools against the traffic its workload states, as /recommend sized them
 (app.planner.serving_disagg `_deployment`): the decode pool on `decode_config`, the prefill pool on `prefill_config`
 less the KV transfer between the two pools' TP degrees over the SKU's fabric, each pool's replicas simulated at the
-peak (`estimate_serving`). A pool saturated at the peak, or missing its share of the SLO there, is refused with
-`slo_not_met` on `plan.pools.<pool>.replicas`, naming the replicas of its shape that carry it; else the quote freezes
-the deployment's figures (`joined_estimate`) as `plan.serving`, with each pool's utilization.
+peak (`estimate_serving`). A workload that states no request rate is refused (`pools_no_load`). A pool saturated at
+the peak, or missing its share of the SLO there, is refused with `slo_not_met` on `plan.pools.<pool>.replicas`,
+naming the replicas of its shape that carry it; else the quote freezes the deployment's figures (`joined_estimate`)
+as `plan.serving`, with each pool's utilization.
 """
 
 from __future__ import annotations
@@ -36,9 +37,10 @@ def pools_load(
 ) -> dict[str, Any]:
     """The figures a disaggregated quote freezes (`{"serving": …}`); a 422 on the pool that does not carry the peak.
     `servers`: two servers of the SKU joined by its fabric (where the KV crosses). Without a request rate there is no
-    load to check (the pools' fit is checked before), and nothing is frozen."""
+    load to check the pools against, as /recommend sizes none without one (`disaggregated_load`): a 422
+    `pools_no_load` on `workload.serving.requests_per_s`, never a quote issued unchecked."""
     if cfg.requests_per_s is None:
-        return {}
+        raise refusal("workload.serving.requests_per_s", "pools_no_load", {})
     shapes = {"prefill": (pools.prefill.tp, pools.prefill.replicas), "decode": (pools.decode.tp, pools.decode.replicas)}
     transfer = kv_transfer_s(model, cfg, servers, shapes["prefill"][0], shapes["decode"][0])
     configs = {"prefill": prefill_config(cfg, transfer), "decode": decode_config(cfg)}
@@ -109,4 +111,5 @@ def _miss(
     needed = estimate.replicas_needed
     if needed is not None and needed > replicas:
         params |= {"needed": needed, "gpus": tp * needed}
-    return params | slo_params(cfg)
+    # the prefill pool's TTFT target is the workload's less the KV transfer: to a tenth of a ms, as a TPOT is worded
+    return params | {name: round(target, 1) for name, target in slo_params(cfg).items()}

@@ -108,7 +108,7 @@ def test_a_stale_form_in_the_browser_shows_what_changed_and_overwrites_nothing(
     response = client.post(f"/admin/skus/{CARD}", data=form, follow_redirects=False)
     assert response.status_code == 409
     assert "was changed by alice@example.com" in response.text
-    assert "<code>network</code>: changed since your version — now <code>1 Gbps BGP</code>" in response.text
+    assert "<li>Network: changed since your version — now <code>1 Gbps BGP</code>" in response.text
     assert "Your edit, not saved" in response.text
     sku = client.get(URL, headers=alice.headers).json()
     assert (sku["name"], sku["network"], sku["version"]) == (

@@ -7,6 +7,7 @@ client's summary was kept verbatim."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -86,3 +87,40 @@ def test_a_training_quote_keeps_the_servers_summary_not_the_clients(client: Test
     response = client.post("/quotes", json=body)
     assert response.status_code == 201, response.text
     assert response.json()["plan"]["summary"] == option["plan"]["summary"]
+
+
+def test_the_prefill_pools_target_reads_as_the_other_figures(client: TestClient) -> None:
+    """The prefill pool's target is the TTFT less the KV transfer (app.estimator.serving_disagg.prefill_config): before,
+    its message read "TTFT ≤ 192.698 ms" and its params carried every float digit; now a tenth of a ms, as a TPOT."""
+    option = disaggregated_option(client)
+    body = _body(option, pools=ONE_EACH) | {"quantity": 2}
+    serving = body["workload"]["serving"]
+    body["workload"] = body["workload"] | {"serving": serving | {"slo": serving["slo"] | {"ttft_ms": 200}}}
+    for lang in ("en", "zh"):
+        response = client.post("/quotes", json=body, headers={"Accept-Language": lang})
+        assert response.status_code == 422, response.text
+        errors = {error["field"]: error for error in response.json()["errors"]}
+        prefill = errors["plan.pools.prefill.replicas"]
+        target = prefill["params"]["slo_ttft_ms"]
+        assert 190 < target < 200 and target == round(target, 1), target
+        assert f"TTFT ≤ {target:g} ms" in prefill["message"], prefill["message"]
+        assert re.search(r"TTFT ≤ \d+(\.\d)? ms", prefill["message"]), prefill["message"]
+
+
+def test_pools_for_a_workload_without_its_traffic_are_refused_as_unchecked(client: TestClient, db: Session) -> None:
+    """/recommend sizes pools only for an offered load (`disaggregated_load`); before, the same pools quoted for a
+    workload without `requests_per_s` were issued unchecked, with no `plan.serving` frozen. Now a 422 naming the
+    field to state, worded in both languages."""
+    option = disaggregated_option(client)
+    body = _body(option)
+    serving = {k: v for k, v in body["workload"]["serving"].items() if k != "requests_per_s"}
+    body["workload"] = body["workload"] | {"serving": serving}
+    response = client.post("/quotes", json=body)
+    assert response.status_code == 422, response.text
+    [error] = response.json()["errors"]
+    assert (error["field"], error["type"]) == ("workload.serving.requests_per_s", "pools_no_load")
+    assert error["message"] == messages.quote_check("pools_no_load", error["params"])
+    assert "requests_per_s" in error["message"]
+    zh = messages.quote_check("pools_no_load", error["params"], "zh")
+    assert zh != error["message"] and "资源池" in zh
+    assert db.scalar(select(func.count()).select_from(Quote)) == 0

@@ -15,6 +15,7 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
+from app.errors import InvalidInput
 from app.planner.cli import add_recommend_command, format_table, request_from_args
 from app.planner.service import run_recommend
 from app.reference.service import set_exchange_rate
@@ -140,3 +141,32 @@ def test_a_currency_no_price_converts_into_is_422_naming_those_that_do(client: T
 def test_a_currency_a_rate_converts_into_is_compared_in(client: TestClient, db: Session) -> None:
     set_exchange_rate(db, base="USD", quote="CNY", rate=Decimal("7.10"), set_by="test")
     assert recommend(client, LORA_7B | {"constraints": {"currency": "USD"}})["currency"] == "USD"
+
+
+def test_the_comparable_currencies_are_worked_out_only_for_a_currency_refused(
+    db: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before, load_market worked out every currency some price converts into on each /recommend (a rate for each
+    currency the rates name, from each listed one), though only a refused currency's 422 names them: now the market
+    converts each offer's price and no more, and the refusal works them out from the rates it keeps."""
+    from app.planner.market import load_market
+    from app.planner.service import check_currency
+    from app.reference.service import ExchangeRates
+
+    set_exchange_rate(db, base="USD", quote="CNY", rate=Decimal("7.10"), set_by="test")
+    calls: list[tuple[str, str]] = []
+    rate = ExchangeRates.rate
+
+    def counted(self: ExchangeRates, source: str, target: str) -> Decimal | None:
+        calls.append((source, target))
+        return rate(self, source, target)
+
+    monkeypatch.setattr(ExchangeRates, "rate", counted)
+    market = load_market(db, "USD")
+    assert len(calls) == len(market.offers)  # one conversion an offer: its price into the request's currency
+    check_currency("USD", market)
+    assert len(calls) == len(market.offers)  # a currency prices convert into: nothing more to work out
+    refused = load_market(db, "XXX")
+    with pytest.raises(InvalidInput) as caught:
+        check_currency("XXX", refused)
+    assert caught.value.errors[0]["params"] == {"unknown": ["XXX"], "allowed": ["CNY", "USD"]}
