@@ -104,7 +104,7 @@ LAUNCH: dict[str, dict[str, str]] = {
         "convert_bf16": "{repo} ships {scheme} weights and training runs on 16-bit ones: run convert_checkpoint "
         "first (one GPU, {gib:,.0f} GiB more disk, about {hours:.1f} h at the assumed disk speed) and load {output} "
         "wherever this launch names {repo}",
-        # a training launch's continued pretraining (app/planner/launch.py `_task_notes`)
+        # a training launch's continued pretraining (app/planner/launch/common.py `_task_notes`)
         "continued_pretrain": "Continued pretraining: mix replay of text like the original pretraining data into the "
         "new corpus (about 5 % for new text in the same language and domain, about 25 % for a new language or a "
         "distant domain) to keep what the model knows; the learning rate re-warms to {lr:g} and decays again over "
@@ -114,11 +114,12 @@ LAUNCH: dict[str, dict[str, str]] = {
         "or a distant domain) to keep what the model knows; the learning rate re-warms to {lr:g}, the peak {model} "
         "was pre-trained with (published; the default re-warm peak is {default:g}, which would exceed it), and decays "
         "again over this run.",
-        # a Megatron-LM full fine-tune where Megatron-Bridge has no SFT recipe (app/planner/launch.py `_megatron_notes`)
+        # a Megatron-LM full fine-tune where Megatron-Bridge has no SFT recipe
+        # (app/planner/launch/megatron_lm.py `_megatron_notes`)
         "megatron_raw_finetune": "This full fine-tune runs Megatron-LM's pretrain_gpt.py on raw tokenized documents: "
         "no prompt-completion format and no loss masking, so the model also learns to predict the prompts. Put the "
         "instruction data in as whole texts, or mask the prompts yourself.",
-        # a training launch's notes (app/planner/launch.py): what to do before launching, what is left to fill
+        # a training launch's notes (app/planner/launch/): what to do before launching, what is left to fill
         "hostfile": "hostfile: one line per server, '<hostname> slots={gpus_per_node}', {nodes} lines, reachable by "
         "passwordless ssh (pdsh); put the deepspeed_env lines, if any, in .deepspeed_env in the home directory of the "
         "launching user, which the runner exports to every server.",

@@ -245,7 +245,7 @@ class Plan:
     fsdp_torch_adamw: bool = False
     # DeepSpeed ZeRO-1/2's reduce bucket, in elements (ds_config zero_optimization.reduce_bucket_size): the 16-bit
     # buffers its backward cuts the gradients into (memory.states DEEPSPEED_IPG_BUFFERS); None: DeepSpeed's default,
-    # which the planner's launch leaves (app/planner/launch.py names no bucket)
+    # which the planner's launch leaves (app/planner/launch/deepspeed.py names no bucket)
     reduce_bucket_elements: float | None = None
 
     @property

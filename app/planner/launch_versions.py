@@ -3,7 +3,7 @@ published)"}, the shape of a serving launch's `versions` (app/planner/serving_la
 
 Each launch's flags, configuration keys and LoRA target names were read from these releases:
 
-- DeepSpeed + Hugging Face Trainer + PEFT: ds_config keys and the Trainer's arguments (app/planner/launch.py), the
+- DeepSpeed + Hugging Face Trainer + PEFT: ds_config keys and the Trainer's arguments (app/planner/launch/), the
   PEFT LoraConfig, and the Hugging Face module names LoRA targets. transformers is pinned to its last v4 release:
   v5 stores an MoE layer's experts as fused 3-D parameters (`experts.gate_up_proj`, `experts.down_proj`) where v4
   has one module per expert (Mixtral `block_sparse_moe.experts.<i>.w1/w2/w3`; Qwen2-MoE, Qwen3-MoE and
@@ -36,7 +36,8 @@ LIGER = "0.8.2 (https://github.com/linkedin/Liger-Kernel/releases/tag/v0.8.2)"
 
 def training_versions(stack: str, task: Task, *, bridge: bool = False, liger: bool = False) -> dict[str, str]:
     """{tool: release} for the launch of `stack` running `task`; `bridge`: a Megatron full fine-tune that runs
-    Megatron-Bridge's SFT recipe (app/planner/launch.py _bridge_sft); `liger`: the Trainer's fused loss."""
+    Megatron-Bridge's SFT recipe (app/planner/launch/megatron_bridge.py _bridge_sft); `liger`: the Trainer's fused
+    loss."""
     if stack == "deepspeed":
         peft = {"peft": PEFT} if task in LORA_TASKS else {}
         return {
@@ -47,6 +48,7 @@ def training_versions(stack: str, task: Task, *, bridge: bool = False, liger: bo
         }
     if stack == "fsdp":
         return {"torchtitan": TORCHTITAN}
-    if task == "lora" or bridge:  # Megatron: LoRA runs through Megatron-Bridge (app/planner/launch.py _bridge)
+    # Megatron: LoRA runs through Megatron-Bridge (app/planner/launch/megatron_bridge.py _bridge)
+    if task == "lora" or bridge:
         return {"megatron-bridge": MEGATRON_BRIDGE}
     return {"megatron-lm": MEGATRON_LM}

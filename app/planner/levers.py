@@ -1,7 +1,7 @@
 """The memory levers a request may set (plan.attention, plan.loss, plan.compile, plan.activation_offload,
 plan.fp8_params), which stacks run each, and a plan with them.
 
-Which stack runs which lever is what its launch block can set (app/planner/launch.py):
+Which stack runs which lever is what its launch block can set (app/planner/launch/):
 - deepspeed, the Hugging Face Trainer: every attention through from_pretrained's `attn_implementation` ("eager",
   "sdpa", "flash_attention_2": transformers modeling_utils.py PreTrainedModel.from_pretrained); the fused loss through
   TrainingArguments `use_liger_kernel` (Liger's fused linear cross-entropy) and compile through `torch_compile`

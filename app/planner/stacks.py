@@ -333,8 +333,8 @@ def host_load(stack: Stack, workload: Workload, plan: Plan) -> HostLoad:
     """Where `stack`'s loader holds the whole model in host RAM before ZeRO-3 shards it (`Plan.host_load`, which the
     host RAM gate counts: app/estimator/memory/).
 
-    QLoRA under DeepSpeed ZeRO-3 (the Trainer's from_pretrained with a BitsAndBytesConfig, launch.py): transformers
-    builds a quantized model on empty (meta) weights, not under deepspeed.zero.Init (the init contexts of
+    QLoRA under DeepSpeed ZeRO-3 (the Trainer's from_pretrained with a BitsAndBytesConfig, launch/trainer.py):
+    transformers builds a quantized model on empty (meta) weights, not under deepspeed.zero.Init (the init contexts of
     from_pretrained / `get_init_context`: `elif is_quantized:`), then quantises each weight on the GPU and moves it to
     the CPU on every rank: "For quantized modules with FSDP/DeepSpeed Stage 3, we need to quantize the parameter on
     the GPU and then cast it to CPU", `param_to = "cpu"`, "meta" only `if is_fsdp_enabled() and not

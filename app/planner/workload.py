@@ -83,9 +83,9 @@ def within_context(request: WorkloadIn) -> Workload:
 
     A stated seq_len beyond the context is refused (seq_len_context), not warned about. The launch this service
     writes trains at the config's own positions (the Trainer loads the repository's config.json; Megatron-LM gets
-    its rotary base and scaling from it, app/planner/launch.py), so a longer sequence would run positions the model
-    never saw, with no RoPE scaling to extend them: quality collapses past the trained length (Peng et al. 2023,
-    "YaRN", §4: extension needs the scaled RoPE *and* fine-tuning on it). A real context-extension run is a
+    its rotary base and scaling from it, app/planner/launch/megatron_lm.py), so a longer sequence would run positions
+    the model never saw, with no RoPE scaling to extend them: quality collapses past the trained length (Peng et al.
+    2023, "YaRN", §4: extension needs the scaled RoPE *and* fine-tuning on it). A real context-extension run is a
     different configuration, and the API takes it as one: paste model.hf_config with the rope_scaling that extends
     it (YaRN with its factor), and the context is that config's (context_limit multiplies it), so the run is sized
     and launched with it. A left-out seq_len (default 2048) is sized at the context where that is shorter (GPT-2's

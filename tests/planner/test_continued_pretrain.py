@@ -1,5 +1,5 @@
 """Continued pretraining of a released model loads its weights in every stack's launch, at continued pretraining's
-schedule (launch.py SCHEDULES: Ibrahim et al. 2024 arXiv:2403.08763, Llama 2 Table 1) with the data-mix note;
+schedule (launch/common.py SCHEDULES: Ibrahim et al. 2024 arXiv:2403.08763, Llama 2 Table 1) with the data-mix note;
 `pretrain` of a released preset says it starts from random weights (issue: Llama-3.1-70B continued for ¥400,000 from
 noise). Driven through POST /recommend and POST /estimate with the issue's request."""
 

@@ -1,5 +1,5 @@
 """DeepSpeed under the Hugging Face Trainer steps torch's foreach AdamW on its fp32 partitions (memory.states
-TRAINER_TUNINGS): without offload the planner's ds_config names no optimizer (app/planner/launch.py
+TRAINER_TUNINGS): without offload the planner's ds_config names no optimizer (app/planner/launch/deepspeed.py
 `_deepspeed_optimizer`), so the Trainer builds its `optim` adamw_torch (transformers integrations/deepspeed.py
 `deepspeed_optim_sched`: trainer.create_optimizer()) and DeepSpeed's ZeRO optimizer calls its step() on the fp32
 partition (deepspeed/runtime/zero/stage_1_and_2.py `_optimizer_step`). torch/optim/adamw.py `_multi_tensor_adamw`

@@ -62,7 +62,8 @@ def test_h100_fp8_full_finetune_options_launch_fp8(client: TestClient) -> None:
     for option in result["options"]:
         assert option["stack"] in ("fsdp", "megatron"), option["stack"]
         launch = option["launch"][option["stack"]]
-        if option["stack"] == "megatron" and "recipe" in launch:  # Megatron-Bridge's SFT recipe (launch.py BRIDGE_FP8)
+        # Megatron-Bridge's SFT recipe (launch/megatron_bridge.py BRIDGE_FP8)
+        if option["stack"] == "megatron" and "recipe" in launch:
             assert "mixed_precision=bf16_with_fp8_subchannel_scaling_mixed" in launch["overrides"]
         elif option["stack"] == "megatron":
             assert any(arg.startswith("--fp8-format") for arg in launch["args"])

@@ -164,7 +164,7 @@ def test_h100_fp8_runs_float8_on_torchtitan_and_transformer_engine_on_megatron()
     assert titan["compile"]["enable"] is True
     assert not _dotted(titan) - TORCHTITAN_KEYS
     # Mistral has no Megatron-Bridge SFT recipe: Megatron-LM with Transformer Engine's fp8 flags; Llama 3.1 8B runs
-    # the Bridge's SFT recipe with its FP8 mixed-precision recipe (launch.py BRIDGE_FP8)
+    # the Bridge's SFT recipe with its FP8 mixed-precision recipe (launch/megatron_bridge.py BRIDGE_FP8)
     args = _parsed(_launch("megatron", "mistral-7b", fp8, Plan(dp=4, tp=2, zero_stage=1), gpu=h100)["args"])
     assert args["--fp8-format"] == "hybrid" and args["--fp8-amax-history-len"] == "1024" and "--bf16" in args
     bridge = _launch("megatron", "llama-3.1-8b", fp8, Plan(dp=4, tp=2, zero_stage=1), gpu=h100)

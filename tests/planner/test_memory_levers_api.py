@@ -106,7 +106,9 @@ def test_fp8_params_on_a_gpu_without_fp8_names_the_gpu(client: TestClient) -> No
 def test_the_launch_sets_the_levers_the_estimate_counted() -> None:
     from app.estimator.presets import get_preset
     from app.estimator.specs import Plan, Workload
-    from app.planner.launch import _megatron_parallel_args, _trainer_arguments, torchtitan_config
+    from app.planner.launch import torchtitan_config
+    from app.planner.launch.megatron_lm import _megatron_parallel_args
+    from app.planner.launch.trainer import _trainer_arguments
 
     model = get_preset("llama-3.1-8b").model
     workload = Workload(task="full_finetune", precision="fp8", seq_len=8192)

@@ -80,7 +80,7 @@ def test_which_stack_runs_which_lever() -> None:
     """app/planner/levers.py: what each stack's launch can set (cited there)."""
     from app.estimator.presets import get_preset
     from app.estimator.specs import Plan
-    from app.planner.launch import _megatron_lever_args
+    from app.planner.launch.megatron_lm import _megatron_lever_args
     from app.planner.levers import Levers, runs_levers
 
     base = Plan(dp=2, zero_stage=3)

@@ -183,9 +183,9 @@ def _lora_figures(model: ModelSpec, workload: Workload, flat: bool = False) -> t
 def paged_optimizer(workload: Workload, plan: Plan | None = None) -> bool:
     """Whether the optimizer states are paged: as asked, else on for QLoRA (its recipe's `paged_adamw_32bit`) where the
     launch runs a bitsandbytes paged optimizer: one with a paged variant (PAGED_OPTIMIZERS) and no ZeRO sharding, as
-    the Trainer runs it on one GPU or replicated (app/planner/launch.py names it). Under ZeRO 1-3 DeepSpeed hands the
-    optimizer its own flat partitions (`_flat_partitions`; a bitsandbytes optimizer there is an untested client
-    optimizer, `zero_allow_untested_optimizer`), and under FSDP bitsandbytes' optimizers do not run on sharded
+    the Trainer runs it on one GPU or replicated (app/planner/launch/trainer.py names it). Under ZeRO 1-3 DeepSpeed
+    hands the optimizer its own flat partitions (`_flat_partitions`; a bitsandbytes optimizer there is an untested
+    client optimizer, `zero_allow_untested_optimizer`), and under FSDP bitsandbytes' optimizers do not run on sharded
     parameters (bitsandbytes-foundation/bitsandbytes#89; pytorch/ao#1213: paged AdamW "doesn't work with FSDP"), so
     the launch runs plain states there, resident beside the activations, and they are sized so (torchtune's QLoRA
     recipe runs torch.optim.AdamW too: recipes/configs/llama2/7B_qlora.yaml)."""
@@ -223,7 +223,7 @@ def fp32_grad_buffer(plan: Plan) -> bool:
     NeMo's and Megatron-Bridge's FP8-parameter recipes reduce gradients in bf16 (Megatron-Bridge perf_recipes/_common.py
     `_perf_precision` and `_benchmark_common`: grad_reduce_in_fp32 False beside fp8_param_gather True,
     training/mixed_precision.py `bf16_with_fp8_current_scaling_mixed`), and the launch asks for it (Megatron-LM
-    --grad-reduce-in-bf16, app/planner/launch.py): the DDP buffer takes the parameters' 16-bit dtype
+    --grad-reduce-in-bf16, app/planner/launch/megatron_lm.py): the DDP buffer takes the parameters' 16-bit dtype
     (megatron/core/distributed: grad_dtype is fp32 only with grad_reduce_in_fp32). Measured: Megatron-Bridge's Llama 3
     70B FP8 SFT on 32 H100 (skills/nemo-mbridge-perf-memory-tuning/SKILL.md) reads 54.8 GiB allocated at TP 4 x PP 4;
     fp32 buffers alone would put 17 GiB of gradients on each GPU."""
@@ -382,7 +382,7 @@ def _zero2_step_partition(ctx: _Ctx, grads: float, activations: float) -> float:
 # second moment beside all the states, in the states' dtype (fp32 under mixed precision, the training dtype when the
 # states are 16-bit). The activations are freed by then, so the step's peak passes the backward's only where v
 # outweighs them (full fine-tuning at short sequences; LoRA adapters' v is tiny). The Hugging Face Trainer's default
-# `optim` adamw_torch is torch.optim.AdamW (app/planner/launch.py TRAINER_OPTIM), and so is ms-swift's
+# `optim` adamw_torch is torch.optim.AdamW (app/planner/launch/trainer.py TRAINER_OPTIM), and so is ms-swift's
 # (swift/llm/utils/argument.py at 4312aeb28: optim 'adamw_torch'). Not where another implementation steps: Megatron's
 # and DeepSpeed's fused Adam where a ds_config names it (in-place multi-tensor kernels), bitsandbytes' paged and 8-bit
 # optimizers, the optimizer in the backward (one parameter at a time), offloaded states (CPU Adam), not under ZeRO /
@@ -395,8 +395,8 @@ def _zero2_step_partition(ctx: _Ctx, grads: float, activations: float) -> float:
 # allocated at batch 2 and 4 alike, 8 bytes a parameter of states over 2 GPUs plus one 2-byte copy of v).
 ADAMW_STEP_V_SHARE = 0.5  # v of AdamW's two moments (m, v)
 # DeepSpeed under the Hugging Face Trainer (the planner's deepspeed stack, `Plan.tuning` "trainer" / "trainer_peft"):
-# without offload the launch's ds_config names no optimizer (app/planner/launch.py `_deepspeed_optimizer`), so the
-# Trainer builds its `optim` adamw_torch (transformers integrations/deepspeed.py `deepspeed_optim_sched`:
+# without offload the launch's ds_config names no optimizer (app/planner/launch/deepspeed.py `_deepspeed_optimizer`), so
+# the Trainer builds its `optim` adamw_torch (transformers integrations/deepspeed.py `deepspeed_optim_sched`:
 # trainer.create_optimizer(), zero_allow_untested_optimizer) and DeepSpeed's ZeRO optimizer steps it on its fp32
 # partitions (deepspeed/runtime/zero/stage_1_and_2.py `_optimizer_step`: `self.optimizer.step()` per param group;
 # stage3.py `_optimizer_step` per sub-group, one group of up to sub_group_size 1e9 elements, the planner's ds_config
