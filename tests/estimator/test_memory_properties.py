@@ -79,7 +79,11 @@ def test_more_zero_never_increases_per_gpu_memory(scenario: tuple) -> None:
     QLoRA's adapters under any ZeRO stage gain DeepSpeed's fp32 master partition (4/N bytes a parameter) that the
     Trainer without ZeRO does not keep, so on a few ranks ZeRO-1 can hold more than no ZeRO: QLoRA compares the ZeRO
     stages among themselves. DeepSpeed ZeRO-1/2's gradient buckets (states._ipg_buffers) are a fixed cost the sharding
-    does not pay back on a small model: compared without them."""
+    does not pay back on a small model: compared without them. On one GPU without ZeRO, torch makes each gradient in
+    the backward and frees it after the step, so the peak is the larger of the backward's start and the step
+    (memory.breakdown._grads_made_in_backward), while DeepSpeed's ZeRO-1/2 keep contiguous gradient buffers: there
+    ZeRO-1 can hold more than no ZeRO (GPT-2 pretraining, bf16, batch 2 x 128: 1.434 against 1.421 GB), so the
+    ZeRO stages compare among themselves."""
     model, workload, plan, cluster = scenario
     plan = replace(plan, reduce_bucket_elements=0)
     optimizer = "adamw" if workload.optimizer == "adafactor" else workload.optimizer
@@ -87,7 +91,7 @@ def test_more_zero_never_increases_per_gpu_memory(scenario: tuple) -> None:
     chains = ((0, 1, 2, 3),) if plan.dp * plan.cp >= 3 else ((0, 1), (2, 3))
     if plan.pp > 1:
         chains = ((0, 1),)
-    if workload.task == "qlora":
+    if workload.task == "qlora" or plan.dp * plan.tp * plan.cp == 1:
         chains = tuple(tuple(z for z in chain if z) for chain in chains)
     for stages in chains:
         totals = [_total(model, workload, replace(plan, zero_stage=z), cluster) for z in stages]
