@@ -170,7 +170,7 @@ def serving_markdown(rows: list[ServingRow]) -> str:
         "'does not fit' (`tests/estimator/test_serving_published.py`).",
         "",
         "Two held-out sources ran releases that behave differently from current ones; the model takes the "
-        "release the source states (`ENGINE_RELEASES` in `app/estimator/serving.py`, each behaviour cited to "
+        "release the source states (`ENGINE_RELEASES` in `app/estimator/serving/engines.py`, each behaviour cited to "
         "the engine's code or thread, none fitted):",
         "",
         "- *LMDeploy v0.1 (TurboMind)*: its TP all-reduce is NCCL's (`ftNcclAllReduceSum`, no one-shot custom "

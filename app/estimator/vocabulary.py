@@ -68,7 +68,7 @@ ApiScope = Literal["recommend", "quotes:write", "quotes:read"]
 # The languages of pages and printed quotes.
 Language = Literal["en", "zh"]
 
-# Serving: an inference deployment under traffic and latency targets (app/estimator/serving.py), asked
+# Serving: an inference deployment under traffic and latency targets (app/estimator/serving/), asked
 # of POST /estimate and /recommend beside the tasks above; the wizard's "serve a model" path.
 ServingTask = Literal["serving"]
 RequestTask = Literal[Task, ServingTask]

@@ -17,7 +17,7 @@ run the latter:
 Every all-reduce of such a group crosses the servers' fabric twice a layer, a few tens of µs each where NVLink takes
 a few: the engines document it over InfiniBand or RoCE only, so only an RDMA fabric (data/interconnects.json
 `transport`) is offered it; a TCP network is left to pipelines. The estimator costs the all-reduce over the fabric
-(app/estimator/serving.py `_hardware`: the group's bandwidth and latency are the inter-node stage's once TP exceeds
+(app/estimator/serving/memo.py `_hardware`: the group's bandwidth and latency are the inter-node stage's once TP exceeds
 a server, app/estimator/interconnects.py `group_bandwidth`).
 
 What each engine requires of the split, beyond the attention heads (`valid_tp`, the caller's): a block-FP8 checkpoint

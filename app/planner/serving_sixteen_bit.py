@@ -30,7 +30,7 @@ from app.planner.serving_launch import Served
 from app.planner.serving_weight_only import CODE as WEIGHT_ONLY_CODE, weight_only
 
 # kernel_support's gaps that FP8 alone opens: FP8 math, FP8 weights outside vLLM's and SGLang's Marlin path,
-# TensorRT-LLM's FP8 KV cache before SM89 (app/estimator/serving.py kernel_support cites each)
+# TensorRT-LLM's FP8 KV cache before SM89 (app/estimator/serving/rules.py kernel_support cites each)
 FP8_GAPS = frozenset({"fp8_math", "fp8_weights", "trt_fp8_kv"})
 MISS_CODE: Final[MissCode] = "bf16_for_fp8"
 

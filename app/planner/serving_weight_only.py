@@ -3,7 +3,7 @@
 vLLM and SGLang load an FP8 checkpoint on Ampere (SM80/86, no FP8 tensor cores) through the FP8 Marlin kernel: the
 weights stay 8-bit in memory and are dequantised in the kernel into 16-bit GEMMs, so memory-bound decode reads 1 byte
 per weight while compute-bound prefill runs at the 16-bit rate. The estimator already prices `"weights":"fp8"` with
-16-bit math that way (app/estimator/serving.py `_math_rates`: FP8 GEMMs only where FP8 tensor cores exist;
+16-bit math that way (app/estimator/serving/step.py `_math_rates`: FP8 GEMMs only where FP8 tensor cores exist;
 WEIGHT_BYTES["fp8"] = 1). Sources (read from the stored public snapshots named):
 - vLLM: vllm/model_executor/layers/quantization/utils/marlin_utils_fp8.py (vllm-project/vllm@02d33ed1cbfc):
   `is_fp8_marlin_supported()` is `has_device_capability(80)`, and `prepare_fp8_layer_for_marlin` logs "Your GPU does
@@ -13,7 +13,7 @@ WEIGHT_BYTES["fp8"] = 1). Sources (read from the stored public snapshots named):
   `80 <= sm < 89`; fp8.py `Fp8LinearMethod.__init__` sets `use_marlin = SGLANG_FORCE_FP8_MARLIN or
   can_auto_enable_marlin_fp8()` (sgl-project/sglang, stored versions @002ed7e465ec and later; the MoE method does the
   same with the auto/triton MoE runner).
-TensorRT-LLM has no such path: its FP8 recipes need SM89+ (app/estimator/serving.py kernel_support `trt_fp8_kv`).
+TensorRT-LLM has no such path: its FP8 recipes need SM89+ (app/estimator/serving/rules.py kernel_support `trt_fp8_kv`).
 PURE.
 """
 

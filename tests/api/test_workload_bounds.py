@@ -43,7 +43,7 @@ def test_a_seq_len_past_the_models_context_is_refused(client: TestClient, path: 
 
 def test_the_context_is_the_configs_own_and_its_yarn_extends_it() -> None:
     """A context-extension run is stated as a config whose rope_scaling extends it: YaRN factor 4 over the
-    original 131,072 positions sizes 524,288 (app/estimator/serving.py context_limit, as vLLM reads it)."""
+    original 131,072 positions sizes 524,288 (app/estimator/serving/memory.py context_limit, as vLLM reads it)."""
     at_limit = WorkloadIn(model={"preset": "llama-3.1-8b"}, task="lora", seq_len=LLAMA_31_CONTEXT)
     assert within_context(at_limit).seq_len == LLAMA_31_CONTEXT
     config = dict(preset_config("llama-3.1-8b"))

@@ -14,7 +14,7 @@ Sources (five independent projects, each measuring its own runs):
             TurboMind engine): "Static Inference Benchmark" on A100-80G, fp16, `batch` concurrent sessions
             each with exactly prompt_tokens in and output_tokens out, throughput(out tok/s) and FTL (first
             token latency, seconds). Run as release "turbomind-0.1" (NCCL all-reduce, 4 query heads per CTA in
-            decode attention: app/estimator/serving.py ENGINE_RELEASES cites the code).
+            decode attention: app/estimator/serving/engines.py ENGINE_RELEASES cites the code).
   [vllm]    KV-capacity log lines in vLLM threads: PR vllm-project/vllm#2031 (W. Kwon, 2023-12-12: "# GPU
             blocks" on A100-80GB, block 16, gpu_memory_utilization 0.9, vLLM 0.2.x, max_model_len 4096) and
             issue vllm-project/vllm#10517 (comment 2024-12-02: RTX 3090, total_gpu_memory 23.58 GiB,
@@ -30,7 +30,7 @@ Sources (five independent projects, each measuring its own runs):
             lower concurrency carries the warning moe_low_concurrency_unvalidated
             (tests/estimator/test_serving_moe_regime.py).
 
-Split: the constants of app/estimator/serving.py were fitted (benchmarks/serving_fit.py) on the `fit` cases
+Split: the constants of app/estimator/serving/step.py were fitted (benchmarks/serving_fit.py) on the `fit` cases
 only ([trtllm], [gptfast], and the [vllm] #10517 KV lines); the `holdout` cases ([lmdeploy], [vllm] #2031,
 [sglang], [inferencex]) come from other projects and never entered the fit.
 

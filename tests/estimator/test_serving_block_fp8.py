@@ -1,5 +1,5 @@
 """Block-scaled FP8 (one scale per 128 x 128 weight block: DeepSeek-V3/R1 and Qwen3 FP8 checkpoints) runs its GEMMs
-below per-tensor FP8's rate at serving batches (app/estimator/serving.py BLOCK_FP8_GEMM_FACTOR, 0.88).
+below per-tensor FP8's rate at serving batches (app/estimator/serving/step.py BLOCK_FP8_GEMM_FACTOR, 0.88).
 
 The factor comes from a kernel benchmark, not from these rows: vllm-project/vllm#49363 (H100,
 benchmarks/kernels/benchmark_fp8_gemm.py, Gemma-4-31B's N = 12,288 and N = 43,008 at K = 5,376) puts block FP8 at

@@ -1,6 +1,6 @@
 """Fine-grained MoE decode at low concurrency is outside the serving estimator's validated range: published
 DeepSeek-V3/R1 measurements there read slower than the estimate, so those answers carry a warning
-(app/estimator/serving.py `moe_low_concurrency_note`).
+(app/estimator/serving/rules.py `moe_low_concurrency_note`).
 
 Measurements (DeepSeek-R1-0528 has DeepSeek-V3's architecture; FP8 weights; MLA cache of 512 + 64 values):
   [inferencex] the held-out cases of tests/estimator/serving_cases.py (SGLang v0.5.7, TP 8 on 8xH200, 1k/1k,

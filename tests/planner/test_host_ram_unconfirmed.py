@@ -37,7 +37,7 @@ def test_70b_qlora_is_offered_on_two_cards_with_the_host_ram_to_confirm(client: 
     warning = next(w for w in top["warnings"] if w["code"] == "host_ram_unconfirmed")
     params = warning["params"]
     # the load: 2 copies of the ~37 GiB model (2 × 36.8), and on top of it the reserve of a server with 2 cards
-    # (app/estimator/memory.py host_ram_reserve_gib: the OS tiers plus 6 GiB per GPU)
+    # (app/estimator/memory/breakdown.py host_ram_reserve_gib: the OS tiers plus 6 GiB per GPU)
     assert 70 < params["host_gib"] < 80
     assert params["host_gib"] + 12 < params["needed_gib"] < params["host_gib"] + 25
     assert f"{params['needed_gib']:,} GiB" in warning["message"]
