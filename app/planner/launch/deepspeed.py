@@ -91,8 +91,8 @@ def consolidated_save_bytes(model: ModelSpec, workload: Workload) -> float:
 def consolidated_save_fits(job: Job) -> bool:
     """Whether the gathered 16-bit model fits in the host RAM the plan leaves free on node 0 (rank 0's node): the
     estimate's host figure per node (offloaded states, pinned buffers) against the node's limit after the reserve
-    (app/estimator/memory/breakdown.py host_ram_limit). Unknown host RAM or no estimate: assumed to fit, DeepSpeed's usual
-    setting."""
+    (MemoryBreakdown.host_ram_limit, app/estimator/memory/). Unknown host RAM or no estimate: assumed to fit,
+    DeepSpeed's usual setting."""
     memory = job.memory
     if job.plan.zero_stage != 3 or memory is None or memory.host_ram_limit is None:
         return True

@@ -89,7 +89,8 @@ TRAINER_OPTIM: dict[Optimizer, str] = {
     "adafactor": "adafactor",
 }
 # The Trainer's bitsandbytes paged optimizers (OptimizerNames paged_adamw_32bit, paged_adamw_8bit, paged_lion_32bit),
-# named where the estimate pages the states (app/estimator/memory/states.py `paged_optimizer`: QLoRA without ZeRO sharding).
+# named where the estimate pages the states (app/estimator/memory/states.py `paged_optimizer`: QLoRA without ZeRO
+# sharding).
 TRAINER_PAGED_OPTIM: dict[Optimizer, str] = {
     "adamw": "paged_adamw_32bit",
     "adamw_8bit": "paged_adamw_8bit",
