@@ -108,6 +108,29 @@ Source:
                settings: e.g. 1xA100 Mistral reads 3,051.7 tokens/s there against the table's 1,591.4), and the
                report's v0.6.0 tables (the GPU is not stated for them). vLLM v0.5.4 is not an ENGINE_RELEASES
                entry: the rows run as the current vLLM.
+  [dstack-h100-405b] dstackai/benchmarks at 06c957ab51572ca18db9c1f4bb254a9eb86df4d7,
+               comparison/h100sxm5_vs_mi300x/raw_data/8xH100SXM5-throughput/nvidia-throughput_test_ip<I>_op<O>_np<N>.json
+               (each file one `benchmark_throughput.py` run's JSON: elapsed_time, num_requests, total_num_tokens,
+               tokens_per_second; the same numbers in nvidia/8xh100/charts/throughput_output.csv), with the setup in
+               comparison/h100sxm5_vs_mi300x/README.md and nvidia/8xh100/README.md: vLLM "0.6.3.post2.dev308+gb489fc3c"
+               (collect_env in the README; a nightly wheel installed in nvcr.io/nvidia/pytorch:23.10-py3) on one node of
+               8 x "NVIDIA H100 80GB HBM3" (SXM5, NV18 between every pair), `python benchmark_throughput.py --backend
+               vllm --model "meta-llama/Llama-3.1-405B-FP8" --input-len=<INPUT_LEN> --output-len=<OUTPUT_LEN>
+               --tensor-parallel-size 8 --max-model-len 91680 --num-prompts=<BATCH_SIZE> --num-scheduler-step 1`,
+               engine defaults otherwise (gpu_memory_utilization 0.9, max_num_seqs 256, KV cache 16-bit). The
+               checkpoint is fbgemm FP8 (FP8 weights with a scale per channel, activations quantised per token at run
+               time: read as FP8 weights and math, as app/estimator/checkpoints.py reads `fbgemm_fp8`; which modules
+               the checkpoint leaves unquantised was not read here). Offline: the N prompts of exactly I tokens (as the
+               script counts them) are queued at once and each generates exactly O tokens (ignore_eos), so a run is
+               finite and its ramp and drain count. Reading: output tokens/s = num_requests x O / elapsed_time (the
+               file's tokens_per_second is total_num_tokens / elapsed_time, input included); I/O = 128/2048 and
+               2048/2048 at N = 4 ... 256, 32784/2048 at N = 4, 8, 16. All rows are TP 8 (the source ran no other
+               degree on NVIDIA). Not read: the files' 91680- and 128000-token rows (elapsed 0.1-8.7 s for 0.6-9 M
+               tokens: the README's "Issues" reports them as not credible), the benchmark_latency files (the same
+               2048/2048 batches, end-to-end seconds within 0.3 % of these runs), and the benchmark_serving runs (1,000
+               ShareGPT prompts offered at 16-1,000 requests/s to a server completing about 10: the TTFT is a queue
+               growing through the run, and the sweep's engine flags are stated only in a CSV). vLLM 0.6.3 is not an
+               ENGINE_RELEASES entry: the rows run as the current vLLM.
 Only the runs below saturation are read for latency (the summary's request throughput, completed ÷ duration, keeps up
 with the offered rate: 70B at 1, 2 and 4 requests/s, 405B at 1 and 2); beyond it the median TTFT is the time spent in
 a queue that grows through the run, which depends on the run's length. Offline rows read the throughput.
@@ -178,6 +201,12 @@ LAMBDA = (
     "LambdaLabsML/vllm-benchmark at 0e8fc5d0f9865a326666cb82aeb2d8dc74c82c5e, benchmark_v0.md, Tensor Parallel v.s. "
     "Data Parallel table (vLLM v0.5.4, 320 ShareGPT prompts at once, max_model_len 2000, output_throughput); lengths "
     "from results/prompt_320/*/<model>_tp<N>_len2000.json"
+)
+DSTACK = (
+    "dstackai/benchmarks at 06c957ab51572ca18db9c1f4bb254a9eb86df4d7, comparison/h100sxm5_vs_mi300x/raw_data/"
+    "8xH100SXM5-throughput/nvidia-throughput_test_ip<I>_op<O>_np<N>.json (vLLM 0.6.3.post2.dev308, "
+    "meta-llama/Llama-3.1-405B-FP8, TP 8 on 8 x H100 80GB SXM5, benchmark_throughput.py --max-model-len 91680 "
+    "--num-scheduler-step 1; output tokens/s = N x O / elapsed_time)"
 )
 MISTRAL_7B = get_preset("mistral-7b").model  # v0.3 has its layer shapes; vocabulary 32,768 (0.1 % more weights)
 LLAMA_8B = get_preset("llama-3.1-8b").model
@@ -292,6 +321,20 @@ def _lambda(
     return ServingFirstContact(name, "lambda-vllm054", LAMBDA, model, gpu, tp, cfg, "output_tokens_per_s", tok_s, 320)
 
 
+def _dstack(isl: int, osl: int, prompts: int, elapsed_s: float) -> ServingFirstContact:
+    """A dstackai/benchmarks row: vLLM 0.6.3 benchmark_throughput on Llama 3.1 405B FP8 at TP 8 on 8 x H100 SXM5,
+    `prompts` requests of exactly `isl` input and `osl` output tokens queued at once (a finite offline run),
+    max_model_len 91680, engine defaults otherwise; the published elapsed_time, read as output tokens/s."""
+    cfg = ServingConfig(
+        input_tokens=isl, output_tokens=osl, engine="vllm", precision="fp8", weights="fp8", kv_cache_precision="bf16",
+        max_model_len=91680,
+    )  # fmt: skip
+    label = f"dstack vllm-0.6.3 llama-3.1-405b h100 tp8 fp8 {isl}/{osl} {prompts} at once output"
+    tok_s = prompts * osl / elapsed_s
+    return ServingFirstContact(label, "dstack-h100-405b", DSTACK, LLAMA_405B, H100, 8, cfg, "output_tokens_per_s",
+                               tok_s, prompts)  # fmt: skip
+
+
 _MISTRAL_LENS = (73671, 71810, 831, 651)
 _LLAMA_8B_LENS = (65578, 42874, 692, 492)
 _LLAMA_70B_LENS = (65578, 63343, 692, 574)
@@ -381,6 +424,23 @@ SERVING_FIRST_CONTACT: tuple[ServingFirstContact, ...] = (
     _lambda("llama-3.1-70b", LLAMA_70B, H100, 4, _LLAMA_70B_LENS, True, 2242.99),
     _lambda("llama-3.1-70b", LLAMA_70B, H100, 8, _LLAMA_70B_LENS, True, 2572.8),
     _lambda("hermes-3-llama-3.1-405b", LLAMA_405B, H100, 8, _LLAMA_405B_LENS, True, 1230.74),
+    _dstack(128, 2048, 4, 71.27394035900033),
+    _dstack(128, 2048, 8, 75.0559648920007),
+    _dstack(128, 2048, 16, 75.824556347),
+    _dstack(128, 2048, 32, 78.370050558),
+    _dstack(128, 2048, 64, 123.15096820999952),
+    _dstack(128, 2048, 128, 214.67450040199947),
+    _dstack(128, 2048, 256, 399.64831944399975),
+    _dstack(2048, 2048, 4, 73.01276787299958),
+    _dstack(2048, 2048, 8, 78.75401423200037),
+    _dstack(2048, 2048, 16, 83.85836115699931),
+    _dstack(2048, 2048, 32, 143.85659589400075),
+    _dstack(2048, 2048, 64, 262.4642917030005),
+    _dstack(2048, 2048, 128, 474.25974242899974),
+    _dstack(2048, 2048, 256, 876.4826333029996),
+    _dstack(32784, 2048, 4, 236.12373048600057),
+    _dstack(32784, 2048, 8, 457.69658227500076),
+    _dstack(32784, 2048, 16, 866.9613514360008),
 )  # fmt: skip
 
 
