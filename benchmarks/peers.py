@@ -227,6 +227,17 @@ def print_memory(rows: list[MemoryRow]) -> MemorySummary:
     return summary
 
 
+# The serving report's sections from this heading on are written by hand, source by source, as each first-contact
+# source is recorded (benchmarks/serving_first_contact.py): regenerating the table keeps them as they are.
+HAND_KEPT_HEADING = "\n## First contact: "
+
+
+def _hand_kept(text: str) -> str:
+    """The hand-written tail of an existing serving report (from HAND_KEPT_HEADING), with its leading blank line."""
+    at = text.find(HAND_KEPT_HEADING)
+    return "" if at < 0 else text[at:]
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--memory-only", action="store_true", help="print only the memory table")
@@ -242,7 +253,9 @@ def main(argv: list[str] | None = None) -> None:
         rows = serving_rows()
         print_serving(rows)
         if args.markdown:
-            Path(args.markdown).write_text(serving_markdown(rows), encoding="utf-8")
+            path = Path(args.markdown)
+            kept = _hand_kept(path.read_text(encoding="utf-8")) if path.exists() else ""
+            path.write_text(serving_markdown(rows) + kept, encoding="utf-8")
             print(f"\nwrote {args.markdown}")
         return
     mem = memory_rows() if not args.performance or args.markdown else None
