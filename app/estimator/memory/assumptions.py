@@ -154,6 +154,7 @@ def with_step_notes(ctx: _Ctx, plan: Plan, b: MemoryBreakdown, notes: tuple[Note
         plan.dp,
         plan.dp_shard,
         plan.fp8_params,
+        plan.fp32_params,  # no master copy in the optimizer bytes (states._adamw_step_share)
         plan.fsdp_torch_adamw,
         plan.optimizer_in_backward,
         plan.tuning,  # the Trainer's AdamW under DeepSpeed (states.TRAINER_TUNINGS)
