@@ -16,6 +16,7 @@ from app.estimator.specs import (
 )
 from app.estimator.vocabulary import (
     FULL_TRAINING_TASKS,
+    HALF_PRECISIONS,
     HOST_LOADS,
     LORA_TARGETS,
     LORA_TASKS,
@@ -26,7 +27,6 @@ from app.estimator.vocabulary import (
     TASKS,
 )
 
-AUTOCAST_PRECISIONS = frozenset({"bf16", "fp16"})  # torch.autocast's lower-precision dtypes on CUDA
 MAX_SEQ_LEN = 10_000_000
 MAX_BATCH = 1_000_000
 
@@ -192,7 +192,7 @@ def _autocasts(workload: Workload, plan: Plan) -> bool:
     16-bit dtype autocast casts to (torch.autocast takes float16 or bfloat16 on CUDA), a full or LoRA task (QLoRA's
     base is NF4, its fp32 norms are Workload.kbit_upcast), and weights not stored in FP8."""
     return (
-        workload.precision in AUTOCAST_PRECISIONS
+        workload.precision in HALF_PRECISIONS  # torch.autocast's lower-precision dtypes on CUDA
         and workload.mixed_precision
         and (workload.task in FULL_TRAINING_TASKS or workload.task == "lora")
         and not plan.fp8_params
