@@ -198,3 +198,20 @@ def test_full_against_lora_at_eight_gpus_is_the_fp32_states_shard() -> None:
     without = _read(_fsdp(False, 8), False) - _read(_fsdp(True, 8), False)
     assert with_lever == pytest.approx(published, rel=0.15)
     assert abs(with_lever - published) < abs(without - published)
+
+
+def test_the_estimate_states_fp32_parameters_not_a_master_copy() -> None:
+    """The notes say what was counted: fp32 weights and gradients with no master copy, an fp32 LoRA base."""
+    plan = Plan(dp=8, zero_stage=3, micro_batch=1, recompute="full")
+    codes = lambda w, p: {n.code for n in estimate_memory(LLAMA2_7B, w, p, A100).assumptions}  # noqa: E731
+    assert "mixed_precision" in codes(FULL, plan) and "fp32_params" not in codes(FULL, plan)
+    fp32 = codes(FULL, replace(plan, fp32_params=True))
+    assert "fp32_params" in fp32 and "mixed_precision" not in fp32
+    lora = replace(FULL, task="lora", lora=LoraSpec())
+    assert "lora_base_fp32" in codes(lora, replace(plan, fp32_params=True)) and "lora_base" in codes(lora, plan)
+    (note,) = [
+        n
+        for n in estimate_memory(LLAMA2_7B, FULL, replace(plan, fp32_params=True), A100).assumptions
+        if n.code == "fp32_params"
+    ]
+    assert dict(note.params)["per_param"] == 16  # 4 + 4 + AdamW's m and v

@@ -172,6 +172,7 @@ def _plan_assumptions(ctx: _Ctx, plan: Plan) -> tuple[Note, ...]:
         ctx.paged[_flat_partitions(zero)],  # paged_optimizer(workload, plan), as the context holds it
         kbit_upcast(workload, plan),
         _loss(plan),
+        plan.fp32_params,
     )
     found = ctx.assumptions.get(key_p)
     if found is not None:
@@ -181,9 +182,9 @@ def _plan_assumptions(ctx: _Ctx, plan: Plan) -> tuple[Note, ...]:
         workload.precision,
         workload.mixed_precision,
         workload.optimizer,
-        key_p[-3],  # paged
+        key_p[-4],  # paged
         ctx.nf4_bytes,
-        key_p[-2],  # upcast
+        key_p[-3],  # upcast
     )
     found = ctx.assumptions[key_p] = _assumptions(key_w, key_p)
     return found
