@@ -39,6 +39,11 @@ NOTES: dict[str, dict[str, str]] = {
         "内存中，显卡需要空间时换出到主机内存，更新步时再换回，因此总量不计入它们（另见 paged_optimizer_gib）；"
         "设备读数计入仍留在显卡上的部分，torch 的 allocated 和 reserved 读数从不包含它们。",
         "lora_base": "{task}：冻结的基座为 16 位；适配器 r·(d_in+d_out) 以自己的梯度和状态训练。",
+        "lora_base_fp32": "{task}：在 torch.autocast 下冻结的基座为 fp32（fp32_params：加载模型时未指定 torch_dtype）；"
+        "适配器 r·(d_in+d_out) 以自己的梯度和状态训练。",
+        "fp32_params": "torch.autocast 下的 fp32 参数（fp32_params）：fp32 权重 + fp32 梯度 + {state:g} B 的 "
+        "{optimizer} 状态，无主权重副本（每参数 {per_param:g} B）；FSDP 以 fp32 聚合各单元，"
+        "残差流和检查点保存的层输入为 fp32，矩阵乘法保留 autocast 生成的 16 位权重副本。",
         "qlora_base": "{task}：冻结的基座为 NF4 + 每参数 {bits:.3g} 位的量化常数（QLoRA §3）；适配器 r·(d_in+d_out) "
         "以自己的梯度和状态训练。",
         "qlora_base_double": "{task}：冻结的基座为 NF4 + 每参数 {bits:.3g} 位的双重量化常数（QLoRA §3）；适配器 "

@@ -105,13 +105,14 @@ def _every_note() -> set[Note]:
         [True, False],
     )
     for w in workloads:
-        for zero, pipelined, fp32_grads, host_load, compiled, loss in itertools.product(
+        for zero, pipelined, fp32_grads, host_load, compiled, loss, fp32_params in itertools.product(
             [0, 2, 3],
             [True, False],
             [True, False],
             ["none", "every_rank", "local_rank_0"],
             [True, False],
             ["standard", "compiled", "fused"],
+            [False, True],
         ):
             plan = (
                 zero,
@@ -126,6 +127,7 @@ def _every_note() -> set[Note]:
                 w[4],
                 w[6],
                 loss,
+                fp32_params,
             )
             notes.update(_assumptions(w, plan))
     for pp, goodput in itertools.product([1, 4], [True, False]):

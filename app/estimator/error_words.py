@@ -85,6 +85,9 @@ ESTIMATOR_ERRORS: dict[str, dict[str, str]] = {
         "loss_compiled": "loss compiled is the cross-entropy compiled with the model: it needs compile true.",
         "fp8_params_task": "fp8_params stores the trained weights in FP8: it needs precision fp8 and a pretrain or "
         "full_finetune task; got precision {precision}, task {task}.",
+        "fp32_params_task": "fp32_params keeps the parameters in fp32 under torch.autocast to a 16-bit dtype: it needs "
+        "precision bf16 or fp16 with mixed precision and a pretrain, full_finetune or lora task, without fp8_params; "
+        "got precision {precision}, task {task}.",
         "plan_cluster_gpus": "The plan needs dp×tp×pp×cp = {gpus} GPUs; the cluster has {cluster}.",
         "optimizer_in_backward_task": "optimizer_in_backward steps the trained weights: it needs a full training task.",
         "optimizer_in_backward_gpu": "optimizer_in_backward runs on one GPU without ZeRO.",
@@ -238,6 +241,9 @@ ESTIMATOR_ERRORS: dict[str, dict[str, str]] = {
         "cp_seq_len": "cp={cp} 必须整除 seq_len（{seq_len}）。",
         "loss_compiled": "loss 为 compiled 表示交叉熵与模型一同编译：需要 compile 为 true。",
         "fp8_params_task": "fp8_params 以 FP8 存储训练权重：需要 precision 为 fp8，且任务为 pretrain 或 full_finetune；"
+        "收到 precision {precision}、任务 {task}。",
+        "fp32_params_task": "fp32_params 在 torch.autocast 转为 16 位精度时保持 fp32 参数：需要 precision 为 "
+        "bf16 或 fp16 且为混合精度，任务为 pretrain、full_finetune 或 lora，且不与 fp8_params 同用；"
         "收到 precision {precision}、任务 {task}。",
         "plan_cluster_gpus": "方案需要 dp×tp×pp×cp = {gpus} 张 GPU；集群有 {cluster} 张。",
         "optimizer_in_backward_task": "optimizer_in_backward 在反向中更新训练权重：需要全量训练任务。",

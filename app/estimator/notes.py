@@ -67,6 +67,11 @@ ENGLISH: dict[str, str] = {
     "total leaves them out (paged_optimizer_gib beside it); the device reading counts what stays on the card, "
     "torch's allocated and reserved readings never include them.",
     "lora_base": "{task}: frozen base in 16-bit; adapters r·(d_in+d_out) train with their own grads and states.",
+    "lora_base_fp32": "{task}: frozen base in fp32 under torch.autocast (fp32_params: a model loaded without "
+    "torch_dtype); adapters r·(d_in+d_out) train with their own grads and states.",
+    "fp32_params": "fp32 parameters under torch.autocast (fp32_params): fp32 weights + fp32 grads + {state:g} B of "
+    "{optimizer} state, no master copy ({per_param:g} B/param); FSDP gathers its units in fp32, the residual stream "
+    "and checkpointed layer inputs are fp32, and the matmuls keep autocast's 16-bit weight copies.",
     "qlora_base": "{task}: frozen base in NF4 + {bits:.3g} bit/param of quantised constants (QLoRA §3); adapters "
     "r·(d_in+d_out) train with their own grads and states.",
     "qlora_base_double": "{task}: frozen base in NF4 + {bits:.3g} bit/param of double-quantised constants (QLoRA §3); "

@@ -516,7 +516,7 @@ def _run_costs(model: ModelSpec, workload: Workload, cluster: Cluster) -> RunCos
 
 
 def _step_key(plan: Plan) -> tuple[object, ...]:
-    """Every plan field the training estimate reads, in one flat tuple (hashed once per lookup). The first thirteen,
+    """Every plan field the training estimate reads, in one flat tuple (hashed once per lookup). The first fourteen,
     with whether ZeRO is at stage 3, are what a step's shape (compute, per-micro-batch communication, warnings)
     depends on (`_shape_of`); the stated stack moves the speed point and the range only (`_answer`)."""
     return (
@@ -533,6 +533,7 @@ def _step_key(plan: Plan) -> tuple[object, ...]:
         plan.sequence_parallel,  # sequence parallel shards the activations activation offload copies
         plan.compiled,  # torch.compile saves fewer tensors for activation offload to copy
         plan.fp32_main_grads,  # ... and Megatron's selective recompute and TE's FP8 inputs (memory.activations)
+        plan.fp32_params,  # ... and the fp32 residual stream under autocast (memory.activations `_coeffs_of`)
         plan.zero_stage,  # at 3, sharded QLoRA keeps 16-bit activations (memory.kbit_upcast) for offload to copy
         plan.offload,
         plan.dp_shard,
@@ -542,7 +543,7 @@ def _step_key(plan: Plan) -> tuple[object, ...]:
 
 def _shape_of(ctx: _Ctx, plan: Plan) -> _Shape:
     step_key = _step_key(plan)  # a step's shape is found on a step's miss only: a second key costs little
-    key = step_key[:13] + (step_key[13] == 3,)
+    key = step_key[:14] + (step_key[14] == 3,)
     found = ctx.shapes.get(key)
     if found is None:
         model, workload, cluster = ctx.model, ctx.workload, ctx.cluster

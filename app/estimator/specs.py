@@ -196,6 +196,13 @@ class Plan:
     # linear weights stored and all-gathered in FP8 (Megatron-LM --fp8-param-gather, Transformer Engine
     # fp8_model_init; torchao float8 FSDP all-gather): 1 byte per linear weight in the model's working copy; fp8 only
     fp8_params: bool = False
+    # parameters kept in fp32 and the step run under torch.autocast to the 16-bit precision, with no FSDP
+    # mixed-precision policy (the Hugging Face Trainer's --bf16 on a model loaded without torch_dtype, FSDP without
+    # MixedPrecision, Lightning "bf16-mixed", atorch's amp_native): 4-byte weights (sharded, all-gathered and, for
+    # LoRA, the frozen base), fp32 gradients, optimizer states with no master copy, an fp32 residual stream and
+    # 16-bit copies of the weights each matmul casts and keeps (memory.states `param_bytes`, memory.activations
+    # `_autocast_coeffs`, `autocast_weight_copies`); training at bf16 or fp16 only
+    fp32_params: bool = False
     # saved activations (with full recompute: the layer inputs) kept in host RAM and brought back for the backward
     # (torchtune `enable_activation_offloading`, Unsloth's offloaded gradient checkpointing)
     activation_offload: bool = False

@@ -1,5 +1,5 @@
 """The memory levers a request may set (plan.attention, plan.loss, plan.compile, plan.activation_offload,
-plan.fp8_params), which stacks run each, and a plan with them.
+plan.fp8_params, plan.fp32_params), which stacks run each, and a plan with them.
 
 Which stack runs which lever is what its launch block can set (app/planner/launch/):
 - deepspeed, the Hugging Face Trainer: every attention through from_pretrained's `attn_implementation` ("eager",
@@ -22,6 +22,12 @@ ForCausalLMLoss (src/transformers/loss/loss_utils.py `logits.float()`), torchtit
 Megatron-LM's vocab-parallel cross-entropy (megatron/core/tensor_parallel/cross_entropy.py `calculate_logits_max`:
 `vocab_parallel_logits.float()`) all upcast. /estimate sizes it (trainers of their own run it); /recommend refuses it
 as levers_unsupported.
+No stack runs fp32 parameters under autocast (plan.fp32_params): the deepspeed stack's ds_config turns bf16 (or fp16)
+on, and DeepSpeed casts the module to it (deepspeed/runtime/engine.py `_configure_distributed_model`: `self.module
+.bfloat16()`) with fp32 master weights in its optimizer; torchtitan's FSDP2 all-gathers in its MixedPrecisionPolicy's
+param_dtype (bf16 by default, torchtitan/config mixed_precision_param) and Megatron-LM keeps bf16 weights with fp32
+main parameters in its optimizer. /estimate sizes it (the Hugging Face Trainer or accelerate FSDP with a model loaded
+without torch_dtype, atorch's amp_native); /recommend refuses it as levers_unsupported.
 """
 
 from __future__ import annotations
@@ -44,6 +50,7 @@ class Levers:
     compiled: bool = False
     activation_offload: bool = False
     fp8_params: bool = False
+    fp32_params: bool = False
 
     def on(self, plan: Plan) -> Plan:
         """`plan` with these levers (the search's plans carry them from their shape)."""
@@ -56,6 +63,7 @@ class Levers:
             compiled_loss=self.loss == "compiled",
             no_upcast_loss=self.loss == "no_upcast",
             fp8_params=self.fp8_params,
+            fp32_params=self.fp32_params,
             activation_offload=self.activation_offload,
             compiled=self.compiled,
         )
@@ -78,13 +86,15 @@ def levers_of(plan: Plan) -> Levers:
         else "standard"
     )
     attention: Attention = plan.attention if plan.flash_attention else "eager"
-    return Levers(attention, loss, plan.compiled, plan.activation_offload, plan.fp8_params)
+    return Levers(attention, loss, plan.compiled, plan.activation_offload, plan.fp8_params, plan.fp32_params)
 
 
 def runs_levers(stack: LeverStack, plan: Plan) -> bool:
     """Whether `stack`'s launch sets every lever `plan` carries (module docstring)."""
-    if plan.chunked_loss or plan.no_upcast_loss:
-        return False  # no stack's launch names a chunked cross-entropy, nor one without the fp32 upcast
+    if plan.chunked_loss or plan.no_upcast_loss or plan.fp32_params:
+        # no stack's launch names a chunked cross-entropy, one without the fp32 upcast, nor fp32 parameters under
+        # autocast (module docstring)
+        return False
     if stack == "deepspeed":
         return not plan.activation_offload and not plan.fp8_params
     if stack == "fsdp":

@@ -33,6 +33,16 @@ FP8_PARAMS_DESCRIPTION = (
     "Needs precision fp8 and a pretrain or full_finetune task; default false."
 )
 
+FP32_PARAMS_DESCRIPTION = (
+    "Parameters kept in fp32 and the step run under torch.autocast to the request's precision (bf16 or fp16), with "
+    "no FSDP mixed-precision policy: the Hugging Face Trainer's --bf16 on a model loaded without torch_dtype, PyTorch "
+    "FSDP without MixedPrecision, Lightning bf16-mixed. 4-byte weights (all-gathered in fp32 under FSDP; the frozen "
+    "base too under LoRA), fp32 gradients, optimizer states with no master copy, an fp32 residual stream and the "
+    "16-bit weight copies autocast makes. Needs a pretrain, full_finetune or lora task with mixed precision; /estimate "
+    "only, no stack this service launches runs it (they train in 16-bit weights with fp32 master copies); default "
+    "false."
+)
+
 
 class MemoryOut(BaseModel):
     per_gpu_gib: dict[str, float] = Field(
@@ -95,6 +105,7 @@ class LeversIn(RequestModel):
         default=False,
         description=FP8_PARAMS_DESCRIPTION,
     )
+    fp32_params: bool = Field(default=False, description=FP32_PARAMS_DESCRIPTION)
 
     @model_validator(mode="after")
     def _compiled_loss_compiles(self) -> LeversIn:
@@ -112,4 +123,5 @@ class LeversIn(RequestModel):
             compiled=compiled,
             activation_offload=self.activation_offload,
             fp8_params=self.fp8_params,
+            fp32_params=self.fp32_params,
         )

@@ -478,8 +478,8 @@ class RecommendIn(WorkloadIn):
     plan: LeversIn | None = Field(
         default=None,
         description="Memory levers every option's plan uses (attention, loss, compile, activation_offload, "
-        "fp8_params), where its stack runs them: the search keeps only the stacks whose launch sets them (the "
-        "option's launch block sets them too). Default: flash attention, the standard loss, nothing else.",
+        "fp8_params, fp32_params), where its stack runs them: the search keeps only the stacks whose launch sets "
+        "them (the option's launch block sets them too). Default: flash attention, the standard loss, nothing else.",
     )
 
 
@@ -553,6 +553,7 @@ class PlanOut(BaseModel):
     compiled: bool = False
     activation_offload: bool = False
     fp8_params: bool = False
+    fp32_params: bool = Field(default=False, description="fp32 parameters under torch.autocast (plan.fp32_params)")
     summary: str
 
 

@@ -193,6 +193,7 @@ def level_plan(shape: Plan, zero: int, offload: Offload, recompute: Recompute, m
         compiled_loss=shape.compiled_loss,
         no_upcast_loss=shape.no_upcast_loss,
         fp8_params=shape.fp8_params,
+        fp32_params=shape.fp32_params,
         activation_offload=shape.activation_offload,
         compiled=shape.compiled,
     )

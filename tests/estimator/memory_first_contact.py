@@ -216,16 +216,16 @@ Sources (each a project that measured its own runs and says with what):
                each step), precision bf16_amp (torch.autocast bf16, no FSDP mixed-precision policy), checkpoint of
                every LlamaDecoderLayer, wikitext-2 grouped into blocks of 4,096 tokens (one length), batch 4 a GPU, no
                accumulation, transformers' LlamaForCausalLM loss on its labels (logits upcast to fp32). USE_LORA: PEFT
-               0.4.0 LoRA r=16 (alpha 16, dropout 0.05) on q, k, v, o of the fp32 model (frozen base in fp32, which
-               the estimator cannot state: it holds 16-bit base weights). DS 3D rows: ds_3d_llama2_entry.sh /
-               ds_3d_llama2.py, DeepSpeed pipeline (PipelineModule, activation_checkpoint_interval 1) x atorch's
-               Megatron-style tensor parallel (vocabulary-parallel embedding and cross-entropy), ZeRO-1, fp16 with
-               fp32 master weights (ds_config "fp16" enabled), torch.optim.AdamW (zero_allow_untested_optimizer),
-               flash attention (module_replace), micro-batch 8 x 4,096 and 64 accumulation steps as the table
-               states; the model is transformers' LlamaModel (no lm_head) whose logits DeepSpeed3DParallelConfig's
-               default tie_first computes on the tied vocabulary-parallel embedding (a tied head). "Mem Max
-               allocated(MB)" is example_utils.report_memory: torch.cuda.max_memory_allocated() / 2**20 on rank 0
-               (the first pipeline stage) after each step, never reset (allocated, MiB, converted to GiB here).
+               0.4.0 LoRA r=16 (alpha 16, dropout 0.05) on q, k, v, o of the fp32 model (frozen base in fp32; at first
+               contact the estimator could not state it, since then Plan.fp32_params). DS 3D rows: ds_3d_llama2_entry.sh
+               / ds_3d_llama2.py, DeepSpeed pipeline (PipelineModule, activation_checkpoint_interval 1) x atorch's
+               Megatron-style tensor parallel (vocabulary-parallel embedding and cross-entropy), ZeRO-1, fp16 with fp32
+               master weights (ds_config "fp16" enabled), torch.optim.AdamW (zero_allow_untested_optimizer), flash
+               attention (module_replace), micro-batch 8 x 4,096 and 64 accumulation steps as the table states; the
+               model is transformers' LlamaModel (no lm_head) whose logits DeepSpeed3DParallelConfig's default tie_first
+               computes on the tied vocabulary-parallel embedding (a tied head). "Mem Max allocated(MB)" is
+               example_utils.report_memory: torch.cuda.max_memory_allocated() / 2**20 on rank 0 (the first pipeline
+               stage) after each step, never reset (allocated, MiB, converted to GiB here).
 
 `levers` names what each run used that moves the peak and that the estimator may or may not model (attention
 implementation, loss implementation, compile, activation offload, FP8 parameters).
@@ -1157,7 +1157,9 @@ def _atorch_llama2() -> list[FirstContactCase]:
             lora=lora if use_lora else None,
             varied_lengths=False,
         )
-        plan = Plan(dp=gpus, zero_stage=3, micro_batch=4, recompute="full", fsdp_torch_adamw=True)
+        # fp32 parameters under torch.autocast bf16, no FSDP mixed-precision policy (Plan.fp32_params): stated since
+        # the lever came (recorded at first contact without it: the record keeps that figure)
+        plan = Plan(dp=gpus, zero_stage=3, micro_batch=4, recompute="full", fsdp_torch_adamw=True, fp32_params=True)
         cases.append(
             FirstContactCase(
                 f"atorch Llama 2 7B FSDP {'LoRA r=16' if use_lora else 'full'}, {gpus} A100, batch 4 x 4096",
@@ -1170,8 +1172,8 @@ def _atorch_llama2() -> list[FirstContactCase]:
                 published_mib / 1024,
                 "allocated",
                 "attention: flash (atorch module_replace); loss: transformers LlamaForCausalLM, fp32 logits; fp32 "
-                "parameters under torch.autocast bf16 (no FSDP mixed precision: not a lever)"
-                + ("; LoRA base weights fp32 (not a lever: stated as 16-bit)" if use_lora else ""),
+                "parameters under torch.autocast bf16, no FSDP mixed precision (plan.fp32_params)"
+                + ("; LoRA base weights fp32 (plan.fp32_params)" if use_lora else ""),
             )
         )
     # DeepSpeed 3D rows: (GPUs, TP, PP, DP, published MiB)

@@ -289,7 +289,8 @@ def test_coverage_on_every_validation_row() -> None:
     # DeepSpeed ZeRO-1/2's gradient buckets are counted (states._ipg_buffers): qwen-readme 42 of 42 inside.
     # atorch's Llama 2 7B table (atorch-llama2, 14 rows) came in at 6 of 14 inside (247 of 286, median half-width
     # 19.3 %, the range constants unchanged): its six DeepSpeed 3D rows inside (-6 to +10 %), its eight FSDP rows
-    # below the range (-37 to -56 %: fp32 parameters under bf16 autocast, which no plan states).
+    # below the range (-37 to -56 %: fp32 parameters under bf16 autocast, which no plan states). 248 of 286 once they
+    # state it (Plan.fp32_params: -24 to -34 %; the full run on 8 GPUs inside, the rest still below).
     from tests.estimator.memory_first_contact import MEMORY_FIRST_CONTACT
     from tests.estimator.validation_cases import MEMORY
 
@@ -297,7 +298,7 @@ def test_coverage_on_every_validation_row() -> None:
     inside = sum(ok for ok, _ in results)
     widths = sorted(w for _, w in results)
     assert len(results) == 286
-    assert inside >= 247, inside
+    assert inside >= 248, inside
     assert widths[len(widths) // 2] <= 0.20
 
 

@@ -25,6 +25,14 @@ Everything is bytes per GPU for the worst pipeline stage. Sources, by term:
   once the activations are freed: the peak counts the 16-bit partition where it outweighs those activations.
 - Pure 16-bit training (mixed_precision=False, torchtune's single-device recipes): weights, grads and
   optimizer states all in the training dtype, e.g. AdamW 2 + 2 + 4 = 8 bytes/param.
+- fp32 parameters under torch.autocast with no FSDP mixed-precision policy (Plan.fp32_params): 4-byte weights and
+  gradients, optimizer states with no master copy (the parameters are their own), FSDP's two gathered layers and its
+  unwrapped root unit (embedding, head, final norm) in fp32 (`states.FP32_PARAM_BYTES`, `_fp32_gathered`), the LoRA
+  base in fp32; the norms and residual adds in fp32, so the residual stream, the checkpointed layer inputs and the
+  norms' inputs are 4 bytes, with one 16-bit cast of a norm output per trained projection, and the 16-bit weight
+  copies the matmuls keep (autocast caches casts of leaf parameters only: `activations._act_coeffs`,
+  `AUTOCAST_WEIGHT_COPY_BYTES`). Sources: torch.amp "Autocasting" op lists, aten autocast_mode.cpp `cached_cast`,
+  torch/distributed/fsdp `_post_forward_reshard` and `_use_unsharded_flat_param`.
 - 8-bit Adam: 2 bytes of state per parameter (Dettmers et al. 2022, "8-bit Optimizers via Block-wise
   Quantization", §2; block-wise constants ~0.06 B/param ignored). Lion: one momentum (Chen et al. 2023,
   Alg. 1). SGD: one momentum buffer (torch.optim.SGD, momentum > 0). Adafactor: factored second

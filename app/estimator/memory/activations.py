@@ -160,8 +160,22 @@ MEGATRON_SELECTIVE = (
 )
 
 
+# fp32 parameters under autocast (Plan.fp32_params), a weight's 16-bit copy: autocast casts each fp32 weight for the
+# matmul that reads it (torch.amp docs, "Autocasting": linear and matmul on the lower-precision op list) and the matmul
+# keeps that copy for its input's gradient. It caches the casts of leaf parameters until the outermost autocast region
+# exits (aten/src/ATen/autocast_mode.cpp `cached_cast`: `can_try_cache` only where `arg.requires_grad() &&
+# arg.is_leaf() && !arg.is_view()`; `clear_cache` on the last exit), so a replicated model holds every weight's copy
+# through its forward; FSDP's unsharded parameters are views of the flat parameter in the forward and its recompute
+# (torch/distributed/fsdp/_flat_param.py `_use_unsharded_flat_param`: "We use `Tensor` views in the forward so that
+# they are tracked by autograd"), never cached, so with full recompute only the layer being recomputed and the head
+# keep theirs (`autocast_weight_copies`).
+AUTOCAST_WEIGHT_COPY_BYTES = 2.0
+
+
 @lru_cache(maxsize=4096)
-def _act_coeffs(model: ModelSpec, trainable: frozenset[str], compiled: bool = False) -> _ActCoeffs:
+def _act_coeffs(
+    model: ModelSpec, trainable: frozenset[str], compiled: bool = False, autocast: bool = False
+) -> _ActCoeffs:
     """Per-operation saved tensors (elements per token); `trainable` lists linears whose input is kept.
 
     A frozen linear needs no saved input (autograd keeps x only for the weight gradient), which is why
@@ -175,13 +189,25 @@ def _act_coeffs(model: ModelSpec, trainable: frozenset[str], compiled: bool = Fa
     recomputes the fusible pointwise ops in the backward: an RMSNorm keeps its 16-bit input (and a per-token rstd),
     not an fp32 copy; a SwiGLU MLP keeps the gate and up outputs and recomputes SiLU and the product that feeds down;
     a GELU MLP keeps the fc1 output.
+
+    `autocast` (fp32 parameters under torch.autocast, Plan.fp32_params): the ops autocast leaves in fp32 (norms,
+    residual adds: torch.amp docs, "CUDA Ops that can autocast to float32" lists layer_norm, and ops on no list run in
+    their inputs' widest dtype, so an RMSNorm with an fp32 weight returns fp32) keep the residual stream in fp32: the
+    layer's input (what full recompute keeps) and every norm's input are 4 bytes, 2 elements of the 16-bit count. The
+    matmuls run in 16 bits on their own casts of the fp32 norm output: autocast caches only casts of leaf parameters
+    (`cached_cast`, AUTOCAST_WEIGHT_COPY_BYTES), so q, k and v (gate and up) each cast it and keep their 16-bit copy,
+    one element per trained projection where one shared 16-bit norm output is counted otherwise. What the matmuls make
+    (q, k, v, attention, the MLP's intermediates) is 16-bit as before.
     """
     h, d = model.hidden, model.d_head
     q, kv = model.heads * d, model.kv_heads * d
     swiglu = model.mlp == "swiglu"
-    norm_in = 2 * h if model.norm == "rmsnorm" and not compiled else h
+    norm_in = 2 * h if (model.norm == "rmsnorm" and not compiled) or autocast else h
     norm1_out = h if trainable & {"q", "k", "v"} else 0
     norm2_out = h if trainable & {"gate", "up"} else 0
+    if autocast:  # one 16-bit cast of the fp32 norm output per trained projection
+        norm1_out = h * len(trainable & {"q", "k", "v"})
+        norm2_out = h * min(len(trainable & {"gate", "up"}), 2 if swiglu else 1)
     o_in = q if "o" in trainable else 0
     down_in = 1 if "down" in trainable else 0
     # SwiGLU: gate output (SiLU input), SiLU output and up output (mul operands), product (down input)
@@ -218,7 +244,8 @@ def _act_coeffs(model: ModelSpec, trainable: frozenset[str], compiled: bool = Fa
         kv_side=float(kv_side),
         mlp=float(per_width * model.ffn),
         moe_mlp=float(moe_mlp),
-        selective_replicated=float(2 * h if swiglu else h),  # the layer's input and the w2 output (SwiGLU)
+        # the layer's input (fp32 under autocast: 2 elements) and the w2 output (SwiGLU)
+        selective_replicated=float((2 if autocast else 1) * h + (h if swiglu else 0)),
         selective_q=float(2 * q),
         selective_kv=float(kv),
         selective_mlp=float(sel_width * model.ffn),
@@ -227,7 +254,7 @@ def _act_coeffs(model: ModelSpec, trainable: frozenset[str], compiled: bool = Fa
         megatron_selective_moe_mlp=float(mega_moe),
         attn_heads=float(model.heads),
         kv_heads=model.kv_heads,
-        per_layer_input=float(h),
+        per_layer_input=float(2 * h if autocast else h),  # fp32 under autocast
         fp8_replicated=float(norm1_out + norm2_out),
         fp8_q=float(o_in),
         fp8_mlp=float(down_in * model.ffn),
@@ -359,14 +386,15 @@ def _fp8_saving(c: _ActCoeffs, tp: int, sp: bool, moe: bool, norms: bool) -> flo
 
 
 def _stage_elements(
-    c: _ActCoeffs, key: tuple[int, bool, str, bool, float, int, int, bool, bool]
+    c: _ActCoeffs, key: tuple[int, bool, str, bool, float, int, int, bool, bool, bool]
 ) -> tuple[float, float]:
     """(elements per token kept by a stage's layers for one micro-batch, one layer's extra working set).
 
     `key` is (tp, sequence_parallel, recompute, flash_attention, local seq length or 0 with flash, layers, moe,
-    compiled, Transformer Engine FP8); `c` already holds the compiled or eager coefficients.
+    compiled, Transformer Engine FP8, fp32 parameters under autocast); `c` already holds the coefficients of the last
+    three (`_coeffs_of`).
     """
-    tp, sp, recompute, flash, seq_local, layers, moe, _, te_fp8 = key
+    tp, sp, recompute, flash, seq_local, layers, moe, _, te_fp8, _ = key
     worst_layer = _layer_elements(c, tp, sp, seq_local, flash, moe > 0, EAGER_SCORE_ELEMENTS)
     if recompute == "full":
         kept = c.per_layer_input / (tp if sp else 1)
@@ -402,11 +430,35 @@ def _elements_of(ctx: _Ctx, plan: Plan, stage: _Stage, seq_local: float) -> tupl
         stage.moe_layers,
         plan.compiled,
         te_fp8(ctx.workload, plan),
+        plan.fp32_params,
     )
     found = ctx.elements.get(key)
     if found is None:
-        found = ctx.elements[key] = _stage_elements(ctx.compiled_coeffs if plan.compiled else ctx.coeffs, key)
+        found = ctx.elements[key] = _stage_elements(_coeffs_of(ctx, plan), key)
     return found
+
+
+def _coeffs_of(ctx: _Ctx, plan: Plan) -> _ActCoeffs:
+    """The context's activation coefficients for the plan: compiled or eager, under autocast with fp32 parameters
+    (Plan.fp32_params) or in the training dtype."""
+    if plan.fp32_params:
+        return ctx.autocast_compiled_coeffs if plan.compiled else ctx.autocast_coeffs
+    return ctx.compiled_coeffs if plan.compiled else ctx.coeffs
+
+
+def autocast_weight_copies(plan: Plan, stage: _Stage) -> float:
+    """Bytes of the 16-bit weight copies autocast makes and the matmuls keep (AUTOCAST_WEIGHT_COPY_BYTES), fp32
+    parameters only: every linear of the stage and its head, cached through the forward where the parameters are
+    leaves (one GPU, DDP, ZeRO-1/2) or kept for the backward without full recompute; under FSDP (ZeRO-3 over more than
+    one rank, the split's key) with full recompute, the layer being recomputed and the head, which no checkpoint
+    covers. Counted beside the backward's start: the replicated model's cache lives through the forward, whose end
+    holds the checkpoints and the loss's forward buffers (the fp32 logits and log-probs) as the backward's start
+    does."""
+    if not plan.fp32_params:
+        return 0.0
+    fsdp = plan.zero_stage == 3 and plan.dp * plan.cp > 1
+    linears = stage.layer_linear_params if fsdp and plan.recompute == "full" else stage.linear_params
+    return AUTOCAST_WEIGHT_COPY_BYTES * (linears + stage.head_params)
 
 
 def te_fp8(workload: Workload, plan: Plan) -> bool:
@@ -457,7 +509,7 @@ def _training_activations(ctx: _Ctx, plan: Plan, stage: _Stage, dp: int) -> tupl
         # holds the layer in use and the one being copied (torchtune OffloadActivations, double-buffered streams)
         host = saved
         saved = saved * min(1.0, ACTIVATION_OFFLOAD_LAYERS / (stage.layers * in_flight))
-    total = saved + tokens * act_bytes * working
+    total = saved + tokens * act_bytes * working + autocast_weight_copies(plan, stage)
     if stage.is_last:
         total += _loss_bytes(ctx, plan) + _kept_outputs(ctx, plan, dp)
     return total, host
@@ -634,6 +686,7 @@ def _split_fields(plan: Plan) -> tuple[object, ...]:
         plan.pp_keeps_outputs,
         plan.activation_offload,
         plan.compiled,
+        plan.fp32_params,
     )
 
 

@@ -50,12 +50,13 @@ class _PlanKey(NamedTuple):
     paged: bool
     upcast: bool
     loss: str  # compiled, fused, chunked or standard
+    fp32_params: bool  # fp32 parameters under torch.autocast (Plan.fp32_params)
 
 
 @lru_cache(maxsize=1024)
 def _assumptions(
     workload_key: tuple[str, str, bool, str, bool, float, bool],
-    plan_key: tuple[int, str, str, bool, bool, bool, bool, str, bool, bool, bool, str],
+    plan_key: tuple[int, str, str, bool, bool, bool, bool, str, bool, bool, bool, str, bool],
 ) -> tuple[Note, ...]:
     """The notes, from plain tuples (the hot path builds them; named here, where they are read once). Notes are built
     as tuples, without keyword arguments: an estimate of a new shape builds them (about as fast as the f-strings they
@@ -90,7 +91,10 @@ def _states_notes(w: _WorkloadKey, p: _PlanKey) -> list[Note]:
     if task == "inference":
         return [INFERENCE_MEMORY]
     if task in LORA_TASKS:
-        out = _lora_notes(w)
+        out = _lora_notes(w, p.fp32_params)
+    elif p.fp32_params:  # the rules admit it with mixed precision at a 16-bit dtype only
+        state = STATE_FP32_BYTES[optimizer]
+        out = [Note("fp32_params", (("optimizer", optimizer), ("state", state), ("per_param", 4 + 4 + state)))]
     elif mixed and precision != "fp32" and p.fp32_grads:
         owned = MASTER_BYTES + STATE_FP32_BYTES[optimizer]  # what the distributed optimizer shards
         out = [Note("megatron_mixed", (("optimizer", optimizer), ("per_param", 2 + 4 + owned), ("owned", owned)))]
@@ -105,12 +109,12 @@ def _states_notes(w: _WorkloadKey, p: _PlanKey) -> list[Note]:
     return out
 
 
-def _lora_notes(w: _WorkloadKey) -> list[Note]:
+def _lora_notes(w: _WorkloadKey, fp32_params: bool) -> list[Note]:
     if w.task == "qlora":  # NF4 and its quantisation constants (double-quantised below 0.55 B/param), QLoRA §3
         code = "qlora_base" + ("_double" if w.nf4_bytes < 0.55 else "") + ("_mixed" if w.mixed else "")
         out = [Note(code, (("task", w.task), ("bits", w.nf4_bytes * 8 - 4)))]
     else:
-        out = [Note("lora_base", (("task", w.task),))]
+        out = [Note("lora_base_fp32" if fp32_params else "lora_base", (("task", w.task),))]
     if w.upcast:
         out.append(KBIT_UPCAST)
     return out
@@ -154,6 +158,7 @@ def with_step_notes(ctx: _Ctx, plan: Plan, b: MemoryBreakdown, notes: tuple[Note
         plan.dp,
         plan.dp_shard,
         plan.fp8_params,
+        plan.fp32_params,  # no master copy in the optimizer bytes (states._adamw_step_share)
         plan.fsdp_torch_adamw,
         plan.optimizer_in_backward,
         plan.tuning,  # the Trainer's AdamW under DeepSpeed (states.TRAINER_TUNINGS)

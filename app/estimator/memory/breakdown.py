@@ -116,7 +116,7 @@ def _worst_stage(ctx: _Ctx, split: _Split, plan: Plan, sharded: _Sharded, zero: 
         backward = activations + ipg  # what the backward holds beside the states and is freed before the step
         other += ipg
         if zero2:
-            grads += _zero2_step_partition(ctx, grads, backward)
+            grads += _zero2_step_partition(ctx, plan, grads, backward)
         # torch AdamW's step temporary, beside the states once the activations are freed (states.ADAMW_STEP_V_SHARE)
         step = 0.0
         if made_in_backward:  # the larger of the backward's start (no gradients) and the step (no activations)

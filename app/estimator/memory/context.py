@@ -66,6 +66,8 @@ class _Stage:
     layer_params: float  # one transformer layer on this GPU
     layer_linear_params: float  # of which its linears (the rest: its norms)
     other_unit: float  # the embedding or head on this GPU, whichever is larger (0 on a middle pipeline stage)
+    root_params: float  # the embedding, head and final norm on this GPU: FSDP's root unit when only layers are wrapped
+    head_params: float  # the output head on this GPU (the tied embedding's copy under pipelining); 0 off the last stage
     is_first: bool
     is_last: bool
 
@@ -117,6 +119,8 @@ class _Ctx:
     facts: _Facts
     coeffs: _ActCoeffs
     compiled_coeffs: _ActCoeffs  # under torch.compile (Plan.compiled)
+    autocast_coeffs: _ActCoeffs  # fp32 parameters under autocast (Plan.fp32_params; activations._autocast_coeffs)
+    autocast_compiled_coeffs: _ActCoeffs  # the same under torch.compile
     dtype: float  # bytes of a training weight / gradient
     optimizer_per_param: float
     flat_optimizer_per_param: float  # the same on ZeRO's flat partitions (`_flat_partitions`)

@@ -62,6 +62,8 @@ def _build_context(model: ModelSpec, workload: Workload) -> _Ctx:
         facts=_facts(model),
         coeffs=_act_coeffs(model, trainable),
         compiled_coeffs=_act_coeffs(model, trainable, compiled=True),
+        autocast_coeffs=_act_coeffs(model, trainable, autocast=True),
+        autocast_compiled_coeffs=_act_coeffs(model, trainable, compiled=True, autocast=True),
         dtype=_train_dtype_bytes(workload),
         optimizer_per_param=_optimizer_bytes_per_param(workload),
         flat_optimizer_per_param=_optimizer_bytes_per_param(workload, flat=True),
@@ -170,6 +172,7 @@ def _plan_assumptions(ctx: _Ctx, plan: Plan) -> tuple[Note, ...]:
         ctx.paged[_flat_partitions(zero)],  # paged_optimizer(workload, plan), as the context holds it
         kbit_upcast(workload, plan),
         _loss(plan),
+        plan.fp32_params,
     )
     found = ctx.assumptions.get(key_p)
     if found is not None:
@@ -179,9 +182,9 @@ def _plan_assumptions(ctx: _Ctx, plan: Plan) -> tuple[Note, ...]:
         workload.precision,
         workload.mixed_precision,
         workload.optimizer,
-        key_p[-3],  # paged
+        key_p[-4],  # paged
         ctx.nf4_bytes,
-        key_p[-2],  # upcast
+        key_p[-3],  # upcast
     )
     found = ctx.assumptions[key_p] = _assumptions(key_w, key_p)
     return found

@@ -16,6 +16,7 @@ from app.estimator.specs import (
 )
 from app.estimator.vocabulary import (
     FULL_TRAINING_TASKS,
+    HALF_PRECISIONS,
     HOST_LOADS,
     LORA_TARGETS,
     LORA_TASKS,
@@ -174,12 +175,28 @@ def _fits_sequence_and_cluster(
         return EstimatorError.of(
             "fp8_params_task", field="plan.fp8_params", precision=workload.precision, task=workload.task
         )
+    if plan.fp32_params and not _autocasts(workload, plan):
+        return EstimatorError.of(
+            "fp32_params_task", field="plan.fp32_params", precision=workload.precision, task=workload.task
+        )
     if plan.optimizer_in_backward:
         return _optimizer_in_backward(workload, plan)
     # Plan.gpus and Cluster.gpus, multiplied out: two property calls cost as much as the rest of this rule
     if cluster is not None and plan.dp * plan.tp * plan.pp * plan.cp > cluster.gpus_per_node * cluster.nodes:
         return EstimatorError.of("plan_cluster_gpus", field="plan", gpus=plan.gpus, cluster=cluster.gpus)
     return None
+
+
+def _autocasts(workload: Workload, plan: Plan) -> bool:
+    """Whether fp32 parameters under autocast (Plan.fp32_params) fit the workload: training with mixed precision at a
+    16-bit dtype autocast casts to (torch.autocast takes float16 or bfloat16 on CUDA), a full or LoRA task (QLoRA's
+    base is NF4, its fp32 norms are Workload.kbit_upcast), and weights not stored in FP8."""
+    return (
+        workload.precision in HALF_PRECISIONS  # torch.autocast's lower-precision dtypes on CUDA
+        and workload.mixed_precision
+        and (workload.task in FULL_TRAINING_TASKS or workload.task == "lora")
+        and not plan.fp8_params
+    )
 
 
 def _optimizer_in_backward(workload: Workload, plan: Plan) -> EstimatorError | None:

@@ -18,6 +18,13 @@ from app.estimator.vocabulary import (
 )
 
 MASTER_BYTES = 4.0  # fp32 master copy under mixed precision (ZeRO §3.1)
+# fp32 parameters under torch.autocast (Plan.fp32_params): the weights stay fp32 (4 bytes) and autocast casts them per
+# op to the 16-bit dtype (torch.amp docs, "Autocasting": ops on the lower-precision list, matmul and linear among them,
+# run in float16/bfloat16 on cast copies of their fp32 inputs; the model's own parameters keep their dtype). With no
+# FSDP MixedPrecision policy, FSDP all-gathers the fp32 flat parameter and reduce-scatters fp32 gradients (torch/
+# distributed/fsdp/api.py MixedPrecision: "param_dtype ... If None, the parameter's original dtype"; reduce_dtype
+# likewise), and the optimizer steps the fp32 parameters themselves: they are the master copy, none is kept beside
+FP32_PARAM_BYTES = 4.0
 FP8_BYTES = 1.0  # an FP8 (e4m3 / e5m2) element (Plan.fp8_params)
 # FSDP2 MixedPrecisionPolicy(reduce_dtype=float32), torchtitan's default, and the sharded gradient FSDP2 keeps in the
 # parameter's dtype (fp32 in torchtitan: `foreach_reduce`); DeepSpeed ZeRO-2's fp32 gradient partition at the step
@@ -102,6 +109,8 @@ def _stage(facts: _Facts, tp: int, pp: int, ep: int, *, first: bool, last: bool)
         layer_params=largest_layer,
         layer_linear_params=largest_layer - facts.norms,
         other_unit=max(embedding, head / tp if last else 0.0),
+        root_params=embedding + output,
+        head_params=head / tp if last else 0.0,
         is_first=first,
         is_last=last,
     )
@@ -120,6 +129,21 @@ def _stages_of(ctx: _Ctx, plan: Plan) -> tuple[_Stage, ...]:
     if stages is None:
         stages = ctx.stages[key] = _stages(ctx.facts, *key)
     return stages
+
+
+def param_bytes(ctx: _Ctx, plan: Plan) -> float:
+    """Bytes of a stored, gathered or trained weight and of its gradient: fp32 under autocast (Plan.fp32_params), the
+    training dtype otherwise."""
+    return FP32_PARAM_BYTES if plan.fp32_params else ctx.dtype
+
+
+def _optimizer_per_param(ctx: _Ctx, plan: Plan, flat: bool) -> float:
+    """Optimizer bytes per trained parameter of the plan: the context's, less the fp32 master copy where the
+    parameters are fp32 themselves (Plan.fp32_params: FP32_PARAM_BYTES)."""
+    per_param = ctx.flat_optimizer_per_param if flat else ctx.optimizer_per_param
+    if plan.fp32_params and ctx.workload.mixed_precision:
+        return per_param - MASTER_BYTES
+    return per_param
 
 
 def _optimizer_bytes_per_param(workload: Workload, flat: bool = False) -> float:
@@ -203,7 +227,7 @@ def _shard(value: float, stage: int, needed: int, n: int) -> float:
     return value / n if stage >= needed else value
 
 
-def _gathered(ctx: _Ctx, stage: _Stage) -> float:
+def _gathered(ctx: _Ctx, stage: _Stage, plan: Plan) -> float:
     """ZeRO-3 working set: two gathered units in 16-bit, the current one and the prefetched next one.
 
     The unsharded gradient of one layer before its reduce-scatter exists under ZeRO-2 as well (a bucket),
@@ -215,7 +239,19 @@ def _gathered(ctx: _Ctx, stage: _Stage) -> float:
         layer = stage.layer_params * ctx.nf4_bytes
         other = stage.largest_unit * 2.0 if stage.largest_unit > stage.layer_params else 0.0
         return 2.0 * max(layer, other)
+    if plan.fp32_params:
+        return _fp32_gathered(stage)
     return 2.0 * stage.largest_unit * ctx.dtype
+
+
+def _fp32_gathered(stage: _Stage) -> float:
+    """FSDP's working set under autocast with fp32 parameters (Plan.fp32_params), as the Trainer's accelerate FSDP and
+    atorch wrap a model: each decoder layer a unit (transformer_layer_cls_to_wrap, atorch_wrap_cls), two of them
+    gathered at once in fp32 (the current one and the prefetched next: limit_all_gathers allows two in flight), and the
+    root unit, which holds what no layer does (the embedding, the head, the final norm), gathered through the forward
+    and the backward: FSDP does not free the root's parameters after its forward (torch/distributed/fsdp/
+    _runtime_utils.py `_post_forward_reshard`: `free_unsharded_flat_param = not state._is_root and ...`)."""
+    return FP32_PARAM_BYTES * (2.0 * stage.layer_params + stage.root_params)
 
 
 def fp32_grad_buffer(plan: Plan) -> bool:
@@ -270,55 +306,61 @@ def _full_states(
     # a GPU's shard of the parameters: dense ones over n, routed experts over n / ep (at least one rank)
     shard = params if zero == 0 else (params - stage.expert_params) / n + stage.expert_params / max(1.0, n / plan.ep)
     mixed = ctx.workload.mixed_precision and ctx.workload.precision != "fp32"
-    grad_bytes = MASTER_BYTES if fp32_grad_buffer(plan) and mixed else ctx.dtype
-    weights = params * ctx.dtype
+    # fp32 parameters under autocast (Plan.fp32_params): fp32 weights and gradients (FP32_PARAM_BYTES)
+    dtype = param_bytes(ctx, plan)
+    grad_bytes = MASTER_BYTES if fp32_grad_buffer(plan) and mixed else dtype
+    weights = params * dtype
     if plan.fp8_params:  # the linear weights' working copy in FP8; embeddings, head and norms stay 16-bit
         weights -= stage.linear_params * (ctx.dtype - FP8_BYTES)
     grads = params * grad_bytes
-    per_param = ctx.flat_optimizer_per_param if _flat_partitions(zero) else ctx.optimizer_per_param
-    optim = (shard if zero else params) * per_param
+    optim = (shard if zero else params) * _optimizer_per_param(ctx, plan, _flat_partitions(zero))
     if zero >= 2:
         if plan.pp > 1 and n > 1:  # deferred reduce-scatter: whole gradients in the fp32 reduce dtype
-            grads = params * (FSDP_REDUCE_BYTES if ctx.workload.mixed_precision else ctx.dtype)
+            grads = params * (FSDP_REDUCE_BYTES if ctx.workload.mixed_precision else dtype)
         elif zero == 2 and mixed and offload == "none":  # fp32 gradient shards (module docstring)
             grads = shard * FSDP_REDUCE_BYTES
         else:  # ZeRO-3: 16-bit shards, the 16/N of FSDP2's fp32 params + grads + m, v and of DeepSpeed's states
             grads = shard * grad_bytes
         if zero == 3 and plan.pp == 1:
-            weights = min(weights, shard * ctx.dtype + 2.0 * _unit_bytes(ctx, stage, plan.fp8_params))
+            gathered = _fp32_gathered(stage) if plan.fp32_params else 2.0 * _unit_bytes(ctx, stage, plan.fp8_params)
+            weights = min(weights, shard * dtype + gathered)
     if plan.optimizer_in_backward:  # one parameter's gradient at a time: the largest tensor (rules: no ZeRO, one GPU)
         facts = ctx.facts
         grads = max(facts.embedding, facts.lm_head, facts.largest_linear) / plan.tp * grad_bytes
     if offload == "none":
         return weights, grads, optim, 0.0
-    return _offloaded(ctx, stage, (weights, grads, optim), shard, offload)
+    return _offloaded(ctx, stage, plan, (weights, grads, optim), (shard, offload))
 
 
 def _offloaded(
-    ctx: _Ctx, stage: _Stage, states: tuple[float, float, float], shard: float, offload: str
+    ctx: _Ctx, stage: _Stage, plan: Plan, states: tuple[float, float, float], split: tuple[float, str]
 ) -> tuple[float, float, float, float]:
     """ZeRO-Offload keeps fp32 master, states and fp32 gradients on the host (Ren et al. 2021, §4.1);
-    `shard` is the parameters this GPU owns (all of them without ZeRO)."""
+    `split` is (the parameters this GPU owns, all of them without ZeRO; the offload)."""
     weights, grads, optim = states
+    shard, offload = split
     host = optim + shard * 4.0
     if offload == "optimizer":
         return weights, grads, 0.0, host
-    host += shard * ctx.dtype  # FSDP CPUOffload / ZeRO-3 offload_param: the 16-bit shard too
-    return _gathered(ctx, stage), stage.layer_params * ctx.dtype, 0.0, host
+    dtype = param_bytes(ctx, plan)
+    host += shard * dtype  # FSDP CPUOffload / ZeRO-3 offload_param: the 16-bit (fp32 under autocast) shard too
+    return _gathered(ctx, stage, plan), stage.layer_params * dtype, 0.0, host
 
 
-def _base_weight_bytes(ctx: _Ctx, stage: _Stage) -> float:
+def _base_weight_bytes(ctx: _Ctx, stage: _Stage, plan: Plan) -> float:
+    """The frozen base as stored: NF4 linears and the 16-bit rest (QLoRA), fp32 under autocast (Plan.fp32_params: a
+    model loaded without torch_dtype, which PEFT wraps as it is), the training dtype otherwise."""
     if ctx.workload.task == "qlora":
         return (stage.params - stage.linear_params) * 2.0 + stage.linear_params * ctx.nf4_bytes
-    return stage.params * ctx.dtype
+    return stage.params * param_bytes(ctx, plan)
 
 
 def _lora_states(
     ctx: _Ctx, stage: _Stage, plan: Plan, n: int, zero: int, offload: str
 ) -> tuple[float, float, float, float]:
     adapters = ctx.adapters * stage.layers / ctx.facts.layers / plan.tp
-    full = _base_weight_bytes(ctx, stage) + adapters * ctx.adapter_dtype
-    weights = _zero3_weights(full, n, _gathered(ctx, stage)) if zero == 3 else full
+    full = _base_weight_bytes(ctx, stage, plan) + adapters * ctx.adapter_dtype
+    weights = _zero3_weights(full, n, _gathered(ctx, stage, plan)) if zero == 3 else full
     grads = _shard(adapters * ctx.adapter_dtype, zero, 2, n)
     optim = _shard(
         adapters * (ctx.flat_adapter_optimizer if _flat_partitions(zero) else ctx.adapter_optimizer), zero, 1, n
@@ -333,7 +375,7 @@ def _lora_states(
     if offload == "optimizer_and_params":
         # FSDP CPUOffload(offload_params=True) / ZeRO-3 offload_param: the sharded base and adapters wait in host RAM
         # and each unit comes to the GPU for its all-gather, as under full fine-tuning (`_offloaded`)
-        return _gathered(ctx, stage), grads, 0.0, host + full / n
+        return _gathered(ctx, stage, plan), grads, 0.0, host + full / n
     return weights, grads, 0.0, host
 
 
@@ -359,6 +401,7 @@ def _stage_states(ctx: _Ctx, plan: Plan, shard: int, zero: int, offload: str) ->
         plan.fp32_main_grads,
         plan.fp8_params,
         plan.optimizer_in_backward,
+        plan.fp32_params,
     )
     states = ctx.states.get(key)
     if states is None:
@@ -367,10 +410,11 @@ def _stage_states(ctx: _Ctx, plan: Plan, shard: int, zero: int, offload: str) ->
     return states
 
 
-def _zero2_step_partition(ctx: _Ctx, grads: float, activations: float) -> float:
+def _zero2_step_partition(ctx: _Ctx, plan: Plan, grads: float, activations: float) -> float:
     """DeepSpeed ZeRO-2's 16-bit gradient partition beside its fp32 copy at the step (stage_1_and_2.py `step`), less
-    the activations already freed by then; nothing when the fp32 shards are the 16-bit ones (no mixed precision)."""
-    if not ctx.workload.mixed_precision or ctx.dtype == FSDP_REDUCE_BYTES:
+    the activations already freed by then; nothing when the fp32 shards are the 16-bit ones (no mixed precision) or
+    the gradients are fp32 from the start (Plan.fp32_params)."""
+    if not ctx.workload.mixed_precision or ctx.dtype == FSDP_REDUCE_BYTES or plan.fp32_params:
         return 0.0
     return max(0.0, grads * ctx.dtype / FSDP_REDUCE_BYTES - activations)
 
@@ -439,7 +483,10 @@ def _adamw_step_share(ctx: _Ctx, plan: Plan, split: tuple[int, str, bool]) -> fl
         return 0.0
     # the moments are the optimizer bytes less the fp32 master of a mixed-precision full fine-tune (LoRA adapters
     # keep none: _lora_figures)
-    if workload.mixed_precision and workload.precision != "fp32" and workload.task not in LORA_TASKS:
+    master = (
+        workload.mixed_precision and not plan.fp32_params
+    )  # fp32 parameters are their own master (_optimizer_per_param)
+    if master and workload.precision != "fp32" and workload.task not in LORA_TASKS:
         return ADAMW_STEP_V_SHARE * STATE_FP32_BYTES["adamw"] / (MASTER_BYTES + STATE_FP32_BYTES["adamw"])
     return ADAMW_STEP_V_SHARE
 
@@ -465,4 +512,4 @@ def _loaded_bytes(ctx: _Ctx) -> float:
     """The whole model as loaded, before any sharding (Plan.host_load): QLoRA's NF4 linears with their constants and
     the 16-bit rest (embeddings, norms, head), the base in its dtype otherwise; adapters come after the load (PEFT
     wraps the loaded model)."""
-    return _base_weight_bytes(ctx, _stages_of(ctx, _WHOLE_MODEL)[0])
+    return _base_weight_bytes(ctx, _stages_of(ctx, _WHOLE_MODEL)[0], _WHOLE_MODEL)
