@@ -182,8 +182,10 @@ def serving_markdown(rows: list[ServingRow]) -> str:
         "Before this the line was 45.6 % over; the 7B TP 1 line of the same comment has no all-reduce and is "
         "unchanged.",
         "",
-        "The InferenceX rows (DeepSeek-R1, a fine-grained MoE, at 8 to 64 sequences) read 7-14 % fast (14-20 % before "
-        "block FP8's GEMM rate, 0.88 of per-tensor FP8's from vLLM's H100 kernel benchmark #49363, was counted; "
+        "The InferenceX rows (DeepSeek-R1, a fine-grained MoE, at 8 to 64 sequences) read 2-9 % fast (7-14 % before "
+        "the TP all-reduce's in-place cost, SGLang's 6 us a call fitted on datacrunch's dense H200 rows with these "
+        "held out, was counted; 14-20 % before block FP8's GEMM rate, 0.88 of per-tensor FP8's from vLLM's H100 kernel "
+        "benchmark #49363, was counted; "
         "20-32 % before the fused-MoE call's fixed latency, 26 us a layer from vLLM's H100 kernel benchmark, was "
         "counted): the MLA chain and the router the model does not count; below that range the estimate is further off "
         "and answers carry the warning `moe_low_concurrency_unvalidated` ([serving.md](serving.md)).",

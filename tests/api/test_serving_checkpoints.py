@@ -61,14 +61,15 @@ def test_deepseek_v3_is_sized_on_its_fp8_checkpoint_by_default(client: TestClien
     """deepseek-ai/DeepSeek-V3 ships block-FP8 weights (config.json quantization_config fp8, weight_block_size
     [128, 128]) and `vllm serve deepseek-ai/DeepSeek-V3` loads them as such. Sized in bf16 the review's s12 request
     took 9 H100 servers (3 x TP 8 x PP 3); on the FP8 weights the same traffic takes about 4 (2 x TP 8 x PP 2,
-    the review's s12_fp8). The default must be the FP8 answer, with no --quantization flag (vLLM reads the config)."""
+    the review's s12_fp8; 6 since vLLM's all-reduce is charged its in-place cost, 49 us a call: ALLREDUCE_IN_PLACE_S).
+    The default must be the FP8 answer, with no --quantization flag (vLLM reads the config)."""
     default = _recommend(client, model={"preset": "deepseek-v3"}, serving=DEEPSEEK_TRAFFIC)
     stated = _recommend(client, model={"preset": "deepseek-v3"}, weights="fp8", serving=DEEPSEEK_TRAFFIC)
     bf16 = _recommend(client, model={"preset": "deepseek-v3"}, weights="bf16", serving=DEEPSEEK_TRAFFIC)
     h100 = _h100(default)
     assert h100, default["options"]
     top = h100[0]
-    assert top["nodes"] <= 4, top["explanation"]
+    assert top["nodes"] <= 6, top["explanation"]
     assert [o["nodes"] for o in default["options"]] == [o["nodes"] for o in stated["options"]]
     bf16_h100 = _h100(bf16, misses=True)
     assert bf16_h100 and bf16_h100[0]["nodes"] >= 2 * top["nodes"], bf16_h100[0]["explanation"]

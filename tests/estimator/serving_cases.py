@@ -25,7 +25,7 @@ Sources (five independent projects, each measuring its own runs):
             --mem-fraction-static 0.93: "KV Cache is allocated. #tokens: 367404".
   [inferencex] SemiAnalysisAI/InferenceX#870 (2026-03-05, concurrency sweep run on the project's CI): DeepSeek-R1-0528
             (DeepSeek-V3 architecture), SGLang v0.5.7, FP8, TP 8 (EP 1) on 8xH200, ISL 1024 / OSL 1024, mean TPOT
-            at concurrency 8 / 16 / 32 / 64. Fine-grained MoE at low concurrency: the estimate reads 14-20 % fast
+            at concurrency 8 / 16 / 32 / 64. Fine-grained MoE at low concurrency: the estimate reads 2-9 % fast
             there (20-32 % before the MoE chain's fixed latency, tests/estimator/test_serving_moe_chain.py), and
             lower concurrency carries the warning moe_low_concurrency_unvalidated
             (tests/estimator/test_serving_moe_regime.py).

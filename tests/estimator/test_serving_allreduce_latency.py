@@ -10,7 +10,9 @@ Source: sgl-project/sglang#2904 (description, "unit test performance in H100 (wi
 
 Tolerance: the band itself (lowest to highest of the two kernels at that degree); no rounding is added. The test
 guards the constant against being raised to absorb a TP ≥ 2 decode gap that no all-reduce measurement shows: the
-llm-k8s vLLM v0.8.3 A100 40GB TP 8 rows (docs/validation-serving.md) would need 40-55 µs a call."""
+llm-k8s vLLM v0.8.3 A100 40GB TP 8 rows (docs/validation-serving.md) would need 40-55 µs a call. What a call costs
+in place beyond the kernel (the wait for the last rank, ALLREDUCE_IN_PLACE_S) is charged apart and checked in
+test_serving_allreduce_in_place.py; it is taken off here."""
 
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from app.estimator.hardware import get_gpu
 from app.estimator.presets import get_preset
 from app.estimator.serving import ServingConfig
 from app.estimator.serving.memo import _hardware
+from app.estimator.serving.step import ALLREDUCE_IN_PLACE_S
 from app.estimator.specs import Cluster
 
 H100 = Cluster(gpu=get_gpu("h100-80g-sxm"), gpus_per_node=8)
@@ -37,6 +40,6 @@ MEASURED_US = {
 def test_fixed_allreduce_cost_per_call_is_inside_the_measured_kernels(engine_name: str, tp: int) -> None:
     cfg = ServingConfig(input_tokens=1000, output_tokens=200, concurrency=1, engine=engine_name)
     hw = _hardware(LLAMA_70B, cfg, H100, tp, 1)
-    per_call_us = hw.allreduce_fixed_s / (2 * LLAMA_70B.layers) * 1e6
+    per_call_us = (hw.allreduce_fixed_s / (2 * LLAMA_70B.layers) - ALLREDUCE_IN_PLACE_S[engine_name]) * 1e6
     low, high = MEASURED_US[tp]
     assert min(low) <= per_call_us <= max(high)

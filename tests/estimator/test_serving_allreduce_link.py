@@ -13,7 +13,8 @@ A100 ÷ H100 for vLLM's kernel over the eight pairs: 1.28-1.53, mean 1.42 (ONE_S
 Tolerance: the measured spread itself, no rounding added: the modelled A100 ÷ H100 ratio lies within the eight pairs'
 ratios, and the A100 call within the lowest to highest A100 time of either kernel (11.3-16.5 µs). Before this change
 the A100 call was charged the H100 figure, 8 µs, below every A100 measurement. NCCL's value ("none", and releases that
-run NCCL) was fitted on A100 rows and is not scaled."""
+run NCCL) was fitted on A100 rows and is not scaled. The in-place cost beyond the kernel (ALLREDUCE_IN_PLACE_S, the same
+on either GPU: test_serving_allreduce_in_place.py) is taken off: these are the kernel's times."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ import pytest
 from app.estimator.hardware import get_gpu
 from app.estimator.presets import get_preset
 from app.estimator.serving import ServingConfig
-from app.estimator.serving.step import _new_hardware
+from app.estimator.serving.step import ALLREDUCE_IN_PLACE_S, _new_hardware
 from app.estimator.specs import Cluster
 
 A100 = Cluster(gpu=get_gpu("a100-40g-sxm"), gpus_per_node=8)
@@ -40,7 +41,7 @@ A100_BAND_US = (11.3, 16.5)  # #2688: lowest and highest A100 time of vLLM's and
 def _per_call_us(cluster: Cluster, engine: str, tp: int, release: str | None = None) -> float:
     cfg = ServingConfig(input_tokens=1000, output_tokens=200, concurrency=1, engine=engine, release=release)
     hw = _new_hardware(LLAMA_70B, cfg, cluster, tp, 1)
-    return hw.allreduce_fixed_s / (2 * LLAMA_70B.layers) * 1e6
+    return (hw.allreduce_fixed_s / (2 * LLAMA_70B.layers) - ALLREDUCE_IN_PLACE_S[engine]) * 1e6
 
 
 @pytest.mark.parametrize("engine", ["vllm", "sglang", "trt-llm"])

@@ -9,7 +9,8 @@ at 5 requests/s (7.5 at the peak); they run at 4.5 now, re-pinned, unsaturated a
 fixed cost per request outside the GPU (data/engines.json request_overhead_s: vLLM 51 ms, SGLang 6.9 ms) moved every
 TTFT and end-to-end figure by exactly that much, and nothing else. The one-shot all-reduce's A100 time
 (ONE_SHOT_ALLREDUCE_LINK_FACTOR, 1.42 x the H100 figure on NVLink3) moved the two A100 TP cases ("pipeline over two
-servers", "KV cache bound, long lognormal prompts"), re-pinned."""
+servers", "KV cache bound, long lognormal prompts"), re-pinned. The all-reduce's in-place cost per call
+(ALLREDUCE_IN_PLACE_S: vLLM 49 us, SGLang 6 us) moved every TP case, re-pinned; none changed saturation."""
 
 from __future__ import annotations
 
@@ -46,9 +47,9 @@ CASES = {
     # 3.4423615825411753 below it, and the p99 end-to-end later by as much (61.99880558940596 simulated)
     "long prompts, TP 8 H100": (
         "llama-3.1-70b", H100, 8, 1, 3, {"input_tokens": 8000, "output_tokens": 300, "requests_per_s": 5},
-        _latency((0.995589183000403, 2.288309755991109, 3.6321455402964777),
-                 (0.11869485910178114, 0.17967908454375103, 0.1993959758334291),
-                 (37.21332675273989, 55.03602442722293, 62.54729297981069), False),
+        _latency((1.7919150663116434, 4.836942564536495, 6.885879594841249),
+                 (0.17708439627487532, 0.2082089304944944, 0.2082089468774326),
+                 (54.29856664528886, 66.8875676390613, 69.14034843726043), False),
     ),
     "lognormal lengths": (
         "llama-3.1-8b", H100, 1, 1, 2,
@@ -61,39 +62,39 @@ CASES = {
     "MoE, SGLang (prefill steps alone)": (
         "mixtral-8x7b", H100, 2, 1, 1,
         {"input_tokens": 512, "output_tokens": 512, "requests_per_s": 4.5, "engine": "sglang", "release": "sglang-0.3"},
-        _latency((0.06537487866247292, 0.10253917372630258, 0.17002265367074684),
-                 (0.03454273457584688, 0.04015630886731378, 0.0408078644388179),
-                 (17.71366114573638, 20.630266552819695, 20.929078998466633), False),
+        _latency((0.06691127872569967, 0.10598731409256575, 0.16012895925095819),
+                 (0.03547799584301436, 0.041808752830856784, 0.04289079707609399),
+                 (18.200587395593615, 21.433281845880394, 21.98725247021226), False),
     ),
     # the same replica on a current SGLang, whose scheduler runs one batch ahead (data/engines.json overlap_schedule):
     # an arrival waits one decode step more, so TTFT grows by about one step (figures when the lookahead was added)
     "MoE, SGLang one batch ahead": (
         "mixtral-8x7b", H100, 2, 1, 1,
         {"input_tokens": 512, "output_tokens": 512, "requests_per_s": 4.5, "engine": "sglang"},
-        _latency((0.08983814851662518, 0.1336719205420711, 0.2023853615137591),
-                 (0.03440457482927752, 0.03982957937540254, 0.04035680917168247),
-                 (17.671519123558802, 20.4792178799364, 20.732150412302122), False),
+        _latency((0.09146636205927737, 0.13431081069499884, 0.1896180226552923),
+                 (0.0353022308970621, 0.04139673108672361, 0.042463503081659755),
+                 (18.122424305738043, 21.292584918080017, 21.78748130737505), False),
     ),
     "pipeline over two servers": (
         "llama-3.1-70b", A100_TWO_NODES, 8, 2, 1, {"input_tokens": 1024, "output_tokens": 256, "requests_per_s": 2},
         # a prompt's chunk crosses both stages whole (not split among the micro-batches), so its step is longer
-        _latency((0.1782152641000872, 0.289451910948541, 0.4820858733070486),
-                 (0.022238948621781208, 0.025505341667966187, 0.02765689525892176),
-                 (5.893779300485759, 6.72293389990222, 7.365174695972114), False),
+        _latency((0.19440058919961506, 0.32418742490465696, 0.5009942664093102),
+                 (0.0341743028800059, 0.037971531504455175, 0.04072170939129144),
+                 (8.951053196877458, 9.937323975014714, 10.619499138449436), False),
     ),
     "saturated": (
         "llama-3.1-70b", H100, 8, 1, 1, {"input_tokens": 8000, "output_tokens": 300, "requests_per_s": 5},
-        _latency((165.21906179659456, 256.34022219779365, 279.37790987213384),
-                 (0.20036985155021167, 0.2003699040058685, 0.2003699158420179),
-                 (225.12964773183606, 297.4380435907335, 304.3354547927528), True),
+        _latency((174.97594179659464, 271.35460619779354, 296.1712682721336),
+                 (0.20820985155021166, 0.2082099040058687, 0.20820991584201767),
+                 (237.23068773183607, 314.4183490013891, 321.257525176125), True),
     ),
     "KV cache bound, long lognormal prompts": (
         "llama-3.1-70b", A100, 4, 1, 2,
         {"input_tokens": 8000, "output_tokens": 2000, "input_tokens_p95": 20000, "requests_per_s": 3,
          "max_model_len": 32768},
-        _latency((2431.1623490657976, 3782.9469705464826, 4131.905165357513),
-                 (0.0929785331196866, 0.09585926456274362, 0.09885617654425892),
-                 (2613.548172952837, 3969.4715812123186, 4274.163802076479), True),
+        _latency((2651.1645090657958, 4128.502810546468, 4508.868358957497),
+                 (0.10081853311968639, 0.10369926456274323, 0.1066961765442583),
+                 (2849.222492952834, 4330.699581212303, 4666.665170076462), True),
     ),
 }  # fmt: skip
 

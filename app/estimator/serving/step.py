@@ -95,6 +95,22 @@ ALLREDUCE_LATENCY_S: dict[str, float] = {"vllm": 8e-6, "sglang": 8e-6, "trt-llm"
 # 9.1 / 8.5 / 9.2, 10.1 / 9.3: ratios 1.28-1.53, mean 1.42. Other links: not measured, 1.0. Not applied to NCCL
 # ("none" and the releases without the kernel): that value was fitted on A100 rows. Not fitted on any serving row.
 ONE_SHOT_ALLREDUCE_LINK_FACTOR: dict[str, float] = {"nvlink3": 1.42}
+# What a TP all-reduce costs in place beyond its isolated kernel (or the fabric's latency), per call: the wait at the
+# kernel's entry barrier for the last rank to arrive (rank skew, a host-side cost of the engine's processes, whatever
+# the link), which a kernel benchmark (ALLREDUCE_LATENCY_S) does not see. Published in-serving figures:
+# 1CatAI/1Cat-vLLM#173 (vLLM, DeepSeek-V4-Flash TP 8 on 8 x V100, CUDA graph): steady arrival skew 31.6 us a call (2.747
+# ms a token) beside 18.7 us for the kernel alone; vllm-project/vllm#52911 (vLLM on ROCm, one layer's all-reduce across
+# 8 ranks): arrival gaps 45-68 us, the earliest rank's kernel 72 us against 10.5 us on the last; vllm-project/vllm#21852
+# (V1's all-reduce kernels holding the wait: profiled kernel time 3 x the inter-token latency) and #5792 (V0's skewed
+# launches). No figure for a given engine, GPU and model was found, so the values are fitted
+# (benchmarks/serving_allreduce_fit.py) on the TP >= 2 rows that led here, which are fitted from now on; one per engine,
+# as the rows disagree (one shared constant: 10 us on all of them, 37-46 us without any one of four sources). vLLM 49 us
+# on dstackai's 405B TP 8 H100 rows (every prompt in flight) and llm-k8s's A100 TP 8 rows (either left out: 32 / 48 us),
+# inside the vLLM figures above. SGLang 6 us on datacrunch's H200 TP 4 / 8 rows (InferenceX#870's held-out TP 8 rows:
+# 7.3 -> 4.7 % off). TensorRT-LLM none: its fitted 10 us above already reads its own TP rows, and the 17 us the fit asks
+# for would move the large-batch perf-overview rows further off (fitted without them, 20 us: their median -6.2 -> -7.7
+# %). Not for gpt-fast's compiled loop ("none": its NCCL value is fitted on its own TP rows).
+ALLREDUCE_IN_PLACE_S: dict[str, float] = {"vllm": 49e-6, "sglang": 6e-6, "trt-llm": 0.0}
 
 
 @dataclass(slots=True)
@@ -196,7 +212,7 @@ def _new_hardware(model: ModelSpec, cfg: ServingConfig, cluster: Cluster, tp: in
         engine_latency = ALLREDUCE_LATENCY_S["none" if release.nccl_allreduce else key]
         if not release.nccl_allreduce and key != "none":
             engine_latency *= ONE_SHOT_ALLREDUCE_LINK_FACTOR.get(cluster.intra_node_link or gpu.intra_node_link, 1.0)
-        latency = engine_latency if nvlink else link.latency_s
+        latency = (engine_latency if nvlink else link.latency_s) + ALLREDUCE_IN_PLACE_S.get(key, 0.0)
         calls = 2 * math.ceil(model.layers / pp)
         hw.allreduce_fixed_s = calls * latency
         hw.allreduce_per_token_s = calls * (all_reduce_s(model.hidden * 2.0, tp, link) - link.latency_s)
