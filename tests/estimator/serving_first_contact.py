@@ -131,6 +131,29 @@ Source:
                ShareGPT prompts offered at 16-1,000 requests/s to a server completing about 10: the TTFT is a queue
                growing through the run, and the sweep's engine flags are stated only in a CSV). vLLM 0.6.3 is not an
                ENGINE_RELEASES entry: the rows run as the current vLLM.
+  [dli-trtllm09] NVIDIA Deep Learning Institute course "Sizing LLM Inference Systems", dataset/trt_llm_0_9_0_dli.csv,
+               as republished in wbing520/ai-performance-engineering at 5a4d0c37a3231b2ff8a268df7f129be259c48a48,
+               code/ch11_inference/inference_gpu_cluster_sizing/dataset/trt_llm_0_9_0_dli.csv (3,449 runs, one a line;
+               the same file at code/ch10_inference/... in the initial commit 0e25b2e2). TensorRT-LLM 0.9.0 (the file's
+               name), NVIDIA's benchmark harness over a static batch: "Batch Size" prompts of exactly the
+               "Input/Output Lengths" tokens prefilled together, then decoded together ("Measure 1st Token Latency"
+               Yes, "Use Fake Weight" Yes, "Enable XQA" Yes, "Warmup" 1, "Number of Runs" 1). Its readings obey
+               "Token-to-token Latency (ms)" = ("Latency (ms)" - "1st Token Latency (ms)") / (output - 1) and
+               "Throughput (tokens / sec)" = batch x output / "Latency (ms)" on all 2,790 complete lines, so "Latency"
+               is the whole batch's time, gptSessionBenchmark's. The TensorRT-LLM v0.9.0 docs/source/performance.md
+               "Low Latency" table prints two of these lines (H100 FP8 "LLaMA 70B" TP 4 at 128 tokens 19.6 ms, TP 8 at
+               2,048 tokens 85.1 ms; the file: 19.64, 85.12) and gives that release's FP8 build: "quant_algo": "FP8",
+               "kv_cache_quant_algo": "FP8" (FP8 weights, activations and KV cache), `trtllm-build --context_fmha
+               enable --gpt_attention_plugin float16 --strongly_typed`, `gptSessionBenchmark --warm_up 1`. Lines read:
+               "LLaMA v2 70B", "FP8", "Enable Custom All Reduce" Yes, on "H100 80GB HBM3" (DGX H100: H100 SXM, NVLink)
+               and "H200 141GB HBM3", batch 1, 2, 4 and 8, every complete line of each (GPU, lengths, batch) measured
+               at TP 1 and at some TP >= 2 (TP 1 runs on one GPU only in FP8: the other models and A100 lines have no
+               TP 1 / TP >= 2 pairs). 107 lines, each read twice: "1st Token Latency (ms)" as the TTFT of the static
+               batch and "Token-to-token Latency (ms)", recomputed from the line's Latency and 1st Token Latency by
+               the harness's formula above, as the TPOT at that batch. Not read: batches above 8, the lines with custom
+               all-reduce off, GH200 and H100 NVL (no GPU preset), L40 / L40S and A100 (no TP 1 line of a model also
+               run at TP >= 2), the other models (GPT-J, Mistral 7B, Llama 2 7B / 13B at TP 1 only; Mixtral, Falcon
+               180B). TensorRT-LLM 0.9.0 is not an ENGINE_RELEASES entry: the rows run as the current TensorRT-LLM.
 Only the runs below saturation are read for latency (the summary's request throughput, completed ÷ duration, keeps up
 with the offered rate: 70B at 1, 2 and 4 requests/s, 405B at 1 and 2); beyond it the median TTFT is the time spent in
 a queue that grows through the run, which depends on the run's length. Offline rows read the throughput.
@@ -210,6 +233,12 @@ DSTACK = (
 )
 MISTRAL_7B = get_preset("mistral-7b").model  # v0.3 has its layer shapes; vocabulary 32,768 (0.1 % more weights)
 LLAMA_8B = get_preset("llama-3.1-8b").model
+DLI_TRTLLM09 = (
+    "NVIDIA DLI 'Sizing LLM Inference Systems' dataset/trt_llm_0_9_0_dli.csv in wbing520/ai-performance-engineering "
+    "at 5a4d0c37a3231b2ff8a268df7f129be259c48a48, code/ch11_inference/inference_gpu_cluster_sizing/dataset/ "
+    "(TensorRT-LLM 0.9.0, static batch, LLaMA v2 70B FP8, custom all-reduce on; 1st Token Latency (ms) and "
+    "(Latency - 1st Token Latency) / (output - 1), the file's Token-to-token Latency (ms))"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -335,6 +364,136 @@ def _dstack(isl: int, osl: int, prompts: int, elapsed_s: float) -> ServingFirstC
                                tok_s, prompts)  # fmt: skip
 
 
+def _dli(
+    gpu: GpuSpec, isl: int, osl: int, batch: int, tp: int, ftl_ms: float, latency_ms: float
+) -> list[ServingFirstContact]:
+    """A TensorRT-LLM 0.9.0 line of the DLI dataset: Llama 2 70B in FP8 (weights, math, KV cache) at TP `tp`, a
+    static batch of `batch` prompts of `isl` tokens each generating `osl`; two rows: the 1st Token Latency (the
+    batch's TTFT) and the token-to-token latency (Latency - 1st Token Latency) / (osl - 1) (its TPOT)."""
+    cfg = ServingConfig(
+        input_tokens=isl, output_tokens=osl, concurrency=batch, batching="static", engine="trt-llm", precision="fp8",
+        weights="fp8", kv_cache_precision="fp8",
+    )  # fmt: skip
+    name = f"dli trtllm-0.9.0 llama-2-70b {gpu.id.split('-')[0]} tp{tp} fp8 b{batch} {isl}/{osl}"
+    tpot_ms = (latency_ms - ftl_ms) / (osl - 1)
+    return [
+        ServingFirstContact(f"{name} ttft", "dli-trtllm09", DLI_TRTLLM09, LLAMA2_70B, gpu, tp, cfg, "ttft_ms", ftl_ms),
+        ServingFirstContact(f"{name} tpot", "dli-trtllm09", DLI_TRTLLM09, LLAMA2_70B, gpu, tp, cfg, "tpot_ms", tpot_ms),
+    ]
+
+
+# (GPU, input, output, batch, TP, "1st Token Latency (ms)", "Latency (ms)"), transcribed from the file's lines
+DLI_LINES: tuple[tuple[GpuSpec, int, int, int, int, float, float], ...] = (
+    (H100, 128, 128, 1, 1, 36.19, 3470.27),
+    (H100, 128, 128, 1, 2, 25.67, 2219.25),
+    (H100, 128, 128, 1, 4, 19.64, 1547.67),
+    (H100, 128, 128, 2, 1, 47.37, 3494.11),
+    (H100, 128, 128, 2, 2, 32.24, 2244.69),
+    (H100, 128, 128, 2, 4, 25.61, 1565.76),
+    (H100, 128, 128, 4, 1, 68.49, 3534.95),
+    (H100, 128, 128, 4, 2, 46.23, 2279.37),
+    (H100, 128, 128, 8, 1, 125.34, 3668.01),
+    (H100, 128, 128, 8, 2, 80.12, 2338.04),
+    (H100, 128, 128, 8, 4, 59.73, 1641.01),
+    (H100, 128, 2048, 1, 1, 36.17, 56303.7),
+    (H100, 128, 2048, 1, 2, 26.63, 36602.05),
+    (H100, 128, 2048, 2, 1, 48.17, 56477.2),
+    (H100, 128, 2048, 2, 2, 32.18, 36896.56),
+    (H100, 128, 2048, 2, 4, 25.59, 25896.12),
+    (H100, 128, 2048, 4, 1, 66.47, 58522.08),
+    (H100, 128, 2048, 4, 2, 46.25, 37114.55),
+    (H100, 128, 2048, 4, 4, 36.48, 26144.11),
+    (H100, 128, 2048, 8, 1, 125.26, 59742.08),
+    (H100, 128, 2048, 8, 2, 79.84, 38968.73),
+    (H100, 128, 2048, 8, 4, 59.79, 26451.68),
+    (H100, 128, 4096, 1, 1, 37.79, 115015.53),
+    (H100, 128, 4096, 1, 2, 26.64, 75427.37),
+    (H100, 128, 4096, 2, 1, 47.26, 115104.23),
+    (H100, 128, 4096, 2, 2, 32.76, 75829.48),
+    (H100, 128, 4096, 4, 1, 68.64, 121233.65),
+    (H100, 128, 4096, 4, 2, 46.37, 76111.42),
+    (H100, 128, 4096, 8, 1, 124.97, 124013.04),
+    (H100, 128, 4096, 8, 2, 79.73, 82968.51),
+    (H100, 128, 4096, 8, 4, 59.78, 54897.48),
+    (H100, 2048, 128, 1, 1, 247.73, 3793.98),
+    (H100, 2048, 128, 1, 2, 156.81, 2502.95),
+    (H100, 2048, 128, 1, 4, 107.59, 1762.27),
+    (H100, 2048, 128, 1, 8, 85.12, 1393.18),
+    (H100, 2048, 128, 2, 1, 483.23, 4051.33),
+    (H100, 2048, 128, 2, 2, 300.78, 2653.98),
+    (H100, 2048, 128, 2, 4, 201.22, 1873.09),
+    (H100, 2048, 128, 2, 8, 149.81, 1474.93),
+    (H100, 2048, 128, 4, 1, 950.75, 4697.35),
+    (H100, 2048, 128, 4, 2, 585.61, 2938.34),
+    (H100, 2048, 128, 4, 4, 382.01, 2067.62),
+    (H100, 2048, 128, 8, 1, 1883.36, 5726.9),
+    (H100, 2048, 128, 8, 2, 1156.71, 3719.63),
+    (H100, 2048, 128, 8, 4, 744.79, 2449.49),
+    (H100, 2048, 128, 8, 8, 527.95, 1906.42),
+    (H100, 2048, 2048, 1, 1, 247.13, 58544.11),
+    (H100, 2048, 2048, 1, 2, 156.81, 38906.93),
+    (H100, 2048, 2048, 2, 1, 484.21, 59171.75),
+    (H100, 2048, 2048, 2, 4, 201.65, 28076.35),
+    (H100, 2048, 2048, 4, 1, 956.29, 63743.69),
+    (H100, 2048, 2048, 4, 2, 585.92, 39717.05),
+    (H100, 2048, 2048, 4, 4, 383.15, 28498.12),
+    (H100, 2048, 2048, 8, 1, 1902.03, 66186.62),
+    (H100, 2048, 2048, 8, 2, 1153.33, 44573.68),
+    (H100, 2048, 2048, 8, 4, 743.86, 29050.28),
+    (H200, 128, 128, 1, 1, 32.26, 2698.32),
+    (H200, 128, 128, 1, 2, 23.21, 1860.9),
+    (H200, 128, 128, 1, 4, 17.83, 1361.11),
+    (H200, 128, 128, 2, 1, 43.48, 2736.28),
+    (H200, 128, 128, 2, 2, 29.57, 1856.51),
+    (H200, 128, 128, 2, 4, 23.46, 1369.39),
+    (H200, 128, 128, 4, 1, 67.91, 2800.68),
+    (H200, 128, 128, 4, 2, 43.32, 1900.09),
+    (H200, 128, 128, 8, 1, 122.57, 2915.72),
+    (H200, 128, 128, 8, 2, 79.14, 1950.51),
+    (H200, 128, 128, 8, 4, 57.16, 1433.27),
+    (H200, 128, 2048, 1, 1, 32.34, 44092.45),
+    (H200, 128, 2048, 1, 2, 23.22, 30612.75),
+    (H200, 128, 2048, 2, 1, 43.33, 44570.82),
+    (H200, 128, 2048, 2, 2, 29.36, 30793.82),
+    (H200, 128, 2048, 8, 1, 123.43, 47482.18),
+    (H200, 128, 2048, 8, 2, 79.1, 32626.94),
+    (H200, 128, 2048, 8, 4, 57.07, 23293.96),
+    (H200, 128, 4096, 1, 1, 32.08, 90806.16),
+    (H200, 128, 4096, 1, 2, 23.15, 63388.82),
+    (H200, 128, 4096, 4, 1, 66.92, 98065.31),
+    (H200, 128, 4096, 4, 2, 43.25, 63951.09),
+    (H200, 128, 4096, 4, 4, 34.72, 48363.06),
+    (H200, 128, 4096, 8, 1, 122.45, 100121.95),
+    (H200, 128, 4096, 8, 2, 79.4, 70061.37),
+    (H200, 128, 4096, 8, 4, 57.03, 48741.12),
+    (H200, 2048, 128, 1, 1, 243.55, 3045.77),
+    (H200, 2048, 128, 1, 2, 155.66, 2118.78),
+    (H200, 2048, 128, 1, 4, 103.06, 1575.96),
+    (H200, 2048, 128, 2, 1, 495.54, 3312.83),
+    (H200, 2048, 128, 2, 2, 301.73, 2282.83),
+    (H200, 2048, 128, 2, 4, 195.52, 1671.83),
+    (H200, 2048, 128, 4, 1, 949.95, 3995.36),
+    (H200, 2048, 128, 4, 2, 579.05, 2557.63),
+    (H200, 2048, 128, 4, 4, 371.76, 1858.61),
+    (H200, 2048, 128, 8, 1, 1898.44, 4984.78),
+    (H200, 2048, 128, 8, 2, 1144.74, 3319.66),
+    (H200, 2048, 128, 8, 4, 728.98, 2248.29),
+    (H200, 2048, 2048, 1, 1, 243.83, 46592.31),
+    (H200, 2048, 2048, 1, 2, 154.3, 32556.85),
+    (H200, 2048, 2048, 1, 4, 103.1, 24898.7),
+    (H200, 2048, 2048, 2, 1, 482.56, 46942.19),
+    (H200, 2048, 2048, 2, 2, 298.16, 32882.66),
+    (H200, 2048, 2048, 4, 1, 953.79, 52230.06),
+    (H200, 2048, 2048, 4, 2, 582.05, 33463.25),
+    (H200, 2048, 2048, 4, 4, 371.72, 25584.47),
+    (H200, 2048, 2048, 4, 8, 258.22, 21264.35),
+    (H200, 2048, 2048, 8, 1, 1909.28, 54060.77),
+    (H200, 2048, 2048, 8, 2, 1157.0, 38359.92),
+    (H200, 2048, 2048, 8, 4, 728.29, 26156.09),
+    (H200, 2048, 2048, 8, 8, 494.93, 22051.61),
+)  # fmt: skip
+
+
 _MISTRAL_LENS = (73671, 71810, 831, 651)
 _LLAMA_8B_LENS = (65578, 42874, 692, 492)
 _LLAMA_70B_LENS = (65578, 63343, 692, 574)
@@ -441,6 +600,7 @@ SERVING_FIRST_CONTACT: tuple[ServingFirstContact, ...] = (
     _dstack(32784, 2048, 4, 236.12373048600057),
     _dstack(32784, 2048, 8, 457.69658227500076),
     _dstack(32784, 2048, 16, 866.9613514360008),
+    *(row for line in DLI_LINES for row in _dli(*line)),
 )  # fmt: skip
 
 
