@@ -41,13 +41,14 @@ def test_every_near_miss_quote_body_is_quoted_at_its_cost(
         assert quoted.json()["total"] == miss["cost"]["job_total"]
 
 
+# TPOT 60 ms: the A100 near miss stays a near miss under TensorRT-LLM's in-place all-reduce cost (serving/step.py)
 INT4_FP8_KV_TRT = {
     "model": {"preset": "llama-3.1-70b"},
     "task": "serving",
     "weights": "int4",
     "kv_cache_precision": "fp8",
     "serving": {"engine": "trt-llm", "input_tokens": 2000, "output_tokens": 500, "requests_per_s": 5,
-                "slo": {"ttft_ms": 2000, "tpot_ms": 50}},
+                "slo": {"ttft_ms": 2000, "tpot_ms": 60}},
 }  # fmt: skip
 
 

@@ -18,12 +18,15 @@ Sources:
 
 from __future__ import annotations
 
+from statistics import median
+
 import pytest
 
 from app.estimator.hardware import get_gpu
 from app.estimator.presets import get_preset
 from app.estimator.serving import ServingConfig, estimate_serving, step as step_time
 from app.estimator.specs import Cluster
+from tests.estimator.serving_first_contact import SERVING_FIRST_CONTACT, predict
 
 H100 = Cluster(gpu=get_gpu("h100-80g-sxm"), gpus_per_node=8)
 LLAMA_405B = get_preset("llama-3.1-405b").model
@@ -67,3 +70,18 @@ def test_tp1_is_not_charged(engine: str, monkeypatch: pytest.MonkeyPatch) -> Non
         before.ttft_ms,
         before.output_tokens_per_s,
     )
+
+
+def test_tensorrt_llm_tp_decode_against_the_dli_rows() -> None:
+    """TensorRT-LLM 0.9.0's Llama 2 70B FP8 runs at TP 1-8 on H100 and H200, batch 1-8 (source `dli-trtllm09` in
+    tests/estimator/serving_first_contact.py: NVIDIA DLI "Sizing LLM Inference Systems" dataset, republished in
+    wbing520/ai-performance-engineering @5a4d0c37). Recorded at first contact with no TensorRT-LLM in-place cost: their
+    TP >= 2 TPOT read 23.7 % low at the median, their TP 1 TPOT 5.4 %. The 17 us came from the fit without them; the
+    choice to apply it was made after seeing them, so this guards the choice. Tolerance: the TP >= 2 median within 10 %
+    and no more than 1.5 points from the TP 1 median (the TP term must not leave a TP-shaped gap behind)."""
+    rows = [c for c in SERVING_FIRST_CONTACT if c.source == "dli-trtllm09" and c.metric == "tpot_ms"]
+    errors = {tp1: [abs(predict(c) / c.published - 1) for c in rows if (c.tp == 1) == tp1] for tp1 in (True, False)}
+    assert len(errors[False]) >= 60 and len(errors[True]) >= 30
+    assert median(errors[False]) <= 0.10
+    assert median(errors[False]) - median(errors[True]) <= 0.015
+    assert step_time.ALLREDUCE_IN_PLACE_S["trt-llm"] > 0
