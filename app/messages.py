@@ -27,6 +27,7 @@ from app.note_words import (
     QUOTE_NOTES as QUOTE_NOTES,  # re-exported: a quote's notes
     SCHEMES as SCHEMES,  # re-exported: checkpoint formats
 )
+from app.pattern_words import PATTERNS as PATTERNS  # re-exported: what a pattern-constrained string allows
 from app.quote_check_words import QUOTE_CHECKS as QUOTE_CHECKS  # re-exported: why POST /quotes refuses
 from app.warning_words import (
     MEMORY_LEVERS,

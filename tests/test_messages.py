@@ -52,6 +52,7 @@ def fields(template: str) -> set[str]:
         messages.UNKNOWN,
         messages.BATCH_SPLITS,
         messages.ESTIMATOR_ERRORS,
+        messages.PATTERNS,
         words.PLAN_WORDS,
         words.EXPLAIN_WORDS,
         words.DURATION_WORDS,
