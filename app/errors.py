@@ -121,9 +121,9 @@ class BodyRefused(StarletteHTTPException):
     """A request body outside app.jsonguard's bounds: 422 naming the field. An HTTPException, because
     FastAPI passes those on from reading a body where it would call any other exception a parse error."""
 
-    def __init__(self, field: str, message: str, type_: str) -> None:
+    def __init__(self, field: str, message: str, type_: str, params: dict[str, Any] | None = None) -> None:
         super().__init__(422, f"{field}: {message}")
-        self.errors = [{"field": field, "message": message, "type": type_}]
+        self.errors = [{"field": field, "message": message, "type": type_, **({"params": params} if params else {})}]
 
 
 def problem(

@@ -1,7 +1,7 @@
 """A pydantic field error in words: in the page's language, from its `type` and `ctx` (the bounds, the digits a
 decimal may have, a required or a choice field), for the wizards' and the admin's forms alike; and the API's
 English message (app/errors.py, app/mcp). Either way a pattern mismatch says what the field allows
-(app/pattern_words.py), never the regular expression, and a validator's refusal reads without pydantic's
+(app/input_words.py), never the regular expression, and a validator's refusal reads without pydantic's
 "Value error, " prefix."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from decimal import Decimal
 from typing import Any
 
 from app.i18n import Translator
-from app.pattern_words import PATTERNS, SHOULD_BE
+from app.input_words import PATTERNS, SHOULD_BE
 
 BILLION = 1_000_000_000
 

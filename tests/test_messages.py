@@ -53,6 +53,7 @@ def fields(template: str) -> set[str]:
         messages.BATCH_SPLITS,
         messages.ESTIMATOR_ERRORS,
         messages.PATTERNS,
+        messages.BODY_REFUSALS,
         words.PLAN_WORDS,
         words.EXPLAIN_WORDS,
         words.DURATION_WORDS,

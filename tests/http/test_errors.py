@@ -11,7 +11,8 @@ from pydantic import ValidationError, field_validator
 from app import messages
 from app.errors import PROBLEM_BASE, field_errors
 from app.field_words import plain_message
-from app.pattern_words import SHOULD_BE
+from app.input_words import SHOULD_BE
+from app.jsonguard import Refusal, parse_body
 from app.schemas import RequestModel
 from tests.openapi import openapi_document
 
@@ -166,7 +167,7 @@ def _patterns(node: object) -> set[str]:
 
 def test_every_pattern_of_the_api_says_what_it_allows_in_both_languages() -> None:
     """Review R13: a pattern mismatch answered pydantic's "String should match pattern '^\\d{1,12}(\\.\\d{1,4})?$'".
-    A new pattern-constrained field fails here until app/pattern_words.py words it."""
+    A new pattern-constrained field fails here until app/input_words.py words it."""
     patterns = _patterns(openapi_document())
     assert r"^\d{1,12}(\.\d{1,4})?$" in patterns  # the walk finds them (the admin price's amount)
     for lang in ("en", "zh"):
@@ -193,3 +194,39 @@ def test_a_validators_refusal_reads_without_pydantics_prefix() -> None:
     with pytest.raises(ValidationError) as caught:
         Body.model_validate({"x": 5})
     assert field_errors(caught.value.errors()) == [{"field": "x", "message": "x is at most 3", "type": "value_error"}]
+
+
+def test_a_duplicate_key_is_a_422_naming_it() -> None:
+    """Review R14: `{"task": "lora", "task": "pretrain"}` was sized as pretrain without a word."""
+    body = b'{"model": {"preset": "llama-3.1-8b"}, "task": "lora", "task": "pretrain", "tokens": 1e6}'
+    with pytest.raises(Refusal) as caught:
+        parse_body(body)
+    assert (caught.value.field, caught.value.type, caught.value.params) == ("task", "duplicate_key", {"key": "task"})
+    assert caught.value.message == messages.BODY_REFUSALS["en"]["duplicate_key"].format(key="task")
+    assert (
+        messages.BODY_REFUSALS["zh"]["duplicate_key"].format(key="task").startswith("键 'task' 在同一对象中出现了两次")
+    )
+    with pytest.raises(Refusal) as nested:
+        parse_body(b'{"serving": {"slo": {"ttft_ms": 1, "tpot_ms": 2}}, "x": [{"a": 1, "a": 1}]}')
+    assert nested.value.field == "x.0.a"
+    assert parse_body(b'{"a": {"k": 1}, "b": {"k": 1}}') == {"a": {"k": 1}, "b": {"k": 1}}  # one key per object
+
+
+@pytest.mark.parametrize(("method", "path"), BODY_ROUTES)
+def test_every_json_route_refuses_a_duplicate_key(client: TestClient, method: str, path: str) -> None:
+    response = client.request(method, path, content=b'{"x": 1, "x": 2}', headers=JSON)
+    body = _problem(response, 422, "invalid-input")
+    assert body["errors"] == [
+        {
+            "field": "x",
+            "message": messages.BODY_REFUSALS["en"]["duplicate_key"].format(key="x"),
+            "type": "duplicate_key",
+            "params": {"key": "x"},
+        }
+    ], (method, path)
+
+
+def test_recommend_refuses_a_second_task(client: TestClient) -> None:
+    body = b'{"model":{"preset":"llama-3.1-8b"},"task":"lora","task":"pretrain","tokens":1e6}'
+    response = client.post("/recommend", content=body, headers=JSON)
+    assert _problem(response, 422, "invalid-input")["errors"][0]["field"] == "task"

@@ -1,8 +1,12 @@
-"""What a pattern-constrained string allows, in words, in English and Simplified Chinese: a 422 on such a field
-(pydantic's `string_pattern_mismatch`) says this instead of the regular expression. Keyed by the pattern exactly as
-the schema declares it (pydantic's `ctx.pattern`, the OpenAPI document's `pattern`); tests/http/test_errors.py
-checks every pattern of the OpenAPI document is worded here in both languages. Rendered by app/field_words.py;
-re-exported by app/messages.py as `PATTERNS`.
+"""Words of a refused input, in English and Simplified Chinese (re-exported by app/messages.py).
+
+PATTERNS: what a pattern-constrained string allows: a 422 on such a field (pydantic's `string_pattern_mismatch`)
+says this instead of the regular expression. Keyed by the pattern exactly as the schema declares it (pydantic's
+`ctx.pattern`, the OpenAPI document's `pattern`); tests/http/test_errors.py checks every pattern of the OpenAPI
+document is worded here in both languages. Rendered by app/field_words.py.
+
+BODY_REFUSALS: a request body refused before its fields are read (app/jsonguard.py), by the code its 422 carries
+as `errors[].type`, with `errors[].params`.
 """
 
 from __future__ import annotations
@@ -41,3 +45,13 @@ PATTERNS: dict[str, dict[str, str]] = {
 
 # How a pattern's words read as the message of a 422, in each language.
 SHOULD_BE: dict[str, str] = {"en": "Input should be {allowed}", "zh": "应为{allowed}"}
+
+BODY_REFUSALS: dict[str, dict[str, str]] = {
+    "en": {
+        "duplicate_key": "the key {key!r} appears twice in one object: send each key once (a JSON parser keeps only "
+        "one of them, silently)",
+    },
+    "zh": {
+        "duplicate_key": "键 {key!r} 在同一对象中出现了两次：每个键只能发送一次（JSON 解析器会静默地只保留其中一个）",
+    },
+}
