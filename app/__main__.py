@@ -16,6 +16,7 @@ from pydantic import ValidationError
 from app.admin.cli import ADMIN_COMMANDS, add_admin_commands, run_admin_command
 from app.db.engine import DatabaseUnavailable, build_engine, build_sessionmaker, check_connection
 from app.db.migrate import revisions, upgrade
+from app.field_words import plain_message
 from app.mcp.stdio import serve_stdio
 from app.planner.cli import add_recommend_command, run_recommend_command
 from app.quotes.expiry import expire_due
@@ -34,7 +35,7 @@ def _settings() -> Settings:
 def _describe(exc: ValidationError) -> str:
     first = exc.errors()[0]
     field = ".".join(str(p) for p in first["loc"]).upper() or "settings"
-    return f"{field}: {first['msg'].removeprefix('Value error, ')}"
+    return f"{field}: {plain_message(first)}"
 
 
 def cmd_migrate(settings: Settings) -> None:

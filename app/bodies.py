@@ -53,7 +53,7 @@ async def _off_the_loop(request: Request, check: Callable[[bytes], Any]) -> Any:
     try:
         return await to_thread.run_sync(check, body, limiter=request.app.state.body_limiter)
     except Refusal as refusal:
-        raise BodyRefused(refusal.field, refusal.message, refusal.type) from refusal
+        raise BodyRefused(refusal.field, refusal.message, refusal.type, refusal.params) from refusal
 
 
 class CheckedRequest(Request):

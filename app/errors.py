@@ -24,7 +24,7 @@ value must not come back, and NaN/Infinity cannot be encoded as JSON at all). Pl
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar, cast
 
 from fastapi import FastAPI, Request
@@ -36,6 +36,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from app import messages
 from app.db.engine import DatabaseUnavailable
 from app.estimator.specs import EstimatorError
+from app.field_words import plain_message
 
 log = logging.getLogger("app.errors")
 E = TypeVar("E", bound=Exception)
@@ -120,9 +121,9 @@ class BodyRefused(StarletteHTTPException):
     """A request body outside app.jsonguard's bounds: 422 naming the field. An HTTPException, because
     FastAPI passes those on from reading a body where it would call any other exception a parse error."""
 
-    def __init__(self, field: str, message: str, type_: str) -> None:
+    def __init__(self, field: str, message: str, type_: str, params: dict[str, Any] | None = None) -> None:
         super().__init__(422, f"{field}: {message}")
-        self.errors = [{"field": field, "message": message, "type": type_}]
+        self.errors = [{"field": field, "message": message, "type": type_, **({"params": params} if params else {})}]
 
 
 def problem(
@@ -143,12 +144,14 @@ def internal_error_response() -> JSONResponse:
     return http_problem(500, "An unexpected error occurred; it has been logged.")
 
 
-def _field_errors(exc: RequestValidationError) -> list[dict[str, Any]]:
+def field_errors(errors: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The API's `errors[]` of pydantic's errors (a request's here, an MCP tool's arguments in app.mcp): the field,
+    what it allows in words (app.field_words) and pydantic's type; never the rejected input."""
     out = []
-    for err in exc.errors():
+    for err in errors:
         # A JSON syntax error's location is a character position, not a field.
         loc = [] if err["type"] == "json_invalid" else [str(part) for part in err.get("loc", ()) if part != "body"]
-        message = str(err.get("msg", "invalid"))[:MAX_MESSAGE_CHARS]
+        message = plain_message(err)[:MAX_MESSAGE_CHARS]
         out.append({"field": ".".join(loc) or "body", "message": message, "type": err["type"]})
     return out
 
@@ -164,7 +167,7 @@ def _unsupported_media_type(request: Request, exc: RequestValidationError) -> bo
 async def _on_validation(request: Request, exc: RequestValidationError) -> JSONResponse:
     if _unsupported_media_type(request, exc):
         return http_problem(415, "The request body must be JSON (Content-Type: application/json).")
-    errors = _field_errors(exc)
+    errors = field_errors(exc.errors())
     detail = "; ".join(f"{e['field']}: {e['message']}" for e in errors[:5])
     return http_problem(422, detail, errors=errors)
 

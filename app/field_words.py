@@ -1,5 +1,8 @@
-"""A pydantic field error in the page's language, from its `type` and `ctx` (the bounds, the digits a decimal
-may have, a required or a choice field), for the wizards' and the admin's forms alike; else pydantic's own message."""
+"""A pydantic field error in words: in the page's language, from its `type` and `ctx` (the bounds, the digits a
+decimal may have, a required or a choice field), for the wizards' and the admin's forms alike; and the API's
+English message (app/errors.py, app/mcp). Either way a pattern mismatch says what the field allows
+(app/input_words.py), never the regular expression, and a validator's refusal reads without pydantic's
+"Value error, " prefix."""
 
 from __future__ import annotations
 
@@ -8,6 +11,7 @@ from decimal import Decimal
 from typing import Any
 
 from app.i18n import Translator
+from app.input_words import PATTERNS, SHOULD_BE
 
 BILLION = 1_000_000_000
 
@@ -42,8 +46,18 @@ def pydantic_message(err: Mapping[str, Any], t: Translator) -> str:
         return t("err_required")
     if kind == "value_error" and "email" in str(err.get("msg", "")).lower():
         return t("err_email")
-    message = str(err.get("msg", ""))
-    return message.removeprefix("Value error, ")
+    return plain_message(err, t.lang)
+
+
+def plain_message(err: Mapping[str, Any], lang: str = "en") -> str:
+    """pydantic's message, but a pattern mismatch in `lang`'s words of what the field allows, and a validator's
+    own text without pydantic's "Value error, " (the API's `errors[].message`, in English)."""
+    pattern = (err.get("ctx") or {}).get("pattern")
+    if err.get("type") == "string_pattern_mismatch" and isinstance(pattern, str):
+        words = PATTERNS[lang].get(pattern) or PATTERNS["en"].get(pattern)
+        if words is not None:
+            return SHOULD_BE[lang].format(allowed=words)
+    return str(err.get("msg", "invalid")).removeprefix("Value error, ")
 
 
 def _limit_words(bound: Any, loc: Iterable[Any], t: Translator) -> str:

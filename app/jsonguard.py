@@ -20,6 +20,8 @@ import math
 import sys
 from typing import Any
 
+from app.input_words import BODY_REFUSALS
+
 MAX_JSON_DEPTH = 32  # the deepest real body (an admin SKU with prices, a quote's plan) is 5 levels
 # The largest body a client sends is a catalog import (POST /admin/api/catalog/import): the seeded export
 # has 11 arrays and objects and 35 commas per SKU, so a 1 MiB export (MAX_BODY_BYTES, about 1,100 SKUs)
@@ -30,9 +32,9 @@ LARGEST_FLOAT = sys.float_info.max  # an int beyond it overflows every float the
 
 
 class Refusal(Exception):
-    def __init__(self, field: str, message: str, type_: str) -> None:
+    def __init__(self, field: str, message: str, type_: str, params: dict[str, Any] | None = None) -> None:
         super().__init__(message)
-        self.field, self.message, self.type = field, message, type_
+        self.field, self.message, self.type, self.params = field, message, type_, params
 
 
 NO_NUL = "Input must not contain NUL characters"
@@ -99,13 +101,47 @@ def check_size(body: bytes) -> None:
         raise Refusal("body", f"JSON has more than {MAX_JSON_VALUES} values.", "json_too_large")
 
 
-def parse_body(body: bytes) -> Any:
+class _DuplicateKey(Exception):
+    pass
+
+
+def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """json.loads's object_pairs_hook: the object, unless a key appears twice in it (the parser's own dict would
+    keep the last silently: review R14, a body's second `task` replaced its first without a word)."""
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        raise _DuplicateKey
+    return obj
+
+
+class _Pairs(list[tuple[str, Any]]):
+    """An object as its key-value pairs, duplicates kept: the second parse that finds where a duplicate lies."""
+
+
+def _duplicate_key(body: bytes) -> Refusal:
+    """The refusal naming the first duplicated key and the object it lies in (parsed again: only on a refusal)."""
+    stack: list[tuple[Any, Trail]] = [(json.loads(body, object_pairs_hook=_Pairs), None)]
+    while stack:
+        item, trail = stack.pop()
+        pairs: Any = item if isinstance(item, _Pairs) else enumerate(item) if isinstance(item, list) else ()
+        seen: set[str] = set()
+        for key, child in pairs:
+            if isinstance(item, _Pairs) and key in seen:
+                message = BODY_REFUSALS["en"]["duplicate_key"].format(key=key)
+                return Refusal(_path((trail, key)), message, "duplicate_key", {"key": key})
+            seen.add(key)
+            stack.append((child, (trail, key)))
+    raise AssertionError("no duplicate key in a body refused for one")  # pragma: no cover
+
+
+def parse_body(body: bytes, *, unique_keys: bool = True) -> Any:
     """The parsed JSON document, within every bound above, or Refusal naming the field.
 
     A body that is not JSON raises the parser's own json.JSONDecodeError, for the caller to report as it reports any
     malformed body; one that is not UTF-8/16/32, or holds an integer literal of more digits than Python converts
     (beyond any float anyway), is a Refusal naming the body (before: FastAPI's bare 400 "There was an error parsing
-    the body", no field named). CPU-bound: call it off the event loop.
+    the body", no field named). A key twice in one object is a Refusal naming it, unless not `unique_keys` (a
+    config.json read from the Hub: transformers itself keeps the last). CPU-bound: call it off the event loop.
     """
     check_size(body)
 
@@ -113,7 +149,11 @@ def parse_body(body: bytes) -> Any:
         return float(name)
 
     try:
-        value = json.loads(body, parse_constant=parse_constant)
+        value = json.loads(
+            body, parse_constant=parse_constant, object_pairs_hook=_unique_object if unique_keys else None
+        )
+    except _DuplicateKey:
+        raise _duplicate_key(body) from None
     except RecursionError as exc:  # Python's parser recurses in C: thousands deep is too deep
         raise Refusal("body", TOO_DEEP, "json_too_deep") from exc
     except UnicodeDecodeError as exc:  # FastAPI answers any error but JSONDecodeError with a bare 400
@@ -129,7 +169,7 @@ def parse_body(body: bytes) -> Any:
 def check_body(body: bytes) -> None:
     """Refuse a JSON document that breaks a bound; one that is not JSON at all is left to its reader."""
     try:
-        parse_body(body)
+        parse_body(body, unique_keys=False)
     except Refusal as refusal:
         if refusal.type != "json_encoding":
             raise

@@ -21,6 +21,10 @@ from app.estimator import error_words
 from app.estimator.error_words import ESTIMATOR_ERRORS as ESTIMATOR_ERRORS  # re-exported: why the estimator refuses
 from app.estimator.serving import KERNEL_GAPS
 from app.estimator.specs import EstimatorError
+from app.input_words import (
+    BODY_REFUSALS as BODY_REFUSALS,  # re-exported: a body refused before its fields are read
+    PATTERNS as PATTERNS,  # re-exported: what a pattern-constrained string allows
+)
 from app.launch_words import LAUNCH as LAUNCH  # re-exported: the launch's words are read as messages.LAUNCH
 from app.note_words import (
     NOTES as NOTES,  # re-exported: an estimate's assumptions, read as messages.NOTES

@@ -146,6 +146,9 @@ NOTES: dict[str, dict[str, str]] = {
         "serving_no_block": "未给出 serving 块：input_tokens {input_tokens}、output_tokens {output_tokens}，"
         "并发取一个副本能容纳的最多序列数（可设置 serving.input_tokens、output_tokens 以及 concurrency 或 "
         "requests_per_s）",
+        "serving_tail_capped": "serving.{name}_p95 {p95} 是均值 {mean} 的 {ratio} 倍，"
+        "尾部比任何同均值的对数正态分布都重（其 p95 至多为均值的 {most} 倍）："
+        "长度按最宽的对数正态分布（p95 {modelled}）模拟，因此最长的请求及其造成的延迟和占用的 KV 缓存被低估",
         "replicas_share_nothing": LAUNCH["zh"]["no_fabric"],  # the launch's note, the same words
     },
 }

@@ -27,7 +27,8 @@ from app.hub.service import HubCode
 from app.planner.misses import MissCode
 from app.planner.recommend import RejectionCode
 from app.planner.service import FUSED_LOSS_NOTE, SEQUENCE_PARALLEL_NOTE
-from app.planner.serving_service import NO_FABRIC_NOTE, SERVING_ASSUMPTIONS
+from app.planner.serving_schemas import ServingIn
+from app.planner.serving_service import NO_FABRIC_NOTE, SERVING_ASSUMPTIONS, tail_notes
 
 
 def fields(template: str) -> set[str]:
@@ -52,6 +53,8 @@ def fields(template: str) -> set[str]:
         messages.UNKNOWN,
         messages.BATCH_SPLITS,
         messages.ESTIMATOR_ERRORS,
+        messages.PATTERNS,
+        messages.BODY_REFUSALS,
         words.PLAN_WORDS,
         words.EXPLAIN_WORDS,
         words.DURATION_WORDS,
@@ -161,6 +164,7 @@ def _cluster_notes() -> set[Note]:
     notes: set[Note] = {SEQUENCE_PARALLEL_NOTE, FUSED_LOSS_NOTE, note("one_server_per_job", sku="l40s-48g-pcie-card")}
     notes.add(note("hardware_largest_server", per_node=8, gpu="NVIDIA L40S"))  # a GPU with no usual server: none today
     notes.update([*SERVING_ASSUMPTIONS, NO_FABRIC_NOTE, note("serving_no_block", input_tokens=512, output_tokens=256)])
+    notes.update(tail_notes(ServingIn(input_tokens=1000, input_tokens_p95=8000)))
     for gpu, asked in itertools.product(
         ["a100-80g-sxm", "h100-80g-sxm", "l40s-48g", "b200-180g-sxm"],
         [

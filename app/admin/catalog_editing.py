@@ -186,12 +186,10 @@ def link_errors(
     errors = []
     if intra_node_link is not None and intra_node_link not in intra_node_kinds():
         known = ", ".join(sorted(intra_node_kinds()))
-        errors.append(_coded(f"{prefix}intra_node_link", "link_unknown", link=repr(intra_node_link), known=known))
+        errors.append(_coded(f"{prefix}intra_node_link", "link_unknown", link=intra_node_link, known=known))
     if inter_node_fabric is not None and inter_node_fabric not in inter_node_fabrics():
         known = ", ".join(sorted(inter_node_fabrics()))
-        errors.append(
-            _coded(f"{prefix}inter_node_fabric", "fabric_unknown", fabric=repr(inter_node_fabric), known=known)
-        )
+        errors.append(_coded(f"{prefix}inter_node_fabric", "fabric_unknown", fabric=inter_node_fabric, known=known))
     return errors
 
 

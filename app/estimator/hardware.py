@@ -70,4 +70,4 @@ def get_gpu(gpu_id: str) -> GpuSpec:
         return gpus[gpu_id]
     close = difflib.get_close_matches(gpu_id, list(gpus), n=3, cutoff=0.4)
     code = "gpu_unknown_close" if close else "gpu_unknown"
-    raise EstimatorError.of(code, field="hardware.gpu", gpu=repr(gpu_id), close=close, allowed=sorted(gpus))
+    raise EstimatorError.of(code, field="hardware.gpu", gpu=str(gpu_id), close=close, allowed=sorted(gpus))

@@ -59,7 +59,7 @@ def _entry(section: str, name: str, *, code: str, field: str, param: str) -> dic
     as `param` beside the known ones."""
     table = _table()[section]
     if name not in table:
-        raise EstimatorError.of(code, field=field, **{param: repr(name)}, known=sorted(table))
+        raise EstimatorError.of(code, field=field, **{param: str(name)}, known=sorted(table))
     entry: dict[str, Any] = table[name]
     return entry
 

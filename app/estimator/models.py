@@ -31,7 +31,7 @@ def _check_positive(model: ModelSpec) -> None:
     for name in _POSITIVE_FIELDS:
         value = getattr(model, name)
         if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-            raise EstimatorError.of("positive_integer", field=f"model.{name}", name=name, value=repr(value))
+            raise EstimatorError.of("positive_integer", field=f"model.{name}", name=name, value=value)
         if value > MAX_DIM:
             raise EstimatorError.of("model_dim_absurd", field=f"model.{name}", name=name, value=value, most=MAX_DIM)
 
@@ -70,7 +70,9 @@ def _check_moe(model: ModelSpec) -> None:
 def _check_stated_params(model: ModelSpec, params: float) -> list[Warning_]:
     exact = count_params(model).total
     if not math.isfinite(params) or params <= 0:
-        raise EstimatorError.of("model_params_positive", field="model.params", params=repr(params))
+        raise EstimatorError.of(
+            "model_params_positive", field="model.params", params=params if math.isfinite(params) else str(params)
+        )
     relative = (params - exact) / exact
     if abs(relative) > PARAMS_MISMATCH_REFUSE:
         raise EstimatorError.of(
@@ -138,7 +140,7 @@ def model_from_params(n_params: float, *, name: str | None = None, vocab: int = 
     solved so that the total matches (embeddings + final norm + layers × per-layer params).
     """
     if not isinstance(n_params, int | float) or not math.isfinite(n_params):
-        raise EstimatorError.of("model_params_finite", field="model.params", params=repr(n_params))
+        raise EstimatorError.of("model_params_finite", field="model.params", params=str(n_params))
     if not MIN_PARAMS <= n_params <= MAX_PARAMS:
         raise EstimatorError.of(
             "model_params_range", field="model.params", params=n_params, least=MIN_PARAMS, most=MAX_PARAMS
@@ -170,7 +172,7 @@ def _require(config: Mapping[str, Any], spec: Mapping[str, tuple[str, ...]]) -> 
     if missing:
         model_type = config.get("model_type")
         raise EstimatorError.of(
-            "hf_config_missing", field="model.hf_config", model_type=repr(model_type), missing=list(missing)
+            "hf_config_missing", field="model.hf_config", model_type=str(model_type), missing=list(missing)
         )
     return values
 
@@ -551,7 +553,7 @@ def model_from_hf_config(config: Mapping[str, Any], *, name: str | None = None) 
         raise EstimatorError.of(
             "hf_config_model_type",
             field="model.hf_config.model_type",
-            model_type=repr(model_type),
+            model_type=str(model_type),
             supported=list(SUPPORTED_HF_TYPES),
         )
     config = _checked_counts(config)

@@ -183,6 +183,9 @@ ENGLISH: dict[str, str] = {
     "engine overhead + TP all-reduce latency; constants fitted on published results (docs/validation-serving.md)",
     "serving_no_block": "no serving block was given: input_tokens {input_tokens}, output_tokens {output_tokens}, and "
     "the most sequences a replica holds (set serving.input_tokens, output_tokens and concurrency or requests_per_s)",
+    "serving_tail_capped": "serving.{name}_p95 {p95} is {ratio}× the mean {mean}, a heavier tail than any lognormal "
+    "with that mean has (its p95 is at most {most}× the mean): lengths are simulated from the widest one (p95 "
+    "{modelled}), so the longest requests, and the latency and KV cache they take, are under-modelled",
     "replicas_share_nothing": "Replicas share nothing: separate servers need no InfiniBand or RoCE, only the ordinary "
     "network.",
 }

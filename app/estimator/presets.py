@@ -104,8 +104,8 @@ def get_preset(preset_id: str) -> Preset:
         return presets[key]
     close = difflib.get_close_matches(str(key), list(presets), n=5, cutoff=0.5)
     if close:
-        raise EstimatorError.of("preset_unknown_close", field="model.preset", preset=repr(preset_id), close=close)
-    raise EstimatorError.of("preset_unknown", field="model.preset", preset=repr(preset_id), known=list(presets))
+        raise EstimatorError.of("preset_unknown_close", field="model.preset", preset=str(preset_id), close=close)
+    raise EstimatorError.of("preset_unknown", field="model.preset", preset=str(preset_id), known=list(presets))
 
 
 def model_title(model: Mapping[str, Any]) -> str | None:

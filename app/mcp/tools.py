@@ -24,7 +24,7 @@ from app import messages
 from app.catalog import service as catalog_service
 from app.catalog.schemas import SkuOut
 from app.db.engine import CLIENT, LOCK_DEADLINE, SETTINGS, DatabaseUnavailable
-from app.errors import HTTP_PROBLEMS, MAX_MESSAGE_CHARS, PROBLEM_BASE, AppError
+from app.errors import HTTP_PROBLEMS, PROBLEM_BASE, AppError, field_errors
 from app.estimator.specs import EstimatorError
 from app.estimator.vocabulary import ApiScope
 from app.hub.service import FIELD, with_hub_config
@@ -205,21 +205,10 @@ def problem(status: int, detail: str, **extra: Any) -> dict[str, Any]:
     return {"type": PROBLEM_BASE + type_, "title": title, "status": status, "detail": detail, **extra}
 
 
-def _field_errors(exc: ValidationError) -> list[dict[str, Any]]:
-    return [
-        {
-            "field": ".".join(str(part) for part in err["loc"]) or "body",
-            "message": str(err["msg"])[:MAX_MESSAGE_CHARS],
-            "type": err["type"],
-        }
-        for err in exc.errors()
-    ]
-
-
 def problem_of(exc: Exception) -> dict[str, Any]:
     """The problem document the REST API answers the same failure with (app.errors renders it there)."""
     if isinstance(exc, ValidationError):
-        errors = _field_errors(exc)
+        errors = field_errors(exc.errors())
         return problem(422, "; ".join(f"{e['field']}: {e['message']}" for e in errors[:5]), errors=errors)
     if isinstance(exc, Refusal):
         return problem(

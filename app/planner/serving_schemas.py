@@ -9,7 +9,6 @@ from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_va
 
 from app.estimator.serving import ENGINE_DEFAULTS, VLLM_LARGE_GPU_MAX_NUM_SEQS
 from app.estimator.serving_levers import MAX_SPECULATIVE_TOKENS
-from app.estimator.serving_sim import MAX_P95_RATIO
 from app.estimator.vocabulary import Batching, Engine, SpeculativeMethod
 from app.schemas import RequestModel
 
@@ -76,8 +75,10 @@ class ServingIn(RequestModel):
     input_tokens: int = Field(default=1024, ge=1, le=1_048_576, description="Prompt tokens per request (the mean)")
     output_tokens: int = Field(default=256, ge=1, le=1_048_576, description="Generated tokens per request (the mean)")
     input_tokens_p95: int | None = Field(
-        default=None, ge=1, le=10_485_760, description="95th percentile of the prompt tokens: lengths then follow a "
-        "lognormal with the mean input_tokens and this p95; none: every prompt is input_tokens long"
+        default=None, ge=1, le=10_485_760, description="95th percentile of the prompt tokens, at least input_tokens: "
+        "lengths then follow a lognormal with the mean input_tokens and this p95 (above 3.87 × the mean, which no "
+        "lognormal reaches, the widest one, and a note says the tail is under-modelled); none: every prompt is "
+        "input_tokens long"
     )  # fmt: skip
     output_tokens_p95: int | None = Field(
         default=None, ge=1, le=10_485_760, description="95th percentile of the generated tokens (as input_tokens_p95)"
@@ -146,14 +147,13 @@ class ServingIn(RequestModel):
     @classmethod
     def _p95_of_a_lognormal(cls, p95: int | None, info: ValidationInfo) -> int | None:
         """A field validator (not the model's), so a 422 names serving.<name>_p95; the mean is validated first
-        (declared above), and a mean that failed has its own error."""
+        (declared above), and a mean that failed has its own error. A p95 above what a lognormal with the mean can
+        have (MAX_P95_RATIO × it) is accepted: serving_service.lognormal_p95 simulates the widest one, and says so
+        (review R8: RAG and agent traffic has p95 ÷ mean of 5-10)."""
         name = str(info.field_name).removesuffix("_p95")
         mean = info.data.get(name)
-        if p95 is not None and mean is not None and not mean <= p95 <= mean * MAX_P95_RATIO:
-            raise ValueError(
-                f"serving.{name}_p95 must lie between {name} ({mean}) and {MAX_P95_RATIO:.2f} × it "
-                f"({int(mean * MAX_P95_RATIO)}): the widest lognormal with that mean"
-            )
+        if p95 is not None and mean is not None and p95 < mean:
+            raise ValueError(f"serving.{name}_p95 must be at least {name} ({mean}): a p95 below the mean")
         return p95
 
 

@@ -31,7 +31,7 @@ from app.estimator.serving import (
     replica_capacity,
 )
 from app.estimator.serving_levers import Speculation, check_draft, check_pipeline, mtp_layers, pipelines_with
-from app.estimator.serving_sim import LoadLatency, Quantiles
+from app.estimator.serving_sim import MAX_P95_RATIO, LoadLatency, Quantiles
 from app.estimator.specs import GIB, Cluster, EstimatorError, ModelSpec, Warning_
 from app.estimator.vocabulary import SERVING_PRECISIONS, TERM_MONTHS, WEIGHT_FORMATS, ServingPrecision, WeightFormat
 from app.planner.availability import Availability, in_region
@@ -112,10 +112,30 @@ TRAINING_LEVERS: dict[str, tuple[object, ...]] = {
 }
 
 
+def lognormal_p95(mean: int, p95: int | None) -> int | None:
+    """The p95 the lengths are simulated with: the stated one, or the widest lognormal's with that mean where the
+    stated tail is heavier (a lognormal's p95 ÷ mean is at most MAX_P95_RATIO, app/estimator/serving_sim.py)."""
+    return None if p95 is None else min(p95, int(mean * MAX_P95_RATIO))
+
+
+def tail_notes(serving: ServingIn) -> list[Note]:
+    """A note for each length whose stated p95 the lognormal cannot reach (serving_tail_capped)."""
+    notes = []
+    for name in ("input_tokens", "output_tokens"):
+        mean, p95 = getattr(serving, name), getattr(serving, f"{name}_p95")
+        modelled = lognormal_p95(mean, p95)
+        if p95 is not None and modelled is not None and modelled < p95:
+            ratio, most = round(p95 / mean, 1), round(MAX_P95_RATIO, 2)
+            notes.append(
+                note("serving_tail_capped", name=name, p95=p95, mean=mean, ratio=ratio, most=most, modelled=modelled)
+            )
+    return notes
+
+
 def serving_assumptions(request: WorkloadIn) -> list[Note]:
     """What the serving figures assume; the default lengths when the request gave no serving block."""
     if request.serving is not None:
-        return list(SERVING_ASSUMPTIONS)
+        return [*SERVING_ASSUMPTIONS, *tail_notes(request.serving)]
     default = ServingIn()
     lengths = note("serving_no_block", input_tokens=default.input_tokens, output_tokens=default.output_tokens)
     return [*SERVING_ASSUMPTIONS, lengths]
@@ -150,6 +170,8 @@ def serving_config(request: WorkloadIn) -> ServingConfig:
         weights=weights,
         group_size=group_size,
         max_model_len=serving.max_model_len or serving.max_request_tokens,
+        input_tokens_p95=lognormal_p95(serving.input_tokens, serving.input_tokens_p95),
+        output_tokens_p95=lognormal_p95(serving.output_tokens, serving.output_tokens_p95),
         kv_cache_precision=kv_precision,
         slo_ttft_ms=slo.ttft_ms if slo else None,
         slo_tpot_ms=slo.tpot_ms if slo else None,

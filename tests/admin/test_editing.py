@@ -221,6 +221,24 @@ def test_bad_prices_are_422_naming_the_field(client: TestClient, db: Session, al
     assert _count(db, SkuPrice) == 3
 
 
+def test_a_422_says_what_the_field_allows_not_the_validators_internals(client: TestClient, alice: Admin) -> None:
+    """Review R13: the regular expression of the pattern, and pydantic's "Value error, " prefix, reached the user."""
+    post = lambda body: client.post(f"{URL}/prices", headers=alice.headers, json=body)  # noqa: E731
+    for amount in ("-1", "abc", "1e30"):
+        (error,) = post({"amount": amount, "currency": "CNY"}).json()["errors"]
+        assert error == {
+            "field": "amount",
+            "message": "Input should be a positive decimal string of at most 12 digits and 4 decimals, "
+            'such as "2800.00"',
+            "type": "string_pattern_mismatch",
+        }
+    (currency,) = post({"amount": "2800.00", "currency": "ZZZ"}).json()["errors"]
+    assert currency["message"].startswith("unknown currency code 'ZZZ'")
+    discount = client.patch(URL, headers=alice.headers, json={"version": 1, "discounts": {"annual": "95"}})
+    assert discount.json()["errors"][0]["message"] == "a term discount is between 0 and 90 percent"
+    assert "Value error" not in discount.json()["detail"]
+
+
 def test_bad_sku_edits_are_422_and_change_nothing(client: TestClient, db: Session, alice: Admin) -> None:
     patch = lambda body: client.patch(URL, headers=alice.headers, json={"version": 1, **body})  # noqa: E731
     assert _fields(patch({"discounts": {"annual": "95"}})) == ["discounts.annual"]

@@ -49,7 +49,7 @@ def test_the_api_carries_the_code_and_its_figures(client: TestClient) -> None:
     (error,) = answer.json()["errors"]
     assert error["field"] == "model.preset"
     assert error["type"] in ("preset_unknown", "preset_unknown_close")
-    assert error["params"]["preset"] == "'no-such-model'"
+    assert error["params"]["preset"] == "no-such-model"  # review R13: was "'no-such-model'", repr quotes in the value
     assert error["message"] == messages.estimator_text(error["type"], error["params"])
 
 

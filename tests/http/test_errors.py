@@ -6,8 +6,14 @@ import re
 
 import pytest
 from fastapi.testclient import TestClient
+from pydantic import ValidationError, field_validator
 
-from app.errors import PROBLEM_BASE
+from app import messages
+from app.errors import PROBLEM_BASE, field_errors
+from app.field_words import plain_message
+from app.input_words import SHOULD_BE
+from app.jsonguard import Refusal, parse_body
+from app.schemas import RequestModel
 from tests.openapi import openapi_document
 
 JSON = {"content-type": "application/json"}
@@ -147,3 +153,80 @@ def test_real_routes_answer_hostile_json_with_4xx(client: TestClient, method: st
     assert 400 <= response.status_code < 500, (method, path, kind, response.status_code, response.text[:300])
     if response.headers["content-type"].startswith("application/json") or "problem" in response.headers["content-type"]:
         assert response.headers["content-type"] == PROBLEM, (method, path, kind)
+
+
+def _patterns(node: object) -> set[str]:
+    """Every `pattern` a schema or parameter of the OpenAPI document declares."""
+    if isinstance(node, dict):
+        own = {node["pattern"]} if isinstance(node.get("pattern"), str) else set()
+        return own.union(*(_patterns(child) for child in node.values()))
+    if isinstance(node, list):
+        return set().union(*(_patterns(child) for child in node))
+    return set()
+
+
+def test_every_pattern_of_the_api_says_what_it_allows_in_both_languages() -> None:
+    """Review R13: a pattern mismatch answered pydantic's "String should match pattern '^\\d{1,12}(\\.\\d{1,4})?$'".
+    A new pattern-constrained field fails here until app/input_words.py words it."""
+    patterns = _patterns(openapi_document())
+    assert r"^\d{1,12}(\.\d{1,4})?$" in patterns  # the walk finds them (the admin price's amount)
+    for lang in ("en", "zh"):
+        assert patterns <= set(messages.PATTERNS[lang]), (lang, patterns - set(messages.PATTERNS[lang]))
+    for pattern in patterns:
+        err = {"type": "string_pattern_mismatch", "msg": f"String should match pattern '{pattern}'"}
+        err["ctx"] = {"pattern": pattern}
+        for lang in ("en", "zh"):
+            assert plain_message(err, lang) == SHOULD_BE[lang].format(allowed=messages.PATTERNS[lang][pattern])
+            assert pattern not in plain_message(err, lang)
+
+
+def test_a_validators_refusal_reads_without_pydantics_prefix() -> None:
+    """Review R13: "Value error, a term discount is between 0 and 90 percent" reached the user."""
+
+    class Body(RequestModel):
+        x: int
+
+        @field_validator("x")
+        @classmethod
+        def _small(cls, x: int) -> int:
+            raise ValueError("x is at most 3")
+
+    with pytest.raises(ValidationError) as caught:
+        Body.model_validate({"x": 5})
+    assert field_errors(caught.value.errors()) == [{"field": "x", "message": "x is at most 3", "type": "value_error"}]
+
+
+def test_a_duplicate_key_is_a_422_naming_it() -> None:
+    """Review R14: `{"task": "lora", "task": "pretrain"}` was sized as pretrain without a word."""
+    body = b'{"model": {"preset": "llama-3.1-8b"}, "task": "lora", "task": "pretrain", "tokens": 1e6}'
+    with pytest.raises(Refusal) as caught:
+        parse_body(body)
+    assert (caught.value.field, caught.value.type, caught.value.params) == ("task", "duplicate_key", {"key": "task"})
+    assert caught.value.message == messages.BODY_REFUSALS["en"]["duplicate_key"].format(key="task")
+    assert (
+        messages.BODY_REFUSALS["zh"]["duplicate_key"].format(key="task").startswith("键 'task' 在同一对象中出现了两次")
+    )
+    with pytest.raises(Refusal) as nested:
+        parse_body(b'{"serving": {"slo": {"ttft_ms": 1, "tpot_ms": 2}}, "x": [{"a": 1, "a": 1}]}')
+    assert nested.value.field == "x.0.a"
+    assert parse_body(b'{"a": {"k": 1}, "b": {"k": 1}}') == {"a": {"k": 1}, "b": {"k": 1}}  # one key per object
+
+
+@pytest.mark.parametrize(("method", "path"), BODY_ROUTES)
+def test_every_json_route_refuses_a_duplicate_key(client: TestClient, method: str, path: str) -> None:
+    response = client.request(method, path, content=b'{"x": 1, "x": 2}', headers=JSON)
+    body = _problem(response, 422, "invalid-input")
+    assert body["errors"] == [
+        {
+            "field": "x",
+            "message": messages.BODY_REFUSALS["en"]["duplicate_key"].format(key="x"),
+            "type": "duplicate_key",
+            "params": {"key": "x"},
+        }
+    ], (method, path)
+
+
+def test_recommend_refuses_a_second_task(client: TestClient) -> None:
+    body = b'{"model":{"preset":"llama-3.1-8b"},"task":"lora","task":"pretrain","tokens":1e6}'
+    response = client.post("/recommend", content=body, headers=JSON)
+    assert _problem(response, 422, "invalid-input")["errors"][0]["field"] == "task"

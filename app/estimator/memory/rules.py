@@ -64,7 +64,7 @@ def _validate_lora(model: ModelSpec, lora: LoraSpec) -> None:
     if lora.rank > model.hidden:
         raise EstimatorError.of("lora_rank_hidden", field="lora.rank", rank=lora.rank, hidden=model.hidden)
     if not 0.0 <= lora.dropout < 1.0:
-        raise EstimatorError.of("lora_dropout", field="lora.dropout", dropout=repr(lora.dropout))
+        raise EstimatorError.of("lora_dropout", field="lora.dropout", dropout=lora.dropout)
     unknown = [t for t in lora.targets if t not in LORA_TARGETS and t != "all-linear"]
     if unknown or not lora.targets:
         raise EstimatorError.of("lora_targets", field="lora.targets", allowed=list(LORA_TARGETS), unknown=unknown)
@@ -104,7 +104,7 @@ def _degrees(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster 
     ):  # one expression for the planner's plans; below, which degree it is
         for name, value in zip(_DEGREES, (dp, tp, pp, cp, ep, mb, vs), strict=True):
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:  # bool is an int, but no degree
-                return EstimatorError.of("positive_integer", field=f"plan.{name}", name=name, value=repr(value))
+                return EstimatorError.of("positive_integer", field=f"plan.{name}", name=name, value=value)
     if mb > MAX_BATCH:
         return EstimatorError.of("at_most", field="plan.micro_batch", name="micro_batch", most=MAX_BATCH)
     if plan.zero_stage not in _ZERO_STAGES:
