@@ -116,6 +116,13 @@ WARNINGS: dict[str, dict[str, str]] = {
         "of this type would hold the sharded model states; or a card with more memory: {cards}.",
         "ethernet_fabric": "Several servers over plain Ethernet (TCP): only data parallelism tolerates it.",
         "communication_bound": "Exposed communication takes longer than the compute it serves.",
+        "scaling_rows_unfit": "One replica of this plan ({unit_gpus:,} GPU(s)) needs {needed_gib:,.1f} GiB per {gpu}, "
+        "over the {limit_gib:,.1f} GiB it may use: {unfit:,} points of the table do not fit and show no throughput. "
+        "The fewest GPUs on which the plan fits: {fit_gpus:,}.",
+        "scaling_none_fits": "One replica of this plan ({unit_gpus:,} GPU(s)) needs {needed_gib:,.1f} GiB per {gpu}, "
+        "over the {limit_gib:,.1f} GiB it may use, and no point of the table fits (the leanest, {least_gpus:,} GPU(s), "
+        "needs {least_gib:,.1f} GiB): none shows a throughput. Shard the model states (zero_stage 3), split the model "
+        "(tp, pp), or choose a card with more memory; POST /estimate without a plan finds one that fits.",
         "precision_unsupported": "{gpu} lacks {precision}: it runs at {runs_as}, and speed is estimated so.",
         "no_stack": "No training stack gpu-sizer launches (DeepSpeed, FSDP/torchtitan, Megatron) runs {task} as "
         "{shape}, offload {offload}, recompute {recompute}, optimizer {optimizer}: these are the estimator's figures, "
@@ -239,6 +246,13 @@ WARNINGS: dict[str, dict[str, str]] = {
         "可以容纳切分后的模型状态；或换用显存更大的卡：{cards}。",
         "ethernet_fabric": "多台服务器通过普通以太网（TCP）互联：只有数据并行能够容忍。",
         "communication_bound": "未被掩盖的通信时间超过了它所服务的计算时间。",
+        "scaling_rows_unfit": "该方案的一个副本（{unit_gpus:,} 张 GPU）每张 {gpu} 需要 {needed_gib:,.1f} GiB，"
+        "超过可用的 {limit_gib:,.1f} GiB：表中 {unfit:,} 个点放不下，不显示吞吐量。该方案放得下的最少 GPU 数："
+        "{fit_gpus:,}。",
+        "scaling_none_fits": "该方案的一个副本（{unit_gpus:,} 张 GPU）每张 {gpu} 需要 {needed_gib:,.1f} GiB，"
+        "超过可用的 {limit_gib:,.1f} GiB，表中没有一个点放得下（最省的 {least_gpus:,} 张 GPU 也需要 "
+        "{least_gib:,.1f} GiB）：都不显示吞吐量。请切分模型状态（zero_stage 3）、切分模型（tp、pp）或选择显存更大"
+        "的卡；不带 plan 调用 POST /estimate 可找到放得下的方案。",
         "precision_unsupported": "{gpu} 不支持 {precision}：按 {runs_as} 运行并据此估算速度。",
         "no_stack": "gpu-sizer 启动的训练框架（DeepSpeed、FSDP/torchtitan、Megatron）都不能以 {shape}、卸载 "
         "{offload}、重计算 {recompute}、优化器 {optimizer} 运行 {task}：这些只是估算数字，不是可启动的任务。",
