@@ -33,7 +33,7 @@ from app.estimator.vocabulary import (
     Task,
     Tuning,
 )
-from app.planner.levers import Levers, levers_params, runs_levers
+from app.planner.levers import DEFAULT_LEVERS, Levers, levers_of, levers_params, runs_levers
 
 Stack = Literal["deepspeed", "fsdp", "megatron"]
 STACKS: tuple[Stack, ...] = get_args(Stack)
@@ -459,7 +459,9 @@ def _with_stack(workload: Workload, plan: Plan, allowed: frozenset[Stack] | None
 
 
 def _kind(plan: Plan) -> tuple[object, ...]:
-    """What the support matrix reads of a plan: which degrees exceed 1 and the levels."""
+    """What the support matrix reads of a plan: which degrees exceed 1, the levels and the memory levers (a lever
+    decides which stacks run the plan, `runs_levers`, and so which gradient buffer it is held with)."""
+    levers = DEFAULT_LEVERS if _lever_free(plan) else levers_of(plan)
     return (
         plan.dp > 1,
         plan.tp > 1,
@@ -470,22 +472,32 @@ def _kind(plan: Plan) -> tuple[object, ...]:
         plan.zero_stage,
         plan.offload,
         plan.recompute,
+        levers,
     )
+
+
+def _lever_free(plan: Plan) -> bool:
+    """No memory lever moved from its default (`levers_of(plan) == DEFAULT_LEVERS`, without building one)."""
+    moved = plan.activation_offload or plan.compiled or plan.fp8_params or plan.chunked_loss or plan.fused_loss
+    moved = moved or plan.compiled_loss or plan.no_upcast_loss or not plan.flash_attention
+    return not moved and plan.attention == "flash"
 
 
 def _kind_plan(kind: tuple[object, ...]) -> Plan:
     """A plan of this kind (`_kind`): what the support matrix reads of it, the rest at its defaults."""
-    dp, tp, pp, cp, ep, hybrid, zero, offload, recompute = kind
-    return Plan(
-        dp=4 if dp else 1,
-        tp=2 if tp else 1,
-        pp=2 if pp else 1,
-        cp=2 if cp else 1,
-        ep=2 if ep else 1,
-        dp_shard=2 if hybrid else None,
-        zero_stage=cast(int, zero),
-        offload=cast(Offload, offload),
-        recompute=cast(Recompute, recompute),
+    dp, tp, pp, cp, ep, hybrid, zero, offload, recompute, levers = kind
+    return cast(Levers, levers).on(
+        Plan(
+            dp=4 if dp else 1,
+            tp=2 if tp else 1,
+            pp=2 if pp else 1,
+            cp=2 if cp else 1,
+            ep=2 if ep else 1,
+            dp_shard=2 if hybrid else None,
+            zero_stage=cast(int, zero),
+            offload=cast(Offload, offload),
+            recompute=cast(Recompute, recompute),
+        )
     )
 
 
