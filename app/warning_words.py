@@ -127,6 +127,9 @@ WARNINGS: dict[str, dict[str, str]] = {
         "no_stack": "No training stack gpu-sizer launches (DeepSpeed, FSDP/torchtitan, Megatron) runs {task} as "
         "{shape}, offload {offload}, recompute {recompute}, optimizer {optimizer}: these are the estimator's figures, "
         "not a launchable job.",
+        "no_stack.levers": "No training stack gpu-sizer launches (DeepSpeed, FSDP/torchtitan, Megatron) runs the "
+        "memory lever(s) {levers} for {task} as {shape}, offload {offload}, recompute {recompute}, optimizer "
+        "{optimizer}: these are the estimator's figures, not a launchable job; without {levers} a stack runs the plan.",
         "fp8_not_launched": "No training stack offered here runs {task} in fp8: it is sized, priced and launched in "
         "{runs_as}.",
         "single_server_only": "{sku} has no InfiniBand or RoCE fabric joining its servers (only its network: "
@@ -256,6 +259,9 @@ WARNINGS: dict[str, dict[str, str]] = {
         "precision_unsupported": "{gpu} 不支持 {precision}：按 {runs_as} 运行并据此估算速度。",
         "no_stack": "gpu-sizer 启动的训练框架（DeepSpeed、FSDP/torchtitan、Megatron）都不能以 {shape}、卸载 "
         "{offload}、重计算 {recompute}、优化器 {optimizer} 运行 {task}：这些只是估算数字，不是可启动的任务。",
+        "no_stack.levers": "gpu-sizer 启动的训练框架（DeepSpeed、FSDP/torchtitan、Megatron）在以 {shape}、卸载 "
+        "{offload}、重计算 {recompute}、优化器 {optimizer} 运行 {task} 时都不支持内存选项 {levers}：这些只是估算数字，"
+        "不是可启动的任务；去掉 {levers} 后即有框架可运行该方案。",
         "fp8_not_launched": "这里提供的训练框架都不以 fp8 运行 {task}：按 {runs_as} 估算、计价和启动。",
         "single_server_only": "{sku} 没有连接服务器的 InfiniBand 或 RoCE "
         "网络（只有其网络：{network}）：作业无法扩展到一台服务器之外。",

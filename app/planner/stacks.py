@@ -33,7 +33,7 @@ from app.estimator.vocabulary import (
     Task,
     Tuning,
 )
-from app.planner.levers import DEFAULT_LEVERS, Levers, levers_of, levers_params, runs_levers
+from app.planner.levers import DEFAULT_LEVERS, Levers, levers_of, levers_params, runs_levers, set_levers
 
 Stack = Literal["deepspeed", "fsdp", "megatron"]
 STACKS: tuple[Stack, ...] = get_args(Stack)
@@ -529,8 +529,26 @@ def no_stack_warning(workload: Workload, plan: Plan, model: ModelSpec) -> Warnin
     if workload.task == "inference" or stack_for(workload, plan, model) is not None:
         return None
     shape = f"dp {plan.dp} × tp {plan.tp} × pp {plan.pp} × cp {plan.cp} × ep {plan.ep}, ZeRO {plan.zero_stage}"
-    params = {"task": workload.task, "shape": shape, "offload": plan.offload, "recompute": plan.recompute}
-    return Warning_("no_stack", params | {"optimizer": workload.optimizer})
+    params = {
+        "task": workload.task,
+        "shape": shape,
+        "offload": plan.offload,
+        "recompute": plan.recompute,
+        "optimizer": workload.optimizer,
+    }
+    levers = blocking_levers(workload, plan, model)  # worded as `no_stack.levers` (app/messages.py)
+    return Warning_("no_stack", params | {"levers": levers}) if levers else Warning_("no_stack", params)
+
+
+def blocking_levers(workload: Workload, plan: Plan, model: ModelSpec | None = None) -> list[str]:
+    """The memory levers (as the request names them: "loss chunked", "activation_offload") that keep every stack from
+    running a plan that launches without them: each that no stack runs on the plan alone, else all it sets (each runs
+    alone, no stack runs them together); none where the plan without levers has no stack either."""
+    named = set_levers(levers_of(plan))  # `supported`: whichever gradient buffer the plan was held with
+    if not named or not supported(workload, DEFAULT_LEVERS.on(plan), model):
+        return []
+    alone = [name for name, lever in named if not supported(workload, lever.on(plan), model)]
+    return alone or [name for name, _ in named]
 
 
 # Fine-tuning tasks whose Hugging Face Trainer launch pads each batch to its longest sample (`as_padded`)
