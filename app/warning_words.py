@@ -20,6 +20,9 @@ WARNINGS: dict[str, dict[str, str]] = {
         "(~{pcie_gbs:.0f} GB/s achieved per GPU): expect the step to slow down by tens of percent.",
         "offload_slowdown": "Offload traffic over PCIe takes {share:.0%} of each step, making it {slowdown:.2f}× as "
         "long (the article measured 1.4-1.6× longer steps).",
+        "offload_slowdown.activations": "Activation offload over PCIe takes {share:.0%} of each step beyond the "
+        "compute it overlaps, making the step {slowdown:.2f}× as long: a smaller micro-batch, activation recompute or "
+        "more GPU memory would cut it.",
         "host_ram_unknown": "Offload needs {offload_gib:,.0f} GiB of host RAM per server, and the server's host RAM "
         "is not known: give hardware.host_ram_gib, or choose a server whose host RAM the catalog lists.",
         "host_ram_exceeded": "Offload needs {offload_gib:,.0f} GiB of host RAM per server; the server has "
@@ -161,6 +164,8 @@ WARNINGS: dict[str, dict[str, str]] = {
         "GB/s）：每步可能慢数十个百分点。",
         "offload_slowdown": "经 PCIe 的卸载流量占每步时间的 {share:.0%}，每步时间变为 {slowdown:.2f} "
         "倍（文章测得每步时间为 1.4-1.6 倍）。",
+        "offload_slowdown.activations": "激活值经 PCIe 卸载的时间在与计算重叠之外仍占每步的 {share:.0%}，每步时间变为 "
+        "{slowdown:.2f} 倍：更小的微批、激活重计算或更大的显存可以减少它。",
         "host_ram_unknown": "卸载每台服务器需要 {offload_gib:,.0f} GiB 主机内存，但该服务器的主机内存未知：请给出 "
         "hardware.host_ram_gib，或选择目录列出主机内存的服务器。",
         "host_ram_exceeded": "卸载每台服务器需要 {offload_gib:,.0f} GiB 主机内存；服务器有 {host_ram_gib:,.0f} "

@@ -101,6 +101,8 @@ def estimate(request: EstimateIn, *, open_session: SessionOpener) -> EstimateOut
     exceed = may_exceed_advice(model, workload, plan, band, memory.breakdown)
     warnings = model_warnings + memory.warnings + perf.warnings + ([exceed] if exceed else [])
     warnings += explain.batch_warnings(model, workload, plan, as_rented(cluster), perf.performance)
+    slowdown = explain.offload_warning(plan, perf.performance) if plan.activation_offload else None
+    warnings += [slowdown] if slowdown else []  # the states' offload has offload_over_pcie already (memory advice)
     return mappers.estimate_out(model, workload, plan, memory, perf, warnings, notes, band)
 
 
