@@ -22,6 +22,7 @@ from app.estimator.memory import offloaded_activation_bytes
 from app.estimator.performance import estimate_performance, micro_batches, microbatch_compute_s
 from app.estimator.specs import Cluster, Plan, Workload
 from tests.estimator.perf_cases import H100_SXM, LLAMA3_8B
+from tests.planner.test_no_stack_levers import BODY  # the review's request: Llama 3.1 8B full FT on one H100 server
 
 WORKLOAD = Workload(task="full_finetune", seq_len=4096, global_batch=128)
 CLUSTER = Cluster(gpu=H100_SXM, gpus_per_node=8, host_ram_gib=2048)
@@ -50,14 +51,7 @@ def test_estimate_warns_of_the_offload_not_of_communication(client: TestClient) 
     """The review's request: POST /estimate of that plan with `activation_offload`."""
     from app import messages
 
-    body = {
-        "model": {"preset": "llama-3.1-8b"},
-        "task": "full_finetune",
-        "tokens": 1e9,
-        "seq_len": 4096,
-        "hardware": {"sku": "h100-80g-sxm-8x", "nodes": 1},
-        "plan": {"dp": 8, "zero_stage": 3, "micro_batch": 1, "activation_offload": True},
-    }
+    body = BODY | {"plan": {"dp": 8, "zero_stage": 3, "micro_batch": 1, "activation_offload": True}}
     response = client.post("/estimate", json=body)
     assert response.status_code == 200, response.text
     result = response.json()

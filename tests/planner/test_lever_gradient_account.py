@@ -12,14 +12,7 @@ from fastapi.testclient import TestClient
 from app.estimator.presets import get_preset
 from app.estimator.specs import Plan, Workload
 from app.planner.stacks import as_run, stack_for
-
-BODY = {
-    "model": {"preset": "llama-3.1-8b"},
-    "task": "full_finetune",
-    "tokens": 1e9,
-    "seq_len": 4096,
-    "hardware": {"sku": "h100-80g-sxm-8x", "nodes": 1},
-}
+from tests.planner.test_no_stack_levers import BODY
 
 
 def test_activation_offload_is_held_as_megatron_holds_it() -> None:

@@ -9,7 +9,7 @@ from fastapi.testclient import TestClient
 
 from app import messages
 
-BODY = {
+BODY = {  # the review's request (R11)
     "model": {"preset": "llama-3.1-8b"},
     "task": "full_finetune",
     "tokens": 1e9,
