@@ -733,6 +733,10 @@ def _warning_key(code: str, params: Mapping[str, Any]) -> str:
         return "no_fit_zero3.more_gpus_cards" if params.get("cards") else "no_fit_zero3.more_gpus"
     if code == "memory_may_exceed" and "levers" in params:
         return "memory_may_exceed.levers" if params["levers"] else "memory_may_exceed.no_lever"
+    if code == "offload_slowdown" and params.get("activations"):
+        return "offload_slowdown.activations"
+    if code == "no_stack" and params.get("levers"):
+        return "no_stack.levers"
     if code == "single_server_only" and not params.get("network"):
         return "single_server_only.unlisted"
     if code == "term_longer_than_job" and params.get("months") == 1:

@@ -20,6 +20,9 @@ WARNINGS: dict[str, dict[str, str]] = {
         "(~{pcie_gbs:.0f} GB/s achieved per GPU): expect the step to slow down by tens of percent.",
         "offload_slowdown": "Offload traffic over PCIe takes {share:.0%} of each step, making it {slowdown:.2f}× as "
         "long (the article measured 1.4-1.6× longer steps).",
+        "offload_slowdown.activations": "Activation offload over PCIe takes {share:.0%} of each step beyond the "
+        "compute it overlaps, making the step {slowdown:.2f}× as long: a smaller micro-batch, activation recompute or "
+        "more GPU memory would cut it.",
         "host_ram_unknown": "Offload needs {offload_gib:,.0f} GiB of host RAM per server, and the server's host RAM "
         "is not known: give hardware.host_ram_gib, or choose a server whose host RAM the catalog lists.",
         "host_ram_exceeded": "Offload needs {offload_gib:,.0f} GiB of host RAM per server; the server has "
@@ -116,10 +119,20 @@ WARNINGS: dict[str, dict[str, str]] = {
         "of this type would hold the sharded model states; or a card with more memory: {cards}.",
         "ethernet_fabric": "Several servers over plain Ethernet (TCP): only data parallelism tolerates it.",
         "communication_bound": "Exposed communication takes longer than the compute it serves.",
+        "scaling_rows_unfit": "One replica of this plan ({unit_gpus:,} GPU(s)) needs {needed_gib:,.1f} GiB per {gpu}, "
+        "over the {limit_gib:,.1f} GiB it may use: {unfit:,} points of the table do not fit and show no throughput. "
+        "The fewest GPUs on which the plan fits: {fit_gpus:,}.",
+        "scaling_none_fits": "One replica of this plan ({unit_gpus:,} GPU(s)) needs {needed_gib:,.1f} GiB per {gpu}, "
+        "over the {limit_gib:,.1f} GiB it may use, and no point of the table fits (the leanest, {least_gpus:,} GPU(s), "
+        "needs {least_gib:,.1f} GiB): none shows a throughput. Shard the model states (zero_stage 3), split the model "
+        "(tp, pp), or choose a card with more memory; POST /estimate without a plan finds one that fits.",
         "precision_unsupported": "{gpu} lacks {precision}: it runs at {runs_as}, and speed is estimated so.",
         "no_stack": "No training stack gpu-sizer launches (DeepSpeed, FSDP/torchtitan, Megatron) runs {task} as "
         "{shape}, offload {offload}, recompute {recompute}, optimizer {optimizer}: these are the estimator's figures, "
         "not a launchable job.",
+        "no_stack.levers": "No training stack gpu-sizer launches (DeepSpeed, FSDP/torchtitan, Megatron) runs the "
+        "memory lever(s) {levers} for {task} as {shape}, offload {offload}, recompute {recompute}, optimizer "
+        "{optimizer}: these are the estimator's figures, not a launchable job; without {levers} a stack runs the plan.",
         "fp8_not_launched": "No training stack offered here runs {task} in fp8: it is sized, priced and launched in "
         "{runs_as}.",
         "single_server_only": "{sku} has no InfiniBand or RoCE fabric joining its servers (only its network: "
@@ -151,6 +164,8 @@ WARNINGS: dict[str, dict[str, str]] = {
         "GB/s）：每步可能慢数十个百分点。",
         "offload_slowdown": "经 PCIe 的卸载流量占每步时间的 {share:.0%}，每步时间变为 {slowdown:.2f} "
         "倍（文章测得每步时间为 1.4-1.6 倍）。",
+        "offload_slowdown.activations": "激活值经 PCIe 卸载的时间在与计算重叠之外仍占每步的 {share:.0%}，每步时间变为 "
+        "{slowdown:.2f} 倍：更小的微批、激活重计算或更大的显存可以减少它。",
         "host_ram_unknown": "卸载每台服务器需要 {offload_gib:,.0f} GiB 主机内存，但该服务器的主机内存未知：请给出 "
         "hardware.host_ram_gib，或选择目录列出主机内存的服务器。",
         "host_ram_exceeded": "卸载每台服务器需要 {offload_gib:,.0f} GiB 主机内存；服务器有 {host_ram_gib:,.0f} "
@@ -239,9 +254,19 @@ WARNINGS: dict[str, dict[str, str]] = {
         "可以容纳切分后的模型状态；或换用显存更大的卡：{cards}。",
         "ethernet_fabric": "多台服务器通过普通以太网（TCP）互联：只有数据并行能够容忍。",
         "communication_bound": "未被掩盖的通信时间超过了它所服务的计算时间。",
+        "scaling_rows_unfit": "该方案的一个副本（{unit_gpus:,} 张 GPU）每张 {gpu} 需要 {needed_gib:,.1f} GiB，"
+        "超过可用的 {limit_gib:,.1f} GiB：表中 {unfit:,} 个点放不下，不显示吞吐量。该方案放得下的最少 GPU 数："
+        "{fit_gpus:,}。",
+        "scaling_none_fits": "该方案的一个副本（{unit_gpus:,} 张 GPU）每张 {gpu} 需要 {needed_gib:,.1f} GiB，"
+        "超过可用的 {limit_gib:,.1f} GiB，表中没有一个点放得下（最省的 {least_gpus:,} 张 GPU 也需要 "
+        "{least_gib:,.1f} GiB）：都不显示吞吐量。请切分模型状态（zero_stage 3）、切分模型（tp、pp）或选择显存更大"
+        "的卡；不带 plan 调用 POST /estimate 可找到放得下的方案。",
         "precision_unsupported": "{gpu} 不支持 {precision}：按 {runs_as} 运行并据此估算速度。",
         "no_stack": "gpu-sizer 启动的训练框架（DeepSpeed、FSDP/torchtitan、Megatron）都不能以 {shape}、卸载 "
         "{offload}、重计算 {recompute}、优化器 {optimizer} 运行 {task}：这些只是估算数字，不是可启动的任务。",
+        "no_stack.levers": "gpu-sizer 启动的训练框架（DeepSpeed、FSDP/torchtitan、Megatron）在以 {shape}、卸载 "
+        "{offload}、重计算 {recompute}、优化器 {optimizer} 运行 {task} 时都不支持内存选项 {levers}：这些只是估算数字，"
+        "不是可启动的任务；去掉 {levers} 后即有框架可运行该方案。",
         "fp8_not_launched": "这里提供的训练框架都不以 fp8 运行 {task}：按 {runs_as} 估算、计价和启动。",
         "single_server_only": "{sku} 没有连接服务器的 InfiniBand 或 RoCE "
         "网络（只有其网络：{network}）：作业无法扩展到一台服务器之外。",

@@ -442,6 +442,7 @@ class _Shape:
 
     step: StepShape
     per_microbatch_s: float
+    offload_s: float  # activation offload's exposed seconds a micro-batch: host offload, not communication
     flops: TrainingFlops
     warnings: tuple[Warning_, ...]
     assumptions: tuple[Note, ...]
@@ -550,11 +551,10 @@ def _shape_of(ctx: _Ctx, plan: Plan) -> _Shape:
         flops = training_flops(model, workload, plan.recompute, plan.flash_attention)
         shape = _step_shape(model, workload, plan, cluster, flops)
         per_microbatch = microbatch_communication(model, workload, plan, cluster, shape)
-        if plan.activation_offload:
-            per_microbatch += _activation_offload_s(model, workload, plan, cluster, shape)
+        offload = _activation_offload_s(model, workload, plan, cluster, shape) if plan.activation_offload else 0.0
         warnings = tuple(_warnings(ctx, plan, shape.micro_batches))
         assumptions = _training_assumptions(plan.pp, plan.virtual_stages, ctx.run_costs is not None)
-        found = ctx.shapes[key] = _Shape(shape, per_microbatch, flops, warnings, assumptions)
+        found = ctx.shapes[key] = _Shape(shape, per_microbatch, offload, flops, warnings, assumptions)
     return found
 
 
@@ -583,7 +583,8 @@ def _activation_offload_s(
     model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster, shape: StepShape
 ) -> float:
     """Exposed seconds of activation offload per micro-batch: the saved activations go to host RAM in the forward and
-    come back in the backward over the GPU's PCIe link, on a side stream that overlaps the compute."""
+    come back in the backward over the GPU's PCIe link, on a side stream that overlaps the compute (torchtune
+    `OffloadActivations`, as memory.activations ACTIVATION_OFFLOAD_LAYERS). Booked as `offload`, not communication."""
     copy = 2.0 * offloaded_activation_bytes(model, workload, plan) / host_pcie_bytes_per_s(cluster.gpu.pcie_gen)
     return hide(copy, shape.fwd_s + shape.bwd_s)
 
@@ -649,12 +650,13 @@ def _answer(ctx: _Ctx, plan: Plan) -> _Answer:
     dp_s, optimizer_s, offload_s = _once_per_step_s(ctx, plan, entry)
     slowest, high, notes = ctx.ends[plan.offload != "none"]
     assumptions = entry.assumptions + notes  # the shape's, then the range's widening notes
-    shape, per_mb_comm = entry.step, entry.per_microbatch_s
+    shape, per_mb_comm, per_mb_offload = entry.step, entry.per_microbatch_s, entry.offload_s
     mb_s = shape.fwd_s + shape.bwd_s
     m = shape.micro_batches
     compute = m * mb_s + optimizer_s
-    bubble = (plan.pp - 1) / plan.virtual_stages * (mb_s + per_mb_comm)
+    bubble = (plan.pp - 1) / plan.virtual_stages * (mb_s + per_mb_comm + per_mb_offload)
     exposed = m * per_mb_comm + dp_s
+    offload_s += m * per_mb_offload  # with the states' offload (ZeRO-Offload), once a step
     step = compute + exposed + bubble + offload_s
     sequences = ctx.workload.global_batch or plan.dp * plan.micro_batch  # a ragged last micro-batch costs a slot
     gpus = ctx.gpus

@@ -1,15 +1,40 @@
 """The scaling view: speed-up and efficiency of data parallelism inside a server and over 2-16 servers per fabric
-(weak scaling, from estimate_performance), for the wizard's scaling chart and the API's `scaling`."""
+(weak scaling, from estimate_performance), with whether each point fits in memory, for the API's `scaling`."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
-from app.estimator.interconnects import fabric_entry, inter_node_fabrics
+from app.estimator.interconnects import fabric_entry, inter_node_fabrics, usual_node
+from app.estimator.memory import memory_breakdown
 from app.estimator.performance import estimate_performance, micro_batches
-from app.estimator.specs import Cluster, GpuSpec, ModelSpec, Plan, Workload
+from app.estimator.specs import GIB, Cluster, GpuSpec, MemoryBreakdown, ModelSpec, Plan, Workload
 
 NODE_COUNTS = (2, 4, 8, 16)
+# The memory gate of one point: its per-GPU breakdown, whose `fits` decides (the planner passes the gate /estimate
+# applies, the plan as the stack that runs it holds it; the estimator's own breakdown by default)
+MemoryGate = Callable[[ModelSpec, Workload, Plan, Cluster], MemoryBreakdown]
+
+
+class _Gate:
+    """Memory of each point, once per data-parallel degree and node shape: the link or fabric moves no byte."""
+
+    def __init__(self, model: ModelSpec, gpu: GpuSpec, gpus_per_node: int, gate: MemoryGate) -> None:
+        self.model, self.gate, self.found = model, gate, dict[tuple[int, int, int], MemoryBreakdown]()
+        usual = usual_node(gpu.id)
+        # whole usual servers bring their host RAM, as /estimate assumes them (clusters.gpu_cluster)
+        same = usual is not None and usual.gpus_per_node == gpus_per_node
+        self.host_ram_gib = usual.host_ram_gib if same and usual is not None else None
+
+    def of(self, workload: Workload, plan: Plan, cluster: Cluster) -> MemoryBreakdown:
+        key = (plan.dp, cluster.gpus_per_node, cluster.nodes)
+        found = self.found.get(key)
+        if found is None:
+            found = self.found[key] = self.gate(
+                self.model, workload, plan, replace(cluster, host_ram_gib=self.host_ram_gib)
+            )
+        return found
 
 
 def _tokens_per_s(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster) -> float:
@@ -31,6 +56,7 @@ def scaling_view(
     *,
     gpus_per_node: int = 8,
     rdma_nics_per_node: int = 1,
+    gate: MemoryGate = memory_breakdown,
 ) -> list[dict[str, object]]:
     """Speed-up and efficiency of data parallelism from 1 to 8 GPUs in a node (per intra-node link:
     the GPU's own and a PCIe-only server of its generation) and over 2-16 nodes (per fabric),
@@ -39,26 +65,44 @@ def scaling_view(
     Weak scaling: each replica keeps its micro-batches, so the global batch grows with dp. With
     ZeRO ≥ 1 the optimizer step is sharded too, so a speed-up can slightly exceed the GPU count.
     RDMA fabrics (InfiniBand, RoCE) get `rdma_nics_per_node` ports (HGX/DGX servers carry one per
-    GPU); plain Ethernet is one port. Memory is not checked here (memory.py does that).
+    GPU); plain Ethernet is one port.
+
+    Each point says whether its plan fits in memory (`fits`, by `gate`; `per_gpu_gib`, the gate's total): the speed
+    of a point that does not fit is the model's, not a run anyone can make. Memory is estimated once per
+    data-parallel degree and node shape (12 estimates for 8 GPUs a server), not per link.
     """
     base = base_plan or Plan()
     unit = base.tp * base.pp * base.cp
+    memory = _Gate(model, gpu, gpus_per_node, gate)
     one = Cluster(gpu=gpu, gpus_per_node=unit, nodes=1)
     w1, p1 = _weak_scaled(workload, base, 1)
     reference = _tokens_per_s(model, w1, p1, one)
-    rows = [_row("node", gpu.intra_node_link, unit, 1, reference, reference, unit)]
+    rows = [_row("node", gpu.intra_node_link, unit, 1, reference, reference, unit) | _fit(memory.of(w1, p1, one))]
     links = [gpu.intra_node_link, f"pcie{gpu.pcie_gen}"]
     for link in dict.fromkeys(links):
         for dp in range(2, gpus_per_node // unit + 1):
             cluster = Cluster(gpu=gpu, gpus_per_node=dp * unit, nodes=1, intra_node_link=link)
             w, p = _weak_scaled(workload, base, dp)
-            rows.append(_row("node", link, dp * unit, 1, _tokens_per_s(model, w, p, cluster), reference, unit))
-    rows.extend(_multi_node_rows(model, workload, gpu, base, gpus_per_node, rdma_nics_per_node, reference))
+            row = _row("node", link, dp * unit, 1, _tokens_per_s(model, w, p, cluster), reference, unit)
+            rows.append(row | _fit(memory.of(w, p, cluster)))
+    rows.extend(_multi_node_rows(model, workload, gpu, base, gpus_per_node, rdma_nics_per_node, reference, memory))
     return rows
 
 
+def _fit(breakdown: MemoryBreakdown) -> dict[str, object]:
+    limit = breakdown.capacity if breakdown.limit is None else breakdown.limit
+    return {"fits": breakdown.fits, "per_gpu_gib": breakdown.total / GIB, "limit_gib": limit / GIB}
+
+
 def _multi_node_rows(
-    model: ModelSpec, workload: Workload, gpu: GpuSpec, base: Plan, gpus_per_node: int, nics: int, reference: float
+    model: ModelSpec,
+    workload: Workload,
+    gpu: GpuSpec,
+    base: Plan,
+    gpus_per_node: int,
+    nics: int,
+    reference: float,
+    memory: _Gate,
 ) -> list[dict[str, object]]:
     rows: list[dict[str, object]] = []
     unit = base.tp * base.pp * base.cp
@@ -76,7 +120,8 @@ def _multi_node_rows(
             )
             w, p = _weak_scaled(workload, base, dp)
             tokens = _tokens_per_s(model, w, p, cluster)
-            rows.append(_row("multi-node", fabric, nodes * gpus_per_node, nodes, tokens, reference, unit))
+            row = _row("multi-node", fabric, nodes * gpus_per_node, nodes, tokens, reference, unit)
+            rows.append(row | _fit(memory.of(w, p, cluster)))
     return rows
 
 

@@ -357,6 +357,8 @@ WarningCode = Literal[
     "slo_missed_peak",
     "slo_missed_saturated",
     "concurrency_over_kv",
+    "scaling_rows_unfit",
+    "scaling_none_fits",
 ]
 
 

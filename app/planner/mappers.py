@@ -199,12 +199,17 @@ def estimate_out(
     )
 
 
-def scaling_out(model: ModelSpec, gpu: str, plan: Plan, workload: Workload, rows: list[dict[str, Any]]) -> ScalingOut:
+def scaling_out(
+    model: ModelSpec, gpu: str, plan: Plan, workload: Workload, rows: list[dict[str, Any]], warnings: list[Warning_]
+) -> ScalingOut:
+    """The scaling table; a point whose plan does not fit shows no throughput (its speed is no run anyone can make)."""
+    unfit = {"tokens_per_s": None, "speedup": None, "efficiency": None}
     return ScalingOut(
         model=model_out(model),
         gpu=gpu,
         base_plan=plan_out(plan, workload.global_batch),
-        rows=[ScalingRowOut(**row) for row in rows],
+        rows=[ScalingRowOut(**(row if row["fits"] else row | unfit)) for row in rows],
+        warnings=warnings_out(warnings),
     )
 
 

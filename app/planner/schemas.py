@@ -590,9 +590,19 @@ class ScalingRowOut(BaseModel):
     link: str = Field(description="Intra-node link or inter-node fabric")
     gpus: int
     nodes: int
-    tokens_per_s: float
-    speedup: float = Field(description="Relative to one replica")
-    efficiency: float = Field(description="speed-up per replica")
+    fits: bool = Field(
+        description="One replica's plan fits each GPU's memory at this point (data parallel over its GPUs), by the "
+        "gate POST /estimate applies; where it does not, no throughput is shown (warnings say from how many GPUs on "
+        "it fits)"
+    )
+    per_gpu_gib: float = Field(description="Memory per GPU at this point (POST /estimate's memory.per_gpu_gib.total)")
+    limit_gib: float = Field(description="What a GPU may use (its usable memory less the 5 % headroom)")
+    tokens_per_s: float | None = Field(description="Modelled throughput; null where the plan does not fit")
+    speedup: float | None = Field(
+        description="Relative to the modelled speed of one replica (whether or not one replica fits on its own); "
+        "null where the plan does not fit"
+    )
+    efficiency: float | None = Field(description="speed-up per replica; null where the plan does not fit")
 
 
 class ScalingOut(BaseModel):
@@ -600,6 +610,9 @@ class ScalingOut(BaseModel):
     gpu: str
     base_plan: PlanOut
     rows: list[ScalingRowOut]
+    warnings: list[WarningOut] = Field(
+        default_factory=list, description="scaling_rows_unfit / scaling_none_fits: points whose plan does not fit"
+    )
 
 
 class OptionOut(BaseModel):

@@ -327,6 +327,11 @@ def as_held(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster) 
     return _memory(model, workload, cluster, plan, PlanSearch(best=None))[0]
 
 
+def held_memory(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster) -> MemoryBreakdown:
+    """The memory of `plan` as the stack that will run it holds it (`as_held`): the gate /estimate's `fits` reads."""
+    return _memory(model, workload, cluster, plan, PlanSearch(best=None))[1]
+
+
 def stated_plan(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster) -> tuple[Plan, MemoryEstimate]:
     """A plan the customer (/estimate) or a quote states, checked as /recommend sizes its own: valid on the
     cluster (EstimatorError where not), as held (`as_held`), with that plan's memory estimate."""

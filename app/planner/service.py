@@ -28,7 +28,7 @@ from app.estimator.notes import note
 from app.estimator.performance import PerformanceEstimate, estimate_performance
 from app.estimator.presets import list_presets, preset_config
 from app.estimator.scaling import scaling_view
-from app.estimator.specs import GIB, Cluster, EstimatorError, MemoryBreakdown, ModelSpec, Plan, Workload
+from app.estimator.specs import GIB, Cluster, EstimatorError, MemoryBreakdown, ModelSpec, Plan, Warning_, Workload
 from app.planner import explain, mappers, metrics, serving_service
 from app.planner.launch_checkpoint import with_conversion
 from app.planner.levers import Levers, fused_relief, levers_params
@@ -45,7 +45,7 @@ from app.planner.schemas import (
     ScalingOut,
     WorkloadIn,
 )
-from app.planner.search import batch_splits, default_global_batch, search_plans, stated_plan
+from app.planner.search import batch_splits, default_global_batch, held_memory, search_plans, stated_plan
 from app.planner.stacks import as_launched, as_padded, no_stack_warning, precision_run_as
 from app.planner.workload import (
     SessionOpener,
@@ -101,6 +101,8 @@ def estimate(request: EstimateIn, *, open_session: SessionOpener) -> EstimateOut
     exceed = may_exceed_advice(model, workload, plan, band, memory.breakdown)
     warnings = model_warnings + memory.warnings + perf.warnings + ([exceed] if exceed else [])
     warnings += explain.batch_warnings(model, workload, plan, as_rented(cluster), perf.performance)
+    slowdown = explain.offload_warning(plan, perf.performance) if plan.activation_offload else None
+    warnings += [slowdown] if slowdown else []  # the states' offload has offload_over_pcie already (memory advice)
     return mappers.estimate_out(model, workload, plan, memory, perf, warnings, notes, band)
 
 
@@ -224,9 +226,33 @@ def scaling(request: ScalingIn) -> ScalingOut:
         plan,
         gpus_per_node=request.gpus_per_node,
         rdma_nics_per_node=request.rdma_nics_per_node,
+        gate=held_memory,  # POST /estimate's gate: the plan as the stack that runs it holds it
     )
     metrics.ESTIMATES.labels("scaling").inc()
-    return mappers.scaling_out(model, request.gpu, plan, workload, rows)
+    return mappers.scaling_out(model, request.gpu, plan, workload, rows, _scaling_warnings(rows, request.gpu))
+
+
+def _scaling_warnings(rows: list[dict[str, Any]], gpu: str) -> list[Warning_]:
+    """Where one replica's plan does not fit some points of the scaling table: from how many GPUs it fits
+    (`scaling_rows_unfit`), or that it fits none (`scaling_none_fits`, with the leanest point's figures)."""
+    unfit = [row for row in rows if not row["fits"]]
+    if not unfit:
+        return []
+    first = rows[0]
+    params = {
+        "gpu": get_gpu(gpu).name,
+        "unit_gpus": first["gpus"],
+        "needed_gib": first["per_gpu_gib"],
+        "limit_gib": first["limit_gib"],
+        "unfit": len(unfit),
+    }
+    fitting = [row["gpus"] for row in rows if row["fits"]]
+    if fitting:
+        return [Warning_("scaling_rows_unfit", params | {"fit_gpus": min(fitting)})]
+    leanest = min(rows, key=lambda row: (row["per_gpu_gib"], row["gpus"]))
+    return [
+        Warning_("scaling_none_fits", params | {"least_gib": leanest["per_gpu_gib"], "least_gpus": leanest["gpus"]})
+    ]
 
 
 def run_recommend(session: Session, request: RecommendIn) -> RecommendOut:

@@ -33,7 +33,7 @@ from app.estimator.vocabulary import (
     Task,
     Tuning,
 )
-from app.planner.levers import Levers, levers_params, runs_levers
+from app.planner.levers import DEFAULT_LEVERS, Levers, levers_of, levers_params, runs_levers, set_levers
 
 Stack = Literal["deepspeed", "fsdp", "megatron"]
 STACKS: tuple[Stack, ...] = get_args(Stack)
@@ -459,7 +459,9 @@ def _with_stack(workload: Workload, plan: Plan, allowed: frozenset[Stack] | None
 
 
 def _kind(plan: Plan) -> tuple[object, ...]:
-    """What the support matrix reads of a plan: which degrees exceed 1 and the levels."""
+    """What the support matrix reads of a plan: which degrees exceed 1, the levels and the memory levers (a lever
+    decides which stacks run the plan, `runs_levers`, and so which gradient buffer it is held with)."""
+    levers = DEFAULT_LEVERS if _lever_free(plan) else levers_of(plan)
     return (
         plan.dp > 1,
         plan.tp > 1,
@@ -470,22 +472,32 @@ def _kind(plan: Plan) -> tuple[object, ...]:
         plan.zero_stage,
         plan.offload,
         plan.recompute,
+        levers,
     )
+
+
+def _lever_free(plan: Plan) -> bool:
+    """No memory lever moved from its default (`levers_of(plan) == DEFAULT_LEVERS`, without building one)."""
+    moved = plan.activation_offload or plan.compiled or plan.fp8_params or plan.chunked_loss or plan.fused_loss
+    moved = moved or plan.compiled_loss or plan.no_upcast_loss or not plan.flash_attention
+    return not moved and plan.attention == "flash"
 
 
 def _kind_plan(kind: tuple[object, ...]) -> Plan:
     """A plan of this kind (`_kind`): what the support matrix reads of it, the rest at its defaults."""
-    dp, tp, pp, cp, ep, hybrid, zero, offload, recompute = kind
-    return Plan(
-        dp=4 if dp else 1,
-        tp=2 if tp else 1,
-        pp=2 if pp else 1,
-        cp=2 if cp else 1,
-        ep=2 if ep else 1,
-        dp_shard=2 if hybrid else None,
-        zero_stage=cast(int, zero),
-        offload=cast(Offload, offload),
-        recompute=cast(Recompute, recompute),
+    dp, tp, pp, cp, ep, hybrid, zero, offload, recompute, levers = kind
+    return cast(Levers, levers).on(
+        Plan(
+            dp=4 if dp else 1,
+            tp=2 if tp else 1,
+            pp=2 if pp else 1,
+            cp=2 if cp else 1,
+            ep=2 if ep else 1,
+            dp_shard=2 if hybrid else None,
+            zero_stage=cast(int, zero),
+            offload=cast(Offload, offload),
+            recompute=cast(Recompute, recompute),
+        )
     )
 
 
@@ -517,8 +529,26 @@ def no_stack_warning(workload: Workload, plan: Plan, model: ModelSpec) -> Warnin
     if workload.task == "inference" or stack_for(workload, plan, model) is not None:
         return None
     shape = f"dp {plan.dp} × tp {plan.tp} × pp {plan.pp} × cp {plan.cp} × ep {plan.ep}, ZeRO {plan.zero_stage}"
-    params = {"task": workload.task, "shape": shape, "offload": plan.offload, "recompute": plan.recompute}
-    return Warning_("no_stack", params | {"optimizer": workload.optimizer})
+    params = {
+        "task": workload.task,
+        "shape": shape,
+        "offload": plan.offload,
+        "recompute": plan.recompute,
+        "optimizer": workload.optimizer,
+    }
+    levers = blocking_levers(workload, plan, model)  # worded as `no_stack.levers` (app/messages.py)
+    return Warning_("no_stack", params | {"levers": levers}) if levers else Warning_("no_stack", params)
+
+
+def blocking_levers(workload: Workload, plan: Plan, model: ModelSpec | None = None) -> list[str]:
+    """The memory levers (as the request names them: "loss chunked", "activation_offload") that keep every stack from
+    running a plan that launches without them: each that no stack runs on the plan alone, else all it sets (each runs
+    alone, no stack runs them together); none where the plan without levers has no stack either."""
+    named = set_levers(levers_of(plan))  # `supported`: whichever gradient buffer the plan was held with
+    if not named or not supported(workload, DEFAULT_LEVERS.on(plan), model):
+        return []
+    alone = [name for name, lever in named if not supported(workload, lever.on(plan), model)]
+    return alone or [name for name, _ in named]
 
 
 # Fine-tuning tasks whose Hugging Face Trainer launch pads each batch to its longest sample (`as_padded`)

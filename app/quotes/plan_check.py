@@ -391,7 +391,9 @@ def _check_fits(
         p = no_stack.params  # the 422's English, as the neighbouring plan refusals word theirs
         text = (
             f"cannot be quoted on {sku_id}: No training stack runs {p['task']} of this model as {p['shape']}, offload "
-            f"{p['offload']}, recompute {p['recompute']}, optimizer {p['optimizer']} (docs/stacks.md)."
+            f"{p['offload']}, recompute {p['recompute']}, optimizer {p['optimizer']}"
+            + (f" with the memory lever(s) {', '.join(p['levers'])}" if p.get("levers") else "")
+            + " (docs/stacks.md)."
         )
         raise refusal("plan", "plan_no_stack", p, text)
     if not breakdown.gpu_fits:
