@@ -756,6 +756,14 @@ def quote_check(code: str, params: Mapping[str, Any], lang: str = "en") -> str:
         code = "slo_not_met_concurrency" if "concurrency" in params else code
         code += "_saturated" if params.get("saturated") else ""
         code += "" if "needed" in params else "_replan"
+    if code.startswith("plan_host_ram") and params.get("loading"):  # the model's load sets the host peak
+        code += "_loading"
+    if "reason" in params:  # the estimator's refusal (app/quotes/plan_check.py `_estimator_refusal`), in `lang`
+        why = params["reason"]
+        params = {
+            **params,
+            "reason": estimator_text(why["code"], why["params"], lang) if "code" in why else why["message"],
+        }
     if code == "capacity_taken" and params.get("next_free_date") is None:  # the region has fewer than asked,
         # or has them only from a day beyond the booking window (app.capacity.service.taken)
         late = params.get("next_free_reason") == "beyond_booking_window"

@@ -108,35 +108,16 @@ def _load_warning(breakdown: MemoryBreakdown, host_ram_gib: float | None) -> War
     return Warning_("host_load_exceeded", host_load_params(breakdown) | host_ram_figures(breakdown, host_ram_gib))
 
 
-def _host_need(breakdown: MemoryBreakdown) -> str:
-    """What sets the host peak, in words: the offload, or the whole-model copies the loader holds (Plan.host_load)."""
-    if not breakdown.load_binds:
-        return f"Offload needs {breakdown.host_ram / GIB:,.0f} GiB of host RAM per node"
-    load = host_load_params(breakdown)
-    ranks = f"each of {load['copies']} ranks" if load["copies"] > 1 else "one rank"
-    return (
-        f"Loading the model needs {load['load_gib']:,.0f} GiB of host RAM per node ({ranks} on the node holds the "
-        f"whole {load['model_gib']:,.0f} GiB model before ZeRO-3 shards it)"
-    )
-
-
-def host_ram_unknown_message(breakdown: MemoryBreakdown) -> str:
-    return (
-        f"{_host_need(breakdown)}, and the node's host RAM is not known: give hardware.host_ram_gib, or a server "
-        "whose host RAM the catalog lists."
-    )
-
-
-def host_ram_message(breakdown: MemoryBreakdown, host_ram_gib: float) -> str:
-    available = (breakdown.host_ram_limit or 0.0) / GIB
-    return (
-        f"{_host_need(breakdown)}; the node has {host_ram_gib:,.0f} GiB, {available:,.0f} GiB after "
-        f"{host_ram_gib - available:,.0f} GiB kept for the OS, the training processes and their data loaders."
-    )
+def host_need_params(breakdown: MemoryBreakdown) -> dict[str, Any]:
+    """What sets the host peak, as figures (the words' codes: app/quote_check_words.py `plan_host_ram*`): `loading`
+    with the load's figures (host_load_params), else the offload's GiB per node."""
+    if breakdown.load_binds:
+        return {"loading": True} | host_load_params(breakdown)
+    return {"loading": False, "offload_gib": breakdown.host_ram / GIB}
 
 
 def host_ram_params(breakdown: MemoryBreakdown, host_ram_gib: float) -> dict[str, Any]:
-    """The figures of host_ram_message for an offload, by name (GiB per node)."""
+    """The figures of a host RAM refusal for an offload, by name (GiB per node)."""
     return {"offload_gib": breakdown.host_ram / GIB} | host_ram_figures(breakdown, host_ram_gib)
 
 
@@ -153,14 +134,6 @@ def host_load_params(breakdown: MemoryBreakdown) -> dict[str, Any]:
         "copies": copies,
         "model_gib": breakdown.host_load / max(1, copies) / GIB,
     }
-
-
-def gpu_memory_message(breakdown: MemoryBreakdown) -> str:
-    limit = breakdown.capacity if breakdown.limit is None else breakdown.limit
-    return (
-        f"Needs {breakdown.total / GIB:.1f} GiB per GPU; the card has {breakdown.capacity / GIB:.1f} GiB usable, "
-        f"{limit / GIB:.1f} GiB after the {1 - limit / breakdown.capacity:.0%} headroom."
-    )
 
 
 def _zero3_advice(ctx: _Ctx, split: _Split, plan: Plan, cluster: Cluster) -> Warning_:
