@@ -33,6 +33,7 @@ from app.planner.recommend import host_ram_unconfirmed
 from app.planner.schemas import HardwareIn, PlanIn, WorkloadIn
 from app.planner.search import stated_plan
 from app.planner.serving import check_serving_plan
+from app.planner.serving_disagg import check_disaggregated
 from app.planner.serving_service import check_training_levers, serving_config, serving_out
 from app.planner.stacks import as_launched, no_stack_warning
 from app.planner.workload import SessionOpener, as_rented, resolve_cluster, resolve_model
@@ -192,6 +193,7 @@ def _check_pools_fit(session: Session, sku: Sku, quantity: int, pools: PoolsIn, 
         return {}  # a model the estimator cannot size is kept for the record, unchecked
     hardware = HardwareIn(sku=sku.slug, nodes=2)  # two servers joined by the fabric: where the KV crosses
     servers = resolve_cluster(hardware, cast("SessionOpener", lambda: nullcontext(session)))[0]
+    _check_disaggregated(request)
     shapes: dict[str, PoolIn] = {"prefill": pools.prefill, "decode": pools.decode}
     for name, pool in shapes.items():
         try:
@@ -206,6 +208,21 @@ def _check_pools_fit(session: Session, sku: Sku, quantity: int, pools: PoolsIn, 
     except EstimatorError as error:
         field = error.field if error.field and not error.field.startswith("plan") else "plan.pools"
         raise _estimator_refusal(field, error, sku.slug) from error
+
+
+def _check_disaggregated(request: WorkloadIn) -> None:
+    """Pools on an engine /recommend sizes them for (app.planner.serving_disagg.check_disaggregated): its code and
+    figures on the workload's field (`disaggregated_engine`), worded as /recommend's. A load it would refuse is
+    refused on its own field (`pools_no_load`: app.quotes.pool_load)."""
+    try:
+        cfg = serving_config(request)
+    except EstimatorError:
+        return  # refused on the pool that runs it (_check_pools_fit)
+    try:
+        check_disaggregated(cfg)
+    except EstimatorError as error:
+        if error.code == "disaggregated_engine":
+            raise refusal(f"workload.{error.field}", error.code, error.params, str(error)) from error
 
 
 def _joins_servers(sku: Sku, quantity: int, plan: PlanIn, workload: WorkloadIn | None) -> bool:
