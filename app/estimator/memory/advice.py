@@ -10,7 +10,7 @@ from typing import Any
 
 from app.estimator.hardware import load_gpus
 from app.estimator.interconnects import host_pcie_bytes_per_s
-from app.estimator.memory.activations import _microbatches, _recompute_kind, _split_fields, _split_of
+from app.estimator.memory.activations import _recompute_kind, _split_fields, _split_of
 from app.estimator.memory.breakdown import _breakdown, breakdown_gib
 from app.estimator.memory.context import _Ctx, _Split
 from app.estimator.specs import (
@@ -27,11 +27,10 @@ def _plan_warnings(ctx: _Ctx, split: _Split, plan: Plan, cluster: Cluster) -> li
     """The plan's traps, found in its split (activations._split_of) by the plan and cluster fields they read beside
     the split's own: tp, pp and the micro-batches (dp and the micro-batch) are in the split's key, the model's and the
     task's in the context."""
-    key = (plan.offload, cluster.gpus_per_node, cluster.gpu.pcie_gen)
+    key = (plan.offload, cluster.gpu.pcie_gen)
     found = split.traps.get(key)
     if found is None:  # the context's, under every field they read: shared by the splits
-        micro = _microbatches(ctx.workload, plan, plan.dp) if plan.pp > 1 else 0
-        shared = (plan.tp, plan.pp, plan.offload, micro, *key[1:])
+        shared = (plan.tp, plan.pp, plan.offload, cluster.gpu.pcie_gen)
         found = ctx.traps.get(shared)
         if found is None:
             model, trains = ctx.model, ctx.workload.task != "inference"
@@ -39,7 +38,7 @@ def _plan_warnings(ctx: _Ctx, split: _Split, plan: Plan, cluster: Cluster) -> li
             # equivalent of that latent's size (app/estimator/models.py), so no heads are replicated under TP.
             kv_heads = 0 if model.mla else model.kv_heads
             found = ctx.traps[shared] = _trap_warnings(
-                kv_heads, model.layers, model.approximate, *shared[:3], trains, *shared[3:]
+                kv_heads, model.layers, model.approximate, *shared[:3], trains, shared[3]
             )
         split.traps[key] = found
     return list(found)
@@ -54,11 +53,11 @@ def _trap_warnings(
     pp: int,
     offload: str,
     trains: bool,
-    micro: int,
-    gpus_per_node: int,
     pcie_gen: int,
 ) -> tuple[Warning_, ...]:
-    """The named traps of a plan, from the few numbers they depend on (cached: plans repeat them)."""
+    """The named traps of a plan, from the few numbers they depend on (cached: plans repeat them). What costs speed,
+    not memory, the speed estimate warns once (app/estimator/performance.py: a pipeline short of micro-batches,
+    `pipeline_few_microbatches`, and tensor parallel across servers, `tp_across_nodes`)."""
     out: list[Warning_] = []
     if tp > 1 and kv_heads % tp:
         out.append(
@@ -66,14 +65,9 @@ def _trap_warnings(
         )
     if layers % pp:
         out.append(Warning_("pp_uneven_layers", {"layers": layers, "pp": pp, "stage_layers": math.ceil(layers / pp)}))
-    if tp > gpus_per_node:
-        out.append(Warning_("tp_across_nodes", {"tp": tp, "gpus_per_node": gpus_per_node}))
     if offload != "none" and trains:
         pcie_gbs = host_pcie_bytes_per_s(pcie_gen) / 1e9  # data/interconnects.json pcie_host, with its source
         out.append(Warning_("offload_over_pcie", {"offload": offload, "pcie_gen": pcie_gen, "pcie_gbs": pcie_gbs}))
-    if pp > 1 and trains and micro < 4 * pp:
-        bubble = (pp - 1) / (micro + pp - 1)
-        out.append(Warning_("pipeline_few_microbatches", {"micro_batches": micro, "pp": pp, "bubble": bubble}))
     if approximate:
         out.append(Warning_("approximate_model"))
     return tuple(out)
