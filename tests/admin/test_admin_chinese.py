@@ -85,17 +85,24 @@ def test_every_after_change_message_is_worded_in_both_languages() -> None:
         assert EN[f"admin_msg_{code}"] != ZH[f"admin_msg_{code}"], code
 
 
-def _refused_sku_forms(client: TestClient, lang: str, csrf: str) -> dict[str, str]:
-    """The SKU edit page refusing a server of 0 GPUs, and a price with a fraction of a fen."""
+def _sku_form(client: TestClient, lang: str, csrf: str) -> tuple[str, dict[str, str]]:
+    """The 8-GPU H100 SKU's edit page address in `lang` and its form as the page holds it (its current version)."""
     url = f"/admin/skus/h100-80g-sxm-8x?lang={lang}"
     page = client.get(url, headers=HTML).text
     version = re.search(r'name="version" value="(\d+)"', page)
     assert version, page[:2000]
     fields = {
         "csrf_token": csrf, "version": version.group(1), "name": "8x H100 80G SXM NVSwitch server",
-        "gpu": "h100-80g-sxm", "rental_unit": "node", "gpus_per_node": "0", "card_counts": "8",
+        "gpu": "h100-80g-sxm", "rental_unit": "node", "gpus_per_node": "8", "card_counts": "8",
         "intra_node_link": "nvlink4", "regions": "shenzhen",
     }  # fmt: skip
+    return url, fields
+
+
+def _refused_sku_forms(client: TestClient, lang: str, csrf: str) -> dict[str, str]:
+    """The SKU edit page refusing a server of 0 GPUs, and a price with a fraction of a fen."""
+    url, fields = _sku_form(client, lang, csrf)
+    fields |= {"gpus_per_node": "0"}
     edit = client.post(url, data=fields, headers=HTML)
     price = client.post(
         f"/admin/skus/h100-80g-sxm-8x/prices?lang={lang}",
@@ -146,14 +153,8 @@ def test_refused_card_counts_gpu_type_and_retirement_are_chinese(client: TestCli
     names = sorted({*allowed_names(client), *TRAINING_NAMES, *catalog, "'tpu-v9'"}, key=len, reverse=True)
     pages = {}
     for lang in ("zh", "en"):
-        url = f"/admin/skus/h100-80g-sxm-8x?lang={lang}"
-        version = re.search(r'name="version" value="(\d+)"', client.get(url, headers=HTML).text)
-        assert version, lang
-        fields = {
-            "csrf_token": csrf, "version": version.group(1), "name": "8x H100 80G SXM NVSwitch server",
-            "gpu": "h100-80g-sxm", "rental_unit": "node", "gpus_per_node": "16", "card_counts": "6, 3, 32",
-            "intra_node_link": "nvlink4", "regions": "shenzhen",
-        }  # fmt: skip
+        url, fields = _sku_form(client, lang, csrf)
+        fields |= {"gpus_per_node": "16", "card_counts": "6, 3, 32"}
         shape = client.post(url, data=fields, headers=HTML)
         gpu = client.post(url, data={**fields, "gpu": "tpu-v9", "gpus_per_node": "8", "card_counts": "8"}, headers=HTML)
         retire = client.post(
