@@ -37,6 +37,7 @@ from app import messages
 from app.db.engine import DatabaseUnavailable
 from app.estimator.specs import EstimatorError
 from app.field_words import plain_message
+from app.i18n import negotiate
 
 log = logging.getLogger("app.errors")
 E = TypeVar("E", bound=Exception)
@@ -177,12 +178,37 @@ def app_error_response(exc: AppError) -> JSONResponse:
     return problem(exc.status, exc.type_, exc.title, exc.detail, headers=exc.headers or None, **extra)
 
 
-async def _on_app_error(_request: Request, exc: AppError) -> JSONResponse:
-    return app_error_response(exc)
+def _worded(error: dict[str, Any], lang: str) -> dict[str, Any]:
+    """A field error in `lang`, worded from its code (`type`) and figures (`params`): a quote's refusal
+    (app.messages.quote_check) or the estimator's (app.messages.estimator_text); as it was without them."""
+    code, params = str(error.get("type", "")), error.get("params")
+    if params is None:
+        return error
+    if code in messages.QUOTE_CHECKS["en"]:
+        return {**error, "message": messages.quote_check(code, params, lang)}
+    if code in messages.ESTIMATOR_ERRORS["en"]:
+        return {**error, "message": messages.estimator_text(code, params, lang)}
+    return error
 
 
-async def _on_estimator_error(_request: Request, exc: EstimatorError) -> JSONResponse:
-    return http_problem(422, str(exc), errors=[messages.estimator_error_item(exc)])
+async def _on_app_error(request: Request, exc: AppError) -> JSONResponse:
+    """A 422 in the request's language (Accept-Language, as the pages choose theirs: app.i18n.negotiate): its
+    `errors[].message` worded from their codes and the `detail` from them; English, as raised, without one."""
+    if exc.status != 422 or not exc.errors:
+        return app_error_response(exc)
+    lang = negotiate(request)
+    errors = exc.errors if lang == "en" else [_worded(error, lang) for error in exc.errors]
+    detail = exc.detail if errors == exc.errors else "; ".join(f"{e['field']}: {e['message']}" for e in errors[:5])
+    headers = {**exc.headers, "Vary": "Accept-Language"}
+    return problem(exc.status, exc.type_, exc.title, detail, headers=headers, **{**exc.extra, "errors": errors})
+
+
+async def _on_estimator_error(request: Request, exc: EstimatorError) -> JSONResponse:
+    lang = negotiate(request)
+    item = messages.estimator_error_item(exc)
+    item = item if exc.code is None else item | {"message": messages.estimator_error(exc, lang)}
+    detail = str(exc) if lang == "en" else item["message"]
+    return http_problem(422, detail, errors=[item], headers={"Vary": "Accept-Language"})
 
 
 # PostgreSQL SQLSTATEs of a wait that ran out (DB_LOCK_TIMEOUT_MS, DB_STATEMENT_TIMEOUT_MS) or of a

@@ -93,6 +93,31 @@ QUOTE_CHECKS: dict[str, dict[str, str]] = {
         "slo_not_met_pool_replan": "the {pool} pool's {replicas} replica(s) of TP {tp} miss {slo} at the peak of "
         "{peak_rps:,.3g} requests/s (peak utilization {utilization:.2f}), and no replica count of TP {tp} meets it: "
         "re-plan with /recommend, or relax the targets",
+        # a plan the SKU cannot run (app/quotes/plan_check.py `_check_fits`): its memory, its host RAM (`_loading`: the
+        # model's load sets the peak, else an offload), no stack; the estimator's own refusal words `reason`
+        "plan_gpu_memory": "does not fit {sku}: Needs {needed_gib:.1f} GiB per GPU; the card has {capacity_gib:.1f} "
+        "GiB usable, {limit_gib:.1f} GiB after the {headroom:.0%} headroom.",
+        "plan_host_ram": "does not fit {sku}: Offload needs {offload_gib:,.0f} GiB of host RAM per node; the node "
+        "has {host_ram_gib:,.0f} GiB, {limit_gib:,.0f} GiB after {reserve_gib:,.0f} GiB kept for the OS, the "
+        "training processes and their data loaders.",
+        "plan_host_ram_loading": "does not fit {sku}: Loading the model needs {load_gib:,.0f} GiB of host RAM per "
+        "node ({copies} rank(s) on the node each hold the whole {model_gib:,.0f} GiB model before ZeRO-3 shards "
+        "it); the node has {host_ram_gib:,.0f} GiB, {limit_gib:,.0f} GiB after {reserve_gib:,.0f} GiB kept for the "
+        "OS, the training processes and their data loaders.",
+        "plan_host_ram_unknown": "cannot be checked on {sku}: Offload needs {offload_gib:,.0f} GiB of host RAM per "
+        "node, and the node's host RAM is not known: give hardware.host_ram_gib, or a server whose host RAM the "
+        "catalog lists.",
+        "plan_host_ram_unknown_loading": "cannot be checked on {sku}: Loading the model needs {load_gib:,.0f} GiB "
+        "of host RAM per node ({copies} rank(s) on the node each hold the whole {model_gib:,.0f} GiB model before "
+        "ZeRO-3 shards it), and the node's host RAM is not known: give hardware.host_ram_gib, or a server whose "
+        "host RAM the catalog lists.",
+        "plan_no_stack": "cannot be quoted on {sku}: No training stack runs {task} of this model as {shape}, "
+        "offload {offload}, recompute {recompute}, optimizer {optimizer} (docs/stacks.md).",
+        "plan_no_stack_levers": "cannot be quoted on {sku}: No training stack runs the memory lever(s) {levers} for "
+        "{task} of this model as {shape}, offload {offload}, recompute {recompute}, optimizer {optimizer} "
+        "(docs/stacks.md); without {levers} a stack runs the plan.",
+        "plan_not_fit": "does not fit {sku}: {reason}",
+        "plan_refused": "{reason}",
         # a workload quoted without the plan it runs (app/quotes/plan_check.py `check_quote`)
         "plan_required": "a quote for a workload states the plan it runs: post the `quote` body of a /recommend option "
         "(plan with dp/tp/pp/cp, or pools), or drop the workload to quote the hardware alone",
@@ -173,6 +198,25 @@ QUOTE_CHECKS: dict[str, dict[str, str]] = {
         "plan.pools.{pool}.replicas {needed}（gpus {gpus}）、数量 {quantity} 报价",
         "slo_not_met_pool_replan": "{pool} 池的 {replicas} 个 TP {tp} 副本在每秒 {peak_rps:,.3g} 个请求的峰值下达不到 "
         "{slo}（峰值利用率 {utilization:.2f}），且 TP {tp} 的任何副本数都达不到：请用 /recommend 重新规划，或放宽目标",
+        "plan_gpu_memory": "{sku} 放不下：每块 GPU 需要 {needed_gib:.1f} GiB；该卡可用 {capacity_gib:.1f} GiB，留出 "
+        "{headroom:.0%} 余量后为 {limit_gib:.1f} GiB。",
+        "plan_host_ram": "{sku} 放不下：卸载每个节点需要 {offload_gib:,.0f} GiB 主机内存；节点有 {host_ram_gib:,.0f}"
+        " GiB，为操作系统、训练进程及其数据加载器保留 {reserve_gib:,.0f} GiB 后为 {limit_gib:,.0f} GiB。",
+        "plan_host_ram_loading": "{sku} 放不下：加载模型每个节点需要 {load_gib:,.0f} GiB 主机内存（节点上 {copies} "
+        "个进程在 ZeRO-3 切分前各持有完整的 {model_gib:,.0f} GiB 模型）；节点有 {host_ram_gib:,.0f} GiB，为操作系统"
+        "、训练进程及其数据加载器保留 {reserve_gib:,.0f} GiB 后为 {limit_gib:,.0f} GiB。",
+        "plan_host_ram_unknown": "无法在 {sku} 上核对：卸载每个节点需要 {offload_gib:,.0f} GiB 主机内存，而节点的主"
+        "机内存未知：请给出 hardware.host_ram_gib，或选择目录列出了主机内存的服务器。",
+        "plan_host_ram_unknown_loading": "无法在 {sku} 上核对：加载模型每个节点需要 {load_gib:,.0f} GiB 主机内存（节"
+        "点上 {copies} 个进程在 ZeRO-3 切分前各持有完整的 {model_gib:,.0f} GiB 模型），而节点的主机内存未知：请给出 "
+        "hardware.host_ram_gib，或选择目录列出了主机内存的服务器。",
+        "plan_no_stack": "无法在 {sku} 上报价：没有训练框架能以 {shape}、卸载 {offload}、重计算 {recompute}、优化器 "
+        "{optimizer} 运行此模型的 {task}（docs/stacks.md）。",
+        "plan_no_stack_levers": "无法在 {sku} 上报价：以 {shape}、卸载 {offload}、重计算 {recompute}、"
+        "优化器 {optimizer} 运行此模型的 {task} 时，没有训练框架支持内存选项 {levers}（docs/stacks.md）；"
+        "去掉 {levers} 后即有框架可运行该方案。",
+        "plan_not_fit": "{sku} 放不下：{reason}",
+        "plan_refused": "{reason}",
         "plan_required": "为工作负载报价需要写明它运行的方案：请提交 /recommend 某个选项的 `quote` 请求体"
         "（含 dp/tp/pp/cp 或 pools 的 plan），或去掉 workload，只为硬件报价",
         "slo_not_met_concurrency_replan": "每个副本 {concurrency:,} 条序列时 TTFT 为 {ttft_ms:,.0f} ms、TPOT 为 "

@@ -157,24 +157,20 @@ def _money_error(field: str, exc: MoneyError, amount: object, currency: str) -> 
 
 def shape_errors(
     *, gpu_slug: str, rental_unit: str, gpus_per_node: int, card_counts: list[int], prefix: str = ""
-) -> list[dict[str, str]]:
+) -> list[dict[str, Any]]:
     """Card counts and server size the GPU type allows (facts from the estimator's GPU table)."""
     errors = []
     spec = load_gpus().get(gpu_slug)
     if spec is not None and gpus_per_node > spec.max_gpus_per_node:
-        errors.append(
-            _error(f"{prefix}gpus_per_node", f"{spec.name} servers hold at most {spec.max_gpus_per_node} GPUs")
-        )
+        errors.append(coded(f"{prefix}gpus_per_node", "gpus_per_node_max", gpu=spec.name, most=spec.max_gpus_per_node))
     if card_counts != sorted(set(card_counts)):
-        errors.append(_error(f"{prefix}card_counts", "must be distinct and in increasing order, e.g. [1, 2, 4]"))
+        errors.append(coded(f"{prefix}card_counts", "card_counts_order"))
     if any(count > gpus_per_node for count in card_counts):
-        errors.append(
-            _error(f"{prefix}card_counts", f"each count must be between 1 and gpus_per_node ({gpus_per_node})")
-        )
+        errors.append(coded(f"{prefix}card_counts", "card_counts_range", most=gpus_per_node))
     if rental_unit == "node" and card_counts != [gpus_per_node]:
-        errors.append(_error(f"{prefix}card_counts", f"a SKU rented by the node has card_counts [{gpus_per_node}]"))
+        errors.append(coded(f"{prefix}card_counts", "card_counts_node", gpus=gpus_per_node))
     if spec is not None and gpu_slug.endswith("-sxm") and any(c & (c - 1) for c in card_counts):
-        errors.append(_error(f"{prefix}card_counts", "SXM boards are partitioned in 1, 2, 4 or 8 GPUs"))
+        errors.append(coded(f"{prefix}card_counts", "card_counts_sxm"))
     return errors
 
 
@@ -186,14 +182,14 @@ def link_errors(
     errors = []
     if intra_node_link is not None and intra_node_link not in intra_node_kinds():
         known = ", ".join(sorted(intra_node_kinds()))
-        errors.append(_coded(f"{prefix}intra_node_link", "link_unknown", link=intra_node_link, known=known))
+        errors.append(coded(f"{prefix}intra_node_link", "link_unknown", link=intra_node_link, known=known))
     if inter_node_fabric is not None and inter_node_fabric not in inter_node_fabrics():
         known = ", ".join(sorted(inter_node_fabrics()))
-        errors.append(_coded(f"{prefix}inter_node_fabric", "fabric_unknown", fabric=inter_node_fabric, known=known))
+        errors.append(coded(f"{prefix}inter_node_fabric", "fabric_unknown", fabric=inter_node_fabric, known=known))
     return errors
 
 
-def _coded(field: str, code: str, **params: Any) -> dict[str, Any]:
+def coded(field: str, code: str, **params: Any) -> dict[str, Any]:
     """A refusal on `field` worded from its code (app/i18n_admin.py `admin_err_<code>`: the admin pages word it in
     their reader's language), its values in `params`."""
     return {**_error(field, ADMIN_EN[f"admin_err_{code}"].format(**params)), "code": code, "params": params}
@@ -212,7 +208,7 @@ def _gpu_type_id(session: Session, slug: str, field: str = "gpu") -> int:
     gpu = catalog_repository.get_gpu_type_by_slug(session, slug)
     if gpu is None:
         known = ", ".join(g.slug for g in catalog_repository.list_gpu_types(session))
-        _invalid([_error(field, f"unknown GPU type {slug!r}; known: {known}")])
+        _invalid([coded(field, "gpu_unknown", gpu=slug, known=known)])
     return gpu.id
 
 
@@ -299,7 +295,7 @@ def discount_errors(discounts: Mapping[str, int], field: str = "discounts") -> l
     monthly, annual = discounts.get("monthly", 0), discounts.get("annual", 0)
     if monthly <= annual:
         return []
-    return [_coded(f"{field}.monthly", "discount_order", monthly=f"{monthly / 100:g}", annual=f"{annual / 100:g}")]
+    return [coded(f"{field}.monthly", "discount_order", monthly=f"{monthly / 100:g}", annual=f"{annual / 100:g}")]
 
 
 def merged_discount_errors(sku: Sku, discounts: Mapping[Term, str], field: str = "discounts") -> list[dict[str, Any]]:

@@ -40,6 +40,7 @@ from app.errors import AppError, InvalidInput, TooManyRequests
 from app.estimator.vocabulary import QUOTE_STATUSES, TERMS, QuoteStatus
 from app.field_words import pydantic_message
 from app.i18n import Translator, negotiate
+from app.i18n_admin import ADMIN_EN
 from app.quotes import service as quotes_service
 from app.templating import templates
 
@@ -460,8 +461,7 @@ def sku_status(edit: SkuEditDep, action: Literal["retire", "reactivate"]) -> Res
     if action == "retire" and edit.form.get("confirm") != "yes":
         return edit.refused(
             InvalidInput(
-                "Retiring takes the SKU off sale: tick the box to confirm.",
-                errors=[{"field": "confirm", "message": "tick “Yes, retire this SKU” to confirm", "type": "missing"}],
+                ADMIN_EN["admin_err_retire_confirm"], errors=[catalog_editing.coded("confirm", "retire_confirm")]
             )
         )
 

@@ -361,7 +361,7 @@ def _plan_warnings(ragged: bool, m: int, pp: int, tp: int, gpus_per_node: int, t
         found.append(Warning_("ragged_batch"))
     if pp > 1 and m < 4 * pp:
         bubble = (pp - 1) / (m + pp - 1)  # 1F1B's idle share of a step (Narayanan et al. 2021 §2.2)
-        found.append(Warning_("pipeline_bubble", {"bubble": bubble}))
+        found.append(Warning_("pipeline_few_microbatches", {"micro_batches": m, "pp": pp, "bubble": bubble}))
     if tp > gpus_per_node:
         found.append(Warning_("tp_across_nodes", {"tp": tp, "gpus_per_node": gpus_per_node}))
     if tcp:

@@ -20,12 +20,7 @@ from app.catalog import repository as catalog_repository
 from app.catalog.models import Sku, SkuAddon
 from app.catalog.service import fabric_addon_of, joining_fabric
 from app.errors import InvalidInput
-from app.estimator.memory import (
-    MemoryEstimate,
-    gpu_memory_message,
-    host_ram_message,
-    host_ram_unknown_message,
-)
+from app.estimator.memory import MemoryEstimate, host_need_params
 from app.estimator.performance import PerformanceEstimate, estimate_performance
 from app.estimator.serving import ServingConfig, ServingEstimate, check_fits, estimate_serving
 from app.estimator.serving_levers import check_pipeline
@@ -38,6 +33,7 @@ from app.planner.recommend import host_ram_unconfirmed
 from app.planner.schemas import HardwareIn, PlanIn, WorkloadIn
 from app.planner.search import stated_plan
 from app.planner.serving import check_serving_plan
+from app.planner.serving_disagg import check_disaggregated
 from app.planner.serving_service import check_training_levers, serving_config, serving_out
 from app.planner.stacks import as_launched, no_stack_warning
 from app.planner.workload import SessionOpener, as_rented, resolve_cluster, resolve_model
@@ -57,8 +53,11 @@ if TYPE_CHECKING:
 DEGREES = ("dp", "tp", "pp", "cp")
 
 
-def _invalid(field: str, message: str) -> InvalidInput:
-    return InvalidInput(f"{field}: {message}", errors=[{"field": field, "message": message, "type": "value_error"}])
+def _estimator_refusal(field: str, error: EstimatorError, sku: str | None = None) -> InvalidInput:
+    """A 422 of the estimator's refusal: `plan_not_fit` on `sku` (or `plan_refused`), the estimator's code and
+    figures under `reason` (worded by app.messages.quote_check in either language; its English text without one)."""
+    reason = {"code": error.code, "params": error.params} if error.code else {"message": str(error)}
+    return refusal(field, "plan_refused" if sku is None else "plan_not_fit", {"reason": reason, "sku": sku})
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,6 +193,7 @@ def _check_pools_fit(session: Session, sku: Sku, quantity: int, pools: PoolsIn, 
         return {}  # a model the estimator cannot size is kept for the record, unchecked
     hardware = HardwareIn(sku=sku.slug, nodes=2)  # two servers joined by the fabric: where the KV crosses
     servers = resolve_cluster(hardware, cast("SessionOpener", lambda: nullcontext(session)))[0]
+    _check_disaggregated(request)
     shapes: dict[str, PoolIn] = {"prefill": pools.prefill, "decode": pools.decode}
     for name, pool in shapes.items():
         try:
@@ -202,12 +202,27 @@ def _check_pools_fit(session: Session, sku: Sku, quantity: int, pools: PoolsIn, 
             check_fits(model, cfg, servers.gpu, pool.tp, 1)
         except EstimatorError as error:
             field = error.field if error.field and not error.field.startswith("plan") else f"plan.pools.{name}"
-            raise _invalid(field, f"does not fit {sku.slug}: {error}") from error
+            raise _estimator_refusal(field, error, sku.slug) from error
     try:
         return pools_load(model, cfg, servers, sku, pools, quantity)
     except EstimatorError as error:
         field = error.field if error.field and not error.field.startswith("plan") else "plan.pools"
-        raise _invalid(field, f"does not fit {sku.slug}: {error}") from error
+        raise _estimator_refusal(field, error, sku.slug) from error
+
+
+def _check_disaggregated(request: WorkloadIn) -> None:
+    """Pools on an engine /recommend sizes them for (app.planner.serving_disagg.check_disaggregated): its code and
+    figures on the workload's field (`disaggregated_engine`), worded as /recommend's. A load it would refuse is
+    refused on its own field (`pools_no_load`: app.quotes.pool_load)."""
+    try:
+        cfg = serving_config(request)
+    except EstimatorError:
+        return  # refused on the pool that runs it (_check_pools_fit)
+    try:
+        check_disaggregated(cfg)
+    except EstimatorError as error:
+        if error.code == "disaggregated_engine":
+            raise refusal(f"workload.{error.field}", error.code, error.params, str(error)) from error
 
 
 def _joins_servers(sku: Sku, quantity: int, plan: PlanIn, workload: WorkloadIn | None) -> bool:
@@ -328,7 +343,7 @@ def _check_serving_fits(
         result = estimate_serving(model, cfg, cluster, tp=plan.tp, pp=plan.pp, replicas=plan.dp)
     except EstimatorError as error:
         field = error.field if error.field and not error.field.startswith("plan") else "plan"
-        raise _invalid(field, f"does not fit {sku_id}: {error}") from error
+        raise _estimator_refusal(field, error, sku_id) from error
     _check_serving_slo(result, cfg, plan, by_card, cluster.gpus_per_node)
     kept = {"ttft_ms", "tpot_ms", "latency", "isolated_ttft_ms", "utilization", "replicas", "gpus_per_replica"}
     kept |= {"meets_slo", "engine", "max_concurrency"}
@@ -378,39 +393,33 @@ def _check_fits(
     try:
         held, memory = stated_plan(model, work, spec, cluster)
     except EstimatorError as error:
-        raise _invalid("plan", str(error)) from error
+        raise _estimator_refusal("plan", error) from error
     breakdown = memory.breakdown
-    host = {"sku": sku_id, "host_gib": breakdown.host_peak / GIB, "loading": breakdown.load_binds}
+    host = {"sku": sku_id, "host_gib": breakdown.host_peak / GIB} | host_need_params(breakdown)
     unconfirmed = not breakdown.host_fits and cluster.host_ram_gib is None and unconfirmed_load(breakdown)
     if not breakdown.host_fits and cluster.host_ram_gib is None and not unconfirmed:
         # first: nothing about the plan can be settled on a server whose host RAM is not known, stack included
-        text = f"cannot be checked on {sku_id}: {host_ram_unknown_message(breakdown)}"
-        raise refusal("plan", "plan_host_ram_unknown", host, text)
+        raise refusal("plan", "plan_host_ram_unknown", host)
     no_stack = no_stack_warning(work, held, model)
     if no_stack is not None:
-        p = no_stack.params  # the 422's English, as the neighbouring plan refusals word theirs
-        text = (
-            f"cannot be quoted on {sku_id}: No training stack runs {p['task']} of this model as {p['shape']}, offload "
-            f"{p['offload']}, recompute {p['recompute']}, optimizer {p['optimizer']}"
-            + (f" with the memory lever(s) {', '.join(p['levers'])}" if p.get("levers") else "")
-            + " (docs/stacks.md)."
-        )
-        raise refusal("plan", "plan_no_stack", p, text)
+        raise refusal("plan", "plan_no_stack", {"sku": sku_id} | no_stack.params)
     if not breakdown.gpu_fits:
         limit = breakdown.capacity if breakdown.limit is None else breakdown.limit
         figures = {
             "needed_gib": breakdown.total / GIB,
             "limit_gib": limit / GIB,
             "capacity_gib": breakdown.capacity / GIB,
+            "headroom": 1 - limit / breakdown.capacity,
         }
-        text = f"does not fit {sku_id}: {gpu_memory_message(breakdown)}"
-        raise refusal("plan", "plan_gpu_memory", {"sku": sku_id} | figures, text)
+        raise refusal("plan", "plan_gpu_memory", {"sku": sku_id} | figures)
     if not breakdown.host_fits and cluster.host_ram_gib is not None:
-        text = f"does not fit {sku_id}: {host_ram_message(breakdown, cluster.host_ram_gib)}"
         limit_gib = (breakdown.host_ram_limit or 0.0) / GIB
-        raise refusal(
-            "plan", "plan_host_ram", host | {"host_ram_gib": cluster.host_ram_gib, "limit_gib": limit_gib}, text
-        )
+        kept = {
+            "host_ram_gib": cluster.host_ram_gib,
+            "limit_gib": limit_gib,
+            "reserve_gib": cluster.host_ram_gib - limit_gib,
+        }
+        raise refusal("plan", "plan_host_ram", host | kept)
     performance = estimate_performance(model, work, held, as_rented(cluster))
     figures = estimate_figures(memory, performance)
     if unconfirmed:  # quoted on the condition /recommend offered it on (warning host_ram_unconfirmed), printed

@@ -120,6 +120,8 @@ def quote_from_form(
                 code, message = str(err.get("type", "")), str(err.get("message"))
                 if code in messages.QUOTE_CHECKS["en"]:  # worded in the page's language from its code
                     message = messages.quote_check(code, err.get("params") or {}, t.lang)
+                elif code in messages.ESTIMATOR_ERRORS["en"]:  # the estimator's refusal, as /recommend words it
+                    message = messages.estimator_text(code, err.get("params") or {}, t.lang)
                 errors.setdefault(_quote_field(str(err.get("field", ""))), []).append(message)
     return None, QuoteEntry(option, customer, errors, addons)
 

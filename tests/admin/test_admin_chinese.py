@@ -85,17 +85,24 @@ def test_every_after_change_message_is_worded_in_both_languages() -> None:
         assert EN[f"admin_msg_{code}"] != ZH[f"admin_msg_{code}"], code
 
 
-def _refused_sku_forms(client: TestClient, lang: str, csrf: str) -> dict[str, str]:
-    """The SKU edit page refusing a server of 0 GPUs, and a price with a fraction of a fen."""
+def _sku_form(client: TestClient, lang: str, csrf: str) -> tuple[str, dict[str, str]]:
+    """The 8-GPU H100 SKU's edit page address in `lang` and its form as the page holds it (its current version)."""
     url = f"/admin/skus/h100-80g-sxm-8x?lang={lang}"
     page = client.get(url, headers=HTML).text
     version = re.search(r'name="version" value="(\d+)"', page)
     assert version, page[:2000]
     fields = {
         "csrf_token": csrf, "version": version.group(1), "name": "8x H100 80G SXM NVSwitch server",
-        "gpu": "h100-80g-sxm", "rental_unit": "node", "gpus_per_node": "0", "card_counts": "8",
+        "gpu": "h100-80g-sxm", "rental_unit": "node", "gpus_per_node": "8", "card_counts": "8",
         "intra_node_link": "nvlink4", "regions": "shenzhen",
     }  # fmt: skip
+    return url, fields
+
+
+def _refused_sku_forms(client: TestClient, lang: str, csrf: str) -> dict[str, str]:
+    """The SKU edit page refusing a server of 0 GPUs, and a price with a fraction of a fen."""
+    url, fields = _sku_form(client, lang, csrf)
+    fields |= {"gpus_per_node": "0"}
     edit = client.post(url, data=fields, headers=HTML)
     price = client.post(
         f"/admin/skus/h100-80g-sxm-8x/prices?lang={lang}",
@@ -136,3 +143,31 @@ def test_refused_sku_forms_are_chinese(client: TestClient, db: Session, alice: A
     assert "Not saved: correct the fields below." in en["edit"] and "<dt>GPUs per server</dt>" in en["edit"]
     assert "30000.005 has more than 2 decimal places for CNY" in en["price"]
     assert "unknown link &#39;warp&#39;" in en["catalog"] and "above the annual term&#39;s (10 %)" in en["catalog"]
+
+
+def test_refused_card_counts_gpu_type_and_retirement_are_chinese(client: TestClient, db: Session, alice: Admin) -> None:
+    """The SKU form's card-count and GPU-type refusals and the unticked retirement read in the page's language, from
+    their codes (app/i18n_admin.py `admin_err_<code>`), the same codes worded in English on an English page."""
+    csrf = sign_in(client, alice.user.email)
+    catalog = [*filter(None, [*db.scalars(select(GpuType.name)), *db.scalars(select(Sku.notes))]), "shenzhen"]
+    names = sorted({*allowed_names(client), *TRAINING_NAMES, *catalog, "'tpu-v9'"}, key=len, reverse=True)
+    pages = {}
+    for lang in ("zh", "en"):
+        url, fields = _sku_form(client, lang, csrf)
+        fields |= {"gpus_per_node": "16", "card_counts": "6, 3, 32"}
+        shape = client.post(url, data=fields, headers=HTML)
+        gpu = client.post(url, data={**fields, "gpu": "tpu-v9", "gpus_per_node": "8", "card_counts": "8"}, headers=HTML)
+        retire = client.post(
+            f"/admin/skus/h100-80g-sxm-8x/retire?lang={lang}", data={"csrf_token": csrf, "version": "1"}, headers=HTML
+        )
+        assert (shape.status_code, gpu.status_code, retire.status_code) == (422, 422, 422), (lang, shape.text[:2000])
+        pages[lang] = {"shape": shape.text, "gpu": gpu.text, "retire": retire.text}
+    left = {name: runs for name, page in pages["zh"].items() if (runs := english_runs(page, names))}
+    assert not left, left
+    assert "须互不相同且按递增顺序排列" in pages["zh"]["shape"] and "最多容纳 8 块 GPU" in pages["zh"]["shape"]
+    assert "未知的 GPU 型号 &#39;tpu-v9&#39;" in pages["zh"]["gpu"] and "请勾选" in pages["zh"]["retire"]
+    assert "must be distinct and in increasing order" in pages["en"]["shape"]
+    assert "SXM boards are partitioned in 1, 2, 4 or 8 GPUs" in pages["en"]["shape"]
+    assert (
+        "unknown GPU type &#39;tpu-v9&#39;" in pages["en"]["gpu"] and "tick the box to confirm" in pages["en"]["retire"]
+    )

@@ -124,3 +124,25 @@ def test_pools_for_a_workload_without_its_traffic_are_refused_as_unchecked(clien
     zh = messages.quote_check("pools_no_load", error["params"], "zh")
     assert zh != error["message"] and "资源池" in zh
     assert db.scalar(select(func.count()).select_from(Quote)) == 0
+
+
+def test_the_refusal_follows_the_requests_language(client: TestClient) -> None:
+    """A refusal's `message` and `detail` are worded from its code and figures in the request's language
+    (Accept-Language, as the pages and the quote's documents choose theirs: app.i18n.negotiate); English without
+    one. Before, a Chinese request got the English message, and only messages.quote_check(…, "zh") worded it."""
+    option = disaggregated_option(client)
+    body = _body(option, pools=ONE_EACH) | {"quantity": 2}
+    chinese = client.post("/quotes", json=body, headers={"Accept-Language": "zh-CN,zh;q=0.9"})
+    english = client.post("/quotes", json=body)
+    assert chinese.status_code == english.status_code == 422, chinese.text
+    assert "Accept-Language" in chinese.headers.get("vary", ""), chinese.headers
+    zh, en = chinese.json()["errors"][0], english.json()["errors"][0]
+    assert (zh["field"], zh["type"], zh["params"]) == (en["field"], en["type"], en["params"])
+    assert zh["message"] == messages.quote_check(zh["type"], zh["params"], "zh") != en["message"]
+    assert en["message"] == messages.quote_check(en["type"], en["params"])
+    worded = "; ".join(f"{e['field']}: {e['message']}" for e in chinese.json()["errors"])
+    assert chinese.json()["detail"] == worded and "池" in worded
+    pooled = _body(option)
+    pooled["workload"] = pooled["workload"] | {"model": {"preset": "llama-3.1-405b"}, "precision": "bf16"}
+    unfit = client.post("/quotes", json=pooled, headers={"Accept-Language": "zh"}).json()["errors"][0]
+    assert unfit["type"] == "plan_not_fit" and unfit["message"].startswith("h100-80g-sxm-8x 放不下："), unfit

@@ -88,3 +88,25 @@ def test_the_option_states_the_peak_and_every_gpu_rented(client: TestClient) -> 
     assert sum(pool["gpus"] for pool in serving["pools"].values()) == option["total_gpus"]
     per_gpu = serving["output_tokens_per_s"] / option["total_gpus"]
     assert serving["output_tokens_per_s_per_gpu"] == pytest.approx(per_gpu)
+
+
+def test_pools_on_an_engine_recommend_refuses_are_422(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    """/recommend sizes disaggregated pools only for the engines whose launches run them (`disaggregated_engine`): the
+    quote of pools checks the same, with the same code on the workload's field, worded in English and Chinese.
+    Before, it issued them on any engine."""
+    from app import messages
+    from app.planner import serving_disagg
+
+    option = disaggregated_option(client)
+    monkeypatch.setattr(serving_disagg, "DISAGGREGATED_ENGINES", ("sglang",))  # as if vLLM's launch were not built
+    body = option["quote"] | {"customer": CUSTOMER}
+    body["workload"] = body["workload"] | {"serving": body["workload"]["serving"] | {"engine": "vllm"}}
+    code = "disaggregated_engine"
+    response = client.post("/quotes", json=body)
+    assert response.status_code == 422, response.text
+    [error] = response.json()["errors"]
+    assert (error["field"], error["type"]) == ("workload.serving.disaggregated", code), error
+    assert error["message"] == messages.estimator_text(code, error["params"])
+    assert "分离式" in messages.estimator_text(code, error["params"], "zh")
+    recommend = client.post("/recommend", json={**option["quote"]["workload"], "serving": body["workload"]["serving"]})
+    assert recommend.status_code == 422 and recommend.json()["errors"][0]["type"] == code, recommend.text

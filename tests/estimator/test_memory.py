@@ -175,14 +175,22 @@ def test_bad_sequence_lengths_are_refused(seq_len: int) -> None:
 
 
 def test_traps_are_warnings_with_stable_codes() -> None:
-    estimate = _estimate(
+    """The memory estimate's traps; those that cost speed (a pipeline short of micro-batches, tensor parallel across
+    servers) the speed estimate warns, once (tests/api/test_warnings_said_once.py)."""
+    from app.estimator.performance import estimate_performance
+
+    model, workload, plan, cluster = (
         LLAMA3_8B,
         Workload(global_batch=8),
         Plan(tp=16, pp=3, micro_batch=1),
         _cluster(nodes=6),
     )
-    codes = {w.code for w in estimate.warnings}
-    assert {"kv_heads_replicated", "pp_uneven_layers", "tp_across_nodes", "pipeline_few_microbatches"} <= codes
+    codes = {w.code for w in _estimate(model, workload, plan, cluster).warnings}
+    assert {"kv_heads_replicated", "pp_uneven_layers"} <= codes
+    assert not {"tp_across_nodes", "pipeline_few_microbatches", "pipeline_bubble"} & codes
+    networked = replace(cluster, inter_node_gbps=400.0)  # the speed estimate needs the fabric between the servers
+    speed = {w.code for w in estimate_performance(model, workload, plan, networked).warnings}
+    assert {"tp_across_nodes", "pipeline_few_microbatches"} <= speed and "pipeline_bubble" not in speed
 
 
 def test_an_mla_model_has_no_kv_heads_to_replicate() -> None:

@@ -127,12 +127,10 @@ from __future__ import annotations
 
 from app.estimator.memory.activations import FRAGMENTATION, OTHER_NCCL_BYTES, kbit_upcast, varied_length_slack
 from app.estimator.memory.advice import (
-    gpu_memory_message,
     host_load_params,
+    host_need_params,
     host_ram_figures,
-    host_ram_message,
     host_ram_params,
-    host_ram_unknown_message,
 )
 from app.estimator.memory.breakdown import breakdown_gib, host_ram_reserve_gib
 from app.estimator.memory.estimate import (
@@ -160,13 +158,11 @@ __all__ = [
     "check_plan",
     "checkpoint_bytes_per_param",
     "estimate_memory",
-    "gpu_memory_message",
     "host_load_params",
+    "host_need_params",
     "host_ram_figures",
-    "host_ram_message",
     "host_ram_params",
     "host_ram_reserve_gib",
-    "host_ram_unknown_message",
     "kbit_upcast",
     "measured_bytes",
     "memory_breakdown",

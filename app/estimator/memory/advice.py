@@ -10,7 +10,7 @@ from typing import Any
 
 from app.estimator.hardware import load_gpus
 from app.estimator.interconnects import host_pcie_bytes_per_s
-from app.estimator.memory.activations import _microbatches, _recompute_kind, _split_fields, _split_of
+from app.estimator.memory.activations import _recompute_kind, _split_fields, _split_of
 from app.estimator.memory.breakdown import _breakdown, breakdown_gib
 from app.estimator.memory.context import _Ctx, _Split
 from app.estimator.specs import (
@@ -27,11 +27,10 @@ def _plan_warnings(ctx: _Ctx, split: _Split, plan: Plan, cluster: Cluster) -> li
     """The plan's traps, found in its split (activations._split_of) by the plan and cluster fields they read beside
     the split's own: tp, pp and the micro-batches (dp and the micro-batch) are in the split's key, the model's and the
     task's in the context."""
-    key = (plan.offload, cluster.gpus_per_node, cluster.gpu.pcie_gen)
+    key = (plan.offload, cluster.gpu.pcie_gen)
     found = split.traps.get(key)
     if found is None:  # the context's, under every field they read: shared by the splits
-        micro = _microbatches(ctx.workload, plan, plan.dp) if plan.pp > 1 else 0
-        shared = (plan.tp, plan.pp, plan.offload, micro, *key[1:])
+        shared = (plan.tp, plan.pp, plan.offload, cluster.gpu.pcie_gen)
         found = ctx.traps.get(shared)
         if found is None:
             model, trains = ctx.model, ctx.workload.task != "inference"
@@ -39,7 +38,7 @@ def _plan_warnings(ctx: _Ctx, split: _Split, plan: Plan, cluster: Cluster) -> li
             # equivalent of that latent's size (app/estimator/models.py), so no heads are replicated under TP.
             kv_heads = 0 if model.mla else model.kv_heads
             found = ctx.traps[shared] = _trap_warnings(
-                kv_heads, model.layers, model.approximate, *shared[:3], trains, *shared[3:]
+                kv_heads, model.layers, model.approximate, *shared[:3], trains, shared[3]
             )
         split.traps[key] = found
     return list(found)
@@ -54,11 +53,11 @@ def _trap_warnings(
     pp: int,
     offload: str,
     trains: bool,
-    micro: int,
-    gpus_per_node: int,
     pcie_gen: int,
 ) -> tuple[Warning_, ...]:
-    """The named traps of a plan, from the few numbers they depend on (cached: plans repeat them)."""
+    """The named traps of a plan, from the few numbers they depend on (cached: plans repeat them). What costs speed,
+    not memory, the speed estimate warns once (app/estimator/performance.py: a pipeline short of micro-batches,
+    `pipeline_few_microbatches`, and tensor parallel across servers, `tp_across_nodes`)."""
     out: list[Warning_] = []
     if tp > 1 and kv_heads % tp:
         out.append(
@@ -66,14 +65,9 @@ def _trap_warnings(
         )
     if layers % pp:
         out.append(Warning_("pp_uneven_layers", {"layers": layers, "pp": pp, "stage_layers": math.ceil(layers / pp)}))
-    if tp > gpus_per_node:
-        out.append(Warning_("tp_across_nodes", {"tp": tp, "gpus_per_node": gpus_per_node}))
     if offload != "none" and trains:
         pcie_gbs = host_pcie_bytes_per_s(pcie_gen) / 1e9  # data/interconnects.json pcie_host, with its source
         out.append(Warning_("offload_over_pcie", {"offload": offload, "pcie_gen": pcie_gen, "pcie_gbs": pcie_gbs}))
-    if pp > 1 and trains and micro < 4 * pp:
-        bubble = (pp - 1) / (micro + pp - 1)
-        out.append(Warning_("pipeline_few_microbatches", {"micro_batches": micro, "pp": pp, "bubble": bubble}))
     if approximate:
         out.append(Warning_("approximate_model"))
     return tuple(out)
@@ -108,35 +102,16 @@ def _load_warning(breakdown: MemoryBreakdown, host_ram_gib: float | None) -> War
     return Warning_("host_load_exceeded", host_load_params(breakdown) | host_ram_figures(breakdown, host_ram_gib))
 
 
-def _host_need(breakdown: MemoryBreakdown) -> str:
-    """What sets the host peak, in words: the offload, or the whole-model copies the loader holds (Plan.host_load)."""
-    if not breakdown.load_binds:
-        return f"Offload needs {breakdown.host_ram / GIB:,.0f} GiB of host RAM per node"
-    load = host_load_params(breakdown)
-    ranks = f"each of {load['copies']} ranks" if load["copies"] > 1 else "one rank"
-    return (
-        f"Loading the model needs {load['load_gib']:,.0f} GiB of host RAM per node ({ranks} on the node holds the "
-        f"whole {load['model_gib']:,.0f} GiB model before ZeRO-3 shards it)"
-    )
-
-
-def host_ram_unknown_message(breakdown: MemoryBreakdown) -> str:
-    return (
-        f"{_host_need(breakdown)}, and the node's host RAM is not known: give hardware.host_ram_gib, or a server "
-        "whose host RAM the catalog lists."
-    )
-
-
-def host_ram_message(breakdown: MemoryBreakdown, host_ram_gib: float) -> str:
-    available = (breakdown.host_ram_limit or 0.0) / GIB
-    return (
-        f"{_host_need(breakdown)}; the node has {host_ram_gib:,.0f} GiB, {available:,.0f} GiB after "
-        f"{host_ram_gib - available:,.0f} GiB kept for the OS, the training processes and their data loaders."
-    )
+def host_need_params(breakdown: MemoryBreakdown) -> dict[str, Any]:
+    """What sets the host peak, as figures (the words' codes: app/quote_check_words.py `plan_host_ram*`): `loading`
+    with the load's figures (host_load_params), else the offload's GiB per node."""
+    if breakdown.load_binds:
+        return {"loading": True} | host_load_params(breakdown)
+    return {"loading": False, "offload_gib": breakdown.host_ram / GIB}
 
 
 def host_ram_params(breakdown: MemoryBreakdown, host_ram_gib: float) -> dict[str, Any]:
-    """The figures of host_ram_message for an offload, by name (GiB per node)."""
+    """The figures of a host RAM refusal for an offload, by name (GiB per node)."""
     return {"offload_gib": breakdown.host_ram / GIB} | host_ram_figures(breakdown, host_ram_gib)
 
 
@@ -153,14 +128,6 @@ def host_load_params(breakdown: MemoryBreakdown) -> dict[str, Any]:
         "copies": copies,
         "model_gib": breakdown.host_load / max(1, copies) / GIB,
     }
-
-
-def gpu_memory_message(breakdown: MemoryBreakdown) -> str:
-    limit = breakdown.capacity if breakdown.limit is None else breakdown.limit
-    return (
-        f"Needs {breakdown.total / GIB:.1f} GiB per GPU; the card has {breakdown.capacity / GIB:.1f} GiB usable, "
-        f"{limit / GIB:.1f} GiB after the {1 - limit / breakdown.capacity:.0%} headroom."
-    )
 
 
 def _zero3_advice(ctx: _Ctx, split: _Split, plan: Plan, cluster: Cluster) -> Warning_:

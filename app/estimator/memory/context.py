@@ -100,7 +100,7 @@ class _Split:
     # DeepSpeed in `tuning`): model states per stage, the step's flags, and the worst stage by whether the gradients
     # are made in the backward (breakdown._sharded)
     sharded: dict[tuple[object, ...], _Sharded] = field(default_factory=dict)
-    # by (offload, GPUs per node, PCIe generation): the plan's traps
+    # by (offload, PCIe generation): the plan's traps
     traps: dict[tuple[object, ...], tuple[Warning_, ...]] = field(default_factory=dict)
     # by (ZeRO-3's dp, fp8_params, fsdp_torch_adamw, the Trainer's DeepSpeed, optimizer_in_backward, host_load and the
     # cluster's GPUs per node, usable memory, headroom, host RAM): the advice to a plan that does not fit

@@ -1,0 +1,48 @@
+"""A fact is warned once: a pipeline with too few micro-batches was `pipeline_bubble` from the speed estimate and
+`pipeline_few_microbatches` from the memory estimate (the same condition, m < 4 × pp: the 1F1B bubble, Narayanan et
+al. 2021 §2.2), and a tensor-parallel group across servers `tp_across_nodes` from both, so /estimate listed it twice.
+The speed estimate, where the bubble and the network cost, now says each once, with its figures."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from fastapi.testclient import TestClient
+
+from app import messages
+
+TRAINING = {"model": {"preset": "llama-3.1-70b"}, "task": "full_finetune", "tokens": 1e9}
+FEW_MICRO_BATCHES = {"tp": 8, "pp": 2, "dp": 1, "global_batch": 2}  # 2 micro-batches of 1 for 2 stages
+ACROSS_SERVERS = {"tp": 16, "pp": 1, "dp": 1, "global_batch": 16}  # TP 16 over two servers of 8
+
+
+def _codes(warnings: list[dict[str, Any]]) -> Counter[str]:
+    return Counter(warning["code"] for warning in warnings)
+
+
+def test_estimate_warns_each_fact_once(client: TestClient) -> None:
+    hardware = {"sku": "h100-80g-sxm-8x", "nodes": 2}
+    for plan, code in ((FEW_MICRO_BATCHES, "pipeline_few_microbatches"), (ACROSS_SERVERS, "tp_across_nodes")):
+        response = client.post("/estimate", json=TRAINING | {"hardware": hardware, "plan": plan})
+        assert response.status_code == 200, response.text
+        warnings = response.json()["warnings"]
+        codes = _codes(warnings)
+        assert codes[code] == 1, warnings
+        assert max(codes.values()) == 1, warnings
+        assert not {"pipeline_bubble", "pipeline_few_microbatches"} <= set(codes), warnings
+    few = next(w for w in client.post("/estimate", json=TRAINING | {"hardware": hardware, "plan": FEW_MICRO_BATCHES})
+               .json()["warnings"] if w["code"] == "pipeline_few_microbatches")  # fmt: skip
+    assert few["params"] == {"micro_batches": 2, "pp": 2, "bubble": 1 / 3}
+    assert few["message"] == messages.warning("pipeline_few_microbatches", few["params"])
+    assert "2 个微批" in messages.warning("pipeline_few_microbatches", few["params"], "zh")
+
+
+def test_no_recommended_option_warns_the_bubble_twice(client: TestClient) -> None:
+    body = {"model": {"preset": "llama-3.1-405b"}, "task": "full_finetune", "tokens": 1e10}
+    response = client.post("/recommend", json=body)
+    assert response.status_code == 200, response.text
+    for option in response.json()["options"]:
+        codes = _codes(option["warnings"])
+        assert max(codes.values(), default=1) == 1, option["warnings"]
+        assert not {"pipeline_bubble", "pipeline_few_microbatches"} <= set(codes), option["warnings"]
