@@ -267,8 +267,14 @@ def stale(session: Session, sku: Sku, based_on: int) -> Conflict:
     errors += [
         {"field": k, "message": "changed since your version", "type": "stale", "current": v} for k, v in changed.items()
     ]
+    if not 1 <= based_on < sku.version:  # a version the SKU never had: nobody changed it since
+        return Conflict(
+            f"SKU {sku.slug} has no version {based_on}: it is at version {sku.version}. "
+            "Nothing was saved; reload and apply your edit again.",
+            errors=errors,
+        )
     by = f" by {last.actor} at {aware(last.at).isoformat(timespec='seconds')}" if last else ""
-    fields = ", ".join(changed) or "unknown fields"
+    fields = ", ".join(changed) or "fields the audit log does not name"
     return Conflict(
         f"SKU {sku.slug} was changed{by} (version {based_on} → {sku.version}): {fields}. "
         "Nothing was saved; reload and apply your edit again.",
