@@ -109,7 +109,42 @@ def validate(session: Session, doc: CatalogDoc) -> list[dict[str, str]]:
         if sku.gpu in known_gpus and sku.gpu not in estimator_gpus:
             errors.append(_err(f"skus.{i}.gpu", f"the estimator has no specification for GPU type {sku.gpu!r}"))
         errors += _backdated_prices(session, sku, f"skus.{i}.", now)
+        errors += _currency_errors(session, sku, f"skus.{i}.", now)
     return errors
+
+
+def _currency_errors(session: Session, item: SkuDoc, prefix: str, now: datetime) -> list[dict[str, Any]]:
+    """The SKU's prices in force or scheduled once the document is applied (its own and those it keeps here) and its
+    priced add-ons share one currency, as through the edit API (catalog_editing.price_currency_errors)."""
+    sku = catalog_repository.get_sku_by_slug(session, item.id)
+    kept = [] if sku is None else sku.prices
+    prices: list[tuple[datetime, str, int | None]] = [(aware(p.effective_from), p.currency, None) for p in kept]
+    prices += [(aware(p.effective_from), p.currency, j) for j, p in enumerate(item.prices)]
+    past = [p for p in prices if p[0] <= now]
+    live = [max(past, key=lambda p: p[0])] if past else []
+    live += [p for p in prices if p[0] > now]
+    addons = catalog_editing.priced_addon_currencies([] if sku is None else catalog_editing.addons_of(session, sku))
+    for addon in item.addons:
+        addons.pop(addon.code, None)
+        if addon.status == "active" and addon.amount is not None:
+            addons[addon.code] = addon.currency
+    errors = [
+        error
+        for _, currency, j in live
+        if j is not None
+        for error in catalog_editing.price_currency_errors(currency, addons, f"{prefix}prices.{j}.currency")
+    ]
+    if errors:
+        return errors
+    currencies = [currency for _, currency, _ in live]
+    return [
+        error
+        for j, addon in enumerate(item.addons)
+        if addon.status == "active" and addon.amount is not None
+        for error in catalog_editing.addon_currency_errors(
+            addon.currency, currencies, f"{prefix}addons.{j}.currency", item.id
+        )
+    ]
 
 
 def _backdated_prices(session: Session, item: SkuDoc, prefix: str, now: datetime) -> list[dict[str, str]]:
