@@ -22,6 +22,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from app.admin import catalog_editing, repository
+from app.admin.overbooking import Edit, overbooking_error
 from app.admin.schemas import AddonDoc, AvailabilityDoc, CatalogDoc, ImportReport, SkuDoc
 from app.admin.service import Actor, aware, record
 from app.catalog import repository as catalog_repository
@@ -227,7 +228,9 @@ def _fits(amount: str, currency: str) -> bool:
 # --- applying -----------------------------------------------------------------------------------
 
 
-def import_catalog(session: Session, *, doc: CatalogDoc, actor: Actor, force: bool = False) -> ImportReport:
+def import_catalog(
+    session: Session, *, doc: CatalogDoc, actor: Actor, force: bool = False, allow_overbooking: bool = False
+) -> ImportReport:
     errors = validate(session, doc)
     if errors:
         raise InvalidInput(
@@ -243,6 +246,8 @@ def import_catalog(session: Session, *, doc: CatalogDoc, actor: Actor, force: bo
             + ("; …" if len(newer) > 10 else "")
             + ". Export again, or import with force=true to overwrite those changes; nothing was imported."
         )
+    if not allow_overbooking:
+        _refuse_overbooking(session, doc)
     report = ImportReport(gpu_types_created=[], skus_created=[], skus_updated=[], skus_unchanged=[], prices_added=0)
     for gpu in doc.gpu_types:
         if catalog_repository.get_gpu_type_by_slug(session, gpu.id) is None:
@@ -260,6 +265,30 @@ def import_catalog(session: Session, *, doc: CatalogDoc, actor: Actor, force: bo
         after=report.model_dump(),
     )
     return report
+
+
+def _refuse_overbooking(session: Session, doc: CatalogDoc) -> None:
+    """409 `overbooked` naming every inventory row of the document that would leave more units held by quotes (issued
+    or accepted) and maintenance than exist, as the availability endpoint refuses one (app.admin.overbooking). The
+    rows are read under their lock, the one a new quote's hold counts under, kept until the import commits."""
+    errors = []
+    for i, item in enumerate(doc.skus):
+        sku = catalog_repository.get_sku_by_slug(session, item.id)
+        for j, slot in enumerate([] if sku is None else item.availability):
+            assert sku is not None
+            row = repository.get_availability(session, sku_pk=sku.id, region=slot.region, lock=True)
+            if row is None or slot.units_available >= row.units_available:
+                continue
+            edit = Edit(sku.id, sku.slug, slot.region, row.units_available, slot.units_available)
+            error = overbooking_error(session, edit, field=f"skus.{i}.availability.{j}.units_available")
+            errors += [] if error is None else [error]
+    if errors:
+        raise Conflict(
+            "; ".join(e["message"] for e in errors[:5])
+            + ". Nothing was imported; import with allow_overbooking=true to save it anyway.",
+            errors=errors,
+            extra={"code": "overbooked"},
+        )
 
 
 def _apply_sku(session: Session, item: SkuDoc, actor: Actor, report: ImportReport) -> None:
