@@ -159,6 +159,22 @@ def hold(
     if free.free_units < units:
         raise taken(sku, free, units=units, start=start, latest=last_start(catalog_today(session)))
     first, end = window(start, months)
+    return _reserve(session, quote_id, sku, region, (first, end, units), state="held", held_until=held_until, now=now)
+
+
+def _reserve(
+    session: Session,
+    quote_id: int,
+    sku: Sku,
+    region: str,
+    days: tuple[date, date, int],
+    *,
+    state: str,
+    held_until: datetime,
+    now: datetime,
+) -> Reservation:
+    """Write the quote's reservation: `days`, its first day, the day after its last and its units."""
+    first, end, units = days
     reservation = Reservation(
         quote_id=quote_id,
         sku_pk=sku.id,
@@ -166,7 +182,7 @@ def hold(
         starts_on=first,
         ends_on=end,
         units=units,
-        state="held",
+        state=state,
         held_until=held_until,
         created_at=now,
     )
@@ -235,19 +251,8 @@ def take(
         holds = _holds(session, sku_pk=sku.id, region=region, start=count_from, now=now)
         free = free_units(row.units_available, holds, count_from, end)
         if free >= units:
-            reservation = Reservation(
-                quote_id=quote_id,
-                sku_pk=sku.id,
-                region=region,
-                starts_on=first,
-                ends_on=end,
-                units=units,
-                state="confirmed",
-                held_until=now,
-                created_at=now,
-            )
-            repository.add(session, reservation)
-            return reservation
+            days = (first, end, units)
+            return _reserve(session, quote_id, sku, region, days, state="confirmed", held_until=now, now=now)
         found = next_free(row.units_available, holds, count_from, (end - count_from).days, units)
         short.append(Free(region, row.units_available, free, found))
     raise taken(sku, short[0], units=units, start=count_from, latest=last_start(today))

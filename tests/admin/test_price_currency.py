@@ -55,17 +55,8 @@ def test_a_price_in_another_currency_than_a_priced_add_on_is_a_422_on_currency(
     assert _prices(db) == before
     sku = client.get(URL, headers=alice.headers).json()
     assert sku["current_price"]["currency"] == "CNY"
-    quote = client.post(
-        "/quotes",
-        json={
-            "sku_id": H100,
-            "quantity": 2,
-            "term": "monthly",
-            "months": 1,
-            "addons": ["infiniband-400g"],
-            "customer": {"name": "x", "email": "x@example.com"},
-        },
-    ).json()
+    body = {"sku_id": H100, "quantity": 2, "term": "monthly", "months": 1, "addons": ["infiniband-400g"]}
+    quote = client.post("/quotes", json={**body, "customer": {"name": "x", "email": "x@example.com"}}).json()
     assert (quote["currency"], quote["fabric_on_consultation"]) == ("CNY", False)
     assert [line["amount"] for line in quote["lines"]][-1] == "16000.00"
 

@@ -17,9 +17,13 @@ from tests.factories import units_available
 H100 = "h100-80g-sxm-8x"
 
 
-def _quote(client: TestClient, quantity: int, **changes: Any) -> dict[str, Any]:
+def _body(quantity: int, **changes: Any) -> dict[str, Any]:
     body = {"sku_id": H100, "quantity": quantity, "term": "monthly", "months": 1, "region": "singapore"}
-    response = client.post("/quotes", json={**body, "customer": {"name": "Ada", "email": "ada@example.org"}, **changes})
+    return {**body, "customer": {"name": "Ada", "email": "ada@example.org"}, **changes}
+
+
+def _quote(client: TestClient, quantity: int, **changes: Any) -> dict[str, Any]:
+    response = client.post("/quotes", json=_body(quantity, **changes))
     assert response.status_code == 201, response.text
     return dict(response.json())
 
@@ -41,17 +45,7 @@ def test_accepting_a_quote_issued_before_its_region_was_tracked_takes_its_units(
     assert (quote["reservation"]["region"], quote["reservation"]["units"]) == ("singapore", 4)
     assert quote["reservation"]["starts_on"] == early["start_date"]
     assert _reservations(db) == [(4, "confirmed")]
-    refused = client.post(
-        "/quotes",
-        json={
-            "sku_id": H100,
-            "quantity": 2,
-            "term": "monthly",
-            "months": 1,
-            "region": "singapore",
-            "customer": {"name": "Bo", "email": "bo@example.org"},
-        },
-    )
+    refused = client.post("/quotes", json=_body(2, customer={"name": "Bo", "email": "bo@example.org"}))
     assert (refused.status_code, refused.json()["free_units"]) == (409, 1)
 
 

@@ -36,14 +36,16 @@ BODY = {
 def server_db(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with scratch_database(request.param, tmp_path_factory, "capacity_server") as url:
         upgrade(url)
-        engine = build_engine(url)
-        with build_sessionmaker(engine).begin() as session:
-            seed_database(session)
-            sku = get_sku_by_slug(session, H100)
-            assert sku is not None
-            session.add(SkuAvailability(sku_pk=sku.id, region="singapore", units_available=SERVERS))
-        engine.dispose()
+        _seed(url)
+        _track(url, SERVERS)
         yield url
+
+
+def _seed(url: str) -> None:
+    engine = build_engine(url)
+    with build_sessionmaker(engine).begin() as session:
+        seed_database(session)
+    engine.dispose()
 
 
 def _post_all(base: str, count: int) -> list[httpx.Response]:
@@ -78,10 +80,7 @@ def untracked_db(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
     """A seeded database where singapore has no inventory figure yet."""
     with scratch_database(request.param, tmp_path_factory, "capacity_accepts") as url:
         upgrade(url)
-        engine = build_engine(url)
-        with build_sessionmaker(engine).begin() as session:
-            seed_database(session)
-        engine.dispose()
+        _seed(url)
         yield url
 
 
