@@ -573,6 +573,9 @@ def set_addon(session: Session, *, slug: str, code: str, data: AddonIn, actor: A
     currency = price_currency(sku)
     if data.currency != currency:  # another currency is never added to a total: the add-on would go unpriced
         _invalid(addon_currency_errors(data.currency, [currency], "currency", slug))
+    if data.amount is not None and data.status == "active":  # nor in that of a price scheduled to replace it
+        later = [p.currency for p in sku.prices if aware(p.effective_from) > utcnow()]
+        _raise_if(addon_currency_errors(data.currency, later, "currency", slug))
     amount = None
     if data.amount is not None:
         try:

@@ -7,7 +7,7 @@ naming the currency allowed and the add-ons), and nothing is written."""
 from __future__ import annotations
 
 import copy
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from fastapi.testclient import TestClient
 from sqlalchemy import func, select
@@ -130,3 +130,20 @@ def test_an_import_pricing_an_add_on_in_another_currency_than_the_price_writes_n
     )
     addon = client.get(URL, headers=alice.headers).json()["addons"][0]
     assert (addon["currency"], addon["amount"]) == ("CNY", None)
+
+
+def test_an_add_on_priced_in_another_currency_than_a_scheduled_price_is_a_422(client: TestClient, alice: Admin) -> None:
+    """The add-on would be in the price's currency today and out of every total once the scheduled price is in force."""
+    later = (datetime.now(UTC) + timedelta(days=2)).isoformat()
+    scheduled = {"amount": "1500000", "currency": "JPY", "effective_from": later}
+    assert client.post(f"{URL}/prices", headers=alice.headers, json=scheduled).status_code == 201
+    response = client.put(f"{URL}/addons/infiniband-400g", headers=alice.headers, json=IB)
+    assert response.status_code == 422, response.text
+    [error] = response.json()["errors"]
+    assert (error["field"], error["code"], error["params"]) == (
+        "currency",
+        "addon_currency",
+        {"currency": "JPY", "sku": H100},
+    )
+    unpriced = client.put(f"{URL}/addons/infiniband-400g", headers=alice.headers, json=IB | {"amount": None})
+    assert unpriced.status_code == 200, unpriced.text
