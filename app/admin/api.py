@@ -235,7 +235,10 @@ def export_catalog(session: SessionDep) -> CatalogDoc:
     "/catalog/import",
     summary="Import a catalog document: validated whole, then applied",
     responses={
-        409: {"description": "The catalog changed here after the document was exported; nothing was written"},
+        409: {
+            "description": "The catalog changed here after the document was exported, or an inventory would be "
+            "below what quotes hold (`code` overbooked); nothing was written"
+        },
         422: {"description": "Nothing was written; `errors` lists every problem"},
     },
 )
@@ -246,5 +249,14 @@ def import_catalog(
     force: Annotated[
         bool, Query(description="Import even over catalog changes made here after the document was exported")
     ] = False,
+    allow_overbooking: Annotated[
+        bool,
+        Query(
+            description="Import even an inventory below what issued and accepted quotes hold (a server broke); "
+            "without it such a document is a 409 `overbooked` naming the rows, and nothing is written"
+        ),
+    ] = False,
 ) -> ImportReport:
-    return catalog_transfer.import_catalog(session, doc=body, actor=admin.actor, force=force)
+    return catalog_transfer.import_catalog(
+        session, doc=body, actor=admin.actor, force=force, allow_overbooking=allow_overbooking
+    )

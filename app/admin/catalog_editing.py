@@ -10,7 +10,7 @@ audit row with the entity before and after.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import timedelta
 from decimal import Decimal
 from typing import Any, NoReturn
@@ -130,6 +130,29 @@ def price_currency(sku: Sku) -> str:
     (app.catalog.seed_data.SEED_CURRENCY). Its add-ons are priced in it: pricing adds nothing in another."""
     price = current_price(sku) or max(sku.prices, key=lambda p: (aware(p.effective_from), p.id), default=None)
     return price.currency if price is not None else SEED_CURRENCY
+
+
+def priced_addon_currencies(addons: Iterable[Any]) -> dict[str, str]:
+    """The currency of each add-on on sale with an amount (code → currency): a quote adds its amount to the total
+    only in the currency of the SKU's price. One priced on consultation (no amount) adds nothing in any currency."""
+    return {a.code: a.currency for a in addons if a.status == "active" and a.amount_minor is not None}
+
+
+def price_currency_errors(currency: str, addons: Mapping[str, str], field: str) -> list[dict[str, Any]]:
+    """A price in `currency` beside priced add-ons in another one (review R1: the fabric then left every quote's
+    total as "priced on consultation")."""
+    others = sorted(code for code, other in addons.items() if other != currency)
+    if not others:
+        return []
+    return [_coded(field, "price_currency_addons", currency=addons[others[0]], addons=", ".join(others))]
+
+
+def addon_currency_errors(
+    currency: str, price_currencies: Iterable[str], field: str, slug: str
+) -> list[dict[str, Any]]:
+    """A priced add-on in another currency than a price of the SKU in force or scheduled."""
+    others = sorted(set(price_currencies) - {currency})
+    return [_coded(field, "addon_currency", currency=others[0], sku=slug)] if others else []
 
 
 def stale_words(current: int | None, sent: int | None) -> str:
@@ -261,8 +284,14 @@ def stale(session: Session, sku: Sku, based_on: int) -> Conflict:
     errors += [
         {"field": k, "message": "changed since your version", "type": "stale", "current": v} for k, v in changed.items()
     ]
+    if not 1 <= based_on < sku.version:  # a version the SKU never had: nobody changed it since
+        return Conflict(
+            f"SKU {sku.slug} has no version {based_on}: it is at version {sku.version}. "
+            "Nothing was saved; reload and apply your edit again.",
+            errors=errors,
+        )
     by = f" by {last.actor} at {aware(last.at).isoformat(timespec='seconds')}" if last else ""
-    fields = ", ".join(changed) or "unknown fields"
+    fields = ", ".join(changed) or "fields the audit log does not name"
     return Conflict(
         f"SKU {sku.slug} was changed{by} (version {based_on} → {sku.version}): {fields}. "
         "Nothing was saved; reload and apply your edit again.",
@@ -406,6 +435,7 @@ def add_price(session: Session, *, slug: str, data: PriceCreate, actor: Actor) -
         check_version(session, sku, data.version)
     if data.terms:
         _raise_if(merged_discount_errors(sku, data.terms, field="terms"))
+    _raise_if(price_currency_errors(data.currency, priced_addon_currencies(addons_of(session, sku)), "currency"))
     before = snapshot(sku)
     old = current_price(sku)
     price = price_row(data, actor=actor)
@@ -536,7 +566,10 @@ def set_addon(session: Session, *, slug: str, code: str, data: AddonIn, actor: A
     _raise_if([] if _CODE.match(code) else [_error("code", "lower-case letters, digits and dashes")])
     currency = price_currency(sku)
     if data.currency != currency:  # another currency is never added to a total: the add-on would go unpriced
-        _invalid([_error("currency", f"must be {currency}, the currency of {slug}'s price")])
+        _invalid(addon_currency_errors(data.currency, [currency], "currency", slug))
+    if data.amount is not None and data.status == "active":  # nor in that of a price scheduled to replace it
+        later = [p.currency for p in sku.prices if aware(p.effective_from) > utcnow()]
+        _raise_if(addon_currency_errors(data.currency, later, "currency", slug))
     amount = None
     if data.amount is not None:
         try:

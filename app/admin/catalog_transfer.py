@@ -22,6 +22,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from app.admin import catalog_editing, repository
+from app.admin.overbooking import Edit, overbooking_error
 from app.admin.schemas import AddonDoc, AvailabilityDoc, CatalogDoc, ImportReport, SkuDoc
 from app.admin.service import Actor, aware, record
 from app.catalog import repository as catalog_repository
@@ -109,7 +110,42 @@ def validate(session: Session, doc: CatalogDoc) -> list[dict[str, str]]:
         if sku.gpu in known_gpus and sku.gpu not in estimator_gpus:
             errors.append(_err(f"skus.{i}.gpu", f"the estimator has no specification for GPU type {sku.gpu!r}"))
         errors += _backdated_prices(session, sku, f"skus.{i}.", now)
+        errors += _currency_errors(session, sku, f"skus.{i}.", now)
     return errors
+
+
+def _currency_errors(session: Session, item: SkuDoc, prefix: str, now: datetime) -> list[dict[str, Any]]:
+    """The SKU's prices in force or scheduled once the document is applied (its own and those it keeps here) and its
+    priced add-ons share one currency, as through the edit API (catalog_editing.price_currency_errors)."""
+    sku = catalog_repository.get_sku_by_slug(session, item.id)
+    kept = [] if sku is None else sku.prices
+    prices: list[tuple[datetime, str, int | None]] = [(aware(p.effective_from), p.currency, None) for p in kept]
+    prices += [(aware(p.effective_from), p.currency, j) for j, p in enumerate(item.prices)]
+    past = [p for p in prices if p[0] <= now]
+    live = [max(past, key=lambda p: p[0])] if past else []
+    live += [p for p in prices if p[0] > now]
+    addons = catalog_editing.priced_addon_currencies([] if sku is None else catalog_editing.addons_of(session, sku))
+    for addon in item.addons:
+        addons.pop(addon.code, None)
+        if addon.status == "active" and addon.amount is not None:
+            addons[addon.code] = addon.currency
+    errors = [
+        error
+        for _, currency, j in live
+        if j is not None
+        for error in catalog_editing.price_currency_errors(currency, addons, f"{prefix}prices.{j}.currency")
+    ]
+    if errors:
+        return errors
+    currencies = [currency for _, currency, _ in live]
+    return [
+        error
+        for j, addon in enumerate(item.addons)
+        if addon.status == "active" and addon.amount is not None
+        for error in catalog_editing.addon_currency_errors(
+            addon.currency, currencies, f"{prefix}addons.{j}.currency", item.id
+        )
+    ]
 
 
 def _backdated_prices(session: Session, item: SkuDoc, prefix: str, now: datetime) -> list[dict[str, str]]:
@@ -192,7 +228,9 @@ def _fits(amount: str, currency: str) -> bool:
 # --- applying -----------------------------------------------------------------------------------
 
 
-def import_catalog(session: Session, *, doc: CatalogDoc, actor: Actor, force: bool = False) -> ImportReport:
+def import_catalog(
+    session: Session, *, doc: CatalogDoc, actor: Actor, force: bool = False, allow_overbooking: bool = False
+) -> ImportReport:
     errors = validate(session, doc)
     if errors:
         raise InvalidInput(
@@ -208,6 +246,8 @@ def import_catalog(session: Session, *, doc: CatalogDoc, actor: Actor, force: bo
             + ("; …" if len(newer) > 10 else "")
             + ". Export again, or import with force=true to overwrite those changes; nothing was imported."
         )
+    if not allow_overbooking:
+        _refuse_overbooking(session, doc)
     report = ImportReport(gpu_types_created=[], skus_created=[], skus_updated=[], skus_unchanged=[], prices_added=0)
     for gpu in doc.gpu_types:
         if catalog_repository.get_gpu_type_by_slug(session, gpu.id) is None:
@@ -225,6 +265,30 @@ def import_catalog(session: Session, *, doc: CatalogDoc, actor: Actor, force: bo
         after=report.model_dump(),
     )
     return report
+
+
+def _refuse_overbooking(session: Session, doc: CatalogDoc) -> None:
+    """409 `overbooked` naming every inventory row of the document that would leave more units held by quotes (issued
+    or accepted) and maintenance than exist, as the availability endpoint refuses one (app.admin.overbooking). The
+    rows are read under their lock, the one a new quote's hold counts under, kept until the import commits."""
+    errors = []
+    for i, item in enumerate(doc.skus):
+        sku = catalog_repository.get_sku_by_slug(session, item.id)
+        for j, slot in enumerate([] if sku is None else item.availability):
+            assert sku is not None
+            row = repository.get_availability(session, sku_pk=sku.id, region=slot.region, lock=True)
+            if row is None or slot.units_available >= row.units_available:
+                continue
+            edit = Edit(sku.id, sku.slug, slot.region, row.units_available, slot.units_available)
+            error = overbooking_error(session, edit, field=f"skus.{i}.availability.{j}.units_available")
+            errors += [] if error is None else [error]
+    if errors:
+        raise Conflict(
+            "; ".join(e["message"] for e in errors[:5])
+            + ". Nothing was imported; import with allow_overbooking=true to save it anyway.",
+            errors=errors,
+            extra={"code": "overbooked"},
+        )
 
 
 def _apply_sku(session: Session, item: SkuDoc, actor: Actor, report: ImportReport) -> None:

@@ -11,6 +11,7 @@ runs before anything is written, under the inventory row's lock (the one a quote
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy.orm import Session
 
@@ -36,18 +37,27 @@ def refuse_overbooking(session: Session, edit: Edit, *, field: str, force: bool)
     """Raise the 409 when the edit would leave more units held than exist, short by more than now."""
     if force:
         return
+    error = overbooking_error(session, edit, field=field)
+    if error is None:
+        return
+    detail = f'{error["message"]}. Nothing was saved; send "force": true to save it anyway.'
+    raise Conflict(detail, errors=[{**error, "message": detail}], extra={"code": "overbooked", **error["params"]})
+
+
+def overbooking_error(session: Session, edit: Edit, *, field: str) -> dict[str, Any] | None:
+    """The refusal of `field` (type overbooked: the units short, from when, the quotes holding them) when the edit
+    would leave more units held than exist, short by more than now; None when it would not."""
     found = service.overbooking(session, sku_pk=edit.sku_pk, region=edit.region, total=edit.new_total, hold=edit.hold)
     if found.shortfall == 0:
-        return
+        return None
     now = service.overbooking(session, sku_pk=edit.sku_pk, region=edit.region, total=edit.total)
     if found.shortfall <= now.shortfall:
-        return
+        return None
     numbers = quotes.numbers_of(session, found.quote_ids)
     first = found.first_day.isoformat() if found.first_day else None
-    detail = (
+    message = (
         f"{edit.slug} in {edit.region} would then be overbooked by {found.shortfall} unit(s) from {first}: held by "
-        f'{", ".join(numbers) or "maintenance holds"}. Nothing was saved; send "force": true to save it anyway.'
+        f"{', '.join(numbers) or 'maintenance holds'}"
     )
     params = {"shortfall": found.shortfall, "first_day": first, "quotes": numbers}
-    error = {"field": field, "message": detail, "type": "overbooked", "params": params}
-    raise Conflict(detail, errors=[error], extra={"code": "overbooked", **params})
+    return {"field": field, "message": message, "type": "overbooked", "params": params}

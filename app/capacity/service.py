@@ -159,6 +159,22 @@ def hold(
     if free.free_units < units:
         raise taken(sku, free, units=units, start=start, latest=last_start(catalog_today(session)))
     first, end = window(start, months)
+    return _reserve(session, quote_id, sku, region, (first, end, units), state="held", held_until=held_until, now=now)
+
+
+def _reserve(
+    session: Session,
+    quote_id: int,
+    sku: Sku,
+    region: str,
+    days: tuple[date, date, int],
+    *,
+    state: str,
+    held_until: datetime,
+    now: datetime,
+) -> Reservation:
+    """Write the quote's reservation: `days`, its first day, the day after its last and its units."""
+    first, end, units = days
     reservation = Reservation(
         quote_id=quote_id,
         sku_pk=sku.id,
@@ -166,7 +182,7 @@ def hold(
         starts_on=first,
         ends_on=end,
         units=units,
-        state="held",
+        state=state,
         held_until=held_until,
         created_at=now,
     )
@@ -202,9 +218,44 @@ def taken(sku: Sku, free: Free, *, units: int, start: date, latest: date) -> Cap
     return CapacityTaken(message, errors=[error], extra=extra)
 
 
-def confirm(session: Session, *, quote_id: int) -> None:
-    """The quote was accepted: its hold stands until its rental ends."""
-    _set_state(session, quote_id, "confirmed")
+def confirm(session: Session, *, quote_id: int) -> bool:
+    """The quote was accepted: its hold stands until its rental ends. False: it holds nothing (see `take`)."""
+    return _set_state(session, quote_id, "confirmed")
+
+
+def take(
+    session: Session,
+    *,
+    quote_id: int,
+    sku: Sku,
+    regions: list[str],
+    units: int,
+    first: date,
+    end: date,
+    now: datetime,
+) -> Reservation | None:
+    """The units of a quote accepted without a hold (issued while none of its regions was tracked), confirmed in the
+    first of `regions` tracked now that has them free from today (or its first day) to `end`; None where a region
+    before any such is still not tracked (as `choose_region`), or the rental is over. Counted under each inventory
+    row's lock, the one a new quote's hold counts under; raises CapacityTaken when every region is tracked and
+    short (review R4: such a quote was accepted holding nothing, and the region oversold)."""
+    today = catalog_today(session)
+    count_from = max(first, today)
+    if end <= count_from:
+        return None
+    short: list[Free] = []
+    for region in regions:
+        row = repository.inventory_row(session, sku_pk=sku.id, region=region, lock=True)
+        if row is None:
+            return None
+        holds = _holds(session, sku_pk=sku.id, region=region, start=count_from, now=now)
+        free = free_units(row.units_available, holds, count_from, end)
+        if free >= units:
+            days = (first, end, units)
+            return _reserve(session, quote_id, sku, region, days, state="confirmed", held_until=now, now=now)
+        found = next_free(row.units_available, holds, count_from, (end - count_from).days, units)
+        short.append(Free(region, row.units_available, free, found))
+    raise taken(sku, short[0], units=units, start=count_from, latest=last_start(today))
 
 
 def release(session: Session, *, quote_id: int) -> None:
@@ -212,11 +263,12 @@ def release(session: Session, *, quote_id: int) -> None:
     _set_state(session, quote_id, "released")
 
 
-def _set_state(session: Session, quote_id: int, state: str) -> None:
+def _set_state(session: Session, quote_id: int, state: str) -> bool:
     reservation = repository.reservation_of(session, quote_id)
     if reservation is not None and reservation.state != state:
         reservation.state = state
         session.flush()
+    return reservation is not None
 
 
 # ---------------------------------------------------------------- the admin's edits

@@ -27,6 +27,10 @@ def get_sku_by_slug(session: Session, slug: str) -> Sku | None:
     return session.scalar(select(Sku).where(Sku.slug == slug))
 
 
+def get_sku(session: Session, pk: int) -> Sku | None:
+    return session.get(Sku, pk)
+
+
 def add(session: Session, row: GpuType | Sku | SkuPrice | TermDiscount) -> None:
     session.add(row)
     session.flush()

@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session
 
 from app.capacity import service as capacity
 from app.capacity.ledger import window
+from app.catalog import repository as catalog_repository
 from app.catalog.models import Sku
 from app.quotes.models import Quote
 from app.quotes.schemas import ReservationOut
@@ -68,8 +69,22 @@ def rental_snapshot(rental: Rental) -> dict[str, Any]:
     return {"start_date": first.isoformat(), "ends_on": end.isoformat(), "held": held}
 
 
-def confirm(session: Session, quote: Quote) -> None:
-    capacity.confirm(session, quote_id=quote.id)
+def confirm(session: Session, quote: Quote, *, now: datetime) -> None:
+    """The quote is accepted: its hold stands. One that holds nothing (its regions were not tracked when it was
+    issued) takes its units now where a region of it is tracked, or raises CapacityTaken (capacity.take)."""
+    sku = None if quote.sku_pk is None else catalog_repository.get_sku(session, quote.sku_pk)
+    if capacity.confirm(session, quote_id=quote.id) or sku is None:
+        return
+    rental = quote.snapshot.get("rental")
+    start = date.fromisoformat(rental["start_date"]) if rental else capacity.catalog_today(session)
+    first, end = window(start, quote.months)
+    regions = list(quote.snapshot["sku"]["regions"])
+    held = capacity.take(
+        session, quote_id=quote.id, sku=sku, regions=regions, units=quote.quantity, first=first, end=end, now=now
+    )
+    if held is not None:
+        taken = Rental(start, held.region, held.units, quote.months)
+        quote.snapshot = {**quote.snapshot, "rental": rental_snapshot(taken)}
 
 
 def release(session: Session, quote: Quote) -> None:

@@ -653,7 +653,12 @@ def accept_quote(session: Session, *, public_id: str, base_path: str = "/quotes"
         raise Conflict(f"quote {quote.number} was cancelled and can no longer be accepted")
     if status == "issued":
         quote.status, quote.accepted_at, quote.updated_at = "accepted", now, now
-        reservations.confirm(session, quote)
+        session.flush()  # on SQLite this opens the write transaction: a count of free units below sees every commit
+        try:
+            reservations.confirm(session, quote, now=now)
+        except CapacityTaken:
+            session.rollback()  # the quote stays issued, whoever catches the refusal (the quote's page)
+            raise
         events.emit(session, quote, "quote.accepted")
         session.flush()
     return quote_out(quote, base_path=base_path, now=now)

@@ -27,6 +27,7 @@ from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Resp
 from sqlalchemy.orm import Session
 
 from app import messages
+from app.capacity.service import CapacityTaken
 from app.catalog.schemas import SkuOut
 from app.catalog.service import public_skus
 from app.deps import SessionDep, SettingsDep
@@ -340,9 +341,11 @@ def accept_from_browser(public_id: str, request: Request, session: SessionDep, l
     lang = negotiate(request, lang)
     try:
         quote = quotes_service.accept_quote(session, public_id=public_id)
-    except Conflict:
+    except Conflict as exc:
         quote, seller = quotes_service.printable(session, public_id=public_id)
-        problem = _not_acceptable(quote.status, lang)
+        taken = isinstance(exc, CapacityTaken)  # its units are no longer free: say which and how many are
+        problem = messages.quote_check("capacity_taken", exc.errors[0]["params"], lang) if taken else None
+        problem = problem or _not_acceptable(quote.status, lang)
         html = printing.render_html(quote, seller, lang=lang, template="quotes/accept.html", problem=problem)
         return HTMLResponse(html, status_code=409)
     return RedirectResponse(f"{quote.links.print}?lang={lang}", status_code=303)

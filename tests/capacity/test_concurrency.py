@@ -36,14 +36,16 @@ BODY = {
 def server_db(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with scratch_database(request.param, tmp_path_factory, "capacity_server") as url:
         upgrade(url)
-        engine = build_engine(url)
-        with build_sessionmaker(engine).begin() as session:
-            seed_database(session)
-            sku = get_sku_by_slug(session, H100)
-            assert sku is not None
-            session.add(SkuAvailability(sku_pk=sku.id, region="singapore", units_available=SERVERS))
-        engine.dispose()
+        _seed(url)
+        _track(url, SERVERS)
         yield url
+
+
+def _seed(url: str) -> None:
+    engine = build_engine(url)
+    with build_sessionmaker(engine).begin() as session:
+        seed_database(session)
+    engine.dispose()
 
 
 def _post_all(base: str, count: int) -> list[httpx.Response]:
@@ -68,3 +70,53 @@ def test_fifty_concurrent_quotes_for_the_last_three_servers_issue_exactly_three(
         quotes = connection.execute(text("SELECT count(*) FROM quotes")).scalar_one()
     engine.dispose()
     assert (held, quotes) == (SERVERS, SERVERS)
+
+
+ACCEPTS = 10
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def untracked_db(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A seeded database where singapore has no inventory figure yet."""
+    with scratch_database(request.param, tmp_path_factory, "capacity_accepts") as url:
+        upgrade(url)
+        _seed(url)
+        yield url
+
+
+def _track(url: str, units: int) -> None:
+    engine = build_engine(url)
+    with build_sessionmaker(engine).begin() as session:
+        sku = get_sku_by_slug(session, H100)
+        assert sku is not None
+        session.add(SkuAvailability(sku_pk=sku.id, region="singapore", units_available=units))
+    engine.dispose()
+
+
+def test_concurrent_accepts_of_quotes_issued_before_tracking_take_only_the_servers_that_exist(
+    untracked_db: str,
+) -> None:
+    """Review R4: a quote issued while its region was not tracked held nothing, and accepting it after the region
+    got an inventory figure took nothing either. Ten such quotes for one server each, accepted at once against 3
+    servers: exactly 3 are accepted (each holding its server), the other 7 are 409 `capacity_taken` and stay issued."""
+    with app_server(untracked_db, workers=2) as base:
+        with httpx.Client(base_url=base, timeout=60) as client:
+            issued = [client.post("/quotes", json=BODY) for _ in range(ACCEPTS)]
+        assert [(r.status_code, r.json()["reservation"]) for r in issued] == [(201, None)] * ACCEPTS
+        _track(untracked_db, SERVERS)
+
+        def accept(i: int, release: Callable[[], object]) -> httpx.Response:
+            with httpx.Client(base_url=base, timeout=60) as client:
+                release()
+                return client.post(f"/quotes/{issued[i].json()['id']}/accept", json={})
+
+        responses = released_together(ACCEPTS, accept)
+    statuses = Counter(r.status_code for r in responses)
+    assert statuses == {200: SERVERS, 409: ACCEPTS - SERVERS}, [r.text for r in responses if r.status_code >= 500]
+    assert {r.json()["code"] for r in responses if r.status_code == 409} == {"capacity_taken"}
+    engine = create_engine(untracked_db)
+    with engine.connect() as connection:
+        held = connection.execute(text("SELECT sum(units) FROM reservations WHERE state = 'confirmed'")).scalar_one()
+        states = Counter(connection.execute(text("SELECT status FROM quotes")).scalars())
+    engine.dispose()
+    assert (held, states) == (SERVERS, {"accepted": SERVERS, "issued": ACCEPTS - SERVERS})
