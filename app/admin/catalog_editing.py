@@ -144,7 +144,7 @@ def price_currency_errors(currency: str, addons: Mapping[str, str], field: str) 
     others = sorted(code for code, other in addons.items() if other != currency)
     if not others:
         return []
-    return [_coded(field, "price_currency_addons", currency=addons[others[0]], addons=", ".join(others))]
+    return [coded(field, "price_currency_addons", currency=addons[others[0]], addons=", ".join(others))]
 
 
 def addon_currency_errors(
@@ -152,7 +152,7 @@ def addon_currency_errors(
 ) -> list[dict[str, Any]]:
     """A priced add-on in another currency than a price of the SKU in force or scheduled."""
     others = sorted(set(price_currencies) - {currency})
-    return [_coded(field, "addon_currency", currency=others[0], sku=slug)] if others else []
+    return [coded(field, "addon_currency", currency=others[0], sku=slug)] if others else []
 
 
 def stale_words(current: int | None, sent: int | None) -> str:
