@@ -101,8 +101,20 @@ EXPLAIN_WORDS: dict[str, dict[str, str]] = {
 }
 
 DURATION_WORDS = {
-    "en": {"minutes": "{m} min", "hours": "{n} h", "hours_minutes": "{h} h {m} min", "days": "{n} days"},
-    "zh": {"minutes": "{m} 分钟", "hours": "{n} 小时", "hours_minutes": "{h} 小时 {m} 分钟", "days": "{n} 天"},
+    "en": {
+        "seconds": "{n} s",
+        "minutes": "{m} min",
+        "hours": "{n} h",
+        "hours_minutes": "{h} h {m} min",
+        "days": "{n} days",
+    },
+    "zh": {
+        "seconds": "{n} 秒",
+        "minutes": "{m} 分钟",
+        "hours": "{n} 小时",
+        "hours_minutes": "{h} 小时 {m} 分钟",
+        "days": "{n} 天",
+    },
 }
 
 # Counts of tokens or parameters: "100 million", "2.5 billion"; 万 and 亿 in Chinese.
@@ -176,6 +188,21 @@ def duration(hours: float, lang: str) -> str:
         whole, rest = divmod(minutes, 60)
         return words["hours_minutes"].format(h=whole, m=rest) if rest else words["hours"].format(n=whole)
     return words["days"].format(n=number(hours / 24, lang, 1))
+
+
+def latency(ms: float, lang: str) -> str:
+    """A latency in a unit that reads: milliseconds under 10 s (a tenth under 100 ms: "42.7 ms", "1,311 ms"), then
+    seconds under two minutes, then the durations' minutes, hours and days (a queue that grows for "35 min")."""
+    if not math.isfinite(ms):
+        return "∞"
+    if ms < 100:
+        return f"{ms:.1f} ms"
+    if ms < 10_000:
+        return f"{number(ms, lang)} ms"
+    words = DURATION_WORDS.get(lang, DURATION_WORDS["en"])
+    if ms < 120_000:
+        return words["seconds"].format(n=number(ms / 1e3, lang))
+    return duration(ms / 3.6e6, lang)
 
 
 def count(value: float, lang: str, digits: int = 2) -> str:

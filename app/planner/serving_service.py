@@ -88,6 +88,7 @@ from app.planner.serving_schemas import (
 )
 from app.planner.serving_sixteen_bit import served_as, sixteen_bit_misses
 from app.schemas import mirror
+from app.words import latency
 
 if TYPE_CHECKING:
     from app.planner.offers import Constraints, Offer
@@ -544,6 +545,8 @@ def _slo_miss(result: ServingEstimate, cfg: ServingConfig) -> Warning_:
 def _headroom_words(option: ServingOption) -> str:
     """The headroom as checked: the factor one simulation met above the peak, or, where none was met (or run), the
     peak's utilisation, since nothing above the peak was verified."""
+    if any(code.startswith(("slo_", "kv_slots")) for code, _ in option.misses):  # a near miss on its latency
+        return "misses the latency targets (miss_reason)"
     if option.headroom > 1.0:
         return f"with at least {option.headroom:.2f}× headroom (simulated)"
     peak = (option.estimate.utilization or {}).get("peak")
@@ -566,10 +569,14 @@ def option_out(
     if option.pools:
         pre, dec = option.pools["prefill"], option.pools["decode"]
         shape = f"{pre['replicas']} prefill × TP {pre['tp']} + {dec['replicas']} decode × TP {dec['tp']} replica(s)"
+    # the peak asked (requests_per_s × peak_factor), not what a saturated shape carries
+    peak_rps = cfg.requests_per_s * cfg.peak_factor if cfg.requests_per_s is not None else option.peak.requests_per_s
+    latency_words = f"TTFT {latency(est.ttft_ms, 'en')} and TPOT {latency(est.tpot_ms, 'en')}"
+    if (est.utilization or {}).get("average", 0.0) >= 1.0:  # its TTFT is a queue's growth over the run, no latency
+        latency_words = "more than the replicas carry: the queue grows without bound"
     explanation = (
-        f"{shape} on {option.offer.name}: "
-        f"{est.requests_per_s:.3g} requests/s at TTFT {est.ttft_ms:.0f} ms and TPOT {est.tpot_ms:.1f} ms; "
-        f"the peak of {option.peak.requests_per_s:.3g} requests/s {_headroom_words(option)}"
+        f"{shape} on {option.offer.name}: {est.requests_per_s:.3g} requests/s at {latency_words}; "
+        f"the peak of {peak_rps:.3g} requests/s {_headroom_words(option)}"
     )
     plan = _plan_out(option.replicas, option.tp, option.pp, est.concurrency, option.pools)
     return placed_option_out(
