@@ -463,9 +463,15 @@ def _split_score(model: ModelSpec, cfg: ServingConfig, cluster: Cluster, tp: int
 
 
 def estimate(
-    request: EstimateIn, model: ModelSpec, model_summary: ModelOut, warnings_in: list[Warning_], cluster: Cluster
+    request: EstimateIn,
+    model: ModelSpec,
+    model_summary: ModelOut,
+    warnings_in: list[Warning_],
+    hardware: tuple[Cluster, list[Note]],
 ) -> EstimateOut:
-    """POST /estimate with task serving: the plan's tp × pp per replica, dp independent replicas."""
+    """POST /estimate with task serving: the plan's tp × pp per replica, dp independent replicas; the hardware's
+    assumptions (`{"gpu"}` alone is one card, with `nodes` whole usual servers) head the response's, as training's."""
+    cluster, hardware_notes = hardware
     cfg = serving_config(request)
     check_draft(model, cfg.speculative)
     if request.serving is not None and request.serving.disaggregated is not False:
@@ -491,7 +497,7 @@ def estimate(
     if result.meets_slo is False:
         warnings.append(_slo_miss(result, cfg))
     warnings += regime_warnings(model, result) + queue_warnings(cfg, result)
-    notes = serving_assumptions(request) + ([NO_FABRIC_NOTE] if replicas > 1 else [])
+    notes = hardware_notes + serving_assumptions(request) + ([NO_FABRIC_NOTE] if replicas > 1 else [])
     return EstimateOut(
         model=model_summary,
         plan=_plan_out(replicas, tp, pp, result.concurrency),
