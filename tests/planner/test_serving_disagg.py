@@ -223,3 +223,24 @@ def test_replicas_sharing_a_server_are_pinned_and_each_is_routed_by_its_own_port
         hosts = " ".join(i["server"] for i in prefill)
         ports = " ".join(str(i["port"]) for i in prefill)
         assert f"--prefiller-hosts {hosts} --prefiller-ports {ports} " in router
+
+
+def test_a_sku_refused_by_both_searches_is_named_once_with_its_binding_reason() -> None:
+    """Review R9: DeepSeek-V3 on A100 servers without a fabric was rejected twice per SKU, gpu_memory (the colocated
+    search, whose text already says no fabric joins servers) and no_fabric (the pools'); one row now, the pools'
+    reason kept as a detail."""
+    deepseek = get_preset("deepseek-v3").model
+    cfg = ServingConfig(
+        input_tokens=2000, output_tokens=500, requests_per_s=10, engine="sglang", slo_ttft_ms=3000, slo_tpot_ms=80
+    )
+    a100 = [offer for offer in OFFERS if offer.gpu.id.startswith("a100")]
+    constraints = Constraints(max_nodes=8)
+    both = merged(
+        search_serving(deepseek, cfg, a100, constraints),
+        search_disaggregated(deepseek, cfg, a100, constraints),
+        constraints,
+    )
+    skus = [sku for sku, _, _ in both.rejected]
+    assert skus and len(skus) == len(set(skus)) == len(a100)
+    for _, code, params in both.rejected:
+        assert code == "gpu_memory" and params["also"] == ["no_fabric"]
