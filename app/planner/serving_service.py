@@ -100,6 +100,8 @@ SERVING_NOTE = (
 )
 
 
+# The workload fields a serving deployment is sized on (the rest of WorkloadIn is training's or inference's).
+SERVING_WORKLOAD_FIELDS = frozenset({"model", "task", "precision", "weights", "kv_cache_precision", "serving"})
 # What the serving figures assume (app/estimator/notes.py words them; app/note_words.py in Chinese).
 SERVING_ASSUMPTIONS = [note("serving_engines"), note("serving_batching"), note("serving_decode")]
 NO_FABRIC_NOTE = note("replicas_share_nothing")
@@ -719,7 +721,10 @@ def recommendation(
         alternatives = sixteen_bit_misses(model, cfg, offers, constraints, search, peak_factor=factor, served=how)
         search.near_misses = alternatives + search.near_misses
     search = with_capacity(search, constraints)
-    body = request.model_dump(mode="json", include=set(WorkloadIn.model_fields), exclude_none=True)
+    # the workload the deployment was sized on: serving's own fields, and only what the request set of the training
+    # and inference ones (their defaults, e.g. output_tokens 256 beside serving.output_tokens, size nothing here)
+    kept = SERVING_WORKLOAD_FIELDS | request.model_fields_set
+    body = request.model_dump(mode="json", include=set(WorkloadIn.model_fields) & kept, exclude_none=True)
     return RecommendOut(
         model=model_summary,
         currency=currency,
