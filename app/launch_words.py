@@ -101,7 +101,7 @@ LAUNCH: dict[str, dict[str, str]] = {
         "of prompt tokens are assumed found in it and not prefilled, each request's KV still counted whole",
         "prefix_trt-llm": "TensorRT-LLM reuses KV blocks by default (kv_cache_config enable_block_reuse: true); "
         "{rate:.0%} of prompt tokens are assumed found in it and not prefilled, each request's KV still counted whole",
-        "speculative": "speculative decoding ({method}): {k} drafted tokens a step, each accepted with the stated "
+        "speculative": "speculative decoding ({method}): {k} drafted token(s) a step, each accepted with the stated "
         "{accept:.0%}, so {tokens:.2f} tokens a step on average; measure the acceptance on your traffic (the engine's "
         "spec-decode metrics) before relying on it",
         "draft_head": "{draft} stands for an EAGLE-3 draft head trained for {repo} (one published for it, or trained "

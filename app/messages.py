@@ -33,7 +33,7 @@ from app.warning_words import (
     NO_FIT_LEADS,
     WARNINGS as WARNINGS,  # re-exported: warnings by code, read as messages.WARNINGS
 )
-from app.words import latency
+from app.words import latency, plurals
 
 MoneyFormat = Callable[[Any, str], str]
 
@@ -110,8 +110,8 @@ REJECTIONS: dict[str, dict[str, str]] = {
         "batch_split": "the global batch of {global_batch} sequences does not split over {where}: no "
         "data-parallel degree × micro-batch divides it; give a global_batch that {gpus} divides",
         "kernels": "{kernel_gap}",
-        "max_nodes": "{replicas} replica(s) of {replica_gpus} GPUs exceed the SKU's max_nodes {max_nodes}",
-        "max_nodes_cards": "{replicas} replica(s) of {replica_gpus} GPUs exceed the SKU's card counts",
+        "max_nodes": "{replicas} replica(s) of {replica_gpus} GPU(s) exceed the SKU's max_nodes {max_nodes}",
+        "max_nodes_cards": "{replicas} replica(s) of {replica_gpus} GPU(s) exceed the SKU's card counts",
         "pp_speculative": "the model needs a replica pipelined across this SKU's servers, and {engine} does not "
         "start speculative decoding ({method}) in a pipelined replica: use larger GPUs, another engine, or no "
         "speculation",
@@ -531,8 +531,10 @@ def _render(template: str, params: Mapping[str, Any], lang: str, money: MoneyFor
     if targets:
         values["slo"] = SLO[lang]["and"].join(targets)
     if "!m}" in template or "!c}" in template:
-        return _Formatter(params, money).vformat(template, (), values)
-    return template.format(**values)  # no money in it: the plain (C) formatter, about ten times faster
+        text = _Formatter(params, money).vformat(template, (), values)
+    else:
+        text = template.format(**values)  # no money in it: the plain (C) formatter, about ten times faster
+    return plurals(text) if "(s)" in template else text
 
 
 def _slo_named(params: Mapping[str, Any]) -> list[str]:
@@ -779,9 +781,9 @@ def quote_check(code: str, params: Mapping[str, Any], lang: str = "en") -> str:
 def launch(code: str, params: Mapping[str, Any], lang: str = "en") -> str:
     """A serving launch's layout or note (app/planner/serving_launch.py), in `lang`."""
     lang = _lang(lang)
-    return LAUNCH[lang][code].format(
-        **({**params, "scheme": scheme(params, lang)} if "scheme_note" in params else params)
-    )
+    template = LAUNCH[lang][code]
+    text = template.format(**({**params, "scheme": scheme(params, lang)} if "scheme_note" in params else params))
+    return plurals(text) if "(s)" in template else text
 
 
 def note(code: str, params: Mapping[str, Any], lang: str = "en") -> str:

@@ -8,6 +8,7 @@ cover Chinese, and English for a plan that came without its summary (a quote pos
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -188,6 +189,18 @@ def duration(hours: float, lang: str) -> str:
         whole, rest = divmod(minutes, 60)
         return words["hours_minutes"].format(h=whole, m=rest) if rest else words["hours"].format(n=whole)
     return words["days"].format(n=number(hours / 24, lang, 1))
+
+
+# A count and the noun it counts, "(s)" written after the noun in the English catalogs: "4 replica(s)", "8 prefill
+# replica(s)", "1 GPU(s)" (up to three words between them, none a number).
+_COUNTED = re.compile(r"(?<![\w.])(\d[\d,]*(?:\.\d+)?)((?: [A-Za-z()-]+){0,3}?) ([A-Za-z]+)\(s\)")
+
+
+def plurals(text: str) -> str:
+    """English text with each "noun(s)" agreeing with its count: "1 replica", "4 replicas"; a noun with no count
+    before it reads as plural. Chinese text has no plurals and no "(s)"."""
+    text = _COUNTED.sub(lambda m: f"{m[1]}{m[2]} {m[3]}{'' if m[1] == '1' else 's'}", text)
+    return text.replace("(s)", "s")
 
 
 def latency(ms: float, lang: str) -> str:

@@ -313,7 +313,7 @@ def _levers(job: _Launch, cfg: ServingConfig, repo: str) -> list[str]:
     k = spec.num_speculative_tokens
     name = ENGINE_SPECULATION[job.engine][spec.method]
     draft = spec.draft_repo or (_draft_head(repo) if spec.method == "eagle3" else None)
-    job.note("speculative", method=spec.method, k=k, accept=spec.acceptance_rate, tokens=spec.tokens_per_step)
+    job.note("speculative", method=spec.method, k=k, accept=spec.acceptance_rate, tokens=round(spec.tokens_per_step, 4))
     if spec.method == "eagle3":
         job.note("draft_head", draft=draft, repo=repo)
     if job.engine == "vllm":

@@ -88,7 +88,7 @@ from app.planner.serving_schemas import (
 )
 from app.planner.serving_sixteen_bit import served_as, sixteen_bit_misses
 from app.schemas import mirror
-from app.words import latency
+from app.words import latency, plurals
 
 if TYPE_CHECKING:
     from app.planner.offers import Constraints, Offer
@@ -371,7 +371,7 @@ def serving_summary(replicas: int, tp: int, pp: int, pools: dict[str, Any] | Non
             f"disaggregated: {pre['replicas']} prefill replica(s) × TP {pre['tp']} and {dec['replicas']} decode "
             f"replica(s) × TP {dec['tp']}, the KV sent between them over the fabric"
         )
-    return f"{replicas} independent replica(s) × TP {tp}" + (f" × PP {pp}" if pp > 1 else "")
+    return plurals(f"{replicas} independent replica(s) × TP {tp}") + (f" × PP {pp}" if pp > 1 else "")
 
 
 def _plan_out(replicas: int, tp: int, pp: int, concurrency: float, pools: dict[str, Any] | None = None) -> PlanOut:
@@ -573,10 +573,11 @@ def option_out(
     model: ModelSpec,
 ) -> OptionOut:
     est = option.estimate
-    shape = f"{option.replicas} replica(s) × TP {option.tp}{f' × PP {option.pp}' if option.pp > 1 else ''}"
+    shape = plurals(f"{option.replicas} replica(s) × TP {option.tp}") + (f" × PP {option.pp}" if option.pp > 1 else "")
     if option.pools:
         pre, dec = option.pools["prefill"], option.pools["decode"]
-        shape = f"{pre['replicas']} prefill × TP {pre['tp']} + {dec['replicas']} decode × TP {dec['tp']} replica(s)"
+        prefill = f"{pre['replicas']} prefill replica(s) × TP {pre['tp']}"
+        shape = plurals(f"{prefill} + {dec['replicas']} decode replica(s) × TP {dec['tp']}")
     # the peak asked (requests_per_s × peak_factor), not what a saturated shape carries
     peak_rps = cfg.requests_per_s * cfg.peak_factor if cfg.requests_per_s is not None else option.peak.requests_per_s
     latency_words = f"TTFT {latency(est.ttft_ms, 'en')} and TPOT {latency(est.tpot_ms, 'en')}"
