@@ -39,3 +39,12 @@ def test_latencies_read_in_their_unit() -> None:
         "42.7 ms", "1,311 ms", "12 s", "35 min", "∞",
     ]  # fmt: skip
     assert latency(2_123_219, "zh") == "35 分钟"
+
+
+def test_a_70b_model_is_not_called_71b() -> None:
+    """Review R16: the explanation called Llama 3.1 70B (70.55e9 parameters) "71B"."""
+    from app.estimator.params import count_params
+    from app.planner.explain import size_words
+
+    assert size_words(count_params(LLAMA3_70B).total) == "70.6B"
+    assert size_words(8.03e9) == "8B" and size_words(405.85e9) == "406B"
