@@ -8,15 +8,14 @@ from fastapi.testclient import TestClient
 TRAINING_DEFAULTS = {"seq_len", "output_tokens", "optimizer", "mixed_precision"}
 
 
+SERVING = {"model": {"preset": "llama-3.1-8b"}, "task": "serving"}
+
+
 def test_the_serving_quote_workload_carries_serving_figures_only(client: TestClient) -> None:
-    body = {
-        "model": {"preset": "llama-3.1-8b"},
-        "task": "serving",
-        "serving": {"input_tokens": 2000, "output_tokens": 400, "requests_per_s": 10},
-    }
-    response = client.post("/recommend", json=body)
-    assert response.status_code == 200, response.text
-    top = response.json()["options"][0]
+    serving = {"input_tokens": 2000, "output_tokens": 400, "requests_per_s": 10}
+    answer = client.post("/recommend", json=SERVING | {"serving": serving})
+    assert answer.status_code == 200, answer.text
+    top = answer.json()["options"][0]
     workload = top["quote"]["workload"]
     assert not TRAINING_DEFAULTS & set(workload), workload
     assert workload["serving"]["output_tokens"] == 400 and workload["precision"] == "bf16"
