@@ -515,7 +515,7 @@ class _Formatter(string.Formatter):
         return super().convert_field(value, conversion)
 
 
-def _render(template: str, params: Mapping[str, Any], lang: str, money: MoneyFormat) -> str:
+def _render(template: str, params: Mapping[str, Any], lang: str, money: MoneyFormat, *, agree: bool = True) -> str:
     values = {k: LIST_SEP[lang].join(map(str, v)) if isinstance(v, list | tuple) else v for k, v in params.items()}
     _place_words(params, values, lang)
     if "gpu_name" in params:
@@ -534,7 +534,7 @@ def _render(template: str, params: Mapping[str, Any], lang: str, money: MoneyFor
         text = _Formatter(params, money).vformat(template, (), values)
     else:
         text = template.format(**values)  # no money in it: the plain (C) formatter, about ten times faster
-    return plurals(text) if "(s)" in template else text
+    return plurals(text) if agree and "(s)" in template else text
 
 
 def _slo_named(params: Mapping[str, Any]) -> list[str]:
@@ -724,7 +724,12 @@ def warning(code: str, params: Mapping[str, Any], lang: str = "en") -> str:
         params = {**params, "levers": [MEMORY_LEVERS[lang][lever] for lever in params["levers"]]}
     if code == "no_fit_zero3":  # its first sentence, by the readings it names
         params = {**params, "lead": _no_fit_lead(params, lang)}
-    return _render(WARNINGS[lang][_warning_key(code, params)], params, lang, plain_money)
+    return _render(WARNINGS[lang][_warning_key(code, params)], params, lang, plain_money, agree=code not in VERBATIM)
+
+
+# Warnings whose English is the estimator's own sentence, rendered as it writes it (tests/test_warning_words.py holds
+# them equal): moe_low_concurrency_unvalidated is app/estimator/serving/rules.py's note, "1 sequence(s)" there too.
+VERBATIM = frozenset({"moe_low_concurrency_unvalidated"})
 
 
 def _no_fit_lead(params: Mapping[str, Any], lang: str) -> str:
