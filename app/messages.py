@@ -31,9 +31,10 @@ from app.quote_check_words import QUOTE_CHECKS as QUOTE_CHECKS  # re-exported: w
 from app.warning_words import (
     MEMORY_LEVERS,
     NO_FIT_LEADS,
+    VERBATIM,
     WARNINGS as WARNINGS,  # re-exported: warnings by code, read as messages.WARNINGS
 )
-from app.words import latency, plurals
+from app.words import latency, plurals, slo_named
 
 MoneyFormat = Callable[[Any, str], str]
 
@@ -527,7 +528,7 @@ def _render(template: str, params: Mapping[str, Any], lang: str, money: MoneyFor
     for name in ("ttft", "tpot"):  # a reached latency in a unit that reads (a queue's minutes are not ms)
         if isinstance(params.get(f"{name}_ms"), int | float):
             values[name] = latency(params[f"{name}_ms"], lang)
-    targets = [SLO[lang][name].format(**params) for name in _slo_named(params)]
+    targets = [SLO[lang][name].format(**params) for name in slo_named(params)]
     if targets:
         values["slo"] = SLO[lang]["and"].join(targets)
     if "!m}" in template or "!c}" in template:
@@ -535,15 +536,6 @@ def _render(template: str, params: Mapping[str, Any], lang: str, money: MoneyFor
     else:
         text = template.format(**values)  # no money in it: the plain (C) formatter, about ten times faster
     return plurals(text) if agree and "(s)" in template else text
-
-
-def _slo_named(params: Mapping[str, Any]) -> list[str]:
-    """The targets `{slo}` names: those the reached figures beside them miss (the binding ones), else every target
-    set (no figures, or none above its target)."""
-    targets = [name for name in ("slo_ttft_ms", "slo_tpot_ms") if name in params]
-    reached = {name: params.get(name.removeprefix("slo_")) for name in targets}
-    missed = [n for n in targets if isinstance(reached[n], int | float) and reached[n] > params[n]]
-    return missed or targets
 
 
 def scheme(params: Mapping[str, Any], lang: str) -> str:
@@ -725,11 +717,6 @@ def warning(code: str, params: Mapping[str, Any], lang: str = "en") -> str:
     if code == "no_fit_zero3":  # its first sentence, by the readings it names
         params = {**params, "lead": _no_fit_lead(params, lang)}
     return _render(WARNINGS[lang][_warning_key(code, params)], params, lang, plain_money, agree=code not in VERBATIM)
-
-
-# Warnings whose English is the estimator's own sentence, rendered as it writes it (tests/test_warning_words.py holds
-# them equal): moe_low_concurrency_unvalidated is app/estimator/serving/rules.py's note, "1 sequence(s)" there too.
-VERBATIM = frozenset({"moe_low_concurrency_unvalidated"})
 
 
 def _no_fit_lead(params: Mapping[str, Any], lang: str) -> str:

@@ -295,3 +295,7 @@ NO_FIT_LEADS: dict[str, dict[str, str]] = {
         "{limit_gib:.1f} GiB；只有一张 GPU 时 ZeRO-3 无从切分。",
     },
 }
+
+# Warnings whose English is the estimator's own sentence, rendered as it writes it (tests/test_warning_words.py holds
+# them equal): moe_low_concurrency_unvalidated is app/estimator/serving/rules.py's note, "1 sequence(s)" there too.
+VERBATIM = frozenset({"moe_low_concurrency_unvalidated"})

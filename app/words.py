@@ -226,3 +226,12 @@ def count(value: float, lang: str, digits: int = 2) -> str:
         if value >= scale:
             return template.format(n=number(value / scale, lang, digits))
     return number(value, lang)
+
+
+def slo_named(params: Mapping[str, Any]) -> list[str]:
+    """The targets `{slo}` names: those the reached figures beside them miss (the binding ones), else every target
+    set (no figures, or none above its target)."""
+    targets = [name for name in ("slo_ttft_ms", "slo_tpot_ms") if name in params]
+    reached = {name: params.get(name.removeprefix("slo_")) for name in targets}
+    missed = [n for n in targets if isinstance(reached[n], int | float) and reached[n] > params[n]]
+    return missed or targets
