@@ -47,7 +47,13 @@ LAUNCH: dict[str, dict[str, str]] = {
         "trtllm_disaggregated": "{options} holds `cache_transceiver_config: {{backend: DEFAULT}}` on every server and "
         "also `disable_overlap_scheduler: true` on the context servers; {config} sets hostname and port (0.0.0.0, "
         "8000) and lists `context_servers: {{num_instances, urls}}` and `generation_servers: {{num_instances, urls}}` "
-        "(host:8000 of each replica)",
+        "(the URL of each replica, as launch.instances lists them)",
+        "shared_servers_prefill": "{per_server} prefill replicas share each prefill server: each line of the prefill "
+        "command is one of them, pinned with CUDA_VISIBLE_DEVICES to its own GPUs and listening on its own ports; "
+        "every prefill server runs the same lines, and launch.instances lists each replica's server, GPUs and URL",
+        "shared_servers_decode": "{per_server} decode replicas share each decode server: each line of the decode "
+        "command is one of them, pinned with CUDA_VISIBLE_DEVICES to its own GPUs and listening on its own ports; "
+        "every decode server runs the same lines, and launch.instances lists each replica's server, GPUs and URL",
         "vllm_toy_proxy": "the router command is the example proxy of vLLM's NixlConnector guide, from vLLM's test "
         "tree ({proxy}: one process, no health checks or retries): use it to validate the pools, and put a "
         "production prefill/decode router in its place to serve (llm-d, or vLLM's production-stack router)",
@@ -95,7 +101,7 @@ LAUNCH: dict[str, dict[str, str]] = {
         "of prompt tokens are assumed found in it and not prefilled, each request's KV still counted whole",
         "prefix_trt-llm": "TensorRT-LLM reuses KV blocks by default (kv_cache_config enable_block_reuse: true); "
         "{rate:.0%} of prompt tokens are assumed found in it and not prefilled, each request's KV still counted whole",
-        "speculative": "speculative decoding ({method}): {k} drafted tokens a step, each accepted with the stated "
+        "speculative": "speculative decoding ({method}): {k} drafted token(s) a step, each accepted with the stated "
         "{accept:.0%}, so {tokens:.2f} tokens a step on average; measure the acceptance on your traffic (the engine's "
         "spec-decode metrics) before relying on it",
         "draft_head": "{draft} stands for an EAGLE-3 draft head trained for {repo} (one published for it, or trained "
@@ -196,7 +202,13 @@ LAUNCH: dict[str, dict[str, str]] = {
         "trtllm_disaggregated": "{options} 在每台服务器上写入 `cache_transceiver_config: {{backend: DEFAULT}}`，"
         "上下文服务器另写入 `disable_overlap_scheduler: true`；{config} 设定 hostname 与 port（0.0.0.0、8000），"
         "并列出 `context_servers: {{num_instances, urls}}` 与 `generation_servers: {{num_instances, urls}}`"
-        "（各副本的 host:8000）",
+        "（各副本的 URL，见 launch.instances）",
+        "shared_servers_prefill": "每台预填充服务器运行 {per_server} 个预填充副本：预填充命令的每一行是其中一个，用 "
+        "CUDA_VISIBLE_DEVICES 绑定自己的 GPU、监听自己的端口；每台预填充服务器运行相同的几行，"
+        "launch.instances 列出每个副本的服务器、GPU 与 URL",
+        "shared_servers_decode": "每台解码服务器运行 {per_server} 个解码副本：解码命令的每一行是其中一个，用 "
+        "CUDA_VISIBLE_DEVICES 绑定自己的 GPU、监听自己的端口；每台解码服务器运行相同的几行，"
+        "launch.instances 列出每个副本的服务器、GPU 与 URL",
         "vllm_toy_proxy": "路由命令是 vLLM NixlConnector 指南中的示例代理，取自 vLLM 的测试目录（{proxy}：单进程，"
         "没有健康检查和重试）：可用于验证两个池，正式服务时请换成生产级的预填充/解码路由（llm-d，"
         "或 vLLM production-stack 的路由）",

@@ -36,8 +36,10 @@ from app.quote_check_words import QUOTE_CHECKS as QUOTE_CHECKS  # re-exported: w
 from app.warning_words import (
     MEMORY_LEVERS,
     NO_FIT_LEADS,
+    VERBATIM,
     WARNINGS as WARNINGS,  # re-exported: warnings by code, read as messages.WARNINGS
 )
+from app.words import latency, plurals, slo_named
 
 MoneyFormat = Callable[[Any, str], str]
 
@@ -114,8 +116,8 @@ REJECTIONS: dict[str, dict[str, str]] = {
         "batch_split": "the global batch of {global_batch} sequences does not split over {where}: no "
         "data-parallel degree × micro-batch divides it; give a global_batch that {gpus} divides",
         "kernels": "{kernel_gap}",
-        "max_nodes": "{replicas} replica(s) of {replica_gpus} GPUs exceed the SKU's max_nodes {max_nodes}",
-        "max_nodes_cards": "{replicas} replica(s) of {replica_gpus} GPUs exceed the SKU's card counts",
+        "max_nodes": "{replicas} replica(s) of {replica_gpus} GPU(s) exceed the SKU's max_nodes {max_nodes}",
+        "max_nodes_cards": "{replicas} replica(s) of {replica_gpus} GPU(s) exceed the SKU's card counts",
         "pp_speculative": "the model needs a replica pipelined across this SKU's servers, and {engine} does not "
         "start speculative decoding ({method}) in a pipelined replica: use larger GPUs, another engine, or no "
         "speculation",
@@ -216,22 +218,22 @@ MISSES: dict[str, dict[str, str]] = {
         "total_budget": "fits, but the whole job costs {job_total!m} (billed months: {months}; job budget {budget!c})",
         "total_budget_converted": "fits, but the whole job costs {job_total!m} ({converted_job_total!c}) (billed "
         "months: {months}; job budget {budget!c})",
-        "slo_one_request": "even one request at a time misses {slo}: TTFT {ttft_ms:.0f} ms, TPOT {tpot_ms:.1f} ms "
+        "slo_one_request": "even one request at a time misses {slo}: TTFT {ttft}, TPOT {tpot} "
         "(a faster GPU, more tensor parallelism or a smaller weight format is needed)",
-        "slo_peak": "at the peak load TTFT is {ttft_ms:.0f} ms and TPOT {tpot_ms:.1f} ms, missing {slo}",
-        "slo_peak_percentile": "at the peak load the {percentile} TTFT is {ttft_ms:.0f} ms and the {percentile} TPOT "
-        "{tpot_ms:.1f} ms with as many replicas as the SKU rents, missing {slo}",
+        "slo_peak": "at the peak load TTFT is {ttft} and TPOT {tpot}, missing {slo}",
+        "slo_peak_percentile": "at the peak load the {percentile} TTFT is {ttft} and the {percentile} TPOT "
+        "{tpot} with as many replicas as the SKU rents, missing {slo}",
         "slo_peak_saturated": "at the peak load the replicas the SKU rents cannot keep up: the queue grows without "
-        "bound ({percentile} TTFT {ttft_ms:.0f} ms), missing {slo}",
+        "bound ({percentile} TTFT {ttft}), missing {slo}",
         "peak_load": "{replicas} replicas carry {carried:.3g} of the {offered:.3g} requests/s peak",
         "sequence_too_long": "one sequence of {context_len:,} tokens does not fit: the KV cache holds "
         "{kv_cache_tokens:,} tokens at TP {tp}; shorten input_tokens + output_tokens (or max_model_len), or use "
         "more or larger GPUs",
         "kv_slots": "a replica runs {max_concurrency:,} of the {concurrency:,} sequences asked at once; the others "
-        "wait for a slot, so TTFT is {ttft_ms:,.0f} ms and TPOT {tpot_ms:.1f} ms, missing {slo}: {replicas:,} "
+        "wait for a slot, so TTFT is {ttft} and TPOT {tpot}, missing {slo}: {replicas:,} "
         "replicas of this shape would run them all",
         "kv_slots_wait": "a replica runs {max_concurrency:,} of the {concurrency:,} sequences asked at once; the "
-        "others wait for a slot, so TTFT is {ttft_ms:,.0f} ms and TPOT {tpot_ms:.1f} ms: {replicas:,} replicas of this "
+        "others wait for a slot, so TTFT is {ttft} and TPOT {tpot}: {replicas:,} replicas of this "
         "shape would run them all (or give requests_per_s, and the replicas are sized for the load)",
         "pp_speculative": "without speculative decoding: on this SKU the model needs a replica pipelined across "
         "servers, and {engine} runs no speculative decoding ({method}) across pipeline stages, so this deployment "
@@ -262,21 +264,21 @@ MISSES: dict[str, dict[str, str]] = {
         "total_budget": "放得下，但任务计费 {months} 个月共 {job_total!m}（任务预算 {budget!c}）",
         "total_budget_converted": "放得下，但任务计费 {months} 个月共 {job_total!m}（{converted_job_total!c}）"
         "（任务预算 {budget!c}）",
-        "slo_one_request": "即使一次只处理一个请求也达不到 {slo}：TTFT {ttft_ms:.0f} ms，TPOT {tpot_ms:.1f} ms"
+        "slo_one_request": "即使一次只处理一个请求也达不到 {slo}：TTFT {ttft}，TPOT {tpot}"
         "（需要更快的 GPU、更高的张量并行度或更小的权重格式）",
-        "slo_peak": "峰值负载下 TTFT 为 {ttft_ms:.0f} ms、TPOT 为 {tpot_ms:.1f} ms，达不到 {slo}",
-        "slo_peak_percentile": "峰值负载下，即使用到该 SKU 可租的全部副本，{percentile} TTFT 为 {ttft_ms:.0f} ms、"
-        "{percentile} TPOT 为 {tpot_ms:.1f} ms，达不到 {slo}",
+        "slo_peak": "峰值负载下 TTFT 为 {ttft}、TPOT 为 {tpot}，达不到 {slo}",
+        "slo_peak_percentile": "峰值负载下，即使用到该 SKU 可租的全部副本，{percentile} TTFT 为 {ttft}、"
+        "{percentile} TPOT 为 {tpot}，达不到 {slo}",
         "slo_peak_saturated": "峰值负载下，该 SKU 可租的副本处理不过来：排队无限增长（{percentile} TTFT "
-        "{ttft_ms:.0f} ms），达不到 {slo}",
+        "{ttft}），达不到 {slo}",
         "peak_load": "{replicas} 个副本只能承载峰值 {offered:.3g} 请求/秒中的 {carried:.3g} 请求/秒",
         "sequence_too_long": "一条 {context_len:,} token 的序列放不下：张量并行度 {tp} 下 KV 缓存只能容纳 "
         "{kv_cache_tokens:,} 个 token；请缩短 input_tokens + output_tokens（或 max_model_len），或使用更多或更大的 GPU",
         "kv_slots": "一个副本只能同时运行所要求的 {concurrency:,} 条序列中的 {max_concurrency:,} 条；其余排队等待空位，"
-        "因此 TTFT 为 {ttft_ms:,.0f} ms、TPOT 为 {tpot_ms:.1f} ms，达不到 {slo}：同样形态的 {replicas:,} 个副本才能全部"
+        "因此 TTFT 为 {ttft}、TPOT 为 {tpot}，达不到 {slo}：同样形态的 {replicas:,} 个副本才能全部"
         "同时运行",
         "kv_slots_wait": "一个副本只能同时运行所要求的 {concurrency:,} 条序列中的 {max_concurrency:,} 条；其余排队等待"
-        "空位，因此 TTFT 为 {ttft_ms:,.0f} ms、TPOT 为 {tpot_ms:.1f} ms：同样形态的 {replicas:,} 个副本才能全部同时运行"
+        "空位，因此 TTFT 为 {ttft}、TPOT 为 {tpot}：同样形态的 {replicas:,} 个副本才能全部同时运行"
         "（或给出 requests_per_s，按负载确定副本数）",
         "pp_speculative": "不用推测解码：在此 SKU 上该模型需要跨服务器的流水线副本，而 {engine} 不能在流水线阶段间"
         "运行推测解码（{method}），因此本部署不用推测解码（更大的 GPU 或其他引擎才能保留它）",
@@ -469,7 +471,7 @@ class _Formatter(string.Formatter):
         return super().convert_field(value, conversion)
 
 
-def _render(template: str, params: Mapping[str, Any], lang: str, money: MoneyFormat) -> str:
+def _render(template: str, params: Mapping[str, Any], lang: str, money: MoneyFormat, *, agree: bool = True) -> str:
     values = {k: LIST_SEP[lang].join(map(str, v)) if isinstance(v, list | tuple) else v for k, v in params.items()}
     _place_words(params, values, lang)
     if "gpu_name" in params:
@@ -478,12 +480,17 @@ def _render(template: str, params: Mapping[str, Any], lang: str, money: MoneyFor
         values["scheme"] = scheme(params, lang)
     if "gap" in params:
         values["kernel_gap"] = KERNELS[lang][params["gap"]].format(**values)
-    targets = [SLO[lang][name].format(**params) for name in ("slo_ttft_ms", "slo_tpot_ms") if name in params]
+    for name in ("ttft", "tpot"):  # a reached latency in a unit that reads (a queue's minutes are not ms)
+        if isinstance(params.get(f"{name}_ms"), int | float):
+            values[name] = latency(params[f"{name}_ms"], lang)
+    targets = [SLO[lang][name].format(**params) for name in slo_named(params)]
     if targets:
         values["slo"] = SLO[lang]["and"].join(targets)
     if "!m}" in template or "!c}" in template:
-        return _Formatter(params, money).vformat(template, (), values)
-    return template.format(**values)  # no money in it: the plain (C) formatter, about ten times faster
+        text = _Formatter(params, money).vformat(template, (), values)
+    else:
+        text = template.format(**values)  # no money in it: the plain (C) formatter, about ten times faster
+    return plurals(text) if agree and "(s)" in template else text
 
 
 def scheme(params: Mapping[str, Any], lang: str) -> str:
@@ -664,7 +671,7 @@ def warning(code: str, params: Mapping[str, Any], lang: str = "en") -> str:
         params = {**params, "levers": [MEMORY_LEVERS[lang][lever] for lever in params["levers"]]}
     if code == "no_fit_zero3":  # its first sentence, by the readings it names
         params = {**params, "lead": _no_fit_lead(params, lang)}
-    return _render(WARNINGS[lang][_warning_key(code, params)], params, lang, plain_money)
+    return _render(WARNINGS[lang][_warning_key(code, params)], params, lang, plain_money, agree=code not in VERBATIM)
 
 
 def _no_fit_lead(params: Mapping[str, Any], lang: str) -> str:
@@ -735,9 +742,9 @@ def quote_check(code: str, params: Mapping[str, Any], lang: str = "en") -> str:
 def launch(code: str, params: Mapping[str, Any], lang: str = "en") -> str:
     """A serving launch's layout or note (app/planner/serving_launch.py), in `lang`."""
     lang = _lang(lang)
-    return LAUNCH[lang][code].format(
-        **({**params, "scheme": scheme(params, lang)} if "scheme_note" in params else params)
-    )
+    template = LAUNCH[lang][code]
+    text = template.format(**({**params, "scheme": scheme(params, lang)} if "scheme_note" in params else params))
+    return plurals(text) if "(s)" in template else text
 
 
 def note(code: str, params: Mapping[str, Any], lang: str = "en") -> str:

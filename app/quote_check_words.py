@@ -74,10 +74,10 @@ QUOTE_CHECKS: dict[str, dict[str, str]] = {
         # a serving plan below its own traffic (app/quotes/plan_check.py `_check_serving_slo`): `needed` replicas of
         # the same shape carry it on `quantity`; `_replan`: no count of this shape does (or a concurrency per replica)
         "slo_not_met": "the plan's {replicas} replica(s) miss {slo} at the peak of {peak_rps:,.3g} requests/s: the "
-        "{percentile} TTFT is {ttft_ms:,.0f} ms and TPOT {tpot_ms:,.1f} ms; {needed} replicas of this shape meet it: "
+        "{percentile} TTFT is {ttft} and TPOT {tpot}; {needed} replicas of this shape meet it: "
         "quote plan.dp {needed} on quantity {quantity}",
         "slo_not_met_replan": "the plan's {replicas} replica(s) miss {slo} at the peak of {peak_rps:,.3g} requests/s: "
-        "the {percentile} TTFT is {ttft_ms:,.0f} ms and TPOT {tpot_ms:,.1f} ms, and no replica count of this shape "
+        "the {percentile} TTFT is {ttft} and TPOT {tpot}, and no replica count of this shape "
         "meets it: re-plan with /recommend, or relax the targets",
         "slo_not_met_saturated": "the plan's {replicas} replica(s) cannot keep up with the peak of {peak_rps:,.3g} "
         "requests/s (utilization {utilization:.2f}: the queue grows without bound); {needed} replicas of this shape "
@@ -121,8 +121,8 @@ QUOTE_CHECKS: dict[str, dict[str, str]] = {
         # a workload quoted without the plan it runs (app/quotes/plan_check.py `check_quote`)
         "plan_required": "a quote for a workload states the plan it runs: post the `quote` body of a /recommend option "
         "(plan with dp/tp/pp/cp, or pools), or drop the workload to quote the hardware alone",
-        "slo_not_met_concurrency_replan": "at {concurrency:,} sequences per replica the TTFT is {ttft_ms:,.0f} ms and "
-        "TPOT {tpot_ms:,.1f} ms, missing {slo}: re-plan with /recommend, or relax the targets",
+        "slo_not_met_concurrency_replan": "at {concurrency:,} sequences per replica the TTFT is {ttft} and "
+        "TPOT {tpot}, missing {slo}: re-plan with /recommend, or relax the targets",
     },
     "zh": {
         "quantity_servers": "数量 {quantity} 租用 {rented} 张 GPU（{quantity} × {sku}，"
@@ -183,10 +183,10 @@ QUOTE_CHECKS: dict[str, dict[str, str]] = {
         "batch_split": "{global_batch} 条序列无法按 dp {dp} × micro_batch {micro_batch} = 每个累积步 {step} 条切分；"
         "启动需要 {step} 的整数倍：{below} 或 {above}",
         "slo_not_met": "方案的 {replicas} 个副本在每秒 {peak_rps:,.3g} 个请求的峰值下达不到 {slo}："
-        "{percentile} TTFT 为 {ttft_ms:,.0f} ms、TPOT 为 {tpot_ms:,.1f} ms；同样形态的 {needed} 个副本可以达到："
+        "{percentile} TTFT 为 {ttft}、TPOT 为 {tpot}；同样形态的 {needed} 个副本可以达到："
         "请按 plan.dp {needed}、数量 {quantity} 报价",
         "slo_not_met_replan": "方案的 {replicas} 个副本在每秒 {peak_rps:,.3g} 个请求的峰值下达不到 {slo}：{percentile} "
-        "TTFT 为 {ttft_ms:,.0f} ms、TPOT 为 {tpot_ms:,.1f} ms，且同样形态的任何副本数都达不到：请用 /recommend 重新"
+        "TTFT 为 {ttft}、TPOT 为 {tpot}，且同样形态的任何副本数都达不到：请用 /recommend 重新"
         "规划，或放宽目标",
         "slo_not_met_saturated": "方案的 {replicas} 个副本处理不过每秒 {peak_rps:,.3g} 个请求的峰值（利用率 "
         "{utilization:.2f}：排队无限增长）；同样形态的 {needed} 个副本可以承载：请按 plan.dp {needed}、数量 {quantity} "
@@ -219,7 +219,7 @@ QUOTE_CHECKS: dict[str, dict[str, str]] = {
         "plan_refused": "{reason}",
         "plan_required": "为工作负载报价需要写明它运行的方案：请提交 /recommend 某个选项的 `quote` 请求体"
         "（含 dp/tp/pp/cp 或 pools 的 plan），或去掉 workload，只为硬件报价",
-        "slo_not_met_concurrency_replan": "每个副本 {concurrency:,} 条序列时 TTFT 为 {ttft_ms:,.0f} ms、TPOT 为 "
-        "{tpot_ms:,.1f} ms，达不到 {slo}：请用 /recommend 重新规划，或放宽目标",
+        "slo_not_met_concurrency_replan": "每个副本 {concurrency:,} 条序列时 TTFT 为 {ttft}、TPOT 为 "
+        "{tpot}，达不到 {slo}：请用 /recommend 重新规划，或放宽目标",
     },
 }

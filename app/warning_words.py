@@ -144,13 +144,13 @@ WARNINGS: dict[str, dict[str, str]] = {
         "no_kv_cache": "The weights and the engine's reserve leave GPU memory for {kv_cache_tokens:,} tokens of KV "
         "cache, less than one sequence of {context_len:,}: use more GPUs per replica, a smaller weight format or "
         "shorter requests.",
-        "slo_missed": "At concurrency {concurrency:.1f} TTFT is {ttft_ms:.0f} ms and TPOT {tpot_ms:.1f} ms, missing "
+        "slo_missed": "At concurrency {concurrency:.1f} TTFT is {ttft} and TPOT {tpot}, missing "
         "{slo}: add replicas or GPUs per replica, or relax the targets.",
-        "slo_missed_peak": "At the peak load ({peak_rps:.3g} requests/s) the {percentile} TTFT is {ttft_ms:,.0f} ms "
-        "and the {percentile} TPOT {tpot_ms:.1f} ms, missing {slo}: add replicas or GPUs per replica, or relax the "
+        "slo_missed_peak": "At the peak load ({peak_rps:.3g} requests/s) the {percentile} TTFT is {ttft} "
+        "and the {percentile} TPOT {tpot}, missing {slo}: add replicas or GPUs per replica, or relax the "
         "targets.",
         "slo_missed_saturated": "At the peak load ({peak_rps:.3g} requests/s) the replicas cannot keep up: the queue "
-        "grows without bound ({percentile} TTFT {ttft_ms:,.0f} ms and growing), missing {slo}: add replicas or GPUs "
+        "grows without bound ({percentile} TTFT {ttft} and growing), missing {slo}: add replicas or GPUs "
         "per replica, or relax the targets.",
         "concurrency_over_kv": "Concurrency {concurrency:,} exceeds the {max_concurrency:,} sequences one replica "
         "runs at these lengths (what its KV cache holds, or the engine's max_num_seqs): the others wait for a slot, "
@@ -276,12 +276,12 @@ WARNINGS: dict[str, dict[str, str]] = {
         "已发布的权重。若要在新文本上继续训练这些权重，请选择任务 continued_pretrain（继续预训练）。",
         "no_kv_cache": "权重和推理引擎的预留只给 KV 缓存留下 {kv_cache_tokens:,} 个 token 的显存，不够一条 "
         "{context_len:,} token 的序列：请为每个副本使用更多 GPU、更小的权重格式或更短的请求。",
-        "slo_missed": "并发 {concurrency:.1f} 时 TTFT 为 {ttft_ms:.0f} ms、TPOT 为 {tpot_ms:.1f} ms，达不到 "
+        "slo_missed": "并发 {concurrency:.1f} 时 TTFT 为 {ttft}、TPOT 为 {tpot}，达不到 "
         "{slo}：请增加副本或每个副本的 GPU，或放宽目标。",
-        "slo_missed_peak": "峰值负载（每秒 {peak_rps:.3g} 个请求）下 {percentile} TTFT 为 {ttft_ms:,.0f} ms、"
-        "{percentile} TPOT 为 {tpot_ms:.1f} ms，达不到 {slo}：请增加副本或每个副本的 GPU，或放宽目标。",
+        "slo_missed_peak": "峰值负载（每秒 {peak_rps:.3g} 个请求）下 {percentile} TTFT 为 {ttft}、"
+        "{percentile} TPOT 为 {tpot}，达不到 {slo}：请增加副本或每个副本的 GPU，或放宽目标。",
         "slo_missed_saturated": "峰值负载（每秒 {peak_rps:.3g} 个请求）下副本处理不过来：排队无限增长"
-        "（{percentile} TTFT {ttft_ms:,.0f} ms 且仍在增长），达不到 {slo}：请增加副本或每个副本的 GPU，或放宽目标。",
+        "（{percentile} TTFT {ttft} 且仍在增长），达不到 {slo}：请增加副本或每个副本的 GPU，或放宽目标。",
         "concurrency_over_kv": "并发 {concurrency:,} 超过一个副本在这些长度下能同时运行的 {max_concurrency:,} 条序列"
         "（受 KV 缓存容量或引擎的 max_num_seqs 限制）：其余请求排队等待空位，每个请求的 TTFT 约增加 {wait_ms:,.0f} ms。"
         "用 {replicas:,} 个同样的副本，或让每个副本用更多 GPU 以获得更大的 KV 缓存，才能让它们同时运行。",
@@ -320,3 +320,7 @@ NO_FIT_LEADS: dict[str, dict[str, str]] = {
         "{limit_gib:.1f} GiB；只有一张 GPU 时 ZeRO-3 无从切分。",
     },
 }
+
+# Warnings whose English is the estimator's own sentence, rendered as it writes it (tests/test_warning_words.py holds
+# them equal): moe_low_concurrency_unvalidated is app/estimator/serving/rules.py's note, "1 sequence(s)" there too.
+VERBATIM = frozenset({"moe_low_concurrency_unvalidated"})

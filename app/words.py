@@ -8,6 +8,7 @@ cover Chinese, and English for a plan that came without its summary (a quote pos
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -101,8 +102,20 @@ EXPLAIN_WORDS: dict[str, dict[str, str]] = {
 }
 
 DURATION_WORDS = {
-    "en": {"minutes": "{m} min", "hours": "{n} h", "hours_minutes": "{h} h {m} min", "days": "{n} days"},
-    "zh": {"minutes": "{m} 分钟", "hours": "{n} 小时", "hours_minutes": "{h} 小时 {m} 分钟", "days": "{n} 天"},
+    "en": {
+        "seconds": "{n} s",
+        "minutes": "{m} min",
+        "hours": "{n} h",
+        "hours_minutes": "{h} h {m} min",
+        "days": "{n} days",
+    },
+    "zh": {
+        "seconds": "{n} 秒",
+        "minutes": "{m} 分钟",
+        "hours": "{n} 小时",
+        "hours_minutes": "{h} 小时 {m} 分钟",
+        "days": "{n} 天",
+    },
 }
 
 # Counts of tokens or parameters: "100 million", "2.5 billion"; 万 and 亿 in Chinese.
@@ -178,6 +191,33 @@ def duration(hours: float, lang: str) -> str:
     return words["days"].format(n=number(hours / 24, lang, 1))
 
 
+# A count and the noun it counts, "(s)" written after the noun in the English catalogs: "4 replica(s)", "8 prefill
+# replica(s)", "1 GPU(s)" (up to three words between them, none a number).
+_COUNTED = re.compile(r"(?<![\w.])(\d[\d,]*(?:\.\d+)?)((?: [A-Za-z()-]+){0,3}?) ([A-Za-z]+)\(s\)")
+
+
+def plurals(text: str) -> str:
+    """English text with each "noun(s)" agreeing with its count: "1 replica", "4 replicas"; a noun with no count
+    before it reads as plural. Chinese text has no plurals and no "(s)"."""
+    text = _COUNTED.sub(lambda m: f"{m[1]}{m[2]} {m[3]}{'' if m[1] == '1' else 's'}", text)
+    return text.replace("(s)", "s")
+
+
+def latency(ms: float, lang: str) -> str:
+    """A latency in a unit that reads: milliseconds under 10 s (a tenth under 100 ms: "42.7 ms", "1,311 ms"), then
+    seconds under two minutes, then the durations' minutes, hours and days (a queue that grows for "35 min")."""
+    if not math.isfinite(ms):
+        return "∞"
+    if ms < 100:
+        return f"{ms:.1f} ms"
+    if ms < 10_000:
+        return f"{number(ms, lang)} ms"
+    words = DURATION_WORDS.get(lang, DURATION_WORDS["en"])
+    if ms < 120_000:
+        return words["seconds"].format(n=number(ms / 1e3, lang))
+    return duration(ms / 3.6e6, lang)
+
+
 def count(value: float, lang: str, digits: int = 2) -> str:
     """A large count in words: 100000000 → "100 million" / "1亿"."""
     if not math.isfinite(value):
@@ -186,3 +226,12 @@ def count(value: float, lang: str, digits: int = 2) -> str:
         if value >= scale:
             return template.format(n=number(value / scale, lang, digits))
     return number(value, lang)
+
+
+def slo_named(params: Mapping[str, Any]) -> list[str]:
+    """The targets `{slo}` names: those the reached figures beside them miss (the binding ones), else every target
+    set (no figures, or none above its target)."""
+    targets = [name for name in ("slo_ttft_ms", "slo_tpot_ms") if name in params]
+    reached = {name: params.get(name.removeprefix("slo_")) for name in targets}
+    missed = [n for n in targets if isinstance(reached[n], int | float) and reached[n] > params[n]]
+    return missed or targets

@@ -30,9 +30,12 @@ from app.planner.service import FUSED_LOSS_NOTE, SEQUENCE_PARALLEL_NOTE
 from app.planner.serving_schemas import ServingIn
 from app.planner.serving_service import NO_FABRIC_NOTE, SERVING_ASSUMPTIONS, tail_notes
 
+# the fields messages._render derives from a parameter: a reached latency in its unit (`{ttft}` from ttft_ms)
+DERIVED = {"ttft": "ttft_ms", "tpot": "tpot_ms"}
+
 
 def fields(template: str) -> set[str]:
-    return {name for _, name, _, _ in string.Formatter().parse(template) if name}
+    return {DERIVED.get(name, name) for _, name, _, _ in string.Formatter().parse(template) if name}
 
 
 @pytest.mark.parametrize(
@@ -319,8 +322,8 @@ def test_the_serving_rejections_read_as_the_search_wrote_them_and_in_chinese() -
     alone = kv | {"one_server": True}
     cases = [
         ("kernels", int4, "vllm has no int4 kernels for Tesla V100 (compute capability 7.0)"),
-        ("max_nodes", nodes, "3 replica(s) of 1 GPUs exceed the SKU's max_nodes 2"),
-        ("max_nodes", cards, "9 replica(s) of 2 GPUs exceed the SKU's card counts"),
+        ("max_nodes", nodes, "3 replicas of 1 GPU exceed the SKU's max_nodes 2"),
+        ("max_nodes", cards, "9 replicas of 2 GPUs exceed the SKU's card counts"),
         ("gpu_memory", kv, "the weights leave no room for a KV cache at any tensor-parallel degree this SKU offers"),
         (
             "gpu_memory",
@@ -363,14 +366,14 @@ def test_the_serving_near_misses_read_as_the_search_wrote_them_and_in_chinese() 
         (
             "slo_peak",
             {"ttft_ms": 2400.0, "tpot_ms": 30.0, "slo_ttft_ms": 2000.0, "percentile": "p90", "saturated": False},
-            "at the peak load the p90 TTFT is 2400 ms and the p90 TPOT 30.0 ms with as many replicas as the SKU "
+            "at the peak load the p90 TTFT is 2,400 ms and the p90 TPOT 30.0 ms with as many replicas as the SKU "
             "rents, missing TTFT ≤ 2000 ms",
         ),
         (
             "slo_peak",
             {"ttft_ms": 90000.0, "tpot_ms": 30.0, "slo_ttft_ms": 2000.0, "percentile": "p90", "saturated": True},
             "at the peak load the replicas the SKU rents cannot keep up: the queue grows without bound (p90 TTFT "
-            "90000 ms), missing TTFT ≤ 2000 ms",
+            "90 s), missing TTFT ≤ 2000 ms",
         ),
         (
             "peak_load",
@@ -499,3 +502,15 @@ def test_the_replicas_no_fabric_note_is_one_text_with_the_launchs() -> None:
     nothing of the app), held equal here; the Chinese once (app/note_words.py reads the launch's)."""
     assert ENGLISH["replicas_share_nothing"] == messages.LAUNCH["en"]["no_fabric"]
     assert messages.NOTES["zh"]["replicas_share_nothing"] == messages.LAUNCH["zh"]["no_fabric"]
+
+
+def test_english_counts_agree_with_their_nouns() -> None:
+    """Review R16: "4 independent replica(s)" and "1 unit(s)": the English catalogs' "(s)" follows its count."""
+    assert words.plurals("4 replica(s) of 8 GPU(s): 1 per server") == "4 replicas of 8 GPUs: 1 per server"
+    assert words.plurals("10 prefill replica(s) of TP 4 and 1 decode replica(s)") == (
+        "10 prefill replicas of TP 4 and 1 decode replica"
+    )
+    assert messages.launch("layout_replicas", {"replicas": 1, "gpus": 8, "per_node": 1}).startswith(
+        "1 replica of 8 GPUs: 1 per server"
+    )
+    assert "(s)" not in messages.launch("layout_replicas", {"replicas": 1, "gpus": 8, "per_node": 1}, "zh")

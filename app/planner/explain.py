@@ -20,10 +20,12 @@ OFFLOAD_WARN_FRACTION = 0.10
 
 
 def size_words(params: float) -> str:
+    """A parameter count to one decimal under 100 B ("70.6B" for Llama 3.1 70B's 70.55e9, where a whole "71B" would
+    read as another model), whole billions above it."""
     if params >= 1e12:
         return f"{params / 1e12:.1f}T"
     if params >= 1e9:
-        return f"{params / 1e9:.0f}B" if params >= 1e10 else f"{params / 1e9:.1f}B".replace(".0B", "B")
+        return f"{params / 1e9:.0f}B" if params >= 1e11 else f"{params / 1e9:.1f}B".replace(".0B", "B")
     return f"{params / 1e6:.0f}M"
 
 

@@ -243,9 +243,19 @@ class HardwareIn(RequestModel):
         "used.",
     )
     gpus_per_node: int | None = Field(
-        default=None, ge=1, le=16, description="GPUs per server; default: the SKU's, or the GPU's usual server."
+        default=None,
+        ge=1,
+        le=16,
+        description="GPUs per server; default: the SKU's; with `gpu`, the GPU's usual server where `nodes` is given, "
+        "else 1 (one card).",
     )
-    nodes: int = Field(default=1, ge=1, le=4096, description="Servers; default 1.")
+    nodes: int = Field(
+        default=1,
+        ge=1,
+        le=4096,
+        description="Servers; default 1. `gpu` alone (neither nodes nor gpus_per_node) is one card, for every task; "
+        "`nodes` makes it whole usual servers. `assumptions` says which.",
+    )
     intra_node_link: str | None = Field(
         default=None,
         max_length=32,

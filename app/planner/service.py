@@ -66,7 +66,7 @@ def estimate(request: EstimateIn, *, open_session: SessionOpener) -> EstimateOut
     cluster, notes = resolve_cluster(request.hardware, open_session)
     if request.task == "serving":
         metrics.ESTIMATES.labels("estimate").inc()
-        return serving_service.estimate(request, model, mappers.model_out(model), model_warnings, cluster)
+        return serving_service.estimate(request, model, mappers.model_out(model), model_warnings, (cluster, notes))
     model_warnings = model_warnings + checkpoint_warnings(request.model, model)
     requested = within_context(request)
     model_warnings = model_warnings + explain.task_warnings(model, requested)

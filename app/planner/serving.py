@@ -486,14 +486,19 @@ def _verify(ask: _Ask, region: str, option: ServingOption) -> ServingOption | No
     cfg = ask.cfg
     if cfg.requests_per_s is None or option.replica is None:
         return option
-    tp, pp, offer = option.tp, option.pp, option.offer
+    tp, pp, offer, replica = option.tp, option.pp, option.offer, option.replica
     node = _replica_cluster(offer, tp, pp)
     most = _most_replicas(ask, offer, tp * pp)
     # up from the closed forms' count; fewer replicas matter only where they rent a smaller configuration
     found = replicas_for_slo(
         ask.model, cfg, node, tp=tp, pp=pp, start=option.replicas, most=max(most, 1), floor=option.replicas
     )
-    if found is None:
+    if found is None:  # no count meets: the miss is shown at the most replicas the constraints rent, the nearest
+        if most > option.replicas:
+            rebuilt, _ = _with_replicas(ask, offer, region, (tp, pp), most, replica)
+            if rebuilt is not None:
+                rebuilt.misses = [m for m in rebuilt.misses if m[0] == "slo_one_request"]
+                option = rebuilt
         _simulated(ask, option)
         peak = option.estimate.latency["peak"] if option.estimate.latency else None
         option.misses.append(simulated_miss(cfg, peak))
@@ -502,7 +507,7 @@ def _verify(ask: _Ask, region: str, option: ServingOption) -> ServingOption | No
     if needed == option.replicas:
         needed = _smallest_configuration_meeting(ask, option, node, needed)
     if needed != option.replicas:
-        rebuilt, _ = _with_replicas(ask, offer, region, (tp, pp), needed, option.replica)
+        rebuilt, _ = _with_replicas(ask, offer, region, (tp, pp), needed, replica)
         if rebuilt is None:
             return None
         # the simulation decides the load the replicas carry: the steady state's peak misses no longer apply
@@ -545,12 +550,15 @@ def _simulated(ask: _Ask, option: ServingOption, needed: int | None = None) -> N
     option.verified = True
 
 
-def _miss_key(option: ServingOption) -> tuple[float, float, int]:
-    """The nearer miss of one offer: the smaller shortfall (the latency reached ÷ its target, the worse of TTFT and
-    TPOT, as each miss cites it), then the lower TPOT at the peak, then the larger KV cache (a sequence too long for
-    every degree is reported at the one that comes closest). The shortfall first, so a near miss cites the best
-    shape tried: a TTFT target missed by a TP 1 and a TP 4 replica is cited at TP 4's TTFT."""
-    return shortfall(option.misses), option.peak.tpot_ms, -option.estimate.kv_cache_tokens
+def _miss_key(option: ServingOption) -> tuple[bool, float, float, int]:
+    """The nearer miss of one offer: a shape whose one request at a time meets the SLO before one that misses even
+    that (more replicas or a looser percentile can mend the first, nothing but a faster shape the second), then the
+    smaller shortfall (the latency reached ÷ its target, the worse of TTFT and TPOT, as each miss cites it), then the
+    lower TPOT at the peak, then the larger KV cache (a sequence too long for every degree is reported at the one
+    that comes closest). The shortfall before the rest, so a near miss cites the best shape tried: a TTFT target
+    missed by a TP 1 and a TP 4 replica is cited at TP 4's TTFT."""
+    one_request = _misses_one_request(option)
+    return one_request, shortfall(option.misses), option.peak.tpot_ms, -option.estimate.kv_cache_tokens
 
 
 def _compared_per_token(option: ServingOption) -> Decimal:

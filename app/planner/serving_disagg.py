@@ -115,14 +115,19 @@ def merged(colocated: ServingSearch, disaggregated: ServingSearch, constraints: 
     for place, option in enumerate(options, start=1):
         option.rank = place
     shown = {option.offer.sku_id for option in options}
-    rejected: list[tuple[str, str, dict[str, Any]]] = []
-    for sku, code, params in colocated.rejected + disaggregated.rejected:  # once per SKU and reason
-        if sku not in shown and (sku, code) not in {(r[0], r[1]) for r in rejected}:
-            rejected.append((sku, code, params))
+    rejected: dict[str, tuple[str, str, dict[str, Any]]] = {}
+    for sku, code, params in colocated.rejected + disaggregated.rejected:  # once per SKU: the colocated reason binds
+        if sku in shown:
+            continue
+        if sku not in rejected:
+            rejected[sku] = (sku, code, params)
+        elif code != rejected[sku][1]:  # the other search's reason, kept as a detail (`also`: its codes)
+            first = rejected[sku][2]
+            rejected[sku] = (sku, rejected[sku][1], first | {"also": [*first.get("also", []), code]})
     return replace(
         colocated,
         options=options,
-        rejected=rejected,
+        rejected=list(rejected.values()),
         evaluations=colocated.evaluations + disaggregated.evaluations,
     )
 

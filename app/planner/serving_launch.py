@@ -313,7 +313,7 @@ def _levers(job: _Launch, cfg: ServingConfig, repo: str) -> list[str]:
     k = spec.num_speculative_tokens
     name = ENGINE_SPECULATION[job.engine][spec.method]
     draft = spec.draft_repo or (_draft_head(repo) if spec.method == "eagle3" else None)
-    job.note("speculative", method=spec.method, k=k, accept=spec.acceptance_rate, tokens=spec.tokens_per_step)
+    job.note("speculative", method=spec.method, k=k, accept=spec.acceptance_rate, tokens=round(spec.tokens_per_step, 4))
     if spec.method == "eagle3":
         job.note("draft_head", draft=draft, repo=repo)
     if job.engine == "vllm":
@@ -377,18 +377,27 @@ def _layout(job: _Launch, config: Configuration, replicas: int, fabric: str | No
 #   and serves the OpenAI API (examples/disaggregated/README.md).
 DISAGGREGATION_BACKEND = "mooncake"
 SGLANG_PORT = 30000  # ServerArgs.port default
+# Replicas of a pool sharing a server each take the next port (and bootstrap/side-channel port) up from these, and
+# CUDA_VISIBLE_DEVICES pins each to its own GPUs (vLLM's NixlConnector guide runs its instances so on one host).
+SGLANG_BOOTSTRAP_PORT = 8998  # ServerArgs.disaggregation_bootstrap_port default: a prefill replica's KV bootstrap
 ROUTER = "python -m sglang_router.launch_router --pd-disaggregation"
 VLLM_CONNECTOR = "NixlConnector"
 VLLM_ROLES = {"prefill": "kv_producer", "decode": "kv_consumer"}
-VLLM_PORT = 8000  # vllm serve --port default
+VLLM_PORT = 8000  # vllm serve --port default (vllm/entrypoints/openai/cli_args.py FrontendArgs.port)
+# VLLM_NIXL_SIDE_CHANNEL_PORT default; unique per instance on a host (docs/features/nixl_connector_usage.md)
+VLLM_SIDE_CHANNEL_PORT = 5600
 VLLM_PROXY = "python tests/v1/kv_connector/nixl_integration/toy_proxy_server.py"
 TRTLLM_PORT = 8000  # trtllm-serve --port default
 TRTLLM_DISAGG_CONFIG = "disagg_config.yaml"
+PORTS = {"sglang": SGLANG_PORT, "vllm": VLLM_PORT, "trt-llm": TRTLLM_PORT}
 TRTLLM_ROUTER = f"trtllm-serve disaggregated -c {TRTLLM_DISAGG_CONFIG}"
 # The sources of the disaggregation flags and keys beyond the serve commands' own (tests/planner/data/
 # serving_engine_flags.json `disaggregation` holds the router flags read from them).
 DISAGGREGATION_VERSIONS: dict[str, dict[str, str]] = {
-    "sglang": {},  # --disaggregation-* are ServerArgs fields, read at the commit ENGINE_VERSIONS names
+    "sglang": {  # --disaggregation-* are ServerArgs fields, read at the commit ENGINE_VERSIONS names
+        "sglang-router": "sgl-project/sglang@e46dcd87adca sgl-router/py_src/sglang_router/router_args.py "
+        "(--prefill URL BOOTSTRAP_PORT, --decode URL)"
+    },
     "vllm": {
         "vllm-kv-connector": "vllm-project/vllm@007c643b4abb vllm/config/kv_transfer.py (KVTransferConfig); "
         "@026c83f974fc docs/features/nixl_connector_usage.md; "
@@ -401,29 +410,70 @@ DISAGGREGATION_VERSIONS: dict[str, dict[str, str]] = {
 }
 
 
-def _pool_command(engine: str, name: str, block: dict[str, Any]) -> str:
-    """A pool's replica command: the single-server command with what the engine's disaggregation adds."""
+def _instances(engine: str, name: str, tp: int, replicas: int, gpus_per_node: int) -> list[dict[str, Any]]:
+    """Where each replica of a pool runs: its server (a placeholder), the GPUs it is pinned to, its port, and the
+    side ports the engine's KV transfer listens on per instance (SGLang's bootstrap port on a prefill replica,
+    vLLM's NIXL side channel), all distinct among the replicas that share a server."""
+    slots = max(1, gpus_per_node // tp)
+    found = []
+    for i in range(replicas):
+        server, slot = divmod(i, slots)
+        host, port = f"<{name}-server-{server + 1}>", PORTS[engine] + slot
+        instance: dict[str, Any] = {
+            "pool": name, "server": host, "gpus": ",".join(str(slot * tp + g) for g in range(tp)), "port": port,
+        }  # fmt: skip
+        if engine == "sglang" and name == "prefill":
+            instance["bootstrap_port"] = SGLANG_BOOTSTRAP_PORT + slot
+        if engine == "vllm":
+            instance["side_channel_port"] = VLLM_SIDE_CHANNEL_PORT + slot
+        found.append(instance | {"url": f"http://{host}:{port}"})
+    return found
+
+
+def _pool_command(engine: str, name: str, block: dict[str, Any], instance: dict[str, Any], pinned: bool) -> str:
+    """One replica's command on a server of its pool: the single-server command with what the engine's
+    disaggregation adds, its own port, and (where replicas share the server) its own GPUs."""
     command = str(block["command"])
+    pin = f"CUDA_VISIBLE_DEVICES={instance['gpus']} " if pinned else ""
+    port = f"--port {instance['port']}"
     if engine == "sglang":
-        return f"{command} --disaggregation-mode {name} --disaggregation-transfer-backend {DISAGGREGATION_BACKEND}"
-    if engine == "vllm":
-        config = f'{{"kv_connector": "{VLLM_CONNECTOR}", "kv_role": "{VLLM_ROLES[name]}"}}'
-        return f"VLLM_NIXL_SIDE_CHANNEL_HOST=<this server> {command} --kv-transfer-config '{config}'"
-    if f"--extra_llm_api_options {TRTLLM_KV_OPTIONS}" in command:
-        return command
-    return f"{command} --extra_llm_api_options {TRTLLM_KV_OPTIONS}"
-
-
-def _router(engine: str) -> str:
-    if engine == "sglang":
+        bootstrap = (
+            f" --disaggregation-bootstrap-port {instance['bootstrap_port']}" if "bootstrap_port" in instance else ""
+        )
         return (
-            f"{ROUTER} --prefill http://<prefill-1>:{SGLANG_PORT} --decode http://<decode-1>:{SGLANG_PORT} "
-            "--host 0.0.0.0 --port 8000"
+            f"{pin}{command} {port} --disaggregation-mode {name} "
+            f"--disaggregation-transfer-backend {DISAGGREGATION_BACKEND}{bootstrap}"
         )
     if engine == "vllm":
-        return (
-            f"{VLLM_PROXY} --host 0.0.0.0 --port 8000 --prefiller-hosts <prefill-1> --prefiller-ports {VLLM_PORT} "
-            f"--decoder-hosts <decode-1> --decoder-ports {VLLM_PORT}"
+        config = f'{{"kv_connector": "{VLLM_CONNECTOR}", "kv_role": "{VLLM_ROLES[name]}"}}'
+        side = f"VLLM_NIXL_SIDE_CHANNEL_HOST=<this server> VLLM_NIXL_SIDE_CHANNEL_PORT={instance['side_channel_port']}"
+        return f"{side} {pin}{command} {port} --kv-transfer-config '{config}'"
+    if f"--extra_llm_api_options {TRTLLM_KV_OPTIONS}" in command:
+        return f"{pin}{command} {port}"
+    return f"{pin}{command} {port} --extra_llm_api_options {TRTLLM_KV_OPTIONS}"
+
+
+def _router(engine: str, instances: dict[str, list[dict[str, Any]]]) -> str:
+    """The router's command, naming every replica of both pools by its server and port."""
+    prefill, decode = instances["prefill"], instances["decode"]
+    if engine == "sglang":
+        urls = [f"--prefill {i['url']} {i['bootstrap_port']}" for i in prefill] + [
+            f"--decode {i['url']}" for i in decode
+        ]
+        return " ".join([ROUTER, *urls, "--host 0.0.0.0 --port 8000"])
+    if engine == "vllm":
+
+        def listed(flag: str, pool: list[dict[str, Any]], key: str) -> str:
+            return " ".join([flag, *(str(i[key]) for i in pool)])
+
+        return " ".join(
+            [
+                f"{VLLM_PROXY} --host 0.0.0.0 --port 8000",
+                listed("--prefiller-hosts", prefill, "server"),
+                listed("--prefiller-ports", prefill, "port"),
+                listed("--decoder-hosts", decode, "server"),
+                listed("--decoder-ports", decode, "port"),
+            ]
         )
     return TRTLLM_ROUTER
 
@@ -446,8 +496,15 @@ def disaggregated_launch(
         ):  # every prompt arrives computed: the decode pool's cache hit is the transfer's, not a lever
             cfg = replace(cfg, prefix_cache_hit_rate=0.0)
         blocks[name] = launch_block(model, cfg, (tp, 1, replicas), one, estimate, estimate.max_concurrency, served)
-    commands = {name: _pool_command(engine, name, block) for name, block in blocks.items()}
-    commands["router"] = _router(engine)
+    instances = {
+        name: _instances(engine, name, tp, replicas, offer.gpus_per_node) for name, (tp, replicas) in shapes.items()
+    }
+    commands = {}
+    for name, block in blocks.items():
+        pinned = len({i["server"] for i in instances[name]}) < len(instances[name])  # replicas share a server
+        first = [i for i in instances[name] if i["server"] == instances[name][0]["server"]]
+        commands[name] = "\n".join(_pool_command(engine, name, block, i, pinned) for i in first)
+    commands["router"] = _router(engine, instances)
     (tp_p, r_p), (tp_d, r_d) = shapes["prefill"], shapes["decode"]
     params = {
         "prefill_replicas": r_p, "prefill_tp": tp_p, "decode_replicas": r_d, "decode_tp": tp_d,
@@ -458,6 +515,10 @@ def disaggregated_launch(
         "params": params,
     }
     texts = [t for block in blocks.values() for t in block["texts"]["notes"] if t["code"] != "no_fabric"]
+    for name, pool in instances.items():
+        per_server = sum(1 for i in pool if i["server"] == pool[0]["server"])
+        if per_server > 1:
+            texts.append({"code": f"shared_servers_{name}", "params": {"per_server": per_server}})
     if engine == "trt-llm":
         texts.append(
             {"code": "trtllm_disaggregated", "params": {"options": TRTLLM_KV_OPTIONS, "config": TRTLLM_DISAGG_CONFIG}}
@@ -470,8 +531,17 @@ def disaggregated_launch(
         "command": "\n".join(commands[name] for name in ("prefill", "decode", "router")),
         "commands": commands,
         "replicas": r_p + r_d,
-        "gpus_per_replica": tp_d,
+        "gpus_per_replica": None,  # the pools' differ: `pools`
         "servers_per_replica": 1,
+        "pools": {
+            name: {
+                "replicas": replicas,
+                "gpus_per_replica": tp,
+                "servers": len({i["server"] for i in instances[name]}),
+            }
+            for name, (tp, replicas) in shapes.items()
+        },  # fmt: skip
+        "instances": [*instances["prefill"], *instances["decode"]],
         "max_model_len": blocks["decode"]["max_model_len"],
         "layout": launch_text(layout["code"], layout["params"]),
         "needs_infiniband": True,

@@ -88,6 +88,7 @@ from app.planner.serving_schemas import (
 )
 from app.planner.serving_sixteen_bit import served_as, sixteen_bit_misses
 from app.schemas import mirror
+from app.words import latency, plurals
 
 if TYPE_CHECKING:
     from app.planner.offers import Constraints, Offer
@@ -99,6 +100,8 @@ SERVING_NOTE = (
 )
 
 
+# The workload fields a serving deployment is sized on (the rest of WorkloadIn is training's or inference's).
+SERVING_WORKLOAD_FIELDS = frozenset({"model", "task", "precision", "weights", "kv_cache_precision", "serving"})
 # What the serving figures assume (app/estimator/notes.py words them; app/note_words.py in Chinese).
 SERVING_ASSUMPTIONS = [note("serving_engines"), note("serving_batching"), note("serving_decode")]
 NO_FABRIC_NOTE = note("replicas_share_nothing")
@@ -390,7 +393,7 @@ def serving_summary(replicas: int, tp: int, pp: int, pools: dict[str, Any] | Non
             f"disaggregated: {pre['replicas']} prefill replica(s) × TP {pre['tp']} and {dec['replicas']} decode "
             f"replica(s) × TP {dec['tp']}, the KV sent between them over the fabric"
         )
-    return f"{replicas} independent replica(s) × TP {tp}" + (f" × PP {pp}" if pp > 1 else "")
+    return plurals(f"{replicas} independent replica(s) × TP {tp}") + (f" × PP {pp}" if pp > 1 else "")
 
 
 def _plan_out(replicas: int, tp: int, pp: int, concurrency: float, pools: dict[str, Any] | None = None) -> PlanOut:
@@ -484,9 +487,15 @@ def _split_score(model: ModelSpec, cfg: ServingConfig, cluster: Cluster, tp: int
 
 
 def estimate(
-    request: EstimateIn, model: ModelSpec, model_summary: ModelOut, warnings_in: list[Warning_], cluster: Cluster
+    request: EstimateIn,
+    model: ModelSpec,
+    model_summary: ModelOut,
+    warnings_in: list[Warning_],
+    hardware: tuple[Cluster, list[Note]],
 ) -> EstimateOut:
-    """POST /estimate with task serving: the plan's tp × pp per replica, dp independent replicas."""
+    """POST /estimate with task serving: the plan's tp × pp per replica, dp independent replicas; the hardware's
+    assumptions (`{"gpu"}` alone is one card, with `nodes` whole usual servers) head the response's, as training's."""
+    cluster, hardware_notes = hardware
     cfg = serving_config(request)
     check_draft(model, cfg.speculative)
     if request.serving is not None and request.serving.disaggregated is not False:
@@ -512,7 +521,7 @@ def estimate(
     if result.meets_slo is False:
         warnings.append(_slo_miss(result, cfg))
     warnings += regime_warnings(model, result) + queue_warnings(cfg, result)
-    notes = serving_assumptions(request) + ([NO_FABRIC_NOTE] if replicas > 1 else [])
+    notes = hardware_notes + serving_assumptions(request) + ([NO_FABRIC_NOTE] if replicas > 1 else [])
     return EstimateOut(
         model=model_summary,
         plan=_plan_out(replicas, tp, pp, result.concurrency),
@@ -566,6 +575,8 @@ def _slo_miss(result: ServingEstimate, cfg: ServingConfig) -> Warning_:
 def _headroom_words(option: ServingOption) -> str:
     """The headroom as checked: the factor one simulation met above the peak, or, where none was met (or run), the
     peak's utilisation, since nothing above the peak was verified."""
+    if any(code.startswith(("slo_", "kv_slots")) for code, _ in option.misses):  # a near miss on its latency
+        return "misses the latency targets (miss_reason)"
     if option.headroom > 1.0:
         return f"with at least {option.headroom:.2f}× headroom (simulated)"
     peak = (option.estimate.utilization or {}).get("peak")
@@ -584,14 +595,19 @@ def option_out(
     model: ModelSpec,
 ) -> OptionOut:
     est = option.estimate
-    shape = f"{option.replicas} replica(s) × TP {option.tp}{f' × PP {option.pp}' if option.pp > 1 else ''}"
+    shape = plurals(f"{option.replicas} replica(s) × TP {option.tp}") + (f" × PP {option.pp}" if option.pp > 1 else "")
     if option.pools:
         pre, dec = option.pools["prefill"], option.pools["decode"]
-        shape = f"{pre['replicas']} prefill × TP {pre['tp']} + {dec['replicas']} decode × TP {dec['tp']} replica(s)"
+        prefill = f"{pre['replicas']} prefill replica(s) × TP {pre['tp']}"
+        shape = plurals(f"{prefill} + {dec['replicas']} decode replica(s) × TP {dec['tp']}")
+    # the peak asked (requests_per_s × peak_factor), not what a saturated shape carries
+    peak_rps = cfg.requests_per_s * cfg.peak_factor if cfg.requests_per_s is not None else option.peak.requests_per_s
+    latency_words = f"TTFT {latency(est.ttft_ms, 'en')} and TPOT {latency(est.tpot_ms, 'en')}"
+    if (est.utilization or {}).get("average", 0.0) >= 1.0:  # its TTFT is a queue's growth over the run, no latency
+        latency_words = "more than the replicas carry: the queue grows without bound"
     explanation = (
-        f"{shape} on {option.offer.name}: "
-        f"{est.requests_per_s:.3g} requests/s at TTFT {est.ttft_ms:.0f} ms and TPOT {est.tpot_ms:.1f} ms; "
-        f"the peak of {option.peak.requests_per_s:.3g} requests/s {_headroom_words(option)}"
+        f"{shape} on {option.offer.name}: {est.requests_per_s:.3g} requests/s at {latency_words}; "
+        f"the peak of {peak_rps:.3g} requests/s {_headroom_words(option)}"
     )
     plan = _plan_out(option.replicas, option.tp, option.pp, est.concurrency, option.pools)
     return placed_option_out(
@@ -728,7 +744,10 @@ def recommendation(
         alternatives = sixteen_bit_misses(model, cfg, offers, constraints, search, peak_factor=factor, served=how)
         search.near_misses = alternatives + search.near_misses
     search = with_capacity(search, constraints)
-    body = request.model_dump(mode="json", include=set(WorkloadIn.model_fields), exclude_none=True)
+    # the workload the deployment was sized on: serving's own fields, and only what the request set of the training
+    # and inference ones (their defaults, e.g. output_tokens 256 beside serving.output_tokens, size nothing here)
+    kept = SERVING_WORKLOAD_FIELDS | request.model_fields_set
+    body = request.model_dump(mode="json", include=set(WorkloadIn.model_fields) & kept, exclude_none=True)
     return RecommendOut(
         model=model_summary,
         currency=currency,

@@ -42,10 +42,10 @@ def test_the_launch_is_sglang_pd_with_its_own_flags() -> None:
     (option,) = search_disaggregated(LLAMA_70B, RAG, [H100_IB], Constraints(max_nodes=16)).options
     launch = option.launch
     for pool in ("prefill", "decode"):
-        command = launch["commands"][pool]
-        assert f"--disaggregation-mode {pool} --disaggregation-transfer-backend mooncake" in command
-        _check("sglang", {**launch, "command": command})
-    assert launch["commands"]["router"].startswith("python -m sglang_router.launch_router --pd-disaggregation")
+        for command in launch["commands"][pool].splitlines():  # one line per replica on a server
+            assert f"--disaggregation-mode {pool} --disaggregation-transfer-backend mooncake" in command
+            _check("sglang", _engine_part(launch, "sglang", pool) | {"command": command})
+    assert "--pd-disaggregation" in dict(_router_flags("sglang", launch["commands"]["router"]))
     assert launch["needs_infiniband"] is True
     assert not any("share nothing" in note for note in launch["notes"])
 
@@ -88,14 +88,13 @@ def test_vllm_pools_run_nixl_connector_behind_its_proxy() -> None:
     launch = option.launch
     spec = FLAGS["disaggregation"]["vllm"]["kv_transfer_config"]
     for pool, role in (("prefill", "kv_producer"), ("decode", "kv_consumer")):
-        _check("vllm", _engine_part(launch, "vllm", pool))
-        (config,) = [
-            value for flag, value in _flags("vllm", launch["commands"][pool]) if flag == "--kv-transfer-config"
-        ]
-        parsed = json.loads(config or "{}")
-        assert set(parsed) <= set(spec["keys"]) and parsed["kv_role"] == role and parsed["kv_role"] in spec["kv_role"]
-        assert parsed["kv_connector"] == "NixlConnector"
-        assert launch["commands"][pool].startswith("VLLM_NIXL_SIDE_CHANNEL_HOST=")
+        for command in launch["commands"][pool].splitlines():  # one line per replica on a server
+            _check("vllm", _engine_part(launch, "vllm", pool) | {"command": command})
+            (config,) = [value for flag, value in _flags("vllm", command) if flag == "--kv-transfer-config"]
+            parsed = json.loads(config or "{}")
+            assert set(parsed) <= set(spec["keys"]) and parsed["kv_role"] == role
+            assert parsed["kv_role"] in spec["kv_role"] and parsed["kv_connector"] == "NixlConnector"
+            assert command.startswith("VLLM_NIXL_SIDE_CHANNEL_HOST=")
     flags = dict(_router_flags("vllm", launch["commands"]["router"]))
     assert flags["--host"] == "0.0.0.0"  # the proxy binds 127.0.0.1 unless told
     assert "vllm-kv-connector" in launch["versions"] and launch["needs_infiniband"] is True
@@ -107,8 +106,9 @@ def test_trtllm_pools_run_behind_trtllm_serve_disaggregated() -> None:
     (option,) = search_disaggregated(LLAMA_70B, cfg, [H100_IB], Constraints(max_nodes=16)).options
     launch = option.launch
     for pool in ("prefill", "decode"):
-        _check("trt-llm", _engine_part(launch, "trt-llm", pool))
-        assert launch["commands"][pool].count("--extra_llm_api_options") == 1
+        for command in launch["commands"][pool].splitlines():  # one line per replica on a server
+            _check("trt-llm", _engine_part(launch, "trt-llm", pool) | {"command": command})
+            assert command.count("--extra_llm_api_options") == 1
     assert dict(_router_flags("trt-llm", launch["commands"]["router"])) == {"-c": "disagg_config.yaml"}
     assert "trt-llm-disaggregated" in launch["versions"]
     assert any("cache_transceiver_config" in note for note in launch["notes"])
@@ -178,3 +178,69 @@ def test_pools_fill_the_servers_they_rent(cfg: ServingConfig) -> None:
     assert sum(pool["gpus"] for pool in option.pools.values()) == option.config.gpus
     per_gpu = option.estimate.output_tokens_per_s / option.config.gpus
     assert option.estimate.output_tokens_per_s_per_gpu == pytest.approx(per_gpu)
+
+
+@pytest.mark.parametrize("engine", ["sglang", "vllm", "trt-llm"])
+def test_replicas_sharing_a_server_are_pinned_and_each_is_routed_by_its_own_port(engine: str) -> None:
+    """Review R6: two TP 4 prefill replicas on one 8-GPU server took GPUs 0-3 and the default port both, the router
+    named one `<prefill-1>:30000` for all of them, and launch.replicas x gpus_per_replica counted 8 GPUs a replica."""
+    cfg = replace(RAG, engine=engine, requests_per_s=8, slo_tpot_ms=30)
+    (option,) = search_disaggregated(LLAMA_70B, cfg, [H100_IB], Constraints(max_nodes=16)).options
+    launch, pools = option.launch, option.pools
+    assert pools is not None and pools["prefill"]["tp"] == 4  # two prefill replicas share each server
+    instances = launch["instances"]
+    for name in ("prefill", "decode"):
+        mine = [i for i in instances if i["pool"] == name]
+        assert len(mine) == pools[name]["replicas"] == launch["pools"][name]["replicas"]
+        assert launch["pools"][name]["gpus_per_replica"] == pools[name]["tp"]
+        for server in {i["server"] for i in mine}:
+            here = [i for i in mine if i["server"] == server]
+            gpus = [g for i in here for g in i["gpus"].split(",")]
+            assert len(gpus) == len(set(gpus)) == len(here) * pools[name]["tp"] <= 8
+            for key in ("port", "bootstrap_port", "side_channel_port"):
+                taken = [i[key] for i in here if key in i]
+                assert len(taken) == len(set(taken)), (key, here)
+    assert sum(p["replicas"] * p["gpus_per_replica"] for p in launch["pools"].values()) == sum(
+        p["gpus"] for p in pools.values()
+    )
+    prefill_lines = launch["commands"]["prefill"].splitlines()
+    assert len(prefill_lines) == 2
+    for line, instance in zip(prefill_lines, instances, strict=False):
+        assert f"CUDA_VISIBLE_DEVICES={instance['gpus']} " in line and f"--port {instance['port']}" in line
+        _check(engine, _engine_part(launch, engine, "prefill") | {"command": line})
+    router = launch["commands"]["router"]
+    if engine == "sglang":
+        flags = _router_flags("sglang", router)
+        assert [v for f, v in flags if f == "--prefill"] == [i["url"] for i in instances if i["pool"] == "prefill"]
+        for instance in instances:
+            if instance["pool"] == "prefill":
+                assert f"--prefill {instance['url']} {instance['bootstrap_port']} " in router
+                assert f"--disaggregation-bootstrap-port {instance['bootstrap_port']}" in launch["commands"]["prefill"]
+        assert [v for f, v in flags if f == "--decode"] == [i["url"] for i in instances if i["pool"] == "decode"]
+    if engine == "vllm":
+        _router_flags("vllm", router)
+        prefill = [i for i in instances if i["pool"] == "prefill"]
+        hosts = " ".join(i["server"] for i in prefill)
+        ports = " ".join(str(i["port"]) for i in prefill)
+        assert f"--prefiller-hosts {hosts} --prefiller-ports {ports} " in router
+
+
+def test_a_sku_refused_by_both_searches_is_named_once_with_its_binding_reason() -> None:
+    """Review R9: DeepSeek-V3 on A100 servers without a fabric was rejected twice per SKU, gpu_memory (the colocated
+    search, whose text already says no fabric joins servers) and no_fabric (the pools'); one row now, the pools'
+    reason kept as a detail."""
+    deepseek = get_preset("deepseek-v3").model
+    cfg = ServingConfig(
+        input_tokens=2000, output_tokens=500, requests_per_s=10, engine="sglang", slo_ttft_ms=3000, slo_tpot_ms=80
+    )
+    a100 = [offer for offer in OFFERS if offer.gpu.id.startswith("a100")]
+    constraints = Constraints(max_nodes=8)
+    both = merged(
+        search_serving(deepseek, cfg, a100, constraints),
+        search_disaggregated(deepseek, cfg, a100, constraints),
+        constraints,
+    )
+    skus = [sku for sku, _, _ in both.rejected]
+    assert skus and len(skus) == len(set(skus)) == len(a100)
+    for _, code, params in both.rejected:
+        assert code == "gpu_memory" and params["also"] == ["no_fabric"]

@@ -73,3 +73,12 @@ def test_mtp_runs_the_checkpoints_own_layers_without_a_draft() -> None:
         launch = _launch(LLAMA_8B, cfg, OFFERS[:1], SERVED)  # the launch does not judge the model; the API does
         text = launch["command"] + " ".join(launch["notes"])
         assert name in text and "draft-model-path" not in text and '"model"' not in launch["command"]
+
+
+def test_one_drafted_token_reads_singular_and_its_figures_carry_no_float_noise() -> None:
+    """Review R16: "1 drafted tokens a step", and params.tokens 1.7999999999999998 (1 + 0.8) in launch.texts."""
+    launch = _launch(LLAMA_8B, _cfg("vllm", speculative=Speculation("mtp", 1, 0.8)), OFFERS[:1], SERVED)
+    (note,) = [t for t in launch["texts"]["notes"] if t["code"] == "speculative"]
+    assert note["params"]["tokens"] == 1.8
+    assert any("1 drafted token a step" in text for text in launch["notes"])
+    assert not any("(s)" in text for text in [launch["layout"], *launch["notes"]])

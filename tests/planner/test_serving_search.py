@@ -229,7 +229,7 @@ def test_a_load_no_shape_carries_is_refused_with_the_smallest_deployment_it_woul
     result = search_serving(LLAMA3_8B, cfg, [ib], Constraints(max_nodes=2))
     assert not result.options and result.rejected[0][1] == "max_nodes"
     assert result.rejected[0][2]["replica_gpus"] == 1 and result.rejected[0][2]["max_nodes"] == 2
-    assert "replica(s) of 1 GPUs exceed the SKU's max_nodes 2" in messages.rejection("max_nodes", result.rejected[0][2])
+    assert "replicas of 1 GPU exceed the SKU's max_nodes 2" in messages.rejection("max_nodes", result.rejected[0][2])
 
 
 def test_the_headroom_shown_is_held_to_the_simulation() -> None:
