@@ -321,6 +321,7 @@ NO_FIT_LEADS: dict[str, dict[str, str]] = {
     },
 }
 
-# Warnings whose English is the estimator's own sentence, rendered as it writes it (tests/test_warning_words.py holds
-# them equal): moe_low_concurrency_unvalidated is app/estimator/serving/rules.py's note, "1 sequence(s)" there too.
-VERBATIM = frozenset({"moe_low_concurrency_unvalidated"})
+# Warnings whose English is the estimator's own sentence, rendered as it writes it, without making "noun(s)" agree
+# with its count (app/words.py `plurals`). None now: moe_low_concurrency_unvalidated, app/estimator/serving/rules.py's
+# note, agrees its "sequence(s)" as plurals does (tests/test_warning_words.py holds the two equal).
+VERBATIM: frozenset[str] = frozenset()

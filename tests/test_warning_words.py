@@ -80,4 +80,6 @@ def test_the_fine_grained_moe_warning_reads_as_the_estimators_note(concurrency: 
     model = get_preset("deepseek-v3").model
     params = {"model": model.name, "experts": model.experts, "concurrency": concurrency}
     params["validated"] = MOE_VALIDATED_CONCURRENCY
-    assert messages.warning("moe_low_concurrency_unvalidated", params) == moe_low_concurrency_note(model, concurrency)
+    note = moe_low_concurrency_note(model, concurrency)
+    assert messages.warning("moe_low_concurrency_unvalidated", params) == note
+    assert "(s)" not in note and ("at 1 sequence in flight" in note) == (concurrency == 1.0), note

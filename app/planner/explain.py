@@ -181,6 +181,12 @@ MICRO_BATCHES_PER_STAGE = 4
 BATCH_GAIN_WARN = 1.25  # say so when the larger batch would raise MFU by a quarter or more
 
 
+# A generic warning a measured one says better, with its figures: an option that carries the measured one drops the
+# generic (planner.recommend._unique). The memory advice's offload_over_pcie ("expect the step to slow down by tens of
+# percent") is the states' offload that offload_slowdown measures from the step's breakdown.
+SAID_BETTER_BY = {"offload_over_pcie": "offload_slowdown"}
+
+
 def offload_warning(plan: Plan, performance: Performance) -> Warning_ | None:
     """`offload_slowdown`: offload's exposed PCIe time (`breakdown_s.offload`: the states' ZeRO-Offload and activation
     offload) takes more than OFFLOAD_WARN_FRACTION of a step; worded for activation offload (`activations`) where the

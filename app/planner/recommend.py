@@ -70,7 +70,7 @@ from app.estimator.vocabulary import MAX_QUOTE_MONTHS, TERM_MONTHS, Objective
 from app.planner.availability import Availability, place
 from app.planner.budget import past, search_deadline
 from app.planner.efficiency import INEFFICIENT, inefficiency
-from app.planner.explain import batch_warnings, plan_warnings
+from app.planner.explain import SAID_BETTER_BY, batch_warnings, plan_warnings
 from app.planner.launch import launch_configs
 from app.planner.levers import Levers, levers_params
 from app.planner.misses import Miss, billing_warnings, budget_misses, range_billing_warnings, term_warnings
@@ -626,13 +626,13 @@ def min_host_ram_gib(peak_gib: float, gpus_on_node: int) -> float:
 
 
 def _unique(warnings: list[Warning_]) -> list[Warning_]:
-    seen: set[str] = set()
-    out = []
+    """Each code once, and no generic warning beside its measured twin (explain.SAID_BETTER_BY)."""
+    codes = {warning.code for warning in warnings}
+    first: dict[str, Warning_] = {}
     for warning in warnings:
-        if warning.code not in seen:
-            seen.add(warning.code)
-            out.append(warning)
-    return out
+        if SAID_BETTER_BY.get(warning.code) not in codes:
+            first.setdefault(warning.code, warning)
+    return list(first.values())
 
 
 def _split_by_constraints(

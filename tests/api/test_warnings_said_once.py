@@ -46,3 +46,17 @@ def test_no_recommended_option_warns_the_bubble_twice(client: TestClient) -> Non
         codes = _codes(option["warnings"])
         assert max(codes.values(), default=1) == 1, option["warnings"]
         assert not {"pipeline_bubble", "pipeline_few_microbatches"} <= set(codes), option["warnings"]
+
+
+def test_an_offloaded_option_states_its_slowdown_once(client: TestClient) -> None:
+    """Optimizer offload on a /recommend option was `offload_over_pcie` (the memory advice: "expect the step to slow
+    down by tens of percent") beside the measured `offload_slowdown` ("takes 21 % of each step, making it 1.26× as
+    long"): one fact twice. The measured one, with its figures, stays."""
+    body = TRAINING | {"constraints": {"max_nodes": 2, "limit": 50}}
+    response = client.post("/recommend", json=body)
+    assert response.status_code == 200, response.text
+    offloaded = [o for o in response.json()["options"] if o["plan"]["offload"] != "none"]
+    measured = [o for o in offloaded if "offload_slowdown" in _codes(o["warnings"])]
+    assert measured, [o["plan"] for o in response.json()["options"]]
+    for option in measured:
+        assert "offload_over_pcie" not in _codes(option["warnings"]), option["warnings"]

@@ -37,8 +37,10 @@ def moe_low_concurrency_note(model: ModelSpec, concurrency: float) -> str | None
     optimistic there), else None."""
     if not model.is_moe or model.experts < FINE_GRAINED_MOE_EXPERTS or concurrency > MOE_VALIDATED_CONCURRENCY:
         return None
+    count = f"{concurrency:.3g}"
+    plural = "" if count == "1" else "s"  # as app/words.py `plurals` renders the catalog's "sequence(s)"
     return (
-        f"{model.name} routes to {model.experts} small experts per layer: at {concurrency:.3g} sequence(s) in flight "
+        f"{model.name} routes to {model.experts} small experts per layer: at {count} sequence{plural} in flight "
         f"(at most {MOE_VALIDATED_CONCURRENCY}) decode is not validated and this time per token is optimistic. "
         "Per-layer routing and grouped-GEMM kernels dominate there; published DeepSeek-V3/R1 FP8 measurements read "
         "23-33 ms per token at one sequence (SGLang, 16xH100: tenstorrent/tt-inference-server#356; 8 GPUs: "
