@@ -73,6 +73,36 @@ def save_interval(iters: int, performance: Performance | None) -> int:
     return max(1, min(iters, math.floor(goodput.checkpoint_interval_hours * 3600 / step)))
 
 
+@dataclass(frozen=True, slots=True)
+class RunSchedule:
+    """The run's length and learning-rate schedule, which every stack states in its own terms: `iters` optimizer steps
+    (`train_iters`; None without a token count, and then no `save_interval` or `warmup_steps` either), the peak `lr`
+    (`peak_lr`) decaying to `min_lr` (MIN_LR_RATIO), and the warm-up as steps (`warmup_steps`) or as the task's share
+    of the run (`warmup_fraction`, SCHEDULES)."""
+
+    iters: int | None
+    save_interval: int | None
+    warmup_steps: int | None
+    warmup_fraction: float
+    lr: float
+    min_lr: float
+
+
+def run_schedule(
+    model: ModelSpec, workload: Workload, global_batch: int, performance: Performance | None = None
+) -> RunSchedule:
+    iters = train_iters(workload, global_batch)
+    lr = peak_lr(model, workload)
+    return RunSchedule(
+        iters,
+        None if iters is None else save_interval(iters, performance),
+        None if iters is None else warmup_steps(workload, iters),
+        SCHEDULES.get(workload.task, SCHEDULES["full_finetune"]).warmup_fraction,
+        lr,
+        lr * MIN_LR_RATIO,
+    )
+
+
 def _repo(model: ModelSpec) -> str:
     """The Hugging Face repository the weights and tokenizer come from, or a local path to fill in."""
     return model.hf_repo or f"/models/{_slug(model)}-hf"

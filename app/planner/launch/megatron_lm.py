@@ -23,8 +23,6 @@ from typing import Any
 from app.estimator.specs import ModelSpec, Performance, Plan, Workload
 from app.estimator.vocabulary import BF16_RUN_PRECISIONS, Optimizer
 from app.planner.launch.common import (
-    MIN_LR_RATIO,
-    SCHEDULES,
     Job,
     LaunchNote,
     _note,
@@ -32,10 +30,8 @@ from app.planner.launch.common import (
     _repo,
     _slug,
     _task_notes,
-    peak_lr,
-    save_interval,
+    run_schedule,
     train_iters,
-    warmup_steps,
 )
 from app.planner.shapes import stage_layers
 
@@ -181,15 +177,14 @@ def _megatron_run_args(
         f"--data-path /data/{slug}_text_document",
         f"--split {MEGATRON_SPLIT}",
     ]
-    iters = train_iters(workload, global_batch)
-    if iters is not None:
-        args += [f"--train-iters {iters}", f"--save-interval {save_interval(iters, performance)}"]
-    schedule = SCHEDULES.get(workload.task, SCHEDULES["full_finetune"])
-    optimizer, lr = MEGATRON_OPTIMIZER[workload.optimizer], peak_lr(model, workload)
+    run = run_schedule(model, workload, global_batch, performance)
+    if run.iters is not None:
+        args += [f"--train-iters {run.iters}", f"--save-interval {run.save_interval}"]
+    optimizer = MEGATRON_OPTIMIZER[workload.optimizer]
     args += [
         f"--optimizer {optimizer}",
-        f"--lr {lr:g}",
-        f"--min-lr {lr * MIN_LR_RATIO:g}",
+        f"--lr {run.lr:g}",
+        f"--min-lr {run.min_lr:g}",
         "--lr-decay-style cosine",
         "--weight-decay 0.1",
         "--clip-grad 1.0",
@@ -198,10 +193,10 @@ def _megatron_run_args(
         args += ["--adam-beta1 0.9", "--adam-beta2 0.95"]
     else:
         args.append(f"--sgd-momentum {MEGATRON_SGD_MOMENTUM:g}")
-    if workload.task == "pretrain" and iters is not None:
-        args.append(f"--lr-warmup-iters {warmup_steps(workload, iters)}")
+    if workload.task == "pretrain" and run.warmup_steps is not None:
+        args.append(f"--lr-warmup-iters {run.warmup_steps}")
     else:
-        args.append(f"--lr-warmup-fraction {schedule.warmup_fraction:g}")
+        args.append(f"--lr-warmup-fraction {run.warmup_fraction:g}")
     return args
 
 

@@ -25,10 +25,7 @@ from app.planner.launch.common import (
     _repo,
     _slug,
     _task_notes,
-    peak_lr,
-    save_interval,
-    train_iters,
-    warmup_steps,
+    run_schedule,
 )
 from app.planner.shapes import stage_layers
 from app.planner.stacks import flavor
@@ -108,16 +105,15 @@ def torchtitan_config(
         "training": training,
         "activation_checkpoint": {"mode": plan.recompute, "selective_ac_option": "op"},
     }
-    iters = train_iters(workload, global_batch)
+    run = run_schedule(model, workload, global_batch, performance)
     name = TORCHTITAN_OPTIMIZER[workload.optimizer]
-    lr = peak_lr(model, workload)
-    config["optimizer"] = {"name": name, "lr": lr, "weight_decay": 0.1, "beta1": 0.9, "beta2": 0.95}
+    config["optimizer"] = {"name": name, "lr": run.lr, "weight_decay": 0.1, "beta1": 0.9, "beta2": 0.95}
     config["lr_scheduler"] = {"decay_type": "cosine", "min_lr_factor": MIN_LR_RATIO}
     checkpoint: dict[str, Any] = {"enable": True, "folder": f"{_slug(model)}-{workload.task.replace('_', '-')}"}
-    if iters is not None:
-        training["steps"] = iters
-        config["lr_scheduler"]["warmup_steps"] = warmup_steps(workload, iters)
-        checkpoint["interval"] = save_interval(iters, performance)
+    if run.iters is not None:
+        training["steps"] = run.iters
+        config["lr_scheduler"]["warmup_steps"] = run.warmup_steps
+        checkpoint["interval"] = run.save_interval
     if workload.task != "pretrain":  # start from the published weights in hf_assets_path (docs/checkpoint.md)
         checkpoint |= {"initial_load_in_hf": True, "initial_load_model_only": True}
     config["checkpoint"] = checkpoint

@@ -14,15 +14,13 @@ from app.estimator.memory import paged_optimizer
 from app.estimator.specs import ModelSpec, Plan, Workload
 from app.estimator.vocabulary import ATTENTION_TARGETS, BF16_RUN_PRECISIONS, Optimizer
 from app.planner.launch.common import (
-    SCHEDULES,
     TORCH_DTYPE,
     _alpha,
     _lora,
     _repo,
     accumulation_steps,
     lora_targets,
-    peak_lr,
-    train_iters,
+    run_schedule,
 )
 
 # LoRA target names: ours → Hugging Face Llama module names (PEFT).
@@ -159,12 +157,11 @@ def _trainer_arguments(model: ModelSpec, workload: Workload, plan: Plan, global_
     train_micro_batch_size_per_gpu, gradient_accumulation_steps, train_batch_size, gradient_clipping; a mismatch
     raises in trainer_config_finalize) and fills its "auto" optimizer values from them; `max_steps` ends the cosine
     schedule where the estimate's tokens end, as --train-iters does for Megatron."""
-    schedule = SCHEDULES.get(workload.task, SCHEDULES["full_finetune"])
-    iters = train_iters(workload, global_batch)
+    run = run_schedule(model, workload, global_batch)
     arguments: dict[str, Any] = {
         "per_device_train_batch_size": plan.micro_batch,
         "gradient_accumulation_steps": accumulation_steps(plan, global_batch),
-        **({"max_steps": iters} if iters is not None else {}),
+        **({"max_steps": run.iters} if run.iters is not None else {}),
         "gradient_checkpointing": plan.recompute == "full",
         "bf16": workload.precision in BF16_RUN_PRECISIONS,
         "fp16": workload.precision == "fp16",
@@ -172,10 +169,10 @@ def _trainer_arguments(model: ModelSpec, workload: Workload, plan: Plan, global_
         # the memory levers the estimate counted (plan.loss fused: Liger's fused linear cross-entropy; plan.compile)
         **({"use_liger_kernel": True} if plan.fused_loss else {}),
         **({"torch_compile": True} if plan.compiled else {}),
-        "learning_rate": peak_lr(model, workload),
+        "learning_rate": run.lr,
         "weight_decay": 0.1,
         "lr_scheduler_type": "cosine",
-        "warmup_ratio": schedule.warmup_fraction,
+        "warmup_ratio": run.warmup_fraction,
         "max_grad_norm": 1.0,
     }
     betas = OPTIMIZER_BETAS.get(workload.optimizer)
