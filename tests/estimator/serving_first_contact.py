@@ -530,6 +530,7 @@ def _triton(
     rate, ttft, itl = line
     cfg = ServingConfig(
         input_tokens=isl, output_tokens=osl, requests_per_s=rate, peak_factor=1.0, engine="trt-llm", precision="bf16",
+        release="trt-llm-0.14",  # the C++ executor's loop (ENGINE_RELEASES), stated after first contact
     )  # fmt: skip
     name = f"trtllm-0.14 triton {model.name} {gpu.id.split('-')[0]} tp{tp} bf16 {isl}/{osl} {rate:g} rps"
     cite = f"{TRTLLM_PERF_V017}, Online Serving Measurements (v0.14.0, Triton, BF16, 500 requests)"
