@@ -154,6 +154,29 @@ Source:
                all-reduce off, GH200 and H100 NVL (no GPU preset), L40 / L40S and A100 (no TP 1 line of a model also
                run at TP >= 2), the other models (GPT-J, Mistral 7B, Llama 2 7B / 13B at TP 1 only; Mixtral, Falcon
                180B). TensorRT-LLM 0.9.0 is not an ENGINE_RELEASES entry: the rows run as the current TensorRT-LLM.
+  [trtllm-v014-triton] NVIDIA/TensorRT-LLM at 258c7540c03517def55d9a5aadfa9288af474e1b,
+               docs/source/performance/perf-overview.md, "Online Serving Measurements": "All data in the table below was
+               generated using version 0.14.0, with 500 requests and BF16 precision", served through the Triton
+               TensorRT-LLM backend (triton-inference-server/tensorrtllm_backend): LLaMA 3.1 70B at TP 4 and LLaMA 3.1
+               8B at TP 1 on "H100 80GB HBM3" and "H200 131GB HBM3" (read as H200 141GB SXM), input/output lengths
+               467/256, 467/16 and 202/214 (read as every request of exactly those lengths), offered at 2, 4, 8, 16, 32
+               and INF requests/s ("QPS"; the arrival process is not stated: read as Poisson, as the simulation draws
+               it). Readings: Mean TTFT(ms) and Mean ITL(ms), whole milliseconds (±0.5 ms: up to 10 % of the 5-9 ms ITL
+               rows), compared with the simulation's median TTFT and TPOT (the source gives means only; a queue's mean
+               TTFT sits above its median, so the comparison leans low at the higher rates). Not read: INF (500 requests
+               at once: the TTFT is the burst's queue) and any rate whose completed requests/s ("Tput(req/s)") reaches
+               85 % of the same configuration's INF figure (at capacity: 70B at 32 requests/s on both GPUs).
+  [trtllm-v017-throughput] The same file and commit, "Throughput Measurements": "All data in the table below was
+               generated using version 0.17", `trtllm-bench throughput` over an engine built by `trtllm-bench build`
+               (C++ runtime, in-flight batching, chunked context), an offline run of $num_requests requests of exactly
+               ISL/OSL tokens queued at once (the file's table: 30,000 at 128/128, 3,000 at 128/2048, 2048/128,
+               1000/1000 and 500/2000, 1,500 at 128/4096, 2048/2048 and 5000/500, 1,000 at 20000/2000; read as the
+               finite runs they are), token throughput in tokens/s. Columns read: "A100-SXM4-80GB" ("FP16": weights,
+               math and KV cache 16-bit) and "L40S" ("FP8": `--quantization FP8`, which "will automatically" set the KV
+               cache to FP8 too), LLaMA v3.1 8B at TP 1 and LLaMA v3.1 70B at TP 2 (A100), 4 and 8: the first
+               TensorRT-LLM rows on A100 or L40S in continuous batching. Not read: the H100 / H200 / GH200 columns (the
+               fitted [trtllm] rows of serving_cases.py are a later release's), Mistral 7B and the Mixtrals.
+               TensorRT-LLM 0.14 / 0.17 are not ENGINE_RELEASES entries: the rows run as the current TensorRT-LLM.
 Only the runs below saturation are read for latency (the summary's request throughput, completed ÷ duration, keeps up
 with the offered rate: 70B at 1, 2 and 4 requests/s, 405B at 1 and 2); beyond it the median TTFT is the time spent in
 a queue that grows through the run, which depends on the run's length. Offline rows read the throughput.
@@ -238,6 +261,10 @@ DLI_TRTLLM09 = (
     "at 5a4d0c37a3231b2ff8a268df7f129be259c48a48, code/ch11_inference/inference_gpu_cluster_sizing/dataset/ "
     "(TensorRT-LLM 0.9.0, static batch, LLaMA v2 70B FP8, custom all-reduce on; 1st Token Latency (ms) and "
     "(Latency - 1st Token Latency) / (output - 1), the file's Token-to-token Latency (ms))"
+)
+
+TRTLLM_PERF_V017 = (
+    "NVIDIA/TensorRT-LLM at 258c7540c03517def55d9a5aadfa9288af474e1b, docs/source/performance/perf-overview.md"
 )
 
 
@@ -494,6 +521,81 @@ DLI_LINES: tuple[tuple[GpuSpec, int, int, int, int, float, float], ...] = (
 )  # fmt: skip
 
 
+def _triton(
+    gpu: GpuSpec, model: ModelSpec, tp: int, lengths: tuple[int, int], line: tuple[int, float, float]
+) -> list[ServingFirstContact]:
+    """A TensorRT-LLM v0.14 online row (Triton backend, BF16): requests of `lengths` offered at `line`'s rate, read as
+    (rate, mean TTFT ms, mean ITL ms); two rows, TTFT and TPOT."""
+    isl, osl = lengths
+    rate, ttft, itl = line
+    cfg = ServingConfig(
+        input_tokens=isl, output_tokens=osl, requests_per_s=rate, peak_factor=1.0, engine="trt-llm", precision="bf16",
+        release="trt-llm-0.14",  # the C++ executor's loop (ENGINE_RELEASES), stated after first contact
+    )  # fmt: skip
+    name = f"trtllm-0.14 triton {model.name} {gpu.id.split('-')[0]} tp{tp} bf16 {isl}/{osl} {rate:g} rps"
+    cite = f"{TRTLLM_PERF_V017}, Online Serving Measurements (v0.14.0, Triton, BF16, 500 requests)"
+    source = "trtllm-v014-triton"
+    return [
+        ServingFirstContact(f"{name} ttft", source, cite, model, gpu, tp, cfg, "ttft_ms", ttft),
+        ServingFirstContact(f"{name} tpot", source, cite, model, gpu, tp, cfg, "tpot_ms", itl),
+    ]
+
+
+# (GPU, model, TP, (input, output), ((requests/s, Mean TTFT ms, Mean ITL ms), ...)): the rates read (above)
+TRITON_V014 = (
+    (H100, LLAMA_70B, 4, (467, 256), ((2, 62, 21), (4, 68, 24), (8, 92, 32), (16, 175, 66))),
+    (H100, LLAMA_70B, 4, (467, 16), ((2, 53, 18), (4, 58, 20), (8, 71, 24), (16, 109, 38))),
+    (H100, LLAMA_70B, 4, (202, 214), ((2, 48, 20), (4, 51, 22), (8, 57, 25), (16, 74, 32))),
+    (H100, LLAMA_8B, 1, (467, 256), ((2, 23, 8), (4, 24, 9), (8, 26, 9), (16, 30, 11), (32, 50, 19))),
+    (H100, LLAMA_8B, 1, (467, 16), ((2, 19, 7), (4, 20, 7), (8, 22, 7), (16, 24, 8), (32, 29, 10))),
+    (H100, LLAMA_8B, 1, (202, 214), ((2, 19, 7), (4, 20, 8), (8, 21, 9), (16, 23, 10), (32, 27, 11))),
+    (H200, LLAMA_70B, 4, (467, 256), ((2, 58, 18), (4, 63, 20), (8, 84, 27), (16, 165, 60))),
+    (H200, LLAMA_70B, 4, (467, 16), ((2, 50, 15), (4, 55, 16), (8, 67, 20), (16, 103, 33))),
+    (H200, LLAMA_70B, 4, (202, 214), ((2, 43, 17), (4, 46, 18), (8, 51, 21), (16, 67, 28))),
+    (H200, LLAMA_8B, 1, (467, 256), ((2, 21, 6), (4, 23, 7), (8, 24, 7), (16, 27, 9), (32, 44, 16))),
+    (H200, LLAMA_8B, 1, (467, 16), ((2, 18, 5), (4, 19, 6), (8, 20, 6), (16, 22, 7), (32, 27, 9))),
+    (H200, LLAMA_8B, 1, (202, 214), ((2, 17, 6), (4, 18, 6), (8, 19, 7), (16, 20, 8), (32, 24, 9))),
+)  # fmt: skip
+
+# trtllm-bench's $num_requests by (input, output), the file's table
+V017_REQUESTS = {
+    (128, 128): 30000, (128, 2048): 3000, (128, 4096): 1500, (500, 2000): 3000, (1000, 1000): 3000,
+    (2048, 128): 3000, (2048, 2048): 1500, (5000, 500): 1500, (20000, 2000): 1000,
+}  # fmt: skip
+V017_LENGTHS = tuple(V017_REQUESTS)
+
+
+def _v017(gpu: GpuSpec, model: ModelSpec, tp: int, tok_s: tuple[float | None, ...]) -> list[ServingFirstContact]:
+    """TensorRT-LLM v0.17 trtllm-bench offline rows of one (GPU, model, TP) column, `tok_s` in the file's length
+    order (128/128, 128/2048, 128/4096, 500/2000, 1000/1000, 2048/128, 2048/2048, 5000/500, 20000/2000; None: no
+    cell). A100 in FP16, L40S in FP8 (weights, math and KV cache)."""
+    precision: Literal["fp16", "fp8"] = "fp16" if gpu is A100 else "fp8"
+    rows = []
+    for (isl, osl), value in zip(V017_LENGTHS, tok_s, strict=True):
+        if value is None:
+            continue
+        cfg = ServingConfig(
+            input_tokens=isl, output_tokens=osl, engine="trt-llm", precision=precision, weights=precision,
+            kv_cache_precision=precision,
+        )  # fmt: skip
+        label = f"trtllm-0.17 {model.name} {gpu.id.split('-')[0]} tp{tp} {precision} {isl}/{osl} offline output"
+        cite = f"{TRTLLM_PERF_V017}, Throughput Measurements (v0.17, trtllm-bench throughput)"
+        rows.append(ServingFirstContact(label, "trtllm-v017-throughput", cite, model, gpu, tp, cfg,
+                                        "output_tokens_per_s", value, V017_REQUESTS[(isl, osl)]))  # fmt: skip
+    return rows
+
+
+V017_COLUMNS = (
+    (A100, LLAMA_8B, 1, (6627.27, 5255.99, 3453.79, 4276.58, 3786.83, 799.61, 2424.16, 825.13, 330.04)),
+    (L40S, LLAMA_8B, 1, (9104.61, 5365.81, 3025.92, 4273.75, 4054.71, 1066.52, 2225.27, 981.2, 327.97)),
+    (A100, LLAMA_70B, 2, (1313.96, 531.26, None, 439.41, 472.94, 148.96, 261.1, 121.47, None)),
+    (A100, LLAMA_70B, 4, (2733.48, 2811.27, 1976.49, 2275.79, 1921.77, 325.15, 1393.64, 392.62, 212.08)),
+    (A100, LLAMA_70B, 8, (4717.62, 5241.5, 3724.67, 4445.37, 3320.41, 542.38, 2553.71, 696.34, 413.38)),
+    (L40S, LLAMA_70B, 4, (1523.52, 1942.66, 1440.23, 1634.72, 1209.25, 177.72, 969.68, 249.52, 162.25)),
+    (L40S, LLAMA_70B, 8, (1464.03, 2303.31, 2018.22, 1971.96, 1333.62, 176.16, 1200.16, 259.71, 209.87)),
+)  # fmt: skip
+
+
 _MISTRAL_LENS = (73671, 71810, 831, 651)
 _LLAMA_8B_LENS = (65578, 42874, 692, 492)
 _LLAMA_70B_LENS = (65578, 63343, 692, 574)
@@ -601,6 +703,9 @@ SERVING_FIRST_CONTACT: tuple[ServingFirstContact, ...] = (
     _dstack(32784, 2048, 8, 457.69658227500076),
     _dstack(32784, 2048, 16, 866.9613514360008),
     *(row for line in DLI_LINES for row in _dli(*line)),
+    *(row for gpu, model, tp, lengths, lines in TRITON_V014 for line in lines
+      for row in _triton(gpu, model, tp, lengths, line)),
+    *(row for column in V017_COLUMNS for row in _v017(*column)),
 )  # fmt: skip
 
 

@@ -65,6 +65,15 @@ ENGINE_RELEASES: dict[str, EngineRelease] = {
         "each batch's result before scheduling the next; the overlapping loop (event_loop_overlap) became the default "
         "with the zero-overhead batch scheduler of v0.4 (lmsys.org/blog/2024-12-04-sglang-v0-4).",
     ),
+    "trt-llm-0.14": EngineRelease(
+        no_overlap_schedule=True,
+        source="TensorRT-LLM v0.14 serving a TensorRT engine through the C++ Executor API (the Triton backend): "
+        "Executor::Impl::executionLoop (cpp/tensorrt_llm/executor/executorImpl.cpp, NVIDIA/TensorRT-LLM at b35ac1b6) "
+        "waits for the step under way (forwardSync), returns its tokens, and only then fetches new requests and "
+        "launches the next step (forwardAsync), so an arrival waits for the rest of one step, not one more; the "
+        "one-iteration-ahead loop is the PyTorch backend's (PyExecutor, disable_overlap_scheduler), whose use in the "
+        "perf overview starts with v0.19 (docs/source/performance/perf-overview.md @00f37686).",
+    ),
     "vllm-0.2": EngineRelease(
         nccl_allreduce=True,
         profile_holds_allreduce_inputs=True,
