@@ -6,7 +6,8 @@ Sources (five independent projects, each measuring its own runs):
             `trtllm-bench throughput`, PyTorch backend, offline maximum-throughput scenario (all requests
             queued at once), synthetic requests of exactly ISL input / OSL output tokens, ModelOpt FP8
             checkpoints (nvidia/Llama-3.1-8B-Instruct-FP8, -3.3-70B-, -3.1-405B-: FP8 weights, activations
-            and KV cache), DGX H100 / DGX H200, metric "Total Output Throughput (tokens/sec)".
+            and KV cache), DGX H100 / DGX H200, metric "Total Output Throughput (tokens/sec)". Run with the batch
+            and step-token limits trtllm-bench picks when none is given, chunked prefill off (`trtllm_bench_settings`).
   [gptfast] pytorch-labs/gpt-fast README.md (commit 0f925b5d4ce4) "Benchmarks": 8xA100-80GB power-limited to
             330 W, batch size 1, 5-token prompt, torch.compile, tokens/s = time per output token⁻¹;
             int8 = weight-only per-channel, int4 = weight-only groups of 32 (bf16 scales and zeros).
@@ -40,10 +41,12 @@ worst ≤ 40 % — asserted per split in test_serving_published.py.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from typing import Literal
 
 from app.estimator.hardware import get_gpu
+from app.estimator.params import count_params
 from app.estimator.presets import get_preset
 from app.estimator.serving import ServingConfig, estimate_serving
 from app.estimator.specs import Cluster, GpuSpec, ModelSpec
@@ -109,12 +112,43 @@ class ServingCase:
     gpus_per_node: int = 8
 
 
+# trtllm-bench's own KV-cache share when it sizes a run (throughput.py `--kv_cache_free_gpu_mem_fraction`, default 0.90)
+TRTLLM_BENCH_KV_FRACTION = 0.90
+
+
+def trtllm_bench_settings(model: ModelSpec, gpu: GpuSpec, tp: int, isl: int, osl: int) -> tuple[int, int]:
+    """(max_batch_size, max_num_tokens) `trtllm-bench throughput` runs a PyTorch-backend dataset with when neither is
+    given, as the perf overview's runs were (NVIDIA/TensorRT-LLM tensorrt_llm/bench/build/tuning.py @04cba882
+    `calc_engine_setting` and `finetune_setting`, tensorrt_llm/bench/benchmark/utils/general.py `get_settings`): the
+    requests whose ISL + OSL tokens of FP8 KV (one byte a value, at least one KV head a GPU) fit in 0.90 of the GPUs'
+    memory beyond the weights at one byte a parameter, capped at 4,096, rounded up to 32 (at least 64) under 256, to
+    128 under 1,024, to 256 above; the tokens a step 'raw_bs x (1 + ISL / OSL)' capped at 32,768, rounded up to 256 (at
+    least 2,048) under 4,096, to 512 under 8,192, to 1,024 above; and, chunked prefill being off by default
+    (`--enable_chunked_context`), at least the longest prompt plus the batch (max_isl + max_batch_size). The GPU memory
+    is NVML's total, in GiB (`get_device_memory`)."""
+    kv_gib_per_token = 2 * model.layers * max(tp, model.kv_heads) * model.d_head * 1.0 / 1024**3
+    free_gib = gpu.memory_gib * tp - count_params(model).total * 1.0 / 1024**3
+    raw_bs = min(free_gib * TRTLLM_BENCH_KV_FRACTION / (kv_gib_per_token * (isl + osl)), 4096)
+    raw_tokens = min(raw_bs * (1 + isl / osl), 32768)
+    if raw_bs < 256:
+        batch = max(64, 32 * math.ceil(raw_bs / 32))
+    else:
+        batch = (128 if raw_bs < 1024 else 256) * math.ceil(raw_bs / (128 if raw_bs < 1024 else 256))
+    if raw_tokens < 4096:
+        tokens = max(2048, 256 * math.ceil(raw_tokens / 256))
+    else:
+        tokens = (512 if raw_tokens < 8192 else 1024) * math.ceil(raw_tokens / (512 if raw_tokens < 8192 else 1024))
+    return batch, max(tokens, isl + batch)
+
+
 def _trtllm(
     model: ModelSpec, gpu: GpuSpec, tp: int, isl: int, osl: int, tokens_per_s: float, label: str
 ) -> ServingCase:
+    batch, tokens = trtllm_bench_settings(model, gpu, tp, isl, osl)
     cfg = ServingConfig(
-        input_tokens=isl, output_tokens=osl, engine="trt-llm", precision="fp8", weights="fp8", kv_cache_precision="fp8"
-    )
+        input_tokens=isl, output_tokens=osl, engine="trt-llm", precision="fp8", weights="fp8", kv_cache_precision="fp8",
+        max_num_seqs=batch, max_num_batched_tokens=tokens,
+    )  # fmt: skip
     return ServingCase(
         f"trtllm {label} {gpu.id.split('-')[0]} tp{tp} {isl}/{osl}",
         "NVIDIA/TensorRT-LLM docs/source/performance/perf-overview.md @00f37686, Total Output Throughput",

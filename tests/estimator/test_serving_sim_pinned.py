@@ -10,7 +10,10 @@ fixed cost per request outside the GPU (data/engines.json request_overhead_s: vL
 TTFT and end-to-end figure by exactly that much, and nothing else. The one-shot all-reduce's A100 time
 (ONE_SHOT_ALLREDUCE_LINK_FACTOR, 1.42 x the H100 figure on NVLink3) moved the two A100 TP cases ("pipeline over two
 servers", "KV cache bound, long lognormal prompts"), re-pinned. The all-reduce's in-place cost per call
-(ALLREDUCE_IN_PLACE_S: vLLM 49 us, SGLang 6 us) moved every TP case, re-pinned; none changed saturation."""
+(ALLREDUCE_IN_PLACE_S: vLLM 49 us, SGLang 6 us) moved every TP case, re-pinned; none changed saturation.
+One GEMM over a step's decode and prompt rows on the engines that pack them (vLLM, TensorRT-LLM: serving/step.py
+`packed`) moved every vLLM case (TTFT p50 -14 % at most, "long prompts, TP 8 H100"), re-pinned; none changed
+saturation; the SGLang cases did not move."""
 
 from __future__ import annotations
 
@@ -39,25 +42,25 @@ def _latency(ttft: tuple, tpot: tuple, e2e: tuple, saturated: bool) -> LoadLaten
 CASES = {
     "dense, vLLM, one A100": (
         "llama-3.1-8b", A100, 1, 1, 4, {"input_tokens": 1024, "output_tokens": 256, "requests_per_s": 10},
-        _latency((0.14063727500915296, 0.2164488208363844, 0.32723431645526196),
-                 (0.01897178080210864, 0.021614773029037342, 0.02371523806211056),
-                 (4.99281532166499, 5.674239329136206, 6.240379909032905), False),
+        _latency((0.1399684146339107, 0.21429485995428427, 0.34355707733126484),
+                 (0.0189012646512643, 0.021492502580529586, 0.02336411481104314),
+                 (4.972918070720729, 5.64985701197684, 6.147270008109408), False),
     ),
     # the p99 TTFT the M/D/1 queue's (2.5 requests/s per replica on a 0.319 s prefill: ρ = 0.80), the simulated
     # 3.4423615825411753 below it, and the p99 end-to-end later by as much (61.99880558940596 simulated)
     "long prompts, TP 8 H100": (
         "llama-3.1-70b", H100, 8, 1, 3, {"input_tokens": 8000, "output_tokens": 300, "requests_per_s": 5},
-        _latency((1.7919150663116434, 4.836942564536495, 6.885879594841249),
-                 (0.17708439627487532, 0.2082089304944944, 0.2082089468774326),
-                 (54.29856664528886, 66.8875676390613, 69.14034843726043), False),
+        _latency((1.5399653411559322, 4.358754555116524, 6.499751406177159),
+                 (0.17131536686341914, 0.20696867468079835, 0.2069686962309748),
+                 (52.15517939579699, 65.9824120803098, 68.3833860188793), False),
     ),
     "lognormal lengths": (
         "llama-3.1-8b", H100, 1, 1, 2,
         {"input_tokens": 1000, "output_tokens": 300, "input_tokens_p95": 3000, "output_tokens_p95": 900,
          "requests_per_s": 8},
-        _latency((0.07746587883186057, 0.1246988902152092, 0.2171315481670179),
-                 (0.0106632090790465, 0.012055416845912712, 0.01386653771168291),
-                 (2.0666264085731516, 6.869420564997405, 17.86455456325505), False),
+        _latency((0.07744592985529924, 0.12582646097391806, 0.21440048689162114),
+                 (0.010641559735787062, 0.012049612292018185, 0.01384186510190216),
+                 (2.0620587989966044, 6.853078527438934, 17.834568274188733), False),
     ),
     "MoE, SGLang (prefill steps alone)": (
         "mixtral-8x7b", H100, 2, 1, 1,
@@ -78,23 +81,23 @@ CASES = {
     "pipeline over two servers": (
         "llama-3.1-70b", A100_TWO_NODES, 8, 2, 1, {"input_tokens": 1024, "output_tokens": 256, "requests_per_s": 2},
         # a prompt's chunk crosses both stages whole (not split among the micro-batches), so its step is longer
-        _latency((0.19440058919961506, 0.32418742490465696, 0.5009942664093102),
-                 (0.0341743028800059, 0.037971531504455175, 0.04072170939129144),
-                 (8.951053196877458, 9.937323975014714, 10.619499138449436), False),
+        _latency((0.19258249715245573, 0.31260920380024215, 0.49149774499505866),
+                 (0.03403098419594344, 0.03782849777358948, 0.040443213479665625),
+                 (8.926578615096131, 9.880153565706388, 10.531531046857147), False),
     ),
     "saturated": (
         "llama-3.1-70b", H100, 8, 1, 1, {"input_tokens": 8000, "output_tokens": 300, "requests_per_s": 5},
-        _latency((174.97594179659464, 271.35460619779354, 296.1712682721336),
-                 (0.20820985155021166, 0.2082099040058687, 0.20820991584201767),
-                 (237.23068773183607, 314.4183490013891, 321.257525176125), True),
+        _latency((173.57402467279076, 269.0458080281179, 293.65563478916096),
+                 (0.20696954383040722, 0.20696959628606423, 0.20696960812221313),
+                 (235.45791859981065, 311.8799866131273, 318.7191627878632), True),
     ),
     "KV cache bound, long lognormal prompts": (
         "llama-3.1-70b", A100, 4, 1, 2,
         {"input_tokens": 8000, "output_tokens": 2000, "input_tokens_p95": 20000, "requests_per_s": 3,
          "max_model_len": 32768},
-        _latency((2651.1645090657958, 4128.502810546468, 4508.868358957497),
-                 (0.10081853311968639, 0.10369926456274323, 0.1066961765442583),
-                 (2849.222492952834, 4330.699581212303, 4666.665170076462), True),
+        _latency((2648.522474985423, 4124.237896028061, 4504.192113759816),
+                 (0.1007194903471827, 0.10361828432405237, 0.10661145177328687),
+                 (2846.4050406280876, 4326.237440302111, 4661.938497685407), True),
     ),
 }  # fmt: skip
 

@@ -100,10 +100,12 @@ def _mixed_step_s(
     weights' read, so the average of their maxima is longer than the maximum of their averages (the decode's read
     hides the averaged prefill). A step that carries a chunk packs the decodes' tokens and the chunk's into one
     batch of tokens (vLLM V1's unified token budget, SGLang's mixed chunk, TensorRT-LLM's in-flight batching with
-    packed inputs), so each linear layer runs one GEMM over all its rows, at the large-M efficiency (`one_gemm`).
-    The computed tokens attend to the cached ones before them (`prefill_len`). An engine that does not mix
-    (`mixed` False: SGLang, `enable_mixed_chunk` off by default, sglang/srt/server_args.py) runs the chunk as a
-    step of its own while the decodes wait: each decode step then follows, on average, `share` prefill steps."""
+    packed inputs), so each linear layer runs one GEMM over all its rows, at the large-M efficiency (`hw.packed`,
+    _step_s); so does every step once the prompt tokens fill one a step (`prefill_tokens` >= `chunk`: short
+    prompts at high concurrency). The computed tokens attend to the cached ones before them (`prefill_len`). An
+    engine that does not mix (`mixed` False: SGLang, `enable_mixed_chunk` off by default,
+    sglang/srt/server_args.py) runs the chunk as a step of its own while the decodes wait: each decode step then
+    follows, on average, `share` prefill steps."""
     if prefill_tokens <= 0.0 or prefill_tokens >= chunk:
         return _step_s(hw, decodes, context, prefill_tokens, prefill_len, chunk)
     share = prefill_tokens / chunk
@@ -111,7 +113,7 @@ def _mixed_step_s(
     if not mixed:
         prefill_only, _ = _step_s(hw, 0.0, 0.0, chunk, prefill_len)
         return decode_only + share * prefill_only, bound
-    with_chunk, bound = _step_s(hw, decodes, context, chunk, prefill_len, one_gemm=True)
+    with_chunk, bound = _step_s(hw, decodes, context, chunk, prefill_len)
     return share * with_chunk + (1.0 - share) * decode_only, bound
 
 

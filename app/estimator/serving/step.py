@@ -142,6 +142,9 @@ class _Hardware:
     attention_rate: float = 1.0
     overhead_s: float = 0.0  # per stage
     overhead_per_seq_s: float = 0.0  # per stage
+    # the engine packs a step's decodes and prompt tokens into one batch of tokens (engines.json `mixed_prefill`): each
+    # linear layer of a step that carries both runs one GEMM over all its rows, at the large-M efficiency
+    packed: bool = False
     moe_fixed_s: float = 0.0  # per stage: the MoE layers' kernel chains' fixed latency, every step
     allreduce_fixed_s: float = 0.0
     allreduce_per_token_s: float = 0.0
@@ -204,6 +207,7 @@ def _new_hardware(model: ModelSpec, cfg: ServingConfig, cluster: Cluster, tp: in
         4.0 * model.layers * attention_width(model) / split / (attention_rate * ATTENTION_COMPUTE_EFFICIENCY)
     )
     hw.overhead_s = STEP_OVERHEAD_S[key] / pp
+    hw.packed = ENGINE_DEFAULTS[cfg.engine].mixed_prefill
     if not model.is_moe:
         hw.gemm_shapes, hw.sms = gemm_shapes(model, tp), gpu.sm_count
     hw.overhead_per_seq_s = PER_SEQUENCE_OVERHEAD_S[key] / pp
@@ -316,7 +320,6 @@ def _step_s(
     prefill_tokens: float,
     prefill_len: float,
     prefill_chunk: float | None = None,
-    one_gemm: bool = False,
 ) -> tuple[float, str]:
     """One engine step on one pipeline stage: `decode_seqs` sequences at `context` tokens decode one token each
     and `prefill_tokens` prompt tokens of prompts of length `prefill_len` are prefilled. Returns (s, bound).
@@ -324,8 +327,10 @@ def _step_s(
     `prefill_chunk`: the size of the chunks the prefill tokens come in when `prefill_tokens` is an average
     over steps (a prompt is scheduled whole, up to the chunk budget, on one step, not a little on each):
     a fraction prefill_tokens / chunk of the steps carries one chunk. None: this step carries them all.
-    `one_gemm`: the decodes' rows run inside the chunk's GEMMs, at the large-M efficiency of all the step's rows
-    (_mixed_step_s), not at the skinny-M decode efficiency.
+    On an engine that packs a step's tokens (`hw.packed`: vLLM V1's unified token budget, TensorRT-LLM's in-flight
+    batching with packed inputs) a step that carries prompt tokens runs its decodes' rows inside the same GEMMs, at the
+    large-M efficiency of all the step's rows, not at the skinny-M decode efficiency; else the two are weighed by
+    their tokens (a step that prefills alone has no decodes: SGLang's, `mixed_prefill` off).
 
     Memory: the weights the step touches (MoE: the distinct experts its tokens route to, averaged over the
     steps with and without a chunk) and the KV cache read (decodes) and written (prefill), at achieved
@@ -348,7 +353,7 @@ def _step_s(
     chunk_rows = verify + max(prefill_chunk or prefill_tokens, prefill_tokens)
     prefill_efficiency = PREFILL_COMPUTE_EFFICIENCY * hw.occupancy(chunk_rows) if prefill_tokens else 0.0
     efficiency = decode_share * STEP_COMPUTE_EFFICIENCY + (1 - decode_share) * prefill_efficiency
-    if one_gemm and prefill_tokens:
+    if hw.packed and prefill_tokens:
         efficiency = prefill_efficiency
     compute_s = (hw.dense_flops_per_token + hw.expert_flops_per_token) * tokens / efficiency
     compute_s += hw.attention_coef * (verify * context + prefill_tokens * prefill_len / 2)
@@ -395,6 +400,7 @@ def _stage_step(hw: _Hardware) -> StepTime:
     fixed, per_seq, moe_fixed, occupancy = hw.overhead_s, hw.overhead_per_seq_s, hw.moe_fixed_s, hw.occupancy
     comm_fixed, comm_per_token = (hw.allreduce_fixed_s, hw.allreduce_per_token_s) if hw.tp > 1 else (0.0, 0.0)
     pp, hop_fixed, hop_per_token, draft_flops = hw.pp, hw.hop_fixed_s, hw.hop_per_token_s, hw.draft_flops_per_token
+    packed = hw.packed
     touched: dict[float, float] = {}  # tokens -> experts they touch
 
     def step(decodes: int, kv: float, prefill: int, span: float) -> float:
@@ -414,7 +420,8 @@ def _stage_step(hw: _Hardware) -> StepTime:
         efficiency = STEP_COMPUTE_EFFICIENCY
         if prefill:
             share = verify / tokens
-            efficiency = share * efficiency + (1 - share) * (PREFILL_COMPUTE_EFFICIENCY * occupancy(tokens))
+            large_m = PREFILL_COMPUTE_EFFICIENCY * occupancy(tokens)
+            efficiency = large_m if packed else share * efficiency + (1 - share) * large_m
         compute_s = flops * tokens / efficiency
         compute_s += attention * (verify * context + prefill * prefill_len / 2)
         compute_s += draft_flops * prefill / PREFILL_COMPUTE_EFFICIENCY
@@ -433,14 +440,17 @@ def _dense_step(hw: _Hardware) -> StepTime:
     overheads and the all-reduces."""
     weights_s, kv_s, reads, flops, decode_eff, attention, fixed, per_seq, per_token = _dense_terms(hw)
     prefill_eff = PREFILL_COMPUTE_EFFICIENCY
-    by_rows, occupancy = hw.occupancy_by_rows, hw.occupancy
+    by_rows, occupancy, packed = hw.occupancy_by_rows, hw.occupancy, hw.packed
 
     def step(decodes: int, kv: float, prefill: int, span: float) -> float:
         tokens = decodes + prefill
         memory = weights_s + (kv * reads + prefill) * kv_s
         if prefill:
             share = by_rows.get(-(-tokens // TILE_ROWS)) or occupancy(tokens)
-            efficiency = (decodes * decode_eff + prefill * prefill_eff * share) / tokens
+            if packed:  # one GEMM over the decodes' and the prompt's rows (_step_s)
+                efficiency = prefill_eff * share
+            else:
+                efficiency = (decodes * decode_eff + prefill * prefill_eff * share) / tokens
         else:
             efficiency = decode_eff
         compute = flops * tokens / efficiency + attention * (kv + span)
