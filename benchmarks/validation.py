@@ -612,7 +612,49 @@ torch.autocast bf16 with no FSDP mixed-precision policy (fsdp_llama2.py: from_co
 estimator cannot state; what that points to, not measured here: the residual stream, the checkpointed layer inputs
 and the RMSNorm outputs stay fp32 beside the bf16 copies autocast makes for each matmul, the all-gathered units and
 their unsharded gradients are fp32 (the root unit, embedding and head, is not wrapped apart), and the LoRA runs'
-frozen base is fp32 (stated as 16-bit). Nothing changed for it."""
+frozen base is fp32 (stated as 16-bit). One change followed, a plan input: fp32 parameters under autocast
+(plan.fp32_params, /estimate only: no stack this service launches runs it), modelled from the mechanics of torch and
+FSDP, not fitted to the rows: 4-byte weights and gradients with AdamW's m and v and no master copy (the parameters
+are their own), FSDP's two gathered layers and its root unit (embedding, head, final norm), never freed after the
+root's forward (torch/distributed/fsdp/_runtime_utils.py `_post_forward_reshard`), in fp32, the LoRA base in fp32,
+the residual stream and checkpointed layer inputs in fp32 (norms and residual adds are not on autocast's
+lower-precision list), one bf16 cast of a norm's output per trained projection, and the bf16 weight copies the
+matmuls keep (aten autocast_mode.cpp `cached_cast` caches leaf parameters only, so under FSDP, whose unsharded
+parameters are views, only the recomputed layer's and the head's). The eight FSDP rows state it since and are fitted
+for it: -37 to -56 % -> -24 to -33 % (the source's median 40.5 % -> 25.4 %, the full run on 8 GPUs inside the range);
+the LoRA rows' fall from 8 to 64 GPUs (2.77 GiB published) reads 2.7 GiB with it, the fp32 base's shard, and 1.4
+without. The first-contact figure stays as recorded. What is left, 7-9 GiB at every GPU count, is not modelled: the
+training loop keeps `outputs` through the backward (fsdp_llama2.py), so transformers' fp32 logits (`logits.float()`,
+2 GiB at 4 x 4,096 x 32,000) are held beside the loss's buffers; the rest the source does not say. The whole
+first-contact set's median is unchanged (8.3 %; 8.0 % with the fitted and seen rows, 286 in all).
+
+One source recorded at ea5312c (2026-12-06), before any change: fms-acceleration's GraniteCausalLM table
+(foundation-model-stack/fms-acceleration scripts/benchmarks/refs/a100_80gb_granite.csv at fc78b55b6; ibm/PowerLM-3b,
+40 layers of 2304 with a tied 49,152-token head, through the same Hugging Face Trainer harness as the fms-acceleration
+rows, with transformers 4.45.2 and accelerate 0.34.2: alpaca-cleaned packed to 4,096 tokens, flash attention 2,
+gradient checkpointing, full fine-tune, LoRA r=16 on q, k, v, o and bitsandbytes QLoRA, one A100 at batch 4 and 8 and
+two under FSDP1 at 2 and 4; max allocated, 12 rows) read 9.6 % at the median, every row high (+2.4 to +17.6 %; full
+fine-tunes +2 to +9 %, LoRA +7 to +11 %, QLoRA +13 to +18 %), all 12 judged to fit and inside the range. What it
+shows: the rows grow with the tokens by the checkpoints and the loss alone. From LoRA batch 4 to 8 on one GPU
+(16,384 tokens) they grow 12.10 GiB, 793 KB a token; the 40 checkpointed inputs (2 x 2304 bytes) and the loss's 12
+bytes for each of 49,152 logits make 774 KB, and the estimate, which adds the working set of the layer being
+recomputed (97 KB), 871 KB. The two are never live together: the loss's buffers are freed by its own backward, and
+the last checkpointed layer's forward is rerun only afterwards, inside that layer's backward (torch/utils/
+checkpoint.py CheckpointFunction.backward). Taking the smaller of them out of the allocated reading only (the reserved
+pool keeps both: the loss's requests are larger than every block the layers' forward left cached, CUDACachingAllocator
+`get_free_block`) reads this table's twelve rows -1.2 to +4.6 % (median 0.9 %), Liger's allocated rows 7.7 -> 5.4 %,
+torchtune-flags 13.7 -> 13.0 %, and the whole first-contact set 8.4 -> 8.0 % (220 of 253 inside the range, 217
+before; all 298 memory rows 8.1 -> 7.9 %). Not made: it moves two sources the wrong way, where the double count stands
+in for terms their rows do not state. fms-acceleration's 3.1 -> 5.4 %: its Llama 2 70B QLoRA over two GPUs -21.9 ->
+-26.7 % (outside its test's 25 %) and its Mistral 7B FSDP rows -1 .. -2 -> -9 .. -16 % (that table ran transformers
+4.48.1, whose ForCausalLMLoss, as quoted from that period, makes its fp32 upcast and a shifted contiguous copy while
+the model's 16-bit logits stay referenced: 14 bytes a logit in the forward, which no plan states; not read at 4.48.1
+here; its one-GPU LoRA and QLoRA rows, +4 .. +19 % now, read -7 .. -5 %); atorch's 25.4 -> 33.3 %: its FSDP rows
+keep `outputs` through the backward (not modelled), and its DeepSpeed 3D rows (-6 .. +10 -> -21 .. -3 %) are stated
+with the standard 12-byte loss, where atorch's vocab_parallel_cross_entropy, if it is the Megatron-style
+vocabulary-parallel loss its name says (not read here), keeps the estimator's 4 bytes of a fused one. Those statements
+come first; the change is one function (activations `_recompute_overlap`) and a breakdown field the allocated reading
+subtracts."""
 
 # Median |error| of the estimator at 7c1f6ff (see the module docstring); it had no memory held-out rows run then.
 BASELINE = {

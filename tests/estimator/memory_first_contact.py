@@ -227,6 +227,30 @@ Sources (each a project that measured its own runs and says with what):
                example_utils.report_memory: torch.cuda.max_memory_allocated() / 2**20 on rank 0 (the first pipeline
                stage) after each step, never reset (allocated, MiB, converted to GiB here).
 
+  [fms-granite] foundation-model-stack/fms-acceleration scripts/benchmarks/refs/a100_80gb_granite.csv at fc78b55b6
+               (2024-10-18, "Fix Low CPU Memory Mode Issues for Quantized Peft", the last commit that wrote its rows;
+               the table fms-acceleration's README links for GraniteCausalLM), run by benchmark.py, defaults.yaml,
+               accelerate.yaml and scenarios-granite.yaml of that commit with refs/requirements_granite.txt (torch
+               2.4.1, transformers 4.45.2, accelerate 0.34.2, peft 0.12.0, bitsandbytes 0.43.3, flash-attn 2.6.3,
+               fms-hf-tuning b33634c8): the same harness as the fms-acceleration rows (validation_cases.FMS_RUNS),
+               another model and a table no row has used. ibm/PowerLM-3b (GraniteForCausalLM) on A100 80GB,
+               alpaca-cleaned packed to 4,096 tokens (benchmark.py --packing_matrix True, --max_seq_len_matrix
+               4096), FlashAttention-2 (defaults.yaml use_flash_attn), gradient checkpointing, gradient accumulation
+               1, torch AdamW, bf16 weights; full fine-tuning and LoRA without autocast (no bf16 flag, accelerate
+               mixed_precision 'no'), QLoRA (framework_config baseline-peft-bnb: bitsandbytes NF4, PEFT LoRA) with
+               bf16 autocast; LoRA r=16 (alpha 16, dropout 0.1) on q, k, v, o; per-device batch 4 or 8 on one GPU,
+               2 or 4 on two (accelerate FSDP FULL_SHARD, backward_prefetch BACKWARD_PRE). The transformers loss of
+               that release divides the bf16 logits by logits_scaling and upcasts them (the standard fp32 loss).
+               PowerLM-3B's shape is its paper's (Shen et al. 2024, "Power Scheduler", arXiv 2408.13359, Table 4:
+               hidden 2304, 40 layers, 36 heads of 64, 36 KV heads, SwiGLU width 9216, 3.5B parameters); the
+               vocabulary is Granite's 49,152 with the head tied to the embedding (40 layers hold 3.40B, one 49,152 x
+               2304 table 0.11B: 3.51B; an untied head would make 3.62B). Readings: mem_peak_torch_mem_alloc_in_bytes,
+               the Trainer's memory metrics summed over its stages (torch.cuda.max_memory_allocated on rank 0,
+               benchmark.py extract_gpu_memory_metrics), bytes read as GiB. Left out, decided before any estimate:
+               the fms plugin rows (foak-fast-kernels, accelerated-peft-bnb and -foak: fused kernels and fms's own
+               QLoRA loading, which the estimator does not model) and the table's nvidia-smi column
+               (mem_nvidia_mem_reserved), as the fms-acceleration rows left it.
+
 `levers` names what each run used that moves the peak and that the estimator may or may not model (attention
 implementation, loss implementation, compile, activation offload, FP8 parameters).
 """
@@ -237,7 +261,8 @@ from dataclasses import dataclass, replace
 
 from app.estimator.hardware import get_gpu
 from app.estimator.presets import get_preset
-from app.estimator.specs import Cluster, LoraSpec, ModelSpec, Plan, Workload
+from app.estimator.specs import GIB, Cluster, LoraSpec, ModelSpec, Plan, Workload
+from tests.estimator.validation_cases import _fms_run
 
 A100_80 = get_gpu("a100-80g-sxm")
 H100 = get_gpu("h100-80g-sxm")
@@ -319,6 +344,18 @@ ATORCH_LLAMA2 = (
     "intelligent-machine-learning/dlrover atorch/examples/llama2/README.md at "
     "3a442b728b7dca69bc5bccaa0bfb36e7b8ee152c, 'Performance' (Llama 2 7B, A100 80GB, FSDP bf16 autocast or DeepSpeed "
     "3D fp16 ZeRO-1, seq 4096, checkpointing; Mem Max allocated(MB) = torch.cuda.max_memory_allocated / 2**20)"
+)
+
+FMS_GRANITE = (
+    "foundation-model-stack/fms-acceleration scripts/benchmarks/refs/a100_80gb_granite.csv at "
+    "fc78b55b65446fbade0306ac2e619a6182bfea47 (ibm/PowerLM-3b, A100 80GB, alpaca-cleaned packed to 4,096 tokens, "
+    "gradient checkpointing; mem_peak_torch_mem_alloc_in_bytes = torch.cuda.max_memory_allocated, bytes to GiB)"
+)
+
+# PowerLM-3B (Shen et al. 2024, arXiv 2408.13359, Table 4), Granite's 49,152-token vocabulary, head tied to the
+# embedding (module docstring, [fms-granite])
+POWERLM_3B = ModelSpec(
+    name="powerlm-3b", layers=40, hidden=2304, heads=36, kv_heads=36, ffn=9216, vocab=49152, tied_embeddings=True
 )
 
 # Qwen (v1) remote code, from each model's config.json on the Hugging Face Hub (Qwen/Qwen-*-Chat): RMSNorm, SwiGLU
@@ -1211,6 +1248,47 @@ def _atorch_llama2() -> list[FirstContactCase]:
     return cases
 
 
+def _fms_granite() -> list[FirstContactCase]:
+    """fms-acceleration's GraniteCausalLM table: its plain Hugging Face Trainer rows (framework_config `none` and
+    `baseline-peft-bnb`), stated as the fms-acceleration rows of the same harness are (validation_cases._fms_run)."""
+    cases = []
+    # (task, GPUs, per-device batch, mem_peak_torch_mem_alloc_in_bytes)
+    rows = (
+        ("full_finetune", 1, 4, 35134836736),
+        ("full_finetune", 2, 2, 17626672128),
+        ("full_finetune", 1, 8, 47059390976),
+        ("full_finetune", 2, 4, 23781051904),
+        ("lora", 1, 4, 20169870848),
+        ("lora", 2, 2, 10321519104),
+        ("lora", 1, 8, 33152880128),
+        ("lora", 2, 4, 16819665408),
+        ("qlora", 1, 4, 18174161920),
+        ("qlora", 2, 2, 7826759168),
+        ("qlora", 1, 8, 34177070080),
+        ("qlora", 2, 4, 14319836672),
+    )
+    for task, gpus, batch, published_bytes in rows:
+        workload, plan, cluster = _fms_run(task, gpus, batch)
+        cases.append(
+            FirstContactCase(
+                f"fms-acceleration PowerLM-3b {task.replace('_', ' ')}, {gpus} GPU, batch {batch} x 4096",
+                "fms-granite",
+                FMS_GRANITE,
+                POWERLM_3B,
+                workload,
+                plan,
+                cluster,
+                published_bytes / GIB,
+                "allocated",
+                "attention: flash-attn 2; loss: transformers GraniteForCausalLM, logits / logits_scaling upcast to "
+                "fp32; gradient checkpointing"
+                + ("; accelerate FSDP1 FULL_SHARD" if gpus > 1 else "")
+                + ("; bitsandbytes NF4, bf16 autocast" if task == "qlora" else ""),
+            )
+        )
+    return cases
+
+
 MEMORY_FIRST_CONTACT: tuple[FirstContactCase, ...] = tuple(
     _ms_swift()
     + _torchao()
@@ -1227,4 +1305,5 @@ MEMORY_FIRST_CONTACT: tuple[FirstContactCase, ...] = tuple(
     + _torchtitan_773()
     + _torchtune_flags()
     + _atorch_llama2()
+    + _fms_granite()
 )

@@ -291,14 +291,16 @@ def test_coverage_on_every_validation_row() -> None:
     # 19.3 %, the range constants unchanged): its six DeepSpeed 3D rows inside (-6 to +10 %), its eight FSDP rows
     # below the range (-37 to -56 %: fp32 parameters under bf16 autocast, which no plan states). 248 of 286 once they
     # state it (Plan.fp32_params: -24 to -34 %; the full run on 8 GPUs inside, the rest still below).
+    # fms-acceleration's GraniteCausalLM table (fms-granite, 12 rows) came in at 12 of 12 inside (260 of 298, the range
+    # constants unchanged; +2.4 to +17.6 %).
     from tests.estimator.memory_first_contact import MEMORY_FIRST_CONTACT
     from tests.estimator.validation_cases import MEMORY
 
     results = [_inside(c) for c in (*MEMORY, *MEMORY_FIRST_CONTACT)]
     inside = sum(ok for ok, _ in results)
     widths = sorted(w for _, w in results)
-    assert len(results) == 286
-    assert inside >= 248, inside
+    assert len(results) == 298
+    assert inside >= 260, inside
     assert widths[len(widths) // 2] <= 0.20
 
 
