@@ -133,8 +133,12 @@ def test_the_accept_page_and_a_wizard_with_errors_read_in_chinese(client: TestCl
         "accept": client.get(f"/quote/{public_id.group(1)}/accept?lang=zh", headers={**HTML, "accept-language": "zh"}),
         "wizard errors": client.get("/results?preset=llama-2-7b&task=lora&tokens_b=abc&lang=zh", headers=HTML),
         "not found": client.get("/quote/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA/accept?lang=zh", headers=HTML),
+        # a quote's printable page and PDF links, opened in a browser (before: the API's English problem+json)
+        "print not found": client.get("/quotes/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA/print?lang=zh", headers=HTML),
+        "pdf not found": client.get("/quotes/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA.pdf?lang=zh", headers=HTML),
     }
-    assert [page.status_code for page in pages.values()] == [200, 422, 404]
+    assert [page.status_code for page in pages.values()] == [200, 422, 404, 404, 404]
+    assert all('<html lang="zh-CN">' in pages[name].text for name in ("print not found", "pdf not found"))
     left = {name: english_runs(page.text, names) for name, page in pages.items()}
     assert not any(left.values()), left
 
