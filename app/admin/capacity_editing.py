@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 from sqlalchemy.orm.exc import StaleDataError
 
 from app.admin.capacity_schemas import HoldIn, HoldOut, MonthUseOut, RegionUseOut
-from app.admin.catalog_editing import get_sku, stale_error, stale_words, version_error
+from app.admin.catalog_editing import coded, get_sku, stale_error, stale_words, version_error
 from app.admin.overbooking import Edit, refuse_overbooking
 from app.admin.service import Actor, aware, record
 from app.capacity import repository, service
@@ -132,7 +132,8 @@ def delete_hold(session: Session, *, slug: str, region: str, starts_on: date, ve
     sku = get_sku(session, slug)
     row = repository.get_maintenance(session, sku_pk=sku.id, region=region, starts_on=starts_on)
     if row is None:
-        raise NotFound(f"no maintenance hold of {slug} in {region} from {starts_on.isoformat()}")
+        error = coded("starts_on", "hold_missing", sku=slug, region=region, starts_on=starts_on.isoformat())
+        raise NotFound(f"no maintenance hold of {slug} in {region} from {starts_on.isoformat()}", errors=[error])
     if version != row.version:
         raise _stale(slug, row, version)
     before = _snapshot(row)

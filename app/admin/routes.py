@@ -11,6 +11,7 @@ from app.admin import api, capacity_api, capacity_pages, key_pages, pages, webho
 from app.admin.deps import API_PREFIX, LoginRequired, is_admin
 from app.deps import ADMIN_CHECK
 from app.errors import Forbidden, app_error_response, handler_of
+from app.i18n import Translator, negotiate
 from app.templating import templates
 
 
@@ -22,8 +23,11 @@ async def _on_login_required(request: Request, exc: LoginRequired) -> Response:
 async def _on_forbidden(request: Request, exc: Forbidden) -> Response:
     path = request.url.path
     if path.startswith("/admin") and not path.startswith(API_PREFIX):
-        context = {"detail": exc.detail, "sign_out_csrf": getattr(request.state, "sign_out_csrf", None)}
+        t = Translator(negotiate(request))
+        context = {"t": t, "sign_out_csrf": getattr(request.state, "sign_out_csrf", None)}
         context |= pages.admin_words(request, context)
+        coded = [e for e in exc.errors if "code" in e and t.has(f"admin_err_{e['code']}")]
+        context["detail"] = t(f"admin_err_{coded[0]['code']}", **coded[0]["params"]) if coded else exc.detail
         return templates.TemplateResponse(request, "admin/forbidden.html", context, status_code=403)
     return app_error_response(exc)
 
