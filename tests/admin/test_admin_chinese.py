@@ -181,8 +181,9 @@ def test_refused_card_counts_gpu_type_and_retirement_are_chinese(client: TestCli
 
 def _conflicts(client: TestClient, alice: Admin, bob: Admin, lang: str) -> dict[str, str]:
     """The admin pages' refusals in `lang`: a taken id, edits based on a version someone else changed (a SKU, its
-    availability, an add-on, a maintenance hold), a version the SKU never had, a hold that is not there, malformed
-    numbers and codes, a stale CSRF token, a token without a name, a key without scopes, a wrong password."""
+    availability, an add-on, a maintenance hold), a version the SKU never had, a hold or SKU that is not there,
+    malformed numbers and codes, a stale CSRF token, a token without a name, a key without scopes, a wrong
+    password."""
     pages = {"wrong password": client.post(
         f"/admin/login?lang={lang}",
         data={"email": alice.user.email, "password": "wrong", "csrf_token": csrf_of(client.get("/admin/login").text)},
@@ -218,6 +219,7 @@ def _conflicts(client: TestClient, alice: Admin, bob: Admin, lang: str) -> dict[
     pages["csrf"] = client.post(
         f"/admin/tokens?lang={lang}", data={"csrf_token": "stale", "name": "sync"}, headers=HTML
     )
+    pages["no such sku"] = client.get(f"/admin/skus/no-such-sku?lang={lang}", headers=HTML)
     pages["token name"] = client.post(f"/admin/tokens?lang={lang}", data={"csrf_token": csrf, "name": ""})
     key = {"csrf_token": csrf, "name": "crm", "organisation": "Acme Sales"}
     pages["key scopes"] = client.post(f"/admin/keys?lang={lang}", data=key, headers=HTML)
@@ -225,7 +227,7 @@ def _conflicts(client: TestClient, alice: Admin, bob: Admin, lang: str) -> dict[
     assert statuses == {
         "wrong password": 401, "stale sku": 409, "no such version": 409, "id taken": 409, "no availability yet": 409,
         "stale availability": 409, "not whole": 422, "add-on exists": 409, "add-on code": 422, "hold exists": 409,
-        "stale hold": 409, "no such hold": 404, "csrf": 403, "token name": 422, "key scopes": 422,
+        "stale hold": 409, "no such hold": 404, "csrf": 403, "no such sku": 404, "token name": 422, "key scopes": 422,
     }  # fmt: skip
     return {name: page.text for name, page in pages.items()}
 
@@ -247,6 +249,7 @@ def test_conflicts_and_malformed_forms_read_in_chinese(
     assert "邮箱或密码错误。" in zh["wrong password"] and "1 到 100 个字符" in zh["token name"]
     assert "此字段为必填项" in zh["key scopes"] and "List should have" not in zh["key scopes"]
     assert "没有从" in zh["no such hold"] and "CSRF 令牌缺失或有误" in zh["csrf"]
+    assert "这里没有内容" in zh["no such sku"] and '<html lang="zh-CN">' in zh["no such sku"]  # was JSON
 
 
 def test_the_same_conflicts_read_in_english(client: TestClient, alice: Admin, bob: Admin) -> None:
