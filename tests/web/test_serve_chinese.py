@@ -9,6 +9,7 @@ from __future__ import annotations
 import html
 import io
 import re
+import string
 from typing import Any
 
 import pytest
@@ -183,7 +184,12 @@ def test_every_serving_explanation_reads_in_chinese(
 
 
 def test_the_serving_words_have_both_languages_and_a_chinese_summary() -> None:
-    assert words.SERVE_WORDS["en"].keys() == words.SERVE_WORDS["zh"].keys()
+    fields = string.Formatter()
+    placeholders = {
+        lang: {key: {name for _, name, _, _ in fields.parse(text) if name} for key, text in table.items()}
+        for lang, table in words.SERVE_WORDS.items()
+    }
+    assert placeholders["en"] == placeholders["zh"]  # the same codes, each with the same figures
     pools = {"prefill": {"replicas": 3, "tp": 8}, "decode": {"replicas": 2, "tp": 8}}
     assert words.serving_summary(4, 1, 1, None, "en") == "4 independent replicas × TP 1"
     assert words.serving_summary(1, 8, 2, None, "en") == "1 independent replica × TP 8 × PP 2"
