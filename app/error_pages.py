@@ -10,6 +10,7 @@ middleware keeps the last word.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
@@ -35,12 +36,15 @@ API_PREFIXES = (
     "/admin",
     "/static",
 )
+# The pages under the API's paths a customer opens in a browser: a quote's printable page and its PDF (the links the
+# quote and its emails carry), answered with the page in their language when the quote is not found.
+PAGES = re.compile(r"^/quotes/[^/]+(?:/print|\.pdf)$")
 Handler = Callable[[Request, Any], Response | Awaitable[Response]]  # as Starlette keeps them
 
 
 def wants_html(request: Request) -> bool:
     path = request.url.path
-    is_api = any(
+    is_api = not PAGES.match(path) and any(
         path == prefix or path.startswith(prefix + "/") or path.startswith(prefix + ".") for prefix in API_PREFIXES
     )
     return not is_api and "text/html" in request.headers.get("accept", "")

@@ -42,7 +42,7 @@ def pydantic_message(err: Mapping[str, Any], t: Translator) -> str:
     }
     if kind in decimals and decimals[kind][1] in ctx:
         return t(decimals[kind][0], n=ctx[decimals[kind][1]])
-    if kind == "missing" or (kind == "string_too_short" and ctx.get("min_length") == 1):
+    if kind == "missing" or (kind in ("string_too_short", "too_short") and ctx.get("min_length") == 1):
         return t("err_required")
     if kind == "value_error" and "email" in str(err.get("msg", "")).lower():
         return t("err_email")

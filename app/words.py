@@ -101,6 +101,48 @@ EXPLAIN_WORDS: dict[str, dict[str, str]] = {
     },
 }
 
+# A serving option's plan summary and explanation (app/planner/serving_service.py `serving_summary`, `option_out`): the
+# layout as replicas × TP (× PP) or a disaggregated deployment's two pools, then what it carries and at what latency,
+# and the headroom checked above the peak; figures as parameters, each sentence's separators its own.
+SERVE_WORDS: dict[str, dict[str, str]] = {
+    "en": {
+        "summary": "{replicas} independent replica(s) × TP {tp}",
+        "summary_pools": "disaggregated: {prefill} prefill replica(s) × TP {prefill_tp} and {decode} decode replica(s) "
+        "× TP {decode_tp}, the KV sent between them over the fabric",
+        "shape": "{replicas} replica(s) × TP {tp}",
+        "shape_pools": "{prefill} prefill replica(s) × TP {prefill_tp} + {decode} decode replica(s) × TP {decode_tp}",
+        "pp": " × PP {pp}",
+        "explanation": "{shape} on {sku}: {rate} requests/s at {latency}; the peak of {peak} requests/s {headroom}",
+        "latency": "TTFT {ttft} and TPOT {tpot}",
+        "saturated": "more than the replicas carry: the queue grows without bound",
+        "headroom_missed": "misses the latency targets (miss_reason)",
+        "headroom_met": "with at least {headroom}× headroom (simulated)",
+        "headroom_none": "and no headroom verified above it",
+        "headroom_facts": " ({facts})",
+        "missed_at": "the simulation missed the SLO at {factor}× it",
+        "peak_utilisation": "peak utilisation {utilisation}",
+        "facts_sep": "; ",
+    },
+    "zh": {
+        "summary": "{replicas} 个独立副本 × TP {tp}",
+        "summary_pools": "预填充与解码分离：{prefill} 个预填充副本 × TP {prefill_tp}，"
+        "{decode} 个解码副本 × TP {decode_tp}，两者之间经网络传输 KV",
+        "shape": "{replicas} 个副本 × TP {tp}",
+        "shape_pools": "{prefill} 个预填充副本 × TP {prefill_tp} + {decode} 个解码副本 × TP {decode_tp}",
+        "pp": " × PP {pp}",
+        "explanation": "{shape}，运行于 {sku}：每秒 {rate} 个请求，{latency}；峰值每秒 {peak} 个请求{headroom}",
+        "latency": "首 token 延迟 {ttft}、每 token 延迟 {tpot}",
+        "saturated": "超出副本的承载能力：队列无限增长",
+        "headroom_missed": "，未达到延迟目标（见 miss_reason）",
+        "headroom_met": "，在目标内至少有 {headroom} 倍余量（模拟）",
+        "headroom_none": "，峰值之上未验证任何余量",
+        "headroom_facts": "（{facts}）",
+        "missed_at": "模拟在其 {factor} 倍时未达到 SLO",
+        "peak_utilisation": "峰值利用率 {utilisation}",
+        "facts_sep": "；",
+    },
+}
+
 DURATION_WORDS = {
     "en": {
         "seconds": "{n} s",
@@ -235,3 +277,56 @@ def slo_named(params: Mapping[str, Any]) -> list[str]:
     reached = {name: params.get(name.removeprefix("slo_")) for name in targets}
     missed = [n for n in targets if isinstance(reached[n], int | float) and reached[n] > params[n]]
     return missed or targets
+
+
+def serving_summary(replicas: int, tp: int, pp: int, pools: Mapping[str, Any] | None, lang: str) -> str:
+    """A serving plan's summary in `lang`: its replicas × TP (× PP), or a disaggregated deployment's two pools
+    (`pools`: each pool's `tp` and `replicas`)."""
+    w = SERVE_WORDS.get(lang, SERVE_WORDS["en"])
+    if pools:
+        pre, dec = pools["prefill"], pools["decode"]
+        text = w["summary_pools"].format(
+            prefill=pre["replicas"], prefill_tp=pre["tp"], decode=dec["replicas"], decode_tp=dec["tp"]
+        )
+    else:
+        text = w["summary"].format(replicas=replicas, tp=tp) + (w["pp"].format(pp=pp) if pp > 1 else "")
+    return plurals(text) if lang == "en" else text
+
+
+def serving_explanation(facts: Mapping[str, Any], lang: str) -> str:
+    """A serving option's explanation in `lang` from its figures (app/planner/serving_service.py `serving_facts`):
+    `replicas`, `tp`, `pp`, `pools`, `sku`, `requests_per_s`, `ttft_ms`, `tpot_ms`, `saturated`, `peak_rps`, then
+    the headroom: `missed` (a near miss on its latency), else `headroom` (a factor met above the peak), else the
+    factor the simulation missed at (`missed_at`) and the peak's utilisation (`peak_utilisation`) where known."""
+    w = SERVE_WORDS.get(lang, SERVE_WORDS["en"])
+    pools = facts.get("pools")
+    if pools:
+        pre, dec = pools["prefill"], pools["decode"]
+        shape = w["shape_pools"].format(
+            prefill=pre["replicas"], prefill_tp=pre["tp"], decode=dec["replicas"], decode_tp=dec["tp"]
+        )
+    else:
+        shape = w["shape"].format(replicas=facts["replicas"], tp=facts["tp"])
+        shape += w["pp"].format(pp=facts["pp"]) if facts.get("pp", 1) > 1 else ""
+    shape = plurals(shape) if lang == "en" else shape
+    if facts.get("saturated"):
+        latency_words = w["saturated"]
+    else:
+        latency_words = w["latency"].format(ttft=latency(facts["ttft_ms"], lang), tpot=latency(facts["tpot_ms"], lang))
+    if facts.get("missed"):
+        headroom = w["headroom_missed"]
+    elif facts.get("headroom", 0.0) > 1.0:
+        headroom = w["headroom_met"].format(headroom=f"{facts['headroom']:.2f}")
+    else:
+        found = [w["missed_at"].format(factor=f"{facts['missed_at']:.2f}")] if facts.get("missed_at") else []
+        if facts.get("peak_utilisation") is not None:
+            found.append(w["peak_utilisation"].format(utilisation=f"{facts['peak_utilisation']:.2f}"))
+        headroom = w["headroom_none"] + (w["headroom_facts"].format(facts=w["facts_sep"].join(found)) if found else "")
+    return w["explanation"].format(
+        shape=shape,
+        sku=facts["sku"],
+        rate=f"{facts['requests_per_s']:.3g}",
+        latency=latency_words,
+        peak=f"{facts['peak_rps']:.3g}",
+        headroom=headroom,
+    )

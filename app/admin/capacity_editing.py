@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 from sqlalchemy.orm.exc import StaleDataError
 
 from app.admin.capacity_schemas import HoldIn, HoldOut, MonthUseOut, RegionUseOut
-from app.admin.catalog_editing import get_sku, stale_words
+from app.admin.catalog_editing import coded, get_sku, stale_error, stale_words, version_error
 from app.admin.overbooking import Edit, refuse_overbooking
 from app.admin.service import Actor, aware, record
 from app.capacity import repository, service
@@ -87,12 +87,12 @@ def _stale(slug: str, row: MaintenanceHold | None, version: int | None) -> Confl
     if row is None:
         return Conflict(
             f"{slug} has no maintenance hold there yet; send version null",
-            errors=[{"field": "version", "message": "no hold yet", "type": "stale", "current": None}],
+            errors=[version_error(None, version)],
         )
     return Conflict(
         f"the maintenance hold {stale_words(row.version, version)}: now {row.units} units until "
         f"{row.ends_on.isoformat()}. Nothing was saved.",
-        errors=[{"field": "version", "message": "current version", "type": "stale", "current": row.version}],
+        errors=[version_error(row.version, version)],
     )
 
 
@@ -120,7 +120,9 @@ def set_hold(
     try:
         session.flush()
     except StaleDataError as exc:
-        raise Conflict("the maintenance hold changed while saving; reload") from exc
+        raise Conflict(
+            "the maintenance hold changed while saving; reload", errors=[stale_error("version", None, "stale_race")]
+        ) from exc
     _record_hold(session, actor=actor, action="maintenance.set", sku=sku, row=row, before=before)
     return row
 
@@ -130,14 +132,17 @@ def delete_hold(session: Session, *, slug: str, region: str, starts_on: date, ve
     sku = get_sku(session, slug)
     row = repository.get_maintenance(session, sku_pk=sku.id, region=region, starts_on=starts_on)
     if row is None:
-        raise NotFound(f"no maintenance hold of {slug} in {region} from {starts_on.isoformat()}")
+        error = coded("starts_on", "hold_missing", sku=slug, region=region, starts_on=starts_on.isoformat())
+        raise NotFound(f"no maintenance hold of {slug} in {region} from {starts_on.isoformat()}", errors=[error])
     if version != row.version:
         raise _stale(slug, row, version)
     before = _snapshot(row)
     try:
         repository.delete(session, row)
     except StaleDataError as exc:
-        raise Conflict("the maintenance hold changed while deleting; reload") from exc
+        raise Conflict(
+            "the maintenance hold changed while deleting; reload", errors=[stale_error("version", None, "stale_race")]
+        ) from exc
     _record_hold(session, actor=actor, action="maintenance.delete", sku=sku, row=row, before=before)
 
 

@@ -157,11 +157,25 @@ def addon_currency_errors(
 
 def stale_words(current: int | None, sent: int | None) -> str:
     """Why a version check failed, in words: "is at version 3, not 2"; never "not None"."""
+    return ADMIN_EN[f"admin_err_{_stale_code(current, sent)}"].format(current=current, sent=sent)
+
+
+def _stale_code(current: int | None, sent: int | None) -> str:
     if current is None:
-        return f"does not exist yet, but the request sent version {sent}; send version null to create it"
-    if sent is None:
-        return f"already exists at version {current}, but the request sent version null (a new one)"
-    return f"is at version {current}, not {sent}"
+        return "stale_missing"
+    return "stale_exists" if sent is None else "stale_version"
+
+
+def stale_error(field: str, now: Any, code: str = "stale_changed", /, **params: Any) -> dict[str, Any]:
+    """A 409's entry on `field` (type `stale`, its value now in `current`), worded from `code` (app/i18n_admin.py
+    `admin_err_<code>`: the admin pages word it in their reader's language) with `params`."""
+    return {**coded(field, code, **params), "type": "stale", "current": now}
+
+
+def version_error(current: int | None, sent: int | None, *, now: Any = None, field: str = "version") -> dict[str, Any]:
+    """The version check's entry: at version `current`, not `sent` (either may be null: none yet, or a new one)."""
+    code = _stale_code(current, sent)
+    return stale_error(field, current if now is None else now, code, current=current, sent=sent)
 
 
 def _error(field: str, message: str) -> dict[str, str]:
@@ -273,27 +287,20 @@ def stale(session: Session, sku: Sku, based_on: int) -> Conflict:
             changed.update(
                 {k: current[k] for k in after if k in current and k != "version" and before.get(k) != after.get(k)}
             )
-    errors = [
-        {
-            "field": "version",
-            "message": f"the SKU is at version {sku.version}, not {based_on}",
-            "type": "stale",
-            "current": sku.version,
-        }
-    ]
-    errors += [
-        {"field": k, "message": "changed since your version", "type": "stale", "current": v} for k, v in changed.items()
-    ]
+    by = {"by": last.actor, "at": aware(last.at).isoformat(timespec="seconds")} if last else {}
+    errors = [stale_error("version", sku.version, "stale_sku_by" if by else "stale_sku", current=sku.version,
+                          sent=based_on, **by)]  # fmt: skip
+    errors += [stale_error(k, v) for k, v in changed.items()]
     if not 1 <= based_on < sku.version:  # a version the SKU never had: nobody changed it since
         return Conflict(
             f"SKU {sku.slug} has no version {based_on}: it is at version {sku.version}. "
             "Nothing was saved; reload and apply your edit again.",
             errors=errors,
         )
-    by = f" by {last.actor} at {aware(last.at).isoformat(timespec='seconds')}" if last else ""
+    by_words = f" by {by['by']} at {by['at']}" if by else ""
     fields = ", ".join(changed) or "fields the audit log does not name"
     return Conflict(
-        f"SKU {sku.slug} was changed{by} (version {based_on} → {sku.version}): {fields}. "
+        f"SKU {sku.slug} was changed{by_words} (version {based_on} → {sku.version}): {fields}. "
         "Nothing was saved; reload and apply your edit again.",
         errors=errors,
     )
@@ -311,7 +318,8 @@ def flush(session: Session, sku: Sku, version: int) -> None:
     except StaleDataError as exc:
         raise Conflict(
             f"SKU {slug} was changed by someone else while saving version {version}; "
-            "nothing was saved, reload and apply your edit again."
+            "nothing was saved, reload and apply your edit again.",
+            errors=[stale_error("version", None, "stale_race")],
         ) from exc
 
 
@@ -354,7 +362,7 @@ def set_discounts(session: Session, sku: Sku, discounts: Mapping[Term, str]) -> 
 
 def create_sku(session: Session, *, data: SkuCreate, actor: Actor) -> Sku:
     if catalog_repository.get_sku_by_slug(session, data.id) is not None:
-        raise Conflict(f"a SKU {data.id!r} already exists", errors=[_error("id", "already taken")])
+        raise Conflict(f"a SKU {data.id!r} already exists", errors=[coded("id", "taken")])
     gpu_type_id = _gpu_type_id(session, data.gpu)
     _raise_if(
         shape_errors(
@@ -494,20 +502,15 @@ def set_availability(
     if row is None and data.version is not None:
         raise Conflict(
             f"{slug} has no availability figure in {region} yet; send version null",
-            errors=[{"field": "version", "message": "no row yet", "type": "stale", "current": None}],
+            errors=[version_error(None, data.version)],
         )
     if row is not None and data.version != row.version:
         raise Conflict(
             f"availability of {slug} in {region} {stale_words(row.version, data.version)}: "
             f"now {row.units_available} units. Nothing was saved.",
             errors=[
-                {
-                    "field": "units_available",
-                    "message": "changed since your version",
-                    "type": "stale",
-                    "current": row.units_available,
-                },
-                {"field": "version", "message": "current version", "type": "stale", "current": row.version},
+                stale_error("units_available", row.units_available),
+                version_error(row.version, data.version),
             ],
         )
     before = _availability_snapshot(row)
@@ -524,7 +527,10 @@ def set_availability(
     try:
         session.flush()
     except StaleDataError as exc:
-        raise Conflict(f"availability of {slug} in {region} changed while saving; reload") from exc
+        raise Conflict(
+            f"availability of {slug} in {region} changed while saving; reload",
+            errors=[stale_error("units_available", None, "stale_race")],
+        ) from exc
     record(
         session,
         actor=actor,
@@ -563,7 +569,7 @@ def set_addon(session: Session, *, slug: str, code: str, data: AddonIn, actor: A
     issued with."""
 
     sku = get_sku(session, slug)
-    _raise_if([] if _CODE.match(code) else [_error("code", "lower-case letters, digits and dashes")])
+    _raise_if([] if _CODE.match(code) else [coded("code", "addon_code")])
     currency = price_currency(sku)
     if data.currency != currency:  # another currency is never added to a total: the add-on would go unpriced
         _invalid(addon_currency_errors(data.currency, [currency], "currency", slug))
@@ -581,7 +587,7 @@ def set_addon(session: Session, *, slug: str, code: str, data: AddonIn, actor: A
         current = addon_out(row).model_dump() if row else None
         raise Conflict(
             f"add-on {code} of {slug} {stale_words(row.version if row else None, data.version)}; nothing was saved",
-            errors=[{"field": "version", "message": "stale", "type": "stale", "current": current}],
+            errors=[version_error(row.version if row else None, data.version, now=current)],
         )
     before = addon_out(row).model_dump() if row else None
     bandwidth = _bandwidth(data, row)
@@ -603,7 +609,9 @@ def set_addon(session: Session, *, slug: str, code: str, data: AddonIn, actor: A
     try:
         session.flush()
     except StaleDataError as exc:
-        raise Conflict(f"add-on {code} of {slug} changed while saving; reload") from exc
+        raise Conflict(
+            f"add-on {code} of {slug} changed while saving; reload", errors=[stale_error("version", None, "stale_race")]
+        ) from exc
     after = addon_out(row).model_dump()
     if after != before:
         record(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hmac
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import Depends, Path, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -21,6 +21,7 @@ from app.admin import service
 from app.admin.models import AdminSession, AdminUser
 from app.deps import SessionDep
 from app.errors import Forbidden, Unauthorized
+from app.i18n_admin import ADMIN_EN
 
 SESSION_COOKIE = "gpu_sizer_admin"
 API_PREFIX = "/admin/api"
@@ -57,9 +58,18 @@ bearer_scheme = HTTPBearer(auto_error=False, description="An API token from /adm
 BearerDep = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer_scheme)]
 
 
+def _refused(field: str, code: str, **params: str) -> dict[str, Any]:
+    """A 403's entry worded from its code (app/i18n_admin.py `admin_err_<code>`: the forbidden page words it in its
+    reader's language)."""
+    message = ADMIN_EN[f"admin_err_{code}"].format(**params)
+    return {"field": field, "message": message, "type": code, "code": code, "params": params}
+
+
 def _check_role(user: AdminUser) -> None:
     if not user.is_active or user.role != "admin":
-        raise Forbidden(f"{user.email} is not an active admin")
+        raise Forbidden(
+            f"{user.email} is not an active admin", errors=[_refused("role", "not_admin", email=user.email)]
+        )
 
 
 async def sent_csrf_token(request: Request) -> str | None:
@@ -78,7 +88,10 @@ async def sent_csrf_token(request: Request) -> str | None:
 
 def _check_csrf(sent: str | None, expected: str) -> None:
     if sent is None or not hmac.compare_digest(sent.encode(), expected.encode()):
-        raise Forbidden("the form's CSRF token is missing or wrong; reload the page and try again")
+        raise Forbidden(
+            "the form's CSRF token is missing or wrong; reload the page and try again",
+            errors=[_refused("csrf_token", "csrf")],
+        )
 
 
 def require_admin(

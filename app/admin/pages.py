@@ -76,6 +76,11 @@ def admin_words(request: Request, context: dict[str, Any]) -> dict[str, Any]:
     return {"t": t, "message": message, "field_label": partial(field_label, t)}
 
 
+def _t(request: Request) -> Translator:
+    """The page's translator: `?lang=`, then Accept-Language."""
+    return Translator(negotiate(request))
+
+
 def _see(url: str) -> RedirectResponse:
     return RedirectResponse(url, status_code=303)
 
@@ -200,15 +205,17 @@ def login(
 ) -> Response:
     expected = request.cookies.get(LOGIN_CSRF_COOKIE, "")
     if not expected or not hmac.compare_digest(csrf_token.encode(), expected.encode()):
-        return _login_page(request, error="The form expired; please sign in again.", status_code=403, email=email)
+        return _login_page(request, error=_t(request)("admin_login_expired"), status_code=403, email=email)
     try:
         attempt = service.claim_sign_in(session, email=email, client_addr=client_addr(request))
     except TooManyRequests as exc:
-        return _login_page(request, error=exc.detail, status_code=429, headers=exc.headers, email=email)
+        wait = exc.headers.get("Retry-After", "1")
+        error = _t(request)("admin_login_throttled", seconds=wait)
+        return _login_page(request, error=error, status_code=429, headers=exc.headers, email=email)
     session.commit()  # the throttle's count and this attempt, stored together before the slow password check
     user = service.verify_sign_in(session, attempt=attempt, password=password)
     if user is None:
-        return _login_page(request, error="Wrong email or password.", status_code=401, email=email)
+        return _login_page(request, error=_t(request)("admin_login_wrong"), status_code=401, email=email)
     token, _row = service.start_session(
         session, user=user, client_addr=client_addr(request), user_agent=request.headers.get("user-agent", "")
     )
@@ -473,7 +480,10 @@ def sku_status(edit: SkuEditDep, action: Literal["retire", "reactivate"]) -> Res
 
 
 def _as_app_error(exc: Exception) -> AppError:
-    return exc if isinstance(exc, AppError) else InvalidInput("version and units must be whole numbers")
+    if isinstance(exc, AppError):
+        return exc
+    error = catalog_editing.coded("version", "whole_numbers")
+    return InvalidInput(error["message"], errors=[error])
 
 
 @router.post("/skus/{slug}/availability/{region}", response_class=HTMLResponse)
@@ -550,12 +560,10 @@ def token_create(
         with session.begin_nested():
             plain, _row = service.create_token(session, user=admin.user, name=name, actor=admin.actor)
     except AppError as exc:
-        return _page(
-            request,
-            "tokens.html",
-            {"admin": admin, "tokens": service.list_tokens(session), "created": None, "error": exc.detail},
-            status_code=exc.status,
-        )
+        refusal = _refusal(exc, request)
+        status = refusal.pop("status_code")
+        context = {"admin": admin, "tokens": service.list_tokens(session), "created": None, **refusal}
+        return _page(request, "tokens.html", context, status_code=status)
     # Shown once, on this response only; never stored in plain text.
     return _page(
         request,

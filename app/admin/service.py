@@ -257,7 +257,15 @@ def create_token(session: Session, *, user: AdminUser, name: str, actor: Actor) 
     if not 1 <= len(name) <= 100:
         raise InvalidInput(
             "a token needs a name of 1 to 100 characters",
-            errors=[{"field": "name", "message": "1 to 100 characters", "type": "string"}],
+            errors=[
+                {
+                    "field": "name",
+                    "message": "1 to 100 characters",
+                    "type": "string",
+                    "code": "token_name",
+                    "params": {},
+                }
+            ],
         )
     plain = TOKEN_PREFIX + secrets.token_urlsafe(32)
     row = ApiToken(user=user, name=name, prefix=plain[:12], token_hash=token_hash(plain))

@@ -34,7 +34,7 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from app.estimator.checkpoints import Checkpoint
+from app.estimator.checkpoints import Checkpoint, scheme_params
 from app.estimator.serving import ENGINE_DEFAULTS, ServingConfig, ServingEstimate, sglang_memory_fraction
 from app.estimator.serving_levers import ENGINE_SPECULATION
 from app.estimator.specs import ModelSpec
@@ -177,11 +177,11 @@ def _weights(job: _Launch, served: Served, cfg: ServingConfig, repo: str) -> tup
     if ckpt.quantised:
         if ckpt.readable and ckpt.weights == fmt:
             if ckpt.method in ENGINE_READS[engine] and _trtllm_reads(engine, ckpt):
-                job.note("as_shipped", repo=repo, scheme=ckpt.scheme, engine=engine)
+                job.note("as_shipped", repo=repo, scheme=ckpt.scheme, engine=engine, **scheme_params(ckpt))
                 return repo, None
             job.note("engine_cannot_read", engine=engine, method=ckpt.method, repo=repo, fmt=fmt)
             return _trtllm_checkpoint(job, cfg, repo) if engine == "trt-llm" else _placeholder(fmt, repo), None
-        job.note("other_format", repo=repo, scheme=ckpt.scheme, fmt=fmt)
+        job.note("other_format", repo=repo, scheme=ckpt.scheme, fmt=fmt, **scheme_params(ckpt))
         return _placeholder(fmt, repo), None
     if engine == "trt-llm":
         return (_trtllm_checkpoint(job, cfg, repo) if fmt in TRTLLM_QFORMAT else repo), None

@@ -88,7 +88,7 @@ from app.planner.serving_schemas import (
 )
 from app.planner.serving_sixteen_bit import served_as, sixteen_bit_misses
 from app.schemas import mirror
-from app.words import latency, plurals
+from app.words import serving_explanation, serving_summary as words_summary
 
 if TYPE_CHECKING:
     from app.planner.offers import Constraints, Offer
@@ -386,14 +386,9 @@ def _performance_out(estimate: ServingEstimate) -> PerformanceOut:
 
 def serving_summary(replicas: int, tp: int, pp: int, pools: dict[str, Any] | None = None) -> str:
     """A serving plan's summary: its replicas × TP (× PP), or a disaggregated deployment's two pools (`pools`: each
-    pool's `tp` and `replicas`). The quote words its own plan with it (app.quotes.plan_summary)."""
-    if pools:
-        pre, dec = pools["prefill"], pools["decode"]
-        return (
-            f"disaggregated: {pre['replicas']} prefill replica(s) × TP {pre['tp']} and {dec['replicas']} decode "
-            f"replica(s) × TP {dec['tp']}, the KV sent between them over the fabric"
-        )
-    return plurals(f"{replicas} independent replica(s) × TP {tp}") + (f" × PP {pp}" if pp > 1 else "")
+    pool's `tp` and `replicas`), in the API's English (app/words.py SERVE_WORDS words it in each language). The quote
+    words its own plan with it (app.quotes.plan_summary)."""
+    return words_summary(replicas, tp, pp, pools, "en")
 
 
 def _plan_out(replicas: int, tp: int, pp: int, concurrency: float, pools: dict[str, Any] | None = None) -> PlanOut:
@@ -572,19 +567,28 @@ def _slo_miss(result: ServingEstimate, cfg: ServingConfig) -> Warning_:
     return Warning_("slo_missed_peak", judged | slo_params(cfg))
 
 
-def _headroom_words(option: ServingOption) -> str:
-    """The headroom as checked: the factor one simulation met above the peak, or, where none was met (or run), the
-    peak's utilisation, since nothing above the peak was verified."""
+def serving_facts(option: ServingOption, cfg: ServingConfig) -> dict[str, Any]:
+    """The figures a serving option's explanation words (app/words.py `serving_explanation`): its layout, what it
+    carries at what latency, the peak asked (requests_per_s × peak_factor, not what a saturated shape carries), and the
+    headroom as checked: the factor one simulation met above the peak, or, where none was met (or run), the factor it
+    missed at and the peak's utilisation, since nothing above the peak was verified."""
+    est = option.estimate
+    peak_rps = cfg.requests_per_s * cfg.peak_factor if cfg.requests_per_s is not None else option.peak.requests_per_s
+    facts: dict[str, Any] = {
+        "replicas": option.replicas, "tp": option.tp, "pp": option.pp, "pools": option.pools or None,
+        "sku": option.offer.name, "requests_per_s": est.requests_per_s, "ttft_ms": est.ttft_ms,
+        "tpot_ms": est.tpot_ms, "peak_rps": peak_rps,
+        # its TTFT is a queue's growth over the run, no latency
+        "saturated": (est.utilization or {}).get("average", 0.0) >= 1.0,
+    }  # fmt: skip
     if any(code.startswith(("slo_", "kv_slots")) for code, _ in option.misses):  # a near miss on its latency
-        return "misses the latency targets (miss_reason)"
+        return facts | {"missed": True}
     if option.headroom > 1.0:
-        return f"with at least {option.headroom:.2f}× headroom (simulated)"
-    peak = (option.estimate.utilization or {}).get("peak")
-    missed = option.headroom_missed_at
-    facts = ([f"the simulation missed the SLO at {missed:.2f}× it"] if missed else []) + (
-        [f"peak utilisation {peak:.2f}"] if peak is not None else []
-    )
-    return "and no headroom verified above it" + (f" ({'; '.join(facts)})" if facts else "")
+        return facts | {"headroom": option.headroom}
+    return facts | {
+        "missed_at": option.headroom_missed_at,
+        "peak_utilisation": (est.utilization or {}).get("peak"),
+    }
 
 
 def option_out(
@@ -595,20 +599,7 @@ def option_out(
     model: ModelSpec,
 ) -> OptionOut:
     est = option.estimate
-    shape = plurals(f"{option.replicas} replica(s) × TP {option.tp}") + (f" × PP {option.pp}" if option.pp > 1 else "")
-    if option.pools:
-        pre, dec = option.pools["prefill"], option.pools["decode"]
-        prefill = f"{pre['replicas']} prefill replica(s) × TP {pre['tp']}"
-        shape = plurals(f"{prefill} + {dec['replicas']} decode replica(s) × TP {dec['tp']}")
-    # the peak asked (requests_per_s × peak_factor), not what a saturated shape carries
-    peak_rps = cfg.requests_per_s * cfg.peak_factor if cfg.requests_per_s is not None else option.peak.requests_per_s
-    latency_words = f"TTFT {latency(est.ttft_ms, 'en')} and TPOT {latency(est.tpot_ms, 'en')}"
-    if (est.utilization or {}).get("average", 0.0) >= 1.0:  # its TTFT is a queue's growth over the run, no latency
-        latency_words = "more than the replicas carry: the queue grows without bound"
-    explanation = (
-        f"{shape} on {option.offer.name}: {est.requests_per_s:.3g} requests/s at {latency_words}; "
-        f"the peak of {peak_rps:.3g} requests/s {_headroom_words(option)}"
-    )
+    explanation = serving_explanation(serving_facts(option, cfg), "en")
     plan = _plan_out(option.replicas, option.tp, option.pp, est.concurrency, option.pools)
     return placed_option_out(
         option,

@@ -22,7 +22,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import ValidationError
 from sqlalchemy.orm import Session
 
-from app import messages
+from app import messages, words
 from app.deps import SessionDep, SettingsDep
 from app.error_pages import WebRoute, error_page
 from app.errors import BadGateway, InvalidInput, ServiceUnavailable
@@ -286,7 +286,8 @@ def _quote_page(
     items = [(k, v) for k, v in state if k != "lang"]
     switch = f"/serve/results?{urlencode([*items, ('lang', 'zh' if t.lang == 'en' else 'en')])}"
     option, served = entry.option, entry.option.serving
-    summary = entry.option.plan.summary  # the API's English, for an option without serving figures
+    plan = option.plan  # an option without serving figures: its replicas × TP (× PP) in the page's language
+    summary = words.serving_summary(plan.dp, plan.tp, plan.pp, None, t.lang)
     if served is not None:
         summary = layout_words(option, t)
         if served.pools:

@@ -7,6 +7,7 @@ English words is left once the catalog's names, the admins' and the customer's o
 from __future__ import annotations
 
 import re
+from datetime import date, timedelta
 
 from fastapi.testclient import TestClient
 from sqlalchemy import select
@@ -171,3 +172,92 @@ def test_refused_card_counts_gpu_type_and_retirement_are_chinese(client: TestCli
     assert (
         "unknown GPU type &#39;tpu-v9&#39;" in pages["en"]["gpu"] and "tick the box to confirm" in pages["en"]["retire"]
     )
+
+
+# --- refusals the admin meets when someone else got there first (409) or a form is malformed: each entry worded from
+# its code (app/i18n_admin.py `admin_err_<code>`), the page's summary too; before, "already taken", "changed since
+# your version", "the SKU is at version 2, not 1", "Wrong email or password." read in English on the Chinese pages
+
+
+def _conflicts(client: TestClient, alice: Admin, bob: Admin, lang: str) -> dict[str, str]:
+    """The admin pages' refusals in `lang`: a taken id, edits based on a version someone else changed (a SKU, its
+    availability, an add-on, a maintenance hold), a version the SKU never had, a hold or SKU that is not there,
+    malformed numbers and codes, a stale CSRF token, a token without a name, a key without scopes, a wrong
+    password."""
+    pages = {"wrong password": client.post(
+        f"/admin/login?lang={lang}",
+        data={"email": alice.user.email, "password": "wrong", "csrf_token": csrf_of(client.get("/admin/login").text)},
+        headers=HTML,
+    )}  # fmt: skip
+    csrf = sign_in(client, alice.user.email)
+    url, fields = _sku_form(client, lang, csrf)
+    sku = "/admin/skus/h100-80g-sxm-8x"
+    version = int(fields["version"])
+    assert client.patch("/admin/api/skus/h100-80g-sxm-8x", headers=bob.headers, json={"version": version,
+        "notes": "bob"}).status_code == 200  # fmt: skip
+    pages["stale sku"] = client.post(url, data=fields, headers=HTML)
+    pages["no such version"] = client.post(url, data={**fields, "version": str(version + 5)}, headers=HTML)
+    new = {**fields, "id": "h100-80g-sxm-8x", "amount": "1000", "currency": "CNY"}
+    pages["id taken"] = client.post(f"/admin/skus/new?lang={lang}", data=new, headers=HTML)
+    at = f"{sku}/availability/singapore?lang={lang}"
+    pages["no availability yet"] = client.post(at, data={"csrf_token": csrf, "version": "3", "units_available": "5"})
+    assert client.post(at, data={"csrf_token": csrf, "version": "", "units_available": "5"}).status_code == 200
+    pages["stale availability"] = client.post(at, data={"csrf_token": csrf, "version": "", "units_available": "6"})
+    pages["not whole"] = client.post(at, data={"csrf_token": csrf, "version": "x", "units_available": "y"})
+    addon = {"csrf_token": csrf, "version": "", "code": "infiniband-400g", "name": "IB", "amount": "100",
+             "currency": "CNY", "per_unit": "node", "status": "active"}  # fmt: skip
+    pages["add-on exists"] = client.post(f"{sku}/addons?lang={lang}", data=addon, headers=HTML)
+    pages["add-on code"] = client.post(f"{sku}/addons?lang={lang}", data={**addon, "code": "Bad Code"}, headers=HTML)
+    start = date.today() + timedelta(days=5)
+    hold = {"csrf_token": csrf, "version": "", "region": "singapore", "starts_on": str(start),
+            "ends_on": str(start + timedelta(days=2)), "units": "1", "note": ""}  # fmt: skip
+    assert client.post(f"{sku}/holds?lang={lang}", data=hold, headers=HTML).status_code == 200
+    pages["hold exists"] = client.post(f"{sku}/holds?lang={lang}", data=hold, headers=HTML)
+    pages["stale hold"] = client.post(f"{sku}/holds/delete?lang={lang}", data={**hold, "version": "7"}, headers=HTML)
+    gone = {**hold, "version": "1", "starts_on": str(start + timedelta(days=1))}
+    pages["no such hold"] = client.post(f"{sku}/holds/delete?lang={lang}", data=gone, headers=HTML)
+    pages["csrf"] = client.post(
+        f"/admin/tokens?lang={lang}", data={"csrf_token": "stale", "name": "sync"}, headers=HTML
+    )
+    pages["no such sku"] = client.get(f"/admin/skus/no-such-sku?lang={lang}", headers=HTML)
+    pages["token name"] = client.post(f"/admin/tokens?lang={lang}", data={"csrf_token": csrf, "name": ""})
+    key = {"csrf_token": csrf, "name": "crm", "organisation": "Acme Sales"}
+    pages["key scopes"] = client.post(f"/admin/keys?lang={lang}", data=key, headers=HTML)
+    statuses = {name: page.status_code for name, page in pages.items()}
+    assert statuses == {
+        "wrong password": 401, "stale sku": 409, "no such version": 409, "id taken": 409, "no availability yet": 409,
+        "stale availability": 409, "not whole": 422, "add-on exists": 409, "add-on code": 422, "hold exists": 409,
+        "stale hold": 409, "no such hold": 404, "csrf": 403, "no such sku": 404, "token name": 422, "key scopes": 422,
+    }  # fmt: skip
+    return {name: page.text for name, page in pages.items()}
+
+
+def test_conflicts_and_malformed_forms_read_in_chinese(
+    client: TestClient, db: Session, alice: Admin, bob: Admin
+) -> None:
+    catalog = [*filter(None, [*db.scalars(select(GpuType.name)), *db.scalars(select(Sku.notes))])]
+    own = ("bob@example.com", "Bad Code")  # the other admin, the code typed
+    names = sorted({*allowed_names(client), *TRAINING_NAMES, *ADMIN_NAMES, *catalog, *API_SCOPES, *own}, key=len,
+                   reverse=True)  # fmt: skip
+    zh = _conflicts(client, alice, bob, "zh")
+    left = {name: runs for name, page in zh.items() if (runs := english_runs(page, names))}
+    assert not left, left
+    assert "未保存：自你打开此页以来内容已被修改" in zh["stale sku"] and "由 bob@example.com 于" in zh["stale sku"]
+    assert "自你的版本以来已被修改" in zh["stale sku"] and "已被占用" in zh["id taken"]
+    assert "该 SKU 当前为版本" in zh["no such version"] and "版本和数量必须是整数" in zh["not whole"]
+    assert "已存在（版本 1）" in zh["add-on exists"] and "{&#39;" not in zh["add-on exists"]  # no dict dumped
+    assert "邮箱或密码错误。" in zh["wrong password"] and "1 到 100 个字符" in zh["token name"]
+    assert "此字段为必填项" in zh["key scopes"] and "List should have" not in zh["key scopes"]
+    assert "没有从" in zh["no such hold"] and "CSRF 令牌缺失或有误" in zh["csrf"]
+    assert "这里没有内容" in zh["no such sku"] and '<html lang="zh-CN">' in zh["no such sku"]  # was JSON
+
+
+def test_the_same_conflicts_read_in_english(client: TestClient, alice: Admin, bob: Admin) -> None:
+    en = _conflicts(client, alice, bob, "en")
+    assert "Not saved: this changed since you opened the page." in en["stale sku"]
+    assert "changed since your version" in en["stale sku"] and "changed by bob@example.com at" in en["stale sku"]
+    assert "already taken" in en["id taken"] and "Wrong email or password." in en["wrong password"]
+    assert "already exists at version 1, but the request sent version null" in en["add-on exists"]
+    assert "no maintenance hold of h100-80g-sxm-8x in singapore" in en["no such hold"]
+    assert "CSRF token is missing or wrong" in en["csrf"]
+    assert "is at version 1, not 7" in en["stale hold"] and "version and units must be whole numbers" in en["not whole"]

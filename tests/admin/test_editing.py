@@ -57,15 +57,19 @@ def test_two_admins_edit_the_same_sku_the_second_gets_409_and_the_first_edit_sur
     assert second.headers["content-type"].startswith("application/problem+json")
     assert problem["detail"].startswith(f"SKU {CARD} was changed by alice@example.com at ")
     assert "(version 1 → 2): name, discounts. Nothing was saved" in problem["detail"]
+    at = problem["detail"].removeprefix(f"SKU {CARD} was changed by alice@example.com at ").split(" ")[0]
+    changed = {"type": "stale", "code": "stale_changed", "params": {}, "message": "changed since your version"}
     assert problem["errors"] == [
-        {"field": "version", "message": "the SKU is at version 2, not 1", "type": "stale", "current": 2},
-        {"field": "name", "message": "changed since your version", "type": "stale", "current": "A100 40G by the card"},
         {
-            "field": "discounts",
-            "message": "changed since your version",
+            "field": "version",
+            "message": f"the SKU is at version 2, not 1: changed by alice@example.com at {at}",
             "type": "stale",
-            "current": {"annual": "25", "monthly": "0"},
+            "code": "stale_sku_by",
+            "params": {"current": 2, "sent": 1, "by": "alice@example.com", "at": at},
+            "current": 2,
         },
+        {"field": "name", **changed, "current": "A100 40G by the card"},
+        {"field": "discounts", **changed, "current": {"annual": "25", "monthly": "0"}},
     ]
     now = client.get(URL, headers=alice.headers).json()
     assert (now["name"], now["notes"], now["version"]) == ("A100 40G by the card", _seed_notes(), 2)
@@ -107,7 +111,8 @@ def test_a_stale_form_in_the_browser_shows_what_changed_and_overwrites_nothing(
     client.patch(URL, headers=alice.headers, json={"version": 1, "network": "1 Gbps BGP"})  # someone else first
     response = client.post(f"/admin/skus/{CARD}", data=form, follow_redirects=False)
     assert response.status_code == 409
-    assert "was changed by alice@example.com" in response.text
+    assert "Not saved: this changed since you opened the page." in response.text
+    assert "the SKU is at version 2, not 1: changed by alice@example.com at " in response.text
     assert "<li>Network: changed since your version — now <code>1 Gbps BGP</code>" in response.text
     assert "Your edit, not saved" in response.text
     sku = client.get(URL, headers=alice.headers).json()
@@ -306,6 +311,8 @@ def test_availability_per_region_with_its_own_version(client: TestClient, db: Se
         "field": "units_available",
         "message": "changed since your version",
         "type": "stale",
+        "code": "stale_changed",
+        "params": {},
         "current": 10,
     }
     ok = client.put(url, headers=alice.headers, json={"units_available": 4, "version": 1})

@@ -20,6 +20,13 @@ def test_a_version_ahead_of_the_current_one_is_a_409_saying_it_does_not_exist(cl
     )
     assert "was changed" not in detail and "unknown fields" not in detail
     assert response.json()["errors"] == [
-        {"field": "version", "message": "the SKU is at version 1, not 999", "type": "stale", "current": 1}
+        {
+            "field": "version",
+            "message": "the SKU is at version 1, not 999",
+            "type": "stale",
+            "code": "stale_sku",
+            "params": {"current": 1, "sent": 999},
+            "current": 1,
+        }
     ]
     assert client.get(URL, headers=alice.headers).json()["name"] != "x"

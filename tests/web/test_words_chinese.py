@@ -1,7 +1,7 @@
 """What the API answers as codes with parameters reads in Chinese with no English sentence left, through the one
 renderer the pages use (app/messages.py, app/note_words.py): /estimate's warnings and assumptions (its cluster, its
-plan, the estimator's notes) for the requests of the API's examples and the hardware a request leaves out, and the
-serving quote's PDF (its printable page: tests/web/test_serve_chinese.py). The detector and the names it sets aside
+plan, the estimator's notes) for the requests of the API's examples and the hardware a request leaves out (the
+serving quote, printed and as PDF: tests/web/test_serve_chinese.py). The detector and the names it sets aside
 (catalog data, models, the customer's own words, identifiers) are tests/web/test_serve_chinese.py's."""
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from sqlalchemy.orm import Session
 
 from app import messages
 from app.api.examples import ESTIMATE
-from tests.web.test_serve_chinese import SCENARIOS, allowed_names, english_runs
-from tests.web.test_training_chinese import TRAINING_NAMES, pdf_runs
+from tests.web.test_serve_chinese import allowed_names, english_runs
+from tests.web.test_training_chinese import TRAINING_NAMES
 
 HTML = {"accept": "text/html,application/xhtml+xml"}
 LLAMA_70B = {"preset": "llama-3.1-70b"}
@@ -93,20 +93,6 @@ def test_the_cluster_sentences_are_codes_in_both_languages(client: TestClient) -
     assert "每块 GPU 一张网卡" in messages.note("fabric_usual_rail", fabric["params"], "zh")
 
 
-def test_the_serving_quote_pdf_is_chinese(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
-    import tests.web.test_serve_quote as quote_test
-
-    monkeypatch.setattr(quote_test, "QUERY", SCENARIOS["8b"])
-    location, _ = quote_test.issue(client, "zh")
-    printed = client.get(location, headers=HTML)
-    pdf_link = re.search(r'href="([^"]+\.pdf\?lang=zh)"', printed.text)
-    assert pdf_link, printed.text[:2000]
-    pdf = client.get(html.unescape(pdf_link.group(1)))
-    assert (pdf.status_code, pdf.headers["content-type"]) == (200, "application/pdf")
-    text = "\n".join(page.extract_text() for page in PdfReader(io.BytesIO(pdf.content)).pages)
-    assert pdf_runs(text, [*allowed_names(client), *TRAINING_NAMES]) == []
-
-
 # --- what the page-level tests (test_training_chinese.py, test_serve_chinese.py) do not reach: refusals, the accept
 # page, a form with errors, an error page ------------------------------------------------------------------------
 
@@ -147,8 +133,12 @@ def test_the_accept_page_and_a_wizard_with_errors_read_in_chinese(client: TestCl
         "accept": client.get(f"/quote/{public_id.group(1)}/accept?lang=zh", headers={**HTML, "accept-language": "zh"}),
         "wizard errors": client.get("/results?preset=llama-2-7b&task=lora&tokens_b=abc&lang=zh", headers=HTML),
         "not found": client.get("/quote/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA/accept?lang=zh", headers=HTML),
+        # a quote's printable page and PDF links, opened in a browser (before: the API's English problem+json)
+        "print not found": client.get("/quotes/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA/print?lang=zh", headers=HTML),
+        "pdf not found": client.get("/quotes/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA.pdf?lang=zh", headers=HTML),
     }
-    assert [page.status_code for page in pages.values()] == [200, 422, 404]
+    assert [page.status_code for page in pages.values()] == [200, 422, 404, 404, 404]
+    assert all('<html lang="zh-CN">' in pages[name].text for name in ("print not found", "pdf not found"))
     left = {name: english_runs(page.text, names) for name, page in pages.items()}
     assert not any(left.values()), left
 
