@@ -160,6 +160,7 @@ def _option(cost: str, hours: float, fits_high: bool, sku: str) -> SimpleNamespa
         rank=None,
         hours=hours,
         offloads=False,
+        edge=False,
     )
 
 
