@@ -121,7 +121,12 @@ WARNINGS: dict[str, dict[str, str]] = {
         "communication_bound": "Exposed communication takes longer than the compute it serves.",
         "scaling_rows_unfit": "One replica of this plan ({unit_gpus:,} GPU(s)) needs {needed_gib:,.1f} GiB per {gpu}, "
         "over the {limit_gib:,.1f} GiB it may use: {unfit:,} points of the table do not fit and show no throughput. "
-        "The fewest GPUs on which the plan fits: {fit_gpus:,}.",
+        "The fewest GPUs on which the plan fits: {fit_gpus:,}; speed-up and efficiency count from there.",
+        "scaling_superlinear": "Efficiency reaches {efficiency:.2f} at {gpus:,} GPUs ({link}) against "
+        "{baseline_gpus:,}, above linear: each replica keeps its {micro_batches:,} micro-batch(es) a step, so the "
+        "global batch grows with the GPUs, while ZeRO stage {zero_stage} shards the optimizer step over the "
+        "data-parallel ranks, so each GPU's share of it shrinks as GPUs are added. A larger global_batch spreads the "
+        "step over more micro-batches and brings the curve toward linear.",
         "scaling_none_fits": "One replica of this plan ({unit_gpus:,} GPU(s)) needs {needed_gib:,.1f} GiB per {gpu}, "
         "over the {limit_gib:,.1f} GiB it may use, and no point of the table fits (the leanest, {least_gpus:,} GPU(s), "
         "needs {least_gib:,.1f} GiB): none shows a throughput. Shard the model states (zero_stage 3), split the model "
@@ -256,7 +261,11 @@ WARNINGS: dict[str, dict[str, str]] = {
         "communication_bound": "未被掩盖的通信时间超过了它所服务的计算时间。",
         "scaling_rows_unfit": "该方案的一个副本（{unit_gpus:,} 张 GPU）每张 {gpu} 需要 {needed_gib:,.1f} GiB，"
         "超过可用的 {limit_gib:,.1f} GiB：表中 {unfit:,} 个点放不下，不显示吞吐量。该方案放得下的最少 GPU 数："
-        "{fit_gpus:,}。",
+        "{fit_gpus:,}，加速比与效率从该点算起。",
+        "scaling_superlinear": "效率在 {gpus:,} 张 GPU（{link}）上达到 {efficiency:.2f}（相对 {baseline_gpus:,} 张），"
+        "超过线性：每个副本每步保持 {micro_batches:,} 个微批次，全局批次随 GPU 数增长，而 ZeRO 阶段 {zero_stage} "
+        "把优化器步骤分摊到各数据并行 rank，每张 GPU 承担的部分随 GPU 增加而减少。"
+        "更大的 global_batch 让一步包含更多微批次，曲线会更接近线性。",
         "scaling_none_fits": "该方案的一个副本（{unit_gpus:,} 张 GPU）每张 {gpu} 需要 {needed_gib:,.1f} GiB，"
         "超过可用的 {limit_gib:,.1f} GiB，表中没有一个点放得下（最省的 {least_gpus:,} 张 GPU 也需要 "
         "{least_gib:,.1f} GiB）：都不显示吞吐量。请切分模型状态（zero_stage 3）、切分模型（tp、pp）或选择显存更大"

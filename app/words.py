@@ -77,6 +77,9 @@ EXPLAIN_WORDS: dict[str, dict[str, str]] = {
         "its {ram_gib:,.0f} GiB after the OS and data-loader reserve.",
         "tib": "{n:.1f} TiB",
         "gib": "{n:.0f} GiB",
+        "edge": "At the edge of GPU memory: {total:.2f} of the {limit:.2f} GiB limit, and its range reaches {high:.2f} "
+        "GiB, past the card's {capacity:.2f}; about one run in four like it needs that much, so the ranking counts it "
+        "at {premium:.2f} × its price, after an option that fits at its high end for up to {more:.0%} more. ",
         "page_one": "{what}: one {gpu} holds it ({total} / {capacity} GiB), no parallelism needed.",
         "page_many": "{what}: {plan}, {gpus} GPUs in all ({nodes} servers); {total} / {capacity} GiB per GPU.",
     },
@@ -96,6 +99,9 @@ EXPLAIN_WORDS: dict[str, dict[str, str]] = {
         "在其 {ram_gib:,.0f} GiB 扣除操作系统与数据加载预留后剩余的 {limit_gib:,.0f} GiB 之内。",
         "tib": "{n:.1f} TiB",
         "gib": "{n:.0f} GiB",
+        "edge": "显存处于边缘：估计 {total:.2f} GiB，上限 {limit:.2f} GiB，范围高端 {high:.2f} GiB 已超出显卡的 "
+        "{capacity:.2f} GiB；同类运行约四分之一会用到这么多，因此排序按其价格的 {premium:.2f} 倍计，"
+        "排在高端也放得下、贵不超过 {more:.0%} 的方案之后。",
         "page_one": "{what}：单张 {gpu} 即可放下（{total} / {capacity} GiB），无需并行。",
         "page_many": "{what}：{plan}，共 {gpus} 张 GPU（{nodes} 台服务器）；每卡显存 {total} / {capacity} GiB。",
     },

@@ -38,11 +38,15 @@ SCENARIOS: tuple[tuple[str, ModelSpec, Workload, Plan, int], ...] = (
 
 def print_view(title: str, model: ModelSpec, workload: Workload, gpu: GpuSpec, plan: Plan, nics: int) -> None:
     print(f"\n## {title} on {gpu.name} (RDMA NICs per node: {nics})\n")
-    print(f"{'scope':10s} {'link':14s} {'gpus':>5s} {'nodes':>5s} {'tokens/s':>12s} {'speed-up':>9s} {'eff.':>6s}")
+    # speed-up and efficiency count from the baseline (the fewest GPUs that fit, marked *); `fits` no: the model's
+    # speed of a run that does not fit, which the API shows as null
+    head = ("scope", "link", "gpus", "nodes", "fits", "tokens/s", "speed-up", "eff.")
+    print("{:10s} {:14s} {:>5s} {:>5s} {:>4s} {:>12s} {:>9s} {:>6s}".format(*head))
     for row in scaling_view(model, workload, gpu, plan, rdma_nics_per_node=nics):
+        fits, base = "yes" if row["fits"] else "no", " *" if row["baseline"] else ""
         print(
-            f"{row['scope']:10s} {row['link']:14s} {row['gpus']:5d} {row['nodes']:5d} {row['tokens_per_s']:12.0f} "
-            f"{row['speedup']:9.2f} {row['efficiency']:6.1%}"
+            f"{row['scope']:10s} {row['link']:14s} {row['gpus']:5d} {row['nodes']:5d} {fits:>4s} "
+            f"{row['tokens_per_s']:12.0f} {row['speedup']:9.2f} {row['efficiency']:6.1%}{base}"
         )
 
 

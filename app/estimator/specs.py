@@ -359,6 +359,7 @@ WarningCode = Literal[
     "concurrency_over_kv",
     "scaling_rows_unfit",
     "scaling_none_fits",
+    "scaling_superlinear",
 ]
 
 

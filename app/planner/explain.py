@@ -7,11 +7,13 @@ from __future__ import annotations
 
 from dataclasses import asdict, replace
 
+from app.estimator.memory.band import MemoryBand
 from app.estimator.params import count_params
 from app.estimator.performance import estimate_performance, micro_batches
 from app.estimator.specs import GIB, Cluster, MemoryBreakdown, ModelSpec, Performance, Plan, Warning_, Workload
 from app.estimator.vocabulary import FULL_TRAINING_TASKS, PRETRAINING_TASKS
 from app.messages import TASK_LABELS
+from app.planner.edge import EDGE_PREMIUM, at_edge
 from app.planner.offers import Configuration, Offer
 from app.words import EXPLAIN_WORDS, plan_summary
 
@@ -74,14 +76,16 @@ def explain(
     plan: Plan,
     memory: MemoryBreakdown,
     lang: str = "en",
+    band: MemoryBand | None = None,
 ) -> str:
     """Plain words for the option (app/words.py EXPLAIN_WORDS); every hardware fact (link, fabric, host RAM, NVMe)
-    comes from the SKU."""
+    comes from the SKU. An option at the edge of GPU memory (app/planner/edge.py) leads with that risk."""
+    lead = _edge_words(memory, band, lang)
     w = EXPLAIN_WORDS[lang]
     what = w["what"].format(size=size_words(count_params(model).total), task=TASK_LABELS["words"][lang][workload.task])
     gpu = offer.gpu.name
     if plan.gpus == 1:
-        return w["one"].format(what=what, gpu=gpu, total=memory.total / GIB, capacity=memory.capacity / GIB)
+        return lead + w["one"].format(what=what, gpu=gpu, total=memory.total / GIB, capacity=memory.capacity / GIB)
     states_gib = model_state_bytes(model, workload) / GIB
     if config.nodes == 1:
         where = w["where_gpus"].format(gpus=config.gpus, gpu=gpu)
@@ -95,7 +99,21 @@ def explain(
         link=link_words(offer, lang),
         between=w["between"].format(fabric=_fabric_words(offer, lang)) if config.nodes > 1 else "",
     )
-    return first + _why_tp(plan, offer, lang) + _offload_words(plan, offer, memory, lang)
+    return lead + first + _why_tp(plan, offer, lang) + _offload_words(plan, offer, memory, lang)
+
+
+def _edge_words(memory: MemoryBreakdown, band: MemoryBand | None, lang: str) -> str:
+    if band is None or not at_edge(memory, band):
+        return ""
+    limit = memory.capacity if memory.limit is None else memory.limit
+    return EXPLAIN_WORDS[lang]["edge"].format(
+        total=memory.total / GIB,
+        limit=limit / GIB,
+        high=band.high / GIB,
+        capacity=memory.capacity / GIB,
+        premium=EDGE_PREMIUM,
+        more=EDGE_PREMIUM - 1,
+    )
 
 
 def _fabric_words(offer: Offer, lang: str) -> str:

@@ -377,7 +377,9 @@ def option_out(
         performance=performance_out(best.performance),
         cost=cost_out(option.cost, BILLING_NOTE),
         availability=availability_out(option.availability),
-        explanation=explain(model, workload, option.offer, option.config, best.plan, best.memory.breakdown),
+        explanation=explain(
+            model, workload, option.offer, option.config, best.plan, best.memory.breakdown, band=option.band
+        ),
         warnings=warnings_out(model_warnings + option.warnings),
         stack=option.stack,
         launch=option.launch,

@@ -27,9 +27,9 @@ which bill 800,000 at their slow end and which the speed model put 9 % faster a 
 more than that (405B on 1B tokens: 14 servers against 4 offloading ones that finish within their month even at the
 slow end, 3.5 ×), or nothing holds them, or the objective is cheapest, offloading options rank as any other.
 At equal cost (cheapest, balanced with a deadline) the option whose memory range's high end is within the limit
-comes before one that carries `memory_may_exceed` (`Option.fits_high`); fastest and balanced without a deadline
-break their remaining ties the same way. Ties are broken by SKU id, then GPU count, so equal inputs always give the
-same order.
+comes before one that carries `memory_may_exceed` (`Option.fits_high`), as it breaks the remaining ties of the rest;
+an option at the edge of memory ranks at 4/3 of its cost and holds no states for "Offload last" (app/planner/edge.py).
+Ties are broken by SKU id, then GPU count, so equal inputs always give the same order.
 
 Balanced shows an option after the leader only if it buys time (`worth_showing`): one that costs as much
 as an option already shown or on the Pareto list and takes longer, or costs more and takes as long or
@@ -69,6 +69,7 @@ from app.estimator.specs import GIB, Cluster, MemoryBreakdown, ModelSpec, Warnin
 from app.estimator.vocabulary import MAX_QUOTE_MONTHS, TERM_MONTHS, Objective
 from app.planner.availability import Availability, place
 from app.planner.budget import past, search_deadline
+from app.planner.edge import at_edge, ranked_cost
 from app.planner.efficiency import INEFFICIENT, inefficiency
 from app.planner.explain import SAID_BETTER_BY, batch_warnings, plan_warnings
 from app.planner.launch import launch_configs
@@ -146,6 +147,7 @@ class Option:
     rank: int | None = None
     misses: list[Miss] = field(default_factory=list)
     band: MemoryBand | None = None  # the peak's readings and range (memory_band), for the response and the ranking
+    edge: bool = False  # at the edge of GPU memory (app/planner/edge.py): ranked at EDGE_PREMIUM of its cost
 
     @property
     def fits_high(self) -> bool:
@@ -453,9 +455,9 @@ class _Search:
             option.misses = _misses(option, self.constraints, workload)
             offer_search.found.append(option)
             # an inefficient plan is shown only while nothing sensible is, an offloading one may rank after every plan
-            # that holds its states (`rank`, except under cheapest): neither may prune a plan that would rank before it
-            offload_last = _offloads(option) and self.constraints.objective != "cheapest"
-            if not _inefficient(option) and not offload_last:
+            # that holds its states (`rank`, except cheapest), one at the edge above its cost: none may prune another
+            offload_last = option.offloads and self.constraints.objective != "cheapest"
+            if not _inefficient(option) and not offload_last and not option.edge:
                 self.frontier.add(Point(option.sort_cost, option.sort_time, option.hours, bool(option.misses)))
 
     def _search_skipped(self, offer_search: _OfferSearch) -> None:
@@ -594,6 +596,7 @@ def _option(
         availability=availability,
         stack=stack,
         band=band,
+        edge=at_edge(memory, band),
     )
 
 
@@ -671,31 +674,27 @@ def _misses(option: Option, constraints: Constraints, workload: Workload) -> lis
     return reasons + budget
 
 
-def _offloads(option: Option) -> bool:
-    """Whether the option's plan keeps model states in host RAM (`Plan.offload`)."""
-    return option.offloads
-
-
 def _offload_last(options: list[Option], objective: Objective) -> set[int]:
     """The options (ids) that offload their states while an option holding them on the GPUs costs at most
     OFFLOAD_PREMIUM × what they bill at the slow end of their time range: they rank after every option that holds
-    them (module docstring, "Offload last"). `cheapest` orders by price alone."""
+    them (module docstring, "Offload last"), one at the edge of memory (edge.py) aside. `cheapest`: price alone."""
     if objective == "cheapest":
         return set()
-    held = min((o.sort_cost for o in options if not _offloads(o)), default=None)
+    held = min((o.sort_cost for o in options if not o.offloads and not o.edge), default=None)
     if held is None:
         return set()
-    return {id(o) for o in options if _offloads(o) and held <= o.slow_cost * OFFLOAD_PREMIUM}
+    return {id(o) for o in options if o.offloads and held <= o.slow_cost * OFFLOAD_PREMIUM}
 
 
 def rank(options: list[Option], objective: Objective, *, deadline: bool = False) -> list[Option]:
     if not options:
         return []
     last = _offload_last(options, objective)
+    cost = {id(o): ranked_cost(o.sort_cost, o.edge) for o in options}  # EDGE_PREMIUM of it at the edge (edge.py)
     if objective == "cheapest" or (objective == "balanced" and deadline):
-        ordered = sorted(options, key=lambda o: (id(o) in last, o.sort_cost, not o.fits_high, o.sort_time, o.tie_key))
+        ordered = sorted(options, key=lambda o: (id(o) in last, cost[id(o)], not o.fits_high, o.sort_time, o.tie_key))
     elif objective == "fastest":
-        ordered = sorted(options, key=lambda o: (id(o) in last, o.sort_time, o.sort_cost, not o.fits_high, o.tie_key))
+        ordered = sorted(options, key=lambda o: (id(o) in last, o.sort_time, cost[id(o)], not o.fits_high, o.tie_key))
     else:
         cap = min(o.sort_cost for o in options if id(o) not in last) * BALANCED_COST_CAP
         capped = [o for o in options if o.sort_cost <= cap]
@@ -705,8 +704,8 @@ def rank(options: list[Option], objective: Objective, *, deadline: bool = False)
             key=lambda o: (
                 id(o) in last,
                 id(o) in oversized,
-                float(o.sort_cost) * _balanced_time(o),
-                o.sort_cost,
+                float(cost[id(o)]) * _balanced_time(o),
+                cost[id(o)],
                 not o.fits_high,
                 o.sort_time,
                 o.tie_key,

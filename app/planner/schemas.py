@@ -609,10 +609,15 @@ class ScalingRowOut(BaseModel):
     limit_gib: float = Field(description="What a GPU may use (its usable memory less the 5 % headroom)")
     tokens_per_s: float | None = Field(description="Modelled throughput; null where the plan does not fit")
     speedup: float | None = Field(
-        description="Relative to the modelled speed of one replica (whether or not one replica fits on its own); "
-        "null where the plan does not fit"
+        description="Throughput over one replica's share of the baseline's (the row with `baseline` true: the fewest "
+        "GPUs that fit, the fastest link among them), so the baseline reads its replica count; null where the plan "
+        "does not fit"
     )
-    efficiency: float | None = Field(description="speed-up per replica; null where the plan does not fit")
+    efficiency: float | None = Field(
+        description="speed-up per replica, 1 at the baseline; above 1 only where ZeRO shards the optimizer step over "
+        "more ranks (warning scaling_superlinear says so); null where the plan does not fit"
+    )
+    baseline: bool = Field(default=False, description="The point speed-up and efficiency count from")
 
 
 class ScalingOut(BaseModel):

@@ -25,7 +25,7 @@ from app.estimator.memory import (
     validate_plan,
 )
 from app.estimator.notes import note
-from app.estimator.performance import PerformanceEstimate, estimate_performance
+from app.estimator.performance import PerformanceEstimate, estimate_performance, micro_batches
 from app.estimator.presets import list_presets, preset_config
 from app.estimator.scaling import scaling_view
 from app.estimator.specs import GIB, Cluster, EstimatorError, MemoryBreakdown, ModelSpec, Plan, Warning_, Workload
@@ -229,7 +229,28 @@ def scaling(request: ScalingIn) -> ScalingOut:
         gate=held_memory,  # POST /estimate's gate: the plan as the stack that runs it holds it
     )
     metrics.ESTIMATES.labels("scaling").inc()
-    return mappers.scaling_out(model, request.gpu, plan, workload, rows, _scaling_warnings(rows, request.gpu))
+    warnings = _scaling_warnings(rows, request.gpu) + _superlinear(rows, workload, plan)
+    return mappers.scaling_out(model, request.gpu, plan, workload, rows, warnings)
+
+
+def _superlinear(rows: list[dict[str, Any]], workload: Workload, plan: Plan) -> list[Warning_]:
+    """`scaling_superlinear`: a point that fits reads an efficiency above 1 (to two decimals) against the baseline,
+    with why: each replica keeps its micro-batches (weak scaling) while ZeRO shards the optimizer step over the
+    data-parallel ranks (app/estimator/scaling.py `scaling_view`)."""
+    fitting = [row for row in rows if row["fits"]]
+    best = max(fitting, key=lambda row: row["efficiency"], default=None)
+    if best is None or round(best["efficiency"], 2) <= 1.0:
+        return []
+    base = next(row for row in rows if row["baseline"])
+    params = {
+        "efficiency": best["efficiency"],
+        "gpus": best["gpus"],
+        "link": best["link"],
+        "baseline_gpus": base["gpus"],
+        "zero_stage": plan.zero_stage,
+        "micro_batches": micro_batches(workload, plan),
+    }
+    return [Warning_("scaling_superlinear", params)]
 
 
 def _scaling_warnings(rows: list[dict[str, Any]], gpu: str) -> list[Warning_]:

@@ -14,8 +14,13 @@ MEMORY and tests/estimator/memory_first_contact.py, 180 published peaks, each re
 peak between 0.90x and 1.15x of the estimate where model states dominate, and further above it the larger the share
 of activations and the loss (the rows whose error grows with sequence length: ms-swift's and Hugging Face Trainer
 LoRA runs, -30 to -50 % at 4-8k tokens), so the band is asymmetric and widens with that share:
-    low  = total x (1 - LOW - widening - lean_low)
+    low  = states + max(0, rest - total x (LOW + widening + lean_low))
     high = total x (1 + HIGH + ACTIVATION_HIGH x activation share + widening + lean_high)
+where `states` are the model states (weights, gradients, optimizer states: bytes by formula from the parameter count,
+the precisions and the sharding, which no reading falls below) and `rest` the terms the estimate can over-count
+(activations, KV cache, NCCL's and the loss's buffers, the allocator's slack). The low margin is fitted as a share of
+the total but taken out of `rest` alone: the low end never falls below the exact bytes of the states (Llama 3.1 70B
+LoRA at TP 2 x PP 2 on an A100 40G: 33.05 GiB of weights per GPU, where the whole total scaled gave 29.55).
 `widening` adds WIDEN for each trait of the plan that no validated run has and that read furthest off where a
 neighbour had it (UNVALIDATED below), up to MAX_WIDEN: a plan far from validated runs gets a wider band. `lean_*`
 widen one side or both where validated runs of a kind read off in a known direction (LEANS below): a 4-bit base
@@ -85,7 +90,8 @@ def memory_band(model: ModelSpec, workload: Workload, plan: Plan, cluster: Clust
     widen = min(MAX_WIDEN, WIDEN * len(traits))
     lean_low, lean_high = leans(model, workload, plan)
     share = (b.activations + b.kv_cache) / b.total if b.total > 0 else 0.0
-    low = b.total * (1.0 - LOW - widen - lean_low)
+    states = b.weights + b.gradients + b.optimizer  # exact bytes: never widened (module docstring)
+    low = states + max(0.0, b.total - states - b.total * (LOW + widen + lean_low))
     high = b.total * (1.0 + HIGH + ACTIVATION_HIGH * share + widen + lean_high)
     return MemoryBand(readings, low, high, traits)
 
