@@ -654,7 +654,24 @@ keep `outputs` through the backward (not modelled), and its DeepSpeed 3D rows (-
 with the standard 12-byte loss, where atorch's vocab_parallel_cross_entropy, if it is the Megatron-style
 vocabulary-parallel loss its name says (not read here), keeps the estimator's 4 bytes of a fused one. Those statements
 come first; the change is one function (activations `_recompute_overlap`) and a breakdown field the allocated reading
-subtracts."""
+subtracts.
+
+Those statements, read at the code the rows ran (each cited in the case files), are made; the rows are fitted for
+them and their first-contact figures stay as recorded. fms-acceleration (transformers 4.48.1, refs/requirements.txt):
+ForCausalLMLoss at v4.48.1 makes `logits.float()` and `logits[..., :-1, :].contiguous()` while MistralForCausalLM holds
+the head's 16-bit logits, 14 bytes a logit at log_softmax (plan.shift_copy_loss; 12 with an fp32 head; the Granite
+table's 4.45.2 is not stated so). atorch's FSDP rows (transformers 4.31.0, atorch/requirements.txt): the loop keeps
+`outputs`, whose LlamaForCausalLM logits are fp32, through the backward, 4 bytes a logit (plan.kept_logits_bytes).
+atorch's 3D rows: `my_loss_func` upcasts and runs atorch's vocab_parallel_cross_entropy, a Megatron-LM fork that
+saves the softmax and writes the gradient into it, 4 + 4 bytes a logit of the shard (plan.upcast_vocab_parallel_loss),
+and DeepSpeed 0.10.0's pipeline engine keeps each micro-batch's fp16 output in the last stage's two buffers, never
+freed by its backward (runtime/pipe/engine.py `_exec_backward_pass`), 2 x 2 bytes: 12 in all, as before, so those six
+rows read as they did. With the double count still in: fms-acceleration 3.1 -> 5.3 % (one-GPU LoRA +4 .. +6 -> +8 ..
++11 %, the two-GPU rows -2 .. +2 -> +2 .. +6 %, Llama 2 70B QLoRA -21.6 -> -20.5 %), atorch 25.4 -> 20.0 % (FSDP -24
+.. -33 -> -19 .. -27 %, 14 of 14 inside the range, 7 before), the first-contact set 8.4 -> 8.5 %, 217 -> 224 of 253
+inside the range. With `_recompute_overlap` on top: fms-granite 0.9 %, fms-acceleration 5.0 %, atorch 27.9 % (its 3D
+rows -21 .. -3 %), the set 7.9 %, 220 of 253; Llama 2 70B QLoRA over two GPUs reads -25.6 %, outside its test's 25 %,
+and the 0.3 GiB it lacks is not in what that table states, so the change is still not made."""
 
 # Median |error| of the estimator at 7c1f6ff (see the module docstring); it had no memory held-out rows run then.
 BASELINE = {

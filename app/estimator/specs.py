@@ -193,6 +193,21 @@ class Plan:
     # autocast off, e.g. ljm565/universal-llm-trainer with amp_training False): 6 bytes per logit, not 12
     # (memory.activations NO_UPCAST_LOSS_ELEMENTS_PER_LOGIT); no stack the planner launches runs it (planner/levers.py)
     no_upcast_loss: bool = False
+    # the loss as transformers 4.48 ran it (loss/loss_utils.py ForCausalLMLoss at v4.48.1: `logits.float()`, then
+    # `logits[..., :-1, :].contiguous()`, while the model's forward holds its 16-bit logits; PR #35646 dropped the
+    # copy): in the forward the 16-bit logits, the fp32 upcast, its shifted copy and the log-probs meet
+    # (memory.activations SHIFT_COPY_LOSS_BYTES_PER_LOGIT); no stack the planner launches runs it
+    shift_copy_loss: bool = False
+    # a Megatron-style vocabulary-parallel cross-entropy on an fp32 upcast of the 16-bit logits (atorch's
+    # ds_3d_llama2.py `my_loss_func`: `logits.float()`, then atorch's vocab_parallel_cross_entropy, a fork of
+    # Megatron-LM's): the upcast and the softmax it saves meet in the forward, the gradient is written into the saved
+    # softmax (memory.activations UPCAST_VOCAB_PARALLEL_LOSS_BYTES_PER_LOGIT); no stack the planner launches runs it
+    upcast_vocab_parallel_loss: bool = False
+    # bytes a logit of the model's output that the training loop keeps alive through the backward and the recompute
+    # (atorch's llama2 example: `outputs = model(**batch)` then `loss.backward()`, the fp32 logits transformers 4.31
+    # returns; memory.activations `_loop_kept_logits`); 0: the loop drops the output before the backward (the Trainer's
+    # compute_loss returns the loss only); no stack the planner launches keeps it
+    kept_logits_bytes: float = 0.0
     # linear weights stored and all-gathered in FP8 (Megatron-LM --fp8-param-gather, Transformer Engine
     # fp8_model_init; torchao float8 FSDP all-gather): 1 byte per linear weight in the model's working copy; fp8 only
     fp8_params: bool = False

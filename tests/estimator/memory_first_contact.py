@@ -225,7 +225,11 @@ Sources (each a project that measured its own runs and says with what):
                model is transformers' LlamaModel (no lm_head) whose logits DeepSpeed3DParallelConfig's default tie_first
                computes on the tied vocabulary-parallel embedding (a tied head). "Mem Max allocated(MB)" is
                example_utils.report_memory: torch.cuda.max_memory_allocated() / 2**20 on rank 0 (the first pipeline
-               stage) after each step, never reset (allocated, MiB, converted to GiB here).
+               stage) after each step, never reset (allocated, MiB, converted to GiB here). Stated since, as the
+               code of that commit ran (atorch/requirements.txt: transformers 4.31.0, deepspeed 0.10.0): the FSDP
+               loop keeps `outputs`, fp32 logits, through the backward (Plan.kept_logits_bytes 4); the 3D rows' loss
+               upcasts and runs atorch's vocab_parallel_cross_entropy (Plan.upcast_vocab_parallel_loss) and the
+               pipeline engine keeps two micro-batches' fp16 outputs on the last stage (kept_logits_bytes 2 x 2).
 
   [fms-granite] foundation-model-stack/fms-acceleration scripts/benchmarks/refs/a100_80gb_granite.csv at fc78b55b6
                (2024-10-18, "Fix Low CPU Memory Mode Issues for Quantized Peft", the last commit that wrote its rows;
@@ -1196,7 +1200,18 @@ def _atorch_llama2() -> list[FirstContactCase]:
         )
         # fp32 parameters under torch.autocast bf16, no FSDP mixed-precision policy (Plan.fp32_params): stated since
         # the lever came (recorded at first contact without it: the record keeps that figure)
-        plan = Plan(dp=gpus, zero_stage=3, micro_batch=4, recompute="full", fsdp_torch_adamw=True, fp32_params=True)
+        # the loop keeps `outputs` through the backward (fsdp_llama2.py: `outputs = model(**batch)`, `loss =
+        # loss_func(None, outputs)`, `loss.backward()`), whose logits transformers 4.31.0 (atorch/requirements.txt)
+        # returns in fp32 (LlamaForCausalLM `logits = logits.float()`): 4 bytes a logit (Plan.kept_logits_bytes)
+        plan = Plan(
+            dp=gpus,
+            zero_stage=3,
+            micro_batch=4,
+            recompute="full",
+            fsdp_torch_adamw=True,
+            fp32_params=True,
+            kept_logits_bytes=4.0,
+        )
         cases.append(
             FirstContactCase(
                 f"atorch Llama 2 7B FSDP {'LoRA r=16' if use_lora else 'full'}, {gpus} A100, batch 4 x 4096",
@@ -1229,7 +1244,22 @@ def _atorch_llama2() -> list[FirstContactCase]:
         workload = Workload(
             task="pretrain", precision="fp16", seq_len=4096, global_batch=8 * 64 * dp, varied_lengths=False
         )
-        plan = Plan(dp=dp, tp=tp, pp=pp, zero_stage=1, micro_batch=8, recompute="full")
+        # the loss as it ran (Plan.upcast_vocab_parallel_loss: ds_3d_llama2.py `my_loss_func`, `logits.float()` then
+        # atorch's vocab_parallel_cross_entropy), and the fp16 logits the pipeline engine keeps on the last stage:
+        # DeepSpeed 0.10.0 (atorch/requirements.txt) stores each micro-batch's output in `pipe_buffers['outputs']`,
+        # whose last-stage backward returns before freeing it (runtime/pipe/engine.py `_exec_backward_pass`), in
+        # two buffers there (schedule.py TrainSchedule.num_pipe_buffers: max(2, stages - stage_id)): 2 x 2 bytes a
+        # logit of the vocabulary shard (Plan.kept_logits_bytes)
+        plan = Plan(
+            dp=dp,
+            tp=tp,
+            pp=pp,
+            zero_stage=1,
+            micro_batch=8,
+            recompute="full",
+            upcast_vocab_parallel_loss=True,
+            kept_logits_bytes=2 * 2.0,
+        )
         cases.append(
             FirstContactCase(
                 f"atorch Llama 2 7B DeepSpeed 3D TP {tp} PP {pp} DP {dp}, {gpus} A100, micro-batch 8 x 4096",
@@ -1268,7 +1298,9 @@ def _fms_granite() -> list[FirstContactCase]:
         ("qlora", 2, 4, 14319836672),
     )
     for task, gpus, batch, published_bytes in rows:
-        workload, plan, cluster = _fms_run(task, gpus, batch)
+        # transformers 4.45.2 (refs/requirements_granite.txt): GraniteForCausalLM upcasts in its forward, no 16-bit
+        # logits beside the loss's shifted copy (activations SHIFT_COPY_LOSS_BYTES_PER_LOGIT)
+        workload, plan, cluster = _fms_run(task, gpus, batch, shift_copy_loss=False)
         cases.append(
             FirstContactCase(
                 f"fms-acceleration PowerLM-3b {task.replace('_', ' ')}, {gpus} GPU, batch {batch} x 4096",

@@ -536,10 +536,12 @@ FMS_ROWS = (
 )
 
 
-def _fms_run(task: str, gpus: int, batch: int) -> tuple[Workload, Plan, Cluster]:
+def _fms_run(task: str, gpus: int, batch: int, shift_copy_loss: bool = True) -> tuple[Workload, Plan, Cluster]:
     """One fms-acceleration run as FMS_RUNS describes it: LoRA r=16 on q, k, v, o with dropout 0.1; bf16 weights
     without autocast for full fine-tuning and LoRA, bf16 autocast for QLoRA with the Trainer's default torch AdamW
-    (not paged); one GPU, or FSDP FULL_SHARD over two; packed 4,096-token sequences, gradient checkpointing."""
+    (not paged); one GPU, or FSDP FULL_SHARD over two; packed 4,096-token sequences, gradient checkpointing. The loss
+    as transformers 4.48.1 (refs/requirements.txt) ran it, ForCausalLMLoss's fp32 shifted copy beside the 16-bit
+    logits (Plan.shift_copy_loss); the GraniteCausalLM table's 4.45.2 upcast in the model's forward (False)."""
     lora = LoraSpec(rank=16, alpha=16, targets=("q", "k", "v", "o"), dropout=0.1)
     workload = Workload(
         task=task,  # type: ignore[arg-type]
@@ -551,7 +553,12 @@ def _fms_run(task: str, gpus: int, batch: int) -> tuple[Workload, Plan, Cluster]
     )
     # over two GPUs the Trainer's torch AdamW (foreach) steps accelerate's FSDP shards (Plan.fsdp_torch_adamw)
     plan = Plan(
-        dp=gpus, zero_stage=3 if gpus > 1 else 0, micro_batch=batch, recompute="full", fsdp_torch_adamw=gpus > 1
+        dp=gpus,
+        zero_stage=3 if gpus > 1 else 0,
+        micro_batch=batch,
+        recompute="full",
+        fsdp_torch_adamw=gpus > 1,
+        shift_copy_loss=shift_copy_loss,
     )
     return workload, plan, Cluster(gpu=A100_80, gpus_per_node=gpus)
 

@@ -87,7 +87,10 @@ Everything is bytes per GPU for the worst pipeline stage. Sources, by term:
   elements of the logits' dtype. Beside the unfused fp32 loss's backward the caching allocator keeps the freed
   16-bit logits' block, too small for the fp32 gradients (CUDACachingAllocator.cpp `get_free_block`, best fit): 2
   bytes a logit in the reserved and device readings only (`activations.LOGITS_BLOCK_BYTES_PER_LOGIT`,
-  `MemoryBreakdown.logits_block`).
+  `MemoryBreakdown.logits_block`). As transformers 4.48 ran it (`Plan.shift_copy_loss`), the loss's forward holds
+  the 16-bit logits, the fp32 upcast, its shifted copy and the log-probs: 14 bytes a logit
+  (`activations.SHIFT_COPY_LOSS_BYTES_PER_LOGIT`). A training loop that keeps the model's output through the
+  backward (`Plan.kept_logits_bytes`) holds its logits beside all of it.
 - Host RAM while loading (`Plan.host_load`, set by the planner for the stacks that load so): copies of the whole
   model as loaded (QLoRA: NF4 linears and the 16-bit rest), one per rank on the node or one per node, held before
   ZeRO-3 shards them; the host gate counts the larger of that and the offloaded states (`MemoryBreakdown.host_peak`).

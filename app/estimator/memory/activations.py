@@ -77,6 +77,26 @@ NO_UPCAST_LOSS_ELEMENTS_PER_LOGIT = 3.0
 # 1 x 8,192 tokens, loss not compiled (47.65-47.79 GiB), read -3.9 to -4.2 % without the block (1.96 GiB) and +0.2 to
 # -0.1 % with it; at 1 x 4,096 with full AC (28.07 GiB) -10.5 % -> -7.0 %.
 LOGITS_BLOCK_BYTES_PER_LOGIT = 2.0
+# The loss as transformers 4.48 ran it (Plan.shift_copy_loss; src/transformers/loss/loss_utils.py ForCausalLMLoss at
+# v4.48.1): `logits = logits.float()`, `shift_logits = logits[..., :-1, :].contiguous()`, then cross_entropy, while the
+# model's forward (MistralForCausalLM, LlamaForCausalLM: `logits = self.lm_head(...)`, then `self.loss_function`) holds
+# the head's 16-bit logits. At log_softmax the 16-bit logits, the fp32 upcast, its shifted fp32 copy and the fp32
+# log-probs meet, with every checkpoint held: 2 + 4 + 4 + 4 bytes a logit, more than the 12 of the backward's start
+# (the logits, the upcast and the copy are freed once the Trainer's compute_loss returns the loss). An fp32 head's
+# `.float()` is the same tensor: 12. huggingface/transformers PR #35646 (January 2025, "Optimize ForCausalLMLoss by
+# removing unnecessary contiguous() call") dropped the copy; v4.31.0's LlamaForCausalLM upcast in the model's forward
+# (`logits = logits.float()`, the 16-bit logits freed) and copied as here: 12. The backward's two fp32 gradients reuse
+# the freed upcast and copy, so no 16-bit block is left beside them (LOGITS_BLOCK_BYTES_PER_LOGIT: none).
+SHIFT_COPY_LOSS_BYTES_PER_LOGIT = 4.0 + 4.0 + 4.0  # plus the 16-bit logits, where the head makes them 16-bit
+# A vocabulary-parallel cross-entropy on an fp32 upcast (Plan.upcast_vocab_parallel_loss): intelligent-machine-learning/
+# dlrover atorch/examples/llama2/ds_3d_llama2.py at 3a442b728b7d, `my_loss_func`: `logits = logits.float()`, then
+# atorch/modules/distributed_modules/cross_entropy.py `_VocabParallelCrossEntropy` (forked from Megatron-LM's):
+# `vocab_parallel_logits - logits_max` makes an fp32 tensor that `torch.exp(..., out=)` and `div_` turn into the
+# softmax it saves; the backward writes the gradient into it in place. The fp32 upcast (not saved) and the softmax meet
+# in the forward, every checkpoint held: 4 + 4 bytes a logit of the vocabulary shard; at the backward's start the
+# softmax's 4 and the cast's 16-bit gradient, less. The 16-bit logits are the model's output, kept by the pipeline
+# engine (Plan.kept_logits_bytes), not by the loss.
+UPCAST_VOCAB_PARALLEL_LOSS_BYTES_PER_LOGIT = 4.0 + 4.0
 OTHER_WORKSPACE_BYTES = 0.25 * GIB  # cuBLAS/cuDNN workspaces (module docstring)
 OTHER_NCCL_BYTES = 0.5 * GIB  # NCCL channel buffers when > 1 GPU (module docstring)
 FRAGMENTATION = 0.05  # caching-allocator slack on activations (module docstring)
@@ -511,7 +531,7 @@ def _training_activations(ctx: _Ctx, plan: Plan, stage: _Stage, dp: int) -> tupl
         saved = saved * min(1.0, ACTIVATION_OFFLOAD_LAYERS / (stage.layers * in_flight))
     total = saved + tokens * act_bytes * working + autocast_weight_copies(plan, stage)
     if stage.is_last:
-        total += _loss_bytes(ctx, plan) + _kept_outputs(ctx, plan, dp)
+        total += _loss_bytes(ctx, plan) + _kept_outputs(ctx, plan, dp) + _loop_kept_logits(ctx, plan)
     return total, host
 
 
@@ -526,6 +546,13 @@ def _kept_outputs(ctx: _Ctx, plan: Plan, dp: int) -> float:
     return kept * tokens * ctx.model.vocab / plan.tp * _act_bytes(ctx, plan)
 
 
+def _loop_kept_logits(ctx: _Ctx, plan: Plan) -> float:
+    """Bytes of the model's output that the training loop keeps through the backward (Plan.kept_logits_bytes), beside
+    the loss's buffers and the layers' working sets alike."""
+    tokens = plan.micro_batch * ctx.workload.seq_len / plan.cp
+    return tokens * ctx.model.vocab / plan.tp * plan.kept_logits_bytes
+
+
 def _loss_bytes(ctx: _Ctx, plan: Plan) -> float:
     """Bytes the loss keeps on the last stage at the start of the backward, per GPU (the constants above)."""
     tokens = plan.micro_batch * ctx.workload.seq_len / plan.cp
@@ -538,9 +565,20 @@ def _loss_bytes(ctx: _Ctx, plan: Plan) -> float:
         if plan.compiled_loss
         else NO_UPCAST_LOSS_ELEMENTS_PER_LOGIT * _act_bytes(ctx, plan)
         if plan.no_upcast_loss
+        else SHIFT_COPY_LOSS_BYTES_PER_LOGIT + _shift_copy_logits(ctx.workload, plan)
+        if plan.shift_copy_loss
+        else UPCAST_VOCAB_PARALLEL_LOSS_BYTES_PER_LOGIT
+        if plan.upcast_vocab_parallel_loss
         else LOSS_BYTES_PER_LOGIT
     )
     return tokens * ctx.model.vocab / plan.tp * per_logit
+
+
+def _shift_copy_logits(workload: Workload, plan: Plan) -> float:
+    """The 16-bit logits beside transformers 4.48's loss in its forward (SHIFT_COPY_LOSS_BYTES_PER_LOGIT): 0 for
+    an fp32 head, whose `.float()` is the same tensor."""
+    logits = _logits_bytes(workload, plan)
+    return logits if logits < 4.0 else 0.0
 
 
 def _chunked_bytes(plan: Plan) -> float:
@@ -626,7 +664,14 @@ def _logits_bytes(workload: Workload, plan: Plan) -> float:
 def _logits_block(ctx: _Ctx, plan: Plan) -> float:
     """Reserved bytes of the 16-bit logits' block the standard loss's fp32 backward cannot reuse
     (LOGITS_BLOCK_BYTES_PER_LOGIT); 0 for the other losses, Megatron-LM's and inference."""
-    standard = not (plan.chunked_loss or plan.fused_loss or plan.compiled_loss or plan.no_upcast_loss)
+    standard = not (
+        plan.chunked_loss
+        or plan.fused_loss
+        or plan.compiled_loss
+        or plan.no_upcast_loss
+        or plan.shift_copy_loss
+        or plan.upcast_vocab_parallel_loss
+    )
     if not standard or plan.fp32_main_grads or ctx.workload.task == "inference":
         return 0.0
     tokens = plan.micro_batch * ctx.workload.seq_len / plan.cp
@@ -682,6 +727,9 @@ def _split_fields(plan: Plan) -> tuple[object, ...]:
         plan.fused_loss,
         plan.compiled_loss,
         plan.no_upcast_loss,
+        plan.shift_copy_loss,
+        plan.upcast_vocab_parallel_loss,
+        plan.kept_logits_bytes,
         plan.virtual_stages,
         plan.pp_keeps_outputs,
         plan.activation_offload,
