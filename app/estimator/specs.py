@@ -418,6 +418,10 @@ class MemoryBreakdown:
     # reserved bytes of the 16-bit logits' cached block beside the fp32 loss's backward (memory.activations
     # LOGITS_BLOCK_BYTES_PER_LOGIT): in the reserved and device readings, not in `total` nor the allocated one
     logits_block: float = 0.0
+    # bytes of the last stage's recomputed layer counted beside the loss's logit-sized buffers, which the allocated
+    # peak never holds together (memory.activations RECOMPUTE_BESIDE_LOSS): in `total` and the reserved and device
+    # readings, not in the allocated one
+    recompute_overlap: float = 0.0
 
     @property
     def host_peak(self) -> float:

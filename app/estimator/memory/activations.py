@@ -77,6 +77,24 @@ NO_UPCAST_LOSS_ELEMENTS_PER_LOGIT = 3.0
 # 1 x 8,192 tokens, loss not compiled (47.65-47.79 GiB), read -3.9 to -4.2 % without the block (1.96 GiB) and +0.2 to
 # -0.1 % with it; at 1 x 4,096 with full AC (28.07 GiB) -10.5 % -> -7.0 %.
 LOGITS_BLOCK_BYTES_PER_LOGIT = 2.0
+# The recomputed layer beside the loss, full recompute (RECOMPUTE_BESIDE_LOSS): the last stage's activations count the
+# checkpoints, the working set of the layer being recomputed and the loss's logit-sized buffers, but no instant holds
+# the last two. The loss's buffers live from its forward to the start of the backward: autograd frees the log-probs
+# and nll_loss's gradient once LogSoftmaxBackward has run, and the fp32 gradient of the logits once the cast's
+# backward has made the 16-bit one, before the head's backward hands the hidden states' gradient to the last
+# checkpointed layer; that layer's forward is recomputed only then, inside its backward (torch/utils/checkpoint.py:
+# CheckpointFunction.backward reruns `run_function` with grad enabled; the non-reentrant variant reruns it from the
+# first saved tensor unpacked in the backward, `_checkpoint_hook.unpack_hook`). So the allocated peak holds the
+# checkpoints and the larger of the two (`_recompute_overlap`: the smaller is taken out of the allocated reading,
+# MemoryBreakdown.recompute_overlap). The reserved pool keeps both: the layers' forward (no saved tensors under
+# checkpointing) leaves their freed blocks cached, and the loss's requests, larger than any of them, take new segments
+# (c10/cuda/CUDACachingAllocator.cpp `get_free_block`, best fit from blocks at least the request's size), so the
+# reserved and device readings and the gate keep the sum. Not the fused loss: its saved gradient of the hidden
+# states is what the recomputed layer's backward starts from. Measured (allocated, first contact before the change):
+# fms-acceleration's PowerLM-3B table (scripts/benchmarks/refs/a100_80gb_granite.csv at fc78b55b6, transformers
+# 4.45.2, one A100, 4,096-token packed batches) grows 12.10 GiB from LoRA batch 4 to 8, 793 KB a token, where the
+# checkpoints and the 12 bytes a logit of the loss make 774 KB and the sum 871 KB; its twelve rows read +2.4 to
+# +17.6 % with the sum and -1.2 to +4.6 % without the overlap.
 # The loss as transformers 4.48 ran it (Plan.shift_copy_loss; src/transformers/loss/loss_utils.py ForCausalLMLoss at
 # v4.48.1): `logits = logits.float()`, `shift_logits = logits[..., :-1, :].contiguous()`, then cross_entropy, while the
 # model's forward (MistralForCausalLM, LlamaForCausalLM: `logits = self.lm_head(...)`, then `self.loss_function`) holds
@@ -678,6 +696,19 @@ def _logits_block(ctx: _Ctx, plan: Plan) -> float:
     return tokens * ctx.model.vocab / plan.tp * LOGITS_BLOCK_BYTES_PER_LOGIT
 
 
+def _recompute_overlap(ctx: _Ctx, plan: Plan) -> float:
+    """Bytes of the last stage's activations that the allocated peak never holds (RECOMPUTE_BESIDE_LOSS above): the
+    smaller of the recomputed layer's working set and the loss's logit-sized buffers, full recompute only; 0 for the
+    fused loss, whose saved gradient of the hidden states is what the recomputed layer's backward starts from."""
+    if ctx.workload.task == "inference" or plan.recompute != "full" or plan.fused_loss:
+        return 0.0
+    stage = _stages_of(ctx, plan)[-1]
+    seq_local = ctx.workload.seq_len / plan.cp
+    working = _elements_of(ctx, plan, stage, seq_local)[1]
+    recomputed = plan.micro_batch * seq_local * _act_bytes(ctx, plan) * working
+    return min(recomputed, _loss_bytes(ctx, plan))
+
+
 def _other(ctx: _Ctx, plan: Plan, activations: float) -> float:
     other = OTHER_WORKSPACE_BYTES + FRAGMENTATION * activations
     if plan.dp * plan.tp * plan.pp * plan.cp > 1:
@@ -706,7 +737,9 @@ def _split_of(ctx: _Ctx, plan: Plan, dp: int) -> _Split:
         working = tuple(_working_set(ctx, plan, stage, dp) for stage in _stages_of(ctx, plan))
         # the loss's blocks read the micro-batch, cp, tp, the loss, the megatron stack (fp32_main_grads) and k-bit
         # preparation (sharded QLoRA): fields of the key
-        found = ctx.splits[key] = _Split(working, _length_slack(ctx, plan), _logits_block(ctx, plan))
+        found = ctx.splits[key] = _Split(
+            working, _length_slack(ctx, plan), _logits_block(ctx, plan), _recompute_overlap(ctx, plan)
+        )
     return found
 
 

@@ -51,7 +51,7 @@ def _breakdown(
     worst = sharded[4].get(made_in_backward)
     if worst is None:  # the stages read the split, the sharded states' key and this flag only
         worst = sharded[4][made_in_backward] = _worst_stage(ctx, split, plan, sharded, zero, made_in_backward)
-    total, weights, grads, optim, activations, kv, other, host_per_gpu, pageable, step, is_last = worst
+    total, weights, grads, optim, activations, kv, other, host_per_gpu, pageable, step, is_last, unheld = worst
     gpus_on_node = dp * plan.tp * plan.pp * plan.cp
     if gpus_on_node > cluster.gpus_per_node:
         gpus_on_node = cluster.gpus_per_node
@@ -96,6 +96,7 @@ def _breakdown(
         max(0.0, length_slack - step),
         pageable,
         max(0.0, logits_block - max(0.0, step - length_slack)),
+        unheld,
     )
 
 
@@ -119,8 +120,13 @@ def _worst_stage(ctx: _Ctx, split: _Split, plan: Plan, sharded: _Sharded, zero: 
             grads += _zero2_step_partition(ctx, plan, grads, backward)
         # torch AdamW's step temporary, beside the states once the activations are freed (states.ADAMW_STEP_V_SHARE)
         step = 0.0
+        # the allocated reading's backward holds less on the last stage (_Split.recompute_overlap): what the peak
+        # beside the step loses of it
+        overlap = split.recompute_overlap if index == last else 0.0
+        unheld = overlap
         if made_in_backward:  # the larger of the backward's start (no gradients) and the step (no activations)
             tail = max(activations, grads + adamw_share * optim)
+            unheld = tail - max(activations - overlap, grads + adamw_share * optim)
             grads = max(0.0, min(grads, tail - activations))
             step = tail - activations - grads
             other += step
@@ -128,6 +134,7 @@ def _worst_stage(ctx: _Ctx, split: _Split, plan: Plan, sharded: _Sharded, zero: 
             step = adamw_share * optim
             if zero == 3 and step > DEEPSPEED_SUB_GROUP_STEP_BYTES and not plan.fsdp_torch_adamw:
                 step = DEEPSPEED_SUB_GROUP_STEP_BYTES  # DeepSpeed's ZeRO-3 steps one sub-group at a time
+            unheld = max(backward, step) - max(backward - overlap, step)
             step = max(0.0, step - backward)
             other += step
         total = weights + grads + optim + activations + kv + other
@@ -144,6 +151,7 @@ def _worst_stage(ctx: _Ctx, split: _Split, plan: Plan, sharded: _Sharded, zero: 
                 pageable,
                 step,
                 index == last,
+                unheld,
             )
     assert worst is not None  # every plan has a stage
     return worst

@@ -73,9 +73,9 @@ class _Stage:
 
 
 # The worst pipeline stage of a plan: total, its parts in MemoryBreakdown's order (weights, gradients, optimizer,
-# activations, KV cache, other), host bytes per GPU, paged states, AdamW's step temporary, whether it is the last stage
-# (one flat tuple of numbers: the garbage collector stops tracking it)
-_Worst = tuple[float, float, float, float, float, float, float, float, float, float, bool]
+# activations, KV cache, other), host bytes per GPU, paged states, AdamW's step temporary, whether it is the last stage,
+# the bytes the allocated reading holds less (one flat tuple of numbers: the garbage collector stops tracking it)
+_Worst = tuple[float, float, float, float, float, float, float, float, float, float, bool, float]
 # (model states per stage: weights, gradients, optimizer, host; paged states; DeepSpeed ZeRO-2's step partition; torch
 # AdamW's step share; the worst stage (`_Worst`) by whether the gradients are made in the backward), breakdown._sharded
 _Sharded = tuple[tuple[tuple[float, ...], ...], bool, bool, float, dict[bool, _Worst]]
@@ -96,6 +96,9 @@ class _Split:
     # of dequantised copies before 0.43 (activations._bnb_dequant_pool)
     length_slack: float
     logits_block: float  # the 16-bit logits' cached block on the last stage (activations._logits_block)
+    # the last stage's recomputed layer's working set counted beside the loss's logit-sized buffers, which no instant
+    # holds together (activations._recompute_overlap): out of the allocated reading, not the others
+    recompute_overlap: float
     # by (ZeRO shard group, ZeRO stage, offload, fp8_params, optimizer_in_backward, fsdp_torch_adamw, the Trainer's
     # DeepSpeed in `tuning`): model states per stage, the step's flags, and the worst stage by whether the gradients
     # are made in the backward (breakdown._sharded)

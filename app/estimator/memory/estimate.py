@@ -218,7 +218,7 @@ def measured_bytes(breakdown: MemoryBreakdown, plan: Plan, cluster: Cluster, mea
     if measured == "reserved":
         return breakdown.total - nccl + slack
     if measured == "allocated":
-        return breakdown.total - nccl - FRAGMENTATION * breakdown.activations
+        return breakdown.total - nccl - FRAGMENTATION * breakdown.activations - breakdown.recompute_overlap
     if measured == "device":
         # paged optimizer states stay on the card as far as it has room (MemoryBreakdown.paged_optimizer)
         resident = min(breakdown.paged_optimizer, max(0.0, breakdown.capacity - breakdown.total - slack))
