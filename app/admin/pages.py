@@ -146,6 +146,8 @@ FIELD_LABELS = SKU_FIELD_LABELS | {
     "ports_per_server": "admin_f_ports",
     "port_gbps": "admin_f_port_gbps",
     "bandwidth_source": "admin_f_bandwidth_source",
+    "scopes": "admin_key_scopes",
+    "events": "admin_webhook_events",
 }
 
 

@@ -53,7 +53,7 @@ def test_a_price_change_reads_as_a_diff_and_retiring_needs_confirmation(admin_se
         page.click("form[action$='/prices'] button[type=submit]")
     page.goto(f"{admin_server}/admin/audit?entity_id={SKU}")
     first = "table.audit > tbody > tr >> nth=0"
-    assert page.inner_text(f"{first} >> table.changes th >> nth=0") == "amount"
+    assert page.inner_text(f"{first} >> table.changes th >> nth=0") == "Price / month"  # the field "amount"
     assert page.inner_text(f"{first} >> del >> nth=0") == "100000.00"
     assert page.inner_text(f"{first} >> ins >> nth=0") == "95000.00"
     assert not page.is_visible(f"{first} >> details pre")  # the full record stays folded
