@@ -56,6 +56,11 @@ class Settings(BaseSettings):
     planner_time_budget_ms: int = Field(default=3_000, ge=0)  # search time per recommendation (0: no limit)
     planner_cache_size: int = Field(default=1024, ge=0)  # plan searches remembered per process (0: off)
     worker_threads: int = Field(default=4, ge=1, le=256)  # threads for synchronous endpoints, per worker process
+    # `serve --workers N`: how long uvicorn's supervisor waits for a worker to answer its health check before it kills
+    # it and starts another, start-up included. uvicorn's default, 5 s, is less than two workers importing the app at
+    # once took on a busy 2-core host (review R7: each killed once at start-up); 30 s is gunicorn's default worker
+    # `timeout` for the same decision (docs.gunicorn.org, settings: timeout).
+    worker_healthcheck_timeout_s: int = Field(default=30, ge=1, le=600)
     # PostgreSQL limits per connection of the server, in milliseconds (0 turns one off): a row-lock wait
     # ends in 503 + Retry-After after DB_LOCK_TIMEOUT_MS, a statement after DB_STATEMENT_TIMEOUT_MS; a
     # transaction left idle longer than DB_IDLE_IN_TRANSACTION_TIMEOUT_MS is ended by the database.

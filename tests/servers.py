@@ -135,10 +135,12 @@ def running_server(
     command: list[str] | None = None,
     cwd: Path = ROOT,
     host: str | None = None,
+    log: deque[str] | None = None,
 ) -> Iterator[str]:
     """`python -m app serve` (or `command`, e.g. an installed `gpu-sizer serve`, run in `cwd`) with `env` (which names
     DATABASE_URL and PORT); yields the base URL once /healthz answers (asked with `host` as its Host header, where
-    given), and stops the whole process group (uvicorn and its workers) afterwards."""
+    given), and stops the whole process group (uvicorn and its workers) afterwards. `log`, where given, receives the
+    server's stderr lines as they come (else the last STDERR_LINES_KEPT are kept for an early exit's message)."""
     env = {**os.environ, "HOST": "127.0.0.1", "LOG_LEVEL": "warning", **env}
     env.pop("PROMETHEUS_MULTIPROC_DIR", None)
     process = subprocess.Popen(
@@ -152,7 +154,7 @@ def running_server(
     )
     # The pipe is read all along: a server that writes more than the pipe holds (64 KiB of warnings) would
     # otherwise block in write() with its event loop, and every request to it would hang.
-    stderr_tail: deque[str] = deque(maxlen=STDERR_LINES_KEPT)
+    stderr_tail: deque[str] = deque(maxlen=STDERR_LINES_KEPT) if log is None else log
     drain = threading.Thread(target=_drain, args=(process, stderr_tail), daemon=True)
     drain.start()
     base = f"http://127.0.0.1:{env['PORT']}"

@@ -280,13 +280,17 @@ def stale(session: Session, sku: Sku, based_on: int) -> Conflict:
     current = snapshot(sku)
     changed: dict[str, Any] = {}
     last = None
-    for entry in repository.entity_history(session, entity_type="sku", entity_id=sku.slug):
+    for entry in repository.entity_history(session, entity_types=("sku", "sku_price"), entity_id=sku.slug):
         before, after = entry.before or {}, entry.after or {}
-        if after.get("version", 0) > based_on:
-            last = entry
-            changed.update(
-                {k: current[k] for k in after if k in current and k != "version" and before.get(k) != after.get(k)}
-            )
+        if after.get("version", 0) <= based_on:
+            continue
+        last = entry
+        if entry.entity_type == "sku_price":  # a new price, audited with the SKU version it made
+            changed["price"] = {k: v for k, v in after.items() if k != "version"}
+            continue
+        changed.update(
+            {k: current[k] for k in after if k in current and k != "version" and before.get(k) != after.get(k)}
+        )
     by = {"by": last.actor, "at": aware(last.at).isoformat(timespec="seconds")} if last else {}
     errors = [stale_error("version", sku.version, "stale_sku_by" if by else "stale_sku", current=sku.version,
                           sent=based_on, **by)]  # fmt: skip
@@ -436,11 +440,14 @@ def _save(session: Session, sku: Sku, version: int, before: dict[str, Any], acto
 
 
 def add_price(session: Session, *, slug: str, data: PriceCreate, actor: Actor) -> Sku:
+    """A new price row; the SKU's version guards it as it guards the SKU's fields (review R3: two posts based on
+    one version both went in, the last silently winning). A `version` sent is checked first, and the bumped
+    version's UPDATE … WHERE version = n (`flush`) refuses the second of two posts racing past that check."""
     sku = get_sku(session, slug)
     if data.terms is not None and data.version is None:
         _raise_if([_error("version", "required with terms: the SKU version the discounts were based on")])
-    if data.version is not None:
-        check_version(session, sku, data.version)
+    based_on = sku.version if data.version is None else data.version
+    check_version(session, sku, based_on)
     if data.terms:
         _raise_if(merged_discount_errors(sku, data.terms, field="terms"))
     _raise_if(price_currency_errors(data.currency, priced_addon_currencies(addons_of(session, sku)), "currency"))
@@ -449,23 +456,29 @@ def add_price(session: Session, *, slug: str, data: PriceCreate, actor: Actor) -
     price = price_row(data, actor=actor)
     price.sku_pk = sku.id
     catalog_repository.add(session, price)
+    terms_changed = set_discounts(session, sku, data.terms) if data.terms else False
+    sku.updated_at = utcnow()  # a dirty SKU: its UPDATE writes version n + 1 where the version is still n
+    flush(session, sku, based_on)
+    session.refresh(sku)
     record(
         session,
         actor=actor,
         action="price.create",
         entity_type="sku_price",
         entity_id=sku.slug,
-        before=_price_snapshot(old),
-        after=_price_snapshot(price),
+        before=_price_snapshot(old, based_on),
+        after=_price_snapshot(price, sku.version),
     )
-    if data.terms:
-        set_discounts(session, sku, data.terms)
-        return _save(session, sku, data.version or sku.version, before, actor, "sku.update")
-    session.refresh(sku)
+    if terms_changed:
+        after = snapshot(sku)
+        record(
+            session, actor=actor, action="sku.update", entity_type="sku", entity_id=sku.slug, before=before, after=after
+        )
     return sku
 
 
-def _price_snapshot(price: SkuPrice | None) -> dict[str, Any] | None:
+def _price_snapshot(price: SkuPrice | None, version: int) -> dict[str, Any] | None:
+    """A price as the audit log shows it, with the SKU version it was in force or written at."""
     if price is None:
         return None
     return {
@@ -473,6 +486,7 @@ def _price_snapshot(price: SkuPrice | None) -> dict[str, Any] | None:
         "currency": price.currency,
         "effective_from": aware(price.effective_from).isoformat(),
         "note": price.note,
+        "version": version,
     }
 
 

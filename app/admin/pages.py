@@ -134,6 +134,7 @@ SKU_FIELD_LABELS = {
 # a label here is shown as its id.
 FIELD_LABELS = SKU_FIELD_LABELS | {
     "id": "admin_f_id",
+    "price": "admin_sku_price",  # a stale save: the price written since (app.admin.catalog_editing.stale)
     "amount": "admin_f_price_month",
     "price.amount": "admin_f_monthly_list",
     "price.currency": "admin_f_currency",
@@ -150,6 +151,8 @@ FIELD_LABELS = SKU_FIELD_LABELS | {
     "ports_per_server": "admin_f_ports",
     "port_gbps": "admin_f_port_gbps",
     "bandwidth_source": "admin_f_bandwidth_source",
+    "scopes": "admin_key_scopes",
+    "events": "admin_webhook_events",
 }
 
 
@@ -426,7 +429,11 @@ def _sku_patch(form: dict[str, str]) -> SkuPatch:
 
 
 def _price(form: dict[str, str]) -> PriceCreate:
-    return PriceCreate(**_texts(form, "amount", "currency", "note"), effective_from=form.get("effective_from") or None)
+    return PriceCreate(
+        **_texts(form, "amount", "currency", "note"),
+        effective_from=form.get("effective_from") or None,
+        version=_version(form),
+    )
 
 
 def _addon(form: dict[str, str]) -> AddonIn:

@@ -130,8 +130,8 @@ def audit_entries(
     return list(rows), total
 
 
-def entity_history(session: Session, *, entity_type: str, entity_id: str) -> list[AuditEntry]:
-    query = select(AuditEntry).where(AuditEntry.entity_type == entity_type, AuditEntry.entity_id == entity_id)
+def entity_history(session: Session, *, entity_types: tuple[str, ...], entity_id: str) -> list[AuditEntry]:
+    query = select(AuditEntry).where(AuditEntry.entity_type.in_(entity_types), AuditEntry.entity_id == entity_id)
     return list(session.scalars(query.order_by(AuditEntry.id)))
 
 

@@ -40,6 +40,8 @@ ESTIMATOR_ERRORS: dict[str, dict[str, str]] = {
         "hf_config_count": "hf_config.{key} must be an integer from {least} to {most}, got {value}.",
         "hf_config_number": "hf_config.{key} must be a finite number of at most {most} in size, got {value}.",
         "hf_config_at_least": "hf_config.{key} must be at least {least}, got {value}.",
+        "hf_config_flag": "hf_config.{key} must be true or false (a JSON boolean, not a string or number), "
+        "got {value}.",
         "hf_config_mlp_only_layers": "hf_config.mlp_only_layers must be a list of layer indices.",
         "hf_config_object": "hf_config must be a JSON object (the contents of config.json).",
         "hf_config_model_type": "Unknown hf_config model_type {model_type!r}; supported: {supported}.",
@@ -205,6 +207,7 @@ ESTIMATOR_ERRORS: dict[str, dict[str, str]] = {
         "hf_config_count": "hf_config.{key} 必须是 {least} 到 {most} 之间的整数，收到 {value}。",
         "hf_config_number": "hf_config.{key} 必须是绝对值不超过 {most} 的有限数，收到 {value}。",
         "hf_config_at_least": "hf_config.{key} 至少为 {least}，收到 {value}。",
+        "hf_config_flag": "hf_config.{key} 必须为 true 或 false（JSON 布尔值，不能是字符串或数字），收到 {value}。",
         "hf_config_mlp_only_layers": "hf_config.mlp_only_layers 必须是层序号的列表。",
         "hf_config_object": "hf_config 必须是 JSON 对象（config.json 的内容）。",
         "hf_config_model_type": "不支持的 hf_config model_type {model_type!r}；支持：{supported}。",

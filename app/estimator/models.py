@@ -501,12 +501,29 @@ def _check_at_least_one(config: Mapping[str, Any]) -> None:
             raise EstimatorError.of("hf_config_at_least", field=f"model.hf_config.{key}", key=key, least=1, value=value)
 
 
+# The true/false keys a family reads from config.json (transformers' configuration_*.py declare each a bool). Review
+# R12: bool() of the string "yes" (or "false") was true. A null is not stated: the family's default applies.
+_HF_FLAGS = ("tie_word_embeddings", "attention_bias", "bias", "multi_query", "new_decoder_architecture")
+
+
+def _checked_flags(config: dict[str, Any]) -> None:
+    """Each stated flag of `config` is JSON true or false (EstimatorError naming the key); a null one is dropped."""
+    for key in _HF_FLAGS:
+        value = config.get(key, False)
+        if value is None:
+            del config[key]
+        elif not isinstance(value, bool):
+            shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+            raise EstimatorError.of("hf_config_flag", field=f"model.hf_config.{key}", key=key, value=shown)
+
+
 def _checked_counts(config: Mapping[str, Any]) -> dict[str, Any]:
-    """config with every known count validated and made an int, and its other numbers checked
-    (check_config_numbers), before any builder uses one."""
+    """config with every known count validated and made an int, its flags true or false (_checked_flags), and its
+    other numbers checked (check_config_numbers), before any builder uses one."""
     check_config_numbers(config)
     _check_at_least_one(config)
     checked = dict(config)
+    _checked_flags(checked)
     for key, least in _HF_COUNTS.items():
         if checked.get(key) is not None:
             checked[key] = _as_count(checked[key], key, least)

@@ -261,3 +261,28 @@ def test_the_same_conflicts_read_in_english(client: TestClient, alice: Admin, bo
     assert "no maintenance hold of h100-80g-sxm-8x in singapore" in en["no such hold"]
     assert "CSRF token is missing or wrong" in en["csrf"]
     assert "is at version 1, not 7" in en["stale hold"] and "version and units must be whole numbers" in en["not whole"]
+
+
+def test_terms_units_and_audit_entries_are_worded_in_chinese(client: TestClient, alice: Admin) -> None:
+    """Review R8: the Chinese SKU list read "annual 20 %, monthly 0 %" and "2800.00 CNY / card"; the audit log showed
+    `api_key.create` and field names such as `scopes` (one English word at a time, which the two-word detector above
+    lets through)."""
+    csrf = sign_in(client, alice.user.email)
+    key = {"csrf_token": csrf, "name": "crm", "organisation": "Acme Sales", "scopes": ["quotes:write"]}
+    assert client.post("/admin/keys?lang=zh", data=key, headers=HTML).status_code == 201
+    price = {"amount": "2900.00", "currency": "CNY", "version": 1}
+    assert (
+        client.post("/admin/api/skus/a100-40g-pcie-card/prices", headers=alice.headers, json=price).status_code == 201
+    )
+    skus = client.get("/admin/skus?lang=zh", headers=HTML).text
+    assert "年付 20 %、月付 0 %" in skus and "2900.00 CNY / 张" in skus and "/ 台" in skus
+    assert not re.search(r"annual \d|monthly \d|/ card|/ node", skus)
+    edit = client.get("/admin/skus/a100-40g-pcie-card?lang=zh", headers=HTML).text
+    assert "2800.00 CNY / 张" in edit
+    audit = client.get("/admin/audit?lang=zh", headers=HTML).text.split("<tbody>")[1]
+    assert '<td title="api_key.create">签发 API 密钥</td>' in audit
+    assert '<td title="price.create">新价格</td>' in audit
+    assert '<th scope="row" title="scopes">权限范围</th>' in audit
+    english = client.get("/admin/audit?lang=en", headers=HTML).text
+    assert '<td title="api_key.create">API key issued</td>' in english
+    assert "2900.00 CNY / card" in client.get("/admin/skus?lang=en", headers=HTML).text

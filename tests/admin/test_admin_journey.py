@@ -38,7 +38,7 @@ def test_the_audit_page_shows_a_readable_diff(client: TestClient, alice: Admin) 
     assert client.patch(URL, headers=h, json={"version": 1, "host_ram_gib": 256}).status_code == 200
     sign_in(client, "alice@example.com")
     page = client.get("/admin/audit", params={"entity_id": CARD}).text
-    assert '<th scope="row">host_ram_gib</th>' in page
+    assert '<th scope="row" title="host_ram_gib">Host RAM (GiB)</th>' in page  # the field under its form label
     assert "<del>—</del>" in page and "<ins>256</ins>" in page
     assert "<del>1</del>" in page and "<ins>2</ins>" in page
 

@@ -90,6 +90,30 @@ def test_same_new_addon_set_at_once(server: tuple[str, str]) -> None:
     _one_stored_the_rest_409(responses, 200)
 
 
+def test_same_version_priced_at_once(server: tuple[str, str]) -> None:
+    """Review R3: WRITERS new prices based on one version of the SKU: one is written (201, the next version), every
+    other is 409; before, all were 201, the version stayed and the last write silently won."""
+    base, token = server
+    headers = {"Authorization": f"Bearer {token}"}
+    url = f"/admin/api/skus/{CARD}"
+    before = httpx.get(f"{base}{url}", headers=headers).json()
+    responses = burst(
+        WRITERS,
+        lambda client, i: client.post(
+            f"{url}/prices",
+            json={"amount": f"{2900 + i}.00", "currency": "CNY", "version": before["version"]},
+            headers=headers,
+        ),
+        base,
+    )
+    _one_stored_the_rest_409(responses, 201)
+    (won,) = [r for r in responses if isinstance(r, httpx.Response) and r.status_code == 201]
+    after = httpx.get(f"{base}{url}", headers=headers).json()
+    assert after["version"] == before["version"] + 1
+    assert len(after["prices"]) == len(before["prices"]) + 1
+    assert after["current_price"]["amount"] == won.json()["current_price"]["amount"]
+
+
 def test_parallel_wrong_passwords_are_evaluated_at_most_the_limit(server: tuple[str, str]) -> None:
     """40 wrong passwords for one account at once: at most ACCOUNT_FAILURES are checked (401), the rest
     are refused unchecked (429 with Retry-After). Before: the check and the record sat in separate

@@ -131,8 +131,8 @@ def test_every_change_leaves_an_audit_row_with_before_and_after(client: TestClie
     h = alice.headers
     assert client.patch(URL, headers=h, json={"version": 1, "host_ram_gib": 256}).status_code == 200
     assert client.post(f"{URL}/prices", headers=h, json={"amount": "2900.00", "currency": "CNY"}).status_code == 201
-    assert client.post(f"{URL}/retire", headers=h, json={"version": 2}).status_code == 200
-    assert client.post(f"{URL}/reactivate", headers=h, json={"version": 3}).status_code == 200
+    assert client.post(f"{URL}/retire", headers=h, json={"version": 3}).status_code == 200  # the price made version 3
+    assert client.post(f"{URL}/reactivate", headers=h, json={"version": 4}).status_code == 200
     put = client.put(f"{URL}/availability/shenzhen", headers=h, json={"units_available": 12, "version": None})
     assert put.status_code == 200
     new = _new_sku()
@@ -155,8 +155,9 @@ def test_every_change_leaves_an_audit_row_with_before_and_after(client: TestClie
         "currency": "CNY",
         "effective_from": price.before["effective_from"],
         "note": "seed",
+        "version": 2,
     }
-    assert (price.after["amount"], price.after["currency"]) == ("2900.00", "CNY")
+    assert (price.after["amount"], price.after["currency"], price.after["version"]) == ("2900.00", "CNY", 3)
     assert (retire.before["status"], retire.after["status"]) == ("active", "retired")
     assert (availability.before, availability.after) == (None, {"units_available": 12, "version": 1})
     assert create.before is None and create.after["price"] == {"amount": "150000.00", "currency": "CNY"}
@@ -366,7 +367,7 @@ def test_a_price_change_and_availability_reach_the_very_next_recommendation(clie
     client.put(f"{URL}/availability/shenzhen", headers=alice.headers, json={"units_available": 3})
     top = client.post("/recommend", json=body).json()["options"][0]
     assert (top["sku"]["id"], top["cost"]["monthly_list"], top["availability"]["free_units"]) == (CARD, "2500.00", 3)
-    client.post(f"{URL}/retire", headers=alice.headers, json={"version": 1})
+    client.post(f"{URL}/retire", headers=alice.headers, json={"version": 2})  # the new price made version 2
     assert all(o["sku"]["id"] != CARD for o in client.post("/recommend", json=body).json()["options"])
 
 

@@ -71,3 +71,47 @@ def test_a_parameter_count_beside_a_model_that_states_its_own_is_a_422(client: T
     response = client.post("/recommend", json=body)
     assert response.status_code == 422, response.text
     assert "leave params out" in response.text
+
+
+LLAMA_3_8B_CONFIG = {
+    "model_type": "llama",
+    "architectures": ["LlamaForCausalLM"],
+    "hidden_size": 4096,
+    "intermediate_size": 14336,
+    "num_attention_heads": 32,
+    "num_hidden_layers": 32,
+    "num_key_value_heads": 8,
+    "vocab_size": 128256,
+    "max_position_embeddings": 8192,
+}
+
+
+@pytest.mark.parametrize("value", ["yes", "false", 1, 0, [], {}])
+def test_a_pasted_config_flag_that_is_not_true_or_false_is_a_422_naming_it(client: TestClient, value: object) -> None:
+    """Review R12: `"tie_word_embeddings": "yes"` answered 200 with the embeddings tied ("false" too: bool() of a
+    non-empty string); a count in the same place was already a 422."""
+    body = {"model": {"hf_config": {**LLAMA_3_8B_CONFIG, "tie_word_embeddings": value}}, "task": "lora", "tokens": 1e7}
+    response = client.post("/recommend", json=body)
+    assert response.status_code == 422, response.text
+    (error,) = response.json()["errors"]
+    assert (error["field"], error["type"], error["params"]["key"]) == (
+        "model.hf_config.tie_word_embeddings",
+        "hf_config_flag",
+        "tie_word_embeddings",
+    )
+    assert error["message"].startswith("hf_config.tie_word_embeddings must be true or false")
+    zh = messages.estimator_text(error["type"], error["params"], "zh")
+    assert zh.startswith("hf_config.tie_word_embeddings 必须为 true 或 false")
+
+
+def test_a_pasted_config_flag_stated_true_false_or_null_is_read_as_such(client: TestClient) -> None:
+    def params(**flags: object) -> int:
+        body = {"model": {"hf_config": {**LLAMA_3_8B_CONFIG, **flags}}, "task": "lora", "tokens": 1e7}
+        response = client.post("/recommend", json=body)
+        assert response.status_code == 200, response.text
+        return response.json()["model"]["params"]
+
+    untied = params(tie_word_embeddings=False)
+    assert untied == 8_030_261_248  # meta-llama/Meta-Llama-3-8B: 8.03 B, embeddings untied
+    assert params(tie_word_embeddings=True) == untied - 128256 * 4096
+    assert params(tie_word_embeddings=None) == untied  # not stated: Llama's default, untied

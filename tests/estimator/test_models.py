@@ -217,6 +217,36 @@ def test_hf_config_counts_are_checked_before_use(key: str, value: object) -> Non
     assert "must be an integer from" in str(error.value)
 
 
+@pytest.mark.parametrize(
+    ("model_type", "key"),
+    [
+        ("llama", "tie_word_embeddings"),
+        ("llama", "attention_bias"),
+        ("falcon", "bias"),
+        ("falcon", "multi_query"),
+        ("falcon", "new_decoder_architecture"),
+    ],
+)
+def test_hf_config_flags_must_be_true_or_false(model_type: str, key: str) -> None:
+    """Review R12: bool() of a string read "yes" and "false" alike as true."""
+    config = {
+        "model_type": model_type,
+        "num_hidden_layers": 4,
+        "hidden_size": 1024,
+        "num_attention_heads": 8,
+        "intermediate_size": 2816,
+        "vocab_size": 32000,
+    }
+    for value in ("false", "yes", 1, 0.0):
+        with pytest.raises(EstimatorError) as error:
+            model_from_hf_config({**config, key: value})
+        assert (error.value.field, error.value.code) == (f"model.hf_config.{key}", "hf_config_flag")
+        assert (
+            str(error.value)
+            == f"hf_config.{key} must be true or false (a JSON boolean, not a string or number), got {value!r}."
+        )
+
+
 MIXTRAL_SMALL = {
     "model_type": "mixtral",
     "num_hidden_layers": 4,

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from tests.servers import seeded_server
-from tests.web.browser import screenshot
+from tests.web.browser import new_page, screenshot
 
 EMAIL, PASSWORD = "ops@example.com", "correct horse battery staple"
 SKU = "h100-80g-sxm-8x"
@@ -53,7 +53,7 @@ def test_a_price_change_reads_as_a_diff_and_retiring_needs_confirmation(admin_se
         page.click("form[action$='/prices'] button[type=submit]")
     page.goto(f"{admin_server}/admin/audit?entity_id={SKU}")
     first = "table.audit > tbody > tr >> nth=0"
-    assert page.inner_text(f"{first} >> table.changes th >> nth=0") == "amount"
+    assert page.inner_text(f"{first} >> table.changes th >> nth=0") == "Price / month"  # the field "amount"
     assert page.inner_text(f"{first} >> del >> nth=0") == "100000.00"
     assert page.inner_text(f"{first} >> ins >> nth=0") == "95000.00"
     assert not page.is_visible(f"{first} >> details pre")  # the full record stays folded
@@ -92,3 +92,45 @@ def test_cancelling_a_quote_asks_on_a_page_of_its_own_without_javascript(admin_s
         page.click("button.danger")
     assert page.url.endswith("/admin/quotes?msg=cancelled")
     assert httpx.get(f"{admin_server}/quotes/{quote['id']}").json()["status"] == "cancelled"
+
+
+ADMIN_PAGES = (
+    "/admin",
+    f"/admin/skus/{SKU}",
+    "/admin/skus/new",
+    "/admin/audit",
+    "/admin/quotes",
+    "/admin/keys",
+    "/admin/tokens",
+    "/admin/capacity",
+    "/admin/webhooks",
+    "/admin/webhooks/deliveries",
+)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_on_a_phone_no_admin_page_scrolls_sideways(admin_server: str, chromium, lang: str) -> None:
+    """Review R8: on a 375 px viewport /admin was 485 px wide, /admin/audit 1157, /admin/keys 774, /admin/quotes 609:
+    the whole page scrolled sideways. A wide table now scrolls inside a box of its own, the page stays put."""
+    page = new_page(chromium, width=375, height=740)
+    try:
+        _sign_in(page, admin_server)
+        page.goto(f"{admin_server}/admin/keys?lang={lang}")
+        page.fill("input[name=name]", "Sales desk")
+        page.fill("input[name=organisation]", "Shenzhen Compute")
+        with page.expect_navigation():
+            page.click("form[action='/admin/keys'] button[type=submit]")
+        widths = {}
+        for path in ADMIN_PAGES:
+            page.goto(f"{admin_server}{path}?lang={lang}")
+            widths[path] = page.evaluate("document.documentElement.scrollWidth")
+        assert widths == dict.fromkeys(ADMIN_PAGES, 375)
+        page.goto(f"{admin_server}/admin/audit?lang={lang}")
+        box = page.evaluate(
+            "(() => { const b = document.querySelector('table.audit').parentElement;"
+            " return [b.className, getComputedStyle(b).overflowX, b.clientWidth < b.scrollWidth]; })()"
+        )
+        assert box == ["table-scroll", "auto", True]  # the audit table is wider than the phone: it scrolls in its box
+        screenshot(page, f"admin-audit-phone-{lang}.png", max_height=900)
+    finally:
+        page.context.close()
