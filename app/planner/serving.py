@@ -21,7 +21,6 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from app.estimator.serving import (
-    CLOSED_FORM_SLACK,
     ServingConfig,
     ServingEstimate,
     estimate_serving,
@@ -348,8 +347,9 @@ class _Verified:
 def _verify_ranked(ask: _Ask, pending: list[ServingOption], rank_key: Callable[[ServingOption], Any]) -> _Verified:
     """Every offer's candidates in the closed forms' rank order, each simulated (its replicas set by the simulated
     percentile at the peak), until `limit` offers have a verified deployment within budget that ranks before every
-    candidate left: the simulation only adds replicas to what the closed forms allow (or removes a configuration
-    step), so a later candidate cannot overtake them, and the offers behind them are not simulated at all."""
+    candidate left, and the offers behind them are not simulated at all. The simulation mostly adds replicas to
+    what the closed forms allow; where it removes some (their tail reads high), a candidate left behind could have
+    ranked a little better than its closed-form price: a known limit of the early stop."""
     limit = ask.constraints.limit
     result = _Verified({}, {}, [], set())
     left = Counter(candidate.offer.sku_id for candidate in pending)
@@ -455,31 +455,6 @@ def _most_replicas(ask: _Ask, offer: Offer, gpus_per_replica: int) -> int:
     return ask.constraints.max_nodes * offer.gpus_per_node // gpus_per_replica
 
 
-def _smallest_configuration_meeting(ask: _Ask, option: ServingOption, node: Cluster, replicas: int) -> int:
-    """`replicas`, or the replicas of the smallest smaller configuration whose simulated peak still meets the SLO
-    (one simulation a configuration, stepping down until one misses; none where the closed forms need more than
-    1 / CLOSED_FORM_SLACK times the replicas the smaller configuration holds)."""
-    gpus_per_replica = option.tp * option.pp
-    gpus = option.config.gpus
-    closed = steer_replicas(ask.model, ask.cfg, node, tp=option.tp, pp=option.pp) or 1
-    while True:
-        smaller = _smaller_configuration_replicas(ask, option.offer, gpus_per_replica, gpus)
-        if smaller < max(1, CLOSED_FORM_SLACK * closed):
-            return replicas
-        latency = peak_latency(ask.model, ask.cfg, node, tp=option.tp, pp=option.pp, replicas=smaller)
-        if latency is None or not meets_at_peak(latency, ask.cfg):
-            return replicas
-        replicas, gpus = smaller, smaller * gpus_per_replica
-
-
-def _smaller_configuration_replicas(ask: _Ask, offer: Offer, gpus_per_replica: int, gpus: int) -> int:
-    """The replicas the next smaller rentable configuration than `gpus` GPUs holds (0: none smaller)."""
-    if offer.rental_unit == "card":
-        smaller = [count for count in offer.card_counts if count < gpus]
-        return max(smaller, default=0) // gpus_per_replica
-    return max(0, gpus - offer.gpus_per_node) // gpus_per_replica
-
-
 def _verify(ask: _Ask, region: str, option: ServingOption) -> ServingOption | None:
     """The option with the replicas its simulated latency at the peak needs, and that latency; a miss (slo_peak)
     when no count the offer rents meets the SLO; None when the count needed cannot be rented."""
@@ -489,10 +464,9 @@ def _verify(ask: _Ask, region: str, option: ServingOption) -> ServingOption | No
     tp, pp, offer, replica = option.tp, option.pp, option.offer, option.replica
     node = _replica_cluster(offer, tp, pp)
     most = _most_replicas(ask, offer, tp * pp)
-    # up from the closed forms' count; fewer replicas matter only where they rent a smaller configuration
-    found = replicas_for_slo(
-        ask.model, cfg, node, tp=tp, pp=pp, start=option.replicas, most=max(most, 1), floor=option.replicas
-    )
+    # from the closed forms' count, down to the fewest the simulation accepts (the smallest configuration that
+    # holds them is rented) or up
+    found = replicas_for_slo(ask.model, cfg, node, tp=tp, pp=pp, start=option.replicas, most=max(most, 1))
     if found is None:  # no count meets: the miss is shown at the most replicas the constraints rent, the nearest
         if most > option.replicas:
             rebuilt, _ = _with_replicas(ask, offer, region, (tp, pp), most, replica)
@@ -504,8 +478,6 @@ def _verify(ask: _Ask, region: str, option: ServingOption) -> ServingOption | No
         option.misses.append(simulated_miss(cfg, peak))
         return option
     needed = found[0]
-    if needed == option.replicas:
-        needed = _smallest_configuration_meeting(ask, option, node, needed)
     if needed != option.replicas:
         rebuilt, _ = _with_replicas(ask, offer, region, (tp, pp), needed, replica)
         if rebuilt is None:
@@ -662,7 +634,7 @@ def _evaluate(
         steady = replicas
         replicas = steer_replicas(model, cfg, node, tp=tp, pp=pp, start=replicas) or replicas
         most = _most_replicas(ask, offer, tp * pp)
-        if steady <= most < replicas and most >= CLOSED_FORM_SLACK * replicas:
+        if steady <= most < replicas:
             replicas = most  # the closed forms read the simulated tail high: the simulation decides (`_verify`)
     option, reason = _with_replicas(ask, offer, region, (tp, pp), replicas, (one, per_replica, slo_concurrency))
     return option, reason, one.meets_slo is not False
