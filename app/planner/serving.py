@@ -464,9 +464,12 @@ def _verify(ask: _Ask, region: str, option: ServingOption) -> ServingOption | No
     tp, pp, offer, replica = option.tp, option.pp, option.offer, option.replica
     node = _replica_cluster(offer, tp, pp)
     most = _most_replicas(ask, offer, tp * pp)
-    # from the closed forms' count, down to the fewest the simulation accepts (the smallest configuration that
-    # holds them is rented) or up
-    found = replicas_for_slo(ask.model, cfg, node, tp=tp, pp=pp, start=option.replicas, most=max(most, 1))
+    # from the closed forms' count, down to the fewest whole servers' replicas the simulation accepts (the smallest
+    # configuration that holds them is rented) or up
+    per_server = offer.gpus_per_node // (tp * pp) if offer.rental_unit == "node" else 0  # replicas a server holds
+    found = replicas_for_slo(
+        ask.model, cfg, node, tp=tp, pp=pp, start=option.replicas, most=max(most, 1), granule=max(1, per_server)
+    )
     if found is None:  # no count meets: the miss is shown at the most replicas the constraints rent, the nearest
         if most > option.replicas:
             rebuilt, _ = _with_replicas(ask, offer, region, (tp, pp), most, replica)
