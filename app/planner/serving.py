@@ -525,15 +525,18 @@ def _simulated(ask: _Ask, option: ServingOption, needed: int | None = None) -> N
     option.verified = True
 
 
-def _miss_key(option: ServingOption) -> tuple[bool, float, float, int]:
-    """The nearer miss of one offer: a shape whose one request at a time meets the SLO before one that misses even
+def _miss_key(option: ServingOption) -> tuple[bool, bool, float, float, int]:
+    """The nearer miss of one offer: a shape that holds one request before one that cannot (a sequence too long for
+    its KV cache; review R2 R1: a 120,500-token request cited as "does not fit at TP 2" on servers whose TP 8 holds
+    1.36 M tokens), then a shape whose one request at a time meets the SLO before one that misses even
     that (more replicas or a looser percentile can mend the first, nothing but a faster shape the second), then the
     smaller shortfall (the latency reached ÷ its target, the worse of TTFT and TPOT, as each miss cites it), then the
     lower TPOT at the peak, then the larger KV cache (a sequence too long for every degree is reported at the one
     that comes closest). The shortfall before the rest, so a near miss cites the best shape tried: a TTFT target
     missed by a TP 1 and a TP 4 replica is cited at TP 4's TTFT."""
+    too_long = any(code == "sequence_too_long" for code, _ in option.misses)
     one_request = _misses_one_request(option)
-    return one_request, shortfall(option.misses), option.peak.tpot_ms, -option.estimate.kv_cache_tokens
+    return too_long, one_request, shortfall(option.misses), option.peak.tpot_ms, -option.estimate.kv_cache_tokens
 
 
 def _compared_per_token(option: ServingOption) -> Decimal:
@@ -630,7 +633,7 @@ def _evaluate(
         return _sequence_too_long(ask, offer, region, node, (tp, pp)), None, False
     one = estimate_serving(model, replace(cfg, requests_per_s=None, concurrency=1), node, tp=tp, pp=pp)
     per_replica, slo_concurrency = replica_capacity(model, cfg, node, tp=tp, pp=pp)
-    replicas = 1
+    replicas, limited = 1, None
     if cfg.requests_per_s is not None and per_replica > 0:
         replicas = max(1, math.ceil(cfg.requests_per_s * peak_factor / per_replica - 1e-9))
         # the closed forms' queue before the prefill at the peak (the simulation checks the shown options)
@@ -639,8 +642,22 @@ def _evaluate(
         most = _most_replicas(ask, offer, tp * pp)
         if steady <= most < replicas:
             replicas = most  # the closed forms read the simulated tail high: the simulation decides (`_verify`)
+        elif 1 <= most < steady:  # more than the SKU rents: a near miss at the most it rents, naming the limit
+            limited = _limit_params(ask, offer, tp * pp, replicas, most)
+            replicas = most
     option, reason = _with_replicas(ask, offer, region, (tp, pp), replicas, (one, per_replica, slo_concurrency))
+    if option is not None and limited is not None:
+        option.misses.append(("max_nodes", limited))
     return option, reason, one.meets_slo is not False
+
+
+def _limit_params(ask: _Ask, offer: Offer, replica_gpus: int, needed: int, most: int) -> dict[str, Any]:
+    """A `max_nodes` miss's parameters: the replicas the peak needs by the closed forms, the most the SKU rents (its
+    max_nodes servers, or its largest card count)."""
+    params: dict[str, Any] = {"replicas": needed, "replica_gpus": replica_gpus, "most": most}
+    if offer.rental_unit != "card":
+        params["max_nodes"] = ask.constraints.max_nodes
+    return params
 
 
 def _with_replicas(
