@@ -305,7 +305,7 @@ def serving_out(estimate: ServingEstimate, cfg: ServingConfig, option: ServingOp
         ttft_ms=_finite(estimate.ttft_ms),
         tpot_ms=_finite(estimate.tpot_ms),
         e2e_latency_ms=_finite(estimate.e2e_latency_ms),
-        headroom=round(option.headroom, 3) if option else None,
+        headroom=round(option.headroom, 3) if option and estimate.max_concurrency >= 1 else None,
         latency=_latency_out(estimate.latency),
         utilization=UtilizationOut(**{k: round(v, 3) for k, v in estimate.utilization.items()})
         if estimate.utilization
@@ -609,13 +609,19 @@ def option_out(
         f"{shape} on {option.offer.name}: {est.requests_per_s:.3g} requests/s at {latency_words}; "
         f"the peak of {peak_rps:.3g} requests/s {_headroom_words(option)}"
     )
+    # a shape that holds no request has no latency, throughput, unit price or launch to show (review R2 R4: ¥0.00
+    # per million tokens and a --max-model-len 1888 launch for a 8,300-token request)
+    holds = est.max_concurrency >= 1 or option.pools is not None
+    if not holds:
+        explanation = f"{shape} on {option.offer.name}: cannot hold one request (miss_reason)"
+    per_million = str(option.per_million_output_tokens) if holds else None
     plan = _plan_out(option.replicas, option.tp, option.pp, est.concurrency, option.pools)
     return placed_option_out(
         option,
         plan=plan,
         memory=_memory_out(est),
         performance=_performance_out(est),
-        cost=cost_out(option.cost, SERVING_NOTE, per_million_output_tokens=str(option.per_million_output_tokens)),
+        cost=cost_out(option.cost, SERVING_NOTE, per_million_output_tokens=per_million),
         availability=availability_out(option.availability),
         explanation=explanation,
         warnings=warnings_out(
@@ -625,7 +631,7 @@ def option_out(
             + _offer_warnings(option)
             + option.warnings
         ),
-        launch=option.launch,
+        launch=option.launch if holds else None,
         miss_reason=option.miss_reason,
         misses=[MissOut(code=code, params=params) for code, params in option.misses],
         serving=serving_out(est, cfg, option),
