@@ -216,7 +216,16 @@ class ServingOut(BaseModel):
         description="For requests_per_s: simulated percentiles at the offered load and at its peak (Poisson "
         "arrivals through each replica's scheduler)",
     )
-    isolated_ttft_ms: float | None = Field(default=None, description="One request on an idle replica")
+    isolated_ttft_ms: float | None = Field(
+        default=None,
+        description="The prompt's service on an idle replica (its prefill; disaggregated: and the KV transfer): the "
+        "D of the M/D/1 queue the TTFT percentiles are held to; one request's TTFT is this plus request_overhead_ms",
+    )
+    request_overhead_ms: float | None = Field(
+        default=None,
+        description="The engine server's fixed cost per request (HTTP, tokenising, streaming): in every TTFT, in no "
+        "queue (it holds no GPU)",
+    )
     utilization: UtilizationOut | None = Field(default=None, description="For requests_per_s")
     e2e_latency_ms: float | None
     output_tokens_per_s: float = Field(description="Whole deployment")

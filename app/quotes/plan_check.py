@@ -345,7 +345,16 @@ def _check_serving_fits(
         field = error.field if error.field and not error.field.startswith("plan") else "plan"
         raise _estimator_refusal(field, error, sku_id) from error
     _check_serving_slo(result, cfg, plan, by_card, cluster.gpus_per_node)
-    kept = {"ttft_ms", "tpot_ms", "latency", "isolated_ttft_ms", "utilization", "replicas", "gpus_per_replica"}
+    kept = {
+        "ttft_ms",
+        "tpot_ms",
+        "latency",
+        "isolated_ttft_ms",
+        "request_overhead_ms",
+        "utilization",
+        "replicas",
+        "gpus_per_replica",
+    }
     kept |= {"meets_slo", "engine", "max_concurrency"}
     return PlanCheck(figures={"serving": serving_out(result, cfg).model_dump(mode="json", include=kept)})
 

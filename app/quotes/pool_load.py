@@ -27,7 +27,16 @@ if TYPE_CHECKING:
 
 # what a serving quote freezes of its estimate (as app.quotes.plan_check `_check_serving_fits` keeps), plus the pools
 KEPT = frozenset(
-    {"ttft_ms", "tpot_ms", "latency", "isolated_ttft_ms", "utilization", "replicas", "gpus_per_replica"}
+    {
+        "ttft_ms",
+        "tpot_ms",
+        "latency",
+        "isolated_ttft_ms",
+        "request_overhead_ms",
+        "utilization",
+        "replicas",
+        "gpus_per_replica",
+    }
     | {"meets_slo", "engine", "max_concurrency"}
 )
 
