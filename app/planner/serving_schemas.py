@@ -241,7 +241,10 @@ class ServingOut(BaseModel):
     replicas_needed: int | None = Field(description="For requests_per_s: replicas that carry it within the SLO")
     gpus_per_replica: int
     meets_slo: bool | None = Field(description="null without an SLO")
-    bound: str = Field(description="'memory' or 'compute': what limits the decode step")
+    bound: str = Field(
+        description="'memory' or 'compute': what limits the step kind (decode-only, or carrying a prefill chunk) "
+        "that takes most of a replica's time"
+    )
     headroom: float | None = Field(
         default=None, description="/recommend: requests/s the replicas carry within the SLO ÷ the peak load"
     )
