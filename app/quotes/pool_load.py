@@ -25,7 +25,7 @@ from app.quotes.service import refusal
 if TYPE_CHECKING:
     from app.quotes.schemas import PoolsIn
 
-# what a serving quote freezes of its estimate (as app.quotes.plan_check `_check_serving_fits` keeps), plus the pools
+# what a serving quote freezes of its estimate (app.quotes.plan_check `_check_serving_fits` and the pools' load)
 KEPT = frozenset(
     {
         "ttft_ms",
