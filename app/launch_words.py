@@ -54,9 +54,11 @@ LAUNCH: dict[str, dict[str, str]] = {
         "shared_servers_decode": "{per_server} decode replicas share each decode server: each line of the decode "
         "command is one of them, pinned with CUDA_VISIBLE_DEVICES to its own GPUs and listening on its own ports; "
         "every decode server runs the same lines, and launch.instances lists each replica's server, GPUs and URL",
-        "vllm_toy_proxy": "the router command is the example proxy of vLLM's NixlConnector guide, from vLLM's test "
-        "tree ({proxy}: one process, no health checks or retries): use it to validate the pools, and put a "
-        "production prefill/decode router in its place to serve (llm-d, or vLLM's production-stack router)",
+        "vllm_toy_proxy": "the router command is the reference proxy of vLLM's NixlConnector guide, a file of vLLM's "
+        "source tree ({proxy}), not in the vllm wheel: fetch it from the vLLM repository at the commit "
+        "launch.versions names; one process, no health checks or retries: use it to validate the pools, and put a "
+        "production prefill/decode router in its place to serve (vLLM's releases package none; vllm-router, a "
+        "separate vllm-project package: --vllm-pd-disaggregation --prefill URL --decode URL; or llm-d)",
         "no_fabric": "Replicas share nothing: separate servers need no InfiniBand or RoCE, only the ordinary network.",
         "pipeline": "Each replica's {pp} pipeline stages pass activations between servers over the SKU's {fabric} (a "
         "few MB a step: far less than tensor parallelism across servers would need); rent the SKU's {fabric} add-on "
@@ -209,9 +211,10 @@ LAUNCH: dict[str, dict[str, str]] = {
         "shared_servers_decode": "每台解码服务器运行 {per_server} 个解码副本：解码命令的每一行是其中一个，用 "
         "CUDA_VISIBLE_DEVICES 绑定自己的 GPU、监听自己的端口；每台解码服务器运行相同的几行，"
         "launch.instances 列出每个副本的服务器、GPU 与 URL",
-        "vllm_toy_proxy": "路由命令是 vLLM NixlConnector 指南中的示例代理，取自 vLLM 的测试目录（{proxy}：单进程，"
-        "没有健康检查和重试）：可用于验证两个池，正式服务时请换成生产级的预填充/解码路由（llm-d，"
-        "或 vLLM production-stack 的路由）",
+        "vllm_toy_proxy": "路由命令是 vLLM NixlConnector 指南中的参考代理，是 vLLM 源码树中的文件（{proxy}），"
+        "不在 vllm 的 wheel 包里：请按 launch.versions 所列提交从 vLLM 仓库获取；它是单进程，没有健康检查和重试："
+        "可用于验证两个池，正式服务时请换成生产级的预填充/解码路由（vLLM 的发行版不带路由；vllm-router 是 "
+        "vllm-project 的独立软件包：--vllm-pd-disaggregation --prefill URL --decode URL；或 llm-d）",
         "no_fabric": "副本之间不共享任何状态：分布在不同服务器上无需 InfiniBand 或 RoCE，普通网络即可。",
         "pipeline": "每个副本的 {pp} 级流水线经该 SKU 的 {fabric} 在服务器间传递激活（每步几 MB，远少于跨服务器张量并行"
         "所需）；每台服务器都需租用该 SKU 的 {fabric} 附加项（报价 `addons`；价格见方案警告）；副本之间仍不共享状态。",

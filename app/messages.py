@@ -226,6 +226,10 @@ MISSES: dict[str, dict[str, str]] = {
         "slo_peak_saturated": "at the peak load the replicas the SKU rents cannot keep up: the queue grows without "
         "bound ({percentile} TTFT {ttft}), missing {slo}",
         "peak_load": "{replicas} replicas carry {carried:.3g} of the {offered:.3g} requests/s peak",
+        "max_nodes": "the peak needs about {replicas:,} replicas of {replica_gpus} GPUs, more than the {most:,} that "
+        "max_nodes {max_nodes} rents: shown with {most:,}",
+        "max_nodes_cards": "the peak needs about {replicas:,} replicas of {replica_gpus} GPUs, more than the {most:,} "
+        "the SKU's largest card count holds: shown with {most:,}",
         "sequence_too_long": "one sequence of {context_len:,} tokens does not fit: the KV cache holds "
         "{kv_cache_tokens:,} tokens at TP {tp}; shorten input_tokens + output_tokens (or max_model_len), or use "
         "more or larger GPUs",
@@ -272,6 +276,10 @@ MISSES: dict[str, dict[str, str]] = {
         "slo_peak_saturated": "峰值负载下，该 SKU 可租的副本处理不过来：排队无限增长（{percentile} TTFT "
         "{ttft}），达不到 {slo}",
         "peak_load": "{replicas} 个副本只能承载峰值 {offered:.3g} 请求/秒中的 {carried:.3g} 请求/秒",
+        "max_nodes": "峰值约需 {replicas:,} 个副本（每个 {replica_gpus} 张 GPU），超过节点上限 max_nodes {max_nodes} "
+        "可租的 {most:,} 个：按 {most:,} 个副本展示",
+        "max_nodes_cards": "峰值约需 {replicas:,} 个副本（每个 {replica_gpus} 张 GPU），超过该 SKU 最大卡数可容纳的 "
+        "{most:,} 个：按 {most:,} 个副本展示",
         "sequence_too_long": "一条 {context_len:,} token 的序列放不下：张量并行度 {tp} 下 KV 缓存只能容纳 "
         "{kv_cache_tokens:,} 个 token；请缩短 input_tokens + output_tokens（或 max_model_len），或使用更多或更大的 GPU",
         "kv_slots": "一个副本只能同时运行所要求的 {concurrency:,} 条序列中的 {max_concurrency:,} 条；其余排队等待空位，"
@@ -572,6 +580,8 @@ def _miss_key(code: str, params: Mapping[str, Any]) -> str:
         return "capacity_never"
     if code == "bf16_for_fp8" and "changed" in params:  # the weights asked are kept: only the KV cache or the math
         return f"bf16_for_fp8_{params['changed']}"
+    if code == "max_nodes" and "max_nodes" not in params:  # a SKU rented by the card
+        return "max_nodes_cards"
     if code == "slo_peak" and "percentile" in params:  # the simulated percentile at the peak
         return "slo_peak_saturated" if params.get("saturated") else "slo_peak_percentile"
     return code

@@ -119,6 +119,7 @@ SERVE_WORDS: dict[str, dict[str, str]] = {
         "shape_pools": "{prefill} prefill replica(s) × TP {prefill_tp} + {decode} decode replica(s) × TP {decode_tp}",
         "pp": " × PP {pp}",
         "explanation": "{shape} on {sku}: {rate} requests/s at {latency}; the peak of {peak} requests/s {headroom}",
+        "cannot_hold": "{shape} on {sku}: cannot hold one request",
         "latency": "TTFT {ttft} and TPOT {tpot}",
         "saturated": "more than the replicas carry: the queue grows without bound",
         "headroom_missed": "misses the latency targets (miss_reason)",
@@ -137,6 +138,7 @@ SERVE_WORDS: dict[str, dict[str, str]] = {
         "shape_pools": "{prefill} 个预填充副本 × TP {prefill_tp} + {decode} 个解码副本 × TP {decode_tp}",
         "pp": " × PP {pp}",
         "explanation": "{shape}，运行于 {sku}：每秒 {rate} 个请求，{latency}；峰值每秒 {peak} 个请求{headroom}",
+        "cannot_hold": "{shape}，运行于 {sku}：连一个请求也容纳不下",
         "latency": "首 token 延迟 {ttft}、每 token 延迟 {tpot}",
         "saturated": "超出副本的承载能力：队列无限增长",
         "headroom_missed": "，未达到延迟目标（见 miss_reason）",
@@ -301,7 +303,8 @@ def serving_summary(replicas: int, tp: int, pp: int, pools: Mapping[str, Any] | 
 
 def serving_explanation(facts: Mapping[str, Any], lang: str) -> str:
     """A serving option's explanation in `lang` from its figures (app/planner/serving_service.py `serving_facts`):
-    `replicas`, `tp`, `pp`, `pools`, `sku`, `requests_per_s`, `ttft_ms`, `tpot_ms`, `saturated`, `peak_rps`, then
+    `replicas`, `tp`, `pp`, `pools`, `sku`, `holds` (False: a shape that holds no request, worded as such alone),
+    `requests_per_s`, `ttft_ms`, `tpot_ms`, `saturated`, `peak_rps`, then
     the headroom: `missed` (a near miss on its latency), else `headroom` (a factor met above the peak), else the
     factor the simulation missed at (`missed_at`) and the peak's utilisation (`peak_utilisation`) where known."""
     w = SERVE_WORDS.get(lang, SERVE_WORDS["en"])
@@ -315,6 +318,8 @@ def serving_explanation(facts: Mapping[str, Any], lang: str) -> str:
         shape = w["shape"].format(replicas=facts["replicas"], tp=facts["tp"])
         shape += w["pp"].format(pp=facts["pp"]) if facts.get("pp", 1) > 1 else ""
     shape = plurals(shape) if lang == "en" else shape
+    if not facts.get("holds", True):  # a shape that holds no request has no latency or load to word
+        return w["cannot_hold"].format(shape=shape, sku=facts["sku"])
     if facts.get("saturated"):
         latency_words = w["saturated"]
     else:

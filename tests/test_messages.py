@@ -85,6 +85,7 @@ def test_every_code_the_planner_emits_is_worded() -> None:
         "capacity_never",
         "bf16_for_fp8_kv",
         "bf16_for_fp8_math",
+        "max_nodes_cards",
     }
 
 

@@ -101,5 +101,6 @@ def joined_estimate(pools: Pools, cfg: ServingConfig, rented_gpus: int | None = 
         latency=latency,
         utilization=utilization,
         isolated_ttft_ms=(pre.isolated_ttft_ms or 0.0) + pools.transfer_s * 1e3,
+        request_overhead_ms=pre.request_overhead_ms,
         notes=[*dec.notes],
     )

@@ -36,6 +36,7 @@ MissCode = Literal[
     "slo_peak",
     "peak_load",
     "sequence_too_long",
+    "max_nodes",
     "kv_slots",
     "kv_slots_wait",
     "pp_speculative",

@@ -651,7 +651,10 @@ class OptionOut(BaseModel):
     stack: Stack | None = Field(
         default=None, description="The training stack that runs the plan (docs/stacks.md); null for inference"
     )
-    launch: dict[str, Any] = Field(description="{stack: that stack's complete launch configuration}")
+    launch: dict[str, Any] | None = Field(
+        description="{stack: that stack's complete launch configuration}; serving: the engine's launch, null for a "
+        "near miss whose replica cannot hold one request"
+    )
     miss_reason: str | None = Field(default=None, description="Why a near miss misses, in English (from `misses`)")
     misses: list[MissOut] = Field(
         default_factory=list, description="A near miss's reasons as codes with parameters (app/messages.py words them)"

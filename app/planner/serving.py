@@ -21,7 +21,6 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from app.estimator.serving import (
-    CLOSED_FORM_SLACK,
     ServingConfig,
     ServingEstimate,
     estimate_serving,
@@ -348,8 +347,9 @@ class _Verified:
 def _verify_ranked(ask: _Ask, pending: list[ServingOption], rank_key: Callable[[ServingOption], Any]) -> _Verified:
     """Every offer's candidates in the closed forms' rank order, each simulated (its replicas set by the simulated
     percentile at the peak), until `limit` offers have a verified deployment within budget that ranks before every
-    candidate left: the simulation only adds replicas to what the closed forms allow (or removes a configuration
-    step), so a later candidate cannot overtake them, and the offers behind them are not simulated at all."""
+    candidate left, and the offers behind them are not simulated at all. The simulation mostly adds replicas to
+    what the closed forms allow; where it removes some (their tail reads high), a candidate left behind could have
+    ranked a little better than its closed-form price: a known limit of the early stop."""
     limit = ask.constraints.limit
     result = _Verified({}, {}, [], set())
     left = Counter(candidate.offer.sku_id for candidate in pending)
@@ -455,31 +455,6 @@ def _most_replicas(ask: _Ask, offer: Offer, gpus_per_replica: int) -> int:
     return ask.constraints.max_nodes * offer.gpus_per_node // gpus_per_replica
 
 
-def _smallest_configuration_meeting(ask: _Ask, option: ServingOption, node: Cluster, replicas: int) -> int:
-    """`replicas`, or the replicas of the smallest smaller configuration whose simulated peak still meets the SLO
-    (one simulation a configuration, stepping down until one misses; none where the closed forms need more than
-    1 / CLOSED_FORM_SLACK times the replicas the smaller configuration holds)."""
-    gpus_per_replica = option.tp * option.pp
-    gpus = option.config.gpus
-    closed = steer_replicas(ask.model, ask.cfg, node, tp=option.tp, pp=option.pp) or 1
-    while True:
-        smaller = _smaller_configuration_replicas(ask, option.offer, gpus_per_replica, gpus)
-        if smaller < max(1, CLOSED_FORM_SLACK * closed):
-            return replicas
-        latency = peak_latency(ask.model, ask.cfg, node, tp=option.tp, pp=option.pp, replicas=smaller)
-        if latency is None or not meets_at_peak(latency, ask.cfg):
-            return replicas
-        replicas, gpus = smaller, smaller * gpus_per_replica
-
-
-def _smaller_configuration_replicas(ask: _Ask, offer: Offer, gpus_per_replica: int, gpus: int) -> int:
-    """The replicas the next smaller rentable configuration than `gpus` GPUs holds (0: none smaller)."""
-    if offer.rental_unit == "card":
-        smaller = [count for count in offer.card_counts if count < gpus]
-        return max(smaller, default=0) // gpus_per_replica
-    return max(0, gpus - offer.gpus_per_node) // gpus_per_replica
-
-
 def _verify(ask: _Ask, region: str, option: ServingOption) -> ServingOption | None:
     """The option with the replicas its simulated latency at the peak needs, and that latency; a miss (slo_peak)
     when no count the offer rents meets the SLO; None when the count needed cannot be rented."""
@@ -489,9 +464,11 @@ def _verify(ask: _Ask, region: str, option: ServingOption) -> ServingOption | No
     tp, pp, offer, replica = option.tp, option.pp, option.offer, option.replica
     node = _replica_cluster(offer, tp, pp)
     most = _most_replicas(ask, offer, tp * pp)
-    # up from the closed forms' count; fewer replicas matter only where they rent a smaller configuration
+    # from the closed forms' count, down to the fewest whole servers' replicas the simulation accepts (the smallest
+    # configuration that holds them is rented) or up
+    per_server = offer.gpus_per_node // (tp * pp) if offer.rental_unit == "node" else 0  # replicas a server holds
     found = replicas_for_slo(
-        ask.model, cfg, node, tp=tp, pp=pp, start=option.replicas, most=max(most, 1), floor=option.replicas
+        ask.model, cfg, node, tp=tp, pp=pp, start=option.replicas, most=max(most, 1), granule=max(1, per_server)
     )
     if found is None:  # no count meets: the miss is shown at the most replicas the constraints rent, the nearest
         if most > option.replicas:
@@ -504,8 +481,6 @@ def _verify(ask: _Ask, region: str, option: ServingOption) -> ServingOption | No
         option.misses.append(simulated_miss(cfg, peak))
         return option
     needed = found[0]
-    if needed == option.replicas:
-        needed = _smallest_configuration_meeting(ask, option, node, needed)
     if needed != option.replicas:
         rebuilt, _ = _with_replicas(ask, offer, region, (tp, pp), needed, replica)
         if rebuilt is None:
@@ -550,15 +525,18 @@ def _simulated(ask: _Ask, option: ServingOption, needed: int | None = None) -> N
     option.verified = True
 
 
-def _miss_key(option: ServingOption) -> tuple[bool, float, float, int]:
-    """The nearer miss of one offer: a shape whose one request at a time meets the SLO before one that misses even
+def _miss_key(option: ServingOption) -> tuple[bool, bool, float, float, int]:
+    """The nearer miss of one offer: a shape that holds one request before one that cannot (a sequence too long for
+    its KV cache; review R2 R1: a 120,500-token request cited as "does not fit at TP 2" on servers whose TP 8 holds
+    1.36 M tokens), then a shape whose one request at a time meets the SLO before one that misses even
     that (more replicas or a looser percentile can mend the first, nothing but a faster shape the second), then the
     smaller shortfall (the latency reached ÷ its target, the worse of TTFT and TPOT, as each miss cites it), then the
     lower TPOT at the peak, then the larger KV cache (a sequence too long for every degree is reported at the one
     that comes closest). The shortfall before the rest, so a near miss cites the best shape tried: a TTFT target
     missed by a TP 1 and a TP 4 replica is cited at TP 4's TTFT."""
+    too_long = any(code == "sequence_too_long" for code, _ in option.misses)
     one_request = _misses_one_request(option)
-    return one_request, shortfall(option.misses), option.peak.tpot_ms, -option.estimate.kv_cache_tokens
+    return too_long, one_request, shortfall(option.misses), option.peak.tpot_ms, -option.estimate.kv_cache_tokens
 
 
 def _compared_per_token(option: ServingOption) -> Decimal:
@@ -655,17 +633,31 @@ def _evaluate(
         return _sequence_too_long(ask, offer, region, node, (tp, pp)), None, False
     one = estimate_serving(model, replace(cfg, requests_per_s=None, concurrency=1), node, tp=tp, pp=pp)
     per_replica, slo_concurrency = replica_capacity(model, cfg, node, tp=tp, pp=pp)
-    replicas = 1
+    replicas, limited = 1, None
     if cfg.requests_per_s is not None and per_replica > 0:
         replicas = max(1, math.ceil(cfg.requests_per_s * peak_factor / per_replica - 1e-9))
         # the closed forms' queue before the prefill at the peak (the simulation checks the shown options)
         steady = replicas
         replicas = steer_replicas(model, cfg, node, tp=tp, pp=pp, start=replicas) or replicas
         most = _most_replicas(ask, offer, tp * pp)
-        if steady <= most < replicas and most >= CLOSED_FORM_SLACK * replicas:
+        if steady <= most < replicas:
             replicas = most  # the closed forms read the simulated tail high: the simulation decides (`_verify`)
+        elif 1 <= most < steady:  # more than the SKU rents: a near miss at the most it rents, naming the limit
+            limited = _limit_params(ask, offer, tp * pp, replicas, most)
+            replicas = most
     option, reason = _with_replicas(ask, offer, region, (tp, pp), replicas, (one, per_replica, slo_concurrency))
+    if option is not None and limited is not None:
+        option.misses.append(("max_nodes", limited))
     return option, reason, one.meets_slo is not False
+
+
+def _limit_params(ask: _Ask, offer: Offer, replica_gpus: int, needed: int, most: int) -> dict[str, Any]:
+    """A `max_nodes` miss's parameters: the replicas the peak needs by the closed forms, the most the SKU rents (its
+    max_nodes servers, or its largest card count)."""
+    params: dict[str, Any] = {"replicas": needed, "replica_gpus": replica_gpus, "most": most}
+    if offer.rental_unit != "card":
+        params["max_nodes"] = ask.constraints.max_nodes
+    return params
 
 
 def _with_replicas(

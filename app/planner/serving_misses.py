@@ -62,6 +62,8 @@ def shortfall(misses: list[Miss]) -> float:
         ]
         if "offered" in params and params.get("carried"):
             ratios.append(params["offered"] / params["carried"])
+        if code == "max_nodes":  # the replicas the peak needs ÷ the most the SKU rents
+            ratios.append(params["replicas"] / params["most"])
         if code == "kv_slots_wait":  # no target: the clients asked ÷ the slots that run them
             ratios.append(params["concurrency"] / params["max_concurrency"])
         worst = max(worst, max(ratios, default=math.inf))

@@ -216,7 +216,16 @@ class ServingOut(BaseModel):
         description="For requests_per_s: simulated percentiles at the offered load and at its peak (Poisson "
         "arrivals through each replica's scheduler)",
     )
-    isolated_ttft_ms: float | None = Field(default=None, description="One request on an idle replica")
+    isolated_ttft_ms: float | None = Field(
+        default=None,
+        description="The prompt's service on an idle replica (its prefill; disaggregated: and the KV transfer): the "
+        "D of the M/D/1 queue the TTFT percentiles are held to; one request's TTFT is this plus request_overhead_ms",
+    )
+    request_overhead_ms: float | None = Field(
+        default=None,
+        description="The engine server's fixed cost per request (HTTP, tokenising, streaming): in every TTFT, in no "
+        "queue (it holds no GPU)",
+    )
     utilization: UtilizationOut | None = Field(default=None, description="For requests_per_s")
     e2e_latency_ms: float | None
     output_tokens_per_s: float = Field(description="Whole deployment")
@@ -232,7 +241,10 @@ class ServingOut(BaseModel):
     replicas_needed: int | None = Field(description="For requests_per_s: replicas that carry it within the SLO")
     gpus_per_replica: int
     meets_slo: bool | None = Field(description="null without an SLO")
-    bound: str = Field(description="'memory' or 'compute': what limits the decode step")
+    bound: str = Field(
+        description="'memory' or 'compute': what limits the step kind (decode-only, or carrying a prefill chunk) "
+        "that takes most of a replica's time"
+    )
     headroom: float | None = Field(
         default=None, description="/recommend: requests/s the replicas carry within the SLO ÷ the peak load"
     )

@@ -305,7 +305,7 @@ def serving_out(estimate: ServingEstimate, cfg: ServingConfig, option: ServingOp
         ttft_ms=_finite(estimate.ttft_ms),
         tpot_ms=_finite(estimate.tpot_ms),
         e2e_latency_ms=_finite(estimate.e2e_latency_ms),
-        headroom=round(option.headroom, 3) if option else None,
+        headroom=round(option.headroom, 3) if option and estimate.max_concurrency >= 1 else None,
         latency=_latency_out(estimate.latency),
         utilization=UtilizationOut(**{k: round(v, 3) for k, v in estimate.utilization.items()})
         if estimate.utilization
@@ -580,6 +580,9 @@ def serving_facts(option: ServingOption, cfg: ServingConfig) -> dict[str, Any]:
         "tpot_ms": est.tpot_ms, "peak_rps": peak_rps,
         # its TTFT is a queue's growth over the run, no latency
         "saturated": (est.utilization or {}).get("average", 0.0) >= 1.0,
+        # a shape that holds no request has no latency, throughput, unit price or launch to show (review R2 R4:
+        # ¥0.00 per million tokens and a --max-model-len 1888 launch for a 8,300-token request)
+        "holds": est.max_concurrency >= 1 or option.pools is not None,
     }  # fmt: skip
     if any(code.startswith(("slo_", "kv_slots")) for code, _ in option.misses):  # a near miss on its latency
         return facts | {"missed": True}
@@ -599,14 +602,17 @@ def option_out(
     model: ModelSpec,
 ) -> OptionOut:
     est = option.estimate
-    explanation = serving_explanation(serving_facts(option, cfg), "en")
+    facts = serving_facts(option, cfg)
+    explanation = serving_explanation(facts, "en")
+    holds = facts["holds"]
+    per_million = str(option.per_million_output_tokens) if holds else None
     plan = _plan_out(option.replicas, option.tp, option.pp, est.concurrency, option.pools)
     return placed_option_out(
         option,
         plan=plan,
         memory=_memory_out(est),
         performance=_performance_out(est),
-        cost=cost_out(option.cost, SERVING_NOTE, per_million_output_tokens=str(option.per_million_output_tokens)),
+        cost=cost_out(option.cost, SERVING_NOTE, per_million_output_tokens=per_million),
         availability=availability_out(option.availability),
         explanation=explanation,
         warnings=warnings_out(
@@ -616,7 +622,7 @@ def option_out(
             + _offer_warnings(option)
             + option.warnings
         ),
-        launch=option.launch,
+        launch=option.launch if holds else None,
         miss_reason=option.miss_reason,
         misses=[MissOut(code=code, params=params) for code, params in option.misses],
         serving=serving_out(est, cfg, option),

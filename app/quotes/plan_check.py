@@ -38,7 +38,7 @@ from app.planner.serving_service import check_training_levers, serving_config, s
 from app.planner.stacks import as_launched, no_stack_warning
 from app.planner.workload import SessionOpener, as_rented, resolve_cluster, resolve_model
 from app.quotes.plan_summary import server_summary, stated
-from app.quotes.pool_load import pools_load
+from app.quotes.pool_load import KEPT as SERVING_KEPT, pools_load
 from app.quotes.service import (
     MAX_NODES,
     annual_refusal,
@@ -345,9 +345,8 @@ def _check_serving_fits(
         field = error.field if error.field and not error.field.startswith("plan") else "plan"
         raise _estimator_refusal(field, error, sku_id) from error
     _check_serving_slo(result, cfg, plan, by_card, cluster.gpus_per_node)
-    kept = {"ttft_ms", "tpot_ms", "latency", "isolated_ttft_ms", "utilization", "replicas", "gpus_per_replica"}
-    kept |= {"meets_slo", "engine", "max_concurrency"}
-    return PlanCheck(figures={"serving": serving_out(result, cfg).model_dump(mode="json", include=kept)})
+    figures = serving_out(result, cfg).model_dump(mode="json", include=set(SERVING_KEPT))
+    return PlanCheck(figures={"serving": figures})
 
 
 def _check_serving_slo(

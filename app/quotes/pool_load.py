@@ -25,9 +25,18 @@ from app.quotes.service import refusal
 if TYPE_CHECKING:
     from app.quotes.schemas import PoolsIn
 
-# what a serving quote freezes of its estimate (as app.quotes.plan_check `_check_serving_fits` keeps), plus the pools
+# what a serving quote freezes of its estimate (app.quotes.plan_check `_check_serving_fits` and the pools' load)
 KEPT = frozenset(
-    {"ttft_ms", "tpot_ms", "latency", "isolated_ttft_ms", "utilization", "replicas", "gpus_per_replica"}
+    {
+        "ttft_ms",
+        "tpot_ms",
+        "latency",
+        "isolated_ttft_ms",
+        "request_overhead_ms",
+        "utilization",
+        "replicas",
+        "gpus_per_replica",
+    }
     | {"meets_slo", "engine", "max_concurrency"}
 )
 

@@ -130,8 +130,9 @@ def serving_rows(quote: QuoteOut, lang: str) -> list[tuple[str, str]]:
         rows.append(
             (t["latency_one"], t["latency_one_words"].format(ttft=_n(served["ttft_ms"]), tpot=_n(served["tpot_ms"], 1)))
         )
-    if served.get("isolated_ttft_ms") is not None:
-        rows.append((t["isolated"], t["isolated_words"].format(ms=_n(served["isolated_ttft_ms"]))))
+    if served.get("isolated_ttft_ms") is not None:  # the prefill, and the server's fixed cost where stated apart
+        idle = served["isolated_ttft_ms"] + (served.get("request_overhead_ms") or 0.0)
+        rows.append((t["isolated"], t["isolated_words"].format(ms=_n(idle))))
     rows.append((t["deployment"], deployment_words(plan, quote.quantity, quote.unit, lang)))
     return rows
 

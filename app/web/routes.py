@@ -248,7 +248,7 @@ def launch_config(request: Request, session: SessionDep) -> Response:
         "gpus_per_node": option.gpus_per_node,
         "plan": option.plan.model_dump(),
         "stack": option.stack,
-        **{stack: _launch_in(block, t) for stack, block in option.launch.items()},
+        **{stack: _launch_in(block, t) for stack, block in (option.launch or {}).items()},
     }
     return Response(
         json.dumps(payload, indent=2, ensure_ascii=False),

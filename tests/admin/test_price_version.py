@@ -39,7 +39,11 @@ def test_a_price_based_on_a_stale_version_is_409_naming_the_price_written_since(
     assert problem["detail"].startswith(f"SKU {H100} was changed by alice@example.com at ")
     assert f"(version {version} → {version + 1}): price. Nothing was saved" in problem["detail"]
     stale_version, price = problem["errors"]
-    assert (stale_version["field"], stale_version["type"], stale_version["current"]) == ("version", "stale", version + 1)
+    assert (stale_version["field"], stale_version["type"], stale_version["current"]) == (
+        "version",
+        "stale",
+        version + 1,
+    )
     assert stale_version["message"].startswith(
         f"the SKU is at version {version + 1}, not {version}: changed by alice@example.com at "
     )

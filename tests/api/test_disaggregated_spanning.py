@@ -55,3 +55,5 @@ def test_a_vllm_disaggregated_launch_says_its_proxy_is_an_example_to_replace(cli
         assert "toy_proxy_server.py" in launch["commands"]["router"]
         assert "vllm_toy_proxy" in [text["code"] for text in launch["texts"]["notes"]], launch["texts"]
         assert any("production prefill/decode router" in note for note in launch["notes"]), launch["notes"]
+        # review R2 R5: the proxy lives in vLLM's source tree only, not the wheel the servers install
+        assert any("not in the vllm wheel" in note and "vllm-router" in note for note in launch["notes"])

@@ -220,16 +220,19 @@ def test_a_model_no_server_holds_is_pipelined_across_servers_joined_by_the_skus_
     assert "no fabric" in messages.rejection("gpu_memory", alone.rejected[0][2])
 
 
-def test_a_load_no_shape_carries_is_refused_with_the_smallest_deployment_it_would_need() -> None:
-    """Llama 3.1 8B at 20,000 requests/s on 8 x H100 servers (InfiniBand, at most 2 servers): every shape is
-    refused for the SKU's size; the reason names the smallest deployment tried (TP 1 replicas of 1 GPU), not
-    the last (a 16-GPU pipeline)."""
+def test_a_load_no_shape_carries_is_a_near_miss_naming_max_nodes() -> None:
+    """Llama 3.1 8B at 20,000 requests/s on 8 x H100 servers (InfiniBand, at most 2 servers): no shape carries it
+    within the SKU's size; the nearest (TP 1 replicas of 1 GPU, the smallest shortfall) is shown on both servers,
+    priced, naming max_nodes and the replicas the peak needs (review R2 R10: it was a bare rejection)."""
     ib = offer("h100-ib", "h100-80g-sxm", "400000", fabric="ib-ndr-400")
     cfg = ServingConfig(input_tokens=1024, output_tokens=256, requests_per_s=20_000.0)
     result = search_serving(LLAMA3_8B, cfg, [ib], Constraints(max_nodes=2))
-    assert not result.options and result.rejected[0][1] == "max_nodes"
-    assert result.rejected[0][2]["replica_gpus"] == 1 and result.rejected[0][2]["max_nodes"] == 2
-    assert "replicas of 1 GPU exceed the SKU's max_nodes 2" in messages.rejection("max_nodes", result.rejected[0][2])
+    assert not result.options and not result.rejected
+    (miss,) = result.near_misses
+    assert (miss.tp, miss.replicas, miss.config.gpus) == (1, 16, 16)
+    limit = dict(miss.misses)["max_nodes"]
+    assert limit["replica_gpus"] == 1 and limit["max_nodes"] == 2 and limit["most"] == 16 < limit["replicas"]
+    assert "more than the 16 that max_nodes 2 rents" in (messages.misses(miss.misses) or "")
 
 
 def test_the_headroom_shown_is_held_to_the_simulation() -> None:

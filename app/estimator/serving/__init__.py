@@ -76,7 +76,7 @@ from app.estimator.serving.memory import (
     weights_bytes,
 )
 from app.estimator.serving.operating_point import queue_wait_s
-from app.estimator.serving.replicas import CLOSED_FORM_SLACK, replica_capacity, replicas_for_slo, steer_replicas
+from app.estimator.serving.replicas import replica_capacity, replicas_for_slo, steer_replicas
 from app.estimator.serving.rules import (
     KERNEL_GAPS,
     MOE_LOW_CONCURRENCY_WARNING,
@@ -98,7 +98,6 @@ from app.estimator.serving.step import ALLREDUCE_LATENCY_S, BLOCK_FP8_GROUP
 __all__ = [
     "ALLREDUCE_LATENCY_S",
     "BLOCK_FP8_GROUP",
-    "CLOSED_FORM_SLACK",
     "ENGINE_DEFAULTS",
     "KERNEL_GAPS",
     "KV_BYTES",

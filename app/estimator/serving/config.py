@@ -93,4 +93,7 @@ class ServingEstimate:
     # For requests_per_s: simulated latencies at the offered load and at its peak (serving_sim), seconds.
     latency: dict[str, LoadLatency] | None = None  # {"average": …, "peak": …}
     utilization: dict[str, float] | None = None  # offered ÷ what a replica completes at most, average and peak
-    isolated_ttft_ms: float | None = None  # one request on an idle replica
+    # the prompt's service on an idle replica, the M/D/1 queue's D: its prefill (a prefill pool's: and the KV transfer),
+    # the engine server's fixed cost per request (request_overhead_ms) left out: one request's TTFT is the two summed
+    isolated_ttft_ms: float | None = None
+    request_overhead_ms: float | None = None  # in every TTFT, in no queue: it holds no GPU

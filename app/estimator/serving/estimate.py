@@ -7,7 +7,7 @@ import math
 from dataclasses import replace
 
 from app.estimator.serving.config import ServingConfig, ServingEstimate
-from app.estimator.serving.engines import _max_num_seqs
+from app.estimator.serving.engines import _max_num_seqs, _request_overhead_s
 from app.estimator.serving.memo import _hardware, simulations
 from app.estimator.serving.memory import kv_cache_tokens, max_concurrency, serving_memory
 from app.estimator.serving.operating_point import (
@@ -132,7 +132,8 @@ def estimate_serving(
         gpus_per_replica=gpus_per_replica,
         bound=point.bound,
         notes=notes,
-        isolated_ttft_ms=_isolated_ttft_s(model, cfg, hw) * 1e3,
+        isolated_ttft_ms=(_isolated_ttft_s(model, cfg, hw) - _request_overhead_s(cfg)) * 1e3,
+        request_overhead_ms=_request_overhead_s(cfg) * 1e3,
     )
     if cfg.requests_per_s is None or not simulate:
         return result
@@ -169,5 +170,5 @@ def _under_load(
         latency={"average": average, "peak": peak},
         concurrency=min(float(load.limit), average.running),  # what the simulation holds at the offered load
         utilization={"average": load.utilization(offered, average), "peak": load.utilization(peak_rate, peak)},
-        isolated_ttft_ms=load.isolated_s * 1e3,
+        isolated_ttft_ms=(load.isolated_s - _request_overhead_s(cfg)) * 1e3,
     )

@@ -7,7 +7,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Final
 
 from app.estimator.serving.config import ServingConfig
 from app.estimator.serving.engines import _request_overhead_s
@@ -79,22 +78,18 @@ def steer_replicas(
     return _steer(load, cfg.requests_per_s * cfg.peak_factor, start)
 
 
-# How far below the closed forms' replica count the simulation may still meet the SLO: their exponential queue
-# tail reads the simulated p90 high (Llama-3.1-70B RAG, 8,000 / 300 tokens at 5 requests/s, TP 8 on A100s: the
-# closed forms ask 17 replicas, the simulation meets the SLO with 15), so counts down to 0.8 of theirs are
-# simulated (a smaller configuration, or the most replicas an offer rents), and none below.
-CLOSED_FORM_SLACK: Final = 0.8
-
-
 def replicas_for_slo(
     model: ModelSpec, cfg: ServingConfig, cluster: Cluster, *, tp: int = 1, pp: int = 1, start: int = 1,
-    most: int = 4096, floor: int = 1,
+    most: int = 4096, granule: int = 1,
 ) -> tuple[int, LoadLatency] | None:  # fmt: skip
     """The fewest replicas (at most `most`) whose simulated latency at the peak (requests_per_s × peak_factor,
     shared among them) meets the SLO at its percentile, with that latency; None when no count up to `most` does.
-    The search starts at `start` (a guess, e.g. the steady state's count) or the closed forms' count if larger,
-    and steps down (not below saturation, nor below `floor`: fewer would not rent less) or up from there. The
-    simulation decides."""
+    The search starts at `start` (a guess, e.g. the steady state's count) or the closed forms' count if larger
+    (`most` where theirs exceeds it), and steps down to the fewest that meet (not below saturation) or up from
+    there: O(log n) simulations; stepping down, only multiples of `granule` are tried (the replicas one server
+    holds: fewer in between rent no less). The simulation decides; the closed forms, which read its tail high
+    (review R2 R9: Llama-3.1-405B at 1 request/s, TP 16 on H100s, they ask 2 replicas and one meets), only
+    steer."""
     if cfg.requests_per_s is None:
         raise EstimatorError.of("serving_rate_needed", field="serving.requests_per_s")
     limit = max_concurrency(model, cfg, cluster.gpu, tp, pp)
@@ -115,7 +110,7 @@ def replicas_for_slo(
     guess = max(low, start)
     if meets(guess):  # the fewest that meet lie at or below the guess: step down, as far as saturation allows
         unsaturated = math.floor(peak / load.top_rps) + 1 if load.top_rps > 0 else 1
-        return _fewest_below(max(1, unsaturated, min(floor, guess)), guess, meets, tried)
+        return _fewest_below(max(1, min(unsaturated, guess)), guess, meets, tried, granule)
     failed = guess
     if cfg.slo_ttft_ms is not None:
         # the closed form again, on the prefill time that reproduces the simulated wait (decodes share the
@@ -139,39 +134,46 @@ def replicas_for_slo(
 
 
 def _steer_within(load: _Load, peak: float, start: int, most: int) -> int | None:
-    """The closed forms' count (≥ start), or `most` where theirs exceeds it by no more than CLOSED_FORM_SLACK
-    allows (they read the simulated tail high: the simulation decides); None beyond that."""
+    """The closed forms' count (≥ start), or `most` where theirs exceeds it (they read the simulated tail high:
+    the simulation decides) and `most` replicas are not saturated at the peak; None where even an idle replica
+    misses the TTFT target, or `most` saturate."""
     low = _steer(load, peak, start)
-    if low is not None and low > most >= CLOSED_FORM_SLACK * low:
-        return most
-    return None if low is None or low > most else low
+    if low is None:
+        return None
+    if low <= most:
+        return low
+    return most if load.top_rps <= 0 or peak / most < load.top_rps else None
 
 
 def _fewest_below(
-    low: int, high: int, meets: Callable[[int], bool], tried: dict[int, LoadLatency]
+    low: int, high: int, meets: Callable[[int], bool], tried: dict[int, LoadLatency], granule: int = 1
 ) -> tuple[int, LoadLatency]:
-    """The fewest replicas in [low, high] that meet, high meeting: steps down that double until one fails (or
-    low is reached), then bisection."""
-    step = max(1, high // 8)
-    while high > low:
-        probe = max(low, high - step)
+    """The fewest replicas in [low, high] that meet, high meeting, among high and the multiples of `granule`:
+    steps down that double until one fails (or low is reached), then bisection."""
+    step = max(1, high // (8 * granule))
+    bottom = -(-low // granule) * granule  # the first multiple of granule at or above low
+    while True:
+        probe = max(bottom, ((high - 1) // granule - step + 1) * granule)
+        if probe >= high:
+            return high, tried[high]
         if not meets(probe):
-            return _fewest(probe, high, meets, tried)
+            return _fewest(probe, high, meets, tried, granule)
         high, step = probe, step * 2
-    return high, tried[high]
 
 
 def _fewest(
-    failed: int, high: int, meets: Callable[[int], bool], tried: dict[int, LoadLatency]
+    failed: int, high: int, meets: Callable[[int], bool], tried: dict[int, LoadLatency], granule: int = 1
 ) -> tuple[int, LoadLatency]:
-    """The fewest replicas in (failed, high] that meet, high meeting (bisection)."""
-    while high - failed > 1:
-        mid = (failed + high) // 2
+    """The fewest replicas in (failed, high] that meet, high meeting, among high and the multiples of `granule`
+    (failed one of them): bisection."""
+    while True:
+        mid = failed + ((high - failed) // granule // 2) * granule
+        if mid <= failed or mid >= high:
+            return high, tried[high]
         if meets(mid):
             high = mid
         else:
             failed = mid
-    return high, tried[high]
 
 
 def _fitted_service(load: _Load, rate: float, latency: LoadLatency) -> float:
