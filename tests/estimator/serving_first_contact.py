@@ -177,6 +177,7 @@ Source:
                TensorRT-LLM rows on A100 or L40S in continuous batching. Not read: the H100 / H200 / GH200 columns (the
                fitted [trtllm] rows of serving_cases.py are a later release's), Mistral 7B and the Mixtrals.
                TensorRT-LLM 0.14 / 0.17 are not ENGINE_RELEASES entries: the rows run as the current TensorRT-LLM.
+  [accelmark-a100] AccelMark's SGLang 0.5.6 and vLLM 0.20.1 runs on A100 (serving_first_contact_accelmark.py).
 Only the runs below saturation are read for latency (the summary's request throughput, completed ÷ duration, keeps up
 with the offered rate: 70B at 1, 2 and 4 requests/s, 405B at 1 and 2); beyond it the median TTFT is the time spent in
 a queue that grows through the run, which depends on the run's length. Offline rows read the throughput.
@@ -184,7 +185,6 @@ a queue that grows through the run, which depends on the run's length. Offline r
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
 
 from app.estimator.hardware import get_gpu
@@ -192,8 +192,10 @@ from app.estimator.presets import get_preset
 from app.estimator.serving import ServingConfig, estimate_serving, offline_run_output_tokens_per_s
 from app.estimator.specs import Cluster, GpuSpec, ModelSpec
 from app.estimator.vocabulary import Engine
+from tests.estimator.serving_first_contact_accelmark import ACCELMARK_ROWS
+from tests.estimator.serving_first_contact_row import Metric, ServingFirstContact
 
-Metric = Literal["ttft_ms", "tpot_ms", "output_tokens_per_s"]
+__all__ = ["SERVING_FIRST_CONTACT", "Metric", "ServingFirstContact", "predict"]
 
 DATACRUNCH = (
     "datacrunch-research/h200-benchmarks at c091ef530a525d2e788bc41c39a4450b09c9f2ad, sglang/outputs/"
@@ -266,20 +268,6 @@ DLI_TRTLLM09 = (
 TRTLLM_PERF_V017 = (
     "NVIDIA/TensorRT-LLM at 258c7540c03517def55d9a5aadfa9288af474e1b, docs/source/performance/perf-overview.md"
 )
-
-
-@dataclass(frozen=True, slots=True)
-class ServingFirstContact:
-    label: str
-    source: str
-    citation: str
-    model: ModelSpec
-    gpu: GpuSpec
-    tp: int
-    cfg: ServingConfig
-    metric: Metric
-    published: float
-    requests: int | None = None  # an offline row's prompts (the run is finite: its ramp and drain count)
 
 
 def _random(total_in: int, total_out: int, completed: int, isl: int, osl: int, rate: float | None) -> ServingConfig:
@@ -706,6 +694,7 @@ SERVING_FIRST_CONTACT: tuple[ServingFirstContact, ...] = (
     *(row for gpu, model, tp, lengths, lines in TRITON_V014 for line in lines
       for row in _triton(gpu, model, tp, lengths, line)),
     *(row for column in V017_COLUMNS for row in _v017(*column)),
+    *ACCELMARK_ROWS,
 )  # fmt: skip
 
 
