@@ -400,7 +400,17 @@ MEGATRON_RELEASE = (
 # 4 x hidden, written as the two-matrix "gelu" MLP; the nemotron_2_256k tokenizer's 256,000 rows, divisible by
 # 128 x TP 8 so unpadded; --untie-embeddings-and-output-weights)
 MEGATRON_GPT_15B = ModelSpec(
-    name="megatron-gpt3-15b", layers=32, hidden=6144, heads=48, kv_heads=8, ffn=24576, vocab=256000, mlp="gelu"
+    name="megatron-gpt3-15b",
+    layers=32,
+    hidden=6144,
+    heads=48,
+    kv_heads=8,
+    ffn=24576,
+    vocab=256000,
+    mlp="gelu",
+    # --apply-layernorm-1p: LayerNorm (Megatron's default --normalization), stated after first contact, which read it
+    # as RMSNorm (an eager RMSNorm's fp32 copy of its input, which a LayerNorm does not keep)
+    norm="layernorm",
 )
 
 # Qwen (v1) remote code, from each model's config.json on the Hugging Face Hub (Qwen/Qwen-*-Chat): RMSNorm, SwiGLU
