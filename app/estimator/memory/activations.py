@@ -526,12 +526,18 @@ def _microbatches(workload: Workload, plan: Plan, dp: int) -> int:
 
 
 def _in_flight(workload: Workload, plan: Plan, stage: _Stage, dp: int) -> float:
-    """Micro-batches whose activations a stage holds: 1F1B first stage min(p, m); interleaving adds (p-1)/(p·v)."""
-    if plan.pp == 1 or not stage.is_first:
+    """Micro-batches whose activations a stage holds: 1F1B first stage min(p, m); interleaving adds (p-1)/(p·v). The
+    interleaved last stage warms up with (v-1)·p chunk forwards (Megatron-LM pipeline_parallel/schedules.py
+    `get_pp_rank_microbatches`; torch.distributed.pipelining ScheduleInterleaved1F1B alike): (v-1)·p + 1 chunks held,
+    each 1/v of its layers."""
+    if plan.pp == 1 or not (stage.is_first or plan.virtual_stages > 1):
         return 1.0
+    v = plan.virtual_stages
+    if not stage.is_first:
+        return min(_microbatches(workload, plan, dp) * v, (v - 1) * plan.pp + 1) / v if stage.is_last else 1.0
     count = float(min(plan.pp, _microbatches(workload, plan, dp)))
-    if plan.virtual_stages > 1:
-        count *= 1.0 + (plan.pp - 1) / (plan.pp * plan.virtual_stages)
+    if v > 1:
+        count *= 1.0 + (plan.pp - 1) / (plan.pp * v)
     return count
 
 
