@@ -201,7 +201,9 @@ class Plan:
     # a Megatron-style vocabulary-parallel cross-entropy on an fp32 upcast of the 16-bit logits (atorch's
     # ds_3d_llama2.py `my_loss_func`: `logits.float()`, then atorch's vocab_parallel_cross_entropy, a fork of
     # Megatron-LM's): the upcast and the softmax it saves meet in the forward, the gradient is written into the saved
-    # softmax (memory.activations UPCAST_VOCAB_PARALLEL_LOSS_BYTES_PER_LOGIT); no stack the planner launches runs it
+    # softmax (memory.activations UPCAST_VOCAB_PARALLEL_LOSS_BYTES_PER_LOGIT); with fp32_main_grads, Megatron-LM's own,
+    # which upcasts inside and makes the softmax in place (MEGATRON_VOCAB_PARALLEL_LOSS_BYTES_PER_LOGIT); no stack the
+    # planner launches runs it
     upcast_vocab_parallel_loss: bool = False
     # bytes a logit of the model's output that the training loop keeps alive through the backward and the recompute
     # (atorch's llama2 example: `outputs = model(**batch)` then `loss.backward()`, the fp32 logits transformers 4.31

@@ -255,6 +255,32 @@ Sources (each a project that measured its own runs and says with what):
                QLoRA loading, which the estimator does not model) and the table's nvidia-smi column
                (mem_nvidia_mem_reserved), as the fms-acceleration rows left it.
 
+  [megatron-release] NVIDIA/Megatron-LM tests/functional_tests/test_cases at d98e8a64d (2026-08-22): the "release"
+               tests' model_config.yaml and golden values (the runs NVIDIA's CI trains for each release and keeps to
+               compare later runs against): gpt/gpt3_15b_8t_release (a Nemotron-4 15B shape: 32 layers, hidden 6144,
+               48 heads, 8 query groups, squared-ReLU MLP of 4 x 6144 without a gate, the 256k nemotron_2 vocabulary,
+               untied head; TP 8 with sequence parallel, PP 1, micro-batch 4 x 4,096, global batch 384 at the start),
+               mixtral/mixtral_8x7b_alltoall_tp2pp4ep4_release (Mixtral 8x7B's shape with the same 256k vocabulary:
+               TP 2 with sequence parallel, PP 4, EP 4, micro-batch 1 x 4,096, global batch 1,024),
+               mixtral/mixtral_8x7b_tp1pp4ep8vpp8_release (TP 2, expert TP 1, PP 4 with one layer a virtual stage, EP
+               8, global batch 256) and mixtral/mixtral_8x22b_tp2pp8ep8vpp1_release (Mixtral 8x22B's shape, 256k
+               vocabulary, TP 2, PP 8, EP 8, global batch 256). Every one: bf16 with Megatron's fp32 main-gradient
+               buffer (no --grad-reduce-in-bf16), the distributed optimizer (Adam), Transformer Engine layers with
+               flash attention, no activation recompute (no --recompute-* flag), grouped-GEMM experts with the
+               alltoall dispatcher, and the plain vocab-parallel cross-entropy (no --cross-entropy-loss-fusion:
+               language_module.py calls tensor_parallel.vocab_parallel_cross_entropy, which upcasts the logits to
+               fp32: Plan.upcast_vocab_parallel_loss). Readings: "mem-max-allocated-bytes", the tensorboard scalar
+               training.py logs from torch.cuda.memory_stats()["allocated_bytes.all.peak"] (never reset) on the
+               tensorboard rank, the last rank (world_size - 1: the last pipeline stage); the row is the largest value
+               of the golden file (dev container on DGX H100, lts container on DGX A100 80GB), bytes read as GiB.
+               The GPU count is not published (the release recipes that name nodes are not in the repository). The
+               data-parallel size is stated from the same files' other reading, mem-allocated-bytes (the allocated
+               memory between steps: weights, gradient buffer and optimizer shards), as the power of two that
+               Megatron's model-state bytes (2 + 4 + 12 / d a parameter, docs dist_optimizer.md, experts sharded over
+               their own expert-data-parallel group) put nearest it: 16 for every run (128 GPUs; 256 for 8x22B),
+               decided before any estimate. Left out before any estimate: the GB200 runs (no GB200 in the catalog),
+               the DeepSeek-V3 proxies (MLA with multi-token prediction) and Nemotron 3 (hybrid Mamba).
+
 `levers` names what each run used that moves the peak and that the estimator may or may not model (attention
 implementation, loss implementation, compile, activation offload, FP8 parameters).
 """
@@ -360,6 +386,31 @@ FMS_GRANITE = (
 # embedding (module docstring, [fms-granite])
 POWERLM_3B = ModelSpec(
     name="powerlm-3b", layers=40, hidden=2304, heads=36, kv_heads=36, ffn=9216, vocab=49152, tied_embeddings=True
+)
+
+MEGATRON_RELEASE = (
+    "NVIDIA/Megatron-LM tests/functional_tests/test_cases at d98e8a64ddf34856e74b24714e3bedb2f5a39553, gpt/"
+    "gpt3_15b_8t_release and mixtral/*_release model_config.yaml with golden_values_dev_dgx_h100.json and "
+    "golden_values_lts_dgx_a100.json (no recompute, distributed optimizer; mem-max-allocated-bytes = "
+    "torch.cuda.memory_stats()['allocated_bytes.all.peak'] on the last rank, bytes to GiB)"
+)
+
+# Megatron-LM's gpt3_15b_8t_release shape (model_config.yaml at d98e8a64d: --num-layers 32, --hidden-size 6144,
+# --num-attention-heads 48, --num-query-groups 8, --squared-relu without --swiglu: two matrices of the default
+# 4 x hidden, written as the two-matrix "gelu" MLP; the nemotron_2_256k tokenizer's 256,000 rows, divisible by
+# 128 x TP 8 so unpadded; --untie-embeddings-and-output-weights)
+MEGATRON_GPT_15B = ModelSpec(
+    name="megatron-gpt3-15b",
+    layers=32,
+    hidden=6144,
+    heads=48,
+    kv_heads=8,
+    ffn=24576,
+    vocab=256000,
+    mlp="gelu",
+    # --apply-layernorm-1p: LayerNorm (Megatron's default --normalization), stated after first contact, which read it
+    # as RMSNorm (an eager RMSNorm's fp32 copy of its input, which a LayerNorm does not keep)
+    norm="layernorm",
 )
 
 # Qwen (v1) remote code, from each model's config.json on the Hugging Face Hub (Qwen/Qwen-*-Chat): RMSNorm, SwiGLU
@@ -1321,6 +1372,64 @@ def _fms_granite() -> list[FirstContactCase]:
     return cases
 
 
+def _megatron_release() -> list[FirstContactCase]:
+    """Megatron-LM's release tests: pre-training with TP / PP / EP and the distributed optimizer, no recompute."""
+    cases = []
+    nemotron_vocab = 256000  # the nemotron_2_256k tokenizer every release config names (module docstring)
+    mixtral_7 = replace(get_preset("mixtral-8x7b").model, vocab=nemotron_vocab)
+    mixtral_22 = replace(get_preset("mixtral-8x22b").model, vocab=nemotron_vocab)
+    # (label, model, tp, pp, ep, virtual stages, micro-batch, global batch, ((card, max allocated bytes), ...))
+    rows = (
+        ("gpt3_15b_8t TP 8 x DP 16", MEGATRON_GPT_15B, 8, 1, 1, 1, 4, 384,
+         ((H100, 28160194560), (A100_80, 28391901184))),
+        ("mixtral_8x7b alltoall TP 2 x PP 4 x EP 4 x DP 16", mixtral_7, 2, 4, 4, 1, 1, 1024,
+         ((H100, 26495959040), (A100_80, 26760161280))),
+        ("mixtral_8x7b TP 2 (expert TP 1) x PP 4 x VPP 8 x EP 8 x DP 16", mixtral_7, 2, 4, 8, 8, 1, 256,
+         ((H100, 35505844224), (A100_80, 35900022784))),
+        ("mixtral_8x22b TP 2 x PP 8 x EP 8 x DP 16", mixtral_22, 2, 8, 8, 1, 1, 256,
+         ((H100, 28533706752), (A100_80, 28168466432))),
+    )  # fmt: skip
+    for label, model, tp, pp, ep, vpp, micro, global_batch, readings in rows:
+        dp = 16
+        for gpu, published_bytes in readings:
+            cases.append(
+                FirstContactCase(
+                    f"Megatron-LM release {label}, batch {micro} x 4096, {gpu.name}",
+                    "megatron-release",
+                    MEGATRON_RELEASE,
+                    model,
+                    Workload(task="pretrain", precision="bf16", seq_len=4096, global_batch=global_batch),
+                    Plan(
+                        tp=tp,
+                        pp=pp,
+                        dp=dp,
+                        ep=ep,
+                        virtual_stages=vpp,
+                        sequence_parallel=True,
+                        zero_stage=1,
+                        micro_batch=micro,
+                        recompute="none",
+                        fp32_main_grads=True,
+                        upcast_vocab_parallel_loss=True,
+                    ),
+                    # DGX H100 8 x 400, DGX A100 8 x 200 Gb/s (NVIDIA DGX datasheets); the memory ignores it
+                    Cluster(
+                        gpu=gpu,
+                        gpus_per_node=8,
+                        nodes=tp * pp * dp // 8,
+                        inter_node_gbps=3200.0 if gpu is H100 else 1600.0,
+                    ),
+                    published_bytes / GIB,
+                    "allocated",
+                    "attention: Transformer Engine flash; loss: Megatron vocab_parallel_cross_entropy, fp32 upcast; "
+                    "distributed optimizer, fp32 main-gradient buffer; no recompute; read on the last pipeline stage"
+                    + ("; MoE alltoall dispatcher, grouped GEMM" if model.is_moe else "")
+                    + ("; expert TP 1 under TP 2" if vpp > 1 else ""),
+                )
+            )
+    return cases
+
+
 MEMORY_FIRST_CONTACT: tuple[FirstContactCase, ...] = tuple(
     _ms_swift()
     + _torchao()
@@ -1338,4 +1447,5 @@ MEMORY_FIRST_CONTACT: tuple[FirstContactCase, ...] = tuple(
     + _torchtune_flags()
     + _atorch_llama2()
     + _fms_granite()
+    + _megatron_release()
 )

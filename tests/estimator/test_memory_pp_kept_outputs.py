@@ -6,7 +6,9 @@
   #127332), Megatron-LM the same count (megatron/core/pipeline_parallel/schedules.py
   `get_pp_rank_microbatches`: `(pipeline_parallel_size - pipeline_parallel_rank - 1) * 2 +
   (num_model_chunks - 1) * pipeline_parallel_size`); the 1F1B schedules warm up `pp - rank - 1` forwards. The
-  first stage then holds warm-up + 1 chunks of L / (pp * v) layers each.
+  first stage then holds warm-up + 1 chunks of L / (pp * v) layers each; the last stage (rank pp - 1) warms up
+  (v - 1) * pp chunk forwards and holds (v - 1) * pp + 1 chunks, beside the loss (one micro-batch without
+  interleaving).
 - The last stage's outputs (Plan.pp_keeps_outputs, memory.activations `_kept_outputs`): before pytorch/torchtitan PR
   #1922 (2025-10-22) every micro-batch's logits stayed in `output_chunks` until `step()` returned.
 
@@ -48,6 +50,16 @@ def test_first_stage_holds_what_torch_and_megatron_interleaved_schedules_warm_up
     assert _in_flight(case.workload, plan, first, plan.dp) == pytest.approx(
         (_torch_interleaved_warmup(pp, v, 0) + 1) / v
     )
+
+
+@pytest.mark.parametrize(("pp", "v"), [(2, 1), (4, 1), (2, 2), (4, 2), (8, 2), (4, 8), (4, 5)])
+def test_last_stage_holds_what_the_interleaved_schedules_warm_up(pp: int, v: int) -> None:
+    case = TITAN_3D["torchtitan-llama3.1-405b-fsdp8-tp8-pp8-interleaved-h100"]
+    plan = replace(case.plan, pp=pp, virtual_stages=v)
+    ctx = _build_context(case.model, case.workload)
+    last = _stages_of(ctx, plan)[-1]
+    held = (_torch_interleaved_warmup(pp, v, pp - 1) + 1) / v if v > 1 else 1.0
+    assert _in_flight(case.workload, plan, last, plan.dp) == pytest.approx(held)
 
 
 def test_kept_outputs_are_the_other_micro_batches_logits() -> None:

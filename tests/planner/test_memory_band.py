@@ -299,14 +299,19 @@ def test_coverage_on_every_validation_row() -> None:
     # constants unchanged; +2.4 to +17.6 %).
     # The low end stopped at the model states (band.py; the constants unchanged): 248 of 286 still, median half-width
     # 19.3 % -> 19.2 % (litgpt's and Hugging Face's generate rows, 98 % weights, now read 12.6-14.8 GiB, not 11.6-14.8).
+    # Megatron-LM's release tests (megatron-release, 8 rows: pre-training under TP, PP, EP and the distributed
+    # optimizer, no recompute, max allocated on the last rank) came in at 2 of 8 inside (265 of 306, the range
+    # constants unchanged; +2 to +136 %, the estimate being the first pipeline stage's and the reading the last's).
+    # 267 of 306 once Megatron-LM's own cross-entropy (6 bytes a logit, not atorch's 8) and the 15B's LayerNorm are
+    # stated: its two rows +11 / +12 % -> +2 / +3 %, inside.
     from tests.estimator.memory_first_contact import MEMORY_FIRST_CONTACT
     from tests.estimator.validation_cases import MEMORY
 
     results = [_inside(c) for c in (*MEMORY, *MEMORY_FIRST_CONTACT)]
     inside = sum(ok for ok, _ in results)
     widths = sorted(w for _, w in results)
-    assert len(results) == 298
-    assert inside >= 260, inside
+    assert len(results) == 306
+    assert inside >= 267, inside
     assert widths[len(widths) // 2] <= 0.20
 
 

@@ -115,6 +115,11 @@ SHIFT_COPY_LOSS_BYTES_PER_LOGIT = 4.0 + 4.0 + 4.0  # plus the 16-bit logits, whe
 # softmax's 4 and the cast's 16-bit gradient, less. The 16-bit logits are the model's output, kept by the pipeline
 # engine (Plan.kept_logits_bytes), not by the loss.
 UPCAST_VOCAB_PARALLEL_LOSS_BYTES_PER_LOGIT = 4.0 + 4.0
+# Megatron-LM's own (the megatron stack, Plan.fp32_main_grads): megatron/core/tensor_parallel/cross_entropy.py at
+# d98e8a64d upcasts inside (`calculate_logits_max`: `.float()`) and turns that copy into the softmax in place (`-=`,
+# `torch.exp(out=)`, `div_`) while GPTModel.forward holds the head's 16-bit logits until the loss returns: 2 + 4 bytes
+# a logit; the backward's start holds the softmax's 4, then its 16-bit gradient beside it: the same 6.
+MEGATRON_VOCAB_PARALLEL_LOSS_BYTES_PER_LOGIT = 2.0 + 4.0
 OTHER_WORKSPACE_BYTES = 0.25 * GIB  # cuBLAS/cuDNN workspaces (module docstring)
 OTHER_NCCL_BYTES = 0.5 * GIB  # NCCL channel buffers when > 1 GPU (module docstring)
 FRAGMENTATION = 0.05  # caching-allocator slack on activations (module docstring)
@@ -521,12 +526,18 @@ def _microbatches(workload: Workload, plan: Plan, dp: int) -> int:
 
 
 def _in_flight(workload: Workload, plan: Plan, stage: _Stage, dp: int) -> float:
-    """Micro-batches whose activations a stage holds: 1F1B first stage min(p, m); interleaving adds (p-1)/(p·v)."""
-    if plan.pp == 1 or not stage.is_first:
+    """Micro-batches whose activations a stage holds: 1F1B first stage min(p, m); interleaving adds (p-1)/(p·v). The
+    interleaved last stage warms up with (v-1)·p chunk forwards (Megatron-LM pipeline_parallel/schedules.py
+    `get_pp_rank_microbatches`; torch.distributed.pipelining ScheduleInterleaved1F1B alike): (v-1)·p + 1 chunks held,
+    each 1/v of its layers."""
+    if plan.pp == 1 or not (stage.is_first or plan.virtual_stages > 1):
         return 1.0
+    v = plan.virtual_stages
+    if not stage.is_first:
+        return min(_microbatches(workload, plan, dp) * v, (v - 1) * plan.pp + 1) / v if stage.is_last else 1.0
     count = float(min(plan.pp, _microbatches(workload, plan, dp)))
-    if plan.virtual_stages > 1:
-        count *= 1.0 + (plan.pp - 1) / (plan.pp * plan.virtual_stages)
+    if v > 1:
+        count *= 1.0 + (plan.pp - 1) / (plan.pp * v)
     return count
 
 
@@ -585,7 +596,11 @@ def _loss_bytes(ctx: _Ctx, plan: Plan) -> float:
         if plan.no_upcast_loss
         else SHIFT_COPY_LOSS_BYTES_PER_LOGIT + _shift_copy_logits(ctx.workload, plan)
         if plan.shift_copy_loss
-        else UPCAST_VOCAB_PARALLEL_LOSS_BYTES_PER_LOGIT
+        else (
+            MEGATRON_VOCAB_PARALLEL_LOSS_BYTES_PER_LOGIT
+            if plan.fp32_main_grads
+            else UPCAST_VOCAB_PARALLEL_LOSS_BYTES_PER_LOGIT
+        )
         if plan.upcast_vocab_parallel_loss
         else LOSS_BYTES_PER_LOGIT
     )
