@@ -112,6 +112,7 @@ SERVE_WORDS: dict[str, dict[str, str]] = {
         "shape": "{replicas} replica(s) × TP {tp}",
         "shape_pools": "{prefill} prefill replica(s) × TP {prefill_tp} + {decode} decode replica(s) × TP {decode_tp}",
         "pp": " × PP {pp}",
+        "ep": ", DP attention and expert parallel {ep}",
         "explanation": "{shape} on {sku}: {rate} requests/s at {latency}; the peak of {peak} requests/s {headroom}",
         "latency": "TTFT {ttft} and TPOT {tpot}",
         "saturated": "more than the replicas carry: the queue grows without bound",
@@ -130,6 +131,7 @@ SERVE_WORDS: dict[str, dict[str, str]] = {
         "shape": "{replicas} 个副本 × TP {tp}",
         "shape_pools": "{prefill} 个预填充副本 × TP {prefill_tp} + {decode} 个解码副本 × TP {decode_tp}",
         "pp": " × PP {pp}",
+        "ep": "，数据并行注意力与专家并行 {ep}",
         "explanation": "{shape}，运行于 {sku}：每秒 {rate} 个请求，{latency}；峰值每秒 {peak} 个请求{headroom}",
         "latency": "首 token 延迟 {ttft}、每 token 延迟 {tpot}",
         "saturated": "超出副本的承载能力：队列无限增长",
@@ -279,9 +281,9 @@ def slo_named(params: Mapping[str, Any]) -> list[str]:
     return missed or targets
 
 
-def serving_summary(replicas: int, tp: int, pp: int, pools: Mapping[str, Any] | None, lang: str) -> str:
-    """A serving plan's summary in `lang`: its replicas × TP (× PP), or a disaggregated deployment's two pools
-    (`pools`: each pool's `tp` and `replicas`)."""
+def serving_summary(replicas: int, tp: int, pp: int, pools: Mapping[str, Any] | None, lang: str, ep: int = 1) -> str:
+    """A serving plan's summary in `lang`: its replicas × TP (× PP; DP attention with expert parallel where `ep` > 1),
+    or a disaggregated deployment's two pools (`pools`: each pool's `tp` and `replicas`)."""
     w = SERVE_WORDS.get(lang, SERVE_WORDS["en"])
     if pools:
         pre, dec = pools["prefill"], pools["decode"]
@@ -290,6 +292,7 @@ def serving_summary(replicas: int, tp: int, pp: int, pools: Mapping[str, Any] | 
         )
     else:
         text = w["summary"].format(replicas=replicas, tp=tp) + (w["pp"].format(pp=pp) if pp > 1 else "")
+        text += w["ep"].format(ep=ep) if ep > 1 else ""
     return plurals(text) if lang == "en" else text
 
 
@@ -308,6 +311,7 @@ def serving_explanation(facts: Mapping[str, Any], lang: str) -> str:
     else:
         shape = w["shape"].format(replicas=facts["replicas"], tp=facts["tp"])
         shape += w["pp"].format(pp=facts["pp"]) if facts.get("pp", 1) > 1 else ""
+        shape += w["ep"].format(ep=facts["ep"]) if facts.get("ep", 1) > 1 else ""
     shape = plurals(shape) if lang == "en" else shape
     if facts.get("saturated"):
         latency_words = w["saturated"]

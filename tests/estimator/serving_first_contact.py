@@ -198,7 +198,7 @@ a queue that grows through the run, which depends on the run's length. Offline r
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from app.estimator.hardware import get_gpu
@@ -297,6 +297,9 @@ class ServingFirstContact:
     published: float
     requests: int | None = None  # an offline row's prompts (the run is finite: its ramp and drain count)
     nodes: int = 1  # servers of one replica (over cluster's fabric); >1: the figure is per server
+    # the published DP attention / EP degree over whole servers (0: none), which the estimator reads since it models it
+    # (recorded first on the plain-TP `tp` x `nodes` shape)
+    dp_attention: int = 0
 
 
 def _random(total_in: int, total_out: int, completed: int, isl: int, osl: int, rate: float | None) -> ServingConfig:
@@ -635,21 +638,21 @@ DEEPSEEK_V3 = get_preset("deepseek-v3").model
 NDR_NODE_GBPS = 3200.0  # 8 x 400 Gb/s InfiniBand NDR per Atlas Cloud H100 node (one HCA per GPU)
 
 
-def _large_ep(label: str, output_tokens: int, metric: Metric, per_node: float) -> ServingFirstContact:
+def _large_ep(label: str, output_tokens: int, metric: Metric, per_node: float, dp: int) -> ServingFirstContact:
     cfg = ServingConfig(
         input_tokens=2000, output_tokens=output_tokens, engine="sglang", precision="fp8", weights="fp8",
         mla_cache_values=512 + 64,  # config.json: kv_lora_rank 512, qk_rope_head_dim 64
         group_size=128 * 128,  # block FP8: weight_block_size [128, 128]
     )  # fmt: skip
     return ServingFirstContact(label, "lmsys-large-ep", LMSYS_LARGE_EP, DEEPSEEK_V3, H100, 16, cfg, metric, per_node,
-                               nodes=2)  # fmt: skip
+                               nodes=2, dp_attention=dp)  # fmt: skip
 
 
 LARGE_EP_ROWS = (
     _large_ep("lmsys large-ep deepseek-v3 h100 decode 2000 in, output tokens/s per node", 100,
-              "output_tokens_per_s", 22300.0),
+              "output_tokens_per_s", 22300.0, 72),
     _large_ep("lmsys large-ep deepseek-v3 h100 prefill 2000 in, input tokens/s per node", 1,
-              "input_tokens_per_s", 52300.0),
+              "input_tokens_per_s", 52300.0, 32),
 )  # fmt: skip
 
 
@@ -775,11 +778,20 @@ def predict(case: ServingFirstContact) -> float:
 
 def _per_node(case: ServingFirstContact) -> float:
     """A row of a replica over `nodes` servers, per server: decode at the most sequences the replica holds (output
-    tokens/s), or prefill as one full chunk of prompts a step (input tokens/s)."""
-    cluster = Cluster(case.gpu, 8, case.nodes, inter_node_gbps=NDR_NODE_GBPS, inter_node_fabric="ib-ndr-400")
+    tokens/s), or prefill as one full chunk of prompts a step (input tokens/s). With `dp_attention` (read since the
+    estimator models it) the published shape: DP attention and EP over that many GPUs; decode as the disaggregated
+    decode pool it was (every prompt arrives computed), 256 sequences a GPU, `--mem-fraction-static 0.846`; prefill
+    one chunk on every rank."""
+    tp, nodes, cfg = case.tp, case.nodes, case.cfg
+    if case.dp_attention:
+        tp, nodes = case.dp_attention, case.dp_attention // 8
+        cfg = replace(cfg, dp_attention=True, gpu_memory_utilization=0.846)
+        if case.metric == "output_tokens_per_s":
+            cfg = replace(cfg, prefix_cache_hit_rate=1.0, max_num_seqs=256, concurrency=256 * tp)
+    cluster = Cluster(case.gpu, 8, nodes, inter_node_gbps=NDR_NODE_GBPS, inter_node_fabric="ib-ndr-400")
     if case.metric == "input_tokens_per_s":
-        hw = _new_hardware(case.model, case.cfg, cluster, case.tp, 1)
-        chunk = _batched_tokens(case.cfg, case.gpu)
-        seconds, _ = _step_s(hw, 0, 0.0, chunk, case.cfg.input_tokens)
-        return chunk / seconds / case.nodes
-    return estimate_serving(case.model, case.cfg, cluster, tp=case.tp).output_tokens_per_s / case.nodes
+        hw = _new_hardware(case.model, cfg, cluster, tp, 1)
+        chunk = _batched_tokens(cfg, case.gpu) * hw.ranks
+        seconds, _ = _step_s(hw, 0, 0.0, chunk, cfg.input_tokens)
+        return chunk / seconds / nodes
+    return estimate_serving(case.model, cfg, cluster, tp=tp).output_tokens_per_s / nodes
