@@ -23,8 +23,8 @@ from app.estimator.serving import ServingConfig
 from app.estimator.specs import ModelSpec
 from app.planner.offers import Offer
 
-DP_ATTENTION_ENGINES = ("sglang", "vllm")
-MULTI_SERVER_ENGINES = ("sglang",)
+# the engines that run it, and whether over several servers (the launch this module's docstring names)
+DP_ATTENTION_OVER_SERVERS: dict[str, bool] = {"sglang": True, "vllm": False}
 
 
 def dp_attention_applies(model: ModelSpec, cfg: ServingConfig) -> bool:
@@ -32,7 +32,7 @@ def dp_attention_applies(model: ModelSpec, cfg: ServingConfig) -> bool:
     return (
         model.is_moe
         and cfg.mla_cache_values > 0
-        and cfg.engine in DP_ATTENTION_ENGINES
+        and cfg.engine in DP_ATTENTION_OVER_SERVERS
         and cfg.speculative is None
         and cfg.batching == "continuous"
         and not cfg.dp_attention
@@ -45,7 +45,7 @@ def dp_attention_config(cfg: ServingConfig) -> ServingConfig:
 
 def dp_attention_degrees(model: ModelSpec, cfg: ServingConfig, offer: Offer, max_nodes: int) -> Iterator[int]:
     """GPUs per replica (DP = EP = that count): one server's, then whole servers over the fabric."""
-    spans = offer.rental_unit == "node" and offer.may_span_nodes and cfg.engine in MULTI_SERVER_ENGINES
+    spans = offer.rental_unit == "node" and offer.may_span_nodes and DP_ATTENTION_OVER_SERVERS[cfg.engine]
     for servers in range(1, (max_nodes if spans else 1) + 1):
         gpus = servers * offer.gpus_per_node
         if gpus >= 2 and model.experts % gpus == 0:
