@@ -65,6 +65,8 @@ SERVE_EN: dict[str, str] = {
     "serve_layout_one": "1 replica × TP {tp} = {gpus} GPUs",
     "serve_layout_pp": "{replicas} replicas × TP {tp} × PP {pp} = {gpus} GPUs",
     "serve_layout_pp_one": "1 replica × TP {tp} × PP {pp} = {gpus} GPUs",
+    "serve_layout_ep": "{replicas} replicas × DP attention and expert parallel {tp} = {gpus} GPUs",
+    "serve_layout_ep_one": "1 replica × DP attention and expert parallel {tp} = {gpus} GPUs",
     "serve_layout_pools": "{prefill} prefill × TP {prefill_tp} + {decode} decode × TP {decode_tp} = {gpus} GPUs",
     "serve_servers": "{n} servers",
     "serve_servers_one": "1 server",
@@ -160,6 +162,8 @@ SERVE_ZH: dict[str, str] = {
     "serve_layout_one": "1 个副本 × TP {tp} = {gpus} 张 GPU",
     "serve_layout_pp": "{replicas} 个副本 × TP {tp} × PP {pp} = {gpus} 张 GPU",
     "serve_layout_pp_one": "1 个副本 × TP {tp} × PP {pp} = {gpus} 张 GPU",
+    "serve_layout_ep": "{replicas} 个副本 × 数据并行注意力与专家并行 {tp} = {gpus} 张 GPU",
+    "serve_layout_ep_one": "1 个副本 × 数据并行注意力与专家并行 {tp} = {gpus} 张 GPU",
     "serve_layout_pools": "{prefill} 个预填充副本 × TP {prefill_tp} + {decode} 个解码副本 × TP {decode_tp} "
     "= {gpus} 张 GPU",
     "serve_servers": "{n} 台服务器",

@@ -118,6 +118,7 @@ SERVE_WORDS: dict[str, dict[str, str]] = {
         "shape": "{replicas} replica(s) × TP {tp}",
         "shape_pools": "{prefill} prefill replica(s) × TP {prefill_tp} + {decode} decode replica(s) × TP {decode_tp}",
         "pp": " × PP {pp}",
+        "ep": ", DP attention and expert parallel {ep}",
         "explanation": "{shape} on {sku}: {rate} requests/s at {latency}; the peak of {peak} requests/s {headroom}",
         "cannot_hold": "{shape} on {sku}: cannot hold one request",
         "latency": "TTFT {ttft} and TPOT {tpot}",
@@ -137,6 +138,7 @@ SERVE_WORDS: dict[str, dict[str, str]] = {
         "shape": "{replicas} 个副本 × TP {tp}",
         "shape_pools": "{prefill} 个预填充副本 × TP {prefill_tp} + {decode} 个解码副本 × TP {decode_tp}",
         "pp": " × PP {pp}",
+        "ep": "，数据并行注意力与专家并行 {ep}",
         "explanation": "{shape}，运行于 {sku}：每秒 {rate} 个请求，{latency}；峰值每秒 {peak} 个请求{headroom}",
         "cannot_hold": "{shape}，运行于 {sku}：连一个请求也容纳不下",
         "latency": "首 token 延迟 {ttft}、每 token 延迟 {tpot}",
@@ -287,9 +289,9 @@ def slo_named(params: Mapping[str, Any]) -> list[str]:
     return missed or targets
 
 
-def serving_summary(replicas: int, tp: int, pp: int, pools: Mapping[str, Any] | None, lang: str) -> str:
-    """A serving plan's summary in `lang`: its replicas × TP (× PP), or a disaggregated deployment's two pools
-    (`pools`: each pool's `tp` and `replicas`)."""
+def serving_summary(replicas: int, tp: int, pp: int, pools: Mapping[str, Any] | None, lang: str, ep: int = 1) -> str:
+    """A serving plan's summary in `lang`: its replicas × TP (× PP; DP attention with expert parallel where `ep` > 1),
+    or a disaggregated deployment's two pools (`pools`: each pool's `tp` and `replicas`)."""
     w = SERVE_WORDS.get(lang, SERVE_WORDS["en"])
     if pools:
         pre, dec = pools["prefill"], pools["decode"]
@@ -298,6 +300,7 @@ def serving_summary(replicas: int, tp: int, pp: int, pools: Mapping[str, Any] | 
         )
     else:
         text = w["summary"].format(replicas=replicas, tp=tp) + (w["pp"].format(pp=pp) if pp > 1 else "")
+        text += w["ep"].format(ep=ep) if ep > 1 else ""
     return plurals(text) if lang == "en" else text
 
 
@@ -317,6 +320,7 @@ def serving_explanation(facts: Mapping[str, Any], lang: str) -> str:
     else:
         shape = w["shape"].format(replicas=facts["replicas"], tp=facts["tp"])
         shape += w["pp"].format(pp=facts["pp"]) if facts.get("pp", 1) > 1 else ""
+        shape += w["ep"].format(ep=facts["ep"]) if facts.get("ep", 1) > 1 else ""
     shape = plurals(shape) if lang == "en" else shape
     if not facts.get("holds", True):  # a shape that holds no request has no latency or load to word
         return w["cannot_hold"].format(shape=shape, sku=facts["sku"])

@@ -27,7 +27,12 @@ from tests.estimator.serving_first_contact import SERVING_FIRST_CONTACT, predict
 ROOT = Path(__file__).resolve().parents[1]
 RECORD = ROOT / "tests" / "estimator" / "data" / "serving_first_contact.json"
 ROWS_MODULE = "tests/estimator/serving_first_contact.py"
-GROUPS = {"ttft_ms": "latency", "tpot_ms": "latency", "output_tokens_per_s": "throughput"}
+GROUPS = {
+    "ttft_ms": "latency",
+    "tpot_ms": "latency",
+    "output_tokens_per_s": "throughput",
+    "input_tokens_per_s": "throughput",
+}
 
 
 def load() -> dict:

@@ -25,7 +25,7 @@ from tests.estimator import serving_cases, serving_first_contact
 def _group(metric: str, concurrency: int | None) -> str:
     if metric == "kv_cache_tokens":
         return "KV capacity"
-    if metric == "output_tokens_per_s":
+    if metric in ("output_tokens_per_s", "input_tokens_per_s"):
         return "throughput"
     return "latency, one request" if concurrency == 1 else "latency, loaded"
 

@@ -166,6 +166,23 @@ def gather_or_scatter_s(message_bytes: float, group_gpus: int, link: LinkBandwid
     return link.latency_s + (group_gpus - 1) / group_gpus * message_bytes / link.busbw_bytes_per_s
 
 
+def all_to_all_s(message_bytes: float, group_gpus: int, cluster: Cluster) -> float:
+    """An all-to-all of a `message_bytes` buffer per rank over `group_gpus` GPUs placed a whole server at a time:
+    each rank keeps 1/n, sends its peers in the server their share over the server's links and its peers beyond it
+    theirs over its share of the server's network injection (the server's GPUs send off it at once), both at once;
+    plus the group's latency. (A ring collective's bus bandwidth does not apply: no hop carries another's data.)"""
+    if group_gpus <= 1 or message_bytes <= 0:
+        return 0.0
+    in_node = min(group_gpus, cluster.gpus_per_node)
+    link = group_bandwidth(cluster, group_gpus, in_node)
+    near = message_bytes * (in_node - 1) / group_gpus
+    seconds = near / intra_busbw_bytes_per_s(cluster.intra_node_link or cluster.gpu.intra_node_link, in_node)
+    if group_gpus > in_node:
+        far = message_bytes * (group_gpus - in_node) / group_gpus
+        seconds = max(seconds, far / (node_injection_bytes_per_s(cluster) / cluster.gpus_per_node))
+    return link.latency_s + seconds
+
+
 def point_to_point_s(message_bytes: float, link: LinkBandwidth) -> float:
     """One send between neighbouring stages: bytes over the link's bandwidth plus latency."""
     if message_bytes <= 0 or link.nodes == 0:

@@ -52,6 +52,7 @@ from app.planner.offers import (
     unconvertible,
     with_alternatives,
 )
+from app.planner.serving_dp_attention import dp_attention_applies, dp_attention_config, dp_attention_degrees
 from app.planner.serving_headroom import headroom_checked_at, simulated_headroom
 from app.planner.serving_launch import Served, launch_block
 from app.planner.serving_misses import queues_for_slots, shortfall, simulated_miss, slo_miss, slot_params
@@ -95,6 +96,7 @@ class ServingOption:
     availability: Availability | None = None  # set after the search (app.planner.serving_service.with_capacity)
     headroom_held: bool = False  # `headroom` held to the simulation (`simulated_headroom`): shown options only
     headroom_missed_at: float | None = None  # the factor of the peak whose headroom simulation missed the SLO
+    dp_attention: bool = False  # DP attention with EP over the tp ranks (app/planner/serving_dp_attention.py)
 
     @property
     def miss_reason(self) -> str | None:
@@ -219,6 +221,8 @@ def _search(ask: _Ask, offers: list[Offer]) -> ServingSearch:
         if region is None:
             continue
         found = _offer_shapes(ask, offer, region)
+        if dp_attention_applies(ask.model, ask.cfg):
+            found = _merged(found, _offer_shapes(replace(ask, cfg=dp_attention_config(ask.cfg)), offer, region))
         evaluations += found.evaluations
         if found.candidates:
             pending.extend(found.candidates)
@@ -418,6 +422,7 @@ def _lazy(ask: _Ask, rank_key: Callable[[ServingOption], Any]) -> Callable[[Serv
 def _settle(ask: _Ask, option: ServingOption) -> None:
     """The option's estimate with its simulated latency, where `_verify` deferred it (nothing otherwise: an option
     not yet verified keeps the steady state's figures)."""
+    ask = _ask_for(ask, option)
     if option.deferred is not None:
         needed, option.deferred = option.deferred, None
         _simulated(ask, option, needed)
@@ -425,6 +430,7 @@ def _settle(ask: _Ask, option: ServingOption) -> None:
 
 def _hold_headroom(ask: _Ask, option: ServingOption) -> None:
     """A shown option's headroom held to its simulation (`simulated_headroom`), once."""
+    ask = _ask_for(ask, option)
     cfg, est = ask.cfg, option.estimate
     if option.headroom_held or cfg.requests_per_s is None or est.latency is None or est.meets_slo is False:
         return
@@ -458,6 +464,7 @@ def _most_replicas(ask: _Ask, offer: Offer, gpus_per_replica: int) -> int:
 def _verify(ask: _Ask, region: str, option: ServingOption) -> ServingOption | None:
     """The option with the replicas its simulated latency at the peak needs, and that latency; a miss (slo_peak)
     when no count the offer rents meets the SLO; None when the count needed cannot be rented."""
+    ask = _ask_for(ask, option)
     cfg = ask.cfg
     if cfg.requests_per_s is None or option.replica is None:
         return option
@@ -515,6 +522,7 @@ def _meets_at_peak_simulated(ask: _Ask, option: ServingOption, node: Cluster) ->
 
 def _simulated(ask: _Ask, option: ServingOption, needed: int | None = None) -> None:
     """The option's estimate at the offered load with its simulated latency (average and peak)."""
+    ask = _ask_for(ask, option)
     if ask.cfg.requests_per_s is None or option.verified or option.estimate.max_concurrency < 1:
         return
     node = _replica_cluster(option.offer, option.tp, option.pp)
@@ -581,6 +589,9 @@ def _shapes(ask: _Ask, offer: Offer, pipelines: bool = True) -> Iterator[tuple[i
     fabric joins them, TP over all their GPUs (app/planner/serving_multinode.py) and a server's TP with one pipeline
     stage per server (where the engine pipelines with the request's levers)."""
     model = ask.model
+    if ask.cfg.dp_attention:
+        yield from ((gpus, 1) for gpus in dp_attention_degrees(model, ask.cfg, offer, ask.constraints.max_nodes))
+        return
     for tp in TP_DEGREES:
         if tp <= offer.gpus_per_node and valid_tp(model, tp):
             yield tp, 1
@@ -593,6 +604,21 @@ def _shapes(ask: _Ask, offer: Offer, pipelines: bool = True) -> Iterator[tuple[i
                 yield tp, 1
         if pipeline and servers <= model.layers:
             yield offer.gpus_per_node, servers
+
+
+def _ask_for(ask: _Ask, option: ServingOption) -> _Ask:
+    """The search's ask as the option was sized: with DP attention where the option runs it."""
+    return ask if option.dp_attention == ask.cfg.dp_attention else replace(ask, cfg=dp_attention_config(ask.cfg))
+
+
+def _merged(plain: _OfferShapes, dp: _OfferShapes) -> _OfferShapes:
+    """An offer's plain-TP shapes and its DP-attention ones, weighed together (the nearer miss of the two)."""
+    plain.candidates += dp.candidates
+    plain.evaluations += dp.evaluations
+    if dp.miss is not None and (plain.miss is None or _miss_key(dp.miss) < _miss_key(plain.miss)):
+        plain.miss = dp.miss
+    plain.capable = plain.capable or dp.capable
+    return plain
 
 
 def _may_pipeline(model: ModelSpec, offer: Offer) -> bool:
@@ -739,6 +765,7 @@ def _option(
             ask.model, ask.cfg, (tp, pp, replicas), config, at_load, slo_concurrency, ask.served, fabric=fabric
         ),
         notes=list(at_load.notes),
+        dp_attention=ask.cfg.dp_attention,
     )
 
 

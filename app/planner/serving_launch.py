@@ -248,6 +248,10 @@ def _vllm(
 ) -> list[str]:
     fraction = cfg.gpu_memory_utilization or ENGINE_DEFAULTS["vllm"].memory_fraction
     parts = ["vllm serve", model, f"--tensor-parallel-size {job.tp}"]
+    if cfg.dp_attention:  # one engine per GPU, attention data-parallel, the experts split over all (EP)
+        parts = ["vllm serve", model, "--tensor-parallel-size 1", f"--data-parallel-size {job.tp}"]
+        parts.append("--enable-expert-parallel")
+        seqs = math.ceil(seqs / job.tp)  # max_num_seqs is each data-parallel engine's
     if job.pp > 1:
         parts.append(f"--pipeline-parallel-size {job.pp}")
     if job.nodes > 1:
@@ -264,6 +268,8 @@ def _sglang(
 ) -> list[str]:
     fraction = cfg.gpu_memory_utilization or sglang_memory_fraction(job.tp)
     parts = ["python -m sglang.launch_server", f"--model-path {model}", f"--tp-size {job.tp}"]
+    if cfg.dp_attention:  # attention data-parallel over the tp ranks, the experts split over them (DeepEP all-to-all)
+        parts += [f"--dp-size {job.tp}", "--enable-dp-attention", f"--ep-size {job.tp}", "--moe-a2a-backend deepep"]
     if job.pp > 1:
         parts.append(f"--pp-size {job.pp}")
     if job.nodes > 1:

@@ -73,6 +73,7 @@ from app.planner.serving import (
     valid_tp,
 )
 from app.planner.serving_disagg import check_disaggregated, merged, search_disaggregated
+from app.planner.serving_dp_attention import dp_attention_applies, dp_attention_config
 from app.planner.serving_launch import Served
 from app.planner.serving_multinode import cross_node_tp
 from app.planner.serving_schemas import (
@@ -153,6 +154,17 @@ def check_training_levers(plan: PlanIn) -> None:
             raise EstimatorError.of(
                 "serving_training_lever", field=f"plan.{name}", name=name, value=value, default=unused[0]
             )
+
+
+def plan_config(model: ModelSpec, cfg: ServingConfig, plan: PlanIn) -> ServingConfig:
+    """The config a serving plan runs: DP attention with expert parallel where plan.ep equals plan.tp (> 1, one
+    stage) on a model and engine that run it (app/planner/serving_dp_attention.py), else `cfg`; 422 on any other
+    training lever (`check_training_levers`)."""
+    if plan.ep > 1 and plan.ep == plan.tp and plan.pp == 1 and dp_attention_applies(model, cfg):
+        check_training_levers(plan.model_copy(update={"ep": 1}))
+        return dp_attention_config(cfg)
+    check_training_levers(plan)
+    return cfg
 
 
 def serving_config(request: WorkloadIn) -> ServingConfig:
@@ -384,21 +396,23 @@ def _performance_out(estimate: ServingEstimate) -> PerformanceOut:
     )
 
 
-def serving_summary(replicas: int, tp: int, pp: int, pools: dict[str, Any] | None = None) -> str:
+def serving_summary(replicas: int, tp: int, pp: int, pools: dict[str, Any] | None = None, ep: int = 1) -> str:
     """A serving plan's summary: its replicas × TP (× PP), or a disaggregated deployment's two pools (`pools`: each
     pool's `tp` and `replicas`), in the API's English (app/words.py SERVE_WORDS words it in each language). The quote
     words its own plan with it (app.quotes.plan_summary)."""
-    return words_summary(replicas, tp, pp, pools, "en")
+    return words_summary(replicas, tp, pp, pools, "en", ep)
 
 
-def _plan_out(replicas: int, tp: int, pp: int, concurrency: float, pools: dict[str, Any] | None = None) -> PlanOut:
-    summary = serving_summary(replicas, tp, pp, pools)
+def _plan_out(
+    replicas: int, tp: int, pp: int, concurrency: float, pools: dict[str, Any] | None = None, ep: int = 1
+) -> PlanOut:
+    summary = serving_summary(replicas, tp, pp, pools, ep)
     return PlanOut(
         dp=replicas,
         tp=tp,
         pp=pp,
         cp=1,
-        ep=1,
+        ep=ep,
         zero_stage=0,
         offload="none",
         recompute="none",
@@ -500,7 +514,7 @@ def estimate(
         raise EstimatorError(unsupported.text, field=unsupported.field)
     if request.plan is not None:
         tp, pp, replicas = request.plan.tp, request.plan.pp, request.plan.dp
-        check_training_levers(request.plan)
+        cfg = plan_config(model, cfg, request.plan)
         check_serving_plan(model, tp, pp)
         check_pipeline(cfg.engine, cfg.speculative, pp)
         if tp * pp * replicas != cluster.gpus:
@@ -519,7 +533,7 @@ def estimate(
     notes = hardware_notes + serving_assumptions(request) + ([NO_FABRIC_NOTE] if replicas > 1 else [])
     return EstimateOut(
         model=model_summary,
-        plan=_plan_out(replicas, tp, pp, result.concurrency),
+        plan=_plan_out(replicas, tp, pp, result.concurrency, ep=tp if cfg.dp_attention else 1),
         memory=_memory_out(result),
         performance=_performance_out(result),
         warnings=warnings_out(warnings),
@@ -576,6 +590,7 @@ def serving_facts(option: ServingOption, cfg: ServingConfig) -> dict[str, Any]:
     peak_rps = cfg.requests_per_s * cfg.peak_factor if cfg.requests_per_s is not None else option.peak.requests_per_s
     facts: dict[str, Any] = {
         "replicas": option.replicas, "tp": option.tp, "pp": option.pp, "pools": option.pools or None,
+        "ep": option.tp if option.dp_attention else 1,
         "sku": option.offer.name, "requests_per_s": est.requests_per_s, "ttft_ms": est.ttft_ms,
         "tpot_ms": est.tpot_ms, "peak_rps": peak_rps,
         # its TTFT is a queue's growth over the run, no latency
@@ -602,11 +617,13 @@ def option_out(
     model: ModelSpec,
 ) -> OptionOut:
     est = option.estimate
+    cfg = dp_attention_config(cfg) if option.dp_attention else cfg
     facts = serving_facts(option, cfg)
     explanation = serving_explanation(facts, "en")
     holds = facts["holds"]
     per_million = str(option.per_million_output_tokens) if holds else None
-    plan = _plan_out(option.replicas, option.tp, option.pp, est.concurrency, option.pools)
+    ep = option.tp if option.dp_attention else 1
+    plan = _plan_out(option.replicas, option.tp, option.pp, est.concurrency, option.pools, ep)
     return placed_option_out(
         option,
         plan=plan,

@@ -34,7 +34,7 @@ from app.planner.schemas import HardwareIn, PlanIn, WorkloadIn
 from app.planner.search import stated_plan
 from app.planner.serving import check_serving_plan
 from app.planner.serving_disagg import check_disaggregated
-from app.planner.serving_service import check_training_levers, serving_config, serving_out
+from app.planner.serving_service import plan_config, serving_config, serving_out
 from app.planner.stacks import as_launched, no_stack_warning
 from app.planner.workload import SessionOpener, as_rented, resolve_cluster, resolve_model
 from app.quotes.plan_summary import server_summary, stated
@@ -335,8 +335,7 @@ def _check_serving_fits(
         return PlanCheck()
     cluster, model = quoted
     try:
-        cfg = serving_config(request)
-        check_training_levers(plan)
+        cfg = plan_config(model, serving_config(request), plan)
         check_serving_plan(model, plan.tp, plan.pp)
         check_pipeline(cfg.engine, cfg.speculative, plan.pp)
         check_fits(model, cfg, cluster.gpu, plan.tp, plan.pp)

@@ -30,6 +30,6 @@ def server_summary(plan: QuotePlan | None, workload: WorkloadIn | None) -> str |
     if plan.pools is not None:
         return serving_summary(0, 0, 1, plan.pools.model_dump())
     if workload is not None and workload.task == "serving":
-        return serving_summary(plan.dp, plan.tp, plan.pp)
+        return serving_summary(plan.dp, plan.tp, plan.pp, ep=plan.ep)
     fields = plan.model_dump(mode="json", exclude_unset=True, exclude={"summary", "pools"})
     return plan_summary(fields, "en")

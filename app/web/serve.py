@@ -287,7 +287,7 @@ def _quote_page(
     switch = f"/serve/results?{urlencode([*items, ('lang', 'zh' if t.lang == 'en' else 'en')])}"
     option, served = entry.option, entry.option.serving
     plan = option.plan  # an option without serving figures: its replicas × TP (× PP) in the page's language
-    summary = words.serving_summary(plan.dp, plan.tp, plan.pp, None, t.lang)
+    summary = words.serving_summary(plan.dp, plan.tp, plan.pp, None, t.lang, plan.ep)
     if served is not None:
         summary = layout_words(option, t)
         if served.pools:

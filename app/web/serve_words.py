@@ -79,5 +79,5 @@ def layout_words(option: OptionOut, t: Translator) -> str:
                  decode_tp=dec.tp, gpus=option.total_gpus)  # fmt: skip
     tp = option.plan.tp
     pp = s.gpus_per_replica // tp if tp else 1
-    key = "serve_layout_pp" if pp > 1 else "serve_layout"
+    key = "serve_layout_pp" if pp > 1 else "serve_layout_ep" if option.plan.ep > 1 else "serve_layout"
     return t.plural(key, s.replicas, replicas=s.replicas, tp=tp, pp=pp, gpus=option.total_gpus)

@@ -178,6 +178,20 @@ Source:
                fitted [trtllm] rows of serving_cases.py are a later release's), Mistral 7B and the Mixtrals.
                TensorRT-LLM 0.14 / 0.17 are not ENGINE_RELEASES entries: the rows run as the current TensorRT-LLM.
   [accelmark-a100] AccelMark's SGLang 0.5.6 and vLLM 0.20.1 runs on A100 (serving_first_contact_accelmark.py).
+  [lmsys-large-ep] LMSYS Org blog "Deploying DeepSeek with PD Disaggregation and Large-scale Expert Parallelism on 96
+               H100 GPUs" (2025-05-05, https://lmsys.org/blog/2025-05-05-large-scale-ep/, read through its copies
+               and the launch commands of sgl-project/sglang#6017, 2026-12-06): SGLang serving DeepSeek-V3 (block FP8,
+               weight_block_size [128, 128]; 16-bit KV cache) on 12 Atlas Cloud nodes of 8 x H100 SXM (NVLink in a
+               node, 8 x 400 Gb/s InfiniBand NDR per node), prefill and decode disaggregated: prefill on 4 nodes
+               (DP attention 32, EP 32), decode on 9 nodes (`--tp-size 72 --dp-size 72 --enable-dp-attention
+               --enable-deepep-moe --deepep-mode low_latency --cuda-graph-bs 256 --max-running-requests 9 x 2048`:
+               256 sequences on each GPU), 2,000-token prompts. Readings: "52.3k input tokens per second and 22.3k
+               output tokens per second per node" (the prefill pool's and the decode pool's throughput per node). The
+               output length of the decode run is not read: taken as 100 (a decode context of about 2,050 tokens).
+               The estimator had no DP attention and no expert parallel when these rows were recorded: at first
+               contact each row is read on the shape it models for DeepSeek-V3 FP8 on H100, TP 16 over 2 servers
+               (the weights do not fit 8 GPUs), per node: decode at the most sequences that replica holds, prefill
+               as one full chunk (SGLang's chunked_prefill_size) of 2,000-token prompts per step.
 Only the runs below saturation are read for latency (the summary's request throughput, completed ÷ duration, keeps up
 with the offered rate: 70B at 1, 2 and 4 requests/s, 405B at 1 and 2); beyond it the median TTFT is the time spent in
 a queue that grows through the run, which depends on the run's length. Offline rows read the throughput.
@@ -185,11 +199,14 @@ a queue that grows through the run, which depends on the run's length. Offline r
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Literal
 
 from app.estimator.hardware import get_gpu
 from app.estimator.presets import get_preset
 from app.estimator.serving import ServingConfig, estimate_serving, offline_run_output_tokens_per_s
+from app.estimator.serving.engines import _batched_tokens
+from app.estimator.serving.step import _new_hardware, _step_s
 from app.estimator.specs import Cluster, GpuSpec, ModelSpec
 from app.estimator.vocabulary import Engine
 from tests.estimator.serving_first_contact_accelmark import ACCELMARK_ROWS
@@ -596,6 +613,34 @@ _70B_R4 = _random(615860, 607936, 1200, 1024, 1024, 4.0)
 _405B_R1 = _random(152612, 160347, 300, 1024, 1024, 1.0)
 _405B_R2 = _random(308748, 308712, 600, 1024, 1024, 2.0)
 
+LMSYS_LARGE_EP = (
+    "LMSYS Org blog 2025-05-05 'Deploying DeepSeek with PD Disaggregation and Large-scale Expert Parallelism on 96 "
+    "H100 GPUs' (lmsys.org/blog/2025-05-05-large-scale-ep): SGLang, DeepSeek-V3 FP8, prefill DP attention 32 / EP 32 "
+    "on 4 x 8 H100, decode DP attention 72 / EP 72 on 9 x 8 H100 (256 sequences a GPU), 2,000-token prompts; launch "
+    "commands in sgl-project/sglang#6017"
+)
+DEEPSEEK_V3 = get_preset("deepseek-v3").model
+NDR_NODE_GBPS = 3200.0  # 8 x 400 Gb/s InfiniBand NDR per Atlas Cloud H100 node (one HCA per GPU)
+
+
+def _large_ep(label: str, output_tokens: int, metric: Metric, per_node: float, dp: int) -> ServingFirstContact:
+    cfg = ServingConfig(
+        input_tokens=2000, output_tokens=output_tokens, engine="sglang", precision="fp8", weights="fp8",
+        mla_cache_values=512 + 64,  # config.json: kv_lora_rank 512, qk_rope_head_dim 64
+        group_size=128 * 128,  # block FP8: weight_block_size [128, 128]
+    )  # fmt: skip
+    return ServingFirstContact(label, "lmsys-large-ep", LMSYS_LARGE_EP, DEEPSEEK_V3, H100, 16, cfg, metric, per_node,
+                               nodes=2, dp_attention=dp)  # fmt: skip
+
+
+LARGE_EP_ROWS = (
+    _large_ep("lmsys large-ep deepseek-v3 h100 decode 2000 in, output tokens/s per node", 100,
+              "output_tokens_per_s", 22300.0, 72),
+    _large_ep("lmsys large-ep deepseek-v3 h100 prefill 2000 in, input tokens/s per node", 1,
+              "input_tokens_per_s", 52300.0, 32),
+)  # fmt: skip
+
+
 SERVING_FIRST_CONTACT: tuple[ServingFirstContact, ...] = (
     _row("datacrunch llama-3.3-70b h200 tp4 random 1 rps ttft", LLAMA_70B, 4, _70B_R1, "ttft_ms", 85.745),
     _row("datacrunch llama-3.3-70b h200 tp4 random 1 rps tpot", LLAMA_70B, 4, _70B_R1, "tpot_ms", 13.639),
@@ -695,12 +740,15 @@ SERVING_FIRST_CONTACT: tuple[ServingFirstContact, ...] = (
       for row in _triton(gpu, model, tp, lengths, line)),
     *(row for column in V017_COLUMNS for row in _v017(*column)),
     *ACCELMARK_ROWS,
+    *LARGE_EP_ROWS,
 )  # fmt: skip
 
 
 def predict(case: ServingFirstContact) -> float:
     """The estimator's figure for the row: the simulated median at the offered rate (online rows) or the replica's
     output throughput at its capacity (offline rows), or the estimate at a fixed batch (concurrency rows)."""
+    if case.nodes > 1:
+        return _per_node(case)
     cluster = Cluster(gpu=case.gpu, gpus_per_node=8)
     if case.cfg.concurrency is not None:  # a fixed batch: the estimate at that batch
         return float(getattr(estimate_serving(case.model, case.cfg, cluster, tp=case.tp), case.metric))
@@ -712,3 +760,24 @@ def predict(case: ServingFirstContact) -> float:
     assert result.latency is not None
     average = result.latency["average"]
     return (average.ttft.p50 if case.metric == "ttft_ms" else average.tpot.p50) * 1e3
+
+
+def _per_node(case: ServingFirstContact) -> float:
+    """A row of a replica over `nodes` servers, per server: decode at the most sequences the replica holds (output
+    tokens/s), or prefill as one full chunk of prompts a step (input tokens/s). With `dp_attention` (read since the
+    estimator models it) the published shape: DP attention and EP over that many GPUs; decode as the disaggregated
+    decode pool it was (every prompt arrives computed), 256 sequences a GPU, `--mem-fraction-static 0.846`; prefill
+    one chunk on every rank."""
+    tp, nodes, cfg = case.tp, case.nodes, case.cfg
+    if case.dp_attention:
+        tp, nodes = case.dp_attention, case.dp_attention // 8
+        cfg = replace(cfg, dp_attention=True, gpu_memory_utilization=0.846)
+        if case.metric == "output_tokens_per_s":
+            cfg = replace(cfg, prefix_cache_hit_rate=1.0, max_num_seqs=256, concurrency=256 * tp)
+    cluster = Cluster(case.gpu, 8, nodes, inter_node_gbps=NDR_NODE_GBPS, inter_node_fabric="ib-ndr-400")
+    if case.metric == "input_tokens_per_s":
+        hw = _new_hardware(case.model, cfg, cluster, tp, 1)
+        chunk = _batched_tokens(cfg, case.gpu) * hw.ranks
+        seconds, _ = _step_s(hw, 0, 0.0, chunk, cfg.input_tokens)
+        return chunk / seconds / nodes
+    return estimate_serving(case.model, cfg, cluster, tp=tp).output_tokens_per_s / nodes

@@ -9,7 +9,7 @@ from typing import Literal
 from app.estimator.serving import ServingConfig
 from app.estimator.specs import GpuSpec, ModelSpec
 
-Metric = Literal["ttft_ms", "tpot_ms", "output_tokens_per_s"]
+Metric = Literal["ttft_ms", "tpot_ms", "output_tokens_per_s", "input_tokens_per_s"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,3 +24,7 @@ class ServingFirstContact:
     metric: Metric
     published: float
     requests: int | None = None  # an offline row's prompts (the run is finite: its ramp and drain count)
+    nodes: int = 1  # servers of one replica (over cluster's fabric); >1: the figure is per server
+    # the published DP attention / EP degree over whole servers (0: none), which the estimator reads since it models it
+    # (recorded first on the plain-TP `tp` x `nodes` shape)
+    dp_attention: int = 0

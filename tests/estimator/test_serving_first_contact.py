@@ -41,4 +41,4 @@ def test_each_source_names_the_commit_that_added_it() -> None:
 
 def test_at_least_ten_rows_with_latency_and_throughput() -> None:
     assert len(SERVING_FIRST_CONTACT) >= 10
-    assert {c.metric for c in SERVING_FIRST_CONTACT} == {"ttft_ms", "tpot_ms", "output_tokens_per_s"}
+    assert {"ttft_ms", "tpot_ms", "output_tokens_per_s"} <= {c.metric for c in SERVING_FIRST_CONTACT}

@@ -14,9 +14,10 @@ from fastapi.testclient import TestClient
 
 from tests.web.test_serve_quote import HTML, text_of
 
-# DeepSeek-V3 at 5 requests/s (the review's R5 query): one replica spans two 8-GPU servers, TP 8 × PP 2
+# DeepSeek-V3 at 5 requests/s (the review's R5 query): one replica spans two 8-GPU servers, TP 8 × PP 2 under vLLM
+# (SGLang runs it with DP attention and expert parallel over both servers: `test_dp_attention_layout_is_worded`)
 PIPELINED = (
-    "preset=deepseek-v3&requests_per_s=5&input_tokens=2000&output_tokens=500&engine=sglang&ttft_ms=3000&tpot_ms=80"
+    "preset=deepseek-v3&requests_per_s=5&input_tokens=2000&output_tokens=500&engine=vllm&ttft_ms=3000&tpot_ms=80"
 )
 POOLED = (
     "preset=llama-3.1-70b&requests_per_s=10&input_tokens=8000&output_tokens=300&engine=vllm&weights=fp8"
@@ -46,11 +47,29 @@ def _api_first(client: TestClient, **serving: object) -> dict[str, object]:
     return answer.json()["options"][0]  # type: ignore[no-any-return]
 
 
+LAYOUT_EP = {
+    "en": "× DP attention and expert parallel {tp} = {gpus} GPUs",
+    "zh": "× 数据并行注意力与专家并行 {tp} = {gpus} 张 GPU",
+}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_dp_attention_layout_is_worded(client: TestClient, lang: str) -> None:
+    query = PIPELINED.replace("engine=vllm", "engine=sglang")
+    text, first = _page_and_first(
+        client, f"{query}&lang={lang}", preset="deepseek-v3", requests_per_s=5, input_tokens=2000,
+        output_tokens=500, engine="sglang", slo={"ttft_ms": 3000, "tpot_ms": 80},
+    )  # fmt: skip
+    plan = first["plan"]
+    assert isinstance(plan, dict) and plan["ep"] == plan["tp"] > 1, plan
+    assert LAYOUT_EP[lang].format(tp=plan["tp"], gpus=first["total_gpus"]) in text
+
+
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_a_replica_over_pipeline_stages_shows_tp_and_pp(client: TestClient, lang: str) -> None:
     text, first = _page_and_first(
         client, f"{PIPELINED}&lang={lang}", preset="deepseek-v3", requests_per_s=5, input_tokens=2000,
-        output_tokens=500, engine="sglang", slo={"ttft_ms": 3000, "tpot_ms": 80},
+        output_tokens=500, engine="vllm", slo={"ttft_ms": 3000, "tpot_ms": 80},
     )  # fmt: skip
     plan, served = first["plan"], first["serving"]
     assert isinstance(plan, dict) and isinstance(served, dict)

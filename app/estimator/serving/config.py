@@ -43,6 +43,11 @@ class ServingConfig:
     # a disaggregated prefill pool's KV transfer after each prompt (serving_disagg): counted in the service time of
     # the M/D/1 queue its time to first token is held to (the option's isolated TTFT, prefill and transfer)
     kv_transfer_s: float = 0.0
+    # data-parallel attention with expert parallelism (SGLang `--enable-dp-attention --dp-size tp --ep-size tp`, vLLM
+    # `--data-parallel-size tp --enable-expert-parallel`): each of the replica's tp ranks runs attention and the dense
+    # layers whole for its own sequences (their KV cache on that rank only) and holds 1/tp of the routed experts; the
+    # tokens go to their experts and back by an all-to-all per MoE layer (serving.md, "DP attention")
+    dp_attention: bool = False
 
     @property
     def weight_format(self) -> str:

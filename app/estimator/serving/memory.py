@@ -190,10 +190,26 @@ def _workspace_bytes(model: ModelSpec, cfg: ServingConfig, gpu: GpuSpec, tp: int
     return tokens * per_token + logits + held
 
 
+def attention_ranks(cfg: ServingConfig, tp: int) -> int:
+    """Ranks of a replica that each run attention for their own sequences: tp under DP attention, else 1."""
+    return tp if cfg.dp_attention else 1
+
+
+def replica_weights_per_gpu(model: ModelSpec, cfg: ServingConfig, tp: int, pp: int) -> float:
+    """Weight bytes on each GPU: all split over tp x pp; under DP attention the layers outside the routed experts
+    (attention, dense MLPs, shared experts, embedding and head) whole on every rank and the routed experts over the
+    tp ranks (expert parallel)."""
+    whole = weights_bytes(model, cfg.weight_format, cfg.group_size) + draft_weights_bytes(model, cfg)
+    if not cfg.dp_attention:
+        return whole / (tp * pp)
+    experts = _parts(model).experts_total * weight_bytes_per_param(cfg.weight_format, cfg.group_size)
+    return (whole - experts) / pp + experts / (tp * pp)
+
+
 def serving_memory(model: ModelSpec, cfg: ServingConfig, gpu: GpuSpec, tp: int, pp: int) -> ServingMemory:
     """Per-GPU memory: weights, the KV cache the engine allocates, workspace and reserve."""
     total = gpu.memory_gib * GIB
-    weights = (weights_bytes(model, cfg.weight_format, cfg.group_size) + draft_weights_bytes(model, cfg)) / (tp * pp)
+    weights = replica_weights_per_gpu(model, cfg, tp, pp)
     fraction = _memory_fraction(cfg, tp)
     non_torch = (NON_TORCH_GIB + (NON_TORCH_TP_GIB if tp * pp > 1 else 0.0)) * GIB
     workspace = _workspace_bytes(model, cfg, gpu, tp, _batched_tokens(cfg, gpu), math.ceil(model.layers / pp))
@@ -209,13 +225,21 @@ def serving_memory(model: ModelSpec, cfg: ServingConfig, gpu: GpuSpec, tp: int, 
     return ServingMemory(weights=weights, kv_cache=kv, activations=workspace, engine_reserve=reserve, capacity=total)
 
 
-def kv_cache_tokens(model: ModelSpec, cfg: ServingConfig, gpu: GpuSpec, tp: int, pp: int) -> int:
-    """Tokens one replica's paged KV cache holds (whole blocks)."""
+def _rank_kv_tokens(model: ModelSpec, cfg: ServingConfig, gpu: GpuSpec, tp: int, pp: int) -> int:
+    """Tokens one GPU's paged KV cache holds (whole blocks): the replica's under TP attention (each rank holds its
+    share of every token), one rank's own sequences' under DP attention (each rank holds whole tokens: its
+    attention runs unsplit, attention tp 1)."""
     memory = serving_memory(model, cfg, gpu, tp, pp)
-    per_token = kv_bytes_per_token_per_gpu(model, cfg.kv_format, tp, pp, cfg.mla_cache_values)
-    per_token += _draft_kv_per_token(model, cfg, tp)
+    split = 1 if cfg.dp_attention else tp
+    per_token = kv_bytes_per_token_per_gpu(model, cfg.kv_format, split, pp, cfg.mla_cache_values)
+    per_token += _draft_kv_per_token(model, cfg, split)
     block = ENGINE_DEFAULTS[cfg.engine].block_size
     return int(memory.kv_cache // (per_token * block)) * block
+
+
+def kv_cache_tokens(model: ModelSpec, cfg: ServingConfig, gpu: GpuSpec, tp: int, pp: int) -> int:
+    """Tokens one replica's paged KV cache holds (whole blocks); under DP attention the sum of its ranks'."""
+    return _rank_kv_tokens(model, cfg, gpu, tp, pp) * attention_ranks(cfg, tp)
 
 
 def _blocks_per_sequence(tokens: int, block: int) -> int:
@@ -225,6 +249,7 @@ def _blocks_per_sequence(tokens: int, block: int) -> int:
 def max_concurrency(model: ModelSpec, cfg: ServingConfig, gpu: GpuSpec, tp: int, pp: int) -> int:
     """Sequences of input + output tokens one replica holds at once: KV blocks, max_num_seqs."""
     block = ENGINE_DEFAULTS[cfg.engine].block_size
-    cache_tokens = kv_cache_tokens(model, cfg, gpu, tp, pp)
+    cache_tokens = _rank_kv_tokens(model, cfg, gpu, tp, pp)  # a sequence lives on one rank
     per_seq = _blocks_per_sequence(cfg.input_tokens + cfg.output_tokens, block) * block
-    return max(0, min(_max_num_seqs(cfg, gpu), cache_tokens // per_seq))
+    ranks = attention_ranks(cfg, tp)  # under DP attention each rank schedules its own (max_num_seqs each)
+    return ranks * max(0, min(_max_num_seqs(cfg, gpu), cache_tokens // per_seq))

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 
 from app.estimator.serving.config import ServingConfig, ServingEstimate
 from app.estimator.serving.engines import ENGINE_DEFAULTS, _batched_tokens, _overlap_loop, _request_overhead_s
-from app.estimator.serving.step import _Hardware, _pipeline_hop_s, _step_s
+from app.estimator.serving.step import _Hardware, _one_rank, _pipeline_hop_s, _step_s
 from app.estimator.serving_levers import cached_prompt_tokens
 from app.estimator.specs import ModelSpec
 
@@ -48,8 +48,11 @@ def _new_operating_point(model: ModelSpec, cfg: ServingConfig, hw: _Hardware, co
         tpot = pp * step + _pipeline_hop_s(hw, per_stage_batch)
         e2e = ttft + (out - 1) * tpot
         return _Point(ttft, tpot, e2e, batch / e2e, batch, bound)
+    # a prompt is chunked on its rank (DP attention: each rank its own budget and c / ranks of the sequences); a step
+    # that prefills carries a chunk on every rank (the ranks are taken as balanced)
+    ranks = hw.ranks
     budget = _batched_tokens(cfg, hw.gpu)
-    chunk = max(budget - c, budget / 2)
+    chunk = max(budget - c / ranks, budget / 2)
     cached = cached_prompt_tokens(prompt, cfg.prefix_cache_hit_rate)
     computed = prompt - cached  # the prompt tokens a request prefills (the rest are found in the prefix cache)
     prefill_steps = math.ceil(computed / chunk)
@@ -65,16 +68,17 @@ def _new_operating_point(model: ModelSpec, cfg: ServingConfig, hw: _Hardware, co
     prefill_tokens = max(0.0, per_stage - 1.0) * computed / max(steps_per_request, 1e-9)
     mixed = ENGINE_DEFAULTS[cfg.engine].mixed_prefill
     step, bound = _mixed_step_s(
-        hw, per_stage, prompt + out / 2, prefill_tokens, prompt + cached, min(computed, chunk), mixed
+        hw, per_stage, prompt + out / 2, prefill_tokens, prompt + cached, min(computed, chunk) * ranks, mixed
     )
     hop = _pipeline_hop_s(hw, per_stage + prefill_tokens)
     tpot = (pp * step + hop) / hw.tokens_per_step
-    prefill = _chunked_prefill_s(model, cfg, hw, per_stage, prompt + out / 2, prompt, chunk, cached) * pp + hop
+    prefill = _chunked_prefill_s(model, cfg, hw, per_stage, prompt + out / 2, prompt, chunk, cached, ranks) * pp + hop
     e2e = prefill + (out - 1) * tpot
     # Each finished request is replaced at once (a closed loop of c): the new prompts queue for the prefill one
     # after another, the queue the simulated TTFT is held to under Poisson load (_held_to_md1): its mean wait,
     # ρD / (2(1 − ρ)) at ρ = (c − 1) / E2E × D (Pollaczek-Khinchine), the c − 1 others' prompts in front of this one.
-    rho = min(0.95, max(0.0, per_stage - 1.0) / e2e * prefill) if c > 1 else 0.0
+    # (under DP attention the ranks prefill their own prompts side by side: ranks servers)
+    rho = min(0.95, max(0.0, per_stage - 1.0) / e2e * prefill / ranks) if c > 1 else 0.0
     ttft = prefill + rho * prefill / (2.0 * (1.0 - rho))
     e2e = ttft + (out - 1) * tpot
     # The server's fixed cost per request is latency, not GPU time: the engine completes c / e2e requests/s whatever
@@ -135,19 +139,21 @@ def _chunked_prefill_s(
     prompt: int,
     chunk: float,
     cached: int = 0,
+    ranks: int = 1,
 ) -> float:
     """A prompt's prefill in chunks, each sharing a step with the running decodes; chunk k attends to the
     offset + its own causal half. The first `cached` tokens are found in the prefix cache: prefilling starts
-    after them. Queueing before admission is not included."""
+    after them. Queueing before admission is not included. Under DP attention each of the `ranks` prefills a chunk
+    of its own in the same step."""
     chunk = max(1, int(chunk))
     steps = math.ceil((prompt - cached) / chunk)
     if steps > 64:  # long prompts in small chunks: the average chunk stands for all of them
-        step, _ = _step_s(hw, decodes, context, chunk, prompt + cached)
+        step, _ = _step_s(hw, decodes, context, chunk * ranks, prompt + cached)
         return steps * step
     total, offset = 0.0, cached
     while offset < prompt:
         size = min(chunk, prompt - offset)
-        step, _ = _step_s(hw, decodes, context, size, 2 * offset + size)
+        step, _ = _step_s(hw, decodes, context, size * ranks, 2 * offset + size)
         total += step
         offset += size
     return total
@@ -298,5 +304,6 @@ def _isolated_ttft_s(model: ModelSpec, cfg: ServingConfig, hw: _Hardware) -> flo
 def _new_isolated_ttft_s(model: ModelSpec, cfg: ServingConfig, hw: _Hardware) -> float:
     prompt = cfg.input_tokens
     cached = cached_prompt_tokens(prompt, cfg.prefix_cache_hit_rate)
-    prefill = _chunked_prefill_s(model, cfg, hw, 0.0, 0.0, prompt, _batched_tokens(cfg, hw.gpu), cached)
+    # under DP attention the prompt is one rank's: its chunks run there alone
+    prefill = _chunked_prefill_s(model, cfg, _one_rank(hw), 0.0, 0.0, prompt, _batched_tokens(cfg, hw.gpu), cached)
     return prefill * hw.pp + _pipeline_hop_s(hw, prompt / hw.pp) + _request_overhead_s(cfg)

@@ -54,7 +54,7 @@ def _steer_meets(load: _Load, rate: float) -> bool:
         return False
     level = PERCENTILE_LEVELS[cfg.slo_percentile]
     prefill = load.isolated_s - _request_overhead_s(cfg)  # the queue's service: the server's fixed cost holds no GPU
-    wait = queue_wait_estimate(rate, prefill, level)
+    wait = queue_wait_estimate(rate / hw.ranks, prefill, level)  # DP attention: each rank queues its own prompts
     if cfg.slo_ttft_ms is not None and (load.isolated_s + wait) * 1e3 > cfg.slo_ttft_ms:
         return False
     if cfg.slo_tpot_ms is None:
@@ -64,7 +64,8 @@ def _steer_meets(load: _Load, rate: float) -> bool:
     in_flight = max(1.0, rate * (prefill + (out - 1) * alone * hw.pp))  # Little's law in the engine, idle latencies
     step = hw.pp * _step_s(hw, max(1.0, in_flight / hw.pp), cfg.input_tokens + out / 2, 0.0, 0.0)[0]
     step /= hw.tokens_per_step
-    return interrupted_tpot_estimate(step, prefill, rate, out, level) * 1e3 <= cfg.slo_tpot_ms
+    # DP attention: the ranks' prompts are taken as prefilled side by side, one interruption for `ranks` prompts
+    return interrupted_tpot_estimate(step, prefill, rate / hw.ranks, out, level) * 1e3 <= cfg.slo_tpot_ms
 
 
 def steer_replicas(

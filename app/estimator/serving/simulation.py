@@ -43,8 +43,8 @@ def _lengths(cfg: ServingConfig, kv_tokens: int) -> tuple[Lengths, Lengths]:
 
 def _scheduler(model: ModelSpec, cfg: ServingConfig, hw: _Hardware) -> Scheduler:
     return Scheduler(
-        token_budget=_batched_tokens(cfg, hw.gpu),
-        max_seqs=_max_num_seqs(cfg, hw.gpu),
+        token_budget=_batched_tokens(cfg, hw.gpu) * hw.ranks,  # DP attention: each rank its own budget
+        max_seqs=_max_num_seqs(cfg, hw.gpu) * hw.ranks,
         kv_tokens=kv_cache_tokens(model, cfg, hw.gpu, hw.tp, hw.pp),
         block=ENGINE_DEFAULTS[cfg.engine].block_size,
         mixed=ENGINE_DEFAULTS[cfg.engine].mixed_prefill,
@@ -75,7 +75,8 @@ class _Load:
         share of its time (rate × service_s, the M/D/1 queue's load) and the KV cache's sequence slots (Little's
         law: rate × the simulated time a request holds its KV ÷ the slots), so a replica whose queue grows for want of
         KV cache reads at least 1."""
-        return max(rate / self.top_rps, rate * self.service_s, rate * latency.held_s / self.limit)
+        prompts = rate / self.hw.ranks  # DP attention: each rank prefills its own prompts
+        return max(rate / self.top_rps, prompts * self.service_s, rate * latency.held_s / self.limit)
 
 
 def _load(model: ModelSpec, cfg: ServingConfig, hw: _Hardware, limit: int) -> _Load:
@@ -122,8 +123,9 @@ def _held_to_md1(latency: LoadLatency, load: _Load, rate: float) -> LoadLatency:
     queue for its prefill as an M/D/1 queue's customers do (one after another, each about its idle-replica time),
     so that queue's percentile is the floor; prompts of lognormal lengths about the same mean queue longer still
     (M/G/1: the Pollaczek-Khinchine mean grows with the service time's variance), which the simulation reads above
-    it. Saturated where the prompts alone keep the replica busy (ρ ≥ 1)."""
-    service = load.service_s
+    it. Saturated where the prompts alone keep the replica busy (ρ ≥ 1). Under DP attention each rank is such a
+    queue, with its share of the arrivals."""
+    service, rate = load.service_s, rate / load.hw.ranks
     if rate * service >= 1:
         return latency if latency.saturated else replace(latency, saturated=True)
     floor = md1_ttft_floor(rate, service, load.isolated_s - service)

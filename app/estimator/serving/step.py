@@ -7,12 +7,12 @@ all-reduces and a speculation's draft) and the simulator's step functions built 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from app.estimator.compute import attention_width, matmul_params
-from app.estimator.interconnects import all_reduce_s, group_bandwidth, point_to_point_s
+from app.estimator.interconnects import all_reduce_s, all_to_all_s, group_bandwidth, point_to_point_s
 from app.estimator.params import mlp_params
 from app.estimator.performance import compute_precision
 from app.estimator.serving.config import ServingConfig
@@ -115,6 +115,20 @@ ONE_SHOT_ALLREDUCE_LINK_FACTOR: dict[str, float] = {"nvlink3": 1.42}
 # seeing them, so they count as fitted from here. Not for gpt-fast's compiled loop ("none": its NCCL value is fitted
 # on its own TP rows).
 ALLREDUCE_IN_PLACE_S: dict[str, float] = {"vllm": 49e-6, "sglang": 6e-6, "trt-llm": 17e-6}
+# DP attention with expert parallelism: each MoE layer sends every token's hidden state to its top-k experts' ranks
+# (dispatch) and their outputs back (combine), in FP8 with one fp32 scale per 128 values and in bf16, as DeepEP does
+# (deepseek-ai/DeepEP docs/legacy.md: "FP8 dispatching and BF16 combining"; SGLang --moe-a2a-backend deepep, vLLM's
+# DeepEP all2all backends). Bytes per token and expert copy, per hidden value.
+DISPATCH_BYTES = 1.0 + 4.0 / 128
+COMBINE_BYTES = 2.0
+# Under expert parallelism each rank's experts get the tokens of every rank: from this many rows per local expert its
+# grouped GEMMs run at the large-M rate of a dense GEMM (PREFILL_COMPUTE_EFFICIENCY, without MOE_GEMM_EFFICIENCY, fitted
+# on TP rows with a few rows per expert). deepseek-ai/DeepGEMM README, "Grouped GEMMs for MoE models (masked layout)"
+# (the decode layout; H800, block FP8, DeepSeek-V3's shapes N x K = 4096 x 7168 and 7168 x 2048): 1,233 / 925 TFLOPS at
+# 1,024 rows per group, 1,040 / 916 at 512, 932 / 815 at 256, mean 977 = 0.49 of the 1,979 FP8 peak; the large-M block
+# FP8 rate here is 0.75 x 0.88 x 0.72 = 0.475 of it. Below 256 rows the fitted MoE rate stays. Applied after the LMSYS
+# large-EP rows were recorded (docs/validation-serving.md): those rows count as fitted for it.
+EP_LARGE_M_ROWS = 256
 
 
 @dataclass(slots=True)
@@ -127,6 +141,11 @@ class _Hardware:
     pp: int
     cluster: Cluster
     split: int = 1
+    ranks: int = 1  # ranks that each schedule their own sequences (DP attention: tp), else 1
+    # DP attention with EP: the step's tokens from which each local expert gets EP_LARGE_M_ROWS rows, and the expert
+    # GEMMs' seconds per token there (per GPU, at the large-M rate); inf: never (no EP)
+    ep_large_m_tokens: float = math.inf
+    ep_expert_s_per_token: float = 0.0
     weight_bytes_static: float = 0.0  # per GPU, every step (non-expert linear layers, head)
     expert_bytes: float = 0.0  # per GPU, per distinct expert touched in every MoE layer
     experts: int = 0
@@ -224,6 +243,8 @@ def _new_hardware(model: ModelSpec, cfg: ServingConfig, cluster: Cluster, tp: in
         calls = 2 * math.ceil(model.layers / pp)
         hw.allreduce_fixed_s = calls * latency
         hw.allreduce_per_token_s = calls * (all_reduce_s(model.hidden * 2.0, tp, link) - link.latency_s)
+    if cfg.dp_attention and tp > 1:
+        _dp_attention_hardware(hw, model, cfg, parts.quantised * per + parts.head * 2.0)
     if cfg.speculative is not None:
         _speculation_hardware(hw, model, cfg, gemm_rate)
     if pp > 1:
@@ -233,6 +254,48 @@ def _new_hardware(model: ModelSpec, cfg: ServingConfig, cluster: Cluster, tp: in
         hw.hop_fixed_s = (pp - 1) * link.latency_s
         hw.hop_per_token_s = (pp - 1) * (point_to_point_s(model.hidden * 2.0, link) - link.latency_s)
     return hw
+
+
+def _dp_attention_hardware(hw: _Hardware, model: ModelSpec, cfg: ServingConfig, static_bytes: float) -> None:
+    """DP attention with expert parallelism over the replica's tp ranks, in the step's terms, which count a step's
+    sequences and tokens over the whole replica, shared evenly by its ranks: each rank streams the layers outside the
+    routed experts whole (`static_bytes`) and 1/tp of the experts; reads its own sequences' whole KV (1/tp of the
+    replica's per token); runs its own tokens' GEMMs and attention unsplit (1/tp of the replica's FLOPs per token, as
+    under TP); and in place of the TP all-reduces sends its tokens to their experts and back, one all-to-all each way
+    per MoE layer, over the fabric that joins the tp GPUs (NVLink in a server, the SKU's inter-node fabric beyond):
+    (n-1)/n of a rank's buffer of tokens x top-k x hidden values at the group's bus bandwidth, plus its latency. The
+    dense layers run without communication (SGLang --moe-dense-tp-size 1). The ranks are taken as balanced (the load
+    balancer spreads sequences, EPLB the experts); a lone request is the exception (`_one_rank`)."""
+    tp, cluster = hw.tp, hw.cluster
+    hw.ranks = tp
+    hw.weight_bytes_static = static_bytes / hw.pp
+    hw.kv_token = kv_bytes_per_token_per_gpu(model, cfg.kv_format, 1, hw.pp, cfg.mla_cache_values) / tp
+    hw.overhead_per_seq_s /= tp
+    layers = math.ceil(model.moe_layers / hw.pp)
+    per_token = model.experts_per_token * model.hidden * (DISPATCH_BYTES + COMBINE_BYTES)  # a rank's buffer per token
+    latency = group_bandwidth(cluster, tp, min(tp, cluster.gpus_per_node)).latency_s
+    hw.allreduce_fixed_s = layers * 2 * latency
+    hw.allreduce_per_token_s = layers * (all_to_all_s(per_token, tp, cluster) - latency) / tp
+    hw.ep_large_m_tokens = EP_LARGE_M_ROWS * model.experts / model.experts_per_token
+    hw.ep_expert_s_per_token = hw.expert_flops_per_token * MOE_GEMM_EFFICIENCY / PREFILL_COMPUTE_EFFICIENCY
+
+
+def _one_rank(hw: _Hardware) -> _Hardware:
+    """A DP-attention replica's step terms for tokens that all sit on one rank (a lone request's prompt): that rank
+    runs their dense GEMMs, attention, KV writes and all-to-all alone; the experts stay spread over the ranks."""
+    if hw.ranks == 1:
+        return hw
+    n = hw.ranks
+    return replace(
+        hw,
+        dense_flops_per_token=hw.dense_flops_per_token * n,
+        attention_coef=hw.attention_coef * n,
+        kv_token=hw.kv_token * n,
+        allreduce_per_token_s=hw.allreduce_per_token_s * n,
+        points={},
+        occupancy_by_rows={},
+        isolated_s=None,
+    )
 
 
 def _speculation_hardware(hw: _Hardware, model: ModelSpec, cfg: ServingConfig, gemm_rate: float) -> None:
@@ -355,7 +418,10 @@ def _step_s(
     efficiency = decode_share * STEP_COMPUTE_EFFICIENCY + (1 - decode_share) * prefill_efficiency
     if hw.packed and prefill_tokens:
         efficiency = prefill_efficiency
-    compute_s = (hw.dense_flops_per_token + hw.expert_flops_per_token) * tokens / efficiency
+    if tokens >= hw.ep_large_m_tokens:  # expert parallel, hundreds of rows per expert (EP_LARGE_M_ROWS)
+        compute_s = hw.dense_flops_per_token * tokens / efficiency + hw.ep_expert_s_per_token * tokens
+    else:
+        compute_s = (hw.dense_flops_per_token + hw.expert_flops_per_token) * tokens / efficiency
     compute_s += hw.attention_coef * (verify * context + prefill_tokens * prefill_len / 2)
     compute_s += hw.draft_flops_per_token * prefill_tokens / PREFILL_COMPUTE_EFFICIENCY  # the draft reads the prompt
     overhead = hw.overhead_s + hw.overhead_per_seq_s * decode_seqs + hw.moe_fixed_s
@@ -397,6 +463,7 @@ def _stage_step(hw: _Hardware) -> StepTime:
     weights_static, expert_bytes, experts, top_k = hw.weight_bytes_static, hw.expert_bytes, hw.experts, hw.top_k
     width, reads, kv_token, hbm_weights, hbm_kv = hw.verify_width, hw.kv_reads, hw.kv_token, hw.hbm_weights, hw.hbm_kv
     flops, attention = hw.dense_flops_per_token + hw.expert_flops_per_token, hw.attention_coef
+    ep_tokens, dense_flops, ep_expert = hw.ep_large_m_tokens, hw.dense_flops_per_token, hw.ep_expert_s_per_token
     fixed, per_seq, moe_fixed, occupancy = hw.overhead_s, hw.overhead_per_seq_s, hw.moe_fixed_s, hw.occupancy
     comm_fixed, comm_per_token = (hw.allreduce_fixed_s, hw.allreduce_per_token_s) if hw.tp > 1 else (0.0, 0.0)
     pp, hop_fixed, hop_per_token, draft_flops = hw.pp, hw.hop_fixed_s, hw.hop_per_token_s, hw.draft_flops_per_token
@@ -422,7 +489,10 @@ def _stage_step(hw: _Hardware) -> StepTime:
             share = verify / tokens
             large_m = PREFILL_COMPUTE_EFFICIENCY * occupancy(tokens)
             efficiency = large_m if packed else share * efficiency + (1 - share) * large_m
-        compute_s = flops * tokens / efficiency
+        if tokens >= ep_tokens:
+            compute_s = dense_flops * tokens / efficiency + ep_expert * tokens
+        else:
+            compute_s = flops * tokens / efficiency
         compute_s += attention * (verify * context + prefill * prefill_len / 2)
         compute_s += draft_flops * prefill / PREFILL_COMPUTE_EFFICIENCY
         overhead = fixed + per_seq * seqs + moe_fixed
