@@ -225,6 +225,11 @@ MISSES: dict[str, dict[str, str]] = {
         "{tpot} with as many replicas as the SKU rents, missing {slo}",
         "slo_peak_saturated": "at the peak load the replicas the SKU rents cannot keep up: the queue grows without "
         "bound ({percentile} TTFT {ttft}), missing {slo}",
+        # the same at the peak where no latency target is set (nothing to miss but the load)
+        "peak_saturated": "at the peak load the replicas the SKU rents cannot keep up: the queue grows without bound "
+        "({percentile} TTFT {ttft})",
+        "peak_percentile": "at the peak load the {percentile} TTFT is {ttft} and the {percentile} TPOT {tpot} with as "
+        "many replicas as the SKU rents",
         "peak_load": "{replicas} replicas carry {carried:.3g} of the {offered:.3g} requests/s peak",
         "max_nodes": "the peak needs about {replicas:,} replicas of {replica_gpus} GPUs, more than the {most:,} that "
         "max_nodes {max_nodes} rents: shown with {most:,}",
@@ -275,6 +280,9 @@ MISSES: dict[str, dict[str, str]] = {
         "{percentile} TPOT 为 {tpot}，达不到 {slo}",
         "slo_peak_saturated": "峰值负载下，该 SKU 可租的副本处理不过来：排队无限增长（{percentile} TTFT "
         "{ttft}），达不到 {slo}",
+        "peak_saturated": "峰值负载下，该 SKU 可租的副本处理不过来：排队无限增长（{percentile} TTFT {ttft}）",
+        "peak_percentile": "峰值负载下，即使用到该 SKU 可租的全部副本，{percentile} TTFT 为 {ttft}、{percentile} TPOT 为 "
+        "{tpot}",
         "peak_load": "{replicas} 个副本只能承载峰值 {offered:.3g} 请求/秒中的 {carried:.3g} 请求/秒",
         "max_nodes": "峰值约需 {replicas:,} 个副本（每个 {replica_gpus} 张 GPU），超过节点上限 max_nodes {max_nodes} "
         "可租的 {most:,} 个：按 {most:,} 个副本展示",
@@ -583,7 +591,8 @@ def _miss_key(code: str, params: Mapping[str, Any]) -> str:
     if code == "max_nodes" and "max_nodes" not in params:  # a SKU rented by the card
         return "max_nodes_cards"
     if code == "slo_peak" and "percentile" in params:  # the simulated percentile at the peak
-        return "slo_peak_saturated" if params.get("saturated") else "slo_peak_percentile"
+        missed = "slo_peak_" if slo_named(params) else "peak_"  # no target set: the load alone is missed
+        return missed + ("saturated" if params.get("saturated") else "percentile")
     return code
 
 
