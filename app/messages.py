@@ -281,8 +281,8 @@ MISSES: dict[str, dict[str, str]] = {
         "slo_peak_saturated": "峰值负载下，该 SKU 可租的副本处理不过来：排队无限增长（{percentile} TTFT "
         "{ttft}），达不到 {slo}",
         "peak_saturated": "峰值负载下，该 SKU 可租的副本处理不过来：排队无限增长（{percentile} TTFT {ttft}）",
-        "peak_percentile": "峰值负载下，即使用到该 SKU 可租的全部副本，{percentile} TTFT 为 {ttft}、{percentile} TPOT 为 "
-        "{tpot}",
+        "peak_percentile": "峰值负载下，即使用到该 SKU 可租的全部副本，{percentile} TTFT 为 {ttft}、"
+        "{percentile} TPOT 为 {tpot}",
         "peak_load": "{replicas} 个副本只能承载峰值 {offered:.3g} 请求/秒中的 {carried:.3g} 请求/秒",
         "max_nodes": "峰值约需 {replicas:,} 个副本（每个 {replica_gpus} 张 GPU），超过节点上限 max_nodes {max_nodes} "
         "可租的 {most:,} 个：按 {most:,} 个副本展示",

@@ -82,6 +82,8 @@ def test_every_code_the_planner_emits_is_worded() -> None:
         "deadline_hours",
         "slo_peak_percentile",
         "slo_peak_saturated",
+        "peak_percentile",
+        "peak_saturated",
         "capacity_never",
         "bf16_for_fp8_kv",
         "bf16_for_fp8_math",
