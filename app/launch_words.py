@@ -92,8 +92,8 @@ LAUNCH: dict[str, dict[str, str]] = {
         "model.hf_id to have it named)",
         "length_context": "--{flag} {length:,}: the model's context, so any request up to it is accepted (state "
         "serving.max_request_tokens to cap it)",
-        "length_cache": "--{flag} {length:,}: the most one replica's KV cache holds; the model's context is "
-        "{context:,} tokens (longer requests need more GPUs per replica)",
+        "length_cache": "--{flag} {length:,}: the most KV cache one sequence may use holds (one replica's; under DP "
+        "attention one rank's); the model's context is {context:,} tokens (longer requests need more GPUs per replica)",
         "length_unknown": "no context length is known for this model: the engine derives --{flag} from its "
         "config.json, and refuses to start if one replica's KV cache ({cache:,} tokens) holds less",
         "prefix_vllm": "--enable-prefix-caching: automatic prefix caching (on by default since vLLM V1; stated for "
@@ -245,7 +245,8 @@ LAUNCH: dict[str, dict[str, str]] = {
         "请在此处填入您的检查点的本地路径或 Hugging Face 仓库（给出 model.hf_id 即可自动填入）",
         "length_context": "--{flag} {length:,}：模型的上下文长度，不超过它的请求都会被接受（可用 "
         "serving.max_request_tokens 设上限）",
-        "length_cache": "--{flag} {length:,}：单个副本的 KV 缓存最多能容纳的长度；模型上下文为 {context:,} token"
+        "length_cache": "--{flag} {length:,}：一条序列可用的 KV 缓存（单个副本的；DP 注意力下为单个 rank 的）"
+        "最多能容纳的长度；模型上下文为 {context:,} token"
         "（更长的请求需要每个副本更多 GPU）",
         "length_unknown": "该模型的上下文长度未知：引擎从其 config.json 推出 --{flag}，若单个副本的 KV 缓存"
         "（{cache:,} token）放不下则拒绝启动",

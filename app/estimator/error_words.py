@@ -174,6 +174,12 @@ ESTIMATOR_ERRORS: dict[str, dict[str, str]] = {
         "continuous batching (current releases) only; set serving.batching to continuous",
         "serving_no_sequence": "one sequence of {context:,} tokens does not fit: the KV cache holds {tokens:,} tokens "
         "at TP {tp}; shorten input_tokens + output_tokens (or max_model_len), or use more or larger GPUs",
+        "serving_no_sequence_rank": "one sequence of {context:,} tokens does not fit: under DP attention / EP {tp} "
+        "a sequence lives on one rank, whose KV cache holds {tokens:,} tokens; shorten input_tokens + output_tokens "
+        "(or max_model_len), or use more or larger GPUs",
+        "serving_dp_attention_servers": "{engine} runs DP attention with expert parallel on one server here: ep {ep} "
+        "spans more than its {gpus_per_node} GPUs; use ep {gpus_per_node} or fewer (with hardware.nodes 1), or engine "
+        "sglang",
         "serving_no_kv_room": "{model}'s {format} weights take {weights_gib:.1f} GiB per GPU at TP {tp} × PP {pp}, "
         "leaving no KV cache in the {budget_gib:.1f} GiB {engine} uses of {gpu}'s {gpu_gib:g} GiB; use more GPUs "
         "per replica, a smaller weight format or a larger GPU",
@@ -322,6 +328,12 @@ ESTIMATOR_ERRORS: dict[str, dict[str, str]] = {
         "设为 continuous",
         "serving_no_sequence": "一条 {context:,} tokens 的序列放不下：TP {tp} 时 KV 缓存只容纳 {tokens:,} tokens；"
         "请缩短 input_tokens + output_tokens（或 max_model_len），或使用更多或更大的 GPU",
+        "serving_no_sequence_rank": "一条 {context:,} tokens 的序列放不下：DP 注意力 / EP {tp} 下一条序列只在一个 rank "
+        "上，其 KV 缓存只容纳 {tokens:,} tokens；请缩短 input_tokens + output_tokens（或 max_model_len），"
+        "或使用更多或更大的 GPU",
+        "serving_dp_attention_servers": "此处 {engine} 只在一台服务器上运行 DP 注意力加专家并行："
+        "ep {ep} 超出了一台服务器的 {gpus_per_node} 张 GPU；请使用不超过 {gpus_per_node} 的 ep"
+        "（hardware.nodes 设为 1），或改用 sglang 引擎",
         "serving_no_kv_room": "{model} 的 {format} 权重在 TP {tp} × PP {pp} 时每张 GPU 占 {weights_gib:.1f} GiB，"
         "在 {engine} 使用的 {budget_gib:.1f} GiB（{gpu} 共 {gpu_gib:g} GiB）中没有留下 KV 缓存；请每个副本使用更多 "
         "GPU、更小的权重格式或更大的 GPU",

@@ -32,6 +32,7 @@ from app.estimator.serving import (
     peak_latency_at,
     replica_capacity,
     replicas_for_slo,
+    sequence_kv_tokens,
     simulations,
     steer_replicas,
 )
@@ -651,8 +652,8 @@ def _evaluate(
     SLO on such a replica."""
     model, cfg, peak_factor = ask.model, ask.cfg, ask.peak_factor
     node = _replica_cluster(offer, tp, pp)
-    stated = cfg.max_model_len  # a stated longest request: one must fit a replica's KV cache
-    short = stated is not None and kv_cache_tokens(model, cfg, offer.gpu, tp, pp) < stated
+    stated = cfg.max_model_len  # a stated longest request: one must fit the cache a sequence may use (one rank's)
+    short = stated is not None and sequence_kv_tokens(model, cfg, offer.gpu, tp, pp) < stated
     if short or max_concurrency(model, cfg, offer.gpu, tp, pp) < 1:
         if kv_cache_tokens(model, cfg, offer.gpu, tp, pp) < 1:
             return None, None, False  # the weights leave no cache at all: rejected for memory
@@ -779,7 +780,8 @@ def _sequence_too_long(
         return None
     result = estimate_serving(ask.model, replace(ask.cfg, requests_per_s=None, concurrency=1), node, tp=tp, pp=pp)
     option = _option(ask, offer, region, (tp, pp, 1), config, (result, result), 1.0, 0.0)
-    tokens = {"context_len": ask.cfg.context_len, "kv_cache_tokens": result.kv_cache_tokens, "tp": tp}
+    # the cache one sequence may use: under DP attention one rank's
+    tokens = {"context_len": ask.cfg.context_len, "kv_cache_tokens": result.sequence_kv_tokens, "tp": tp}
     option.misses.append(("sequence_too_long", tokens))
     return option
 

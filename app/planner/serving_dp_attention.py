@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from app.estimator.serving import ServingConfig
-from app.estimator.specs import ModelSpec
+from app.estimator.specs import EstimatorError, ModelSpec
 from app.planner.offers import Offer
 
 # the engines that run it, and whether over several servers (the launch this module's docstring names)
@@ -37,6 +37,14 @@ def dp_attention_applies(model: ModelSpec, cfg: ServingConfig) -> bool:
         and cfg.batching == "continuous"
         and not cfg.dp_attention
     )
+
+
+def check_dp_attention_servers(cfg: ServingConfig, tp: int, gpus_per_node: int) -> None:
+    """422 on plan.ep for a DP-attention plan over several servers on an engine that runs it on one server only."""
+    if cfg.dp_attention and tp > gpus_per_node and not DP_ATTENTION_OVER_SERVERS[cfg.engine]:
+        raise EstimatorError.of(
+            "serving_dp_attention_servers", field="plan.ep", engine=cfg.engine, ep=tp, gpus_per_node=gpus_per_node
+        )
 
 
 def dp_attention_config(cfg: ServingConfig) -> ServingConfig:

@@ -218,11 +218,12 @@ def _trtllm_checkpoint(job: _Launch, cfg: ServingConfig, repo: str) -> str:
 
 def _length(job: _Launch, served: Served, cfg: ServingConfig, estimate: ServingEstimate) -> int | None:
     """The longest request the replica accepts: the stated length, else the model's context capped at what one
-    replica's KV cache holds; None (the engine's own) when no context is known."""
+    replica's KV cache holds for one sequence (under DP attention one rank's); None (the engine's own) when no
+    context is known."""
     flag = FLAG[job.engine]
     if cfg.max_model_len is not None:
         return cfg.max_model_len
-    cache = estimate.kv_cache_tokens
+    cache = estimate.sequence_kv_tokens
     if served.context is None:
         job.note("length_unknown", flag=flag, cache=cache)
         return None

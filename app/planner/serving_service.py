@@ -73,7 +73,7 @@ from app.planner.serving import (
     valid_tp,
 )
 from app.planner.serving_disagg import check_disaggregated, merged, search_disaggregated
-from app.planner.serving_dp_attention import dp_attention_applies, dp_attention_config
+from app.planner.serving_dp_attention import check_dp_attention_servers, dp_attention_applies, dp_attention_config
 from app.planner.serving_launch import Served
 from app.planner.serving_multinode import cross_node_tp
 from app.planner.serving_schemas import (
@@ -515,6 +515,7 @@ def estimate(
     if request.plan is not None:
         tp, pp, replicas = request.plan.tp, request.plan.pp, request.plan.dp
         cfg = plan_config(model, cfg, request.plan)
+        check_dp_attention_servers(cfg, tp, cluster.gpus_per_node)
         check_serving_plan(model, tp, pp)
         check_pipeline(cfg.engine, cfg.speculative, pp)
         if tp * pp * replicas != cluster.gpus:

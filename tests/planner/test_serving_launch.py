@@ -166,7 +166,7 @@ def test_the_longest_request_is_the_context_capped_at_the_kv_cache() -> None:
     small = offer("l40s-card", "l40s-48g", "5000", unit="card")
     tight = _launch(LLAMA_405B, _cfg("vllm", weights="int4"), [H100_IB], Served("x", context=10_000_000), nodes=2)
     assert tight["max_model_len"] < 10_000_000
-    assert any("the most one replica's KV cache holds" in note for note in tight["notes"])
+    assert any("the most KV cache one sequence may use holds" in note for note in tight["notes"])
     unknown = _launch(LLAMA_8B, _cfg("sglang"), [small], Served("x"))
     assert "--context-length" not in unknown["command"] and unknown["max_model_len"] is None
 

@@ -88,6 +88,7 @@ class ServingEstimate:
     concurrency: float  # per replica at the operating point
     max_concurrency: int  # what one replica's KV cache and engine limits hold at these lengths
     kv_cache_tokens: int  # per replica
+    sequence_kv_tokens: int  # what one sequence may use: the replica's cache, one rank's under DP attention
     replicas: int
     replicas_needed: int | None  # for requests_per_s: replicas that carry it within the SLO
     meets_slo: bool | None  # None without an SLO

@@ -9,7 +9,7 @@ from dataclasses import replace
 from app.estimator.serving.config import ServingConfig, ServingEstimate
 from app.estimator.serving.engines import _max_num_seqs, _request_overhead_s
 from app.estimator.serving.memo import _hardware, simulations
-from app.estimator.serving.memory import kv_cache_tokens, max_concurrency, serving_memory
+from app.estimator.serving.memory import kv_cache_tokens, max_concurrency, sequence_kv_tokens, serving_memory
 from app.estimator.serving.operating_point import (
     _capacity,
     _has_slo,
@@ -28,12 +28,14 @@ from app.estimator.specs import Cluster, EstimatorError, ModelSpec
 
 
 def _no_sequence_note(cfg: ServingConfig, cache_tokens: int, tp: int) -> str:
-    """Why not even one sequence runs: no room for a cache at all, or a cache shorter than one sequence."""
+    """Why not even one sequence runs: no room for a cache at all, or a cache shorter than one sequence (under DP
+    attention one rank's: a sequence lives on one rank)."""
     if cache_tokens <= 0:
         return "the weights leave no room for one sequence's KV cache"
+    where = f"one rank of DP attention / EP {tp}" if cfg.dp_attention else f"TP {tp}"
     return (
         f"one sequence of {cfg.context_len:,} tokens does not fit: the KV cache holds {cache_tokens:,} tokens at "
-        f"TP {tp}; shorten input_tokens + output_tokens (or max_model_len), or use more or larger GPUs"
+        f"{where}; shorten input_tokens + output_tokens (or max_model_len), or use more or larger GPUs"
     )
 
 
@@ -67,11 +69,13 @@ def estimate_serving(
     hw = _hardware(model, cfg, cluster, tp, pp)
     memory = serving_memory(model, cfg, gpu, tp, pp)
     cache_tokens = kv_cache_tokens(model, cfg, gpu, tp, pp)
+    sequence_tokens = sequence_kv_tokens(model, cfg, gpu, tp, pp)  # under DP attention one rank's
     limit = max_concurrency(model, cfg, gpu, tp, pp)
     notes: list[str] = []
-    if cfg.context_len > cache_tokens and limit >= 1:
+    if cfg.context_len > sequence_tokens and limit >= 1:
+        where = "one rank's KV cache holds (DP attention)" if cfg.dp_attention else "the KV cache holds"
         notes.append(
-            f"max_model_len {cfg.context_len} exceeds the {cache_tokens} tokens the KV cache holds: "
+            f"max_model_len {cfg.context_len} exceeds the {sequence_tokens} tokens {where}: "
             "the engine refuses to start; lower max_model_len or add GPUs"
         )
     gpus_per_replica = tp * pp
@@ -99,9 +103,9 @@ def estimate_serving(
         zero = ServingEstimate(
             ttft_ms=math.inf, tpot_ms=math.inf, e2e_latency_ms=math.inf, output_tokens_per_s=0.0,
             output_tokens_per_s_per_gpu=0.0, requests_per_s=0.0, concurrency=0.0, max_concurrency=0,
-            kv_cache_tokens=cache_tokens, replicas=replicas, replicas_needed=None,
+            kv_cache_tokens=cache_tokens, sequence_kv_tokens=sequence_tokens, replicas=replicas, replicas_needed=None,
             meets_slo=False if _has_slo(cfg) else None, memory=memory, gpus_per_replica=gpus_per_replica,
-            bound="memory", notes=notes + [_no_sequence_note(cfg, cache_tokens, tp)],
+            bound="memory", notes=notes + [_no_sequence_note(cfg, sequence_tokens, tp)],
         )  # fmt: skip
         return zero
     needed = None
@@ -125,6 +129,7 @@ def estimate_serving(
         concurrency=point.concurrency,
         max_concurrency=limit,
         kv_cache_tokens=cache_tokens,
+        sequence_kv_tokens=sequence_tokens,
         replicas=replicas,
         replicas_needed=needed,
         meets_slo=_meets(point, cfg) if _has_slo(cfg) else None,

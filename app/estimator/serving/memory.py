@@ -237,6 +237,12 @@ def _rank_kv_tokens(model: ModelSpec, cfg: ServingConfig, gpu: GpuSpec, tp: int,
     return int(memory.kv_cache // (per_token * block)) * block
 
 
+def sequence_kv_tokens(model: ModelSpec, cfg: ServingConfig, gpu: GpuSpec, tp: int, pp: int) -> int:
+    """Tokens of KV cache one sequence may use: the replica's under TP attention, one rank's under DP attention (a
+    sequence lives on one rank; SGLang caps a request at its rank's max_total_num_tokens)."""
+    return _rank_kv_tokens(model, cfg, gpu, tp, pp)
+
+
 def kv_cache_tokens(model: ModelSpec, cfg: ServingConfig, gpu: GpuSpec, tp: int, pp: int) -> int:
     """Tokens one replica's paged KV cache holds (whole blocks); under DP attention the sum of its ranks'."""
     return _rank_kv_tokens(model, cfg, gpu, tp, pp) * attention_ranks(cfg, tp)

@@ -9,7 +9,7 @@ from typing import Final
 
 from app.estimator.serving.config import ServingConfig
 from app.estimator.serving.engines import _memory_fraction
-from app.estimator.serving.memory import kv_cache_tokens, max_concurrency, serving_memory
+from app.estimator.serving.memory import max_concurrency, sequence_kv_tokens, serving_memory
 from app.estimator.serving_levers import ENGINE_SPECULATION, MAX_SPECULATIVE_TOKENS, PREFIX_CACHING_ENGINES
 from app.estimator.specs import GIB, EstimatorError, GpuSpec, ModelSpec, require_choice
 from app.estimator.vocabulary import BATCHINGS, ENGINES, SERVING_PRECISIONS, WEIGHT_FORMATS
@@ -166,11 +166,10 @@ def check_fits(model: ModelSpec, cfg: ServingConfig, gpu: GpuSpec, tp: int, pp: 
         raise EstimatorError(unsupported.text, field=unsupported.field)
     if max_concurrency(model, cfg, gpu, tp, pp) >= 1:
         return
-    cache_tokens = kv_cache_tokens(model, cfg, gpu, tp, pp)
+    cache_tokens = sequence_kv_tokens(model, cfg, gpu, tp, pp)  # under DP attention one rank's
     if cache_tokens > 0:
-        raise EstimatorError.of(
-            "serving_no_sequence", field="serving.input_tokens", context=cfg.context_len, tokens=cache_tokens, tp=tp
-        )
+        code = "serving_no_sequence_rank" if cfg.dp_attention else "serving_no_sequence"
+        raise EstimatorError.of(code, field="serving.input_tokens", context=cfg.context_len, tokens=cache_tokens, tp=tp)
     memory = serving_memory(model, cfg, gpu, tp, pp)
     budget = gpu.memory_gib * _memory_fraction(cfg, tp)
     raise EstimatorError.of(

@@ -17,15 +17,17 @@ from app.estimator.serving.engines import (
     _request_overhead_s,
 )
 from app.estimator.serving.memo import _MEMO, _hardware, _where
-from app.estimator.serving.memory import kv_cache_tokens, max_concurrency
+from app.estimator.serving.memory import max_concurrency, sequence_kv_tokens
 from app.estimator.serving.operating_point import _isolated_ttft_s, _operating_point
 from app.estimator.serving.step import _Hardware, _sim_decode, _sim_step
 from app.estimator.serving_sim import (
     PERCENTILES,
+    DecodeTime,
     Lengths,
     LoadLatency,
     Quantiles,
     Scheduler,
+    StepTime,
     finite_run_output_rate,
     md1_ttft_floor,
     simulate,
@@ -35,21 +37,39 @@ from app.estimator.specs import Cluster, ModelSpec
 
 def _lengths(cfg: ServingConfig, kv_tokens: int) -> tuple[Lengths, Lengths]:
     """Prompt and output lengths: constant at the means, or lognormal through the stated 95th percentiles, a
-    drawn length no longer than max_model_len or the replica's KV cache (an engine refuses a longer request)."""
+    drawn length no longer than max_model_len or the KV cache one sequence may use (an engine refuses a longer
+    request)."""
     cap = min(cfg.max_model_len or kv_tokens, kv_tokens)
     prompts = Lengths(cfg.input_tokens, cfg.input_tokens_p95, max(cap, cfg.input_tokens))
     return prompts, Lengths(cfg.output_tokens, cfg.output_tokens_p95, max(cap, cfg.output_tokens))
 
 
 def _scheduler(model: ModelSpec, cfg: ServingConfig, hw: _Hardware) -> Scheduler:
+    """The scheduler the simulation runs: the replica's, or under DP attention one rank's (its own token budget,
+    max_num_seqs and KV cache: each request is scheduled on one rank, its prompt chunked there alone)."""
     return Scheduler(
-        token_budget=_batched_tokens(cfg, hw.gpu) * hw.ranks,  # DP attention: each rank its own budget
-        max_seqs=_max_num_seqs(cfg, hw.gpu) * hw.ranks,
-        kv_tokens=kv_cache_tokens(model, cfg, hw.gpu, hw.tp, hw.pp),
+        token_budget=_batched_tokens(cfg, hw.gpu),
+        max_seqs=_max_num_seqs(cfg, hw.gpu),
+        kv_tokens=sequence_kv_tokens(model, cfg, hw.gpu, hw.tp, hw.pp),
         block=ENGINE_DEFAULTS[cfg.engine].block_size,
         mixed=ENGINE_DEFAULTS[cfg.engine].mixed_prefill,
         lookahead=int(_overlap_loop(cfg)),
     )
+
+
+def _rank_step(hw: _Hardware) -> tuple[StepTime, DecodeTime | None]:
+    """The simulated scheduler's step and decode-only step. Under DP attention the simulation runs one rank and every
+    rank is taken to run a batch like it (balanced ranks, as _operating_point takes them): the step model, which counts
+    a step's sequences and tokens over the whole replica, sees `ranks` times the rank's (the expert GEMMs and the
+    all-to-all carry every rank's tokens)."""
+    step, n = _sim_step(hw), hw.ranks
+    if n == 1:
+        return step, _sim_decode(hw)
+
+    def balanced(decodes: int, kv: float, prefill: int, span: float) -> float:
+        return step(decodes * n, kv * n, prefill * n, span * n)
+
+    return balanced, None
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,14 +117,17 @@ def _simulate(load: _Load, rate: float) -> LoadLatency:
 
 
 def _run_simulation(load: _Load, rate: float) -> LoadLatency:
-    scheduler = _scheduler(load.model, load.cfg, load.hw)
+    scheduler, ranks = _scheduler(load.model, load.cfg, load.hw), load.hw.ranks
     prompts, outputs = _lengths(load.cfg, scheduler.kv_tokens)
+    step, decode = _rank_step(load.hw)
     latency = simulate(
-        _sim_step(load.hw), scheduler, rate, prompts, outputs,
+        step, scheduler, rate / ranks, prompts, outputs,  # DP attention: one rank's share of the arrivals
         seed=load.cfg.seed, per_request_s=_request_overhead_s(load.cfg),
         cached_share=load.cfg.prefix_cache_hit_rate, tokens_per_step=load.hw.tokens_per_step,
-        decode_time=_sim_decode(load.hw),
+        decode_time=decode,
     )  # fmt: skip
+    if ranks > 1:
+        latency = replace(latency, running=latency.running * ranks)  # the replica's ranks together
     latency = _held_to_md1(latency, load, rate)
     # beyond what the replica completes at most, or its KV slots (or prompts) loaded to 1 or more: the queue grows,
     # whatever a finite run's queue at its last arrival read (`_Load.utilization`)
@@ -144,7 +167,9 @@ def offline_run_output_tokens_per_s(
     hw = _hardware(model, cfg, cluster, tp, pp)
     scheduler = _scheduler(model, cfg, hw)
     prompts, outputs = _lengths(cfg, scheduler.kv_tokens)
-    return finite_run_output_rate(_sim_step(hw), scheduler, prompts, outputs, requests, seed=cfg.seed)
+    ranks = hw.ranks  # DP attention: one rank's share of the requests, the ranks side by side
+    rank = finite_run_output_rate(_rank_step(hw)[0], scheduler, prompts, outputs, -(-requests // ranks), seed=cfg.seed)
+    return rank * ranks
 
 
 def meets_at_peak(latency: LoadLatency, cfg: ServingConfig) -> bool:
