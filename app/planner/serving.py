@@ -55,7 +55,14 @@ from app.planner.offers import (
 from app.planner.serving_dp_attention import dp_attention_applies, dp_attention_config, dp_attention_degrees
 from app.planner.serving_headroom import headroom_checked_at, simulated_headroom
 from app.planner.serving_launch import Served, launch_block
-from app.planner.serving_misses import queues_for_slots, shortfall, simulated_miss, slo_miss, slot_params
+from app.planner.serving_misses import (
+    queues_for_slots,
+    shortfall,
+    simulated_miss,
+    slo_miss,
+    slot_params,
+    with_simulated_peak,
+)
 from app.planner.serving_multinode import cross_node_degrees
 
 SECONDS_PER_BILLED_MONTH = DAYS_PER_BILLED_MONTH * 86400
@@ -327,6 +334,7 @@ def _shown(
     for miss in misses:
         _settle(ask, miss)
         _simulated(ask, miss)
+        miss.misses = with_simulated_peak(_ask_for(ask, miss).cfg, miss.misses, miss.estimate)
     for option in options + misses:
         _with_other_term(option)
     return options, misses
