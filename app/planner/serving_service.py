@@ -73,7 +73,7 @@ from app.planner.serving import (
     valid_tp,
 )
 from app.planner.serving_disagg import check_disaggregated, merged, search_disaggregated
-from app.planner.serving_dp_attention import dp_attention_applies, dp_attention_config
+from app.planner.serving_dp_attention import DP_ATTENTION_OVER_SERVERS, dp_attention_applies, dp_attention_config
 from app.planner.serving_launch import Served
 from app.planner.serving_multinode import cross_node_tp
 from app.planner.serving_schemas import (
@@ -163,8 +163,25 @@ def plan_config(model: ModelSpec, cfg: ServingConfig, plan: PlanIn) -> ServingCo
     if plan.ep > 1 and plan.ep == plan.tp and plan.pp == 1 and dp_attention_applies(model, cfg):
         check_training_levers(plan.model_copy(update={"ep": 1}))
         return dp_attention_config(cfg)
+    if plan.ep > 1:
+        raise EstimatorError.of(_ep_refusal(model, cfg), field="plan.ep", ep=plan.ep, tp=plan.tp, pp=plan.pp,
+                                engine=cfg.engine)  # fmt: skip
     check_training_levers(plan)
     return cfg
+
+
+def _ep_refusal(model: ModelSpec, cfg: ServingConfig) -> str:
+    """Why a serving plan's ep > 1 is refused (review R3-10: each refusal by the rule it breaks, not "a training
+    setting"): the rules of `dp_attention_applies`, then ep equal to tp on one stage."""
+    if not model.is_moe or cfg.mla_cache_values <= 0:
+        return "serving_ep_model"
+    if cfg.engine not in DP_ATTENTION_OVER_SERVERS:
+        return "serving_ep_engine"
+    if cfg.speculative is not None:
+        return "serving_ep_speculative"
+    if cfg.batching != "continuous":
+        return "serving_ep_batching"
+    return "serving_ep_tp"
 
 
 def serving_config(request: WorkloadIn) -> ServingConfig:
