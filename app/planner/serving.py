@@ -53,7 +53,7 @@ from app.planner.offers import (
     with_alternatives,
 )
 from app.planner.serving_dp_attention import dp_attention_applies, dp_attention_config, dp_attention_degrees
-from app.planner.serving_headroom import headroom_checked_at, simulated_headroom
+from app.planner.serving_headroom import checked_headroom
 from app.planner.serving_launch import Served, launch_block
 from app.planner.serving_misses import (
     queues_for_slots,
@@ -448,11 +448,8 @@ def _hold_headroom(ask: _Ask, option: ServingOption) -> None:
     node = _replica_cluster(option.offer, option.tp, option.pp)
     at = peak_latency_at(ask.model, cfg, node, tp=option.tp, pp=option.pp, replicas=option.replicas)
     if at is not None:
-        claimed = option.headroom
-        option.headroom = simulated_headroom(claimed, lambda factor: meets_at_peak(at(factor), cfg))
-        option.headroom_missed_at = (
-            headroom_checked_at(claimed) if option.headroom < headroom_checked_at(claimed) else None
-        )
+        found = checked_headroom(option.headroom, lambda factor: meets_at_peak(at(factor), cfg))
+        option.headroom, option.headroom_missed_at = found
 
 
 def _by_sku(options: list[ServingOption]) -> dict[str, list[ServingOption]]:
