@@ -313,7 +313,7 @@ MISSES: dict[str, dict[str, str]] = {
 # A serving request's latency targets, as `{slo}` in a text: the targets set, joined by `and`.
 SLO: dict[str, dict[str, str]] = {
     "en": {"slo_ttft_ms": "TTFT ≤ {slo_ttft_ms:g} ms", "slo_tpot_ms": "TPOT ≤ {slo_tpot_ms:g} ms", "and": " and "},
-    "zh": {"slo_ttft_ms": "TTFT ≤ {slo_ttft_ms:g} ms", "slo_tpot_ms": "TPOT ≤ {slo_tpot_ms:g} ms", "and": " 且 "},
+    "zh": {"slo_ttft_ms": "TTFT ≤ {slo_ttft_ms:g} 毫秒", "slo_tpot_ms": "TPOT ≤ {slo_tpot_ms:g} 毫秒", "and": " 且 "},
 }
 
 # A constraint naming what the catalog does not hold (app/planner/service.py): the API's `errors[].type` is the

@@ -155,6 +155,7 @@ SERVE_WORDS: dict[str, dict[str, str]] = {
 
 DURATION_WORDS = {
     "en": {
+        "milliseconds": "{n} ms",
         "seconds": "{n} s",
         "minutes": "{m} min",
         "hours": "{n} h",
@@ -162,6 +163,7 @@ DURATION_WORDS = {
         "days": "{n} days",
     },
     "zh": {
+        "milliseconds": "{n} 毫秒",
         "seconds": "{n} 秒",
         "minutes": "{m} 分钟",
         "hours": "{n} 小时",
@@ -260,11 +262,11 @@ def latency(ms: float, lang: str) -> str:
     seconds under two minutes, then the durations' minutes, hours and days (a queue that grows for "35 min")."""
     if not math.isfinite(ms):
         return "∞"
-    if ms < 100:
-        return f"{ms:.1f} ms"
-    if ms < 10_000:
-        return f"{number(ms, lang)} ms"
     words = DURATION_WORDS.get(lang, DURATION_WORDS["en"])
+    if ms < 100:
+        return words["milliseconds"].format(n=f"{ms:.1f}")
+    if ms < 10_000:
+        return words["milliseconds"].format(n=number(ms, lang))
     if ms < 120_000:
         return words["seconds"].format(n=number(ms / 1e3, lang))
     return duration(ms / 3.6e6, lang)

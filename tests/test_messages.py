@@ -395,7 +395,7 @@ def test_the_serving_near_misses_read_as_the_search_wrote_them_and_in_chinese() 
         chinese = messages.misses([(code, params)], "zh") or ""
         assert not any(word in chinese for word in ("the ", "missing", "replicas", "sequence")), chinese
     assert messages.misses([("slo_one_request", both)], "zh") == (
-        "即使一次只处理一个请求也达不到 TTFT ≤ 500 ms 且 TPOT ≤ 50 ms：TTFT 812 ms，TPOT 61.2 ms"
+        "即使一次只处理一个请求也达不到 TTFT ≤ 500 毫秒 且 TPOT ≤ 50 毫秒：TTFT 812 毫秒，TPOT 61.2 毫秒"
         "（需要更快的 GPU、更高的张量并行度或更小的权重格式）"
     )
     assert set(messages.SLO["en"]) == set(messages.SLO["zh"])

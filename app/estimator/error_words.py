@@ -128,6 +128,17 @@ ESTIMATOR_ERRORS: dict[str, dict[str, str]] = {
         # serving (app/planner/serving_service.py, serving.py, serving_disagg.py)
         "serving_training_lever": "{name} {value} is a training setting serving does not size: a serving plan is tp "
         "× pp per replica and dp replicas; leave {name} at {default}",
+        # plan.ep on a serving plan: expert parallel serving runs with DP attention (app/planner/serving_service.py)
+        "serving_ep_model": "ep {ep}: expert parallel serving runs with DP attention on MLA MoE models (DeepSeek "
+        "V2/V3 family) only, and this model is not one: leave ep at 1",
+        "serving_ep_engine": "ep {ep}: expert parallel serving runs with DP attention under SGLang or vLLM, not "
+        "{engine}: leave ep at 1 or pick one of those engines",
+        "serving_ep_speculative": "ep {ep}: expert parallel serving with DP attention is sized without speculative "
+        "decoding: drop speculative or leave ep at 1",
+        "serving_ep_batching": "ep {ep}: expert parallel serving with DP attention is sized with continuous batching "
+        "only: leave ep at 1",
+        "serving_ep_tp": "ep {ep}: expert parallel serving runs with DP attention, ep equal to tp on one pipeline "
+        "stage (tp {tp}, pp {pp} here): set ep to tp with pp 1, or leave ep at 1",
         "serving_precision": "serving runs fp16, bf16 or fp8 math, not {precision}; set precision",
         "serving_kv_precision": "kv_cache_precision must be one of {allowed} for serving",
         "serving_mtp_absent": "mtp runs the checkpoint's own multi-token-prediction layers (config.json "
@@ -285,6 +296,15 @@ ESTIMATOR_ERRORS: dict[str, dict[str, str]] = {
         "hub_config_unread": "未能从 Hub 读取 {hf_id} 的配置",
         "serving_training_lever": "{name} {value} 是训练设置，推理不估算它：推理方案是每个副本 tp × pp、共 dp 个副本；"
         "请将 {name} 保持为 {default}",
+        "serving_ep_model": "ep {ep}：专家并行推理只在 MLA 结构的 MoE 模型（DeepSeek V2/V3 系列）上配合 DP attention "
+        "运行，此模型不是：请将 ep 保持为 1",
+        "serving_ep_engine": "ep {ep}：专家并行推理配合 DP attention 只在 SGLang 或 vLLM 下运行，{engine} 不支持："
+        "请将 ep 保持为 1，或改用这两种引擎之一",
+        "serving_ep_speculative": "ep {ep}：配合 DP attention 的专家并行推理不含投机解码：请去掉 speculative，"
+        "或将 ep 保持为 1",
+        "serving_ep_batching": "ep {ep}：配合 DP attention 的专家并行推理只按连续批处理估算：请将 ep 保持为 1",
+        "serving_ep_tp": "ep {ep}：专家并行推理配合 DP attention 运行，ep 须等于 tp 且只有一个流水线阶段"
+        "（此处 tp {tp}、pp {pp}）：请将 ep 设为 tp 并令 pp 为 1，或将 ep 保持为 1",
         "serving_precision": "推理以 fp16、bf16 或 fp8 计算，不支持 {precision}；请设置 precision",
         "serving_kv_precision": "推理的 kv_cache_precision 必须是以下之一：{allowed}",
         "serving_mtp_absent": "mtp 使用检查点自带的多 token 预测层（config.json 的 num_nextn_predict_layers，"

@@ -54,9 +54,16 @@ from app.planner.offers import (
     with_alternatives,
 )
 from app.planner.serving_dp_attention import dp_attention_applies, dp_attention_config, dp_attention_degrees
-from app.planner.serving_headroom import headroom_checked_at, simulated_headroom
+from app.planner.serving_headroom import checked_headroom
 from app.planner.serving_launch import Served, launch_block
-from app.planner.serving_misses import queues_for_slots, shortfall, simulated_miss, slo_miss, slot_params
+from app.planner.serving_misses import (
+    queues_for_slots,
+    shortfall,
+    simulated_miss,
+    slo_miss,
+    slot_params,
+    with_simulated_peak,
+)
 from app.planner.serving_multinode import cross_node_degrees
 
 SECONDS_PER_BILLED_MONTH = DAYS_PER_BILLED_MONTH * 86400
@@ -328,6 +335,7 @@ def _shown(
     for miss in misses:
         _settle(ask, miss)
         _simulated(ask, miss)
+        miss.misses = with_simulated_peak(_ask_for(ask, miss).cfg, miss.misses, miss.estimate)
     for option in options + misses:
         _with_other_term(option)
     return options, misses
@@ -441,11 +449,8 @@ def _hold_headroom(ask: _Ask, option: ServingOption) -> None:
     node = _replica_cluster(option.offer, option.tp, option.pp)
     at = peak_latency_at(ask.model, cfg, node, tp=option.tp, pp=option.pp, replicas=option.replicas)
     if at is not None:
-        claimed = option.headroom
-        option.headroom = simulated_headroom(claimed, lambda factor: meets_at_peak(at(factor), cfg))
-        option.headroom_missed_at = (
-            headroom_checked_at(claimed) if option.headroom < headroom_checked_at(claimed) else None
-        )
+        found = checked_headroom(option.headroom, lambda factor: meets_at_peak(at(factor), cfg))
+        option.headroom, option.headroom_missed_at = found
 
 
 def _by_sku(options: list[ServingOption]) -> dict[str, list[ServingOption]]:

@@ -58,3 +58,17 @@ def dp_attention_degrees(model: ModelSpec, cfg: ServingConfig, offer: Offer, max
         gpus = servers * offer.gpus_per_node
         if gpus >= 2 and model.experts % gpus == 0:
             yield gpus
+
+
+def ep_refusal(model: ModelSpec, cfg: ServingConfig) -> str:
+    """Why a serving plan's ep > 1 is refused (review R3-10: each refusal by the rule it breaks, not "a training
+    setting"): the rules of `dp_attention_applies`, then ep equal to tp on one stage."""
+    if not model.is_moe or cfg.mla_cache_values <= 0:
+        return "serving_ep_model"
+    if cfg.engine not in DP_ATTENTION_OVER_SERVERS:
+        return "serving_ep_engine"
+    if cfg.speculative is not None:
+        return "serving_ep_speculative"
+    if cfg.batching != "continuous":
+        return "serving_ep_batching"
+    return "serving_ep_tp"

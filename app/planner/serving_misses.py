@@ -24,6 +24,23 @@ def simulated_miss(cfg: ServingConfig, peak: LoadLatency | None) -> Miss:
     return "slo_peak", reached | {"saturated": peak.saturated} | slo_params(cfg)
 
 
+def with_simulated_peak(cfg: ServingConfig, misses: list[Miss], est: ServingEstimate) -> list[Miss]:
+    """A shown near miss's latency misses held to its simulation, one source of truth per option (review R3-3: a miss
+    limited by the SKU's size quoted the closed forms' "TTFT 589 ms" beside a simulated p99 of 8,244 ms, saturated):
+    the closed forms' `slo_peak` becomes the simulated percentile at the peak (or the queue growing without bound),
+    and where the simulation misses at the peak with no latency miss cited yet, that miss is added. Unchanged where
+    the option carries no simulated latency."""
+    if est.latency is None or not slo_params(cfg):
+        return misses
+    simulated = simulated_miss(cfg, est.latency["peak"])
+    steady = [m for m in misses if m[0] == "slo_peak" and "percentile" not in m[1]]
+    kept = [m for m in misses if m not in steady]
+    cited = any(code in ("slo_peak", "slo_one_request", "kv_slots") for code, _ in kept)
+    if est.meets_slo is False and not cited:
+        return [simulated, *kept]
+    return kept if kept else [simulated]
+
+
 def slo_miss(cfg: ServingConfig, one: ServingEstimate, peak: ServingEstimate) -> Miss:
     """The latency targets missed, with the TTFT and TPOT reached: by one request at a time, at a concurrency beyond
     the sequences a replica runs (`kv_slots`: the others queue for a slot), or at the peak."""

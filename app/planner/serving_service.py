@@ -73,7 +73,12 @@ from app.planner.serving import (
     valid_tp,
 )
 from app.planner.serving_disagg import check_disaggregated, merged, search_disaggregated
-from app.planner.serving_dp_attention import check_dp_attention_servers, dp_attention_applies, dp_attention_config
+from app.planner.serving_dp_attention import (
+    check_dp_attention_servers,
+    dp_attention_applies,
+    dp_attention_config,
+    ep_refusal,
+)
 from app.planner.serving_launch import Served
 from app.planner.serving_multinode import cross_node_tp
 from app.planner.serving_schemas import (
@@ -163,6 +168,9 @@ def plan_config(model: ModelSpec, cfg: ServingConfig, plan: PlanIn) -> ServingCo
     if plan.ep > 1 and plan.ep == plan.tp and plan.pp == 1 and dp_attention_applies(model, cfg):
         check_training_levers(plan.model_copy(update={"ep": 1}))
         return dp_attention_config(cfg)
+    if plan.ep > 1:
+        raise EstimatorError.of(ep_refusal(model, cfg), field="plan.ep", ep=plan.ep, tp=plan.tp, pp=plan.pp,
+                                engine=cfg.engine)  # fmt: skip
     check_training_levers(plan)
     return cfg
 

@@ -10,7 +10,7 @@ from typing import Any
 from app.i18n import Translator
 from app.planner.schemas import OptionOut
 
-BINDS = ("ttft", "tpot", "throughput", "memory")
+BINDS = ("ttft", "tpot", "throughput", "memory", "saturated")
 
 
 @dataclass(frozen=True)
@@ -28,6 +28,8 @@ def binding(option: OptionOut, slo: dict[str, float], percentile: str) -> Bindin
     if s is None or s.latency is None or s.utilization is None:
         return None
     peak = s.latency.peak
+    if peak.saturated:  # the queue grows without bound: no finite latency ÷ target reads true (review R3-6)
+        return Binding("saturated", s.utilization.peak, {})
     found: list[Binding] = []
     for name, figures in (("ttft", peak.ttft_ms), ("tpot", peak.tpot_ms)):
         target = slo.get(f"{name}_ms")
@@ -58,6 +60,8 @@ def binding_words(found: Binding | None, t: Translator) -> str:
             target=t.number(p["target"], digits),
             share=share,
         )
+    if found.target == "saturated":
+        return t("serve_binds_saturated")
     if found.target == "throughput":
         return t("serve_binds_throughput", share=share)
     return t("serve_binds_memory", seqs=t.number(p["seqs"]), max=t.number(p["max"]), share=share)

@@ -103,8 +103,9 @@ def test_the_prefill_pools_target_reads_as_the_other_figures(client: TestClient)
         prefill = errors["plan.pools.prefill.replicas"]
         target = prefill["params"]["slo_ttft_ms"]
         assert 190 < target < 200 and target == round(target, 1), target
-        assert f"TTFT ≤ {target:g} ms" in prefill["message"], prefill["message"]
-        assert re.search(r"TTFT ≤ \d+(\.\d)? ms", prefill["message"]), prefill["message"]
+        unit = "ms" if lang == "en" else "毫秒"  # no English unit in a Chinese sentence (review R3-6)
+        assert f"TTFT ≤ {target:g} {unit}" in prefill["message"], prefill["message"]
+        assert re.search(rf"TTFT ≤ \d+(\.\d)? {unit}", prefill["message"]), prefill["message"]
 
 
 def test_pools_for_a_workload_without_its_traffic_are_refused_as_unchecked(client: TestClient, db: Session) -> None:

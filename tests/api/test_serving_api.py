@@ -411,4 +411,4 @@ def test_serving_warnings_carry_the_figures_their_text_names(client: TestClient)
     assert f"TPOT {slo['params']['tpot_ms']:.1f} ms, missing TPOT ≤ 1 ms" in messages.warning(
         "slo_missed", slo["params"]
     )
-    assert "达不到 TPOT ≤ 1 ms" in messages.warning("slo_missed", slo["params"], "zh")
+    assert "达不到 TPOT ≤ 1 毫秒" in messages.warning("slo_missed", slo["params"], "zh")

@@ -353,7 +353,8 @@ def test_the_slo_miss_quotes_the_judged_percentile_at_the_peak(client: TestClien
     assert miss["params"]["ttft_ms"] == pytest.approx(peak["ttft_ms"]["p99"], rel=1e-3)
     assert miss["params"]["ttft_ms"] > 2000
     words = messages.warning(miss["code"], miss["params"], lang)
-    assert f"{miss['params']['ttft_ms']:,.0f} ms" in words and "p99" in words
+    unit = "ms" if lang == "en" else "毫秒"  # review R3-6: no English unit in a Chinese sentence
+    assert f"{miss['params']['ttft_ms']:,.0f} {unit}" in words and "p99" in words
 
 
 def test_a_near_miss_cites_the_best_shape_tried(client: TestClient) -> None:

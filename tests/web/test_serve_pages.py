@@ -72,8 +72,8 @@ def test_an_slo_nothing_meets_lists_near_misses_with_reasons(client: TestClient)
 def test_a_near_miss_reads_in_chinese_on_the_chinese_page(client: TestClient) -> None:
     page = client.get("/serve/results?preset=llama-3.1-70b&requests_per_s=1&tpot_ms=0.5&lang=zh", headers=HTML)
     reasons = re.findall(r'<p class="miss-reason">([^<]+)</p>', page.text)
-    # the binding target alone (TTFT is met): 达不到 TPOT ≤ 0.5 ms
-    assert reasons and all("达不到 TPOT ≤ 0.5 ms：TTFT" in r and "missing" not in r for r in reasons), reasons
+    # the binding target alone (TTFT is met), in Chinese units: 达不到 TPOT ≤ 0.5 毫秒
+    assert reasons and all("达不到 TPOT ≤ 0.5 毫秒：TTFT" in r and "missing" not in r for r in reasons), reasons
 
 
 def test_no_inline_script_or_style(client: TestClient) -> None:
