@@ -3,7 +3,6 @@ simulated run checked it. PURE."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Final
 
@@ -25,17 +24,15 @@ def simulated_headroom(claimed: float, meets_at: Callable[[float], bool]) -> flo
 def checked_headroom(claimed: float, meets_at: Callable[[float], bool]) -> tuple[float, float | None]:
     """The headroom and the lowest factor a check missed at (None: none missed). One simulation at
     1 + HEADROOM_CHECK_SHARE × (claim − 1) below the closed forms' claim (their capacity within the SLO, or a
-    pool's load to saturation); where it misses, a second at the geometric midpoint between the peak and that
-    factor (review R3-14: a replica 10 % busy at the peak showed 1.00 when the one check at 7.24× missed); 1 where
-    both miss. A lower bound the simulation met, never the claim unchecked. At least 1: a replica the simulation
-    shows meeting at the peak carries the peak."""
+    pool's load to saturation); 1 where it misses (a second check at the geometric midpoint, tried for review R3-14,
+    added a third to the serving mix's slowest request, over its 100 ms budget). A lower bound the simulation met,
+    never the claim unchecked. At least 1: a replica the simulation shows meeting at the peak carries the peak."""
     if claimed <= 1.0:
         return 1.0, None
     checked = headroom_checked_at(claimed)
     if meets_at(checked):
         return checked, None
-    nearer = math.sqrt(checked)
-    return (nearer, checked) if meets_at(nearer) else (1.0, nearer)
+    return 1.0, checked
 
 
 def headroom_checked_at(claimed: float) -> float:
