@@ -291,6 +291,10 @@ def stale(session: Session, sku: Sku, based_on: int) -> Conflict:
         changed.update(
             {k: current[k] for k in after if k in current and k != "version" and before.get(k) != after.get(k)}
         )
+        # an import's entry carries the price history (catalog_transfer._full_snapshot): its newest added price
+        added = [p for p in after.get("prices", ()) if p not in (before.get("prices") or ())]
+        if added:
+            changed["price"] = added[-1]
     by = {"by": last.actor, "at": aware(last.at).isoformat(timespec="seconds")} if last else {}
     errors = [stale_error("version", sku.version, "stale_sku_by" if by else "stale_sku", current=sku.version,
                           sent=based_on, **by)]  # fmt: skip

@@ -3,8 +3,10 @@
 Import is validated whole before anything is written: the document's shape by pydantic (422 with
 the path of each bad field), then every cross-reference and rule here, all errors at once. Only a
 document with no error is applied: SKUs are upserted by id, prices the target lacks are appended
-(history is never deleted), discounts, availability and add-ons are set. Each changed SKU leaves
-an audit row with before/after, and the import itself one more.
+(history is never deleted), discounts, availability and add-ons are set. A SKU whose fields, prices or
+discounts change gets its next version, as through the edit API (an edit based on the version before the import
+is a 409 naming what the import wrote). Each changed SKU leaves an audit row with before/after, and the import
+itself one more.
 
 The rules the edit API keeps hold here too: a GPU type the estimator has no specification for is
 refused (every SKU on it would be unpriceable by the planner), and a SKU that exists here gets no
@@ -305,11 +307,17 @@ def _apply_sku(session: Session, item: SkuDoc, actor: Actor, report: ImportRepor
         for attr, value in {**fields, "gpu_type_id": gpu_type_id, "status": item.status}.items():
             if getattr(sku, attr) != value:
                 setattr(sku, attr, value)
-    report.prices_added += _append_prices(session, sku, item, actor)
-    catalog_editing.set_discounts(session, sku, item.discounts)
+    added = _append_prices(session, sku, item, actor)
+    report.prices_added += added
+    if added:
+        sku.updated_at = utcnow()  # a new price is a change of the SKU, as through the edit API: its next version
+    catalog_editing.set_discounts(session, sku, item.discounts)  # bumps the version where the discounts change
     _set_availability(session, sku, item.availability)
     _set_addons(session, sku, item.addons)
-    session.flush()
+    if before is None:
+        session.flush()
+    else:  # an edit racing past the import's read: its UPDATE … WHERE version = n is a 409, as an edit's is
+        catalog_editing.flush(session, sku, before["version"])
     session.refresh(sku)
     after = _full_snapshot(session, sku)
     if before is None:

@@ -1,0 +1,72 @@
+"""A catalog import that changes a SKU's prices or discounts writes the SKU's next version, as a price or discount
+saved through the admin API does (tests/admin/test_price_version.py): an edit based on the version before the
+import is refused with 409 naming what the import wrote, instead of going in over a price list its author never
+saw. An import that changes nothing of a SKU leaves its version alone."""
+
+from __future__ import annotations
+
+from fastapi.testclient import TestClient
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.admin.models import AuditEntry
+from tests.admin.conftest import Admin
+
+CARD = "a100-40g-pcie-card"
+URL = f"/admin/api/skus/{CARD}"
+IMPORT = "/admin/api/catalog/import"
+SCHEDULED = {"amount": "2600.00", "currency": "CNY", "effective_from": "2031-01-01T00:00:00Z"}
+
+
+def _doc_with(client: TestClient, admin: Admin, **changes: object) -> dict:
+    doc = client.get("/admin/api/catalog/export", headers=admin.headers).json()
+    card = next(s for s in doc["skus"] if s["id"] == CARD)
+    for key, value in changes.items():
+        card[key] = card[key] + value if key == "prices" else value
+    return doc
+
+
+def _version(client: TestClient, admin: Admin) -> int:
+    return client.get(URL, headers=admin.headers).json()["version"]
+
+
+def test_an_imported_price_writes_the_next_version_and_an_edit_based_on_the_last_is_409(
+    client: TestClient, db: Session, alice: Admin, bob: Admin
+) -> None:
+    version = _version(client, bob)
+    imported = client.post(IMPORT, headers=alice.headers, json=_doc_with(client, alice, prices=[SCHEDULED]))
+    assert imported.status_code == 200, imported.text
+    assert (imported.json()["skus_updated"], imported.json()["prices_added"]) == ([CARD], 1)
+    assert _version(client, bob) == version + 1
+    entry = db.scalars(select(AuditEntry).where(AuditEntry.action == "sku.import")).one()
+    assert (entry.before["version"], entry.after["version"]) == (version, version + 1)
+    stale = client.patch(URL, headers=bob.headers, json={"version": version, "notes": "based on the old prices"})
+    assert stale.status_code == 409, stale.text
+    assert stale.json()["detail"].startswith(f"SKU {CARD} was changed by alice@example.com at ")
+    assert f"(version {version} → {version + 1}): price. Nothing was saved" in stale.json()["detail"]
+    assert [e["field"] for e in stale.json()["errors"]] == ["version", "price"]
+    price = stale.json()["errors"][1]["current"]
+    assert (price["amount"], price["currency"], price["effective_from"]) == (
+        "2600.00",
+        "CNY",
+        "2031-01-01T00:00:00+00:00",
+    )
+    assert client.get(URL, headers=bob.headers).json()["notes"] != "based on the old prices"
+
+
+def test_imported_prices_and_discounts_together_write_one_version(client: TestClient, alice: Admin) -> None:
+    version = _version(client, alice)
+    doc = _doc_with(client, alice, prices=[SCHEDULED], discounts={"annual": "22.5", "monthly": "0"})
+    assert client.post(IMPORT, headers=alice.headers, json=doc).status_code == 200
+    assert _version(client, alice) == version + 1
+    stale = client.patch(URL, headers=alice.headers, json={"version": version, "notes": "x"})
+    assert stale.status_code == 409
+    assert [e["field"] for e in stale.json()["errors"]] == ["version", "discounts", "price"]
+
+
+def test_an_import_that_changes_nothing_keeps_the_version(client: TestClient, alice: Admin) -> None:
+    version = _version(client, alice)
+    assert client.post(IMPORT, headers=alice.headers, json=_doc_with(client, alice)).status_code == 200
+    assert _version(client, alice) == version
+    saved = client.patch(URL, headers=alice.headers, json={"version": version, "notes": "still current"})
+    assert saved.status_code == 200, saved.text
