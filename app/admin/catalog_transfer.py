@@ -303,21 +303,14 @@ def _apply_sku(session: Session, item: SkuDoc, actor: Actor, report: ImportRepor
     if sku is None:
         sku = Sku(slug=item.id, gpu_type_id=gpu_type_id, status=item.status, **fields)
         catalog_repository.add(session, sku)
+        report.prices_added += _write_sku(session, sku, item, actor)
     else:
-        for attr, value in {**fields, "gpu_type_id": gpu_type_id, "status": item.status}.items():
-            if getattr(sku, attr) != value:
-                setattr(sku, attr, value)
-    added = _append_prices(session, sku, item, actor)
-    report.prices_added += added
-    if added:
-        sku.updated_at = utcnow()  # a new price is a change of the SKU, as through the edit API: its next version
-    catalog_editing.set_discounts(session, sku, item.discounts)  # bumps the version where the discounts change
-    _set_availability(session, sku, item.availability)
-    _set_addons(session, sku, item.addons)
-    if before is None:
-        session.flush()
-    else:  # an edit racing past the import's read: its UPDATE … WHERE version = n is a 409, as an edit's is
-        catalog_editing.flush(session, sku, before["version"])
+        # an edit saved after the import read the SKU: its UPDATE … WHERE version = n is a 409, as an edit's is
+        with catalog_editing.saving(sku, sku.version):
+            for attr, value in {**fields, "gpu_type_id": gpu_type_id, "status": item.status}.items():
+                if getattr(sku, attr) != value:
+                    setattr(sku, attr, value)
+            report.prices_added += _write_sku(session, sku, item, actor)
     session.refresh(sku)
     after = _full_snapshot(session, sku)
     if before is None:
@@ -328,6 +321,18 @@ def _apply_sku(session: Session, item: SkuDoc, actor: Actor, report: ImportRepor
     else:
         report.skus_updated.append(item.id)
     record(session, actor=actor, action="sku.import", entity_type="sku", entity_id=sku.slug, before=before, after=after)
+
+
+def _write_sku(session: Session, sku: Sku, item: SkuDoc, actor: Actor) -> int:
+    """The document's prices, discounts, availability and add-ons of `sku`, flushed; the prices added."""
+    added = _append_prices(session, sku, item, actor)
+    if added:
+        sku.updated_at = utcnow()  # a new price is a change of the SKU, as through the edit API: its next version
+    catalog_editing.set_discounts(session, sku, item.discounts)  # the next version where the discounts change
+    _set_availability(session, sku, item.availability)
+    _set_addons(session, sku, item.addons)
+    session.flush()
+    return added
 
 
 def _full_snapshot(session: Session, sku: Sku) -> dict[str, Any]:

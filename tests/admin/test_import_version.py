@@ -5,11 +5,16 @@ saw. An import that changes nothing of a SKU leaves its version alone."""
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
+from app.admin import catalog_transfer
 from app.admin.models import AuditEntry
+from app.catalog.models import Sku
 from tests.admin.conftest import Admin
 
 CARD = "a100-40g-pcie-card"
@@ -70,3 +75,23 @@ def test_an_import_that_changes_nothing_keeps_the_version(client: TestClient, al
     assert _version(client, alice) == version
     saved = client.patch(URL, headers=alice.headers, json={"version": version, "notes": "still current"})
     assert saved.status_code == 200, saved.text
+
+
+def test_an_edit_racing_past_the_imports_read_is_a_409_not_a_500(
+    client: TestClient, db: Session, alice: Admin, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    doc = _doc_with(client, alice, prices=[SCHEDULED])
+    append = catalog_transfer._append_prices
+
+    def raced(session: Session, sku: Sku, *args: Any) -> int:
+        # another save commits the SKU's next version after the import read it (tests/admin/test_race.py)
+        if sku.slug == CARD:  # behind the ORM's back: the import's copy still reads the version before
+            bump = update(Sku).where(Sku.id == sku.id).values(version=Sku.version + 1)
+            session.execute(bump.execution_options(synchronize_session=False))
+        return append(session, sku, *args)
+
+    monkeypatch.setattr(catalog_transfer, "_append_prices", raced)
+    response = client.post(IMPORT, headers=alice.headers, json=doc)
+    assert response.status_code == 409, response.text
+    assert response.json()["detail"].startswith(f"SKU {CARD} was changed by someone else while saving version ")
+    assert [e["code"] for e in response.json()["errors"]] == ["stale_race"]
