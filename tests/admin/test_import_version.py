@@ -95,3 +95,20 @@ def test_an_edit_racing_past_the_imports_read_is_a_409_not_a_500(
     assert response.status_code == 409, response.text
     assert response.json()["detail"].startswith(f"SKU {CARD} was changed by someone else while saving version ")
     assert [e["code"] for e in response.json()["errors"]] == ["stale_race"]
+
+
+def test_a_sku_the_import_creates_starts_at_version_one_with_its_prices_and_discounts(
+    client: TestClient, alice: Admin
+) -> None:
+    # as one created through POST /admin/api/skus: its first prices and discounts are part of its first version
+    doc = _doc_with(client, alice)
+    new = {**next(s for s in doc["skus"] if s["id"] == CARD), "id": "a100-40g-pcie-card-b", "availability": []}
+    new |= {"addons": [], "prices": [*new["prices"], SCHEDULED], "discounts": {"annual": "22.5", "monthly": "5"}}
+    doc["skus"].append(new)
+    imported = client.post(IMPORT, headers=alice.headers, json=doc)
+    assert imported.status_code == 200, imported.text
+    assert imported.json()["skus_created"] == ["a100-40g-pcie-card-b"]
+    created = client.get("/admin/api/skus/a100-40g-pcie-card-b", headers=alice.headers).json()
+    assert created["version"] == 1
+    assert created["discounts"] == {"annual": "22.5", "monthly": "5"}
+    assert len(created["prices"]) == len(new["prices"])
