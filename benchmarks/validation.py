@@ -708,7 +708,32 @@ Engine's attention output, which linear_proj saves as its input without the copy
 element a token a layer counted twice, 0.75 GiB on GPT 15B, also inside Megatron's selective recompute), and its
 fused norms, which keep no fp32 copy of an RMSNorm's input (0.25 GiB on the EP 4 last stage); both move the fitted
 Megatron-Bridge rows. After: megatron-release 24.1 % (the first-stage readings), 4 of 8 inside; the first-contact set
-7.9 %, 224 of 261 inside."""
+7.9 %, 224 of 261 inside.
+
+axolotl-examples and deepspeed-examples (added 2026-12-06; nothing changed after them): 10 rows, first contact 11.8 %
+median |error|, signed -7.7 %, all judged to fit, 7 of 10 inside the range. Four rows read more than 20 % off, none
+explained well enough by a framework's code to change a term, so all stay as recorded. Llama 2 7B QLoRA of August 2023
+(+21.9 %, read as the device): bitsandbytes before 0.43 (axolotl's requirements then: >=0.39.0) adds the fitted pool
+of fp16 dequantised copies (activations.BNB_FP16_DEQUANT_POOL_COPIES, 4.5 GiB on this 7B) to the reserved and device
+readings; without it the row reads -5 %. The pool is a fitted constant and this README's figure an "about 17 GB" with
+no reading named, so nothing is refitted on it. Llama 3 70B QLoRA over FSDP with parameter offload on two 24 GB cards
+(-63 %, 21 GB "Dual GPU" against 7.7 GiB): the estimate's weights are the root FSDP unit (embedding and head, 3.9 GiB)
+with the gathered layers beside; axolotl's loader at that commit (utils/model_shard_quant.py
+`load_sharded_model_quant`) quantises each weight on the GPU and moves it to the host (rank 0) or meta (the others)
+and empties the cache, leaving nothing resident. Not found: the training step was not traced further, and "Dual GPU @
+21GB" may name what the run needs of a 24 GB card rather than a measured peak. Olmo 3 7B QLoRA (-34.9 %): Cut
+Cross-Entropy patches olmo3 at the pinned fork (axolotl-ai-cloud/ml-cross-entropy 242b245,
+cut_cross_entropy/transformers/olmo3.py), so the loss is fused as stated; the same config on Ministral 8B reads -6 %.
+Not found; the Olmo 3 shape here is remembered, not read from its config.json, and is the first suspect. DeepSpeed's
+BF16 low-precision run (-24.7 %, 18.9 GiB allocated against 14.3): the master weights are not a second copy when the
+module's partitions already have the master dtype (deepspeed/runtime/zero/stage3.py at edaa7221, 2026-08-22,
+`_create_fp32_partitions` reuses fp16_partitioned_groups_flat; the engine casts the module to bf16 with bf16 enabled,
+autocast or not: engine.py `_mixed_precision_dtypes`), so the states are the estimate's 8 bytes a parameter; the step
+flattens each sub-group's gradients into a new tensor (stage3.py `_prepare_fp32_grad_for_sub_group`, up to
+sub_group_size 1e9 elements: 1.9 GiB in bf16, 3.7 GiB in fp32) while the partitioned gradients are held, which the
+estimate counts only where the step is torch's AdamW (memory.breakdown `_worst_stage`,
+DEEPSPEED_SUB_GROUP_STEP_BYTES). That explains about 2 of the 4.7 GiB here and 3.7 of 4.5 on the fp32-master baseline
+(-14.3 %); the DeepSpeed version the example ran is not pinned, so it is reported, not changed."""
 
 # Median |error| of the estimator at 7c1f6ff (see the module docstring); it had no memory held-out rows run then.
 BASELINE = {

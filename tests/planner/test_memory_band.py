@@ -304,14 +304,17 @@ def test_coverage_on_every_validation_row() -> None:
     # constants unchanged; +2 to +136 %, the estimate being the first pipeline stage's and the reading the last's).
     # 267 of 306 once Megatron-LM's own cross-entropy (6 bytes a logit, not atorch's 8) and the 15B's LayerNorm are
     # stated: its two rows +11 / +12 % -> +2 / +3 %, inside.
+    # axolotl's example READMEs and DeepSpeedExamples (axolotl-examples 7 rows, deepspeed-examples 3) came in at 7 of
+    # 10 inside (274 of 316, the range constants unchanged): outside are Olmo 3 7B QLoRA (-35 %), Llama 3 70B QLoRA
+    # over FSDP with parameter offload (-63 %) and DeepSpeed's BF16 master-weights run (-25 %).
     from tests.estimator.memory_first_contact import MEMORY_FIRST_CONTACT
     from tests.estimator.validation_cases import MEMORY
 
     results = [_inside(c) for c in (*MEMORY, *MEMORY_FIRST_CONTACT)]
     inside = sum(ok for ok, _ in results)
     widths = sorted(w for _, w in results)
-    assert len(results) == 306
-    assert inside >= 267, inside
+    assert len(results) == 316
+    assert inside >= 274, inside
     assert widths[len(widths) // 2] <= 0.20
 
 
