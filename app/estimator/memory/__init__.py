@@ -76,7 +76,11 @@ Everything is bytes per GPU for the worst pipeline stage. Sources, by term:
   op-level policy (`apply_ac`: the outputs of every other matmul, SDPA and the layer input are kept, the rest
   recomputed; see _act_coeffs); Megatron-LM's selective (`--recompute-activations`, a plan with `fp32_main_grads`)
   recomputes the core attention only and keeps the whole MLP (transformer_config.py `recompute_modules` default
-  ["core_attn"]). Full recompute keeps each layer's input plus one layer being recomputed. 1F1B: the first stage
+  ["core_attn"]). The megatron stack's layers are Transformer Engine's (`saved`, read at Megatron-LM d98e8a64d and
+  TransformerEngine d0067d0d): fused norms that keep their 16-bit input (no fp32 copy of an RMSNorm's), the attention
+  output saved once (linear_proj's input is the same tensor), the fused SwiGLU's three ffn-wide tensors; under its
+  core_attn recompute the checkpoint's v holds linear_qkv's whole output, so with flash attention that recompute
+  keeps more than none. Full recompute keeps each layer's input plus one layer being recomputed. 1F1B: the first stage
   keeps min(p, m) micro-batches in flight; interleaving multiplies by 1 + (p-1)/(p·v) (Korthikanti §4.2.3; Megatron
   `compute_activation_memory`).
 - Logits and loss, unfused: fp32 log-probs saved by log_softmax, nll_loss's fp32 gradient and the fp32 gradient of

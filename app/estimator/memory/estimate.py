@@ -64,6 +64,7 @@ def _build_context(model: ModelSpec, workload: Workload) -> _Ctx:
         compiled_coeffs=_act_coeffs(model, trainable, compiled=True),
         autocast_coeffs=_act_coeffs(model, trainable, autocast=True),
         autocast_compiled_coeffs=_act_coeffs(model, trainable, compiled=True, autocast=True),
+        te_coeffs=_act_coeffs(model, trainable, te=True),
         dtype=_train_dtype_bytes(workload),
         optimizer_per_param=_optimizer_bytes_per_param(workload),
         flat_optimizer_per_param=_optimizer_bytes_per_param(workload, flat=True),
