@@ -118,7 +118,11 @@ def memory_rows() -> list[Row]:
     cases += [(c, "first contact") for c in MEMORY_FIRST_CONTACT]
     for case, split in cases:
         try:
-            breakdown = estimate_memory(case.model, case.workload, case.plan, case.cluster).breakdown
+            # on the stage the source read where it names one (FirstContactCase.breakdown: Megatron-LM's last rank)
+            staged = getattr(case, "breakdown", None)
+            breakdown = (
+                staged() if staged else estimate_memory(case.model, case.workload, case.plan, case.cluster).breakdown
+            )
             read = measured_bytes(breakdown, case.plan, case.cluster, case.measured)
             band = memory_band(case.model, case.workload, case.plan, case.cluster, breakdown)
             scale = read / breakdown.total / GIB

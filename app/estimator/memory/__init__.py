@@ -147,6 +147,7 @@ from app.estimator.memory.estimate import (
     measured_bytes,
     memory_breakdown,
     offloaded_activation_bytes,
+    stage_breakdown,
 )
 from app.estimator.memory.rules import MAX_BATCH, MAX_SEQ_LEN, PLAN_RULES, check_plan, validate_plan
 from app.estimator.memory.states import MASTER_BYTES, STATE_FP32_BYTES, checkpoint_bytes_per_param, paged_optimizer
@@ -175,6 +176,7 @@ __all__ = [
     "memory_breakdown",
     "offloaded_activation_bytes",
     "paged_optimizer",
+    "stage_breakdown",
     "validate_plan",
     "varied_length_slack",
 ]

@@ -121,6 +121,15 @@ def memory_breakdown(model: ModelSpec, workload: Workload, plan: Plan, cluster: 
     return _breakdown(ctx, _split_of(ctx, plan, plan.dp), plan, cluster, (plan.dp, plan.zero_stage, plan.offload))
 
 
+def stage_breakdown(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster, stage: int) -> MemoryBreakdown:
+    """The per-GPU breakdown of one pipeline stage of `plan` (`stage` indexes the stages, -1 the last), as
+    memory_breakdown gives the worst's: to compare with a figure read on that stage (Megatron-LM logs its memory on
+    the last rank, the last stage). Off the planner's path: the gate and every plan's fit read the worst stage."""
+    ctx = _checked_context(model, workload, plan, cluster)
+    sharding = (plan.dp, plan.zero_stage, plan.offload)
+    return _breakdown(ctx, _split_of(ctx, plan, plan.dp), plan, cluster, sharding, stage)
+
+
 def estimate_memory(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster) -> MemoryEstimate:
     """Per-GPU memory of `plan` (worst pipeline stage), with named traps and the assumptions used."""
     ctx = _checked_context(model, workload, plan, cluster)
