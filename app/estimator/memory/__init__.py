@@ -1,12 +1,13 @@
 """Per-GPU memory of one plan: model states, activations, KV cache and framework overheads.
 
 The package, by job: `states` (weights, gradients, optimizer states per stage), `activations` (saved tensors, KV
-cache, `other`), `breakdown` (the worst stage's sum and the host RAM a node lends), `rules` (what a workload and
-a plan must keep: one table of plan rules), `advice` (traps, why a plan does not fit, what would),
-`assumptions` (the notes an estimate states) and `estimate` (the entry points); `context` holds what one
-(model, workload) pair computes once.
+cache, `other`), `saved` (what one layer keeps for its backward, per framework), `breakdown` (the worst stage's sum
+and the host RAM a node lends), `rules` (what a workload and a plan must keep: one table of plan rules), `advice`
+(traps, why a plan does not fit, what would), `assumptions` (the notes an estimate states) and `estimate` (the entry
+points); `context` holds what one (model, workload) pair computes once.
 
-Everything is bytes per GPU for the worst pipeline stage. Sources, by term:
+Everything is bytes per GPU for the worst pipeline stage (`stage_breakdown`: one named stage, to compare with a
+figure read there). Sources, by term:
 
 - Model states, mixed-precision Adam: 2Ψ 16-bit weights + 2Ψ 16-bit gradients + 12Ψ fp32 master,
   m and v = 16Ψ (Rajbhandari et al. 2020, "ZeRO", §3.1 and Fig. 1, K = 12). ZeRO-1/2/3 divide the
