@@ -348,8 +348,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from app.estimator.hardware import get_gpu
+from app.estimator.memory import estimate_memory, stage_breakdown
 from app.estimator.presets import get_preset
-from app.estimator.specs import GIB, Cluster, LoraSpec, ModelSpec, Plan, Workload
+from app.estimator.specs import GIB, Cluster, LoraSpec, MemoryBreakdown, ModelSpec, Plan, Workload
 from tests.estimator.validation_cases import _fms_run
 
 A100_80 = get_gpu("a100-80g-sxm")
@@ -502,6 +503,16 @@ class FirstContactCase:
     published_gib: float
     measured: str  # the reading the source took: "reserved", "allocated" or "device" (memory.measured_bytes)
     levers: str  # what the run used that moves the peak (attention, loss, compile, offload, fp8 parameters)
+    # the pipeline stage the reading was taken on where the source names one (-1: the last; Megatron-LM logs on the
+    # last rank); None: not named, the worst stage, the gate's. First contact reads the worst stage always (as
+    # recorded); the fitted comparison reads this one (`breakdown`)
+    stage: int | None = None
+
+    def breakdown(self) -> MemoryBreakdown:
+        """The estimate on the stage the source read (`stage`), else the worst stage's."""
+        if self.stage is None:
+            return estimate_memory(self.model, self.workload, self.plan, self.cluster).breakdown
+        return stage_breakdown(self.model, self.workload, self.plan, self.cluster, self.stage)
 
 
 def _ms_swift() -> list[FirstContactCase]:
@@ -1483,6 +1494,7 @@ def _megatron_release() -> list[FirstContactCase]:
                     "distributed optimizer, fp32 main-gradient buffer; no recompute; read on the last pipeline stage"
                     + ("; MoE alltoall dispatcher, grouped GEMM" if model.is_moe else "")
                     + ("; expert TP 1 under TP 2" if vpp > 1 else ""),
+                    stage=-1,  # training.py logs on the tensorboard rank, world_size - 1: the last stage
                 )
             )
     return cases

@@ -236,7 +236,9 @@ def test_the_high_end_relief_bills_no_more_months() -> None:
 def _inside(case: Any) -> tuple[bool, float]:  # a validation or first-contact row
     from app.estimator.memory import measured_bytes
 
-    b = estimate_memory(case.model, case.workload, case.plan, case.cluster).breakdown
+    # on the stage the source read where it names one (FirstContactCase.breakdown: Megatron-LM's last rank)
+    staged = getattr(case, "breakdown", None)
+    b = staged() if staged else estimate_memory(case.model, case.workload, case.plan, case.cluster).breakdown
     band = memory_band(case.model, case.workload, case.plan, case.cluster, b)
     scale = measured_bytes(b, case.plan, case.cluster, case.measured) / b.total / GIB
     low, high = band.low * scale, band.high * scale
@@ -303,10 +305,11 @@ def test_coverage_on_every_validation_row() -> None:
     # optimizer, no recompute, max allocated on the last rank) came in at 2 of 8 inside (265 of 306, the range
     # constants unchanged; +2 to +136 %, the estimate being the first pipeline stage's and the reading the last's).
     # 267 of 306 once Megatron-LM's own cross-entropy (6 bytes a logit, not atorch's 8) and the 15B's LayerNorm are
-    # stated: its two rows +11 / +12 % -> +2 / +3 %, inside.
+    # stated: its two rows +11 / +12 % -> +2 / +3 %, inside. 271 of 306 read on the stage Megatron-LM logs (the last
+    # rank, FirstContactCase.stage; fitted): its 8 rows inside, -14 to 0 % with Transformer Engine's layers stated.
     # axolotl's example READMEs and DeepSpeedExamples (axolotl-examples 7 rows, deepspeed-examples 3) came in at 7 of
-    # 10 inside (274 of 316, the range constants unchanged): outside are Olmo 3 7B QLoRA (-35 %), Llama 3 70B QLoRA
-    # over FSDP with parameter offload (-63 %) and DeepSpeed's BF16 master-weights run (-25 %).
+    # 10 inside (274 of 316 before the stage reading, 278 with it; the range constants unchanged): outside are Olmo 3 7B QLoRA
+    # (-35 %), Llama 3 70B QLoRA over FSDP with parameter offload (-63 %) and DeepSpeed's BF16 master-weights run (-25 %).
     from tests.estimator.memory_first_contact import MEMORY_FIRST_CONTACT
     from tests.estimator.validation_cases import MEMORY
 
@@ -314,7 +317,7 @@ def test_coverage_on_every_validation_row() -> None:
     inside = sum(ok for ok, _ in results)
     widths = sorted(w for _, w in results)
     assert len(results) == 316
-    assert inside >= 274, inside
+    assert inside >= 278, inside
     assert widths[len(widths) // 2] <= 0.20
 
 
