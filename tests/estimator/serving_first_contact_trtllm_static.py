@@ -66,6 +66,9 @@ def _peak(
     cfg = ServingConfig(
         input_tokens=isl, output_tokens=osl, concurrency=batch, batching="static", engine="trt-llm",
         precision=precision, weights=precision, kv_cache_precision=precision,
+        # the page's Llama builds hold a contiguous KV cache (ENGINE_RELEASES), stated after first contact; the
+        # blogs do not state their build
+        release="trt-llm-0.6" if source == "trtllm-v061-peak" else None,
     )  # fmt: skip
     model: ModelSpec = LLAMA2[size]
     label = f"trtllm-{release} llama-2-{size} {gpu.id.split('-')[0]} tp{tp} {precision} b{batch} {isl}/{osl} output"
