@@ -215,9 +215,10 @@ def _new_hardware(model: ModelSpec, cfg: ServingConfig, cluster: Cluster, tp: in
     hw.expert_bytes = parts.expert * model.moe_layers * per / split if model.is_moe else 0.0
     hw.experts, hw.top_k = (model.experts, model.experts_per_token) if model.is_moe else (0, 0)
     hw.hbm_weights = gpu.hbm_bytes_per_s * _weight_stream_efficiency(cfg)
-    hw.hbm_kv = gpu.hbm_bytes_per_s * KV_HBM_EFFICIENCY
-    hw.kv_token = kv_bytes_per_token_per_gpu(model, cfg.kv_format, tp, pp, cfg.mla_cache_values)
     release = engine_release(cfg.release)
+    # a contiguous KV cache (no pages) is read as a stream, like the weights (ENGINE_RELEASES "trt-llm-0.6")
+    hw.hbm_kv = gpu.hbm_bytes_per_s * (DECODE_HBM_EFFICIENCY if release.contiguous_kv else KV_HBM_EFFICIENCY)
+    hw.kv_token = kv_bytes_per_token_per_gpu(model, cfg.kv_format, tp, pp, cfg.mla_cache_values)
     if release.gqa_heads_per_cta and not cfg.mla_cache_values:
         hw.kv_reads = float(max(1, math.ceil(model.heads // model.kv_heads / release.gqa_heads_per_cta)))
     hw.dense_flops_per_token = 2.0 * (matmul_params(model) - expert) / split / gemm_rate
