@@ -307,9 +307,10 @@ def test_coverage_on_every_validation_row() -> None:
     # 267 of 306 once Megatron-LM's own cross-entropy (6 bytes a logit, not atorch's 8) and the 15B's LayerNorm are
     # stated: its two rows +11 / +12 % -> +2 / +3 %, inside. 271 of 306 read on the stage Megatron-LM logs (the last
     # rank, FirstContactCase.stage; fitted): its 8 rows inside, -14 to 0 % with Transformer Engine's layers stated.
-    # axolotl's example READMEs and DeepSpeedExamples (axolotl-examples 7 rows, deepspeed-examples 3) came in at 7 of
-    # 10 inside (274 of 316 before the stage reading, 278 with it; the range constants unchanged): outside are Olmo 3 7B QLoRA
-    # (-35 %), Llama 3 70B QLoRA over FSDP with parameter offload (-63 %) and DeepSpeed's BF16 master-weights run (-25 %).
+    # axolotl's example READMEs and DeepSpeedExamples (axolotl-examples 7 rows, deepspeed-examples 3) came in at
+    # 7 of 10 inside (274 of 316 before the stage reading, 278 with it; the range constants unchanged): outside are
+    # Olmo 3 7B QLoRA (-35 %), Llama 3 70B QLoRA over FSDP with parameter offload (-63 %) and DeepSpeed's BF16
+    # master-weights run (-25 %).
     from tests.estimator.memory_first_contact import MEMORY_FIRST_CONTACT
     from tests.estimator.validation_cases import MEMORY
 
