@@ -3,8 +3,9 @@
 Run: .venv/bin/python benchmarks/memory_first_contact.py             (first contact beside the estimator as checked out)
      .venv/bin/python benchmarks/memory_first_contact.py --record    (records rows not yet recorded)
 
-Rows: tests/estimator/memory_first_contact.py. `--record` runs the estimator as committed on every row that
-tests/estimator/data/memory_first_contact.json does not hold yet and adds it with the commit that added its source
+Rows: tests/estimator/memory_first_contact.py (with the modules it gathers beside it). `--record` runs the estimator
+as committed on every row that tests/estimator/data/memory_first_contact.json does not hold yet and adds it with the
+commit that added its source
 (the HEAD it ran at, which must hold the rows and an unmodified app/) and the day; a recorded row is never
 rewritten, so the file keeps the out-of-sample figure after the model changes. Each estimate is read the way its
 source measured (app.estimator.memory.measured_bytes: allocated, reserved or the device). Error = ours / published - 1.
@@ -29,7 +30,7 @@ from tests.estimator.memory_first_contact import MEMORY_FIRST_CONTACT, FirstCont
 
 ROOT = Path(__file__).resolve().parents[1]
 RECORD = ROOT / "tests" / "estimator" / "data" / "memory_first_contact.json"
-ROWS_MODULE = "tests/estimator/memory_first_contact.py"
+ROWS_MODULE = "tests/estimator/memory_first_contact*.py"  # the rows and the modules beside it (a git pathspec)
 
 
 def estimate(case: FirstContactCase) -> tuple[float, bool]:

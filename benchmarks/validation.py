@@ -763,7 +763,33 @@ and every plan's fit still read the worst stage. On the last stage the rows read
 6 GiB of expert states that expert TP 1 holds unsharded, not a plan input, no longer hidden by the over-counted
 activations), 8x22B -2.6 / -1.4 %. Read on the last stage with the earlier layers they had been -2.6 to +3.8 %
 (median 2.2 %): the code-read terms make the fit worse here, and what the Mixtral last stages hold beside them is not
-found in the code read. After: the first-contact set 7.9 %, 228 of 261 inside (the release rows' 4 of 8 -> 8 of 8)."""
+found in the code read. After: the first-contact set 7.9 %, 228 of 261 inside (the release rows' 4 of 8 -> 8 of 8).
+
+ms-swift-examples (added 2026-12-06; nothing changed after them): 21 rows from ms-swift's example scripts and
+Megatron-SWIFT's benchmark tables (`tests/estimator/memory_first_contact_swift.py`; each script's comment read as
+swift's `memory(GiB)` log, max reserved), first contact 16.9 % median |error|, signed -12.0 %, 20 of 21 judged to fit,
+13 of 21 inside the range: the estimate reads low. Six rows read more than 20 % off. Megatron-SWIFT's Qwen3-30B-A3B at
+TP 4 x PP 2 x EP 4 (-73.3 %): ms-swift sets expert_tensor_parallel_size 1 (Megatron-SWIFT/Command-line-parameters.md),
+so each rank holds whole experts (24 layers x 32 experts, 3.6B parameters at 18 bytes with no expert data
+parallelism, about 61 GiB), while the estimate shards them over TP 4 as well (about 0.9B): expert TP is not a plan
+input (the lead the Megatron-LM release rows already gave); with it the row would read about -13 %. The same model at
+PP 2 x EP 8 x DP 8 on 16 A800 (-29.2 %) and the two EP 4 LoRA rows (-17.5 / -19.2 %), and the 7B at 32,768 tokens
+(-20.3 %): Megatron's fused cross-entropy in its default native form upcasts the logits to fp32 and saves the fp32
+exponentials for the backward (megatron/core/fusions/fused_cross_entropy.py at d98e8a64d `calculate_logits_max` ->
+`.float()`, `ctx.save_for_backward(exp_logits, ...)`), the bytes of Megatron's unfused vocab-parallel loss, where the
+rows were stated with the chunked loss of Megatron-Bridge's TE implementation; stated so (a row statement, not a term)
+they would read -25.2, -12.5 / -14.2 and -15.4 %. What else the 30B-A3B run holds (about 15 GiB) was not found.
+examples/megatron/pretrain.sh's 7B at TP 4 on 4 GPUs (-46.6 %, "4 * 80GiB"): the comment dates from the script's
+first version (886ee4bed, 2025-03-22, before the scripts set expandable segments) and is not consistent with the
+14B at TP 4 x DP 2 under the same recompute and length (64 GiB, -9.0 %), whose model states are larger: read as the
+card rather than a peak; not explained. Two Trainer runs under DeepSpeed ZeRO-3 (Qwen2.5-7B packed to 8,192 with
+Liger, -21.5 and -17.7 %): the estimate holds the states DeepSpeed's code gives (12 bytes a parameter over 4 ranks,
+bf16 gradient partitions, one 1e9-element sub-group's fp32 step), and the 7-9 GiB beside them was not found in the
+code read (candidates: the evaluation swift runs at its eval steps, with the whole logits, inside the same max
+reserved; the caching allocator's pool without expandable segments). The unpacked batch-1 run at up to 8,192 tokens
+(+24.6 %): the varied-length slack (memory VARIED_LENGTH_SLACK, 13.9 GiB here) is fitted on batches of several
+samples; the run's own packed twin reads 54 GiB against its 52, so its longest sample or the slack is smaller than
+stated. All stay as recorded."""
 
 # Median |error| of the estimator at 7c1f6ff (see the module docstring); it had no memory held-out rows run then.
 BASELINE = {

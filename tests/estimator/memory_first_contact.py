@@ -339,18 +339,22 @@ Sources (each a project that measured its own runs and says with what):
                recipes name it). "MaxMemAllocated" is DeepSpeed's ThroughputTimer figure,
                get_accelerator().max_memory_allocated() / 1024**3 (deepspeed/utils/timer.py): allocated, GiB.
 
+  [ms-swift-examples] ms-swift's example scripts and Megatron-SWIFT benchmark tables: the rows and their sources
+               are in tests/estimator/memory_first_contact_swift.py (this module would pass 800 lines).
+
 `levers` names what each run used that moves the peak and that the estimator may or may not model (attention
 implementation, loss implementation, compile, activation offload, FP8 parameters).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from app.estimator.hardware import get_gpu
-from app.estimator.memory import estimate_memory, stage_breakdown
 from app.estimator.presets import get_preset
-from app.estimator.specs import GIB, Cluster, LoraSpec, MemoryBreakdown, ModelSpec, Plan, Workload
+from app.estimator.specs import GIB, Cluster, LoraSpec, ModelSpec, Plan, Workload
+from tests.estimator.memory_first_contact_row import FirstContactCase
+from tests.estimator.memory_first_contact_swift import ms_swift_examples
 from tests.estimator.validation_cases import _fms_run
 
 A100_80 = get_gpu("a100-80g-sxm")
@@ -489,30 +493,6 @@ QWEN1_72B = ModelSpec(
 # Yi (01-ai/Yi-6B-Chat, Yi-34B-Chat config.json): the Llama architecture with grouped-query attention.
 YI_6B = ModelSpec(name="yi-6b", layers=32, hidden=4096, heads=32, kv_heads=4, ffn=11008, vocab=64000)
 YI_34B = ModelSpec(name="yi-34b", layers=60, hidden=7168, heads=56, kv_heads=8, ffn=20480, vocab=64000)
-
-
-@dataclass(frozen=True)
-class FirstContactCase:
-    label: str
-    source: str
-    citation: str
-    model: ModelSpec
-    workload: Workload
-    plan: Plan
-    cluster: Cluster
-    published_gib: float
-    measured: str  # the reading the source took: "reserved", "allocated" or "device" (memory.measured_bytes)
-    levers: str  # what the run used that moves the peak (attention, loss, compile, offload, fp8 parameters)
-    # the pipeline stage the reading was taken on where the source names one (-1: the last; Megatron-LM logs on the
-    # last rank); None: not named, the worst stage, the gate's. First contact reads the worst stage always (as
-    # recorded); the fitted comparison reads this one (`breakdown`)
-    stage: int | None = None
-
-    def breakdown(self) -> MemoryBreakdown:
-        """The estimate on the stage the source read (`stage`), else the worst stage's."""
-        if self.stage is None:
-            return estimate_memory(self.model, self.workload, self.plan, self.cluster).breakdown
-        return stage_breakdown(self.model, self.workload, self.plan, self.cluster, self.stage)
 
 
 def _ms_swift() -> list[FirstContactCase]:
@@ -1725,4 +1705,5 @@ MEMORY_FIRST_CONTACT: tuple[FirstContactCase, ...] = tuple(
     + _megatron_release()
     + _axolotl_examples()
     + _deepspeed_examples()
+    + ms_swift_examples()  # tests/estimator/memory_first_contact_swift.py [ms-swift-examples]
 )

@@ -311,14 +311,19 @@ def test_coverage_on_every_validation_row() -> None:
     # 7 of 10 inside (274 of 316 before the stage reading, 278 with it; the range constants unchanged): outside are
     # Olmo 3 7B QLoRA (-35 %), Llama 3 70B QLoRA over FSDP with parameter offload (-63 %) and DeepSpeed's BF16
     # master-weights run (-25 %).
+    # ms-swift's example scripts and Megatron-SWIFT tables (ms-swift-examples, 21 rows) came in at 13 of 21 inside
+    # (291 of 337, 86 %: the share falls with rows new at first contact, the range constants unchanged; median
+    # half-width 19.2 %): outside, below the range, are four Megatron-SWIFT rows (a 7B at TP 4 on 4 GPUs -47 and
+    # -20 %, the 72B with its optimizer on the host -18 %, Qwen3-30B-A3B at TP 4 x PP 2 x EP 4 -73 %) and three
+    # ZeRO-3 / one-GPU Trainer rows with Liger or packing (-17 to -22 %); above it the unpacked 8,192-token run (+25 %).
     from tests.estimator.memory_first_contact import MEMORY_FIRST_CONTACT
     from tests.estimator.validation_cases import MEMORY
 
     results = [_inside(c) for c in (*MEMORY, *MEMORY_FIRST_CONTACT)]
     inside = sum(ok for ok, _ in results)
     widths = sorted(w for _, w in results)
-    assert len(results) == 316
-    assert inside >= 278, inside
+    assert len(results) == 337
+    assert inside >= 291, inside
     assert widths[len(widths) // 2] <= 0.20
 
 
