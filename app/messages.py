@@ -39,7 +39,7 @@ from app.warning_words import (
     VERBATIM,
     WARNINGS as WARNINGS,  # re-exported: warnings by code, read as messages.WARNINGS
 )
-from app.words import latency, plan_summary, plurals, slo_named
+from app.words import STACK_NAMES, latency, plan_summary, plurals, slo_named
 
 MoneyFormat = Callable[[Any, str], str]
 
@@ -411,9 +411,6 @@ ASSUMPTIONS: dict[str, dict[str, str]] = {
     },
 }
 
-# The training stacks by name (app/planner/stacks.py, docs/stacks.md): the same proper names in every language.
-STACK_NAMES = {"deepspeed": "DeepSpeed", "fsdp": "torchtitan (FSDP2)", "megatron": "Megatron-LM"}
-
 # The end of the last `memory_relief_*` note of an option (mappers.relief_assumptions): what the plan found first
 # risked and what the relief costs. "limit": its high end crossed the limit only; "card": the card itself;
 # "slow_end": the price holds at the estimate, and the slow end of the time range bills more months.
@@ -742,8 +739,8 @@ def assumption(code: str, params: Mapping[str, Any], lang: str = "en", money: Mo
     if code == "memory_relief_stack":  # the stacks by their names (docs/stacks.md)
         params = {
             **params,
-            "stack_name": STACK_NAMES[params["stack"]],
-            "was_stack_name": STACK_NAMES[params["was_stack"]],
+            "stack_name": STACK_NAMES[lang][params["stack"]],
+            "was_stack_name": STACK_NAMES[lang][params["was_stack"]],
         }
     text = _render(ASSUMPTIONS[lang][code], params, lang, money)
     tail = params.get("relief")  # the last memory_relief_* note of an option (RELIEF_TAILS)

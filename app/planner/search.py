@@ -32,6 +32,10 @@ and are not dominated by construction:
   bound is below the best plan found (branch and bound: the bound can only overestimate).
 - Within one server configuration the monthly price is fixed, so only its fastest plan can be the
   configuration's best option; the ranking then compares configurations.
+- Memory relief (relief.py) may trade that plan for a slower one of the same servers at the same price. Where its
+  memory range's high end passes the limit, the space is walked a second time with the high-end gate in place of the
+  point estimate's (`_holding_high_end`): the fastest plan of any shape that holds the high end, not only the first
+  plan's twins, relieves it (review R3-7, R3-8). The second walk reuses the first one's estimates by plan.
 
 `tests/planner/test_search.py` proves on small spaces that this returns the same best option as
 brute force over every plan (`tests/planner/brute_force.py`).
