@@ -39,7 +39,7 @@ from app.warning_words import (
     VERBATIM,
     WARNINGS as WARNINGS,  # re-exported: warnings by code, read as messages.WARNINGS
 )
-from app.words import latency, plurals, slo_named
+from app.words import STACK_NAMES, latency, plan_summary, plurals, slo_named
 
 MoneyFormat = Callable[[Any, str], str]
 
@@ -379,9 +379,12 @@ ASSUMPTIONS: dict[str, dict[str, str]] = {
         "restart included, ran at 0.66-1.21× our estimate of them (Llama 2 7B: 3,014 tokens/s per GPU, 0.80×; "
         "Llama 2 13B 0.77×): the range's slow end is widened to {factor:.2f}× the typical end, and its fast end is "
         "1.22× the point (LLaMA 65B, the fastest).",
+        "memory_relief_layout": "The plan is {layout}, not {was_layout}.",
+        "memory_relief_stack": "It runs on {stack_name}, not {was_stack_name}, which holds more memory for it.",
         "memory_relief_recompute": "Activation recompute is {recompute}, not {was}.",
         "memory_relief_micro_batch": "The micro-batch is {micro_batch}, not {was}.",
         "memory_relief_loss": "The loss is fused (no logits held), not the standard one.",
+        "memory_relief_standard_loss": "The loss is the standard one, not fused.",
     },
     "zh": {
         "fabric_with_server": "速度按 {nodes} 台服务器经 {sku} 的 {fabric} 网络互联"
@@ -399,9 +402,12 @@ ASSUMPTIONS: dict[str, dict[str, str]] = {
         "uncalibrated_ampere_pretrain": "在 A100 上预训练：公开的完整预训练（384-3,360 块 A100，含所有重启）为我们对"
         "其估计的 0.66-1.21 倍（Llama 2 7B：每块 GPU 3,014 tokens/s，0.80 倍；Llama 2 13B 0.77 倍）："
         "范围的慢端放宽到典型端的 {factor:.2f} 倍，快端为点估计的 1.22 倍（LLaMA 65B，最快的一次）。",
+        "memory_relief_layout": "方案为{layout}，而非{was_layout}。",
+        "memory_relief_stack": "改用 {stack_name} 运行，而非占用显存更多的 {was_stack_name}。",
         "memory_relief_recompute": "激活重计算为 {recompute}，而非 {was}。",
         "memory_relief_micro_batch": "微批为 {micro_batch}，而非 {was}。",
         "memory_relief_loss": "损失函数为融合实现（不保留 logits），而非标准损失。",
+        "memory_relief_standard_loss": "损失函数为标准实现，而非融合实现。",
     },
 }
 
@@ -727,6 +733,15 @@ def _warning_key(code: str, params: Mapping[str, Any]) -> str:
 def assumption(code: str, params: Mapping[str, Any], lang: str = "en", money: MoneyFormat = plain_money) -> str:
     """What an option assumes beyond its plan (the fabric joining its servers), in `lang`."""
     lang = _lang(lang)
+    if code == "memory_relief_layout":  # the two layouts in the words of a plan's summary
+        was = {key.removeprefix("was_"): value for key, value in params.items() if key.startswith("was_")}
+        params = {**params, "layout": plan_summary(params, lang), "was_layout": plan_summary(was, lang)}
+    if code == "memory_relief_stack":  # the stacks by their names (docs/stacks.md)
+        params = {
+            **params,
+            "stack_name": STACK_NAMES[lang][params["stack"]],
+            "was_stack_name": STACK_NAMES[lang][params["was_stack"]],
+        }
     text = _render(ASSUMPTIONS[lang][code], params, lang, money)
     tail = params.get("relief")  # the last memory_relief_* note of an option (RELIEF_TAILS)
     return text + RELIEF_TAILS[lang][tail].format(**params) if isinstance(tail, str) else text

@@ -330,8 +330,10 @@ def test_coverage_on_every_validation_row() -> None:
 def test_a_plan_over_the_card_at_the_high_end_gives_way_to_its_relieved_twin(client: TestClient) -> None:
     """Llama 3.1 8B QLoRA on 2e7 tokens, cheapest: one A100 40G card ranked first with gradient checkpointing off,
     33.6 GiB on its estimate and 50.6 GiB at the high end of its range, above the card's 39.0 GiB, while the same
-    card with the Trainer's full recompute holds 10.7 GiB (high end 15.0), 30 % slower in the same month at the same
-    ¥2,800 (app/planner/relief.py `_over_card`). The option says what it turned on and what that costs."""
+    card with the Trainer's full recompute holds 10.7 GiB (high end 15.0) at micro-batch 1, 30 % slower in the same
+    month at the same ¥2,800 (app/planner/relief.py `_over_card`). The search's wider look (review R3-7/R3-8) takes full
+    recompute at micro-batch 2 (15.6 GiB, high end 22.6), 23 % slower. The option says what it turned on and what that
+    costs."""
     body = {
         "model": {"preset": "llama-3.1-8b"},
         "task": "qlora",
@@ -343,15 +345,16 @@ def test_a_plan_over_the_card_at_the_high_end_gives_way_to_its_relieved_twin(cli
     options = response.json()["options"]
     top = options[0]
     assert (top["sku"]["id"], top["plan"]["dp"], top["cost"]["job_total"]) == ("a100-40g-pcie-card", 1, "2800.00")
-    assert top["plan"]["recompute"] == "full" and top["plan"]["micro_batch"] == 1
+    assert top["plan"]["recompute"] == "full" and top["plan"]["micro_batch"] == 2
     assert top["memory"]["per_gpu_gib_range"][1] <= top["memory"]["limit_gib"]
     assert "memory_may_exceed" not in {w["code"] for w in top["warnings"]}
     relief = next(note for note in top["assumption_codes"] if note["code"] == "memory_relief_recompute")
     assert relief["params"]["recompute"] == "full" and relief["params"]["was"] == "none"
-    assert relief["params"]["high_gib"] > relief["params"]["capacity_gib"] == 39.0
-    assert (
-        20 <= relief["params"]["slower_pct"] <= 40
-    )  # a third more work a step: one more forward (Trainer checkpoints)
+    tail = next(note for note in top["assumption_codes"] if note["code"] == "memory_relief_micro_batch")["params"]
+    assert (tail["micro_batch"], tail["was"]) == (2, 1)
+    assert tail["high_gib"] > tail["capacity_gib"] == 39.0
+    # a third more work a step (one more forward: Trainer checkpoints), part of it won back by the wider micro-batch
+    assert 15 <= tail["slower_pct"] <= 30
     # no option ranked above another of its price stays over its card at the high end where a relieved twin fits
     for option in options:
         low, high = option["memory"]["per_gpu_gib_range"]
