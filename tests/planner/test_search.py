@@ -137,8 +137,8 @@ def test_mixtral_full_finetune_shards_its_experts() -> None:
     4 × tp 2 × pp 2 × dp 4 (about 76,400 tokens/s). Its memory range's high end (117.7 GiB) is above the card's 79 GiB,
     and no twin of it (more recompute, a smaller micro-batch) holds it, so memory relief's wider look (relief.py
     `_widened`, review R3-7) takes the fastest plan of any shape that does: tp 4 × pp 4 (at selective recompute until
-    Transformer Engine's saved tensors were read, memory.saved; with none since), slower in the same month. Before, the expert-parallel plan stood with
-    `memory_may_exceed` above the card."""
+    Transformer Engine's saved tensors were read, memory.saved; with none since), slower in the same month. Before,
+    the expert-parallel plan stood with `memory_may_exceed` above the card."""
     workload = Workload(task="full_finetune", seq_len=4096, tokens=1e9)
     best = search_plans(get_preset("mixtral-8x7b").model, workload, HARDWARE["2 nodes 8x h100 ib"]).best
     assert best is not None and best.relief is not None
