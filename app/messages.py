@@ -382,6 +382,10 @@ ASSUMPTIONS: dict[str, dict[str, str]] = {
         "memory_relief_recompute": "Activation recompute is {recompute}, not {was}.",
         "memory_relief_micro_batch": "The micro-batch is {micro_batch}, not {was}.",
         "memory_relief_loss": "The loss is fused (no logits held), not the standard one.",
+        "fused_loss_fit": "The loss is fused (Liger's fused cross-entropy in the Trainer, "
+        "--cross-entropy-loss-fusion in Megatron-LM; no logits held, no speed lost): with the standard loss the "
+        "leanest plan here needs "
+        "{needed_gib:.1f} GiB per GPU, more than the {limit_gib:.1f} GiB limit.",
     },
     "zh": {
         "fabric_with_server": "速度按 {nodes} 台服务器经 {sku} 的 {fabric} 网络互联"
@@ -402,6 +406,9 @@ ASSUMPTIONS: dict[str, dict[str, str]] = {
         "memory_relief_recompute": "激活重计算为 {recompute}，而非 {was}。",
         "memory_relief_micro_batch": "微批为 {micro_batch}，而非 {was}。",
         "memory_relief_loss": "损失函数为融合实现（不保留 logits），而非标准损失。",
+        "fused_loss_fit": "损失函数为融合实现（Trainer 中为 Liger 的融合交叉熵，Megatron-LM 中为 "
+        "--cross-entropy-loss-fusion；不保留 logits，不损失速度）：使用标准损失时，此处最省显存的方案每块 GPU 也需 "
+        "{needed_gib:.1f} GiB，超过 {limit_gib:.1f} GiB 的上限。",
     },
 }
 
