@@ -212,8 +212,9 @@ MISSES: dict[str, dict[str, str]] = {
         "budget": "fits, but costs {monthly!m} a month (budget {budget!c})",
         "inefficient": "fits, but is not a sensible way to run this job: MFU {mfu:.1%} (below {min_mfu:.0%}), "
         "{exposed_comm_s:,.1f} s of exposed communication against {compute_s:,.1f} s of compute a step; {helps}",
-        "model_parallel_unneeded": "fits, but splits the model (tensor parallel {tp} × pipeline {pp}) whose training "
-        "states, {states_gib:,.1f} GiB, fit one GPU's {limit_gib:,.1f} GiB: data parallelism alone does the job",
+        "model_parallel_unneeded": "fits, but splits the model (tensor parallel {tp} × pipeline {pp}) only to fill "
+        "{gpus} GPUs the global batch of {global_batch} sequences does not divide over, while its training states, "
+        "{states_gib:,.1f} GiB, fit one GPU's {limit_gib:,.1f} GiB: fewer GPUs run it by data parallelism alone",
         "budget_converted": "fits, but costs {monthly!m} ({converted_monthly!c}) a month (budget {budget!c})",
         "budget_job": "fits, but costs {monthly!m} a month (budget {budget!c}); the whole job costs {job_total!m} "
         "(billed months: {months})",
@@ -270,8 +271,9 @@ MISSES: dict[str, dict[str, str]] = {
         "budget": "放得下，但每月费用 {monthly!m}（预算 {budget!c}）",
         "inefficient": "放得下，但不是运行这项作业的合理方式：MFU {mfu:.1%}（低于 {min_mfu:.0%}），"
         "每步未被掩盖的通信 {exposed_comm_s:,.1f} 秒，计算仅 {compute_s:,.1f} 秒；{helps}",
-        "model_parallel_unneeded": "放得下，但拆分了模型（张量并行 {tp} × 流水线并行 {pp}），而其训练状态仅 "
-        "{states_gib:,.1f} GiB，单块 GPU 的 {limit_gib:,.1f} GiB 即可容纳：仅用数据并行即可",
+        "model_parallel_unneeded": "放得下，但拆分模型（张量并行 {tp} × 流水线并行 {pp}）只是为了填满 {gpus} 块 GPU"
+        "（全局批 {global_batch} 条序列无法在其上均分），而其训练状态仅 {states_gib:,.1f} GiB，单块 GPU 的 "
+        "{limit_gib:,.1f} GiB 即可容纳：更少的 GPU 仅用数据并行即可运行",
         "budget_converted": "放得下，但每月费用 {monthly!m}（{converted_monthly!c}）（预算 {budget!c}）",
         "budget_job": "放得下，但每月费用 {monthly!m}（预算 {budget!c}）；任务计费 {months} 个月，共 {job_total!m}",
         "total_budget": "放得下，但任务计费 {months} 个月共 {job_total!m}（任务预算 {budget!c}）",

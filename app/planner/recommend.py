@@ -655,7 +655,7 @@ def _inefficient(option: Option) -> bool:
 
 def _misses(option: Option, constraints: Constraints, workload: Workload) -> list[Miss]:
     idle = inefficiency(option.evaluated.performance.performance, workload.task, option.config.nodes)
-    idle = idle or needless_model_parallel(option.evaluated.plan, option.evaluated.memory.breakdown, workload.task)
+    idle = idle or needless_model_parallel(option.evaluated.plan, option.evaluated.memory.breakdown, workload)
     reasons: list[Miss] = [idle] if idle is not None else []
     if constraints.deadline_days is not None and option.hours is not None:
         days = option.hours / 24

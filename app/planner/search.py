@@ -52,6 +52,7 @@ from app.estimator.vocabulary import (
     Offload,
     Recompute,
 )
+from app.planner import levers as lever_rules
 from app.planner.evaluated import (
     Evaluated as Evaluated,
     faster as faster,
@@ -60,7 +61,7 @@ from app.planner.evaluated import (
     throughput as _throughput,
     wins as _wins,
 )
-from app.planner.levers import DEFAULT_LEVERS, Levers, fused_relief, levers_of
+from app.planner.levers import DEFAULT_LEVERS, Levers, levers_of
 from app.planner.relief import RELIEF_MARGIN as RELIEF_MARGIN, RELIEF_MAX_SLOWDOWN as RELIEF_MAX_SLOWDOWN, relieved
 from app.planner.shapes import (  # re-exported: callers import the shapes from the search
     CP_DEGREES as CP_DEGREES,
@@ -262,7 +263,7 @@ def _fused_fit(
     levers = options.get("levers")
     if search.best is not None or search.closest_miss is None or (levers is not None and levers != DEFAULT_LEVERS):
         return search
-    if workload.task == "inference" or fused_relief(model.family, DEFAULT_LEVERS.on(Plan())) is None:
+    if workload.task == "inference" or lever_rules.fused_relief(model.family, DEFAULT_LEVERS.on(Plan())) is None:
         return search
     lean = search.closest_plan  # the leanest standard-loss plan tried: where even it misses fused, skip the search
     batched = replace(workload, global_batch=default_global_batch(workload))

@@ -2,14 +2,17 @@
 need the split (efficiency.needless_model_parallel, `model_parallel_unneeded`): such a plan ranks after every sensible
 one, like an `inefficient` one. Review R4-11: Qwen2.5 0.5B full fine-tune with `fastest` on H100 servers listed
 TP 2 x PP 3 x DP 16 over 12 servers (MFU 14.7 %) and PP 3 x DP 16 over 6, plans that only fill GPUs the
-128-sequence batch cannot fill by data parallelism."""
+128-sequence batch cannot fill by data parallelism. Where it can (8B LoRA on one server) the split stays, chosen for
+its speed."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from fastapi.testclient import TestClient
 
 from app import messages
-from app.estimator.specs import GIB, MemoryBreakdown, Plan
+from app.estimator.specs import GIB, MemoryBreakdown, Plan, Workload
 from app.planner.efficiency import needless_model_parallel
 
 BODY = {
@@ -47,15 +50,18 @@ def _breakdown(weights: float, gradients: float, optimizer: float, activations: 
     )
 
 
-def test_the_guard_reads_the_unsharded_states_and_the_activations() -> None:
-    small = _breakdown(0.5 * GIB, 0.5 * GIB, 2 * GIB, 4 * GIB)  # a 0.5B replica on TP 2 (states 6 GiB unsharded)
-    miss = needless_model_parallel(Plan(dp=4, tp=2), small, "full_finetune")
+def test_the_guard_reads_the_batch_the_unsharded_states_and_the_activations() -> None:
+    job = Workload(task="full_finetune", seq_len=2048, global_batch=128)
+    small = _breakdown(0.5 * GIB, 0.5 * GIB, 2 * GIB, 4 * GIB)  # per GPU; on TP 2 x PP 3: 18 GiB unsharded
+    filler = Plan(dp=16, tp=2, pp=3)  # 96 GPUs: 128 sequences do not divide over them
+    miss = needless_model_parallel(filler, small, job)
     assert miss is not None and miss[0] == "model_parallel_unneeded"
-    assert miss[1]["states_gib"] == 6.0
-    assert "6.0 GiB" in messages.misses([miss], "en") and "6.0 GiB" in messages.misses([miss], "zh")
-    assert needless_model_parallel(Plan(dp=8), small, "full_finetune") is None  # no split
-    assert needless_model_parallel(Plan(dp=4, tp=2), small, "inference") is None  # TP speeds the decode
+    assert miss[1]["states_gib"] == 18.0 and miss[1]["gpus"] == 96
+    assert "18.0 GiB" in messages.misses([miss], "en") and "18.0 GiB" in messages.misses([miss], "zh")
+    assert needless_model_parallel(Plan(dp=64, tp=2), small, job) is None  # DP alone fills 128: TP chosen for speed
+    assert needless_model_parallel(Plan(dp=96), small, job) is None  # no split
+    assert needless_model_parallel(filler, small, replace(job, task="inference")) is None  # TP speeds the decode
     big = _breakdown(20 * GIB, 20 * GIB, 10 * GIB, 10 * GIB)  # 8B on TP 2: 100 GiB unsharded
-    assert needless_model_parallel(Plan(dp=4, tp=2), big, "full_finetune") is None
+    assert needless_model_parallel(filler, big, job) is None
     long = _breakdown(0.5 * GIB, 0.5 * GIB, 2 * GIB, 40 * GIB)  # activations need the split
-    assert needless_model_parallel(Plan(dp=4, tp=2), long, "full_finetune") is None
+    assert needless_model_parallel(filler, long, job) is None
