@@ -33,6 +33,9 @@ class Evaluated:
     memory: MemoryEstimate
     performance: PerformanceEstimate
     relief: Relief | None = None  # the plan this one relieved, where memory relief turned a lever for the high end
+    # where no plan with the standard loss fits and the search took the fused loss unasked (search.py `_fused_fit`):
+    # the bytes per GPU of the leanest standard-loss plan it tried
+    standard_loss_need: float | None = None
 
     @property
     def throughput(self) -> float:

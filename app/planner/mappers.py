@@ -302,6 +302,18 @@ def calibration_assumptions(model: ModelSpec, workload: Workload, option: Option
     return [NoteOut(code=f"uncalibrated_{kind}", params={"factor": UNCALIBRATED_SLOW[kind]}) for kind in kinds]
 
 
+def fused_fit_assumptions(option: Option) -> list[NoteOut]:
+    """`fused_loss_fit` where the search took the fused loss unasked because no plan with the standard loss fits
+    (search.py `_fused_fit`): the leanest standard-loss plan's GiB per GPU against the limit."""
+    need = option.evaluated.standard_loss_need
+    limit = option.evaluated.memory.breakdown.limit
+    if need is None or limit is None:
+        return []
+    return [
+        NoteOut(code="fused_loss_fit", params={"needed_gib": round(need / GIB, 2), "limit_gib": round(limit / GIB, 2)})
+    ]
+
+
 def relief_assumptions(option: Option) -> list[NoteOut]:
     """What memory relief turned on for the high end of the memory range (app/planner/relief.py `_over_card`): a note
     for each lever it turned (`memory_relief_layout` where the plan's layout changed, `_stack` where another stack's
@@ -412,7 +424,10 @@ def option_out(
         # a near miss billed beyond what a quote rents (quote_months) has no body that would post
         quote=quote_body(option, plan, workload_body) if workload_body is not None and _quotable(option) else None,
         **assumptions_out(
-            fabric_assumptions(option) + calibration_assumptions(model, workload, option) + relief_assumptions(option)
+            fabric_assumptions(option)
+            + calibration_assumptions(model, workload, option)
+            + relief_assumptions(option)
+            + fused_fit_assumptions(option)
         ),
     )
 

@@ -63,6 +63,7 @@ from app.estimator.vocabulary import (
     Offload,
     Recompute,
 )
+from app.planner import levers as lever_rules
 from app.planner.evaluated import (
     Evaluated as Evaluated,
     faster as faster,
@@ -218,6 +219,8 @@ def cached_search_plans(
             memo[key] = cached
         return cached, True
     search = search_plans(model, workload, cluster, **options)
+    search = _lever_floor(model, workload, cluster, search, memo, options)
+    search = _fused_fit(model, workload, cluster, search, memo, options)
     if memo is not None:
         memo[key] = search
     with _cache_lock:  # requests run in a thread pool
@@ -226,6 +229,77 @@ def cached_search_plans(
                 _cache.pop(next(iter(_cache)))  # oldest first: dicts keep insertion order
             _cache[key] = search
     return search, False
+
+
+def _lever_floor(
+    model: ModelSpec,
+    workload: Workload,
+    cluster: Cluster,
+    search: PlanSearch,
+    memo: dict[tuple[object, ...], PlanSearch] | None,
+    options: SearchOptions,
+) -> PlanSearch:
+    """`search` (with the request's levers), or its copy whose best is the best plan without the levers, with them,
+    where that is faster and holds no more memory: a memory lever never lengthens the time on a configuration
+    where the plan without it fits. Memory relief (relief.py) relieves the first plan it finds with its own twins;
+    a lever can let a faster plan fit at its estimate whose high end crosses the card, relieved to a slower twin,
+    while the plan found without the lever held its high end (review R4-1: Llama 3.1 8B full fine-tune at 8k on an
+    8 x A100 80G server took ZeRO-3 with full recompute, 2669 tok/s a GPU, with `loss: fused` where Megatron-LM's
+    TP 2 x DP 4 at selective recompute, 3299 tok/s, fits with it). Only a lever search whose best was relieved asks."""
+    levers = options.get("levers")
+    if levers is None or levers == DEFAULT_LEVERS or search.best is None or search.best.relief is None:
+        return search
+    plain = cached_search_plans(model, workload, cluster, memo=memo, **(options | {"levers": None, "hint": None}))[0]
+    if plain.best is None:
+        return search
+    global_batch = default_global_batch(workload)
+    trial = PlanSearch(best=None, stats=search.stats, bound_cache=search.bound_cache)
+    _try_hint(
+        model,
+        replace(workload, global_batch=global_batch),
+        cluster,
+        levers.on(plain.best.plan),
+        global_batch,
+        options.get("micro_batch"),
+        trial,
+    )
+    found = trial.best
+    if found is None or found.memory.breakdown.total > plain.best.memory.breakdown.total:
+        return search
+    if not _wins(found.throughput, found.plan, search.best):
+        return search
+    return replace(search, best=found)
+
+
+def _fused_fit(
+    model: ModelSpec,
+    workload: Workload,
+    cluster: Cluster,
+    search: PlanSearch,
+    memo: dict[tuple[object, ...], PlanSearch] | None,
+    options: SearchOptions,
+) -> PlanSearch:
+    """`search` (no levers asked, no plan fits), or the search with the fused loss where Liger fuses the family's loss
+    (levers.fused_relief) and a plan fits with it: the fused cross-entropy never holds the s x vocabulary logits and
+    costs no speed (the Trainer's use_liger_kernel, Megatron-LM's --cross-entropy-loss-fusion), so a configuration
+    that fits only with it is offered with it, its best carrying the leanest standard-loss plan's bytes
+    (`Evaluated.standard_loss_need`, assumption `fused_loss_fit`) (review R4-2: Llama 3.1 8B full fine-tune at 8k on
+    4 x A100 40G PCIe was rejected as "the leanest plan still needs 38.4 GiB" where ZeRO-3 with the fused loss holds
+    36.6 GiB of the 37.05 GiB limit, 63 % cheaper than the next option). Training only; a search that missed only."""
+    levers = options.get("levers")
+    if search.best is not None or search.closest_miss is None or (levers is not None and levers != DEFAULT_LEVERS):
+        return search
+    if workload.task == "inference" or lever_rules.fused_relief(model.family, DEFAULT_LEVERS.on(Plan())) is None:
+        return search
+    lean = search.closest_plan  # the leanest standard-loss plan tried: where even it misses fused, skip the search
+    batched = replace(workload, global_batch=default_global_batch(workload))
+    if lean is None or not fits(memory_breakdown(model, batched, Levers(loss="fused").on(lean), cluster), cluster):
+        return search
+    fused = cached_search_plans(model, workload, cluster, memo=memo, **(options | {"levers": Levers(loss="fused")}))[0]
+    if fused.best is None:
+        return search
+    need = search.closest_miss.breakdown.total
+    return replace(search, best=replace(fused.best, standard_loss_need=need), closest_miss=None)
 
 
 def search_plans(
