@@ -183,6 +183,30 @@ class SearchOptions(TypedDict, total=False):
     deadline_hours: float | None
 
 
+def _search_key(model: ModelSpec, workload: Workload, cluster: Cluster, options: SearchOptions) -> tuple[object, ...]:
+    place = (cluster.gpu.id, cluster.gpus_per_node, cluster.nodes, cluster.intra_node_link, cluster.inter_node_fabric)
+    rest = (cluster.inter_node_gbps, cluster.host_ram_gib, cluster.memory_headroom, options.get("micro_batch"))
+    return model, workload, *place, *rest, options.get("levers"), options.get("deadline_hours")
+
+
+def _plain_search(
+    model: ModelSpec,
+    workload: Workload,
+    cluster: Cluster,
+    memo: dict[tuple[object, ...], PlanSearch] | None,
+    options: SearchOptions,
+) -> PlanSearch:
+    """search_plans alone, remembered for the request: the lever floor and the fused-loss fit read it, since through
+    cached_search_plans each would call the other again without end."""
+    key = ("plain", *_search_key(model, workload, cluster, options))
+    if memo is not None and key in memo:
+        return memo[key]
+    search = search_plans(model, workload, cluster, **options)
+    if memo is not None:
+        memo[key] = search
+    return search
+
+
 def cached_search_plans(
     model: ModelSpec,
     workload: Workload,
@@ -195,21 +219,7 @@ def cached_search_plans(
     cached). The GPU is keyed by its id: its specs are static shipped data. `memo` remembers searches
     for one request whatever the process cache holds: the same hardware shape offered by several SKUs
     or in several regions is searched once (prices never enter a search)."""
-    key = (
-        model,
-        workload,
-        cluster.gpu.id,
-        cluster.gpus_per_node,
-        cluster.nodes,
-        cluster.intra_node_link,
-        cluster.inter_node_fabric,
-        cluster.inter_node_gbps,
-        cluster.host_ram_gib,
-        cluster.memory_headroom,
-        options.get("micro_batch"),
-        options.get("levers"),
-        options.get("deadline_hours"),
-    )
+    key = _search_key(model, workload, cluster, options)
     if memo is not None and key in memo:
         return memo[key], True
     with _cache_lock:
@@ -218,8 +228,9 @@ def cached_search_plans(
         if memo is not None:
             memo[key] = cached
         return cached, True
-    search = search_plans(model, workload, cluster, **options)
-    search = _lever_floor(model, workload, cluster, search, memo, options)
+    search = _lever_floor(
+        model, workload, cluster, _plain_search(model, workload, cluster, memo, options), memo, options
+    )
     search = _fused_fit(model, workload, cluster, search, memo, options)
     if memo is not None:
         memo[key] = search
@@ -249,7 +260,7 @@ def _lever_floor(
     levers = options.get("levers")
     if levers is None or levers == DEFAULT_LEVERS or search.best is None or search.best.relief is None:
         return search
-    plain = cached_search_plans(model, workload, cluster, memo=memo, **(options | {"levers": None, "hint": None}))[0]
+    plain = _plain_search(model, workload, cluster, memo, options | {"levers": None, "hint": None})
     if plain.best is None:
         return search
     global_batch = default_global_batch(workload)
@@ -295,7 +306,7 @@ def _fused_fit(
     batched = replace(workload, global_batch=default_global_batch(workload))
     if lean is None or not fits(memory_breakdown(model, batched, Levers(loss="fused").on(lean), cluster), cluster):
         return search
-    fused = cached_search_plans(model, workload, cluster, memo=memo, **(options | {"levers": Levers(loss="fused")}))[0]
+    fused = _plain_search(model, workload, cluster, memo, options | {"levers": Levers(loss="fused")})
     if fused.best is None:
         return search
     need = search.closest_miss.breakdown.total
