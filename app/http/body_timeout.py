@@ -40,7 +40,9 @@ class BodyTimeoutMiddleware(HttpMiddleware):
 
         async def timed_receive() -> Message:
             nonlocal deadline, complete
-            if complete:  # the body is in; what follows (a disconnect) is waited for as long as the app likes
+            # The body is in, or the app answers without it: what it waits for now (a disconnect, while it streams
+            # a response) is waited for as long as it likes.
+            if complete or started:
                 return await receive()
             deadline = anyio.current_time() + self.timeout_s if deadline is None else deadline
             with anyio.move_on_after(max(0.0, deadline - anyio.current_time())) as wait:
