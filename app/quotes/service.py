@@ -452,6 +452,9 @@ def create_quote(
     rental = reservations.plan_rental(
         session, sku=sku, regions=regions, quantity=data.quantity, start=start, months=months, now=now
     )
+    if organisation is None:  # no API key: checked against what is free, held by nothing (review R4-5)
+        notes = [*notes, *reservations.unheld_notes(rental, sku)]
+        rental = reservations.unheld(rental)
     if organisation is None:  # a key's quotes count against the key's own limit
         _count_new_quote(session)  # only a quote about to be written counts: a refused request spends nothing
     terms = _Terms(sku, priced, addons, data, nodes=nodes, cards=cards, notes=notes, figures=figures)
@@ -639,8 +642,10 @@ def list_quotes(
 # ---------------------------------------------------------------- lifecycle
 
 
-def accept_quote(session: Session, *, public_id: str, base_path: str = "/quotes") -> QuoteOut:
-    """The customer accepts through the public link. Accepting twice is harmless."""
+def accept_quote(session: Session, *, public_id: str, base_path: str = "/quotes", by_sales: bool = False) -> QuoteOut:
+    """The customer accepts through the public link. Accepting twice is harmless. A quote issued without an API key
+    holds nothing; where accepting it would take tracked units, only sales accept it (`by_sales`: an API key with
+    quotes:write, or an admin's token; reservations.confirm: 403 otherwise)."""
     quote = get_quote_row(session, public_id=public_id, for_update=True)
     now = _now()
     status = effective_status(quote, now)
@@ -655,8 +660,9 @@ def accept_quote(session: Session, *, public_id: str, base_path: str = "/quotes"
         quote.status, quote.accepted_at, quote.updated_at = "accepted", now, now
         session.flush()  # on SQLite this opens the write transaction: a count of free units below sees every commit
         try:
-            reservations.confirm(session, quote, now=now)
-        except CapacityTaken:
+            sales = by_sales or quote.organisation is not None  # a sales tool issued it: its link takes units
+            reservations.confirm(session, quote, now=now, by_sales=sales)
+        except (CapacityTaken, reservations.SalesConfirmationNeeded):
             session.rollback()  # the quote stays issued, whoever catches the refusal (the quote's page)
             raise
         events.emit(session, quote, "quote.accepted")
