@@ -773,8 +773,11 @@ def note(code: str, params: Mapping[str, Any], lang: str = "en") -> str:
 
 
 def quote_note(code: str, params: Mapping[str, Any], lang: str = "en") -> str:
-    """A quote's note, in `lang` (a term by its name: `Annual term` / `年付`)."""
+    """A quote's note, in `lang` (a term by its name: `Annual term` / `年付`); an option's term warning frozen on the
+    quote (`other_term_cheaper`, `term_longer_than_job`) in the option's words."""
     lang = _lang(lang)
+    if code in ("other_term_cheaper", "term_longer_than_job"):  # a quote keeps no float: its figures as strings
+        return warning(code, {k: float(v) if k in ("used_hours", "share") else v for k, v in params.items()}, lang)
     if "term" in params:
         name = TERM_NAMES[lang][params["term"]]
         params = {**params, "term": name[:1].upper() + name[1:]}
