@@ -117,8 +117,8 @@ PRICE_FIELD_DOCS: dict[str, str] = {
     "currency": "ISO 4217 currency code, e.g. CNY",
     "effective_from": "When the price takes effect, RFC 3339 (default: now); never in the past for an existing SKU",
     "note": "Why the price changed, kept in the history and the audit log; default empty",
-    "terms": 'Also set the term discounts in percent, e.g. {"annual": "20"}; then version is required',
-    "version": "The SKU's current version; required with terms, else optional (a stale one is a 409)",
+    "terms": 'Also set the term discounts in percent, e.g. {"annual": "20"}',
+    "version": "The SKU's current version, required (a stale one is a 409): a price never overwrites unseen",
 }
 ADDON_FIELD_DOCS: dict[str, str] = {
     "code": "The add-on's id within its SKU, e.g. ib-ndr-400",
@@ -163,11 +163,11 @@ class PriceIn(StrictModel):
 
 
 class PriceCreate(PriceIn):
-    """A new list price; the old ones stay as history. `terms` also sets the term discounts (then
-    `version`, the SKU's current version, is required)."""
+    """A new list price; the old ones stay as history. `terms` also sets the term discounts. `version`, the SKU's
+    current version, is required, as for PATCH (review R4-9: without it a price silently overwrote another admin's)."""
 
     terms: Discounts | None = None
-    version: Version | None = None
+    version: Version
 
 
 class SkuFields(StrictModel):
