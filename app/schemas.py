@@ -15,7 +15,9 @@ target words differently is spelled out.
 from __future__ import annotations
 
 import dataclasses
+import re
 import types
+from collections.abc import Callable
 from decimal import Decimal
 from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin
 
@@ -93,6 +95,29 @@ Currency = Annotated[
     AfterValidator(_currency),
     Field(description="ISO 4217 code", examples=["CNY"]),
 ]
+
+
+def money_pattern(digits: int, places: int) -> str:
+    """A money amount as the API takes it: a decimal string of at most `digits` whole digits and `places` decimals;
+    no sign, exponent or JSON number (a float is never money). The admin's prices (app/admin/schemas.py `Amount`)
+    and the budgets of POST /recommend (app/planner/schemas.py) both read it."""
+    return rf"^\d{{1,{digits}}}(\.\d{{1,{places}}})?$"
+
+
+def decimal_string(pattern: str, example: str) -> Callable[[Any], Any]:
+    """A before-validator of a Decimal field sent as a decimal string matching `pattern` (`money_pattern`): the 422
+    names the field and says what it allows (review R4-10: "1e5" and the JSON number 50000 were taken, and echoed
+    back as "1E+5")."""
+    compiled = re.compile(pattern)
+
+    def check(value: Any) -> Any:
+        if value is None:
+            return value
+        if not isinstance(value, str) or not compiled.fullmatch(value.strip()):
+            raise ValueError(f'must be a decimal string such as "{example}", at most two decimals')
+        return value.strip()
+
+    return check
 
 
 def mirror(target: type[T], source: object, **computed: Any) -> T:

@@ -14,7 +14,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstra
 
 from app.catalog.schemas import MoneyStr, SkuColumnsOut
 from app.estimator.vocabulary import RentalUnit, SkuStatus, Term
-from app.schemas import Currency
+from app.schemas import Currency, money_pattern
 
 Slug = Annotated[str, StringConstraints(strip_whitespace=True, pattern=r"^[a-z0-9][a-z0-9-]{0,63}$")]
 Line = Annotated[str, StringConstraints(strip_whitespace=True, max_length=200)]
@@ -70,7 +70,7 @@ Percent = Annotated[
 ]
 Amount = Annotated[
     str,
-    StringConstraints(strip_whitespace=True, pattern=r"^\d{1,12}(\.\d{1,4})?$"),
+    StringConstraints(strip_whitespace=True, pattern=money_pattern(12, 4)),
     AfterValidator(_amount),
     Field(description="Monthly list price per rental unit, a positive decimal string", examples=["2800.00"]),
 ]
