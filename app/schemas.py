@@ -104,17 +104,24 @@ def money_pattern(digits: int, places: int) -> str:
     return rf"^\d{{1,{digits}}}(\.\d{{1,{places}}})?$"
 
 
-def decimal_string(pattern: str, example: str) -> Callable[[Any], Any]:
-    """A before-validator of a Decimal field sent as a decimal string matching `pattern` (`money_pattern`): the 422
-    names the field and says what it allows (review R4-10: "1e5" and the JSON number 50000 were taken, and echoed
-    back as "1E+5")."""
-    compiled = re.compile(pattern)
+PLAIN_DECIMAL = re.compile(r"^[+-]?\d+(\.\d+)?$")  # digits and a point: no exponent, comma, NaN or JSON number
+
+
+def decimal_string(example: str) -> Callable[[Any], Any]:
+    """A before-validator of a Decimal field that takes money as a decimal string in plain notation, as the admin's
+    prices (`money_pattern`): a JSON number or "1e5" is a 422 `decimal_string` naming the field (review R4-10: both
+    were taken, and echoed back as "1E+5"); the field's own bounds (> 0, its decimal places and digits) then apply,
+    each worded by its pydantic type (app/field_words.py)."""
 
     def check(value: Any) -> Any:
         if value is None:
             return value
-        if not isinstance(value, str) or not compiled.fullmatch(value.strip()):
-            raise ValueError(f'must be a decimal string such as "{example}", at most two decimals')
+        if not isinstance(value, str) or not PLAIN_DECIMAL.fullmatch(value.strip()):
+            raise PydanticCustomError(
+                "decimal_string",
+                'must be a decimal string such as "{example}": digits and a point, no exponent or JSON number',
+                {"example": example},
+            )
         return value.strip()
 
     return check

@@ -54,7 +54,7 @@ from app.planner.word_schemas import (
     NoteOut as NoteOut,  # re-exported: the responses import them from here
     WarningOut as WarningOut,
 )
-from app.schemas import Currency, RequestModel, decimal_string, mirror, money_pattern
+from app.schemas import Currency, RequestModel, decimal_string, mirror
 
 
 class LoraIn(RequestModel):
@@ -413,8 +413,9 @@ class ScalingIn(WorkloadIn):
     rdma_nics_per_node: int = Field(default=1, ge=1, le=16, description="InfiniBand/RoCE ports per server")
 
 
-# A budget is money as the admin's prices are (app.schemas.money_pattern): a decimal string of at most two decimals.
-BUDGET = decimal_string(money_pattern(13, 2), "300000.00")
+# A budget is money as the admin's prices are (app.schemas.money_pattern): a decimal string in plain notation, > 0,
+# at most two decimals (the fields' own bounds).
+BUDGET = decimal_string("300000.00")
 
 
 class ConstraintsIn(RequestModel):
