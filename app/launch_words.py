@@ -29,6 +29,25 @@ LAUNCH: dict[str, dict[str, str]] = {
         "layout_trt-llm_tp": "{replicas} replica(s) of {nodes} servers: one TP {tp} group over all their GPUs, joined "
         "by {fabric}; each replica is one MPI job of {ranks} ranks over its servers (mpirun or srun, every rank under "
         "trtllm-llmapi-launch); rank 0 serves HTTP, behind a load balancer",
+        "layout_sglang_ep": "{replicas} replica(s) of {gpus} GPUs (one server per replica), run with DP attention: "
+        "{ranks} attention data-parallel ranks, one per GPU, each with its own KV cache and scheduler (a request runs "
+        "on one rank; --max-running-requests is the replica's, {rank_seqs} per rank), and the {experts} routed "
+        "experts split {ranks} ways (expert parallel, {per_rank} per GPU): every MoE layer sends each token to its "
+        "experts' GPUs and back, an all-to-all dispatch and combine (DeepEP) over NVLink; behind a load balancer",
+        "layout_sglang_ep_nodes": "{replicas} replica(s) of {nodes} servers ({ranks} GPUs), run with DP attention: "
+        "{ranks} attention data-parallel ranks, one per GPU, each with its own KV cache and scheduler (a request runs "
+        "on one rank; --max-running-requests is the replica's, {rank_seqs} per rank), and the {experts} routed experts "
+        "split {ranks} ways (expert parallel, {per_rank} per GPU): every MoE layer sends each token to its experts' "
+        "GPUs and back, an all-to-all dispatch and combine (DeepEP) over NVLink inside a server and {fabric} across "
+        "servers; every server of a replica runs the command with its own --node-rank (0 on the head, whose address "
+        "--dist-init-addr names, to {last}); the head serves HTTP, behind a load balancer",
+        "layout_vllm_ep": "{replicas} replica(s) of {gpus} GPUs (one server per replica): vLLM runs {ranks} engines "
+        "per replica (--data-parallel-size {ranks}, one per GPU, attention data-parallel), each with its own KV cache "
+        "and scheduler (--max-num-seqs is each engine's: {rank_seqs}), behind the replica's API server, which spreads "
+        "the requests over them; the {experts} routed experts are split {ranks} ways (--enable-expert-parallel, "
+        "{per_rank} per GPU): every MoE layer sends each token to its experts' GPUs and back, an all-to-all dispatch "
+        "and combine over NVLink, and an engine with no request runs empty steps to keep in step; behind a load "
+        "balancer",
         "layout_disaggregated": "{prefill_replicas} prefill replica(s) of TP {prefill_tp} and {decode_replicas} "
         "decode replica(s) of TP {decode_tp}, on separate servers joined by {fabric}: each request is prefilled on "
         "one, its KV sent to one decode replica, which streams the output; the router (one --prefill per prefill "
@@ -67,6 +86,10 @@ LAUNCH: dict[str, dict[str, str]] = {
         "SKU's {fabric} (tens of µs each, where NVLink takes a few; the latency figures count it); rent the SKU's "
         "{fabric} add-on for every server (quote `addons`; see the option's warnings for its price); replicas still "
         "share nothing.",
+        "ep_across": "Each replica's {ranks} ranks span {nodes} servers: every MoE layer's all-to-all dispatch and "
+        "combine carry the tokens routed to experts on other servers over the SKU's {fabric} (the latency figures "
+        "count it); rent the SKU's {fabric} add-on for every server (quote `addons`; see the option's warnings for its "
+        "price); replicas still share nothing.",
         "as_shipped": "{repo} ships {scheme} weights: {engine} reads its quantization_config and serves them as they "
         "are (no --quantization flag), the format this option is sized on",
         "engine_cannot_read": "{engine} does not load {method} checkpoints such as {repo}: serve a {fmt} checkpoint of "
@@ -188,6 +211,22 @@ LAUNCH: dict[str, dict[str, str]] = {
         "layout_trt-llm_tp": "{replicas} 个副本，每个占 {nodes} 台服务器：一个张量并行 {tp} 组覆盖其全部 GPU，经 "
         "{fabric} 互联；每个副本是一个跨其服务器的 {ranks} 进程 MPI 作业（mpirun 或 srun，每个进程由 "
         "trtllm-llmapi-launch 启动）；0 号进程提供 HTTP 服务，前置负载均衡",
+        "layout_sglang_ep": "{replicas} 个副本，每个 {gpus} 张 GPU、各占一台服务器，以数据并行注意力运行：{ranks} 个"
+        "注意力数据并行 rank，每张 GPU 一个，各有自己的 KV 缓存与调度器（一个请求只在一个 rank 上运行；"
+        "--max-running-requests 是整个副本的，每个 rank {rank_seqs} 个），{experts} 个路由专家按 {ranks} 路切分"
+        "（专家并行，每张 GPU {per_rank} 个）：每个 MoE 层把每个 token 发往其专家所在的 GPU 再取回，即一次 all-to-all "
+        "分发与合并（DeepEP），经 NVLink 进行；前置负载均衡",
+        "layout_sglang_ep_nodes": "{replicas} 个副本，每个占 {nodes} 台服务器（{ranks} 张 GPU），以数据并行注意力运行："
+        "{ranks} 个注意力数据并行 rank，每张 GPU 一个，各有自己的 KV 缓存与调度器（一个请求只在一个 rank 上运行；"
+        "--max-running-requests 是整个副本的，每个 rank {rank_seqs} 个），{experts} 个路由专家按 {ranks} 路切分"
+        "（专家并行，每张 GPU {per_rank} 个）：每个 MoE 层把每个 token 发往其专家所在的 GPU 再取回，即一次 all-to-all "
+        "分发与合并（DeepEP），服务器内经 NVLink、跨服务器经 {fabric}；副本的每台服务器都运行该命令，各带自己的 "
+        "--node-rank（头节点为 0，其地址由 --dist-init-addr 指定，其余到 {last}）；头节点提供 HTTP 服务，前置负载均衡",
+        "layout_vllm_ep": "{replicas} 个副本，每个 {gpus} 张 GPU、各占一台服务器：vLLM 在每个副本中运行 {ranks} 个引擎"
+        "（--data-parallel-size {ranks}，每张 GPU 一个，注意力数据并行），各有自己的 KV 缓存与调度器（--max-num-seqs "
+        "是每个引擎的：{rank_seqs}），由副本的 API 服务器把请求分给它们；{experts} 个路由专家按 {ranks} 路切分"
+        "（--enable-expert-parallel，每张 GPU {per_rank} 个）：每个 MoE 层把每个 token 发往其专家所在的 GPU 再取回，"
+        "即一次 all-to-all 分发与合并，经 NVLink 进行；没有请求的引擎运行空步以保持同步；前置负载均衡",
         "layout_disaggregated": "{prefill_replicas} 个预填充副本（张量并行 {prefill_tp}）与 "
         "{decode_replicas} 个解码副本（张量并行 {decode_tp}）分布在不同服务器上，经 {fabric} 互联："
         "每个请求在预填充副本上预填充，其 KV 发送到一个解码副本并由其流式输出；"
@@ -220,6 +259,9 @@ LAUNCH: dict[str, dict[str, str]] = {
         "所需）；每台服务器都需租用该 SKU 的 {fabric} 附加项（报价 `addons`；价格见方案警告）；副本之间仍不共享状态。",
         "tensor_across": "每个副本的张量并行 {tp} 组跨 {nodes} 台服务器：每层的两次 all-reduce 都经该 SKU 的 {fabric} "
         "跨服务器进行（每次数十微秒，NVLink 仅需几微秒；延迟数据已计入）；每台服务器都需租用该 SKU 的 {fabric} 附加项"
+        "（报价 `addons`；价格见方案警告）；副本之间仍不共享状态。",
+        "ep_across": "每个副本的 {ranks} 个 rank 跨 {nodes} 台服务器：每个 MoE 层的 all-to-all 分发与合并把路由到其他"
+        "服务器上专家的 token 经该 SKU 的 {fabric} 传送（延迟数据已计入）；每台服务器都需租用该 SKU 的 {fabric} 附加项"
         "（报价 `addons`；价格见方案警告）；副本之间仍不共享状态。",
         "as_shipped": "{repo} 发布的是 {scheme} 权重：{engine} 读取其 quantization_config 并原样加载（不加 "
         "--quantization 参数），本方案即按此格式估算",

@@ -1,7 +1,7 @@
 """Serving accuracy by group over every published serving row (tests/estimator/serving_cases.py and the
 first-contact sets of tests/estimator/serving_first_contact.py), as the estimator is checked out.
 
-Run: .venv/bin/python benchmarks/serving_groups.py [--rows]
+Run: .venv/bin/python benchmarks/serving_groups.py [--rows] [--worst N] [--by source|engine|gpu|tp]
 
 Groups: one request (TTFT or TPOT with one sequence in flight), loaded latency (TTFT or TPOT with several in flight
 or at an offered request rate), throughput (output tokens/s), KV capacity (tokens). Error = ours / published - 1;
@@ -30,34 +30,68 @@ def _group(metric: str, concurrency: int | None) -> str:
     return "latency, one request" if concurrency == 1 else "latency, loaded"
 
 
+# what --by splits each group by: the source (a label's first word, the project or release that published it), the
+# engine, the GPU, the tensor-parallel degree
+KEYS = ("source", "engine", "gpu", "tp")
+
+
 def rows() -> list[tuple[str, str, float]]:
     """(group, label, error) for every row."""
+    return [(group, label, error) for group, label, error, _ in described_rows()]
+
+
+def described_rows() -> list[tuple[str, str, float, dict[str, str]]]:
+    """(group, label, error, {key: value} for each of KEYS) for every row."""
     out = []
     for case in serving_cases.CASES:
         error = serving_cases.relative_error(case)
-        out.append((_group(case.metric, case.cfg.concurrency), case.label, error))
+        keys = _keys(case.label, case.cfg.engine, case.gpu.id, case.tp)
+        out.append((_group(case.metric, case.cfg.concurrency), case.label, error, keys))
     for row in serving_first_contact.SERVING_FIRST_CONTACT:
         error = serving_first_contact.predict(row) / row.published - 1.0
-        out.append((_group(row.metric, row.cfg.concurrency), row.label, error))
+        keys = _keys(row.label, row.cfg.engine, row.gpu.id, row.tp)
+        out.append((_group(row.metric, row.cfg.concurrency), row.label, error, keys))
     return out
+
+
+def _keys(label: str, engine: str, gpu: str, tp: int) -> dict[str, str]:
+    return {"source": label.split()[0], "engine": engine, "gpu": gpu, "tp": f"tp{tp}"}
+
+
+def _summary(errors: list[float]) -> str:
+    return (
+        f"{len(errors):3} rows  median |error| {statistics.median(map(abs, errors)):5.1%} "
+        f"(signed {statistics.median(errors):+.1%}), worst {max(map(abs, errors)):.1%}"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", action="store_true", help="print every row's error")
+    parser.add_argument("--worst", type=int, default=0, metavar="N", help="print the N rows of largest |error|")
+    parser.add_argument("--by", choices=KEYS, help="print each group's figures split by source, engine, GPU or TP")
     args = parser.parse_args()
+    described = described_rows()
     groups: dict[str, list[float]] = {}
-    for group, label, error in rows():
+    split: dict[tuple[str, str], list[float]] = {}
+    for group, label, error, keys in described:
         groups.setdefault(group, []).append(error)
+        if args.by:
+            split.setdefault((group, keys[args.by]), []).append(error)
         if args.rows:
             print(f"{error:+7.1%}  {group:22}  {label}")
+    if args.worst:
+        print(f"worst {args.worst} rows by |error|:")
+        for group, label, error, _ in sorted(described, key=lambda row: -abs(row[2]))[: args.worst]:
+            print(f"{error:+7.1%}  {group:22}  {label}")
     for group in ("latency, one request", "latency, loaded", "throughput", "KV capacity"):
+        if args.by:
+            for (of, value), errors in sorted(split.items()):
+                if of == group:
+                    print(f"  {group:22} {value:24} {_summary(errors)}")
         errors = groups.get(group, [])
         if errors:
-            print(
-                f"{group:22} {len(errors):3} rows  median |error| {statistics.median(map(abs, errors)):5.1%} "
-                f"(signed {statistics.median(errors):+.1%}), worst {max(map(abs, errors)):.1%}"
-            )
+            print(f"{group:22} {_summary(errors)}")
 
 
 if __name__ == "__main__":

@@ -10,7 +10,8 @@ audit row with the entity before and after.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from datetime import timedelta
 from decimal import Decimal
 from typing import Any, NoReturn
@@ -291,6 +292,10 @@ def stale(session: Session, sku: Sku, based_on: int) -> Conflict:
         changed.update(
             {k: current[k] for k in after if k in current and k != "version" and before.get(k) != after.get(k)}
         )
+        # an import's entry carries the price history (catalog_transfer._full_snapshot): its newest added price
+        added = [p for p in after.get("prices", ()) if p not in (before.get("prices") or ())]
+        if added:
+            changed["price"] = added[-1]
     by = {"by": last.actor, "at": aware(last.at).isoformat(timespec="seconds")} if last else {}
     errors = [stale_error("version", sku.version, "stale_sku_by" if by else "stale_sku", current=sku.version,
                           sent=based_on, **by)]  # fmt: skip
@@ -316,9 +321,17 @@ def check_version(session: Session, sku: Sku, version: int) -> None:
 
 
 def flush(session: Session, sku: Sku, version: int) -> None:
+    with saving(sku, version):
+        session.flush()
+
+
+@contextmanager
+def saving(sku: Sku, version: int) -> Iterator[None]:
+    """Writes of `sku` based on `version`: a flush inside whose UPDATE … WHERE version = n matches no row (someone
+    saved the SKU after it was read) is a 409, nothing saved."""
     slug = sku.slug  # read now: after a failed flush the session cannot load anything
     try:
-        session.flush()
+        yield
     except StaleDataError as exc:
         raise Conflict(
             f"SKU {slug} was changed by someone else while saving version {version}; "

@@ -3,8 +3,10 @@
 Import is validated whole before anything is written: the document's shape by pydantic (422 with
 the path of each bad field), then every cross-reference and rule here, all errors at once. Only a
 document with no error is applied: SKUs are upserted by id, prices the target lacks are appended
-(history is never deleted), discounts, availability and add-ons are set. Each changed SKU leaves
-an audit row with before/after, and the import itself one more.
+(history is never deleted), discounts, availability and add-ons are set. A SKU whose fields, prices or
+discounts change gets its next version, as through the edit API (an edit based on the version before the import
+is a 409 naming what the import wrote); a new one starts at version 1, as one created there does. Each changed SKU
+leaves an audit row with before/after, and the import itself one more.
 
 The rules the edit API keeps hold here too: a GPU type the estimator has no specification for is
 refused (every SKU on it would be unpriceable by the planner), and a SKU that exists here gets no
@@ -26,7 +28,7 @@ from app.admin.overbooking import Edit, overbooking_error
 from app.admin.schemas import AddonDoc, AvailabilityDoc, CatalogDoc, ImportReport, SkuDoc
 from app.admin.service import Actor, aware, record
 from app.catalog import repository as catalog_repository
-from app.catalog.models import GpuType, Sku, SkuAddon, SkuAvailability, SkuPrice
+from app.catalog.models import GpuType, Sku, SkuAddon, SkuAvailability, SkuPrice, TermDiscount
 from app.db.base import utcnow
 from app.errors import Conflict, InvalidInput
 from app.estimator.hardware import load_gpus
@@ -307,15 +309,14 @@ def _apply_sku(session: Session, item: SkuDoc, actor: Actor, report: ImportRepor
     if sku is None:
         sku = Sku(slug=item.id, gpu_type_id=gpu_type_id, status=item.status, **fields)
         catalog_repository.add(session, sku)
+        report.prices_added += _write_sku(session, sku, item, actor, new=True)
     else:
-        for attr, value in {**fields, "gpu_type_id": gpu_type_id, "status": item.status}.items():
-            if getattr(sku, attr) != value:
-                setattr(sku, attr, value)
-    report.prices_added += _append_prices(session, sku, item, actor)
-    catalog_editing.set_discounts(session, sku, item.discounts)
-    _set_availability(session, sku, item.availability)
-    _set_addons(session, sku, item.addons)
-    session.flush()
+        # an edit saved after the import read the SKU: its UPDATE … WHERE version = n is a 409, as an edit's is
+        with catalog_editing.saving(sku, sku.version):
+            for attr, value in {**fields, "gpu_type_id": gpu_type_id, "status": item.status}.items():
+                if getattr(sku, attr) != value:
+                    setattr(sku, attr, value)
+            report.prices_added += _write_sku(session, sku, item, actor, new=False)
     session.refresh(sku)
     after = _full_snapshot(session, sku)
     if before is None:
@@ -326,6 +327,25 @@ def _apply_sku(session: Session, item: SkuDoc, actor: Actor, report: ImportRepor
     else:
         report.skus_updated.append(item.id)
     record(session, actor=actor, action="sku.import", entity_type="sku", entity_id=sku.slug, before=before, after=after)
+
+
+def _write_sku(session: Session, sku: Sku, item: SkuDoc, actor: Actor, *, new: bool) -> int:
+    """The document's prices, discounts, availability and add-ons of `sku`, flushed; the prices added. A `new` SKU
+    is written at version 1 with them, as catalog_editing.create_sku writes one; an existing one gets its next
+    version where its prices or discounts change, as through the edit API."""
+    added = _append_prices(session, sku, item, actor)
+    if new:
+        for term, value in item.discounts.items():
+            discount = TermDiscount(sku=sku, term=term, discount_bp=catalog_editing.discount_bp(value))
+            catalog_repository.add(session, discount)
+    else:
+        if added:
+            sku.updated_at = utcnow()  # a dirty SKU: its UPDATE writes version n + 1 (catalog_editing.add_price)
+        catalog_editing.set_discounts(session, sku, item.discounts)  # bumps the version where they change
+    _set_availability(session, sku, item.availability)
+    _set_addons(session, sku, item.addons)
+    session.flush()
+    return added
 
 
 def _full_snapshot(session: Session, sku: Sku) -> dict[str, Any]:

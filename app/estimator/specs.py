@@ -307,6 +307,8 @@ class GpuSpec:
     # listed peak but runs at a lower power limit (cited per GPU in data/gpus.json)
     sustained_fraction: float = 1.0
     sm_count: int = 0  # streaming multiprocessors (architecture whitepapers); 0: unknown
+    # measured STREAM-class HBM bandwidth (BabelStream Triad, bytes/s, cited in data/gpus.json); 0: not measured
+    stream_hbm_bytes_per_s: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,8 @@ from app.planner.offers import Configuration, Constraints, Cost, Offer, cheaper_
 # peak load itself (the replicas the SKU rents carry less), or the sequence length (a KV cache shorter than one);
 # `kv_slots` / `kv_slots_wait`: more clients per replica (`concurrency`) than the sequences it runs, the others queue
 # for a slot (with latency targets it misses, or without any);
-# a training plan that leaves its GPUs nearly idle (`inefficient`, app/planner/efficiency.py) is shown only as a near
+# a training plan that leaves its GPUs nearly idle (`inefficient`, app/planner/efficiency.py), or splits a model whose
+# states fit one GPU (`model_parallel_unneeded`, the same module), is shown only as a near
 # miss, and only while nothing sensible exists; `capacity`: fewer units of the SKU are free in its region from the
 # start date than the plan rents (app/planner/availability.py); `pp_speculative`: a serving deployment shown without
 # the speculative decoding asked, since only a pipelined replica serves the model on the SKU and the engine runs no
@@ -32,6 +33,7 @@ MissCode = Literal[
     "quote_months",
     "capacity",
     "inefficient",
+    "model_parallel_unneeded",
     "slo_one_request",
     "slo_peak",
     "peak_load",

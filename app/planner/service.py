@@ -56,6 +56,7 @@ from app.planner.workload import (
     resolve_workload,
     shipped_checkpoint,
     with_global_batch,
+    with_pretrain_batch,
     within_context,
 )
 from app.schemas import mirror
@@ -68,7 +69,7 @@ def estimate(request: EstimateIn, *, open_session: SessionOpener) -> EstimateOut
         metrics.ESTIMATES.labels("estimate").inc()
         return serving_service.estimate(request, model, mappers.model_out(model), model_warnings, (cluster, notes))
     model_warnings = model_warnings + checkpoint_warnings(request.model, model)
-    requested = within_context(request)
+    requested = with_pretrain_batch(model, within_context(request))
     model_warnings = model_warnings + explain.task_warnings(model, requested)
     cluster = replace(cluster, memory_headroom=request.memory_headroom)
     workload = as_launched(requested, cluster.gpu, model)  # fp8 only where a stack's launch runs it

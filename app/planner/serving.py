@@ -57,8 +57,9 @@ from app.planner.serving_dp_attention import dp_attention_applies, dp_attention_
 from app.planner.serving_headroom import checked_headroom
 from app.planner.serving_launch import Served, launch_block
 from app.planner.serving_misses import (
+    miss_key,
+    misses_one_request,
     queues_for_slots,
-    shortfall,
     simulated_miss,
     slo_miss,
     slot_params,
@@ -236,7 +237,7 @@ def _search(ask: _Ask, offers: list[Offer]) -> ServingSearch:
             pending.extend(found.candidates)
             if found.miss is not None:
                 steady_misses[offer.sku_id] = found.miss
-        elif found.capable is not None and (found.miss is None or _misses_one_request(found.miss)):
+        elif found.capable is not None and (found.miss is None or misses_one_request(found.miss)):
             rejected.append((offer.sku_id, "max_nodes", found.capable[1]))
         elif found.miss is not None:
             misses.append(found.miss)
@@ -244,7 +245,7 @@ def _search(ask: _Ask, offers: list[Offer]) -> ServingSearch:
             rejected.append((offer.sku_id, *found.why_not))
             misses += _without_speculation(ask, offer, region, found.why_not)
     verified = _verify_ranked(ask, pending, rank_key)
-    misses += _verified_misses(verified, steady_misses)
+    misses += _verified_misses(ask, verified, steady_misses)
     options, misses = _shown(ask, list(verified.best.values()), misses, _lazy(ask, rank_key))
     return ServingSearch(options, misses, rejected, evaluations, not_searched)
 
@@ -299,7 +300,7 @@ def _offer_shapes(ask: _Ask, offer: Offer, region: str) -> _OfferShapes:
             continue
         if not option.misses:
             found.candidates.append(option)
-        elif found.miss is None or _miss_key(option) < _miss_key(found.miss):
+        elif found.miss is None or miss_key(option) < miss_key(found.miss):
             found.miss = option
     if not pipelines and not found.candidates and found.miss is None and _may_pipeline(ask.model, offer):
         spec = ask.cfg.speculative
@@ -307,15 +308,26 @@ def _offer_shapes(ask: _Ask, offer: Offer, region: str) -> _OfferShapes:
     return found
 
 
-def _verified_misses(verified: _Verified, steady_misses: dict[str, ServingOption]) -> list[ServingOption]:
+def _verified_misses(ask: _Ask, verified: _Verified, steady_misses: dict[str, ServingOption]) -> list[ServingOption]:
     """The near misses the simulation leaves: for a SKU whose every candidate was simulated and none meets, the
-    nearest miss (simulated, or by the closed forms); then the deployments over a budget."""
+    nearest miss, a simulated one and the closed forms' both simulated before they are compared (review R3-4: with
+    max_nodes 4, DeepSeek-V3's TP 8 × PP 2, its closed forms' TTFT 113 ms, was shown before EP 16 × 2 at a simulated
+    p90 of 784 ms, while it saturates at the peak: 38.6 s); then the deployments over a budget."""
     misses = []
     for sku in verified.settled - set(verified.best):
         nearest = [m for m in (verified.nearest.get(sku), steady_misses.get(sku)) if m is not None]
+        for miss in nearest if len(nearest) > 1 else []:
+            _held_to_simulation(ask, miss)
         if nearest:
-            misses.append(min(nearest, key=_miss_key))
+            misses.append(min(nearest, key=miss_key))
     return misses + verified.over_budget
+
+
+def _held_to_simulation(ask: _Ask, miss: ServingOption) -> None:
+    """A near miss simulated at the offered load, its latency misses held to that simulation (`with_simulated_peak`)."""
+    _settle(ask, miss)
+    _simulated(ask, miss)
+    miss.misses = with_simulated_peak(_ask_for(ask, miss).cfg, miss.misses, miss.estimate)
 
 
 def _shown(
@@ -333,9 +345,7 @@ def _shown(
     misses = sorted(misses, key=lambda o: (o.peak.tpot_ms, o.cost.compared_monthly, o.offer.sku_id))
     misses = misses[: ask.constraints.limit]
     for miss in misses:
-        _settle(ask, miss)
-        _simulated(ask, miss)
-        miss.misses = with_simulated_peak(_ask_for(ask, miss).cfg, miss.misses, miss.estimate)
+        _held_to_simulation(ask, miss)
     for option in options + misses:
         _with_other_term(option)
     return options, misses
@@ -379,7 +389,7 @@ def _verify_ranked(ask: _Ask, pending: list[ServingOption], rank_key: Callable[[
         if option is None:
             continue
         if option.misses:
-            if sku not in result.nearest or _miss_key(option) < _miss_key(result.nearest[sku]):
+            if sku not in result.nearest or miss_key(option) < miss_key(result.nearest[sku]):
                 result.nearest[sku] = option
             continue
         budget_miss, warnings = budget_misses(option.cost, ask.constraints)  # the job: one term of the deployment
@@ -539,20 +549,6 @@ def _simulated(ask: _Ask, option: ServingOption, needed: int | None = None) -> N
     option.verified = True
 
 
-def _miss_key(option: ServingOption) -> tuple[bool, bool, float, float, int]:
-    """The nearer miss of one offer: a shape that holds one request before one that cannot (a sequence too long for
-    its KV cache; review R2 R1: a 120,500-token request cited as "does not fit at TP 2" on servers whose TP 8 holds
-    1.36 M tokens), then a shape whose one request at a time meets the SLO before one that misses even
-    that (more replicas or a looser percentile can mend the first, nothing but a faster shape the second), then the
-    smaller shortfall (the latency reached ÷ its target, the worse of TTFT and TPOT, as each miss cites it), then the
-    lower TPOT at the peak, then the larger KV cache (a sequence too long for every degree is reported at the one
-    that comes closest). The shortfall before the rest, so a near miss cites the best shape tried: a TTFT target
-    missed by a TP 1 and a TP 4 replica is cited at TP 4's TTFT."""
-    too_long = any(code == "sequence_too_long" for code, _ in option.misses)
-    one_request = _misses_one_request(option)
-    return too_long, one_request, shortfall(option.misses), option.peak.tpot_ms, -option.estimate.kv_cache_tokens
-
-
 def _compared_per_token(option: ServingOption) -> Decimal:
     """Monthly price in the compared currency per output token/s at the offered load (∝ cost per token). The
     rate is read to 3 significant figures: options that carry the same offered load tie, whatever the last
@@ -621,7 +617,7 @@ def _merged(plain: _OfferShapes, dp: _OfferShapes) -> _OfferShapes:
     """An offer's plain-TP shapes and its DP-attention ones, weighed together (the nearer miss of the two)."""
     plain.candidates += dp.candidates
     plain.evaluations += dp.evaluations
-    if dp.miss is not None and (plain.miss is None or _miss_key(dp.miss) < _miss_key(plain.miss)):
+    if dp.miss is not None and (plain.miss is None or miss_key(dp.miss) < miss_key(plain.miss)):
         plain.miss = dp.miss
     plain.capable = plain.capable or dp.capable
     return plain
@@ -643,10 +639,6 @@ def _replica_cluster(offer: Offer, tp: int, pp: int) -> Cluster:
         inter_node_gbps=offer.inter_node_gbps if fabric else None,
         inter_node_fabric=fabric,
     )
-
-
-def _misses_one_request(option: ServingOption) -> bool:
-    return any(code == "slo_one_request" for code, _ in option.misses)
 
 
 def _evaluate(

@@ -101,6 +101,8 @@ class _Launch:
     nodes: int  # servers of one replica
     per_node: int  # GPUs of one replica on each of its servers
     texts: list[dict[str, Any]] = field(default_factory=list)  # the notes as codes and parameters (app/messages.py)
+    dp_attention: bool = False  # DP attention over the tp ranks, the routed experts split over them (EP)
+    rank_seqs: int = 0  # under DP attention, the sequences each rank runs at most (the engine's flag, read per rank)
 
     def note(self, code: str, **params: Any) -> None:
         self.texts.append({"code": code, "params": params})
@@ -126,12 +128,14 @@ def launch_block(
         served = Served(repo=served)
     repo = served.repo or model.hf_repo or UNKNOWN_CHECKPOINT
     nodes = max(1, math.ceil(tp * pp / max(1, config.cards_per_node)))
-    job = _Launch(cfg.engine, tp, pp, nodes, min(tp * pp, config.cards_per_node))
+    job = _Launch(cfg.engine, tp, pp, nodes, min(tp * pp, config.cards_per_node), dp_attention=cfg.dp_attention)
     if (config.nodes > 1 or replicas > 1) and fabric is None:
         job.note("no_fabric")
     if fabric is not None:
         if pp > 1:
             job.note("pipeline", pp=pp, fabric=fabric)
+        elif cfg.dp_attention:  # no TP all-reduce: the experts' all-to-all crosses the fabric
+            job.note("ep_across", ranks=tp, nodes=nodes, fabric=fabric)
         else:
             job.note("tensor_across", tp=tp, nodes=nodes, fabric=fabric)
     if repo == UNKNOWN_CHECKPOINT:
@@ -145,7 +149,7 @@ def launch_block(
     command = " ".join([command, *_levers(job, cfg, repo)])
     if cfg.batching == "static":
         job.note("static", engine=cfg.engine)
-    layout = _layout(job, config, replicas, fabric)
+    layout = _dp_layout(job, model, replicas, fabric) if cfg.dp_attention else _layout(job, config, replicas, fabric)
     block: dict[str, Any] = {
         "engine": cfg.engine,
         "command": command,
@@ -252,7 +256,11 @@ def _vllm(
     if cfg.dp_attention:  # one engine per GPU, attention data-parallel, the experts split over all (EP)
         parts = ["vllm serve", model, "--tensor-parallel-size 1", f"--data-parallel-size {job.tp}"]
         parts.append("--enable-expert-parallel")
-        seqs = math.ceil(seqs / job.tp)  # max_num_seqs is each data-parallel engine's
+        # --max-num-seqs is each data-parallel engine's: every DP rank runs its own engine core and scheduler
+        # (vllm-project/vllm@624b7aff3e99 docs/serving/data_parallel_deployment.md), whose cap on running requests
+        # is max_num_seqs itself (@b4622cf924bc vllm/v1/core/sched/scheduler.py Scheduler.__init__
+        # `max_num_running_reqs = scheduler_config.max_num_seqs`): the replica's sequences ÷ its ranks, rounded up
+        seqs = job.rank_seqs = math.ceil(seqs / job.tp)
     if job.pp > 1:
         parts.append(f"--pipeline-parallel-size {job.pp}")
     if job.nodes > 1:
@@ -271,6 +279,17 @@ def _sglang(
     parts = ["python -m sglang.launch_server", f"--model-path {model}", f"--tp-size {job.tp}"]
     if cfg.dp_attention:  # attention data-parallel over the tp ranks, the experts split over them (DeepEP all-to-all)
         parts += [f"--dp-size {job.tp}", "--enable-dp-attention", f"--ep-size {job.tp}", "--moe-a2a-backend deepep"]
+        # the dense (non-MoE) layers on each rank alone, no TP all-reduce, as the step model runs them: ServerArgs
+        # .moe_dense_tp_size (sgl-project/sglang@001067fffe33 python/sglang/srt/server_args.py, default None = the
+        # dense MLP sharded over all --tp-size ranks; 1 and None the only values it takes)
+        parts.append("--moe-dense-tp-size 1")
+        # --max-running-requests is the server's, each DP rank taking max_running_requests // dp_size
+        # (sgl-project/sglang@003fca802738 python/sglang/srt/mem_cache/kv_cache_configurator.py
+        # KVCacheConfigurator.resolve_max_num_reqs, `max_num_reqs // self.ps.attn_dp_size`; earlier releases the same
+        # in managers/tp_worker.py, sglang issue 10868): the ranks times each rank's share, so no rank gets fewer
+        # than the replica's sequences ÷ its ranks (fewer than dp_size would leave every rank none)
+        job.rank_seqs = math.ceil(seqs / job.tp)
+        seqs = job.rank_seqs * job.tp
     if job.pp > 1:
         parts.append(f"--pp-size {job.pp}")
     if job.nodes > 1:
@@ -363,6 +382,22 @@ def _layout(job: _Launch, config: Configuration, replicas: int, fabric: str | No
     gpus = job.tp * job.pp
     per_node = config.cards_per_node // gpus if config.cards_per_node >= gpus else 0
     return {"code": "layout_replicas", "params": {"replicas": replicas, "gpus": gpus, "per_node": per_node}}
+
+
+def _dp_layout(job: _Launch, model: ModelSpec, replicas: int, fabric: str | None) -> dict[str, Any]:
+    """How a DP-attention replica runs (review R3-5, R3-15: it was worded as one TP group with its all-reduces): its
+    ranks, each with its own KV cache and scheduler, the routed experts split over them and the all-to-all between
+    them, over NVLink in a server and the fabric across servers; SGLang over several servers, vLLM on one."""
+    params = {
+        "replicas": replicas, "gpus": job.tp, "ranks": job.tp, "nodes": job.nodes, "experts": model.experts,
+        "per_rank": model.experts // job.tp, "rank_seqs": job.rank_seqs,
+    }  # fmt: skip
+    if job.nodes > 1:
+        return {
+            "code": f"layout_{job.engine}_ep_nodes",
+            "params": params | {"fabric": fabric or "the SKU's network", "last": job.nodes - 1},
+        }
+    return {"code": f"layout_{job.engine}_ep", "params": params}
 
 
 # Disaggregated prefill/decode (app/planner/serving_disagg.py). Each pool's replicas run the single-server command

@@ -6,7 +6,7 @@ comes (`shortfall`), which picks the near miss an offer shows. PURE: estimates i
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Protocol
 
 from app.estimator.serving import ServingConfig, ServingEstimate
 from app.estimator.serving_sim import LoadLatency
@@ -85,3 +85,30 @@ def shortfall(misses: list[Miss]) -> float:
             ratios.append(params["concurrency"] / params["max_concurrency"])
         worst = max(worst, max(ratios, default=math.inf))
     return worst
+
+
+class NearMiss(Protocol):
+    """What `miss_key` reads of a deployment (app/planner/serving.py ServingOption)."""
+
+    misses: list[Miss]
+    peak: ServingEstimate
+    estimate: ServingEstimate
+
+
+def misses_one_request(option: NearMiss) -> bool:
+    return any(code == "slo_one_request" for code, _ in option.misses)
+
+
+def miss_key(option: NearMiss) -> tuple[bool, bool, float, float, int]:
+    """The nearer miss of one offer: a shape that holds one request before one that cannot (a sequence too long for
+    its KV cache; review R2 R1: a 120,500-token request cited as "does not fit at TP 2" on servers whose TP 8 holds
+    1.36 M tokens), then a shape whose one request at a time meets the SLO before one that misses even
+    that (more replicas or a looser percentile can mend the first, nothing but a faster shape the second), then the
+    smaller shortfall (the latency reached ÷ its target, the worse of TTFT and TPOT, as each miss cites it), then the
+    lower TPOT at the peak, then the larger KV cache (a sequence too long for every degree is reported at the one
+    that comes closest). The shortfall before the rest, so a near miss cites the best shape tried: a TTFT target
+    missed by a TP 1 and a TP 4 replica is cited at TP 4's TTFT. Two misses are compared on the same footing: both
+    by the closed forms, or both simulated (app/planner/serving.py `_verified_misses`)."""
+    too_long = any(code == "sequence_too_long" for code, _ in option.misses)
+    one_request = misses_one_request(option)
+    return too_long, one_request, shortfall(option.misses), option.peak.tpot_ms, -option.estimate.kv_cache_tokens

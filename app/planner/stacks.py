@@ -307,8 +307,10 @@ def _flavor_runs(row: Row, entry: Flavor | None, pp: int, cp: int) -> bool:
     return cp == 1 or row.cp_attention is None or entry.attention in row.cp_attention
 
 
+@lru_cache(maxsize=4096)
 def model_stacks(model: ModelSpec, task: Task, tp: int = 1, pp: int = 1, cp: int = 1) -> frozenset[Stack]:
-    """The stacks that build this model for this task at tensor, pipeline and context parallel `tp`, `pp`, `cp`."""
+    """The stacks that build this model for this task at tensor, pipeline and context parallel `tp`, `pp`, `cp`
+    (memoised: the search asks for every plan it sizes, and the matrix is shipped data)."""
     return frozenset(stack for stack in STACKS if builds(stack, model, task, tp, pp, cp))
 
 

@@ -281,17 +281,80 @@ Sources (each a project that measured its own runs and says with what):
                decided before any estimate. Left out before any estimate: the GB200 runs (no GB200 in the catalog),
                the DeepSeek-V3 proxies (MLA with multi-token prediction) and Nemotron 3 (hybrid Mamba).
 
+  [axolotl-examples] axolotl-ai-cloud/axolotl examples/*/README.md, each at the commit that wrote its figure, with
+               the example config of the same commit: examples/llama-2 at dc71d887 (2023-08-03: qlora.yml, "about 17
+               GB of VRAM during training if using qlora", RTX 4090), examples/llama-3 at 15f7910d (2024-04-18:
+               qlora-fsdp-70b.yaml, "Dual GPU @ 21GB VRAM"), examples/devstral at 8c6a6ea6 (2025-07-08: "about 21GB
+               VRAM"), examples/magistral at eac4a61f (2025-06-12: "about 24GB VRAM"), examples/magistral/think at
+               09959fac (2025-09-18: 19.1 GiB), examples/ministral at 2b66ee18 (2025-12-04: 8.76 GiB), examples/olmo3
+               at 372f664c (2025-12-25: 11.3 GiB). Stated by the configs: the model, bitsandbytes 4-bit loading
+               (axolotl loaders/model.py: NF4 with bnb_4bit_use_double_quant True, bf16 compute), LoRA rank, alpha,
+               dropout and targets (lora_target_linear: every linear but the head), sequence_len, micro_batch_size,
+               gradient accumulation, sample packing (multipack: each micro-batch packed to sequence_len; with
+               pad_to_sequence_len one length exactly, without it up to it: read as one length, assumed), the
+               optimizer (adamw_torch; adamw_bnb_8bit and adamw_8bit: bitsandbytes 8-bit AdamW; paged_adamw_32bit),
+               gradient_checkpointing (non-reentrant since builders/base.py `use_reentrant: False`; reentrant in 2023),
+               flash_attention (xformers_attention in 2023, memory-efficient attention: no s x s scores), the
+               CutCrossEntropyPlugin (Apple's cut cross-entropy: the head and the loss fused, Plan.fused_loss) and, for
+               the 70B row, FSDP FULL_SHARD over 2 GPUs with fsdp_offload_params. Derived from axolotl's code at those
+               commits: from 2025 axolotl calls PEFT's prepare_model_for_kbit_training and then casts every module
+               named "norm" back to the 16-bit dtype (loaders/model.py `_convert_embedding_modules_dtype`): 16-bit
+               activations (kbit_upcast=False); the 2023 code recast the norms only under flash_attention
+               (utils/models.py), so the xformers Llama 2 row keeps PEFT's fp32 norms (kbit_upcast default on), and
+               ran bitsandbytes before 0.43 (Workload.bnb_fp16_dequant); FSDP QLoRA skips the preparation.
+               Assumed: the card (H100 80GB for the 2025 rows, RTX 4090 for the two "24 GB" rows: the figure compared
+               does not depend on it, the fit judgement does); the reading, which no README names: the 2025 rows as
+               max reserved (axolotl logs memory/device_reserved = torch.cuda.max_memory_reserved, and its gpt-oss
+               and gemma4 READMEs of the same months call their figures "peak reserved memory"), the 2023-2024 "VRAM"
+               rows as the device (nvidia-smi); "GB" read as GiB. Model shapes: Llama 2 7B and Llama 3 70B presets;
+               Devstral-Small-2505, Magistral-Small-2506 and -2507 are Mistral Small 3.1's text model (40 layers,
+               hidden 5120, 32 heads of 128, 8 KV heads, SwiGLU 32768, vocabulary 131,072, untied: 23.6B);
+               Ministral-8B-Instruct-2410 (36 layers, hidden 4096, 32 heads, 8 KV heads, SwiGLU 12288, vocabulary
+               131,072: 8.0B); Olmo-3-7B (32 layers, hidden 4096, 32 heads, no GQA, SwiGLU 11008, the dolma2
+               tokenizer's 100,278 rows: 7.3B; its q/k norms are not a term here), all as remembered from their
+               config.json files, which could not be read here (assumed). Left out before any estimate: rows of 8-bit
+               (LLM.int8) bases (examples/llama-2 lora.yml, llama-3 lora-8b.yml, mistral-small), mixture-of-experts,
+               hybrid (Mamba, linear attention) and vision models, and models whose shape could not be stated.
+  [deepspeed-examples] deepspeedai/DeepSpeedExamples: training/bf16_master_weight/README.md at a43031e5 (2026-03-04)
+               with train.py and configs/*.json of that commit: DeepSpeed ZeRO-3 on 4 H100, train.py's
+               SimpleTransformerModel (32 post-LayerNorm blocks of nn.MultiheadAttention, hidden 4096, 32 heads, a
+               GELU MLP of 4 x 4096, learned positions, an untied output Linear over the GPT-2 tokenizer's 50,257
+               rows: 6.86B, as the README says), batch 1 x 512 (wikitext padded to max_length), torch's checkpoint of
+               every block (use_reentrant=False), nn.CrossEntropyLoss on the logits, which the loop holds through
+               loss.backward() (Plan.kept_logits_bytes). "Baseline (fp32 master)" = bf16 enabled, no autocast: bf16
+               weights and activations, fp32 master weights, gradients and AdamW states, the loss on the bf16 logits
+               (no upcast); "BF16 low-precision" = bf16_master_weights_and_grads and bf16_optimizer_states under
+               torch.autocast(bf16), which runs cross_entropy in fp32. nn.MultiheadAttention in training computes its
+               s x s weights explicitly (eager attention). "Peak Memory" is the SUMMARY line's peak_mem_bytes,
+               torch.cuda.max_memory_allocated() (train.py get_memory_stats, printed / 2**30 as "GB"): allocated, GiB.
+               Its "Allocated Memory" column is torch.cuda.memory_allocated() after the run, not a peak: not a row.
+               And applications/DeepSpeed-Chat/training/step1_supervised_finetuning/training_log_output/
+               opt-1.3b-globalBatchSize128.log at 3a77097a (2023-04-21): facebook/opt-1.3b, `main.py --zero_stage 2
+               --per_device_train_batch_size 8 --max_seq_len 512 --gradient_accumulation_steps 1` (the log's first
+               line), DeepSpeed fp16 with fp32 master weights (utils/ds_utils.py get_train_ds_config), no gradient
+               checkpointing, dropout on, every sample padded to 512 (data_utils.py padding="max_length"), the
+               transformers OPT loss on its fp16 logits (no upcast, no autocast under DeepSpeed fp16), `outputs` held
+               through model.backward(loss) (kept fp16 logits). Global batch 128 = 8 a GPU x 16 GPUs (stated by the
+               file name and the command; the card is not named: A100 40GB assumed, as DeepSpeed-Chat's single-node
+               recipes name it). "MaxMemAllocated" is DeepSpeed's ThroughputTimer figure,
+               get_accelerator().max_memory_allocated() / 1024**3 (deepspeed/utils/timer.py): allocated, GiB.
+
+  [ms-swift-examples] ms-swift's example scripts and Megatron-SWIFT benchmark tables: the rows and their sources
+               are in tests/estimator/memory_first_contact_swift.py (this module would pass 800 lines).
+
 `levers` names what each run used that moves the peak and that the estimator may or may not model (attention
 implementation, loss implementation, compile, activation offload, FP8 parameters).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from app.estimator.hardware import get_gpu
 from app.estimator.presets import get_preset
 from app.estimator.specs import GIB, Cluster, LoraSpec, ModelSpec, Plan, Workload
+from tests.estimator.memory_first_contact_row import FirstContactCase
+from tests.estimator.memory_first_contact_swift import ms_swift_examples
 from tests.estimator.validation_cases import _fms_run
 
 A100_80 = get_gpu("a100-80g-sxm")
@@ -430,20 +493,6 @@ QWEN1_72B = ModelSpec(
 # Yi (01-ai/Yi-6B-Chat, Yi-34B-Chat config.json): the Llama architecture with grouped-query attention.
 YI_6B = ModelSpec(name="yi-6b", layers=32, hidden=4096, heads=32, kv_heads=4, ffn=11008, vocab=64000)
 YI_34B = ModelSpec(name="yi-34b", layers=60, hidden=7168, heads=56, kv_heads=8, ffn=20480, vocab=64000)
-
-
-@dataclass(frozen=True)
-class FirstContactCase:
-    label: str
-    source: str
-    citation: str
-    model: ModelSpec
-    workload: Workload
-    plan: Plan
-    cluster: Cluster
-    published_gib: float
-    measured: str  # the reading the source took: "reserved", "allocated" or "device" (memory.measured_bytes)
-    levers: str  # what the run used that moves the peak (attention, loss, compile, offload, fp8 parameters)
 
 
 def _ms_swift() -> list[FirstContactCase]:
@@ -1425,8 +1474,214 @@ def _megatron_release() -> list[FirstContactCase]:
                     "distributed optimizer, fp32 main-gradient buffer; no recompute; read on the last pipeline stage"
                     + ("; MoE alltoall dispatcher, grouped GEMM" if model.is_moe else "")
                     + ("; expert TP 1 under TP 2" if vpp > 1 else ""),
+                    stage=-1,  # training.py logs on the tensorboard rank, world_size - 1: the last stage
                 )
             )
+    return cases
+
+
+AXOLOTL_EXAMPLES = (
+    "axolotl-ai-cloud/axolotl examples/*/README.md with the example config, each at the commit that wrote its "
+    "figure (dc71d887, 15f7910d, 8c6a6ea6, eac4a61f, 09959fac, 2b66ee18, 372f664c); reading not named: 2025 rows "
+    "read as max reserved, 2023-2024 'VRAM' rows as the device"
+)
+
+# Mistral Small 3.1's text model (Devstral-Small-2505, Magistral-Small-2506 / -2507 config.json as remembered, not
+# read here: module docstring [axolotl-examples])
+MISTRAL_SMALL_24B = ModelSpec(
+    name="mistral-small-24b", layers=40, hidden=5120, heads=32, kv_heads=8, ffn=32768, vocab=131072, head_dim=128
+)
+MINISTRAL_8B = ModelSpec(name="ministral-8b", layers=36, hidden=4096, heads=32, kv_heads=8, ffn=12288, vocab=131072)
+OLMO3_7B = ModelSpec(name="olmo-3-7b", layers=32, hidden=4096, heads=32, kv_heads=32, ffn=11008, vocab=100278)
+
+
+def _axolotl_examples() -> list[FirstContactCase]:
+    cases = []
+    h100 = Cluster(gpu=H100)
+    rtx = get_gpu("rtx4090-24g")
+    every = ("all-linear",)
+    # (label, model, commit, LoRA rank, dropout, seq, micro, accumulation, optimizer, CCE, published, reading)
+    modern = (
+        ("devstral-small-qlora.yml (Devstral-Small-2505)", MISTRAL_SMALL_24B, "8c6a6ea6", 0.0, 4, "adamw", True, 21.0),
+        ("magistral-small-qlora.yaml (Magistral-Small-2506)", MISTRAL_SMALL_24B, "eac4a61f", 0.05, 4, "adamw_8bit",
+         False, 24.0),
+        ("magistral-small-think-qlora.yaml (Magistral-Small-2507)", MISTRAL_SMALL_24B, "09959fac", 0.05, 4,
+         "adamw_8bit", True, 19.1),
+        ("ministral-small-qlora.yaml (Ministral-8B-Instruct-2410)", MINISTRAL_8B, "2b66ee18", 0.05, 4, "adamw_8bit",
+         True, 8.76),
+        ("olmo3-7b-qlora.yaml (Olmo-3-7B-Instruct-SFT)", OLMO3_7B, "372f664c", 0.05, 2, "adamw_8bit", True, 11.3),
+    )  # fmt: skip
+    for label, model, commit, dropout, accumulation, optimizer, cce, published in modern:
+        cases.append(
+            FirstContactCase(
+                f"axolotl {label} at {commit}: QLoRA r=32, batch 2 x 2048 packed, 1 GPU (H100 assumed)",
+                "axolotl-examples",
+                AXOLOTL_EXAMPLES,
+                model,
+                Workload(
+                    task="qlora",
+                    seq_len=2048,
+                    global_batch=2 * accumulation,
+                    lora=LoraSpec(rank=32, alpha=16, targets=every, dropout=dropout),
+                    optimizer=optimizer,  # type: ignore[arg-type]
+                    paged_optimizer=False,  # adamw_torch / bitsandbytes AdamW8bit, not the paged variants
+                    kbit_upcast=False,  # axolotl casts the norms back to bf16 after prepare_model_for_kbit_training
+                    varied_lengths=False,  # multipack sample packing
+                ),
+                Plan(micro_batch=2, recompute="full", fused_loss=cce),
+                h100,
+                published,
+                "reserved",
+                "attention: flash-attn 2; loss: "
+                + ("Cut Cross-Entropy plugin (fused)" if cce else "transformers ForCausalLM (fp32 logits)")
+                + "; bitsandbytes NF4 (double quantisation)",
+            )
+        )
+    cases.append(
+        FirstContactCase(
+            "axolotl examples/llama-2 qlora.yml at dc71d887: Llama 2 7B QLoRA r=32, batch 2 x 4096 packed, RTX 4090",
+            "axolotl-examples",
+            AXOLOTL_EXAMPLES,
+            get_preset("llama-2-7b").model,
+            Workload(
+                task="qlora",
+                seq_len=4096,
+                global_batch=2,
+                lora=LoraSpec(rank=32, alpha=16, targets=every, dropout=0.05),
+                paged_optimizer=True,  # paged_adamw_32bit
+                bnb_fp16_dequant=True,  # bitsandbytes before 0.43 (August 2023)
+                varied_lengths=False,  # max_packed_sequence_len 4096
+            ),
+            Plan(micro_batch=2, recompute="full"),
+            Cluster(gpu=rtx),
+            17.0,
+            "device",
+            "attention: xformers memory-efficient; loss: transformers LlamaForCausalLM (fp32 logits); bitsandbytes NF4 "
+            "(pre-0.43), prepare_model_for_kbit_training (fp32 norms kept)",
+        )
+    )
+    cases.append(
+        FirstContactCase(
+            "axolotl examples/llama-3 qlora-fsdp-70b.yaml at 15f7910d: Llama 3 70B QLoRA r=8, FSDP 2 + CPU offload, "
+            "batch 1 x 512, 2 x 24 GB",
+            "axolotl-examples",
+            AXOLOTL_EXAMPLES,
+            get_preset("llama-3-70b").model,
+            Workload(
+                task="qlora",
+                seq_len=512,
+                global_batch=2 * 4,
+                lora=LoraSpec(rank=8, alpha=16, targets=every, dropout=0.05),
+                paged_optimizer=False,  # adamw_torch
+                kbit_upcast=False,  # FSDP QLoRA skips prepare_model_for_kbit_training
+                varied_lengths=False,  # pad_to_sequence_len
+            ),
+            Plan(dp=2, zero_stage=3, offload="optimizer_and_params", micro_batch=1, recompute="full"),
+            Cluster(gpu=rtx, gpus_per_node=2),
+            21.0,
+            "device",
+            "attention: flash-attn 2; loss: transformers LlamaForCausalLM (fp32 logits); bitsandbytes NF4; FSDP "
+            "offload_params",
+        )
+    )
+    return cases
+
+
+DEEPSPEED_EXAMPLES = (
+    "deepspeedai/DeepSpeedExamples training/bf16_master_weight/README.md at a43031e5 (ZeRO-3, 4 H100, 6.86B "
+    "SimpleTransformerModel, batch 1 x 512; Peak Memory = torch.cuda.max_memory_allocated / 2**30) and DeepSpeed-Chat "
+    "step1 training_log_output/opt-1.3b-globalBatchSize128.log at 3a77097a (MaxMemAllocated, GiB)"
+)
+
+# train.py's SimpleTransformerModel at a43031e5 (module docstring [deepspeed-examples])
+DEEPSPEED_SIMPLE_7B = ModelSpec(
+    name="deepspeed-simple-transformer-6.9b",
+    layers=32,
+    hidden=4096,
+    heads=32,
+    kv_heads=32,
+    ffn=16384,
+    vocab=50257,
+    mlp="gelu",
+    norm="layernorm",
+    linear_bias=True,
+    learned_positions=512,
+)
+# facebook/opt-1.3b config.json: 24 layers, hidden 2048, 32 heads, ReLU MLP of 8192 (two matrices), LayerNorm, biases,
+# 2,050 learned positions, vocabulary 50,272, head tied to the embedding
+OPT_1_3B = ModelSpec(
+    name="opt-1.3b",
+    layers=24,
+    hidden=2048,
+    heads=32,
+    kv_heads=32,
+    ffn=8192,
+    vocab=50272,
+    mlp="gelu",
+    norm="layernorm",
+    linear_bias=True,
+    learned_positions=2050,
+    tied_embeddings=True,
+)
+
+
+def _deepspeed_examples() -> list[FirstContactCase]:
+    cases = []
+    four = Cluster(gpu=H100, gpus_per_node=4)
+    for label, mixed, upcast, published in (
+        ("Baseline (fp32 master)", True, False, 31.38),
+        ("BF16 low-precision (master + optimizer states)", False, True, 18.93),
+    ):
+        cases.append(
+            FirstContactCase(
+                f"DeepSpeedExamples bf16_master_weight {label}, 6.86B, ZeRO-3 x 4 H100, batch 1 x 512",
+                "deepspeed-examples",
+                DEEPSPEED_EXAMPLES,
+                DEEPSPEED_SIMPLE_7B,
+                Workload(
+                    task="full_finetune", mixed_precision=mixed, seq_len=512, global_batch=4, varied_lengths=False
+                ),
+                Plan(
+                    dp=4,
+                    zero_stage=3,
+                    micro_batch=1,
+                    recompute="full",
+                    attention="eager",
+                    flash_attention=False,
+                    no_upcast_loss=not upcast,
+                    kept_logits_bytes=2.0,
+                    reduce_bucket_elements=5e7,
+                ),
+                four,
+                published,
+                "allocated",
+                "attention: nn.MultiheadAttention (explicit s x s weights); loss: nn.CrossEntropyLoss "
+                + ("under bf16 autocast (fp32)" if upcast else "on bf16 logits"),
+            )
+        )
+    cases.append(
+        FirstContactCase(
+            "DeepSpeed-Chat step 1 OPT-1.3b SFT, ZeRO-2 fp16, batch 8 x 512, 16 GPUs (A100 40GB assumed)",
+            "deepspeed-examples",
+            DEEPSPEED_EXAMPLES,
+            OPT_1_3B,
+            Workload(task="full_finetune", precision="fp16", seq_len=512, global_batch=128, varied_lengths=False),
+            Plan(
+                dp=16,
+                zero_stage=2,
+                micro_batch=8,
+                recompute="none",
+                attention="eager",
+                flash_attention=False,
+                no_upcast_loss=True,
+                kept_logits_bytes=2.0,
+            ),
+            Cluster(gpu=get_gpu("a100-40g-sxm"), gpus_per_node=8, nodes=2),
+            22.95,
+            "allocated",
+            "attention: OPT eager (s x s scores); loss: transformers OPT CrossEntropyLoss on fp16 logits; dropout 0.1",
+        )
+    )
     return cases
 
 
@@ -1448,4 +1703,7 @@ MEMORY_FIRST_CONTACT: tuple[FirstContactCase, ...] = tuple(
     + _atorch_llama2()
     + _fms_granite()
     + _megatron_release()
+    + _axolotl_examples()
+    + _deepspeed_examples()
+    + ms_swift_examples()  # tests/estimator/memory_first_contact_swift.py [ms-swift-examples]
 )

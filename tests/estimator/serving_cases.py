@@ -128,7 +128,17 @@ def trtllm_bench_settings(model: ModelSpec, gpu: GpuSpec, tp: int, isl: int, osl
     is NVML's total, in GiB (`get_device_memory`)."""
     kv_gib_per_token = 2 * model.layers * max(tp, model.kv_heads) * model.d_head * 1.0 / 1024**3
     free_gib = gpu.memory_gib * tp - count_params(model).total * 1.0 / 1024**3
-    raw_bs = min(free_gib * TRTLLM_BENCH_KV_FRACTION / (kv_gib_per_token * (isl + osl)), 4096)
+    requests = free_gib * TRTLLM_BENCH_KV_FRACTION / (kv_gib_per_token * (isl + osl))
+    batch, tokens = trtllm_finetune_setting(requests, isl, osl)
+    return batch, max(tokens, isl + batch)
+
+
+def trtllm_finetune_setting(requests: float, isl: int, osl: int) -> tuple[int, int]:
+    """trtllm-bench's `finetune_setting` (tensorrt_llm/bench/build/tuning.py, the same from the v0.17 line to
+    @04cba882, one pipeline stage): the batch from the `requests` the KV cache holds, capped at 4,096, rounded up to 32
+    (at least 64) under 256, to 128 under 1,024, to 256 above; the tokens a step 'raw_bs x (1 + ISL / OSL)' capped at
+    32,768, rounded up to 256 (at least 2,048) under 4,096, to 512 under 8,192, to 1,024 above."""
+    raw_bs = min(requests, 4096)
     raw_tokens = min(raw_bs * (1 + isl / osl), 32768)
     if raw_bs < 256:
         batch = max(64, 32 * math.ceil(raw_bs / 32))
@@ -138,7 +148,7 @@ def trtllm_bench_settings(model: ModelSpec, gpu: GpuSpec, tp: int, isl: int, osl
         tokens = max(2048, 256 * math.ceil(raw_tokens / 256))
     else:
         tokens = (512 if raw_tokens < 8192 else 1024) * math.ceil(raw_tokens / (512 if raw_tokens < 8192 else 1024))
-    return batch, max(tokens, isl + batch)
+    return batch, tokens
 
 
 def _trtllm(

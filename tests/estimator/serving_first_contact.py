@@ -178,6 +178,9 @@ Source:
                fitted [trtllm] rows of serving_cases.py are a later release's), Mistral 7B and the Mixtrals.
                TensorRT-LLM 0.14 / 0.17 are not ENGINE_RELEASES entries: the rows run as the current TensorRT-LLM.
   [accelmark-a100] AccelMark's SGLang 0.5.6 and vLLM 0.20.1 runs on A100 (serving_first_contact_accelmark.py).
+  [trtllm-v061-peak], [trtllm-h200-blogs] TensorRT-LLM 0.5-0.7 static-batch peak throughput on H100, H200, A100 and
+               L40S, Llama 2 7B / 13B / 70B (serving_first_contact_trtllm_static.py).
+  [mooncake-vllm-a10] vLLM 0.6.2 on one A10 under Poisson load (serving_first_contact_mooncake.py).
   [lmsys-large-ep] LMSYS Org blog "Deploying DeepSeek with PD Disaggregation and Large-scale Expert Parallelism on 96
                H100 GPUs" (2025-05-05, https://lmsys.org/blog/2025-05-05-large-scale-ep/, read through its copies
                and the launch commands of sgl-project/sglang#6017, 2026-12-06): SGLang serving DeepSeek-V3 (block FP8,
@@ -203,14 +206,18 @@ from dataclasses import replace
 from typing import Literal
 
 from app.estimator.hardware import get_gpu
+from app.estimator.params import count_params
 from app.estimator.presets import get_preset
 from app.estimator.serving import ServingConfig, estimate_serving, offline_run_output_tokens_per_s
 from app.estimator.serving.engines import _batched_tokens
 from app.estimator.serving.step import _new_hardware, _step_s
 from app.estimator.specs import Cluster, GpuSpec, ModelSpec
 from app.estimator.vocabulary import Engine
+from tests.estimator.serving_cases import trtllm_finetune_setting
 from tests.estimator.serving_first_contact_accelmark import ACCELMARK_ROWS
+from tests.estimator.serving_first_contact_mooncake import MOONCAKE_ROWS
 from tests.estimator.serving_first_contact_row import Metric, ServingFirstContact
+from tests.estimator.serving_first_contact_trtllm_static import TRTLLM_STATIC_ROWS
 
 __all__ = ["SERVING_FIRST_CONTACT", "Metric", "ServingFirstContact", "predict"]
 
@@ -570,18 +577,40 @@ V017_REQUESTS = {
 V017_LENGTHS = tuple(V017_REQUESTS)
 
 
+# The KV share `trtllm-bench build --dataset` sizes its engine with: tensorrt_llm/bench/build/build.py @258c7540 calls
+# `calc_engine_setting` without a fraction, so its default applies (tuning.py of that line: kv_cache_gpu_mem_fraction
+# 0.95). Stated after first contact (the rows were recorded with the engine's defaults: 2,048 sequences, 8,192 tokens).
+V017_BUILD_KV_FRACTION = 0.95
+
+
+def v017_build_settings(model: ModelSpec, gpu: GpuSpec, tp: int, isl: int, osl: int, fp8: bool) -> tuple[int, int]:
+    """(max_batch_size, max_num_tokens) `trtllm-bench build --dataset` built the v0.17 engines with (build.py @258c7540
+    `get_benchmark_engine_settings` for FP8 and unquantised builds, then `calc_engine_setting` of that line): the
+    dataset's average ISL and OSL; the weights at one byte a parameter for FP8, two otherwise, counted in 10^9 bytes
+    (`param_count / 1000**3 * byte_per_elem`) against the GPUs' memory in GiB; the KV cache at one or two bytes a value,
+    at least one KV head a GPU, in 0.95 of what is left; then trtllm-bench's `finetune_setting`. Chunked context is on
+    (the runs prefill 20,000-token prompts with a 2,048-token step), so the step's tokens are not raised to a whole
+    prompt as the PyTorch backend's are (serving_cases.trtllm_bench_settings)."""
+    per = 1.0 if fp8 else 2.0
+    kv_gib_per_token = 2 * model.layers * max(tp, model.kv_heads) * model.d_head * per / 1024**3
+    free_gib = gpu.memory_gib * tp - count_params(model).total / 1000**3 * per
+    return trtllm_finetune_setting(free_gib * V017_BUILD_KV_FRACTION / (kv_gib_per_token * (isl + osl)), isl, osl)
+
+
 def _v017(gpu: GpuSpec, model: ModelSpec, tp: int, tok_s: tuple[float | None, ...]) -> list[ServingFirstContact]:
     """TensorRT-LLM v0.17 trtllm-bench offline rows of one (GPU, model, TP) column, `tok_s` in the file's length
     order (128/128, 128/2048, 128/4096, 500/2000, 1000/1000, 2048/128, 2048/2048, 5000/500, 20000/2000; None: no
-    cell). A100 in FP16, L40S in FP8 (weights, math and KV cache)."""
+    cell). A100 in FP16, L40S in FP8 (weights, math and KV cache); the batch and step-token limits the engine was built
+    with (`v017_build_settings`)."""
     precision: Literal["fp16", "fp8"] = "fp16" if gpu is A100 else "fp8"
     rows = []
     for (isl, osl), value in zip(V017_LENGTHS, tok_s, strict=True):
         if value is None:
             continue
+        batch, tokens = v017_build_settings(model, gpu, tp, isl, osl, precision == "fp8")
         cfg = ServingConfig(
             input_tokens=isl, output_tokens=osl, engine="trt-llm", precision=precision, weights=precision,
-            kv_cache_precision=precision,
+            kv_cache_precision=precision, max_num_seqs=batch, max_num_batched_tokens=tokens,
         )  # fmt: skip
         label = f"trtllm-0.17 {model.name} {gpu.id.split('-')[0]} tp{tp} {precision} {isl}/{osl} offline output"
         cite = f"{TRTLLM_PERF_V017}, Throughput Measurements (v0.17, trtllm-bench throughput)"
@@ -741,6 +770,8 @@ SERVING_FIRST_CONTACT: tuple[ServingFirstContact, ...] = (
     *(row for column in V017_COLUMNS for row in _v017(*column)),
     *ACCELMARK_ROWS,
     *LARGE_EP_ROWS,
+    *TRTLLM_STATIC_ROWS,
+    *MOONCAKE_ROWS,
 )  # fmt: skip
 
 
