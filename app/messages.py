@@ -394,10 +394,11 @@ def _place_words(params: Mapping[str, Any], values: dict[str, Any], lang: str) -
     """A region id as its name, and counts of units in their words, where a text carries them (capacity texts)."""
     if isinstance(params.get("region"), str):
         values["region"] = REGION_WORDS[lang].get(params["region"], params["region"])
-    if "units" in params and "free_units" in params:  # without a `unit` (older stored texts): a bare count
+    if "units" in params and ("free_units" in params or "unit" in params):  # no `unit` (older texts): a bare count
         unit = str(params.get("unit") or "")
         values["units_words"] = unit_words(int(params["units"] or 0), unit, lang)
-        values["free_words"] = unit_words(int(params["free_units"] or 0), unit, lang)
+        if "free_units" in params:
+            values["free_words"] = unit_words(int(params["free_units"] or 0), unit, lang)
 
 
 REASON_SEP = {"en": "; ", "zh": "；"}
@@ -714,9 +715,14 @@ def note(code: str, params: Mapping[str, Any], lang: str = "en") -> str:
 
 
 def quote_note(code: str, params: Mapping[str, Any], lang: str = "en") -> str:
-    """A quote's note, in `lang` (a term by its name: `Annual term` / `年付`)."""
+    """A quote's note, in `lang` (a term by its name: `Annual term` / `年付`); an option's term warning frozen on the
+    quote (`other_term_cheaper`, `term_longer_than_job`) in the option's words."""
     lang = _lang(lang)
+    if code in ("other_term_cheaper", "term_longer_than_job"):  # a quote keeps no float: its figures as strings
+        return warning(code, {k: float(v) if k in ("used_hours", "share") else v for k, v in params.items()}, lang)
     if "term" in params:
         name = TERM_NAMES[lang][params["term"]]
         params = {**params, "term": name[:1].upper() + name[1:]}
-    return QUOTE_NOTES[lang][code].format(**params)
+    values = dict(params)
+    _place_words(params, values, lang)  # a region by its name, units in words (units_not_reserved)
+    return QUOTE_NOTES[lang][code].format(**values)

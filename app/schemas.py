@@ -17,7 +17,9 @@ target words differently is spelled out.
 from __future__ import annotations
 
 import dataclasses
+import re
 import types
+from collections.abc import Callable
 from decimal import Decimal
 from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin
 
@@ -123,6 +125,36 @@ Currency = Annotated[
     AfterValidator(_currency),
     Field(description="ISO 4217 code", examples=["CNY"]),
 ]
+
+
+def money_pattern(digits: int, places: int) -> str:
+    """A money amount as the API takes it: a decimal string of at most `digits` whole digits and `places` decimals;
+    no sign, exponent or JSON number (a float is never money). The admin's prices (app/admin/schemas.py `Amount`)
+    and the budgets of POST /recommend (app/planner/schemas.py) both read it."""
+    return rf"^\d{{1,{digits}}}(\.\d{{1,{places}}})?$"
+
+
+PLAIN_DECIMAL = re.compile(r"^[+-]?\d+(\.\d+)?$")  # digits and a point: no exponent, comma, NaN or JSON number
+
+
+def decimal_string(example: str) -> Callable[[Any], Any]:
+    """A before-validator of a Decimal field that takes money as a decimal string in plain notation, as the admin's
+    prices (`money_pattern`): a JSON number or "1e5" is a 422 `decimal_string` naming the field (review R4-10: both
+    were taken, and echoed back as "1E+5"); the field's own bounds (> 0, its decimal places and digits) then apply,
+    each worded by its pydantic type (app/field_words.py)."""
+
+    def check(value: Any) -> Any:
+        if value is None:
+            return value
+        if not isinstance(value, str) or not PLAIN_DECIMAL.fullmatch(value.strip()):
+            raise PydanticCustomError(
+                "decimal_string",
+                'must be a decimal string such as "{example}": digits and a point, no exponent or JSON number',
+                {"example": example},
+            )
+        return value.strip()
+
+    return check
 
 
 def mirror(target: type[T], source: object, **computed: Any) -> T:

@@ -58,7 +58,7 @@ def budget_params(cost: Cost, budget: Decimal) -> dict[str, Any]:
     if cost.job_total is not None and cost.months is not None:
         # what the whole job costs beside the month: a dear month that finishes the job can cost less in all
         params |= {"job_total": str(cost.job_total), "months": cost.months}
-    return params | {"budget": str(budget), "compared_currency": cost.compared_currency}
+    return params | {"budget": f"{budget:.2f}", "compared_currency": cost.compared_currency}
 
 
 def budget_misses(cost: Cost, constraints: Constraints) -> tuple[list[Miss], list[Warning_]]:
@@ -82,8 +82,8 @@ def budget_misses(cost: Cost, constraints: Constraints) -> tuple[list[Miss], lis
         "job_total": params["job_total"],
         "months": params["months"],
         "currency": cost.currency,
-        "budget": str(monthly),
-        "total_budget": str(total),
+        "budget": f"{monthly:.2f}",  # as money reads: 100000.00, never 1E+5
+        "total_budget": f"{total:.2f}",
         "compared_currency": cost.compared_currency,
     }
     return [], [Warning_("over_monthly_budget", figures)]
@@ -97,7 +97,7 @@ def total_budget_params(cost: Cost, budget: Decimal) -> dict[str, Any]:
     params: dict[str, Any] = {"job_total": str(job_total), "months": months, "currency": cost.currency}
     if cost.converted:
         params["converted_job_total"] = str(cost.compared_job_total)
-    return params | {"budget": str(budget), "compared_currency": cost.compared_currency}
+    return params | {"budget": f"{budget:.2f}", "compared_currency": cost.compared_currency}
 
 
 def term_warnings(cost: Cost) -> list[Warning_]:

@@ -10,7 +10,7 @@ from datetime import date
 from decimal import Decimal
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, Field, ValidationInfo, field_validator, model_validator
 
 from app.catalog.schemas import TERM_DESCRIPTION
 from app.estimator.specs import EstimatorError, LoraSpec, Plan, Workload
@@ -54,7 +54,7 @@ from app.planner.word_schemas import (
     NoteOut as NoteOut,  # re-exported: the responses import them from here
     WarningOut as WarningOut,
 )
-from app.schemas import Currency, RequestModel, mirror
+from app.schemas import Currency, RequestModel, decimal_string, mirror
 
 
 class LoraIn(RequestModel):
@@ -413,9 +413,14 @@ class ScalingIn(WorkloadIn):
     rdma_nics_per_node: int = Field(default=1, ge=1, le=16, description="InfiniBand/RoCE ports per server")
 
 
+# A budget is money as the admin's prices are (app.schemas.money_pattern): a decimal string in plain notation, > 0,
+# at most two decimals (the fields' own bounds).
+BUDGET = decimal_string("300000.00")
+
+
 class ConstraintsIn(RequestModel):
     term: Term = Field(default="monthly", description=TERM_DESCRIPTION)
-    max_monthly_budget: Decimal | None = Field(
+    max_monthly_budget: Annotated[Decimal | None, BeforeValidator(BUDGET)] = Field(
         default=None,
         gt=0,
         le=Decimal("1e12"),
@@ -425,7 +430,7 @@ class ConstraintsIn(RequestModel):
         'a decimal string such as "300000.00"; options above it become near misses. Default: no limit.',
         examples=["300000.00"],
     )
-    max_total_budget: Decimal | None = Field(
+    max_total_budget: Annotated[Decimal | None, BeforeValidator(BUDGET)] = Field(
         default=None,
         gt=0,
         le=Decimal("1e13"),
