@@ -557,6 +557,7 @@ class PlanOut(BaseModel):
     pp: int
     cp: int
     ep: int
+    expert_tp: int | None = None  # the experts' own tensor parallel size where stated; None: tp (Megatron's default)
     zero_stage: int
     offload: str
     recompute: str

@@ -26,6 +26,7 @@ def test_estimate_sizes_whole_experts_with_expert_tp_1(client: TestClient) -> No
     split = client.post("/estimate", json=BODY | {"hardware": EIGHT_H100, "plan": plan})
     whole = client.post("/estimate", json=BODY | {"hardware": EIGHT_H100, "plan": plan | {"expert_tp": 1}})
     assert split.status_code == whole.status_code == 200, (split.text, whole.text)
+    assert split.json()["plan"]["expert_tp"] is None and whole.json()["plan"]["expert_tp"] == 1
     memory = [r.json()["memory"]["per_gpu_gib"] for r in (split, whole)]
     assert memory[1]["weights"] > 1.5 * memory[0]["weights"]
     assert memory[1]["optimizer"] == memory[0]["optimizer"]
@@ -72,3 +73,15 @@ def test_megatron_launches_name_the_expert_tp_they_were_sized_with() -> None:
     assert _overrides(bridge_overrides(job))["model.expert_tensor_parallel_size"] == "1"
     job = Job(QWEN3_MOE, workload, plan, 1, 8, 64, None, None, None)
     assert _overrides(bridge_overrides(job))["model.expert_tensor_parallel_size"] == "4"
+
+
+def test_scaling_sizes_a_plan_with_expert_tp_and_never_500s(client: TestClient) -> None:
+    """/estimate/scaling moves the replica's GPUs: an expert_tp whose grid the replica cannot hold is a 422 naming
+    it; one it holds is sized like /estimate."""
+    body = {"model": {"preset": "qwen3-30b-a3b"}, "task": "full_finetune", "seq_len": 4096, "gpu": "h100-80g-sxm"}
+    base = {"tp": 2, "zero_stage": 1, "recompute": "full", "micro_batch": 1}  # (ep inside dp: multi-node groups)
+    for plan in (base, base | {"expert_tp": 1}, base | {"expert_tp": 4}):
+        response = client.post("/estimate/scaling", json=body | {"plan": plan})
+        assert response.status_code in (200, 422), response.text
+        if response.status_code == 422:
+            assert plan.get("expert_tp") == 4 and response.json()["errors"][0]["field"] == "plan.expert_tp"
