@@ -789,7 +789,18 @@ code read (candidates: the evaluation swift runs at its eval steps, with the who
 reserved; the caching allocator's pool without expandable segments). The unpacked batch-1 run at up to 8,192 tokens
 (+24.6 %): the varied-length slack (memory VARIED_LENGTH_SLACK, 13.9 GiB here) is fitted on batches of several
 samples; the run's own packed twin reads 54 GiB against its 52, so its longest sample or the slack is smaller than
-stated. All stay as recorded."""
+stated. All stay as recorded.
+
+Expert tensor parallel (2026-12-07; `Plan.expert_tp`, docs/estimator.md): the routed experts' own TP degree, which
+Megatron-LM sets to the TP size when unset (megatron/training/arguments.py at d98e8a64) and ms-swift to 1
+(swift/megatron/arguments/megatron_args.py at 3602360a), is a plan input; routed experts split over ep x expert TP
+and their distributed-optimizer states over world / (pp x ep x expert TP). Read off the code, not fitted; the rows
+whose source states or defaults it now state it and are fitted: the ms-swift-examples Megatron-SWIFT rows (ms-swift's
+default 1; only the TP 4 MoE row moves, the rest run TP 1 or dense models) and the Megatron-LM release Mixtral VPP 8
+run (--expert-tensor-parallel-size 1 in its model_config.yaml; the other release runs leave it unset). Rows moved:
+Qwen3-30B-A3B TP 4 x PP 2 x EP 4 -73.3 % -> -13.4 % (inside), Mixtral 8x7B VPP 8 -13.0 / -13.9 % -> -1.1 / -2.1 %;
+nothing else. After: megatron-release 1.8 % (was 4.7 %), ms-swift-examples 13.4 % (was 16.9 %, 14 of 21 inside); the
+first-contact set's figures as recorded are unchanged."""
 
 # Median |error| of the estimator at 7c1f6ff (see the module docstring); it had no memory held-out rows run then.
 BASELINE = {

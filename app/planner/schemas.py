@@ -97,6 +97,14 @@ DP_SHARD_DESCRIPTION = (
 )
 
 
+EXPERT_TP_DESCRIPTION = (
+    "Megatron-core's expert tensor parallel size (--expert-tensor-parallel-size): the routed experts' own TP degree, "
+    "their weights, gradients and optimizer states split over ep × expert_tp ranks (1: whole experts on each rank, "
+    "ms-swift's default). expert_tp × ep × pp must divide the GPUs. Default: tp, as Megatron-LM sets it. A value "
+    "other than tp runs on the megatron stack only (/estimate sizes it; /recommend searches its own splits)."
+)
+
+
 class PlanIn(LeversIn):
     dp: int = Field(default=1, ge=1, le=65536, description="Data-parallel degree; default 1.")
     tp: int = Field(
@@ -107,6 +115,7 @@ class PlanIn(LeversIn):
         default=1, ge=1, le=64, description="Context-parallel degree (long sequences split across GPUs); default 1."
     )
     ep: int = Field(default=1, ge=1, le=1024, description="Expert-parallel degree for MoE models; default 1.")
+    expert_tp: int | None = Field(default=None, ge=1, le=64, description=EXPERT_TP_DESCRIPTION)
     dp_shard: int | None = Field(default=None, ge=1, le=65536, description=DP_SHARD_DESCRIPTION)
     zero_stage: (
         int
@@ -553,6 +562,7 @@ class PlanOut(BaseModel):
     pp: int
     cp: int
     ep: int
+    expert_tp: int | None = None  # the experts' own tensor parallel size where stated; None: tp (Megatron's default)
     zero_stage: int
     offload: str
     recompute: str

@@ -46,7 +46,7 @@ from app.planner.schemas import (
     WorkloadIn,
 )
 from app.planner.search import batch_splits, default_global_batch, held_memory, search_plans, stated_plan
-from app.planner.stacks import as_launched, as_padded, no_stack_warning, precision_run_as
+from app.planner.stacks import as_launched, as_padded, check_expert_tp, no_stack_warning, precision_run_as
 from app.planner.workload import (
     SessionOpener,
     as_rented,
@@ -91,6 +91,7 @@ def estimate(request: EstimateIn, *, open_session: SessionOpener) -> EstimateOut
         workload, batch_warnings = with_global_batch(workload, request.plan.global_batch, plan)
         model_warnings = model_warnings + batch_warnings
         plan, memory = stated_plan(model, workload, plan, cluster)
+        check_expert_tp(workload, plan, model)  # after the plan's own rules (memory.rules `_expert_tp`)
         no_stack = no_stack_warning(workload, plan, model)
         model_warnings = model_warnings + ([no_stack] if no_stack else [])
         perf = estimate_performance(model, workload, plan, cluster)

@@ -1453,6 +1453,9 @@ def _megatron_release() -> list[FirstContactCase]:
                         pp=pp,
                         dp=dp,
                         ep=ep,
+                        # --expert-tensor-parallel-size 1 in the vpp8 run's model_config.yaml, unset (tp) in the
+                        # others; stated after first contact (fitted: the record keeps the figure without it)
+                        expert_tp=1 if vpp > 1 else None,
                         virtual_stages=vpp,
                         sequence_parallel=True,
                         zero_stage=1,

@@ -316,6 +316,9 @@ def test_coverage_on_every_validation_row() -> None:
     # half-width 19.2 %): outside, below the range, are four Megatron-SWIFT rows (a 7B at TP 4 on 4 GPUs -47 and
     # -20 %, the 72B with its optimizer on the host -18 %, Qwen3-30B-A3B at TP 4 x PP 2 x EP 4 -73 %) and three
     # ZeRO-3 / one-GPU Trainer rows with Liger or packing (-17 to -22 %); above it the unpacked 8,192-token run (+25 %).
+    # 292 of 337 once the Megatron rows state the expert TP their sources set (Plan.expert_tp; fitted): ms-swift's
+    # default 1 brings the Qwen3-30B-A3B TP 4 x PP 2 x EP 4 row from -73.3 % to -13.4 %, inside; Megatron-LM's release
+    # Mixtral VPP 8 run (--expert-tensor-parallel-size 1) -13.0 / -13.9 % -> -1.1 / -2.1 %, inside before and after.
     from tests.estimator.memory_first_contact import MEMORY_FIRST_CONTACT
     from tests.estimator.validation_cases import MEMORY
 
@@ -323,7 +326,7 @@ def test_coverage_on_every_validation_row() -> None:
     inside = sum(ok for ok, _ in results)
     widths = sorted(w for _, w in results)
     assert len(results) == 337
-    assert inside >= 291, inside
+    assert inside >= 292, inside
     assert widths[len(widths) // 2] <= 0.20
 
 

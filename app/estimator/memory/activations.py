@@ -662,6 +662,7 @@ def _split_fields(plan: Plan) -> tuple[object, ...]:
         plan.tp,
         plan.pp,
         plan.ep,
+        plan.expert_tp,  # the stage's parameters (states._stages_of); the activations do not read it
         plan.cp,
         plan.micro_batch,
         plan.fp32_main_grads,

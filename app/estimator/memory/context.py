@@ -139,7 +139,7 @@ class _Ctx:
     paged: tuple[bool, bool]  # (replicated, on ZeRO's flat partitions): `paged_optimizer` by `_flat_partitions`
     dropout_elements: float  # LoRA dropout copies, elements per token per layer
     nf4_bytes: float  # bytes per NF4-stored base weight (QLoRA)
-    stages: dict[tuple[int, int, int], tuple[_Stage, ...]] = field(default_factory=dict)
+    stages: dict[tuple[int, int, int, int], tuple[_Stage, ...]] = field(default_factory=dict)
     elements: dict[tuple[object, ...], tuple[float, float]] = field(default_factory=dict)
     splits: dict[tuple[object, ...], _Split] = field(default_factory=dict)
     # shared by the splits (a split's own dicts index them under shorter keys), each under every field it reads:
