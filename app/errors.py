@@ -27,7 +27,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar, cast
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Request, params
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from sqlalchemy.exc import IntegrityError, InterfaceError, OperationalError, TimeoutError as PoolTimeout
@@ -53,6 +53,7 @@ HTTP_PROBLEMS: dict[int, tuple[str, str]] = {
     404: ("not-found", "Not found"),
     405: ("method-not-allowed", "Method not allowed"),
     406: ("not-acceptable", "Not acceptable"),
+    408: ("request-timeout", "Request timeout"),
     409: ("conflict", "Conflict"),
     413: ("payload-too-large", "Payload too large"),
     415: ("unsupported-media-type", "Unsupported media type"),
@@ -115,7 +116,12 @@ class BadGateway(AppError, status=502): ...
 class ServiceUnavailable(AppError, status=503): ...
 
 
-MAX_MESSAGE_CHARS = 200  # a field error's message never carries a huge value back
+MAX_MESSAGE_CHARS = 200  # a field error's message (and field path) never carries a huge value back
+# A problem's `errors[]` lists at most this many; `errors_omitted` counts the rest. Output is bounded like
+# input (review R4-7: 60,000 unknown keys in a 1 MB body came back as 5.2 MB of errors): 20 is more than
+# the fields of any request model, so a person correcting a request still sees every field at once.
+MAX_FIELD_ERRORS = 20
+DETAIL_ERRORS = 5  # the errors `detail` repeats in one line
 
 
 class BodyRefused(StarletteHTTPException):
@@ -131,8 +137,18 @@ def problem(
     status: int, type_: str, title: str, detail: str, *, headers: dict[str, str] | None = None, **extra: Any
 ) -> JSONResponse:
     body = {"type": PROBLEM_BASE + type_, "title": title, "status": status, "detail": detail, **extra}
+    body.update(capped_errors(extra))
     headers = {"Retry-After": "5", **(headers or {})} if status == 503 else headers
     return JSONResponse(body, status_code=status, media_type=PROBLEM_JSON, headers=headers)
+
+
+def capped_errors(members: Mapping[str, Any]) -> dict[str, Any]:
+    """A problem's `errors` (and `errors_omitted`) where `members` lists more than MAX_FIELD_ERRORS; else nothing."""
+    errors = members.get("errors")
+    if not isinstance(errors, list) or len(errors) <= MAX_FIELD_ERRORS:
+        return {}
+    omitted = int(members.get("errors_omitted", 0)) + len(errors) - MAX_FIELD_ERRORS
+    return {"errors": errors[:MAX_FIELD_ERRORS], "errors_omitted": omitted}
 
 
 def http_problem(status: int, detail: str, *, headers: dict[str, str] | None = None, **extra: Any) -> JSONResponse:
@@ -153,24 +169,48 @@ def field_errors(errors: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         # A JSON syntax error's location is a character position, not a field.
         loc = [] if err["type"] == "json_invalid" else [str(part) for part in err.get("loc", ()) if part != "body"]
         message = plain_message(err)[:MAX_MESSAGE_CHARS]
-        out.append({"field": ".".join(loc) or "body", "message": message, "type": err["type"]})
+        out.append({"field": (".".join(loc) or "body")[:MAX_MESSAGE_CHARS], "message": message, "type": err["type"]})
     return out
 
 
+def errors_detail(errors: Sequence[Mapping[str, Any]]) -> str:
+    """A problem's `detail` of its field errors: the first DETAIL_ERRORS as `field: message`, one line."""
+    return "; ".join(f"{e['field']}: {e['message']}" for e in errors[:DETAIL_ERRORS])
+
+
+def validation_problem(errors: Sequence[Mapping[str, Any]]) -> tuple[str, dict[str, Any]]:
+    """The `detail` and the members (`errors`, and `errors_omitted` past MAX_FIELD_ERRORS) of the 422 for pydantic's
+    `errors`: only the errors listed are worded, so a request with thousands costs no more to answer than one."""
+    listed = field_errors(errors[:MAX_FIELD_ERRORS])
+    omitted = len(errors) - len(listed)
+    return errors_detail(listed), {"errors": listed, **({"errors_omitted": omitted} if omitted else {})}
+
+
+def _json_media_type(content_type: str) -> bool:
+    """`application/json` or `application/…+json`: what FastAPI parses as a JSON body (RFC 6839 §3.1)."""
+    maintype, _, subtype = content_type.partition("/")
+    return maintype == "application" and (subtype == "json" or subtype.endswith("+json"))
+
+
 def _unsupported_media_type(request: Request, exc: RequestValidationError) -> bool:
-    """A body sent as something other than JSON (or a form) to a route that wants a JSON object."""
+    """A body sent as anything but JSON (text, a form, none named) to a route that takes a JSON body: FastAPI left
+    it unparsed, so the whole body failed (`loc` `body`). A route of form fields (the pages) never gets here."""
     content_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
-    if not content_type or content_type.endswith("json") or content_type.endswith("form-urlencoded"):
+    if _json_media_type(content_type):
         return False
-    return any(tuple(err.get("loc", ())) == ("body",) for err in exc.errors())
+    body_field = getattr(request.scope.get("route"), "body_field", None)
+    if body_field is None or isinstance(body_field.field_info, params.Form):
+        return False
+    # No Content-Type and no body is a body missing (422), not one of the wrong type.
+    whole_body = [err for err in exc.errors() if tuple(err.get("loc", ())) == ("body",)]
+    return any(content_type or err.get("type") != "missing" for err in whole_body)
 
 
 async def _on_validation(request: Request, exc: RequestValidationError) -> JSONResponse:
     if _unsupported_media_type(request, exc):
         return http_problem(415, "The request body must be JSON (Content-Type: application/json).")
-    errors = field_errors(exc.errors())
-    detail = "; ".join(f"{e['field']}: {e['message']}" for e in errors[:5])
-    return http_problem(422, detail, errors=errors)
+    detail, members = validation_problem(exc.errors())
+    return http_problem(422, detail, **members)
 
 
 def app_error_response(exc: AppError) -> JSONResponse:
@@ -197,10 +237,13 @@ async def _on_app_error(request: Request, exc: AppError) -> JSONResponse:
     if exc.status != 422 or not exc.errors:
         return app_error_response(exc)
     lang = negotiate(request)
-    errors = exc.errors if lang == "en" else [_worded(error, lang) for error in exc.errors]
-    detail = exc.detail if errors == exc.errors else "; ".join(f"{e['field']}: {e['message']}" for e in errors[:5])
+    listed = exc.errors[:MAX_FIELD_ERRORS]
+    errors = listed if lang == "en" else [_worded(error, lang) for error in listed]
+    omitted = len(exc.errors) - len(listed)
+    detail = exc.detail if errors == listed else errors_detail(errors)
     headers = {**exc.headers, "Vary": "Accept-Language"}
-    return problem(exc.status, exc.type_, exc.title, detail, headers=headers, **{**exc.extra, "errors": errors})
+    members = {**exc.extra, "errors": errors, **({"errors_omitted": omitted} if omitted else {})}
+    return problem(exc.status, exc.type_, exc.title, detail, headers=headers, **members)
 
 
 async def _on_estimator_error(request: Request, exc: EstimatorError) -> JSONResponse:

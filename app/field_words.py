@@ -35,6 +35,8 @@ def pydantic_message(err: Mapping[str, Any], t: Translator) -> str:
         return t("err_number")
     if kind == "literal_error":
         return t("err_choice")
+    if kind == "decimal_string":  # money in plain notation (app.schemas.decimal_string)
+        return t("err_decimal_string", example=ctx.get("example", ""))
     decimals = {
         "decimal_max_digits": ("err_max_digits", "max_digits"),
         "decimal_max_places": ("err_max_places", "decimal_places"),

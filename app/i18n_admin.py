@@ -30,6 +30,7 @@ ADMIN_EN: dict[str, str] = {
     "admin_err_fabric_unknown": "unknown fabric {fabric!r}; known: {known}",
     "admin_err_discount_order": "the monthly term's discount ({monthly} %) is above the annual term's ({annual} %): a "
     "month would cost less than the year's commitment",
+    "admin_change_catalog_import": "the catalog import of {at} UTC by {actor}",
     "admin_err_price_currency_addons": "must be {currency}, the currency of its priced add-ons ({addons}): a quote "
     "adds nothing in another currency to its total. To move the SKU to another currency, set those add-ons' amount "
     "to none (priced on consultation) or retire them, add the price, then price them again in its currency",
@@ -362,6 +363,7 @@ ADMIN_ZH: dict[str, str] = {
     "admin_err_link_unknown": "未知的 GPU 互连 {link!r}；可选：{known}",
     "admin_err_fabric_unknown": "未知的节点间网络 {fabric!r}；可选：{known}",
     "admin_err_discount_order": "月付折扣（{monthly} %）高于年付折扣（{annual} %）：按月租反而比一年承诺更便宜",
+    "admin_change_catalog_import": "{actor} 于 {at}（UTC）进行的目录导入",
     "admin_err_price_currency_addons": "须为 {currency}，即其已定价附加项（{addons}）的币种：报价不会把其他币种的金额"
     "计入总价。如需改用其他币种，请先将这些附加项的金额设为空（面议）或下架，再添加价格，然后以新币种为它们重新定价",
     "admin_err_addon_currency": "须为 {currency}，即 {sku} 价格的币种：报价不会把其他币种的金额计入总价",

@@ -17,6 +17,10 @@ import string
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from app.assumption_words import (
+    ASSUMPTIONS as ASSUMPTIONS,  # re-exported: an option's assumption notes
+    RELIEF_TAILS as RELIEF_TAILS,  # re-exported: the end of a memory-relief note
+)
 from app.estimator import error_words
 from app.estimator.error_words import ESTIMATOR_ERRORS as ESTIMATOR_ERRORS  # re-exported: why the estimator refuses
 from app.estimator.serving import KERNEL_GAPS
@@ -39,7 +43,7 @@ from app.warning_words import (
     VERBATIM,
     WARNINGS as WARNINGS,  # re-exported: warnings by code, read as messages.WARNINGS
 )
-from app.words import latency, plurals, slo_named
+from app.words import STACK_NAMES, latency, plan_summary, plurals, slo_named
 
 MoneyFormat = Callable[[Any, str], str]
 
@@ -212,6 +216,9 @@ MISSES: dict[str, dict[str, str]] = {
         "budget": "fits, but costs {monthly!m} a month (budget {budget!c})",
         "inefficient": "fits, but is not a sensible way to run this job: MFU {mfu:.1%} (below {min_mfu:.0%}), "
         "{exposed_comm_s:,.1f} s of exposed communication against {compute_s:,.1f} s of compute a step; {helps}",
+        "model_parallel_unneeded": "fits, but splits the model (tensor parallel {tp} × pipeline {pp}) only to fill "
+        "{gpus} GPUs the global batch of {global_batch} sequences does not divide over, while its training states, "
+        "{states_gib:,.1f} GiB, fit one GPU's {limit_gib:,.1f} GiB: fewer GPUs run it by data parallelism alone",
         "budget_converted": "fits, but costs {monthly!m} ({converted_monthly!c}) a month (budget {budget!c})",
         "budget_job": "fits, but costs {monthly!m} a month (budget {budget!c}); the whole job costs {job_total!m} "
         "(billed months: {months})",
@@ -268,6 +275,9 @@ MISSES: dict[str, dict[str, str]] = {
         "budget": "放得下，但每月费用 {monthly!m}（预算 {budget!c}）",
         "inefficient": "放得下，但不是运行这项作业的合理方式：MFU {mfu:.1%}（低于 {min_mfu:.0%}），"
         "每步未被掩盖的通信 {exposed_comm_s:,.1f} 秒，计算仅 {compute_s:,.1f} 秒；{helps}",
+        "model_parallel_unneeded": "放得下，但拆分模型（张量并行 {tp} × 流水线并行 {pp}）只是为了填满 {gpus} 块 GPU"
+        "（全局批 {global_batch} 条序列无法在其上均分），而其训练状态仅 {states_gib:,.1f} GiB，单块 GPU 的 "
+        "{limit_gib:,.1f} GiB 即可容纳：更少的 GPU 仅用数据并行即可运行",
         "budget_converted": "放得下，但每月费用 {monthly!m}（{converted_monthly!c}）（预算 {budget!c}）",
         "budget_job": "放得下，但每月费用 {monthly!m}（预算 {budget!c}）；任务计费 {months} 个月，共 {job_total!m}",
         "total_budget": "放得下，但任务计费 {months} 个月共 {job_total!m}（任务预算 {budget!c}）",
@@ -353,83 +363,6 @@ BATCH_SPLITS: dict[str, dict[str, str]] = {
     },
 }
 
-# What a multi-server option assumes about the fabric joining its servers (app/planner/mappers.py
-# `fabric_assumptions`): the SKU's own, or its add-on, priced (in the cost and the quote) or on consultation; and how
-# far its speed is from the runs that calibrated it (`calibration_assumptions`, app/estimator/performance.py
-# UNCALIBRATED_SLOW); what memory relief turned on so that the memory range's high end fits the card, and its cost in
-# speed (`relief_assumptions`, app/planner/relief.py `_over_card`).
-ASSUMPTIONS: dict[str, dict[str, str]] = {
-    "en": {
-        "fabric_with_server": "The speed assumes {nodes} servers joined by {sku}'s {fabric} fabric at {gbps:g} "
-        "Gb/s per server; the catalog sells no separate add-on for it.",
-        "fabric_addon_priced": "The speed assumes {nodes} servers joined by {sku}'s {fabric} fabric at {gbps:g} "
-        "Gb/s per server: its add-on {addon} ({addon_name}; {monthly!m} a month for the {nodes} servers) is in the "
-        "cost and the quote.",
-        "fabric_addon_on_consultation": "The speed assumes {nodes} servers joined by {sku}'s {fabric} fabric at "
-        "{gbps:g} Gb/s per server: its add-on {addon} ({addon_name}) is in the quote, priced on consultation and "
-        "not in the cost.",
-        "uncalibrated_moe": "No run that calibrated the speed is an MoE model like this one: the range's slow end is "
-        "widened to {factor:.2f}× the typical end (NeMo's Qwen3-30B-A3B runs reached 0.44-0.91× our estimate).",
-        "uncalibrated_offload": "No run that calibrated the speed offloads states to host RAM: the range's slow end is "
-        "widened to {factor:.2f}× the typical end (offloaded steps measured 1.4-1.6× as long).",
-        "uncalibrated_gpu": "No run that calibrated the speed used this GPU generation (its efficiency constants are "
-        "set by analogy): the range's slow end is widened to {factor:.2f}× the typical end (Hopper's and Ampere's "
-        "fitted GEMM fractions differ by that much).",
-        "uncalibrated_ampere_pretrain": "Pre-training on A100: whole published runs on 384-3,360 A100s, every "
-        "restart included, ran at 0.66-1.21× our estimate of them (Llama 2 7B: 3,014 tokens/s per GPU, 0.80×; "
-        "Llama 2 13B 0.77×): the range's slow end is widened to {factor:.2f}× the typical end, and its fast end is "
-        "1.22× the point (LLaMA 65B, the fastest).",
-        "memory_relief_recompute": "Activation recompute is {recompute}, not {was}.",
-        "memory_relief_micro_batch": "The micro-batch is {micro_batch}, not {was}.",
-        "memory_relief_loss": "The loss is fused (no logits held), not the standard one.",
-    },
-    "zh": {
-        "fabric_with_server": "速度按 {nodes} 台服务器经 {sku} 的 {fabric} 网络互联"
-        "（每台服务器 {gbps:g} Gb/s）估算；目录中没有单独的网络附加项。",
-        "fabric_addon_priced": "速度按 {nodes} 台服务器经 {sku} 的 {fabric} 网络互联（每台服务器 {gbps:g} Gb/s）"
-        "估算：其附加项 {addon}（{addon_name}；{nodes} 台服务器每月 {monthly!m}）已计入费用和报价。",
-        "fabric_addon_on_consultation": "速度按 {nodes} 台服务器经 {sku} 的 {fabric} 网络互联"
-        "（每台服务器 {gbps:g} Gb/s）估算：其附加项 {addon}（{addon_name}）已列入报价，价格面议，未计入费用。",
-        "uncalibrated_moe": "校准速度所用的实测运行中没有类似的 MoE 模型：范围的慢端放宽到典型端的 {factor:.2f} 倍"
-        "（NeMo 的 Qwen3-30B-A3B 实测为我们估计值的 0.44-0.91 倍）。",
-        "uncalibrated_offload": "校准速度所用的实测运行都没有把训练状态卸载到主机内存：范围的慢端放宽到典型端的 "
-        "{factor:.2f} 倍（实测卸载后的每步耗时为不卸载时的 1.4-1.6 倍）。",
-        "uncalibrated_gpu": "校准速度所用的实测运行都没有用过这一代 GPU（其效率常数按类比设定）："
-        "范围的慢端放宽到典型端的 {factor:.2f} 倍（Hopper 与 Ampere 拟合出的 GEMM 效率相差这么多）。",
-        "uncalibrated_ampere_pretrain": "在 A100 上预训练：公开的完整预训练（384-3,360 块 A100，含所有重启）为我们对"
-        "其估计的 0.66-1.21 倍（Llama 2 7B：每块 GPU 3,014 tokens/s，0.80 倍；Llama 2 13B 0.77 倍）："
-        "范围的慢端放宽到典型端的 {factor:.2f} 倍，快端为点估计的 1.22 倍（LLaMA 65B，最快的一次）。",
-        "memory_relief_recompute": "激活重计算为 {recompute}，而非 {was}。",
-        "memory_relief_micro_batch": "微批为 {micro_batch}，而非 {was}。",
-        "memory_relief_loss": "损失函数为融合实现（不保留 logits），而非标准损失。",
-    },
-}
-
-# The end of the last `memory_relief_*` note of an option (mappers.relief_assumptions): what the plan found first
-# risked and what the relief costs. "limit": its high end crossed the limit only; "card": the card itself;
-# "slow_end": the price holds at the estimate, and the slow end of the time range bills more months.
-RELIEF_TAILS: dict[str, dict[str, str]] = {
-    "en": {
-        "limit": " With the plan found first the high end of the memory range, {high_gib} GiB, is above the "
-        "{limit_gib} GiB it may use. The step is {slower_pct} % slower, at the same price, at the slow end of the time "
-        "range too.",
-        "card": " With the plan found first the high end of the memory range, {high_gib} GiB, is above the card's "
-        "{capacity_gib} GiB. The step is {slower_pct} % slower, at the same price, at the slow end of the time range "
-        "too.",
-        "slow_end": " With the plan found first the high end of the memory range, {high_gib} GiB, is above the card's "
-        "{capacity_gib} GiB. The step is {slower_pct} % slower, at the same price at the estimate; at the slow end of "
-        "its time range the job bills {slow_months} months, not {was_slow_months}.",
-    },
-    "zh": {
-        "limit": "若用最初找到的方案，显存范围的高端 {high_gib} GiB 超过可用的 {limit_gib} GiB。每步慢 {slower_pct}%，"
-        "价格不变（按时间区间的慢端也不变）。",
-        "card": "若用最初找到的方案，显存范围的高端 {high_gib} GiB 超过显卡的 {capacity_gib} GiB。每步慢 "
-        "{slower_pct}%，价格不变（按时间区间的慢端也不变）。",
-        "slow_end": "若用最初找到的方案，显存范围的高端 {high_gib} GiB 超过显卡的 {capacity_gib} GiB。每步慢 "
-        "{slower_pct}%，按估算价格不变；但按时间区间的慢端，任务需计费 {slow_months} 个月而非 {was_slow_months} 个月。",
-    },
-}
-
 WHERE: dict[str, dict[str, str]] = {
     "en": {"one": "{gpus} × {gpu_name}", "nodes": "{gpus} × {gpu_name} on {nodes} nodes"},
     "zh": {"one": "{gpus} × {gpu_name}", "nodes": "{gpus} × {gpu_name}，共 {nodes} 个节点"},
@@ -461,10 +394,11 @@ def _place_words(params: Mapping[str, Any], values: dict[str, Any], lang: str) -
     """A region id as its name, and counts of units in their words, where a text carries them (capacity texts)."""
     if isinstance(params.get("region"), str):
         values["region"] = REGION_WORDS[lang].get(params["region"], params["region"])
-    if "units" in params and "free_units" in params:  # without a `unit` (older stored texts): a bare count
+    if "units" in params and ("free_units" in params or "unit" in params):  # no `unit` (older texts): a bare count
         unit = str(params.get("unit") or "")
         values["units_words"] = unit_words(int(params["units"] or 0), unit, lang)
-        values["free_words"] = unit_words(int(params["free_units"] or 0), unit, lang)
+        if "free_units" in params:
+            values["free_words"] = unit_words(int(params["free_units"] or 0), unit, lang)
 
 
 REASON_SEP = {"en": "; ", "zh": "；"}
@@ -727,6 +661,15 @@ def _warning_key(code: str, params: Mapping[str, Any]) -> str:
 def assumption(code: str, params: Mapping[str, Any], lang: str = "en", money: MoneyFormat = plain_money) -> str:
     """What an option assumes beyond its plan (the fabric joining its servers), in `lang`."""
     lang = _lang(lang)
+    if code == "memory_relief_layout":  # the two layouts in the words of a plan's summary
+        was = {key.removeprefix("was_"): value for key, value in params.items() if key.startswith("was_")}
+        params = {**params, "layout": plan_summary(params, lang), "was_layout": plan_summary(was, lang)}
+    if code == "memory_relief_stack":  # the stacks by their names (docs/stacks.md)
+        params = {
+            **params,
+            "stack_name": STACK_NAMES[lang][params["stack"]],
+            "was_stack_name": STACK_NAMES[lang][params["was_stack"]],
+        }
     text = _render(ASSUMPTIONS[lang][code], params, lang, money)
     tail = params.get("relief")  # the last memory_relief_* note of an option (RELIEF_TAILS)
     return text + RELIEF_TAILS[lang][tail].format(**params) if isinstance(tail, str) else text
@@ -772,9 +715,14 @@ def note(code: str, params: Mapping[str, Any], lang: str = "en") -> str:
 
 
 def quote_note(code: str, params: Mapping[str, Any], lang: str = "en") -> str:
-    """A quote's note, in `lang` (a term by its name: `Annual term` / `年付`)."""
+    """A quote's note, in `lang` (a term by its name: `Annual term` / `年付`); an option's term warning frozen on the
+    quote (`other_term_cheaper`, `term_longer_than_job`) in the option's words."""
     lang = _lang(lang)
+    if code in ("other_term_cheaper", "term_longer_than_job"):  # a quote keeps no float: its figures as strings
+        return warning(code, {k: float(v) if k in ("used_hours", "share") else v for k, v in params.items()}, lang)
     if "term" in params:
         name = TERM_NAMES[lang][params["term"]]
         params = {**params, "term": name[:1].upper() + name[1:]}
-    return QUOTE_NOTES[lang][code].format(**params)
+    values = dict(params)
+    _place_words(params, values, lang)  # a region by its name, units in words (units_not_reserved)
+    return QUOTE_NOTES[lang][code].format(**values)

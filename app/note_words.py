@@ -169,6 +169,8 @@ QUOTE_NOTES: dict[str, dict[str, str]] = {
         "{network}), so they suit separate jobs or serving replicas, not one job across the servers.",
         "servers_without_fabric": "{nodes} servers of {sku} without {addon}: they are not joined by its {fabric} "
         "fabric (only by its network: {network}), so they suit separate jobs, not one job across the servers.",
+        "units_not_reserved": "Not reserved: {units_words} of {sku} in {region} were free when this quote was issued, "
+        "but none is held for it; the units are reserved only when our sales team confirms the quote.",
     },
     "zh": {
         "indicative": "参考价：目录给出的价格仅供参考，最终价格以协商为准。",
@@ -179,6 +181,8 @@ QUOTE_NOTES: dict[str, dict[str, str]] = {
         "因此适合各自独立的作业或推理副本，而不是跨服务器的一个作业。",
         "servers_without_fabric": "{nodes} 台 {sku} 服务器，未租用 {addon}：它们没有经其 {fabric} 网络互联"
         "（只有其网络：{network}），因此适合各自独立的作业，而不是跨服务器的一个作业。",
+        "units_not_reserved": "未预留：本报价开具时{region}有 {units_words}（{sku}）空闲，但并未为本报价保留；"
+        "须经我们的销售团队确认报价后才会预留。",
     },
 }
 

@@ -87,6 +87,12 @@ class Settings(BaseSettings):
     # bodies of the largest size, room for an admin importing a full catalog a few times over, while a
     # client sending bodies as fast as it can is refused (429) before they are read or parsed.
     body_budget_bytes_per_minute: int = Field(default=8 * 1024 * 1024, ge=0)
+    # Seconds a request body may take to arrive once the app reads it (0: no limit); past it, 408 and the
+    # connection closed (app.http.body_timeout). The largest body (MAX_BODY_BYTES, 1 MiB) then needs 35 KB/s
+    # (280 kbit/s), under any link an operator or a sales tool calls from, and every other body is a few KB; a
+    # stalled upload holds its connection half a minute at most. Apache's mod_reqtimeout gives a body 20 s (plus
+    # 1 s per 500 bytes) by default, nginx's client_body_timeout 60 s between reads.
+    body_read_timeout_s: float = Field(default=30.0, ge=0)
     rate_limit_per_minute: int = Field(default=120, ge=0)  # per client IP and path; 0 turns it off
     # Unsafe methods count on these; every method on the pages (they run the planner or render a PDF).
     # Entries are fnmatch patterns (`*` matches any characters, `/` included); all paths of one entry share

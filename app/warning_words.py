@@ -304,8 +304,14 @@ MEMORY_LEVERS: dict[str, dict[str, str]] = {
         "recompute": "full activation recompute",
         "micro_batch": "a smaller micro-batch",
         "fused_loss": "the fused loss",
+        "qlora": "QLoRA (task qlora: the frozen base in 4-bit NF4)",
     },
-    "zh": {"recompute": "完全激活重计算", "micro_batch": "更小的微批", "fused_loss": "融合损失函数"},
+    "zh": {
+        "recompute": "完全激活重计算",
+        "micro_batch": "更小的微批",
+        "fused_loss": "融合损失函数",
+        "qlora": "QLoRA（task 设为 qlora：冻结的基座权重以 4 位 NF4 存储）",
+    },
 }
 
 # The first sentence of `no_fit_zero3`'s variants (app/messages.py `_no_fit_lead`): "zero3" where the plan's own total

@@ -56,6 +56,12 @@ PLAN_WORDS: dict[str, dict[str, str]] = {
     },
 }
 
+# The training stacks by name (app/planner/stacks.py, docs/stacks.md): proper names, with the language's brackets.
+STACK_NAMES = {
+    "en": {"deepspeed": "DeepSpeed", "fsdp": "torchtitan (FSDP2)", "megatron": "Megatron-LM"},
+    "zh": {"deepspeed": "DeepSpeed", "fsdp": "torchtitan（FSDP2）", "megatron": "Megatron-LM"},
+}
+
 # Why an option is built as it is (app/planner/explain.py `explain`): the sentences of the API's `explanation`, their
 # figures as parameters; a sentence after the first starts with its own separator (a space in English). `page_*`:
 # the wizard's shorter sentence where the page has no full explanation in its language (app/web/present.py).

@@ -82,7 +82,8 @@ def main() -> None:
                 _timed(
                     samples, "PATCH /admin/api/skus/{id}", lambda b=body: client.patch(f"/admin/api/skus/{SKU}", json=b)
                 )
-                price = {"amount": f"{2800 + i}.00", "currency": "CNY"}
+                # a price names the SKU's version, which the PATCH just moved on by one
+                price = {"amount": f"{2800 + i}.00", "currency": "CNY", "version": body["version"] + 1}
                 _timed(
                     samples,
                     "POST /admin/api/skus/{id}/prices",

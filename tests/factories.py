@@ -16,6 +16,8 @@ from typing import Any
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
+from app.apikeys.schemas import ApiKeyCreate
+from app.apikeys.service import issue_key
 from app.catalog.models import SkuAvailability, SkuPrice
 from app.catalog.repository import get_sku_by_slug
 from app.estimator.hardware import get_gpu
@@ -117,3 +119,15 @@ def recommend(client: TestClient, body: dict[str, Any] | None = None, /, **field
     response = client.post("/recommend", json={**(body or {}), **fields})
     assert response.status_code == 200, response.text
     return response.json()
+
+
+def sales_key(client: TestClient, db: Session, organisation: str = "Sales", **fields: Any) -> dict[str, str]:
+    """The headers of a live API key with every scope (a sales tool's), issued straight into the test's database: a
+    quote issued with it holds tracked units, and it may accept anonymous quotes that would take them."""
+    data = ApiKeyCreate(
+        name="sales tool", organisation=organisation, scopes=["recommend", "quotes:write", "quotes:read"], **fields
+    )
+    secret = client.app.state.settings.api_key_secret.get_secret_value()  # type: ignore[attr-defined]
+    issued = issue_key(db, data=data, created_by="tests", secret=secret)
+    db.flush()
+    return {"Authorization": f"Bearer {issued.key}"}

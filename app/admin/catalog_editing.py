@@ -454,12 +454,10 @@ def _save(session: Session, sku: Sku, version: int, before: dict[str, Any], acto
 
 def add_price(session: Session, *, slug: str, data: PriceCreate, actor: Actor) -> Sku:
     """A new price row; the SKU's version guards it as it guards the SKU's fields (review R3: two posts based on
-    one version both went in, the last silently winning). A `version` sent is checked first, and the bumped
+    one version both went in, the last silently winning). The `version` sent is checked first, and the bumped
     version's UPDATE … WHERE version = n (`flush`) refuses the second of two posts racing past that check."""
     sku = get_sku(session, slug)
-    if data.terms is not None and data.version is None:
-        _raise_if([_error("version", "required with terms: the SKU version the discounts were based on")])
-    based_on = sku.version if data.version is None else data.version
+    based_on = data.version  # required (PriceCreate): a post never overwrites a version it did not see
     check_version(session, sku, based_on)
     if data.terms:
         _raise_if(merged_discount_errors(sku, data.terms, field="terms"))

@@ -32,6 +32,7 @@ from app.catalog.models import GpuType, Sku, SkuAddon, SkuAvailability, SkuPrice
 from app.db.base import utcnow
 from app.errors import Conflict, InvalidInput
 from app.estimator.hardware import load_gpus
+from app.i18n_admin import ADMIN_EN
 from app.money import MoneyError, from_minor, to_minor
 
 
@@ -176,7 +177,10 @@ def changes_since(session: Session, doc: CatalogDoc) -> list[str]:
     if doc.exported_at is None:
         return []
     return [
-        f"{entry.entity_type} {entry.entity_id} ({entry.action}, {aware(entry.at):%Y-%m-%d %H:%M} UTC by {entry.actor})"
+        ADMIN_EN["admin_change_catalog_import"].format(at=f"{aware(entry.at):%Y-%m-%d %H:%M}", actor=entry.actor)
+        if entry.entity_type == "catalog"  # an earlier import: worded as one, not "catalog catalog" (review R4-12)
+        else f"{entry.entity_type} {entry.entity_id} ({entry.action}, {aware(entry.at):%Y-%m-%d %H:%M} UTC by "
+        f"{entry.actor})"
         for entry in repository.catalog_changes_after(session, aware(doc.exported_at), entity_types=CATALOG_ENTITIES)
     ]
 
@@ -257,6 +261,8 @@ def import_catalog(
             report.gpu_types_created.append(gpu.id)
     for item in doc.skus:
         _apply_sku(session, item, actor, report)
+    if not (report.gpu_types_created or report.skus_created or report.skus_updated or report.prices_added):
+        return report  # nothing changed: no audit row, so no conflict for the next import (review R4-12)
     record(
         session,
         actor=actor,

@@ -36,9 +36,12 @@ SKU_CREATE = _example(
 )
 SKU_PATCH = _example("Change the network of a SKU at version 1", {"version": 1, "network": "1 Gbps BGP"})
 PRICE = {
-    **_example("A new list price from now", {"amount": "2900.00", "currency": CNY, "note": "2027 list price"}),
+    **_example(
+        "A new list price from now, on the SKU at version 1",
+        {"amount": "2900.00", "currency": CNY, "note": "2027 list price", "version": 1},
+    ),
     "with_terms": Example(
-        summary="A new list price and term discounts together (needs the SKU's version)",
+        summary="A new list price and term discounts together",
         value={"amount": "2900.00", "currency": CNY, "terms": {"monthly": "0", "annual": "20"}, "version": 1},
     ),
 }

@@ -14,7 +14,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstra
 
 from app.catalog.schemas import MoneyStr, SkuColumnsOut
 from app.estimator.vocabulary import RentalUnit, SkuStatus, Term
-from app.schemas import Currency
+from app.schemas import Currency, money_pattern
 
 Slug = Annotated[str, StringConstraints(strip_whitespace=True, pattern=r"^[a-z0-9][a-z0-9-]{0,63}$")]
 Line = Annotated[str, StringConstraints(strip_whitespace=True, max_length=200)]
@@ -70,7 +70,7 @@ Percent = Annotated[
 ]
 Amount = Annotated[
     str,
-    StringConstraints(strip_whitespace=True, pattern=r"^\d{1,12}(\.\d{1,4})?$"),
+    StringConstraints(strip_whitespace=True, pattern=money_pattern(12, 4)),
     AfterValidator(_amount),
     Field(description="Monthly list price per rental unit, a positive decimal string", examples=["2800.00"]),
 ]
@@ -117,8 +117,8 @@ PRICE_FIELD_DOCS: dict[str, str] = {
     "currency": "ISO 4217 currency code, e.g. CNY",
     "effective_from": "When the price takes effect, RFC 3339 (default: now); never in the past for an existing SKU",
     "note": "Why the price changed, kept in the history and the audit log; default empty",
-    "terms": 'Also set the term discounts in percent, e.g. {"annual": "20"}; then version is required',
-    "version": "The SKU's current version; required with terms, else optional (a stale one is a 409)",
+    "terms": 'Also set the term discounts in percent, e.g. {"annual": "20"}',
+    "version": "The SKU's current version, required (a stale one is a 409): a price never overwrites unseen",
 }
 ADDON_FIELD_DOCS: dict[str, str] = {
     "code": "The add-on's id within its SKU, e.g. ib-ndr-400",
@@ -163,11 +163,11 @@ class PriceIn(StrictModel):
 
 
 class PriceCreate(PriceIn):
-    """A new list price; the old ones stay as history. `terms` also sets the term discounts (then
-    `version`, the SKU's current version, is required)."""
+    """A new list price; the old ones stay as history. `terms` also sets the term discounts. `version`, the SKU's
+    current version, is required, as for PATCH (review R4-9: without it a price silently overwrote another admin's)."""
 
     terms: Discounts | None = None
-    version: Version | None = None
+    version: Version
 
 
 class SkuFields(StrictModel):

@@ -13,7 +13,7 @@ from fastapi.responses import HTMLResponse
 from sqlalchemy.orm import Session
 
 from app.api import examples
-from app.api.responses import HUB, KEY_RESPONSES
+from app.api.responses import HUB, KEY_RESPONSES, PROBLEM
 from app.apikeys import service as apikeys_service
 from app.apikeys.service import Principal
 from app.deps import (
@@ -194,7 +194,21 @@ def get_quote(public_id: str, session: SessionDep) -> QuoteOut:
 @router.post(
     "/{public_id}/accept",
     summary="The customer accepts an issued quote (refused once expired or cancelled)",
-    responses={409: {"description": "The quote is cancelled or expired"}},
+    responses={
+        **KEY_RESPONSES,
+        403: {
+            "description": "The API key lacks quotes:write, or (`code` accept_needs_sales) the quote holds no units "
+            "and accepting it would take tracked inventory: only a key with quotes:write or an admin's token may",
+            **PROBLEM,
+        },
+        409: {"description": "The quote is cancelled or expired, or its units are no longer free"},
+    },
 )
-def accept_quote(public_id: str, session: SessionDep) -> QuoteOut:
-    return service.accept_quote(session, public_id=public_id)
+def accept_quote(
+    public_id: str,
+    request: Request,
+    session: SessionDep,
+    key: Annotated[Principal | None, Depends(optional_scope("quotes:write"))],
+) -> QuoteOut:
+    sales = key is not None or admin_signed_in(request, session)  # may accept a quote that holds nothing
+    return service.accept_quote(session, public_id=public_id, by_sales=sales)

@@ -223,6 +223,14 @@ def confirm(session: Session, *, quote_id: int) -> bool:
     return _set_state(session, quote_id, "confirmed")
 
 
+def tracked(session: Session, *, sku: Sku, regions: list[str], first: date, end: date) -> bool:
+    """Whether `take` would count the rental against an inventory (and so hold units, or refuse): the first of
+    `regions` is tracked and the rental is not over."""
+    if not regions or end <= max(first, catalog_today(session)):
+        return False
+    return repository.inventory_row(session, sku_pk=sku.id, region=regions[0]) is not None
+
+
 def take(
     session: Session,
     *,

@@ -79,19 +79,21 @@ def hide(comm_s: float, window_s: float) -> float:
 
 
 def per_node(plan: Plan, gpus_per_node: int) -> dict[str, int]:
-    """GPUs of one group on one node, ranks ordered tp, cp, dp (ep inside dp), pp (Megatron default)."""
-    return _per_node(plan.tp, plan.cp, plan.dp, plan.ep, plan.pp, gpus_per_node)
+    """GPUs of one group on one node, ranks ordered tp, cp, dp (ep inside dp), pp (Megatron default); with an expert
+    tp of its own (Plan.expert_tp), the experts' grid ordered expert tp, ep, expert dp, pp (Megatron-LM
+    megatron/core/parallel_state.py at d98e8a64, the expert RankGenerator), so ep follows the expert tp ranks."""
+    return _per_node(plan.tp, plan.cp, plan.dp, plan.ep, plan.pp, gpus_per_node, plan.expert_tp or 0)
 
 
 @lru_cache(maxsize=16384)
-def _per_node(tp: int, cp: int, dp: int, ep: int, pp: int, gpus_per_node: int) -> dict[str, int]:
+def _per_node(tp: int, cp: int, dp: int, ep: int, pp: int, gpus_per_node: int, etp: int = 0) -> dict[str, int]:
     # keyed by ints: hashing the Plan dataclass costs more than this arithmetic
     left = max(1, gpus_per_node // (tp * cp))
     return {
         "tp": min(tp, gpus_per_node),
         "cp": max(1, min(cp, gpus_per_node // (tp or 1))),
         "dp": min(dp, left),
-        "ep": min(ep, left),
+        "ep": min(ep, max(1, gpus_per_node // etp) if etp else left),
         "pp": max(1, min(pp, gpus_per_node // (tp * cp * dp))),
     }
 
@@ -103,14 +105,17 @@ def trainable_params_local(model: ModelSpec, workload: Workload, plan: Plan) -> 
 
 
 def local_trainable(shared: float, experts: float, plan: Plan) -> float:
-    return (shared + experts / plan.ep) / (plan.tp * plan.pp)
+    """Trainable parameters on one GPU: the shared ones over tp × pp, the experts over ep × expert tp × pp."""
+    if plan.expert_tp is None or plan.expert_tp == plan.tp:
+        return (shared + experts / plan.ep) / (plan.tp * plan.pp)
+    return (shared / plan.tp + experts / (plan.ep * plan.expert_tp)) / plan.pp
 
 
 def weights_params_local(model: ModelSpec, plan: Plan) -> float:
-    """Parameters on one GPU before ZeRO sharding, trainable or frozen; experts split over ep."""
+    """Parameters on one GPU before ZeRO sharding, trainable or frozen; experts split over ep × expert tp."""
     counts = count_params(model)
     experts = counts.total - counts.active if model.is_moe else 0
-    return (counts.total - experts + experts / plan.ep) / (plan.tp * plan.pp)
+    return local_trainable(counts.total - experts, experts, plan)
 
 
 def gathered_bytes(workload: Workload) -> float:
@@ -133,11 +138,19 @@ def tp_comm(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster, 
         return 0.0
     count = 4 + (2 if plan.recompute == "full" else 0)
     message = plan.micro_batch * workload.seq_len / plan.cp * model.hidden * ACTIVATION_BYTES
-    return (
-        shape.layers_local
-        * count
-        * all_reduce_s(message, plan.tp, group_bandwidth(cluster, plan.tp, shape.placement["tp"]))
-    )
+    per_layer = count * all_reduce_s(message, plan.tp, group_bandwidth(cluster, plan.tp, shape.placement["tp"]))
+    etp = plan.expert_tp
+    if etp is None or etp == plan.tp or not model.is_moe:
+        return shape.layers_local * per_layer
+    # An MoE layer's MLP half of them runs in the token dispatcher over the expert tensor parallel group (Megatron-LM
+    # megatron/core/transformer/moe/token_dispatcher.py at d98e8a64, MoEAlltoAllTokenDispatcher: `tp_group` is
+    # pg_collection.expt_tp; the dispatch all-gathers the tokens over it and the combine reduce-scatters them, both
+    # skipped at expert tp 1, where each rank runs whole experts); kept as simple as the dense count: the same
+    # message over a group of expert_tp ranks, inside a node where it fits (ranks ordered tp first, as `per_node`)
+    moe = min(shape.layers_local, model.moe_layers)
+    link = group_bandwidth(cluster, etp, min(etp, cluster.gpus_per_node))
+    expert_half = count / 2 * all_reduce_s(message, etp, link)
+    return shape.layers_local * per_layer - moe * (per_layer / 2 - expert_half)
 
 
 def pp_comm(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster, shape: StepShape) -> float:

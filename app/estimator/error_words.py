@@ -80,6 +80,11 @@ ESTIMATOR_ERRORS: dict[str, dict[str, str]] = {
         "--decoder-last-pipeline-num-layers) are not sized.",
         "ep_dense": "ep > 1 needs a mixture-of-experts model.",
         "ep_experts": "ep={ep} must divide the {experts} experts and fit inside dp × tp.",
+        "expert_tp_grid": "expert_tp={expert_tp} × ep={ep} × pp={pp} must divide the {gpus} GPUs (Megatron's expert "
+        "grid); allowed expert_tp: {allowed}.",
+        "expert_tp_stack": "expert_tp={expert_tp} (other than tp={tp}) runs on the megatron stack only "
+        "(Megatron-LM --expert-tensor-parallel-size, Megatron-Bridge), which does not run this plan; leave it unset "
+        "or equal to tp.",
         "offload_params_zero3": "offloading parameters needs zero_stage 3 (FSDP FULL_SHARD).",
         "dp_shard_divide": "dp_shard={shard} must divide dp={dp}; allowed dp_shard: {allowed}.",
         "dp_shard_zero3": "dp_shard={shard} < dp={dp} (hybrid sharding) needs zero_stage 3 (FSDP HYBRID_SHARD).",
@@ -255,6 +260,10 @@ ESTIMATOR_ERRORS: dict[str, dict[str, str]] = {
         "--decoder-first-pipeline-num-layers 和 --decoder-last-pipeline-num-layers）不在估算范围内。",
         "ep_dense": "ep > 1 需要混合专家（MoE）模型。",
         "ep_experts": "ep={ep} 必须整除 {experts} 个专家，且不超过 dp × tp。",
+        "expert_tp_grid": "expert_tp={expert_tp} × ep={ep} × pp={pp} 必须整除 {gpus} 张 GPU"
+        "（Megatron 的专家并行网格）；可选 expert_tp：{allowed}。",
+        "expert_tp_stack": "expert_tp={expert_tp}（不同于 tp={tp}）只在 megatron 栈上运行（Megatron-LM "
+        "--expert-tensor-parallel-size、Megatron-Bridge），而该栈不运行此方案；请不设或设为与 tp 相同。",
         "offload_params_zero3": "卸载参数需要 zero_stage 3（FSDP FULL_SHARD）。",
         "dp_shard_divide": "dp_shard={shard} 必须整除 dp={dp}；可选 dp_shard：{allowed}。",
         "dp_shard_zero3": "dp_shard={shard} < dp={dp}（混合分片）需要 zero_stage 3（FSDP HYBRID_SHARD）。",

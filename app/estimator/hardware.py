@@ -47,6 +47,7 @@ def _to_spec(row: dict[str, Any]) -> GpuSpec:
         max_gpus_per_node=int(row.get("max_gpus_per_node", 8)),
         sustained_fraction=float(row.get("sustained_fraction", 1.0)),
         sm_count=int(row.get("sm_count", 0)),
+        stream_hbm_bytes_per_s=float(row.get("stream_hbm_bytes_per_s", 0.0)),
         source=_source_text(row["sources"]),
     )
 

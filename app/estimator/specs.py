@@ -171,6 +171,14 @@ class Plan:
     pp: int = 1
     cp: int = 1
     ep: int = 1
+    # Megatron-core's expert tensor parallel size (--expert-tensor-parallel-size): the routed experts' own TP degree,
+    # their weights split over ep × expert_tp ranks and their distributed optimizer over the expert-data-parallel
+    # group of world / (pp × ep × expert_tp) (megatron/core/parallel_state.py `initialize_model_parallel` at
+    # d98e8a64: expert_tensor_model_pipeline_parallel_size = expert_tp × ep × pp). None: Megatron's default, tp
+    # (megatron/training/arguments.py `validate_args`: `args.expert_tensor_parallel_size =
+    # args.tensor_model_parallel_size` when unset); ms-swift sets 1 (swift/megatron/arguments/megatron_args.py at
+    # 3602360a). Only the megatron stack runs a value other than tp (app/planner/levers.py `runs_levers`)
+    expert_tp: int | None = None
     zero_stage: int = 0
     offload: Offload = "none"
     recompute: Recompute = "none"
@@ -277,6 +285,11 @@ class Plan:
         return self.dp * self.tp * self.pp * self.cp
 
     @property
+    def etp(self) -> int:
+        """The experts' tensor parallel degree: expert_tp, or tp where unset (Megatron's default)."""
+        return self.expert_tp or self.tp
+
+    @property
     def shard_dp(self) -> int:
         """Data-parallel ranks the ZeRO / FSDP states are sharded over: the shard group, or all of dp."""
         return self.dp_shard or self.dp
@@ -307,6 +320,8 @@ class GpuSpec:
     # listed peak but runs at a lower power limit (cited per GPU in data/gpus.json)
     sustained_fraction: float = 1.0
     sm_count: int = 0  # streaming multiprocessors (architecture whitepapers); 0: unknown
+    # measured STREAM-class HBM bandwidth (BabelStream Triad, bytes/s, cited in data/gpus.json); 0: not measured
+    stream_hbm_bytes_per_s: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,7 @@
 """HTTP hardening shared by every route: limits, security headers, CORS, trusted hosts, observability.
 
 Outermost first: observability (request id, access log, metrics, last-resort 500) → security
-headers → trusted hosts → CORS → body size limit → body budget per client → rate limit → request
+headers → trusted hosts → CORS → body read timeout → body size limit → body budget per client → rate limit → request
 hygiene (NUL characters in the path and query) → the app's routes, which parse and check their body off
 the event loop (app.bodies).
 """
@@ -12,6 +12,7 @@ from fastapi import FastAPI
 from starlette.middleware.cors import CORSMiddleware
 
 from app.http.body_limit import BodyBudgetMiddleware, BodyLimitMiddleware
+from app.http.body_timeout import BodyTimeoutMiddleware
 from app.http.hosts import TrustedHostMiddleware
 from app.http.hygiene import HygieneMiddleware
 from app.http.observability import REQUEST_ID_HEADER, ObservabilityMiddleware
@@ -33,6 +34,8 @@ def install_middleware(app: FastAPI, settings: Settings) -> None:
     if settings.body_budget_bytes_per_minute > 0:
         app.add_middleware(BodyBudgetMiddleware, max_bytes=settings.body_budget_bytes_per_minute)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
+    if settings.body_read_timeout_s > 0:
+        app.add_middleware(BodyTimeoutMiddleware, timeout_s=settings.body_read_timeout_s)
     if settings.cors_origins:
         app.add_middleware(
             CORSMiddleware,

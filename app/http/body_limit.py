@@ -3,7 +3,8 @@ reading past either.
 
 A declared `Content-Length` over the limit is refused before the body is read; a chunked body is
 counted as it streams and refused as soon as it passes the limit. The body is never echoed. The
-budget bounds the bytes of bodies one client sends a worker process per minute (BodyBudgetMiddleware).
+budget bounds the bytes of bodies one client sends a worker process per minute, counted as they arrive
+(BodyBudgetMiddleware).
 """
 
 from __future__ import annotations
@@ -129,8 +130,10 @@ class BodyBudget:
 
 
 class BodyBudgetMiddleware(HttpMiddleware):
-    """429 once a client's request bodies pass BODY_BUDGET_BYTES_PER_MINUTE in this process. A declared
-    Content-Length is charged before the body is read, so a refused body is never read or parsed."""
+    """429 once a client's request bodies pass BODY_BUDGET_BYTES_PER_MINUTE in this process. Bytes are charged as
+    they arrive, whatever Content-Length declares (a declared size charged up front let a few stalled uploads,
+    a few bytes each, throttle their address: review R4-8); a client already past the budget is refused before
+    its body is read, and the body that takes it past is refused unparsed."""
 
     def __init__(self, app: ASGIApp, *, max_bytes: int, window_s: int = 60) -> None:
         super().__init__(app)
@@ -142,17 +145,14 @@ class BodyBudgetMiddleware(HttpMiddleware):
         if declared == 0 or (declared is None and not _chunked(scope)):  # no body
             await self.app(scope, receive, send)
             return
-        if declared is not None:
-            retry_after = self.budget.charge(client, declared)
-            if retry_after:
-                await self._refuse(scope, receive, send, retry_after)
-                return
-            await self.app(scope, receive, send)
+        retry_after = self.budget.charge(client, 0)
+        if retry_after:
+            await self._refuse(scope, receive, send, retry_after)
             return
         await self._streamed(scope, receive, send, client)
 
     async def _streamed(self, scope: Scope, receive: Receive, send: Send, client: str) -> None:
-        """A body without Content-Length (chunked) is charged as it arrives."""
+        """The body is charged as it arrives."""
         retry_after = 0
 
         def charge(body: bytes) -> None:

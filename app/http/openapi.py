@@ -1,7 +1,7 @@
 """The OpenAPI schema tells the truth about errors: every error response is problem+json.
 
 FastAPI documents 422 as `HTTPValidationError` in application/json, and knows nothing of what the
-shared middleware answers. This adds to every operation the errors it can get (400/413/415/422 for
+shared middleware answers. This adds to every operation the errors it can get (400/408/413/415/422 for
 a body, 422 for parameters, 404 for path parameters, 409 with an Idempotency-Key or If-Match
 header, 429 where rate-limited, 503 when the database is down) and makes every 4xx/5xx response
 `application/problem+json` with the `Problem` schema.
@@ -16,7 +16,7 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
-from app.errors import PROBLEM_JSON
+from app.errors import MAX_FIELD_ERRORS, PROBLEM_JSON
 from app.http.ratelimit import SAFE_METHODS
 from app.settings import Settings
 
@@ -32,6 +32,7 @@ PROBLEM_SCHEMA = {
         "detail": {"type": "string"},
         "errors": {
             "type": "array",
+            "maxItems": MAX_FIELD_ERRORS,
             "items": {
                 "type": "object",
                 "required": ["field", "message", "type"],
@@ -46,12 +47,18 @@ PROBLEM_SCHEMA = {
                 },
             },
         },
+        "errors_omitted": {
+            "type": "integer",
+            "minimum": 1,
+            "description": f"Field errors past the first {MAX_FIELD_ERRORS}, which `errors` leaves out",
+        },
     },
 }
 DESCRIPTIONS = {
     400: "Malformed request (the body is not parseable JSON)",
     409: "Conflict: an Idempotency-Key reused with another body, or a stale version",
     404: "Not found",
+    408: "The request body did not arrive within BODY_READ_TIMEOUT_S",
     413: "Request body too large",
     415: "The body is not JSON",
     422: "Invalid input, with field-level errors",
@@ -72,7 +79,7 @@ def _errors_for(path: str, method: str, operation: dict[str, Any], limits: dict[
     params = operation.get("parameters", [])
     statuses = [503]
     if "requestBody" in operation:
-        statuses += [400, 413, 415, 422]
+        statuses += [400, 408, 413, 415, 422]
     if params:
         statuses.append(422)
     if any(p.get("in") == "path" for p in params):

@@ -24,7 +24,7 @@ from app import messages
 from app.catalog import service as catalog_service
 from app.catalog.schemas import SkuOut
 from app.db.engine import CLIENT, LOCK_DEADLINE, SETTINGS, DatabaseUnavailable
-from app.errors import HTTP_PROBLEMS, PROBLEM_BASE, AppError, field_errors
+from app.errors import HTTP_PROBLEMS, PROBLEM_BASE, AppError, capped_errors, validation_problem
 from app.estimator.specs import EstimatorError
 from app.estimator.vocabulary import ApiScope
 from app.hub.service import FIELD, with_hub_config
@@ -202,27 +202,29 @@ def run_tool(
 
 def problem(status: int, detail: str, **extra: Any) -> dict[str, Any]:
     type_, title = HTTP_PROBLEMS.get(status, ("http-error", "HTTP error"))
-    return {"type": PROBLEM_BASE + type_, "title": title, "status": status, "detail": detail, **extra}
+    body = {"type": PROBLEM_BASE + type_, "title": title, "status": status, "detail": detail, **extra}
+    return body | capped_errors(body)
 
 
 def problem_of(exc: Exception) -> dict[str, Any]:
     """The problem document the REST API answers the same failure with (app.errors renders it there)."""
     if isinstance(exc, ValidationError):
-        errors = field_errors(exc.errors())
-        return problem(422, "; ".join(f"{e['field']}: {e['message']}" for e in errors[:5]), errors=errors)
+        detail, members = validation_problem(exc.errors())
+        return problem(422, detail, **members)
     if isinstance(exc, Refusal):
         return problem(
             422, f"{exc.field}: {exc.message}", errors=[{"field": exc.field, "message": exc.message, "type": exc.type}]
         )
     if isinstance(exc, AppError):
         extra = {"errors": exc.errors} if exc.errors else {}
-        return {
+        body = {
             "type": PROBLEM_BASE + exc.type_,
             "title": exc.title,
             "status": exc.status,
             "detail": exc.detail,
             **extra,
         }
+        return body | capped_errors(body)
     if isinstance(exc, DatabaseUnavailable | OperationalError | InterfaceError | PoolTimeout):
         log.warning("database unavailable or busy in an MCP tool: %s", type(exc).__name__)
         return problem(503, "The database is unavailable or busy; try again shortly.")

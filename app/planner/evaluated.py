@@ -16,13 +16,15 @@ class Relief:
     """What memory relief changed (app/planner/relief.py): the plan the search found first, whose memory range's high
     end crossed the limit (or the card), with that high end and its speed (tokens/s of the job) and time to train;
     `slow_months` (the relieved plan's, the first plan's) where the slow end of the relieved plan's time range bills
-    more months than the first plan's did (the price holds at the estimate only)."""
+    more months than the first plan's did (the price holds at the estimate only); the stack that runs the first plan
+    (the search's wider look may hold the same plan on a leaner stack's account: relief.py `_widened`)."""
 
     plan: Plan
     high: float  # bytes per GPU at the high end of its memory range
     throughput: float
     hours: float | None
     slow_months: tuple[int, int] | None = None
+    stack: str | None = None  # the stack that runs the plan found first (stacks.stack_for)
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +33,9 @@ class Evaluated:
     memory: MemoryEstimate
     performance: PerformanceEstimate
     relief: Relief | None = None  # the plan this one relieved, where memory relief turned a lever for the high end
+    # where no plan with the standard loss fits and the search took the fused loss unasked (search.py `_fused_fit`):
+    # the bytes per GPU of the leanest standard-loss plan it tried
+    standard_loss_need: float | None = None
 
     @property
     def throughput(self) -> float:

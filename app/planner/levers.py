@@ -90,7 +90,11 @@ def levers_of(plan: Plan) -> Levers:
 
 
 def runs_levers(stack: LeverStack, plan: Plan) -> bool:
-    """Whether `stack`'s launch sets every lever `plan` carries (module docstring)."""
+    """Whether `stack`'s launch sets every lever `plan` carries (module docstring). An expert tensor parallel size
+    other than tp (Plan.expert_tp) only the megatron stack's launches set: Megatron-LM's --expert-tensor-parallel-size,
+    Megatron-Bridge's model.expert_tensor_parallel_size."""
+    if plan.expert_tp is not None and plan.expert_tp != plan.tp and stack != "megatron":
+        return False
     if plan.chunked_loss or plan.no_upcast_loss or plan.fp32_params:
         # no stack's launch names a chunked cross-entropy, one without the fp32 upcast, nor fp32 parameters under
         # autocast (module docstring)

@@ -302,9 +302,22 @@ def calibration_assumptions(model: ModelSpec, workload: Workload, option: Option
     return [NoteOut(code=f"uncalibrated_{kind}", params={"factor": UNCALIBRATED_SLOW[kind]}) for kind in kinds]
 
 
+def fused_fit_assumptions(option: Option) -> list[NoteOut]:
+    """`fused_loss_fit` where the search took the fused loss unasked because no plan with the standard loss fits
+    (search.py `_fused_fit`): the leanest standard-loss plan's GiB per GPU against the limit."""
+    need = option.evaluated.standard_loss_need
+    limit = option.evaluated.memory.breakdown.limit
+    if need is None or limit is None:
+        return []
+    return [
+        NoteOut(code="fused_loss_fit", params={"needed_gib": round(need / GIB, 2), "limit_gib": round(limit / GIB, 2)})
+    ]
+
+
 def relief_assumptions(option: Option) -> list[NoteOut]:
     """What memory relief turned on for the high end of the memory range (app/planner/relief.py `_over_card`): a note
-    for each lever it turned (`memory_relief_recompute`, `_micro_batch`, `_loss`), the last with the high end it cut,
+    for each lever it turned (`memory_relief_layout` where the plan's layout changed, `_stack` where another stack's
+    account holds it, `_recompute`, `_micro_batch`, `_loss` or `_standard_loss`), the last with the high end it cut,
     what it costs in speed and whether the price holds at the slow end of the time range (`relief`: the tail,
     app/messages.py RELIEF_TAILS)."""
     relief = option.evaluated.relief
@@ -312,15 +325,37 @@ def relief_assumptions(option: Option) -> list[NoteOut]:
         return []
     plan, was, memory = option.evaluated.plan, relief.plan, option.evaluated.memory.breakdown
     changes: list[tuple[str, dict[str, Any]]] = []
+    layout, was_layout = _layout(plan), _layout(was)
+    if layout != was_layout:  # the search's wider look took another shape, ZeRO stage or offload (relief.py `_widened`)
+        changes.append(("memory_relief_layout", layout | {f"was_{key}": value for key, value in was_layout.items()}))
+    if option.stack is not None and relief.stack is not None and option.stack != relief.stack:
+        changes.append(("memory_relief_stack", {"stack": option.stack, "was_stack": relief.stack}))
     if plan.recompute != was.recompute:
         changes.append(("memory_relief_recompute", {"recompute": plan.recompute, "was": was.recompute}))
     if plan.micro_batch != was.micro_batch:
         changes.append(("memory_relief_micro_batch", {"micro_batch": plan.micro_batch, "was": was.micro_batch}))
-    if plan.fused_loss != was.fused_loss:
-        changes.append(("memory_relief_loss", {}))
+    if plan.fused_loss != was.fused_loss:  # the wider look may hold a plan on the standard loss where a twin fused it
+        changes.append(("memory_relief_loss" if plan.fused_loss else "memory_relief_standard_loss", {}))
+    if not changes:  # every plan the search emits differs from the one it relieves in one of the above; never a 500
+        changes.append(("memory_relief_layout", layout | {f"was_{key}": value for key, value in was_layout.items()}))
     notes = [NoteOut(code=code, params=params) for code, params in changes[:-1]]
     code, params = changes[-1]
     return [*notes, NoteOut(code=code, params=params | _relief_tail(option, relief, memory))]
+
+
+def _layout(plan: Plan) -> dict[str, Any]:
+    """The parallel layout of a plan as `memory_relief_layout` states it (the degrees, ZeRO stage, offload, hybrid
+    shard): what memory relief changed beside the recompute level, the micro-batch and the loss."""
+    return {
+        "dp": plan.dp,
+        "tp": plan.tp,
+        "pp": plan.pp,
+        "cp": plan.cp,
+        "ep": plan.ep,
+        "zero_stage": plan.zero_stage,
+        "offload": plan.offload,
+        "dp_shard": plan.dp_shard,
+    }
 
 
 def _relief_tail(option: Option, relief: Relief, memory: MemoryBreakdown) -> dict[str, Any]:
@@ -389,7 +424,10 @@ def option_out(
         # a near miss billed beyond what a quote rents (quote_months) has no body that would post
         quote=quote_body(option, plan, workload_body) if workload_body is not None and _quotable(option) else None,
         **assumptions_out(
-            fabric_assumptions(option) + calibration_assumptions(model, workload, option) + relief_assumptions(option)
+            fabric_assumptions(option)
+            + calibration_assumptions(model, workload, option)
+            + relief_assumptions(option)
+            + fused_fit_assumptions(option)
         ),
     )
 

@@ -17,7 +17,8 @@ from app.planner.offers import Configuration, Constraints, Cost, Offer, cheaper_
 # peak load itself (the replicas the SKU rents carry less), or the sequence length (a KV cache shorter than one);
 # `kv_slots` / `kv_slots_wait`: more clients per replica (`concurrency`) than the sequences it runs, the others queue
 # for a slot (with latency targets it misses, or without any);
-# a training plan that leaves its GPUs nearly idle (`inefficient`, app/planner/efficiency.py) is shown only as a near
+# a training plan that leaves its GPUs nearly idle (`inefficient`, app/planner/efficiency.py), or splits a model whose
+# states fit one GPU (`model_parallel_unneeded`, the same module), is shown only as a near
 # miss, and only while nothing sensible exists; `capacity`: fewer units of the SKU are free in its region from the
 # start date than the plan rents (app/planner/availability.py); `pp_speculative`: a serving deployment shown without
 # the speculative decoding asked, since only a pipelined replica serves the model on the SKU and the engine runs no
@@ -32,6 +33,7 @@ MissCode = Literal[
     "quote_months",
     "capacity",
     "inefficient",
+    "model_parallel_unneeded",
     "slo_one_request",
     "slo_peak",
     "peak_load",
@@ -56,7 +58,7 @@ def budget_params(cost: Cost, budget: Decimal) -> dict[str, Any]:
     if cost.job_total is not None and cost.months is not None:
         # what the whole job costs beside the month: a dear month that finishes the job can cost less in all
         params |= {"job_total": str(cost.job_total), "months": cost.months}
-    return params | {"budget": str(budget), "compared_currency": cost.compared_currency}
+    return params | {"budget": f"{budget:.2f}", "compared_currency": cost.compared_currency}
 
 
 def budget_misses(cost: Cost, constraints: Constraints) -> tuple[list[Miss], list[Warning_]]:
@@ -80,8 +82,8 @@ def budget_misses(cost: Cost, constraints: Constraints) -> tuple[list[Miss], lis
         "job_total": params["job_total"],
         "months": params["months"],
         "currency": cost.currency,
-        "budget": str(monthly),
-        "total_budget": str(total),
+        "budget": f"{monthly:.2f}",  # as money reads: 100000.00, never 1E+5
+        "total_budget": f"{total:.2f}",
         "compared_currency": cost.compared_currency,
     }
     return [], [Warning_("over_monthly_budget", figures)]
@@ -95,7 +97,7 @@ def total_budget_params(cost: Cost, budget: Decimal) -> dict[str, Any]:
     params: dict[str, Any] = {"job_total": str(job_total), "months": months, "currency": cost.currency}
     if cost.converted:
         params["converted_job_total"] = str(cost.compared_job_total)
-    return params | {"budget": str(budget), "compared_currency": cost.compared_currency}
+    return params | {"budget": f"{budget:.2f}", "compared_currency": cost.compared_currency}
 
 
 def term_warnings(cost: Cost) -> list[Warning_]:

@@ -16,11 +16,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from app.estimator.compute import NF4_BYTES_PER_PARAM
 from app.estimator.memory import varied_length_slack
 from app.estimator.memory.band import MemoryBand, may_exceed, memory_band
 from app.estimator.memory.estimate import measured_bytes
 from app.estimator.specs import Cluster, MemoryBreakdown, ModelSpec, Plan, Warning_, Workload
-from app.estimator.vocabulary import RECOMPUTES
+from app.estimator.vocabulary import BYTES_PER_ELEMENT, RECOMPUTES
 from app.planner.levers import fused_relief
 from app.planner.stacks import as_padded, supported
 
@@ -76,7 +77,7 @@ def may_exceed_advice(
     if warning is None:
         return None
     figures = warning.params
-    levers = memory_levers(model, workload, plan)
+    levers = memory_levers(model, workload, plan) + (["qlora"] if _qlora_holds(workload, band, breakdown) else [])
     return Warning_(
         "memory_may_exceed",
         {
@@ -86,3 +87,16 @@ def may_exceed_advice(
             "levers": levers,
         },
     )
+
+
+def _qlora_holds(workload: Workload, band: MemoryBand, breakdown: MemoryBreakdown) -> bool:
+    """Whether QLoRA (task `qlora`: the frozen 16-bit base stored as NF4, NF4_BYTES_PER_PARAM) would bring a LoRA
+    plan's high end within its limit: the weights a GPU holds shrink to NF4_BYTES_PER_PARAM over their bytes each
+    (the adapters, a sliver of them, counted as shrinking too). Review R4-3: Llama 3.1 70B LoRA under a 20,000 budget
+    was offered only on 4 x A100 40G at 36.94 of 37.05 GiB, its range reaching 46.91 GiB, where QLoRA on the same
+    cards holds 22.2 GiB; the advice named no lever that gets there."""
+    stored = BYTES_PER_ELEMENT[workload.precision]  # bytes a base weight takes now
+    if workload.task != "lora" or stored <= NF4_BYTES_PER_PARAM or breakdown.limit is None:
+        return False
+    saved = breakdown.weights * (1 - NF4_BYTES_PER_PARAM / stored)
+    return band.high - saved <= breakdown.limit

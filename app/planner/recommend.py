@@ -70,7 +70,7 @@ from app.estimator.vocabulary import MAX_QUOTE_MONTHS, TERM_MONTHS, Objective
 from app.planner.availability import Availability, place
 from app.planner.budget import past, search_deadline
 from app.planner.edge import at_edge, ranked_cost
-from app.planner.efficiency import INEFFICIENT, inefficiency
+from app.planner.efficiency import IDLE_CODES, inefficiency, needless_model_parallel
 from app.planner.explain import SAID_BETTER_BY, batch_warnings, plan_warnings
 from app.planner.launch import launch_configs
 from app.planner.levers import Levers, levers_params
@@ -650,11 +650,12 @@ def _split_by_constraints(
 
 
 def _inefficient(option: Option) -> bool:
-    return any(code == INEFFICIENT for code, _params in option.misses)
+    return any(code in IDLE_CODES for code, _params in option.misses)
 
 
 def _misses(option: Option, constraints: Constraints, workload: Workload) -> list[Miss]:
     idle = inefficiency(option.evaluated.performance.performance, workload.task, option.config.nodes)
+    idle = idle or needless_model_parallel(option.evaluated.plan, option.evaluated.memory.breakdown, workload)
     reasons: list[Miss] = [idle] if idle is not None else []
     if constraints.deadline_days is not None and option.hours is not None:
         days = option.hours / 24

@@ -4,10 +4,11 @@ estimator and the planner's pure modules."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 from app.estimator.memory import estimate_memory, memory_breakdown
-from app.estimator.memory.band import may_exceed, memory_band
+from app.estimator.memory.band import high_end as band_high, may_exceed, memory_band
 from app.estimator.performance import estimate_performance
 from app.estimator.specs import Cluster, MemoryBreakdown, ModelSpec, Plan, Workload
 from app.estimator.vocabulary import OFFLOADS, RECOMPUTES
@@ -17,7 +18,7 @@ from app.planner.levers import fused_relief
 from app.planner.offers import billed_months
 from app.planner.padded_band import pool_crosses_limit
 from app.planner.shapes import micro_batches
-from app.planner.stacks import as_run, supported
+from app.planner.stacks import as_run, stack_for, supported
 
 # Memory relief: a plan within RELIEF_MARGIN of its GPU memory limit takes one more level of activation recompute, or
 # half its micro-batch, where that costs under RELIEF_MAX_SLOWDOWN of its speed and leaves it clear of the margin.
@@ -52,6 +53,10 @@ RELIEF_MAX_SLOWDOWN = 0.05
 # 102 %), where ZeRO-3 with full recompute holds every state on the GPUs at 55 GiB, 10 % slower, in the same month.
 OFFLOAD_RELIEF_MAX_SLOWDOWN = 0.5
 POOL_RELIEF_MAX_SLOWDOWN = OFFLOAD_RELIEF_MAX_SLOWDOWN
+# The search's wider look for the high end (search.py `_holding_high_end`): given the plan found first and the fastest
+# relieved twin of it (or None), the fastest plan of any shape on the same servers that holds the high end
+# (`holds_high_end`), offloads no more than the first plan and beats the twin; else None.
+Wider = Callable[[Plan, Evaluated | None], Evaluated | None]
 
 
 def relieved(
@@ -61,6 +66,7 @@ def relieved(
     best: Evaluated | None,
     micro_batch: int | None = None,
     deadline_hours: float | None = None,
+    wider: Wider | None = None,
 ) -> Evaluated | None:
     """`best` after memory relief: where it offloads, the fastest plan of its shape with less offload that some stack
     runs, clears RELIEF_MARGIN, bills no more months and keeps (1 − OFFLOAD_RELIEF_MAX_SLOWDOWN) of its speed;
@@ -69,13 +75,15 @@ def relieved(
     high end of its memory range still crosses the limit, the fastest twin that fits there at the same billed months
     (at the slow end of its time range too), else, above the card, the fastest that fits under the card
     (`_over_card`); a relief to the limit keeps the slow end within `deadline_hours` where the first plan's was.
+    With `wider` (the search's), a plan of another shape, ZeRO stage, offload or micro-batch that holds the high end
+    relieves the first plan where it is faster than every twin that does, on the same terms (`_over_card`).
     Training only (inference has no recompute or offload to trade)."""
     if best is None or workload.task == "inference":
         return best
     if best.plan.offload != "none":
         best = _less_offload(model, workload, cluster, best, micro_batch)
     best = _near_limit(model, workload, cluster, best, micro_batch)
-    return _over_card(model, workload, cluster, best, micro_batch, deadline_hours)
+    return _over_card(model, workload, cluster, best, micro_batch, deadline_hours, wider)
 
 
 def _less_offload(
@@ -149,6 +157,7 @@ def _over_card(
     best: Evaluated,
     micro_batch: int | None,
     deadline_hours: float | None,
+    wider: Wider | None = None,
 ) -> Evaluated:
     memory = best.memory.breakdown
     band = memory_band(model, workload, best.plan, cluster, memory)
@@ -160,6 +169,8 @@ def _over_card(
     found = _fastest_within(
         model, workload, cluster, best, twins, high_end=True, slowdown=cap, slow_end=True, deadline_hours=deadline_hours
     )
+    if wider is not None:
+        found = _widened(workload, cluster, best, found, wider, deadline_hours)
     if found is None and over_card:
         found = _fastest_within(model, workload, cluster, best, twins, high_end=True, slowdown=cap, card=True)
     if found is None:
@@ -167,9 +178,55 @@ def _over_card(
     hours = best.performance.performance.time_to_train_hours
     slow_months = (_slow_months(found), _slow_months(best))
     relief = Relief(
-        best.plan, band.high, best.throughput, hours, slow_months if _bills_more(found, best, True) else None
+        best.plan,
+        band.high,
+        best.throughput,
+        hours,
+        slow_months if _bills_more(found, best, True) else None,
+        stack_for(workload, best.plan, model),
     )
     return replace(found, relief=relief)
+
+
+def _widened(
+    workload: Workload,
+    cluster: Cluster,
+    best: Evaluated,
+    found: Evaluated | None,
+    wider: Wider,
+    deadline_hours: float | None,
+) -> Evaluated | None:
+    """`found` (the fastest twin that holds the high end, or None), or the faster plan of any shape the search's
+    `wider` look finds where it takes the twins' terms: no more billed months than `best` at its estimate and at the
+    slow end of its time range, no deadline missed there that `best` meets, no drop below the idle floor `best` clears
+    (review R3-7: Llama 3.1 70B LoRA at 4k tokens on one 8 x A100 80G server relieved TP 2 x PP 4 at selective
+    recompute, high end 86.1 GiB, to full recompute 43 % slower, where TP 4 x PP 2 holds 68.9 GiB at the high end 4 %
+    slower; R3-8: Mixtral 8x7B LoRA there relieved ZeRO-3 at micro-batch 2 to micro-batch 1, 35 % slower, where full
+    recompute at micro-batch 16 holds it 10 % slower)."""
+    other = wider(best.plan, found)
+    if other is None or _bills_more(other, best) or _worse_off(other, best, workload, cluster, deadline_hours):
+        return found
+    return other
+
+
+def holds_high_end(
+    model: ModelSpec,
+    workload: Workload,
+    cluster: Cluster,
+    plan: Plan,
+    breakdown: MemoryBreakdown,
+    *,
+    host: bool = True,
+) -> bool:
+    """Whether `plan` (held as `breakdown`) may relieve a plan for the high end of its memory range: it fits clear of
+    RELIEF_MARGIN, at the high end of its range and in its reserved reading against the limit (`_fastest_within`
+    with `high_end`). The gate of the search's wider look (search.py `_holding_high_end`); without `host`, the GPU's
+    side alone (the host RAM a plan needs grows with its offload, the GPU memory shrinks)."""
+    if not (fits(breakdown, cluster) if host else breakdown.gpu_fits) or breakdown.total >= _ceiling(breakdown):
+        return False
+    if _exceeds_high_end(model, workload, cluster, plan, breakdown):
+        return False
+    return not pool_crosses_limit(model, workload, plan, cluster, breakdown)
 
 
 def relief_twins(model: ModelSpec, workload: Workload, plan: Plan, micro_batch: int | None) -> list[Plan]:
@@ -196,8 +253,11 @@ def _exceeds_high_end(
 ) -> bool:
     """Whether `plan` fits on its estimate (`breakdown`) and the high end of its memory range crosses the limit (with
     `card`: the card's capacity)."""
-    band = memory_band(model, workload, plan, cluster, breakdown)
-    return band.high > breakdown.capacity if card else may_exceed(band, breakdown) is not None
+    high = band_high(model, workload, plan, breakdown)  # memory_band's high end, without its readings
+    if card:
+        return high > breakdown.capacity
+    limit = breakdown.capacity if breakdown.limit is None else breakdown.limit
+    return breakdown.total <= limit < high  # band.may_exceed's condition
 
 
 def _bills_more(found: Evaluated, best: Evaluated, slow_end: bool = False) -> bool:

@@ -10,7 +10,7 @@ from datetime import date
 from decimal import Decimal
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, Field, ValidationInfo, field_validator, model_validator
 
 from app.catalog.schemas import TERM_DESCRIPTION
 from app.estimator.specs import EstimatorError, LoraSpec, Plan, Workload
@@ -54,7 +54,7 @@ from app.planner.word_schemas import (
     NoteOut as NoteOut,  # re-exported: the responses import them from here
     WarningOut as WarningOut,
 )
-from app.schemas import Currency, RequestModel, mirror
+from app.schemas import Currency, RequestModel, decimal_string, mirror
 
 
 class LoraIn(RequestModel):
@@ -97,6 +97,14 @@ DP_SHARD_DESCRIPTION = (
 )
 
 
+EXPERT_TP_DESCRIPTION = (
+    "Megatron-core's expert tensor parallel size (--expert-tensor-parallel-size): the routed experts' own TP degree, "
+    "their weights, gradients and optimizer states split over ep × expert_tp ranks (1: whole experts on each rank, "
+    "ms-swift's default). expert_tp × ep × pp must divide the GPUs. Default: tp, as Megatron-LM sets it. A value "
+    "other than tp runs on the megatron stack only (/estimate sizes it; /recommend searches its own splits)."
+)
+
+
 class PlanIn(LeversIn):
     dp: int = Field(default=1, ge=1, le=65536, description="Data-parallel degree; default 1.")
     tp: int = Field(
@@ -107,6 +115,7 @@ class PlanIn(LeversIn):
         default=1, ge=1, le=64, description="Context-parallel degree (long sequences split across GPUs); default 1."
     )
     ep: int = Field(default=1, ge=1, le=1024, description="Expert-parallel degree for MoE models; default 1.")
+    expert_tp: int | None = Field(default=None, ge=1, le=64, description=EXPERT_TP_DESCRIPTION)
     dp_shard: int | None = Field(default=None, ge=1, le=65536, description=DP_SHARD_DESCRIPTION)
     zero_stage: (
         int
@@ -413,9 +422,14 @@ class ScalingIn(WorkloadIn):
     rdma_nics_per_node: int = Field(default=1, ge=1, le=16, description="InfiniBand/RoCE ports per server")
 
 
+# A budget is money as the admin's prices are (app.schemas.money_pattern): a decimal string in plain notation, > 0,
+# at most two decimals (the fields' own bounds).
+BUDGET = decimal_string("300000.00")
+
+
 class ConstraintsIn(RequestModel):
     term: Term = Field(default="monthly", description=TERM_DESCRIPTION)
-    max_monthly_budget: Decimal | None = Field(
+    max_monthly_budget: Annotated[Decimal | None, BeforeValidator(BUDGET)] = Field(
         default=None,
         gt=0,
         le=Decimal("1e12"),
@@ -425,7 +439,7 @@ class ConstraintsIn(RequestModel):
         'a decimal string such as "300000.00"; options above it become near misses. Default: no limit.',
         examples=["300000.00"],
     )
-    max_total_budget: Decimal | None = Field(
+    max_total_budget: Annotated[Decimal | None, BeforeValidator(BUDGET)] = Field(
         default=None,
         gt=0,
         le=Decimal("1e13"),
@@ -548,6 +562,7 @@ class PlanOut(BaseModel):
     pp: int
     cp: int
     ep: int
+    expert_tp: int | None = None  # the experts' own tensor parallel size where stated; None: tp (Megatron's default)
     zero_stage: int
     offload: str
     recompute: str

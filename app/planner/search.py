@@ -32,6 +32,10 @@ and are not dominated by construction:
   bound is below the best plan found (branch and bound: the bound can only overestimate).
 - Within one server configuration the monthly price is fixed, so only its fastest plan can be the
   configuration's best option; the ranking then compares configurations.
+- Memory relief (relief.py) may trade that plan for a slower one of the same servers at the same price. Where its
+  memory range's high end passes the limit, the space is walked a second time with the high-end gate in place of the
+  point estimate's (`_holding_high_end`): the fastest plan of any shape that holds the high end, not only the first
+  plan's twins, relieves it (review R3-7, R3-8). The second walk reuses the first one's estimates by plan.
 
 `tests/planner/test_search.py` proves on small spaces that this returns the same best option as
 brute force over every plan (`tests/planner/brute_force.py`).
@@ -40,18 +44,26 @@ brute force over every plan (`tests/planner/brute_force.py`).
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TypedDict, Unpack
 
 from app.estimator.communication import StepShape, offload_time, per_node, tp_comm, trainable_params_local
 from app.estimator.memory import MemoryEstimate, estimate_memory, memory_breakdown, validate_plan
-from app.estimator.performance import TUNING_SPEED, estimate_performance, microbatch_compute_s
+from app.estimator.performance import (
+    TUNING_SPEED,
+    PerformanceEstimate,
+    estimate_performance,
+    microbatch_compute_s,
+)
 from app.estimator.specs import Cluster, MemoryBreakdown, ModelSpec, Plan, Workload
 from app.estimator.vocabulary import (
+    OFFLOADS,
     RECOMPUTES,
     Offload,
     Recompute,
 )
+from app.planner import levers as lever_rules
 from app.planner.evaluated import (
     Evaluated as Evaluated,
     faster as faster,
@@ -61,7 +73,12 @@ from app.planner.evaluated import (
     wins as _wins,
 )
 from app.planner.levers import DEFAULT_LEVERS, Levers, levers_of
-from app.planner.relief import RELIEF_MARGIN as RELIEF_MARGIN, RELIEF_MAX_SLOWDOWN as RELIEF_MAX_SLOWDOWN, relieved
+from app.planner.relief import (
+    RELIEF_MARGIN as RELIEF_MARGIN,
+    RELIEF_MAX_SLOWDOWN as RELIEF_MAX_SLOWDOWN,
+    holds_high_end,
+    relieved,
+)
 from app.planner.shapes import (  # re-exported: callers import the shapes from the search
     CP_DEGREES as CP_DEGREES,
     CP_MIN_SEQ_LEN as CP_MIN_SEQ_LEN,
@@ -122,6 +139,16 @@ class PlanSearch:
     levers_run: bool = False
     levers_block: bool = False
     levers_need_host_ram: bool = False
+    # a stricter memory gate than `fits` (the wider look of memory relief, `_holding_high_end`); None: `fits` alone;
+    # with its GPU side for the leanest level of a ZeRO stage (None: `gpu_fits`), and the most offload it lets through
+    gate: Callable[[Plan, MemoryBreakdown], bool] | None = None
+    leanest_gate: Callable[[Plan, MemoryBreakdown], bool] | None = None
+    most_offload: int = len(OFFLOADS) - 1
+    # what one search has sized and timed, by plan, so that the wider look re-walks the space without re-estimating it:
+    # each plan's stack accounts (stacks.as_run) with the memory of those counted so far, and each timed plan's speed;
+    # emptied when the search returns (the process cache keeps the answer, not these)
+    held: dict[Plan, tuple[tuple[Plan, ...], list[MemoryBreakdown]]] = field(default_factory=dict)
+    timed: dict[Plan, tuple[PerformanceEstimate, MemoryBreakdown]] = field(default_factory=dict)
 
 
 _cache: dict[tuple[object, ...], PlanSearch] = {}
@@ -156,6 +183,30 @@ class SearchOptions(TypedDict, total=False):
     deadline_hours: float | None
 
 
+def _search_key(model: ModelSpec, workload: Workload, cluster: Cluster, options: SearchOptions) -> tuple[object, ...]:
+    place = (cluster.gpu.id, cluster.gpus_per_node, cluster.nodes, cluster.intra_node_link, cluster.inter_node_fabric)
+    rest = (cluster.inter_node_gbps, cluster.host_ram_gib, cluster.memory_headroom, options.get("micro_batch"))
+    return model, workload, *place, *rest, options.get("levers"), options.get("deadline_hours")
+
+
+def _plain_search(
+    model: ModelSpec,
+    workload: Workload,
+    cluster: Cluster,
+    memo: dict[tuple[object, ...], PlanSearch] | None,
+    options: SearchOptions,
+) -> PlanSearch:
+    """search_plans alone, remembered for the request: the lever floor and the fused-loss fit read it, since through
+    cached_search_plans each would call the other again without end."""
+    key = ("plain", *_search_key(model, workload, cluster, options))
+    if memo is not None and key in memo:
+        return memo[key]
+    search = search_plans(model, workload, cluster, **options)
+    if memo is not None:
+        memo[key] = search
+    return search
+
+
 def cached_search_plans(
     model: ModelSpec,
     workload: Workload,
@@ -168,21 +219,7 @@ def cached_search_plans(
     cached). The GPU is keyed by its id: its specs are static shipped data. `memo` remembers searches
     for one request whatever the process cache holds: the same hardware shape offered by several SKUs
     or in several regions is searched once (prices never enter a search)."""
-    key = (
-        model,
-        workload,
-        cluster.gpu.id,
-        cluster.gpus_per_node,
-        cluster.nodes,
-        cluster.intra_node_link,
-        cluster.inter_node_fabric,
-        cluster.inter_node_gbps,
-        cluster.host_ram_gib,
-        cluster.memory_headroom,
-        options.get("micro_batch"),
-        options.get("levers"),
-        options.get("deadline_hours"),
-    )
+    key = _search_key(model, workload, cluster, options)
     if memo is not None and key in memo:
         return memo[key], True
     with _cache_lock:
@@ -191,7 +228,10 @@ def cached_search_plans(
         if memo is not None:
             memo[key] = cached
         return cached, True
-    search = search_plans(model, workload, cluster, **options)
+    search = _lever_floor(
+        model, workload, cluster, _plain_search(model, workload, cluster, memo, options), memo, options
+    )
+    search = _fused_fit(model, workload, cluster, search, memo, options)
     if memo is not None:
         memo[key] = search
     with _cache_lock:  # requests run in a thread pool
@@ -200,6 +240,77 @@ def cached_search_plans(
                 _cache.pop(next(iter(_cache)))  # oldest first: dicts keep insertion order
             _cache[key] = search
     return search, False
+
+
+def _lever_floor(
+    model: ModelSpec,
+    workload: Workload,
+    cluster: Cluster,
+    search: PlanSearch,
+    memo: dict[tuple[object, ...], PlanSearch] | None,
+    options: SearchOptions,
+) -> PlanSearch:
+    """`search` (with the request's levers), or its copy whose best is the best plan without the levers, with them,
+    where that is faster and holds no more memory: a memory lever never lengthens the time on a configuration
+    where the plan without it fits. Memory relief (relief.py) relieves the first plan it finds with its own twins;
+    a lever can let a faster plan fit at its estimate whose high end crosses the card, relieved to a slower twin,
+    while the plan found without the lever held its high end (review R4-1: Llama 3.1 8B full fine-tune at 8k on an
+    8 x A100 80G server took ZeRO-3 with full recompute, 2669 tok/s a GPU, with `loss: fused` where Megatron-LM's
+    TP 2 x DP 4 at selective recompute, 3299 tok/s, fits with it). Only a lever search whose best was relieved asks."""
+    levers = options.get("levers")
+    if levers is None or levers == DEFAULT_LEVERS or search.best is None or search.best.relief is None:
+        return search
+    plain = _plain_search(model, workload, cluster, memo, options | {"levers": None, "hint": None})
+    if plain.best is None:
+        return search
+    global_batch = default_global_batch(workload)
+    trial = PlanSearch(best=None, stats=search.stats, bound_cache=search.bound_cache)
+    _try_hint(
+        model,
+        replace(workload, global_batch=global_batch),
+        cluster,
+        levers.on(plain.best.plan),
+        global_batch,
+        options.get("micro_batch"),
+        trial,
+    )
+    found = trial.best
+    if found is None or found.memory.breakdown.total > plain.best.memory.breakdown.total:
+        return search
+    if not _wins(found.throughput, found.plan, search.best):
+        return search
+    return replace(search, best=found)
+
+
+def _fused_fit(
+    model: ModelSpec,
+    workload: Workload,
+    cluster: Cluster,
+    search: PlanSearch,
+    memo: dict[tuple[object, ...], PlanSearch] | None,
+    options: SearchOptions,
+) -> PlanSearch:
+    """`search` (no levers asked, no plan fits), or the search with the fused loss where Liger fuses the family's loss
+    (levers.fused_relief) and a plan fits with it: the fused cross-entropy never holds the s x vocabulary logits and
+    costs no speed (the Trainer's use_liger_kernel, Megatron-LM's --cross-entropy-loss-fusion), so a configuration
+    that fits only with it is offered with it, its best carrying the leanest standard-loss plan's bytes
+    (`Evaluated.standard_loss_need`, assumption `fused_loss_fit`) (review R4-2: Llama 3.1 8B full fine-tune at 8k on
+    4 x A100 40G PCIe was rejected as "the leanest plan still needs 38.4 GiB" where ZeRO-3 with the fused loss holds
+    36.6 GiB of the 37.05 GiB limit, 63 % cheaper than the next option). Training only; a search that missed only."""
+    levers = options.get("levers")
+    if search.best is not None or search.closest_miss is None or (levers is not None and levers != DEFAULT_LEVERS):
+        return search
+    if workload.task == "inference" or lever_rules.fused_relief(model.family, DEFAULT_LEVERS.on(Plan())) is None:
+        return search
+    lean = search.closest_plan  # the leanest standard-loss plan tried: where even it misses fused, skip the search
+    batched = replace(workload, global_batch=default_global_batch(workload))
+    if lean is None or not fits(memory_breakdown(model, batched, Levers(loss="fused").on(lean), cluster), cluster):
+        return search
+    fused = _plain_search(model, workload, cluster, memo, options | {"levers": Levers(loss="fused")})
+    if fused.best is None:
+        return search
+    need = search.closest_miss.breakdown.total
+    return replace(search, best=replace(fused.best, standard_loss_need=need), closest_miss=None)
 
 
 def search_plans(
@@ -229,16 +340,67 @@ def search_plans(
     if hint is not None:
         _try_hint(model, workload, cluster, hint, global_batch, micro_batch, result)
     shapes = _shapes_by_bound(model, workload, cluster, global_batch, micro_batch, result.bound_cache, levers)
+    _walk(model, workload, cluster, shapes, result)
+    if result.best is None and result.closest_plan is not None:
+        result.closest_miss = estimate_memory(model, workload, result.closest_plan, cluster)
+
+    def wider(first: Plan, incumbent: Evaluated | None) -> Evaluated | None:
+        return _holding_high_end(model, workload, cluster, shapes, result, first, incumbent)
+
+    result.best = relieved(model, workload, cluster, result.best, micro_batch, deadline_hours, wider)
+    result.held, result.timed = {}, {}
+    return result
+
+
+def _walk(model: ModelSpec, workload: Workload, cluster: Cluster, shapes: list[Shape], result: PlanSearch) -> None:
+    """Shapes fastest bound first, until the bound falls below the best plan found (branch and bound)."""
     for bound, shape, mbs in shapes:
         if cluster.nodes == 1 and result.unconstrained_simple:
             break
         if result.best is not None and bound < result.best.throughput:
             break  # shapes come fastest-bound first: none of the rest can win
         _search_shape(model, workload, cluster, shape, mbs, result)
-    if result.best is None and result.closest_plan is not None:
-        result.closest_miss = estimate_memory(model, workload, result.closest_plan, cluster)
-    result.best = relieved(model, workload, cluster, result.best, micro_batch, deadline_hours)
-    return result
+
+
+def _holding_high_end(
+    model: ModelSpec,
+    workload: Workload,
+    cluster: Cluster,
+    shapes: list[Shape],
+    found: PlanSearch,
+    first: Plan,
+    incumbent: Evaluated | None,
+) -> Evaluated | None:
+    """Memory relief's wider look (relief.py `_over_card`): the fastest plan the search's space holds on `cluster`
+    whose memory holds the high end of its range (relief.holds_high_end: clear of the margin, at the high end and in
+    its reserved reading) and offloads no more than `first` (the plan found first: relief.py `_less_offload`), where it
+    beats `incumbent` (the fastest relieved twin of `first`); else None.
+
+    The walk is the first one's with that gate in place of `fits`: its prunings hold under it (a level is skipped for
+    speed where a faster one passes the same gate at a micro-batch; micro-batches grow until the gate fails, the high
+    end growing with the activations; a stage is skipped where all its savers at once miss the gate's GPU side), its
+    estimates are the first walk's where it asked for the same plan, and the faster of `incumbent` and the fastest plan
+    the first walk timed that passes the gate bounds it from the start. Only a plan whose high end crosses the limit
+    asks for it."""
+    most = OFFLOADS.index(first.offload)  # no more offload than the plan found first ("no offload where states fit")
+    strict = PlanSearch(best=incumbent, stats=found.stats, bound_cache=found.bound_cache, most_offload=most)
+    strict.held, strict.timed = found.held, found.timed  # the first walk's estimates, by plan
+    strict.gate = lambda plan, memory: (
+        OFFLOADS.index(plan.offload) <= most and holds_high_end(model, workload, cluster, plan, memory)
+    )
+    if first.offload != "optimizer_and_params":
+        # below parameter offload (which widens the range: band.py) more savers lower the high end, the reserved
+        # reading and the margin's figure with the point estimate, so a stage whose leanest level misses them is skipped
+        strict.leanest_gate = lambda plan, memory: holds_high_end(model, workload, cluster, plan, memory, host=False)
+    # the fastest plan the first walk timed that passes the gate, where it beats the twin, bounds the walk at once
+    for plan, (performance, memory) in sorted(found.timed.items(), key=lambda item: -_throughput(item[1][0])):
+        if strict.best is not None and not _wins(_throughput(performance), plan, strict.best):
+            break
+        if strict.gate(plan, memory):
+            strict.best = Evaluated(plan, estimate_memory(model, workload, plan, cluster), performance)
+            break
+    _walk(model, workload, cluster, shapes, strict)
+    return strict.best if strict.best is not incumbent else None
 
 
 def throughput_bound(
@@ -317,8 +479,8 @@ def _try_hint(
     if not supported(workload, plan, model):
         return
     plan, memory = _memory(model, workload, cluster, plan, result)
-    if fits(memory, cluster):
-        _consider(model, workload, cluster, plan, result)
+    if _passes(result, cluster, plan, memory):
+        _consider(model, workload, cluster, plan, memory, result)
 
 
 def as_held(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster) -> Plan:
@@ -346,13 +508,23 @@ def _memory(
     """The plan with its memory as the stack that will run it holds it (stacks.as_run): the preferred
     stack's account, else a leaner one another stack runs (Megatron-LM's fp32 gradient buffer or not);
     the last tried, the leanest, when none fits."""
-    for accounted in as_run(workload, plan, model):
-        plan = accounted
-        memory = memory_breakdown(model, workload, plan, cluster)
-        result.stats.memory_evaluations += 1
-        if fits(memory, cluster):
+    known = result.held.get(plan)
+    if known is None:
+        known = result.held[plan] = (as_run(workload, plan, model), [])
+    accounts, memories = known
+    for index, accounted in enumerate(accounts):
+        if index == len(memories):  # counted once a search, whichever walk asks
+            memories.append(memory_breakdown(model, workload, accounted, cluster))
+            result.stats.memory_evaluations += 1
+        plan, memory = accounted, memories[index]
+        if _passes(result, cluster, plan, memory):
             break
     return plan, memory
+
+
+def _passes(result: PlanSearch, cluster: Cluster, plan: Plan, memory: MemoryBreakdown) -> bool:
+    """The search's memory gate: `fits`, and the stricter `PlanSearch.gate` where the walk has one."""
+    return fits(memory, cluster) and (result.gate is None or result.gate(plan, memory))
 
 
 def _shapes_by_bound(
@@ -486,9 +658,9 @@ def _search_shape(
         levels = [
             o
             for o in offloads(workload.task, zero, cluster.host_ram_gib is not None)
-            if any((o, r) in runnable[zero] for r in recomputes)
+            if OFFLOADS.index(o) <= result.most_offload and any((o, r) in runnable[zero] for r in recomputes)
         ]
-        if not _leanest_fits(
+        if not levels or not _leanest_fits(
             model, workload, cluster, level_plan(shape, zero, levels[-1], recomputes[-1], mbs[0]), result
         ):
             continue  # not even every memory saver at once fits: skip the stage's other levels
@@ -512,8 +684,8 @@ def _search_shape(
                     break  # even its compute is too slow, and more recomputation is slower still
                 fitting = _fitting_micro_batches(model, workload, cluster, base, list(untried), result)
                 largest_fit[level] = fitting[-1][0].micro_batch if fitting else covered
-                for plan, _memory in _worth_timing(fitting, shape, workload):
-                    _consider(model, workload, cluster, plan, result)
+                for plan, memory in _worth_timing(fitting, shape, workload):
+                    _consider(model, workload, cluster, plan, memory, result)
                 if largest_fit[level] == mbs[-1]:
                     unconstrained = o == 0 and r == 0
                     break  # the largest micro-batch fits: more recompute only adds time
@@ -558,13 +730,13 @@ def _zero2_covers(
 
 
 def _leanest_fits(model: ModelSpec, workload: Workload, cluster: Cluster, plan: Plan, result: PlanSearch) -> bool:
-    """Whether every memory saver at once leaves the GPU memory within its limit. Only the GPU side
-    prunes: offload raises the host RAM a plan needs, so a plan with less offload may pass the host
-    RAM gate where this one fails it."""
+    """Whether every memory saver at once leaves the GPU memory within its limit (the wider look: its GPU side of the
+    gate, `PlanSearch.leanest_gate`). Only the GPU side prunes: offload raises the host RAM a plan needs, so a plan
+    with less offload may pass the host RAM gate where this one fails it."""
     plan, memory = _memory(model, workload, cluster, plan, result)
     if not fits(memory, cluster):
         _remember_miss(result, plan, memory)
-    return memory.gpu_fits
+    return memory.gpu_fits if result.leanest_gate is None else result.leanest_gate(plan, memory)
 
 
 def _worth_timing(
@@ -592,17 +764,23 @@ def _fitting_micro_batches(
         plan, memory = _memory(
             model, workload, cluster, level_plan(base, base.zero_stage, base.offload, base.recompute, mb), result
         )
-        if not fits(memory, cluster):
+        if not _passes(result, cluster, plan, memory):
             _remember_miss(result, plan, memory)
             break
         fitting.append((plan, memory))
     return fitting
 
 
-def _consider(model: ModelSpec, workload: Workload, cluster: Cluster, plan: Plan, result: PlanSearch) -> None:
-    """Time a plan that fits; keep it (with its full memory estimate: warnings, assumptions) if it wins."""
-    performance = estimate_performance(model, workload, plan, cluster)
-    result.stats.performance_evaluations += 1
+def _consider(
+    model: ModelSpec, workload: Workload, cluster: Cluster, plan: Plan, memory: MemoryBreakdown, result: PlanSearch
+) -> None:
+    """Time a plan that fits (`memory`: as held); keep it (with its full memory estimate: warnings, assumptions) if it
+    wins."""
+    known = result.timed.get(plan)
+    if known is None:
+        known = result.timed[plan] = (estimate_performance(model, workload, plan, cluster), memory)
+        result.stats.performance_evaluations += 1
+    performance = known[0]
     throughput = _throughput(performance)
     if result.best is None or _wins(throughput, plan, result.best):
         result.best = Evaluated(plan, estimate_memory(model, workload, plan, cluster), performance)

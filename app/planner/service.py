@@ -46,7 +46,7 @@ from app.planner.schemas import (
     WorkloadIn,
 )
 from app.planner.search import batch_splits, default_global_batch, held_memory, search_plans, stated_plan
-from app.planner.stacks import as_launched, as_padded, no_stack_warning, precision_run_as
+from app.planner.stacks import as_launched, as_padded, check_expert_tp, no_stack_warning, precision_run_as
 from app.planner.workload import (
     SessionOpener,
     as_rented,
@@ -56,6 +56,7 @@ from app.planner.workload import (
     resolve_workload,
     shipped_checkpoint,
     with_global_batch,
+    with_pretrain_batch,
     within_context,
 )
 from app.schemas import mirror
@@ -68,7 +69,7 @@ def estimate(request: EstimateIn, *, open_session: SessionOpener) -> EstimateOut
         metrics.ESTIMATES.labels("estimate").inc()
         return serving_service.estimate(request, model, mappers.model_out(model), model_warnings, (cluster, notes))
     model_warnings = model_warnings + checkpoint_warnings(request.model, model)
-    requested = within_context(request)
+    requested = with_pretrain_batch(model, within_context(request))
     model_warnings = model_warnings + explain.task_warnings(model, requested)
     cluster = replace(cluster, memory_headroom=request.memory_headroom)
     workload = as_launched(requested, cluster.gpu, model)  # fp8 only where a stack's launch runs it
@@ -90,6 +91,7 @@ def estimate(request: EstimateIn, *, open_session: SessionOpener) -> EstimateOut
         workload, batch_warnings = with_global_batch(workload, request.plan.global_batch, plan)
         model_warnings = model_warnings + batch_warnings
         plan, memory = stated_plan(model, workload, plan, cluster)
+        check_expert_tp(workload, plan, model)  # after the plan's own rules (memory.rules `_expert_tp`)
         no_stack = no_stack_warning(workload, plan, model)
         model_warnings = model_warnings + ([no_stack] if no_stack else [])
         perf = estimate_performance(model, workload, plan, cluster)

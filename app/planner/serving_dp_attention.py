@@ -5,8 +5,9 @@ rank, so a TP 16 replica caches as many tokens as one GPU. Under DP attention ea
 sequences and caches only theirs, and the routed experts are split over the ranks (expert parallel), the tokens sent
 to their experts and back by an all-to-all per MoE layer (app/estimator/serving/step.py `_dp_attention_hardware`).
 The engines' documented DeepSeek deployments run it: SGLang `--enable-dp-attention --dp-size N --ep-size N`
-(--moe-a2a-backend deepep; LMSYS "Deploying DeepSeek with PD Disaggregation and Large-scale Expert Parallelism on 96
-H100 GPUs", 2025-05), vLLM `--data-parallel-size N --enable-expert-parallel` (one engine per GPU). PURE.
+(--moe-a2a-backend deepep, --moe-dense-tp-size 1 for the dense layers on each rank alone; LMSYS "Deploying DeepSeek
+with PD Disaggregation and Large-scale Expert Parallelism on 96 H100 GPUs", 2025-05), vLLM `--data-parallel-size N
+--enable-expert-parallel` (one engine per GPU). PURE.
 
 The degrees: a server's GPUs, then (SGLang only: vLLM's multi-server data parallel needs a launch per server, not
 written here) whole servers joined by the SKU's fabric; each must split the routed experts evenly (the engines

@@ -279,6 +279,10 @@ def _sglang(
     parts = ["python -m sglang.launch_server", f"--model-path {model}", f"--tp-size {job.tp}"]
     if cfg.dp_attention:  # attention data-parallel over the tp ranks, the experts split over them (DeepEP all-to-all)
         parts += [f"--dp-size {job.tp}", "--enable-dp-attention", f"--ep-size {job.tp}", "--moe-a2a-backend deepep"]
+        # the dense (non-MoE) layers on each rank alone, no TP all-reduce, as the step model runs them: ServerArgs
+        # .moe_dense_tp_size (sgl-project/sglang@001067fffe33 python/sglang/srt/server_args.py, default None = the
+        # dense MLP sharded over all --tp-size ranks; 1 and None the only values it takes)
+        parts.append("--moe-dense-tp-size 1")
         # --max-running-requests is the server's, each DP rank taking max_running_requests // dp_size
         # (sgl-project/sglang@003fca802738 python/sglang/srt/mem_cache/kv_cache_configurator.py
         # KVCacheConfigurator.resolve_max_num_reqs, `max_num_reqs // self.ps.attn_dp_size`; earlier releases the same

@@ -114,6 +114,7 @@ NO_FABRIC_NOTE = note("replicas_share_nothing")
 # Plan fields of training that serving does not size (defaults: not used), with what each would mean.
 TRAINING_LEVERS: dict[str, tuple[object, ...]] = {
     "ep": (1,),
+    "expert_tp": (None,),
     "cp": (1,),
     "zero_stage": (0, "NO_SHARD", "no_shard"),
     "offload": ("none",),

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Literal, cast, get_args
 
 from app.estimator.performance import compute_precision
-from app.estimator.specs import GpuSpec, LoraSpec, ModelSpec, Plan, Warning_, Workload
+from app.estimator.specs import EstimatorError, GpuSpec, LoraSpec, ModelSpec, Plan, Warning_, Workload
 from app.estimator.vocabulary import (
     BF16_RUN_PRECISIONS,
     FULL_TRAINING_TASKS,
@@ -307,8 +307,10 @@ def _flavor_runs(row: Row, entry: Flavor | None, pp: int, cp: int) -> bool:
     return cp == 1 or row.cp_attention is None or entry.attention in row.cp_attention
 
 
+@lru_cache(maxsize=4096)
 def model_stacks(model: ModelSpec, task: Task, tp: int = 1, pp: int = 1, cp: int = 1) -> frozenset[Stack]:
-    """The stacks that build this model for this task at tensor, pipeline and context parallel `tp`, `pp`, `cp`."""
+    """The stacks that build this model for this task at tensor, pipeline and context parallel `tp`, `pp`, `cp`
+    (memoised: the search asks for every plan it sizes, and the matrix is shipped data)."""
     return frozenset(stack for stack in STACKS if builds(stack, model, task, tp, pp, cp))
 
 
@@ -473,7 +475,22 @@ def _kind(plan: Plan) -> tuple[object, ...]:
         plan.offload,
         plan.recompute,
         levers,
+        plan.expert_tp is not None and plan.expert_tp != plan.tp,  # an expert TP of its own: megatron only
     )
+
+
+def check_expert_tp(workload: Workload, plan: Plan, model: ModelSpec) -> None:
+    """422 on plan.expert_tp where it differs from tp and the megatron stack, the one whose launches set it
+    (levers.runs_levers), does not run the plan or build the model (inference runs on no training stack)."""
+    if plan.expert_tp is None or plan.expert_tp == plan.tp:
+        return
+    allowed = _allowed(model, workload, plan)
+    if (
+        workload.task == "inference"
+        or (allowed is not None and "megatron" not in allowed)
+        or not runs("megatron", workload, plan)
+    ):
+        raise EstimatorError.of("expert_tp_stack", field="plan.expert_tp", expert_tp=plan.expert_tp, tp=plan.tp)
 
 
 def _lever_free(plan: Plan) -> bool:
@@ -485,7 +502,7 @@ def _lever_free(plan: Plan) -> bool:
 
 def _kind_plan(kind: tuple[object, ...]) -> Plan:
     """A plan of this kind (`_kind`): what the support matrix reads of it, the rest at its defaults."""
-    dp, tp, pp, cp, ep, hybrid, zero, offload, recompute, levers = kind
+    dp, tp, pp, cp, ep, hybrid, zero, offload, recompute, levers, own_expert_tp = kind
     return cast(Levers, levers).on(
         Plan(
             dp=4 if dp else 1,
@@ -493,6 +510,7 @@ def _kind_plan(kind: tuple[object, ...]) -> Plan:
             pp=2 if pp else 1,
             cp=2 if cp else 1,
             ep=2 if ep else 1,
+            expert_tp=(1 if tp else 2) if own_expert_tp else None,
             dp_shard=2 if hybrid else None,
             zero_stage=cast(int, zero),
             offload=cast(Offload, offload),

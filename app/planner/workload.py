@@ -23,12 +23,14 @@ from app.estimator.hardware import get_gpu
 from app.estimator.memory import validate_plan
 from app.estimator.models import model_from_hf_config, model_from_params, validate_model
 from app.estimator.notes import Note, note
+from app.estimator.params import count_params
 from app.estimator.presets import get_preset, preset_config
 from app.estimator.serving import context_limit
 from app.estimator.specs import Cluster, EstimatorError, ModelSpec, Plan, Warning_, Workload
 from app.planner.explain import task_warnings
 from app.planner.schemas import HardwareIn, ModelIn, WorkloadIn
 from app.planner.search import default_global_batch
+from app.planner.shapes import scaled_pretrain_batch
 from app.schemas import mirror
 
 SessionOpener = Callable[[], Session]
@@ -103,9 +105,17 @@ def resolve_workload(request: WorkloadIn) -> tuple[ModelSpec, Workload, list[War
     """The model and workload of a recommendation, checked against a one-GPU plan (a workload the
     estimator refuses is a 422 before any search)."""
     model, warnings = resolve_model(request.model)
-    workload = within_context(request)
+    workload = with_pretrain_batch(model, within_context(request))
     validate_plan(model, workload, Plan(micro_batch=request.micro_batch or 1))
     return model, workload, warnings + checkpoint_warnings(request.model, model) + task_warnings(model, workload)
+
+
+def with_pretrain_batch(model: ModelSpec, workload: Workload) -> Workload:
+    """The workload with the global batch a pre-training job (from scratch or continued) is sized and launched at
+    where the request gives none (shapes.scaled_pretrain_batch: it grows with the job's compute); else as it is."""
+    counts = count_params(model)
+    batch = scaled_pretrain_batch(workload, counts.active - counts.embedding - counts.lm_head)
+    return workload if batch is None else replace(workload, global_batch=batch)
 
 
 def shipped_checkpoint(spec: ModelIn) -> Checkpoint:

@@ -13,10 +13,12 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from app import messages
 from app.capacity import service as capacity
 from app.capacity.ledger import window
 from app.catalog import repository as catalog_repository
 from app.catalog.models import Sku
+from app.errors import Forbidden
 from app.quotes.models import Quote
 from app.quotes.schemas import ReservationOut
 
@@ -45,6 +47,25 @@ def plan_rental(
     return Rental(start, region, quantity, months)
 
 
+def unheld(rental: Rental) -> Rental:
+    """The rental of a quote issued without an API key: its units were found free (`plan_rental`), and none is held.
+    Anonymous quotes (the wizard's, a script's) hold no inventory, so no client can empty a region with them; a
+    sales key's quote holds, and sales confirm the others on acceptance (`confirm`) (review R4-5)."""
+    return replace(rental, region=None)
+
+
+def unheld_notes(rental: Rental, sku: Sku) -> list[tuple[str, dict[str, Any]]]:
+    """The note of a rental found free in a tracked region but not held (`unheld`): none where nothing is tracked."""
+    if rental.region is None:
+        return []
+    return [
+        (
+            "units_not_reserved",
+            {"region": rental.region, "units": rental.units, "unit": sku.rental_unit, "sku": sku.slug},
+        )
+    ]
+
+
 def hold_rental(session: Session, *, quote: Quote, sku: Sku, rental: Rental, now: datetime) -> None:
     """Hold the quote's units (the quote is written, its number taken): counted again under the inventory lock."""
     if rental.region is not None:
@@ -69,9 +90,12 @@ def rental_snapshot(rental: Rental) -> dict[str, Any]:
     return {"start_date": first.isoformat(), "ends_on": end.isoformat(), "held": held}
 
 
-def confirm(session: Session, quote: Quote, *, now: datetime) -> None:
-    """The quote is accepted: its hold stands. One that holds nothing (its regions were not tracked when it was
-    issued) takes its units now where a region of it is tracked, or raises CapacityTaken (capacity.take)."""
+def confirm(session: Session, quote: Quote, *, now: datetime, by_sales: bool) -> None:
+    """The quote is accepted: its hold stands. One that holds nothing (issued without an API key, or while its
+    regions were not tracked) takes its units now where a region of it is tracked, or raises CapacityTaken
+    (capacity.take); unless `by_sales` (a quote a sales key issued, or accepted with such a key or an admin's
+    token), that is refused with SalesConfirmationNeeded (403): an anonymous quote's public accept link never
+    takes inventory for good (review R4-5)."""
     sku = None if quote.sku_pk is None else catalog_repository.get_sku(session, quote.sku_pk)
     if capacity.confirm(session, quote_id=quote.id) or sku is None:
         return
@@ -79,12 +103,25 @@ def confirm(session: Session, quote: Quote, *, now: datetime) -> None:
     start = date.fromisoformat(rental["start_date"]) if rental else capacity.catalog_today(session)
     first, end = window(start, quote.months)
     regions = list(quote.snapshot["sku"]["regions"])
+    if not by_sales and capacity.tracked(session, sku=sku, regions=regions, first=first, end=end):
+        raise sales_confirmation_needed(quote.number, sku, regions[0], quote.quantity)
     held = capacity.take(
         session, quote_id=quote.id, sku=sku, regions=regions, units=quote.quantity, first=first, end=end, now=now
     )
     if held is not None:
         taken = Rental(start, held.region, held.units, quote.months)
         quote.snapshot = {**quote.snapshot, "rental": rental_snapshot(taken)}
+
+
+class SalesConfirmationNeeded(Forbidden):
+    """403: accepting the quote would take tracked units, which only sales (an API key, an admin) may do."""
+
+
+def sales_confirmation_needed(number: str, sku: Sku, region: str, units: int) -> SalesConfirmationNeeded:
+    params = {"quote": number, "sku": sku.slug, "region": region, "units": units, "unit": sku.rental_unit}
+    message = messages.quote_check("accept_needs_sales", params)
+    error = {"field": "quote", "message": message, "type": "accept_needs_sales", "params": params}
+    return SalesConfirmationNeeded(message, errors=[error], extra={"code": "accept_needs_sales"})
 
 
 def release(session: Session, quote: Quote) -> None:

@@ -44,9 +44,10 @@ SINGLE_VALUED = ("status", "customer_email", "company", "created_from", "created
 
 
 def _refused(name: str, message: str) -> InvalidInput:
-    return InvalidInput(
-        f"{name}: {message}", errors=[{"field": f"query.{name}", "message": message, "type": "value_error"}]
-    )
+    """A 422 on query parameter `name`: `detail` names it by the same path as `errors[].field` (`query.cursor`), as
+    FastAPI's own query errors do."""
+    field = f"query.{name}"
+    return InvalidInput(f"{field}: {message}", errors=[{"field": field, "message": message, "type": "value_error"}])
 
 
 def check_query(items: Iterable[tuple[str, str]], *, admin: bool) -> None:
@@ -82,9 +83,7 @@ def decode_cursor(cursor: str) -> tuple[datetime, int]:
             raise ValueError("not a cursor")
     except (ValueError, TypeError, KeyError, binascii.Error, UnicodeDecodeError) as exc:
         message = "not a cursor this API returned; pass `next_cursor` from the previous page as it is"
-        raise InvalidInput(
-            f"cursor: {message}", errors=[{"field": "query.cursor", "message": message, "type": "value_error"}]
-        ) from exc
+        raise _refused("cursor", message) from exc
     return created_at, quote_id
 
 

@@ -30,8 +30,10 @@ from app.catalog.pricing import sku_pricing
 from app.catalog.service import FABRIC_ADDON_PREFIXES, fabric_addon_of, joining_fabric
 from app.db.engine import CLIENT, SETTINGS
 from app.errors import Conflict, InvalidInput, NotFound, TooManyRequests
-from app.estimator.vocabulary import QUOTE_STATUSES, TERM_MONTHS, Term
+from app.estimator.vocabulary import MAX_QUOTE_MONTHS, QUOTE_STATUSES, TERM_MONTHS, Term
 from app.money import bp_to_percent, from_minor, to_minor
+from app.planner.misses import TERM_WARN_RATIO
+from app.planner.offers import DAYS_PER_BILLED_MONTH, billed_months
 from app.quotes import documents, events, printing, repository, reservations
 from app.quotes.models import Quote, QuoteLine
 from app.quotes.schemas import (
@@ -295,6 +297,38 @@ def _notes(
     return notes
 
 
+def _total_minor(priced: _Priced) -> int:
+    return sum(line.amount_minor for line in priced.lines if line.amount_minor is not None)
+
+
+def _term_notes(
+    term: Term, months: int, priced: _Priced, hours: Any, price_for: Callable[[Term, int], _Priced]
+) -> list[QuoteNote]:
+    """What the option warned of its term, frozen on the quote (review R4-6): `term_longer_than_job` where the months
+    bill more than TERM_WARN_RATIO times the job's `hours` (the plan's, recomputed), `other_term_cheaper` where the
+    other term bills the same job (its fewest months, as /recommend bills it) less; the figures app/messages.py words
+    (en, zh) as the option's warnings. None without a time to train."""
+    if hours is None or float(hours) <= 0:
+        return []
+    used, billed = float(hours), months * DAYS_PER_BILLED_MONTH * 24
+    notes: list[QuoteNote] = []
+    if billed > TERM_WARN_RATIO * used:
+        longer: dict[str, Any] = {"term": term, "months": months, "billed_hours": billed, "used_hours": f"{used:.1f}"}
+        notes.append(("term_longer_than_job", longer | {"share": f"{used / billed:.4f}"}))  # no float in a quote
+    other: Term = "monthly" if term == "annual" else "annual"
+    other_months = billed_months(used, other)
+    if other_months > MAX_QUOTE_MONTHS:
+        return notes
+    total, other_total = _total_minor(priced), _total_minor(price_for(other, other_months))
+    if other_total < total:
+        currency = priced.currency
+        params: dict[str, Any] = {"term": term, "months": months, "job_total": _money(total, currency)}
+        params["other_term"] = other
+        params |= {"other_months": other_months, "other_total": _money(other_total, currency), "currency": currency}
+        notes.append(("other_term_cheaper", params))
+    return notes
+
+
 # ---------------------------------------------------------------- snapshot
 
 
@@ -447,11 +481,21 @@ def create_quote(
     priced = _price(sku, addons, quantity=data.quantity, nodes=nodes, cards=cards, term=data.term, months=months)
     joined = joining_fabric(sku, offered) is not None
     notes = _notes(sku, nodes, priced.notes, fabric=fabric_addon_of(sku, offered), rented=addons, joined=joined)
+    notes += _term_notes(
+        data.term,
+        months,
+        priced,
+        figures.get("time_to_train_hours"),
+        lambda term, m: _price(sku, addons, quantity=data.quantity, nodes=nodes, cards=cards, term=term, months=m),
+    )
     now = _now()
     regions = _region(sku, data.region)
     rental = reservations.plan_rental(
         session, sku=sku, regions=regions, quantity=data.quantity, start=start, months=months, now=now
     )
+    if organisation is None:  # no API key: checked against what is free, held by nothing (review R4-5)
+        notes = [*notes, *reservations.unheld_notes(rental, sku)]
+        rental = reservations.unheld(rental)
     if organisation is None:  # a key's quotes count against the key's own limit
         _count_new_quote(session)  # only a quote about to be written counts: a refused request spends nothing
     terms = _Terms(sku, priced, addons, data, nodes=nodes, cards=cards, notes=notes, figures=figures)
@@ -639,8 +683,10 @@ def list_quotes(
 # ---------------------------------------------------------------- lifecycle
 
 
-def accept_quote(session: Session, *, public_id: str, base_path: str = "/quotes") -> QuoteOut:
-    """The customer accepts through the public link. Accepting twice is harmless."""
+def accept_quote(session: Session, *, public_id: str, base_path: str = "/quotes", by_sales: bool = False) -> QuoteOut:
+    """The customer accepts through the public link. Accepting twice is harmless. A quote issued without an API key
+    holds nothing; where accepting it would take tracked units, only sales accept it (`by_sales`: an API key with
+    quotes:write, or an admin's token; reservations.confirm: 403 otherwise)."""
     quote = get_quote_row(session, public_id=public_id, for_update=True)
     now = _now()
     status = effective_status(quote, now)
@@ -655,8 +701,9 @@ def accept_quote(session: Session, *, public_id: str, base_path: str = "/quotes"
         quote.status, quote.accepted_at, quote.updated_at = "accepted", now, now
         session.flush()  # on SQLite this opens the write transaction: a count of free units below sees every commit
         try:
-            reservations.confirm(session, quote, now=now)
-        except CapacityTaken:
+            sales = by_sales or quote.organisation is not None  # a sales tool issued it: its link takes units
+            reservations.confirm(session, quote, now=now, by_sales=sales)
+        except (CapacityTaken, reservations.SalesConfirmationNeeded):
             session.rollback()  # the quote stays issued, whoever catches the refusal (the quote's page)
             raise
         events.emit(session, quote, "quote.accepted")

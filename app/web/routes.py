@@ -40,6 +40,7 @@ from app.i18n import Translator, negotiate
 from app.planner.schemas import RecommendIn, RecommendOut
 from app.planner.service import run_recommend
 from app.quotes import printing, service as quotes_service
+from app.quotes.reservations import SalesConfirmationNeeded
 from app.templating import templates
 from app.web import forms
 from app.web.charts import MEMORY_PARTS, MIN_SAVING_HOURS, scatter, useful_front
@@ -348,4 +349,9 @@ def accept_from_browser(public_id: str, request: Request, session: SessionDep, l
         problem = problem or _not_acceptable(quote.status, lang)
         html = printing.render_html(quote, seller, lang=lang, template="quotes/accept.html", problem=problem)
         return HTMLResponse(html, status_code=409)
+    except SalesConfirmationNeeded as exc:  # it would take tracked units: sales confirm it (review R4-5)
+        quote, seller = quotes_service.printable(session, public_id=public_id)
+        problem = messages.quote_check("accept_needs_sales", exc.errors[0]["params"], lang)
+        html = printing.render_html(quote, seller, lang=lang, template="quotes/accept.html", problem=problem)
+        return HTMLResponse(html, status_code=403)
     return RedirectResponse(f"{quote.links.print}?lang={lang}", status_code=303)

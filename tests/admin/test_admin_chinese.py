@@ -107,7 +107,7 @@ def _refused_sku_forms(client: TestClient, lang: str, csrf: str) -> dict[str, st
     edit = client.post(url, data=fields, headers=HTML)
     price = client.post(
         f"/admin/skus/h100-80g-sxm-8x/prices?lang={lang}",
-        data={"csrf_token": csrf, "amount": "30000.005", "currency": "CNY"},
+        data={"csrf_token": csrf, "amount": "30000.005", "currency": "CNY", "version": "1"},
         headers=HTML,
     )
     # refused by the catalog's own rules: a link the estimator has no figures for, a monthly discount above the annual

@@ -23,7 +23,8 @@ URL = f"/admin/api/skus/{CARD}"
 def test_audit_entries_list_their_changes_field_by_field(client: TestClient, alice: Admin) -> None:
     h = alice.headers
     assert client.patch(URL, headers=h, json={"version": 1, "host_ram_gib": 256}).status_code == 200
-    assert client.post(f"{URL}/prices", headers=h, json={"amount": "2900.00", "currency": "CNY"}).status_code == 201
+    price = {"amount": "2900.00", "currency": "CNY", "version": 2}
+    assert client.post(f"{URL}/prices", headers=h, json=price).status_code == 201
     items = client.get("/admin/api/audit", headers=h, params={"entity_id": CARD}).json()["items"]
     price, update = items[0], items[1]
     assert {"field": "amount", "before": "2800.00", "after": "2900.00"} in price["changes"]
@@ -73,7 +74,7 @@ def test_price_text_follows_the_price_and_the_notes_restate_none(client: TestCli
     assert card["price"]["summary"] == (
         "CNY 2,800.00 per card per month; annual term 20% off: CNY 2,240.00 per card per month."
     )
-    new = {"amount": "3000.00", "currency": "CNY"}
+    new = {"amount": "3000.00", "currency": "CNY", "version": 1}
     assert client.post(f"{URL}/prices", headers=alice.headers, json=new).status_code == 201
     assert "annual term 20% off: CNY 2,400.00 per card per month" in _public(client)[CARD]["price"]["summary"]
     for sku in _public(client).values():

@@ -268,7 +268,7 @@ def test_state_changing_form_without_csrf_token_is_refused_and_writes_nothing(
 ) -> None:
     csrf = sign_in(client, "alice@example.com")
     sku = db.scalar(select(Sku).where(Sku.slug == "a100-40g-pcie-card"))
-    form = {"amount": "1.00", "currency": "CNY"}
+    form = {"amount": "1.00", "currency": "CNY", "version": str(sku.version)}
     prices_before = len(sku.prices)
     for data in (form, {**form, "csrf_token": "forged"}):
         response = client.post("/admin/skus/a100-40g-pcie-card/prices", data=data, follow_redirects=False)

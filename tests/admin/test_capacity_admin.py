@@ -8,8 +8,10 @@ from zoneinfo import ZoneInfo
 
 import pytest
 from fastapi.testclient import TestClient
+from sqlalchemy.orm import Session
 
 from tests.admin.conftest import Admin, sign_in
+from tests.factories import sales_key
 
 H100 = "h100-80g-sxm-8x"
 URL = f"/admin/api/skus/{H100}/holds"
@@ -27,9 +29,17 @@ def _at(region: str = "singapore") -> str:
     return f"{URL}/{region}/{_today().isoformat()}"
 
 
-def _quote(client: TestClient, quantity: int) -> dict[str, object]:
+@pytest.fixture
+def sales(client: TestClient, db: Session) -> dict[str, str]:
+    """A sales tool's API key (quotes:write): its quotes hold their units, a quote without a key holds none (R4-5)."""
+    return sales_key(client, db)
+
+
+def _quote(client: TestClient, quantity: int, sales: dict[str, str]) -> dict[str, object]:
     body = {"sku_id": H100, "quantity": quantity, "term": "monthly", "months": 1, "region": "singapore"}
-    response = client.post("/quotes", json={**body, "customer": {"name": "Ada", "email": "ada@example.org"}})
+    response = client.post(
+        "/quotes", json={**body, "customer": {"name": "Ada", "email": "ada@example.org"}}, headers=sales
+    )
     assert response.status_code == 201, response.text
     return dict(response.json())
 
@@ -71,11 +81,13 @@ def test_a_hold_is_refused_naming_the_field(client: TestClient, alice: Admin) ->
     assert client.put(_at(), json=_hold()).status_code == 401
 
 
-def test_the_capacity_api_and_page_show_accepted_issued_and_free_by_month(client: TestClient, alice: Admin) -> None:
+def test_the_capacity_api_and_page_show_accepted_issued_and_free_by_month(
+    client: TestClient, alice: Admin, sales: dict[str, str]
+) -> None:
     client.put(f"/admin/api/skus/{H100}/availability/singapore", headers=alice.headers, json={"units_available": 5})
-    accepted = _quote(client, 2)
+    accepted = _quote(client, 2, sales)
     client.post(str(dict(accepted["links"])["accept"]))  # type: ignore[call-overload]
-    _quote(client, 1)
+    _quote(client, 1, sales)
     rows = client.get("/admin/api/capacity", headers=alice.headers, params={"months": 3}).json()
     [row] = [r for r in rows if (r["sku_id"], r["region"]) == (H100, "singapore")]
     first = row["months"][0]
@@ -114,11 +126,13 @@ def _availability(client: TestClient, alice: Admin, units: int, **more: object) 
     return {"status": response.status_code, **response.json()}
 
 
-def test_an_edit_that_oversells_is_refused_naming_the_quotes_unless_forced(client: TestClient, alice: Admin) -> None:
+def test_an_edit_that_oversells_is_refused_naming_the_quotes_unless_forced(
+    client: TestClient, alice: Admin, sales: dict[str, str]
+) -> None:
     assert _availability(client, alice, 5)["status"] == 200
-    accepted = _quote(client, 1)
+    accepted = _quote(client, 1, sales)
     client.post(str(dict(accepted["links"])["accept"]))  # type: ignore[call-overload]
-    issued = _quote(client, 3)
+    issued = _quote(client, 3, sales)
     too_many = client.put(_at(), headers=alice.headers, json=_hold(units=6))
     assert (too_many.status_code, too_many.json()["errors"][0]["field"]) == (422, "units")
     cut = _availability(client, alice, 1)

@@ -130,7 +130,8 @@ def test_a_stale_form_in_the_browser_shows_what_changed_and_overwrites_nothing(
 def test_every_change_leaves_an_audit_row_with_before_and_after(client: TestClient, db: Session, alice: Admin) -> None:
     h = alice.headers
     assert client.patch(URL, headers=h, json={"version": 1, "host_ram_gib": 256}).status_code == 200
-    assert client.post(f"{URL}/prices", headers=h, json={"amount": "2900.00", "currency": "CNY"}).status_code == 201
+    price = {"amount": "2900.00", "currency": "CNY", "version": 2}
+    assert client.post(f"{URL}/prices", headers=h, json=price).status_code == 201
     assert client.post(f"{URL}/retire", headers=h, json={"version": 3}).status_code == 200  # the price made version 3
     assert client.post(f"{URL}/reactivate", headers=h, json={"version": 4}).status_code == 200
     put = client.put(f"{URL}/availability/shenzhen", headers=h, json={"units_available": 12, "version": None})
@@ -170,7 +171,9 @@ def test_a_new_price_shows_in_the_next_public_catalog_and_the_history_stays(
     client: TestClient, db: Session, alice: Admin
 ) -> None:
     response = client.post(
-        f"{URL}/prices", headers=alice.headers, json={"amount": "3000.00", "currency": "CNY", "note": "2027 list"}
+        f"{URL}/prices",
+        headers=alice.headers,
+        json={"amount": "3000.00", "currency": "CNY", "note": "2027 list", "version": 1},
     )
     assert response.status_code == 201
     price = _public(client)[CARD]["price"]
@@ -187,7 +190,7 @@ def test_a_future_price_waits_for_its_date(client: TestClient, alice: Admin) -> 
     response = client.post(
         f"{URL}/prices",
         headers=alice.headers,
-        json={"amount": "3100.00", "currency": "CNY", "effective_from": "2099-01-01T00:00:00Z"},
+        json={"amount": "3100.00", "currency": "CNY", "effective_from": "2099-01-01T00:00:00Z", "version": 1},
     )
     assert response.status_code == 201
     assert _public(client)[CARD]["price"]["monthly_list"] == "2800.00"
@@ -212,7 +215,7 @@ def _fields(response) -> list[str]:
 
 
 def test_bad_prices_are_422_naming_the_field(client: TestClient, db: Session, alice: Admin) -> None:
-    post = lambda body: client.post(f"{URL}/prices", headers=alice.headers, json=body)  # noqa: E731
+    post = lambda body: client.post(f"{URL}/prices", headers=alice.headers, json={"version": 1, **body})  # noqa: E731
     assert _fields(post({"amount": "-1.00", "currency": "CNY"})) == ["amount"]
     assert _fields(post({"amount": "0", "currency": "CNY"})) == ["amount"]
     assert _fields(post({"amount": 2800.5, "currency": "CNY"})) == ["amount"]  # a JSON number: never a float
@@ -229,7 +232,7 @@ def test_bad_prices_are_422_naming_the_field(client: TestClient, db: Session, al
 
 def test_a_422_says_what_the_field_allows_not_the_validators_internals(client: TestClient, alice: Admin) -> None:
     """Review R13: the regular expression of the pattern, and pydantic's "Value error, " prefix, reached the user."""
-    post = lambda body: client.post(f"{URL}/prices", headers=alice.headers, json=body)  # noqa: E731
+    post = lambda body: client.post(f"{URL}/prices", headers=alice.headers, json={"version": 1, **body})  # noqa: E731
     for amount in ("-1", "abc", "1e30"):
         (error,) = post({"amount": amount, "currency": "CNY"}).json()["errors"]
         assert error == {
@@ -335,7 +338,9 @@ def test_browser_pages_render_the_catalog(client: TestClient, db: Session, alice
     page = client.get(f"/admin/skus/{CARD}").text
     assert 'name="version" value="1"' in page and "in force" in page
     assert "<script" not in page
-    price = client.post(f"/admin/skus/{CARD}/prices", data={"csrf_token": csrf, "amount": "abc", "currency": "CNY"})
+    price = client.post(
+        f"/admin/skus/{CARD}/prices", data={"csrf_token": csrf, "amount": "abc", "currency": "CNY", "version": "1"}
+    )
     assert price.status_code == 422
     assert _count(db, SkuPrice) == 3
     retire = client.post(
@@ -363,7 +368,7 @@ def test_a_price_change_and_availability_reach_the_very_next_recommendation(clie
         "2800.00",
         "not tracked",
     )
-    client.post(f"{URL}/prices", headers=alice.headers, json={"amount": "2500.00", "currency": "CNY"})
+    client.post(f"{URL}/prices", headers=alice.headers, json={"amount": "2500.00", "currency": "CNY", "version": 1})
     client.put(f"{URL}/availability/shenzhen", headers=alice.headers, json={"units_available": 3})
     top = client.post("/recommend", json=body).json()["options"][0]
     assert (top["sku"]["id"], top["cost"]["monthly_list"], top["availability"]["free_units"]) == (CARD, "2500.00", 3)

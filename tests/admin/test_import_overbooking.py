@@ -7,20 +7,30 @@ from __future__ import annotations
 
 import copy
 
+import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from app.admin.models import AuditEntry
 from tests.admin.conftest import Admin
+from tests.factories import sales_key
 
 H100 = "h100-80g-sxm-8x"
 URL = f"/admin/api/skus/{H100}"
 
 
-def _quote(client: TestClient, quantity: int) -> str:
+@pytest.fixture
+def sales(client: TestClient, db: Session) -> dict[str, str]:
+    """A sales tool's API key (quotes:write): its quotes hold their units, a quote without a key holds none (R4-5)."""
+    return sales_key(client, db)
+
+
+def _quote(client: TestClient, quantity: int, sales: dict[str, str]) -> str:
     body = {"sku_id": H100, "quantity": quantity, "term": "monthly", "months": 1, "region": "singapore"}
-    response = client.post("/quotes", json={**body, "customer": {"name": "Ada", "email": "ada@example.org"}})
+    response = client.post(
+        "/quotes", json={**body, "customer": {"name": "Ada", "email": "ada@example.org"}}, headers=sales
+    )
     assert response.status_code == 201, response.text
     assert response.json()["reservation"]["units"] == quantity
     return str(response.json()["number"])
@@ -32,11 +42,11 @@ def _units(client: TestClient, admin: Admin) -> dict[str, int]:
 
 
 def test_an_import_below_what_quotes_hold_is_a_409_overbooked_and_writes_nothing(
-    client: TestClient, db: Session, alice: Admin
+    client: TestClient, db: Session, alice: Admin, sales: dict[str, str]
 ) -> None:
     set_five = client.put(f"{URL}/availability/singapore", headers=alice.headers, json={"units_available": 5})
     assert set_five.status_code == 200, set_five.text
-    number = _quote(client, 4)
+    number = _quote(client, 4, sales)
     doc = client.get("/admin/api/catalog/export", headers=alice.headers).json()
     index = [s["id"] for s in doc["skus"]].index(H100)
     cut = copy.deepcopy(doc)

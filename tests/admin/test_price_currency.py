@@ -34,6 +34,11 @@ def _price_ib(client: TestClient, admin: Admin) -> None:
     assert response.status_code == 200, response.text
 
 
+def _version(client: TestClient, alice: Admin) -> int:
+    """The SKU's current version, which a new price names (review R4-9)."""
+    return int(client.get(URL, headers=alice.headers).json()["version"])
+
+
 def _prices(db: Session) -> int:
     return db.scalar(select(func.count()).select_from(SkuPrice))
 
@@ -43,7 +48,11 @@ def test_a_price_in_another_currency_than_a_priced_add_on_is_a_422_on_currency(
 ) -> None:
     _price_ib(client, alice)
     before = _prices(db)
-    response = client.post(f"{URL}/prices", headers=alice.headers, json={"amount": "1500000", "currency": "JPY"})
+    response = client.post(
+        f"{URL}/prices",
+        headers=alice.headers,
+        json={"amount": "1500000", "currency": "JPY", "version": _version(client, alice)},
+    )
     assert response.status_code == 422, response.text
     [error] = response.json()["errors"]
     assert (error["field"], error["code"], error["params"]) == (
@@ -66,13 +75,21 @@ def test_the_same_currency_and_an_unpriced_add_on_in_another_currency_are_accept
 ) -> None:
     """The seeded add-on is priced on consultation (no amount): its currency adds nothing to a total, and the
     add-on endpoint refuses an amount in any currency but the price's."""
-    moved = client.post(f"{URL}/prices", headers=alice.headers, json={"amount": "4000.00", "currency": "USD"})
+    moved = client.post(
+        f"{URL}/prices",
+        headers=alice.headers,
+        json={"amount": "4000.00", "currency": "USD", "version": _version(client, alice)},
+    )
     assert moved.status_code == 201, moved.text
     refused = client.put(f"{URL}/addons/infiniband-400g", headers=alice.headers, json=IB)
     assert refused.status_code == 422
     priced = client.put(f"{URL}/addons/infiniband-400g", headers=alice.headers, json=IB | {"currency": "USD"})
     assert priced.status_code == 200, priced.text
-    same = client.post(f"{URL}/prices", headers=alice.headers, json={"amount": "4100.00", "currency": "USD"})
+    same = client.post(
+        f"{URL}/prices",
+        headers=alice.headers,
+        json={"amount": "4100.00", "currency": "USD", "version": _version(client, alice)},
+    )
     assert same.status_code == 201
 
 
@@ -81,6 +98,7 @@ def test_the_price_form_says_so_in_english_and_chinese(client: TestClient, db: S
     before = _prices(db)
     csrf = sign_in(client, "alice@example.com")
     form = {"csrf_token": csrf, "amount": "1500000", "currency": "JPY", "note": "typo"}
+    form["version"] = str(_version(client, alice))
     for lang, words in (("en", "must be CNY, the currency of its priced add-ons"), ("zh", "须为 CNY")):
         page = client.post(f"/admin/skus/{H100}/prices?lang={lang}", data=form, follow_redirects=False)
         assert page.status_code == 422, page.text[:500]
@@ -135,7 +153,7 @@ def test_an_import_pricing_an_add_on_in_another_currency_than_the_price_writes_n
 def test_an_add_on_priced_in_another_currency_than_a_scheduled_price_is_a_422(client: TestClient, alice: Admin) -> None:
     """The add-on would be in the price's currency today and out of every total once the scheduled price is in force."""
     later = (datetime.now(UTC) + timedelta(days=2)).isoformat()
-    scheduled = {"amount": "1500000", "currency": "JPY", "effective_from": later}
+    scheduled = {"amount": "1500000", "currency": "JPY", "effective_from": later, "version": _version(client, alice)}
     assert client.post(f"{URL}/prices", headers=alice.headers, json=scheduled).status_code == 201
     response = client.put(f"{URL}/addons/infiniband-400g", headers=alice.headers, json=IB)
     assert response.status_code == 422, response.text

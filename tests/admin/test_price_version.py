@@ -55,11 +55,24 @@ def test_a_price_based_on_a_stale_version_is_409_naming_the_price_written_since(
     assert _prices(db) == rows + 1  # bob's price was not written
 
 
-def test_a_price_without_a_version_still_writes_the_next_one(client: TestClient, alice: Admin) -> None:
-    version = client.get(URL, headers=alice.headers).json()["version"]
-    posted = client.post(f"{URL}/prices", headers=alice.headers, json={"amount": "99000.00", "currency": "CNY"})
-    assert posted.status_code == 201
-    assert posted.json()["version"] == version + 1  # so an edit based on the version before it is refused
+def test_a_price_without_a_version_is_422_naming_it_and_writes_nothing(
+    client: TestClient, db: Session, alice: Admin
+) -> None:
+    """Review R4-9: a price posted without `version` was 200 and silently overwrote the price another admin had set a
+    moment before; `version` is required, as for PATCH, retire and add-ons."""
+    version, rows = client.get(URL, headers=alice.headers).json()["version"], _prices(db)
+    posted = client.post(f"{URL}/prices", headers=alice.headers, json={"amount": "29000.00", "currency": "CNY"})
+    assert posted.status_code == 422, posted.text
+    assert [e["field"] for e in posted.json()["errors"]] == ["version"]
+    assert posted.json()["detail"].startswith("version: ")
+    assert (_prices(db), client.get(URL, headers=alice.headers).json()["version"]) == (rows, version)
+    form = {"csrf_token": sign_in(client, "alice@example.com"), "amount": "29000.00", "currency": "CNY"}
+    page = client.post(f"/admin/skus/{H100}/prices", data=form, follow_redirects=False)
+    assert page.status_code == 422 and _prices(db) == rows
+    sent = client.post(
+        f"{URL}/prices", headers=alice.headers, json={"amount": "99000.00", "currency": "CNY", "version": version}
+    )
+    assert sent.status_code == 201 and sent.json()["version"] == version + 1
     patch = client.patch(URL, headers=alice.headers, json={"version": version, "notes": "x"})
     assert patch.status_code == 409
     assert [e["field"] for e in patch.json()["errors"]] == ["version", "price"]
@@ -74,7 +87,8 @@ def test_the_new_price_form_sends_the_version_and_a_stale_one_shows_the_price_wr
     assert (
         f'<input type="hidden" name="version" value="{version}">' in page.text.split('/prices"')[1].split("</form>")[0]
     )
-    client.post(f"{URL}/prices", headers=bob.headers, json={"amount": "97000.00", "currency": "CNY"})  # someone else
+    someone_else = {"amount": "97000.00", "currency": "CNY", "version": version}
+    assert client.post(f"{URL}/prices", headers=bob.headers, json=someone_else).status_code == 201
     rows = _prices(db)
     form = {"csrf_token": csrf, "amount": "96000.00", "currency": "CNY", "version": str(version)}
     refused = client.post(f"/admin/skus/{H100}/prices", data=form, follow_redirects=False)

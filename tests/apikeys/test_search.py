@@ -79,6 +79,7 @@ def test_a_repeated_or_admin_only_parameter_is_a_422_naming_it(
     assert response.status_code == 422, response.text
     assert response.headers["content-type"] == "application/problem+json"
     assert [e["field"] for e in response.json()["errors"]] == [field]
+    assert response.json()["detail"].startswith(f"{field}: ")  # one path in both (review R4-13: "organisation: …")
 
 
 def test_filters(client: TestClient, db: Session, two_organisations: dict[str, Any]) -> None:
@@ -117,6 +118,7 @@ def test_a_bad_cursor_is_a_422_naming_it(client: TestClient, two_organisations: 
         response = client.get("/quotes", params={"cursor": cursor}, headers=bearer(two_organisations["acme"]))
         assert response.status_code == 422, (cursor, response.text)
         assert response.json()["errors"][0]["field"] == "query.cursor"
+        assert response.json()["detail"].startswith("query.cursor: ")  # review R4-13: before, "cursor: …"
 
 
 def test_admins_see_every_quote_and_others_are_refused(

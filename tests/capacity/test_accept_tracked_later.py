@@ -7,14 +7,22 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.capacity.models import Reservation
-from tests.factories import units_available
+from tests.factories import sales_key, units_available
 
 H100 = "h100-80g-sxm-8x"
+
+
+@pytest.fixture(autouse=True)
+def _sales_tool(client: TestClient, db: Session) -> None:
+    """The quotes here are a sales tool's (an API key with quotes:write), which hold their units: a quote issued
+    without a key holds nothing (review R4-5, tests/capacity/test_anonymous_holds.py)."""
+    client.headers.update(sales_key(client, db))
 
 
 def _body(quantity: int, **changes: Any) -> dict[str, Any]:

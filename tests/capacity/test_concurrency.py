@@ -11,11 +11,14 @@ import httpx
 import pytest
 from sqlalchemy import create_engine, text
 
+from app.apikeys.schemas import ApiKeyCreate
+from app.apikeys.service import issue_key
 from app.catalog.models import SkuAvailability
 from app.catalog.repository import get_sku_by_slug
 from app.db.engine import build_engine, build_sessionmaker
 from app.db.migrate import upgrade
 from app.seed import seed_database
+from app.settings import DEV_API_KEY_SECRET
 from tests.conftest import BACKENDS
 from tests.servers import app_server, released_together, scratch_database
 
@@ -48,9 +51,20 @@ def _seed(url: str) -> None:
     engine.dispose()
 
 
-def _post_all(base: str, count: int) -> list[httpx.Response]:
+def _sales_key(url: str) -> dict[str, str]:
+    """A sales tool's key (quotes:write) in the server's database: its quotes hold units; a quote without a key holds
+    none (review R4-5). Per-key limit at its highest, so that the bursts below meet no 429."""
+    engine = build_engine(url)
+    data = ApiKeyCreate(name="sales tool", organisation="Sales", scopes=["quotes:write"], rate_limit_per_minute=10_000)
+    with build_sessionmaker(engine).begin() as session:
+        issued = issue_key(session, data=data, created_by="tests", secret=DEV_API_KEY_SECRET)
+    engine.dispose()
+    return {"Authorization": f"Bearer {issued.key}"}
+
+
+def _post_all(base: str, count: int, headers: dict[str, str]) -> list[httpx.Response]:
     def post(_: int, release: Callable[[], object]) -> httpx.Response:
-        with httpx.Client(base_url=base, timeout=60) as client:
+        with httpx.Client(base_url=base, timeout=60, headers=headers) as client:
             release()  # all requests leave together
             return client.post("/quotes", json=BODY)
 
@@ -59,7 +73,7 @@ def _post_all(base: str, count: int) -> list[httpx.Response]:
 
 def test_fifty_concurrent_quotes_for_the_last_three_servers_issue_exactly_three(server_db: str) -> None:
     with app_server(server_db, workers=2) as base:
-        responses = _post_all(base, CONCURRENT)
+        responses = _post_all(base, CONCURRENT, _sales_key(server_db))
     statuses = Counter(r.status_code for r in responses)
     assert statuses == {201: SERVERS, 409: CONCURRENT - SERVERS}, [r.text for r in responses if r.status_code >= 500]
     refused = [r.json() for r in responses if r.status_code == 409]
@@ -100,7 +114,7 @@ def test_concurrent_accepts_of_quotes_issued_before_tracking_take_only_the_serve
     got an inventory figure took nothing either. Ten such quotes for one server each, accepted at once against 3
     servers: exactly 3 are accepted (each holding its server), the other 7 are 409 `capacity_taken` and stay issued."""
     with app_server(untracked_db, workers=2) as base:
-        with httpx.Client(base_url=base, timeout=60) as client:
+        with httpx.Client(base_url=base, timeout=60, headers=_sales_key(untracked_db)) as client:
             issued = [client.post("/quotes", json=BODY) for _ in range(ACCEPTS)]
         assert [(r.status_code, r.json()["reservation"]) for r in issued] == [(201, None)] * ACCEPTS
         _track(untracked_db, SERVERS)

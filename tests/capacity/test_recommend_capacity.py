@@ -8,15 +8,23 @@ from datetime import date, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
+import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
 from app.capacity.ledger import add_months
 from app.quotes import service
-from tests.factories import recommend, units_available
+from tests.factories import recommend, sales_key, units_available
 
 CARD = "a100-40g-pcie-card"
 BODY = {"model": {"preset": "llama-2-7b"}, "task": "lora", "tokens": 1e8, "constraints": {"objective": "cheapest"}}
+
+
+@pytest.fixture(autouse=True)
+def _sales_tool(client: TestClient, db: Session) -> None:
+    """The quotes here are a sales tool's (an API key with quotes:write), which hold their units: a quote issued
+    without a key holds nothing (review R4-5, tests/capacity/test_anonymous_holds.py)."""
+    client.headers.update(sales_key(client, db))
 
 
 def _today() -> date:

@@ -8,6 +8,7 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
+import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -17,9 +18,16 @@ from app.capacity.models import MaintenanceHold, Reservation
 from app.catalog.repository import get_sku_by_slug
 from app.quotes import service
 from app.quotes.repository import get_by_public_id
-from tests.factories import units_available
+from tests.factories import sales_key, units_available
 
 H100 = "h100-80g-sxm-8x"
+
+
+@pytest.fixture(autouse=True)
+def _sales_tool(client: TestClient, db: Session) -> None:
+    """The quotes here are a sales tool's (an API key with quotes:write), which hold their units: a quote issued
+    without a key holds nothing (review R4-5, tests/capacity/test_anonymous_holds.py)."""
+    client.headers.update(sales_key(client, db))
 
 
 def _body(quantity: int = 1, months: int = 1, **changes: Any) -> dict[str, Any]:

@@ -178,6 +178,9 @@ Source:
                fitted [trtllm] rows of serving_cases.py are a later release's), Mistral 7B and the Mixtrals.
                TensorRT-LLM 0.14 / 0.17 are not ENGINE_RELEASES entries: the rows run as the current TensorRT-LLM.
   [accelmark-a100] AccelMark's SGLang 0.5.6 and vLLM 0.20.1 runs on A100 (serving_first_contact_accelmark.py).
+  [trtllm-v061-peak], [trtllm-h200-blogs] TensorRT-LLM 0.5-0.7 static-batch peak throughput on H100, H200, A100 and
+               L40S, Llama 2 7B / 13B / 70B (serving_first_contact_trtllm_static.py).
+  [mooncake-vllm-a10] vLLM 0.6.2 on one A10 under Poisson load (serving_first_contact_mooncake.py).
   [lmsys-large-ep] LMSYS Org blog "Deploying DeepSeek with PD Disaggregation and Large-scale Expert Parallelism on 96
                H100 GPUs" (2025-05-05, https://lmsys.org/blog/2025-05-05-large-scale-ep/, read through its copies
                and the launch commands of sgl-project/sglang#6017, 2026-12-06): SGLang serving DeepSeek-V3 (block FP8,
@@ -212,7 +215,9 @@ from app.estimator.specs import Cluster, GpuSpec, ModelSpec
 from app.estimator.vocabulary import Engine
 from tests.estimator.serving_cases import trtllm_finetune_setting
 from tests.estimator.serving_first_contact_accelmark import ACCELMARK_ROWS
+from tests.estimator.serving_first_contact_mooncake import MOONCAKE_ROWS
 from tests.estimator.serving_first_contact_row import Metric, ServingFirstContact
+from tests.estimator.serving_first_contact_trtllm_static import TRTLLM_STATIC_ROWS
 
 __all__ = ["SERVING_FIRST_CONTACT", "Metric", "ServingFirstContact", "predict"]
 
@@ -765,6 +770,8 @@ SERVING_FIRST_CONTACT: tuple[ServingFirstContact, ...] = (
     *(row for column in V017_COLUMNS for row in _v017(*column)),
     *ACCELMARK_ROWS,
     *LARGE_EP_ROWS,
+    *TRTLLM_STATIC_ROWS,
+    *MOONCAKE_ROWS,
 )  # fmt: skip
 
 

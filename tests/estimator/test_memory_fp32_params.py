@@ -110,7 +110,7 @@ def test_autocast_weight_copies_are_cached_on_leaves_and_not_on_fsdp_views() -> 
     through its forward. FSDP's unsharded parameters are views in the forward and its recompute (torch/distributed/
     fsdp/_flat_param.py `_use_unsharded_flat_param`), never cached: with full recompute only the recomputed layer's
     copies and the head's (which no checkpoint covers). Exact: bytes by construction."""
-    (stage,) = _stages(_facts(LLAMA2_7B), 1, 1, 1)
+    (stage,) = _stages(_facts(LLAMA2_7B), 1, 1, 1, 1)
     fsdp = Plan(dp=8, zero_stage=3, recompute="full", fp32_params=True)
     replicated = Plan(dp=8, zero_stage=1, recompute="full", fp32_params=True)
     assert autocast_weight_copies(replace(fsdp, fp32_params=False), stage) == 0.0

@@ -42,10 +42,12 @@ def _ranked(client: httpx.Client) -> dict:
 def test_a_usd_price_is_ranked_at_its_converted_value(database: tuple[str, str]) -> None:
     url, token = database
     with app_server(url, workers=2) as base, httpx.Client(base_url=base, timeout=60) as client:
+        auth = {"Authorization": f"Bearer {token}"}
+        version = client.get("/admin/api/skus/h100-80g-sxm-8x", headers=auth).json()["version"]
         repriced = client.post(
             "/admin/api/skus/h100-80g-sxm-8x/prices",
-            json={"amount": "20000.00", "currency": "USD"},
-            headers={"Authorization": f"Bearer {token}"},
+            json={"amount": "20000.00", "currency": "USD", "version": version},
+            headers=auth,
         )
         assert repriced.status_code == 201, repriced.text
         for _ in range(4):  # both workers

@@ -102,10 +102,44 @@ def test_invalid_utf8_is_422_naming_the_body(probe_client: TestClient) -> None:
     assert _problem(response, 422, "invalid-input")["errors"][0]["field"] == "body"
 
 
-@pytest.mark.parametrize("content_type", ["text/plain", "application/xml", "application/octet-stream"])
-def test_wrong_content_type_is_415(probe_client: TestClient, content_type: str) -> None:
-    response = probe_client.post("/probe/echo", content=b'{"x": 1}', headers={"content-type": content_type})
-    _problem(response, 415, "unsupported-media-type")
+@pytest.mark.parametrize(
+    "content_type",
+    [
+        "text/plain",
+        "application/xml",
+        "application/octet-stream",
+        # review R4-13: a form was a 422 "body: Input should be a valid dictionary…" while text was a 415
+        "application/x-www-form-urlencoded",
+        "multipart/form-data; boundary=x",
+        "text/json",  # FastAPI parses application/json and application/*+json only
+        None,  # a body of no declared type
+    ],
+)
+def test_a_body_of_any_other_type_than_json_is_415(probe_client: TestClient, content_type: str | None) -> None:
+    headers = {"content-type": content_type} if content_type else {}
+    for body in (b'{"x": 1}', b"x=1"):
+        response = probe_client.post("/probe/echo", content=body, headers=headers)
+        _problem(response, 415, "unsupported-media-type")
+
+
+def test_a_json_body_of_a_json_subtype_or_none_at_all_is_not_415(probe_client: TestClient) -> None:
+    merge = probe_client.post(
+        "/probe/echo", content=b'{"x": 1}', headers={"content-type": "application/merge-patch+json"}
+    )
+    assert merge.status_code == 200, merge.text
+    missing = _problem(probe_client.post("/probe/echo"), 422, "invalid-input")  # no body, no type: missing
+    assert missing["errors"][0]["field"] == "body"
+
+
+def test_the_pages_forms_are_not_415(client: TestClient) -> None:
+    """Form routes (the wizard's, the admin's) take urlencoded bodies as before: only JSON routes answer 415."""
+    for path, form in (
+        ("/admin/login", {"email": "nobody@example.com", "password": "wrong"}),
+        ("/quote/no-such-quote/accept", {"lang": "en"}),
+        ("/admin/keys", {"name": "n" * 300}),  # a form field past its max_length: the form's own error
+    ):
+        response = client.post(path, data=form, follow_redirects=False)
+        assert response.status_code != 415 and response.status_code < 500, (path, response.text)
 
 
 def test_20_mb_body_is_413_without_echo(probe_client: TestClient) -> None:

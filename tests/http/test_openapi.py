@@ -27,7 +27,7 @@ def test_every_error_response_is_a_problem() -> None:
 
 def test_body_operations_document_body_errors_and_rate_limited_ones_429() -> None:
     estimate = _schema()["paths"]["/estimate"]["post"]["responses"]
-    assert {"400", "413", "415", "422", "429", "503"} <= set(estimate)
+    assert {"400", "408", "413", "415", "422", "429", "503"} <= set(estimate)
     assert "429" not in _schema(rate_limit_per_minute=0)["paths"]["/estimate"]["post"]["responses"]
     assert "429" not in _schema()["paths"]["/catalog/skus"]["get"]["responses"]
 

@@ -84,7 +84,8 @@ def test_continued_pretraining_is_sized_at_pretrainings_batch(client: TestClient
     """The same tokens, model and batch as pretraining: only the start differs, so the plans and times agree."""
     cpt, scratch = _recommend(client, "continued_pretrain"), _recommend(client, "pretrain")
     assert cpt["options"][0]["plan"] == scratch["options"][0]["plan"]
-    assert cpt["options"][0]["plan"]["global_batch"] == 256  # ~2M tokens at 8,192 (search.default_global_batch)
+    # 5e10 tokens on 70B: DeepSeek LLM's compute-optimal step (shapes.scaled_pretrain_batch), 5.8M tokens, 512 x 8,192
+    assert cpt["options"][0]["plan"]["global_batch"] == 512
     assert cpt["options"][0]["performance"]["time_to_train_hours"] == pytest.approx(
         scratch["options"][0]["performance"]["time_to_train_hours"]
     )

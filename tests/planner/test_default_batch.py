@@ -33,3 +33,66 @@ def test_a_long_context_fine_tune_is_launched_with_a_step_of_half_a_million_toke
     option = response.json()["options"][0]
     assert option["plan"]["global_batch"] == 16
     assert option["plan"]["global_batch"] * 32768 == 524288
+
+
+def _nonembedding(preset: str) -> int:
+    from app.estimator.params import count_params
+    from app.estimator.presets import get_preset
+
+    counts = count_params(get_preset(preset).model)
+    return counts.active - counts.embedding - counts.lm_head
+
+
+@pytest.mark.parametrize(
+    ("preset", "tokens", "seq_len", "published"),
+    [
+        # DeepSeek-V3: 14.8T tokens, batch ramped to 15,360 x 4,096 (DeepSeek-AI 2024, arXiv:2412.19437 §4.2)
+        ("deepseek-v3", 14.8e12, 4096, 15360),
+        # Llama 2 7B: 2T tokens, 4M tokens a step = 1,024 x 4,096 (Touvron et al. 2023, arXiv:2307.09288 §2.2)
+        ("llama-2-7b", 2e12, 4096, 1024),
+    ],
+)
+def test_a_large_pretraining_step_is_within_a_factor_of_four_of_the_published_one(
+    preset: str, tokens: float, seq_len: int, published: int
+) -> None:
+    """DeepSeek LLM's compute-optimal batch (shapes.BATCH_SCALING_*), not fitted to these runs: within 4x of each (the
+    rule's own fit spans ~2x, and a power of two of sequences another 2x)."""
+    from app.planner.shapes import scaled_pretrain_batch
+
+    batch = scaled_pretrain_batch(Workload(task="pretrain", seq_len=seq_len, tokens=tokens), _nonembedding(preset))
+    assert batch is not None
+    assert published / 4 <= batch <= published * 4
+
+
+def test_a_small_or_unsized_pretraining_job_keeps_the_two_million_token_step() -> None:
+    from app.planner.shapes import scaled_pretrain_batch
+
+    params = _nonembedding("llama-2-7b")
+    assert scaled_pretrain_batch(Workload(task="pretrain", seq_len=4096, tokens=1e9), params) is None
+    assert scaled_pretrain_batch(Workload(task="pretrain", seq_len=4096), params) is None
+    given = Workload(task="pretrain", seq_len=4096, tokens=2e12, global_batch=256)
+    assert scaled_pretrain_batch(given, params) is None
+    assert scaled_pretrain_batch(Workload(task="full_finetune", seq_len=4096, tokens=2e12), params) is None
+
+
+def test_deepseek_v3_pretraining_on_64_servers_gets_a_batch_that_lets_experts_shard(client: TestClient) -> None:
+    """Review R4-4: at the 512-sequence default every one of the 512 GPUs held one sequence; the plan was TP 8 x PP 16
+    with all 256 experts resident (EP 1, MFU 18.8 %, 717 h). DeepSeek-V3 itself trained PP 16 x EP 64 (arXiv:2412.19437
+    §3.2). The launch steps at the batch the option is sized at."""
+    body = {
+        "model": {"preset": "deepseek-v3"},
+        "task": "pretrain",
+        "tokens": 1e12,
+        "seq_len": 4096,
+        "constraints": {"max_nodes": 64, "limit": 50},
+    }
+    response = client.post("/recommend", json=body)
+    assert response.status_code == 200, response.text
+    option = response.json()["options"][0]
+    plan = option["plan"]
+    assert plan["global_batch"] >= 2048
+    assert plan["ep"] > 1
+    assert option["performance"]["mfu"] > 0.2
+    args = option["launch"]["megatron"]["args"]
+    assert f"--global-batch-size {plan['global_batch']}" in args
+    assert option["quote"]["plan"]["global_batch"] == plan["global_batch"]

@@ -18,10 +18,11 @@ from tests.factories import dense_model, offer, recommend as _recommend, workloa
 
 def test_tensor_parallel_on_the_pcie_sku_never_says_nvlink(client: TestClient) -> None:
     # Before: "Tensor parallel 4 stays inside one server, on its NVLink" for the "PCIe 4.0, no NVLink" SKU.
-    # Qwen2.5 32B: the 72B no longer fits the card's 4-GPU server once the unfused loss counts 12 bytes per logit
+    # Llama 3.1 70B LoRA on the card's 4-GPU server at TP 2 x PP 2 (Qwen2.5 32B, the case before, fits TP 1 x PP 2
+    # since the megatron stack's Transformer Engine layers keep less: memory.saved)
     result = _recommend(
         client,
-        model={"preset": "qwen2.5-32b"},
+        model={"preset": "llama-3.1-70b"},
         task="lora",
         tokens=1e8,
         constraints={"gpu_types": ["a100-40g-pcie"], "limit": 50},

@@ -52,7 +52,9 @@ def test_hybrid_sharding_communicates_less_than_full_dp_zero3_over_a_slow_fabric
 
 def test_a_multi_node_8b_full_finetune_chooses_hybrid_sharding_with_its_launch_config() -> None:
     model = get_preset("llama-3.1-8b").model
-    workload = Workload(task="full_finetune", seq_len=4096, tokens=1e9)
+    # at 2,048 tokens hybrid sharding holds the high end of its memory range; at 4,096 its range passes the card
+    # (102.5 GiB) and memory relief takes TP 2 x PP 4 x DP 4 instead, 7 % slower (relief.py `_widened`)
+    workload = Workload(task="full_finetune", seq_len=2048, tokens=1e9)
     best = search_plans(model, workload, _nodes(4)).best
     assert best is not None
     plan = best.plan

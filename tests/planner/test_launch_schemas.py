@@ -240,7 +240,14 @@ def test_recommended_launch_blocks_use_only_the_tools_options(client: TestClient
     for option in result["options"]:
         stack, launch = option["stack"], option["launch"][option["stack"]]
         seen.add(stack)
-        if stack == "megatron":
+        if stack == "megatron" and "recipe" in launch:  # a model with a Megatron-Bridge SFT recipe (Llama 3.1)
+            overrides = _overrides(launch["overrides"])  # every key one the recipe's ConfigContainer has
+            batch = {"--global-batch-size": overrides["train.global_batch_size"]}
+            _assert_batch_arithmetic(
+                batch | {"--micro-batch-size": overrides["train.micro_batch_size"]}, option["plan"]["dp"]
+            )
+            assert 1 <= int(overrides["checkpoint.save_interval"]) <= int(overrides["train.train_iters"])
+        elif stack == "megatron":
             args = _parsed(launch["args"])
             _assert_batch_arithmetic(args, option["plan"]["dp"])
             assert "--finetune" in args

@@ -48,8 +48,10 @@ def test_a_plan_at_the_limit_takes_cheap_recompute(client: TestClient) -> None:
 def test_a_plan_over_its_card_takes_the_costly_relief_at_the_same_price(client: TestClient) -> None:
     """Llama-3.1-70B QLoRA on 8 × A100 80G: the Trainer's only recompute is full (a third more work), and the
     micro-batch is already 1. The margin's relief (5 % of the speed at most) leaves it, but without recompute the high
-    end of its memory range (108 GiB) is above the card's 79 GiB: full recompute fits it there, about 30 % slower in
-    the same month (app/planner/relief.py `_over_card`), and the option says so."""
+    end of its memory range (108 GiB) is above the card's 79 GiB: full recompute fits it there, in the same month
+    (app/planner/relief.py `_over_card`), and the option says so. Its twin at micro-batch 1 ran about 30 % slower
+    (2.40 h); the search's wider look (review R3-7/R3-8) takes full recompute at micro-batch 4, whose high end
+    (52.9 GiB) holds too, 19 % slower (2.04 h)."""
     body = {
         "model": {"preset": "llama-3.1-70b"},
         "task": "qlora",
@@ -59,11 +61,13 @@ def test_a_plan_over_its_card_takes_the_costly_relief_at_the_same_price(client: 
     }
     top = _recommend(client, body)["options"][0]
     assert top["sku"]["id"] == "a100-80g-sxm-8x"
-    assert top["stack"] == "deepspeed" and top["plan"]["recompute"] == "full" and top["plan"]["micro_batch"] == 1
+    assert top["stack"] == "deepspeed" and top["plan"]["recompute"] == "full" and top["plan"]["micro_batch"] == 4
     assert top["plan"]["offload"] == "none"  # the 4-bit weights fit: no parameter offload
-    assert top["memory"]["per_gpu_gib_range"][1] <= top["memory"]["capacity_gib"]
+    assert top["memory"]["per_gpu_gib_range"][1] <= top["memory"]["limit_gib"]
     relief = next(note for note in top["assumption_codes"] if note["code"] == "memory_relief_recompute")
-    assert relief["params"]["was"] == "none" and relief["params"]["high_gib"] > relief["params"]["capacity_gib"]
+    assert relief["params"]["was"] == "none"
+    tail = top["assumption_codes"][-1]["params"]  # the last relief note states what it cut and costs
+    assert tail["high_gib"] > tail["capacity_gib"] and 15 <= tail["slower_pct"] <= 25
 
 
 def test_no_parameter_offload_where_the_states_fit(client: TestClient) -> None:
@@ -239,6 +243,8 @@ def test_the_relief_note_claims_the_same_price_only_where_the_slow_end_bills_the
     assert note["params"]["relief"] == "slow_end" and note["params"]["high_gib"] > note["params"]["capacity_gib"]
     assert (note["params"]["slow_months"], note["params"]["was_slow_months"]) == (2, 1)
     assert "billing_within_range" in {w["code"] for w in top["warnings"]}
-    text = next(a for a in top["assumptions"] if a.startswith("Activation recompute is full, not selective."))
+    # the plan found first: selective or none (Megatron's core_attn recompute keeps more than none on Transformer
+    # Engine's layers, memory.saved), as the default batch (pre-training's scales with compute) leaves it
+    text = next(a for a in top["assumptions"] if a.startswith("Activation recompute is full, not "))
     assert "at the same price at the estimate; at the slow end of its time range the job bills 2 months, not 1" in text
     assert "at the same price, at the slow end" not in text

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import shlex
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -110,3 +111,27 @@ def test_a_vllm_dp_replica_is_worded_as_one_engine_per_gpu(lang: str) -> None:
     }[lang]  # fmt: skip
     assert all(w in text for w in words), [w for w in words if w not in text]
     assert "CUDA_VISIBLE_DEVICES" not in text and "all-reduce" not in text, text
+
+
+@pytest.mark.parametrize("nodes", [1, 2])
+def test_sglang_dp_attention_runs_the_dense_layers_without_tensor_parallelism(nodes: int) -> None:
+    """The step model runs a DP-attention replica's dense (non-MoE) layers on each rank alone, with no TP all-reduce
+    (app/estimator/serving/step.py `_dp_attention_hardware`). SGLang does that only with `--moe-dense-tp-size 1`:
+    ServerArgs.moe_dense_tp_size (Optional[int], default None: the dense MLP sharded over the whole --tp-size;
+    sgl-project/sglang@001067fffe33 python/sglang/srt/server_args.py, 'Expert parallelism' section) takes 1 or None
+    only. The launch passed --enable-dp-attention and --moe-a2a-backend deepep without it, so every dense layer all-
+    reduced over all the replica's GPUs; its value is checked against the flag list's choices."""
+    launch = _launch("sglang", DEEPSEEK_V3, nodes, 100.0)
+    _check("sglang", launch)
+    words = shlex.split(launch["command"])
+    assert "--moe-dense-tp-size" in words, launch["command"]
+    assert words[words.index("--moe-dense-tp-size") + 1] == "1", launch["command"]
+
+
+def test_a_plain_tp_sglang_launch_leaves_the_dense_layers_tensor_parallel() -> None:
+    """Without DP attention the dense layers share the replica's TP group (the flag's default), so it is not passed."""
+    cfg = replace(_cfg("sglang", DEEPSEEK_V3), dp_attention=False)
+    estimate = estimate_serving(DEEPSEEK_V3, cfg, Cluster(H100, 8, 1), tp=8, simulate=False)
+    launch = launch_block(DEEPSEEK_V3, cfg, (8, 1, 1), Configuration(8, 1), estimate, 10.0, DEEPSEEK_V3.hf_repo)
+    _check("sglang", launch)
+    assert "--moe-dense-tp-size" not in launch["command"], launch["command"]

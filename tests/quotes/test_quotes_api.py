@@ -64,10 +64,11 @@ def test_h100_annual_quote_with_infiniband_on_consultation(client: TestClient) -
         "note": "Priced on consultation; not included in the total",
     }
     assert quote["indicative"] is True
-    assert quote["notes"] == [
+    assert quote["notes"][:2] == [
         "Indicative price: the catalog gives this price for reference; the final price is confirmed on consultation.",
         "InfiniBand NDR 400G, per node: priced on consultation, not included in the total.",
-    ]
+    ]  # then the term's warnings: a 117.6 h job on 12 billed months (review R4-6, tests/quotes/test_term_notes.py)
+    assert [n["code"] for n in quote["note_codes"][2:]] == ["term_longer_than_job", "other_term_cheaper"]
     assert quote["customer"] == {"name": "Li Wei", "company": "深圳算力科技", "email": "li.wei@example.com"}
     sent = {"tp": 8, "pp": 2, "dp": 1, "zero_stage": 1}
     assert {key: quote["plan"][key] for key in sent} == sent  # kept as sent, with the estimate recomputed on the SKU

@@ -18,11 +18,18 @@ from app.i18n import Translator
 from app.planner.schemas import OptionOut, RecommendIn
 from app.quotes.models import Quote
 from app.web.quote_form import quote_from_form
-from tests.factories import recommend, units_available
+from tests.factories import recommend, sales_key, units_available
 
 CARD = "a100-40g-pcie-card"
 BODY = {"model": {"preset": "llama-2-7b"}, "task": "lora", "constraints": {"objective": "cheapest"}}
 FIELDS = {"name": "Li Wei", "company": "", "email": "li.wei@example.com", "months": "1"}
+
+
+@pytest.fixture(autouse=True)
+def _sales_tool(client: TestClient, db: Session) -> None:
+    """The quotes here are a sales tool's (an API key with quotes:write), which hold their units: a quote issued
+    without a key holds nothing (review R4-5, tests/capacity/test_anonymous_holds.py)."""
+    client.headers.update(sales_key(client, db))
 
 
 def test_a_capacity_taken_between_results_and_quote_is_shown_on_the_form(client: TestClient, db: Session) -> None:
@@ -99,6 +106,7 @@ def test_the_wizard_start_date_reaches_the_results_and_the_quote(client: TestCli
     posted = client.post("/quote", data={**form, **FIELDS}, follow_redirects=False)
     assert posted.status_code == 303, posted.text
     quote = client.get(posted.headers["location"].split("/print")[0]).json()
-    assert (quote["start_date"], quote["reservation"]["starts_on"]) == (start, start)
+    assert (quote["start_date"], quote["reservation"]) == (start, None)  # the wizard's quote holds nothing (R4-5)
+    assert "units_not_reserved" in [note["code"] for note in quote["note_codes"]]
     late = client.get("/results?preset=llama-2-7b&task=lora&start_date=2099-01-01", headers={"accept": "text/html"})
     assert 'id="f-start_date"' in late.text and "Must be from today" in late.text

@@ -111,7 +111,13 @@ def test_the_training_quote_is_chinese_printed_and_as_pdf(client: TestClient, db
 
 
 FIELD_ERRORS = {  # (query, field, the catalog's words for it in en and zh)
-    "too many digits": ("budget=1e400", "budget", "Use at most 16 digits in all.", "总位数不能超过 16 位。"),
+    "too many digits": (
+        "budget=12345678901234567",
+        "budget",
+        "Use at most 16 digits in all.",
+        "总位数不能超过 16 位。",
+    ),
+    "exponent": ("budget=1e5", "budget", "Write the amount in digits with a decimal point", "请用数字和小数点填写金额"),
     "too many places": (
         "total_budget=0.001",
         "total_budget",

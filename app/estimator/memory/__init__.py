@@ -1,12 +1,13 @@
 """Per-GPU memory of one plan: model states, activations, KV cache and framework overheads.
 
 The package, by job: `states` (weights, gradients, optimizer states per stage), `activations` (saved tensors, KV
-cache, `other`), `breakdown` (the worst stage's sum and the host RAM a node lends), `rules` (what a workload and
-a plan must keep: one table of plan rules), `advice` (traps, why a plan does not fit, what would),
-`assumptions` (the notes an estimate states) and `estimate` (the entry points); `context` holds what one
-(model, workload) pair computes once.
+cache, `other`), `saved` (what one layer keeps for its backward, per framework), `breakdown` (the worst stage's sum
+and the host RAM a node lends), `rules` (what a workload and a plan must keep: one table of plan rules), `advice`
+(traps, why a plan does not fit, what would), `assumptions` (the notes an estimate states) and `estimate` (the entry
+points); `context` holds what one (model, workload) pair computes once.
 
-Everything is bytes per GPU for the worst pipeline stage. Sources, by term:
+Everything is bytes per GPU for the worst pipeline stage (`stage_breakdown`: one named stage, to compare with a
+figure read there). Sources, by term:
 
 - Model states, mixed-precision Adam: 2Ψ 16-bit weights + 2Ψ 16-bit gradients + 12Ψ fp32 master,
   m and v = 16Ψ (Rajbhandari et al. 2020, "ZeRO", §3.1 and Fig. 1, K = 12). ZeRO-1/2/3 divide the
@@ -80,7 +81,11 @@ Everything is bytes per GPU for the worst pipeline stage. Sources, by term:
   op-level policy (`apply_ac`: the outputs of every other matmul, SDPA and the layer input are kept, the rest
   recomputed; see _act_coeffs); Megatron-LM's selective (`--recompute-activations`, a plan with `fp32_main_grads`)
   recomputes the core attention only and keeps the whole MLP (transformer_config.py `recompute_modules` default
-  ["core_attn"]). Full recompute keeps each layer's input plus one layer being recomputed. 1F1B: the first stage
+  ["core_attn"]). The megatron stack's layers are Transformer Engine's (`saved`, read at Megatron-LM d98e8a64d and
+  TransformerEngine d0067d0d): fused norms that keep their 16-bit input (no fp32 copy of an RMSNorm's), the attention
+  output saved once (linear_proj's input is the same tensor), the fused SwiGLU's three ffn-wide tensors; under its
+  core_attn recompute the checkpoint's v holds linear_qkv's whole output, so with flash attention that recompute
+  keeps more than none. Full recompute keeps each layer's input plus one layer being recomputed. 1F1B: the first stage
   keeps min(p, m) micro-batches in flight; interleaving multiplies by 1 + (p-1)/(p·v) (Korthikanti §4.2.3; Megatron
   `compute_activation_memory`).
 - Logits and loss, unfused: fp32 log-probs saved by log_softmax, nll_loss's fp32 gradient and the fp32 gradient of
@@ -147,6 +152,7 @@ from app.estimator.memory.estimate import (
     measured_bytes,
     memory_breakdown,
     offloaded_activation_bytes,
+    stage_breakdown,
 )
 from app.estimator.memory.rules import MAX_BATCH, MAX_SEQ_LEN, PLAN_RULES, check_plan, validate_plan
 from app.estimator.memory.states import MASTER_BYTES, STATE_FP32_BYTES, checkpoint_bytes_per_param, paged_optimizer
@@ -175,6 +181,7 @@ __all__ = [
     "memory_breakdown",
     "offloaded_activation_bytes",
     "paged_optimizer",
+    "stage_breakdown",
     "validate_plan",
     "varied_length_slack",
 ]

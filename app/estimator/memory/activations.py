@@ -7,6 +7,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from app.estimator.memory.context import _ActCoeffs, _Ctx, _Split, _Stage
+from app.estimator.memory.saved import _act_coeffs as _act_coeffs  # re-exported: the layer's saved tensors
 from app.estimator.memory.states import _lora_targets, _stages_of
 from app.estimator.specs import GIB, LoraSpec, ModelSpec, Plan, Workload
 from app.estimator.vocabulary import BYTES_PER_ELEMENT, FULL_TRAINING_TASKS, LORA_TARGETS, LORA_TASKS
@@ -215,118 +216,6 @@ MEGATRON_SELECTIVE = (
 AUTOCAST_WEIGHT_COPY_BYTES = 2.0
 
 
-@lru_cache(maxsize=4096)
-def _act_coeffs(
-    model: ModelSpec, trainable: frozenset[str], compiled: bool = False, autocast: bool = False
-) -> _ActCoeffs:
-    """Per-operation saved tensors (elements per token); `trainable` lists linears whose input is kept.
-
-    A frozen linear needs no saved input (autograd keeps x only for the weight gradient), which is why
-    LoRA on q and v keeps less than a full fine-tune (PyTorch autograd `mm` backward formula). Eager RMSNorm
-    (HF `LlamaRMSNorm`, torchtune and litgpt `RMSNorm`) upcasts its input and keeps that fp32 copy: 2 elements.
-    The attention output is kept twice: by flash attention and, after `.transpose().contiguous()`, as the
-    o_proj input (HF `LlamaAttention`, torchtitan `Attention`).
-
-    `compiled` (torch.compile): Inductor's training graphs go through the min-cut partitioner
-    (torch/_functorch/partitioners.py `min_cut_rematerialization_partition`), which saves matmul outputs and
-    recomputes the fusible pointwise ops in the backward: an RMSNorm keeps its 16-bit input (and a per-token rstd),
-    not an fp32 copy; a SwiGLU MLP keeps the gate and up outputs and recomputes SiLU and the product that feeds down;
-    a GELU MLP keeps the fc1 output.
-
-    `autocast` (fp32 parameters under torch.autocast, Plan.fp32_params): the ops autocast leaves in fp32 (norms,
-    residual adds: torch.amp docs, "CUDA Ops that can autocast to float32" lists layer_norm, and ops on no list run in
-    their inputs' widest dtype, so an RMSNorm with an fp32 weight returns fp32) keep the residual stream in fp32: the
-    layer's input (what full recompute keeps) and every norm's input are 4 bytes, 2 elements of the 16-bit count. The
-    matmuls run in 16 bits on their own casts of the fp32 norm output: autocast caches only casts of leaf parameters
-    (`cached_cast`, AUTOCAST_WEIGHT_COPY_BYTES), so q, k and v (gate and up) each cast it and keep their 16-bit copy,
-    one element per trained projection where one shared 16-bit norm output is counted otherwise. What the matmuls make
-    (q, k, v, attention, the MLP's intermediates) is 16-bit as before.
-    """
-    h, d = model.hidden, model.d_head
-    q, kv = model.heads * d, model.kv_heads * d
-    swiglu = model.mlp == "swiglu"
-    norm_in = 2 * h if (model.norm == "rmsnorm" and not compiled) or autocast else h
-    norm1_out = h if trainable & {"q", "k", "v"} else 0
-    norm2_out = h if trainable & {"gate", "up"} else 0
-    if autocast:  # one 16-bit cast of the fp32 norm output per trained projection
-        norm1_out = h * len(trainable & {"q", "k", "v"})
-        norm2_out = h * min(len(trainable & {"gate", "up"}), 2 if swiglu else 1)
-    o_in = q if "o" in trainable else 0
-    down_in = 1 if "down" in trainable else 0
-    # SwiGLU: gate output (SiLU input), SiLU output and up output (mul operands), product (down input)
-    per_width = (3 + down_in) if swiglu else (1 + down_in)  # GELU: fc1 output (GELU input), GELU output
-    if compiled:
-        per_width = 2 if swiglu else 1
-    width_e = model.expert_ffn or model.ffn
-    moe_mlp = 0.0
-    if model.is_moe:
-        k = model.experts_per_token
-        dispatched = k * h if trainable & {"gate", "up"} else 0  # permuted token copies feed the experts
-        moe_mlp = dispatched + (k + model.shared_experts) * per_width * width_e + model.experts
-    # selective (torchtitan `apply_ac` op-level policy, torchtitan/distributed/activation_checkpoint.py
-    # `_get_custom_policy`): every op of the save list is kept except every second mm, counted per layer and on across
-    # steps, so a Llama layer's seven mms (wq, wk, wv, wo, w1, w3, w2) keep wq, wv, w1, w2 on one step and wk, wo, w3
-    # on the next; the peak is the first: q, the SDPA output and its log-sum-exp, v, the w1 output and the w2 output,
-    # beside the layer's input. A GELU MLP's two mms (fc1, fc2) are the 5th and 6th: fc1 kept, fc2 recomputed.
-    sel_width = 1  # the w1 (gate) / fc1 output
-    sel_moe = (model.experts_per_token + model.shared_experts) * sel_width * width_e if model.is_moe else 0.0
-    # Megatron-LM's selective recompute (--recompute-activations) recomputes the core attention only
-    # (megatron/core/transformer/transformer_config.py, core_v0.15.3: recompute_modules defaults to ["core_attn"];
-    # "mlp" and "moe_act" are modules of their own, off by default): the MLP keeps the fc1 output (gate and up,
-    # the fused bias_swiglu's input, 2 × ffn) and the SwiGLU output that linear_fc2 saves (ffn); GELU: fc1 output and
-    # GELU output
-    mega_width = (2 + down_in) if swiglu else (1 + down_in)
-    mega_moe = (model.experts_per_token + model.shared_experts) * mega_width * width_e if model.is_moe else 0.0
-    q_side, kv_side, low_rank = 2 * q + o_in, 2 * kv, 0
-    if model.mla is not None:
-        q_side, low_rank = _mla_elements(model, trainable, compiled)
-        kv_side = 0  # MLA's keys and values are per head after the up-projection: counted with the queries
-    return _ActCoeffs(
-        replicated=float(2 * norm_in + norm1_out + norm2_out + low_rank),
-        q_side=float(q_side),
-        kv_side=float(kv_side),
-        mlp=float(per_width * model.ffn),
-        moe_mlp=float(moe_mlp),
-        # the layer's input (fp32 under autocast: 2 elements) and the w2 output (SwiGLU)
-        selective_replicated=float((2 if autocast else 1) * h + (h if swiglu else 0)),
-        selective_q=float(2 * q),
-        selective_kv=float(kv),
-        selective_mlp=float(sel_width * model.ffn),
-        selective_moe_mlp=float(sel_moe),
-        megatron_selective_mlp=float(mega_width * model.ffn),
-        megatron_selective_moe_mlp=float(mega_moe),
-        attn_heads=float(model.heads),
-        kv_heads=model.kv_heads,
-        per_layer_input=float(2 * h if autocast else h),  # fp32 under autocast
-        fp8_replicated=float(norm1_out + norm2_out),
-        fp8_q=float(o_in),
-        fp8_mlp=float(down_in * model.ffn),
-        fp8_moe_mlp=float((model.experts_per_token + model.shared_experts) * down_in * width_e)
-        if model.is_moe
-        else 0.0,
-    )
-
-
-def _mla_elements(model: ModelSpec, trainable: frozenset[str], compiled: bool) -> tuple[int, int]:
-    """(per-head elements, low-rank elements) one multi-latent-attention layer keeps per token (DeepSeek-V2/V3).
-
-    The GQA-equivalent shape that stands in for MLA's parameters (models._mla_equivalent_heads) does not say what
-    its attention keeps: after the up-projections every head has its own query and key (nope + rope dims) and value
-    (transformers DeepseekV3Attention.forward; Megatron-Core MultiLatentAttention), and the attention keeps q, k, v
-    and its output, o_proj its input, as in `_act_coeffs`. The rotary multiply keeps cos/sin, not its input. The
-    low-rank side: q_a_layernorm and kv_a_layernorm keep their input (fp32 when eager, as any RMSNorm here), and
-    q_b_proj / kv_b_proj keep their normed input when trained; q_lora_rank 0 (V2-Lite) has no query compression.
-    Those low-rank projections are not split by tensor parallel (Megatron-Core duplicates the down-projections)."""
-    assert model.mla is not None
-    q_rank, kv_rank, nope, rope, v_dim = model.mla
-    heads = model.heads
-    per_head = heads * (2 * (nope + rope) + 2 * v_dim) + (heads * v_dim if "o" in trainable else 0)
-    norm_in = 1 if compiled else 2
-    low_rank = norm_in * (q_rank + kv_rank)
-    low_rank += (q_rank if "q" in trainable else 0) + (kv_rank if trainable & {"k", "v"} else 0)
-    return per_head, low_rank
-
-
 _FULL_TRAINABLE = frozenset(LORA_TARGETS)
 
 
@@ -411,33 +300,36 @@ def _selective_elements(c: _ActCoeffs, tp: int, sp: bool, moe: bool, megatron: b
     selective recompute, which recomputes the core attention only and keeps the whole MLP."""
     replicated = c.selective_replicated / tp if sp else c.selective_replicated
     if megatron:
+        replicated = c.megatron_selective_replicated / tp if sp else c.megatron_selective_replicated
         mlp = c.megatron_selective_moe_mlp if moe else c.megatron_selective_mlp
-        attn = c.q_side / tp + c.kv_side * _kv_share(c, tp)
+        attn = c.megatron_selective_q / tp + c.megatron_selective_kv * _kv_share(c, tp)
     else:
         mlp = c.selective_moe_mlp if moe else c.selective_mlp
         attn = c.selective_q / tp + c.selective_kv * _kv_share(c, tp)
     return replicated + attn + mlp / tp + 2.0 * c.attn_heads / tp
 
 
-def _fp8_saving(c: _ActCoeffs, tp: int, sp: bool, moe: bool, norms: bool) -> float:
+def _fp8_saving(c: _ActCoeffs, tp: int, sp: bool, moe: bool, selective: bool) -> float:
     """Elements per token one layer saves less under Transformer Engine FP8 (TE_FP8_SAVED): the linear inputs TE keeps
-    quantized; `norms`: the norms' outputs are among the kept tensors (no recompute; Megatron's selective recompute
-    counts the layer input and the MLP output instead)."""
-    replicated = (c.fp8_replicated / tp if sp else c.fp8_replicated) if norms else 0.0
+    quantized, the norms' outputs (LayerNormLinear's ln_out) and fc2's input; linear_proj's input is its own FP8 copy,
+    beside the attention's 16-bit output without recompute (c.fp8_q negative: memory.saved) and alone under Megatron's
+    selective recompute (`selective`), whose checkpoint output linear_proj alone keeps."""
+    replicated = c.fp8_replicated / tp if sp else c.fp8_replicated
     mlp = c.fp8_moe_mlp if moe else c.fp8_mlp
-    return TE_FP8_SAVED * (replicated + c.fp8_q / tp + mlp / tp)
+    proj = abs(c.fp8_q) if selective else c.fp8_q
+    return TE_FP8_SAVED * (replicated + proj / tp + mlp / tp)
 
 
 def _stage_elements(
-    c: _ActCoeffs, key: tuple[int, bool, str, bool, float, int, int, bool, bool, bool]
+    c: _ActCoeffs, key: tuple[bool, int, bool, str, bool, float, int, int, bool, bool, bool]
 ) -> tuple[float, float]:
     """(elements per token kept by a stage's layers for one micro-batch, one layer's extra working set).
 
-    `key` is (tp, sequence_parallel, recompute, flash_attention, local seq length or 0 with flash, layers, moe,
-    compiled, Transformer Engine FP8, fp32 parameters under autocast); `c` already holds the coefficients of the last
-    three (`_coeffs_of`).
+    `key` is (Transformer Engine's layers, tp, sequence_parallel, recompute, flash_attention, local seq length or 0
+    with flash, layers, moe, compiled, Transformer Engine FP8, fp32 parameters under autocast); `c` already holds the
+    coefficients of the first and the last three (`_coeffs_of`).
     """
-    tp, sp, recompute, flash, seq_local, layers, moe, _, te_fp8, _ = key
+    _, tp, sp, recompute, flash, seq_local, layers, moe, _, te_fp8, _ = key
     worst_layer = _layer_elements(c, tp, sp, seq_local, flash, moe > 0, EAGER_SCORE_ELEMENTS)
     if recompute == "full":
         kept = c.per_layer_input / (tp if sp else 1)
@@ -452,18 +344,19 @@ def _stage_elements(
         scores = 0.0 if flash else EAGER_SCORE_ELEMENTS * c.attn_heads * seq_local / tp
         kept = dense + moe * _selective_elements(c, tp, sp, True, mega)
         if te_fp8 and mega:
-            kept -= (layers - moe) * _fp8_saving(c, tp, sp, False, False) + moe * _fp8_saving(c, tp, sp, True, False)
+            kept -= (layers - moe) * _fp8_saving(c, tp, sp, False, True) + moe * _fp8_saving(c, tp, sp, True, True)
         return kept, scores
     dense = (layers - moe) * _layer_elements(c, tp, sp, seq_local, flash, False, EAGER_SCORE_ELEMENTS)
     if te_fp8:
-        dense -= (layers - moe) * _fp8_saving(c, tp, sp, False, True)
-        worst_layer -= _fp8_saving(c, tp, sp, True, True) if moe else 0.0
+        dense -= (layers - moe) * _fp8_saving(c, tp, sp, False, False)
+        worst_layer -= _fp8_saving(c, tp, sp, True, False) if moe else 0.0
     return dense + moe * worst_layer, 0.0
 
 
 def _elements_of(ctx: _Ctx, plan: Plan, stage: _Stage, seq_local: float) -> tuple[float, float]:
     flash = plan.flash_attention
     key = (
+        plan.fp32_main_grads,  # Transformer Engine's layers (_coeffs_of)
         plan.tp,
         plan.sequence_parallel,
         _recompute_kind(plan),
@@ -483,10 +376,13 @@ def _elements_of(ctx: _Ctx, plan: Plan, stage: _Stage, seq_local: float) -> tupl
 
 def _coeffs_of(ctx: _Ctx, plan: Plan) -> _ActCoeffs:
     """The context's activation coefficients for the plan: compiled or eager, under autocast with fp32 parameters
-    (Plan.fp32_params) or in the training dtype."""
+    (Plan.fp32_params) or in the training dtype, Transformer Engine's layers on the megatron stack (a plan with the
+    fp32 main-gradient buffer, Plan.fp32_main_grads, set by app/planner/stacks.py; memory.saved)."""
     if plan.fp32_params:
         return ctx.autocast_compiled_coeffs if plan.compiled else ctx.autocast_coeffs
-    return ctx.compiled_coeffs if plan.compiled else ctx.coeffs
+    if plan.compiled:
+        return ctx.compiled_coeffs
+    return ctx.te_coeffs if plan.fp32_main_grads else ctx.coeffs
 
 
 def autocast_weight_copies(plan: Plan, stage: _Stage) -> float:
@@ -766,6 +662,7 @@ def _split_fields(plan: Plan) -> tuple[object, ...]:
         plan.tp,
         plan.pp,
         plan.ep,
+        plan.expert_tp,  # the stage's parameters (states._stages_of); the activations do not read it
         plan.cp,
         plan.micro_batch,
         plan.fp32_main_grads,

@@ -88,12 +88,21 @@ def memory_band(model: ModelSpec, workload: Workload, plan: Plan, cluster: Clust
     readings = {name: measured_bytes(b, plan, cluster, name) for name in READINGS}
     traits = unvalidated_traits(model, workload, plan)
     widen = min(MAX_WIDEN, WIDEN * len(traits))
-    lean_low, lean_high = leans(model, workload, plan)
-    share = (b.activations + b.kv_cache) / b.total if b.total > 0 else 0.0
+    lean_low, _lean_high = leans(model, workload, plan)
     states = b.weights + b.gradients + b.optimizer  # exact bytes: never widened (module docstring)
     low = states + max(0.0, b.total - states - b.total * (LOW + widen + lean_low))
-    high = b.total * (1.0 + HIGH + ACTIVATION_HIGH * share + widen + lean_high)
-    return MemoryBand(readings, low, high, traits)
+    return MemoryBand(readings, low, high_end(model, workload, plan, b, traits), traits)
+
+
+def high_end(
+    model: ModelSpec, workload: Workload, plan: Plan, b: MemoryBreakdown, traits: tuple[str, ...] | None = None
+) -> float:
+    """The high end of `memory_band` alone (bytes per GPU), without the readings: what a planner's gate on the high
+    end reads for every plan it sizes."""
+    traits = unvalidated_traits(model, workload, plan) if traits is None else traits
+    widen = min(MAX_WIDEN, WIDEN * len(traits))
+    share = (b.activations + b.kv_cache) / b.total if b.total > 0 else 0.0
+    return b.total * (1.0 + HIGH + ACTIVATION_HIGH * share + widen + leans(model, workload, plan)[1])
 
 
 def may_exceed(band: MemoryBand, b: MemoryBreakdown) -> Warning_ | None:

@@ -38,10 +38,11 @@ HOST_RESERVE_PER_GPU_GIB = 6.0
 
 
 def _breakdown(
-    ctx: _Ctx, split: _Split, plan: Plan, cluster: Cluster, sharding: tuple[int, int, str]
+    ctx: _Ctx, split: _Split, plan: Plan, cluster: Cluster, sharding: tuple[int, int, str], stage: int | None = None
 ) -> MemoryBreakdown:
     """The worst stage's breakdown of the plan of `split` (activations._split_of); `sharding` is (dp, zero_stage,
-    offload), separate from the plan so the ZeRO-3 advice can vary them without a new Plan."""
+    offload), separate from the plan so the ZeRO-3 advice can vary them without a new Plan; `stage`: that pipeline
+    stage's instead (an index into the stages, -1 the last; not cached: estimate.stage_breakdown)."""
     dp, zero, offload = sharding
     # hybrid sharding shards the states over the shard group only (Plan.dp_shard); the ZeRO-3 advice (dp other
     # than the plan's) shards over all of its dp
@@ -49,11 +50,12 @@ def _breakdown(
     sharded = _sharded(ctx, split, plan, shard * plan.cp, zero, offload)
     adamw_share = sharded[3]
     made_in_backward = adamw_share > 0.0 and _grads_made_in_backward(ctx, plan, dp, zero)
-    worst = sharded[4].get(made_in_backward)
-    if worst is None:  # the stages read the split, the sharded states' key and this flag only
-        worst = sharded[4][made_in_backward] = _worst_stage(
-            ctx, split, plan, sharded, (zero, shard * plan.cp), made_in_backward
-        )
+    worst = sharded[4].get(made_in_backward) if stage is None else None
+    zero_n = (zero, shard * plan.cp)
+    if stage is not None:
+        worst = _worst_stage(ctx, split, plan, sharded, zero_n, made_in_backward, stage % len(split.working))
+    elif worst is None:  # the stages read the split, the sharded states' key and this flag only
+        worst = sharded[4][made_in_backward] = _worst_stage(ctx, split, plan, sharded, zero_n, made_in_backward)
     total, weights, grads, optim, activations, kv, other, host_per_gpu, pageable, step, is_last, unheld = worst
     gpus_on_node = dp * plan.tp * plan.pp * plan.cp
     if gpus_on_node > cluster.gpus_per_node:
@@ -104,10 +106,17 @@ def _breakdown(
 
 
 def _worst_stage(
-    ctx: _Ctx, split: _Split, plan: Plan, sharded: _Sharded, zero_n: tuple[int, int], made_in_backward: bool
+    ctx: _Ctx,
+    split: _Split,
+    plan: Plan,
+    sharded: _Sharded,
+    zero_n: tuple[int, int],
+    made_in_backward: bool,
+    only: int = -1,
 ) -> _Worst:
     """The stage with the largest total (`_Worst`): each stage's states (`sharded`, read from the plan under its key:
-    fsdp_torch_adamw) beside its working set (`split`); `zero_n` is the ZeRO stage and the ranks it shards over."""
+    fsdp_torch_adamw) beside its working set (`split`); `zero_n` is the ZeRO stage and the ranks it shards over;
+    `only` (an index >= 0): that stage alone."""
     states, paged, flat_step, adamw_share, _ = sharded
     zero, n = zero_n
     # DeepSpeed ZeRO-1/2's gradient buckets, beside the activations through the backward, freed before the step
@@ -117,6 +126,8 @@ def _worst_stage(
     for index, ((weights, grads, optim, host), (activations, kv, other, host_activations)) in enumerate(
         zip(states, split.working, strict=True)
     ):
+        if only >= 0 and index != only:
+            continue
         pageable = 0.0
         if paged:
             pageable, optim = optim, 0.0

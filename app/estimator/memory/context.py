@@ -41,6 +41,9 @@ class _ActCoeffs:
     selective_moe_mlp: float
     megatron_selective_mlp: float  # Megatron's selective recompute: the MLP is not recomputed (see _act_coeffs)
     megatron_selective_moe_mlp: float
+    megatron_selective_replicated: float  # ... the norms' tensors (Transformer Engine's; else as torchtitan's)
+    megatron_selective_q: float  # ... the attention side the checkpoint and linear_proj keep (heads split by tp)
+    megatron_selective_kv: float  # ... (kv heads split by tp)
     attn_heads: float  # a: softmax rows per token per query position (non-flash s² term)
     kv_heads: int  # whole kv heads are replicated across tp ranks when kv_heads < tp
     per_layer_input: float  # hidden: what full recompute keeps per layer
@@ -125,6 +128,7 @@ class _Ctx:
     compiled_coeffs: _ActCoeffs  # under torch.compile (Plan.compiled)
     autocast_coeffs: _ActCoeffs  # fp32 parameters under autocast (Plan.fp32_params; activations._autocast_coeffs)
     autocast_compiled_coeffs: _ActCoeffs  # the same under torch.compile
+    te_coeffs: _ActCoeffs  # Transformer Engine's layers, the megatron stack (Plan.fp32_main_grads; memory.saved)
     dtype: float  # bytes of a training weight / gradient
     optimizer_per_param: float
     flat_optimizer_per_param: float  # the same on ZeRO's flat partitions (`_flat_partitions`)
@@ -136,7 +140,7 @@ class _Ctx:
     paged: tuple[bool, bool]  # (replicated, on ZeRO's flat partitions): `paged_optimizer` by `_flat_partitions`
     dropout_elements: float  # LoRA dropout copies, elements per token per layer
     nf4_bytes: float  # bytes per NF4-stored base weight (QLoRA)
-    stages: dict[tuple[int, int, int], tuple[_Stage, ...]] = field(default_factory=dict)
+    stages: dict[tuple[int, int, int, int], tuple[_Stage, ...]] = field(default_factory=dict)
     elements: dict[tuple[object, ...], tuple[float, float]] = field(default_factory=dict)
     splits: dict[tuple[object, ...], _Split] = field(default_factory=dict)
     # shared by the splits (a split's own dicts index them under shorter keys), each under every field it reads:

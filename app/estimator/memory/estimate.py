@@ -64,6 +64,7 @@ def _build_context(model: ModelSpec, workload: Workload) -> _Ctx:
         compiled_coeffs=_act_coeffs(model, trainable, compiled=True),
         autocast_coeffs=_act_coeffs(model, trainable, autocast=True),
         autocast_compiled_coeffs=_act_coeffs(model, trainable, compiled=True, autocast=True),
+        te_coeffs=_act_coeffs(model, trainable, te=True),
         dtype=_train_dtype_bytes(workload),
         optimizer_per_param=_optimizer_bytes_per_param(workload),
         flat_optimizer_per_param=_optimizer_bytes_per_param(workload, flat=True),
@@ -118,6 +119,15 @@ def memory_breakdown(model: ModelSpec, workload: Workload, plan: Plan, cluster: 
     only needs to know whether a plan fits (it asks estimate_memory for the plans it keeps)."""
     ctx = _checked_context(model, workload, plan, cluster)
     return _breakdown(ctx, _split_of(ctx, plan, plan.dp), plan, cluster, (plan.dp, plan.zero_stage, plan.offload))
+
+
+def stage_breakdown(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster, stage: int) -> MemoryBreakdown:
+    """The per-GPU breakdown of one pipeline stage of `plan` (`stage` indexes the stages, -1 the last), as
+    memory_breakdown gives the worst's: to compare with a figure read on that stage (Megatron-LM logs its memory on
+    the last rank, the last stage). Off the planner's path: the gate and every plan's fit read the worst stage."""
+    ctx = _checked_context(model, workload, plan, cluster)
+    sharding = (plan.dp, plan.zero_stage, plan.offload)
+    return _breakdown(ctx, _split_of(ctx, plan, plan.dp), plan, cluster, sharding, stage)
 
 
 def estimate_memory(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster) -> MemoryEstimate:

@@ -137,6 +137,27 @@ def _split_fits_model(
         return EstimatorError.of("ep_dense", field="plan.ep")
     if ep > 1 and (model.experts % ep or ep > plan.dp * tp):
         return EstimatorError.of("ep_experts", field="plan.ep", ep=ep, experts=model.experts)
+    if plan.expert_tp is not None:
+        return _expert_tp(plan)
+    return None
+
+
+def _expert_tp(plan: Plan) -> EstimatorError | None:
+    """A stated expert_tp is a positive integer whose expert grid, expert_tp × ep × pp, divides the GPUs, as
+    Megatron-core requires (megatron/core/parallel_state.py `initialize_model_parallel` at d98e8a64: "world_size is not
+    divisible by expert_tensor_model_pipeline_parallel size"). Unset it is tp and the check is the dense grid's."""
+    etp = plan.expert_tp
+    if type(etp) is not int or etp < 1:
+        return EstimatorError.of("positive_integer", field="plan.expert_tp", name="expert_tp", value=etp)
+    inner = plan.dp * plan.tp * plan.cp  # GPUs / pp
+    if inner % (etp * plan.ep):
+        allowed = (
+            [d for d in range(1, inner // plan.ep + 1) if inner % (d * plan.ep) == 0] if inner % plan.ep == 0 else []
+        )
+        return EstimatorError.of(
+            "expert_tp_grid", field="plan.expert_tp", expert_tp=etp, ep=plan.ep, pp=plan.pp, gpus=plan.gpus,
+            allowed=allowed,
+        )  # fmt: skip
     return None
 
 

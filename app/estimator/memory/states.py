@@ -85,15 +85,19 @@ def _adapter_params(model: ModelSpec, rank: int, targets: frozenset[str]) -> flo
     return float(total)
 
 
-def _layer_params(facts: _Facts, tp: int, ep: int, moe: bool) -> float:
+def _layer_params(facts: _Facts, tp: int, ep: int, moe: bool, etp: int = 0) -> float:
+    """One layer's parameters on a GPU: attention and the rest over tp, routed experts over ep × etp (the experts'
+    own tensor parallel degree, Plan.etp; 0: tp)."""
+    if moe and etp and etp != tp:
+        return (facts.attn + facts.moe_other) / tp + facts.routed_experts / (ep * etp) + facts.norms
     mlp = (facts.routed_experts / ep + facts.moe_other) if moe else facts.dense_mlp
     return (facts.attn + mlp) / tp + facts.norms
 
 
-def _stage(facts: _Facts, tp: int, pp: int, ep: int, *, first: bool, last: bool) -> _Stage:
+def _stage(facts: _Facts, tp: int, pp: int, ep: int, etp: int, *, first: bool, last: bool) -> _Stage:
     layers = math.ceil(facts.layers / pp)
     moe = min(layers, facts.moe_layers)  # worst case: a stage made of MoE layers when there are enough
-    dense_layer, moe_layer = _layer_params(facts, tp, 1, False), _layer_params(facts, tp, ep, True)
+    dense_layer, moe_layer = _layer_params(facts, tp, 1, False), _layer_params(facts, tp, ep, True, etp)
     body = (layers - moe) * dense_layer + moe * moe_layer
     head = facts.lm_head or (facts.embedding if pp > 1 else 0.0)  # tied head is a copy on the last stage
     embedding = facts.embedding / tp if first else 0.0
@@ -104,7 +108,7 @@ def _stage(facts: _Facts, tp: int, pp: int, ep: int, *, first: bool, last: bool)
         layers=layers,
         moe_layers=moe,
         params=body + embedding + output,
-        expert_params=moe * facts.routed_experts / (ep * tp),
+        expert_params=moe * facts.routed_experts / (ep * etp),
         linear_params=body - norms,
         largest_unit=max(largest_layer, embedding, head / tp if last else 0.0),
         layer_params=largest_layer,
@@ -117,15 +121,18 @@ def _stage(facts: _Facts, tp: int, pp: int, ep: int, *, first: bool, last: bool)
     )
 
 
-def _stages(facts: _Facts, tp: int, pp: int, ep: int) -> tuple[_Stage, ...]:
+def _stages(facts: _Facts, tp: int, pp: int, ep: int, etp: int) -> tuple[_Stage, ...]:
     """The first and the last pipeline stage (one stage without pipelining)."""
     if pp == 1:
-        return (_stage(facts, tp, pp, ep, first=True, last=True),)
-    return (_stage(facts, tp, pp, ep, first=True, last=False), _stage(facts, tp, pp, ep, first=False, last=True))
+        return (_stage(facts, tp, pp, ep, etp, first=True, last=True),)
+    return (
+        _stage(facts, tp, pp, ep, etp, first=True, last=False),
+        _stage(facts, tp, pp, ep, etp, first=False, last=True),
+    )
 
 
 def _stages_of(ctx: _Ctx, plan: Plan) -> tuple[_Stage, ...]:
-    key = (plan.tp, plan.pp, plan.ep)
+    key = (plan.tp, plan.pp, plan.ep, plan.expert_tp or plan.tp)
     stages = ctx.stages.get(key)
     if stages is None:
         stages = ctx.stages[key] = _stages(ctx.facts, *key)
@@ -290,7 +297,7 @@ def _full_states(
     """(weights, gradients, optimizer, host bytes) per GPU for pretraining / full fine-tuning.
 
     ZeRO shards over n = dp × cp, but a routed expert's states only over its expert-data-parallel group:
-    the ranks holding the same experts, world / (ep × expert tp × pp) = n / ep here (Megatron-LM
+    the ranks holding the same experts, world / (ep × expert tp × pp) = n × tp / (ep × expert tp) (Megatron-LM
     `compute_weight_and_optimizer_memory` charges expert params at expert_data_parallel_size; torchtitan
     shards experts over the dp_shard_mod_ep mesh).
 
@@ -304,8 +311,10 @@ def _full_states(
     master weights are sharded then.
     """
     params = stage.params
-    # a GPU's shard of the parameters: dense ones over n, routed experts over n / ep (at least one rank)
-    shard = params if zero == 0 else (params - stage.expert_params) / n + stage.expert_params / max(1.0, n / plan.ep)
+    # a GPU's shard of the parameters: dense ones over n, routed experts over their expert-data-parallel group,
+    # n × tp / (ep × expert tp) (at least one rank)
+    expert_dp = max(1.0, n * plan.tp / (plan.ep * (plan.expert_tp or plan.tp)))
+    shard = params if zero == 0 else (params - stage.expert_params) / n + stage.expert_params / expert_dp
     mixed = ctx.workload.mixed_precision and ctx.workload.precision != "fp32"
     # fp32 parameters under autocast (Plan.fp32_params): fp32 weights and gradients (FP32_PARAM_BYTES)
     dtype = param_bytes(ctx, plan)
@@ -396,6 +405,7 @@ def _stage_states(ctx: _Ctx, plan: Plan, shard: int, zero: int, offload: str) ->
         plan.tp,
         plan.pp,
         plan.ep,
+        plan.expert_tp,
         shard,
         zero,
         offload,

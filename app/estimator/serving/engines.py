@@ -55,6 +55,7 @@ class EngineRelease:
     gqa_heads_per_cta: int = 0  # decode attention reads a KV head once per this many query heads; 0: once
     profile_holds_allreduce_inputs: bool = False  # the memory profile keeps every all-reduce input alive
     no_overlap_schedule: bool = False  # processes each batch before scheduling the next (no one-batch lookahead)
+    contiguous_kv: bool = False  # one contiguous KV tensor per layer (no pages): decode attention streams it
     source: str = ""
 
 
@@ -73,6 +74,15 @@ ENGINE_RELEASES: dict[str, EngineRelease] = {
         "launches the next step (forwardAsync), so an arrival waits for the rest of one step, not one more; the "
         "one-iteration-ahead loop is the PyTorch backend's (PyExecutor, disable_overlap_scheduler), whose use in the "
         "perf overview starts with v0.19 (docs/source/performance/perf-overview.md @00f37686).",
+    ),
+    "trt-llm-0.6": EngineRelease(
+        contiguous_kv=True,
+        source="TensorRT-LLM v0.5-v0.6.1 static-batch runs of NVIDIA/TensorRT-LLM docs/source/performance.md "
+        "(@77d24b5f, Peak Throughput): gptSessionBenchmark over Llama 2 engines built by examples/llama/build.py "
+        "without --paged_kv_cache (the Falcon-180B build of the same page passes it), so the session holds the "
+        "contiguous KV cache docs/source/gpt_attention.md (@138f96d4) describes, one monolithic [batch, 2, heads, "
+        "max_seqlen, head_dim] tensor, and the masked MHA kernel reads each sequence's keys and values as "
+        "contiguous rows: a stream, read at the weight stream's efficiency, not the paged gather's.",
     ),
     "vllm-0.2": EngineRelease(
         nccl_allreduce=True,

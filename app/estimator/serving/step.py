@@ -40,6 +40,14 @@ DECODE_HBM_EFFICIENCY = 0.77
 # Achieved fraction of HBM peak when attention reads the paged KV cache (gather over pages, softmax and
 # a second pass: lower than a weight stream).
 KV_HBM_EFFICIENCY = 0.575
+# The two fractions above are of the spec peak on a card whose HBM reaches H100 SXM's measured share of it:
+# BabelStream Triad 2.97 of 3.35 TB/s (Azure/AI-benchmarking-guide, ND H100 v5; data/gpus.json). A card with its own
+# measurement by the same benchmark (GpuSpec.stream_hbm_bytes_per_s) scales both by its share over this one: H200's
+# HBM3e reaches 4.15 of 4.8 TB/s, so its weight and KV streams run at 4.15 / 2.97 = 1.40x H100's, not the spec's
+# 4.8 / 3.35 = 1.43x (Triad, STREAM's usual summary figure; the same tables' Copy read 1.38x, Dot 1.41x). Cards
+# without a measurement keep the fractions as they are. Not fitted: read from the tables, though the H200 serving rows'
+# decode error (faster than published, unlike H100's) is what led to looking for a measurement.
+REFERENCE_STREAM_SHARE = 2.97e12 / 3.35e12
 # Weight-only quantised GEMV kernels dequantise on the fly and stream below the 16-bit rate: gpt-fast
 # int8 1069 GB/s and int4 (g32) 863 GB/s against 1397 GB/s for bf16 on the same A100 (README).
 WEIGHT_ONLY_STREAM_EFFICIENCY: dict[str, float] = {"int8": 0.82, "int4": 0.51}
@@ -214,10 +222,12 @@ def _new_hardware(model: ModelSpec, cfg: ServingConfig, cluster: Cluster, tp: in
     hw.weight_bytes_static = (parts.quantised * per + parts.head * 2.0) / split
     hw.expert_bytes = parts.expert * model.moe_layers * per / split if model.is_moe else 0.0
     hw.experts, hw.top_k = (model.experts, model.experts_per_token) if model.is_moe else (0, 0)
-    hw.hbm_weights = gpu.hbm_bytes_per_s * _weight_stream_efficiency(cfg)
-    hw.hbm_kv = gpu.hbm_bytes_per_s * KV_HBM_EFFICIENCY
-    hw.kv_token = kv_bytes_per_token_per_gpu(model, cfg.kv_format, tp, pp, cfg.mla_cache_values)
+    hbm = gpu.hbm_bytes_per_s * _stream_scale(gpu)
+    hw.hbm_weights = hbm * _weight_stream_efficiency(cfg)
     release = engine_release(cfg.release)
+    # a contiguous KV cache (no pages) is read as a stream, like the weights (ENGINE_RELEASES "trt-llm-0.6")
+    hw.hbm_kv = hbm * (DECODE_HBM_EFFICIENCY if release.contiguous_kv else KV_HBM_EFFICIENCY)
+    hw.kv_token = kv_bytes_per_token_per_gpu(model, cfg.kv_format, tp, pp, cfg.mla_cache_values)
     if release.gqa_heads_per_cta and not cfg.mla_cache_values:
         hw.kv_reads = float(max(1, math.ceil(model.heads // model.kv_heads / release.gqa_heads_per_cta)))
     hw.dense_flops_per_token = 2.0 * (matmul_params(model) - expert) / split / gemm_rate
@@ -366,6 +376,14 @@ def _expert_active_params(model: ModelSpec) -> float:
 def _block_fp8(cfg: ServingConfig) -> bool:
     """FP8 weights with one scale per 128 x 128 block (BLOCK_FP8_GEMM_FACTOR)."""
     return cfg.weight_format == "fp8" and cfg.group_size == BLOCK_FP8_GROUP
+
+
+def _stream_scale(gpu: GpuSpec) -> float:
+    """The card's measured STREAM share of its spec HBM bandwidth over H100 SXM's (REFERENCE_STREAM_SHARE); 1 where
+    the card has no measurement."""
+    if gpu.stream_hbm_bytes_per_s <= 0.0 or gpu.hbm_bytes_per_s <= 0.0:
+        return 1.0
+    return gpu.stream_hbm_bytes_per_s / gpu.hbm_bytes_per_s / REFERENCE_STREAM_SHARE
 
 
 def _weight_stream_efficiency(cfg: ServingConfig) -> float:

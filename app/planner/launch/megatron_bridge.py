@@ -139,9 +139,9 @@ def bridge_overrides(job: Job) -> list[str]:
         f"model.pipeline_model_parallel_size={plan.pp}",
         f"model.context_parallel_size={plan.cp}",
         f"model.expert_model_parallel_size={plan.ep}",
-        # the estimate splits routed experts over tp as Megatron-Core's default does (expert_tensor_parallel_size None:
-        # the tensor parallel size); the MoE recipes set 1 (qwen3_moe.py), which would keep every expert whole per rank
-        *([f"model.expert_tensor_parallel_size={plan.tp}"] if model.is_moe else []),
+        # the experts' TP as the estimate sized it (Plan.etp: plan.expert_tp, else tp as Megatron-Core's default,
+        # expert_tensor_parallel_size None); the MoE recipes set 1 (qwen3_moe.py), so it is always named
+        *([f"model.expert_tensor_parallel_size={plan.etp}"] if model.is_moe else []),
         f"model.sequence_parallel={str(plan.tp > 1).lower()}",
         f"model.virtual_pipeline_model_parallel_size={plan.virtual_stages if plan.virtual_stages > 1 else 'null'}",
         *_bridge_stage_split(model, plan),

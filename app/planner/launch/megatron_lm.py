@@ -109,6 +109,8 @@ def _megatron_parallel_args(model: ModelSpec, workload: Workload, plan: Plan, gl
         args.append(f"--context-parallel-size {plan.cp}")
     if plan.ep > 1:
         args.append(f"--expert-model-parallel-size {plan.ep}")
+    if plan.expert_tp is not None and model.is_moe:  # unset, Megatron-LM takes tp (arguments.py `validate_args`)
+        args.append(f"--expert-tensor-parallel-size {plan.expert_tp}")
     if plan.zero_stage >= 1 and plan.dp > 1:
         args.append("--use-distributed-optimizer")
     args += _megatron_lever_args(model, plan)
