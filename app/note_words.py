@@ -18,6 +18,9 @@ NOTES: dict[str, dict[str, str]] = {
         "other_buffers": "其他 = cuBLAS 工作区 0.25 GiB + NCCL 缓冲 0.5 GiB（多卡）+ 激活值 5% 的分配器碎片。",
         "adamw_step_other": "其他还包含 torch AdamW 更新步的 {step_gib:.2f} GiB 临时内存（其 foreach 更新会复制 v："
         "更新步时共 {temp_gib:.2f} GiB，其余占用已释放的激活值留下的内存块）。",
+        "zero3_step_other": "其他还包含 DeepSpeed ZeRO-3 优化器更新步的 {step_gib:.2f} GiB：它把每个子组的梯度"
+        "（最多 {elements:.3g} 个元素）复制成新的扁平张量并转换为主权重的数据类型，若由 torch AdamW 更新则另有其 v 的"
+        "副本（更新步时共 {temp_gib:.2f} GiB，其余占用已释放的激活值留下的内存块）。",
         "deepspeed_buckets": "其他还包含 DeepSpeed ZeRO-1/2 在反向传播期间的 {bucket_gib:.2f} GiB 梯度桶（两个各 "
         "reduce_bucket_size {elements:.3g} 个元素，更新步前释放）。",
         "peak_backward_start": "每步只有一个微批，梯度在反向传播中生成、更新步后释放：峰值出现在反向传播开始时"

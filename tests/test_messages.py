@@ -161,6 +161,10 @@ def _step_notes() -> set[Note]:
     two = Cluster(gpu=get_gpu("h100-80g-sxm"), gpus_per_node=2)
     zero2 = Plan(dp=2, zero_stage=2, recompute="full")
     notes.update(estimate_memory(get_preset("llama-3.2-1b").model, Workload(task="lora"), zero2, two).assumptions)
+    # DeepSpeed ZeRO-3's sub-group gradient copies at the step (`zero3_step_other`): full fine-tuning at short sequences
+    zero3 = Plan(dp=2, zero_stage=3, recompute="full")
+    full = Workload(task="full_finetune", seq_len=128)
+    notes.update(estimate_memory(get_preset("llama-3.2-3b").model, full, zero3, two).assumptions)
     return notes
 
 

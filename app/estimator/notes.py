@@ -43,6 +43,10 @@ ENGLISH: dict[str, str] = {
     "fragmentation of activations.",
     "adamw_step_other": "other also holds {step_gib:.2f} GiB of torch AdamW's step temporary (its foreach step "
     "copies v: {temp_gib:.2f} GiB at the step, the rest in blocks the freed activations left).",
+    "zero3_step_other": "other also holds {step_gib:.2f} GiB of DeepSpeed ZeRO-3's optimizer step: it copies each "
+    "sub-group's gradients ({elements:.3g} elements at most) into a new flat tensor and casts it to the master's "
+    "dtype, beside torch AdamW's copy of v where AdamW steps ({temp_gib:.2f} GiB at the step, the rest in blocks the "
+    "freed activations left).",
     "deepspeed_buckets": "other also holds {bucket_gib:.2f} GiB of DeepSpeed ZeRO-1/2's gradient buckets through the "
     "backward (two of reduce_bucket_size {elements:.3g} elements, freed before the step).",
     "peak_backward_start": "One micro-batch a step, so the gradients are made in the backward and freed after the "

@@ -118,6 +118,8 @@ def test_the_worst_stage_reads_only_plan_fields_of_its_keys(task: str, plan: Pla
     keyed |= _reads(lambda c, p: _grads_made_in_backward(c, p, p.dp, p.zero_stage), ctx, plan)
     for made_in_backward in (False, True):
         read = _reads(
-            lambda c, p, flag=made_in_backward: _worst_stage(c, split, p, sharded, p.zero_stage, flag), ctx, plan
+            lambda c, p, flag=made_in_backward: _worst_stage(c, split, p, sharded, (p.zero_stage, shard), flag),
+            ctx,
+            plan,
         )
         assert read <= keyed, f"_worst_stage reads {sorted(read - keyed)} without keying on them"

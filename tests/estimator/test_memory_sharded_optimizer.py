@@ -57,13 +57,15 @@ def test_zero2_gradients_are_fp32_shards() -> None:
 
 def test_zero2_step_holds_deepspeeds_two_gradient_partitions() -> None:
     # short sequences under full recompute: at the step DeepSpeed holds its 16-bit and fp32 gradient partitions
-    # while the activations are gone: the states alone reach 2 + 18/N (estimate_zero2_model_states_mem_needs)
+    # while the activations are gone: the states alone reach 2 + 18/N (estimate_zero2_model_states_mem_needs), and
+    # 2 + 20/N at the cast, where the 16-bit copy it casts is beside both (stage_1_and_2.py `step` at edaa7221:
+    # `self.flatten(self.averaged_gradients[i])`, then `.to(...)`; states._zero12_step)
     params = count_params(LLAMA2_7B).total
     # (without DeepSpeed's gradient buckets, which the backward holds and frees before the step: states._ipg_buffers)
     plan = Plan(dp=8, zero_stage=2, recompute="full", chunked_loss=True, reduce_bucket_elements=0)
     b = _breakdown(Workload(seq_len=128), plan)
     assert b.activations < 2.0 * params / 8
-    assert b.weights + b.gradients + b.optimizer + b.activations == pytest.approx((2.0 + 18.0 / 8) * params, rel=EXACT)
+    assert b.weights + b.gradients + b.optimizer + b.activations == pytest.approx((2.0 + 20.0 / 8) * params, rel=EXACT)
 
 
 def test_zero3_stays_16_bytes_over_n() -> None:

@@ -45,9 +45,14 @@ def test_estimate_reads_the_peak_as_each_tool_would(client: TestClient) -> None:
     # the 16-bit logits' block stays cached beside the standard loss's fp32 backward, in the pool, not in the gate
     # (memory.activations LOGITS_BLOCK_BYTES_PER_LOGIT): 2,048 x 128,256 x 2 bytes = 0.49 GiB
     block = 2048 * 128256 * 2 / 2**30
-    assert read["reserved"] == pytest.approx(total - 0.5 + block, abs=0.02)
+    # ... unless the optimizer step sets the peak and reuses it: a plan naming no stack steps as DeepSpeed's ZeRO-3,
+    # whose step copies a sub-group of 1e9 gradients (6 GB: memory.states._zero3_step_temp), above this one's freed
+    # activations and the block together
+    step = memory["per_gpu_gib"]["other"] - 0.25 - 0.5 - 0.05 * memory["per_gpu_gib"]["activations"]
+    assert step > block
+    assert read["reserved"] == pytest.approx(total - 0.5, abs=0.02)
     assert read["allocated"] < read["reserved"]
-    assert read["device"] == pytest.approx(total + 0.6 + block, abs=0.02)
+    assert read["device"] == pytest.approx(total + 0.6, abs=0.02)
 
 
 def test_varied_lengths_grow_the_reserved_and_device_readings_only(client: TestClient) -> None:

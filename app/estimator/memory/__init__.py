@@ -23,7 +23,11 @@ figure read there). Sources, by term:
   reduce_output, orig_dtype)`), 2 + 16/N in all; DeepSpeed keeps a 16-bit partition through the backward and
   builds its fp32 copy for the step (deepspeed/runtime/zero/stage_1_and_2.py `step`:
   `single_partition_of_fp32_groups[i].grad`), 2 + 18/N with both (its `estimate_zero2_model_states_mem_needs`)
-  once the activations are freed: the peak counts the 16-bit partition where it outweighs those activations.
+  once the activations are freed, 2 + 20/N at the cast, whose 16-bit source is a new flat copy of the partition
+  (`self.flatten(...).to(...)`; ZeRO-1 likewise, after freeing the gradients outside its partition:
+  `states._zero12_step`): the peak counts them where they outweigh those activations. ZeRO-3 makes the same copies
+  one sub-group (sub_group_size, 1e9 elements) at a time (stage3.py `_prepare_fp32_grad_for_sub_group`,
+  `states._zero3_step_temp`), in `other` beyond the freed activations.
 - Pure 16-bit training (mixed_precision=False, torchtune's single-device recipes): weights, grads and
   optimizer states all in the training dtype, e.g. AdamW 2 + 2 + 4 = 8 bytes/param.
 - fp32 parameters under torch.autocast with no FSDP mixed-precision policy (Plan.fp32_params): 4-byte weights and

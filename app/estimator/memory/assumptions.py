@@ -10,13 +10,16 @@ from app.estimator.memory.breakdown import _grads_made_in_backward
 from app.estimator.memory.context import _Ctx
 from app.estimator.memory.states import (
     DEEPSPEED_IPG_BUFFERS,
-    DEEPSPEED_SUB_GROUP_STEP_BYTES,
+    DEEPSPEED_SUB_GROUP_ELEMENTS,
     MASTER_BYTES,
     STATE_FP32_BYTES,
     _adamw_step_share,
+    _deepspeed_flat_step,
     _flat_partitions,
     _ipg_buffers,
     _stage_states,
+    _zero3_step_temp,
+    param_bytes,
 )
 from app.estimator.notes import Note
 from app.estimator.specs import GIB, MemoryBreakdown, Plan
@@ -171,7 +174,10 @@ def with_step_notes(ctx: _Ctx, plan: Plan, b: MemoryBreakdown, notes: tuple[Note
     if cached is None:
         paged = plan.offload == "none" and ctx.paged[_flat_partitions(plan.zero_stage)]  # as breakdown.py reads it
         share = _adamw_step_share(ctx, plan, (plan.zero_stage, plan.offload, paged))
-        cached = ctx.assumptions[key] = notes + _step_notes(ctx, plan, b, share) if share else notes
+        flat = plan.zero_stage == 3 and _deepspeed_flat_step(
+            ctx, plan, 3, plan.offload
+        )  # DeepSpeed ZeRO-3's sub-group copies
+        cached = ctx.assumptions[key] = notes + _step_notes(ctx, plan, b, share, flat) if share or flat else notes
     buckets = _ipg_buffers(ctx, plan, plan.zero_stage)  # DeepSpeed ZeRO-1/2's gradient buckets, in `other`
     if buckets:
         elements = buckets / DEEPSPEED_IPG_BUFFERS / ctx.dtype
@@ -179,10 +185,11 @@ def with_step_notes(ctx: _Ctx, plan: Plan, b: MemoryBreakdown, notes: tuple[Note
     return cached
 
 
-def _step_notes(ctx: _Ctx, plan: Plan, b: MemoryBreakdown, share: float) -> tuple[Note, ...]:
+def _step_notes(ctx: _Ctx, plan: Plan, b: MemoryBreakdown, share: float, flat: bool) -> tuple[Note, ...]:
     """The step's figures, as the breakdown places them (breakdown.py `_breakdown`; such a plan has one stage):
     torch AdamW's step temporary (a copy of v: `share` of the optimizer bytes), the part of it `other` holds beyond
-    the activations it reuses once they are freed (`adamw_step_other`), and, where the gradients are made in the
+    the activations it reuses once they are freed (`adamw_step_other`; DeepSpeed ZeRO-3's sub-group gradient copies
+    with it where `flat`, states._zero3_step_temp: `zero3_step_other`), and, where the gradients are made in the
     backward (`_grads_made_in_backward`: one micro-batch a step), which phase sets the peak: the backward's start
     (every activation, no gradients yet: `gradients` reads 0) or the optimizer step (the gradients and the
     temporary, the activations freed)."""
@@ -198,10 +205,14 @@ def _step_notes(ctx: _Ctx, plan: Plan, b: MemoryBreakdown, share: float) -> tupl
         out.append(Note(phase, figures))
     else:
         if zero == 3 and not plan.fsdp_torch_adamw:  # DeepSpeed's ZeRO-3 steps one sub-group at a time
-            temp = min(temp, DEEPSPEED_SUB_GROUP_STEP_BYTES)
+            temp = _zero3_step_temp(ctx, plan, grads, temp, flat)
         # the step reuses the blocks the freed activations and DeepSpeed's gradient buckets left (breakdown.py)
         step = max(0.0, temp - activations - _ipg_buffers(ctx, plan, zero))
-    if step > 0.0:
+    if step > 0.0 and flat:
+        elements = min(grads / param_bytes(ctx, plan), DEEPSPEED_SUB_GROUP_ELEMENTS)
+        figures = (("step_gib", _gib(step)), ("temp_gib", _gib(temp)), ("elements", elements))
+        out.append(Note("zero3_step_other", figures))
+    elif step > 0.0:
         out.append(Note("adamw_step_other", (("step_gib", _gib(step)), ("temp_gib", _gib(temp)))))
     return tuple(out)
 

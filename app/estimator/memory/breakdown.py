@@ -8,13 +8,14 @@ from functools import lru_cache
 from app.estimator.memory.activations import _activation_sets
 from app.estimator.memory.context import _Ctx, _Sharded, _Split, _Worst
 from app.estimator.memory.states import (
-    DEEPSPEED_SUB_GROUP_STEP_BYTES,
     _adamw_step_share,
+    _deepspeed_flat_step,
     _flat_partitions,
     _ipg_buffers,
     _loaded_bytes,
     _stage_states,
-    _zero2_step_partition,
+    _zero3_step_temp,
+    _zero12_step,
 )
 from app.estimator.specs import (
     GIB,
@@ -50,10 +51,11 @@ def _breakdown(
     adamw_share = sharded[3]
     made_in_backward = adamw_share > 0.0 and _grads_made_in_backward(ctx, plan, dp, zero)
     worst = sharded[4].get(made_in_backward) if stage is None else None
+    zero_n = (zero, shard * plan.cp)
     if stage is not None:
-        worst = _worst_stage(ctx, split, plan, sharded, zero, made_in_backward, stage % len(split.working))
+        worst = _worst_stage(ctx, split, plan, sharded, zero_n, made_in_backward, stage % len(split.working))
     elif worst is None:  # the stages read the split, the sharded states' key and this flag only
-        worst = sharded[4][made_in_backward] = _worst_stage(ctx, split, plan, sharded, zero, made_in_backward)
+        worst = sharded[4][made_in_backward] = _worst_stage(ctx, split, plan, sharded, zero_n, made_in_backward)
     total, weights, grads, optim, activations, kv, other, host_per_gpu, pageable, step, is_last, unheld = worst
     gpus_on_node = dp * plan.tp * plan.pp * plan.cp
     if gpus_on_node > cluster.gpus_per_node:
@@ -104,11 +106,19 @@ def _breakdown(
 
 
 def _worst_stage(
-    ctx: _Ctx, split: _Split, plan: Plan, sharded: _Sharded, zero: int, made_in_backward: bool, only: int = -1
+    ctx: _Ctx,
+    split: _Split,
+    plan: Plan,
+    sharded: _Sharded,
+    zero_n: tuple[int, int],
+    made_in_backward: bool,
+    only: int = -1,
 ) -> _Worst:
     """The stage with the largest total (`_Worst`): each stage's states (`sharded`, read from the plan under its key:
-    fsdp_torch_adamw) beside its working set (`split`); `only` (an index >= 0): that stage alone."""
-    states, paged, zero2, adamw_share, _ = sharded
+    fsdp_torch_adamw) beside its working set (`split`); `zero_n` is the ZeRO stage and the ranks it shards over;
+    `only` (an index >= 0): that stage alone."""
+    states, paged, flat_step, adamw_share, _ = sharded
+    zero, n = zero_n
     # DeepSpeed ZeRO-1/2's gradient buckets, beside the activations through the backward, freed before the step
     ipg = _ipg_buffers(ctx, plan, zero)
     worst: _Worst | None = None
@@ -123,8 +133,8 @@ def _worst_stage(
             pageable, optim = optim, 0.0
         backward = activations + ipg  # what the backward holds beside the states and is freed before the step
         other += ipg
-        if zero2:
-            grads += _zero2_step_partition(ctx, plan, grads, backward)
+        if flat_step in (1, 2):  # DeepSpeed ZeRO-1/2's gradient copies at the step (states._zero12_step)
+            grads += _zero12_step(ctx, plan, (flat_step, n, adamw_share > 0.0), grads, backward)
         # torch AdamW's step temporary, beside the states once the activations are freed (states.ADAMW_STEP_V_SHARE)
         step = 0.0
         # the allocated reading's backward holds less on the last stage (_Split.recompute_overlap): what the peak
@@ -137,10 +147,10 @@ def _worst_stage(
             grads = max(0.0, min(grads, tail - activations))
             step = tail - activations - grads
             other += step
-        elif adamw_share:
+        elif adamw_share or flat_step == 3:
             step = adamw_share * optim
-            if zero == 3 and step > DEEPSPEED_SUB_GROUP_STEP_BYTES and not plan.fsdp_torch_adamw:
-                step = DEEPSPEED_SUB_GROUP_STEP_BYTES  # DeepSpeed's ZeRO-3 steps one sub-group at a time
+            if zero == 3 and not plan.fsdp_torch_adamw:  # DeepSpeed's ZeRO-3 steps one sub-group at a time
+                step = _zero3_step_temp(ctx, plan, grads, step, flat_step == 3)
             unheld = max(backward, step) - max(backward - overlap, step)
             step = max(0.0, step - backward)
             other += step
@@ -189,11 +199,11 @@ def _grads_made_in_backward(ctx: _Ctx, plan: Plan, dp: int, zero: int) -> bool:
 
 
 def _sharded(ctx: _Ctx, split: _Split, plan: Plan, shard: int, zero: int, offload: str) -> _Sharded:
-    """(model states per stage (states._stage_states), paged states, DeepSpeed ZeRO-2's step partition, torch AdamW's
-    step share, the worst stages found so far: `_Sharded`) of a plan of `split` sharded over `shard` ranks at ZeRO
-    stage `zero` with `offload`. Cached in the split under the fields its key leaves out (context._Split): ZeRO and
-    offload, which the planner varies at one split, FP8 parameters, the optimizer in the backward and the Trainer's
-    AdamW under FSDP."""
+    """(model states per stage (states._stage_states), paged states, the ZeRO stage of DeepSpeed's step gradient
+    copies (ZeRO-1/2's partition, ZeRO-3's sub-groups; 0: none), torch AdamW's step share, the worst stages found so
+    far: `_Sharded`) of a plan of `split` sharded over `shard` ranks at ZeRO stage `zero` with `offload`. Cached in the
+    split under the fields its key leaves out (context._Split): ZeRO and offload, which the planner varies at one
+    split, FP8 parameters, the optimizer in the backward and the Trainer's AdamW under FSDP."""
     key = (
         shard,
         zero,
@@ -210,10 +220,16 @@ def _sharded(ctx: _Ctx, split: _Split, plan: Plan, shard: int, zero: int, offloa
         # (module docstring, "Paged optimizer"): not in the gate's total, reported beside it
         # (MemoryBreakdown.paged_optimizer)
         paged = offload == "none" and ctx.paged[_flat_partitions(zero)]
-        zero2 = zero == 2 and plan.pp == 1 and offload == "none" and ctx.workload.task in FULL_TRAINING_TASKS
+        # DeepSpeed's gradient copies for the step: ZeRO-1/2's partition (states._zero12_step), ZeRO-3's sub-groups
+        # (states._zero3_step_temp)
+        flat_step = 0
+        if zero == 2 and plan.pp == 1 and offload == "none" and ctx.workload.task in FULL_TRAINING_TASKS:
+            flat_step = 2
+        elif _deepspeed_flat_step(ctx, plan, zero, offload):
+            flat_step = zero
         adamw_share = _adamw_step_share(ctx, plan, (zero, offload, paged))  # torch AdamW's step temporary (states)
         states = _stage_states(ctx, plan, shard, zero, offload)
-        found = split.sharded[key] = (states, paged, zero2, adamw_share, {})
+        found = split.sharded[key] = (states, paged, flat_step, adamw_share, {})
     return found
 
 

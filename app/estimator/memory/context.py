@@ -79,9 +79,10 @@ class _Stage:
 # activations, KV cache, other), host bytes per GPU, paged states, AdamW's step temporary, whether it is the last stage,
 # the bytes the allocated reading holds less (one flat tuple of numbers: the garbage collector stops tracking it)
 _Worst = tuple[float, float, float, float, float, float, float, float, float, float, bool, float]
-# (model states per stage: weights, gradients, optimizer, host; paged states; DeepSpeed ZeRO-2's step partition; torch
-# AdamW's step share; the worst stage (`_Worst`) by whether the gradients are made in the backward), breakdown._sharded
-_Sharded = tuple[tuple[tuple[float, ...], ...], bool, bool, float, dict[bool, _Worst]]
+# (model states per stage: weights, gradients, optimizer, host; paged states; the ZeRO stage whose DeepSpeed step copies
+# the gradients, 0 for none; torch AdamW's step share; the worst stage (`_Worst`) by whether the gradients are made in
+# the backward), breakdown._sharded
+_Sharded = tuple[tuple[tuple[float, ...], ...], bool, int, float, dict[bool, _Worst]]
 
 
 @dataclass(slots=True)

@@ -11,6 +11,7 @@ from app.estimator.params import count_params, linear_shapes
 from app.estimator.specs import LoraSpec, ModelSpec, Plan, Workload
 from app.estimator.vocabulary import (
     BYTES_PER_ELEMENT,
+    FULL_TRAINING_TASKS,
     LORA_TARGETS,
     LORA_TASKS,
     NON_DEEPSPEED_TUNINGS,
@@ -420,13 +421,30 @@ def _stage_states(ctx: _Ctx, plan: Plan, shard: int, zero: int, offload: str) ->
     return states
 
 
-def _zero2_step_partition(ctx: _Ctx, plan: Plan, grads: float, activations: float) -> float:
-    """DeepSpeed ZeRO-2's 16-bit gradient partition beside its fp32 copy at the step (stage_1_and_2.py `step`), less
-    the activations already freed by then; nothing when the fp32 shards are the 16-bit ones (no mixed precision) or
-    the gradients are fp32 from the start (Plan.fp32_params)."""
-    if not ctx.workload.mixed_precision or ctx.dtype == FSDP_REDUCE_BYTES or plan.fp32_params:
-        return 0.0
-    return max(0.0, grads * ctx.dtype / FSDP_REDUCE_BYTES - activations)
+def _zero12_step(ctx: _Ctx, plan: Plan, split: tuple[int, int, bool], grads: float, backward: float) -> float:
+    """What DeepSpeed ZeRO-1/2's step holds of gradients beyond `grads` (the breakdown's: ZeRO-2's master-dtype
+    partition, ZeRO-1's whole 16-bit gradients, `_full_states`), less what the backward held and freed by then
+    (`backward`). `split` is (ZeRO stage, ranks it shards over, whether torch's AdamW steps: `_adamw_step_share`).
+    stage_1_and_2.py `step` (the same lines at v0.14.0, v0.16.3, v0.18.0 and edaa7221) first frees the gradients of the
+    parameters outside the rank's partition (`free_grad_in_param_list(self.params_not_in_partition[i])`), then
+    `flat_grad_partition = self.flatten(self.averaged_gradients[i])`, a new 16-bit copy of the partition's gradients
+    (views of ZeRO-2's contiguous partition, of ZeRO-1's `.grad`s), and `.to(single_partition_of_fp32_groups[i].dtype)`
+    casts it into the fp32 master's gradient, kept through the optimizer's step; `del flat_grad_partition` after the
+    cast. So at the cast: the 16-bit partition, its copy and the fp32 gradient, 2 + 2 + 4 bytes an element of the whole
+    partition (no sub-groups here); where torch's AdamW then makes its copy of v (4 bytes, counted apart) the copy is
+    gone first. Where the master has the gradients' dtype (no mixed precision, fp32) `.to` returns the copy: the
+    partition and its copy, 2 elements' bytes."""
+    zero, n, adamw = split
+    dtype = param_bytes(ctx, plan)
+    mixed = ctx.workload.mixed_precision and ctx.workload.precision != "fp32" and not plan.fp32_params
+    if zero == 2:  # grads: the master's gradient partition
+        partition = grads * dtype / FSDP_REDUCE_BYTES if mixed else grads
+        master = grads
+    else:  # grads: every 16-bit gradient, until the step frees those outside the partition
+        partition = grads / n
+        master = partition * FSDP_REDUCE_BYTES / dtype if mixed else partition
+    copy = partition if mixed and not adamw else 0.0  # beside the cast, freed before AdamW's copy of v
+    return max(0.0, partition + copy + master - grads - backward)
 
 
 # torch.optim.AdamW steps every parameter of a device and dtype at once on CUDA (foreach, the default when all
@@ -458,7 +476,24 @@ ADAMW_STEP_V_SHARE = 0.5  # v of AdamW's two moments (m, v)
 # ZeRO-3 steps one sub-group at a time (stage3.py `step`: `_optimizer_step(sub_group_id)` per group of at most
 # `stage3_sub_group_size` elements of the partition, 1e9 by default, `_create_fp16_sub_groups`): the copy of v is one
 # sub-group's, fp32
-DEEPSPEED_SUB_GROUP_STEP_BYTES = 1e9 * 4.0
+DEEPSPEED_SUB_GROUP_ELEMENTS = 1e9  # deepspeed/runtime/zero/config.py `sub_group_size: int = Field(pp_int(1e9))`
+DEEPSPEED_SUB_GROUP_STEP_BYTES = DEEPSPEED_SUB_GROUP_ELEMENTS * 4.0
+# Whatever optimizer steps it, DeepSpeed's ZeRO-3 builds each sub-group's gradient for the step anew:
+# deepspeed/runtime/zero/stage3.py `_prepare_fp32_grad_for_sub_group`, the same line at v0.14.0 (ce78a632,
+# 2024-03-07), v0.16.3 (c17dc33c, 2025-01-21), v0.18.0 (79caae1c, 2025-10-07) and edaa7221 (2026-08-22):
+# `self.flatten(self.averaged_gradients[sub_group_id]).to(self.fp32_partitioned_groups_flat[sub_group_id].dtype)`.
+# torch's _flatten_dense_tensors concatenates the sub-group's views of grad_partitions_flat_buffer (the gradient
+# partition the backward filled, in the engine's grad_accum_dtype, the model's 16-bit dtype by default: engine.py
+# `get_data_types`) into a new tensor of that dtype, and `.to` casts it into a new one in the master's dtype (fp32
+# under mixed precision): 2 + 4 bytes an element of the sub-group at once, beside the partition buffer, which stays.
+# The cast is kept as the master's `.grad` through the optimizer's step (`unscale_and_clip_grads` scales it in place)
+# and dropped after it (`_release_sub_group`). Where the master is in the gradients' dtype (fp32 training, or no fp32
+# master) `.to` returns the concatenation: one copy, kept. DeepSpeed's FusedAdam steps in place (multi_tensor_adam),
+# so that is its step's transient; torch's foreach AdamW (the Trainer's, `_adamw_step_share`) adds its copy of v
+# beside the kept gradient. The step runs after the backward, its activations freed (`step` calls
+# `_partition_all_parameters` first), so it sets the peak only where it outweighs them. Not with offloaded states:
+# the backward copies each gradient partition into the host's fp32 buffers (the buffer itself is on the host,
+# `self.device`), where CPU Adam steps it.
 
 # DeepSpeed ZeRO-1/2 with contiguous gradients (its default) cuts every gradient of the backward into a 16-bit buffer of
 # reduce_bucket_size elements, two with overlap_comm: deepspeed/runtime/zero/stage_1_and_2.py at 38327e0 `backward`
@@ -499,6 +534,39 @@ def _adamw_step_share(ctx: _Ctx, plan: Plan, split: tuple[int, str, bool]) -> fl
     if master and workload.precision != "fp32" and workload.task not in LORA_TASKS:
         return ADAMW_STEP_V_SHARE * STATE_FP32_BYTES["adamw"] / (MASTER_BYTES + STATE_FP32_BYTES["adamw"])
     return ADAMW_STEP_V_SHARE
+
+
+def _deepspeed_flat_step(ctx: _Ctx, plan: Plan, zero: int, offload: str) -> bool:
+    """Whether DeepSpeed's ZeRO-1 or ZeRO-3 steps the plan's full training on the GPU, building the gradients it steps
+    anew (`_zero12_step`; ZeRO-3 per sub-group, `DEEPSPEED_SUB_GROUP_ELEMENTS`): not under FSDP (the Trainer's,
+    `Plan.fsdp_torch_adamw`, or torchtitan's), a pipeline or model parallelism (ZeRO-3 then runs as FSDP2:
+    `_full_states`), Megatron-LM (its distributed optimizer is its ZeRO-1) or offloaded states."""
+    return (
+        zero in (1, 3)
+        and offload == "none"
+        and ctx.workload.task in FULL_TRAINING_TASKS
+        and not plan.fsdp_torch_adamw
+        and not plan.fp32_main_grads
+        and plan.tuning not in NON_DEEPSPEED_TUNINGS
+        and plan.tp * plan.pp * plan.cp * plan.ep == 1
+    )
+
+
+def _zero3_step_temp(ctx: _Ctx, plan: Plan, grads: float, v_copy: float, flat: bool) -> float:
+    """Bytes DeepSpeed's ZeRO-3 step makes for its largest sub-group beside the states: torch AdamW's copy of v
+    (`v_copy`, the whole partition's) cut to one sub-group, and where `flat` (`_deepspeed_flat_step`) the sub-group's
+    new gradient copies (DEEPSPEED_SUB_GROUP_ELEMENTS); `grads` is the stage's gradient partition, in the parameters'
+    dtype (`_full_states`)."""
+    v_copy = min(v_copy, DEEPSPEED_SUB_GROUP_STEP_BYTES)
+    if not flat:
+        return v_copy
+    grad = param_bytes(ctx, plan)
+    elements = min(grads / grad, DEEPSPEED_SUB_GROUP_ELEMENTS)
+    workload = ctx.workload
+    if workload.mixed_precision and workload.precision != "fp32" and not plan.fp32_params:  # an fp32 master
+        # the concatenation beside its cast, then the cast beside AdamW's copy of v
+        return max(elements * (grad + MASTER_BYTES), elements * MASTER_BYTES + v_copy)
+    return elements * grad + v_copy  # the concatenation is the master's gradient
 
 
 def _ipg_buffers(ctx: _Ctx, plan: Plan, zero: int) -> float:
