@@ -80,6 +80,9 @@ ESTIMATOR_ERRORS: dict[str, dict[str, str]] = {
         "--decoder-last-pipeline-num-layers) are not sized.",
         "ep_dense": "ep > 1 needs a mixture-of-experts model.",
         "ep_experts": "ep={ep} must divide the {experts} experts and fit inside dp × tp.",
+        "ep_grid": "ep={ep} must divide dp × cp = {dp_cp}: with plan.expert_tp unset the experts keep tp={tp} "
+        "(Megatron's default), and tp × ep × pp must divide the GPUs; to spread the experts over the tp ranks, set "
+        "plan.expert_tp (allowed: {allowed}) on the megatron stack.",
         "expert_tp_grid": "expert_tp={expert_tp} × ep={ep} × pp={pp} must divide the {gpus} GPUs (Megatron's expert "
         "grid); allowed expert_tp: {allowed}.",
         "expert_tp_stack": "expert_tp={expert_tp} (other than tp={tp}) runs on the megatron stack only "
@@ -260,6 +263,9 @@ ESTIMATOR_ERRORS: dict[str, dict[str, str]] = {
         "--decoder-first-pipeline-num-layers 和 --decoder-last-pipeline-num-layers）不在估算范围内。",
         "ep_dense": "ep > 1 需要混合专家（MoE）模型。",
         "ep_experts": "ep={ep} 必须整除 {experts} 个专家，且不超过 dp × tp。",
+        "ep_grid": "ep={ep} 必须整除 dp × cp = {dp_cp}：未设置 plan.expert_tp 时专家沿用 tp={tp}（Megatron 的默认值），"
+        "tp × ep × pp 必须整除 GPU 数；若要把专家分布到各 tp rank 上，请在 megatron 栈上设置 plan.expert_tp"
+        "（可选：{allowed}）。",
         "expert_tp_grid": "expert_tp={expert_tp} × ep={ep} × pp={pp} 必须整除 {gpus} 张 GPU"
         "（Megatron 的专家并行网格）；可选 expert_tp：{allowed}。",
         "expert_tp_stack": "expert_tp={expert_tp}（不同于 tp={tp}）只在 megatron 栈上运行（Megatron-LM "

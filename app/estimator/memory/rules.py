@@ -139,13 +139,19 @@ def _split_fits_model(
         return EstimatorError.of("ep_experts", field="plan.ep", ep=ep, experts=model.experts)
     if plan.expert_tp is not None:
         return _expert_tp(plan)
+    if ep > 1 and (plan.dp * plan.cp) % ep:
+        # Unset, the experts' tp is tp (Megatron's default), so the expert grid tp × ep × pp divides the GPUs only where
+        # ep divides dp × cp; EP 4 beside TP 4 on 4 GPUs would split each expert over 16 ranks that do not exist
+        inner = plan.dp * tp * plan.cp
+        allowed = [d for d in range(1, inner // ep + 1) if inner % (d * ep) == 0] if inner % ep == 0 else []
+        return EstimatorError.of("ep_grid", field="plan.ep", ep=ep, tp=tp, dp_cp=plan.dp * plan.cp, allowed=allowed)
     return None
 
 
 def _expert_tp(plan: Plan) -> EstimatorError | None:
     """A stated expert_tp is a positive integer whose expert grid, expert_tp × ep × pp, divides the GPUs, as
     Megatron-core requires (megatron/core/parallel_state.py `initialize_model_parallel` at d98e8a64: "world_size is not
-    divisible by expert_tensor_model_pipeline_parallel size"). Unset it is tp and the check is the dense grid's."""
+    divisible by expert_tensor_model_pipeline_parallel size"). Unset it is tp, checked by `_split_fits_model`."""
     etp = plan.expert_tp
     if type(etp) is not int or etp < 1:
         return EstimatorError.of("positive_integer", field="plan.expert_tp", name="expert_tp", value=etp)
