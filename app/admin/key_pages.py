@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 
 from app.admin import service
 from app.admin.deps import NO_STORE, AdminDep, Principal, RowId, require_admin
-from app.admin.pages import FormDep, _confirmed, _page, _refusal, _when, revoke_confirmation
+from app.admin.pages import FormDep, _confirmed, _page, _refusal, revoke_confirmation
 from app.apikeys import service as apikeys_service
 from app.apikeys.schemas import DEFAULT_RATE_LIMIT_PER_MINUTE, ApiKeyCreate
 from app.deps import SessionDep, UnitOfWorkRoute
@@ -79,20 +79,17 @@ def key_revoke(request: Request, key_id: RowId, session: SessionDep, admin: Admi
     key = apikeys_service.key_out(apikeys_service.get_key(session, key_id=key_id))
     t = Translator(negotiate(request))
     confirmation = revoke_confirmation(
+        key,
         title=t("admin_key_revoke_title", name=key.name, organisation=key.organisation),
-        rows=[
-            (t("admin_col_name"), key.name),
+        details=[
             (t("admin_col_organisation"), key.organisation),
             (t("admin_col_starts"), f"{key.prefix}…"),
             (t("admin_col_scopes"), ", ".join(key.scopes)),
-            (t("admin_col_last_used"), _when(key.last_used_at, t)),
         ],
         t=t,
         kind="key",
-        back="/admin/keys",
         item_id=key_id,
-        revoked=key.revoked_at is not None,
         act=lambda: service.revoke_api_key(session, key_id=key_id, actor=admin.actor),
-        then="/admin/keys?msg=key-revoked",
+        done_msg="key-revoked",
     )
     return _confirmed(request, session, admin, form, confirmation)

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Protocol
 from urllib.parse import quote
 
 from fastapi import APIRouter, Depends, Form, Query, Request
@@ -590,48 +590,56 @@ def token_revoke(request: Request, token_id: RowId, session: SessionDep, admin: 
 def _revoke_confirmation(session: Session, token_id: int, admin: Principal, t: Translator) -> Confirmation:
     token = service.get_token(session, token_id=token_id)
     return revoke_confirmation(
+        token,
         title=t("admin_token_revoke_title", name=token.name),
-        rows=[
-            (t("admin_col_name"), token.name),
-            (t("admin_col_starts"), f"{token.prefix}…"),
-            (t("admin_col_owner"), token.user.email),
-            (t("admin_col_last_used"), _when(token.last_used_at, t)),
-        ],
+        details=[(t("admin_col_starts"), f"{token.prefix}…"), (t("admin_col_owner"), token.user.email)],
         t=t,
         kind="token",
-        back="/admin/tokens",
         item_id=token_id,
-        revoked=token.revoked_at is not None,
         act=lambda: service.revoke_token(session, token_id=token_id, actor=admin.actor),
-        then="/admin/tokens?msg=revoked",
+        done_msg="revoked",
     )
 
 
+class Credential(Protocol):
+    """What the revoking page reads of an API key or an admin token."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def last_used_at(self) -> datetime | None: ...
+    @property
+    def revoked_at(self) -> datetime | None: ...
+
+
 def revoke_confirmation(
-    title: str,
-    rows: list[tuple[str, str]],
+    credential: Credential,
     *,
+    title: str,
+    details: list[tuple[str, str]],
     t: Translator,
     kind: Literal["key", "token"],
-    back: str,
     item_id: int,
-    revoked: bool,
     act: Callable[[], object],
-    then: str,
+    done_msg: str,
 ) -> Confirmation:
-    """Revoking a credential (an API key, an admin token): one page for both, worded by `kind`; `back` the list's
-    page, the action its item's revoke path."""
+    """Revoking a credential (an API key, an admin token): one page for both, worded by `kind`, its rows the
+    credential's name, `details`, and when it was last used; back to the list's page (/admin/keys, /admin/tokens),
+    the action its item's revoke path, then the list saying `done_msg`."""
+    back = f"/admin/{kind}s"
+    rows = [(t("admin_col_name"), credential.name), *details]
+    rows.append((t("admin_col_last_used"), _when(credential.last_used_at, t)))
     return Confirmation(
         title=title,
         rows=rows,
         consequence=t(f"admin_{kind}_revoke_consequence"),
         action=f"{back}/{item_id}/revoke",
-        check=t("admin_revoke_check", name=rows[0][1]),
+        check=t("admin_revoke_check", name=credential.name),
         button=t(f"admin_{kind}_revoke_button"),
         back=back,
-        done=t(f"admin_{kind}_revoked_already") if revoked else None,
+        done=t(f"admin_{kind}_revoked_already") if credential.revoked_at is not None else None,
         act=act,
-        then=then,
+        then=f"{back}?msg={done_msg}",
     )
 
 

@@ -16,7 +16,7 @@ from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.errors import http_problem
-from app.http.asgi import HttpMiddleware
+from app.http.asgi import HttpMiddleware, ResponseWatch, refused_before_response
 
 
 class BodyTooLarge(HTTPException):
@@ -62,7 +62,6 @@ async def _refused_while_streaming(
 ) -> bool:
     """Run `app` with each body chunk it receives passed to `count`, which raises `refusal` to stop the body.
     True when it did so before the response started (the caller answers); after, the refusal propagates."""
-    started = False
 
     async def counted_receive() -> Message:
         message = await receive()
@@ -70,18 +69,8 @@ async def _refused_while_streaming(
             count(message.get("body", b""))
         return message
 
-    async def tracking_send(message: Message) -> None:
-        nonlocal started
-        started = started or message["type"] == "http.response.start"
-        await send(message)
-
-    try:
-        await app(scope, counted_receive, tracking_send)
-    except refusal:
-        if started:
-            raise
-        return True
-    return False
+    watched = ResponseWatch(send)
+    return await refused_before_response(app, scope, counted_receive, watched, refusal) is not None
 
 
 def _chunked(scope: Scope) -> bool:

@@ -16,7 +16,7 @@ from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.errors import http_problem
-from app.http.asgi import HttpMiddleware
+from app.http.asgi import HttpMiddleware, ResponseWatch, refused_before_response
 
 
 class BodyTimeout(HTTPException):
@@ -36,13 +36,13 @@ class BodyTimeoutMiddleware(HttpMiddleware):
     async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         deadline: float | None = None  # set at the first read: time before it is the app's, not the client's
         complete = False
-        started = False
+        watched = ResponseWatch(send)
 
         async def timed_receive() -> Message:
             nonlocal deadline, complete
             # The body is in, or the app answers without it: what it waits for now (a disconnect, while it streams
             # a response) is waited for as long as it likes.
-            if complete or started:
+            if complete or watched.started:
                 return await receive()
             deadline = anyio.current_time() + self.timeout_s if deadline is None else deadline
             with anyio.move_on_after(max(0.0, deadline - anyio.current_time())) as wait:
@@ -52,14 +52,6 @@ class BodyTimeoutMiddleware(HttpMiddleware):
             complete = message["type"] != "http.request" or not message.get("more_body", False)
             return message
 
-        async def tracking_send(message: Message) -> None:
-            nonlocal started
-            started = started or message["type"] == "http.response.start"
-            await send(message)
-
-        try:
-            await self.app(scope, timed_receive, tracking_send)
-        except BodyTimeout as timeout:  # read outside the routes (no handler answered it)
-            if started:
-                raise
+        timeout = await refused_before_response(self.app, scope, timed_receive, watched, BodyTimeout)
+        if timeout is not None:  # read outside the routes (no handler answered it)
             await http_problem(408, str(timeout.detail), headers=dict(timeout.headers or {}))(scope, receive, send)
