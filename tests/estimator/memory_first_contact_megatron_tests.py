@@ -47,6 +47,7 @@ from __future__ import annotations
 
 from app.estimator.hardware import get_gpu
 from app.estimator.specs import GIB, Cluster, GpuSpec, ModelSpec, Plan, Workload
+from app.estimator.vocabulary import Recompute
 from tests.estimator.memory_first_contact_row import FirstContactCase
 
 MEGATRON_FUNCTIONAL = (
@@ -66,38 +67,53 @@ def _padded(vocab: int, tp: int) -> int:
     return -(-vocab // multiple) * multiple
 
 
-def _gpt_7b(tp: int) -> ModelSpec:
-    """The memory_speed cases' shape (module docstring)."""
+# the two shapes (module docstring): (layers, hidden, heads, query groups, ffn, vocabulary, learned positions, tied)
+SHAPES = {
+    "7b": (32, 4096, 32, 8, 16384, 131073, 8192, False),  # the memory_speed cases
+    "small": (12, 512, 8, 8, 2048, 50257, 1024, True),  # the small GPT cases, GPT-2's BPE vocabulary
+}
+
+
+def _gpt(size: str, tp: int) -> ModelSpec:
+    """Megatron-LM's GPT of the test cases: GeLU MLP, LayerNorm, biases, learned positions, the vocabulary padded."""
+    layers, hidden, heads, groups, ffn, vocab, positions, tied = SHAPES[size]
     return ModelSpec(
-        name=f"megatron-gpt-7b-tp{tp}",
-        layers=32,
-        hidden=4096,
-        heads=32,
-        kv_heads=8,
-        ffn=16384,
-        vocab=_padded(131073, tp),
+        name=f"megatron-gpt-{size}-tp{tp}",
+        layers=layers,
+        hidden=hidden,
+        heads=heads,
+        kv_heads=groups,
+        ffn=ffn,
+        vocab=_padded(vocab, tp),
         mlp="gelu",
         norm="layernorm",
         linear_bias=True,
-        learned_positions=8192,
+        learned_positions=positions,
+        tied_embeddings=tied,
     )
 
 
-def _gpt_small(tp: int) -> ModelSpec:
-    """The small GPT cases' shape (module docstring)."""
-    return ModelSpec(
-        name=f"megatron-gpt-small-tp{tp}",
-        layers=12,
-        hidden=512,
-        heads=8,
-        kv_heads=8,
-        ffn=2048,
-        vocab=_padded(50257, tp),
-        mlp="gelu",
-        norm="layernorm",
-        linear_bias=True,
-        learned_positions=1024,
-        tied_embeddings=True,
+def _plan(
+    tp: int, pp: int, cp: int, micro: int, distributed: bool, recompute: Recompute, unfused: bool, vpp: int = 1
+) -> Plan:
+    """One node of 8 GPUs, Megatron's fp32 main-gradient buffer and plain vocab-parallel loss; sequence parallel only
+    with CP (the cp2 case); hidden dropout at Megatron's default 0.1 (no case sets --hidden-dropout), stated after
+    first contact (fitted: the record keeps the figures without it)."""
+    return Plan(
+        tp=tp,
+        pp=pp,
+        cp=cp,
+        dp=8 // (tp * pp * cp),
+        virtual_stages=vpp,
+        zero_stage=1 if distributed else 0,
+        micro_batch=micro,
+        recompute=recompute,
+        sequence_parallel=cp > 1,
+        flash_attention=not unfused,
+        attention="eager" if unfused else "flash",
+        fp32_main_grads=True,
+        upcast_vocab_parallel_loss=True,
+        hidden_dropout=True,
     )
 
 
@@ -134,22 +150,9 @@ def _memory_speed() -> list[FirstContactCase]:
     )  # fmt: skip
     for label, tp, pp, vpp, micro, readings in rows:
         for gpu, published in readings:
-            plan = Plan(
-                tp=tp,
-                pp=pp,
-                dp=8 // (tp * pp),
-                virtual_stages=vpp,
-                zero_stage=1,
-                micro_batch=micro,
-                recompute="none",
-                fp32_main_grads=True,
-                upcast_vocab_parallel_loss=True,
-                # no --hidden-dropout in model_config.yaml: Megatron's default 0.1; stated after first contact
-                # (fitted: the record keeps the figure without it)
-                hidden_dropout=True,
-            )
+            plan = _plan(tp, pp, 1, micro, True, "none", False, vpp)
             workload = Workload(task="pretrain", precision="bf16", seq_len=8192, global_batch=8)
-            cases.append(_case(label, _gpt_7b(tp), workload, plan, gpu, published, levers))
+            cases.append(_case(label, _gpt("7b", tp), workload, plan, gpu, published, levers))
     return cases
 
 
@@ -165,21 +168,7 @@ def _small() -> list[FirstContactCase]:
         ("gpt3_mcore_tp4_pp1 (local layers)", 4, 1, 1, False, False, True, 1628741632),
     )  # fmt: skip
     for name, tp, pp, cp, distributed, full, unfused, published in rows:
-        plan = Plan(
-            tp=tp,
-            pp=pp,
-            cp=cp,
-            dp=8 // (tp * pp * cp),
-            zero_stage=1 if distributed else 0,
-            micro_batch=4,
-            recompute="full" if full else "none",
-            sequence_parallel=cp > 1,
-            flash_attention=not unfused,
-            attention="eager" if unfused else "flash",
-            fp32_main_grads=True,
-            upcast_vocab_parallel_loss=True,
-            hidden_dropout=True,  # Megatron's default 0.1, stated after first contact (fitted)
-        )
+        plan = _plan(tp, pp, cp, 4, distributed, "full" if full else "none", unfused)
         layout = f"TP {tp} x PP {pp}" + (f" x CP {cp}" if cp > 1 else "") + f" x DP {plan.dp}, batch 4 x 1024"
         levers = (
             ("attention: unfused (s x s scores)" if unfused else "attention: Transformer Engine flash")
@@ -190,7 +179,7 @@ def _small() -> list[FirstContactCase]:
             + ("; sequence parallel" if cp > 1 else "")
         )
         workload = Workload(task="pretrain", precision="bf16", seq_len=1024, global_batch=32)
-        cases.append(_case(f"{name} {layout}", _gpt_small(tp), workload, plan, A100_80, published, levers))
+        cases.append(_case(f"{name} {layout}", _gpt("small", tp), workload, plan, A100_80, published, levers))
     return cases
 
 
