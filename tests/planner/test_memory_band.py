@@ -328,7 +328,9 @@ def test_coverage_on_every_validation_row() -> None:
     # on H100 and A100, five small GPT layouts; max allocated on the last rank) came in at 8 of 9 inside (303 of 346,
     # 88 %, the range constants unchanged; median half-width 19.3 %): outside, above the range, the small TP 2 x PP 2
     # x CP 2 case (+27 %). Still 303 of 346 once their default hidden dropout is stated (Plan.hidden_dropout; fitted):
-    # the 7B rows -9 / -10 / -4 / -4 % -> -1 / -3 / -1 / 0 %.
+    # the 7B rows -9 / -10 / -4 / -4 % -> -1 / -3 / -1 / 0 %. 304 of 346 once Megatron-LM's fused cross-entropy
+    # (--cross-entropy-loss-fusion, native) keeps its 6 bytes a logit, not a chunked loss's 4: ms-swift's Qwen3-30B-A3B
+    # LoRA at EP 4 -17.5 % -> -12.5 %, inside; its long_text.sh -20.3 % -> -15.4 %, its PP 2 x EP 8 -29 % -> -25 %.
     from tests.estimator.memory_first_contact import MEMORY_FIRST_CONTACT
     from tests.estimator.validation_cases import MEMORY
 
@@ -336,7 +338,7 @@ def test_coverage_on_every_validation_row() -> None:
     inside = sum(ok for ok, _ in results)
     widths = sorted(w for _, w in results)
     assert len(results) == 346
-    assert inside >= 303, inside
+    assert inside >= 304, inside
     assert widths[len(widths) // 2] <= 0.20
 
 

@@ -18,8 +18,9 @@ from app.estimator.vocabulary import BYTES_PER_ELEMENT, FULL_TRAINING_TASKS, LOR
 # and log_softmax's fp32 gradient of the logits exist beside it. The 16-bit logits are dropped before the backward
 # (transformers Trainer.compute_loss returns the loss only; torchtitan's train step `del pred`).
 LOSS_BYTES_PER_LOGIT = 4.0 + 4.0 + 4.0
-# chunked/fused loss (torchtune CEWithChunkedOutputLoss, litgpt chunked_cross_entropy, Megatron fused vocab-parallel
-# CE): only the log-probs (fp32, or 16-bit logits + 16-bit log-probs) stay for the backward pass; chunks are transient
+# chunked loss (torchtune CEWithChunkedOutputLoss, litgpt chunked_cross_entropy): only the log-probs (fp32, or 16-bit
+# logits + 16-bit log-probs) stay for the backward pass; chunks are transient. Not Megatron-LM's fused vocab-parallel
+# cross-entropy, the chunked loss of the megatron stack (`_chunked_bytes`): MEGATRON_VOCAB_PARALLEL_LOSS_BYTES_PER_LOGIT
 CHUNKED_LOSS_BYTES_PER_LOGIT = 4.0
 # cross-entropy compiled with the model (Plan.compiled_loss): Inductor fuses the fp32 upcast, log_softmax and nll_loss
 # into one forward reduction that saves the 16-bit logits and a per-token log-sum-exp, and one backward kernel that
@@ -121,6 +122,11 @@ UPCAST_VOCAB_PARALLEL_LOSS_BYTES_PER_LOGIT = 4.0 + 4.0
 # `torch.exp(out=)`, `div_`) while GPTModel.forward holds the head's 16-bit logits until the loss returns: 2 + 4 bytes
 # a logit; the backward's start holds the softmax's 4, then its 16-bit gradient beside it: the same 6.
 MEGATRON_VOCAB_PARALLEL_LOSS_BYTES_PER_LOGIT = 2.0 + 4.0
+# --cross-entropy-loss-fusion with its default native implementation (the megatron stack's chunked loss, app/planner/
+# levers.py; ms-swift's default) saves no byte of that: megatron/core/fusions/fused_cross_entropy.py at d98e8a64d
+# compiles (jit_fuser, torch.compile) the same VocabParallelCrossEntropy steps, `calculate_logits_max`'s `.float()` copy
+# made the softmax in place and saved, while language_module.py `compute_language_model_loss` runs inside the forward
+# that holds the 16-bit logits: 2 + 4 bytes a logit as unfused; the fusion saves kernel launches, not memory.
 # Megatron-LM's hidden dropout (Plan.hidden_dropout): the transformer layer runs bias_dropout_add twice, after the
 # attention's projection and after the MLP (megatron/core/transformer/transformer_layer.py, megatron/core/fusions/
 # fused_bias_dropout.py `_bias_dropout_add_func`: torch.nn.functional.dropout at d98e8a64d), and torch's dropout saves
@@ -524,7 +530,10 @@ def _shift_copy_logits(workload: Workload, plan: Plan) -> float:
 
 
 def _chunked_bytes(plan: Plan) -> float:
-    """Bytes a logit the chunked loss keeps: the eager chunks' fp32 log-probs, or compiled chunk by chunk."""
+    """Bytes a logit the chunked loss keeps: the eager chunks' fp32 log-probs, or compiled chunk by chunk; on the
+    megatron stack (Plan.fp32_main_grads) Megatron-LM's fused vocab-parallel cross-entropy, as much as unfused."""
+    if plan.fp32_main_grads:
+        return MEGATRON_VOCAB_PARALLEL_LOSS_BYTES_PER_LOGIT
     return CHUNKED_COMPILED_LOSS_BYTES_PER_LOGIT if plan.compiled_loss else CHUNKED_LOSS_BYTES_PER_LOGIT
 
 
