@@ -247,6 +247,12 @@ class Plan:
     # arguments.py), 18 B/param with Adam, 6 + 12/d with the distributed optimizer (Megatron-LM docs/user-guide/
     # features/dist_optimizer.md); the planner sets it for the plans its megatron stack runs (app/planner/stacks.py)
     fp32_main_grads: bool = False
+    # Megatron-LM's hidden dropout left at its default p = 0.1 (megatron/core/transformer/transformer_config.py
+    # `hidden_dropout: float = 0.1` at d98e8a64d): each layer's two bias-dropout-adds keep torch's 1-byte mask of the
+    # hidden state for the backward (memory.activations HIDDEN_DROPOUT_MASK_BYTES); off where the launch sets
+    # --hidden-dropout 0 (the release recipes, Megatron-Bridge's and ms-swift's Llama / Qwen configs); no stack the
+    # planner launches keeps it
+    hidden_dropout: bool = False
     # the pipeline schedule keeps every micro-batch's last-stage output (the logits) until the step returns:
     # torch.distributed.pipelining appends each forward output to `output_chunks` for `merge_output_chunks` (stage.py
     # `forward_one_chunk`; pytorch/pytorch PR #138504, Oct 2024, detaches them after their backward but keeps them,

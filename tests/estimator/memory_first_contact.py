@@ -341,6 +341,8 @@ Sources (each a project that measured its own runs and says with what):
 
   [ms-swift-examples] ms-swift's example scripts and Megatron-SWIFT benchmark tables: the rows and their sources
                are in tests/estimator/memory_first_contact_swift.py (this module would pass 800 lines).
+  [megatron-functional] Megatron-LM's functional tests other than the release tests (the memory_speed 7B cases and
+               small GPT cases): rows and sources in tests/estimator/memory_first_contact_megatron_tests.py.
 
 `levers` names what each run used that moves the peak and that the estimator may or may not model (attention
 implementation, loss implementation, compile, activation offload, FP8 parameters).
@@ -353,6 +355,7 @@ from dataclasses import replace
 from app.estimator.hardware import get_gpu
 from app.estimator.presets import get_preset
 from app.estimator.specs import GIB, Cluster, LoraSpec, ModelSpec, Plan, Workload
+from tests.estimator.memory_first_contact_megatron_tests import megatron_functional
 from tests.estimator.memory_first_contact_row import FirstContactCase
 from tests.estimator.memory_first_contact_swift import ms_swift_examples
 from tests.estimator.validation_cases import _fms_run
@@ -1709,4 +1712,5 @@ MEMORY_FIRST_CONTACT: tuple[FirstContactCase, ...] = tuple(
     + _axolotl_examples()
     + _deepspeed_examples()
     + ms_swift_examples()  # tests/estimator/memory_first_contact_swift.py [ms-swift-examples]
+    + megatron_functional()  # tests/estimator/memory_first_contact_megatron_tests.py [megatron-functional]
 )

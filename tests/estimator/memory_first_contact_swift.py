@@ -22,8 +22,10 @@ was read by an earlier row.
                uniform, 1 layer; or selective: core attention) and optimizer CPU offload. Defaults of that commit
                (docs/source_en/Instruction/Command-line-parameters.md and Megatron-SWIFT/Command-line-parameters.md):
                gradient_checkpointing True, lora_dropout 0.05, cross_entropy_loss_fusion True (Megatron's fused
-               vocab-parallel cross-entropy, native: no full fp32 copy of the logits, Plan.chunked_loss as the
-               Megatron-Bridge rows state it), use_distributed_optimizer True (ZeRO-1),
+               vocab-parallel cross-entropy, native, Plan.chunked_loss as the Megatron-Bridge rows state it; read at
+               first contact as keeping no full fp32 copy of the logits, which Megatron-LM's code does keep: since
+               counted as its unfused loss, activations MEGATRON_VOCAB_PARALLEL_LOSS_BYTES_PER_LOGIT, fitted),
+               use_distributed_optimizer True (ZeRO-1),
                accumulate_allreduce_grads_in_fp32 True under bf16 (fp32 main-gradient buffer),
                expert_tensor_parallel_size 1. Packing (`--packing true`) packs whole samples into rows of about
                max_length, read as one length at max_length.

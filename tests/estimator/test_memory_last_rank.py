@@ -27,7 +27,10 @@ def _error(case: FirstContactCase) -> float:
 
 def test_the_release_rows_are_read_on_the_last_stage() -> None:
     assert len(RELEASE) == 8 and all(case.stage == -1 for case in RELEASE)
-    assert all(case.stage is None for case in MEMORY_FIRST_CONTACT if case.source != "megatron-release")
+    # Megatron-LM's functional tests log on the same rank (tests/estimator/memory_first_contact_megatron_tests.py)
+    megatron = ("megatron-release", "megatron-functional")
+    assert all(case.stage == -1 for case in MEMORY_FIRST_CONTACT if case.source in megatron)
+    assert all(case.stage is None for case in MEMORY_FIRST_CONTACT if case.source not in megatron)
 
 
 def test_one_stage_is_the_worst() -> None:

@@ -324,14 +324,21 @@ def test_coverage_on_every_validation_row() -> None:
     # 292 of 337 once the Megatron rows state the expert TP their sources set (Plan.expert_tp; fitted): ms-swift's
     # default 1 brings the Qwen3-30B-A3B TP 4 x PP 2 x EP 4 row from -73.3 % to -13.4 %, inside; Megatron-LM's release
     # Mixtral VPP 8 run (--expert-tensor-parallel-size 1) -13.0 / -13.9 % -> -1.1 / -2.1 %, inside before and after.
+    # Megatron-LM's functional tests (megatron-functional, 9 rows: the 7B memory_speed cases at TP 4 and PP 4 x VPP 8
+    # on H100 and A100, five small GPT layouts; max allocated on the last rank) came in at 8 of 9 inside (303 of 346,
+    # 88 %, the range constants unchanged; median half-width 19.3 %): outside, above the range, the small TP 2 x PP 2
+    # x CP 2 case (+27 %). Still 303 of 346 once their default hidden dropout is stated (Plan.hidden_dropout; fitted):
+    # the 7B rows -9 / -10 / -4 / -4 % -> -1 / -3 / -1 / 0 %. 304 of 346 once Megatron-LM's fused cross-entropy
+    # (--cross-entropy-loss-fusion, native) keeps its 6 bytes a logit, not a chunked loss's 4: ms-swift's Qwen3-30B-A3B
+    # LoRA at EP 4 -17.5 % -> -12.5 %, inside; its long_text.sh -20.3 % -> -15.4 %, its PP 2 x EP 8 -29 % -> -25 %.
     from tests.estimator.memory_first_contact import MEMORY_FIRST_CONTACT
     from tests.estimator.validation_cases import MEMORY
 
     results = [_inside(c) for c in (*MEMORY, *MEMORY_FIRST_CONTACT)]
     inside = sum(ok for ok, _ in results)
     widths = sorted(w for _, w in results)
-    assert len(results) == 337
-    assert inside >= 292, inside
+    assert len(results) == 346
+    assert inside >= 304, inside
     assert widths[len(widths) // 2] <= 0.20
 
 

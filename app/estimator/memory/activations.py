@@ -18,8 +18,9 @@ from app.estimator.vocabulary import BYTES_PER_ELEMENT, FULL_TRAINING_TASKS, LOR
 # and log_softmax's fp32 gradient of the logits exist beside it. The 16-bit logits are dropped before the backward
 # (transformers Trainer.compute_loss returns the loss only; torchtitan's train step `del pred`).
 LOSS_BYTES_PER_LOGIT = 4.0 + 4.0 + 4.0
-# chunked/fused loss (torchtune CEWithChunkedOutputLoss, litgpt chunked_cross_entropy, Megatron fused vocab-parallel
-# CE): only the log-probs (fp32, or 16-bit logits + 16-bit log-probs) stay for the backward pass; chunks are transient
+# chunked loss (torchtune CEWithChunkedOutputLoss, litgpt chunked_cross_entropy): only the log-probs (fp32, or 16-bit
+# logits + 16-bit log-probs) stay for the backward pass; chunks are transient. Not Megatron-LM's fused vocab-parallel
+# cross-entropy, the chunked loss of the megatron stack (`_chunked_bytes`): MEGATRON_VOCAB_PARALLEL_LOSS_BYTES_PER_LOGIT
 CHUNKED_LOSS_BYTES_PER_LOGIT = 4.0
 # cross-entropy compiled with the model (Plan.compiled_loss): Inductor fuses the fp32 upcast, log_softmax and nll_loss
 # into one forward reduction that saves the 16-bit logits and a per-token log-sum-exp, and one backward kernel that
@@ -121,6 +122,20 @@ UPCAST_VOCAB_PARALLEL_LOSS_BYTES_PER_LOGIT = 4.0 + 4.0
 # `torch.exp(out=)`, `div_`) while GPTModel.forward holds the head's 16-bit logits until the loss returns: 2 + 4 bytes
 # a logit; the backward's start holds the softmax's 4, then its 16-bit gradient beside it: the same 6.
 MEGATRON_VOCAB_PARALLEL_LOSS_BYTES_PER_LOGIT = 2.0 + 4.0
+# --cross-entropy-loss-fusion with its default native implementation (the megatron stack's chunked loss, app/planner/
+# levers.py; ms-swift's default) saves no byte of that: megatron/core/fusions/fused_cross_entropy.py at d98e8a64d
+# compiles (jit_fuser, torch.compile) the same VocabParallelCrossEntropy steps, `calculate_logits_max`'s `.float()` copy
+# made the softmax in place and saved, while language_module.py `compute_language_model_loss` runs inside the forward
+# that holds the 16-bit logits: 2 + 4 bytes a logit as unfused; the fusion saves kernel launches, not memory.
+# Megatron-LM's hidden dropout (Plan.hidden_dropout): the transformer layer runs bias_dropout_add twice, after the
+# attention's projection and after the MLP (megatron/core/transformer/transformer_layer.py, megatron/core/fusions/
+# fused_bias_dropout.py `_bias_dropout_add_func`: torch.nn.functional.dropout at d98e8a64d), and torch's dropout saves
+# its mask for the backward as a bool tensor of the input's shape (pytorch/pytorch aten/src/ATen/native/cuda/
+# Dropout.cu `native_dropout_cuda`): 2 masks x 1 byte per hidden element per token, whole on every TP rank without
+# sequence parallelism (Korthikanti et al. 2022 Table 2's two "sbh" dropout masks). Measured: Megatron-LM's
+# gpt3_7b_tp4_pp1_memory_speed (TP 4, batch 2 x 8192, dropout at its default) peaks 53.22 GiB on H100, 34.0 GiB over
+# the 19.24 GiB between steps (golden_values_dev_dgx_h100.json at d98e8a64d); without the masks it read -8.6 %.
+HIDDEN_DROPOUT_MASK_BYTES = 2.0 * 1.0
 OTHER_WORKSPACE_BYTES = 0.25 * GIB  # cuBLAS/cuDNN workspaces (module docstring)
 OTHER_NCCL_BYTES = 0.5 * GIB  # NCCL channel buffers when > 1 GPU (module docstring)
 FRAGMENTATION = 0.05  # caching-allocator slack on activations (module docstring)
@@ -447,6 +462,10 @@ def _training_activations(ctx: _Ctx, plan: Plan, stage: _Stage, dp: int) -> tupl
         kept += stage.layers * ctx.dropout_elements / plan.tp
     in_flight = _in_flight(workload, plan, stage, dp) if plan.pp > 1 else 1.0
     act_bytes = _act_bytes(ctx, plan)
+    if plan.hidden_dropout and plan.recompute != "full":
+        # full recompute remakes the masks inside the checkpoint (one layer's, under the working set's margin)
+        masks = HIDDEN_DROPOUT_MASK_BYTES * ctx.model.hidden / (plan.tp if plan.sequence_parallel else 1)
+        kept += stage.layers * masks / act_bytes
     saved = tokens * act_bytes * kept * in_flight
     host = 0.0
     if plan.activation_offload:
@@ -511,7 +530,10 @@ def _shift_copy_logits(workload: Workload, plan: Plan) -> float:
 
 
 def _chunked_bytes(plan: Plan) -> float:
-    """Bytes a logit the chunked loss keeps: the eager chunks' fp32 log-probs, or compiled chunk by chunk."""
+    """Bytes a logit the chunked loss keeps: the eager chunks' fp32 log-probs, or compiled chunk by chunk; on the
+    megatron stack (Plan.fp32_main_grads) Megatron-LM's fused vocab-parallel cross-entropy, as much as unfused."""
+    if plan.fp32_main_grads:
+        return MEGATRON_VOCAB_PARALLEL_LOSS_BYTES_PER_LOGIT
     return CHUNKED_COMPILED_LOSS_BYTES_PER_LOGIT if plan.compiled_loss else CHUNKED_LOSS_BYTES_PER_LOGIT
 
 
@@ -666,6 +688,7 @@ def _split_fields(plan: Plan) -> tuple[object, ...]:
         plan.cp,
         plan.micro_batch,
         plan.fp32_main_grads,
+        plan.hidden_dropout,
         plan.sequence_parallel,
         plan.flash_attention,
         plan.chunked_loss,
