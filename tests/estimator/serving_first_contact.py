@@ -181,6 +181,8 @@ Source:
   [trtllm-v061-peak], [trtllm-h200-blogs] TensorRT-LLM 0.5-0.7 static-batch peak throughput on H100, H200, A100 and
                L40S, Llama 2 7B / 13B / 70B (serving_first_contact_trtllm_static.py).
   [mooncake-vllm-a10] vLLM 0.6.2 on one A10 under Poisson load (serving_first_contact_mooncake.py).
+  [iog-vllm085] vLLM 0.8.5 on one H100 PCIe, one RTX 4090 and two H100 PCIe under Poisson load, ShareGPT
+               (serving_first_contact_iog.py).
   [lmsys-large-ep] LMSYS Org blog "Deploying DeepSeek with PD Disaggregation and Large-scale Expert Parallelism on 96
                H100 GPUs" (2025-05-05, https://lmsys.org/blog/2025-05-05-large-scale-ep/, read through its copies
                and the launch commands of sgl-project/sglang#6017, 2026-12-06): SGLang serving DeepSeek-V3 (block FP8,
@@ -215,6 +217,7 @@ from app.estimator.specs import Cluster, GpuSpec, ModelSpec
 from app.estimator.vocabulary import Engine
 from tests.estimator.serving_cases import trtllm_finetune_setting
 from tests.estimator.serving_first_contact_accelmark import ACCELMARK_ROWS
+from tests.estimator.serving_first_contact_iog import IOG_ROWS
 from tests.estimator.serving_first_contact_mooncake import MOONCAKE_ROWS
 from tests.estimator.serving_first_contact_row import Metric, ServingFirstContact
 from tests.estimator.serving_first_contact_trtllm_static import TRTLLM_STATIC_ROWS
@@ -772,6 +775,7 @@ SERVING_FIRST_CONTACT: tuple[ServingFirstContact, ...] = (
     *LARGE_EP_ROWS,
     *TRTLLM_STATIC_ROWS,
     *MOONCAKE_ROWS,
+    *IOG_ROWS,
 )  # fmt: skip
 
 
