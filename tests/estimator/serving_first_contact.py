@@ -78,7 +78,8 @@ Source:
                1 and 4 requests/s. Not read: 16 requests/s (its 200 arrivals span 12.5 s, about two request
                lifetimes, so the run is mostly its ramp and drain, not a steady state) and `inf` (the burst's
                output throughput over 200 prompts is set by the longest outputs, up to 780 tokens, and its TTFT is
-               the burst's queue).
+               the burst's queue). Recorded running as the current vLLM; since, as ENGINE_RELEASES "vllm-0.8" (the
+               V1 engine's server before 0.10, sized on other rows: these are out of its fit).
   [lambda-vllm054] LambdaLabsML/vllm-benchmark at 0e8fc5d0f9865a326666cb82aeb2d8dc74c82c5e, benchmark_v0.md,
                "Tensor Parallel v.s. Data Parallel" table (the cells are `output_throughput`/`median_itl_ms` of
                results/prompt_320/<N>x<GPU>/<model>_tp<N>_len2000.json, compile_sweetspot.py): vLLM v0.5.4 ("This
@@ -369,6 +370,7 @@ def _llmk8s(rate: float, total_out: int, metric: Metric, ms: float) -> ServingFi
         input_tokens=round(42659 / 200), output_tokens=round(total_out / 200), input_tokens_p95=744,
         output_tokens_p95=611, requests_per_s=rate, peak_factor=1.0, engine="vllm", precision="bf16",
         prefix_cache_hit_rate=LLMK8S_CACHED if rate > 1.0 else 0.0,
+        release="vllm-0.8",  # the V1 engine's server before 0.10 (ENGINE_RELEASES), stated after first contact
     )  # fmt: skip
     reading = "ttft" if metric == "ttft_ms" else "tpot"
     label = f"llm-k8s vllm-0.8.3 llama-3.3-70b a100-40g tp8 sharegpt {rate:g} rps {reading}"

@@ -30,8 +30,9 @@ first-contact rows are kept).
                runs on 2, 4 and 8 x RTX 4090 (their TTFT falls as the rate rises, 6.9 s at 1 request/s to 0.2 s at 8
                for the Llama 8B distill on 4 GPUs, which the source does not explain), the second summary line of the
                files holding two runs (the first is read), AceMath-7B, gemma-2-9b-it, phi-4 and the FP8 Nemotron 70B
-               (not read for lack of time, no preset, or a checkpoint format not checked here). vLLM 0.8.5 is not an
-               ENGINE_RELEASES entry: the rows run as the current vLLM.
+               (not read for lack of time, no preset, or a checkpoint format not checked here). Recorded running as the
+               current vLLM; after first contact they run as ENGINE_RELEASES "vllm-0.8" (the V1 engine before 0.10:
+               its server's cost per request, which these rows sized, so they are fitted since).
 """
 
 from __future__ import annotations
@@ -72,6 +73,7 @@ def _row(
     cfg = ServingConfig(
         input_tokens=round(mean_in), output_tokens=round(total_out / 200), requests_per_s=rate, peak_factor=1.0,
         engine="vllm", precision="fp16", prefix_cache_hit_rate=round(1.0 - UNCACHED_TOKENS / mean_in, 4),
+        release="vllm-0.8",  # the V1 engine's server before 0.10 (ENGINE_RELEASES), stated after first contact
     )  # fmt: skip
     reading = "ttft" if metric == "ttft_ms" else "tpot"
     label = f"iog vllm-0.8.5 {model} {gpu.id.split('-')[0]} tp{tp} sharegpt {rate:g} rps {reading}"
