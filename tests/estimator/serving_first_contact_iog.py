@@ -51,16 +51,13 @@ CITATION = (
 )
 H100_PCIE = get_gpu("h100-80g-pcie")
 RTX4090 = get_gpu("rtx4090-24g")
-MODELS: dict[str, ModelSpec] = {
-    "llama-3-8b": get_preset("llama-3-8b").model,
-    "r1-llama-8b": get_preset("llama-3.1-8b").model,
-    "r1-qwen-1.5b": get_preset("qwen2.5-1.5b").model,
-    "r1-qwen-7b": get_preset("qwen2.5-7b").model,
-    "r1-qwen-14b": get_preset("qwen2.5-14b").model,
-    "r1-qwen-32b": get_preset("qwen2.5-32b").model,
-    "qwq-32b": get_preset("qwen2.5-32b").model,
-    "llama-3-70b": get_preset("llama-3-70b").model,
-}
+# the source's model (short name) -> the preset of its architecture
+PRESET_OF = (
+    ("llama-3-8b", "llama-3-8b"), ("r1-llama-8b", "llama-3.1-8b"), ("r1-qwen-1.5b", "qwen2.5-1.5b"),
+    ("r1-qwen-7b", "qwen2.5-7b"), ("r1-qwen-14b", "qwen2.5-14b"), ("r1-qwen-32b", "qwen2.5-32b"),
+    ("qwq-32b", "qwen2.5-32b"), ("llama-3-70b", "llama-3-70b"),
+)  # fmt: skip
+MODELS: dict[str, ModelSpec] = {name: get_preset(preset).model for name, preset in PRESET_OF}
 # tokens vLLM recomputes of a prompt found in its prefix cache: 1 to 16 (the last block's share), 8.5 on average
 UNCACHED_TOKENS = 8.5
 
