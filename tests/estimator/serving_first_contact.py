@@ -78,7 +78,8 @@ Source:
                1 and 4 requests/s. Not read: 16 requests/s (its 200 arrivals span 12.5 s, about two request
                lifetimes, so the run is mostly its ramp and drain, not a steady state) and `inf` (the burst's
                output throughput over 200 prompts is set by the longest outputs, up to 780 tokens, and its TTFT is
-               the burst's queue).
+               the burst's queue). Recorded running as the current vLLM; since, as ENGINE_RELEASES "vllm-0.8" (the
+               V1 engine's server before 0.10, sized on other rows: these are out of its fit).
   [lambda-vllm054] LambdaLabsML/vllm-benchmark at 0e8fc5d0f9865a326666cb82aeb2d8dc74c82c5e, benchmark_v0.md,
                "Tensor Parallel v.s. Data Parallel" table (the cells are `output_throughput`/`median_itl_ms` of
                results/prompt_320/<N>x<GPU>/<model>_tp<N>_len2000.json, compile_sweetspot.py): vLLM v0.5.4 ("This
@@ -181,6 +182,8 @@ Source:
   [trtllm-v061-peak], [trtllm-h200-blogs] TensorRT-LLM 0.5-0.7 static-batch peak throughput on H100, H200, A100 and
                L40S, Llama 2 7B / 13B / 70B (serving_first_contact_trtllm_static.py).
   [mooncake-vllm-a10] vLLM 0.6.2 on one A10 under Poisson load (serving_first_contact_mooncake.py).
+  [iog-vllm085] vLLM 0.8.5 on one H100 PCIe, one RTX 4090 and two H100 PCIe under Poisson load, ShareGPT
+               (serving_first_contact_iog.py).
   [lmsys-large-ep] LMSYS Org blog "Deploying DeepSeek with PD Disaggregation and Large-scale Expert Parallelism on 96
                H100 GPUs" (2025-05-05, https://lmsys.org/blog/2025-05-05-large-scale-ep/, read through its copies
                and the launch commands of sgl-project/sglang#6017, 2026-12-06): SGLang serving DeepSeek-V3 (block FP8,
@@ -215,6 +218,7 @@ from app.estimator.specs import Cluster, GpuSpec, ModelSpec
 from app.estimator.vocabulary import Engine
 from tests.estimator.serving_cases import trtllm_finetune_setting
 from tests.estimator.serving_first_contact_accelmark import ACCELMARK_ROWS
+from tests.estimator.serving_first_contact_iog import IOG_ROWS
 from tests.estimator.serving_first_contact_mooncake import MOONCAKE_ROWS
 from tests.estimator.serving_first_contact_row import Metric, ServingFirstContact
 from tests.estimator.serving_first_contact_trtllm_static import TRTLLM_STATIC_ROWS
@@ -366,6 +370,7 @@ def _llmk8s(rate: float, total_out: int, metric: Metric, ms: float) -> ServingFi
         input_tokens=round(42659 / 200), output_tokens=round(total_out / 200), input_tokens_p95=744,
         output_tokens_p95=611, requests_per_s=rate, peak_factor=1.0, engine="vllm", precision="bf16",
         prefix_cache_hit_rate=LLMK8S_CACHED if rate > 1.0 else 0.0,
+        release="vllm-0.8",  # the V1 engine's server before 0.10 (ENGINE_RELEASES), stated after first contact
     )  # fmt: skip
     reading = "ttft" if metric == "ttft_ms" else "tpot"
     label = f"llm-k8s vllm-0.8.3 llama-3.3-70b a100-40g tp8 sharegpt {rate:g} rps {reading}"
@@ -772,6 +777,7 @@ SERVING_FIRST_CONTACT: tuple[ServingFirstContact, ...] = (
     *LARGE_EP_ROWS,
     *TRTLLM_STATIC_ROWS,
     *MOONCAKE_ROWS,
+    *IOG_ROWS,
 )  # fmt: skip
 
 

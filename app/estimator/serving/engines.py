@@ -56,7 +56,20 @@ class EngineRelease:
     profile_holds_allreduce_inputs: bool = False  # the memory profile keeps every all-reduce input alive
     no_overlap_schedule: bool = False  # processes each batch before scheduling the next (no one-batch lookahead)
     contiguous_kv: bool = False  # one contiguous KV tensor per layer (no pages): decode attention streams it
+    # the server's fixed cost per request on that release (REQUEST_OVERHEAD_S); None: the current release's
+    request_overhead_s: float | None = None
     source: str = ""
+
+    @property
+    def changes_step(self) -> bool:
+        """Whether the release runs a model step differently from the current one (not only its server's cost)."""
+        return (
+            self.nccl_allreduce
+            or self.gqa_heads_per_cta > 0
+            or self.profile_holds_allreduce_inputs
+            or self.no_overlap_schedule
+            or self.contiguous_kv
+        )
 
 
 ENGINE_RELEASES: dict[str, EngineRelease] = {
@@ -94,6 +107,18 @@ ENGINE_RELEASES: dict[str, EngineRelease] = {
         "All inputs are taken as held; #2151 measured 6 GiB less peak at TP 8 after its fix, against 10 GiB "
         "held by this count, so some may have been freed in time (at 60 % held, the held-out #2031 TP 4 line "
         "would read +22 % instead of +6 %).",
+    ),
+    "vllm-0.8": EngineRelease(
+        request_overhead_s=0.004,
+        source="vLLM's V1 engine before 0.10 (0.8.x-0.9.x, the OpenAI server's /v1/completions): 4 ms of a request's "
+        "time to first token outside the model steps, FITTED on the first-contact rows of IOG-Foundation/"
+        "llm-inference-benchmarks @4990a807 (vLLM 0.8.5, tests/estimator/serving_first_contact_iog.py): on one H100 "
+        "PCIe, models of 1.5B to 14B parameters at 1, 4 and 8 requests/s with their prompts in the prefix cache, the "
+        "published median TTFT (10.7-38.2 ms) less the simulated one without a server cost leaves 3.3-6.1 ms, median "
+        "4.0 (15 runs). Out of that fit, vLLM 0.8.3 (surajssd/llm-k8s @58b61c59, Llama 3.3 70B at TP 8 on 8 x A100 "
+        "40GB) leaves 4.4 and 8.8 ms. vLLM 0.10.0 raised the time to first token of one request in flight by 33-97 % "
+        "over 0.9.2 on the same GPUs and models, the gap closing by 10 in flight (vllm-project/vllm#21983, "
+        "2025-07-31): the current release keeps engines.json's figure.",
     ),
     "turbomind-0.1": EngineRelease(
         nccl_allreduce=True,
@@ -182,6 +207,9 @@ def _request_overhead_s(cfg: ServingConfig) -> float:
     gpt-fast) run the model in their own process, with no server, tokeniser or stream in front of it."""
     if cfg.batching == "static":
         return 0.0
+    release = engine_release(cfg.release).request_overhead_s
+    if release is not None and cfg.engine_overhead is None:
+        return release
     return REQUEST_OVERHEAD_S[_overhead_key(cfg)]
 
 

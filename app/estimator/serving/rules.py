@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from app.estimator.serving.config import ServingConfig
-from app.estimator.serving.engines import _memory_fraction
+from app.estimator.serving.engines import _memory_fraction, engine_release
 from app.estimator.serving.memory import max_concurrency, sequence_kv_tokens, serving_memory
 from app.estimator.serving_levers import ENGINE_SPECULATION, MAX_SPECULATIVE_TOKENS, PREFIX_CACHING_ENGINES
 from app.estimator.specs import GIB, EstimatorError, GpuSpec, ModelSpec, require_choice
@@ -80,7 +80,8 @@ def validate_config(cfg: ServingConfig) -> None:
 
 def _validate_levers(cfg: ServingConfig) -> None:
     """Field-named errors for a prefix-cache hit rate or a speculation no engine here runs as asked
-    (serving_levers): modelled on continuous batching with the current engine releases only."""
+    (serving_levers): modelled on continuous batching with the current engine releases' steps only (a past release
+    that differs only in its server's fixed cost per request runs them as the current one)."""
     if not 0.0 <= cfg.prefix_cache_hit_rate <= 1.0:
         raise EstimatorError.of("serving_prefix_rate", field="serving.prefix_cache_hit_rate")
     lever = "serving.prefix_cache_hit_rate" if cfg.prefix_cache_hit_rate > 0 else None
@@ -100,7 +101,8 @@ def _validate_levers(cfg: ServingConfig) -> None:
             raise EstimatorError.of("serving_acceptance_rate", field="serving.speculative.acceptance_rate")
         if spec.method == "draft_model" and spec.draft is None:
             raise EstimatorError.of("serving_draft_needed", field="serving.speculative.draft_model")
-    if lever is not None and (cfg.batching == "static" or cfg.release is not None or cfg.engine_overhead):
+    past_step = cfg.release is not None and engine_release(cfg.release).changes_step
+    if lever is not None and (cfg.batching == "static" or past_step or cfg.engine_overhead):
         raise EstimatorError.of("serving_levers_continuous", field=lever)
 
 
