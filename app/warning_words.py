@@ -117,7 +117,11 @@ WARNINGS: dict[str, dict[str, str]] = {
         "no_fit_zero3.more_gpus": "{lead} About {fit_gpus:,} GPUs of this type would hold the sharded model states.",
         "no_fit_zero3.more_gpus_cards": "{lead} About {fit_gpus:,} GPUs "
         "of this type would hold the sharded model states; or a card with more memory: {cards}.",
-        "ethernet_fabric": "Several servers over plain Ethernet (TCP): only data parallelism tolerates it.",
+        # Pipeline stages send s·h activations point to point per micro-batch; data parallelism all-reduces every
+        # gradient per step (Narayanan et al. 2021, arXiv:2104.04473 §3.2: PP across servers, TP within a server)
+        "ethernet_fabric": "Several servers over plain Ethernet (TCP): keep tensor parallelism inside a server; across "
+        "servers, pipeline stages (a micro-batch's activations) bear it far better than data parallelism (every "
+        "gradient each step).",
         "communication_bound": "Exposed communication takes longer than the compute it serves.",
         "scaling_rows_unfit": "One replica of this plan ({unit_gpus:,} GPU(s)) needs {needed_gib:,.1f} GiB per {gpu}, "
         "over the {limit_gib:,.1f} GiB it may use: {unfit:,} points of the table do not fit and show no throughput. "
@@ -257,7 +261,8 @@ WARNINGS: dict[str, dict[str, str]] = {
         "no_fit_zero3.more_gpus": "{lead}约 {fit_gpus:,} 张这种 GPU 可以容纳切分后的模型状态。",
         "no_fit_zero3.more_gpus_cards": "{lead}约 {fit_gpus:,} 张这种 GPU "
         "可以容纳切分后的模型状态；或换用显存更大的卡：{cards}。",
-        "ethernet_fabric": "多台服务器通过普通以太网（TCP）互联：只有数据并行能够容忍。",
+        "ethernet_fabric": "多台服务器通过普通以太网（TCP）互联：张量并行应留在一台服务器内；"
+        "跨服务器时，流水线并行（每个微批次只传激活）比数据并行（每步传全部梯度）更能承受。",
         "communication_bound": "未被掩盖的通信时间超过了它所服务的计算时间。",
         "scaling_rows_unfit": "该方案的一个副本（{unit_gpus:,} 张 GPU）每张 {gpu} 需要 {needed_gib:,.1f} GiB，"
         "超过可用的 {limit_gib:,.1f} GiB：表中 {unfit:,} 个点放不下，不显示吞吐量。该方案放得下的最少 GPU 数："

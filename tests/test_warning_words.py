@@ -27,7 +27,7 @@ CHANGED = {
     "billing_within_range": "'instead of' both times, and 'time range' (the range is of time, not of cost)",
     "communication_bound": "a sentence (it was a lower-case fragment)",
     "deadline_within_range": "names the slow end of the range as the figure that misses",
-    "ethernet_fabric": "a sentence, and 'servers' (the catalog rents servers, not nodes)",
+    "ethernet_fabric": "it said only data parallelism tolerates Ethernet, the reverse of the truth: pipeline stages do",
     "fabric_priced_on_request": "'servers', and the fabric by its kind, not its internal id",
     "fp8_not_launched": "says it is priced in the 16-bit precision too",
     "global_batch_rounded": "a sentence; 'rounded to' (the API said 'estimated with', as if only the estimate used it)",
