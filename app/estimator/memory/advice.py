@@ -185,16 +185,22 @@ def _advise(ctx: _Ctx, plan: Plan, cluster: Cluster, dp: int, model_parallel: in
     # ZeRO-3 over every data-parallel rank, not over a hybrid plan's shard group (which `_breakdown` keeps at its dp)
     # (the plan itself at ZeRO-3 over those ranks too: what reads the plan's stage, such as sharded QLoRA skipping
     # PEFT's k-bit preparation, must not see the stage of whichever plan filled this cache entry)
-    zero3_plan = replace(plan, dp=dp, zero_stage=3, offload="none", dp_shard=None)
+    # ZeRO-3 runs on DeepSpeed or FSDP, never with Megatron-LM's fp32 main-gradient buffer (Plan.fp32_main_grads, the
+    # megatron stack's): the twin is what /estimate sizes for the same plan at ZeRO-3 (a Qwen3-30B-A3B EP 8 plan at
+    # ZeRO-1 on the megatron stack was told "ZeRO-3 would (74.4 GiB)" where ZeRO-3 reads 67.4)
+    zero3_plan = replace(plan, dp=dp, zero_stage=3, offload="none", dp_shard=None, fp32_main_grads=False)
     zero3 = _breakdown(ctx, _split_of(ctx, zero3_plan, dp), zero3_plan, cluster, (dp, 3, "none"))
     if zero3.fits:
         return Warning_("no_fit", {"zero3_gib": breakdown_gib(zero3.total), "dp": dp})
     limit = zero3.capacity if zero3.limit is None else zero3.limit
     needed = {"gpus": dp * model_parallel, "needed_gib": breakdown_gib(zero3.total), "limit_gib": breakdown_gib(limit)}
-    return Warning_("no_fit_zero3", needed | _what_would_fit(dp * model_parallel, model_parallel, zero3, dp))
+    fit = _what_would_fit(dp * model_parallel, model_parallel, zero3, dp, cluster.memory_headroom)
+    return Warning_("no_fit_zero3", needed | fit)
 
 
-def _what_would_fit(gpus_now: int, model_parallel: int, zero3: MemoryBreakdown, dp: int) -> dict[str, Any]:
+def _what_would_fit(
+    gpus_now: int, model_parallel: int, zero3: MemoryBreakdown, dp: int, headroom: float
+) -> dict[str, Any]:
     """What would fit where ZeRO-3 over every GPU does not: `activations_exceed` (the activations alone exceed the
     card), else `fit_gpus` (GPUs of this type that would hold the sharded states) and `cards` (larger cards' ids)."""
     limit = zero3.capacity if zero3.limit is None else zero3.limit
@@ -205,10 +211,12 @@ def _what_would_fit(gpus_now: int, model_parallel: int, zero3: MemoryBreakdown, 
     states = (zero3.weights + zero3.gradients + zero3.optimizer) * dp
     return {
         "fit_gpus": max(gpus_now + 1, math.ceil(states / budget) * model_parallel),
-        "cards": _cards_that_fit(zero3.total),
+        "cards": _cards_that_fit(zero3.total, headroom),
     }
 
 
-def _cards_that_fit(total_bytes: float) -> list[str]:
-    fitting = [gpu for gpu in load_gpus().values() if gpu.usable_memory_gib * GIB >= total_bytes]
+def _cards_that_fit(total_bytes: float, headroom: float) -> list[str]:
+    """The three smallest cards whose limit (usable memory less the plan's headroom, as `breakdown` gates it) holds
+    `total_bytes`: a card of the same usable memory, which the plan already misses, is never one of them."""
+    fitting = [gpu for gpu in load_gpus().values() if gpu.usable_memory_gib * GIB * (1.0 - headroom) >= total_bytes]
     return [gpu.id for gpu in sorted(fitting, key=lambda g: g.usable_memory_gib)[:3]]
