@@ -80,6 +80,8 @@ ESTIMATOR_ERRORS: dict[str, dict[str, str]] = {
         "--decoder-last-pipeline-num-layers) are not sized.",
         "ep_dense": "ep > 1 needs a mixture-of-experts model.",
         "ep_experts": "ep={ep} must divide the {experts} experts and fit inside dp × tp.",
+        "cp_eager_attention": "cp={cp} needs fused attention (flash or sdpa): context parallelism passes keys and "
+        "values around a ring inside the fused kernels, and no stack runs it with eager attention.",
         "ep_grid": "ep={ep} must divide dp × cp = {dp_cp}: with plan.expert_tp unset the experts keep tp={tp} "
         "(Megatron's default), and tp × ep × pp must divide the GPUs; to spread the experts over the tp ranks, set "
         "plan.expert_tp (allowed: {allowed}) on the megatron stack.",
@@ -263,6 +265,8 @@ ESTIMATOR_ERRORS: dict[str, dict[str, str]] = {
         "--decoder-first-pipeline-num-layers 和 --decoder-last-pipeline-num-layers）不在估算范围内。",
         "ep_dense": "ep > 1 需要混合专家（MoE）模型。",
         "ep_experts": "ep={ep} 必须整除 {experts} 个专家，且不超过 dp × tp。",
+        "cp_eager_attention": "cp={cp} 需要融合注意力（flash 或 sdpa）：上下文并行在融合内核中沿环传递键和值，"
+        "没有任何训练栈能在 eager 注意力下运行它。",
         "ep_grid": "ep={ep} 必须整除 dp × cp = {dp_cp}：未设置 plan.expert_tp 时专家沿用 tp={tp}（Megatron 的默认值），"
         "tp × ep × pp 必须整除 GPU 数；若要把专家分布到各 tp rank 上，请在 megatron 栈上设置 plan.expert_tp"
         "（可选：{allowed}）。",

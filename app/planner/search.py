@@ -545,7 +545,7 @@ def _shapes_by_bound(
     shapes = []
     for degrees in plan_shapes(model, workload, cluster):
         mbs = micro_batches(workload, degrees.dp, global_batch, micro_batch)
-        if mbs:
+        if mbs and not (degrees.cp > 1 and levers is not None and levers.attention == "eager"):  # cp_eager_attention
             shape = replace(degrees if levers is None else levers.on(degrees), micro_batch=mbs[-1])
             bound = _speed_bound(model, workload, cluster, shape, mbs, global_batch, cache)
             shapes.append((bound, shape, mbs))

@@ -175,3 +175,28 @@ def test_fp8_weights_are_refused_per_sku_where_the_job_runs_in_16_bits(client: T
 
     chinese = messages.rejection("levers_unsupported", refused[0]["params"], "zh")
     assert chinese.startswith("fp8_params 以 FP8 保存训练权重") and "bf16" in chinese, chinese
+
+
+def test_eager_attention_on_a_megatron_bridge_recipe_sets_the_unfused_backend(client: TestClient) -> None:
+    """A Megatron-Bridge recipe's attention backend is auto (a fused kernel that never holds the scores): the launch of
+    an option sized with eager attention sets model.attention_backend=unfused (Megatron-Core AttnBackend), as the
+    Megatron-LM launch sets --attention-backend unfused. It set nothing, so the job ran flash attention."""
+    body = {"model": {"preset": "llama-3.1-8b"}, "task": "full_finetune", "tokens": 1e9, "seq_len": 16384}
+    response = client.post("/recommend", json=body | {"plan": {"attention": "eager"}})
+    assert response.status_code == 200, response.text
+    bridges = [
+        o["launch"]["megatron"] for o in response.json()["options"] if "overrides" in o["launch"].get("megatron", {})
+    ]
+    assert bridges
+    for launch in bridges:
+        assert "model.attention_backend=unfused" in launch["overrides"]
+
+
+def test_eager_attention_at_long_context_searches_no_context_parallel_plan(client: TestClient) -> None:
+    """No stack runs context parallelism with eager attention (the estimator's cp_eager_attention): the search leaves
+    cp > 1 out for it and answers, where one cp shape aborted the whole request with that 422."""
+    body = {"model": {"preset": "llama-3.1-8b"}, "task": "full_finetune", "tokens": 1e9, "seq_len": 65536}
+    response = client.post("/recommend", json=body | {"plan": {"attention": "eager"}})
+    assert response.status_code == 200, response.text
+    result = response.json()
+    assert all(option["plan"]["cp"] == 1 for option in result["options"] + result["near_misses"])

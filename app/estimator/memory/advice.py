@@ -191,7 +191,9 @@ def _advise(ctx: _Ctx, plan: Plan, cluster: Cluster, dp: int, model_parallel: in
     zero3_plan = replace(plan, dp=dp, zero_stage=3, offload="none", dp_shard=None, fp32_main_grads=False)
     zero3 = _breakdown(ctx, _split_of(ctx, zero3_plan, dp), zero3_plan, cluster, (dp, 3, "none"))
     if zero3.fits:
-        return Warning_("no_fit", {"zero3_gib": breakdown_gib(zero3.total), "dp": dp})
+        # the ranks ZeRO-3 shards over: dp × cp (Megatron's data-parallel group with context parallelism, torchtitan's
+        # FSDP mesh dp_shard × cp; `breakdown` shards so)
+        return Warning_("no_fit", {"zero3_gib": breakdown_gib(zero3.total), "dp": dp * plan.cp})
     limit = zero3.capacity if zero3.limit is None else zero3.limit
     needed = {"gpus": dp * model_parallel, "needed_gib": breakdown_gib(zero3.total), "limit_gib": breakdown_gib(limit)}
     fit = _what_would_fit(dp * model_parallel, model_parallel, zero3, dp, cluster.memory_headroom)

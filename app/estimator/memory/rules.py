@@ -196,6 +196,14 @@ def _fits_sequence_and_cluster(
     """cp divides the sequence; the plan's GPUs fit the cluster (when one is given)."""
     if plan.cp > 1 and workload.seq_len % plan.cp:
         return EstimatorError.of("cp_seq_len", field="plan.cp", cp=plan.cp, seq_len=workload.seq_len)
+    if plan.cp > 1 and not plan.flash_attention and plan.attention == "eager":
+        # Context parallelism runs its ring through fused attention kernels only: torchtitan's through SDPA's flash,
+        # memory-efficient or cuDNN backends (torch.distributed.tensor.experimental.context_parallel patches
+        # F.scaled_dot_product_attention), Megatron-LM's through Transformer Engine's fused attention
+        # (megatron/core/transformer/dot_product_attention.py asserts context_parallel_size == 1: "Context parallelism
+        # is only supported by TEDotProductAttention!"). Eager attention keeps its local queries' scores against every
+        # key, which no stack shards
+        return EstimatorError.of("cp_eager_attention", field="plan.attention", cp=plan.cp)
     if plan.compiled_loss and not plan.compiled:
         return EstimatorError.of("loss_compiled", field="plan.loss")
     if plan.fp8_params and (workload.precision != "fp8" or workload.task not in FULL_TRAINING_TASKS):

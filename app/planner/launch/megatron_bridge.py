@@ -181,9 +181,11 @@ def _bridge_stage_split(model: ModelSpec, plan: Plan) -> list[str]:
 
 def _bridge_levers(model: ModelSpec, plan: Plan) -> list[str]:
     """The memory levers the estimate counted, as Megatron-Core's TransformerConfig fields (the Megatron-LM launch's
-    `_megatron_lever_args`): the native fused cross-entropy (cross_entropy_loss_fusion, cross_entropy_fusion_impl) and
-    activation offload (cpu_offloading, cpu_offloading_num_layers)."""
-    out = []
+    `_megatron_lever_args`): eager attention as the unfused backend (attention_backend, Megatron-Core's AttnBackend;
+    the recipe's default, auto, picks a fused kernel that never holds the scores the estimate counted), the native
+    fused cross-entropy (cross_entropy_loss_fusion, cross_entropy_fusion_impl) and activation offload (cpu_offloading,
+    cpu_offloading_num_layers)."""
+    out = [] if plan.flash_attention else ["model.attention_backend=unfused"]
     if plan.fused_loss:
         out += ["model.cross_entropy_loss_fusion=true", "model.cross_entropy_fusion_impl=native"]
     if plan.activation_offload:
