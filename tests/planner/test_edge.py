@@ -80,7 +80,8 @@ def _recommend(client: TestClient, body: dict) -> list[dict]:
 def test_70b_full_fine_tuning_leads_with_an_option_that_fits_at_its_high_end(client: TestClient) -> None:
     """The review's request: two 8 x H100 servers at 74.85 of 75.05 GiB (ZeRO-3, TP 2; high end 87.92, past the
     card's 79.0) led for CNY 200,000, because "Offload last" counted them as holding the states, before one server
-    with the optimizer offloaded for 100,000 (51.73 GiB, high end 63.55, 6.9 h against 2.8 h: both within a day)."""
+    with the optimizer offloaded for 100,000 (47.58 GiB, high end 62.07, 6.9 h against 2.8 h: both within a day; 51.73
+    and 63.55 with the fused loss while DeepSpeed's offloaded gradient partition was counted on the GPU too)."""
     body = {
         "model": {"preset": "llama-3.1-70b"},
         "task": "full_finetune",

@@ -339,6 +339,9 @@ def _full_states(
         grads = max(facts.embedding, facts.lm_head, facts.largest_linear) / plan.tp * grad_bytes
     if offload == "none":
         return weights, grads, optim, 0.0
+    if offload == "optimizer" and _deepspeed_offload(ctx, plan, zero):
+        on_gpu, on_host = _offloaded_grads(ctx, plan, (zero, n), shard)
+        return weights, on_gpu, 0.0, optim + shard * 4.0 + on_host
     return _offloaded(ctx, stage, plan, (weights, grads, optim), (shard, offload))
 
 
@@ -346,7 +349,8 @@ def _offloaded(
     ctx: _Ctx, stage: _Stage, plan: Plan, states: tuple[float, float, float], split: tuple[float, str]
 ) -> tuple[float, float, float, float]:
     """ZeRO-Offload keeps fp32 master, states and fp32 gradients on the host (Ren et al. 2021, §4.1);
-    `split` is (the parameters this GPU owns, all of them without ZeRO; the offload)."""
+    `split` is (the parameters this GPU owns, all of them without ZeRO; the offload). DeepSpeed's optimizer offload
+    (`_deepspeed_offload`) is counted apart, by `_offloaded_grads`."""
     weights, grads, optim = states
     shard, offload = split
     host = optim + shard * 4.0
@@ -355,6 +359,72 @@ def _offloaded(
     dtype = param_bytes(ctx, plan)
     host += shard * dtype  # FSDP CPUOffload / ZeRO-3 offload_param: the 16-bit (fp32 under autocast) shard too
     return _gathered(ctx, stage, plan), stage.layer_params * dtype, 0.0, host
+
+
+# DeepSpeed's optimizer offload (offload_optimizer {"device": "cpu"}, the planner's ds_config: app/planner/launch/
+# deepspeed.py) keeps the gradients it steps on the host, not on the GPU. Read at DeepSpeed edaa7221 (2026-08-22), the
+# same lines at v0.18.0 (79caae1c) unless said:
+# - ZeRO-3 (stage3.py): `self.device` is the CPU under offload_optimizer, and `grad_partitions_flat_buffer`, the
+#   rank's whole gradient partition in grad_accum_dtype (the model's 16-bit dtype by default: engine.py
+#   `get_data_types`), is allocated there (pinned with pin_memory), beside each sub-group's fp32 `.grad` (also
+#   `self.device`, `initialize_optimizer_states`) that CPU Adam steps. `partition_grads` copies each reduced
+#   partition into the host buffer, takes it back to the GPU (`grad_buffer.to(grad_partition.device)`) and casts that
+#   to the master's dtype on the GPU before copying it into the fp32 `.grad` (`_offload_grad_partition_at_boundary`;
+#   v0.18.0 `grad_buffer.float()`; v0.14.0 copied the 16-bit buffer straight into the fp32 host one, converting on
+#   the host): one parameter's partition, 16-bit and fp32, on the GPU at a time. The step leaves the GPU alone:
+#   `_prepare_sub_group` and `_release_sub_group` skip the gradient copies under offload, and the fp32 partition is
+#   copied back into the 16-bit one by a blocking `copy_` (`_reassign_or_swap_out_partitioned_parameters`), which
+#   PyTorch converts on the CPU "to avoid allocating extra GPU memory" (aten/src/ATen/native/cuda/Copy.cu
+#   `copy_kernel_cuda`).
+# - ZeRO-1/2 (stage_1_and_2.py, also at v0.14.0, ce78a632): `self.device` is 'cpu' with cpu_offload, so the fp32
+#   master's `.grad` partition is on the host (`initialize_optimizer_states`); contiguous gradients are forced on
+#   (`contiguous_gradients or self.cpu_offload`), each gradient goes through the buckets (counted in `other`:
+#   `_ipg_buffers`) and `copy_grads_in_partition` sends the rank's slice of it to the host, cast to fp32 on the GPU
+#   (`async_inplace_copy_grad_to_fp32_buffer_from_gpu`), then frees it; no partition buffer is made on the GPU
+#   (`grads_in_partition` is the non-offload branch). Kept on the GPU: `temp_grad_buffer_for_gpu_offload`, the
+#   largest parameter's numel in the 16-bit dtype; on the host its twin `temp_grad_buffer_for_cpu_offload`, the
+#   16-bit copy of the partition CPU Adam's result goes through (`param_buffer_of_bit16_for_cpu_offload_groups`,
+#   copied to the GPU in the same dtype by `step`) and, with gradient accumulation, `accumulated_grads_in_cpu`: each
+#   of the rank's parameters whole in the 16-bit dtype (counted as the partition). ZeRO-1 reduces only at the
+#   accumulation boundary (engine.py `allreduce_gradients`), so with more than one micro-batch a step its 16-bit
+#   gradients stay whole on the GPU between them, as without offload.
+
+
+def _deepspeed_offload(ctx: _Ctx, plan: Plan, zero: int) -> bool:
+    """Whether a full-training plan offloads its optimizer through DeepSpeed's ZeRO (the comment above): not
+    Megatron-LM's CPU optimizer (`Plan.fp32_main_grads`: its gradient buffer stays on the GPU), FSDP, torchtitan or
+    model parallelism (as `_ipg_buffers` reads DeepSpeed), nor ZeRO-1 with gradient accumulation."""
+    return (
+        zero in (1, 2, 3)
+        and not (zero == 1 and _accumulates(ctx, plan))
+        and not plan.fp32_main_grads
+        and not plan.fsdp_torch_adamw
+        and not plan.optimizer_in_backward
+        and plan.tuning not in NON_DEEPSPEED_TUNINGS
+        and plan.tp * plan.pp * plan.cp * plan.ep == 1
+    )
+
+
+def _accumulates(ctx: _Ctx, plan: Plan) -> bool:
+    """Whether a step runs more than one micro-batch a rank (gradient accumulation)."""
+    batch = ctx.workload.global_batch
+    return batch is not None and batch > plan.dp * plan.micro_batch
+
+
+def _offloaded_grads(ctx: _Ctx, plan: Plan, zero_n: tuple[int, int], shard: float) -> tuple[float, float]:
+    """(gradient bytes on the GPU, gradient and staging bytes on the host beyond the fp32 gradient partition) of
+    DeepSpeed's optimizer offload (`_deepspeed_offload`, the comment above); `zero_n` is the ZeRO stage and the ranks it
+    shards over, `shard` the parameters the rank owns."""
+    zero, n = zero_n
+    facts = ctx.facts
+    largest = max(facts.embedding, facts.lm_head, facts.largest_linear)
+    dtype = param_bytes(ctx, plan)
+    mixed = ctx.workload.mixed_precision and ctx.workload.precision != "fp32" and not plan.fp32_params
+    cast = MASTER_BYTES if mixed else 0.0  # `.to(<master dtype>)` returns the tensor itself without an fp32 master
+    if zero == 3:  # one parameter's partition back on the GPU and its cast; the 16-bit partition buffer on the host
+        return math.ceil(largest / n) * (dtype + cast), shard * dtype
+    host = (shard + largest + (shard if _accumulates(ctx, plan) else 0.0)) * dtype
+    return largest * dtype + min(largest, shard) * cast, host
 
 
 def _base_weight_bytes(ctx: _Ctx, stage: _Stage, plan: Plan) -> float:
@@ -413,6 +483,11 @@ def _stage_states(ctx: _Ctx, plan: Plan, shard: int, zero: int, offload: str) ->
         plan.fp8_params,
         plan.optimizer_in_backward,
         plan.fp32_params,
+        # DeepSpeed's optimizer offload (`_deepspeed_offload`, `_offloaded_grads`)
+        plan.cp,
+        plan.tuning,
+        plan.fsdp_torch_adamw,
+        offload == "optimizer" and _accumulates(ctx, plan),
     )
     states = ctx.states.get(key)
     if states is None:
