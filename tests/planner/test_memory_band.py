@@ -331,14 +331,18 @@ def test_coverage_on_every_validation_row() -> None:
     # the 7B rows -9 / -10 / -4 / -4 % -> -1 / -3 / -1 / 0 %. 304 of 346 once Megatron-LM's fused cross-entropy
     # (--cross-entropy-loss-fusion, native) keeps its 6 bytes a logit, not a chunked loss's 4: ms-swift's Qwen3-30B-A3B
     # LoRA at EP 4 -17.5 % -> -12.5 %, inside; its long_text.sh -20.3 % -> -15.4 %, its PP 2 x EP 8 -29 % -> -25 %.
+    # The Hugging Face blog's Ulysses benchmark (hf-blog-ulysses, 5 rows: Qwen3-4B under DeepSpeed ZeRO-3 with the
+    # optimizer on the host, 1 GPU at 8K and SP 4 at 8K to 96K) came in at 2 of 5 inside (306 of 351, the range
+    # constants unchanged; median half-width 19.3 %): the SP 4 rows at 64K and 96K inside; below the range the 1-GPU
+    # and the SP 4 rows at 8K and 32K.
     from tests.estimator.memory_first_contact import MEMORY_FIRST_CONTACT
     from tests.estimator.validation_cases import MEMORY
 
     results = [_inside(c) for c in (*MEMORY, *MEMORY_FIRST_CONTACT)]
     inside = sum(ok for ok, _ in results)
     widths = sorted(w for _, w in results)
-    assert len(results) == 346
-    assert inside >= 304, inside
+    assert len(results) == 351
+    assert inside >= 306, inside
     assert widths[len(widths) // 2] <= 0.20
 
 
