@@ -823,15 +823,15 @@ says, or something of that size stays; not found). Nothing was changed for them.
 
 Then (2026-12-07, not fitted to any row): a plan of the megatron stack that names no loss counts Megatron-LM's own
 unfused vocab-parallel cross-entropy (6 bytes a logit: megatron/core/models/common/language_module/language_module.py
-`compute_language_model_loss` at d98e8a64d), not the Trainer's 12; every validation row on that stack states its loss,
-so no row moves (the planner's Megatron plans do). And DeepSpeed ZeRO-3's step temporaries take segments of their own
-in the reserved pool (memory.breakdown STEP_BLOCKS): stage3.py at edaa7221 builds each 1e9-element sub-group's flat
-gradient and its fp32 cast after the backward and steps nothing at initialisation, and the caching allocator cannot
-serve them from the backward's layer-sized blocks; the standard loss's fp32 logit-sized blocks hold them where they
-are the larger. Reserved and device readings only, DeepSpeed under the Trainer only. Rows moved (fitted):
-ms-swift-examples' ZeRO-3 Liger rows -13.0 / -8.9 % -> -5.1 / -0.6 % at 8K, -10.6 / -8.5 % -> +5.6 / +8.1 % at 16K,
-the 32B -9.5 % -> -1.9 %, its unpacked micro-batch 8 row -0.3 % -> +12.1 % (outside the range now); its standard-loss
-ZeRO-3 rows do not move."""
+`compute_language_model_loss` at d98e8a64d), not the Trainer's 12; every validation row on that stack states its
+loss, so no row moves (the planner's Megatron plans do). And DeepSpeed ZeRO-3's step temporaries take segments of
+their own in the reserved pool (memory.breakdown STEP_BLOCKS): stage3.py at edaa7221 builds each 1e9-element
+sub-group's flat gradient and its fp32 cast after the backward and steps nothing at initialisation, and the caching
+allocator cannot serve them from the backward's layer-sized blocks; the standard loss's fp32 logit-sized blocks hold
+them where they are the larger. Reserved and device readings only, DeepSpeed under the Trainer only. Rows moved
+(fitted): ms-swift-examples' ZeRO-3 Liger rows -13.0 / -8.9 % -> -5.1 / -0.6 % at 8K, -10.6 / -8.5 % -> +5.6 / +8.1 %
+at 16K, the 32B -9.5 % -> -4.9 % (its partition outsizes the freed init buffer, which the step reuses), its unpacked
+micro-batch 8 row -0.3 % -> +12.1 % (outside the range now); its standard-loss ZeRO-3 rows do not move."""
 
 # Median |error| of the estimator at 7c1f6ff (see the module docstring); it had no memory held-out rows run then.
 BASELINE = {

@@ -340,9 +340,9 @@ def test_coverage_on_every_validation_row() -> None:
     # constants unchanged; median half-width 19.3 %): the SP 4 rows at 64K and 96K inside; below the range the 1-GPU
     # and the SP 4 rows at 8K and 32K.
     # 305 of 351 once DeepSpeed ZeRO-3's step temporaries sit beside the backward's blocks in the reserved pool
-    # (memory.breakdown STEP_BLOCKS; fitted): ms-swift's ZeRO-3 Liger rows -13.0 / -8.9 % -> -5.1 / -0.6 % at 8K,
-    # -10.6 / -8.5 % -> +5.6 / +8.1 % at 16K, the 32B -9.5 % -> -1.9 %, inside before and after; its unpacked
-    # micro-batch 8 row -0.3 % -> +12.1 %, now above the range.
+    # (memory.breakdown STEP_BLOCKS; fitted): ms-swift's ZeRO-3 Liger rows -13.0 / -8.9 % -> -5.1 / -0.6 % at 8K, -10.6
+    # / -8.5 % -> +5.6 / +8.1 % at 16K, the 32B -9.5 % -> -4.9 % (its partition outsizes the freed init buffer, which
+    # the step reuses), inside before and after; its unpacked micro-batch 8 row -0.3 % -> +12.1 %, now above the range.
     from tests.estimator.memory_first_contact import MEMORY_FIRST_CONTACT
     from tests.estimator.validation_cases import MEMORY
 

@@ -54,6 +54,9 @@ HOST_RESERVE_PER_GPU_GIB = 6.0
 # none. Nor does DeepSpeed make the step's tensors before the activations: stage3.py `initialize_optimizer_states` at
 # edaa7221 (as at v0.14.0, v0.16.3, v0.17.0 and v0.18.0) allocates one fp32 buffer of the largest sub-group and frees
 # it again (`group.grad = None` without offload) and steps nothing; torch's AdamW makes its moments at the first step.
+# That freed buffer is the one block of a sub-group's size the step finds, where the 16-bit gradient partition buffer
+# made next (`_setup_for_real_optimizer`) was too large to be cut from it (`_uncut_step`). The pool as torch configures
+# it by default (no expandable segments: ms-swift's `swift sft` scripts set none, the planner's launches neither).
 # In the reserved and device readings only, up to the card (a cudaMalloc that fails frees the cached blocks and
 # retries: `release_cached_blocks`), like the blocks kept for varied lengths.
 
@@ -140,6 +143,11 @@ def _uncut_step(ctx: _Ctx, plan: Plan, sizes: tuple[float, float, float], flat_s
     full_fp32 = not (plan.chunked_loss or plan.fused_loss or plan.compiled_loss or plan.no_upcast_loss)
     tokens = plan.micro_batch * ctx.workload.seq_len / plan.cp
     reusable = _loss_bytes(ctx, plan) if full_fp32 and tokens * ctx.model.vocab / plan.tp * 4.0 >= largest else 0.0
+    # the freed buffer of `initialize_optimizer_states`, one largest sub-group in fp32, stays a free block of that
+    # size where the gradient partition buffer made after it (stage3.py `_setup_for_real_optimizer`:
+    # grad_partitions_flat_buffer, the whole partition in 16 bits) is the larger and took a segment of its own
+    if grads > largest:
+        reusable += largest
     return min(step, backward) - min(step, backward, reusable)
 
 
