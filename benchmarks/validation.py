@@ -808,7 +808,30 @@ default 1; only the TP 4 MoE row moves, the rest run TP 1 or dense models) and t
 run (--expert-tensor-parallel-size 1 in its model_config.yaml; the other release runs leave it unset). Rows moved:
 Qwen3-30B-A3B TP 4 x PP 2 x EP 4 -73.3 % -> -13.4 % (inside), Mixtral 8x7B VPP 8 -13.0 / -13.9 % -> -1.1 / -2.1 %;
 nothing else. After: megatron-release 1.8 % (was 4.7 %), ms-swift-examples 13.4 % (was 16.9 %, 14 of 21 inside); the
-first-contact set's figures as recorded are unchanged."""
+first-contact set's figures as recorded are unchanged.
+
+hf-blog-ulysses (added 2026-12-07, recorded before the two changes below): the Hugging Face blog's Ulysses
+sequence-parallelism benchmark (huggingface/blog ulysses-sp.md at 01d33d5c; `tests/estimator/
+memory_first_contact_hf_ulysses.py`): Qwen3-4B under TRL's SFTTrainer with DeepSpeed ZeRO-3, the optimizer on the host
+and gradient checkpointing on H100, one GPU at 8,192 tokens and SP 4 at 8,192 to 98,304 (SP read as context
+parallelism of the same degree; "Peak Memory" GB read as max reserved GiB, the reading assumed). First contact 28.8 %
+median |error|, signed -28.8 %, worst -55.9 %, 5 of 5 judged to fit, 2 of 5 inside the range: the error falls as the
+sequence grows (-54.6 / -55.9 % at 8K, -28.8 % at 32K, -12.1 % at 64K, -3.3 % at 96K), a gap of about 42 GiB on one
+GPU and 13 GiB a GPU at SP 4, 8K, that the estimate's offloaded states do not explain (with the fp32 master and the
+moments on the GPU, 12 bytes a parameter, the 8K rows would read -8 to +4 %: the post may not have offloaded what it
+says, or something of that size stays; not found). Nothing was changed for them.
+
+Then (2026-12-07, not fitted to any row): a plan of the megatron stack that names no loss counts Megatron-LM's own
+unfused vocab-parallel cross-entropy (6 bytes a logit: megatron/core/models/common/language_module/language_module.py
+`compute_language_model_loss` at d98e8a64d), not the Trainer's 12; every validation row on that stack states its
+loss, so no row moves (the planner's Megatron plans do). And DeepSpeed ZeRO-3's step temporaries take segments of
+their own in the reserved pool (memory.breakdown STEP_BLOCKS): stage3.py at edaa7221 builds each 1e9-element
+sub-group's flat gradient and its fp32 cast after the backward and steps nothing at initialisation, and the caching
+allocator cannot serve them from the backward's layer-sized blocks; the standard loss's fp32 logit-sized blocks hold
+them where they are the larger. Reserved and device readings only, DeepSpeed under the Trainer only. Rows moved
+(fitted): ms-swift-examples' ZeRO-3 Liger rows -13.0 / -8.9 % -> -5.1 / -0.6 % at 8K, -10.6 / -8.5 % -> +5.6 / +8.1 %
+at 16K, the 32B -9.5 % -> -4.9 % (its partition outsizes the freed init buffer, which the step reuses), its unpacked
+micro-batch 8 row -0.3 % -> +12.1 % (outside the range now); its standard-loss ZeRO-3 rows do not move."""
 
 # Median |error| of the estimator at 7c1f6ff (see the module docstring); it had no memory held-out rows run then.
 BASELINE = {

@@ -445,6 +445,9 @@ class MemoryBreakdown:
     # peak never holds together (memory.activations RECOMPUTE_BESIDE_LOSS): in `total` and the reserved and device
     # readings, not in the allocated one
     recompute_overlap: float = 0.0
+    # reserved bytes of DeepSpeed ZeRO-3's step temporaries that `total` cuts from the blocks the backward freed and
+    # the caching allocator cannot (memory.breakdown STEP_BLOCKS): in the reserved and device readings only
+    step_block: float = 0.0
 
     @property
     def host_peak(self) -> float:

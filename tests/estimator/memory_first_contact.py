@@ -343,6 +343,9 @@ Sources (each a project that measured its own runs and says with what):
                are in tests/estimator/memory_first_contact_swift.py (this module would pass 800 lines).
   [megatron-functional] Megatron-LM's functional tests other than the release tests (the memory_speed 7B cases and
                small GPT cases): rows and sources in tests/estimator/memory_first_contact_megatron_tests.py.
+  [hf-blog-ulysses] the Hugging Face blog's Ulysses sequence-parallelism benchmark (Qwen3-4B under DeepSpeed ZeRO-3
+               with the optimizer on the host, 1 GPU and SP 4, 8K to 96K tokens): rows and source in
+               tests/estimator/memory_first_contact_hf_ulysses.py.
 
 `levers` names what each run used that moves the peak and that the estimator may or may not model (attention
 implementation, loss implementation, compile, activation offload, FP8 parameters).
@@ -355,6 +358,7 @@ from dataclasses import replace
 from app.estimator.hardware import get_gpu
 from app.estimator.presets import get_preset
 from app.estimator.specs import GIB, Cluster, LoraSpec, ModelSpec, Plan, Workload
+from tests.estimator.memory_first_contact_hf_ulysses import hf_blog_ulysses
 from tests.estimator.memory_first_contact_megatron_tests import megatron_functional
 from tests.estimator.memory_first_contact_row import FirstContactCase
 from tests.estimator.memory_first_contact_swift import ms_swift_examples
@@ -1713,4 +1717,5 @@ MEMORY_FIRST_CONTACT: tuple[FirstContactCase, ...] = tuple(
     + _deepspeed_examples()
     + ms_swift_examples()  # tests/estimator/memory_first_contact_swift.py [ms-swift-examples]
     + megatron_functional()  # tests/estimator/memory_first_contact_megatron_tests.py [megatron-functional]
+    + hf_blog_ulysses()  # tests/estimator/memory_first_contact_hf_ulysses.py [hf-blog-ulysses]
 )

@@ -105,8 +105,9 @@ def test_an_option_at_the_edge_says_so_first(client: TestClient) -> None:
     assert (top["sku"]["id"], top["cost"]["job_total"]) == ("a100-40g-pcie-card", "11200.00")
     low, high = top["memory"]["per_gpu_gib_range"]
     text = top["explanation"]
-    # 36.94 before the megatron stack's Transformer Engine layers (memory.saved: no fp32 copy of the norms' inputs)
-    assert text.startswith("At the edge of GPU memory: 36.83 of the 37.05 GiB limit"), text
+    # 36.94 before the megatron stack's Transformer Engine layers (memory.saved: no fp32 copy of the norms' inputs);
+    # 36.83 before its unnamed loss counted Megatron-LM's own 6 bytes a logit, not the Trainer's 12
+    assert text.startswith("At the edge of GPU memory: 36.06 of the 37.05 GiB limit"), text
     assert f"{high:.2f} GiB, past the card's 39.00" in text and "1.33 ×" in text and "33% more" in text
     assert all(not o["explanation"].startswith("At the edge") for o in options[1:])
 

@@ -50,9 +50,13 @@ def test_estimate_reads_the_peak_as_each_tool_would(client: TestClient) -> None:
     # activations and the block together
     step = memory["per_gpu_gib"]["other"] - 0.25 - 0.5 - 0.05 * memory["per_gpu_gib"]["activations"]
     assert step > block
-    assert read["reserved"] == pytest.approx(total - 0.5, abs=0.02)
+    # ... and the pool holds that step beside the backward's blocks, which the gate cuts it from: every freed
+    # activation is layer-sized, and the loss's fp32 blocks (2,048 x 128,256 x 4 bytes, 1.05 GB) are smaller than the
+    # step's fp32 cast of 1e9 gradients (memory.breakdown STEP_BLOCKS)
+    uncut = memory["per_gpu_gib"]["activations"]
+    assert read["reserved"] == pytest.approx(total - 0.5 + uncut, abs=0.02)
     assert read["allocated"] < read["reserved"]
-    assert read["device"] == pytest.approx(total + 0.6, abs=0.02)
+    assert read["device"] == pytest.approx(total + 0.6 + uncut, abs=0.02)
 
 
 def test_varied_lengths_grow_the_reserved_and_device_readings_only(client: TestClient) -> None:
@@ -331,14 +335,22 @@ def test_coverage_on_every_validation_row() -> None:
     # the 7B rows -9 / -10 / -4 / -4 % -> -1 / -3 / -1 / 0 %. 304 of 346 once Megatron-LM's fused cross-entropy
     # (--cross-entropy-loss-fusion, native) keeps its 6 bytes a logit, not a chunked loss's 4: ms-swift's Qwen3-30B-A3B
     # LoRA at EP 4 -17.5 % -> -12.5 %, inside; its long_text.sh -20.3 % -> -15.4 %, its PP 2 x EP 8 -29 % -> -25 %.
+    # The Hugging Face blog's Ulysses benchmark (hf-blog-ulysses, 5 rows: Qwen3-4B under DeepSpeed ZeRO-3 with the
+    # optimizer on the host, 1 GPU at 8K and SP 4 at 8K to 96K) came in at 2 of 5 inside (306 of 351, the range
+    # constants unchanged; median half-width 19.3 %): the SP 4 rows at 64K and 96K inside; below the range the 1-GPU
+    # and the SP 4 rows at 8K and 32K.
+    # 305 of 351 once DeepSpeed ZeRO-3's step temporaries sit beside the backward's blocks in the reserved pool
+    # (memory.breakdown STEP_BLOCKS; fitted): ms-swift's ZeRO-3 Liger rows -13.0 / -8.9 % -> -5.1 / -0.6 % at 8K, -10.6
+    # / -8.5 % -> +5.6 / +8.1 % at 16K, the 32B -9.5 % -> -4.9 % (its partition outsizes the freed init buffer, which
+    # the step reuses), inside before and after; its unpacked micro-batch 8 row -0.3 % -> +12.1 %, now above the range.
     from tests.estimator.memory_first_contact import MEMORY_FIRST_CONTACT
     from tests.estimator.validation_cases import MEMORY
 
     results = [_inside(c) for c in (*MEMORY, *MEMORY_FIRST_CONTACT)]
     inside = sum(ok for ok, _ in results)
     widths = sorted(w for _, w in results)
-    assert len(results) == 346
-    assert inside >= 304, inside
+    assert len(results) == 351
+    assert inside >= 305, inside
     assert widths[len(widths) // 2] <= 0.20
 
 

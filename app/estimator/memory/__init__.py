@@ -90,7 +90,9 @@ figure read there). Sources, by term:
   `compute_activation_memory`).
 - Logits and loss, unfused: fp32 log-probs saved by log_softmax, nll_loss's fp32 gradient and the fp32 gradient of
   the logits, 12 bytes per logit at the start of the backward (transformers `ForCausalLMLoss`, PyTorch
-  `log_softmax_backward`); chunked: the fp32 log-probs only, or, compiled chunk by chunk (torchtune `compile_loss`),
+  `log_softmax_backward`); on the megatron stack (`Plan.fp32_main_grads`) Megatron-LM's own vocab-parallel loss,
+  the fp32 softmax beside the 16-bit logits, 6 (`activations.MEGATRON_VOCAB_PARALLEL_LOSS_BYTES_PER_LOGIT`);
+  chunked: the fp32 log-probs only, or, compiled chunk by chunk (torchtune `compile_loss`),
   the 16-bit chunks and one chunk's gradient (`activations.CHUNKED_COMPILED_LOSS_BYTES_PER_LOGIT`); fused (Liger):
   no logits, FUSED_LOSS_BYTES_PER_HIDDEN; on the 16-bit logits without the upcast (`Plan.no_upcast_loss`): 3
   elements of the logits' dtype. Beside the unfused fp32 loss's backward the caching allocator keeps the freed

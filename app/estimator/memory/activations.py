@@ -122,6 +122,12 @@ UPCAST_VOCAB_PARALLEL_LOSS_BYTES_PER_LOGIT = 4.0 + 4.0
 # `torch.exp(out=)`, `div_`) while GPTModel.forward holds the head's 16-bit logits until the loss returns: 2 + 4 bytes
 # a logit; the backward's start holds the softmax's 4, then its 16-bit gradient beside it: the same 6.
 MEGATRON_VOCAB_PARALLEL_LOSS_BYTES_PER_LOGIT = 2.0 + 4.0
+# MEGATRON_PLAIN_LOSS: the megatron stack without --cross-entropy-loss-fusion (a plan on it, Plan.fp32_main_grads, that
+# names no loss) runs the same unfused loss, not the Hugging Face Trainer's:
+# megatron/core/models/common/language_module/ language_module.py `compute_language_model_loss` at d98e8a64d calls
+# tensor_parallel.vocab_parallel_cross_entropy on the head's 16-bit output (megatron/core/models/gpt/gpt_model.py), so
+# 2 + 4 bytes a logit there too, not the standard loss's 12 (LOSS_BYTES_PER_LOGIT), which counted a Trainer's upcast
+# that Megatron-LM never makes.
 # --cross-entropy-loss-fusion with its default native implementation (the megatron stack's chunked loss, app/planner/
 # levers.py; ms-swift's default) saves no byte of that: megatron/core/fusions/fused_cross_entropy.py at d98e8a64d
 # compiles (jit_fuser, torch.compile) the same VocabParallelCrossEntropy steps, `calculate_logits_max`'s `.float()` copy
@@ -517,9 +523,16 @@ def _loss_bytes(ctx: _Ctx, plan: Plan) -> float:
             else UPCAST_VOCAB_PARALLEL_LOSS_BYTES_PER_LOGIT
         )
         if plan.upcast_vocab_parallel_loss
-        else LOSS_BYTES_PER_LOGIT
+        else _plain_bytes(plan)
     )
     return tokens * ctx.model.vocab / plan.tp * per_logit
+
+
+def _plain_bytes(plan: Plan) -> float:
+    """Bytes a logit the loss keeps where the plan names no other: the standard loss's fp32 upcast, log-probs and
+    gradient; on the megatron stack (Plan.fp32_main_grads) Megatron-LM's own unfused vocab-parallel cross-entropy,
+    which GPTModel runs whatever the plan says of a Hugging Face loss (MEGATRON_PLAIN_LOSS below)."""
+    return MEGATRON_VOCAB_PARALLEL_LOSS_BYTES_PER_LOGIT if plan.fp32_main_grads else LOSS_BYTES_PER_LOGIT
 
 
 def _shift_copy_logits(workload: Workload, plan: Plan) -> float:
@@ -600,7 +613,7 @@ def varied_length_slack(model: ModelSpec, workload: Workload, plan: Plan) -> flo
         if plan.chunked_loss
         else NO_UPCAST_LOSS_ELEMENTS_PER_LOGIT * _logits_bytes(workload, plan)
         if plan.no_upcast_loss
-        else LOSS_BYTES_PER_LOGIT
+        else _plain_bytes(plan)
     )
     tokens = plan.micro_batch * workload.seq_len / plan.cp
     return VARIED_LENGTH_SLACK * tokens * model.vocab / plan.tp * per_logit

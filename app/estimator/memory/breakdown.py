@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from app.estimator.memory.activations import _activation_sets
+from app.estimator.memory.activations import _activation_sets, _loss_bytes
 from app.estimator.memory.context import _Ctx, _Sharded, _Split, _Worst
 from app.estimator.memory.states import (
+    DEEPSPEED_SUB_GROUP_ELEMENTS,
+    MASTER_BYTES,
     _adamw_step_share,
     _deepspeed_flat_step,
     _flat_partitions,
@@ -16,6 +18,7 @@ from app.estimator.memory.states import (
     _stage_states,
     _zero3_step_temp,
     _zero12_step,
+    param_bytes,
 )
 from app.estimator.specs import (
     GIB,
@@ -35,6 +38,27 @@ from app.estimator.vocabulary import FULL_TRAINING_TASKS, TRAINER_TUNINGS
 #   2 GiB for each of 2 workers: 6 GiB per GPU.
 OS_RESERVE_TIERS = ((4.0, 0.25), (4.0, 0.20), (8.0, 0.10), (112.0, 0.06), (float("inf"), 0.02))
 HOST_RESERVE_PER_GPU_GIB = 6.0
+
+# STEP_BLOCKS: DeepSpeed ZeRO-3's step temporaries in torch's caching allocator (MemoryBreakdown.step_block). The
+# step's tensors are one sub-group wide (states._zero3_step_temp: deepspeed/runtime/zero/stage3.py
+# `_prepare_fp32_grad_for_sub_group` at edaa7221 flattens the sub-group's gradients into one new tensor and casts it
+# into another, up to sub_group_size 1e9 elements, and the Trainer's torch AdamW makes its copy of v over the same flat
+# partition), made after the backward has freed its activations. `total` cuts them from those freed bytes, as the
+# allocated peak (torch.cuda. max_memory_allocated) does. The reserved pool cannot: c10/cuda/CUDACachingAllocator.cpp
+# serves a request from one cached block at least its size (`get_free_block`, best fit), merges free blocks only inside
+# the segment that holds them (`try_merge_blocks`), and gives a request of 10 MB or more a segment of its own rounded
+# size, so the backward's layer-sized blocks (a checkpoint, a layer's working set: tokens x ffn x 2 bytes at most)
+# cannot hold a sub-group's gigabytes and the step's tensors take new segments beside them. The standard loss's fp32
+# logit-sized tensors (its upcast, log-probs and gradient, tokens x vocab x 4 bytes each) are blocks large enough where
+# they outsize the step's largest tensor, and the step reuses them; a fused (Liger), chunked or compiled loss leaves
+# none. Nor does DeepSpeed make the step's tensors before the activations: stage3.py `initialize_optimizer_states` at
+# edaa7221 (as at v0.14.0, v0.16.3, v0.17.0 and v0.18.0) allocates one fp32 buffer of the largest sub-group and frees
+# it again (`group.grad = None` without offload) and steps nothing; torch's AdamW makes its moments at the first step.
+# That freed buffer is the one block of a sub-group's size the step finds, where the 16-bit gradient partition buffer
+# made next (`_setup_for_real_optimizer`) was too large to be cut from it (`_uncut_step`). The pool as torch configures
+# it by default (no expandable segments: ms-swift's `swift sft` scripts set none, the planner's launches neither).
+# In the reserved and device readings only, up to the card (a cudaMalloc that fails frees the cached blocks and
+# retries: `release_cached_blocks`), like the blocks kept for varied lengths.
 
 
 def _breakdown(
@@ -56,7 +80,7 @@ def _breakdown(
         worst = _worst_stage(ctx, split, plan, sharded, zero_n, made_in_backward, stage % len(split.working))
     elif worst is None:  # the stages read the split, the sharded states' key and this flag only
         worst = sharded[4][made_in_backward] = _worst_stage(ctx, split, plan, sharded, zero_n, made_in_backward)
-    total, weights, grads, optim, activations, kv, other, host_per_gpu, pageable, step, is_last, unheld = worst
+    total, weights, grads, optim, activations, kv, other, host_per_gpu, pageable, step, is_last, unheld, uncut = worst
     gpus_on_node = dp * plan.tp * plan.pp * plan.cp
     if gpus_on_node > cluster.gpus_per_node:
         gpus_on_node = cluster.gpus_per_node
@@ -102,7 +126,29 @@ def _breakdown(
         pageable,
         max(0.0, logits_block - max(0.0, step - length_slack)),
         unheld,
+        uncut,
     )
+
+
+def _uncut_step(ctx: _Ctx, plan: Plan, sizes: tuple[float, float, float], flat_step: int) -> float:
+    """Bytes of DeepSpeed ZeRO-3's step temporaries that `total` cuts from the backward's freed blocks and the caching
+    allocator cannot (STEP_BLOCKS above; MemoryBreakdown.step_block); `sizes` is (the gradient partition, the step's
+    temporaries, the backward's freed bytes). 0 but for DeepSpeed's own ZeRO-3 step (`flat_step` 3) where the plan
+    names DeepSpeed under the Hugging Face Trainer (TRAINER_TUNINGS: the planner's deepspeed stack, ms-swift's
+    `swift sft`); a plan that names no stack may be FSDP's, whose step makes no sub-group tensors."""
+    grads, step, backward = sizes
+    if flat_step != 3 or plan.tuning not in TRAINER_TUNINGS:
+        return 0.0
+    largest = min(grads / param_bytes(ctx, plan), DEEPSPEED_SUB_GROUP_ELEMENTS) * MASTER_BYTES  # the fp32 cast
+    full_fp32 = not (plan.chunked_loss or plan.fused_loss or plan.compiled_loss or plan.no_upcast_loss)
+    tokens = plan.micro_batch * ctx.workload.seq_len / plan.cp
+    reusable = _loss_bytes(ctx, plan) if full_fp32 and tokens * ctx.model.vocab / plan.tp * 4.0 >= largest else 0.0
+    # the freed buffer of `initialize_optimizer_states`, one largest sub-group in fp32, stays a free block of that
+    # size where the gradient partition buffer made after it (stage3.py `_setup_for_real_optimizer`:
+    # grad_partitions_flat_buffer, the whole partition in 16 bits) is the larger and took a segment of its own
+    if grads > largest:
+        reusable += largest
+    return min(step, backward) - min(step, backward, reusable)
 
 
 def _worst_stage(
@@ -136,7 +182,7 @@ def _worst_stage(
         if flat_step in (1, 2):  # DeepSpeed ZeRO-1/2's gradient copies at the step (states._zero12_step)
             grads += _zero12_step(ctx, plan, (flat_step, n, adamw_share > 0.0), grads, backward)
         # torch AdamW's step temporary, beside the states once the activations are freed (states.ADAMW_STEP_V_SHARE)
-        step = 0.0
+        step = step_block = 0.0
         # the allocated reading's backward holds less on the last stage (_Split.recompute_overlap): what the peak
         # beside the step loses of it
         overlap = split.recompute_overlap if index == last else 0.0
@@ -152,6 +198,7 @@ def _worst_stage(
             if zero == 3 and not plan.fsdp_torch_adamw:  # DeepSpeed's ZeRO-3 steps one sub-group at a time
                 step = _zero3_step_temp(ctx, plan, grads, step, flat_step == 3)
             unheld = max(backward, step) - max(backward - overlap, step)
+            step_block = _uncut_step(ctx, plan, (grads, step, backward), flat_step)
             step = max(0.0, step - backward)
             other += step
         total = weights + grads + optim + activations + kv + other
@@ -169,6 +216,7 @@ def _worst_stage(
                 step,
                 index == last,
                 unheld,
+                step_block,
             )
     assert worst is not None  # every plan has a stage
     return worst

@@ -223,8 +223,10 @@ def measured_bytes(breakdown: MemoryBreakdown, plan: Plan, cluster: Cluster, mea
     # the blocks kept for varied lengths grow the pool up to the card, no further: a cudaMalloc that fails makes the
     # allocator free its unused cached blocks and retry (CUDACachingAllocator.cpp `release_cached_blocks`)
     # and so does the 16-bit logits' block beside the standard loss's fp32 backward (activations LOGITS_BLOCK_BYTES_PER_
-    # LOGIT), for the same reason
-    slack = min(breakdown.length_slack + breakdown.logits_block, max(0.0, breakdown.capacity - breakdown.total))
+    # LOGIT), and DeepSpeed ZeRO-3's step temporaries beside the backward's blocks (breakdown STEP_BLOCKS), for the same
+    # reason
+    kept = breakdown.length_slack + breakdown.logits_block + breakdown.step_block
+    slack = min(kept, max(0.0, breakdown.capacity - breakdown.total))
     if measured == "reserved":
         return breakdown.total - nccl + slack
     if measured == "allocated":
