@@ -14,11 +14,12 @@ first-contact rows are kept).
                `sgl.Engine` with mem_fraction_static 0.88 and CUDA graphs, vLLM's `AsyncLLMEngine` / `LLM` with
                gpu_memory_utilization 0.90), no HTTP server in front; engine defaults otherwise, so the prefix cache is
                on (SGLang's radix cache, vLLM V1's prefix caching). The clock (runners/<runner>/runner.py
-               `inference_fn_streaming`) starts after the harness has put the prompt through the chat template and
-               before it hands the text to the engine (`AsyncLLMEngine.generate`, `Engine.async_generate`): no HTTP and
-               no chat template in it, the engine's own tokenising, hand-off and detokenising still in it. Every row
-               states the run in process (`in_process`), so no server cost per request is charged (stated after first
-               contact; the part an in-process caller still pays is not sized).
+               `inference_fn_streaming`) starts after the harness has put the prompt through the chat template
+               (runners/benchmark_runner.py `format_prompt`) and before it hands the text to the engine
+               (`AsyncLLMEngine.generate`, `Engine.async_generate`): no HTTP and no chat template in it, the engine's
+               own tokenising, hand-off and detokenising still in it. Every row states the run in process
+               (`in_process`), so no server cost per request is charged (stated after first contact; the part an
+               in-process caller still pays is not sized).
                Prompts: datasets/sharegpt_standard_v1/requests.jsonl in file order through the tokenizer's chat
                template (`input_tokens` per line; the template's few tokens are not counted): the first 300 (suite_A
                online: mean 240, 95th percentile 523), 200 (suite_B online: 238, 523), 150 (suite_A interactive: 236,
