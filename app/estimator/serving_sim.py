@@ -178,6 +178,10 @@ class LoadLatency:
     # runs (admitted: KV reserved) on average over the measured requests' span
     held_s: float = 0.0
     running: float = 0.0
+    # the means over the measured requests of the time to first token and the time per output token, seconds (what
+    # benchmark clients that report means publish: "Mean TTFT", "Mean ITL"); NaN where not simulated request by request
+    ttft_mean: float = math.nan
+    tpot_mean: float = math.nan
 
     def at_most(self, higher_load: LoadLatency) -> LoadLatency:
         """These latencies capped at those of the same arrivals at a higher rate (`simulate` scales one seed's
@@ -187,6 +191,7 @@ class LoadLatency:
         return LoadLatency(
             self.ttft.at_most(higher_load.ttft), self.tpot.at_most(higher_load.tpot),
             self.e2e.at_most(higher_load.e2e), self.saturated, self.requests, self.held_s, self.running,
+            min(self.ttft_mean, higher_load.ttft_mean), min(self.tpot_mean, higher_load.tpot_mean),
         )  # fmt: skip
 
 
@@ -448,8 +453,9 @@ def simulate(
     # behind the arrivals (then it runs fewer than rate × held); the span is on one clock unless the run rebased
     running = min(rate * sum(held) / len(held), sum(held) / span if span > 0 else math.inf)
     return LoadLatency(
-        quantiles(ttft), quantiles(tpot), quantiles(e2e), saturated, len(ttft), sum(held) / len(held), running
-    )
+        quantiles(ttft), quantiles(tpot), quantiles(e2e), saturated, len(ttft), sum(held) / len(held), running,
+        sum(ttft) / len(ttft), sum(tpot) / len(tpot),
+    )  # fmt: skip
 
 
 def finite_run_output_rate(

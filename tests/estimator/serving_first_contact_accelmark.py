@@ -13,7 +13,13 @@ first-contact rows are kept).
                (suites/suite_A|B/suite.json `max_model_len`); the engines run in the harness's own process (SGLang's
                `sgl.Engine` with mem_fraction_static 0.88 and CUDA graphs, vLLM's `AsyncLLMEngine` / `LLM` with
                gpu_memory_utilization 0.90), no HTTP server in front; engine defaults otherwise, so the prefix cache is
-               on (SGLang's radix cache, vLLM V1's prefix caching).
+               on (SGLang's radix cache, vLLM V1's prefix caching). The clock (runners/<runner>/runner.py
+               `inference_fn_streaming`) starts after the harness has put the prompt through the chat template
+               (runners/benchmark_runner.py `format_prompt`) and before it hands the text to the engine
+               (`AsyncLLMEngine.generate`, `Engine.async_generate`): no HTTP and no chat template in it, the engine's
+               own tokenising, hand-off and detokenising still in it. Every row states the run in process
+               (`in_process`), so no server cost per request is charged (stated after first contact; the part an
+               in-process caller still pays is not sized).
                Prompts: datasets/sharegpt_standard_v1/requests.jsonl in file order through the tokenizer's chat
                template (`input_tokens` per line; the template's few tokens are not counted): the first 300 (suite_A
                online: mean 240, 95th percentile 523), 200 (suite_B online: 238, 523), 150 (suite_A interactive: 236,
@@ -86,7 +92,7 @@ def _cfg(engine: Engine, prompt: tuple[int, int], out: tuple[int, int], **load: 
     return ServingConfig(
         input_tokens=prompt[0], output_tokens=out[0], input_tokens_p95=prompt[1], output_tokens_p95=out[1],
         engine=engine, precision="bf16", max_model_len=4096, gpu_memory_utilization=MEM_FRACTION[engine],
-        prefix_cache_hit_rate=CACHED[engine], **load,  # type: ignore[arg-type]
+        prefix_cache_hit_rate=CACHED[engine], in_process=True, **load,  # type: ignore[arg-type]
     )  # fmt: skip
 
 

@@ -28,3 +28,6 @@ class ServingFirstContact:
     # the published DP attention / EP degree over whole servers (0: none), which the estimator reads since it models it
     # (recorded first on the plain-TP `tp` x `nodes` shape)
     dp_attention: int = 0
+    # the published figure's statistic over the requests of an online run: their median, or their mean (read against
+    # the simulation's mean)
+    statistic: Literal["median", "mean"] = "median"

@@ -13,6 +13,11 @@ Published:
   @1dbc3b81 docs/performance-lab/qwen3-8b/h100-latency.md, vLLM v0.11.0, Qwen3-8B on one H100 SXM, ShareGPT (233-token
   prompts on average), one request in flight: median TTFT 60.38 ms, where the model's prefill is 9.2 ms. Before the
   cost was counted the estimate read -84.7 %; the tolerance (10 %) checks the fit, not a prediction.
+- An engine in the caller's process pays none (`in_process`): FreedomIntelligence/AccelMark @6d41f8aa drives vLLM
+  0.20.1's AsyncLLMEngine inside its harness (runners/nvidia_vllm020_0f6c56e4/runner.py `inference_fn_streaming`: the
+  clock starts after the chat template, no HTTP server), and its median TTFT at one request (results/verified/
+  nvidia_a100_sxm4_80gbx1_suite_A_nvidia_vllm020_0f6c56e4_8f83bfab/interactive/result.json `ttft_ms_p50`) is 27.78 ms:
+  the whole request, less than the 51 ms server cost alone. A bound, not a fit: the estimate must sit under it.
 - TensorRT-LLM: not sized (0): NIM 1.8.0's one-request TTFT (TensorRT-LLM behind NIM's server) already reads +4 %
   without it, gpustack's trtllm-serve 23 ms under; engines.json says why.
 """
@@ -29,11 +34,14 @@ from app.estimator.serving import REQUEST_OVERHEAD_S, ServingConfig, estimate_se
 from app.estimator.serving.memo import _hardware
 from app.estimator.serving.operating_point import _operating_point
 from app.estimator.specs import Cluster
+from tests.estimator.serving_first_contact import predict
+from tests.estimator.serving_first_contact_accelmark import ACCELMARK_ROWS
 
 H100 = Cluster(gpu=get_gpu("h100-80g-sxm"), gpus_per_node=8)
 QWEN3_8B = get_preset("qwen3-8b").model
 LLAMA31_8B = get_preset("llama-3.1-8b").model
 
+ACCELMARK_VLLM_C1 = "accelmark vllm-0.20.1 llama-3-8b a100-80g tp1 interactive c1 ttft"
 SGLANG_MOCK_TTFT_MS = 9.54  # tenstorrent/tt-inference-server#3560, median TTFT, one client
 SGLANG_MOCK_FORWARD_MS = 2.632  # the mock forward's busy-wait (1000 / TSU at TSU 380)
 GPUSTACK_VLLM_C1_TTFT_MS = 60.38  # gpustack qwen3-8b h100-latency.md, vLLM v0.11.0, one request in flight
@@ -83,3 +91,32 @@ def test_it_is_latency_not_gpu_time(monkeypatch: pytest.MonkeyPatch) -> None:
     assert latency.tpot == bare.tpot
     assert latency.ttft.p50 - bare.ttft.p50 == pytest.approx(0.051)
     assert latency.e2e.p90 - bare.e2e.p90 == pytest.approx(0.051)
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+def test_an_engine_in_the_callers_process_pays_no_server_cost(engine: str) -> None:
+    """A run in the caller's own process (`in_process`) drops exactly the server's cost, at one request and under
+    Poisson load; the GPU's work does not move."""
+    cfg = ServingConfig(input_tokens=233, output_tokens=221, concurrency=1, engine=engine)  # type: ignore[arg-type]
+    served, local = (
+        estimate_serving(QWEN3_8B, cfg, H100),
+        estimate_serving(QWEN3_8B, replace(cfg, in_process=True), H100),
+    )
+    assert local.request_overhead_ms == 0.0
+    assert served.ttft_ms - local.ttft_ms == pytest.approx(REQUEST_OVERHEAD_S[engine] * 1e3)
+    assert served.tpot_ms == pytest.approx(local.tpot_ms, rel=1e-12)
+    loaded = replace(cfg, concurrency=None, requests_per_s=4.0, peak_factor=1.0)
+    with_server, in_process = (
+        peak_latency(QWEN3_8B, loaded, H100),
+        peak_latency(QWEN3_8B, replace(loaded, in_process=True), H100),
+    )
+    assert with_server is not None and in_process is not None
+    assert with_server.ttft.p50 - in_process.ttft.p50 == pytest.approx(REQUEST_OVERHEAD_S[engine])
+
+
+def test_accelmark_in_process_vllm_reads_under_its_published_ttft() -> None:
+    """AccelMark's vLLM 0.20.1 run at one request (27.78 ms median TTFT, in process): the estimate sits under the
+    published whole; charged the 51 ms server cost it read 62.6 ms, +125 %."""
+    row = next(row for row in ACCELMARK_ROWS if row.label == ACCELMARK_VLLM_C1)
+    assert row.cfg.in_process
+    assert predict(row) < row.published

@@ -32,6 +32,9 @@ class ServingConfig:
     group_size: int | None = None  # quantisation group; None: format default
     mla_cache_values: int = 0  # MLA (DeepSeek): values cached per token and layer (kv_lora_rank + rope dim)
     engine_overhead: str | None = None  # None: the engine's; "none" for a compiled loop (gpt-fast)
+    # the engine driven inside the caller's own process (vLLM's LLM / AsyncLLMEngine, SGLang's Engine in a benchmark
+    # harness), no HTTP server in front: no server cost per request (engines._request_overhead_s)
+    in_process: bool = False
     release: str | None = None  # a past release in ENGINE_RELEASES a measurement ran on; None: current
     input_tokens_p95: int | None = None  # None: every prompt is input_tokens long; else lognormal (serving_sim)
     output_tokens_p95: int | None = None

@@ -204,8 +204,11 @@ def _overhead_key(cfg: ServingConfig) -> str:
 def _request_overhead_s(cfg: ServingConfig) -> float:
     """The fixed time a request spends in the engine's server outside the GPU (REQUEST_OVERHEAD_S). None for a static
     batch: the engines' static-batch benchmarks (TensorRT-LLM's gptSessionBenchmark, LMDeploy's profile_generation,
-    gpt-fast) run the model in their own process, with no server, tokeniser or stream in front of it."""
-    if cfg.batching == "static":
+    gpt-fast) run the model in their own process, with no server, tokeniser or stream in front of it. None either for
+    an engine driven in the caller's process (`in_process`): the figures are sized through the engines' HTTP chat
+    endpoints (HTTP, chat template, tokenising, the hand-off to the scheduler, detokenising, streaming), and no
+    measurement splits off what an in-process caller still pays (its tokeniser and the hand-off), so none is charged."""
+    if cfg.batching == "static" or cfg.in_process:
         return 0.0
     release = engine_release(cfg.release).request_overhead_s
     if release is not None and cfg.engine_overhead is None:
