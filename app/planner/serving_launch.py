@@ -103,6 +103,11 @@ class _Launch:
     texts: list[dict[str, Any]] = field(default_factory=list)  # the notes as codes and parameters (app/messages.py)
     dp_attention: bool = False  # DP attention over the tp ranks, the routed experts split over them (EP)
     rank_seqs: int = 0  # under DP attention, the sequences each rank runs at most (the engine's flag, read per rank)
+    # the step's token budget the estimate simulated (ServingEstimate.token_budget), stated because the engines'
+    # defaults differ by GPU: vLLM's OpenAI server takes 2,048 under 70 GiB and on the A100, 8,192 above
+    # (vllm-project/vllm vllm/engine/arg_utils.py `get_batch_defaults`, vllm#17885), SGLang's chunked_prefill_size
+    # 2,048 to 16,384 by GPU memory (sgl-project/sglang python/sglang/srt/server_args.py)
+    token_budget: int = 0
 
     def note(self, code: str, **params: Any) -> None:
         self.texts.append({"code": code, "params": params})
@@ -129,6 +134,7 @@ def launch_block(
     repo = served.repo or model.hf_repo or UNKNOWN_CHECKPOINT
     nodes = max(1, math.ceil(tp * pp / max(1, config.cards_per_node)))
     job = _Launch(cfg.engine, tp, pp, nodes, min(tp * pp, config.cards_per_node), dp_attention=cfg.dp_attention)
+    job.token_budget = estimate.token_budget
     if (config.nodes > 1 or replicas > 1) and fabric is None:
         job.note("no_fabric")
     if fabric is not None:
@@ -267,6 +273,7 @@ def _vllm(
         parts.append("--distributed-executor-backend ray")
     parts += [f"--max-model-len {length}"] if length is not None else []
     parts += [f"--gpu-memory-utilization {fraction:g}", f"--max-num-seqs {seqs}"]
+    parts += [f"--max-num-batched-tokens {job.token_budget}"] if job.token_budget else []
     if cfg.kv_format == "fp8":
         parts.append("--kv-cache-dtype fp8")
     return parts + ([f"--quantization {quantization}"] if quantization else [])
@@ -296,6 +303,7 @@ def _sglang(
         parts += [f"--nnodes {job.nodes}", f"--node-rank {NODE_RANK}", f"--dist-init-addr {HEAD}:{SGLANG_DIST_PORT}"]
     parts += [f"--context-length {length}"] if length is not None else []
     parts += [f"--mem-fraction-static {fraction:g}", f"--max-running-requests {seqs}"]
+    parts += [f"--chunked-prefill-size {job.token_budget}"] if job.token_budget else []
     if cfg.kv_format == "fp8":
         parts.append("--kv-cache-dtype fp8_e5m2")
     if quantization:
@@ -311,6 +319,7 @@ def _trtllm(job: _Launch, cfg: ServingConfig, model: str, length: int | None, se
     parts += [f"--pp_size {job.pp}"] if job.pp > 1 else []
     parts += [f"--max_seq_len {length}"] if length is not None else []
     parts += [f"--max_batch_size {seqs}", f"--kv_cache_free_gpu_memory_fraction {fraction:g}", "--host 0.0.0.0"]
+    parts += [f"--max_num_tokens {job.token_budget}"] if job.token_budget else []
     if cfg.kv_format == "fp8":
         parts.append(f"--extra_llm_api_options {TRTLLM_KV_OPTIONS}")
         job.note("trtllm_kv", options=TRTLLM_KV_OPTIONS)

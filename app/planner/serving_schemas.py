@@ -226,6 +226,11 @@ class ServingOut(BaseModel):
         description="The engine server's fixed cost per request (HTTP, tokenising, streaming): in every TTFT, in no "
         "queue (it holds no GPU)",
     )
+    token_budget: int | None = Field(
+        default=None,
+        description="The tokens a scheduler step takes at most (vLLM --max-num-batched-tokens, SGLang "
+        "--chunked-prefill-size, TensorRT-LLM --max_num_tokens) the latencies were simulated with; the launch sets it",
+    )
     utilization: UtilizationOut | None = Field(default=None, description="For requests_per_s")
     e2e_latency_ms: float | None
     output_tokens_per_s: float = Field(description="Whole deployment")

@@ -106,3 +106,6 @@ class ServingEstimate:
     # the engine server's fixed cost per request (request_overhead_ms) left out: one request's TTFT is the two summed
     isolated_ttft_ms: float | None = None
     request_overhead_ms: float | None = None  # in every TTFT, in no queue: it holds no GPU
+    # the tokens a scheduler step takes at most (vLLM max_num_batched_tokens, SGLang chunked_prefill_size, TensorRT-LLM
+    # max_num_tokens) the estimate ran with: the launch states it, as the engines' defaults vary by GPU and release
+    token_budget: int = 0

@@ -7,7 +7,7 @@ import math
 from dataclasses import replace
 
 from app.estimator.serving.config import ServingConfig, ServingEstimate
-from app.estimator.serving.engines import _max_num_seqs, _request_overhead_s
+from app.estimator.serving.engines import _batched_tokens, _max_num_seqs, _request_overhead_s
 from app.estimator.serving.memo import _hardware, simulations
 from app.estimator.serving.memory import kv_cache_tokens, max_concurrency, sequence_kv_tokens, serving_memory
 from app.estimator.serving.operating_point import (
@@ -139,6 +139,7 @@ def estimate_serving(
         notes=notes,
         isolated_ttft_ms=(_isolated_ttft_s(model, cfg, hw) - _request_overhead_s(cfg)) * 1e3,
         request_overhead_ms=_request_overhead_s(cfg) * 1e3,
+        token_budget=_batched_tokens(cfg, hw.gpu),
     )
     if cfg.requests_per_s is None or not simulate:
         return result
