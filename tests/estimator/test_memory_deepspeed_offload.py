@@ -13,6 +13,7 @@ Exact bytes: Llama 3.1 70B (meta-llama/Llama-3.1-70B config.json: vocab 128,256,
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 
@@ -24,8 +25,13 @@ from app.estimator.specs import GIB, Cluster, MemoryBreakdown, Plan, Workload
 LLAMA31_70B = get_preset("llama-3.1-70b").model
 PARAMS = 70_553_706_496
 LARGEST = 128_256 * 8_192  # the embedding, and the untied head
+# one decoder layer: q and o 8,192 x 8,192, k and v 8,192 x 1,024 (8 KV heads of 128), gate, up and down 8,192 x
+# 28,672, two RMSNorm weights of 8,192
+LAYER = 2 * 8_192 * 8_192 + 2 * 8_192 * 1_024 + 3 * 8_192 * 28_672 + 2 * 8_192
 EIGHT_H100 = Cluster(gpu=get_gpu("h100-80g-sxm"), gpus_per_node=8, host_ram_gib=2048.0)
 WORKLOAD = Workload(task="full_finetune", seq_len=4096)
+PARAMS_OFFLOAD = Plan(dp=8, zero_stage=3, micro_batch=1, recompute="full", offload="optimizer_and_params")
+DEEPSPEED_PARAMS_OFFLOAD = replace(PARAMS_OFFLOAD, tuning="trainer")  # the planner's deepspeed stack
 
 
 def _breakdown(zero: int, offload: str, workload: Workload = WORKLOAD) -> MemoryBreakdown:
@@ -50,6 +56,45 @@ def test_zero3_offload_host_ram_per_node() -> None:
     partition buffer (18 bytes a parameter)."""
     assert _breakdown(3, "optimizer").host_ram / GIB == pytest.approx(PARAMS * 18 / GIB, rel=1e-12)
     assert _breakdown(3, "optimizer").host_ram / GIB == pytest.approx(1182.7, abs=0.05)
+
+
+def test_zero3_params_offload_adds_the_16_bit_parameter_partition_to_the_host() -> None:
+    """Under the deepspeed stack (`Plan.tuning` "trainer", which the planner sets), offload_param keeps the rank's
+    16-bit parameter partition in pinned host memory (stage3.py `_create_param_groups_fp16_flat_cpu_memory`) beside
+    the 16-bit gradient buffer that optimizer offload keeps there: 2 bytes a parameter more than optimizer offload, 20
+    in all, 1,314.2 GiB per node (1,182.7 before: the gradient buffer was left out)."""
+    params_offloaded = estimate_memory(LLAMA31_70B, WORKLOAD, DEEPSPEED_PARAMS_OFFLOAD, EIGHT_H100).breakdown.host_ram
+    assert params_offloaded == pytest.approx(PARAMS * (16 + 2 + 2), rel=1e-12)
+    assert params_offloaded == pytest.approx(_breakdown(3, "optimizer").host_ram + PARAMS * 2, rel=1e-12)
+    assert params_offloaded / GIB == pytest.approx(1314.2, abs=0.05)
+
+
+def test_zero3_params_offload_keeps_one_parameters_partition_on_the_gpu() -> None:
+    """ZeRO-3 with offload_param and offload_optimizer under the deepspeed stack: `partition_grads` reads nothing of
+    offload_param, so the GPU holds one parameter's gradient partition, 16-bit and cast to fp32, as under optimizer
+    offload: ceil(LARGEST / 8) x 6 = 788,004,864 bytes (0.73 GiB) where the estimate held FSDP's one layer of 16-bit
+    gradients, LAYER x 2 (1.59 GiB). The GPU's weights are the gathered units either way: the embedding, current and
+    prefetched, 2 x LARGEST x 2."""
+    breakdown = estimate_memory(LLAMA31_70B, WORKLOAD, DEEPSPEED_PARAMS_OFFLOAD, EIGHT_H100).breakdown
+    assert breakdown.gradients == math.ceil(LARGEST / 8) * (2 + 4) == 788_004_864
+    assert breakdown.weights == 2 * LARGEST * 2
+    assert breakdown.total / GIB == pytest.approx(18.27, abs=0.005)  # 19.13 GiB before
+
+
+@pytest.mark.parametrize(
+    "plan",
+    [PARAMS_OFFLOAD, replace(PARAMS_OFFLOAD, tuning="torchtitan"), replace(PARAMS_OFFLOAD, fsdp_torch_adamw=True)],
+    ids=["no-stack", "torchtitan", "trainer-fsdp"],
+)
+def test_fsdp_cpu_offload_keeps_its_own_account(plan: Plan) -> None:
+    """FSDP's CPU offload (torchtitan's CPUOffloadPolicy, the Trainer's FSDP; a plan naming no stack, as the published
+    runs of parameter offload ran: torchtune, universal-llm-trainer) reduce-scatters a unit's gradients on the GPU
+    before copying the shard to the host (torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py `foreach_reduce` at
+    010ae4a8): one layer's 16-bit gradients, LAYER x 2 = 1,711,308,800 bytes; the host holds the fp32 master, moments
+    and gradients and the 16-bit shard, 18 bytes a parameter. Unchanged."""
+    breakdown = estimate_memory(LLAMA31_70B, WORKLOAD, plan, EIGHT_H100).breakdown
+    assert breakdown.gradients == LAYER * 2 == 1_711_308_800
+    assert breakdown.host_ram == pytest.approx(PARAMS * 18, rel=1e-12)
 
 
 @pytest.mark.parametrize("zero", [1, 2])

@@ -339,9 +339,14 @@ def _full_states(
         grads = max(facts.embedding, facts.lm_head, facts.largest_linear) / plan.tp * grad_bytes
     if offload == "none":
         return weights, grads, optim, 0.0
-    if offload == "optimizer" and _deepspeed_offload(ctx, plan, zero):
+    if _deepspeed_offload(ctx, plan, zero) and (offload == "optimizer" or plan.tuning in TRAINER_TUNINGS):
         on_gpu, on_host = _offloaded_grads(ctx, plan, (zero, n), shard)
-        return weights, on_gpu, 0.0, optim + shard * 4.0 + on_host
+        host = optim + shard * 4.0 + on_host
+        if offload == "optimizer":
+            return weights, on_gpu, 0.0, host
+        # offload_param (ZeRO-3 only, rules): the 16-bit partition in pinned host memory, the GPU the gathered units
+        # (the comment above `_deepspeed_offload`)
+        return _gathered(ctx, stage, plan), on_gpu, 0.0, host + shard * param_bytes(ctx, plan)
     return _offloaded(ctx, stage, plan, (weights, grads, optim), (shard, offload))
 
 
@@ -349,8 +354,10 @@ def _offloaded(
     ctx: _Ctx, stage: _Stage, plan: Plan, states: tuple[float, float, float], split: tuple[float, str]
 ) -> tuple[float, float, float, float]:
     """ZeRO-Offload keeps fp32 master, states and fp32 gradients on the host (Ren et al. 2021, §4.1);
-    `split` is (the parameters this GPU owns, all of them without ZeRO; the offload). DeepSpeed's optimizer offload
-    (`_deepspeed_offload`) is counted apart, by `_offloaded_grads`."""
+    `split` is (the parameters this GPU owns, all of them without ZeRO; the offload). DeepSpeed's offload of the
+    optimizer (`_deepspeed_offload`), and of the optimizer and the parameters where the plan names the Trainer, is
+    counted apart, by `_offloaded_grads`: what is left here is FSDP's CPU offload (the comment above
+    `_deepspeed_offload`), a parameter offload that names no stack, and plans no stack offloads."""
     weights, grads, optim = states
     shard, offload = split
     host = optim + shard * 4.0
@@ -388,12 +395,37 @@ def _offloaded(
 #   of the rank's parameters whole in the 16-bit dtype (counted as the partition). ZeRO-1 reduces only at the
 #   accumulation boundary (engine.py `allreduce_gradients`), so with more than one micro-batch a step its 16-bit
 #   gradients stay whole on the GPU between them, as without offload.
+# - ZeRO-3 with offload_param as well ("optimizer_and_params"; the planner's ds_config sets both, pin_memory on): the
+#   gradients go as above, `partition_grads` reading nothing of offload_param. The rank's 16-bit parameter partition
+#   lives in host memory: partition_parameters.py `_partition_param` makes each `ds_tensor` on `remote_device` (the
+#   CPU, from offload_param.device) and stage3.py `_create_fp16_partitions_with_defragmentation` then moves every
+#   partition into `param_groups_fp16_flat_cpu_memory` (pinned, `_create_param_groups_fp16_flat_cpu_memory`) instead
+#   of a GPU buffer (`if not self.offload_param`: "partitioned params remain in GPU during training"): one 16-bit copy
+#   of the partition on the host, which the step refreshes from the fp32 master there. The all-gather brings each
+#   partition to the GPU for the gather (`_allgather_params_coalesced`: `ds_tensor.to(<device>)`), so the GPU keeps the
+#   gathered units only (`_gathered`). Host: fp32 master, moments and gradients, the 16-bit gradient buffer and the
+#   16-bit parameters, 20 bytes a parameter of the partition with Adam in bf16; GPU gradients: one parameter's
+#   partition, 16-bit and fp32 (Llama 3.1 70B over 8 H100: 0.73 GiB, and 1,314.2 GiB of host RAM a node).
+# FSDP's CPU offload (the fsdp stack's torchtitan, FSDP2 `CPUOffloadPolicy`; the Trainer's FSDP,
+# `Plan.fsdp_torch_adamw`) is left to `_offloaded`: pytorch/pytorch torch/distributed/fsdp/_fully_shard/_fsdp_param.py
+# at 010ae4a8 `_init_sharded_param` moves the padded sharded parameter to the CPU (pinned with pin_memory) and
+# _fsdp_collectives.py `foreach_reduce` reduce-scatters each unit's unsharded gradients on the GPU and copies the
+# sharded gradient to the CPU, so the GPU holds one unit's gradients at a time there (`stage.layer_params`).
+# Which stack offloads the parameters: both the deepspeed and the fsdp stack run ZeRO-3 "optimizer_and_params"
+# (app/planner/data/stacks.json `offload`), and the planner names the one that runs a plan in `Plan.tuning`
+# (app/planner/stacks.py `speed_point`: "trainer" for the deepspeed stack, "torchtitan" for the fsdp one), also for a
+# plan /estimate is given without one (`as_run`: DeepSpeed, the stack PREFERENCE puts first for data parallel, where
+# it runs the optimizer: Adam or Lion). So DeepSpeed's account is the Trainer's (TRAINER_TUNINGS); a plan that names
+# no stack (the estimator called without the planner) or another keeps FSDP's, as the published runs of parameter
+# offload the estimator is checked on ran (torchtune's and universal-llm-trainer's FSDP: tests/estimator). Optimizer
+# offload alone is DeepSpeed's wherever `_deepspeed_offload` holds: no FSDP stack offloads only the optimizer.
 
 
 def _deepspeed_offload(ctx: _Ctx, plan: Plan, zero: int) -> bool:
-    """Whether a full-training plan offloads its optimizer through DeepSpeed's ZeRO (the comment above): not
-    Megatron-LM's CPU optimizer (`Plan.fp32_main_grads`: its gradient buffer stays on the GPU), FSDP, torchtitan or
-    model parallelism (as `_ipg_buffers` reads DeepSpeed), nor ZeRO-1 with gradient accumulation."""
+    """Whether a full-training plan offloads its optimizer through DeepSpeed's ZeRO (the comment above; with the
+    parameters too only where the plan names the Trainer): not Megatron-LM's CPU optimizer (`Plan.fp32_main_grads`:
+    its gradient buffer stays on the GPU), FSDP, torchtitan or model parallelism (as `_ipg_buffers` reads DeepSpeed),
+    nor ZeRO-1 with gradient accumulation."""
     return (
         zero in (1, 2, 3)
         and not (zero == 1 and _accumulates(ctx, plan))
