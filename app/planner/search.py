@@ -269,7 +269,8 @@ def _lever_floor(
         model,
         replace(workload, global_batch=global_batch),
         cluster,
-        levers.on(plain.best.plan),
+        plain.best.plan,
+        levers,
         global_batch,
         options.get("micro_batch"),
         trial,
@@ -338,7 +339,7 @@ def search_plans(
         workload = replace(workload, global_batch=global_batch)
     result = PlanSearch(best=None, bound_cache=BoundCache() if bound_cache is None else bound_cache)
     if hint is not None:
-        _try_hint(model, workload, cluster, hint, global_batch, micro_batch, result)
+        _try_hint(model, workload, cluster, hint, levers, global_batch, micro_batch, result)
     shapes = _shapes_by_bound(model, workload, cluster, global_batch, micro_batch, result.bound_cache, levers)
     _walk(model, workload, cluster, shapes, result)
     if result.best is None and result.closest_plan is not None:
@@ -447,6 +448,7 @@ def _try_hint(
     workload: Workload,
     cluster: Cluster,
     hint: Plan,
+    levers: Levers | None,
     global_batch: int,
     micro_batch: int | None,
     result: PlanSearch,
@@ -475,7 +477,9 @@ def _try_hint(
         micro_batch=hint.micro_batch,
         dp_shard=hint.dp_shard if hint.dp_shard == hybrid_shard(workload, cluster, dp, hint.tp * hint.cp) else None,
     )
-    plan = levers_of(hint).on(plan)
+    # the search's own levers, not the hint's: a hint from a search that took the fused loss as memory relief
+    # (`_fused_fit`) would put it on a search that named none, where standard-loss plans fit
+    plan = (levers or DEFAULT_LEVERS).on(plan)
     if not supported(workload, plan, model):
         return
     plan, memory = _memory(model, workload, cluster, plan, result)
