@@ -303,7 +303,12 @@ def _sglang(
         parts += [f"--nnodes {job.nodes}", f"--node-rank {NODE_RANK}", f"--dist-init-addr {HEAD}:{SGLANG_DIST_PORT}"]
     parts += [f"--context-length {length}"] if length is not None else []
     parts += [f"--mem-fraction-static {fraction:g}", f"--max-running-requests {seqs}"]
-    parts += [f"--chunked-prefill-size {job.token_budget}"] if job.token_budget else []
+    if job.token_budget:
+        # under DP attention SGLang divides --chunked-prefill-size by --dp-size (sgl-project/sglang
+        # python/sglang/srt/server_args.py: "DP attention is enabled. The chunked prefill size is adjusted to"
+        # chunked_prefill_size // dp_size), and each rank's scheduler runs the budget the estimate simulated per rank
+        ranks = job.tp if cfg.dp_attention else 1
+        parts.append(f"--chunked-prefill-size {job.token_budget * ranks}")
     if cfg.kv_format == "fp8":
         parts.append("--kv-cache-dtype fp8_e5m2")
     if quantization:

@@ -229,7 +229,8 @@ class ServingOut(BaseModel):
     token_budget: int | None = Field(
         default=None,
         description="The tokens a scheduler step takes at most (vLLM --max-num-batched-tokens, SGLang "
-        "--chunked-prefill-size, TensorRT-LLM --max_num_tokens) the latencies were simulated with; the launch sets it",
+        "--chunked-prefill-size, TensorRT-LLM --max_num_tokens) the latencies were simulated with, each rank's under "
+        "DP attention; the launch sets it (SGLang's times --dp-size, which it divides by)",
     )
     utilization: UtilizationOut | None = Field(default=None, description="For requests_per_s")
     e2e_latency_ms: float | None
