@@ -161,6 +161,10 @@ WARNINGS: dict[str, dict[str, str]] = {
         "slo_missed_saturated": "At the peak load ({peak_rps:.3g} requests/s) the replicas cannot keep up: the queue "
         "grows without bound ({percentile} TTFT {ttft} and growing), missing {slo}: add replicas or GPUs "
         "per replica, or relax the targets.",
+        "prompts_over_limit": "About {share:.1%} of prompts (lengths through the stated input_tokens_p95), with their "
+        "output, exceed the {limit:,} tokens one request may hold (max_model_len, or what one sequence's KV cache "
+        "holds): the engine refuses them, and the latencies shown still count them. State a larger "
+        "serving.max_request_tokens or use more GPUs per replica.",
         "concurrency_over_kv": "Concurrency {concurrency:,} exceeds the {max_concurrency:,} sequences one replica "
         "runs at these lengths (what its KV cache holds, or the engine's max_num_seqs): the others wait for a slot, "
         "adding about {wait_ms:,.0f} ms to each request's TTFT. {replicas:,} replicas of this shape, or more GPUs per "
@@ -296,6 +300,9 @@ WARNINGS: dict[str, dict[str, str]] = {
         "{percentile} TPOT 为 {tpot}，达不到 {slo}：请增加副本或每个副本的 GPU，或放宽目标。",
         "slo_missed_saturated": "峰值负载（每秒 {peak_rps:.3g} 个请求）下副本处理不过来：排队无限增长"
         "（{percentile} TTFT {ttft} 且仍在增长），达不到 {slo}：请增加副本或每个副本的 GPU，或放宽目标。",
+        "prompts_over_limit": "约 {share:.1%} 的提示（按给定的 input_tokens_p95 分布）加上输出超过单个请求可容纳的 "
+        "{limit:,} 个 token（max_model_len，或一条序列的 KV 缓存容量）：引擎会拒绝这些请求，"
+        "而所示延迟仍把它们计算在内。请设置更大的 serving.max_request_tokens，或为每个副本使用更多 GPU。",
         "concurrency_over_kv": "并发 {concurrency:,} 超过一个副本在这些长度下能同时运行的 {max_concurrency:,} 条序列"
         "（受 KV 缓存容量或引擎的 max_num_seqs 限制）：其余请求排队等待空位，每个请求的 TTFT 约增加 {wait_ms:,.0f} ms。"
         "用 {replicas:,} 个同样的副本，或让每个副本用更多 GPU 以获得更大的 KV 缓存，才能让它们同时运行。",

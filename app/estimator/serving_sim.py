@@ -122,6 +122,16 @@ class Lengths:
         cap = self.cap or 1 << 30
         return lambda: min(cap, max(1, round(rng.lognormvariate(mu, sigma))))
 
+    def share_above(self, limit: float) -> float:
+        """The share of the distribution longer than `limit` tokens (none when constant at or under it)."""
+        if self.p95 is None or self.p95 <= self.mean:
+            return float(self.mean > limit)
+        from statistics import NormalDist  # noqa: PLC0415 (only for distributions)
+
+        sigma = lognormal_sigma(self.mean, self.p95)
+        mu = math.log(self.mean) - sigma * sigma / 2
+        return 1.0 - NormalDist().cdf((math.log(max(limit, 1.0)) - mu) / sigma)
+
     def quantile(self, level: float) -> int:
         """The length at `level` of the distribution (NormalDist's inverse CDF; the mean when constant)."""
         if self.p95 is None or self.p95 <= self.mean:

@@ -395,6 +395,7 @@ WarningCode = Literal[
     "slo_missed_peak",
     "slo_missed_saturated",
     "concurrency_over_kv",
+    "prompts_over_limit",
     "scaling_rows_unfit",
     "scaling_none_fits",
     "scaling_superlinear",

@@ -31,7 +31,7 @@ from app.estimator.serving import (
     replica_capacity,
 )
 from app.estimator.serving_levers import Speculation, check_draft, check_pipeline, mtp_layers, pipelines_with
-from app.estimator.serving_sim import MAX_P95_RATIO, LoadLatency, Quantiles
+from app.estimator.serving_sim import MAX_P95_RATIO, Lengths, LoadLatency, Quantiles
 from app.estimator.specs import GIB, Cluster, EstimatorError, ModelSpec, Warning_
 from app.estimator.vocabulary import SERVING_PRECISIONS, TERM_MONTHS, WEIGHT_FORMATS, ServingPrecision, WeightFormat
 from app.planner.availability import Availability, in_region
@@ -561,17 +561,22 @@ def regime_warnings(model: ModelSpec, result: ServingEstimate) -> list[Warning_]
     return [Warning_(MOE_LOW_CONCURRENCY_WARNING, params | {"validated": MOE_VALIDATED_CONCURRENCY})]
 
 
-def queue_warnings(cfg: ServingConfig, result: ServingEstimate) -> list[Warning_]:
+def queue_warnings(cfg: ServingConfig, result: ServingEstimate, longest: int | None = None) -> list[Warning_]:
     """A concurrency beyond the sequences a replica runs: the others queue for a KV slot (their wait is in the TTFT),
-    and the replicas of this shape that would run them all."""
+    and the replicas of this shape that would run them all; prompts the stated p95 draws past the `longest` request
+    the replica accepts (its launch's max_model_len; else the stated one, or one sequence's KV cache) with their
+    output: the engine refuses them, and the simulation (serving.simulation `_lengths`) counts them shorter."""
     clients, slots = cfg.concurrency, result.max_concurrency
+    limit = min(longest or cfg.max_model_len or result.sequence_kv_tokens, result.sequence_kv_tokens)
+    share = Lengths(cfg.input_tokens, cfg.input_tokens_p95).share_above(limit - cfg.output_tokens)
+    refused = [Warning_("prompts_over_limit", {"share": share, "limit": limit})] if share >= 0.001 else []
     if clients is None or slots < 1 or clients <= slots:
-        return []
+        return refused
     params = {
         "concurrency": clients, "max_concurrency": slots, "wait_ms": queue_wait_s(result, clients) * 1e3,
         "replicas": math.ceil(clients / slots) * result.replicas,
     }  # fmt: skip
-    return [Warning_("concurrency_over_kv", params)]
+    return [*refused, Warning_("concurrency_over_kv", params)]
 
 
 def _slo_miss(result: ServingEstimate, cfg: ServingConfig) -> Warning_:
@@ -645,7 +650,7 @@ def option_out(
         warnings=warnings_out(
             model_warnings
             + regime_warnings(model, est)
-            + queue_warnings(cfg, est)
+            + queue_warnings(cfg, est, (option.launch or {}).get("max_model_len"))
             + _offer_warnings(option)
             + option.warnings
         ),
