@@ -133,8 +133,9 @@ NOTES: dict[str, dict[str, str]] = {
         # the plan and the SKU
         "sequence_parallel_on": "序列并行：开启，与 Megatron-LM 和 torchtitan 运行张量并行的方式相同（归一化和 dropout "
         "沿序列切分）；设 plan.sequence_parallel 为 false 可关闭",
-        "fused_loss_to_fit": "损失：融合（Hugging Face Trainer 下用 Liger，Megatron-LM 下用 "
-        "--cross-entropy-loss-fusion）：在这些 GPU 上没有方案能容纳标准损失的全词表 logits；融合损失从不完整生成它们",
+        "fused_loss_to_fit": "损失：融合（Hugging Face Trainer 下用 Liger）：在这些 GPU 上没有方案能容纳标准损失的"
+        "全词表 logits；Liger 的融合损失从不完整生成它们（Megatron-LM 的 --cross-entropy-loss-fusion 与其非融合损失"
+        "一样保留它们）",
         "one_server_per_job": "{sku} 每个作业只租一台服务器：没有节点间网络连接其服务器，因此 POST /quotes "
         "会拒绝跨服务器的方案（quantity_one_server）；此估算是其普通网络下的结果",
         # serving

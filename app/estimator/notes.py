@@ -170,9 +170,9 @@ ENGLISH: dict[str, str] = {
     # the plan and the SKU as /estimate reads them (app/planner/service.py, app/planner/workload.py)
     "sequence_parallel_on": "sequence parallel: on, as Megatron-LM and torchtitan run tensor parallelism (norms and "
     "dropout sharded along the sequence); say plan.sequence_parallel false to turn it off",
-    "fused_loss_to_fit": "loss: fused (Liger through the Hugging Face Trainer, --cross-entropy-loss-fusion under "
-    "Megatron-LM): no plan holds the standard loss's full-vocabulary logits on these GPUs; the fused loss never "
-    "materialises them",
+    "fused_loss_to_fit": "loss: fused (Liger through the Hugging Face Trainer): no plan holds the standard loss's "
+    "full-vocabulary logits on these GPUs; Liger's fused loss never materialises them (Megatron-LM's "
+    "--cross-entropy-loss-fusion keeps them as its unfused loss does)",
     "one_server_per_job": "{sku} is rented one server per job: no inter-node fabric joins its servers, so POST "
     "/quotes refuses a plan across them (quantity_one_server); this estimate is what its plain network would do",
     # serving (app/planner/serving_service.py): the engines, the simulation, the decode time, the default lengths
