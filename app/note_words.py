@@ -63,6 +63,9 @@ NOTES: dict[str, dict[str, str]] = {
         "flash_attention={flash}；未融合的损失：fp32 对数概率 + 每个 logit 两个 fp32 梯度。",
         "activations_lean_loss": "激活值按每个保存的张量计算（Korthikanti 等 2022 年的方法），recompute={recompute}，"
         "flash_attention={flash}；{loss} 损失：不保存全词表的 fp32 logits。",
+        "activations_megatron_loss": "激活值按每个保存的张量计算（Korthikanti 等 2022 年的方法），"
+        "recompute={recompute}，flash_attention={flash}；Megatron-LM 的词表并行损失（融合与否相同）："
+        "16 位 logits 及其 fp32 softmax，每个 logit 6 字节。",
         "zero_sharded": "ZeRO 阶段 {zero} 在 dp × cp 上切分（混合切分时为 dp_shard × cp），路由专家在 dp × cp / ep "
         "上切分；offload={offload}。",
         "zero_replicated": "ZeRO 阶段 0：每个数据并行 rank 持有其 tp × pp 部分的全部权重、梯度和优化器状态"

@@ -94,6 +94,9 @@ ENGLISH: dict[str, str] = {
     "flash_attention={flash}; unfused loss: fp32 log-probs + two fp32 gradients per logit.",
     "activations_lean_loss": "Activations counted per saved tensor (Korthikanti et al. 2022 method), "
     "recompute={recompute}, flash_attention={flash}; {loss} loss: no full-vocabulary fp32 logits are held.",
+    "activations_megatron_loss": "Activations counted per saved tensor (Korthikanti et al. 2022 method), "
+    "recompute={recompute}, flash_attention={flash}; Megatron-LM's vocab-parallel loss, fused or not: the 16-bit "
+    "logits and their fp32 softmax, 6 bytes a logit.",
     "zero_sharded": "ZeRO stage {zero} shards over dp × cp (with hybrid sharding, dp_shard × cp), routed experts over "
     "dp × cp / ep; offload={offload}.",
     "zero_replicated": "ZeRO stage 0: every data-parallel rank holds the whole weights, gradients and optimizer "

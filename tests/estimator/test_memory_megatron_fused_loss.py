@@ -84,3 +84,16 @@ def test_the_fused_loss_off_the_megatron_stack_keeps_no_logits() -> None:
     plain = estimate_memory(get_preset("llama-3.1-8b").model, workload, base, H100).breakdown
     fused = estimate_memory(get_preset("llama-3.1-8b").model, workload, replace(base, fused_loss=True), H100).breakdown
     assert fused.activations < plain.activations - 12288 * 128256 / 2 * 6.0
+
+
+def test_a_megatron_plan_says_what_its_loss_keeps() -> None:
+    """The assumption a megatron-stack plan states of its loss, fused or not: Megatron-LM's 6 bytes a logit, not the
+    Trainer's fp32 log-probs and gradients (`activations`) nor "no full-vocabulary fp32 logits" (`activations_lean_
+    loss`, which it stated for the fused loss)."""
+    workload = Workload(task="full_finetune", seq_len=4096, global_batch=16)
+    for fused in (False, True):
+        plan = Plan(tp=2, recompute="full", fp32_main_grads=True, fused_loss=fused)
+        codes = {
+            note.code for note in estimate_memory(get_preset("llama-3.1-8b").model, workload, plan, H100).assumptions
+        }
+        assert "activations_megatron_loss" in codes and not codes & {"activations", "activations_lean_loss"}, codes
