@@ -36,9 +36,8 @@ ASSUMPTIONS: dict[str, dict[str, str]] = {
         "memory_relief_micro_batch": "The micro-batch is {micro_batch}, not {was}.",
         "memory_relief_loss": "The loss is fused (no logits held), not the standard one.",
         "memory_relief_standard_loss": "The loss is the standard one, not fused.",
-        "fused_loss_fit": "The loss is fused (Liger's fused cross-entropy in the Trainer, "
-        "--cross-entropy-loss-fusion in Megatron-LM; no logits held, no speed lost): with the standard loss the "
-        "leanest plan here needs "
+        "fused_loss_fit": "The loss is fused (Liger's fused cross-entropy in the Trainer; no logits held, no speed "
+        "lost): with the standard loss the leanest plan here needs "
         "{needed_gib:.1f} GiB per GPU, more than the {limit_gib:.1f} GiB limit.",
     },
     "zh": {
@@ -63,8 +62,8 @@ ASSUMPTIONS: dict[str, dict[str, str]] = {
         "memory_relief_micro_batch": "微批为 {micro_batch}，而非 {was}。",
         "memory_relief_loss": "损失函数为融合实现（不保留 logits），而非标准损失。",
         "memory_relief_standard_loss": "损失函数为标准实现，而非融合实现。",
-        "fused_loss_fit": "损失函数为融合实现（Trainer 中为 Liger 的融合交叉熵，Megatron-LM 中为 "
-        "--cross-entropy-loss-fusion；不保留 logits，不损失速度）：使用标准损失时，此处最省显存的方案每块 GPU 也需 "
+        "fused_loss_fit": "损失函数为融合实现（Trainer 中为 Liger 的融合交叉熵；不保留 logits，不损失速度）："
+        "使用标准损失时，此处最省显存的方案每块 GPU 也需 "
         "{needed_gib:.1f} GiB，超过 {limit_gib:.1f} GiB 的上限。",
     },
 }

@@ -63,6 +63,9 @@ NOTES: dict[str, dict[str, str]] = {
         "flash_attention={flash}；未融合的损失：fp32 对数概率 + 每个 logit 两个 fp32 梯度。",
         "activations_lean_loss": "激活值按每个保存的张量计算（Korthikanti 等 2022 年的方法），recompute={recompute}，"
         "flash_attention={flash}；{loss} 损失：不保存全词表的 fp32 logits。",
+        "activations_megatron_loss": "激活值按每个保存的张量计算（Korthikanti 等 2022 年的方法），"
+        "recompute={recompute}，flash_attention={flash}；Megatron-LM 的词表并行损失（融合与否相同）："
+        "16 位 logits 及其 fp32 softmax，每个 logit 6 字节。",
         "zero_sharded": "ZeRO 阶段 {zero} 在 dp × cp 上切分（混合切分时为 dp_shard × cp），路由专家在 dp × cp / ep "
         "上切分；offload={offload}。",
         "zero_replicated": "ZeRO 阶段 0：每个数据并行 rank 持有其 tp × pp 部分的全部权重、梯度和优化器状态"
@@ -133,8 +136,9 @@ NOTES: dict[str, dict[str, str]] = {
         # the plan and the SKU
         "sequence_parallel_on": "序列并行：开启，与 Megatron-LM 和 torchtitan 运行张量并行的方式相同（归一化和 dropout "
         "沿序列切分）；设 plan.sequence_parallel 为 false 可关闭",
-        "fused_loss_to_fit": "损失：融合（Hugging Face Trainer 下用 Liger，Megatron-LM 下用 "
-        "--cross-entropy-loss-fusion）：在这些 GPU 上没有方案能容纳标准损失的全词表 logits；融合损失从不完整生成它们",
+        "fused_loss_to_fit": "损失：融合（Hugging Face Trainer 下用 Liger）：在这些 GPU 上没有方案能容纳标准损失的"
+        "全词表 logits；Liger 的融合损失从不完整生成它们（Megatron-LM 的 --cross-entropy-loss-fusion 与其非融合损失"
+        "一样保留它们）",
         "one_server_per_job": "{sku} 每个作业只租一台服务器：没有节点间网络连接其服务器，因此 POST /quotes "
         "会拒绝跨服务器的方案（quantity_one_server）；此估算是其普通网络下的结果",
         # serving

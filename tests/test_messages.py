@@ -120,7 +120,7 @@ def _every_note() -> set[Note]:
             [True, False],
             ["none", "every_rank", "local_rank_0"],
             [True, False],
-            ["standard", "compiled", "fused"],
+            ["standard", "compiled", "fused", "megatron"],
             [False, True],
         ):
             plan = (

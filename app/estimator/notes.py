@@ -94,6 +94,9 @@ ENGLISH: dict[str, str] = {
     "flash_attention={flash}; unfused loss: fp32 log-probs + two fp32 gradients per logit.",
     "activations_lean_loss": "Activations counted per saved tensor (Korthikanti et al. 2022 method), "
     "recompute={recompute}, flash_attention={flash}; {loss} loss: no full-vocabulary fp32 logits are held.",
+    "activations_megatron_loss": "Activations counted per saved tensor (Korthikanti et al. 2022 method), "
+    "recompute={recompute}, flash_attention={flash}; Megatron-LM's vocab-parallel loss, fused or not: the 16-bit "
+    "logits and their fp32 softmax, 6 bytes a logit.",
     "zero_sharded": "ZeRO stage {zero} shards over dp × cp (with hybrid sharding, dp_shard × cp), routed experts over "
     "dp × cp / ep; offload={offload}.",
     "zero_replicated": "ZeRO stage 0: every data-parallel rank holds the whole weights, gradients and optimizer "
@@ -170,9 +173,9 @@ ENGLISH: dict[str, str] = {
     # the plan and the SKU as /estimate reads them (app/planner/service.py, app/planner/workload.py)
     "sequence_parallel_on": "sequence parallel: on, as Megatron-LM and torchtitan run tensor parallelism (norms and "
     "dropout sharded along the sequence); say plan.sequence_parallel false to turn it off",
-    "fused_loss_to_fit": "loss: fused (Liger through the Hugging Face Trainer, --cross-entropy-loss-fusion under "
-    "Megatron-LM): no plan holds the standard loss's full-vocabulary logits on these GPUs; the fused loss never "
-    "materialises them",
+    "fused_loss_to_fit": "loss: fused (Liger through the Hugging Face Trainer): no plan holds the standard loss's "
+    "full-vocabulary logits on these GPUs; Liger's fused loss never materialises them (Megatron-LM's "
+    "--cross-entropy-loss-fusion keeps them as its unfused loss does)",
     "one_server_per_job": "{sku} is rented one server per job: no inter-node fabric joins its servers, so POST "
     "/quotes refuses a plan across them (quantity_one_server); this estimate is what its plain network would do",
     # serving (app/planner/serving_service.py): the engines, the simulation, the decode time, the default lengths

@@ -191,7 +191,9 @@ class Plan:
     virtual_stages: int = 1  # interleaved 1F1B when > 1
     chunked_loss: bool = False  # cross-entropy in chunks/fused (torchtune, litgpt, Megatron): no full fp32 logits copy
     # the head and the loss fused (Liger FusedLinearCrossEntropy, Apple Cut Cross-Entropy): no logits of the whole
-    # sequence at all, the gradient of the hidden states made in the forward (memory.FUSED_LOSS_BYTES_PER_HIDDEN)
+    # sequence at all, the gradient of the hidden states made in the forward (memory.FUSED_LOSS_BYTES_PER_HIDDEN);
+    # with fp32_main_grads (the megatron stack) Megatron-LM's fused vocab-parallel cross-entropy, which keeps the
+    # logits as its unfused one (memory.activations MEGATRON_VOCAB_PARALLEL_LOSS_BYTES_PER_LOGIT)
     fused_loss: bool = False
     # the cross-entropy compiled with the model (torchtitan compiles its loss when compile is on since pytorch/
     # torchtitan PR #1033, April 2025; torchtune compiles its loss with `compile: True`): 4 bytes per logit, not 12

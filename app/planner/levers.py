@@ -14,9 +14,11 @@ Which stack runs which lever is what its launch block can set (app/planner/launc
 - megatron, Megatron-LM: --attention-backend flash or unfused (megatron/core/transformer/enums.py AttnBackend);
   the fused cross-entropy through --cross-entropy-loss-fusion with the native implementation (megatron/core/
   model_parallel_config.py cross_entropy_loss_fusion, cross_entropy_fusion_impl "native"; megatron/training/
-  arguments.py rejects the Transformer Engine one); --fp8-param-gather; activation offload through --cpu-offloading
-  (model_parallel_config.py cpu_offloading, cpu_offloading_num_layers), which transformer_config.py refuses with
-  pipeline parallelism and with recompute; no torch.compile, no chunked loss.
+  arguments.py rejects the Transformer Engine one), which keeps as many bytes a logit as the unfused loss (memory.
+  activations MEGATRON_VOCAB_PARALLEL_LOSS_BYTES_PER_LOGIT), so the search never takes it for memory (`fused_relief`);
+  --fp8-param-gather; activation offload through --cpu-offloading (model_parallel_config.py cpu_offloading,
+  cpu_offloading_num_layers), which transformer_config.py refuses with pipeline parallelism and with recompute; no
+  torch.compile, no chunked loss.
 No stack runs the cross-entropy on 16-bit logits without the fp32 upcast (plan.loss "no_upcast"): transformers'
 ForCausalLMLoss (src/transformers/loss/loss_utils.py `logits.float()`), torchtitan's cross_entropy_loss (`.float()`) and
 Megatron-LM's vocab-parallel cross-entropy (megatron/core/tensor_parallel/cross_entropy.py `calculate_logits_max`:
@@ -125,10 +127,12 @@ LIGER_FAMILIES = frozenset({
 
 
 def fused_relief(family: str | None, plan: Plan) -> Plan | None:
-    """`plan` with the fused loss, where it has the standard one and Liger fuses its family's loss; None otherwise.
-    The Trainer runs it through Liger, Megatron-LM through --cross-entropy-loss-fusion (module docstring); the loss
-    then never holds the s × vocabulary logits, nor keeps a second set cached for padded batches."""
-    standard = not (plan.fused_loss or plan.chunked_loss or plan.compiled_loss)
+    """`plan` with the fused loss, where it has the standard one and Liger fuses its family's loss; None otherwise,
+    and on the megatron stack (Plan.fp32_main_grads). The Trainer runs it through Liger, which then never holds the
+    s × vocabulary logits, nor keeps a second set cached for padded batches; Megatron-LM's --cross-entropy-loss-fusion
+    (module docstring) keeps the 16-bit logits and their fp32 softmax as its unfused loss does (memory.activations
+    MEGATRON_VOCAB_PARALLEL_LOSS_BYTES_PER_LOGIT): no relief there."""
+    standard = not (plan.fused_loss or plan.chunked_loss or plan.compiled_loss or plan.fp32_main_grads)
     return replace(plan, fused_loss=True) if standard and family in LIGER_FAMILIES else None
 
 

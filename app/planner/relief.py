@@ -37,12 +37,11 @@ from app.planner.stacks import as_run, stack_for, supported
 # takes micro-batch 1 (43.8 GiB reserved, 7 % slower) where micro-batch 2 read 75.11 GiB of 75.05; Mixtral 8x7B LoRA on
 # 4 A100 40G takes micro-batch 1 (33.6 of 37.05 GiB, 46 % slower: halving the micro-batch of a plan bound by ZeRO-3
 # gathers doubles its traffic a token) where micro-batch 2 read 38.5 and nvidia-smi the whole card. Against the high end
-# and the pool the fused loss (levers.fused_relief: Liger through the Trainer, Megatron's fused cross-entropy) is among
-# the relief plans, which holds no logits: Llama 3.1 70B full fine-tuning on one 8 x H100 server at 8,192 tokens keeps
-# micro-batch 2 at 50.2 GiB with it (high end 65.9) where the standard loss read 73.3 (high end 99.0, reserved 78.5 of
-# 75.05); Gemma 2 9B LoRA
-# on one A100 40G (256,000-token vocabulary) read 39.0 GiB reserved with the standard loss at full recompute and
-# micro-batch 1, 20.4 with the fused one.
+# and the pool the fused loss (levers.fused_relief: Liger through the Trainer, not on the megatron stack, whose fused
+# cross-entropy keeps the logits) is among the relief plans, which holds no logits: Llama 3.1 70B full fine-tuning on
+# one 8 x H100 server at 8,192 tokens keeps micro-batch 2 at 50.2 GiB with it (high end 65.9) where the standard loss
+# read 73.3 (high end 99.0, reserved 78.5 of 75.05); Gemma 2 9B LoRA on one A100 40G (256,000-token vocabulary)
+# read 39.0 GiB reserved with the standard loss at full recompute and micro-batch 1, 20.4 with the fused one.
 RELIEF_MARGIN = 0.03
 RELIEF_MAX_SLOWDOWN = 0.05
 # "No offload where the states fit" (issue 32): a plan that offloads states gives way to the fastest plan of its shape

@@ -256,9 +256,13 @@ def _lever_floor(
     a lever can let a faster plan fit at its estimate whose high end crosses the card, relieved to a slower twin,
     while the plan found without the lever held its high end (review R4-1: Llama 3.1 8B full fine-tune at 8k on an
     8 x A100 80G server took ZeRO-3 with full recompute, 2669 tok/s a GPU, with `loss: fused` where Megatron-LM's
-    TP 2 x DP 4 at selective recompute, 3299 tok/s, fits with it). Only a lever search whose best was relieved asks."""
+    TP 2 x DP 4 at selective recompute, 3299 tok/s, fits with it). Every lever search asks, not only one whose best
+    was relieved to a twin of another shape: the margin's relief (a smaller micro-batch, more recompute) slows a plan
+    too, and a lever that saves nothing on the plain search's stack leaves the lever search to slower stacks
+    (Megatron-LM's fused cross-entropy keeps the logits as its unfused one: Llama 3.1 8B at 4,096 tokens on 8 x A100
+    80G took ZeRO-3 at micro-batch 1, 28,612 tok/s, with `loss: fused`, where Megatron-LM's TP 2 runs 29,774)."""
     levers = options.get("levers")
-    if levers is None or levers == DEFAULT_LEVERS or search.best is None or search.best.relief is None:
+    if levers is None or levers == DEFAULT_LEVERS or search.best is None:
         return search
     plain = _plain_search(model, workload, cluster, memo, options | {"levers": None, "hint": None})
     if plain.best is None:
@@ -305,7 +309,9 @@ def _fused_fit(
         return search
     lean = search.closest_plan  # the leanest standard-loss plan tried: where even it misses fused, skip the search
     batched = replace(workload, global_batch=default_global_batch(workload))
-    if lean is None or not fits(memory_breakdown(model, batched, Levers(loss="fused").on(lean), cluster), cluster):
+    # fused as Liger fuses it: a megatron-stack plan's fused cross-entropy saves nothing (levers.fused_relief)
+    liger = None if lean is None else replace(Levers(loss="fused").on(lean), fp32_main_grads=False)
+    if liger is None or not fits(memory_breakdown(model, batched, liger, cluster), cluster):
         return search
     fused = _plain_search(model, workload, cluster, memo, options | {"levers": Levers(loss="fused")})
     if fused.best is None:

@@ -121,9 +121,10 @@ def _best_plan(
     closest = search.closest_miss
     fused_tried = search.best is None and fused_relief(model.family, Plan()) is not None
     if fused_tried:
-        # no plan holds the standard loss's logits: the fused loss (Liger, Megatron's fused cross-entropy) is a lever
-        # of the same stacks, which /recommend's memory relief takes too (review R7: Llama 3.1 8B LoRA at 32k on one
-        # H100 was "does not fit with any plan" at 79.5 GiB, 31.7 GiB with it); the estimate's note says so
+        # no plan holds the standard loss's logits: the fused loss (Liger; Megatron's fused cross-entropy keeps them,
+        # levers.fused_relief) is a lever of the same stacks, which /recommend's memory relief takes too (review R7:
+        # Llama 3.1 8B LoRA at 32k on one H100 was "does not fit with any plan" at 79.5 GiB, 31.7 GiB with it); the
+        # estimate's note says so
         fused = search_plans(model, workload, as_rented(cluster), micro_batch=micro_batch, levers=FUSED_LOSS)
         search = fused if fused.best is not None else search
         closest = _leaner(closest, fused.closest_miss)

@@ -55,3 +55,45 @@ def test_megatron_swift_long_text_reads_nearer_its_published_peak() -> None:
     breakdown = estimate_memory(case.model, case.workload, case.plan, case.cluster).breakdown
     ours = measured_bytes(breakdown, case.plan, case.cluster, case.measured) / GIB
     assert abs(ours / 50.0 - 1.0) < 0.16, ours
+
+
+def _breakdown(plan: Plan, workload: Workload) -> tuple[float, float]:
+    breakdown = estimate_memory(get_preset("llama-3.1-8b").model, workload, plan, H100).breakdown
+    return breakdown.activations, breakdown.total
+
+
+def test_the_fused_loss_on_the_megatron_stack_keeps_the_logits_as_the_unfused_one() -> None:
+    """Plan.fused_loss on the megatron stack is what its launch runs (--cross-entropy-loss-fusion, native; Megatron-
+    Bridge cross_entropy_fusion_impl=native): megatron/core/fusions/fused_cross_entropy.py at d98e8a64d saves the fp32
+    softmax made in place from `.float()` of the logits while GPTModel holds the 16-bit logits, 2 + 4 bytes a logit,
+    as the unfused loss; not Liger's fused head, which keeps no logits. Llama 3.1 8B at 12,288 tokens, TP 2, full
+    recompute, padded and varied lengths alike; exact. Padded, it read 3.05 GiB a GPU less: the 4.40 GiB of
+    12,288 x 128,256 / 2 logits at 6 bytes, less Liger's bytes a hidden element and the recomputed layer's overlap."""
+    base = Plan(tp=2, pp=2, recompute="full", fp32_main_grads=True)
+    for varied in (False, True):
+        workload = Workload(task="full_finetune", seq_len=12288, global_batch=16, varied_lengths=varied)
+        assert _breakdown(replace(base, fused_loss=True), workload) == _breakdown(base, workload)
+
+
+def test_the_fused_loss_off_the_megatron_stack_keeps_no_logits() -> None:
+    """Liger's fused linear cross-entropy (the Trainer's use_liger_kernel): the same plan without the fp32 main-
+    gradient buffer keeps 12 bytes a hidden element of each token (FUSED_LOSS_BYTES_PER_HIDDEN) where the standard
+    loss keeps 12 bytes a logit; exact."""
+    base = Plan(tp=2, pp=2, recompute="full")
+    workload = Workload(task="full_finetune", seq_len=12288, global_batch=16)
+    plain = estimate_memory(get_preset("llama-3.1-8b").model, workload, base, H100).breakdown
+    fused = estimate_memory(get_preset("llama-3.1-8b").model, workload, replace(base, fused_loss=True), H100).breakdown
+    assert fused.activations < plain.activations - 12288 * 128256 / 2 * 6.0
+
+
+def test_a_megatron_plan_says_what_its_loss_keeps() -> None:
+    """The assumption a megatron-stack plan states of its loss, fused or not: Megatron-LM's 6 bytes a logit, not the
+    Trainer's fp32 log-probs and gradients (`activations`) nor "no full-vocabulary fp32 logits" (`activations_lean_
+    loss`, which it stated for the fused loss)."""
+    workload = Workload(task="full_finetune", seq_len=4096, global_batch=16)
+    for fused in (False, True):
+        plan = Plan(tp=2, recompute="full", fp32_main_grads=True, fused_loss=fused)
+        codes = {
+            note.code for note in estimate_memory(get_preset("llama-3.1-8b").model, workload, plan, H100).assumptions
+        }
+        assert "activations_megatron_loss" in codes and not codes & {"activations", "activations_lean_loss"}, codes

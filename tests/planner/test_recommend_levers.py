@@ -33,6 +33,7 @@ def test_eager_attention_and_fused_loss_reach_every_option_and_its_launch(client
         elif stack == "megatron":  # Megatron-LM --attention-backend unfused, native fused cross-entropy
             assert "--attention-backend unfused" in launch["args"]
             assert "--cross-entropy-loss-fusion" in launch["args"]
+            assert "--cross-entropy-fusion-impl native" in launch["args"]
         else:  # torchtitan runs neither eager attention nor a fused loss: never chosen for this request
             raise AssertionError(f"{stack} does not run eager attention")
 
@@ -98,6 +99,7 @@ def test_which_stack_runs_which_lever() -> None:
     assert _megatron_lever_args(model, offload) == [
         "--attention-backend flash",
         "--cross-entropy-loss-fusion",
+        "--cross-entropy-fusion-impl native",  # the implementation sized (6 bytes a logit), as Megatron-Bridge's
         "--cpu-offloading",
         f"--cpu-offloading-num-layers {model.layers - 1}",
     ]

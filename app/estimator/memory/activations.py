@@ -132,7 +132,16 @@ MEGATRON_VOCAB_PARALLEL_LOSS_BYTES_PER_LOGIT = 2.0 + 4.0
 # levers.py; ms-swift's default) saves no byte of that: megatron/core/fusions/fused_cross_entropy.py at d98e8a64d
 # compiles (jit_fuser, torch.compile) the same VocabParallelCrossEntropy steps, `calculate_logits_max`'s `.float()` copy
 # made the softmax in place and saved, while language_module.py `compute_language_model_loss` runs inside the forward
-# that holds the 16-bit logits: 2 + 4 bytes a logit as unfused; the fusion saves kernel launches, not memory.
+# that holds the 16-bit logits: 2 + 4 bytes a logit as unfused; the fusion saves kernel launches, not memory. Its
+# backward (`calculate_gradients`) writes the gradient into that softmax and casts it to a 16-bit copy: 4 + 2. So
+# Plan.fused_loss on the megatron stack (the launch's --cross-entropy-loss-fusion, Megatron-Bridge's
+# cross_entropy_fusion_impl=native: app/planner/launch/) is sized as this loss, never as Liger's (`_liger_fused`).
+# The launch pins Megatron-LM core_v0.15.3, whose two files differ from d98e8a64d's only in the TP group's plumbing.
+# Transformer Engine's implementation (cross_entropy_fusion_impl "te") is not launched: up to TE 2.17 it writes the
+# 16-bit gradient into the logits in place (transformer_engine/common/triton/cross_entropy.py at v2.17, 2 bytes a
+# logit) but quantises it before the backward, the stability issue for which Megatron-LM's megatron/training/
+# arguments.py refuses it (168cb15d70, at d98e8a64d); from 2.18 (01bbe3eea; pytorch/triton/cross_entropy.py at
+# d0067d0da) it saves an fp32 gradient beside the 16-bit logits, 2 + 4 bytes a logit as native.
 # Megatron-LM's hidden dropout (Plan.hidden_dropout): the transformer layer runs bias_dropout_add twice, after the
 # attention's projection and after the MLP (megatron/core/transformer/transformer_layer.py, megatron/core/fusions/
 # fused_bias_dropout.py `_bias_dropout_add_func`: torch.nn.functional.dropout at d98e8a64d), and torch's dropout saves
@@ -506,11 +515,11 @@ def _loop_kept_logits(ctx: _Ctx, plan: Plan) -> float:
 def _loss_bytes(ctx: _Ctx, plan: Plan) -> float:
     """Bytes the loss keeps on the last stage at the start of the backward, per GPU (the constants above)."""
     tokens = plan.micro_batch * ctx.workload.seq_len / plan.cp
-    if plan.fused_loss:
+    if _liger_fused(plan):
         return tokens * ctx.model.hidden * FUSED_LOSS_BYTES_PER_HIDDEN
     per_logit = (
         _chunked_bytes(plan)
-        if plan.chunked_loss
+        if plan.chunked_loss or plan.fused_loss
         else COMPILED_LOSS_BYTES_PER_LOGIT
         if plan.compiled_loss
         else NO_UPCAST_LOSS_ELEMENTS_PER_LOGIT * _act_bytes(ctx, plan)
@@ -526,6 +535,13 @@ def _loss_bytes(ctx: _Ctx, plan: Plan) -> float:
         else _plain_bytes(plan)
     )
     return tokens * ctx.model.vocab / plan.tp * per_logit
+
+
+def _liger_fused(plan: Plan) -> bool:
+    """Whether the plan's loss is the head fused with the cross-entropy (FUSED_LOSS_BYTES_PER_HIDDEN): its fused
+    loss off the megatron stack; on it (Plan.fp32_main_grads) Megatron-LM's fused vocab-parallel cross-entropy keeps
+    the logits as its unfused one does (MEGATRON_VOCAB_PARALLEL_LOSS_BYTES_PER_LOGIT)."""
+    return plan.fused_loss and not plan.fp32_main_grads
 
 
 def _plain_bytes(plan: Plan) -> float:
@@ -606,11 +622,11 @@ def _activation_sets(ctx: _Ctx, plan: Plan, activations: float) -> float:
 def varied_length_slack(model: ModelSpec, workload: Workload, plan: Plan) -> float:
     """Reserved bytes beyond the live tensors for batches of varied length (VARIED_LENGTH_SLACK): blocks of the
     size of the logits and the loss's copies of them, the largest tensors of a step, cut for earlier batches."""
-    if not workload.varied_lengths or workload.task == "inference" or plan.fused_loss:
+    if not workload.varied_lengths or workload.task == "inference" or _liger_fused(plan):
         return 0.0
     per_logit = (
         _chunked_bytes(plan)
-        if plan.chunked_loss
+        if plan.chunked_loss or plan.fused_loss
         else NO_UPCAST_LOSS_ELEMENTS_PER_LOGIT * _logits_bytes(workload, plan)
         if plan.no_upcast_loss
         else _plain_bytes(plan)
@@ -644,9 +660,10 @@ def _logits_block(ctx: _Ctx, plan: Plan) -> float:
 
 def _recompute_overlap(ctx: _Ctx, plan: Plan) -> float:
     """Bytes of the last stage's activations that the allocated peak never holds (RECOMPUTE_BESIDE_LOSS above): the
-    smaller of the recomputed layer's working set and the loss's logit-sized buffers, full recompute only; 0 for the
-    fused loss, whose saved gradient of the hidden states is what the recomputed layer's backward starts from."""
-    if ctx.workload.task == "inference" or plan.recompute != "full" or plan.fused_loss:
+    smaller of the recomputed layer's working set and the loss's logit-sized buffers, full recompute only; 0 for
+    Liger's fused loss, whose saved gradient of the hidden states is what the recomputed layer's backward starts
+    from."""
+    if ctx.workload.task == "inference" or plan.recompute != "full" or _liger_fused(plan):
         return 0.0
     stage = _stages_of(ctx, plan)[-1]
     seq_local = ctx.workload.seq_len / plan.cp

@@ -126,10 +126,13 @@ def _lora_notes(w: _WorkloadKey, fp32_params: bool) -> list[Note]:
 def _training_notes(w: _WorkloadKey, p: _PlanKey) -> list[Note]:
     """Activations, ZeRO sharding and what offload and loading put in host RAM."""
     zero = p.zero
+    levels = (("recompute", p.recompute), ("flash", p.flash))
     out = [
-        Note("activations", (("recompute", p.recompute), ("flash", p.flash)))
+        Note("activations", levels)
         if p.loss == "standard"
-        else Note("activations_lean_loss", (("recompute", p.recompute), ("flash", p.flash), ("loss", p.loss))),
+        else Note("activations_megatron_loss", levels)
+        if p.loss == "megatron"
+        else Note("activations_lean_loss", (*levels, ("loss", p.loss))),
         Note("zero_sharded", (("zero", zero), ("offload", p.offload)))
         if zero
         else Note("zero_replicated", (("offload", p.offload),)),

@@ -160,9 +160,13 @@ def estimate_memory(model: ModelSpec, workload: Workload, plan: Plan, cluster: C
 
 
 def _loss(plan: Plan) -> str:
-    """How the plan's loss holds its logits: compiled, fused, chunked or standard (the upcast fp32 logits)."""
+    """How the plan's loss holds its logits: compiled, fused, chunked or standard (the upcast fp32 logits); megatron
+    on the megatron stack (Plan.fp32_main_grads), whose vocab-parallel cross-entropy keeps the same bytes fused or not
+    (memory.activations MEGATRON_VOCAB_PARALLEL_LOSS_BYTES_PER_LOGIT)."""
     if plan.compiled_loss:
         return "compiled"
+    if plan.fp32_main_grads:
+        return "megatron"
     return "fused" if plan.fused_loss else "chunked" if plan.chunked_loss else "standard"
 
 

@@ -150,11 +150,13 @@ def _megatron_precision_args(workload: Workload, plan: Plan) -> list[str]:
 def _megatron_lever_args(model: ModelSpec, plan: Plan) -> list[str]:
     """The memory levers the estimate counted (app/planner/levers.py): the attention backend (megatron/core/
     transformer/enums.py AttnBackend: flash, or unfused for eager), Megatron-Core's native fused cross-entropy
-    (model_parallel_config.py cross_entropy_loss_fusion), activations offloaded to the CPU for every layer but the
-    last (cpu_offloading, cpu_offloading_num_layers below num_layers: transformer_config.py)."""
+    (model_parallel_config.py cross_entropy_loss_fusion, named as Megatron-Bridge's launch names it: the implementation
+    the estimate counts, memory.activations MEGATRON_VOCAB_PARALLEL_LOSS_BYTES_PER_LOGIT, whatever the default;
+    arguments.py at d98e8a64d refuses "te"), activations offloaded to the CPU for every layer but the last
+    (cpu_offloading, cpu_offloading_num_layers below num_layers: transformer_config.py)."""
     args = [f"--attention-backend {'flash' if plan.flash_attention else 'unfused'}"]
     if plan.fused_loss:
-        args.append("--cross-entropy-loss-fusion")
+        args += ["--cross-entropy-loss-fusion", "--cross-entropy-fusion-impl native"]
     if plan.activation_offload:
         args += ["--cpu-offloading", f"--cpu-offloading-num-layers {max(0, model.layers // plan.pp - 1)}"]
     return args
