@@ -269,16 +269,8 @@ def _lever_floor(
         return search
     global_batch = default_global_batch(workload)
     trial = PlanSearch(best=None, stats=search.stats, bound_cache=search.bound_cache)
-    _try_hint(
-        model,
-        replace(workload, global_batch=global_batch),
-        cluster,
-        plain.best.plan,
-        levers,
-        global_batch,
-        options.get("micro_batch"),
-        trial,
-    )
+    workload = replace(workload, global_batch=global_batch)
+    _try_hint(model, workload, cluster, plain.best.plan, levers, global_batch, options.get("micro_batch"), trial)
     found = trial.best
     if found is None or found.memory.breakdown.total > plain.best.memory.breakdown.total:
         return search
