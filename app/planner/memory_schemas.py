@@ -18,9 +18,10 @@ ATTENTION_DESCRIPTION = (
 )
 LOSS_DESCRIPTION = (
     "Cross-entropy: standard (transformers' ForCausalLMLoss on fp32-upcast logits, 12 bytes per "
-    "logit), chunked (torchtune CEWithChunkedOutputLoss, litgpt, Megatron's vocab-parallel CE: the fp32 log-probs "
-    "only), fused (Liger FusedLinearCrossEntropy, Cut Cross-Entropy, torchtitan's ChunkedLossWrapper: no "
-    "whole-sequence logits), compiled (the cross-entropy compiled with the model, torchtitan's compile since April "
+    "logit; on the megatron stack Megatron-LM's vocab-parallel CE, 6), chunked (torchtune CEWithChunkedOutputLoss, "
+    "litgpt: the fp32 log-probs only), fused (Liger FusedLinearCrossEntropy, Cut Cross-Entropy, torchtitan's "
+    "ChunkedLossWrapper: no whole-sequence logits; on the megatron stack Megatron-LM's native fused CE, 6 bytes per "
+    "logit as its unfused one), compiled (the cross-entropy compiled with the model, torchtitan's compile since April "
     "2025, torchtune compile: the 16-bit logits and their gradient, 4 bytes per logit; needs compile), no_upcast "
     "(nn.CrossEntropyLoss on the 16-bit logits with autocast off, a trainer of one's own: 6 bytes per logit; /estimate "
     "only, no stack this service launches runs it). Default: "
