@@ -24,7 +24,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from app import messages
-from app.capacity.service import CapacityTaken
+from app.capacity.service import CapacityTaken, priced_at
 from app.catalog import repository as catalog_repository
 from app.catalog.models import Sku, SkuAddon
 from app.catalog.pricing import sku_pricing
@@ -188,9 +188,18 @@ QuoteNote = tuple[str, dict[str, Any]]
 
 
 def _price(
-    sku: Sku, addons: list[SkuAddon], *, quantity: int, nodes: int, cards: int, term: Term, months: int
+    sku: Sku,
+    addons: list[SkuAddon],
+    *,
+    quantity: int,
+    nodes: int,
+    cards: int,
+    term: Term,
+    months: int,
+    at: datetime | None = None,
 ) -> _Priced:
-    pricing = sku_pricing(sku)
+    """The quote's lines at the price in force at `at` (None: now): its rental's first day (`priced_at`)."""
+    pricing = sku_pricing(sku, at=at)
     if pricing is None:
         raise refusal("sku_id", "sku_unpriced", {"sku": sku.slug})
     currency = pricing.currency
@@ -480,7 +489,8 @@ def create_quote(
     nodes, cards = _units(sku, data.quantity)
     months = _months(data.term, data.months)
     start = reservations.start_of(session, data.start_date)
-    priced = _price(sku, addons, quantity=data.quantity, nodes=nodes, cards=cards, term=data.term, months=months)
+    at = priced_at(session, start)  # the price in force when the rental starts, as /recommend prices its option
+    priced = _price(sku, addons, quantity=data.quantity, nodes=nodes, cards=cards, term=data.term, months=months, at=at)
     joined = joining_fabric(sku, offered) is not None
     notes = _notes(sku, nodes, priced.notes, fabric=fabric_addon_of(sku, offered), rented=addons, joined=joined)
     notes += _term_notes(
@@ -488,7 +498,9 @@ def create_quote(
         months,
         priced,
         figures.get("time_to_train_hours"),
-        lambda term, m: _price(sku, addons, quantity=data.quantity, nodes=nodes, cards=cards, term=term, months=m),
+        lambda term, m: _price(
+            sku, addons, quantity=data.quantity, nodes=nodes, cards=cards, term=term, months=m, at=at
+        ),
     )
     now = _now()
     regions = _region(sku, data.region)
