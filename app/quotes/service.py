@@ -15,7 +15,7 @@ import re
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from functools import cache
 from importlib.metadata import PackageNotFoundError, version
@@ -233,6 +233,16 @@ def _price(
         lines,
         notes,
     )
+
+
+def _price_at_start(sku: Sku, priced: _Priced, start: date) -> list[QuoteNote]:
+    """`price_at_start` where the rental's first day has another list price in force than today (a scheduled one)."""
+    today = sku_pricing(sku)
+    if today is None or today.price_id == priced.price_id:
+        return []
+    params = {"start_date": start.isoformat(), "effective_from": priced.price_effective_from.date().isoformat()}
+    money = {"monthly_list": _money(priced.unit_list_minor, priced.currency), "current": str(today.monthly_list)}
+    return [("price_at_start", params | money | {"currency": priced.currency})]
 
 
 def _term_note(term: str, discount_bp: int) -> str:
@@ -493,6 +503,7 @@ def create_quote(
     priced = _price(sku, addons, quantity=data.quantity, nodes=nodes, cards=cards, term=data.term, months=months, at=at)
     joined = joining_fabric(sku, offered) is not None
     notes = _notes(sku, nodes, priced.notes, fabric=fabric_addon_of(sku, offered), rented=addons, joined=joined)
+    notes += _price_at_start(sku, priced, start)
     notes += _term_notes(
         data.term,
         months,

@@ -13,6 +13,7 @@ from typing import Any
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
+from app import messages
 from app.capacity.service import catalog_today
 from tests.factories import new_price, recommend
 from tests.quotes.helpers import h100_body
@@ -36,12 +37,24 @@ def _issue(client: TestClient, body: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_a_quote_starting_after_a_published_rise_is_priced_at_it(client: TestClient, db: Session) -> None:
-    _effective, start = _schedule_rise(db)
+    effective, start = _schedule_rise(db)
     later = _issue(client, h100_body(start_date=start))
     assert later["unit_list_price"] == "120000.00"  # was 100000.00
     assert later["lines"][0]["unit_price"] == "120000.00"
+    (note,) = [n for n in later["note_codes"] if n["code"] == "price_at_start"]
+    assert note["params"] == {
+        "start_date": start,
+        "effective_from": effective[:10],
+        "monthly_list": "120000.00",
+        "current": "100000.00",
+        "currency": "CNY",
+    }
+    assert messages.quote_note("price_at_start", note["params"]) in later["notes"]
+    page = client.get(later["links"]["print"], params={"lang": "zh"}).text
+    assert messages.quote_note("price_at_start", note["params"], "zh") in page
     today = _issue(client, h100_body())
     assert today["unit_list_price"] == "100000.00"  # a rental starting today: the price in force now
+    assert "price_at_start" not in {n["code"] for n in today["note_codes"]}
 
 
 def test_the_option_for_that_start_is_priced_as_its_quote(client: TestClient, db: Session) -> None:
