@@ -53,6 +53,22 @@ def apply_discount(amount: Decimal, discount_bp: int, currency: str) -> Decimal:
     return round_money(amount * (Decimal(10000 - discount_bp) / Decimal(10000)), currency)
 
 
+def discounted_line(
+    unit_price: Decimal, units: int, months: int, discount_bp: int, step: Decimal
+) -> tuple[Decimal, ...]:
+    """(gross, discount, amount) of a rented line: the ONE rule /recommend's cost and a quote's lines are priced by
+    (app.planner.offers.price, app.quotes.service.line_amounts), so an option and its quote agree to the cent.
+
+    A finance team reads a line as "subtotal, n % off, total": the term's discount is taken off the line's subtotal
+    (unit list price × units × months), rounded once to the currency's minor unit `step`, half up as `round_money`
+    rounds everywhere else; the amount is the subtotal less that discount. Rounding the discounted unit price first
+    and multiplying it out drifts from the stated percentage by up to units × months × half a cent
+    (33,333.33 × 12 at 12.5 % took 50,000.04 off instead of 50,000.00)."""
+    gross = unit_price * units * months
+    discount = (gross * Decimal(discount_bp) / Decimal(10000)).quantize(step, rounding=ROUND_HALF_UP)
+    return gross, discount, gross - discount
+
+
 def bp_to_percent(discount_bp: int) -> Decimal:
     """2000 → Decimal('20'), 1250 → Decimal('12.5') (never exponent notation)."""
     percent = Decimal(discount_bp) / Decimal(100)

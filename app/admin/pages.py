@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field, ValidationError
 from sqlalchemy.orm import Session
 
 from app.admin import capacity_editing, catalog_editing, service
+from app.admin.audit_labels import audit_label_key
 from app.admin.deps import (
     NO_STORE,
     SESSION_COOKIE,
@@ -73,7 +74,7 @@ def admin_words(request: Request, context: dict[str, Any]) -> dict[str, Any]:
     t = context.get("t") or Translator(negotiate(request))
     code = request.query_params.get("msg", "")
     message = t(f"admin_msg_{code}") if code in MESSAGES else None
-    return {"t": t, "message": message, "field_label": partial(field_label, t)}
+    return {"t": t, "message": message, "field_label": partial(field_label, t), "audit_label": partial(audit_label, t)}
 
 
 def _t(request: Request) -> Translator:
@@ -160,6 +161,13 @@ def field_label(t: Translator, field: str) -> str | None:
     """The label a refusal names `field` by, in the page's language (None: no label, the page shows the id)."""
     key = FIELD_LABELS.get(field)
     return None if key is None else t(key)
+
+
+def audit_label(t: Translator, entity_type: str, field: str) -> str | None:
+    """The label the audit page shows `field` of an `entity_type` entry under (app.admin.audit_labels), in the page's
+    language; None: no label (the page shows the field's name)."""
+    key = audit_label_key(entity_type, field)
+    return field_label(t, field) if key is None else t(key)
 
 
 def _submitted_words(submitted: dict[str, Any], t: Translator) -> list[tuple[str, Any]]:

@@ -15,7 +15,7 @@ quote that sees too few units before the lock is refused without queueing on it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -52,10 +52,25 @@ class CapacityTaken(Conflict):
 
 def catalog_today(session: Session | None = None) -> date:
     """Today in the catalog's timezone (CATALOG_TIMEZONE): the default start of a rental."""
+    return datetime.now(_catalog_zone(session)).date()
+
+
+def _catalog_zone(session: Session | None) -> ZoneInfo:
     settings = session.info.get(SETTINGS) if session is not None else None
     if not isinstance(settings, Settings):
         settings = get_settings()
-    return datetime.now(ZoneInfo(settings.catalog_timezone)).date()
+    return ZoneInfo(settings.catalog_timezone)
+
+
+def priced_at(session: Session, start: date | None) -> datetime | None:
+    """The moment a rental starting on `start` is priced at: the start of that day in the catalog's timezone, so a
+    quote or an option for a rental that starts after a published price change is priced at the price in force
+    when the rental starts (the rule a rental business quotes by: a price rise announced for 2026-12-20 applies to
+    a rental from 2027-01-05, whenever it is quoted; app.catalog.pricing.current_price). None: it starts today, at
+    the price in force now."""
+    if start is None or start <= catalog_today(session):
+        return None
+    return datetime.combine(start, time(0), tzinfo=_catalog_zone(session))
 
 
 def start_of(session: Session, start_date: date | None, *, field: str) -> date:

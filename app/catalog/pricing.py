@@ -28,15 +28,16 @@ class SkuPricing:
     terms: dict[Term, TermPrice]
 
 
-def _aware(moment: datetime) -> datetime:
+def as_utc(moment: datetime) -> datetime:
+    """`moment` with its timezone (SQLite returns naive datetimes: read as UTC)."""
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def current_price(sku: Sku, *, at: datetime | None = None) -> SkuPrice | None:
     """The newest price whose effective date has come (SQLite returns naive datetimes: read as UTC)."""
     moment = at or datetime.now(UTC)
-    in_force = [p for p in sku.prices if _aware(p.effective_from) <= moment]
-    return max(in_force, key=lambda p: (_aware(p.effective_from), p.id), default=None)
+    in_force = [p for p in sku.prices if as_utc(p.effective_from) <= moment]
+    return max(in_force, key=lambda p: (as_utc(p.effective_from), p.id), default=None)
 
 
 def sku_pricing(sku: Sku, *, at: datetime | None = None) -> SkuPricing | None:
@@ -51,11 +52,19 @@ def sku_pricing(sku: Sku, *, at: datetime | None = None) -> SkuPricing | None:
     terms = {
         term: TermPrice(term, bp, apply_discount(monthly_list, bp, price.currency)) for term, bp in discounts.items()
     }
-    return SkuPricing(price.currency, monthly_list, price.id, _aware(price.effective_from), terms)
+    return SkuPricing(price.currency, monthly_list, price.id, as_utc(price.effective_from), terms)
+
+
+def scheduled_price(sku: Sku, *, after: datetime | None = None) -> SkuPrice | None:
+    """The earliest price of `sku` still to take effect after `after` (default now): what /catalog/skus shows as
+    `next_price`, and what a rental starting on or after its date is priced at (app.capacity.service.priced_at)."""
+    moment = after or datetime.now(UTC)
+    scheduled = [p for p in sku.prices if as_utc(p.effective_from) > moment]
+    return min(scheduled, key=lambda p: (as_utc(p.effective_from), p.id), default=None)
 
 
 def next_price_change(skus: list[Sku], *, after: datetime) -> datetime | None:
     """When the earliest scheduled price of these SKUs takes effect (None: none is scheduled)."""
     return min(
-        (_aware(p.effective_from) for sku in skus for p in sku.prices if _aware(p.effective_from) > after), default=None
+        (as_utc(p.effective_from) for sku in skus for p in sku.prices if as_utc(p.effective_from) > after), default=None
     )

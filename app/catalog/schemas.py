@@ -34,6 +34,15 @@ class PriceOut(BaseModel):
     )
 
 
+class ScheduledPriceOut(BaseModel):
+    """A list price published to take effect later: rentals starting on or after `effective_from` are priced at it
+    (`POST /recommend` and `POST /quotes` with such a `start_date`), the term discounts unchanged."""
+
+    currency: str = Field(examples=["CNY"])
+    monthly_list: MoneyStr
+    effective_from: str
+
+
 class GpuRef(BaseModel):
     id: str = Field(examples=["h100-80g-sxm"])
     name: str
@@ -64,6 +73,9 @@ class SkuOut(SkuColumnsOut):
     status: str
     version: int
     price: PriceOut | None
+    next_price: ScheduledPriceOut | None = Field(
+        description="The next list price already scheduled (null: none): what a rental from its date is priced at"
+    )
 
 
 class GpuOut(BaseModel):

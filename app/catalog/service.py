@@ -12,11 +12,11 @@ from sqlalchemy.orm import Session
 from app.catalog import repository
 from app.catalog.cache import catalog_cache
 from app.catalog.models import Sku, SkuAddon
-from app.catalog.pricing import next_price_change, sku_pricing
-from app.catalog.schemas import GpuOut, GpuRef, PriceOut, SkuOut, TermPriceOut
+from app.catalog.pricing import as_utc, next_price_change, scheduled_price, sku_pricing
+from app.catalog.schemas import GpuOut, GpuRef, PriceOut, ScheduledPriceOut, SkuOut, TermPriceOut
 from app.estimator.hardware import load_gpus
 from app.estimator.vocabulary import Term
-from app.money import bp_to_percent
+from app.money import bp_to_percent, from_minor
 from app.schemas import mirror
 
 # A SKU's plain columns: API name → ORM attribute (the API says host_nvme for host_nvme_tb).
@@ -77,7 +77,17 @@ def sku_out(sku: Sku) -> SkuOut:
         status=sku.status,
         version=sku.version,
         price=_price_out(sku),
+        next_price=_next_price_out(sku),
     )
+
+
+def _next_price_out(sku: Sku) -> ScheduledPriceOut | None:
+    scheduled = scheduled_price(sku)
+    if scheduled is None:
+        return None
+    monthly_list = str(from_minor(scheduled.amount_minor, scheduled.currency))
+    effective_from = as_utc(scheduled.effective_from).isoformat()
+    return ScheduledPriceOut(currency=scheduled.currency, monthly_list=monthly_list, effective_from=effective_from)
 
 
 def _price_out(sku: Sku) -> PriceOut | None:

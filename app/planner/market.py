@@ -62,10 +62,10 @@ def load_market(session: Session, currency: str | None = None, *, start: date | 
     target = currency or CATALOG_CURRENCY
     rates = cache.get("exchange_rates", build_rates)
     minor = quantum(target)
-    offers = [
-        replace(offer, exchange=Exchange(target, rates.rate(offer.currency, target), minor))
-        for offer in cache.get("offers", load_offers)
-    ]
+    # priced at the price in force when the rental starts (app.capacity.service.priced_at), as its quote is
+    at = capacity_service.priced_at(session, start)
+    priced = cache.get("offers" if at is None else f"offers:{at.isoformat()}", partial(load_offers, at=at))
+    offers = [replace(offer, exchange=Exchange(target, rates.rate(offer.currency, target), minor)) for offer in priced]
     references = cache.get(f"reference_book:{target}", partial(build_book, currency=target))
     if start is not None and any(offer.availability is not None for offer in offers):
         offers = with_holds(offers, capacity_service.holds_by_sku(session, start=start))
@@ -80,16 +80,16 @@ def with_holds(offers: list[Offer], holds: dict[tuple[str, str], list[Hold]]) ->
     return [replace(offer, holds=by_sku[offer.sku_id]) if offer.sku_id in by_sku else offer for offer in offers]
 
 
-def load_offers(session: Session) -> tuple[list[Offer], datetime | None]:
-    """Active SKUs with a price in force, as the pure planner sees them, and when a scheduled price will
-    change that (a catalog cache builder)."""
+def load_offers(session: Session, *, at: datetime | None = None) -> tuple[list[Offer], datetime | None]:
+    """Active SKUs with a price in force at `at` (default now), as the pure planner sees them, and when a scheduled
+    price will change that (a catalog cache builder)."""
     offers = []
-    now = datetime.now(UTC)
+    now = at or datetime.now(UTC)
     availability = catalog_repository.availability_by_sku(session)
     addons = catalog_repository.active_addons_by_sku(session)
     skus = catalog_repository.list_skus(session)
     for sku in skus:
-        pricing = sku_pricing(sku)
+        pricing = sku_pricing(sku, at=at)
         if pricing is None:
             continue
         try:

@@ -16,6 +16,7 @@ from typing import Any
 from app.capacity.ledger import Hold
 from app.estimator.specs import GpuSpec
 from app.estimator.vocabulary import TERM_MONTHS, Objective, RentalUnit, Term
+from app.money import discounted_line
 
 DAYS_PER_BILLED_MONTH = 30  # a rental month, as the company bills it
 # Line rate of one port of the fabrics a SKU may offer (the estimator applies measured efficiencies):
@@ -219,6 +220,12 @@ def _money(amount: Decimal, quantum: Decimal) -> Decimal:
     return amount.quantize(quantum, rounding=ROUND_HALF_UP)
 
 
+def _rental(offer: Offer, units: int, months: int, term: Term) -> Decimal:
+    """What renting `units` for `months` of `term` costs after its discount (the quote's rental line amount)."""
+    bp = offer.discount_bp.get(term, 0)
+    return discounted_line(offer.unit_monthly_list, units, months, bp, offer.money_quantum)[2]
+
+
 def joins_nodes(config: Configuration) -> bool:
     """A training configuration over several servers runs over their fabric (one job, one set of collectives)."""
     return config.nodes > 1
@@ -246,15 +253,12 @@ def price(offer: Offer, config: Configuration, term: Term, hours: float | None, 
     joined = joins_nodes(config) if joined is None else joined
     fabric = fabric_monthly(offer, config, joined)
     monthly_list = _money(offer.unit_monthly_list * units, offer.money_quantum) + fabric
-    discount = Decimal(offer.discount_bp.get(term, 0)) / Decimal(10000)
-    # per unit first, as a quote prices it (app.quotes.service: unit price after discount × units × months)
-    monthly_effective = _money(offer.unit_monthly_list * (1 - discount), offer.money_quantum) * units + fabric
+    # app.money.discounted_line: the term's discount off the line's subtotal, rounded once, as a quote's line
+    monthly_effective = _rental(offer, units, 1, term) + fabric
     months = billed_months(hours, term) if hours is not None else None
-    job_total = _money(monthly_effective * months, offer.money_quantum) if months is not None else None
-    annual_discount = Decimal(offer.discount_bp.get("annual", 0)) / Decimal(10000)
-    # per unit first too, so the upsell figure is what an annual quote of the same units totals
-    annual_unit = _money(offer.unit_monthly_list * (1 - annual_discount), offer.money_quantum)
-    annual_total = (annual_unit * units + fabric) * 12
+    job_total = _rental(offer, units, months, term) + fabric * months if months is not None else None
+    # the same rule, so the upsell figure is what an annual quote of the same units totals
+    annual_total = _rental(offer, units, 12, "annual") + fabric * 12
     billed_hours = months * DAYS_PER_BILLED_MONTH * 24.0 if months is not None else None
     converted = convert(offer, monthly_list, monthly_effective, job_total, annual_total)
     return Cost(

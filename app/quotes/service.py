@@ -15,7 +15,8 @@ import re
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
 from functools import cache
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
@@ -23,7 +24,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from app import messages
-from app.capacity.service import CapacityTaken
+from app.capacity.service import CapacityTaken, priced_at
 from app.catalog import repository as catalog_repository
 from app.catalog.models import Sku, SkuAddon
 from app.catalog.pricing import sku_pricing
@@ -31,7 +32,7 @@ from app.catalog.service import FABRIC_ADDON_PREFIXES, fabric_addon_of, joining_
 from app.db.engine import CLIENT, SETTINGS
 from app.errors import Conflict, InvalidInput, NotFound, TooManyRequests
 from app.estimator.vocabulary import MAX_QUOTE_MONTHS, QUOTE_STATUSES, TERM_MONTHS, Term
-from app.money import bp_to_percent, from_minor, to_minor
+from app.money import bp_to_percent, discounted_line, from_minor, to_minor
 from app.planner.misses import TERM_WARN_RATIO
 from app.planner.offers import DAYS_PER_BILLED_MONTH, billed_months
 from app.quotes import documents, events, printing, repository, reservations
@@ -80,14 +81,14 @@ def estimator_version() -> str:
 # ---------------------------------------------------------------- pricing (integer minor units)
 
 
-def line_amounts(unit_minor: int, effective_minor: int, quantity: int, months: int) -> tuple[int, int, int]:
-    """(gross, discount, amount) of a line, all integers. Refuses anything but ints (no floats)."""
-    for value in (unit_minor, effective_minor, quantity, months):
+def line_amounts(unit_minor: int, quantity: int, months: int, discount_bp: int = 0) -> tuple[int, int, int]:
+    """(gross, discount, amount) of a line, all integers, by app.money.discounted_line (the discount on the line's
+    subtotal, rounded once). Refuses anything but ints (no floats)."""
+    for value in (unit_minor, quantity, months, discount_bp):
         if type(value) is not int:
             raise TypeError(f"money arithmetic takes integer minor units, got {type(value).__name__}")
-    gross = unit_minor * quantity * months
-    amount = effective_minor * quantity * months
-    return gross, gross - amount, amount
+    gross, discount, amount = discounted_line(Decimal(unit_minor), quantity, months, discount_bp, Decimal(1))
+    return int(gross), int(discount), int(amount)
 
 
 def _money(minor: int | None, currency: str) -> str | None:
@@ -187,9 +188,18 @@ QuoteNote = tuple[str, dict[str, Any]]
 
 
 def _price(
-    sku: Sku, addons: list[SkuAddon], *, quantity: int, nodes: int, cards: int, term: Term, months: int
+    sku: Sku,
+    addons: list[SkuAddon],
+    *,
+    quantity: int,
+    nodes: int,
+    cards: int,
+    term: Term,
+    months: int,
+    at: datetime | None = None,
 ) -> _Priced:
-    pricing = sku_pricing(sku)
+    """The quote's lines at the price in force at `at` (None: now): its rental's first day (`priced_at`)."""
+    pricing = sku_pricing(sku, at=at)
     if pricing is None:
         raise refusal("sku_id", "sku_unpriced", {"sku": sku.slug})
     currency = pricing.currency
@@ -204,7 +214,7 @@ def _price(
         sku.rental_unit,
         quantity,
         months,
-        prices=(unit_list, unit_effective),
+        unit_minor=unit_list,
         discount_bp=term_price.discount_bp,
         note=_term_note(term, term_price.discount_bp),
     )
@@ -225,6 +235,16 @@ def _price(
     )
 
 
+def _price_at_start(sku: Sku, priced: _Priced, start: date) -> list[QuoteNote]:
+    """`price_at_start` where the rental's first day has another list price in force than today (a scheduled one)."""
+    today = sku_pricing(sku)
+    if today is None or today.price_id == priced.price_id:
+        return []
+    params = {"start_date": start.isoformat(), "effective_from": priced.price_effective_from.date().isoformat()}
+    money = {"monthly_list": _money(priced.unit_list_minor, priced.currency), "current": str(today.monthly_list)}
+    return [("price_at_start", params | money | {"currency": priced.currency})]
+
+
 def _term_note(term: str, discount_bp: int) -> str:
     if not discount_bp:
         return ""
@@ -236,10 +256,11 @@ def _addon_line(
 ) -> tuple[QuoteLine, QuoteNote | None]:
     quantity = nodes if addon.per_unit == "node" else cards
     amount = addon.amount_minor if addon.currency == currency else None  # another currency: not in the total
-    prices = None if amount is None else (amount, amount)
-    note = "" if prices else messages.quote_note("line_on_consultation", {})
-    line = _line(position, "addon", addon.code, addon.name, addon.per_unit, quantity, months, prices=prices, note=note)
-    return line, None if prices else ("addon_on_consultation", {"addon": addon.name})
+    note = "" if amount is not None else messages.quote_note("line_on_consultation", {})
+    line = _line(
+        position, "addon", addon.code, addon.name, addon.per_unit, quantity, months, unit_minor=amount, note=note
+    )
+    return line, None if amount is not None else ("addon_on_consultation", {"addon": addon.name})
 
 
 def _line(
@@ -251,12 +272,12 @@ def _line(
     quantity: int,
     months: int,
     *,
-    prices: tuple[int, int] | None,
+    unit_minor: int | None,
     discount_bp: int = 0,
     note: str = "",
 ) -> QuoteLine:
-    """One line item; `prices`: (list, effective) a unit a month in minor units, None when priced on
-    consultation (then it stays out of the total)."""
+    """One line item; `unit_minor`: its list price a unit a month in minor units, None when priced on consultation
+    (then it stays out of the total); `discount_bp` comes off the line's subtotal (`line_amounts`)."""
     line = QuoteLine(
         position=position,
         kind=kind,
@@ -268,9 +289,9 @@ def _line(
         discount_bp=discount_bp,
         note=note,
     )
-    if prices is not None:
-        line.unit_price_minor = prices[0]
-        _gross, line.discount_minor, line.amount_minor = line_amounts(*prices, quantity, months)
+    if unit_minor is not None:
+        line.unit_price_minor = unit_minor
+        _gross, line.discount_minor, line.amount_minor = line_amounts(unit_minor, quantity, months, discount_bp)
     return line
 
 
@@ -478,15 +499,19 @@ def create_quote(
     nodes, cards = _units(sku, data.quantity)
     months = _months(data.term, data.months)
     start = reservations.start_of(session, data.start_date)
-    priced = _price(sku, addons, quantity=data.quantity, nodes=nodes, cards=cards, term=data.term, months=months)
+    at = priced_at(session, start)  # the price in force when the rental starts, as /recommend prices its option
+    priced = _price(sku, addons, quantity=data.quantity, nodes=nodes, cards=cards, term=data.term, months=months, at=at)
     joined = joining_fabric(sku, offered) is not None
     notes = _notes(sku, nodes, priced.notes, fabric=fabric_addon_of(sku, offered), rented=addons, joined=joined)
+    notes += _price_at_start(sku, priced, start)
     notes += _term_notes(
         data.term,
         months,
         priced,
         figures.get("time_to_train_hours"),
-        lambda term, m: _price(sku, addons, quantity=data.quantity, nodes=nodes, cards=cards, term=term, months=m),
+        lambda term, m: _price(
+            sku, addons, quantity=data.quantity, nodes=nodes, cards=cards, term=term, months=m, at=at
+        ),
     )
     now = _now()
     regions = _region(sku, data.region)

@@ -99,8 +99,9 @@ def test_price_without_tokens_is_per_month_only() -> None:
 def test_price_rounds_half_up_to_the_currency_minor_unit() -> None:
     offer = replace(_offer(discount_bp={"monthly": 5000}), unit_monthly_list=Decimal("0.05"))
     cost = price(offer, Configuration(1, 1), "monthly", 1.0)
-    assert cost.monthly_effective == Decimal("0.03")  # 0.025 rounds half up (banker's rounding would give 0.02)
-    assert cost.job_total == Decimal("0.03")
+    # the discount, 0.025, rounds half up to 0.03 (banker's rounding would take 0.02 off): 0.02 to pay
+    assert cost.monthly_effective == Decimal("0.02")
+    assert cost.job_total == Decimal("0.02")
 
 
 # ---- ranking -----------------------------------------------------------------------------------
@@ -185,10 +186,10 @@ def test_pareto_without_tokens_keeps_every_faster_option() -> None:
 
 
 def test_the_annual_figure_is_what_an_annual_quote_of_the_same_units_totals() -> None:
-    """A quote discounts the unit price and then multiplies (app.quotes.service); the option's annual figure did
-    the discount on the whole month, 110,879.64 against the annual quote's 110,879.52 for 4 cards at 2,799.99 less
-    17.5 % (2,309.99175 a card rounds to 2,309.99)."""
+    """An option's figures and a quote's line follow one rule (app.money.discounted_line): 17.5 % off the line's
+    subtotal, 4 cards × 12 months at 2,799.99 = 134,399.52, less 23,519.916 rounded once to 23,519.92. (The quote
+    once rounded the unit price first, 2,309.99175 to 2,309.99, for 110,879.52.)"""
     offer = replace(_offer(discount_bp={"monthly": 0, "annual": 1750}), unit_monthly_list=Decimal("2799.99"))
     annual = price(offer, Configuration(4, 1), "annual", 100.0)
-    assert annual.job_total == Decimal("110879.52")
+    assert annual.job_total == Decimal("110879.60")
     assert price(offer, Configuration(4, 1), "monthly", 100.0).annual_total == annual.job_total

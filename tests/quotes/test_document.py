@@ -58,10 +58,10 @@ def test_numbers_restart_each_year_without_gaps(db: Session) -> None:
 
 
 def test_money_arithmetic_refuses_floats() -> None:
-    assert line_amounts(10_000_000, 8_500_000, 2, 12) == (240_000_000, 36_000_000, 204_000_000)
+    assert line_amounts(10_000_000, 2, 12, 1500) == (240_000_000, 36_000_000, 204_000_000)
     with pytest.raises(TypeError, match="integer minor units, got float"):
-        line_amounts(100000.0, 8_500_000, 2, 12)  # type: ignore[arg-type]
+        line_amounts(100000.0, 2, 12, 1500)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="got Decimal"):
         from decimal import Decimal
 
-        line_amounts(Decimal("100000.00"), 8_500_000, 2, 12)  # type: ignore[arg-type]
+        line_amounts(Decimal("100000.00"), 2, 12, 1500)  # type: ignore[arg-type]
