@@ -13,6 +13,8 @@ from fastapi.testclient import TestClient
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.admin.models import ApiToken
+from app.apikeys.models import ApiKey
 from app.catalog.models import GpuType, Sku, SkuPrice
 from app.estimator.interconnects import inter_node_fabrics, intra_node_kinds
 from app.estimator.vocabulary import API_SCOPES
@@ -235,11 +237,13 @@ def _conflicts(client: TestClient, alice: Admin, bob: Admin, lang: str) -> dict[
 def test_conflicts_and_malformed_forms_read_in_chinese(
     client: TestClient, db: Session, alice: Admin, bob: Admin
 ) -> None:
+    zh = _conflicts(client, alice, bob, "zh")
     catalog = [*filter(None, [*db.scalars(select(GpuType.name)), *db.scalars(select(Sku.notes))])]
     own = ("bob@example.com", "Bad Code")  # the other admin, the code typed
-    names = sorted({*allowed_names(client), *TRAINING_NAMES, *ADMIN_NAMES, *catalog, *API_SCOPES, *own}, key=len,
-                   reverse=True)  # fmt: skip
-    zh = _conflicts(client, alice, bob, "zh")
+    # the tokens' and keys' prefixes are random characters of their secrets ("Wi-pJR" read as two English words)
+    prefixes = [*db.scalars(select(ApiToken.prefix)), *db.scalars(select(ApiKey.prefix))]
+    names = sorted({*allowed_names(client), *TRAINING_NAMES, *ADMIN_NAMES, *catalog, *API_SCOPES, *own, *prefixes},
+                   key=len, reverse=True)  # fmt: skip
     left = {name: runs for name, page in zh.items() if (runs := english_runs(page, names))}
     assert not left, left
     assert "未保存：自你打开此页以来内容已被修改" in zh["stale sku"] and "由 bob@example.com 于" in zh["stale sku"]
