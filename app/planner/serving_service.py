@@ -585,6 +585,10 @@ def _slo_miss(result: ServingEstimate, cfg: ServingConfig) -> Warning_:
     peak = result.latency.get("peak") if result.latency else None
     if peak is None or cfg.requests_per_s is None:
         reached = {"ttft_ms": result.ttft_ms, "tpot_ms": result.tpot_ms, "concurrency": result.concurrency}
+        if result.at_percentile_ms is not None:  # judged at the SLO's percentile (estimate_serving)
+            ttft, tpot = result.at_percentile_ms
+            judged = reached | {"ttft_ms": ttft, "tpot_ms": tpot, "percentile": cfg.slo_percentile}
+            return Warning_("slo_missed_percentile", judged | slo_params(cfg))
         return Warning_("slo_missed", reached | slo_params(cfg))
     q = cfg.slo_percentile
     judged = {

@@ -11,6 +11,7 @@ from app.estimator.serving.engines import _batched_tokens, _max_num_seqs, _reque
 from app.estimator.serving.memo import _hardware, simulations
 from app.estimator.serving.memory import kv_cache_tokens, max_concurrency, sequence_kv_tokens, serving_memory
 from app.estimator.serving.operating_point import (
+    _at_percentile,
     _capacity,
     _has_slo,
     _isolated_ttft_s,
@@ -79,6 +80,7 @@ def estimate_serving(
             "the engine refuses to start; lower max_model_len or add GPUs"
         )
     gpus_per_replica = tp * pp
+    judged = None
     if limit < 1:
         point = None
     elif cfg.requests_per_s is not None:
@@ -99,6 +101,7 @@ def estimate_serving(
         point = _queued(
             _replaced(_operating_point(model, cfg, hw, min(wanted, limit)), cfg, hw, wanted, limit), wanted, limit
         )
+        judged = _at_percentile(model, cfg, hw, point, min(wanted, limit))
     if point is None:
         zero = ServingEstimate(
             ttft_ms=math.inf, tpot_ms=math.inf, e2e_latency_ms=math.inf, output_tokens_per_s=0.0,
@@ -132,7 +135,7 @@ def estimate_serving(
         sequence_kv_tokens=sequence_tokens,
         replicas=replicas,
         replicas_needed=needed,
-        meets_slo=_meets(point, cfg) if _has_slo(cfg) else None,
+        meets_slo=_meets(judged or point, cfg) if _has_slo(cfg) else None,
         memory=memory,
         gpus_per_replica=gpus_per_replica,
         bound=point.bound,
@@ -140,6 +143,7 @@ def estimate_serving(
         isolated_ttft_ms=(_isolated_ttft_s(model, cfg, hw) - _request_overhead_s(cfg)) * 1e3,
         request_overhead_ms=_request_overhead_s(cfg) * 1e3,
         token_budget=_batched_tokens(cfg, hw.gpu),
+        at_percentile_ms=(judged.ttft_s * 1e3, judged.tpot_s * 1e3) if judged not in (None, point) else None,
     )
     if cfg.requests_per_s is None or not simulate:
         return result
