@@ -486,3 +486,26 @@ def test_a_closed_loop_is_judged_on_the_slos_percentile(client: TestClient) -> N
     missed = next(w for w in tail["warnings"] if w["code"] == "slo_missed_percentile")
     assert missed["params"]["percentile"] == "p99"
     assert missed["params"]["ttft_ms"] > median["serving"]["ttft_ms"] + 1000
+
+
+@pytest.mark.parametrize("rate", [1.7, 1.9])
+def test_a_saturated_replica_reports_its_ttft_unbounded(client: TestClient, rate: float) -> None:
+    """The review's case: Llama-3.1-8B on one H100, prompts of 16,000 tokens, outputs of 200, no peak. Past what the
+    replica completes (its utilisation ≥ 1) the queue grows by (rate − capacity) requests a second for as long as
+    arrivals last, so a request's wait grows with its arrival time and no percentile exists in steady state: a run
+    of N arrivals reads a p50 wait of about N / 2 × (1 / capacity − 1 / rate), which shrinks as the rate nears the
+    capacity from above and depends on the run's length; the service read a p50 TTFT of 1,104 s at 1.7 requests/s and
+    202 s at 1.9 (not monotone in the load). Both loads are saturated, so TTFT and end-to-end latency are null."""
+    body = {
+        "model": {"preset": "llama-3.1-8b"}, "task": "serving", "hardware": {"gpu": "h100-80g-sxm"},
+        "serving": {"input_tokens": 16000, "output_tokens": 200, "requests_per_s": rate, "peak_factor": 1},
+    }  # fmt: skip
+    serving = client.post("/estimate", json=body).json()["serving"]
+    assert serving["utilization"]["average"] >= 1.0
+    for name in ("average", "peak"):
+        part = serving["latency"][name]
+        assert part["saturated"] is True
+        assert part["ttft_ms"] == {"p50": None, "p90": None, "p99": None}
+        assert part["e2e_ms"] == {"p50": None, "p90": None, "p99": None}
+        assert part["tpot_ms"]["p50"] > 0  # the running batch's steps stay finite
+    assert serving["ttft_ms"] is None and serving["e2e_latency_ms"] is None
