@@ -509,3 +509,28 @@ def test_a_saturated_replica_reports_its_ttft_unbounded(client: TestClient, rate
         assert part["e2e_ms"] == {"p50": None, "p90": None, "p99": None}
         assert part["tpot_ms"]["p50"] > 0  # the running batch's steps stay finite
     assert serving["ttft_ms"] is None and serving["e2e_latency_ms"] is None
+
+
+def test_a_near_miss_beyond_the_sku_cites_the_replicas_it_needs_and_the_rate_it_carries(client: TestClient) -> None:
+    """The review's case: DeepSeek-V3 in FP8 on vLLM, 8,000 / 1,000 tokens at 10 requests/s (peak 15), TTFT ≤ 3 s and
+    TPOT ≤ 80 ms. The near miss, 8 replicas × TP 8 × PP 2 (the most the SKU rents), reads in its max_nodes miss that
+    the peak needs about 11 (15 requests/s ÷ about 1.39 a replica carries within the SLO), so its replicas_needed
+    is that count, not the 8 it has. At the offered load its busiest resource is loaded past 1 (utilisation
+    1.054): that resource completes at most 10 ÷ 1.054 ≈ 9.49 requests/s, the rate it carries and prices, not 10."""
+    body = {
+        "model": {"preset": "deepseek-v3"}, "task": "serving", "precision": "fp8", "weights": "fp8",
+        "serving": {"engine": "vllm", "input_tokens": 8000, "output_tokens": 1000, "requests_per_s": 10,
+                    "slo": {"ttft_ms": 3000, "tpot_ms": 80}},
+    }  # fmt: skip
+    answer = client.post("/recommend", json=body).json()
+    for miss in answer["near_misses"]:
+        serving = miss["serving"]
+        limited = [m["params"]["replicas"] for m in miss["misses"] if m["code"] == "max_nodes"]
+        if limited:
+            assert serving["replicas_needed"] == limited[0] > serving["replicas"]
+        used = serving["utilization"]["average"] if serving["utilization"] else 0.0
+        if used >= 1.0:
+            assert serving["requests_per_s"] == pytest.approx(10 / used, rel=2e-3)  # utilisation read to 3 decimals
+            assert serving["output_tokens_per_s"] == pytest.approx(serving["requests_per_s"] * 1000)
+    assert any(m["serving"]["replicas_needed"] and m["serving"]["replicas_needed"] > m["serving"]["replicas"]
+               for m in answer["near_misses"])  # fmt: skip
