@@ -588,8 +588,8 @@ def _slo_miss(result: ServingEstimate, cfg: ServingConfig) -> Warning_:
     peak = result.latency.get("peak") if result.latency else None
     if peak is None or cfg.requests_per_s is None:
         reached = {"ttft_ms": result.ttft_ms, "tpot_ms": result.tpot_ms, "concurrency": result.concurrency}
-        if result.at_percentile_ms is not None:  # judged at the SLO's percentile (estimate_serving)
-            at = dict(zip(("ttft_ms", "tpot_ms"), result.at_percentile_ms, strict=True), percentile=cfg.slo_percentile)
+        if (at_q := result.at_percentile_ms) is not None:  # judged at the SLO's percentile (estimate_serving)
+            at = {"ttft_ms": at_q[0], "tpot_ms": at_q[1], "percentile": cfg.slo_percentile}
             return Warning_("slo_missed_percentile", reached | at | slo_params(cfg))
         return Warning_("slo_missed", reached | slo_params(cfg))
     q = cfg.slo_percentile
