@@ -551,6 +551,11 @@ def _simulated(ask: _Ask, option: ServingOption, needed: int | None = None, sear
         replicas_needed=needed if searched else needed or option.estimate.replicas_needed,
     )  # fmt: skip
     option.verified = True
+    # priced at the rate the simulation carries (less than offered where it saturates the replicas: estimate._carried)
+    tokens = option.estimate.output_tokens_per_s
+    option.per_million_output_tokens = per_million_tokens(
+        option.cost.monthly_effective, tokens, option.offer.money_quantum
+    )
 
 
 def _compared_per_token(option: ServingOption) -> Decimal:

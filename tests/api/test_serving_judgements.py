@@ -532,5 +532,9 @@ def test_a_near_miss_beyond_the_sku_cites_the_replicas_it_needs_and_the_rate_it_
         if used >= 1.0:
             assert serving["requests_per_s"] == pytest.approx(10 / used, rel=2e-3)  # utilisation read to 3 decimals
             assert serving["output_tokens_per_s"] == pytest.approx(serving["requests_per_s"] * 1000)
+            # priced at that rate: the month's price ÷ the tokens it carries in a 30-day month, per million
+            monthly = float(miss["cost"]["monthly_effective"])
+            carried = monthly / (serving["output_tokens_per_s"] * 30 * 86400) * 1e6
+            assert float(miss["cost"]["per_million_output_tokens"]) == pytest.approx(carried, abs=0.01)
     assert any(m["serving"]["replicas_needed"] and m["serving"]["replicas_needed"] > m["serving"]["replicas"]
                for m in answer["near_misses"])  # fmt: skip
