@@ -155,6 +155,10 @@ WARNINGS: dict[str, dict[str, str]] = {
         "shorter requests.",
         "slo_missed": "At concurrency {concurrency:.1f} TTFT is {ttft} and TPOT {tpot}, missing "
         "{slo}: add replicas or GPUs per replica, or relax the targets.",
+        "slo_missed_percentile": "At concurrency {concurrency:.1f} the {percentile} TTFT is about {ttft} and the "
+        "{percentile} TPOT about {tpot} (a prompt at that percentile of the stated lengths meeting the queue's "
+        "{percentile}; ttft_ms and tpot_ms are the steady state's), missing {slo}: add replicas or GPUs per replica, "
+        "or relax the targets.",
         "slo_missed_peak": "At the peak load ({peak_rps:.3g} requests/s) the {percentile} TTFT is {ttft} "
         "and the {percentile} TPOT {tpot}, missing {slo}: add replicas or GPUs per replica, or relax the "
         "targets.",
@@ -296,6 +300,9 @@ WARNINGS: dict[str, dict[str, str]] = {
         "{context_len:,} token 的序列：请为每个副本使用更多 GPU、更小的权重格式或更短的请求。",
         "slo_missed": "并发 {concurrency:.1f} 时 TTFT 为 {ttft}、TPOT 为 {tpot}，达不到 "
         "{slo}：请增加副本或每个副本的 GPU，或放宽目标。",
+        "slo_missed_percentile": "并发 {concurrency:.1f} 时 {percentile} TTFT 约为 {ttft}、{percentile} TPOT 约为 "
+        "{tpot}（按所给长度分布中该百分位的提示词及该百分位的排队估算；ttft_ms 与 tpot_ms 为稳态值），达不到 {slo}："
+        "请增加副本或每个副本的 GPU，或放宽目标。",
         "slo_missed_peak": "峰值负载（每秒 {peak_rps:.3g} 个请求）下 {percentile} TTFT 为 {ttft}、"
         "{percentile} TPOT 为 {tpot}，达不到 {slo}：请增加副本或每个副本的 GPU，或放宽目标。",
         "slo_missed_saturated": "峰值负载（每秒 {peak_rps:.3g} 个请求）下副本处理不过来：排队无限增长"

@@ -395,6 +395,7 @@ WarningCode = Literal[
     "no_kv_cache",
     "slo_missed",
     "slo_missed_peak",
+    "slo_missed_percentile",
     "slo_missed_saturated",
     "concurrency_over_kv",
     "prompts_over_limit",

@@ -326,7 +326,8 @@ def _verified_misses(ask: _Ask, verified: _Verified, steady_misses: dict[str, Se
 def _held_to_simulation(ask: _Ask, miss: ServingOption) -> None:
     """A near miss simulated at the offered load, its latency misses held to that simulation (`with_simulated_peak`)."""
     _settle(ask, miss)
-    _simulated(ask, miss)
+    # more than the SKU rents: the replicas its own max_nodes miss cites, not the closed forms' at the offered rate
+    _simulated(ask, miss, next((p["replicas"] for code, p in miss.misses if code == "max_nodes"), None))
     miss.misses = with_simulated_peak(_ask_for(ask, miss).cfg, miss.misses, miss.estimate)
 
 
@@ -499,7 +500,9 @@ def _verify(ask: _Ask, region: str, option: ServingOption) -> ServingOption | No
             if rebuilt is not None:
                 rebuilt.misses = [m for m in rebuilt.misses if m[0] == "slo_one_request"]
                 option = rebuilt
-        _simulated(ask, option)
+        # the count that would meet lies beyond what the SKU rents: the simulation's, searched on past it (or None)
+        beyond = replicas_for_slo(ask.model, cfg, node, tp=tp, pp=pp, start=max(most, 1) + 1)
+        _simulated(ask, option, beyond[0] if beyond else None, searched=True)
         peak = option.estimate.latency["peak"] if option.estimate.latency else None
         option.misses.append(simulated_miss(cfg, peak))
         return option
@@ -536,17 +539,23 @@ def _meets_at_peak_simulated(ask: _Ask, option: ServingOption, node: Cluster) ->
     return True if latency is not None and meets_at_peak(latency, cfg) else None
 
 
-def _simulated(ask: _Ask, option: ServingOption, needed: int | None = None) -> None:
-    """The option's estimate at the offered load with its simulated latency (average and peak)."""
+def _simulated(ask: _Ask, option: ServingOption, needed: int | None = None, searched: bool = False) -> None:
+    """The option's estimate at the offered load with its simulated latency (average and peak); `needed` the replicas
+    that meet the SLO, the closed forms' where not given, unless `searched` (then None: none found)."""
     ask = _ask_for(ask, option)
     if ask.cfg.requests_per_s is None or option.verified or option.estimate.max_concurrency < 1:
         return
     node = _replica_cluster(option.offer, option.tp, option.pp)
     option.estimate = estimate_serving(
         ask.model, ask.cfg, node, tp=option.tp, pp=option.pp, replicas=option.replicas,
-        replicas_needed=needed or option.estimate.replicas_needed,
+        replicas_needed=needed if searched else needed or option.estimate.replicas_needed,
     )  # fmt: skip
     option.verified = True
+    # priced at the rate the simulation carries (less than offered where it saturates the replicas: estimate._carried)
+    tokens = option.estimate.output_tokens_per_s
+    option.per_million_output_tokens = per_million_tokens(
+        option.cost.monthly_effective, tokens, option.offer.money_quantum
+    )
 
 
 def _compared_per_token(option: ServingOption) -> Decimal:

@@ -82,6 +82,7 @@ from app.planner.serving_dp_attention import (
 from app.planner.serving_launch import Served
 from app.planner.serving_multinode import cross_node_tp
 from app.planner.serving_schemas import (
+    UNBOUNDED,
     LatencyOut,
     LoadLatencyOut,
     PercentilesOut,
@@ -320,12 +321,13 @@ def _finite(value: float) -> float | None:
 
 def serving_out(estimate: ServingEstimate, cfg: ServingConfig, option: ServingOption | None = None) -> ServingOut:
     mem = estimate.memory
+    saturated = estimate.latency is not None and estimate.latency["average"].saturated  # unbounded (_latency_out)
     return mirror(
         ServingOut,
         estimate,
-        ttft_ms=_finite(estimate.ttft_ms),
+        ttft_ms=None if saturated else _finite(estimate.ttft_ms),
         tpot_ms=_finite(estimate.tpot_ms),
-        e2e_latency_ms=_finite(estimate.e2e_latency_ms),
+        e2e_latency_ms=None if saturated else _finite(estimate.e2e_latency_ms),
         headroom=round(option.headroom, 3) if option and estimate.max_concurrency >= 1 else None,
         latency=_latency_out(estimate.latency),
         utilization=UtilizationOut(**{k: round(v, 3) for k, v in estimate.utilization.items()})
@@ -367,13 +369,14 @@ def _percentiles_ms(values: Quantiles) -> PercentilesOut:
 
 
 def _latency_out(latency: dict[str, LoadLatency] | None) -> LoadLatencyOut | None:
+    """The simulated percentiles; a saturated load's TTFT and end-to-end latency unbounded (PercentilesOut)."""
     if latency is None:
         return None
     parts = {
         name: LatencyOut(
-            ttft_ms=_percentiles_ms(load.ttft),
+            ttft_ms=UNBOUNDED if load.saturated else _percentiles_ms(load.ttft),
             tpot_ms=_percentiles_ms(load.tpot),
-            e2e_ms=_percentiles_ms(load.e2e),
+            e2e_ms=UNBOUNDED if load.saturated else _percentiles_ms(load.e2e),
             saturated=load.saturated,
         )  # fmt: skip
         for name, load in latency.items()
@@ -585,6 +588,9 @@ def _slo_miss(result: ServingEstimate, cfg: ServingConfig) -> Warning_:
     peak = result.latency.get("peak") if result.latency else None
     if peak is None or cfg.requests_per_s is None:
         reached = {"ttft_ms": result.ttft_ms, "tpot_ms": result.tpot_ms, "concurrency": result.concurrency}
+        if (at_q := result.at_percentile_ms) is not None:  # judged at the SLO's percentile (estimate_serving)
+            at = {"ttft_ms": at_q[0], "tpot_ms": at_q[1], "percentile": cfg.slo_percentile}
+            return Warning_("slo_missed_percentile", reached | at | slo_params(cfg))
         return Warning_("slo_missed", reached | slo_params(cfg))
     q = cfg.slo_percentile
     judged = {

@@ -41,7 +41,7 @@ def binding(option: OptionOut, slo: dict[str, float], percentile: str) -> Bindin
         # Sequences in flight at peak by Little's law: the average's, scaled by the peak's rate and latency.
         avg_e2e, peak_e2e = s.latency.average.e2e_ms.p50, peak.e2e_ms.p50
         rate_ratio = (s.peak_requests_per_s or s.requests_per_s) / s.requests_per_s if s.requests_per_s else 1.0
-        in_flight = s.concurrency * rate_ratio * (peak_e2e / avg_e2e if avg_e2e > 0 else 1.0)
+        in_flight = s.concurrency * rate_ratio * (peak_e2e / avg_e2e if avg_e2e and peak_e2e else 1.0)
         found.append(Binding("memory", in_flight / s.max_concurrency, {"seqs": in_flight, "max": s.max_concurrency}))
     return max(found, key=lambda b: b.share)
 

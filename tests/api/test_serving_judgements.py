@@ -463,3 +463,78 @@ def test_a_concurrency_no_engine_runs_in_a_replica_is_refused_naming_the_field_a
     assert error["field"] == "serving.concurrency" and "2048" in error["message"]
     ok = client.post("/recommend", json={**body, "serving": {**serving, "concurrency": MAX_CONCURRENCY}})
     assert ok.status_code == 200, ok.text
+
+
+def test_a_closed_loop_is_judged_on_the_slos_percentile(client: TestClient) -> None:
+    """The review's case: 64 clients, prompts of 8,000 tokens (p95 30,000), SLO 7,163 ms / 58.3 ms. At the p50 the
+    steady state (7,092 ms, 57.7 ms) meets it; at the p99 the prompt is the lognormal's p99 (about 7 × the mean, held to
+    one sequence's KV), whose prefill alone adds over a second, so the p99 misses, and the warning quotes the p99
+    figures it was judged on, not the steady state's."""
+    body = {
+        "model": {"preset": "llama-3.1-8b"}, "task": "serving", "hardware": {"gpu": "h100-80g-sxm"},
+        "serving": {
+            "input_tokens": 8000, "input_tokens_p95": 30000, "output_tokens": 500, "output_tokens_p95": 1500,
+            "concurrency": 64, "slo": {"ttft_ms": 7163, "tpot_ms": 58.3, "percentile": "p50"},
+        },
+    }  # fmt: skip
+    median = client.post("/estimate", json=body).json()
+    body["serving"]["slo"]["percentile"] = "p99"  # type: ignore[index]
+    tail = client.post("/estimate", json=body).json()
+    assert median["serving"]["meets_slo"] is True
+    assert tail["serving"]["meets_slo"] is False
+    assert tail["serving"]["ttft_ms"] == median["serving"]["ttft_ms"]
+    missed = next(w for w in tail["warnings"] if w["code"] == "slo_missed_percentile")
+    assert missed["params"]["percentile"] == "p99"
+    assert missed["params"]["ttft_ms"] > median["serving"]["ttft_ms"] + 1000
+
+
+@pytest.mark.parametrize("rate", [1.7, 1.9])
+def test_a_saturated_replica_reports_its_ttft_unbounded(client: TestClient, rate: float) -> None:
+    """The review's case: Llama-3.1-8B on one H100, prompts of 16,000 tokens, outputs of 200, no peak. Past what the
+    replica completes (its utilisation ≥ 1) the queue grows by (rate − capacity) requests a second for as long as
+    arrivals last, so a request's wait grows with its arrival time and no percentile exists in steady state: a run
+    of N arrivals reads a p50 wait of about N / 2 × (1 / capacity − 1 / rate), which shrinks as the rate nears the
+    capacity from above and depends on the run's length; the service read a p50 TTFT of 1,104 s at 1.7 requests/s and
+    202 s at 1.9 (not monotone in the load). Both loads are saturated, so TTFT and end-to-end latency are null."""
+    body = {
+        "model": {"preset": "llama-3.1-8b"}, "task": "serving", "hardware": {"gpu": "h100-80g-sxm"},
+        "serving": {"input_tokens": 16000, "output_tokens": 200, "requests_per_s": rate, "peak_factor": 1},
+    }  # fmt: skip
+    serving = client.post("/estimate", json=body).json()["serving"]
+    assert serving["utilization"]["average"] >= 1.0
+    for name in ("average", "peak"):
+        part = serving["latency"][name]
+        assert part["saturated"] is True
+        assert part["ttft_ms"] == {"p50": None, "p90": None, "p99": None}
+        assert part["e2e_ms"] == {"p50": None, "p90": None, "p99": None}
+        assert part["tpot_ms"]["p50"] > 0  # the running batch's steps stay finite
+    assert serving["ttft_ms"] is None and serving["e2e_latency_ms"] is None
+
+
+def test_a_near_miss_beyond_the_sku_cites_the_replicas_it_needs_and_the_rate_it_carries(client: TestClient) -> None:
+    """The review's case: DeepSeek-V3 in FP8 on vLLM, 8,000 / 1,000 tokens at 10 requests/s (peak 15), TTFT ≤ 3 s and
+    TPOT ≤ 80 ms. The near miss, 8 replicas × TP 8 × PP 2 (the most the SKU rents), reads in its max_nodes miss that
+    the peak needs about 11 (15 requests/s ÷ about 1.39 a replica carries within the SLO), so its replicas_needed
+    is that count, not the 8 it has. At the offered load its busiest resource is loaded past 1 (utilisation
+    1.054): that resource completes at most 10 ÷ 1.054 ≈ 9.49 requests/s, the rate it carries and prices, not 10."""
+    body = {
+        "model": {"preset": "deepseek-v3"}, "task": "serving", "precision": "fp8", "weights": "fp8",
+        "serving": {"engine": "vllm", "input_tokens": 8000, "output_tokens": 1000, "requests_per_s": 10,
+                    "slo": {"ttft_ms": 3000, "tpot_ms": 80}},
+    }  # fmt: skip
+    answer = client.post("/recommend", json=body).json()
+    for miss in answer["near_misses"]:
+        serving = miss["serving"]
+        limited = [m["params"]["replicas"] for m in miss["misses"] if m["code"] == "max_nodes"]
+        if limited:
+            assert serving["replicas_needed"] == limited[0] > serving["replicas"]
+        used = serving["utilization"]["average"] if serving["utilization"] else 0.0
+        if used >= 1.0:
+            assert serving["requests_per_s"] == pytest.approx(10 / used, rel=2e-3)  # utilisation read to 3 decimals
+            assert serving["output_tokens_per_s"] == pytest.approx(serving["requests_per_s"] * 1000)
+            # priced at that rate: the month's price ÷ the tokens it carries in a 30-day month, per million
+            monthly = float(miss["cost"]["monthly_effective"])
+            carried = monthly / (serving["output_tokens_per_s"] * 30 * 86400) * 1e6
+            assert float(miss["cost"]["per_million_output_tokens"]) == pytest.approx(carried, abs=0.01)
+    assert any(m["serving"]["replicas_needed"] and m["serving"]["replicas_needed"] > m["serving"]["replicas"]
+               for m in answer["near_misses"])  # fmt: skip

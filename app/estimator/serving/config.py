@@ -109,3 +109,6 @@ class ServingEstimate:
     # the tokens a scheduler step takes at most (vLLM max_num_batched_tokens, SGLang chunked_prefill_size, TensorRT-LLM
     # max_num_tokens) the estimate ran with: the launch states it, as the engines' defaults vary by GPU and release
     token_budget: int = 0
+    # For a closed loop (concurrency) judged on a percentile above the p50 with lengths drawn about their means: the
+    # TTFT and TPOT at that percentile meets_slo was judged on, ms (operating_point._at_percentile); else None
+    at_percentile_ms: tuple[float, float] | None = None
