@@ -47,16 +47,20 @@ class CatalogCache:
     token: str | None
 
     def get(self, name: str, build: Builder[T]) -> T:
+        return self.entry(name, build)[0]
+
+    def entry(self, name: str, build: Builder[T]) -> tuple[T, datetime | None]:
+        """The value and the moment it stops being true (None: while the token stands)."""
         global _generation
         if self.token is None:  # a database without the revision row: no caching
-            return build(self.session)[0]
+            return build(self.session)
         generation = _generation
         if generation is None or generation.token != self.token:
             generation = _generation = _Generation(self.token)
         found = generation.values.get(name)
         if found is None or (found[1] is not None and found[1] <= datetime.now(UTC)):
             found = generation.values[name] = build(self.session)
-        return found[0]  # type: ignore[return-value]
+        return found  # type: ignore[return-value]
 
 
 def catalog_cache(session: Session) -> CatalogCache:

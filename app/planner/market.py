@@ -23,7 +23,7 @@ from sqlalchemy.orm import Session
 from app.capacity import service as capacity_service
 from app.capacity.ledger import Hold
 from app.catalog import repository as catalog_repository
-from app.catalog.cache import catalog_cache
+from app.catalog.cache import CatalogCache, catalog_cache
 from app.catalog.models import Sku, SkuAddon
 from app.catalog.pricing import next_price_change, sku_pricing
 from app.catalog.seed_data import SEED_CURRENCY
@@ -63,13 +63,24 @@ def load_market(session: Session, currency: str | None = None, *, start: date | 
     rates = cache.get("exchange_rates", build_rates)
     minor = quantum(target)
     # priced at the price in force when the rental starts (app.capacity.service.priced_at), as its quote is
-    at = capacity_service.priced_at(session, start)
-    priced = cache.get("offers" if at is None else f"offers:{at.isoformat()}", partial(load_offers, at=at))
+    priced = _offers_at(cache, capacity_service.priced_at(session, start))
     offers = [replace(offer, exchange=Exchange(target, rates.rate(offer.currency, target), minor)) for offer in priced]
     references = cache.get(f"reference_book:{target}", partial(build_book, currency=target))
     if start is not None and any(offer.availability is not None for offer in offers):
         offers = with_holds(offers, capacity_service.holds_by_sku(session, start=start))
     return Market(target, offers, references, rates)
+
+
+def _offers_at(cache: CatalogCache, at: datetime | None) -> list[Offer]:
+    """The offers at the prices in force at `at` (None: now), cached once per span between the catalog's scheduled
+    price changes: each entry says when the next change ends it, and a later start reads the entry built at that
+    change. The entries number the changes an admin scheduled, not the start dates requests ask for."""
+    name, moment = "offers", None
+    while True:
+        offers, until = cache.entry(name, partial(load_offers, at=moment))
+        if at is None or until is None or at < until:
+            return offers
+        name, moment = f"offers:{until.isoformat()}", until
 
 
 def with_holds(offers: list[Offer], holds: dict[tuple[str, str], list[Hold]]) -> list[Offer]:

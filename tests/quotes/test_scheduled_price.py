@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session
 
 from app import messages
 from app.capacity.service import catalog_today
+from app.catalog import cache
 from tests.factories import new_price, recommend
 from tests.quotes.helpers import h100_body
 
@@ -79,3 +80,28 @@ def test_the_catalog_shows_the_scheduled_price(client: TestClient, db: Session) 
     assert skus[SKU]["price"]["monthly_list"] == "100000.00"
     assert skus[SKU]["next_price"] == {"currency": "CNY", "monthly_list": "120000.00", "effective_from": effective}
     assert skus["a100-80g-sxm-8x"]["next_price"] is None
+
+
+def test_the_offers_are_cached_per_price_change_not_per_start_date(client: TestClient, db: Session) -> None:
+    """Each start date is priced at the prices in force on it, but the offers built for it are kept once per span
+    between scheduled price changes (app.planner.market `_offers_at`): a client naming every day of the booking
+    window made one cached copy of the whole catalog's offers per day."""
+    effective, _start = _schedule_rise(db)
+    today = catalog_today(db)
+    for days in (1, 5, 20, 25, 29):  # two before the rise, three after it
+        answer = recommend(
+            client,
+            model={"preset": "llama-3.1-8b"},
+            task="lora",
+            tokens=2e8,
+            constraints={
+                "gpu_types": ["h100-80g-sxm"],
+                "max_nodes": 1,
+                "start_date": str(today + timedelta(days=days)),
+            },
+        )
+        option = next(o for o in answer["options"] if o["sku"]["id"] == SKU)
+        assert option["cost"]["monthly_list"] == ("120000.00" if days >= 13 else "100000.00")
+    assert cache._generation is not None
+    offers = sorted(name for name in cache._generation.values if name.startswith("offers"))
+    assert offers == ["offers", f"offers:{effective}"]
