@@ -288,9 +288,9 @@ def _fused_fit(
     options: SearchOptions,
 ) -> PlanSearch:
     """`search` (no levers asked, no plan fits), or the search with the fused loss where Liger fuses the family's loss
-    (levers.fused_relief) and a plan fits with it: the fused cross-entropy never holds the s x vocabulary logits and
-    costs no speed (the Trainer's use_liger_kernel, Megatron-LM's --cross-entropy-loss-fusion), so a configuration
-    that fits only with it is offered with it, its best carrying the leanest standard-loss plan's bytes
+    (levers.fused_relief) and a plan fits with it: Liger's fused cross-entropy never holds the s x vocabulary logits
+    and costs no speed (the Trainer's use_liger_kernel; Megatron-LM's keeps them, so none is offered there), so a
+    configuration that fits only with it is offered with it, its best carrying the leanest standard-loss plan's bytes
     (`Evaluated.standard_loss_need`, assumption `fused_loss_fit`) (review R4-2: Llama 3.1 8B full fine-tune at 8k on
     4 x A100 40G PCIe was rejected as "the leanest plan still needs 38.4 GiB" where ZeRO-3 with the fused loss holds
     36.6 GiB of the 37.05 GiB limit, 63 % cheaper than the next option). Training only; a search that missed only."""
