@@ -13,7 +13,7 @@ from datetime import date
 from typing import Any, Literal
 
 from app.capacity.ledger import free_units, next_free, window
-from app.estimator.vocabulary import TERM_MONTHS
+from app.estimator.vocabulary import MAX_QUOTE_MONTHS, TERM_MONTHS
 from app.planner.offers import Configuration, Constraints, Offer, rented_units
 
 # "available": the units are free from the start; "later": from a later day (`from_`); "unavailable": the region
@@ -55,6 +55,10 @@ class Availability:
 
 
 def in_region(offer: Offer, region: str, units: int, months: int, start: date) -> Availability:
+    """What is free in `region` over a rental of `months` from `start`, judged over at most the longest rental a
+    quote prices (MAX_QUOTE_MONTHS): a longer job is a `quote_months` near miss on its own, and its billed months
+    (10^5 for a large pretraining run on a small plan) would run past the calendar's end (review R5-1)."""
+    months = min(months, MAX_QUOTE_MONTHS)
     total = None if offer.availability is None else offer.availability.get(region)
     if total is None:
         return Availability(region, units, start, None, None)

@@ -100,3 +100,17 @@ def test_a_serving_deployment_larger_than_what_is_free_is_a_capacity_near_miss(c
     miss = next(m for m in result["near_misses"] if m["sku"]["id"] == first["sku"]["id"])
     assert miss["misses"][-1]["code"] == "capacity"
     assert miss["availability"]["free_units"] == first["cost"]["units"] - 1
+
+
+def test_a_job_longer_than_the_calendar_is_a_quote_months_near_miss_not_a_500(client: TestClient, db: Session) -> None:
+    """Review R5-1: with a region's inventory tracked, a job whose small plans bill about 10^5 months (405B
+    pretraining on 3e15 tokens, within `tokens`' bound of 1e16) had its availability looked up over those months
+    and the calendar ran out (`ValueError: past the end of the calendar`, a 500). Availability is judged over the
+    longest rental a quote prices (MAX_QUOTE_MONTHS); the longer plan stays a `quote_months` near miss."""
+    units_available(db, "h100-80g-sxm-8x", "singapore", 5)
+    response = client.post(
+        "/recommend", json={"model": {"preset": "llama-3.1-405b"}, "task": "pretrain", "tokens": 3e15}
+    )
+    assert response.status_code == 200, response.text
+    near = [code for miss in response.json()["near_misses"] for code in (m["code"] for m in miss["misses"])]
+    assert "quote_months" in near
