@@ -162,3 +162,28 @@ def test_every_published_peak_names_its_source() -> None:
     raw = {entry["id"]: entry for entry in json.loads(PRESETS_JSON.read_text(encoding="utf-8"))["presets"]}
     for preset_id in peaks:
         assert raw[preset_id].get("pretrain_peak_lr_source"), preset_id
+
+
+# Pretraining from scratch (review R5-6: every model launched at Llama 2 7B's 3e-4): the model's published peak
+# (presets.json pretrain_peak_lr: Llama 3.1 405B 8e-5 and 70B 1.5e-4, arXiv:2407.21783 Table 3; GPT-NeoX-20B 9.7e-5,
+# Black et al. 2022), else the peak published for its size (PRETRAIN_PEAK_BY_SIZE, Llama 2 Table 1: Mistral 7B, no
+# published peak, 3e-4; Qwen2.5 72B, none published, 1.5e-4). Exact: the launch states these numbers.
+@pytest.mark.parametrize(
+    ("preset", "peak"),
+    [
+        ("llama-3.1-405b", 8e-5),
+        ("llama-3.1-70b", 1.5e-4),
+        ("gpt-neox-20b", 9.7e-5),
+        ("mistral-7b", 3e-4),
+        ("qwen2.5-72b", 1.5e-4),
+    ],
+)
+@pytest.mark.parametrize("stack", ["megatron", "fsdp"])
+def test_pretraining_starts_at_the_peak_published_for_the_model_or_its_size(
+    stack: str, preset: str, peak: float
+) -> None:
+    model = get_preset(preset).model
+    plan = Plan(dp=1, tp=8, pp=4) if stack == "megatron" else Plan(dp=32, zero_stage=3, recompute="full")
+    workload = Workload(task="pretrain", seq_len=8192, tokens=1e12)
+    launch = launch_configs(stack, model, workload, plan, 4, 8, 256)[stack]  # type: ignore[arg-type]
+    assert _peak_lr(stack, launch) == peak

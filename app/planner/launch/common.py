@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from app.estimator.params import count_params
 from app.estimator.specs import GpuSpec, LoraSpec, MemoryBreakdown, ModelSpec, Performance, Plan, Workload
 from app.estimator.vocabulary import LORA_TARGETS
 from app.messages import launch as launch_text
@@ -26,7 +27,9 @@ class Schedule:
 
 
 SCHEDULES = {
-    "pretrain": Schedule(3e-4, 0.03),  # Llama 2 7B/13B peak (§2.2, Table 1); warm-up: PRETRAIN_WARMUP_ITERS
+    "pretrain": Schedule(
+        3e-4, 0.03
+    ),  # Llama 2 7B/13B peak (§2.2, Table 1), by size: peak_lr; warm-up: PRETRAIN_WARMUP_ITERS
     # Continued pretraining re-warms the rate and decays it again over the new tokens, which with replay of the
     # original data matches re-training from scratch (Ibrahim et al. 2024, "Simple and Scalable Strategies to
     # Continually Pre-train Large Language Models", arXiv:2403.08763); a lower peak forgets less of the upstream
@@ -128,11 +131,25 @@ def lora_targets(lora: LoraSpec, names: Any) -> list[str]:
     return list(dict.fromkeys(name for t in chosen for name in names(t)))
 
 
+# Pretraining from scratch: the peak falls with the model's size. Active parameters (an MoE's per-token width sets
+# its update's scale) up to each bound, the peak its publisher used at that size: Llama 2 7B/13B 3e-4 and 34B/70B
+# 1.5e-4 (Touvron et al. 2023, arXiv:2307.09288, Table 1), Llama 3.1 405B 8e-5 (The Llama 3 Herd of Models,
+# arXiv:2407.21783, Table 3); a model whose publisher states its own peak (pretrain_peak_lr) is launched at that.
+PRETRAIN_PEAK_BY_SIZE = ((20e9, 3e-4), (200e9, 1.5e-4), (math.inf, 8e-5))
+
+
 def peak_lr(model: ModelSpec, workload: Workload) -> float:
-    """The run's peak learning rate: the task's (SCHEDULES). Continued pretraining re-warms to at most the peak the
-    model was pre-trained with, where its publisher states it (ModelSpec.pretrain_peak_lr, data/presets.json: Llama
-    3.1 405B 8e-5, The Llama 3 Herd of Models Table 3), so a large model is not pushed past its own peak."""
+    """The run's peak learning rate: the task's (SCHEDULES). Pretraining from scratch starts at the peak the model
+    was pre-trained with where its publisher states it (ModelSpec.pretrain_peak_lr, data/presets.json), else at the
+    peak published for its size (PRETRAIN_PEAK_BY_SIZE): a 405B model at the 7B peak of 3e-4, nearly 4x Llama 3.1
+    405B's own 8e-5, risks divergence (review R5-6). Continued pretraining re-warms to at most that published peak,
+    so a large model is not pushed past its own."""
     lr = SCHEDULES.get(workload.task, SCHEDULES["full_finetune"]).lr
+    if workload.task == "pretrain":
+        if model.pretrain_peak_lr is not None:
+            return model.pretrain_peak_lr
+        active = count_params(model).active
+        return next(peak for bound, peak in PRETRAIN_PEAK_BY_SIZE if active <= bound)
     if workload.task == "continued_pretrain" and model.pretrain_peak_lr is not None:
         return min(lr, model.pretrain_peak_lr)
     return lr
