@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from datetime import date, datetime
 
-from sqlalchemy import CheckConstraint, Date, DateTime, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy import CheckConstraint, Date, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from app.db.base import Base, VersionedMixin, one_of, utcnow
+from app.db.base import Base, UtcDateTime, VersionedMixin, one_of, utcnow
 
 RESERVATION_STATES = ("held", "confirmed", "released")
 
@@ -40,8 +40,8 @@ class MaintenanceHold(VersionedMixin, Base):
     units: Mapped[int] = mapped_column(Integer)
     note: Mapped[str] = mapped_column(Text, default="")
     created_by: Mapped[str] = mapped_column(String(200), default="")
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow, onupdate=utcnow)
 
 
 class Reservation(Base):
@@ -63,5 +63,5 @@ class Reservation(Base):
     ends_on: Mapped[date] = mapped_column(Date)
     units: Mapped[int] = mapped_column(Integer)
     state: Mapped[str] = mapped_column(String(16), default="held")
-    held_until: Mapped[datetime] = mapped_column(DateTime(timezone=True))  # an issued quote's validity
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    held_until: Mapped[datetime] = mapped_column(UtcDateTime())  # an issued quote's validity
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)

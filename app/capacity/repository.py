@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from datetime import date, datetime
 
-from sqlalchemy import ColumnElement, CompoundSelect, Date, DateTime, and_, bindparam, or_, select, union_all
+from sqlalchemy import ColumnElement, CompoundSelect, Date, and_, bindparam, or_, select, union_all
 from sqlalchemy.orm import Session
 
 from app.capacity.models import MaintenanceHold, Reservation
 from app.catalog.models import Sku, SkuAvailability
+from app.db.base import UtcDateTime
 
 
 def inventory_row(session: Session, *, sku_pk: int, region: str, lock: bool = False) -> SkuAvailability | None:
@@ -81,7 +82,7 @@ def delete(session: Session, row: MaintenanceHold) -> None:
 
 def _holds_by_slug_statement() -> CompoundSelect[str, str, date, date, int]:
     """Built once (`bindparam` for the moment and the day): /recommend runs it on every request."""
-    now, after = bindparam("now", type_=DateTime(timezone=True)), bindparam("after", type_=Date())
+    now, after = bindparam("now", type_=UtcDateTime()), bindparam("after", type_=Date())
     holding = or_(Reservation.state == "confirmed", and_(Reservation.state == "held", Reservation.held_until >= now))
     reserved = (
         select(Sku.slug, Reservation.region, Reservation.starts_on, Reservation.ends_on, Reservation.units)

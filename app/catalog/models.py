@@ -15,7 +15,6 @@ from sqlalchemy import (
     BigInteger,
     Boolean,
     CheckConstraint,
-    DateTime,
     ForeignKey,
     Integer,
     String,
@@ -25,7 +24,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.catalog import revision as _revision  # noqa: F401 (its listener marks every catalog write)
-from app.db.base import Base, TimestampMixin, VersionedMixin, one_of, utcnow
+from app.db.base import Base, TimestampMixin, UtcDateTime, VersionedMixin, one_of, utcnow
 from app.estimator.vocabulary import RENTAL_UNITS, SKU_STATUSES, TERMS
 
 
@@ -90,8 +89,8 @@ class SkuPrice(OfSkuMixin, Base):
 
     amount_minor: Mapped[int] = mapped_column(BigInteger)
     currency: Mapped[str] = mapped_column(String(3))
-    effective_from: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    effective_from: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
     created_by: Mapped[str] = mapped_column(String(200), default="seed")
     note: Mapped[str] = mapped_column(Text, default="")
 
@@ -125,7 +124,7 @@ class SkuAvailability(OfSkuMixin, VersionedMixin, Base):
 
     region: Mapped[str] = mapped_column(String(64))
     units_available: Mapped[int] = mapped_column(Integer)
-    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow, onupdate=utcnow)
 
     sku: Mapped[Sku] = relationship()
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import DateTime, Integer, String, Text, UniqueConstraint
+from sqlalchemy import Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from app.db.base import Base, utcnow
+from app.db.base import Base, UtcDateTime, utcnow
 from app.planner.schemas import HF_ID_MAX_CHARS
 
 
@@ -28,6 +28,6 @@ class HubConfig(Base):
     config_json: Mapped[str | None] = mapped_column(Text, nullable=True)  # compact JSON; None for a miss
     miss: Mapped[str | None] = mapped_column(Text, nullable=True)  # {"code": …, "params": …} of a refusal
     size_bytes: Mapped[int] = mapped_column(Integer)  # what the row counts against HF_CACHE_MAX_BYTES
-    fetched_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-    used_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, index=True)
-    expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)  # misses only
+    fetched_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    used_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow, index=True)
+    expires_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)  # misses only

@@ -14,7 +14,6 @@ from sqlalchemy import (
     JSON,
     BigInteger,
     CheckConstraint,
-    DateTime,
     ForeignKey,
     Index,
     Integer,
@@ -25,7 +24,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from app.db.base import Base, TimestampMixin, one_of, utcnow
+from app.db.base import Base, TimestampMixin, UtcDateTime, one_of, utcnow
 from app.estimator.vocabulary import QUOTE_STATUSES, TERMS
 
 
@@ -59,7 +58,7 @@ class Quote(TimestampMixin, Base):
     year: Mapped[int] = mapped_column(Integer)
     sequence: Mapped[int] = mapped_column(BigInteger)
     status: Mapped[str] = mapped_column(String(16), default="issued", index=True)
-    valid_until: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    valid_until: Mapped[datetime] = mapped_column(UtcDateTime())
     currency: Mapped[str] = mapped_column(String(3))
     sku_pk: Mapped[int | None] = mapped_column("sku_id", ForeignKey("skus.id", ondelete="SET NULL"), nullable=True)
     sku_slug: Mapped[str] = mapped_column(String(64))
@@ -85,8 +84,8 @@ class Quote(TimestampMixin, Base):
     idempotency_scope: Mapped[str] = mapped_column(String(100), default="")
     idempotency_key: Mapped[str | None] = mapped_column(String(255), nullable=True)
     request_hash: Mapped[str | None] = mapped_column(String(64), nullable=True)
-    accepted_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
-    cancelled_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    accepted_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+    cancelled_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
     cancelled_by: Mapped[str | None] = mapped_column(String(200), nullable=True)
     cancel_reason: Mapped[str] = mapped_column(Text, default="")
     # The organisation of the API key the quote was issued with (app.apikeys); None: the wizard, the API
@@ -121,7 +120,7 @@ class QuoteLine(Base):
     discount_minor: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     amount_minor: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     note: Mapped[str] = mapped_column(Text, default="")
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
 
     quote: Mapped[Quote] = relationship(back_populates="lines")
 
@@ -140,5 +139,5 @@ class QuoteDocument(Base):
     html_sha256: Mapped[str] = mapped_column(String(64))
     pdf: Mapped[bytes] = mapped_column(LargeBinary)
     size_bytes: Mapped[int] = mapped_column(Integer)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-    used_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, index=True)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    used_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow, index=True)

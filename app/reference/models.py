@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import BigInteger, CheckConstraint, DateTime, Integer, String, Text, UniqueConstraint
+from sqlalchemy import BigInteger, CheckConstraint, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.catalog import revision as _revision  # noqa: F401 (its listener marks every catalog write)
-from app.db.base import Base, utcnow
+from app.db.base import Base, UtcDateTime, utcnow
 
 MICROS = 1_000_000
 
@@ -41,7 +41,7 @@ class ReferencePrice(Base):
     confidence: Mapped[str] = mapped_column(String(16), default="medium")
     source: Mapped[str] = mapped_column(Text, default="")
     notes: Mapped[str] = mapped_column(Text, default="")
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
 
 
 class ExchangeRate(Base):
@@ -54,6 +54,6 @@ class ExchangeRate(Base):
     base: Mapped[str] = mapped_column(String(3))
     quote: Mapped[str] = mapped_column(String(3))
     rate_micros: Mapped[int] = mapped_column(BigInteger)
-    effective_from: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    effective_from: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
     set_by: Mapped[str] = mapped_column(String(200), default="")
     note: Mapped[str] = mapped_column(Text, default="")

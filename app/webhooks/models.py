@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import JSON, Boolean, DateTime, ForeignKey, Index, Integer, String, Text
+from sqlalchemy import JSON, Boolean, ForeignKey, Index, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from app.db.base import Base, TimestampMixin, one_of, utcnow
+from app.db.base import Base, TimestampMixin, UtcDateTime, one_of, utcnow
 
 EVENT_TYPES = ("quote.issued", "quote.accepted", "quote.cancelled", "quote.expired")
 # held: written for a paused endpoint, not sent; its resume makes them pending, due at once, oldest first.
@@ -43,7 +43,7 @@ class WebhookEvent(Base):
     type: Mapped[str] = mapped_column(String(32))
     subject: Mapped[str] = mapped_column(String(64), index=True)  # the quote number
     body: Mapped[str] = mapped_column(Text)  # the JSON sent, byte for byte
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, index=True)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow, index=True)
 
 
 class WebhookDelivery(Base):
@@ -58,13 +58,13 @@ class WebhookDelivery(Base):
     endpoint_id: Mapped[int] = mapped_column(ForeignKey("webhook_endpoints.id", ondelete="CASCADE"), index=True)
     status: Mapped[str] = mapped_column(String(16), default="pending")
     attempts: Mapped[int] = mapped_column(Integer, default=0)
-    next_attempt_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-    claimed_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    next_attempt_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    claimed_until: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
     claim_token: Mapped[str | None] = mapped_column(String(32), nullable=True)
     replay_of: Mapped[int | None] = mapped_column(Integer, nullable=True)  # the delivery an admin replayed
     last_status_code: Mapped[int | None] = mapped_column(Integer, nullable=True)
-    delivered_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, index=True)
+    delivered_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow, index=True)
 
     event: Mapped[WebhookEvent] = relationship(lazy="joined")
     endpoint: Mapped[WebhookEndpoint] = relationship(lazy="joined")
@@ -75,7 +75,7 @@ class WebhookAttempt(Base):
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     delivery_id: Mapped[int] = mapped_column(ForeignKey("webhook_deliveries.id", ondelete="CASCADE"), index=True)
-    at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
     status_code: Mapped[int | None] = mapped_column(Integer, nullable=True)
     duration_ms: Mapped[int] = mapped_column(Integer)
     error: Mapped[str] = mapped_column(String(300), default="")
