@@ -62,7 +62,7 @@ WARNINGS: dict[str, dict[str, str]] = {
         "pipeline_bubble": "The pipeline bubble idles {bubble:.0%} of each step; more micro-batches or interleaved "
         "stages would shrink it.",
         "pipeline_few_microbatches": "{micro_batches} micro-batches for {pp} pipeline stages idle {bubble:.0%} of "
-        "each step; use at least 4 × pp.",
+        "each step; use at least {wanted} (4 × pp ÷ virtual stages).",
         "global_batch_small": "A global batch of {global_batch:,} sequences over {gpus:,} GPUs gives each of the "
         "{dp:,} data-parallel ranks {steps} micro-batches of {micro_batch} per step for {pp} pipeline stages: MFU "
         "{mfu:.1%}. A global batch of {larger:,} ({larger_tokens_m:,.1f}M tokens, {wanted} micro-batches per rank) "
@@ -219,7 +219,7 @@ WARNINGS: dict[str, dict[str, str]] = {
         "{slow_days:,.1f} 天超出期限：请留出余量或选择更快的方案。",
         "pipeline_bubble": "流水线气泡让每步 {bubble:.0%} 的时间空闲；增加微批数量或使用交错流水线可以缩小气泡。",
         "pipeline_few_microbatches": "{pp} 级流水线只有 {micro_batches} 个微批，每步 {bubble:.0%} "
-        "的时间空闲；至少使用 4 × pp 个微批。",
+        "的时间空闲；至少使用 {wanted} 个微批（4 × pp ÷ 虚拟阶段数）。",
         "global_batch_small": "全局批 {global_batch:,} 条序列分到 {gpus:,} 张 GPU 上，{dp:,} 个数据并行 rank "
         "每步各只有 {steps} 个大小为 {micro_batch} 的微批（{pp} 级流水线）：MFU {mfu:.1%}。全局批为 "
         "{larger:,}（{larger_tokens_m:,.1f}M token，每个 rank {wanted} 个微批）时，同一方案的 MFU 可达 "

@@ -9,7 +9,7 @@ from dataclasses import asdict, replace
 
 from app.estimator.memory.band import MemoryBand
 from app.estimator.params import count_params
-from app.estimator.performance import estimate_performance, micro_batches
+from app.estimator.performance import estimate_performance, micro_batches, pipeline_short
 from app.estimator.specs import GIB, Cluster, MemoryBreakdown, ModelSpec, Performance, Plan, Warning_, Workload
 from app.estimator.vocabulary import FULL_TRAINING_TASKS, PRETRAINING_TASKS
 from app.messages import TASK_LABELS
@@ -161,7 +161,7 @@ def plan_warnings(
     breakdown = performance.breakdown_s or {}
     step = performance.step_time_s or 0.0
     # a pipeline short of micro-batches is the speed estimate's own `pipeline_few_microbatches`: its bubble once
-    short = plan.pp > 1 and micro_batches(workload, plan) < 4 * plan.pp
+    short = pipeline_short(micro_batches(workload, plan), plan.pp, plan.virtual_stages)
     if step and breakdown.get("bubble", 0.0) / step > BUBBLE_WARN_FRACTION and not short:
         warnings.append(Warning_("pipeline_bubble", {"bubble": breakdown["bubble"] / step}))
     slowdown = offload_warning(plan, performance)

@@ -33,7 +33,7 @@ def test_estimate_warns_each_fact_once(client: TestClient) -> None:
         assert not {"pipeline_bubble", "pipeline_few_microbatches"} <= set(codes), warnings
     few = next(w for w in client.post("/estimate", json=TRAINING | {"hardware": hardware, "plan": FEW_MICRO_BATCHES})
                .json()["warnings"] if w["code"] == "pipeline_few_microbatches")  # fmt: skip
-    assert few["params"] == {"micro_batches": 2, "pp": 2, "bubble": 1 / 3}
+    assert few["params"] == {"micro_batches": 2, "pp": 2, "virtual_stages": 1, "bubble": 1 / 3, "wanted": 8}
     assert few["message"] == messages.warning("pipeline_few_microbatches", few["params"])
     assert "2 个微批" in messages.warning("pipeline_few_microbatches", few["params"], "zh")
 
