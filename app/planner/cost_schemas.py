@@ -8,6 +8,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+# One rounding rule, said where a client reads the figures (review R5-9: 2,474.99 × 12 = 29,699.88 against a total
+# of 29,699.90): each figure is its own line priced by app.money.discounted_line, the discount rounded once on it.
+MONTH_ROUNDED = (
+    "One month of the line after the term discount, the discount rounded on that month; job_total and annual_total "
+    "round it once on the whole line, so they may differ from this × months by a few minor units (docs/api.md)"
+)
+
 
 class SkuRefOut(BaseModel):
     id: str
@@ -23,7 +30,7 @@ class ConvertedCostOut(BaseModel):
     currency: str
     rate: str = Field(description="Units of this currency one unit of the SKU's buys (the admin-set exchange rate)")
     monthly_list: str
-    monthly_effective: str
+    monthly_effective: str = Field(description=MONTH_ROUNDED)
     job_total: str | None
     annual_total: str
 
@@ -41,7 +48,7 @@ class CostOut(BaseModel):
     term: str
     units: int = Field(description="Cards or servers rented")
     monthly_list: str
-    monthly_effective: str
+    monthly_effective: str = Field(description=MONTH_ROUNDED)
     months: int | None = Field(description="Whole months of the term billed for the job")
     job_total: str | None
     annual_total: str = Field(description="Twelve months on the annual term, at its discount")

@@ -54,3 +54,12 @@ def test_the_option_and_its_quote_agree_under_the_same_rule(client: TestClient, 
     response = client.post("/quotes", json={**option["quote"], "customer": CUSTOMER})
     assert response.status_code == 201, response.text
     assert Decimal(response.json()["total"]) == Decimal(option["cost"]["job_total"])
+
+
+def test_the_schema_says_how_a_month_and_the_total_are_rounded(client: TestClient) -> None:
+    """Review R5-9: a sales tool multiplied `monthly_effective` (2,474.99) by 12 and got 29,699.88 against a
+    `job_total` of 29,699.90. Both are right by the one rule; the API's schema now says so where the field is read."""
+    schemas = client.get("/openapi.json").json()["components"]["schemas"]
+    for name in ("CostOut", "ConvertedCostOut"):
+        description = schemas[name]["properties"]["monthly_effective"].get("description", "")
+        assert "job_total" in description and "minor units" in description, name
