@@ -51,6 +51,13 @@ H200 = get_gpu("h200-141g-sxm")
 DEEPSEEK_V3 = get_preset("deepseek-v3").model  # DeepSeek-R1 has the DeepSeek-V3 architecture
 
 
+# The scheduler's token budget: trtllm-serve's `--max_num_tokens 16384`; vLLM 0.7's V0 engine ran MLA models without
+# chunked prefill, its budget max(max_model_len, 2048) = 163,840 (DeepSeek-R1's max_position_embeddings, no
+# --max-model-len given: serving/waves.py cites the code; stated after first contact, the rows were recorded on the
+# current vLLM's 8,192-token chunks); SGLang's default.
+_BUDGET: dict[str, int] = {"trt-llm": 16384, "vllm": 163840}
+
+
 def _cfg(engine: Engine, concurrency: int) -> ServingConfig:
     trt = engine == "trt-llm"
     return ServingConfig(
@@ -59,7 +66,8 @@ def _cfg(engine: Engine, concurrency: int) -> ServingConfig:
         group_size=128 * 128,  # block FP8: weight_block_size [128, 128]
         mla_cache_values=512 + 64,  # config.json: kv_lora_rank 512, qk_rope_head_dim 64
         dp_attention=engine == "sglang",  # --enable-dp-attention
-        max_num_seqs=512 if trt else None, max_num_batched_tokens=16384 if trt else None,  # trtllm-serve flags
+        max_num_seqs=512 if trt else None, max_num_batched_tokens=_BUDGET.get(engine),
+        waves=True,  # fixed lengths, ignore_eos, C sent at once: the loop stays in waves (stated after first contact)
     )  # fmt: skip
 
 
