@@ -185,6 +185,8 @@ Source:
   [mooncake-vllm-a10] vLLM 0.6.2 on one A10 under Poisson load (serving_first_contact_mooncake.py).
   [iog-vllm085] vLLM 0.8.5 on one H100 PCIe, one RTX 4090 and two H100 PCIe under Poisson load, ShareGPT
                (serving_first_contact_iog.py).
+  [dstack-r1-h200] DeepSeek-R1 on 8 x H200 under SGLang 0.4.3, vLLM 0.7.4 and TensorRT-LLM 0.17 at 4-64 requests in
+               flight, 3,200 in / 800 out (serving_first_contact_dstack_r1.py).
   [lmsys-large-ep] LMSYS Org blog "Deploying DeepSeek with PD Disaggregation and Large-scale Expert Parallelism on 96
                H100 GPUs" (2025-05-05, https://lmsys.org/blog/2025-05-05-large-scale-ep/, read through its copies
                and the launch commands of sgl-project/sglang#6017, 2026-12-06): SGLang serving DeepSeek-V3 (block FP8,
@@ -219,6 +221,7 @@ from app.estimator.specs import Cluster, GpuSpec, ModelSpec
 from app.estimator.vocabulary import Engine
 from tests.estimator.serving_cases import trtllm_finetune_setting
 from tests.estimator.serving_first_contact_accelmark import ACCELMARK_ROWS
+from tests.estimator.serving_first_contact_dstack_r1 import DSTACK_R1_ROWS
 from tests.estimator.serving_first_contact_iog import IOG_ROWS
 from tests.estimator.serving_first_contact_mooncake import MOONCAKE_ROWS
 from tests.estimator.serving_first_contact_row import Metric, ServingFirstContact
@@ -779,6 +782,7 @@ SERVING_FIRST_CONTACT: tuple[ServingFirstContact, ...] = (
     *TRTLLM_STATIC_ROWS,
     *MOONCAKE_ROWS,
     *IOG_ROWS,
+    *DSTACK_R1_ROWS,
 )  # fmt: skip
 
 

@@ -51,6 +51,10 @@ class ServingConfig:
     # layers whole for its own sequences (their KV cache on that rank only) and holds 1/tp of the routed experts; the
     # tokens go to their experts and back by an all-to-all per MoE layer (serving.md, "DP attention")
     dp_attention: bool = False
+    # a closed loop (concurrency) of identical requests whose clients start together: the requests prefilled in one step
+    # finish on one step and their replacements arrive together, so the loop stays in waves (serving/waves.py; a
+    # benchmark of fixed lengths with ignore_eos, not traffic)
+    waves: bool = False
 
     @property
     def weight_format(self) -> str:

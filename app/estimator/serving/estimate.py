@@ -17,6 +17,7 @@ from app.estimator.serving.operating_point import (
     _isolated_ttft_s,
     _meets,
     _operating_point,
+    _Point,
     _queued,
     _replaced,
     _solve_load,
@@ -24,6 +25,8 @@ from app.estimator.serving.operating_point import (
 from app.estimator.serving.replicas import replicas_for_slo
 from app.estimator.serving.rules import kernel_support, validate_config
 from app.estimator.serving.simulation import _Load, _load, _simulate, meets_at_peak
+from app.estimator.serving.step import _Hardware
+from app.estimator.serving.waves import wave_point
 from app.estimator.serving_levers import check_draft
 from app.estimator.specs import Cluster, EstimatorError, ModelSpec
 
@@ -38,6 +41,18 @@ def _no_sequence_note(cfg: ServingConfig, cache_tokens: int, tp: int) -> str:
         f"one sequence of {cfg.context_len:,} tokens does not fit: the KV cache holds {cache_tokens:,} tokens at "
         f"{where}; shorten input_tokens + output_tokens (or max_model_len), or use more or larger GPUs"
     )
+
+
+def _closed_loop(model: ModelSpec, cfg: ServingConfig, hw: _Hardware, wanted: int, limit: int) -> tuple[_Point, _Point]:
+    """The operating point of `wanted` requests in flight on a replica that runs `limit` at once, and the point its SLO
+    is judged on: in waves (`cfg.waves`: serving/waves.py) or spread into the steady state, each replacement arriving
+    alone (`_replaced`)."""
+    running = min(wanted, limit)
+    if cfg.waves and cfg.batching != "static":
+        point = _queued(wave_point(cfg, hw, running), wanted, limit)
+        return point, point
+    point = _queued(_replaced(_operating_point(model, cfg, hw, running), cfg, hw, wanted, limit), wanted, limit)
+    return point, _at_percentile(model, cfg, hw, point, running)
 
 
 def estimate_serving(
@@ -98,10 +113,7 @@ def estimate_serving(
                 f"concurrency {wanted} exceeds the {limit} sequences a replica runs ({why}): {limit} run and the "
                 "others wait for a slot before their prefill"
             )
-        point = _queued(
-            _replaced(_operating_point(model, cfg, hw, min(wanted, limit)), cfg, hw, wanted, limit), wanted, limit
-        )
-        judged = _at_percentile(model, cfg, hw, point, min(wanted, limit))
+        point, judged = _closed_loop(model, cfg, hw, wanted, limit)
     if point is None:
         zero = ServingEstimate(
             ttft_ms=math.inf, tpot_ms=math.inf, e2e_latency_ms=math.inf, output_tokens_per_s=0.0,
