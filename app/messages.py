@@ -227,6 +227,9 @@ MISSES: dict[str, dict[str, str]] = {
         "months: {months}; job budget {budget!c})",
         "slo_one_request": "even one request at a time misses {slo}: TTFT {ttft}, TPOT {tpot} "
         "(a faster GPU, more tensor parallelism or a smaller weight format is needed)",
+        "slo_one_request_percentile": "even one request at a time misses {slo}: the {percentile} TTFT is {ttft} and "
+        "the {percentile} TPOT {tpot}, on the longest prompts of the mix (a faster GPU, more tensor parallelism or a "
+        "smaller weight format is needed)",
         "slo_peak": "at the peak load TTFT is {ttft} and TPOT {tpot}, missing {slo}",
         "slo_peak_percentile": "at the peak load the {percentile} TTFT is {ttft} and the {percentile} TPOT "
         "{tpot} with as many replicas as the SKU rents, missing {slo}",
@@ -285,6 +288,8 @@ MISSES: dict[str, dict[str, str]] = {
         "（任务预算 {budget!c}）",
         "slo_one_request": "即使一次只处理一个请求也达不到 {slo}：TTFT {ttft}，TPOT {tpot}"
         "（需要更快的 GPU、更高的张量并行度或更小的权重格式）",
+        "slo_one_request_percentile": "即使一次只处理一个请求也达不到 {slo}：在请求组合中最长的提示上，{percentile} "
+        "TTFT 为 {ttft}、{percentile} TPOT 为 {tpot}（需要更快的 GPU、更高的张量并行度或更小的权重格式）",
         "slo_peak": "峰值负载下 TTFT 为 {ttft}、TPOT 为 {tpot}，达不到 {slo}",
         "slo_peak_percentile": "峰值负载下，即使用到该 SKU 可租的全部副本，{percentile} TTFT 为 {ttft}、"
         "{percentile} TPOT 为 {tpot}，达不到 {slo}",
@@ -524,6 +529,8 @@ def _miss_key(code: str, params: Mapping[str, Any]) -> str:
         return f"bf16_for_fp8_{params['changed']}"
     if code == "max_nodes" and "max_nodes" not in params:  # a SKU rented by the card
         return "max_nodes_cards"
+    if code == "slo_one_request" and "percentile" in params:  # judged on the percentile of a mix of lengths
+        return "slo_one_request_percentile"
     if code == "slo_peak" and "percentile" in params:  # the simulated percentile at the peak
         missed = "slo_peak_" if slo_named(params) else "peak_"  # no target set: the load alone is missed
         return missed + ("saturated" if params.get("saturated") else "percentile")

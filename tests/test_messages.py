@@ -81,6 +81,7 @@ def test_every_code_the_planner_emits_is_worded() -> None:
         "total_budget_converted",
         "deadline_hours",
         "slo_peak_percentile",
+        "slo_one_request_percentile",
         "slo_peak_saturated",
         "peak_percentile",
         "peak_saturated",
@@ -464,12 +465,12 @@ def test_every_warning_carries_the_figures_its_text_names() -> None:
 
 
 def test_a_warning_reads_in_both_languages_with_its_figures() -> None:
-    bubble = {"micro_batches": 3, "pp": 4, "bubble": 0.5}
+    bubble = {"micro_batches": 3, "pp": 4, "virtual_stages": 1, "bubble": 0.5, "wanted": 16}
     assert messages.warning("pipeline_few_microbatches", bubble) == (
-        "3 micro-batches for 4 pipeline stages idle 50% of each step; use at least 4 × pp."
+        "3 micro-batches for 4 pipeline stages idle 50% of each step; use at least 16 (4 × pp ÷ virtual stages)."
     )
     assert messages.warning("pipeline_few_microbatches", bubble, "zh") == (
-        "4 级流水线只有 3 个微批，每步 50% 的时间空闲；至少使用 4 × pp 个微批。"
+        "4 级流水线只有 3 个微批，每步 50% 的时间空闲；至少使用 16 个微批（4 × pp ÷ 虚拟阶段数）。"
     )
     slo = {"concurrency": 12.0, "ttft_ms": 950.2, "tpot_ms": 48.04, "slo_ttft_ms": 500.0}
     assert messages.warning("slo_missed", slo) == (
