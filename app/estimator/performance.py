@@ -63,6 +63,7 @@ from app.estimator.interconnects import (
 )
 from app.estimator.memory import checkpoint_bytes_per_param, offloaded_activation_bytes
 from app.estimator.notes import Note, note
+from app.estimator.plan_traps import plan_traps
 from app.estimator.specs import (
     Cluster,
     EstimatorError,
@@ -333,9 +334,9 @@ def _warnings(ctx: _Ctx, plan: Plan, m: int) -> list[Warning_]:
     ragged = global_batch is not None and global_batch % (plan.dp * plan.micro_batch) != 0
     gpus_per_node = ctx.cluster.gpus_per_node
     if ragged or plan.pp > 1 or plan.tp > gpus_per_node or ctx.tcp:
-        found = list(_plan_warnings(ragged, m, plan.pp, plan.virtual_stages, plan.tp, gpus_per_node, ctx.tcp))
+        found = list(plan_traps(ragged, m, plan.pp, plan.virtual_stages, plan.tp, gpus_per_node, ctx.tcp))
     else:
-        found = []  # none of _plan_warnings' traps can apply
+        found = []  # none of plan_traps' traps can apply
     return found + list(ctx.warnings) if ctx.warnings else found
 
 
@@ -350,41 +351,6 @@ def _precision_warnings(workload: Workload, cluster: Cluster) -> tuple[Warning_,
 @lru_cache(maxsize=64)
 def _is_tcp(fabric: str) -> bool:
     return bool(fabric_entry(fabric)["transport"] == "tcp")
-
-
-def pipeline_short(m: int, pp: int, virtual_stages: int) -> bool:
-    """Too few micro-batches for the pipeline: m < 4 × pp ÷ v, where 1F1B's bubble of (p − 1)/v micro-batch slots
-    (Narayanan et al. 2021 §2.2, interleaved: v virtual stages a rank) is a fifth of the step or more."""
-    return pp > 1 and m * virtual_stages < 4 * pp
-
-
-def bubble_share(m: int, pp: int, virtual_stages: int) -> float:
-    """The pipeline's idle share of a step: (p − 1)/v bubble slots of m + (p − 1)/v (Narayanan et al. 2021 §2.2)."""
-    slots = (pp - 1) / virtual_stages
-    return slots / (m + slots)
-
-
-@lru_cache(maxsize=8192)
-def _plan_warnings(
-    ragged: bool, m: int, pp: int, virtual_stages: int, tp: int, gpus_per_node: int, tcp: bool
-) -> tuple[Warning_, ...]:
-    """Named traps of a plan (cached: the planner meets the same few combinations again and again). Stages that do
-    not divide the layers are the memory estimate's `pp_uneven_layers`, which names the largest stage's layers."""
-    found: list[Warning_] = []
-    if ragged:
-        found.append(Warning_("ragged_batch"))
-    if pipeline_short(m, pp, virtual_stages):
-        # the interleaved schedule's bubble, as the step time counts it (review R5-7: 405B at pp 16 × v 4 with 16
-        # micro-batches was said to idle 48 %, 1F1B's figure, where its own step counted 19 %)
-        bubble = bubble_share(m, pp, virtual_stages)
-        wanted = math.ceil(4 * pp / virtual_stages)
-        params = {"micro_batches": m, "pp": pp, "virtual_stages": virtual_stages, "bubble": bubble, "wanted": wanted}
-        found.append(Warning_("pipeline_few_microbatches", params))
-    if tp > gpus_per_node:
-        found.append(Warning_("tp_across_nodes", {"tp": tp, "gpus_per_node": gpus_per_node}))
-    if tcp:
-        found.append(Warning_("ethernet_fabric"))
-    return tuple(found)
 
 
 # one shared instance: Warning_ is frozen, and building it costs more than the comparison that asks for it

@@ -9,7 +9,8 @@ from dataclasses import asdict, replace
 
 from app.estimator.memory.band import MemoryBand
 from app.estimator.params import count_params
-from app.estimator.performance import estimate_performance, micro_batches, pipeline_short
+from app.estimator.performance import estimate_performance, micro_batches
+from app.estimator.plan_traps import pipeline_short
 from app.estimator.specs import GIB, Cluster, MemoryBreakdown, ModelSpec, Performance, Plan, Warning_, Workload
 from app.estimator.vocabulary import FULL_TRAINING_TASKS, PRETRAINING_TASKS
 from app.messages import TASK_LABELS
