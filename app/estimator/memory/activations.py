@@ -245,12 +245,13 @@ MEGATRON_SELECTIVE = (
 # keep theirs (`autocast_weight_copies`).
 AUTOCAST_WEIGHT_COPY_BYTES = 2.0
 # Final-logit soft-capping: huggingface/transformers src/transformers/models/gemma2/modeling_gemma2.py at 006e8693
-# (Gemma2ForCausalLM.forward, unchanged since Gemma 2 came in v4.42) makes the head's logits, then `logits = logits /
-# cap`, `logits = torch.tanh(logits)`, `logits = logits * cap` (config.final_logit_softcapping: 30.0, Gemma2Config's
-# default and every released Gemma 2 config.json). tanh saves its output for its backward (autograd's tanh_backward
-# takes the result); the division and product by a Python number save nothing. So one more logits-sized tensor in the
-# head's dtype stays beside the returned logits and the loss's buffers until the backward has passed the loss: counted
-# on the last stage (`_softcap_bytes`). The families whose config.json sets the cap (model_type, ModelSpec.family).
+# (Gemma2ForCausalLM.forward) makes the head's logits, then `logits = logits / cap`, `logits = torch.tanh(logits)`,
+# `logits = logits * cap` wherever config.final_logit_softcapping is set (30.0 by default: configuration_gemma2.py at
+# 008e5743, `final_logit_softcapping: float | None = 30.0`). tanh saves its output for its backward (autograd's
+# tanh_backward takes the result); the division and product by a Python number save nothing. So one more logits-sized
+# tensor in the head's dtype stays beside the returned logits and the loss's buffers until the backward has passed the
+# loss: counted on the last stage (`_softcap_bytes`). The families whose config sets the cap (model_type,
+# ModelSpec.family).
 SOFTCAP_FAMILIES = frozenset({"gemma2"})
 
 
