@@ -848,8 +848,8 @@ embeddings, transformers 4.39's reentrant checkpointing gives the decoder layers
 adapter trains).
 
 Then (2026-12-07, read from transformers' code, not fitted): Gemma 2's final-logit soft-capping keeps the tanh output
-for the backward (src/transformers/models/gemma2/modeling_gemma2.py Gemma2ForCausalLM.forward: `logits / cap`,
-`torch.tanh`, `* cap`), one more logits-sized tensor in the head's dtype beside the loss's on the last stage
+for the backward (src/transformers/models/gemma2/modeling_gemma2.py at 006e8693, Gemma2ForCausalLM.forward: `logits /
+cap`, `torch.tanh`, `* cap`), one more logits-sized tensor in the head's dtype beside the loss's on the last stage
 (activations SOFTCAP_FAMILIES). Rows moved (fitted): universal-llm-trainer's Gemma 2 9B LoRA -10.5 % -> +4.2 %, its
 full fine-tune over FSDP with CPU offload -33.7 / -32.6 % -> -18.8 / -17.4 %; the source 5.5 % -> 4.6 %. The same
 table's Gemma 2 9B QLoRA, out of memory on the H100 and the A100 80GB and 89 GB on an RTX Pro 6000, was judged to fit
