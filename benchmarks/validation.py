@@ -831,7 +831,29 @@ allocator cannot serve them from the backward's layer-sized blocks; the standard
 them where they are the larger. Reserved and device readings only, DeepSpeed under the Trainer only. Rows moved
 (fitted): ms-swift-examples' ZeRO-3 Liger rows -13.0 / -8.9 % -> -5.1 / -0.6 % at 8K, -10.6 / -8.5 % -> +5.6 / +8.1 %
 at 16K, the 32B -9.5 % -> -4.9 % (its partition outsizes the freed init buffer, which the step reuses), its unpacked
-micro-batch 8 row -0.3 % -> +12.1 % (outside the range now); its standard-loss ZeRO-3 rows do not move."""
+micro-batch 8 row -0.3 % -> +12.1 % (outside the range now); its standard-loss ZeRO-3 rows do not move.
+
+colossalchat (added 2026-12-07, recorded at 515465b before any change): ColossalChat's "Hardware Requirements"
+(hpcaitech/ColossalAI applications/ColossalChat/examples/README.md at d888c378; `tests/estimator/
+memory_first_contact_colossalchat.py`): Llama 2 7B on H800s under ColossalAI's LowLevelZero ZeRO-2 (bf16, HybridAdam,
+with and without the optimizer on the host), 2,048-token dummy data, gradient checkpointing, flash attention 2,
+transformers 4.39's in-model fp32 logits kept through the backward; SFT full fine-tune and LoRA, and SimPO stated as
+a full fine-tune of both sequences of each pair; max allocated. First contact 13.8 % median |error|, signed +13.8 %,
+-2.9 % to +43.5 %, 10 of 12 judged to fit (the two 2-GPU ZeRO-2 rows, 70.7 / 71.7 GiB measured, are refused at 74.3
+/ 76.7), 5 of 12 inside the range. The 4-GPU rows read high (+12 to +44 %) and the 2-GPU ones right (-3 to +8 %);
+the 4-GPU figures are not linear in the micro-batch (full fine-tune +14.3 GiB from 8 to 16 sequences, and the
+offloaded run at 8 sequences a GPU reads less than the bf16 weights plus the checkpointed inputs and fp32 logits
+that any such step holds), so nothing was changed for them. Not modelled: with coati's own LoRA and frozen
+embeddings, transformers 4.39's reentrant checkpointing gives the decoder layers no gradient (only the head's
+adapter trains).
+
+Then (2026-12-07, read from transformers' code, not fitted): Gemma 2's final-logit soft-capping keeps the tanh output
+for the backward (src/transformers/models/gemma2/modeling_gemma2.py at 006e8693, Gemma2ForCausalLM.forward: `logits /
+cap`, `torch.tanh`, `* cap`), one more logits-sized tensor in the head's dtype beside the loss's on the last stage
+(activations SOFTCAP_FAMILIES). Rows moved (fitted): universal-llm-trainer's Gemma 2 9B LoRA -10.5 % -> +4.2 %, its
+full fine-tune over FSDP with CPU offload -33.7 / -32.6 % -> -18.8 / -17.4 %; the source 5.5 % -> 4.6 %. The same
+table's Gemma 2 9B QLoRA, out of memory on the H100 and the A100 80GB and 89 GB on an RTX Pro 6000, was judged to fit
+an 80 GB card (71.0 GiB): now 87.4 GiB, refused (tests/estimator/test_memory_softcap.py)."""
 
 # Median |error| of the estimator at 7c1f6ff (see the module docstring); it had no memory held-out rows run then.
 BASELINE = {

@@ -346,6 +346,9 @@ Sources (each a project that measured its own runs and says with what):
   [hf-blog-ulysses] the Hugging Face blog's Ulysses sequence-parallelism benchmark (Qwen3-4B under DeepSpeed ZeRO-3
                with the optimizer on the host, 1 GPU and SP 4, 8K to 96K tokens): rows and source in
                tests/estimator/memory_first_contact_hf_ulysses.py.
+  [colossalchat] ColossalChat's "Hardware Requirements" (Llama 2 7B on H800s under ColossalAI's LowLevelZero ZeRO-2,
+               with and without the optimizer on the host, full fine-tune, LoRA and SimPO at 2,048 tokens; allocated):
+               rows and source in tests/estimator/memory_first_contact_colossalchat.py.
 
 `levers` names what each run used that moves the peak and that the estimator may or may not model (attention
 implementation, loss implementation, compile, activation offload, FP8 parameters).
@@ -358,6 +361,7 @@ from dataclasses import replace
 from app.estimator.hardware import get_gpu
 from app.estimator.presets import get_preset
 from app.estimator.specs import GIB, Cluster, LoraSpec, ModelSpec, Plan, Workload
+from tests.estimator.memory_first_contact_colossalchat import colossalchat
 from tests.estimator.memory_first_contact_hf_ulysses import hf_blog_ulysses
 from tests.estimator.memory_first_contact_megatron_tests import megatron_functional
 from tests.estimator.memory_first_contact_row import FirstContactCase
@@ -1718,4 +1722,5 @@ MEMORY_FIRST_CONTACT: tuple[FirstContactCase, ...] = tuple(
     + ms_swift_examples()  # tests/estimator/memory_first_contact_swift.py [ms-swift-examples]
     + megatron_functional()  # tests/estimator/memory_first_contact_megatron_tests.py [megatron-functional]
     + hf_blog_ulysses()  # tests/estimator/memory_first_contact_hf_ulysses.py [hf-blog-ulysses]
+    + colossalchat()  # tests/estimator/memory_first_contact_colossalchat.py [colossalchat]
 )

@@ -343,14 +343,20 @@ def test_coverage_on_every_validation_row() -> None:
     # (memory.breakdown STEP_BLOCKS; fitted): ms-swift's ZeRO-3 Liger rows -13.0 / -8.9 % -> -5.1 / -0.6 % at 8K, -10.6
     # / -8.5 % -> +5.6 / +8.1 % at 16K, the 32B -9.5 % -> -4.9 % (its partition outsizes the freed init buffer, which
     # the step reuses), inside before and after; its unpacked micro-batch 8 row -0.3 % -> +12.1 %, now above the range.
+    # ColossalChat's hardware requirements (colossalchat, 12 rows: Llama 2 7B under LowLevelZero ZeRO-2 on 2 and 4
+    # H800s; max allocated) came in at 5 of 12 inside (310 of 363, the range constants unchanged; median half-width
+    # 19.2 %): outside, above the range, the 4-GPU rows with the optimizer on the GPU (+12 to +29 %) and the 4-GPU
+    # full fine-tune with it on the host (+44 %). 311 of 363 once Gemma 2's final-logit soft-capping keeps its tanh
+    # output (activations SOFTCAP_FAMILIES; fitted): universal-llm-trainer's Gemma 2 9B LoRA -10.5 % -> +4.2 %, its
+    # full fine-tune over FSDP with CPU offload -33.7 / -32.6 % -> -18.8 / -17.4 %.
     from tests.estimator.memory_first_contact import MEMORY_FIRST_CONTACT
     from tests.estimator.validation_cases import MEMORY
 
     results = [_inside(c) for c in (*MEMORY, *MEMORY_FIRST_CONTACT)]
     inside = sum(ok for ok, _ in results)
     widths = sorted(w for _, w in results)
-    assert len(results) == 351
-    assert inside >= 305, inside
+    assert len(results) == 363
+    assert inside >= 311, inside
     assert widths[len(widths) // 2] <= 0.20
 
 

@@ -101,7 +101,9 @@ figure read there). Sources, by term:
   `MemoryBreakdown.logits_block`). As transformers 4.48 ran it (`Plan.shift_copy_loss`), the loss's forward holds
   the 16-bit logits, the fp32 upcast, its shifted copy and the log-probs: 14 bytes a logit
   (`activations.SHIFT_COPY_LOSS_BYTES_PER_LOGIT`). A training loop that keeps the model's output through the
-  backward (`Plan.kept_logits_bytes`) holds its logits beside all of it.
+  backward (`Plan.kept_logits_bytes`) holds its logits beside all of it. A head with final-logit soft-capping
+  (Gemma 2: divide, tanh, multiply) keeps the tanh output for the backward, one more logits-sized tensor in the
+  head's dtype beside the loss's (`activations.SOFTCAP_FAMILIES`).
 - Host RAM while loading (`Plan.host_load`, set by the planner for the stacks that load so): copies of the whole
   model as loaded (QLoRA: NF4 linears and the 16-bit rest), one per rank on the node or one per node, held before
   ZeRO-3 shards them; the host gate counts the larger of that and the offloaded states (`MemoryBreakdown.host_peak`).

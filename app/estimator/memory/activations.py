@@ -244,6 +244,15 @@ MEGATRON_SELECTIVE = (
 # they are tracked by autograd"), never cached, so with full recompute only the layer being recomputed and the head
 # keep theirs (`autocast_weight_copies`).
 AUTOCAST_WEIGHT_COPY_BYTES = 2.0
+# Final-logit soft-capping: huggingface/transformers src/transformers/models/gemma2/modeling_gemma2.py at 006e8693
+# (Gemma2ForCausalLM.forward) makes the head's logits, then `logits = logits / cap`, `logits = torch.tanh(logits)`,
+# `logits = logits * cap` wherever config.final_logit_softcapping is set (30.0 by default: configuration_gemma2.py at
+# 008e5743, `final_logit_softcapping: float | None = 30.0`). tanh saves its output for its backward (autograd's
+# tanh_backward takes the result); the division and product by a Python number save nothing. So one more logits-sized
+# tensor in the head's dtype stays beside the returned logits and the loss's buffers until the backward has passed the
+# loss: counted on the last stage (`_softcap_bytes`). The families whose config sets the cap (model_type,
+# ModelSpec.family).
+SOFTCAP_FAMILIES = frozenset({"gemma2"})
 
 
 _FULL_TRAINABLE = frozenset(LORA_TARGETS)
@@ -491,6 +500,7 @@ def _training_activations(ctx: _Ctx, plan: Plan, stage: _Stage, dp: int) -> tupl
     total = saved + tokens * act_bytes * working + autocast_weight_copies(plan, stage)
     if stage.is_last:
         total += _loss_bytes(ctx, plan) + _kept_outputs(ctx, plan, dp) + _loop_kept_logits(ctx, plan)
+        total += _softcap_bytes(ctx, plan)
     return total, host
 
 
@@ -510,6 +520,15 @@ def _loop_kept_logits(ctx: _Ctx, plan: Plan) -> float:
     the loss's buffers and the layers' working sets alike."""
     tokens = plan.micro_batch * ctx.workload.seq_len / plan.cp
     return tokens * ctx.model.vocab / plan.tp * plan.kept_logits_bytes
+
+
+def _softcap_bytes(ctx: _Ctx, plan: Plan) -> float:
+    """Bytes of the tanh output a final-logit soft-capping head keeps for the backward (SOFTCAP_FAMILIES), on the
+    last stage beside the loss's buffers; none where the head is fused into the loss (no logits of the sequence)."""
+    if ctx.model.family not in SOFTCAP_FAMILIES or _liger_fused(plan):
+        return 0.0
+    tokens = plan.micro_batch * ctx.workload.seq_len / plan.cp
+    return tokens * ctx.model.vocab / plan.tp * _logits_bytes(ctx.workload, plan)
 
 
 def _loss_bytes(ctx: _Ctx, plan: Plan) -> float:
