@@ -89,15 +89,14 @@ from app.planner.offers import (
 from app.planner.padded_band import may_exceed_advice, padded_band
 from app.planner.pruning import Frontier, Point, Rules
 from app.planner.search import (
-    BoundCache,
     Evaluated,
     PlanSearch,
     SearchStats,
     batch_splits,
     cached_search_plans,
     default_global_batch,
-    throughput_bound,
 )
+from app.planner.speed_bounds import BoundCache, throughput_bound
 from app.planner.stacks import Stack, as_launched, as_padded, fp8_levers_excluded, precision_run_as, stack_for
 
 MEANINGFUL_HOURS = 24.0  # a job shorter than a day finishes overnight: speed below it buys nothing usable
