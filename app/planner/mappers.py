@@ -27,7 +27,7 @@ from app.planner.evaluated import Relief
 from app.planner.explain import describe_plan, explain
 from app.planner.levers import levers_of
 from app.planner.offers import Cost
-from app.planner.recommend import Option, Recommendation
+from app.planner.option import Option, Recommendation
 from app.planner.schemas import (
     AvailabilityOut,
     ConvertedCostOut,

@@ -157,7 +157,7 @@ class Frontier:
         return time_floor >= last.time
 
     def _pareto_walk(self) -> list[tuple[Point | None, bool]]:
-        """recommend.pareto over the ranked options by (cost, time): after each prefix, the front's
+        """ranking.pareto over the ranked options by (cost, time): after each prefix, the front's
         last point and whether the walk has stopped."""
         rules = self.rules
         states: list[tuple[Point | None, bool]] = [(None, False)]

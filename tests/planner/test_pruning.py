@@ -17,7 +17,8 @@ from app.estimator.presets import get_preset
 from app.estimator.specs import LoraSpec, Workload
 from app.planner import pruning, search, speed_bounds
 from app.planner.offers import Constraints, Offer
-from app.planner.recommend import Recommendation, _cluster, recommend
+from app.planner.option import Recommendation
+from app.planner.recommend import _cluster, recommend
 from tests import factories
 
 
