@@ -64,14 +64,7 @@ from app.planner.schemas import (
     RejectedOut,
     WorkloadIn,
 )
-from app.planner.serving import (
-    TP_DEGREES,
-    ServingOption,
-    ServingSearch,
-    check_serving_plan,
-    search_serving,
-    valid_tp,
-)
+from app.planner.serving import check_serving_plan, search_serving
 from app.planner.serving_disagg import check_disaggregated, merged, search_disaggregated
 from app.planner.serving_dp_attention import (
     check_dp_attention_servers,
@@ -81,6 +74,7 @@ from app.planner.serving_dp_attention import (
 )
 from app.planner.serving_launch import Served
 from app.planner.serving_multinode import cross_node_tp
+from app.planner.serving_option import TP_DEGREES, ServingOption, ServingSearch, valid_tp
 from app.planner.serving_schemas import (
     UNBOUNDED,
     LatencyOut,

@@ -15,7 +15,8 @@ from app.estimator.presets import get_preset
 from app.estimator.serving import ServingConfig, estimate_serving
 from app.estimator.specs import Cluster
 from app.planner.offers import Constraints, Offer
-from app.planner.serving import per_million_tokens, search_serving, valid_tp
+from app.planner.serving import search_serving
+from app.planner.serving_option import per_million_tokens, valid_tp
 from tests import factories
 
 LLAMA3_8B = get_preset("llama-3.1-8b").model
