@@ -148,10 +148,13 @@ def _evaluate(
     return option, reason, one.meets_slo is not False
 
 
-def _limit_params(ask: Ask, offer: Offer, replica_gpus: int, needed: int, most: int) -> dict[str, Any]:
-    """A `max_nodes` miss's parameters: the replicas the peak needs by the closed forms, the most the SKU rents (its
-    max_nodes servers, or its largest card count)."""
-    params: dict[str, Any] = {"replicas": needed, "replica_gpus": replica_gpus, "most": most}
+def _limit_params(ask: Ask, offer: Offer, replica_gpus: int, needed: int, most: int | None = None) -> dict[str, Any]:
+    """A `max_nodes` miss's or refusal's parameters: the replicas the peak needs by the closed forms, and for a miss
+    the most the SKU rents (`most`: its max_nodes servers, or its largest card count); max_nodes for a SKU rented by
+    the server."""
+    params: dict[str, Any] = {"replicas": needed, "replica_gpus": replica_gpus}
+    if most is not None:
+        params["most"] = most
     if offer.rental_unit != "card":
         params["max_nodes"] = ask.constraints.max_nodes
     return params
@@ -173,10 +176,7 @@ def with_replicas(
     node = replica_cluster(offer, tp, pp)
     config = _configuration(offer, tp * pp * replicas, ask.constraints)
     if config is None:
-        params: dict[str, Any] = {"replicas": replicas, "replica_gpus": tp * pp}
-        if offer.rental_unit != "card":
-            params["max_nodes"] = ask.constraints.max_nodes
-        return None, (replicas * tp * pp, params)
+        return None, (replicas * tp * pp, _limit_params(ask, offer, tp * pp, replicas))
     replicas = config.gpus // (tp * pp)  # whole configuration in use: spare GPUs become spare replicas
     at_load = estimate_serving(model, cfg, node, tp=tp, pp=pp, replicas=replicas, simulate=False)
     peak = at_load

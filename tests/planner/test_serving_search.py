@@ -236,6 +236,17 @@ def test_a_load_no_shape_carries_is_a_near_miss_naming_max_nodes() -> None:
     assert "more than the 16 that max_nodes 2 rents" in (messages.misses(miss.misses) or "")
 
 
+def test_a_card_sku_too_small_for_one_replica_is_refused_naming_the_replicas_and_their_gpus() -> None:
+    """Llama 3.1 70B in bf16 (141 GB of weights) on L40S 48 GB cards rented 1 or 2 at a time: TP 1 and 2 leave no KV
+    cache, and one TP 4 replica needs 4 cards, more than the SKU rents; the refusal (`max_nodes`) names the replicas
+    and the GPUs of each, and no `most` (nothing was sized) nor `max_nodes` (the SKU is rented by the card)."""
+    cards = factories.offer("l40s-card", "l40s-48g", unit="card", card_counts=(1, 2), regions=("cn-east",))
+    cfg = ServingConfig(input_tokens=1024, output_tokens=256, concurrency=8)
+    result = search_serving(LLAMA3_70B, cfg, [cards], Constraints())
+    assert not result.options and not result.near_misses
+    assert result.rejected == [("l40s-card", "max_nodes", {"replicas": 1, "replica_gpus": 4})]
+
+
 def test_the_headroom_shown_is_held_to_the_simulation() -> None:
     """simulated_headroom: one simulation, at 1 + HEADROOM_CHECK_SHARE × (claim − 1); the factor it met is shown, else
     1 (the peak, which the option met); never the claim unchecked. The review's 8B chat on 8 H100 replicas claimed
