@@ -97,7 +97,7 @@ TASK_LABELS: dict[str, dict[str, dict[str, str]]] = {
     },
 }
 
-# Why a catalog SKU yields no option (app/planner/recommend.py, `RejectionCode`). `gpu_memory` without a
+# Why a catalog SKU yields no option (app/planner/option.py, `RejectionCode`). `gpu_memory` without a
 # measured plan (`needed_gib`) reads as `no_plan`; `where` is filled from gpus, gpu_name and nodes.
 REJECTIONS: dict[str, dict[str, str]] = {
     "en": {

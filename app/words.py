@@ -113,9 +113,9 @@ EXPLAIN_WORDS: dict[str, dict[str, str]] = {
     },
 }
 
-# A serving option's plan summary and explanation (app/planner/serving_service.py `serving_summary`, `option_out`): the
-# layout as replicas × TP (× PP) or a disaggregated deployment's two pools, then what it carries and at what latency,
-# and the headroom checked above the peak; figures as parameters, each sentence's separators its own.
+# A serving option's plan summary and explanation (app/planner/serving_mappers.py `serving_summary`, serving_service.py
+# `option_out`): the layout as replicas × TP (× PP) or a disaggregated deployment's two pools, then what it carries and
+# at what latency, and the headroom checked above the peak; figures as parameters, each sentence's separators its own.
 SERVE_WORDS: dict[str, dict[str, str]] = {
     "en": {
         "summary": "{replicas} independent replica(s) × TP {tp}",

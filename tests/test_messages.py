@@ -25,10 +25,11 @@ from app.estimator.specs import Cluster, EstimatorError, Plan, WarningCode, Work
 from app.estimator.vocabulary import RequestTask
 from app.hub.service import HubCode
 from app.planner.misses import MissCode
-from app.planner.recommend import RejectionCode
+from app.planner.option import RejectionCode
 from app.planner.service import FUSED_LOSS_NOTE, SEQUENCE_PARALLEL_NOTE
+from app.planner.serving_request import SERVING_ASSUMPTIONS, tail_notes
 from app.planner.serving_schemas import ServingIn
-from app.planner.serving_service import NO_FABRIC_NOTE, SERVING_ASSUMPTIONS, tail_notes
+from app.planner.serving_service import NO_FABRIC_NOTE
 
 # the fields messages._render derives from a parameter: a reached latency in its unit (`{ttft}` from ttft_ms)
 DERIVED = {"ttft": "ttft_ms", "tpot": "tpot_ms"}

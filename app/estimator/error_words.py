@@ -135,10 +135,10 @@ ESTIMATOR_ERRORS: dict[str, dict[str, str]] = {
         "serving_training_levers": "plan sets training memory levers; serving sizes its own engine",
         "serving_task_workload": 'task "serving" is sized by the serving estimator',
         "hub_config_unread": "the config of {hf_id} was not read from the Hub",
-        # serving (app/planner/serving_service.py, serving.py, serving_disagg.py)
+        # serving (app/planner/serving_request.py, serving_split.py, serving_service.py, serving.py, serving_disagg.py)
         "serving_training_lever": "{name} {value} is a training setting serving does not size: a serving plan is tp "
         "× pp per replica and dp replicas; leave {name} at {default}",
-        # plan.ep on a serving plan: expert parallel serving runs with DP attention (app/planner/serving_service.py)
+        # plan.ep on a serving plan: expert parallel serving runs with DP attention (app/planner/serving_request.py)
         "serving_ep_model": "ep {ep}: expert parallel serving runs with DP attention on MLA MoE models (DeepSeek "
         "V2/V3 family) only, and this model is not one: leave ep at 1",
         "serving_ep_engine": "ep {ep}: expert parallel serving runs with DP attention under SGLang or vLLM, not "

@@ -178,7 +178,7 @@ ENGLISH: dict[str, str] = {
     "--cross-entropy-loss-fusion keeps them as its unfused loss does)",
     "one_server_per_job": "{sku} is rented one server per job: no inter-node fabric joins its servers, so POST "
     "/quotes refuses a plan across them (quantity_one_server); this estimate is what its plain network would do",
-    # serving (app/planner/serving_service.py): the engines, the simulation, the decode time, the default lengths
+    # serving (app/planner/serving_request.py): the engines, the simulation, the decode time, the default lengths
     "serving_engines": "engines at their documented defaults unless set: vLLM gpu_memory_utilization 0.9, block 16, "
     "max_num_seqs 1024 on GPUs of 70 GiB or more other than the A100, 256 elsewhere; SGLang mem_fraction_static "
     "0.88-0.79 by TP, chunked prefill 8192; TensorRT-LLM free-memory fraction 0.9",

@@ -2,7 +2,7 @@
 
 A plan fits on its point estimate; where its memory range's high end crosses the limit it carries
 `memory_may_exceed`, and at equal cost the ranking puts first the option that fits at its high end
-(recommend.Option.fits_high). An option is *at the edge* when its point estimate sits within RELIEF_MARGIN (3 %)
+(option.Option.fits_high). An option is *at the edge* when its point estimate sits within RELIEF_MARGIN (3 %)
 of the limit, where the memory relief already says a plan "may not start" (app/planner/relief.py), and the high end
 of its range passes the card itself, not just the headroom limit. The relief moved every plan it could away from
 there; what stays at the edge is a configuration whose every plan is that tight (Llama 3.1 70B LoRA at TP 2 x PP 2 on
@@ -19,7 +19,7 @@ rents again, so the option is worth renting over one that fits at its high end o
 (`ranked_cost`): an option that fits at its high end for at most a third more ranks first, a dearer one does not
 (Llama 3.1 70B LoRA keeps four A100 40G cards for CNY 11,200 before one 8 x A100 80G server for 30,000, its
 explanation leading with the risk). The option's explanation says so (app/words.py EXPLAIN_WORDS `edge`).
-An edge option also does not count as holding the states for "Offload last" (recommend._offload_last): Llama 3.1 70B
+An edge option also does not count as holding the states for "Offload last" (ranking._offload_last): Llama 3.1 70B
 full fine-tuning on H100 ranks one server with the optimizer offloaded (CNY 100,000, high end 62.1 of 75.05 GiB)
 before two at 74.85 of 75.05 GiB (high end 87.9) for 200,000.
 """

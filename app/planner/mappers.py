@@ -27,7 +27,7 @@ from app.planner.evaluated import Relief
 from app.planner.explain import describe_plan, explain
 from app.planner.levers import levers_of
 from app.planner.offers import Cost
-from app.planner.recommend import Option, Recommendation
+from app.planner.option import Option, Recommendation
 from app.planner.schemas import (
     AvailabilityOut,
     ConvertedCostOut,
@@ -56,7 +56,7 @@ from app.reference.service import ReferenceBook
 from app.schemas import mirror
 
 if TYPE_CHECKING:
-    from app.planner.serving import ServingOption
+    from app.planner.serving_option import ServingOption
 
 BILLING_NOTE = (
     "Whole months of the chosen term are billed (a month is 30 days); without tokens, the price is per month."

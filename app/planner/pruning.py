@@ -7,7 +7,7 @@ could cost less than X has been searched (or skipped by this rule), so the optio
 all known. A configuration is skipped only when it provably appears in none of the lists a
 recommendation shows: the ranked options, the near misses and the Pareto list (all cut at `limit`
 or by their own rules in `app.planner.recommend`). Its option would cost at least X and take at
-least `time_floor` (a speed bound no plan on it can beat, `search.throughput_bound`).
+least `time_floor` (a speed bound no plan on it can beat, `speed_bounds.throughput_bound`).
 
 - ranked, `cheapest` or `balanced` with a deadline (cost, then time): `limit` known ranked options
   cost less than X.
@@ -157,7 +157,7 @@ class Frontier:
         return time_floor >= last.time
 
     def _pareto_walk(self) -> list[tuple[Point | None, bool]]:
-        """recommend.pareto over the ranked options by (cost, time): after each prefix, the front's
+        """ranking.pareto over the ranked options by (cost, time): after each prefix, the front's
         last point and whether the walk has stopped."""
         rules = self.rules
         states: list[tuple[Point | None, bool]] = [(None, False)]

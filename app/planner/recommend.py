@@ -1,43 +1,8 @@
 """Rank rentable configurations for a workload. PURE: offers in, options out.
 
-Objectives (documented in docs/estimator.md "Ranking"):
-- cheapest: lowest job total (whole billed months of the term; monthly price without `tokens`),
-  then faster.
-- fastest: shortest time to train (highest throughput without `tokens`), then cheaper.
-- balanced, with a deadline: the options that meet it, by what the customer pays, then time.
-- balanced, without a deadline: lowest cost × max(time, MEANINGFUL_HOURS): halving the time is
-  worth doubling the cost, but only while the job takes longer than a day: a job that finishes
-  overnight either way gains nothing the customer can use from a bigger cluster, so below a day
-  only the price counts. Options costing more than BALANCED_COST_CAP × the cheapest option are
-  left out (`fastest` and the Pareto list still show them): balanced never leads with a cluster
-  several times the price of one that finishes within a few times its time. Right-sizing: an option
-  costing RIGHT_SIZE_RATIO × or more what another costs that finishes the job, even at the slow end of its
-  time range, within the hours the dearer one's term bills anyway is ranked after every option without such
-  a cheaper twin (a twin that bills one month at its estimate but two at its range's slow end is no twin): the
-  customer pays for that term either way, and the dearer cluster only buys speed inside it (405B on
-  1B tokens: 4 H100 servers for 111 h, not 14 for 17 h at 3.5 × the price).
-Offload last (balanced and fastest): an option that offloads its model states to host RAM (`Plan.offload`) ranks
-after every option that keeps them on the GPUs while the cheapest of those costs at most OFFLOAD_PREMIUM × what the
-offloading option bills at the slow end of its time range (`Option.slow_cost`; "no offload where the states fit",
-issue 32): offloaded steps are what no speed calibration run measured (the range's slow end is widened for them),
-pinned host buffers of hundreds of GiB and PCIe traffic are what fails first, and an engineer rents the servers that
-hold the states before streaming them (Llama 3.1 405B continued pre-training on 10B tokens: Megatron-LM TP 8 × PP 14
-on 14 H100 servers for CNY 1,400,000, not ZeRO-3 with every state offloaded on 4 or 8 servers for 400,000-800,000,
-which bill 800,000 at their slow end and which the speed model put 9 % faster a GPU). Where holding the states costs
-more than that (405B on 1B tokens: 14 servers against 4 offloading ones that finish within their month even at the
-slow end, 3.5 ×), or nothing holds them, or the objective is cheapest, offloading options rank as any other.
-At equal cost (cheapest, balanced with a deadline) the option whose memory range's high end is within the limit
-comes before one that carries `memory_may_exceed` (`Option.fits_high`), as it breaks the remaining ties of the rest;
-an option at the edge of memory ranks at 4/3 of its cost and holds no states for "Offload last" (app/planner/edge.py).
-Ties are broken by SKU id, then GPU count, so equal inputs always give the same order.
-
-Balanced shows an option after the leader only if it buys time (`worth_showing`): one that costs as much
-as an option already shown or on the Pareto list and takes longer, or costs more and takes as long or
-longer, or costs more than one finishing within MEANINGFUL_HOURS, gains nothing the customer can use (8B
-LoRA on 50M tokens on an annual term: one card for 3 h, not two or four for 1.6 or 0.8 h at two or four times
-the price).
-The rule reads only lists the pruning keeps exact (the ranked options cut at `limit`, the Pareto list); one it leaves
-out makes room for the next ranked, so an offloading option ranked last ("Offload last") is not cut at `limit`.
+Each offer's configurations are searched (app/planner/search.py) and priced (app/planner/offers.py); the options
+(app/planner/option.py) are ranked by the request's objective, balanced shows those that buy time, and the Pareto
+list is drawn (app/planner/ranking.py: the objectives, right-sizing, "Offload last", ties).
 
 With a deadline, an option whose estimate meets it but whose time range's slow end
 (`time_to_train_hours_range`) does not carries the warning `deadline_within_range` with the figures. An option
@@ -46,30 +11,22 @@ whose range's slow end bills more months than its estimate carries `billing_with
 A plan that leaves its GPUs nearly idle (app/planner/efficiency.py: MFU below 5 %, or exposed communication above
 3 × its compute) is never ranked; it is a near miss (`inefficient`, with what would help) only while no option is
 ranked, and it prunes nothing (`_Search._search`).
-
-The Pareto list (cheapest first) keeps an option only when it saves at least
-PARETO_MIN_SAVING of the previous point's time, and stops after the first point that finishes
-within MEANINGFUL_HOURS: past it, more money buys no meaningful time.
 """
 
 from __future__ import annotations
 
 import heapq
 import math
-from bisect import bisect_right
-from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
-from itertools import accumulate
-from typing import Any, Literal
+from typing import Any
 
 from app.estimator.memory import host_load_params, host_ram_figures, host_ram_reserve_gib, memory_breakdown
-from app.estimator.memory.band import MemoryBand
 from app.estimator.specs import GIB, Cluster, MemoryBreakdown, ModelSpec, Warning_, Workload
-from app.estimator.vocabulary import MAX_QUOTE_MONTHS, TERM_MONTHS, Objective
-from app.planner.availability import Availability, place
+from app.estimator.vocabulary import MAX_QUOTE_MONTHS, TERM_MONTHS
+from app.planner.availability import place
 from app.planner.budget import past, search_deadline
-from app.planner.edge import at_edge, ranked_cost
+from app.planner.edge import at_edge
 from app.planner.efficiency import IDLE_CODES, inefficiency, needless_model_parallel
 from app.planner.explain import SAID_BETTER_BY, batch_warnings, plan_warnings
 from app.planner.launch import launch_configs
@@ -78,7 +35,6 @@ from app.planner.misses import Miss, billing_warnings, budget_misses, range_bill
 from app.planner.offers import (
     Configuration,
     Constraints,
-    Cost,
     Offer,
     billed_months,
     configurations,
@@ -86,130 +42,27 @@ from app.planner.offers import (
     unconvertible,
     with_alternatives,
 )
+from app.planner.option import Option, Recommendation, Rejection, RejectionCode
 from app.planner.padded_band import may_exceed_advice, padded_band
 from app.planner.pruning import Frontier, Point, Rules
+from app.planner.ranking import (
+    BALANCED_COST_CAP,
+    MEANINGFUL_HOURS,
+    PARETO_MIN_SAVING,
+    RIGHT_SIZE_RATIO,
+    pareto,
+    rank,
+    worth_showing,
+)
 from app.planner.search import (
-    BoundCache,
     Evaluated,
     PlanSearch,
-    SearchStats,
     batch_splits,
     cached_search_plans,
     default_global_batch,
-    throughput_bound,
 )
-from app.planner.stacks import Stack, as_launched, as_padded, fp8_levers_excluded, precision_run_as, stack_for
-
-MEANINGFUL_HOURS = 24.0  # a job shorter than a day finishes overnight: speed below it buys nothing usable
-BALANCED_COST_CAP = 4  # balanced shows no option costing more than 4 × the cheapest (without a deadline)
-RIGHT_SIZE_RATIO = 2  # balanced ranks last an option costing 2 × one that finishes within its billed term
-# An option holding its states on the GPUs ranks before one offloading them while it costs less than this many times
-# as much (module docstring, "Offload last"): the right-sizing ratio, past which a dearer cluster already gives way.
-OFFLOAD_PREMIUM = RIGHT_SIZE_RATIO
-PARETO_MIN_SAVING = 0.2  # a Pareto point must cut the previous point's time by at least 20 %
-# Why a SKU yields no option: excluded by a constraint, or no plan passes the feasibility gate (GPU memory within the
-# headroom, host RAM within the reserve).
-# "time_budget": not searched, because the request's time budget ran out first (app.planner.budget).
-# "exchange_rate": priced in a currency no admin-set exchange rate turns into the request's, so it cannot be ranked
-# or budgeted against the others.
-# "batch_split": no data-parallel degree × micro-batch on the SKU's largest configuration divides the
-# global batch (nor do tensor and pipeline parallel help): the batch, not the memory, is the obstacle.
-# "levers_unsupported": no stack runs the request's memory levers together on any plan the SKU takes, where some
-# stack runs the plan without them (app/planner/levers.py): the levers, not the memory, are the obstacle.
-RejectionCode = Literal[
-    "gpu_type",
-    "region",
-    "no_fabric",
-    "gpu_memory",
-    "host_ram",
-    "batch_split",
-    "kernels",
-    "max_nodes",
-    "time_budget",
-    "exchange_rate",
-    "levers_unsupported",
-    "pp_speculative",  # serving: only a pipelined replica holds the model; the engine pipelines no speculation
-]
-
-
-@dataclass(slots=True)
-class Option:
-    offer: Offer
-    config: Configuration
-    region: str
-    evaluated: Evaluated
-    cost: Cost
-    hours: float | None
-    warnings: list[Warning_]
-    launch: dict[str, Any]
-    availability: Availability  # its region's units free from the start date (app.planner.availability)
-    stack: Stack | None = None
-    rank: int | None = None
-    misses: list[Miss] = field(default_factory=list)
-    band: MemoryBand | None = None  # the peak's readings and range (memory_band), for the response and the ranking
-    edge: bool = False  # at the edge of GPU memory (app/planner/edge.py): ranked at EDGE_PREMIUM of its cost
-
-    @property
-    def fits_high(self) -> bool:
-        """The high end of the memory range is within the limit too (no `memory_may_exceed`): at equal cost the
-        ranking puts such an option first."""
-        if self.band is None:
-            return True
-        memory = self.evaluated.memory.breakdown
-        limit = memory.capacity if memory.limit is None else memory.limit
-        return self.band.high <= limit
-
-    @property
-    def sort_time(self) -> float:
-        """Hours to train, or seconds per million tokens when no token count was given."""
-        if self.hours is not None:
-            return self.hours
-        return 1e6 / max(self.evaluated.throughput, 1e-9)
-
-    @property
-    def sort_cost(self) -> Decimal:
-        """The job total (the monthly price without a token count) in the request's currency."""
-        return self.cost.compared_total
-
-    @property
-    def offloads(self) -> bool:
-        """The plan keeps model states in host RAM (`Plan.offload`): ranked after an option that holds them
-        (`rank`, "Offload last") and pruning no configuration (`_Search._search`)."""
-        return self.evaluated.plan.offload != "none"
-
-    @property
-    def slow_cost(self) -> Decimal:
-        """`sort_cost` at the slow end of the time range: the months it bills there (`billing_within_range`)."""
-        for warning in self.warnings:
-            if warning.code == "billing_within_range":
-                params = warning.params
-                return self.sort_cost * Decimal(params["slow_total"]) / Decimal(params["job_total"])
-        return self.sort_cost
-
-    @property
-    def tie_key(self) -> tuple[str, int]:
-        return (self.offer.sku_id, self.config.gpus)
-
-
-@dataclass(slots=True)
-class Rejection:
-    """Why a SKU yields no option, as data: a code and its parameters (text: app/messages.py)."""
-
-    sku_id: str
-    code: RejectionCode
-    params: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(slots=True)
-class Recommendation:
-    options: list[Option]
-    near_misses: list[Option]
-    rejected: list[Rejection]
-    pareto: list[Option]
-    global_batch: int
-    stats: SearchStats = field(default_factory=SearchStats)
-    configurations: int = 0
-    stopped_early: bool = False  # the time budget ran out: some SKUs were not searched (rejected: time_budget)
+from app.planner.speed_bounds import BoundCache, throughput_bound
+from app.planner.stacks import as_launched, as_padded, fp8_levers_excluded, precision_run_as, stack_for
 
 
 def recommend(
@@ -675,74 +528,6 @@ def _misses(option: Option, constraints: Constraints, workload: Workload) -> lis
     return reasons + budget
 
 
-def _offload_last(options: list[Option], objective: Objective) -> set[int]:
-    """The options (ids) that offload their states while an option holding them on the GPUs costs at most
-    OFFLOAD_PREMIUM × what they bill at the slow end of their time range: they rank after every option that holds
-    them (module docstring, "Offload last"), one at the edge of memory (edge.py) aside. `cheapest`: price alone."""
-    if objective == "cheapest":
-        return set()
-    held = min((o.sort_cost for o in options if not o.offloads and not o.edge), default=None)
-    if held is None:
-        return set()
-    return {id(o) for o in options if o.offloads and held <= o.slow_cost * OFFLOAD_PREMIUM}
-
-
-def rank(options: list[Option], objective: Objective, *, deadline: bool = False) -> list[Option]:
-    if not options:
-        return []
-    last = _offload_last(options, objective)
-    cost = {id(o): ranked_cost(o.sort_cost, o.edge) for o in options}  # EDGE_PREMIUM of it at the edge (edge.py)
-    if objective == "cheapest" or (objective == "balanced" and deadline):
-        ordered = sorted(options, key=lambda o: (id(o) in last, cost[id(o)], not o.fits_high, o.sort_time, o.tie_key))
-    elif objective == "fastest":
-        ordered = sorted(options, key=lambda o: (id(o) in last, o.sort_time, cost[id(o)], not o.fits_high, o.tie_key))
-    else:
-        cap = min(o.sort_cost for o in options if id(o) not in last) * BALANCED_COST_CAP
-        capped = [o for o in options if o.sort_cost <= cap]
-        oversized = _oversized(capped)
-        ordered = sorted(
-            capped,
-            key=lambda o: (
-                id(o) in last,
-                id(o) in oversized,
-                float(cost[id(o)]) * _balanced_time(o),
-                cost[id(o)],
-                not o.fits_high,
-                o.sort_time,
-                o.tie_key,
-            ),
-        )
-    for index, option in enumerate(ordered, start=1):
-        option.rank = index
-    return ordered
-
-
-def worth_showing(ranked: list[Option], front: list[Option], limit: int) -> list[Option]:
-    """Up to `limit` ranked options, without those after the leader that buy no time over a cheaper one among the first
-    `limit`, those ranked before them or the Pareto list `front` (module docstring), ranks renumbered."""
-    kept: list[Option] = []
-    for index, option in enumerate(ranked):
-        references = {id(o): o for o in ranked[: max(limit, index + 1)] + front}.values()
-        if len(kept) < limit and (index == 0 or not _gains_nothing(option, references)):
-            kept.append(option)
-    for index, option in enumerate(kept, start=1):
-        option.rank = index
-    return kept
-
-
-def _gains_nothing(option: Option, references: Iterable[Option]) -> bool:
-    for other in references:
-        if other.sort_cost == option.sort_cost and other.sort_time < option.sort_time:
-            return True  # slower at the same price
-        if other.sort_cost >= option.sort_cost:
-            continue
-        if other.sort_time <= option.sort_time:
-            return True  # as long or longer, at a higher price
-        if other.hours is not None and other.hours <= MEANINGFUL_HOURS:
-            return True  # the cheaper one finishes within a day: the speed buys nothing usable
-    return False
-
-
 def _deadline_warnings(option: Option, deadline_days: float) -> list[Warning_]:
     """`deadline_within_range`: the estimate meets the deadline, the slow end of its range does not."""
     span = option.evaluated.performance.performance.time_to_train_hours_range
@@ -755,45 +540,3 @@ def _deadline_warnings(option: Option, deadline_days: float) -> list[Warning_]:
             {"days": option.hours / 24, "deadline_days": deadline_days, "slow_days": span[1] / 24},
         )
     ]
-
-
-def _slow_hours(option: Option) -> float:
-    """The slow end of the option's time range (a typical stack), its point without a range."""
-    span = option.evaluated.performance.performance.time_to_train_hours_range
-    return span[1] if span is not None else option.hours or 0.0
-
-
-def _oversized(options: list[Option]) -> set[int]:
-    """ids of the options that cost RIGHT_SIZE_RATIO × or more what another costs which finishes the job,
-    even at the slow end of its range, within the hours the dearer one bills anyway (its term): balanced
-    ranks them after the others."""
-    timed = sorted((o for o in options if o.hours is not None), key=_slow_hours)
-    hours = [_slow_hours(o) for o in timed]
-    cheapest_within: list[Decimal] = list(accumulate((o.sort_cost for o in timed), min))
-    out = set()
-    for option in timed:
-        billed = option.cost.billed_hours
-        within = bisect_right(hours, billed) if billed is not None else 0
-        if within and cheapest_within[within - 1] * RIGHT_SIZE_RATIO <= option.sort_cost:
-            out.add(id(option))
-    return out
-
-
-def _balanced_time(option: Option) -> float:
-    """Hours to train, floored at a day; without a token count, the time per million tokens."""
-    return max(option.hours, MEANINGFUL_HOURS) if option.hours is not None else option.sort_time
-
-
-def pareto(options: list[Option]) -> list[Option]:
-    """Options no other option beats on both cost and time, cheapest first, while more money still
-    buys meaningful time (module docstring)."""
-    front: list[Option] = []
-    for option in sorted(options, key=lambda o: (o.sort_cost, o.sort_time, o.tie_key)):
-        if front and option.hours is not None and front[-1].hours is not None:
-            if front[-1].hours <= MEANINGFUL_HOURS:
-                break
-            if option.sort_time > front[-1].sort_time * (1 - PARETO_MIN_SAVING):
-                continue
-        if not front or option.sort_time < front[-1].sort_time:
-            front.append(option)
-    return front

@@ -47,7 +47,7 @@ RELIEF_MAX_SLOWDOWN = 0.05
 # "No offload where the states fit" (issue 32): a plan that offloads states gives way to the fastest plan of its shape
 # with less offload that clears the margin and bills no more months of the same rental, while that keeps at least half
 # its speed. The ranking lets an option holding the states lead one that offloads them up to OFFLOAD_PREMIUM = 2 × the
-# price (app/planner/recommend.py, "Offload last"); on one rental the same months cost the same, and half the speed
+# price (app/planner/ranking.py, "Offload last"); on one rental the same months cost the same, and half the speed
 # is that premium in time. Before, only a plan within RELIEF_MAX_SLOWDOWN gave way: Gemma 2 9B full fine-tuning at
 # 8k tokens with the fused loss kept ZeRO-3 with the optimizer offloaded, recompute off, at 72.9 of 75.05 GiB (high end
 # 102 %), where ZeRO-3 with full recompute holds every state on the GPUs at 55 GiB, 10 % slower, in the same month.

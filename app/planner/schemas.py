@@ -47,7 +47,7 @@ from app.planner.model_schemas import (  # re-exported: the API and the Hub impo
     ModelIn as ModelIn,
     ShortId,
 )
-from app.planner.recommend import RejectionCode
+from app.planner.option import RejectionCode
 from app.planner.serving_schemas import DisaggregatedRejection, ServingIn, ServingOut
 from app.planner.stacks import Stack
 from app.planner.word_schemas import (

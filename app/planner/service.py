@@ -34,8 +34,9 @@ from app.planner.launch_checkpoint import with_conversion
 from app.planner.levers import Levers, fused_relief, levers_params
 from app.planner.market import Market, load_market
 from app.planner.offers import Constraints
+from app.planner.option import Recommendation
 from app.planner.padded_band import may_exceed_advice, padded_band
-from app.planner.recommend import Recommendation, recommend
+from app.planner.recommend import recommend
 from app.planner.schemas import (
     EstimateIn,
     EstimateOut,

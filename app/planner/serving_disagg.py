@@ -34,20 +34,19 @@ from app.estimator.serving_disagg import Pools, decode_config, joined_estimate, 
 from app.estimator.specs import Cluster, EstimatorError, ModelSpec
 from app.estimator.vocabulary import TERM_MONTHS, Engine
 from app.planner.offers import DAYS_PER_BILLED_MONTH, Configuration, Constraints, Offer, price
-from app.planner.serving import (
-    TP_DEGREES,
-    ServingOption,
-    ServingSearch,
-    _Ask,
-    _replica_cluster,
-    _with_other_term,
-    offer_region,
-    per_million_tokens,
-    ranking,
-    valid_tp,
-)
+from app.planner.serving import _with_other_term, offer_region
 from app.planner.serving_headroom import simulated_headroom
 from app.planner.serving_launch import Served, disaggregated_launch
+from app.planner.serving_option import (
+    TP_DEGREES,
+    Ask,
+    ServingOption,
+    ServingSearch,
+    per_million_tokens,
+    replica_cluster,
+    valid_tp,
+)
+from app.planner.serving_rank import ranking
 
 # every engine runs prefill and decode on separate pools (SGLang PD, vLLM NixlConnector, trtllm-serve disaggregated)
 DISAGGREGATED_ENGINES: tuple[str, ...] = get_args(Engine)
@@ -77,7 +76,7 @@ def search_disaggregated(
 ) -> ServingSearch:
     """The cheapest disaggregated deployment per offer that carries the peak within the SLO (one option per SKU)."""
     check_disaggregated(cfg)
-    ask = _Ask(model, replace(cfg, peak_factor=peak_factor), constraints, peak_factor, served or Served())
+    ask = Ask(model, replace(cfg, peak_factor=peak_factor), constraints, peak_factor, served or Served())
     options: list[ServingOption] = []
     rejected: list[tuple[str, str, dict[str, Any]]] = []
     with simulations():
@@ -133,7 +132,7 @@ def merged(colocated: ServingSearch, disaggregated: ServingSearch, constraints: 
 
 
 def _pool(
-    ask: _Ask, offer: Offer, config_for: Callable[[int], ServingConfig | None], gpus_left: int
+    ask: Ask, offer: Offer, config_for: Callable[[int], ServingConfig | None], gpus_left: int
 ) -> tuple[int, int] | None:
     """(tp, replicas) of the pool that meets its target at the peak on the fewest GPUs (the smaller TP on a tie)."""
     best: tuple[int, int, int] | None = None
@@ -143,13 +142,13 @@ def _pool(
         cfg = config_for(tp)
         if cfg is None or max_concurrency(ask.model, cfg, offer.gpu, tp, 1) < 1:
             continue
-        found = replicas_for_slo(ask.model, cfg, _replica_cluster(offer, tp, 1), tp=tp, most=max(1, gpus_left // tp))
+        found = replicas_for_slo(ask.model, cfg, replica_cluster(offer, tp, 1), tp=tp, most=max(1, gpus_left // tp))
         if found is not None and (best is None or tp * found[0] < best[0]):
             best = (tp * found[0], tp, found[0])
     return (best[1], best[2]) if best else None
 
 
-def _replica_servers(ask: _Ask, offer: Offer) -> int:
+def _replica_servers(ask: Ask, offer: Offer) -> int:
     """1 where some tensor-parallel degree within one server holds a decode replica with room for a request's KV;
     otherwise the servers the weights alone need (at least 2). Pools size replicas within one server only."""
     cfg = decode_config(ask.cfg)
@@ -178,14 +177,14 @@ def _filled(pool: tuple[int, int], offer: Offer) -> tuple[int, int]:
 
 
 def _at_peak(
-    ask: _Ask, offer: Offer, pools: Pools, cfgs: tuple[ServingConfig, ServingConfig], rented_gpus: int
+    ask: Ask, offer: Offer, pools: Pools, cfgs: tuple[ServingConfig, ServingConfig], rented_gpus: int
 ) -> ServingEstimate:
     """The deployment at the peak (requests_per_s × peak_factor), as a colocated option's `peak` is: each pool's
     steady state at that rate, joined (the simulated percentiles at the peak are the estimate's latency["peak"])."""
     rate = (ask.cfg.requests_per_s or 0.0) * ask.peak_factor
     at_peak = [
         estimate_serving(
-            ask.model, replace(pool_cfg, requests_per_s=rate), _replica_cluster(offer, tp, 1), tp=tp, replicas=n,
+            ask.model, replace(pool_cfg, requests_per_s=rate), replica_cluster(offer, tp, 1), tp=tp, replicas=n,
             simulate=False,
         )
         for pool_cfg, (tp, n) in zip(cfgs, (pools.prefill, pools.decode), strict=True)
@@ -196,7 +195,7 @@ def _at_peak(
     return replace(peak, requests_per_s=min(at_peak[0].requests_per_s, at_peak[1].requests_per_s))
 
 
-def _headroom(ask: _Ask, option: ServingOption) -> None:
+def _headroom(ask: Ask, option: ServingOption) -> None:
     """A shown deployment's headroom, the pools' load to saturation at the peak, held to their simulated percentiles
     (`simulated_headroom`): the factor by which the peak may grow with the prefill pool's TTFT (less the transfer)
     and the decode pool's TPOT still within target."""
@@ -210,7 +209,7 @@ def _headroom(ask: _Ask, option: ServingOption) -> None:
         (decode_config(ask.cfg), option.pools["decode"]),
     ):
         tp, replicas = pool["tp"], pool["replicas"]
-        at = peak_latency_at(ask.model, cfg, _replica_cluster(option.offer, tp, 1), tp=tp, replicas=replicas)
+        at = peak_latency_at(ask.model, cfg, replica_cluster(option.offer, tp, 1), tp=tp, replicas=replicas)
         if at is None:
             return
         pools.append((cfg, at))
@@ -221,10 +220,10 @@ def _headroom(ask: _Ask, option: ServingOption) -> None:
 
 def _servers(offer: Offer) -> Cluster:
     """Two servers of the offer joined by its fabric: where the KV crosses."""
-    return replace(_replica_cluster(offer, offer.gpus_per_node, 2), nodes=2)
+    return replace(replica_cluster(offer, offer.gpus_per_node, 2), nodes=2)
 
 
-def _deployment(ask: _Ask, offer: Offer, region: str) -> ServingOption | None:
+def _deployment(ask: Ask, offer: Offer, region: str) -> ServingOption | None:
     """The offer's disaggregated deployment: decode pool, then prefill pool, both within max_nodes servers."""
     cfg, model = ask.cfg, ask.model
     most = ask.constraints.max_nodes * offer.gpus_per_node
@@ -250,7 +249,7 @@ def _deployment(ask: _Ask, offer: Offer, region: str) -> ServingOption | None:
     pcfg, dcfg = prefill_config(cfg, transfer), decode_config(cfg)
     config = Configuration(offer.gpus_per_node, nodes)
     estimates = [
-        estimate_serving(model, pool_cfg, _replica_cluster(offer, tp, 1), tp=tp, replicas=n, replicas_needed=needed)
+        estimate_serving(model, pool_cfg, replica_cluster(offer, tp, 1), tp=tp, replicas=n, replicas_needed=needed)
         for pool_cfg, (tp, n), needed in ((pcfg, prefill, needed["prefill"]), (dcfg, decode, needed["decode"]))
     ]
     pools = Pools(prefill, decode, estimates[0], estimates[1], transfer)

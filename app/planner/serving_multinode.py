@@ -1,7 +1,7 @@
 """Tensor parallelism across servers: the degrees a replica may take over several servers of one SKU, and the commands
 each server of such a replica runs. PURE.
 
-A model no server holds is served either as pipeline stages, one server each (app/planner/serving.py `_shapes`), or
+A model no server holds is served either as pipeline stages, one server each (planner/serving_shapes.py `_shapes`), or
 as one tensor-parallel group over every GPU of several servers: TP = GPUs per server x servers. All three engines
 run the latter:
 

@@ -148,7 +148,7 @@ class ServingIn(RequestModel):
     def _p95_of_a_lognormal(cls, p95: int | None, info: ValidationInfo) -> int | None:
         """A field validator (not the model's), so a 422 names serving.<name>_p95; the mean is validated first
         (declared above), and a mean that failed has its own error. A p95 above what a lognormal with the mean can
-        have (MAX_P95_RATIO × it) is accepted: serving_service.lognormal_p95 simulates the widest one, and says so
+        have (MAX_P95_RATIO × it) is accepted: serving_request.lognormal_p95 simulates the widest one, and says so
         (review R8: RAG and agent traffic has p95 ÷ mean of 5-10)."""
         name = str(info.field_name).removesuffix("_p95")
         mean = info.data.get(name)

@@ -4,36 +4,27 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import replace
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from app import messages
-from app.estimator.checkpoints import checkpoint_from_config
-from app.estimator.interconnects import fabric_of
 from app.estimator.notes import Note, note
-from app.estimator.presets import get_preset, preset_config
 from app.estimator.serving import (
     MOE_LOW_CONCURRENCY_WARNING,
     MOE_VALIDATED_CONCURRENCY,
     ServingConfig,
     ServingEstimate,
     check_fits,
-    context_limit,
     estimate_serving,
     kernel_support,
-    kv_cache_tokens,
-    max_concurrency,
-    mla_cache_values,
     moe_low_concurrency_note,
     queue_wait_s,
-    replica_capacity,
 )
-from app.estimator.serving_levers import Speculation, check_draft, check_pipeline, mtp_layers, pipelines_with
-from app.estimator.serving_sim import MAX_P95_RATIO, Lengths, LoadLatency, Quantiles
-from app.estimator.specs import GIB, Cluster, EstimatorError, ModelSpec, Warning_
-from app.estimator.vocabulary import SERVING_PRECISIONS, TERM_MONTHS, WEIGHT_FORMATS, ServingPrecision, WeightFormat
+from app.estimator.serving_levers import check_draft, check_pipeline
+from app.estimator.serving_sim import Lengths
+from app.estimator.specs import Cluster, EstimatorError, ModelSpec, Warning_
+from app.estimator.vocabulary import TERM_MONTHS
 from app.planner.availability import Availability, in_region
 from app.planner.explain import offer_warnings
 from app.planner.mappers import (
@@ -41,7 +32,6 @@ from app.planner.mappers import (
     availability_out,
     cost_out,
     fabric_assumptions,
-    gib_memory_out,
     notes_out,
     placed_option_out,
     quote_body,
@@ -50,52 +40,27 @@ from app.planner.mappers import (
 from app.planner.misses import slo_params
 from app.planner.schemas import (
     EstimateOut,
-    MemoryOut,
     MissOut,
-    ModelIn,
     ModelOut,
     OptionOut,
     ParetoPointOut,
-    PerformanceOut,
-    PlanIn,
     PlanOut,
     QuoteBodyOut,
     RecommendOut,
     RejectedOut,
     WorkloadIn,
 )
-from app.planner.serving import (
-    TP_DEGREES,
-    ServingOption,
-    ServingSearch,
-    check_serving_plan,
-    search_serving,
-    valid_tp,
-)
+from app.planner.serving import check_serving_plan, search_serving
 from app.planner.serving_disagg import check_disaggregated, merged, search_disaggregated
-from app.planner.serving_dp_attention import (
-    check_dp_attention_servers,
-    dp_attention_applies,
-    dp_attention_config,
-    ep_refusal,
-)
+from app.planner.serving_dp_attention import check_dp_attention_servers, dp_attention_config
 from app.planner.serving_launch import Served
-from app.planner.serving_multinode import cross_node_tp
-from app.planner.serving_schemas import (
-    UNBOUNDED,
-    LatencyOut,
-    LoadLatencyOut,
-    PercentilesOut,
-    PoolOut,
-    ServingIn,
-    ServingMemoryOut,
-    ServingOut,
-    SpeculativeIn,
-    UtilizationOut,
-)
+from app.planner.serving_mappers import memory_out, performance_out, plan_out, serving_out
+from app.planner.serving_option import ServingOption, ServingSearch
+from app.planner.serving_request import plan_config, served, serving_assumptions, serving_config
+from app.planner.serving_schemas import ServingIn
 from app.planner.serving_sixteen_bit import served_as, sixteen_bit_misses
-from app.schemas import mirror
-from app.words import serving_explanation, serving_summary as words_summary
+from app.planner.serving_split import default_split
+from app.words import serving_explanation
 
 if TYPE_CHECKING:
     from app.planner.offers import Constraints, Offer
@@ -109,402 +74,7 @@ SERVING_NOTE = (
 
 # The workload fields a serving deployment is sized on (the rest of WorkloadIn is training's or inference's).
 SERVING_WORKLOAD_FIELDS = frozenset({"model", "task", "precision", "weights", "kv_cache_precision", "serving"})
-# What the serving figures assume (app/estimator/notes.py words them; app/note_words.py in Chinese).
-SERVING_ASSUMPTIONS = [note("serving_engines"), note("serving_batching"), note("serving_decode")]
 NO_FABRIC_NOTE = note("replicas_share_nothing")
-# Plan fields of training that serving does not size (defaults: not used), with what each would mean.
-TRAINING_LEVERS: dict[str, tuple[object, ...]] = {
-    "ep": (1,),
-    "expert_tp": (None,),
-    "cp": (1,),
-    "zero_stage": (0, "NO_SHARD", "no_shard"),
-    "offload": ("none",),
-    "recompute": ("none",),
-}
-
-
-def lognormal_p95(mean: int, p95: int | None) -> int | None:
-    """The p95 the lengths are simulated with: the stated one, or the widest lognormal's with that mean where the
-    stated tail is heavier (a lognormal's p95 ÷ mean is at most MAX_P95_RATIO, app/estimator/serving_sim.py)."""
-    return None if p95 is None else min(p95, int(mean * MAX_P95_RATIO))
-
-
-def tail_notes(serving: ServingIn) -> list[Note]:
-    """A note for each length whose stated p95 the lognormal cannot reach (serving_tail_capped)."""
-    notes = []
-    for name in ("input_tokens", "output_tokens"):
-        mean, p95 = getattr(serving, name), getattr(serving, f"{name}_p95")
-        modelled = lognormal_p95(mean, p95)
-        if p95 is not None and modelled is not None and modelled < p95:
-            ratio, most = round(p95 / mean, 1), round(MAX_P95_RATIO, 2)
-            notes.append(
-                note("serving_tail_capped", name=name, p95=p95, mean=mean, ratio=ratio, most=most, modelled=modelled)
-            )
-    return notes
-
-
-def serving_assumptions(request: WorkloadIn) -> list[Note]:
-    """What the serving figures assume; the default lengths when the request gave no serving block."""
-    if request.serving is not None:
-        return [*SERVING_ASSUMPTIONS, *tail_notes(request.serving)]
-    default = ServingIn()
-    lengths = note("serving_no_block", input_tokens=default.input_tokens, output_tokens=default.output_tokens)
-    return [*SERVING_ASSUMPTIONS, lengths]
-
-
-def check_training_levers(plan: PlanIn) -> None:
-    """422 on a training lever (expert/context parallel, ZeRO, offload, recompute) in a serving plan: serving
-    sizes tp × pp replicas and dp of them, so the lever would be silently ignored."""
-    for name, unused in TRAINING_LEVERS.items():
-        value = getattr(plan, name)
-        if value not in unused:
-            raise EstimatorError.of(
-                "serving_training_lever", field=f"plan.{name}", name=name, value=value, default=unused[0]
-            )
-
-
-def plan_config(model: ModelSpec, cfg: ServingConfig, plan: PlanIn) -> ServingConfig:
-    """The config a serving plan runs: DP attention with expert parallel where plan.ep equals plan.tp (> 1, one
-    stage) on a model and engine that run it (app/planner/serving_dp_attention.py), else `cfg`; 422 on any other
-    training lever (`check_training_levers`)."""
-    if plan.ep > 1 and plan.ep == plan.tp and plan.pp == 1 and dp_attention_applies(model, cfg):
-        check_training_levers(plan.model_copy(update={"ep": 1}))
-        return dp_attention_config(cfg)
-    if plan.ep > 1:
-        raise EstimatorError.of(ep_refusal(model, cfg), field="plan.ep", ep=plan.ep, tp=plan.tp, pp=plan.pp,
-                                engine=cfg.engine)  # fmt: skip
-    check_training_levers(plan)
-    return cfg
-
-
-def serving_config(request: WorkloadIn) -> ServingConfig:
-    """The estimator's serving config from the request; 422 naming the field for formats serving has not."""
-    serving = request.serving or ServingIn()
-    precision = _serving_precision(request.precision)
-    if precision is None:
-        raise EstimatorError.of("serving_precision", field="precision", precision=request.precision)
-    kv_precision = _serving_precision(request.kv_cache_precision)
-    if request.kv_cache_precision is not None and kv_precision is None:
-        raise EstimatorError.of("serving_kv_precision", field="kv_cache_precision", allowed=list(SERVING_PRECISIONS))
-    slo = serving.slo
-    weights, group_size = checkpoint_weights(request)
-    cfg = mirror(
-        ServingConfig,
-        serving,
-        precision=precision,
-        weights=weights,
-        group_size=group_size,
-        max_model_len=serving.max_model_len or serving.max_request_tokens,
-        input_tokens_p95=lognormal_p95(serving.input_tokens, serving.input_tokens_p95),
-        output_tokens_p95=lognormal_p95(serving.output_tokens, serving.output_tokens_p95),
-        kv_cache_precision=kv_precision,
-        slo_ttft_ms=slo.ttft_ms if slo else None,
-        slo_tpot_ms=slo.tpot_ms if slo else None,
-        slo_percentile=slo.percentile if slo else "p90",
-        mla_cache_values=_mla(request.model),
-        speculative=_speculation(serving.speculative, request.model),
-    )
-    _check_context(_hf_config(request.model), cfg, "max_model_len" if serving.max_model_len else "max_request_tokens")
-    return cfg
-
-
-def _speculation(spec: SpeculativeIn | None, model: ModelIn) -> Speculation | None:
-    """The estimator's speculation: MTP only where the checkpoint ships its layers, a draft model as its preset."""
-    if spec is None:
-        return None
-    if spec.method == "mtp" and mtp_layers(_hf_config(model)) == 0:
-        raise EstimatorError.of("serving_mtp_absent", field="serving.speculative.method")
-    draft, repo = None, None
-    if spec.draft_model is not None:
-        try:
-            preset = get_preset(spec.draft_model)
-        except EstimatorError as error:
-            raise EstimatorError(
-                str(error), field="serving.speculative.draft_model", code=error.code, params=error.params
-            ) from error
-        draft, repo = preset.model, _draft_repo(preset.variants, preset.hf_repo, model)
-    return Speculation(spec.method, spec.num_speculative_tokens, spec.acceptance_rate, draft=draft, draft_repo=repo)
-
-
-def _target_variant(model: ModelIn) -> str | None:
-    """The variant (base / instruct) the launch serves of the target: the one named, else a preset's instruct model
-    where it ships both (as `served`), else None (not a preset with variants)."""
-    if model.preset is None:
-        return model.variant
-    known = dict(get_preset(model.preset).variants)
-    return model.variant or ("instruct" if "instruct" in known else None)
-
-
-def _draft_repo(variants: tuple[tuple[str, str], ...], default: str, target: ModelIn) -> str:
-    """The draft's repository: the same variant as the target's where the draft's preset ships it (an instruct
-    target drafts with the instruct draft, whose token distribution it matches), else the preset's own."""
-    variant = _target_variant(target)
-    return dict(variants).get(variant, default) if variant is not None else default
-
-
-def checkpoint_weights(request: WorkloadIn) -> tuple[WeightFormat | None, int | None]:
-    """The weights serving sizes, and their scale group: the request's `weights`, else what the checkpoint ships
-    (its config.json quantization_config: DeepSeek-V3's block FP8), else None (= the precision). A quantised
-    checkpoint in a format serving does not size is a 422 on `weights` unless the request states one."""
-    shipped = checkpoint_from_config(_hf_config(request.model))
-    if request.weights is not None:
-        return request.weights, shipped.group_size if request.weights == shipped.weights else None
-    if not shipped.readable:
-        raise EstimatorError.of(
-            "serving_checkpoint_format", field="weights", scheme=shipped.scheme, allowed=list(WEIGHT_FORMATS)
-        )
-    return shipped.weights, shipped.group_size
-
-
-def served(spec: ModelIn, model: ModelSpec) -> Served:
-    """What the launch serves: the repository (a preset's instruct model by default where it ships both, for a
-    chat deployment must not serve the base model), the checkpoint it ships and the model's context."""
-    config = _hf_config(spec)
-    variant = None
-    repo = model_repo(spec, model)
-    if spec.preset is not None:
-        preset = get_preset(spec.preset)
-        known = dict(preset.variants)
-        chosen = spec.variant or ("instruct" if "instruct" in known else None)
-        repo = preset.repo_for(chosen)
-        if chosen is not None and len(known) > 1:
-            other = next(v for v in known if v != chosen)
-            variant = (chosen, other, known[other])
-    return Served(repo=repo, checkpoint=checkpoint_from_config(config), context=context_limit(config), variant=variant)
-
-
-def _check_context(config: Mapping[str, Any] | None, cfg: ServingConfig, stated: str = "max_model_len") -> None:
-    """422 naming the field when the lengths exceed the model's context (the engine refuses to start), or a stated
-    longest request is shorter than the mean one."""
-    total = cfg.input_tokens + cfg.output_tokens
-    if cfg.max_model_len is not None and cfg.max_model_len < total:
-        raise EstimatorError.of(
-            "serving_length_short", field=f"serving.{stated}", name=stated, length=cfg.max_model_len, total=total
-        )
-    limit = context_limit(config)
-    if limit is None:
-        return
-    if cfg.max_model_len is not None and cfg.max_model_len > limit:
-        raise EstimatorError.of(
-            "serving_length_context", field=f"serving.{stated}", name=stated, length=cfg.max_model_len, limit=limit
-        )
-    if total > limit:
-        raise EstimatorError.of("serving_request_context", field="serving.input_tokens", total=total, limit=limit)
-
-
-def _serving_precision(value: str | None) -> ServingPrecision | None:
-    """The value as a serving precision (fp16, bf16, fp8), None for anything else."""
-    return next((p for p in SERVING_PRECISIONS if p == value), None)
-
-
-def _hf_config(spec: ModelIn) -> Mapping[str, Any] | None:
-    """The config.json values behind the model: the preset's, or the one pasted."""
-    return preset_config(spec.preset, _target_variant(spec)) if spec.preset is not None else spec.hf_config
-
-
-def _mla(spec: ModelIn) -> int:
-    return mla_cache_values(_hf_config(spec))
-
-
-def model_repo(spec: ModelIn, model: ModelSpec) -> str | None:
-    """What the engine's command line loads: the preset's Hugging Face repo, the model's hf_id or the pasted
-    config's `_name_or_path`; None where none is known (a pasted config's model_type names an architecture, not a
-    checkpoint: the launch names a placeholder for the customer's)."""
-    if spec.preset is not None:
-        return get_preset(spec.preset).hf_repo
-    return model.hf_repo
-
-
-def _finite(value: float) -> float | None:
-    return None if math.isinf(value) or math.isnan(value) else value
-
-
-def serving_out(estimate: ServingEstimate, cfg: ServingConfig, option: ServingOption | None = None) -> ServingOut:
-    mem = estimate.memory
-    saturated = estimate.latency is not None and estimate.latency["average"].saturated  # unbounded (_latency_out)
-    return mirror(
-        ServingOut,
-        estimate,
-        ttft_ms=None if saturated else _finite(estimate.ttft_ms),
-        tpot_ms=_finite(estimate.tpot_ms),
-        e2e_latency_ms=None if saturated else _finite(estimate.e2e_latency_ms),
-        headroom=round(option.headroom, 3) if option and estimate.max_concurrency >= 1 else None,
-        latency=_latency_out(estimate.latency),
-        utilization=UtilizationOut(**{k: round(v, 3) for k, v in estimate.utilization.items()})
-        if estimate.utilization
-        else None,
-        isolated_ttft_ms=estimate.isolated_ttft_ms,
-        peak_requests_per_s=option.peak.requests_per_s if option else None,
-        pools=_pools_out(option),
-        kv_transfer_ms=option.kv_transfer_ms if option else None,
-        memory_per_gpu_gib=ServingMemoryOut(
-            weights=round(mem.weights / GIB, 2),
-            kv_cache=round(mem.kv_cache / GIB, 2),
-            activations=round(mem.activations / GIB, 2),
-            engine_reserve=round(mem.engine_reserve / GIB, 2),
-            total=round(mem.total / GIB, 2),
-            capacity=round(mem.capacity / GIB, 2),
-        ),
-        engine=cfg.engine,
-        batching=cfg.batching,
-        notes=list(estimate.notes),
-    )
-
-
-def _pools_out(option: ServingOption | None) -> dict[str, PoolOut] | None:
-    if option is None or not option.pools:
-        return None
-    used = option.pool_utilization or {}
-    return {
-        name: PoolOut(
-            **pool,
-            utilization=UtilizationOut(**{k: round(v, 3) for k, v in used[name].items()}) if name in used else None,
-        )
-        for name, pool in option.pools.items()
-    }
-
-
-def _percentiles_ms(values: Quantiles) -> PercentilesOut:
-    return PercentilesOut(p50=values.p50 * 1e3, p90=values.p90 * 1e3, p99=values.p99 * 1e3)
-
-
-def _latency_out(latency: dict[str, LoadLatency] | None) -> LoadLatencyOut | None:
-    """The simulated percentiles; a saturated load's TTFT and end-to-end latency unbounded (PercentilesOut)."""
-    if latency is None:
-        return None
-    parts = {
-        name: LatencyOut(
-            ttft_ms=UNBOUNDED if load.saturated else _percentiles_ms(load.ttft),
-            tpot_ms=_percentiles_ms(load.tpot),
-            e2e_ms=UNBOUNDED if load.saturated else _percentiles_ms(load.e2e),
-            saturated=load.saturated,
-        )  # fmt: skip
-        for name, load in latency.items()
-    }
-    return LoadLatencyOut(average=parts["average"], peak=parts["peak"])
-
-
-def _memory_out(estimate: ServingEstimate) -> MemoryOut:
-    mem = estimate.memory
-    parts = {
-        "weights": mem.weights,
-        "gradients": 0.0,
-        "optimizer": 0.0,
-        "activations": mem.activations,
-        "kv_cache": mem.kv_cache,
-        "other": mem.engine_reserve,
-        "total": mem.total,
-    }
-    return gib_memory_out(parts, capacity=mem.capacity, fits=estimate.max_concurrency >= 1)
-
-
-def _performance_out(estimate: ServingEstimate) -> PerformanceOut:
-    return PerformanceOut(
-        tokens_per_s=estimate.output_tokens_per_s,
-        tokens_per_s_per_gpu=estimate.output_tokens_per_s_per_gpu,
-        decode_tokens_per_s=estimate.output_tokens_per_s,
-        time_per_output_token_ms=_finite(estimate.tpot_ms),
-        breakdown_s={"ttft": estimate.ttft_ms / 1e3} if _finite(estimate.ttft_ms) is not None else {},
-    )
-
-
-def serving_summary(replicas: int, tp: int, pp: int, pools: dict[str, Any] | None = None, ep: int = 1) -> str:
-    """A serving plan's summary: its replicas × TP (× PP), or a disaggregated deployment's two pools (`pools`: each
-    pool's `tp` and `replicas`), in the API's English (app/words.py SERVE_WORDS words it in each language). The quote
-    words its own plan with it (app.quotes.plan_summary)."""
-    return words_summary(replicas, tp, pp, pools, "en", ep)
-
-
-def _plan_out(
-    replicas: int, tp: int, pp: int, concurrency: float, pools: dict[str, Any] | None = None, ep: int = 1
-) -> PlanOut:
-    summary = serving_summary(replicas, tp, pp, pools, ep)
-    return PlanOut(
-        dp=replicas,
-        tp=tp,
-        pp=pp,
-        cp=1,
-        ep=ep,
-        zero_stage=0,
-        offload="none",
-        recompute="none",
-        sequence_parallel=False,
-        flash_attention=True,
-        micro_batch=max(1, math.ceil(concurrency)),
-        global_batch=None,
-        virtual_stages=1,
-        summary=summary,
-    )
-
-
-def _default_split(model: ModelSpec, cfg: ServingConfig, cluster: Cluster) -> tuple[int, int, int]:
-    """(tp, pp, replicas), every GPU serving: of the TP degrees within a server that hold a sequence, the one
-    whose replicas carry the most (the smaller degree on a tie; the same GPUs, so also the lowest cost per
-    token); a model no server holds runs TP over a server and one pipeline stage per server."""
-    best: tuple[tuple[bool, float], int] | None = None
-    largest_cache = (0, 1)  # (tokens, tp)
-    for tp in TP_DEGREES:
-        if tp > cluster.gpus_per_node or cluster.gpus % tp or not valid_tp(model, tp):
-            continue
-        if max_concurrency(model, cfg, cluster.gpu, tp, 1) < 1:
-            largest_cache = max(largest_cache, (kv_cache_tokens(model, cfg, cluster.gpu, tp, 1), tp))
-            continue
-        score = _split_score(model, cfg, cluster, tp, cluster.gpus // tp)
-        if best is None or score > best[0]:
-            best = (score, tp)
-    if best is not None:
-        return best[1], 1, cluster.gpus // best[1]
-    pipeline = _pipeline_split(model, cfg, cluster)
-    if pipeline is not None:
-        return pipeline
-    where = f"{cluster.nodes} × {cluster.gpus_per_node} × {cluster.gpu.name}"
-    if largest_cache[0] > 0:
-        raise EstimatorError.of(
-            "serving_sequence_kv",
-            field="serving.input_tokens",
-            context=cfg.context_len,
-            where=where,
-            tokens=largest_cache[0],
-            tp=largest_cache[1],
-        )
-    code = "serving_no_kv_nodes" if cluster.nodes > 1 else "serving_no_kv"
-    raise EstimatorError.of(code, field="hardware", model=model.name, where=where)
-
-
-def _pipeline_split(model: ModelSpec, cfg: ServingConfig, cluster: Cluster) -> tuple[int, int, int] | None:
-    """TP over one server's GPUs, the fewest servers as pipeline stages that hold a sequence."""
-    tp = cluster.gpus_per_node
-    if cluster.nodes < 2 or not valid_tp(model, tp):
-        return None
-    for pp in range(2, min(cluster.nodes, model.layers) + 1):
-        if cluster.nodes % pp == 0 and max_concurrency(model, cfg, cluster.gpu, tp, pp) >= 1:
-            across = _tp_across(model, cfg, cluster, pp)
-            if across is not None:
-                return across, 1, cluster.nodes // pp
-            check_pipeline(cfg.engine, cfg.speculative, pp, field="serving.speculative")
-            return tp, pp, cluster.nodes // pp
-    return None
-
-
-def _tp_across(model: ModelSpec, cfg: ServingConfig, cluster: Cluster, servers: int) -> int | None:
-    """Where the engine runs no pipeline with the request's speculation: one TP group over `servers` servers joined by
-    an RDMA fabric (app/planner/serving_multinode.py), if it holds a sequence; None: the pipeline (or its 422)."""
-    if pipelines_with(cfg.engine, cfg.speculative):
-        return None
-    tp = cross_node_tp(model, cfg, cluster.gpus_per_node, fabric_of(cluster), servers)
-    if tp is None or not valid_tp(model, tp) or max_concurrency(model, cfg, cluster.gpu, tp, 1) < 1:
-        return None
-    return tp
-
-
-def _split_score(model: ModelSpec, cfg: ServingConfig, cluster: Cluster, tp: int, replicas: int) -> tuple[bool, float]:
-    """(meets the SLO or carries the offered load, output tokens/s): at the requested concurrency, or for an
-    offered load what the replicas carry within the SLO."""
-    if cfg.requests_per_s is None:
-        result = estimate_serving(model, cfg, cluster, tp=tp, replicas=replicas)
-        return result.meets_slo is not False, result.output_tokens_per_s
-    per_replica, _ = replica_capacity(model, cfg, cluster, tp=tp)
-    return per_replica * replicas >= cfg.requests_per_s, per_replica * replicas * cfg.output_tokens
 
 
 def estimate(
@@ -534,7 +104,7 @@ def estimate(
             raise EstimatorError.of("serving_plan_gpus", field="plan", gpus=replicas * tp * pp, hardware=cluster.gpus)
         check_fits(model, cfg, cluster.gpu, tp, pp)
     else:
-        tp, pp, replicas = _default_split(model, cfg, cluster)
+        tp, pp, replicas = default_split(model, cfg, cluster)
     result = estimate_serving(model, cfg, cluster, tp=tp, pp=pp, replicas=replicas)
     warnings = list(warnings_in)
     if result.max_concurrency < 1:
@@ -546,9 +116,9 @@ def estimate(
     notes = hardware_notes + serving_assumptions(request) + ([NO_FABRIC_NOTE] if replicas > 1 else [])
     return EstimateOut(
         model=model_summary,
-        plan=_plan_out(replicas, tp, pp, result.concurrency, ep=tp if cfg.dp_attention else 1),
-        memory=_memory_out(result),
-        performance=_performance_out(result),
+        plan=plan_out(replicas, tp, pp, result.concurrency, ep=tp if cfg.dp_attention else 1),
+        memory=memory_out(result),
+        performance=performance_out(result),
         warnings=warnings_out(warnings),
         assumptions=[n.text for n in notes],
         assumption_codes=notes_out(notes),
@@ -644,12 +214,12 @@ def option_out(
     holds = facts["holds"]
     per_million = str(option.per_million_output_tokens) if holds else None
     ep = option.tp if option.dp_attention else 1
-    plan = _plan_out(option.replicas, option.tp, option.pp, est.concurrency, option.pools, ep)
+    plan = plan_out(option.replicas, option.tp, option.pp, est.concurrency, option.pools, ep)
     return placed_option_out(
         option,
         plan=plan,
-        memory=_memory_out(est),
-        performance=_performance_out(est),
+        memory=memory_out(est),
+        performance=performance_out(est),
         cost=cost_out(option.cost, SERVING_NOTE, per_million_output_tokens=per_million),
         availability=availability_out(option.availability),
         explanation=explanation,

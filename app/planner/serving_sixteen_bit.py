@@ -18,15 +18,10 @@ from app.estimator.serving import ServingConfig, simulations
 from app.estimator.specs import ModelSpec
 from app.planner.misses import MissCode
 from app.planner.offers import Constraints, Offer
-from app.planner.serving import (  # the closed forms of one offer, as search_serving weighs them
-    ServingOption,
-    ServingSearch,
-    _Ask,
-    _offer_shapes,
-    offer_region,
-    search_serving,
-)
+from app.planner.serving import offer_region, search_serving
 from app.planner.serving_launch import Served
+from app.planner.serving_option import Ask, ServingOption, ServingSearch
+from app.planner.serving_shapes import offer_shapes  # the closed forms of one offer, as search_serving weighs them
 from app.planner.serving_weight_only import CODE as WEIGHT_ONLY_CODE, weight_only
 
 # kernel_support's gaps that FP8 alone opens: FP8 math, FP8 weights outside vLLM's and SGLang's Marlin path,
@@ -111,7 +106,7 @@ def _cheapest(
     None. The SKUs whose closed forms already cost at least `cheapest` are not searched (the simulation only adds
     replicas to the closed forms')."""
     again = _below(
-        _Ask(model, replace(alt, peak_factor=peak_factor), constraints, peak_factor, served), offers, refused, cheapest
+        Ask(model, replace(alt, peak_factor=peak_factor), constraints, peak_factor, served), offers, refused, cheapest
     )
     if not again:
         return None
@@ -121,7 +116,7 @@ def _cheapest(
     return found.options[0]
 
 
-def _below(ask: _Ask, offers: list[Offer], refused: set[str], cheapest: Decimal | None) -> list[Offer]:
+def _below(ask: Ask, offers: list[Offer], refused: set[str], cheapest: Decimal | None) -> list[Offer]:
     """The refused offers whose cheapest deployment by the closed forms costs less than `cheapest` (any, without).
     Of offers alike but for price and region (GPU, rental unit, currency, fabric) only the lowest list price is
     weighed: a dearer twin rents the same shapes for more."""
@@ -134,7 +129,7 @@ def _below(ask: _Ask, offers: list[Offer], refused: set[str], cheapest: Decimal 
     kept = []
     with simulations():
         for offer, region in twins.values():
-            costs = [option.cost.compared_monthly for option in _offer_shapes(ask, offer, region).candidates]
+            costs = [option.cost.compared_monthly for option in offer_shapes(ask, offer, region).candidates]
             if costs and (cheapest is None or min(costs) < cheapest):
                 kept.append(offer)
     return kept

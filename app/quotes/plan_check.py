@@ -34,7 +34,8 @@ from app.planner.schemas import HardwareIn, PlanIn, WorkloadIn
 from app.planner.search import stated_plan
 from app.planner.serving import check_serving_plan
 from app.planner.serving_disagg import check_disaggregated
-from app.planner.serving_service import plan_config, serving_config, serving_out
+from app.planner.serving_mappers import serving_out
+from app.planner.serving_request import plan_config, serving_config
 from app.planner.stacks import as_launched, no_stack_warning
 from app.planner.workload import SessionOpener, as_rented, resolve_cluster, resolve_model
 from app.quotes.plan_summary import server_summary, stated

@@ -19,7 +19,7 @@ from app.estimator.serving import ServingConfig, ServingEstimate, estimate_servi
 from app.estimator.serving_disagg import Pools, decode_config, joined_estimate, kv_transfer_s, prefill_config
 from app.estimator.specs import Cluster, ModelSpec
 from app.planner.misses import slo_params
-from app.planner.serving_service import serving_out
+from app.planner.serving_mappers import serving_out
 from app.quotes.service import refusal
 
 if TYPE_CHECKING:

@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 from app.estimator.memory.band import MemoryBand
 from app.estimator.specs import GIB, MemoryBreakdown
 from app.planner.edge import at_edge
-from app.planner.recommend import rank
+from app.planner.ranking import rank
 
 
 def _memory(total_gib: float, capacity_gib: float = 39.0, headroom: float = 0.05) -> MemoryBreakdown:

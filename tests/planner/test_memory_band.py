@@ -17,7 +17,7 @@ from app.estimator.memory import estimate_memory
 from app.estimator.memory.band import may_exceed, memory_band
 from app.estimator.presets import get_preset
 from app.estimator.specs import GIB, Cluster, LoraSpec, MemoryBreakdown, Plan, Workload
-from app.planner.recommend import rank
+from app.planner.ranking import rank
 from tests.estimator.validation_cases import MEMORY_HELD_OUT
 
 FMS_LORA = next(c for c in MEMORY_HELD_OUT if c.label == "fms-acceleration mistral-7b lora, 1 GPU, batch 4 x 4096")

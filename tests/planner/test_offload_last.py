@@ -10,7 +10,7 @@ from decimal import Decimal
 import pytest
 from fastapi.testclient import TestClient
 
-from app.planner.recommend import OFFLOAD_PREMIUM
+from app.planner.ranking import OFFLOAD_PREMIUM
 
 # The request: Llama 3.1 405B continued pre-training on 10B tokens ranked ZeRO-3 with every state offloaded
 # first (64-128 H100s, MFU 0.36, 850 GiB of host RAM a server), where Megatron-LM tensor parallel 8 × pipeline 14

@@ -15,9 +15,10 @@ import pytest
 
 from app.estimator.presets import get_preset
 from app.estimator.specs import LoraSpec, Workload
-from app.planner import pruning, search
+from app.planner import pruning, search, speed_bounds
 from app.planner.offers import Constraints, Offer
-from app.planner.recommend import Recommendation, _cluster, recommend
+from app.planner.option import Recommendation
+from app.planner.recommend import _cluster, recommend
 from tests import factories
 
 
@@ -139,11 +140,11 @@ def test_one_hardware_shape_is_searched_once_whatever_sku_offers_it() -> None:
 
 
 def test_the_throughput_bound_holds_for_every_option_found() -> None:
-    """The skip rule leans on search.throughput_bound: no option may beat it."""
+    """The skip rule leans on speed_bounds.throughput_bound: no option may beat it."""
     for model_id, workload, constraints in REQUESTS.values():
         model = get_preset(model_id).model
         result = recommend(model, workload, OFFERS, replace(constraints, limit=50, objective="fastest"))
         for option in result.options:
             cluster = _cluster(option.offer, option.config, Constraints())
-            cluster_bound = search.throughput_bound(model, workload, cluster)
+            cluster_bound = speed_bounds.throughput_bound(model, workload, cluster)
             assert option.evaluated.throughput <= cluster_bound * (1 + 1e-9), (model_id, option.config)

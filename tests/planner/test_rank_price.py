@@ -15,7 +15,8 @@ import pytest
 from app.estimator.hardware import get_gpu
 from app.planner.availability import Availability
 from app.planner.offers import Configuration, Cost, Offer, billed_months, price
-from app.planner.recommend import Option, pareto, rank
+from app.planner.option import Option
+from app.planner.ranking import pareto, rank
 from tests import factories
 
 H100 = get_gpu("h100-80g-sxm")

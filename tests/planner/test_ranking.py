@@ -7,7 +7,7 @@ from decimal import Decimal
 
 from fastapi.testclient import TestClient
 
-from app.planner.recommend import BALANCED_COST_CAP, MEANINGFUL_HOURS, PARETO_MIN_SAVING, RIGHT_SIZE_RATIO
+from app.planner.ranking import BALANCED_COST_CAP, MEANINGFUL_HOURS, PARETO_MIN_SAVING, RIGHT_SIZE_RATIO
 from tests.factories import recommend as _recommend
 
 

@@ -11,7 +11,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.estimator.specs import LoraSpec, Plan, Workload
-from app.planner.recommend import BALANCED_COST_CAP
+from app.planner.ranking import BALANCED_COST_CAP
 from app.planner.stacks import runs
 
 CUSTOMER = {"name": "Li Wei", "company": "", "email": "li.wei@example.com"}

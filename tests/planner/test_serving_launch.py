@@ -190,7 +190,7 @@ def test_a_qwen25_preset_serves_its_instruct_repository_with_the_instruct_contex
     pretrained model. Its config.json states max_position_embeddings 32,768 (the 7B to 72B base models state
     131,072: huggingface.co/Qwen/Qwen2.5-72B-Instruct/blob/main/config.json), so the launch accepts that many."""
     from app.planner.schemas import ModelIn
-    from app.planner.serving_service import served
+    from app.planner.serving_request import served
 
     preset = f"qwen2.5-{size.lower()}"
     model = get_preset(preset).model

@@ -11,13 +11,14 @@ import math
 
 import pytest
 
-import app.planner.serving as serving_module
+import app.planner.serving_verify as serving_verify
 from app.estimator.presets import get_preset
 from app.estimator.serving import REQUEST_OVERHEAD_S, ServingConfig, replicas_for_slo
 from app.estimator.serving_sim import REQUESTS, WARMUP, poisson_arrivals, quantiles
 from app.estimator.specs import Cluster
 from app.planner.offers import Constraints
-from app.planner.serving import ServingOption, search_serving
+from app.planner.serving import search_serving
+from app.planner.serving_option import ServingOption
 from tests.planner.test_serving_search import OFFERS, offer
 
 MODELS = {name: get_preset(name).model for name in ("llama-3.1-8b", "llama-3.1-70b", "mixtral-8x7b")}
@@ -103,13 +104,13 @@ def test_only_the_offers_that_can_rank_are_simulated(monkeypatch: pytest.MonkeyP
     cfg = ServingConfig(input_tokens=2000, output_tokens=300, requests_per_s=8, slo_ttft_ms=1500, slo_tpot_ms=60)
     everything = search_serving(MODELS["llama-3.1-70b"], cfg, offers, Constraints(limit=12), peak_factor=1.5)
     verified: list[str] = []
-    original = serving_module._verify
+    original = serving_verify._verify
 
     def counting(ask, region, option):  # type: ignore[no-untyped-def]
         verified.append(option.offer.sku_id)
         return original(ask, region, option)
 
-    monkeypatch.setattr(serving_module, "_verify", counting)
+    monkeypatch.setattr(serving_verify, "_verify", counting)
     two = search_serving(MODELS["llama-3.1-70b"], cfg, offers, Constraints(limit=2), peak_factor=1.5)
     assert [(o.offer.sku_id, o.tp, o.replicas) for o in two.options] == [
         (o.offer.sku_id, o.tp, o.replicas) for o in everything.options[:2]

@@ -15,7 +15,8 @@ from app.estimator.presets import get_preset
 from app.estimator.serving import ServingConfig, estimate_serving
 from app.estimator.specs import Cluster
 from app.planner.offers import Constraints, Offer
-from app.planner.serving import per_million_tokens, search_serving, valid_tp
+from app.planner.serving import search_serving
+from app.planner.serving_option import per_million_tokens, valid_tp
 from tests import factories
 
 LLAMA3_8B = get_preset("llama-3.1-8b").model
@@ -233,6 +234,17 @@ def test_a_load_no_shape_carries_is_a_near_miss_naming_max_nodes() -> None:
     limit = dict(miss.misses)["max_nodes"]
     assert limit["replica_gpus"] == 1 and limit["max_nodes"] == 2 and limit["most"] == 16 < limit["replicas"]
     assert "more than the 16 that max_nodes 2 rents" in (messages.misses(miss.misses) or "")
+
+
+def test_a_card_sku_too_small_for_one_replica_is_refused_naming_the_replicas_and_their_gpus() -> None:
+    """Llama 3.1 70B in bf16 (141 GB of weights) on L40S 48 GB cards rented 1 or 2 at a time: TP 1 and 2 leave no KV
+    cache, and one TP 4 replica needs 4 cards, more than the SKU rents; the refusal (`max_nodes`) names the replicas
+    and the GPUs of each, and no `most` (nothing was sized) nor `max_nodes` (the SKU is rented by the card)."""
+    cards = factories.offer("l40s-card", "l40s-48g", unit="card", card_counts=(1, 2), regions=("cn-east",))
+    cfg = ServingConfig(input_tokens=1024, output_tokens=256, concurrency=8)
+    result = search_serving(LLAMA3_70B, cfg, [cards], Constraints())
+    assert not result.options and not result.near_misses
+    assert result.rejected == [("l40s-card", "max_nodes", {"replicas": 1, "replica_gpus": 4})]
 
 
 def test_the_headroom_shown_is_held_to_the_simulation() -> None:

@@ -1,0 +1,148 @@
+"""A serving estimate as the API's shapes (app/planner/serving_service.py): the `serving` block, its memory,
+performance and plan, and the plan's summary."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from app.estimator.serving import ServingConfig, ServingEstimate
+from app.estimator.serving_sim import LoadLatency, Quantiles
+from app.estimator.specs import GIB
+from app.planner.mappers import gib_memory_out
+from app.planner.schemas import MemoryOut, PerformanceOut, PlanOut
+from app.planner.serving_option import ServingOption
+from app.planner.serving_schemas import (
+    UNBOUNDED,
+    LatencyOut,
+    LoadLatencyOut,
+    PercentilesOut,
+    PoolOut,
+    ServingMemoryOut,
+    ServingOut,
+    UtilizationOut,
+)
+from app.schemas import mirror
+from app.words import serving_summary as words_summary
+
+
+def _finite(value: float) -> float | None:
+    return None if math.isinf(value) or math.isnan(value) else value
+
+
+def serving_out(estimate: ServingEstimate, cfg: ServingConfig, option: ServingOption | None = None) -> ServingOut:
+    mem = estimate.memory
+    saturated = estimate.latency is not None and estimate.latency["average"].saturated  # unbounded (_latency_out)
+    return mirror(
+        ServingOut,
+        estimate,
+        ttft_ms=None if saturated else _finite(estimate.ttft_ms),
+        tpot_ms=_finite(estimate.tpot_ms),
+        e2e_latency_ms=None if saturated else _finite(estimate.e2e_latency_ms),
+        headroom=round(option.headroom, 3) if option and estimate.max_concurrency >= 1 else None,
+        latency=_latency_out(estimate.latency),
+        utilization=UtilizationOut(**{k: round(v, 3) for k, v in estimate.utilization.items()})
+        if estimate.utilization
+        else None,
+        isolated_ttft_ms=estimate.isolated_ttft_ms,
+        peak_requests_per_s=option.peak.requests_per_s if option else None,
+        pools=_pools_out(option),
+        kv_transfer_ms=option.kv_transfer_ms if option else None,
+        memory_per_gpu_gib=ServingMemoryOut(
+            weights=round(mem.weights / GIB, 2),
+            kv_cache=round(mem.kv_cache / GIB, 2),
+            activations=round(mem.activations / GIB, 2),
+            engine_reserve=round(mem.engine_reserve / GIB, 2),
+            total=round(mem.total / GIB, 2),
+            capacity=round(mem.capacity / GIB, 2),
+        ),
+        engine=cfg.engine,
+        batching=cfg.batching,
+        notes=list(estimate.notes),
+    )
+
+
+def _pools_out(option: ServingOption | None) -> dict[str, PoolOut] | None:
+    if option is None or not option.pools:
+        return None
+    used = option.pool_utilization or {}
+    return {
+        name: PoolOut(
+            **pool,
+            utilization=UtilizationOut(**{k: round(v, 3) for k, v in used[name].items()}) if name in used else None,
+        )
+        for name, pool in option.pools.items()
+    }
+
+
+def _percentiles_ms(values: Quantiles) -> PercentilesOut:
+    return PercentilesOut(p50=values.p50 * 1e3, p90=values.p90 * 1e3, p99=values.p99 * 1e3)
+
+
+def _latency_out(latency: dict[str, LoadLatency] | None) -> LoadLatencyOut | None:
+    """The simulated percentiles; a saturated load's TTFT and end-to-end latency unbounded (PercentilesOut)."""
+    if latency is None:
+        return None
+    parts = {
+        name: LatencyOut(
+            ttft_ms=UNBOUNDED if load.saturated else _percentiles_ms(load.ttft),
+            tpot_ms=_percentiles_ms(load.tpot),
+            e2e_ms=UNBOUNDED if load.saturated else _percentiles_ms(load.e2e),
+            saturated=load.saturated,
+        )  # fmt: skip
+        for name, load in latency.items()
+    }
+    return LoadLatencyOut(average=parts["average"], peak=parts["peak"])
+
+
+def memory_out(estimate: ServingEstimate) -> MemoryOut:
+    mem = estimate.memory
+    parts = {
+        "weights": mem.weights,
+        "gradients": 0.0,
+        "optimizer": 0.0,
+        "activations": mem.activations,
+        "kv_cache": mem.kv_cache,
+        "other": mem.engine_reserve,
+        "total": mem.total,
+    }
+    return gib_memory_out(parts, capacity=mem.capacity, fits=estimate.max_concurrency >= 1)
+
+
+def performance_out(estimate: ServingEstimate) -> PerformanceOut:
+    return PerformanceOut(
+        tokens_per_s=estimate.output_tokens_per_s,
+        tokens_per_s_per_gpu=estimate.output_tokens_per_s_per_gpu,
+        decode_tokens_per_s=estimate.output_tokens_per_s,
+        time_per_output_token_ms=_finite(estimate.tpot_ms),
+        breakdown_s={"ttft": estimate.ttft_ms / 1e3} if _finite(estimate.ttft_ms) is not None else {},
+    )
+
+
+def serving_summary(replicas: int, tp: int, pp: int, pools: dict[str, Any] | None = None, ep: int = 1) -> str:
+    """A serving plan's summary: its replicas × TP (× PP), or a disaggregated deployment's two pools (`pools`: each
+    pool's `tp` and `replicas`), in the API's English (app/words.py SERVE_WORDS words it in each language). The quote
+    words its own plan with it (app.quotes.plan_summary)."""
+    return words_summary(replicas, tp, pp, pools, "en", ep)
+
+
+def plan_out(
+    replicas: int, tp: int, pp: int, concurrency: float, pools: dict[str, Any] | None = None, ep: int = 1
+) -> PlanOut:
+    summary = serving_summary(replicas, tp, pp, pools, ep)
+    return PlanOut(
+        dp=replicas,
+        tp=tp,
+        pp=pp,
+        cp=1,
+        ep=ep,
+        zero_stage=0,
+        offload="none",
+        recompute="none",
+        sequence_parallel=False,
+        flash_attention=True,
+        micro_batch=max(1, math.ceil(concurrency)),
+        global_batch=None,
+        virtual_stages=1,
+        summary=summary,
+    )
