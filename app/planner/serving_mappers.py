@@ -30,6 +30,15 @@ def _finite(value: float) -> float | None:
     return None if math.isinf(value) or math.isnan(value) else value
 
 
+def _headroom(estimate: ServingEstimate, option: ServingOption | None) -> float | None:
+    """The factor of the peak the replicas carry within the SLO, as held to the simulation for a shown option; None
+    where the SLO is missed (a near miss keeps the closed forms' figure, never checked: review R5-8 read 1.217 beside
+    meets_slo false) or no sequence fits."""
+    if option is None or estimate.max_concurrency < 1 or estimate.meets_slo is False:
+        return None
+    return round(option.headroom, 3)
+
+
 def serving_out(estimate: ServingEstimate, cfg: ServingConfig, option: ServingOption | None = None) -> ServingOut:
     mem = estimate.memory
     saturated = estimate.latency is not None and estimate.latency["average"].saturated  # unbounded (_latency_out)
@@ -39,7 +48,7 @@ def serving_out(estimate: ServingEstimate, cfg: ServingConfig, option: ServingOp
         ttft_ms=None if saturated else _finite(estimate.ttft_ms),
         tpot_ms=_finite(estimate.tpot_ms),
         e2e_latency_ms=None if saturated else _finite(estimate.e2e_latency_ms),
-        headroom=round(option.headroom, 3) if option and estimate.max_concurrency >= 1 else None,
+        headroom=_headroom(estimate, option),
         latency=_latency_out(estimate.latency),
         utilization=UtilizationOut(**{k: round(v, 3) for k, v in estimate.utilization.items()})
         if estimate.utilization

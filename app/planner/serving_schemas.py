@@ -261,7 +261,9 @@ class ServingOut(BaseModel):
         "that takes most of a replica's time"
     )
     headroom: float | None = Field(
-        default=None, description="/recommend: requests/s the replicas carry within the SLO ÷ the peak load"
+        default=None,
+        description="/recommend: requests/s the replicas carry within the SLO ÷ the peak load; null where the SLO is "
+        "missed (a near miss)",
     )
     peak_requests_per_s: float | None = None
     memory_per_gpu_gib: ServingMemoryOut

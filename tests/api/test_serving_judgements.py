@@ -567,3 +567,29 @@ def test_a_one_request_miss_on_a_percentile_cites_the_percentile_that_misses(cli
         assert params["ttft_ms"] > params["slo_ttft_ms"] or params["tpot_ms"] > params["slo_tpot_ms"], params
         for lang in ("en", "zh"):
             assert "p99" in messages.misses([(miss["code"], params)], lang)
+
+
+def test_a_near_miss_that_misses_its_slo_claims_no_headroom(client: TestClient) -> None:
+    """Review R5-8: the near miss above (meets_slo false) showed `headroom` 1.217, the closed forms' figure that the
+    simulation never checked (a shown option's headroom is held to it, a near miss's was not): a factor by which the
+    peak may grow within an SLO it already misses."""
+    response = client.post(
+        "/recommend",
+        json={
+            "model": {"preset": "llama-3.1-70b"},
+            "task": "serving",
+            "precision": "fp8",
+            "serving": {
+                "input_tokens": 32000,
+                "output_tokens": 300,
+                "input_tokens_p95": 100000,
+                "requests_per_s": 5,
+                "slo": {"ttft_ms": 3000, "tpot_ms": 40, "percentile": "p99"},
+                "prefix_cache_hit_rate": 0.5,
+            },
+        },
+    )
+    assert response.status_code == 200, response.text
+    missed = [near["serving"] for near in response.json()["near_misses"] if near["serving"]["meets_slo"] is False]
+    assert missed
+    assert all(serving["headroom"] is None for serving in missed), [s["headroom"] for s in missed]
