@@ -127,6 +127,26 @@ Currency = Annotated[
 ]
 
 
+# What changes how printed text is shown rather than what it says: C0 and C1 controls, and Unicode's bidirectional
+# formatting characters (marks U+200E, U+200F; embeddings and overrides U+202A–U+202E; isolates U+2066–U+2069), which
+# reorder the text around them (Unicode Standard Annex #9 §2; "Trojan Source", CVE-2021-42574): a right-to-left
+# override in a company name reverses how it reads on a printed quote (review R5-12).
+HIDDEN_CHARACTERS = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def _shown_as_written(value: str) -> str:
+    if HIDDEN_CHARACTERS.search(value):
+        raise PydanticCustomError(
+            "hidden_characters",
+            "must not contain control characters or bidirectional formatting characters (U+200E, U+200F, "
+            "U+202A to U+202E, U+2066 to U+2069)",
+        )
+    return value
+
+
+PrintedText = AfterValidator(_shown_as_written)  # a field printed on a quote, its page and its PDF
+
+
 def money_pattern(digits: int, places: int) -> str:
     """A money amount as the API takes it: a decimal string of at most `digits` whole digits and `places` decimals;
     no sign, exponent or JSON number (a float is never money). The admin's prices (app/admin/schemas.py `Amount`)

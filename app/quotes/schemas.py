@@ -21,9 +21,9 @@ from pydantic import BaseModel, ConfigDict, EmailStr, Field, StringConstraints, 
 from app.catalog.schemas import TERM_DESCRIPTION, MoneyStr
 from app.estimator.vocabulary import MAX_QUOTE_MONTHS, QuoteStatus, Term
 from app.planner.schemas import PlanIn, WorkloadIn
-from app.schemas import RequestModel
+from app.schemas import PrintedText, RequestModel
 
-Text200 = Annotated[str, StringConstraints(strip_whitespace=True, max_length=200)]
+Text200 = Annotated[str, StringConstraints(strip_whitespace=True, max_length=200), PrintedText]
 MAX_WORKLOAD_JSON_BYTES = 8192  # a real config.json is 1-2 KB (DeepSeek-V3's, the largest shipped preset: ~1.7 KB)
 MAX_WORKLOAD_DEPTH = 5  # containers: workload.model.hf_config.quantization_config.<a list> (4) in real configs
 IGNORED_PRICE_FIELDS = frozenset(
@@ -46,7 +46,7 @@ IGNORED_PRICE_FIELDS = frozenset(
 
 
 class CustomerIn(RequestModel):
-    name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)] = Field(
+    name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200), PrintedText] = Field(
         description="The customer's name, printed on the quote."
     )
     company: Text200 = Field(default="", description="Company, printed above the name; default empty.")
