@@ -349,6 +349,9 @@ Sources (each a project that measured its own runs and says with what):
   [colossalchat] ColossalChat's "Hardware Requirements" (Llama 2 7B on H800s under ColossalAI's LowLevelZero ZeRO-2,
                with and without the optimizer on the host, full fine-tune, LoRA and SimPO at 2,048 tokens; allocated):
                rows and source in tests/estimator/memory_first_contact_colossalchat.py.
+  [torchtune-2405] torchtune's README table of May 2024 (Llama 2 7B on RTX 4090s at batch 4 x 2,048, Llama 2 70B on 8
+               A100 at 4 x 4,096; QLoRA, LoRA and full fine-tune, FSDP where more than one GPU): rows and source in
+               tests/estimator/memory_first_contact_torchtune_2405.py.
 
 `levers` names what each run used that moves the peak and that the estimator may or may not model (attention
 implementation, loss implementation, compile, activation offload, FP8 parameters).
@@ -366,6 +369,7 @@ from tests.estimator.memory_first_contact_hf_ulysses import hf_blog_ulysses
 from tests.estimator.memory_first_contact_megatron_tests import megatron_functional
 from tests.estimator.memory_first_contact_row import FirstContactCase
 from tests.estimator.memory_first_contact_swift import ms_swift_examples
+from tests.estimator.memory_first_contact_torchtune_2405 import torchtune_2405
 from tests.estimator.validation_cases import _fms_run
 
 A100_80 = get_gpu("a100-80g-sxm")
@@ -1723,4 +1727,5 @@ MEMORY_FIRST_CONTACT: tuple[FirstContactCase, ...] = tuple(
     + megatron_functional()  # tests/estimator/memory_first_contact_megatron_tests.py [megatron-functional]
     + hf_blog_ulysses()  # tests/estimator/memory_first_contact_hf_ulysses.py [hf-blog-ulysses]
     + colossalchat()  # tests/estimator/memory_first_contact_colossalchat.py [colossalchat]
+    + torchtune_2405()  # tests/estimator/memory_first_contact_torchtune_2405.py [torchtune-2405]
 )

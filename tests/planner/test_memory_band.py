@@ -355,7 +355,7 @@ def test_coverage_on_every_validation_row() -> None:
     results = [_inside(c) for c in (*MEMORY, *MEMORY_FIRST_CONTACT)]
     inside = sum(ok for ok, _ in results)
     widths = sorted(w for _, w in results)
-    assert len(results) == 363
+    assert len(results) == 370
     assert inside >= 311, inside
     assert widths[len(widths) // 2] <= 0.20
 
