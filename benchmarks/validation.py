@@ -853,7 +853,19 @@ cap`, `torch.tanh`, `* cap`), one more logits-sized tensor in the head's dtype b
 (activations SOFTCAP_FAMILIES). Rows moved (fitted): universal-llm-trainer's Gemma 2 9B LoRA -10.5 % -> +4.2 %, its
 full fine-tune over FSDP with CPU offload -33.7 / -32.6 % -> -18.8 / -17.4 %; the source 5.5 % -> 4.6 %. The same
 table's Gemma 2 9B QLoRA, out of memory on the H100 and the A100 80GB and 89 GB on an RTX Pro 6000, was judged to fit
-an 80 GB card (71.0 GiB): now 87.4 GiB, refused (tests/estimator/test_memory_softcap.py)."""
+an 80 GB card (71.0 GiB): now 87.4 GiB, refused (tests/estimator/test_memory_softcap.py).
+
+Then (2026-12-07, read from PyTorch's code, not fitted): FSDP1's CPU offload keeps each unit's reduce-scattered
+gradient shard on the GPU beside its host copy until the backward ends (torch/distributed/fsdp/_runtime_utils.py at
+3ade90a6 `_post_backward_hook`: `_saved_grad_shard`, copied to `_cpu_grad`; _flat_param.py at fe03cf69
+`prepare_gradient_for_optim` deletes it in the post-backward callback), the rank's whole gradient partition in the
+parameters' dtype, cut on the post-backward stream's pool; FSDP2's offload drops each shard after its copy. A plan
+input (Plan.fsdp1; no stack this service launches runs FSDP1), which universal-llm-trainer's FSDP rows now state
+(src/trainer/build.py wraps torch.distributed.fsdp.FullyShardedDataParallel). Rows moved (fitted): its full
+fine-tunes over 2 GPUs with CPUOffload, Llama 2 13B -47.8 % -> -5.8 %, Gemma 2 9B -18.8 / -17.4 % -> -3.2 / -1.5 %,
+Gemma 7B -20.9 % -> -3.1 %; the source 4.6 % -> 3.9 % (tests/estimator/test_memory_fsdp1_offload.py). Not this: its
+Llama 3.1 70B LoRA over FSDP1 with offload (-29 %; the adapters' shards were counted already), fsdp_qlora's and
+axolotl's QLoRA offload rows and atorch's FSDP rows (no offload)."""
 
 # Median |error| of the estimator at 7c1f6ff (see the module docstring); it had no memory held-out rows run then.
 BASELINE = {

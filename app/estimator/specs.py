@@ -283,6 +283,13 @@ class Plan:
     # step; ZeRO / FSDP: torchtitan's fused AdamW, DeepSpeed's flat gradient buffer, with the Trainer's foreach step
     # where `tuning` names the Trainer: memory.states TRAINER_TUNINGS)
     fsdp_torch_adamw: bool = False
+    # ZeRO-3 run by PyTorch FSDP1 (torch.distributed.fsdp.FullyShardedDataParallel, FlatParameter units: the
+    # Hugging Face Trainer's / accelerate's fsdp_config before fsdp_version 2, axolotl, Answer.AI's fsdp_qlora,
+    # ljm565/universal-llm-trainer), not FSDP2's fully_shard (torchtitan) nor DeepSpeed. With
+    # CPUOffload(offload_params=True) each unit's reduce-scattered gradient shard stays on the GPU beside its host copy
+    # until the backward ends (memory.states `_offloaded`). No stack the planner launches runs it (its fsdp stack is
+    # torchtitan's FSDP2, its Trainer stacks DeepSpeed)
+    fsdp1: bool = False
     # DeepSpeed ZeRO-1/2's reduce bucket, in elements (ds_config zero_optimization.reduce_bucket_size): the 16-bit
     # buffers its backward cuts the gradients into (memory.states DEEPSPEED_IPG_BUFFERS); None: DeepSpeed's default,
     # which the planner's launch leaves (app/planner/launch/deepspeed.py names no bucket)

@@ -857,8 +857,17 @@ def _universal_llm_trainer() -> list[FirstContactCase]:
         if gpus == 1:
             plan = Plan(micro_batch=2, recompute="full", no_upcast_loss=True)
         else:  # FSDP (FULL_SHARD) with CPUOffload(offload_params=True): parameters, gradients, optimizer on the host
+            # PyTorch FSDP1 (src/trainer/build.py `get_wrapped_model`: torch.distributed.fsdp.FullyShardedDataParallel),
+            # whose offload keeps each gradient shard on the GPU until the backward ends (Plan.fsdp1: stated after
+            # first contact, which read these rows with FSDP2's one unit of gradients)
             plan = Plan(
-                dp=2, zero_stage=3, offload="optimizer_and_params", micro_batch=2, recompute="full", no_upcast_loss=True
+                dp=2,
+                zero_stage=3,
+                offload="optimizer_and_params",
+                micro_batch=2,
+                recompute="full",
+                no_upcast_loss=True,
+                fsdp1=True,
             )
         for gpu, published in ((H100, h100), (A100_80, a100)):
             cases.append(
@@ -874,7 +883,7 @@ def _universal_llm_trainer() -> list[FirstContactCase]:
                     "reserved",
                     levers
                     + ("; bitsandbytes NF4, prepare_model_for_kbit_training" if method == "QLoRA" else "")
-                    + ("; FSDP CPU offload" if gpus > 1 else ""),
+                    + ("; FSDP1 CPU offload (plan.fsdp1)" if gpus > 1 else ""),
                 )
             )
     return cases

@@ -36,6 +36,7 @@ siblings = st.fixed_dictionaries(
         "pp_keeps_outputs": st.booleans(),
         "host_load": st.sampled_from(["none", "every_rank", "local_rank_0"]),
         "fsdp_torch_adamw": st.booleans(),
+        "fsdp1": st.booleans(),
     },
 )
 clusters = st.fixed_dictionaries(

@@ -348,7 +348,11 @@ def test_coverage_on_every_validation_row() -> None:
     # 19.2 %): outside, above the range, the 4-GPU rows with the optimizer on the GPU (+12 to +29 %) and the 4-GPU
     # full fine-tune with it on the host (+44 %). 311 of 363 once Gemma 2's final-logit soft-capping keeps its tanh
     # output (activations SOFTCAP_FAMILIES; fitted): universal-llm-trainer's Gemma 2 9B LoRA -10.5 % -> +4.2 %, its
-    # full fine-tune over FSDP with CPU offload -33.7 / -32.6 % -> -18.8 / -17.4 %.
+    # full fine-tune over FSDP with CPU offload -33.7 / -32.6 % -> -18.8 / -17.4 %. 313 of 363 once FSDP1's CPU offload
+    # keeps its gradient shards on the GPU (Plan.fsdp1, states._offloaded; fitted): universal-llm-trainer's full
+    # fine-tunes over 2 GPUs -47.8 / -18.8 / -17.4 / -20.9 % -> -5.8 / -3.2 / -1.5 / -3.1 %: the Llama 2 13B pair now
+    # inside (the source 30 of 30). torchtune's README of May 2024 (torchtune-2405, 7 rows: Llama 2 7B on RTX 4090s,
+    # Llama 2 70B on 8 A100s) came in at 6 of 7 inside: 319 of 370.
     from tests.estimator.memory_first_contact import MEMORY_FIRST_CONTACT
     from tests.estimator.validation_cases import MEMORY
 
@@ -356,7 +360,7 @@ def test_coverage_on_every_validation_row() -> None:
     inside = sum(ok for ok, _ in results)
     widths = sorted(w for _, w in results)
     assert len(results) == 370
-    assert inside >= 311, inside
+    assert inside >= 319, inside
     assert widths[len(widths) // 2] <= 0.20
 
 

@@ -49,7 +49,9 @@ figure read there). Sources, by term:
 - ZeRO-3/FSDP gathered working buffers: two layers' 16-bit weights (the current one and the
   prefetched next one) plus one layer's unsharded gradient before reduce-scatter; DeepSpeed's
   estimator charges 4 × largest_layer_params bytes (deepspeed/runtime/zero/stage3.py,
-  `estimate_zero3_model_states_mem_needs`).
+  `estimate_zero3_model_states_mem_needs`). Under CPU offload FSDP2 copies each gradient shard to the host and
+  drops it; FSDP1 (Plan.fsdp1) keeps every shard on the GPU until the backward ends (`_saved_grad_shard`:
+  `states._offloaded` and the comment below it, pytorch/pytorch fsdp/_runtime_utils.py at 3ade90a6).
 - LoRA: r·(d_in + d_out) trainable parameters per adapted matrix (Hu et al. 2021, §4.1), frozen base
   in 16-bit; under mixed precision the adapters are fp32 with fp32 states (PEFT `autocast_adapter_dtype`).
   QLoRA: NF4 base at 4 bits plus block-wise absmax constants; with double quantisation

@@ -251,7 +251,7 @@ def _sharded(ctx: _Ctx, split: _Split, plan: Plan, shard: int, zero: int, offloa
     copies (ZeRO-1/2's partition, ZeRO-3's sub-groups; 0: none), torch AdamW's step share, the worst stages found so
     far: `_Sharded`) of a plan of `split` sharded over `shard` ranks at ZeRO stage `zero` with `offload`. Cached in the
     split under the fields its key leaves out (context._Split): ZeRO and offload, which the planner varies at one
-    split, FP8 parameters, the optimizer in the backward and the Trainer's AdamW under FSDP."""
+    split, FP8 parameters, the optimizer in the backward, the Trainer's AdamW under FSDP and FSDP1."""
     key = (
         shard,
         zero,
@@ -261,6 +261,7 @@ def _sharded(ctx: _Ctx, split: _Split, plan: Plan, shard: int, zero: int, offloa
         plan.fsdp_torch_adamw,
         plan.tuning,  # DeepSpeed under the Trainer steps torch's AdamW (states._adamw_step_share, TRAINER_TUNINGS)
         plan.reduce_bucket_elements,  # DeepSpeed ZeRO-1/2's gradient buckets (states._ipg_buffers)
+        plan.fsdp1,  # FSDP1's CPU offload keeps the gradient shards on the GPU (states._offloaded)
     )
     found = split.sharded.get(key)
     if found is None:

@@ -365,7 +365,30 @@ def _offloaded(
         return weights, grads, 0.0, host
     dtype = param_bytes(ctx, plan)
     host += shard * dtype  # FSDP CPUOffload / ZeRO-3 offload_param: the 16-bit (fp32 under autocast) shard too
-    return _gathered(ctx, stage, plan), stage.layer_params * dtype, 0.0, host
+    grads = stage.layer_params * dtype  # one unit's unsharded gradient before its reduce-scatter
+    if plan.fsdp1:  # and FSDP1's gradient shards, kept on the GPU through the backward (the comment below)
+        mixed = ctx.workload.mixed_precision and ctx.workload.precision != "fp32"
+        grads += shard * (MASTER_BYTES if mixed and not plan.fp32_params else dtype)
+    return _gathered(ctx, stage, plan), grads, 0.0, host
+
+
+# FSDP1's CPU offload keeps every unit's gradient shard on the GPU until the backward ends: read at pytorch/pytorch
+# 3ade90a6 torch/distributed/fsdp/_runtime_utils.py `_post_backward_hook` (the same in `_accumulate_sharded_grad` and
+# `_offload_grad` of later versions): the reduce-scatter writes `new_sharded_grad` (`torch.empty_like(chunks[0])`,
+# allocated on the post-backward stream), `_cast_grad_to_param_dtype` casts it to the sharded FlatParameter's dtype
+# (the parameters' own: 16-bit for a model loaded in bf16, fp32 under a MixedPrecision policy on fp32 parameters), it
+# is kept as `flat_param._saved_grad_shard` and only *copied* to the pinned `_cpu_grad` (`copy_(..., non_blocking=
+# True)`, "synchronized in the post-backward callback"). Nothing frees it there: `_post_backward_final_callback` ->
+# `_finalize_params` -> `FlatParamHandle.prepare_gradient_for_optim` (_flat_param.py at fe03cf69) points `.grad` at
+# `_cpu_grad` and only then `delattr(flat_param, "_saved_grad_shard")`. So at the end of the backward the GPU holds
+# the rank's whole gradient shard, P / N in the parameters' dtype, beside the host's copy; cut on the post-backward
+# stream, whose cached blocks the compute stream's activations never reuse (c10/cuda/CUDACachingAllocator.cpp
+# `get_free_block` matches the block's stream), so the reserved pool holds both. FSDP2 differs (the comment above
+# `_deepspeed_offload`: `foreach_reduce` copies each reduce-scatter output to the CPU and drops it), and so does
+# DeepSpeed's offload (`_offloaded_grads`); the allocated peak can be lower where the activations freed in the
+# backward outweigh the shards (an upper bound there: no allocated figure of an FSDP1 offload run is checked).
+# Checked on universal-llm-trainer's full fine-tunes over 2 GPUs with CPUOffload (tests/estimator/
+# test_memory_fsdp1_offload.py): Llama 2 13B -47.8 % -> -5.8 %, Gemma 7B -20.9 % -> -3.1 %.
 
 
 # DeepSpeed's optimizer offload (offload_optimizer {"device": "cpu"}, the planner's ds_config: app/planner/launch/
@@ -410,7 +433,8 @@ def _offloaded(
 # `Plan.fsdp_torch_adamw`) is left to `_offloaded`: pytorch/pytorch torch/distributed/fsdp/_fully_shard/_fsdp_param.py
 # at 010ae4a8 `_init_sharded_param` moves the padded sharded parameter to the CPU (pinned with pin_memory) and
 # _fsdp_collectives.py `foreach_reduce` reduce-scatters each unit's unsharded gradients on the GPU and copies the
-# sharded gradient to the CPU, so the GPU holds one unit's gradients at a time there (`stage.layer_params`).
+# sharded gradient to the CPU, so the GPU holds one unit's gradients at a time there (`stage.layer_params`). FSDP1
+# (Plan.fsdp1) keeps the sharded gradients on the GPU as well (the comment below `_offloaded`).
 # Which stack offloads the parameters: both the deepspeed and the fsdp stack run ZeRO-3 "optimizer_and_params"
 # (app/planner/data/stacks.json `offload`), and the planner names the one that runs a plan in `Plan.tuning`
 # (app/planner/stacks.py `speed_point`: "trainer" for the deepspeed stack, "torchtitan" for the fsdp one), also for a
@@ -520,6 +544,7 @@ def _stage_states(ctx: _Ctx, plan: Plan, shard: int, zero: int, offload: str) ->
         plan.tuning,
         plan.fsdp_torch_adamw,
         offload == "optimizer" and _accumulates(ctx, plan),
+        plan.fsdp1,  # FSDP1's CPU offload keeps the gradient shards on the GPU (`_offloaded`)
     )
     states = ctx.states.get(key)
     if states is None:
