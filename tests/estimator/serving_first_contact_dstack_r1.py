@@ -29,7 +29,9 @@ tests/estimator/serving_first_contact.py says how first-contact rows are kept).
                cache whose hit rate is not stated), the 1,600 / 3,200 / 6,400-token outputs (C = 128 only), and
                offline_results.csv (the TensorRT-LLM engine there is a bf16 checkpoint conversion; the SGLang and vLLM
                engine arguments of the modified benchmark_throughput.py were not read). vLLM 0.7.4, SGLang 0.4.3 and
-               TensorRT-LLM 0.17 are not ENGINE_RELEASES entries: the rows run as the current engines.
+               TensorRT-LLM 0.17 were not ENGINE_RELEASES entries at first contact: the rows ran as the current
+               engines; the TensorRT-LLM rows run as release "trt-llm-0.17-pytorch" since (eager decode steps, no
+               overlap scheduler), stated after first contact.
 """
 
 from __future__ import annotations
@@ -68,6 +70,9 @@ def _cfg(engine: Engine, concurrency: int) -> ServingConfig:
         dp_attention=engine == "sglang",  # --enable-dp-attention
         max_num_seqs=512 if trt else None, max_num_batched_tokens=_BUDGET.get(engine),
         waves=True,  # fixed lengths, ignore_eos, C sent at once: the loop stays in waves (stated after first contact)
+        # TensorRT-LLM 0.17's PyTorch backend launched without CUDA graphs or the overlap scheduler (ENGINE_RELEASES),
+        # stated after first contact
+        release="trt-llm-0.17-pytorch" if trt else None,
     )  # fmt: skip
 
 

@@ -56,6 +56,9 @@ class EngineRelease:
     profile_holds_allreduce_inputs: bool = False  # the memory profile keeps every all-reduce input alive
     no_overlap_schedule: bool = False  # processes each batch before scheduling the next (no one-batch lookahead)
     contiguous_kv: bool = False  # one contiguous KV tensor per layer (no pages): decode attention streams it
+    # host time per layer and step of a decode run eagerly (no CUDA graph): the Python model code launches each layer's
+    # kernels one by one (EAGER_LAYER_S); False: decode steps replay CUDA graphs
+    eager_decode: bool = False
     # the server's fixed cost per request on that release (REQUEST_OVERHEAD_S); None: the current release's
     request_overhead_s: float | None = None
     source: str = ""
@@ -69,6 +72,7 @@ class EngineRelease:
             or self.profile_holds_allreduce_inputs
             or self.no_overlap_schedule
             or self.contiguous_kv
+            or self.eager_decode
         )
 
 
@@ -96,6 +100,17 @@ ENGINE_RELEASES: dict[str, EngineRelease] = {
         "contiguous KV cache docs/source/gpt_attention.md (@138f96d4) describes, one monolithic [batch, 2, heads, "
         "max_seqlen, head_dim] tensor, and the masked MHA kernel reads each sequence's keys and values as "
         "contiguous rows: a stream, read at the weight stream's efficiency, not the paged gather's.",
+    ),
+    "trt-llm-0.17-pytorch": EngineRelease(
+        eager_decode=True,
+        no_overlap_schedule=True,
+        source="TensorRT-LLM 0.17's PyTorch backend (trtllm-serve --backend pytorch, experimental from 0.17: "
+        "docs/source/torch.md 'available in version 0.17 and later'), served without --extra_llm_api_options: the "
+        "early DeepSeek-R1 recipes of examples/deepseek_v3 turn CUDA graphs and the overlap scheduler on by hand "
+        "(pytorch_backend_config: use_cuda_graph: true, enable_overlap_scheduler: true), so a plain launch ran every "
+        "decode step eagerly and processed each step before scheduling the next; the later PyTorchConfig defaults "
+        "(use_cuda_graph True, disable_overlap_scheduler False: tensorrt_llm/_torch/pyexecutor/config.py @01303b38) "
+        "are the current release's. The 0.17 tag's own default was not read: taken from the recipes.",
     ),
     "vllm-0.2": EngineRelease(
         nccl_allreduce=True,

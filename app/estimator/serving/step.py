@@ -85,6 +85,24 @@ BLOCK_FP8_GEMM_FACTOR = 0.88
 # (vLLM blog 2025-01-27 "vLLM V1"); "none" is a compiled single-stream loop (gpt-fast).
 STEP_OVERHEAD_S: dict[str, float] = {"vllm": 2.0e-3, "sglang": 1.5e-3, "trt-llm": 1.0e-3, "none": 0.1e-3}
 PER_SEQUENCE_OVERHEAD_S: dict[str, float] = {"vllm": 8e-6, "sglang": 6e-6, "trt-llm": 3e-6, "none": 0.0}
+# Host time per layer of a decode step run eagerly, without a CUDA graph (EngineRelease.eager_decode): the Python model
+# code launches each layer's kernels one at a time, and with few tokens the GPU waits on the launches.
+# sgl-project/sglang#1401 (2024-09-12, sglang.bench_latency, batch 1, 128 in / 8 out; the GPU is not stated):
+# DeepSeek-Coder-V2-Lite (MLA + MoE, 27 layers, triton backend) decodes in 6.22 ms a token with CUDA graphs and "4x"
+# slower without (the title figure; the no-graph line is cut off in the stored thread): (4 - 1) x 6.22 / 27 = 0.69 ms a
+# layer. Llama 3 8B (32 layers) on the same page: 9.28 - 7.06 = 2.22 ms (triton), 8.23 - 7.35 = 0.88 ms (flashinfer):
+# 0.03-0.07 ms a layer, a dense layer launching a fraction of an MLA + MoE layer's kernels (routing, the expert chain,
+# the latent projections). Two reports from before that PR, MLA's triton path then running without CUDA graphs against a
+# graphed one (other kernels too, so read as bounds, not used): sgl-project/sglang#1369, DeepSeek-Coder-V2-Lite on an
+# A100, 31 against 8 ms a token, (31 - 8) / 27 = 0.85 ms a layer; #1264, DeepSeek-V2-Chat at TP 8 (60 layers), 11.5
+# against 38 tokens/s, 1.01 ms a layer. MoE models take the MLA + MoE figure, dense models the Llama triton one. Added
+# to the step, not overlapped with its GPU time: the published figures are differences at batch 1, where nothing hides
+# them (a step that prefills pays it too, though a long prompt's GPU time would hide part of it). What led
+# here: DeepSeek-R1's TensorRT-LLM 0.17 rows (source `dstack-r1-h200`) gain 27.5 ms of TPOT from 4 to 64 in flight
+# against 25.5 ms estimated, while sitting 47 ms above the estimate at 4: a cost per step that the batch does not
+# change. Not fitted on any serving row; those rows count as fitted for it.
+EAGER_MOE_LAYER_S = 3.0 * 6.22e-3 / 27
+EAGER_DENSE_LAYER_S = (9.28e-3 - 7.06e-3) / 32
 
 
 # Fixed latency of one small TP all-reduce. Engines run one-shot custom kernels over NVLink (vLLM
@@ -236,6 +254,8 @@ def _new_hardware(model: ModelSpec, cfg: ServingConfig, cluster: Cluster, tp: in
         4.0 * model.layers * attention_width(model) / split / (attention_rate * ATTENTION_COMPUTE_EFFICIENCY)
     )
     hw.overhead_s = STEP_OVERHEAD_S[key] / pp
+    if release.eager_decode:  # no CUDA graph: the stage's layers launch their kernels from the host (EAGER_*_LAYER_S)
+        hw.overhead_s += math.ceil(model.layers / pp) * (EAGER_MOE_LAYER_S if model.is_moe else EAGER_DENSE_LAYER_S)
     hw.packed = ENGINE_DEFAULTS[cfg.engine].mixed_prefill
     if not model.is_moe:
         hw.gemm_shapes, hw.sms = gemm_shapes(model, tp), gpu.sm_count
