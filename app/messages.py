@@ -714,12 +714,31 @@ def note(code: str, params: Mapping[str, Any], lang: str = "en") -> str:
     return NOTES[_lang(lang)][code].format(**params)
 
 
+# An option's warnings a quote freezes as notes, worded as the option's warnings: its term's (app.quotes.service
+# `_term_notes`) and the caveats on a serving quote's latency (app.quotes.caveats). A quote keeps no float: the figures
+# named here are kept as decimal strings (`frozen_params`) and read back as numbers to word them.
+FROZEN_WARNINGS: dict[str, tuple[str, ...]] = {
+    "other_term_cheaper": (),
+    "term_longer_than_job": ("used_hours", "share"),
+    "moe_low_concurrency_unvalidated": ("concurrency",),
+    "prompts_over_limit": ("share",),
+    "concurrency_over_kv": ("wait_ms",),
+}
+
+
+def frozen_params(code: str, params: Mapping[str, Any]) -> dict[str, Any]:
+    """A frozen warning's figures as a quote keeps them: those FROZEN_WARNINGS names as decimal strings (4 places)."""
+    decimals = FROZEN_WARNINGS[code]
+    return {k: f"{float(v):.4f}" if k in decimals else v for k, v in params.items()}
+
+
 def quote_note(code: str, params: Mapping[str, Any], lang: str = "en") -> str:
-    """A quote's note, in `lang` (a term by its name: `Annual term` / `年付`); an option's term warning frozen on the
-    quote (`other_term_cheaper`, `term_longer_than_job`) in the option's words."""
+    """A quote's note, in `lang` (a term by its name: `Annual term` / `年付`); an option's warning frozen on the
+    quote (FROZEN_WARNINGS: its term's, its latency's caveats) in the option's words."""
     lang = _lang(lang)
-    if code in ("other_term_cheaper", "term_longer_than_job"):  # a quote keeps no float: its figures as strings
-        return warning(code, {k: float(v) if k in ("used_hours", "share") else v for k, v in params.items()}, lang)
+    if code in FROZEN_WARNINGS:  # a quote keeps no float: its figures as strings
+        decimals = FROZEN_WARNINGS[code]
+        return warning(code, {k: float(v) if k in decimals else v for k, v in params.items()}, lang)
     if "term" in params:
         name = TERM_NAMES[lang][params["term"]]
         params = {**params, "term": name[:1].upper() + name[1:]}
