@@ -36,7 +36,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from app.errors import MAX_FIELD_ERRORS
-from app.money import MoneyError, check_currency
+from app.money import MoneyError, check_tender
 
 T = TypeVar("T")
 
@@ -114,7 +114,7 @@ def _literal_words(annotation: Any) -> list[Any]:
 
 def _currency(value: str) -> str:
     try:
-        return check_currency(value)
+        return check_tender(value)  # a known code (check_currency), legal tender today
     except MoneyError as exc:
         raise ValueError(str(exc)) from exc
 
