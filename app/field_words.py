@@ -46,6 +46,10 @@ def pydantic_message(err: Mapping[str, Any], t: Translator) -> str:
         return t(decimals[kind][0], n=ctx[decimals[kind][1]])
     if kind == "missing" or (kind in ("string_too_short", "too_short") and ctx.get("min_length") == 1):
         return t("err_required")
+    if kind == "string_too_long" and "max_length" in ctx:  # a customer's name or company (app.quotes.schemas)
+        return t("err_max_length", n=ctx["max_length"])
+    if kind == "string_too_short" and "min_length" in ctx:
+        return t("err_min_length", n=ctx["min_length"])
     if kind == "value_error" and "email" in str(err.get("msg", "")).lower():
         return t("err_email")
     return plain_message(err, t.lang)

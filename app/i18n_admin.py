@@ -49,6 +49,9 @@ ADMIN_EN: dict[str, str] = {
     "admin_err_hold_ends_late": "must be on or before {horizon} (the last day a rental can hold units)",
     "admin_err_hold_units": "at most the {total} units that exist in the region (its inventory)",
     "admin_err_gpus_per_node_max": "{gpu} servers hold at most {most} GPUs",
+    "admin_err_host_ram_reserve": "{host_ram_gib} GiB of host RAM leaves nothing after the {reserve_gib} GiB a server "
+    "of {gpus} GPUs keeps for its OS, training processes and data loaders; state the server's RAM, or leave it "
+    "unknown",
     "admin_err_card_counts_order": "must be distinct and in increasing order, e.g. [1, 2, 4]",
     "admin_err_card_counts_range": "each count must be between 1 and gpus_per_node ({most})",
     "admin_err_card_counts_node": "a SKU rented by the node has card_counts [{gpus}]",
@@ -400,6 +403,8 @@ ADMIN_ZH: dict[str, str] = {
     "admin_err_hold_ends_late": "须在 {horizon} 当天或之前（租用可占用设备的最后一天）",
     "admin_err_hold_units": "最多为该地区现有的 {total} 个单位（其库存）",
     "admin_err_gpus_per_node_max": "{gpu} 服务器最多容纳 {most} 块 GPU",
+    "admin_err_host_ram_reserve": "{host_ram_gib} GiB 主机内存不足以覆盖 {gpus} 块 GPU 的服务器为操作系统、训练进程和"
+    "数据加载预留的 {reserve_gib} GiB，所余为零；请填写服务器的实际内存，或留空表示未知",
     "admin_err_card_counts_order": "须互不相同且按递增顺序排列，例如 [1, 2, 4]",
     "admin_err_card_counts_range": "每个数量须在 1 到每台服务器 GPU 数（{most}）之间",
     "admin_err_card_counts_node": "按整台服务器出租的 SKU，可租卡数为 [{gpus}]",

@@ -618,9 +618,9 @@ TERM_NAMES: dict[str, dict[str, str]] = {
 }
 
 
-def warning(code: str, params: Mapping[str, Any], lang: str = "en") -> str:
+def warning(code: str, params: Mapping[str, Any], lang: str = "en", money: MoneyFormat = plain_money) -> str:
     """A warning's text, in `lang`, from its code and the figures it carries: the API's `message` (English), the
-    pages and the PDF."""
+    pages and the PDF (`money`: how its amounts read there)."""
     lang = _lang(lang)
     if "term" in params:  # other_term_cheaper, term_longer_than_job
         names = TERM_NAMES[lang]
@@ -631,7 +631,7 @@ def warning(code: str, params: Mapping[str, Any], lang: str = "en") -> str:
         params = {**params, "levers": [MEMORY_LEVERS[lang][lever] for lever in params["levers"]]}
     if code == "no_fit_zero3":  # its first sentence, by the readings it names
         params = {**params, "lead": _no_fit_lead(params, lang)}
-    return _render(WARNINGS[lang][_warning_key(code, params)], params, lang, plain_money, agree=code not in VERBATIM)
+    return _render(WARNINGS[lang][_warning_key(code, params)], params, lang, money, agree=code not in VERBATIM)
 
 
 def _no_fit_lead(params: Mapping[str, Any], lang: str) -> str:
@@ -721,15 +721,35 @@ def note(code: str, params: Mapping[str, Any], lang: str = "en") -> str:
     return NOTES[_lang(lang)][code].format(**params)
 
 
-def quote_note(code: str, params: Mapping[str, Any], lang: str = "en") -> str:
-    """A quote's note, in `lang` (a term by its name: `Annual term` / `年付`); an option's term warning frozen on the
-    quote (`other_term_cheaper`, `term_longer_than_job`) in the option's words."""
+# An option's warnings a quote freezes as notes, worded as the option's warnings: its term's (app.quotes.service
+# `_term_notes`) and the caveats on a serving quote's latency (app.quotes.caveats). A quote keeps no float: the figures
+# named here are kept as decimal strings (`frozen_params`) and read back as numbers to word them.
+FROZEN_WARNINGS: dict[str, tuple[str, ...]] = {
+    "other_term_cheaper": (),
+    "term_longer_than_job": ("used_hours", "share"),
+    "moe_low_concurrency_unvalidated": ("concurrency",),
+    "prompts_over_limit": ("share",),
+    "concurrency_over_kv": ("wait_ms",),
+}
+
+
+def frozen_params(code: str, params: Mapping[str, Any]) -> dict[str, Any]:
+    """A frozen warning's figures as a quote keeps them: those FROZEN_WARNINGS names as decimal strings (4 places)."""
+    decimals = FROZEN_WARNINGS[code]
+    return {k: f"{float(v):.4f}" if k in decimals else v for k, v in params.items()}
+
+
+def quote_note(code: str, params: Mapping[str, Any], lang: str = "en", money: MoneyFormat = plain_money) -> str:
+    """A quote's note, in `lang` (a term by its name: `Annual term` / `年付`); an option's warning frozen on the
+    quote (FROZEN_WARNINGS: its term's, its latency's caveats) in the option's words. `money`: how its amounts read
+    (the API's plain decimal and code; the printed quote groups them as its lines do: app.quotes.printing)."""
     lang = _lang(lang)
-    if code in ("other_term_cheaper", "term_longer_than_job"):  # a quote keeps no float: its figures as strings
-        return warning(code, {k: float(v) if k in ("used_hours", "share") else v for k, v in params.items()}, lang)
+    if code in FROZEN_WARNINGS:  # a quote keeps no float: its figures as strings
+        decimals = FROZEN_WARNINGS[code]
+        return warning(code, {k: float(v) if k in decimals else v for k, v in params.items()}, lang, money)
     if "term" in params:
         name = TERM_NAMES[lang][params["term"]]
         params = {**params, "term": name[:1].upper() + name[1:]}
     values = dict(params)
     _place_words(params, values, lang)  # a region by its name, units in words (units_not_reserved)
-    return QUOTE_NOTES[lang][code].format(**values)
+    return _Formatter(params, money).vformat(QUOTE_NOTES[lang][code], (), values)

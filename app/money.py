@@ -6,9 +6,12 @@ rather than a hand-kept table.
 
 from __future__ import annotations
 
+from datetime import date
 from decimal import ROUND_HALF_UP, Decimal
+from functools import cache
 
-from babel.numbers import get_currency_precision, list_currencies
+from babel.core import get_global
+from babel.numbers import get_currency_precision, get_territory_currencies, list_currencies
 
 _KNOWN = frozenset(list_currencies())
 
@@ -21,6 +24,27 @@ def check_currency(code: str) -> str:
     code = code.upper()
     if code not in _KNOWN:
         raise MoneyError(f"unknown currency code {code!r}; use an ISO 4217 code such as CNY or USD")
+    return code
+
+
+@cache
+def _tender_on(day: date) -> frozenset[str]:
+    """The currencies legal tender in some territory on `day`, from CLDR's supplemental currency data (Babel's
+    `get_territory_currencies`, tender only): not ISO 4217's codes for no currency (XXX), testing (XTS), precious
+    metals (XAU, XAG, XPT, XPD), funds and units of account (XDR, XBA…XBD, XSU, XUA), nor withdrawn currencies (DEM)."""
+    territories = get_global("territory_currencies")
+    return frozenset(code for t in territories for code in get_territory_currencies(t, day, tender=True))
+
+
+def check_tender(code: str) -> str:
+    """A currency a price or budget can be in (review R5-10: a price in XXX, ISO 4217's "no currency", was accepted):
+    a known code that is legal tender today; MoneyError otherwise."""
+    code = check_currency(code)
+    if code not in _tender_on(date.today()):
+        raise MoneyError(
+            f"{code!r} is no currency in use today (ISO 4217 also codes funds, metals, tests, no currency and "
+            "withdrawn currencies); use one that is legal tender, such as CNY or USD"
+        )
     return code
 
 

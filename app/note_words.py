@@ -175,8 +175,8 @@ QUOTE_NOTES: dict[str, dict[str, str]] = {
         "fabric (only by its network: {network}), so they suit separate jobs, not one job across the servers.",
         "units_not_reserved": "Not reserved: {units_words} of {sku} in {region} were free when this quote was issued, "
         "but none is held for it; the units are reserved only when our sales team confirms the quote.",
-        "price_at_start": "Priced at the list price in force on the rental's first day, {start_date}: {currency} "
-        "{monthly_list} a month from {effective_from} (today's: {currency} {current}).",
+        "price_at_start": "Priced at the list price in force on the rental's first day, {start_date}: "
+        "{monthly_list!m} a month from {effective_from} (today's: {current!m}).",
     },
     "zh": {
         "indicative": "参考价：目录给出的价格仅供参考，最终价格以协商为准。",
@@ -190,7 +190,7 @@ QUOTE_NOTES: dict[str, dict[str, str]] = {
         "units_not_reserved": "未预留：本报价开具时{region}有 {units_words}（{sku}）空闲，但并未为本报价保留；"
         "须经我们的销售团队确认报价后才会预留。",
         "price_at_start": "按租期首日（{start_date}）生效的标价计价："
-        "自 {effective_from} 起每月 {currency} {monthly_list}（当前标价：{currency} {current}）。",
+        "自 {effective_from} 起每月 {monthly_list!m}（当前标价：{current!m}）。",
     },
 }
 

@@ -36,7 +36,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from app.errors import MAX_FIELD_ERRORS
-from app.money import MoneyError, check_currency
+from app.money import MoneyError, check_currency, check_tender
 
 T = TypeVar("T")
 
@@ -119,11 +119,27 @@ def _currency(value: str) -> str:
         raise ValueError(str(exc)) from exc
 
 
+def _tender(value: str) -> str:
+    try:
+        return check_tender(value)  # a known code (check_currency), legal tender today
+    except MoneyError as exc:
+        raise ValueError(str(exc)) from exc
+
+
 Currency = Annotated[
     str,
     StringConstraints(strip_whitespace=True, pattern=r"^[A-Za-z]{3}$"),
     AfterValidator(_currency),
     Field(description="ISO 4217 code", examples=["CNY"]),
+]
+# What the catalog prices in (the admin's prices and add-ons, a catalog import): a currency legal tender today, never
+# one of ISO 4217's codes for no money (XXX, XAU, XTS…) nor a withdrawn one (review R5-10). A budget's currency stays a
+# Currency: /recommend refuses one no price converts into with the currencies that do (`unknown_currency`).
+PriceCurrency = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, pattern=r"^[A-Za-z]{3}$"),
+    AfterValidator(_tender),
+    Field(description="ISO 4217 code of a currency legal tender today", examples=["CNY"]),
 ]
 
 

@@ -43,6 +43,7 @@ from app.db.base import utcnow
 from app.errors import Conflict, InvalidInput, NotFound
 from app.estimator.hardware import load_gpus
 from app.estimator.interconnects import inter_node_fabrics, intra_node_kinds
+from app.estimator.memory import host_ram_reserve_gib
 from app.estimator.vocabulary import Term
 from app.i18n_admin import ADMIN_EN
 from app.money import MoneyError, bp_to_percent, exponent, from_minor, to_minor
@@ -210,6 +211,20 @@ def shape_errors(
     if spec is not None and gpu_slug.endswith("-sxm") and any(c & (c - 1) for c in card_counts):
         errors.append(coded(f"{prefix}card_counts", "card_counts_sxm"))
     return errors
+
+
+def host_ram_errors(*, host_ram_gib: int | None, gpus_per_node: int, prefix: str = "") -> list[dict[str, Any]]:
+    """Host RAM that leaves something after the reserve the planner keeps on every server for the OS and each GPU's
+    training process and data loaders (app/estimator/memory/breakdown.py `host_ram_reserve_gib`: GKE's node
+    reservation and 6 GiB a GPU, cited there). Review R5-10: 1 GiB on an 8-GPU server was accepted and every option on
+    it then planned within 0 GiB of host RAM without a word. Unknown (None) is allowed: options state the condition."""
+    if host_ram_gib is None:
+        return []
+    reserve = host_ram_reserve_gib(host_ram_gib, gpus_per_node)
+    if host_ram_gib > reserve:
+        return []
+    params = {"host_ram_gib": host_ram_gib, "gpus": gpus_per_node, "reserve_gib": f"{reserve:.1f}"}
+    return [coded(f"{prefix}host_ram_gib", "host_ram_reserve", **params)]
 
 
 def link_errors(
@@ -388,6 +403,7 @@ def create_sku(session: Session, *, data: SkuCreate, actor: Actor) -> Sku:
             gpus_per_node=data.gpus_per_node,
             card_counts=data.card_counts,
         )
+        + host_ram_errors(host_ram_gib=data.host_ram_gib, gpus_per_node=data.gpus_per_node)
         + link_errors(intra_node_link=data.intra_node_link, inter_node_fabric=data.inter_node_fabric)
         + discount_errors({term: discount_bp(value) for term, value in data.discounts.items()})
     )
@@ -432,7 +448,9 @@ def update_sku(session: Session, *, slug: str, data: SkuPatch, actor: Actor) -> 
         inter_node_fabric=data.inter_node_fabric if "inter_node_fabric" in sent else None,
     )
     terms = merged_discount_errors(sku, data.discounts) if data.discounts else []
-    _raise_if(shape_errors(gpu_slug=gpu, **merged) + links + terms)
+    ram = data.host_ram_gib if "host_ram_gib" in sent else sku.host_ram_gib
+    host = host_ram_errors(host_ram_gib=ram, gpus_per_node=merged["gpus_per_node"])
+    _raise_if(shape_errors(gpu_slug=gpu, **merged) + host + links + terms)
     for api in sent & SKU_FIELDS.keys():
         if getattr(sku, SKU_FIELDS[api]) != getattr(data, api):
             setattr(sku, SKU_FIELDS[api], getattr(data, api))

@@ -196,6 +196,9 @@ def _sku_errors(sku: SkuDoc, prefix: str, known_gpus: set[str]) -> list[dict[str
         card_counts=sku.card_counts,
         prefix=prefix,
     )
+    errors += catalog_editing.host_ram_errors(
+        host_ram_gib=sku.host_ram_gib, gpus_per_node=sku.gpus_per_node, prefix=prefix
+    )
     errors += catalog_editing.link_errors(
         intra_node_link=sku.intra_node_link, inter_node_fabric=sku.inter_node_fabric, prefix=prefix
     )

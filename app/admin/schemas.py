@@ -14,7 +14,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstra
 
 from app.catalog.schemas import MoneyStr, SkuColumnsOut
 from app.estimator.vocabulary import RentalUnit, SkuStatus, Term
-from app.schemas import Currency, money_pattern
+from app.schemas import PriceCurrency, money_pattern
 
 Slug = Annotated[str, StringConstraints(strip_whitespace=True, pattern=r"^[a-z0-9][a-z0-9-]{0,63}$")]
 Line = Annotated[str, StringConstraints(strip_whitespace=True, max_length=200)]
@@ -155,7 +155,7 @@ class PriceIn(StrictModel):
     field_docs = PRICE_FIELD_DOCS
 
     amount: Amount
-    currency: Currency
+    currency: PriceCurrency
     effective_from: datetime | None = Field(
         default=None, description="When the price takes effect (default: now); never in the past"
     )
@@ -255,7 +255,7 @@ class AddonIn(AddonBandwidth):
 
     name: Name
     amount: Amount | None = None
-    currency: Currency
+    currency: PriceCurrency
     per_unit: RentalUnit
     status: SkuStatus = "active"
     version: Version | None = Field(default=None, description="null when the add-on is new")
@@ -370,7 +370,7 @@ class PriceDoc(StrictModel):
     field_docs = PRICE_FIELD_DOCS
 
     amount: Amount
-    currency: Currency
+    currency: PriceCurrency
     effective_from: datetime
     note: Annotated[str, StringConstraints(max_length=500)] = ""
 
@@ -384,7 +384,7 @@ class AddonDoc(AddonBandwidth):
     code: Slug
     name: Name
     amount: Amount | None = None
-    currency: Currency
+    currency: PriceCurrency
     per_unit: RentalUnit
     status: SkuStatus = "active"
 

@@ -25,7 +25,9 @@ def _check_query(raw: bytes) -> None:
         return
     for name, value in parse_qsl(raw.decode("latin-1"), keep_blank_values=True):
         if "\x00" in name or "\x00" in value:
-            raise Refusal(name.replace("\x00", "") or "query", NO_NUL, "nul_character")
+            # named as a query parameter's other refusals are (app/errors.py: `query.limit`), review R5-13
+            field = name.replace("\x00", "")
+            raise Refusal(f"query.{field}" if field else "query", NO_NUL, "nul_character")
 
 
 class HygieneMiddleware(HttpMiddleware):

@@ -223,10 +223,15 @@ def scaling(request: ScalingIn) -> ScalingOut:
     workload = within_context(request)
     plan = request.plan.spec(request.micro_batch or 1) if request.plan else Plan(micro_batch=request.micro_batch or 1)
     validate_plan(model, workload, plan)
+    try:
+        gpu = get_gpu(request.gpu)
+    except EstimatorError as error:  # the field as sent: this request's top-level `gpu` (review R5-13)
+        error.field = "gpu"
+        raise
     rows = scaling_view(
         model,
         workload,
-        get_gpu(request.gpu),
+        gpu,
         plan,
         gpus_per_node=request.gpus_per_node,
         rdma_nics_per_node=request.rdma_nics_per_node,

@@ -38,6 +38,7 @@ from app.planner.serving_mappers import serving_out
 from app.planner.serving_request import plan_config, serving_config
 from app.planner.stacks import as_launched, no_stack_warning
 from app.planner.workload import SessionOpener, as_rented, resolve_cluster, resolve_model
+from app.quotes.caveats import CAVEATS, latency_caveats
 from app.quotes.plan_summary import server_summary, stated
 from app.quotes.pool_load import KEPT as SERVING_KEPT, pools_load
 from app.quotes.service import (
@@ -205,7 +206,7 @@ def _check_pools_fit(session: Session, sku: Sku, quantity: int, pools: PoolsIn, 
             field = error.field if error.field and not error.field.startswith("plan") else f"plan.pools.{name}"
             raise _estimator_refusal(field, error, sku.slug) from error
     try:
-        return pools_load(model, cfg, servers, sku, pools, quantity)
+        return pools_load(model, cfg, servers, sku, pools, quantity, request)
     except EstimatorError as error:
         field = error.field if error.field and not error.field.startswith("plan") else "plan.pools"
         raise _estimator_refusal(field, error, sku.slug) from error
@@ -330,7 +331,8 @@ def _check_serving_fits(
 ) -> PlanCheck:
     """A serving plan: dp replicas of tp × pp, each must have kernels for its formats and hold one sequence
     (the same feasibility /estimate and /recommend apply). The quote freezes what the deployment serves:
-    replicas, TTFT/TPOT and, for a request rate, the simulated percentiles at the average and the peak."""
+    replicas, TTFT/TPOT and, for a request rate, the simulated percentiles at the average and the peak, with the
+    warnings that qualify them (app.quotes.caveats, frozen as notes)."""
     quoted = _quoted(session, sku_id, quantity, by_card, request)
     if quoted is None:
         return PlanCheck()
@@ -346,7 +348,7 @@ def _check_serving_fits(
         raise _estimator_refusal(field, error, sku_id) from error
     _check_serving_slo(result, cfg, plan, by_card, cluster.gpus_per_node)
     figures = serving_out(result, cfg).model_dump(mode="json", include=set(SERVING_KEPT))
-    return PlanCheck(figures={"serving": figures})
+    return PlanCheck(figures={"serving": figures, CAVEATS: latency_caveats(model, cfg, result, request)})
 
 
 def _check_serving_slo(

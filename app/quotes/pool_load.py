@@ -19,7 +19,9 @@ from app.estimator.serving import ServingConfig, ServingEstimate, estimate_servi
 from app.estimator.serving_disagg import Pools, decode_config, joined_estimate, kv_transfer_s, prefill_config
 from app.estimator.specs import Cluster, ModelSpec
 from app.planner.misses import slo_params
+from app.planner.schemas import WorkloadIn
 from app.planner.serving_mappers import serving_out
+from app.quotes.caveats import CAVEATS, latency_caveats
 from app.quotes.service import refusal
 
 if TYPE_CHECKING:
@@ -42,9 +44,10 @@ KEPT = frozenset(
 
 
 def pools_load(
-    model: ModelSpec, cfg: ServingConfig, servers: Cluster, sku: Sku, pools: PoolsIn, quantity: int
+    model: ModelSpec, cfg: ServingConfig, servers: Cluster, sku: Sku, pools: PoolsIn, quantity: int, request: WorkloadIn
 ) -> dict[str, Any]:
-    """The figures a disaggregated quote freezes (`{"serving": …}`); a 422 on the pool that does not carry the peak.
+    """The figures a disaggregated quote freezes (`{"serving": …}`, with the caveats on its latency: app.quotes.caveats,
+    on the joined estimate as /recommend warns of them); a 422 on the pool that does not carry the peak.
     `servers`: two servers of the SKU joined by its fabric (where the KV crosses). Without a request rate there is no
     load to check the pools against, as /recommend sizes none without one (`disaggregated_load`): a 422
     `pools_no_load` on `workload.serving.requests_per_s`, never a quote issued unchecked."""
@@ -70,7 +73,7 @@ def pools_load(
         for name, (tp, n) in shapes.items()
     }
     serving["kv_transfer_ms"] = round(transfer * 1e3, 3)
-    return {"serving": serving}
+    return {"serving": serving, CAVEATS: latency_caveats(model, cfg, joined, request)}
 
 
 def _utilization(estimate: ServingEstimate) -> dict[str, float] | None:

@@ -56,6 +56,9 @@ LABELS: dict[str, dict[str, str]] = {
         "on_consultation": "on consultation",
         "notes": "Notes",
         "host_ram": "{gib} GiB RAM",
+        "gpu_cards": "{n} × {gpu}, rented by the card (in a server of {per_node})",
+        "gpu_server": "{per_node} × {gpu}",
+        "gpu_servers": "{per_node} × {gpu} per server ({gpus} in all)",
         "list_sep": ", ",
         "condition": "Condition",
         "host_ram_condition": "The catalog does not list this server's host RAM: the plan needs {gib:,} GiB of host "
@@ -146,6 +149,9 @@ LABELS: dict[str, dict[str, str]] = {
         "on_consultation": "面议",
         "notes": "备注",
         "host_ram": "{gib} GiB 内存",
+        "gpu_cards": "{n} × {gpu}，按卡租用（所在服务器共 {per_node} 张）",
+        "gpu_server": "{per_node} × {gpu}",
+        "gpu_servers": "每台服务器 {per_node} × {gpu}（共 {gpus} 张）",
         "list_sep": "、",
         "condition": "条件",
         "host_ram_condition": "目录未列出这台服务器的主机内存：该方案每台服务器需要 {gib:,} GiB 主机内存"
@@ -388,11 +394,34 @@ def held_words(quote: QuoteOut, lang: str) -> str | None:
     )  # fmt: skip
 
 
+def quote_money(amount: Any, currency: str) -> str:
+    """An amount in a note as the quote's lines print theirs: 'CNY 2,999.99' (the API's notes: '2999.99 CNY')."""
+    return f"{currency} {_grouped(str(amount))}"
+
+
 def notes_words(quote: QuoteOut, lang: str) -> list[str]:
-    """The quote's notes in `lang`, from their codes; as issued (the API's English) on a quote that kept none."""
-    if lang == "en" or len(quote.note_codes) != len(quote.notes):
+    """The quote's notes in `lang`, from their codes, their amounts grouped as the lines' (review R5-11); as issued
+    (the API's English) on a quote that kept none."""
+    if len(quote.note_codes) != len(quote.notes):
         return list(quote.notes)
-    return [messages.quote_note(n.code, n.params, lang) for n in quote.note_codes]
+    return [messages.quote_note(n.code, n.params, lang, quote_money) for n in quote.note_codes]
+
+
+def units_words(quantity: int, unit: str, lang: str) -> str:
+    """'1 card', '6 servers', '6 台服务器': a line's or the quote's quantity in its unit (review R5-11)."""
+    return messages.unit_words(quantity, unit, lang)
+
+
+def gpu_words(quote: QuoteOut, lang: str) -> str:
+    """The GPUs the quote rents (review R5-11: a 1-card quote printed the server's 4): by the card, the cards rented and
+    the server they sit in; by the server, each server's GPUs and, for several, the GPUs in all."""
+    t = LABELS.get(lang, LABELS["en"])
+    name, per_node = str(quote.sku.get("gpu", {}).get("name", "")), int(quote.sku.get("gpus_per_node") or 1)
+    if quote.unit == "card":
+        return t["gpu_cards"].format(n=quote.quantity, gpu=name, per_node=per_node)
+    if quote.quantity == 1:
+        return t["gpu_server"].format(per_node=per_node, gpu=name)
+    return t["gpu_servers"].format(per_node=per_node, gpu=name, gpus=per_node * quote.quantity)
 
 
 def line_note(line: QuoteLineOut, quote: QuoteOut, lang: str) -> str:
@@ -434,6 +463,8 @@ def render_html(
         job_title=serving_words.LABELS[lang]["job"] if (quote.workload or {}).get("task") == "serving" else None,
         term_words=term_words(quote, lang),
         notes=notes_words(quote, lang),
+        units=lambda quantity, unit: units_words(quantity, unit, lang),
+        gpu_words=gpu_words(quote, lang),
         line_note=lambda line: line_note(line, quote, lang),
         configuration_words=configuration_words(quote, lang),
         held_words=held_words(quote, lang),

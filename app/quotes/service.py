@@ -36,6 +36,7 @@ from app.money import bp_to_percent, discounted_line, from_minor, to_minor
 from app.planner.misses import TERM_WARN_RATIO
 from app.planner.offers import DAYS_PER_BILLED_MONTH, billed_months
 from app.quotes import documents, events, printing, repository, reservations
+from app.quotes.caveats import CAVEATS
 from app.quotes.models import Quote, QuoteLine
 from app.quotes.schemas import (
     CustomerOut,
@@ -482,7 +483,8 @@ def create_quote(
     `check_plan` (the quantity/feasibility check, app.quotes.plan_check) runs on a new
     quote before it is priced; it raises to refuse it, and returns the plan's estimate recomputed on the
     SKU and quantity quoted, which the quote freezes with its plan in place of any figure the client sent
-    (`QuotePlan.DERIVED`): a quote never prints a time it did not compute. `organisation`: the organisation
+    (`QuotePlan.DERIVED`): a quote never prints a time it did not compute; the caveats on a serving plan's latency it
+    returns (app.quotes.caveats) are frozen as notes. `organisation`: the organisation
     of the API key it is issued with, kept on the quote (GET /quotes searches by it); a keyed quote counts
     against the key's own rate limit (app.http.ratelimit), not the address's QUOTES_PER_MINUTE."""
     digest = request_hash(data)
@@ -496,6 +498,7 @@ def create_quote(
     offered = _offered_addons(session, sku)
     addons = _addons(offered, sku, data.addons)  # known add-ons first: the plan check reads which are rented
     figures = check_plan(session, data) if check_plan is not None else {}
+    caveats: list[QuoteNote] = [(c["code"], c["params"]) for c in figures.pop(CAVEATS, [])]  # notes, not figures
     nodes, cards = _units(sku, data.quantity)
     months = _months(data.term, data.months)
     start = reservations.start_of(session, data.start_date)
@@ -513,6 +516,7 @@ def create_quote(
             sku, addons, quantity=data.quantity, nodes=nodes, cards=cards, term=term, months=m, at=at
         ),
     )
+    notes += caveats
     now = _now()
     regions = _region(sku, data.region)
     rental = reservations.plan_rental(

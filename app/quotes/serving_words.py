@@ -24,6 +24,16 @@ LABELS: dict[str, dict[str, str]] = {
         "ttft_target": "time to first token ≤ {ms} ms",
         "tpot_target": "time per output token ≤ {ms} ms",
         "targets_at": "{targets}, for {pct} of requests at peak",
+        "speculative": "Speculative decoding (assumed)",
+        "speculative_words": "{method}, {tokens} tokens drafted a step, each accepted with probability {acceptance} "
+        "(the time per token below depends on it)",
+        "spec_eagle3": "EAGLE-3 draft head",
+        "spec_mtp": "MTP (the checkpoint's multi-token-prediction layers)",
+        "spec_ngram": "n-gram prompt lookup",
+        "spec_draft_model": "draft model {draft}",
+        "prefix_cache": "Prefix cache (assumed)",
+        "prefix_cache_words": "{share} of prompt tokens found cached, not prefilled (the time to first token below "
+        "depends on it)",
         "latency_average": "Latency at the average rate",
         "latency_peak": "Latency at peak",
         "latency_words": "TTFT p50 {t50} / p90 {t90} / p99 {t99} ms; TPOT p50 {p50} / p90 {p90} / p99 {p99} ms",
@@ -53,6 +63,15 @@ LABELS: dict[str, dict[str, str]] = {
         "ttft_target": "首 token 延迟 ≤ {ms} 毫秒",
         "tpot_target": "每个输出 token 的时间 ≤ {ms} 毫秒",
         "targets_at": "{targets}，峰值时对 {pct} 的请求成立",
+        "speculative": "投机解码（假设）",
+        "speculative_words": "{method}，每步草拟 {tokens} 个 token，每个草拟 token 的接受率为 {acceptance}"
+        "（下面的每 token 时间取决于此）",
+        "spec_eagle3": "EAGLE-3 草稿头",
+        "spec_mtp": "MTP（检查点自带的多 token 预测层）",
+        "spec_ngram": "N-gram 提示查找",
+        "spec_draft_model": "草稿模型 {draft}",
+        "prefix_cache": "前缀缓存（假设）",
+        "prefix_cache_words": "{share} 的提示 token 命中缓存，无需预填充（下面的首 token 延迟取决于此）",
         "latency_average": "平均负载下的延迟",
         "latency_peak": "峰值负载下的延迟",
         "latency_words": "首 token p50 {t50} / p90 {t90} / p99 {t99} 毫秒；"
@@ -120,6 +139,7 @@ def serving_rows(quote: QuoteOut, lang: str) -> list[tuple[str, str]]:
         rows.append(
             (t["targets"], t["targets_at"].format(targets=t["join"].join(targets), pct=PERCENT[ask.slo.percentile]))
         )
+    rows += assumed_rows(ask, t)
     frozen = plan.get("serving")
     served: dict[str, Any] = frozen if isinstance(frozen, dict) else {}
     latency = served.get("latency")
@@ -134,6 +154,26 @@ def serving_rows(quote: QuoteOut, lang: str) -> list[tuple[str, str]]:
         idle = served["isolated_ttft_ms"] + (served.get("request_overhead_ms") or 0.0)
         rows.append((t["isolated"], t["isolated_words"].format(ms=_n(idle))))
     rows.append((t["deployment"], deployment_words(plan, quote.quantity, quote.unit, lang)))
+    return rows
+
+
+def _percent(share: float) -> str:
+    return f"{share * 100:.3g}%"
+
+
+def assumed_rows(ask: ServingIn, t: dict[str, str]) -> list[tuple[str, str]]:
+    """What the latency rests on that the customer stated (review R5-4): speculative decoding (its method, the tokens
+    drafted a step and their acceptance) and a prefix-cache hit rate above none."""
+    rows: list[tuple[str, str]] = []
+    spec = ask.speculative
+    if spec is not None:
+        method = t[f"spec_{spec.method}"].format(draft=spec.draft_model or "")
+        words = t["speculative_words"].format(
+            method=method, tokens=spec.num_speculative_tokens, acceptance=_percent(spec.acceptance_rate)
+        )
+        rows.append((t["speculative"], words))
+    if ask.prefix_cache_hit_rate > 0:
+        rows.append((t["prefix_cache"], t["prefix_cache_words"].format(share=_percent(ask.prefix_cache_hit_rate))))
     return rows
 
 

@@ -29,6 +29,7 @@ from app.errors import BadGateway, InvalidInput, ServiceUnavailable
 from app.estimator.presets import list_presets
 from app.estimator.specs import EstimatorError
 from app.estimator.vocabulary import ENGINES, SERVING_PRECISIONS, WEIGHT_FORMATS
+from app.field_words import pydantic_message
 from app.hub.service import with_hub_config
 from app.i18n import Translator, negotiate
 from app.planner.schemas import OptionOut, RecommendIn, RecommendOut
@@ -173,7 +174,7 @@ def parse(form: ServeForm, t: Translator) -> RecommendIn | None:
     except ValidationError as exc:
         for err in exc.errors():
             location = ".".join(str(p) for p in err["loc"] if not isinstance(p, int))
-            form.add_error(field_for(location), err["msg"])
+            form.add_error(field_for(location), pydantic_message(err, t))  # in the page's language
         return None
 
 
@@ -213,28 +214,34 @@ def serve_form(request: Request) -> HTMLResponse:
     return _page(request, t, {"form": read_form(request.query_params), "result": None})
 
 
-def _run(session: Session, body: RecommendIn, settings: Settings) -> RecommendOut:
-    """The deployments for the form's request, a Hugging Face model's config read first (app.hub)."""
-    return run_recommend(session, with_hub_config(session, body, settings=settings))
+def _answer(
+    session: Session, form: ServeForm, t: Translator, settings: Settings
+) -> tuple[RecommendIn, RecommendOut] | None:
+    """The form's request (a Hugging Face model's config read in) and its deployments; None with the form's errors
+    filled, in the page's language, where the form or the planner refuses it."""
+    body = parse(form, t)
+    if body is None:
+        return None
+    try:
+        body = with_hub_config(session, body, settings=settings)
+        return body, run_recommend(session, body)
+    except EstimatorError as exc:
+        form.add_error(field_for(exc.field or ""), messages.estimator_error(exc, t.lang))
+    except (InvalidInput, BadGateway, ServiceUnavailable) as exc:
+        for err in exc.errors or [{"field": "model.preset", "message": exc.detail}]:
+            form.add_error(field_for(str(err.get("field", ""))), api_message(err, t))
+    return None
 
 
 @router.get("/serve/results", response_class=HTMLResponse)
 def serve_results(request: Request, session: SessionDep, settings: SettingsDep) -> HTMLResponse:
     t = Translator(negotiate(request))
     form = read_form(request.query_params)
-    body = parse(form, t)
-    result = None
-    if body is not None:
-        try:
-            result = _run(session, body, settings)
-        except EstimatorError as exc:
-            form.add_error(field_for(exc.field or ""), messages.estimator_error(exc, t.lang))
-        except (InvalidInput, BadGateway, ServiceUnavailable) as exc:
-            for err in exc.errors or [{"field": "model.preset", "message": exc.detail}]:
-                form.add_error(field_for(str(err.get("field", ""))), api_message(err, t))
-    if result is None:
+    answer = _answer(session, form, t, settings)
+    if answer is None:
         return _page(request, t, {"form": form, "result": None}, status=422)
-    assert body is not None and body.serving is not None  # a result comes from a parsed serving request
+    body, result = answer
+    assert body.serving is not None  # a result comes from a parsed serving request
     slo = body.serving.slo
     targets = {k: v for k, v in (("ttft_ms", slo.ttft_ms), ("tpot_ms", slo.tpot_ms)) if v} if slo else {}
     percentile = slo.percentile if slo else "p90"
@@ -260,19 +267,6 @@ def serve_results(request: Request, session: SessionDep, settings: SettingsDep) 
 
 
 # ---- quotes from a deployment --------------------------------------------------------------------
-
-
-def _answer(
-    session: Session, form: ServeForm, t: Translator, settings: Settings
-) -> tuple[RecommendIn, RecommendOut] | None:
-    body = parse(form, t)
-    if body is None:
-        return None
-    try:
-        body = with_hub_config(session, body, settings=settings)
-        return body, run_recommend(session, body)
-    except (EstimatorError, InvalidInput, BadGateway, ServiceUnavailable):
-        return None
 
 
 def _state(form: ServeForm, t: Translator) -> list[tuple[str, str]]:
@@ -305,7 +299,9 @@ def serve_quote_form(request: Request, session: SessionDep, settings: SettingsDe
     t = Translator(negotiate(request))
     form = read_form(request.query_params)
     answer = _answer(session, form, t, settings)
-    option = find_option(answer[1], request.query_params.get("option")) if answer else None
+    if answer is None:  # the form's fields refused: the form again, its errors in the page's language
+        return _page(request, t, {"form": form, "result": None}, status=422)
+    option = find_option(answer[1], request.query_params.get("option"))
     if option is None:
         return error_page(request, 404, message=t("option_missing"))
     return _quote_page(request, session, form, t, QuoteEntry.blank(option))  # ticks its quote body's add-ons
@@ -330,8 +326,10 @@ def _issue(
 ) -> Response:
     form = read_form(fields)
     answer = _answer(session, form, t, settings)
-    option = find_option(answer[1], fields.get("option")) if answer else None
-    if answer is None or option is None:
+    if answer is None:  # a hidden field refused (edited, or stale): the form again with its errors, as POST /quote
+        return _page(request, t, {"form": form, "result": None}, status=422)
+    option = find_option(answer[1], fields.get("option"))
+    if option is None:
         return error_page(request, 404, message=t("option_missing"))
     printable, entry = quote_from_form(session, answer[0], option, fields, addons, t, settings.quote_validity_days)
     if printable is not None:

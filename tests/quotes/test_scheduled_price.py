@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 from app import messages
 from app.capacity.service import catalog_today
 from app.catalog import cache
+from app.quotes.printing import quote_money
 from tests.factories import new_price, recommend
 from tests.quotes.helpers import h100_body
 
@@ -52,7 +53,7 @@ def test_a_quote_starting_after_a_published_rise_is_priced_at_it(client: TestCli
     }
     assert messages.quote_note("price_at_start", note["params"]) in later["notes"]
     page = client.get(later["links"]["print"], params={"lang": "zh"}).text
-    assert messages.quote_note("price_at_start", note["params"], "zh") in page
+    assert messages.quote_note("price_at_start", note["params"], "zh", quote_money) in page  # grouped as the lines
     today = _issue(client, h100_body())
     assert today["unit_list_price"] == "100000.00"  # a rental starting today: the price in force now
     assert "price_at_start" not in {n["code"] for n in today["note_codes"]}

@@ -11,6 +11,7 @@ from fastapi.testclient import TestClient
 from pypdf import PdfReader
 
 from app import messages
+from app.quotes.printing import quote_money
 from tests.factories import recommend
 
 # The review's case: an 8B full fine-tune of 5e10 tokens at 8192, annual term, cheapest: ~536 h of 8640 billed.
@@ -51,7 +52,7 @@ def test_an_annual_quote_for_a_short_job_notes_the_term_warnings_of_its_option(c
         page = client.get(quote["links"]["print"], params={"lang": lang}).text
         for code, params in codes.items():
             if code in ("term_longer_than_job", "other_term_cheaper"):
-                assert messages.quote_note(code, params, lang) in page, (lang, code)
+                assert messages.quote_note(code, params, lang, quote_money) in page, (lang, code)
     assert "月付租期对这个任务更便宜" in client.get(quote["links"]["print"], params={"lang": "zh"}).text
     pdf = client.get(quote["links"]["pdf"], params={"lang": "zh"})
     text = (
