@@ -35,6 +35,8 @@ def pydantic_message(err: Mapping[str, Any], t: Translator) -> str:
         return t("err_number")
     if kind == "literal_error":
         return t("err_choice")
+    if kind == "hidden_characters":  # a printed field's control or bidi formatting character (app.schemas)
+        return t("err_hidden_characters")
     if kind == "decimal_string":  # money in plain notation (app.schemas.decimal_string)
         return t("err_decimal_string", example=ctx.get("example", ""))
     decimals = {

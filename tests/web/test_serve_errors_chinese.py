@@ -66,3 +66,15 @@ def test_a_serving_quote_with_a_refused_hidden_field_is_the_form_again_in_chines
     assert '<html lang="zh-CN"' in posted.text and "Page not found" not in posted.text
     assert "必须大于 0。" in _errors(posted.text)
     assert english_runs(posted.text, allowed_names(client)) == []
+
+
+def test_a_hidden_character_in_a_name_is_refused_in_chinese_on_both_quote_forms(client: TestClient) -> None:
+    """Review R5-12's refusal (app.schemas `PrintedText`) on the wizards' quote forms: worded in the page's language."""
+    forms = {
+        "/serve/quote": _hidden(client, f"/serve/results?{SERVE}&lang=zh", r'href="(/serve/quote\?[^"]+option=1)"'),
+        "/quote": _hidden(client, f"/results?{TRAIN}&lang=zh", r'href="(/quote\?[^"]+option=1)"'),
+    }
+    for action, hidden in forms.items():
+        posted = client.post(action, data={**hidden, **CUSTOMER, "name": "\u202eLi Wei", "lang": "zh"}, headers=HTML)
+        assert posted.status_code == 422, (action, posted.status_code)
+        assert "不能包含控制字符或双向文本格式字符。" in _errors(posted.text), (action, _errors(posted.text))
