@@ -56,6 +56,20 @@ class Settings(BaseSettings):
     planner_time_budget_ms: int = Field(default=3_000, ge=0)  # search time per recommendation (0: no limit)
     planner_cache_size: int = Field(default=1024, ge=0)  # plan searches remembered per process (0: off)
     worker_threads: int = Field(default=4, ge=1, le=256)  # threads for synchronous endpoints, per worker process
+    # Requests that run the planner one client (its API key, else its address) may have in flight per worker process
+    # (0: no cap); another meanwhile is a 429 with Retry-After (app.http.planner_share). Two, half the WORKER_THREADS:
+    # one client's burst of searches leaves the other threads, and the cores, to everyone else (review R6-1).
+    planner_searches_per_client: int = Field(default=2, ge=0, le=256)
+    planner_paths: CommaList = [
+        "/estimate",
+        "/estimate/scaling",
+        "/recommend",
+        "/mcp",
+        "/results",
+        "/results.csv",
+        "/results/launch.json",
+        "/serve/results",
+    ]
     # `serve --workers N`: how long uvicorn's supervisor waits for a worker to answer its health check before it kills
     # it and starts another, start-up included. uvicorn's default, 5 s, is less than two workers importing the app at
     # once took on a busy 2-core host (review R7: each killed once at start-up); 30 s is gunicorn's default worker
@@ -195,7 +209,9 @@ class Settings(BaseSettings):
     def _check_database_url(cls, value: str) -> str:
         return normalise_database_url(value)
 
-    @field_validator("rate_limit_paths", "rate_limit_pages", "cors_origins", "trusted_hosts", mode="before")
+    @field_validator(
+        "rate_limit_paths", "rate_limit_pages", "planner_paths", "cors_origins", "trusted_hosts", mode="before"
+    )
     @classmethod
     def _split_commas(cls, value: object) -> object:
         if isinstance(value, str):

@@ -88,6 +88,7 @@ def main() -> None:
         "PORT": str(_port()),
         "LOG_LEVEL": "warning",
         "RATE_LIMIT_PER_MINUTE": "100000",  # both kinds of request go through the limiter, neither is refused
+        "PLANNER_SEARCHES_PER_CLIENT": "0",  # one client address runs the whole mix: no per-client share
         "QUOTES_PER_MINUTE": "0",
     }
     _cli(["migrate"], env)

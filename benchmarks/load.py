@@ -164,6 +164,7 @@ def start_server(database_url: str, workers: int) -> tuple[subprocess.Popen, str
         "ENV": "dev",
         "LOG_LEVEL": "warning",
         "RATE_LIMIT_PER_MINUTE": "1000000",
+        "PLANNER_SEARCHES_PER_CLIENT": "0",  # one client address runs the whole mix: no per-client share
         "QUOTES_PER_MINUTE": "0",  # every client here is one address: the per-client quote limit would answer
     }
     for step in ("migrate", "seed"):

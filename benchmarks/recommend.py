@@ -180,6 +180,7 @@ def _start_server(
         "LOG_LEVEL": "warning",
         "PLANNER_CACHE_SIZE": str(cache_size),
         "RATE_LIMIT_PER_MINUTE": "0",
+        "PLANNER_SEARCHES_PER_CLIENT": "0",  # one client address runs the whole mix: no per-client share
     }
     for command in ("migrate", "seed"):
         subprocess.run([sys.executable, "-m", "app", command], cwd=root, env=env, check=True, capture_output=True)

@@ -329,6 +329,7 @@ def main() -> int:
         "HOST": "127.0.0.1",
         "LOG_LEVEL": "error",
         "RATE_LIMIT_PER_MINUTE": "0",  # the soak is one client address: the limit would answer for it
+        "PLANNER_SEARCHES_PER_CLIENT": "0",  # one client address runs the whole mix: no per-client share
     }
     _cli(["migrate"], env)
     _cli(["seed"], env)

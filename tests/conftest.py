@@ -175,6 +175,7 @@ def _app_settings(database_url: str, hub_url: str) -> Settings:
         database_url=database_url,
         env="test",
         rate_limit_per_minute=0,
+        planner_searches_per_client=0,  # tests/http/test_planner_share.py turns it on
         hf_new_ids_per_minute=0,  # counted in the database too (tests/hub/test_hub_cache.py turns it on)
         metrics_enabled=True,
         hf_endpoint=hub_url,

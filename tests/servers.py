@@ -101,12 +101,14 @@ def app_cli(
 
 
 def server_env(database_url: str, **extra: str) -> dict[str, str]:
-    """The environment of a test server on `database_url`: a free port, ENV=test, no rate limit, then `extra`."""
+    """The environment of a test server on `database_url`: a free port, ENV=test, no rate limit and no planner share
+    per client, then `extra`."""
     return {
         "DATABASE_URL": database_url,
         "PORT": str(free_port()),
         "ENV": "test",
         "RATE_LIMIT_PER_MINUTE": "0",
+        "PLANNER_SEARCHES_PER_CLIENT": "0",  # one client address runs the whole mix: no per-client share
         **extra,
     }
 

@@ -70,6 +70,7 @@ def test_installed_wheel_migrates_seeds_and_serves_pages_css_and_a_pdf(installed
         "DATABASE_URL": f"sqlite:///{tmp_path / 'wheel.db'}",
         "PORT": str(free_port()),
         "RATE_LIMIT_PER_MINUTE": "0",
+        "PLANNER_SEARCHES_PER_CLIENT": "0",  # one client address runs the whole mix: no per-client share
         "ENV": "dev",
     }
     assert "created the schema" in _run([str(gpu_sizer), "migrate"], cwd=tmp_path, env=env)

@@ -1,9 +1,9 @@
 """HTTP hardening shared by every route: limits, security headers, CORS, trusted hosts, observability.
 
 Outermost first: observability (request id, access log, metrics, last-resort 500) → security
-headers → trusted hosts → CORS → body read timeout → body size limit → body budget per client → rate limit → request
-hygiene (NUL characters in the path and query) → the app's routes, which parse and check their body off
-the event loop (app.bodies).
+headers → trusted hosts → CORS → body read timeout → body size limit → body budget per client → rate limit →
+the planner's share per client → request hygiene (NUL characters in the path and query) → the app's routes, which
+parse and check their body off the event loop (app.bodies).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from app.http.body_timeout import BodyTimeoutMiddleware
 from app.http.hosts import TrustedHostMiddleware
 from app.http.hygiene import HygieneMiddleware
 from app.http.observability import REQUEST_ID_HEADER, ObservabilityMiddleware
+from app.http.planner_share import PlannerShareMiddleware
 from app.http.ratelimit import RateLimitMiddleware
 from app.http.security import SecurityHeadersMiddleware
 from app.settings import Settings
@@ -24,6 +25,10 @@ from app.settings import Settings
 def install_middleware(app: FastAPI, settings: Settings) -> None:
     # add_middleware puts each new one outside the previous ones: add innermost first.
     app.add_middleware(HygieneMiddleware)
+    if settings.planner_searches_per_client > 0 and settings.planner_paths:
+        app.add_middleware(
+            PlannerShareMiddleware, per_client=settings.planner_searches_per_client, paths=settings.planner_paths
+        )
     if settings.rate_limit_per_minute > 0 and (settings.rate_limit_paths or settings.rate_limit_pages):
         app.add_middleware(
             RateLimitMiddleware,

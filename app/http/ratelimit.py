@@ -37,13 +37,13 @@ _PATTERN = re.compile(r"[*?\[]")
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
-def _entries(paths: Iterable[str]) -> tuple[frozenset[str], tuple[str, ...]]:
+def entries(paths: Iterable[str]) -> tuple[frozenset[str], tuple[str, ...]]:
     """Exact paths, and fnmatch patterns (`*` matches any characters, `/` included: `/quotes/*/accept`, `/admin/*`)."""
     cleaned = [path.rstrip("/") or "/" for path in paths]
     return frozenset(p for p in cleaned if not _PATTERN.search(p)), tuple(p for p in cleaned if _PATTERN.search(p))
 
 
-def _match(path: str, exact: frozenset[str], patterns: tuple[str, ...]) -> str | None:
+def match(path: str, exact: frozenset[str], patterns: tuple[str, ...]) -> str | None:
     if path in exact:
         return path
     return next((pattern for pattern in patterns if fnmatchcase(path, pattern)), None)
@@ -63,8 +63,8 @@ class RateLimitMiddleware:
 
     def __init__(self, app: ASGIApp, *, per_minute: int, paths: Iterable[str], pages: Iterable[str] = ()) -> None:
         self.app = app
-        self.paths = _entries(paths)
-        self.pages = _entries(pages)
+        self.paths = entries(paths)
+        self.pages = entries(pages)
         self.limiter = RateLimiter(limit=per_minute)
 
     def entry_for(self, method: str, path: str) -> tuple[str | None, bool]:
@@ -72,14 +72,14 @@ class RateLimitMiddleware:
         path = path.rstrip("/") or "/"
         if method == "OPTIONS":
             return None, False
-        page = _match(path, *self.pages)
+        page = match(path, *self.pages)
         if page is not None:
             return page, True
-        return (_match(path, *self.paths) if method not in SAFE_METHODS else None), False
+        return (match(path, *self.paths) if method not in SAFE_METHODS else None), False
 
     def keyed_entry(self, path: str) -> str | None:
         """The entry a request with an API key counts under, whatever its method (GET /quotes searches too)."""
-        return _match(path.rstrip("/") or "/", *self.paths)
+        return match(path.rstrip("/") or "/", *self.paths)
 
     def _key_limit(self, app_state: State, authorization: str) -> tuple[int, int] | None:
         """(key id, limit) of a live API key; None when there is none or the database cannot say (then the

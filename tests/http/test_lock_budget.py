@@ -38,6 +38,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]
             "PORT": str(free_port()),
             "ENV": "test",
             "RATE_LIMIT_PER_MINUTE": "0",
+            "PLANNER_SEARCHES_PER_CLIENT": "0",  # one client address runs the whole mix: no per-client share
             "DB_LOCK_TIMEOUT_MS": str(int(LOCK_TIMEOUT_S * 1000)),
             "WORKER_THREADS": str(THREADS),
         }
