@@ -39,6 +39,7 @@ from app.note_words import (
 from app.quote_check_words import QUOTE_CHECKS as QUOTE_CHECKS  # re-exported: why POST /quotes refuses
 from app.warning_words import (
     MEMORY_LEVERS,
+    NO_FIT_FUSED,
     NO_FIT_LEADS,
     VERBATIM,
     WARNINGS as WARNINGS,  # re-exported: warnings by code, read as messages.WARNINGS
@@ -631,7 +632,10 @@ def warning(code: str, params: Mapping[str, Any], lang: str = "en", money: Money
         params = {**params, "levers": [MEMORY_LEVERS[lang][lever] for lever in params["levers"]]}
     if code == "no_fit_zero3":  # its first sentence, by the readings it names
         params = {**params, "lead": _no_fit_lead(params, lang)}
-    return _render(WARNINGS[lang][_warning_key(code, params)], params, lang, money, agree=code not in VERBATIM)
+    text = _render(WARNINGS[lang][_warning_key(code, params)], params, lang, money, agree=code not in VERBATIM)
+    if code in ("no_fit", "no_fit_zero3") and "fused_gib" in params:  # the fused loss alone makes the plan fit
+        text += NO_FIT_FUSED[lang].format(**params)
+    return text
 
 
 def _no_fit_lead(params: Mapping[str, Any], lang: str) -> str:

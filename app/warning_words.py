@@ -44,6 +44,10 @@ WARNINGS: dict[str, dict[str, str]] = {
         "end of its memory range, {high_gib:,.1f} GiB, is above the {limit_gib:,.1f} GiB it may use: it may run out "
         "of memory. Its micro-batch, activation recompute and loss leave no memory to give: choose an option that "
         "fits at the high end (more GPUs or a larger card).",
+        "memory_pool_fills_card": "The plan fits at its estimate of {total_gib:,.1f} GiB per GPU, but the caching "
+        "allocator's reserved pool (memory.as_measured_gib.reserved) reaches {reserved_gib:,.1f} GiB of the card's "
+        "{capacity_gib:,.1f} GiB, above the {limit_gib:,.1f} GiB it may use: the run holds the card full, and a "
+        "fragmented pool can fail a large request; leave margin or choose a plan whose pool fits.",
         "billing_within_range": "At the slow end of its time range ({slow_hours:,.0f} h) the job bills {slow_months} "
         "months instead of {months}: {slow_total} {currency} instead of {job_total}.",
         "term_longer_than_job": "The {term} term bills {months} months ({billed_hours:,.0f} h) for a job of "
@@ -202,6 +206,10 @@ WARNINGS: dict[str, dict[str, str]] = {
         "memory_may_exceed.no_lever": "按估算每块 GPU {total_gib:,.1f} GiB，方案可以放下；但其显存区间的高端 "
         "{high_gib:,.1f} GiB 超过可用的 {limit_gib:,.1f} GiB：可能显存不足。"
         "其微批、激活重计算和损失函数都已无法再省显存：请选择在区间高端也能放下的方案（更多 GPU 或更大显存的卡）。",
+        "memory_pool_fills_card": "按估算每块 GPU {total_gib:,.1f} GiB，方案可以放下；但缓存分配器的预留显存池"
+        "（memory.as_measured_gib.reserved）达到显卡 {capacity_gib:,.1f} GiB 中的 {reserved_gib:,.1f} GiB，超过可用的 "
+        "{limit_gib:,.1f} GiB：运行时显卡将被占满，碎片化的显存池可能无法满足大块分配。请留出余量，"
+        "或选择显存池也能放下的方案。",
         "billing_within_range": "按时间区间的慢端（{slow_hours:,.0f} 小时）计，任务需计费 {slow_months} 个月而非 "
         "{months} 个月：{slow_total} {currency}，而非 {job_total}。",
         "term_longer_than_job": "{term}租期计费 {months} 个月（{billed_hours:,.0f} 小时），而任务只需 "
@@ -331,6 +339,15 @@ MEMORY_LEVERS: dict[str, dict[str, str]] = {
         "fused_loss": "融合损失函数",
         "qlora": "QLoRA（task 设为 qlora：冻结的基座权重以 4 位 NF4 存储）",
     },
+}
+
+# The sentence a GPU no-fit warning of a stated plan ends with where the fused loss alone makes it fit (`fused_gib`:
+# app/planner/service.py `_fused_fit_advice`), the lever the automatic plan takes first (app/messages.py `warning`).
+NO_FIT_FUSED: dict[str, str] = {
+    "en": ' With the fused loss (plan.loss "fused": Liger\'s fused linear cross-entropy, no whole-sequence logits) '
+    "the same plan needs {fused_gib:,.1f} GiB per GPU and fits.",
+    "zh": "改用融合损失函数（plan.loss 设为 fused：Liger 融合线性交叉熵，不保留整段序列的 logits）后，"
+    "同一方案每卡需要 {fused_gib:,.1f} GiB，可以放下。",
 }
 
 # The first sentence of `no_fit_zero3`'s variants (app/messages.py `_no_fit_lead`): "zero3" where the plan's own total

@@ -34,6 +34,7 @@ PLAN_WORDS: dict[str, dict[str, str]] = {
         "recompute_selective": "selective activation recomputation",
         "recompute_full": "full activation recomputation",
         "micro_batch": "micro-batch {n}",
+        "loss_fused": "fused loss",
         "sep": ", ",
     },
     "zh": {
@@ -52,6 +53,7 @@ PLAN_WORDS: dict[str, dict[str, str]] = {
         "recompute_selective": "选择性激活重计算",
         "recompute_full": "完整激活重计算",
         "micro_batch": "微批 {n}",
+        "loss_fused": "融合损失函数",
         "sep": "，",
     },
 }
@@ -225,6 +227,8 @@ def plan_summary(plan: Mapping[str, Any], lang: str) -> str:
         parts.append(w[f"recompute_{recompute}"])
     if "micro_batch" in plan:
         parts.append(w["micro_batch"].format(n=_int(plan, "micro_batch")))
+    if plan.get("fused_loss") is True or plan.get("loss") == "fused":  # Plan's field, or the API's PlanOut.loss
+        parts.append(w["loss_fused"])
     return w["sep"].join(parts)
 
 

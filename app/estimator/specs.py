@@ -375,6 +375,7 @@ WarningCode = Literal[
     "host_ram_unconfirmed",
     "deadline_within_range",
     "memory_may_exceed",
+    "memory_pool_fills_card",
     "pipeline_bubble",
     "pipeline_few_microbatches",
     "global_batch_small",

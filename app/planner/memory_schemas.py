@@ -50,7 +50,11 @@ class MemoryOut(BaseModel):
         description="weights, gradients, optimizer, activations, kv_cache, "
         "other, total (GiB per GPU, worst pipeline stage)"
     )
-    capacity_gib: float
+    capacity_gib: float = Field(
+        description="The card's usable memory, GiB: what a process can allocate beside its CUDA context (gpus.json "
+        "usable_memory_gib). The reserved reading stops at it; the device reading adds the context and stops at the "
+        "card's whole memory as nvidia-smi shows it (capacity_gib plus the context)"
+    )
     limit_gib: float | None = Field(default=None, description="What a plan may use: capacity less the headroom")
     fits: bool = Field(description="GPU memory within the limit and host RAM within the node's RAM after the reserve")
     as_measured_gib: dict[str, float] | None = Field(

@@ -20,7 +20,7 @@ from app.estimator.compute import NF4_BYTES_PER_PARAM
 from app.estimator.memory import varied_length_slack
 from app.estimator.memory.band import MemoryBand, may_exceed, memory_band
 from app.estimator.memory.estimate import measured_bytes
-from app.estimator.specs import Cluster, MemoryBreakdown, ModelSpec, Plan, Warning_, Workload
+from app.estimator.specs import GIB, Cluster, MemoryBreakdown, ModelSpec, Plan, Warning_, Workload
 from app.estimator.vocabulary import BYTES_PER_ELEMENT, RECOMPUTES
 from app.planner.levers import fused_relief
 from app.planner.stacks import as_padded, supported
@@ -100,3 +100,25 @@ def _qlora_holds(workload: Workload, band: MemoryBand, breakdown: MemoryBreakdow
         return False
     saved = breakdown.weights * (1 - NF4_BYTES_PER_PARAM / stored)
     return band.high - saved <= breakdown.limit
+
+
+def pool_warning(band: MemoryBand, breakdown: MemoryBreakdown) -> Warning_ | None:
+    """`memory_pool_fills_card`: the plan fits on its point estimate, and its reserved reading (`band.readings`, as
+    `memory.as_measured_gib.reserved` shows it: `pool_crosses_limit`'s figure, the caching allocator's pool with the
+    slack of the batches its stack feeds) crosses the limit the gate checks. The gate stays on the point estimate
+    (module docstring: a failed cudaMalloc frees the cached blocks and retries, and such runs ran), and the reading
+    stops at the card's capacity (estimate.measured_bytes); but the run then holds the card full, where /recommend's
+    memory relief trades the plan for one whose pool fits (relief.py `_near_limit`). Review R6-4: Llama 3.1 70B QLoRA
+    at 16,384 tokens on one H200 read 116.6 GiB, fits, with the pool at the card's 140.0 GiB, and said only that its
+    range might exceed the limit."""
+    limit = breakdown.capacity if breakdown.limit is None else breakdown.limit
+    reserved = band.readings.get("reserved", 0.0)
+    if breakdown.total > limit or reserved <= limit:
+        return None
+    params = {
+        "total_gib": round(breakdown.total / GIB, 2),
+        "reserved_gib": round(reserved / GIB, 2),
+        "limit_gib": round(limit / GIB, 2),
+        "capacity_gib": round(breakdown.capacity / GIB, 2),
+    }
+    return Warning_("memory_pool_fills_card", params)

@@ -43,7 +43,7 @@ from app.planner.offers import (
     with_alternatives,
 )
 from app.planner.option import Option, Recommendation, Rejection, RejectionCode
-from app.planner.padded_band import may_exceed_advice, padded_band
+from app.planner.padded_band import may_exceed_advice, padded_band, pool_warning
 from app.planner.pruning import Frontier, Point, Rules
 from app.planner.ranking import (
     BALANCED_COST_CAP,
@@ -410,10 +410,12 @@ def _option(
     workload = padded
     band = padded_band(model, workload, best.plan, cluster, memory)
     exceed = may_exceed_advice(model, workload, best.plan, band, memory)
+    pool = pool_warning(band, memory)
     warnings = _unique(
         best.memory.warnings
         + best.performance.warnings
         + ([exceed] if exceed else [])
+        + ([pool] if pool else [])
         + plan_warnings(model, workload, offer, config, best.plan, memory, perf)
         + billing_warnings(cost)
         + range_billing_warnings(offer, config, cost, perf)
