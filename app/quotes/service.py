@@ -480,9 +480,14 @@ def create_quote(
     notes += caveats
     now = _now()
     regions = _region(sku, data.region)
-    rental = reservations.plan_rental(
-        session, sku=sku, regions=regions, quantity=data.quantity, start=start, months=months, now=now
-    )
+    try:
+        rental = reservations.plan_rental(
+            session, sku=sku, regions=regions, quantity=data.quantity, start=start, months=months, now=now
+        )
+    except CapacityTaken:
+        if (replay := _replay_twin(session, idempotency_key, scope, digest, base_path)) is not None:
+            return replay
+        raise
     if organisation is None:  # no API key: checked against what is free, held by nothing (review R4-5)
         notes = [*notes, *reservations.unheld_notes(rental, sku)]
         rental = reservations.unheld(rental)
@@ -508,10 +513,24 @@ def create_quote(
         reservations.hold_rental(session, quote=quote, sku=sku, rental=rental, now=now)  # under the number's lock
     except CapacityTaken:
         session.rollback()  # the quote and its number go back, whoever catches the refusal (the wizard's form)
+        if (replay := _replay_twin(session, idempotency_key, scope, digest, base_path)) is not None:
+            return replay
         raise
     events.emit(session, quote, "quote.issued")  # the outbox: committed with the quote
     session.commit()
     return Created(quote_out(quote, base_path=base_path, now=now), created=True)
+
+
+def _replay_twin(session: Session, key: str | None, scope: str, digest: str, base_path: str) -> Created | None:
+    """The replay of a request refused for capacity whose key a concurrent twin has used meanwhile (review R6-2): the
+    units it found taken are the twin's own hold, committed with the twin's quote after this request first looked
+    the key up. Read again in a new transaction (SQLite's reads keep the snapshot their transaction began with), so
+    a retry sent at the same moment as the first answers as one sent after it: the quote, 200. None: no twin."""
+    if key is None:
+        return None
+    session.rollback()  # nothing is written before a capacity refusal: the quote and its number go back
+    earlier = repository.get_by_idempotency_key(session, key, scope=scope)
+    return None if earlier is None else _replay(earlier, digest, key, base_path)
 
 
 def _replay(earlier: Quote, digest: str, key: str, base_path: str) -> Created:
