@@ -30,13 +30,20 @@ def request_hash(data: QuoteCreate) -> str:
 
 def count_new_quote(session: Session) -> None:
     """One new quote, counted against the client's QUOTES_PER_MINUTE (the settings and client address the
-    request's session carries: app.deps.get_session); past it 429 with Retry-After."""
+    request's session carries: app.deps.get_session); past it 429 with Retry-After.
+
+    Counted in the quote's own transaction, once it is certain to be written (its number taken, no twin found under
+    the number's lock): the count commits with the quote, and a request that replays a concurrent twin's quote, or
+    is refused, rolls its count back with everything else (review R6-3: retries sent at once were counted before
+    they found the first one's quote, and used up the allowance). Quote writes queue on the number's lock, in every
+    worker, so the count is exact; the counter row's lock is held no longer than that one."""
     settings = session.info.get(SETTINGS)
     if not isinstance(settings, Settings) or settings.quotes_per_minute == 0 or settings.rate_limit_per_minute == 0:
         return
     limiter = _quotes_limiter(settings.quotes_per_minute)
-    decision = limiter.hit(session.get_bind().engine, f"quotes-new|{session.info.get(CLIENT, 'unknown')}")
+    decision = limiter.hit_in(session.connection(), f"quotes-new|{session.info.get(CLIENT, 'unknown')}")
     if not decision.allowed:
+        session.rollback()  # the quote's number and this count go back
         raise TooManyRequests(
             f"This address has issued {settings.quotes_per_minute} quotes in the last minute (QUOTES_PER_MINUTE); "
             f"try again in {decision.retry_after_s} s.",

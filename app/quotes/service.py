@@ -491,8 +491,6 @@ def create_quote(
     if organisation is None:  # no API key: checked against what is free, held by nothing (review R4-5)
         notes = [*notes, *reservations.unheld_notes(rental, sku)]
         rental = reservations.unheld(rental)
-    if organisation is None:  # a key's quotes count against the key's own limit
-        admission.count_new_quote(session)  # only a quote about to be written counts: a refused request spends nothing
     terms = _Terms(sku, priced, addons, data, nodes=nodes, cards=cards, notes=notes, figures=figures)
     quote = _new_quote(terms, months=months, now=now, validity_days=validity_days)
     quote.idempotency_key, quote.request_hash = idempotency_key, digest if idempotency_key else None
@@ -508,6 +506,8 @@ def create_quote(
         replay = _replay(earlier, digest, idempotency_key, base_path)  # a concurrent twin came first
         session.rollback()  # give the number back
         return replay
+    if organisation is None:  # a key's quotes count against the key's own limit
+        admission.count_new_quote(session)  # only a quote written counts: a replay or a refusal spends nothing
     repository.add(session, quote)
     try:
         reservations.hold_rental(session, quote=quote, sku=sku, rental=rental, now=now)  # under the number's lock
