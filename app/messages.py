@@ -389,6 +389,11 @@ UNIT_WORDS: dict[str, dict[str, tuple[str, str]]] = {
 }
 
 
+# The verb that agrees with a count of units ("1 server is", "2 servers are"): `{units_are}` in a capacity text.
+# Chinese has no agreement to make: its texts carry the field too (both languages word the same fields), empty.
+UNITS_VERB: dict[str, tuple[str, str]] = {"en": ("is", "are"), "zh": ("", "")}
+
+
 def unit_words(n: int, unit: str, lang: str) -> str:
     """`n` units of a SKU renting by `unit` (node or card): "2 servers", "2 台服务器"."""
     bare = "{n}" if lang == "en" else "{n} 个"
@@ -403,6 +408,7 @@ def _place_words(params: Mapping[str, Any], values: dict[str, Any], lang: str) -
     if "units" in params and ("free_units" in params or "unit" in params):  # no `unit` (older texts): a bare count
         unit = str(params.get("unit") or "")
         values["units_words"] = unit_words(int(params["units"] or 0), unit, lang)
+        values["units_are"] = UNITS_VERB[lang][int(params["units"] or 0) != 1]
         if "free_units" in params:
             values["free_words"] = unit_words(int(params["free_units"] or 0), unit, lang)
 

@@ -44,12 +44,13 @@ QUOTE_CHECKS: dict[str, dict[str, str]] = {
         "fabric_addon_missing": "quantity {quantity} of {sku}: the plan joins its {quantity} servers over the "
         "{fabric} fabric, which the add-on {addon} ({addon_name}) provides, and addons does not rent it; add {addon} "
         "to addons for the {quantity} servers, or re-plan on one server",
-        "capacity_taken": "{units_words} of {sku} are not free in {region} from {start_date}: {free_words} free "
-        "over the whole rental; all {units_words} from {next_free_date}",
-        "capacity_taken_never": "{units_words} of {sku} are not free in {region} from {start_date}: {free_words} "
-        "free over the whole rental, and the region does not have {units_words}",
-        "capacity_taken_beyond": "{units_words} of {sku} are not free in {region} from {start_date}: {free_words} "
-        "free over the whole rental, and not free for the whole rental from any start up to {last_start_date} "
+        "capacity_taken": "{units_words} of {sku} {units_are} not free in {region} from {start_date}: "
+        "{free_words} free over the whole rental; all {units_words} from {next_free_date}",
+        "capacity_taken_never": "{units_words} of {sku} {units_are} not free in {region} from {start_date}: "
+        "{free_words} free over the whole rental, and the region does not have {units_words}",
+        "capacity_taken_beyond": "{units_words} of {sku} {units_are} not free in {region} from {start_date}: "
+        "{free_words} free over the whole rental, and not free for the whole rental from any start up to "
+        "{last_start_date} "
         "(quotes start at most a year ahead)",
         "accept_needs_sales": "quote {quote} holds no units: accepting it reserves {units_words} of {sku} in "
         "{region}, which our sales team confirms; please ask sales to accept it (an API key with quotes:write, "
@@ -161,11 +162,11 @@ QUOTE_CHECKS: dict[str, dict[str, str]] = {
         "fabric_addon_missing": "{sku} 数量 {quantity}：方案通过 {fabric} 网络把 {quantity} 台服务器连成一体，"
         "该网络由附加项 {addon}（{addon_name}）提供，而 addons 没有租用它；请把 {addon} 加入 addons"
         "（用于这 {quantity} 台服务器），或按一台服务器重新规划",
-        "capacity_taken": "{region}自 {start_date} 起没有 {units_words}（{sku}）可用：整个租期内只有 "
+        "capacity_taken": "{region}自 {start_date} 起没有 {units_words}{units_are}（{sku}）可用：整个租期内只有 "
         "{free_words}空闲；{units_words}自 {next_free_date} 起空闲",
-        "capacity_taken_never": "{region}自 {start_date} 起没有 {units_words}（{sku}）可用：整个租期内只有 "
+        "capacity_taken_never": "{region}自 {start_date} 起没有 {units_words}{units_are}（{sku}）可用：整个租期内只有 "
         "{free_words}空闲，且该地域总数不足 {units_words}",
-        "capacity_taken_beyond": "{region}自 {start_date} 起没有 {units_words}（{sku}）可用：整个租期内只有 "
+        "capacity_taken_beyond": "{region}自 {start_date} 起没有 {units_words}{units_are}（{sku}）可用：整个租期内只有 "
         "{free_words}空闲，且在 {last_start_date} 之前开始的租期都无法整期空闲（报价最多提前一年开始）",
         "accept_needs_sales": "报价 {quote} 未预留任何设备：接受它将在{region}预留 {units_words}（{sku}），"
         "须由我们的销售团队确认；请联系销售接受此报价（持有 quotes:write 权限的 API 密钥，或管理员）",

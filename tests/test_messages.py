@@ -523,3 +523,16 @@ def test_english_counts_agree_with_their_nouns() -> None:
         "1 replica of 8 GPUs: 1 per server"
     )
     assert "(s)" not in messages.launch("layout_replicas", {"replicas": 1, "gpus": 8, "per_node": 1}, "zh")
+
+
+def test_a_capacity_refusal_agrees_with_its_count() -> None:
+    """Review R6-7: "1 server of … are not free"; the verb agrees with the count (en), and the Chinese is unchanged."""
+    params = {"sku": "a100-80g-sxm-8x", "region": "shenzhen", "start_date": "2026-12-08", "unit": "node"}
+    params |= {"free_units": 0, "next_free_date": "2027-01-08"}
+    one = messages.quote_check("capacity_taken", params | {"units": 1})
+    two = messages.quote_check("capacity_taken", params | {"units": 2})
+    assert one.startswith("1 server of a100-80g-sxm-8x is not free in Shenzhen from 2026-12-08: 0 servers free")
+    assert two.startswith("2 servers of a100-80g-sxm-8x are not free in Shenzhen")
+    assert messages.quote_check("capacity_taken_never", params | {"units": 1}, "zh").startswith(
+        "深圳自 2026-12-08 起没有 1 台"
+    )

@@ -336,18 +336,25 @@ def check_version(session: Session, sku: Sku, version: int) -> None:
 
 
 def flush(session: Session, sku: Sku, version: int) -> None:
-    with saving(sku, version):
+    with saving(sku, version, session):
         session.flush()
 
 
 @contextmanager
-def saving(sku: Sku, version: int) -> Iterator[None]:
+def saving(sku: Sku, version: int, session: Session | None = None) -> Iterator[None]:
     """Writes of `sku` based on `version`: a flush inside whose UPDATE … WHERE version = n matches no row (someone
-    saved the SKU after it was read) is a 409, nothing saved."""
+    saved the SKU after it was read) is a 409, nothing saved. Given the `session`, the 409 names what the other save
+    changed, as a stale version's does (`stale`; review R6-6: it said only "changed while saving"): the session is
+    rolled back and the SKU read again, as the other save committed it."""
     slug = sku.slug  # read now: after a failed flush the session cannot load anything
     try:
         yield
     except StaleDataError as exc:
+        if session is not None:
+            session.rollback()  # nothing of this request is saved; a new transaction sees the other save
+            now = catalog_repository.get_sku_by_slug(session, slug)
+            if now is not None and now.version != version:
+                raise stale(session, now, version) from exc
         raise Conflict(
             f"SKU {slug} was changed by someone else while saving version {version}; "
             "nothing was saved, reload and apply your edit again.",

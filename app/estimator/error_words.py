@@ -113,6 +113,10 @@ ESTIMATOR_ERRORS: dict[str, dict[str, str]] = {
         # a plan and the GPU's math (app/estimator/performance.py)
         "precision_peak": "{gpu} has no {precision} peak",
         "plan_gpus": "plan uses {gpus} GPUs but the cluster has {cluster}",
+        "scaling_replica": "one replica of the plan (tp × pp × cp) runs on {replica} GPUs, and the scaling table "
+        "adds whole replicas from {smallest} GPUs ({first_nodes} servers of {gpus_per_node}) to {largest} "
+        "({last_nodes} servers): a replica must divide {smallest} GPUs; estimate a plan of {replica} GPUs with "
+        "POST /estimate",
         "micro_batch_positive": "micro_batch and seq_len must be positive",
         "seq_len_context": "seq_len {seq_len:,} exceeds the model's context of {limit:,} tokens "
         "(max_position_embeddings in its config.json, extended by its rope_scaling): the launch trains at the "
@@ -295,6 +299,9 @@ ESTIMATOR_ERRORS: dict[str, dict[str, str]] = {
         "{target_b:.1f}B",
         "precision_peak": "{gpu} 没有 {precision} 算力峰值",
         "plan_gpus": "方案使用 {gpus} 张 GPU，但集群有 {cluster} 张",
+        "scaling_replica": "方案的一个副本（tp × pp × cp）需要 {replica} 张 GPU，而扩展表以整个副本递增，从 {smallest} "
+        "张 GPU（{first_nodes} 台每台 {gpus_per_node} 张的服务器）到 {largest} 张（{last_nodes} 台服务器）："
+        "副本的 GPU 数必须整除 {smallest}；{replica} 张 GPU 的方案请用 POST /estimate 估算",
         "micro_batch_positive": "micro_batch 和 seq_len 必须为正数",
         "seq_len_context": "seq_len {seq_len:,} 超过模型的上下文 {limit:,} tokens（config.json 中的 "
         "max_position_embeddings，含其 rope_scaling 的扩展）：启动配置按该配置的位置长度训练；要训练更长的上下文，"

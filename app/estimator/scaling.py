@@ -9,7 +9,7 @@ from dataclasses import replace
 from app.estimator.interconnects import fabric_entry, inter_node_fabrics, usual_node
 from app.estimator.memory import memory_breakdown
 from app.estimator.performance import estimate_performance, micro_batches
-from app.estimator.specs import GIB, Cluster, GpuSpec, MemoryBreakdown, ModelSpec, Plan, Workload
+from app.estimator.specs import GIB, Cluster, EstimatorError, GpuSpec, MemoryBreakdown, ModelSpec, Plan, Workload
 
 NODE_COUNTS = (2, 4, 8, 16)
 # The memory gate of one point: its per-GPU breakdown, whose `fits` decides (the planner passes the gate /estimate
@@ -76,6 +76,7 @@ def scaling_view(
     """
     base = base_plan or Plan()
     unit = base.tp * base.pp * base.cp
+    _check_replica(unit, gpus_per_node)
     memory = _Gate(model, gpu, gpus_per_node, gate)
     one = Cluster(gpu=gpu, gpus_per_node=unit, nodes=1)
     w1, p1 = _weak_scaled(workload, base, 1)
@@ -91,6 +92,23 @@ def scaling_view(
             rows.append(row | _fit(memory.of(w, p, cluster)))
     rows.extend(_multi_node_rows(model, workload, gpu, base, gpus_per_node, rdma_nics_per_node, memory))
     return _rebase(rows, unit)
+
+
+def _check_replica(unit: int, gpus_per_node: int) -> None:
+    """Every multi-node row holds whole replicas of `unit` GPUs: a replica must divide the fewest servers' GPUs
+    (NODE_COUNTS[0]), or its rows would run no replica at all (review R6-7: tp 8 × pp 16 read "plan uses 0 GPUs")."""
+    smallest = NODE_COUNTS[0] * gpus_per_node
+    if smallest % unit:
+        raise EstimatorError.of(
+            "scaling_replica",
+            field="plan",
+            replica=unit,
+            smallest=smallest,
+            largest=NODE_COUNTS[-1] * gpus_per_node,
+            first_nodes=NODE_COUNTS[0],
+            last_nodes=NODE_COUNTS[-1],
+            gpus_per_node=gpus_per_node,
+        )
 
 
 def _rebase(rows: list[dict[str, object]], unit: int) -> list[dict[str, object]]:

@@ -8,8 +8,6 @@ each figure, so later catalog edits never change an issued quote.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 import re
 import secrets
@@ -17,7 +15,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
-from functools import cache
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
@@ -29,13 +26,12 @@ from app.catalog import repository as catalog_repository
 from app.catalog.models import Sku, SkuAddon
 from app.catalog.pricing import sku_pricing
 from app.catalog.service import FABRIC_ADDON_PREFIXES, fabric_addon_of, joining_fabric
-from app.db.engine import CLIENT, SETTINGS
-from app.errors import Conflict, InvalidInput, NotFound, TooManyRequests
+from app.errors import Conflict, InvalidInput, NotFound
 from app.estimator.vocabulary import MAX_QUOTE_MONTHS, QUOTE_STATUSES, TERM_MONTHS, Term
 from app.money import bp_to_percent, discounted_line, from_minor, to_minor
 from app.planner.misses import TERM_WARN_RATIO
 from app.planner.offers import DAYS_PER_BILLED_MONTH, billed_months
-from app.quotes import documents, events, printing, repository, reservations
+from app.quotes import admission, documents, events, printing, repository, reservations
 from app.quotes.caveats import CAVEATS
 from app.quotes.models import Quote, QuoteLine
 from app.quotes.schemas import (
@@ -46,11 +42,8 @@ from app.quotes.schemas import (
     QuoteList,
     QuoteNoteOut,
     QuoteOut,
-    QuotePlan,
 )
-from app.ratelimit.service import RateLimiter
 from app.schemas import mirror
-from app.settings import Settings
 
 PUBLIC_ID_BYTES = 24  # 192 random bits → 32 URL-safe characters
 PUBLIC_ID_RE = re.compile(r"^[A-Za-z0-9_-]{32}$")
@@ -434,39 +427,7 @@ def _snapshot(terms: _Terms) -> dict[str, Any]:
     }
 
 
-def request_hash(data: QuoteCreate) -> str:
-    """The idempotency fingerprint of a request: its body as the server reads it, the plan's fields the server
-    ignores (`QuotePlan.DERIVED`: an echoed time, its range, the summary) left out, so a retry differing only there
-    replays the quote. They are blanked, not removed: a body that never sent them fingerprints as it always did."""
-    if data.plan is not None:
-        ignored = dict.fromkeys(QuotePlan.DERIVED)
-        data = data.model_copy(update={"plan": data.plan.model_copy(update=ignored)})
-    canonical = json.dumps(data.model_dump(mode="json"), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode()).hexdigest()
-
-
 # ---------------------------------------------------------------- create
-
-
-def _count_new_quote(session: Session) -> None:
-    """One new quote, counted against the client's QUOTES_PER_MINUTE (the settings and client address the
-    request's session carries: app.deps.get_session); past it 429 with Retry-After."""
-    settings = session.info.get(SETTINGS)
-    if not isinstance(settings, Settings) or settings.quotes_per_minute == 0 or settings.rate_limit_per_minute == 0:
-        return
-    limiter = _quotes_limiter(settings.quotes_per_minute)
-    decision = limiter.hit(session.get_bind().engine, f"quotes-new|{session.info.get(CLIENT, 'unknown')}")
-    if not decision.allowed:
-        raise TooManyRequests(
-            f"This address has issued {settings.quotes_per_minute} quotes in the last minute (QUOTES_PER_MINUTE); "
-            f"try again in {decision.retry_after_s} s.",
-            headers={"Retry-After": str(decision.retry_after_s)},
-        )
-
-
-@cache
-def _quotes_limiter(per_minute: int) -> RateLimiter:
-    return RateLimiter(limit=per_minute)
 
 
 def create_quote(
@@ -487,7 +448,7 @@ def create_quote(
     returns (app.quotes.caveats) are frozen as notes. `organisation`: the organisation
     of the API key it is issued with, kept on the quote (GET /quotes searches by it); a keyed quote counts
     against the key's own rate limit (app.http.ratelimit), not the address's QUOTES_PER_MINUTE."""
-    digest = request_hash(data)
+    digest = admission.request_hash(data)
     scope = organisation or ""  # keys are the caller's own: each organisation's, and one scope for the anonymous
     if idempotency_key is not None and (
         earlier := repository.get_by_idempotency_key(session, idempotency_key, scope=scope)
@@ -519,14 +480,17 @@ def create_quote(
     notes += caveats
     now = _now()
     regions = _region(sku, data.region)
-    rental = reservations.plan_rental(
-        session, sku=sku, regions=regions, quantity=data.quantity, start=start, months=months, now=now
-    )
+    try:
+        rental = reservations.plan_rental(
+            session, sku=sku, regions=regions, quantity=data.quantity, start=start, months=months, now=now
+        )
+    except CapacityTaken:
+        if (replay := _replay_twin(session, idempotency_key, scope, digest, base_path)) is not None:
+            return replay
+        raise
     if organisation is None:  # no API key: checked against what is free, held by nothing (review R4-5)
         notes = [*notes, *reservations.unheld_notes(rental, sku)]
         rental = reservations.unheld(rental)
-    if organisation is None:  # a key's quotes count against the key's own limit
-        _count_new_quote(session)  # only a quote about to be written counts: a refused request spends nothing
     terms = _Terms(sku, priced, addons, data, nodes=nodes, cards=cards, notes=notes, figures=figures)
     quote = _new_quote(terms, months=months, now=now, validity_days=validity_days)
     quote.idempotency_key, quote.request_hash = idempotency_key, digest if idempotency_key else None
@@ -542,15 +506,31 @@ def create_quote(
         replay = _replay(earlier, digest, idempotency_key, base_path)  # a concurrent twin came first
         session.rollback()  # give the number back
         return replay
+    if organisation is None:  # a key's quotes count against the key's own limit
+        admission.count_new_quote(session)  # only a quote written counts: a replay or a refusal spends nothing
     repository.add(session, quote)
     try:
         reservations.hold_rental(session, quote=quote, sku=sku, rental=rental, now=now)  # under the number's lock
     except CapacityTaken:
         session.rollback()  # the quote and its number go back, whoever catches the refusal (the wizard's form)
+        if (replay := _replay_twin(session, idempotency_key, scope, digest, base_path)) is not None:
+            return replay
         raise
     events.emit(session, quote, "quote.issued")  # the outbox: committed with the quote
     session.commit()
     return Created(quote_out(quote, base_path=base_path, now=now), created=True)
+
+
+def _replay_twin(session: Session, key: str | None, scope: str, digest: str, base_path: str) -> Created | None:
+    """The replay of a request refused for capacity whose key a concurrent twin has used meanwhile (review R6-2): the
+    units it found taken are the twin's own hold, committed with the twin's quote after this request first looked
+    the key up. Read again in a new transaction (SQLite's reads keep the snapshot their transaction began with), so
+    a retry sent at the same moment as the first answers as one sent after it: the quote, 200. None: no twin."""
+    if key is None:
+        return None
+    session.rollback()  # nothing is written before a capacity refusal: the quote and its number go back
+    earlier = repository.get_by_idempotency_key(session, key, scope=scope)
+    return None if earlier is None else _replay(earlier, digest, key, base_path)
 
 
 def _replay(earlier: Quote, digest: str, key: str, base_path: str) -> Created:

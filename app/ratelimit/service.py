@@ -13,7 +13,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-from sqlalchemy import Engine
+from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from app.ratelimit.repository import purge_before, record_hit
@@ -43,9 +43,19 @@ class RateLimiter:
         """Count one hit of `key`; allowed while its hits this window are at most `limit` (default: the
         limiter's own; an API key brings its own, app.http.ratelimit)."""
         now = time.time() if now is None else now
-        limit = self.limit if limit is None else limit
         window_start = int(now) - int(now) % self.window_s
-        hits = self._count(engine, key, window_start)
+        return self._decision(self._count(engine, key, window_start), now, window_start, limit)
+
+    def hit_in(self, connection: Connection, key: str, *, now: float | None = None) -> Decision:
+        """Count one hit of `key` in `connection`'s own transaction: the hit stands only if that transaction commits
+        (a new quote's count, written with the quote: app.quotes.admission). No in-process fallback: a transaction
+        that cannot reach the database writes nothing to count."""
+        now = time.time() if now is None else now
+        window_start = int(now) - int(now) % self.window_s
+        return self._decision(record_hit(connection, key=key, window_start=window_start), now, window_start, None)
+
+    def _decision(self, hits: int, now: float, window_start: int, limit: int | None) -> Decision:
+        limit = self.limit if limit is None else limit
         retry_after = max(1, window_start + self.window_s - int(now))
         return Decision(hits <= limit, max(0, limit - hits), retry_after)
 

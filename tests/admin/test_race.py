@@ -42,9 +42,15 @@ def test_simultaneous_saves_one_wins_the_other_gets_409(scratch_url: str) -> Non
         assert seen_by_alice.version == seen_by_bob.version == 1
         catalog_editing.update_sku(first, slug=CARD, data=SkuPatch(version=1, name="Alice's name"), actor=alice)
         first.commit()
-        with pytest.raises(Conflict, match="changed by someone else while saving version 1"):
+        with pytest.raises(
+            Conflict, match=r"was changed by alice@example.com at .* \(version 1 → 2\): name\."
+        ) as raced:
             catalog_editing.update_sku(second, slug=CARD, data=SkuPatch(version=1, name="Bob's name"), actor=bob)
         second.rollback()
+        # review R6-6: the 409 lists what the other save changed, as a stale version's does (docs/admin.md)
+        errors = {e["field"]: e for e in raced.value.errors or []}
+        assert errors["version"]["code"] == "stale_sku_by" and errors["version"]["current"] == 2
+        assert errors["name"]["current"] == "Alice's name"
     finally:
         first.close()
         second.close()

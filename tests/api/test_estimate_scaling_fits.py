@@ -74,3 +74,16 @@ def test_a_replica_that_fits_everywhere_has_no_warning(client: TestClient) -> No
     assert all(row["fits"] for row in result["rows"])
     assert all(row["tokens_per_s"] > 0 for row in result["rows"])
     assert not [w for w in result["warnings"] if w["code"].startswith("scaling_")]
+
+
+def test_a_replica_larger_than_the_smallest_multi_node_row_is_refused_by_its_size(client: TestClient) -> None:
+    """Review R6-7: tp 8 × pp 16 is a replica of 128 GPUs, and the table's multi-node rows start at 2 servers of 8
+    (app/estimator/scaling.py NODE_COUNTS): it answered "plan uses 0 GPUs but the cluster has 16". The 422 names the
+    plan and says how many GPUs one replica needs and what the table covers."""
+    body = {"model": {"preset": "llama-3.1-405b"}, "task": "full_finetune", "seq_len": 8192, "gpu": "h100-80g-sxm"}
+    response = client.post("/estimate/scaling", json=body | {"plan": {"tp": 8, "pp": 16}})
+    assert response.status_code == 422, response.text
+    (error,) = response.json()["errors"]
+    assert error["field"] == "plan" and error["type"] == "scaling_replica"
+    assert error["params"] | {"replica": 128, "smallest": 16, "largest": 128} == error["params"]
+    assert "runs on 128 GPUs" in error["message"] and "from 16 GPUs (2 servers of 8) to 128" in error["message"]

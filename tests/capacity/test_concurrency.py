@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterator
+from datetime import date, timedelta
 
 import httpx
 import pytest
@@ -98,12 +99,12 @@ def untracked_db(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
         yield url
 
 
-def _track(url: str, units: int) -> None:
+def _track(url: str, units: int, slug: str = H100, region: str = "singapore") -> None:
     engine = build_engine(url)
     with build_sessionmaker(engine).begin() as session:
-        sku = get_sku_by_slug(session, H100)
+        sku = get_sku_by_slug(session, slug)
         assert sku is not None
-        session.add(SkuAvailability(sku_pk=sku.id, region="singapore", units_available=units))
+        session.add(SkuAvailability(sku_pk=sku.id, region=region, units_available=units))
     engine.dispose()
 
 
@@ -134,3 +135,46 @@ def test_concurrent_accepts_of_quotes_issued_before_tracking_take_only_the_serve
         states = Counter(connection.execute(text("SELECT status FROM quotes")).scalars())
     engine.dispose()
     assert (held, states) == (SERVERS, {"accepted": SERVERS, "issued": ACCEPTS - SERVERS})
+
+
+RETRIES = 12
+ROUNDS = 5
+ROUND_DAYS = 40  # a one-month rental (30 days) each round, apart from the others
+A100 = "a100-80g-sxm-8x"
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def last_unit_db(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A seeded database where shenzhen has one server of A100 left."""
+    with scratch_database(request.param, tmp_path_factory, "capacity_last_unit") as url:
+        upgrade(url)
+        _seed(url)
+        _track(url, 1, A100, "shenzhen")
+        yield url
+
+
+def test_concurrent_retries_of_one_key_for_the_last_server_all_replay_its_quote(last_unit_db: str) -> None:
+    """Review R6-2: twelve retries of one Idempotency-Key sent at once for the last server; a retry that looked the
+    key up before the first one committed, then found the server held (by that very quote), answered 409
+    `capacity_taken`. Every retry replays the quote, as a retry sent afterwards does. ROUNDS rounds, each for a
+    month of its own (the server is the last one in each), since the race needs the first commit to land between
+    a retry's two reads."""
+    headers = _sales_key(last_unit_db)
+    seen: list[Counter[int]] = []
+    with app_server(last_unit_db, workers=2, DB_LOCK_TIMEOUT_MS="30000") as base:
+        for round_ in range(ROUNDS):
+            start = date.today() + timedelta(days=ROUND_DAYS * round_ + 1)
+            body = {**BODY, "sku_id": A100, "region": "shenzhen", "start_date": start.isoformat()}
+            keyed = {**headers, "Idempotency-Key": f"last-server-retry-{round_}"}
+
+            def post(
+                _: int, release: Callable[[], object], body: dict[str, object] = body, keyed: dict[str, str] = keyed
+            ) -> httpx.Response:
+                with httpx.Client(base_url=base, timeout=60, headers=keyed) as client:
+                    release()
+                    return client.post("/quotes", json=body)
+
+            responses = released_together(RETRIES, post)
+            seen.append(Counter(r.status_code for r in responses))
+            assert len({r.json().get("number") for r in responses if r.status_code < 300}) == 1
+    assert seen == [Counter({201: 1, 200: RETRIES - 1})] * ROUNDS, seen

@@ -5,6 +5,7 @@ numbers, and simultaneous retries with one Idempotency-Key create one quote."""
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 
 import httpx
@@ -81,3 +82,32 @@ def test_concurrent_retries_with_one_key_create_one_quote(server: str) -> None:
     assert sorted(r.status_code for r in responses) == [200] * 19 + [201]
     assert len({r.json()["number"] for r in responses}) == 1
     assert all(r.headers.get("idempotent-replayed") == "true" for r in responses if r.status_code == 200)
+
+
+PER_MINUTE = 3  # QUOTES_PER_MINUTE of the server below: fewer than the retries sent at once
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def limited_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A server with QUOTES_PER_MINUTE on (the general limit high enough never to answer), on a database of its own."""
+    with scratch_database(request.param, tmp_path_factory, "quotes_limited") as url:
+        upgrade(url)
+        engine = build_engine(url)
+        with build_sessionmaker(engine).begin() as session:
+            seed_database(session)
+        engine.dispose()
+        limits = {"QUOTES_PER_MINUTE": str(PER_MINUTE), "RATE_LIMIT_PER_MINUTE": "10000"}
+        with app_server(url, workers=2, DB_LOCK_TIMEOUT_MS="30000", **limits) as base:
+            yield base
+
+
+def test_concurrent_anonymous_replays_spend_none_of_the_quote_allowance(limited_server: str) -> None:
+    """Review R6-3: retries of one key sent at once without an API key were each counted against the address's
+    QUOTES_PER_MINUTE before they found the first one's quote, so they were answered 429 and used up the allowance.
+    Only a quote written counts: the twelve retries issue one quote and replay it, and the address can still issue
+    PER_MINUTE - 1 new quotes this minute (the next one is 429)."""
+    statuses = Counter(r.status_code for r in _post_all(limited_server, 12, headers={"Idempotency-Key": "spend-1"}))
+    assert statuses == {201: 1, 200: 11}, statuses
+    with httpx.Client(base_url=limited_server, timeout=30) as client:
+        more = [client.post("/quotes", json=a100_body()).status_code for _ in range(PER_MINUTE)]
+    assert more == [201] * (PER_MINUTE - 1) + [429]
