@@ -26,19 +26,17 @@ from pathlib import Path
 
 import httpx
 
+if str(Path(__file__).resolve().parents[1]) not in sys.path:
+    sys.path.append(str(Path(__file__).resolve().parents[1]))
+
+from tests.http.examples import ESTIMATE_BODY
+
 ROOT = Path(__file__).resolve().parents[1]
 BURST = 20
 LIGHT_PAUSE_S = 0.2
 HEALTH_PAUSE_S = 0.1
 HEAVY = {"model": {"preset": "llama-3.1-405b"}, "task": "pretrain", "seq_len": 8192, "constraints": {"max_nodes": 64}}
-LIGHT = {
-    "model": {"preset": "llama-2-7b"},
-    "task": "lora",
-    "seq_len": 2048,
-    "micro_batch": 1,
-    "hardware": {"gpu": "h100-80g-sxm", "gpus_per_node": 1},
-    "plan": {"dp": 1},
-}
+LIGHT = ESTIMATE_BODY  # a small /estimate: one LoRA step of a 7B model on one H100
 
 
 def _free_port() -> int:

@@ -540,24 +540,27 @@ def test_a_near_miss_beyond_the_sku_cites_the_replicas_it_needs_and_the_rate_it_
                for m in answer["near_misses"])  # fmt: skip
 
 
+# Review R5-3/R5-8: Llama-3.1-70B FP8, 32,000-token prompts on average with a p95 of 100,000, judged at p99.
+LONG_PROMPTS_P99 = {
+    "model": {"preset": "llama-3.1-70b"},
+    "task": "serving",
+    "precision": "fp8",
+    "serving": {
+        "input_tokens": 32000,
+        "output_tokens": 300,
+        "input_tokens_p95": 100000,
+        "requests_per_s": 5,
+        "slo": {"ttft_ms": 3000, "tpot_ms": 40, "percentile": "p99"},
+        "prefix_cache_hit_rate": 0.5,
+    },
+}
+
+
 def test_a_one_request_miss_on_a_percentile_cites_the_percentile_that_misses(client: TestClient) -> None:
     """Review R5-3: Llama-3.1-70B FP8, prompts of 32,000 tokens on average with a p95 of 100,000, judged at p99. Even
     one request at a time misses TTFT ≤ 3 s at p99 (the longest prompts take tens of seconds to prefill), but the miss
     cited the mean prompt's figures, TTFT 956 ms and TPOT 15 ms, which meet both targets."""
-    body = {
-        "model": {"preset": "llama-3.1-70b"},
-        "task": "serving",
-        "precision": "fp8",
-        "serving": {
-            "input_tokens": 32000,
-            "output_tokens": 300,
-            "input_tokens_p95": 100000,
-            "requests_per_s": 5,
-            "slo": {"ttft_ms": 3000, "tpot_ms": 40, "percentile": "p99"},
-            "prefix_cache_hit_rate": 0.5,
-        },
-    }
-    response = client.post("/recommend", json=body)
+    response = client.post("/recommend", json=LONG_PROMPTS_P99)
     assert response.status_code == 200, response.text
     cited = [m for near in response.json()["near_misses"] for m in near["misses"] if m["code"] == "slo_one_request"]
     assert cited, response.json()["near_misses"]
@@ -573,22 +576,7 @@ def test_a_near_miss_that_misses_its_slo_claims_no_headroom(client: TestClient) 
     """Review R5-8: the near miss above (meets_slo false) showed `headroom` 1.217, the closed forms' figure that the
     simulation never checked (a shown option's headroom is held to it, a near miss's was not): a factor by which the
     peak may grow within an SLO it already misses."""
-    response = client.post(
-        "/recommend",
-        json={
-            "model": {"preset": "llama-3.1-70b"},
-            "task": "serving",
-            "precision": "fp8",
-            "serving": {
-                "input_tokens": 32000,
-                "output_tokens": 300,
-                "input_tokens_p95": 100000,
-                "requests_per_s": 5,
-                "slo": {"ttft_ms": 3000, "tpot_ms": 40, "percentile": "p99"},
-                "prefix_cache_hit_rate": 0.5,
-            },
-        },
-    )
+    response = client.post("/recommend", json=LONG_PROMPTS_P99)
     assert response.status_code == 200, response.text
     missed = [near["serving"] for near in response.json()["near_misses"] if near["serving"]["meets_slo"] is False]
     assert missed
