@@ -48,6 +48,7 @@ from app.main import configure_process, create_app
 from app.quotes.documents import PdfRenderer
 from app.seed import seed_database
 from app.settings import Settings
+from tests import tracing
 from tests.hub_server import StandInHub, stand_in_hub
 
 DEFAULT_PG_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
@@ -462,6 +463,7 @@ def _audit(event: str, args: tuple[object, ...]) -> None:
 
 
 sys.addaudithook(_audit)
+tracing.install()  # threads survive coverage's trace hook on Python 3.11 (tests/tracing.py)
 
 
 @pytest.hookimpl(wrapper=True)
