@@ -352,6 +352,9 @@ Sources (each a project that measured its own runs and says with what):
   [torchtune-2405] torchtune's README table of May 2024 (Llama 2 7B on RTX 4090s at batch 4 x 2,048, Llama 2 70B on 8
                A100 at 4 x 4,096; QLoRA, LoRA and full fine-tune, FSDP where more than one GPU): rows and source in
                tests/estimator/memory_first_contact_torchtune_2405.py.
+  [peft-metamathqa] PEFT's method comparison on MetaMathQA (Llama 3.2 3B bf16 on one L40S, batch 4 x up to 768 tokens
+               padded per batch, no checkpointing; LoRA at several ranks and targets, three LoRA variants, full
+               fine-tune; reserved): rows and source in tests/estimator/memory_first_contact_peft_metamath.py.
 
 `levers` names what each run used that moves the peak and that the estimator may or may not model (attention
 implementation, loss implementation, compile, activation offload, FP8 parameters).
@@ -367,6 +370,7 @@ from app.estimator.specs import GIB, Cluster, LoraSpec, ModelSpec, Plan, Workloa
 from tests.estimator.memory_first_contact_colossalchat import colossalchat
 from tests.estimator.memory_first_contact_hf_ulysses import hf_blog_ulysses
 from tests.estimator.memory_first_contact_megatron_tests import megatron_functional
+from tests.estimator.memory_first_contact_peft_metamath import peft_metamathqa
 from tests.estimator.memory_first_contact_row import FirstContactCase
 from tests.estimator.memory_first_contact_swift import ms_swift_examples
 from tests.estimator.memory_first_contact_torchtune_2405 import torchtune_2405
@@ -1737,4 +1741,5 @@ MEMORY_FIRST_CONTACT: tuple[FirstContactCase, ...] = tuple(
     + hf_blog_ulysses()  # tests/estimator/memory_first_contact_hf_ulysses.py [hf-blog-ulysses]
     + colossalchat()  # tests/estimator/memory_first_contact_colossalchat.py [colossalchat]
     + torchtune_2405()  # tests/estimator/memory_first_contact_torchtune_2405.py [torchtune-2405]
+    + peft_metamathqa()  # tests/estimator/memory_first_contact_peft_metamath.py [peft-metamathqa]
 )
