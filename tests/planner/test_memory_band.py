@@ -352,14 +352,17 @@ def test_coverage_on_every_validation_row() -> None:
     # keeps its gradient shards on the GPU (Plan.fsdp1, states._offloaded; fitted): universal-llm-trainer's full
     # fine-tunes over 2 GPUs -47.8 / -18.8 / -17.4 / -20.9 % -> -5.8 / -3.2 / -1.5 / -3.1 %: the Llama 2 13B pair now
     # inside (the source 30 of 30). torchtune's README of May 2024 (torchtune-2405, 7 rows: Llama 2 7B on RTX 4090s,
-    # Llama 2 70B on 8 A100s) came in at 6 of 7 inside: 319 of 370.
+    # Llama 2 70B on 8 A100s) came in at 6 of 7 inside: 319 of 370. PEFT's MetaMathQA method comparison
+    # (peft-metamathqa, 8 rows: Llama 3.2 3B LoRA and full fine-tune on one L40S, batch 4 x 768 padded per batch, no
+    # checkpointing; max reserved) came in at 0 of 8 inside, every row below the range (first contact +14 to +23 %):
+    # 319 of 378.
     from tests.estimator.memory_first_contact import MEMORY_FIRST_CONTACT
     from tests.estimator.validation_cases import MEMORY
 
     results = [_inside(c) for c in (*MEMORY, *MEMORY_FIRST_CONTACT)]
     inside = sum(ok for ok, _ in results)
     widths = sorted(w for _, w in results)
-    assert len(results) == 370
+    assert len(results) == 378
     assert inside >= 319, inside
     assert widths[len(widths) // 2] <= 0.20
 
