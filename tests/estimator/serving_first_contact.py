@@ -187,6 +187,9 @@ Source:
                (serving_first_contact_iog.py).
   [dstack-r1-h200] DeepSeek-R1 on 8 x H200 under SGLang 0.4.3, vLLM 0.7.4 and TensorRT-LLM 0.17 at 4-64 requests in
                flight, 3,200 in / 800 out (serving_first_contact_dstack_r1.py).
+  [qwen25-speed-a100] the Qwen2.5 speed benchmark: vLLM 0.6.3, one request of 2,048 output tokens after a 1- to
+               63,488-token prompt, Qwen2.5 0.5B-72B in BF16, GPTQ-Int8, GPTQ-Int4 and AWQ on 1, 2 or 4 x A100 80GB
+               (serving_first_contact_qwen_speed.py).
   [lmsys-large-ep] LMSYS Org blog "Deploying DeepSeek with PD Disaggregation and Large-scale Expert Parallelism on 96
                H100 GPUs" (2025-05-05, https://lmsys.org/blog/2025-05-05-large-scale-ep/, read through its copies
                and the launch commands of sgl-project/sglang#6017, 2026-12-06): SGLang serving DeepSeek-V3 (block FP8,
@@ -224,6 +227,7 @@ from tests.estimator.serving_first_contact_accelmark import ACCELMARK_ROWS
 from tests.estimator.serving_first_contact_dstack_r1 import DSTACK_R1_ROWS
 from tests.estimator.serving_first_contact_iog import IOG_ROWS
 from tests.estimator.serving_first_contact_mooncake import MOONCAKE_ROWS
+from tests.estimator.serving_first_contact_qwen_speed import QWEN_SPEED_ROWS
 from tests.estimator.serving_first_contact_row import Metric, ServingFirstContact
 from tests.estimator.serving_first_contact_trtllm_static import TRTLLM_STATIC_ROWS
 
@@ -783,6 +787,7 @@ SERVING_FIRST_CONTACT: tuple[ServingFirstContact, ...] = (
     *MOONCAKE_ROWS,
     *IOG_ROWS,
     *DSTACK_R1_ROWS,
+    *QWEN_SPEED_ROWS,
 )  # fmt: skip
 
 
