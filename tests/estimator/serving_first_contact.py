@@ -190,6 +190,9 @@ Source:
   [qwen25-speed-a100] the Qwen2.5 speed benchmark: vLLM 0.6.3, one request of 2,048 output tokens after a 1- to
                63,488-token prompt, Qwen2.5 0.5B-72B in BF16, GPTQ-Int8, GPTQ-Int4 and AWQ on 1, 2 or 4 x A100 80GB
                (serving_first_contact_qwen_speed.py).
+  [vllm-rtn-marlin-h100] vllm-project/vllm#23197's benchmark_latency table: Llama-3.1-8B on one H100 at batch 1-16,
+               256 in / 32 out, BF16 and RTN Int8 / Int4 through vLLM's Marlin kernels
+               (serving_first_contact_vllm_rtn.py).
   [lmsys-large-ep] LMSYS Org blog "Deploying DeepSeek with PD Disaggregation and Large-scale Expert Parallelism on 96
                H100 GPUs" (2025-05-05, https://lmsys.org/blog/2025-05-05-large-scale-ep/, read through its copies
                and the launch commands of sgl-project/sglang#6017, 2026-12-06): SGLang serving DeepSeek-V3 (block FP8,
@@ -230,6 +233,7 @@ from tests.estimator.serving_first_contact_mooncake import MOONCAKE_ROWS
 from tests.estimator.serving_first_contact_qwen_speed import QWEN_SPEED_ROWS
 from tests.estimator.serving_first_contact_row import Metric, ServingFirstContact
 from tests.estimator.serving_first_contact_trtllm_static import TRTLLM_STATIC_ROWS
+from tests.estimator.serving_first_contact_vllm_rtn import VLLM_RTN_ROWS
 
 __all__ = ["SERVING_FIRST_CONTACT", "Metric", "ServingFirstContact", "predict"]
 
@@ -788,6 +792,7 @@ SERVING_FIRST_CONTACT: tuple[ServingFirstContact, ...] = (
     *IOG_ROWS,
     *DSTACK_R1_ROWS,
     *QWEN_SPEED_ROWS,
+    *VLLM_RTN_ROWS,
 )  # fmt: skip
 
 
