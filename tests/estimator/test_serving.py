@@ -284,15 +284,15 @@ def test_a_tiny_offered_load_still_needs_one_replica() -> None:
 
 
 def test_vllm_int4_streams_through_marlin_and_gpt_fast_through_tinygemm() -> None:
-    """vLLM runs AWQ/GPTQ int4 through Marlin: near-ideal 3.87x per layer up to batch 16-32 (IST-DASLab/marlin
-    README) and end-to-end vLLM speedups "of up to 2.8x" (PPoPP'25, arXiv 2408.11743 abstract). With vLLM's
-    per-step overhead and the 16-bit head and KV reads, Llama 3.1 8B int4 on an A100 must decode 2-2.8x faster
-    than bf16 at batch 1 and 16 (the upper bound is the paper's; the lower, the weight bytes alone at 0.51 of
-    the 16-bit rate would give ~1.5x). gpt-fast's compiled loop keeps its tinygemm rate (fitted, README)."""
+    """vLLM runs AWQ/GPTQ int4 through Marlin, which on an A100 reaches 2.22x FP16 on Llama7B-shaped blocks at batch 16
+    (IST-DASLab/marlin README models.png; ideal 3.87x; tests/estimator/test_serving_marlin.py). With vLLM's per-step
+    overhead and the 16-bit head and KV reads the end-to-end ratio can only be lower: Llama 3.1 8B int4 on an A100 must
+    decode 1.4-2.22x faster than bf16 at batch 1 and 16 (vllm-project/vllm#23197 measured 1.53x end to end at batch 1
+    on an H100). gpt-fast's compiled loop keeps its tinygemm rate (fitted, README)."""
     a100 = Cluster(gpu=A100, gpus_per_node=8)
     for batch in (1, 16):
         bf16 = serve(cluster=a100, input_tokens=128, concurrency=batch)
         int4 = serve(cluster=a100, input_tokens=128, concurrency=batch, weights="int4")
-        assert 2.0 <= bf16.tpot_ms / int4.tpot_ms <= 2.8
+        assert 1.4 <= bf16.tpot_ms / int4.tpot_ms <= 2.22
     compiled = {"input_tokens": 128, "concurrency": 1, "engine_overhead": "none", "cluster": a100}
     assert serve(**compiled).tpot_ms / serve(weights="int4", **compiled).tpot_ms < 2.0  # tinygemm streams slower

@@ -51,13 +51,25 @@ REFERENCE_STREAM_SHARE = 2.97e12 / 3.35e12
 # Weight-only quantised GEMV kernels dequantise on the fly and stream below the 16-bit rate: gpt-fast
 # int8 1069 GB/s and int4 (g32) 863 GB/s against 1397 GB/s for bf16 on the same A100 (README).
 WEIGHT_ONLY_STREAM_EFFICIENCY: dict[str, float] = {"int8": 0.82, "int4": 0.51}
-# vLLM and SGLang run 4-bit AWQ/GPTQ checkpoints through Marlin (awq_marlin / gptq_marlin), which streams them
-# at the 16-bit rate: "Marlin delivers essentially ideal speedups at all batchsizes, enabling the maximum
-# possible 3.87x speedup [16 / 4.125 bits with group-128 scales] up to batchsizes around 16-32"
-# (IST-DASLab/marlin README, A10; PPoPP'25 paper arXiv 2408.11743: close to 4x per layer at batch 16-32). Not
-# fitted; the gpt-fast (tinygemm) and TensorRT-LLM int4 rates above stay as they were.
+# vLLM and SGLang run 4-bit AWQ/GPTQ checkpoints through Marlin (awq_marlin / gptq_marlin). On GDDR cards it streams
+# them at the 16-bit rate: "Marlin delivers essentially ideal speedups at all batchsizes, enabling the maximum possible
+# 3.87x speedup [16 / 4.125 bits with group-128 scales] up to batchsizes around 16-32" (A10), and the README's
+# models.png (batch 16, all linear layers of a block, group 128, speedup over FP16 PyTorch) has A10, RTX 3090 and
+# RTX A6000 at 3.4-4.3x. On the A100 the same figure falls short of 3.87x, the more the smaller the block: Llama7B
+# 2.22, Llama13B 2.80, Llama33B 3.04, Llama65B 3.20, Falcon180B 3.64 (bar heights read off the PNG's pixels against
+# its gridlines, +-0.02; shapes from bench.py's MODELS: 199, 313, 530, 803 and 2,220 M weights a block).
+# IST-DASLab/marlin at 2f6d7c10e124b3c5fa29ff8d77d568bd7af3274c, README.md "Benchmarks", assets/models.png, bench.py.
+# Read as a fixed cost per block worth MARLIN_LAYER_OVERHEAD_PARAMS weights streamed: efficiency = P / (P + P0), P
+# the block's dense GEMM weights on one GPU (tensor parallelism shrinks it); P0 = 141 M is the least-squares fit over
+# the five A100 bars (each within 5 %: tests/estimator/test_serving_marlin.py), not fitted to serving rows; below
+# 199 M weights a block (models under ~7B) it is extrapolated. Applied on cards with A100-class HBM bandwidth per SM
+# or more (A100 40GB: 1555 GB/s over 108 SMs = 14.4 GB/s; the figure's GDDR cards have 8.3-11.4, gpus.json); H100 and
+# H200 are not in the figure and take the A100 curve (the README: "Marlin is not yet optimized for Hopper"). MoE
+# models keep the ideal rate (fused Marlin MoE is another kernel, not measured here).
 MARLIN_ENGINES = ("vllm", "sglang")
 MARLIN_INT4_STREAM_EFFICIENCY = 1.0
+MARLIN_LAYER_OVERHEAD_PARAMS = 141e6
+MARLIN_FAST_CARD_BYTES_PER_SM_S = 14e9
 # Achieved fraction of dense peak by the GEMMs of a decode-dominated step (skinny M = batch) and of a
 # prefill-dominated step (large M).
 STEP_COMPUTE_EFFICIENCY = 0.315
@@ -241,7 +253,7 @@ def _new_hardware(model: ModelSpec, cfg: ServingConfig, cluster: Cluster, tp: in
     hw.expert_bytes = parts.expert * model.moe_layers * per / split if model.is_moe else 0.0
     hw.experts, hw.top_k = (model.experts, model.experts_per_token) if model.is_moe else (0, 0)
     hbm = gpu.hbm_bytes_per_s * _stream_scale(gpu)
-    hw.hbm_weights = hbm * _weight_stream_efficiency(cfg)
+    hw.hbm_weights = hbm * _weight_stream_efficiency(cfg, model, gpu, tp)
     release = engine_release(cfg.release)
     # a contiguous KV cache (no pages) is read as a stream, like the weights (ENGINE_RELEASES "trt-llm-0.6")
     hw.hbm_kv = hbm * (DECODE_HBM_EFFICIENCY if release.contiguous_kv else KV_HBM_EFFICIENCY)
@@ -406,9 +418,24 @@ def _stream_scale(gpu: GpuSpec) -> float:
     return gpu.stream_hbm_bytes_per_s / gpu.hbm_bytes_per_s / REFERENCE_STREAM_SHARE
 
 
-def _weight_stream_efficiency(cfg: ServingConfig) -> float:
+def marlin_stream_efficiency(model: ModelSpec, gpu: GpuSpec, tp: int) -> float:
+    """Marlin's 4-bit weight stream rate over the 16-bit one for `model`'s dense blocks at tensor parallelism `tp`
+    (MARLIN_LAYER_OVERHEAD_PARAMS): 1 on cards below A100-class bandwidth per SM, on MoE models and where the SM
+    count is unknown."""
+    if model.is_moe or not gpu.sm_count or gpu.hbm_bytes_per_s / gpu.sm_count < MARLIN_FAST_CARD_BYTES_PER_SM_S:
+        return MARLIN_INT4_STREAM_EFFICIENCY
+    return marlin_block_efficiency(sum(weights for _, weights in gemm_shapes(model, tp)))
+
+
+def marlin_block_efficiency(block_weights: float) -> float:
+    """Marlin's stream rate over the ideal on an A100-class card for a block of `block_weights` dense GEMM weights on
+    one GPU: P / (P + MARLIN_LAYER_OVERHEAD_PARAMS)."""
+    return MARLIN_INT4_STREAM_EFFICIENCY * block_weights / (block_weights + MARLIN_LAYER_OVERHEAD_PARAMS)
+
+
+def _weight_stream_efficiency(cfg: ServingConfig, model: ModelSpec, gpu: GpuSpec, tp: int) -> float:
     if cfg.weight_format == "int4" and _overhead_key(cfg) in MARLIN_ENGINES:
-        return DECODE_HBM_EFFICIENCY * MARLIN_INT4_STREAM_EFFICIENCY
+        return DECODE_HBM_EFFICIENCY * marlin_stream_efficiency(model, gpu, tp)
     if _block_fp8(cfg):
         return DECODE_HBM_EFFICIENCY * BLOCK_FP8_GEMM_FACTOR
     return DECODE_HBM_EFFICIENCY * WEIGHT_ONLY_STREAM_EFFICIENCY.get(cfg.weight_format, 1.0)
