@@ -44,6 +44,8 @@ ADMIN_EN: dict[str, str] = {
     "admin_refused": "Not saved: correct the fields below.",
     "admin_err_date": "a date as YYYY-MM-DD",
     "admin_err_hold_region": "{sku} is sold in {regions}",
+    "admin_err_regions_in_use": "{sku} still tracks inventory or holds units in {regions} (quotes, maintenance): "
+    "keep the region; nothing was saved",
     "admin_err_hold_ends_before": "must be after the first day held, {starts_on} (the day the units are back)",
     "admin_err_hold_starts_early": "must be on or after {earliest} ({days} days ago at most)",
     "admin_err_hold_ends_late": "must be on or before {horizon} (the last day a rental can hold units)",
@@ -398,6 +400,7 @@ ADMIN_ZH: dict[str, str] = {
     "admin_refused": "未保存：请修改下列字段。",
     "admin_err_date": "日期格式为 YYYY-MM-DD",
     "admin_err_hold_region": "{sku} 的销售地区为 {regions}",
+    "admin_err_regions_in_use": "{sku} 在 {regions} 仍有库存或占用（报价、维护）：请保留该地区；未作任何保存",
     "admin_err_hold_ends_before": "须晚于占用的第一天 {starts_on}（即设备恢复可用的那天）",
     "admin_err_hold_starts_early": "须在 {earliest} 当天或之后（最多 {days} 天前）",
     "admin_err_hold_ends_late": "须在 {horizon} 当天或之前（租用可占用设备的最后一天）",

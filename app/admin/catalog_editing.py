@@ -34,6 +34,7 @@ from app.admin.schemas import (
     SkuPatch,
 )
 from app.admin.service import Actor, aware, record
+from app.capacity import service as capacity_service
 from app.catalog import repository as catalog_repository
 from app.catalog.models import Sku, SkuAddon, SkuAvailability, SkuPrice, TermDiscount
 from app.catalog.pricing import current_price
@@ -248,6 +249,17 @@ def coded(field: str, code: str, **params: Any) -> dict[str, Any]:
     return {**_error(field, ADMIN_EN[f"admin_err_{code}"].format(**params)), "code": code, "params": params}
 
 
+def dropped_region_errors(
+    session: Session, sku: Sku, regions: list[str], field: str = "regions"
+) -> list[dict[str, Any]]:
+    """The SKU's regions `regions` leaves out that still track inventory or hold units (app.capacity.service
+    .regions_in_use), refused on `field`: the edit API, the SKU form and the catalog import (review R7-3)."""
+    dropped = [region for region in sku.regions if region not in regions]
+    in_use = capacity_service.regions_in_use(session, sku_pk=sku.id) if dropped else set()
+    kept = [region for region in dropped if region in in_use]
+    return [coded(field, "regions_in_use", sku=sku.slug, regions=", ".join(kept))] if kept else []
+
+
 def _raise_if(errors: list[dict[str, Any]]) -> None:
     if errors:
         _invalid(errors)
@@ -457,7 +469,8 @@ def update_sku(session: Session, *, slug: str, data: SkuPatch, actor: Actor) -> 
     terms = merged_discount_errors(sku, data.discounts) if data.discounts else []
     ram = data.host_ram_gib if "host_ram_gib" in sent else sku.host_ram_gib
     host = host_ram_errors(host_ram_gib=ram, gpus_per_node=merged["gpus_per_node"])
-    _raise_if(shape_errors(gpu_slug=gpu, **merged) + host + links + terms)
+    regions = dropped_region_errors(session, sku, data.regions) if "regions" in sent and data.regions else []
+    _raise_if(shape_errors(gpu_slug=gpu, **merged) + host + links + terms + regions)
     for api in sent & SKU_FIELDS.keys():
         if getattr(sku, SKU_FIELDS[api]) != getattr(data, api):
             setattr(sku, SKU_FIELDS[api], getattr(data, api))

@@ -110,11 +110,18 @@ def validate(session: Session, doc: CatalogDoc) -> list[dict[str, str]]:
     now = utcnow()
     for i, sku in enumerate(doc.skus):
         errors += _sku_errors(sku, f"skus.{i}.", known_gpus)
+        errors += _dropped_regions(session, sku, f"skus.{i}.")
         if sku.gpu in known_gpus and sku.gpu not in estimator_gpus:
             errors.append(_err(f"skus.{i}.gpu", f"the estimator has no specification for GPU type {sku.gpu!r}"))
         errors += _backdated_prices(session, sku, f"skus.{i}.", now)
         errors += _currency_errors(session, sku, f"skus.{i}.", now)
     return errors
+
+
+def _dropped_regions(session: Session, item: SkuDoc, prefix: str) -> list[dict[str, Any]]:
+    """A SKU here whose document leaves out a region still tracking inventory or holding units (review R7-3)."""
+    sku = catalog_repository.get_sku_by_slug(session, item.id)
+    return [] if sku is None else catalog_editing.dropped_region_errors(session, sku, item.regions, f"{prefix}regions")
 
 
 def _currency_errors(session: Session, item: SkuDoc, prefix: str, now: datetime) -> list[dict[str, Any]]:

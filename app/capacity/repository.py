@@ -80,6 +80,17 @@ def delete(session: Session, row: MaintenanceHold) -> None:
     session.flush()
 
 
+def regions_in_use(session: Session, *, sku_pk: int, now: datetime, after: date) -> set[str]:
+    """The SKU's regions with an inventory row (tracked), a reservation holding units or a maintenance hold on some
+    day after `after`: the regions its edits may not drop (review R7-3)."""
+    tracked = select(SkuAvailability.region).where(SkuAvailability.sku_pk == sku_pk)
+    reserved = select(Reservation.region).where(
+        Reservation.sku_pk == sku_pk, _holding(now), Reservation.ends_on > after
+    )
+    kept = select(MaintenanceHold.region).where(MaintenanceHold.sku_pk == sku_pk, MaintenanceHold.ends_on > after)
+    return set(session.scalars(union_all(tracked, reserved, kept)))
+
+
 def _holds_by_slug_statement() -> CompoundSelect[str, str, date, date, int]:
     """Built once (`bindparam` for the moment and the day): /recommend runs it on every request."""
     now, after = bindparam("now", type_=UtcDateTime()), bindparam("after", type_=Date())

@@ -329,6 +329,13 @@ def overbooking(
     return Overbooking(max(short.values()), min(short), ids)
 
 
+def regions_in_use(session: Session, *, sku_pk: int, now: datetime | None = None) -> set[str]:
+    """The SKU's regions that track inventory or hold units from today (the catalog's timezone) on: quotes issued
+    or accepted, maintenance. A SKU keeps these among its regions (review R7-3: dropped, its inventory row could no
+    longer be edited and the catalog's own export no longer imported)."""
+    return repository.regions_in_use(session, sku_pk=sku_pk, now=now or datetime.now(UTC), after=catalog_today(session))
+
+
 # ---------------------------------------------------------------- the planner's view
 
 

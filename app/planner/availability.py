@@ -69,13 +69,23 @@ def in_region(offer: Offer, region: str, units: int, months: int, start: date) -
     return Availability(region, units, start, free, found)
 
 
+def allowed_regions(offer: Offer, constraints: Constraints) -> list[str]:
+    """The offer's regions the request allows (all of them when it names none), in the catalog's order."""
+    return [r for r in offer.regions if not constraints.regions or r in constraints.regions]
+
+
 def place(offer: Offer, config: Configuration, constraints: Constraints, months: int | None) -> Availability:
-    """The option's region and what is free there: the first allowed region with the units free from the start,
-    else the first not tracked, else the first allowed (short, with its figures)."""
-    allowed = [r for r in offer.regions if not constraints.regions or r in constraints.regions] or [offer.regions[0]]
-    units = rented_units(offer, config)
+    """A training plan's region and what is free there (`placed`), over its billed months (one term without)."""
+    return placed(offer, rented_units(offer, config), constraints, months or TERM_MONTHS[constraints.term])
+
+
+def placed(offer: Offer, units: int, constraints: Constraints, months: int) -> Availability:
+    """Where an option renting `units` for `months` goes, for training plans and serving deployments alike (review
+    R7-1): the first allowed region with the units free from the start, else the first not tracked, else the first
+    allowed (short, with its figures)."""
+    allowed = allowed_regions(offer, constraints) or [offer.regions[0]]
     start = constraints.start_date or date.today()  # the service always sets it (the catalog's today)
-    found = [in_region(offer, region, units, months or TERM_MONTHS[constraints.term], start) for region in allowed]
+    found = [in_region(offer, region, units, months, start) for region in allowed]
     return next(
         (a for a in found if a.status == "available"),
         next((a for a in found if a.free_units is None), found[0]),

@@ -19,6 +19,7 @@ from typing import Any
 
 from app.estimator.serving import ServingConfig, kernel_support, simulations
 from app.estimator.specs import EstimatorError, ModelSpec
+from app.planner.availability import allowed_regions
 from app.planner.budget import past, search_deadline
 from app.planner.misses import term_warnings
 from app.planner.offers import Constraints, Offer, unconvertible, with_alternatives
@@ -32,7 +33,9 @@ from app.planner.serving_verify import Verified, hold_headroom, lazy_rank, settl
 
 
 def _region(offer: Offer, constraints: Constraints) -> str | None:
-    allowed = [r for r in offer.regions if not constraints.regions or r in constraints.regions]
+    """The first allowed region: where the search prices the offer. The deployment is placed once its units are
+    known (app.planner.serving_service.with_capacity, app.planner.availability.placed, as a training plan is)."""
+    allowed = allowed_regions(offer, constraints)
     return allowed[0] if allowed else None
 
 

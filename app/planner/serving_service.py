@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from app import messages
@@ -25,7 +24,7 @@ from app.estimator.serving_levers import check_draft, check_pipeline
 from app.estimator.serving_sim import Lengths
 from app.estimator.specs import Cluster, EstimatorError, ModelSpec, Warning_
 from app.estimator.vocabulary import TERM_MONTHS
-from app.planner.availability import Availability, in_region
+from app.planner.availability import Availability, placed
 from app.planner.explain import offer_warnings
 from app.planner.mappers import (
     assumptions_out,
@@ -281,13 +280,18 @@ def _offer_warnings(option: ServingOption) -> list[Warning_]:
 
 
 def _placed(option: ServingOption, constraints: Constraints) -> Availability:
+    """Where the deployment goes and what is free there, decided as for a training plan (review R7-1): the first
+    allowed region with its units free, else one not tracked; the option moves to that region."""
     months = option.cost.months or TERM_MONTHS[option.cost.term]
-    return in_region(option.offer, option.region, option.cost.units, months, constraints.start_date or date.today())
+    availability = placed(option.offer, option.cost.units, constraints, months)
+    option.region = availability.region
+    return availability
 
 
 def with_capacity(search: ServingSearch, constraints: Constraints) -> ServingSearch:
-    """Each deployment's availability in its region from the start date (one term of it); a deployment that rents
-    more units than are free there becomes a near miss (`capacity`) and the others are ranked again."""
+    """Each deployment's region and its availability there from the start date (one term of it, `_placed`); a
+    deployment that rents more units than are free in every allowed region, none of them untracked, becomes a near
+    miss (`capacity`) and the others are ranked again."""
     kept, short = [], []
     for option in search.near_misses:
         option.availability = _placed(option, constraints)
