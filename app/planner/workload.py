@@ -13,10 +13,11 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from app import messages
 from app.catalog import repository as catalog_repository
 from app.catalog.models import Sku
 from app.catalog.service import fabric_addon_of, joining_fabric
-from app.errors import InvalidInput, NotFound
+from app.errors import InvalidInput
 from app.estimator.checkpoints import Checkpoint, checkpoint_from_config, scheme_params
 from app.estimator.clusters import CatalogServer, HardwareAsked, gpu_cluster, server_cluster
 from app.estimator.hardware import get_gpu
@@ -143,7 +144,7 @@ def resolve_cluster(hardware: HardwareIn, open_session: SessionOpener) -> tuple[
         return gpu_cluster(get_gpu(hardware.gpu), asked)
     assert hardware.sku is not None  # HardwareIn: exactly one of gpu and sku
     with open_session() as session:
-        sku = _sku_or_404(session, hardware.sku)
+        sku = _sku_or_422(session, hardware.sku)
         per_node = hardware.gpus_per_node or sku.gpus_per_node
         if sku.rental_unit == "card" and per_node not in sku.card_counts:
             message = f"{sku.slug} is rented with {sku.card_counts} cards, not {per_node}"
@@ -168,10 +169,16 @@ def resolve_cluster(hardware: HardwareIn, open_session: SessionOpener) -> tuple[
         return cluster, notes
 
 
-def _sku_or_404(session: Session, sku_id: str) -> Sku:
+def _sku_or_422(session: Session, sku_id: str) -> Sku:
+    """The SKU `hardware.sku` names (a retired one too: an estimate prices nothing). One the catalog does not hold is a
+    value the field does not allow, a 422 on it naming the active SKUs, as POST /quotes refuses `sku_id` (review
+    R7-5: it was a 404, which this API keeps for a path that names nothing)."""
     sku = catalog_repository.get_sku_by_slug(session, sku_id)
     if sku is None:
-        raise NotFound(f"no SKU {sku_id!r}; GET /catalog/skus lists them")
+        params = {"sku_id": sku_id, "active": [s.slug for s in catalog_repository.list_skus(session)]}
+        message = messages.quote_check("sku_unknown", params)
+        error = {"field": "hardware.sku", "message": message, "type": "sku_unknown", "params": params}
+        raise InvalidInput(f"hardware.sku: {message}", errors=[error])
     return sku
 
 
