@@ -232,18 +232,30 @@ def _worded(error: dict[str, Any], lang: str) -> dict[str, Any]:
 
 
 async def _on_app_error(request: Request, exc: AppError) -> JSONResponse:
-    """A 422 in the request's language (Accept-Language, as the pages choose theirs: app.i18n.negotiate): its
-    `errors[].message` worded from their codes and the `detail` from them; English, as raised, without one."""
-    if exc.status != 422 or not exc.errors:
+    return app_error_answer(request, exc)
+
+
+def app_error_answer(request: Request, exc: AppError) -> JSONResponse:
+    """A problem with field errors in the request's language (Accept-Language, as the pages choose theirs:
+    app.i18n.negotiate): its `errors[].message` worded from their codes and the `detail` from them (a 422's as
+    `field: message`, another's, a 409 capacity_taken or a 403 accept_needs_sales, as the message alone); English, as
+    raised, without one."""
+    if not exc.errors:
         return app_error_response(exc)
     lang = negotiate(request)
     listed = exc.errors[:MAX_FIELD_ERRORS]
     errors = listed if lang == "en" else [_worded(error, lang) for error in listed]
     omitted = len(exc.errors) - len(listed)
-    detail = exc.detail if errors == listed else errors_detail(errors)
+    detail = exc.detail if errors == listed else _worded_detail(exc.status, errors)
     headers = {**exc.headers, "Vary": "Accept-Language"}
     members = {**exc.extra, "errors": errors, **({"errors_omitted": omitted} if omitted else {})}
     return problem(exc.status, exc.type_, exc.title, detail, headers=headers, **members)
+
+
+def _worded_detail(status: int, errors: Sequence[Mapping[str, Any]]) -> str:
+    """The `detail` of worded field errors: a 422's names the fields, another status's (a refusal of the quote as a
+    whole) is the messages alone, as raised."""
+    return errors_detail(errors) if status == 422 else "; ".join(e["message"] for e in errors[:DETAIL_ERRORS])
 
 
 async def _on_estimator_error(request: Request, exc: EstimatorError) -> JSONResponse:
