@@ -220,7 +220,8 @@ def app_error_response(exc: AppError) -> JSONResponse:
 
 def _worded(error: dict[str, Any], lang: str) -> dict[str, Any]:
     """A field error in `lang`, worded from its code (`type`) and figures (`params`): a quote's refusal
-    (app.messages.quote_check) or the estimator's (app.messages.estimator_text); as it was without them."""
+    (app.messages.quote_check), the estimator's (app.messages.estimator_text) or an unknown constraint's
+    (app.messages.unknown); as it was without them."""
     code, params = str(error.get("type", "")), error.get("params")
     if params is None:
         return error
@@ -228,6 +229,8 @@ def _worded(error: dict[str, Any], lang: str) -> dict[str, Any]:
         return {**error, "message": messages.quote_check(code, params, lang)}
     if code in messages.ESTIMATOR_ERRORS["en"]:
         return {**error, "message": messages.estimator_text(code, params, lang)}
+    if code in messages.UNKNOWN["en"]:  # a constraint naming what the catalog does not hold
+        return {**error, "message": messages.unknown(code, params, lang)}
     return error
 
 
