@@ -220,7 +220,8 @@ def app_error_response(exc: AppError) -> JSONResponse:
 
 def _worded(error: dict[str, Any], lang: str) -> dict[str, Any]:
     """A field error in `lang`, worded from its code (`type`) and figures (`params`): a quote's refusal
-    (app.messages.quote_check) or the estimator's (app.messages.estimator_text); as it was without them."""
+    (app.messages.quote_check), the estimator's (app.messages.estimator_text) or an unknown constraint's
+    (app.messages.unknown); as it was without them."""
     code, params = str(error.get("type", "")), error.get("params")
     if params is None:
         return error
@@ -228,22 +229,36 @@ def _worded(error: dict[str, Any], lang: str) -> dict[str, Any]:
         return {**error, "message": messages.quote_check(code, params, lang)}
     if code in messages.ESTIMATOR_ERRORS["en"]:
         return {**error, "message": messages.estimator_text(code, params, lang)}
+    if code in messages.UNKNOWN["en"]:  # a constraint naming what the catalog does not hold
+        return {**error, "message": messages.unknown(code, params, lang)}
     return error
 
 
 async def _on_app_error(request: Request, exc: AppError) -> JSONResponse:
-    """A 422 in the request's language (Accept-Language, as the pages choose theirs: app.i18n.negotiate): its
-    `errors[].message` worded from their codes and the `detail` from them; English, as raised, without one."""
-    if exc.status != 422 or not exc.errors:
+    return app_error_answer(request, exc)
+
+
+def app_error_answer(request: Request, exc: AppError) -> JSONResponse:
+    """A problem with field errors in the request's language (Accept-Language, as the pages choose theirs:
+    app.i18n.negotiate): its `errors[].message` worded from their codes and the `detail` from them (a 422's as
+    `field: message`, another's, a 409 capacity_taken or a 403 accept_needs_sales, as the message alone); English, as
+    raised, without one."""
+    if not exc.errors:
         return app_error_response(exc)
     lang = negotiate(request)
     listed = exc.errors[:MAX_FIELD_ERRORS]
     errors = listed if lang == "en" else [_worded(error, lang) for error in listed]
     omitted = len(exc.errors) - len(listed)
-    detail = exc.detail if errors == listed else errors_detail(errors)
+    detail = exc.detail if errors == listed else _worded_detail(exc.status, errors)
     headers = {**exc.headers, "Vary": "Accept-Language"}
     members = {**exc.extra, "errors": errors, **({"errors_omitted": omitted} if omitted else {})}
     return problem(exc.status, exc.type_, exc.title, detail, headers=headers, **members)
+
+
+def _worded_detail(status: int, errors: Sequence[Mapping[str, Any]]) -> str:
+    """The `detail` of worded field errors: a 422's names the fields, another status's (a refusal of the quote as a
+    whole) is the messages alone, as raised."""
+    return errors_detail(errors) if status == 422 else "; ".join(e["message"] for e in errors[:DETAIL_ERRORS])
 
 
 async def _on_estimator_error(request: Request, exc: EstimatorError) -> JSONResponse:

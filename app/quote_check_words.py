@@ -55,6 +55,9 @@ QUOTE_CHECKS: dict[str, dict[str, str]] = {
         "accept_needs_sales": "quote {quote} holds no units: accepting it reserves {units_words} of {sku} in "
         "{region}, which our sales team confirms; please ask sales to accept it (an API key with quotes:write, "
         "or an admin)",
+        # accepting a quote that is no longer issued (app/quotes/service.py accept_quote)
+        "accept_expired": "quote {quote} expired on {expired_on} and can no longer be accepted; ask for a new quote",
+        "accept_cancelled": "quote {quote} was cancelled and can no longer be accepted",
         # what the SKU rents and the request names (app/quotes/service.py): the SKU, its price, quantity, add-ons,
         # region; and GET /quotes's filters
         "sku_unknown": "SKU {sku_id!r} is not in the catalog; active SKUs: {active}",
@@ -170,6 +173,8 @@ QUOTE_CHECKS: dict[str, dict[str, str]] = {
         "{free_words}空闲，且在 {last_start_date} 之前开始的租期都无法整期空闲（报价最多提前一年开始）",
         "accept_needs_sales": "报价 {quote} 未预留任何设备：接受它将在{region}预留 {units_words}（{sku}），"
         "须由我们的销售团队确认；请联系销售接受此报价（持有 quotes:write 权限的 API 密钥，或管理员）",
+        "accept_expired": "报价 {quote} 已于 {expired_on} 过期，无法再接受；请索取新的报价",
+        "accept_cancelled": "报价 {quote} 已取消，无法再接受",
         "sku_unknown": "SKU {sku_id!r} 不在目录中；在售 SKU：{active}",
         "sku_retired": "SKU {sku_id!r} 已下架，不能再报价；在售 SKU：{active}",
         "sku_unpriced": "{sku} 目前没有生效的价格，需协商报价",

@@ -38,7 +38,7 @@ from app.admin.schemas import AddonIn, AvailabilityIn, PriceCreate, SkuCreate, S
 from app.catalog import repository as catalog_repository
 from app.deps import SessionDep, UnitOfWorkRoute
 from app.errors import AppError, InvalidInput, TooManyRequests
-from app.estimator.vocabulary import QUOTE_STATUSES, TERMS, QuoteStatus
+from app.estimator.vocabulary import QUOTE_STATUSES, RENTAL_UNITS, SKU_STATUSES, TERMS, QuoteStatus
 from app.field_words import pydantic_message
 from app.i18n import Translator, negotiate
 from app.i18n_admin import ADMIN_EN
@@ -290,6 +290,8 @@ def _edit_page(
         "errors": errors or [],
         "submitted": _submitted_words(submitted or {}, Translator(negotiate(request))),
         "holds": capacity_editing.holds(session, slug=slug),
+        "rental_units": RENTAL_UNITS,  # an add-on's unit and status, worded by the page (admin_f_<unit>)
+        "sku_statuses": SKU_STATUSES,
     }
     return _page(request, "sku_edit.html", context, status_code=status_code)
 

@@ -10,7 +10,7 @@ from fastapi.responses import RedirectResponse, Response
 from app.admin import api, capacity_api, capacity_pages, key_pages, pages, webhooks_api, webhooks_pages
 from app.admin.deps import API_PREFIX, LoginRequired, is_admin
 from app.deps import ADMIN_CHECK
-from app.errors import Forbidden, NotFound, app_error_response, handler_of
+from app.errors import Forbidden, NotFound, app_error_answer, handler_of
 from app.i18n import Translator, negotiate
 from app.templating import templates
 
@@ -29,7 +29,7 @@ async def _on_forbidden(request: Request, exc: Forbidden) -> Response:
         coded = [e for e in exc.errors if "code" in e and t.has(f"admin_err_{e['code']}")]
         context["detail"] = t(f"admin_err_{coded[0]['code']}", **coded[0]["params"]) if coded else exc.detail
         return templates.TemplateResponse(request, "admin/forbidden.html", context, status_code=403)
-    return app_error_response(exc)
+    return app_error_answer(request, exc)
 
 
 async def _on_not_found(request: Request, exc: NotFound) -> Response:
@@ -41,7 +41,7 @@ async def _on_not_found(request: Request, exc: NotFound) -> Response:
         context = {"sign_out_csrf": getattr(request.state, "sign_out_csrf", None)}
         context |= pages.admin_words(request, context)
         return templates.TemplateResponse(request, "admin/not_found.html", context, status_code=404)
-    return app_error_response(exc)
+    return app_error_answer(request, exc)
 
 
 def install_admin(app: FastAPI) -> None:

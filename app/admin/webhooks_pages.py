@@ -4,7 +4,7 @@ and full URL are on the page that creates it only."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, get_args
 
 from fastapi import APIRouter, Depends, Form, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -95,7 +95,7 @@ def deliveries_page(
 ) -> Response:
     page = service.list_deliveries(session, endpoint_id=endpoint_id, status=status, limit=50, offset=offset)
     filters = {"endpoint_id": endpoint_id or "", "status": status or ""}
-    context = {"admin": admin, "page": page, "filters": filters, "statuses": ("pending", "held", "delivered", "failed")}
+    context = {"admin": admin, "page": page, "filters": filters, "statuses": get_args(DeliveryStatus)}
     return _page(request, "webhook_deliveries.html", context)
 
 

@@ -17,7 +17,10 @@ router = APIRouter(tags=["estimate"], route_class=UnitOfWorkRoute)
 @router.post(
     "/estimate",
     summary="Per-GPU memory, fit, speed and time to train of a workload on given hardware",
-    responses={404: {"description": "Unknown SKU", **PROBLEM}, 422: {"description": "Invalid input", **PROBLEM}, **HUB},
+    responses={
+        422: {"description": "Invalid input; an unknown `hardware.sku` is one, on that field", **PROBLEM},
+        **HUB,
+    },
 )
 def estimate(
     body: Annotated[EstimateIn, Body(openapi_examples=examples.ESTIMATE)],

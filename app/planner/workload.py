@@ -13,10 +13,11 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from app import messages
 from app.catalog import repository as catalog_repository
 from app.catalog.models import Sku
 from app.catalog.service import fabric_addon_of, joining_fabric
-from app.errors import InvalidInput, NotFound
+from app.errors import InvalidInput
 from app.estimator.checkpoints import Checkpoint, checkpoint_from_config, scheme_params
 from app.estimator.clusters import CatalogServer, HardwareAsked, gpu_cluster, server_cluster
 from app.estimator.hardware import get_gpu
@@ -42,7 +43,7 @@ def resolve_model(spec: ModelIn) -> tuple[ModelSpec, list[Warning_]]:
         model = preset.model if spec.variant is None else replace(preset.model, hf_repo=preset.repo_for(spec.variant))
         return model, []
     if spec.hf_config is not None:
-        model = model_from_hf_config(spec.hf_config, name=spec.name or spec.hf_id)
+        model = _from_pasted_config(spec.hf_config, name=spec.name or spec.hf_id)
         repo = spec.hf_id or spec.hf_config.get("_name_or_path")
         model = replace(model, hf_repo=str(repo)) if repo else model
         return model, validate_model(model, spec.params)
@@ -72,6 +73,48 @@ def resolve_model(spec: ModelIn) -> tuple[ModelSpec, list[Warning_]]:
     assert spec.params is not None  # ModelIn: without another source, params is required
     model = model_from_params(spec.params, name=spec.name)
     return model, validate_model(model)
+
+
+# The config.json keys the estimator reads each ModelSpec field from (app/estimator/models.py, its families' key
+# aliases; a field no key states, such as kv_heads left to default to heads, falls back on the key it defaulted to).
+HF_CONFIG_KEYS: dict[str, tuple[str, ...]] = {
+    "layers": ("num_hidden_layers", "n_layer"),
+    "hidden": ("hidden_size", "n_embd"),
+    "heads": ("num_attention_heads", "n_head"),
+    "kv_heads": ("num_key_value_heads", "num_kv_heads", "num_attention_heads", "n_head"),
+    "ffn": ("intermediate_size", "n_inner", "ffn_hidden_size"),
+    "vocab": ("vocab_size",),
+    "head_dim": ("head_dim",),
+    "experts": ("num_local_experts", "num_experts", "n_routed_experts"),
+    "experts_per_token": ("num_experts_per_tok",),
+    "expert_ffn": ("moe_intermediate_size",),
+    "moe_layers": ("num_hidden_layers", "n_layer"),
+    "tied_embeddings": ("tie_word_embeddings",),
+}
+
+
+def _from_pasted_config(config: Mapping[str, Any], *, name: str | None) -> ModelSpec:
+    """The model of a config.json in `model.hf_config`; a shape the estimator refuses is named by the config's key as
+    sent (review R7-6: the estimator's checks name the architecture's fields, `model.heads`, which this request does
+    not have)."""
+    try:
+        return model_from_hf_config(config, name=name)
+    except EstimatorError as exc:
+        field = config_field(exc.field, config)
+        if field == exc.field:
+            raise
+        raise EstimatorError(str(exc), field=field, code=exc.code, params=exc.params) from exc
+
+
+def config_field(field: str | None, config: Mapping[str, Any]) -> str | None:
+    """`model.hf_config.<key>` for an architecture field (`model.heads`) of a model read from `config`: the first key
+    of HF_CONFIG_KEYS the config states, else the config as a whole (`model`: its size). A field of the config
+    already, or of something else, as it is."""
+    if field is None or not (field == "model" or field.startswith("model.")) or field.startswith("model.hf_config"):
+        return field
+    keys = HF_CONFIG_KEYS.get(field.removeprefix("model."), ())
+    stated = next((key for key in keys if config.get(key) is not None), None)
+    return "model.hf_config" + (f".{stated}" if stated else "")
 
 
 def model_config(spec: ModelIn) -> Mapping[str, Any] | None:
@@ -143,7 +186,7 @@ def resolve_cluster(hardware: HardwareIn, open_session: SessionOpener) -> tuple[
         return gpu_cluster(get_gpu(hardware.gpu), asked)
     assert hardware.sku is not None  # HardwareIn: exactly one of gpu and sku
     with open_session() as session:
-        sku = _sku_or_404(session, hardware.sku)
+        sku = _sku_or_422(session, hardware.sku)
         per_node = hardware.gpus_per_node or sku.gpus_per_node
         if sku.rental_unit == "card" and per_node not in sku.card_counts:
             message = f"{sku.slug} is rented with {sku.card_counts} cards, not {per_node}"
@@ -168,10 +211,16 @@ def resolve_cluster(hardware: HardwareIn, open_session: SessionOpener) -> tuple[
         return cluster, notes
 
 
-def _sku_or_404(session: Session, sku_id: str) -> Sku:
+def _sku_or_422(session: Session, sku_id: str) -> Sku:
+    """The SKU `hardware.sku` names (a retired one too: an estimate prices nothing). One the catalog does not hold is a
+    value the field does not allow, a 422 on it naming the active SKUs, as POST /quotes refuses `sku_id` (review
+    R7-5: it was a 404, which this API keeps for a path that names nothing)."""
     sku = catalog_repository.get_sku_by_slug(session, sku_id)
     if sku is None:
-        raise NotFound(f"no SKU {sku_id!r}; GET /catalog/skus lists them")
+        params = {"sku_id": sku_id, "active": [s.slug for s in catalog_repository.list_skus(session)]}
+        message = messages.quote_check("sku_unknown", params)
+        error = {"field": "hardware.sku", "message": message, "type": "sku_unknown", "params": params}
+        raise InvalidInput(f"hardware.sku: {message}", errors=[error])
     return sku
 
 

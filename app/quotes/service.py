@@ -699,13 +699,8 @@ def accept_quote(session: Session, *, public_id: str, base_path: str = "/quotes"
     quote = get_quote_row(session, public_id=public_id, for_update=True)
     now = _now()
     status = effective_status(quote, now)
-    if status == "expired":
-        raise Conflict(
-            f"quote {quote.number} expired on {_aware(quote.valid_until).date().isoformat()} and can no "
-            "longer be accepted; ask for a new quote"
-        )
-    if status == "cancelled":
-        raise Conflict(f"quote {quote.number} was cancelled and can no longer be accepted")
+    if status == "expired" or status == "cancelled":
+        raise _not_acceptable(quote, status)
     if status == "issued":
         quote.status, quote.accepted_at, quote.updated_at = "accepted", now, now
         session.flush()  # on SQLite this opens the write transaction: a count of free units below sees every commit
@@ -718,6 +713,17 @@ def accept_quote(session: Session, *, public_id: str, base_path: str = "/quotes"
         events.emit(session, quote, "quote.accepted")
         session.flush()
     return quote_out(quote, base_path=base_path, now=now)
+
+
+def _not_acceptable(quote: Quote, status: str) -> Conflict:
+    """The 409 of accepting an expired or cancelled quote: its code (`accept_expired`, `accept_cancelled`) and figures
+    on `quote`, worded in the request's language by app.errors (review R7-8: it answered English only)."""
+    code, params = f"accept_{status}", {"quote": quote.number}
+    if status == "expired":
+        params["expired_on"] = _aware(quote.valid_until).date().isoformat()
+    message = messages.quote_check(code, params)
+    error = {"field": "quote", "message": message, "type": code, "params": params}
+    return Conflict(message, errors=[error], extra={"code": code})
 
 
 def cancel_quote(

@@ -6,8 +6,10 @@ English words is left once the catalog's names, the admins' and the customer's o
 
 from __future__ import annotations
 
+import html
 import re
 from datetime import date, timedelta
+from typing import get_args
 
 from fastapi.testclient import TestClient
 from sqlalchemy import select
@@ -17,9 +19,11 @@ from app.admin.models import ApiToken
 from app.apikeys.models import ApiKey
 from app.catalog.models import GpuType, Sku, SkuPrice
 from app.estimator.interconnects import inter_node_fabrics, intra_node_kinds
-from app.estimator.vocabulary import API_SCOPES
+from app.estimator.vocabulary import API_SCOPES, QUOTE_STATUSES, RENTAL_UNITS, SKU_STATUSES
+from app.webhooks.schemas import DeliveryStatus
 from tests.admin.conftest import Admin, csrf_of, sign_in
-from tests.web.test_serve_chinese import allowed_names, english_runs
+from tests.quotes.helpers import a100_body
+from tests.web.test_serve_chinese import IDENTIFIERS, allowed_names, english_runs
 from tests.web.test_training_chinese import TRAINING_NAMES
 
 HTML = {"accept": "text/html,application/xhtml+xml"}
@@ -65,6 +69,69 @@ def test_every_admin_page_is_chinese(client: TestClient, db: Session, alice: Adm
     names = sorted({*names, *secrets}, key=len, reverse=True)
     left = {name: runs for name, page in pages.items() if (runs := english_runs(page.text, names))}
     assert not left, left
+    lone = {name: found for name, page in pages.items() if (found := vocabulary_words(page.text, names))}
+    assert not lone, lone
+
+
+# The statuses and units the admin pages show, one English word each, which the two-word detector lets through (review
+# R7-8: quote statuses in the quotes table and its filter, an add-on's status and unit, a delivery's status).
+VOCABULARY_WORDS = re.compile(
+    r"\b(?:" + "|".join((*QUOTE_STATUSES, *SKU_STATUSES, *RENTAL_UNITS, *get_args(DeliveryStatus))) + r")\b",
+    re.IGNORECASE,
+)
+
+
+def vocabulary_words(page_html: str, names: list[str]) -> list[str]:
+    """The statuses and units left in English in a page's text (tags, scripts and the names set aside)."""
+    text = re.sub(r"<(script|style|pre|title)\b.*?</\1>", " ", page_html, flags=re.S)
+    found = []
+    for chunk in (html.unescape(c) for c in re.split(r"<[^>]+>", text)):
+        for name in names:
+            chunk = chunk.replace(name, " ")
+        found += VOCABULARY_WORDS.findall(IDENTIFIERS.sub(" ", chunk))
+    return found
+
+
+def test_the_detector_finds_a_status_left_in_english() -> None:
+    page = '<td>issued</td><option value="active">在售</option><td>8x A100 80G SXM NVLink server</td><td>按卡</td>'
+    assert vocabulary_words(page, ["8x A100 80G SXM NVLink server"]) == ["issued"]
+
+
+def _quotes_and_deliveries(client: TestClient, alice: Admin) -> dict[str, str]:
+    """Quotes in each status but expired and a webhook delivery of each: what the quotes table and the delivery log
+    list (the filters list every status, rows or none)."""
+    hook = {"url": "https://93.184.215.14/hooks/crm", "events": ["quote.issued", "quote.accepted", "quote.cancelled"]}
+    assert client.post("/admin/api/webhooks", json=hook, headers=alice.headers).status_code == 201
+    made = [client.post("/quotes", json=a100_body()).json() for _ in range(3)]
+    assert client.post(f"/quotes/{made[1]['id']}/accept").status_code == 200
+    cancel = client.post(f"/admin/api/quotes/{made[2]['id']}/cancel", headers=alice.headers, json={"reason": "x"})
+    assert cancel.status_code == 200, cancel.text
+    delivery = client.get("/admin/api/webhooks/deliveries", headers=alice.headers).json()["items"][0]
+    return {"delivery": f"/admin/webhooks/deliveries/{delivery['id']}"}
+
+
+def test_statuses_and_units_read_in_chinese(client: TestClient, db: Session, alice: Admin) -> None:
+    """Review R7-8: `?lang=zh` showed issued/accepted/cancelled in the quotes table and filter, an add-on's
+    active/retired and node/card, and a delivery's pending in English; each is worded from its code now."""
+    shown = _quotes_and_deliveries(client, alice)
+    sign_in(client, alice.user.email)
+    catalog = [*filter(None, [*db.scalars(select(GpuType.name)), *db.scalars(select(Sku.notes))])]
+    names = sorted({*allowed_names(client), *TRAINING_NAMES, *ADMIN_NAMES, *catalog}, key=len, reverse=True)
+    paths = ["/admin/quotes", "/admin/quotes?status=accepted", "/admin/skus/h100-80g-sxm-8x"]
+    paths += ["/admin/webhooks/deliveries", shown["delivery"]]
+    pages = {path: client.get(f"{path}{'&' if '?' in path else '?'}lang=zh", headers=HTML) for path in paths}
+    assert {path: page.status_code for path, page in pages.items()} == dict.fromkeys(paths, 200)
+    lone = {path: found for path, page in pages.items() if (found := vocabulary_words(page.text, names))}
+    assert not lone, lone
+    quotes = pages["/admin/quotes"].text
+    assert (
+        "<td>已接受</td>" in quotes
+        and "<td>已取消</td>" in quotes
+        and '<option value="expired">已过期</option>' in quotes
+    )
+    assert '<option value="accepted" selected>已接受</option>' in pages["/admin/quotes?status=accepted"].text
+    english = client.get("/admin/quotes?lang=en", headers=HTML).text
+    assert "<td>accepted</td>" in english and '<option value="expired">expired</option>' in english
 
 
 def test_the_admin_pages_stay_english_by_default_and_switch_language(client: TestClient, alice: Admin) -> None:

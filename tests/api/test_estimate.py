@@ -114,9 +114,21 @@ def test_non_finite_numbers_are_422_not_500(client: TestClient, raw: str) -> Non
     assert "model.params" in {e["field"] for e in response.json()["errors"]}
 
 
-def test_unknown_sku_is_404(client: TestClient) -> None:
-    response = client.post("/estimate", json={"model": {"preset": "llama-2-7b"}, "hardware": {"sku": "zzz"}})
-    assert response.status_code == 404
+@pytest.mark.parametrize("task", ["full_finetune", "serving"])
+def test_an_unknown_sku_is_a_422_on_hardware_sku_naming_the_active_ones(client: TestClient, task: str) -> None:
+    """Review R7-5: a SKU in the body the catalog does not hold is a value not allowed (422 on `hardware.sku`, with the
+    active SKUs, as POST /quotes refuses `sku_id`), not a missing resource (404 is for path parameters)."""
+    body = {"model": {"preset": "llama-2-7b"}, "task": task, "hardware": {"sku": "nope-sku", "nodes": 1}}
+    response = client.post("/estimate", json=body)
+    assert response.status_code == 422, response.text
+    [error] = response.json()["errors"]
+    active = [sku["id"] for sku in client.get("/catalog/skus").json()]
+    assert (error["field"], error["type"]) == ("hardware.sku", "sku_unknown")
+    assert error["params"] == {"sku_id": "nope-sku", "active": active}
+    assert error["message"] == messages.quote_check("sku_unknown", error["params"])
+    assert "h100-80g-sxm-8x" in error["message"]
+    chinese = client.post("/estimate", json=body, headers={"accept-language": "zh"}).json()["errors"][0]
+    assert chinese["message"] == messages.quote_check("sku_unknown", error["params"], "zh")
 
 
 def test_models_lists_presets_with_sources(client: TestClient) -> None:

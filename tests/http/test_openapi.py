@@ -36,3 +36,15 @@ def test_path_parameters_document_404_and_idempotency_keys_409() -> None:
     paths = _schema()["paths"]
     assert "404" in paths["/quotes/{public_id}"]["get"]["responses"]
     assert "409" in paths["/quotes"]["post"]["responses"]
+
+
+def test_only_operations_with_path_parameters_document_404() -> None:
+    """Review R7-5: a value in a body that names nothing (an unknown `hardware.sku` on POST /estimate) is a 422 on
+    its field; 404 is documented only where the path names what may not exist."""
+    listed = {
+        f"{method} {path}"
+        for path, item in _schema()["paths"].items()
+        for method, operation in item.items()
+        if "404" in operation["responses"] and "{" not in path
+    }
+    assert listed == set()

@@ -5,6 +5,9 @@ that reads as a body field. SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
 from fastapi.testclient import TestClient
 
 
@@ -25,3 +28,42 @@ def test_a_nul_in_a_query_parameter_is_named_as_the_other_query_refusals(client:
         assert response.status_code == 422, response.text
         assert response.json()["errors"][0]["field"] == field
     assert client.get("/catalog/skus?%00=1").json()["errors"][0]["field"] == "query"  # a name of NULs alone
+
+
+# A pasted Llama-style config.json (meta-llama/Llama-2-7b-hf's keys) whose shape the estimator refuses.
+LLAMA_CONFIG = {
+    "model_type": "llama",
+    "num_hidden_layers": 32,
+    "hidden_size": 4096,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 32,
+    "intermediate_size": 11008,
+    "vocab_size": 32000,
+}
+GPT2_CONFIG = {"model_type": "gpt2", "n_layer": 12, "n_embd": 766, "n_head": 12, "vocab_size": 50257}
+
+
+@pytest.mark.parametrize(
+    ("config", "field", "code"),
+    [
+        ({**LLAMA_CONFIG, "hidden_size": 4095}, "model.hf_config.num_attention_heads", "model_heads_divide"),
+        ({**LLAMA_CONFIG, "num_key_value_heads": 5}, "model.hf_config.num_key_value_heads", "model_kv_heads_divide"),
+        (GPT2_CONFIG, "model.hf_config.n_head", "model_heads_divide"),  # the family's own key, as sent
+    ],
+)
+def test_a_pasted_configs_refused_shape_is_named_by_its_key(
+    client: TestClient, config: dict[str, Any], field: str, code: str
+) -> None:
+    """Review R7-6: a pasted config.json whose heads do not divide its width was refused on `model.heads`, a field the
+    request does not have; the refusal names the key of `model.hf_config` as sent, on every endpoint that sizes it (a
+    quote keeps a model the estimator cannot size, unchecked: app.quotes.plan_check)."""
+    workload = {"model": {"hf_config": config}, "task": "lora", "tokens": 1e8}
+    answers = {
+        "estimate": client.post("/estimate", json={**workload, "hardware": {"gpu": "h100-80g-sxm"}}),
+        "recommend": client.post("/recommend", json=workload),
+        "scaling": client.post("/estimate/scaling", json={**workload, "gpu": "h100-80g-sxm"}),
+    }
+    for name, answer in answers.items():
+        assert answer.status_code == 422, (name, answer.text)
+        [error] = answer.json()["errors"]
+        assert (error["field"], error["type"]) == (field, code), (name, error)

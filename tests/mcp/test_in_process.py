@@ -56,21 +56,25 @@ def test_every_tool_answers_what_rest_answers(client: TestClient, caller: Caller
 def test_refusals_are_the_rest_problems(client: TestClient, caller: Caller) -> None:
     bad_recommend = {**RECOMMEND, "tokens": -1}
     bad_quote = {**a100_body(), "sku_id": "no-such-sku"}
+    bad_sku = {"model": {"preset": "llama-2-7b"}, "hardware": {"sku": "nope-sku", "nodes": 1}}  # review R7-5
 
     async def scenario() -> list[dict[str, Any]]:
         async with _in_memory(caller) as session:
             return [
                 problem_of(await session.call_tool("recommend", bad_recommend)),
                 problem_of(await session.call_tool("create_quote", bad_quote)),
+                problem_of(await session.call_tool("estimate", bad_sku)),
                 problem_of(await session.call_tool("get_quote", {"public_id": "no-such-quote"})),
                 problem_of(await session.call_tool("get_quote", {})),
                 problem_of(await session.call_tool("no_such_tool", {})),
                 problem_of(await session.call_tool("get_quote", {"public_id": "a\u0000b"})),
             ]
 
-    recommend, quote, missing, empty, unknown, nul = anyio.run(scenario)
+    recommend, quote, sku, missing, empty, unknown, nul = anyio.run(scenario)
     assert recommend == client.post("/recommend", json=bad_recommend).json()
     assert quote == client.post("/quotes", json=bad_quote).json()
+    assert sku == client.post("/estimate", json=bad_sku).json()
+    assert (sku["status"], sku["errors"][0]["field"], sku["errors"][0]["type"]) == (422, "hardware.sku", "sku_unknown")
     assert missing == client.get("/quotes/no-such-quote").json()
     assert (empty["status"], empty["errors"][0]["field"]) == (422, "public_id")
     assert unknown["status"] == 404 and "create_quote" in unknown["detail"]

@@ -295,6 +295,19 @@ def test_an_unknown_region_is_422_listing_the_catalogs(client: TestClient, db: S
     assert client.post("/recommend", json=known).status_code == 200
 
 
+def test_an_unknown_region_or_gpu_type_is_refused_in_chinese(client: TestClient) -> None:
+    """Review R7-8: the wizard worded these refusals in Chinese, the API answered `Accept-Language: zh` in English."""
+    from app import messages
+
+    for constraints in ({"regions": ["mars"]}, {"gpu_types": ["h300"]}):
+        body = {"model": {"preset": "llama-3.1-8b"}, "task": "lora", "constraints": constraints}
+        response = client.post("/recommend", json=body, headers={"accept-language": "zh"})
+        assert response.status_code == 422, response.text
+        (error,) = response.json()["errors"]
+        assert error["message"] == messages.unknown(error["type"], error["params"], "zh"), error
+        assert response.json()["detail"] == f"{error['field']}: {error['message']}"
+
+
 def test_experts_sharded_by_zero3_are_not_called_resident(client: TestClient) -> None:
     """ZeRO-3 / FSDP over several ranks shards the experts and gathers them block by block: "every MoE expert is
     resident on each GPU" was said of such plans too (Mixtral LoRA, ZeRO-3 on 4 cards)."""
