@@ -230,13 +230,16 @@ def _price(
 
 
 def _price_at_start(sku: Sku, priced: _Priced, start: date) -> list[QuoteNote]:
-    """`price_at_start` where the rental's first day has another list price in force than today (a scheduled one)."""
+    """`price_at_start` where the rental's first day has another list price in force than today (a scheduled one):
+    each price in its own currency, today's in `current_currency` (review R7-2: a scheduled USD price printed today's
+    CNY price as USD)."""
     today = sku_pricing(sku)
     if today is None or today.price_id == priced.price_id:
         return []
     params = {"start_date": start.isoformat(), "effective_from": priced.price_effective_from.date().isoformat()}
-    money = {"monthly_list": _money(priced.unit_list_minor, priced.currency), "current": str(today.monthly_list)}
-    return [("price_at_start", params | money | {"currency": priced.currency})]
+    money = {"monthly_list": _money(priced.unit_list_minor, priced.currency), "currency": priced.currency}
+    today_money = {"current": _money(to_minor(today.monthly_list, today.currency), today.currency)}
+    return [("price_at_start", params | money | today_money | {"current_currency": today.currency})]
 
 
 def _term_note(term: str, discount_bp: int) -> str:
