@@ -44,8 +44,9 @@ def _next_price_from(client: TestClient, db: Session) -> datetime:
     return datetime.fromisoformat(skus[SKU]["next_price"]["effective_from"])
 
 
-def _quoted_from(client: TestClient, day: date) -> str:
-    """The monthly list price a quote for a rental starting `day` is issued at (from /recommend's option)."""
+def _quoted_from(client: TestClient, day: date, *, noted: str | None = None) -> str:
+    """The monthly list price a quote for a rental starting `day` is issued at (from /recommend's option); `noted`:
+    the day its `price_at_start` note dates that price from."""
     answer = recommend(
         client,
         model={"preset": "llama-3.1-8b"},
@@ -57,6 +58,10 @@ def _quoted_from(client: TestClient, day: date) -> str:
     quote = client.post("/quotes", json={**option["quote"], "customer": {"name": "Ada", "email": "ada@example.org"}})
     assert quote.status_code == 201, quote.text
     assert quote.json()["unit_list_price"] == option["cost"]["monthly_list"]
+    if noted is not None:  # the catalog's day, not the UTC date of its midnight (the day before, east of UTC)
+        (note,) = [n for n in quote.json()["note_codes"] if n["code"] == "price_at_start"]
+        assert note["params"]["effective_from"] == noted
+        assert f"({noted})" in client.get(quote.json()["links"]["print"]).text  # "SKU v…, price #… (day)"
     return str(quote.json()["unit_list_price"])
 
 
@@ -66,7 +71,7 @@ def test_a_price_dated_by_a_day_applies_to_a_rental_starting_that_day(
     day = catalog_today(db) + timedelta(days=20)
     _post_price(client, alice, day.isoformat())
     assert _next_price_from(client, db) == datetime.combine(day, time(0), tzinfo=SHANGHAI)  # was 00:00 UTC
-    assert _quoted_from(client, day) == "31000.00"  # was 30000.00
+    assert _quoted_from(client, day, noted=day.isoformat()) == "31000.00"  # was 30000.00
     assert _quoted_from(client, day - timedelta(days=1)) == "30000.00"
 
 
@@ -129,4 +134,4 @@ def test_the_day_is_the_configured_timezones(los_angeles: TestClient, db: Sessio
     day = catalog_today(db) + timedelta(days=20)
     _post_price(los_angeles, alice, day.isoformat())
     assert _next_price_from(los_angeles, db) == datetime.combine(day, time(0), tzinfo=ZoneInfo("America/Los_Angeles"))
-    assert _quoted_from(los_angeles, day) == "31000.00"
+    assert _quoted_from(los_angeles, day, noted=day.isoformat()) == "31000.00"
