@@ -4,7 +4,8 @@ one catalog behind the API's `reason` and `miss_reason` texts, the web pages and
 The planner says *why* as data (a code and its parameters: GiB, GPU names, days, money as decimal
 strings); this module turns that into sentences, so nothing downstream ever parses English back into
 meaning. Templates use `str.format` fields with format specs; `{x!m}` is an amount of money in the
-`currency` parameter and `{x!c}` one in `compared_currency` (the request's), written by the caller's
+`currency` parameter, or in `x_currency` where the parameters give `x` a currency of its own (a quote's today's
+price, `current_currency`), and `{x!c}` one in `compared_currency` (the request's), written by the caller's
 money formatter (the API: `2800.00 CNY`; the web: `¥2,800.00`). Lists are joined with the
 language's separator. Both languages define the same codes with the same fields
 (tests/test_messages.py).
@@ -425,11 +426,18 @@ class _Formatter(string.Formatter):
     def __init__(self, params: Mapping[str, Any], money: MoneyFormat) -> None:
         self.params = params
         self.money = money
+        self._field = ""
+
+    def get_field(self, field_name: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Any:
+        self._field = field_name  # string.Formatter converts each field right after it gets it
+        return super().get_field(field_name, args, kwargs)
 
     def convert_field(self, value: Any, conversion: str | None) -> Any:
-        if conversion in ("m", "c"):
-            currency = self.params.get("currency" if conversion == "m" else "compared_currency", "")
-            return self.money(value, str(currency))
+        if conversion == "m":  # its own currency where it has one (review R7-2), else the text's
+            own = self.params.get(f"{self._field}_currency")
+            return self.money(value, str(own or self.params.get("currency", "")))
+        if conversion == "c":
+            return self.money(value, str(self.params.get("compared_currency", "")))
         return super().convert_field(value, conversion)
 
 

@@ -40,6 +40,7 @@ from app.catalog.models import Sku, SkuAddon, SkuAvailability, SkuPrice, TermDis
 from app.catalog.pricing import current_price
 from app.catalog.seed_data import SEED_CURRENCY
 from app.catalog.service import SKU_COLUMNS, sku_columns
+from app.catalog.zone import catalog_moment
 from app.db.base import utcnow
 from app.errors import Conflict, InvalidInput, NotFound
 from app.estimator.hardware import load_gpus
@@ -281,9 +282,11 @@ def discount_bp(value: str) -> int:
     return int(Decimal(value) * 100)
 
 
-def price_row(data: PriceIn, *, actor: Actor, field: str = "") -> SkuPrice:
+def price_row(session: Session, data: PriceIn, *, actor: Actor, field: str = "") -> SkuPrice:
+    """The price's row; an `effective_from` without an offset (a bare date: its midnight) is the catalog's wall
+    clock (app.catalog.zone.catalog_moment), the day a rental starting then is priced from (review R7-4)."""
     now = utcnow()
-    effective = aware(data.effective_from) if data.effective_from else now
+    effective = catalog_moment(data.effective_from, session) if data.effective_from else now
     if effective < now - BACKDATE_TOLERANCE:
         _raise_if([_error(f"{field}effective_from", "must be now or in the future (history is not rewritten)")])
     try:
@@ -426,7 +429,7 @@ def create_sku(session: Session, *, data: SkuCreate, actor: Actor) -> Sku:
         + link_errors(intra_node_link=data.intra_node_link, inter_node_fabric=data.inter_node_fabric)
         + discount_errors({term: discount_bp(value) for term, value in data.discounts.items()})
     )
-    price = price_row(data.price, actor=actor, field="price.")
+    price = price_row(session, data.price, actor=actor, field="price.")
     fields = {attr: getattr(data, api) for api, attr in SKU_FIELDS.items()}
     sku = Sku(slug=data.id, gpu_type_id=gpu_type_id, status="active", **fields)
     catalog_repository.add(session, sku)
@@ -502,7 +505,7 @@ def add_price(session: Session, *, slug: str, data: PriceCreate, actor: Actor) -
     _raise_if(price_currency_errors(data.currency, priced_addon_currencies(addons_of(session, sku)), "currency"))
     before = snapshot(sku)
     old = current_price(sku)
-    price = price_row(data, actor=actor)
+    price = price_row(session, data, actor=actor)
     price.sku_pk = sku.id
     catalog_repository.add(session, price)
     terms_changed = set_discounts(session, sku, data.terms) if data.terms else False

@@ -29,6 +29,7 @@ from app.admin.schemas import AddonDoc, AvailabilityDoc, CatalogDoc, ImportRepor
 from app.admin.service import Actor, aware, record
 from app.catalog import repository as catalog_repository
 from app.catalog.models import GpuType, Sku, SkuAddon, SkuAvailability, SkuPrice, TermDiscount
+from app.catalog.zone import catalog_moment
 from app.db.base import utcnow
 from app.errors import Conflict, InvalidInput
 from app.estimator.hardware import load_gpus
@@ -247,6 +248,7 @@ def _fits(amount: str, currency: str) -> bool:
 def import_catalog(
     session: Session, *, doc: CatalogDoc, actor: Actor, force: bool = False, allow_overbooking: bool = False
 ) -> ImportReport:
+    doc = _in_catalog_time(session, doc)
     errors = validate(session, doc)
     if errors:
         raise InvalidInput(
@@ -283,6 +285,24 @@ def import_catalog(
         after=report.model_dump(),
     )
     return report
+
+
+def _in_catalog_time(session: Session, doc: CatalogDoc) -> CatalogDoc:
+    """`doc` with each price's `effective_from` given without an offset (a bare date: its midnight) read as the
+    catalog's wall clock, as through the edit API (catalog_editing.price_row; review R7-4), before anything compares
+    it with the prices here."""
+    skus = [
+        sku.model_copy(
+            update={
+                "prices": [
+                    p.model_copy(update={"effective_from": catalog_moment(p.effective_from, session)})
+                    for p in sku.prices
+                ]
+            }
+        )
+        for sku in doc.skus
+    ]
+    return doc.model_copy(update={"skus": skus})
 
 
 def _refuse_overbooking(session: Session, doc: CatalogDoc) -> None:

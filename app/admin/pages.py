@@ -36,6 +36,7 @@ from app.admin.deps import (
 )
 from app.admin.schemas import AddonIn, AvailabilityIn, PriceCreate, SkuCreate, SkuPatch, audit_changes
 from app.catalog import repository as catalog_repository
+from app.catalog.zone import catalog_zone
 from app.deps import SessionDep, UnitOfWorkRoute
 from app.errors import AppError, InvalidInput, TooManyRequests
 from app.estimator.vocabulary import QUOTE_STATUSES, RENTAL_UNITS, SKU_STATUSES, TERMS, QuoteStatus
@@ -292,6 +293,7 @@ def _edit_page(
         "holds": capacity_editing.holds(session, slug=slug),
         "rental_units": RENTAL_UNITS,  # an add-on's unit and status, worded by the page (admin_f_<unit>)
         "sku_statuses": SKU_STATUSES,
+        "zone": catalog_zone(session),  # the prices' times, read and shown on the catalog's clock (review R7-4)
     }
     return _page(request, "sku_edit.html", context, status_code=status_code)
 

@@ -115,7 +115,9 @@ SKU_FIELD_DOCS: dict[str, str] = {
 PRICE_FIELD_DOCS: dict[str, str] = {
     "amount": 'Monthly list price per rental unit, a positive decimal string, e.g. "2800.00"',
     "currency": "ISO 4217 currency code, e.g. CNY",
-    "effective_from": "When the price takes effect, RFC 3339 (default: now); never in the past for an existing SKU",
+    "effective_from": "When the price takes effect (default: now), RFC 3339; without an offset (a bare date "
+    "2027-02-01 is its midnight, or 2027-02-01T09:00:00) in the catalog's timezone, CATALOG_TIMEZONE, so a price "
+    "dated a day prices a rental starting that day; never in the past for an existing SKU",
     "note": "Why the price changed, kept in the history and the audit log; default empty",
     "terms": 'Also set the term discounts in percent, e.g. {"annual": "20"}',
     "version": "The SKU's current version, required (a stale one is a 409): a price never overwrites unseen",
@@ -157,7 +159,9 @@ class PriceIn(StrictModel):
     amount: Amount
     currency: PriceCurrency
     effective_from: datetime | None = Field(
-        default=None, description="When the price takes effect (default: now); never in the past"
+        default=None,
+        description="When the price takes effect (default: now); without an offset (a bare date is its midnight) in "
+        "the catalog's timezone, CATALOG_TIMEZONE; never in the past",
     )
     note: Annotated[str, StringConstraints(strip_whitespace=True, max_length=500)] = ""
 

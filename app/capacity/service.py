@@ -17,7 +17,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
-from zoneinfo import ZoneInfo
 
 from sqlalchemy.orm import Session
 
@@ -35,10 +34,9 @@ from app.capacity.ledger import (
 )
 from app.capacity.models import Reservation
 from app.catalog.models import Sku
-from app.db.engine import SETTINGS
+from app.catalog.zone import catalog_zone
 from app.errors import Conflict, InvalidInput
 from app.estimator.vocabulary import MAX_QUOTE_MONTHS
-from app.settings import Settings, get_settings
 
 # A maintenance hold may be recorded for a repair that began up to a month ago (the admin learns of it late), and
 # ends at most where a rental can still hold units: the last start (the booking window, ledger.last_start) plus
@@ -52,14 +50,7 @@ class CapacityTaken(Conflict):
 
 def catalog_today(session: Session | None = None) -> date:
     """Today in the catalog's timezone (CATALOG_TIMEZONE): the default start of a rental."""
-    return datetime.now(_catalog_zone(session)).date()
-
-
-def _catalog_zone(session: Session | None) -> ZoneInfo:
-    settings = session.info.get(SETTINGS) if session is not None else None
-    if not isinstance(settings, Settings):
-        settings = get_settings()
-    return ZoneInfo(settings.catalog_timezone)
+    return datetime.now(catalog_zone(session)).date()
 
 
 def priced_at(session: Session, start: date | None) -> datetime | None:
@@ -70,7 +61,7 @@ def priced_at(session: Session, start: date | None) -> datetime | None:
     the price in force now."""
     if start is None or start <= catalog_today(session):
         return None
-    return datetime.combine(start, time(0), tzinfo=_catalog_zone(session))
+    return datetime.combine(start, time(0), tzinfo=catalog_zone(session))
 
 
 def start_of(session: Session, start_date: date | None, *, field: str) -> date:

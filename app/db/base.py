@@ -34,7 +34,8 @@ class UtcDateTime(TypeDecorator[datetime]):
     """A moment, stored as UTC and read back aware. An aware value is converted to UTC before it is stored: SQLite
     keeps a datetime as its wall-clock text without the offset, so 2027-03-01T00:00+08:00 was stored (and
     compared) as 00:00 UTC, eight hours late (review R5-2); PostgreSQL's timestamptz converts on its own. A naive
-    value is UTC (the code's own `utcnow` and SQLite's read-back)."""
+    value is UTC (the code's own `utcnow` and SQLite's read-back); a price's `effective_from` sent without an offset
+    (a bare date) is made aware in the catalog's timezone before it gets here (app.catalog.zone.catalog_moment)."""
 
     impl = DateTime(timezone=True)
     cache_ok = True

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
 from app import messages, words
+from app.catalog.zone import catalog_zone
 from app.estimator.models import model_from_hf_config
 from app.estimator.params import count_params
 from app.estimator.presets import get_preset, model_title
@@ -255,6 +256,18 @@ def _when(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%d %H:%M UTC")
 
 
+def price_since(quote: QuoteOut) -> str:
+    """The day the quote's list price took effect, in the catalog's timezone: a price dated by a bare day takes
+    effect at that day's midnight there (app.catalog.zone, review R7-4), whose UTC date is the day before east of
+    UTC. The process's CATALOG_TIMEZONE (the page has no request's)."""
+    frozen = str(quote.catalog.get("price_effective_from") or "")
+    try:
+        moment = datetime.fromisoformat(frozen)
+    except ValueError:
+        return frozen[:10]
+    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).astimezone(catalog_zone()).date().isoformat()
+
+
 def _grouped(amount: str | None) -> str:
     """'2040000.00' → '2,040,000.00' for people; exact (Decimal formatting, no float)."""
     return "" if amount is None else f"{Decimal(amount):,}"
@@ -459,6 +472,7 @@ def render_html(
         when=_when,
         day=lambda moment: moment.strftime("%Y-%m-%d"),
         fmt=_grouped,
+        price_since=price_since(quote),
         job_rows=job_rows(quote, lang),
         job_title=serving_words.LABELS[lang]["job"] if (quote.workload or {}).get("task") == "serving" else None,
         term_words=term_words(quote, lang),

@@ -251,7 +251,11 @@ class QuoteLineOut(BaseModel):
 
 class QuoteNoteOut(BaseModel):
     code: str = Field(description="A note's stable code (app/note_words.py QUOTE_NOTES words it)")
-    params: dict[str, Any] = Field(default_factory=dict, description="The figures and names its text carries")
+    params: dict[str, Any] = Field(
+        default_factory=dict,
+        description="The figures and names its text carries; an amount is in `currency`, or in its own "
+        "`<name>_currency` where it has one (price_at_start: today's price `current` in `current_currency`)",
+    )
 
 
 class CustomerOut(BaseModel):

@@ -17,6 +17,7 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from sqlalchemy.orm import Session
 
@@ -26,6 +27,7 @@ from app.catalog import repository as catalog_repository
 from app.catalog.models import Sku, SkuAddon
 from app.catalog.pricing import sku_pricing
 from app.catalog.service import FABRIC_ADDON_PREFIXES, fabric_addon_of, joining_fabric
+from app.catalog.zone import catalog_zone
 from app.errors import Conflict, InvalidInput, NotFound
 from app.estimator.vocabulary import MAX_QUOTE_MONTHS, QUOTE_STATUSES, TERM_MONTHS, Term
 from app.money import bp_to_percent, discounted_line, from_minor, to_minor
@@ -229,14 +231,18 @@ def _price(
     )
 
 
-def _price_at_start(sku: Sku, priced: _Priced, start: date) -> list[QuoteNote]:
-    """`price_at_start` where the rental's first day has another list price in force than today (a scheduled one)."""
+def _price_at_start(sku: Sku, priced: _Priced, start: date, zone: ZoneInfo) -> list[QuoteNote]:
+    """`price_at_start` where the rental's first day has another list price in force than today (a scheduled one):
+    each price in its own currency, today's in `current_currency` (review R7-2: a scheduled USD price printed today's
+    CNY price as USD); the price's day in the catalog's timezone `zone`, as the start's (review R7-4)."""
     today = sku_pricing(sku)
     if today is None or today.price_id == priced.price_id:
         return []
-    params = {"start_date": start.isoformat(), "effective_from": priced.price_effective_from.date().isoformat()}
-    money = {"monthly_list": _money(priced.unit_list_minor, priced.currency), "current": str(today.monthly_list)}
-    return [("price_at_start", params | money | {"currency": priced.currency})]
+    effective_day = priced.price_effective_from.astimezone(zone).date()
+    params = {"start_date": start.isoformat(), "effective_from": effective_day.isoformat()}
+    money = {"monthly_list": _money(priced.unit_list_minor, priced.currency), "currency": priced.currency}
+    today_money = {"current": _money(to_minor(today.monthly_list, today.currency), today.currency)}
+    return [("price_at_start", params | money | today_money | {"current_currency": today.currency})]
 
 
 def _term_note(term: str, discount_bp: int) -> str:
@@ -467,7 +473,7 @@ def create_quote(
     priced = _price(sku, addons, quantity=data.quantity, nodes=nodes, cards=cards, term=data.term, months=months, at=at)
     joined = joining_fabric(sku, offered) is not None
     notes = _notes(sku, nodes, priced.notes, fabric=fabric_addon_of(sku, offered), rented=addons, joined=joined)
-    notes += _price_at_start(sku, priced, start)
+    notes += _price_at_start(sku, priced, start, catalog_zone(session))
     notes += _term_notes(
         data.term,
         months,

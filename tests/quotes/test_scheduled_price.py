@@ -50,6 +50,7 @@ def test_a_quote_starting_after_a_published_rise_is_priced_at_it(client: TestCli
         "monthly_list": "120000.00",
         "current": "100000.00",
         "currency": "CNY",
+        "current_currency": "CNY",  # today's own (review R7-2: tests/quotes/test_price_at_start_currency.py)
     }
     assert messages.quote_note("price_at_start", note["params"]) in later["notes"]
     page = client.get(later["links"]["print"], params={"lang": "zh"}).text
