@@ -245,14 +245,20 @@ def app_error_answer(request: Request, exc: AppError) -> JSONResponse:
     raised, without one."""
     if not exc.errors:
         return app_error_response(exc)
-    lang = negotiate(request)
-    listed = exc.errors[:MAX_FIELD_ERRORS]
-    errors = listed if lang == "en" else [_worded(error, lang) for error in listed]
-    omitted = len(exc.errors) - len(listed)
-    detail = exc.detail if errors == listed else _worded_detail(exc.status, errors)
+    detail, errors = in_language(exc, negotiate(request), limit=MAX_FIELD_ERRORS)
+    omitted = len(exc.errors) - len(errors)
     headers = {**exc.headers, "Vary": "Accept-Language"}
     members = {**exc.extra, "errors": errors, **({"errors_omitted": omitted} if omitted else {})}
     return problem(exc.status, exc.type_, exc.title, detail, headers=headers, **members)
+
+
+def in_language(exc: AppError, lang: str, *, limit: int | None = None) -> tuple[str, list[dict[str, Any]]]:
+    """An error's `detail` and its first `limit` field errors in `lang` (the API's answer above, the admin pages'
+    refusals): each error worded from its code and figures, the detail from them; English, as raised, in English or
+    without codes."""
+    listed = exc.errors[:limit]
+    errors = listed if lang == "en" else [_worded(error, lang) for error in listed]
+    return (exc.detail if errors == listed else _worded_detail(exc.status, errors)), errors
 
 
 def _worded_detail(status: int, errors: Sequence[Mapping[str, Any]]) -> str:

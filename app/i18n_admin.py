@@ -707,7 +707,7 @@ ADMIN_ZH: dict[str, str] = {
     "admin_quote_cancel_consequence": "客户将无法再接受它；取消会记入审计日志且无法撤销（请改为出具新报价）。",
     "admin_quote_cancel_check": "是的，取消 {number}",
     "admin_quote_cancel_button": "取消此报价",
-    "admin_quote_not_cancellable": "此报价的状态为 {status}：只有已出具的报价可以取消。",
+    "admin_quote_not_cancellable": "此报价{status}：只有已出具的报价可以取消。",
     "admin_quote_printable": "可打印的报价",
     "admin_confirm_nothing_done": "未执行任何操作：请勾选复选框以确认。",
     "admin_confirm_tick": "勾选“{check}”以确认",

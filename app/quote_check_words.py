@@ -58,6 +58,9 @@ QUOTE_CHECKS: dict[str, dict[str, str]] = {
         # accepting a quote that is no longer issued (app/quotes/service.py accept_quote)
         "accept_expired": "quote {quote} expired on {expired_on} and can no longer be accepted; ask for a new quote",
         "accept_cancelled": "quote {quote} was cancelled and can no longer be accepted",
+        # an admin cancelling a quote that is no longer issued (app/quotes/service.py cancel_quote)
+        "cancel_accepted": "quote {quote} is accepted; only an issued quote can be cancelled",
+        "cancel_expired": "quote {quote} is expired; only an issued quote can be cancelled",
         # what the SKU rents and the request names (app/quotes/service.py): the SKU, its price, quantity, add-ons,
         # region; and GET /quotes's filters
         "sku_unknown": "SKU {sku_id!r} is not in the catalog; active SKUs: {active}",
@@ -175,6 +178,8 @@ QUOTE_CHECKS: dict[str, dict[str, str]] = {
         "须由我们的销售团队确认；请联系销售接受此报价（持有 quotes:write 权限的 API 密钥，或管理员）",
         "accept_expired": "报价 {quote} 已于 {expired_on} 过期，无法再接受；请索取新的报价",
         "accept_cancelled": "报价 {quote} 已取消，无法再接受",
+        "cancel_accepted": "报价 {quote} 已被接受，无法取消；只有已出具的报价可以取消",
+        "cancel_expired": "报价 {quote} 已过期，无法取消；只有已出具的报价可以取消",
         "sku_unknown": "SKU {sku_id!r} 不在目录中；在售 SKU：{active}",
         "sku_retired": "SKU {sku_id!r} 已下架，不能再报价；在售 SKU：{active}",
         "sku_unpriced": "{sku} 目前没有生效的价格，需协商报价",

@@ -38,7 +38,7 @@ from app.admin.schemas import AddonIn, AvailabilityIn, PriceCreate, SkuCreate, S
 from app.catalog import repository as catalog_repository
 from app.catalog.zone import catalog_zone
 from app.deps import SessionDep, UnitOfWorkRoute
-from app.errors import AppError, InvalidInput, TooManyRequests
+from app.errors import AppError, InvalidInput, TooManyRequests, in_language
 from app.estimator.vocabulary import QUOTE_STATUSES, RENTAL_UNITS, SKU_STATUSES, TERMS, QuoteStatus
 from app.field_words import pydantic_message
 from app.i18n import Translator, negotiate
@@ -99,7 +99,7 @@ def _errors(exc: AppError | ValidationError, request: Request) -> tuple[str, lis
             {"field": ".".join(str(p) for p in e["loc"]), "message": pydantic_message(e, t)} for e in exc.errors()
         ]
         return t("admin_refused"), errors
-    return exc.detail, exc.errors
+    return in_language(exc, t.lang)  # a refusal with codes (a quote's: cancel_accepted) worded in the page's language
 
 
 # The SKU form's fields as its labels name them (app/templates/admin/_sku_fields.html), for "your edit, not saved".
@@ -687,12 +687,13 @@ def _when(at: datetime | None, t: Translator) -> str:
 def _cancel_confirmation(session: Session, public_id: str, admin: Principal, t: Translator) -> Confirmation:
     quote = quotes_service.get_quote(session, public_id=public_id)
     customer = ", ".join(part for part in (quote.customer.name, quote.customer.company, quote.customer.email) if part)
+    status = t(f"admin_quote_status_{quote.status}")  # in the page's language (review R7-8)
     return Confirmation(
         title=t("admin_quote_cancel_title", number=quote.number),
         rows=[
             (t("admin_col_customer"), customer),
             (t("admin_col_total"), f"{quote.total} {quote.currency}"),
-            (t("admin_col_status"), quote.status),
+            (t("admin_col_status"), status),
             (t("admin_col_valid_until"), quote.valid_until.strftime("%Y-%m-%d")),
         ],
         consequence=t("admin_quote_cancel_consequence"),
@@ -700,7 +701,7 @@ def _cancel_confirmation(session: Session, public_id: str, admin: Principal, t: 
         check=t("admin_quote_cancel_check", number=quote.number),
         button=t("admin_quote_cancel_button"),
         back="/admin/quotes",
-        done=None if quote.status == "issued" else t("admin_quote_not_cancellable", status=quote.status),
+        done=None if quote.status == "issued" else t("admin_quote_not_cancellable", status=status),
         link=(quote.links.print, t("admin_quote_printable")),
         act=lambda: service.cancel_quote(session, public_id=public_id, actor=admin.actor),
         then="/admin/quotes?msg=cancelled",

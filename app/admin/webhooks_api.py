@@ -15,11 +15,11 @@ from app.admin.deps import NO_STORE, ROW_ID_MAX, AdminDep, Principal
 from app.deps import SessionDep, SettingsDep
 from app.settings import Settings
 from app.webhooks import service
+from app.webhooks.models import DeliveryStatus
 from app.webhooks.schemas import (
     DeliveryDetail,
     DeliveryOut,
     DeliveryPage,
-    DeliveryStatus,
     EndpointCreated,
     EndpointIn,
     EndpointOut,

@@ -16,8 +16,8 @@ from app.admin.pages import _page as admin_page, _refusal
 from app.deps import SessionDep, SettingsDep, UnitOfWorkRoute
 from app.errors import AppError
 from app.webhooks import service
-from app.webhooks.models import EVENT_TYPES
-from app.webhooks.schemas import DeliveryStatus, EndpointIn, EndpointPatch
+from app.webhooks.models import EVENT_TYPES, DeliveryStatus
+from app.webhooks.schemas import EndpointIn, EndpointPatch
 
 router = APIRouter(
     prefix="/admin/webhooks",

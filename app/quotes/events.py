@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 from app.money import from_minor
 from app.quotes.models import Quote
 from app.webhooks import service as webhooks
-from app.webhooks.schemas import EventType
+from app.webhooks.models import EventType
 
 
 def _iso(moment: datetime | None) -> str | None:

@@ -724,9 +724,15 @@ def accept_quote(session: Session, *, public_id: str, base_path: str = "/quotes"
 def _not_acceptable(quote: Quote, status: str) -> Conflict:
     """The 409 of accepting an expired or cancelled quote: its code (`accept_expired`, `accept_cancelled`) and figures
     on `quote`, worded in the request's language by app.errors (review R7-8: it answered English only)."""
-    code, params = f"accept_{status}", {"quote": quote.number}
+    params = {"quote": quote.number}
     if status == "expired":
         params["expired_on"] = _aware(quote.valid_until).date().isoformat()
+    return _quote_conflict(f"accept_{status}", params)
+
+
+def _quote_conflict(code: str, params: dict[str, str]) -> Conflict:
+    """A 409 on the quote as a whole, with its code (`errors[0].type`, `code`) and figures (`params`), for app.errors
+    to word in the request's language and the admin pages in theirs."""
     message = messages.quote_check(code, params)
     error = {"field": "quote", "message": message, "type": code, "params": params}
     return Conflict(message, errors=[error], extra={"code": code})
@@ -739,8 +745,9 @@ def cancel_quote(
     quote = get_quote_row(session, public_id=public_id, for_update=True)
     now = _now()
     status = effective_status(quote, now)
-    if status in ("accepted", "expired"):
-        raise Conflict(f"quote {quote.number} is {status}; only an issued quote can be cancelled")
+    if status == "accepted" or status == "expired":
+        # review R7-8: answered English only; now `cancel_accepted` / `cancel_expired`, worded in the request's language
+        raise _quote_conflict(f"cancel_{status}", {"quote": quote.number})
     if status == "issued":
         quote.status, quote.cancelled_at, quote.cancelled_by = "cancelled", now, actor[:200]
         quote.cancel_reason, quote.updated_at = reason, now

@@ -12,15 +12,20 @@ it (app/webhooks/signing.py).
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Literal, get_args
 
 from sqlalchemy import JSON, Boolean, ForeignKey, Index, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.db.base import Base, TimestampMixin, UtcDateTime, one_of, utcnow
 
-EVENT_TYPES = ("quote.issued", "quote.accepted", "quote.cancelled", "quote.expired")
+# The webhooks' words, declared here once (tests/test_vocabulary_places.py): the API models (app.webhooks.schemas), the
+# admin pages and the quotes' outbox import them; the tuples, in the order declared, check the columns and list them.
+EventType = Literal["quote.issued", "quote.accepted", "quote.cancelled", "quote.expired"]
 # held: written for a paused endpoint, not sent; its resume makes them pending, due at once, oldest first.
-DELIVERY_STATUSES = ("pending", "delivered", "failed", "held")
+DeliveryStatus = Literal["pending", "delivered", "failed", "held"]
+EVENT_TYPES: tuple[EventType, ...] = get_args(EventType)
+DELIVERY_STATUSES: tuple[DeliveryStatus, ...] = get_args(DeliveryStatus)
 
 
 class WebhookEndpoint(TimestampMixin, Base):

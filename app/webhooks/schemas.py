@@ -5,13 +5,11 @@ token of the receiver's), afterwards its origin alone."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
-EventType = Literal["quote.issued", "quote.accepted", "quote.cancelled", "quote.expired"]
-DeliveryStatus = Literal["pending", "delivered", "failed", "held"]
+from app.webhooks.models import EVENT_TYPES, DeliveryStatus, EventType
 
 
 class EndpointIn(BaseModel):
@@ -25,7 +23,7 @@ class EndpointIn(BaseModel):
         examples=["https://crm.example.com/hooks/gpu-sizer"],
     )
     events: list[EventType] = Field(
-        min_length=1, max_length=4, description="The events sent to it", examples=[["quote.issued", "quote.accepted"]]
+        min_length=1, max_length=4, description="The events sent to it", examples=[list(EVENT_TYPES[:2])]
     )
     description: str = Field(default="", max_length=200, description="For people: what receives them")
     active: bool = Field(default=True, description="false: registered, but sent nothing until resumed")

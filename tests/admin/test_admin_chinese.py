@@ -20,7 +20,7 @@ from app.apikeys.models import ApiKey
 from app.catalog.models import GpuType, Sku, SkuPrice
 from app.estimator.interconnects import inter_node_fabrics, intra_node_kinds
 from app.estimator.vocabulary import API_SCOPES, QUOTE_STATUSES, RENTAL_UNITS, SKU_STATUSES
-from app.webhooks.schemas import DeliveryStatus
+from app.webhooks.models import DeliveryStatus
 from tests.admin.conftest import Admin, csrf_of, sign_in
 from tests.quotes.helpers import a100_body
 from tests.web.test_serve_chinese import IDENTIFIERS, allowed_names, english_runs
