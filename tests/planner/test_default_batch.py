@@ -78,7 +78,13 @@ def test_a_small_or_unsized_pretraining_job_keeps_the_two_million_token_step() -
 def test_deepseek_v3_pretraining_on_64_servers_gets_a_batch_that_lets_experts_shard(client: TestClient) -> None:
     """Review R4-4: at the 512-sequence default every one of the 512 GPUs held one sequence; the plan was TP 8 x PP 16
     with all 256 experts resident (EP 1, MFU 18.8 %, 717 h). DeepSeek-V3 itself trained PP 16 x EP 64 (arXiv:2412.19437
-    §3.2). The launch steps at the batch the option is sized at."""
+    §3.2). The launch steps at the batch the option is sized at.
+
+    Review R8-1: the plan once took EP 64 across 8 servers because the all-to-all was priced as a ring at the whole
+    server's network bandwidth. Priced per GPU's share of it, cross-server EP without overlap costs about as much as the
+    compute (DeepSeek-V3 §3.2.1: computation-to-communication ≈ 1:1, which DeepSeek hid with DualPipe, a schedule the
+    planner does not launch), so at 2048 sequences TP 8 × PP 16 with the experts resident (MFU ~21 %) beats EP 64
+    (~13 %) and EP 8 inside a server (~21 %, slightly slower): the batch, not EP, is what this test holds."""
     body = {
         "model": {"preset": "deepseek-v3"},
         "task": "pretrain",
@@ -91,8 +97,11 @@ def test_deepseek_v3_pretraining_on_64_servers_gets_a_batch_that_lets_experts_sh
     option = response.json()["options"][0]
     plan = option["plan"]
     assert plan["global_batch"] >= 2048
-    assert plan["ep"] > 1
+    assert plan["ep"] <= 8  # an all-to-all that does not leave the server (tp 1: ep ranks consecutive in one server)
     assert option["performance"]["mfu"] > 0.2
-    args = option["launch"]["megatron"]["args"]
-    assert f"--global-batch-size {plan['global_batch']}" in args
+    launch = option["launch"]
+    if "megatron" in launch:
+        assert f"--global-batch-size {plan['global_batch']}" in launch["megatron"]["args"]
+    else:  # torchtitan (the fsdp stack), the stack that wins since R8-1
+        assert launch["fsdp"]["torchtitan"]["training"]["global_batch_size"] == plan["global_batch"]
     assert option["quote"]["plan"]["global_batch"] == plan["global_batch"]
