@@ -68,6 +68,7 @@ SERVE_EN: dict[str, str] = {
     "serve_layout_ep": "{replicas} replicas × DP attention and expert parallel {tp} = {gpus} GPUs",
     "serve_layout_ep_one": "1 replica × DP attention and expert parallel {tp} = {gpus} GPUs",
     "serve_layout_pools": "{prefill} prefill × TP {prefill_tp} + {decode} decode × TP {decode_tp} = {gpus} GPUs",
+    "serve_spare": "The load needs {needed} of the {replicas} replicas at peak; the servers hold {spare} spare",
     "serve_servers": "{n} servers",
     "serve_servers_one": "1 server",
     "serve_answer": "{servers} of {sku}, {replicas}, sized for {peak} requests/s at peak "
@@ -168,6 +169,7 @@ SERVE_ZH: dict[str, str] = {
     "serve_layout_ep_one": "1 个副本 × 数据并行注意力与专家并行 {tp} = {gpus} 张 GPU",
     "serve_layout_pools": "{prefill} 个预填充副本 × TP {prefill_tp} + {decode} 个解码副本 × TP {decode_tp} "
     "= {gpus} 张 GPU",
+    "serve_spare": "峰值负载需要 {replicas} 个副本中的 {needed} 个；服务器上其余 {spare} 个为备用",
     "serve_servers": "{n} 台服务器",
     "serve_servers_one": "1 台服务器",
     "serve_answer": "{servers}（{sku}），{replicas}，按峰值每秒 {peak} 个请求选型（每秒 {rate} 个请求 × {factor}）",
