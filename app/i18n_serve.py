@@ -68,6 +68,7 @@ SERVE_EN: dict[str, str] = {
     "serve_layout_ep": "{replicas} replicas × DP attention and expert parallel {tp} = {gpus} GPUs",
     "serve_layout_ep_one": "1 replica × DP attention and expert parallel {tp} = {gpus} GPUs",
     "serve_layout_pools": "{prefill} prefill × TP {prefill_tp} + {decode} decode × TP {decode_tp} = {gpus} GPUs",
+    "serve_spare": "The load needs {needed} of the {replicas} replicas at peak; the servers hold {spare} spare",
     "serve_servers": "{n} servers",
     "serve_servers_one": "1 server",
     "serve_answer": "{servers} of {sku}, {replicas}, sized for {peak} requests/s at peak "
@@ -89,7 +90,7 @@ SERVE_EN: dict[str, str] = {
     "serve_headroom": "at least {n}× the peak load within the targets (simulated)",
     "serve_cannot_hold": "cannot hold one request of these lengths: no latency, throughput or launch",
     "serve_kv_short": "KV cache: {tokens} tokens per replica, shorter than one request of these lengths",
-    "serve_kv": "KV cache: {tokens} tokens per replica, {seqs} requests of these lengths at once",
+    "serve_kv": "KV cache: {tokens} tokens per replica; it runs {seqs} requests of these lengths at once",
     "serve_mem_weights": "weights",
     "serve_mem_activations": "workspace",
     "serve_mem_kv_cache": "KV cache",
@@ -168,6 +169,7 @@ SERVE_ZH: dict[str, str] = {
     "serve_layout_ep_one": "1 个副本 × 数据并行注意力与专家并行 {tp} = {gpus} 张 GPU",
     "serve_layout_pools": "{prefill} 个预填充副本 × TP {prefill_tp} + {decode} 个解码副本 × TP {decode_tp} "
     "= {gpus} 张 GPU",
+    "serve_spare": "峰值负载需要 {replicas} 个副本中的 {needed} 个；服务器上其余 {spare} 个为备用",
     "serve_servers": "{n} 台服务器",
     "serve_servers_one": "1 台服务器",
     "serve_answer": "{servers}（{sku}），{replicas}，按峰值每秒 {peak} 个请求选型（每秒 {rate} 个请求 × {factor}）",
@@ -188,7 +190,7 @@ SERVE_ZH: dict[str, str] = {
     "serve_headroom": "在目标内至少可承载峰值负载的 {n} 倍（模拟）",
     "serve_cannot_hold": "放不下一个此长度的请求：无延迟、吞吐量或启动命令可言",
     "serve_kv_short": "KV 缓存：每个副本 {tokens} 个 token，比一个此长度的请求还短",
-    "serve_kv": "KV 缓存：每个副本 {tokens} 个 token，可同时容纳 {seqs} 个此长度的请求",
+    "serve_kv": "KV 缓存：每个副本 {tokens} 个 token；同时运行 {seqs} 个此长度的请求",
     "serve_mem_weights": "权重",
     "serve_mem_activations": "工作区",
     "serve_mem_kv_cache": "KV 缓存",

@@ -151,7 +151,7 @@ def launch_block(
         job.note("variant", variant=variant, repo=repo, other=other, other_repo=other_repo)
     model_arg, quantization = _weights(job, served, cfg, repo)
     length = _length(job, served, cfg, estimate)
-    command = _command(job, cfg, model_arg, quantization, length, _max_seqs(estimate, slo_concurrency))
+    command = _command(job, cfg, model_arg, quantization, length, replica_max_seqs(estimate, slo_concurrency))
     command = " ".join([command, *_levers(job, cfg, repo)])
     if cfg.batching == "static":
         job.note("static", engine=cfg.engine)
@@ -174,9 +174,11 @@ def launch_block(
     return block
 
 
-def _max_seqs(estimate: ServingEstimate, slo_concurrency: float) -> int:
+def replica_max_seqs(estimate: ServingEstimate, slo_concurrency: float) -> int:
     """--max-num-seqs: the most sequences a replica runs within the SLO (admitting more would break the
-    latency targets; the load balancer queues the rest), never more than the KV cache holds."""
+    latency targets; the load balancer queues the rest), never more than the KV cache holds. The one place that
+    decides it: the option's serving.max_concurrency reads it too (review R8-3: it read the KV cache's 160 while the
+    launch admitted 28)."""
     return max(1, min(estimate.max_concurrency, math.floor(slo_concurrency) or 1))
 
 

@@ -49,6 +49,7 @@ def serving_out(estimate: ServingEstimate, cfg: ServingConfig, option: ServingOp
         tpot_ms=_finite(estimate.tpot_ms),
         e2e_latency_ms=None if saturated else _finite(estimate.e2e_latency_ms),
         headroom=_headroom(estimate, option),
+        max_concurrency=_max_concurrency(estimate, option),
         latency=_latency_out(estimate.latency),
         utilization=UtilizationOut(**{k: round(v, 3) for k, v in estimate.utilization.items()})
         if estimate.utilization
@@ -69,6 +70,14 @@ def serving_out(estimate: ServingEstimate, cfg: ServingConfig, option: ServingOp
         batching=cfg.batching,
         notes=list(estimate.notes),
     )
+
+
+def _max_concurrency(estimate: ServingEstimate, option: ServingOption | None) -> int:
+    """What one replica runs at once: the KV cache and the engine's max_num_seqs, and no more than the option's launch
+    admits (--max-num-seqs, serving_launch.replica_max_seqs)."""
+    if option is None or option.max_seqs is None:
+        return estimate.max_concurrency
+    return min(estimate.max_concurrency, option.max_seqs)
 
 
 def _pools_out(option: ServingOption | None) -> dict[str, PoolOut] | None:

@@ -59,6 +59,9 @@ class ServingOption:
     headroom_held: bool = False  # `headroom` held to the simulation (`simulated_headroom`): shown options only
     headroom_missed_at: float | None = None  # the factor of the peak whose headroom simulation missed the SLO
     dp_attention: bool = False  # DP attention with EP over the tp ranks (app/planner/serving_dp_attention.py)
+    # the sequences the launch admits per replica (serving_launch.replica_max_seqs): serving.max_concurrency reads
+    # no more; None: the estimate's (what the KV cache and the engine's max_num_seqs hold)
+    max_seqs: int | None = None
 
     @property
     def miss_reason(self) -> str | None:

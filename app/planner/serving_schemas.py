@@ -250,10 +250,19 @@ class ServingOut(BaseModel):
         description="Sequences in flight per replica: for requests_per_s what the simulation runs at the offered "
         "load (at most max_concurrency), else the steady state's"
     )
-    max_concurrency: int = Field(description="Sequences of these lengths one replica's KV cache holds")
+    max_concurrency: int = Field(
+        description="Sequences of these lengths one replica runs at once: the smaller of what its KV cache holds and "
+        "the engine's max_num_seqs; /recommend: never more than its launch admits (--max-num-seqs)"
+    )
     kv_cache_tokens: int = Field(description="Per replica")
-    replicas: int
-    replicas_needed: int | None = Field(description="For requests_per_s: replicas that carry it within the SLO")
+    replicas: int = Field(
+        description="Replicas deployed; /recommend: every replica the rented servers hold, replicas − replicas_needed "
+        "of them spare beyond what the load needs"
+    )
+    replicas_needed: int | None = Field(
+        description="For requests_per_s: the fewest replicas that carry it within the SLO at the peak (as /estimate "
+        "counts them, one by one, not whole servers)"
+    )
     gpus_per_replica: int
     meets_slo: bool | None = Field(description="null without an SLO")
     bound: str = Field(

@@ -23,7 +23,7 @@ from app.estimator.vocabulary import TERM_MONTHS
 from app.planner.misses import slo_params
 from app.planner.offers import DAYS_PER_BILLED_MONTH, Configuration, Constraints, Offer, price
 from app.planner.serving_dp_attention import dp_attention_degrees
-from app.planner.serving_launch import launch_block
+from app.planner.serving_launch import launch_block, replica_max_seqs
 from app.planner.serving_misses import miss_key, queues_for_slots, slo_miss, slot_params
 from app.planner.serving_multinode import cross_node_degrees
 from app.planner.serving_option import TP_DEGREES, Ask, ServingOption, per_million_tokens, replica_cluster, valid_tp
@@ -237,6 +237,7 @@ def _option(
         ),
         notes=list(at_load.notes),
         dp_attention=ask.cfg.dp_attention,
+        max_seqs=replica_max_seqs(at_load, slo_concurrency),
     )
 
 

@@ -158,14 +158,15 @@ def _verify(ask: Ask, region: str, option: ServingOption) -> ServingOption | Non
         peak = option.estimate.latency["peak"] if option.estimate.latency else None
         option.misses.append(simulated_miss(cfg, peak))
         return option
-    needed = found[0]
-    if needed != option.replicas:
-        rebuilt, _ = with_replicas(ask, offer, region, (tp, pp), needed, replica)
+    rented = found[0]
+    if rented != option.replicas:
+        rebuilt, _ = with_replicas(ask, offer, region, (tp, pp), rented, replica)
         if rebuilt is None:
             return None
         # the simulation decides the load the replicas carry: the steady state's peak misses no longer apply
         rebuilt.misses = [m for m in rebuilt.misses if m[0] == "slo_one_request"]
         option = rebuilt
+    needed = _load_needs(ask, node, (tp, pp), rented, per_server)
     if _meets_at_peak_simulated(ask, option, node) is True:
         option.deferred = needed  # the simulation at the offered load waits until the option is shown or tied
         return option
@@ -173,6 +174,17 @@ def _verify(ask: Ask, region: str, option: ServingOption) -> ServingOption | Non
     if option.estimate.meets_slo is False and not option.misses:
         option.misses.append(simulated_miss(cfg, option.estimate.latency["peak"] if option.estimate.latency else None))
     return option
+
+
+def _load_needs(ask: Ask, node: Cluster, split: tuple[int, int], rented: int, per_server: int) -> int:
+    """The replicas the load needs (serving.replicas_needed, as /estimate counts them: the fewest that meet the SLO at
+    the peak, one by one), where `rented` is the fewest whole servers' replicas that do: those the servers hold
+    beyond it are spare (review R8-3). Within one answer the simulations are shared, so /estimate's count costs few."""
+    if per_server <= 1:
+        return rented
+    tp, pp = split
+    found = replicas_for_slo(ask.model, ask.cfg, node, tp=tp, pp=pp)
+    return min(rented, found[0]) if found else rented
 
 
 def _meets_at_peak_simulated(ask: Ask, option: ServingOption, node: Cluster) -> bool | None:

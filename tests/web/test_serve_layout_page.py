@@ -142,3 +142,38 @@ def test_a_launch_download_for_a_missing_rank_is_a_problem(client: TestClient, r
     assert f"1 to {n}" in problem["detail"]
     browser = client.get(query, headers=HTML)  # a person following a stale link still gets the page
     assert browser.status_code == 404 and "text/html" in browser.headers["content-type"]
+
+
+SPARE = {
+    "en": "The load needs {needed} of the {replicas} replicas at peak; the servers hold {spare} spare",
+    "zh": "峰值负载需要 {replicas} 个副本中的 {needed} 个；服务器上其余 {spare} 个为备用",
+}
+KV_RUNS = {"en": "it runs {seqs} requests of these lengths at once", "zh": "同时运行 {seqs} 个此长度的请求"}
+LLAMA_70B_INT4 = (
+    "preset=llama-3.1-70b&requests_per_s=1&input_tokens=2000&output_tokens=300&engine=vllm&weights=int4"
+    "&kv_cache=fp8&ttft_ms=2000&tpot_ms=60"
+)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_replicas_the_load_needs_and_the_spare_are_shown_apart(client: TestClient, lang: str) -> None:
+    """Review R8-3: an H100 server of Llama-3.1-70B int4 at 1 request/s holds 8 replicas, 2 of which the load needs;
+    the card says both (serving.replicas, serving.replicas_needed) and the sequences a replica runs at once as its
+    launch admits them (serving.max_concurrency, --max-num-seqs)."""
+    page = client.get(f"/serve/results?{LLAMA_70B_INT4}&lang={lang}", headers=HTML)
+    assert page.status_code == 200, page.text[:2000]
+    text = text_of(page.text)
+    answer = client.post("/recommend", json={
+        "model": {"preset": "llama-3.1-70b"}, "task": "serving", "weights": "int4", "kv_cache_precision": "fp8",
+        "serving": {"requests_per_s": 1, "input_tokens": 2000, "output_tokens": 300, "engine": "vllm",
+                    "slo": {"ttft_ms": 2000, "tpot_ms": 60}}})  # fmt: skip
+    options = answer.json()["options"]
+    spare = [o["serving"] for o in options if o["serving"]["replicas_needed"] < o["serving"]["replicas"]]
+    assert spare, [(o["serving"]["replicas"], o["serving"]["replicas_needed"]) for o in options]
+    for s in spare:
+        needed, replicas = s["replicas_needed"], s["replicas"]
+        assert SPARE[lang].format(needed=needed, replicas=replicas, spare=replicas - needed) in text
+    for option in options:
+        seqs = re.search(r"--max-num-seqs (\d+)", option["launch"]["command"])
+        assert seqs is not None and int(seqs.group(1)) == option["serving"]["max_concurrency"]
+        assert KV_RUNS[lang].format(seqs=f"{option['serving']['max_concurrency']:,}") in text
