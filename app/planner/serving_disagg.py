@@ -25,12 +25,13 @@ from app.estimator.serving import (
     estimate_serving,
     max_concurrency,
     meets_at_peak,
+    peak_latency,
     peak_latency_at,
     replicas_for_slo,
     simulations,
     weights_bytes,
 )
-from app.estimator.serving_disagg import Pools, decode_config, joined_estimate, kv_transfer_s, prefill_config
+from app.estimator.serving_disagg import Pools, decode_config, joined, joined_estimate, kv_transfer_s, prefill_config
 from app.estimator.specs import Cluster, EstimatorError, ModelSpec
 from app.estimator.vocabulary import TERM_MONTHS, Engine
 from app.planner.offers import DAYS_PER_BILLED_MONTH, Configuration, Constraints, Offer, price
@@ -197,8 +198,8 @@ def _at_peak(
 
 def _headroom(ask: Ask, option: ServingOption) -> None:
     """A shown deployment's headroom, the pools' load to saturation at the peak, held to their simulated percentiles
-    (`simulated_headroom`): the factor by which the peak may grow with the prefill pool's TTFT (less the transfer)
-    and the decode pool's TPOT still within target."""
+    (`simulated_headroom`): the factor by which the peak may grow with the joined latency (the prefill pool's TTFT,
+    the transfer and the decode pool's wait for a slot; the decode pool's TPOT) still within the SLO."""
     if option.pools is None or option.headroom_held or option.estimate.meets_slo is False:
         return
     option.headroom_held = True
@@ -212,9 +213,10 @@ def _headroom(ask: Ask, option: ServingOption) -> None:
         at = peak_latency_at(ask.model, cfg, replica_cluster(option.offer, tp, 1), tp=tp, replicas=replicas)
         if at is None:
             return
-        pools.append((cfg, at))
+        pools.append(at)
+    prefill_at, decode_at = pools
     option.headroom = simulated_headroom(
-        option.headroom, lambda factor: all(meets_at_peak(at(factor), cfg) for cfg, at in pools)
+        option.headroom, lambda factor: meets_at_peak(joined(prefill_at(factor), decode_at(factor), transfer), ask.cfg)
     )
 
 
@@ -223,30 +225,68 @@ def _servers(offer: Offer) -> Cluster:
     return replace(replica_cluster(offer, offer.gpus_per_node, 2), nodes=2)
 
 
+# decode pools tried above the fewest whose own latency meets the SLO: each more replica shortens the wait for a slot
+# (which the prefill pool's TTFT target then leaves room for), so the cheapest pair may hold a few more decode replicas
+DECODE_STEPS = 4
+
+
+def _admission_s(ask: Ask, offer: Offer, decode: tuple[int, int]) -> float | None:
+    """The decode pool's wait for a sequence slot at the SLO percentile at the peak; None where it saturates."""
+    tp, replicas = decode
+    at = peak_latency(ask.model, decode_config(ask.cfg), replica_cluster(offer, tp, 1), tp=tp, replicas=replicas)
+    if at is None or at.saturated:
+        return None
+    return at.admission.at(ask.cfg.slo_percentile)
+
+
+def _pools(ask: Ask, offer: Offer) -> tuple[tuple[int, int], tuple[int, int], float] | None:
+    """(prefill, decode, the decode wait for a slot) on the fewest servers within max_nodes: the decode pool from the
+    fewest replicas meeting its own target up to DECODE_STEPS more, each with the prefill pool its TTFT target less
+    the KV transfer and that wait needs (review R8-2: the wait is part of the time to first token)."""
+    cfg, model = ask.cfg, ask.model
+    most = ask.constraints.max_nodes * offer.gpus_per_node
+    fewest = _pool(ask, offer, lambda tp: decode_config(cfg), most - 1)
+    if fewest is None:
+        return None
+    servers, (decode_tp, low) = _servers(offer), fewest
+    best: tuple[int, tuple[int, int], tuple[int, int], float] | None = None
+    for replicas in range(low, low + DECODE_STEPS + 1):
+        decode = (decode_tp, replicas)
+        wait = _admission_s(ask, offer, decode)
+        left = most - math.ceil(decode_tp * replicas / offer.gpus_per_node) * offer.gpus_per_node
+        if wait is None or left <= 0:
+            continue
+
+        def prefill_for(tp: int, wait: float = wait) -> ServingConfig | None:
+            pcfg = prefill_config(cfg, kv_transfer_s(model, cfg, servers, tp, decode_tp), wait)
+            return None if pcfg.slo_ttft_ms is not None and pcfg.slo_ttft_ms <= 0 else pcfg
+
+        prefill = _pool(ask, offer, prefill_for, left)
+        if prefill is None:
+            continue
+        nodes = sum(math.ceil(tp * n / offer.gpus_per_node) for tp, n in (prefill, decode))
+        if best is None or nodes < best[0]:
+            best = (nodes, prefill, decode, wait)
+        if wait == 0:  # more decode replicas shorten no wait
+            break
+    return None if best is None else best[1:]
+
+
 def _deployment(ask: Ask, offer: Offer, region: str) -> ServingOption | None:
     """The offer's disaggregated deployment: decode pool, then prefill pool, both within max_nodes servers."""
     cfg, model = ask.cfg, ask.model
-    most = ask.constraints.max_nodes * offer.gpus_per_node
-    decode = _pool(ask, offer, lambda tp: decode_config(cfg), most - 1)
-    if decode is None:
+    found = _pools(ask, offer)
+    if found is None:
         return None
-    servers, decode_tp = _servers(offer), decode[0]
-
-    def prefill_for(tp: int) -> ServingConfig | None:
-        pcfg = prefill_config(cfg, kv_transfer_s(model, cfg, servers, tp, decode_tp))
-        return None if pcfg.slo_ttft_ms is not None and pcfg.slo_ttft_ms <= 0 else pcfg
-
-    left = most - math.ceil(decode[0] * decode[1] / offer.gpus_per_node) * offer.gpus_per_node
-    prefill = _pool(ask, offer, prefill_for, left) if left > 0 else None
-    if prefill is None:
-        return None
+    prefill, decode, wait = found
+    servers = _servers(offer)
     nodes = sum(math.ceil(tp * replicas / offer.gpus_per_node) for tp, replicas in (prefill, decode))
     if nodes > ask.constraints.max_nodes:
         return None
     needed = {"prefill": prefill[1], "decode": decode[1]}
     prefill, decode = _filled(prefill, offer), _filled(decode, offer)  # the servers are rented whole: no GPU idle
     transfer = kv_transfer_s(model, cfg, servers, prefill[0], decode[0])
-    pcfg, dcfg = prefill_config(cfg, transfer), decode_config(cfg)
+    pcfg, dcfg = prefill_config(cfg, transfer, wait), decode_config(cfg)
     config = Configuration(offer.gpus_per_node, nodes)
     estimates = [
         estimate_serving(model, pool_cfg, replica_cluster(offer, tp, 1), tp=tp, replicas=n, replicas_needed=needed)
