@@ -225,9 +225,9 @@ def _servers(offer: Offer) -> Cluster:
     return replace(replica_cluster(offer, offer.gpus_per_node, 2), nodes=2)
 
 
-# decode pools tried above the fewest whose own latency meets the SLO: each more replica shortens the wait for a slot
-# (which the prefill pool's TTFT target then leaves room for), so the cheapest pair may hold a few more decode replicas
-DECODE_STEPS = 4
+# servers of decode replicas tried above the fewest whose own latency meets the SLO: each more server shortens the wait
+# for a slot (which the prefill pool's TTFT target then leaves room for), so the cheapest pair may hold more of them
+DECODE_STEPS = 2
 
 
 def _admission_s(ask: Ask, offer: Offer, decode: tuple[int, int]) -> float | None:
@@ -239,36 +239,60 @@ def _admission_s(ask: Ask, offer: Offer, decode: tuple[int, int]) -> float | Non
     return at.admission.at(ask.cfg.slo_percentile)
 
 
+def _carries(ask: Ask, offer: Offer, config_for: Callable[[int], ServingConfig | None], pool: tuple[int, int]) -> bool:
+    """Whether the pool (tp, replicas) meets its target under `config_for` at the peak (one simulation)."""
+    cfg = config_for(pool[0])
+    if cfg is None:
+        return False
+    at = peak_latency(ask.model, cfg, replica_cluster(offer, pool[0], 1), tp=pool[0], replicas=pool[1])
+    return at is not None and meets_at_peak(at, cfg)
+
+
 def _pools(ask: Ask, offer: Offer) -> tuple[tuple[int, int], tuple[int, int], float] | None:
-    """(prefill, decode, the decode wait for a slot) on the fewest servers within max_nodes: the decode pool from the
-    fewest replicas meeting its own target up to DECODE_STEPS more, each with the prefill pool its TTFT target less
-    the KV transfer and that wait needs (review R8-2: the wait is part of the time to first token)."""
+    """(prefill, decode, the decode wait for a slot) on the fewest servers within max_nodes: the decode pool on the
+    servers its fewest replicas meeting its own target occupy (filled, `_filled`) up to DECODE_STEPS servers more,
+    each with the prefill pool its TTFT target less the KV transfer and that wait needs (review R8-2: the wait is
+    part of the time to first token)."""
     cfg, model = ask.cfg, ask.model
     most = ask.constraints.max_nodes * offer.gpus_per_node
     fewest = _pool(ask, offer, lambda tp: decode_config(cfg), most - 1)
     if fewest is None:
         return None
-    servers, (decode_tp, low) = _servers(offer), fewest
-    best: tuple[int, tuple[int, int], tuple[int, int], float] | None = None
-    for replicas in range(low, low + DECODE_STEPS + 1):
-        decode = (decode_tp, replicas)
-        wait = _admission_s(ask, offer, decode)
-        left = most - math.ceil(decode_tp * replicas / offer.gpus_per_node) * offer.gpus_per_node
-        if wait is None or left <= 0:
-            continue
+    servers, decode_tp = _servers(offer), fewest[0]
 
-        def prefill_for(tp: int, wait: float = wait) -> ServingConfig | None:
+    def prefill_for(wait: float) -> Callable[[int], ServingConfig | None]:
+        def config(tp: int) -> ServingConfig | None:
             pcfg = prefill_config(cfg, kv_transfer_s(model, cfg, servers, tp, decode_tp), wait)
             return None if pcfg.slo_ttft_ms is not None and pcfg.slo_ttft_ms <= 0 else pcfg
 
-        prefill = _pool(ask, offer, prefill_for, left)
+        return config
+
+    first = math.ceil(decode_tp * fewest[1] / offer.gpus_per_node)
+    unhurried = _pool(ask, offer, prefill_for(0.0), most - first * offer.gpus_per_node)  # no wait: the fewest
+    if unhurried is None:
+        return None
+    floor = math.ceil(unhurried[0] * unhurried[1] / offer.gpus_per_node)
+    best: tuple[int, tuple[int, int], tuple[int, int], float] | None = None
+    for decode_servers in range(first, first + DECODE_STEPS + 1):
+        if best is not None and decode_servers + floor >= best[0]:
+            break  # no prefill pool is smaller than the one no wait needs: more decode servers cost more
+        decode = _filled((decode_tp, fewest[1]), offer) if decode_servers == first else (
+            decode_tp, decode_servers * offer.gpus_per_node // decode_tp
+        )  # fmt: skip
+        wait = _admission_s(ask, offer, decode)
+        left = most - decode_servers * offer.gpus_per_node
+        if wait is None or left <= 0:
+            continue
+        prefill = (
+            unhurried
+            if _carries(ask, offer, prefill_for(wait), unhurried)
+            else _pool(ask, offer, prefill_for(wait), left)
+        )
         if prefill is None:
             continue
-        nodes = sum(math.ceil(tp * n / offer.gpus_per_node) for tp, n in (prefill, decode))
+        nodes = decode_servers + math.ceil(prefill[0] * prefill[1] / offer.gpus_per_node)
         if best is None or nodes < best[0]:
             best = (nodes, prefill, decode, wait)
-        if wait == 0:  # more decode replicas shorten no wait
-            break
     return None if best is None else best[1:]
 
 
