@@ -8,6 +8,11 @@ design). Each pool is sized by the same scheduler simulation as a colocated repl
 - The decode pool receives each request with its prompt's KV already computed: the simulation runs it with the whole
   prompt but its last token found in the cache (serving_levers' prefix cache at a hit rate of 1), so its steps carry
   decodes and no prompt chunks interrupt them; its time per output token is judged against the TPOT target.
+- A decode replica admits a request only to a free sequence slot (KV for the prompt and its output; SGLang's decode
+  server pre-allocates it before the transfer, `--max-running-requests`), held for the request's whole decode: the
+  wait for one (`LoadLatency.admission`, at least the M/D/c queue's on the slots, serving_sim.mdc_wait_quantiles) is
+  part of the time to first token, and the decode pool is sized, for every engine alike, so that the joined TTFT
+  meets its target at the peak (review R8-2: an SGLang pool at 99 % of its slots read no wait).
 - The KV of a prompt (all layers; each TP rank sends its shard to its peer) crosses the SKU's inter-node fabric once:
   bytes ÷ the per-GPU cross-server bandwidth plus the fabric's latency (app.estimator.interconnects).
 
@@ -20,14 +25,15 @@ from dataclasses import dataclass, replace
 
 from app.estimator.interconnects import group_bandwidth, point_to_point_s
 from app.estimator.serving import ServingConfig, ServingEstimate, kv_bytes_per_token, meets_at_peak
-from app.estimator.serving_sim import LoadLatency, Quantiles
+from app.estimator.serving_sim import PERCENTILES, LoadLatency, Quantiles
 from app.estimator.specs import Cluster, ModelSpec
 
 
-def prefill_config(cfg: ServingConfig, transfer_s: float) -> ServingConfig:
-    """The prefill pool's config: one output token; the TTFT target less the KV transfer; no TPOT target, no
-    speculation (the draft runs where the decodes do)."""
-    ttft = cfg.slo_ttft_ms - transfer_s * 1e3 if cfg.slo_ttft_ms is not None else None
+def prefill_config(cfg: ServingConfig, transfer_s: float, admission_s: float = 0.0) -> ServingConfig:
+    """The prefill pool's config: one output token; the TTFT target less the KV transfer and the decode pool's wait
+    for a slot at the SLO percentile (`admission_s`); no TPOT target, no speculation (the draft runs where the
+    decodes do)."""
+    ttft = cfg.slo_ttft_ms - (transfer_s + admission_s) * 1e3 if cfg.slo_ttft_ms is not None else None
     return replace(
         cfg, output_tokens=1, output_tokens_p95=None, slo_tpot_ms=None, slo_ttft_ms=ttft, speculative=None,
         kv_transfer_s=transfer_s,
@@ -35,9 +41,10 @@ def prefill_config(cfg: ServingConfig, transfer_s: float) -> ServingConfig:
 
 
 def decode_config(cfg: ServingConfig) -> ServingConfig:
-    """The decode pool's config: every prompt arrives computed (all but its last token found in the cache), no TTFT
-    target (the prefill pool answers for it)."""
-    return replace(cfg, prefix_cache_hit_rate=1.0, slo_ttft_ms=None)
+    """The decode pool's config: every prompt arrives computed (all but its last token found in the cache), its wait
+    for a sequence slot simulated (`decode_pool`), the TTFT target its own (that wait and its first step within it;
+    the joined TTFT, the prefill pool's after it, is what the deployment is judged on)."""
+    return replace(cfg, prefix_cache_hit_rate=1.0, decode_pool=True)
 
 
 def kv_transfer_s(model: ModelSpec, cfg: ServingConfig, servers: Cluster, tp_prefill: int, tp_decode: int) -> float:
@@ -64,10 +71,13 @@ def _shifted(values: Quantiles, seconds: float) -> Quantiles:
     return Quantiles(values.p50 + seconds, values.p90 + seconds, values.p99 + seconds)
 
 
-def _joined(prefill: LoadLatency, decode: LoadLatency, transfer_s: float) -> LoadLatency:
-    """A request's latency through both pools: the prefill pool's TTFT and the transfer, then the decode pool's time
-    per token; its end-to-end time the first plus the decode pool's time after its first step."""
+def joined(prefill: LoadLatency, decode: LoadLatency, transfer_s: float) -> LoadLatency:
+    """A request's latency through both pools: the prefill pool's TTFT, the transfer and the decode pool's wait for a
+    slot (each percentile the sum of the parts' at it: no lower than the sum's own where they rise together), then
+    the decode pool's time per token; its end-to-end time the first plus the decode pool's time after its first
+    step."""
     ttft = _shifted(prefill.ttft, transfer_s)
+    ttft = Quantiles(*(ttft.at(q) + decode.admission.at(q) for q in PERCENTILES))
     decoding = Quantiles(
         decode.e2e.p50 - decode.ttft.p50, decode.e2e.p90 - decode.ttft.p90, decode.e2e.p99 - decode.ttft.p99
     )
@@ -85,7 +95,7 @@ def joined_estimate(pools: Pools, cfg: ServingConfig, rented_gpus: int | None = 
     latency = None
     meets = dec.meets_slo
     if pre.latency is not None and dec.latency is not None:
-        latency = {name: _joined(pre.latency[name], dec.latency[name], pools.transfer_s) for name in pre.latency}
+        latency = {name: joined(pre.latency[name], dec.latency[name], pools.transfer_s) for name in pre.latency}
         has_slo = cfg.slo_ttft_ms is not None or cfg.slo_tpot_ms is not None
         meets = meets_at_peak(latency["peak"], cfg) if has_slo else None
     utilization = None

@@ -192,6 +192,9 @@ class LoadLatency:
     # benchmark clients that report means publish: "Mean TTFT", "Mean ITL"); NaN where not simulated request by request
     ttft_mean: float = math.nan
     tpot_mean: float = math.nan
+    # a disaggregated decode pool's wait for a sequence slot before its first step (`mdc_wait_quantiles`), part of
+    # the deployment's time to first token (app/estimator/serving_disagg.py); zero elsewhere
+    admission: Quantiles = Quantiles(0.0, 0.0, 0.0)
 
     def at_most(self, higher_load: LoadLatency) -> LoadLatency:
         """These latencies capped at those of the same arrivals at a higher rate (`simulate` scales one seed's
@@ -202,6 +205,7 @@ class LoadLatency:
             self.ttft.at_most(higher_load.ttft), self.tpot.at_most(higher_load.tpot),
             self.e2e.at_most(higher_load.e2e), self.saturated, self.requests, self.held_s, self.running,
             min(self.ttft_mean, higher_load.ttft_mean), min(self.tpot_mean, higher_load.tpot_mean),
+            self.admission.at_most(higher_load.admission),
         )  # fmt: skip
 
 
@@ -640,3 +644,36 @@ def md1_ttft_floor(rate: float, service_s: float, fixed_s: float = 0.0) -> Quant
     widely about them at high load)."""
     waits = md1_wait_quantiles(rate * service_s)
     return Quantiles(*(service_s + fixed_s + wait * service_s for wait in waits))
+
+
+def erlang_c(servers: int, offered: float) -> float:
+    """The probability an arrival waits in an M/M/c queue (Erlang C) with `servers` servers and `offered` = λ × mean
+    service erlangs, through the Erlang B recursion B(k) = aB(k−1) / (k + aB(k−1)), C = B / (1 − ρ(1 − B))
+    (Kleinrock, Queueing Systems Vol. 1, 1975, §3.5); 1 at ρ = offered ÷ servers ≥ 1."""
+    if offered <= 0:
+        return 0.0
+    rho = offered / servers
+    if rho >= 1:
+        return 1.0
+    blocking = 1.0
+    for k in range(1, servers + 1):
+        blocking = offered * blocking / (k + offered * blocking)
+    return blocking / (1 - rho * (1 - blocking))
+
+
+def mdc_wait_quantiles(rate: float, servers: int, service_s: float) -> Quantiles:
+    """The p50, p90 and p99 of the wait before service of Poisson arrivals at `rate` for one of `servers` slots each
+    held `service_s` seconds (a decode replica's sequence slots, each held for a request's whole decode): M/D/c in
+    the heavy-traffic form P(W > t) ≈ C(c, a) · exp(−2(cμ − λ)t / (c_a² + c_s²)), c_a² = 1 (Poisson), c_s² = 0
+    (deterministic holding), C the Erlang C probability of waiting (Kingman's heavy-traffic law extended to c
+    servers, Köllerström, J. Appl. Prob. 11, 1974; for c = 1 its mean is Pollaczek-Khinchine's M/D/1 mean, half of
+    M/M/1's). An approximation, not a bound; exact as ρ → 1, where it matters. Infinite at ρ ≥ 1."""
+    if service_s <= 0 or rate <= 0:
+        return Quantiles(0.0, 0.0, 0.0)
+    if rate * service_s >= servers:
+        return Quantiles(math.inf, math.inf, math.inf)
+    waiting = erlang_c(servers, rate * service_s)
+    decay = 2 * (servers / service_s - rate)  # (cμ − λ) × 2 / (c_a² + c_s²)
+    found = [max(0.0, math.log(waiting / (1 - PERCENTILE_LEVELS[q])) / decay) if waiting > 0 else 0.0
+             for q in PERCENTILES]  # fmt: skip
+    return Quantiles(*found)

@@ -25,12 +25,13 @@ from app.estimator.serving import (
     estimate_serving,
     max_concurrency,
     meets_at_peak,
+    peak_latency,
     peak_latency_at,
     replicas_for_slo,
     simulations,
     weights_bytes,
 )
-from app.estimator.serving_disagg import Pools, decode_config, joined_estimate, kv_transfer_s, prefill_config
+from app.estimator.serving_disagg import Pools, decode_config, joined, joined_estimate, kv_transfer_s, prefill_config
 from app.estimator.specs import Cluster, EstimatorError, ModelSpec
 from app.estimator.vocabulary import TERM_MONTHS, Engine
 from app.planner.offers import DAYS_PER_BILLED_MONTH, Configuration, Constraints, Offer, price
@@ -197,8 +198,8 @@ def _at_peak(
 
 def _headroom(ask: Ask, option: ServingOption) -> None:
     """A shown deployment's headroom, the pools' load to saturation at the peak, held to their simulated percentiles
-    (`simulated_headroom`): the factor by which the peak may grow with the prefill pool's TTFT (less the transfer)
-    and the decode pool's TPOT still within target."""
+    (`simulated_headroom`): the factor by which the peak may grow with the joined latency (the prefill pool's TTFT,
+    the transfer and the decode pool's wait for a slot; the decode pool's TPOT) still within the SLO."""
     if option.pools is None or option.headroom_held or option.estimate.meets_slo is False:
         return
     option.headroom_held = True
@@ -212,9 +213,10 @@ def _headroom(ask: Ask, option: ServingOption) -> None:
         at = peak_latency_at(ask.model, cfg, replica_cluster(option.offer, tp, 1), tp=tp, replicas=replicas)
         if at is None:
             return
-        pools.append((cfg, at))
+        pools.append(at)
+    prefill_at, decode_at = pools
     option.headroom = simulated_headroom(
-        option.headroom, lambda factor: all(meets_at_peak(at(factor), cfg) for cfg, at in pools)
+        option.headroom, lambda factor: meets_at_peak(joined(prefill_at(factor), decode_at(factor), transfer), ask.cfg)
     )
 
 
@@ -223,30 +225,92 @@ def _servers(offer: Offer) -> Cluster:
     return replace(replica_cluster(offer, offer.gpus_per_node, 2), nodes=2)
 
 
+# servers of decode replicas tried above the fewest whose own latency meets the SLO: each more server shortens the wait
+# for a slot (which the prefill pool's TTFT target then leaves room for), so the cheapest pair may hold more of them
+DECODE_STEPS = 2
+
+
+def _admission_s(ask: Ask, offer: Offer, decode: tuple[int, int]) -> float | None:
+    """The decode pool's wait for a sequence slot at the SLO percentile at the peak; None where it saturates."""
+    tp, replicas = decode
+    at = peak_latency(ask.model, decode_config(ask.cfg), replica_cluster(offer, tp, 1), tp=tp, replicas=replicas)
+    if at is None or at.saturated:
+        return None
+    return at.admission.at(ask.cfg.slo_percentile)
+
+
+def _carries(ask: Ask, offer: Offer, config_for: Callable[[int], ServingConfig | None], pool: tuple[int, int]) -> bool:
+    """Whether the pool (tp, replicas) meets its target under `config_for` at the peak (one simulation)."""
+    cfg = config_for(pool[0])
+    if cfg is None:
+        return False
+    at = peak_latency(ask.model, cfg, replica_cluster(offer, pool[0], 1), tp=pool[0], replicas=pool[1])
+    return at is not None and meets_at_peak(at, cfg)
+
+
+def _pools(ask: Ask, offer: Offer) -> tuple[tuple[int, int], tuple[int, int], float] | None:
+    """(prefill, decode, the decode wait for a slot) on the fewest servers within max_nodes: the decode pool on the
+    servers its fewest replicas meeting its own target occupy (filled, `_filled`) up to DECODE_STEPS servers more,
+    each with the prefill pool its TTFT target less the KV transfer and that wait needs (review R8-2: the wait is
+    part of the time to first token)."""
+    cfg, model = ask.cfg, ask.model
+    most = ask.constraints.max_nodes * offer.gpus_per_node
+    fewest = _pool(ask, offer, lambda tp: decode_config(cfg), most - 1)
+    if fewest is None:
+        return None
+    servers, decode_tp = _servers(offer), fewest[0]
+
+    def prefill_for(wait: float) -> Callable[[int], ServingConfig | None]:
+        def config(tp: int) -> ServingConfig | None:
+            pcfg = prefill_config(cfg, kv_transfer_s(model, cfg, servers, tp, decode_tp), wait)
+            return None if pcfg.slo_ttft_ms is not None and pcfg.slo_ttft_ms <= 0 else pcfg
+
+        return config
+
+    first = math.ceil(decode_tp * fewest[1] / offer.gpus_per_node)
+    unhurried = _pool(ask, offer, prefill_for(0.0), most - first * offer.gpus_per_node)  # no wait: the fewest
+    if unhurried is None:
+        return None
+    floor = math.ceil(unhurried[0] * unhurried[1] / offer.gpus_per_node)
+    best: tuple[int, tuple[int, int], tuple[int, int], float] | None = None
+    for decode_servers in range(first, first + DECODE_STEPS + 1):
+        if best is not None and decode_servers + floor >= best[0]:
+            break  # no prefill pool is smaller than the one no wait needs: more decode servers cost more
+        decode = _filled((decode_tp, fewest[1]), offer) if decode_servers == first else (
+            decode_tp, decode_servers * offer.gpus_per_node // decode_tp
+        )  # fmt: skip
+        wait = _admission_s(ask, offer, decode)
+        left = most - decode_servers * offer.gpus_per_node
+        if wait is None or left <= 0:
+            continue
+        prefill = (
+            unhurried
+            if _carries(ask, offer, prefill_for(wait), unhurried)
+            else _pool(ask, offer, prefill_for(wait), left)
+        )
+        if prefill is None:
+            continue
+        nodes = decode_servers + math.ceil(prefill[0] * prefill[1] / offer.gpus_per_node)
+        if best is None or nodes < best[0]:
+            best = (nodes, prefill, decode, wait)
+    return None if best is None else best[1:]
+
+
 def _deployment(ask: Ask, offer: Offer, region: str) -> ServingOption | None:
     """The offer's disaggregated deployment: decode pool, then prefill pool, both within max_nodes servers."""
     cfg, model = ask.cfg, ask.model
-    most = ask.constraints.max_nodes * offer.gpus_per_node
-    decode = _pool(ask, offer, lambda tp: decode_config(cfg), most - 1)
-    if decode is None:
+    found = _pools(ask, offer)
+    if found is None:
         return None
-    servers, decode_tp = _servers(offer), decode[0]
-
-    def prefill_for(tp: int) -> ServingConfig | None:
-        pcfg = prefill_config(cfg, kv_transfer_s(model, cfg, servers, tp, decode_tp))
-        return None if pcfg.slo_ttft_ms is not None and pcfg.slo_ttft_ms <= 0 else pcfg
-
-    left = most - math.ceil(decode[0] * decode[1] / offer.gpus_per_node) * offer.gpus_per_node
-    prefill = _pool(ask, offer, prefill_for, left) if left > 0 else None
-    if prefill is None:
-        return None
+    prefill, decode, wait = found
+    servers = _servers(offer)
     nodes = sum(math.ceil(tp * replicas / offer.gpus_per_node) for tp, replicas in (prefill, decode))
     if nodes > ask.constraints.max_nodes:
         return None
     needed = {"prefill": prefill[1], "decode": decode[1]}
     prefill, decode = _filled(prefill, offer), _filled(decode, offer)  # the servers are rented whole: no GPU idle
     transfer = kv_transfer_s(model, cfg, servers, prefill[0], decode[0])
-    pcfg, dcfg = prefill_config(cfg, transfer), decode_config(cfg)
+    pcfg, dcfg = prefill_config(cfg, transfer, wait), decode_config(cfg)
     config = Configuration(offer.gpus_per_node, nodes)
     estimates = [
         estimate_serving(model, pool_cfg, replica_cluster(offer, tp, 1), tp=tp, replicas=n, replicas_needed=needed)

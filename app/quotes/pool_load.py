@@ -1,10 +1,10 @@
 """A disaggregated quote's pools against the traffic its workload states, as /recommend sized them
 (app.planner.serving_disagg `_deployment`): the decode pool on `decode_config`, the prefill pool on `prefill_config`
-less the KV transfer between the two pools' TP degrees over the SKU's fabric, each pool's replicas simulated at the
-peak (`estimate_serving`). A workload that states no request rate is refused (`pools_no_load`). A pool saturated at
-the peak, or missing its share of the SLO there, is refused with `slo_not_met` on `plan.pools.<pool>.replicas`,
-naming the replicas of its shape that carry it; else the quote freezes the deployment's figures (`joined_estimate`)
-as `plan.serving`, with each pool's utilization.
+less the KV transfer between the two pools' TP degrees over the SKU's fabric and the decode pool's wait for a slot,
+each pool's replicas simulated at the peak (`estimate_serving`). A workload that states no request rate is refused
+(`pools_no_load`). A pool saturated at the peak, or missing its share of the SLO there, is refused with `slo_not_met`
+on `plan.pools.<pool>.replicas`, naming the replicas of its shape that carry it; else the quote freezes the
+deployment's figures (`joined_estimate`) as `plan.serving`, with each pool's utilization.
 """
 
 from __future__ import annotations
@@ -55,11 +55,18 @@ def pools_load(
         raise refusal("workload.serving.requests_per_s", "pools_no_load", {})
     shapes = {"prefill": (pools.prefill.tp, pools.prefill.replicas), "decode": (pools.decode.tp, pools.decode.replicas)}
     transfer = kv_transfer_s(model, cfg, servers, shapes["prefill"][0], shapes["decode"][0])
-    configs = {"prefill": prefill_config(cfg, transfer), "decode": decode_config(cfg)}
     replica = replace(servers, nodes=1, inter_node_fabric=None, inter_node_gbps=None)  # a pool's replica: one server
+    configs = {"decode": decode_config(cfg)}
+    decode = estimate_serving(model, configs["decode"], replica, tp=shapes["decode"][0], replicas=shapes["decode"][1])
+    # the prefill pool's target leaves room for the decode pool's wait for a slot, as /recommend sized it
+    peak = decode.latency.get("peak") if decode.latency else None
+    wait = peak.admission.at(cfg.slo_percentile) if peak is not None and not peak.saturated else 0.0
+    configs["prefill"] = prefill_config(cfg, transfer, wait)
     estimates = {
-        name: estimate_serving(model, configs[name], replica, tp=tp, replicas=replicas)
-        for name, (tp, replicas) in shapes.items()
+        "prefill": estimate_serving(
+            model, configs["prefill"], replica, tp=shapes["prefill"][0], replicas=shapes["prefill"][1]
+        ),
+        "decode": decode,
     }
     _check_pools(shapes, estimates, configs, sku)
     joined = joined_estimate(

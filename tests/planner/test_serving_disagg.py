@@ -10,11 +10,14 @@ from dataclasses import replace
 import pytest
 
 from app.estimator.presets import get_preset
-from app.estimator.serving import ServingConfig
+from app.estimator.serving import ServingConfig, max_concurrency, meets_at_peak, peak_latency
+from app.estimator.serving_disagg import decode_config
+from app.estimator.serving_sim import mdc_wait_quantiles
 from app.estimator.specs import EstimatorError
 from app.planner.offers import Constraints
 from app.planner.serving import search_serving
 from app.planner.serving_disagg import merged, search_disaggregated
+from app.planner.serving_option import replica_cluster
 from tests.planner.test_serving_launch import FLAGS, H100_IB, _check, _flags
 from tests.planner.test_serving_search import OFFERS
 
@@ -244,3 +247,47 @@ def test_a_sku_refused_by_both_searches_is_named_once_with_its_binding_reason() 
     assert skus and len(skus) == len(set(skus)) == len(a100)
     for _, code, params in both.rejected:
         assert code == "gpu_memory" and params["also"] == ["no_fabric"]
+
+
+R8_2 = ServingConfig(
+    input_tokens=6000, output_tokens=300, requests_per_s=8, engine="sglang", precision="fp8", weights="fp8",
+    slo_ttft_ms=1500, slo_tpot_ms=40,
+)  # fmt: skip
+
+
+def test_a_decode_pool_at_its_slots_limit_waits_and_misses_the_ttft() -> None:
+    """Review R8-2: the SGLang pools for 8 requests/s of 6000 + 300 tokens held their decode pool (4 × TP 2, 34 slots
+    each) at 99 % of its slots at the peak and claimed p90 TTFT 1.09 s. 3 requests/s a replica, each slot held the
+    simulated ~11 s, wait at least the M/D/c queue's (serving_sim.mdc_wait_quantiles: tens of seconds at p90): that
+    wait is in the decode pool's TTFT, so such a pool misses a 1.5 s target."""
+    cfg = replace(decode_config(R8_2), peak_factor=1.5)
+    latency = peak_latency(LLAMA_70B, cfg, replica_cluster(H100_IB, 2, 1), tp=2, replicas=4)
+    assert latency is not None
+    slots = max_concurrency(LLAMA_70B, cfg, H100_IB.gpu, 2, 1)
+    floor = mdc_wait_quantiles(8 * 1.5 / 4, slots, latency.held_s)
+    assert floor.p90 > 10.0
+    for q in ("p50", "p90", "p99"):
+        assert latency.admission.at(q) >= floor.at(q)
+    assert not meets_at_peak(latency, cfg)
+
+
+@pytest.mark.parametrize("engine", ["sglang", "vllm"])
+def test_the_decode_pools_wait_for_a_slot_is_in_the_joined_ttft(engine: str) -> None:
+    """Both engines by one rule: the option meets the SLO at the peak with the decode pool's wait for a slot (at least
+    the M/D/c queue's on its slots) added to the prefill pool's TTFT and the transfer, and the pool is not loaded to
+    its slots (the M/D/c wait grows without bound as ρ → 1)."""
+    cfg = replace(R8_2, engine=engine)
+    (option,) = search_disaggregated(LLAMA_70B, cfg, [H100_IB], Constraints(max_nodes=16)).options
+    assert option.pools is not None and option.estimate.meets_slo is True
+    decode = option.pools["decode"]
+    dcfg = replace(decode_config(cfg), peak_factor=1.5)
+    at = peak_latency(
+        LLAMA_70B, dcfg, replica_cluster(H100_IB, decode["tp"], 1), tp=decode["tp"], replicas=decode["replicas"]
+    )
+    assert at is not None
+    slots = max_concurrency(LLAMA_70B, dcfg, H100_IB.gpu, decode["tp"], 1)
+    floor = mdc_wait_quantiles(8 * 1.5 / decode["replicas"], slots, at.held_s)
+    peak = option.estimate.latency["peak"] if option.estimate.latency else None
+    assert peak is not None and peak.ttft.p90 * 1e3 <= 1500
+    assert peak.ttft.p90 >= floor.p90 + (option.kv_transfer_ms or 0.0) / 1e3
+    assert option.pool_utilization is not None and option.pool_utilization["decode"]["peak"] < 0.9

@@ -46,6 +46,9 @@ class ServingConfig:
     # a disaggregated prefill pool's KV transfer after each prompt (serving_disagg): counted in the service time of
     # the M/D/1 queue its time to first token is held to (the option's isolated TTFT, prefill and transfer)
     kv_transfer_s: float = 0.0
+    # a disaggregated decode pool (serving_disagg.decode_config): each request waits for a sequence slot, held for its
+    # whole decode, before its first step; that wait (at least the M/D/c queue's) is part of the time to first token
+    decode_pool: bool = False
     # data-parallel attention with expert parallelism (SGLang `--enable-dp-attention --dp-size tp --ep-size tp`, vLLM
     # `--data-parallel-size tp --enable-expert-parallel`): each of the replica's tp ranks runs attention and the dense
     # layers whole for its own sequences (their KV cache on that rank only) and holds 1/tp of the routed experts; the
