@@ -15,7 +15,7 @@ from app.estimator.models import (
 from app.estimator.params import count_params
 from app.estimator.presets import get_preset
 from app.estimator.specs import EstimatorError, ModelSpec
-from tests.hf_configs import QWEN15_MOE
+from tests.hf_configs import LLAMA_2_7B, QWEN15_MOE
 
 LLAMA2_7B = get_preset("llama-2-7b").model
 
@@ -90,16 +90,7 @@ def test_model_from_params_refuses_bad_sizes(bad: float) -> None:
 
 
 def test_hf_config_llama_round_trip() -> None:
-    config = {
-        "model_type": "llama",
-        "num_hidden_layers": 32,
-        "hidden_size": 4096,
-        "num_attention_heads": 32,
-        "num_key_value_heads": 32,
-        "intermediate_size": 11008,
-        "vocab_size": 32000,
-    }
-    assert count_params(model_from_hf_config(config)).total == 6_738_415_616
+    assert count_params(model_from_hf_config(LLAMA_2_7B)).total == 6_738_415_616
 
 
 def test_hf_config_unknown_model_type_lists_supported() -> None:

@@ -10,6 +10,8 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from tests.hf_configs import LLAMA_2_7B
+
 
 def test_an_unknown_gpu_for_a_scaling_curve_is_refused_on_gpu(client: TestClient) -> None:
     body = {"model": {"preset": "llama-3-8b"}, "task": "lora", "tokens": 1e9, "gpu": "h100-80g-sxn"}
@@ -30,24 +32,15 @@ def test_a_nul_in_a_query_parameter_is_named_as_the_other_query_refusals(client:
     assert client.get("/catalog/skus?%00=1").json()["errors"][0]["field"] == "query"  # a name of NULs alone
 
 
-# A pasted Llama-style config.json (meta-llama/Llama-2-7b-hf's keys) whose shape the estimator refuses.
-LLAMA_CONFIG = {
-    "model_type": "llama",
-    "num_hidden_layers": 32,
-    "hidden_size": 4096,
-    "num_attention_heads": 32,
-    "num_key_value_heads": 32,
-    "intermediate_size": 11008,
-    "vocab_size": 32000,
-}
+# Pasted config.json files whose shape the estimator refuses: Llama 2 7B's keys (tests/hf_configs.py) and GPT-2's.
 GPT2_CONFIG = {"model_type": "gpt2", "n_layer": 12, "n_embd": 766, "n_head": 12, "vocab_size": 50257}
 
 
 @pytest.mark.parametrize(
     ("config", "field", "code"),
     [
-        ({**LLAMA_CONFIG, "hidden_size": 4095}, "model.hf_config.num_attention_heads", "model_heads_divide"),
-        ({**LLAMA_CONFIG, "num_key_value_heads": 5}, "model.hf_config.num_key_value_heads", "model_kv_heads_divide"),
+        ({**LLAMA_2_7B, "hidden_size": 4095}, "model.hf_config.num_attention_heads", "model_heads_divide"),
+        ({**LLAMA_2_7B, "num_key_value_heads": 5}, "model.hf_config.num_key_value_heads", "model_kv_heads_divide"),
         (GPT2_CONFIG, "model.hf_config.n_head", "model_heads_divide"),  # the family's own key, as sent
     ],
 )
