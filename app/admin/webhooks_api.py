@@ -14,17 +14,8 @@ from app.admin.api import admin_api_router
 from app.admin.deps import NO_STORE, ROW_ID_MAX, AdminDep, Principal
 from app.deps import SessionDep, SettingsDep
 from app.settings import Settings
-from app.webhooks import service
+from app.webhooks import schemas as hooks, service
 from app.webhooks.models import DeliveryStatus
-from app.webhooks.schemas import (
-    DeliveryDetail,
-    DeliveryOut,
-    DeliveryPage,
-    EndpointCreated,
-    EndpointIn,
-    EndpointOut,
-    EndpointPatch,
-)
 
 router = admin_api_router("/admin/api/webhooks")
 # INTEGER ids: a larger one names no row (and PostgreSQL refuses to compare it)
@@ -45,7 +36,7 @@ ENDPOINT_EXAMPLE = {
 
 
 @router.get("", summary="Webhook endpoints (their secrets and full URLs were shown once, at creation)")
-def list_endpoints(session: SessionDep) -> list[EndpointOut]:
+def list_endpoints(session: SessionDep) -> list[hooks.EndpointOut]:
     return [service.endpoint_out(row) for row in service.list_endpoints(session)]
 
 
@@ -56,12 +47,12 @@ def list_endpoints(session: SessionDep) -> list[EndpointOut]:
     responses={422: {"description": "A URL to a private, loopback or link-local address, or bad input"}},
 )
 def create_endpoint(
-    body: Annotated[EndpointIn, Body(openapi_examples=ENDPOINT_EXAMPLE)],
+    body: Annotated[hooks.EndpointIn, Body(openapi_examples=ENDPOINT_EXAMPLE)],
     session: SessionDep,
     admin: AdminDep,
     settings: SettingsDep,
     response: Response,
-) -> EndpointCreated:
+) -> hooks.EndpointCreated:
     row, secret = admin_webhooks.create_endpoint(
         session, data=body, actor=admin.actor, allow_private=settings.webhooks_allow_private
     )
@@ -76,12 +67,12 @@ def list_deliveries(
     status: Annotated[DeliveryStatus | None, Query()] = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
-) -> DeliveryPage:
+) -> hooks.DeliveryPage:
     return service.list_deliveries(session, endpoint_id=endpoint_id, status=status, limit=limit, offset=offset)
 
 
 @router.get("/deliveries/{delivery_id}", summary="One delivery: the body sent and every attempt")
-def get_delivery(delivery_id: DeliveryId, session: SessionDep) -> DeliveryDetail:
+def get_delivery(delivery_id: DeliveryId, session: SessionDep) -> hooks.DeliveryDetail:
     return service.delivery_detail(session, delivery_id=delivery_id)
 
 
@@ -90,34 +81,36 @@ def get_delivery(delivery_id: DeliveryId, session: SessionDep) -> DeliveryDetail
     status_code=201,
     summary="Send a delivery's event to its endpoint again, as a new delivery due now",
 )
-def replay_delivery(delivery_id: DeliveryId, session: SessionDep, admin: AdminDep) -> DeliveryOut:
+def replay_delivery(delivery_id: DeliveryId, session: SessionDep, admin: AdminDep) -> hooks.DeliveryOut:
     return service.delivery_out(admin_webhooks.replay(session, delivery_id=delivery_id, actor=admin.actor))
 
 
 @router.get("/{endpoint_id}", summary="One endpoint")
-def get_endpoint(endpoint_id: EndpointId, session: SessionDep) -> EndpointOut:
+def get_endpoint(endpoint_id: EndpointId, session: SessionDep) -> hooks.EndpointOut:
     return service.endpoint_out(service.get_endpoint(session, endpoint_id=endpoint_id))
 
 
 @router.post("/{endpoint_id}/pause", summary="Stop sending new events to an endpoint (audited)")
-def pause_endpoint(endpoint_id: EndpointId, session: SessionDep, admin: AdminDep, settings: SettingsDep) -> EndpointOut:
+def pause_endpoint(
+    endpoint_id: EndpointId, session: SessionDep, admin: AdminDep, settings: SettingsDep
+) -> hooks.EndpointOut:
     return _set_active(session, endpoint_id, admin, settings, active=False)
 
 
 @router.post("/{endpoint_id}/resume", summary="Send events to a paused endpoint again (audited)")
 def resume_endpoint(
     endpoint_id: EndpointId, session: SessionDep, admin: AdminDep, settings: SettingsDep
-) -> EndpointOut:
+) -> hooks.EndpointOut:
     return _set_active(session, endpoint_id, admin, settings, active=True)
 
 
 def _set_active(
     session: Session, endpoint_id: int, admin: Principal, settings: Settings, *, active: bool
-) -> EndpointOut:
+) -> hooks.EndpointOut:
     row = admin_webhooks.update_endpoint(
         session,
         endpoint_id=endpoint_id,
-        data=EndpointPatch(active=active),
+        data=hooks.EndpointPatch(active=active),
         actor=admin.actor,
         allow_private=settings.webhooks_allow_private,
     )

@@ -80,7 +80,8 @@ def _breakdown(
         worst = _worst_stage(ctx, split, plan, sharded, zero_n, made_in_backward, stage % len(split.working))
     elif worst is None:  # the stages read the split, the sharded states' key and this flag only
         worst = sharded[4][made_in_backward] = _worst_stage(ctx, split, plan, sharded, zero_n, made_in_backward)
-    total, weights, grads, optim, activations, kv, other, host_per_gpu, pageable, step, is_last, unheld, uncut = worst
+    total, parts, host_per_gpu, pageable, step, is_last, unheld, uncut = worst
+    weights, grads, optim, activations, kv, other = parts
     gpus_on_node = dp * plan.tp * plan.pp * plan.cp
     if gpus_on_node > cluster.gpus_per_node:
         gpus_on_node = cluster.gpus_per_node
@@ -203,14 +204,10 @@ def _worst_stage(
             other += step
         total = weights + grads + optim + activations + kv + other
         if worst is None or total > worst[0]:
+            parts = (weights, grads, optim, activations, kv, other)
             worst = (
                 total,
-                weights,
-                grads,
-                optim,
-                activations,
-                kv,
-                other,
+                parts,
                 host + host_activations,
                 pageable,
                 step,

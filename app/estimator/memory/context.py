@@ -78,8 +78,8 @@ class _Stage:
 # The worst pipeline stage of a plan: total, its parts in MemoryBreakdown's order (weights, gradients, optimizer,
 # activations, KV cache, other), host bytes per GPU, paged states, AdamW's step temporary, whether it is the last stage,
 # the bytes the allocated reading holds less, DeepSpeed ZeRO-3's step bytes the reserved pool cannot cut from the
-# backward's blocks (one flat tuple of numbers: the garbage collector stops tracking it)
-_Worst = tuple[float, float, float, float, float, float, float, float, float, float, bool, float, float]
+# backward's blocks (tuples of numbers only: the garbage collector stops tracking them)
+_Worst = tuple[float, tuple[float, float, float, float, float, float], float, float, float, bool, float, float]
 # (model states per stage: weights, gradients, optimizer, host; paged states; the ZeRO stage whose DeepSpeed step copies
 # the gradients, 0 for none; torch AdamW's step share; the worst stage (`_Worst`) by whether the gradients are made in
 # the backward), breakdown._sharded
