@@ -70,6 +70,15 @@ class Option:
         return self.band.high <= limit
 
     @property
+    def risks(self) -> int:
+        """How many of the risks the answer warns of the option runs: its memory range's high end crosses the limit
+        (not `fits_high`), and the slow end of its time range misses the deadline its estimate meets
+        (`deadline_within_range`). At equal cost the ranking puts the option with fewer first, then the faster
+        (app/planner/ranking.py)."""
+        late = any(warning.code == "deadline_within_range" for warning in self.warnings)
+        return (not self.fits_high) + late
+
+    @property
     def sort_time(self) -> float:
         """Hours to train, or seconds per million tokens when no token count was given."""
         if self.hours is not None:

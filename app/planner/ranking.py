@@ -26,8 +26,13 @@ on 14 H100 servers for CNY 1,400,000, not ZeRO-3 with every state offloaded on 4
 which bill 800,000 at their slow end and which the speed model put 9 % faster a GPU). Where holding the states costs
 more than that (405B on 1B tokens: 14 servers against 4 offloading ones that finish within their month even at the
 slow end, 3.5 ×), or nothing holds them, or the objective is cheapest, offloading options rank as any other.
-At equal cost (cheapest, balanced with a deadline) the option whose memory range's high end is within the limit
-comes before one that carries `memory_may_exceed` (`Option.fits_high`), as it breaks the remaining ties of the rest;
+At equal cost (cheapest, balanced with a deadline) the option that runs fewer of the risks the answer warns of comes
+first (`Option.risks`): a memory range whose high end crosses the limit (`memory_may_exceed`), a time range whose slow
+end misses the deadline the estimate meets (`deadline_within_range`); it breaks the remaining ties of the rest too.
+So one that fits at the high end comes before one that may exceed, but not when it buys that by risking the deadline
+(review R9: Llama 3.1 70B FP8 pre-training on 1T tokens within 60 days put 20 H100 servers for 59.7 days, slow end
+80, before 40 servers for 27.5 days, slow end 37, at the same CNY 4,000,000, because the 40 may exceed memory at the
+high end of their range);
 an option at the edge of memory ranks at 4/3 of its cost and holds no states for "Offload last" (app/planner/edge.py).
 Ties are broken by SKU id, then GPU count, so equal inputs always give the same order.
 
@@ -82,9 +87,9 @@ def rank(options: list[Option], objective: Objective, *, deadline: bool = False)
     last = _offload_last(options, objective)
     cost = {id(o): ranked_cost(o.sort_cost, o.edge) for o in options}  # EDGE_PREMIUM of it at the edge (edge.py)
     if objective == "cheapest" or (objective == "balanced" and deadline):
-        ordered = sorted(options, key=lambda o: (id(o) in last, cost[id(o)], not o.fits_high, o.sort_time, o.tie_key))
+        ordered = sorted(options, key=lambda o: (id(o) in last, cost[id(o)], o.risks, o.sort_time, o.tie_key))
     elif objective == "fastest":
-        ordered = sorted(options, key=lambda o: (id(o) in last, o.sort_time, cost[id(o)], not o.fits_high, o.tie_key))
+        ordered = sorted(options, key=lambda o: (id(o) in last, o.sort_time, cost[id(o)], o.risks, o.tie_key))
     else:
         cap = min(o.sort_cost for o in options if id(o) not in last) * BALANCED_COST_CAP
         capped = [o for o in options if o.sort_cost <= cap]
@@ -96,7 +101,7 @@ def rank(options: list[Option], objective: Objective, *, deadline: bool = False)
                 id(o) in oversized,
                 float(cost[id(o)]) * _balanced_time(o),
                 cost[id(o)],
-                not o.fits_high,
+                o.risks,
                 o.sort_time,
                 o.tie_key,
             ),

@@ -98,14 +98,14 @@ def recommend(
     ranked, misses = _split_by_constraints(feasible, constraints, workload)
     if ranked:  # a plan that idles its GPUs is a near miss only while nothing sensible exists
         misses = [o for o in misses if not _inefficient(o)]
+    if constraints.deadline_days is not None:  # before the ranking, which reads them (Option.risks)
+        for option in ranked:
+            option.warnings = _unique(option.warnings + _deadline_warnings(option, constraints.deadline_days))
     result.pareto = pareto(ranked)
     ranked = rank(ranked, constraints.objective, deadline=constraints.deadline_days is not None)
     result.options = ranked[: constraints.limit]
     if constraints.objective == "balanced":
         result.options = worth_showing(ranked, result.pareto, constraints.limit)
-    if constraints.deadline_days is not None:
-        for option in result.options:
-            option.warnings = _unique(option.warnings + _deadline_warnings(option, constraints.deadline_days))
     result.near_misses = _near_misses(misses, constraints, timed=bool(workload.tokens))
     for option in {id(o): o for o in result.options + result.near_misses + result.pareto}.values():
         _add_batch_warning(model, workload, option, constraints, global_batch)

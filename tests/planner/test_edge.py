@@ -14,6 +14,7 @@ from fastapi.testclient import TestClient
 from app.estimator.memory.band import MemoryBand
 from app.estimator.specs import GIB, MemoryBreakdown
 from app.planner.edge import at_edge
+from app.planner.option import Option
 from app.planner.ranking import rank
 
 
@@ -45,11 +46,16 @@ def test_at_the_edge_is_within_three_percent_of_the_limit_with_the_high_end_past
     assert not at_edge(_memory(36.94), None)  # no range (serving)
 
 
-def _option(cost: str, hours: float, *, edge: bool, fits_high: bool, sku: str) -> SimpleNamespace:
-    return SimpleNamespace(
+class _Option(SimpleNamespace):
+    risks = Option.risks  # the ranking's rule, read from this stand-in's fits_high and warnings
+
+
+def _option(cost: str, hours: float, *, edge: bool, fits_high: bool, sku: str) -> _Option:
+    return _Option(
         sort_cost=Decimal(cost),
         sort_time=hours,
         fits_high=fits_high,
+        warnings=[],
         edge=edge,
         tie_key=(sku, 1),
         rank=None,

@@ -16,7 +16,8 @@ from app.estimator.hardware import get_gpu
 from app.estimator.memory import estimate_memory
 from app.estimator.memory.band import may_exceed, memory_band
 from app.estimator.presets import get_preset
-from app.estimator.specs import GIB, Cluster, LoraSpec, MemoryBreakdown, Plan, Workload
+from app.estimator.specs import GIB, Cluster, LoraSpec, MemoryBreakdown, Plan, Warning_, Workload
+from app.planner.option import Option
 from app.planner.ranking import rank
 from tests.estimator.validation_cases import MEMORY_HELD_OUT
 
@@ -160,11 +161,16 @@ def test_memory_may_exceed_names_both_figures_in_both_languages() -> None:
     assert may_exceed(memory_band(model, workload, plan, cluster, over), over) is None
 
 
-def _option(cost: str, hours: float, fits_high: bool, sku: str) -> SimpleNamespace:
-    return SimpleNamespace(
+class _Option(SimpleNamespace):
+    risks = Option.risks  # the ranking's rule, read from this stand-in's fits_high and warnings
+
+
+def _option(cost: str, hours: float, fits_high: bool, sku: str) -> _Option:
+    return _Option(
         sort_cost=Decimal(cost),
         sort_time=hours,
         fits_high=fits_high,
+        warnings=[],
         tie_key=(sku, 1),
         rank=None,
         hours=hours,
@@ -424,3 +430,17 @@ def test_the_range_never_falls_below_the_model_states(client: TestClient, body: 
         states = gib["weights"] + gib["gradients"] + gib["optimizer"]
         assert low >= states - 0.02, (option["sku"]["id"], option["plan"], low, states)
         assert low <= gib["total"] < high
+
+
+def test_at_equal_cost_fitting_at_the_high_end_does_not_buy_a_deadline_risk() -> None:
+    """Review R9: Llama 3.1 70B FP8 pre-training on 1T tokens within 60 days ranked 20 H100 servers (59.7 days, slow
+    end 80: `deadline_within_range`) before 40 servers (27.5 days, slow end 37) at the same CNY 4,000,000, because the
+    40 carried `memory_may_exceed`. One risk each: the faster comes first."""
+    late = _option("4000000.00", 1433.0, True, "a")
+    late.warnings = [Warning_("deadline_within_range", {"days": 59.7, "deadline_days": 60, "slow_days": 80.0})]
+    risky = _option("4000000.00", 660.0, False, "b")
+    both = _option("4000000.00", 600.0, False, "c")  # the fastest, but it runs both risks
+    both.warnings = list(late.warnings)
+    for objective in ("cheapest", "balanced"):
+        ordered = rank([late, risky, both], objective, deadline=True)  # type: ignore[list-item]
+        assert ordered == [risky, late, both], objective
