@@ -173,6 +173,19 @@ RANGE_NOTE = note("speed_range", low=RANGE_LOW, high=RANGE_HIGH)
 #   end likewise takes the fastest A100 run, LLaMA 65B at 1.21 (Touvron et al. 2023a Table 15: 1,022,362 GPU-hours
 #   against our 1,237,180), rounded up to 1.22 so that it holds it, not RANGE_HIGH, which NeMo's H100 recipes set: no
 #   published A100 run reads faster. These rows are in-sample for both factors (docs/validation.md).
+# The range's fast end runs no faster than the fastest published run of its GPU generation and precision: the
+# highest MFU (full-attention FLOPs, as docs/validation.md's speed table counts them) that any run of
+# tests/estimator/validation_cases.py (THROUGHPUT and GPU_HOURS) reached, its published tokens/s or GPU-hours by our
+# FLOP count of the same plan (asserted by tests/estimator/test_perf_range_ceiling.py): on A100, Phi-2 2.7B's 1.4T
+# tokens in 32,256 A100-hours (microsoft/phi-2 model card), 0.696; on H100 in BF16, NeMo 25.04's Llama 3.1 8B on
+# 8 H100 (NVIDIA/dgxc-benchmarking), 0.625; on H100 in FP8, NeMo 25.04's Llama 3.1 405B on 1,024 H100, 0.438 of the
+# FP8 peak. Review R9: Llama 3.1 8B full fine-tuning on 8 A100 80G at TP 2 read MFU 0.598 at its point and 1.30x that,
+# 0.77, at its fast end, faster than any published A100 run. Where the point itself is above the ceiling, the fast end
+# is the point. Generations and precisions without published runs keep their fast end.
+FASTEST_PUBLISHED_MFU: dict[tuple[str, str], float] = {
+    ("ampere", "bf16"): 0.696, ("ampere", "fp16"): 0.696, ("hopper", "bf16"): 0.625, ("hopper", "fp16"): 0.625,
+    ("hopper", "fp8"): 0.438,
+}  # fmt: skip
 AMPERE_PRETRAIN_SLOWEST = 0.67
 AMPERE_PRETRAIN_FASTEST = 1.22
 CALIBRATED_GENERATIONS = frozenset({"ampere", "hopper", "blackwell"})
@@ -414,6 +427,7 @@ class _Ctx:
     tcp: bool  # multi-node over plain Ethernet
     # the range's ends (`_Ends`) of a plan without and with offload (an inference context reads none)
     ends: tuple[_Ends, _Ends] = ((RANGE_LOW, RANGE_HIGH, ()), (RANGE_LOW, RANGE_HIGH, ()))
+    mfu_ceiling: float | None = None  # the fast end's MFU at most (FASTEST_PUBLISHED_MFU), None: no ceiling
     shapes: dict[tuple[object, ...], _Shape] = field(default_factory=dict)
     steps: dict[tuple[object, ...], _Answer] = field(default_factory=dict)
     inference: dict[tuple[int, int], tuple[float, float]] = field(default_factory=dict)
@@ -487,6 +501,7 @@ def _new_context(model: ModelSpec, workload: Workload, cluster: Cluster) -> _Ctx
         run_costs=_run_costs(model, workload, cluster),
         tcp=cluster.nodes > 1 and _is_tcp(fabric_of(cluster)),
         ends=(_range_ends(model, workload, cluster, False), _range_ends(model, workload, cluster, True)),
+        mfu_ceiling=FASTEST_PUBLISHED_MFU.get((generation(cluster.gpu), workload.precision)),
     )
 
 
@@ -656,6 +671,8 @@ def _answer(ctx: _Ctx, plan: Plan) -> _Answer:
     mfu = (flops.model - (1 - CAUSAL_ATTENTION_SHARE) * flops.attention_model) * tokens_per_s / (gpus * ctx.peak)
     centre = speed if plan.tuning in STACK_CENTRED else 1.0
     fastest = high * centre
+    if ctx.mfu_ceiling is not None and mfu_full * fastest > ctx.mfu_ceiling * speed:  # FASTEST_PUBLISHED_MFU
+        fastest = max(speed, ctx.mfu_ceiling * speed / mfu_full)
     if plan.tuning and speed != 1.0:  # the stated stack's note goes before the range's widening notes
         n = len(entry.assumptions)
         assumptions = (*assumptions[:n], TUNING_NOTES[plan.tuning], *assumptions[n:])
@@ -667,7 +684,9 @@ def _answer(ctx: _Ctx, plan: Plan) -> _Answer:
         tokens_per_s,
         base * speed,
         mfu,
-        (compute, exposed, bubble, offload_s),
+        # the parts at the stack's speed too, so that they add up to the step (review R9: a stated stack's step read
+        # 6.75 s beside 8.40 s of compute)
+        (compute / speed, exposed / speed, bubble / speed, offload_s / speed),
         hours,
         gpu_hours,
         (base * slowest * centre, base * fastest),

@@ -12,6 +12,7 @@ import pytest
 
 from app.estimator.performance import (
     AMPERE_PRETRAIN_FASTEST,
+    FASTEST_PUBLISHED_MFU,
     RANGE_HIGH,
     RANGE_LOW,
     STACK_CENTRED,
@@ -71,6 +72,10 @@ def test_each_stacks_range_is_centred_on_its_runs_and_holds_them(tuning: str) ->
         # centred: the point sits where the generic range puts it, RANGE_LOW and RANGE_HIGH of it either side
         assert low / stated.tokens_per_s_per_gpu == pytest.approx(RANGE_LOW * _slow_widening(case), rel=1e-6)
         fastest = AMPERE_PRETRAIN_FASTEST if _ampere_pretrain(case) else RANGE_HIGH
+        # ... no faster than the fastest published run of the generation and precision, nor slower than the point
+        ceiling = FASTEST_PUBLISHED_MFU.get((generation(case.cluster.gpu), case.workload.precision))
+        if ceiling is not None:
+            fastest = max(1.0, min(fastest, ceiling / stated.mfu_full_attention))
         assert high / stated.tokens_per_s_per_gpu == pytest.approx(fastest, rel=1e-6)
 
 
