@@ -190,6 +190,9 @@ Source:
   [qwen25-speed-a100] the Qwen2.5 speed benchmark: vLLM 0.6.3, one request of 2,048 output tokens after a 1- to
                63,488-token prompt, Qwen2.5 0.5B-72B in BF16, GPTQ-Int8, GPTQ-Int4 and AWQ on 1, 2 or 4 x A100 80GB
                (serving_first_contact_qwen_speed.py).
+  [azure-trtllm015-throughput] Azure's AI benchmarking guide: TensorRT-LLM 0.15 trtllm-bench offline throughput of
+               Llama 3.1 8B / 70B / 405B in FP8 on ND H100 v5 and ND H200 v5, one engine per model built for 2,048 /
+               2,048 and run at six length pairs (serving_first_contact_azure.py).
   [vllm-rtn-marlin-h100] vllm-project/vllm#23197's benchmark_latency table: Llama-3.1-8B on one H100 at batch 1-16,
                256 in / 32 out, BF16 and RTN Int8 / Int4 through vLLM's Marlin kernels
                (serving_first_contact_vllm_rtn.py).
@@ -227,6 +230,7 @@ from app.estimator.specs import Cluster, GpuSpec, ModelSpec
 from app.estimator.vocabulary import Engine
 from tests.estimator.serving_cases import trtllm_finetune_setting
 from tests.estimator.serving_first_contact_accelmark import ACCELMARK_ROWS
+from tests.estimator.serving_first_contact_azure import azure_rows
 from tests.estimator.serving_first_contact_dstack_r1 import DSTACK_R1_ROWS
 from tests.estimator.serving_first_contact_iog import IOG_ROWS
 from tests.estimator.serving_first_contact_mooncake import MOONCAKE_ROWS
@@ -793,6 +797,7 @@ SERVING_FIRST_CONTACT: tuple[ServingFirstContact, ...] = (
     *DSTACK_R1_ROWS,
     *QWEN_SPEED_ROWS,
     *VLLM_RTN_ROWS,
+    *azure_rows(v017_build_settings),
 )  # fmt: skip
 
 
