@@ -865,7 +865,27 @@ input (Plan.fsdp1; no stack this service launches runs FSDP1), which universal-l
 fine-tunes over 2 GPUs with CPUOffload, Llama 2 13B -47.8 % -> -5.8 %, Gemma 2 9B -18.8 / -17.4 % -> -3.2 / -1.5 %,
 Gemma 7B -20.9 % -> -3.1 %; the source 4.6 % -> 3.9 % (tests/estimator/test_memory_fsdp1_offload.py). Not this: its
 Llama 3.1 70B LoRA over FSDP1 with offload (-29 %; the adapters' shards were counted already), fsdp_qlora's and
-axolotl's QLoRA offload rows and atorch's FSDP rows (no offload)."""
+axolotl's QLoRA offload rows and atorch's FSDP rows (no offload).
+
+automodel-ac and torchao-tutorial (added 2026-12-07, recorded at 0fd49d1 before any change): NeMo AutoModel's
+gradient-checkpointing guide (NVIDIA-NeMo/Automodel docs/guides/gradient_checkpointing.md at b4733bdc; `tests/
+estimator/memory_first_contact_automodel_ac.py`: Llama 3.2 1B bf16 with bf16 Adam at 8 x 2,048 on H100s, one GPU,
+FSDP2 over 8, + checkpointing, + fused linear cross-entropy; max allocated) read 14.5 % median |error|, signed +2.8 %,
+-31.5 % to +15.6 %, 4 of 4 judged to fit, 1 of 4 inside the range; torchao's float8 pre-training tutorial (pytorch/ao
+docs/source/eager_tutorials/pretraining.rst at 36027d82; `tests/estimator/memory_first_contact_torchao_tutorial.py`:
+torchtitan 775a486e, Llama 3 8B, FSDP 8, 1 x 8,192, compiled with its loss, op-level selective AC; bf16, float8
+rowwise and tensorwise; max reserved) read +21.3 to +21.7 %, 3 of 3 judged to fit, none inside the range. Then (read
+from AutoModel's code, fitted): its FSDP2 parallelizer checkpoints each layer's attention, MLP and both norms apart
+(nemo_automodel/components/distributed/parallelizer.py at b4733bdc, DefaultParallelizationStrategy), so full
+recompute keeps four hidden states a layer, not one: a plan input (Plan.checkpoint_regions; every stack this service
+launches checkpoints whole layers), which the two checkpointed rows now state: -7.8 / -31.5 % -> +1.3 / +7.0 %, the
+source 14.5 % -> 10.2 % (tests/estimator/test_memory_checkpoint_regions.py). Left as they read: AutoModel's two rows
+without checkpointing (+13 / +16 %; Liger's RoPE, RMSNorm and SwiGLU kernels, patched in by its from_pretrained
+default, save fewer tensors than the ops counted) and torchao's three (the plan of torchao's fitted B200 row, 33.71
+GiB, +13 %): the estimate is 6.7 GiB above their reading, about torchtitan's fp32 gradient shards (3.7 GiB, were the
+peak to hold none: made in the backward, set to None by zero_grad, but cut from the reduce-scatter stream's own pool)
+and the attention outputs its op-level policy saves (2 GiB, not saved where SDPA picks cuDNN's kernel, which the
+policy does not list) together; the sources do not say which holds, so nothing was changed for them."""
 
 # Median |error| of the estimator at 7c1f6ff (see the module docstring); it had no memory held-out rows run then.
 BASELINE = {

@@ -516,7 +516,7 @@ def _run_costs(model: ModelSpec, workload: Workload, cluster: Cluster) -> RunCos
 
 
 def _step_key(plan: Plan) -> tuple[object, ...]:
-    """Every plan field the training estimate reads, in one flat tuple (hashed once per lookup). The first sixteen,
+    """Every plan field the training estimate reads, in one flat tuple (hashed once per lookup). The first seventeen,
     with whether ZeRO is at stage 3, are what a step's shape (compute, per-micro-batch communication, warnings)
     depends on (`_shape_of`); the stated stack moves the speed point and the range only (`_answer`)."""
     return (
@@ -536,6 +536,7 @@ def _step_key(plan: Plan) -> tuple[object, ...]:
         plan.compiled,  # torch.compile saves fewer tensors for activation offload to copy
         plan.fp32_main_grads,  # ... and Megatron's selective recompute and TE's FP8 inputs (memory.activations)
         plan.fp32_params,  # ... and the fp32 residual stream under autocast (memory.activations `_coeffs_of`)
+        plan.checkpoint_regions,  # ... and the inputs full recompute keeps a layer (memory.activations)
         plan.zero_stage,  # at 3, sharded QLoRA keeps 16-bit activations (memory.kbit_upcast) for offload to copy
         plan.offload,
         plan.dp_shard,
@@ -545,7 +546,7 @@ def _step_key(plan: Plan) -> tuple[object, ...]:
 
 def _shape_of(ctx: _Ctx, plan: Plan) -> _Shape:
     step_key = _step_key(plan)  # a step's shape is found on a step's miss only: a second key costs little
-    key = step_key[:16] + (step_key[16] == 3,)
+    key = step_key[:17] + (step_key[17] == 3,)
     found = ctx.shapes.get(key)
     if found is None:
         model, workload, cluster = ctx.model, ctx.workload, ctx.cluster

@@ -300,6 +300,14 @@ class Plan:
     # communications with independent computations of different micro-batches"); communication.ep_comm then hides it
     # behind the micro-batch's forward + backward. No stack the planner launches runs it
     ep_overlap: bool = False
+    # the checkpointed regions of one layer under full recompute, each keeping its own input for the backward: 1 where
+    # the whole decoder layer is one region (the Hugging Face Trainer's gradient checkpointing, torchtitan's full AC,
+    # Megatron-LM's full recompute), 4 where the attention, the MLP and both norms are checkpointed apart (NVIDIA-NeMo/
+    # Automodel nemo_automodel/components/distributed/parallelizer.py at b4733bdc18cc, DefaultParallelizationStrategy:
+    # `checkpoint_wrapper` around self_attn, mlp, input_layernorm and post_attention_layernorm one by one, so the
+    # residual stream before each norm and each norm's output stay saved: four hidden states a layer, not one;
+    # memory.activations `_stage_elements`). No stack the planner launches runs more than 1
+    checkpoint_regions: int = 1
 
     @property
     def gpus(self) -> int:

@@ -355,6 +355,12 @@ Sources (each a project that measured its own runs and says with what):
   [peft-metamathqa] PEFT's method comparison on MetaMathQA (Llama 3.2 3B bf16 on one L40S, batch 4 x up to 768 tokens
                padded per batch, no checkpointing; LoRA at several ranks and targets, three LoRA variants, full
                fine-tune; reserved): rows and source in tests/estimator/memory_first_contact_peft_metamath.py.
+  [automodel-ac] NeMo AutoModel's gradient-checkpointing guide (Llama 3.2 1B full fine-tune on H100s at 8 x 2,048:
+               one GPU, FSDP2 over 8, + activation checkpointing, + fused linear cross-entropy; allocated): rows and
+               source in tests/estimator/memory_first_contact_automodel_ac.py.
+  [torchao-tutorial] torchao's float8 pre-training tutorial (torchtitan Llama 3 8B, FSDP 8, 1 x 8,192, compile with
+               the loss, op-level selective AC; bf16, float8 rowwise and tensorwise; reserved): rows and source in
+               tests/estimator/memory_first_contact_torchao_tutorial.py.
 
 `levers` names what each run used that moves the peak and that the estimator may or may not model (attention
 implementation, loss implementation, compile, activation offload, FP8 parameters).
@@ -367,12 +373,14 @@ from dataclasses import replace
 from app.estimator.hardware import get_gpu
 from app.estimator.presets import get_preset
 from app.estimator.specs import GIB, Cluster, LoraSpec, ModelSpec, Plan, Workload
+from tests.estimator.memory_first_contact_automodel_ac import automodel_ac
 from tests.estimator.memory_first_contact_colossalchat import colossalchat
 from tests.estimator.memory_first_contact_hf_ulysses import hf_blog_ulysses
 from tests.estimator.memory_first_contact_megatron_tests import megatron_functional
 from tests.estimator.memory_first_contact_peft_metamath import peft_metamathqa
 from tests.estimator.memory_first_contact_row import FirstContactCase
 from tests.estimator.memory_first_contact_swift import ms_swift_examples
+from tests.estimator.memory_first_contact_torchao_tutorial import torchao_tutorial
 from tests.estimator.memory_first_contact_torchtune_2405 import torchtune_2405
 from tests.estimator.validation_cases import _fms_run
 
@@ -1742,4 +1750,6 @@ MEMORY_FIRST_CONTACT: tuple[FirstContactCase, ...] = tuple(
     + colossalchat()  # tests/estimator/memory_first_contact_colossalchat.py [colossalchat]
     + torchtune_2405()  # tests/estimator/memory_first_contact_torchtune_2405.py [torchtune-2405]
     + peft_metamathqa()  # tests/estimator/memory_first_contact_peft_metamath.py [peft-metamathqa]
+    + automodel_ac()  # tests/estimator/memory_first_contact_automodel_ac.py [automodel-ac]
+    + torchao_tutorial()  # tests/estimator/memory_first_contact_torchao_tutorial.py [torchao-tutorial]
 )

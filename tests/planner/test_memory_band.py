@@ -361,15 +361,21 @@ def test_coverage_on_every_validation_row() -> None:
     # Llama 2 70B on 8 A100s) came in at 6 of 7 inside: 319 of 370. PEFT's MetaMathQA method comparison
     # (peft-metamathqa, 8 rows: Llama 3.2 3B LoRA and full fine-tune on one L40S, batch 4 x 768 padded per batch, no
     # checkpointing; max reserved) came in at 0 of 8 inside, every row below the range (first contact +14 to +23 %):
-    # 319 of 378.
+    # 319 of 378. NeMo AutoModel's gradient-checkpointing guide (automodel-ac, 4 rows: Llama 3.2 1B on H100s, one GPU,
+    # FSDP2 x 8, + checkpointing, + fused linear cross-entropy; max allocated) and torchao's float8 pre-training
+    # tutorial (torchao-tutorial, 3 rows: torchtitan Llama 3 8B, FSDP 8, compiled loss; max reserved) came in at 1 of
+    # 7 inside (320 of 385, the range constants unchanged; median half-width 19.2 %): the checkpointed AutoModel row
+    # inside; above the range its two unchecked rows (+13 / +16 %) and torchao's three (+21 to +22 %), below it the
+    # fused-loss row (-31 %, its layers checkpointed attention, MLP and norms apart: four hidden states a layer).
+    # 321 of 385 once they state it (Plan.checkpoint_regions 4; fitted): -7.8 / -31.5 % -> +1.3 / +7.0 %, both inside.
     from tests.estimator.memory_first_contact import MEMORY_FIRST_CONTACT
     from tests.estimator.validation_cases import MEMORY
 
     results = [_inside(c) for c in (*MEMORY, *MEMORY_FIRST_CONTACT)]
     inside = sum(ok for ok, _ in results)
     widths = sorted(w for _, w in results)
-    assert len(results) == 378
-    assert inside >= 319, inside
+    assert len(results) == 385
+    assert inside >= 321, inside
     assert widths[len(widths) // 2] <= 0.20
 
 

@@ -360,18 +360,20 @@ def _fp8_saving(c: _ActCoeffs, tp: int, sp: bool, moe: bool, selective: bool) ->
 
 
 def _stage_elements(
-    c: _ActCoeffs, key: tuple[bool, int, bool, str, bool, float, int, int, bool, bool, bool]
+    c: _ActCoeffs, key: tuple[bool, int, bool, str, bool, float, int, int, bool, bool, bool, int]
 ) -> tuple[float, float]:
     """(elements per token kept by a stage's layers for one micro-batch, one layer's extra working set).
 
     `key` is (Transformer Engine's layers, tp, sequence_parallel, recompute, flash_attention, local seq length or 0
-    with flash, layers, moe, compiled, Transformer Engine FP8, fp32 parameters under autocast); `c` already holds the
-    coefficients of the first and the last three (`_coeffs_of`).
+    with flash, layers, moe, compiled, Transformer Engine FP8, fp32 parameters under autocast, checkpointed regions a
+    layer under full recompute); `c` already holds the coefficients of the first and the ninth to eleventh
+    (`_coeffs_of`).
     """
-    _, tp, sp, recompute, flash, seq_local, layers, moe, _, te_fp8, _ = key
+    _, tp, sp, recompute, flash, seq_local, layers, moe, _, te_fp8, _, regions = key
     worst_layer = _layer_elements(c, tp, sp, seq_local, flash, moe > 0, EAGER_SCORE_ELEMENTS)
     if recompute == "full":
-        kept = c.per_layer_input / (tp if sp else 1)
+        # each checkpointed region keeps its input: one hidden state a region (Plan.checkpoint_regions)
+        kept = regions * c.per_layer_input / (tp if sp else 1)
         # the layer being recomputed holds its full working set; its input is the checkpoint already counted
         return layers * kept, max(0.0, worst_layer - kept)
     if recompute in ("selective", MEGATRON_SELECTIVE):
@@ -406,6 +408,7 @@ def _elements_of(ctx: _Ctx, plan: Plan, stage: _Stage, seq_local: float) -> tupl
         plan.compiled,
         te_fp8(ctx.workload, plan),
         plan.fp32_params,
+        plan.checkpoint_regions,
     )
     found = ctx.elements.get(key)
     if found is None:
@@ -752,6 +755,7 @@ def _split_fields(plan: Plan) -> tuple[object, ...]:
         plan.activation_offload,
         plan.compiled,
         plan.fp32_params,
+        plan.checkpoint_regions,  # the inputs full recompute keeps a layer (_stage_elements)
     )
 
 
