@@ -97,7 +97,9 @@ def test_fp8_params_against_torchao_float8_all_gather() -> None:
     model = case.model
     b16 = estimate_memory(model, case.workload, megatron, case.cluster).breakdown.weights
     b8 = estimate_memory(model, case.workload, replace(megatron, fp8_params=True), case.cluster).breakdown.weights
-    assert b8 == pytest.approx(b16 - 6.98e9, rel=0.02)  # Llama 3 8B's block linears, 1 byte saved each
+    # Llama 3 8B's 6.98e9 block linears, 3 bytes saved each: 1 of the bf16 weight, and the 2 of Transformer Engine's
+    # cached FP8 copy and transpose the 16-bit weights keep beside them (memory.states TE_FP8_WEIGHT_CACHE_BYTES)
+    assert b8 == pytest.approx(b16 - 3 * 6.98e9, rel=0.02)
 
 
 def test_fp8_params_needs_fp8_training() -> None:

@@ -27,6 +27,23 @@ MASTER_BYTES = 4.0  # fp32 master copy under mixed precision (ZeRO §3.1)
 # likewise), and the optimizer steps the fp32 parameters themselves: they are the master copy, none is kept beside
 FP32_PARAM_BYTES = 4.0
 FP8_BYTES = 1.0  # an FP8 (e4m3 / e5m2) element (Plan.fp8_params)
+# Transformer Engine's cached FP8 weights (`te_fp8_weight_cache`): per linear weight, the FP8 copy (1 byte) and, on
+# Hopper, its transpose (1 byte). Read at NVIDIA/TransformerEngine d0067d0d: pytorch/module/linear.py `Linear.forward`
+# (likewise layernorm_linear.py, layernorm_mlp.py fc1 and fc2, grouped_linear.py per GEMM) keeps the quantized weight
+# in `self._fp8_workspaces["weight"]` whenever is_first_microbatch is not None and the weight is no FP8 parameter
+# (base.py `quantize_weight`: a QuantizedTensor weight is used as is, no workspace), refreshed in place on the first
+# micro-batch of each step and cleared only when the recipe changes; in training it asks for columnwise usage too
+# (linear.py `_linear_forward_impl`: columnwise_usage = is_grad_enabled and inp.requires_grad), and
+# csrc/quantizer.cpp (Float8Quantizer and Float8CurrentScalingQuantizer `create_tensor`) then allocates the transpose
+# where the GPU has no non-TN FP8 GEMM (utils.py `is_non_tn_fp8_gemm_supported`: Blackwell, sm 10.x, has one and keeps
+# 1 byte; its MXFP8 keeps row- and column-wise data, 2 bytes and 1/32 of scales). Megatron passes the flag
+# (NVIDIA/Megatron-LM d98e8a64 megatron/core/extensions/transformer_engine.py `TELinear.forward`: is_first_microbatch
+# unless config.disable_parameter_transpose_cache, default False in transformer_config.py; schedules.py
+# `forward_step` -> module.py `set_is_first_microbatch` under fp8). Counted at Hopper's 2 bytes on every GPU (an
+# upper bound on Blackwell's per-tensor recipes). torchao's Float8Linear keeps none: it saves the 16-bit weight and
+# casts it in forward and backward (pytorch/ao 36027d82 torchao/float8/float8_linear.py
+# `matmul_with_hp_or_float8_args`).
+TE_FP8_WEIGHT_CACHE_BYTES = 2.0
 # FSDP2 MixedPrecisionPolicy(reduce_dtype=float32), torchtitan's default, and the sharded gradient FSDP2 keeps in the
 # parameter's dtype (fp32 in torchtitan: `foreach_reduce`); DeepSpeed ZeRO-2's fp32 gradient partition at the step
 FSDP_REDUCE_BYTES = 4.0
@@ -184,7 +201,8 @@ def checkpoint_bytes_per_param(workload: Workload) -> float:
 
 
 def _train_dtype_bytes(workload: Workload) -> float:
-    # fp8 training (Transformer Engine, torchao float8) keeps bf16 weights and casts per matmul
+    # fp8 training (Transformer Engine, torchao float8) keeps bf16 weights and casts per matmul (TE also keeps the
+    # casts: TE_FP8_WEIGHT_CACHE_BYTES, counted beside them in `_full_states`)
     return 4.0 if workload.precision == "fp32" else 2.0
 
 
@@ -274,6 +292,13 @@ def fp32_grad_buffer(plan: Plan) -> bool:
     return plan.fp32_main_grads and not plan.fp8_params
 
 
+def te_fp8_weight_cache(workload: Workload, plan: Plan) -> bool:
+    """Whether Transformer Engine keeps FP8 copies of the 16-bit linear weights between micro-batches and steps
+    (TE_FP8_WEIGHT_CACHE_BYTES): the megatron stack (Plan.fp32_main_grads, as activations.te_fp8) at fp8 without FP8
+    parameters (Plan.fp8_params: Megatron-LM --fp8-param-gather, Megatron-Bridge's fp8_param_gather recipes)."""
+    return workload.precision == "fp8" and plan.fp32_main_grads and not plan.fp8_params
+
+
 def _unit_bytes(ctx: _Ctx, stage: _Stage, fp8_params: bool) -> float:
     """One unit ZeRO-3 gathers at once, in bytes. With fp8_params a layer's linear weights are all-gathered in FP8
     (torchao `Float8LinearConfig.enable_fsdp_float8_all_gather`: the cast to float8 runs before the all-gather, so
@@ -322,6 +347,8 @@ def _full_states(
     weights = params * dtype
     if plan.fp8_params:  # the linear weights' working copy in FP8; embeddings, head and norms stay 16-bit
         weights -= stage.linear_params * (ctx.dtype - FP8_BYTES)
+    elif te_fp8_weight_cache(ctx.workload, plan) and zero < 3:  # beside the 16-bit linears: their cached FP8 copies
+        weights += stage.linear_params * TE_FP8_WEIGHT_CACHE_BYTES
     grads = params * grad_bytes
     optim = (shard if zero else params) * _optimizer_per_param(ctx, plan, _flat_partitions(zero))
     if zero >= 2:
