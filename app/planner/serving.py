@@ -29,7 +29,15 @@ from app.planner.serving_misses import miss_key, misses_one_request, with_simula
 from app.planner.serving_option import Ask, ServingOption, ServingSearch, ask_for, valid_tp
 from app.planner.serving_rank import cost_key, ranking
 from app.planner.serving_shapes import OfferShapes, offer_shapes
-from app.planner.serving_verify import Verified, hold_headroom, lazy_rank, settle, simulated, verify_ranked
+from app.planner.serving_verify import (
+    Verified,
+    count_needs,
+    hold_headroom,
+    lazy_rank,
+    settle,
+    simulated,
+    verify_ranked,
+)
 
 
 def _region(offer: Offer, constraints: Constraints) -> str | None:
@@ -161,10 +169,11 @@ def _shown(
     ask: Ask, options: list[ServingOption], misses: list[ServingOption], rank: Callable[[ServingOption], Any]
 ) -> tuple[list[ServingOption], list[ServingOption]]:
     """The options and near misses shown, ranked and cut at the limit; only these are settled at the offered load,
-    the misses simulated, and both priced on the other term (the search evaluates far more)."""
+    the misses simulated, their replicas_needed counted (`count_needs`), and both priced on the other term (the
+    search evaluates far more)."""
     options = sorted(options, key=rank)[: ask.constraints.limit]
     for option in options:
-        settle(ask, option)
+        count_needs(ask, option)
         hold_headroom(ask, option)
     options = sorted(options, key=rank)  # the shown headroom ranks equal prices
     for place, option in enumerate(options, start=1):
@@ -173,6 +182,7 @@ def _shown(
     misses = misses[: ask.constraints.limit]
     for miss in misses:
         _held_to_simulation(ask, miss)
+        count_needs(ask, miss)
     for option in options + misses:
         _with_other_term(option)
     return options, misses

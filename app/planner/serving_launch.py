@@ -35,7 +35,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from app.estimator.checkpoints import Checkpoint, scheme_params
-from app.estimator.serving import ENGINE_DEFAULTS, ServingConfig, ServingEstimate, sglang_memory_fraction
+from app.estimator.serving import (
+    ENGINE_DEFAULTS,
+    ServingConfig,
+    ServingEstimate,
+    launch_max_seqs,
+    sglang_memory_fraction,
+)
 from app.estimator.serving_levers import ENGINE_SPECULATION
 from app.estimator.specs import ModelSpec
 from app.estimator.vocabulary import INTEGER_WEIGHT_FORMATS
@@ -178,8 +184,9 @@ def replica_max_seqs(estimate: ServingEstimate, slo_concurrency: float) -> int:
     """--max-num-seqs: the most sequences a replica runs within the SLO (admitting more would break the
     latency targets; the load balancer queues the rest), never more than the KV cache holds. The one place that
     decides it: the option's serving.max_concurrency reads it too (review R8-3: it read the KV cache's 160 while the
-    launch admitted 28)."""
-    return max(1, min(estimate.max_concurrency, math.floor(slo_concurrency) or 1))
+    launch admitted 28). The rule is the estimator's (`launch_max_seqs`), so the simulated replica admits as many
+    and queues the rest for a slot."""
+    return launch_max_seqs(estimate.max_concurrency, slo_concurrency)
 
 
 def _weights(job: _Launch, served: Served, cfg: ServingConfig, repo: str) -> tuple[str, str | None]:

@@ -48,6 +48,10 @@ class ServingOption:
     # verified at the peak, its simulation at the offered load not run yet (`settle` runs it): the replicas the
     # simulation needs, for the estimate
     deferred: int | None = None
+    # verified on whole servers that hold more replicas than the fewest that meet: (replica cluster, (tp, pp), replicas
+    # rented, replicas a server holds) for serving.replicas_needed, counted once the option is shown
+    # (serving_verify.count_needs); None: counted already, or nothing to count
+    needs: tuple[Cluster, tuple[int, int], int, int] | None = None
     # disaggregated prefill/decode (app/planner/serving_disagg.py): {"prefill": {"tp", "replicas", "gpus"}, "decode":
     # {…}} and the KV transfer per request, ms; None: colocated replicas
     pools: dict[str, dict[str, int]] | None = None

@@ -76,7 +76,7 @@ from app.estimator.serving.memory import (
     weight_bytes_per_param,
     weights_bytes,
 )
-from app.estimator.serving.operating_point import queue_wait_s
+from app.estimator.serving.operating_point import launch_max_seqs, queue_wait_s
 from app.estimator.serving.replicas import replica_capacity, replicas_for_slo, steer_replicas
 from app.estimator.serving.rules import (
     KERNEL_GAPS,
@@ -118,6 +118,7 @@ __all__ = [
     "kv_bytes_per_token",
     "kv_bytes_per_token_per_gpu",
     "kv_cache_tokens",
+    "launch_max_seqs",
     "sequence_kv_tokens",
     "max_concurrency",
     "meets_at_peak",

@@ -312,6 +312,23 @@ def _capacity_point(model: ModelSpec, cfg: ServingConfig, hw: _Hardware, limit: 
     return _best_within_slo(model, cfg, hw, limit) if _has_slo(cfg) else _operating_point(model, cfg, hw, limit)
 
 
+def launch_max_seqs(limit: int, slo_concurrency: float) -> int:
+    """--max-num-seqs of a colocated replica's launch: the most sequences it runs within the SLO (admitting more would
+    break the latency targets; the rest wait for a slot), never more than the KV cache holds (`limit`). The one rule
+    the launch (app/planner/serving_launch.replica_max_seqs) and the simulated slots (`_launch_slots`) share."""
+    return max(1, min(limit, math.floor(slo_concurrency) or 1))
+
+
+def _launch_slots(model: ModelSpec, cfg: ServingConfig, hw: _Hardware, limit: int) -> int:
+    """The sequences a replica's launch admits (`launch_max_seqs` on the closed loop's concurrency within the SLO,
+    `_capacity_point`; all the KV cache holds without an SLO); a disaggregated pool's launch admits all its KV cache
+    holds (serving_launch.disaggregated_launch)."""
+    if cfg.decode_pool or cfg.kv_transfer_s > 0 or not _has_slo(cfg):
+        return limit
+    point = _capacity_point(model, cfg, hw, limit)
+    return launch_max_seqs(limit, point.concurrency if point else 0.0)
+
+
 def _capacity(model: ModelSpec, cfg: ServingConfig, hw: _Hardware, limit: int) -> float:
     point = _capacity_point(model, cfg, hw, limit)
     return point.requests_per_s if point else 0.0

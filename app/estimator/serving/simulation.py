@@ -1,10 +1,12 @@
 """Latency under load: one replica's scheduler and step handed to the simulation (app/estimator/serving_sim.py),
-its runs memoised per answer and their TTFT held to the M/D/1 queue's floor, the simulated latency at the peak
-(`peak_latency`), an offline run's output rate and the SLO judged on the simulated percentile (`meets_at_peak`)."""
+its runs memoised per answer and their TTFT held to the M/D/1 queue's floor on the prefill and the M/D/c queue's on
+the sequence slots, the simulated latency at the peak (`peak_latency`), an offline run's output rate and the SLO
+judged on the simulated percentile (`meets_at_peak`)."""
 
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -18,7 +20,7 @@ from app.estimator.serving.engines import (
 )
 from app.estimator.serving.memo import _MEMO, _hardware, _where
 from app.estimator.serving.memory import max_concurrency, sequence_kv_tokens
-from app.estimator.serving.operating_point import _isolated_ttft_s, _operating_point
+from app.estimator.serving.operating_point import _isolated_ttft_s, _launch_slots, _operating_point
 from app.estimator.serving.step import _Hardware, _sim_decode, _sim_step
 from app.estimator.serving_sim import (
     PERCENTILES,
@@ -45,12 +47,14 @@ def _lengths(cfg: ServingConfig, kv_tokens: int) -> tuple[Lengths, Lengths]:
     return prompts, Lengths(cfg.output_tokens, cfg.output_tokens_p95, max(cap, cfg.output_tokens))
 
 
-def _scheduler(model: ModelSpec, cfg: ServingConfig, hw: _Hardware) -> Scheduler:
+def _scheduler(model: ModelSpec, cfg: ServingConfig, hw: _Hardware, slots: int | None = None) -> Scheduler:
     """The scheduler the simulation runs: the replica's, or under DP attention one rank's (its own token budget,
-    max_num_seqs and KV cache: each request is scheduled on one rank, its prompt chunked there alone)."""
+    max_num_seqs and KV cache: each request is scheduled on one rank, its prompt chunked there alone). `slots`: the
+    sequences the replica's launch admits where it caps them below what the KV cache holds (`_Load.slots`, each rank
+    its share rounded up, as serving_launch passes --max-num-seqs per DP rank); the engine's max_num_seqs otherwise."""
     return Scheduler(
         token_budget=_batched_tokens(cfg, hw.gpu),
-        max_seqs=_max_num_seqs(cfg, hw.gpu),
+        max_seqs=-(-slots // hw.ranks) if slots is not None else _max_num_seqs(cfg, hw.gpu),
         kv_tokens=sequence_kv_tokens(model, cfg, hw.gpu, hw.tp, hw.pp),
         block=ENGINE_DEFAULTS[cfg.engine].block_size,
         mixed=ENGINE_DEFAULTS[cfg.engine].mixed_prefill,
@@ -84,6 +88,7 @@ class _Load:
     isolated_s: float
     key: tuple[object, ...] = ()  # what a simulation depends on besides the rate, for the memo
     limit: int = 1  # the sequences one replica holds (max_concurrency)
+    slots: int = 1  # the sequences its launch admits (--max-num-seqs: operating_point._launch_slots), at most limit
 
     @property
     def service_s(self) -> float:
@@ -94,16 +99,17 @@ class _Load:
     def utilization(self, rate: float, latency: LoadLatency) -> float:
         """The busier of the replica's resources at `rate`: compute (rate ÷ the most it completes), the prompts'
         share of its time (rate × service_s, the M/D/1 queue's load) and the KV cache's sequence slots (Little's
-        law: rate × the simulated time a request holds its KV ÷ the slots), so a replica whose queue grows for want of
-        KV cache reads at least 1."""
+        law: rate × the simulated time a request holds its KV ÷ the slots its launch admits), so a replica whose queue
+        grows for want of KV cache or of slots reads at least 1."""
         prompts = rate / self.hw.ranks  # DP attention: each rank prefills its own prompts
-        return max(rate / self.top_rps, prompts * self.service_s, rate * latency.held_s / self.limit)
+        return max(rate / self.top_rps, prompts * self.service_s, rate * latency.held_s / self.slots)
 
 
 def _load(model: ModelSpec, cfg: ServingConfig, hw: _Hardware, limit: int) -> _Load:
     top = _operating_point(model, cfg, hw, limit).requests_per_s
     key = (model, replace(cfg, requests_per_s=None), _where(hw.cluster, hw.tp, hw.pp))
-    return _Load(model, cfg, hw, top, _isolated_ttft_s(model, cfg, hw), key, limit)
+    slots = _launch_slots(model, cfg, hw, limit)
+    return _Load(model, cfg, hw, top, _isolated_ttft_s(model, cfg, hw), key, limit, slots)
 
 
 def _simulate(load: _Load, rate: float) -> LoadLatency:
@@ -118,7 +124,8 @@ def _simulate(load: _Load, rate: float) -> LoadLatency:
 
 
 def _run_simulation(load: _Load, rate: float) -> LoadLatency:
-    scheduler, ranks = _scheduler(load.model, load.cfg, load.hw), load.hw.ranks
+    capped = load.slots if load.slots < load.limit else None  # the launch admits fewer than the KV cache holds
+    scheduler, ranks = _scheduler(load.model, load.cfg, load.hw, capped), load.hw.ranks
     prompts, outputs = _lengths(load.cfg, scheduler.kv_tokens)
     step, decode = _rank_step(load.hw)
     latency = simulate(
@@ -130,8 +137,7 @@ def _run_simulation(load: _Load, rate: float) -> LoadLatency:
     if ranks > 1:
         latency = replace(latency, running=latency.running * ranks)  # the replica's ranks together
     latency = _held_to_md1(latency, load, rate)
-    if load.cfg.decode_pool:
-        latency = _admission(latency, load, rate)
+    latency = _admission(latency, load, rate)
     # beyond what the replica completes at most, or its KV slots (or prompts) loaded to 1 or more: the queue grows,
     # whatever a finite run's queue at its last arrival read (`_Load.utilization`)
     if not latency.saturated and (rate >= load.top_rps or load.utilization(rate, latency) >= 1):
@@ -163,17 +169,34 @@ def _held_to_md1(latency: LoadLatency, load: _Load, rate: float) -> LoadLatency:
 
 
 def _admission(latency: LoadLatency, load: _Load, rate: float) -> LoadLatency:
-    """A disaggregated decode replica's wait for a sequence slot (`LoadLatency.admission`): the simulated time to
-    first token beyond an idle replica's, held at least to the M/D/c queue's wait (`mdc_wait_quantiles`) on its
-    `limit` slots, each held the simulated mean time a request keeps its KV (`held_s`). A run of a thousand requests
-    rarely fills 34 slots held 11 s each at ρ = 0.99 long enough to show the wait the queue settles to (review R8-2:
-    the SGLang pool sized to 99 % of its slots read no wait); TTFT and end-to-end raised by as much."""
-    floor = mdc_wait_quantiles(rate / load.hw.ranks, max(1, load.limit // load.hw.ranks), latency.held_s)
-    waits = [max(0.0, latency.ttft.at(q) - load.isolated_s, floor.at(q)) for q in PERCENTILES]
+    """The wait for a sequence slot before a request's first step: the simulated time to first token beyond an idle
+    replica's, held at least to the M/D/c queue's wait (`mdc_wait_quantiles`: Erlang C and Kingman's heavy-traffic
+    tail extended to c servers, Köllerström, J. Appl. Prob. 11, 1974) on the `slots` its launch admits, each held
+    the simulated mean time a request keeps its KV (`held_s`); TTFT and end-to-end raised by as much.
+
+    A run of a thousand requests rarely fills 34 slots held 11 s each at ρ = 0.99 long enough to show the wait the
+    queue settles to (review R8-2: the SGLang decode pool sized to 99 % of its slots read no wait). A disaggregated
+    decode replica records the wait (`LoadLatency.admission`, part of the joined TTFT: serving_disagg.joined). A
+    colocated replica's simulation already admits at most its launch's --max-num-seqs and queues the rest (the wait is
+    in its TTFT, sampled as widely as the M/D/1 queue's, `_held_to_md1`): the floor is applied only where the queue's
+    percentile lies above it (a maximum, so the wait is never counted twice), and a replica whose slots are loaded to
+    1 or more is saturated."""
+    pool, ranks = load.cfg.decode_pool, load.hw.ranks
+    slots = max(1, load.slots // ranks)
+    if not pool and rate / ranks * latency.held_s >= slots:
+        return latency if latency.saturated else replace(latency, saturated=True)
+    floor = mdc_wait_quantiles(rate / ranks, slots, latency.held_s)
+    if pool:
+        waits = [max(0.0, latency.ttft.at(q) - load.isolated_s, floor.at(q)) for q in PERCENTILES]
+    else:  # a percentile the queue leaves at no wait keeps its simulated figure (a short prompt's below an idle one's)
+        waits = [floor.at(q) if floor.at(q) > 0 else -math.inf for q in PERCENTILES]
+        if max(waits) == -math.inf:
+            return latency  # no queue for the slots: the simulated figures stand as they are
     ttft = [max(latency.ttft.at(q), load.isolated_s + wait) for q, wait in zip(PERCENTILES, waits, strict=True)]
     later = [latency.e2e.at(q) + first - latency.ttft.at(q) for q, first in zip(PERCENTILES, ttft, strict=True)]
+    admission = Quantiles(*waits) if pool else latency.admission
     return replace(
-        latency, ttft=Quantiles(*ttft), e2e=Quantiles(*itertools.accumulate(later, max)), admission=Quantiles(*waits)
+        latency, ttft=Quantiles(*ttft), e2e=Quantiles(*itertools.accumulate(later, max)), admission=admission
     )
 
 
