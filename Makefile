@@ -49,12 +49,14 @@ run: system-deps seed
 	$(BIN)/python -m app serve
 
 ## Format, lint (complexity at most 12), types (mypy strict for all of app/), the import layers
-## (pyproject.toml) and the 800-line module limit (scripts/module_size.py, with its named exceptions).
+## (pyproject.toml), every planner module placed as pure or not (scripts/pure_planner.py) and the 800-line module
+## limit (scripts/module_size.py, with its named exceptions).
 lint: install-dev
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/lint-imports
+	$(BIN)/python scripts/pure_planner.py
 	$(BIN)/python scripts/module_size.py
 
 ## Lint, then the whole suite on SQLite and PostgreSQL (TEST_DATABASE_URL), with the browser tests, and the

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from datetime import date
 from decimal import ROUND_HALF_UP, Decimal
-from typing import Any
+from typing import Any, Literal
 
 from app.capacity.ledger import Hold
 from app.estimator.specs import GpuSpec
@@ -320,3 +320,23 @@ def convert(
 def unconvertible(offer: Offer) -> dict[str, Any]:
     """The parameters of an `exchange_rate` rejection: the SKU's currency and the request's."""
     return {"currency": offer.currency, "target": offer.exchange.currency if offer.exchange else offer.currency}
+
+
+# Why the request's constraints leave an offer out before any search: rejection codes (app/planner/option.py
+# RejectionCode), the same for training and serving.
+ExclusionCode = Literal["gpu_type", "region", "no_fabric", "exchange_rate"]
+
+
+def excluded(offer: Offer, constraints: Constraints) -> tuple[ExclusionCode, dict[str, Any]] | None:
+    """The code and parameters of the constraint that leaves `offer` out (a GPU type or region not asked for, no
+    fabric where one is required, a price no exchange rate converts), else None. The one place training and serving
+    filter offers (app.planner.recommend, app.planner.serving.offer_region)."""
+    if constraints.gpu_types and offer.gpu.id not in constraints.gpu_types:
+        return "gpu_type", {"gpu_type": offer.gpu.id, "requested": list(constraints.gpu_types)}
+    if constraints.regions and not set(offer.regions) & set(constraints.regions):
+        return "region", {"regions": list(offer.regions), "requested": list(constraints.regions)}
+    if constraints.require_infiniband and not offer.may_span_nodes:
+        return "no_fabric", {}
+    if offer.unconvertible:
+        return "exchange_rate", unconvertible(offer)
+    return None

@@ -38,8 +38,8 @@ from app.planner.offers import (
     Offer,
     billed_months,
     configurations,
+    excluded,
     price,
-    unconvertible,
     with_alternatives,
 )
 from app.planner.option import Option, Recommendation, Rejection, RejectionCode
@@ -79,11 +79,11 @@ def recommend(
     rejected: list[Rejection] = []
     progress: list[_OfferSearch] = []
     for offer in sorted(offers, key=lambda o: o.sku_id):
-        excluded = _excluded(offer, constraints) or fp8_levers_excluded(
+        left_out = excluded(offer, constraints) or fp8_levers_excluded(
             offer.gpu, offer.gpus_per_node, model, workload, levers
         )
-        if excluded:
-            rejected.append(Rejection(offer.sku_id, *excluded))
+        if left_out:
+            rejected.append(Rejection(offer.sku_id, *left_out))
         else:
             progress.append(_OfferSearch(offer, list(configurations(offer, constraints))))
     search = _Search(model, workload, constraints, micro_batch, result, levers)
@@ -134,18 +134,6 @@ def _add_batch_warning(
     cluster = _cluster(option.offer, option.config, constraints)
     found = batch_warnings(model, sized, option.evaluated.plan, cluster, option.evaluated.performance.performance)
     option.warnings = _unique(option.warnings + found)
-
-
-def _excluded(offer: Offer, constraints: Constraints) -> tuple[RejectionCode, dict[str, Any]] | None:
-    if constraints.gpu_types and offer.gpu.id not in constraints.gpu_types:
-        return "gpu_type", {"gpu_type": offer.gpu.id, "requested": list(constraints.gpu_types)}
-    if constraints.regions and not set(offer.regions) & set(constraints.regions):
-        return "region", {"regions": list(offer.regions), "requested": list(constraints.regions)}
-    if constraints.require_infiniband and not offer.may_span_nodes:
-        return "no_fabric", {}
-    if offer.unconvertible:
-        return "exchange_rate", unconvertible(offer)
-    return None
 
 
 @dataclass(slots=True)

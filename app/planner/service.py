@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
-from typing import Any
+from typing import Any, get_args
 
 from sqlalchemy.orm import Session
 
@@ -33,7 +33,7 @@ from app.planner import explain, mappers, metrics, serving_service
 from app.planner.launch_checkpoint import with_conversion
 from app.planner.levers import Levers, fused_relief, levers_params
 from app.planner.market import Market, load_market
-from app.planner.offers import Constraints
+from app.planner.offers import Constraints, ExclusionCode
 from app.planner.option import Recommendation
 from app.planner.padded_band import may_exceed_advice, padded_band, pool_warning
 from app.planner.recommend import recommend
@@ -367,7 +367,7 @@ def recommend_levers(request: RecommendIn, workload: Workload) -> Levers | None:
 
 
 # Rejections that a constraint decides before any search: they say nothing of whether the levers run
-_EXCLUSIONS = frozenset({"gpu_type", "region", "no_fabric", "exchange_rate"})
+_EXCLUSIONS: frozenset[str] = frozenset(get_args(ExclusionCode))
 
 
 def check_levers_run(result: Recommendation, levers: Levers | None) -> None:

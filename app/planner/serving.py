@@ -22,7 +22,7 @@ from app.estimator.specs import EstimatorError, ModelSpec
 from app.planner.availability import allowed_regions
 from app.planner.budget import past, search_deadline
 from app.planner.misses import term_warnings
-from app.planner.offers import Constraints, Offer, unconvertible, with_alternatives
+from app.planner.offers import Constraints, Offer, excluded, with_alternatives
 from app.planner.serving_dp_attention import dp_attention_applies, dp_attention_config
 from app.planner.serving_launch import Served
 from app.planner.serving_misses import miss_key, misses_one_request, with_simulated_peak
@@ -50,15 +50,15 @@ def _region(offer: Offer, constraints: Constraints) -> str | None:
 def offer_region(
     offer: Offer, constraints: Constraints, cfg: ServingConfig, rejected: list[tuple[str, str, dict[str, Any]]]
 ) -> str | None:
-    """The region to serve from `offer` in, or None when the offer is out: not a GPU type or region asked for,
-    or rejected with its code (added to `rejected`): prices without an exchange rate, kernels the GPU lacks."""
-    if constraints.gpu_types and offer.gpu.id not in constraints.gpu_types:
+    """The region to serve from `offer` in, or None when the offer is out, rejected with its code (added to
+    `rejected`): left out by the constraints as training leaves it out (app.planner.offers.excluded: a GPU type or
+    region not asked for, no fabric where one is required, prices without an exchange rate), kernels the GPU lacks."""
+    left_out = excluded(offer, constraints)
+    if left_out is not None:
+        rejected.append((offer.sku_id, *left_out))
         return None
     region = _region(offer, constraints)
-    if region is None:
-        return None
-    if offer.unconvertible:
-        rejected.append((offer.sku_id, "exchange_rate", unconvertible(offer)))
+    if region is None:  # not reached: `excluded` leaves out an offer in none of the regions asked for
         return None
     unsupported = kernel_support(offer.gpu, cfg)
     if unsupported:

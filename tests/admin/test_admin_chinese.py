@@ -357,3 +357,17 @@ def test_terms_units_and_audit_entries_are_worded_in_chinese(client: TestClient,
     english = client.get("/admin/audit?lang=en", headers=HTML).text
     assert '<td title="api_key.create">API key issued</td>' in english
     assert "2900.00 CNY / card" in client.get("/admin/skus?lang=en", headers=HTML).text
+
+
+def test_a_webhook_deliverys_page_is_chinese(client: TestClient, db: Session, alice: Admin) -> None:
+    """The one admin page the page list above leaves out: a delivery with its attempts (the status words alone were
+    checked on it, not the page's sentences)."""
+    shown = _quotes_and_deliveries(client, alice)
+    sign_in(client, alice.user.email)
+    page = client.get(f"{shown['delivery']}?lang=zh", headers=HTML)
+    assert page.status_code == 200, page.text[:2000]
+    delivery = client.get(f"/admin/api{shown['delivery'].removeprefix('/admin')}", headers=alice.headers).json()
+    # webhook-id: the Standard Webhooks header the page names as it is sent, and its value (random letters)
+    names = [*allowed_names(client), *TRAINING_NAMES, *ADMIN_NAMES, "webhook-id", delivery["message_id"]]
+    names = sorted(set(names), key=len, reverse=True)
+    assert english_runs(page.text, names) == []

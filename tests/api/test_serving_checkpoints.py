@@ -11,6 +11,7 @@ from app.estimator.specs import Plan, Workload
 from app.planner.launch import megatron_args
 from app.planner.schemas import ModelIn
 from app.planner.workload import resolve_model
+from tests.factories import recommend
 from tests.hub_server import StandInHub
 
 # DeepSeek-V3 at 10 requests/s of 2,000 prompt and 500 output tokens (the serving review's s12 request).
@@ -47,9 +48,7 @@ QWEN3_8B_FP8 = {
 
 
 def _recommend(client: TestClient, **body) -> dict:
-    response = client.post("/recommend", json={"task": "serving", **body})
-    assert response.status_code == 200, response.text
-    return response.json()
+    return recommend(client, task="serving", **body)
 
 
 def _h100(result: dict, *, misses: bool = False) -> list[dict]:

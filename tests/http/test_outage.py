@@ -13,7 +13,6 @@ import glob
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -26,9 +25,8 @@ from app.db.engine import build_engine, build_sessionmaker
 from app.db.migrate import upgrade
 from app.errors import PROBLEM_BASE
 from app.seed import seed_database
-from tests.servers import free_port
+from tests.servers import free_port, running_server
 
-ROOT = Path(__file__).resolve().parents[2]
 PG_BINARIES = sorted(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"))
 pytestmark = pytest.mark.skipif(
     not PG_BINARIES or shutil.which("runuser") is None or os.geteuid() != 0,
@@ -98,26 +96,11 @@ def postgres() -> Iterator[PrivatePostgres]:
 
 @pytest.fixture(scope="module")
 def server(postgres: PrivatePostgres) -> Iterator[httpx.Client]:
-    port = free_port()
-    env = {**os.environ, "DATABASE_URL": postgres.url, "PORT": str(port), "HOST": "127.0.0.1", "ENV": "test"}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "app", "serve"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    client = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10)
-    try:
-        for _ in range(200):
-            try:
-                if client.get("/healthz").status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.1)
-        else:
-            pytest.fail("the server did not start")
+    """The app served on the private PostgreSQL (tests/servers.py running_server: waits for /healthz, stops the
+    process group), with the default limits."""
+    env = {"DATABASE_URL": postgres.url, "PORT": str(free_port()), "ENV": "test"}
+    with running_server(env) as base, httpx.Client(base_url=base, timeout=10) as client:
         yield client
-    finally:
-        client.close()
-        process.terminate()
-        process.wait(timeout=30)
 
 
 def _timed(client: httpx.Client, method: str, path: str, **kwargs: object) -> tuple[httpx.Response, float]:

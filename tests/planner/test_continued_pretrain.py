@@ -15,6 +15,7 @@ from app.estimator.presets import get_preset, list_presets
 from app.estimator.specs import Plan, Workload
 from app.messages import WARNINGS, launch as launch_text
 from app.planner.launch import launch_configs
+from tests.factories import recommend
 
 ISSUE = {"model": {"preset": "llama-3.1-70b"}, "tokens": 5e10, "seq_len": 8192, "constraints": {"deadline_days": 30}}
 REPO = "meta-llama/Llama-3.1-70B"
@@ -22,9 +23,7 @@ PRESETS_JSON = Path(__file__).resolve().parents[2] / "app" / "estimator" / "data
 
 
 def _recommend(client: TestClient, task: str) -> dict:
-    response = client.post("/recommend", json={**ISSUE, "task": task})
-    assert response.status_code == 200, response.text
-    return response.json()
+    return recommend(client, ISSUE, task=task)
 
 
 def _loads_released_weights(stack: str, launch: dict) -> bool:

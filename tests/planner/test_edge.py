@@ -16,6 +16,7 @@ from app.estimator.specs import GIB, MemoryBreakdown
 from app.planner.edge import at_edge
 from app.planner.option import Option
 from app.planner.ranking import rank
+from tests.factories import recommend
 
 
 def _memory(total_gib: float, capacity_gib: float = 39.0, headroom: float = 0.05) -> MemoryBreakdown:
@@ -78,9 +79,7 @@ def test_a_safe_option_within_the_premium_ranks_before_one_at_the_edge() -> None
 
 
 def _recommend(client: TestClient, body: dict) -> list[dict]:
-    response = client.post("/recommend", json=body)
-    assert response.status_code == 200, response.text
-    return response.json()["options"]
+    return recommend(client, body)["options"]
 
 
 def test_70b_full_fine_tuning_leads_with_an_option_that_fits_at_its_high_end(client: TestClient) -> None:

@@ -9,22 +9,17 @@ from fastapi.testclient import TestClient
 from pypdf import PdfReader
 
 from app import messages
+from tests.factories import recommend
 
 PCIE_CARDS = "a100-40g-pcie-card"
 CUSTOMER = {"name": "Li Wei", "company": "", "email": "li.wei@example.com"}
-
-
-def _recommend(client: TestClient, **body) -> dict:
-    response = client.post("/recommend", json=body)
-    assert response.status_code == 200, response.text
-    return response.json()
 
 
 def test_70b_qlora_is_offered_on_two_cards_with_the_host_ram_to_confirm(client: TestClient) -> None:
     # Llama 3.1 70B QLoRA on 2e7 tokens: ZeRO-3 over 2 × A100 40G fits the cards (/estimate on a 256 GiB host: 31.1 of
     # 37.05 GiB, ~12 h), each rank loading the whole ~37 GiB 4-bit model on the host first (~74 GiB). It was dropped
     # (rejected host_ram) and the 8 × A100 80G server, 30,000.00 a month, recommended instead.
-    result = _recommend(
+    result = recommend(
         client, model={"preset": "llama-3.1-70b"}, task="qlora", tokens=2e7, constraints={"objective": "cheapest"}
     )
     top = result["options"][0]
@@ -48,7 +43,7 @@ def test_70b_qlora_is_offered_on_two_cards_with_the_host_ram_to_confirm(client: 
 def test_the_quote_of_that_option_prints_the_host_ram_to_confirm(client: TestClient) -> None:
     # the option's own quote body posts (it was refused, plan_host_ram_unknown), and the quote's page and PDF, in
     # English and Chinese, state the condition with the GiB the option named
-    result = _recommend(
+    result = recommend(
         client, model={"preset": "llama-3.1-70b"}, task="qlora", tokens=2e7, constraints={"objective": "cheapest"}
     )
     top = result["options"][0]

@@ -8,6 +8,7 @@ from fastapi.testclient import TestClient
 
 from app import messages
 from app.planner.efficiency import MAX_EXPOSED_COMM_RATIO, MIN_MFU
+from tests.factories import recommend
 
 # The issue's request: 8 H100 servers, ZeRO-3 with full offload, MFU 0.48 % over one 400 Gb/s port a server (172 s
 # of exposed communication against 7.7 s of compute a step), ranked first for ¥800,000. Over the catalog's fabric
@@ -25,12 +26,6 @@ DEEPSEEK_LORA = {
 }
 
 
-def _recommend(client: TestClient, body: dict) -> dict:
-    response = client.post("/recommend", json=body)
-    assert response.status_code == 200, response.text
-    return response.json()
-
-
 def _sensible(option: dict) -> bool:
     performance = option["performance"]
     breakdown = performance["breakdown_s"]
@@ -39,7 +34,7 @@ def _sensible(option: dict) -> bool:
 
 def test_the_issues_plan_at_half_a_percent_mfu_is_not_ranked(client: TestClient) -> None:
     for objective in ("balanced", "cheapest", "fastest"):
-        result = _recommend(client, {**DEEPSEEK_FULL, "constraints": {"objective": objective}})
+        result = recommend(client, {**DEEPSEEK_FULL, "constraints": {"objective": objective}})
         assert all(_sensible(o) for o in result["options"]), [o["performance"]["mfu"] for o in result["options"]]
         if result["options"]:
             continue
@@ -58,7 +53,7 @@ def test_the_issues_plan_at_half_a_percent_mfu_is_not_ranked(client: TestClient)
 
 
 def test_idle_plans_are_not_ranked_nor_near_misses_while_a_sensible_plan_exists(client: TestClient) -> None:
-    result = _recommend(client, DEEPSEEK_LORA)
+    result = recommend(client, DEEPSEEK_LORA)
     options = result["options"]
     assert options and all(_sensible(o) for o in options)
     # one server: micro-batch 1, whose allocator pool fits the card (micro-batch 2 read 78.5 GiB reserved of 75.05 and
@@ -76,6 +71,6 @@ def test_sensible_plans_are_untouched(client: TestClient) -> None:
         "seq_len": 8192,
         "constraints": {"deadline_days": 30},
     }
-    result = _recommend(client, body)
+    result = recommend(client, body)
     assert result["options"] and all(_sensible(o) for o in result["options"])
     assert result["options"][0]["nodes"] == 4

@@ -12,6 +12,7 @@ from fastapi.testclient import TestClient
 
 from app import messages
 from app.planner.cli import add_recommend_command, request_from_args
+from tests.factories import recommend
 
 # 70B full fine-tune on 6e10 tokens within 90 days (servers joined by the add-on's 8 x 400 Gb/s): 2 H100 servers
 # take ~3 months (3 × 200,000 = 600,000), 4 finish inside one month (400,000). A customer with 300,000 a month
@@ -19,18 +20,12 @@ from app.planner.cli import add_recommend_command, request_from_args
 SEVENTY_B = {"model": {"preset": "llama-3.1-70b"}, "task": "full_finetune", "tokens": 6e10, "seq_len": 8192}
 
 
-def _recommend(client: TestClient, **body) -> dict:
-    response = client.post("/recommend", json=body)
-    assert response.status_code == 200, response.text
-    return response.json()
-
-
 def _nodes_and_total(option: dict) -> tuple[int, int, str]:
     return option["nodes"], option["cost"]["months"], option["cost"]["job_total"]
 
 
 def test_a_job_budget_offers_the_one_month_plan_a_monthly_budget_calls_a_miss(client: TestClient) -> None:
-    monthly_only = _recommend(
+    monthly_only = recommend(
         client, **SEVENTY_B, constraints={"deadline_days": 90, "max_monthly_budget": "300000.00", "limit": 2}
     )
     assert _nodes_and_total(monthly_only["options"][0]) == (2, 3, "600000.00")
@@ -43,7 +38,7 @@ def test_a_job_budget_offers_the_one_month_plan_a_monthly_budget_calls_a_miss(cl
         "months: 1)"
     )
 
-    both = _recommend(
+    both = recommend(
         client,
         **SEVENTY_B,
         constraints={
@@ -73,7 +68,7 @@ def test_a_job_budget_offers_the_one_month_plan_a_monthly_budget_calls_a_miss(cl
 
 
 def test_a_job_budget_alone_misses_what_bills_more(client: TestClient) -> None:
-    result = _recommend(
+    result = recommend(
         client, **SEVENTY_B, constraints={"deadline_days": 90, "max_total_budget": "450000.00", "limit": 3}
     )
     assert result["options"] and all(Decimal(o["cost"]["job_total"]) <= 450000 for o in result["options"])
@@ -92,9 +87,9 @@ def test_a_serving_job_budget_is_one_term_of_the_deployment(client: TestClient) 
         "task": "serving",
         "serving": {"input_tokens": 1024, "output_tokens": 256, "requests_per_s": 1},
     }
-    cheapest = _recommend(client, **body, constraints={"objective": "cheapest"})["options"][0]
+    cheapest = recommend(client, **body, constraints={"objective": "cheapest"})["options"][0]
     total = Decimal(cheapest["cost"]["job_total"])
-    result = _recommend(client, **body, constraints={"term": "annual", "max_total_budget": str(total)})
+    result = recommend(client, **body, constraints={"term": "annual", "max_total_budget": str(total)})
     # an annual term bills twelve (discounted) months: above a budget of one monthly month
     assert not result["options"]
     assert result["near_misses"]
@@ -120,7 +115,7 @@ def test_the_monthly_term_is_named_where_the_annual_one_costs_the_job_more(clien
     # 1.5B pre-training on 1e11 tokens, one A100 40G card for ~2,237 h: 12 annual months are 26,880.00, the job
     # bills 4 monthly months, 11,200.00
     body = {"model": {"preset": "qwen2.5-1.5b"}, "task": "pretrain", "tokens": 1e11}
-    result = _recommend(client, **body, constraints={"objective": "cheapest", "term": "annual"})
+    result = recommend(client, **body, constraints={"objective": "cheapest", "term": "annual"})
     one_card = next(o for o in result["options"] if o["total_gpus"] == 1)
     cost = one_card["cost"]
     assert (cost["months"], cost["job_total"]) == (12, "26880.00")
@@ -134,12 +129,12 @@ def test_the_monthly_term_is_named_where_the_annual_one_costs_the_job_more(clien
 def test_a_short_lora_on_the_annual_term_names_the_monthly_total(client: TestClient) -> None:
     # 7B LoRA on 1e8 tokens: one card for hours; annual bills 12 × 2,240.00, monthly one month of 2,800.00
     body = {"model": {"preset": "llama-2-7b"}, "task": "lora", "tokens": 1e8}
-    top = _recommend(client, **body, constraints={"objective": "cheapest", "term": "annual"})["options"][0]
+    top = recommend(client, **body, constraints={"objective": "cheapest", "term": "annual"})["options"][0]
     assert top["cost"]["job_total"] == "26880.00"
     assert top["cost"]["alternatives"] == [{"term": "monthly", "months": 1, "job_total": "2800.00"}]
     assert "other_term_cheaper" in {w["code"] for w in top["warnings"]}
     # and the other way: on the monthly term the annual alternative bills more, so nothing warns
-    monthly = _recommend(client, **body, constraints={"objective": "cheapest"})["options"][0]
+    monthly = recommend(client, **body, constraints={"objective": "cheapest"})["options"][0]
     assert monthly["cost"]["alternatives"] == [{"term": "annual", "months": 12, "job_total": "26880.00"}]
     assert "other_term_cheaper" not in {w["code"] for w in monthly["warnings"]}
 

@@ -9,6 +9,7 @@ from fastapi.testclient import TestClient
 
 from app.planner.relief import OFFLOAD_RELIEF_MAX_SLOWDOWN
 from app.planner.search import RELIEF_MARGIN, RELIEF_MAX_SLOWDOWN
+from tests.factories import recommend
 
 QWEN3_32B = {
     "model": {"preset": "qwen3-32b"},
@@ -16,12 +17,6 @@ QWEN3_32B = {
     "tokens": 5e9,
     "constraints": {"deadline_days": 14, "max_monthly_budget": "300000"},
 }
-
-
-def _recommend(client: TestClient, body: dict) -> dict:
-    response = client.post("/recommend", json=body)
-    assert response.status_code == 200, response.text
-    return response.json()
 
 
 def _estimate(client: TestClient, plan: dict) -> dict:
@@ -32,7 +27,7 @@ def _estimate(client: TestClient, plan: dict) -> dict:
 
 
 def test_a_plan_at_the_limit_takes_cheap_recompute(client: TestClient) -> None:
-    top = _recommend(client, QWEN3_32B)["options"][0]
+    top = recommend(client, QWEN3_32B)["options"][0]
     assert (top["sku"]["id"], top["nodes"]) == ("a100-80g-sxm-8x", 1)
     memory = top["memory"]
     assert memory["per_gpu_gib"]["total"] < (1 - RELIEF_MARGIN) * memory["limit_gib"]
@@ -59,7 +54,7 @@ def test_a_plan_over_its_card_takes_the_costly_relief_at_the_same_price(client: 
         # the 8 × A100 80G server: two A100 40G cards of unlisted host RAM now rank first (host_ram_unconfirmed)
         "constraints": {"objective": "cheapest", "gpu_types": ["a100-80g-sxm"]},
     }
-    top = _recommend(client, body)["options"][0]
+    top = recommend(client, body)["options"][0]
     assert top["sku"]["id"] == "a100-80g-sxm-8x"
     assert top["stack"] == "deepspeed" and top["plan"]["recompute"] == "full" and top["plan"]["micro_batch"] == 4
     assert top["plan"]["offload"] == "none"  # the 4-bit weights fit: no parameter offload
@@ -77,7 +72,7 @@ def test_no_parameter_offload_where_the_states_fit(client: TestClient) -> None:
     micro-batch 4 (its high end 67 GiB), 7 % slower in the same month (app/planner/relief.py `_over_card`), within
     half the offloading plan's speed (OFFLOAD_RELIEF_MAX_SLOWDOWN)."""
     body = {"model": {"preset": "mixtral-8x22b"}, "task": "lora", "tokens": 1e8}
-    top = _recommend(client, body)["options"][0]
+    top = recommend(client, body)["options"][0]
     assert (top["sku"]["id"], top["stack"]) == ("a100-80g-sxm-8x", "deepspeed")
     assert top["plan"]["offload"] == "none" and top["plan"]["zero_stage"] == 3
     assert "offload_param" not in top["launch"]["deepspeed"]["ds_config"]["zero_optimization"]
@@ -106,8 +101,8 @@ def test_a_memory_lever_keeps_the_states_on_the_gpus(client: TestClient) -> None
     The states fit on the GPUs: the plan keeps them there (no offload, clear of the 3 % margin), as without the
     lever (ZeRO-2, full recompute), within half the offloading plan's speed and the same billed month."""
     body = {"model": {"preset": "gemma-2-9b"}, "task": "full_finetune", "tokens": 1e9, "seq_len": 8192}
-    bare = _recommend(client, body)["options"][0]
-    fused = _recommend(client, {**body, "plan": {"loss": "fused"}})["options"][0]
+    bare = recommend(client, body)["options"][0]
+    fused = recommend(client, {**body, "plan": {"loss": "fused"}})["options"][0]
     assert bare["plan"]["offload"] == "none"
     assert fused["plan"]["offload"] == "none", fused["plan"]["summary"]
     memory = fused["memory"]
@@ -128,7 +123,7 @@ def test_a_plan_whose_reserved_pool_crosses_the_limit_gives_way_on_the_same_serv
         "seq_len": 4096,
         "constraints": {"gpu_types": ["a100-80g-sxm"]},
     }
-    top = _recommend(client, body)["options"][0]
+    top = recommend(client, body)["options"][0]
     assert (top["sku"]["id"], top["nodes"]) == ("a100-80g-sxm-8x", 1)
     memory = top["memory"]
     assert memory["as_measured_gib"]["reserved"] <= memory["limit_gib"]
@@ -148,7 +143,7 @@ def test_a_pool_that_fills_the_card_takes_the_fused_loss_where_liger_runs_the_fa
         "seq_len": 4096,
         "constraints": {"max_monthly_budget": "12000"},
     }
-    top = _recommend(client, body)["options"][0]
+    top = recommend(client, body)["options"][0]
     assert (top["sku"]["id"], top["total_gpus"], top["stack"]) == ("a100-40g-pcie-card", 1, "deepspeed")
     assert top["memory"]["as_measured_gib"]["reserved"] <= top["memory"]["limit_gib"]
     assert top["plan"]["loss"] == "fused"
@@ -181,7 +176,7 @@ def test_a_plan_over_its_high_end_takes_the_fused_loss_at_no_cost(client: TestCl
         "seq_len": 8192,
         "constraints": {"deadline_days": 14},
     }
-    top = _recommend(client, body)["options"][0]
+    top = recommend(client, body)["options"][0]
     assert (top["sku"]["id"], top["nodes"]) == ("h100-80g-sxm-8x", 1)
     assert top["plan"]["loss"] == "fused"
     low, high = top["memory"]["per_gpu_gib_range"]
@@ -195,7 +190,7 @@ def test_relief_reaches_the_limit_the_warning_reads_where_the_month_holds(client
     `memory_may_exceed`. One threshold now: without a deadline, full recompute brings the high end under the limit in
     the same billed month (at the slow end of the time range too), and the notes name both levers turned."""
     body = {k: v for k, v in QWEN3_32B.items() if k != "constraints"}
-    top = next(o for o in _recommend(client, body)["options"] if o["sku"]["id"] == "a100-80g-sxm-8x")
+    top = next(o for o in recommend(client, body)["options"] if o["sku"]["id"] == "a100-80g-sxm-8x")
     assert (top["plan"]["recompute"], top["plan"]["micro_batch"]) == ("full", 1)
     assert top["memory"]["per_gpu_gib_range"][1] <= top["memory"]["limit_gib"]
     assert "memory_may_exceed" not in {w["code"] for w in top["warnings"]}
@@ -210,7 +205,7 @@ def test_the_warning_advises_only_the_levers_left(client: TestClient) -> None:
     """Review R5: with the 14-day deadline, full recompute would leave the slow end of the time range past the
     deadline, so the plan keeps selective recompute at micro-batch 1 and carries `memory_may_exceed`; its advice named
     "a smaller micro-batch" at micro-batch 1. It names full recompute alone now (FSDP runs no fused loss)."""
-    top = _recommend(client, QWEN3_32B)["options"][0]
+    top = recommend(client, QWEN3_32B)["options"][0]
     assert (top["sku"]["id"], top["plan"]["recompute"], top["plan"]["micro_batch"]) == (
         "a100-80g-sxm-8x",
         "selective",
@@ -239,7 +234,7 @@ def test_the_relief_note_claims_the_same_price_only_where_the_slow_end_bills_the
         "seq_len": 8192,
         "constraints": {"deadline_days": 30},
     }
-    top = _recommend(client, body)["options"][0]
+    top = recommend(client, body)["options"][0]
     note = next(n for n in top["assumption_codes"] if n["code"] == "memory_relief_recompute")
     assert note["params"]["relief"] == "slow_end" and note["params"]["high_gib"] > note["params"]["capacity_gib"]
     assert (note["params"]["slow_months"], note["params"]["was_slow_months"]) == (2, 1)

@@ -11,6 +11,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.planner.ranking import OFFLOAD_PREMIUM
+from tests.factories import recommend
 
 # The request: Llama 3.1 405B continued pre-training on 10B tokens ranked ZeRO-3 with every state offloaded
 # first (64-128 H100s, MFU 0.36, 850 GiB of host RAM a server), where Megatron-LM tensor parallel 8 × pipeline 14
@@ -18,15 +19,9 @@ from app.planner.ranking import OFFLOAD_PREMIUM
 LLAMA_405B_CPT = {"model": {"preset": "llama-3.1-405b"}, "task": "continued_pretrain", "tokens": 1e10}
 
 
-def _recommend(client: TestClient, body: dict) -> dict:
-    response = client.post("/recommend", json=body)
-    assert response.status_code == 200, response.text
-    return response.json()
-
-
 @pytest.mark.parametrize("objective", ["balanced", "fastest"])
 def test_405b_continued_pretraining_holds_its_states_on_the_gpus(client: TestClient, objective: str) -> None:
-    result = _recommend(client, {**LLAMA_405B_CPT, "constraints": {"objective": objective}})
+    result = recommend(client, {**LLAMA_405B_CPT, "constraints": {"objective": objective}})
     first = result["options"][0]
     plan = first["plan"]
     assert plan["offload"] == "none", plan["summary"]
@@ -37,14 +32,14 @@ def test_405b_continued_pretraining_holds_its_states_on_the_gpus(client: TestCli
 
 
 def test_cheapest_still_orders_by_price(client: TestClient) -> None:
-    result = _recommend(client, {**LLAMA_405B_CPT, "constraints": {"objective": "cheapest"}})
+    result = recommend(client, {**LLAMA_405B_CPT, "constraints": {"objective": "cheapest"}})
     costs = [Decimal(o["cost"]["job_total"]) for o in result["options"]]
     assert costs == sorted(costs) and result["options"][0]["plan"]["offload"] != "none"
 
 
 def test_offload_still_leads_where_holding_the_states_costs_over_the_premium(client: TestClient) -> None:
     # 405B on 1B tokens: 4 offloading servers (CNY 400,000) against 14 holding the states (1,400,000, 3.5 ×)
-    result = _recommend(client, {**LLAMA_405B_CPT, "task": "full_finetune", "tokens": 1e9})
+    result = recommend(client, {**LLAMA_405B_CPT, "task": "full_finetune", "tokens": 1e9})
     first = result["options"][0]
     held = min(Decimal(o["cost"]["job_total"]) for o in result["options"] if o["plan"]["offload"] == "none")
     assert first["plan"]["offload"] != "none"
@@ -56,7 +51,7 @@ def test_offload_still_leads_where_nothing_holds_the_states(client: TestClient) 
     # one H100 server cannot hold 70B's training states (16 bytes a parameter, 140 GiB a GPU): an offloading plan
     # is all there is, and it is ranked
     body = {**LLAMA_405B_CPT, "model": {"preset": "llama-3.1-70b"}}
-    result = _recommend(client, {**body, "constraints": {"max_nodes": 1, "gpu_types": ["h100-80g-sxm"]}})
+    result = recommend(client, {**body, "constraints": {"max_nodes": 1, "gpu_types": ["h100-80g-sxm"]}})
     options = result["options"]
     assert options and all(o["plan"]["offload"] != "none" for o in options)
 
@@ -72,7 +67,7 @@ def test_an_offloading_option_within_the_deadline_is_shown_after_the_held_ones(c
         "seq_len": 4096,
         "constraints": {"deadline_days": 7},
     }
-    result = _recommend(client, body)
+    result = recommend(client, body)
     options = result["options"]
     offloading = [o for o in options if o["plan"]["offload"] != "none"]
     holding = [o["rank"] for o in options if o["plan"]["offload"] == "none"]

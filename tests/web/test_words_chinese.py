@@ -12,12 +12,14 @@ import re
 from typing import Any
 
 import pytest
+from fastapi import APIRouter
 from fastapi.testclient import TestClient
 from pypdf import PdfReader
 from sqlalchemy.orm import Session
 
 from app import messages
 from app.api.examples import ESTIMATE
+from app.error_pages import WebRoute
 from tests.web.test_serve_chinese import allowed_names, english_runs
 from tests.web.test_training_chinese import TRAINING_NAMES
 
@@ -208,3 +210,23 @@ def test_the_seller_block_stays_as_the_quote_froze_it(
     row.snapshot = {**row.snapshot, "seller": {**printing.SELLER["en"], "address": "Hong Kong"}}
     db.flush()
     assert "Hong Kong" in _seller_section(client.get(f"/quotes/{public_id}/print?lang=zh").text)  # as it froze
+
+
+def test_the_error_pages_read_in_chinese(client: TestClient) -> None:
+    """The pages a customer meets when something fails, in Chinese: a page's unexpected error (500) and a status
+    without a page of its own (405: the error page), beside the 404 above."""
+    broken = APIRouter(route_class=WebRoute)
+
+    @broken.get("/broken-page")
+    def _boom() -> None:
+        raise RuntimeError("boom")
+
+    client.app.include_router(broken)
+    pages = {
+        "500": client.get("/broken-page?lang=zh", headers={**HTML, "x-request-id": "req-123"}),
+        "405": client.put("/serve?lang=zh", headers=HTML),
+    }
+    assert {name: page.status_code for name, page in pages.items()} == {"500": 500, "405": 405}
+    assert all('<html lang="zh-CN">' in page.text for page in pages.values())
+    left = {name: english_runs(page.text, allowed_names(client)) for name, page in pages.items()}
+    assert not any(left.values()), left

@@ -194,20 +194,31 @@ def test_the_cli_delivers_what_is_due(backend: str, tmp_path_factory: pytest.Tem
 def test_a_failing_database_is_logged_once_and_polled_ever_less_often(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
+    """Each failed round waits twice as long as the one before (poll_s 0.02 s: 0.04, 0.08, 0.16 s after the first three
+    failures). Measured as the gaps between failures, which a busy machine only lengthens: a count of rounds in a
+    fixed 0.5 s (before) fell to 1 when the test ran beside other suites on two cores."""
     engine = build_engine(f"sqlite:///{tmp_path}/no-schema.db")  # no tables: every round fails
     worker = DeliveryWorker(build_sessionmaker(engine), CONFIG)
+    seen: dict[int, float] = {}  # failures in a row -> when the count reached it
 
-    async def briefly() -> None:
+    async def until_four_failures() -> None:
         task = asyncio.create_task(worker.run())
-        await asyncio.sleep(0.5)
+        deadline = time.monotonic() + RUN_TIMEOUT_S
+        while worker.failures < 4 and time.monotonic() < deadline:
+            seen.setdefault(worker.failures, time.monotonic())
+            await asyncio.sleep(0.002)
+        seen.setdefault(worker.failures, time.monotonic())
         worker.stop()
         await asyncio.wait_for(task, RUN_TIMEOUT_S)
 
-    asyncio.run(briefly())
+    asyncio.run(until_four_failures())
     engine.dispose()
     errors = [r for r in caplog.records if r.name == "app.webhooks" and r.levelname == "ERROR"]
     assert len(errors) == 1
-    assert 3 <= worker.failures <= 6  # 0.02 s doubled: about 5 rounds in 0.5 s, not 25
+    assert {1, 2, 3, 4} <= seen.keys(), seen
+    gaps = [seen[n + 1] - seen[n] for n in (1, 2, 3)]
+    # the pause after n failures is poll_s × 2**n; 5 ms for the sampling and the timer's resolution
+    assert all(gap >= CONFIG.poll_s * 2**n - 0.005 for n, gap in zip((1, 2, 3), gaps, strict=True)), gaps
 
 
 def test_a_url_httpx_refuses_is_a_failed_attempt_not_a_stuck_delivery(
