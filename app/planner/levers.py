@@ -16,9 +16,11 @@ Which stack runs which lever is what its launch block can set (app/planner/launc
   model_parallel_config.py cross_entropy_loss_fusion, cross_entropy_fusion_impl "native"; megatron/training/
   arguments.py rejects the Transformer Engine one), which keeps as many bytes a logit as the unfused loss (memory.
   activations MEGATRON_VOCAB_PARALLEL_LOSS_BYTES_PER_LOGIT), so the search never takes it for memory (`fused_relief`);
-  --fp8-param-gather; activation offload through --cpu-offloading (model_parallel_config.py cpu_offloading,
-  cpu_offloading_num_layers), which transformer_config.py refuses with pipeline parallelism and with recompute; no
-  torch.compile, no chunked loss.
+  --fp8-param-gather, which megatron/training/arguments.py `validate_args` asserts only with the distributed optimizer
+  (or FSDP, which the launch never sets): "--fp8-param-gather only supported with distributed optimizer, torch fsdp2,
+  megatron fsdp, or inference mode" (Megatron-LM commit d98e8a6); activation offload through --cpu-offloading
+  (model_parallel_config.py cpu_offloading, cpu_offloading_num_layers), which transformer_config.py refuses with
+  pipeline parallelism and with recompute; no torch.compile, no chunked loss.
 No stack runs the cross-entropy on 16-bit logits without the fp32 upcast (plan.loss "no_upcast"): transformers'
 ForCausalLMLoss (src/transformers/loss/loss_utils.py `logits.float()`), torchtitan's cross_entropy_loss (`.float()`) and
 Megatron-LM's vocab-parallel cross-entropy (megatron/core/tensor_parallel/cross_entropy.py `calculate_logits_max`:
@@ -111,9 +113,11 @@ def runs_levers(stack: LeverStack, plan: Plan) -> bool:
             and not plan.activation_offload
             and (not plan.fp8_params or sharded)
         )
-    # megatron
+    # megatron: --fp8-param-gather only beside the distributed optimizer (module docstring), which its
+    # launch sets for data parallel over ZeRO 1 or more (launch/megatron_lm.py `--use-distributed-optimizer`)
     offload_ok = not plan.activation_offload or (plan.pp == 1 and plan.recompute == "none")
-    return plan.attention != "sdpa" and not plan.compiled and not plan.compiled_loss and offload_ok
+    fp8_ok = not plan.fp8_params or (plan.dp > 1 and plan.zero_stage >= 1)
+    return plan.attention != "sdpa" and not plan.compiled and not plan.compiled_loss and offload_ok and fp8_ok
 
 
 # The config.json model_types whose loss Liger-Kernel fuses: MODEL_TYPE_TO_APPLY_LIGER_FN in

@@ -73,6 +73,7 @@ def recommend(
     *,
     micro_batch: int | None = None,
     levers: Levers | None = None,
+    fp8_weights: bool = True,
 ) -> Recommendation:
     global_batch = default_global_batch(workload) if workload.task != "inference" else 0
     result = Recommendation([], [], [], [], global_batch)
@@ -87,6 +88,7 @@ def recommend(
         else:
             progress.append(_OfferSearch(offer, list(configurations(offer, constraints))))
     search = _Search(model, workload, constraints, micro_batch, result, levers)
+    search.fp8_weights = fp8_weights  # plan.fp8_params unstated: the megatron stack's FP8 account (stacks.as_run)
     search.run(progress)
     feasible: list[Option] = []
     for offer_search in progress:
@@ -164,6 +166,7 @@ class _Search:
     ) -> None:
         self.model, self.workload, self.constraints, self.levers = model, workload, constraints, levers
         self.micro_batch, self.result = micro_batch, result
+        self.fp8_weights = True  # the megatron stack may keep an FP8 pretraining run's weights in FP8 (stacks.as_run)
         self.memo: dict[tuple[object, ...], PlanSearch] = {}  # same hardware in several SKUs or regions: once
         self.bounds: dict[tuple[object, ...], BoundCache] = {}  # speed bounds shared by one hardware shape
         self.launched: dict[str, Workload] = {}  # the workload as it runs on each GPU type (stacks.as_launched)
@@ -278,6 +281,7 @@ class _Search:
             bound_cache=self._bound_cache(offer),
             memo=self.memo,
             levers=self.levers,
+            fp8_weights=self.fp8_weights,
             deadline_hours=None if self.constraints.deadline_days is None else 24 * self.constraints.deadline_days,
         )
         offer_search.searches[index] = search

@@ -125,6 +125,9 @@ class PlanSearch:
     levers_run: bool = False
     levers_block: bool = False
     levers_need_host_ram: bool = False
+    # the megatron stack may hold an FP8 pretraining plan with FP8 weights (stacks.as_run `fp8_weights`): the request
+    # left plan.fp8_params unstated
+    fp8_weights: bool = False
     # a stricter memory gate than `fits` (the wider look of memory relief, `_holding_high_end`); None: `fits` alone;
     # with its GPU side for the leanest level of a ZeRO stage (None: `gpu_fits`), and the most offload it lets through
     gate: Callable[[Plan, MemoryBreakdown], bool] | None = None
@@ -167,12 +170,14 @@ class SearchOptions(TypedDict, total=False):
     bound_cache: BoundCache | None
     levers: Levers | None
     deadline_hours: float | None
+    fp8_weights: bool
 
 
 def _search_key(model: ModelSpec, workload: Workload, cluster: Cluster, options: SearchOptions) -> tuple[object, ...]:
     place = (cluster.gpu.id, cluster.gpus_per_node, cluster.nodes, cluster.intra_node_link, cluster.inter_node_fabric)
     rest = (cluster.inter_node_gbps, cluster.host_ram_gib, cluster.memory_headroom, options.get("micro_batch"))
-    return model, workload, *place, *rest, options.get("levers"), options.get("deadline_hours")
+    levers = options.get("levers"), options.get("fp8_weights", False)
+    return model, workload, *place, *rest, *levers, options.get("deadline_hours")
 
 
 def _plain_search(
@@ -254,7 +259,7 @@ def _lever_floor(
     if plain.best is None:
         return search
     global_batch = default_global_batch(workload)
-    trial = PlanSearch(best=None, stats=search.stats, bound_cache=search.bound_cache)
+    trial = PlanSearch(best=None, stats=search.stats, bound_cache=search.bound_cache, fp8_weights=search.fp8_weights)
     workload = replace(workload, global_batch=global_batch)
     _try_hint(model, workload, cluster, plain.best.plan, levers, global_batch, options.get("micro_batch"), trial)
     found = trial.best
@@ -308,6 +313,7 @@ def search_plans(
     bound_cache: BoundCache | None = None,
     levers: Levers | None = None,
     deadline_hours: float | None = None,
+    fp8_weights: bool = False,
 ) -> PlanSearch:
     """The fastest plan that fits on `cluster` (None when none fits), with the search's counts.
 
@@ -317,11 +323,14 @@ def search_plans(
     `bound_cache` may be shared by searches on the same GPU type and link (node counts differ):
     a micro-batch's compute and tensor-parallel time do not depend on how many nodes there are.
     `levers` go on every plan, run by the stacks that run them (app/planner/levers.py).
-    `deadline_hours` (the request's deadline) bounds memory relief at the slow end of the time range (relief.py)."""
+    `deadline_hours` (the request's deadline) bounds memory relief at the slow end of the time range (relief.py).
+    `fp8_weights`: the megatron stack holds an FP8 pretraining plan with FP8 weights where it runs them
+    (stacks.as_run), as where the request leaves plan.fp8_params unstated."""
     global_batch = default_global_batch(workload)
     if workload.task != "inference":
         workload = replace(workload, global_batch=global_batch)
-    result = PlanSearch(best=None, bound_cache=BoundCache() if bound_cache is None else bound_cache)
+    cache = BoundCache() if bound_cache is None else bound_cache
+    result = PlanSearch(best=None, bound_cache=cache, fp8_weights=fp8_weights)
     if hint is not None:
         _try_hint(model, workload, cluster, hint, levers, global_batch, micro_batch, result)
     shapes = shapes_by_bound(model, workload, cluster, global_batch, micro_batch, result.bound_cache, levers)
@@ -370,6 +379,7 @@ def _holding_high_end(
     most = OFFLOADS.index(first.offload)  # no more offload than the plan found first ("no offload where states fit")
     strict = PlanSearch(best=incumbent, stats=found.stats, bound_cache=found.bound_cache, most_offload=most)
     strict.held, strict.timed = found.held, found.timed  # the first walk's estimates, by plan
+    strict.fp8_weights = found.fp8_weights
     strict.gate = lambda plan, memory: (
         OFFLOADS.index(plan.offload) <= most and holds_high_end(model, workload, cluster, plan, memory)
     )
@@ -459,7 +469,7 @@ def _memory(
     the last tried, the leanest, when none fits."""
     known = result.held.get(plan)
     if known is None:
-        known = result.held[plan] = (as_run(workload, plan, model), [])
+        known = result.held[plan] = (as_run(workload, plan, model, fp8_weights=result.fp8_weights), [])
     accounts, memories = known
     for index, accounted in enumerate(accounts):
         if index == len(memories):  # counted once a search, whichever walk asks

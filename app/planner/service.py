@@ -342,7 +342,15 @@ def run_recommend(session: Session, request: RecommendIn) -> RecommendOut:
     check_currency(request.constraints.currency, market)
     started = time.perf_counter()
     levers = recommend_levers(request, workload)
-    result = recommend(model, workload, market.offers, constraints, micro_batch=request.micro_batch, levers=levers)
+    result = recommend(
+        model,
+        workload,
+        market.offers,
+        constraints,
+        micro_batch=request.micro_batch,
+        levers=levers,
+        fp8_weights=fp8_params_unstated(request),
+    )
     check_levers_run(result, levers)
     metrics.record_search(result.stats, time.perf_counter() - started, configurations=result.configurations)
     metrics.record_recommendation(len(result.options), len(result.near_misses))
@@ -364,6 +372,13 @@ def recommend_levers(request: RecommendIn, workload: Workload) -> Levers | None:
     if request.plan.loss == "chunked":
         raise EstimatorError.of("loss_chunked", field="plan.loss")
     return request.plan.levers()
+
+
+def fp8_params_unstated(request: RecommendIn) -> bool:
+    """Whether the request leaves plan.fp8_params to the planner (no plan, or a plan that does not name it): the
+    megatron stack may then hold an FP8 pretraining run with FP8 weights and launch it so (stacks.as_run); a stated
+    false keeps 16-bit weights everywhere."""
+    return request.plan is None or "fp8_params" not in request.plan.model_fields_set
 
 
 # Rejections that a constraint decides before any search: they say nothing of whether the levers run

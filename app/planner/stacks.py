@@ -407,20 +407,56 @@ def supported(
     return any(runs(stack, workload, plan) for stack in _candidates(workload, plan, allowed))
 
 
-def as_run(workload: Workload, plan: Plan, model: ModelSpec | None = None) -> tuple[Plan, ...]:
+def as_run(
+    workload: Workload, plan: Plan, model: ModelSpec | None = None, *, fp8_weights: bool = False
+) -> tuple[Plan, ...]:
     """The plan as the stacks that run it would hold it in memory, to try in order: the preferred stack's
     account first and, when that is Megatron-LM's fp32 gradient buffer and another stack runs the plan
     without one (torchtitan's FSDP2 / DDP: 16 B/param), that leaner account second. The feasibility gate
-    takes the first that fits, and `stack_for` names the stack that holds it so."""
+    takes the first that fits, and `stack_for` names the stack that holds it so. With `fp8_weights` (the request
+    left plan.fp8_params unstated) the megatron stack's account of an FP8 pretraining run keeps FP8 weights where it
+    runs them (`_fp8_weighted`)."""
     allowed = _allowed(model, workload, plan)
     flags = gradient_accounts(
         workload.task, workload.precision, workload.mixed_precision, _kind(plan), allowed, workload.optimizer
     )
     plans = tuple(plan if flag == plan.fp32_main_grads else replace(plan, fp32_main_grads=flag) for flag in flags)
+    if fp8_weights:
+        plans = tuple(_fp8_weighted(workload, accounted, allowed) for accounted in plans)
     if workload.task not in LORA_TASKS and plan.host_load == "none":
         # only a LoRA stack loads the model whole on the host (host_load): full training takes its stack's speed
         return plans if plan.tuning else tuple(_pointed(workload, accounted, allowed) for accounted in plans)
     return tuple(_with_stack(workload, accounted, allowed) for accounted in plans)
+
+
+# The tasks whose megatron-stack launch is Megatron-LM's pretrain_gpt.py, where an FP8 run keeps FP8 weights unless the
+# request says otherwise (`_fp8_weighted`). A full fine-tune on Hopper runs Megatron-Bridge's SFT recipe with
+# bf16_with_fp8_subchannel_scaling_mixed, the one FP8 recipe that keeps bf16 weights (launch/megatron_bridge.py
+# BRIDGE_FP8): its account stays as it is.
+FP8_WEIGHT_TASKS = frozenset({"pretrain"})
+
+
+def _fp8_weighted(workload: Workload, plan: Plan, allowed: frozenset[Stack] | None) -> Plan:
+    """The megatron stack's account (Plan.fp32_main_grads) of an FP8 pretraining plan with FP8 weights
+    (Plan.fp8_params: the launch's --fp8-param-gather --grad-reduce-in-bf16) where that stack runs them (data parallel
+    over the distributed optimizer, levers.runs_levers) and still holds the plan so; the plan as it is otherwise.
+    Megatron-LM's flag is off unless given (megatron/training/arguments.py `--fp8-param-gather`, store_true), but
+    every Megatron-Bridge FP8 recipe but the blockwise ones turns it on (src/megatron/bridge/training/
+    mixed_precision.py: bf16_with_fp8_delayed_scaling_mixed, bf16_with_fp8_current_scaling_mixed, bf16_with_mxfp8_mixed
+    and their fp16 twins set fp8_param_gather = True; Megatron-Bridge commit 067f987), and with it Transformer Engine
+    keeps no cached FP8 copy beside 16-bit weights (memory.states `te_fp8_weight_cache`): the planner launches what
+    those recipes run, with less memory at the point and at the high end, and the same speed point."""
+    if (
+        workload.precision != "fp8"
+        or workload.task not in FP8_WEIGHT_TASKS
+        or not plan.fp32_main_grads
+        or plan.fp8_params
+        or plan.dp == 1
+        or plan.zero_stage == 0
+    ):
+        return plan
+    weighted = replace(plan, fp8_params=True)
+    return weighted if _preferred(workload, weighted, allowed) == "megatron" else plan
 
 
 def _pointed(workload: Workload, plan: Plan, allowed: frozenset[Stack] | None) -> Plan:
