@@ -31,7 +31,9 @@ LOSS_DESCRIPTION = (
 FP8_PARAMS_DESCRIPTION = (
     "Linear weights stored and all-gathered in FP8 (Megatron-LM --fp8-param-gather, Transformer "
     "Engine fp8_model_init, torchtitan float8 FSDP all-gather): 1 byte per linear weight in the working copy. "
-    "Needs precision fp8 and a pretrain or full_finetune task; default false."
+    "Needs precision fp8 and a pretrain or full_finetune task; default false (on /recommend, unstated: an fp8 "
+    "pretraining option on the megatron stack over the distributed optimizer keeps FP8 weights, as Megatron-Bridge's "
+    "FP8 recipes do, and says so in its plan; false keeps 16-bit weights)."
 )
 
 FP32_PARAMS_DESCRIPTION = (
