@@ -442,10 +442,11 @@ def _try_hint(
         _consider(model, workload, cluster, plan, memory, result)
 
 
-def as_held(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster) -> Plan:
+def as_held(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster, *, fp8_weights: bool = False) -> Plan:
     """`plan` as the stack that will run it holds it in memory (`_memory`), for a plan the customer or a
-    quote states: the same gate /recommend applies."""
-    return _memory(model, workload, cluster, plan, PlanSearch(best=None))[0]
+    quote states: the same gate /recommend applies (`fp8_weights`: the plan leaves plan.fp8_params unstated, as
+    /recommend's search does, stacks.as_run)."""
+    return _memory(model, workload, cluster, plan, PlanSearch(best=None, fp8_weights=fp8_weights))[0]
 
 
 def held_memory(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster) -> MemoryBreakdown:
@@ -453,11 +454,14 @@ def held_memory(model: ModelSpec, workload: Workload, plan: Plan, cluster: Clust
     return _memory(model, workload, cluster, plan, PlanSearch(best=None))[1]
 
 
-def stated_plan(model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster) -> tuple[Plan, MemoryEstimate]:
+def stated_plan(
+    model: ModelSpec, workload: Workload, plan: Plan, cluster: Cluster, *, fp8_weights: bool = False
+) -> tuple[Plan, MemoryEstimate]:
     """A plan the customer (/estimate) or a quote states, checked as /recommend sizes its own: valid on the
-    cluster (EstimatorError where not), as held (`as_held`), with that plan's memory estimate."""
+    cluster (EstimatorError where not), as held (`as_held`; `fp8_weights` where the plan leaves plan.fp8_params
+    unstated), with that plan's memory estimate."""
     validate_plan(model, workload, plan, cluster)
-    held = as_held(model, workload, plan, cluster)
+    held = as_held(model, workload, plan, cluster, fp8_weights=fp8_weights)
     return held, estimate_memory(model, workload, held, cluster)
 
 

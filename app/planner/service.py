@@ -98,7 +98,9 @@ def estimate(request: EstimateIn, *, open_session: SessionOpener) -> EstimateOut
             notes.append(SEQUENCE_PARALLEL_NOTE)
         workload, batch_warnings = with_global_batch(workload, request.plan.global_batch, plan)
         model_warnings = model_warnings + batch_warnings
-        plan, memory = stated_plan(model, workload, plan, cluster)
+        # review R10-3: a plan that leaves fp8_params unstated is held as /recommend holds it (fp8_params_unstated)
+        unstated = "fp8_params" not in request.plan.model_fields_set
+        plan, memory = stated_plan(model, workload, plan, cluster, fp8_weights=unstated)
         check_expert_tp(workload, plan, model)  # after the plan's own rules (memory.rules `_expert_tp`)
         no_stack = no_stack_warning(workload, plan, model)
         model_warnings = model_warnings + ([no_stack] if no_stack else [])

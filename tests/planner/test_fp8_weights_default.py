@@ -98,3 +98,24 @@ def test_megatron_runs_fp8_weights_only_beside_the_distributed_optimizer() -> No
     assert runs_levers("megatron", Plan(dp=8, zero_stage=1, fp8_params=True))
     assert not runs_levers("megatron", Plan(dp=8, zero_stage=0, fp8_params=True))
     assert not runs_levers("megatron", Plan(dp=1, tp=8, zero_stage=1, fp8_params=True))
+
+
+def test_estimate_holds_an_unstated_fp8_plan_as_recommend_does(client: TestClient) -> None:
+    """Review R10-3: /recommend put Llama 3.1 70B FP8 pre-training first on 16 H100 servers at TP 2 x PP 4 x DP 16,
+    ZeRO-1, with FP8 weights (52.0 GiB); the same plan re-checked on /estimate without fp8_params read 16-bit weights
+    and Transformer Engine's FP8 copies, 92.8 GiB, "does not fit". A stated false still keeps 16-bit weights."""
+    body = {
+        "model": {"preset": "llama-3.1-70b"},
+        "task": "pretrain",
+        "tokens": 1e12,
+        "precision": "fp8",
+        "hardware": {"sku": "h100-80g-sxm-8x", "nodes": 16},
+        "plan": {"tp": 2, "pp": 4, "dp": 16, "zero_stage": 1},
+    }
+    unstated = client.post("/estimate", json=body)
+    stated = client.post("/estimate", json=body | {"plan": body["plan"] | {"fp8_params": False}})
+    assert unstated.status_code == 200 and stated.status_code == 200, (unstated.text, stated.text)
+    held, sixteen = unstated.json(), stated.json()
+    assert held["plan"]["fp8_params"] is True and sixteen["plan"]["fp8_params"] is False
+    assert held["memory"]["fits"] and not sixteen["memory"]["fits"]
+    assert held["memory"]["per_gpu_gib"]["total"] < sixteen["memory"]["per_gpu_gib"]["total"] - 30
