@@ -259,3 +259,21 @@ def max_concurrency(model: ModelSpec, cfg: ServingConfig, gpu: GpuSpec, tp: int,
     per_seq = _blocks_per_sequence(cfg.input_tokens + cfg.output_tokens, block) * block
     ranks = attention_ranks(cfg, tp)  # under DP attention each rank schedules its own (max_num_seqs each)
     return ranks * max(0, min(_max_num_seqs(cfg, gpu), cache_tokens // per_seq))
+
+
+def held_sequences(model: ModelSpec, cfg: ServingConfig, gpu: GpuSpec, tp: int, pp: int) -> int:
+    """Sequences one replica runs at once under load by its engine's KV rule: a request holds its prompt, the output
+    it has generated, and the engine's reserve share s of the output still owed (ENGINE_DEFAULTS kv_reserve_share),
+    input + (1 + s)·output / 2 tokens averaged over its decode (vLLM V1, s = 0: input + output / 2, blocks allocated
+    as tokens come; TensorRT-LLM's GUARANTEED_NO_EVICT, s = 1: input + output, `max_concurrency`); at most
+    max_num_seqs, and at least `max_concurrency` (what the cache holds at whole lengths). Steers the load search and
+    the simulated replica's sequence slots; `max_concurrency` stays the figure reported (as vLLM logs it)."""
+    full = max_concurrency(model, cfg, gpu, tp, pp)
+    share = ENGINE_DEFAULTS[cfg.engine].kv_reserve_share
+    if full < 1 or share >= 1:
+        return full
+    block = ENGINE_DEFAULTS[cfg.engine].block_size
+    cache_tokens = _rank_kv_tokens(model, cfg, gpu, tp, pp)
+    held = cfg.input_tokens + (1 + share) * cfg.output_tokens / 2 + block / 2  # half a block left part-filled
+    ranks = attention_ranks(cfg, tp)
+    return max(full, ranks * max(0, min(_max_num_seqs(cfg, gpu), int(cache_tokens // held))))
