@@ -327,36 +327,38 @@ def _run(scheduler: Scheduler, step_time: StepTime, arrival: list[float], prompt
             continue
         # admission: waiting requests in arrival order while a sequence slot and their KV cache are free (one
         # request is always admitted into an empty replica, as engines run a request longer than the cache's share)
-        while grow and waiting and running < max_seqs:
-            # the cache the running requests hold after their next token, `share` of what they still owe, and the
-            # head's prompt and share
-            head, kv = waiting[0], decode_base + decoding * decode_steps * tps
-            owed = pending - kv + dec_prompt
-            if running and pre_sum + kv + decoding * tps + share * (owed + out_left[head]) + prompt[head] > kv_tokens:
-                break
-            waiting.popleft()
-            prefilling.append(head)
-            order[head] = None
-            if first[head] == inf:
-                admitted[head] = now
-            pre_sum += prompt[head]
-            pending += out_left[head]
-            running += 1
-        while not grow and waiting and running < max_seqs:
+        while waiting and running < max_seqs:
             head = waiting[0]
+            # `reserved` (whole lengths) bounds what the running requests can come to hold: within it any rule admits
             if running and reserved + need[head] > kv_tokens:
-                break
+                if not grow:
+                    break
+                # the cache the running requests hold after their next token, `share` of what they still owe, and
+                # the head's prompt and share
+                kv = decode_base + decoding * decode_steps * tps
+                owed = pending - kv + dec_prompt
+                if pre_sum + kv + decoding * tps + share * (owed + out_left[head]) + prompt[head] > kv_tokens:
+                    break
             waiting.popleft()
             prefilling.append(head)
-            admitted[head] = now
+            if first[head] == inf:  # (a resumed request keeps its first admission)
+                admitted[head] = now
             reserved += need[head]
             running += 1
-        # the cache free once the decodes' next tokens have theirs (grow only; whole lengths never run out)
-        free = kv_tokens - pre_sum - decode_base - decoding * (decode_steps + 1) * tps if grow else inf
+            if grow:
+                order[head] = None
+                pre_sum += prompt[head]
+                pending += out_left[head]
+        # the cache free once the decodes' next tokens have theirs (grow only, and only past the whole lengths' bound:
+        # within it nothing can run out)
+        free = inf if reserved <= kv_tokens or not grow else (
+            kv_tokens - pre_sum - decode_base - decoding * (decode_steps + 1) * tps
+        )  # fmt: skip
         while free < 0 and running > 1:
             victim = order.popitem()[0]  # the running request admitted last (vLLM: self.running.pop())
             preemptions += 1
             running -= 1
+            reserved -= need[victim]
             pending -= out_left[victim]
             if end_at[victim]:  # decoding: its output so far joins its prompt, to be prefilled again
                 emitted = int(base[victim] + decode_steps * tps) - prompt[victim]
@@ -375,7 +377,11 @@ def _run(scheduler: Scheduler, step_time: StepTime, arrival: list[float], prompt
             prefilled[victim] = cached[victim] if cached else 0
             recomputed += lost - prefilled[victim]
             waiting.appendleft(victim)
-            free = kv_tokens - pre_sum - decode_base - decoding * (decode_steps + 1) * tps
+            free = (
+                inf
+                if reserved <= kv_tokens
+                else kv_tokens - pre_sum - decode_base - decoding * (decode_steps + 1) * tps
+            )
         if prefilling:
             # one step: a token for every decoding request, then prompt chunks within what is left of the budget
             budget = token_budget - (decoding if mixed else 0)
