@@ -157,6 +157,11 @@ class Scheduler:
     # (SGLang's and TensorRT-LLM's overlap loops: data/engines.json overlap_schedule), so an arrival during a decode
     # step is scheduled after the step that follows it; 0 where each step's output is processed before the next
     lookahead: int = 0
+    # the share of a request's output still to come that admission reserves in the KV cache (`_run`): 1 reserves its
+    # whole length and never preempts (TensorRT-LLM's default GUARANTEED_NO_EVICT); below 1 the cache is allocated as
+    # tokens are generated and, when a step cannot get its tokens' blocks, the running request admitted last is
+    # preempted and later recomputed (vLLM V1: 0, SGLang: its new_token_ratio). data/engines.json kv_reserve_share
+    reserve: float = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,6 +200,10 @@ class LoadLatency:
     # a disaggregated decode pool's wait for a sequence slot before its first step (`mdc_wait_quantiles`), part of
     # the deployment's time to first token (app/estimator/serving_disagg.py); zero elsewhere
     admission: Quantiles = Quantiles(0.0, 0.0, 0.0)
+    # requests preempted over the whole run (their KV freed when a step could not get blocks), and the tokens their
+    # resumption prefilled again (prompt + output so far: the recompute); zero where admission reserves whole lengths
+    preemptions: int = 0
+    recomputed_tokens: int = 0
 
     def at_most(self, higher_load: LoadLatency) -> LoadLatency:
         """These latencies capped at those of the same arrivals at a higher rate (`simulate` scales one seed's
@@ -205,7 +214,7 @@ class LoadLatency:
             self.ttft.at_most(higher_load.ttft), self.tpot.at_most(higher_load.tpot),
             self.e2e.at_most(higher_load.e2e), self.saturated, self.requests, self.held_s, self.running,
             min(self.ttft_mean, higher_load.ttft_mean), min(self.tpot_mean, higher_load.tpot_mean),
-            self.admission.at_most(higher_load.admission),
+            self.admission.at_most(higher_load.admission), self.preemptions, self.recomputed_tokens,
         )  # fmt: skip
 
 
@@ -232,6 +241,8 @@ class _Outcome:
     finish: list[float]
     queue_at_last_arrival: int
     admitted: list[float]  # when its KV cache was reserved, on the same clock
+    preemptions: int = 0
+    recomputed_tokens: int = 0
 
 
 def _run(scheduler: Scheduler, step_time: StepTime, arrival: list[float], prompt: list[int],  # noqa: C901
@@ -267,11 +278,25 @@ def _run(scheduler: Scheduler, step_time: StepTime, arrival: list[float], prompt
     prefilled = list(cached) if cached else [0] * count  # prompt tokens prefilled (or found in the cache) so far
     tps = tokens_per_step
     steps_to_finish = [o - 1 for o in output] if tps == 1.0 else [ceil((o - 1) / tps) for o in output]
+    # KV allocated as tokens come (Scheduler.reserve < 1): admission reserves the prompt and `share` of the output still
+    # owed; a step that cannot get its tokens' KV preempts the running request admitted last, whose prefill (prompt +
+    # output so far) is computed again when it is admitted anew from the front of the queue
+    share = scheduler.reserve
+    # (where max_num_seqs requests of the longest length fit whole, the cache never binds: both rules admit alike and
+    # nothing is preempted, so the run takes the whole-length path, the faster)
+    grow = share < 1.0 and count > 0 and max_seqs * max(need) > kv_tokens
+    if grow:
+        prompt = list(prompt)  # a preempted request's prompt becomes prompt + its output so far
+    out_left = list(output)  # tokens still owed, the first included (grow only)
+    order: dict[int, None] = {}  # the running requests in admission order (grow only; popitem takes the last)
+    end_at = [0] * count  # the decode step a decoding request completes at, 0 when not decoding (grow only)
+    pre_sum = dec_prompt = pending = 0  # Σ prompts admitted not yet decoding, Σ decodes' prompts, Σ output owed
+    preemptions = recomputed = 0
     base = [0.0] * count  # prompt + 1 − the decode step at which it joined the decodes (× tokens_per_step)
     waiting: deque[int] = deque()
     prefilling: deque[int] = deque()  # admitted, prompt not yet complete; first come first served
     ends: list[int] = []  # heap of (decode step after which it is complete) × count + request: that order, as ints
-    heappush, heappop, sqrt = heapq.heappush, heapq.heappop, math.sqrt
+    heappush, heappop, sqrt, inf = heapq.heappush, heapq.heappop, math.sqrt, math.inf
     decoding = 0
     decode_base = 0.0  # Σ base over the decoding requests: their KV tokens = base + decoding × steps × tps
     decode_steps = 0  # decode steps so far (every decoding request advances on each)
@@ -304,13 +329,59 @@ def _run(scheduler: Scheduler, step_time: StepTime, arrival: list[float], prompt
         # request is always admitted into an empty replica, as engines run a request longer than the cache's share)
         while waiting and running < max_seqs:
             head = waiting[0]
+            # `reserved` (whole lengths) bounds what the running requests can come to hold: within it any rule admits
             if running and reserved + need[head] > kv_tokens:
-                break
+                if not grow:
+                    break
+                # the cache the running requests hold after their next token, `share` of what they still owe, and
+                # the head's prompt and share
+                kv = decode_base + decoding * decode_steps * tps
+                owed = pending - kv + dec_prompt
+                if pre_sum + kv + decoding * tps + share * (owed + out_left[head]) + prompt[head] > kv_tokens:
+                    break
             waiting.popleft()
             prefilling.append(head)
-            admitted[head] = now
+            if first[head] == inf:  # (a resumed request keeps its first admission)
+                admitted[head] = now
             reserved += need[head]
             running += 1
+            if grow:
+                order[head] = None
+                pre_sum += prompt[head]
+                pending += out_left[head]
+        # the cache free once the decodes' next tokens have theirs (grow only, and only past the whole lengths' bound:
+        # within it nothing can run out)
+        free = inf if reserved <= kv_tokens or not grow else (
+            kv_tokens - pre_sum - decode_base - decoding * (decode_steps + 1) * tps
+        )  # fmt: skip
+        while free < 0 and running > 1:
+            victim = order.popitem()[0]  # the running request admitted last (vLLM: self.running.pop())
+            preemptions += 1
+            running -= 1
+            reserved -= need[victim]
+            pending -= out_left[victim]
+            if end_at[victim]:  # decoding: its output so far joins its prompt, to be prefilled again
+                emitted = int(base[victim] + decode_steps * tps) - prompt[victim]
+                steps_to_finish[victim] = end_at[victim] - decode_steps - 1  # the resumed prefill yields a token
+                end_at[victim] = 0
+                decoding -= 1
+                decode_base -= base[victim]
+                dec_prompt -= prompt[victim]
+                prompt[victim] += emitted
+                out_left[victim] -= emitted
+                lost = prompt[victim]
+            else:  # still prefilling (the last admitted: the end of `prefilling`)
+                prefilling.remove(victim)
+                pre_sum -= prompt[victim]
+                lost = prefilled[victim]
+            prefilled[victim] = cached[victim] if cached else 0
+            recomputed += lost - prefilled[victim]
+            waiting.appendleft(victim)
+            free = (
+                inf
+                if reserved <= kv_tokens
+                else kv_tokens - pre_sum - decode_base - decoding * (decode_steps + 1) * tps
+            )
         if prefilling:
             # one step: a token for every decoding request, then prompt chunks within what is left of the budget
             budget = token_budget - (decoding if mixed else 0)
@@ -372,6 +443,10 @@ def _run(scheduler: Scheduler, step_time: StepTime, arrival: list[float], prompt
                         until = 1
                     if until + lookahead < steps:
                         steps = until + lookahead
+            if free < (steps - 1) * decoding * tps and running > 1:  # (grow) up to the step the cache cannot hold
+                room = 1 + int(free // (decoding * tps))
+                if room < steps:
+                    steps = room
             if steps > 8:  # the context grows by a token a step: over a few steps the first step's time stands
                 if dense is None:
                     last_step = decode(decoding, kv + decoding * (steps - 1) * tps)
@@ -386,7 +461,15 @@ def _run(scheduler: Scheduler, step_time: StepTime, arrival: list[float], prompt
         # after a step of either kind: the requests past their last decode step complete (none where no decode step
         # ran: every end is beyond decode_steps), then the prompts the step completed join the decodes
         while ends and ends[0] // count <= decode_steps:  # complete: the cache freed
-            request = heappop(ends) % count
+            entry = heappop(ends)
+            request = entry % count
+            if grow:
+                if end_at[request] != entry // count:  # left over from a decode the request was preempted from
+                    continue
+                end_at[request] = 0
+                del order[request]
+                dec_prompt -= prompt[request]
+                pending -= out_left[request]
             decoding -= 1
             decode_base -= base[request]
             finish[request] = now
@@ -396,19 +479,29 @@ def _run(scheduler: Scheduler, step_time: StepTime, arrival: list[float], prompt
         if finished:  # most steps complete no prompt: skipped without building a range (the loop's speed)
             for _ in range(finished):
                 request = prefilling.popleft()
-                first[request] = now
-                if output[request] <= 1:
+                if first[request] == inf:  # (a resumed request's first token came before its preemption)
+                    first[request] = now
+                if grow:
+                    pre_sum -= prompt[request]
+                if steps_to_finish[request] <= 0:
                     finish[request] = now
                     completed += 1
                     running -= 1
                     reserved -= need[request]
+                    if grow:
+                        del order[request]
+                        pending -= out_left[request]
                     continue
                 # joins the decodes: its KV tokens are prompt + 1 now and grow by one a decode step
                 base[request] = prompt[request] + 1 - decode_steps * tps
                 decode_base += base[request]
                 decoding += 1
-                heappush(ends, (decode_steps + steps_to_finish[request]) * count + request)
-    return _Outcome(start, first, finish, queue_at_last_arrival, admitted)
+                end = decode_steps + steps_to_finish[request]
+                if grow:
+                    end_at[request] = end
+                    dec_prompt += prompt[request]
+                heappush(ends, end * count + request)
+    return _Outcome(start, first, finish, queue_at_last_arrival, admitted, preemptions, recomputed)
 
 
 def poisson_arrivals(rate: float, requests: int, seed: int = DEFAULT_SEED) -> list[float]:
@@ -468,7 +561,8 @@ def simulate(
     running = min(rate * sum(held) / len(held), sum(held) / span if span > 0 else math.inf)
     return LoadLatency(
         quantiles(ttft), quantiles(tpot), quantiles(e2e), saturated, len(ttft), sum(held) / len(held), running,
-        sum(ttft) / len(ttft), sum(tpot) / len(tpot),
+        sum(ttft) / len(ttft), sum(tpot) / len(tpot), preemptions=run.preemptions,
+        recomputed_tokens=run.recomputed_tokens,
     )  # fmt: skip
 
 

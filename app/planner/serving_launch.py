@@ -185,8 +185,9 @@ def replica_max_seqs(estimate: ServingEstimate, slo_concurrency: float) -> int:
     latency targets; the load balancer queues the rest), never more than the KV cache holds. The one place that
     decides it: the option's serving.max_concurrency reads it too (review R8-3: it read the KV cache's 160 while the
     launch admitted 28). The rule is the estimator's (`launch_max_seqs`), so the simulated replica admits as many
-    and queues the rest for a slot."""
-    return launch_max_seqs(estimate.max_concurrency, slo_concurrency)
+    and queues the rest for a slot. "What the KV cache holds" is by the engine's rule (`held_sequences`: vLLM
+    allocates as tokens come, so it runs more sequences than fit at whole length, preempting when they outgrow it)."""
+    return launch_max_seqs(max(estimate.max_concurrency, estimate.held_sequences), slo_concurrency)
 
 
 def _weights(job: _Launch, served: Served, cfg: ServingConfig, repo: str) -> tuple[str, str | None]:

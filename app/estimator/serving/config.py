@@ -119,3 +119,7 @@ class ServingEstimate:
     # For a closed loop (concurrency) judged on a percentile above the p50 with lengths drawn about their means: the
     # TTFT and TPOT at that percentile meets_slo was judged on, ms (operating_point._at_percentile); else None
     at_percentile_ms: tuple[float, float] | None = None
+    # the sequences one replica runs at once under load by its engine's KV rule (memory.held_sequences: a request at
+    # the tokens it holds on average over its decode where the engine allocates as tokens come), at least
+    # max_concurrency; what a launch's --max-num-seqs may admit (0: not computed)
+    held_sequences: int = 0

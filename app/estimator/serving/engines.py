@@ -26,6 +26,10 @@ class EngineDefaults:
     mixed_prefill: bool  # a step carries the running decodes and prompt chunks together (else prefill steps alone)
     overlap_schedule: bool  # the scheduler runs one batch ahead of the GPU (an arrival waits one step more)
     source: str
+    # the share of a request's output still owed that admission reserves in the KV cache (1: its whole length, never
+    # preempted; 0: none, blocks allocated as tokens come and the last admitted preempted when they run out)
+    kv_reserve_share: float = 1.0
+    kv_reserve_source: str = ""
     # fixed GPU latency of one MoE layer's kernel chain (routing alignment, two grouped expert GEMMs, activation,
     # top-k sum) that every step pays per MoE layer beyond its touched experts' bytes; 0 where not sized
     moe_layer_fixed_s: float = 0.0

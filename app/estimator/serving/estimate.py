@@ -9,7 +9,13 @@ from dataclasses import replace
 from app.estimator.serving.config import ServingConfig, ServingEstimate
 from app.estimator.serving.engines import _batched_tokens, _max_num_seqs, _request_overhead_s
 from app.estimator.serving.memo import _hardware, simulations
-from app.estimator.serving.memory import kv_cache_tokens, max_concurrency, sequence_kv_tokens, serving_memory
+from app.estimator.serving.memory import (
+    held_sequences,
+    kv_cache_tokens,
+    max_concurrency,
+    sequence_kv_tokens,
+    serving_memory,
+)
 from app.estimator.serving.operating_point import (
     _at_percentile,
     _capacity,
@@ -87,6 +93,7 @@ def estimate_serving(
     cache_tokens = kv_cache_tokens(model, cfg, gpu, tp, pp)
     sequence_tokens = sequence_kv_tokens(model, cfg, gpu, tp, pp)  # under DP attention one rank's
     limit = max_concurrency(model, cfg, gpu, tp, pp)
+    held = held_sequences(model, cfg, gpu, tp, pp)  # under load, by the engine's KV rule (steers the load's figures)
     notes: list[str] = []
     if cfg.context_len > sequence_tokens and limit >= 1:
         where = "one rank's KV cache holds (DP attention)" if cfg.dp_attention else "the KV cache holds"
@@ -99,7 +106,7 @@ def estimate_serving(
     if limit < 1:
         point = None
     elif cfg.requests_per_s is not None:
-        point = _solve_load(model, cfg, hw, cfg.requests_per_s / replicas, limit)
+        point = _solve_load(model, cfg, hw, cfg.requests_per_s / replicas, held)
     else:
         wanted = cfg.concurrency if cfg.concurrency is not None else limit
         if wanted > limit:
@@ -125,7 +132,7 @@ def estimate_serving(
         return zero
     needed = None
     if cfg.requests_per_s is not None:
-        capacity = _capacity(model, cfg, hw, limit)
+        capacity = _capacity(model, cfg, hw, held)
         # the SLO is judged at the peak: the replicas that carry requests_per_s × peak_factor within it
         needed = max(1, math.ceil(cfg.requests_per_s * cfg.peak_factor / capacity - 1e-9)) if capacity > 0 else None
         if point.requests_per_s * replicas < cfg.requests_per_s * (1 - 1e-3):
@@ -144,6 +151,7 @@ def estimate_serving(
         requests_per_s=rps,
         concurrency=point.concurrency,
         max_concurrency=limit,
+        held_sequences=held,
         kv_cache_tokens=cache_tokens,
         sequence_kv_tokens=sequence_tokens,
         replicas=replicas,

@@ -254,8 +254,31 @@ def _blocks_per_sequence(tokens: int, block: int) -> int:
 
 def max_concurrency(model: ModelSpec, cfg: ServingConfig, gpu: GpuSpec, tp: int, pp: int) -> int:
     """Sequences of input + output tokens one replica holds at once: KV blocks, max_num_seqs."""
+    return _sequences(cfg, gpu, tp, _rank_kv_tokens(model, cfg, gpu, tp, pp), 1.0)
+
+
+def _sequences(cfg: ServingConfig, gpu: GpuSpec, tp: int, cache_tokens: int, share: float) -> int:
+    """Sequences one replica runs in `cache_tokens` (one rank's: a sequence lives on one rank) when each holds its
+    input and (1 + share) / 2 of its output, whole blocks (share 1: input + output); at most max_num_seqs a rank."""
     block = ENGINE_DEFAULTS[cfg.engine].block_size
-    cache_tokens = _rank_kv_tokens(model, cfg, gpu, tp, pp)  # a sequence lives on one rank
-    per_seq = _blocks_per_sequence(cfg.input_tokens + cfg.output_tokens, block) * block
+    if share >= 1:
+        per_seq: float = _blocks_per_sequence(cfg.input_tokens + cfg.output_tokens, block) * block
+    else:  # a growing cache: the tokens held on average over the decode, half a block left part-filled
+        per_seq = cfg.input_tokens + (1 + share) * cfg.output_tokens / 2 + block / 2
     ranks = attention_ranks(cfg, tp)  # under DP attention each rank schedules its own (max_num_seqs each)
-    return ranks * max(0, min(_max_num_seqs(cfg, gpu), cache_tokens // per_seq))
+    return ranks * max(0, min(_max_num_seqs(cfg, gpu), int(cache_tokens // per_seq)))
+
+
+def held_sequences(model: ModelSpec, cfg: ServingConfig, gpu: GpuSpec, tp: int, pp: int) -> int:
+    """Sequences one replica runs at once under load by its engine's KV rule: a request holds its prompt, the output
+    it has generated, and the engine's reserve share s of the output still owed (ENGINE_DEFAULTS kv_reserve_share),
+    input + (1 + s)·output / 2 tokens averaged over its decode (vLLM V1, s = 0: input + output / 2, blocks allocated
+    as tokens come; TensorRT-LLM's GUARANTEED_NO_EVICT, s = 1: input + output, `max_concurrency`); at most
+    max_num_seqs, and at least `max_concurrency` (what the cache holds at whole lengths). Steers the load search and
+    the simulated replica's sequence slots; `max_concurrency` stays the figure reported (as vLLM logs it)."""
+    cache_tokens = _rank_kv_tokens(model, cfg, gpu, tp, pp)
+    full = _sequences(cfg, gpu, tp, cache_tokens, 1.0)
+    share = ENGINE_DEFAULTS[cfg.engine].kv_reserve_share
+    if full < 1 or share >= 1:
+        return full
+    return max(full, _sequences(cfg, gpu, tp, cache_tokens, share))

@@ -11,7 +11,7 @@ from dataclasses import replace
 from app.estimator.serving.config import ServingConfig
 from app.estimator.serving.engines import _request_overhead_s
 from app.estimator.serving.memo import _hardware
-from app.estimator.serving.memory import max_concurrency
+from app.estimator.serving.memory import held_sequences
 from app.estimator.serving.operating_point import _capacity_point
 from app.estimator.serving.rules import validate_config
 from app.estimator.serving.simulation import _Load, _load, _simulate, meets_at_peak
@@ -72,7 +72,7 @@ def steer_replicas(
     model: ModelSpec, cfg: ServingConfig, cluster: Cluster, *, tp: int = 1, pp: int = 1, start: int = 1
 ) -> int | None:
     """The fewest replicas (≥ start) the closed forms allow at the peak (no simulation); None when none does."""
-    limit = max_concurrency(model, cfg, cluster.gpu, tp, pp)
+    limit = held_sequences(model, cfg, cluster.gpu, tp, pp)
     if cfg.requests_per_s is None or limit < 1:
         return None
     load = _load(model, cfg, _hardware(model, cfg, cluster, tp, pp), limit)
@@ -93,7 +93,7 @@ def replicas_for_slo(
     steer."""
     if cfg.requests_per_s is None:
         raise EstimatorError.of("serving_rate_needed", field="serving.requests_per_s")
-    limit = max_concurrency(model, cfg, cluster.gpu, tp, pp)
+    limit = held_sequences(model, cfg, cluster.gpu, tp, pp)
     if limit < 1:
         return None
     hw = _hardware(model, cfg, cluster, tp, pp)
@@ -202,7 +202,7 @@ def replica_capacity(
     holds without an SLO); (0, 0) when not even one sequence fits or meets it."""
     validate_config(cfg)
     check_draft(model, cfg.speculative)
-    limit = max_concurrency(model, cfg, cluster.gpu, tp, pp)
+    limit = held_sequences(model, cfg, cluster.gpu, tp, pp)
     if limit < 1:
         return 0.0, 0.0
     point = _capacity_point(model, cfg, _hardware(model, cfg, cluster, tp, pp), limit)

@@ -19,7 +19,7 @@ from app.estimator.serving.engines import (
     _request_overhead_s,
 )
 from app.estimator.serving.memo import _MEMO, _hardware, _where
-from app.estimator.serving.memory import max_concurrency, sequence_kv_tokens
+from app.estimator.serving.memory import held_sequences, sequence_kv_tokens
 from app.estimator.serving.operating_point import _isolated_ttft_s, _launch_slots, _operating_point
 from app.estimator.serving.step import _Hardware, _sim_decode, _sim_step
 from app.estimator.serving_sim import (
@@ -59,6 +59,7 @@ def _scheduler(model: ModelSpec, cfg: ServingConfig, hw: _Hardware, slots: int |
         block=ENGINE_DEFAULTS[cfg.engine].block_size,
         mixed=ENGINE_DEFAULTS[cfg.engine].mixed_prefill,
         lookahead=int(_overlap_loop(cfg)),
+        reserve=ENGINE_DEFAULTS[cfg.engine].kv_reserve_share,
     )
 
 
@@ -87,7 +88,7 @@ class _Load:
     top_rps: float  # requests/s one replica completes at most (all it holds in flight)
     isolated_s: float
     key: tuple[object, ...] = ()  # what a simulation depends on besides the rate, for the memo
-    limit: int = 1  # the sequences one replica holds (max_concurrency)
+    limit: int = 1  # the sequences one replica holds under load by its engine's KV rule (memory.held_sequences)
     slots: int = 1  # the sequences its launch admits (--max-num-seqs: operating_point._launch_slots), at most limit
 
     @property
@@ -228,7 +229,7 @@ def peak_latency(
 ) -> LoadLatency | None:
     """The simulated latency of one of `replicas` replicas at the peak (requests_per_s × peak_factor shared among
     them); None when no sequence fits or no load is given."""
-    limit = max_concurrency(model, cfg, cluster.gpu, tp, pp)
+    limit = held_sequences(model, cfg, cluster.gpu, tp, pp)
     if cfg.requests_per_s is None or limit < 1:
         return None
     load = _load(model, cfg, _hardware(model, cfg, cluster, tp, pp), limit)
@@ -240,7 +241,7 @@ def peak_latency_at(
 ) -> Callable[[float], LoadLatency] | None:
     """`peak_latency` with the peak scaled by a factor (the replica's quantities computed once, for several factors);
     None when no sequence fits or no load is given."""
-    limit = max_concurrency(model, cfg, cluster.gpu, tp, pp)
+    limit = held_sequences(model, cfg, cluster.gpu, tp, pp)
     if cfg.requests_per_s is None or limit < 1:
         return None
     load, peak = _load(model, cfg, _hardware(model, cfg, cluster, tp, pp), limit), cfg.requests_per_s * cfg.peak_factor
