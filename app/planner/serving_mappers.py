@@ -73,11 +73,13 @@ def serving_out(estimate: ServingEstimate, cfg: ServingConfig, option: ServingOp
 
 
 def _max_concurrency(estimate: ServingEstimate, option: ServingOption | None) -> int:
-    """What one replica runs at once: the KV cache and the engine's max_num_seqs, and no more than the option's launch
-    admits (--max-num-seqs, serving_launch.replica_max_seqs)."""
+    """What one replica runs at once: what the option's launch admits (--max-num-seqs, serving_launch.replica_max_seqs)
+    or, on /estimate under a load, the slots its simulation queued on by the same rule (ServingEstimate.launch_slots:
+    review R10-4 read the KV cache's 70 beside a TTFT tail set by the launch's 20); else the KV cache and the
+    engine's max_num_seqs."""
     if option is None or option.max_seqs is None:
-        return estimate.max_concurrency
-    return min(estimate.max_concurrency, option.max_seqs)
+        return estimate.launch_slots or estimate.max_concurrency
+    return option.max_seqs
 
 
 def _pools_out(option: ServingOption | None) -> dict[str, PoolOut] | None:

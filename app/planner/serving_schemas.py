@@ -251,8 +251,10 @@ class ServingOut(BaseModel):
         "load (at most max_concurrency), else the steady state's"
     )
     max_concurrency: int = Field(
-        description="Sequences of these lengths one replica runs at once: the smaller of what its KV cache holds and "
-        "the engine's max_num_seqs; /recommend: never more than its launch admits (--max-num-seqs)"
+        description="Sequences of these lengths one replica runs at once: under a load (requests_per_s), what its "
+        "launch admits (--max-num-seqs: within the SLO, and what the KV cache holds by the engine's rule, vLLM "
+        "allocating as tokens come), the slots the simulated latencies queue on; else the smaller of what its KV "
+        "cache holds at whole length and the engine's max_num_seqs"
     )
     kv_cache_tokens: int = Field(description="Per replica")
     replicas: int = Field(

@@ -250,7 +250,9 @@ def test_a_saturated_replica_is_fully_used_and_holds_at_most_its_slots(
         if result.latency[load].saturated:
             assert result.utilization[load] >= 1.0, (load, result.utilization)
     assert result.utilization["average"] <= result.utilization["peak"]
-    assert 0 < result.concurrency <= result.max_concurrency
+    # at most the slots the simulation admits (the launch's, by the engine's KV rule: review R10-4), which vLLM's
+    # allocation as tokens come may put above the whole-length max_concurrency
+    assert 0 < result.concurrency <= result.launch_slots
 
 
 @pytest.mark.parametrize("rate", [0.001, 0.37, 3.75, 18.5733, 1e4])

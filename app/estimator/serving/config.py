@@ -123,3 +123,6 @@ class ServingEstimate:
     # the tokens it holds on average over its decode where the engine allocates as tokens come), at least
     # max_concurrency; what a launch's --max-num-seqs may admit (0: not computed)
     held_sequences: int = 0
+    # the sequences one replica's launch admits (--max-num-seqs: operating_point._launch_slots), the slots the
+    # simulation queues on, where a load was simulated (0: not simulated)
+    launch_slots: int = 0

@@ -169,7 +169,8 @@ def estimate_serving(
     if cfg.requests_per_s is None or not simulate:
         return result
     with simulations():
-        load = _load(model, cfg, hw, limit)
+        # by the engine's KV rule, as /recommend's search and launch hold it (simulation.peak_latency, review R10-4)
+        load = _load(model, cfg, hw, held)
         return _under_load(result, model, cfg, cluster, (tp, pp, replicas), load, replicas_needed)
 
 
@@ -204,6 +205,7 @@ def _under_load(
         concurrency=min(float(load.limit), average.running),  # what the simulation holds at the offered load
         utilization=used,
         isolated_ttft_ms=(load.isolated_s - _request_overhead_s(cfg)) * 1e3,
+        launch_slots=load.slots,
     )
 
 
