@@ -1,4 +1,4 @@
-"""The one en/zh catalog of text rendered from codes (app/messages.py): both languages word the same
+"""The one en/zh catalog of text rendered from codes (app/text/messages.py): both languages word the same
 codes with the same fields, every code the training planner emits is worded, and the API's English
 reads as it did when the planner wrote the sentences itself (the strings below are that old output)."""
 
@@ -12,7 +12,6 @@ from typing import get_args
 
 import pytest
 
-from app import messages, words
 from app.estimator import performance
 from app.estimator.checkpoints import checkpoint_from_config, scheme_params
 from app.estimator.clusters import CatalogServer, HardwareAsked, gpu_cluster, server_cluster
@@ -30,6 +29,7 @@ from app.planner.service import FUSED_LOSS_NOTE, SEQUENCE_PARALLEL_NOTE
 from app.planner.serving_request import SERVING_ASSUMPTIONS, tail_notes
 from app.planner.serving_schemas import ServingIn
 from app.planner.serving_service import NO_FABRIC_NOTE
+from app.text import messages, words
 
 # the fields messages._render derives from a parameter: a reached latency in its unit (`{ttft}` from ttft_ms)
 DERIVED = {"ttft": "ttft_ms", "tpot": "tpot_ms"}
@@ -508,7 +508,7 @@ def test_max_nodes_rejection_is_no_longer_called_capacity() -> None:
 
 def test_the_replicas_no_fabric_note_is_one_text_with_the_launchs() -> None:
     """/estimate's assumption and the serving launch's note say the same: the English twice (the estimator imports
-    nothing of the app), held equal here; the Chinese once (app/note_words.py reads the launch's)."""
+    nothing of the app), held equal here; the Chinese once (app/text/note_words.py reads the launch's)."""
     assert ENGLISH["replicas_share_nothing"] == messages.LAUNCH["en"]["no_fabric"]
     assert messages.NOTES["zh"]["replicas_share_nothing"] == messages.LAUNCH["zh"]["no_fabric"]
 

@@ -25,11 +25,11 @@ from sqlalchemy.orm import Session
 from app.apikeys import repository
 from app.apikeys.models import ApiKey
 from app.apikeys.schemas import ApiKeyCreate, ApiKeyIssued, ApiKeyOut
+from app.common.errors import Forbidden, InvalidInput, NotFound, Unauthorized
+from app.common.settings import Settings, get_settings
 from app.db.base import utcnow
 from app.db.engine import SETTINGS
-from app.errors import Forbidden, InvalidInput, NotFound, Unauthorized
 from app.estimator.vocabulary import API_SCOPES, ApiScope
-from app.settings import Settings, get_settings
 
 KEY_PREFIX = "gsk_"  # tells an API key from an admin API token (gsz_) at a glance, and to the rate limiter
 MAX_KEY_CHARS = 100  # an issued key has 47; a longer header value is no key, and is not hashed

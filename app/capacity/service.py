@@ -20,7 +20,6 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from app import messages
 from app.capacity import repository
 from app.capacity.ledger import (
     Hold,
@@ -35,8 +34,9 @@ from app.capacity.ledger import (
 from app.capacity.models import Reservation
 from app.catalog.models import Sku
 from app.catalog.zone import catalog_zone
-from app.errors import Conflict, InvalidInput
+from app.common.errors import Conflict, InvalidInput
 from app.estimator.vocabulary import MAX_QUOTE_MONTHS
+from app.text import messages
 
 # A maintenance hold may be recorded for a repair that began up to a month ago (the admin learns of it late), and
 # ends at most where a rental can still hold units: the last start (the booking window, ledger.last_start) plus

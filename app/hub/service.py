@@ -19,7 +19,7 @@ connection back in the pool), the Hub asked, and the config kept in a short tran
 `with_hub_config` runs before the route writes anything.
 
 A fetched config passes the same bounds as a pasted one: the size of a request body (MAX_BODY_BYTES),
-the JSON bounds of app.jsonguard, then the estimator's own checks (app.estimator.models).
+the JSON bounds of app.common.jsonguard, then the estimator's own checks (app.estimator.models).
 
 The cache is bounded whatever clients send (app.hub.models): keyed by the id case-folded, it keeps only
 configs that pass those checks (compact, at most HF_CONFIG_MAX_BYTES), remembers refusals for
@@ -41,17 +41,17 @@ from typing import Any, Literal, TypeVar
 import httpx
 from sqlalchemy.orm import Session
 
-from app import messages
+from app.common.errors import AppError, BadGateway, InvalidInput, ServiceUnavailable, TooManyRequests
+from app.common.jsonguard import Refusal, check_body
+from app.common.settings import Settings
+from app.common.tls import client_context
 from app.db.engine import CLIENT
-from app.errors import AppError, BadGateway, InvalidInput, ServiceUnavailable, TooManyRequests
 from app.estimator.models import model_from_hf_config
 from app.estimator.specs import EstimatorError
 from app.hub import repository
-from app.jsonguard import Refusal, check_body
 from app.planner.schemas import WorkloadIn
 from app.ratelimit.service import RateLimiter
-from app.settings import Settings
-from app.tls import client_context
+from app.text import messages
 
 REVISION = "main"
 FIELD = "model.hf_id"
@@ -367,7 +367,7 @@ def _absurd_number(value: Any, path: str) -> str | None:
 
 def _errors(field: str, code: HubCode, params: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
     """The English detail, and the error naming the field with its code and parameters (the wizard words
-    them in the page's language: app.messages.HUB)."""
+    them in the page's language: app.text.messages.HUB)."""
     message = messages.hub(code, params)
     return f"{field}: {message}", [{"field": field, "message": message, "type": code, "params": params}]
 

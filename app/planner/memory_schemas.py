@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field, model_validator
 
+from app.common.schemas import RequestModel
 from app.estimator.vocabulary import Attention, Loss
 from app.planner.levers import Levers
-from app.schemas import RequestModel
 
 ATTENTION_DESCRIPTION = (
     "Attention implementation: flash (FlashAttention 2/3) and sdpa (PyTorch "

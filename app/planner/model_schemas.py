@@ -8,12 +8,12 @@ from typing import Annotated, Any
 
 from pydantic import Field, field_validator, model_validator
 
+from app.common.schemas import RequestModel
 from app.estimator.vocabulary import (
     Mlp,
     Variant,
 )
 from app.planner.memory_schemas import MemoryOut as MemoryOut  # re-exported: the responses import it from here
-from app.schemas import RequestModel
 
 PositiveInt = Annotated[int, Field(ge=1)]
 ShortId = Annotated[str, Field(min_length=1, max_length=64)]

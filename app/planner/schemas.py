@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, Field, ValidationInfo, field_validator, model_validator
 
 from app.catalog.schemas import TERM_DESCRIPTION
+from app.common.schemas import Currency, RequestModel, decimal_string, mirror
 from app.estimator.specs import EstimatorError, LoraSpec, Plan, Workload
 from app.estimator.vocabulary import (
     LORA_TARGETS,
@@ -54,7 +55,6 @@ from app.planner.word_schemas import (
     NoteOut as NoteOut,  # re-exported: the responses import them from here
     WarningOut as WarningOut,
 )
-from app.schemas import Currency, RequestModel, decimal_string, mirror
 
 
 class LoraIn(RequestModel):
@@ -422,8 +422,8 @@ class ScalingIn(WorkloadIn):
     rdma_nics_per_node: int = Field(default=1, ge=1, le=16, description="InfiniBand/RoCE ports per server")
 
 
-# A budget is money as the admin's prices are (app.schemas.money_pattern): a decimal string in plain notation, > 0,
-# at most two decimals (the fields' own bounds).
+# A budget is money as the admin's prices are (app.common.schemas.money_pattern): a decimal string in plain
+# notation, > 0, at most two decimals (the fields' own bounds).
 BUDGET = decimal_string("300000.00")
 
 
@@ -604,7 +604,7 @@ class EstimateOut(BaseModel):
     assumptions: list[str]
     assumption_codes: list[NoteOut] = Field(
         default_factory=list,
-        description="`assumptions` as codes with parameters, one for one and in the same order (app/note_words.py "
+        description="`assumptions` as codes with parameters, one for one and in the same order (app/text/note_words.py "
         "words them in English and Chinese)",
     )
     serving: ServingOut | None = Field(default=None, description='task "serving": latency, throughput, KV cache')
@@ -672,7 +672,8 @@ class OptionOut(BaseModel):
     )
     miss_reason: str | None = Field(default=None, description="Why a near miss misses, in English (from `misses`)")
     misses: list[MissOut] = Field(
-        default_factory=list, description="A near miss's reasons as codes with parameters (app/messages.py words them)"
+        default_factory=list,
+        description="A near miss's reasons as codes with parameters (app/text/messages.py words them)",
     )
     reference_prices: list[ReferencePriceOut] = Field(default_factory=list)
     serving: ServingOut | None = Field(default=None, description='task "serving": latency, throughput, KV cache')
@@ -685,8 +686,8 @@ class OptionOut(BaseModel):
     )
     assumption_codes: list[NoteOut] = Field(
         default_factory=list,
-        description="`assumptions` as codes with parameters, one for one (app/messages.py ASSUMPTIONS words them in "
-        "English and Chinese)",
+        description="`assumptions` as codes with parameters, one for one (app/text/messages.py ASSUMPTIONS words them "
+        "in English and Chinese)",
     )
 
 

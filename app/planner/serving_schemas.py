@@ -7,10 +7,10 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
 
+from app.common.schemas import RequestModel
 from app.estimator.serving import ENGINE_DEFAULTS, VLLM_LARGE_GPU_MAX_NUM_SEQS
 from app.estimator.serving_levers import MAX_SPECULATIVE_TOKENS
 from app.estimator.vocabulary import Batching, Engine, SpeculativeMethod
-from app.schemas import RequestModel
 
 # Why a SKU yields no disaggregated deployment (app/planner/serving_disagg.py): `disaggregated_pools`, no prefill and
 # decode pools within max_nodes meet the SLO at the peak; `disaggregated_spanning`, a pool replica would span servers

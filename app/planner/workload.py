@@ -13,11 +13,11 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from app import messages
 from app.catalog import repository as catalog_repository
 from app.catalog.models import Sku
 from app.catalog.service import fabric_addon_of, joining_fabric
-from app.errors import InvalidInput
+from app.common.errors import InvalidInput
+from app.common.schemas import mirror
 from app.estimator.checkpoints import Checkpoint, checkpoint_from_config, scheme_params
 from app.estimator.clusters import CatalogServer, HardwareAsked, gpu_cluster, server_cluster
 from app.estimator.hardware import get_gpu
@@ -32,7 +32,7 @@ from app.planner.explain import task_warnings
 from app.planner.schemas import HardwareIn, ModelIn, WorkloadIn
 from app.planner.search import default_global_batch
 from app.planner.shapes import scaled_pretrain_batch
-from app.schemas import mirror
+from app.text import messages
 
 SessionOpener = Callable[[], Session]
 

@@ -10,11 +10,11 @@ from functools import cache
 
 from sqlalchemy.orm import Session
 
+from app.common.errors import TooManyRequests
+from app.common.settings import Settings
 from app.db.engine import CLIENT, SETTINGS
-from app.errors import TooManyRequests
 from app.quotes.schemas import QuoteCreate, QuotePlan
 from app.ratelimit.service import RateLimiter
-from app.settings import Settings
 
 
 def request_hash(data: QuoteCreate) -> str:

@@ -23,7 +23,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 
 from pebble import ProcessPool
 
-from app.errors import ServiceUnavailable
+from app.common.errors import ServiceUnavailable
 from app.quotes.pdf_render import write_pdf
 
 RETRY_AFTER_S = "10"

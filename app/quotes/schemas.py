@@ -19,9 +19,9 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, EmailStr, Field, StringConstraints, field_validator, model_validator
 
 from app.catalog.schemas import TERM_DESCRIPTION, MoneyStr
+from app.common.schemas import PrintedText, RequestModel
 from app.estimator.vocabulary import MAX_QUOTE_MONTHS, QuoteStatus, Term
 from app.planner.schemas import PlanIn, WorkloadIn
-from app.schemas import PrintedText, RequestModel
 
 Text200 = Annotated[str, StringConstraints(strip_whitespace=True, max_length=200), PrintedText]
 MAX_WORKLOAD_JSON_BYTES = 8192  # a real config.json is 1-2 KB (DeepSeek-V3's, the largest shipped preset: ~1.7 KB)
@@ -250,7 +250,7 @@ class QuoteLineOut(BaseModel):
 
 
 class QuoteNoteOut(BaseModel):
-    code: str = Field(description="A note's stable code (app/note_words.py QUOTE_NOTES words it)")
+    code: str = Field(description="A note's stable code (app/text/note_words.py QUOTE_NOTES words it)")
     params: dict[str, Any] = Field(
         default_factory=dict,
         description="The figures and names its text carries; an amount is in `currency`, or in its own "

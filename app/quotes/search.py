@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 
 from sqlalchemy.orm import Session
 
-from app.errors import InvalidInput
+from app.common.errors import InvalidInput
 from app.estimator.vocabulary import QuoteStatus
 from app.quotes import repository
 from app.quotes.schemas import QuotePage

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
-from app.errors import InvalidInput
+from app.common.errors import InvalidInput
 
 SCHEMES = ("http", "https")
 

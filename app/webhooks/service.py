@@ -15,8 +15,8 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from app.common.errors import NotFound
 from app.db.base import utcnow
-from app.errors import NotFound
 from app.webhooks import repository
 from app.webhooks.addresses import check_url
 from app.webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint, WebhookEvent

@@ -16,9 +16,9 @@ from sqlalchemy.orm import Session
 from app.admin.models import AuditEntry
 from app.apikeys import service
 from app.apikeys.models import ApiKey
-from app.errors import Forbidden, Unauthorized
+from app.common.errors import Forbidden, Unauthorized
+from app.common.settings import DEV_API_KEY_SECRET
 from app.quotes.models import Quote
-from app.settings import DEV_API_KEY_SECRET
 from tests.admin.conftest import Admin
 from tests.apikeys.conftest import RECOMMEND, bearer, issue
 from tests.quotes.helpers import a100_body

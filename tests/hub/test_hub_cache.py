@@ -17,10 +17,10 @@ from fastapi.testclient import TestClient
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
+from app.common.settings import Settings
 from app.db.engine import CLIENT
 from app.estimator.presets import get_preset, preset_config
 from app.hub.models import HubConfig
-from app.settings import Settings
 from tests.conftest import client_for
 from tests.hub_server import Answer, StandInHub
 

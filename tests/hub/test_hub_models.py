@@ -18,10 +18,10 @@ from pydantic import SecretStr
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.common.settings import Settings
+from app.common.tls import client_context
 from app.estimator.presets import get_preset, preset_config
 from app.hub.models import HubConfig
-from app.settings import Settings
-from app.tls import client_context
 from tests.conftest import client_for
 from tests.hub_server import GATED_TOKEN, Answer, StandInHub
 from tests.servers import free_port
@@ -73,7 +73,7 @@ def test_second_request_reads_the_database_not_the_hub(client: TestClient, hub: 
 
 def test_fetches_share_one_tls_context(client: TestClient, hub: StandInHub, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each config.json fetched made an httpx client that loaded the CA bundle again (about 30 ms of CPU); the
-    fetches of a process share one context (app/tls.py)."""
+    fetches of a process share one context (app/common/tls.py)."""
     loaded: list[object] = []
     real = ssl.create_default_context
     monkeypatch.setattr(ssl, "create_default_context", lambda *a, **k: loaded.append(k) or real(*a, **k))

@@ -14,9 +14,9 @@ from pypdf import PdfReader
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from app.i18n import Translator
 from app.planner.schemas import OptionOut, RecommendIn
 from app.quotes.models import Quote
+from app.text.i18n import Translator
 from app.web.quote_form import quote_from_form
 from tests.factories import recommend, sales_key, units_available
 

@@ -14,7 +14,7 @@ Database errors map here too: unreachable or out of pool → 503; a lock or stat
 a deadlock or serialisation failure (PostgreSQL) or a locked SQLite file → 503 with Retry-After: 1; a
 unique or foreign-key check lost to a concurrent write → 409.
 
-A request body outside app.jsonguard's bounds is a BodyRefused (an HTTPException, 422 naming the field).
+A request body outside app.common.jsonguard's bounds is a BodyRefused (an HTTPException, 422 naming the field).
 FastAPI's validation errors are rendered here too, without echoing the rejected input (a huge
 value must not come back, and NaN/Infinity cannot be encoded as JSON at all). Plain HTTP statuses
 (400, 404, 405, 413, 415, 429, …) get the stable types of HTTP_PROBLEMS; the middleware in app/http
@@ -33,11 +33,11 @@ from fastapi.responses import JSONResponse, Response
 from sqlalchemy.exc import IntegrityError, InterfaceError, OperationalError, TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from app import messages
 from app.db.engine import DatabaseUnavailable
 from app.estimator.specs import EstimatorError
-from app.field_words import plain_message
-from app.i18n import negotiate
+from app.text import messages
+from app.text.field_words import plain_message
+from app.text.i18n import negotiate
 
 log = logging.getLogger("app.errors")
 E = TypeVar("E", bound=Exception)
@@ -125,7 +125,7 @@ DETAIL_ERRORS = 5  # the errors `detail` repeats in one line
 
 
 class BodyRefused(StarletteHTTPException):
-    """A request body outside app.jsonguard's bounds: 422 naming the field. An HTTPException, because
+    """A request body outside app.common.jsonguard's bounds: 422 naming the field. An HTTPException, because
     FastAPI passes those on from reading a body where it would call any other exception a parse error."""
 
     def __init__(self, field: str, message: str, type_: str, params: dict[str, Any] | None = None) -> None:
@@ -163,7 +163,7 @@ def internal_error_response() -> JSONResponse:
 
 def field_errors(errors: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The API's `errors[]` of pydantic's errors (a request's here, an MCP tool's arguments in app.mcp): the field,
-    what it allows in words (app.field_words) and pydantic's type; never the rejected input."""
+    what it allows in words (app.text.field_words) and pydantic's type; never the rejected input."""
     out = []
     for err in errors:
         # A JSON syntax error's location is a character position, not a field.
@@ -220,8 +220,8 @@ def app_error_response(exc: AppError) -> JSONResponse:
 
 def _worded(error: dict[str, Any], lang: str) -> dict[str, Any]:
     """A field error in `lang`, worded from its code (`type`) and figures (`params`): a quote's refusal
-    (app.messages.quote_check), the estimator's (app.messages.estimator_text) or an unknown constraint's
-    (app.messages.unknown); as it was without them."""
+    (app.text.messages.quote_check), the estimator's (app.text.messages.estimator_text) or an unknown constraint's
+    (app.text.messages.unknown); as it was without them."""
     code, params = str(error.get("type", "")), error.get("params")
     if params is None:
         return error
@@ -240,7 +240,7 @@ async def _on_app_error(request: Request, exc: AppError) -> JSONResponse:
 
 def app_error_answer(request: Request, exc: AppError) -> JSONResponse:
     """A problem with field errors in the request's language (Accept-Language, as the pages choose theirs:
-    app.i18n.negotiate): its `errors[].message` worded from their codes and the `detail` from them (a 422's as
+    app.text.i18n.negotiate): its `errors[].message` worded from their codes and the `detail` from them (a 422's as
     `field: message`, another's, a 409 capacity_taken or a 403 accept_needs_sales, as the message alone); English, as
     raised, without one."""
     if not exc.errors:

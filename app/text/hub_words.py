@@ -1,4 +1,4 @@
-"""The words of a Hub model refusal, in English and Chinese (one catalog per language; app/messages.py renders
+"""The words of a Hub model refusal, in English and Chinese (one catalog per language; app/text/messages.py renders
 them)."""
 
 from __future__ import annotations
