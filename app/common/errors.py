@@ -116,6 +116,19 @@ class BadGateway(AppError, status=502): ...
 class ServiceUnavailable(AppError, status=503): ...
 
 
+A = TypeVar("A", bound=AppError)
+
+
+def refused(kind: type[A], code: str, *, field: str, headers: dict[str, str] | None = None, **params: Any) -> A:
+    """A `kind` error of `code` (app/text/refusal_words.py) with its figures: the English text its `detail` (a
+    422's as `field: text`), `errors[0]` the field, the text, the code as its `type` and the figures as its
+    `params`, worded in the request's language by the handler below; the code also as the problem's `code`."""
+    message = messages.refusal(code, params)
+    detail = f"{field}: {message}" if kind.status == 422 else message
+    error = {"field": field, "message": message, "type": code, "params": params}
+    return kind(detail, errors=[error], headers=headers, extra={"code": code})
+
+
 MAX_MESSAGE_CHARS = 200  # a field error's message (and field path) never carries a huge value back
 # A problem's `errors[]` lists at most this many; `errors_omitted` counts the rest. Output is bounded like
 # input (review R4-7: 60,000 unknown keys in a 1 MB body came back as 5.2 MB of errors): 20 is more than
@@ -220,8 +233,8 @@ def app_error_response(exc: AppError) -> JSONResponse:
 
 def _worded(error: dict[str, Any], lang: str) -> dict[str, Any]:
     """A field error in `lang`, worded from its code (`type`) and figures (`params`): a quote's refusal
-    (app.text.messages.quote_check), the estimator's (app.text.messages.estimator_text) or an unknown constraint's
-    (app.text.messages.unknown); as it was without them."""
+    (app.text.messages.quote_check), the estimator's (app.text.messages.estimator_text), an unknown constraint's
+    (app.text.messages.unknown) or another refusal's (app.text.messages.refusal); as it was without them."""
     code, params = str(error.get("type", "")), error.get("params")
     if params is None:
         return error
@@ -231,6 +244,10 @@ def _worded(error: dict[str, Any], lang: str) -> dict[str, Any]:
         return {**error, "message": messages.estimator_text(code, params, lang)}
     if code in messages.UNKNOWN["en"]:  # a constraint naming what the catalog does not hold
         return {**error, "message": messages.unknown(code, params, lang)}
+    if code in messages.HUB["en"]:  # a Hugging Face model id that could not be read or sized
+        return {**error, "message": messages.hub(code, params, lang)}
+    if code in messages.REFUSALS["en"]:  # the domain's other refusals: not found, scope, search, webhook URL, PDF
+        return {**error, "message": messages.refusal(code, params, lang)}
     return error
 
 

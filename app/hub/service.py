@@ -74,6 +74,7 @@ HubCode = Literal[
     "hub_json_bounds",
     "hub_not_object",
     "hub_not_sizeable",
+    "hub_number_absurd",
     "hub_new_ids",
 ]
 
@@ -153,6 +154,7 @@ REMEMBERED: frozenset[HubCode] = frozenset(
         "hub_json_bounds",
         "hub_not_object",
         "hub_not_sizeable",
+        "hub_number_absurd",
     }
 )
 
@@ -164,7 +166,8 @@ def _remember(session: Session, key: str, refusal: AppError, settings: Settings)
         return
     now = datetime.now(UTC)
     params, token = error.get("params", {}), settings.hf_token is not None
-    miss = json.dumps({"code": code, "status": refusal.status, "params": params, "token": token})
+    # default=str: an estimator's figure JSON cannot hold (none today) is kept as its text, never a 500
+    miss = json.dumps({"code": code, "status": refusal.status, "params": params, "token": token}, default=str)
     repository.keep(
         session,
         hf_key=key,
@@ -326,12 +329,13 @@ def _sizeable(config: dict[str, Any], hf_id: str, field: str) -> dict[str, Any]:
         raise _invalid(field, "hub_not_object", hf_id=hf_id)
     where = _absurd_number(config, "")
     if where is not None:
-        reason = f"{where} is out of range (at most {MAX_INTEGER} for an integer, {MAX_NUMBER:g} for a number)"
-        raise _invalid(field, "hub_not_sizeable", hf_id=hf_id, reason=reason)
+        bounds = {"most_integer": MAX_INTEGER, "most_number": MAX_NUMBER}
+        raise _invalid(field, "hub_number_absurd", hf_id=hf_id, where=where, **bounds)
     try:
         model_from_hf_config(config, name=hf_id)
-    except EstimatorError as exc:
-        raise _invalid(field, "hub_not_sizeable", hf_id=hf_id, reason=str(exc)) from exc
+    except EstimatorError as exc:  # the estimator's code and figures, worded in each language (messages.hub)
+        why = {"code": exc.code, "params": exc.params} if exc.code else {"message": str(exc)}
+        raise _invalid(field, "hub_not_sizeable", hf_id=hf_id, reason=why) from exc
     except (ArithmeticError, ValueError, TypeError) as exc:  # a shape the estimator's own checks did not foresee
         raise _invalid(field, "hub_not_sizeable", hf_id=hf_id, reason=type(exc).__name__) from exc
     return config

@@ -216,7 +216,7 @@ def problem_of(exc: Exception) -> dict[str, Any]:
             422, f"{exc.field}: {exc.message}", errors=[{"field": exc.field, "message": exc.message, "type": exc.type}]
         )
     if isinstance(exc, AppError):
-        extra = {"errors": exc.errors} if exc.errors else {}
+        extra = {**exc.extra, **({"errors": exc.errors} if exc.errors else {})}  # as app_error_response's
         body = {
             "type": PROBLEM_BASE + exc.type_,
             "title": exc.title,

@@ -27,7 +27,7 @@ from app.catalog.models import Sku, SkuAddon
 from app.catalog.pricing import sku_pricing
 from app.catalog.service import FABRIC_ADDON_PREFIXES, fabric_addon_of, joining_fabric
 from app.catalog.zone import catalog_zone
-from app.common.errors import Conflict, InvalidInput, NotFound
+from app.common.errors import Conflict, InvalidInput, NotFound, refused
 from app.common.money import bp_to_percent, discounted_line, from_minor, to_minor
 from app.common.schemas import mirror
 from app.estimator.vocabulary import MAX_QUOTE_MONTHS, QUOTE_STATUSES, TERM_MONTHS, Term
@@ -543,10 +543,7 @@ def _replay(earlier: Quote, digest: str, key: str, base_path: str) -> Created:
     """The quote first issued under `key` in the caller's scope (found by it: another organisation's keys are
     never looked at), for the same body; another body is a 409."""
     if earlier.request_hash != digest:
-        raise Conflict(
-            f"Idempotency-Key {key!r} was already used with a different request body; "
-            "send the original body to get that quote again, or use a new key for a new quote"
-        )
+        raise refused(Conflict, "idempotency_key_reused", field="idempotency_key", key=key)
     return Created(quote_out(earlier, base_path=base_path), created=False)
 
 
@@ -665,7 +662,7 @@ def get_quote_row(session: Session, *, public_id: str, for_update: bool = False)
     if PUBLIC_ID_RE.fullmatch(public_id):
         quote = repository.get_by_public_id(session, public_id, for_update=for_update)
     if quote is None:
-        raise NotFound("no quote with this id")
+        raise refused(NotFound, "quote_unknown", field="quote")
     return quote
 
 

@@ -38,6 +38,7 @@ from app.text.note_words import (
     SCHEMES as SCHEMES,  # re-exported: checkpoint formats
 )
 from app.text.quote_check_words import QUOTE_CHECKS as QUOTE_CHECKS  # re-exported: why POST /quotes refuses
+from app.text.refusal_words import REFUSALS as REFUSALS  # re-exported: why the domain refuses
 from app.text.warning_words import (
     MEMORY_LEVERS,
     NO_FIT_FUSED,
@@ -590,8 +591,15 @@ def misses(
 
 
 def hub(code: str, params: Mapping[str, Any], lang: str = "en") -> str:
-    """Why a Hugging Face model id could not be read or sized, in `lang`."""
+    """Why a Hugging Face model id could not be read or sized, in `lang` (the estimator's refusal of its config by
+    its code and figures; a reason kept as text by an older release as it is)."""
     lang = _lang(lang)
+    why = params.get("reason")
+    if isinstance(why, Mapping):
+        params = {
+            **params,
+            "reason": estimator_text(why["code"], why["params"], lang) if "code" in why else why["message"],
+        }
     return _render(HUB[lang][code], params, lang, plain_money)
 
 
@@ -600,6 +608,12 @@ def unknown(code: str, params: Mapping[str, Any], lang: str = "en") -> str:
     lang = _lang(lang)
     words = {key: LIST_SEP[lang].join(str(item) for item in params.get(key, ())) for key in ("unknown", "allowed")}
     return UNKNOWN[lang][code].format(**words)
+
+
+def refusal(code: str, params: Mapping[str, Any], lang: str = "en") -> str:
+    """Why the domain refuses a request (app/text/refusal_words.py: not found, scope, search, webhook URL, PDF)."""
+    lang = _lang(lang)
+    return _render(REFUSALS[lang][code], params, lang, plain_money)
 
 
 def estimator_error(exc: EstimatorError, lang: str = "en") -> str:
