@@ -556,10 +556,10 @@ DOMAIN = (
     "ratelimit",
 )
 # How a domain module raises a refusal of app/text/refusal_words.py: the call and where its code is.
-REFUSAL_CALLS = {"refused": 1, "_refused": 1, "AddressRefused": 0}
-# (module, function) -> why an exception there may carry an English sentence: never shown to people, or shown as
-# pydantic's `value_error` of a request model. A new English raise in the domain fails below until it is given a
-# code (`app.common.errors.refused`) or is named here with why.
+REFUSAL_CALLS = {"refused": 1, "_refused": 1, "AddressRefused": 0, "coded_error": 0}
+# (module, function) -> why an exception there may carry an English sentence: it is never shown to people. A new
+# English raise in the domain fails below until it is given a code (`app.common.errors.refused`, a request model's
+# `app.common.schemas.coded_error`) or is named here with why.
 ENGLISH_ALLOWED = {
     ("planner/mappers.py", "availability_out"): "an assertion: the mapper is only given options with availability",
     ("planner/stacks.py", "_names"): "data/stacks.json checked at import: a broken shipped file, not a request",
@@ -570,24 +570,6 @@ ENGLISH_ALLOWED = {
     ("capacity/ledger.py", "add_months"): "an assertion: callers stay within the ledger's calendar",
     ("reference/service.py", "set_exchange_rate"): "the operator's CLI argument (python -m app reference rate)",
     ("hub/service.py", "_capped_body"): "an httpx timeout raised to be caught and answered as hub_timeout",
-    # Request-model validators: pydantic answers them as `value_error` 422s with this English (the pages word the
-    # field by its type). Worded by code once the validation handler carries a validator's code and figures.
-    ("planner/memory_schemas.py", "_compiled_loss_compiles"): "a request-model validator (pydantic value_error)",
-    ("planner/model_schemas.py", "_hub_id"): "a request-model validator (pydantic value_error)",
-    ("planner/model_schemas.py", "_one_source"): "a request-model validator (pydantic value_error)",
-    ("planner/schemas.py", "_known_targets"): "a request-model validator (pydantic value_error)",
-    ("planner/schemas.py", "_zero_range"): "a request-model validator (pydantic value_error)",
-    ("planner/schemas.py", "_levers_agree"): "a request-model validator (pydantic value_error)",
-    ("planner/schemas.py", "_shard_divides_dp"): "a request-model validator (pydantic value_error)",
-    ("planner/schemas.py", "_one_of"): "a request-model validator (pydantic value_error)",
-    ("planner/schemas.py", "_serving_fields_only_for_serving"): "a request-model validator (pydantic value_error)",
-    ("planner/serving_schemas.py", "_draft_for_draft_model"): "a request-model validator (pydantic value_error)",
-    ("planner/serving_schemas.py", "_one_load"): "a request-model validator (pydantic value_error)",
-    ("planner/serving_schemas.py", "_p95_of_a_lognormal"): "a request-model validator (pydantic value_error)",
-    ("quotes/schemas.py", "_gpus"): "a request-model validator (pydantic value_error)",
-    ("quotes/schemas.py", "_pools_or_degrees"): "a request-model validator (pydantic value_error)",
-    ("quotes/schemas.py", "_hours_range"): "a request-model validator (pydantic value_error)",
-    ("quotes/schemas.py", "_bounded_workload"): "a request-model validator (pydantic value_error)",
 }
 
 
@@ -636,7 +618,7 @@ def test_every_refusal_the_domain_raises_is_worded_in_both_languages() -> None:
 
 
 # Calls that raise a code with its parameters (the English rendered from the catalog): never an English raise.
-CODED_CALLS = {"of", "refused", "_refused", "refusal", "_quote_conflict"}
+CODED_CALLS = {"of", "refused", "_refused", "refusal", "_quote_conflict", "coded_error"}
 
 
 def _english(node: ast.expr) -> bool:
@@ -695,8 +677,8 @@ def _english_raises() -> set[tuple[str, str]]:
 
 def test_the_domain_raises_codes_not_english_sentences() -> None:
     """Issue 34: the domain emits codes with parameters only. A raise in the domain packages that is given an
-    English sentence is named in ENGLISH_ALLOWED with why (it never reaches a person, or is a request model's
-    pydantic validator), and the list names no raise that is gone."""
+    English sentence is named in ENGLISH_ALLOWED with why (it never reaches a person), and the list names no raise
+    that is gone."""
     found = _english_raises()
     assert sorted(found - ENGLISH_ALLOWED.keys()) == []
     assert sorted(ENGLISH_ALLOWED.keys() - found) == []

@@ -183,6 +183,8 @@ def field_errors(errors: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         loc = [] if err["type"] == "json_invalid" else [str(part) for part in err.get("loc", ()) if part != "body"]
         message = plain_message(err)[:MAX_MESSAGE_CHARS]
         out.append({"field": (".".join(loc) or "body")[:MAX_MESSAGE_CHARS], "message": message, "type": err["type"]})
+        if err["type"] in messages.REFUSALS["en"]:  # a request model's refusal by its code: its figures too
+            out[-1]["params"] = dict(err.get("ctx") or {})
     return out
 
 
@@ -223,7 +225,12 @@ async def _on_validation(request: Request, exc: RequestValidationError) -> JSONR
     if _unsupported_media_type(request, exc):
         return http_problem(415, "The request body must be JSON (Content-Type: application/json).")
     detail, members = validation_problem(exc.errors())
-    return http_problem(422, detail, **members)
+    if not any("params" in error for error in members["errors"]):
+        return http_problem(422, detail, **members)
+    lang = negotiate(request)  # a request model's refusals by code, in the request's language
+    errors = members["errors"] if lang == "en" else [_worded(error, lang) for error in members["errors"]]
+    detail = detail if lang == "en" else errors_detail(errors)
+    return http_problem(422, detail, headers={"Vary": "Accept-Language"}, **(members | {"errors": errors}))
 
 
 def app_error_response(exc: AppError) -> JSONResponse:

@@ -37,6 +37,7 @@ from pydantic_core import PydanticCustomError
 
 from app.common.errors import MAX_FIELD_ERRORS
 from app.common.money import MoneyError, check_currency, check_tender
+from app.text import messages
 
 T = TypeVar("T")
 
@@ -204,3 +205,11 @@ def _field_names(target: type[Any]) -> list[str]:
     if issubclass(target, BaseModel):
         return list(target.model_fields)
     return [f.name for f in dataclasses.fields(target)]
+
+
+def coded_error(code: str, **params: Any) -> PydanticCustomError:
+    """A request model's own refusal by its code (app/text/refusal_words.py) and figures: pydantic's 422 carries the
+    code as `errors[].type` and the figures as `errors[].params` (app.common.errors), its English as the message,
+    and the pages and a Chinese request read it in their language."""
+    # pydantic puts a context value in for each `{name}` of the template; the text is rendered already, and has none
+    return PydanticCustomError(code, messages.refusal(code, params), params)

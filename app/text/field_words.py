@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from typing import Any
 
+from app.text import messages
 from app.text.i18n import Translator
 from app.text.input_words import PATTERNS, SHOULD_BE
 
@@ -60,7 +61,10 @@ def pydantic_message(err: Mapping[str, Any], t: Translator) -> str:
 def plain_message(err: Mapping[str, Any], lang: str = "en") -> str:
     """pydantic's message, but a pattern mismatch in `lang`'s words of what the field allows, and a validator's
     own text without pydantic's "Value error, " (the API's `errors[].message`, in English)."""
-    pattern = (err.get("ctx") or {}).get("pattern")
+    ctx = err.get("ctx") or {}
+    if err.get("type") in messages.REFUSALS["en"]:  # a request model's refusal by its code (coded_error)
+        return messages.refusal(str(err["type"]), ctx, lang)
+    pattern = ctx.get("pattern")
     if err.get("type") == "string_pattern_mismatch" and isinstance(pattern, str):
         words = PATTERNS[lang].get(pattern) or PATTERNS["en"].get(pattern)
         if words is not None:

@@ -46,6 +46,38 @@ REFUSALS: dict[str, dict[str, str]] = {
         "host_unresolved": "the host name does not resolve",
         "host_private": "the host resolves to a private, loopback, link-local or otherwise non-public address "
         "(WEBHOOKS_ALLOW_PRIVATE=true allows it)",
+        # a request model's own checks (app/planner/*schemas.py, app/quotes/schemas.py): pydantic's 422, by code
+        "loss_compiled_needs_compile": "loss=compiled needs compile: true (the loss is compiled with the model)",
+        "hf_id_pattern": "hf_id must be a Hugging Face model id: [namespace/]name of letters, digits, '-', '_' and "
+        "'.', e.g. Qwen/Qwen2.5-7B-Instruct",
+        "model_one_source": "give exactly one of preset, hf_id (or hf_config) or an explicit architecture (layers, "
+        "hidden, …)",
+        "model_params_beside_source": "params sizes a model by its count alone or checks an explicit architecture; a "
+        "preset, hf_id or hf_config states its own: leave params out",
+        "model_variant_without_preset": "variant picks one of a preset's repositories; with hf_id or hf_config name "
+        "the repository itself",
+        "model_undescribed": "describe the model: preset, hf_id, hf_config, params, or layers/hidden/heads/ffn/vocab",
+        "model_architecture_incomplete": "an explicit architecture needs {missing}",
+        "lora_targets_unknown": "unknown LoRA targets {unknown}; allowed: {allowed} or 'all-linear'",
+        "zero_stage_range": "zero_stage must be 0, 1, 2 or 3 (or an FSDP name: NO_SHARD, SHARD_GRAD_OP, FULL_SHARD)",
+        "attention_contradicts": "attention={attention} contradicts flash_attention={flash_attention}: give one of "
+        "them (eager is flash_attention false; flash and sdpa are true)",
+        "loss_contradicts": "loss={loss} contradicts chunked_loss={chunked_loss}: give one of them (standard, "
+        "compiled and no_upcast are chunked_loss false; chunked and fused are true)",
+        "compile_contradicts": "compile and compiled say different things: give one of them",
+        "dp_shard_divides": "dp_shard={dp_shard} must divide dp={dp}; allowed dp_shard: {allowed}",
+        "hardware_one_of": "give exactly one of hardware.gpu (a GPU type id) or hardware.sku (a SKU id)",
+        "serving_fields_task": 'weights and serving apply to task "serving" only',
+        "draft_model_method": "serving.speculative.draft_model names the draft model when method is draft_model, "
+        "and only then",
+        "serving_one_load": "give serving.concurrency or serving.requests_per_s, not both",
+        "serving_one_length": "serving.max_model_len and max_request_tokens name the same length: give one",
+        "p95_below_mean": "serving.{name}_p95 must be at least {name} ({mean}): a p95 below the mean",
+        "pool_gpus": "gpus must be tp × replicas = {expected}, got {gpus}",
+        "pools_or_degrees": "pools replace the colocated degrees of a disaggregated plan: give pools or {stated}",
+        "hours_range": "both ends must be more than 0 and at most 10,000,000 hours",
+        "workload_too_large": "the workload is larger than {limit} bytes as JSON",
+        "workload_too_deep": "the workload is nested deeper than {limit} levels",
     },
     "zh": {
         "quote_unknown": "没有这个编号的报价",
@@ -76,5 +108,33 @@ REFUSALS: dict[str, dict[str, str]] = {
         "url_port": "URL 的端口不是 1 到 65535 之间的数字",
         "host_unresolved": "主机名无法解析",
         "host_private": "主机名解析到私有、回环、链路本地或其他非公网地址（WEBHOOKS_ALLOW_PRIVATE=true 时允许）",
+        "loss_compiled_needs_compile": "loss=compiled 需要 compile: true（损失函数随模型一起编译）",
+        "hf_id_pattern": "hf_id 必须是 Hugging Face 模型 ID：[命名空间/]名称，由字母、数字、'-'、'_' 和 '.' 组成，"
+        "例如 Qwen/Qwen2.5-7B-Instruct",
+        "model_one_source": "preset、hf_id（或 hf_config）与显式架构（layers、hidden 等）只能给出其中一种",
+        "model_params_beside_source": "params 只用于仅按参数量估算模型或校验显式架构；preset、hf_id 或 hf_config "
+        "已给出自己的参数量：请去掉 params",
+        "model_variant_without_preset": "variant 用于选择预设的某个仓库；使用 hf_id 或 hf_config 时请直接指定仓库",
+        "model_undescribed": "请描述模型：preset、hf_id、hf_config、params，或 layers/hidden/heads/ffn/vocab",
+        "model_architecture_incomplete": "显式架构还需要 {missing}",
+        "lora_targets_unknown": "未知的 LoRA 目标 {unknown}；可选：{allowed} 或 'all-linear'",
+        "zero_stage_range": "zero_stage 必须是 0、1、2 或 3（或 FSDP 名称：NO_SHARD、SHARD_GRAD_OP、FULL_SHARD）",
+        "attention_contradicts": "attention={attention} 与 flash_attention={flash_attention} 矛盾：只给出其中一个"
+        "（eager 即 flash_attention 为 false；flash 与 sdpa 即为 true）",
+        "loss_contradicts": "loss={loss} 与 chunked_loss={chunked_loss} 矛盾：只给出其中一个（standard、compiled 与 "
+        "no_upcast 即 chunked_loss 为 false；chunked 与 fused 即为 true）",
+        "compile_contradicts": "compile 与 compiled 不一致：只给出其中一个",
+        "dp_shard_divides": "dp_shard={dp_shard} 必须整除 dp={dp}；可选的 dp_shard：{allowed}",
+        "hardware_one_of": "hardware.gpu（GPU 类型 ID）与 hardware.sku（SKU ID）须给出且只能给出一个",
+        "serving_fields_task": 'weights 与 serving 仅适用于 task "serving"',
+        "draft_model_method": "仅当 method 为 draft_model 时才用 serving.speculative.draft_model 指定草稿模型",
+        "serving_one_load": "serving.concurrency 与 serving.requests_per_s 只能给出一个",
+        "serving_one_length": "serving.max_model_len 与 max_request_tokens 表示同一长度：只给出一个",
+        "p95_below_mean": "serving.{name}_p95 不能小于 {name}（{mean}）：p95 低于均值",
+        "pool_gpus": "gpus 必须等于 tp × replicas = {expected}，实际为 {gpus}",
+        "pools_or_degrees": "分离式方案以 pools 取代共置的并行度：只给出 pools 或 {stated}",
+        "hours_range": "两端都必须大于 0 且不超过 10,000,000 小时",
+        "workload_too_large": "workload 的 JSON 超过 {limit} 字节",
+        "workload_too_deep": "workload 的嵌套超过 {limit} 层",
     },
 }

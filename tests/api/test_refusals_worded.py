@@ -23,6 +23,8 @@ from app.common.settings import Settings
 from app.db.engine import CLIENT, SETTINGS
 from app.quotes.documents import PdfRenderer
 from app.text import messages
+from app.text.field_words import plain_message, pydantic_message
+from app.text.i18n import Translator
 from tests.admin.conftest import Admin, alice, cheap_password_hashing  # noqa: F401 (fixtures)
 from tests.apikeys.conftest import RECOMMEND, bearer, issue
 from tests.conftest import client_for
@@ -181,3 +183,80 @@ def test_a_pdf_that_cannot_be_rendered_now(failure: BaseException | None, code: 
     detail, errors = in_language(refusal, "zh")
     assert errors[0]["message"] == detail == messages.refusal(code, params, "zh")
     assert "PDF" in detail and re.search(r"[\u4e00-\u9fff]", detail)
+
+
+HARDWARE = {"gpu": "h100-80g-sxm"}
+
+
+@pytest.mark.parametrize(
+    ("body", "code", "field", "params"),
+    [
+        (
+            {"model": {"preset": "llama-2-7b", "hf_id": "Qwen/Qwen2.5-7B"}, "hardware": HARDWARE},
+            "model_one_source",
+            "model",
+            {},
+        ),
+        (
+            {"model": {"layers": 32, "hidden": 4096}, "hardware": HARDWARE},
+            "model_architecture_incomplete",
+            "model",
+            {"missing": ["heads", "ffn", "vocab"]},
+        ),
+        ({"model": {"preset": "llama-2-7b"}, "hardware": {**HARDWARE, "sku": "x"}}, "hardware_one_of", "hardware", {}),
+        (
+            {"model": {"preset": "llama-2-7b"}, "hardware": HARDWARE, "plan": {"dp": 4, "dp_shard": 3}},
+            "dp_shard_divides",
+            "plan.dp_shard",
+            {"dp_shard": 3, "dp": 4, "allowed": [1, 2, 4]},
+        ),
+        (
+            {
+                "model": {"preset": "llama-2-7b"},
+                "task": "lora",
+                "lora": {"targets": ["q_proj", "nope"]},
+                "hardware": HARDWARE,
+            },
+            "lora_targets_unknown",
+            "lora",
+            None,
+        ),
+        (
+            {"model": {"preset": "llama-2-7b"}, "task": "lora", "serving": {}, "hardware": HARDWARE},
+            "serving_fields_task",
+            "",
+            {},
+        ),
+    ],
+)
+def test_a_request_models_own_refusal_is_a_code(
+    client: TestClient, body: dict[str, Any], code: str, field: str, params: dict[str, Any] | None
+) -> None:
+    """A request model's own check (a pydantic validator) answers its code and figures, worded in the request's
+    language: they were `value_error`s in English only."""
+    answer = client.post("/estimate", json=body, headers=ZH)
+    assert answer.status_code == 422, answer.text
+    (error,) = answer.json()["errors"]
+    assert error["type"] == code and (not field or error["field"] == field), error
+    assert params is None or error["params"] == params
+    assert (
+        error["message"] == messages.refusal(code, error["params"], "zh")
+        and error["message"] in answer.json()["detail"]
+    )
+    assert re.search(r"[\u4e00-\u9fff]", error["message"]) and answer.headers["vary"] == "Accept-Language"
+    english = client.post("/estimate", json=body).json()["errors"][0]
+    assert english["message"] == messages.refusal(code, error["params"]) and english["type"] == code
+
+
+def test_a_request_models_refusal_on_a_page_reads_in_its_language() -> None:
+    """The wizards' forms word a pydantic error by its type (app/text/field_words.py): a coded one from the catalog."""
+    err = {
+        "type": "p95_below_mean",
+        "loc": ("serving", "input_tokens_p95"),
+        "msg": "…",
+        "ctx": {"name": "input_tokens", "mean": 900},
+    }
+    assert (
+        pydantic_message(err, Translator("zh")) == "serving.input_tokens_p95 不能小于 input_tokens（900）：p95 低于均值"
+    )
+    assert plain_message(err) == "serving.input_tokens_p95 must be at least input_tokens (900): a p95 below the mean"
