@@ -392,7 +392,7 @@ class Cluster:
         return self.gpus_per_node * self.nodes
 
 
-# Every warning code the estimator and the planner can emit (API `warnings[].code`): app/messages.py
+# Every warning code the estimator and the planner can emit (API `warnings[].code`): app/text/messages.py
 # words each in English and Chinese (tests/test_messages.py), and mypy holds each Warning_ to this list.
 WarningCode = Literal[
     "indicative_price",
@@ -450,7 +450,7 @@ WarningCode = Literal[
 
 @dataclass(frozen=True, slots=True)
 class Warning_:
-    """A named trap as data: the stable code and its figures by name, never a sentence (app/messages.py words code
+    """A named trap as data: the stable code and its figures by name, never a sentence (app/text/messages.py words code
     and params in English and Chinese: the API's `message`, the pages, the PDF)."""
 
     code: WarningCode

@@ -609,7 +609,7 @@ def no_stack_warning(workload: Workload, plan: Plan, model: ModelSpec) -> Warnin
         "recompute": plan.recompute,
         "optimizer": workload.optimizer,
     }
-    levers = blocking_levers(workload, plan, model)  # worded as `no_stack.levers` (app/messages.py)
+    levers = blocking_levers(workload, plan, model)  # worded as `no_stack.levers` (app/text/messages.py)
     return Warning_("no_stack", params | {"levers": levers}) if levers else Warning_("no_stack", params)
 
 

@@ -21,9 +21,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from app.common.errors import PROBLEM_BASE
 from app.db.engine import build_engine, build_sessionmaker
 from app.db.migrate import upgrade
-from app.errors import PROBLEM_BASE
 from app.seed import seed_database
 from tests.servers import free_port, running_server
 

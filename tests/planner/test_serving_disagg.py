@@ -120,7 +120,7 @@ def test_trtllm_pools_run_behind_trtllm_serve_disaggregated() -> None:
 
 @pytest.mark.parametrize("engine", ["vllm", "trt-llm"])
 def test_pool_launch_words_are_in_both_languages(engine: str) -> None:
-    from app.messages import launch as launch_text
+    from app.text.messages import launch as launch_text
 
     cfg = replace(RAG, engine=engine)
     (option,) = search_disaggregated(LLAMA_70B, cfg, [H100_IB], Constraints(max_nodes=16)).options
