@@ -22,14 +22,12 @@ from app.estimator.serving.memo import _MEMO, _hardware, _where
 from app.estimator.serving.memory import held_sequences, sequence_kv_tokens
 from app.estimator.serving.operating_point import _isolated_ttft_s, _launch_slots, _operating_point
 from app.estimator.serving.step import _Hardware, _sim_decode, _sim_step
+from app.estimator.serving_run import DecodeTime, Scheduler, StepTime
 from app.estimator.serving_sim import (
     PERCENTILES,
-    DecodeTime,
     Lengths,
     LoadLatency,
     Quantiles,
-    Scheduler,
-    StepTime,
     finite_run_output_rate,
     md1_ttft_floor,
     mdc_wait_quantiles,
@@ -63,19 +61,22 @@ def _scheduler(model: ModelSpec, cfg: ServingConfig, hw: _Hardware, slots: int |
     )
 
 
-def _rank_step(hw: _Hardware) -> tuple[StepTime, DecodeTime | None]:
+def _rank_step(hw: _Hardware) -> tuple[StepTime, DecodeTime]:
     """The simulated scheduler's step and decode-only step. Under DP attention the simulation runs one rank and every
     rank is taken to run a batch like it (balanced ranks, as _operating_point takes them): the step model, which counts
     a step's sequences and tokens over the whole replica, sees `ranks` times the rank's (the expert GEMMs and the
     all-to-all carry every rank's tokens)."""
-    step, n = _sim_step(hw), hw.ranks
+    step, decode, n = _sim_step(hw), _sim_decode(hw), hw.ranks
     if n == 1:
-        return step, _sim_decode(hw)
+        return step, decode
 
     def balanced(decodes: int, kv: float, prefill: int, span: float) -> float:
         return step(decodes * n, kv * n, prefill * n, span * n)
 
-    return balanced, None
+    def balanced_decode(decodes: int, kv: float) -> float:  # balanced(decodes, kv, 0, 0.0): n × 0 is 0
+        return decode(decodes * n, kv * n)
+
+    return balanced, balanced_decode
 
 
 @dataclass(frozen=True, slots=True)
