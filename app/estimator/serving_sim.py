@@ -32,6 +32,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+import operator
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -180,7 +181,8 @@ def poisson_arrivals(rate: float, requests: int, seed: int = DEFAULT_SEED) -> li
     same seed gives the same arrivals, scaled by 1 / rate, whatever the rate."""
     # each gap random.Random.expovariate(rate)'s -log(1 - U) / rate, summed in order from 0 (accumulate's first term is
     # the first gap itself, as 0.0 + it is)
-    return list(itertools.accumulate(gap / rate for gap in _unit_gaps(seed, requests)))
+    gaps = _unit_gaps(seed, requests)
+    return list(itertools.accumulate(map(operator.truediv, gaps, itertools.repeat(rate, len(gaps)))))
 
 
 @functools.lru_cache(maxsize=16)
@@ -221,11 +223,17 @@ def simulate(
     run = run_scheduler(scheduler, step_time, arrival, prompt, output, cached, tokens_per_step, decode_time)
     measured = min(warmup, requests - 1)  # the first measured request
     start, first, finish = run.start[measured:], run.first[measured:], run.finish[measured:]
-    ttft = [f - s + per_request_s for f, s in zip(first, start, strict=True)]
-    tpot = [(e - f) / (o - 1) for e, f, o in zip(finish, first, output[measured:], strict=True) if o > 1] or [0.0]
-    e2e = [e - s + per_request_s for e, s in zip(finish, start, strict=True)]
+    # (map over operator's functions: the same operations, in the same order, as the comprehensions they stand for)
+    sub, add, fixed = operator.sub, operator.add, itertools.repeat(per_request_s)
+    ttft = list(map(add, map(sub, first, start), fixed))  # f - s + per_request_s
+    out = output[measured:]
+    if min(out) > 1:  # (e - f) / (o - 1)
+        tpot = list(map(operator.truediv, map(sub, finish, first), map(sub, out, itertools.repeat(1))))
+    else:
+        tpot = [(e - f) / (o - 1) for e, f, o in zip(finish, first, out, strict=True) if o > 1] or [0.0]
+    e2e = list(map(add, map(sub, finish, start), fixed))
     saturated = run.queue_at_last_arrival > max(10, requests // 20)
-    held = [e - a for e, a in zip(finish, run.admitted[measured:], strict=True)]
+    held = list(map(sub, finish, run.admitted[measured:]))
     span = max(finish) - min(start)
     # Little's law on the running set (rate × time held), or the time-average over the span where the replica falls
     # behind the arrivals (then it runs fewer than rate × held); the span is on one clock unless the run rebased

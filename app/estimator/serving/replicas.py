@@ -14,7 +14,7 @@ from app.estimator.serving.memo import _hardware
 from app.estimator.serving.memory import held_sequences
 from app.estimator.serving.operating_point import _capacity_point
 from app.estimator.serving.rules import validate_config
-from app.estimator.serving.simulation import _Load, _load, _simulate, meets_at_peak
+from app.estimator.serving.simulation import _Load, _load, _saturated_before_run, _simulate, meets_at_peak
 from app.estimator.serving.step import _step_s
 from app.estimator.serving_levers import check_draft
 from app.estimator.serving_sim import PERCENTILE_LEVELS, LoadLatency, interrupted_tpot_estimate, queue_wait_estimate
@@ -103,13 +103,11 @@ def replicas_for_slo(
     if low is None:
         return None
     tried: dict[int, LoadLatency] = {}
-
-    def meets(replicas: int) -> bool:
-        tried[replicas] = _simulate(load, peak / replicas)
-        return meets_at_peak(tried[replicas], cfg)
-
+    meets = _meeting(load, peak, tried)
     guess = max(low, start)
-    if meets(guess):  # the fewest that meet lie at or below the guess: step down, as far as saturation allows
+    tried[guess] = _simulate(load, peak / guess)  # run whatever it reads: a miss's latency steers the jump below
+    if meets_at_peak(tried[guess], cfg):  # the fewest that meet lie at or below the guess: step down, as far as
+        # saturation allows
         unsaturated = math.floor(peak / load.top_rps) + 1 if load.top_rps > 0 else 1
         return _fewest_below(max(1, min(unsaturated, guess)), guess, meets, tried, granule)
     failed = guess
@@ -132,6 +130,19 @@ def replicas_for_slo(
             return None
         failed, step = high, step * 2
     return _fewest(failed, high, meets, tried)
+
+
+def _meeting(load: _Load, peak: float, tried: dict[int, LoadLatency]) -> Callable[[int], bool]:
+    """Whether a count of replicas meets the SLO at the peak, its simulated latency kept in `tried`; a count saturated
+    before a run misses without one (nothing of it is read but that)."""
+
+    def meets(replicas: int) -> bool:
+        if _saturated_before_run(load, peak / replicas):
+            return False
+        tried[replicas] = _simulate(load, peak / replicas)
+        return meets_at_peak(tried[replicas], load.cfg)
+
+    return meets
 
 
 def _steer_within(load: _Load, peak: float, start: int, most: int) -> int | None:
