@@ -292,19 +292,27 @@ def run_scheduler(scheduler: Scheduler, step_time: StepTime, arrival: list[float
             budget = token_budget - decodes
             tokens, span = 0, 0.0
             finished = 0  # the prompts this step completes: the first of `prefilling` (chunks go in its order)
-            for request in prefilling:
-                if budget <= 0:
-                    break
-                offset = prefilled[request]
-                chunk = prompt[request] - offset
-                if chunk > budget:
-                    chunk = budget
-                budget -= chunk
-                tokens += chunk
-                span += chunk * (offset + chunk / 2)
-                prefilled[request] = offset + chunk
-                if offset + chunk == prompt[request]:
-                    finished += 1
+            request = prefilling[0]
+            offset = prefilled[request]
+            if len(prefilling) == 1 and 0 < prompt[request] - offset <= budget:  # most steps: one prompt, whole
+                tokens = prompt[request] - offset
+                span = tokens * (offset + tokens / 2)  # (the loop below: 0.0 + it)
+                prefilled[request] = prompt[request]
+                finished = 1
+            else:
+                for request in prefilling:
+                    if budget <= 0:
+                        break
+                    offset = prefilled[request]
+                    chunk = prompt[request] - offset
+                    if chunk > budget:
+                        chunk = budget
+                    budget -= chunk
+                    tokens += chunk
+                    span += chunk * (offset + chunk / 2)
+                    prefilled[request] = offset + chunk
+                    if offset + chunk == prompt[request]:
+                        finished += 1
             if whole is None:
                 now += step_time(decodes, kv, tokens, span)
             else:  # DenseStep.__call__(decodes, kv, tokens, span), inline
