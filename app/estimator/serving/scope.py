@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # (types only: step and serving_sim import the memory model, which imports this module)
+    from app.estimator.serving.config import ServingEstimate
     from app.estimator.serving.step import _Hardware
     from app.estimator.serving_sim import LoadLatency
 
@@ -16,13 +17,14 @@ if TYPE_CHECKING:  # (types only: step and serving_sim import the memory model, 
 @dataclass(slots=True)
 class _Memo:
     """What one answer computes once: simulations by (replica, traffic, engine, seed, rate), replicas' constants
-    (with their memos) by (model, traffic, servers, split), and the KV tokens a GPU of a replica holds by (model,
-    traffic, GPU, split). A search and the estimates of the options it shows ask for the same runs and points, and
-    each is a pure function of these."""
+    (with their memos) by (model, traffic, servers, split), the KV tokens a GPU of a replica holds by (model, traffic,
+    GPU, split), and the steady-state estimates (`estimate.estimate_serving`). A search and the estimates of the
+    options it shows ask for the same runs and points, and each is a pure function of these."""
 
     runs: dict[tuple[object, ...], LoadLatency] = field(default_factory=dict)
     hardware: dict[tuple[object, ...], _Hardware] = field(default_factory=dict)
     kv_tokens: dict[tuple[object, ...], int] = field(default_factory=dict)
+    estimates: dict[tuple[object, ...], ServingEstimate] = field(default_factory=dict)  # steady state (not simulated)
 
 
 # Scoped to the answer (`memo.simulations`), so every request starts cold.
