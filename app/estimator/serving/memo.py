@@ -38,8 +38,13 @@ def _hardware(model: ModelSpec, cfg: ServingConfig, cluster: Cluster, tp: int, p
     memo = _MEMO.get()
     if memo is None:
         return _new_hardware(model, cfg, cluster, tp, pp)
-    key = (model, replace(cfg, requests_per_s=None), _where(cluster, tp, pp))
-    found = memo.hardware.get(key)
+    exact = (model, cfg, _where(cluster, tp, pp))  # (first by the traffic as given: no copy of it to hash)
+    found = memo.hardware_of.get(exact)
     if found is None:
-        found = memo.hardware[key] = _new_hardware(model, cfg, cluster, tp, pp)
+        key = (model, replace(cfg, requests_per_s=None), exact[2])
+        found = memo.hardware.get(key)
+        if found is None:
+            found = memo.hardware[key] = _new_hardware(model, cfg, cluster, tp, pp)
+            found.key = key
+        memo.hardware_of[exact] = found
     return found

@@ -23,8 +23,11 @@ class _Memo:
 
     runs: dict[tuple[object, ...], LoadLatency] = field(default_factory=dict)
     hardware: dict[tuple[object, ...], _Hardware] = field(default_factory=dict)
+    hardware_of: dict[tuple[object, ...], _Hardware] = field(default_factory=dict)  # by the traffic with its rate
     kv_tokens: dict[tuple[object, ...], int] = field(default_factory=dict)
     estimates: dict[tuple[object, ...], ServingEstimate] = field(default_factory=dict)  # steady state (not simulated)
+    capacities: dict[tuple[object, ...], tuple[float, float]] = field(default_factory=dict)  # replicas.replica_capacity
+    steered: dict[tuple[object, ...], int | None] = field(default_factory=dict)  # replicas.steer_replicas
 
 
 # Scoped to the answer (`memo.simulations`), so every request starts cold.

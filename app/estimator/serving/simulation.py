@@ -110,7 +110,7 @@ class _Load:
 
 def _load(model: ModelSpec, cfg: ServingConfig, hw: _Hardware, limit: int) -> _Load:
     top = _operating_point(model, cfg, hw, limit).requests_per_s
-    key = (model, replace(cfg, requests_per_s=None), _where(hw.cluster, hw.tp, hw.pp))
+    key = hw.key or (model, replace(cfg, requests_per_s=None), _where(hw.cluster, hw.tp, hw.pp))
     slots = _launch_slots(model, cfg, hw, limit)
     return _Load(model, cfg, hw, top, _isolated_ttft_s(model, cfg, hw), key, limit, slots)
 

@@ -228,6 +228,8 @@ class _Hardware:
     # isolated request's time to first token
     points: dict[tuple[type, float], _Point] = field(default_factory=dict)
     isolated_s: float | None = None
+    # its key in the answer's memo (memo._hardware: model, traffic without its rate, servers and split); () outside one
+    key: tuple[object, ...] = ()
 
     def occupancy(self, tokens: float) -> float:
         """The wave occupancy of the step's GEMMs at `tokens` rows (1.0 when the SM count is unknown or MoE)."""
@@ -337,6 +339,7 @@ def _one_rank(hw: _Hardware) -> _Hardware:
         points={},
         occupancy_by_rows={},
         isolated_s=None,
+        key=(),
     )
 
 
