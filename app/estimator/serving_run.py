@@ -4,6 +4,7 @@ has them apart (`DenseDecode`, `DenseStep`). Standard library only: the same inp
 
 from __future__ import annotations
 
+import functools
 import heapq
 import math
 from collections import deque
@@ -162,7 +163,8 @@ def run_scheduler(scheduler: Scheduler, step_time: StepTime, arrival: list[float
     )  # fmt: skip
     mixed, lookahead = scheduler.mixed, scheduler.lookahead
     tps = tokens_per_step
-    if count and prompt.count(prompt[0]) == count and output.count(output[0]) == count:  # constant lengths
+    constant = count > 0 and prompt.count(prompt[0]) == count and output.count(output[0]) == count
+    if constant:
         need = [-(-(prompt[0] + output[0]) // block) * block] * count
         steps_to_finish = [output[0] - 1 if tps == 1.0 else ceil((output[0] - 1) / tps)] * count
     else:
@@ -189,9 +191,18 @@ def run_scheduler(scheduler: Scheduler, step_time: StepTime, arrival: list[float
     base = [0.0] * count  # prompt + 1 − the decode step at which it joined the decodes (× tokens_per_step)
     waiting: deque[int] = deque()
     prefilling: deque[int] = deque()  # admitted, prompt not yet complete; first come first served
-    ends: list[int] = []  # heap of (decode step after which it is complete) × count + request: that order, as ints
+    # (decode step after which it is complete) × count + request, in that order, as ints: a heap; a queue where every
+    # request decodes as many steps and none is preempted (they complete in the order they joined the decodes, which
+    # is the order of their arrival, so of their numbers: the heap's order)
+    ends: list[int] | deque[int]
+    if constant and not grow:
+        ends = deque()
+        push, pop = ends.append, ends.popleft
+    else:
+        ends = []
+        push, pop = functools.partial(heapq.heappush, ends), functools.partial(heapq.heappop, ends)
     next_end = NEVER  # ends[0] // count, the first decode step after which a request completes (NEVER: none)
-    heappush, heappop, sqrt = heapq.heappush, heapq.heappop, math.sqrt
+    sqrt = math.sqrt
     decoding = 0
     decode_base = 0.0  # Σ base over the decoding requests: their KV tokens = base + decoding × steps × tps
     decode_steps = 0  # decode steps so far (every decoding request advances on each)
@@ -385,7 +396,7 @@ def run_scheduler(scheduler: Scheduler, step_time: StepTime, arrival: list[float
         # after a step of either kind: the requests past their last decode step complete (none where no decode step
         # ran: every end is beyond decode_steps), then the prompts the step completed join the decodes
         while next_end <= decode_steps:  # complete: the cache freed
-            entry = heappop(ends)
+            entry = pop()
             next_end = ends[0] // count if ends else NEVER
             request = entry % count
             if grow:
@@ -428,7 +439,7 @@ def run_scheduler(scheduler: Scheduler, step_time: StepTime, arrival: list[float
             if grow:
                 end_at[request] = end
                 dec_prompt += prompt[request]
-            heappush(ends, end * count + request)
+            push(end * count + request)
             if end < next_end:
                 next_end = end
     return Outcome(start, first, finish, queue_at_last_arrival, admitted, preemptions, recomputed)
