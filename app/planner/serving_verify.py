@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from app.estimator.serving import estimate_serving, meets_at_peak, peak_latency, peak_latency_at, replicas_for_slo
+from app.estimator.serving import estimate_serving, meets_at_peak, peak_latency, peak_meets_at, replicas_for_slo
 from app.estimator.specs import Cluster
 from app.planner.misses import budget_misses
 from app.planner.serving_headroom import checked_headroom
@@ -117,10 +117,9 @@ def hold_headroom(ask: Ask, option: ServingOption) -> None:
     if est.latency["peak"].saturated:
         return
     node = replica_cluster(option.offer, option.tp, option.pp)
-    at = peak_latency_at(ask.model, cfg, node, tp=option.tp, pp=option.pp, replicas=option.replicas)
-    if at is not None:
-        found = checked_headroom(option.headroom, lambda factor: meets_at_peak(at(factor), cfg))
-        option.headroom, option.headroom_missed_at = found
+    meets_at = peak_meets_at(ask.model, cfg, node, tp=option.tp, pp=option.pp, replicas=option.replicas)
+    if meets_at is not None:
+        option.headroom, option.headroom_missed_at = checked_headroom(option.headroom, meets_at)
 
 
 def _by_sku(options: list[ServingOption]) -> dict[str, list[ServingOption]]:

@@ -23,7 +23,8 @@ from app.estimator.serving import ServingConfig, held_sequences, max_concurrency
 from app.estimator.serving.engines import ENGINE_DEFAULTS
 from app.estimator.serving.memo import _hardware
 from app.estimator.serving.simulation import _load, peak_latency
-from app.estimator.serving_sim import Lengths, Scheduler, simulate
+from app.estimator.serving_run import Scheduler
+from app.estimator.serving_sim import Lengths, simulate
 from app.estimator.specs import Cluster
 
 

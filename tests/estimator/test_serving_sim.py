@@ -13,7 +13,8 @@ from app.estimator.hardware import get_gpu
 from app.estimator.presets import get_preset
 from app.estimator.serving import ServingConfig, estimate_serving
 from app.estimator.serving_levers import Speculation
-from app.estimator.serving_sim import MAX_P95_RATIO, Lengths, Scheduler, poisson_arrivals, quantiles, simulate
+from app.estimator.serving_run import Scheduler
+from app.estimator.serving_sim import MAX_P95_RATIO, Lengths, poisson_arrivals, quantiles, simulate
 from app.estimator.specs import Cluster
 
 LLAMA3_8B = get_preset("llama-3.1-8b").model
@@ -180,6 +181,39 @@ def test_the_simulation_step_is_the_estimators_step_to_the_last_bit(
         seconds, _ = _step_s(hw, decodes / pp if pp > 1 else decodes, context, prefill, length)
         expected = seconds if pp == 1 else pp * seconds + _pipeline_hop_s(hw, decodes / pp + prefill)
         assert step(decodes, kv, prefill, span) == expected
+
+
+@pytest.mark.parametrize(
+    ("preset", "tp", "pp", "speculative", "dp_attention"),
+    [
+        ("mixtral-8x7b", 4, 1, None, False),  # experts: the distinct experts a step's sequences touch
+        ("llama-3.1-70b", 8, 2, None, False),  # two stages and their hop
+        ("llama-3.1-70b", 4, 1, Speculation("draft_model", 4, 0.6, get_preset("llama-3.2-1b").model), False),
+        ("llama-3.1-8b", 1, 1, Speculation("ngram", 2, 0.5), False),
+        ("deepseek-v2-lite", 8, 1, None, True),  # DP attention: the balanced ranks' step
+    ],
+)
+def test_the_decode_step_of_any_replica_is_its_step_to_the_last_bit(
+    preset: str, tp: int, pp: int, speculative: Speculation | None, dp_attention: bool
+) -> None:
+    """The decode-only step the simulation reads apart for MoE models, pipelines, speculation and DP attention (its
+    terms kept by the number of sequences: `_stage_decode`) is the simulation's step with no prompt tokens, float for
+    float: the serving answers stay the same."""
+    from app.estimator.serving.memo import _hardware
+    from app.estimator.serving.simulation import _rank_step
+
+    model = get_preset(preset).model
+    cfg = ServingConfig(input_tokens=1000, output_tokens=100, speculative=speculative, dp_attention=dp_attention)
+    cluster = Cluster(
+        gpu=get_gpu("h100-80g-sxm"), gpus_per_node=8, nodes=pp, inter_node_fabric="ib-ndr-400" if pp > 1 else None
+    )
+    step, decode = _rank_step(_hardware(model, cfg, cluster, tp, pp))
+    rng = random.Random(4)
+    for _ in range(300):
+        decodes = rng.choice([0, rng.randint(1, 20), rng.randint(1, 600)])
+        kv = decodes * rng.uniform(1, 100_000)
+        assert decode(decodes, kv) == step(decodes, kv, 0, 0.0)
+        assert decode(decodes, kv) == step(decodes, kv, 0, 0.0)  # kept by `decodes`: the same float again
 
 
 def test_the_dense_decode_step_is_the_dense_step_to_the_last_bit() -> None:

@@ -3,7 +3,7 @@
 KV cache holds), each held from admission to its last token; a request that arrives while all are busy waits for
 one before its prefill starts.
 
-The simulation admits at most that many and queues the rest (serving_sim._run), so the wait is in its time to first
+The simulation admits at most that many and queues the rest (serving_run.py), so the wait is in its time to first
 token already (one H100 replica of Llama-3.1-8B, 16 slots held about 19 s, at a peak of 0.6 requests/s: a simulated
 p90 of 1.05 s before the floor). Each percentile is then held at least to the M/D/c queue's on the launch's slots
 (serving_sim.mdc_wait_quantiles: Erlang C with Kingman's heavy-traffic tail for c servers, Köllerström 1974), a

@@ -94,6 +94,7 @@ from app.estimator.serving.simulation import (
     offline_run_output_tokens_per_s,
     peak_latency,
     peak_latency_at,
+    peak_meets_at,
 )
 from app.estimator.serving.step import ALLREDUCE_LATENCY_S, BLOCK_FP8_GROUP
 
@@ -129,6 +130,7 @@ __all__ = [
     "offline_run_output_tokens_per_s",
     "peak_latency",
     "peak_latency_at",
+    "peak_meets_at",
     "queue_wait_s",
     "replica_capacity",
     "replicas_for_slo",

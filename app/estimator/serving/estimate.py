@@ -30,6 +30,7 @@ from app.estimator.serving.operating_point import (
 )
 from app.estimator.serving.replicas import replicas_for_slo
 from app.estimator.serving.rules import kernel_support, validate_config
+from app.estimator.serving.scope import _MEMO
 from app.estimator.serving.simulation import _Load, _load, _simulate, meets_at_peak
 from app.estimator.serving.step import _Hardware
 from app.estimator.serving.waves import wave_point
@@ -77,7 +78,30 @@ def estimate_serving(
     For requests_per_s, with `simulate` (the default), the latencies are those of the scheduler simulation at the
     offered load and at its peak (`latency`; ttft_ms, tpot_ms and e2e_latency_ms are the p50s at the offered
     load), meets_slo is judged at the peak on the SLO's percentile, and replicas_needed is the simulated count
-    (or the one given). Without it (the search's candidates), the steady-state operating point alone."""
+    (or the one given). Without it (the search's candidates), the steady-state operating point alone: within an
+    answer's scope (scope._MEMO) once per model, traffic, servers, split and replicas (a search on a large catalog
+    asks for the same ones on every SKU of a GPU type, in every region)."""
+    memo = _MEMO.get()
+    if memo is None or (simulate and cfg.requests_per_s is not None):
+        return _estimate(model, cfg, cluster, (tp, pp, replicas), simulate, replicas_needed)
+    servers = (cluster.gpu.id, cluster.gpus_per_node, cluster.nodes, cluster.intra_node_link, cluster.inter_node_gbps,
+               cluster.host_ram_gib, cluster.inter_node_fabric, cluster.memory_headroom)  # fmt: skip
+    key = (model, cfg, servers, tp, pp, replicas, replicas_needed)
+    found = memo.estimates.get(key)
+    if found is None:
+        found = memo.estimates[key] = _estimate(model, cfg, cluster, (tp, pp, replicas), simulate, replicas_needed)
+    return found
+
+
+def _estimate(
+    model: ModelSpec,
+    cfg: ServingConfig,
+    cluster: Cluster,
+    shape: tuple[int, int, int],
+    simulate: bool,
+    replicas_needed: int | None,
+) -> ServingEstimate:
+    tp, pp, replicas = shape
     validate_config(cfg)
     check_draft(model, cfg.speculative)
     if tp < 1 or pp < 1 or replicas < 1:

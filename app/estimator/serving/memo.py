@@ -5,27 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from contextvars import ContextVar
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 from app.estimator.serving.config import ServingConfig
+from app.estimator.serving.scope import _MEMO, _Memo
 from app.estimator.serving.step import _Hardware, _new_hardware
-from app.estimator.serving_sim import LoadLatency
 from app.estimator.specs import Cluster, ModelSpec
-
-
-@dataclass(slots=True)
-class _Memo:
-    """What one answer computes once: simulations by (replica, traffic, engine, seed, rate), and replicas' constants
-    (with their memos) by (model, traffic, servers, split). A search and the estimates of the options it shows ask for
-    the same runs and points, and each is a pure function of these."""
-
-    runs: dict[tuple[object, ...], LoadLatency] = field(default_factory=dict)
-    hardware: dict[tuple[object, ...], _Hardware] = field(default_factory=dict)
-
-
-# Scoped to the answer (`simulations`), so every request starts cold.
-_MEMO: ContextVar[_Memo | None] = ContextVar("serving_memo", default=None)
 
 
 @contextmanager
@@ -53,8 +38,13 @@ def _hardware(model: ModelSpec, cfg: ServingConfig, cluster: Cluster, tp: int, p
     memo = _MEMO.get()
     if memo is None:
         return _new_hardware(model, cfg, cluster, tp, pp)
-    key = (model, replace(cfg, requests_per_s=None), _where(cluster, tp, pp))
-    found = memo.hardware.get(key)
+    exact = (model, cfg, _where(cluster, tp, pp))  # (first by the traffic as given: no copy of it to hash)
+    found = memo.hardware_of.get(exact)
     if found is None:
-        found = memo.hardware[key] = _new_hardware(model, cfg, cluster, tp, pp)
+        key = (model, replace(cfg, requests_per_s=None), exact[2])
+        found = memo.hardware.get(key)
+        if found is None:
+            found = memo.hardware[key] = _new_hardware(model, cfg, cluster, tp, pp)
+            found.key = key
+        memo.hardware_of[exact] = found
     return found

@@ -20,6 +20,7 @@ from app.estimator.serving.engines import (
     _memory_fraction,
     engine_release,
 )
+from app.estimator.serving.scope import _MEMO
 from app.estimator.specs import GIB, GpuSpec, ModelSpec
 
 # Bytes per weight of each storage format. Quantised formats also store one 16-bit scale per group
@@ -228,7 +229,19 @@ def serving_memory(model: ModelSpec, cfg: ServingConfig, gpu: GpuSpec, tp: int, 
 def _rank_kv_tokens(model: ModelSpec, cfg: ServingConfig, gpu: GpuSpec, tp: int, pp: int) -> int:
     """Tokens one GPU's paged KV cache holds (whole blocks): the replica's under TP attention (each rank holds its
     share of every token), one rank's own sequences' under DP attention (each rank holds whole tokens: its
-    attention runs unsplit, attention tp 1)."""
+    attention runs unsplit, attention tp 1). Within an answer's scope (scope._MEMO), once per replica and traffic: a
+    search asks for it a thousand times per answer on a large catalog."""
+    memo = _MEMO.get()
+    if memo is None:
+        return _new_rank_kv_tokens(model, cfg, gpu, tp, pp)
+    key = (model, cfg, gpu.id, tp, pp)  # (a GPU type is its id: hardware.load_gpus, as memo._where keys it)
+    found = memo.kv_tokens.get(key)
+    if found is None:
+        found = memo.kv_tokens[key] = _new_rank_kv_tokens(model, cfg, gpu, tp, pp)
+    return found
+
+
+def _new_rank_kv_tokens(model: ModelSpec, cfg: ServingConfig, gpu: GpuSpec, tp: int, pp: int) -> int:
     memory = serving_memory(model, cfg, gpu, tp, pp)
     split = 1 if cfg.dp_attention else tp
     per_token = kv_bytes_per_token_per_gpu(model, cfg.kv_format, split, pp, cfg.mla_cache_values)

@@ -10,11 +10,12 @@ from dataclasses import replace
 
 from app.estimator.serving.config import ServingConfig
 from app.estimator.serving.engines import _request_overhead_s
-from app.estimator.serving.memo import _hardware
+from app.estimator.serving.memo import _hardware, _where
 from app.estimator.serving.memory import held_sequences
 from app.estimator.serving.operating_point import _capacity_point
 from app.estimator.serving.rules import validate_config
-from app.estimator.serving.simulation import _Load, _load, _simulate, meets_at_peak
+from app.estimator.serving.scope import _MEMO
+from app.estimator.serving.simulation import _Load, _load, _saturated_before_run, _simulate, meets_at_peak
 from app.estimator.serving.step import _step_s
 from app.estimator.serving_levers import check_draft
 from app.estimator.serving_sim import PERCENTILE_LEVELS, LoadLatency, interrupted_tpot_estimate, queue_wait_estimate
@@ -71,12 +72,20 @@ def _steer_meets(load: _Load, rate: float) -> bool:
 def steer_replicas(
     model: ModelSpec, cfg: ServingConfig, cluster: Cluster, *, tp: int = 1, pp: int = 1, start: int = 1
 ) -> int | None:
-    """The fewest replicas (≥ start) the closed forms allow at the peak (no simulation); None when none does."""
+    """The fewest replicas (≥ start) the closed forms allow at the peak (no simulation); None when none does. Within
+    an answer's scope, once per replica, traffic and start (scope._MEMO)."""
+    memo = _MEMO.get()
+    key = (model, cfg, _where(cluster, tp, pp), start)
+    if memo is not None and key in memo.steered:
+        return memo.steered[key]
     limit = held_sequences(model, cfg, cluster.gpu, tp, pp)
     if cfg.requests_per_s is None or limit < 1:
         return None
     load = _load(model, cfg, _hardware(model, cfg, cluster, tp, pp), limit)
-    return _steer(load, cfg.requests_per_s * cfg.peak_factor, start)
+    steered = _steer(load, cfg.requests_per_s * cfg.peak_factor, start)
+    if memo is not None:
+        memo.steered[key] = steered
+    return steered
 
 
 def replicas_for_slo(
@@ -103,13 +112,11 @@ def replicas_for_slo(
     if low is None:
         return None
     tried: dict[int, LoadLatency] = {}
-
-    def meets(replicas: int) -> bool:
-        tried[replicas] = _simulate(load, peak / replicas)
-        return meets_at_peak(tried[replicas], cfg)
-
+    meets = _meeting(load, peak, tried)
     guess = max(low, start)
-    if meets(guess):  # the fewest that meet lie at or below the guess: step down, as far as saturation allows
+    tried[guess] = _simulate(load, peak / guess)  # run whatever it reads: a miss's latency steers the jump below
+    if meets_at_peak(tried[guess], cfg):  # the fewest that meet lie at or below the guess: step down, as far as
+        # saturation allows
         unsaturated = math.floor(peak / load.top_rps) + 1 if load.top_rps > 0 else 1
         return _fewest_below(max(1, min(unsaturated, guess)), guess, meets, tried, granule)
     failed = guess
@@ -132,6 +139,19 @@ def replicas_for_slo(
             return None
         failed, step = high, step * 2
     return _fewest(failed, high, meets, tried)
+
+
+def _meeting(load: _Load, peak: float, tried: dict[int, LoadLatency]) -> Callable[[int], bool]:
+    """Whether a count of replicas meets the SLO at the peak, its simulated latency kept in `tried`; a count saturated
+    before a run misses without one (nothing of it is read but that)."""
+
+    def meets(replicas: int) -> bool:
+        if _saturated_before_run(load, peak / replicas):
+            return False
+        tried[replicas] = _simulate(load, peak / replicas)
+        return meets_at_peak(tried[replicas], load.cfg)
+
+    return meets
 
 
 def _steer_within(load: _Load, peak: float, start: int, most: int) -> int | None:
@@ -199,7 +219,19 @@ def replica_capacity(
     model: ModelSpec, cfg: ServingConfig, cluster: Cluster, *, tp: int = 1, pp: int = 1
 ) -> tuple[float, float]:
     """(requests/s, concurrency) of one tp × pp replica at the highest concurrency that meets the SLO (all it
-    holds without an SLO); (0, 0) when not even one sequence fits or meets it."""
+    holds without an SLO); (0, 0) when not even one sequence fits or meets it. Within an answer's scope, once per
+    replica and traffic (scope._MEMO: a large catalog's SKUs of one GPU type share their replicas)."""
+    memo = _MEMO.get()
+    if memo is None:
+        return _replica_capacity(model, cfg, cluster, tp, pp)
+    key = (model, cfg, _where(cluster, tp, pp))
+    found = memo.capacities.get(key)
+    if found is None:
+        found = memo.capacities[key] = _replica_capacity(model, cfg, cluster, tp, pp)
+    return found
+
+
+def _replica_capacity(model: ModelSpec, cfg: ServingConfig, cluster: Cluster, tp: int, pp: int) -> tuple[float, float]:
     validate_config(cfg)
     check_draft(model, cfg.speculative)
     limit = held_sequences(model, cfg, cluster.gpu, tp, pp)

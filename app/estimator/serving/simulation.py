@@ -18,18 +18,17 @@ from app.estimator.serving.engines import (
     _overlap_loop,
     _request_overhead_s,
 )
-from app.estimator.serving.memo import _MEMO, _hardware, _where
+from app.estimator.serving.memo import _hardware, _where
 from app.estimator.serving.memory import held_sequences, sequence_kv_tokens
 from app.estimator.serving.operating_point import _isolated_ttft_s, _launch_slots, _operating_point
+from app.estimator.serving.scope import _MEMO
 from app.estimator.serving.step import _Hardware, _sim_decode, _sim_step
+from app.estimator.serving_run import DecodeTime, Scheduler, StepTime
 from app.estimator.serving_sim import (
     PERCENTILES,
-    DecodeTime,
     Lengths,
     LoadLatency,
     Quantiles,
-    Scheduler,
-    StepTime,
     finite_run_output_rate,
     md1_ttft_floor,
     mdc_wait_quantiles,
@@ -63,19 +62,22 @@ def _scheduler(model: ModelSpec, cfg: ServingConfig, hw: _Hardware, slots: int |
     )
 
 
-def _rank_step(hw: _Hardware) -> tuple[StepTime, DecodeTime | None]:
+def _rank_step(hw: _Hardware) -> tuple[StepTime, DecodeTime]:
     """The simulated scheduler's step and decode-only step. Under DP attention the simulation runs one rank and every
     rank is taken to run a batch like it (balanced ranks, as _operating_point takes them): the step model, which counts
     a step's sequences and tokens over the whole replica, sees `ranks` times the rank's (the expert GEMMs and the
     all-to-all carry every rank's tokens)."""
-    step, n = _sim_step(hw), hw.ranks
+    step, decode, n = _sim_step(hw), _sim_decode(hw), hw.ranks
     if n == 1:
-        return step, _sim_decode(hw)
+        return step, decode
 
     def balanced(decodes: int, kv: float, prefill: int, span: float) -> float:
         return step(decodes * n, kv * n, prefill * n, span * n)
 
-    return balanced, None
+    def balanced_decode(decodes: int, kv: float) -> float:  # balanced(decodes, kv, 0, 0.0): n × 0 is 0
+        return decode(decodes * n, kv * n)
+
+    return balanced, balanced_decode
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,9 +110,21 @@ class _Load:
 
 def _load(model: ModelSpec, cfg: ServingConfig, hw: _Hardware, limit: int) -> _Load:
     top = _operating_point(model, cfg, hw, limit).requests_per_s
-    key = (model, replace(cfg, requests_per_s=None), _where(hw.cluster, hw.tp, hw.pp))
+    key = hw.key or (model, replace(cfg, requests_per_s=None), _where(hw.cluster, hw.tp, hw.pp))
     slots = _launch_slots(model, cfg, hw, limit)
     return _Load(model, cfg, hw, top, _isolated_ttft_s(model, cfg, hw), key, limit, slots)
+
+
+def _saturated_before_run(load: _Load, rate: float) -> bool:
+    """Saturated at `rate` whatever a run would read: at or past what the replica completes at most, or with its
+    prompts alone keeping it busy (`_run_simulation` and `_held_to_md1` mark both saturated): no run is needed to know
+    that it misses the SLO."""
+    return rate >= load.top_rps or rate / load.hw.ranks * load.service_s >= 1
+
+
+def _meets(load: _Load, rate: float) -> bool:
+    """meets_at_peak of the replica's simulated latency at `rate`, without a run where it is saturated before one."""
+    return not _saturated_before_run(load, rate) and meets_at_peak(_simulate(load, rate), load.cfg)
 
 
 def _simulate(load: _Load, rate: float) -> LoadLatency:
@@ -263,6 +277,18 @@ def peak_latency(
         return None
     load = _load(model, cfg, _hardware(model, cfg, cluster, tp, pp), limit)
     return _simulate(load, cfg.requests_per_s * cfg.peak_factor / replicas)
+
+
+def peak_meets_at(
+    model: ModelSpec, cfg: ServingConfig, cluster: Cluster, *, tp: int = 1, pp: int = 1, replicas: int = 1
+) -> Callable[[float], bool] | None:
+    """meets_at_peak of `peak_latency_at`'s latency at a factor of the peak, without a run where the replica is
+    saturated before one (`_saturated_before_run`); None when no sequence fits or no load is given."""
+    limit = held_sequences(model, cfg, cluster.gpu, tp, pp)
+    if cfg.requests_per_s is None or limit < 1:
+        return None
+    load, peak = _load(model, cfg, _hardware(model, cfg, cluster, tp, pp), limit), cfg.requests_per_s * cfg.peak_factor
+    return lambda factor: _meets(load, peak * factor / replicas)
 
 
 def peak_latency_at(

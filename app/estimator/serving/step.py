@@ -25,7 +25,7 @@ from app.estimator.serving.memory import (
     weight_bytes_per_param,
 )
 from app.estimator.serving_gemm import TILE_ROWS, gemm_shapes, occupancy_of_tile_rows
-from app.estimator.serving_sim import DecodeTime, DenseDecode, StepTime
+from app.estimator.serving_run import DecodeTime, DenseDecode, DenseStep, StepTime
 from app.estimator.specs import Cluster, GpuSpec, ModelSpec
 
 if TYPE_CHECKING:  # the memo of operating points a _Hardware keeps (operating_point imports this module)
@@ -228,6 +228,8 @@ class _Hardware:
     # isolated request's time to first token
     points: dict[tuple[type, float], _Point] = field(default_factory=dict)
     isolated_s: float | None = None
+    # its key in the answer's memo (memo._hardware: model, traffic without its rate, servers and split); () outside one
+    key: tuple[object, ...] = ()
 
     def occupancy(self, tokens: float) -> float:
         """The wave occupancy of the step's GEMMs at `tokens` rows (1.0 when the SM count is unknown or MoE)."""
@@ -337,6 +339,7 @@ def _one_rank(hw: _Hardware) -> _Hardware:
         points={},
         occupancy_by_rows={},
         isolated_s=None,
+        key=(),
     )
 
 
@@ -512,11 +515,11 @@ def _sim_step(hw: _Hardware) -> StepTime:
     return _stage_step(hw)
 
 
-def _sim_decode(hw: _Hardware) -> DecodeTime | None:
-    """The simulator's decode-only step, where the step model has one apart (a dense model on one stage)."""
+def _sim_decode(hw: _Hardware) -> DecodeTime:
+    """The simulator's decode-only step: a dense model's on one stage (`_dense_decode`), else `_stage_decode`."""
     if hw.pp == 1 and not hw.experts and hw.verify_width == 1:
         return _dense_decode(hw)
-    return None
+    return _stage_decode(hw)
 
 
 def _stage_step(hw: _Hardware) -> StepTime:
@@ -569,29 +572,57 @@ def _stage_step(hw: _Hardware) -> StepTime:
     return step
 
 
-def _dense_step(hw: _Hardware) -> StepTime:
-    """_step_s of a dense model on one stage, its constants read once (the simulation's inner loop): the same sum
-    of the weights and KV bytes, the GEMM and attention FLOPs at the decode/prefill mix's efficiency, the
-    overheads and the all-reduces."""
-    weights_s, kv_s, reads, flops, decode_eff, attention, fixed, per_seq, per_token = _dense_terms(hw)
-    prefill_eff = PREFILL_COMPUTE_EFFICIENCY
-    by_rows, occupancy, packed = hw.occupancy_by_rows, hw.occupancy, hw.packed
+def _stage_decode(hw: _Hardware) -> DecodeTime:
+    """`_stage_step(hw)(decodes, kv, 0, 0.0)` to the last bit (a step's prompt terms are zeros that leave each sum as
+    it is), its terms that depend on `decodes` alone (the experts touched, the GEMMs, overheads, all-reduces and
+    hops) kept by `decodes`: a run asks for a few hundred counts thousands of times."""
+    reads, kv_token, hbm_kv, attention, pp = hw.kv_reads, hw.kv_token, hw.hbm_kv, hw.attention_coef, hw.pp
+    drafts = hw.draft_forwards
+    terms: dict[int, tuple[float, float, float, float, float, float, float]] = {}
 
-    def step(decodes: int, kv: float, prefill: int, span: float) -> float:
-        tokens = decodes + prefill
-        memory = weights_s + (kv * reads + prefill) * kv_s
-        if prefill:
-            share = by_rows.get(-(-tokens // TILE_ROWS)) or occupancy(tokens)
-            if packed:  # one GEMM over the decodes' and the prompt's rows (_step_s)
-                efficiency = prefill_eff * share
-            else:
-                efficiency = (decodes * decode_eff + prefill * prefill_eff * share) / tokens
-        else:
-            efficiency = decode_eff
-        compute = flops * tokens / efficiency + attention * (kv + span)
-        return (compute if compute > memory else memory) + fixed + per_seq * decodes + per_token * tokens
+    def decode(decodes: int, kv: float) -> float:
+        found = terms.get(decodes)
+        if found is None:
+            found = terms[decodes] = _stage_decode_terms(hw, decodes)
+        seqs, verify, weights_s, gemm_s, overhead, comm, hop = found
+        context = kv / decodes if decodes else 0.0
+        memory_s = weights_s + seqs * context * reads * kv_token / hbm_kv
+        compute_s = gemm_s + attention * (verify * context)
+        draft = _draft_s(hw, seqs, seqs * context) if drafts else 0.0
+        seconds = (compute_s if compute_s > memory_s else memory_s) + overhead + comm + draft
+        return seconds if pp == 1 else pp * seconds + hop
 
-    return step
+    return decode
+
+
+def _stage_decode_terms(hw: _Hardware, decodes: int) -> tuple[float, float, float, float, float, float, float]:
+    """`_stage_step`'s terms of a decode-only step of `decodes` sequences that do not read the KV cache: the sequences
+    and positions of one stage, the weights' seconds, the GEMMs' seconds, the overheads, the all-reduces and the
+    hops, each as `_stage_step` sums it."""
+    pp = hw.pp
+    seqs = decodes / pp if pp > 1 else decodes
+    verify = seqs * hw.verify_width
+    weights = hw.weight_bytes_static
+    if hw.experts:
+        weights += expected_experts_touched(hw.experts, hw.top_k, 1.0 if verify < 1.0 else verify) * hw.expert_bytes
+    if verify >= hw.ep_large_m_tokens:
+        gemm_s = hw.dense_flops_per_token * verify / STEP_COMPUTE_EFFICIENCY + hw.ep_expert_s_per_token * verify
+    else:
+        gemm_s = (hw.dense_flops_per_token + hw.expert_flops_per_token) * verify / STEP_COMPUTE_EFFICIENCY
+    comm = hw.allreduce_fixed_s + hw.allreduce_per_token_s * verify if hw.tp > 1 else 0.0
+    hop = hw.hop_fixed_s + hw.hop_per_token_s * seqs
+    overhead = hw.overhead_s + hw.overhead_per_seq_s * seqs + hw.moe_fixed_s
+    return seqs, verify, weights / hw.hbm_weights, gemm_s, overhead, comm, hop
+
+
+def _dense_step(hw: _Hardware) -> DenseStep:
+    """_step_s of a dense model on one stage, its constants read once (the simulation's inner loop, which evaluates it
+    inline): the same sum of the weights and KV bytes, the GEMM and attention FLOPs at the decode/prefill mix's
+    efficiency, the overheads and the all-reduces."""
+    return DenseStep(
+        *_dense_terms(hw), prefill_efficiency=PREFILL_COMPUTE_EFFICIENCY, packed=hw.packed, tile_rows=TILE_ROWS,
+        by_rows=hw.occupancy_by_rows, occupancy=hw.occupancy,
+    )  # fmt: skip
 
 
 def _dense_decode(hw: _Hardware) -> DecodeTime:
