@@ -1,11 +1,11 @@
 """Request bodies are parsed and checked off the event loop, once the route is known.
 
-FastAPI reads a JSON body with `await request.json()` on the event loop, and the checks of app.jsonguard
+FastAPI reads a JSON body with `await request.json()` on the event loop, and the checks of app.common.jsonguard
 cost CPU in proportion to the body: run there, one crafted 1 MiB body held every request of the process
 (the liveness probe too) for up to a second. The route class of every router (UnitOfWorkRoute) gives its
 endpoint a `CheckedRequest` instead, FastAPI's documented way to change how a body is read: its `json()`
 parses and checks the body in a thread (at most BODY_CHECK_THREADS at once per process, apart from the
-WORKER_THREADS), within app.jsonguard's bounds on its size, nesting and numbers. A form body is checked
+WORKER_THREADS), within app.common.jsonguard's bounds on its size, nesting and numbers. A form body is checked
 for NUL characters the same way. A path no route matches, or a method it does not take, never has its
 body read, and the rate limit and the per-client body budget (app.http) come before any of it.
 """
@@ -20,8 +20,8 @@ from anyio import CapacityLimiter, to_thread
 from fastapi import Request, Response
 from fastapi.routing import APIRoute
 
-from app.errors import BodyRefused
-from app.jsonguard import NO_NUL, Refusal, parse_body
+from app.common.errors import BodyRefused
+from app.common.jsonguard import NO_NUL, Refusal, parse_body
 
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 # The checks hold the GIL while they run, so more threads than the two cores of the smallest host we run on
@@ -57,7 +57,7 @@ async def _off_the_loop(request: Request, check: Callable[[bytes], Any]) -> Any:
 
 
 class CheckedRequest(Request):
-    """A request whose JSON body is parsed and checked (app.jsonguard) on a thread, not the event loop."""
+    """A request whose JSON body is parsed and checked (app.common.jsonguard) on a thread, not the event loop."""
 
     async def json(self) -> Any:
         if not hasattr(self, "_checked_json"):

@@ -15,15 +15,15 @@ import uvicorn
 from pydantic import ValidationError
 
 from app.admin.cli import ADMIN_COMMANDS, add_admin_commands, run_admin_command
+from app.common.settings import Settings
 from app.db.engine import DatabaseUnavailable, build_engine, build_sessionmaker, check_connection
 from app.db.migrate import revisions, upgrade
-from app.field_words import plain_message
 from app.mcp.stdio import serve_stdio
 from app.planner.cli import add_recommend_command, run_recommend_command
 from app.quotes.expiry import expire_due
 from app.reference.cli import add_rate_command, run_rate_command
 from app.seed import seed_database
-from app.settings import Settings
+from app.text.field_words import plain_message
 from app.webhooks.worker import DeliveryWorker, WorkerConfig
 
 GRACEFUL_SHUTDOWN_S = 10

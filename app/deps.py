@@ -25,9 +25,9 @@ from sqlalchemy.orm import Session
 from app.apikeys import service as apikeys_service
 from app.apikeys.service import Principal
 from app.bodies import CheckedBodyRoute
+from app.common.settings import Settings
 from app.db.engine import CLIENT, LOCK_DEADLINE, SETTINGS
 from app.estimator.vocabulary import ApiScope
-from app.settings import Settings
 
 REQUEST_SESSION = "request_session"  # marks (in Session.info) the sessions the unit of work ends
 

@@ -1,7 +1,7 @@
 """Friendly HTML error pages for people in a browser; the JSON API keeps its problem+json.
 
 A request gets the HTML page when it asks for `text/html` (browsers do, API clients do not) and
-its path is not one of the API's. Each exception handler installed by app.errors is wrapped, not
+its path is not one of the API's. Each exception handler installed by app.common.errors is wrapped, not
 replaced: everything else still gets the problem+json answer. Unexpected exceptions inside the
 web routes (WebRoute) are logged and answered with the 500 page; elsewhere the observability
 middleware keeps the last word.
@@ -19,8 +19,8 @@ from fastapi.exceptions import RequestValidationError
 from starlette.responses import HTMLResponse
 
 from app.deps import UnitOfWorkRoute
-from app.i18n import Translator, negotiate
-from app.templating import templates
+from app.text.i18n import Translator, negotiate
+from app.text.templating import templates
 
 log = logging.getLogger("app.web")
 API_PREFIXES = (
@@ -81,7 +81,7 @@ def _html_or(handler: Handler) -> Callable[[Request, Exception], Awaitable[Respo
 
 
 def install_html_error_pages(app: FastAPI) -> None:
-    """Call after app.errors.install_error_handlers: wraps each handler but the last-resort one."""
+    """Call after app.common.errors.install_error_handlers: wraps each handler but the last-resort one."""
     for key, handler in list(app.exception_handlers.items()):
         if key in (Exception, 500):
             continue

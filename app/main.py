@@ -14,9 +14,10 @@ from fastapi.staticfiles import StaticFiles
 from app.admin.routes import install_admin
 from app.api import catalog, estimate, health, quotes, recommend
 from app.bodies import body_check_limiter
+from app.common.errors import install_error_handlers
+from app.common.settings import Settings, get_settings
 from app.db.engine import ServerLimits, build_engine, build_sessionmaker
 from app.error_pages import install_html_error_pages
-from app.errors import install_error_handlers
 from app.http import install_middleware, metrics as metrics_api
 from app.http.docs import install_docs
 from app.http.logging import configure_logging
@@ -26,7 +27,6 @@ from app.planner.budget import set_time_budget
 from app.planner.search import set_cache_size
 from app.quotes.documents import PdfRenderer
 from app.quotes.expiry import expire_due
-from app.settings import Settings, get_settings
 from app.web import routes as web_routes, serve as web_serve
 from app.webhooks import worker as webhooks_worker
 

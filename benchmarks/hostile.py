@@ -41,7 +41,7 @@ from load import ROOT, _free_port, _fresh_database
 from soak import health
 
 sys.path.insert(0, str(ROOT))
-from app.settings import normalise_database_url
+from app.common.settings import normalise_database_url
 from tests.quotes.helpers import a100_body
 
 DEFAULT_DATABASE_URL = "postgresql://postgres@127.0.0.1:5432/wt_rel_a"

@@ -33,7 +33,7 @@ from sqlalchemy.engine import make_url
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from app.settings import normalise_database_url  # noqa: E402
+from app.common.settings import normalise_database_url  # noqa: E402
 
 DEFAULT_DATABASE_URL = "postgresql://postgres@127.0.0.1:5432/gpu_sizer_reservations"
 H100 = "h100-80g-sxm-8x"

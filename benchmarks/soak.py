@@ -42,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from load import ROOT, _free_port, _fresh_database
 
 sys.path.insert(0, str(ROOT))
-from app.settings import normalise_database_url
+from app.common.settings import normalise_database_url
 from tests.hf_configs import QWEN15_MOE
 
 DEFAULT_DATABASE_URL = "postgresql://postgres@127.0.0.1:5432/gpu_sizer_soak"

@@ -36,9 +36,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from load import _fresh_database  # noqa: E402
 
+from app.common.settings import normalise_database_url  # noqa: E402
 from app.db.engine import build_engine, build_sessionmaker  # noqa: E402
 from app.quotes import events, repository  # noqa: E402
-from app.settings import normalise_database_url  # noqa: E402
 from tests.quotes.helpers import a100_body  # noqa: E402
 from tests.servers import app_cli, free_port, running_server  # noqa: E402
 from tests.webhooks.receiver import receiving  # noqa: E402

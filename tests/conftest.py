@@ -42,13 +42,13 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session
 from starlette.datastructures import State
 
+from app.common.settings import Settings
 from app.db.engine import build_engine, build_sessionmaker
 from app.db.migrate import upgrade
 from app.deps import get_session
 from app.main import configure_process, create_app
 from app.quotes.documents import PdfRenderer
 from app.seed import seed_database
-from app.settings import Settings
 from tests import tracing
 from tests.hub_server import StandInHub, stand_in_hub
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from app.common.settings import Settings
 from app.main import create_app
-from app.settings import Settings
 
 
 def openapi_document(**overrides: Any) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""The one en/zh catalog of text rendered from codes (app/messages.py): both languages word the same
+"""The one en/zh catalog of text rendered from codes (app/text/messages.py): both languages word the same
 codes with the same fields, every code the training planner emits is worded, and the API's English
 reads as it did when the planner wrote the sentences itself (the strings below are that old output)."""
 
@@ -12,7 +12,6 @@ from typing import get_args
 
 import pytest
 
-from app import messages, words
 from app.estimator import performance
 from app.estimator.checkpoints import checkpoint_from_config, scheme_params
 from app.estimator.clusters import CatalogServer, HardwareAsked, gpu_cluster, server_cluster
@@ -30,6 +29,7 @@ from app.planner.service import FUSED_LOSS_NOTE, SEQUENCE_PARALLEL_NOTE
 from app.planner.serving_request import SERVING_ASSUMPTIONS, tail_notes
 from app.planner.serving_schemas import ServingIn
 from app.planner.serving_service import NO_FABRIC_NOTE
+from app.text import messages, words
 
 # the fields messages._render derives from a parameter: a reached latency in its unit (`{ttft}` from ttft_ms)
 DERIVED = {"ttft": "ttft_ms", "tpot": "tpot_ms"}
@@ -57,6 +57,7 @@ def fields(template: str) -> set[str]:
         messages.UNKNOWN,
         messages.BATCH_SPLITS,
         messages.ESTIMATOR_ERRORS,
+        messages.REFUSALS,
         messages.PATTERNS,
         messages.BODY_REFUSALS,
         words.PLAN_WORDS,
@@ -508,7 +509,7 @@ def test_max_nodes_rejection_is_no_longer_called_capacity() -> None:
 
 def test_the_replicas_no_fabric_note_is_one_text_with_the_launchs() -> None:
     """/estimate's assumption and the serving launch's note say the same: the English twice (the estimator imports
-    nothing of the app), held equal here; the Chinese once (app/note_words.py reads the launch's)."""
+    nothing of the app), held equal here; the Chinese once (app/text/note_words.py reads the launch's)."""
     assert ENGLISH["replicas_share_nothing"] == messages.LAUNCH["en"]["no_fabric"]
     assert messages.NOTES["zh"]["replicas_share_nothing"] == messages.LAUNCH["zh"]["no_fabric"]
 
@@ -536,3 +537,148 @@ def test_a_capacity_refusal_agrees_with_its_count() -> None:
     assert messages.quote_check("capacity_taken_never", params | {"units": 1}, "zh").startswith(
         "深圳自 2026-12-08 起没有 1 台"
     )
+
+
+# --- the domain's refusals: codes with parameters, worded in both languages (app/text/refusal_words.py) -----------
+
+APP = Path(__file__).resolve().parents[1] / "app"
+# The packages below the delivery layer whose refusals reach people (the API's problem, the pages, the CLI).
+DOMAIN = (
+    "estimator",
+    "planner",
+    "catalog",
+    "quotes",
+    "capacity",
+    "reference",
+    "hub",
+    "webhooks",
+    "apikeys",
+    "ratelimit",
+)
+# How a domain module raises a refusal of app/text/refusal_words.py: the call and where its code is.
+REFUSAL_CALLS = {"refused": 1, "_refused": 1, "AddressRefused": 0, "coded_error": 0}
+# (module, function) -> why an exception there may carry an English sentence: it is never shown to people. A new
+# English raise in the domain fails below until it is given a code (`app.common.errors.refused`, a request model's
+# `app.common.schemas.coded_error`) or is named here with why.
+ENGLISH_ALLOWED = {
+    ("planner/mappers.py", "availability_out"): "an assertion: the mapper is only given options with availability",
+    ("planner/stacks.py", "_names"): "data/stacks.json checked at import: a broken shipped file, not a request",
+    ("planner/stacks.py", "_row"): "data/stacks.json checked at import: a broken shipped file, not a request",
+    ("planner/stacks.py", "_matrix"): "data/stacks.json checked at import: a broken shipped file, not a request",
+    ("quotes/search.py", "decode_cursor"): "caught at once in the same function and answered as cursor_invalid",
+    ("quotes/service.py", "line_amounts"): "an assertion: money arithmetic is only given integer minor units",
+    ("capacity/ledger.py", "add_months"): "an assertion: callers stay within the ledger's calendar",
+    ("reference/service.py", "set_exchange_rate"): "the operator's CLI argument (python -m app reference rate)",
+    ("hub/service.py", "_capped_body"): "an httpx timeout raised to be caught and answered as hub_timeout",
+}
+
+
+def _functions(tree: ast.Module) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    return [f for f in ast.walk(tree) if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)]
+
+
+def _refusal_codes() -> dict[str, set[str]]:
+    """code -> the places (file:line) of the domain packages that raise it through REFUSAL_CALLS (the admin's own
+    refusals are worded by app/text/i18n_admin.py); a name passed for the code is
+    read from the module's constants (`NOT_VALID`); one read from a caught refusal (`exc.code`) is no new code."""
+    found: dict[str, set[str]] = {}
+    for path in sorted(p for package in DOMAIN for p in (APP / package).rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        constants = {
+            t.id: n.value.value
+            for n in tree.body
+            if isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant)
+            for t in n.targets
+            if isinstance(t, ast.Name)
+        }
+        for call in ast.walk(tree):
+            if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name):
+                continue
+            at = REFUSAL_CALLS.get(call.func.id)
+            if at is None or len(call.args) <= at:
+                continue
+            arg = call.args[at]
+            code = arg.value if isinstance(arg, ast.Constant) else constants.get(getattr(arg, "id", ""))
+            if isinstance(code, str):
+                found.setdefault(code, set()).add(f"{path.relative_to(APP)}:{call.lineno}")
+    return found
+
+
+def test_every_refusal_the_domain_raises_is_worded_in_both_languages() -> None:
+    """Each code a `refused(...)` (or a search's `_refused`, a webhook's AddressRefused) names has its text in English
+    and Chinese, and the catalog words no code nothing raises; no code is also another catalog's (the error
+    handler words a code by the first catalog that holds it)."""
+    raised = _refusal_codes()
+    assert {"quote_unknown", "key_not_valid", "host_private", "start_outside_window"} <= raised.keys()
+    for lang in ("en", "zh"):
+        assert {c: sorted(p) for c, p in raised.items() if c not in messages.REFUSALS[lang]} == {}, lang
+    assert set(messages.REFUSALS["en"]) - raised.keys() == set()
+    others = (messages.QUOTE_CHECKS, messages.ESTIMATOR_ERRORS, messages.UNKNOWN, messages.HUB)
+    assert [set(messages.REFUSALS["en"]) & set(table["en"]) for table in others] == [set()] * len(others)
+
+
+# Calls that raise a code with its parameters (the English rendered from the catalog): never an English raise.
+CODED_CALLS = {"of", "refused", "_refused", "refusal", "_quote_conflict", "coded_error"}
+
+
+def _english(node: ast.expr) -> bool:
+    """A string with a space in it, or an f-string whose text has one: a sentence, not a code or a field path."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str) and " " in node.value
+    if isinstance(node, ast.JoinedStr):
+        return any(_english(part) for part in node.values)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "join":
+        return any(_english(arg) for arg in node.args)  # "; ".join(...): a separator, not a sentence
+    return any(_english(child) for child in ast.iter_child_nodes(node) if isinstance(child, ast.expr))
+
+
+def _bound(node: ast.expr, function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.expr]:
+    """`node` and what the function assigns to each name in it (`message = f"..."`, `error = {...}`)."""
+    named = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    assigned = [
+        a.value
+        for a in ast.walk(function)
+        if isinstance(a, ast.Assign) and any(isinstance(t, ast.Name) and t.id in named for t in a.targets)
+    ]
+    return [node, *assigned]
+
+
+def _coded(call: ast.Call, function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A call through a coded constructor (its code's text rendered from the catalog), or given `errors=[{...,
+    "type": code, "params": ...}]` whose type is a code (pydantic's generic `value_error` is none); a list built of
+    other refusals' `errors` is coded as they are."""
+    name = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
+    errors = next((k.value for k in call.keywords if k.arg == "errors"), None)
+    if name in CODED_CALLS or errors is None:
+        return name in CODED_CALLS
+    if any(isinstance(n, ast.Attribute) and n.attr == "errors" for n in ast.walk(errors)):
+        return True
+    dicts = [d for node in _bound(errors, function) for d in ast.walk(node) if isinstance(d, ast.Dict)]
+    types = [v for d in dicts for k, v in zip(d.keys, d.values, strict=True) if getattr(k, "value", None) == "type"]
+    keys = {k.value for d in dicts for k in d.keys if isinstance(k, ast.Constant)}
+    return "params" in keys and not any(getattr(t, "value", None) == "value_error" for t in types)
+
+
+def _english_raises() -> set[tuple[str, str]]:
+    """(module, function) of each raise in the domain packages whose exception is given an English sentence (or a
+    name the function binds to one) and no code."""
+    found = set()
+    for package in DOMAIN:
+        for path in sorted((APP / package).rglob("*.py")):
+            for function in _functions(ast.parse(path.read_text(encoding="utf-8"))):
+                for node in ast.walk(function):
+                    if not isinstance(node, ast.Raise) or not isinstance(node.exc, ast.Call):
+                        continue
+                    given = [*node.exc.args, *(k.value for k in node.exc.keywords)]
+                    if not _coded(node.exc, function) and any(_english(b) for a in given for b in _bound(a, function)):
+                        found.add((str(path.relative_to(APP)), function.name))
+    return found
+
+
+def test_the_domain_raises_codes_not_english_sentences() -> None:
+    """Issue 34: the domain emits codes with parameters only. A raise in the domain packages that is given an
+    English sentence is named in ENGLISH_ALLOWED with why (it never reaches a person), and the list names no raise
+    that is gone."""
+    found = _english_raises()
+    assert sorted(found - ENGLISH_ALLOWED.keys()) == []
+    assert sorted(ENGLISH_ALLOWED.keys() - found) == []

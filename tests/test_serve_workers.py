@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from app import cli
-from app.settings import Settings
+from app.common.settings import Settings
 from tests.servers import ROOT, LiveServerFactory, migrate_and_seed
 
 BUSY_LOOPS = 2  # processes spinning on the server's core: each worker then gets about a quarter of it

@@ -1,13 +1,13 @@
 """Every setting is documented where an operator looks for it: a row of the README's configuration table, or of
 docs/operations.md's tables (a `PREFIX_*` row in the README pointing there covers a family). A setting added to
-app/settings.py without a row fails here."""
+app/common/settings.py without a row fails here."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-from app.settings import Settings
+from app.common.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -1,6 +1,6 @@
-"""The API's warning `message` is the catalog's English (app/messages.py WARNINGS), rendered from the code and params
-the response carries, and it reads as it did when the estimator and the planner wrote their own English beside the
-code, except where that English was wrong or said less than the catalog.
+"""The API's warning `message` is the catalog's English (app/text/messages.py WARNINGS), rendered from the code and
+params the response carries, and it reads as it did when the estimator and the planner wrote their own English beside
+the code, except where that English was wrong or said less than the catalog.
 
 tests/api_warning_words.json holds, for every warning code the API returned over the requests of tests/api,
 tests/planner and tests/mcp (284 distinct POST /estimate, /estimate/scaling and /recommend bodies, replayed on the
@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from app import messages
+from app.text import messages
 
 SAMPLES: list[dict[str, Any]] = json.loads((Path(__file__).parent / "api_warning_words.json").read_text())
 

@@ -1,5 +1,5 @@
 """The label each field an audit entry records is shown under on GET /admin/audit (app/templates/admin/audit.html):
-keys of app/i18n_admin.py, worded in English and Chinese.
+keys of app/text/i18n_admin.py, worded in English and Chinese.
 
 A field is looked up by its entity type first, then among the fields any entity records, then among the refusals'
 labels (app.admin.pages.FIELD_LABELS, the forms' words). The entity comes first because one name means different

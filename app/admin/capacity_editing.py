@@ -23,9 +23,9 @@ from app.capacity import repository, service
 from app.capacity.ledger import Hold
 from app.capacity.models import MaintenanceHold
 from app.catalog.models import Sku
-from app.errors import Conflict, InvalidInput, NotFound
-from app.i18n_admin import ADMIN_EN
-from app.schemas import mirror
+from app.common.errors import Conflict, InvalidInput, NotFound
+from app.common.schemas import mirror
+from app.text.i18n_admin import ADMIN_EN
 
 CAPACITY_MONTHS = 6  # the capacity page's horizon: half a year, the longest a monthly customer plans ahead
 
@@ -52,8 +52,8 @@ def _snapshot(row: MaintenanceHold | None) -> dict[str, Any] | None:
 
 
 def refused(field: str, code: str, **params: Any) -> InvalidInput:
-    """A 422 on `field` worded from its code (app/i18n_admin.py `admin_err_<code>`; the admin pages word it in their
-    reader's language), its values in `errors[].params`."""
+    """A 422 on `field` worded from its code (app/text/i18n_admin.py `admin_err_<code>`; the admin pages word it in
+    their reader's language), its values in `errors[].params`."""
     message = ADMIN_EN[f"admin_err_{code}"].format(**params)
     return InvalidInput(
         f"{field}: {message}", errors=[{"field": field, "message": message, "type": code, "params": params}]

@@ -14,7 +14,7 @@ from app.admin.capacity_schemas import HoldIn, MonthUseOut, RegionUseOut
 from app.admin.deps import AdminDep, require_admin
 from app.admin.pages import SkuEditDep, _page
 from app.deps import SessionDep, UnitOfWorkRoute
-from app.i18n import Translator, negotiate
+from app.text.i18n import Translator, negotiate
 
 router = APIRouter(
     prefix="/admin", include_in_schema=False, dependencies=[Depends(require_admin)], route_class=UnitOfWorkRoute

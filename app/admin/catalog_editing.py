@@ -41,15 +41,15 @@ from app.catalog.pricing import current_price
 from app.catalog.seed_data import SEED_CURRENCY
 from app.catalog.service import SKU_COLUMNS, sku_columns
 from app.catalog.zone import catalog_moment
+from app.common.errors import Conflict, InvalidInput, NotFound
+from app.common.money import MoneyError, bp_to_percent, exponent, from_minor, to_minor
+from app.common.schemas import mirror
 from app.db.base import utcnow
-from app.errors import Conflict, InvalidInput, NotFound
 from app.estimator.hardware import load_gpus
 from app.estimator.interconnects import inter_node_fabrics, intra_node_kinds
 from app.estimator.memory import host_ram_reserve_gib
 from app.estimator.vocabulary import Term
-from app.i18n_admin import ADMIN_EN
-from app.money import MoneyError, bp_to_percent, exponent, from_minor, to_minor
-from app.schemas import mirror
+from app.text.i18n_admin import ADMIN_EN
 
 BACKDATE_TOLERANCE = timedelta(minutes=5)
 _CODE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
@@ -171,7 +171,7 @@ def _stale_code(current: int | None, sent: int | None) -> str:
 
 
 def stale_error(field: str, now: Any, code: str = "stale_changed", /, **params: Any) -> dict[str, Any]:
-    """A 409's entry on `field` (type `stale`, its value now in `current`), worded from `code` (app/i18n_admin.py
+    """A 409's entry on `field` (type `stale`, its value now in `current`), worded from `code` (app/text/i18n_admin.py
     `admin_err_<code>`: the admin pages word it in their reader's language) with `params`."""
     return {**coded(field, code, **params), "type": "stale", "current": now}
 
@@ -245,7 +245,7 @@ def link_errors(
 
 
 def coded(field: str, code: str, **params: Any) -> dict[str, Any]:
-    """A refusal on `field` worded from its code (app/i18n_admin.py `admin_err_<code>`: the admin pages word it in
+    """A refusal on `field` worded from its code (app/text/i18n_admin.py `admin_err_<code>`: the admin pages word it in
     their reader's language), its values in `params`."""
     return {**_error(field, ADMIN_EN[f"admin_err_{code}"].format(**params)), "code": code, "params": params}
 

@@ -30,11 +30,11 @@ from app.admin.service import Actor, aware, record
 from app.catalog import repository as catalog_repository
 from app.catalog.models import GpuType, Sku, SkuAddon, SkuAvailability, SkuPrice, TermDiscount
 from app.catalog.zone import catalog_moment
+from app.common.errors import Conflict, InvalidInput
+from app.common.money import MoneyError, from_minor, to_minor
 from app.db.base import utcnow
-from app.errors import Conflict, InvalidInput
 from app.estimator.hardware import load_gpus
-from app.i18n_admin import ADMIN_EN
-from app.money import MoneyError, from_minor, to_minor
+from app.text.i18n_admin import ADMIN_EN
 
 
 def export_catalog(session: Session) -> CatalogDoc:

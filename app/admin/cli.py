@@ -12,9 +12,9 @@ import getpass
 import sys
 
 from app.admin import repository, service
+from app.common.errors import AppError
+from app.common.settings import Settings
 from app.db.engine import build_engine, build_sessionmaker, check_connection
-from app.errors import AppError
-from app.settings import Settings
 
 ADMIN_COMMANDS = ("create-admin", "create-token")
 

@@ -19,9 +19,9 @@ from sqlalchemy.orm import Session
 
 from app.admin import service
 from app.admin.models import AdminSession, AdminUser
+from app.common.errors import Forbidden, Unauthorized
 from app.deps import SessionDep
-from app.errors import Forbidden, Unauthorized
-from app.i18n_admin import ADMIN_EN
+from app.text.i18n_admin import ADMIN_EN
 
 SESSION_COOKIE = "gpu_sizer_admin"
 API_PREFIX = "/admin/api"
@@ -59,7 +59,7 @@ BearerDep = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer_scheme
 
 
 def _refused(field: str, code: str, **params: str) -> dict[str, Any]:
-    """A 403's entry worded from its code (app/i18n_admin.py `admin_err_<code>`: the forbidden page words it in its
+    """A 403's entry worded from its code (app/text/i18n_admin.py `admin_err_<code>`: the forbidden page words it in its
     reader's language)."""
     message = ADMIN_EN[f"admin_err_{code}"].format(**params)
     return {"field": field, "message": message, "type": code, "code": code, "params": params}

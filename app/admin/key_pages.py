@@ -16,10 +16,10 @@ from app.admin.deps import NO_STORE, AdminDep, Principal, RowId, require_admin
 from app.admin.pages import FormDep, _confirmed, _page, _refusal, revoke_confirmation
 from app.apikeys import service as apikeys_service
 from app.apikeys.schemas import DEFAULT_RATE_LIMIT_PER_MINUTE, ApiKeyCreate
+from app.common.errors import AppError
 from app.deps import SessionDep, UnitOfWorkRoute
-from app.errors import AppError
 from app.estimator.vocabulary import API_SCOPES
-from app.i18n import Translator, negotiate
+from app.text.i18n import Translator, negotiate
 
 router = APIRouter(
     prefix="/admin", include_in_schema=False, dependencies=[Depends(require_admin)], route_class=UnitOfWorkRoute

@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 
 from app.capacity import service
 from app.capacity.ledger import Hold
-from app.errors import Conflict
+from app.common.errors import Conflict
 from app.quotes import repository as quotes
 
 

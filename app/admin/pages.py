@@ -37,17 +37,17 @@ from app.admin.deps import (
 from app.admin.schemas import AddonIn, AvailabilityIn, PriceCreate, SkuCreate, SkuPatch, audit_changes
 from app.catalog import repository as catalog_repository
 from app.catalog.zone import catalog_zone
+from app.common.errors import AppError, InvalidInput, TooManyRequests, in_language
 from app.deps import SessionDep, UnitOfWorkRoute
-from app.errors import AppError, InvalidInput, TooManyRequests, in_language
 from app.estimator.vocabulary import QUOTE_STATUSES, RENTAL_UNITS, SKU_STATUSES, TERMS, QuoteStatus
-from app.field_words import pydantic_message
-from app.i18n import Translator, negotiate
-from app.i18n_admin import ADMIN_EN
 from app.quotes import service as quotes_service
-from app.templating import templates
+from app.text.field_words import pydantic_message
+from app.text.i18n import Translator, negotiate
+from app.text.i18n_admin import ADMIN_EN
+from app.text.templating import templates
 
 LOGIN_CSRF_COOKIE = "gpu_sizer_admin_login"
-# What a page says after a change (`?msg=`), worded in app/i18n_admin.py as `admin_msg_<code>`.
+# What a page says after a change (`?msg=`), worded in app/text/i18n_admin.py as `admin_msg_<code>`.
 MESSAGES = frozenset(
     {"saved", "price", "retired", "reactivated", "availability", "created", "revoked", "key-revoked", "cancelled"}
     | {"addon", "hold", "hold-deleted", "signed-out", "paused", "resumed", "replayed"}

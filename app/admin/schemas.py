@@ -13,8 +13,8 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, computed_field
 
 from app.catalog.schemas import MoneyStr, SkuColumnsOut
+from app.common.schemas import PriceCurrency, money_pattern
 from app.estimator.vocabulary import RentalUnit, SkuStatus, Term
-from app.schemas import PriceCurrency, money_pattern
 
 Slug = Annotated[str, StringConstraints(strip_whitespace=True, pattern=r"^[a-z0-9][a-z0-9-]{0,63}$")]
 Line = Annotated[str, StringConstraints(strip_whitespace=True, max_length=200)]

@@ -31,8 +31,8 @@ from app.admin.repository import AuditFilter as AuditFilter  # re-exported: the 
 from app.apikeys import service as apikeys_service
 from app.apikeys.models import ApiKey
 from app.apikeys.schemas import ApiKeyCreate, ApiKeyIssued, ApiKeyOut
+from app.common.errors import Conflict, InvalidInput, NotFound, TooManyRequests
 from app.db.base import utcnow
-from app.errors import Conflict, InvalidInput, NotFound, TooManyRequests
 from app.quotes import service as quotes_service
 from app.quotes.schemas import QuoteOut
 

@@ -12,8 +12,8 @@ from sqlalchemy.orm import Session
 from app.admin import webhooks as admin_webhooks
 from app.admin.api import admin_api_router
 from app.admin.deps import NO_STORE, ROW_ID_MAX, AdminDep, Principal
+from app.common.settings import Settings
 from app.deps import SessionDep, SettingsDep
-from app.settings import Settings
 from app.webhooks import schemas as hooks, service
 from app.webhooks.models import DeliveryStatus
 

@@ -16,6 +16,7 @@ from app.api import examples
 from app.api.responses import HUB, KEY_RESPONSES, PROBLEM
 from app.apikeys import service as apikeys_service
 from app.apikeys.service import Principal
+from app.common.settings import Settings
 from app.deps import (
     SessionDep,
     SettingsDep,
@@ -27,12 +28,11 @@ from app.deps import (
 )
 from app.estimator.vocabulary import Language, QuoteStatus
 from app.hub.service import FIELD, with_hub_config
-from app.i18n import negotiate
 from app.quotes import printing, search as quote_search, service
 from app.quotes.plan_check import check_quote
 from app.quotes.schemas import QuoteCreate, QuoteOut, QuotePage
 from app.quotes.search import QuoteSearch
-from app.settings import Settings
+from app.text.i18n import negotiate
 
 router = APIRouter(prefix="/quotes", tags=["quotes"], route_class=UnitOfWorkRoute)
 
@@ -56,7 +56,7 @@ VARY = {"Vary": "Accept-Language"}  # the document's language follows the header
 
 
 def _language(request: Request, lang: Language | None) -> Language:
-    """`?lang` wins; then Accept-Language, as every page chooses its language (app.i18n.negotiate)."""
+    """`?lang` wins; then Accept-Language, as every page chooses its language (app.text.i18n.negotiate)."""
     return lang if lang is not None else cast(Language, negotiate(request))
 
 

@@ -7,8 +7,8 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field, StringConstraints
 
+from app.common.schemas import RequestModel
 from app.estimator.vocabulary import ApiScope
-from app.schemas import RequestModel
 
 # A sales team's CRM behind one address: 600 a minute is five times the anonymous RATE_LIMIT_PER_MINUTE default.
 DEFAULT_RATE_LIMIT_PER_MINUTE = 600

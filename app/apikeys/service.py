@@ -25,18 +25,19 @@ from sqlalchemy.orm import Session
 from app.apikeys import repository
 from app.apikeys.models import ApiKey
 from app.apikeys.schemas import ApiKeyCreate, ApiKeyIssued, ApiKeyOut
+from app.common.errors import Forbidden, InvalidInput, NotFound, Unauthorized, refused
+from app.common.settings import Settings, get_settings
 from app.db.base import utcnow
 from app.db.engine import SETTINGS
-from app.errors import Forbidden, InvalidInput, NotFound, Unauthorized
 from app.estimator.vocabulary import API_SCOPES, ApiScope
-from app.settings import Settings, get_settings
 
 KEY_PREFIX = "gsk_"  # tells an API key from an admin API token (gsz_) at a glance, and to the rate limiter
 MAX_KEY_CHARS = 100  # an issued key has 47; a longer header value is no key, and is not hashed
 SHOWN_PREFIX_CHARS = 12  # "gsk_" and 8 random characters: enough to tell keys apart, 48 bits of the 256
 TOUCH_EVERY = timedelta(minutes=1)  # last_used_at is written at most this often (as for admin sessions)
 BEARER = {"WWW-Authenticate": "Bearer"}
-NOT_VALID = "a valid API key is required: Authorization: Bearer <key>"
+# The one refusal of no, malformed, unknown, revoked or expired keys (its code in app/text/refusal_words.py).
+NOT_VALID = "key_not_valid"
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,9 +103,9 @@ def authenticate(
     digest = _lookup_hash(bearer_key(authorization_header), _secret(session, secret))
     row = repository.get_by_hash(session, digest) if digest else None
     if row is None or not _live(row, now):
-        raise Unauthorized(NOT_VALID, headers=BEARER)
+        raise refused(Unauthorized, NOT_VALID, field="authorization", headers=BEARER)
     if scope not in row.scopes:
-        raise Forbidden(f"this API key does not have the scope {scope!r} this request needs")
+        raise refused(Forbidden, "key_scope_missing", field="authorization", scope=scope)
     if row.last_used_at is None or now - aware(row.last_used_at) >= TOUCH_EVERY:
         repository.touch(session, key_id=row.id, now=now, before=now - TOUCH_EVERY)
     return principal_of(row)
@@ -137,10 +138,7 @@ def issue_key(
     """A new key; its plain value is in the answer, and nowhere else, ever again."""
     now = now or utcnow()
     if data.expires_at is not None and aware(data.expires_at) <= now:
-        raise InvalidInput(
-            "expires_at must be in the future",
-            errors=[{"field": "expires_at", "message": "must be in the future", "type": "datetime"}],
-        )
+        raise refused(InvalidInput, "expires_in_past", field="expires_at")
     plain = KEY_PREFIX + secrets.token_urlsafe(32)
     row = ApiKey(
         name=data.name,
@@ -183,7 +181,7 @@ def list_keys(session: Session) -> list[ApiKeyOut]:
 def get_key(session: Session, *, key_id: int) -> ApiKey:
     row = repository.get(session, key_id)
     if row is None:
-        raise NotFound(f"no API key {key_id}")
+        raise refused(NotFound, "api_key_unknown", field="key_id", key_id=key_id)
     return row
 
 

@@ -20,7 +20,6 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from app import messages
 from app.capacity import repository
 from app.capacity.ledger import (
     Hold,
@@ -35,8 +34,9 @@ from app.capacity.ledger import (
 from app.capacity.models import Reservation
 from app.catalog.models import Sku
 from app.catalog.zone import catalog_zone
-from app.errors import Conflict, InvalidInput
+from app.common.errors import Conflict, InvalidInput, refused
 from app.estimator.vocabulary import MAX_QUOTE_MONTHS
+from app.text import messages
 
 # A maintenance hold may be recorded for a repair that began up to a month ago (the admin learns of it late), and
 # ends at most where a rental can still hold units: the last start (the booking window, ledger.last_start) plus
@@ -72,12 +72,8 @@ def start_of(session: Session, start_date: date | None, *, field: str) -> date:
         return today
     latest = last_start(today)
     if not today <= start_date <= latest:
-        message = (
-            f"must be from today ({today.isoformat()} in the catalog's timezone) to {latest.isoformat()} (a year ahead)"
-        )
-        window = {"today": today.isoformat(), "latest": latest.isoformat()}  # for the pages' own words
-        error = {"field": field, "message": message, "type": "value_error", "params": window}
-        raise InvalidInput(f"{field}: {message}", errors=[error])
+        first, last = today.isoformat(), latest.isoformat()  # figures the pages word in their language too
+        raise refused(InvalidInput, "start_outside_window", field=field, today=first, latest=last)
     return start_date
 
 

@@ -8,8 +8,8 @@ from decimal import Decimal
 from typing import cast
 
 from app.catalog.models import Sku, SkuPrice
+from app.common.money import apply_discount, from_minor
 from app.estimator.vocabulary import TERMS, Term
-from app.money import apply_discount, from_minor
 
 
 @dataclass(frozen=True, slots=True)

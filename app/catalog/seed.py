@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 from app.catalog import repository
 from app.catalog.models import GpuType, Sku, SkuAddon, SkuPrice, TermDiscount
 from app.catalog.seed_data import ADDONS, GPU_TYPES, SEED_CURRENCY, SKUS
-from app.money import to_minor
+from app.common.money import to_minor
 
 
 @dataclass

@@ -14,10 +14,10 @@ from app.catalog.cache import catalog_cache
 from app.catalog.models import Sku, SkuAddon
 from app.catalog.pricing import as_utc, next_price_change, scheduled_price, sku_pricing
 from app.catalog.schemas import GpuOut, GpuRef, PriceOut, ScheduledPriceOut, SkuOut, TermPriceOut
+from app.common.money import bp_to_percent, from_minor
+from app.common.schemas import mirror
 from app.estimator.hardware import load_gpus
 from app.estimator.vocabulary import Term
-from app.money import bp_to_percent, from_minor
-from app.schemas import mirror
 
 # A SKU's plain columns: API name → ORM attribute (the API says host_nvme for host_nvme_tb).
 SKU_COLUMNS = {

@@ -12,8 +12,8 @@ from zoneinfo import ZoneInfo
 
 from sqlalchemy.orm import Session
 
+from app.common.settings import Settings, get_settings
 from app.db.engine import SETTINGS
-from app.settings import Settings, get_settings
 
 
 def catalog_zone(session: Session | None = None) -> ZoneInfo:

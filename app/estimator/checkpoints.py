@@ -50,7 +50,7 @@ class Checkpoint:
     weights: WeightFormat | None = None  # what the quantised weights are sized as
     group_size: int | None = None  # weights per stored scale; None: the format's default
     scheme: str = ""  # the checkpoint's format in words, for notes ("block FP8 (128 x 128 scales)")
-    scheme_note: Note | None = None  # the same as a code with parameters, for other languages (app/note_words.py)
+    scheme_note: Note | None = None  # the same as a code with parameters, for other languages (app/text/note_words.py)
     readable: bool = True  # False: a quantization_config whose format serving does not size
     dtype: WeightFormat | None = None  # torch_dtype of an unquantised checkpoint (bf16 / fp16), if stated
 

@@ -1,7 +1,7 @@
 """Why the estimator refuses an input, in English and Chinese: one text per code, its figures as {fields}.
 
 `EstimatorError.of(code, field=..., **params)` raises with the English text as its message (the API's `message`,
-the command line's); `app.messages.estimator_error` words the same code in the page's language. A list or tuple
+the command line's); `app.text.messages.estimator_error` words the same code in the page's language. A list or tuple
 among the params is joined with the language's separator before the text is formatted (`words`). Data only: the
 estimator reads it, and a test (tests/test_messages.py) checks both languages carry the same codes and fields.
 """

@@ -2,7 +2,7 @@
 sentence, so the API's English and the pages' Chinese are rendered from the same code and figures.
 
 `ENGLISH` is the one English text of every code (the API's `assumptions`, `Note.text`); the other languages live in
-the app's catalog (app/note_words.py), which imports this table rather than copying it, and
+the app's catalog (app/text/note_words.py), which imports this table rather than copying it, and
 tests/test_messages.py checks that every code has a text in each language with the same fields. Templates use
 `str.format` fields with format specs. A `Note` is frozen and hashable: the estimator builds the notes once per
 cached shape and shares them between the plans that state the same.

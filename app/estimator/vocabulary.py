@@ -3,7 +3,7 @@
 Everything else imports these: the estimator's specs, the API schemas, the planner search, the
 CLI and the wizard's form. Tuples of the allowed values are derived with `typing.get_args`, in the
 order declared here, which is the order people are offered them (the wizard's selects, the CLI's
-choices, the API's enums). Labels for people (en/zh) live in `app/i18n.py`, keyed by these
+choices, the API's enums). Labels for people (en/zh) live in `app/text/i18n.py`, keyed by these
 values. Standard library only: the estimator owns this module.
 """
 

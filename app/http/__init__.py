@@ -11,6 +11,7 @@ from __future__ import annotations
 from fastapi import FastAPI
 from starlette.middleware.cors import CORSMiddleware
 
+from app.common.settings import Settings
 from app.http.body_limit import BodyBudgetMiddleware, BodyLimitMiddleware
 from app.http.body_timeout import BodyTimeoutMiddleware
 from app.http.hosts import TrustedHostMiddleware
@@ -19,7 +20,6 @@ from app.http.observability import REQUEST_ID_HEADER, ObservabilityMiddleware
 from app.http.planner_share import PlannerShareMiddleware
 from app.http.ratelimit import RateLimitMiddleware
 from app.http.security import SecurityHeadersMiddleware
-from app.settings import Settings
 
 
 def install_middleware(app: FastAPI, settings: Settings) -> None:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.errors import http_problem
+from app.common.errors import http_problem
 from app.http.asgi import HttpMiddleware, ResponseWatch, refused_before_response
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from app.errors import http_problem
+from app.common.errors import http_problem
 
 
 class TrustedHostMiddleware:

@@ -14,10 +14,10 @@ from urllib.parse import parse_qsl
 from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
 
+from app.common.errors import http_problem
+from app.common.jsonguard import NO_NUL, Refusal
 from app.error_pages import error_page, wants_html
-from app.errors import http_problem
 from app.http.asgi import HttpMiddleware
-from app.jsonguard import NO_NUL, Refusal
 
 
 def _check_query(raw: bytes) -> None:
@@ -25,7 +25,7 @@ def _check_query(raw: bytes) -> None:
         return
     for name, value in parse_qsl(raw.decode("latin-1"), keep_blank_values=True):
         if "\x00" in name or "\x00" in value:
-            # named as a query parameter's other refusals are (app/errors.py: `query.limit`), review R5-13
+            # named as a query parameter's other refusals are (app/common/errors.py: `query.limit`), review R5-13
             field = name.replace("\x00", "")
             raise Refusal(f"query.{field}" if field else "query", NO_NUL, "nul_character")
 

@@ -17,8 +17,8 @@ from starlette.datastructures import MutableHeaders
 from starlette.routing import Match, Mount, Route
 from starlette.types import Message, Receive, Scope, Send
 
+from app.common.errors import internal_error_response
 from app.deps import ARRIVED_AT
-from app.errors import internal_error_response
 from app.http.asgi import HttpMiddleware
 from app.http.metrics import LATENCY, REQUESTS, observe_pool
 from app.http.security import SECURITY_HEADERS

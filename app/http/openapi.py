@@ -16,9 +16,9 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
-from app.errors import MAX_FIELD_ERRORS, PROBLEM_JSON
+from app.common.errors import MAX_FIELD_ERRORS, PROBLEM_JSON
+from app.common.settings import Settings
 from app.http.ratelimit import SAFE_METHODS
-from app.settings import Settings
 
 PROBLEM_SCHEMA = {
     "title": "Problem",
@@ -65,7 +65,7 @@ DESCRIPTIONS = {
     429: "Rate limited; see Retry-After",
     503: "The database (or, for a model named by hf_id, the Hugging Face Hub) is unavailable; see Retry-After",
 }
-CONFLICT_HEADERS = {"idempotency-key", "if-match"}  # their reuse or staleness is a 409 (app.errors.Conflict)
+CONFLICT_HEADERS = {"idempotency-key", "if-match"}  # their reuse or staleness is a 409 (app.common.errors.Conflict)
 PROBLEM_CONTENT = {PROBLEM_JSON: {"schema": {"$ref": "#/components/schemas/Problem"}}}
 
 

@@ -19,7 +19,7 @@ connection back in the pool), the Hub asked, and the config kept in a short tran
 `with_hub_config` runs before the route writes anything.
 
 A fetched config passes the same bounds as a pasted one: the size of a request body (MAX_BODY_BYTES),
-the JSON bounds of app.jsonguard, then the estimator's own checks (app.estimator.models).
+the JSON bounds of app.common.jsonguard, then the estimator's own checks (app.estimator.models).
 
 The cache is bounded whatever clients send (app.hub.models): keyed by the id case-folded, it keeps only
 configs that pass those checks (compact, at most HF_CONFIG_MAX_BYTES), remembers refusals for
@@ -41,17 +41,17 @@ from typing import Any, Literal, TypeVar
 import httpx
 from sqlalchemy.orm import Session
 
-from app import messages
+from app.common.errors import AppError, BadGateway, InvalidInput, ServiceUnavailable, TooManyRequests
+from app.common.jsonguard import Refusal, check_body
+from app.common.settings import Settings
+from app.common.tls import client_context
 from app.db.engine import CLIENT
-from app.errors import AppError, BadGateway, InvalidInput, ServiceUnavailable, TooManyRequests
 from app.estimator.models import model_from_hf_config
 from app.estimator.specs import EstimatorError
 from app.hub import repository
-from app.jsonguard import Refusal, check_body
 from app.planner.schemas import WorkloadIn
 from app.ratelimit.service import RateLimiter
-from app.settings import Settings
-from app.tls import client_context
+from app.text import messages
 
 REVISION = "main"
 FIELD = "model.hf_id"
@@ -74,6 +74,7 @@ HubCode = Literal[
     "hub_json_bounds",
     "hub_not_object",
     "hub_not_sizeable",
+    "hub_number_absurd",
     "hub_new_ids",
 ]
 
@@ -153,6 +154,7 @@ REMEMBERED: frozenset[HubCode] = frozenset(
         "hub_json_bounds",
         "hub_not_object",
         "hub_not_sizeable",
+        "hub_number_absurd",
     }
 )
 
@@ -164,7 +166,8 @@ def _remember(session: Session, key: str, refusal: AppError, settings: Settings)
         return
     now = datetime.now(UTC)
     params, token = error.get("params", {}), settings.hf_token is not None
-    miss = json.dumps({"code": code, "status": refusal.status, "params": params, "token": token})
+    # default=str: an estimator's figure JSON cannot hold (none today) is kept as its text, never a 500
+    miss = json.dumps({"code": code, "status": refusal.status, "params": params, "token": token}, default=str)
     repository.keep(
         session,
         hf_key=key,
@@ -326,12 +329,13 @@ def _sizeable(config: dict[str, Any], hf_id: str, field: str) -> dict[str, Any]:
         raise _invalid(field, "hub_not_object", hf_id=hf_id)
     where = _absurd_number(config, "")
     if where is not None:
-        reason = f"{where} is out of range (at most {MAX_INTEGER} for an integer, {MAX_NUMBER:g} for a number)"
-        raise _invalid(field, "hub_not_sizeable", hf_id=hf_id, reason=reason)
+        bounds = {"most_integer": MAX_INTEGER, "most_number": MAX_NUMBER}
+        raise _invalid(field, "hub_number_absurd", hf_id=hf_id, where=where, **bounds)
     try:
         model_from_hf_config(config, name=hf_id)
-    except EstimatorError as exc:
-        raise _invalid(field, "hub_not_sizeable", hf_id=hf_id, reason=str(exc)) from exc
+    except EstimatorError as exc:  # the estimator's code and figures, worded in each language (messages.hub)
+        why = {"code": exc.code, "params": exc.params} if exc.code else {"message": str(exc)}
+        raise _invalid(field, "hub_not_sizeable", hf_id=hf_id, reason=why) from exc
     except (ArithmeticError, ValueError, TypeError) as exc:  # a shape the estimator's own checks did not foresee
         raise _invalid(field, "hub_not_sizeable", hf_id=hf_id, reason=type(exc).__name__) from exc
     return config
@@ -367,7 +371,7 @@ def _absurd_number(value: Any, path: str) -> str | None:
 
 def _errors(field: str, code: HubCode, params: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
     """The English detail, and the error naming the field with its code and parameters (the wizard words
-    them in the page's language: app.messages.HUB)."""
+    them in the page's language: app.text.messages.HUB)."""
     message = messages.hub(code, params)
     return f"{field}: {message}", [{"field": field, "message": message, "type": code, "params": params}]
 

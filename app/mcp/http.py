@@ -7,7 +7,7 @@ held in one process would be unknown to the others). The SDK's session manager r
 
 A request reaches the SDK only after what every route of the app passes: the middleware of app.http (the body
 size limit, the body budget per client, the rate limit under the `/mcp` entry of RATE_LIMIT_PATHS, which counts
-a keyed request against its key), then its body parsed and checked off the event loop within app.jsonguard's
+a keyed request against its key), then its body parsed and checked off the event loop within app.common.jsonguard's
 bounds, as app.bodies does for the JSON API (422 naming the field), then its API key: every message needs a live
 key (`Authorization: Bearer gsk_…`, app.apikeys), and a `tools/call` the scope its tool needs (TOOLS: `recommend`
 for list_models, list_skus, estimate and recommend, `quotes:write` for create_quote, `quotes:read` for
@@ -33,9 +33,9 @@ from starlette.types import Message, Receive, Scope, Send
 
 from app.apikeys import service as apikeys_service
 from app.apikeys.service import Principal
+from app.common.errors import Forbidden
 from app.db.engine import SETTINGS
 from app.deps import UnitOfWorkRoute
-from app.errors import Forbidden
 from app.estimator.vocabulary import API_SCOPES, ApiScope
 from app.mcp.server import Caller, build_server
 from app.mcp.tools import TOOLS

@@ -27,9 +27,9 @@ from mcp_types import (
 )
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.common.settings import Settings
 from app.estimator.vocabulary import ApiScope
 from app.mcp.tools import TOOLS, Tool, as_text, input_schema, now, output_schema, problem, problem_of, run_tool
-from app.settings import Settings
 
 SERVER_NAME = "gpu-sizer"
 SERVER_VERSION = "0.1.0"  # the service's version, as pyproject.toml and app.main name it

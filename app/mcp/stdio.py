@@ -11,9 +11,9 @@ import anyio
 from mcp.server.context import ServerRequestContext
 from mcp.server.stdio import stdio_server
 
+from app.common.settings import Settings
 from app.db.engine import build_engine, build_sessionmaker, check_connection
 from app.mcp.server import Caller, build_server
-from app.settings import Settings
 
 STDIO_CLIENT = "mcp-stdio"
 

@@ -20,22 +20,22 @@ from pydantic import BaseModel, Field, ValidationError
 from sqlalchemy.exc import IntegrityError, InterfaceError, OperationalError, TimeoutError as PoolTimeout
 from sqlalchemy.orm import Session, sessionmaker
 
-from app import messages
 from app.catalog import service as catalog_service
 from app.catalog.schemas import SkuOut
+from app.common.errors import HTTP_PROBLEMS, PROBLEM_BASE, AppError, capped_errors, validation_problem
+from app.common.jsonguard import Refusal, check_json
+from app.common.schemas import RequestModel
+from app.common.settings import Settings
 from app.db.engine import CLIENT, LOCK_DEADLINE, SETTINGS, DatabaseUnavailable
-from app.errors import HTTP_PROBLEMS, PROBLEM_BASE, AppError, capped_errors, validation_problem
 from app.estimator.specs import EstimatorError
 from app.estimator.vocabulary import ApiScope
 from app.hub.service import FIELD, with_hub_config
-from app.jsonguard import Refusal, check_json
 from app.planner import service as planner_service
 from app.planner.schemas import EstimateIn, EstimateOut, RecommendIn, RecommendOut
 from app.quotes import service as quotes_service
 from app.quotes.plan_check import check_quote
 from app.quotes.schemas import QuoteCreate, QuoteOut
-from app.schemas import RequestModel
-from app.settings import Settings
+from app.text import messages
 
 log = logging.getLogger("app.mcp")
 
@@ -180,7 +180,7 @@ def run_tool(
 ) -> dict[str, Any]:
     """The tool's result as the REST route's JSON, in one unit of work (committed, or rolled back on error).
     Raises what the service raises, pydantic's ValidationError for arguments the input model refuses, and
-    app.jsonguard's Refusal for arguments outside its bounds (over HTTP the body was checked already; stdio's
+    app.common.jsonguard's Refusal for arguments outside its bounds (over HTTP the body was checked already; stdio's
     arguments are checked here)."""
     check_json(dict(arguments))
     body = tool.input.model_validate(dict(arguments))
@@ -207,7 +207,7 @@ def problem(status: int, detail: str, **extra: Any) -> dict[str, Any]:
 
 
 def problem_of(exc: Exception) -> dict[str, Any]:
-    """The problem document the REST API answers the same failure with (app.errors renders it there)."""
+    """The problem document the REST API answers the same failure with (app.common.errors renders it there)."""
     if isinstance(exc, ValidationError):
         detail, members = validation_problem(exc.errors())
         return problem(422, detail, **members)
@@ -216,7 +216,7 @@ def problem_of(exc: Exception) -> dict[str, Any]:
             422, f"{exc.field}: {exc.message}", errors=[{"field": exc.field, "message": exc.message, "type": exc.type}]
         )
     if isinstance(exc, AppError):
-        extra = {"errors": exc.errors} if exc.errors else {}
+        extra = {**exc.extra, **({"errors": exc.errors} if exc.errors else {})}  # as app_error_response's
         body = {
             "type": PROBLEM_BASE + exc.type_,
             "title": exc.title,

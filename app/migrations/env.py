@@ -9,9 +9,9 @@ from __future__ import annotations
 from alembic import context
 from sqlalchemy import Connection
 
+from app.common.settings import get_settings
 from app.db.engine import build_engine
 from app.models import target_metadata
-from app.settings import get_settings
 
 config = context.config
 

@@ -7,12 +7,12 @@ import json
 
 from pydantic import ValidationError
 
+from app.common.settings import Settings
 from app.db.engine import build_engine, build_sessionmaker, check_connection
 from app.estimator.specs import EstimatorError
 from app.estimator.vocabulary import OBJECTIVES, TASKS, TERMS
 from app.planner.schemas import CostOut, RecommendIn, RecommendOut
 from app.planner.service import run_recommend
-from app.settings import Settings
 
 
 def add_recommend_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

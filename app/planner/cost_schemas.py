@@ -9,7 +9,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 # One rounding rule, said where a client reads the figures (review R5-9: 2,474.99 × 12 = 29,699.88 against a total
-# of 29,699.90): each figure is its own line priced by app.money.discounted_line, the discount rounded once on it.
+# of 29,699.90): each figure is its own line priced by app.common.money.discounted_line, the discount rounded once.
 MONTH_ROUNDED = (
     "One month of the line after the term discount, the discount rounded on that month; job_total and annual_total "
     "round it once on the whole line, so they may differ from this × months by a few minor units (docs/api.md)"

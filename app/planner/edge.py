@@ -18,7 +18,7 @@ rents again, so the option is worth renting over one that fits at its high end o
 1 / (1 - 1/4) = 4/3 of it. The ranking therefore charges an edge option EDGE_PREMIUM = 4/3 of its cost
 (`ranked_cost`): an option that fits at its high end for at most a third more ranks first, a dearer one does not
 (Llama 3.1 70B LoRA keeps four A100 40G cards for CNY 11,200 before one 8 x A100 80G server for 30,000, its
-explanation leading with the risk). The option's explanation says so (app/words.py EXPLAIN_WORDS `edge`).
+explanation leading with the risk). The option's explanation says so (app/text/words.py EXPLAIN_WORDS `edge`).
 An edge option also does not count as holding the states for "Offload last" (ranking._offload_last): Llama 3.1 70B
 full fine-tuning on H100 ranks one server with the optimizer offloaded (CNY 100,000, high end 62.1 of 75.05 GiB)
 before two at 74.85 of 75.05 GiB (high end 87.9) for 200,000.

@@ -72,7 +72,7 @@ def needless_model_parallel(plan: Plan, breakdown: MemoryBreakdown, workload: Wo
 
 def inefficiency(performance: Performance, task: Task, nodes: int) -> Miss | None:
     """The `inefficient` miss of a training plan, with its figures and what would help (codes worded in
-    app/messages.py EFFICIENCY_HELPS: fewer_servers, faster_fabric, more_gpu_memory, lora); None for a sensible
+    app/text/messages.py EFFICIENCY_HELPS: fewer_servers, faster_fabric, more_gpu_memory, lora); None for a sensible
     plan, and for inference (no MFU to judge)."""
     mfu = performance.mfu
     breakdown = performance.breakdown_s or {}

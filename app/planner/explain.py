@@ -13,10 +13,10 @@ from app.estimator.performance import estimate_performance, micro_batches
 from app.estimator.plan_traps import pipeline_short
 from app.estimator.specs import GIB, Cluster, MemoryBreakdown, ModelSpec, Performance, Plan, Warning_, Workload
 from app.estimator.vocabulary import FULL_TRAINING_TASKS, PRETRAINING_TASKS
-from app.messages import TASK_LABELS
 from app.planner.edge import EDGE_PREMIUM, at_edge
 from app.planner.offers import Configuration, Offer
-from app.words import EXPLAIN_WORDS, plan_summary
+from app.text.messages import TASK_LABELS
+from app.text.words import EXPLAIN_WORDS, plan_summary
 
 BUBBLE_WARN_FRACTION = 0.10
 OFFLOAD_WARN_FRACTION = 0.10
@@ -34,7 +34,7 @@ def size_words(params: float) -> str:
 
 def describe_plan(plan: Plan) -> str:
     """'ZeRO-3 over 8 GPUs, no tensor parallel' / 'tensor parallel 4 × pipeline 2 × data parallel 4': the plan's
-    words in English, from the one catalog the pages and the quote word it with (app/words.py PLAN_WORDS)."""
+    words in English, from the one catalog the pages and the quote word it with (app/text/words.py PLAN_WORDS)."""
     return plan_summary(asdict(plan), "en")
 
 
@@ -79,7 +79,7 @@ def explain(
     lang: str = "en",
     band: MemoryBand | None = None,
 ) -> str:
-    """Plain words for the option (app/words.py EXPLAIN_WORDS); every hardware fact (link, fabric, host RAM, NVMe)
+    """Plain words for the option (app/text/words.py EXPLAIN_WORDS); every hardware fact (link, fabric, host RAM, NVMe)
     comes from the SKU. An option at the edge of GPU memory (app/planner/edge.py) leads with that risk."""
     lead = _edge_words(memory, band, lang)
     w = EXPLAIN_WORDS[lang]

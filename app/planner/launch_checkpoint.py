@@ -22,7 +22,7 @@ from app.estimator.checkpoints import Checkpoint, scheme_params
 from app.estimator.params import count_params
 from app.estimator.specs import ModelSpec
 from app.estimator.vocabulary import BYTES_PER_ELEMENT
-from app.messages import launch as launch_text
+from app.text.messages import launch as launch_text
 
 GIB = 1024**3
 MIB = 1024**2

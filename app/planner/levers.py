@@ -39,7 +39,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from app.estimator.specs import Plan
+from app.estimator.specs import Plan, plan_with
 from app.estimator.vocabulary import Attention, Loss
 
 LeverStack = str  # "deepspeed", "fsdp" or "megatron" (app/planner/stacks.py Stack)
@@ -58,7 +58,7 @@ class Levers:
 
     def on(self, plan: Plan) -> Plan:
         """`plan` with these levers (the search's plans carry them from their shape)."""
-        return replace(
+        return plan_with(
             plan,
             flash_attention=self.attention != "eager",
             attention=self.attention,
@@ -137,7 +137,7 @@ def fused_relief(family: str | None, plan: Plan) -> Plan | None:
     (module docstring) keeps the 16-bit logits and their fp32 softmax as its unfused loss does (memory.activations
     MEGATRON_VOCAB_PARALLEL_LOSS_BYTES_PER_LOGIT): no relief there."""
     standard = not (plan.fused_loss or plan.chunked_loss or plan.compiled_loss or plan.fp32_main_grads)
-    return replace(plan, fused_loss=True) if standard and family in LIGER_FAMILIES else None
+    return plan_with(plan, fused_loss=True) if standard and family in LIGER_FAMILIES else None
 
 
 LEVER_STACKS: tuple[LeverStack, ...] = ("deepspeed", "fsdp", "megatron")

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from app import messages
+from app.common.schemas import mirror
 from app.estimator.memory import MemoryEstimate
 from app.estimator.memory.band import MemoryBand
 from app.estimator.notes import Note
@@ -53,7 +53,7 @@ from app.planner.schemas import (
     WarningOut,
 )
 from app.reference.service import ReferenceBook
-from app.schemas import mirror
+from app.text import messages
 
 if TYPE_CHECKING:
     from app.planner.serving_option import ServingOption
@@ -159,7 +159,7 @@ def plan_out(plan: Plan, global_batch: int | None) -> PlanOut:
 
 
 def warnings_out(warnings: list[Warning_]) -> list[WarningOut]:
-    """Each code once (its first figures), with its English from the catalog (app/messages.py WARNINGS)."""
+    """Each code once (its first figures), with its English from the catalog (app/text/messages.py WARNINGS)."""
     seen: dict[str, Warning_] = {}
     for w in warnings:
         seen.setdefault(w.code, w)
@@ -284,8 +284,8 @@ def joined_nodes(option: Option | ServingOption) -> int:
 
 
 def assumptions_out(codes: list[NoteOut]) -> dict[str, Any]:
-    """An option's `assumptions` (the English, app/messages.py ASSUMPTIONS) and `assumption_codes` (the same as codes
-    with parameters, which the pages word in their language)."""
+    """An option's `assumptions` (the English, app/text/messages.py ASSUMPTIONS) and `assumption_codes` (the same as
+    codes with parameters, which the pages word in their language)."""
     return {"assumptions": [messages.assumption(a.code, a.params) for a in codes], "assumption_codes": codes}
 
 
@@ -319,7 +319,7 @@ def relief_assumptions(option: Option) -> list[NoteOut]:
     for each lever it turned (`memory_relief_layout` where the plan's layout changed, `_stack` where another stack's
     account holds it, `_recompute`, `_micro_batch`, `_loss` or `_standard_loss`), the last with the high end it cut,
     what it costs in speed and whether the price holds at the slow end of the time range (`relief`: the tail,
-    app/messages.py RELIEF_TAILS)."""
+    app/text/messages.py RELIEF_TAILS)."""
     relief = option.evaluated.relief
     if relief is None:
         return []
@@ -359,7 +359,7 @@ def _layout(plan: Plan) -> dict[str, Any]:
 
 
 def _relief_tail(option: Option, relief: Relief, memory: MemoryBreakdown) -> dict[str, Any]:
-    """The figures of the last relief note's tail (app/messages.py RELIEF_TAILS) and which tail it takes."""
+    """The figures of the last relief note's tail (app/text/messages.py RELIEF_TAILS) and which tail it takes."""
     slower = 100 * (1 - option.evaluated.throughput / relief.throughput) if relief.throughput else 0.0
     params: dict[str, Any] = {
         "high_gib": round(relief.high / GIB, 2),

@@ -28,11 +28,11 @@ from app.catalog.models import Sku, SkuAddon
 from app.catalog.pricing import next_price_change, sku_pricing
 from app.catalog.seed_data import SEED_CURRENCY
 from app.catalog.service import fabric_addon_of, joining_fabric
+from app.common.money import from_minor, quantum
 from app.estimator.hardware import get_gpu
 from app.estimator.interconnects import inter_node_fabrics, intra_node_kinds
 from app.estimator.specs import EstimatorError
 from app.estimator.vocabulary import RentalUnit
-from app.money import from_minor, quantum
 from app.planner.offers import Exchange, FabricAddon, Offer
 from app.reference.service import ExchangeRates, ReferenceBook, build_book, build_rates
 

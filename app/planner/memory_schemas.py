@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field, model_validator
 
+from app.common.schemas import RequestModel, coded_error
 from app.estimator.vocabulary import Attention, Loss
 from app.planner.levers import Levers
-from app.schemas import RequestModel
 
 ATTENTION_DESCRIPTION = (
     "Attention implementation: flash (FlashAttention 2/3) and sdpa (PyTorch "
@@ -118,7 +118,7 @@ class LeversIn(RequestModel):
     def _compiled_loss_compiles(self) -> LeversIn:
         compiled = self.compile if self.compile is not None else bool(getattr(self, "compiled", False))
         if self.loss == "compiled" and not compiled and type(self) is LeversIn:
-            raise ValueError("loss=compiled needs compile: true (the loss is compiled with the model)")
+            raise coded_error("loss_compiled_needs_compile")
         return self
 
     def levers(self) -> Levers:

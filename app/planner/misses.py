@@ -1,4 +1,4 @@
-"""Why a configuration that fits is a near miss rather than an option, as codes with parameters (app/messages.py
+"""Why a configuration that fits is a near miss rather than an option, as codes with parameters (app/text/messages.py
 words them in English and Chinese). PURE (the estimator's specs and the offers' costs)."""
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ MissCode = Literal[
     "bf16_for_fp8",
     "fp8_weights_bf16_math",
 ]
-Miss = tuple[MissCode, dict[str, Any]]  # a code and its parameters, rendered to text by app/messages.py
+Miss = tuple[MissCode, dict[str, Any]]  # a code and its parameters, rendered to text by app/text/messages.py
 
 
 def budget_params(cost: Cost, budget: Decimal) -> dict[str, Any]:
@@ -119,7 +119,7 @@ def term_warnings(cost: Cost) -> list[Warning_]:
 
 
 def slo_params(cfg: ServingConfig) -> dict[str, Any]:
-    """The latency targets set (`slo_ttft_ms`, `slo_tpot_ms`): app/messages.py words them as `{slo}`."""
+    """The latency targets set (`slo_ttft_ms`, `slo_tpot_ms`): app/text/messages.py words them as `{slo}`."""
     targets = {"slo_ttft_ms": cfg.slo_ttft_ms, "slo_tpot_ms": cfg.slo_tpot_ms}
     return {name: value for name, value in targets.items() if value is not None}
 

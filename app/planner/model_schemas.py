@@ -8,12 +8,12 @@ from typing import Annotated, Any
 
 from pydantic import Field, field_validator, model_validator
 
+from app.common.schemas import RequestModel, coded_error
 from app.estimator.vocabulary import (
     Mlp,
     Variant,
 )
 from app.planner.memory_schemas import MemoryOut as MemoryOut  # re-exported: the responses import it from here
-from app.schemas import RequestModel
 
 PositiveInt = Annotated[int, Field(ge=1)]
 ShortId = Annotated[str, Field(min_length=1, max_length=64)]
@@ -113,10 +113,7 @@ class ModelIn(RequestModel):
     @classmethod
     def _hub_id(cls, value: str | None) -> str | None:
         if value is not None and (not HF_ID_PATTERN.fullmatch(value) or ".." in value or "--" in value):
-            raise ValueError(
-                "hf_id must be a Hugging Face model id: [namespace/]name of letters, digits, '-', '_' and '.', "
-                "e.g. Qwen/Qwen2.5-7B-Instruct"
-            )
+            raise coded_error("hf_id_pattern")
         return value
 
     @model_validator(mode="after")
@@ -125,23 +122,16 @@ class ModelIn(RequestModel):
         hub = self.hf_id is not None or self.hf_config is not None
         sources = [self.preset is not None, hub, explicit]
         if sum(sources) > 1:
-            raise ValueError(
-                "give exactly one of preset, hf_id (or hf_config) or an explicit architecture (layers, hidden, …)"
-            )
+            raise coded_error("model_one_source")
         if self.params is not None and (self.preset is not None or hub):
             # review R10: a count beside a preset was silently dropped; the model's own count is the one sized
-            raise ValueError(
-                "params sizes a model by its count alone or checks an explicit architecture; a preset, hf_id or "
-                "hf_config states its own: leave params out"
-            )
+            raise coded_error("model_params_beside_source")
         if self.variant is not None and self.preset is None:
-            raise ValueError(
-                "variant picks one of a preset's repositories; with hf_id or hf_config name the repository itself"
-            )
+            raise coded_error("model_variant_without_preset")
         if not any(sources) and self.params is None:
-            raise ValueError("describe the model: preset, hf_id, hf_config, params, or layers/hidden/heads/ffn/vocab")
+            raise coded_error("model_undescribed")
         if explicit:
             missing = [k for k in ("layers", "hidden", "heads", "ffn", "vocab") if getattr(self, k) is None]
             if missing:
-                raise ValueError(f"an explicit architecture needs {', '.join(missing)}")
+                raise coded_error("model_architecture_incomplete", missing=missing)
         return self

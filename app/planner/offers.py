@@ -14,9 +14,9 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, Literal
 
 from app.capacity.ledger import Hold
+from app.common.money import discounted_line
 from app.estimator.specs import GpuSpec
 from app.estimator.vocabulary import TERM_MONTHS, Objective, RentalUnit, Term
-from app.money import discounted_line
 
 DAYS_PER_BILLED_MONTH = 30  # a rental month, as the company bills it
 # Line rate of one port of the fabrics a SKU may offer (the estimator applies measured efficiencies):
@@ -253,7 +253,7 @@ def price(offer: Offer, config: Configuration, term: Term, hours: float | None, 
     joined = joins_nodes(config) if joined is None else joined
     fabric = fabric_monthly(offer, config, joined)
     monthly_list = _money(offer.unit_monthly_list * units, offer.money_quantum) + fabric
-    # app.money.discounted_line: the term's discount off the line's subtotal, rounded once, as a quote's line
+    # app.common.money.discounted_line: the term's discount off the line's subtotal, rounded once, as a quote's line
     monthly_effective = _rental(offer, units, 1, term) + fabric
     months = billed_months(hours, term) if hours is not None else None
     job_total = _rental(offer, units, months, term) + fabric * months if months is not None else None

@@ -1,6 +1,6 @@
 """What recommend() answers, as data. PURE: an option (a configuration, its fastest plan, its cost and warnings, and
 the sort keys the ranking reads: app/planner/ranking.py), a rejection (a SKU's code and parameters; text:
-app/messages.py) and the recommendation that holds them."""
+app/text/messages.py) and the recommendation that holds them."""
 
 from __future__ import annotations
 
@@ -112,7 +112,7 @@ class Option:
 
 @dataclass(slots=True)
 class Rejection:
-    """Why a SKU yields no option, as data: a code and its parameters (text: app/messages.py)."""
+    """Why a SKU yields no option, as data: a code and its parameters (text: app/text/messages.py)."""
 
     sku_id: str
     code: RejectionCode

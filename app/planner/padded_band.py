@@ -20,7 +20,7 @@ from app.estimator.compute import NF4_BYTES_PER_PARAM
 from app.estimator.memory import varied_length_slack
 from app.estimator.memory.band import MemoryBand, may_exceed, memory_band
 from app.estimator.memory.estimate import measured_bytes
-from app.estimator.specs import GIB, Cluster, MemoryBreakdown, ModelSpec, Plan, Warning_, Workload
+from app.estimator.specs import GIB, Cluster, MemoryBreakdown, ModelSpec, Plan, Warning_, Workload, plan_with
 from app.estimator.vocabulary import BYTES_PER_ELEMENT, RECOMPUTES
 from app.planner.levers import fused_relief
 from app.planner.stacks import as_padded, supported
@@ -58,7 +58,7 @@ def memory_levers(model: ModelSpec, workload: Workload, plan: Plan) -> list[str]
     if workload.task == "inference":
         return []
     levers = []
-    if plan.recompute != RECOMPUTES[-1] and supported(workload, replace(plan, recompute=RECOMPUTES[-1]), model):
+    if plan.recompute != RECOMPUTES[-1] and supported(workload, plan_with(plan, recompute=RECOMPUTES[-1]), model):
         levers.append("recompute")
     if plan.micro_batch > 1:
         levers.append("micro_batch")

@@ -10,7 +10,7 @@ from dataclasses import replace
 from app.estimator.memory import estimate_memory, memory_breakdown
 from app.estimator.memory.band import high_end as band_high, may_exceed, memory_band
 from app.estimator.performance import estimate_performance
-from app.estimator.specs import Cluster, MemoryBreakdown, ModelSpec, Plan, Workload
+from app.estimator.specs import Cluster, MemoryBreakdown, ModelSpec, Plan, Workload, plan_with
 from app.estimator.vocabulary import OFFLOADS, RECOMPUTES
 from app.planner.efficiency import inefficiency
 from app.planner.evaluated import Evaluated, Relief, faster, fits, throughput
@@ -92,7 +92,7 @@ def _less_offload(
     plan = best.plan
     mbs = micro_batches(workload, plan.dp, workload.global_batch or 1, micro_batch)
     lighter = [
-        replace(plan, offload=offload, recompute=recompute, micro_batch=mb)
+        plan_with(plan, offload=offload, recompute=recompute, micro_batch=mb)
         for offload in OFFLOADS[: OFFLOADS.index(plan.offload)]
         for recompute in RECOMPUTES
         for mb in mbs
@@ -112,10 +112,10 @@ def _near_limit(
     candidates = []
     level = RECOMPUTES.index(plan.recompute)
     if level + 1 < len(RECOMPUTES):
-        candidates.append(replace(plan, recompute=RECOMPUTES[level + 1]))
+        candidates.append(plan_with(plan, recompute=RECOMPUTES[level + 1]))
     half = plan.micro_batch // 2
     if micro_batch is None and half >= 1 and half in micro_batches(workload, plan.dp, workload.global_batch or 1):
-        candidates.append(replace(plan, micro_batch=half))
+        candidates.append(plan_with(plan, micro_batch=half))
     fused = fused_relief(model.family, plan)  # against the high end and the pool only: the margin keeps its levers
     risky = candidates + ([fused] if fused is not None else [])
     fits_high = _fastest_within(model, workload, cluster, best, risky, high_end=True) if high_end else None
@@ -238,7 +238,7 @@ def relief_twins(model: ModelSpec, workload: Workload, plan: Plan, micro_batch: 
         mbs += [mb for mb in micro_batches(workload, plan.dp, workload.global_batch or 1) if mb < plan.micro_batch]
     fused = fused_relief(model.family, plan)
     bases = [plan] + ([fused] if fused is not None else [])
-    twins = [replace(base, recompute=level, micro_batch=mb) for base in bases for level in levels for mb in mbs]
+    twins = [plan_with(base, recompute=level, micro_batch=mb) for base in bases for level in levels for mb in mbs]
     return [twin for twin in twins if twin != plan]
 
 
@@ -335,7 +335,7 @@ def _fastest_within(
     chosen: Evaluated | None = None
     for relief in candidates:
         # another level may move the plan to another stack, and so to its speed point (stacks.as_run sets it afresh)
-        candidate = replace(relief, tuning=None)
+        candidate = plan_with(relief, tuning=None)
         if not supported(workload, candidate, model):
             continue
         held, breakdown = _held(model, workload, cluster, candidate)

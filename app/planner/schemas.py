@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, Field, ValidationInfo, field_validator, model_validator
 
 from app.catalog.schemas import TERM_DESCRIPTION
+from app.common.schemas import Currency, RequestModel, coded_error, decimal_string, mirror
 from app.estimator.specs import EstimatorError, LoraSpec, Plan, Workload
 from app.estimator.vocabulary import (
     LORA_TARGETS,
@@ -54,7 +55,6 @@ from app.planner.word_schemas import (
     NoteOut as NoteOut,  # re-exported: the responses import them from here
     WarningOut as WarningOut,
 )
-from app.schemas import Currency, RequestModel, decimal_string, mirror
 
 
 class LoraIn(RequestModel):
@@ -79,7 +79,7 @@ class LoraIn(RequestModel):
         if isinstance(self.targets, list):
             unknown = sorted(set(self.targets) - set(LORA_TARGETS))
             if unknown or not self.targets:
-                raise ValueError(f"unknown LoRA targets {unknown}; allowed: {', '.join(LORA_TARGETS)} or 'all-linear'")
+                raise coded_error("lora_targets_unknown", unknown=unknown, allowed=list(LORA_TARGETS))
         return self
 
     def spec(self) -> LoraSpec:
@@ -178,7 +178,7 @@ class PlanIn(LeversIn):
     @model_validator(mode="after")
     def _zero_range(self) -> PlanIn:
         if isinstance(self.zero_stage, int) and not 0 <= self.zero_stage <= 3:
-            raise ValueError("zero_stage must be 0, 1, 2 or 3 (or an FSDP name: NO_SHARD, SHARD_GRAD_OP, FULL_SHARD)")
+            raise coded_error("zero_stage_range")
         return self
 
     @model_validator(mode="after")
@@ -190,21 +190,16 @@ class PlanIn(LeversIn):
             and "flash_attention" in given
             and (self.attention != "eager") != self.flash_attention
         ):
-            raise ValueError(
-                f"attention={self.attention} contradicts flash_attention={str(self.flash_attention).lower()}: "
-                "give one of them (eager is flash_attention false; flash and sdpa are true)"
-            )
+            flash = str(self.flash_attention).lower()
+            raise coded_error("attention_contradicts", attention=self.attention, flash_attention=flash)
         if (
             self.loss is not None
             and "chunked_loss" in given
             and (self.loss in ("chunked", "fused")) != self.chunked_loss
         ):
-            raise ValueError(
-                f"loss={self.loss} contradicts chunked_loss={str(self.chunked_loss).lower()}: give one of them "
-                "(standard, compiled and no_upcast are chunked_loss false; chunked and fused are true)"
-            )
+            raise coded_error("loss_contradicts", loss=self.loss, chunked_loss=str(self.chunked_loss).lower())
         if self.compile is not None and "compiled" in given and self.compile != self.compiled:
-            raise ValueError("compile and compiled say different things: give one of them")
+            raise coded_error("compile_contradicts")
         return self
 
     @field_validator("dp_shard")
@@ -213,7 +208,7 @@ class PlanIn(LeversIn):
         dp = info.data.get("dp")
         if shard is not None and isinstance(dp, int) and dp % shard:
             allowed = [d for d in range(1, dp + 1) if dp % d == 0]
-            raise ValueError(f"dp_shard={shard} must divide dp={dp}; allowed dp_shard: {allowed}")
+            raise coded_error("dp_shard_divides", dp_shard=shard, dp=dp, allowed=allowed)
         return shard
 
     def spec(self, micro_batch: int) -> Plan:
@@ -287,7 +282,7 @@ class HardwareIn(RequestModel):
     @model_validator(mode="after")
     def _one_of(self) -> HardwareIn:
         if (self.gpu is None) == (self.sku is None):
-            raise ValueError("give exactly one of hardware.gpu (a GPU type id) or hardware.sku (a SKU id)")
+            raise coded_error("hardware_one_of")
         return self
 
 
@@ -380,7 +375,7 @@ class WorkloadIn(RequestModel):
     @model_validator(mode="after")
     def _serving_fields_only_for_serving(self) -> WorkloadIn:
         if self.task != "serving" and (self.serving is not None or self.weights is not None):
-            raise ValueError('weights and serving apply to task "serving" only')
+            raise coded_error("serving_fields_task")
         return self
 
     def workload(self) -> Workload:
@@ -422,8 +417,8 @@ class ScalingIn(WorkloadIn):
     rdma_nics_per_node: int = Field(default=1, ge=1, le=16, description="InfiniBand/RoCE ports per server")
 
 
-# A budget is money as the admin's prices are (app.schemas.money_pattern): a decimal string in plain notation, > 0,
-# at most two decimals (the fields' own bounds).
+# A budget is money as the admin's prices are (app.common.schemas.money_pattern): a decimal string in plain
+# notation, > 0, at most two decimals (the fields' own bounds).
 BUDGET = decimal_string("300000.00")
 
 
@@ -604,7 +599,7 @@ class EstimateOut(BaseModel):
     assumptions: list[str]
     assumption_codes: list[NoteOut] = Field(
         default_factory=list,
-        description="`assumptions` as codes with parameters, one for one and in the same order (app/note_words.py "
+        description="`assumptions` as codes with parameters, one for one and in the same order (app/text/note_words.py "
         "words them in English and Chinese)",
     )
     serving: ServingOut | None = Field(default=None, description='task "serving": latency, throughput, KV cache')
@@ -672,7 +667,8 @@ class OptionOut(BaseModel):
     )
     miss_reason: str | None = Field(default=None, description="Why a near miss misses, in English (from `misses`)")
     misses: list[MissOut] = Field(
-        default_factory=list, description="A near miss's reasons as codes with parameters (app/messages.py words them)"
+        default_factory=list,
+        description="A near miss's reasons as codes with parameters (app/text/messages.py words them)",
     )
     reference_prices: list[ReferencePriceOut] = Field(default_factory=list)
     serving: ServingOut | None = Field(default=None, description='task "serving": latency, throughput, KV cache')
@@ -685,8 +681,8 @@ class OptionOut(BaseModel):
     )
     assumption_codes: list[NoteOut] = Field(
         default_factory=list,
-        description="`assumptions` as codes with parameters, one for one (app/messages.py ASSUMPTIONS words them in "
-        "English and Chinese)",
+        description="`assumptions` as codes with parameters, one for one (app/text/messages.py ASSUMPTIONS words them "
+        "in English and Chinese)",
     )
 
 

@@ -11,10 +11,10 @@ from typing import Any, get_args
 
 from sqlalchemy.orm import Session
 
-from app import messages
 from app.capacity import service as capacity_service
 from app.catalog import repository as catalog_repository
-from app.errors import InvalidInput
+from app.common.errors import InvalidInput
+from app.common.schemas import mirror
 from app.estimator.checkpoints import checkpoint_from_config
 from app.estimator.hardware import get_gpu
 from app.estimator.memory import (
@@ -67,7 +67,7 @@ from app.planner.workload import (
     with_pretrain_batch,
     within_context,
 )
-from app.schemas import mirror
+from app.text import messages
 
 
 def estimate(request: EstimateIn, *, open_session: SessionOpener) -> EstimateOut:
@@ -429,7 +429,7 @@ def check_regions(session: Session, requested: list[str]) -> None:
 
 def _reject_unknown(field: str, error_type: str, requested: list[str], allowed: list[str]) -> None:
     """A 422 on `constraints.<field>` naming the requested values not in `allowed`, and those that are (none
-    unknown: nothing), worded by its code (app/messages.py UNKNOWN)."""
+    unknown: nothing), worded by its code (app/text/messages.py UNKNOWN)."""
     unknown = [value for value in requested if value not in allowed]
     if not unknown:
         return

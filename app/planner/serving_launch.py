@@ -45,9 +45,9 @@ from app.estimator.serving import (
 from app.estimator.serving_levers import ENGINE_SPECULATION
 from app.estimator.specs import ModelSpec
 from app.estimator.vocabulary import INTEGER_WEIGHT_FORMATS
-from app.messages import launch as launch_text
 from app.planner.offers import Configuration
 from app.planner.serving_multinode import node_commands
+from app.text.messages import launch as launch_text
 
 # The engine sources the flags were read from (tests/planner/data/serving_engine_flags.json holds the flag lists).
 ENGINE_VERSIONS: dict[str, str] = {
@@ -106,7 +106,9 @@ class _Launch:
     pp: int
     nodes: int  # servers of one replica
     per_node: int  # GPUs of one replica on each of its servers
-    texts: list[dict[str, Any]] = field(default_factory=list)  # the notes as codes and parameters (app/messages.py)
+    texts: list[dict[str, Any]] = field(
+        default_factory=list
+    )  # the notes as codes and parameters (app/text/messages.py)
     dp_attention: bool = False  # DP attention over the tp ranks, the routed experts split over them (EP)
     rank_seqs: int = 0  # under DP attention, the sequences each rank runs at most (the engine's flag, read per rank)
     # the step's token budget the estimate simulated (ServingEstimate.token_budget), stated because the engines'
@@ -391,7 +393,7 @@ def _draft_head(repo: str) -> str:
 
 
 def _layout(job: _Launch, config: Configuration, replicas: int, fabric: str | None) -> dict[str, Any]:
-    """How the replicas, and a replica's servers, are started: its code and parameters (app/messages.py)."""
+    """How the replicas, and a replica's servers, are started: its code and parameters (app/text/messages.py)."""
     if job.nodes > 1:
         params = {
             "replicas": replicas,

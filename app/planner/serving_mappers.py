@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from app.common.schemas import mirror
 from app.estimator.serving import ServingConfig, ServingEstimate
 from app.estimator.serving_sim import LoadLatency, Quantiles
 from app.estimator.specs import GIB
@@ -22,8 +23,7 @@ from app.planner.serving_schemas import (
     ServingOut,
     UtilizationOut,
 )
-from app.schemas import mirror
-from app.words import serving_summary as words_summary
+from app.text.words import serving_summary as words_summary
 
 
 def _finite(value: float) -> float | None:
@@ -141,8 +141,8 @@ def performance_out(estimate: ServingEstimate) -> PerformanceOut:
 
 def serving_summary(replicas: int, tp: int, pp: int, pools: dict[str, Any] | None = None, ep: int = 1) -> str:
     """A serving plan's summary: its replicas × TP (× PP), or a disaggregated deployment's two pools (`pools`: each
-    pool's `tp` and `replicas`), in the API's English (app/words.py SERVE_WORDS words it in each language). The quote
-    words its own plan with it (app.quotes.plan_summary)."""
+    pool's `tp` and `replicas`), in the API's English (app/text/words.py SERVE_WORDS words it in each language). The
+    quote words its own plan with it (app.quotes.plan_summary)."""
     return words_summary(replicas, tp, pp, pools, "en", ep)
 
 

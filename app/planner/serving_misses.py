@@ -1,7 +1,7 @@
 """Why a serving deployment that fits is a near miss: its latency targets missed (by one request, at the peak, or
 with clients queued for the KV cache's sequence slots), or clients queued with no target given; and how near it
 comes (`shortfall`), which picks the near miss an offer shows. PURE: estimates in, codes with parameters out
-(app/messages.py words them)."""
+(app/text/messages.py words them)."""
 
 from __future__ import annotations
 

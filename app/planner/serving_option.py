@@ -11,12 +11,12 @@ from typing import Any
 
 from app.estimator.serving import ServingConfig, ServingEstimate
 from app.estimator.specs import Cluster, ModelSpec, Warning_
-from app.messages import misses as miss_text
 from app.planner.availability import Availability
 from app.planner.misses import Miss
 from app.planner.offers import DAYS_PER_BILLED_MONTH, Configuration, Constraints, Cost, Offer
 from app.planner.serving_dp_attention import dp_attention_config
 from app.planner.serving_launch import Served
+from app.text.messages import misses as miss_text
 
 SECONDS_PER_BILLED_MONTH = DAYS_PER_BILLED_MONTH * 86400
 
@@ -39,7 +39,7 @@ class ServingOption:
     launch: dict[str, Any]
     notes: list[str] = field(default_factory=list)
     rank: int | None = None
-    misses: list[Miss] = field(default_factory=list)  # a near miss's reasons (app/messages.py words them)
+    misses: list[Miss] = field(default_factory=list)  # a near miss's reasons (app/text/messages.py words them)
     pp: int = 1  # pipeline stages of one replica, one server each beyond a server's TP
     # one replica: (its estimate at one request, requests/s within the SLO, concurrency there)
     replica: tuple[ServingEstimate, float, float] | None = None
@@ -88,7 +88,7 @@ class Ask:
 class ServingSearch:
     options: list[ServingOption]
     near_misses: list[ServingOption]
-    rejected: list[tuple[str, str, dict[str, Any]]]  # (sku id, code, its parameters for app/messages.py)
+    rejected: list[tuple[str, str, dict[str, Any]]]  # (sku id, code, its parameters for app/text/messages.py)
     evaluations: int = 0
     not_searched: list[str] = field(default_factory=list)  # SKUs left when the time budget ran out
 

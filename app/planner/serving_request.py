@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from app.common.schemas import mirror
 from app.estimator.checkpoints import checkpoint_from_config
 from app.estimator.notes import Note, note
 from app.estimator.presets import get_preset, preset_config
@@ -19,9 +20,8 @@ from app.planner.schemas import ModelIn, PlanIn, WorkloadIn
 from app.planner.serving_dp_attention import dp_attention_applies, dp_attention_config, ep_refusal
 from app.planner.serving_launch import Served
 from app.planner.serving_schemas import ServingIn, SpeculativeIn
-from app.schemas import mirror
 
-# What the serving figures assume (app/estimator/notes.py words them; app/note_words.py in Chinese).
+# What the serving figures assume (app/estimator/notes.py words them; app/text/note_words.py in Chinese).
 SERVING_ASSUMPTIONS = [note("serving_engines"), note("serving_batching"), note("serving_decode")]
 
 

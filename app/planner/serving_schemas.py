@@ -7,10 +7,10 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
 
+from app.common.schemas import RequestModel, coded_error
 from app.estimator.serving import ENGINE_DEFAULTS, VLLM_LARGE_GPU_MAX_NUM_SEQS
 from app.estimator.serving_levers import MAX_SPECULATIVE_TOKENS
 from app.estimator.vocabulary import Batching, Engine, SpeculativeMethod
-from app.schemas import RequestModel
 
 # Why a SKU yields no disaggregated deployment (app/planner/serving_disagg.py): `disaggregated_pools`, no prefill and
 # decode pools within max_nodes meet the SLO at the peak; `disaggregated_spanning`, a pool replica would span servers
@@ -57,9 +57,7 @@ class SpeculativeIn(RequestModel):
     @model_validator(mode="after")
     def _draft_for_draft_model(self) -> SpeculativeIn:
         if (self.method == "draft_model") != (self.draft_model is not None):
-            raise ValueError(
-                "serving.speculative.draft_model names the draft model when method is draft_model, and only then"
-            )
+            raise coded_error("draft_model_method")
         return self
 
 
@@ -138,9 +136,9 @@ class ServingIn(RequestModel):
     @model_validator(mode="after")
     def _one_load(self) -> ServingIn:
         if self.concurrency is not None and self.requests_per_s is not None:
-            raise ValueError("give serving.concurrency or serving.requests_per_s, not both")
+            raise coded_error("serving_one_load")
         if None not in (self.max_model_len, self.max_request_tokens) and self.max_model_len != self.max_request_tokens:
-            raise ValueError("serving.max_model_len and max_request_tokens name the same length: give one")
+            raise coded_error("serving_one_length")
         return self
 
     @field_validator("input_tokens_p95", "output_tokens_p95")
@@ -153,7 +151,7 @@ class ServingIn(RequestModel):
         name = str(info.field_name).removesuffix("_p95")
         mean = info.data.get(name)
         if p95 is not None and mean is not None and p95 < mean:
-            raise ValueError(f"serving.{name}_p95 must be at least {name} ({mean}): a p95 below the mean")
+            raise coded_error("p95_below_mean", name=name, mean=mean)
         return p95
 
 

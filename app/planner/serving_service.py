@@ -7,7 +7,6 @@ import math
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from app import messages
 from app.estimator.notes import Note, note
 from app.estimator.serving import (
     MOE_LOW_CONCURRENCY_WARNING,
@@ -59,7 +58,8 @@ from app.planner.serving_request import plan_config, served, serving_assumptions
 from app.planner.serving_schemas import ServingIn
 from app.planner.serving_sixteen_bit import served_as, sixteen_bit_misses
 from app.planner.serving_split import default_split
-from app.words import serving_explanation
+from app.text import messages
+from app.text.words import serving_explanation
 
 if TYPE_CHECKING:
     from app.planner.offers import Constraints, Offer
@@ -172,7 +172,7 @@ def _slo_miss(result: ServingEstimate, cfg: ServingConfig) -> Warning_:
 
 
 def serving_facts(option: ServingOption, cfg: ServingConfig) -> dict[str, Any]:
-    """The figures a serving option's explanation words (app/words.py `serving_explanation`): its layout, what it
+    """The figures a serving option's explanation words (app/text/words.py `serving_explanation`): its layout, what it
     carries at what latency, the peak asked (requests_per_s × peak_factor, not what a saturated shape carries), and the
     headroom as checked: the factor one simulation met above the peak, or, where none was met (or run), the factor it
     missed at and the peak's utilisation, since nothing above the peak was verified."""

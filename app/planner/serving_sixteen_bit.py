@@ -3,7 +3,7 @@
 A request for FP8 (math, weights or KV cache) rejects the SKUs whose GPU or engine has no FP8 kernels
 (`kernel_support`: an A100 under SGLang or TensorRT-LLM, for one). When one of them serves the model in bf16 within
 the SLO for less than the cheapest FP8 option (or no FP8 option exists), the answer shows that deployment as a near
-miss whose first reason is `bf16_for_fp8` (app/messages.py words it): the customer sees the cheaper way to meet the
+miss whose first reason is `bf16_for_fp8` (app/text/messages.py words it): the customer sees the cheaper way to meet the
 targets instead of only a refusal. Only the rejected SKUs are searched again, and only when one was rejected for FP8
 kernels, so a request without FP8, or one every SKU runs, costs nothing more. PURE.
 """

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from functools import lru_cache
 
-from app.estimator.specs import Cluster, LoraSpec, ModelSpec, Plan, Workload
+from app.estimator.specs import Cluster, LoraSpec, ModelSpec, Plan, Workload, plan_with
 from app.estimator.vocabulary import (
     LORA_TASKS,
     OFFLOADS,
@@ -200,31 +200,10 @@ def micro_batches(workload: Workload, dp: int, global_batch: int, pinned: int | 
 
 
 def level_plan(shape: Plan, zero: int, offload: Offload, recompute: Recompute, micro_batch: int) -> Plan:
-    """A plan of `shape` with these settings (direct construction: dataclasses.replace costs
-    several times more, and the search builds thousands)."""
-    return Plan(
-        dp=shape.dp,
-        tp=shape.tp,
-        pp=shape.pp,
-        cp=shape.cp,
-        ep=shape.ep,
-        zero_stage=zero,
-        offload=offload,
-        recompute=recompute,
-        sequence_parallel=shape.sequence_parallel,
-        micro_batch=micro_batch,
-        dp_shard=shape.dp_shard,
-        flash_attention=shape.flash_attention,
-        attention=shape.attention,
-        chunked_loss=shape.chunked_loss,
-        fused_loss=shape.fused_loss,
-        compiled_loss=shape.compiled_loss,
-        no_upcast_loss=shape.no_upcast_loss,
-        fp8_params=shape.fp8_params,
-        fp32_params=shape.fp32_params,
-        activation_offload=shape.activation_offload,
-        compiled=shape.compiled,
-    )
+    """A plan of `shape` with these settings: the shape's degrees and levers (a shape holds nothing else: plan_shapes,
+    Levers.on), copied with `plan_with` (dataclasses.replace costs several times more, and the search builds
+    thousands)."""
+    return plan_with(shape, zero_stage=zero, offload=offload, recompute=recompute, micro_batch=micro_batch)
 
 
 def runnable_levels(

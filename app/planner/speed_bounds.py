@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 
 from app.estimator.communication import StepShape, offload_time, per_node, tp_comm, trainable_params_local
 from app.estimator.performance import estimate_performance, microbatch_compute_s
-from app.estimator.specs import Cluster, ModelSpec, Plan, Workload
+from app.estimator.specs import Cluster, ModelSpec, Plan, Workload, plan_with
 from app.planner.levers import Levers
 from app.planner.shapes import default_global_batch, level_plan, micro_batches, plan_shapes
 
@@ -88,7 +88,7 @@ def shapes_by_bound(
     for degrees in plan_shapes(model, workload, cluster):
         mbs = micro_batches(workload, degrees.dp, global_batch, micro_batch)
         if mbs and not (degrees.cp > 1 and levers is not None and levers.attention == "eager"):  # cp_eager_attention
-            shape = replace(degrees if levers is None else levers.on(degrees), micro_batch=mbs[-1])
+            shape = plan_with(degrees if levers is None else levers.on(degrees), micro_batch=mbs[-1])
             bound = speed_bound(model, workload, cluster, shape, mbs, global_batch, cache)
             shapes.append((bound, shape, mbs))
     cache.shapes[key] = sorted(shapes, key=lambda item: -item[0])

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Literal, cast, get_args
 
 from app.estimator.performance import compute_precision
-from app.estimator.specs import EstimatorError, GpuSpec, LoraSpec, ModelSpec, Plan, Warning_, Workload
+from app.estimator.specs import EstimatorError, GpuSpec, LoraSpec, ModelSpec, Plan, Warning_, Workload, plan_with
 from app.estimator.vocabulary import (
     BF16_RUN_PRECISIONS,
     FULL_TRAINING_TASKS,
@@ -417,10 +417,16 @@ def as_run(
     left plan.fp8_params unstated) the megatron stack's account of an FP8 pretraining run keeps FP8 weights where it
     runs them (`_fp8_weighted`)."""
     allowed = _allowed(model, workload, plan)
+    kind = _kind(plan)  # the gradient buffer is not part of a plan's kind: one for every account
     flags = gradient_accounts(
-        workload.task, workload.precision, workload.mixed_precision, _kind(plan), allowed, workload.optimizer
+        workload.task, workload.precision, workload.mixed_precision, kind, allowed, workload.optimizer
     )
-    plans = tuple(plan if flag == plan.fp32_main_grads else replace(plan, fp32_main_grads=flag) for flag in flags)
+    fp8_weighted = fp8_weights and workload.precision == "fp8"  # `_fp8_weighted` keeps every other plan as it is
+    if not fp8_weighted and workload.task not in LORA_TASKS and plan.host_load == "none" and plan.tuning is None:
+        # the search's common case, a full-training plan without a speed of its own: each account built once with its
+        # stack's speed point (`_pointed` on the replaced plan, in one construction: the search holds thousands)
+        return tuple(_pointed_account(workload, plan, kind, allowed, flag) for flag in flags)
+    plans = tuple(plan if flag == plan.fp32_main_grads else plan_with(plan, fp32_main_grads=flag) for flag in flags)
     if fp8_weights:
         plans = tuple(_fp8_weighted(workload, accounted, allowed) for accounted in plans)
     if workload.task not in LORA_TASKS and plan.host_load == "none":
@@ -455,8 +461,21 @@ def _fp8_weighted(workload: Workload, plan: Plan, allowed: frozenset[Stack] | No
         or plan.zero_stage == 0
     ):
         return plan
-    weighted = replace(plan, fp8_params=True)
+    weighted = plan_with(plan, fp8_params=True)
     return weighted if _preferred(workload, weighted, allowed) == "megatron" else plan
+
+
+def _pointed_account(
+    workload: Workload, plan: Plan, kind: tuple[object, ...], allowed: frozenset[Stack] | None, fp32_grads: bool
+) -> Plan:
+    """`_pointed` of the plan held with `fp32_grads` (Plan.fp32_main_grads), for a plan of `kind` without a speed of
+    its own."""
+    tuning = _full_speed_point(
+        workload.task, workload.precision, workload.mixed_precision, workload.optimizer, kind, allowed, fp32_grads
+    )
+    if tuning is None:
+        return plan if fp32_grads == plan.fp32_main_grads else plan_with(plan, fp32_main_grads=fp32_grads)
+    return plan_with(plan, fp32_main_grads=fp32_grads, tuning=tuning)
 
 
 def _pointed(workload: Workload, plan: Plan, allowed: frozenset[Stack] | None) -> Plan:
@@ -465,7 +484,7 @@ def _pointed(workload: Workload, plan: Plan, allowed: frozenset[Stack] | None) -
         workload.task, workload.precision, workload.mixed_precision, workload.optimizer, _kind(plan), allowed,
         plan.fp32_main_grads,
     )  # fmt: skip
-    return plan if tuning is None else replace(plan, tuning=tuning)
+    return plan if tuning is None else plan_with(plan, tuning=tuning)
 
 
 @lru_cache(maxsize=4096)
@@ -493,7 +512,7 @@ def _with_stack(workload: Workload, plan: Plan, allowed: frozenset[Stack] | None
     if stack is None:
         return plan
     load, tuning = host_load(stack, workload, plan), plan.tuning or speed_point(stack, workload)
-    return plan if load == plan.host_load and tuning == plan.tuning else replace(plan, host_load=load, tuning=tuning)
+    return plan if load == plan.host_load and tuning == plan.tuning else plan_with(plan, host_load=load, tuning=tuning)
 
 
 def _kind(plan: Plan) -> tuple[object, ...]:
@@ -590,7 +609,7 @@ def no_stack_warning(workload: Workload, plan: Plan, model: ModelSpec) -> Warnin
         "recompute": plan.recompute,
         "optimizer": workload.optimizer,
     }
-    levers = blocking_levers(workload, plan, model)  # worded as `no_stack.levers` (app/messages.py)
+    levers = blocking_levers(workload, plan, model)  # worded as `no_stack.levers` (app/text/messages.py)
     return Warning_("no_stack", params | {"levers": levers}) if levers else Warning_("no_stack", params)
 
 

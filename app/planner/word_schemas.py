@@ -1,6 +1,6 @@
 """Response pieces that carry words as codes with parameters: a warning (its English `message` rendered from them by
-app/messages.py) and an assumption (app/estimator/notes.py, app/messages.py ASSUMPTIONS), which the pages word in
-their language."""
+app/text/messages.py) and an assumption (app/estimator/notes.py, app/text/messages.py ASSUMPTIONS), which the pages word
+in their language."""
 
 from __future__ import annotations
 
@@ -13,11 +13,11 @@ from app.estimator.specs import WarningCode
 
 class WarningOut(BaseModel):
     code: WarningCode
-    message: str = Field(description="In English: `code` and `params` worded by app/messages.py")
+    message: str = Field(description="In English: `code` and `params` worded by app/text/messages.py")
     params: dict[str, Any] = Field(
         default_factory=dict,
         description="The figures and names of the warning by name (e.g. pipeline_bubble: bubble, the idle share of "
-        "a step); app/messages.py words code and params in English and Chinese, as the web pages show them",
+        "a step); app/text/messages.py words code and params in English and Chinese, as the web pages show them",
     )
 
 

@@ -13,11 +13,11 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from app import messages
 from app.catalog import repository as catalog_repository
 from app.catalog.models import Sku
 from app.catalog.service import fabric_addon_of, joining_fabric
-from app.errors import InvalidInput
+from app.common.errors import InvalidInput, refused
+from app.common.schemas import mirror
 from app.estimator.checkpoints import Checkpoint, checkpoint_from_config, scheme_params
 from app.estimator.clusters import CatalogServer, HardwareAsked, gpu_cluster, server_cluster
 from app.estimator.hardware import get_gpu
@@ -32,7 +32,7 @@ from app.planner.explain import task_warnings
 from app.planner.schemas import HardwareIn, ModelIn, WorkloadIn
 from app.planner.search import default_global_batch
 from app.planner.shapes import scaled_pretrain_batch
-from app.schemas import mirror
+from app.text import messages
 
 SessionOpener = Callable[[], Session]
 
@@ -189,17 +189,18 @@ def resolve_cluster(hardware: HardwareIn, open_session: SessionOpener) -> tuple[
         sku = _sku_or_422(session, hardware.sku)
         per_node = hardware.gpus_per_node or sku.gpus_per_node
         if sku.rental_unit == "card" and per_node not in sku.card_counts:
-            message = f"{sku.slug} is rented with {sku.card_counts} cards, not {per_node}"
-            error = {"field": "hardware.gpus_per_node", "message": message, "type": "value_error"}
-            raise InvalidInput(message, errors=[error])
+            counts = sorted(sku.card_counts)
+            field = "hardware.gpus_per_node"
+            raise refused(
+                InvalidInput, "sku_card_count", field=field, sku=sku.slug, card_counts=counts, per_node=per_node
+            )
         if sku.rental_unit == "card" and (asked.nodes or 1) > 1:
             # cards are rented inside one server: several of them are not joined over a fabric (POST /quotes refuses
             # the same quantity), so a multi-server plan on this SKU is nothing the catalog sells
-            message = (
-                f"{sku.slug} is rented by the card, {max(sku.card_counts)} at most in one server, not over "
-                f"{asked.nodes} servers: quote a server SKU for more"
+            most, nodes = max(sku.card_counts), asked.nodes
+            raise refused(
+                InvalidInput, "sku_cards_one_server", field="hardware.nodes", sku=sku.slug, most=most, nodes=nodes
             )
-            raise InvalidInput(message, errors=[{"field": "hardware.nodes", "message": message, "type": "value_error"}])
         addons = catalog_repository.addons_for_sku(session, sku.id)
         joined = joining_fabric(sku, addons)
         fabric_addon = fabric_addon_of(sku, addons) if joined else None

@@ -10,11 +10,11 @@ from functools import cache
 
 from sqlalchemy.orm import Session
 
+from app.common.errors import TooManyRequests, refused
+from app.common.settings import Settings
 from app.db.engine import CLIENT, SETTINGS
-from app.errors import TooManyRequests
 from app.quotes.schemas import QuoteCreate, QuotePlan
 from app.ratelimit.service import RateLimiter
-from app.settings import Settings
 
 
 def request_hash(data: QuoteCreate) -> str:
@@ -44,10 +44,13 @@ def count_new_quote(session: Session) -> None:
     decision = limiter.hit_in(session.connection(), f"quotes-new|{session.info.get(CLIENT, 'unknown')}")
     if not decision.allowed:
         session.rollback()  # the quote's number and this count go back
-        raise TooManyRequests(
-            f"This address has issued {settings.quotes_per_minute} quotes in the last minute (QUOTES_PER_MINUTE); "
-            f"try again in {decision.retry_after_s} s.",
+        raise refused(
+            TooManyRequests,
+            "quotes_per_minute",
+            field="quote",
             headers={"Retry-After": str(decision.retry_after_s)},
+            limit=settings.quotes_per_minute,
+            seconds=decision.retry_after_s,
         )
 
 

@@ -3,18 +3,18 @@ the estimate itself — a fine-grained MoE decoding outside the validated range 
 its time per token is optimistic), prompts past the longest request a replica accepts (`prompts_over_limit`: the
 latencies still count them), clients queueing for a KV slot (`concurrency_over_kv`) — recomputed on the SKU and
 quantity quoted, as /recommend words them on the option (app.planner.serving_service `option_out`). A quote keeps no
-float: the figures app.messages.FROZEN_WARNINGS names are kept as decimal strings (`messages.frozen_params`)."""
+float: the figures app.text.messages.FROZEN_WARNINGS names are kept as decimal strings (`messages.frozen_params`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from app import messages
 from app.estimator.serving import ServingConfig, ServingEstimate
 from app.estimator.specs import ModelSpec
 from app.planner.schemas import WorkloadIn
 from app.planner.serving_request import served
 from app.planner.serving_service import queue_warnings, regime_warnings
+from app.text import messages
 
 # The key under which the plan check hands a serving quote's caveats to the quote service (app.quotes.service
 # `create_quote`), which freezes them as notes, not as figures of the plan.

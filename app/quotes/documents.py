@@ -23,7 +23,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 
 from pebble import ProcessPool
 
-from app.errors import ServiceUnavailable
+from app.common.errors import ServiceUnavailable, refused
 from app.quotes.pdf_render import write_pdf
 
 RETRY_AFTER_S = "10"
@@ -52,24 +52,16 @@ class PdfRenderer:
     async def render(self, html: str) -> bytes:
         with self._lock:
             if self._in_flight >= self.max_waiting:
-                raise ServiceUnavailable(
-                    "Too many PDFs are being rendered; try again shortly, or use the printable page.",
-                    headers={"Retry-After": RETRY_AFTER_S},
-                )
+                raise refused(ServiceUnavailable, "pdf_busy", field="pdf", headers={"Retry-After": RETRY_AFTER_S})
             self._in_flight += 1
         try:
             future = self._get_pool().schedule(write_pdf, args=(html,), timeout=self.timeout_s)
             return await asyncio.wrap_future(future)
         except FutureTimeout as exc:
-            raise ServiceUnavailable(
-                f"The PDF took longer than {self.timeout_s:g} s to render; try again later, or use the printable page.",
-                headers={"Retry-After": RETRY_AFTER_S},
-            ) from exc
+            retry = {"Retry-After": RETRY_AFTER_S}
+            raise refused(ServiceUnavailable, "pdf_slow", field="pdf", headers=retry, seconds=self.timeout_s) from exc
         except OSError as exc:  # Pango missing in the pool process: say so instead of a bare 500
-            raise ServiceUnavailable(
-                f"PDF rendering is unavailable on this server ({exc}); "
-                "run `make system-deps`, or use the printable page"
-            ) from exc
+            raise refused(ServiceUnavailable, "pdf_unavailable", field="pdf", reason=str(exc)) from exc
         finally:
             with self._lock:
                 self._in_flight -= 1

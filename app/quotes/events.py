@@ -8,7 +8,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from app.money import from_minor
+from app.common.money import from_minor
 from app.quotes.models import Quote
 from app.webhooks import service as webhooks
 from app.webhooks.models import EventType

@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 from app.catalog import repository as catalog_repository
 from app.catalog.models import Sku, SkuAddon
 from app.catalog.service import fabric_addon_of, joining_fabric
-from app.errors import InvalidInput
+from app.common.errors import InvalidInput
 from app.estimator.memory import MemoryEstimate, host_need_params
 from app.estimator.performance import PerformanceEstimate, estimate_performance
 from app.estimator.serving import ServingConfig, ServingEstimate, check_fits, estimate_serving
@@ -57,7 +57,7 @@ DEGREES = ("dp", "tp", "pp", "cp")
 
 def _estimator_refusal(field: str, error: EstimatorError, sku: str | None = None) -> InvalidInput:
     """A 422 of the estimator's refusal: `plan_not_fit` on `sku` (or `plan_refused`), the estimator's code and
-    figures under `reason` (worded by app.messages.quote_check in either language; its English text without one)."""
+    figures under `reason` (worded by app.text.messages.quote_check in either language; its English without one)."""
     reason = {"code": error.code, "params": error.params} if error.code else {"message": str(error)}
     return refusal(field, "plan_refused" if sku is None else "plan_not_fit", {"reason": reason, "sku": sku})
 

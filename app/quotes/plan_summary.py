@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from app.planner.serving_mappers import serving_summary
-from app.words import plan_summary
+from app.text.words import plan_summary
 
 if TYPE_CHECKING:
     from app.planner.schemas import WorkloadIn
@@ -23,7 +23,7 @@ def stated(plan: QuotePlan | None) -> bool:
 
 def server_summary(plan: QuotePlan | None, workload: WorkloadIn | None) -> str | None:
     """The summary the quote keeps for `plan` (None where it states no layout): the serving planner's for a serving
-    workload (app.planner.serving_mappers.serving_summary), else the training plan's (app.words.plan_summary, as
+    workload (app.planner.serving_mappers.serving_summary), else the training plan's (app.text.words.plan_summary, as
     app.planner.explain.describe_plan words an option's)."""
     if plan is None or not stated(plan):
         return None

@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from app.catalog.models import Sku
-from app.errors import InvalidInput
+from app.common.errors import InvalidInput
 from app.estimator.serving import ServingConfig, ServingEstimate, estimate_serving
 from app.estimator.serving_disagg import Pools, decode_config, joined_estimate, kv_transfer_s, prefill_config
 from app.estimator.specs import Cluster, ModelSpec

@@ -13,18 +13,18 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
-from app import messages, words
 from app.catalog.zone import catalog_zone
 from app.estimator.models import model_from_hf_config
 from app.estimator.params import count_params
 from app.estimator.presets import get_preset, model_title
 from app.estimator.specs import EstimatorError
 from app.estimator.vocabulary import LANGUAGES
-from app.i18n import REGIONS
 from app.quotes import serving_words
 from app.quotes.pdf_render import CSS_DIR
 from app.quotes.schemas import QuoteLineOut, QuoteOut
-from app.templating import templates
+from app.text import messages, words
+from app.text.i18n import REGIONS
+from app.text.templating import templates
 
 PRINT_CSS = CSS_DIR / "print.css"
 
@@ -391,7 +391,7 @@ def configuration_words(quote: QuoteOut, lang: str) -> str:
 
 
 def region_words(region: str, lang: str) -> str:
-    """A region id in the reader's words, as the results pages print it (app.i18n.REGIONS); the id if unknown."""
+    """A region id in the reader's words, as the results pages print it (app.text.i18n.REGIONS); the id if unknown."""
     return REGIONS.get(lang, REGIONS["en"]).get(region, region)
 
 

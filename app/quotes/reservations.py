@@ -13,14 +13,14 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from app import messages
 from app.capacity import service as capacity
 from app.capacity.ledger import window
 from app.catalog import repository as catalog_repository
 from app.catalog.models import Sku
-from app.errors import Forbidden
+from app.common.errors import Forbidden
 from app.quotes.models import Quote
 from app.quotes.schemas import ReservationOut
+from app.text import messages
 
 
 @dataclass(frozen=True, slots=True)

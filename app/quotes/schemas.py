@@ -19,9 +19,9 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, EmailStr, Field, StringConstraints, field_validator, model_validator
 
 from app.catalog.schemas import TERM_DESCRIPTION, MoneyStr
+from app.common.schemas import PrintedText, RequestModel, coded_error
 from app.estimator.vocabulary import MAX_QUOTE_MONTHS, QuoteStatus, Term
 from app.planner.schemas import PlanIn, WorkloadIn
-from app.schemas import PrintedText, RequestModel
 
 Text200 = Annotated[str, StringConstraints(strip_whitespace=True, max_length=200), PrintedText]
 MAX_WORKLOAD_JSON_BYTES = 8192  # a real config.json is 1-2 KB (DeepSeek-V3's, the largest shipped preset: ~1.7 KB)
@@ -64,7 +64,7 @@ class PoolIn(RequestModel):
     @model_validator(mode="after")
     def _gpus(self) -> PoolIn:
         if self.gpus != self.tp * self.replicas:
-            raise ValueError(f"gpus must be tp × replicas = {self.tp * self.replicas}, got {self.gpus}")
+            raise coded_error("pool_gpus", expected=self.tp * self.replicas, gpus=self.gpus)
         return self
 
 
@@ -113,14 +113,14 @@ class QuotePlan(PlanIn):
     def _pools_or_degrees(self) -> QuotePlan:
         stated = sorted({"dp", "tp", "pp", "cp", "ep"} & self.model_fields_set)
         if self.pools is not None and stated:
-            raise ValueError(f"pools replace the colocated degrees of a disaggregated plan: give pools or {stated}")
+            raise coded_error("pools_or_degrees", stated=stated)
         return self
 
     @field_validator("time_to_train_hours_range")
     @classmethod
     def _hours_range(cls, value: tuple[float, float] | None) -> tuple[float, float] | None:
         if value is not None and not all(0 < hours <= 1e7 for hours in value):
-            raise ValueError("both ends must be more than 0 and at most 10,000,000 hours")
+            raise coded_error("hours_range")
         return value
 
 
@@ -217,9 +217,9 @@ class QuoteCreate(RequestModel):
             return None
         stored = value.model_dump(mode="json", exclude_unset=True)
         if len(json.dumps(stored, ensure_ascii=False).encode()) > MAX_WORKLOAD_JSON_BYTES:
-            raise ValueError(f"the workload is larger than {MAX_WORKLOAD_JSON_BYTES} bytes as JSON")
+            raise coded_error("workload_too_large", limit=MAX_WORKLOAD_JSON_BYTES)
         if _depth(stored) > MAX_WORKLOAD_DEPTH:
-            raise ValueError(f"the workload is nested deeper than {MAX_WORKLOAD_DEPTH} levels")
+            raise coded_error("workload_too_deep", limit=MAX_WORKLOAD_DEPTH)
         return value
 
     def stored_workload(self) -> dict[str, Any] | None:
@@ -250,7 +250,7 @@ class QuoteLineOut(BaseModel):
 
 
 class QuoteNoteOut(BaseModel):
-    code: str = Field(description="A note's stable code (app/note_words.py QUOTE_NOTES words it)")
+    code: str = Field(description="A note's stable code (app/text/note_words.py QUOTE_NOTES words it)")
     params: dict[str, Any] = Field(
         default_factory=dict,
         description="The figures and names its text carries; an amount is in `currency`, or in its own "

@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 
 from sqlalchemy.orm import Session
 
-from app.errors import InvalidInput
+from app.common.errors import InvalidInput, refused
 from app.estimator.vocabulary import QuoteStatus
 from app.quotes import repository
 from app.quotes.schemas import QuotePage
@@ -43,11 +43,10 @@ class QuoteSearch:
 SINGLE_VALUED = ("status", "customer_email", "company", "created_from", "created_to", "organisation", "limit", "cursor")
 
 
-def _refused(name: str, message: str) -> InvalidInput:
-    """A 422 on query parameter `name`: `detail` names it by the same path as `errors[].field` (`query.cursor`), as
-    FastAPI's own query errors do."""
-    field = f"query.{name}"
-    return InvalidInput(f"{field}: {message}", errors=[{"field": field, "message": message, "type": "value_error"}])
+def _refused(name: str, code: str) -> InvalidInput:
+    """A 422 on query parameter `name` worded from its code (app/text/refusal_words.py): `detail` names it by the
+    same path as `errors[].field` (`query.cursor`), as FastAPI's own query errors do."""
+    return refused(InvalidInput, code, field=f"query.{name}")
 
 
 def check_query(items: Iterable[tuple[str, str]], *, admin: bool) -> None:
@@ -57,10 +56,10 @@ def check_query(items: Iterable[tuple[str, str]], *, admin: bool) -> None:
     seen: set[str] = set()
     for name, _ in items:
         if name in seen and name in SINGLE_VALUED:
-            raise _refused(name, "given more than once; send it once (one value per search)")
+            raise _refused(name, "query_repeated")
         seen.add(name)
     if "organisation" in seen and not admin:
-        raise _refused("organisation", "admins only: an API key searches its own organisation's quotes; leave it out")
+        raise _refused("organisation", "query_organisation")
 
 
 def _aware(moment: datetime) -> datetime:
@@ -82,8 +81,7 @@ def decode_cursor(cursor: str) -> tuple[datetime, int]:
         if not isinstance(quote_id, int) or isinstance(quote_id, bool) or created_at.tzinfo is None:
             raise ValueError("not a cursor")
     except (ValueError, TypeError, KeyError, binascii.Error, UnicodeDecodeError) as exc:
-        message = "not a cursor this API returned; pass `next_cursor` from the previous page as it is"
-        raise _refused("cursor", message) from exc
+        raise _refused("cursor", "cursor_invalid") from exc
     return created_at, quote_id
 
 

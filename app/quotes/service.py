@@ -21,16 +21,16 @@ from zoneinfo import ZoneInfo
 
 from sqlalchemy.orm import Session
 
-from app import messages
 from app.capacity.service import CapacityTaken, priced_at
 from app.catalog import repository as catalog_repository
 from app.catalog.models import Sku, SkuAddon
 from app.catalog.pricing import sku_pricing
 from app.catalog.service import FABRIC_ADDON_PREFIXES, fabric_addon_of, joining_fabric
 from app.catalog.zone import catalog_zone
-from app.errors import Conflict, InvalidInput, NotFound
+from app.common.errors import Conflict, InvalidInput, NotFound, refused
+from app.common.money import bp_to_percent, discounted_line, from_minor, to_minor
+from app.common.schemas import mirror
 from app.estimator.vocabulary import MAX_QUOTE_MONTHS, QUOTE_STATUSES, TERM_MONTHS, Term
-from app.money import bp_to_percent, discounted_line, from_minor, to_minor
 from app.planner.misses import TERM_WARN_RATIO
 from app.planner.offers import DAYS_PER_BILLED_MONTH, billed_months
 from app.quotes import admission, documents, events, printing, repository, reservations
@@ -45,7 +45,7 @@ from app.quotes.schemas import (
     QuoteNoteOut,
     QuoteOut,
 )
-from app.schemas import mirror
+from app.text import messages
 
 PUBLIC_ID_BYTES = 24  # 192 random bits → 32 URL-safe characters
 PUBLIC_ID_RE = re.compile(r"^[A-Za-z0-9_-]{32}$")
@@ -78,8 +78,8 @@ def estimator_version() -> str:
 
 
 def line_amounts(unit_minor: int, quantity: int, months: int, discount_bp: int = 0) -> tuple[int, int, int]:
-    """(gross, discount, amount) of a line, all integers, by app.money.discounted_line (the discount on the line's
-    subtotal, rounded once). Refuses anything but ints (no floats)."""
+    """(gross, discount, amount) of a line, all integers, by app.common.money.discounted_line (the discount on the
+    line's subtotal, rounded once). Refuses anything but ints (no floats)."""
     for value in (unit_minor, quantity, months, discount_bp):
         if type(value) is not int:
             raise TypeError(f"money arithmetic takes integer minor units, got {type(value).__name__}")
@@ -102,7 +102,7 @@ def _resolve_sku(session: Session, sku_id: str) -> Sku:
 
 
 def refusal(field: str, code: str, params: dict[str, Any], message: str | None = None) -> InvalidInput:
-    """A 422 on `field` worded from its code (app.messages.QUOTE_CHECKS) unless `message` gives the words (the
+    """A 422 on `field` worded from its code (app.text.messages.QUOTE_CHECKS) unless `message` gives the words (the
     estimator's own, for a plan the SKU cannot run), its figures in `errors[].params`."""
     message = messages.quote_check(code, params) if message is None else message
     return InvalidInput(
@@ -178,7 +178,7 @@ class _Priced:
     notes: list[QuoteNote]
 
 
-# A quote's note as a code and its parameters (app/note_words.py QUOTE_NOTES words it); the snapshot keeps both the
+# A quote's note as a code and its parameters (app/text/note_words.py QUOTE_NOTES words it); the snapshot keeps both the
 # codes (`note_codes`, read by the printable page in the reader's language) and the English (`notes`, the API's).
 QuoteNote = tuple[str, dict[str, Any]]
 
@@ -327,8 +327,8 @@ def _term_notes(
 ) -> list[QuoteNote]:
     """What the option warned of its term, frozen on the quote (review R4-6): `term_longer_than_job` where the months
     bill more than TERM_WARN_RATIO times the job's `hours` (the plan's, recomputed), `other_term_cheaper` where the
-    other term bills the same job (its fewest months, as /recommend bills it) less; the figures app/messages.py words
-    (en, zh) as the option's warnings. None without a time to train."""
+    other term bills the same job (its fewest months, as /recommend bills it) less; the figures app/text/messages.py
+    words (en, zh) as the option's warnings. None without a time to train."""
     if hours is None or float(hours) <= 0:
         return []
     used, billed = float(hours), months * DAYS_PER_BILLED_MONTH * 24
@@ -543,10 +543,7 @@ def _replay(earlier: Quote, digest: str, key: str, base_path: str) -> Created:
     """The quote first issued under `key` in the caller's scope (found by it: another organisation's keys are
     never looked at), for the same body; another body is a 409."""
     if earlier.request_hash != digest:
-        raise Conflict(
-            f"Idempotency-Key {key!r} was already used with a different request body; "
-            "send the original body to get that quote again, or use a new key for a new quote"
-        )
+        raise refused(Conflict, "idempotency_key_reused", field="idempotency_key", key=key)
     return Created(quote_out(earlier, base_path=base_path), created=False)
 
 
@@ -665,7 +662,7 @@ def get_quote_row(session: Session, *, public_id: str, for_update: bool = False)
     if PUBLIC_ID_RE.fullmatch(public_id):
         quote = repository.get_by_public_id(session, public_id, for_update=for_update)
     if quote is None:
-        raise NotFound("no quote with this id")
+        raise refused(NotFound, "quote_unknown", field="quote")
     return quote
 
 
@@ -723,7 +720,7 @@ def accept_quote(session: Session, *, public_id: str, base_path: str = "/quotes"
 
 def _not_acceptable(quote: Quote, status: str) -> Conflict:
     """The 409 of accepting an expired or cancelled quote: its code (`accept_expired`, `accept_cancelled`) and figures
-    on `quote`, worded in the request's language by app.errors (review R7-8: it answered English only)."""
+    on `quote`, worded in the request's language by app.common.errors (review R7-8: it answered English only)."""
     params = {"quote": quote.number}
     if status == "expired":
         params["expired_on"] = _aware(quote.valid_until).date().isoformat()
@@ -731,8 +728,8 @@ def _not_acceptable(quote: Quote, status: str) -> Conflict:
 
 
 def _quote_conflict(code: str, params: dict[str, str]) -> Conflict:
-    """A 409 on the quote as a whole, with its code (`errors[0].type`, `code`) and figures (`params`), for app.errors
-    to word in the request's language and the admin pages in theirs."""
+    """A 409 on the quote as a whole, with its code (`errors[0].type`, `code`) and figures (`params`), for
+    app.common.errors to word in the request's language and the admin pages in theirs."""
     message = messages.quote_check(code, params)
     error = {"field": "quote", "message": message, "type": code, "params": params}
     return Conflict(message, errors=[error], extra={"code": code})

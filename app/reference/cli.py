@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 from decimal import Decimal, InvalidOperation
 
+from app.common.money import MoneyError, check_currency
+from app.common.settings import Settings
 from app.db.engine import build_engine, build_sessionmaker, check_connection
-from app.money import MoneyError, check_currency
 from app.reference.service import set_exchange_rate
-from app.settings import Settings
 
 
 def add_rate_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -18,11 +18,11 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from app import messages
 from app.estimator.vocabulary import LORA_TASKS, OBJECTIVES, OPTIMIZERS, PRECISIONS, TASKS, TERMS
-from app.field_words import BILLION, pydantic_message
-from app.i18n import Translator
 from app.planner.schemas import RecommendIn
+from app.text import messages
+from app.text.field_words import BILLION, pydantic_message
+from app.text.i18n import Translator
 
 NumberProblem = Literal["unparsable", "infinite", "fractional"]
 
@@ -328,8 +328,8 @@ def field_for(api_location: str) -> str:
 
 def api_message(err: Mapping[str, Any], t: Translator) -> str:
     """An API error's message in the page's language where the catalog words its code (a Hugging Face Hub
-    refusal, app.messages.HUB; a GPU type or region the catalog lacks, app.messages.UNKNOWN); else the API's
-    own message."""
+    refusal, app.text.messages.HUB; a GPU type or region the catalog lacks, app.text.messages.UNKNOWN; the estimator's;
+    the domain's other refusals, app.text.messages.REFUSALS); else the API's own message."""
     code, params = err.get("type"), err.get("params")
     if isinstance(code, str) and code in messages.HUB["en"] and isinstance(params, Mapping):
         return messages.hub(code, params, t.lang)
@@ -337,8 +337,8 @@ def api_message(err: Mapping[str, Any], t: Translator) -> str:
         return messages.unknown(code, params, t.lang)
     if isinstance(code, str) and code in messages.ESTIMATOR_ERRORS["en"] and isinstance(params, Mapping):
         return messages.estimator_text(code, params, t.lang)
-    if str(err.get("field", "")).endswith("start_date") and isinstance(params, Mapping) and "latest" in params:
-        return t("err_start_date", today=params["today"], latest=params["latest"])  # the booking window
+    if isinstance(code, str) and code in messages.REFUSALS["en"] and isinstance(params, Mapping):
+        return messages.refusal(code, params, t.lang)  # the booking window, a SKU's card counts
     return str(err.get("message", ""))
 
 

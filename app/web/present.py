@@ -10,10 +10,10 @@ from decimal import Decimal
 from typing import Any
 
 from app.estimator.presets import model_title
-from app.i18n import Translator
 from app.planner.schemas import ModelOut, OptionOut, PlanOut, RecommendIn, RecommendOut
+from app.text.i18n import Translator
+from app.text.words import EXPLAIN_WORDS, plan_summary
 from app.web.charts import MemoryBar, memory_bar
-from app.words import EXPLAIN_WORDS, plan_summary
 
 CSV_COLUMNS = (
     "rank",
@@ -99,7 +99,7 @@ def explanation(option: OptionOut, model: ModelOut, task: str, t: Translator, gp
 
 
 def miss_words(option: OptionOut, t: Translator) -> str | None:
-    """Why a near miss misses, in the page's language, from the planner's codes (app/messages.py)."""
+    """Why a near miss misses, in the page's language, from the planner's codes (app/text/messages.py)."""
     return t.misses([(m.code, m.params) for m in option.misses])
 
 

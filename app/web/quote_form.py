@@ -11,16 +11,16 @@ from fastapi.responses import Response
 from pydantic import ValidationError
 from sqlalchemy.orm import Session
 
-from app import messages
 from app.capacity.service import CapacityTaken
 from app.catalog import repository as catalog_repository
-from app.errors import InvalidInput, http_problem
-from app.field_words import pydantic_message
-from app.i18n import Translator
+from app.common.errors import InvalidInput, http_problem
 from app.planner.schemas import OptionOut, RecommendIn, RecommendOut
 from app.quotes import service as quotes_service
 from app.quotes.plan_check import check_quote
 from app.quotes.schemas import QuoteCreate
+from app.text import messages
+from app.text.field_words import pydantic_message
+from app.text.i18n import Translator
 
 QUOTE_FIELDS = ("name", "company", "email", "months")
 

@@ -26,22 +26,22 @@ from fastapi import APIRouter, Form, Request
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 from sqlalchemy.orm import Session
 
-from app import messages
 from app.capacity.service import CapacityTaken
 from app.catalog.schemas import SkuOut
 from app.catalog.service import public_skus
+from app.common.errors import BadGateway, Conflict, InvalidInput, ServiceUnavailable
 from app.deps import SessionDep, SettingsDep
 from app.error_pages import WebRoute, error_page, wants_html
-from app.errors import BadGateway, Conflict, InvalidInput, ServiceUnavailable
 from app.estimator.presets import list_presets
 from app.estimator.specs import EstimatorError
 from app.hub.service import with_hub_config
-from app.i18n import Translator, negotiate
 from app.planner.schemas import RecommendIn, RecommendOut
 from app.planner.service import run_recommend
 from app.quotes import printing, service as quotes_service
 from app.quotes.reservations import SalesConfirmationNeeded
-from app.templating import templates
+from app.text import messages
+from app.text.i18n import Translator, negotiate
+from app.text.templating import templates
 from app.web import forms
 from app.web.charts import MEMORY_PARTS, MIN_SAVING_HOURS, scatter, useful_front
 from app.web.present import CSV_COLUMNS, csv_row, download_stem, model_name, option_view, plan_words

@@ -22,21 +22,21 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import ValidationError
 from sqlalchemy.orm import Session
 
-from app import messages, words
+from app.common.errors import BadGateway, InvalidInput, ServiceUnavailable
+from app.common.settings import Settings
 from app.deps import SessionDep, SettingsDep
 from app.error_pages import WebRoute, error_page
-from app.errors import BadGateway, InvalidInput, ServiceUnavailable
 from app.estimator.presets import list_presets
 from app.estimator.specs import EstimatorError
 from app.estimator.vocabulary import ENGINES, SERVING_PRECISIONS, WEIGHT_FORMATS
-from app.field_words import pydantic_message
 from app.hub.service import with_hub_config
-from app.i18n import Translator, negotiate
 from app.planner.schemas import OptionOut, RecommendIn, RecommendOut
 from app.planner.service import run_recommend
 from app.quotes import serving_words
-from app.settings import Settings
-from app.templating import templates
+from app.text import messages, words
+from app.text.field_words import pydantic_message
+from app.text.i18n import Translator, negotiate
+from app.text.templating import templates
 from app.web.charts import memory_bar
 from app.web.forms import api_message, parse_number
 from app.web.present import miss_words

@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from app.i18n import Translator
 from app.planner.schemas import OptionOut
+from app.text.i18n import Translator
 
 BINDS = ("ttft", "tpot", "throughput", "memory", "saturated")
 

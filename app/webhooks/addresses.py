@@ -15,31 +15,37 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
-from app.errors import InvalidInput
+from app.common.errors import InvalidInput, refused
+from app.text import messages
 
 SCHEMES = ("http", "https")
 
 
 class AddressRefused(Exception):
-    """The URL is not one a webhook may be sent to; the message says why, without the URL."""
+    """The URL is not one a webhook may be sent to: `code` says why (app/text/refusal_words.py), without the URL;
+    the message is its English (a delivery's recorded error)."""
+
+    def __init__(self, code: str) -> None:
+        super().__init__(messages.refusal(code, {}))
+        self.code = code
 
 
 def _host_port(url: str) -> tuple[str, int]:
     if any(ch.isspace() or not ch.isprintable() for ch in url):
-        raise AddressRefused("the URL must not contain spaces or control characters")
+        raise AddressRefused("url_characters")
     try:
         parts = urlsplit(url)
         httpx.URL(url)  # what the worker will send to: a URL httpx refuses is refused now
     except (ValueError, httpx.InvalidURL, UnicodeError) as exc:
-        raise AddressRefused("the URL is not a valid http(s) URL") from exc
+        raise AddressRefused("url_invalid") from exc
     if parts.scheme not in SCHEMES or not parts.hostname:
-        raise AddressRefused("the URL must be http:// or https:// with a host name")
+        raise AddressRefused("url_scheme")
     if parts.username or parts.password:
-        raise AddressRefused("the URL must not carry a user name or password")
+        raise AddressRefused("url_credentials")
     try:
         port = parts.port or (443 if parts.scheme == "https" else 80)
     except ValueError as exc:
-        raise AddressRefused("the URL's port is not a number from 1 to 65535") from exc
+        raise AddressRefused("url_port") from exc
     return parts.hostname, port
 
 
@@ -61,12 +67,9 @@ def refused_address(address: str) -> bool:
 def _check_resolved(infos: list[tuple[object, ...]]) -> None:
     addresses = {str(info[4][0]) for info in infos}  # type: ignore[index]
     if not addresses:
-        raise AddressRefused("the host name does not resolve")
+        raise AddressRefused("host_unresolved")
     if any(refused_address(address) for address in addresses):
-        raise AddressRefused(
-            "the host resolves to a private, loopback, link-local or otherwise non-public address "
-            "(WEBHOOKS_ALLOW_PRIVATE=true allows it)"
-        )
+        raise AddressRefused("host_private")
 
 
 def check_url(url: str, *, allow_private: bool) -> None:
@@ -77,12 +80,10 @@ def check_url(url: str, *, allow_private: bool) -> None:
             try:
                 infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
             except (OSError, UnicodeError) as exc:
-                raise AddressRefused("the host name does not resolve") from exc
+                raise AddressRefused("host_unresolved") from exc
             _check_resolved(list(infos))
     except AddressRefused as exc:
-        raise InvalidInput(
-            f"url: {exc}", errors=[{"field": "url", "message": str(exc), "type": "value_error"}]
-        ) from exc
+        raise refused(InvalidInput, exc.code, field="url") from exc
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +124,6 @@ async def target_now(url: str, *, allow_private: bool) -> Target:
     try:
         infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except (OSError, UnicodeError) as exc:
-        raise AddressRefused("the host name does not resolve") from exc
+        raise AddressRefused("host_unresolved") from exc
     _check_resolved(list(infos))
     return pinned(url, str(infos[0][4][0]))

@@ -15,8 +15,8 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from app.common.errors import NotFound, refused
 from app.db.base import utcnow
-from app.errors import NotFound
 from app.webhooks import repository
 from app.webhooks.addresses import check_url
 from app.webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint, WebhookEvent
@@ -60,7 +60,7 @@ def create_endpoint(session: Session, *, data: EndpointIn, allow_private: bool) 
 def get_endpoint(session: Session, *, endpoint_id: int) -> WebhookEndpoint:
     row = repository.get_endpoint(session, endpoint_id)
     if row is None:
-        raise NotFound(f"no webhook endpoint {endpoint_id}")
+        raise refused(NotFound, "webhook_endpoint_unknown", field="endpoint_id", endpoint_id=endpoint_id)
     return row
 
 
@@ -173,7 +173,7 @@ def list_deliveries(
 def get_delivery(session: Session, *, delivery_id: int) -> WebhookDelivery:
     row = repository.get_delivery(session, delivery_id)
     if row is None:
-        raise NotFound(f"no webhook delivery {delivery_id}")
+        raise refused(NotFound, "webhook_delivery_unknown", field="delivery_id", delivery_id=delivery_id)
     return row
 
 

@@ -24,9 +24,9 @@ from typing import TypeVar
 import httpx
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.common.settings import Settings
+from app.common.tls import client_context
 from app.db.base import utcnow
-from app.settings import Settings
-from app.tls import client_context
 from app.webhooks import service
 from app.webhooks.addresses import AddressRefused, target_now
 from app.webhooks.schemas import url_origin

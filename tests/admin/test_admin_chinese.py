@@ -146,9 +146,9 @@ def test_the_admin_pages_stay_english_by_default_and_switch_language(client: Tes
 
 
 def test_every_after_change_message_is_worded_in_both_languages() -> None:
-    """A `?msg=` code the admin redirects to has its text in each language (app/i18n_admin.py `admin_msg_<code>`)."""
+    """A ?msg= code the admin redirects to has its text in each language (app/text/i18n_admin.py `admin_msg_<code>`)."""
     from app.admin.pages import MESSAGES
-    from app.i18n import EN, ZH
+    from app.text.i18n import EN, ZH
 
     for code in MESSAGES:
         assert f"admin_msg_{code}" in EN and f"admin_msg_{code}" in ZH, code
@@ -217,7 +217,7 @@ def test_refused_sku_forms_are_chinese(client: TestClient, db: Session, alice: A
 
 def test_refused_card_counts_gpu_type_and_retirement_are_chinese(client: TestClient, db: Session, alice: Admin) -> None:
     """The SKU form's card-count and GPU-type refusals and the unticked retirement read in the page's language, from
-    their codes (app/i18n_admin.py `admin_err_<code>`), the same codes worded in English on an English page."""
+    their codes (app/text/i18n_admin.py `admin_err_<code>`), the same codes worded in English on an English page."""
     csrf = sign_in(client, alice.user.email)
     catalog = [*filter(None, [*db.scalars(select(GpuType.name)), *db.scalars(select(Sku.notes))]), "shenzhen"]
     names = sorted({*allowed_names(client), *TRAINING_NAMES, *catalog, "'tpu-v9'"}, key=len, reverse=True)
@@ -244,7 +244,7 @@ def test_refused_card_counts_gpu_type_and_retirement_are_chinese(client: TestCli
 
 
 # --- refusals the admin meets when someone else got there first (409) or a form is malformed: each entry worded from
-# its code (app/i18n_admin.py `admin_err_<code>`), the page's summary too; before, "already taken", "changed since
+# its code (app/text/i18n_admin.py `admin_err_<code>`), the page's summary too; before, "already taken", "changed since
 # your version", "the SKU is at version 2, not 1", "Wrong email or password." read in English on the Chinese pages
 
 

@@ -1,5 +1,5 @@
 """Every field an audit entry records is shown under its label on GET /admin/audit, in English and Chinese
-(app/admin/audit_labels.py, words in app/i18n_admin.py). Before, an API key's entry showed `organisation`,
+(app/admin/audit_labels.py, words in app/text/i18n_admin.py). Before, an API key's entry showed `organisation`,
 `prefix`, `rate_limit_per_minute`, `created_by` (and a token's `user`) as raw keys beside translated ones, and the
 key's numeric id under the SKU id's label "Id (lower-case, dashes)". SQLite and PostgreSQL."""
 
@@ -22,7 +22,7 @@ from app.apikeys.service import get_key, snapshot as key_snapshot
 from app.capacity.models import MaintenanceHold
 from app.catalog.models import SkuAvailability, SkuPrice
 from app.catalog.repository import get_addon, get_sku_by_slug
-from app.i18n import Translator
+from app.text.i18n import Translator
 from app.webhooks.models import WebhookEndpoint
 from app.webhooks.service import endpoint_snapshot
 from tests.admin.conftest import Admin, sign_in

@@ -1,7 +1,7 @@
 """Review R7-8: an admin's cancel of a quote no longer issued (accepted, expired) is refused with a code
 (`cancel_accepted`, `cancel_expired`) and its figures (`quote`), worded in the request's language from the catalog the
-other quote refusals use (app.messages.quote_check): POST /admin/api/quotes/{id}/cancel answers Accept-Language: zh in
-Chinese, and the admin's cancel page with `?lang=zh` shows the refusal and the quote's status in Chinese. It answered
+other quote refusals use (app.text.messages.quote_check): POST /admin/api/quotes/{id}/cancel answers Accept-Language: zh
+in Chinese, and the admin's cancel page with `?lang=zh` shows the refusal and the quote's status in Chinese. It answered
 English only. SQLite and PostgreSQL."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from typing import Any
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
-from app import messages
 from app.quotes.repository import get_by_public_id
+from app.text import messages
 from tests.admin.conftest import Admin, sign_in
 from tests.admin.test_admin_chinese import HTML, vocabulary_words
 from tests.quotes.helpers import a100_body

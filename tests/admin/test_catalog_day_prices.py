@@ -16,8 +16,8 @@ from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
 from app.capacity.service import catalog_today
+from app.common.settings import Settings
 from app.db.engine import SETTINGS
-from app.settings import Settings
 from tests.admin.conftest import Admin, sign_in
 from tests.conftest import client_for
 from tests.factories import recommend

@@ -1,7 +1,7 @@
 """The admin refuses catalog values no real SKU has (review R5-10), with a 422 naming the field, and writes nothing:
 a price or add-on in an ISO 4217 code that is no money in use (XXX "no currency", XAU gold, XTS testing, DEM
-withdrawn; CLDR's legal tender, app/money.py `check_tender`), and host RAM that leaves nothing after the reserve the
-planner keeps for the OS and each GPU's processes (1 GiB on an 8 x A100 server: its options planned within 0 GiB of
+withdrawn; CLDR's legal tender, app/common/money.py `check_tender`), and host RAM that leaves nothing after the reserve
+the planner keeps for the OS and each GPU's processes (1 GiB on an 8 x A100 server: its options planned within 0 GiB of
 host RAM, without a word). SQLite and PostgreSQL."""
 
 from __future__ import annotations

@@ -11,8 +11,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.__main__ import main
+from app.common.settings import Settings
 from app.main import create_app
-from app.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 

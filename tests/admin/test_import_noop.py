@@ -11,7 +11,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from app.admin.models import AuditEntry
-from app.i18n_admin import ADMIN_EN, ADMIN_ZH
+from app.text.i18n_admin import ADMIN_EN, ADMIN_ZH
 from tests.admin.conftest import Admin
 
 IMPORT = "/admin/api/catalog/import"

@@ -14,7 +14,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from app.catalog.models import SkuPrice
-from app.i18n_admin import ADMIN_ZH
+from app.text.i18n_admin import ADMIN_ZH
 from tests.admin.conftest import Admin, sign_in
 
 H100 = "h100-80g-sxm-8x"

@@ -11,8 +11,8 @@ import pytest
 
 from app.admin import catalog_editing, service
 from app.admin.schemas import SkuPatch
+from app.common.errors import Conflict
 from app.db.engine import build_engine, build_sessionmaker
-from app.errors import Conflict
 from app.seed import seed_database
 from tests.conftest import BACKENDS
 from tests.servers import migrated_database

@@ -1,4 +1,4 @@
-"""A refused admin form names each field by its label from the admin catalog (app/i18n_admin.py), in the page's
+"""A refused admin form names each field by its label from the admin catalog (app/text/i18n_admin.py), in the page's
 language: before, the refusal listed raw field ids (`<code>intra_node_link</code>`, `<code>discounts.monthly</code>`)
 on the English and the Chinese page alike."""
 
@@ -38,7 +38,7 @@ def test_refusals_name_the_fields_by_their_labels(client: TestClient, alice: Adm
 
 def test_every_field_label_is_worded_in_both_languages() -> None:
     from app.admin.pages import FIELD_LABELS
-    from app.i18n import EN, ZH
+    from app.text.i18n import EN, ZH
 
     for field, key in FIELD_LABELS.items():
         assert key in EN and key in ZH, (field, key)

@@ -15,8 +15,8 @@ from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from app import messages
 from app.quotes.models import Quote
+from app.text import messages
 from tests.api.test_disaggregated_quotes import CUSTOMER, disaggregated_option
 
 ONE_EACH = {"prefill": {"tp": 4, "replicas": 1, "gpus": 4}, "decode": {"tp": 4, "replicas": 1, "gpus": 4}}
@@ -129,7 +129,7 @@ def test_pools_for_a_workload_without_its_traffic_are_refused_as_unchecked(clien
 
 def test_the_refusal_follows_the_requests_language(client: TestClient) -> None:
     """A refusal's `message` and `detail` are worded from its code and figures in the request's language
-    (Accept-Language, as the pages and the quote's documents choose theirs: app.i18n.negotiate); English without
+    (Accept-Language, as the pages and the quote's documents choose theirs: app.text.i18n.negotiate); English without
     one. Before, a Chinese request got the English message, and only messages.quote_check(…, "zh") worded it."""
     option = disaggregated_option(client)
     body = _body(option, pools=ONE_EACH) | {"quantity": 2}

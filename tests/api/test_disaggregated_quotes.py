@@ -94,8 +94,8 @@ def test_pools_on_an_engine_recommend_refuses_are_422(client: TestClient, monkey
     """/recommend sizes disaggregated pools only for the engines whose launches run them (`disaggregated_engine`): the
     quote of pools checks the same, with the same code on the workload's field, worded in English and Chinese.
     Before, it issued them on any engine."""
-    from app import messages
     from app.planner import serving_disagg
+    from app.text import messages
 
     option = disaggregated_option(client)
     monkeypatch.setattr(serving_disagg, "DISAGGREGATED_ENGINES", ("sglang",))  # as if vLLM's launch were not built

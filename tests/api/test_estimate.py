@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from fastapi.testclient import TestClient
 
-from app import messages
+from app.text import messages
 
 H100_NODE = {"gpu": "h100-80g-sxm", "gpus_per_node": 8}
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 from fastapi.testclient import TestClient
 
-from app import messages
 from app.estimator.models import validate_model
 from app.estimator.presets import get_preset, list_presets
 from app.estimator.specs import EstimatorError, ModelSpec
+from app.text import messages
 from tests.web.test_serve_chinese import allowed_names, english_runs
 
 HTML = {"accept": "text/html,application/xhtml+xml"}

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from app import messages
+from app.text import messages
 
 CUSTOMER = {"name": "Li Wei", "email": "li.wei@example.com"}
 FP8_8B = {

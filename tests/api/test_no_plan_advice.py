@@ -13,7 +13,7 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 
-from app import messages
+from app.text import messages
 
 A100_40 = {"gpu": "a100-40g-pcie", "nodes": 1}
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from fastapi.testclient import TestClient
 
-from app.messages import launch as launch_text
+from app.text.messages import launch as launch_text
 
 FLAGS = json.loads(
     (Path(__file__).parents[1] / "planner" / "data" / "serving_engine_flags.json").read_text(encoding="utf-8")

@@ -10,7 +10,7 @@ import re
 import pytest
 from fastapi.testclient import TestClient
 
-from app import messages
+from app.text import messages
 
 # An 8B chat service on one H100 with 1,000 clients in a closed loop: the replica's KV cache holds about 195 sequences
 # of 2,300 tokens (this request's own max_concurrency), so about 805 wait for a slot.
@@ -339,7 +339,7 @@ RAG_P99 = {
 def test_the_slo_miss_quotes_the_judged_percentile_at_the_peak(client: TestClient, lang: str) -> None:
     """meets_slo is judged on the SLO's percentile at the peak; the warning that says it is missed must quote that
     figure (p99 TTFT at 2.25 requests/s, above 2,000 ms), not the steady state's mean TTFT, which meets it."""
-    from app import messages
+    from app.text import messages
 
     response = client.post("/estimate", json=RAG_P99)
     assert response.status_code == 200, response.text

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from fastapi.testclient import TestClient
 
-from app import messages
+from app.text import messages
 
 RAG = {
     "model": {"preset": "llama-3.1-70b"},

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from app.words import latency
+from app.text.words import latency
 
 TRT_8B = {
     "model": {"preset": "llama-3.1-8b"},

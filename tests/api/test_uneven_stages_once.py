@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from fastapi.testclient import TestClient
 
-from app import messages
+from app.text import messages
 
 BODY = {
     "model": {"preset": "llama-3.1-405b"},
@@ -37,7 +37,7 @@ def test_the_speed_estimate_no_longer_repeats_it() -> None:
     from typing import get_args
 
     from app.estimator.specs import WarningCode
-    from app.warning_words import WARNINGS
+    from app.text.warning_words import WARNINGS
 
     assert "uneven_stages" not in get_args(WarningCode)
     assert all("uneven_stages" not in words for words in WARNINGS.values())

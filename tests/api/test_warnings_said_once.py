@@ -10,7 +10,7 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 
-from app import messages
+from app.text import messages
 
 TRAINING = {"model": {"preset": "llama-3.1-70b"}, "task": "full_finetune", "tokens": 1e9}
 FEW_MICRO_BATCHES = {"tp": 8, "pp": 2, "dp": 1, "global_batch": 2}  # 2 micro-batches of 1 for 2 stages

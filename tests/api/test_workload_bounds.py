@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from app import messages
 from app.estimator.presets import preset_config
 from app.planner.schemas import WorkloadIn
 from app.planner.workload import within_context
+from app.text import messages
 
 H100 = {"gpu": "h100-80g-sxm", "nodes": 1}
 # Llama-3.1-8B's config.json: max_position_embeddings 131072, rope_type llama3 (a scaling already inside that length)

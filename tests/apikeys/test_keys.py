@@ -16,9 +16,10 @@ from sqlalchemy.orm import Session
 from app.admin.models import AuditEntry
 from app.apikeys import service
 from app.apikeys.models import ApiKey
-from app.errors import Forbidden, Unauthorized
+from app.common.errors import Forbidden, Unauthorized
+from app.common.settings import DEV_API_KEY_SECRET
 from app.quotes.models import Quote
-from app.settings import DEV_API_KEY_SECRET
+from app.text import messages
 from tests.admin.conftest import Admin
 from tests.apikeys.conftest import RECOMMEND, bearer, issue
 from tests.quotes.helpers import a100_body
@@ -100,7 +101,7 @@ def test_authenticate_refuses_alike_and_checks_scope(client: TestClient, db: Ses
     with pytest.raises(Unauthorized) as caught:
         service.authenticate(db, f"Bearer {expiring['key']}", "recommend", now=later)
     details.add(caught.value.detail)
-    assert details == {service.NOT_VALID}
+    assert details == {messages.refusal(service.NOT_VALID, {})}
 
 
 def test_last_used_is_written_at_most_once_a_minute(client: TestClient, db: Session, alice: Admin) -> None:

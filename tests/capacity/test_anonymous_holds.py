@@ -11,8 +11,8 @@ from fastapi.testclient import TestClient
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app import messages
 from app.capacity.models import Reservation
+from app.text import messages
 from tests.admin.conftest import Admin, alice, cheap_password_hashing  # noqa: F401 (fixtures)
 from tests.factories import sales_key, units_available
 

@@ -9,7 +9,7 @@ from sqlalchemy.orm import Session
 
 from app.catalog.models import SkuPrice
 from app.catalog.repository import get_sku_by_slug
-from app.money import MoneyError, apply_discount, bp_to_percent, check_currency, from_minor, to_minor
+from app.common.money import MoneyError, apply_discount, bp_to_percent, check_currency, from_minor, to_minor
 
 AMOUNTS = ["0.01", "2240.00", "29999.99", "92233720368547758.07"]  # the last is the BIGINT maximum in fen
 

@@ -4,7 +4,6 @@ from dataclasses import replace
 
 import pytest
 
-from app import messages
 from app.estimator.compute import NF4_BYTES_PER_PARAM
 from app.estimator.hardware import get_gpu
 from app.estimator.memory import estimate_memory, validate_plan
@@ -12,6 +11,7 @@ from app.estimator.notes import note
 from app.estimator.params import count_params
 from app.estimator.presets import get_preset
 from app.estimator.specs import GIB, Cluster, EstimatorError, LoraSpec, Plan, Workload
+from app.text import messages
 
 LLAMA2_7B = get_preset("llama-2-7b").model
 LLAMA2_70B = get_preset("llama-2-70b").model

@@ -9,11 +9,11 @@ from __future__ import annotations
 import pytest
 from fastapi.testclient import TestClient
 
-from app import messages
 from app.estimator.hardware import get_gpu
 from app.estimator.memory import MemoryEstimate, estimate_memory
 from app.estimator.presets import get_preset
 from app.estimator.specs import GIB, Cluster, Plan, Workload
+from app.text import messages
 
 H100 = Cluster(gpu=get_gpu("h100-80g-sxm"), gpus_per_node=1)
 CUBLAS_GIB, FRAGMENTATION = 0.25, 0.05  # the other_buffers note's formula on one GPU (no NCCL buffers)

@@ -4,7 +4,6 @@ from dataclasses import replace
 
 import pytest
 
-from app import messages
 from app.estimator.models import (
     SUPPORTED_HF_TYPES,
     mla_attention_params,
@@ -15,6 +14,7 @@ from app.estimator.models import (
 from app.estimator.params import count_params
 from app.estimator.presets import get_preset
 from app.estimator.specs import EstimatorError, ModelSpec
+from app.text import messages
 from tests.hf_configs import LLAMA_2_7B, QWEN15_MOE
 
 LLAMA2_7B = get_preset("llama-2-7b").model

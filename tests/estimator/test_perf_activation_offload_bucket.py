@@ -49,7 +49,7 @@ def test_activation_offload_is_booked_as_offload_not_communication() -> None:
 
 def test_estimate_warns_of_the_offload_not_of_communication(client: TestClient) -> None:
     """The review's request: POST /estimate of that plan with `activation_offload`."""
-    from app import messages
+    from app.text import messages
 
     body = BODY | {"plan": {"dp": 8, "zero_stage": 3, "micro_batch": 1, "activation_offload": True}}
     response = client.post("/estimate", json=body)

@@ -14,7 +14,7 @@ def test_metrics_are_off_on_the_public_port_by_default(http: httpx.Client) -> No
 def test_there_is_no_secret_key_to_set_or_leak(monkeypatch) -> None:
     # Nothing is signed statelessly (sessions, API and CSRF tokens are random and kept in the database), so
     # production needs no SECRET_KEY, and one left in the environment configures nothing.
-    from app.settings import Settings
+    from app.common.settings import Settings
 
     monkeypatch.setenv("SECRET_KEY", "left-over")
     settings = Settings(env="prod")

@@ -93,7 +93,7 @@ def test_healthz_stays_fast_while_pdfs_render(pdf_server: tuple[str, Path]) -> N
 def test_a_rendering_past_its_time_limit_is_a_503_and_the_pool_recovers() -> None:
     import asyncio
 
-    from app.errors import ServiceUnavailable
+    from app.common.errors import ServiceUnavailable
     from app.quotes.documents import PdfRenderer
 
     html = "<p>" + "字" * 20000 + "</p>"
@@ -112,7 +112,7 @@ def test_a_rendering_past_its_time_limit_is_a_503_and_the_pool_recovers() -> Non
 def test_more_renderings_than_the_queue_takes_are_a_503() -> None:
     import asyncio
 
-    from app.errors import ServiceUnavailable
+    from app.common.errors import ServiceUnavailable
     from app.quotes.documents import PdfRenderer
 
     renderer = PdfRenderer(workers=1, timeout_s=120, max_waiting=1)

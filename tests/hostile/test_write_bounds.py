@@ -14,11 +14,11 @@ from fastapi.testclient import TestClient
 from sqlalchemy import select, text
 from sqlalchemy.orm import Session
 
+from app.common.settings import Settings
 from app.db.engine import CLIENT, SETTINGS
 from app.estimator.presets import preset_config
 from app.quotes.models import Quote
 from app.quotes.schemas import MAX_WORKLOAD_JSON_BYTES
-from app.settings import Settings
 from tests.conftest import client_for
 from tests.quotes.helpers import h100_body
 

@@ -10,11 +10,11 @@ from fastapi import APIRouter, FastAPI
 from fastapi.testclient import TestClient
 from pydantic import Field
 
+from app.common.errors import NotFound
+from app.common.schemas import RequestModel
+from app.common.settings import Settings
 from app.deps import UnitOfWorkRoute
-from app.errors import NotFound
 from app.main import create_app
-from app.schemas import RequestModel
-from app.settings import Settings
 from tests.conftest import served_app
 
 

@@ -1,5 +1,5 @@
 """Request bodies are checked after the route is matched, off the event loop, within a bounded cost, and
-within a per-client budget of bytes (app.bodies, app.jsonguard, app.http.body_limit)."""
+within a per-client budget of bytes (app.bodies, app.common.jsonguard, app.http.body_limit)."""
 
 from __future__ import annotations
 
@@ -13,12 +13,12 @@ import pytest
 from fastapi import APIRouter
 from fastapi.testclient import TestClient
 
-from app import jsonguard
+from app.common import jsonguard
+from app.common.jsonguard import MAX_JSON_CONTAINERS, MAX_JSON_VALUES, Refusal, parse_body
+from app.common.settings import Settings
 from app.deps import UnitOfWorkRoute
 from app.http import body_limit
 from app.http.body_limit import BodyBudget
-from app.jsonguard import MAX_JSON_CONTAINERS, MAX_JSON_VALUES, Refusal, parse_body
-from app.settings import Settings
 from tests.http.conftest import probe_app
 
 JSON = {"content-type": "application/json"}

@@ -10,7 +10,7 @@ import json
 from fastapi.testclient import TestClient
 from pydantic import ValidationError
 
-from app.errors import DETAIL_ERRORS, MAX_FIELD_ERRORS, MAX_MESSAGE_CHARS, InvalidInput, app_error_response
+from app.common.errors import DETAIL_ERRORS, MAX_FIELD_ERRORS, MAX_MESSAGE_CHARS, InvalidInput, app_error_response
 from app.mcp.tools import problem_of
 from tests.http.conftest import Echo
 

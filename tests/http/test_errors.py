@@ -8,12 +8,12 @@ import pytest
 from fastapi.testclient import TestClient
 from pydantic import ValidationError, field_validator
 
-from app import messages
-from app.errors import PROBLEM_BASE, field_errors
-from app.field_words import plain_message
-from app.input_words import SHOULD_BE
-from app.jsonguard import Refusal, parse_body
-from app.schemas import RequestModel
+from app.common.errors import PROBLEM_BASE, field_errors
+from app.common.jsonguard import Refusal, parse_body
+from app.common.schemas import RequestModel
+from app.text import messages
+from app.text.field_words import plain_message
+from app.text.input_words import SHOULD_BE
 from tests.openapi import openapi_document
 
 JSON = {"content-type": "application/json"}
@@ -201,7 +201,7 @@ def _patterns(node: object) -> set[str]:
 
 def test_every_pattern_of_the_api_says_what_it_allows_in_both_languages() -> None:
     """Review R13: a pattern mismatch answered pydantic's "String should match pattern '^\\d{1,12}(\\.\\d{1,4})?$'".
-    A new pattern-constrained field fails here until app/input_words.py words it."""
+    A new pattern-constrained field fails here until app/text/input_words.py words it."""
     patterns = _patterns(openapi_document())
     assert r"^\d{1,12}(\.\d{1,4})?$" in patterns  # the walk finds them (the admin price's amount)
     for lang in ("en", "zh"):

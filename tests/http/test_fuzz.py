@@ -32,9 +32,9 @@ from schemathesis.checks import (
 from sqlalchemy.orm import Session
 
 from app.admin import service as admin_service
+from app.common.settings import Settings
 from app.deps import get_session
 from app.main import create_app
-from app.settings import Settings
 
 FUZZ_EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "10"))
 # What the campaign found in routes owned by other domains, reported to their owners: expected to

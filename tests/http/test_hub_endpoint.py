@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
-from app.settings import Settings
+from app.common.settings import Settings
 from tests.conftest import client_for
 from tests.servers import free_port
 

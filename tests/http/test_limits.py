@@ -10,10 +10,10 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine, text
 
+from app.common.errors import PROBLEM_BASE
+from app.common.settings import Settings
 from app.db.engine import build_engine
-from app.errors import PROBLEM_BASE
 from app.ratelimit.service import RateLimiter
-from app.settings import Settings
 from tests.http.conftest import probe_app
 from tests.ratewindow import away_from_window_edge
 

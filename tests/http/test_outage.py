@@ -21,11 +21,11 @@ from pathlib import Path
 import httpx
 import pytest
 
+from app.common.errors import PROBLEM_BASE
+from app.common.settings import Settings
 from app.db.engine import build_engine, build_sessionmaker
 from app.db.migrate import upgrade
-from app.errors import PROBLEM_BASE
 from app.seed import seed_database
-from app.settings import Settings
 from tests.servers import LiveServerFactory, free_port
 
 PG_BINARIES = sorted(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"))

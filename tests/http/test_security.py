@@ -6,9 +6,9 @@ import re
 
 from fastapi.testclient import TestClient
 
+from app.common.settings import Settings
 from app.http.security import CONTENT_SECURITY_POLICY
 from app.main import create_app
-from app.settings import Settings
 
 EXPECTED_CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "

@@ -297,9 +297,9 @@ def test_every_route_with_a_session_ends_its_unit_of_work_in_its_own_thread() ->
     """A router made without `route_class=UnitOfWorkRoute` would commit after serialising again."""
     from fastapi.routing import APIRoute
 
+    from app.common.settings import Settings
     from app.deps import UnitOfWorkRoute
     from app.main import create_app
-    from app.settings import Settings
 
     routes = [r for r in _all_routes(create_app(Settings(env="test")).routes) if isinstance(r, APIRoute)]
     with_session = [route for route in routes if _uses_session(route.dependant)]

@@ -17,10 +17,10 @@ from fastapi.testclient import TestClient
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
+from app.common.settings import Settings
 from app.db.engine import CLIENT
 from app.estimator.presets import get_preset, preset_config
 from app.hub.models import HubConfig
-from app.settings import Settings
 from tests.conftest import client_for
 from tests.hub_server import Answer, StandInHub
 
@@ -162,7 +162,7 @@ def test_absurd_numbers_are_refused_not_a_500(client: TestClient, hub: StandInHu
             refused[hf_id] = response.status_code
             error = response.json()["errors"][0]
             # the JSON bounds refuse a number past a 64-bit float (502); the cache's own bounds the rest (422)
-            assert (response.status_code, error["type"]) in {(422, "hub_not_sizeable"), (502, "hub_json_bounds")}
+            assert (response.status_code, error["type"]) in {(422, "hub_number_absurd"), (502, "hub_json_bounds")}
             if response.status_code == 422:
                 assert "is out of range" in error["message"], error
     assert refused["huge/positions"] == refused["huge/factor"] == 422  # inside a float's range: the cache's bounds

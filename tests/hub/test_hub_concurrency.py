@@ -19,10 +19,10 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 
-from app.errors import ServiceUnavailable
+from app.common.errors import ServiceUnavailable
+from app.common.settings import Settings
 from app.estimator.presets import preset_config
 from app.hub.service import FIELD, _fetching
-from app.settings import Settings
 from tests.http.test_transactions import HealthProbe, burst, open_transactions, statuses
 from tests.hub_server import Answer, StandInHub, stand_in_hub
 from tests.servers import LiveServerFactory, app_cli, scratch_database

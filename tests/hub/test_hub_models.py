@@ -8,6 +8,7 @@ are the presets' published counts (app/estimator/data/presets.json, each with it
 from __future__ import annotations
 
 import json
+import re
 import ssl
 from contextlib import AbstractContextManager
 from typing import Any
@@ -18,10 +19,11 @@ from pydantic import SecretStr
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.common.settings import Settings
+from app.common.tls import client_context
 from app.estimator.presets import get_preset, preset_config
 from app.hub.models import HubConfig
-from app.settings import Settings
-from app.tls import client_context
+from app.text import messages
 from tests.conftest import client_for
 from tests.hub_server import GATED_TOKEN, Answer, StandInHub
 from tests.servers import free_port
@@ -73,7 +75,7 @@ def test_second_request_reads_the_database_not_the_hub(client: TestClient, hub: 
 
 def test_fetches_share_one_tls_context(client: TestClient, hub: StandInHub, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each config.json fetched made an httpx client that loaded the CA bundle again (about 30 ms of CPU); the
-    fetches of a process share one context (app/tls.py)."""
+    fetches of a process share one context (app/common/tls.py)."""
     loaded: list[object] = []
     real = ssl.create_default_context
     monkeypatch.setattr(ssl, "create_default_context", lambda *a, **k: loaded.append(k) or real(*a, **k))
@@ -169,3 +171,24 @@ def test_a_quote_keeps_the_config_it_was_priced_on(client: TestClient, hub: Stan
     created = client.post("/quotes", json=body)
     assert created.status_code == 201, created.text
     assert created.json()["workload"]["model"]["hf_config"] == preset_config("qwen2.5-7b")
+
+
+def test_a_refused_config_is_worded_in_chinese_by_its_codes(client: TestClient, hub: StandInHub) -> None:
+    """The estimator's refusal of a Hub config is kept as its code and figures (`reason`), and a number out of the
+    cache's bounds is a code of its own, so Accept-Language: zh reads them in Chinese (both carried an English
+    sentence in `params.reason`, which a Chinese page showed as it was)."""
+    bert = {"model_type": "bert", "hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12}
+    hub.answer("google-bert/bert-base-uncased", Answer(body=json.dumps(bert).encode()))
+    hub.answer(
+        "huge/positions", Answer(body=json.dumps({**preset_config("qwen2.5-7b"), "rope_theta": 10**30}).encode())
+    )
+    for hf_id, code in [("google-bert/bert-base-uncased", "hub_not_sizeable"), ("huge/positions", "hub_number_absurd")]:
+        for _ in range(2):  # the first answer, then the refusal remembered (the miss row) worded the same
+            response = client.post("/estimate", json=_estimate(hf_id), headers={"Accept-Language": "zh"})
+            assert response.status_code == 422, response.text
+            (error,) = response.json()["errors"]
+            assert error["type"] == code and error["message"] == messages.hub(code, error["params"], "zh")
+            assert error["message"].startswith(f"{hf_id} 无法按解码器语言模型估算：")
+            assert not re.search(r"cannot|Unknown|out of range|supported", error["message"]), error["message"]
+    reason = response.json()["errors"][0]["params"]
+    assert reason["where"] == "rope_theta" and reason["most_integer"] == 2**53

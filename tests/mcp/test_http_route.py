@@ -1,4 +1,4 @@
-"""POST /mcp in process: what every route passes first (the body size limit, app.jsonguard's bounds, the rate
+"""POST /mcp in process: what every route passes first (the body size limit, app.common.jsonguard's bounds, the rate
 limit) and the API key after it; the tools' input schemas are the REST request models' own."""
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ from pydantic import ValidationError
 from sqlalchemy import text
 from sqlalchemy.exc import OperationalError
 
+from app.common.errors import Conflict, NotFound
+from app.common.settings import Settings
 from app.db.engine import DatabaseUnavailable, build_engine
-from app.errors import Conflict, NotFound
 from app.estimator.specs import EstimatorError
 from app.main import create_app
 from app.mcp.http import required_scopes
@@ -23,7 +24,6 @@ from app.mcp.server import build_server
 from app.mcp.tools import TOOLS, input_schema, output_schema, problem_of
 from app.planner.schemas import EstimateIn, EstimateOut, RecommendIn, RecommendOut
 from app.quotes.schemas import QuoteCreate, QuoteOut
-from app.settings import Settings
 from tests.ratewindow import away_from_window_edge
 
 HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}

@@ -17,10 +17,10 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.apikeys.schemas import ApiKeyCreate
 from app.apikeys.service import issue_key
-from app.jsonguard import NO_NUL
+from app.common.jsonguard import NO_NUL
+from app.common.settings import Settings
 from app.mcp.server import Caller, build_server
 from app.quotes.models import Quote
-from app.settings import Settings
 from tests.mcp.helpers import CUSTOMER, RECOMMEND, check_tools_match_rest, problem_of, without_per_quote
 from tests.quotes.helpers import a100_body
 
@@ -78,7 +78,9 @@ def test_refusals_are_the_rest_problems(client: TestClient, caller: Caller) -> N
     assert missing == client.get("/quotes/no-such-quote").json()
     assert (empty["status"], empty["errors"][0]["field"]) == (422, "public_id")
     assert unknown["status"] == 404 and "create_quote" in unknown["detail"]
-    assert nul["errors"] == [{"field": "public_id", "message": NO_NUL, "type": "nul_character"}]  # app.jsonguard's
+    assert nul["errors"] == [
+        {"field": "public_id", "message": NO_NUL, "type": "nul_character"}
+    ]  # app.common.jsonguard's
 
 
 @pytest.fixture()

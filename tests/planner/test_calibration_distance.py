@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from fastapi.testclient import TestClient
 
-from app import messages
+from app.text import messages
 
 RANGE_LOW, RANGE_HIGH = 0.75, 1.30  # the calibrated range (performance.py), typical to tuned stack
 # the slowest of NeMo's four Qwen3-30B-A3B runs on 16 H100 against our estimate of it (docs/validation.md: 5,113 of

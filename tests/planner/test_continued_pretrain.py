@@ -13,8 +13,8 @@ from fastapi.testclient import TestClient
 
 from app.estimator.presets import get_preset, list_presets
 from app.estimator.specs import Plan, Workload
-from app.messages import WARNINGS, launch as launch_text
 from app.planner.launch import launch_configs
+from app.text.messages import WARNINGS, launch as launch_text
 from tests.factories import recommend
 
 ISSUE = {"model": {"preset": "llama-3.1-70b"}, "tokens": 5e10, "seq_len": 8192, "constraints": {"deadline_days": 30}}

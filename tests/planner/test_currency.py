@@ -15,7 +15,7 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
-from app.errors import InvalidInput
+from app.common.errors import InvalidInput
 from app.planner.cli import add_recommend_command, format_table, request_from_args
 from app.planner.service import run_recommend
 from app.reference.service import set_exchange_rate

@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 from app.estimator.specs import MemoryBreakdown, Plan
 from app.planner.explain import describe_plan, explain, link_words
 from app.planner.offers import Configuration
-from app.words import plan_summary
+from app.text.words import plan_summary
 from tests.factories import dense_model, offer, recommend as _recommend, workload
 
 
@@ -73,7 +73,7 @@ def test_the_plan_summary_names_expert_and_context_parallel() -> None:
     assert "expert parallel 4" in describe_plan(Plan(dp=4, ep=4, micro_batch=1))
 
 
-# --- one catalog for the plan's words and the explanation (app/words.py PLAN_WORDS, EXPLAIN_WORDS) ----------------
+# --- one catalog for the plan's words and the explanation (app/text/words.py PLAN_WORDS, EXPLAIN_WORDS) -------
 
 GIB = 2**30
 PLANS = [

@@ -12,9 +12,9 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
-from app import messages
 from app.catalog.models import SkuAddon
 from app.catalog.repository import get_addon, get_sku_by_slug
+from app.text import messages
 
 CUSTOMER = {"name": "Li Wei", "company": "", "email": "li.wei@example.com"}
 H100 = "h100-80g-sxm-8x"

@@ -9,13 +9,13 @@ from decimal import Decimal
 import pytest
 from fastapi.testclient import TestClient
 
-from app import messages
 from app.estimator.hardware import get_gpu
 from app.estimator.memory import estimate_memory, host_ram_reserve_gib
 from app.estimator.presets import get_preset
 from app.estimator.specs import GIB, Cluster, LoraSpec, Plan, Workload
 from app.planner.offers import Constraints, Offer
 from app.planner.recommend import recommend
+from app.text import messages
 from tests.factories import recommend as _recommend
 
 

@@ -8,7 +8,7 @@ import io
 from fastapi.testclient import TestClient
 from pypdf import PdfReader
 
-from app import messages
+from app.text import messages
 from tests.factories import recommend
 
 PCIE_CARDS = "a100-40g-pcie-card"

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from fastapi.testclient import TestClient
 
-from app import messages
 from app.planner.efficiency import MAX_EXPOSED_COMM_RATIO, MIN_MFU
+from app.text import messages
 from tests.factories import recommend
 
 # The request: 8 H100 servers, ZeRO-3 with full offload, MFU 0.48 % over one 400 Gb/s port a server (172 s

@@ -10,8 +10,8 @@ from decimal import Decimal
 
 from fastapi.testclient import TestClient
 
-from app import messages
 from app.planner.cli import add_recommend_command, request_from_args
+from app.text import messages
 from tests.factories import recommend
 
 # 70B full fine-tune on 6e10 tokens within 90 days (servers joined by the add-on's 8 x 400 Gb/s): 2 H100 servers

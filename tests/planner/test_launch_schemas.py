@@ -25,8 +25,8 @@ from fastapi.testclient import TestClient
 from app.estimator.hardware import get_gpu
 from app.estimator.presets import get_preset
 from app.estimator.specs import LoraSpec, Plan, Workload
-from app.messages import launch as launch_text
 from app.planner.launch import launch_configs
+from app.text.messages import launch as launch_text
 from tests.factories import recommend as _recommend
 
 DATA = Path(__file__).parent / "data"

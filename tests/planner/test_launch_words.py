@@ -1,5 +1,5 @@
-"""A training launch's notes are codes with parameters in the launch catalog (app/launch_words.py LAUNCH): a block's
-`notes` are the English of its `texts`, every note reads in Chinese with no English sentence left (tools, their
+"""A training launch's notes are codes with parameters in the launch catalog (app/text/launch_words.py LAUNCH): a
+block's `notes` are the English of its `texts`, every note reads in Chinese with no English sentence left (tools, their
 functions and flags, paths and model ids set aside), and the wizard's launch download words them in the page's
 language."""
 
@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from app import messages
 from app.estimator.presets import get_preset
 from app.estimator.specs import LoraSpec, MemoryBreakdown, Plan, Workload
 from app.planner.launch import launch_configs
+from app.text import messages
 from tests.web.test_serve_chinese import ENGLISH_RUN, IDENTIFIERS, NAMES
 
 GIB = 2**30

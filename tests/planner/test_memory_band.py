@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from app import messages
 from app.estimator.hardware import get_gpu
 from app.estimator.memory import estimate_memory
 from app.estimator.memory.band import may_exceed, memory_band
@@ -19,6 +18,7 @@ from app.estimator.presets import get_preset
 from app.estimator.specs import GIB, Cluster, LoraSpec, MemoryBreakdown, Plan, Warning_, Workload
 from app.planner.option import Option
 from app.planner.ranking import rank
+from app.text import messages
 from tests.estimator.validation_cases import MEMORY_HELD_OUT
 
 FMS_LORA = next(c for c in MEMORY_HELD_OUT if c.label == "fms-acceleration mistral-7b lora, 1 GPU, batch 4 x 4096")

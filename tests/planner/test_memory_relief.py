@@ -214,7 +214,7 @@ def test_the_warning_advises_only_the_levers_left(client: TestClient) -> None:
     warning = next(w for w in top["warnings"] if w["code"] == "memory_may_exceed")
     assert warning["params"]["levers"] == ["recompute"]
     assert "full activation recompute" in warning["message"] and "micro-batch" not in warning["message"]
-    from app import messages
+    from app.text import messages
 
     assert "更小的微批" not in messages.warning(warning["code"], warning["params"], "zh")
     assert "完全激活重计算" in messages.warning(warning["code"], warning["params"], "zh")

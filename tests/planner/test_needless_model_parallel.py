@@ -11,9 +11,9 @@ from dataclasses import replace
 
 from fastapi.testclient import TestClient
 
-from app import messages
 from app.estimator.specs import GIB, MemoryBreakdown, Plan, Workload
 from app.planner.efficiency import needless_model_parallel
+from app.text import messages
 
 BODY = {
     "model": {"preset": "qwen2.5-0.5b"},

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from fastapi.testclient import TestClient
 
-from app import messages
+from app.text import messages
 
 BODY = {  # the review's request (R11)
     "model": {"preset": "llama-3.1-8b"},

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from app import messages
 from app.estimator.hardware import get_gpu
-from app.words import plan_summary
+from app.text import messages
+from app.text.words import plan_summary
 
 QLORA_70B_H200 = {
     "model": {"preset": "llama-3.1-70b"},

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from fastapi.testclient import TestClient
 
-from app import messages
+from app.text import messages
 
 BODY = {
     "model": {"preset": "llama-3.1-70b"},

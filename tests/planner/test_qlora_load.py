@@ -13,7 +13,6 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
-from app import messages
 from app.estimator.hardware import get_gpu
 from app.estimator.memory import estimate_memory
 from app.estimator.presets import get_preset
@@ -22,6 +21,7 @@ from app.planner.cli import add_recommend_command, format_table, request_from_ar
 from app.planner.search import as_held
 from app.planner.service import run_recommend
 from app.planner.stacks import stack_for
+from app.text import messages
 from tests.factories import recommend as _recommend
 
 A100_SERVER = "a100-80g-sxm-8x"  # 8 × A100 80G SXM, 1,024 GiB of host RAM (949 GiB after the reserve)

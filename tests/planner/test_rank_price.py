@@ -187,7 +187,7 @@ def test_pareto_without_tokens_keeps_every_faster_option() -> None:
 
 
 def test_the_annual_figure_is_what_an_annual_quote_of_the_same_units_totals() -> None:
-    """An option's figures and a quote's line follow one rule (app.money.discounted_line): 17.5 % off the line's
+    """An option's figures and a quote's line follow one rule (app.common.money.discounted_line): 17.5 % off the line's
     subtotal, 4 cards × 12 months at 2,799.99 = 134,399.52, less 23,519.916 rounded once to 23,519.92. (The quote
     once rounded the unit price first, 2,309.99175 to 2,309.99, for 110,879.52.)"""
     offer = replace(_offer(discount_bp={"monthly": 0, "annual": 1750}), unit_monthly_list=Decimal("2799.99"))

@@ -297,7 +297,7 @@ def test_an_unknown_region_is_422_listing_the_catalogs(client: TestClient, db: S
 
 def test_an_unknown_region_or_gpu_type_is_refused_in_chinese(client: TestClient) -> None:
     """Review R7-8: the wizard worded these refusals in Chinese, the API answered `Accept-Language: zh` in English."""
-    from app import messages
+    from app.text import messages
 
     for constraints in ({"regions": ["mars"]}, {"gpu_types": ["h300"]}):
         body = {"model": {"preset": "llama-3.1-8b"}, "task": "lora", "constraints": constraints}

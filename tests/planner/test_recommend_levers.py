@@ -139,8 +139,8 @@ def test_a_sku_the_levers_rule_out_is_rejected_for_them_not_for_memory(client: T
 
 
 def test_levers_unsupported_names_the_levers_and_their_stacks_in_both_languages() -> None:
-    from app import messages
     from app.planner.levers import Levers, levers_params
+    from app.text import messages
 
     params = {"gpus": 8, "gpu_name": "NVIDIA H100 80GB SXM5", "nodes": 1}
     params |= levers_params(Levers(attention="eager", compiled=True, loss="compiled"))
@@ -173,7 +173,7 @@ def test_fp8_weights_are_refused_per_sku_where_the_job_runs_in_16_bits(client: T
     refused = [r for r in result["rejected"] if r["code"] == "levers_unsupported"]
     assert refused and all("A100" in r["params"]["gpu_name"] for r in refused), refused
     assert all(r["params"]["runs_as"] == "bf16" and "fp8_params" in r["reason"] for r in refused)
-    from app import messages
+    from app.text import messages
 
     chinese = messages.rejection("levers_unsupported", refused[0]["params"], "zh")
     assert chinese.startswith("fp8_params 以 FP8 保存训练权重") and "bf16" in chinese, chinese

@@ -19,9 +19,9 @@ from app.estimator.hardware import get_gpu
 from app.estimator.presets import get_preset
 from app.estimator.serving import ServingConfig, estimate_serving
 from app.estimator.specs import Cluster
-from app.messages import launch as launch_text
 from app.planner.offers import Configuration
 from app.planner.serving_launch import launch_block
+from app.text.messages import launch as launch_text
 from tests.planner.test_serving_launch import _check
 
 DEEPSEEK_V3 = get_preset("deepseek-v3").model  # 256 routed experts, shipped block FP8

@@ -8,9 +8,9 @@ import math
 
 import pytest
 
-from app import messages
 from app.estimator.serving import ServingConfig
 from app.planner.serving_misses import simulated_miss
+from app.text import messages
 
 NO_SLO = ServingConfig(input_tokens=4000, output_tokens=500, requests_per_s=20.0)
 

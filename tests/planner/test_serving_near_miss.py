@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from app.estimator.presets import get_preset
 from app.estimator.serving import ServingConfig
-from app.messages import misses as miss_text
 from app.planner.offers import Constraints
 from app.planner.serving import search_serving
-from app.words import latency
+from app.text.messages import misses as miss_text
+from app.text.words import latency
 from tests.planner.test_serving_search import offer
 
 LLAMA3_70B = get_preset("llama-3.1-70b").model

@@ -9,7 +9,6 @@ from decimal import Decimal
 
 import pytest
 
-from app import messages
 from app.estimator.hardware import get_gpu
 from app.estimator.presets import get_preset
 from app.estimator.serving import ServingConfig, estimate_serving
@@ -17,6 +16,7 @@ from app.estimator.specs import Cluster
 from app.planner.offers import Constraints, Offer
 from app.planner.serving import search_serving
 from app.planner.serving_option import per_million_tokens, valid_tp
+from app.text import messages
 from tests import factories
 
 LLAMA3_8B = get_preset("llama-3.1-8b").model

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from app import messages
 from app.estimator.presets import get_preset
 from app.estimator.serving import ServingConfig
 from app.planner.offers import Constraints, Offer
 from app.planner.serving import search_serving
 from app.planner.serving_launch import Served
 from app.planner.serving_sixteen_bit import MISS_CODE, served_as, sixteen_bit, sixteen_bit_misses
+from app.text import messages
 from tests import factories
 
 LLAMA3_8B = get_preset("llama-3.1-8b").model

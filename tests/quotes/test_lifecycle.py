@@ -8,7 +8,7 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
-from app.errors import Conflict, InvalidInput
+from app.common.errors import Conflict, InvalidInput
 from app.quotes import service
 from app.quotes.models import Quote
 from app.quotes.repository import get_by_public_id

@@ -1,4 +1,4 @@
-"""A line's term discount is taken off its subtotal and rounded once (app.money.discounted_line), so the stated
+"""A line's term discount is taken off its subtotal and rounded once (app.common.money.discounted_line), so the stated
 percentage holds to the cent, and /recommend's option prices by the same rule as the quote it issues. Before, the
 discounted unit price was rounded first and multiplied out: the review's case, 33,333.33 a month at 12.5 % for 12
 months, took 50,000.04 off 399,999.96 (29,166.66375 rounded to 29,166.66, × 12) where 12.5 % is 49,999.995.

@@ -10,9 +10,9 @@ from fastapi.testclient import TestClient
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
+from app.common.settings import Settings
 from app.quotes import repository
 from app.quotes.models import Quote, QuoteDocument
-from app.settings import Settings
 from tests.conftest import client_for
 from tests.quotes.helpers import h100_body
 

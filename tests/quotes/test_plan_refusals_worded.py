@@ -1,5 +1,5 @@
 """Every refusal of a quote's plan (it does not fit the SKU's cards, its host RAM, no stack runs it, a serving replica
-or a disaggregated pool does not fit) carries a code of app/quote_check_words.py with its figures: the quote form
+or a disaggregated pool does not fit) carries a code of app/text/quote_check_words.py with its figures: the quote form
 words it in the page's language (app/web/quote_form.py), where these were English sentences from the memory
 package's helpers or the estimator's own message, Chinese page or not."""
 
@@ -9,7 +9,7 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 
-from app import messages
+from app.text import messages
 from tests.api.test_disaggregated_quotes import disaggregated_option
 from tests.quotes.test_quote_estimate import CUSTOMER
 from tests.web.test_serve_chinese import allowed_names, english_runs

@@ -11,9 +11,9 @@ from datetime import UTC, datetime, time, timedelta
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
-from app import messages
 from app.capacity.service import catalog_today
 from app.quotes.printing import quote_money
+from app.text import messages
 from tests.factories import new_price
 from tests.quotes.helpers import h100_body
 from tests.quotes.test_pdf import _pdf

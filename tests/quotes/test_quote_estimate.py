@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from app.words import duration
+from app.text.words import duration
 
 CUSTOMER = {"name": "Li Wei", "company": "", "email": "li.wei@example.com"}
 

@@ -1,7 +1,7 @@
 """A quote's months must bill the hours its plan takes on the SKU and quantity quoted: whole 30-day months of the
 term, as /recommend billed the option (app/planner/offers.py `billed_months`). Fewer is a 422 on `months` naming
 the months, the hours they bill, the hours the job takes and the fewest months that carry it, worded from a code
-and its figures in app/messages.py (QUOTE_CHECKS) in English and Chinese, on the API and in the wizard's quote
+and its figures in app/text/messages.py (QUOTE_CHECKS) in English and Chinese, on the API and in the wizard's quote
 form. Before: a 1,295-hour job quoted for one month (720 h) was issued, total 100,000.00, with no note."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from app import messages
+from app.text import messages
 from tests.quotes.test_quote_estimate import _top
 
 CUSTOMER = {"name": "Li Wei", "company": "", "email": "li.wei@example.com"}

@@ -12,8 +12,8 @@ from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from app import messages
 from app.quotes.models import Quote
+from app.text import messages
 
 CUSTOMER = {"name": "a", "company": "b", "email": "a@b.com"}
 SERVING_405B = {"model": {"preset": "llama-3.1-405b"}, "task": "serving"}

@@ -1,7 +1,7 @@
 """A quote's quantity is whole servers (or one of a card SKU's card counts): the 422 for a quantity that does
 not rent the plan's GPUs names the whole number of units that does, or, where the SKU cannot rent exactly the
 plan's GPUs, a SKU of the same GPU that can and the fewest units of this one that carry it; worded from a code
-and its figures in app/messages.py (QUOTE_CHECKS), in English and Chinese. Before: "quote quantity 0.5"."""
+and its figures in app/text/messages.py (QUOTE_CHECKS), in English and Chinese. Before: "quote quantity 0.5"."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
-from app import messages
 from app.catalog.repository import get_sku_by_slug
+from app.text import messages
 from tests.quotes.helpers import h100_body
 
 CUSTOMER = {"name": "Li Wei", "company": "", "email": "li.wei@example.com"}

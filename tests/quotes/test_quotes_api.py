@@ -9,9 +9,9 @@ from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from app import messages
 from app.catalog.repository import get_sku_by_slug
 from app.quotes.models import Quote
+from app.text import messages
 from tests.quotes.helpers import a100_body, check_money_shapes, h100_body
 
 PROBLEM = "application/problem+json"

@@ -10,9 +10,9 @@ from typing import Any
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
-from app import messages
 from app.quotes import service
 from app.quotes.repository import get_by_public_id
+from app.text import messages
 from tests.factories import sales_key, units_available
 from tests.quotes.helpers import a100_body
 
@@ -27,7 +27,7 @@ def _h100(quantity: int, **changes: Any) -> dict[str, Any]:
 
 
 def _worded(problem: dict[str, Any], lang: str) -> str:
-    """The problem's first error worded from its code and figures in `lang` (the catalog: app.messages)."""
+    """The problem's first error worded from its code and figures in `lang` (the catalog: app.text.messages)."""
     [error] = problem["errors"]
     return messages.quote_check(error["type"], error["params"], lang)
 

@@ -13,10 +13,10 @@ from typing import Any
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
-from app import messages
 from app.capacity.service import catalog_today
 from app.catalog import cache
 from app.quotes.printing import quote_money
+from app.text import messages
 from tests.factories import new_price, recommend
 from tests.quotes.helpers import h100_body
 

@@ -13,7 +13,7 @@ from typing import Any
 from fastapi.testclient import TestClient
 from pypdf import PdfReader
 
-from app import messages
+from app.text import messages
 from tests.factories import recommend
 
 # The review's request: DeepSeek-V3 on SGLang with MTP (3 tokens, 80 % acceptance), 10 requests/s.

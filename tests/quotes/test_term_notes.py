@@ -10,8 +10,8 @@ from typing import Any
 from fastapi.testclient import TestClient
 from pypdf import PdfReader
 
-from app import messages
 from app.quotes.printing import quote_money
+from app.text import messages
 from tests.factories import recommend
 
 # The review's case: an 8B full fine-tune of 5e10 tokens at 8192, annual term, cheapest: ~536 h of 8640 billed.

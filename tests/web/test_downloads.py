@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from fastapi.testclient import TestClient
 
-from app import messages
+from app.text import messages
 
 LORA_8B = "preset=llama-3-8b&task=lora&tokens_b=0.1"
 

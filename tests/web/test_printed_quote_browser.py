@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import httpx
 
-from app import messages
+from app.text import messages
 from tests.quotes.helpers import a100_body
 from tests.quotes.test_serving_caveats import ASSUMED, CUSTOMER, REVIEWED
 

@@ -14,9 +14,9 @@ from pypdf import PdfReader
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from app.i18n import Translator
 from app.planner.schemas import OptionOut, RecommendIn
 from app.quotes.models import Quote
+from app.text.i18n import Translator
 from app.web.quote_form import quote_from_form
 from tests.factories import recommend, sales_key, units_available
 
@@ -109,4 +109,4 @@ def test_the_wizard_start_date_reaches_the_results_and_the_quote(client: TestCli
     assert (quote["start_date"], quote["reservation"]) == (start, None)  # the wizard's quote holds nothing (R4-5)
     assert "units_not_reserved" in [note["code"] for note in quote["note_codes"]]
     late = client.get("/results?preset=llama-2-7b&task=lora&start_date=2099-01-01", headers={"accept": "text/html"})
-    assert 'id="f-start_date"' in late.text and "Must be from today" in late.text
+    assert 'id="f-start_date"' in late.text and "must be from today" in late.text

@@ -2,7 +2,7 @@
 (SKUs, GPUs, their interconnect, host and network, the SKUs' add-ons), the models' names and repository ids, the
 engines' flags and commands and the page's URLs are set aside, no run of two English words is left (the seller block
 too: the quote freezes it in both languages, app/quotes/printing.py SELLER); nor in any serving option's explanation
-(the API's `explanation`, worded in both languages by app/words.py SERVE_WORDS)."""
+(the API's `explanation`, worded in both languages by app/text/words.py SERVE_WORDS)."""
 
 from __future__ import annotations
 
@@ -17,10 +17,10 @@ from fastapi.testclient import TestClient
 from pypdf import PdfReader
 from sqlalchemy.orm import Session
 
-from app import words
 from app.api.examples import RECOMMEND
 from app.catalog.seed_data import ADDONS
 from app.estimator.presets import list_presets
+from app.text import words
 
 HTML = {"accept": "text/html,application/xhtml+xml"}
 SCENARIOS = {
@@ -45,7 +45,7 @@ NAMES = (
     "PyTorch",  # software the seller block names (app/quotes/printing.py SELLER), a name in Chinese too
     "DeepSpeed",
     "ray start",  # the command a multi-server replica's servers run (vLLM's Ray cluster)
-    "all-reduce",  # the collective's name, in Chinese text too (app/words.py EXPLAIN_WORDS tp_pcie)
+    "all-reduce",  # the collective's name, in Chinese text too (app/text/words.py EXPLAIN_WORDS tp_pcie)
 )
 ENGLISH_RUN = re.compile(r"[A-Za-z]{2,}(?:[ ,;:'’()-]+[A-Za-z]{2,})+")
 IDENTIFIERS = re.compile(
@@ -131,7 +131,7 @@ def test_the_serving_quote_is_chinese_printed_and_as_pdf(client: TestClient, db:
     assert not any(left.values()), left
 
 
-# --- the option's explanation (the API's `explanation`, app/words.py SERVE_WORDS): every serving option's figures
+# --- the option's explanation (the API's `explanation`, app/text/words.py SERVE_WORDS): every serving option's figures
 # worded in Chinese leave no English sentence, and in English read as the API's own text ------------------------
 
 EXPLAINED = {

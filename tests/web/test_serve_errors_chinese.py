@@ -1,8 +1,8 @@
 """A Chinese page refuses in Chinese (review R5-5): the serving form's bounds (pydantic's "Input should be greater than
 or equal to 1"), a customer's name past 200 characters on either wizard's quote form ("String should have at most
 200 characters") and a serving quote posted with a refused hidden field (an English 404 "Page not found" before) are
-worded as the training wizard words them (app/field_words.py `pydantic_message`), the last as the form again at 422.
-SQLite and PostgreSQL."""
+worded as the training wizard words them (app/text/field_words.py `pydantic_message`), the last as the form again at
+422. SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -69,7 +69,8 @@ def test_a_serving_quote_with_a_refused_hidden_field_is_the_form_again_in_chines
 
 
 def test_a_hidden_character_in_a_name_is_refused_in_chinese_on_both_quote_forms(client: TestClient) -> None:
-    """Review R5-12's refusal (app.schemas `PrintedText`) on the wizards' quote forms: worded in the page's language."""
+    """Review R5-12's refusal (app.common.schemas `PrintedText`) on the wizards' quote forms: worded in the page's
+    language."""
     forms = {
         "/serve/quote": _hidden(client, f"/serve/results?{SERVE}&lang=zh", r'href="(/serve/quote\?[^"]+option=1)"'),
         "/quote": _hidden(client, f"/results?{TRAIN}&lang=zh", r'href="(/quote\?[^"]+option=1)"'),

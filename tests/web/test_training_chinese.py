@@ -124,7 +124,7 @@ FIELD_ERRORS = {  # (query, field, the catalog's words for it in en and zh)
         "Use at most 2 decimal places.",
         "小数位数不能超过 2 位。",
     ),
-    "start out of range": ("start_date=9999-12-31", "start_date", "Must be from today (", "必须在今天（"),
+    "start out of range": ("start_date=9999-12-31", "start_date", "must be from today (", "须在今天（"),
 }
 
 

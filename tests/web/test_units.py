@@ -7,9 +7,9 @@ import string
 
 import pytest
 
-from app.i18n import EN, REGIONS, ZH, Translator
-from app.messages import WARNINGS
 from app.planner.schemas import MemoryOut
+from app.text.i18n import EN, REGIONS, ZH, Translator
+from app.text.messages import WARNINGS
 from app.web import forms, serve
 from app.web.charts import BAR_WIDTH, memory_bar
 

@@ -1,7 +1,7 @@
 """What the API answers as codes with parameters reads in Chinese with no English sentence left, through the one
-renderer the pages use (app/messages.py, app/note_words.py): /estimate's warnings and assumptions (its cluster, its
-plan, the estimator's notes) for the requests of the API's examples and the hardware a request leaves out (the
-serving quote, printed and as PDF: tests/web/test_serve_chinese.py). The detector and the names it sets aside
+renderer the pages use (app/text/messages.py, app/text/note_words.py): /estimate's warnings and assumptions (its
+cluster, its plan, the estimator's notes) for the requests of the API's examples and the hardware a request leaves out
+(the serving quote, printed and as PDF: tests/web/test_serve_chinese.py). The detector and the names it sets aside
 (catalog data, models, the customer's own words, identifiers) are tests/web/test_serve_chinese.py's."""
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from fastapi.testclient import TestClient
 from pypdf import PdfReader
 from sqlalchemy.orm import Session
 
-from app import messages
 from app.api.examples import ESTIMATE
 from app.error_pages import WebRoute
+from app.text import messages
 from tests.web.test_serve_chinese import allowed_names, english_runs
 from tests.web.test_training_chinese import TRAINING_NAMES
 

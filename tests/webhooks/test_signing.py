@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 import pytest
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
-from app.errors import InvalidInput
+from app.common.errors import InvalidInput
 from app.webhooks.addresses import AddressRefused, check_url, pinned, refused_address, target_now
 from app.webhooks.service import Backoff, retry_delay_s
 from app.webhooks.signing import headers, new_secret

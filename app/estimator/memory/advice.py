@@ -103,7 +103,7 @@ def _load_warning(breakdown: MemoryBreakdown, host_ram_gib: float | None) -> War
 
 
 def host_need_params(breakdown: MemoryBreakdown) -> dict[str, Any]:
-    """What sets the host peak, as figures (the words' codes: app/quote_check_words.py `plan_host_ram*`): `loading`
+    """What sets the host peak, as figures (the words' codes: app/text/quote_check_words.py `plan_host_ram*`): `loading`
     with the load's figures (host_load_params), else the offload's GiB per node."""
     if breakdown.load_binds:
         return {"loading": True} | host_load_params(breakdown)

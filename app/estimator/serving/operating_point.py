@@ -315,7 +315,12 @@ def _capacity_point(model: ModelSpec, cfg: ServingConfig, hw: _Hardware, limit: 
 def launch_max_seqs(limit: int, slo_concurrency: float) -> int:
     """--max-num-seqs of a colocated replica's launch: the most sequences it runs within the SLO (admitting more would
     break the latency targets; the rest wait for a slot), never more than the KV cache holds (`limit`). The one rule
-    the launch (app/planner/serving_launch.replica_max_seqs) and the simulated slots (`_launch_slots`) share."""
+    the launch (app/planner/serving_launch.replica_max_seqs) and the simulated slots (`_launch_slots`) share. Where no
+    concurrency meets the SLO (`slo_concurrency` 0: a target one request alone misses, the TPOT at one sequence above
+    it), a cap cannot help and admits all the KV cache holds: capped to one slot, the queue for it read as the miss
+    ("add replicas", p90 TTFT of hours) where the target itself is out of reach (review R11-2)."""
+    if slo_concurrency <= 0:
+        return limit
     return max(1, min(limit, math.floor(slo_concurrency) or 1))
 
 

@@ -38,7 +38,7 @@ def moe_low_concurrency_note(model: ModelSpec, concurrency: float) -> str | None
     if not model.is_moe or model.experts < FINE_GRAINED_MOE_EXPERTS or concurrency > MOE_VALIDATED_CONCURRENCY:
         return None
     count = f"{concurrency:.3g}"
-    plural = "" if count == "1" else "s"  # as app/words.py `plurals` renders the catalog's "sequence(s)"
+    plural = "" if count == "1" else "s"  # as app/text/words.py `plurals` renders the catalog's "sequence(s)"
     return (
         f"{model.name} routes to {model.experts} small experts per layer: at {count} sequence{plural} in flight "
         f"(at most {MOE_VALIDATED_CONCURRENCY}) decode is not validated and this time per token is optimistic. "
@@ -107,7 +107,7 @@ def _validate_levers(cfg: ServingConfig) -> None:
 
 
 # What a GPU/engine lacks to run the request's formats (`KernelGap.gap`), in English; the API's rejections
-# word the same gaps in Chinese too (app/messages.py KERNELS reads this table as its English).
+# word the same gaps in Chinese too (app/text/messages.py KERNELS reads this table as its English).
 KERNEL_GAPS: Final[dict[str, str]] = {
     "fp8_math": "{gpu} has no FP8 tensor cores; use bf16 or fp16 math",
     "fp8_kv_volta": "{gpu} has no FP8 KV-cache kernels; use fp16",

@@ -184,9 +184,10 @@ def _admission(latency: LoadLatency, load: _Load, rate: float) -> LoadLatency:
     1 or more is saturated."""
     pool, ranks = load.cfg.decode_pool, load.hw.ranks
     slots = max(1, load.slots // ranks)
-    if not pool and rate / ranks * latency.held_s >= slots:
+    held = max(latency.held_s, _steady_hold_s(load, slots, rate))
+    if not pool and rate / ranks * held >= slots:
         return latency if latency.saturated else replace(latency, saturated=True)
-    floor = mdc_wait_quantiles(rate / ranks, slots, latency.held_s)
+    floor = mdc_wait_quantiles(rate / ranks, slots, held)
     if pool:
         waits = [max(0.0, latency.ttft.at(q) - load.isolated_s, floor.at(q)) for q in PERCENTILES]
     else:  # a percentile the queue leaves at no wait keeps its simulated figure (a short prompt's below an idle one's)
@@ -199,6 +200,34 @@ def _admission(latency: LoadLatency, load: _Load, rate: float) -> LoadLatency:
     return replace(
         latency, ttft=Quantiles(*ttft), e2e=Quantiles(*itertools.accumulate(later, max)), admission=admission
     )
+
+
+def _steady_hold_s(load: _Load, slots: int, rate: float) -> float:
+    """Seconds a request holds a sequence slot in the steady state at `rate`: the replica keeps N sequences in flight
+    where it completes `rate` requests/s with N of them (operating_point, bisected over N up to its `slots` a rank),
+    and each is held N ÷ rate (Little's law). A finite run starts empty and near saturation never reaches that queue:
+    its mean holding time is a lighter batch's (review R11-1: a disaggregated decode pool at 99.6 % of the most it
+    completes read a 1.3 s p99 TTFT; in the steady state its slots are all but full, each held the full batch's time,
+    and the M/D/c wait on them is tens of seconds). Slots full or beyond: their full batch's time."""
+    total = slots * load.hw.ranks
+    top = _operating_point(load.model, load.cfg, load.hw, total).requests_per_s
+    if rate <= 0 or top <= 0:
+        return 0.0
+    if rate >= top:
+        return total / top
+    low, high = 0.0, float(total)
+    for _ in range(STEADY_BISECTIONS):
+        middle = (low + high) / 2
+        if _operating_point(load.model, load.cfg, load.hw, middle).requests_per_s < rate:
+            low = middle
+        else:
+            high = middle
+    return high / rate
+
+
+# halvings of the slots in `_steady_hold_s`: the sequences in flight to 1/512 of the slots (a 256-slot replica's to
+# half a sequence), finer than the simulation's own noise
+STEADY_BISECTIONS = 9
 
 
 def offline_run_output_tokens_per_s(

@@ -11,7 +11,7 @@ from typing import Any
 from app.estimator.params import count_params
 from app.estimator.specs import GpuSpec, LoraSpec, MemoryBreakdown, ModelSpec, Performance, Plan, Workload
 from app.estimator.vocabulary import LORA_TARGETS
-from app.messages import launch as launch_text
+from app.text.messages import launch as launch_text
 
 TORCH_DTYPE = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "fp8": "bfloat16"}
 
@@ -180,7 +180,7 @@ class Job:
         )
 
 
-# A launch note: its code in the launch's catalog (app/launch_words.py LAUNCH, en and zh) and its parameters.
+# A launch note: its code in the launch's catalog (app/text/launch_words.py LAUNCH, en and zh) and its parameters.
 LaunchNote = dict[str, Any]
 
 
@@ -198,7 +198,7 @@ def _task_notes(model: ModelSpec, workload: Workload) -> list[LaunchNote]:
     """What the task asks of the data, whatever the stack: continued pretraining mixes replay into the new text
     (Ibrahim et al. 2024, arXiv:2403.08763: replaying 5 % of the original distribution kept the loss on it for a weak
     shift, English to English; a stronger shift, English to German, needed 25 %) and re-warms to `peak_lr`, which
-    names the model's published peak where that caps it (app/launch_words.py, en and zh)."""
+    names the model's published peak where that caps it (app/text/launch_words.py, en and zh)."""
     if workload.task != "continued_pretrain":
         return []
     lr, default = peak_lr(model, workload), SCHEDULES["continued_pretrain"].lr

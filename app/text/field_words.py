@@ -1,7 +1,7 @@
 """A pydantic field error in words: in the page's language, from its `type` and `ctx` (the bounds, the digits a
 decimal may have, a required or a choice field), for the wizards' and the admin's forms alike; and the API's
-English message (app/errors.py, app/mcp). Either way a pattern mismatch says what the field allows
-(app/input_words.py), never the regular expression, and a validator's refusal reads without pydantic's
+English message (app/common/errors.py, app/mcp). Either way a pattern mismatch says what the field allows
+(app/text/input_words.py), never the regular expression, and a validator's refusal reads without pydantic's
 "Value error, " prefix."""
 
 from __future__ import annotations
@@ -10,8 +10,9 @@ from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from typing import Any
 
-from app.i18n import Translator
-from app.input_words import PATTERNS, SHOULD_BE
+from app.text import messages
+from app.text.i18n import Translator
+from app.text.input_words import PATTERNS, SHOULD_BE
 
 BILLION = 1_000_000_000
 
@@ -35,9 +36,9 @@ def pydantic_message(err: Mapping[str, Any], t: Translator) -> str:
         return t("err_number")
     if kind == "literal_error":
         return t("err_choice")
-    if kind == "hidden_characters":  # a printed field's control or bidi formatting character (app.schemas)
+    if kind == "hidden_characters":  # a printed field's control or bidi formatting character (app.common.schemas)
         return t("err_hidden_characters")
-    if kind == "decimal_string":  # money in plain notation (app.schemas.decimal_string)
+    if kind == "decimal_string":  # money in plain notation (app.common.schemas.decimal_string)
         return t("err_decimal_string", example=ctx.get("example", ""))
     decimals = {
         "decimal_max_digits": ("err_max_digits", "max_digits"),
@@ -60,7 +61,10 @@ def pydantic_message(err: Mapping[str, Any], t: Translator) -> str:
 def plain_message(err: Mapping[str, Any], lang: str = "en") -> str:
     """pydantic's message, but a pattern mismatch in `lang`'s words of what the field allows, and a validator's
     own text without pydantic's "Value error, " (the API's `errors[].message`, in English)."""
-    pattern = (err.get("ctx") or {}).get("pattern")
+    ctx = err.get("ctx") or {}
+    if err.get("type") in messages.REFUSALS["en"]:  # a request model's refusal by its code (coded_error)
+        return messages.refusal(str(err["type"]), ctx, lang)
+    pattern = ctx.get("pattern")
     if err.get("type") == "string_pattern_mismatch" and isinstance(pattern, str):
         words = PATTERNS[lang].get(pattern) or PATTERNS["en"].get(pattern)
         if words is not None:

@@ -20,7 +20,7 @@ import math
 import sys
 from typing import Any
 
-from app.input_words import BODY_REFUSALS
+from app.text.input_words import BODY_REFUSALS
 
 MAX_JSON_DEPTH = 32  # the deepest real body (an admin SKU with prices, a quote's plan) is 5 levels
 # The largest body a client sends is a catalog import (POST /admin/api/catalog/import): the seeded export

@@ -1,6 +1,6 @@
 """The words of a launch (a serving option's, and a training launch's checkpoint conversion), in English and
-Simplified Chinese, by code (app/messages.py renders them with `launch()`; tests/test_messages.py checks both
-languages define the same codes). Kept apart from app/messages.py, which holds every other catalog of words, so
+Simplified Chinese, by code (app/text/messages.py renders them with `launch()`; tests/test_messages.py checks both
+languages define the same codes). Kept apart from app/text/messages.py, which holds every other catalog of words, so
 that module stays within the module size."""
 
 from __future__ import annotations

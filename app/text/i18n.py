@@ -8,7 +8,7 @@ placeholders. Formatting of numbers and money goes through Babel, so grouping an
 each locale.
 
 Text the planner and the estimator state as codes with parameters (warnings, rejections, near misses, an
-estimate's assumptions) is worded in app/messages.py, the same catalog the API's English comes from.
+estimate's assumptions) is worded in app/text/messages.py, the same catalog the API's English comes from.
 """
 
 from __future__ import annotations
@@ -21,13 +21,13 @@ from typing import Any
 from babel.numbers import format_decimal, get_currency_precision, get_currency_symbol
 from starlette.requests import Request
 
-from app import messages, words
 from app.estimator.vocabulary import LANGUAGES
-from app.i18n_admin import ADMIN_EN, ADMIN_ZH
-from app.i18n_serve import SERVE_EN, SERVE_ZH
+from app.text import messages, words
+from app.text.i18n_admin import ADMIN_EN, ADMIN_ZH
+from app.text.i18n_serve import SERVE_EN, SERVE_ZH
 
 LANGS = LANGUAGES
-LOCALES = words.LOCALES  # each language's Babel locale: one table (app/words.py), for pages and plan words alike
+LOCALES = words.LOCALES  # each language's Babel locale: one table (app/text/words.py), for pages and plan words alike
 HTML_LANG = {"en": "en", "zh": "zh-CN"}
 
 EN: dict[str, str] = {
@@ -232,7 +232,6 @@ EN: dict[str, str] = {
     "err_max_places": "Use at most {n} decimal places.",
     "err_decimal_string": "Write the amount in digits with a decimal point, such as {example}: no exponent.",
     "err_whole_digits": "Use at most {n} digits before the decimal point.",
-    "err_start_date": "Must be from today ({today}) to {latest}, a year ahead.",
     "err_integer": "Enter a whole number.",
     "err_required": "This field is required.",
     "err_hidden_characters": "Must not contain control or bidirectional formatting characters.",
@@ -453,7 +452,6 @@ ZH: dict[str, str] = {
     "err_max_places": "小数位数不能超过 {n} 位。",
     "err_decimal_string": "请用数字和小数点填写金额，例如 {example}，不要用科学计数法。",
     "err_whole_digits": "整数部分不能超过 {n} 位。",
-    "err_start_date": "必须在今天（{today}）到一年后（{latest}）之间。",
     "err_integer": "请输入整数。",
     "err_required": "此字段为必填项。",
     "err_hidden_characters": "不能包含控制字符或双向文本格式字符。",
@@ -537,7 +535,7 @@ class Translator:
         return messages.warning(code, params, self.lang)
 
     def note(self, code: str, params: Mapping[str, Any]) -> str:
-        """What an estimate assumes, in the page's language (app/note_words.py)."""
+        """What an estimate assumes, in the page's language (app/text/note_words.py)."""
         return messages.note(code, params, self.lang)
 
     def rejection(self, code: str, params: Mapping[str, Any], fallback: str) -> str:
@@ -550,7 +548,7 @@ class Translator:
 
     def assumption(self, code: str, params: Mapping[str, Any]) -> str:
         """What an option assumes beyond its plan (its fabric, its distance from the calibration runs), in the page's
-        language (app/messages.py ASSUMPTIONS)."""
+        language (app/text/messages.py ASSUMPTIONS)."""
         return messages.assumption(code, params, self.lang, self.money)
 
     def misses(self, reasons: list[tuple[str, Mapping[str, Any]]]) -> str | None:

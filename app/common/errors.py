@@ -14,7 +14,7 @@ Database errors map here too: unreachable or out of pool → 503; a lock or stat
 a deadlock or serialisation failure (PostgreSQL) or a locked SQLite file → 503 with Retry-After: 1; a
 unique or foreign-key check lost to a concurrent write → 409.
 
-A request body outside app.jsonguard's bounds is a BodyRefused (an HTTPException, 422 naming the field).
+A request body outside app.common.jsonguard's bounds is a BodyRefused (an HTTPException, 422 naming the field).
 FastAPI's validation errors are rendered here too, without echoing the rejected input (a huge
 value must not come back, and NaN/Infinity cannot be encoded as JSON at all). Plain HTTP statuses
 (400, 404, 405, 413, 415, 429, …) get the stable types of HTTP_PROBLEMS; the middleware in app/http
@@ -33,11 +33,11 @@ from fastapi.responses import JSONResponse, Response
 from sqlalchemy.exc import IntegrityError, InterfaceError, OperationalError, TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from app import messages
 from app.db.engine import DatabaseUnavailable
 from app.estimator.specs import EstimatorError
-from app.field_words import plain_message
-from app.i18n import negotiate
+from app.text import messages
+from app.text.field_words import plain_message
+from app.text.i18n import negotiate
 
 log = logging.getLogger("app.errors")
 E = TypeVar("E", bound=Exception)
@@ -116,6 +116,19 @@ class BadGateway(AppError, status=502): ...
 class ServiceUnavailable(AppError, status=503): ...
 
 
+A = TypeVar("A", bound=AppError)
+
+
+def refused(kind: type[A], code: str, *, field: str, headers: dict[str, str] | None = None, **params: Any) -> A:
+    """A `kind` error of `code` (app/text/refusal_words.py) with its figures: the English text its `detail` (a
+    422's as `field: text`), `errors[0]` the field, the text, the code as its `type` and the figures as its
+    `params`, worded in the request's language by the handler below; the code also as the problem's `code`."""
+    message = messages.refusal(code, params)
+    detail = f"{field}: {message}" if kind.status == 422 else message
+    error = {"field": field, "message": message, "type": code, "params": params}
+    return kind(detail, errors=[error], headers=headers, extra={"code": code})
+
+
 MAX_MESSAGE_CHARS = 200  # a field error's message (and field path) never carries a huge value back
 # A problem's `errors[]` lists at most this many; `errors_omitted` counts the rest. Output is bounded like
 # input (review R4-7: 60,000 unknown keys in a 1 MB body came back as 5.2 MB of errors): 20 is more than
@@ -125,7 +138,7 @@ DETAIL_ERRORS = 5  # the errors `detail` repeats in one line
 
 
 class BodyRefused(StarletteHTTPException):
-    """A request body outside app.jsonguard's bounds: 422 naming the field. An HTTPException, because
+    """A request body outside app.common.jsonguard's bounds: 422 naming the field. An HTTPException, because
     FastAPI passes those on from reading a body where it would call any other exception a parse error."""
 
     def __init__(self, field: str, message: str, type_: str, params: dict[str, Any] | None = None) -> None:
@@ -163,13 +176,15 @@ def internal_error_response() -> JSONResponse:
 
 def field_errors(errors: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The API's `errors[]` of pydantic's errors (a request's here, an MCP tool's arguments in app.mcp): the field,
-    what it allows in words (app.field_words) and pydantic's type; never the rejected input."""
+    what it allows in words (app.text.field_words) and pydantic's type; never the rejected input."""
     out = []
     for err in errors:
         # A JSON syntax error's location is a character position, not a field.
         loc = [] if err["type"] == "json_invalid" else [str(part) for part in err.get("loc", ()) if part != "body"]
         message = plain_message(err)[:MAX_MESSAGE_CHARS]
         out.append({"field": (".".join(loc) or "body")[:MAX_MESSAGE_CHARS], "message": message, "type": err["type"]})
+        if err["type"] in messages.REFUSALS["en"]:  # a request model's refusal by its code: its figures too
+            out[-1]["params"] = dict(err.get("ctx") or {})
     return out
 
 
@@ -210,7 +225,12 @@ async def _on_validation(request: Request, exc: RequestValidationError) -> JSONR
     if _unsupported_media_type(request, exc):
         return http_problem(415, "The request body must be JSON (Content-Type: application/json).")
     detail, members = validation_problem(exc.errors())
-    return http_problem(422, detail, **members)
+    if not any("params" in error for error in members["errors"]):
+        return http_problem(422, detail, **members)
+    lang = negotiate(request)  # a request model's refusals by code, in the request's language
+    errors = members["errors"] if lang == "en" else [_worded(error, lang) for error in members["errors"]]
+    detail = detail if lang == "en" else errors_detail(errors)
+    return http_problem(422, detail, headers={"Vary": "Accept-Language"}, **(members | {"errors": errors}))
 
 
 def app_error_response(exc: AppError) -> JSONResponse:
@@ -220,8 +240,8 @@ def app_error_response(exc: AppError) -> JSONResponse:
 
 def _worded(error: dict[str, Any], lang: str) -> dict[str, Any]:
     """A field error in `lang`, worded from its code (`type`) and figures (`params`): a quote's refusal
-    (app.messages.quote_check), the estimator's (app.messages.estimator_text) or an unknown constraint's
-    (app.messages.unknown); as it was without them."""
+    (app.text.messages.quote_check), the estimator's (app.text.messages.estimator_text), an unknown constraint's
+    (app.text.messages.unknown) or another refusal's (app.text.messages.refusal); as it was without them."""
     code, params = str(error.get("type", "")), error.get("params")
     if params is None:
         return error
@@ -231,6 +251,10 @@ def _worded(error: dict[str, Any], lang: str) -> dict[str, Any]:
         return {**error, "message": messages.estimator_text(code, params, lang)}
     if code in messages.UNKNOWN["en"]:  # a constraint naming what the catalog does not hold
         return {**error, "message": messages.unknown(code, params, lang)}
+    if code in messages.HUB["en"]:  # a Hugging Face model id that could not be read or sized
+        return {**error, "message": messages.hub(code, params, lang)}
+    if code in messages.REFUSALS["en"]:  # the domain's other refusals: not found, scope, search, webhook URL, PDF
+        return {**error, "message": messages.refusal(code, params, lang)}
     return error
 
 
@@ -240,7 +264,7 @@ async def _on_app_error(request: Request, exc: AppError) -> JSONResponse:
 
 def app_error_answer(request: Request, exc: AppError) -> JSONResponse:
     """A problem with field errors in the request's language (Accept-Language, as the pages choose theirs:
-    app.i18n.negotiate): its `errors[].message` worded from their codes and the `detail` from them (a 422's as
+    app.text.i18n.negotiate): its `errors[].message` worded from their codes and the `detail` from them (a 422's as
     `field: message`, another's, a 409 capacity_taken or a 403 accept_needs_sales, as the message alone); English, as
     raised, without one."""
     if not exc.errors:

@@ -1,6 +1,7 @@
-"""Words of the admin pages (app/admin/, app/templates/admin/), merged into the catalogs of app.i18n; the language is
-chosen as the wizard's is (`?lang=`, then Accept-Language: app.i18n.negotiate). Both languages define the same keys
-and placeholders (tests/web/test_units.py checks the merged catalogs). The capacity page's words are in app.i18n."""
+"""Words of the admin pages (app/admin/, app/templates/admin/), merged into the catalogs of app.text.i18n; the language
+is chosen as the wizard's is (`?lang=`, then Accept-Language: app.text.i18n.negotiate). Both languages define the same
+keys and placeholders (tests/web/test_units.py checks the merged catalogs). The capacity page's words are in
+app.text.i18n."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Words of the option's assumption notes (`Option.assumption_codes`), English and Chinese, read through
-`app.messages.assumption`: what a multi-server option assumes of its fabric, how far its speed is from the runs that
-calibrated it, and what memory relief turned on."""
+`app.text.messages.assumption`: what a multi-server option assumes of its fabric, how far its speed is from the runs
+that calibrated it, and what memory relief turned on."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Messages of the "serve a model" path (app/web/serve.py), merged into the catalogs of app.i18n.
+"""Messages of the "serve a model" path (app/web/serve.py), merged into the catalogs of app.text.i18n.
 Both languages define the same keys and placeholders (tests/web checks the merged catalogs)."""
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ are refused as values. A yes/no field takes only JSON `true`/`false` (not `"yes"
 number field takes no boolean (`true` is not 1): pydantic's lax mode converts both, and its strict mode would
 also refuse `1e8` for a whole number and `"12000"` for an amount, so `RequestModel` refuses just these.
 Numeric ranges and list lengths stay on each field (`Field(ge=…, le=…)`, `max_length=…`). An object with more
-unknown members than a problem lists (app.errors.MAX_FIELD_ERRORS) is one `extra_forbidden` error on the object,
+unknown members than a problem lists (app.common.errors.MAX_FIELD_ERRORS) is one `extra_forbidden` error on the object,
 counting them, and is not validated further: 60,000 unknown keys cost pydantic an error each to build.
 
 A response that shows a domain result field for field, or a domain value read from a request, is
@@ -35,8 +35,9 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from app.errors import MAX_FIELD_ERRORS
-from app.money import MoneyError, check_currency, check_tender
+from app.common.errors import MAX_FIELD_ERRORS
+from app.common.money import MoneyError, check_currency, check_tender
+from app.text import messages
 
 T = TypeVar("T")
 
@@ -80,7 +81,7 @@ class RequestModel(BaseModel):
         return value
 
 
-UNKNOWN_NAME_CHARS = 40  # of each unknown member named in the error (app.errors caps the message at 200)
+UNKNOWN_NAME_CHARS = 40  # of each unknown member named in the error (app.common.errors caps the message at 200)
 NUMBER_TYPES = (int, float, Decimal)
 
 
@@ -177,7 +178,7 @@ def decimal_string(example: str) -> Callable[[Any], Any]:
     """A before-validator of a Decimal field that takes money as a decimal string in plain notation, as the admin's
     prices (`money_pattern`): a JSON number or "1e5" is a 422 `decimal_string` naming the field (review R4-10: both
     were taken, and echoed back as "1E+5"); the field's own bounds (> 0, its decimal places and digits) then apply,
-    each worded by its pydantic type (app/field_words.py)."""
+    each worded by its pydantic type (app/text/field_words.py)."""
 
     def check(value: Any) -> Any:
         if value is None:
@@ -204,3 +205,11 @@ def _field_names(target: type[Any]) -> list[str]:
     if issubclass(target, BaseModel):
         return list(target.model_fields)
     return [f.name for f in dataclasses.fields(target)]
+
+
+def coded_error(code: str, **params: Any) -> PydanticCustomError:
+    """A request model's own refusal by its code (app/text/refusal_words.py) and figures: pydantic's 422 carries the
+    code as `errors[].type` and the figures as `errors[].params` (app.common.errors), its English as the message,
+    and the pages and a Chinese request read it in their language."""
+    # pydantic puts a context value in for each `{name}` of the template; the text is rendered already, and has none
+    return PydanticCustomError(code, messages.refusal(code, params), params)

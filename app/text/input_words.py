@@ -1,11 +1,11 @@
-"""Words of a refused input, in English and Simplified Chinese (re-exported by app/messages.py).
+"""Words of a refused input, in English and Simplified Chinese (re-exported by app/text/messages.py).
 
 PATTERNS: what a pattern-constrained string allows: a 422 on such a field (pydantic's `string_pattern_mismatch`)
 says this instead of the regular expression. Keyed by the pattern exactly as the schema declares it (pydantic's
 `ctx.pattern`, the OpenAPI document's `pattern`); tests/http/test_errors.py checks every pattern of the OpenAPI
-document is worded here in both languages. Rendered by app/field_words.py.
+document is worded here in both languages. Rendered by app/text/field_words.py.
 
-BODY_REFUSALS: a request body refused before its fields are read (app/jsonguard.py), by the code its 422 carries
+BODY_REFUSALS: a request body refused before its fields are read (app/common/jsonguard.py), by the code its 422 carries
 as `errors[].type`, with `errors[].params`.
 """
 
@@ -25,7 +25,7 @@ PATTERNS: dict[str, dict[str, str]] = {
         r"^\d{1,12}(\.\d{1,4})?$": 'a positive decimal string of at most 12 digits and 4 decimals, such as "2800.00"',
         # app/catalog/schemas.py MoneyStr (answers only)
         r"^-?\d+(\.\d+)?$": 'a decimal string such as "2240.00"',
-        # app/schemas.py Currency
+        # app/common/schemas.py Currency
         r"^[A-Za-z]{3}$": "a three-letter ISO 4217 currency code such as CNY or USD",
         # app/api/quotes.py Idempotency-Key
         r"^[\x21-\x7e]+$": "printable ASCII characters without spaces",

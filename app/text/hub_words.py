@@ -1,4 +1,4 @@
-"""The words of a Hub model refusal, in English and Chinese (one catalog per language; app/messages.py renders
+"""The words of a Hub model refusal, in English and Chinese (one catalog per language; app/text/messages.py renders
 them)."""
 
 from __future__ import annotations
@@ -26,6 +26,8 @@ HUB: dict[str, dict[str, str]] = {
         "hub_json_bounds": "config.json of {hf_id}: {where}: {problem}",
         "hub_not_object": "config.json of {hf_id} is not a JSON object, so not a model config",
         "hub_not_sizeable": "{hf_id} cannot be sized as a decoder language model: {reason}",
+        "hub_number_absurd": "{hf_id} cannot be sized as a decoder language model: {where} is out of range (at most "
+        "{most_integer} for an integer, {most_number:g} for a number)",
         "hub_new_ids": "this address has asked the Hugging Face Hub for {limit} models not sized here before in "
         "the last minute; try again in {seconds} s, or name a model already sized",
     },
@@ -48,6 +50,8 @@ HUB: dict[str, dict[str, str]] = {
         "hub_json_bounds": "{hf_id} 的 config.json：{where}：{problem}",
         "hub_not_object": "{hf_id} 的 config.json 不是 JSON 对象，因此不是模型配置",
         "hub_not_sizeable": "{hf_id} 无法按解码器语言模型估算：{reason}",
+        "hub_number_absurd": "{hf_id} 无法按解码器语言模型估算：{where} 超出范围（整数至多 {most_integer}，数值至多 "
+        "{most_number:g}）",
         "hub_new_ids": "此地址在过去一分钟内已向 Hugging Face Hub 查询了 {limit} 个此前未估算过的模型；"
         "请 {seconds} 秒后再试，或选择已估算过的模型",
     },

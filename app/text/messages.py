@@ -18,34 +18,35 @@ import string
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from app.assumption_words import (
-    ASSUMPTIONS as ASSUMPTIONS,  # re-exported: an option's assumption notes
-    RELIEF_TAILS as RELIEF_TAILS,  # re-exported: the end of a memory-relief note
-)
 from app.estimator import error_words
 from app.estimator.error_words import ESTIMATOR_ERRORS as ESTIMATOR_ERRORS  # re-exported: why the estimator refuses
 from app.estimator.serving import KERNEL_GAPS
 from app.estimator.specs import EstimatorError
-from app.hub_words import HUB as HUB  # re-exported: why a Hub model cannot be read or sized
-from app.input_words import (
+from app.text.assumption_words import (
+    ASSUMPTIONS as ASSUMPTIONS,  # re-exported: an option's assumption notes
+    RELIEF_TAILS as RELIEF_TAILS,  # re-exported: the end of a memory-relief note
+)
+from app.text.hub_words import HUB as HUB  # re-exported: why a Hub model cannot be read or sized
+from app.text.input_words import (
     BODY_REFUSALS as BODY_REFUSALS,  # re-exported: a body refused before its fields are read
     PATTERNS as PATTERNS,  # re-exported: what a pattern-constrained string allows
 )
-from app.launch_words import LAUNCH as LAUNCH  # re-exported: the launch's words are read as messages.LAUNCH
-from app.note_words import (
+from app.text.launch_words import LAUNCH as LAUNCH  # re-exported: the launch's words are read as messages.LAUNCH
+from app.text.note_words import (
     NOTES as NOTES,  # re-exported: an estimate's assumptions, read as messages.NOTES
     QUOTE_NOTES as QUOTE_NOTES,  # re-exported: a quote's notes
     SCHEMES as SCHEMES,  # re-exported: checkpoint formats
 )
-from app.quote_check_words import QUOTE_CHECKS as QUOTE_CHECKS  # re-exported: why POST /quotes refuses
-from app.warning_words import (
+from app.text.quote_check_words import QUOTE_CHECKS as QUOTE_CHECKS  # re-exported: why POST /quotes refuses
+from app.text.refusal_words import REFUSALS as REFUSALS  # re-exported: why the domain refuses
+from app.text.warning_words import (
     MEMORY_LEVERS,
     NO_FIT_FUSED,
     NO_FIT_LEADS,
     VERBATIM,
     WARNINGS as WARNINGS,  # re-exported: warnings by code, read as messages.WARNINGS
 )
-from app.words import STACK_NAMES, latency, plan_summary, plurals, slo_named
+from app.text.words import STACK_NAMES, latency, plan_summary, plurals, slo_named
 
 MoneyFormat = Callable[[Any, str], str]
 
@@ -376,7 +377,7 @@ WHERE: dict[str, dict[str, str]] = {
 }
 LIST_SEP = error_words.LIST_SEPARATORS  # the one table of how a list is joined in each language
 
-# The catalog's regions as people read them (app/data/catalog.yaml region ids); app.i18n.REGIONS is this table.
+# The catalog's regions as people read them (app/data/catalog.yaml region ids); app.text.i18n.REGIONS is this table.
 REGION_WORDS: dict[str, dict[str, str]] = {
     "en": {"shenzhen": "Shenzhen", "singapore": "Singapore", "los-angeles": "Los Angeles"},
     "zh": {"shenzhen": "深圳", "singapore": "新加坡", "los-angeles": "洛杉矶"},
@@ -590,8 +591,15 @@ def misses(
 
 
 def hub(code: str, params: Mapping[str, Any], lang: str = "en") -> str:
-    """Why a Hugging Face model id could not be read or sized, in `lang`."""
+    """Why a Hugging Face model id could not be read or sized, in `lang` (the estimator's refusal of its config by
+    its code and figures; a reason kept as text by an older release as it is)."""
     lang = _lang(lang)
+    why = params.get("reason")
+    if isinstance(why, Mapping):
+        params = {
+            **params,
+            "reason": estimator_text(why["code"], why["params"], lang) if "code" in why else why["message"],
+        }
     return _render(HUB[lang][code], params, lang, plain_money)
 
 
@@ -600,6 +608,12 @@ def unknown(code: str, params: Mapping[str, Any], lang: str = "en") -> str:
     lang = _lang(lang)
     words = {key: LIST_SEP[lang].join(str(item) for item in params.get(key, ())) for key in ("unknown", "allowed")}
     return UNKNOWN[lang][code].format(**words)
+
+
+def refusal(code: str, params: Mapping[str, Any], lang: str = "en") -> str:
+    """Why the domain refuses a request (app/text/refusal_words.py: not found, scope, search, webhook URL, PDF)."""
+    lang = _lang(lang)
+    return _render(REFUSALS[lang][code], params, lang, plain_money)
 
 
 def estimator_error(exc: EstimatorError, lang: str = "en") -> str:

@@ -1,12 +1,12 @@
 """Warnings by stable code, in English and Simplified Chinese: the one text of each (the API's `message`, the pages,
-the PDF), rendered by app/messages.py `warning()`. Kept apart from app/messages.py, which holds every other catalog
-of words, so that module stays within the module size; tests/test_messages.py checks both languages define the same
-codes with the same fields.
+the PDF), rendered by app/text/messages.py `warning()`. Kept apart from app/text/messages.py, which holds every other
+catalog of words, so that module stays within the module size; tests/test_messages.py checks both languages define the
+same codes with the same fields.
 
 Codes are emitted by app/estimator/memory/, performance.py, models.py and app/planner/ (explain.py, recommend.py,
 misses.py, stacks.py, workload.py, serving_service.py), each with the figures its text names in `params` (`{slo}`:
 the latency targets, as in MISSES). A key `code.variant` is the same code worded by its parameters
-(app/messages.py `_warning_key`).
+(app/text/messages.py `_warning_key`).
 """
 
 from __future__ import annotations
@@ -342,7 +342,7 @@ MEMORY_LEVERS: dict[str, dict[str, str]] = {
 }
 
 # The sentence a GPU no-fit warning of a stated plan ends with where the fused loss alone makes it fit (`fused_gib`:
-# app/planner/service.py `_fused_fit_advice`), the lever the automatic plan takes first (app/messages.py `warning`).
+# app/planner/service.py `_fused_fit_advice`), the lever the automatic plan takes first (app/text/messages.py warning).
 NO_FIT_FUSED: dict[str, str] = {
     "en": ' With the fused loss (plan.loss "fused": Liger\'s fused linear cross-entropy, no whole-sequence logits) '
     "the same plan needs {fused_gib:,.1f} GiB per GPU and fits.",
@@ -350,9 +350,9 @@ NO_FIT_FUSED: dict[str, str] = {
     "同一方案每卡需要 {fused_gib:,.1f} GiB，可以放下。",
 }
 
-# The first sentence of `no_fit_zero3`'s variants (app/messages.py `_no_fit_lead`): "zero3" where the plan's own total
-# is ZeRO-3's figure, "own" where it is more (each reading named: the plan's total, the gate's `per_gpu_gib.total`,
-# and ZeRO-3's over every GPU), "one" on one GPU, where ZeRO-3 shards nothing.
+# The first sentence of `no_fit_zero3`'s variants (app/text/messages.py `_no_fit_lead`): "zero3" where the plan's own
+# total is ZeRO-3's figure, "own" where it is more (each reading named: the plan's total, the gate's
+# `per_gpu_gib.total`, and ZeRO-3's over every GPU), "one" on one GPU, where ZeRO-3 shards nothing.
 NO_FIT_LEADS: dict[str, dict[str, str]] = {
     "en": {
         "zero3": "Does not fit in GPU memory even with ZeRO-3 over all {gpus} GPUs: {needed_gib:.1f} GiB per GPU "
@@ -373,6 +373,7 @@ NO_FIT_LEADS: dict[str, dict[str, str]] = {
 }
 
 # Warnings whose English is the estimator's own sentence, rendered as it writes it, without making "noun(s)" agree
-# with its count (app/words.py `plurals`). None now: moe_low_concurrency_unvalidated, app/estimator/serving/rules.py's
-# note, agrees its "sequence(s)" as plurals does (tests/test_warning_words.py holds the two equal).
+# with its count (app/text/words.py `plurals`). None now: moe_low_concurrency_unvalidated,
+# app/estimator/serving/rules.py's note, agrees its "sequence(s)" as plurals does (tests/test_warning_words.py holds
+# the two equal).
 VERBATIM: frozenset[str] = frozenset()

@@ -1,13 +1,13 @@
 """What an estimate assumes, by code (app/estimator/notes.py: the estimator's `Note`), and what a quote notes beside
-its lines, in English and Simplified Chinese (app/messages.py renders them with `note()` and `quote_note()`;
+its lines, in English and Simplified Chinese (app/text/messages.py renders them with `note()` and `quote_note()`;
 tests/test_messages.py checks both languages define the same codes with the same fields). An estimate's English is
-the estimator's own table, the API's `assumptions`, imported and not copied. Kept apart from app/messages.py, which
+the estimator's own table, the API's `assumptions`, imported and not copied. Kept apart from app/text/messages.py, which
 holds every other catalog of words, so that module stays within the module size."""
 
 from __future__ import annotations
 
 from app.estimator.notes import ENGLISH, SCHEMES as SCHEMES_EN
-from app.launch_words import LAUNCH
+from app.text.launch_words import LAUNCH
 
 NOTES: dict[str, dict[str, str]] = {
     "en": ENGLISH,

@@ -6,6 +6,6 @@ from pathlib import Path
 
 from fastapi.templating import Jinja2Templates
 
-TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
+TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"  # app/templates
 
 templates = Jinja2Templates(directory=TEMPLATES_DIR)
