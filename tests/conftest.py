@@ -6,7 +6,8 @@ become savepoint releases). Under CI=true an unreachable PostgreSQL fails the ru
 
 Markers (registered in pyproject.toml) are set here, so that `make test-fast` can leave them out:
 - `postgres`: a test parametrised on the PostgreSQL backend (any parameter whose value is "postgresql"),
-  or one whose code names a PostgreSQL database of its own (`scratch_database("postgresql", …)`);
+  or one whose code names a PostgreSQL database of its own (`scratch_database("postgresql", …)`, or
+  `live_server_factory(…, backend="postgresql")`);
 - `browser`: a test that drives Chromium (it uses the `chromium` fixture, through `page` or `page_no_js`);
 - `slow`: a test that starts a process (a server, the CLI, git): its code, a helper of its module that it
   calls, or a fixture it uses calls one of PROCESS_STARTERS, or its code builds a PdfRenderer (a pool of
@@ -30,7 +31,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from _pytest.mark.expression import Expression
@@ -50,6 +51,9 @@ from app.quotes.documents import PdfRenderer
 from app.seed import seed_database
 from tests import tracing
 from tests.hub_server import StandInHub, stand_in_hub
+
+if TYPE_CHECKING:
+    from tests.servers import LiveServerFactory
 
 DEFAULT_PG_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 BACKENDS = ("sqlite", "postgresql")
@@ -321,15 +325,24 @@ def client(app_settings: Settings, db: Session) -> Iterator[TestClient]:
         yield test_client
 
 
-@pytest.fixture(scope="module")
-def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A real `python -m app serve` on a free port, on a SQLite file of its own migrated and seeded by the
-    CLI (as `make run` does), for one test module; the base URL. Tests that need another setup call
-    tests/servers.py's `seeded_server` (or `app_server`) in a fixture of their own."""
-    from tests.servers import seeded_server  # tests/servers.py imports this module
+@pytest.fixture(scope="session")
+def live_server_factory(tmp_path_factory: pytest.TempPathFactory) -> LiveServerFactory:
+    """The one live-server fixture: `live_server_factory(name, backend=…, prepare=…, setup=…, workers=…, limits=…,
+    env=…)` is a context manager that starts a real `python -m app serve` on a free port, on a database of its own
+    (or the one named), and yields a tests/servers.py `LiveServer` (its base URL, its database, its setup's output).
+    A module fixture enters it for as long as its tests need the server."""
+    from tests.servers import LiveServerFactory  # tests/servers.py imports this module
 
-    with seeded_server(tmp_path_factory, "live") as base_url:
-        yield base_url
+    return LiveServerFactory(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def live_server(live_server_factory: LiveServerFactory) -> Iterator[str]:
+    """A real `python -m app serve` on a free port, on a SQLite file of its own migrated and seeded by the
+    CLI (as `make run` does), for one test module; the base URL. Tests that need another setup enter
+    `live_server_factory` with theirs in a fixture of their own."""
+    with live_server_factory("live") as server:
+        yield server.base
 
 
 def pytest_terminal_summary(terminalreporter) -> None:
@@ -340,11 +353,10 @@ def pytest_terminal_summary(terminalreporter) -> None:
 
 # Calls that start a process: tests/servers.py's starters, the standard library's, and Playwright's.
 PROCESS_STARTERS = (
+    "live_server_factory",
     "app_cli",
     "migrate_and_seed",
     "running_server",
-    "app_server",
-    "seeded_server",
     "live_server",
     "subprocess",
     "Popen",
@@ -354,7 +366,7 @@ PROCESS_STARTERS = (
 _OWN_PROCESS_POOL = re.compile(r"\bPdfRenderer\(")
 # Tools whose tests generate hundreds of requests each (a module that imports one is slow as a whole).
 FUZZERS = ("schemathesis",)
-_OWN_POSTGRES = re.compile(r"""scratch_database\(\s*["']postgresql["']""")
+_OWN_POSTGRES = re.compile(r"""scratch_database\(\s*["']postgresql["']|\bbackend\s*=\s*["']postgresql["']""")
 
 
 _IMPORTS_FUZZER = re.compile(r"^\s*(?:import|from)\s+(?:" + "|".join(FUZZERS) + r")\b", re.MULTILINE)

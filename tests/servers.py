@@ -2,10 +2,12 @@
 scratch databases of their own for tests that commit (so the shared rolled-back database is never
 disturbed).
 
-Every test that starts a server does it through here: `seeded_server` (a database of its own, migrated,
-seeded, served), or `migrate_and_seed` and `app_server` on a database the test prepares itself. The
-`live_server` fixture (tests/conftest.py) is `seeded_server` for one test module. tests/conftest.py marks
-the tests that use these `slow`.
+A test module starts its servers through one fixture, `live_server_factory` (tests/conftest.py, a
+`LiveServerFactory`): a database of its own (or the one named), prepared (`migrate` and `seed` through the CLI as
+`make run` does, in the test process, or not at all), its CLI `setup` run, then `python -m app serve` with the
+workers, limits and other settings asked for. The `live_server` fixture is that factory's default server for one
+test module. `running_server` (any command, any environment) is what the factory calls; tests/conftest.py marks the
+tests that use any of these `slow`.
 """
 
 from __future__ import annotations
@@ -20,16 +22,19 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 import httpx
 import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
+from app.db.engine import build_engine, build_sessionmaker
 from app.db.migrate import upgrade
+from app.seed import seed_database
 from tests.conftest import require_backend_url
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -120,13 +125,6 @@ def migrate_and_seed(
     env = {**(env or {}), "DATABASE_URL": database_url}
     for args, stdin in [(["migrate"], ""), (["seed"], ""), *(setup or [])]:
         app_cli(args, env, stdin)
-
-
-@contextmanager
-def app_server(database_url: str, *, workers: int = 1, **extra_env: str) -> Iterator[str]:
-    """`python -m app serve` on `database_url` with `server_env` (and `extra_env`); yields the base URL."""
-    with running_server(server_env(database_url, **extra_env), workers=workers) as base_url:
-        yield base_url
 
 
 @contextmanager
@@ -249,21 +247,84 @@ def migrated_database(backend: str, tmp_path_factory: pytest.TempPathFactory, na
         yield url
 
 
-@contextmanager
-def seeded_server(
-    tmp_path_factory: pytest.TempPathFactory,
-    name: str,
-    setup: list[tuple[list[str], str]] | None = None,
-    extra_env: dict[str, str] | None = None,
-    *,
-    backend: str = "sqlite",
-    workers: int = 1,
-) -> Iterator[str]:
-    """`migrate`, `seed`, then each (`args`, stdin) of `setup`, then `serve` on a free port, on a
-    throwaway database of `backend` (`scratch_database`), as `make run` does (with `extra_env` set);
-    yields the base URL."""
-    with scratch_database(backend, tmp_path_factory, name) as url:
-        env = server_env(url, **(extra_env or {}))
-        migrate_and_seed(url, setup, env)
-        with running_server(env, workers=workers) as base_url:
-            yield base_url
+Prepare = Literal["cli", "seeded", "migrated", "none"]
+
+
+@dataclass(frozen=True)
+class LiveServer:
+    """A server started by `LiveServerFactory`: its base URL, its database, and the standard output of each `setup`
+    command (e.g. the token `create-token` printed)."""
+
+    base: str
+    database_url: str
+    outputs: list[str] = field(default_factory=list)
+
+
+class LiveServerFactory:
+    """The one way a test module starts a real server (the `live_server_factory` fixture). Calling it gives a context
+    manager that yields a `LiveServer` and stops the server (and drops its scratch database) when it ends:
+
+    - the database: `database_url` where given (the caller's), else a scratch one of `backend` named `name`
+      (`scratch_database`, PostgreSQL's created and dropped here);
+    - `prepare`: "cli" runs `migrate` and `seed` through the CLI (as `make run` does), "seeded" migrates (on SQLite,
+      a copy of the run's migrated file: `migrated_database`) and seeds in the test process, "migrated" only
+      migrates, "none" leaves the database as it is;
+    - `setup`: CLI commands (`args`, stdin) run on it afterwards, e.g. `create-admin`; their output in `outputs`;
+    - the server: `workers`, `limits` and `env` (settings as environment variables, added to `server_env`'s free
+      port, ENV=test, no rate limit and no planner share per client), and `running_server`'s `command`, `cwd`,
+      `host` and `log`.
+    """
+
+    def __init__(self, tmp_path_factory: pytest.TempPathFactory) -> None:
+        self._tmp_path_factory = tmp_path_factory
+
+    @contextmanager
+    def __call__(
+        self,
+        name: str = "live",
+        *,
+        backend: str = "sqlite",
+        database_url: str | None = None,
+        prepare: Prepare = "cli",
+        setup: list[tuple[list[str], str]] | None = None,
+        workers: int = 1,
+        limits: dict[str, str] | None = None,
+        env: dict[str, str] | None = None,
+        command: list[str] | None = None,
+        cwd: Path = ROOT,
+        host: str | None = None,
+        log: deque[str] | None = None,
+    ) -> Iterator[LiveServer]:
+        with ExitStack() as stack:
+            url = database_url or stack.enter_context(self._database(backend, name, prepare))
+            settings = server_env(url, **(limits or {}), **(env or {}))
+            if prepare == "cli":
+                migrate_and_seed(url, env=settings)
+            elif database_url is not None and prepare != "none":
+                _prepare_in_process(url, seed=prepare == "seeded")
+            outputs = [app_cli(args, settings, stdin).stdout for args, stdin in setup or []]
+            base = stack.enter_context(
+                running_server(settings, workers=workers, command=command, cwd=cwd, host=host, log=log)
+            )
+            yield LiveServer(base, url, outputs)
+
+    @contextmanager
+    def _database(self, backend: str, name: str, prepare: Prepare) -> Iterator[str]:
+        if prepare in ("seeded", "migrated"):
+            with migrated_database(backend, self._tmp_path_factory, name) as url:
+                if prepare == "seeded":
+                    _prepare_in_process(url, seed=True, migrate=False)
+                yield url
+            return
+        with scratch_database(backend, self._tmp_path_factory, name) as url:
+            yield url
+
+
+def _prepare_in_process(url: str, *, seed: bool, migrate: bool = True) -> None:
+    if migrate:
+        upgrade(url)
+    if seed:
+        engine = build_engine(url)
+        with build_sessionmaker(engine).begin() as session:
+            seed_database(session)
+        engine.dispose()

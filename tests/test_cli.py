@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.servers import free_port, running_server
+from tests.servers import LiveServerFactory, free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -46,12 +46,13 @@ def test_bad_database_url_is_one_clear_line(url: str, expected: str) -> None:
     assert time.monotonic() - started < 20
 
 
-def test_migrate_seed_serve_over_http(tmp_path: Path) -> None:
+def test_migrate_seed_serve_over_http(tmp_path: Path, live_server_factory: LiveServerFactory) -> None:
     env = {"DATABASE_URL": f"sqlite:///{tmp_path / 'a.db'}", "PORT": str(free_port())}
     assert _run(["migrate"], env).returncode == 0
     assert "sku a100-40g-pcie-card" in _run(["seed"], env).stdout
     assert _run(["seed"], env).stdout.strip() == "seed: nothing to do"
-    with running_server(env) as base:
+    with live_server_factory(database_url=env["DATABASE_URL"], prepare="none") as live:
+        base = live.base
         assert httpx.get(f"{base}/readyz").status_code == 200
         skus = {s["id"]: s for s in httpx.get(f"{base}/catalog/skus").json()}
         assert skus["a100-40g-pcie-card"]["price"]["terms"]["annual"]["monthly_effective"] == "2240.00"

@@ -21,4 +21,4 @@ def test_a_serving_request_names_no_process_starter() -> None:
 def test_a_test_that_starts_the_server_is_still_slow() -> None:
     module = test_mixed_currencies
     source = inspect.getsource(module.test_a_usd_price_is_ranked_at_its_converted_value)
-    assert "app_server(" in source and conftest._module_starters(module, {}).search(source) is not None
+    assert "live_server_factory(" in source and conftest._module_starters(module, {}).search(source) is not None

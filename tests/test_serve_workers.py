@@ -22,7 +22,7 @@ import pytest
 
 from app import cli
 from app.common.settings import Settings
-from tests.servers import ROOT, free_port, migrate_and_seed, running_server
+from tests.servers import ROOT, LiveServerFactory, migrate_and_seed
 
 BUSY_LOOPS = 2  # processes spinning on the server's core: each worker then gets about a quarter of it
 STARTED = "Application startup complete"
@@ -53,7 +53,9 @@ GPU_SIZER = Path(sys.executable).parent / "gpu-sizer"  # the console script `mak
 
 @pytest.mark.skipif(shutil.which("taskset") is None, reason="needs taskset (util-linux) to share one core")
 @pytest.mark.skipif(not GPU_SIZER.exists(), reason="needs the gpu-sizer console script (make install)")
-def test_two_workers_sharing_a_busy_core_each_start_once(tmp_path: Path) -> None:
+def test_two_workers_sharing_a_busy_core_each_start_once(
+    tmp_path: Path, live_server_factory: LiveServerFactory
+) -> None:
     """`gpu-sizer serve --workers 2` and BUSY_LOOPS spinning processes on one core, as on the review's loaded host:
     both workers start, and the supervisor never reports one died. Before, each spent about 10 s of that core's
     time importing the app before its ping thread ran, and was killed at 5.5 s (then again: the server never came
@@ -64,10 +66,11 @@ def test_two_workers_sharing_a_busy_core_each_start_once(tmp_path: Path) -> None
     spin = "while True: pass"
     busy = [subprocess.Popen(["taskset", "-c", core, sys.executable, "-c", spin]) for _ in range(BUSY_LOOPS)]
     log: deque[str] = deque()
-    env = {"DATABASE_URL": url, "PORT": str(free_port()), "ENV": "test", "LOG_LEVEL": "info"}
     try:
         command = ["taskset", "-c", core, str(GPU_SIZER), "serve"]
-        with running_server(env, workers=2, command=command, log=log):
+        with live_server_factory(
+            database_url=url, prepare="none", workers=2, env={"LOG_LEVEL": "info"}, command=command, log=log
+        ):
             deadline = time.monotonic() + 90
             while sum(STARTED in line for line in list(log)) < 2 and time.monotonic() < deadline:
                 time.sleep(0.2)

@@ -8,17 +8,16 @@ requests write ~180 KiB, about three pipes' worth."""
 from __future__ import annotations
 
 import httpx
-import pytest
 
-from tests.servers import seeded_server
+from tests.servers import LiveServerFactory
 
 REQUESTS = 600
 
 
-def test_a_server_that_logs_a_lot_keeps_answering(tmp_path_factory: pytest.TempPathFactory) -> None:
+def test_a_server_that_logs_a_lot_keeps_answering(live_server_factory: LiveServerFactory) -> None:
     with (
-        seeded_server(tmp_path_factory, "chatty", extra_env={"LOG_LEVEL": "info"}) as base,
-        httpx.Client(base_url=base, timeout=10) as client,
+        live_server_factory("chatty", env={"LOG_LEVEL": "info"}) as live,
+        httpx.Client(base_url=live.base, timeout=10) as client,
     ):
         statuses = [client.get("/healthz").status_code for _ in range(REQUESTS)]
     assert statuses == [200] * REQUESTS

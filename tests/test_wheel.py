@@ -19,7 +19,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.servers import free_port, running_server
+from tests.servers import LiveServerFactory, free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 STARTUP_TIMEOUT_S = 30
@@ -64,7 +64,9 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return venv / "bin"
 
 
-def test_installed_wheel_migrates_seeds_and_serves_pages_css_and_a_pdf(installed: Path, tmp_path: Path) -> None:
+def test_installed_wheel_migrates_seeds_and_serves_pages_css_and_a_pdf(
+    installed: Path, tmp_path: Path, live_server_factory: LiveServerFactory
+) -> None:
     gpu_sizer = installed / "gpu-sizer"
     env = {
         "DATABASE_URL": f"sqlite:///{tmp_path / 'wheel.db'}",
@@ -76,7 +78,11 @@ def test_installed_wheel_migrates_seeds_and_serves_pages_css_and_a_pdf(installed
     assert "created the schema" in _run([str(gpu_sizer), "migrate"], cwd=tmp_path, env=env)
     assert "already at the latest revision" in _run([str(gpu_sizer), "migrate"], cwd=tmp_path, env=env)
     assert "sku a100-40g-pcie-card" in _run([str(gpu_sizer), "seed"], cwd=tmp_path, env=env)
-    with running_server(env, command=[str(gpu_sizer), "serve"], cwd=tmp_path) as base:
+    serve = [str(gpu_sizer), "serve"]
+    with live_server_factory(
+        database_url=env["DATABASE_URL"], prepare="none", env=env, command=serve, cwd=tmp_path
+    ) as live:
+        base = live.base
         page = httpx.get(f"{base}/", timeout=30)
         assert page.status_code == 200
         assert '<link rel="stylesheet" href="/static/css/app.css">' in page.text
@@ -95,7 +101,9 @@ def test_installed_wheel_migrates_seeds_and_serves_pages_css_and_a_pdf(installed
         assert pdf.content.startswith(b"%PDF-")
 
 
-def test_the_health_check_passes_on_a_live_server_and_fails_without_one(installed: Path, tmp_path: Path) -> None:
+def test_the_health_check_passes_on_a_live_server_and_fails_without_one(
+    installed: Path, tmp_path: Path, live_server_factory: LiveServerFactory
+) -> None:
     """The image's HEALTHCHECK (`python -m app.healthcheck`), with TRUSTED_HOSTS naming only a public name."""
     env = {
         "DATABASE_URL": f"sqlite:///{tmp_path / 'health.db'}",
@@ -106,8 +114,10 @@ def test_the_health_check_passes_on_a_live_server_and_fails_without_one(installe
     _run([str(installed / "gpu-sizer"), "migrate"], cwd=tmp_path, env=env)
     down = subprocess.run([python, "-m", "app.healthcheck"], cwd=tmp_path, env={**os.environ, **env}, timeout=30)
     assert down.returncode == 1
-    with running_server(
-        env, command=[str(installed / "gpu-sizer"), "serve"], cwd=tmp_path, host="sizer.example.com"
-    ) as base:
+    serve = [str(installed / "gpu-sizer"), "serve"]
+    with live_server_factory(
+        database_url=env["DATABASE_URL"], prepare="none", env=env, command=serve, cwd=tmp_path, host="sizer.example.com"
+    ) as live:
+        base = live.base
         assert httpx.get(f"{base}/readyz", timeout=10).status_code == 400  # 127.0.0.1 is not a served name
         _run([python, "-m", "app.healthcheck"], cwd=tmp_path, env=env)

@@ -14,7 +14,7 @@ from app.admin import service
 from app.admin.pages import LOGIN_CSRF_COOKIE
 from tests.conftest import BACKENDS
 from tests.http.test_transactions import HealthProbe, burst, statuses
-from tests.servers import app_cli, app_server, scratch_database
+from tests.servers import LiveServerFactory
 
 PASSWORD = "a long enough secret"
 CARD = "a100-40g-pcie-card"
@@ -22,19 +22,19 @@ WRITERS = 8
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
-def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
+def server(request: pytest.FixtureRequest, live_server_factory: LiveServerFactory) -> Iterator[tuple[str, str]]:
     """(base URL, API token) of a server on a migrated, seeded database of its own."""
-    with scratch_database(request.param, tmp_path_factory, "admin_writes") as url:
-        env = {"DATABASE_URL": url}
-        app_cli(["migrate"], env)
-        app_cli(["seed"], env)
-        app_cli(["create-admin", "ops@example.com", "--password-stdin"], env, PASSWORD + "\n")
-        app_cli(["create-admin", "target@example.com", "--password-stdin"], env, PASSWORD + "\n")
-        token = app_cli(["create-token", "ops@example.com"], env).stdout.split()[-1]
-        # What is checked is one stored and the rest 409, not the lock budget (tests/http/test_lock_budget.py): on a
-        # busy machine the writers queued behind the first insert's lock past the 2 s default and got 503.
-        with app_server(url, workers=2, DB_LOCK_TIMEOUT_MS="30000") as base:
-            yield base, token
+    setup = [
+        (["create-admin", "ops@example.com", "--password-stdin"], PASSWORD + "\n"),
+        (["create-admin", "target@example.com", "--password-stdin"], PASSWORD + "\n"),
+        (["create-token", "ops@example.com"], ""),
+    ]
+    # What is checked is one stored and the rest 409, not the lock budget (tests/http/test_lock_budget.py): on a
+    # busy machine the writers queued behind the first insert's lock past the 2 s default and got 503.
+    with live_server_factory(
+        "admin_writes", backend=request.param, setup=setup, workers=2, env={"DB_LOCK_TIMEOUT_MS": "30000"}
+    ) as server:
+        yield server.base, server.outputs[-1].split()[-1]
 
 
 def _one_stored_the_rest_409(responses: list[httpx.Response | str], created: int) -> None:

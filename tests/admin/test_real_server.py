@@ -11,21 +11,18 @@ import httpx
 import pytest
 
 from app.admin import service
-from tests.servers import app_cli, free_port, running_server
+from tests.servers import LiveServerFactory
 
 PASSWORD = "a long enough secret"
+ADMINS = ("ops@example.com", "target@example.com")
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    env = {"DATABASE_URL": f"sqlite:///{tmp_path_factory.mktemp('srv') / 'a.db'}", "PORT": str(free_port())}
-    app_cli(["migrate"], env)
-    app_cli(["seed"], env)
-    for email in ("ops@example.com", "target@example.com"):
-        app_cli(["create-admin", email, "--password-stdin"], env, PASSWORD + "\n")
-    app_cli(["create-admin", "viewer@example.com", "--role", "viewer", "--password-stdin"], env, PASSWORD + "\n")
-    with running_server(env, workers=2) as base:
-        yield base
+def server(live_server_factory: LiveServerFactory) -> Iterator[str]:
+    setup = [(["create-admin", email, "--password-stdin"], PASSWORD + "\n") for email in ADMINS]
+    setup.append((["create-admin", "viewer@example.com", "--role", "viewer", "--password-stdin"], PASSWORD + "\n"))
+    with live_server_factory("admin_real", setup=setup, workers=2) as server:
+        yield server.base
 
 
 def _csrf(html: str) -> str:

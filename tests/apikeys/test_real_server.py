@@ -21,7 +21,7 @@ from sqlalchemy import create_engine, text
 from tests.apikeys.conftest import RECOMMEND
 from tests.quotes.helpers import a100_body
 from tests.ratewindow import away_from_window_edge
-from tests.servers import ROOT, app_cli, app_server, migrate_and_seed, scratch_database
+from tests.servers import ROOT, LiveServerFactory
 
 ANONYMOUS_LIMIT = 6  # this module's anonymous POSTs to /quotes stay under it: 4 wrong keys and 1 quote
 SECRET = "e2e-" + "s" * 60
@@ -42,16 +42,17 @@ class Server:
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])
-def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    with scratch_database(request.param, tmp_path_factory, "apikeys_e2e") as url:
-        env = {"API_KEY_SECRET": SECRET}
-        migrate_and_seed(url, [(["create-admin", "ops@example.com", "--password-stdin"], PASSWORD + "\n")], env)
-        token = (
-            app_cli(["create-token", "ops@example.com"], {**env, "DATABASE_URL": url}).stdout.strip().splitlines()[-1]
-        )
-        limits = {"RATE_LIMIT_PER_MINUTE": str(ANONYMOUS_LIMIT), "RATE_LIMIT_PATHS": "/recommend,/quotes"}
-        with app_server(url, workers=2, **limits, **env) as base:  # the admin API issuing keys is not limited here
-            yield Server(base, url, {"Authorization": f"Bearer {token}"})
+def server(request: pytest.FixtureRequest, live_server_factory: LiveServerFactory) -> Iterator[Server]:
+    setup = [
+        (["create-admin", "ops@example.com", "--password-stdin"], PASSWORD + "\n"),
+        (["create-token", "ops@example.com"], ""),
+    ]
+    limits = {"RATE_LIMIT_PER_MINUTE": str(ANONYMOUS_LIMIT), "RATE_LIMIT_PATHS": "/recommend,/quotes"}
+    with live_server_factory(  # the admin API issuing keys is not limited here
+        "apikeys_e2e", backend=request.param, setup=setup, workers=2, limits=limits, env={"API_KEY_SECRET": SECRET}
+    ) as live:
+        token = live.outputs[-1].strip().splitlines()[-1]
+        yield Server(live.base, live.database_url, {"Authorization": f"Bearer {token}"})
 
 
 def _bearer(key: str) -> dict[str, str]:

@@ -21,7 +21,7 @@ from app.db.engine import build_engine, build_sessionmaker
 from app.db.migrate import upgrade
 from app.seed import seed_database
 from tests.conftest import BACKENDS
-from tests.servers import app_server, released_together, scratch_database
+from tests.servers import LiveServerFactory, released_together, scratch_database
 
 CONCURRENT = 50
 SERVERS = 3
@@ -72,9 +72,11 @@ def _post_all(base: str, count: int, headers: dict[str, str]) -> list[httpx.Resp
     return released_together(count, post)
 
 
-def test_fifty_concurrent_quotes_for_the_last_three_servers_issue_exactly_three(server_db: str) -> None:
-    with app_server(server_db, workers=2) as base:
-        responses = _post_all(base, CONCURRENT, _sales_key(server_db))
+def test_fifty_concurrent_quotes_for_the_last_three_servers_issue_exactly_three(
+    server_db: str, live_server_factory: LiveServerFactory
+) -> None:
+    with live_server_factory(database_url=server_db, prepare="none", workers=2) as live:
+        responses = _post_all(live.base, CONCURRENT, _sales_key(server_db))
     statuses = Counter(r.status_code for r in responses)
     assert statuses == {201: SERVERS, 409: CONCURRENT - SERVERS}, [r.text for r in responses if r.status_code >= 500]
     refused = [r.json() for r in responses if r.status_code == 409]
@@ -109,12 +111,13 @@ def _track(url: str, units: int, slug: str = H100, region: str = "singapore") ->
 
 
 def test_concurrent_accepts_of_quotes_issued_before_tracking_take_only_the_servers_that_exist(
-    untracked_db: str,
+    untracked_db: str, live_server_factory: LiveServerFactory
 ) -> None:
     """Review R4: a quote issued while its region was not tracked held nothing, and accepting it after the region
     got an inventory figure took nothing either. Ten such quotes for one server each, accepted at once against 3
     servers: exactly 3 are accepted (each holding its server), the other 7 are 409 `capacity_taken` and stay issued."""
-    with app_server(untracked_db, workers=2) as base:
+    with live_server_factory(database_url=untracked_db, prepare="none", workers=2) as live:
+        base = live.base
         with httpx.Client(base_url=base, timeout=60, headers=_sales_key(untracked_db)) as client:
             issued = [client.post("/quotes", json=BODY) for _ in range(ACCEPTS)]
         assert [(r.status_code, r.json()["reservation"]) for r in issued] == [(201, None)] * ACCEPTS
@@ -153,7 +156,9 @@ def last_unit_db(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
         yield url
 
 
-def test_concurrent_retries_of_one_key_for_the_last_server_all_replay_its_quote(last_unit_db: str) -> None:
+def test_concurrent_retries_of_one_key_for_the_last_server_all_replay_its_quote(
+    last_unit_db: str, live_server_factory: LiveServerFactory
+) -> None:
     """Review R6-2: twelve retries of one Idempotency-Key sent at once for the last server; a retry that looked the
     key up before the first one committed, then found the server held (by that very quote), answered 409
     `capacity_taken`. Every retry replays the quote, as a retry sent afterwards does. ROUNDS rounds, each for a
@@ -161,7 +166,9 @@ def test_concurrent_retries_of_one_key_for_the_last_server_all_replay_its_quote(
     a retry's two reads."""
     headers = _sales_key(last_unit_db)
     seen: list[Counter[int]] = []
-    with app_server(last_unit_db, workers=2, DB_LOCK_TIMEOUT_MS="30000") as base:
+    lock = {"DB_LOCK_TIMEOUT_MS": "30000"}
+    with live_server_factory(database_url=last_unit_db, prepare="none", workers=2, env=lock) as live:
+        base = live.base
         for round_ in range(ROUNDS):
             start = date.today() + timedelta(days=ROUND_DAYS * round_ + 1)
             body = {**BODY, "sku_id": A100, "region": "shenzhen", "start_date": start.isoformat()}

@@ -20,10 +20,9 @@ from app.catalog.revision import current_token
 from app.catalog.service import public_skus
 from app.db.engine import build_engine, build_sessionmaker
 from app.ratelimit.models import RateLimitCounter
-from app.seed import seed_database
 from tests.conftest import BACKENDS
 from tests.factories import new_price
-from tests.servers import app_server, migrated_database
+from tests.servers import LiveServerFactory
 
 CARD = "a100-40g-pcie-card"  # seeded at 2800.00 CNY a month
 
@@ -91,14 +90,9 @@ def test_values_are_built_once_per_token(db: Session) -> None:
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
-def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
-    with migrated_database(request.param, tmp_path_factory, "cache_server") as url:
-        engine = build_engine(url)
-        with build_sessionmaker(engine).begin() as session:
-            seed_database(session)
-        engine.dispose()
-        with app_server(url, workers=2) as base:
-            yield base, url
+def server(request: pytest.FixtureRequest, live_server_factory: LiveServerFactory) -> Iterator[tuple[str, str]]:
+    with live_server_factory("cache_server", backend=request.param, prepare="seeded", workers=2) as server:
+        yield server.base, server.database_url
 
 
 def _prices_seen(base: str, connections: int) -> set[str]:

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from tests.servers import app_cli, app_server, scratch_database
+from tests.servers import LiveServerFactory, app_cli, scratch_database
 
 PASSWORD = "a long enough secret"
 BODY = {
@@ -39,9 +39,14 @@ def _ranked(client: httpx.Client) -> dict:
     return response.json()
 
 
-def test_a_usd_price_is_ranked_at_its_converted_value(database: tuple[str, str]) -> None:
+def test_a_usd_price_is_ranked_at_its_converted_value(
+    database: tuple[str, str], live_server_factory: LiveServerFactory
+) -> None:
     url, token = database
-    with app_server(url, workers=2) as base, httpx.Client(base_url=base, timeout=60) as client:
+    with (
+        live_server_factory(database_url=url, prepare="none", workers=2) as live,
+        httpx.Client(base_url=live.base, timeout=60) as client,
+    ):
         auth = {"Authorization": f"Bearer {token}"}
         version = client.get("/admin/api/skus/h100-80g-sxm-8x", headers=auth).json()["version"]
         repriced = client.post(

@@ -12,20 +12,21 @@ from pathlib import Path
 import httpx
 import pytest
 from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
 
 from tests.quotes.helpers import h100_body
-from tests.servers import app_server, migrate_and_seed
+from tests.servers import LiveServerFactory
 
 # The largest workload a quote takes (8 KiB as JSON) in CJK text, the slowest kind to lay out
 BIG_WORKLOAD = {"model": {"hf_config": {"model_type": "llama", "name": "深" * 2500}}, "task": "lora"}
 
 
 @pytest.fixture(scope="module")
-def pdf_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
-    database = tmp_path_factory.mktemp("pdf") / "pdf.db"
-    migrate_and_seed(f"sqlite:///{database}")
-    with app_server(f"sqlite:///{database}") as base_url:
-        yield base_url, database
+def pdf_server(live_server_factory: LiveServerFactory) -> Iterator[tuple[str, Path]]:
+    with live_server_factory("pdf") as server:
+        database = make_url(server.database_url).database
+        assert database is not None
+        yield server.base, Path(database)
 
 
 def _quote(base: str, **changes: object) -> dict:

@@ -11,15 +11,15 @@ import pytest
 
 from app.ratelimit.service import WINDOW_S
 from tests.quotes.helpers import h100_body
-from tests.servers import seeded_server
+from tests.servers import LiveServerFactory
 
 SCALING = {"model": {"preset": "llama-2-7b"}, "gpu": "h100-80g-sxm"}
 
 
 @pytest.fixture(scope="module")
-def limited_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with seeded_server(tmp_path_factory, "limits", extra_env={"RATE_LIMIT_PER_MINUTE": "2"}) as base_url:
-        yield base_url
+def limited_server(live_server_factory: LiveServerFactory) -> Iterator[str]:
+    with live_server_factory("limits", limits={"RATE_LIMIT_PER_MINUTE": "2"}) as server:
+        yield server.base
 
 
 @pytest.fixture()

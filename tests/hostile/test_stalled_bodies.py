@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from tests.servers import seeded_server
+from tests.servers import LiveServerFactory
 
 pytestmark = pytest.mark.slow
 
@@ -24,10 +24,10 @@ ESTIMATE = {"model": {"preset": "llama-2-7b"}, "task": "lora", "hardware": {"gpu
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    env = {"BODY_READ_TIMEOUT_S": str(TIMEOUT_S), "BODY_BUDGET_BYTES_PER_MINUTE": str(BUDGET)}
-    with seeded_server(tmp_path_factory, "stalled", extra_env=env) as base_url:
-        yield base_url
+def server(live_server_factory: LiveServerFactory) -> Iterator[str]:
+    limits = {"BODY_READ_TIMEOUT_S": str(TIMEOUT_S), "BODY_BUDGET_BYTES_PER_MINUTE": str(BUDGET)}
+    with live_server_factory("stalled", limits=limits) as server:
+        yield server.base
 
 
 def _stalled_upload(base_url: str, path: str = "/estimate") -> socket.socket:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 from fastapi.testclient import TestClient
@@ -15,6 +16,9 @@ from app.db.engine import build_engine
 from app.ratelimit.service import RateLimiter
 from tests.http.conftest import probe_app
 from tests.ratewindow import away_from_window_edge
+
+if TYPE_CHECKING:
+    from tests.servers import LiveServerFactory
 
 JSON = {"content-type": "application/json"}
 
@@ -164,15 +168,18 @@ def test_wizard_pages_that_run_the_planner_are_rate_limited_on_get(
     assert home == [200, 200, 200]
 
 
-def test_limit_holds_across_uvicorn_workers(database_url: str, limiter_engine: Engine) -> None:
+def test_limit_holds_across_uvicorn_workers(
+    database_url: str, limiter_engine: Engine, live_server_factory: LiveServerFactory
+) -> None:
     """`python -m app serve --workers 2`: ten POSTs on fresh connections, exactly the limit pass."""
     import httpx
 
     from tests.http.examples import ESTIMATE_BODY
-    from tests.servers import app_server
 
+    limits = {"RATE_LIMIT_PER_MINUTE": "4"}
     try:
-        with app_server(database_url, workers=2, RATE_LIMIT_PER_MINUTE="4") as base:
+        with live_server_factory(database_url=database_url, prepare="none", workers=2, limits=limits) as live:
+            base = live.base
             with limiter_engine.begin() as connection:  # this client is 127.0.0.1: start from zero
                 connection.execute(text("DELETE FROM rate_limit_counters WHERE key = '/estimate|127.0.0.1'"))
             away_from_window_edge(20)

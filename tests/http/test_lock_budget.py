@@ -13,11 +13,8 @@ import httpx
 import pytest
 from sqlalchemy import create_engine, text
 
-from app.db.engine import build_engine, build_sessionmaker
-from app.db.migrate import upgrade
-from app.seed import seed_database
 from tests.quotes.helpers import a100_body
-from tests.servers import free_port, running_server, scratch_database
+from tests.servers import LiveServerFactory
 
 LOCK_TIMEOUT_S = 1.0
 THREADS = 2
@@ -26,24 +23,10 @@ SLACK_S = 0.9  # a shared, loaded test machine: scheduling and the response itse
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
-    with scratch_database("postgresql", tmp_path_factory, "lock_budget") as url:
-        upgrade(url)
-        engine = build_engine(url)
-        with build_sessionmaker(engine).begin() as session:
-            seed_database(session)
-        engine.dispose()
-        env = {
-            "DATABASE_URL": url,
-            "PORT": str(free_port()),
-            "ENV": "test",
-            "RATE_LIMIT_PER_MINUTE": "0",
-            "PLANNER_SEARCHES_PER_CLIENT": "0",  # one client address runs the whole mix: no per-client share
-            "DB_LOCK_TIMEOUT_MS": str(int(LOCK_TIMEOUT_S * 1000)),
-            "WORKER_THREADS": str(THREADS),
-        }
-        with running_server(env) as base:
-            yield base, url
+def server(live_server_factory: LiveServerFactory) -> Iterator[tuple[str, str]]:
+    env = {"DB_LOCK_TIMEOUT_MS": str(int(LOCK_TIMEOUT_S * 1000)), "WORKER_THREADS": str(THREADS)}
+    with live_server_factory("lock_budget", backend="postgresql", prepare="seeded", env=env) as live:
+        yield live.base, live.database_url
 
 
 def _timed(base: str, method: str, path: str, **kwargs: object) -> tuple[int, float]:

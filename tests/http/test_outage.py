@@ -22,10 +22,11 @@ import httpx
 import pytest
 
 from app.common.errors import PROBLEM_BASE
+from app.common.settings import Settings
 from app.db.engine import build_engine, build_sessionmaker
 from app.db.migrate import upgrade
 from app.seed import seed_database
-from tests.servers import free_port, running_server
+from tests.servers import LiveServerFactory, free_port
 
 PG_BINARIES = sorted(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"))
 pytestmark = pytest.mark.skipif(
@@ -95,11 +96,17 @@ def postgres() -> Iterator[PrivatePostgres]:
 
 
 @pytest.fixture(scope="module")
-def server(postgres: PrivatePostgres) -> Iterator[httpx.Client]:
-    """The app served on the private PostgreSQL (tests/servers.py running_server: waits for /healthz, stops the
+def server(postgres: PrivatePostgres, live_server_factory: LiveServerFactory) -> Iterator[httpx.Client]:
+    """The app served on the private PostgreSQL (live_server_factory: waits for /healthz, stops the
     process group), with the default limits."""
-    env = {"DATABASE_URL": postgres.url, "PORT": str(free_port()), "ENV": "test"}
-    with running_server(env) as base, httpx.Client(base_url=base, timeout=10) as client:
+    fields = Settings.model_fields  # the limits the factory turns off, at their defaults again
+    limits = {
+        name.upper(): str(fields[name].default) for name in ("rate_limit_per_minute", "planner_searches_per_client")
+    }
+    with (
+        live_server_factory(database_url=postgres.url, prepare="none", limits=limits) as live,
+        httpx.Client(base_url=live.base, timeout=10) as client,
+    ):
         yield client
 
 

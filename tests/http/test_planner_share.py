@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
+
+if TYPE_CHECKING:
+    from tests.servers import LiveServerFactory
 
 from app.http.planner_share import PlannerShareMiddleware
 
@@ -103,13 +106,14 @@ def test_paths_outside_the_planner_are_not_counted() -> None:
 
 
 @pytest.mark.slow
-def test_a_burst_from_one_address_gets_429s_on_a_real_server(tmp_path_factory: pytest.TempPathFactory) -> None:
+def test_a_burst_from_one_address_gets_429s_on_a_real_server(live_server_factory: LiveServerFactory) -> None:
     """uvicorn with the share on (one search per client): eight /recommend bodies released together from one address;
     the first runs, others meanwhile are refused at once, and the server answers the next one whole."""
-    from tests.servers import released_together, seeded_server
+    from tests.servers import released_together
 
-    env = {"PLANNER_SEARCHES_PER_CLIENT": "1", "PLANNER_CACHE_SIZE": "0"}
-    with seeded_server(tmp_path_factory, "planner-share", extra_env=env) as base:
+    limits = {"PLANNER_SEARCHES_PER_CLIENT": "1", "PLANNER_CACHE_SIZE": "0"}
+    with live_server_factory("planner-share", limits=limits) as live:
+        base = live.base
 
         def post(index: int, release: Any) -> int:
             body = {"model": {"preset": "llama-3.1-405b"}, "task": "pretrain", "tokens": 1e12 + index, "seq_len": 8192}

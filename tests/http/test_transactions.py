@@ -22,7 +22,7 @@ import httpx
 import pytest
 from sqlalchemy import create_engine, text
 
-from tests.servers import ROOT, app_cli, app_server, released_together, running_server, scratch_database, server_env
+from tests.servers import ROOT, LiveServerFactory, app_cli, released_together, scratch_database, server_env
 
 CLIENT_TIMEOUT_S = 60  # a request still unanswered after this long is a hang
 PASSWORD = "a long enough secret"
@@ -103,9 +103,9 @@ def token(pg_db: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def server(pg_db: str) -> Iterator[str]:
-    with app_server(pg_db, workers=2) as base:
-        yield base
+def server(pg_db: str, live_server_factory: LiveServerFactory) -> Iterator[str]:
+    with live_server_factory(database_url=pg_db, prepare="none", workers=2) as live:
+        yield live.base
 
 
 def open_transactions(url: str) -> list[tuple[str, str]]:
@@ -201,10 +201,14 @@ def held_quote_lock(pg_db: str, server: str) -> Iterator[str]:
     engine.dispose()
 
 
-def test_a_lock_wait_ends_in_503_with_retry_after(pg_db: str, held_quote_lock: str) -> None:
+def test_a_lock_wait_ends_in_503_with_retry_after(
+    pg_db: str, held_quote_lock: str, live_server_factory: LiveServerFactory
+) -> None:
     """A row locked by a transaction outside the service: the accept answers 503 with Retry-After once
     LOCK_TIMEOUT_MS passes, instead of waiting for as long as the lock is held."""
-    with app_server(pg_db, workers=2, DB_LOCK_TIMEOUT_MS="500") as base:
+    lock = {"DB_LOCK_TIMEOUT_MS": "500"}
+    with live_server_factory(database_url=pg_db, prepare="none", workers=2, env=lock) as live:
+        base = live.base
         started = time.perf_counter()
         response = httpx.post(f"{base}/quotes/{held_quote_lock}/accept", timeout=CLIENT_TIMEOUT_S)
         elapsed = time.perf_counter() - started
@@ -215,12 +219,15 @@ def test_a_lock_wait_ends_in_503_with_retry_after(pg_db: str, held_quote_lock: s
         assert httpx.get(f"{base}/healthz", timeout=2).status_code == 200
 
 
-def test_readyz_answers_while_every_worker_thread_waits_on_a_lock(pg_db: str, held_quote_lock: str) -> None:
+def test_readyz_answers_while_every_worker_thread_waits_on_a_lock(
+    pg_db: str, held_quote_lock: str, live_server_factory: LiveServerFactory
+) -> None:
     """Both WORKER_THREADS sit in accepts waiting on a row lock held elsewhere: /readyz still answers 200
     within a second (the database does answer). Before, it was a synchronous route queued behind them for
     as long as their lock wait lasted, so a busy instance read as down."""
-    env = server_env(pg_db, WORKER_THREADS="2", DB_LOCK_TIMEOUT_MS="5000")
-    with running_server(env, workers=1) as base, ThreadPoolExecutor(max_workers=2) as pool:
+    env = {"WORKER_THREADS": "2", "DB_LOCK_TIMEOUT_MS": "5000"}
+    with live_server_factory(database_url=pg_db, prepare="none", env=env) as live, ThreadPoolExecutor(2) as pool:
+        base = live.base
         accept = f"{base}/quotes/{held_quote_lock}/accept"
         waits = [pool.submit(httpx.post, accept, timeout=CLIENT_TIMEOUT_S) for _ in range(2)]
         time.sleep(1.5)  # both threads are inside the accept, waiting on the lock

@@ -25,7 +25,7 @@ from app.estimator.presets import preset_config
 from app.hub.service import FIELD, _fetching
 from tests.http.test_transactions import HealthProbe, burst, open_transactions, statuses
 from tests.hub_server import Answer, StandInHub, stand_in_hub
-from tests.servers import app_cli, running_server, scratch_database, server_env
+from tests.servers import LiveServerFactory, app_cli, scratch_database
 
 HUB_DELAY_S = 4.0  # each config.json takes this long: well inside HF_TIMEOUT_S, far beyond a quick answer
 BURST = 12  # more than the 2 workers × 4 WORKER_THREADS of the server
@@ -54,16 +54,21 @@ def pg_db(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield url
 
 
-def test_a_slow_hub_holds_no_transaction_and_leaves_threads_for_everyone(pg_db: str, slow_hub: StandInHub) -> None:
-    env = server_env(
-        pg_db,
-        HF_ENDPOINT=slow_hub.url,
-        HF_TIMEOUT_S="20",
-        WORKER_THREADS="4",
-        HF_MAX_FETCHES="2",
-        HF_NEW_IDS_PER_MINUTE="0",
-    )
-    with running_server(env, workers=2) as base, HealthProbe(base) as probe:
+def test_a_slow_hub_holds_no_transaction_and_leaves_threads_for_everyone(
+    pg_db: str, slow_hub: StandInHub, live_server_factory: LiveServerFactory
+) -> None:
+    env = {
+        "HF_ENDPOINT": slow_hub.url,
+        "HF_TIMEOUT_S": "20",
+        "WORKER_THREADS": "4",
+        "HF_MAX_FETCHES": "2",
+        "HF_NEW_IDS_PER_MINUTE": "0",
+    }
+    with (
+        live_server_factory(database_url=pg_db, prepare="none", workers=2, env=env) as live,
+        HealthProbe(live.base) as probe,
+    ):
+        base = live.base
         results: list[httpx.Response | str] = []
 
         def fire() -> None:

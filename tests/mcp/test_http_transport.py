@@ -18,7 +18,7 @@ import pytest
 
 from tests.conftest import BACKENDS
 from tests.mcp.helpers import RECOMMEND, check_tools_match_rest, http_session, problem_of, result_of
-from tests.servers import ROOT, app_cli, app_server, migrate_and_seed, scratch_database
+from tests.servers import ROOT, LiveServerFactory
 
 ADMIN = "ops@example.com"
 ANONYMOUS_LIMIT = 5  # POSTs a minute per address and entry; a key has its own limit (600 by default)
@@ -40,23 +40,23 @@ def _issue(admin: httpx2.Client, name: str, scopes: list[str]) -> str:
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
-def keyed(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Keyed]:
+def keyed(request: pytest.FixtureRequest, live_server_factory: LiveServerFactory) -> Iterator[Keyed]:
     """A seeded server of its own on two worker processes (MCP over HTTP keeps no session in one), anonymous
     POSTs limited to ANONYMOUS_LIMIT a minute, with an admin's API token that issued three keys."""
-    with scratch_database(request.param, tmp_path_factory, "mcp_http") as url:
-        admin_env = {"DATABASE_URL": url}
-        migrate_and_seed(url, [(["create-admin", ADMIN, "--password-stdin"], "a long enough secret\n")])
-        token = app_cli(["create-token", ADMIN, "--name", "mcp-tests"], admin_env).stdout.strip().splitlines()[-1]
-        with (
-            app_server(url, workers=2, RATE_LIMIT_PER_MINUTE=str(ANONYMOUS_LIMIT)) as base,
-            httpx2.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}) as admin,
-        ):
+    setup = [
+        (["create-admin", ADMIN, "--password-stdin"], "a long enough secret\n"),
+        (["create-token", ADMIN, "--name", "mcp-tests"], ""),
+    ]
+    limits = {"RATE_LIMIT_PER_MINUTE": str(ANONYMOUS_LIMIT)}
+    with live_server_factory("mcp_http", backend=request.param, setup=setup, workers=2, limits=limits) as live:
+        token = live.outputs[-1].strip().splitlines()[-1]
+        with httpx2.Client(base_url=live.base, headers={"Authorization": f"Bearer {token}"}) as admin:
             keys = {
                 "all": _issue(admin, "assistant", ["recommend", "quotes:write", "quotes:read"]),
                 "recommend": _issue(admin, "sizer", ["recommend"]),
                 "reader": _issue(admin, "reader", ["quotes:read"]),
             }
-            yield Keyed(base, keys)
+            yield Keyed(live.base, keys)
 
 
 def _call(base: str, key: str | None, name: str, arguments: dict[str, Any]) -> httpx2.Response:

@@ -9,11 +9,11 @@ import httpx2
 import pytest
 
 from tests.mcp.helpers import RECOMMEND, check_tools_match_rest, problem_of, stdio_session
-from tests.servers import app_server, migrate_and_seed, scratch_database
+from tests.servers import LiveServerFactory, migrate_and_seed, scratch_database
 
 
 def test_the_sdk_client_runs_the_tools_over_stdio_with_the_rest_numbers(
-    tmp_path_factory: pytest.TempPathFactory,
+    tmp_path_factory: pytest.TempPathFactory, live_server_factory: LiveServerFactory
 ) -> None:
     with scratch_database("sqlite", tmp_path_factory, "mcp_stdio") as url:
         migrate_and_seed(url)
@@ -27,5 +27,5 @@ def test_the_sdk_client_runs_the_tools_over_stdio_with_the_rest_numbers(
                         assert refused["status"] == 422 and refused["errors"], refused
                         assert refused == rest.post("/recommend", json=bad).json()  # the route's own problem
 
-        with app_server(url) as base:
-            anyio.run(scenario, base)
+        with live_server_factory(database_url=url, prepare="none") as live:
+            anyio.run(scenario, live.base)

@@ -13,34 +13,32 @@ import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
-from app.db.engine import build_engine, build_sessionmaker
-from app.db.migrate import upgrade
-from app.seed import seed_database
 from tests.conftest import BACKENDS
 from tests.quotes.helpers import NUMBER_RE, a100_body
-from tests.servers import app_server, released_together, scratch_database
+from tests.servers import LiveServer, LiveServerFactory, released_together
 
 CONCURRENT = 50
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
-def server_db(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A database of the server's own (its commits must not leak into the rolled-back test databases)."""
-    with scratch_database(request.param, tmp_path_factory, "quotes_server") as url:
-        yield url
+def live(request: pytest.FixtureRequest, live_server_factory: LiveServerFactory) -> Iterator[LiveServer]:
+    """A server on a migrated, seeded database of its own (its commits must not leak into the rolled-back test
+    databases)."""
+    # Numbering is what these tests check, not the lock budget (tests/http/test_lock_budget.py): 50 requests queue
+    # for 2 workers, and on a busy machine the last ones arrive at the counter after the 2 s default budget.
+    lock = {"DB_LOCK_TIMEOUT_MS": "30000"}
+    with live_server_factory("quotes_server", backend=request.param, prepare="seeded", workers=2, env=lock) as server:
+        yield server
 
 
 @pytest.fixture(scope="module")
-def server(server_db: str) -> Iterator[str]:
-    upgrade(server_db)
-    engine = build_engine(server_db)
-    with build_sessionmaker(engine).begin() as session:
-        seed_database(session)
-    engine.dispose()
-    # Numbering is what these tests check, not the lock budget (tests/http/test_lock_budget.py): 50 requests queue
-    # for 2 workers, and on a busy machine the last ones arrive at the counter after the 2 s default budget.
-    with app_server(server_db, workers=2, DB_LOCK_TIMEOUT_MS="30000") as base:
-        yield base
+def server(live: LiveServer) -> str:
+    return live.base
+
+
+@pytest.fixture(scope="module")
+def server_db(live: LiveServer) -> str:
+    return live.database_url
 
 
 def _post_all(base: str, count: int, headers: dict[str, str] | None = None) -> list[httpx.Response]:
@@ -88,17 +86,14 @@ PER_MINUTE = 3  # QUOTES_PER_MINUTE of the server below: fewer than the retries 
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
-def limited_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def limited_server(request: pytest.FixtureRequest, live_server_factory: LiveServerFactory) -> Iterator[str]:
     """A server with QUOTES_PER_MINUTE on (the general limit high enough never to answer), on a database of its own."""
-    with scratch_database(request.param, tmp_path_factory, "quotes_limited") as url:
-        upgrade(url)
-        engine = build_engine(url)
-        with build_sessionmaker(engine).begin() as session:
-            seed_database(session)
-        engine.dispose()
-        limits = {"QUOTES_PER_MINUTE": str(PER_MINUTE), "RATE_LIMIT_PER_MINUTE": "10000"}
-        with app_server(url, workers=2, DB_LOCK_TIMEOUT_MS="30000", **limits) as base:
-            yield base
+    limits = {"QUOTES_PER_MINUTE": str(PER_MINUTE), "RATE_LIMIT_PER_MINUTE": "10000"}
+    with live_server_factory(
+        "quotes_limited", backend=request.param, prepare="seeded", workers=2, limits=limits,
+        env={"DB_LOCK_TIMEOUT_MS": "30000"},
+    ) as server:  # fmt: skip
+        yield server.base
 
 
 def test_concurrent_anonymous_replays_spend_none_of_the_quote_allowance(limited_server: str) -> None:

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from tests.servers import seeded_server
+from tests.servers import LiveServerFactory
 from tests.web.browser import new_page, screenshot
 
 EMAIL, PASSWORD = "ops@example.com", "correct horse battery staple"
@@ -19,10 +19,10 @@ SKU = "h100-80g-sxm-8x"
 
 
 @pytest.fixture(scope="module")
-def admin_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def admin_server(live_server_factory: LiveServerFactory) -> Iterator[str]:
     admin = (["create-admin", EMAIL, "--password-stdin"], f"{PASSWORD}\n")
-    with seeded_server(tmp_path_factory, "admin-web", [admin]) as base_url:
-        yield base_url
+    with live_server_factory("admin-web", setup=[admin]) as server:
+        yield server.base
 
 
 def _sign_in(page, base: str) -> None:

@@ -10,16 +10,16 @@ import pytest
 
 from app.estimator.presets import get_preset
 from tests.hub_server import StandInHub, stand_in_hub
-from tests.servers import seeded_server
+from tests.servers import LiveServerFactory
 from tests.web.browser import screenshot
 
 QWEN = get_preset("qwen2.5-7b")
 
 
 @pytest.fixture(scope="module")
-def hub_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, StandInHub]]:
-    with stand_in_hub() as hub, seeded_server(tmp_path_factory, "hub", extra_env={"HF_ENDPOINT": hub.url}) as base:
-        yield base, hub
+def hub_site(live_server_factory: LiveServerFactory) -> Iterator[tuple[str, StandInHub]]:
+    with stand_in_hub() as hub, live_server_factory("hub", env={"HF_ENDPOINT": hub.url}) as server:
+        yield server.base, hub
 
 
 def _size(page, base: str, hf_id: str, lang: str) -> None:

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from tests.quotes.helpers import a100_body
-from tests.servers import app_cli, app_server, migrate_and_seed, scratch_database
+from tests.servers import LiveServerFactory, app_cli, migrate_and_seed, scratch_database
 from tests.webhooks.receiver import Receiver, receiving
 
 PASSWORD = "a long enough secret"
@@ -42,7 +42,7 @@ def _changes(base: str, token: str, receiver: Receiver) -> None:
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 def test_every_event_once_across_a_restart_and_retries_on_500(
-    backend: str, tmp_path_factory: pytest.TempPathFactory
+    backend: str, tmp_path_factory: pytest.TempPathFactory, live_server_factory: LiveServerFactory
 ) -> None:
     workers = 2 if backend == "postgresql" else 1
     total = QUOTES + ACCEPTED + CANCELLED
@@ -50,11 +50,12 @@ def test_every_event_once_across_a_restart_and_retries_on_500(
         migrate_and_seed(url)
         app_cli(["create-admin", "ops@example.com", "--password-stdin"], {"DATABASE_URL": url}, PASSWORD + "\n")
         token = app_cli(["create-token", "ops@example.com"], {"DATABASE_URL": url}).stdout.split()[-1]
-        with app_server(url, workers=workers, **FAST_RETRIES) as base:
-            _changes(base, token, receiver)
+        with live_server_factory(database_url=url, prepare="none", workers=workers, env=FAST_RETRIES) as live:
+            _changes(live.base, token, receiver)
             before_stop = len(receiver.delivered())
         assert before_stop < total, "the server was meant to stop while deliveries were still due"
-        with app_server(url, workers=workers, **FAST_RETRIES) as base:
+        with live_server_factory(database_url=url, prepare="none", workers=workers, env=FAST_RETRIES) as live:
+            base = live.base
             receiver.wait_for(total, timeout_s=60)
             time.sleep(1.0)  # a second copy of anything would have arrived by now
             assert set(receiver.delivered().values()) == {1}
