@@ -369,7 +369,7 @@ def job_rows(quote: QuoteOut, lang: str) -> list[tuple[str, str]]:
         rows.append((t["billed"], t[billed].format(months=quote.months, hours=quote.months * 720, used=used)))
     elif workload or plan:  # with tokens: the estimator could not size this model (kept, unchecked)
         rows.append((t["time"], t["not_estimated"] if counted else t["no_time"]))
-    needed = _positive(plan.get("host_ram_unconfirmed_gib"))  # app.planner.quote_check: host RAM to confirm
+    needed = _positive(plan.get("host_ram_unconfirmed_gib"))  # app.quotes.plan_check: host RAM to confirm
     if needed is not None:
         rows.append((t["condition"], t["host_ram_condition"].format(gib=math.ceil(needed))))
     return rows
