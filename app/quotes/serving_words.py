@@ -10,87 +10,8 @@ from pydantic import ValidationError
 
 from app.planner.serving_schemas import ServingIn
 from app.quotes.schemas import QuoteOut
+from app.text.quote_words import SERVING_LABELS as LABELS
 
-LABELS: dict[str, dict[str, str]] = {
-    "en": {
-        "job": "The deployment",
-        "traffic": "Traffic",
-        "traffic_words": "{rate} requests/s on average, peak {factor}× = {peak} requests/s",
-        "concurrency_words": "{n} requests in flight per replica",
-        "lengths": "Request lengths",
-        "lengths_words": "{input} input and {output} output tokens per request (means)",
-        "engine": "Engine",
-        "targets": "Latency targets",
-        "ttft_target": "time to first token ≤ {ms} ms",
-        "tpot_target": "time per output token ≤ {ms} ms",
-        "targets_at": "{targets}, for {pct} of requests at peak",
-        "speculative": "Speculative decoding (assumed)",
-        "speculative_words": "{method}, {tokens} tokens drafted a step, each accepted with probability {acceptance} "
-        "(the time per token below depends on it)",
-        "spec_eagle3": "EAGLE-3 draft head",
-        "spec_mtp": "MTP (the checkpoint's multi-token-prediction layers)",
-        "spec_ngram": "n-gram prompt lookup",
-        "spec_draft_model": "draft model {draft}",
-        "prefix_cache": "Prefix cache (assumed)",
-        "prefix_cache_words": "{share} of prompt tokens found cached, not prefilled (the time to first token below "
-        "depends on it)",
-        "latency_average": "Latency at the average rate",
-        "latency_peak": "Latency at peak",
-        "latency_words": "TTFT p50 {t50} / p90 {t90} / p99 {t99} ms; TPOT p50 {p50} / p90 {p90} / p99 {p99} ms",
-        "latency_one": "Latency",
-        "latency_one_words": "TTFT {ttft} ms, TPOT {tpot} ms",
-        "isolated": "One request on an idle replica",
-        "isolated_words": "TTFT {ms} ms",
-        "deployment": "Replicas and servers",
-        "deployment_words": "{replicas} replicas × {tp} GPUs each = {gpus} GPUs on {servers}",
-        "pools_words": "{prefill} × TP{prefill_tp} prefill + {decode} × TP{decode_tp} decode = {gpus} GPUs on "
-        "{servers}",
-        "servers": "{n} servers",
-        "servers_one": "1 server",
-        "cards": "{n} rented cards",
-        "cards_one": "1 rented card",
-        "join": ", ",
-    },
-    "zh": {
-        "job": "部署",
-        "traffic": "流量",
-        "traffic_words": "平均每秒 {rate} 个请求，峰值为 {factor} 倍，即每秒 {peak} 个请求",
-        "concurrency_words": "每个副本同时处理 {n} 个请求",
-        "lengths": "请求长度",
-        "lengths_words": "每个请求平均输入 {input} 个 token、输出 {output} 个 token",
-        "engine": "推理引擎",
-        "targets": "延迟目标",
-        "ttft_target": "首 token 延迟 ≤ {ms} 毫秒",
-        "tpot_target": "每个输出 token 的时间 ≤ {ms} 毫秒",
-        "targets_at": "{targets}，峰值时对 {pct} 的请求成立",
-        "speculative": "投机解码（假设）",
-        "speculative_words": "{method}，每步草拟 {tokens} 个 token，每个草拟 token 的接受率为 {acceptance}"
-        "（下面的每 token 时间取决于此）",
-        "spec_eagle3": "EAGLE-3 草稿头",
-        "spec_mtp": "MTP（检查点自带的多 token 预测层）",
-        "spec_ngram": "N-gram 提示查找",
-        "spec_draft_model": "草稿模型 {draft}",
-        "prefix_cache": "前缀缓存（假设）",
-        "prefix_cache_words": "{share} 的提示 token 命中缓存，无需预填充（下面的首 token 延迟取决于此）",
-        "latency_average": "平均负载下的延迟",
-        "latency_peak": "峰值负载下的延迟",
-        "latency_words": "首 token p50 {t50} / p90 {t90} / p99 {t99} 毫秒；"
-        "每 token p50 {p50} / p90 {p90} / p99 {p99} 毫秒",
-        "latency_one": "延迟",
-        "latency_one_words": "首 token {ttft} 毫秒，每 token {tpot} 毫秒",
-        "isolated": "空闲副本上的单个请求",
-        "isolated_words": "首 token {ms} 毫秒",
-        "deployment": "副本与服务器",
-        "deployment_words": "{replicas} 个副本 × 每个 {tp} 张 GPU = {gpus} 张 GPU，共 {servers}",
-        "pools_words": "{prefill} 个 TP{prefill_tp} prefill 副本 + {decode} 个 TP{decode_tp} decode 副本 = "
-        "{gpus} 张 GPU，共 {servers}",
-        "servers": "{n} 台服务器",
-        "servers_one": "1 台服务器",
-        "cards": "{n} 张租用的卡",
-        "cards_one": "1 张租用的卡",
-        "join": "，",
-    },
-}
 ENGINES = {"vllm": "vLLM", "sglang": "SGLang", "trt-llm": "TensorRT-LLM"}
 PERCENT = {"p50": "50%", "p90": "90%", "p99": "99%"}
 
