@@ -30,6 +30,7 @@ from app.planner.serving_request import SERVING_ASSUMPTIONS, tail_notes
 from app.planner.serving_schemas import ServingIn
 from app.planner.serving_service import NO_FABRIC_NOTE
 from app.text import messages, words
+from tests.api.test_serving_note_codes import SERVING_NOTES
 
 # the fields messages._render derives from a parameter: a reached latency in its unit (`{ttft}` from ttft_ms)
 DERIVED = {"ttft": "ttft_ms", "tpot": "tpot_ms"}
@@ -194,6 +195,7 @@ def _cluster_notes() -> set[Note]:
     for fabric, host in itertools.product([None, "ib-ndr-400"], [None, 1024.0]):
         server = CatalogServer("srv", 8, "nvlink4", fabric, "10 Gbps BGP", host, 3200.0 if fabric else None)
         notes.update(server_cluster(get_gpu("h100-80g-sxm"), server, HardwareAsked(nodes=2))[1])
+    notes.update(SERVING_NOTES)  # one of each a serving estimate states (app/estimator/serving/estimate.py)
     return notes
 
 

@@ -72,14 +72,18 @@ def test_the_samples_cover_most_warning_codes() -> None:
 
 
 @pytest.mark.parametrize("concurrency", [1.0, 0.2, 7.5, 64.0])
-def test_the_fine_grained_moe_warning_reads_as_the_estimators_note(concurrency: float) -> None:
-    """moe_low_concurrency_unvalidated kept the estimator's sentence (its sources) as the one text."""
+def test_the_fine_grained_moe_warning_words_the_estimators_figures(concurrency: float) -> None:
+    """moe_low_concurrency_unvalidated: the estimator gives the code and figures, the catalog the one text (its
+    sources), a sequence counted as `plurals` counts it."""
     from app.estimator.presets import get_preset
-    from app.estimator.serving import MOE_VALIDATED_CONCURRENCY, moe_low_concurrency_note
+    from app.estimator.serving import MOE_VALIDATED_CONCURRENCY, moe_low_concurrency_warning
 
     model = get_preset("deepseek-v3").model
-    params = {"model": model.name, "experts": model.experts, "concurrency": concurrency}
-    params["validated"] = MOE_VALIDATED_CONCURRENCY
-    note = moe_low_concurrency_note(model, concurrency)
-    assert messages.warning("moe_low_concurrency_unvalidated", params) == note
+    warning = moe_low_concurrency_warning(model, concurrency)
+    assert warning is not None and warning.code == "moe_low_concurrency_unvalidated"
+    assert warning.params == {
+        "model": model.name, "experts": model.experts, "concurrency": concurrency,
+        "validated": MOE_VALIDATED_CONCURRENCY,
+    }  # fmt: skip
+    note = messages.warning(warning.code, warning.params)
     assert "(s)" not in note and ("at 1 sequence in flight" in note) == (concurrency == 1.0), note

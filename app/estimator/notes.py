@@ -195,6 +195,25 @@ ENGLISH: dict[str, str] = {
     "{modelled}), so the longest requests, and the latency and KV cache they take, are under-modelled",
     "replicas_share_nothing": "Replicas share nothing: separate servers need no InfiniBand or RoCE, only the ordinary "
     "network.",
+    # serving: what a replica cannot run as asked (app/estimator/serving/estimate.py)
+    "serving_max_model_len_over": "max_model_len {context_len} exceeds the {tokens} tokens the KV cache holds: the "
+    "engine refuses to start; lower max_model_len or add GPUs",
+    "serving_max_model_len_over_dp": "max_model_len {context_len} exceeds the {tokens} tokens one rank's KV cache "
+    "holds (DP attention): the engine refuses to start; lower max_model_len or add GPUs",
+    "serving_concurrency_over_seqs": "concurrency {wanted} exceeds the {limit} sequences a replica runs ({engine}'s "
+    "max_num_seqs default of {seqs} on {gpu}): {limit} run and the others wait for a slot before their prefill",
+    "serving_concurrency_over_kv": "concurrency {wanted} exceeds the {limit} sequences a replica runs (what its KV "
+    "cache holds at these lengths): {limit} run and the others wait for a slot before their prefill",
+    "serving_no_kv_room": "the weights leave no room for one sequence's KV cache",
+    "serving_sequence_too_long": "one sequence of {context_len:,} tokens does not fit: the KV cache holds {tokens:,} "
+    "tokens at TP {tp}; shorten input_tokens + output_tokens (or max_model_len), or use more or larger GPUs",
+    "serving_sequence_too_long_dp": "one sequence of {context_len:,} tokens does not fit: the KV cache holds "
+    "{tokens:,} tokens at one rank of DP attention / EP {tp}; shorten input_tokens + output_tokens (or "
+    "max_model_len), or use more or larger GPUs",
+    "serving_rate_over_capacity": "{replicas} replica(s) carry at most {carried:.3g} requests/s of the {offered:g} "
+    "offered",
+    "serving_rate_saturated": "{replicas} replica(s) carry about {carried:.3g} requests/s of the {offered:g} offered "
+    "(saturated)",
 }
 # A checkpoint's stored format (app/estimator/checkpoints.py: `Checkpoint.scheme` the English, `scheme_note` the note)
 SCHEMES: dict[str, str] = {

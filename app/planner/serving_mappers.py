@@ -23,6 +23,7 @@ from app.planner.serving_schemas import (
     ServingOut,
     UtilizationOut,
 )
+from app.planner.word_schemas import NoteOut
 from app.text.words import serving_summary as words_summary
 
 
@@ -68,7 +69,8 @@ def serving_out(estimate: ServingEstimate, cfg: ServingConfig, option: ServingOp
         ),
         engine=cfg.engine,
         batching=cfg.batching,
-        notes=list(estimate.notes),
+        notes=[n.text for n in estimate.notes],
+        note_codes=[NoteOut(code=n.code, params=dict(n.params)) for n in estimate.notes],
     )
 
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
+from app.estimator.notes import Note
 from app.estimator.serving import ServingConfig, ServingEstimate
 from app.estimator.specs import Cluster, ModelSpec, Warning_
 from app.planner.availability import Availability
@@ -37,7 +38,7 @@ class ServingOption:
     per_million_output_tokens: Decimal
     headroom: float  # what the replicas carry within the SLO ÷ the peak load
     launch: dict[str, Any]
-    notes: list[str] = field(default_factory=list)
+    notes: list[Note] = field(default_factory=list)  # the estimate's, as codes (app/estimator/notes.py)
     rank: int | None = None
     misses: list[Miss] = field(default_factory=list)  # a near miss's reasons (app/text/messages.py words them)
     pp: int = 1  # pipeline stages of one replica, one server each beyond a server's TP

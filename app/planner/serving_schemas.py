@@ -11,6 +11,7 @@ from app.common.schemas import RequestModel, coded_error
 from app.estimator.serving import ENGINE_DEFAULTS, VLLM_LARGE_GPU_MAX_NUM_SEQS
 from app.estimator.serving_levers import MAX_SPECULATIVE_TOKENS
 from app.estimator.vocabulary import Batching, Engine, SpeculativeMethod
+from app.planner.word_schemas import NoteOut
 
 # Why a SKU yields no disaggregated deployment (app/planner/serving_disagg.py): `disaggregated_pools`, no prefill and
 # decode pools within max_nodes meet the SLO at the peak; `disaggregated_spanning`, a pool replica would span servers
@@ -284,4 +285,9 @@ class ServingOut(BaseModel):
     )
     engine: str
     batching: str
-    notes: list[str]
+    notes: list[str] = Field(description="What a replica cannot run as asked, in English")
+    note_codes: list[NoteOut] = Field(
+        default_factory=list,
+        description="`notes` as codes with parameters, one for one and in the same order (app/text/note_words.py "
+        "words them in English and Chinese)",
+    )

@@ -9,14 +9,12 @@ from typing import TYPE_CHECKING, Any
 
 from app.estimator.notes import Note, note
 from app.estimator.serving import (
-    MOE_LOW_CONCURRENCY_WARNING,
-    MOE_VALIDATED_CONCURRENCY,
     ServingConfig,
     ServingEstimate,
     check_fits,
     estimate_serving,
     kernel_support,
-    moe_low_concurrency_note,
+    moe_low_concurrency_warning,
     queue_wait_s,
 )
 from app.estimator.serving_levers import check_draft, check_pipeline
@@ -127,10 +125,8 @@ def estimate(
 
 def regime_warnings(model: ModelSpec, result: ServingEstimate) -> list[Warning_]:
     """Where the estimate leaves its validated range: a fine-grained MoE at low concurrency."""
-    if result.max_concurrency < 1 or moe_low_concurrency_note(model, result.concurrency) is None:
-        return []
-    params = {"model": model.name, "experts": model.experts, "concurrency": result.concurrency}
-    return [Warning_(MOE_LOW_CONCURRENCY_WARNING, params | {"validated": MOE_VALIDATED_CONCURRENCY})]
+    warning = moe_low_concurrency_warning(model, result.concurrency) if result.max_concurrency >= 1 else None
+    return [] if warning is None else [warning]
 
 
 def queue_warnings(cfg: ServingConfig, result: ServingEstimate, longest: int | None = None) -> list[Warning_]:

@@ -157,6 +157,23 @@ NOTES: dict[str, dict[str, str]] = {
         "尾部比任何同均值的对数正态分布都重（其 p95 至多为均值的 {most} 倍）："
         "长度按最宽的对数正态分布（p95 {modelled}）模拟，因此最长的请求及其造成的延迟和占用的 KV 缓存被低估",
         "replicas_share_nothing": LAUNCH["zh"]["no_fabric"],  # the launch's note, the same words
+        # serving: what a replica cannot run as asked
+        "serving_max_model_len_over": "max_model_len {context_len} 超过 KV 缓存能容纳的 {tokens} 个 token："
+        "引擎无法启动；请降低 max_model_len 或增加 GPU",
+        "serving_max_model_len_over_dp": "max_model_len {context_len} 超过一个 rank 的 KV 缓存能容纳的 {tokens} 个 "
+        "token（DP 注意力）：引擎无法启动；请降低 max_model_len 或增加 GPU",
+        "serving_concurrency_over_seqs": "并发 {wanted} 超过一个副本同时运行的 {limit} 个序列（{engine} 在 {gpu} 上的 "
+        "max_num_seqs 默认值 {seqs}）：{limit} 个运行，其余在预填充前等待空位",
+        "serving_concurrency_over_kv": "并发 {wanted} 超过一个副本同时运行的 {limit} 个序列（在这些长度下其 KV 缓存能"
+        "容纳的数量）：{limit} 个运行，其余在预填充前等待空位",
+        "serving_no_kv_room": "权重占满显存，放不下一个序列的 KV 缓存",
+        "serving_sequence_too_long": "一个 {context_len:,} token 的序列放不下：TP {tp} 下 KV 缓存只能容纳 {tokens:,} "
+        "个 token；请缩短 input_tokens + output_tokens（或 max_model_len），或使用更多或更大的 GPU",
+        "serving_sequence_too_long_dp": "一个 {context_len:,} token 的序列放不下：DP 注意力 / EP {tp} 下一个 rank 的 "
+        "KV 缓存只能容纳 {tokens:,} 个 token；请缩短 input_tokens + output_tokens（或 max_model_len），或使用更多或"
+        "更大的 GPU",
+        "serving_rate_over_capacity": "{replicas} 个副本最多承载 {carried:.3g} 请求/秒，低于提供的 {offered:g}",
+        "serving_rate_saturated": "{replicas} 个副本约承载 {carried:.3g} 请求/秒，低于提供的 {offered:g}（已饱和）",
     },
 }
 

@@ -122,7 +122,7 @@ def test_offered_load_finds_the_operating_point_and_the_replicas() -> None:
     heavy = serve(requests_per_s=500.0, slo_tpot_ms=40)
     assert heavy.replicas_needed is not None and heavy.replicas_needed > 1
     assert heavy.requests_per_s < 500
-    assert any("carry at most" in note for note in heavy.notes)
+    assert any("carry at most" in note.text for note in heavy.notes)
     enough = serve(requests_per_s=500.0, slo_tpot_ms=40, replicas=heavy.replicas_needed)
     assert enough.requests_per_s == pytest.approx(500, rel=1e-3) and enough.meets_slo
 
@@ -150,19 +150,19 @@ def test_concurrency_beyond_the_cache_queues_for_a_slot_with_a_note() -> None:
     wait_ms = (100_000 / est.max_concurrency - 1) * cycle_ms
     assert est.ttft_ms == pytest.approx(running.ttft_ms - running.tpot_ms / 2 + wait_ms, rel=1e-9)
     assert est.e2e_latency_ms == pytest.approx(cycle_ms * 100_000 / est.max_concurrency + served_ms, rel=1e-9)
-    assert any("wait for a slot" in note for note in est.notes)
+    assert any("wait for a slot" in note.text for note in est.notes)
 
 
 def test_a_model_that_leaves_no_cache_says_so() -> None:
     est = serve(LLAMA3_70B, cluster=Cluster(gpu=H100, gpus_per_node=1), concurrency=1)
     assert est.max_concurrency == 0 and est.output_tokens_per_s == 0
     assert math.isinf(est.tpot_ms)
-    assert any("no room" in note for note in est.notes)
+    assert any("no room" in note.text for note in est.notes)
 
 
 def test_max_model_len_beyond_the_cache_is_reported() -> None:
     est = serve(concurrency=1, max_model_len=10_000_000, input_tokens=512, output_tokens=256)
-    assert any("max_model_len" in note for note in est.notes)
+    assert any("max_model_len" in note.text for note in est.notes)
 
 
 @pytest.mark.parametrize(
@@ -273,9 +273,9 @@ def test_the_concurrency_cap_is_vllms_default_for_the_gpu() -> None:
     the limit, so the cap is the default, and the note says which."""
     short = {"input_tokens": 32, "output_tokens": 32, "concurrency": 5000}
     h100 = serve(**short)
-    assert h100.max_concurrency == 1024 and "max_num_seqs default of 1024" in h100.notes[0]
+    assert h100.max_concurrency == 1024 and "max_num_seqs default of 1024" in h100.notes[0].text
     a100 = serve(cluster=Cluster(gpu=A100, gpus_per_node=8), **short)
-    assert a100.max_concurrency == 256 and "max_num_seqs default of 256" in a100.notes[0]
+    assert a100.max_concurrency == 256 and "max_num_seqs default of 256" in a100.notes[0].text
 
 
 def test_a_tiny_offered_load_still_needs_one_replica() -> None:

@@ -1,6 +1,6 @@
 """Fine-grained MoE decode at low concurrency is outside the serving estimator's validated range: published
 DeepSeek-V3/R1 measurements there read slower than the estimate, so those answers carry a warning
-(app/estimator/serving/rules.py `moe_low_concurrency_note`).
+(app/estimator/serving/rules.py `moe_low_concurrency_warning`).
 
 Measurements (DeepSeek-R1-0528 has DeepSeek-V3's architecture; FP8 weights; MLA cache of 512 + 64 values):
   [inferencex] the held-out cases of tests/estimator/serving_cases.py (SGLang v0.5.7, TP 8 on 8xH200, 1k/1k,
@@ -22,9 +22,10 @@ from app.estimator.serving import (
     MOE_VALIDATED_CONCURRENCY,
     ServingConfig,
     estimate_serving,
-    moe_low_concurrency_note,
+    moe_low_concurrency_warning,
 )
 from app.estimator.specs import Cluster
+from app.text import messages
 from tests.estimator.serving_cases import DEEPSEEK_MLA_VALUES, DEEPSEEK_V3, INFERENCEX_CASES, relative_error
 
 CEILING = 0.40
@@ -54,14 +55,15 @@ def test_published_low_concurrency_measurements_are_inside_the_warned_range(
     label: str, error: float, concurrency: float
 ) -> None:
     assert error < 0  # the estimate is optimistic here, which is what the warning says
-    assert moe_low_concurrency_note(DEEPSEEK_V3, concurrency) is not None
+    assert moe_low_concurrency_warning(DEEPSEEK_V3, concurrency) is not None
     if abs(error) > CEILING:
         assert concurrency <= MOE_VALIDATED_CONCURRENCY
 
 
 def test_the_warning_names_the_regime_and_the_published_figures() -> None:
-    note = moe_low_concurrency_note(DEEPSEEK_V3, 1)
-    assert note is not None
+    warning = moe_low_concurrency_warning(DEEPSEEK_V3, 1)
+    assert warning is not None
+    note = messages.warning(warning.code, warning.params)
     assert "256 small experts" in note and "not validated" in note
     assert "tt-inference-server#356" in note and "InferenceX#870" in note
 
@@ -81,4 +83,4 @@ def test_the_warning_names_the_regime_and_the_published_figures() -> None:
 def test_the_warning_covers_fine_grained_moe_at_low_concurrency_only(
     preset: str, concurrency: int, warned: bool
 ) -> None:
-    assert (moe_low_concurrency_note(get_preset(preset).model, concurrency) is not None) is warned
+    assert (moe_low_concurrency_warning(get_preset(preset).model, concurrency) is not None) is warned

@@ -86,7 +86,7 @@ from app.estimator.serving.rules import (
     KernelGap,
     check_fits,
     kernel_support,
-    moe_low_concurrency_note,
+    moe_low_concurrency_warning,
     validate_config,
 )
 from app.estimator.serving.simulation import (
@@ -126,7 +126,7 @@ __all__ = [
     "max_concurrency",
     "meets_at_peak",
     "mla_cache_values",
-    "moe_low_concurrency_note",
+    "moe_low_concurrency_warning",
     "offline_run_output_tokens_per_s",
     "peak_latency",
     "peak_latency_at",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from app.estimator.notes import Note
 from app.estimator.serving_levers import Speculation
 from app.estimator.serving_sim import DEFAULT_SEED, LoadLatency, Percentile
 from app.estimator.vocabulary import Batching, Engine, ServingPrecision, WeightFormat
@@ -105,7 +106,7 @@ class ServingEstimate:
     memory: ServingMemory
     gpus_per_replica: int
     bound: str  # "memory" or "compute" for the decode step at the operating point
-    notes: list[str] = field(default_factory=list)
+    notes: list[Note] = field(default_factory=list)  # codes with parameters (app/estimator/notes.py words them)
     # For requests_per_s: simulated latencies at the offered load and at its peak (serving_sim), seconds.
     latency: dict[str, LoadLatency] | None = None  # {"average": …, "peak": …}
     utilization: dict[str, float] | None = None  # offered ÷ what a replica completes at most, average and peak

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
+from app.estimator.notes import Note, note
 from app.estimator.serving.config import ServingConfig, ServingEstimate
 from app.estimator.serving.engines import _batched_tokens, _max_num_seqs, _request_overhead_s
 from app.estimator.serving.memo import _hardware, simulations
@@ -35,19 +36,26 @@ from app.estimator.serving.simulation import _Load, _load, _simulate, meets_at_p
 from app.estimator.serving.step import _Hardware
 from app.estimator.serving.waves import wave_point
 from app.estimator.serving_levers import check_draft
-from app.estimator.specs import Cluster, EstimatorError, ModelSpec
+from app.estimator.specs import Cluster, EstimatorError, GpuSpec, ModelSpec
 
 
-def _no_sequence_note(cfg: ServingConfig, cache_tokens: int, tp: int) -> str:
+def _no_sequence_note(cfg: ServingConfig, cache_tokens: int, tp: int) -> Note:
     """Why not even one sequence runs: no room for a cache at all, or a cache shorter than one sequence (under DP
     attention one rank's: a sequence lives on one rank)."""
     if cache_tokens <= 0:
-        return "the weights leave no room for one sequence's KV cache"
-    where = f"one rank of DP attention / EP {tp}" if cfg.dp_attention else f"TP {tp}"
-    return (
-        f"one sequence of {cfg.context_len:,} tokens does not fit: the KV cache holds {cache_tokens:,} tokens at "
-        f"{where}; shorten input_tokens + output_tokens (or max_model_len), or use more or larger GPUs"
-    )
+        return note("serving_no_kv_room")
+    code = "serving_sequence_too_long_dp" if cfg.dp_attention else "serving_sequence_too_long"
+    return note(code, context_len=cfg.context_len, tokens=cache_tokens, tp=tp)
+
+
+def _over_limit_note(cfg: ServingConfig, gpu: GpuSpec, wanted: int, limit: int) -> Note:
+    """More sequences asked than a replica runs: what caps them, the engine's max_num_seqs default or the KV cache."""
+    seqs = _max_num_seqs(cfg, gpu)
+    if limit == seqs and not cfg.max_num_seqs:
+        return note(
+            "serving_concurrency_over_seqs", wanted=wanted, limit=limit, engine=cfg.engine, seqs=seqs, gpu=gpu.name
+        )
+    return note("serving_concurrency_over_kv", wanted=wanted, limit=limit)
 
 
 def _closed_loop(model: ModelSpec, cfg: ServingConfig, hw: _Hardware, wanted: int, limit: int) -> tuple[_Point, _Point]:
@@ -118,13 +126,10 @@ def _estimate(
     sequence_tokens = sequence_kv_tokens(model, cfg, gpu, tp, pp)  # under DP attention one rank's
     limit = max_concurrency(model, cfg, gpu, tp, pp)
     held = held_sequences(model, cfg, gpu, tp, pp)  # under load, by the engine's KV rule (steers the load's figures)
-    notes: list[str] = []
+    notes: list[Note] = []
     if cfg.context_len > sequence_tokens and limit >= 1:
-        where = "one rank's KV cache holds (DP attention)" if cfg.dp_attention else "the KV cache holds"
-        notes.append(
-            f"max_model_len {cfg.context_len} exceeds the {sequence_tokens} tokens {where}: "
-            "the engine refuses to start; lower max_model_len or add GPUs"
-        )
+        code = "serving_max_model_len_over_dp" if cfg.dp_attention else "serving_max_model_len_over"
+        notes.append(note(code, context_len=cfg.context_len, tokens=sequence_tokens))
     gpus_per_replica = tp * pp
     judged = None
     if limit < 1:
@@ -134,16 +139,7 @@ def _estimate(
     else:
         wanted = cfg.concurrency if cfg.concurrency is not None else limit
         if wanted > limit:
-            seqs = _max_num_seqs(cfg, gpu)
-            why = (
-                f"{cfg.engine}'s max_num_seqs default of {seqs} on {gpu.name}"
-                if limit == seqs and not cfg.max_num_seqs
-                else "what its KV cache holds at these lengths"
-            )
-            notes.append(
-                f"concurrency {wanted} exceeds the {limit} sequences a replica runs ({why}): {limit} run and the "
-                "others wait for a slot before their prefill"
-            )
+            notes.append(_over_limit_note(cfg, gpu, wanted, limit))
         point, judged = _closed_loop(model, cfg, hw, wanted, limit)
     if point is None:
         zero = ServingEstimate(
@@ -160,9 +156,9 @@ def _estimate(
         # the SLO is judged at the peak: the replicas that carry requests_per_s × peak_factor within it
         needed = max(1, math.ceil(cfg.requests_per_s * cfg.peak_factor / capacity - 1e-9)) if capacity > 0 else None
         if point.requests_per_s * replicas < cfg.requests_per_s * (1 - 1e-3):
+            carried = point.requests_per_s * replicas
             notes.append(
-                f"{replicas} replica(s) carry at most {point.requests_per_s * replicas:.3g} requests/s "
-                f"of the {cfg.requests_per_s:g} offered"
+                note("serving_rate_over_capacity", replicas=replicas, carried=carried, offered=cfg.requests_per_s)
             )
     rps = point.requests_per_s * replicas
     tokens_per_s = rps * cfg.output_tokens
@@ -243,8 +239,9 @@ def _carried(result: ServingEstimate, cfg: ServingConfig, used: float) -> Servin
         return result
     rps = offered / used
     tokens = rps * cfg.output_tokens
-    note = f"{result.replicas} replica(s) carry about {rps:.3g} requests/s of the {offered:g} offered (saturated)"
+    saturated = note("serving_rate_saturated", replicas=result.replicas, carried=rps, offered=offered)
     return replace(
         result, requests_per_s=rps, output_tokens_per_s=tokens,
-        output_tokens_per_s_per_gpu=tokens / (result.replicas * result.gpus_per_replica), notes=[*result.notes, note],
+        output_tokens_per_s_per_gpu=tokens / (result.replicas * result.gpus_per_replica),
+        notes=[*result.notes, saturated],
     )  # fmt: skip

@@ -11,7 +11,7 @@ from app.estimator.serving.config import ServingConfig
 from app.estimator.serving.engines import _memory_fraction, engine_release
 from app.estimator.serving.memory import max_concurrency, sequence_kv_tokens, serving_memory
 from app.estimator.serving_levers import ENGINE_SPECULATION, MAX_SPECULATIVE_TOKENS, PREFIX_CACHING_ENGINES
-from app.estimator.specs import GIB, EstimatorError, GpuSpec, ModelSpec, require_choice
+from app.estimator.specs import GIB, EstimatorError, GpuSpec, ModelSpec, Warning_, require_choice
 from app.estimator.vocabulary import BATCHINGS, ENGINES, SERVING_PRECISIONS, WEIGHT_FORMATS
 
 # Fine-grained MoE at low concurrency is outside the validated range. The MoE speed cases of
@@ -32,20 +32,13 @@ MOE_VALIDATED_CONCURRENCY = 64  # sequences per replica at and below which the p
 MOE_LOW_CONCURRENCY_WARNING: Final = "moe_low_concurrency_unvalidated"
 
 
-def moe_low_concurrency_note(model: ModelSpec, concurrency: float) -> str | None:
-    """The warning text when a fine-grained MoE decodes at low concurrency (not validated; the estimate is
-    optimistic there), else None."""
+def moe_low_concurrency_warning(model: ModelSpec, concurrency: float) -> Warning_ | None:
+    """The warning (its code and figures: app/text/warning_words.py words them) when a fine-grained MoE decodes at low
+    concurrency (not validated; the estimate is optimistic there), else None."""
     if not model.is_moe or model.experts < FINE_GRAINED_MOE_EXPERTS or concurrency > MOE_VALIDATED_CONCURRENCY:
         return None
-    count = f"{concurrency:.3g}"
-    plural = "" if count == "1" else "s"  # as app/text/words.py `plurals` renders the catalog's "sequence(s)"
-    return (
-        f"{model.name} routes to {model.experts} small experts per layer: at {count} sequence{plural} in flight "
-        f"(at most {MOE_VALIDATED_CONCURRENCY}) decode is not validated and this time per token is optimistic. "
-        "Per-layer routing and grouped-GEMM kernels dominate there; published DeepSeek-V3/R1 FP8 measurements read "
-        "23-33 ms per token at one sequence (SGLang, 16xH100: tenstorrent/tt-inference-server#356; 8 GPUs: "
-        "sgl-project/sglang#2643) and 12.8 ms at 8 (SGLang v0.5.7, 8xH200: SemiAnalysisAI/InferenceX#870)"
-    )
+    params = {"model": model.name, "experts": model.experts, "concurrency": concurrency}
+    return Warning_(MOE_LOW_CONCURRENCY_WARNING, params | {"validated": MOE_VALIDATED_CONCURRENCY})
 
 
 def validate_config(cfg: ServingConfig) -> None:
