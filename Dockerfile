@@ -18,6 +18,6 @@ RUN pip install /tmp/src && rm -rf /tmp/src && mkdir -p data && chown app:app da
 
 USER app
 EXPOSE 8000
-# The app's own health check: /readyz on this port with a Host header TRUSTED_HOSTS allows (app/healthcheck.py).
-HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 CMD ["python", "-m", "app.healthcheck"]
+# The app's own health check: /readyz on this port with a Host header TRUSTED_HOSTS allows (app/entry/healthcheck.py).
+HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 CMD ["python", "-m", "app.entry.healthcheck"]
 CMD ["sh", "-c", "gpu-sizer migrate && gpu-sizer seed && gpu-sizer serve --workers 2"]

@@ -1,5 +1,5 @@
 """`python -m app …` and the `gpu-sizer` console script ([project.scripts] in pyproject.toml): the command line is
-app.cli.
+app.entry.cli.
 
 Nothing else is imported here at module level. `serve --workers N` starts each worker as a spawned process, and a
 spawned process imports the parent's main module (this one, as `__mp_main__`) before it runs anything, so before
@@ -12,7 +12,7 @@ import sys
 
 
 def main(argv: list[str] | None = None) -> int:
-    from app.cli import main as cli_main  # noqa: PLC0415 (a worker's import of this module stays light: see above)
+    from app.entry.cli import main as cli_main  # noqa: PLC0415 (a worker's import of this module stays light: see above)
 
     return cli_main(argv)
 

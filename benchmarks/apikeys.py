@@ -3,8 +3,8 @@ DATABASE_URL if set to PostgreSQL), one client, sequential requests. The same PO
 planner's cache after the first, so the key's work is most of the difference) alternates without and with a key,
 measured in the same run; then GET /quotes pages through the key's quotes. Prints p50/p95 per call.
 
-A key adds: the rate limiter's lookup of the key's HMAC (app.http.ratelimit), and the route's (app.deps), each an
-indexed read on a connection of its own, and at most once a minute the last-used write.
+A key adds: the rate limiter's lookup of the key's HMAC (app.http.ratelimit), and the route's (app.delivery.deps), each
+an indexed read on a connection of its own, and at most once a minute the last-used write.
 
     .venv/bin/python benchmarks/apikeys.py [--n 100]
 """

@@ -45,10 +45,10 @@ from starlette.datastructures import State
 from app.common.settings import Settings
 from app.db.engine import build_engine, build_sessionmaker
 from app.db.migrate import upgrade
-from app.deps import get_session
-from app.main import configure_process, create_app
+from app.delivery.deps import get_session
+from app.entry.main import configure_process, create_app
+from app.entry.seed import seed_database
 from app.quotes.documents import PdfRenderer
-from app.seed import seed_database
 from tests import tracing
 from tests.hub_server import StandInHub, stand_in_hub
 

@@ -8,7 +8,7 @@ import functools
 from typing import Any
 
 from app.common.settings import Settings
-from app.main import create_app
+from app.entry.main import create_app
 
 
 def openapi_document(**overrides: Any) -> dict[str, Any]:

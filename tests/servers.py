@@ -34,7 +34,7 @@ from sqlalchemy.engine import make_url
 
 from app.db.engine import build_engine, build_sessionmaker
 from app.db.migrate import upgrade
-from app.seed import seed_database
+from app.entry.seed import seed_database
 from tests.conftest import require_backend_url
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from app import cli
 from app.common.settings import Settings
+from app.entry import cli
 from tests.servers import ROOT, LiveServerFactory, migrate_and_seed
 
 BUSY_LOOPS = 2  # processes spinning on the server's core: each worker then gets about a quarter of it

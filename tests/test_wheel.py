@@ -104,7 +104,7 @@ def test_installed_wheel_migrates_seeds_and_serves_pages_css_and_a_pdf(
 def test_the_health_check_passes_on_a_live_server_and_fails_without_one(
     installed: Path, tmp_path: Path, live_server_factory: LiveServerFactory
 ) -> None:
-    """The image's HEALTHCHECK (`python -m app.healthcheck`), with TRUSTED_HOSTS naming only a public name."""
+    """The image's HEALTHCHECK (`python -m app.entry.healthcheck`), with TRUSTED_HOSTS naming only a public name."""
     env = {
         "DATABASE_URL": f"sqlite:///{tmp_path / 'health.db'}",
         "PORT": str(free_port()),
@@ -112,7 +112,7 @@ def test_the_health_check_passes_on_a_live_server_and_fails_without_one(
     }
     python = str(installed / "python")
     _run([str(installed / "gpu-sizer"), "migrate"], cwd=tmp_path, env=env)
-    down = subprocess.run([python, "-m", "app.healthcheck"], cwd=tmp_path, env={**os.environ, **env}, timeout=30)
+    down = subprocess.run([python, "-m", "app.entry.healthcheck"], cwd=tmp_path, env={**os.environ, **env}, timeout=30)
     assert down.returncode == 1
     serve = [str(installed / "gpu-sizer"), "serve"]
     with live_server_factory(
@@ -120,4 +120,4 @@ def test_the_health_check_passes_on_a_live_server_and_fails_without_one(
     ) as live:
         base = live.base
         assert httpx.get(f"{base}/readyz", timeout=10).status_code == 400  # 127.0.0.1 is not a served name
-        _run([python, "-m", "app.healthcheck"], cwd=tmp_path, env=env)
+        _run([python, "-m", "app.entry.healthcheck"], cwd=tmp_path, env=env)

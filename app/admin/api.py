@@ -31,7 +31,7 @@ from app.admin.schemas import (
 )
 from app.apikeys import service as apikeys_service
 from app.apikeys.schemas import ApiKeyCreate, ApiKeyIssued, ApiKeyOut
-from app.deps import SessionDep, UnitOfWorkRoute
+from app.delivery.deps import SessionDep, UnitOfWorkRoute
 from app.estimator.vocabulary import QuoteStatus, SkuStatus
 from app.quotes import service as quotes_service
 from app.quotes.schemas import QuoteList, QuoteOut

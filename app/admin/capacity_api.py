@@ -12,7 +12,7 @@ from app.admin import capacity_editing, examples
 from app.admin.api import EDIT_RESPONSES, Region, SkuId, admin_api_router
 from app.admin.capacity_schemas import HoldIn, HoldOut, RegionUseOut
 from app.admin.deps import ROW_ID_MAX, AdminDep
-from app.deps import SessionDep
+from app.delivery.deps import SessionDep
 
 router = admin_api_router()
 FirstDay = Annotated[date, Path(description="The hold's first day (YYYY-MM-DD)", examples=["2027-01-04"])]

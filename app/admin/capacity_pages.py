@@ -13,7 +13,7 @@ from app.admin import capacity_editing
 from app.admin.capacity_schemas import HoldIn, MonthUseOut, RegionUseOut
 from app.admin.deps import AdminDep, require_admin
 from app.admin.pages import SkuEditDep, _page
-from app.deps import SessionDep, UnitOfWorkRoute
+from app.delivery.deps import SessionDep, UnitOfWorkRoute
 from app.text.i18n import Translator, negotiate
 
 router = APIRouter(

@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session
 from app.admin import service
 from app.admin.models import AdminSession, AdminUser
 from app.common.errors import Forbidden, Unauthorized
-from app.deps import SessionDep
+from app.delivery.deps import SessionDep
 from app.text.i18n_admin import ADMIN_EN
 
 SESSION_COOKIE = "gpu_sizer_admin"
@@ -150,7 +150,7 @@ def _authenticate(
 
 def is_admin(request: Request, session: Session) -> bool:
     """Whether a request outside /admin carries an active admin's API token or live browser session (no
-    CSRF check: only safe requests ask). Installed as app.deps.ADMIN_CHECK for GET /quotes."""
+    CSRF check: only safe requests ask). Installed as app.delivery.deps.ADMIN_CHECK for GET /quotes."""
     scheme, _, token = request.headers.get("authorization", "").partition(" ")
     if scheme.lower() == "bearer" and token.strip():
         row = service.resolve_token(session, token=token.strip())

@@ -17,7 +17,7 @@ from app.admin.pages import FormDep, _confirmed, _page, _refusal, revoke_confirm
 from app.apikeys import service as apikeys_service
 from app.apikeys.schemas import DEFAULT_RATE_LIMIT_PER_MINUTE, ApiKeyCreate
 from app.common.errors import AppError
-from app.deps import SessionDep, UnitOfWorkRoute
+from app.delivery.deps import SessionDep, UnitOfWorkRoute
 from app.estimator.vocabulary import API_SCOPES
 from app.text.i18n import Translator, negotiate
 

@@ -38,7 +38,7 @@ from app.admin.schemas import AddonIn, AvailabilityIn, PriceCreate, SkuCreate, S
 from app.catalog import repository as catalog_repository
 from app.catalog.zone import catalog_zone
 from app.common.errors import AppError, InvalidInput, TooManyRequests, in_language
-from app.deps import SessionDep, UnitOfWorkRoute
+from app.delivery.deps import SessionDep, UnitOfWorkRoute
 from app.estimator.vocabulary import QUOTE_STATUSES, RENTAL_UNITS, SKU_STATUSES, TERMS, QuoteStatus
 from app.quotes import service as quotes_service
 from app.text.field_words import pydantic_message

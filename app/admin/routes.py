@@ -10,7 +10,7 @@ from fastapi.responses import RedirectResponse, Response
 from app.admin import api, capacity_api, capacity_pages, key_pages, pages, webhooks_api, webhooks_pages
 from app.admin.deps import API_PREFIX, LoginRequired, is_admin
 from app.common.errors import Forbidden, NotFound, app_error_answer, handler_of
-from app.deps import ADMIN_CHECK
+from app.delivery.deps import ADMIN_CHECK
 from app.text.i18n import Translator, negotiate
 from app.text.templating import templates
 

@@ -13,7 +13,7 @@ from app.admin import webhooks as admin_webhooks
 from app.admin.api import admin_api_router
 from app.admin.deps import NO_STORE, ROW_ID_MAX, AdminDep, Principal
 from app.common.settings import Settings
-from app.deps import SessionDep, SettingsDep
+from app.delivery.deps import SessionDep, SettingsDep
 from app.webhooks import schemas as hooks, service
 from app.webhooks.models import DeliveryStatus
 

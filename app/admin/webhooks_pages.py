@@ -14,7 +14,7 @@ from app.admin import webhooks as admin_webhooks
 from app.admin.deps import NO_STORE, ROW_ID_MAX, AdminDep, Principal, RowId, require_admin
 from app.admin.pages import _page as admin_page, _refusal
 from app.common.errors import AppError
-from app.deps import SessionDep, SettingsDep, UnitOfWorkRoute
+from app.delivery.deps import SessionDep, SettingsDep, UnitOfWorkRoute
 from app.webhooks import service
 from app.webhooks.models import EVENT_TYPES, DeliveryStatus
 from app.webhooks.schemas import EndpointIn, EndpointPatch

@@ -4,7 +4,7 @@ from fastapi import APIRouter
 
 from app.catalog import service
 from app.catalog.schemas import GpuOut, SkuOut
-from app.deps import SessionDep, UnitOfWorkRoute
+from app.delivery.deps import SessionDep, UnitOfWorkRoute
 
 router = APIRouter(prefix="/catalog", tags=["catalog"], route_class=UnitOfWorkRoute)
 

@@ -6,7 +6,7 @@ from fastapi import APIRouter, Body, Request
 
 from app.api import examples
 from app.api.responses import HUB, PROBLEM
-from app.deps import SessionDep, SettingsDep, UnitOfWorkRoute
+from app.delivery.deps import SessionDep, SettingsDep, UnitOfWorkRoute
 from app.hub.service import with_hub_config
 from app.planner import service
 from app.planner.schemas import EstimateIn, EstimateOut, ScalingIn, ScalingOut

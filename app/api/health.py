@@ -7,7 +7,7 @@ from fastapi.responses import JSONResponse
 
 from app.common.errors import problem
 from app.db.engine import DatabaseUnavailable, check_connection
-from app.deps import UnitOfWorkRoute
+from app.delivery.deps import UnitOfWorkRoute
 
 router = APIRouter(tags=["health"], route_class=UnitOfWorkRoute)
 # A database that has not answered by then is as good as down to a load balancer: the connect timeout

@@ -17,7 +17,7 @@ from app.api.responses import HUB, KEY_RESPONSES, PROBLEM
 from app.apikeys import service as apikeys_service
 from app.apikeys.service import Principal
 from app.common.settings import Settings
-from app.deps import (
+from app.delivery.deps import (
     SessionDep,
     SettingsDep,
     UnitOfWorkRoute,

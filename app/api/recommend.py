@@ -7,7 +7,7 @@ from fastapi import APIRouter, Body, Depends
 from app.api import examples
 from app.api.responses import HUB, KEY_RESPONSES, PROBLEM
 from app.apikeys.service import Principal
-from app.deps import SessionDep, SettingsDep, UnitOfWorkRoute, optional_scope
+from app.delivery.deps import SessionDep, SettingsDep, UnitOfWorkRoute, optional_scope
 from app.hub.service import with_hub_config
 from app.planner import service
 from app.planner.schemas import RecommendIn, RecommendOut

@@ -80,7 +80,7 @@ def _lookup_hash(key: str | None, secret: str) -> str | None:
 def _secret(session: Session, secret: str | None) -> str:
     if secret is not None:
         return secret
-    settings = session.info.get(SETTINGS)  # the request's settings (app.deps.get_session)
+    settings = session.info.get(SETTINGS)  # the request's settings (app.delivery.deps.get_session)
     return (settings if isinstance(settings, Settings) else get_settings()).api_key_secret.get_secret_value()
 
 

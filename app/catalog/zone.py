@@ -17,7 +17,8 @@ from app.db.engine import SETTINGS
 
 
 def catalog_zone(session: Session | None = None) -> ZoneInfo:
-    """The catalog's timezone: the request's settings (app.deps puts them on its session), else the process's."""
+    """The catalog's timezone: the request's settings (app.delivery.deps puts them on its session), else the
+    process's."""
     settings = session.info.get(SETTINGS) if session is not None else None
     if not isinstance(settings, Settings):
         settings = get_settings()

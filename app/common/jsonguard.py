@@ -1,6 +1,6 @@
 """Bounds on a JSON document the service reads, whoever sent it: nested at most MAX_JSON_DEPTH deep,
 finite numbers only (none beyond what a 64-bit float holds), no NUL characters, and a bounded count of
-arrays, objects and values. Request bodies pass through it (app.bodies, off the event loop), and so does
+arrays, objects and values. Request bodies pass through it (app.delivery.bodies, off the event loop), and so does
 a config.json read from the Hugging Face Hub (app.hub): free-form JSON has no schema to carry these
 rules, PostgreSQL refuses NUL in text, Python's parser reads `NaN`, `Infinity` and `1e400` as numbers
 (and a 400-digit literal as an int no float can hold), and deep nesting costs recursion in every layer

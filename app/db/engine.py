@@ -80,9 +80,9 @@ def build_engine(url: str, limits: ServerLimits | None = None) -> Engine:
     return engine
 
 
-# Session.info key: the time.monotonic() by which a request's waits on locks must end (set by app.deps).
+# Session.info key: the time.monotonic() by which a request's waits on locks must end (set by app.delivery.deps).
 LOCK_DEADLINE = "lock_deadline"
-# Session.info keys app.deps.get_session sets for limits counted per client below the routes (app.hub's new
+# Session.info keys app.delivery.deps.get_session sets for limits counted per client below the routes (app.hub's new
 # Hub ids, app.quotes' new quotes): the client's address, and the app's settings for those limits' values.
 CLIENT = "client"
 SETTINGS = "settings"

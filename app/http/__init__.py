@@ -3,7 +3,7 @@
 Outermost first: observability (request id, access log, metrics, last-resort 500) → security
 headers → trusted hosts → CORS → body read timeout → body size limit → body budget per client → rate limit →
 the planner's share per client → request hygiene (NUL characters in the path and query) → the app's routes, which
-parse and check their body off the event loop (app.bodies).
+parse and check their body off the event loop (app.delivery.bodies).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ site's HTML error page for a browser on a page).
 
 A request's body is not read here: that would cost every path, those no route matches too, and a JSON
 body's checks cost CPU in proportion to its size. The route that takes a body checks it off the event
-loop as it reads it (app.bodies), after the body budget and the rate limit.
+loop as it reads it (app.delivery.bodies), after the body budget and the rate limit.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from starlette.types import Receive, Scope, Send
 
 from app.common.errors import http_problem
 from app.common.jsonguard import NO_NUL, Refusal
-from app.error_pages import error_page, wants_html
+from app.delivery.error_pages import error_page, wants_html
 from app.http.asgi import HttpMiddleware
 
 

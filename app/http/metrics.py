@@ -22,7 +22,7 @@ from prometheus_client import (
 from sqlalchemy import Engine
 from sqlalchemy.pool import QueuePool
 
-from app.deps import UnitOfWorkRoute
+from app.delivery.deps import UnitOfWorkRoute
 
 REQUESTS = Counter("http_requests_total", "HTTP requests answered", ["method", "route", "status"])
 LATENCY = Histogram(

@@ -18,7 +18,7 @@ from starlette.routing import Match, Mount, Route
 from starlette.types import Message, Receive, Scope, Send
 
 from app.common.errors import internal_error_response
-from app.deps import ARRIVED_AT
+from app.delivery.deps import ARRIVED_AT
 from app.http.asgi import HttpMiddleware
 from app.http.metrics import LATENCY, REQUESTS, observe_pool
 from app.http.security import SECURITY_HEADERS
@@ -56,7 +56,8 @@ class ObservabilityMiddleware(HttpMiddleware):
     async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         request_id = _request_id(scope)
         scope.setdefault("state", {})["request_id"] = request_id
-        scope["state"][ARRIVED_AT] = time.monotonic()  # a request's lock waits end by a time from here (app.deps)
+        # a request's lock waits end by a time from here (app.delivery.deps)
+        scope["state"][ARRIVED_AT] = time.monotonic()
         started_at = time.perf_counter()
         status = 500
         response_started = False

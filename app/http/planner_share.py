@@ -22,7 +22,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.apikeys import service as apikeys_service
 from app.common.errors import http_problem
-from app.error_pages import error_page, wants_html
+from app.delivery.error_pages import error_page, wants_html
 from app.http.ratelimit import entries, match
 
 RETRY_AFTER_S = 1  # a search ends within PLANNER_TIME_BUDGET_MS (3 s); most in well under a second

@@ -29,7 +29,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.apikeys import service as apikeys_service
 from app.common.errors import http_problem
-from app.error_pages import error_page, wants_html
+from app.delivery.error_pages import error_page, wants_html
 from app.http.metrics import RATE_LIMITED
 from app.ratelimit.service import Decision, RateLimiter
 

@@ -3,13 +3,13 @@
 Stateless, with JSON answers: each POST carries its JSON-RPC message and gets its answer in the response, and
 no MCP session lives in a worker process, so any worker of `serve --workers N` answers any request (a session
 held in one process would be unknown to the others). The SDK's session manager runs in the app's lifespan
-(`lifespan` here, entered by app.main).
+(`lifespan` here, entered by app.entry.main).
 
 A request reaches the SDK only after what every route of the app passes: the middleware of app.http (the body
 size limit, the body budget per client, the rate limit under the `/mcp` entry of RATE_LIMIT_PATHS, which counts
 a keyed request against its key), then its body parsed and checked off the event loop within app.common.jsonguard's
-bounds, as app.bodies does for the JSON API (422 naming the field), then its API key: every message needs a live
-key (`Authorization: Bearer gsk_…`, app.apikeys), and a `tools/call` the scope its tool needs (TOOLS: `recommend`
+bounds, as app.delivery.bodies does for the JSON API (422 naming the field), then its API key: every message needs
+a live key (`Authorization: Bearer gsk_…`, app.apikeys), and a `tools/call` the scope its tool needs (TOOLS: `recommend`
 for list_models, list_skus, estimate and recommend, `quotes:write` for create_quote, `quotes:read` for
 get_quote). A refusal is the API's 401 or 403 problem+json, the same whether the key is wrong, revoked or expired.
 """
@@ -35,7 +35,7 @@ from app.apikeys import service as apikeys_service
 from app.apikeys.service import Principal
 from app.common.errors import Forbidden
 from app.db.engine import SETTINGS
-from app.deps import UnitOfWorkRoute
+from app.delivery.deps import UnitOfWorkRoute
 from app.estimator.vocabulary import API_SCOPES, ApiScope
 from app.mcp.server import Caller, build_server
 from app.mcp.tools import TOOLS
@@ -117,7 +117,8 @@ async def mcp(request: Request) -> Response:
     """Streamable HTTP (docs/integrations.md#mcp). Not in OpenAPI: a JSON-RPC endpoint whose schemas are MCP's
     (the tools' own are in `tools/list`). GET and DELETE have nothing to serve without MCP sessions: 405."""
     try:
-        message = await request.json()  # app.bodies: parsed and checked off the event loop, 422 naming the field
+        # app.delivery.bodies: parsed and checked off the event loop, 422 naming the field
+        message = await request.json()
     except ValueError:  # not JSON: the SDK answers with its JSON-RPC parse error, once the key is checked
         message = None
     setattr(request.state, PRINCIPAL, await to_thread.run_sync(authorize, request, message))

@@ -32,7 +32,7 @@ from app.estimator.vocabulary import ApiScope
 from app.mcp.tools import TOOLS, Tool, as_text, input_schema, now, output_schema, problem, problem_of, run_tool
 
 SERVER_NAME = "gpu-sizer"
-SERVER_VERSION = "0.1.0"  # the service's version, as pyproject.toml and app.main name it
+SERVER_VERSION = "0.1.0"  # the service's version, as pyproject.toml and app.entry.main name it
 INSTRUCTIONS = (
     "Sizes, plans and quotes GPU servers for training, fine-tuning and serving large language models. "
     "Call recommend with a workload (a model preset from list_models, a task, tokens), then create_quote with "

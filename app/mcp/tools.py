@@ -186,7 +186,7 @@ def run_tool(
     body = tool.input.model_validate(dict(arguments))
     session = open_session()
     session.info.update({CLIENT: client, SETTINGS: settings})
-    if settings.db_lock_timeout_ms > 0:  # as app.deps.get_session: lock waits end within the request's budget
+    if settings.db_lock_timeout_ms > 0:  # as app.delivery.deps.get_session: lock waits end within the request's budget
         session.info[LOCK_DEADLINE] = arrived_at + settings.db_lock_timeout_ms / 1000
     try:
         result = tool.run(Call(session, settings, open_session, organisation), body)

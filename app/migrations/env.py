@@ -11,7 +11,7 @@ from sqlalchemy import Connection
 
 from app.common.settings import get_settings
 from app.db.engine import build_engine
-from app.models import target_metadata
+from app.entry.models import target_metadata
 
 config = context.config
 

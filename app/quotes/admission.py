@@ -30,7 +30,7 @@ def request_hash(data: QuoteCreate) -> str:
 
 def count_new_quote(session: Session) -> None:
     """One new quote, counted against the client's QUOTES_PER_MINUTE (the settings and client address the
-    request's session carries: app.deps.get_session); past it 429 with Retry-After.
+    request's session carries: app.delivery.deps.get_session); past it 429 with Retry-After.
 
     Counted in the quote's own transaction, once it is certain to be written (its number taken, no twin found under
     the number's lock): the count commits with the quote, and a request that replays a concurrent twin's quote, or

@@ -30,8 +30,8 @@ from app.capacity.service import CapacityTaken
 from app.catalog.schemas import SkuOut
 from app.catalog.service import public_skus
 from app.common.errors import BadGateway, Conflict, InvalidInput, ServiceUnavailable
-from app.deps import SessionDep, SettingsDep
-from app.error_pages import WebRoute, error_page, wants_html
+from app.delivery.deps import SessionDep, SettingsDep
+from app.delivery.error_pages import WebRoute, error_page, wants_html
 from app.estimator.presets import list_presets
 from app.estimator.specs import EstimatorError
 from app.hub.service import with_hub_config

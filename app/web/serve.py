@@ -24,8 +24,8 @@ from sqlalchemy.orm import Session
 
 from app.common.errors import BadGateway, InvalidInput, ServiceUnavailable
 from app.common.settings import Settings
-from app.deps import SessionDep, SettingsDep
-from app.error_pages import WebRoute, error_page
+from app.delivery.deps import SessionDep, SettingsDep
+from app.delivery.error_pages import WebRoute, error_page
 from app.estimator.presets import list_presets
 from app.estimator.specs import EstimatorError
 from app.estimator.vocabulary import ENGINES, SERVING_PRECISIONS, WEIGHT_FORMATS

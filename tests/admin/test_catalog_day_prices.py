@@ -120,7 +120,7 @@ def test_an_imported_price_dated_by_a_day_is_the_catalogs_day(client: TestClient
 @pytest.fixture()
 def los_angeles(app_settings: Settings, db: Session) -> Iterator[TestClient]:
     """A client of the app with CATALOG_TIMEZONE America/Los_Angeles, on the test's session (given the settings as
-    app.deps.get_session gives a request's)."""
+    app.delivery.deps.get_session gives a request's)."""
     settings = app_settings.model_copy(update={"catalog_timezone": "America/Los_Angeles"})
     db.info[SETTINGS] = settings
     try:

@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 
 from app.__main__ import main
 from app.common.settings import Settings
-from app.main import create_app
+from app.entry.main import create_app
 
 ROOT = Path(__file__).resolve().parents[2]
 

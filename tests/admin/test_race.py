@@ -13,7 +13,7 @@ from app.admin import catalog_editing, service
 from app.admin.schemas import SkuPatch
 from app.common.errors import Conflict
 from app.db.engine import build_engine, build_sessionmaker
-from app.seed import seed_database
+from app.entry.seed import seed_database
 from tests.conftest import BACKENDS
 from tests.servers import migrated_database
 

@@ -11,10 +11,10 @@ from sqlalchemy import create_engine, inspect, select, text
 from sqlalchemy.orm import Session
 
 from app.db.migrate import downgrade, upgrade
+from app.entry.seed import seed_database
 from app.quotes import service as quotes_service
 from app.quotes.models import Quote
 from app.quotes.schemas import QuoteCreate
-from app.seed import seed_database
 from tests.conftest import BACKENDS
 from tests.quotes.helpers import a100_body
 from tests.servers import scratch_database

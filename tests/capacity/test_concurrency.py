@@ -19,7 +19,7 @@ from app.catalog.repository import get_sku_by_slug
 from app.common.settings import DEV_API_KEY_SECRET
 from app.db.engine import build_engine, build_sessionmaker
 from app.db.migrate import upgrade
-from app.seed import seed_database
+from app.entry.seed import seed_database
 from tests.conftest import BACKENDS
 from tests.servers import LiveServerFactory, released_together, scratch_database
 

@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 from app.catalog.models import GpuType, Sku, SkuPrice, TermDiscount
 from app.catalog.pricing import sku_pricing
 from app.catalog.repository import get_sku_by_slug
-from app.seed import seed_database
+from app.entry.seed import seed_database
 from tests.factories import new_price
 
 

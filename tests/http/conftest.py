@@ -13,8 +13,8 @@ from pydantic import Field
 from app.common.errors import NotFound
 from app.common.schemas import RequestModel
 from app.common.settings import Settings
-from app.deps import UnitOfWorkRoute
-from app.main import create_app
+from app.delivery.deps import UnitOfWorkRoute
+from app.entry.main import create_app
 from tests.conftest import served_app
 
 

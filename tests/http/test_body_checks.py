@@ -1,5 +1,5 @@
 """Request bodies are checked after the route is matched, off the event loop, within a bounded cost, and
-within a per-client budget of bytes (app.bodies, app.common.jsonguard, app.http.body_limit)."""
+within a per-client budget of bytes (app.delivery.bodies, app.common.jsonguard, app.http.body_limit)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from fastapi.testclient import TestClient
 from app.common import jsonguard
 from app.common.jsonguard import MAX_JSON_CONTAINERS, MAX_JSON_VALUES, Refusal, parse_body
 from app.common.settings import Settings
-from app.deps import UnitOfWorkRoute
+from app.delivery.deps import UnitOfWorkRoute
 from app.http import body_limit
 from app.http.body_limit import BodyBudget
 from tests.http.conftest import probe_app
@@ -154,8 +154,8 @@ def test_the_budget_renews_each_window_and_counts_each_client_apart() -> None:
 
 
 def test_every_route_of_the_app_reads_its_body_through_the_checks() -> None:
-    from app.bodies import CheckedBodyRoute
-    from app.main import create_app
+    from app.delivery.bodies import CheckedBodyRoute
+    from app.entry.main import create_app
     from tests.http.test_rate_limited_routes import _endpoints
 
     app = create_app(Settings(database_url="sqlite://", env="test", metrics_enabled=True))

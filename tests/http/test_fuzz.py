@@ -33,8 +33,8 @@ from sqlalchemy.orm import Session
 
 from app.admin import service as admin_service
 from app.common.settings import Settings
-from app.deps import get_session
-from app.main import create_app
+from app.delivery.deps import get_session
+from app.entry.main import create_app
 
 FUZZ_EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "10"))
 # What the campaign found in routes owned by other domains, reported to their owners: expected to

@@ -133,7 +133,7 @@ def test_limiter_counts_in_process_while_the_database_is_down() -> None:
 def test_real_compute_endpoints_and_login_are_rate_limited(
     database_url: str, limiter_engine: Engine, client_host: str
 ) -> None:
-    from app.main import create_app
+    from app.entry.main import create_app
     from tests.http.examples import ESTIMATE_BODY
 
     settings = Settings(database_url=database_url, env="test", rate_limit_per_minute=2)
@@ -151,7 +151,7 @@ def test_real_compute_endpoints_and_login_are_rate_limited(
 def test_wizard_pages_that_run_the_planner_are_rate_limited_on_get(
     database_url: str, limiter_engine: Engine, client_host: str
 ) -> None:
-    from app.main import create_app
+    from app.entry.main import create_app
 
     settings = Settings(database_url=database_url, env="test", rate_limit_per_minute=2)
     results = "/results?preset=llama-2-7b&task=lora&lang=en"

@@ -25,7 +25,7 @@ from app.common.errors import PROBLEM_BASE
 from app.common.settings import Settings
 from app.db.engine import build_engine, build_sessionmaker
 from app.db.migrate import upgrade
-from app.seed import seed_database
+from app.entry.seed import seed_database
 from tests.servers import LiveServerFactory, free_port
 
 PG_BINARIES = sorted(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"))

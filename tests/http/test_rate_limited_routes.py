@@ -9,8 +9,8 @@ from collections.abc import Iterator
 import pytest
 
 from app.common.settings import Settings
+from app.entry.main import create_app
 from app.http.ratelimit import RateLimitMiddleware
-from app.main import create_app
 
 UNSAFE = {"POST", "PUT", "PATCH", "DELETE"}
 # Unsafe routes allowed without a limit: none.

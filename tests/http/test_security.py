@@ -7,8 +7,8 @@ import re
 from fastapi.testclient import TestClient
 
 from app.common.settings import Settings
+from app.entry.main import create_app
 from app.http.security import CONTENT_SECURITY_POLICY
-from app.main import create_app
 
 EXPECTED_CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "

@@ -286,7 +286,7 @@ def _all_routes(routes: list) -> Iterator:
 
 
 def _uses_session(dependant: object) -> bool:
-    from app.deps import get_session
+    from app.delivery.deps import get_session
 
     return getattr(dependant, "call", None) is get_session or any(
         _uses_session(sub) for sub in getattr(dependant, "dependencies", [])
@@ -298,8 +298,8 @@ def test_every_route_with_a_session_ends_its_unit_of_work_in_its_own_thread() ->
     from fastapi.routing import APIRoute
 
     from app.common.settings import Settings
-    from app.deps import UnitOfWorkRoute
-    from app.main import create_app
+    from app.delivery.deps import UnitOfWorkRoute
+    from app.entry.main import create_app
 
     routes = [r for r in _all_routes(create_app(Settings(env="test")).routes) if isinstance(r, APIRoute)]
     with_session = [route for route in routes if _uses_session(route.dependant)]

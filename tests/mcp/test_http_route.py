@@ -17,8 +17,8 @@ from sqlalchemy.exc import OperationalError
 from app.common.errors import Conflict, NotFound
 from app.common.settings import Settings
 from app.db.engine import DatabaseUnavailable, build_engine
+from app.entry.main import create_app
 from app.estimator.specs import EstimatorError
-from app.main import create_app
 from app.mcp.http import required_scopes
 from app.mcp.server import build_server
 from app.mcp.tools import TOOLS, input_schema, output_schema, problem_of

@@ -12,7 +12,7 @@ from fastapi import APIRouter
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
-from app.error_pages import WebRoute
+from app.delivery.error_pages import WebRoute
 
 HTML = {"accept": "text/html,application/xhtml+xml"}
 LORA_7B = "preset=llama-2-7b&task=lora"

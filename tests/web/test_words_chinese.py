@@ -18,7 +18,7 @@ from pypdf import PdfReader
 from sqlalchemy.orm import Session
 
 from app.api.examples import ESTIMATE
-from app.error_pages import WebRoute
+from app.delivery.error_pages import WebRoute
 from app.text import messages
 from tests.web.test_serve_chinese import allowed_names, english_runs
 from tests.web.test_training_chinese import TRAINING_NAMES

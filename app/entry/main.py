@@ -13,11 +13,11 @@ from fastapi.staticfiles import StaticFiles
 
 from app.admin.routes import install_admin
 from app.api import catalog, estimate, health, quotes, recommend
-from app.bodies import body_check_limiter
 from app.common.errors import install_error_handlers
 from app.common.settings import Settings, get_settings
 from app.db.engine import ServerLimits, build_engine, build_sessionmaker
-from app.error_pages import install_html_error_pages
+from app.delivery.bodies import body_check_limiter
+from app.delivery.error_pages import install_html_error_pages
 from app.http import install_middleware, metrics as metrics_api
 from app.http.docs import install_docs
 from app.http.logging import configure_logging
@@ -30,7 +30,7 @@ from app.quotes.expiry import expire_due
 from app.web import routes as web_routes, serve as web_serve
 from app.webhooks import worker as webhooks_worker
 
-STATIC_DIR = Path(__file__).resolve().parent / "static"  # package data: shipped in the wheel
+STATIC_DIR = Path(__file__).resolve().parents[1] / "static"  # app/static, package data: shipped in the wheel
 DESCRIPTION = (
     "Sizes GPU servers for training, fine-tuning and serving large language models: per-GPU memory, "
     "parallel plans, speed, cost and quotes. Money is a decimal string with an ISO 4217 currency code; "
@@ -106,7 +106,7 @@ def _default_app() -> FastAPI:
 
 
 def __getattr__(name: str) -> FastAPI:
-    """`app.main:app` for uvicorn: built from the environment on first access, not at import."""
+    """`app.entry.main:app` for uvicorn: built from the environment on first access, not at import."""
     if name == "app":
         return _default_app()
     raise AttributeError(name)

@@ -1,4 +1,4 @@
-"""`python -m app.healthcheck`: the container's health check. It asks this server's /readyz (200 once
+"""`python -m app.entry.healthcheck`: the container's health check. It asks this server's /readyz (200 once
 the app and its database answer) on 127.0.0.1:$PORT with a Host header that TRUSTED_HOSTS lets through,
 and exits 0 or 1. Standard library only, so it costs a few milliseconds every interval (the slim image
 has no curl, and importing the app would cost a second)."""

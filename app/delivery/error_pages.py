@@ -18,7 +18,7 @@ from fastapi import FastAPI, Request, Response
 from fastapi.exceptions import RequestValidationError
 from starlette.responses import HTMLResponse
 
-from app.deps import UnitOfWorkRoute
+from app.delivery.deps import UnitOfWorkRoute
 from app.text.i18n import Translator, negotiate
 from app.text.templating import templates
 

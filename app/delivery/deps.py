@@ -24,9 +24,9 @@ from sqlalchemy.orm import Session
 
 from app.apikeys import service as apikeys_service
 from app.apikeys.service import Principal
-from app.bodies import CheckedBodyRoute
 from app.common.settings import Settings
 from app.db.engine import CLIENT, LOCK_DEADLINE, SETTINGS
+from app.delivery.bodies import CheckedBodyRoute
 from app.estimator.vocabulary import ApiScope
 
 REQUEST_SESSION = "request_session"  # marks (in Session.info) the sessions the unit of work ends
@@ -55,7 +55,7 @@ def get_session(request: Request) -> Iterator[Session]:
 
 
 def get_app_settings(request: Request) -> Settings:
-    settings: Settings = request.app.state.settings  # set by create_app (app.main)
+    settings: Settings = request.app.state.settings  # set by create_app (app.entry.main)
     return settings
 
 
@@ -122,7 +122,7 @@ async def _off_the_loop(function: Callable[..., None], sessions: list[Session], 
 
 class UnitOfWorkRoute(CheckedBodyRoute):
     """The route class of every router: the endpoint's sessions commit in the endpoint's own thread, and
-    its body is parsed and checked off the event loop (app.bodies)."""
+    its body is parsed and checked off the event loop (app.delivery.bodies)."""
 
     def __init__(self, path: str, endpoint: Callable[..., Any], **kwargs: Any) -> None:
         super().__init__(path, unit_of_work(endpoint), **kwargs)

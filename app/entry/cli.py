@@ -18,11 +18,11 @@ from app.admin.cli import ADMIN_COMMANDS, add_admin_commands, run_admin_command
 from app.common.settings import Settings
 from app.db.engine import DatabaseUnavailable, build_engine, build_sessionmaker, check_connection
 from app.db.migrate import revisions, upgrade
+from app.entry.seed import seed_database
 from app.mcp.stdio import serve_stdio
 from app.planner.cli import add_recommend_command, run_recommend_command
 from app.quotes.expiry import expire_due
 from app.reference.cli import add_rate_command, run_rate_command
-from app.seed import seed_database
 from app.text.field_words import plain_message
 from app.webhooks.worker import DeliveryWorker, WorkerConfig
 
@@ -76,7 +76,7 @@ def cmd_serve(settings: Settings, *, workers: int = 1) -> None:
         os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="gpu-sizer-metrics-")
     print(f"serving on http://{settings.host}:{settings.port}", flush=True)
     uvicorn.run(
-        "app.main:app",
+        "app.entry.main:app",
         host=settings.host,
         port=settings.port,
         workers=workers,
