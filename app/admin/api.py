@@ -54,9 +54,10 @@ def admin_api_router(prefix: str = "/admin/api") -> APIRouter:
 
 
 router = admin_api_router()
+INVALID_RESPONSES: dict[int | str, dict[str, Any]] = {422: {"description": "Invalid input, naming each field"}}
 EDIT_RESPONSES: dict[int | str, dict[str, Any]] = {
     409: {"description": "Stale version: `errors` lists what changed, with current values"},
-    422: {"description": "Invalid input, naming each field"},
+    **INVALID_RESPONSES,
 }
 SkuId = Annotated[str, Path(description="The SKU id (slug)", max_length=64, examples=[examples.CARD])]
 SkuPatchBody = Annotated[SkuPatch, Body(openapi_examples=examples.SKU_PATCH)]
@@ -213,7 +214,7 @@ def list_api_keys(session: SessionDep) -> list[ApiKeyOut]:
     "/keys",
     status_code=201,
     summary="Issue an API key: the answer's `key` is shown this once (recorded in the audit log without it)",
-    responses={422: {"description": "Invalid input, naming each field"}},
+    responses=INVALID_RESPONSES,
 )
 def issue_api_key(
     body: Annotated[ApiKeyCreate, Body(openapi_examples=examples.API_KEY)], session: SessionDep, admin: AdminDep

@@ -8,7 +8,11 @@ field an entity's snapshot records that has no label."""
 
 from __future__ import annotations
 
-_TIMES = {"expires_at": "admin_audit_f_expires_at", "revoked_at": "admin_audit_f_revoked_at"}
+
+def _own(*fields: str) -> dict[str, str]:
+    """Fields each shown under its own label, `admin_audit_f_<field>`."""
+    return {name: f"admin_audit_f_{name}" for name in fields}
+
 
 # app.apikeys.service.snapshot, app.admin.service.token_snapshot, app.admin.service.cancel_quote,
 # app.webhooks.service.endpoint_snapshot, app.admin.webhooks (a replayed delivery), app.admin.catalog_transfer
@@ -16,32 +20,18 @@ ENTITY_FIELD_LABELS: dict[str, dict[str, str]] = {
     "api_key": {
         "id": "admin_audit_f_key_id",
         "organisation": "admin_key_organisation",
-        "prefix": "admin_audit_f_prefix",
         "rate_limit_per_minute": "admin_key_per_minute",
-        "created_by": "admin_audit_f_created_by",
-        **_TIMES,
+        **_own("prefix", "created_by", "expires_at", "revoked_at"),
     },
-    "api_token": {"prefix": "admin_audit_f_prefix", "user": "admin_audit_f_user", **_TIMES},
+    "api_token": _own("prefix", "user", "expires_at", "revoked_at"),
     "quote": {"id": "admin_audit_f_quote_id"},
-    "webhook": {
-        "url_origin": "admin_audit_f_url_origin",
-        "description": "admin_webhook_description",
-        "active": "admin_audit_f_active",
-    },
-    "webhook_delivery": {"replay_of": "admin_audit_f_replay_of", "endpoint_id": "admin_audit_f_endpoint_id"},
-    "catalog": {
-        name: f"admin_audit_f_{name}"
-        for name in ("gpu_types_created", "skus_created", "skus_updated", "skus_unchanged", "prices_added")
-    },
+    "webhook": {"description": "admin_webhook_description", **_own("url_origin", "active")},
+    "webhook_delivery": _own("replay_of", "endpoint_id"),
+    "catalog": _own("gpu_types_created", "skus_created", "skus_updated", "skus_unchanged", "prices_added"),
 }
 
 # fields several entities record under the same meaning (a SKU's, an add-on's or a quote's status; a SKU's import)
-COMMON_FIELD_LABELS: dict[str, str] = {
-    "status": "admin_audit_f_status",
-    "prices": "admin_audit_f_prices",
-    "availability": "admin_audit_f_availability",
-    "addons": "admin_audit_f_addons",
-}
+COMMON_FIELD_LABELS: dict[str, str] = _own("status", "prices", "availability", "addons")
 
 
 def audit_label_key(entity_type: str, field: str) -> str | None:

@@ -113,33 +113,30 @@ def _literal_words(annotation: Any) -> list[Any]:
     return [word for member in _members(annotation) if get_origin(member) is Literal for word in get_args(member)]
 
 
-def _currency(value: str) -> str:
-    try:
-        return check_currency(value)
-    except MoneyError as exc:
-        raise ValueError(str(exc)) from exc
+def _money_check(check: Callable[[str], str]) -> Callable[[str], str]:
+    """An app.common.money check as a field's validator: its MoneyError is the field's ValueError (a 422)."""
+
+    def validate(value: str) -> str:
+        try:
+            return check(value)
+        except MoneyError as exc:
+            raise ValueError(str(exc)) from exc
+
+    return validate
 
 
-def _tender(value: str) -> str:
-    try:
-        return check_tender(value)  # a known code (check_currency), legal tender today
-    except MoneyError as exc:
-        raise ValueError(str(exc)) from exc
-
-
+CurrencyCode = Annotated[str, StringConstraints(strip_whitespace=True, pattern=r"^[A-Za-z]{3}$")]  # as ISO 4217 spells
 Currency = Annotated[
-    str,
-    StringConstraints(strip_whitespace=True, pattern=r"^[A-Za-z]{3}$"),
-    AfterValidator(_currency),
+    CurrencyCode,
+    AfterValidator(_money_check(check_currency)),
     Field(description="ISO 4217 code", examples=["CNY"]),
 ]
 # What the catalog prices in (the admin's prices and add-ons, a catalog import): a currency legal tender today, never
 # one of ISO 4217's codes for no money (XXX, XAU, XTS…) nor a withdrawn one (review R5-10). A budget's currency stays a
 # Currency: /recommend refuses one no price converts into with the currencies that do (`unknown_currency`).
 PriceCurrency = Annotated[
-    str,
-    StringConstraints(strip_whitespace=True, pattern=r"^[A-Za-z]{3}$"),
-    AfterValidator(_tender),
+    CurrencyCode,
+    AfterValidator(_money_check(check_tender)),  # a known code (check_currency), legal tender today
     Field(description="ISO 4217 code of a currency legal tender today", examples=["CNY"]),
 ]
 

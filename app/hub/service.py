@@ -36,7 +36,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from functools import cache
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, get_args
 
 import httpx
 from sqlalchemy.orm import Session
@@ -58,24 +58,29 @@ FIELD = "model.hf_id"
 HUB_RETRY_AFTER_S = "30"
 MISS_MAX_CHARS = 2000  # a remembered refusal's code and parameters (the estimator's reason is one sentence)
 W = TypeVar("W", bound=WorkloadIn)
-HubCode = Literal[
-    "hub_unreachable",
-    "hub_timeout",
-    "hub_rate_limited",
-    "hub_busy",
+# Refusals that stay true for a while, so they are remembered (HF_MISS_TTL_S); an unreachable, slow,
+# busy or failing Hub is not remembered: the next request asks again.
+RememberedCode = Literal[
     "hub_gated",
     "hub_gated_token",
     "hub_no_config",
     "hub_not_found",
-    "hub_redirects",
-    "hub_status",
     "hub_too_large",
     "hub_not_json",
     "hub_json_bounds",
     "hub_not_object",
     "hub_not_sizeable",
     "hub_number_absurd",
+]
+HubCode = Literal[
+    "hub_unreachable",
+    "hub_timeout",
+    "hub_rate_limited",
+    "hub_busy",
+    "hub_redirects",
+    "hub_status",
     "hub_new_ids",
+    RememberedCode,
 ]
 
 
@@ -141,22 +146,7 @@ def cache_key(hf_id: str) -> str:
     return hf_id.casefold()
 
 
-# Refusals that stay true for a while, so they are remembered (HF_MISS_TTL_S); an unreachable, slow,
-# busy or failing Hub is not remembered: the next request asks again.
-REMEMBERED: frozenset[HubCode] = frozenset(
-    {
-        "hub_gated",
-        "hub_gated_token",
-        "hub_no_config",
-        "hub_not_found",
-        "hub_too_large",
-        "hub_not_json",
-        "hub_json_bounds",
-        "hub_not_object",
-        "hub_not_sizeable",
-        "hub_number_absurd",
-    }
-)
+REMEMBERED: frozenset[HubCode] = frozenset(get_args(RememberedCode))  # the refusals remembered (RememberedCode)
 
 
 def _remember(session: Session, key: str, refusal: AppError, settings: Settings) -> None:
