@@ -150,14 +150,9 @@ def task_warnings(model: ModelSpec, workload: Workload) -> list[Warning_]:
 
 
 def plan_warnings(
-    model: ModelSpec,
-    workload: Workload,
-    offer: Offer,
-    config: Configuration,
-    plan: Plan,
-    memory: MemoryBreakdown,
-    performance: Performance,
+    model: ModelSpec, workload: Workload, plan: Plan, memory: MemoryBreakdown, performance: Performance
 ) -> list[Warning_]:
+    """What the plan's figures mean, whatever server runs it (the server's own: training_offer_warnings)."""
     warnings: list[Warning_] = []
     breakdown = performance.breakdown_s or {}
     step = performance.step_time_s or 0.0
@@ -175,7 +170,13 @@ def plan_warnings(
         warnings.append(Warning_("kv_cache_dominates", {"kv_cache_gib": memory.kv_cache / GIB}))
     if model.approximate:
         warnings.append(Warning_("estimate_uncertain"))
-    warnings.extend(offer_warnings(offer, config.nodes))
+    return warnings
+
+
+def training_offer_warnings(offer: Offer, config: Configuration, workload: Workload) -> list[Warning_]:
+    """offer_warnings for a training option on `config`, and `single_server_only`: a pretraining run on a SKU rented
+    one server per job, which cannot grow past one server."""
+    warnings = offer_warnings(offer, config.nodes)
     if workload.task in PRETRAINING_TASKS and not offer.may_span_nodes:
         warnings.append(Warning_("single_server_only", {"sku": offer.sku_id, "network": offer.network}))
     return warnings

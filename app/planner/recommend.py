@@ -28,7 +28,7 @@ from app.planner.availability import place
 from app.planner.budget import past, search_deadline
 from app.planner.edge import at_edge
 from app.planner.efficiency import IDLE_CODES, inefficiency, needless_model_parallel
-from app.planner.explain import SAID_BETTER_BY, batch_warnings, plan_warnings
+from app.planner.explain import SAID_BETTER_BY, batch_warnings, plan_warnings, training_offer_warnings
 from app.planner.launch import launch_configs
 from app.planner.levers import Levers, levers_params
 from app.planner.misses import Miss, billing_warnings, budget_misses, range_billing_warnings, term_warnings
@@ -408,7 +408,8 @@ def _option(
         + best.performance.warnings
         + ([exceed] if exceed else [])
         + ([pool] if pool else [])
-        + plan_warnings(model, workload, offer, config, best.plan, memory, perf)
+        + plan_warnings(model, workload, best.plan, memory, perf)
+        + training_offer_warnings(offer, config, workload)
         + billing_warnings(cost)
         + range_billing_warnings(offer, config, cost, perf)
         + budget_misses(cost, constraints)[1]

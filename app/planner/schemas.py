@@ -54,6 +54,7 @@ from app.planner.stacks import Stack
 from app.planner.word_schemas import (
     NoteOut as NoteOut,  # re-exported: the responses import them from here
     WarningOut as WarningOut,
+    code_params,
 )
 
 
@@ -718,9 +719,8 @@ class MissOut(BaseModel):
 class RejectedOut(BaseModel):
     sku: str
     code: RejectionCode | DisaggregatedRejection
-    params: dict[str, Any] = Field(
-        default_factory=dict,
-        description="The figures behind the reason (GiB, GPU names, regions…); `reason` is them in English",
+    params: dict[str, Any] = code_params(
+        "The figures behind the reason (GiB, GPU names, regions…); `reason` is them in English",
     )
     reason: str
 

@@ -180,22 +180,28 @@ def _search_key(model: ModelSpec, workload: Workload, cluster: Cluster, options:
     return model, workload, *place, *rest, *levers, options.get("deadline_hours")
 
 
-def _plain_search(
-    model: ModelSpec,
-    workload: Workload,
-    cluster: Cluster,
-    memo: dict[tuple[object, ...], PlanSearch] | None,
-    options: SearchOptions,
-) -> PlanSearch:
-    """search_plans alone, remembered for the request: the lever floor and the fused-loss fit read it, since through
-    cached_search_plans each would call the other again without end."""
-    key = ("plain", *_search_key(model, workload, cluster, options))
-    if memo is not None and key in memo:
-        return memo[key]
-    search = search_plans(model, workload, cluster, **options)
-    if memo is not None:
-        memo[key] = search
-    return search
+@dataclass(frozen=True, slots=True)
+class _Call:
+    """One cached_search_plans call: what its plain search and the two passes after it (the lever floor, the
+    fused-loss fit) all read."""
+
+    model: ModelSpec
+    workload: Workload
+    cluster: Cluster
+    memo: dict[tuple[object, ...], PlanSearch] | None
+    options: SearchOptions
+
+    def plain(self, changes: SearchOptions) -> PlanSearch:
+        """search_plans alone with `options` changed by `changes`, remembered for the request: the lever floor and the
+        fused-loss fit read it, since through cached_search_plans each would call the other again without end."""
+        options: SearchOptions = {**self.options, **changes}
+        key = ("plain", *_search_key(self.model, self.workload, self.cluster, options))
+        if self.memo is not None and key in self.memo:
+            return self.memo[key]
+        search = search_plans(self.model, self.workload, self.cluster, **options)
+        if self.memo is not None:
+            self.memo[key] = search
+        return search
 
 
 def cached_search_plans(
@@ -219,10 +225,8 @@ def cached_search_plans(
         if memo is not None:
             memo[key] = cached
         return cached, True
-    search = _lever_floor(
-        model, workload, cluster, _plain_search(model, workload, cluster, memo, options), memo, options
-    )
-    search = _fused_fit(model, workload, cluster, search, memo, options)
+    call = _Call(model, workload, cluster, memo, options)
+    search = _fused_fit(call, _lever_floor(call, call.plain({})))
     if memo is not None:
         memo[key] = search
     with _cache_lock:  # requests run in a thread pool
@@ -233,14 +237,7 @@ def cached_search_plans(
     return search, False
 
 
-def _lever_floor(
-    model: ModelSpec,
-    workload: Workload,
-    cluster: Cluster,
-    search: PlanSearch,
-    memo: dict[tuple[object, ...], PlanSearch] | None,
-    options: SearchOptions,
-) -> PlanSearch:
+def _lever_floor(call: _Call, search: PlanSearch) -> PlanSearch:
     """`search` (with the request's levers), or its copy whose best is the best plan without the levers, with them,
     where that is faster and holds no more memory: a memory lever never lengthens the time on a configuration
     where the plan without it fits. Memory relief (relief.py) relieves the first plan it finds with its own twins;
@@ -252,16 +249,17 @@ def _lever_floor(
     too, and a lever that saves nothing on the plain search's stack leaves the lever search to slower stacks
     (Megatron-LM's fused cross-entropy keeps the logits as its unfused one: Llama 3.1 8B at 4,096 tokens on 8 x A100
     80G took ZeRO-3 at micro-batch 1, 28,612 tok/s, with `loss: fused`, where Megatron-LM's TP 2 runs 29,774)."""
-    levers = options.get("levers")
+    levers = call.options.get("levers")
     if levers is None or levers == DEFAULT_LEVERS or search.best is None:
         return search
-    plain = _plain_search(model, workload, cluster, memo, options | {"levers": None, "hint": None})
+    plain = call.plain({"levers": None, "hint": None})
     if plain.best is None:
         return search
-    global_batch = default_global_batch(workload)
+    global_batch = default_global_batch(call.workload)
     trial = PlanSearch(best=None, stats=search.stats, bound_cache=search.bound_cache, fp8_weights=search.fp8_weights)
-    workload = replace(workload, global_batch=global_batch)
-    _try_hint(model, workload, cluster, plain.best.plan, levers, global_batch, options.get("micro_batch"), trial)
+    workload = replace(call.workload, global_batch=global_batch)
+    micro_batch = call.options.get("micro_batch")
+    _try_hint(call.model, workload, call.cluster, plain.best.plan, levers, global_batch, micro_batch, trial)
     found = trial.best
     if found is None or found.memory.breakdown.total > plain.best.memory.breakdown.total:
         return search
@@ -270,14 +268,7 @@ def _lever_floor(
     return replace(search, best=found)
 
 
-def _fused_fit(
-    model: ModelSpec,
-    workload: Workload,
-    cluster: Cluster,
-    search: PlanSearch,
-    memo: dict[tuple[object, ...], PlanSearch] | None,
-    options: SearchOptions,
-) -> PlanSearch:
+def _fused_fit(call: _Call, search: PlanSearch) -> PlanSearch:
     """`search` (no levers asked, no plan fits), or the search with the fused loss where Liger fuses the family's loss
     (levers.fused_relief) and a plan fits with it: Liger's fused cross-entropy never holds the s x vocabulary logits
     and costs no speed (the Trainer's use_liger_kernel; Megatron-LM's keeps them, so none is offered there), so a
@@ -285,9 +276,10 @@ def _fused_fit(
     (`Evaluated.standard_loss_need`, assumption `fused_loss_fit`) (review R4-2: Llama 3.1 8B full fine-tune at 8k on
     4 x A100 40G PCIe was rejected as "the leanest plan still needs 38.4 GiB" where ZeRO-3 with the fused loss holds
     36.6 GiB of the 37.05 GiB limit, 63 % cheaper than the next option). Training only; a search that missed only."""
-    levers = options.get("levers")
+    levers = call.options.get("levers")
     if search.best is not None or search.closest_miss is None or (levers is not None and levers != DEFAULT_LEVERS):
         return search
+    model, workload, cluster = call.model, call.workload, call.cluster
     if workload.task == "inference" or lever_rules.fused_relief(model.family, DEFAULT_LEVERS.on(Plan())) is None:
         return search
     lean = search.closest_plan  # the leanest standard-loss plan tried: where even it misses fused, skip the search
@@ -296,7 +288,7 @@ def _fused_fit(
     liger = None if lean is None else replace(Levers(loss="fused").on(lean), fp32_main_grads=False)
     if liger is None or not fits(memory_breakdown(model, batched, liger, cluster), cluster):
         return search
-    fused = _plain_search(model, workload, cluster, memo, options | {"levers": Levers(loss="fused")})
+    fused = call.plain({"levers": Levers(loss="fused")})
     if fused.best is None:
         return search
     need = search.closest_miss.breakdown.total

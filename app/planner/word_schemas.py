@@ -11,16 +11,21 @@ from pydantic import BaseModel, Field
 from app.estimator.specs import WarningCode
 
 
+def code_params(description: str) -> Any:
+    """The field of a coded text's figures and names by name (a warning's, a note's, a rejection's), `description`
+    its own: none unless it has some."""
+    return Field(default_factory=dict, description=description)
+
+
 class WarningOut(BaseModel):
     code: WarningCode
     message: str = Field(description="In English: `code` and `params` worded by app/text/messages.py")
-    params: dict[str, Any] = Field(
-        default_factory=dict,
-        description="The figures and names of the warning by name (e.g. pipeline_bubble: bubble, the idle share of "
+    params: dict[str, Any] = code_params(
+        "The figures and names of the warning by name (e.g. pipeline_bubble: bubble, the idle share of "
         "a step); app/text/messages.py words code and params in English and Chinese, as the web pages show them",
     )
 
 
 class NoteOut(BaseModel):
     code: str = Field(description="An assumption's stable code (app/estimator/notes.py words it in English)")
-    params: dict[str, Any] = Field(default_factory=dict, description="The figures its text carries")
+    params: dict[str, Any] = code_params("The figures its text carries")

@@ -22,6 +22,7 @@ from app.catalog.schemas import TERM_DESCRIPTION, MoneyStr
 from app.common.schemas import PrintedText, RequestModel, coded_error
 from app.estimator.vocabulary import MAX_QUOTE_MONTHS, QuoteStatus, Term
 from app.planner.schemas import PlanIn, WorkloadIn
+from app.planner.word_schemas import code_params
 
 Text200 = Annotated[str, StringConstraints(strip_whitespace=True, max_length=200), PrintedText]
 MAX_WORKLOAD_JSON_BYTES = 8192  # a real config.json is 1-2 KB (DeepSeek-V3's, the largest shipped preset: ~1.7 KB)
@@ -251,9 +252,8 @@ class QuoteLineOut(BaseModel):
 
 class QuoteNoteOut(BaseModel):
     code: str = Field(description="A note's stable code (app/text/note_words.py QUOTE_NOTES words it)")
-    params: dict[str, Any] = Field(
-        default_factory=dict,
-        description="The figures and names its text carries; an amount is in `currency`, or in its own "
+    params: dict[str, Any] = code_params(
+        "The figures and names its text carries; an amount is in `currency`, or in its own "
         "`<name>_currency` where it has one (price_at_start: today's price `current` in `current_currency`)",
     )
 
