@@ -5,17 +5,36 @@ prose in the reader's language, never as a dump of the request's keys."""
 from __future__ import annotations
 
 import io
+from functools import cache
 
 import pytest
 from fastapi.testclient import TestClient
+from fontTools.ttLib import TTFont  # WeasyPrint's own font library
 from pypdf import PdfReader
 
 from tests.quotes.helpers import a100_body, h100_body
 
 A4_WIDTH_PT = 595.28
 RIGHT_MARGIN_PT = 14 / 25.4 * 72  # print.css: @page margin 16mm 14mm
-# DejaVu Sans digits and capitals average about 0.62 em: a run's width is estimated from its length.
-EM_PER_CHAR = 0.55
+# A run's width is its characters' advances in DejaVu Sans, print.css's first font (Debian's fonts-dejavu-core, which
+# `make system-deps` installs for WeasyPrint); a character it lacks (CJK, from the fallback fonts) counts one em, the
+# width of a CJK glyph. (An average of 0.55 em a character flagged a line of lower-case words that fits.)
+DEJAVU_SANS = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
+FULL_WIDTH_EM = 1.0
+
+
+@cache
+def _advances() -> dict[int, float]:
+    font = TTFont(DEJAVU_SANS)
+    per_em = float(font["head"].unitsPerEm)
+    metrics = font["hmtx"]
+    return {code: metrics[glyph][0] / per_em for code, glyph in font.getBestCmap().items()}
+
+
+def _width_em(text: str) -> float:
+    advances = _advances()
+    return sum(advances.get(ord(character), FULL_WIDTH_EM) for character in text)
+
 
 # A quote as the wizard issues it: the request it sized, the chosen plan with its estimate. The quote prints
 # the estimate it recomputes on the SKU (8 h 32 min on one A100 40GB PCIe with full recomputation, the Trainer's
@@ -50,7 +69,7 @@ def _runs_past_the_margin(content: bytes) -> list[tuple[float, str]]:
             return
         x = tm[4] * cm[0] + cm[4]
         scale = abs(tm[0] * cm[0]) or 1.0
-        right = x + len(text.rstrip()) * size * scale * EM_PER_CHAR
+        right = x + _width_em(text.rstrip()) * size * scale
         if right > A4_WIDTH_PT - RIGHT_MARGIN_PT + 2:
             over.append((round(right, 1), text.strip()))
 
