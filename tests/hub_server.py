@@ -19,6 +19,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from app.estimator.presets import list_presets, preset_config
 
+SHUTDOWN_POLL_S = 0.02  # how often the stand-in server looks for shutdown()
+
 GATED_TOKEN = "hf_stand_in_token_with_access"
 
 
@@ -87,7 +89,8 @@ def stand_in_hub() -> Iterator[StandInHub]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(hub))
     server.daemon_threads = True
     hub.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # shutdown() waits for serve_forever's next poll: at its default 0.5 s that was half a second a test
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": SHUTDOWN_POLL_S}, daemon=True)
     thread.start()
     try:
         yield hub

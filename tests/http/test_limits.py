@@ -15,7 +15,7 @@ from app.common.settings import Settings
 from app.db.engine import build_engine
 from app.ratelimit.service import RateLimiter
 from tests.http.conftest import probe_app
-from tests.ratewindow import away_from_window_edge
+from tests.ratewindow import away_from_window_edge, pin_to_window_start
 
 if TYPE_CHECKING:
     from tests.servers import LiveServerFactory
@@ -35,9 +35,9 @@ def client_host() -> str:
 
 
 @pytest.fixture()
-def limiter_engine(database_url: str, client_host: str) -> Iterator[Engine]:
+def limiter_engine(database_url: str, client_host: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Engine]:
     engine = build_engine(database_url)
-    away_from_window_edge(8)
+    pin_to_window_start(monkeypatch)  # the apps these tests build in this process count in one window
     yield engine
     with engine.begin() as connection:
         connection.execute(text("DELETE FROM rate_limit_counters WHERE key LIKE :k"), {"k": f"%|{client_host}"})
@@ -98,7 +98,6 @@ def test_rate_limit_is_shared_by_separate_app_instances(
 
 def test_rate_limit_counts_per_client(database_url: str, limiter_engine: Engine, client_host: str) -> None:
     app = probe_app(_limited_settings(database_url, rate_limit_per_minute=1))
-    away_from_window_edge(5)
     with (
         TestClient(app, raise_server_exceptions=False, client=(client_host, 1)) as one,
         TestClient(app, raise_server_exceptions=False, client=(client_host + "-b", 1)) as other,
@@ -138,7 +137,6 @@ def test_real_compute_endpoints_and_login_are_rate_limited(
 
     settings = Settings(database_url=database_url, env="test", rate_limit_per_minute=2)
     assert {"/estimate", "/recommend", "/admin/login"} <= set(settings.rate_limit_paths)
-    away_from_window_edge(15)
     with TestClient(create_app(settings), raise_server_exceptions=False, client=(client_host, 1)) as client:
         estimates = [client.post("/estimate", json=ESTIMATE_BODY).status_code for _ in range(3)]
         logins = [client.post("/admin/login", data={"username": "x", "password": "y"}).status_code for _ in range(3)]
@@ -155,7 +153,6 @@ def test_wizard_pages_that_run_the_planner_are_rate_limited_on_get(
 
     settings = Settings(database_url=database_url, env="test", rate_limit_per_minute=2)
     results = "/results?preset=llama-2-7b&task=lora&lang=en"
-    away_from_window_edge(15)
     with TestClient(create_app(settings), raise_server_exceptions=False, client=(client_host, 1)) as client:
         pages = [client.get(results, headers={"accept": "text/html"}) for _ in range(3)]
         csv = [client.get("/results.csv?preset=llama-2-7b&task=lora").status_code for _ in range(3)]

@@ -24,7 +24,7 @@ from app.mcp.server import build_server
 from app.mcp.tools import TOOLS, input_schema, output_schema, problem_of
 from app.planner.schemas import EstimateIn, EstimateOut, RecommendIn, RecommendOut
 from app.quotes.schemas import QuoteCreate, QuoteOut
-from tests.ratewindow import away_from_window_edge
+from tests.ratewindow import pin_to_window_start
 
 HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
@@ -116,8 +116,9 @@ def test_a_body_outside_the_json_bounds_is_refused_naming_the_field(client: Test
 
 
 @pytest.fixture()
-def limited(database_url: str) -> Iterator[tuple[TestClient, str]]:
+def limited(database_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[TestClient, str]]:
     """An app with the default rate-limited paths at 2 a minute, and a client address of this test's own."""
+    pin_to_window_start(monkeypatch)
     host = f"10.9.{uuid.uuid4().int % 250}.{uuid.uuid4().hex[:8]}"
     settings = Settings(database_url=database_url, env="test", rate_limit_per_minute=2)
     with TestClient(create_app(settings), raise_server_exceptions=False, client=(host, 50000)) as client:
@@ -130,6 +131,5 @@ def limited(database_url: str) -> Iterator[tuple[TestClient, str]]:
 
 def test_posts_to_mcp_are_rate_limited(limited: tuple[TestClient, str]) -> None:
     client, _ = limited
-    away_from_window_edge(5)
     statuses = [client.post("/mcp", json=LIST, headers=HEADERS).status_code for _ in range(3)]
     assert statuses == [401, 401, 429]

@@ -16,6 +16,8 @@ from typing import Any
 
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
+SHUTDOWN_POLL_S = 0.02  # how often the stand-in server looks for shutdown()
+
 
 @dataclass
 class Received:
@@ -98,7 +100,8 @@ def receiving(delay_s: float = 0.0) -> Iterator[Receiver]:
 
     server = _OneStartAtATime(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # shutdown() waits for serve_forever's next poll: at its default 0.5 s that was half a second a test
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": SHUTDOWN_POLL_S}, daemon=True)
     thread.start()
     receiver.url = f"http://127.0.0.1:{server.server_address[1]}/hooks/gpu-sizer?token=receiver-own-token"
     try:
