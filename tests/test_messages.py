@@ -30,6 +30,7 @@ from app.planner.serving_request import SERVING_ASSUMPTIONS, tail_notes
 from app.planner.serving_schemas import ServingIn
 from app.planner.serving_service import NO_FABRIC_NOTE
 from app.text import messages, words
+from tests import source_trees
 from tests.api.test_serving_note_codes import SERVING_NOTES
 
 # the fields messages._render derives from a parameter: a reached latency in its unit (`{ttft}` from ttft_ms)
@@ -414,14 +415,13 @@ def _warning_calls() -> list[tuple[str, str, set[str]]]:
     """(file:line, code, the parameter names it passes) of every `Warning_(code, params)` in app/, read
     from the source: a dict literal, `a | b` of them, a name assigned one in the same function, or a call of a
     function of the same file that returns one (`slo_params(...)` stands for the latency targets)."""
-    root = Path(__file__).resolve().parents[1] / "app"
+    root = source_trees.APP
     found = []
-    for path in sorted(root.rglob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        functions = {f.name: f for f in ast.walk(tree) if isinstance(f, ast.FunctionDef)}
+    for path in source_trees.trees():
+        functions = {f.name: f for f in source_trees.nodes(path) if isinstance(f, ast.FunctionDef)}
         constants = {
             t.id: n.value.value
-            for n in ast.walk(tree)
+            for n in source_trees.nodes(path)
             if isinstance(n, ast.Assign | ast.AnnAssign) and isinstance(n.value, ast.Constant)
             for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
             if isinstance(t, ast.Name)
@@ -575,8 +575,8 @@ ENGLISH_ALLOWED = {
 }
 
 
-def _functions(tree: ast.Module) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
-    return [f for f in ast.walk(tree) if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)]
+def _functions(path: Path) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    return [f for f in source_trees.nodes(path) if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)]
 
 
 def _refusal_codes() -> dict[str, set[str]]:
@@ -584,8 +584,7 @@ def _refusal_codes() -> dict[str, set[str]]:
     refusals are worded by app/text/i18n_admin.py); a name passed for the code is
     read from the module's constants (`NOT_VALID`); one read from a caught refusal (`exc.code`) is no new code."""
     found: dict[str, set[str]] = {}
-    for path in sorted(p for package in DOMAIN for p in (APP / package).rglob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+    for path, tree in source_trees.package_trees(DOMAIN).items():
         constants = {
             t.id: n.value.value
             for n in tree.body
@@ -665,15 +664,14 @@ def _english_raises() -> set[tuple[str, str]]:
     """(module, function) of each raise in the domain packages whose exception is given an English sentence (or a
     name the function binds to one) and no code."""
     found = set()
-    for package in DOMAIN:
-        for path in sorted((APP / package).rglob("*.py")):
-            for function in _functions(ast.parse(path.read_text(encoding="utf-8"))):
-                for node in ast.walk(function):
-                    if not isinstance(node, ast.Raise) or not isinstance(node.exc, ast.Call):
-                        continue
-                    given = [*node.exc.args, *(k.value for k in node.exc.keywords)]
-                    if not _coded(node.exc, function) and any(_english(b) for a in given for b in _bound(a, function)):
-                        found.add((str(path.relative_to(APP)), function.name))
+    for path in source_trees.package_trees(DOMAIN):
+        for function in _functions(path):
+            for node in ast.walk(function):
+                if not isinstance(node, ast.Raise) or not isinstance(node.exc, ast.Call):
+                    continue
+                given = [*node.exc.args, *(k.value for k in node.exc.keywords)]
+                if not _coded(node.exc, function) and any(_english(b) for a in given for b in _bound(a, function)):
+                    found.add((str(path.relative_to(APP)), function.name))
     return found
 
 

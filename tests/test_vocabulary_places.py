@@ -14,6 +14,7 @@ from pathlib import Path
 
 from app.estimator import vocabulary
 from app.webhooks import models as webhook_models, schemas as webhook_schemas
+from tests import source_trees
 
 APP = Path(__file__).resolve().parents[1] / "app"
 # The modules whose `Literal`s are vocabularies (a name both declare, one imported from the other, is one vocabulary).
@@ -40,8 +41,8 @@ def spelled(node: ast.AST) -> set[str]:
 def places() -> dict[str, set[str]]:
     """The files of app/ that spell out each vocabulary (read once a run: both tests ask)."""
     found: dict[str, set[str]] = {name: set() for name in LITERALS}
-    for path in APP.rglob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for path in source_trees.trees():
+        for node in source_trees.nodes(path):
             words = spelled(node)
             if len(words) < 2:
                 continue
@@ -55,8 +56,8 @@ def declarations() -> dict[str, set[str]]:
     """The files of app/ that declare each vocabulary: a module-level name bound to all of its values (a `Literal`, a
     tuple, list or set; a `Literal[...]` of other `Literal`s names them and is not counted)."""
     found: dict[str, set[str]] = {name: set() for name in LITERALS}
-    for path in APP.rglob("*.py"):
-        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+    for path, tree in source_trees.trees().items():
+        for node in tree.body:
             value = node.value if isinstance(node, ast.Assign | ast.AnnAssign) else None
             words = spelled(value) if value is not None else set()
             for name, values in LITERALS.items():
