@@ -79,7 +79,8 @@ def _new_operating_point(model: ModelSpec, cfg: ServingConfig, hw: _Hardware, co
     )
     hop = _pipeline_hop_s(hw, per_stage + prefill_tokens)
     tpot = (pp * step + hop) / hw.tokens_per_step
-    prefill = _prefill_s(model, cfg, hw, c, prompt)
+    # _prefill_s(model, cfg, hw, c, prompt): its chunk, stage load and hop are these (the mean prompt's)
+    prefill = _chunked_prefill_s(model, cfg, hw, per_stage, prompt + out / 2, prompt, chunk, cached, ranks) * pp + hop
     e2e = prefill + (out - 1) * tpot
     # Each finished request is replaced at once (a closed loop of c): the new prompts queue for the prefill one
     # after another, the queue the simulated TTFT is held to under Poisson load (_held_to_md1): its mean wait,
