@@ -30,11 +30,12 @@ StepTime = Callable[[int, float, int, float], float]
 DecodeTime = Callable[[int, float], float]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class DenseDecode:
     """A DecodeTime linear in its terms (a dense model on one stage): memory = weights_s + kv·reads·kv_s, compute =
     flops·decodes / efficiency + attention·kv, the step the larger plus fixed + per_seq·decodes + per_token·decodes.
-    `run_scheduler` reads its terms and evaluates it inline, in this order (the same floats), saving a call per step."""
+    `run_scheduler` reads its terms and evaluates it inline, in this order (the same floats), saving a call per step.
+    Compared by identity, as DenseStep (which holds a dict and a function)."""
 
     weights_s: float
     kv_s: float
@@ -45,6 +46,11 @@ class DenseDecode:
     fixed: float
     per_seq: float
     per_token: float
+
+    def terms(self) -> tuple[float, float, float, float, float, float, float, float, float]:
+        """Its nine terms in field order (what `run_scheduler` evaluates inline)."""
+        return (self.weights_s, self.kv_s, self.reads, self.flops, self.efficiency, self.attention, self.fixed,
+                self.per_seq, self.per_token)  # fmt: skip
 
     def __call__(self, decodes: int, kv: float) -> float:
         memory = self.weights_s + kv * self.reads * self.kv_s
@@ -55,28 +61,20 @@ class DenseDecode:
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class DenseStep:
+class DenseStep(DenseDecode):
     """A StepTime of a dense model on one stage: DenseDecode's terms, and for the prompt tokens the GEMMs at the
     prefill efficiency scaled by their wave occupancy (`occupancy`, kept by tile rows in `by_rows`), weighed with the
     decodes' by their rows unless the engine packs them into one GEMM (`packed`). `run_scheduler` evaluates it inline,
-    in this order (the same floats)."""
+    in this order (the same floats). Without prompt tokens it is its DenseDecode to the last bit (adding an int 0 or
+    0.0 leaves a float as it is), so it serves as one."""
 
-    weights_s: float
-    kv_s: float
-    reads: float
-    flops: float
-    efficiency: float
-    attention: float
-    fixed: float
-    per_seq: float
-    per_token: float
     prefill_efficiency: float
     packed: bool
     tile_rows: int
     by_rows: dict[int, float]
     occupancy: Callable[[float], float]
 
-    def __call__(self, decodes: int, kv: float, prefill: int, span: float) -> float:
+    def __call__(self, decodes: int, kv: float, prefill: int = 0, span: float = 0.0) -> float:
         tokens = decodes + prefill
         memory = self.weights_s + (kv * self.reads + prefill) * self.kv_s
         if prefill:
@@ -143,9 +141,8 @@ def run_scheduler(scheduler: Scheduler, step_time: StepTime, arrival: list[float
     decode = decode_time or (lambda decodes, kv: step_time(decodes, kv, 0, 0.0))
     dense = decode_time if isinstance(decode_time, DenseDecode) else None
     d_weights, d_kv, d_reads, d_flops, d_eff, d_attention, d_fixed, d_per_seq, d_per_token = (
-        (dense.weights_s, dense.kv_s, dense.reads, dense.flops, dense.efficiency, dense.attention, dense.fixed,
-         dense.per_seq, dense.per_token) if dense is not None else (0.0,) * 9
-    )  # fmt: skip
+        dense.terms() if dense is not None else (0.0,) * 9
+    )
     d_compute = d_seq = d_token = 0.0
     # a DenseStep's terms, evaluated inline in the steps that prefill (its __call__'s arithmetic, in its order)
     whole = step_time if isinstance(step_time, DenseStep) else None
@@ -154,9 +151,8 @@ def run_scheduler(scheduler: Scheduler, step_time: StepTime, arrival: list[float
         if whole is not None else (0.0, {}, float, False, 1)
     )  # fmt: skip
     s_weights, s_kv, s_reads, s_flops, s_eff, s_attention, s_fixed, s_per_seq, s_per_token = (
-        (whole.weights_s, whole.kv_s, whole.reads, whole.flops, whole.efficiency, whole.attention, whole.fixed,
-         whole.per_seq, whole.per_token) if whole is not None else (0.0,) * 9
-    )  # fmt: skip
+        whole.terms() if whole is not None else (0.0,) * 9
+    )
     ceil = math.ceil
     token_budget, max_seqs, kv_tokens, block = (
         scheduler.token_budget, scheduler.max_seqs, scheduler.kv_tokens, scheduler.block

@@ -214,11 +214,7 @@ def simulate(
     last token); `tokens_per_step`: tokens a decode step yields per sequence (speculative decoding); `decode_time`: the
     step model's decode-only steps, where it has them apart."""
     arrival = poisson_arrivals(rate, requests, seed)
-    lengths = random.Random(seed + 1)
-    draw_prompt, draw_output = prompts.sampler(lengths), outputs.sampler(lengths)
-    # constant lengths draw nothing from `lengths`, so writing them out leaves the lognormal draws as they were
-    prompt = [prompts.mean] * requests if prompts.constant else [draw_prompt() for _ in range(requests)]
-    output = [outputs.mean] * requests if outputs.constant else [draw_output() for _ in range(requests)]
+    prompt, output = _drawn_lengths(prompts, outputs, requests, seed)
     cached = [min(p - 1, math.floor(p * cached_share)) for p in prompt] if cached_share > 0 else None
     run = run_scheduler(scheduler, step_time, arrival, prompt, output, cached, tokens_per_step, decode_time)
     measured = min(warmup, requests - 1)  # the first measured request
@@ -226,23 +222,39 @@ def simulate(
     # (map over operator's functions: the same operations, in the same order, as the comprehensions they stand for)
     sub, add, fixed = operator.sub, operator.add, itertools.repeat(per_request_s)
     ttft = list(map(add, map(sub, first, start), fixed))  # f - s + per_request_s
-    out = output[measured:]
-    if min(out) > 1:  # (e - f) / (o - 1)
-        tpot = list(map(operator.truediv, map(sub, finish, first), map(sub, out, itertools.repeat(1))))
+    if outputs.constant and outputs.mean > 1:  # (e - f) / (o - 1), one o for all
+        tpot = list(map(operator.truediv, map(sub, finish, first), itertools.repeat(outputs.mean - 1)))
     else:
-        tpot = [(e - f) / (o - 1) for e, f, o in zip(finish, first, out, strict=True) if o > 1] or [0.0]
+        out = output[measured:]
+        if min(out) > 1:
+            tpot = list(map(operator.truediv, map(sub, finish, first), map(sub, out, itertools.repeat(1))))
+        else:
+            tpot = [(e - f) / (o - 1) for e, f, o in zip(finish, first, out, strict=True) if o > 1] or [0.0]
     e2e = list(map(add, map(sub, finish, start), fixed))
     saturated = run.queue_at_last_arrival > max(10, requests // 20)
     held = list(map(sub, finish, run.admitted[measured:]))
+    held_s = sum(held)
     span = max(finish) - min(start)
     # Little's law on the running set (rate × time held), or the time-average over the span where the replica falls
     # behind the arrivals (then it runs fewer than rate × held); the span is on one clock unless the run rebased
-    running = min(rate * sum(held) / len(held), sum(held) / span if span > 0 else math.inf)
+    running = min(rate * held_s / len(held), held_s / span if span > 0 else math.inf)
     return LoadLatency(
-        quantiles(ttft), quantiles(tpot), quantiles(e2e), saturated, len(ttft), sum(held) / len(held), running,
+        quantiles(ttft), quantiles(tpot), quantiles(e2e), saturated, len(ttft), held_s / len(held), running,
         sum(ttft) / len(ttft), sum(tpot) / len(tpot), preemptions=run.preemptions,
         recomputed_tokens=run.recomputed_tokens,
     )  # fmt: skip
+
+
+def _drawn_lengths(prompts: Lengths, outputs: Lengths, requests: int, seed: int) -> tuple[list[int], list[int]]:
+    """Each request's prompt and output lengths: lognormal draws from random.Random(seed + 1), prompts first, or the
+    mean where constant (which draws nothing from it, so writing it out leaves the other's draws as they were)."""
+    if prompts.constant and outputs.constant:
+        return [prompts.mean] * requests, [outputs.mean] * requests
+    lengths = random.Random(seed + 1)
+    draw_prompt, draw_output = prompts.sampler(lengths), outputs.sampler(lengths)
+    prompt = [prompts.mean] * requests if prompts.constant else [draw_prompt() for _ in range(requests)]
+    output = [outputs.mean] * requests if outputs.constant else [draw_output() for _ in range(requests)]
+    return prompt, output
 
 
 def finite_run_output_rate(
@@ -255,10 +267,7 @@ def finite_run_output_rate(
     first request sent to the last one done). A finite run fills the replica at once (every prompt prefills before the
     decodes settle) and drains it at the end (the last requests decode in a shrinking batch), so it reports less
     than the replica's steady rate; the fewer requests per batch the replica holds, the more."""
-    lengths = random.Random(seed + 1)
-    draw_prompt, draw_output = prompts.sampler(lengths), outputs.sampler(lengths)
-    prompt = [prompts.mean] * requests if prompts.constant else [draw_prompt() for _ in range(requests)]
-    output = [outputs.mean] * requests if outputs.constant else [draw_output() for _ in range(requests)]
+    prompt, output = _drawn_lengths(prompts, outputs, requests, seed)
     run = run_scheduler(scheduler, step_time, [0.0] * requests, prompt, output)
     return sum(output) / (max(run.finish) - min(run.start))
 

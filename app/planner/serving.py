@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from typing import Any, Unpack
 
 from app.estimator.serving import ServingConfig, kernel_support, simulations
 from app.estimator.specs import EstimatorError, ModelSpec
@@ -24,9 +24,16 @@ from app.planner.budget import past, search_deadline
 from app.planner.misses import term_warnings
 from app.planner.offers import Constraints, Offer, excluded, with_alternatives
 from app.planner.serving_dp_attention import dp_attention_applies, dp_attention_config
-from app.planner.serving_launch import Served
 from app.planner.serving_misses import miss_key, misses_one_request, with_simulated_peak
-from app.planner.serving_option import Ask, ServingOption, ServingSearch, ask_for, valid_tp
+from app.planner.serving_option import (
+    Ask,
+    SearchOptions,
+    ServingOption,
+    ServingSearch,
+    ask_for,
+    search_ask,
+    valid_tp,
+)
 from app.planner.serving_rank import cost_key, ranking
 from app.planner.serving_shapes import OfferShapes, offer_shapes
 from app.planner.serving_verify import (
@@ -68,14 +75,7 @@ def offer_region(
 
 
 def search_serving(
-    model: ModelSpec,
-    cfg: ServingConfig,
-    offers: list[Offer],
-    constraints: Constraints,
-    *,
-    peak_factor: float = 1.5,
-    model_repo: str | None = None,
-    served: Served | None = None,
+    model: ModelSpec, cfg: ServingConfig, offers: list[Offer], constraints: Constraints, **how: Unpack[SearchOptions]
 ) -> ServingSearch:
     """Cheapest deployments per offer and TP degree that carry cfg.requests_per_s × peak_factor within the SLO.
 
@@ -83,7 +83,7 @@ def search_serving(
     no server of the offer serves is tried as a pipeline: TP over a server's GPUs, one stage per server,
     on SKUs a fabric joins.
     """
-    ask = Ask(model, replace(cfg, peak_factor=peak_factor), constraints, peak_factor, served or Served(repo=model_repo))
+    ask = search_ask(model, cfg, constraints, how)
     with simulations():
         return _search(ask, offers)
 

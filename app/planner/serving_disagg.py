@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any, get_args
+from typing import Any, Unpack, get_args
 
 from app.estimator.serving import (
     ServingConfig,
@@ -37,14 +37,16 @@ from app.estimator.vocabulary import TERM_MONTHS, Engine
 from app.planner.offers import DAYS_PER_BILLED_MONTH, Configuration, Constraints, Offer, price
 from app.planner.serving import _with_other_term, offer_region
 from app.planner.serving_headroom import simulated_headroom
-from app.planner.serving_launch import Served, disaggregated_launch
+from app.planner.serving_launch import disaggregated_launch
 from app.planner.serving_option import (
     TP_DEGREES,
     Ask,
+    SearchOptions,
     ServingOption,
     ServingSearch,
     per_million_tokens,
     replica_cluster,
+    search_ask,
     valid_tp,
 )
 from app.planner.serving_rank import ranking
@@ -67,17 +69,11 @@ def check_disaggregated(cfg: ServingConfig) -> None:
 
 
 def search_disaggregated(
-    model: ModelSpec,
-    cfg: ServingConfig,
-    offers: list[Offer],
-    constraints: Constraints,
-    *,
-    peak_factor: float = 1.5,
-    served: Served | None = None,
+    model: ModelSpec, cfg: ServingConfig, offers: list[Offer], constraints: Constraints, **how: Unpack[SearchOptions]
 ) -> ServingSearch:
     """The cheapest disaggregated deployment per offer that carries the peak within the SLO (one option per SKU)."""
     check_disaggregated(cfg)
-    ask = Ask(model, replace(cfg, peak_factor=peak_factor), constraints, peak_factor, served or Served())
+    ask = search_ask(model, cfg, constraints, how)
     options: list[ServingOption] = []
     rejected: list[tuple[str, str, dict[str, Any]]] = []
     with simulations():

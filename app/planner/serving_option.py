@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 from decimal import ROUND_HALF_UP, Decimal
-from typing import Any
+from typing import Any, TypedDict
 
 from app.estimator.notes import Note
 from app.estimator.serving import ServingConfig, ServingEstimate
@@ -23,6 +23,9 @@ SECONDS_PER_BILLED_MONTH = DAYS_PER_BILLED_MONTH * 86400
 
 
 TP_DEGREES = (1, 2, 4, 8, 16)
+# the peak over the offered load a search holds the SLO at where the caller names none (ServingConfig.peak_factor's
+# default, as serving.peak_factor's in the API)
+PEAK_FACTOR = 1.5
 
 
 @dataclass(slots=True)
@@ -83,6 +86,29 @@ class Ask:
     constraints: Constraints
     peak_factor: float
     served: Served
+
+    @classmethod
+    def at_peak(
+        cls, model: ModelSpec, cfg: ServingConfig, constraints: Constraints, peak_factor: float, served: Served
+    ) -> Ask:
+        """The ask of a search that holds the SLO at `peak_factor` (the traffic carries it too)."""
+        return cls(model, replace(cfg, peak_factor=peak_factor), constraints, peak_factor, served)
+
+
+class SearchOptions(TypedDict, total=False):
+    """A serving search's keywords beside its model, traffic, offers and constraints (app/planner/serving.py
+    `search_serving`, serving_disagg.py `search_disaggregated`): the peak factor (PEAK_FACTOR where not given) and what
+    the launches serve (`served`, else the repository `model_repo` alone)."""
+
+    peak_factor: float
+    served: Served | None
+    model_repo: str | None
+
+
+def search_ask(model: ModelSpec, cfg: ServingConfig, constraints: Constraints, options: SearchOptions) -> Ask:
+    """The ask of a search called with `options` (SearchOptions)."""
+    served = options.get("served") or Served(repo=options.get("model_repo"))
+    return Ask.at_peak(model, cfg, constraints, options.get("peak_factor", PEAK_FACTOR), served)
 
 
 @dataclass(slots=True)

@@ -105,9 +105,7 @@ def _cheapest(
     """The cheapest deployment of `alt` among the refused SKUs that meets the SLO for less than `cheapest`; else
     None. The SKUs whose closed forms already cost at least `cheapest` are not searched (the simulation only adds
     replicas to the closed forms')."""
-    again = _below(
-        Ask(model, replace(alt, peak_factor=peak_factor), constraints, peak_factor, served), offers, refused, cheapest
-    )
+    again = _below(Ask.at_peak(model, alt, constraints, peak_factor, served), offers, refused, cheapest)
     if not again:
         return None
     found = search_serving(model, alt, again, replace(constraints, limit=1), peak_factor=peak_factor, served=served)

@@ -57,9 +57,12 @@ def _new_operating_point(model: ModelSpec, cfg: ServingConfig, hw: _Hardware, co
         return _Point(ttft, tpot, e2e, batch / e2e, batch, bound)
     # a prompt is chunked on its rank (DP attention: each rank its own budget and c / ranks of the sequences); a step
     # that prefills carries a chunk on every rank (the ranks are taken as balanced)
+    # (max(a, b) written b if b > a else a where a point is computed: the same value, without the call; the closed
+    # forms compute a few hundred points an answer)
     ranks = hw.ranks
     budget = _batched_tokens(cfg, hw.gpu)
-    chunk = max(budget - c / ranks, budget / 2)
+    chunk, half = budget - c / ranks, budget / 2
+    chunk = half if half > chunk else chunk
     cached = cached_prompt_tokens(prompt, cfg.prefix_cache_hit_rate)
     computed = prompt - cached  # the prompt tokens a request prefills (the rest are found in the prefix cache)
     prefill_steps = math.ceil(computed / chunk)
@@ -71,21 +74,24 @@ def _new_operating_point(model: ModelSpec, cfg: ServingConfig, hw: _Hardware, co
     # one, and every token still crosses all pp stages (pipelining adds latency; it adds throughput only
     # once there are micro-batches to overlap). A request in flight at a mean concurrency under 1 decodes
     # alone (its step holds itself).
-    per_stage = max(1.0, c / pp)
-    prefill_tokens = max(0.0, per_stage - 1.0) * computed / max(steps_per_request, 1e-9)
+    per_stage = c / pp
+    per_stage = per_stage if per_stage > 1.0 else 1.0
+    others = per_stage - 1.0 if per_stage - 1.0 > 0.0 else 0.0  # max(0.0, per_stage − 1.0)
+    prefill_tokens = others * computed / (1e-9 if steps_per_request < 1e-9 else steps_per_request)
     mixed = ENGINE_DEFAULTS[cfg.engine].mixed_prefill
     step, bound = _mixed_step_s(
         hw, per_stage, prompt + out / 2, prefill_tokens, prompt + cached, min(computed, chunk) * ranks, mixed
     )
     hop = _pipeline_hop_s(hw, per_stage + prefill_tokens)
     tpot = (pp * step + hop) / hw.tokens_per_step
-    prefill = _prefill_s(model, cfg, hw, c, prompt)
+    # _prefill_s(model, cfg, hw, c, prompt): its chunk, stage load and hop are these (the mean prompt's)
+    prefill = _chunked_prefill_s(model, cfg, hw, per_stage, prompt + out / 2, prompt, chunk, cached, ranks) * pp + hop
     e2e = prefill + (out - 1) * tpot
     # Each finished request is replaced at once (a closed loop of c): the new prompts queue for the prefill one
     # after another, the queue the simulated TTFT is held to under Poisson load (_held_to_md1): its mean wait,
     # ρD / (2(1 − ρ)) at ρ = (c − 1) / E2E × D (Pollaczek-Khinchine), the c − 1 others' prompts in front of this one.
     # (under DP attention the ranks prefill their own prompts side by side: ranks servers)
-    rho = min(0.95, max(0.0, per_stage - 1.0) / e2e * prefill / ranks) if c > 1 else 0.0
+    rho = min(0.95, others / e2e * prefill / ranks) if c > 1 else 0.0
     ttft = prefill + rho * prefill / (2.0 * (1.0 - rho))
     e2e = ttft + (out - 1) * tpot
     # The server's fixed cost per request is latency, not GPU time: the engine completes c / e2e requests/s whatever

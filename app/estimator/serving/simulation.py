@@ -117,9 +117,14 @@ def _load(model: ModelSpec, cfg: ServingConfig, hw: _Hardware, limit: int) -> _L
 
 def _saturated_before_run(load: _Load, rate: float) -> bool:
     """Saturated at `rate` whatever a run would read: at or past what the replica completes at most, or with its
-    prompts alone keeping it busy (`_run_simulation` and `_held_to_md1` mark both saturated): no run is needed to know
-    that it misses the SLO."""
-    return rate >= load.top_rps or rate / load.hw.ranks * load.service_s >= 1
+    prompts alone keeping it busy (`_run_simulation` and `_held_to_md1` mark both saturated), or with its sequence
+    slots full at the steady state's time a request holds one (`_admission` marks it saturated on the longer of that
+    time and the run's own: the run can only add to it): no run is needed to know that it misses the SLO (the serving
+    mix's replica searches ran 6 such runs in 48, all saturated)."""
+    if rate >= load.top_rps or rate / load.hw.ranks * load.service_s >= 1:
+        return True
+    slots = _rank_slots(load)
+    return _slots_full(load, rate, _steady_hold_s(load, slots, rate), slots)
 
 
 def _meets(load: _Load, rate: float) -> bool:
@@ -197,9 +202,9 @@ def _admission(latency: LoadLatency, load: _Load, rate: float) -> LoadLatency:
     percentile lies above it (a maximum, so the wait is never counted twice), and a replica whose slots are loaded to
     1 or more is saturated."""
     pool, ranks = load.cfg.decode_pool, load.hw.ranks
-    slots = max(1, load.slots // ranks)
+    slots = _rank_slots(load)
     held = max(latency.held_s, _steady_hold_s(load, slots, rate))
-    if not pool and rate / ranks * held >= slots:
+    if _slots_full(load, rate, held, slots):
         return latency if latency.saturated else replace(latency, saturated=True)
     floor = mdc_wait_quantiles(rate / ranks, slots, held)
     if pool:
@@ -214,6 +219,17 @@ def _admission(latency: LoadLatency, load: _Load, rate: float) -> LoadLatency:
     return replace(
         latency, ttft=Quantiles(*ttft), e2e=Quantiles(*itertools.accumulate(later, max)), admission=admission
     )
+
+
+def _rank_slots(load: _Load) -> int:
+    """The sequence slots a rank of the replica admits (DP attention shares them among its ranks), at least 1."""
+    return max(1, load.slots // load.hw.ranks)
+
+
+def _slots_full(load: _Load, rate: float, held: float, slots: int) -> bool:
+    """A colocated replica's slots (`slots` a rank) loaded to 1 or more at `rate`, each held `held` seconds (Little's
+    law, each rank its share of the arrivals); a disaggregated decode pool queues for them instead (`_admission`)."""
+    return not load.cfg.decode_pool and rate / load.hw.ranks * held >= slots
 
 
 def _steady_hold_s(load: _Load, slots: int, rate: float) -> float:

@@ -471,8 +471,10 @@ def _step_s(
     verify = decode_seqs * hw.verify_width  # positions the decoding sequences run (k + 1 each when speculating)
     tokens = verify + prefill_tokens
     weights = hw.weight_bytes_static
+    # max(prefill_chunk or prefill_tokens, prefill_tokens), without the call (the closed forms' points take ~3 steps)
+    chunk = prefill_chunk or prefill_tokens
+    chunk = prefill_tokens if prefill_tokens > chunk else chunk
     if hw.experts:
-        chunk = max(prefill_chunk or prefill_tokens, prefill_tokens)
         share = prefill_tokens / chunk if chunk else 0.0
         touched = (1.0 - share) * expected_experts_touched(hw.experts, hw.top_k, max(verify, 1.0))
         touched += share * expected_experts_touched(hw.experts, hw.top_k, max(verify + chunk, 1.0))
@@ -481,7 +483,7 @@ def _step_s(
     memory_s = weights / hw.hbm_weights + kv / hw.hbm_kv
     decode_share = verify / tokens if tokens else 1.0
     # the GEMMs of a step that prefills run at M = its decodes + one whole chunk (prefill_tokens may be an average)
-    chunk_rows = verify + max(prefill_chunk or prefill_tokens, prefill_tokens)
+    chunk_rows = verify + chunk
     prefill_efficiency = PREFILL_COMPUTE_EFFICIENCY * hw.occupancy(chunk_rows) if prefill_tokens else 0.0
     efficiency = decode_share * STEP_COMPUTE_EFFICIENCY + (1 - decode_share) * prefill_efficiency
     if hw.packed and prefill_tokens:
@@ -496,7 +498,7 @@ def _step_s(
     comm = hw.allreduce_fixed_s + hw.allreduce_per_token_s * tokens if hw.tp > 1 else 0.0
     bound = "memory" if memory_s >= compute_s else "compute"
     draft = _draft_s(hw, decode_seqs, decode_seqs * context) if hw.draft_forwards else 0.0
-    return max(memory_s, compute_s) + overhead + comm + draft, bound
+    return (compute_s if compute_s > memory_s else memory_s) + overhead + comm + draft, bound
 
 
 def _pipeline_hop_s(hw: _Hardware, tokens: float) -> float:
