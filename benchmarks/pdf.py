@@ -34,24 +34,10 @@ from app.db.engine import build_engine  # noqa: E402
 from app.entry.main import create_app  # noqa: E402
 from app.quotes import service  # noqa: E402
 from app.quotes.pdf_render import write_pdf  # noqa: E402
+from tests.quotes.test_serving_caveats import CUSTOMER, REVIEWED  # noqa: E402 (the quote that test freezes)
 
 FIXED_COLUMNS = re.compile(r"grid-template-columns: \d+mm minmax\(0, 1fr\)")  # app/static/css/print.css
 CONTENT_SIZED_RULE = "grid-template-columns: max-content 1fr"  # the baseline
-REQUEST = {
-    "model": {"preset": "deepseek-v3"},
-    "task": "serving",
-    "serving": {
-        "engine": "sglang",
-        "input_tokens": 2000,
-        "output_tokens": 800,
-        "requests_per_s": 10,
-        "slo": {"ttft_ms": 2000, "tpot_ms": 50},
-        "speculative": {"method": "mtp", "num_speculative_tokens": 3, "acceptance_rate": 0.8},
-        "prefix_cache_hit_rate": 0.25,
-    },
-    "constraints": {"max_nodes": 8},
-}
-CUSTOMER = {"name": "Ada", "company": "Acme", "email": "ada@example.org"}
 
 
 def _quote_html(database_url: str) -> dict[str, str]:
@@ -60,7 +46,7 @@ def _quote_html(database_url: str) -> dict[str, str]:
         subprocess.run([sys.executable, "-m", "app", command], cwd=ROOT, env=env, check=True, capture_output=True)
     settings = Settings(database_url=database_url, rate_limit_per_minute=0)
     with TestClient(create_app(settings)) as client:
-        answer = client.post("/recommend", json=REQUEST)
+        answer = client.post("/recommend", json=REVIEWED)
         answer.raise_for_status()
         option = answer.json()["options"][0]
         quote = client.post("/quotes", json={**option["quote"], "customer": CUSTOMER})
