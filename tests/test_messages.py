@@ -570,7 +570,7 @@ ENGLISH_ALLOWED = {
     ("quotes/search.py", "decode_cursor"): "caught at once in the same function and answered as cursor_invalid",
     ("quotes/service.py", "line_amounts"): "an assertion: money arithmetic is only given integer minor units",
     ("capacity/ledger.py", "add_months"): "an assertion: callers stay within the ledger's calendar",
-    ("reference/service.py", "set_exchange_rate"): "the operator's CLI argument (python -m app reference rate)",
+    ("reference/service.py", "set_exchange_rate"): "the operator's CLI argument (python -m app set-exchange-rate)",
     ("hub/service.py", "_capped_body"): "an httpx timeout raised to be caught and answered as hub_timeout",
 }
 
