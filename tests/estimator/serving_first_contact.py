@@ -196,6 +196,8 @@ Source:
   [vllm-rtn-marlin-h100] vllm-project/vllm#23197's benchmark_latency table: Llama-3.1-8B on one H100 at batch 1-16,
                256 in / 32 out, BF16 and RTN Int8 / Int4 through vLLM's Marlin kernels
                (serving_first_contact_vllm_rtn.py).
+  [vllm-moe-a100-tp2], [vllm-moe-h100-tp8] vllm-project/vllm#3240 / #2542's benchmark_latency tables: Mixtral 8x7B,
+               1,000 in / 50 out, batch 1-64, TP 2 on A100 and TP 8 on H100 (serving_first_contact_vllm_moe.py).
   [lmsys-large-ep] LMSYS Org blog "Deploying DeepSeek with PD Disaggregation and Large-scale Expert Parallelism on 96
                H100 GPUs" (2025-05-05, https://lmsys.org/blog/2025-05-05-large-scale-ep/, read through its copies
                and the launch commands of sgl-project/sglang#6017, 2026-12-06): SGLang serving DeepSeek-V3 (block FP8,
@@ -237,6 +239,7 @@ from tests.estimator.serving_first_contact_mooncake import MOONCAKE_ROWS
 from tests.estimator.serving_first_contact_qwen_speed import QWEN_SPEED_ROWS
 from tests.estimator.serving_first_contact_row import Metric, ServingFirstContact
 from tests.estimator.serving_first_contact_trtllm_static import TRTLLM_STATIC_ROWS
+from tests.estimator.serving_first_contact_vllm_moe import VLLM_MOE_ROWS
 from tests.estimator.serving_first_contact_vllm_rtn import VLLM_RTN_ROWS
 
 __all__ = ["SERVING_FIRST_CONTACT", "Metric", "ServingFirstContact", "predict"]
@@ -797,6 +800,7 @@ SERVING_FIRST_CONTACT: tuple[ServingFirstContact, ...] = (
     *DSTACK_R1_ROWS,
     *QWEN_SPEED_ROWS,
     *VLLM_RTN_ROWS,
+    *VLLM_MOE_ROWS,
     *azure_rows(v017_build_settings),
 )  # fmt: skip
 
