@@ -885,7 +885,24 @@ default, save fewer tensors than the ops counted) and torchao's three (the plan 
 GiB, +13 %): the estimate is 6.7 GiB above their reading, about torchtitan's fp32 gradient shards (3.7 GiB, were the
 peak to hold none: made in the backward, set to None by zero_grad, but cut from the reduce-scatter stream's own pool)
 and the attention outputs its op-level policy saves (2 GiB, not saved where SDPA picks cuDNN's kernel, which the
-policy does not list) together; the sources do not say which holds, so nothing was changed for them."""
+policy does not list) together; the sources do not say which holds, so nothing was changed for them.
+
+litgpt-lora-tutorial (added 2026-12-07, recorded at b7fd4e1 before any change): lit-gpt's LoRA / QLoRA tutorial tables
+of August 2023 (Lightning-AI/litgpt tutorials/finetune_lora.md at 064fd523, removed two months later; `tests/
+estimator/memory_first_contact_litgpt_lora_tutorial.py`: finetune/lora.py, LoRA r=8 on q and v, StableLM 3B at 4 x
+1,034 and Llama 2 7B at 1 x 1,304 tokens of Alpaca, no checkpointing, chunked head and cross-entropy, --precision
+bf16-mixed or bf16-true, with and without bitsandbytes NF4; max allocated, decimal GB) read 13.2 % median |error|,
+signed -13.2 %, -21.7 % to +1.0 %, 11 of 11 judged to fit, 11 of 11 inside the range. The 16-bit LoRA rows read
+right (-5.2 to +1.0 %); every NF4 row reads low, bf16-true the most (-13 to -22 %), the pattern the fitted
+litgpt-resource-tables NF4 rows show (-16 %). bitsandbytes before 0.44.0 saves every 4-bit linear's input for the
+backward (bitsandbytes/autograd/_functions.py MatMul4Bit.forward `ctx.tensors = (A, B)`, dropped by 9e753741 "fix
+QLoRA mem bug: delete useless buffered activation", #1270, first in 0.44.0), where a frozen 16-bit linear saves none:
+the inputs of the linears that nothing else keeps (qkv and MLP inputs, MLP down-projection input) are 1.5 GiB on Llama
+2 7B at 1 x 1,304 and 3.0 GiB on StableLM 3B at 4 x 1,034, against gaps of 1.7 and 3.0 GiB. Nothing was changed for
+them on the branch that added them (a Workload lever for bitsandbytes before 0.44, beside bnb_fp16_dequant, would
+state it). Seen after first contact, not stated by the rows: lit-gpt built the whole GPT inside its quantisation
+context (lit_gpt/utils.py `quantization` swaps torch.nn.Linear), so the LM head was 4-bit too, 0.2 to 0.3 GiB less
+weight than the rows model; stated, the NF4 rows would read lower still."""
 
 # Median |error| of the estimator at 7c1f6ff (see the module docstring); it had no memory held-out rows run then.
 BASELINE = {

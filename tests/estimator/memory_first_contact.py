@@ -361,6 +361,10 @@ Sources (each a project that measured its own runs and says with what):
   [torchao-tutorial] torchao's float8 pre-training tutorial (torchtitan Llama 3 8B, FSDP 8, 1 x 8,192, compile with
                the loss, op-level selective AC; bf16, float8 rowwise and tensorwise; reserved): rows and source in
                tests/estimator/memory_first_contact_torchao_tutorial.py.
+  [litgpt-lora-tutorial] lit-gpt's LoRA / QLoRA tutorial tables of August 2023 (StableLM 3B at 4 x 1,034 and Llama 2
+               7B at 1 x 1,304 tokens of Alpaca on one A100, LoRA r=8 on q, v, bf16-mixed or bf16-true, with and
+               without bitsandbytes NF4; allocated): rows and source in
+               tests/estimator/memory_first_contact_litgpt_lora_tutorial.py.
 
 `levers` names what each run used that moves the peak and that the estimator may or may not model (attention
 implementation, loss implementation, compile, activation offload, FP8 parameters).
@@ -376,6 +380,7 @@ from app.estimator.specs import GIB, Cluster, LoraSpec, ModelSpec, Plan, Workloa
 from tests.estimator.memory_first_contact_automodel_ac import automodel_ac
 from tests.estimator.memory_first_contact_colossalchat import colossalchat
 from tests.estimator.memory_first_contact_hf_ulysses import hf_blog_ulysses
+from tests.estimator.memory_first_contact_litgpt_lora_tutorial import litgpt_lora_tutorial
 from tests.estimator.memory_first_contact_megatron_tests import megatron_functional
 from tests.estimator.memory_first_contact_peft_metamath import peft_metamathqa
 from tests.estimator.memory_first_contact_row import FirstContactCase
@@ -1752,4 +1757,5 @@ MEMORY_FIRST_CONTACT: tuple[FirstContactCase, ...] = tuple(
     + peft_metamathqa()  # tests/estimator/memory_first_contact_peft_metamath.py [peft-metamathqa]
     + automodel_ac()  # tests/estimator/memory_first_contact_automodel_ac.py [automodel-ac]
     + torchao_tutorial()  # tests/estimator/memory_first_contact_torchao_tutorial.py [torchao-tutorial]
+    + litgpt_lora_tutorial()  # tests/estimator/memory_first_contact_litgpt_lora_tutorial.py [litgpt-lora-tutorial]
 )
