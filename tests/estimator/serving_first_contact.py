@@ -238,6 +238,7 @@ from tests.estimator.serving_first_contact_iog import IOG_ROWS
 from tests.estimator.serving_first_contact_mooncake import MOONCAKE_ROWS
 from tests.estimator.serving_first_contact_qwen_speed import QWEN_SPEED_ROWS
 from tests.estimator.serving_first_contact_row import Metric, ServingFirstContact
+from tests.estimator.serving_first_contact_sgl_cookbook import SGL_COOKBOOK_ROWS
 from tests.estimator.serving_first_contact_trtllm_static import TRTLLM_STATIC_ROWS
 from tests.estimator.serving_first_contact_vllm_moe import VLLM_MOE_ROWS
 from tests.estimator.serving_first_contact_vllm_rtn import VLLM_RTN_ROWS
@@ -802,6 +803,7 @@ SERVING_FIRST_CONTACT: tuple[ServingFirstContact, ...] = (
     *VLLM_RTN_ROWS,
     *VLLM_MOE_ROWS,
     *azure_rows(v017_build_settings),
+    *SGL_COOKBOOK_ROWS,
 )  # fmt: skip
 
 
