@@ -368,14 +368,16 @@ def test_coverage_on_every_validation_row() -> None:
     # inside; above the range its two unchecked rows (+13 / +16 %) and torchao's three (+21 to +22 %), below it the
     # fused-loss row (-31 %, its layers checkpointed attention, MLP and norms apart: four hidden states a layer).
     # 321 of 385 once they state it (Plan.checkpoint_regions 4; fitted): -7.8 / -31.5 % -> +1.3 / +7.0 %, both inside.
+    # lit-gpt's LoRA tutorial tables of August 2023 (litgpt-lora-tutorial, 11 rows: StableLM 3B and Llama 2 7B LoRA
+    # and NF4 QLoRA on one A100; max allocated) came in at 11 of 11 inside: 332 of 396, the range constants unchanged.
     from tests.estimator.memory_first_contact import MEMORY_FIRST_CONTACT
     from tests.estimator.validation_cases import MEMORY
 
     results = [_inside(c) for c in (*MEMORY, *MEMORY_FIRST_CONTACT)]
     inside = sum(ok for ok, _ in results)
     widths = sorted(w for _, w in results)
-    assert len(results) == 385
-    assert inside >= 321, inside
+    assert len(results) == 396
+    assert inside >= 332, inside
     assert widths[len(widths) // 2] <= 0.20
 
 
