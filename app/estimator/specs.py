@@ -153,6 +153,15 @@ class Workload:
     # VARIED_LENGTH_SLACK): more reserved, not more allocated. None: as the stack that runs the plan feeds its data
     # (the planner's stacks.as_padded); the estimator reads None as batches of one length
     varied_lengths: bool | None = None
+    # batches of varied length fed longest first after every clearing of the caching allocator: the training loop
+    # calls torch.cuda.empty_cache(), which releases every cached segment no live tensor holds
+    # (c10/cuda/CUDACachingAllocator.cpp `emptyCache` -> `release_cached_blocks`), at least wherever the next batch may
+    # be longer than the one before. PEFT's method comparison runs so (huggingface/peft method_comparison/MetaMathQA
+    # at 5d602fdb: run.py empties the cache every ACCELERATOR_EMPTY_CACHE_SCHEDULE = 10 steps, and utils.py
+    # BucketIterator yields each bucket of BUCKET_FACTOR = 20 batches sorted long to short, `torch.argsort(...,
+    # descending=True)`, so every bucket starts right after a clear). No batch then finds blocks cut for another,
+    # shorter length beside its own: memory VARIED_LENGTH_SLACK and VARIED_LENGTH_ACTIVATION_SETS do not apply
+    cache_cleared_longest_first: bool = False
     # QLoRA on bitsandbytes before 0.43.0, which quantised every weight from an fp16 copy (bitsandbytes/nn/modules.py
     # Params4bit.cuda `self.data.contiguous().half()`, dropped by dcfb6f81 "Initial FSDP Support for QLoRA
     # Finetuning", first in 0.43.0): the quantisation state is fp16, so under a bf16 compute dtype every matmul

@@ -368,6 +368,8 @@ def test_coverage_on_every_validation_row() -> None:
     # inside; above the range its two unchecked rows (+13 / +16 %) and torchao's three (+21 to +22 %), below it the
     # fused-loss row (-31 %, its layers checkpointed attention, MLP and norms apart: four hidden states a layer).
     # 321 of 385 once they state it (Plan.checkpoint_regions 4; fitted): -7.8 / -31.5 % -> +1.3 / +7.0 %, both inside.
+    # 329 of 385 once PEFT's MetaMathQA loop is stated (Workload.cache_cleared_longest_first: run.py's empty_cache
+    # every 10 steps before BucketIterator's longest-first buckets; fitted): +14 ... +23 % -> -4.7 ... -0.9 %, 8 of 8.
     from tests.estimator.memory_first_contact import MEMORY_FIRST_CONTACT
     from tests.estimator.validation_cases import MEMORY
 
@@ -375,7 +377,7 @@ def test_coverage_on_every_validation_row() -> None:
     inside = sum(ok for ok, _ in results)
     widths = sorted(w for _, w in results)
     assert len(results) == 385
-    assert inside >= 321, inside
+    assert inside >= 329, inside
     assert widths[len(widths) // 2] <= 0.20
 
 

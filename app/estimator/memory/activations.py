@@ -636,15 +636,25 @@ def _activation_sets(ctx: _Ctx, plan: Plan, activations: float) -> float:
     """The layers' activation blocks kept for other lengths where torch's AdamW makes a full fine-tune's states after
     the first batch's activations (VARIED_LENGTH_ACTIVATION_SETS of the last stage's activations less the loss's,
     whose logit-sized blocks `varied_length_slack` counts); the caller says whether the plan's optimizer does."""
-    if not ctx.workload.varied_lengths or ctx.workload.task not in FULL_TRAINING_TASKS:
+    if not _other_lengths_cached(ctx.workload) or ctx.workload.task not in FULL_TRAINING_TASKS:
         return 0.0
     return VARIED_LENGTH_ACTIVATION_SETS * max(0.0, activations - _loss_bytes(ctx, plan))
+
+
+def _other_lengths_cached(workload: Workload) -> bool:
+    """Whether a batch may find the pool holding blocks cut for batches of another length: batches of varied length,
+    unless the loop clears the cache before every batch longer than the one before (Workload.cache_cleared_longest_
+    first: each clear releases the segments no live tensor holds, and the batches after it only get shorter, so each
+    is cut from the blocks of the longest since the clear, best fit with splitting: CUDACachingAllocator.cpp
+    `get_free_block`, `should_split`). The first step's AdamW states stay where they were cut (not counted: PEFT's
+    full fine-tune on MetaMathQA reads 1.4 GiB, 3.8 %, above the estimate without the sets)."""
+    return bool(workload.varied_lengths) and not workload.cache_cleared_longest_first
 
 
 def varied_length_slack(model: ModelSpec, workload: Workload, plan: Plan) -> float:
     """Reserved bytes beyond the live tensors for batches of varied length (VARIED_LENGTH_SLACK): blocks of the
     size of the logits and the loss's copies of them, the largest tensors of a step, cut for earlier batches."""
-    if not workload.varied_lengths or workload.task == "inference" or _liger_fused(plan):
+    if not _other_lengths_cached(workload) or workload.task == "inference" or _liger_fused(plan):
         return 0.0
     per_logit = (
         _chunked_bytes(plan)
