@@ -370,6 +370,10 @@ def test_coverage_on_every_validation_row() -> None:
     # 321 of 385 once they state it (Plan.checkpoint_regions 4; fitted): -7.8 / -31.5 % -> +1.3 / +7.0 %, both inside.
     # 329 of 385 once PEFT's MetaMathQA loop is stated (Workload.cache_cleared_longest_first: run.py's empty_cache
     # every 10 steps before BucketIterator's longest-first buckets; fitted): +14 ... +23 % -> -4.7 ... -0.9 %, 8 of 8.
+    # 333 of 385 once ColossalChat's rows state their plugin (Plan.low_level_zero: LowLevelZero's 12 Mi-element bucket,
+    # no gradients at the activation peak; fitted): its ZeRO-2 rows on the GPU +5 ... +22 % -> -3.2 ... +2.5 %. 335 of
+    # 385 once its LoRA rows state that their layers build no graph (Workload.decoder_without_graph; fitted): +28.7 /
+    # +29.5 % -> +0.6 / +1.6 %.
     from tests.estimator.memory_first_contact import MEMORY_FIRST_CONTACT
     from tests.estimator.validation_cases import MEMORY
 
@@ -377,7 +381,7 @@ def test_coverage_on_every_validation_row() -> None:
     inside = sum(ok for ok, _ in results)
     widths = sorted(w for _, w in results)
     assert len(results) == 385
-    assert inside >= 329, inside
+    assert inside >= 335, inside
     assert widths[len(widths) // 2] <= 0.20
 
 
