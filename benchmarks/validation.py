@@ -904,11 +904,12 @@ stay through the clears, and their remainders are not counted (the full fine-tun
 colossalchat, after first contact (read from hpcaitech/ColossalAI at d888c378, fitted): its rows ran ColossalAI's
 LowLevelZero plugin, which the estimate read as DeepSpeed's ZeRO-2. Two differences, both in the plugin's code: its
 reduce bucket is 12 Mi elements (low_level_zero_plugin.py `reduce_bucket_size_in_m: int = 12`), not DeepSpeed's two
-buffers of 5e8 (1.9 GiB less in every row); and it keeps no gradient buffer between steps: the backward's hook clones
+buffers of 5e8 (1.8 GiB less in every row); and it keeps no gradient buffer between steps: the backward's hook clones
 each 16-bit `.grad` into per-rank slices and frees it (bookkeeping/bucket_store.py `build_grad_in_bucket`), the
 reduce-scatter leaves the rank's 16-bit partition in the gradient store, `step` casts it to the fp32 master's
 gradient beside it (low_level_optim.py `grad.to(master_param.dtype)`) and `zero_grad` empties the store, which
-ColossalChat's trainers call after every step (coati/trainer/sft.py). So with the optimizer on the GPU and one
+ColossalChat's trainers call after every step (coati/trainer/sft.py; at v0.4.0, which its requirements.txt pins,
+`step` empties the store after the cast). So with the optimizer on the GPU and one
 micro-batch a step the peak is the larger of the backward's start (no gradients) and the step (the 16-bit and fp32
 partitions, no activations), as for the Trainer's FSDP (`_grads_made_in_backward`); HybridAdam steps in place. A
 plan input (Plan.low_level_zero; no stack this service launches runs it), which the source's rows now state

@@ -72,7 +72,9 @@ HOST_RESERVE_PER_GPU_GIB = 6.0
 # forward's activations peak, and none persists in a flat buffer (DeepSpeed's contiguous gradients, states
 # `_zero12_step`). The step: the fp32 partition (the states' gradient term) and one 16-bit partition beside it, 0.5
 # of the fp32 bytes with 16-bit parameters; HybridAdam steps the GPU states in place (colossalai/nn/optimizer/
-# hybrid_adam.py, fused multi_tensor_adam): no copy of v. Offloaded (cpu_offload) plans are not read so.
+# hybrid_adam.py, fused multi_tensor_adam): no copy of v. Offloaded (cpu_offload) plans are not read so. The same at
+# v0.4.0, the release ColossalChat's requirements.txt pins, where `step` empties the store itself right after the cast
+# (`reset_grads_by_group_id`): the 16-bit and fp32 partitions still meet at the end of the cast.
 LOW_LEVEL_ZERO_STEP_COPY = 1.0
 
 
