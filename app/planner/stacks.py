@@ -595,6 +595,15 @@ def gradient_accounts(
         if runs(stack, workload, plan)
     ]
     if not flags:
+        # no stack runs the plan with its levers: held as the stacks that run it without them hold it (the no_stack
+        # warning names the levers), so that a lever changes what it touches, not the plan's gradient buffer
+        bare = DEFAULT_LEVERS.on(plan)
+        flags = [
+            fp32_main_grads(stack, workload)
+            for stack in _candidates(workload, bare, allowed)
+            if runs(stack, workload, bare)
+        ]
+    if not flags:
         return (False,)
     return (True, False) if flags[0] and not all(flags) else (flags[0],)
 

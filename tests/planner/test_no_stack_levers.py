@@ -65,3 +65,32 @@ def test_a_shape_no_stack_runs_names_no_lever(client: TestClient) -> None:
     assert warning is not None
     assert "levers" not in warning["params"]
     assert "without" not in warning["message"]
+
+
+def test_a_lever_no_stack_runs_leaves_the_gradient_buffer_as_the_plan_runs_without_it(client: TestClient) -> None:
+    """Review finding F5: Llama 3.1 70B pretraining at tp 4 × pp 4 × cp 2 × dp 2 with the distributed optimizer is
+    Megatron-LM's plan (its fp32 main-gradient buffer: 4 B a parameter, 70.6B / 16 ranks = 4.41B parameters a rank,
+    16.4 GiB); with `activation_offload` (Megatron's --cpu-offloading refuses pipeline parallelism: no stack runs it)
+    the answer kept `no_stack` but fell to the lean 2-byte account, halving the gradients and reading half the total.
+    The lever moves the activations only."""
+    body = {
+        "model": {"preset": "llama-3.1-70b"},
+        "task": "pretrain",
+        "precision": "bf16",
+        "seq_len": 8192,
+        "global_batch": 128,
+        "tokens": 1e11,
+        "hardware": {"gpu": "h100-80g-sxm", "nodes": 8},
+    }
+    plan = {"dp": 2, "tp": 4, "pp": 4, "cp": 2, "zero_stage": 1, "recompute": "none", "virtual_stages": 5}
+    answers = []
+    for offload in (False, True):
+        response = client.post("/estimate", json=body | {"plan": plan | {"activation_offload": offload}})
+        assert response.status_code == 200, response.text
+        answers.append(response.json())
+    without, offloaded = (answer["memory"]["per_gpu_gib"] for answer in answers)
+    assert not any(w["code"] == "no_stack" for w in answers[0]["warnings"])
+    assert any(w["code"] == "no_stack" for w in answers[1]["warnings"])
+    assert offloaded["gradients"] == without["gradients"] > 16
+    assert offloaded["weights"] == without["weights"] and offloaded["optimizer"] == without["optimizer"]
+    assert offloaded["activations"] < without["activations"]
