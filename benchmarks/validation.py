@@ -902,7 +902,26 @@ the inputs of the linears that nothing else keeps (qkv and MLP inputs, MLP down-
 them on the branch that added them (a Workload lever for bitsandbytes before 0.44, beside bnb_fp16_dequant, would
 state it). Seen after first contact, not stated by the rows: lit-gpt built the whole GPT inside its quantisation
 context (lit_gpt/utils.py `quantization` swaps torch.nn.Linear), so the LM head was 4-bit too, 0.2 to 0.3 GiB less
-weight than the rows model; stated, the NF4 rows would read lower still."""
+weight than the rows model; stated, the NF4 rows would read lower still.
+
+torchtitan-165 (added 2026-12-07, recorded at 6a82d1e before any change): torchtitan's FSDP1 / FSDP2 parity runs of
+March 2024 (pytorch/torchtitan commit 83c879f1, "Used per-parameter FSDP (#165)"; `tests/estimator/
+memory_first_contact_torchtitan_fsdp2.py`: Llama 7B in the Llama 2 shape on 8 H100 of 95.04 GiB, minipile packed to
+2,048 tokens, bf16 parameters over fp32 shards, fp32 reduce-scatter, torch AdamW foreach, the fp32 logits kept through
+the backward; FSDP 8 at 8 x 2,048 eager and compiled under full or per-op selective AC, and FSDP 4 x TP 2 at 16 x 2,048;
+peak active and peak reserved) read 6.2 % median |error|, signed -6.2 %, -49.5 % to +5.5 %, 13 of 15 judged to fit (the
+two above 80 GB on the catalog's 80 GB H100 do not), 13 of 15 inside the range. The 1D rows read close: allocated +0.5
+to +4.7 %, compiled reserved -10.7 % (no AC) to +5.5 %, eager reserved -9.4 to -16.2 %: those eager runs reserve 1.20 to
+1.36 times their active peak where the estimate reserves 1.06 to 1.18 times, FSDP1 the more under SAC (-16.2 % against
+FSDP2's -9.9 %), which FSDP1's recordStream-based all-gather memory would explain (torchtitan docs/fsdp.md: FSDP2
+"achieves lower and deterministic GPU memory by avoiding `recordStream`"). The two 2D rows read half (-47.5 % active,
+-49.5 % reserved): published, FSDP 4 x TP 2 at 16 x 2,048 takes 47.6 GiB active against 22.7 GiB for FSDP 8 at 8 x
+2,048, though each GPU holds the same model states (sharded 8 ways either way), the same layer inputs (sequence parallel
+halves 16 sequences) and half the vocabulary of twice the logits; the estimate adds 1.2 GiB for it. The stack reported
+the excess as a defect within a week: torchtitan issue #191 (2024-04-04, "release blocking", closed), "FSDP2 incur
+higher GPU memory usage in 2D compare to FSDP1", 16 GB more on Llama 13B at 2-way FSDP x 4-way TP with full AC too. A
+defect of FSDP2 with tensor parallelism in the PyTorch of March 2024 (the issue is closed; the rows do not say which
+fix), not a term of the plan: nothing was changed for it."""
 
 # Median |error| of the estimator at 7c1f6ff (see the module docstring); it had no memory held-out rows run then.
 BASELINE = {
