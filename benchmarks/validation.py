@@ -904,6 +904,47 @@ state it). Seen after first contact, not stated by the rows: lit-gpt built the w
 context (lit_gpt/utils.py `quantization` swaps torch.nn.Linear), so the LM head was 4-bit too, 0.2 to 0.3 GiB less
 weight than the rows model; stated, the NF4 rows would read lower still.
 
+peft-metamathqa, after first contact (read from the harness at 5d602fdb, fitted): every row read high by the blocks
+the estimate keeps for batches of varied length (VARIED_LENGTH_SLACK, and for the full fine-tune the AdamW
+VARIED_LENGTH_ACTIVATION_SETS; without them the rows read -5 to -1 %), but the harness clears the pool before every
+batch that can be longer than the one before: run.py calls torch.cuda.empty_cache() every
+ACCELERATOR_EMPTY_CACHE_SCHEDULE = 10 steps, which releases every cached segment no live tensor holds
+(CUDACachingAllocator.cpp `release_cached_blocks`), and utils.py BucketIterator yields each bucket of BUCKET_FACTOR =
+20 batches sorted long to short (`torch.argsort(..., descending=True)`), so every bucket starts right after a clear
+and each batch after it is cut from the longest one's blocks. A workload input (Workload.cache_cleared_longest_first;
+no stack this service launches runs such a loop), which the source's rows now state (transcription): its LoRA rows
++14.4 ... +20.4 % -> -4.7 ... -0.9 %, its full fine-tune +22.7 % -> -3.7 %; the source 19.6 % -> 1.9 %, inside the
+range 0 -> 8 of 8; no other row states it, so no other source moves; all rows 8.0 % -> 7.5 %, inside 278 -> 286 of
+340 (tests/estimator/test_memory_cache_cleared.py). The AdamW states the first step cut from the first batch's blocks
+stay through the clears, and their remainders are not counted (the full fine-tune's 1.4 GiB below its reading).
+
+colossalchat, after first contact (read from hpcaitech/ColossalAI at d888c378, fitted): its rows ran ColossalAI's
+LowLevelZero plugin, which the estimate read as DeepSpeed's ZeRO-2. Two differences, both in the plugin's code: its
+reduce bucket is 12 Mi elements (low_level_zero_plugin.py `reduce_bucket_size_in_m: int = 12`), not DeepSpeed's two
+buffers of 5e8 (1.8 GiB less in every row); and it keeps no gradient buffer between steps: the backward's hook clones
+each 16-bit `.grad` into per-rank slices and frees it (bookkeeping/bucket_store.py `build_grad_in_bucket`), the
+reduce-scatter leaves the rank's 16-bit partition in the gradient store, `step` casts it to the fp32 master's
+gradient beside it (low_level_optim.py `grad.to(master_param.dtype)`) and `zero_grad` empties the store, which
+ColossalChat's trainers call after every step (coati/trainer/sft.py; at v0.4.0, which its requirements.txt pins,
+`step` empties the store after the cast). So with the optimizer on the GPU and one
+micro-batch a step the peak is the larger of the backward's start (no gradients) and the step (the 16-bit and fp32
+partitions, no activations), as for the Trainer's FSDP (`_grads_made_in_backward`); HybridAdam steps in place. A
+plan input (Plan.low_level_zero; no stack this service launches runs it), which the source's rows now state
+(transcription): its ZeRO-2 rows on the GPU +5.0 / +21.6 / +11.8 % (SFT) and +7.0 / +19.1 / +15.7 % (SimPO) -> -1.9
+/ +2.5 / -2.5 % and -3.2 / +0.5 / +1.0 %; with the optimizer on the host (the bucket only) -2.9 / +43.5 / +8.4 / +8.8
+% -> -11.1 / +33.9 / +1.2 / +3.8 %; the LoRA rows +28.7 / +29.5 % -> +19.9 / +20.8 % (tests/estimator/
+test_memory_low_level_zero.py). The LoRA rows' remaining gap is their first-contact observation: coati's LoRA freezes
+everything but the adapters (coati/models/lora.py `convert_to_lora_module`, every nn.Linear wrapped, the head's too),
+and transformers 4.39.3's gradient_checkpointing_enable() checkpoints reentrantly and calls
+enable_input_require_grads() only for a PEFT-loaded model, so no decoder layer's input requires grad; torch's
+reentrant checkpoint runs the layer under no_grad and its output requires grad only where an input does, so the
+layers keep nothing (no checkpoint, no recomputed layer) and only the head's adapter trains. A workload input
+(Workload.decoder_without_graph, read for LoRA under full recompute), which the LoRA rows now state: +19.9 / +20.8 %
+-> +0.6 / +1.6 % (tests/estimator/test_memory_decoder_without_graph.py). Both together: the source 13.7 % -> 2.2 %,
+inside the range 5 -> 11 of 12; no other row states either; all rows 7.5 % -> 7.0 %, inside 286 -> 292 of 340. Left
+as it reads: the 4-GPU SFT row with the optimizer on the host (+34 %: 18.96 GiB at micro-batch 8, below the 2-GPU
+run's 21.93 at micro-batch 4, which more ranks cannot give with the weights whole on every rank).
+
 torchtitan-165 (added 2026-12-07, recorded at 6a82d1e before any change): torchtitan's FSDP1 / FSDP2 parity runs of
 March 2024 (pytorch/torchtitan commit 83c879f1, "Used per-parameter FSDP (#165)"; `tests/estimator/
 memory_first_contact_torchtitan_fsdp2.py`: Llama 7B in the Llama 2 shape on 8 H100 of 95.04 GiB, minipile packed to

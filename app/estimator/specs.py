@@ -153,6 +153,22 @@ class Workload:
     # VARIED_LENGTH_SLACK): more reserved, not more allocated. None: as the stack that runs the plan feeds its data
     # (the planner's stacks.as_padded); the estimator reads None as batches of one length
     varied_lengths: bool | None = None
+    # batches of varied length fed longest first after every clearing of the caching allocator: the training loop
+    # calls torch.cuda.empty_cache(), which releases every cached segment no live tensor holds
+    # (c10/cuda/CUDACachingAllocator.cpp `emptyCache` -> `release_cached_blocks`), at least wherever the next batch may
+    # be longer than the one before. PEFT's method comparison runs so (huggingface/peft method_comparison/MetaMathQA
+    # at 5d602fdb: run.py empties the cache every ACCELERATOR_EMPTY_CACHE_SCHEDULE = 10 steps, and utils.py
+    # BucketIterator yields each bucket of BUCKET_FACTOR = 20 batches sorted long to short, `torch.argsort(...,
+    # descending=True)`, so every bucket starts right after a clear). No batch then finds blocks cut for another,
+    # shorter length beside its own: memory VARIED_LENGTH_SLACK and VARIED_LENGTH_ACTIVATION_SETS do not apply
+    cache_cleared_longest_first: bool = False
+    # LoRA whose decoder layers build no autograd graph: reentrant checkpointing (torch.utils.checkpoint with
+    # use_reentrant=True, transformers' gradient_checkpointing_enable() default) of layers none of whose tensor inputs
+    # requires grad (a frozen embedding, and no enable_input_require_grads: a LoRA other than PEFT's). The checkpoint
+    # runs the layer under torch.no_grad() and its output requires grad only where an input does, so the layers keep
+    # nothing for a backward and their adapters get no gradient; only adapters after the last layer (the head's) train
+    # (memory.activations `_elements_of`). Read under full recompute only. ColossalChat's LoRA runs so
+    decoder_without_graph: bool = False
     # QLoRA on bitsandbytes before 0.43.0, which quantised every weight from an fp16 copy (bitsandbytes/nn/modules.py
     # Params4bit.cuda `self.data.contiguous().half()`, dropped by dcfb6f81 "Initial FSDP Support for QLoRA
     # Finetuning", first in 0.43.0): the quantisation state is fp16, so under a bf16 compute dtype every matmul
@@ -284,6 +300,12 @@ class Plan:
     # step; ZeRO / FSDP: torchtitan's fused AdamW, DeepSpeed's flat gradient buffer, with the Trainer's foreach step
     # where `tuning` names the Trainer: memory.states TRAINER_TUNINGS)
     fsdp_torch_adamw: bool = False
+    # ZeRO-2 run by ColossalAI's LowLevelZero plugin (colossalai/booster/plugin/low_level_zero_plugin.py, stage 2;
+    # ColossalChat's "zero2" / "zero2_cpu"), not DeepSpeed: its reduce bucket is 12 Mi elements and it keeps no
+    # gradient buffer between steps, so a step of one micro-batch holds no gradients while its activations peak and
+    # its step holds the 16-bit partition beside its fp32 copy (memory.breakdown LOW_LEVEL_ZERO_*). Read at ZeRO
+    # stage 2 only. No stack the planner launches runs it
+    low_level_zero: bool = False
     # ZeRO-3 run by PyTorch FSDP1 (torch.distributed.fsdp.FullyShardedDataParallel, FlatParameter units: the
     # Hugging Face Trainer's / accelerate's fsdp_config before fsdp_version 2, axolotl, Answer.AI's fsdp_qlora,
     # ljm565/universal-llm-trainer), not FSDP2's fully_shard (torchtitan) nor DeepSpeed. With

@@ -243,10 +243,13 @@ def precision_run_as(requested: Workload, launched: Workload, gpu: GpuSpec) -> W
 
 
 def _zero_run(row: Row, plan: Plan) -> int:
-    """The ZeRO stage the stack runs the plan at: the plan's over dp > 1; on one GPU none (nothing to shard), except
+    """The ZeRO stage the stack runs the plan at: the plan's over dp × cp > 1 (Megatron-LM's distributed optimizer
+    shards over the data-and-context-parallel group, megatron/core/parallel_state.py
+    get_data_parallel_group(with_context_parallel=True); torchtitan's FSDP2 over dp_shard × cp, ParallelDims
+    fsdp_enabled), so a dp 1 × cp 2 plan at ZeRO-1 is Megatron's alone; with neither none (nothing to shard), except
     with offload on a stack whose ZeRO-Offload runs at world size 1 (DeepSpeed: the stated stage steps its CPU
     optimizer on the host; data/stacks.json offload_one_gpu)."""
-    if plan.dp > 1 or (plan.offload != "none" and row.offload_one_gpu):
+    if plan.dp * plan.cp > 1 or (plan.offload != "none" and row.offload_one_gpu):
         return plan.zero_stage
     return 0
 

@@ -35,7 +35,8 @@ earlier row comes from hpcaitech/ColossalAI, from its LowLevelZero (ZeRO-2) plug
                {torch.cuda.max_memory_allocated()/1024**2:.2f} MB")` (benchmark_sft.py, benchmark_dpo.py): allocated,
                MiB on rank 0, never reset, converted to GiB here.
 
-               Observation, not modelled: transformers 4.39.3's gradient_checkpointing_enable() defaults to the
+               Observation, not modelled at first contact (stated since, Workload.decoder_without_graph):
+               transformers 4.39.3's gradient_checkpointing_enable() defaults to the
                reentrant checkpoint (`{"use_reentrant": True}`) and calls enable_input_require_grads() only for a
                PEFT-loaded model, so with coati's own LoRA (frozen embeddings) the decoder layers' inputs do not require
                gradients and the adapters inside them get none; only the head's adapter trains, and the backward
@@ -92,6 +93,9 @@ def colossalchat() -> list[FirstContactCase]:
                     global_batch=sequences * gpus,
                     lora=lora,
                     varied_lengths=False,
+                    # coati's LoRA freezes the embedding and transformers 4.39.3 checkpoints reentrantly without
+                    # enable_input_require_grads (the docstring's observation; stated after first contact)
+                    decoder_without_graph=bool(rank),
                 ),
                 Plan(
                     dp=gpus,
@@ -100,6 +104,9 @@ def colossalchat() -> list[FirstContactCase]:
                     micro_batch=sequences,
                     recompute="full",
                     kept_logits_bytes=4.0,  # `outputs` / `actor_all_logits`: the fp32 logits, kept through backward
+                    # LowLevelZeroPlugin(stage=2): its bucket and gradient store (stated after first contact:
+                    # transcription of the plugin the docstring names)
+                    low_level_zero=True,
                 ),
                 Cluster(gpu=H800, gpus_per_node=8),
                 round(published_mib * 2**20 / GIB, 3),

@@ -87,6 +87,9 @@ def peft_metamathqa() -> list[FirstContactCase]:
                     global_batch=4,
                     lora=lora,
                     varied_lengths=True,  # tokenizer.pad per batch of MetaMathQA samples
+                    # run.py's empty_cache every 10 steps, BucketIterator's buckets of 20 batches long to short
+                    # (stated after first contact: transcription of the loop the docstring names)
+                    cache_cleared_longest_first=True,
                 ),
                 Plan(micro_batch=4, recompute="none", attention="sdpa", kept_logits_bytes=2.0),
                 Cluster(gpu=gpu),

@@ -198,6 +198,9 @@ Source:
                (serving_first_contact_vllm_rtn.py).
   [vllm-moe-a100-tp2], [vllm-moe-h100-tp8] vllm-project/vllm#3240 / #2542's benchmark_latency tables: Mixtral 8x7B,
                1,000 in / 50 out, batch 1-64, TP 2 on A100 and TP 8 on H100 (serving_first_contact_vllm_moe.py).
+  [sgl-cookbook] the SGLang cookbook's speed benchmarks: SGLang 0.5.6 closed loops of 1-100 in flight, Llama 3.1 70B
+               at TP 8 on 8 x A100 and DeepSeek-R1 at TP 8 on 8 x B200, random 1K/1K, 8K/1K and 1K/8K
+               (serving_first_contact_sgl_cookbook.py).
   [lmsys-large-ep] LMSYS Org blog "Deploying DeepSeek with PD Disaggregation and Large-scale Expert Parallelism on 96
                H100 GPUs" (2025-05-05, https://lmsys.org/blog/2025-05-05-large-scale-ep/, read through its copies
                and the launch commands of sgl-project/sglang#6017, 2026-12-06): SGLang serving DeepSeek-V3 (block FP8,
@@ -238,6 +241,7 @@ from tests.estimator.serving_first_contact_iog import IOG_ROWS
 from tests.estimator.serving_first_contact_mooncake import MOONCAKE_ROWS
 from tests.estimator.serving_first_contact_qwen_speed import QWEN_SPEED_ROWS
 from tests.estimator.serving_first_contact_row import Metric, ServingFirstContact
+from tests.estimator.serving_first_contact_sgl_cookbook import SGL_COOKBOOK_ROWS
 from tests.estimator.serving_first_contact_trtllm_static import TRTLLM_STATIC_ROWS
 from tests.estimator.serving_first_contact_vllm_moe import VLLM_MOE_ROWS
 from tests.estimator.serving_first_contact_vllm_rtn import VLLM_RTN_ROWS
@@ -802,6 +806,7 @@ SERVING_FIRST_CONTACT: tuple[ServingFirstContact, ...] = (
     *VLLM_RTN_ROWS,
     *VLLM_MOE_ROWS,
     *azure_rows(v017_build_settings),
+    *SGL_COOKBOOK_ROWS,
 )  # fmt: skip
 
 

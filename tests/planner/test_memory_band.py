@@ -368,14 +368,25 @@ def test_coverage_on_every_validation_row() -> None:
     # inside; above the range its two unchecked rows (+13 / +16 %) and torchao's three (+21 to +22 %), below it the
     # fused-loss row (-31 %, its layers checkpointed attention, MLP and norms apart: four hidden states a layer).
     # 321 of 385 once they state it (Plan.checkpoint_regions 4; fitted): -7.8 / -31.5 % -> +1.3 / +7.0 %, both inside.
+    # 329 of 385 once PEFT's MetaMathQA loop is stated (Workload.cache_cleared_longest_first: run.py's empty_cache
+    # every 10 steps before BucketIterator's longest-first buckets; fitted): +14 ... +23 % -> -4.7 ... -0.9 %, 8 of 8.
+    # 333 of 385 once ColossalChat's rows state their plugin (Plan.low_level_zero: LowLevelZero's 12 Mi-element bucket,
+    # no gradients at the activation peak; fitted): its ZeRO-2 rows on the GPU +5 ... +22 % -> -3.2 ... +2.5 %. 335 of
+    # 385 once its LoRA rows state that their layers build no graph (Workload.decoder_without_graph; fitted): +28.7 /
+    # +29.5 % -> +0.6 / +1.6 %.
+    # lit-gpt's LoRA tutorial tables of August 2023 (litgpt-lora-tutorial, 11 rows: StableLM 3B and Llama 2 7B LoRA
+    # and NF4 QLoRA on one A100; max allocated) came in at 11 of 11 inside: 346 of 396, the range constants unchanged.
+    # torchtitan's FSDP1 / FSDP2 parity runs of March 2024 (torchtitan-165, 15 rows: Llama 7B on 8 H100, FSDP 8
+    # eager and compiled, FSDP 4 x TP 2; peak active and reserved) came in at 13 of 15 inside: 359 of 411, the range
+    # constants unchanged; below the range the two 2D rows (-47.5 / -49.5 %, torchtitan issue #191).
     from tests.estimator.memory_first_contact import MEMORY_FIRST_CONTACT
     from tests.estimator.validation_cases import MEMORY
 
     results = [_inside(c) for c in (*MEMORY, *MEMORY_FIRST_CONTACT)]
     inside = sum(ok for ok, _ in results)
     widths = sorted(w for _, w in results)
-    assert len(results) == 385
-    assert inside >= 321, inside
+    assert len(results) == 411
+    assert inside >= 359, inside
     assert widths[len(widths) // 2] <= 0.20
 
 

@@ -326,3 +326,18 @@ def test_a_stated_one_gpu_zero_offload_plan_is_launchable(client: TestClient) ->
     assert response.status_code == 200, response.text
     assert "no_stack" not in {warning["code"] for warning in response.json()["warnings"]}
     assert response.json()["memory"]["per_gpu_gib"]["optimizer"] == 0.0  # sized offloaded
+
+
+def test_zero_one_over_context_parallel_alone_is_megatrons() -> None:
+    """A stated dp 1 × cp 2 plan at ZeRO-1 shards its optimizer over the context-parallel ranks: Megatron-LM's
+    distributed optimizer (over data × context parallel) with its fp32 main-gradient buffer. torchtitan shards over cp
+    with FSDP2 (ZeRO-3), never ZeRO-1, so its lean account (16-bit gradients) must not be the one the gate takes.
+    Llama 3.1 405B at tp 8 × pp 8 × cp 2 on 128 H100 with full recompute: Megatron's account holds 4 B/param of
+    gradients (6.33B parameters a rank: 24.7 GiB) and does not fit 80 GB; the lean account read 65 GiB and fit."""
+    plan = Plan(dp=1, tp=8, pp=8, cp=2, zero_stage=1, recompute="full", sequence_parallel=True)
+    model = get_preset("llama-3.1-405b").model
+    assert not runs("fsdp", FULL, plan)
+    assert runs("megatron", FULL, replace(plan, fp32_main_grads=True))
+    accounts = as_run(FULL, plan, model)
+    assert [account.fp32_main_grads for account in accounts] == [True]
+    assert stack_for(FULL, accounts[0], model) == "megatron"

@@ -130,7 +130,12 @@ figure read there). Sources, by term:
   in the allocator's pool (`activations.VARIED_LENGTH_SLACK`, `MemoryBreakdown.length_slack`): in the reserved and
   device readings (`measured_bytes`, up to the card), not in the gate nor in the allocated peak. Where torch's AdamW
   steps a full fine-tune on the GPU, two more sets of the other activations too: its lazily made states are cut from
-  the first batch's freed activation blocks (`activations.VARIED_LENGTH_ACTIVATION_SETS`).
+  the first batch's freed activation blocks (`activations.VARIED_LENGTH_ACTIVATION_SETS`). Neither where the loop
+  empties the cache before every batch that may be longer than the one before (`Workload.cache_cleared_longest_first`).
+- ColossalAI's LowLevelZero at ZeRO-2 (`Plan.low_level_zero`): its own 12 Mi-element bucket, and no gradients held
+  between steps, so one micro-batch a step peaks at the larger of the backward's start and the step
+  (`breakdown.LOW_LEVEL_ZERO_STEP_COPY`). LoRA whose reentrantly checkpointed layers build no graph
+  (`Workload.decoder_without_graph`) keeps only the head adapter's input and the loss's buffers.
 
 Speed: the planner calls estimate_memory for thousands of plans of one (model, workload). Everything that
 no plan changes lives in a per-(model, workload) context found by object identity (hashing a 20-field

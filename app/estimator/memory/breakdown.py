@@ -60,6 +60,23 @@ HOST_RESERVE_PER_GPU_GIB = 6.0
 # In the reserved and device readings only, up to the card (a cudaMalloc that fails frees the cached blocks and
 # retries: `release_cached_blocks`), like the blocks kept for varied lengths.
 
+# ColossalAI's LowLevelZero at stage 2 (Plan.low_level_zero), read at hpcaitech/ColossalAI d888c378 (ColossalChat's
+# benchmark commit), colossalai/zero/low_level/: the backward's post-accumulate hook puts each parameter's 16-bit
+# `.grad` in a bucket, which bookkeeping/bucket_store.py `build_grad_in_bucket` clones into per-rank slices and frees
+# (`param.grad = None`); low_level_optim.py `_run_reduction` reduce-scatters the bucket and keeps the rank's slices in
+# the gradient store: the 16-bit gradient partition, made in the backward. `step` casts each into the fp32 master's
+# gradient (`grad.to(master_param.dtype)`, `master_param.grad = grad`, all kept in grad_partition_groups through
+# `self.optim.step()`, then `release_param_grad`), beside the 16-bit partition still in the store; `zero_grad` empties
+# the store (`zero_grad_stores` -> `reset_all_gradients`), and ColossalChat's trainers call it after every step
+# (applications/ColossalChat/coati/trainer/sft.py `_train`: step, zero_grad). No gradient is held while the next
+# forward's activations peak, and none persists in a flat buffer (DeepSpeed's contiguous gradients, states
+# `_zero12_step`). The step: the fp32 partition (the states' gradient term) and one 16-bit partition beside it, 0.5
+# of the fp32 bytes with 16-bit parameters; HybridAdam steps the GPU states in place (colossalai/nn/optimizer/
+# hybrid_adam.py, fused multi_tensor_adam): no copy of v. Offloaded (cpu_offload) plans are not read so. The same at
+# v0.4.0, the release ColossalChat's requirements.txt pins, where `step` empties the store itself right after the cast
+# (`reset_grads_by_group_id`): the 16-bit and fp32 partitions still meet at the end of the cast.
+LOW_LEVEL_ZERO_STEP_COPY = 1.0
+
 
 def _breakdown(
     ctx: _Ctx, split: _Split, plan: Plan, cluster: Cluster, sharding: tuple[int, int, str], stage: int | None = None
@@ -73,7 +90,7 @@ def _breakdown(
     shard = plan.dp_shard if plan.dp_shard and dp == plan.dp else dp
     sharded = _sharded(ctx, split, plan, shard * plan.cp, zero, offload)
     adamw_share = sharded[3]
-    made_in_backward = adamw_share > 0.0 and _grads_made_in_backward(ctx, plan, dp, zero)
+    made_in_backward = (adamw_share > 0.0 or plan.low_level_zero) and _grads_made_in_backward(ctx, plan, dp, zero)
     worst = sharded[4].get(made_in_backward) if stage is None else None
     zero_n = (zero, shard * plan.cp)
     if stage is not None:
@@ -182,6 +199,8 @@ def _worst_stage(
         other += ipg
         if flat_step in (1, 2):  # DeepSpeed ZeRO-1/2's gradient copies at the step (states._zero12_step)
             grads += _zero12_step(ctx, plan, (flat_step, n, adamw_share > 0.0), grads, backward)
+        elif made_in_backward and zero == 2 and _mixed(ctx, plan):  # LowLevelZero's step: the 16-bit partition too
+            grads += grads * LOW_LEVEL_ZERO_STEP_COPY * param_bytes(ctx, plan) / MASTER_BYTES
         # torch AdamW's step temporary, beside the states once the activations are freed (states.ADAMW_STEP_V_SHARE)
         step = step_block = 0.0
         # the allocated reading's backward holds less on the last stage (_Split.recompute_overlap): what the peak
@@ -219,6 +238,12 @@ def _worst_stage(
     return worst
 
 
+def _mixed(ctx: _Ctx, plan: Plan) -> bool:
+    """Whether an fp32 master stands beside 16-bit parameters (its gradient the states' gradient term)."""
+    workload = ctx.workload
+    return workload.mixed_precision and workload.precision != "fp32" and not plan.fp32_params
+
+
 def _grads_made_in_backward(ctx: _Ctx, plan: Plan, dp: int, zero: int) -> bool:
     """Whether a step of the plan holds no gradients while its activations peak, where torch's foreach AdamW steps it
     (`states._adamw_step_share`): full training of one micro-batch a step on one GPU, or under FSDP stepping the
@@ -240,6 +265,8 @@ def _grads_made_in_backward(ctx: _Ctx, plan: Plan, dp: int, zero: int) -> bool:
         return False
     if workload.global_batch is not None and workload.global_batch > dp * plan.micro_batch:
         return False
+    if zero == 2 and plan.low_level_zero:  # ColossalAI's LowLevelZero (LOW_LEVEL_ZERO_STEP_COPY)
+        return plan.offload == "none"
     return (zero == 0 and dp * plan.tp * plan.cp == 1) or (zero == 3 and plan.fsdp_torch_adamw)
 
 
@@ -259,6 +286,7 @@ def _sharded(ctx: _Ctx, split: _Split, plan: Plan, shard: int, zero: int, offloa
         plan.tuning,  # DeepSpeed under the Trainer steps torch's AdamW (states._adamw_step_share, TRAINER_TUNINGS)
         plan.reduce_bucket_elements,  # DeepSpeed ZeRO-1/2's gradient buckets (states._ipg_buffers)
         plan.fsdp1,  # FSDP1's CPU offload keeps the gradient shards on the GPU (states._offloaded)
+        plan.low_level_zero,  # ColossalAI's ZeRO-2: no DeepSpeed step copies (LOW_LEVEL_ZERO_STEP_COPY)
     )
     found = split.sharded.get(key)
     if found is None:
@@ -269,7 +297,13 @@ def _sharded(ctx: _Ctx, split: _Split, plan: Plan, shard: int, zero: int, offloa
         # DeepSpeed's gradient copies for the step: ZeRO-1/2's partition (states._zero12_step), ZeRO-3's sub-groups
         # (states._zero3_step_temp)
         flat_step = 0
-        if zero == 2 and plan.pp == 1 and offload == "none" and ctx.workload.task in FULL_TRAINING_TASKS:
+        if (
+            zero == 2
+            and plan.pp == 1
+            and offload == "none"
+            and ctx.workload.task in FULL_TRAINING_TASKS
+            and not plan.low_level_zero
+        ):
             flat_step = 2
         elif _deepspeed_flat_step(ctx, plan, zero, offload):
             flat_step = zero

@@ -667,6 +667,11 @@ DEEPSPEED_SUB_GROUP_STEP_BYTES = DEEPSPEED_SUB_GROUP_ELEMENTS * 4.0
 # (`Plan.tuning` "torchtitan").
 DEEPSPEED_REDUCE_BUCKET_ELEMENTS = 5e8
 DEEPSPEED_IPG_BUFFERS = 2.0
+# ColossalAI's LowLevelZero (Plan.low_level_zero) at d888c378: LowLevelZeroPlugin's `reduce_bucket_size_in_m: int = 12`
+# (colossalai/booster/plugin/low_level_zero_plugin.py, "Defaults to 12", times 1024 * 1024 elements); at a reduction
+# the bucket's gradients are cloned into per-rank slices (bookkeeping/bucket_store.py `build_grad_in_bucket`) and
+# flattened into one more bucket-sized tensor (`get_flatten_grad`): counted as DEEPSPEED_IPG_BUFFERS buckets
+LOW_LEVEL_ZERO_REDUCE_BUCKET_ELEMENTS = 12 * 1024 * 1024
 
 
 def _adamw_step_share(ctx: _Ctx, plan: Plan, split: tuple[int, str, bool]) -> float:
@@ -729,7 +734,8 @@ def _zero3_step_temp(ctx: _Ctx, plan: Plan, grads: float, v_copy: float, flat: b
 
 
 def _ipg_buffers(ctx: _Ctx, plan: Plan, zero: int) -> float:
-    """Bytes of DeepSpeed ZeRO-1/2's gradient buckets during the backward (DEEPSPEED_IPG_BUFFERS); 0 elsewhere."""
+    """Bytes of DeepSpeed ZeRO-1/2's gradient buckets during the backward (DEEPSPEED_IPG_BUFFERS; ColossalAI's
+    LowLevelZero's where the plan names it); 0 elsewhere."""
     if (
         zero not in (1, 2)
         or ctx.workload.task == "inference"
@@ -739,6 +745,8 @@ def _ipg_buffers(ctx: _Ctx, plan: Plan, zero: int) -> float:
     ):
         return 0.0
     bucket = DEEPSPEED_REDUCE_BUCKET_ELEMENTS if plan.reduce_bucket_elements is None else plan.reduce_bucket_elements
+    if plan.low_level_zero and plan.reduce_bucket_elements is None:
+        bucket = LOW_LEVEL_ZERO_REDUCE_BUCKET_ELEMENTS
     return DEEPSPEED_IPG_BUFFERS * bucket * ctx.dtype
 
 
