@@ -943,7 +943,26 @@ layers keep nothing (no checkpoint, no recomputed layer) and only the head's ada
 -> +0.6 / +1.6 % (tests/estimator/test_memory_decoder_without_graph.py). Both together: the source 13.7 % -> 2.2 %,
 inside the range 5 -> 11 of 12; no other row states either; all rows 7.5 % -> 7.0 %, inside 286 -> 292 of 340. Left
 as it reads: the 4-GPU SFT row with the optimizer on the host (+34 %: 18.96 GiB at micro-batch 8, below the 2-GPU
-run's 21.93 at micro-batch 4, which more ranks cannot give with the weights whole on every rank)."""
+run's 21.93 at micro-batch 4, which more ranks cannot give with the weights whole on every rank).
+
+torchtitan-165 (added 2026-12-07, recorded at 6a82d1e before any change): torchtitan's FSDP1 / FSDP2 parity runs of
+March 2024 (pytorch/torchtitan commit 83c879f1, "Used per-parameter FSDP (#165)"; `tests/estimator/
+memory_first_contact_torchtitan_fsdp2.py`: Llama 7B in the Llama 2 shape on 8 H100 of 95.04 GiB, minipile packed to
+2,048 tokens, bf16 parameters over fp32 shards, fp32 reduce-scatter, torch AdamW foreach, the fp32 logits kept through
+the backward; FSDP 8 at 8 x 2,048 eager and compiled under full or per-op selective AC, and FSDP 4 x TP 2 at 16 x 2,048;
+peak active and peak reserved) read 6.2 % median |error|, signed -6.2 %, -49.5 % to +5.5 %, 13 of 15 judged to fit (the
+two above 80 GB on the catalog's 80 GB H100 do not), 13 of 15 inside the range. The 1D rows read close: allocated +0.5
+to +4.7 %, compiled reserved -10.7 % (no AC) to +5.5 %, eager reserved -9.4 to -16.2 %: those eager runs reserve 1.20 to
+1.36 times their active peak where the estimate reserves 1.06 to 1.18 times, FSDP1 the more under SAC (-16.2 % against
+FSDP2's -9.9 %), which FSDP1's recordStream-based all-gather memory would explain (torchtitan docs/fsdp.md: FSDP2
+"achieves lower and deterministic GPU memory by avoiding `recordStream`"). The two 2D rows read half (-47.5 % active,
+-49.5 % reserved): published, FSDP 4 x TP 2 at 16 x 2,048 takes 47.6 GiB active against 22.7 GiB for FSDP 8 at 8 x
+2,048, though each GPU holds the same model states (sharded 8 ways either way), the same layer inputs (sequence parallel
+halves 16 sequences) and half the vocabulary of twice the logits; the estimate adds 1.2 GiB for it. The stack reported
+the excess as a defect within a week: torchtitan issue #191 (2024-04-04, "release blocking", closed), "FSDP2 incur
+higher GPU memory usage in 2D compare to FSDP1", 16 GB more on Llama 13B at 2-way FSDP x 4-way TP with full AC too. A
+defect of FSDP2 with tensor parallelism in the PyTorch of March 2024 (the issue is closed; the rows do not say which
+fix), not a term of the plan: nothing was changed for it."""
 
 # Median |error| of the estimator at 7c1f6ff (see the module docstring); it had no memory held-out rows run then.
 BASELINE = {

@@ -365,6 +365,10 @@ Sources (each a project that measured its own runs and says with what):
                7B at 1 x 1,304 tokens of Alpaca on one A100, LoRA r=8 on q, v, bf16-mixed or bf16-true, with and
                without bitsandbytes NF4; allocated): rows and source in
                tests/estimator/memory_first_contact_litgpt_lora_tutorial.py.
+  [torchtitan-165] torchtitan's FSDP1 / FSDP2 parity runs of March 2024 (commit 83c879f1, PR #165: Llama 7B on 8
+               H100, FSDP 8 at 8 x 2,048 eager and compiled, full or per-op selective AC, and FSDP 4 x TP 2 at 16 x
+               2,048; peak active and reserved): rows and source in
+               tests/estimator/memory_first_contact_torchtitan_fsdp2.py.
 
 `levers` names what each run used that moves the peak and that the estimator may or may not model (attention
 implementation, loss implementation, compile, activation offload, FP8 parameters).
@@ -386,6 +390,7 @@ from tests.estimator.memory_first_contact_peft_metamath import peft_metamathqa
 from tests.estimator.memory_first_contact_row import FirstContactCase
 from tests.estimator.memory_first_contact_swift import ms_swift_examples
 from tests.estimator.memory_first_contact_torchao_tutorial import torchao_tutorial
+from tests.estimator.memory_first_contact_torchtitan_fsdp2 import torchtitan_fsdp2
 from tests.estimator.memory_first_contact_torchtune_2405 import torchtune_2405
 from tests.estimator.validation_cases import _fms_run
 
@@ -1758,4 +1763,5 @@ MEMORY_FIRST_CONTACT: tuple[FirstContactCase, ...] = tuple(
     + automodel_ac()  # tests/estimator/memory_first_contact_automodel_ac.py [automodel-ac]
     + torchao_tutorial()  # tests/estimator/memory_first_contact_torchao_tutorial.py [torchao-tutorial]
     + litgpt_lora_tutorial()  # tests/estimator/memory_first_contact_litgpt_lora_tutorial.py [litgpt-lora-tutorial]
+    + torchtitan_fsdp2()  # tests/estimator/memory_first_contact_torchtitan_fsdp2.py [torchtitan-165]
 )

@@ -376,14 +376,17 @@ def test_coverage_on_every_validation_row() -> None:
     # +29.5 % -> +0.6 / +1.6 %.
     # lit-gpt's LoRA tutorial tables of August 2023 (litgpt-lora-tutorial, 11 rows: StableLM 3B and Llama 2 7B LoRA
     # and NF4 QLoRA on one A100; max allocated) came in at 11 of 11 inside: 346 of 396, the range constants unchanged.
+    # torchtitan's FSDP1 / FSDP2 parity runs of March 2024 (torchtitan-165, 15 rows: Llama 7B on 8 H100, FSDP 8
+    # eager and compiled, FSDP 4 x TP 2; peak active and reserved) came in at 13 of 15 inside: 359 of 411, the range
+    # constants unchanged; below the range the two 2D rows (-47.5 / -49.5 %, torchtitan issue #191).
     from tests.estimator.memory_first_contact import MEMORY_FIRST_CONTACT
     from tests.estimator.validation_cases import MEMORY
 
     results = [_inside(c) for c in (*MEMORY, *MEMORY_FIRST_CONTACT)]
     inside = sum(ok for ok, _ in results)
     widths = sorted(w for _, w in results)
-    assert len(results) == 396
-    assert inside >= 346, inside
+    assert len(results) == 411
+    assert inside >= 359, inside
     assert widths[len(widths) // 2] <= 0.20
 
 
