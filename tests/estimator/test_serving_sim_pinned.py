@@ -17,7 +17,10 @@ saturation; the SGLang cases did not move. vLLM's KV blocks allocated as tokens 
 recomputed when they run out (Scheduler.reserve 0, data/engines.json kv_reserve_share) moved the three KV-bound vLLM
 cases again: more sequences admitted, then preempted (5, 23 and 291 preemptions, 40,058 / 169,379 / 2,589,591 tokens
 recomputed), TTFT p50 +13 %, +2 %, +5 %; none changed saturation. The preemption counts are checked in
-test_serving_kv_growth.py, not here."""
+test_serving_kv_growth.py, not here. SGLang's eager prefill (a step that prefills lasts at least the host's launches,
+data/engines.json eager_prefill, serving/step.py EAGER_PREFILL_*_LAYER_S: 45 ms for Mixtral's 32 MoE layers) moved the
+two SGLang cases: TTFT p50 +18 % / +12 %, TPOT p50 +31 % / +17 % (decodes wait for each prompt's step); re-pinned,
+neither saturated."""
 
 from __future__ import annotations
 
@@ -71,18 +74,18 @@ CASES = {
     "MoE, SGLang (prefill steps alone)": (
         "mixtral-8x7b", H100, 2, 1, 1,
         {"input_tokens": 512, "output_tokens": 512, "requests_per_s": 4.5, "engine": "sglang", "release": "sglang-0.3"},
-        _latency((0.06691127872569967, 0.10598731409256575, 0.16012895925095819),
-                 (0.03547799584301436, 0.041808752830856784, 0.04289079707609399),
-                 (18.200587395593615, 21.433281845880394, 21.98725247021226), False),
+        _latency((0.07895493689794551, 0.11118265598049507, 0.17927384446249217),
+                 (0.04630923066887139, 0.05086511874460221, 0.05158330557712594),
+                 (23.74041656293835, 26.06441214423267, 26.44867426792242), False),
     ),
     # the same replica on a current SGLang, whose scheduler runs one batch ahead (data/engines.json overlap_schedule):
     # an arrival waits one decode step more, so TTFT grows by about one step (figures when the lookahead was added)
     "MoE, SGLang one batch ahead": (
         "mixtral-8x7b", H100, 2, 1, 1,
         {"input_tokens": 512, "output_tokens": 512, "requests_per_s": 4.5, "engine": "sglang"},
-        _latency((0.09146636205927737, 0.13431081069499884, 0.1896180226552923),
-                 (0.0353022308970621, 0.04139673108672361, 0.042463503081659755),
-                 (18.122424305738043, 21.292584918080017, 21.78748130737505), False),
+        _latency((0.10209078659737801, 0.13936012138263978, 0.19017195312862184),
+                 (0.04145666174124982, 0.047252728566126646, 0.047797432928834316),
+                 (21.28545431169738, 24.243726368080956, 24.551618167270796), False),
     ),
     "pipeline over two servers": (
         "llama-3.1-70b", A100_TWO_NODES, 8, 2, 1, {"input_tokens": 1024, "output_tokens": 256, "requests_per_s": 2},

@@ -34,6 +34,11 @@ class EngineDefaults:
     # top-k sum) that every step pays per MoE layer beyond its touched experts' bytes; 0 where not sized
     moe_layer_fixed_s: float = 0.0
     moe_layer_fixed_source: str = ""
+    # a step that prefills runs the model eagerly (no CUDA graph for extend batches), so it lasts at least the host's
+    # time to issue its forward's kernels (step.EAGER_PREFILL_*_LAYER_S); False: prefill steps replay graphs or compiled
+    # code whose host cost is not charged
+    eager_prefill: bool = False
+    eager_prefill_source: str = ""
     # fixed time a request spends in the engine's server outside the GPU (HTTP, chat template, tokenising, the hand-off
     # to the scheduler, detokenising and streaming the first token): latency, not GPU time; 0 where not sized
     request_overhead_s: float = 0.0

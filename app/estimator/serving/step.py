@@ -115,6 +115,22 @@ PER_SEQUENCE_OVERHEAD_S: dict[str, float] = {"vllm": 8e-6, "sglang": 6e-6, "trt-
 # change. Not fitted on any serving row; those rows count as fitted for it.
 EAGER_MOE_LAYER_S = 3.0 * 6.22e-3 / 27
 EAGER_DENSE_LAYER_S = (9.28e-3 - 7.06e-3) / 32
+# The same host cost read as a floor under a step that prefills on an engine that runs extend batches eagerly
+# (engines.json `eager_prefill`: SGLang captures CUDA graphs for decode only): its wall time is at least the host's
+# time to issue the forward's kernels, the GPU's work overlapping behind the launches, so the step's GPU time (the
+# larger of its memory and compute terms) is raised to it; the scheduler's overhead and the all-reduces stay added.
+# Sized from published eager forwards at a few tokens, where the GPU waits on the host all along (the whole step is
+# launch time, the graphed one far shorter): MoE layers from sgl-project/sglang#12160 (2025-10, DeepSeek-V3, SGLang's
+# scheduler log of one eager extend batch of one new token: "forward cost 82.64 ms", 23.10 ms once captured in a
+# graph; "prefill latency is similar when new_tokens < 100"; the GPU and TP degree are not stated): 82.64 ms over 3
+# dense and 58 MLA + MoE layers, the dense ones at the figure below. Dense layers from sgl-project/sglang#1401 (the
+# thread the decode figures above come from): Llama 3 8B decodes one token without CUDA graphs in 8.23 ms (flashinfer,
+# SGLang's default attention backend then; triton 9.28) against 7.35 with them, so the eager step is the host's: 8.23
+# ms over 32 layers. Both include the forward's parts outside the layers (embedding, head, sampling), so they read
+# high by that much. Not fitted on any serving row; the SGLang rows are its check (docs/validation-serving.md, "Eager
+# prefill").
+EAGER_PREFILL_DENSE_LAYER_S = 8.23e-3 / 32
+EAGER_PREFILL_MOE_LAYER_S = (82.64e-3 - 3 * EAGER_PREFILL_DENSE_LAYER_S) / 58
 
 
 # Fixed latency of one small TP all-reduce. Engines run one-shot custom kernels over NVLink (vLLM
@@ -198,6 +214,8 @@ class _Hardware:
     gemm_rate: float = 1.0
     attention_rate: float = 1.0
     overhead_s: float = 0.0  # per stage
+    # per stage: the least a step that prefills takes where the engine runs it eagerly (EAGER_PREFILL_*_LAYER_S)
+    eager_prefill_s: float = 0.0
     overhead_per_seq_s: float = 0.0  # per stage
     # the engine packs a step's decodes and prompt tokens into one batch of tokens (engines.json `mixed_prefill`): each
     # linear layer of a step that carries both runs one GEMM over all its rows, at the large-M efficiency
@@ -270,6 +288,11 @@ def _new_hardware(model: ModelSpec, cfg: ServingConfig, cluster: Cluster, tp: in
     hw.overhead_s = STEP_OVERHEAD_S[key] / pp
     if release.eager_decode:  # no CUDA graph: the stage's layers launch their kernels from the host (EAGER_*_LAYER_S)
         hw.overhead_s += math.ceil(model.layers / pp) * (EAGER_MOE_LAYER_S if model.is_moe else EAGER_DENSE_LAYER_S)
+    # not on a disaggregated decode pool: SGLang's decode server builds the transferred request's batch without a
+    # forward (python/sglang/srt/disaggregation/decode_schedule_batch_mixin.py prepare_for_prebuilt: "construct fake
+    # completed prefill"), its first token the prefill server's
+    if key in ENGINE_DEFAULTS and ENGINE_DEFAULTS[key].eager_prefill and not cfg.decode_pool:
+        hw.eager_prefill_s = _eager_prefill_s(model, pp)
     hw.packed = ENGINE_DEFAULTS[cfg.engine].mixed_prefill
     if not model.is_moe:
         hw.gemm_shapes, hw.sms = gemm_shapes(model, tp), gpu.sm_count
@@ -298,6 +321,14 @@ def _new_hardware(model: ModelSpec, cfg: ServingConfig, cluster: Cluster, tp: in
         hw.hop_fixed_s = (pp - 1) * link.latency_s
         hw.hop_per_token_s = (pp - 1) * (point_to_point_s(model.hidden * 2.0, link) - link.latency_s)
     return hw
+
+
+def _eager_prefill_s(model: ModelSpec, pp: int) -> float:
+    """The host's time to issue one stage's layers of an eager forward (EAGER_PREFILL_*_LAYER_S): its MoE layers at the
+    MoE figure, the others at the dense one."""
+    moe = math.ceil(model.moe_layers / pp) if model.is_moe else 0
+    dense = max(0, math.ceil(model.layers / pp) - moe)
+    return moe * EAGER_PREFILL_MOE_LAYER_S + dense * EAGER_PREFILL_DENSE_LAYER_S
 
 
 def _dp_attention_hardware(hw: _Hardware, model: ModelSpec, cfg: ServingConfig, static_bytes: float) -> None:
@@ -498,7 +529,10 @@ def _step_s(
     comm = hw.allreduce_fixed_s + hw.allreduce_per_token_s * tokens if hw.tp > 1 else 0.0
     bound = "memory" if memory_s >= compute_s else "compute"
     draft = _draft_s(hw, decode_seqs, decode_seqs * context) if hw.draft_forwards else 0.0
-    return (compute_s if compute_s > memory_s else memory_s) + overhead + comm + draft, bound
+    gpu_s = compute_s if compute_s > memory_s else memory_s
+    if prefill_tokens and gpu_s < hw.eager_prefill_s:  # an eager forward: the host's launches set the pace
+        gpu_s = hw.eager_prefill_s
+    return gpu_s + overhead + comm + draft, bound
 
 
 def _pipeline_hop_s(hw: _Hardware, tokens: float) -> float:
@@ -537,7 +571,7 @@ def _stage_step(hw: _Hardware) -> StepTime:
     fixed, per_seq, moe_fixed, occupancy = hw.overhead_s, hw.overhead_per_seq_s, hw.moe_fixed_s, hw.occupancy
     comm_fixed, comm_per_token = (hw.allreduce_fixed_s, hw.allreduce_per_token_s) if hw.tp > 1 else (0.0, 0.0)
     pp, hop_fixed, hop_per_token, draft_flops = hw.pp, hw.hop_fixed_s, hw.hop_per_token_s, hw.draft_flops_per_token
-    packed = hw.packed
+    packed, eager = hw.packed, hw.eager_prefill_s
     touched: dict[float, float] = {}  # tokens -> experts they touch
 
     def step(decodes: int, kv: float, prefill: int, span: float) -> float:
@@ -568,6 +602,8 @@ def _stage_step(hw: _Hardware) -> StepTime:
         overhead = fixed + per_seq * seqs + moe_fixed
         draft = _draft_s(hw, seqs, seqs * context) if hw.draft_forwards else 0.0
         bound_s = compute_s if compute_s > memory_s else memory_s  # max(memory_s, compute_s)
+        if prefill and bound_s < eager:
+            bound_s = eager
         seconds = bound_s + overhead + (comm_fixed + comm_per_token * tokens) + draft
         return seconds if pp == 1 else pp * seconds + (hop_fixed + hop_per_token * (seqs + prefill))
 
@@ -623,7 +659,7 @@ def _dense_step(hw: _Hardware) -> DenseStep:
     efficiency, the overheads and the all-reduces."""
     return DenseStep(
         *_dense_terms(hw), prefill_efficiency=PREFILL_COMPUTE_EFFICIENCY, packed=hw.packed, tile_rows=TILE_ROWS,
-        by_rows=hw.occupancy_by_rows, occupancy=hw.occupancy,
+        by_rows=hw.occupancy_by_rows, occupancy=hw.occupancy, eager_prefill=hw.eager_prefill_s,
     )  # fmt: skip
 
 
