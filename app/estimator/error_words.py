@@ -74,6 +74,8 @@ ESTIMATOR_ERRORS: dict[str, dict[str, str]] = {
         "zero_stage": "zero_stage must be 0, 1, 2 or 3.",
         "tp_heads": "tp={tp} does not divide the {heads} attention heads; allowed tp: {allowed}.",
         "pp_layers": "pp={pp} exceeds the {layers} layers.",
+        "virtual_stages_pp": "virtual_stages={virtual_stages} needs pp > 1: the interleaved schedule splits pipeline "
+        "stages, and Megatron-LM refuses it on one stage; use virtual_stages 1 or a pp of 2 or more.",
         "virtual_stages_layers": "pp × virtual_stages ({pp} × {virtual_stages}) exceeds the number of layers "
         "({layers}): each virtual stage holds at least one layer, so with pp {pp} virtual_stages is at most {most}. "
         "Uneven first and last stages (Megatron-LM --decoder-first-pipeline-num-layers and "
@@ -264,6 +266,8 @@ ESTIMATOR_ERRORS: dict[str, dict[str, str]] = {
         "zero_stage": "zero_stage 必须是 0、1、2 或 3。",
         "tp_heads": "tp={tp} 不能整除 {heads} 个注意力头；可选 tp：{allowed}。",
         "pp_layers": "pp={pp} 超过 {layers} 层。",
+        "virtual_stages_pp": "virtual_stages={virtual_stages} 需要 pp > 1：交错调度拆分的是流水线阶段，只有一个阶段时 "
+        "Megatron-LM 会拒绝；请把 virtual_stages 设为 1，或把 pp 设为 2 及以上。",
         "virtual_stages_layers": "pp × virtual_stages（{pp} × {virtual_stages}）超过层数（{layers}）："
         "每个虚拟阶段至少要有一层，所以 pp 为 {pp} 时 virtual_stages 至多为 {most}。首末阶段层数不均（Megatron-LM 的 "
         "--decoder-first-pipeline-num-layers 和 --decoder-last-pipeline-num-layers）不在估算范围内。",

@@ -281,3 +281,26 @@ def test_a_model_no_plan_fits_names_the_hardware_in_its_errors(client: TestClien
     (error,) = response.json()["errors"]
     assert (error["field"], error["type"]) == ("hardware", "no_plan_fits")
     assert "does not fit" in error["message"]
+
+
+def test_virtual_stages_without_a_pipeline_are_refused(client: TestClient) -> None:
+    """Review finding F6: virtual_stages 3 at pp 1 was answered 200 and silently sized without interleaving, where
+    Megatron-core refuses it (megatron/core/parallel_state.py initialize_model_parallel: "pipeline-model-parallel size
+    should be greater than 1 with interleaved schedule"). A 422 on plan.virtual_stages, in English and Chinese."""
+    body = {
+        "model": {"preset": "llama-3.1-8b"},
+        "task": "full_finetune",
+        "seq_len": 4096,
+        "global_batch": 64,
+        "hardware": {"gpu": "h100-80g-sxm", "nodes": 1},
+        "plan": {"dp": 8, "zero_stage": 1, "micro_batch": 1, "virtual_stages": 3},
+    }
+    response = client.post("/estimate", json=body)
+    assert response.status_code == 422, response.text
+    (error,) = response.json()["errors"]
+    assert (error["field"], error["type"]) == ("plan.virtual_stages", "virtual_stages_pp")
+    assert "needs pp > 1" in error["message"]
+    zh = client.post("/estimate", json=body, headers={"Accept-Language": "zh"}).json()["errors"][0]["message"]
+    assert "需要 pp > 1" in zh
+    piped = {**body, "plan": {**body["plan"], "dp": 4, "pp": 2, "virtual_stages": 2}}
+    assert client.post("/estimate", json=piped).status_code == 200

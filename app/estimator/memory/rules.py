@@ -123,6 +123,10 @@ def _split_fits_model(
         return EstimatorError.of("tp_heads", field="plan.tp", tp=tp, heads=model.heads, allowed=divisors)
     if pp > model.layers:
         return EstimatorError.of("pp_layers", field="plan.pp", pp=pp, layers=model.layers)
+    if plan.virtual_stages > 1 and pp == 1:
+        # megatron/core/parallel_state.py initialize_model_parallel: "pipeline-model-parallel size should be greater
+        # than 1 with interleaved schedule" (a RuntimeError): one stage has nothing to interleave
+        return EstimatorError.of("virtual_stages_pp", field="plan.virtual_stages", virtual_stages=plan.virtual_stages)
     if plan.virtual_stages > 1 and pp * plan.virtual_stages > model.layers:
         vs, most = plan.virtual_stages, model.layers // pp
         return EstimatorError.of(
