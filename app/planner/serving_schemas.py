@@ -70,14 +70,20 @@ class SpeculativeIn(RequestModel):
 MAX_CONCURRENCY = max(VLLM_LARGE_GPU_MAX_NUM_SEQS, *(row.max_num_seqs for row in ENGINE_DEFAULTS.values()))
 
 
+# No lengths have a p95 above 20 × their mean: if 5 % of requests are at least p95 tokens long, the mean is at least
+# 0.05 × p95 (Markov's inequality for a non-negative length, P(X >= a) <= mean / a), so a larger p95 is a typing error,
+# refused rather than capped (review R12: input_tokens 1,000 with input_tokens_p95 100,000 was sized as a tail).
+P95_MARKOV_RATIO = 20
+
+
 class ServingIn(RequestModel):
     input_tokens: int = Field(default=1024, ge=1, le=1_048_576, description="Prompt tokens per request (the mean)")
     output_tokens: int = Field(default=256, ge=1, le=1_048_576, description="Generated tokens per request (the mean)")
     input_tokens_p95: int | None = Field(
-        default=None, ge=1, le=10_485_760, description="95th percentile of the prompt tokens, at least input_tokens: "
-        "lengths then follow a lognormal with the mean input_tokens and this p95 (above 3.87 × the mean, which no "
-        "lognormal reaches, the widest one, and a note says the tail is under-modelled); none: every prompt is "
-        "input_tokens long"
+        default=None, ge=1, le=10_485_760, description="95th percentile of the prompt tokens, at least input_tokens "
+        "and at most 20 × it (Markov's bound: a larger p95 would make the mean larger): lengths then follow a "
+        "lognormal with the mean input_tokens and this p95 (above 3.87 × the mean, which no lognormal reaches, the "
+        "widest one, and a note says the tail is under-modelled); none: every prompt is input_tokens long"
     )  # fmt: skip
     output_tokens_p95: int | None = Field(
         default=None, ge=1, le=10_485_760, description="95th percentile of the generated tokens (as input_tokens_p95)"
@@ -153,6 +159,8 @@ class ServingIn(RequestModel):
         mean = info.data.get(name)
         if p95 is not None and mean is not None and p95 < mean:
             raise coded_error("p95_below_mean", name=name, mean=mean)
+        if p95 is not None and mean is not None and p95 > P95_MARKOV_RATIO * mean:
+            raise coded_error("p95_above_markov", name=name, mean=mean, most=P95_MARKOV_RATIO * mean)
         return p95
 
 

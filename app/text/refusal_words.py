@@ -73,6 +73,8 @@ REFUSALS: dict[str, dict[str, str]] = {
         "serving_one_load": "give serving.concurrency or serving.requests_per_s, not both",
         "serving_one_length": "serving.max_model_len and max_request_tokens name the same length: give one",
         "p95_below_mean": "serving.{name}_p95 must be at least {name} ({mean}): a p95 below the mean",
+        "p95_above_markov": "serving.{name}_p95 must be at most {most} (20 × {name} {mean}): if 5 % of requests were "
+        "longer, the mean would be larger",
         "pool_gpus": "gpus must be tp × replicas = {expected}, got {gpus}",
         "pools_or_degrees": "pools replace the colocated degrees of a disaggregated plan: give pools or {stated}",
         "hours_range": "both ends must be more than 0 and at most 10,000,000 hours",
@@ -131,6 +133,8 @@ REFUSALS: dict[str, dict[str, str]] = {
         "serving_one_load": "serving.concurrency 与 serving.requests_per_s 只能给出一个",
         "serving_one_length": "serving.max_model_len 与 max_request_tokens 表示同一长度：只给出一个",
         "p95_below_mean": "serving.{name}_p95 不能小于 {name}（{mean}）：p95 低于均值",
+        "p95_above_markov": "serving.{name}_p95 不能超过 {most}（{name} {mean} 的 20 倍）："
+        "若 5% 的请求更长，均值就会更大",
         "pool_gpus": "gpus 必须等于 tp × replicas = {expected}，实际为 {gpus}",
         "pools_or_degrees": "分离式方案以 pools 取代共置的并行度：只给出 pools 或 {stated}",
         "hours_range": "两端都必须大于 0 且不超过 10,000,000 小时",

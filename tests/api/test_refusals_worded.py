@@ -260,3 +260,22 @@ def test_a_request_models_refusal_on_a_page_reads_in_its_language() -> None:
         pydantic_message(err, Translator("zh")) == "serving.input_tokens_p95 不能小于 input_tokens（900）：p95 低于均值"
     )
     assert plain_message(err) == "serving.input_tokens_p95 must be at least input_tokens (900): a p95 below the mean"
+
+
+def test_a_p95_no_lengths_can_have_is_refused(client: TestClient) -> None:
+    """Review R12 F2: input_tokens 1,000 with input_tokens_p95 100,000 was sized (capped at the widest lognormal, one
+    A100 40G card meeting a 2 s TTFT), where no lengths have it: 5 % of requests at 100,000 tokens or more make the mean
+    at least 5,000 (Markov's inequality). A 422 on serving.input_tokens_p95 in either language; 20 × the mean passes."""
+    serving = {"input_tokens": 1000, "output_tokens": 200, "requests_per_s": 1, "slo": {"ttft_ms": 2000}}
+    body = {"model": {"preset": "llama-3.1-8b"}, "task": "serving", "precision": "bf16"}
+    for name in ("input_tokens", "output_tokens"):
+        mean = serving[name]
+        stated = body | {"serving": serving | {f"{name}_p95": 100 * mean}}
+        for language, words in (("en", "must be at most"), ("zh", "不能超过")):
+            answer = client.post("/recommend", json=stated, headers={"Accept-Language": language})
+            assert answer.status_code == 422, answer.text
+            (error,) = answer.json()["errors"]
+            assert (error["field"], error["type"]) == (f"serving.{name}_p95", "p95_above_markov")
+            assert words in error["message"] and str(20 * mean) in error["message"]
+        edge = body | {"serving": serving | {f"{name}_p95": 20 * mean}}
+        assert client.post("/recommend", json=edge).status_code == 200
