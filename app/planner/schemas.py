@@ -711,7 +711,8 @@ class MissOut(BaseModel):
     params: dict[str, Any] = Field(
         description="deadline: days, deadline_days; budget: monthly, budget, currency (converted_monthly, "
         "compared_currency); slo_one_request, slo_peak: ttft_ms, tpot_ms, slo_ttft_ms, slo_tpot_ms (slo_peak from "
-        "the simulation also percentile and saturated: the figures are that percentile at the peak); peak_load: "
+        "the simulation also percentile and saturated: the figures are that percentile at the peak, a saturated "
+        "ttft_ms null, unbounded); peak_load: "
         "replicas, carried, offered (requests/s); sequence_too_long: context_len, kv_cache_tokens, tp"
     )
 

@@ -15,6 +15,7 @@ from app.planner.schemas import MemoryOut, PerformanceOut, PlanOut
 from app.planner.serving_option import ServingOption
 from app.planner.serving_schemas import (
     UNBOUNDED,
+    BindingOut,
     LatencyOut,
     LoadLatencyOut,
     PercentilesOut,
@@ -43,6 +44,14 @@ def _headroom(estimate: ServingEstimate, option: ServingOption | None) -> float 
 def serving_out(estimate: ServingEstimate, cfg: ServingConfig, option: ServingOption | None = None) -> ServingOut:
     mem = estimate.memory
     saturated = estimate.latency is not None and estimate.latency["average"].saturated  # unbounded (_latency_out)
+    latency = _latency_out(estimate.latency)
+    utilization = (
+        UtilizationOut(**{k: round(v, 3) for k, v in estimate.utilization.items()}) if estimate.utilization else None
+    )
+    max_concurrency = _max_concurrency(estimate, option)
+    # the peak the latency.peak was simulated at: the option's, else (/estimate) the offered load × peak_factor
+    peak_rps = option.peak.requests_per_s if option else (cfg.requests_per_s or 0.0) * cfg.peak_factor
+    in_flight = (estimate.concurrency, max_concurrency, estimate.requests_per_s, peak_rps)
     return mirror(
         ServingOut,
         estimate,
@@ -50,11 +59,10 @@ def serving_out(estimate: ServingEstimate, cfg: ServingConfig, option: ServingOp
         tpot_ms=_finite(estimate.tpot_ms),
         e2e_latency_ms=None if saturated else _finite(estimate.e2e_latency_ms),
         headroom=_headroom(estimate, option),
-        max_concurrency=_max_concurrency(estimate, option),
-        latency=_latency_out(estimate.latency),
-        utilization=UtilizationOut(**{k: round(v, 3) for k, v in estimate.utilization.items()})
-        if estimate.utilization
-        else None,
+        max_concurrency=max_concurrency,
+        latency=latency,
+        utilization=utilization,
+        binding=binding_out(latency, utilization, cfg, in_flight),
         isolated_ttft_ms=estimate.isolated_ttft_ms,
         peak_requests_per_s=option.peak.requests_per_s if option else None,
         pools=_pools_out(option),
@@ -72,6 +80,38 @@ def serving_out(estimate: ServingEstimate, cfg: ServingConfig, option: ServingOp
         notes=[n.text for n in estimate.notes],
         note_codes=[NoteOut(code=n.code, params=dict(n.params)) for n in estimate.notes],
     )
+
+
+def binding_out(
+    latency: LoadLatencyOut | None,
+    utilization: UtilizationOut | None,
+    cfg: ServingConfig,
+    in_flight: tuple[float, int, float, float],
+) -> BindingOut | None:
+    """The target nearest its limit at the peak, from the answer's own figures: TTFT or TPOT at the SLO's percentile
+    ÷ its target, throughput as the replicas' utilization at the peak, memory as the sequences in flight at the peak
+    ÷ what a replica runs (`in_flight`: the concurrency at the offered load, max_concurrency, the offered and the peak
+    requests/s); a saturated peak's queue grows without bound, so no finite latency ÷ target reads true (review
+    R3-6). None without the simulated figures (a concurrency request). The web page words it (app/web/serve_words)."""
+    if latency is None or utilization is None:
+        return None
+    peak = latency.peak
+    if peak.saturated:
+        return BindingOut(target="saturated", share=utilization.peak)
+    found: list[BindingOut] = []
+    for name, target, figures in (("ttft", cfg.slo_ttft_ms, peak.ttft_ms), ("tpot", cfg.slo_tpot_ms, peak.tpot_ms)):
+        value = getattr(figures, cfg.slo_percentile)
+        if target and value is not None:
+            found.append(BindingOut(target=name, share=value / target))
+    found.append(BindingOut(target="throughput", share=utilization.peak))
+    concurrency, most, offered, peak_rps = in_flight
+    if most > 0:
+        # Sequences in flight at the peak by Little's law: the offered load's, scaled by the peak's rate and latency.
+        avg_e2e, peak_e2e = latency.average.e2e_ms.p50, peak.e2e_ms.p50
+        rate_ratio = (peak_rps or offered) / offered if offered else 1.0
+        seqs = concurrency * rate_ratio * (peak_e2e / avg_e2e if avg_e2e and peak_e2e else 1.0)
+        found.append(BindingOut(target="memory", share=seqs / most))
+    return max(found, key=lambda b: b.share)
 
 
 def _max_concurrency(estimate: ServingEstimate, option: ServingOption | None) -> int:

@@ -14,13 +14,14 @@ from app.planner.misses import Miss, slo_params
 
 
 def simulated_miss(cfg: ServingConfig, peak: LoadLatency | None) -> Miss:
-    """slo_peak with the simulated percentile at the peak (the SLO's own)."""
+    """slo_peak with the simulated percentile at the peak (the SLO's own). A saturated peak's TTFT is None, unbounded
+    as the option's latency shows it (serving_schemas.PercentilesOut): the queue grows through any run, and the
+    run's percentile measures its length, not a latency (review: 40,040 ms beside saturated true)."""
     q = cfg.slo_percentile
     if peak is None:
-        return "slo_peak", {"ttft_ms": math.inf, "tpot_ms": math.inf, "percentile": q, "saturated": True} | slo_params(
-            cfg
-        )
-    reached = {"ttft_ms": peak.ttft.at(q) * 1e3, "tpot_ms": peak.tpot.at(q) * 1e3, "percentile": q}
+        return "slo_peak", {"ttft_ms": None, "tpot_ms": math.inf, "percentile": q, "saturated": True} | slo_params(cfg)
+    ttft = None if peak.saturated else peak.ttft.at(q) * 1e3
+    reached = {"ttft_ms": ttft, "tpot_ms": peak.tpot.at(q) * 1e3, "percentile": q}
     return "slo_peak", reached | {"saturated": peak.saturated} | slo_params(cfg)
 
 
@@ -75,12 +76,15 @@ def slot_params(cfg: ServingConfig, peak: ServingEstimate) -> dict[str, Any]:
 
 
 def shortfall(misses: list[Miss]) -> float:
-    """How far an option's misses leave it from the SLO: the largest latency ÷ target its misses cite, or the peak
-    offered ÷ carried; infinite for a miss that cites neither (a sequence too long)."""
+    """How far an option's misses leave it from the SLO: the largest latency ÷ target its misses cite (an unbounded
+    one, None, infinite), or the peak offered ÷ carried; infinite for a miss that cites neither (a sequence too
+    long)."""
     worst = 0.0
     for code, params in misses:
         ratios = [
-            params[f] / params[f"slo_{f}"] for f in ("ttft_ms", "tpot_ms") if f in params and f"slo_{f}" in params
+            math.inf if params[f] is None else params[f] / params[f"slo_{f}"]
+            for f in ("ttft_ms", "tpot_ms")
+            if f in params and f"slo_{f}" in params
         ]
         if "offered" in params and params.get("carried"):
             ratios.append(params["offered"] / params["carried"])

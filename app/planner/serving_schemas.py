@@ -209,6 +209,22 @@ class UtilizationOut(BaseModel):
     peak: float
 
 
+# What a serving option's `binding` names (app/planner/serving_mappers.py `binding_out`): the latency target, the
+# throughput or the KV cache nearest its limit at the peak, or a peak whose queue grows without bound.
+BindingTarget = Literal["ttft", "tpot", "throughput", "memory", "saturated"]
+
+
+class BindingOut(BaseModel):
+    target: BindingTarget = Field(
+        description="What the deployment is nearest its limit on at the peak: ttft or tpot (the SLO's percentile of "
+        "the simulated latency at the peak ÷ its target), throughput (utilization.peak), memory (the sequences in "
+        "flight at the peak ÷ max_concurrency), or saturated (latency.peak.saturated: the queue grows without bound)"
+    )
+    share: float = Field(
+        description="How near: that figure ÷ its limit (1 is at it); saturated: utilization.peak (at least 1)"
+    )
+
+
 class PoolOut(BaseModel):
     tp: int
     replicas: int
@@ -277,6 +293,11 @@ class ServingOut(BaseModel):
     bound: str = Field(
         description="'memory' or 'compute': what limits the step kind (decode-only, or carrying a prefill chunk) "
         "that takes most of a replica's time"
+    )
+    binding: BindingOut | None = Field(
+        default=None,
+        description="For requests_per_s: the target nearest its limit at the peak and how near, read from latency, "
+        "utilization and max_concurrency; null without the simulated figures (a concurrency request)",
     )
     headroom: float | None = Field(
         default=None,

@@ -237,10 +237,10 @@ MISSES: dict[str, dict[str, str]] = {
         "slo_peak_percentile": "at the peak load the {percentile} TTFT is {ttft} and the {percentile} TPOT "
         "{tpot} with as many replicas as the SKU rents, missing {slo}",
         "slo_peak_saturated": "at the peak load the replicas the SKU rents cannot keep up: the queue grows without "
-        "bound ({percentile} TTFT {ttft}), missing {slo}",
+        "bound (the {percentile} TTFT has no bound), missing {slo}",
         # the same at the peak where no latency target is set (nothing to miss but the load)
         "peak_saturated": "at the peak load the replicas the SKU rents cannot keep up: the queue grows without bound "
-        "({percentile} TTFT {ttft})",
+        "(the {percentile} TTFT has no bound)",
         "peak_percentile": "at the peak load the {percentile} TTFT is {ttft} and the {percentile} TPOT {tpot} with as "
         "many replicas as the SKU rents",
         "peak_load": "{replicas} replicas carry {carried:.3g} of the {offered:.3g} requests/s peak",
@@ -297,8 +297,8 @@ MISSES: dict[str, dict[str, str]] = {
         "slo_peak_percentile": "峰值负载下，即使用到该 SKU 可租的全部副本，{percentile} TTFT 为 {ttft}、"
         "{percentile} TPOT 为 {tpot}，达不到 {slo}",
         "slo_peak_saturated": "峰值负载下，该 SKU 可租的副本处理不过来：排队无限增长（{percentile} TTFT "
-        "{ttft}），达不到 {slo}",
-        "peak_saturated": "峰值负载下，该 SKU 可租的副本处理不过来：排队无限增长（{percentile} TTFT {ttft}）",
+        "没有上限），达不到 {slo}",
+        "peak_saturated": "峰值负载下，该 SKU 可租的副本处理不过来：排队无限增长（{percentile} TTFT 没有上限）",
         "peak_percentile": "峰值负载下，即使用到该 SKU 可租的全部副本，{percentile} TTFT 为 {ttft}、"
         "{percentile} TPOT 为 {tpot}",
         "peak_load": "{replicas} 个副本只能承载峰值 {offered:.3g} 请求/秒中的 {carried:.3g} 请求/秒",

@@ -293,11 +293,17 @@ def count(value: float, lang: str, digits: int = 2) -> str:
 
 
 def slo_named(params: Mapping[str, Any]) -> list[str]:
-    """The targets `{slo}` names: those the reached figures beside them miss (the binding ones), else every target
-    set (no figures, or none above its target)."""
+    """The targets `{slo}` names: those the reached figures beside them miss (the binding ones; a saturated peak's
+    TTFT, None, is unbounded and misses), else every target set (no figures, or none above its target)."""
     targets = [name for name in ("slo_ttft_ms", "slo_tpot_ms") if name in params]
     reached = {name: params.get(name.removeprefix("slo_")) for name in targets}
-    missed = [n for n in targets if isinstance(reached[n], int | float) and reached[n] > params[n]]
+    unbounded = params.get("saturated") is True  # a reached TTFT of None beside it: no bound, missed
+    missed = [
+        n
+        for n in targets
+        if (isinstance(reached[n], int | float) and reached[n] > params[n])
+        or (unbounded and n.removeprefix("slo_") in params and reached[n] is None)
+    ]
     return missed or targets
 
 

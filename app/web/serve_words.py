@@ -1,6 +1,7 @@
 """What a serving result says first: how many servers, the peak rate it is sized for, and which target
 binds (the one the deployment is closest to at that peak). Read from the option's own figures
-(`serving.latency`, `serving.utilization`, the KV cache), never recomputed here."""
+(`serving.binding`, decided in the planner, and the figures it cites: `serving.latency`, the KV cache), never
+recomputed here."""
 
 from __future__ import annotations
 
@@ -10,40 +11,31 @@ from typing import Any
 from app.planner.schemas import OptionOut
 from app.text.i18n import Translator
 
-BINDS = ("ttft", "tpot", "throughput", "memory", "saturated")
-
 
 @dataclass(frozen=True)
 class Binding:
-    target: str  # one of BINDS
+    target: str  # as the API's serving.binding.target (app/planner/serving_schemas.py BindingTarget)
     share: float  # how close to its limit: the peak figure ÷ the target (or the capacity)
     params: dict[str, Any]
 
 
 def binding(option: OptionOut, slo: dict[str, float], percentile: str) -> Binding | None:
-    """The target nearest its limit at the peak rate: TTFT or TPOT at the SLO's percentile ÷ its target,
-    throughput as the replicas' utilization at peak, memory as the sequences in flight ÷ what the KV cache
-    holds. None without the simulated figures (a concurrency request)."""
+    """The target nearest its limit at the peak rate, as the API's `serving.binding` names it (decided once, in
+    app/planner/serving_mappers.py `binding_out`), with the figures its words cite: TTFT or TPOT at the SLO's
+    percentile and its target, the utilization's share, or the sequences in flight at the peak (share × what a
+    replica runs). None without the simulated figures (a concurrency request)."""
     s = option.serving
-    if s is None or s.latency is None or s.utilization is None:
+    if s is None or s.binding is None or s.latency is None:
         return None
-    peak = s.latency.peak
-    if peak.saturated:  # the queue grows without bound: no finite latency ÷ target reads true (review R3-6)
-        return Binding("saturated", s.utilization.peak, {})
-    found: list[Binding] = []
-    for name, figures in (("ttft", peak.ttft_ms), ("tpot", peak.tpot_ms)):
-        target = slo.get(f"{name}_ms")
-        if target:
-            value = float(getattr(figures, percentile))
-            found.append(Binding(name, value / target, {"value": value, "target": target, "pct": percentile}))
-    found.append(Binding("throughput", s.utilization.peak, {"share": s.utilization.peak}))
-    if s.max_concurrency > 0:
-        # Sequences in flight at peak by Little's law: the average's, scaled by the peak's rate and latency.
-        avg_e2e, peak_e2e = s.latency.average.e2e_ms.p50, peak.e2e_ms.p50
-        rate_ratio = (s.peak_requests_per_s or s.requests_per_s) / s.requests_per_s if s.requests_per_s else 1.0
-        in_flight = s.concurrency * rate_ratio * (peak_e2e / avg_e2e if avg_e2e and peak_e2e else 1.0)
-        found.append(Binding("memory", in_flight / s.max_concurrency, {"seqs": in_flight, "max": s.max_concurrency}))
-    return max(found, key=lambda b: b.share)
+    found = s.binding
+    if found.target in ("ttft", "tpot"):
+        value = float(getattr(getattr(s.latency.peak, f"{found.target}_ms"), percentile))
+        params = {"value": value, "target": slo[f"{found.target}_ms"], "pct": percentile}
+        return Binding(found.target, found.share, params)
+    if found.target == "memory":
+        seqs = found.share * s.max_concurrency
+        return Binding("memory", found.share, {"seqs": seqs, "max": s.max_concurrency})
+    return Binding(found.target, found.share, {"share": found.share} if found.target == "throughput" else {})
 
 
 def binding_words(found: Binding | None, t: Translator) -> str:

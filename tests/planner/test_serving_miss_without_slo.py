@@ -18,7 +18,7 @@ NO_SLO = ServingConfig(input_tokens=4000, output_tokens=500, requests_per_s=20.0
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_a_saturated_peak_without_a_target_is_worded_without_one(lang: str) -> None:
     code, params = simulated_miss(NO_SLO, None)
-    assert code == "slo_peak" and params["saturated"] and math.isinf(params["ttft_ms"])
+    assert code == "slo_peak" and params["saturated"] and params["ttft_ms"] is None and math.isinf(params["tpot_ms"])
     text = messages.misses([(code, params)], lang)
     assert text is not None and "p90" in text
     assert ("missing" not in text) if lang == "en" else ("达不到" not in text)

@@ -210,6 +210,9 @@ def test_each_deployment_names_the_target_nearest_its_limit_at_peak(client: Test
         }
         if named != "Memory":
             assert named == max(shares, key=shares.__getitem__), (named, shares)
+        # the page words the API's own `serving.binding` (decided once, in the planner's mapper)
+        heading = {"ttft": "TTFT", "tpot": "TPOT", "memory": "Memory"}.get(s["binding"]["target"], "Throughput")
+        assert named == heading, (named, s["binding"])
     nodes = options[0]["nodes"]
     answer = re.search(r'<p class="serve-answer lead">([^<]+)</p>', page.text)
     assert answer and answer.group(1).startswith(f"{nodes} server{'s' if nodes > 1 else ''} of "), answer
