@@ -12,7 +12,7 @@ from typing import Any
 from app.estimator.serving import estimate_serving, meets_at_peak, peak_latency, peak_meets_at, replicas_for_slo
 from app.estimator.specs import Cluster
 from app.planner.misses import budget_misses
-from app.planner.serving_headroom import checked_headroom
+from app.planner.serving_headroom import checked_headroom, spare_replicas_headroom
 from app.planner.serving_misses import miss_key, simulated_miss
 from app.planner.serving_option import Ask, ServingOption, ask_for, per_million_tokens, replica_cluster
 from app.planner.serving_rank import cost_key
@@ -118,8 +118,16 @@ def hold_headroom(ask: Ask, option: ServingOption) -> None:
         return
     node = replica_cluster(option.offer, option.tp, option.pp)
     meets_at = peak_meets_at(ask.model, cfg, node, tp=option.tp, pp=option.pp, replicas=option.replicas)
-    if meets_at is not None:
-        option.headroom, option.headroom_missed_at = checked_headroom(option.headroom, meets_at)
+    if meets_at is None:
+        return
+    option.headroom, option.headroom_missed_at = checked_headroom(option.headroom, meets_at)
+    needed = est.replicas_needed
+    if option.headroom_missed_at is not None and needed is not None and needed < option.replicas:
+        # the check missed beyond the spare replicas' share: the count the load needs met at the peak (its run kept)
+        at_needed = peak_meets_at(ask.model, cfg, node, tp=option.tp, pp=option.pp, replicas=needed)
+        if at_needed is not None:
+            spare = spare_replicas_headroom(option.replicas, needed, lambda: at_needed(1.0))
+            option.headroom = max(option.headroom, min(spare, option.headroom_missed_at))
 
 
 def _by_sku(options: list[ServingOption]) -> dict[str, list[ServingOption]]:

@@ -84,8 +84,11 @@ def _new_operating_point(model: ModelSpec, cfg: ServingConfig, hw: _Hardware, co
     )
     hop = _pipeline_hop_s(hw, per_stage + prefill_tokens)
     tpot = (pp * step + hop) / hw.tokens_per_step
-    # _prefill_s(model, cfg, hw, c, prompt): its chunk, stage load and hop are these (the mean prompt's)
-    prefill = _chunked_prefill_s(model, cfg, hw, per_stage, prompt + out / 2, prompt, chunk, cached, ranks) * pp + hop
+    # _prefill_s(model, cfg, hw, c, prompt): its chunk, stage load and hop are these (the mean prompt's); the chunks
+    # share their steps with the OTHERS' decodes (the request itself decodes only after its prompt), so one request in
+    # flight prefills as on an idle replica (_new_isolated_ttft_s; review F6: its own decode beside a 128-token chunk
+    # made 129 GEMM rows, two rows of tiles that filled twice the SMs, serving_gemm, and a TTFT below the idle one's)
+    prefill = _chunked_prefill_s(model, cfg, hw, others, prompt + out / 2, prompt, chunk, cached, ranks) * pp + hop
     e2e = prefill + (out - 1) * tpot
     # Each finished request is replaced at once (a closed loop of c): the new prompts queue for the prefill one
     # after another, the queue the simulated TTFT is held to under Poisson load (_held_to_md1): its mean wait,
@@ -109,11 +112,12 @@ def _prefill_s(model: ModelSpec, cfg: ServingConfig, hw: _Hardware, concurrency:
     mean_computed = cfg.input_tokens - cached_prompt_tokens(cfg.input_tokens, cfg.prefix_cache_hit_rate)
     steps_per_request = math.ceil(mean_computed / chunk) + (out - 1) / hw.tokens_per_step
     per_stage = max(1.0, c / pp)
-    prefill_tokens = max(0.0, per_stage - 1.0) * mean_computed / max(steps_per_request, 1e-9)
+    others = per_stage - 1.0  # the decodes beside the prompt's chunks (_new_operating_point)
+    prefill_tokens = others * mean_computed / max(steps_per_request, 1e-9)
     hop = _pipeline_hop_s(hw, per_stage + prefill_tokens)
     cached = cached_prompt_tokens(prompt, cfg.prefix_cache_hit_rate)
     context = cfg.input_tokens + out / 2
-    return _chunked_prefill_s(model, cfg, hw, per_stage, context, prompt, chunk, cached, ranks) * pp + hop
+    return _chunked_prefill_s(model, cfg, hw, others, context, prompt, chunk, cached, ranks) * pp + hop
 
 
 def _mixed_step_s(
